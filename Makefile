@@ -1,0 +1,86 @@
+# Wololo developer commands. `make help` lists them.
+SHELL := /bin/bash
+GO ?= go
+BIN := bin/wololo
+TOOLS := $(CURDIR)/bin/tools
+
+# Pinned tool versions (installed with `go install` into bin/tools).
+BUF_VERSION := v1.50.0
+PROTOC_GEN_GO_VERSION := v1.36.12
+PROTOC_GEN_GO_GRPC_VERSION := v1.5.1
+GRPCURL_VERSION := v1.9.3
+
+# Where `make demo` and `make reference` read and write.
+MATCHES ?=
+PLAYERS ?=
+OUT ?= out/demo
+FUZZTIME ?= 15s
+
+.PHONY: help build demo test unit lint proto proto-check tools ci bench fuzz reference datagen clean
+
+help: ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
+
+build: ## build bin/wololo (static)
+	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN) .
+
+demo: build ## run the whole graph in one process on the default dataset (generated once)
+ifeq ($(MATCHES),)
+	$(BIN) demo --out $(OUT)
+else
+	$(BIN) demo --matches $(MATCHES) --players $(PLAYERS) --out $(OUT)
+endif
+
+test: lint unit ## everything CI runs: lint, generated-code check, all tests
+
+unit: ## all Go tests (unit, fuzz seeds, in-process end to end)
+	$(GO) test -count=1 -timeout 25m ./...
+
+lint: tools ## gofmt, go vet, buf lint, generated code up to date
+	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	  if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
+	$(GO) vet ./...
+	PATH=$(TOOLS):$$PATH buf lint
+	$(MAKE) --no-print-directory proto-check
+
+tools: $(TOOLS)/buf $(TOOLS)/protoc-gen-go $(TOOLS)/protoc-gen-go-grpc ## install pinned buf and protoc plugins
+
+$(TOOLS)/buf:
+	GOBIN=$(TOOLS) $(GO) install github.com/bufbuild/buf/cmd/buf@$(BUF_VERSION)
+$(TOOLS)/protoc-gen-go:
+	GOBIN=$(TOOLS) $(GO) install google.golang.org/protobuf/cmd/protoc-gen-go@$(PROTOC_GEN_GO_VERSION)
+$(TOOLS)/protoc-gen-go-grpc:
+	GOBIN=$(TOOLS) $(GO) install google.golang.org/grpc/cmd/protoc-gen-go-grpc@$(PROTOC_GEN_GO_GRPC_VERSION)
+$(TOOLS)/grpcurl:
+	GOBIN=$(TOOLS) $(GO) install github.com/fullstorydev/grpcurl/cmd/grpcurl@$(GRPCURL_VERSION)
+
+proto: tools ## regenerate the Go code of proto/
+	PATH=$(TOOLS):$$PATH buf generate
+
+proto-check: tools ## fail if proto/ regenerates differently from what is committed
+	@tmp=$$(mktemp -d); PATH=$(TOOLS):$$PATH buf generate -o $$tmp; \
+	  if ! diff -r -q -x '*.proto' $$tmp/proto proto >/dev/null; then \
+	    diff -r -x '*.proto' $$tmp/proto proto | head -20; rm -rf $$tmp; \
+	    echo "generated code is stale: run 'make proto'"; exit 1; fi; rm -rf $$tmp
+
+grpcurl: $(TOOLS)/grpcurl ## install grpcurl into bin/tools
+
+ci: test ## what .ci/run runs
+
+bench: ## Go benchmarks of the hot paths (parsers, batches, generator)
+	$(GO) test -run '^$$' -bench . -benchmem ./services/csvio/ ./services/schema/ ./services/batch/ ./tools/datagen/
+
+fuzz: ## run every fuzz target for FUZZTIME each
+	@for pkg in $$($(GO) list ./...); do \
+	  for f in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
+	    echo "== $$pkg $$f"; $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
+	  done; done
+
+reference: build ## answer the queries with the reference evaluator: make reference MATCHES=F PLAYERS=F OUT=D
+	$(BIN) reference --matches $(MATCHES) --players $(PLAYERS) --out $(OUT)
+
+datagen: build ## generate a dataset: make datagen N=1000000 DIR=data/1m
+	$(BIN) datagen --matches $(or $(N),3100000) --out $(or $(DIR),data/full)
+
+clean: ## remove build outputs and generated data
+	rm -rf bin out data

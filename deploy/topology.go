@@ -1,0 +1,261 @@
+// Package deploy holds the topology description of the Wololo graph (which
+// stages exist, how many replicas each has, which streams connect them) and,
+// later, what is derived from it for deployment.
+//
+// The topology is data, not code: topology.json is embedded as the default,
+// and the embedded demo, the local multi-process mode and the compose
+// generator all read the same Topology value. Every process learns its
+// upstreams and downstreams from it. This package only describes the graph;
+// it starts nothing and opens no sockets.
+package deploy
+
+import (
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+)
+
+//go:embed topology.json
+var defaultTopology []byte
+
+// Stage is a set of identical processes running one operator.
+type Stage struct {
+	Name     string `json:"name"`
+	Role     string `json:"role"`
+	Replicas int    `json:"replicas"`
+	Operator string `json:"operator"`
+}
+
+// Stream connects every instance of one stage to every instance of another.
+// Rows are routed to a receiver instance by a stable hash of their key.
+type Stream struct {
+	Name string `json:"name"`
+	From string `json:"from"`
+	To   string `json:"to"`
+}
+
+// Topology is the whole graph.
+type Topology struct {
+	Comment  string   `json:"comment,omitempty"`
+	BasePort int      `json:"base_port"`
+	Stages   []Stage  `json:"stages"`
+	Streams  []Stream `json:"streams"`
+}
+
+// Instance is one process of a stage.
+type Instance struct {
+	Stage string
+	Index int
+}
+
+// Name is the instance's name, e.g. "q3-joiner-1".
+func (i Instance) Name() string { return i.Stage + "-" + strconv.Itoa(i.Index) }
+
+// ParseInstance reads an instance name such as "q3-joiner-1".
+func ParseInstance(name string) (Instance, error) {
+	cut := strings.LastIndexByte(name, '-')
+	if cut <= 0 {
+		return Instance{}, fmt.Errorf("instance %q: want <stage>-<index>", name)
+	}
+	idx, err := strconv.Atoi(name[cut+1:])
+	if err != nil || idx < 0 {
+		return Instance{}, fmt.Errorf("instance %q: want <stage>-<index>", name)
+	}
+	return Instance{Stage: name[:cut], Index: idx}, nil
+}
+
+// Default returns the embedded default topology.
+func Default() Topology {
+	t, err := Parse(defaultTopology)
+	if err != nil {
+		panic("embedded topology.json is invalid: " + err.Error())
+	}
+	return t
+}
+
+// Load reads and validates a topology file.
+func Load(path string) (Topology, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return Topology{}, fmt.Errorf("read topology: %w", err)
+	}
+	t, err := Parse(b)
+	if err != nil {
+		return Topology{}, fmt.Errorf("topology %s: %w", path, err)
+	}
+	return t, nil
+}
+
+// Parse decodes and validates a topology.
+func Parse(b []byte) (Topology, error) {
+	var t Topology
+	dec := json.NewDecoder(strings.NewReader(string(b)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&t); err != nil {
+		return Topology{}, fmt.Errorf("decode topology: %w", err)
+	}
+	return t, t.Validate()
+}
+
+// Validate checks that names are unique, replica counts positive and every
+// stream connects two known stages. Operator-specific checks (does the
+// operator read and write exactly these streams?) live with the operators.
+func (t Topology) Validate() error {
+	var errs []error
+	seen := map[string]bool{}
+	gateways := 0
+	for _, s := range t.Stages {
+		switch {
+		case s.Name == "":
+			errs = append(errs, errors.New("a stage has no name"))
+		case seen[s.Name]:
+			errs = append(errs, fmt.Errorf("stage %q appears twice", s.Name))
+		case s.Replicas < 1:
+			errs = append(errs, fmt.Errorf("stage %q: replicas must be at least 1, got %d", s.Name, s.Replicas))
+		case s.Operator == "":
+			errs = append(errs, fmt.Errorf("stage %q has no operator", s.Name))
+		}
+		if _, err := ParseInstance(s.Name + "-0"); err != nil || strings.ContainsAny(s.Name, " /") {
+			errs = append(errs, fmt.Errorf("stage name %q is not usable in instance names", s.Name))
+		}
+		if s.Role == "gateway" {
+			gateways++
+			if s.Replicas != 1 {
+				errs = append(errs, fmt.Errorf("stage %q: the gateway has exactly one replica", s.Name))
+			}
+		}
+		seen[s.Name] = true
+	}
+	if gateways != 1 {
+		errs = append(errs, fmt.Errorf("want exactly one gateway stage, got %d", gateways))
+	}
+	streams := map[string]bool{}
+	for _, s := range t.Streams {
+		if streams[s.Name] {
+			errs = append(errs, fmt.Errorf("stream %q appears twice", s.Name))
+		}
+		streams[s.Name] = true
+		if !seen[s.From] {
+			errs = append(errs, fmt.Errorf("stream %q: unknown sender stage %q", s.Name, s.From))
+		}
+		if !seen[s.To] {
+			errs = append(errs, fmt.Errorf("stream %q: unknown receiver stage %q", s.Name, s.To))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Stage returns the named stage.
+func (t Topology) Stage(name string) (Stage, bool) {
+	for _, s := range t.Stages {
+		if s.Name == name {
+			return s, true
+		}
+	}
+	return Stage{}, false
+}
+
+// Gateway returns the gateway stage.
+func (t Topology) Gateway() Stage {
+	for _, s := range t.Stages {
+		if s.Role == "gateway" {
+			return s
+		}
+	}
+	return Stage{}
+}
+
+// Inputs returns the streams a stage receives.
+func (t Topology) Inputs(stage string) []Stream {
+	var out []Stream
+	for _, s := range t.Streams {
+		if s.To == stage {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// Outputs returns the streams a stage sends.
+func (t Topology) Outputs(stage string) []Stream {
+	var out []Stream
+	for _, s := range t.Streams {
+		if s.From == stage {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// Stream returns the named stream.
+func (t Topology) Stream(name string) (Stream, bool) {
+	for _, s := range t.Streams {
+		if s.Name == name {
+			return s, true
+		}
+	}
+	return Stream{}, false
+}
+
+// Replicas returns a stage's replica count (0 if unknown).
+func (t Topology) Replicas(stage string) int {
+	s, _ := t.Stage(stage)
+	return s.Replicas
+}
+
+// Instances lists every process of the graph, stage by stage.
+func (t Topology) Instances() []Instance {
+	var out []Instance
+	for _, s := range t.Stages {
+		for i := 0; i < s.Replicas; i++ {
+			out = append(out, Instance{Stage: s.Name, Index: i})
+		}
+	}
+	return out
+}
+
+// Port is the fixed port of an instance in the local and compose modes:
+// base_port plus the instance's position in Instances.
+func (t Topology) Port(inst Instance) int {
+	for i, in := range t.Instances() {
+		if in == inst {
+			return t.BasePort + i
+		}
+	}
+	return 0
+}
+
+// WithReplicas returns a copy with some replica counts changed.
+func (t Topology) WithReplicas(counts map[string]int) (Topology, error) {
+	out := t
+	out.Stages = append([]Stage(nil), t.Stages...)
+	for name, n := range counts {
+		found := false
+		for i := range out.Stages {
+			if out.Stages[i].Name == name {
+				out.Stages[i].Replicas = n
+				found = true
+			}
+		}
+		if !found {
+			return Topology{}, fmt.Errorf("no stage %q", name)
+		}
+	}
+	return out, out.Validate()
+}
+
+// Uniform returns a copy in which every stage but the gateway has n replicas.
+func (t Topology) Uniform(n int) Topology {
+	out := t
+	out.Stages = append([]Stage(nil), t.Stages...)
+	for i := range out.Stages {
+		if out.Stages[i].Role != "gateway" {
+			out.Stages[i].Replicas = n
+		}
+	}
+	return out
+}

@@ -1,0 +1,77 @@
+// Command wololo is every role of the Wololo stream-processing system in one
+// binary: `wololo <role> [flags]`. Run `wololo help` for the list.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/wololo/wololo/services/client"
+	"github.com/wololo/wololo/services/demo"
+	"github.com/wololo/wololo/services/reference"
+	"github.com/wololo/wololo/services/worker"
+	"github.com/wololo/wololo/tools/datagen"
+)
+
+type command struct {
+	name, help string
+	run        func(ctx context.Context, args []string, stdout, stderr io.Writer) error
+}
+
+var commands = []command{
+	{"demo", "run the whole graph in this process on a generated or given dataset", demo.Run},
+	{"client", "submit a job to a gateway, follow it, fetch its results", client.Run},
+	{"gateway", "run the gateway process of a deployment", worker.RunGateway},
+	{"worker", "run one stage instance of a deployment (filter, grouper, joiner, aggregator)", worker.Run},
+	{"datagen", "generate a matches.csv / match_players.csv dataset", datagen.Run},
+	{"reference", "answer the four queries with the single-process reference evaluator", reference.Run},
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintf(w, "usage: wololo <command> [flags]\n\ncommands:\n")
+	for _, c := range commands {
+		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.help)
+	}
+	fmt.Fprintf(w, "\nRun 'wololo <command> -h' for a command's flags.\n")
+}
+
+func main() {
+	if len(os.Args) < 2 {
+		usage(os.Stderr)
+		os.Exit(2)
+	}
+	name := os.Args[1]
+	if name == "help" || name == "-h" || name == "--help" {
+		usage(os.Stdout)
+		return
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	for _, c := range commands {
+		if c.name != name {
+			continue
+		}
+		err := c.run(ctx, os.Args[2:], os.Stdout, os.Stderr)
+		switch {
+		case err == nil:
+			return
+		case errors.Is(err, flag.ErrHelp):
+			return
+		case ctx.Err() != nil:
+			fmt.Fprintf(os.Stderr, "wololo %s: interrupted\n", name)
+			os.Exit(130)
+		default:
+			fmt.Fprintf(os.Stderr, "wololo %s: %v\n", name, err)
+			os.Exit(1)
+		}
+	}
+	fmt.Fprintf(os.Stderr, "wololo: unknown command %q\n\n", name)
+	usage(os.Stderr)
+	os.Exit(2)
+}

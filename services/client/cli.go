@@ -1,0 +1,194 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
+	"github.com/wololo/wololo/services/operators"
+)
+
+// DefaultServer is the gateway address of the local and compose modes.
+const DefaultServer = "127.0.0.1:7100"
+
+const usage = `usage: wololo client <command> [flags]
+
+commands:
+  submit   upload matches.csv and match_players.csv, wait, write q1.csv..q4.csv
+  status   show a job's state and report
+  watch    follow a job until it ends
+  results  fetch a finished job's four files
+
+Run 'wololo client <command> -h' for a command's flags.
+`
+
+// Run is the `wololo client` command.
+func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		fmt.Fprint(stdout, usage)
+		if len(args) == 0 {
+			return errors.New("a command is required")
+		}
+		return nil
+	}
+	switch args[0] {
+	case "submit":
+		return runSubmit(ctx, args[1:], stdout, stderr)
+	case "status":
+		return runJob(ctx, "status", args[1:], stdout, stderr)
+	case "watch":
+		return runJob(ctx, "watch", args[1:], stdout, stderr)
+	case "results":
+		return runJob(ctx, "results", args[1:], stdout, stderr)
+	}
+	fmt.Fprint(stderr, usage)
+	return fmt.Errorf("unknown client command %q", args[0])
+}
+
+// IsTerminal reports whether w is a terminal.
+func IsTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	info, err := f.Stat()
+	return err == nil && info.Mode()&os.ModeCharDevice != 0
+}
+
+func runSubmit(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("wololo client submit", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var o SubmitOptions
+	fs.StringVar(&o.Server, "server", DefaultServer, "gateway address")
+	fs.StringVar(&o.Matches, "matches", "", "path of matches.csv (required)")
+	fs.StringVar(&o.Players, "players", "", "path of match_players.csv (required)")
+	fs.StringVar(&o.Out, "out", "", "directory for q1.csv..q4.csv (required)")
+	fs.StringVar(&o.JobID, "job", "", "job id to create or re-attach to (default: a new one)")
+	fs.BoolVar(&o.Keep, "keep", false, "keep the job at the gateway after fetching its results")
+	quiet := fs.Bool("quiet", false, "no progress output")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	for _, req := range []struct{ name, val string }{{"matches", o.Matches}, {"players", o.Players}, {"out", o.Out}} {
+		if req.val == "" {
+			fs.Usage()
+			return fmt.Errorf("--%s is required", req.name)
+		}
+	}
+	if !*quiet {
+		o.Progress, o.Terminal = stderr, IsTerminal(stderr)
+	}
+	sum, err := Submit(ctx, o)
+	if err != nil {
+		return err
+	}
+	PrintSummary(stdout, sum)
+	return nil
+}
+
+// PrintSummary prints where the results went and the job report.
+func PrintSummary(w io.Writer, sum *Summary) {
+	fmt.Fprintf(w, "job %s done in %s (upload %s)\n", sum.JobID, sum.Total.Round(time.Millisecond), sum.Upload.Round(time.Millisecond))
+	for _, name := range operators.ResultFiles {
+		fmt.Fprintf(w, "  %-7s %6d rows  %s\n", name, sum.Job.ResultRows[name], sum.Files[name])
+	}
+	PrintReport(w, sum.Job)
+}
+
+// PrintReport prints a job's per-file report.
+func PrintReport(w io.Writer, job *wololov1.Job) {
+	for _, r := range []*wololov1.FileReport{job.Matches, job.Players} {
+		if r == nil {
+			continue
+		}
+		fmt.Fprintf(w, "  %-18s rows read %d, malformed (skipped) %d", r.File, r.Rows, r.Malformed)
+		if len(r.Missing) > 0 {
+			cols := make([]string, 0, len(r.Missing))
+			for c := range r.Missing {
+				cols = append(cols, c)
+			}
+			sort.Strings(cols)
+			var parts []string
+			for _, c := range cols {
+				parts = append(parts, fmt.Sprintf("%s %d", c, r.Missing[c]))
+			}
+			fmt.Fprintf(w, ", missing values (left out) %s", strings.Join(parts, ", "))
+		}
+		fmt.Fprintln(w)
+	}
+}
+
+func runJob(ctx context.Context, cmd string, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("wololo client "+cmd, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	server := fs.String("server", DefaultServer, "gateway address")
+	id := fs.String("job", "", "job id (required)")
+	out := ""
+	if cmd == "results" {
+		fs.StringVar(&out, "out", "", "directory for q1.csv..q4.csv (required)")
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *id == "" || (cmd == "results" && out == "") {
+		fs.Usage()
+		return errors.New("--job (and for results --out) is required")
+	}
+	conn, err := Dial(*server)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	jobs := wololov1.NewJobServiceClient(conn)
+	switch cmd {
+	case "status":
+		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		r, err := jobs.GetJob(cctx, &wololov1.GetJobRequest{JobId: *id})
+		if err != nil {
+			return explain(*server, err)
+		}
+		printJob(stdout, r.Job)
+	case "watch":
+		job, err := Watch(ctx, jobs, *id, func(j *wololov1.Job) { printJob(stdout, j) })
+		if err != nil {
+			return explain(*server, err)
+		}
+		if job.State == wololov1.JobState_JOB_STATE_FAILED {
+			return fmt.Errorf("job %s failed: %s", job.JobId, job.Message)
+		}
+	case "results":
+		paths, err := FetchResults(ctx, jobs, *id, out)
+		if err != nil {
+			return explain(*server, err)
+		}
+		for _, name := range operators.ResultFiles {
+			fmt.Fprintf(stdout, "wrote %s\n", paths[name])
+		}
+	}
+	return nil
+}
+
+func printJob(w io.Writer, j *wololov1.Job) {
+	state := strings.ToLower(strings.TrimPrefix(j.State.String(), "JOB_STATE_"))
+	fmt.Fprintf(w, "job %s: %s after %.1fs", j.JobId, state, j.ElapsedSeconds)
+	for _, r := range []*wololov1.FileReport{j.Matches, j.Players} {
+		if r != nil && r.Size > 0 {
+			fmt.Fprintf(w, ", %s %.0f%%", r.File, 100*float64(r.Offset)/float64(r.Size))
+		}
+	}
+	if j.Message != "" {
+		fmt.Fprintf(w, " (%s)", j.Message)
+	}
+	fmt.Fprintln(w)
+	if j.State == wololov1.JobState_JOB_STATE_DONE || j.State == wololov1.JobState_JOB_STATE_FAILED {
+		PrintReport(w, j)
+	}
+}

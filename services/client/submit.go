@@ -1,0 +1,369 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
+	"github.com/wololo/wololo/services/csvio"
+	"github.com/wololo/wololo/services/operators"
+	"github.com/wololo/wololo/transport"
+)
+
+// ChunkSize is the number of file bytes per upload message.
+const ChunkSize = 1 << 20
+
+// SubmitOptions describe one job.
+type SubmitOptions struct {
+	Server         string
+	Matches        string
+	Players        string
+	Out            string
+	JobID          string    // optional; lets a restarted client re-attach
+	Keep           bool      // do not delete the job at the gateway after fetching
+	Progress       io.Writer // progress output; nil for none
+	Terminal       bool      // draw a progress bar instead of lines
+	UploadAttempts int       // per file; 10 if 0
+}
+
+// Summary is what a finished submit returns.
+type Summary struct {
+	JobID    string
+	Job      *wololov1.Job
+	Files    map[string]string // result file name → path written
+	Upload   time.Duration
+	Total    time.Duration
+	Uploaded int64 // bytes
+}
+
+// Dial connects to a gateway.
+func Dial(server string) (*grpc.ClientConn, error) {
+	conn, err := grpc.NewClient(server, transport.DialOptions()...)
+	if err != nil {
+		return nil, fmt.Errorf("gateway address %q: %w", server, err)
+	}
+	return conn, nil
+}
+
+// explain turns gRPC errors into messages for people.
+func explain(server string, err error) error {
+	st, ok := status.FromError(err)
+	if !ok {
+		return err
+	}
+	switch st.Code() {
+	case codes.Unavailable:
+		return fmt.Errorf("cannot reach the gateway at %s: %s", server, st.Message())
+	case codes.DeadlineExceeded:
+		return fmt.Errorf("the gateway at %s did not answer in time", server)
+	case codes.InvalidArgument, codes.NotFound, codes.FailedPrecondition:
+		return errors.New(st.Message())
+	}
+	return fmt.Errorf("gateway error (%s): %s", st.Code(), st.Message())
+}
+
+// readHeader reads a file's header record.
+func readHeader(path string) (*wololov1.FileHeader, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if info.IsDir() {
+		return nil, fmt.Errorf("%s is a directory, not a CSV file", path)
+	}
+	sc := csvio.NewScanner(f)
+	if !sc.Scan() {
+		if sc.Err() != nil {
+			return nil, fmt.Errorf("read header of %s: %w", path, sc.Err())
+		}
+		return nil, fmt.Errorf("%s is empty: it needs at least a header row", path)
+	}
+	if sc.Kind() != csvio.Record {
+		return nil, fmt.Errorf("%s: the header row cannot be parsed as CSV", path)
+	}
+	h := &wololov1.FileHeader{DataOffset: sc.Offset(), Size: info.Size()}
+	for _, f := range sc.Fields() {
+		h.Columns = append(h.Columns, string(f))
+	}
+	return h, nil
+}
+
+// Submit runs a whole job: create, upload both files, wait, fetch results.
+func Submit(ctx context.Context, o SubmitOptions) (*Summary, error) {
+	start := time.Now()
+	mh, err := readHeader(o.Matches)
+	if err != nil {
+		return nil, fmt.Errorf("matches file: %w", err)
+	}
+	ph, err := readHeader(o.Players)
+	if err != nil {
+		return nil, fmt.Errorf("players file: %w", err)
+	}
+	if o.Out == "" {
+		return nil, errors.New("an output directory is required (--out)")
+	}
+	conn, err := Dial(o.Server)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close()
+	jobs := wololov1.NewJobServiceClient(conn)
+	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	created, err := jobs.CreateJob(cctx, &wololov1.CreateJobRequest{Matches: mh, Players: ph, JobId: o.JobID}, grpc.WaitForReady(true))
+	cancel()
+	if err != nil {
+		return nil, explain(o.Server, err)
+	}
+	sum := &Summary{JobID: created.JobId, Files: map[string]string{}}
+	p := newProgress(o.Progress, o.Terminal)
+	p.printf("job %s created on %s\n", sum.JobID, o.Server)
+
+	files := []struct {
+		path string
+		kind wololov1.InputFile
+		size int64
+	}{{o.Matches, wololov1.InputFile_INPUT_FILE_MATCHES, mh.Size}, {o.Players, wololov1.InputFile_INPUT_FILE_PLAYERS, ph.Size}}
+	p.total = mh.Size + ph.Size
+	for _, f := range files {
+		if err := uploadWithRetry(ctx, jobs, sum.JobID, f.path, f.kind, o.UploadAttempts, p); err != nil {
+			return sum, explain(o.Server, err)
+		}
+		sum.Uploaded += f.size
+	}
+	p.finishBar()
+	sum.Upload = time.Since(start)
+	p.printf("upload done in %s; waiting for results\n", sum.Upload.Round(time.Millisecond))
+
+	job, err := Watch(ctx, jobs, sum.JobID, nil)
+	if err != nil {
+		return sum, explain(o.Server, err)
+	}
+	sum.Job = job
+	if job.State != wololov1.JobState_JOB_STATE_DONE {
+		return sum, fmt.Errorf("job %s ended %s: %s", sum.JobID, job.State, job.Message)
+	}
+	if sum.Files, err = FetchResults(ctx, jobs, sum.JobID, o.Out); err != nil {
+		return sum, explain(o.Server, err)
+	}
+	if !o.Keep {
+		if _, err := jobs.DeleteJob(ctx, &wololov1.DeleteJobRequest{JobId: sum.JobID}); err != nil {
+			p.printf("warning: could not release job %s at the gateway: %v\n", sum.JobID, err)
+		}
+	}
+	sum.Total = time.Since(start)
+	return sum, nil
+}
+
+// retryable says whether an upload error is worth resuming after.
+func retryable(err error) bool {
+	switch status.Code(err) {
+	case codes.Unavailable, codes.Aborted, codes.DeadlineExceeded, codes.Internal, codes.Unknown, codes.ResourceExhausted, codes.Canceled:
+		return true
+	}
+	return false
+}
+
+func uploadWithRetry(ctx context.Context, jobs wololov1.JobServiceClient, id, path string, file wololov1.InputFile, attempts int, p *progress) error {
+	if attempts <= 0 {
+		attempts = 10
+	}
+	delay := 200 * time.Millisecond
+	for attempt := 1; ; attempt++ {
+		err := upload(ctx, jobs, id, path, file, p)
+		if err == nil || !retryable(err) || attempt == attempts || ctx.Err() != nil {
+			return err
+		}
+		p.printf("upload of %s interrupted (%v); resuming in %s (attempt %d of %d)\n", filepath.Base(path), status.Convert(err).Message(), delay, attempt+1, attempts)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(delay):
+		}
+		delay = min(2*delay, 5*time.Second)
+	}
+}
+
+// upload sends one file from the gateway's committed offset to the end.
+func upload(ctx context.Context, jobs wololov1.JobServiceClient, id, path string, file wololov1.InputFile, p *progress) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stream, err := jobs.Upload(ctx, grpc.WaitForReady(true))
+	if err != nil {
+		return err
+	}
+	if err := stream.Send(&wololov1.UploadRequest{Frame: &wololov1.UploadRequest_Start{Start: &wololov1.UploadStart{JobId: id, File: file}}}); err != nil {
+		return recvErr(stream, err)
+	}
+	first, err := stream.Recv()
+	if err != nil {
+		return err
+	}
+	name := filepath.Base(path)
+	p.setFile(name, file, first.Offset, first.Rows)
+	if first.Done {
+		return nil
+	}
+	if _, err := f.Seek(first.Offset, io.SeekStart); err != nil {
+		return fmt.Errorf("seek %s to %d: %w", path, first.Offset, err)
+	}
+	acks := make(chan error, 1)
+	go func() {
+		for {
+			r, err := stream.Recv()
+			if err != nil {
+				acks <- err
+				return
+			}
+			p.ack(file, r.Offset, r.Rows)
+			if r.Done {
+				acks <- nil
+				return
+			}
+		}
+	}()
+	buf := make([]byte, ChunkSize)
+	for {
+		n, rerr := io.ReadFull(f, buf)
+		if n > 0 {
+			if err := stream.Send(&wololov1.UploadRequest{Frame: &wololov1.UploadRequest_Data{Data: buf[:n]}}); err != nil {
+				return waitAck(acks, err)
+			}
+			buf = make([]byte, ChunkSize) // the sent slice may still be queued
+		}
+		if rerr == io.EOF || rerr == io.ErrUnexpectedEOF {
+			break
+		}
+		if rerr != nil {
+			return fmt.Errorf("read %s: %w", path, rerr)
+		}
+	}
+	if err := stream.Send(&wololov1.UploadRequest{Frame: &wololov1.UploadRequest_Finish{Finish: &wololov1.UploadFinish{Size: info.Size()}}}); err != nil {
+		return waitAck(acks, err)
+	}
+	if err := <-acks; err != nil {
+		return err
+	}
+	return stream.CloseSend()
+}
+
+// waitAck returns the stream's real error after a failed Send.
+func waitAck(acks chan error, sendErr error) error {
+	select {
+	case err := <-acks:
+		if err != nil {
+			return err
+		}
+	case <-time.After(5 * time.Second):
+	}
+	return sendErr
+}
+
+func recvErr(stream wololov1.JobService_UploadClient, sendErr error) error {
+	if _, err := stream.Recv(); err != nil {
+		return err
+	}
+	return sendErr
+}
+
+// Watch follows a job until it is done or failed; each state goes to fn.
+func Watch(ctx context.Context, jobs wololov1.JobServiceClient, id string, fn func(*wololov1.Job)) (*wololov1.Job, error) {
+	delay := 200 * time.Millisecond
+	for {
+		stream, err := jobs.WatchJob(ctx, &wololov1.WatchJobRequest{JobId: id}, grpc.WaitForReady(true))
+		if err != nil {
+			return nil, err
+		}
+		var last *wololov1.Job
+		for {
+			r, err := stream.Recv()
+			if err == io.EOF && last != nil {
+				return last, nil
+			}
+			if err != nil {
+				if retryable(err) && ctx.Err() == nil {
+					break
+				}
+				return nil, err
+			}
+			last = r.Job
+			if fn != nil {
+				fn(last)
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(delay):
+		}
+		delay = min(2*delay, 2*time.Second)
+	}
+}
+
+// FetchResults writes a finished job's four files into dir.
+func FetchResults(ctx context.Context, jobs wololov1.JobServiceClient, id, dir string) (map[string]string, error) {
+	stream, err := jobs.GetResults(ctx, &wololov1.GetResultsRequest{JobId: id}, grpc.WaitForReady(true))
+	if err != nil {
+		return nil, err
+	}
+	data := map[string][]byte{}
+	for {
+		r, err := stream.Recv()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		data[r.Name] = append(data[r.Name], r.Data...)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("create output directory: %w", err)
+	}
+	paths := map[string]string{}
+	for _, name := range operators.ResultFiles {
+		b, ok := data[name]
+		if !ok {
+			return nil, fmt.Errorf("the gateway sent no %s", name)
+		}
+		path := filepath.Join(dir, name)
+		if err := writeFileAtomic(path, b); err != nil {
+			return nil, err
+		}
+		paths[name] = path
+	}
+	return paths, nil
+}
+
+func writeFileAtomic(path string, b []byte) error {
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}

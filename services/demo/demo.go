@@ -1,0 +1,139 @@
+// Package demo is `wololo demo`: the whole graph of the default topology in
+// one process, every instance with its own gRPC server on a free loopback
+// port, fed by the real client over gRPC. With no input flags it generates
+// a 100,000-match dataset once into data/demo/ and runs on it.
+//
+// It only wires existing parts (datagen, node.Cluster, client); it adds no
+// logic of its own.
+package demo
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/wololo/wololo/deploy"
+	"github.com/wololo/wololo/services/client"
+	"github.com/wololo/wololo/services/node"
+	"github.com/wololo/wololo/services/operators"
+	"github.com/wololo/wololo/tools/datagen"
+)
+
+// Defaults of the embedded demo.
+const (
+	DefaultMatches = 100_000
+	DefaultData    = "data/demo"
+	DefaultOut     = "out/demo"
+)
+
+// Run is the `wololo demo` command.
+func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("wololo demo", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	matches := fs.String("matches", "", "matches.csv to run on (default: a generated dataset in --data)")
+	players := fs.String("players", "", "match_players.csv to run on (default: a generated dataset in --data)")
+	out := fs.String("out", DefaultOut, "directory for q1.csv..q4.csv")
+	data := fs.String("data", DefaultData, "where the generated default dataset lives")
+	gen := fs.Int64("gen-matches", DefaultMatches, "size of the generated default dataset, in matches")
+	topoPath := fs.String("topology", "", "topology JSON file (default: the embedded one)")
+	replicas := fs.Int("replicas", 0, "if set, run this many replicas of every stage but the gateway")
+	logLevel := fs.String("log-level", "warn", "log level of the graph's processes (trace, debug, info, warn, error)")
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "usage: wololo demo [flags]\n\nRuns the whole graph in this process over loopback gRPC and prints the four answers.\n\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if (*matches == "") != (*players == "") {
+		return errors.New("give both --matches and --players, or neither for the generated dataset")
+	}
+	top := deploy.Default()
+	if *topoPath != "" {
+		var err error
+		if top, err = deploy.Load(*topoPath); err != nil {
+			return err
+		}
+	}
+	if *replicas > 0 {
+		top = top.Uniform(*replicas)
+	}
+	if *matches == "" {
+		var err error
+		if *matches, *players, err = ensureDataset(*data, *gen, stdout); err != nil {
+			return err
+		}
+	}
+
+	log := hclog.New(&hclog.LoggerOptions{Name: "wololo", Level: hclog.LevelFromString(*logLevel), Output: stderr})
+	start := time.Now()
+	cluster, err := node.StartCluster(ctx, top, node.ClusterOptions{Log: log})
+	if err != nil {
+		return fmt.Errorf("start the graph: %w", err)
+	}
+	defer cluster.Stop()
+	fmt.Fprintf(stdout, "graph up: %d processes on loopback, gateway at %s\n", len(cluster.Nodes), cluster.GatewayAddr())
+
+	sum, err := client.Submit(ctx, client.SubmitOptions{
+		Server: cluster.GatewayAddr(), Matches: *matches, Players: *players, Out: *out,
+		Progress: stderr, Terminal: client.IsTerminal(stderr),
+	})
+	if err != nil {
+		return err
+	}
+	client.PrintSummary(stdout, sum)
+	for _, name := range operators.ResultFiles {
+		if err := printHead(stdout, sum.Files[name], 8); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(stdout, "\nelapsed: %s (graph start to results on disk)\n", time.Since(start).Round(time.Millisecond))
+	return nil
+}
+
+// ensureDataset generates the default dataset unless it is already there.
+func ensureDataset(dir string, matches int64, stdout io.Writer) (string, string, error) {
+	m, p := filepath.Join(dir, "matches.csv"), filepath.Join(dir, "match_players.csv")
+	if fileExists(m) && fileExists(p) {
+		fmt.Fprintf(stdout, "using the dataset in %s\n", dir)
+		return m, p, nil
+	}
+	fmt.Fprintf(stdout, "generating a %d-match dataset into %s (once)\n", matches, dir)
+	st, err := datagen.WriteDir(datagen.Config{Matches: matches, Seed: 1}, dir)
+	if err != nil {
+		return "", "", fmt.Errorf("generate the demo dataset: %w", err)
+	}
+	fmt.Fprintf(stdout, "generated %d match rows and %d player rows in %s\n", st.MatchRows, st.Players, st.Elapsed.Round(time.Millisecond))
+	return m, p, nil
+}
+
+func fileExists(path string) bool {
+	info, err := os.Stat(path)
+	return err == nil && info.Mode().IsRegular() && info.Size() > 0
+}
+
+// printHead prints a result file's first lines.
+func printHead(w io.Writer, path string, lines int) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	rows := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+	fmt.Fprintf(w, "\n== %s (%d rows)\n", filepath.Base(path), len(rows)-1)
+	for i, r := range rows {
+		if i > lines {
+			fmt.Fprintf(w, "... %d more\n", len(rows)-i)
+			break
+		}
+		fmt.Fprintln(w, r)
+	}
+	return nil
+}

@@ -1,0 +1,267 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/wololo/wololo/deploy"
+	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
+	"github.com/wololo/wololo/services/client"
+	"github.com/wololo/wololo/services/node"
+	"github.com/wololo/wololo/services/operators"
+	"github.com/wololo/wololo/services/reference"
+	"github.com/wololo/wololo/tools/datagen"
+	"github.com/wololo/wololo/transport/transporttest"
+)
+
+type dataset struct {
+	name             string
+	matches, players string
+	want             reference.Result
+}
+
+var (
+	datasetsOnce sync.Once
+	datasets     []*dataset
+	datasetsErr  error
+)
+
+// testDatasets generates the shared datasets once per test binary.
+func testDatasets(t *testing.T) []*dataset {
+	t.Helper()
+	datasetsOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "wololo-e2e-")
+		if err != nil {
+			datasetsErr = err
+			return
+		}
+		configs := []struct {
+			name string
+			cfg  datagen.Config
+		}{
+			{"small-seed1", datagen.Config{Matches: 3000, Seed: 1}},
+			{"messy-seed2", datagen.Config{Matches: 8000, Seed: 2, ShuffleColumns: true, CRLF: true, QuoteAll: true}},
+			{"medium-seed3", datagen.Config{Matches: 25000, Seed: 3}},
+		}
+		for _, c := range configs {
+			d := &dataset{name: c.name}
+			path := filepath.Join(dir, c.name)
+			if _, err := datagen.WriteDir(c.cfg, path); err != nil {
+				datasetsErr = fmt.Errorf("generate %s: %w", c.name, err)
+				return
+			}
+			d.matches, d.players = filepath.Join(path, "matches.csv"), filepath.Join(path, "match_players.csv")
+			if d.want, err = reference.EvaluateFiles(d.matches, d.players); err != nil {
+				datasetsErr = fmt.Errorf("reference on %s: %w", c.name, err)
+				return
+			}
+			datasets = append(datasets, d)
+		}
+	})
+	if datasetsErr != nil {
+		t.Fatal(datasetsErr)
+	}
+	return datasets
+}
+
+func testLogger(t *testing.T) hclog.Logger {
+	return hclog.New(&hclog.LoggerOptions{Name: t.Name(), Level: hclog.Warn, Output: testWriter{t}})
+}
+
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}
+
+func startCluster(t *testing.T, top deploy.Topology, opts node.ClusterOptions) *node.Cluster {
+	t.Helper()
+	if opts.Log == nil {
+		opts.Log = testLogger(t)
+	}
+	c, err := node.StartCluster(context.Background(), top, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Stop)
+	return c
+}
+
+// submit runs a job and checks all four files and the report against the
+// reference, byte for byte.
+func submit(t *testing.T, c *node.Cluster, d *dataset) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	out := t.TempDir()
+	sum, err := client.Submit(ctx, client.SubmitOptions{Server: c.GatewayAddr(), Matches: d.matches, Players: d.players, Out: out})
+	if err != nil {
+		t.Fatalf("%s: submit: %v", d.name, err)
+	}
+	compareOutputs(t, d, out)
+	for _, f := range []struct {
+		got  *wololov1.FileReport
+		want reference.FileReport
+	}{{sum.Job.Matches, d.want.Report.Matches}, {sum.Job.Players, d.want.Report.Players}} {
+		if f.got.Rows != f.want.Rows || f.got.Malformed != f.want.Malformed {
+			t.Errorf("%s: %s report rows %d malformed %d, reference says %d and %d", d.name, f.got.File, f.got.Rows, f.got.Malformed, f.want.Rows, f.want.Malformed)
+		}
+	}
+}
+
+func compareOutputs(t *testing.T, d *dataset, dir string) {
+	t.Helper()
+	want := map[string][]byte{"q1.csv": d.want.Q1, "q2.csv": d.want.Q2, "q3.csv": d.want.Q3, "q4.csv": d.want.Q4}
+	for _, name := range operators.ResultFiles {
+		got, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want[name]) {
+			t.Errorf("%s: %s differs from the reference\n got: %.300q\nwant: %.300q", d.name, name, got, want[name])
+		}
+		if bytes.Count(want[name], []byte("\n")) < 2 {
+			t.Errorf("%s: reference %s has no rows; the dataset does not exercise it", d.name, name)
+		}
+	}
+}
+
+func TestPipelineMatchesReference(t *testing.T) {
+	sets := testDatasets(t)
+	topologies := map[string]deploy.Topology{
+		"one-replica-each": deploy.Default().Uniform(1),
+		"default":          deploy.Default(),
+		"three-shards":     deploy.Default().Uniform(3),
+	}
+	for name, top := range topologies {
+		t.Run(name, func(t *testing.T) {
+			c := startCluster(t, top, node.ClusterOptions{})
+			for _, d := range sets {
+				submit(t, c, d)
+			}
+		})
+	}
+}
+
+func TestSmallBatchesAndTightOutbox(t *testing.T) {
+	d := testDatasets(t)[1]
+	c := startCluster(t, deploy.Default(), node.ClusterOptions{BatchRows: 97, OutboxLimit: 2})
+	submit(t, c, d)
+}
+
+func TestConcurrentJobsDoNotMix(t *testing.T) {
+	sets := testDatasets(t)
+	c := startCluster(t, deploy.Default(), node.ClusterOptions{})
+	var wg sync.WaitGroup
+	for _, d := range sets {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			submit(t, c, d)
+		}()
+	}
+	wg.Wait()
+}
+
+func TestBrokenStreamsRecoverExactly(t *testing.T) {
+	d := testDatasets(t)[2]
+	proxies := map[string]*transporttest.Proxy{}
+	var mu sync.Mutex
+	route := func(instance, addr string) string {
+		if instance == "gateway-0" {
+			return addr // results and uploads stay direct; every worker link is cut
+		}
+		p, err := transporttest.NewProxy(addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mu.Lock()
+		proxies[instance] = p
+		mu.Unlock()
+		return p.Addr()
+	}
+	c := startCluster(t, deploy.Default(), node.ClusterOptions{Route: route, BatchRows: 500})
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { // cut every worker's inbound connections every 30 ms
+		defer wg.Done()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(30 * time.Millisecond):
+			}
+			mu.Lock()
+			for _, p := range proxies {
+				p.Cut()
+			}
+			mu.Unlock()
+		}
+	}()
+	submit(t, c, d)
+	close(stop)
+	wg.Wait()
+	cuts := 0
+	for _, p := range proxies {
+		cuts += p.Cuts()
+		p.Close()
+	}
+	if cuts < 5 {
+		t.Fatalf("only %d cuts happened; the test did not break streams mid-job", cuts)
+	}
+	t.Logf("%d connection cuts during the job", cuts)
+}
+
+func TestMissingColumnIsRefused(t *testing.T) {
+	c := startCluster(t, deploy.Default().Uniform(1), node.ClusterOptions{})
+	dir := t.TempDir()
+	matches := filepath.Join(dir, "matches.csv")
+	players := filepath.Join(dir, "match_players.csv")
+	os.WriteFile(matches, []byte("token,winning_team,mirror,ladder,patch,average_rating,map,map_size,num_players,server\nA,1,False,RM_1v1,1,1500,arena,tiny,2,eastus\n"), 0o644)
+	os.WriteFile(players, []byte("token,match,rating,color,civ,team,winner\np,A,1500,Red,Franks,1,True\n"), 0o644)
+	_, err := client.Submit(context.Background(), client.SubmitOptions{Server: c.GatewayAddr(), Matches: matches, Players: players, Out: dir})
+	if err == nil || !strings.Contains(err.Error(), "matches.csv") || !strings.Contains(err.Error(), `"duration"`) {
+		t.Fatalf("err = %v, want it to name matches.csv and the duration column", err)
+	}
+	// The same through the raw API: the right gRPC status code.
+	conn, err := client.Dial(c.GatewayAddr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	_, err = wololov1.NewJobServiceClient(conn).CreateJob(context.Background(), &wololov1.CreateJobRequest{
+		Matches: &wololov1.FileHeader{Columns: []string{"token", "ladder", "mirror", "average_rating", "map", "server", "duration"}},
+		Players: &wololov1.FileHeader{Columns: []string{"match", "rating", "winner"}},
+	})
+	if status.Code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), `match_players.csv`) || !strings.Contains(err.Error(), `"civ"`) {
+		t.Fatalf("CreateJob with no civ column: %v", err)
+	}
+}
+
+func TestClientErrors(t *testing.T) {
+	dir := t.TempDir()
+	d := testDatasets(t)[0]
+	_, err := client.Submit(context.Background(), client.SubmitOptions{Server: "127.0.0.1:1", Matches: filepath.Join(dir, "nope.csv"), Players: d.players, Out: dir})
+	if err == nil || !strings.Contains(err.Error(), "nope.csv") {
+		t.Fatalf("missing file: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	_, err = client.Submit(ctx, client.SubmitOptions{Server: "127.0.0.1:1", Matches: d.matches, Players: d.players, Out: dir})
+	if err == nil || !strings.Contains(err.Error(), "cannot reach the gateway") && !strings.Contains(err.Error(), "did not answer") {
+		t.Fatalf("unreachable gateway: %v", err)
+	}
+}

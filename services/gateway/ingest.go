@@ -1,0 +1,124 @@
+package gateway
+
+import (
+	"fmt"
+
+	"github.com/wololo/wololo/services/batch"
+	"github.com/wololo/wololo/services/csvio"
+	"github.com/wololo/wololo/services/schema"
+	"github.com/wololo/wololo/services/stage"
+)
+
+// Ingest turns one input file's bytes, fed in chunks of any size, into
+// projected rows on one output stream, and counts what it read, skipped and
+// left out. It is pure: no I/O, no clock.
+type Ingest struct {
+	file    schema.File
+	stream  string
+	matches schema.MatchColumns
+	players schema.PlayerColumns
+	split   csvio.Splitter
+	carry   []byte // bytes of a record not yet complete
+	offset  int64  // file offset of carry[0]: everything before is consumed
+	Report  schema.FileReport
+
+	m batch.Match
+	p batch.Player
+}
+
+// NewIngest returns an Ingest for a file whose header is columns, starting
+// at the given file offset (the end of the header, or a resume point).
+func NewIngest(file schema.File, columns []string, stream string, offset int64, report schema.FileReport) (*Ingest, error) {
+	in := &Ingest{file: file, stream: stream, offset: offset, Report: report}
+	if in.Report.Missing == nil {
+		in.Report.Missing = map[string]int64{}
+	}
+	header := make([][]byte, len(columns))
+	for i, c := range columns {
+		header[i] = []byte(c)
+	}
+	var err error
+	switch file {
+	case schema.Matches:
+		in.matches, err = schema.ParseMatchHeader(header)
+	case schema.Players:
+		in.players, err = schema.ParsePlayerHeader(header)
+	default:
+		err = fmt.Errorf("unknown file %d", file)
+	}
+	return in, err
+}
+
+// Offset is the file offset up to which every record has been emitted.
+func (in *Ingest) Offset() int64 { return in.offset }
+
+// Feed parses every complete record of the bytes fed so far and emits its
+// row. With atEOF the input ends here and a last record without a newline
+// is complete.
+func (in *Ingest) Feed(data []byte, atEOF bool, out stage.Emitter) {
+	in.carry = append(in.carry, data...)
+	buf := in.carry
+	for {
+		kind, fields, n := in.split.Next(buf, atEOF)
+		if kind == csvio.NeedMore {
+			break
+		}
+		buf = buf[n:]
+		in.offset += int64(n)
+		switch kind {
+		case csvio.Blank:
+		case csvio.Malformed:
+			in.Report.Rows++
+			in.Report.Malformed++
+		case csvio.Record:
+			in.Report.Rows++
+			in.record(fields, out)
+		}
+	}
+	in.carry = append(in.carry[:0], buf...)
+}
+
+func (in *Ingest) missing(column string) { in.Report.Missing[column]++ }
+
+func (in *Ingest) record(f [][]byte, out stage.Emitter) {
+	if in.file == schema.Matches {
+		c := &in.matches
+		if len(f) != c.Fields {
+			in.Report.Malformed++
+			return
+		}
+		m := &in.m
+		m.Token, m.Ladder, m.Map, m.Server = f[c.Token], f[c.Ladder], f[c.Map], f[c.Server]
+		if m.Mirror = batch.TriOf(schema.ParseBool(f[c.Mirror])); m.Mirror == batch.Missing {
+			in.missing("mirror")
+		}
+		if m.AverageRating, m.HasAverageRating = schema.ParseNumber(f[c.AverageRating]); !m.HasAverageRating {
+			in.missing("average_rating")
+		}
+		secs, ok := schema.ParseDuration(f[c.Duration])
+		if !ok {
+			secs = -1
+			in.missing("duration")
+		}
+		m.DurationSeconds = secs
+		out.Match(in.stream, m)
+		return
+	}
+	c := &in.players
+	if len(f) != c.Fields {
+		in.Report.Malformed++
+		return
+	}
+	p := &in.p
+	p.Match, p.Civ = f[c.Match], f[c.Civ]
+	if len(p.Civ) == 0 {
+		in.missing("civ")
+	}
+	if p.Rating, p.HasRating = schema.ParseNumber(f[c.Rating]); !p.HasRating {
+		in.missing("rating")
+	}
+	if p.Winner = batch.TriOf(schema.ParseBool(f[c.Winner])); p.Winner == batch.Missing {
+		in.missing("winner")
+	}
+	out.Player(in.stream, p)
+}

@@ -1,0 +1,179 @@
+// Package node assembles one Wololo process of the graph: a gRPC server with
+// the StageService (the stage runtime), the health service, server
+// reflection and Status, plus JobService on the gateway. The embedded demo
+// starts one Node per instance in a single process; the standalone roles
+// start exactly one.
+//
+// It wires parts together and owns their lifetimes; it holds no protocol or
+// query logic of its own.
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/health"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/reflection"
+
+	"github.com/wololo/wololo/deploy"
+	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
+	"github.com/wololo/wololo/services/gateway"
+	"github.com/wololo/wololo/services/operators"
+	"github.com/wololo/wololo/services/stage"
+	"github.com/wololo/wololo/transport"
+)
+
+// Config is what a Node needs.
+type Config struct {
+	Topology    deploy.Topology
+	Instance    deploy.Instance
+	Listener    net.Listener       // where to serve; required
+	Resolver    transport.Resolver // addresses of the other instances; required
+	Store       transport.Store    // a MemStore if nil
+	Log         hclog.Logger
+	BatchRows   int
+	OutboxLimit int
+}
+
+// Node is one running process of the graph.
+type Node struct {
+	cfg     Config
+	Role    string
+	Gateway *gateway.Gateway // set on the gateway
+	server  *grpc.Server
+	pool    *transport.Pool
+	cancel  context.CancelFunc
+	started time.Time
+
+	errOnce sync.Once
+	err     error
+	done    chan struct{}
+}
+
+// Start builds the node and serves in the background until Stop or a fatal
+// error (see Wait).
+func Start(ctx context.Context, cfg Config) (*Node, error) {
+	if cfg.Listener == nil || cfg.Resolver == nil {
+		return nil, errors.New("node: Listener and Resolver are required")
+	}
+	st, ok := cfg.Topology.Stage(cfg.Instance.Stage)
+	if !ok {
+		return nil, fmt.Errorf("node: topology has no stage %q", cfg.Instance.Stage)
+	}
+	spec, ok := operators.Specs()[st.Operator]
+	if !ok {
+		return nil, fmt.Errorf("node: stage %s: unknown operator %q", st.Name, st.Operator)
+	}
+	if cfg.Store == nil {
+		cfg.Store = transport.NewMemStore()
+	}
+	if cfg.Log == nil {
+		cfg.Log = hclog.NewNullLogger()
+	}
+	self := cfg.Instance.Name()
+	log := cfg.Log.With("stage", st.Name, "instance", self)
+	incarnation, err := cfg.Store.NextIncarnation()
+	if err != nil {
+		return nil, fmt.Errorf("node %s: incarnation: %w", self, err)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	n := &Node{cfg: cfg, Role: st.Role, cancel: cancel, started: time.Now(), done: make(chan struct{})}
+	n.pool = transport.NewPool(cfg.Resolver)
+	outbox := transport.NewOutbox(cfg.Store)
+	sender := transport.NewSender(ctx, self, incarnation, outbox, n.pool, log.Named("transport"))
+
+	scfg := stage.Config{
+		Topology: cfg.Topology, Instance: cfg.Instance, Spec: spec, Store: cfg.Store,
+		Outbox: outbox, Sender: sender, Log: log.Named("stage"), BatchRows: cfg.BatchRows, OutboxLimit: cfg.OutboxLimit,
+	}
+	if st.Role == "gateway" {
+		n.Gateway, err = gateway.New(gateway.Config{
+			Topology: cfg.Topology, Store: cfg.Store, Outbox: outbox, Sender: sender,
+			Log: log.Named("gateway"), BatchRows: cfg.BatchRows, OutboxLimit: cfg.OutboxLimit,
+		})
+		if err != nil {
+			cancel()
+			return nil, err
+		}
+		scfg.OnFinish = n.Gateway.Finished
+	}
+	runtime, err := stage.New(ctx, scfg, n.fail)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+
+	n.server = grpc.NewServer(transport.ServerOptions()...)
+	wololov1.RegisterStageServiceServer(n.server, transport.NewServer(self, runtime, log.Named("transport")))
+	if n.Gateway != nil {
+		wololov1.RegisterJobServiceServer(n.server, n.Gateway)
+	}
+	wololov1.RegisterStatusServer(n.server, &statusServer{
+		role: st.Role, instance: self, incarnation: incarnation, started: n.started,
+		addr: cfg.Listener.Addr().String(), progress: runtime.Progress,
+	})
+	hs := health.NewServer()
+	hs.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
+	healthpb.RegisterHealthServer(n.server, hs)
+	reflection.Register(n.server)
+
+	go func() {
+		err := n.server.Serve(cfg.Listener)
+		n.fail(err)
+	}()
+	go func() {
+		<-ctx.Done()
+		hs.Shutdown()
+		n.server.GracefulStop()
+		n.pool.Close()
+		close(n.done)
+	}()
+	log.Info("serving", "address", cfg.Listener.Addr().String(), "role", st.Role, "incarnation", incarnation)
+	return n, nil
+}
+
+// fail records the first fatal error and stops the node.
+func (n *Node) fail(err error) {
+	n.errOnce.Do(func() { n.err = err })
+	n.cancel()
+}
+
+// Stop stops the node gracefully: in-flight RPCs finish, links stop.
+func (n *Node) Stop() {
+	n.fail(nil)
+	<-n.done
+}
+
+// Wait blocks until the node has stopped and returns its fatal error, if any.
+func (n *Node) Wait() error {
+	<-n.done
+	if errors.Is(n.err, grpc.ErrServerStopped) {
+		return nil
+	}
+	return n.err
+}
+
+// Addr is the node's listening address.
+func (n *Node) Addr() string { return n.cfg.Listener.Addr().String() }
+
+type statusServer struct {
+	wololov1.UnimplementedStatusServer
+	role, instance, addr string
+	incarnation          uint64
+	started              time.Time
+	progress             func() []*wololov1.JobProgress
+}
+
+func (s *statusServer) Get(context.Context, *wololov1.GetRequest) (*wololov1.GetResponse, error) {
+	return &wololov1.GetResponse{
+		Role: s.role, Instance: s.instance, Incarnation: s.incarnation,
+		UptimeSeconds: time.Since(s.started).Seconds(), Address: s.addr, Jobs: s.progress(),
+	}, nil
+}

@@ -1,0 +1,18 @@
+// Package operators holds the computations of the four queries, one
+// stage.Operator per stage of the default graph:
+//
+//	matches-filter  matches ──► q1-tokens, q3-matches, q4-matches
+//	players-filter  players ──► q2-players, q3-players, q4-players
+//	q2-grouper      q2-players ──► q2-tokens                 (keyed by match)
+//	q3-joiner       q3-matches + q3-players ──► q3-partials   (keyed by match)
+//	q4-joiner       q4-matches + q4-players ──► q4-partials   (keyed by match)
+//	q3-aggregator   q3-partials ──► q3-civs
+//	q4-aggregator   q4-partials ──► q4-civs (top 5)
+//	results         q1-tokens, q2-tokens, q3-civs, q4-civs ──► the four files
+//
+// Operators are pure and deterministic: they read row batches and write
+// through a stage.Emitter, with no I/O, clocks or goroutines, and Finish
+// iterates in sorted order, so the same inputs always give the same output
+// batches. The semantics are those of QUERIES.md; the reference evaluator is
+// an independent implementation of the same contract.
+package operators

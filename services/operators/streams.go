@@ -1,0 +1,43 @@
+package operators
+
+import (
+	"fmt"
+
+	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
+	"github.com/wololo/wololo/services/stage"
+)
+
+// The stream names the operators read and write; the topology must use them.
+const (
+	Matches    = "matches"
+	Players    = "players"
+	Q1Tokens   = "q1-tokens"
+	Q3Matches  = "q3-matches"
+	Q4Matches  = "q4-matches"
+	Q2Players  = "q2-players"
+	Q3Players  = "q3-players"
+	Q4Players  = "q4-players"
+	Q2Tokens   = "q2-tokens"
+	Q3Partials = "q3-partials"
+	Q4Partials = "q4-partials"
+	Q3Civs     = "q3-civs"
+	Q4Civs     = "q4-civs"
+)
+
+// Specs returns every operator by the name the topology uses.
+func Specs() map[string]stage.Spec {
+	return map[string]stage.Spec{
+		"matches-filter": {Inputs: []string{Matches}, Outputs: []string{Q1Tokens, Q3Matches, Q4Matches}, New: func() stage.Operator { return &MatchesFilter{} }},
+		"players-filter": {Inputs: []string{Players}, Outputs: []string{Q2Players, Q3Players, Q4Players}, New: func() stage.Operator { return &PlayersFilter{} }},
+		"q2-grouper":     {Inputs: []string{Q2Players}, Outputs: []string{Q2Tokens}, New: func() stage.Operator { return NewQ2Grouper() }},
+		"q3-joiner":      {Inputs: []string{Q3Matches, Q3Players}, Outputs: []string{Q3Partials}, New: func() stage.Operator { return NewJoiner(Q3Matches, Q3Players, Q3Partials) }},
+		"q4-joiner":      {Inputs: []string{Q4Matches, Q4Players}, Outputs: []string{Q4Partials}, New: func() stage.Operator { return NewJoiner(Q4Matches, Q4Players, Q4Partials) }},
+		"q3-aggregator":  {Inputs: []string{Q3Partials}, Outputs: []string{Q3Civs}, New: func() stage.Operator { return NewAggregator(Q3Civs, 0) }},
+		"q4-aggregator":  {Inputs: []string{Q4Partials}, Outputs: []string{Q4Civs}, New: func() stage.Operator { return NewAggregator(Q4Civs, 5) }},
+		"results":        {Inputs: []string{Q1Tokens, Q2Tokens, Q3Civs, Q4Civs}, New: func() stage.Operator { return NewResults() }},
+	}
+}
+
+func wrongKind(stream string, rows *wololov1.RowBatch, want string) error {
+	return fmt.Errorf("stream %s: got %T rows, want %s", stream, rows.GetRows(), want)
+}

@@ -1,0 +1,179 @@
+package stage
+
+import (
+	"fmt"
+	"sync/atomic"
+
+	"github.com/wololo/wololo/deploy"
+	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
+	"github.com/wololo/wololo/services/batch"
+	"github.com/wololo/wololo/transport"
+)
+
+// DefaultBatchRows is the number of rows after which a batch is cut.
+const DefaultBatchRows = 8192
+
+// slot accumulates the rows bound for one receiver instance.
+type slot struct {
+	ch     transport.ChannelID
+	match  batch.MatchBuilder
+	player batch.PlayerBuilder
+	token  batch.TokenBuilder
+	civ    batch.CivBuilder
+}
+
+func (s *slot) rows() int { return s.match.Len() + s.player.Len() + s.token.Len() + s.civ.Len() }
+
+// built is a finished batch waiting for its sequence number.
+type built struct {
+	ch   transport.ChannelID
+	rows *wololov1.RowBatch
+}
+
+// Outputs is the Emitter of one job at one instance. Batches are numbered
+// only when drained, so a failed application can be discarded without
+// leaving a gap in any channel's sequence.
+type Outputs struct {
+	outbox   *transport.Outbox
+	maxRows  int
+	streams  map[string][]*slot
+	order    []*slot
+	built    []built
+	records  map[string][]byte
+	rowsOut  atomic.Int64
+	finished bool
+}
+
+// NewOutputs returns the emitter of job at instance self for the given
+// output streams of the topology.
+func NewOutputs(top deploy.Topology, self deploy.Instance, job string, streams []string, outbox *transport.Outbox, maxRows int) (*Outputs, error) {
+	if maxRows <= 0 {
+		maxRows = DefaultBatchRows
+	}
+	o := &Outputs{outbox: outbox, maxRows: maxRows, streams: map[string][]*slot{}}
+	for _, name := range streams {
+		st, ok := top.Stream(name)
+		if !ok || st.From != self.Stage {
+			return nil, fmt.Errorf("stage %s does not send stream %q", self.Stage, name)
+		}
+		n := top.Replicas(st.To)
+		slots := make([]*slot, n)
+		for i := range slots {
+			to := deploy.Instance{Stage: st.To, Index: i}
+			slots[i] = &slot{ch: transport.ChannelID{Job: job, Stream: name, Sender: self.Name(), Receiver: to.Name()}}
+			o.order = append(o.order, slots[i])
+		}
+		o.streams[name] = slots
+	}
+	return o, nil
+}
+
+func (o *Outputs) slot(stream string, key []byte) *slot {
+	slots, ok := o.streams[stream]
+	if !ok {
+		panic(fmt.Sprintf("operator emitted on undeclared stream %q", stream))
+	}
+	return slots[Route(key, len(slots))]
+}
+
+func (o *Outputs) cut(s *slot) {
+	for _, b := range []interface {
+		Len() int
+		Build() *wololov1.RowBatch
+	}{&s.match, &s.player, &s.token, &s.civ} {
+		if b.Len() > 0 {
+			o.built = append(o.built, built{ch: s.ch, rows: b.Build()})
+		}
+	}
+}
+
+func (o *Outputs) full(s *slot) {
+	if s.rows() >= o.maxRows {
+		o.cut(s)
+	}
+}
+
+// Match emits a match row keyed by its token.
+func (o *Outputs) Match(stream string, m *batch.Match) {
+	s := o.slot(stream, m.Token)
+	s.match.Add(m)
+	o.full(s)
+}
+
+// Player emits a player row keyed by its match.
+func (o *Outputs) Player(stream string, p *batch.Player) {
+	s := o.slot(stream, p.Match)
+	s.player.Add(p)
+	o.full(s)
+}
+
+// Token emits a token keyed by itself.
+func (o *Outputs) Token(stream string, token []byte) {
+	s := o.slot(stream, token)
+	s.token.Add(token)
+	o.full(s)
+}
+
+// Civ emits counters keyed by the civilization.
+func (o *Outputs) Civ(stream string, civ string, wins, count int64) {
+	s := o.slot(stream, []byte(civ))
+	s.civ.Add(civ, wins, count)
+	o.full(s)
+}
+
+// Record stores a per-job value in the next commit.
+func (o *Outputs) Record(key string, value []byte) {
+	if o.records == nil {
+		o.records = map[string][]byte{}
+	}
+	o.records[key] = value
+}
+
+// Drain cuts every partial batch, numbers everything built since the last
+// Drain and returns it with the records. With eof, every output channel
+// also gets its EOF entry, and nothing more may be emitted.
+func (o *Outputs) Drain(eof bool) ([]transport.Entry, map[string][]byte) {
+	if o.finished {
+		return nil, nil
+	}
+	for _, s := range o.order {
+		o.cut(s)
+	}
+	entries := make([]transport.Entry, 0, len(o.built))
+	for _, b := range o.built {
+		o.rowsOut.Add(int64(batch.Rows(b.rows)))
+		entries = append(entries, transport.Entry{Channel: b.ch, Seq: o.outbox.Reserve(b.ch), Rows: b.rows})
+	}
+	if eof {
+		for _, s := range o.order {
+			entries = append(entries, transport.Entry{Channel: s.ch, Seq: o.outbox.Reserve(s.ch), EOF: true})
+		}
+		o.finished = true
+	}
+	records := o.records
+	o.built, o.records = o.built[:0], nil
+	return entries, records
+}
+
+// Discard drops everything emitted since the last Drain.
+func (o *Outputs) Discard() {
+	for _, s := range o.order {
+		s.match.Build()
+		s.player.Build()
+		s.token.Build()
+		s.civ.Build()
+	}
+	o.built, o.records = o.built[:0], nil
+}
+
+// Channels lists every output channel, for flow control.
+func (o *Outputs) Channels() []transport.ChannelID {
+	out := make([]transport.ChannelID, len(o.order))
+	for i, s := range o.order {
+		out[i] = s.ch
+	}
+	return out
+}
+
+// RowsOut is the number of rows emitted so far.
+func (o *Outputs) RowsOut() int64 { return o.rowsOut.Load() }

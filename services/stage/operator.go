@@ -1,0 +1,44 @@
+package stage
+
+import (
+	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
+	"github.com/wololo/wololo/services/batch"
+)
+
+// Operator is one stage's computation for one job. The runtime calls it
+// from a single goroutine.
+type Operator interface {
+	// Apply consumes one input batch of the named stream.
+	Apply(stream string, rows *wololov1.RowBatch, out Emitter) error
+	// Finish is called once, after the EOF of every input; it emits the
+	// final rows. The operator is discarded afterwards.
+	Finish(out Emitter) error
+}
+
+// StreamEnder is implemented by operators that act when one input stream
+// ends (the EOFs of all its sender instances are applied) before the
+// others do: a joiner stops buffering once it has every qualifying match.
+type StreamEnder interface {
+	EndStream(stream string, out Emitter) error
+}
+
+// Emitter is where an operator writes its output rows. Each row goes to the
+// receiver instance picked by a stable hash of its key (the match token, or
+// the civilization name).
+type Emitter interface {
+	Match(stream string, m *batch.Match)
+	Player(stream string, p *batch.Player)
+	Token(stream string, token []byte)
+	Civ(stream string, civ string, wins, count int64)
+	// Record stores a small per-job value in the same commit (the gateway's
+	// results).
+	Record(key string, value []byte)
+}
+
+// Spec describes an operator: the streams it reads and writes (checked
+// against the topology at start-up) and how to make one per job.
+type Spec struct {
+	Inputs  []string
+	Outputs []string
+	New     func() Operator
+}

@@ -1,0 +1,107 @@
+// Package worker is the standalone form of one graph process:
+// `wololo worker --instance q3-joiner-1` runs that stage instance, and
+// `wololo gateway` runs the gateway, each on the port the topology gives it,
+// finding its peers by the same rule. SIGTERM (the context) stops it
+// gracefully.
+//
+// It parses flags into a node.Config and runs the node; nothing else.
+package worker
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"strconv"
+	"strings"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/wololo/wololo/deploy"
+	"github.com/wololo/wololo/services/node"
+	"github.com/wololo/wololo/transport"
+)
+
+// HostResolver resolves an instance to host:port, where host is pattern
+// with "{instance}" replaced by the instance name ("127.0.0.1" on one
+// machine; "{instance}" where every instance is a host of its own name, as
+// in compose) and port is the topology's port of the instance.
+func HostResolver(top deploy.Topology, pattern string) transport.Resolver {
+	return func(name string) (string, error) {
+		in, err := deploy.ParseInstance(name)
+		if err != nil {
+			return "", err
+		}
+		port := top.Port(in)
+		if port == 0 {
+			return "", fmt.Errorf("instance %s is not in the topology", name)
+		}
+		return net.JoinHostPort(strings.ReplaceAll(pattern, "{instance}", name), strconv.Itoa(port)), nil
+	}
+}
+
+// RunGateway is `wololo gateway`.
+func RunGateway(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	return run(ctx, "gateway", args, stderr)
+}
+
+// Run is `wololo worker`.
+func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	return run(ctx, "worker", args, stderr)
+}
+
+func run(ctx context.Context, cmd string, args []string, stderr io.Writer) error {
+	fs := flag.NewFlagSet("wololo "+cmd, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	instance := fs.String("instance", "", "instance to run, e.g. q3-joiner-1 (required)")
+	if cmd == "gateway" {
+		*instance = "gateway-0"
+	}
+	topoPath := fs.String("topology", "", "topology JSON file (default: the embedded one)")
+	listen := fs.String("listen", "", "listen address (default: 0.0.0.0 on the topology's port)")
+	hosts := fs.String("hosts", "127.0.0.1", `peer host pattern; "{instance}" becomes the peer's instance name`)
+	logLevel := fs.String("log-level", "info", "log level")
+	logJSON := fs.Bool("log-json", false, "log as JSON")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *instance == "" {
+		fs.Usage()
+		return errors.New("--instance is required")
+	}
+	top := deploy.Default()
+	if *topoPath != "" {
+		var err error
+		if top, err = deploy.Load(*topoPath); err != nil {
+			return err
+		}
+	}
+	in, err := deploy.ParseInstance(*instance)
+	if err != nil {
+		return err
+	}
+	port := top.Port(in)
+	if port == 0 {
+		return fmt.Errorf("instance %s is not in the topology", *instance)
+	}
+	addr := *listen
+	if addr == "" {
+		addr = net.JoinHostPort("0.0.0.0", strconv.Itoa(port))
+	}
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", addr, err)
+	}
+	log := hclog.New(&hclog.LoggerOptions{Name: "wololo", Level: hclog.LevelFromString(*logLevel), Output: stderr, JSONFormat: *logJSON})
+	n, err := node.Start(ctx, node.Config{Topology: top, Instance: in, Listener: l, Resolver: HostResolver(top, *hosts), Log: log})
+	if err != nil {
+		l.Close()
+		return err
+	}
+	<-ctx.Done()
+	log.Info("stopping", "instance", in.Name())
+	n.Stop()
+	return n.Wait()
+}

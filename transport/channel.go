@@ -1,0 +1,62 @@
+package transport
+
+import (
+	"errors"
+	"fmt"
+
+	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
+)
+
+// Errors of the channel protocol.
+var (
+	// ErrSeqGap: a batch arrived whose sequence number is more than one above
+	// the watermark. The stream is reset and the sender resends from Hello.
+	ErrSeqGap = errors.New("sequence gap")
+	// ErrStaleIncarnation: a stream from an older incarnation of a sender.
+	ErrStaleIncarnation = errors.New("stale incarnation")
+	// ErrUnknownChannel: the receiver does not take this stream from this sender.
+	ErrUnknownChannel = errors.New("unknown channel")
+)
+
+// ChannelID names one channel.
+type ChannelID struct {
+	Job      string
+	Stream   string
+	Sender   string
+	Receiver string
+}
+
+func (c ChannelID) String() string {
+	return fmt.Sprintf("%s/%s/%s->%s", c.Job, c.Stream, c.Sender, c.Receiver)
+}
+
+// Entry is one numbered batch of a channel: an outbox entry, and what
+// Commit persists.
+type Entry struct {
+	Channel ChannelID
+	Seq     uint64
+	EOF     bool
+	Rows    *wololov1.RowBatch
+}
+
+// Verdict is what a receiver does with an arriving batch.
+type Verdict int
+
+// The verdicts.
+const (
+	Apply     Verdict = iota // seq is watermark+1: apply it
+	Duplicate                // seq at or below the watermark: acknowledge, drop
+	Gap                      // seq beyond watermark+1: refuse, reset the stream
+)
+
+// Check decides what to do with batch seq given the channel's watermark.
+func Check(watermark, seq uint64) Verdict {
+	switch {
+	case seq <= watermark:
+		return Duplicate
+	case seq == watermark+1:
+		return Apply
+	default:
+		return Gap
+	}
+}

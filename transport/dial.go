@@ -1,0 +1,96 @@
+package transport
+
+import (
+	"fmt"
+	"sync"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/keepalive"
+)
+
+// Keepalive settings: a dead peer surfaces as a stream error within about
+// KeepaliveTime+KeepaliveTimeout instead of a hang.
+const (
+	KeepaliveTime    = 5 * time.Second
+	KeepaliveTimeout = 3 * time.Second
+)
+
+// Resolver maps an instance name to a dialable address.
+type Resolver func(instance string) (string, error)
+
+// StaticResolver resolves from a fixed map.
+func StaticResolver(addrs map[string]string) Resolver {
+	return func(instance string) (string, error) {
+		a, ok := addrs[instance]
+		if !ok {
+			return "", fmt.Errorf("no address for instance %q", instance)
+		}
+		return a, nil
+	}
+}
+
+// DialOptions are the client options every Wololo connection uses:
+// keepalive, and a short reconnect backoff so that a restarted peer is found
+// again within a second or two.
+func DialOptions() []grpc.DialOption {
+	return []grpc.DialOption{
+		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithKeepaliveParams(keepalive.ClientParameters{Time: KeepaliveTime, Timeout: KeepaliveTimeout, PermitWithoutStream: true}),
+		grpc.WithConnectParams(grpc.ConnectParams{
+			Backoff:           backoff.Config{BaseDelay: 50 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: time.Second},
+			MinConnectTimeout: 2 * time.Second,
+		}),
+	}
+}
+
+// ServerOptions are the server options matching DialOptions.
+func ServerOptions() []grpc.ServerOption {
+	return []grpc.ServerOption{
+		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: time.Second, PermitWithoutStream: true}),
+		grpc.KeepaliveParams(keepalive.ServerParameters{Time: KeepaliveTime, Timeout: KeepaliveTimeout}),
+	}
+}
+
+// Pool shares one client connection per peer address.
+type Pool struct {
+	resolve Resolver
+	mu      sync.Mutex
+	conns   map[string]*grpc.ClientConn
+}
+
+// NewPool returns a pool that resolves instances with resolve.
+func NewPool(resolve Resolver) *Pool {
+	return &Pool{resolve: resolve, conns: map[string]*grpc.ClientConn{}}
+}
+
+// Conn returns the connection to an instance.
+func (p *Pool) Conn(instance string) (*grpc.ClientConn, error) {
+	addr, err := p.resolve(instance)
+	if err != nil {
+		return nil, err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if c, ok := p.conns[addr]; ok {
+		return c, nil
+	}
+	c, err := grpc.NewClient(addr, DialOptions()...)
+	if err != nil {
+		return nil, fmt.Errorf("dial %s at %s: %w", instance, addr, err)
+	}
+	p.conns[addr] = c
+	return c, nil
+}
+
+// Close closes every connection.
+func (p *Pool) Close() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for addr, c := range p.conns {
+		_ = c.Close()
+		delete(p.conns, addr)
+	}
+}

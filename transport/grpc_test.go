@@ -1,0 +1,283 @@
+package transport_test
+
+import (
+	"context"
+	"errors"
+	"net"
+	"sync"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
+	"github.com/wololo/wololo/transport"
+	"github.com/wololo/wololo/transport/transporttest"
+)
+
+// receiver is a Handler that applies batches into a log, committing its
+// watermark before acknowledging, like the stage runtime. It can be told to
+// break the stream right after committing chosen batches, before their
+// acknowledgement: the window in which a crash leaves the sender unsure.
+type receiver struct {
+	mu         sync.Mutex
+	watermarks map[transport.ChannelID]uint64
+	applied    []uint64
+	duplicates int
+	loseAck    map[uint64]bool
+	eof        chan struct{}
+}
+
+func newReceiver() *receiver {
+	return &receiver{watermarks: map[transport.ChannelID]uint64{}, loseAck: map[uint64]bool{}, eof: make(chan struct{})}
+}
+
+func (r *receiver) Open(ch transport.ChannelID) (uint64, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.watermarks[ch], nil
+}
+
+func (r *receiver) Deliver(_ context.Context, ch transport.ChannelID, b *wololov1.Batch, done func(error)) error {
+	r.mu.Lock()
+	wm := r.watermarks[ch]
+	switch transport.Check(wm, b.Seq) {
+	case transport.Duplicate:
+		r.duplicates++
+		r.mu.Unlock()
+		done(nil)
+		return nil
+	case transport.Gap:
+		r.mu.Unlock()
+		done(transport.ErrSeqGap)
+		return nil
+	}
+	r.watermarks[ch] = b.Seq
+	r.applied = append(r.applied, b.Seq)
+	lose := r.loseAck[b.Seq]
+	delete(r.loseAck, b.Seq)
+	if b.Eof {
+		close(r.eof)
+	}
+	r.mu.Unlock()
+	if lose {
+		done(errors.New("connection lost between commit and ack"))
+		return nil
+	}
+	done(nil)
+	return nil
+}
+
+func serve(t *testing.T, addr string, h transport.Handler) *grpc.Server {
+	t.Helper()
+	var l net.Listener
+	var err error
+	for i := 0; i < 50; i++ { // the port may take a moment to free after a stop
+		if l, err = net.Listen("tcp", addr); err == nil {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := grpc.NewServer(transport.ServerOptions()...)
+	wololov1.RegisterStageServiceServer(s, transport.NewServer("b-0", h, nil))
+	go s.Serve(l)
+	return s
+}
+
+func startSender(t *testing.T, ctx context.Context, addr string, incarnation uint64) (*transport.Outbox, *transport.Sender) {
+	t.Helper()
+	pool := transport.NewPool(transport.StaticResolver(map[string]string{"b-0": addr}))
+	t.Cleanup(pool.Close)
+	o := transport.NewOutbox(transport.NewMemStore())
+	return o, transport.NewSender(ctx, "a-0", incarnation, o, pool, nil)
+}
+
+func waitEOF(t *testing.T, r *receiver) {
+	t.Helper()
+	select {
+	case <-r.eof:
+	case <-time.After(20 * time.Second):
+		t.Fatalf("EOF never applied; applied %v", r.applied)
+	}
+}
+
+func checkExactlyOnce(t *testing.T, r *receiver, n int) {
+	t.Helper()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.applied) != n {
+		t.Fatalf("applied %d batches, want %d: %v", len(r.applied), n, r.applied)
+	}
+	for i, s := range r.applied {
+		if s != uint64(i+1) {
+			t.Fatalf("applied out of order at %d: %v", i, r.applied)
+		}
+	}
+}
+
+func TestCutConnectionsResendAndDedup(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	r := newReceiver()
+	// After committing batches 5 and 40 the stream breaks before the ack:
+	// the sender must learn from Hello that they are applied.
+	r.loseAck[5], r.loseAck[40] = true, true
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := grpc.NewServer(transport.ServerOptions()...)
+	wololov1.RegisterStageServiceServer(s, transport.NewServer("b-0", r, nil))
+	go s.Serve(l)
+	defer s.Stop()
+	proxy, err := transporttest.NewProxy(l.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer proxy.Close()
+
+	o, sender := startSender(t, ctx, proxy.Addr(), 1)
+	ch := transport.ChannelID{Job: "j", Stream: "s", Sender: "a-0", Receiver: "b-0"}
+	const n = 200
+	go func() {
+		for i := 0; i < n; i++ {
+			if i%20 == 10 {
+				proxy.Cut()
+			}
+			e := transport.Entry{Channel: ch, Seq: o.Reserve(ch), EOF: i == n-1}
+			sender.Publish([]transport.Entry{e})
+			time.Sleep(time.Millisecond)
+		}
+	}()
+	waitEOF(t, r)
+	checkExactlyOnce(t, r, n)
+	if proxy.Cuts() == 0 {
+		t.Fatal("the test never cut a connection")
+	}
+	r.mu.Lock()
+	lost := len(r.loseAck)
+	r.mu.Unlock()
+	if lost != 0 {
+		t.Fatalf("%d commit-then-break points never reached", lost)
+	}
+	// The sender finishes: every entry acknowledged, outbox empty.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		st := o.Channels("j")
+		if len(st) == 1 && st[0].Done && st[0].Depth == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("channel not complete: %+v", st)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	sender.Wait()
+}
+
+func TestReceiverRestartResumesFromWatermark(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	r := newReceiver()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	s := grpc.NewServer(transport.ServerOptions()...)
+	wololov1.RegisterStageServiceServer(s, transport.NewServer("b-0", r, nil))
+	go s.Serve(l)
+
+	o, sender := startSender(t, ctx, addr, 1)
+	ch := transport.ChannelID{Job: "j", Stream: "s", Sender: "a-0", Receiver: "b-0"}
+	for i := 0; i < 10; i++ {
+		sender.Publish([]transport.Entry{{Channel: ch, Seq: o.Reserve(ch)}})
+	}
+	waitFor(t, func() bool { r.mu.Lock(); defer r.mu.Unlock(); return len(r.applied) == 10 })
+	s.Stop() // the receiving process goes away; its committed state stays
+
+	for i := 0; i < 10; i++ { // the sender keeps producing meanwhile
+		sender.Publish([]transport.Entry{{Channel: ch, Seq: o.Reserve(ch), EOF: i == 9}})
+	}
+	s2 := serve(t, addr, r)
+	defer s2.Stop()
+	waitEOF(t, r)
+	checkExactlyOnce(t, r, 20)
+}
+
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not reached")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func TestFencingRefusesOlderIncarnation(t *testing.T) {
+	r := newReceiver()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := grpc.NewServer(transport.ServerOptions()...)
+	wololov1.RegisterStageServiceServer(s, transport.NewServer("b-0", r, nil))
+	go s.Serve(l)
+	defer s.Stop()
+	conn, err := grpc.NewClient(l.Addr().String(), transport.DialOptions()...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	client := wololov1.NewStageServiceClient(conn)
+	open := func(inc uint64) (wololov1.StageService_ExchangeClient, error) {
+		st, err := client.Exchange(context.Background())
+		if err != nil {
+			return nil, err
+		}
+		o := &wololov1.Open{JobId: "j", Stream: "s", Sender: "a-0", Receiver: "b-0", Incarnation: inc}
+		if err := st.Send(&wololov1.ExchangeRequest{Frame: &wololov1.ExchangeRequest_Open{Open: o}}); err != nil {
+			return nil, err
+		}
+		_, err = st.Recv()
+		return st, err
+	}
+	old, err := open(1)
+	if err != nil {
+		t.Fatalf("first incarnation refused: %v", err)
+	}
+	if _, err := open(2); err != nil {
+		t.Fatalf("newer incarnation refused: %v", err)
+	}
+	if _, err := open(1); status.Code(err) != codes.FailedPrecondition {
+		t.Fatalf("stale incarnation: got %v, want FailedPrecondition", err)
+	}
+	// The zombie's already-open stream cannot get a batch applied either.
+	_ = old.Send(&wololov1.ExchangeRequest{Frame: &wololov1.ExchangeRequest_Batch{Batch: &wololov1.Batch{Seq: 1}}})
+	if _, err := old.Recv(); status.Code(err) != codes.FailedPrecondition {
+		t.Fatalf("zombie stream batch: got %v, want FailedPrecondition", err)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.applied) != 0 {
+		t.Fatalf("a stale incarnation got batches applied: %v", r.applied)
+	}
+	// Wrong receiver and missing fields are refused with the right codes.
+	st, _ := client.Exchange(context.Background())
+	_ = st.Send(&wololov1.ExchangeRequest{Frame: &wololov1.ExchangeRequest_Open{Open: &wololov1.Open{JobId: "j", Stream: "s", Sender: "a-0", Receiver: "c-9", Incarnation: 3}}})
+	if _, err := st.Recv(); status.Code(err) != codes.FailedPrecondition {
+		t.Fatalf("wrong receiver: got %v", err)
+	}
+	st, _ = client.Exchange(context.Background())
+	_ = st.Send(&wololov1.ExchangeRequest{Frame: &wololov1.ExchangeRequest_Batch{Batch: &wololov1.Batch{Seq: 1}}})
+	if _, err := st.Recv(); status.Code(err) != codes.InvalidArgument {
+		t.Fatalf("batch before open: got %v", err)
+	}
+}

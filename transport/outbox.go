@@ -1,0 +1,212 @@
+package transport
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"sync"
+)
+
+// Outbox holds, per channel, the batches a process has committed and not yet
+// seen acknowledged. It numbers them (Reserve), makes them visible to the
+// channel's sender (Publish, after the commit), trims them on acknowledgement
+// (Ack) and tells the stage runtime when a job has room for more (WaitRoom).
+type Outbox struct {
+	mu      sync.Mutex
+	store   Store
+	jobs    map[string]map[ChannelID]*queue
+	changed chan struct{} // closed and replaced on every change
+}
+
+type queue struct {
+	reserved  uint64 // last sequence number handed out
+	acked     uint64 // highest sequence number acknowledged
+	entries   []Entry
+	eofSeq    uint64 // sequence number of the EOF entry, once published
+	connected bool
+}
+
+// ChannelState describes one outbound channel, for Status.
+type ChannelState struct {
+	Channel   ChannelID
+	LastSeq   uint64
+	Acked     uint64
+	Depth     int
+	Connected bool
+	Done      bool
+}
+
+// NewOutbox returns an empty outbox that trims through store.
+func NewOutbox(store Store) *Outbox {
+	return &Outbox{store: store, jobs: map[string]map[ChannelID]*queue{}, changed: make(chan struct{})}
+}
+
+func (o *Outbox) queueLocked(ch ChannelID) *queue {
+	chans := o.jobs[ch.Job]
+	if chans == nil {
+		chans = map[ChannelID]*queue{}
+		o.jobs[ch.Job] = chans
+	}
+	q := chans[ch]
+	if q == nil {
+		q = &queue{}
+		chans[ch] = q
+	}
+	return q
+}
+
+func (o *Outbox) notifyLocked() {
+	close(o.changed)
+	o.changed = make(chan struct{})
+}
+
+// Reserve hands out the channel's next sequence number. Only one goroutine
+// may emit on a channel (the job's actor), so numbers are used in order.
+func (o *Outbox) Reserve(ch ChannelID) uint64 {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	q := o.queueLocked(ch)
+	q.reserved++
+	return q.reserved
+}
+
+// Restore sets a channel's counters after a restart: the last sequence number
+// reserved and the entries still unacknowledged.
+func (o *Outbox) Restore(ch ChannelID, reserved uint64, pending []Entry) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	q := o.queueLocked(ch)
+	q.reserved = reserved
+	q.entries = append(q.entries[:0], pending...)
+	for _, e := range pending {
+		if e.EOF {
+			q.eofSeq = e.Seq
+		}
+	}
+	o.notifyLocked()
+}
+
+// Publish makes committed entries visible to their channels' senders.
+func (o *Outbox) Publish(entries []Entry) {
+	if len(entries) == 0 {
+		return
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for _, e := range entries {
+		q := o.queueLocked(e.Channel)
+		if e.EOF {
+			q.eofSeq = e.Seq
+		}
+		if e.Seq <= q.acked {
+			continue // the receiver already has it (it told us in Hello)
+		}
+		q.entries = append(q.entries, e)
+	}
+	o.notifyLocked()
+}
+
+// Ack records that the receiver has committed everything up to seq, trims
+// the outbox and the store, and reports whether the channel is complete
+// (its EOF is acknowledged).
+func (o *Outbox) Ack(ch ChannelID, seq uint64) (done bool, err error) {
+	o.mu.Lock()
+	q := o.queueLocked(ch)
+	if seq <= q.acked {
+		done = q.eofSeq != 0 && q.acked >= q.eofSeq
+		o.mu.Unlock()
+		return done, nil
+	}
+	q.acked = seq
+	i := 0
+	for i < len(q.entries) && q.entries[i].Seq <= seq {
+		i++
+	}
+	q.entries = q.entries[i:]
+	done = q.eofSeq != 0 && q.acked >= q.eofSeq
+	o.notifyLocked()
+	o.mu.Unlock()
+	if err := o.store.Trim(ch, seq); err != nil {
+		return done, fmt.Errorf("trim outbox %s to %d: %w", ch, seq, err)
+	}
+	return done, nil
+}
+
+// Pending blocks until the channel has entries above after, and returns
+// them (the slice must not be modified).
+func (o *Outbox) Pending(ctx context.Context, ch ChannelID, after uint64) ([]Entry, error) {
+	for {
+		o.mu.Lock()
+		q := o.queueLocked(ch)
+		i := sort.Search(len(q.entries), func(i int) bool { return q.entries[i].Seq > after })
+		if i < len(q.entries) {
+			out := q.entries[i:len(q.entries):len(q.entries)]
+			o.mu.Unlock()
+			return out, nil
+		}
+		wait := o.changed
+		o.mu.Unlock()
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-wait:
+		}
+	}
+}
+
+// WaitRoom blocks until each of the given channels holds fewer than limit
+// unacknowledged batches. Callers pass the channels they emit on: a
+// process that both sends and receives for a job (the gateway) must not
+// stall its receiving side on its sending side's backlog.
+func (o *Outbox) WaitRoom(ctx context.Context, channels []ChannelID, limit int) error {
+	for {
+		o.mu.Lock()
+		full := false
+		for _, ch := range channels {
+			if q := o.jobs[ch.Job][ch]; q != nil && len(q.entries) >= limit {
+				full = true
+				break
+			}
+		}
+		wait := o.changed
+		o.mu.Unlock()
+		if !full {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-wait:
+		}
+	}
+}
+
+// SetConnected records whether a channel's stream is up, for Status.
+func (o *Outbox) SetConnected(ch ChannelID, up bool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.queueLocked(ch).connected = up
+}
+
+// Channels describes a job's outbound channels, sorted by name.
+func (o *Outbox) Channels(job string) []ChannelState {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	var out []ChannelState
+	for ch, q := range o.jobs[job] {
+		out = append(out, ChannelState{
+			Channel: ch, LastSeq: q.reserved, Acked: q.acked, Depth: len(q.entries),
+			Connected: q.connected, Done: q.eofSeq != 0 && q.acked >= q.eofSeq,
+		})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Channel.String() < out[j].Channel.String() })
+	return out
+}
+
+// DropJob forgets a job's channels.
+func (o *Outbox) DropJob(job string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	delete(o.jobs, job)
+	o.notifyLocked()
+}

@@ -1,0 +1,109 @@
+package transport
+
+import (
+	"context"
+	"testing"
+	"time"
+)
+
+func TestCheck(t *testing.T) {
+	cases := []struct {
+		wm, seq uint64
+		want    Verdict
+	}{
+		{0, 1, Apply}, {0, 2, Gap}, {5, 6, Apply}, {5, 5, Duplicate}, {5, 1, Duplicate}, {5, 9, Gap},
+	}
+	for _, c := range cases {
+		if got := Check(c.wm, c.seq); got != c.want {
+			t.Errorf("Check(%d, %d) = %v, want %v", c.wm, c.seq, got, c.want)
+		}
+	}
+}
+
+func entries(ch ChannelID, o *Outbox, n int, eof bool) []Entry {
+	var out []Entry
+	for i := 0; i < n; i++ {
+		out = append(out, Entry{Channel: ch, Seq: o.Reserve(ch)})
+	}
+	if eof {
+		out = append(out, Entry{Channel: ch, Seq: o.Reserve(ch), EOF: true})
+	}
+	return out
+}
+
+func TestOutboxNumbersTrimsAndCompletes(t *testing.T) {
+	store := NewMemStore()
+	o := NewOutbox(store)
+	ch := ChannelID{Job: "j", Stream: "s", Sender: "a-0", Receiver: "b-0"}
+	es := entries(ch, o, 3, true)
+	for i, e := range es {
+		if e.Seq != uint64(i+1) {
+			t.Fatalf("entry %d has seq %d", i, e.Seq)
+		}
+	}
+	if err := store.Commit(&Commit{Job: "j", Outputs: es}); err != nil {
+		t.Fatal(err)
+	}
+	o.Publish(es)
+	got, err := o.Pending(context.Background(), ch, 1)
+	if err != nil || len(got) != 3 || got[0].Seq != 2 {
+		t.Fatalf("Pending after 1 = %v, %v", got, err)
+	}
+	if done, _ := o.Ack(ch, 2); done {
+		t.Fatal("done before the EOF was acknowledged")
+	}
+	if n := store.OutboxLen(ch); n != 2 {
+		t.Fatalf("store outbox has %d entries after ack 2, want 2", n)
+	}
+	if done, _ := o.Ack(ch, 1); done { // a stale ack changes nothing
+		t.Fatal("stale ack completed the channel")
+	}
+	if done, _ := o.Ack(ch, 4); !done {
+		t.Fatal("EOF acknowledged but channel not done")
+	}
+	if st := o.Channels("j"); len(st) != 1 || st[0].Depth != 0 || !st[0].Done || st[0].LastSeq != 4 {
+		t.Fatalf("Channels = %+v", st)
+	}
+}
+
+func TestOutboxDropsEntriesTheReceiverAlreadyHas(t *testing.T) {
+	o := NewOutbox(NewMemStore())
+	ch := ChannelID{Job: "j", Stream: "s", Sender: "a-0", Receiver: "b-0"}
+	// A restarted sender learns from Hello that the receiver has 1..2.
+	if _, err := o.Ack(ch, 2); err != nil {
+		t.Fatal(err)
+	}
+	o.Publish(entries(ch, o, 3, false))
+	got, _ := o.Pending(context.Background(), ch, 0)
+	if len(got) != 1 || got[0].Seq != 3 {
+		t.Fatalf("pending = %+v, want only seq 3", got)
+	}
+}
+
+func TestOutboxWaitRoomBlocksUntilAck(t *testing.T) {
+	o := NewOutbox(NewMemStore())
+	ch := ChannelID{Job: "j", Stream: "s", Sender: "a-0", Receiver: "b-0"}
+	o.Publish(entries(ch, o, 4, false))
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if err := o.WaitRoom(ctx, []ChannelID{ch}, 4); err == nil {
+		t.Fatal("WaitRoom returned with a full outbox")
+	}
+	done := make(chan error, 1)
+	go func() { done <- o.WaitRoom(context.Background(), []ChannelID{ch}, 4) }()
+	if _, err := o.Ack(ch, 1); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("WaitRoom did not return after an ack made room")
+	}
+	other := ChannelID{Job: "j", Stream: "t", Sender: "a-0", Receiver: "b-0"}
+	if err := o.WaitRoom(context.Background(), []ChannelID{other}, 1); err != nil {
+		t.Fatal("another channel is not limited by this one's backlog")
+	}
+}

@@ -1,0 +1,178 @@
+package transport
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/hashicorp/go-hclog"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
+)
+
+// Handler is the receiving side a Server feeds: the stage runtime.
+type Handler interface {
+	// Open is called when a channel (re)opens; it returns the channel's
+	// watermark, or ErrUnknownChannel.
+	Open(ch ChannelID) (watermark uint64, err error)
+	// Deliver hands over one batch. It may block (backpressure). done is
+	// called exactly once, from any goroutine: with nil once the batch is
+	// committed or dropped as a duplicate, or with an error that resets the
+	// stream.
+	Deliver(ctx context.Context, ch ChannelID, b *wololov1.Batch, done func(error)) error
+}
+
+// Server is the receiving end of StageService.Exchange.
+type Server struct {
+	wololov1.UnimplementedStageServiceServer
+	self    string
+	handler Handler
+	log     hclog.Logger
+
+	mu           sync.Mutex
+	incarnations map[string]uint64 // newest incarnation seen per sender instance
+}
+
+// NewServer returns a Server for the instance self.
+func NewServer(self string, handler Handler, log hclog.Logger) *Server {
+	if log == nil {
+		log = hclog.NewNullLogger()
+	}
+	return &Server{self: self, handler: handler, log: log, incarnations: map[string]uint64{}}
+}
+
+// fence records a sender's incarnation and refuses older ones.
+func (s *Server) fence(sender string, incarnation uint64) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	newest := s.incarnations[sender]
+	if incarnation < newest {
+		return fmt.Errorf("%w: %s incarnation %d, newest is %d", ErrStaleIncarnation, sender, incarnation, newest)
+	}
+	s.incarnations[sender] = incarnation
+	return nil
+}
+
+// Exchange serves one channel.
+func (s *Server) Exchange(stream wololov1.StageService_ExchangeServer) error {
+	first, err := stream.Recv()
+	if err != nil {
+		return err
+	}
+	open := first.GetOpen()
+	if open == nil {
+		return status.Error(codes.InvalidArgument, "first frame must be open")
+	}
+	if open.Receiver != s.self {
+		return status.Errorf(codes.FailedPrecondition, "this is %s, not %s", s.self, open.Receiver)
+	}
+	if open.JobId == "" || open.Stream == "" || open.Sender == "" {
+		return status.Error(codes.InvalidArgument, "open needs job_id, stream and sender")
+	}
+	ch := ChannelID{Job: open.JobId, Stream: open.Stream, Sender: open.Sender, Receiver: s.self}
+	if err := s.fence(open.Sender, open.Incarnation); err != nil {
+		s.log.Warn("refused stream from stale incarnation", "job", ch.Job, "stream", ch.Stream, "sender", ch.Sender, "error", err)
+		return toStatus(err)
+	}
+	wm, err := s.handler.Open(ch)
+	if err != nil {
+		return toStatus(err)
+	}
+
+	var sendMu sync.Mutex
+	closed := false
+	defer func() {
+		sendMu.Lock()
+		closed = true
+		sendMu.Unlock()
+	}()
+	send := func(r *wololov1.ExchangeResponse) error {
+		sendMu.Lock()
+		defer sendMu.Unlock()
+		if closed {
+			return nil
+		}
+		return stream.Send(r)
+	}
+	if err := send(&wololov1.ExchangeResponse{Frame: &wololov1.ExchangeResponse_Hello{Hello: &wololov1.Hello{Watermark: wm}}}); err != nil {
+		return err
+	}
+
+	ctx, cancel := context.WithCancelCause(stream.Context())
+	defer cancel(nil)
+	frames := make(chan *wololov1.Batch)
+	go func() {
+		for {
+			req, err := stream.Recv()
+			if err == io.EOF {
+				cancel(io.EOF)
+				return
+			}
+			if err != nil {
+				cancel(err)
+				return
+			}
+			b := req.GetBatch()
+			if b == nil {
+				cancel(status.Error(codes.InvalidArgument, "expected a batch frame"))
+				return
+			}
+			select {
+			case frames <- b:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	for {
+		select {
+		case <-ctx.Done():
+			cause := context.Cause(ctx)
+			if errors.Is(cause, io.EOF) {
+				return nil
+			}
+			return toStatus(cause)
+		case b := <-frames:
+			if err := s.fence(open.Sender, open.Incarnation); err != nil {
+				return toStatus(err)
+			}
+			seq := b.Seq
+			done := func(err error) {
+				if err != nil {
+					cancel(err)
+					return
+				}
+				ack := &wololov1.ExchangeResponse{Frame: &wololov1.ExchangeResponse_Ack{Ack: &wololov1.Ack{Seq: seq}}}
+				if err := send(ack); err != nil {
+					cancel(err)
+				}
+			}
+			if err := s.handler.Deliver(ctx, ch, b, done); err != nil {
+				return toStatus(err)
+			}
+		}
+	}
+}
+
+// toStatus maps protocol errors to gRPC status codes.
+func toStatus(err error) error {
+	if _, ok := status.FromError(err); ok {
+		return err
+	}
+	switch {
+	case errors.Is(err, ErrStaleIncarnation):
+		return status.Error(codes.FailedPrecondition, err.Error())
+	case errors.Is(err, ErrUnknownChannel):
+		return status.Error(codes.NotFound, err.Error())
+	case errors.Is(err, ErrSeqGap):
+		return status.Error(codes.Aborted, err.Error())
+	case errors.Is(err, context.Canceled):
+		return status.Error(codes.Canceled, err.Error())
+	default:
+		return status.Error(codes.Internal, err.Error())
+	}
+}

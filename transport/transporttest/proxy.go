@@ -1,0 +1,104 @@
+// Package transporttest holds test helpers for the channel protocol: a TCP
+// proxy whose connections a test can cut at will, to break gRPC streams
+// mid-job the way a failing network does.
+package transporttest
+
+import (
+	"io"
+	"net"
+	"sync"
+)
+
+// Proxy forwards TCP connections from its own loopback address to a target.
+type Proxy struct {
+	l      net.Listener
+	target string
+
+	mu    sync.Mutex
+	conns map[net.Conn]bool
+	cuts  int
+}
+
+// NewProxy listens on a free loopback port and forwards to target.
+func NewProxy(target string) (*Proxy, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	p := &Proxy{l: l, target: target, conns: map[net.Conn]bool{}}
+	go p.accept()
+	return p, nil
+}
+
+// Addr is the proxy's address.
+func (p *Proxy) Addr() string { return p.l.Addr().String() }
+
+func (p *Proxy) accept() {
+	for {
+		c, err := p.l.Accept()
+		if err != nil {
+			return
+		}
+		go p.serve(c)
+	}
+}
+
+func (p *Proxy) track(c net.Conn, on bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if on {
+		p.conns[c] = true
+	} else {
+		delete(p.conns, c)
+	}
+}
+
+func (p *Proxy) serve(in net.Conn) {
+	out, err := net.Dial("tcp", p.target)
+	if err != nil {
+		in.Close()
+		return
+	}
+	p.track(in, true)
+	p.track(out, true)
+	done := make(chan struct{}, 2)
+	pipe := func(dst, src net.Conn) {
+		_, _ = io.Copy(dst, src)
+		done <- struct{}{}
+	}
+	go pipe(out, in)
+	go pipe(in, out)
+	<-done
+	in.Close()
+	out.Close()
+	p.track(in, false)
+	p.track(out, false)
+}
+
+// Cut closes every open connection; new ones are still accepted.
+func (p *Proxy) Cut() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	n := 0
+	for c := range p.conns {
+		c.Close()
+		n++
+	}
+	if n > 0 {
+		p.cuts++
+	}
+	return n
+}
+
+// Cuts is how many times Cut closed at least one connection.
+func (p *Proxy) Cuts() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.cuts
+}
+
+// Close stops the proxy.
+func (p *Proxy) Close() {
+	p.l.Close()
+	p.Cut()
+}
