@@ -1,0 +1,204 @@
+package stage_test
+
+import (
+	"context"
+	"errors"
+	"hash/fnv"
+	"testing"
+	"time"
+
+	"github.com/wololo/wololo/deploy"
+	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
+	"github.com/wololo/wololo/services/batch"
+	"github.com/wololo/wololo/services/operators"
+	"github.com/wololo/wololo/services/schema"
+	"github.com/wololo/wololo/services/stage"
+	"github.com/wololo/wololo/transport"
+)
+
+// grouperRuntime is q2-grouper-0 of the default topology with a MemStore
+// and no reachable peers: what it emits stays in its outbox.
+func grouperRuntime(t *testing.T) (*stage.Runtime, *transport.MemStore, *transport.Outbox) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	store := transport.NewMemStore()
+	outbox := transport.NewOutbox(store)
+	pool := transport.NewPool(transport.StaticResolver(nil))
+	sender := transport.NewSender(ctx, "q2-grouper-0", 1, outbox, pool, nil)
+	rt, err := stage.New(ctx, stage.Config{
+		Topology: deploy.Default(), Instance: deploy.Instance{Stage: "q2-grouper", Index: 0},
+		Spec: operators.Specs()["q2-grouper"], Store: store, Outbox: outbox, Sender: sender,
+	}, func(err error) { t.Errorf("runtime failed: %v", err) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rt, store, outbox
+}
+
+func players(rows ...batch.Player) *wololov1.RowBatch {
+	var b batch.PlayerBuilder
+	for i := range rows {
+		b.Add(&rows[i])
+	}
+	return b.Build()
+}
+
+func rating(s string) schema.Number {
+	n, ok := schema.ParseNumber([]byte(s))
+	if !ok {
+		panic(s)
+	}
+	return n
+}
+
+// deliver hands a batch over and waits for its outcome.
+func deliver(t *testing.T, rt *stage.Runtime, ch transport.ChannelID, b *wololov1.Batch) error {
+	t.Helper()
+	res := make(chan error, 1)
+	if err := rt.Deliver(context.Background(), ch, b, func(err error) { res <- err }); err != nil {
+		return err
+	}
+	select {
+	case err := <-res:
+		return err
+	case <-time.After(10 * time.Second):
+		t.Fatal("delivery never completed")
+		return nil
+	}
+}
+
+func TestRuntimeAppliesOnceAndFinishesAfterEveryEOF(t *testing.T) {
+	rt, store, outbox := grouperRuntime(t)
+	from0 := transport.ChannelID{Job: "j1", Stream: operators.Q2Players, Sender: "players-filter-0", Receiver: "q2-grouper-0"}
+	from1 := from0
+	from1.Sender = "players-filter-1"
+	if wm, err := rt.Open(from0); err != nil || wm != 0 {
+		t.Fatalf("Open = %d, %v", wm, err)
+	}
+	bogus := from0
+	bogus.Stream = operators.Q3Players
+	if _, err := rt.Open(bogus); !errors.Is(err, transport.ErrUnknownChannel) {
+		t.Fatalf("Open of a stream the stage does not read: %v", err)
+	}
+
+	rows := players(
+		batch.Player{Match: []byte("A"), Rating: rating("1400"), HasRating: true, Winner: batch.True},
+		batch.Player{Match: []byte("A"), Rating: rating("2000"), HasRating: true, Winner: batch.False},
+	)
+	if err := deliver(t, rt, from0, &wololov1.Batch{Seq: 1, Rows: rows}); err != nil {
+		t.Fatal(err)
+	}
+	// The same batch again (a resend after a lost ack) is acknowledged and dropped.
+	if err := deliver(t, rt, from0, &wololov1.Batch{Seq: 1, Rows: rows}); err != nil {
+		t.Fatal(err)
+	}
+	if err := deliver(t, rt, from0, &wololov1.Batch{Seq: 3}); !errors.Is(err, transport.ErrSeqGap) {
+		t.Fatalf("seq 3 after 1: %v, want ErrSeqGap", err)
+	}
+	if wm := store.Watermark(from0); wm != 1 {
+		t.Fatalf("committed watermark %d, want 1", wm)
+	}
+	if wm, _ := rt.Open(from0); wm != 1 {
+		t.Fatalf("Hello watermark %d, want 1", wm)
+	}
+	if err := deliver(t, rt, from0, &wololov1.Batch{Seq: 2, Eof: true}); err != nil {
+		t.Fatal(err)
+	}
+	out := transport.ChannelID{Job: "j1", Stream: operators.Q2Tokens, Sender: "q2-grouper-0", Receiver: "gateway-0"}
+	if n := store.OutboxLen(out); n != 0 {
+		t.Fatalf("emitted %d batches before every upstream ended", n)
+	}
+	if err := deliver(t, rt, from1, &wololov1.Batch{Seq: 1, Eof: true}); err != nil {
+		t.Fatal(err)
+	}
+	// One batch with the qualifying match, then the EOF, in the outbox.
+	if n := store.OutboxLen(out); n != 2 {
+		t.Fatalf("outbox holds %d entries after finishing, want 2 (rows + EOF)", n)
+	}
+	pending, err := outbox.Pending(context.Background(), out, 0)
+	if err != nil || len(pending) != 2 || !pending[1].EOF {
+		t.Fatalf("pending = %+v, %v", pending, err)
+	}
+	var tokens []string
+	if err := batch.EachToken(pending[0].Rows.GetTokens(), func(tok []byte) { tokens = append(tokens, string(tok)) }); err != nil {
+		t.Fatal(err)
+	}
+	if len(tokens) != 1 || tokens[0] != "A" {
+		t.Fatalf("emitted %v, want [A]", tokens)
+	}
+	p := rt.Progress()
+	if len(p) != 1 || p[0].RowsIn != 2 || !p[0].Finished || p[0].RowsOut != 1 {
+		t.Fatalf("progress = %+v", p)
+	}
+	// A late duplicate EOF after finishing changes nothing.
+	if err := deliver(t, rt, from1, &wololov1.Batch{Seq: 1, Eof: true}); err != nil {
+		t.Fatal(err)
+	}
+	if n := store.OutboxLen(out); n != 2 {
+		t.Fatalf("outbox grew to %d after a duplicate EOF", n)
+	}
+}
+
+func TestRuntimeDropsUnreadableBatchWithoutStalling(t *testing.T) {
+	rt, store, _ := grouperRuntime(t)
+	ch := transport.ChannelID{Job: "j2", Stream: operators.Q2Players, Sender: "players-filter-0", Receiver: "q2-grouper-0"}
+	// Token rows on a players stream: the operator refuses them.
+	var tb batch.TokenBuilder
+	tb.Add([]byte("x"))
+	if err := deliver(t, rt, ch, &wololov1.Batch{Seq: 1, Rows: tb.Build()}); err != nil {
+		t.Fatal(err)
+	}
+	if wm := store.Watermark(ch); wm != 1 {
+		t.Fatalf("watermark %d: an unreadable batch must still advance the channel", wm)
+	}
+}
+
+func TestConfigRejectsMismatchedOperator(t *testing.T) {
+	cfg := stage.Config{
+		Topology: deploy.Default(), Instance: deploy.Instance{Stage: "q2-grouper", Index: 0},
+		Spec:  operators.Specs()["q3-joiner"],
+		Store: transport.NewMemStore(), Outbox: transport.NewOutbox(transport.NewMemStore()),
+		Sender: transport.NewSender(context.Background(), "x", 1, nil, nil, nil),
+	}
+	if err := cfg.Validate(); err == nil {
+		t.Fatal("a joiner operator was accepted on the grouper stage")
+	}
+	cfg.Spec = operators.Specs()["q2-grouper"]
+	cfg.Instance.Index = 7
+	if err := cfg.Validate(); err == nil {
+		t.Fatal("instance index beyond the replica count was accepted")
+	}
+}
+
+func TestRouteIsStableAndSpreads(t *testing.T) {
+	// Fixed values: changing the hash would send keys of a running job to
+	// other instances after an upgrade.
+	cases := []struct {
+		key  string
+		n    int
+		want int
+	}{{"", 1, 0}, {"abc", 2, 1}, {"-0ZDtxkFJRBzxhLf", 3, 2}, {"A", 7, 3}}
+	for _, c := range cases {
+		if got := stage.Route([]byte(c.key), c.n); got != c.want {
+			t.Errorf("Route(%q, %d) = %d, want %d", c.key, c.n, got, c.want)
+		}
+	}
+	for i := 0; i < 1000; i++ { // the same function as the standard library's FNV-1a
+		key := []byte{byte(i), byte(i * 7), 'q', byte(i >> 3)}
+		h := fnv.New64a()
+		h.Write(key)
+		if got, want := stage.Route(key, 5), int(h.Sum64()%5); got != want {
+			t.Fatalf("Route(%v, 5) = %d, FNV-1a says %d", key, got, want)
+		}
+	}
+	counts := make([]int, 4)
+	for i := 0; i < 4000; i++ {
+		counts[stage.Route([]byte{byte(i), byte(i >> 8), 'k'}, 4)]++
+	}
+	for i, c := range counts {
+		if c < 800 || c > 1200 {
+			t.Errorf("instance %d got %d of 4000 keys", i, c)
+		}
+	}
+}
