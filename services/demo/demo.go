@@ -15,6 +15,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"strings"
 	"time"
 
@@ -45,6 +46,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	gen := fs.Int64("gen-matches", DefaultMatches, "size of the generated default dataset, in matches")
 	topoPath := fs.String("topology", "", "topology JSON file (default: the embedded one)")
 	replicas := fs.Int("replicas", 0, "if set, run this many replicas of every stage but the gateway")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the run to this file")
 	logLevel := fs.String("log-level", "warn", "log level of the graph's processes (trace, debug, info, warn, error)")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: wololo demo [flags]\n\nRuns the whole graph in this process over loopback gRPC and prints the four answers.\n\n")
@@ -73,6 +75,17 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 	}
 
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			return fmt.Errorf("cpu profile: %w", err)
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return fmt.Errorf("cpu profile: %w", err)
+		}
+		defer pprof.StopCPUProfile()
+	}
 	log := hclog.New(&hclog.LoggerOptions{Name: "wololo", Level: hclog.LevelFromString(*logLevel), Output: stderr})
 	start := time.Now()
 	cluster, err := node.StartCluster(ctx, top, node.ClusterOptions{Log: log})

@@ -24,7 +24,7 @@ type pendingPlayer struct {
 // upload matches.csv first, so the buffer stays small in practice.
 type Joiner struct {
 	matchStream, playerStream, out string
-	qualifying                     map[string]struct{}
+	qualifying                     *tokenMap[struct{}]
 	matchesDone                    bool
 	pending                        []pendingPlayer
 	civs                           map[string]*civCount
@@ -35,7 +35,7 @@ type Joiner struct {
 func NewJoiner(matchStream, playerStream, out string) *Joiner {
 	return &Joiner{
 		matchStream: matchStream, playerStream: playerStream, out: out,
-		qualifying: map[string]struct{}{}, civs: map[string]*civCount{}, names: map[string]string{},
+		qualifying: newTokenMap[struct{}](), civs: map[string]*civCount{}, names: map[string]string{},
 	}
 }
 
@@ -70,7 +70,7 @@ func (j *Joiner) Apply(stream string, rows *wololov1.RowBatch, _ stage.Emitter) 
 		if t == nil {
 			return wrongKind(stream, rows, "tokens")
 		}
-		return batch.EachToken(t, func(token []byte) { j.qualifying[string(token)] = struct{}{} })
+		return batch.EachToken(t, func(token []byte) { j.qualifying.put(token, struct{}{}) })
 	default:
 		p := rows.GetPlayers()
 		if p == nil {
@@ -82,8 +82,8 @@ func (j *Joiner) Apply(stream string, rows *wololov1.RowBatch, _ stage.Emitter) 
 				j.pending = append(j.pending, pendingPlayer{match: string(p.Match), civ: j.internCiv(p.Civ), win: win})
 				return
 			}
-			if _, ok := j.qualifying[string(p.Match)]; ok {
-				j.count(string(p.Civ), win)
+			if _, ok := j.qualifying.get(p.Match); ok {
+				j.count(j.internCiv(p.Civ), win)
 			}
 		})
 	}
@@ -97,11 +97,11 @@ func (j *Joiner) EndStream(stream string, _ stage.Emitter) error {
 	}
 	j.matchesDone = true
 	for _, p := range j.pending {
-		if _, ok := j.qualifying[p.match]; ok {
+		if _, ok := j.qualifying.get([]byte(p.match)); ok {
 			j.count(p.civ, p.win)
 		}
 	}
-	j.pending, j.names = nil, nil
+	j.pending = nil
 	return nil
 }
 
