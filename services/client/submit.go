@@ -64,7 +64,7 @@ func explain(server string, err error) error {
 	case codes.Unavailable:
 		return fmt.Errorf("cannot reach the gateway at %s: %s", server, st.Message())
 	case codes.DeadlineExceeded:
-		return fmt.Errorf("the gateway at %s did not answer in time", server)
+		return fmt.Errorf("cannot reach the gateway at %s: no answer in time (is it running?)", server)
 	case codes.InvalidArgument, codes.NotFound, codes.FailedPrecondition:
 		return errors.New(st.Message())
 	}

@@ -162,6 +162,10 @@ func fileOf(f wololov1.InputFile) (schema.File, error) {
 	return 0, status.Errorf(codes.InvalidArgument, "unknown input file %v", f)
 }
 
+// MaxRecordBytes bounds one CSV record, so that an unclosed quote cannot make
+// the gateway buffer a whole file.
+const MaxRecordBytes = 8 << 20
+
 // uploadRecord is what a commit records about an upload.
 type uploadRecord struct {
 	Offset int64             `json:"offset"`
@@ -238,6 +242,9 @@ func (g *Gateway) Upload(stream wololov1.JobService_UploadServer) error {
 			}
 			received += int64(len(f.Data))
 			in.Feed(f.Data, false, out)
+			if in.Pending() > MaxRecordBytes {
+				return status.Errorf(codes.InvalidArgument, "%s: the record at byte %d is longer than %d bytes; is a quote left open?", file, in.Offset(), MaxRecordBytes)
+			}
 			if err := g.commit(j, file, in, out, false); err != nil {
 				return err
 			}

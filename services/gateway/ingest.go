@@ -49,6 +49,9 @@ func NewIngest(file schema.File, columns []string, stream string, offset int64, 
 	return in, err
 }
 
+// Pending is the number of bytes held for a record not yet complete.
+func (in *Ingest) Pending() int { return len(in.carry) }
+
 // Offset is the file offset up to which every record has been emitted.
 func (in *Ingest) Offset() int64 { return in.offset }
 

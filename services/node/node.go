@@ -30,6 +30,9 @@ import (
 	"github.com/wololo/wololo/transport"
 )
 
+// ShutdownGrace is how long a stopping node lets in-flight calls finish.
+const ShutdownGrace = 2 * time.Second
+
 // Config is what a Node needs.
 type Config struct {
 	Topology    deploy.Topology
@@ -131,7 +134,20 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	go func() {
 		<-ctx.Done()
 		hs.Shutdown()
-		n.server.GracefulStop()
+		// Channels are long-lived streams that peers keep open; give
+		// in-flight calls a moment to finish, then close the rest. Nothing
+		// is lost: unacknowledged batches are resent on reconnect.
+		stopped := make(chan struct{})
+		go func() {
+			n.server.GracefulStop()
+			close(stopped)
+		}()
+		select {
+		case <-stopped:
+		case <-time.After(ShutdownGrace):
+			n.server.Stop()
+			<-stopped
+		}
 		n.pool.Close()
 		close(n.done)
 	}()

@@ -1,0 +1,142 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/wololo/wololo/deploy"
+)
+
+// buildBinary builds bin/wololo into a temporary directory.
+func buildBinary(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "wololo")
+	cmd := exec.Command("go", "build", "-o", bin, "../..")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// freeBasePort finds a run of free loopback ports for a topology.
+func freeBasePort(t *testing.T, n int) int {
+	t.Helper()
+	for base := 21000; base < 60000; base += 97 {
+		ok := true
+		for p := base; p < base+n && ok; p++ {
+			l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p))
+			if err != nil {
+				ok = false
+				break
+			}
+			l.Close()
+		}
+		if ok {
+			return base
+		}
+	}
+	t.Fatal("no free port range")
+	return 0
+}
+
+// TestProcessesRunAJobAndStopOnSIGTERM runs the graph as real OS processes
+// (`wololo gateway`, `wololo worker`), submits a job with the CLI, compares
+// the four files, then stops every process with SIGTERM and expects each to
+// exit 0 promptly.
+func TestProcessesRunAJobAndStopOnSIGTERM(t *testing.T) {
+	d := testDatasets(t)[0]
+	bin := buildBinary(t)
+	top := deploy.Default()
+	top.BasePort = freeBasePort(t, len(top.Instances()))
+	topoFile := filepath.Join(t.TempDir(), "topology.json")
+	b, _ := json.Marshal(top)
+	if err := os.WriteFile(topoFile, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var procs []*exec.Cmd
+	for _, in := range top.Instances() {
+		args := []string{"worker", "--instance", in.Name()}
+		if in.Stage == top.Gateway().Name {
+			args = []string{"gateway"}
+		}
+		args = append(args, "--topology", topoFile, "--log-level", "warn", "--listen", fmt.Sprintf("127.0.0.1:%d", top.Port(in)))
+		cmd := exec.Command(bin, args...)
+		cmd.Stderr = testWriter{t}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		procs = append(procs, cmd)
+	}
+	t.Cleanup(func() {
+		for _, p := range procs {
+			p.Process.Kill()
+		}
+	})
+	gateway := fmt.Sprintf("127.0.0.1:%d", top.Port(deploy.Instance{Stage: "gateway"}))
+	out := t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "client", "submit", "--server", gateway, "--matches", d.matches, "--players", d.players, "--out", out)
+	res, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("client submit: %v\n%s", err, res)
+	}
+	if !strings.Contains(string(res), "rows read") {
+		t.Errorf("client printed no report:\n%s", res)
+	}
+	compareOutputs(t, d, out)
+
+	for _, p := range procs {
+		p.Process.Signal(syscall.SIGTERM)
+	}
+	for i, p := range procs {
+		done := make(chan error, 1)
+		go func() { done <- p.Wait() }()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Errorf("%s exited with %v after SIGTERM", top.Instances()[i].Name(), err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Errorf("%s did not stop within 10 s of SIGTERM", top.Instances()[i].Name())
+		}
+	}
+}
+
+// TestClientCLIExitCodes checks the CLI's refusals end in a non-zero exit
+// and a message that says what is wrong.
+func TestClientCLIExitCodes(t *testing.T) {
+	bin := buildBinary(t)
+	d := testDatasets(t)[0]
+	cases := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"missing file", []string{"client", "submit", "--matches", "/nonexistent/m.csv", "--players", d.players, "--out", t.TempDir()}, "/nonexistent/m.csv"},
+		{"missing flag", []string{"client", "submit", "--players", d.players, "--out", t.TempDir()}, "--matches is required"},
+		{"unreachable", []string{"client", "submit", "--server", "127.0.0.1:1", "--matches", d.matches, "--players", d.players, "--out", t.TempDir()}, "gateway"},
+		{"unknown command", []string{"frobnicate"}, "unknown command"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			out, err := exec.Command(bin, c.args...).CombinedOutput()
+			if err == nil {
+				t.Fatalf("exit 0, want non-zero; output:\n%s", out)
+			}
+			if !strings.Contains(string(out), c.want) {
+				t.Fatalf("output does not mention %q:\n%s", c.want, out)
+			}
+		})
+	}
+}
