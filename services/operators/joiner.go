@@ -143,15 +143,20 @@ func NewAggregator(out string, top int) *Aggregator {
 
 // Apply adds one batch of partials.
 func (a *Aggregator) Apply(stream string, rows *wololov1.RowBatch, _ stage.Emitter) error {
+	return addCivs(a.civs, stream, rows)
+}
+
+// addCivs adds a batch of per-civilization counters into totals.
+func addCivs(totals map[string]*civCount, stream string, rows *wololov1.RowBatch) error {
 	c := rows.GetCivs()
 	if c == nil {
 		return wrongKind(stream, rows, "civs")
 	}
 	return batch.EachCiv(c, func(civ string, wins, count int64) {
-		t, ok := a.civs[civ]
+		t, ok := totals[civ]
 		if !ok {
 			t = &civCount{}
-			a.civs[civ] = t
+			totals[civ] = t
 		}
 		t.wins += wins
 		t.count += count

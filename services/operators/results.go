@@ -42,24 +42,10 @@ func (r *Results) Apply(stream string, rows *wololov1.RowBatch, _ stage.Emitter)
 			return wrongKind(stream, rows, "tokens")
 		}
 		return batch.EachToken(t, func(token []byte) { set[string(token)] = struct{}{} })
+	case Q3Civs:
+		return addCivs(r.q3, stream, rows)
 	default:
-		civs := r.q3
-		if stream == Q4Civs {
-			civs = r.q4
-		}
-		c := rows.GetCivs()
-		if c == nil {
-			return wrongKind(stream, rows, "civs")
-		}
-		return batch.EachCiv(c, func(civ string, wins, count int64) {
-			t, ok := civs[civ]
-			if !ok {
-				t = &civCount{}
-				civs[civ] = t
-			}
-			t.wins += wins
-			t.count += count
-		})
+		return addCivs(r.q4, stream, rows)
 	}
 }
 
