@@ -31,6 +31,7 @@ type Scanner struct {
 	eof     bool
 	bomDone bool
 	max     int // 0: no limit
+	size    int // initial buffer size, 0: DefaultBufferSize (tests set it)
 
 	kind    Kind
 	fields  [][]byte
@@ -60,7 +61,11 @@ func (s *Scanner) Scan() bool {
 		return false
 	}
 	if s.buf == nil {
-		s.buf = make([]byte, DefaultBufferSize)
+		size := s.size
+		if size <= 0 {
+			size = DefaultBufferSize
+		}
+		s.buf = make([]byte, size)
 	}
 	for {
 		if !s.bomDone {
@@ -153,7 +158,9 @@ func (s *Scanner) Kind() Kind { return s.kind }
 func (s *Scanner) Fields() [][]byte { return s.fields }
 
 // Offset returns the number of input bytes consumed through the end of the
-// current record, byte order mark and skipped blank lines included.
+// current record, byte order mark and skipped blank lines included: the
+// byte order mark's length plus encoding/csv's InputOffset after the same
+// record. Splitting the input again from there gives the records after it.
 func (s *Scanner) Offset() int64 { return s.off }
 
 // Err returns the error that stopped the Scanner (a read error, wrapped

@@ -16,11 +16,12 @@ const (
 	NeedMore Kind = iota
 	// Record: the fields hold one record.
 	Record
-	// Blank: an empty line, just "\n" or "\r\n". Callers skip it, as
-	// encoding/csv does.
+	// Blank: an empty line, just "\n" or "\r\n", or a "\r" that ends the
+	// input. Callers skip it, as encoding/csv does.
 	Blank
-	// Malformed: a record that cannot be parsed (bad quoting). Callers
-	// skip and count it.
+	// Malformed: a record that cannot be parsed (bad quoting), where
+	// encoding/csv's Read returns a *csv.ParseError. Callers skip and
+	// count it.
 	Malformed
 )
 
@@ -106,14 +107,17 @@ func commaMaskTail(line []byte, i int) uint64 {
 }
 
 // Next parses one record at the start of buf and returns its kind, its
-// fields and n, the number of bytes it consumed (0 with NeedMore).
+// fields and n, the number of bytes it consumed (0 with NeedMore): for a
+// Record or Malformed record, the bytes encoding/csv's Read consumes for
+// it, less the blank lines it skips first (Next returns those as Blank).
 //
 // The fields alias buf or the splitter's scratch space and stay valid
 // until the next call; their capacity is clipped, so appending to one
 // never overwrites its neighbour. A Malformed record has no fields.
 //
 // With atEOF, buf holds the rest of the input, so a last record without a
-// final newline is complete; with atEOF and an empty buf, Next returns
+// final newline is complete (and a '\r' that ends the input ends its line,
+// as encoding/csv has it); with atEOF and an empty buf, Next returns
 // NeedMore and n = 0.
 func (s *Splitter) Next(buf []byte, atEOF bool) (kind Kind, fields [][]byte, n int) {
 	if len(buf) == 0 {
@@ -123,18 +127,24 @@ func (s *Splitter) Next(buf []byte, atEOF bool) (kind Kind, fields [][]byte, n i
 	case '\n':
 		return Blank, nil, 1
 	case '\r':
-		if len(buf) > 1 && buf[1] == '\n' {
-			return Blank, nil, 2
+		if len(buf) > 1 {
+			if buf[1] == '\n' {
+				return Blank, nil, 2
+			}
+		} else if atEOF {
+			return Blank, nil, 1 // a '\r' that ends the input is a line end
 		}
 	}
 
 	// Fast path, for a record that is one line whose quoted fields are
-	// simple: no quotes inside, no commas or line breaks. Find the line's
-	// end with bytes.IndexByte, then the commas 64 bytes at a time as a bit
-	// mask, and take the fields between them, stripping the quotes of a
-	// field that starts and ends with one. That guess is right if the line
-	// has no quotes but those; a count checks it at the end. Otherwise the
-	// general parser redoes the record from its first quoted field.
+	// simple (no quotes inside, no commas or line breaks) and whose other
+	// fields have no quotes. Find the line's end with bytes.IndexByte, then
+	// the commas 64 bytes at a time as a bit mask, and take the fields
+	// between them, stripping the quotes of a field that starts and ends
+	// with one. That guess is right if the line has no quotes but those; a
+	// search or count checks it at the end. Otherwise the general parser
+	// redoes the record, from its first quoted field if no quote comes
+	// before it.
 	nl := bytes.IndexByte(buf, '\n')
 	line := buf
 	if nl >= 0 {
@@ -145,6 +155,10 @@ func (s *Splitter) Next(buf []byte, atEOF bool) (kind Kind, fields [][]byte, n i
 		}
 	} else if atEOF {
 		n = len(buf)
+		if line[len(line)-1] == '\r' {
+			// encoding/csv drops a '\r' that ends the input.
+			line = line[:len(line)-1]
+		}
 	} else {
 		// Every record ends at a newline or at the end of the input.
 		return NeedMore, nil, 0
@@ -178,7 +192,7 @@ func (s *Splitter) Next(buf []byte, atEOF bool) (kind Kind, fields [][]byte, n i
 					qField, qStart = len(fields), start
 				}
 				if len(f) < 2 || f[len(f)-1] != '"' {
-					return s.general(buf, qStart, fields[:qField], atEOF)
+					return s.slow(buf, line, fields, qField, qStart, atEOF)
 				}
 				quoted++
 				f = f[1 : len(f)-1 : len(f)-1]
@@ -190,14 +204,28 @@ func (s *Splitter) Next(buf []byte, atEOF bool) (kind Kind, fields [][]byte, n i
 			break
 		}
 	}
-	if quoted > 0 && bytes.Count(line, quote) != 2*quoted {
-		return s.general(buf, qStart, fields[:qField], atEOF)
+	if quoted == 0 {
+		if bytes.IndexByte(line, '"') >= 0 { // a bare quote
+			return s.general(buf, 0, fields[:0], atEOF)
+		}
+	} else if bytes.Count(line, quote) != 2*quoted {
+		return s.slow(buf, line, fields, qField, qStart, atEOF)
 	}
 	s.fields = fields
 	return Record, fields, n
 }
 
 var quote = []byte{'"'}
+
+// slow hands a record that the fast path cannot take to the general
+// parser: from its first quoted field, at line[qStart:], which is field
+// qField, unless an unquoted field before it holds a quote.
+func (s *Splitter) slow(buf, line []byte, fields [][]byte, qField, qStart int, atEOF bool) (Kind, [][]byte, int) {
+	if bytes.IndexByte(line[:qStart], '"') >= 0 {
+		return s.general(buf, 0, fields[:0], atEOF)
+	}
+	return s.general(buf, qStart, fields[:qField], atEOF)
+}
 
 // general parses the rest of a record from p, the start of a field, with
 // the record's earlier fields already in fields. It handles every form,
@@ -234,29 +262,43 @@ func (s *Splitter) general(buf []byte, p int, fields [][]byte, atEOF bool) (Kind
 				if k+2 < len(buf) && buf[k+2] == '\n' {
 					return s.done(fields, Record, k+3)
 				}
-				if k+2 == len(buf) && !atEOF {
+				if k+2 == len(buf) {
+					if atEOF { // encoding/csv drops a '\r' that ends the input
+						return s.done(fields, Record, len(buf))
+					}
 					return s.done(fields, NeedMore, 0)
 				}
 			}
 			return s.resync(buf, k+1, fields, atEOF)
 		}
 
-		// Unquoted field: runs to the next comma or newline.
+		// Unquoted field: runs to the next comma or newline, and a quote
+		// in it is an error (encoding/csv's ErrBareQuote).
 		j := p
-		for j < len(buf) && buf[j] != ',' && buf[j] != '\n' {
+		for j < len(buf) {
+			if c := buf[j]; c == ',' || c == '\n' || c == '"' {
+				break
+			}
 			j++
 		}
 		if j == len(buf) {
 			if !atEOF {
 				return s.done(fields, NeedMore, 0)
 			}
-			fields = append(fields, buf[p:j:j])
+			end := j
+			if end > p && buf[end-1] == '\r' {
+				end-- // encoding/csv drops a '\r' that ends the input
+			}
+			fields = append(fields, buf[p:end:end])
 			return s.done(fields, Record, j)
 		}
-		if buf[j] == ',' {
+		switch buf[j] {
+		case ',':
 			fields = append(fields, buf[p:j:j])
 			p = j + 1
 			continue
+		case '"':
+			return s.resync(buf, j, fields, atEOF)
 		}
 		end := j
 		if end > p && buf[end-1] == '\r' {
@@ -268,11 +310,11 @@ func (s *Splitter) general(buf []byte, p int, fields [][]byte, atEOF bool) (Kind
 }
 
 // quoted returns the value of a quoted field from its raw content between
-// the quotes: raw itself, or with escaped set (it holds "" pairs) the
-// unescaped text in the scratch space.
+// the quotes: raw itself, or if it holds "" pairs (escaped is set) or a
+// '\r' the unescaped text in the scratch space.
 func (s *Splitter) quoted(raw []byte, escaped bool) []byte {
-	if escaped {
-		return s.unescape(raw)
+	if escaped || bytes.IndexByte(raw, '\r') >= 0 {
+		return s.unescape(raw, escaped)
 	}
 	return raw[:len(raw):len(raw)]
 }
@@ -299,20 +341,35 @@ func (s *Splitter) done(fields [][]byte, kind Kind, n int) (Kind, [][]byte, int)
 	return kind, fields, n
 }
 
-// unescape returns the text of a quoted field whose raw content (between
-// the quotes) holds "" pairs: each pair becomes one quote. It writes to the
-// scratch space.
-func (s *Splitter) unescape(raw []byte) []byte {
+// unescape returns the text of a quoted field from its raw content
+// (between the quotes): each "" pair becomes one quote and, as in
+// encoding/csv, each "\r\n" becomes "\n" (a lone '\r' stays). escaped
+// says whether raw holds any "" pair. It writes to the scratch space.
+func (s *Splitter) unescape(raw []byte, escaped bool) []byte {
 	start := len(s.scratch)
 	for {
-		k := bytes.IndexByte(raw, '"')
+		var k int
+		if escaped {
+			k = bytes.IndexAny(raw, "\"\r")
+		} else {
+			k = bytes.IndexByte(raw, '\r')
+		}
 		if k < 0 {
 			s.scratch = append(s.scratch, raw...)
 			break
 		}
-		// raw[k] and raw[k+1] are a "" pair: keep one quote.
-		s.scratch = append(s.scratch, raw[:k+1]...)
-		raw = raw[k+2:]
+		switch {
+		case raw[k] == '"':
+			// raw[k] and raw[k+1] are a "" pair: keep one quote.
+			s.scratch = append(s.scratch, raw[:k+1]...)
+			raw = raw[k+2:]
+		case k+1 < len(raw) && raw[k+1] == '\n':
+			s.scratch = append(s.scratch, raw[:k]...) // drop the '\r'
+			raw = raw[k+1:]
+		default:
+			s.scratch = append(s.scratch, raw[:k+1]...) // a lone '\r'
+			raw = raw[k+1:]
+		}
 	}
 	// Earlier fields of the record may point into an older, smaller
 	// scratch array if append moved it; they stay valid because nothing

@@ -3,12 +3,14 @@ package csvio
 import (
 	"bytes"
 	"encoding/csv"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
 	"reflect"
 	"strings"
 	"testing"
+	"testing/iotest"
 )
 
 // rec is one result of Next, with fields copied out of the buffer.
@@ -97,27 +99,41 @@ var splitCases = []struct {
 	{"blank lines", "\n\r\na\n\n", []rec{B(1), B(2), R(2, "a"), B(1)}},
 	{"cr alone is data", "a\rb,c\n", []rec{R(6, "a\rb", "c")}},
 	{"cr before crlf", "a\r\r\n", []rec{R(4, "a\r")}},
-	{"cr at eof is data", "a\r", []rec{R(2, "a\r")}},
+	{"cr at eof ends the line", "a\r", []rec{R(2, "a")}},
+	{"cr at eof after comma", "a,\r", []rec{R(3, "a", "")}},
+	{"cr cr at eof", "\r\r", []rec{R(2, "\r")}},
+	{"lone cr at eof is blank", "a\n\r", []rec{R(2, "a"), B(1)}},
+	{"only cr", "\r", []rec{B(1)}},
+	{"only spaces is a record", " \n  \r\n", []rec{R(2, " "), R(4, "  ")}},
 	{"long unquoted", "abcdefghijklmnop,qrstuvwxyz0123456789,x\n", []rec{R(40, "abcdefghijklmnop", "qrstuvwxyz0123456789", "x")}},
 	{"quoted simple", `"a","b"` + "\n", []rec{R(8, "a", "b")}},
 	{"quoted empty", `""` + "\n", []rec{R(3, "")}},
 	{"quoted comma", `x,"1 day, 2:03:04",y` + "\n", []rec{R(21, "x", "1 day, 2:03:04", "y")}},
 	{"quoted quotes", `"a""b""",""""` + "\n", []rec{R(14, `a"b"`, `"`)}},
 	{"quoted newline", "\"a\nb\",c\n", []rec{R(8, "a\nb", "c")}},
-	{"quoted crlf kept", "\"a\r\nb\"\r\nc\r\n", []rec{R(8, "a\r\nb"), R(3, "c")}},
+	{"quoted crlf becomes lf", "\"a\r\nb\"\r\nc\r\n", []rec{R(8, "a\nb"), R(3, "c")}},
+	{"quoted crlf and quotes", "\"\"\"a\r\n\r\r\n\"\"\"\n", []rec{R(13, "\"a\n\r\n\"")}},
+	{"quoted lone cr kept", "\"a\rb\",\"\r\"\n", []rec{R(10, "a\rb", "\r")}},
 	{"quoted blank line inside", "\"\n\n\"\n", []rec{R(5, "\n\n")}},
 	{"quoted at eof", `a,"b"`, []rec{R(5, "a", "b")}},
 	{"quoted then crlf at eof", "\"b\"\r\n", []rec{R(5, "b")}},
 	{"quoted last field after unquoted", "a,b,\"c,d\"\n", []rec{R(10, "a", "b", "c,d")}},
-	{"quote inside unquoted is literal", `a"b,c"` + "\n", []rec{R(7, `a"b`, `c"`)}},
-	{"space before quote is unquoted", `a, "b"` + "\n", []rec{R(7, "a", ` "b"`)}},
+	{"bare quote", `a"b,c` + "\nd\n", []rec{M(6), R(2, "d")}},
+	{"bare quote in last field", `a,bc"` + "\r\nd\n", []rec{M(7), R(2, "d")}},
+	{"bare quote at eof", `a,b"c`, []rec{M(5)}},
+	{"bare quote after quoted field", `"a",b"` + "\nc\n", []rec{M(7), R(2, "c")}},
+	{"bare quote before quoted newline", "a\"b,\"c\nd\"\n", []rec{M(7), M(3)}},
+	{"bare quote after quoted newline", "\"a\nb\",c\"d\ne\n", []rec{M(10), R(2, "e")}},
+	{"space before quote is a bare quote", `a, "b"` + "\nc\n", []rec{M(7), R(2, "c")}},
 	{"text after closing quote", "\"a\"b,c\nd\n", []rec{M(7), R(2, "d")}},
 	{"space after closing quote", "\"a\" ,c\r\nd\n", []rec{M(8), R(2, "d")}},
 	{"bad spot after a quoted newline", "\"a\nb\"x\ny\n", []rec{M(7), R(2, "y")}},
 	{"malformed resyncs at next newline", "x,\"a\"\"b\"c,\"d\ne\n", []rec{M(13), R(2, "e")}},
 	{"malformed last line", "a\n\"b\"c", []rec{R(2, "a"), M(4)}},
 	{"cr then text after quote", "\"a\"\rb\nc\n", []rec{M(6), R(2, "c")}},
-	{"cr at eof after quote", "\"a\"\r", []rec{M(4)}},
+	{"cr at eof after quote", "\"a\"\r", []rec{R(4, "a")}},
+	{"cr at eof after quoted newline", "\"a\nb\"\r", []rec{R(6, "a\nb")}},
+	{"cr at eof inside quotes", "\"a\n\r", []rec{M(4)}},
 	{"unclosed quote", "a\n\"b,c\nd\n", []rec{R(2, "a"), M(7)}},
 	{"unclosed after escaped quote", "\"a\"\"", []rec{M(4)}},
 	{"lone quote", "\"", []rec{M(1)}},
@@ -213,56 +229,163 @@ func TestFieldsCapacityClipped(t *testing.T) {
 
 // ---- differential testing against encoding/csv ----
 
-// stdRecords parses input with encoding/csv configured as the contract
-// says. ok is false when encoding/csv reports an error, or when the input
-// ends in \r, which encoding/csv drops before EOF while Splitter keeps it
-// (a record ends only at \n or \r\n).
-func stdRecords(input []byte) (records [][]string, ok bool) {
-	if len(input) > 0 && input[len(input)-1] == '\r' {
-		return nil, false
-	}
+// orec is one record as the oracle, a Scanner or a Splitter (blank lines
+// skipped) reports it: Record or Malformed, the fields of a Record, and
+// the input offset of the record's end.
+type orec struct {
+	Kind   Kind
+	Fields []string
+	Off    int64
+}
+
+func (r orec) String() string { return fmt.Sprintf("%v%q@%d", r.Kind, r.Fields, r.Off) }
+
+// stdRecords is the oracle: encoding/csv configured as the contract says
+// (FieldsPerRecord -1, LazyQuotes false), each successful Read a Record,
+// each *csv.ParseError one Malformed record, and InputOffset after each
+// Read the offset of its end. base is added to the offsets.
+func stdRecords(t testing.TB, input []byte, base int64) []orec {
+	t.Helper()
 	r := csv.NewReader(bytes.NewReader(input))
 	r.FieldsPerRecord = -1
 	r.LazyQuotes = false
+	var out []orec
 	for {
 		fields, err := r.Read()
 		if err == io.EOF {
-			return records, true
+			return out
 		}
-		if err != nil {
-			return nil, false
+		var perr *csv.ParseError
+		switch {
+		case errors.As(err, &perr):
+			out = append(out, orec{Malformed, nil, base + r.InputOffset()})
+		case err != nil:
+			t.Fatalf("encoding/csv over %q: %v", input, err)
+		default:
+			out = append(out, orec{Record, fields, base + r.InputOffset()})
 		}
-		records = append(records, fields)
 	}
 }
 
-// ourRecords parses input with Splitter, skipping blank lines, and
-// normalises \r\n inside fields to \n as encoding/csv does.
-func ourRecords(t testing.TB, input []byte) (records [][]string, malformed int) {
-	for _, r := range splitAll(t, input) {
-		switch r.Kind {
-		case Malformed:
-			malformed++
-		case Record:
-			for i, f := range r.Fields {
-				r.Fields[i] = strings.ReplaceAll(f, "\r\n", "\n")
-			}
-			records = append(records, r.Fields)
+// splitRecords runs a Splitter over input in chunks of the given size and
+// returns its Record and Malformed results, with their end offsets.
+func splitRecords(t testing.TB, input []byte, chunk int) []orec {
+	t.Helper()
+	var out []orec
+	off := int64(0)
+	for _, r := range splitChunks(t, input, chunk) {
+		off += int64(r.N)
+		if r.Kind != Blank {
+			out = append(out, orec{r.Kind, r.Fields, off})
 		}
 	}
-	return records, malformed
+	if off != int64(len(input)) {
+		t.Fatalf("Splitter consumed %d of %d bytes of %q", off, len(input), input)
+	}
+	return out
 }
 
-func checkAgainstStd(t testing.TB, input []byte) bool {
-	want, ok := stdRecords(input)
-	if !ok {
-		return false
+// scanRecords runs a Scanner over r, with an initial buffer of size bytes
+// (0: the default).
+func scanRecords(t testing.TB, r io.Reader, size int) []orec {
+	t.Helper()
+	sc := NewScanner(r)
+	sc.size = size
+	var out []orec
+	for sc.Scan() {
+		out = append(out, orec{sc.Kind(), copyFields(sc.Fields()), sc.Offset()})
 	}
-	got, malformed := ourRecords(t, input)
-	if malformed > 0 || !reflect.DeepEqual(got, want) {
-		t.Fatalf("input %q:\nSplitter     %q (%d malformed)\nencoding/csv %q", input, got, malformed, want)
+	if sc.Err() != nil {
+		t.Fatalf("Scanner: %v", sc.Err())
 	}
-	return true
+	return out
+}
+
+// chunkSizes returns the chunk sizes to feed an input of n bytes in:
+// every size from 1 to n+1 (n+1: the whole input at once). Fed in chunks
+// of c bytes, a record of r bytes is parsed again from its start about r/c
+// times, so for a long input (which a fuzzer, whose instrumented code is
+// slow, also keeps minimizing) that would cost too much: it gets eight
+// sizes from n/128 up, then doubling sizes, and the whole.
+func chunkSizes(n int) []int {
+	var sizes []int
+	if n <= 256 {
+		for c := 1; c <= n+1; c++ {
+			sizes = append(sizes, c)
+		}
+		return sizes
+	}
+	c0 := n / 128
+	for c := c0; c < c0+8; c++ {
+		sizes = append(sizes, c)
+	}
+	for c := 2 * c0; c < n; c *= 2 {
+		sizes = append(sizes, c+1)
+	}
+	return append(sizes, n+1)
+}
+
+// scanConfig is a way to run a Scanner: a reader wrapper and an initial
+// buffer size (0: the default).
+type scanConfig struct {
+	name string
+	wrap func(io.Reader) io.Reader
+	size int
+}
+
+func plainReader(r io.Reader) io.Reader { return r }
+
+var (
+	// smallScanners start with tiny buffers, so that they grow and
+	// compact them, and cost little in a fuzz target.
+	smallScanners = []scanConfig{
+		{"whole/1", plainReader, 1},
+		{"one byte/3", iotest.OneByteReader, 3},
+		{"half/16", iotest.HalfReader, 16},
+		{"data+eof/64", iotest.DataErrReader, 64},
+	}
+	allScanners = append([]scanConfig{{"whole/default", plainReader, 0}}, smallScanners...)
+)
+
+// checkAgainstStd checks, for any input, that a Splitter fed the input in
+// chunks of every size, and a Scanner run each way in scanners, report
+// exactly the records, kinds and end offsets of the oracle (for the
+// Scanner: after a leading byte order mark is stripped, as the reference
+// evaluator does), and that splitting the input again from each reported
+// offset (or, with many records, from some 32 spread over the input) gives
+// exactly the records after it.
+func checkAgainstStd(t testing.TB, input []byte, scanners []scanConfig) {
+	t.Helper()
+	want := stdRecords(t, input, 0)
+	for _, size := range chunkSizes(len(input)) {
+		if got := splitRecords(t, input, size); !reflect.DeepEqual(got, want) {
+			t.Fatalf("input %q in chunks of %d:\nSplitter     %v\nencoding/csv %v", input, size, got, want)
+		}
+	}
+	step := 1 + len(want)/32 // at most some 32 restarts, as each costs O(n)
+	for i := 0; i < len(want); i += step {
+		r := want[i]
+		rest := splitRecords(t, input[r.Off:], len(input)+1)
+		for k := range rest {
+			rest[k].Off += r.Off
+		}
+		if len(rest)+len(want[i+1:]) > 0 && !reflect.DeepEqual(rest, want[i+1:]) {
+			t.Fatalf("input %q split again from offset %d:\n got %v\nwant %v", input, r.Off, rest, want[i+1:])
+		}
+	}
+	if len(scanners) == 0 {
+		return
+	}
+	body, base := input, int64(0)
+	if bytes.HasPrefix(input, bom[:]) {
+		body, base = input[len(bom):], int64(len(bom))
+	}
+	want = stdRecords(t, body, base)
+	for _, sc := range scanners {
+		if got := scanRecords(t, sc.wrap(bytes.NewReader(input)), sc.size); !reflect.DeepEqual(got, want) {
+			t.Fatalf("input %q, Scanner %s:\nScanner      %v\nencoding/csv %v", input, sc.name, got, want)
+		}
+	}
 }
 
 // randomCSV builds an input that is mostly well formed: records of fields
@@ -303,6 +426,20 @@ func randomCSV(rng *rand.Rand) []byte {
 			b = append(b, '\n')
 		}
 	}
+	if rng.IntN(10) == 0 {
+		b = append(b, '\r')
+	}
+	return b
+}
+
+// randomBytes builds an input of the bytes that matter to the format,
+// well formed or not, and some others.
+func randomBytes(rng *rand.Rand) []byte {
+	const alphabet = "\"\"\"\",,,\r\r\n\n\n a\xEF\xBB\xBF"
+	b := make([]byte, rng.IntN(40))
+	for i := range b {
+		b[i] = alphabet[rng.IntN(len(alphabet))]
+	}
 	return b
 }
 
@@ -310,36 +447,48 @@ func TestDifferentialEncodingCSV(t *testing.T) {
 	seed := rand.Uint64()
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewPCG(seed, 0))
-	compared := 0
-	for range 50000 {
-		if checkAgainstStd(t, randomCSV(rng)) {
-			compared++
-		}
+	for range 5000 {
+		checkAgainstStd(t, randomCSV(rng), smallScanners)
+		checkAgainstStd(t, randomBytes(rng), smallScanners)
 	}
 	for _, tc := range splitCases {
-		checkAgainstStd(t, []byte(tc.in))
+		checkAgainstStd(t, []byte(tc.in), allScanners)
+		checkAgainstStd(t, []byte("\xEF\xBB\xBF"+tc.in), allScanners)
 	}
-	if compared < 10000 {
-		t.Fatalf("only %d of 50000 random inputs were accepted by encoding/csv", compared)
+	for _, tc := range stdCases {
+		checkAgainstStd(t, []byte(tc), allScanners)
 	}
+}
+
+// stdCases are inputs where encoding/csv has rules of its own.
+var stdCases = []string{
+	"", "\r", "\r\r", "\n\r", "a\n\r", "a\r", "a,\r", "\"a\"\r", "\"a\n\r", "\"a\r\nb\"\r", "\"a\rb\"\r",
+	"\"a\"x\n\r", "\r\r\n", " \n", "  \r\n\t\n", "ab\"c,d\ne\n", "\"a\nb\",c\"d\ne\n", "a\"b,\"c\nd\"\n",
+	"\"a\"\"\n\"\"b\"\n", "\"\"\"\n", "\"\n\"\"\n\"\n", "a,\"b\"\"\"c\r\nd\n", "\"a\r\r\n\"\n", "x,\"\r\n\"\r\n",
+	"\xEF\xBB\xBF", "\xEF\xBB\xBF\r", "\xEF\xBB\xBF\"", "\xEF\xBB", "a\r\rb\r\n",
 }
 
 func addSeeds(f *testing.F) {
 	for _, tc := range splitCases {
 		f.Add([]byte(tc.in))
 	}
+	for _, tc := range stdCases {
+		f.Add([]byte(tc))
+	}
 	rng := rand.New(rand.NewPCG(1, 2))
 	for range 50 {
 		f.Add(randomCSV(rng))
+		f.Add(randomBytes(rng))
 	}
 }
 
-// FuzzSplitterVsEncodingCSV: on every input encoding/csv accepts, Splitter
-// gives the same records and nothing malformed.
+// FuzzSplitterVsEncodingCSV: on every input, in chunks of every size,
+// Splitter and Scanner give the records, kinds and offsets of the
+// encoding/csv oracle.
 func FuzzSplitterVsEncodingCSV(f *testing.F) {
 	addSeeds(f)
 	f.Fuzz(func(t *testing.T, input []byte) {
-		checkAgainstStd(t, input)
+		checkAgainstStd(t, input, smallScanners)
 	})
 }
 
@@ -378,7 +527,9 @@ func TestFastPathAgreesWithGeneral(t *testing.T) {
 		long := append(bytes.ReplaceAll(in, []byte("\n"), []byte(",")), "\n"+string(in)...)
 		checkFastPath(t, long, true)
 		checkFastPath(t, long, false)
-		checkAgainstStd(t, long)
+		if got, want := splitRecords(t, long, len(long)+1), stdRecords(t, long, 0); !reflect.DeepEqual(got, want) {
+			t.Fatalf("input %q:\nSplitter     %v\nencoding/csv %v", long, got, want)
+		}
 	}
 	for _, tc := range splitCases {
 		checkFastPath(t, []byte(tc.in), true)

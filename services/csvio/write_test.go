@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/csv"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -27,14 +28,25 @@ func TestAppendRecord(t *testing.T) {
 	}
 }
 
+// readBack is what a reader gets back from a quoted field: encoding/csv,
+// and so Splitter, turn "\r\n" in a quoted field into "\n".
+func readBack(fields []string) []string {
+	out := make([]string, len(fields))
+	for k, f := range fields {
+		out[k] = strings.ReplaceAll(f, "\r\n", "\n")
+	}
+	return out
+}
+
 // TestAppendRecordRoundTrip: what AppendRecord writes, Splitter and
-// encoding/csv read back as the same fields.
+// encoding/csv read back as the same fields ("\r\n" read as "\n").
 func TestAppendRecordRoundTrip(t *testing.T) {
 	fields := []string{"plain", "", "a,b", `"q"`, "x\ny", "\r\n", "1 day, 2:03:04", `""`, " "}
 	for i := range fields {
 		for j := range fields {
 			rec := []string{fields[i], fields[j], "end"}
 			line := AppendRecord(nil, rec...)
+			rec = readBack(rec)
 			var sp Splitter
 			kind, got, n := sp.Next(line, false)
 			if kind != Record || n != len(line) || !reflect.DeepEqual(copyFields(got), rec) {
@@ -43,9 +55,6 @@ func TestAppendRecordRoundTrip(t *testing.T) {
 			std, err := csv.NewReader(bytes.NewReader(line)).Read()
 			if err != nil {
 				t.Fatalf("encoding/csv: %v", err)
-			}
-			for k := range rec {
-				rec[k] = string(bytes.ReplaceAll([]byte(rec[k]), []byte("\r\n"), []byte("\n")))
 			}
 			if !reflect.DeepEqual(std, rec) {
 				t.Fatalf("encoding/csv read %q as %q, want %q", line, std, rec)
@@ -72,8 +81,9 @@ func FuzzAppendRecordRoundTrip(f *testing.F) {
 		line := AppendRecord(nil, a, b)
 		var sp Splitter
 		kind, got, n := sp.Next(line, true)
-		if kind != Record || n != len(line) || !reflect.DeepEqual(copyFields(got), []string{a, b}) {
-			t.Fatalf("Splitter read %q as %v %q (n=%d), want %q", line, kind, got, n, []string{a, b})
+		want := readBack([]string{a, b})
+		if kind != Record || n != len(line) || !reflect.DeepEqual(copyFields(got), want) {
+			t.Fatalf("Splitter read %q as %v %q (n=%d), want %q", line, kind, got, n, want)
 		}
 	})
 }
