@@ -2,44 +2,104 @@ package transport
 
 import (
 	"maps"
+	"slices"
 	"sync"
 )
 
-// Commit is everything one applied batch changes, written atomically.
+// Commit is everything one application step changes, written atomically:
+// the inbox watermarks of the batches applied, the batches they emitted,
+// the records they replaced and the operator's state change.
 type Commit struct {
 	// Job is the job the commit belongs to.
 	Job string
-	// Input is the channel whose batch was applied, and Seq its sequence
-	// number: the channel's new inbox watermark. Input is zero for a commit
-	// that applies no channel input (the gateway's upload).
-	Input ChannelID
-	Seq   uint64
+	// Inputs are the new inbox watermarks of the channels whose batches
+	// were applied (several when the runtime groups batches into one
+	// commit). Empty for a commit that applies no channel input (the
+	// gateway's upload).
+	Inputs map[ChannelID]uint64
 	// Outputs are the batches the application emitted, already numbered;
 	// they join the outbox.
 	Outputs []Entry
 	// Records are small per-job values replaced whole (upload offsets,
 	// results, "finished" markers).
 	Records map[string][]byte
-	// State is the operator's state change, logged so that the operator can
-	// be rebuilt by replay after a restart. Nil when the operator keeps none.
+	// State is the operator's state change, appended to the job's state log
+	// so that the operator can be rebuilt by replay after a restart. Nil
+	// when there is none.
 	State []byte
+	// ResetState clears the job's state log before State is appended: State
+	// is then a snapshot that replaces everything logged before it (or,
+	// when nil, the log is simply dropped).
+	ResetState bool
 }
 
 // Store is the local store a process commits through. Implementations must
 // make Commit atomic (all or nothing) and durable before it returns: only
-// then is the input acknowledged.
+// then is the input acknowledged. Methods are safe for concurrent use;
+// concurrent Commits may share one sync (group commit).
 type Store interface {
-	// Commit writes one applied batch.
+	// Commit writes one application step.
 	Commit(c *Commit) error
-	// Trim drops a channel's outbox entries up to seq: they are acknowledged.
+	// Trim drops a channel's outbox entries up to seq (they are
+	// acknowledged) and records seq as the channel's acked mark. It need not
+	// be durable at once: a lost trim only causes a resend, which the
+	// receiver drops.
 	Trim(ch ChannelID, seq uint64) error
-	// DropJob deletes everything of a job.
+	// DropJob deletes everything of a job and remembers that it was dropped
+	// (Load reports it), so a late stream for it can be refused.
 	DropJob(job string) error
 	// NextIncarnation returns a number greater than any it returned before,
-	// across restarts.
+	// across restarts; it is durable before it returns.
 	NextIncarnation() (uint64, error)
+	// Load returns everything committed and not dropped, for recovery at
+	// start-up.
+	Load() (*Image, error)
+	// Stats returns counters, for Status and benchmarks.
+	Stats() StoreStats
 	// Close releases the store.
 	Close() error
+}
+
+// Image is a store's content as Load returns it.
+type Image struct {
+	Jobs    map[string]*JobImage
+	Dropped []string // jobs dropped with DropJob, sorted
+}
+
+// JobImage is one job's committed state.
+type JobImage struct {
+	// Watermarks are the inbox watermarks: the last sequence number applied
+	// per input channel.
+	Watermarks map[ChannelID]uint64
+	// Reserved is, per output channel, the highest sequence number ever
+	// committed (acknowledged entries included): numbering goes on from it.
+	Reserved map[ChannelID]uint64
+	// Acked is, per output channel, the highest trimmed sequence number.
+	Acked map[ChannelID]uint64
+	// Outbox holds the committed, untrimmed entries per output channel, in
+	// sequence order.
+	Outbox map[ChannelID][]Entry
+	// Records are the job's records.
+	Records map[string][]byte
+	// State is the state log in commit order, starting at the last reset.
+	State [][]byte
+}
+
+// StoreStats are a store's counters since it was opened.
+type StoreStats struct {
+	Commits int64 // Commit calls that succeeded
+	Bytes   int64 // bytes those commits wrote (keys and values)
+	Syncs   int64 // syncs to stable storage, where the store can tell; else Commits
+}
+
+func newJobImage() *JobImage {
+	return &JobImage{
+		Watermarks: map[ChannelID]uint64{},
+		Reserved:   map[ChannelID]uint64{},
+		Acked:      map[ChannelID]uint64{},
+		Outbox:     map[ChannelID][]Entry{},
+		Records:    map[string][]byte{},
+	}
 }
 
 // MemStore is a Store kept in memory: atomic, not durable. It is what the
@@ -47,44 +107,43 @@ type Store interface {
 type MemStore struct {
 	mu          sync.Mutex
 	incarnation uint64
-	watermarks  map[ChannelID]uint64
-	outbox      map[ChannelID][]Entry
-	records     map[string]map[string][]byte
-	state       map[string][][]byte
-	commits     int64
+	jobs        map[string]*JobImage
+	dropped     map[string]bool
+	stats       StoreStats
 }
 
 // NewMemStore returns an empty MemStore.
 func NewMemStore() *MemStore {
-	return &MemStore{
-		watermarks: map[ChannelID]uint64{},
-		outbox:     map[ChannelID][]Entry{},
-		records:    map[string]map[string][]byte{},
-		state:      map[string][][]byte{},
+	return &MemStore{jobs: map[string]*JobImage{}, dropped: map[string]bool{}}
+}
+
+func (s *MemStore) jobLocked(job string) *JobImage {
+	j := s.jobs[job]
+	if j == nil {
+		j = newJobImage()
+		s.jobs[job] = j
 	}
+	return j
 }
 
 // Commit applies c atomically.
 func (s *MemStore) Commit(c *Commit) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.commits++
-	if c.Input != (ChannelID{}) {
-		s.watermarks[c.Input] = c.Seq
-	}
+	s.stats.Commits++
+	s.stats.Syncs++
+	j := s.jobLocked(c.Job)
+	maps.Copy(j.Watermarks, c.Inputs)
 	for _, e := range c.Outputs {
-		s.outbox[e.Channel] = append(s.outbox[e.Channel], e)
+		j.Outbox[e.Channel] = append(j.Outbox[e.Channel], e)
+		j.Reserved[e.Channel] = max(j.Reserved[e.Channel], e.Seq)
 	}
-	if len(c.Records) > 0 {
-		r := s.records[c.Job]
-		if r == nil {
-			r = map[string][]byte{}
-			s.records[c.Job] = r
-		}
-		maps.Copy(r, c.Records)
+	maps.Copy(j.Records, c.Records)
+	if c.ResetState {
+		j.State = nil
 	}
 	if c.State != nil {
-		s.state[c.Job] = append(s.state[c.Job], c.State)
+		j.State = append(j.State, slices.Clone(c.State))
 	}
 	return nil
 }
@@ -93,35 +152,30 @@ func (s *MemStore) Commit(c *Commit) error {
 func (s *MemStore) Trim(ch ChannelID, seq uint64) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	q := s.outbox[ch]
+	j, ok := s.jobs[ch.Job]
+	if !ok {
+		return nil
+	}
+	q := j.Outbox[ch]
 	i := 0
 	for i < len(q) && q[i].Seq <= seq {
 		i++
 	}
 	if i == len(q) {
-		delete(s.outbox, ch)
+		delete(j.Outbox, ch)
 	} else {
-		s.outbox[ch] = q[i:]
+		j.Outbox[ch] = q[i:]
 	}
+	j.Acked[ch] = max(j.Acked[ch], seq)
 	return nil
 }
 
-// DropJob deletes a job.
+// DropJob deletes a job and remembers it.
 func (s *MemStore) DropJob(job string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for ch := range s.watermarks {
-		if ch.Job == job {
-			delete(s.watermarks, ch)
-		}
-	}
-	for ch := range s.outbox {
-		if ch.Job == job {
-			delete(s.outbox, ch)
-		}
-	}
-	delete(s.records, job)
-	delete(s.state, job)
+	delete(s.jobs, job)
+	s.dropped[job] = true
 	return nil
 }
 
@@ -133,33 +187,56 @@ func (s *MemStore) NextIncarnation() (uint64, error) {
 	return s.incarnation, nil
 }
 
+// Load returns a deep copy of the content.
+func (s *MemStore) Load() (*Image, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	img := &Image{Jobs: map[string]*JobImage{}}
+	for id, j := range s.jobs {
+		c := newJobImage()
+		maps.Copy(c.Watermarks, j.Watermarks)
+		maps.Copy(c.Reserved, j.Reserved)
+		maps.Copy(c.Acked, j.Acked)
+		for ch, q := range j.Outbox {
+			c.Outbox[ch] = slices.Clone(q)
+		}
+		maps.Copy(c.Records, j.Records)
+		c.State = slices.Clone(j.State)
+		img.Jobs[id] = c
+	}
+	for id := range s.dropped {
+		img.Dropped = append(img.Dropped, id)
+	}
+	slices.Sort(img.Dropped)
+	return img, nil
+}
+
+// Stats returns the counters.
+func (s *MemStore) Stats() StoreStats {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.stats
+}
+
 // Close does nothing.
 func (s *MemStore) Close() error { return nil }
 
-// Watermark returns a channel's committed watermark.
+// Watermark returns a channel's committed inbox watermark.
 func (s *MemStore) Watermark(ch ChannelID) uint64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.watermarks[ch]
+	if j, ok := s.jobs[ch.Job]; ok {
+		return j.Watermarks[ch]
+	}
+	return 0
 }
 
-// OutboxLen returns the number of committed, unacknowledged entries of a channel.
+// OutboxLen returns the number of committed, untrimmed entries of a channel.
 func (s *MemStore) OutboxLen(ch ChannelID) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return len(s.outbox[ch])
-}
-
-// Record returns a committed record.
-func (s *MemStore) Record(job, key string) []byte {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.records[job][key]
-}
-
-// Commits returns the number of commits so far.
-func (s *MemStore) Commits() int64 {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.commits
+	if j, ok := s.jobs[ch.Job]; ok {
+		return len(j.Outbox[ch])
+	}
+	return 0
 }

@@ -262,7 +262,7 @@ func (r *Runtime) apply(j *job, d delivery) error {
 		}
 	}
 	entries, records := j.out.Drain(finishing)
-	c := &transport.Commit{Job: j.id, Input: d.ch, Seq: d.batch.Seq, Outputs: entries, Records: records}
+	c := &transport.Commit{Job: j.id, Inputs: map[transport.ChannelID]uint64{d.ch: d.batch.Seq}, Outputs: entries, Records: records}
 	if err := r.cfg.Store.Commit(c); err != nil {
 		return fmt.Errorf("commit %s seq %d: %w", d.ch, d.batch.Seq, err)
 	}
