@@ -16,6 +16,9 @@ var (
 	ErrStaleIncarnation = errors.New("stale incarnation")
 	// ErrUnknownChannel: the receiver does not take this stream from this sender.
 	ErrUnknownChannel = errors.New("unknown channel")
+	// ErrJobDropped: the receiver has dropped the job (its client has the
+	// results); the sender drops the channel too.
+	ErrJobDropped = errors.New("job dropped")
 )
 
 // ChannelID names one channel.

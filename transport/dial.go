@@ -49,6 +49,8 @@ func DialOptions() []grpc.DialOption {
 // ServerOptions are the server options matching DialOptions.
 func ServerOptions() []grpc.ServerOption {
 	return []grpc.ServerOption{
+		// Stop waits for handlers to return, so none writes to a closed store.
+		grpc.WaitForHandlers(true),
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: time.Second, PermitWithoutStream: true}),
 		grpc.KeepaliveParams(keepalive.ServerParameters{Time: KeepaliveTime, Timeout: KeepaliveTimeout}),
 	}
@@ -66,23 +68,26 @@ func NewPool(resolve Resolver) *Pool {
 	return &Pool{resolve: resolve, conns: map[string]*grpc.ClientConn{}}
 }
 
-// Conn returns the connection to an instance.
-func (p *Pool) Conn(instance string) (*grpc.ClientConn, error) {
+// Resolve returns an instance's current address.
+func (p *Pool) Resolve(instance string) (string, error) { return p.resolve(instance) }
+
+// Conn returns the connection to an instance and the address it reaches.
+func (p *Pool) Conn(instance string) (*grpc.ClientConn, string, error) {
 	addr, err := p.resolve(instance)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if c, ok := p.conns[addr]; ok {
-		return c, nil
+		return c, addr, nil
 	}
 	c, err := grpc.NewClient(addr, DialOptions()...)
 	if err != nil {
-		return nil, fmt.Errorf("dial %s at %s: %w", instance, addr, err)
+		return nil, "", fmt.Errorf("dial %s at %s: %w", instance, addr, err)
 	}
 	p.conns[addr] = c
-	return c, nil
+	return c, addr, nil
 }
 
 // Close closes every connection.

@@ -40,6 +40,17 @@ func (r *receiver) Open(ch transport.ChannelID) (uint64, error) {
 	return r.watermarks[ch], nil
 }
 
+func (r *receiver) DropJob(job string) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for ch := range r.watermarks {
+		if ch.Job == job {
+			delete(r.watermarks, ch)
+		}
+	}
+	return nil
+}
+
 func (r *receiver) Deliver(_ context.Context, ch transport.ChannelID, b *wololov1.Batch, done func(error)) error {
 	r.mu.Lock()
 	wm := r.watermarks[ch]
@@ -84,7 +95,7 @@ func serve(t *testing.T, addr string, h transport.Handler) *grpc.Server {
 		t.Fatal(err)
 	}
 	s := grpc.NewServer(transport.ServerOptions()...)
-	wololov1.RegisterStageServiceServer(s, transport.NewServer("b-0", h, nil))
+	wololov1.RegisterStageServiceServer(s, transport.NewServer("b-0", 1, h, nil))
 	go s.Serve(l)
 	return s
 }
@@ -132,7 +143,7 @@ func TestCutConnectionsResendAndDedup(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := grpc.NewServer(transport.ServerOptions()...)
-	wololov1.RegisterStageServiceServer(s, transport.NewServer("b-0", r, nil))
+	wololov1.RegisterStageServiceServer(s, transport.NewServer("b-0", 1, r, nil))
 	go s.Serve(l)
 	defer s.Stop()
 	proxy, err := transporttest.NewProxy(l.Addr().String())
@@ -190,7 +201,7 @@ func TestReceiverRestartResumesFromWatermark(t *testing.T) {
 	}
 	addr := l.Addr().String()
 	s := grpc.NewServer(transport.ServerOptions()...)
-	wololov1.RegisterStageServiceServer(s, transport.NewServer("b-0", r, nil))
+	wololov1.RegisterStageServiceServer(s, transport.NewServer("b-0", 1, r, nil))
 	go s.Serve(l)
 
 	o, sender := startSender(t, ctx, addr, 1)
@@ -228,7 +239,7 @@ func TestFencingRefusesOlderIncarnation(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := grpc.NewServer(transport.ServerOptions()...)
-	wololov1.RegisterStageServiceServer(s, transport.NewServer("b-0", r, nil))
+	wololov1.RegisterStageServiceServer(s, transport.NewServer("b-0", 1, r, nil))
 	go s.Serve(l)
 	defer s.Stop()
 	conn, err := grpc.NewClient(l.Addr().String(), transport.DialOptions()...)
@@ -272,7 +283,7 @@ func TestFencingRefusesOlderIncarnation(t *testing.T) {
 	// Wrong receiver and missing fields are refused with the right codes.
 	st, _ := client.Exchange(context.Background())
 	_ = st.Send(&wololov1.ExchangeRequest{Frame: &wololov1.ExchangeRequest_Open{Open: &wololov1.Open{JobId: "j", Stream: "s", Sender: "a-0", Receiver: "c-9", Incarnation: 3}}})
-	if _, err := st.Recv(); status.Code(err) != codes.FailedPrecondition {
+	if _, err := st.Recv(); status.Code(err) != codes.Unavailable {
 		t.Fatalf("wrong receiver: got %v", err)
 	}
 	st, _ = client.Exchange(context.Background())

@@ -71,19 +71,48 @@ func (o *Outbox) Reserve(ch ChannelID) uint64 {
 }
 
 // Restore sets a channel's counters after a restart: the last sequence number
-// reserved and the entries still unacknowledged.
-func (o *Outbox) Restore(ch ChannelID, reserved uint64, pending []Entry) {
+// reserved, the highest acknowledged one and the entries still
+// unacknowledged. It reports whether the channel still has work (entries to
+// send, or its EOF not yet acknowledged).
+func (o *Outbox) Restore(ch ChannelID, reserved, acked uint64, pending []Entry) bool {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	q := o.queueLocked(ch)
-	q.reserved = reserved
-	q.entries = append(q.entries[:0], pending...)
+	q.reserved, q.acked = reserved, acked
+	q.entries = q.entries[:0]
 	for _, e := range pending {
+		if e.Seq <= acked {
+			continue // the trim was not yet durable
+		}
+		q.entries = append(q.entries, e)
 		if e.EOF {
 			q.eofSeq = e.Seq
 		}
 	}
 	o.notifyLocked()
+	return len(q.entries) > 0
+}
+
+// DropChannel forgets one channel (its receiver dropped the job) and trims
+// it from the store.
+func (o *Outbox) DropChannel(ch ChannelID) error {
+	o.mu.Lock()
+	var last uint64
+	if chans := o.jobs[ch.Job]; chans != nil {
+		if q := chans[ch]; q != nil {
+			last = q.reserved
+		}
+		delete(chans, ch)
+		if len(chans) == 0 {
+			delete(o.jobs, ch.Job)
+		}
+	}
+	o.notifyLocked()
+	o.mu.Unlock()
+	if last == 0 {
+		return nil
+	}
+	return o.store.Trim(ch, last)
 }
 
 // Publish makes committed entries visible to their channels' senders.

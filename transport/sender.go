@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 )
@@ -18,6 +20,11 @@ import (
 // learns the receiver's watermark, resends the outbox above it, streams new
 // entries as they are published and trims the outbox on every Ack. A link
 // reconnects with jittered backoff until its EOF is acknowledged.
+//
+// A link also guards against zombies on the receiving side: it remembers
+// the newest incarnation each receiver instance has answered with and
+// refuses an older one, and it ends its stream when the receiver's address
+// changes (the receiver was replaced elsewhere).
 type Sender struct {
 	self        string
 	incarnation uint64
@@ -25,18 +32,79 @@ type Sender struct {
 	pool        *Pool
 	log         hclog.Logger
 	ctx         context.Context
+	fenced      func(error)
 
-	mu    sync.Mutex
-	links map[ChannelID]bool
-	wg    sync.WaitGroup
+	mu        sync.Mutex
+	links     map[ChannelID]context.CancelFunc
+	receivers map[string]uint64 // newest incarnation seen per receiver instance
+	wg        sync.WaitGroup
 }
+
+// AddressCheckInterval is how often a link checks that its receiver's
+// address has not changed.
+const AddressCheckInterval = 500 * time.Millisecond
+
+var (
+	errChannelDone = errors.New("channel complete")
+	errFenced      = errors.New("fenced")
+)
 
 // NewSender returns a Sender for the instance self. Links stop when ctx ends.
 func NewSender(ctx context.Context, self string, incarnation uint64, outbox *Outbox, pool *Pool, log hclog.Logger) *Sender {
 	if log == nil {
 		log = hclog.NewNullLogger()
 	}
-	return &Sender{self: self, incarnation: incarnation, outbox: outbox, pool: pool, log: log, ctx: ctx, links: map[ChannelID]bool{}}
+	return &Sender{
+		self: self, incarnation: incarnation, outbox: outbox, pool: pool, log: log, ctx: ctx,
+		fenced: func(error) {}, links: map[ChannelID]context.CancelFunc{}, receivers: map[string]uint64{},
+	}
+}
+
+// OnFenced sets what happens when a receiver refuses this process as an
+// older incarnation of itself: it has been replaced and must stop. Call it
+// before the first Publish.
+func (s *Sender) OnFenced(f func(error)) { s.fenced = f }
+
+// Resume starts the links of channels restored from the store.
+func (s *Sender) Resume(channels []ChannelID) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, ch := range channels {
+		s.startLocked(ch)
+	}
+}
+
+func (s *Sender) startLocked(ch ChannelID) {
+	if _, ok := s.links[ch]; ok {
+		return
+	}
+	ctx, cancel := context.WithCancel(s.ctx)
+	s.links[ch] = cancel
+	s.wg.Add(1)
+	go s.run(ctx, ch)
+}
+
+// DropJob stops the links of a job.
+func (s *Sender) DropJob(job string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for ch, cancel := range s.links {
+		if ch.Job == job {
+			cancel()
+			delete(s.links, ch)
+		}
+	}
+}
+
+// seeReceiver records a receiver's incarnation and refuses an older one.
+func (s *Sender) seeReceiver(instance string, incarnation uint64) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if newest := s.receivers[instance]; incarnation < newest {
+		return fmt.Errorf("%w: receiver %s answered as incarnation %d, newest is %d", ErrStaleIncarnation, instance, incarnation, newest)
+	}
+	s.receivers[instance] = incarnation
+	return nil
 }
 
 // Publish hands committed entries to the outbox and makes sure each of
@@ -46,32 +114,37 @@ func (s *Sender) Publish(entries []Entry) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, e := range entries {
-		if s.links[e.Channel] {
-			continue
-		}
-		s.links[e.Channel] = true
-		s.wg.Add(1)
-		go s.run(e.Channel)
+		s.startLocked(e.Channel)
 	}
 }
 
 // Wait blocks until every link has ended (EOF acknowledged or ctx done).
 func (s *Sender) Wait() { s.wg.Wait() }
 
-var errChannelDone = errors.New("channel complete")
-
-func (s *Sender) run(ch ChannelID) {
+func (s *Sender) run(ctx context.Context, ch ChannelID) {
 	defer s.wg.Done()
 	log := s.log.With("job", ch.Job, "stream", ch.Stream, "receiver", ch.Receiver)
 	delay := 50 * time.Millisecond
 	for attempt := 1; ; attempt++ {
-		progressed, err := s.session(ch)
+		progressed, err := s.session(ctx, ch)
 		s.outbox.SetConnected(ch, false)
 		if errors.Is(err, errChannelDone) {
 			log.Debug("channel complete")
 			return
 		}
-		if s.ctx.Err() != nil {
+		switch status.Code(err) {
+		case codes.NotFound: // the receiver dropped the job
+			log.Info("receiver dropped the job; dropping the channel", "error", err)
+			if derr := s.outbox.DropChannel(ch); derr != nil {
+				log.Error("drop channel", "error", derr)
+			}
+			return
+		case codes.FailedPrecondition: // a newer incarnation of this instance exists
+			log.Error("fenced: a newer incarnation of this instance is running", "error", err)
+			s.fenced(err)
+			return
+		}
+		if ctx.Err() != nil {
 			return
 		}
 		if progressed {
@@ -84,7 +157,7 @@ func (s *Sender) run(ch ChannelID) {
 		log.Log(level, "stream to receiver broken, reconnecting", "error", err, "attempt", attempt, "backoff", delay)
 		jitter := time.Duration(rand.Int64N(int64(delay)/2 + 1))
 		select {
-		case <-s.ctx.Done():
+		case <-ctx.Done():
 			return
 		case <-time.After(delay + jitter):
 		}
@@ -94,19 +167,20 @@ func (s *Sender) run(ch ChannelID) {
 
 // session runs one gRPC stream of a channel. progressed reports whether the
 // receiver acknowledged anything during it.
-func (s *Sender) session(ch ChannelID) (bool, error) {
+func (s *Sender) session(ctx context.Context, ch ChannelID) (bool, error) {
 	var progressed atomic.Bool
-	err := s.stream(ch, &progressed)
+	err := s.stream(ctx, ch, &progressed)
 	return progressed.Load(), err
 }
 
-func (s *Sender) stream(ch ChannelID, progressed *atomic.Bool) error {
-	conn, err := s.pool.Conn(ch.Receiver)
+func (s *Sender) stream(ctx context.Context, ch ChannelID, progressed *atomic.Bool) error {
+	conn, addr, err := s.pool.Conn(ch.Receiver)
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithCancel(s.ctx)
+	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	go s.watchAddress(ctx, cancel, ch.Receiver, addr)
 	stream, err := wololov1.NewStageServiceClient(conn).Exchange(ctx)
 	if err != nil {
 		return fmt.Errorf("open stream: %w", err)
@@ -122,6 +196,9 @@ func (s *Sender) stream(ch ChannelID, progressed *atomic.Bool) error {
 	hello := first.GetHello()
 	if hello == nil {
 		return errors.New("receiver answered open without hello")
+	}
+	if err := s.seeReceiver(ch.Receiver, hello.Incarnation); err != nil {
+		return err
 	}
 	done, err := s.outbox.Ack(ch, hello.Watermark)
 	if err != nil {
@@ -186,6 +263,24 @@ func (s *Sender) stream(ch ChannelID, progressed *atomic.Bool) error {
 				}
 			}
 			next = e.Seq
+		}
+	}
+}
+
+// watchAddress cancels a session when its receiver's address changes.
+func (s *Sender) watchAddress(ctx context.Context, cancel context.CancelFunc, receiver, addr string) {
+	t := time.NewTicker(AddressCheckInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if now, err := s.pool.Resolve(receiver); err == nil && now != addr {
+				s.log.Info("receiver moved; reconnecting", "receiver", receiver, "from", addr, "to", now)
+				cancel()
+				return
+			}
 		}
 	}
 }

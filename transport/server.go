@@ -24,25 +24,53 @@ type Handler interface {
 	// committed or dropped as a duplicate, or with an error that resets the
 	// stream.
 	Deliver(ctx context.Context, ch ChannelID, b *wololov1.Batch, done func(error)) error
+	// DropJob deletes everything the receiver holds of a job; later Opens of
+	// the job fail with ErrJobDropped.
+	DropJob(job string) error
 }
 
 // Server is the receiving end of StageService.Exchange.
 type Server struct {
 	wololov1.UnimplementedStageServiceServer
-	self    string
-	handler Handler
-	log     hclog.Logger
+	self        string
+	incarnation uint64
+	handler     Handler
+	log         hclog.Logger
 
 	mu           sync.Mutex
 	incarnations map[string]uint64 // newest incarnation seen per sender instance
 }
 
-// NewServer returns a Server for the instance self.
-func NewServer(self string, handler Handler, log hclog.Logger) *Server {
+// NewServer returns a Server for the instance self, running as the given
+// incarnation.
+func NewServer(self string, incarnation uint64, handler Handler, log hclog.Logger) *Server {
 	if log == nil {
 		log = hclog.NewNullLogger()
 	}
-	return &Server{self: self, handler: handler, log: log, incarnations: map[string]uint64{}}
+	return &Server{self: self, incarnation: incarnation, handler: handler, log: log, incarnations: map[string]uint64{}}
+}
+
+// Announce records a sender's new incarnation before it sends anything, so
+// that an older one is refused from now on.
+func (s *Server) Announce(_ context.Context, req *wololov1.AnnounceRequest) (*wololov1.AnnounceResponse, error) {
+	if req.GetSender() == "" {
+		return nil, status.Error(codes.InvalidArgument, "announce needs a sender")
+	}
+	if err := s.fence(req.Sender, req.Incarnation); err != nil {
+		return nil, toStatus(err)
+	}
+	return &wololov1.AnnounceResponse{Incarnation: s.incarnation}, nil
+}
+
+// DropJob deletes a job at this instance.
+func (s *Server) DropJob(_ context.Context, req *wololov1.DropJobRequest) (*wololov1.DropJobResponse, error) {
+	if req.GetJobId() == "" {
+		return nil, status.Error(codes.InvalidArgument, "drop needs a job_id")
+	}
+	if err := s.handler.DropJob(req.JobId); err != nil {
+		return nil, toStatus(err)
+	}
+	return &wololov1.DropJobResponse{}, nil
 }
 
 // fence records a sender's incarnation and refuses older ones.
@@ -68,7 +96,9 @@ func (s *Server) Exchange(stream wololov1.StageService_ExchangeServer) error {
 		return status.Error(codes.InvalidArgument, "first frame must be open")
 	}
 	if open.Receiver != s.self {
-		return status.Errorf(codes.FailedPrecondition, "this is %s, not %s", s.self, open.Receiver)
+		// A peer that reached the wrong process (a stale address after a
+		// restart) retries; Unavailable says so.
+		return status.Errorf(codes.Unavailable, "this is %s, not %s", s.self, open.Receiver)
 	}
 	if open.JobId == "" || open.Stream == "" || open.Sender == "" {
 		return status.Error(codes.InvalidArgument, "open needs job_id, stream and sender")
@@ -98,7 +128,7 @@ func (s *Server) Exchange(stream wololov1.StageService_ExchangeServer) error {
 		}
 		return stream.Send(r)
 	}
-	if err := send(&wololov1.ExchangeResponse{Frame: &wololov1.ExchangeResponse_Hello{Hello: &wololov1.Hello{Watermark: wm}}}); err != nil {
+	if err := send(&wololov1.ExchangeResponse{Frame: &wololov1.ExchangeResponse_Hello{Hello: &wololov1.Hello{Watermark: wm, Incarnation: s.incarnation}}}); err != nil {
 		return err
 	}
 
@@ -166,8 +196,10 @@ func toStatus(err error) error {
 	switch {
 	case errors.Is(err, ErrStaleIncarnation):
 		return status.Error(codes.FailedPrecondition, err.Error())
-	case errors.Is(err, ErrUnknownChannel):
+	case errors.Is(err, ErrJobDropped):
 		return status.Error(codes.NotFound, err.Error())
+	case errors.Is(err, ErrUnknownChannel):
+		return status.Error(codes.InvalidArgument, err.Error())
 	case errors.Is(err, ErrSeqGap):
 		return status.Error(codes.Aborted, err.Error())
 	case errors.Is(err, context.Canceled):

@@ -2,11 +2,13 @@ package client
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"time"
 
 	"google.golang.org/grpc"
@@ -122,9 +124,19 @@ func Submit(ctx context.Context, o SubmitOptions) (*Summary, error) {
 	}
 	defer conn.Close()
 	jobs := wololov1.NewJobServiceClient(conn)
-	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	created, err := jobs.CreateJob(cctx, &wololov1.CreateJobRequest{Matches: mh, Players: ph, JobId: o.JobID}, grpc.WaitForReady(true))
-	cancel()
+	if o.JobID == "" {
+		// Named here, so that a CreateJob retried after the gateway
+		// restarted finds the same job instead of making a second one.
+		o.JobID = NewJobID()
+	}
+	var created *wololov1.CreateJobResponse
+	err = withRetry(ctx, 5, func(ctx context.Context) error {
+		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		var err error
+		created, err = jobs.CreateJob(cctx, &wololov1.CreateJobRequest{Matches: mh, Players: ph, JobId: o.JobID}, grpc.WaitForReady(true))
+		return err
+	})
 	if err != nil {
 		return nil, explain(o.Server, err)
 	}
@@ -156,11 +168,19 @@ func Submit(ctx context.Context, o SubmitOptions) (*Summary, error) {
 	if job.State != wololov1.JobState_JOB_STATE_DONE {
 		return sum, fmt.Errorf("job %s ended %s: %s", sum.JobID, job.State, job.Message)
 	}
-	if sum.Files, err = FetchResults(ctx, jobs, sum.JobID, o.Out); err != nil {
+	err = withRetry(ctx, 10, func(ctx context.Context) error {
+		sum.Files, err = FetchResults(ctx, jobs, sum.JobID, o.Out)
+		return err
+	})
+	if err != nil {
 		return sum, explain(o.Server, err)
 	}
 	if !o.Keep {
-		if _, err := jobs.DeleteJob(ctx, &wololov1.DeleteJobRequest{JobId: sum.JobID}); err != nil {
+		err := withRetry(ctx, 10, func(ctx context.Context) error {
+			_, err := jobs.DeleteJob(ctx, &wololov1.DeleteJobRequest{JobId: sum.JobID}, grpc.WaitForReady(true))
+			return err
+		})
+		if err != nil {
 			p.printf("warning: could not release job %s at the gateway: %v\n", sum.JobID, err)
 		}
 	}
@@ -168,22 +188,58 @@ func Submit(ctx context.Context, o SubmitOptions) (*Summary, error) {
 	return sum, nil
 }
 
-// retryable says whether an upload error is worth resuming after.
+// NewJobID returns a fresh random job id.
+func NewJobID() string {
+	const alphabet = "abcdefghijkmnpqrstuvwxyz23456789"
+	b := make([]byte, 12)
+	_, _ = rand.Read(b)
+	for i := range b {
+		b[i] = alphabet[int(b[i])%len(alphabet)]
+	}
+	return string(b)
+}
+
+// retryable says whether an error is worth retrying after: the gateway
+// went away or broke the call, and a restarted one resumes the job.
 func retryable(err error) bool {
 	switch status.Code(err) {
-	case codes.Unavailable, codes.Aborted, codes.DeadlineExceeded, codes.Internal, codes.Unknown, codes.ResourceExhausted, codes.Canceled:
+	case codes.Unavailable, codes.Aborted, codes.Internal, codes.Unknown, codes.ResourceExhausted:
 		return true
 	}
 	return false
 }
 
+// withRetry calls f until it succeeds, fails for good, or has failed
+// attempts times in a row.
+func withRetry(ctx context.Context, attempts int, f func(ctx context.Context) error) error {
+	delay := 200 * time.Millisecond
+	for attempt := 1; ; attempt++ {
+		err := f(ctx)
+		if err == nil || !retryable(err) || attempt == attempts || ctx.Err() != nil {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(delay):
+		}
+		delay = min(2*delay, 2*time.Second)
+	}
+}
+
+// uploadWithRetry uploads a file, resuming after every break. attempts
+// bounds the breaks in a row without progress; one that moved the
+// committed offset resets the count.
 func uploadWithRetry(ctx context.Context, jobs wololov1.JobServiceClient, id, path string, file wololov1.InputFile, attempts int, p *progress) error {
 	if attempts <= 0 {
 		attempts = 10
 	}
 	delay := 200 * time.Millisecond
 	for attempt := 1; ; attempt++ {
-		err := upload(ctx, jobs, id, path, file, p)
+		progressed, err := upload(ctx, jobs, id, path, file, p)
+		if progressed {
+			attempt, delay = 1, 200*time.Millisecond
+		}
 		if err == nil || !retryable(err) || attempt == attempts || ctx.Err() != nil {
 			return err
 		}
@@ -198,36 +254,38 @@ func uploadWithRetry(ctx context.Context, jobs wololov1.JobServiceClient, id, pa
 }
 
 // upload sends one file from the gateway's committed offset to the end.
-func upload(ctx context.Context, jobs wololov1.JobServiceClient, id, path string, file wololov1.InputFile, p *progress) error {
+func upload(ctx context.Context, jobs wololov1.JobServiceClient, id, path string, file wololov1.InputFile, p *progress) (progressed bool, err error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return err
+		return false, err
 	}
 	defer f.Close()
 	info, err := f.Stat()
 	if err != nil {
-		return err
+		return false, err
 	}
+	var acked atomic.Bool
+	defer func() { progressed = acked.Load() }()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	stream, err := jobs.Upload(ctx, grpc.WaitForReady(true))
 	if err != nil {
-		return err
+		return false, err
 	}
 	if err := stream.Send(&wololov1.UploadRequest{Frame: &wololov1.UploadRequest_Start{Start: &wololov1.UploadStart{JobId: id, File: file}}}); err != nil {
-		return recvErr(stream, err)
+		return false, recvErr(stream, err)
 	}
 	first, err := stream.Recv()
 	if err != nil {
-		return err
+		return false, err
 	}
 	name := filepath.Base(path)
 	p.setFile(name, file, first.Offset, first.Rows)
 	if first.Done {
-		return nil
+		return false, nil
 	}
 	if _, err := f.Seek(first.Offset, io.SeekStart); err != nil {
-		return fmt.Errorf("seek %s to %d: %w", path, first.Offset, err)
+		return false, fmt.Errorf("seek %s to %d: %w", path, first.Offset, err)
 	}
 	acks := make(chan error, 1)
 	go func() {
@@ -238,6 +296,9 @@ func upload(ctx context.Context, jobs wololov1.JobServiceClient, id, path string
 				return
 			}
 			p.ack(file, r.Offset, r.Rows)
+			if r.Offset > first.Offset {
+				acked.Store(true)
+			}
 			if r.Done {
 				acks <- nil
 				return
@@ -249,7 +310,7 @@ func upload(ctx context.Context, jobs wololov1.JobServiceClient, id, path string
 		n, rerr := io.ReadFull(f, buf)
 		if n > 0 {
 			if err := stream.Send(&wololov1.UploadRequest{Frame: &wololov1.UploadRequest_Data{Data: buf[:n]}}); err != nil {
-				return waitAck(acks, err)
+				return false, waitAck(acks, err)
 			}
 			buf = make([]byte, ChunkSize) // the sent slice may still be queued
 		}
@@ -257,16 +318,16 @@ func upload(ctx context.Context, jobs wololov1.JobServiceClient, id, path string
 			break
 		}
 		if rerr != nil {
-			return fmt.Errorf("read %s: %w", path, rerr)
+			return false, fmt.Errorf("read %s: %w", path, rerr)
 		}
 	}
 	if err := stream.Send(&wololov1.UploadRequest{Frame: &wololov1.UploadRequest_Finish{Finish: &wololov1.UploadFinish{Size: info.Size()}}}); err != nil {
-		return waitAck(acks, err)
+		return false, waitAck(acks, err)
 	}
 	if err := <-acks; err != nil {
-		return err
+		return false, err
 	}
-	return stream.CloseSend()
+	return false, stream.CloseSend()
 }
 
 // waitAck returns the stream's real error after a failed Send.

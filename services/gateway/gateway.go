@@ -31,13 +31,25 @@ type Config struct {
 	Log         hclog.Logger
 	BatchRows   int
 	OutboxLimit int
+	// Retention is how long a job may go without any client activity
+	// before it is dropped everywhere; DefaultRetention if 0.
+	Retention time.Duration
 }
+
+// DefaultRetention is how long an abandoned job is kept.
+const DefaultRetention = 24 * time.Hour
+
+// Dropper deletes a job's state at every process of the graph; it retries
+// until each has done so or ctx ends.
+type Dropper func(ctx context.Context, job string) error
 
 // Gateway implements JobService.
 type Gateway struct {
 	wololov1.UnimplementedJobServiceServer
 	cfg  Config
 	self deploy.Instance
+	drop Dropper
+	ctx  context.Context
 
 	mu   sync.Mutex
 	jobs map[string]*job
@@ -54,14 +66,23 @@ func New(cfg Config) (*Gateway, error) {
 	if cfg.OutboxLimit == 0 {
 		cfg.OutboxLimit = stage.DefaultOutboxLimit
 	}
+	if cfg.Retention == 0 {
+		cfg.Retention = DefaultRetention
+	}
 	gw := cfg.Topology.Gateway()
 	for _, stream := range fileStreams {
 		if st, ok := cfg.Topology.Stream(stream); !ok || st.From != gw.Name {
 			return nil, fmt.Errorf("gateway: topology has no stream %q from %s", stream, gw.Name)
 		}
 	}
-	return &Gateway{cfg: cfg, self: deploy.Instance{Stage: gw.Name}, jobs: map[string]*job{}}, nil
+	return &Gateway{
+		cfg: cfg, self: deploy.Instance{Stage: gw.Name}, jobs: map[string]*job{},
+		drop: func(context.Context, string) error { return nil }, ctx: context.Background(),
+	}, nil
 }
+
+// SetDropper sets how a deleted job is dropped at the other processes.
+func (g *Gateway) SetDropper(d Dropper) { g.drop = d }
 
 // fileState is one input file of a job.
 type fileState struct {
@@ -78,12 +99,13 @@ type job struct {
 	created time.Time
 	log     hclog.Logger
 
-	mu      sync.Mutex
-	state   wololov1.JobState
-	message string
-	files   [2]*fileState
-	results map[string][]byte
-	changed chan struct{}
+	mu       sync.Mutex
+	activity time.Time // last client call or progress, for retention
+	state    wololov1.JobState
+	message  string
+	files    [2]*fileState
+	results  map[string][]byte
+	changed  chan struct{}
 }
 
 func (j *job) notifyLocked() {
@@ -130,16 +152,133 @@ func (g *Gateway) CreateJob(ctx context.Context, req *wololov1.CreateJobRequest)
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if _, ok := g.jobs[id]; ok {
+	if j, ok := g.jobs[id]; ok {
+		j.touch()
 		return &wololov1.CreateJobResponse{JobId: id}, nil
 	}
-	j := &job{id: id, created: time.Now(), log: g.cfg.Log.With("job", id), state: wololov1.JobState_JOB_STATE_UPLOADING, changed: make(chan struct{})}
-	for i, h := range []*wololov1.FileHeader{req.Matches, req.Players} {
-		j.files[i] = &fileState{columns: h.Columns, size: h.Size, offset: h.DataOffset, report: schema.FileReport{Missing: map[string]int64{}}}
+	meta := jobMeta{Created: time.Now().UnixMilli()}
+	for _, h := range []*wololov1.FileHeader{req.Matches, req.Players} {
+		meta.Files = append(meta.Files, fileMeta{Columns: h.Columns, Size: h.Size, DataOffset: h.DataOffset})
 	}
+	b, err := json.Marshal(meta)
+	if err != nil {
+		return nil, status.Error(codes.Internal, err.Error())
+	}
+	// The job exists once its description is durable: a gateway restarted
+	// from now on knows it, and the client can resume its upload.
+	if err := g.cfg.Store.Commit(&transport.Commit{Job: id, Records: map[string][]byte{recordMeta: b}}); err != nil {
+		return nil, status.Errorf(codes.Unavailable, "store job %s: %v", id, err)
+	}
+	j := g.newJob(id, meta)
 	g.jobs[id] = j
 	j.log.Info("job created", "matches-bytes", req.Matches.Size, "players-bytes", req.Players.Size)
 	return &wololov1.CreateJobResponse{JobId: id}, nil
+}
+
+// recordMeta is the record holding a job's description (jobMeta).
+const recordMeta = "job/meta"
+
+// jobMeta is what CreateJob persists of a job.
+type jobMeta struct {
+	Created int64      `json:"created_unix_ms"`
+	Files   []fileMeta `json:"files"`
+}
+
+type fileMeta struct {
+	Columns    []string `json:"columns"`
+	Size       int64    `json:"size"`
+	DataOffset int64    `json:"data_offset"`
+}
+
+func (g *Gateway) newJob(id string, meta jobMeta) *job {
+	j := &job{
+		id: id, created: time.UnixMilli(meta.Created), activity: time.Now(), log: g.cfg.Log.With("job", id),
+		state: wololov1.JobState_JOB_STATE_UPLOADING, changed: make(chan struct{}),
+	}
+	for i, f := range meta.Files {
+		j.files[i] = &fileState{columns: f.Columns, size: f.Size, offset: f.DataOffset, report: schema.FileReport{Missing: map[string]int64{}}}
+	}
+	return j
+}
+
+func (j *job) touch() {
+	j.mu.Lock()
+	j.activity = time.Now()
+	j.mu.Unlock()
+}
+
+// Recover rebuilds the jobs the store holds (descriptions, upload offsets
+// and reports, results), resumes dropping the jobs that were deleted, and
+// starts the retention sweeper. It runs once, before serving.
+func (g *Gateway) Recover(ctx context.Context, img *transport.Image) error {
+	g.ctx = ctx
+	g.mu.Lock()
+	for id, ji := range img.Jobs {
+		raw := ji.Records[recordMeta]
+		if raw == nil {
+			continue
+		}
+		var meta jobMeta
+		if err := json.Unmarshal(raw, &meta); err != nil || len(meta.Files) != 2 {
+			g.cfg.Log.Error("unreadable job description; dropping the job", "job", id, "error", err)
+			go g.dropJob(id)
+			continue
+		}
+		j := g.newJob(id, meta)
+		for i, fs := range j.files {
+			if raw := ji.Records[uploadKey(schema.File(i))]; raw != nil {
+				var rec uploadRecord
+				if err := json.Unmarshal(raw, &rec); err != nil {
+					return fmt.Errorf("job %s: upload record of %s: %w", id, schema.File(i), err)
+				}
+				fs.offset, fs.done, fs.report = rec.Offset, rec.Done, cloneReport(rec.Report)
+			}
+		}
+		if j.files[0].done && j.files[1].done {
+			j.state = wololov1.JobState_JOB_STATE_RUNNING
+		}
+		if ji.Records[operators.ResultRecord(operators.ResultFiles[0])] != nil {
+			j.setResultsLocked(ji.Records)
+		}
+		g.jobs[id] = j
+		j.log.Info("job recovered", "state", j.state, "matches-offset", j.files[0].offset, "players-offset", j.files[1].offset)
+	}
+	g.mu.Unlock()
+	for _, id := range img.Dropped {
+		go g.dropJob(id)
+	}
+	go g.sweep(ctx)
+	return nil
+}
+
+// sweep drops jobs without client activity for longer than the retention.
+func (g *Gateway) sweep(ctx context.Context) {
+	every := min(g.cfg.Retention/10, time.Minute)
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		var idle []string
+		g.mu.Lock()
+		for id, j := range g.jobs {
+			j.mu.Lock()
+			if time.Since(j.activity) > g.cfg.Retention {
+				idle = append(idle, id)
+			}
+			j.mu.Unlock()
+		}
+		g.mu.Unlock()
+		for _, id := range idle {
+			g.cfg.Log.Info("dropping abandoned job", "job", id, "retention", g.cfg.Retention)
+			if err := g.deleteJob(id); err != nil {
+				g.cfg.Log.Error("drop abandoned job", "job", id, "error", err)
+			}
+		}
+	}
 }
 
 func (g *Gateway) lookup(id string) (*job, error) {
@@ -187,6 +326,7 @@ func (g *Gateway) Upload(stream wololov1.JobService_UploadServer) error {
 	if err != nil {
 		return err
 	}
+	j.touch()
 	file, err := fileOf(start.File)
 	if err != nil {
 		return err
@@ -285,7 +425,7 @@ func (g *Gateway) commit(j *job, file schema.File, in *Ingest, out *stage.Output
 	if err != nil {
 		return status.Error(codes.Internal, err.Error())
 	}
-	c := &transport.Commit{Job: j.id, Outputs: entries, Records: map[string][]byte{"upload/" + file.String(): b}}
+	c := &transport.Commit{Job: j.id, Outputs: entries, Records: map[string][]byte{uploadKey(file): b}}
 	if err := g.cfg.Store.Commit(c); err != nil {
 		return status.Errorf(codes.Unavailable, "commit upload of %s: %v", file, err)
 	}
@@ -294,6 +434,7 @@ func (g *Gateway) commit(j *job, file schema.File, in *Ingest, out *stage.Output
 	defer j.mu.Unlock()
 	fs := j.files[file]
 	fs.offset, fs.report, fs.done = rec.Offset, cloneReport(in.Report), done
+	j.activity = time.Now()
 	if j.files[0].done && j.files[1].done && j.state == wololov1.JobState_JOB_STATE_UPLOADING {
 		j.state = wololov1.JobState_JOB_STATE_RUNNING
 		j.log.Info("both files uploaded; job running")
@@ -311,14 +452,21 @@ func (g *Gateway) Finished(id string, records map[string][]byte) {
 	}
 	j.mu.Lock()
 	defer j.mu.Unlock()
+	j.setResultsLocked(records)
+	j.log.Info("job done", "elapsed", time.Since(j.created).Round(time.Millisecond))
+}
+
+func (j *job) setResultsLocked(records map[string][]byte) {
 	j.results = map[string][]byte{}
 	for _, name := range operators.ResultFiles {
 		j.results[name] = records[operators.ResultRecord(name)]
 	}
 	j.state = wololov1.JobState_JOB_STATE_DONE
+	j.activity = time.Now()
 	j.notifyLocked()
-	j.log.Info("job done", "elapsed", time.Since(j.created).Round(time.Millisecond))
 }
+
+func uploadKey(f schema.File) string { return "upload/" + f.String() }
 
 func (j *job) snapshotLocked() *wololov1.Job {
 	out := &wololov1.Job{JobId: j.id, State: j.state, Message: j.message, ElapsedSeconds: time.Since(j.created).Seconds()}
@@ -363,6 +511,7 @@ func (g *Gateway) GetJob(ctx context.Context, req *wololov1.GetJobRequest) (*wol
 	}
 	j.mu.Lock()
 	defer j.mu.Unlock()
+	j.activity = time.Now()
 	return &wololov1.GetJobResponse{Job: j.snapshotLocked()}, nil
 }
 
@@ -424,19 +573,35 @@ func (g *Gateway) GetResults(req *wololov1.GetResultsRequest, stream wololov1.Jo
 	return nil
 }
 
-// DeleteJob drops a job the client has the results of.
+// DeleteJob drops a job the client has the results of: here at once
+// (durably), and at every other process in the background.
 func (g *Gateway) DeleteJob(ctx context.Context, req *wololov1.DeleteJobRequest) (*wololov1.DeleteJobResponse, error) {
-	j, err := g.lookup(req.GetJobId())
-	if err != nil {
+	if _, err := g.lookup(req.GetJobId()); err != nil {
 		return nil, err
 	}
-	g.mu.Lock()
-	delete(g.jobs, j.id)
-	g.mu.Unlock()
-	g.cfg.Outbox.DropJob(j.id)
-	if err := g.cfg.Store.DropJob(j.id); err != nil {
-		return nil, status.Errorf(codes.Internal, "drop job %s: %v", j.id, err)
+	if err := g.deleteJob(req.JobId); err != nil {
+		return nil, status.Errorf(codes.Internal, "drop job %s: %v", req.JobId, err)
 	}
-	j.log.Info("job deleted")
 	return &wololov1.DeleteJobResponse{}, nil
+}
+
+func (g *Gateway) deleteJob(id string) error {
+	g.mu.Lock()
+	delete(g.jobs, id)
+	g.mu.Unlock()
+	// The tombstone is durable before the client hears back; the other
+	// processes follow, and a restarted gateway resumes telling them.
+	if err := g.cfg.Store.DropJob(id); err != nil {
+		return err
+	}
+	g.cfg.Log.Info("job deleted", "job", id)
+	go g.dropJob(id)
+	return nil
+}
+
+// dropJob tells every process to drop the job, retrying until they have.
+func (g *Gateway) dropJob(id string) {
+	if err := g.drop(g.ctx, id); err != nil && g.ctx.Err() == nil {
+		g.cfg.Log.Error("could not drop the job everywhere", "job", id, "error", err)
+	}
 }

@@ -18,6 +18,11 @@ type Cluster struct {
 	Topology deploy.Topology
 	Nodes    map[string]*Node
 	Addrs    map[string]string
+
+	ctx      context.Context
+	opts     ClusterOptions
+	resolver transport.Resolver
+	stores   map[string]transport.Store
 }
 
 // ClusterOptions tune a cluster.
@@ -55,19 +60,49 @@ func StartCluster(ctx context.Context, top deploy.Topology, opts ClusterOptions)
 			dial[name] = opts.Route(name, addr)
 		}
 	}
-	resolver := transport.StaticResolver(dial)
+	c.ctx, c.opts, c.resolver = ctx, opts, transport.StaticResolver(dial)
+	c.stores = map[string]transport.Store{}
 	for _, in := range top.Instances() {
-		n, err := Start(ctx, Config{
-			Topology: top, Instance: in, Listener: listeners[in.Name()], Resolver: resolver,
-			Log: opts.Log, BatchRows: opts.BatchRows, OutboxLimit: opts.OutboxLimit,
-		})
-		if err != nil {
+		c.stores[in.Name()] = transport.NewMemStore()
+		if err := c.start(in, listeners[in.Name()]); err != nil {
 			c.Stop()
 			return nil, err
 		}
-		c.Nodes[in.Name()] = n
 	}
 	return c, nil
+}
+
+func (c *Cluster) start(in deploy.Instance, l net.Listener) error {
+	n, err := Start(c.ctx, Config{
+		Topology: c.Topology, Instance: in, Listener: l, Resolver: c.resolver, Store: c.stores[in.Name()],
+		Log: c.opts.Log, BatchRows: c.opts.BatchRows, OutboxLimit: c.opts.OutboxLimit,
+	})
+	if err != nil {
+		return err
+	}
+	c.Nodes[in.Name()] = n
+	return nil
+}
+
+// Restart stops one instance and starts it again on the same address and
+// the same store, as a process restarted on its data directory would be:
+// everything it held only in memory is gone. Not safe for concurrent use.
+func (c *Cluster) Restart(instance string) error {
+	in, err := deploy.ParseInstance(instance)
+	if err != nil {
+		return err
+	}
+	n, ok := c.Nodes[instance]
+	if !ok {
+		return fmt.Errorf("no instance %s", instance)
+	}
+	n.Stop()
+	_ = n.Wait()
+	l, err := net.Listen("tcp", c.Addrs[instance])
+	if err != nil {
+		return fmt.Errorf("listen again for %s: %w", instance, err)
+	}
+	return c.start(in, l)
 }
 
 // GatewayAddr is the address clients use.

@@ -43,6 +43,7 @@ type Config struct {
 	Log         hclog.Logger
 	BatchRows   int
 	OutboxLimit int
+	Retention   time.Duration // gateway: see gateway.Config.Retention
 }
 
 // Node is one running process of the graph.
@@ -86,11 +87,18 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	if err != nil {
 		return nil, fmt.Errorf("node %s: incarnation: %w", self, err)
 	}
+	loadStart := time.Now()
+	img, err := cfg.Store.Load()
+	if err != nil {
+		return nil, fmt.Errorf("node %s: load store: %w", self, err)
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	n := &Node{cfg: cfg, Role: st.Role, cancel: cancel, started: time.Now(), done: make(chan struct{})}
 	n.pool = transport.NewPool(cfg.Resolver)
 	outbox := transport.NewOutbox(cfg.Store)
 	sender := transport.NewSender(ctx, self, incarnation, outbox, n.pool, log.Named("transport"))
+	sender.OnFenced(func(err error) { n.fail(fmt.Errorf("%s incarnation %d was replaced: %w", self, incarnation, err)) })
+	resume := restoreOutbox(outbox, img)
 
 	scfg := stage.Config{
 		Topology: cfg.Topology, Instance: cfg.Instance, Spec: spec, Store: cfg.Store,
@@ -99,7 +107,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	if st.Role == "gateway" {
 		n.Gateway, err = gateway.New(gateway.Config{
 			Topology: cfg.Topology, Store: cfg.Store, Outbox: outbox, Sender: sender,
-			Log: log.Named("gateway"), BatchRows: cfg.BatchRows, OutboxLimit: cfg.OutboxLimit,
+			Log: log.Named("gateway"), BatchRows: cfg.BatchRows, OutboxLimit: cfg.OutboxLimit, Retention: cfg.Retention,
 		})
 		if err != nil {
 			cancel()
@@ -112,9 +120,25 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		cancel()
 		return nil, err
 	}
+	if err := runtime.Recover(img); err != nil {
+		cancel()
+		return nil, fmt.Errorf("node %s: recover: %w", self, err)
+	}
+	if n.Gateway != nil {
+		n.Gateway.SetDropper(func(ctx context.Context, job string) error {
+			return dropEverywhere(ctx, cfg.Topology, cfg.Instance, runtime, n.pool, job)
+		})
+		if err := n.Gateway.Recover(ctx, img); err != nil {
+			cancel()
+			return nil, fmt.Errorf("node %s: recover jobs: %w", self, err)
+		}
+	}
+	if len(img.Jobs) > 0 {
+		log.Info("recovered from store", "jobs", len(img.Jobs), "channels-to-resend", len(resume), "took", time.Since(loadStart).Round(time.Millisecond))
+	}
 
 	n.server = grpc.NewServer(transport.ServerOptions()...)
-	wololov1.RegisterStageServiceServer(n.server, transport.NewServer(self, runtime, log.Named("transport")))
+	wololov1.RegisterStageServiceServer(n.server, transport.NewServer(self, incarnation, runtime, log.Named("transport")))
 	if n.Gateway != nil {
 		wololov1.RegisterJobServiceServer(n.server, n.Gateway)
 	}
@@ -130,6 +154,12 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	go func() {
 		err := n.server.Serve(cfg.Listener)
 		n.fail(err)
+	}()
+	// Fence older incarnations of this instance at every receiver before
+	// resending anything, then resend what the store holds.
+	go func() {
+		announce(ctx, cfg.Topology, cfg.Instance, incarnation, n.pool, log, n.fail)
+		sender.Resume(resume)
 	}()
 	go func() {
 		<-ctx.Done()
@@ -148,6 +178,9 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 			n.server.Stop()
 			<-stopped
 		}
+		// Nothing may touch the store once the caller closes it.
+		runtime.Wait()
+		sender.Wait()
 		n.pool.Close()
 		close(n.done)
 	}()

@@ -27,8 +27,8 @@ const (
 // Specs returns every operator by the name the topology uses.
 func Specs() map[string]stage.Spec {
 	return map[string]stage.Spec{
-		"matches-filter": {Inputs: []string{Matches}, Outputs: []string{Q1Tokens, Q3Matches, Q4Matches}, New: func() stage.Operator { return &MatchesFilter{} }},
-		"players-filter": {Inputs: []string{Players}, Outputs: []string{Q2Players, Q3Players, Q4Players}, New: func() stage.Operator { return &PlayersFilter{} }},
+		"matches-filter": {Inputs: []string{Matches}, Outputs: []string{Q1Tokens, Q3Matches, Q4Matches}, New: func() stage.Operator { return &MatchesFilter{} }, Stateless: true},
+		"players-filter": {Inputs: []string{Players}, Outputs: []string{Q2Players, Q3Players, Q4Players}, New: func() stage.Operator { return &PlayersFilter{} }, Stateless: true},
 		"q2-grouper":     {Inputs: []string{Q2Players}, Outputs: []string{Q2Tokens}, New: func() stage.Operator { return NewQ2Grouper() }},
 		"q3-joiner":      {Inputs: []string{Q3Matches, Q3Players}, Outputs: []string{Q3Partials}, New: func() stage.Operator { return NewJoiner(Q3Matches, Q3Players, Q3Partials) }},
 		"q4-joiner":      {Inputs: []string{Q4Matches, Q4Players}, Outputs: []string{Q4Partials}, New: func() stage.Operator { return NewJoiner(Q4Matches, Q4Players, Q4Partials) }},

@@ -35,10 +35,32 @@ type Emitter interface {
 	Record(key string, value []byte)
 }
 
+// Snapshotter is implemented by stateful operators that can write their
+// whole state as bytes and read it back, so that the runtime can cut the
+// state log short (see SnapshotMinBytes). Restore is called on a fresh
+// operator.
+type Snapshotter interface {
+	Snapshot() ([]byte, error)
+	Restore(state []byte) error
+}
+
 // Spec describes an operator: the streams it reads and writes (checked
 // against the topology at start-up) and how to make one per job.
 type Spec struct {
 	Inputs  []string
 	Outputs []string
 	New     func() Operator
+	// Stateless operators keep nothing between batches (filters): the
+	// runtime logs no state for them, and a restart needs no replay.
+	Stateless bool
 }
+
+// discard is the Emitter of a replay: what the operator emits then is
+// already in the outbox or acknowledged.
+type discard struct{}
+
+func (discard) Match(string, *batch.Match)       {}
+func (discard) Player(string, *batch.Player)     {}
+func (discard) Token(string, []byte)             {}
+func (discard) Civ(string, string, int64, int64) {}
+func (discard) Record(string, []byte)            {}

@@ -8,8 +8,12 @@ import (
 	"sort"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/wololo/wololo/deploy"
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
@@ -20,6 +24,25 @@ import (
 // DefaultOutboxLimit is how many unacknowledged batches a channel may hold
 // before the job's actor stops applying input.
 const DefaultOutboxLimit = 16
+
+// MaxGroup is how many queued deliveries one commit may apply together
+// (group commit: one sync for several batches).
+const MaxGroup = 8
+
+// SnapshotMinBytes is the state-log size below which a stateful operator
+// is never snapshotted; above it, a snapshot is taken once the log since the
+// last one is twice the last snapshot's size, so that snapshots cost at most
+// about as much as the log itself and replay stays proportional to the
+// state, not to the job's input.
+const SnapshotMinBytes = 32 << 20
+
+// Records the runtime keeps per job in the store, next to the operator's.
+const (
+	recordFinished  = "stage/finished"
+	recordEOFPrefix = "stage/eof/"
+)
+
+func eofRecord(ch transport.ChannelID) string { return recordEOFPrefix + ch.Stream + "/" + ch.Sender }
 
 // Config is what a Runtime needs.
 type Config struct {
@@ -92,9 +115,15 @@ type Runtime struct {
 	ctx  context.Context
 	fail func(error)
 
-	mu   sync.Mutex
-	jobs map[string]*job
+	mu      sync.Mutex
+	jobs    map[string]*job
+	dropped map[string]bool
+	actors  sync.WaitGroup
 }
+
+// Wait blocks until every job's actor has stopped (after ctx ends), so the
+// store can be closed safely.
+func (r *Runtime) Wait() { r.actors.Wait() }
 
 // New returns a Runtime. Its actors stop when ctx ends; a store failure
 // (which leaves the process unable to keep its promises) is passed to fail.
@@ -102,7 +131,7 @@ func New(ctx context.Context, cfg Config, fail func(error)) (*Runtime, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &Runtime{cfg: cfg, self: cfg.Instance.Name(), ctx: ctx, fail: fail, jobs: map[string]*job{}}, nil
+	return &Runtime{cfg: cfg, self: cfg.Instance.Name(), ctx: ctx, fail: fail, jobs: map[string]*job{}, dropped: map[string]bool{}}, nil
 }
 
 type input struct {
@@ -118,15 +147,22 @@ type delivery struct {
 }
 
 type job struct {
-	id     string
-	log    hclog.Logger
-	queue  chan delivery
-	op     Operator
-	out    *Outputs
-	rowsIn atomic.Int64
-	bad    atomic.Int64
+	id      string
+	log     hclog.Logger
+	queue   chan delivery
+	op      Operator
+	out     *Outputs
+	rowsIn  atomic.Int64
+	bad     atomic.Int64
+	cancel  context.CancelFunc
+	stopped chan struct{}
+	dropped atomic.Bool
 
-	mu       sync.Mutex // guards inputs and finished for Status and Open
+	// logBytes is the state log's size since the last snapshot, and
+	// snapBytes that snapshot's size (actor only).
+	logBytes, snapBytes int
+
+	mu       sync.Mutex // guards inputs, open and finished for Status and Open
 	inputs   map[transport.ChannelID]*input
 	open     int // inputs without EOF
 	finished bool
@@ -158,9 +194,38 @@ func (r *Runtime) Deliver(ctx context.Context, ch transport.ChannelID, b *wololo
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
-	case <-r.ctx.Done():
-		return r.ctx.Err()
+	case <-j.stopped:
+		if j.dropped.Load() {
+			return fmt.Errorf("%w: %s", transport.ErrJobDropped, ch.Job)
+		}
+		return status.Error(codes.Unavailable, "stage is stopping")
 	}
+}
+
+// DropJob implements transport.Handler: it stops the job's actor, forgets
+// its channels and deletes its state, leaving a tombstone so that a late
+// stream of the job is refused rather than starting it anew.
+func (r *Runtime) DropJob(id string) error {
+	r.mu.Lock()
+	j := r.jobs[id]
+	delete(r.jobs, id)
+	already := r.dropped[id]
+	r.dropped[id] = true
+	r.mu.Unlock()
+	if j != nil {
+		j.dropped.Store(true)
+		j.cancel()
+		<-j.stopped
+	}
+	r.cfg.Sender.DropJob(id)
+	r.cfg.Outbox.DropJob(id)
+	if err := r.cfg.Store.DropJob(id); err != nil {
+		return fmt.Errorf("drop job %s: %w", id, err)
+	}
+	if !already {
+		r.cfg.Log.Info("job dropped", "job", id)
+	}
+	return nil
 }
 
 // job returns the job's state, creating it (and its actor) on first use.
@@ -170,17 +235,32 @@ func (r *Runtime) job(id string) (*job, error) {
 	if j, ok := r.jobs[id]; ok {
 		return j, nil
 	}
+	if r.dropped[id] {
+		return nil, fmt.Errorf("%w: %s", transport.ErrJobDropped, id)
+	}
+	j, err := r.newJob(id)
+	if err != nil {
+		return nil, err
+	}
+	r.startLocked(j)
+	j.log.Info("job started", "inputs", len(j.inputs))
+	return j, nil
+}
+
+// newJob builds a job's state without starting it.
+func (r *Runtime) newJob(id string) (*job, error) {
 	out, err := NewOutputs(r.cfg.Topology, r.cfg.Instance, id, r.cfg.Spec.Outputs, r.cfg.Outbox, r.cfg.BatchRows)
 	if err != nil {
 		return nil, err
 	}
 	j := &job{
-		id:     id,
-		log:    r.cfg.Log.With("job", id),
-		queue:  make(chan delivery, 4),
-		op:     r.cfg.Spec.New(),
-		out:    out,
-		inputs: map[transport.ChannelID]*input{},
+		id:      id,
+		log:     r.cfg.Log.With("job", id),
+		queue:   make(chan delivery, 2*MaxGroup),
+		op:      r.cfg.Spec.New(),
+		out:     out,
+		inputs:  map[transport.ChannelID]*input{},
+		stopped: make(chan struct{}),
 	}
 	for _, st := range r.cfg.Topology.Inputs(r.cfg.Instance.Stage) {
 		for i := 0; i < r.cfg.Topology.Replicas(st.From); i++ {
@@ -190,110 +270,302 @@ func (r *Runtime) job(id string) (*job, error) {
 		}
 	}
 	j.open = len(j.inputs)
-	r.jobs[id] = j
-	j.log.Info("job started", "inputs", len(j.inputs))
-	go r.actor(j)
 	return j, nil
 }
 
-// actor applies a job's deliveries one at a time.
-func (r *Runtime) actor(j *job) {
-	for {
-		var d delivery
-		select {
-		case <-r.ctx.Done():
-			return
-		case d = <-j.queue:
-		}
-		if err := r.cfg.Outbox.WaitRoom(r.ctx, j.out.Channels(), r.cfg.OutboxLimit); err != nil {
-			d.done(err)
-			return
-		}
-		if err := r.apply(j, d); err != nil {
-			d.done(err)
-			if !errors.Is(err, transport.ErrSeqGap) {
-				r.fail(fmt.Errorf("job %s: %w", j.id, err))
-				return
-			}
-			continue
-		}
-		d.done(nil)
-	}
+func (r *Runtime) startLocked(j *job) {
+	ctx, cancel := context.WithCancel(r.ctx)
+	j.cancel = cancel
+	r.jobs[j.id] = j
+	r.actors.Add(1)
+	go func() {
+		defer r.actors.Done()
+		r.actor(ctx, j)
+	}()
 }
 
-// apply applies one delivery and commits it. Errors other than ErrSeqGap
-// are store failures.
-func (r *Runtime) apply(j *job, d delivery) error {
-	j.mu.Lock()
-	in := j.inputs[d.ch]
-	wm, finished := in.watermark, j.finished
-	j.mu.Unlock()
-	switch transport.Check(wm, d.batch.Seq) {
-	case transport.Duplicate:
-		return nil
-	case transport.Gap:
-		return fmt.Errorf("%w: %s got %d after %d", transport.ErrSeqGap, d.ch, d.batch.Seq, wm)
+// Recover rebuilds every job the store holds: inbox watermarks, which
+// inputs have ended, whether the job finished here, and (for a stateful
+// operator) the operator itself by replaying its state log. The outbox is
+// restored by the caller, which owns it for the whole process.
+func (r *Runtime) Recover(img *transport.Image) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, id := range img.Dropped {
+		r.dropped[id] = true
 	}
-	finishing := false
-	if d.batch.Eof {
-		finishing = j.open == 1 && !finished
-		if ender, ok := j.op.(StreamEnder); ok && !finished && j.lastOfStream(d.ch) {
-			if err := ender.EndStream(d.ch.Stream, j.out); err != nil {
-				j.out.Discard()
-				j.log.Error("operator failed at end of stream", "stream", d.ch.Stream, "error", err)
+	for id, ji := range img.Jobs {
+		if _, ok := r.jobs[id]; ok {
+			continue
+		}
+		j, err := r.newJob(id)
+		if err != nil {
+			return err
+		}
+		seen := ji.Records[recordFinished] != nil
+		for ch := range j.inputs {
+			if ji.Watermarks[ch] > 0 {
+				seen = true
 			}
 		}
-	} else if !finished {
-		n := batch.Rows(d.batch.Rows)
-		if err := j.op.Apply(d.ch.Stream, d.batch.GetRows(), j.out); err != nil {
-			// A batch this stage cannot read is dropped and counted, not
-			// retried forever; the job goes on without it.
-			j.out.Discard()
-			j.bad.Add(1)
-			j.log.Error("dropped unreadable batch", "stream", d.ch.Stream, "sender", d.ch.Sender, "seq", d.batch.Seq, "error", err)
-		} else {
-			j.rowsIn.Add(int64(n))
+		if !seen {
+			continue // a job of the gateway that has sent this stage nothing yet
 		}
-	}
-	if finishing {
-		if err := j.op.Finish(j.out); err != nil {
-			j.out.Discard()
-			j.log.Error("operator failed to finish; emitting nothing", "error", err)
+		start := time.Now()
+		if ji.Records[recordFinished] != nil {
+			j.finished, j.op = true, nil
+		} else if !r.cfg.Spec.Stateless {
+			if err := r.replay(j, ji.State); err != nil {
+				return fmt.Errorf("job %s: replay state log: %w", id, err)
+			}
 		}
+		// The store is authoritative for watermarks and ended inputs.
+		j.open = 0
+		for ch, in := range j.inputs {
+			in.watermark = ji.Watermarks[ch]
+			in.eof = ji.Records[eofRecord(ch)] != nil
+			if !in.eof {
+				j.open++
+			}
+		}
+		r.startLocked(j)
+		j.log.Info("job recovered", "finished", j.finished, "open-inputs", j.open,
+			"state-log-entries", len(ji.State), "replay", time.Since(start).Round(time.Millisecond))
 	}
-	entries, records := j.out.Drain(finishing)
-	c := &transport.Commit{Job: j.id, Inputs: map[transport.ChannelID]uint64{d.ch: d.batch.Seq}, Outputs: entries, Records: records}
-	if err := r.cfg.Store.Commit(c); err != nil {
-		return fmt.Errorf("commit %s seq %d: %w", d.ch, d.batch.Seq, err)
-	}
-	j.mu.Lock()
-	in.watermark = d.batch.Seq
-	if d.batch.Eof && !in.eof {
-		in.eof = true
-		j.open--
-	}
-	if finishing {
-		j.finished = true
-		j.op = nil // its state is no longer needed
-	}
-	j.mu.Unlock()
-	r.cfg.Sender.Publish(entries)
-	if finishing {
-		j.log.Info("job finished at this stage", "rows-in", j.rowsIn.Load(), "rows-out", j.out.RowsOut())
-		if r.cfg.OnFinish != nil {
-			r.cfg.OnFinish(j.id, records)
+	return nil
+}
+
+// replay rebuilds a job's operator from its state log. What the operator
+// emits is dropped: it is already in the outbox, or acknowledged.
+func (r *Runtime) replay(j *job, log [][]byte) error {
+	for _, raw := range log {
+		var jr wololov1.Journal
+		if err := proto.Unmarshal(raw, &jr); err != nil {
+			return err
+		}
+		if len(jr.Snapshot) > 0 {
+			op := r.cfg.Spec.New()
+			snap, ok := op.(Snapshotter)
+			if !ok {
+				return fmt.Errorf("log holds a snapshot but operator %T cannot restore one", op)
+			}
+			if err := snap.Restore(jr.Snapshot); err != nil {
+				return fmt.Errorf("restore snapshot: %w", err)
+			}
+			j.op = op
+			j.snapBytes, j.logBytes = len(jr.Snapshot), 0
+			continue
+		}
+		j.logBytes += len(raw)
+		for _, a := range jr.Applied {
+			ch := transport.ChannelID{Job: j.id, Stream: a.Stream, Sender: a.Sender, Receiver: r.self}
+			if _, ok := j.inputs[ch]; !ok {
+				return fmt.Errorf("log names unknown channel %s", ch)
+			}
+			r.step(j, ch, a.Eof, a.Rows, discard{})
 		}
 	}
 	return nil
 }
 
-// lastOfStream reports whether ch is the only channel of its stream whose
-// EOF is not yet applied.
-func (j *job) lastOfStream(ch transport.ChannelID) bool {
+// actor applies a job's deliveries, up to MaxGroup of them per commit.
+func (r *Runtime) actor(ctx context.Context, j *job) {
+	defer close(j.stopped)
+	group := make([]delivery, 0, MaxGroup)
+	for {
+		group = group[:0]
+		select {
+		case <-ctx.Done():
+			return
+		case d := <-j.queue:
+			group = append(group, d)
+		}
+	more:
+		for len(group) < MaxGroup {
+			select {
+			case d := <-j.queue:
+				group = append(group, d)
+			default:
+				break more
+			}
+		}
+		if err := r.cfg.Outbox.WaitRoom(ctx, j.out.Channels(), r.cfg.OutboxLimit); err != nil {
+			for _, d := range group {
+				d.done(err)
+			}
+			return
+		}
+		if err := r.apply(j, group); err != nil {
+			for _, d := range group {
+				d.done(err)
+			}
+			r.fail(fmt.Errorf("job %s: %w", j.id, err))
+			return
+		}
+	}
+}
+
+// apply applies a group of deliveries and commits them together; a
+// delivery out of sequence is refused on its own. Only after the commit are
+// the others acknowledged. An error is a store failure: the process must
+// stop, since its memory is now ahead of its store.
+func (r *Runtime) apply(j *job, group []delivery) error {
+	c := &transport.Commit{Job: j.id, Inputs: map[transport.ChannelID]uint64{}, Records: map[string][]byte{}}
+	var journal wololov1.Journal
+	var acks []delivery
+	finishing := false
+	for _, d := range group {
+		j.mu.Lock()
+		in := j.inputs[d.ch]
+		switch transport.Check(in.watermark, d.batch.Seq) {
+		case transport.Duplicate:
+			j.mu.Unlock()
+			acks = append(acks, d)
+			continue
+		case transport.Gap:
+			wm := in.watermark
+			j.mu.Unlock()
+			d.done(fmt.Errorf("%w: %s got %d after %d", transport.ErrSeqGap, d.ch, d.batch.Seq, wm))
+			continue
+		}
+		// Memory runs ahead of the store until the commit below; if that
+		// fails the process stops and restarts from the store.
+		in.watermark = d.batch.Seq
+		j.mu.Unlock()
+		c.Inputs[d.ch] = d.batch.Seq
+		acks = append(acks, d)
+		if d.batch.Eof {
+			c.Records[eofRecord(d.ch)] = []byte{1}
+		}
+		if !r.cfg.Spec.Stateless {
+			journal.Applied = append(journal.Applied, &wololov1.Applied{Stream: d.ch.Stream, Sender: d.ch.Sender, Seq: d.batch.Seq, Eof: d.batch.Eof, Rows: d.batch.Rows})
+		}
+		fin := r.step(j, d.ch, d.batch.Eof, d.batch.Rows, j.out)
+		entries, records := j.out.Drain(fin)
+		c.Outputs = append(c.Outputs, entries...)
+		for k, v := range records {
+			c.Records[k] = v
+		}
+		finishing = finishing || fin
+	}
+	if len(c.Inputs) == 0 {
+		for _, d := range acks {
+			d.done(nil)
+		}
+		return nil
+	}
+	var err error
+	switch {
+	case finishing:
+		// The operator is gone; its log is no longer needed.
+		c.Records[recordFinished] = []byte{1}
+		c.ResetState = true
+	case r.cfg.Spec.Stateless:
+	default:
+		if c.State, c.ResetState, err = r.stateChange(j, &journal); err != nil {
+			return err
+		}
+	}
+	if err := r.cfg.Store.Commit(c); err != nil {
+		return fmt.Errorf("commit %d batches: %w", len(c.Inputs), err)
+	}
+	r.cfg.Sender.Publish(c.Outputs)
+	for _, d := range acks {
+		d.done(nil)
+	}
+	if finishing {
+		j.log.Info("job finished at this stage", "rows-in", j.rowsIn.Load(), "rows-out", j.out.RowsOut(), "unreadable-batches", j.bad.Load())
+		if r.cfg.OnFinish != nil {
+			r.cfg.OnFinish(j.id, c.Records)
+		}
+	}
+	return nil
+}
+
+// stateChange is what a commit appends to the state log: the journal of
+// the batches it applied, or a snapshot of the operator that replaces the
+// log when the log has grown past the snapshot policy.
+func (r *Runtime) stateChange(j *job, journal *wololov1.Journal) ([]byte, bool, error) {
+	b, err := proto.Marshal(journal)
+	if err != nil {
+		return nil, false, fmt.Errorf("encode journal: %w", err)
+	}
+	j.logBytes += len(b)
+	snap, ok := j.op.(Snapshotter)
+	if !ok || j.logBytes < max(SnapshotMinBytes, 2*j.snapBytes) {
+		return b, false, nil
+	}
+	state, err := snap.Snapshot()
+	if err != nil {
+		j.log.Warn("snapshot failed; keeping the log", "error", err)
+		return b, false, nil
+	}
+	sb, err := proto.Marshal(&wololov1.Journal{Snapshot: state})
+	if err != nil {
+		return nil, false, fmt.Errorf("encode snapshot: %w", err)
+	}
+	j.log.Debug("state snapshot", "bytes", len(sb), "log-bytes", j.logBytes)
+	j.logBytes, j.snapBytes = 0, len(sb)
+	return sb, true, nil
+}
+
+// step applies one input batch (or its EOF) to the operator and reports
+// whether it finished the job. Live application and replay both go through
+// it, so a replayed operator ends in the state the live one had.
+func (r *Runtime) step(j *job, ch transport.ChannelID, eof bool, rows *wololov1.RowBatch, out Emitter) bool {
 	j.mu.Lock()
-	defer j.mu.Unlock()
-	for c, in := range j.inputs {
-		if c.Stream == ch.Stream && c != ch && !in.eof {
+	if j.finished {
+		j.mu.Unlock()
+		return false
+	}
+	in := j.inputs[ch]
+	streamEnded, finishing := false, false
+	if eof && !in.eof {
+		in.eof = true
+		j.open--
+		streamEnded = j.streamEndedLocked(ch.Stream)
+		finishing = j.open == 0
+	}
+	j.mu.Unlock()
+	discardOnError := func(what string, err error) {
+		if o, ok := out.(*Outputs); ok {
+			o.Discard()
+		}
+		j.log.Error(what, "stream", ch.Stream, "sender", ch.Sender, "error", err)
+	}
+	if eof {
+		if ender, ok := j.op.(StreamEnder); ok && streamEnded {
+			if err := ender.EndStream(ch.Stream, out); err != nil {
+				discardOnError("operator failed at end of stream", err)
+			}
+		}
+	} else {
+		n := batch.Rows(rows)
+		if err := j.op.Apply(ch.Stream, rows, out); err != nil {
+			// A batch this stage cannot read is dropped and counted, not
+			// retried forever; the job goes on without it.
+			j.bad.Add(1)
+			discardOnError("dropped unreadable batch", err)
+		} else {
+			j.rowsIn.Add(int64(n))
+		}
+	}
+	if finishing {
+		if err := j.op.Finish(out); err != nil {
+			discardOnError("operator failed to finish; emitting nothing", err)
+		}
+		j.mu.Lock()
+		j.finished = true
+		j.op = nil // its state is no longer needed
+		j.mu.Unlock()
+	}
+	return finishing
+}
+
+// streamEndedLocked reports whether every channel of a stream has ended.
+func (j *job) streamEndedLocked(stream string) bool {
+	for _, in := range j.inputs {
+		if in.stream == stream && !in.eof {
 			return false
 		}
 	}

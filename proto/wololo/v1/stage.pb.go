@@ -21,6 +21,190 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// AnnounceRequest names the new incarnation.
+type AnnounceRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The sending instance.
+	Sender string `protobuf:"bytes,1,opt,name=sender,proto3" json:"sender,omitempty"`
+	// Its incarnation.
+	Incarnation   uint64 `protobuf:"varint,2,opt,name=incarnation,proto3" json:"incarnation,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AnnounceRequest) Reset() {
+	*x = AnnounceRequest{}
+	mi := &file_wololo_v1_stage_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AnnounceRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AnnounceRequest) ProtoMessage() {}
+
+func (x *AnnounceRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_wololo_v1_stage_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AnnounceRequest.ProtoReflect.Descriptor instead.
+func (*AnnounceRequest) Descriptor() ([]byte, []int) {
+	return file_wololo_v1_stage_proto_rawDescGZIP(), []int{0}
+}
+
+func (x *AnnounceRequest) GetSender() string {
+	if x != nil {
+		return x.Sender
+	}
+	return ""
+}
+
+func (x *AnnounceRequest) GetIncarnation() uint64 {
+	if x != nil {
+		return x.Incarnation
+	}
+	return 0
+}
+
+// AnnounceResponse answers Announce.
+type AnnounceResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The receiver's own incarnation.
+	Incarnation   uint64 `protobuf:"varint,1,opt,name=incarnation,proto3" json:"incarnation,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AnnounceResponse) Reset() {
+	*x = AnnounceResponse{}
+	mi := &file_wololo_v1_stage_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AnnounceResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AnnounceResponse) ProtoMessage() {}
+
+func (x *AnnounceResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_wololo_v1_stage_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AnnounceResponse.ProtoReflect.Descriptor instead.
+func (*AnnounceResponse) Descriptor() ([]byte, []int) {
+	return file_wololo_v1_stage_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *AnnounceResponse) GetIncarnation() uint64 {
+	if x != nil {
+		return x.Incarnation
+	}
+	return 0
+}
+
+// DropJobRequest names the job to drop.
+type DropJobRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The job.
+	JobId         string `protobuf:"bytes,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DropJobRequest) Reset() {
+	*x = DropJobRequest{}
+	mi := &file_wololo_v1_stage_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DropJobRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DropJobRequest) ProtoMessage() {}
+
+func (x *DropJobRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_wololo_v1_stage_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DropJobRequest.ProtoReflect.Descriptor instead.
+func (*DropJobRequest) Descriptor() ([]byte, []int) {
+	return file_wololo_v1_stage_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *DropJobRequest) GetJobId() string {
+	if x != nil {
+		return x.JobId
+	}
+	return ""
+}
+
+// DropJobResponse answers DropJob.
+type DropJobResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DropJobResponse) Reset() {
+	*x = DropJobResponse{}
+	mi := &file_wololo_v1_stage_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DropJobResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DropJobResponse) ProtoMessage() {}
+
+func (x *DropJobResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_wololo_v1_stage_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DropJobResponse.ProtoReflect.Descriptor instead.
+func (*DropJobResponse) Descriptor() ([]byte, []int) {
+	return file_wololo_v1_stage_proto_rawDescGZIP(), []int{3}
+}
+
 // ExchangeRequest is a frame from sender to receiver.
 type ExchangeRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -37,7 +221,7 @@ type ExchangeRequest struct {
 
 func (x *ExchangeRequest) Reset() {
 	*x = ExchangeRequest{}
-	mi := &file_wololo_v1_stage_proto_msgTypes[0]
+	mi := &file_wololo_v1_stage_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -49,7 +233,7 @@ func (x *ExchangeRequest) String() string {
 func (*ExchangeRequest) ProtoMessage() {}
 
 func (x *ExchangeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_stage_proto_msgTypes[0]
+	mi := &file_wololo_v1_stage_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -62,7 +246,7 @@ func (x *ExchangeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExchangeRequest.ProtoReflect.Descriptor instead.
 func (*ExchangeRequest) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_stage_proto_rawDescGZIP(), []int{0}
+	return file_wololo_v1_stage_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *ExchangeRequest) GetFrame() isExchangeRequest_Frame {
@@ -124,7 +308,7 @@ type ExchangeResponse struct {
 
 func (x *ExchangeResponse) Reset() {
 	*x = ExchangeResponse{}
-	mi := &file_wololo_v1_stage_proto_msgTypes[1]
+	mi := &file_wololo_v1_stage_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -136,7 +320,7 @@ func (x *ExchangeResponse) String() string {
 func (*ExchangeResponse) ProtoMessage() {}
 
 func (x *ExchangeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_stage_proto_msgTypes[1]
+	mi := &file_wololo_v1_stage_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -149,7 +333,7 @@ func (x *ExchangeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExchangeResponse.ProtoReflect.Descriptor instead.
 func (*ExchangeResponse) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_stage_proto_rawDescGZIP(), []int{1}
+	return file_wololo_v1_stage_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *ExchangeResponse) GetFrame() isExchangeResponse_Frame {
@@ -214,7 +398,7 @@ type Open struct {
 
 func (x *Open) Reset() {
 	*x = Open{}
-	mi := &file_wololo_v1_stage_proto_msgTypes[2]
+	mi := &file_wololo_v1_stage_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -226,7 +410,7 @@ func (x *Open) String() string {
 func (*Open) ProtoMessage() {}
 
 func (x *Open) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_stage_proto_msgTypes[2]
+	mi := &file_wololo_v1_stage_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -239,7 +423,7 @@ func (x *Open) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Open.ProtoReflect.Descriptor instead.
 func (*Open) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_stage_proto_rawDescGZIP(), []int{2}
+	return file_wololo_v1_stage_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *Open) GetJobId() string {
@@ -281,14 +465,17 @@ func (x *Open) GetIncarnation() uint64 {
 type Hello struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The highest sequence number the receiver has applied on this channel.
-	Watermark     uint64 `protobuf:"varint,1,opt,name=watermark,proto3" json:"watermark,omitempty"`
+	Watermark uint64 `protobuf:"varint,1,opt,name=watermark,proto3" json:"watermark,omitempty"`
+	// The receiver's incarnation; a sender refuses a receiver older than one
+	// it has already talked to (a zombie that woke up).
+	Incarnation   uint64 `protobuf:"varint,2,opt,name=incarnation,proto3" json:"incarnation,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Hello) Reset() {
 	*x = Hello{}
-	mi := &file_wololo_v1_stage_proto_msgTypes[3]
+	mi := &file_wololo_v1_stage_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -300,7 +487,7 @@ func (x *Hello) String() string {
 func (*Hello) ProtoMessage() {}
 
 func (x *Hello) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_stage_proto_msgTypes[3]
+	mi := &file_wololo_v1_stage_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -313,12 +500,19 @@ func (x *Hello) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Hello.ProtoReflect.Descriptor instead.
 func (*Hello) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_stage_proto_rawDescGZIP(), []int{3}
+	return file_wololo_v1_stage_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *Hello) GetWatermark() uint64 {
 	if x != nil {
 		return x.Watermark
+	}
+	return 0
+}
+
+func (x *Hello) GetIncarnation() uint64 {
+	if x != nil {
+		return x.Incarnation
 	}
 	return 0
 }
@@ -338,7 +532,7 @@ type Batch struct {
 
 func (x *Batch) Reset() {
 	*x = Batch{}
-	mi := &file_wololo_v1_stage_proto_msgTypes[4]
+	mi := &file_wololo_v1_stage_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -350,7 +544,7 @@ func (x *Batch) String() string {
 func (*Batch) ProtoMessage() {}
 
 func (x *Batch) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_stage_proto_msgTypes[4]
+	mi := &file_wololo_v1_stage_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -363,7 +557,7 @@ func (x *Batch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Batch.ProtoReflect.Descriptor instead.
 func (*Batch) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_stage_proto_rawDescGZIP(), []int{4}
+	return file_wololo_v1_stage_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *Batch) GetSeq() uint64 {
@@ -398,7 +592,7 @@ type Ack struct {
 
 func (x *Ack) Reset() {
 	*x = Ack{}
-	mi := &file_wololo_v1_stage_proto_msgTypes[5]
+	mi := &file_wololo_v1_stage_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -410,7 +604,7 @@ func (x *Ack) String() string {
 func (*Ack) ProtoMessage() {}
 
 func (x *Ack) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_stage_proto_msgTypes[5]
+	mi := &file_wololo_v1_stage_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -423,7 +617,7 @@ func (x *Ack) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Ack.ProtoReflect.Descriptor instead.
 func (*Ack) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_stage_proto_rawDescGZIP(), []int{5}
+	return file_wololo_v1_stage_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *Ack) GetSeq() uint64 {
@@ -437,7 +631,15 @@ var File_wololo_v1_stage_proto protoreflect.FileDescriptor
 
 const file_wololo_v1_stage_proto_rawDesc = "" +
 	"\n" +
-	"\x15wololo/v1/stage.proto\x12\twololo.v1\x1a\x15wololo/v1/batch.proto\"k\n" +
+	"\x15wololo/v1/stage.proto\x12\twololo.v1\x1a\x15wololo/v1/batch.proto\"K\n" +
+	"\x0fAnnounceRequest\x12\x16\n" +
+	"\x06sender\x18\x01 \x01(\tR\x06sender\x12 \n" +
+	"\vincarnation\x18\x02 \x01(\x04R\vincarnation\"4\n" +
+	"\x10AnnounceResponse\x12 \n" +
+	"\vincarnation\x18\x01 \x01(\x04R\vincarnation\"'\n" +
+	"\x0eDropJobRequest\x12\x15\n" +
+	"\x06job_id\x18\x01 \x01(\tR\x05jobId\"\x11\n" +
+	"\x0fDropJobResponse\"k\n" +
 	"\x0fExchangeRequest\x12%\n" +
 	"\x04open\x18\x01 \x01(\v2\x0f.wololo.v1.OpenH\x00R\x04open\x12(\n" +
 	"\x05batch\x18\x02 \x01(\v2\x10.wololo.v1.BatchH\x00R\x05batchB\a\n" +
@@ -451,17 +653,20 @@ const file_wololo_v1_stage_proto_rawDesc = "" +
 	"\x06stream\x18\x02 \x01(\tR\x06stream\x12\x16\n" +
 	"\x06sender\x18\x03 \x01(\tR\x06sender\x12\x1a\n" +
 	"\breceiver\x18\x04 \x01(\tR\breceiver\x12 \n" +
-	"\vincarnation\x18\x05 \x01(\x04R\vincarnation\"%\n" +
+	"\vincarnation\x18\x05 \x01(\x04R\vincarnation\"G\n" +
 	"\x05Hello\x12\x1c\n" +
-	"\twatermark\x18\x01 \x01(\x04R\twatermark\"T\n" +
+	"\twatermark\x18\x01 \x01(\x04R\twatermark\x12 \n" +
+	"\vincarnation\x18\x02 \x01(\x04R\vincarnation\"T\n" +
 	"\x05Batch\x12\x10\n" +
 	"\x03seq\x18\x01 \x01(\x04R\x03seq\x12\x10\n" +
 	"\x03eof\x18\x02 \x01(\bR\x03eof\x12'\n" +
 	"\x04rows\x18\x03 \x01(\v2\x13.wololo.v1.RowBatchR\x04rows\"\x17\n" +
 	"\x03Ack\x12\x10\n" +
-	"\x03seq\x18\x01 \x01(\x04R\x03seq2W\n" +
+	"\x03seq\x18\x01 \x01(\x04R\x03seq2\xde\x01\n" +
 	"\fStageService\x12G\n" +
-	"\bExchange\x12\x1a.wololo.v1.ExchangeRequest\x1a\x1b.wololo.v1.ExchangeResponse(\x010\x01B3Z1github.com/wololo/wololo/proto/wololo/v1;wololov1b\x06proto3"
+	"\bExchange\x12\x1a.wololo.v1.ExchangeRequest\x1a\x1b.wololo.v1.ExchangeResponse(\x010\x01\x12C\n" +
+	"\bAnnounce\x12\x1a.wololo.v1.AnnounceRequest\x1a\x1b.wololo.v1.AnnounceResponse\x12@\n" +
+	"\aDropJob\x12\x19.wololo.v1.DropJobRequest\x1a\x1a.wololo.v1.DropJobResponseB3Z1github.com/wololo/wololo/proto/wololo/v1;wololov1b\x06proto3"
 
 var (
 	file_wololo_v1_stage_proto_rawDescOnce sync.Once
@@ -475,29 +680,37 @@ func file_wololo_v1_stage_proto_rawDescGZIP() []byte {
 	return file_wololo_v1_stage_proto_rawDescData
 }
 
-var file_wololo_v1_stage_proto_msgTypes = make([]protoimpl.MessageInfo, 6)
+var file_wololo_v1_stage_proto_msgTypes = make([]protoimpl.MessageInfo, 10)
 var file_wololo_v1_stage_proto_goTypes = []any{
-	(*ExchangeRequest)(nil),  // 0: wololo.v1.ExchangeRequest
-	(*ExchangeResponse)(nil), // 1: wololo.v1.ExchangeResponse
-	(*Open)(nil),             // 2: wololo.v1.Open
-	(*Hello)(nil),            // 3: wololo.v1.Hello
-	(*Batch)(nil),            // 4: wololo.v1.Batch
-	(*Ack)(nil),              // 5: wololo.v1.Ack
-	(*RowBatch)(nil),         // 6: wololo.v1.RowBatch
+	(*AnnounceRequest)(nil),  // 0: wololo.v1.AnnounceRequest
+	(*AnnounceResponse)(nil), // 1: wololo.v1.AnnounceResponse
+	(*DropJobRequest)(nil),   // 2: wololo.v1.DropJobRequest
+	(*DropJobResponse)(nil),  // 3: wololo.v1.DropJobResponse
+	(*ExchangeRequest)(nil),  // 4: wololo.v1.ExchangeRequest
+	(*ExchangeResponse)(nil), // 5: wololo.v1.ExchangeResponse
+	(*Open)(nil),             // 6: wololo.v1.Open
+	(*Hello)(nil),            // 7: wololo.v1.Hello
+	(*Batch)(nil),            // 8: wololo.v1.Batch
+	(*Ack)(nil),              // 9: wololo.v1.Ack
+	(*RowBatch)(nil),         // 10: wololo.v1.RowBatch
 }
 var file_wololo_v1_stage_proto_depIdxs = []int32{
-	2, // 0: wololo.v1.ExchangeRequest.open:type_name -> wololo.v1.Open
-	4, // 1: wololo.v1.ExchangeRequest.batch:type_name -> wololo.v1.Batch
-	3, // 2: wololo.v1.ExchangeResponse.hello:type_name -> wololo.v1.Hello
-	5, // 3: wololo.v1.ExchangeResponse.ack:type_name -> wololo.v1.Ack
-	6, // 4: wololo.v1.Batch.rows:type_name -> wololo.v1.RowBatch
-	0, // 5: wololo.v1.StageService.Exchange:input_type -> wololo.v1.ExchangeRequest
-	1, // 6: wololo.v1.StageService.Exchange:output_type -> wololo.v1.ExchangeResponse
-	6, // [6:7] is the sub-list for method output_type
-	5, // [5:6] is the sub-list for method input_type
-	5, // [5:5] is the sub-list for extension type_name
-	5, // [5:5] is the sub-list for extension extendee
-	0, // [0:5] is the sub-list for field type_name
+	6,  // 0: wololo.v1.ExchangeRequest.open:type_name -> wololo.v1.Open
+	8,  // 1: wololo.v1.ExchangeRequest.batch:type_name -> wololo.v1.Batch
+	7,  // 2: wololo.v1.ExchangeResponse.hello:type_name -> wololo.v1.Hello
+	9,  // 3: wololo.v1.ExchangeResponse.ack:type_name -> wololo.v1.Ack
+	10, // 4: wololo.v1.Batch.rows:type_name -> wololo.v1.RowBatch
+	4,  // 5: wololo.v1.StageService.Exchange:input_type -> wololo.v1.ExchangeRequest
+	0,  // 6: wololo.v1.StageService.Announce:input_type -> wololo.v1.AnnounceRequest
+	2,  // 7: wololo.v1.StageService.DropJob:input_type -> wololo.v1.DropJobRequest
+	5,  // 8: wololo.v1.StageService.Exchange:output_type -> wololo.v1.ExchangeResponse
+	1,  // 9: wololo.v1.StageService.Announce:output_type -> wololo.v1.AnnounceResponse
+	3,  // 10: wololo.v1.StageService.DropJob:output_type -> wololo.v1.DropJobResponse
+	8,  // [8:11] is the sub-list for method output_type
+	5,  // [5:8] is the sub-list for method input_type
+	5,  // [5:5] is the sub-list for extension type_name
+	5,  // [5:5] is the sub-list for extension extendee
+	0,  // [0:5] is the sub-list for field type_name
 }
 
 func init() { file_wololo_v1_stage_proto_init() }
@@ -506,11 +719,11 @@ func file_wololo_v1_stage_proto_init() {
 		return
 	}
 	file_wololo_v1_batch_proto_init()
-	file_wololo_v1_stage_proto_msgTypes[0].OneofWrappers = []any{
+	file_wololo_v1_stage_proto_msgTypes[4].OneofWrappers = []any{
 		(*ExchangeRequest_Open)(nil),
 		(*ExchangeRequest_Batch)(nil),
 	}
-	file_wololo_v1_stage_proto_msgTypes[1].OneofWrappers = []any{
+	file_wololo_v1_stage_proto_msgTypes[5].OneofWrappers = []any{
 		(*ExchangeResponse_Hello)(nil),
 		(*ExchangeResponse_Ack)(nil),
 	}
@@ -520,7 +733,7 @@ func file_wololo_v1_stage_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_wololo_v1_stage_proto_rawDesc), len(file_wololo_v1_stage_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   6,
+			NumMessages:   10,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -20,6 +20,8 @@ const _ = grpc.SupportPackageIsVersion9
 
 const (
 	StageService_Exchange_FullMethodName = "/wololo.v1.StageService/Exchange"
+	StageService_Announce_FullMethodName = "/wololo.v1.StageService/Announce"
+	StageService_DropJob_FullMethodName  = "/wololo.v1.StageService/DropJob"
 )
 
 // StageServiceClient is the client API for StageService service.
@@ -34,6 +36,13 @@ type StageServiceClient interface {
 	// Hello with its watermark, the sender resends its outbox above it and then
 	// new batches; the receiver acknowledges each batch once it is committed.
 	Exchange(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[ExchangeRequest, ExchangeResponse], error)
+	// Announce tells a receiver that a sender instance has started with a new
+	// incarnation, before it sends anything: from then on the receiver refuses
+	// every stream of an older incarnation of that instance (a paused zombie).
+	Announce(ctx context.Context, in *AnnounceRequest, opts ...grpc.CallOption) (*AnnounceResponse, error)
+	// DropJob deletes everything an instance holds of a job whose results the
+	// client has. Idempotent; later streams of the job are refused.
+	DropJob(ctx context.Context, in *DropJobRequest, opts ...grpc.CallOption) (*DropJobResponse, error)
 }
 
 type stageServiceClient struct {
@@ -57,6 +66,26 @@ func (c *stageServiceClient) Exchange(ctx context.Context, opts ...grpc.CallOpti
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type StageService_ExchangeClient = grpc.BidiStreamingClient[ExchangeRequest, ExchangeResponse]
 
+func (c *stageServiceClient) Announce(ctx context.Context, in *AnnounceRequest, opts ...grpc.CallOption) (*AnnounceResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(AnnounceResponse)
+	err := c.cc.Invoke(ctx, StageService_Announce_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *stageServiceClient) DropJob(ctx context.Context, in *DropJobRequest, opts ...grpc.CallOption) (*DropJobResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(DropJobResponse)
+	err := c.cc.Invoke(ctx, StageService_DropJob_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // StageServiceServer is the server API for StageService service.
 // All implementations must embed UnimplementedStageServiceServer
 // for forward compatibility.
@@ -69,6 +98,13 @@ type StageServiceServer interface {
 	// Hello with its watermark, the sender resends its outbox above it and then
 	// new batches; the receiver acknowledges each batch once it is committed.
 	Exchange(grpc.BidiStreamingServer[ExchangeRequest, ExchangeResponse]) error
+	// Announce tells a receiver that a sender instance has started with a new
+	// incarnation, before it sends anything: from then on the receiver refuses
+	// every stream of an older incarnation of that instance (a paused zombie).
+	Announce(context.Context, *AnnounceRequest) (*AnnounceResponse, error)
+	// DropJob deletes everything an instance holds of a job whose results the
+	// client has. Idempotent; later streams of the job are refused.
+	DropJob(context.Context, *DropJobRequest) (*DropJobResponse, error)
 	mustEmbedUnimplementedStageServiceServer()
 }
 
@@ -81,6 +117,12 @@ type UnimplementedStageServiceServer struct{}
 
 func (UnimplementedStageServiceServer) Exchange(grpc.BidiStreamingServer[ExchangeRequest, ExchangeResponse]) error {
 	return status.Errorf(codes.Unimplemented, "method Exchange not implemented")
+}
+func (UnimplementedStageServiceServer) Announce(context.Context, *AnnounceRequest) (*AnnounceResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method Announce not implemented")
+}
+func (UnimplementedStageServiceServer) DropJob(context.Context, *DropJobRequest) (*DropJobResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method DropJob not implemented")
 }
 func (UnimplementedStageServiceServer) mustEmbedUnimplementedStageServiceServer() {}
 func (UnimplementedStageServiceServer) testEmbeddedByValue()                      {}
@@ -110,13 +152,58 @@ func _StageService_Exchange_Handler(srv interface{}, stream grpc.ServerStream) e
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type StageService_ExchangeServer = grpc.BidiStreamingServer[ExchangeRequest, ExchangeResponse]
 
+func _StageService_Announce_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(AnnounceRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(StageServiceServer).Announce(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: StageService_Announce_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(StageServiceServer).Announce(ctx, req.(*AnnounceRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _StageService_DropJob_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(DropJobRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(StageServiceServer).DropJob(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: StageService_DropJob_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(StageServiceServer).DropJob(ctx, req.(*DropJobRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // StageService_ServiceDesc is the grpc.ServiceDesc for StageService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
 var StageService_ServiceDesc = grpc.ServiceDesc{
 	ServiceName: "wololo.v1.StageService",
 	HandlerType: (*StageServiceServer)(nil),
-	Methods:     []grpc.MethodDesc{},
+	Methods: []grpc.MethodDesc{
+		{
+			MethodName: "Announce",
+			Handler:    _StageService_Announce_Handler,
+		},
+		{
+			MethodName: "DropJob",
+			Handler:    _StageService_DropJob_Handler,
+		},
+	},
 	Streams: []grpc.StreamDesc{
 		{
 			StreamName:    "Exchange",

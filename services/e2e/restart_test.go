@@ -1,0 +1,73 @@
+package e2e
+
+import (
+	"context"
+	"math/rand/v2"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/wololo/wololo/deploy"
+	"github.com/wololo/wololo/services/client"
+	"github.com/wololo/wololo/services/node"
+)
+
+// TestRestartsRecoverExactly restarts instances of every kind, the gateway
+// included, at random moments of a job; each comes back on its store with
+// nothing of its memory, as after a crash at a commit boundary. The results
+// must still be exact. (Real SIGKILLs of real processes are the crash
+// harness's job; this runs the same recovery code in one process, fast.)
+func TestRestartsRecoverExactly(t *testing.T) {
+	for _, seed := range []uint64{1, 2} {
+		d := testDatasets(t)[2]
+		top := deploy.Default()
+		c := startCluster(t, top, node.ClusterOptions{BatchRows: 128, OutboxLimit: 4})
+		rng := rand.New(rand.NewPCG(seed, 99))
+		instances := top.Instances()
+
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		defer cancel()
+		out := t.TempDir()
+		var wg sync.WaitGroup
+		var submitErr error
+		done := make(chan struct{})
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer close(done)
+			_, submitErr = client.Submit(ctx, client.SubmitOptions{Server: c.GatewayAddr(), Matches: d.matches, Players: d.players, Out: out, JobID: "restarts"})
+		}()
+		restarted := map[string]int{}
+		// Every stage once, in random order, then random instances.
+		order := rng.Perm(len(instances))
+	loop:
+		for i := 0; ; i++ {
+			select {
+			case <-done:
+				break loop
+			case <-time.After(time.Duration(5+rng.IntN(25)) * time.Millisecond):
+			}
+			in := instances[rng.IntN(len(instances))]
+			if i < len(order) {
+				in = instances[order[i]]
+			}
+			if err := c.Restart(in.Name()); err != nil {
+				t.Fatalf("restart %s: %v", in.Name(), err)
+			}
+			restarted[in.Stage]++
+		}
+		wg.Wait()
+		if submitErr != nil {
+			t.Fatalf("seed %d: submit: %v (restarts %v)", seed, submitErr, restarted)
+		}
+		compareOutputs(t, d, out)
+		n := 0
+		for _, k := range restarted {
+			n += k
+		}
+		t.Logf("seed %d: %d restarts during the job: %v", seed, n, restarted)
+		if n < 10 {
+			t.Errorf("only %d restarts landed during the job; the test proves little", n)
+		}
+	}
+}
