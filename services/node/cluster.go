@@ -116,3 +116,6 @@ func (c *Cluster) Stop() {
 		n.Stop()
 	}
 }
+
+// Store returns an instance's store.
+func (c *Cluster) Store(instance string) transport.Store { return c.stores[instance] }

@@ -3,6 +3,8 @@ package operators
 import (
 	"sort"
 
+	"google.golang.org/protobuf/proto"
+
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 	"github.com/wololo/wololo/services/batch"
 	"github.com/wololo/wololo/services/stage"
@@ -144,6 +146,30 @@ func NewAggregator(out string, top int) *Aggregator {
 // Apply adds one batch of partials.
 func (a *Aggregator) Apply(stream string, rows *wololov1.RowBatch, _ stage.Emitter) error {
 	return addCivs(a.civs, stream, rows)
+}
+
+// Snapshot writes the totals as one civ row batch (sorted by name, so the
+// same state always gives the same bytes).
+func (a *Aggregator) Snapshot() ([]byte, error) {
+	names := make([]string, 0, len(a.civs))
+	for civ := range a.civs {
+		names = append(names, civ)
+	}
+	sort.Strings(names)
+	var b batch.CivBuilder
+	for _, civ := range names {
+		b.Add(civ, a.civs[civ].wins, a.civs[civ].count)
+	}
+	return proto.Marshal(b.Build())
+}
+
+// Restore reads a Snapshot into an empty aggregator.
+func (a *Aggregator) Restore(state []byte) error {
+	var rows wololov1.RowBatch
+	if err := proto.Unmarshal(state, &rows); err != nil {
+		return err
+	}
+	return addCivs(a.civs, "snapshot", &rows)
 }
 
 // addCivs adds a batch of per-civilization counters into totals.

@@ -33,8 +33,8 @@ const MaxGroup = 8
 // is never snapshotted; above it, a snapshot is taken once the log since the
 // last one is twice the last snapshot's size, so that snapshots cost at most
 // about as much as the log itself and replay stays proportional to the
-// state, not to the job's input.
-const SnapshotMinBytes = 32 << 20
+// state, not to the job's input. A variable so that tests can lower it.
+var SnapshotMinBytes = 32 << 20
 
 // Records the runtime keeps per job in the store, next to the operator's.
 const (
