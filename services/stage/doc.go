@@ -11,6 +11,26 @@
 // Operator.Finish, and the final rows plus an EOF on every output channel go
 // out in that same commit.
 //
+// Per job, the actor takes up to MaxGroup queued deliveries at a time and
+// commits them together (one sync for several batches); each delivery is
+// still checked against its own channel's watermark, and all are
+// acknowledged only after the commit.
+//
+// Recovery. Every commit records, besides the watermarks and the emitted
+// batches, which inputs have ended (records "stage/eof/...") and, in the
+// final commit, that the job finished here ("stage/finished"). A stateful
+// operator's state is never written row by row: the commit appends a
+// journal entry holding the input batches it applied, and on restart
+// Recover replays the journal through a fresh operator whose output is
+// discarded (it is in the outbox already, with the same sequence numbers,
+// because emitted batches are cut at every commit and numbering restarts
+// from the store). Operators that implement Snapshotter let the log be cut
+// short by a snapshot once it outgrows the policy of SnapshotMinBytes. This
+// design was chosen over serialising every operator's state after each
+// batch because it needs nothing from the operators (replay is just Apply
+// again), keeps commits one record per batch, and makes restart cost the
+// time the operator already spent, which is seconds at full scale.
+//
 // Operators are pure: they read row batches and write through an Emitter.
 // The runtime owns routing (a stable hash of each row's key picks the
 // receiver instance), batching, sequence numbers and commits. It does not

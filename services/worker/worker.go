@@ -22,6 +22,7 @@ import (
 	"github.com/wololo/wololo/deploy"
 	"github.com/wololo/wololo/services/node"
 	"github.com/wololo/wololo/transport"
+	"github.com/wololo/wololo/transport/durable"
 )
 
 // HostResolver resolves an instance to host:port, where host is pattern
@@ -62,6 +63,9 @@ func run(ctx context.Context, cmd string, args []string, stderr io.Writer) error
 	topoPath := fs.String("topology", "", "topology JSON file (default: the embedded one)")
 	listen := fs.String("listen", "", "listen address (default: 0.0.0.0 on the topology's port)")
 	hosts := fs.String("hosts", "127.0.0.1", `peer host pattern; "{instance}" becomes the peer's instance name`)
+	peers := fs.String("peers", "", "peers file (JSON: instance -> host:port), re-read when it changes; overrides --hosts")
+	dataDir := fs.String("data", "", "data directory of the durable store; without it state is kept in memory and lost on exit")
+	retention := fs.Duration("retention", 0, "gateway: drop jobs without client activity for this long (default 24h)")
 	logLevel := fs.String("log-level", "info", "log level")
 	logJSON := fs.Bool("log-json", false, "log as JSON")
 	if err := fs.Parse(args); err != nil {
@@ -95,7 +99,23 @@ func run(ctx context.Context, cmd string, args []string, stderr io.Writer) error
 		return fmt.Errorf("listen on %s: %w", addr, err)
 	}
 	log := hclog.New(&hclog.LoggerOptions{Name: "wololo", Level: hclog.LevelFromString(*logLevel), Output: stderr, JSONFormat: *logJSON})
-	n, err := node.Start(ctx, node.Config{Topology: top, Instance: in, Listener: l, Resolver: HostResolver(top, *hosts), Log: log})
+	resolver := HostResolver(top, *hosts)
+	if *peers != "" {
+		resolver = deploy.PeersResolver(*peers)
+	}
+	var store transport.Store
+	if *dataDir != "" {
+		s, err := durable.Open(*dataDir, durable.Options{Log: log.Named("store")})
+		if err != nil {
+			l.Close()
+			return err
+		}
+		defer s.Close()
+		store = s
+	}
+	n, err := node.Start(ctx, node.Config{
+		Topology: top, Instance: in, Listener: l, Resolver: resolver, Store: store, Log: log, Retention: *retention,
+	})
 	if err != nil {
 		l.Close()
 		return err
