@@ -144,7 +144,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	}
 	wololov1.RegisterStatusServer(n.server, &statusServer{
 		role: st.Role, instance: self, incarnation: incarnation, started: n.started,
-		addr: cfg.Listener.Addr().String(), progress: runtime.Progress,
+		addr: cfg.Listener.Addr().String(), progress: runtime.Progress, store: cfg.Store,
 	})
 	hs := health.NewServer()
 	hs.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
@@ -218,11 +218,19 @@ type statusServer struct {
 	incarnation          uint64
 	started              time.Time
 	progress             func() []*wololov1.JobProgress
+	store                transport.Store
 }
 
 func (s *statusServer) Get(context.Context, *wololov1.GetRequest) (*wololov1.GetResponse, error) {
 	return &wololov1.GetResponse{
 		Role: s.role, Instance: s.instance, Incarnation: s.incarnation,
 		UptimeSeconds: time.Since(s.started).Seconds(), Address: s.addr, Jobs: s.progress(),
+		Store: storeCounters(s.store),
 	}, nil
+}
+
+func storeCounters(st transport.Store) *wololov1.StoreCounters {
+	stats := st.Stats()
+	_, inMemory := st.(*transport.MemStore)
+	return &wololov1.StoreCounters{Commits: stats.Commits, Bytes: stats.Bytes, Syncs: stats.Syncs, Durable: !inMemory}
 }

@@ -68,6 +68,7 @@ func run(ctx context.Context, cmd string, args []string, stderr io.Writer) error
 	retention := fs.Duration("retention", 0, "gateway: drop jobs without client activity for this long (default 24h)")
 	logLevel := fs.String("log-level", "info", "log level")
 	logJSON := fs.Bool("log-json", false, "log as JSON")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of this process to this file until it stops")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -98,6 +99,12 @@ func run(ctx context.Context, cmd string, args []string, stderr io.Writer) error
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", addr, err)
 	}
+	stopProfile, err := node.CPUProfile(*cpuProfile)
+	if err != nil {
+		l.Close()
+		return err
+	}
+	defer stopProfile()
 	log := hclog.New(&hclog.LoggerOptions{Name: "wololo", Level: hclog.LevelFromString(*logLevel), Output: stderr, JSONFormat: *logJSON})
 	resolver := HostResolver(top, *hosts)
 	if *peers != "" {

@@ -72,7 +72,9 @@ type GetResponse struct {
 	// Its address.
 	Address string `protobuf:"bytes,5,opt,name=address,proto3" json:"address,omitempty"`
 	// Progress per job.
-	Jobs          []*JobProgress `protobuf:"bytes,6,rep,name=jobs,proto3" json:"jobs,omitempty"`
+	Jobs []*JobProgress `protobuf:"bytes,6,rep,name=jobs,proto3" json:"jobs,omitempty"`
+	// The local store's counters since this start.
+	Store         *StoreCounters `protobuf:"bytes,7,opt,name=store,proto3" json:"store,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -149,6 +151,86 @@ func (x *GetResponse) GetJobs() []*JobProgress {
 	return nil
 }
 
+func (x *GetResponse) GetStore() *StoreCounters {
+	if x != nil {
+		return x.Store
+	}
+	return nil
+}
+
+// StoreCounters are a process's store counters.
+type StoreCounters struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Commits written.
+	Commits int64 `protobuf:"varint,1,opt,name=commits,proto3" json:"commits,omitempty"`
+	// Bytes those commits wrote.
+	Bytes int64 `protobuf:"varint,2,opt,name=bytes,proto3" json:"bytes,omitempty"`
+	// Syncs to stable storage (fewer than commits when commits were grouped).
+	Syncs int64 `protobuf:"varint,3,opt,name=syncs,proto3" json:"syncs,omitempty"`
+	// Whether the store is durable (false: in memory).
+	Durable       bool `protobuf:"varint,4,opt,name=durable,proto3" json:"durable,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StoreCounters) Reset() {
+	*x = StoreCounters{}
+	mi := &file_wololo_v1_status_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StoreCounters) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StoreCounters) ProtoMessage() {}
+
+func (x *StoreCounters) ProtoReflect() protoreflect.Message {
+	mi := &file_wololo_v1_status_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StoreCounters.ProtoReflect.Descriptor instead.
+func (*StoreCounters) Descriptor() ([]byte, []int) {
+	return file_wololo_v1_status_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *StoreCounters) GetCommits() int64 {
+	if x != nil {
+		return x.Commits
+	}
+	return 0
+}
+
+func (x *StoreCounters) GetBytes() int64 {
+	if x != nil {
+		return x.Bytes
+	}
+	return 0
+}
+
+func (x *StoreCounters) GetSyncs() int64 {
+	if x != nil {
+		return x.Syncs
+	}
+	return 0
+}
+
+func (x *StoreCounters) GetDurable() bool {
+	if x != nil {
+		return x.Durable
+	}
+	return false
+}
+
 // JobProgress is one job as one process sees it.
 type JobProgress struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -170,7 +252,7 @@ type JobProgress struct {
 
 func (x *JobProgress) Reset() {
 	*x = JobProgress{}
-	mi := &file_wololo_v1_status_proto_msgTypes[2]
+	mi := &file_wololo_v1_status_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -182,7 +264,7 @@ func (x *JobProgress) String() string {
 func (*JobProgress) ProtoMessage() {}
 
 func (x *JobProgress) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_status_proto_msgTypes[2]
+	mi := &file_wololo_v1_status_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -195,7 +277,7 @@ func (x *JobProgress) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobProgress.ProtoReflect.Descriptor instead.
 func (*JobProgress) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_status_proto_rawDescGZIP(), []int{2}
+	return file_wololo_v1_status_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *JobProgress) GetJobId() string {
@@ -257,7 +339,7 @@ type InputChannel struct {
 
 func (x *InputChannel) Reset() {
 	*x = InputChannel{}
-	mi := &file_wololo_v1_status_proto_msgTypes[3]
+	mi := &file_wololo_v1_status_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -269,7 +351,7 @@ func (x *InputChannel) String() string {
 func (*InputChannel) ProtoMessage() {}
 
 func (x *InputChannel) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_status_proto_msgTypes[3]
+	mi := &file_wololo_v1_status_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -282,7 +364,7 @@ func (x *InputChannel) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InputChannel.ProtoReflect.Descriptor instead.
 func (*InputChannel) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_status_proto_rawDescGZIP(), []int{3}
+	return file_wololo_v1_status_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *InputChannel) GetStream() string {
@@ -334,7 +416,7 @@ type OutputChannel struct {
 
 func (x *OutputChannel) Reset() {
 	*x = OutputChannel{}
-	mi := &file_wololo_v1_status_proto_msgTypes[4]
+	mi := &file_wololo_v1_status_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -346,7 +428,7 @@ func (x *OutputChannel) String() string {
 func (*OutputChannel) ProtoMessage() {}
 
 func (x *OutputChannel) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_status_proto_msgTypes[4]
+	mi := &file_wololo_v1_status_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -359,7 +441,7 @@ func (x *OutputChannel) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OutputChannel.ProtoReflect.Descriptor instead.
 func (*OutputChannel) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_status_proto_rawDescGZIP(), []int{4}
+	return file_wololo_v1_status_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *OutputChannel) GetStream() string {
@@ -410,14 +492,20 @@ const file_wololo_v1_status_proto_rawDesc = "" +
 	"\n" +
 	"\x16wololo/v1/status.proto\x12\twololo.v1\"\f\n" +
 	"\n" +
-	"GetRequest\"\xcc\x01\n" +
+	"GetRequest\"\xfc\x01\n" +
 	"\vGetResponse\x12\x12\n" +
 	"\x04role\x18\x01 \x01(\tR\x04role\x12\x1a\n" +
 	"\binstance\x18\x02 \x01(\tR\binstance\x12 \n" +
 	"\vincarnation\x18\x03 \x01(\x04R\vincarnation\x12%\n" +
 	"\x0euptime_seconds\x18\x04 \x01(\x01R\ruptimeSeconds\x12\x18\n" +
 	"\aaddress\x18\x05 \x01(\tR\aaddress\x12*\n" +
-	"\x04jobs\x18\x06 \x03(\v2\x16.wololo.v1.JobProgressR\x04jobs\"\xd9\x01\n" +
+	"\x04jobs\x18\x06 \x03(\v2\x16.wololo.v1.JobProgressR\x04jobs\x12.\n" +
+	"\x05store\x18\a \x01(\v2\x18.wololo.v1.StoreCountersR\x05store\"o\n" +
+	"\rStoreCounters\x12\x18\n" +
+	"\acommits\x18\x01 \x01(\x03R\acommits\x12\x14\n" +
+	"\x05bytes\x18\x02 \x01(\x03R\x05bytes\x12\x14\n" +
+	"\x05syncs\x18\x03 \x01(\x03R\x05syncs\x12\x18\n" +
+	"\adurable\x18\x04 \x01(\bR\adurable\"\xd9\x01\n" +
 	"\vJobProgress\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12\x17\n" +
 	"\arows_in\x18\x02 \x01(\x03R\x06rowsIn\x12\x19\n" +
@@ -452,25 +540,27 @@ func file_wololo_v1_status_proto_rawDescGZIP() []byte {
 	return file_wololo_v1_status_proto_rawDescData
 }
 
-var file_wololo_v1_status_proto_msgTypes = make([]protoimpl.MessageInfo, 5)
+var file_wololo_v1_status_proto_msgTypes = make([]protoimpl.MessageInfo, 6)
 var file_wololo_v1_status_proto_goTypes = []any{
 	(*GetRequest)(nil),    // 0: wololo.v1.GetRequest
 	(*GetResponse)(nil),   // 1: wololo.v1.GetResponse
-	(*JobProgress)(nil),   // 2: wololo.v1.JobProgress
-	(*InputChannel)(nil),  // 3: wololo.v1.InputChannel
-	(*OutputChannel)(nil), // 4: wololo.v1.OutputChannel
+	(*StoreCounters)(nil), // 2: wololo.v1.StoreCounters
+	(*JobProgress)(nil),   // 3: wololo.v1.JobProgress
+	(*InputChannel)(nil),  // 4: wololo.v1.InputChannel
+	(*OutputChannel)(nil), // 5: wololo.v1.OutputChannel
 }
 var file_wololo_v1_status_proto_depIdxs = []int32{
-	2, // 0: wololo.v1.GetResponse.jobs:type_name -> wololo.v1.JobProgress
-	3, // 1: wololo.v1.JobProgress.inputs:type_name -> wololo.v1.InputChannel
-	4, // 2: wololo.v1.JobProgress.outputs:type_name -> wololo.v1.OutputChannel
-	0, // 3: wololo.v1.Status.Get:input_type -> wololo.v1.GetRequest
-	1, // 4: wololo.v1.Status.Get:output_type -> wololo.v1.GetResponse
-	4, // [4:5] is the sub-list for method output_type
-	3, // [3:4] is the sub-list for method input_type
-	3, // [3:3] is the sub-list for extension type_name
-	3, // [3:3] is the sub-list for extension extendee
-	0, // [0:3] is the sub-list for field type_name
+	3, // 0: wololo.v1.GetResponse.jobs:type_name -> wololo.v1.JobProgress
+	2, // 1: wololo.v1.GetResponse.store:type_name -> wololo.v1.StoreCounters
+	4, // 2: wololo.v1.JobProgress.inputs:type_name -> wololo.v1.InputChannel
+	5, // 3: wololo.v1.JobProgress.outputs:type_name -> wololo.v1.OutputChannel
+	0, // 4: wololo.v1.Status.Get:input_type -> wololo.v1.GetRequest
+	1, // 5: wololo.v1.Status.Get:output_type -> wololo.v1.GetResponse
+	5, // [5:6] is the sub-list for method output_type
+	4, // [4:5] is the sub-list for method input_type
+	4, // [4:4] is the sub-list for extension type_name
+	4, // [4:4] is the sub-list for extension extendee
+	0, // [0:4] is the sub-list for field type_name
 }
 
 func init() { file_wololo_v1_status_proto_init() }
@@ -484,7 +574,7 @@ func file_wololo_v1_status_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_wololo_v1_status_proto_rawDesc), len(file_wololo_v1_status_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   5,
+			NumMessages:   6,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
