@@ -1,0 +1,158 @@
+package deploy
+
+// The peers file is the smallest possible address registry: a JSON object
+// mapping every instance name to the "host:port" it listens on now. A
+// process that is restarted or replaced may listen on a new port; whoever
+// starts it rewrites the file (atomically), and its peers, which resolve
+// through PeersResolver, find it at the next dial.
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+)
+
+// WritePeers writes addrs (instance name → "host:port") to path as a JSON
+// object. The write is atomic: a temporary file in the same directory is
+// written, synced and renamed over path, so a reader sees either the old
+// file or the new one, never a torn one.
+func WritePeers(path string, addrs map[string]string) error {
+	if err := checkPeers(addrs); err != nil {
+		return fmt.Errorf("peers file %s: %w", path, err)
+	}
+	b, err := json.MarshalIndent(addrs, "", "  ") // map keys come out sorted
+	if err != nil {
+		return fmt.Errorf("peers file %s: %w", path, err)
+	}
+	b = append(b, '\n')
+	dir := filepath.Dir(path)
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return fmt.Errorf("peers file %s: %w", path, err)
+	}
+	defer os.Remove(tmp.Name()) // a no-op after the rename
+	if _, err := tmp.Write(b); err != nil {
+		tmp.Close()
+		return fmt.Errorf("peers file %s: %w", path, err)
+	}
+	if err := tmp.Chmod(0o644); err != nil {
+		tmp.Close()
+		return fmt.Errorf("peers file %s: %w", path, err)
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return fmt.Errorf("peers file %s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("peers file %s: %w", path, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("peers file %s: %w", path, err)
+	}
+	if d, err := os.Open(dir); err == nil { // make the rename itself durable
+		d.Sync()
+		d.Close()
+	}
+	return nil
+}
+
+// ReadPeers reads a peers file written by WritePeers (or by hand).
+func ReadPeers(path string) (map[string]string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read peers file: %w", err)
+	}
+	addrs, err := parsePeers(b)
+	if err != nil {
+		return nil, fmt.Errorf("peers file %s: %w", path, err)
+	}
+	return addrs, nil
+}
+
+func parsePeers(b []byte) (map[string]string, error) {
+	var addrs map[string]string
+	if err := json.Unmarshal(b, &addrs); err != nil {
+		return nil, fmt.Errorf("want a JSON object of instance → \"host:port\": %w", err)
+	}
+	if addrs == nil {
+		return nil, errors.New("want a JSON object of instance → \"host:port\", got null")
+	}
+	return addrs, checkPeers(addrs)
+}
+
+func checkPeers(addrs map[string]string) error {
+	var errs []error
+	for _, name := range sortedKeys(addrs) {
+		if _, err := ParseInstance(name); err != nil {
+			errs = append(errs, err)
+		}
+		host, port, err := net.SplitHostPort(addrs[name])
+		if err != nil || host == "" || port == "" || port == "0" {
+			errs = append(errs, fmt.Errorf("instance %s: address %q is not host:port", name, addrs[name]))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// PeersResolver resolves instance names through the peers file at path.
+// Each call stats the file and re-reads it only when it changed (another
+// file renamed over it, or a different modification time or size), so it
+// is cheap enough to call on every dial. It is safe for concurrent use.
+// An instance the file does not name is an error that says so; so is a
+// missing or unreadable file (the previous contents are not used, so a
+// broken registry is noticed rather than silently outdated).
+func PeersResolver(path string) func(instance string) (string, error) {
+	r := &peersResolver{path: path}
+	return r.resolve
+}
+
+type peersResolver struct {
+	path string
+
+	mu    sync.Mutex
+	info  os.FileInfo // of the file last read
+	mtime time.Time
+	size  int64
+	addrs map[string]string
+}
+
+func (r *peersResolver) resolve(instance string) (string, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	info, err := os.Stat(r.path)
+	if err != nil {
+		return "", fmt.Errorf("resolve %s: peers file: %w", instance, err)
+	}
+	if r.info == nil || !os.SameFile(r.info, info) || !info.ModTime().Equal(r.mtime) || info.Size() != r.size {
+		addrs, err := ReadPeers(r.path)
+		if err != nil {
+			return "", fmt.Errorf("resolve %s: %w", instance, err)
+		}
+		r.info, r.mtime, r.size, r.addrs = info, info.ModTime(), info.Size(), addrs
+	}
+	addr, ok := r.addrs[instance]
+	if !ok {
+		known := sortedKeys(r.addrs)
+		if len(known) > 12 {
+			known = append(known[:12], "...")
+		}
+		return "", fmt.Errorf("peers file %s has no address for instance %q (it names %s)", r.path, instance, strings.Join(known, ", "))
+	}
+	return addr, nil
+}
