@@ -16,7 +16,14 @@ PLAYERS ?=
 OUT ?= out/demo
 FUZZTIME ?= 15s
 
-.PHONY: help build demo test unit lint proto proto-check tools ci bench fuzz reference datagen clean
+# `make chaos-local`: SIGKILLs per run and the schedule's seed. Its output
+# directory is OUT when given, out/chaos otherwise; without MATCHES/PLAYERS
+# it generates a dataset into data/chaos once.
+KILLS ?= 20
+SEED ?= 1
+CHAOS_OUT = $(if $(filter file,$(origin OUT)),out/chaos,$(OUT))
+
+.PHONY: help build demo local chaos-local test unit lint proto proto-check tools ci bench fuzz reference datagen clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -29,6 +36,16 @@ ifeq ($(MATCHES),)
 	$(BIN) demo --out $(OUT)
 else
 	$(BIN) demo --matches $(MATCHES) --players $(PLAYERS) --out $(OUT)
+endif
+
+local: build ## run the topology as OS processes until Ctrl-C (data and logs in data/local)
+	$(BIN) local
+
+chaos-local: build ## crash harness: make chaos-local [MATCHES=F PLAYERS=F] [OUT=D] [KILLS=20] [SEED=1]
+ifeq ($(MATCHES),)
+	$(BIN) chaos local --dataset data/chaos --out $(CHAOS_OUT) --kills $(KILLS) --seed $(SEED)
+else
+	$(BIN) chaos local --matches $(MATCHES) --players $(PLAYERS) --out $(CHAOS_OUT) --kills $(KILLS) --seed $(SEED)
 endif
 
 test: lint unit ## everything CI runs: lint, generated-code check, all tests

@@ -14,8 +14,10 @@ import (
 
 	"github.com/wololo/wololo/services/client"
 	"github.com/wololo/wololo/services/demo"
+	"github.com/wololo/wololo/services/local"
 	"github.com/wololo/wololo/services/reference"
 	"github.com/wololo/wololo/services/worker"
+	"github.com/wololo/wololo/tools/chaos"
 	"github.com/wololo/wololo/tools/datagen"
 )
 
@@ -29,7 +31,9 @@ var commands = []command{
 	{"client", "submit a job to a gateway, follow it, fetch its results", client.Run},
 	{"gateway", "run the gateway process of a deployment", worker.RunGateway},
 	{"worker", "run one stage instance of a deployment (filter, grouper, joiner, aggregator)", worker.Run},
+	{"local", "run the whole topology as OS processes on this machine (`local run` runs one job)", local.Run},
 	{"datagen", "generate a matches.csv / match_players.csv dataset", datagen.Run},
+	{"chaos", "crash harness: kill processes of a local cluster during a job, compare with the reference", chaos.Run},
 	{"reference", "answer the four queries with the single-process reference evaluator", reference.Run},
 }
 

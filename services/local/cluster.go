@@ -1,0 +1,794 @@
+package local
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
+	"github.com/wololo/wololo/deploy"
+	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
+)
+
+// DefaultDataDir is where `wololo local` keeps its data, logs and peers
+// file unless told otherwise.
+const DefaultDataDir = "data/local"
+
+// ErrNotRunning is returned when signalling an instance that has no live
+// process (it is waiting to be restarted, or the cluster stopped).
+var ErrNotRunning = errors.New("instance has no running process")
+
+// Options describe a local cluster. Only Topology-less zero values have
+// defaults; see each field.
+type Options struct {
+	// Binary is the wololo binary to run; os.Executable() if empty.
+	Binary string
+	// Topology to run; deploy.Default() if it has no stages.
+	Topology deploy.Topology
+	// DataDir holds DIR/X (the data directory of instance X), DIR/X.log,
+	// DIR/peers.json and DIR/topology.json; DefaultDataDir if empty.
+	DataDir string
+	// BasePort replaces the topology's base_port when non-zero.
+	BasePort int
+	// FreePorts picks free loopback ports instead (for tests and the crash
+	// harness): one per instance when the binary takes --peers, otherwise
+	// a free run of consecutive ports.
+	FreePorts bool
+	// Log receives the runner's own events (starts, exits, restarts).
+	Log hclog.Logger
+	// ExtraArgs are appended to every child's flags.
+	ExtraArgs []string
+	// Stdout, if set, also receives every line the children write,
+	// prefixed with "[instance] ". The log files are written either way.
+	Stdout io.Writer
+	// LogLevel is the children's --log-level; "info" if empty.
+	LogLevel string
+	// StopGrace is how long Stop waits after SIGTERM before SIGKILL;
+	// 10 s if zero.
+	StopGrace time.Duration
+	// ReadyTimeout bounds how long Start waits for every child to answer
+	// its Status RPC; 60 s if zero.
+	ReadyTimeout time.Duration
+	// Restart is the restart policy; DefaultRestartPolicy's values where
+	// zero.
+	Restart RestartPolicy
+}
+
+// Proc describes one process of the cluster.
+type Proc struct {
+	Instance string
+	PID      int // the current process, or the last one if none is alive
+	Alive    bool
+	Replaced bool // a process Replace detached from its instance
+	Restarts int  // times the runner restarted the instance
+	Started  time.Time
+	Addr     string
+	DataDir  string
+	LogFile  string
+	// PeakRSS is this process's peak resident set in bytes: VmHWM from
+	// /proc while it runs, its rusage once it exited.
+	PeakRSS int64
+	// MaxPeakRSS is the largest PeakRSS of every process the instance had.
+	MaxPeakRSS int64
+	// Exit describes how the last process ended ("" while it runs).
+	Exit string
+}
+
+// Cluster is a running local cluster.
+type Cluster struct {
+	opts      Options
+	log       hclog.Logger
+	top       deploy.Topology
+	features  Features
+	dir       string
+	peersPath string
+	topoPath  string
+	gateway   string // instance name of the gateway
+
+	mu        sync.Mutex
+	insts     map[string]*instance
+	order     []string
+	stopping  bool
+	stopCh    chan struct{}
+	stopOnce  sync.Once
+	stopErr   error
+	done      chan struct{}
+	wg        sync.WaitGroup
+	fatalOnce sync.Once
+}
+
+type instance struct {
+	name     string
+	cmd      string // "gateway" or "worker"
+	addr     string
+	dataDir  string
+	logPath  string
+	cur      *proc // nil while down
+	last     *proc
+	replaced []*proc
+	restarts int
+	starts   int
+	maxRSS   int64
+	backoff  *backoff
+}
+
+type proc struct {
+	pid     int
+	started time.Time
+	done    chan struct{}
+	// set before done is closed
+	exited time.Time
+	state  *os.ProcessState
+	rss    int64 // peak RSS in bytes, from rusage
+}
+
+// Start writes the topology and peers files, starts every instance and
+// waits until each answers on its address. Cancelling ctx stops the cluster
+// gracefully (as Stop does).
+func Start(ctx context.Context, o Options) (*Cluster, error) {
+	if o.Binary == "" {
+		exe, err := os.Executable()
+		if err != nil {
+			return nil, fmt.Errorf("local: find the wololo binary: %w", err)
+		}
+		o.Binary = exe
+	}
+	if len(o.Topology.Stages) == 0 {
+		o.Topology = deploy.Default()
+	}
+	if err := o.Topology.Validate(); err != nil {
+		return nil, fmt.Errorf("local: %w", err)
+	}
+	if o.DataDir == "" {
+		o.DataDir = DefaultDataDir
+	}
+	if o.Log == nil {
+		o.Log = hclog.NewNullLogger()
+	}
+	if o.LogLevel == "" {
+		o.LogLevel = "info"
+	}
+	if o.StopGrace <= 0 {
+		o.StopGrace = 10 * time.Second
+	}
+	if o.ReadyTimeout <= 0 {
+		o.ReadyTimeout = 60 * time.Second
+	}
+	dir, err := filepath.Abs(o.DataDir)
+	if err != nil {
+		return nil, fmt.Errorf("local: data directory: %w", err)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("local: data directory: %w", err)
+	}
+	feats, err := DetectFeatures(ctx, o.Binary)
+	if err != nil {
+		return nil, fmt.Errorf("local: %w", err)
+	}
+	c := &Cluster{
+		opts: o, log: o.Log, top: o.Topology, features: feats, dir: dir,
+		peersPath: filepath.Join(dir, "peers.json"), topoPath: filepath.Join(dir, "topology.json"),
+		insts: map[string]*instance{}, stopCh: make(chan struct{}), done: make(chan struct{}),
+	}
+	if !feats.Data {
+		c.log.Warn("this wololo binary takes no --data flag: every process keeps its state in memory, so a restarted process forgets its jobs", "binary", o.Binary)
+	}
+	if !feats.Peers {
+		c.log.Warn("this wololo binary takes no --peers flag: processes find each other on the topology's ports, and Replace is not available", "binary", o.Binary)
+	}
+
+	// Ports.
+	n := len(c.top.Instances())
+	switch {
+	case o.FreePorts && !feats.Peers:
+		base, err := FreePortRange(n)
+		if err != nil {
+			return nil, fmt.Errorf("local: %w", err)
+		}
+		c.top.BasePort = base
+	case o.BasePort != 0:
+		c.top.BasePort = o.BasePort
+	}
+	for _, in := range c.top.Instances() {
+		port := c.top.Port(in)
+		if o.FreePorts && feats.Peers {
+			if port, err = FreePort(); err != nil {
+				return nil, fmt.Errorf("local: %w", err)
+			}
+		}
+		st, _ := c.top.Stage(in.Stage)
+		ins := &instance{
+			name: in.Name(), cmd: "worker",
+			addr:    net.JoinHostPort("127.0.0.1", strconv.Itoa(port)),
+			dataDir: filepath.Join(dir, in.Name()),
+			logPath: filepath.Join(dir, in.Name()+".log"),
+			backoff: newBackoff(o.Restart),
+		}
+		if st.Role == "gateway" {
+			ins.cmd = "gateway"
+			c.gateway = ins.name
+		}
+		c.insts[ins.name] = ins
+		c.order = append(c.order, ins.name)
+	}
+	b, err := json.MarshalIndent(c.top, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("local: %w", err)
+	}
+	if err := os.WriteFile(c.topoPath, append(b, '\n'), 0o644); err != nil {
+		return nil, fmt.Errorf("local: write topology: %w", err)
+	}
+	if err := deploy.WritePeers(c.peersPath, c.addrsLocked()); err != nil {
+		return nil, fmt.Errorf("local: %w", err)
+	}
+
+	// Children.
+	c.mu.Lock()
+	for _, name := range c.order {
+		ins := c.insts[name]
+		p, err := c.spawnLocked(ins)
+		if err != nil {
+			c.mu.Unlock()
+			c.Stop()
+			return nil, fmt.Errorf("local: start %s: %w", name, err)
+		}
+		ins.cur = p
+		c.wg.Add(1)
+		go c.supervise(ins)
+	}
+	c.mu.Unlock()
+	go func() {
+		select {
+		case <-ctx.Done():
+			c.log.Info("stopping the cluster", "reason", ctx.Err())
+			c.Stop()
+		case <-c.stopCh:
+		}
+	}()
+	rctx, cancel := context.WithTimeout(ctx, o.ReadyTimeout)
+	defer cancel()
+	if err := c.WaitReady(rctx); err != nil {
+		c.Stop()
+		return nil, fmt.Errorf("local: %w", err)
+	}
+	c.log.Info("cluster up", "processes", len(c.order), "gateway", c.GatewayAddr(), "data", c.dir, "durable", feats.Data, "peers-file", feats.Peers)
+	return c, nil
+}
+
+// addrsLocked is every instance's current address.
+func (c *Cluster) addrsLocked() map[string]string {
+	m := map[string]string{}
+	for name, ins := range c.insts {
+		m[name] = ins.addr
+	}
+	return m
+}
+
+// args are a child's command line.
+func (c *Cluster) argsLocked(ins *instance) []string {
+	args := []string{ins.cmd}
+	if ins.cmd == "worker" {
+		args = append(args, "--instance", ins.name)
+	}
+	args = append(args, "--topology", c.topoPath, "--listen", ins.addr, "--log-level", c.opts.LogLevel)
+	if c.features.Data {
+		args = append(args, "--data", ins.dataDir)
+	}
+	if c.features.Peers {
+		args = append(args, "--peers", c.peersPath)
+	}
+	return append(args, c.opts.ExtraArgs...)
+}
+
+// spawnLocked starts a process for ins and a goroutine that reaps it.
+func (c *Cluster) spawnLocked(ins *instance) (*proc, error) {
+	if c.features.Data {
+		if err := os.MkdirAll(ins.dataDir, 0o755); err != nil {
+			return nil, err
+		}
+	}
+	logf, err := os.OpenFile(ins.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	args := c.argsLocked(ins)
+	ins.starts++
+	fmt.Fprintf(logf, "---- wololo local %s: start #%d of %s: %s %s\n", time.Now().Format(time.RFC3339Nano), ins.starts, ins.name, filepath.Base(c.opts.Binary), strings.Join(args, " "))
+	cmd := exec.Command(c.opts.Binary, args...)
+	cmd.Dir = c.dir
+	var out io.Writer = logf
+	if c.opts.Stdout != nil {
+		out = &teeWriter{file: logf, prefix: "[" + ins.name + "] ", to: c.opts.Stdout}
+	}
+	cmd.Stdout, cmd.Stderr = out, out
+	// Own process group: a Ctrl-C in the terminal reaches the runner only,
+	// which stops the children in order. Pdeathsig: a runner that dies
+	// (even by SIGKILL) takes its children with it.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		fmt.Fprintf(logf, "---- wololo local: start failed: %v\n", err)
+		logf.Close()
+		return nil, err
+	}
+	p := &proc{pid: cmd.Process.Pid, started: time.Now(), done: make(chan struct{})}
+	ins.last = p
+	go func() {
+		err := cmd.Wait()
+		p.exited = time.Now()
+		p.state = cmd.ProcessState
+		if p.state != nil {
+			if ru, ok := p.state.SysUsage().(*syscall.Rusage); ok {
+				p.rss = ru.Maxrss * 1024 // kilobytes on Linux
+			}
+		}
+		if tw, ok := out.(*teeWriter); ok {
+			tw.flush()
+		}
+		fmt.Fprintf(logf, "---- wololo local %s: pid %d of %s exited (%s) after %s\n", p.exited.Format(time.RFC3339Nano), p.pid, ins.name, describeExit(p.state, err), p.exited.Sub(p.started).Round(time.Millisecond))
+		logf.Close()
+		c.mu.Lock()
+		ins.maxRSS = max(ins.maxRSS, p.rss)
+		c.mu.Unlock()
+		close(p.done)
+	}()
+	c.log.Debug("started", "instance", ins.name, "pid", p.pid, "addr", ins.addr)
+	return p, nil
+}
+
+func describeExit(st *os.ProcessState, err error) string {
+	if st == nil {
+		return fmt.Sprintf("wait: %v", err)
+	}
+	if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return fmt.Sprintf("killed by signal %d (%s)", int(ws.Signal()), ws.Signal())
+	}
+	return "exit status " + strconv.Itoa(st.ExitCode())
+}
+
+// supervise restarts ins whenever its process dies, until the cluster stops.
+func (c *Cluster) supervise(ins *instance) {
+	defer c.wg.Done()
+	for {
+		c.mu.Lock()
+		if c.stopping {
+			c.mu.Unlock()
+			return
+		}
+		p := ins.cur
+		if p == nil {
+			var err error
+			if p, err = c.spawnLocked(ins); err != nil {
+				delay, _, _ := ins.backoff.died(time.Now(), 0)
+				c.mu.Unlock()
+				c.log.Error("cannot start", "instance", ins.name, "error", err, "retry-in", delay)
+				if !c.sleep(delay) {
+					return
+				}
+				continue
+			}
+			ins.cur = p
+			ins.restarts++
+			c.log.Info("restarted", "instance", ins.name, "pid", p.pid, "restarts", ins.restarts)
+		}
+		c.mu.Unlock()
+
+		<-p.done
+
+		c.mu.Lock()
+		if ins.cur != p { // Replace put a new process in its place: follow that one
+			c.mu.Unlock()
+			continue
+		}
+		ins.cur = nil
+		if c.stopping {
+			c.mu.Unlock()
+			return
+		}
+		uptime := p.exited.Sub(p.started)
+		delay, loop, recent := ins.backoff.died(p.exited, uptime)
+		c.mu.Unlock()
+		exit := describeExit(p.state, nil)
+		if loop {
+			c.log.Error("CRASH LOOP: instance keeps dying; restarting at the maximum backoff", "instance", ins.name, "deaths", recent, "window", ins.backoff.policy.LoopWindow, "last", exit, "retry-in", delay, "log", ins.logPath)
+		} else {
+			c.log.Warn("process died", "instance", ins.name, "pid", p.pid, "how", exit, "uptime", uptime.Round(time.Millisecond), "restart-in", delay)
+		}
+		if !c.sleep(delay) {
+			return
+		}
+	}
+}
+
+// sleep waits d unless the cluster stops first (then it returns false).
+func (c *Cluster) sleep(d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-c.stopCh:
+		return false
+	}
+}
+
+// WaitReady waits until every instance's current process answers its
+// Status RPC under its own name.
+func (c *Cluster) WaitReady(ctx context.Context) error {
+	for _, name := range c.order {
+		if err := c.WaitInstance(ctx, name); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// WaitInstance waits until the instance answers its Status RPC under its
+// own name.
+func (c *Cluster) WaitInstance(ctx context.Context, name string) error {
+	var lastErr error
+	for {
+		c.mu.Lock()
+		ins, ok := c.insts[name]
+		var addr string
+		if ok {
+			addr = ins.addr
+		}
+		stopping := c.stopping
+		c.mu.Unlock()
+		if !ok {
+			return fmt.Errorf("no instance %q", name)
+		}
+		if stopping {
+			return errors.New("the cluster is stopping")
+		}
+		if lastErr = probe(ctx, addr, name); lastErr == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%s at %s is not answering (%v); the end of %s:\n%s", name, addr, lastErr, c.insts[name].logPath, c.logTail(name, 15))
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+func probe(ctx context.Context, addr, name string) error {
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	ctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	r, err := wololov1.NewStatusClient(conn).Get(ctx, &wololov1.GetRequest{})
+	if err != nil {
+		return err
+	}
+	if r.Instance != name {
+		return fmt.Errorf("%s answers as %q", addr, r.Instance)
+	}
+	return nil
+}
+
+// logTail is the end of an instance's log file.
+func (c *Cluster) logTail(name string, lines int) string {
+	b, err := os.ReadFile(filepath.Join(c.dir, name+".log"))
+	if err != nil {
+		return err.Error()
+	}
+	return tail(b, lines)
+}
+
+// GatewayAddr is the address clients use.
+func (c *Cluster) GatewayAddr() string { return c.Addr(c.gateway) }
+
+// Addr is an instance's current address ("" if unknown).
+func (c *Cluster) Addr(instance string) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if ins, ok := c.insts[instance]; ok {
+		return ins.addr
+	}
+	return ""
+}
+
+// Instances lists every instance name, in topology order.
+func (c *Cluster) Instances() []string { return append([]string(nil), c.order...) }
+
+// Topology is the topology the children run (with the ports in use).
+func (c *Cluster) Topology() deploy.Topology { return c.top }
+
+// Features are the optional flags the children were given.
+func (c *Cluster) Features() Features { return c.features }
+
+// DataDir is the cluster's absolute data directory.
+func (c *Cluster) DataDir() string { return c.dir }
+
+// PeersFile is the path of the peers file.
+func (c *Cluster) PeersFile() string { return c.peersPath }
+
+// LogFile is the path of an instance's log file.
+func (c *Cluster) LogFile(instance string) string { return filepath.Join(c.dir, instance+".log") }
+
+// Kill sends sig to the current process of the instance.
+func (c *Cluster) Kill(instance string, sig syscall.Signal) error {
+	_, err := c.Signal(instance, sig)
+	return err
+}
+
+// Signal sends sig to the current process of the instance and returns its
+// pid; ErrNotRunning if the instance is down (waiting for its restart).
+func (c *Cluster) Signal(instance string, sig syscall.Signal) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ins, ok := c.insts[instance]
+	if !ok {
+		return 0, fmt.Errorf("no instance %q", instance)
+	}
+	p := ins.cur
+	if p == nil || c.stopping {
+		return 0, fmt.Errorf("%s: %w", instance, ErrNotRunning)
+	}
+	select {
+	case <-p.done:
+		return 0, fmt.Errorf("%s: %w", instance, ErrNotRunning)
+	default:
+	}
+	// The process is not reaped before done closes, so its pid cannot have
+	// been reused.
+	if err := syscall.Kill(p.pid, sig); err != nil {
+		return 0, fmt.Errorf("signal %s (pid %d): %w", instance, p.pid, err)
+	}
+	return p.pid, nil
+}
+
+// Replace starts a new process for the instance on a new free port with
+// newDataDir (the instance's current data directory if empty), points the
+// peers file at it and supervises it from now on, without touching the old
+// process: the caller may have stopped it (SIGSTOP) to play a zombie. Stop
+// kills replaced processes. It needs a binary that takes --peers.
+func (c *Cluster) Replace(instance string, newDataDir string) error {
+	if !c.features.Peers {
+		return errors.New("replace: the wololo binary takes no --peers flag, so a process on a new port could not be found")
+	}
+	port, err := FreePort()
+	if err != nil {
+		return fmt.Errorf("replace %s: %w", instance, err)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ins, ok := c.insts[instance]
+	if !ok {
+		return fmt.Errorf("no instance %q", instance)
+	}
+	if c.stopping {
+		return errors.New("replace: the cluster is stopping")
+	}
+	oldAddr, oldDir := ins.addr, ins.dataDir
+	ins.addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	if newDataDir != "" {
+		if ins.dataDir, err = filepath.Abs(newDataDir); err != nil {
+			ins.addr = oldAddr
+			return err
+		}
+	}
+	if err := deploy.WritePeers(c.peersPath, c.addrsLocked()); err != nil {
+		ins.addr, ins.dataDir = oldAddr, oldDir
+		return fmt.Errorf("replace %s: %w", instance, err)
+	}
+	p, err := c.spawnLocked(ins)
+	if err != nil {
+		return fmt.Errorf("replace %s: %w", instance, err)
+	}
+	if ins.cur != nil {
+		ins.replaced = append(ins.replaced, ins.cur)
+	}
+	c.log.Info("replaced", "instance", instance, "pid", p.pid, "addr", ins.addr, "data", ins.dataDir, "old-addr", oldAddr)
+	ins.cur = p
+	return nil
+}
+
+// Processes describes every instance's current (or last) process, then
+// every process Replace detached.
+func (c *Cluster) Processes() []Proc {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out, replaced []Proc
+	for _, name := range c.order {
+		ins := c.insts[name]
+		p := ins.cur
+		if p == nil {
+			p = ins.last
+		}
+		pr := c.describeLocked(ins, p)
+		pr.MaxPeakRSS = max(ins.maxRSS, pr.PeakRSS)
+		out = append(out, pr)
+		for _, z := range ins.replaced {
+			zr := c.describeLocked(ins, z)
+			zr.Replaced, zr.Addr, zr.DataDir, zr.MaxPeakRSS = true, "", "", zr.PeakRSS
+			replaced = append(replaced, zr)
+		}
+	}
+	return append(out, replaced...)
+}
+
+func (c *Cluster) describeLocked(ins *instance, p *proc) Proc {
+	pr := Proc{Instance: ins.name, Restarts: ins.restarts, Addr: ins.addr, DataDir: ins.dataDir, LogFile: ins.logPath}
+	if p == nil {
+		return pr
+	}
+	pr.PID, pr.Started = p.pid, p.started
+	select {
+	case <-p.done:
+		pr.PeakRSS, pr.Exit = p.rss, describeExit(p.state, nil)
+	default:
+		pr.Alive = true
+		pr.PeakRSS = vmHWM(p.pid)
+	}
+	return pr
+}
+
+// vmHWM reads a live process's peak resident set (bytes) from /proc.
+func vmHWM(pid int) int64 {
+	f, err := os.Open("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if rest, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
+			fields := strings.Fields(rest) // "12345 kB"
+			if len(fields) >= 1 {
+				kb, _ := strconv.ParseInt(fields[0], 10, 64)
+				return kb * 1024
+			}
+		}
+	}
+	return 0
+}
+
+// Done is closed once the cluster has stopped.
+func (c *Cluster) Done() <-chan struct{} { return c.done }
+
+// Stop stops the cluster gracefully: no more restarts, SIGTERM to every
+// child, SIGKILL to those still running after the grace period (and at
+// once to processes Replace detached, which may be stopped). It returns an
+// error naming the children that did not exit 0 on SIGTERM. It is safe to
+// call more than once and from several goroutines.
+func (c *Cluster) Stop() error {
+	c.stopOnce.Do(func() {
+		c.mu.Lock()
+		c.stopping = true
+		close(c.stopCh)
+		type target struct {
+			name string
+			p    *proc
+		}
+		var live []target
+		var zombies []*proc
+		for _, name := range c.order {
+			ins := c.insts[name]
+			if ins.cur != nil {
+				live = append(live, target{name, ins.cur})
+			}
+			for _, z := range ins.replaced {
+				syscall.Kill(z.pid, syscall.SIGKILL)
+				zombies = append(zombies, z)
+			}
+		}
+		c.mu.Unlock()
+		for _, t := range live {
+			syscall.Kill(t.p.pid, syscall.SIGTERM)
+			syscall.Kill(t.p.pid, syscall.SIGCONT) // in case a test stopped it
+		}
+		deadline := time.Now().Add(c.opts.StopGrace)
+		var errs []error
+		for _, t := range live {
+			select {
+			case <-t.p.done:
+			case <-time.After(time.Until(deadline)):
+			}
+			select {
+			case <-t.p.done:
+				if t.p.state != nil && !t.p.state.Success() {
+					errs = append(errs, fmt.Errorf("%s (pid %d) %s after SIGTERM", t.name, t.p.pid, describeExit(t.p.state, nil)))
+				}
+			default:
+				syscall.Kill(t.p.pid, syscall.SIGKILL)
+				<-t.p.done
+				errs = append(errs, fmt.Errorf("%s (pid %d) did not stop within %s of SIGTERM; killed", t.name, t.p.pid, c.opts.StopGrace))
+			}
+		}
+		c.wg.Wait()
+		for _, z := range zombies {
+			<-z.done
+		}
+		c.stopErr = errors.Join(errs...)
+		if c.stopErr != nil {
+			c.log.Warn("cluster stopped, not cleanly", "error", c.stopErr)
+		} else {
+			c.log.Info("cluster stopped")
+		}
+		close(c.done)
+	})
+	<-c.done
+	return c.stopErr
+}
+
+// teeWriter writes a child's output to its log file and, line by line with
+// a prefix, to another writer.
+type teeWriter struct {
+	file   io.Writer
+	prefix string
+	to     io.Writer
+	mu     sync.Mutex
+	buf    []byte
+}
+
+func (w *teeWriter) Write(b []byte) (int, error) {
+	if _, err := w.file.Write(b); err != nil {
+		return 0, err
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.buf = append(w.buf, b...)
+	for {
+		i := bytes.IndexByte(w.buf, '\n')
+		if i < 0 {
+			break
+		}
+		line := append([]byte(w.prefix), w.buf[:i+1]...)
+		w.to.Write(line)
+		w.buf = w.buf[i+1:]
+	}
+	return len(b), nil
+}
+
+func (w *teeWriter) flush() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.buf) > 0 {
+		w.to.Write(append(append([]byte(w.prefix), w.buf...), '\n'))
+		w.buf = nil
+	}
+}
+
+// FormatProcesses writes a table of processes: instance, pid, restarts,
+// peak RSS.
+func FormatProcesses(w io.Writer, procs []Proc) {
+	sorted := append([]Proc(nil), procs...)
+	sort.SliceStable(sorted, func(i, j int) bool { return !sorted[i].Replaced && sorted[j].Replaced })
+	fmt.Fprintf(w, "  %-20s %8s %8s %10s  %s\n", "instance", "pid", "restarts", "peak RSS", "state")
+	var total int64
+	for _, p := range sorted {
+		state := "running"
+		if !p.Alive {
+			state = p.Exit
+		}
+		if p.Replaced {
+			state = "replaced, " + state
+		}
+		rss := p.MaxPeakRSS
+		total += rss
+		fmt.Fprintf(w, "  %-20s %8d %8d %7.1f MB  %s\n", p.Instance, p.PID, p.Restarts, float64(rss)/1e6, state)
+	}
+	fmt.Fprintf(w, "  %-20s %8s %8s %7.1f MB\n", "total", "", "", float64(total)/1e6)
+}

@@ -1,0 +1,25 @@
+// Package local is `wololo local`: the whole topology as separate OS
+// processes on 127.0.0.1 — one `wololo gateway` and one `wololo worker
+// --instance X` per instance, each with its own data directory DIR/X, its
+// own log file DIR/X.log and an entry in the peers file DIR/peers.json —
+// plus the supervisor that restarts a child that dies (capped exponential
+// backoff, crash-loop detection) until masters take that role. The Cluster
+// type is its library form, used by `wololo local run`, the crash harness
+// (tools/chaos) and tests: it can signal, replace and list the processes.
+//
+// Child output goes to one append-only log file per instance rather than
+// to the runner's terminal: thirteen interleaved streams are unreadable, a
+// file outlives the run (the crash harness points at it on failure), and a
+// child writes to it directly, so a slow or dead runner never blocks one.
+// Each start and exit is marked in the file. Options.Stdout additionally
+// copies every line, prefixed with its instance, for `wololo local
+// --follow`.
+//
+// What it may not touch: it talks to its children only through their
+// command line, signals, the peers file and the gRPC Status service (to see
+// that they are up); it never imports the node, stage, gateway or worker
+// packages, so what it runs is exactly what a deployment runs. It writes
+// only under its data directory, signals only processes it started, and
+// feature-detects the flags a binary accepts (--data, --peers) instead of
+// assuming them.
+package local

@@ -1,0 +1,79 @@
+package local
+
+import (
+	"testing"
+	"time"
+)
+
+func TestBackoffDoublesCapsAndResets(t *testing.T) {
+	b := newBackoff(RestartPolicy{LoopDeaths: 100}) // no crash loop here
+	now := time.Unix(0, 0)
+	var got []time.Duration
+	for i := 0; i < 7; i++ {
+		now = now.Add(time.Second)
+		d, loop, _ := b.died(now, 50*time.Millisecond)
+		if loop {
+			t.Fatalf("death %d: crash loop with LoopDeaths 100", i)
+		}
+		got = append(got, d)
+	}
+	want := []time.Duration{100, 200, 400, 800, 1600, 2000, 2000}
+	for i := range want {
+		if got[i] != want[i]*time.Millisecond {
+			t.Fatalf("delays %v, want %v ms", got, want)
+		}
+	}
+	// A process that stayed up 10 s starts again from the minimum.
+	now = now.Add(time.Minute)
+	if d, _, _ := b.died(now, 10*time.Second); d != 100*time.Millisecond {
+		t.Fatalf("after a stable run: %v, want 100ms", d)
+	}
+	if d, _, _ := b.died(now.Add(time.Second), time.Second); d != 200*time.Millisecond {
+		t.Fatalf("next: %v, want 200ms", d)
+	}
+}
+
+func TestBackoffCrashLoop(t *testing.T) {
+	b := newBackoff(RestartPolicy{})
+	now := time.Unix(0, 0)
+	for i := 1; i <= 4; i++ {
+		now = now.Add(500 * time.Millisecond)
+		if _, loop, n := b.died(now, 10*time.Millisecond); loop || n != i {
+			t.Fatalf("death %d: loop %v, recent %d", i, loop, n)
+		}
+	}
+	now = now.Add(500 * time.Millisecond)
+	d, loop, n := b.died(now, 10*time.Millisecond)
+	if !loop || n != 5 || d != 2*time.Second {
+		t.Fatalf("5th death in 10 s: delay %v loop %v recent %d; want 2s, true, 5", d, loop, n)
+	}
+	// Deaths spread out more than the window are not a loop.
+	now = now.Add(time.Minute)
+	if _, loop, n := b.died(now, 30*time.Second); loop || n != 1 {
+		t.Fatalf("after a quiet minute: loop %v, recent %d", loop, n)
+	}
+}
+
+func TestFlagNames(t *testing.T) {
+	usage := []byte(`Usage of wololo worker:
+  -data string
+    	Pebble data directory (default: in memory)
+  -instance string
+    	instance to run, e.g. q3-joiner-1 (required)
+  -log-json
+    	log as JSON
+  -peers string
+    	peers file
+  --batch-rows int
+    	rows per batch
+`)
+	got := flagNames(usage)
+	for _, name := range []string{"data", "instance", "log-json", "peers", "batch-rows"} {
+		if !got[name] {
+			t.Errorf("%s not found in %v", name, got)
+		}
+	}
+	if got["Pebble"] || got["log"] || len(got) != 5 {
+		t.Errorf("unexpected names: %v", got)
+	}
+}

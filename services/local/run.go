@@ -1,0 +1,173 @@
+package local
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/wololo/wololo/deploy"
+	"github.com/wololo/wololo/services/client"
+)
+
+const usage = `usage: wololo local [flags]            run the topology as OS processes until interrupted
+       wololo local run --matches F --players F --out DIR [flags]
+                                          start it, run one job, print time and memory, stop
+
+Every instance runs as its own 'wololo gateway' or 'wololo worker' process
+on 127.0.0.1 with its data in DIR/<instance>, its log in DIR/<instance>.log
+and its address in DIR/peers.json. A process that dies is restarted.
+`
+
+// common are the flags both forms take.
+type common struct {
+	data, topology, binary, logLevel string
+	basePort                         int
+	freePorts, follow                bool
+}
+
+func (c *common) register(fs *flag.FlagSet, defaultData string) {
+	fs.StringVar(&c.data, "data", defaultData, "data directory: DIR/<instance> data, DIR/<instance>.log logs, DIR/peers.json")
+	fs.StringVar(&c.topology, "topology", "", "topology JSON file (default: the embedded one)")
+	fs.IntVar(&c.basePort, "base-port", 0, "first port (default: the topology's base_port)")
+	fs.BoolVar(&c.freePorts, "free-ports", false, "use free loopback ports instead of the topology's")
+	fs.StringVar(&c.binary, "binary", "", "wololo binary to run the processes with (default: this one)")
+	fs.StringVar(&c.logLevel, "log-level", "info", "the processes' log level")
+	fs.BoolVar(&c.follow, "follow", false, "also print every process's log lines here, prefixed with its instance")
+}
+
+func (c *common) options(stdout, stderr io.Writer) (Options, error) {
+	o := Options{Binary: c.binary, DataDir: c.data, BasePort: c.basePort, FreePorts: c.freePorts, LogLevel: c.logLevel,
+		Log: hclog.New(&hclog.LoggerOptions{Name: "local", Level: hclog.Info, Output: stderr})}
+	if c.topology != "" {
+		top, err := deploy.Load(c.topology)
+		if err != nil {
+			return o, err
+		}
+		o.Topology = top
+	}
+	if c.follow {
+		o.Stdout = stdout
+	}
+	return o, nil
+}
+
+// Run is the `wololo local` command.
+func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) > 0 && args[0] == "run" {
+		return runJob(ctx, args[1:], stdout, stderr)
+	}
+	fs := flag.NewFlagSet("wololo local", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), usage+"\nflags:\n")
+		fs.PrintDefaults()
+	}
+	var c common
+	c.register(fs, DefaultDataDir)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		fs.Usage()
+		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	o, err := c.options(stdout, stderr)
+	if err != nil {
+		return err
+	}
+	cl, err := Start(ctx, o)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return err
+	}
+	fmt.Fprintf(stdout, "wololo local: %d processes up; gateway listening on %s\n", len(cl.Instances()), cl.GatewayAddr())
+	fmt.Fprintf(stdout, "  submit with: wololo client submit --server %s --matches F --players F --out DIR\n", cl.GatewayAddr())
+	fmt.Fprintf(stdout, "  data and logs: %s/<instance>{,.log}; peers: %s\n", cl.DataDir(), cl.PeersFile())
+	fmt.Fprintf(stdout, "  Ctrl-C stops every process.\n")
+	<-cl.Done() // ctx cancelled (SIGTERM/Ctrl-C) → Start's watcher stops the cluster
+	if err := cl.Stop(); err != nil {
+		fmt.Fprintf(stderr, "wololo local: %v\n", err)
+	}
+	return nil
+}
+
+// runJob is `wololo local run`.
+func runJob(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("wololo local run", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), usage+"\nflags:\n")
+		fs.PrintDefaults()
+	}
+	var c common
+	c.register(fs, "")
+	matches := fs.String("matches", "", "path of matches.csv (required)")
+	players := fs.String("players", "", "path of match_players.csv (required)")
+	out := fs.String("out", "", "directory for q1.csv..q4.csv (required)")
+	keep := fs.Bool("keep", false, "keep the data directory (a fresh temporary one unless --data is given)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	for _, req := range []struct{ name, val string }{{"matches", *matches}, {"players", *players}, {"out", *out}} {
+		if req.val == "" {
+			fs.Usage()
+			return fmt.Errorf("--%s is required", req.name)
+		}
+	}
+	temp := c.data == ""
+	if temp {
+		dir, err := os.MkdirTemp("", "wololo-local-")
+		if err != nil {
+			return err
+		}
+		c.data = dir
+	}
+	o, err := c.options(stdout, stderr)
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	cl, err := Start(ctx, o)
+	if err != nil {
+		return err
+	}
+	up := time.Since(start)
+	fmt.Fprintf(stdout, "%d processes up in %s; gateway at %s; logs in %s\n", len(cl.Instances()), up.Round(time.Millisecond), cl.GatewayAddr(), cl.DataDir())
+	sum, err := client.Submit(ctx, client.SubmitOptions{
+		Server: cl.GatewayAddr(), Matches: *matches, Players: *players, Out: *out,
+		Progress: stderr, Terminal: client.IsTerminal(stderr),
+	})
+	procs := cl.Processes() // while alive: VmHWM of each
+	stopErr := cl.Stop()
+	for i, p := range cl.Processes() { // after: rusage, which also covers the last moments
+		if i < len(procs) {
+			procs[i].MaxPeakRSS = max(procs[i].MaxPeakRSS, p.MaxPeakRSS)
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "the processes' logs are in %s/*.log\n", cl.DataDir())
+		return err
+	}
+	client.PrintSummary(stdout, sum)
+	fmt.Fprintf(stdout, "elapsed: job %s (upload %s), cluster start %s, total %s\n",
+		sum.Total.Round(time.Millisecond), sum.Upload.Round(time.Millisecond), up.Round(time.Millisecond), time.Since(start).Round(time.Millisecond))
+	fmt.Fprintf(stdout, "peak resident memory per process:\n")
+	FormatProcesses(stdout, procs)
+	if stopErr != nil {
+		fmt.Fprintf(stderr, "warning: %v (logs in %s)\n", stopErr, cl.DataDir())
+	}
+	if temp && !*keep {
+		if err := os.RemoveAll(cl.DataDir()); err != nil {
+			return errors.Join(stopErr, err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,666 @@
+package chaos
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/wololo/wololo/deploy"
+	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
+	"github.com/wololo/wololo/services/client"
+	"github.com/wololo/wololo/services/local"
+)
+
+// Defaults of a harness run.
+const (
+	DefaultKills       = 20
+	DefaultInterval    = 250 * time.Millisecond
+	DefaultUploadChunk = 64 << 10
+	DefaultTimeout     = 10 * time.Minute
+)
+
+// Options describe one harness run.
+type Options struct {
+	// Binary is the wololo binary the processes run; os.Executable() if
+	// empty.
+	Binary string
+	// Topology to run; deploy.Default() if it has no stages.
+	Topology deploy.Topology
+	// The job: both input files and the directory for q1.csv..q4.csv.
+	Matches, Players, Out string
+	// Kills is how many SIGKILLs to deliver during the job.
+	Kills int
+	// Seed picks the victims and the intervals.
+	Seed int64
+	// Interval is the mean time between kills during the upload; after it
+	// the kills come in a burst (gaps of 1/20 to 1/5 of it), and once the
+	// job is done the rest at once. DefaultInterval if zero.
+	Interval time.Duration
+	// UploadRate is the pace of the upload through the shaping proxy in
+	// bytes per second: 0 picks one so that the upload lasts about as long
+	// as the kills planned for it; a negative rate skips the proxy (the
+	// client talks to the gateway directly, at full speed).
+	UploadRate int64
+	// UploadChunk is the largest upload frame the proxy forwards;
+	// DefaultUploadChunk if zero.
+	UploadChunk int
+	// BatchRows is passed to every process as --batch-rows when the binary
+	// accepts that flag (smaller batches: more commits for the kills to
+	// land between); 0 leaves the processes' default.
+	BatchRows int
+	// TempDir is where the cluster's fresh data directory is made;
+	// os.TempDir() if empty.
+	TempDir string
+	// Keep keeps the cluster's data directory even when the run passes
+	// (it is always kept when it fails).
+	Keep bool
+	// Timeout bounds the job; DefaultTimeout if zero.
+	Timeout time.Duration
+	// Log receives the runner's events (exits, restarts); silent if nil.
+	Log hclog.Logger
+	// Stdout receives the kill lines, phase changes and the verdict.
+	Stdout io.Writer
+	// Progress receives the client's upload progress and retries.
+	Progress io.Writer
+	// DryRun sends the null signal (0) instead of SIGKILL: the schedule
+	// runs against a healthy job and nothing is harmed.
+	DryRun bool
+	// ForceMemory runs even when the binary keeps no state on disk (no
+	// --data flag), to see what breaks; otherwise that is refused.
+	ForceMemory bool
+}
+
+// Kill is one SIGKILL the harness delivered.
+type Kill struct {
+	N        int
+	At       time.Duration // since the job was submitted
+	Instance string
+	Stage    string
+	PID      int
+	Phase    string // the job's phase when it landed: upload, after-upload, done
+}
+
+// Report is what a run did.
+type Report struct {
+	JobID    string
+	Kills    []Kill
+	Planned  int
+	Stages   map[string]int // kills per stage
+	Phases   map[string]int // kills per phase
+	UploadAt time.Duration  // when both files were in (0 if never seen)
+	DoneAt   time.Duration  // when the job was seen done (0 if never)
+	Elapsed  time.Duration  // submit to results on disk
+	Rate     int64          // upload pace in bytes/s (0: direct)
+	Frames   int64          // upload frames the proxy forwarded
+	// Equal reports whether all four outputs matched the reference; Diffs
+	// describes each file that did not.
+	Equal      bool
+	Diffs      []string
+	SubmitErr  error
+	DataDir    string // the cluster's data directory (kept unless the run passed)
+	Processes  []local.Proc
+	Features   local.Features
+	Restarts   int
+	JobLost    bool // the gateway stopped knowing the job after a restart
+	RefDir     string
+	StopErr    error
+	Incomplete []string // why the run does not count, besides the outputs
+}
+
+// phases of the job, as the monitor sees them.
+const (
+	phaseCreate int32 = iota
+	phaseUpload
+	phaseRunning
+	phaseDone
+	phaseFailed
+	phaseLost
+)
+
+var phaseNames = []string{"create", "upload", "after-upload", "done", "failed", "lost"}
+
+// Local runs the harness once on a local cluster. The returned error says why the run failed
+// (results differ, submit failed, fewer kills than asked, ...); the Report
+// is returned either way once the cluster started.
+func Local(ctx context.Context, o Options) (*Report, error) {
+	if err := o.defaults(); err != nil {
+		return nil, err
+	}
+	out := o.Stdout
+	feats, err := local.DetectFeatures(ctx, o.Binary)
+	if err != nil {
+		return nil, err
+	}
+	if !feats.Data && !o.ForceMemory {
+		return nil, fmt.Errorf("the wololo binary %s takes no --data flag: its processes keep their state in memory, so a killed process loses what it had and the job cannot come out right (use ForceMemory / --force-memory to run anyway)", o.Binary)
+	}
+	var extra []string
+	if o.BatchRows > 0 {
+		if feats.Has("batch-rows") {
+			extra = append(extra, "--batch-rows", strconv.Itoa(o.BatchRows))
+		} else {
+			fmt.Fprintf(out, "chaos: the binary takes no --batch-rows flag; processes use their default batch size\n")
+		}
+	}
+	mInfo, err := os.Stat(o.Matches)
+	if err != nil {
+		return nil, err
+	}
+	pInfo, err := os.Stat(o.Players)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(o.TempDir, 0o755); err != nil {
+		return nil, err
+	}
+	dataDir, err := os.MkdirTemp(o.TempDir, "wololo-chaos-")
+	if err != nil {
+		return nil, err
+	}
+	rep := &Report{DataDir: dataDir, Features: feats, Stages: map[string]int{}, Phases: map[string]int{}}
+
+	rng := rand.New(rand.NewPCG(uint64(o.Seed), 0x636861_6f73))
+	pre, post := plan(o.Topology, o.Kills, rng)
+	rep.Planned = len(pre) + len(post)
+	fmt.Fprintf(out, "chaos: seed %d, %d kills planned (%d during the upload, %d after it), mean interval %s; data and logs in %s\n",
+		o.Seed, rep.Planned, len(pre), len(post), o.Interval, dataDir)
+	if missing := uncovered(o.Topology, append(append([]string(nil), pre...), post...)); len(missing) > 0 {
+		fmt.Fprintf(out, "chaos: warning: %d kills cannot cover every kind of process; never killed: %s\n", o.Kills, strings.Join(missing, ", "))
+	}
+
+	cl, err := local.Start(ctx, local.Options{
+		Binary: o.Binary, Topology: o.Topology, DataDir: dataDir, FreePorts: true,
+		Log: o.Log.Named("local"), ExtraArgs: extra, LogLevel: "info",
+	})
+	if err != nil {
+		return rep, fmt.Errorf("start the cluster: %w (logs in %s)", err, dataDir)
+	}
+	stopped := false
+	stop := func() {
+		if stopped {
+			return
+		}
+		stopped = true
+		rep.StopErr = cl.Stop()
+		rep.Processes = cl.Processes()
+		for _, p := range rep.Processes {
+			if !p.Replaced {
+				rep.Restarts += p.Restarts
+			}
+		}
+	}
+	defer stop()
+
+	server := cl.GatewayAddr()
+	var sh *shaper
+	if o.UploadRate >= 0 {
+		rate := o.UploadRate
+		if rate == 0 {
+			// Stretch the upload over the kills planned for it, plus one
+			// interval of slack.
+			target := time.Duration(float64(len(pre)+1) * 1.25 * float64(o.Interval))
+			rate = int64(math.Ceil(float64(mInfo.Size()+pInfo.Size()) / target.Seconds()))
+		}
+		if sh, err = newShaper(server, rate, o.UploadChunk); err != nil {
+			return rep, fmt.Errorf("upload proxy: %w", err)
+		}
+		defer sh.Close()
+		server, rep.Rate = sh.Addr(), rate
+		fmt.Fprintf(out, "chaos: upload of %.2f MB paced at %.0f kB/s in frames of at most %d kB through %s\n",
+			float64(mInfo.Size()+pInfo.Size())/1e6, float64(rate)/1e3, o.UploadChunk>>10, sh.Addr())
+	}
+
+	rep.JobID = fmt.Sprintf("chaos-s%d-%d", o.Seed, time.Now().UnixNano()%1_000_000_000)
+	start := time.Now()
+	jobCtx, jobCancel := context.WithCancel(ctx)
+	defer jobCancel()
+	mon := &monitor{start: start, out: out}
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		mon.run(jobCtx, cl.GatewayAddr(), rep.JobID)
+	}()
+	k := &killer{cl: cl, top: o.Topology, rng: rng, mon: mon, out: out, start: start, interval: o.Interval, sig: syscall.SIGKILL}
+	if o.DryRun {
+		k.sig = syscall.Signal(0)
+		fmt.Fprintf(out, "chaos: dry run: the kills below are the null signal; nothing dies\n")
+	}
+	go func() {
+		defer wg.Done()
+		k.run(jobCtx, pre, post)
+	}()
+
+	sctx, scancel := context.WithTimeout(ctx, o.Timeout)
+	sum, err := client.Submit(sctx, client.SubmitOptions{
+		Server: server, Matches: o.Matches, Players: o.Players, Out: o.Out, JobID: rep.JobID,
+		Progress: o.Progress, UploadAttempts: 100,
+	})
+	scancel()
+	rep.Elapsed = time.Since(start)
+	jobCancel()
+	wg.Wait()
+	rep.SubmitErr = err
+	rep.Kills = k.kills
+	if sh != nil {
+		rep.Frames = sh.frames.Load()
+	}
+	for _, kl := range rep.Kills {
+		rep.Stages[kl.Stage]++
+		rep.Phases[kl.Phase]++
+	}
+	rep.UploadAt, rep.DoneAt, rep.JobLost = mon.uploadAt, mon.doneAt, mon.lost.Load()
+	if err == nil {
+		fmt.Fprintf(out, "chaos: +%s job %s finished: results in %s\n", fmtDur(rep.Elapsed), sum.JobID, o.Out)
+	}
+
+	var problems []string
+	if err != nil {
+		problems = append(problems, fmt.Sprintf("submit failed: %v", err))
+		if rep.JobLost {
+			problems = append(problems, "the gateway stopped knowing the job after a restart (job state not durable)")
+		}
+	} else {
+		rep.Equal, rep.Diffs, rep.RefDir, err = compare(o.Matches, o.Players, o.Out, filepath.Join(dataDir, "reference"))
+		if err != nil {
+			problems = append(problems, fmt.Sprintf("reference: %v", err))
+		} else if !rep.Equal {
+			problems = append(problems, "outputs differ from the reference:\n    "+strings.Join(rep.Diffs, "\n    "))
+		}
+	}
+	if len(rep.Kills) < o.Kills {
+		rep.Incomplete = append(rep.Incomplete, fmt.Sprintf("only %d of %d kills landed before the job ended (lower --upload-rate or --interval)", len(rep.Kills), o.Kills))
+	}
+	if len(post) > 0 && rep.Phases["after-upload"]+rep.Phases["done"] == 0 && err == nil {
+		rep.Incomplete = append(rep.Incomplete, "no kill landed after the upload finished")
+	}
+	if missing := uncoveredKills(o.Topology, rep.Kills); len(missing) > 0 && o.Kills >= len(o.Topology.Stages) {
+		rep.Incomplete = append(rep.Incomplete, "never killed: "+strings.Join(missing, ", "))
+	}
+	problems = append(problems, rep.Incomplete...)
+
+	stop()
+	printSummary(out, o, rep)
+	if len(problems) > 0 {
+		fmt.Fprintf(out, "chaos: FAIL\n  - %s\n", strings.Join(problems, "\n  - "))
+		fmt.Fprintf(out, "chaos: the processes' logs: %s/<instance>.log (kept)\n", dataDir)
+		return rep, errors.New(problems[0])
+	}
+	fmt.Fprintf(out, "chaos: PASS: %d kills, q1.csv..q4.csv byte-equal to the reference\n", len(rep.Kills))
+	if !o.Keep {
+		os.RemoveAll(dataDir)
+	}
+	return rep, nil
+}
+
+func (o *Options) defaults() error {
+	if o.Matches == "" || o.Players == "" || o.Out == "" {
+		return errors.New("chaos: the matches and players files and an output directory are required")
+	}
+	if o.Kills < 0 {
+		return fmt.Errorf("chaos: kills must be at least 0, got %d", o.Kills)
+	}
+	if o.Binary == "" {
+		exe, err := os.Executable()
+		if err != nil {
+			return err
+		}
+		o.Binary = exe
+	}
+	if len(o.Topology.Stages) == 0 {
+		o.Topology = deploy.Default()
+	}
+	if o.Interval <= 0 {
+		o.Interval = DefaultInterval
+	}
+	if o.UploadChunk <= 0 {
+		o.UploadChunk = DefaultUploadChunk
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = DefaultTimeout
+	}
+	if o.TempDir == "" {
+		o.TempDir = os.TempDir()
+	}
+	if o.Log == nil {
+		o.Log = hclog.NewNullLogger()
+	}
+	if o.Stdout == nil {
+		o.Stdout = io.Discard
+	}
+	return nil
+}
+
+// plan picks the victims: pre for the upload, post for after it. pre
+// starts with one instance of every stage (when it is long enough), then
+// picks instances uniformly; post cycles through the instances of the
+// stages that still have work once the files are in (all but the filters).
+func plan(top deploy.Topology, n int, rng *rand.Rand) (pre, post []string) {
+	var stages []deploy.Stage
+	var all, late []string
+	for _, s := range top.Stages {
+		stages = append(stages, s)
+		for i := 0; i < s.Replicas; i++ {
+			name := deploy.Instance{Stage: s.Name, Index: i}.Name()
+			all = append(all, name)
+			if s.Role != "filter" {
+				late = append(late, name)
+			}
+		}
+	}
+	nPost := 0
+	if n >= 2 {
+		nPost = max(2, n/4)
+	}
+	nPre := n - nPost
+	for _, i := range rng.Perm(len(stages)) {
+		if len(pre) == nPre {
+			break
+		}
+		pre = append(pre, deploy.Instance{Stage: stages[i].Name, Index: rng.IntN(stages[i].Replicas)}.Name())
+	}
+	for len(pre) < nPre {
+		pre = append(pre, all[rng.IntN(len(all))])
+	}
+	rng.Shuffle(len(pre), func(i, j int) { pre[i], pre[j] = pre[j], pre[i] })
+	order := rng.Perm(len(late))
+	for i := 0; len(post) < nPost; i++ {
+		post = append(post, late[order[i%len(order)]])
+	}
+	return pre, post
+}
+
+// uncovered lists the stages none of the instances belongs to.
+func uncovered(top deploy.Topology, instances []string) []string {
+	seen := map[string]bool{}
+	for _, name := range instances {
+		if in, err := deploy.ParseInstance(name); err == nil {
+			seen[in.Stage] = true
+		}
+	}
+	var out []string
+	for _, s := range top.Stages {
+		if !seen[s.Name] {
+			out = append(out, s.Name)
+		}
+	}
+	return out
+}
+
+func uncoveredKills(top deploy.Topology, kills []Kill) []string {
+	var names []string
+	for _, k := range kills {
+		names = append(names, k.Instance)
+	}
+	return uncovered(top, names)
+}
+
+// monitor follows the job's phase through the gateway's GetJob, directly
+// (not through the shaping proxy).
+type monitor struct {
+	start time.Time
+	out   io.Writer
+
+	phase    atomic.Int32
+	pct      atomic.Int64 // upload percent
+	lost     atomic.Bool
+	uploadAt time.Duration // written by run only, read after it ended
+	doneAt   time.Duration
+}
+
+func (m *monitor) run(ctx context.Context, gateway, id string) {
+	conn, err := client.Dial(gateway)
+	if err != nil {
+		fmt.Fprintf(m.out, "chaos: monitor: %v\n", err)
+		return
+	}
+	defer conn.Close()
+	jobs := wololov1.NewJobServiceClient(conn)
+	seen := false
+	for ctx.Err() == nil {
+		cctx, cancel := context.WithTimeout(ctx, time.Second)
+		r, err := jobs.GetJob(cctx, &wololov1.GetJobRequest{JobId: id})
+		cancel()
+		switch {
+		case err == nil:
+			seen = true
+			m.observe(r.Job)
+		case status.Code(err) == codes.NotFound && seen && m.phase.Load() < phaseDone:
+			if !m.lost.Swap(true) {
+				fmt.Fprintf(m.out, "chaos: +%s the gateway no longer knows job %s (it restarted without it)\n", fmtDur(time.Since(m.start)), id)
+			}
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(25 * time.Millisecond):
+		}
+	}
+}
+
+func (m *monitor) observe(j *wololov1.Job) {
+	var done, total int64
+	for _, f := range []*wololov1.FileReport{j.Matches, j.Players} {
+		if f != nil {
+			done += f.Offset
+			total += f.Size
+		}
+	}
+	if total > 0 {
+		m.pct.Store(100 * done / total)
+	}
+	var p int32
+	switch j.State {
+	case wololov1.JobState_JOB_STATE_UPLOADING:
+		p = phaseUpload
+	case wololov1.JobState_JOB_STATE_RUNNING:
+		p = phaseRunning
+	case wololov1.JobState_JOB_STATE_DONE:
+		p = phaseDone
+	case wololov1.JobState_JOB_STATE_FAILED:
+		p = phaseFailed
+	default:
+		return
+	}
+	old := m.phase.Load()
+	if p <= old {
+		return // phases only move forward (a restarted gateway may report an older view briefly)
+	}
+	m.phase.Store(p)
+	at := time.Since(m.start)
+	switch p {
+	case phaseUpload:
+		fmt.Fprintf(m.out, "chaos: +%s job %s created; uploading\n", fmtDur(at), j.JobId)
+	case phaseRunning:
+		m.uploadAt = at
+		fmt.Fprintf(m.out, "chaos: +%s upload finished (both files in); the graph is finishing\n", fmtDur(at))
+	case phaseDone:
+		if m.uploadAt == 0 {
+			m.uploadAt = at
+		}
+		m.doneAt = at
+		fmt.Fprintf(m.out, "chaos: +%s job done; the client fetches the results\n", fmtDur(at))
+	case phaseFailed:
+		fmt.Fprintf(m.out, "chaos: +%s job FAILED: %s\n", fmtDur(at), j.Message)
+	}
+}
+
+// killer delivers the planned kills.
+type killer struct {
+	cl       *local.Cluster
+	top      deploy.Topology
+	rng      *rand.Rand
+	mon      *monitor
+	out      io.Writer
+	start    time.Time
+	interval time.Duration
+	sig      syscall.Signal
+	kills    []Kill
+}
+
+func (k *killer) run(ctx context.Context, pre, post []string) {
+	total := len(pre) + len(post)
+	// During the upload: exponential gaps around the mean.
+	for _, target := range pre {
+		if !k.sleep(ctx, k.gap(k.interval)) {
+			return
+		}
+		if !k.kill(ctx, target, total, false) {
+			return
+		}
+	}
+	// After it: wait for the files to be in, then kill in a quick burst
+	// while the graph finishes and the results flush (on a small dataset
+	// that takes a fraction of a second), and once the job is done, while
+	// the client fetches the results, without pause.
+	for k.mon.phase.Load() < phaseRunning {
+		if !k.sleep(ctx, 10*time.Millisecond) {
+			return
+		}
+	}
+	for i, target := range post {
+		if i > 0 && k.mon.phase.Load() < phaseDone {
+			lo, hi := k.interval/20, k.interval/5
+			if !k.sleep(ctx, lo+time.Duration(k.rng.Float64()*float64(hi-lo))) {
+				return
+			}
+		}
+		if !k.kill(ctx, target, total, true) {
+			return
+		}
+	}
+}
+
+// gap is an exponentially distributed pause with the given mean, clamped
+// to [mean/4, 3·mean].
+func (k *killer) gap(mean time.Duration) time.Duration {
+	d := time.Duration(k.rng.ExpFloat64() * float64(mean))
+	return min(max(d, mean/4), 3*mean)
+}
+
+func (k *killer) sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+// kill SIGKILLs target's current process. If it is down (being
+// restarted), another live replica of its stage takes its place; a
+// single-replica stage is waited for, and then killed after a random
+// fraction of an interval (sometimes in the middle of its recovery). A late
+// kill may instead take any live instance of a stage that still has work.
+func (k *killer) kill(ctx context.Context, target string, total int, late bool) bool {
+	for {
+		pid, err := k.cl.Signal(target, k.sig)
+		if err == nil {
+			in, _ := deploy.ParseInstance(target)
+			phase := phaseNames[min(int(k.mon.phase.Load()), len(phaseNames)-1)]
+			if phase == "create" {
+				phase = "upload"
+			}
+			kl := Kill{N: len(k.kills) + 1, At: time.Since(k.start), Instance: target, Stage: in.Stage, PID: pid, Phase: phase}
+			k.kills = append(k.kills, kl)
+			detail := ""
+			if phase == "upload" {
+				detail = fmt.Sprintf(" %d%%", k.mon.pct.Load())
+			}
+			fmt.Fprintf(k.out, "kill %3d/%d  +%-8s %-18s pid %-7d (%s%s)\n", kl.N, total, fmtDur(kl.At), target, pid, phase, detail)
+			return true
+		}
+		if !errors.Is(err, local.ErrNotRunning) {
+			fmt.Fprintf(k.out, "chaos: kill %s: %v\n", target, err)
+			return false
+		}
+		if alt := k.live(target, late); alt != "" {
+			target = alt
+			continue
+		}
+		for !k.alive(target) {
+			if !k.sleep(ctx, 10*time.Millisecond) {
+				return false
+			}
+		}
+		if !k.sleep(ctx, time.Duration(k.rng.Float64()*float64(k.interval/2))) {
+			return false
+		}
+	}
+}
+
+func (k *killer) alive(instance string) bool {
+	for _, p := range k.cl.Processes() {
+		if p.Instance == instance && !p.Replaced {
+			return p.Alive
+		}
+	}
+	return false
+}
+
+// live picks a live instance of target's stage, or when late of any stage
+// that still has work after the upload (not a filter); "" if none.
+func (k *killer) live(target string, late bool) string {
+	want, _ := deploy.ParseInstance(target)
+	var live []string
+	for _, p := range k.cl.Processes() {
+		in, err := deploy.ParseInstance(p.Instance)
+		if err != nil || !p.Alive || p.Replaced {
+			continue
+		}
+		st, _ := k.top.Stage(in.Stage)
+		if in.Stage == want.Stage || (late && st.Role != "filter") {
+			live = append(live, p.Instance)
+		}
+	}
+	if len(live) == 0 {
+		return ""
+	}
+	return live[k.rng.IntN(len(live))]
+}
+
+func fmtDur(d time.Duration) string { return fmt.Sprintf("%.3fs", d.Seconds()) }
+
+func printSummary(w io.Writer, o Options, rep *Report) {
+	var stages []string
+	for _, s := range o.Topology.Stages {
+		stages = append(stages, fmt.Sprintf("%s %d", s.Name, rep.Stages[s.Name]))
+	}
+	var phases []string
+	for _, p := range phaseNames[1:] {
+		if n := rep.Phases[p]; n > 0 {
+			phases = append(phases, fmt.Sprintf("%s %d", p, n))
+		}
+	}
+	sort.Strings(phases)
+	fmt.Fprintf(w, "chaos: %d kills by kind: %s\n", len(rep.Kills), strings.Join(stages, ", "))
+	fmt.Fprintf(w, "chaos: %d kills by phase: %s; upload finished at +%s, job done at +%s, results on disk at +%s\n",
+		len(rep.Kills), strings.Join(phases, ", "), fmtDur(rep.UploadAt), fmtDur(rep.DoneAt), fmtDur(rep.Elapsed))
+	if rep.Frames > 0 {
+		fmt.Fprintf(w, "chaos: the proxy forwarded %d upload frames\n", rep.Frames)
+	}
+	if len(rep.Processes) > 0 {
+		fmt.Fprintf(w, "chaos: %d restarts by the local runner; processes at the end:\n", rep.Restarts)
+		local.FormatProcesses(w, rep.Processes)
+	}
+	if rep.StopErr != nil {
+		fmt.Fprintf(w, "chaos: stopping the cluster: %v\n", rep.StopErr)
+	}
+}
