@@ -1,0 +1,613 @@
+package durable
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"sync"
+	"sync/atomic"
+
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/hashicorp/go-hclog"
+	"google.golang.org/protobuf/proto"
+
+	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
+	"github.com/wololo/wololo/transport"
+)
+
+// Options configure a Store.
+type Options struct {
+	// Log receives Pebble's messages (WAL replay, background errors). Nil
+	// discards them.
+	Log hclog.Logger
+	// NoSync commits without waiting for the WAL to reach stable storage.
+	// For benchmarks only: a Commit is then not durable when it returns.
+	NoSync bool
+}
+
+// Pebble tuning; see "Tuning" in doc.go.
+const (
+	memTableSize       = 32 << 20
+	memTableStopWrites = 2
+	blockCacheSize     = 8 << 20
+	maxOpenFiles       = 256
+)
+
+// ErrClosed is returned by every method called after Close.
+var ErrClosed = errors.New("durable: store is closed")
+
+// Store is a transport.Store on a Pebble database.
+type Store struct {
+	db     *pebble.DB
+	dir    string
+	log    hclog.Logger
+	noSync bool
+
+	commits atomic.Int64
+	bytes   atomic.Int64
+	syncs   atomic.Int64
+
+	// life is held shared by every call and exclusively by Close, so that
+	// Close waits for calls in flight and no call reaches a closed DB
+	// (Pebble panics on that).
+	life   sync.RWMutex
+	closed bool
+
+	// mu orders the writes: whatever a write derives from earlier writes
+	// (a job's state-log index, reserved and acked maxima, whether the job
+	// exists) is read and the batch applied under mu, so that the order of
+	// Pebble's sequence numbers is the order of those derivations. The WAL
+	// sync is waited for outside mu, so concurrent commits share syncs.
+	mu   sync.Mutex
+	jobs map[string]*jobCache
+}
+
+// jobCache is what the store knows of a job's keys without reading them;
+// filled lazily from the database, dropped with the job.
+type jobCache struct {
+	exists    bool
+	nextState uint64 // index of the job's next state-log key
+	reserved  map[transport.ChannelID]uint64
+	acked     map[transport.ChannelID]uint64
+}
+
+var _ transport.Store = (*Store)(nil)
+
+// Open opens (creating if needed) the store in dir.
+func Open(dir string, opts Options) (*Store, error) {
+	log := opts.Log
+	if log == nil {
+		log = hclog.NewNullLogger()
+	}
+	s := &Store{dir: dir, log: log, noSync: opts.NoSync, jobs: map[string]*jobCache{}}
+	plog := log.Named("pebble")
+	po := &pebble.Options{
+		FS:                          syncCountingFS{FS: vfs.Default, syncs: &s.syncs},
+		Logger:                      pebbleLogger{plog},
+		EventListener:               eventListener(plog),
+		MemTableSize:                memTableSize,
+		MemTableStopWritesThreshold: memTableStopWrites,
+		CacheSize:                   blockCacheSize,
+		MaxOpenFiles:                maxOpenFiles,
+		// The newest format of v2.1.7; at least FormatWALSyncChunks is
+		// needed for WAL replay to tell corruption from a torn tail.
+		FormatMajorVersion: pebble.FormatValueSeparation,
+	}
+	db, err := pebble.Open(dir, po)
+	if err != nil {
+		return nil, fmt.Errorf("durable: open %s: %w", dir, err)
+	}
+	s.db = db
+	return s, nil
+}
+
+// IsCorruption tells whether an error of Open or another call is due to
+// corrupt data (e.g. a WAL record that fails its checksum and is followed
+// by valid ones), as opposed to an I/O or usage error.
+func IsCorruption(err error) bool { return pebble.IsCorruptionError(err) }
+
+// Dir returns the directory the store lives in.
+func (s *Store) Dir() string { return s.dir }
+
+func (s *Store) enter() error {
+	s.life.RLock()
+	if s.closed {
+		s.life.RUnlock()
+		return ErrClosed
+	}
+	return nil
+}
+
+func (s *Store) leave() { s.life.RUnlock() }
+
+// get reads a key; a missing key is (nil, false, nil).
+func (s *Store) get(key []byte) ([]byte, bool, error) {
+	v, closer, err := s.db.Get(key)
+	if errors.Is(err, pebble.ErrNotFound) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	out := append([]byte(nil), v...)
+	return out, true, closer.Close()
+}
+
+func (s *Store) getU64(key []byte) (uint64, error) {
+	v, ok, err := s.get(key)
+	if err != nil || !ok {
+		return 0, err
+	}
+	return parseU64(v)
+}
+
+// jobLocked returns the job's cache, reading it on first use: whether the
+// job marker exists and the index after its last state-log key.
+func (s *Store) jobLocked(job string) (*jobCache, error) {
+	if j := s.jobs[job]; j != nil {
+		return j, nil
+	}
+	j := &jobCache{reserved: map[transport.ChannelID]uint64{}, acked: map[transport.ChannelID]uint64{}}
+	_, ok, err := s.get(jobPrefix(job))
+	if err != nil {
+		return nil, err
+	}
+	j.exists = ok
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: stateKey(job, 0), UpperBound: stateKey(job, math.MaxUint64)})
+	if err != nil {
+		return nil, err
+	}
+	if it.Last() {
+		p, err := parseJobKey(it.Key())
+		if err != nil {
+			it.Close()
+			return nil, err
+		}
+		j.nextState = p.n + 1
+	}
+	if err := it.Close(); err != nil {
+		return nil, err
+	}
+	s.jobs[job] = j
+	return j, nil
+}
+
+func (s *Store) reservedLocked(job string, j *jobCache, ch transport.ChannelID) (uint64, error) {
+	if v, ok := j.reserved[ch]; ok {
+		return v, nil
+	}
+	v, err := s.getU64(channelKey(job, kindReserved, ch))
+	if err != nil {
+		return 0, err
+	}
+	j.reserved[ch] = v
+	return v, nil
+}
+
+func (s *Store) ackedLocked(j *jobCache, ch transport.ChannelID) (uint64, error) {
+	if v, ok := j.acked[ch]; ok {
+		return v, nil
+	}
+	v, err := s.getU64(channelKey(ch.Job, kindAcked, ch))
+	if err != nil {
+		return 0, err
+	}
+	j.acked[ch] = v
+	return v, nil
+}
+
+// applyLocked applies b under s.mu and returns the function that waits for it
+// to be durable, to be called after s.mu is released.
+func (s *Store) applyLocked(b *pebble.Batch, sync bool) (wait func() error, err error) {
+	if !sync || s.noSync {
+		return func() error { return nil }, s.db.Apply(b, pebble.NoSync)
+	}
+	if err := s.db.ApplyNoSyncWait(b, pebble.Sync); err != nil {
+		return nil, err
+	}
+	return b.SyncWait, nil
+}
+
+// Commit writes c as one synced Pebble batch.
+func (s *Store) Commit(c *transport.Commit) error {
+	if err := s.commit(c); err != nil {
+		return fmt.Errorf("durable: commit job %q: %w", c.Job, err)
+	}
+	return nil
+}
+
+func (s *Store) commit(c *transport.Commit) error {
+	if err := checkJob(c.Job); err != nil {
+		return err
+	}
+	for ch := range c.Inputs {
+		if err := checkChannel(ch); err != nil {
+			return err
+		}
+	}
+	for _, e := range c.Outputs {
+		if err := checkChannel(e.Channel); err != nil {
+			return err
+		}
+	}
+	if err := s.enter(); err != nil {
+		return err
+	}
+	defer s.leave()
+
+	// Everything that does not depend on earlier writes is put in the
+	// batch before taking mu. The batch is sized up front and the outputs
+	// are encoded straight into it: no copy of a large RowBatch but the
+	// one in the batch.
+	type output struct {
+		key  []byte
+		msg  *wololov1.Batch
+		size int
+	}
+	const perKey = 16 // kind byte, two varint lengths, slack
+	outs := make([]output, len(c.Outputs))
+	size := 64 + len(c.State) + 4*len(c.Job)
+	top := map[transport.ChannelID]uint64{}
+	for i, e := range c.Outputs {
+		o := output{key: outboxKey(c.Job, e.Channel, e.Seq), msg: &wololov1.Batch{Seq: e.Seq, Eof: e.EOF, Rows: e.Rows}}
+		o.size = proto.Size(o.msg)
+		outs[i] = o
+		size += perKey + len(o.key) + o.size
+		top[e.Channel] = max(top[e.Channel], e.Seq)
+	}
+	for ch := range c.Inputs {
+		size += perKey + len(channelKey(c.Job, kindWatermark, ch)) + 8
+	}
+	for ch := range top { // the reserved marks, added under mu
+		size += perKey + len(channelKey(c.Job, kindReserved, ch)) + 8
+	}
+	for name, v := range c.Records {
+		size += perKey + len(recordKey(c.Job, name)) + len(v)
+	}
+	b := s.db.NewBatchWithSize(size)
+	defer b.Close()
+	for ch, wm := range c.Inputs {
+		if err := b.Set(channelKey(c.Job, kindWatermark, ch), u64(wm), nil); err != nil {
+			return err
+		}
+	}
+	for i, o := range outs {
+		op := b.SetDeferred(len(o.key), o.size)
+		copy(op.Key, o.key)
+		enc, err := proto.MarshalOptions{}.MarshalAppend(op.Value[:0], o.msg)
+		if err != nil {
+			return fmt.Errorf("encode %s #%d: %w", c.Outputs[i].Channel, o.msg.Seq, err)
+		}
+		if len(enc) != o.size || (o.size > 0 && &enc[0] != &op.Value[0]) {
+			return fmt.Errorf("encode %s #%d: rows changed while being committed", c.Outputs[i].Channel, o.msg.Seq)
+		}
+		if err := op.Finish(); err != nil {
+			return err
+		}
+	}
+	for name, v := range c.Records {
+		if err := b.Set(recordKey(c.Job, name), v, nil); err != nil {
+			return err
+		}
+	}
+
+	s.mu.Lock()
+	j, err := s.jobLocked(c.Job)
+	if err != nil {
+		s.mu.Unlock()
+		return err
+	}
+	wait, reserved, err := s.commitLocked(b, c, j, top)
+	if err == nil {
+		j.exists = true
+		for ch, v := range reserved {
+			j.reserved[ch] = v
+		}
+		if c.State != nil {
+			j.nextState++
+		}
+	}
+	s.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	if err := wait(); err != nil {
+		return err
+	}
+	s.commits.Add(1)
+	s.bytes.Add(int64(b.Len()))
+	return nil
+}
+
+// commitLocked completes and applies the batch; it returns the new
+// reserved marks, for the cache once the batch is applied.
+func (s *Store) commitLocked(b *pebble.Batch, c *transport.Commit, j *jobCache, top map[transport.ChannelID]uint64) (func() error, map[transport.ChannelID]uint64, error) {
+	if !j.exists {
+		if err := b.Set(jobPrefix(c.Job), nil, nil); err != nil {
+			return nil, nil, err
+		}
+	}
+	reserved := map[transport.ChannelID]uint64{}
+	for ch, seq := range top {
+		old, err := s.reservedLocked(c.Job, j, ch)
+		if err != nil {
+			return nil, nil, err
+		}
+		if seq > old {
+			reserved[ch] = seq
+			if err := b.Set(channelKey(c.Job, kindReserved, ch), u64(seq), nil); err != nil {
+				return nil, nil, err
+			}
+		}
+	}
+	if c.ResetState && j.nextState > 0 {
+		if err := b.DeleteRange(stateKey(c.Job, 0), stateKey(c.Job, j.nextState), nil); err != nil {
+			return nil, nil, err
+		}
+	}
+	if c.State != nil {
+		if err := b.Set(stateKey(c.Job, j.nextState), c.State, nil); err != nil {
+			return nil, nil, err
+		}
+	}
+	wait, err := s.applyLocked(b, true)
+	return wait, reserved, err
+}
+
+// Trim deletes the channel's outbox entries up to seq and records the
+// acked mark, without waiting for a sync.
+func (s *Store) Trim(ch transport.ChannelID, seq uint64) error {
+	if err := s.trim(ch, seq); err != nil {
+		return fmt.Errorf("durable: trim %s to %d: %w", ch, seq, err)
+	}
+	return nil
+}
+
+func (s *Store) trim(ch transport.ChannelID, seq uint64) error {
+	if err := checkChannel(ch); err != nil {
+		return err
+	}
+	if err := s.enter(); err != nil {
+		return err
+	}
+	defer s.leave()
+	b := s.db.NewBatch()
+	defer b.Close()
+	if err := b.DeleteRange(outboxKey(ch.Job, ch, 0), outboxEnd(ch.Job, ch, seq), nil); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	j, err := s.jobLocked(ch.Job)
+	if err != nil {
+		return err
+	}
+	if !j.exists {
+		return nil // as MemStore: a trim of an unknown job does nothing
+	}
+	acked, err := s.ackedLocked(j, ch)
+	if err != nil {
+		return err
+	}
+	acked = max(acked, seq)
+	if err := b.Set(channelKey(ch.Job, kindAcked, ch), u64(acked), nil); err != nil {
+		return err
+	}
+	if _, err := s.applyLocked(b, false); err != nil {
+		return err
+	}
+	j.acked[ch] = acked
+	return nil
+}
+
+// DropJob deletes the job's keys with one range deletion and writes its
+// tombstone, synced.
+func (s *Store) DropJob(job string) error {
+	if err := s.dropJob(job); err != nil {
+		return fmt.Errorf("durable: drop job %q: %w", job, err)
+	}
+	return nil
+}
+
+func (s *Store) dropJob(job string) error {
+	if err := checkJob(job); err != nil {
+		return err
+	}
+	if err := s.enter(); err != nil {
+		return err
+	}
+	defer s.leave()
+	b := s.db.NewBatch()
+	defer b.Close()
+	if err := b.DeleteRange(jobPrefix(job), jobEnd(job), nil); err != nil {
+		return err
+	}
+	if err := b.Set(tombstoneKey(job), nil, nil); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	wait, err := s.applyLocked(b, true)
+	if err == nil {
+		delete(s.jobs, job)
+	}
+	s.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	return wait()
+}
+
+// NextIncarnation reads, increments and writes the counter, synced.
+func (s *Store) NextIncarnation() (uint64, error) {
+	n, err := s.nextIncarnation()
+	if err != nil {
+		return 0, fmt.Errorf("durable: next incarnation: %w", err)
+	}
+	return n, nil
+}
+
+func (s *Store) nextIncarnation() (uint64, error) {
+	if err := s.enter(); err != nil {
+		return 0, err
+	}
+	defer s.leave()
+	b := s.db.NewBatch()
+	defer b.Close()
+	s.mu.Lock()
+	n, err := s.getU64(incarnationKey)
+	if err != nil {
+		s.mu.Unlock()
+		return 0, err
+	}
+	n++
+	if err := b.Set(incarnationKey, u64(n), nil); err != nil {
+		s.mu.Unlock()
+		return 0, err
+	}
+	// Always synced, even with NoSync: the number must not be handed out
+	// twice.
+	var wait func() error
+	if err = s.db.ApplyNoSyncWait(b, pebble.Sync); err == nil {
+		wait = b.SyncWait
+	}
+	s.mu.Unlock()
+	if err != nil {
+		return 0, err
+	}
+	if err := wait(); err != nil {
+		return 0, err
+	}
+	return n, nil
+}
+
+// Load scans the whole store (one consistent iterator) and builds the
+// image.
+func (s *Store) Load() (*transport.Image, error) {
+	img, err := s.load()
+	if err != nil {
+		return nil, fmt.Errorf("durable: load %s: %w", s.dir, err)
+	}
+	return img, nil
+}
+
+func (s *Store) load() (*transport.Image, error) {
+	if err := s.enter(); err != nil {
+		return nil, err
+	}
+	defer s.leave()
+	img := &transport.Image{Jobs: map[string]*transport.JobImage{}}
+	it, err := s.db.NewIter(nil)
+	if err != nil {
+		return nil, err
+	}
+	err = loadIter(it, img)
+	if cerr := it.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return nil, err
+	}
+	return img, nil
+}
+
+func loadIter(it *pebble.Iterator, img *transport.Image) error {
+	var cur *transport.JobImage
+	var curJob string
+	for ok := it.First(); ok; ok = it.Next() {
+		k := it.Key()
+		v, err := it.ValueAndErr()
+		if err != nil {
+			return err
+		}
+		switch {
+		case len(k) == 2 && k[0] == spaceMeta && k[1] == metaIncarnation:
+		case len(k) >= 2 && k[0] == spaceMeta && k[1] == metaTombstone:
+			img.Dropped = append(img.Dropped, string(k[2:])) // sorted by key order
+		case len(k) >= 1 && k[0] == spaceJob:
+			p, err := parseJobKey(k)
+			if err != nil {
+				return err
+			}
+			if p.kind == 0 {
+				cur, curJob = newJobImage(), p.job
+				img.Jobs[p.job] = cur
+				continue
+			}
+			if cur == nil || curJob != p.job {
+				return fmt.Errorf("key %q of job %q without its job marker", k, p.job)
+			}
+			if err := loadJobKey(cur, p, v); err != nil {
+				return fmt.Errorf("key %q: %w", k, err)
+			}
+		default:
+			return fmt.Errorf("unknown key %q", k)
+		}
+	}
+	return it.Error()
+}
+
+func loadJobKey(j *transport.JobImage, p jobKey, v []byte) error {
+	switch p.kind {
+	case kindWatermark, kindReserved, kindAcked:
+		n, err := parseU64(v)
+		if err != nil {
+			return err
+		}
+		switch p.kind {
+		case kindWatermark:
+			j.Watermarks[p.ch] = n
+		case kindReserved:
+			j.Reserved[p.ch] = n
+		default:
+			j.Acked[p.ch] = n
+		}
+	case kindOutbox:
+		var b wololov1.Batch
+		if err := proto.Unmarshal(v, &b); err != nil {
+			return fmt.Errorf("decode outbox entry: %w", err)
+		}
+		if b.Seq != p.n {
+			return fmt.Errorf("outbox entry holds seq %d", b.Seq)
+		}
+		j.Outbox[p.ch] = append(j.Outbox[p.ch], transport.Entry{Channel: p.ch, Seq: b.Seq, EOF: b.Eof, Rows: b.Rows})
+	case kindRecord:
+		j.Records[p.name] = append([]byte{}, v...)
+	case kindState:
+		j.State = append(j.State, append([]byte{}, v...))
+	}
+	return nil
+}
+
+func newJobImage() *transport.JobImage {
+	return &transport.JobImage{
+		Watermarks: map[transport.ChannelID]uint64{},
+		Reserved:   map[transport.ChannelID]uint64{},
+		Acked:      map[transport.ChannelID]uint64{},
+		Outbox:     map[transport.ChannelID][]transport.Entry{},
+		Records:    map[string][]byte{},
+	}
+}
+
+// Stats returns the counters since Open. Syncs counts the WAL syncs Pebble
+// issued; under concurrent commits one sync covers several commits.
+func (s *Store) Stats() transport.StoreStats {
+	return transport.StoreStats{Commits: s.commits.Load(), Bytes: s.bytes.Load(), Syncs: s.syncs.Load()}
+}
+
+// Close flushes the memtable (so that the next Open replays no WAL) and
+// closes the database. Calls after Close return ErrClosed.
+func (s *Store) Close() error {
+	s.life.Lock()
+	defer s.life.Unlock()
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	ferr := s.db.Flush()
+	cerr := s.db.Close()
+	if err := errors.Join(ferr, cerr); err != nil {
+		return fmt.Errorf("durable: close %s: %w", s.dir, err)
+	}
+	return nil
+}

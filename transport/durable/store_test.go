@@ -1,0 +1,178 @@
+package durable
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/hashicorp/go-hclog"
+
+	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
+	"github.com/wololo/wololo/transport"
+	"github.com/wololo/wololo/transport/storetest"
+)
+
+func openTest(t *testing.T, dir string) transport.Store {
+	t.Helper()
+	s, err := Open(dir, Options{Log: hclog.New(&hclog.LoggerOptions{Level: hclog.Warn, Output: testWriter{t}})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimSpace(string(p)))
+	return len(p), nil
+}
+
+func TestConformance(t *testing.T) { storetest.Run(t, openTest) }
+
+func TestReopen(t *testing.T) { storetest.RunReopen(t, openTest) }
+
+func TestIncarnationAcrossReopens(t *testing.T) {
+	dir := t.TempDir()
+	var last uint64
+	for range 4 {
+		s := openTest(t, dir)
+		for range 3 {
+			n, err := s.NextIncarnation()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n <= last {
+				t.Fatalf("incarnation %d after %d", n, last)
+			}
+			last = n
+		}
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if last != 12 {
+		t.Fatalf("last incarnation %d, want 12", last)
+	}
+}
+
+func TestRejectsNUL(t *testing.T) {
+	s := openTest(t, t.TempDir())
+	defer s.Close()
+	bad := storetest.Ch("j", "s\x00", "a", "b")
+	for name, err := range map[string]error{
+		"commit job":    s.Commit(&transport.Commit{Job: "j\x00"}),
+		"commit input":  s.Commit(&transport.Commit{Job: "j", Inputs: map[transport.ChannelID]uint64{bad: 1}}),
+		"commit output": s.Commit(&transport.Commit{Job: "j", Outputs: []transport.Entry{{Channel: bad, Seq: 1}}}),
+		"trim":          s.Trim(bad, 1),
+		"drop":          s.DropJob("a\x00b"),
+	} {
+		if !errors.Is(err, errNUL) || !strings.HasPrefix(err.Error(), "durable: ") {
+			t.Errorf("%s: got error %v", name, err)
+		}
+	}
+	storetest.CheckLoad(t, s, &transport.Image{Jobs: map[string]*transport.JobImage{}})
+}
+
+func TestStatsAndClosed(t *testing.T) {
+	s := openTest(t, t.TempDir())
+	ch := storetest.Ch("j", "s", "a", "b")
+	for i := range 5 {
+		if err := s.Commit(&transport.Commit{Job: "j", Outputs: []transport.Entry{storetest.E(ch, uint64(i+1), false, "rows")}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st := s.Stats()
+	if st.Commits != 5 || st.Bytes < 5*20 || st.Syncs < 5 {
+		t.Fatalf("stats after 5 sequential synced commits: %+v", st)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatalf("second Close: %v", err)
+	}
+	if err := s.Commit(&transport.Commit{Job: "j"}); !errors.Is(err, ErrClosed) {
+		t.Fatalf("Commit after Close: %v", err)
+	}
+	if _, err := s.Load(); !errors.Is(err, ErrClosed) {
+		t.Fatalf("Load after Close: %v", err)
+	}
+}
+
+// A second Open of a directory in use fails rather than sharing it.
+func TestOpenLocked(t *testing.T) {
+	dir := t.TempDir()
+	s := openTest(t, dir)
+	defer s.Close()
+	if s2, err := Open(dir, Options{}); err == nil {
+		s2.Close()
+		t.Fatal("second Open of the same directory succeeded")
+	} else {
+		t.Log(err)
+	}
+}
+
+// Concurrent commits share WAL syncs (Pebble's group commit), and Stats
+// can tell.
+func TestGroupCommit(t *testing.T) {
+	s := openTest(t, t.TempDir())
+	defer s.Close()
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Go(func() {
+			ch := storetest.Ch("j", "s", "a", fmt.Sprint(g))
+			for i := 1; i <= 50; i++ {
+				if err := s.Commit(&transport.Commit{Job: "j", Outputs: []transport.Entry{storetest.E(ch, uint64(i), false, "x")}}); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	st := s.Stats()
+	t.Logf("%+v", st)
+	if st.Commits != 400 || st.Syncs >= st.Commits {
+		t.Fatalf("8 goroutines: %+v, want 400 commits sharing syncs", st)
+	}
+}
+
+// A commit larger than half a memtable goes through Pebble's large-batch
+// path (the batch becomes a memtable of its own); it is as atomic and
+// durable as any other.
+func TestLargeCommit(t *testing.T) {
+	dir := t.TempDir()
+	s := openTest(t, dir)
+	ch := storetest.Ch("j", "s", "a", "b")
+	big := func(i int) *wololov1.RowBatch {
+		data := bytes.Repeat([]byte{byte('a' + i)}, 7<<20)
+		return &wololov1.RowBatch{Rows: &wololov1.RowBatch_Tokens{Tokens: &wololov1.TokenRows{Token: &wololov1.TextColumn{Data: data, Ends: []uint32{uint32(len(data))}}}}}
+	}
+	c := &transport.Commit{Job: "j", Inputs: map[transport.ChannelID]uint64{ch: 1}, State: []byte("s")}
+	for i := range 3 {
+		c.Outputs = append(c.Outputs, transport.Entry{Channel: ch, Seq: uint64(i + 1), Rows: big(i)})
+	}
+	if err := s.Commit(c); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Commit(&transport.Commit{Job: "j", Inputs: map[transport.ChannelID]uint64{ch: 2}, State: []byte("t")}); err != nil {
+		t.Fatal(err)
+	}
+	want := storetest.Job()
+	want.Watermarks[ch] = 2
+	want.Reserved[ch] = 3
+	want.Outbox[ch] = c.Outputs
+	want.State = [][]byte{[]byte("s"), []byte("t")}
+	wantImg := &transport.Image{Jobs: map[string]*transport.JobImage{"j": want}}
+	storetest.CheckLoad(t, s, wantImg)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s = openTest(t, dir)
+	defer s.Close()
+	storetest.CheckLoad(t, s, wantImg)
+}

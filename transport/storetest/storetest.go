@@ -1,0 +1,587 @@
+// Package storetest is a conformance suite for transport.Store
+// implementations: it drives a store through sequences of Commit, Trim,
+// DropJob and NextIncarnation and checks Load against hand-written
+// expectations and against transport.MemStore, the model.
+package storetest
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+
+	"google.golang.org/protobuf/proto"
+
+	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
+	"github.com/wololo/wololo/transport"
+)
+
+// Op is one call on a store.
+type Op struct {
+	Commit *transport.Commit
+	Trim   *TrimOp
+	Drop   string // DropJob(Drop) when set
+}
+
+// TrimOp is a Trim call.
+type TrimOp struct {
+	Ch  transport.ChannelID
+	Seq uint64
+}
+
+// Case is a named sequence of calls and the image Load must return after
+// them.
+type Case struct {
+	Name string
+	Ops  []Op
+	Want *transport.Image
+}
+
+// Rows returns a small RowBatch whose content identifies tag.
+func Rows(tag string) *wololov1.RowBatch {
+	return &wololov1.RowBatch{Rows: &wololov1.RowBatch_Tokens{Tokens: &wololov1.TokenRows{
+		Token: &wololov1.TextColumn{Data: []byte(tag), Ends: []uint32{uint32(len(tag))}},
+	}}}
+}
+
+// Ch is a channel of job with the given stream, from sender s to receiver r.
+func Ch(job, stream, s, r string) transport.ChannelID {
+	return transport.ChannelID{Job: job, Stream: stream, Sender: s, Receiver: r}
+}
+
+// E is an outbox entry with Rows(tag) (nil rows when tag is empty).
+func E(ch transport.ChannelID, seq uint64, eof bool, tag string) transport.Entry {
+	e := transport.Entry{Channel: ch, Seq: seq, EOF: eof}
+	if tag != "" {
+		e.Rows = Rows(tag)
+	}
+	return e
+}
+
+// Job returns an empty job image, to be filled by the caller.
+func Job() *transport.JobImage {
+	return &transport.JobImage{
+		Watermarks: map[transport.ChannelID]uint64{},
+		Reserved:   map[transport.ChannelID]uint64{},
+		Acked:      map[transport.ChannelID]uint64{},
+		Outbox:     map[transport.ChannelID][]transport.Entry{},
+		Records:    map[string][]byte{},
+	}
+}
+
+var (
+	in1  = Ch("j1", "matches", "gw", "f0")
+	in2  = Ch("j1", "players", "gw", "f0")
+	out1 = Ch("j1", "tokens", "f0", "a0")
+	out2 = Ch("j1", "tokens", "f0", "a1")
+)
+
+func commit(c transport.Commit) Op { return Op{Commit: &c} }
+func trim(ch transport.ChannelID, seq uint64) Op {
+	return Op{Trim: &TrimOp{Ch: ch, Seq: seq}}
+}
+
+func img(dropped []string, jobs map[string]*transport.JobImage) *transport.Image {
+	if jobs == nil {
+		jobs = map[string]*transport.JobImage{}
+	}
+	return &transport.Image{Jobs: jobs, Dropped: dropped}
+}
+
+// Cases are the table-driven sequences of the suite.
+func Cases() []Case {
+	var cases []Case
+	add := func(name string, want *transport.Image, ops ...Op) {
+		cases = append(cases, Case{Name: name, Ops: ops, Want: want})
+	}
+
+	add("empty", img(nil, nil))
+
+	add("empty commit creates the job", img(nil, map[string]*transport.JobImage{"j1": Job()}),
+		commit(transport.Commit{Job: "j1"}))
+
+	j := Job()
+	j.Watermarks[in1], j.Watermarks[in2] = 3, 1
+	j.Reserved[out1], j.Reserved[out2] = 2, 1
+	j.Outbox[out1] = []transport.Entry{E(out1, 1, false, "a"), E(out1, 2, false, "b")}
+	j.Outbox[out2] = []transport.Entry{E(out2, 1, true, "")}
+	j.Records["offset"] = []byte("42")
+	j.State = [][]byte{[]byte("s1")}
+	add("one commit with everything", img(nil, map[string]*transport.JobImage{"j1": j}),
+		commit(transport.Commit{
+			Job:     "j1",
+			Inputs:  map[transport.ChannelID]uint64{in1: 3, in2: 1},
+			Outputs: []transport.Entry{E(out1, 1, false, "a"), E(out1, 2, false, "b"), E(out2, 1, true, "")},
+			Records: map[string][]byte{"offset": []byte("42")},
+			State:   []byte("s1"),
+		}))
+
+	j = Job()
+	j.Watermarks[in1], j.Watermarks[in2] = 5, 2
+	j.Reserved[out1] = 3
+	j.Outbox[out1] = []transport.Entry{E(out1, 1, false, "a"), E(out1, 2, false, "b"), E(out1, 3, false, "c")}
+	j.Records["offset"], j.Records["other"] = []byte("7"), []byte("x")
+	j.State = [][]byte{[]byte("s1"), []byte("s2"), {}}
+	add("commits accumulate; watermarks and records are replaced", img(nil, map[string]*transport.JobImage{"j1": j}),
+		commit(transport.Commit{Job: "j1", Inputs: map[transport.ChannelID]uint64{in1: 4}, Outputs: []transport.Entry{E(out1, 1, false, "a")},
+			Records: map[string][]byte{"offset": []byte("1"), "other": []byte("x")}, State: []byte("s1")}),
+		commit(transport.Commit{Job: "j1", Inputs: map[transport.ChannelID]uint64{in1: 5, in2: 2}, Outputs: []transport.Entry{E(out1, 2, false, "b"), E(out1, 3, false, "c")},
+			Records: map[string][]byte{"offset": []byte("7")}, State: []byte("s2")}),
+		commit(transport.Commit{Job: "j1", State: []byte{}}), // an empty state change is logged
+		commit(transport.Commit{Job: "j1"}),                  // nil State logs nothing
+	)
+
+	j = Job()
+	j.Reserved[out1], j.Reserved[out2] = 4, 2
+	j.Acked[out1], j.Acked[out2] = 2, 9
+	j.Outbox[out1] = []transport.Entry{E(out1, 3, false, "c"), E(out1, 4, true, "")}
+	add("trim partial, trim all, trim lower keeps the max", img(nil, map[string]*transport.JobImage{"j1": j}),
+		commit(transport.Commit{Job: "j1", Outputs: []transport.Entry{E(out1, 1, false, "a"), E(out1, 2, false, "b"), E(out2, 1, false, "x")}}),
+		commit(transport.Commit{Job: "j1", Outputs: []transport.Entry{E(out1, 3, false, "c"), E(out1, 4, true, ""), E(out2, 2, true, "")}}),
+		trim(out1, 2),
+		trim(out1, 1),
+		trim(out2, 9),
+	)
+
+	j = Job()
+	j.Acked[out1] = 5
+	add("trim of a channel without entries sets acked; trim of an unknown job does nothing",
+		img(nil, map[string]*transport.JobImage{"j1": j}),
+		trim(Ch("nojob", "s", "a", "b"), 3),
+		commit(transport.Commit{Job: "j1"}),
+		trim(out1, 5),
+	)
+
+	j = Job()
+	j.State = [][]byte{[]byte("snap"), []byte("d1")}
+	j2 := Job()
+	j3 := Job()
+	j3.State = [][]byte{[]byte("after")}
+	add("reset state", img(nil, map[string]*transport.JobImage{"j1": j, "j2": j2, "j3": j3}),
+		commit(transport.Commit{Job: "j1", State: []byte("a")}),
+		commit(transport.Commit{Job: "j1", State: []byte("b")}),
+		commit(transport.Commit{Job: "j1", State: []byte("snap"), ResetState: true}),
+		commit(transport.Commit{Job: "j1", State: []byte("d1")}),
+		commit(transport.Commit{Job: "j2", State: []byte("a")}),
+		commit(transport.Commit{Job: "j2", ResetState: true}), // drops the log
+		commit(transport.Commit{Job: "j3", ResetState: true}), // nothing to drop
+		commit(transport.Commit{Job: "j3", State: []byte("after")}),
+	)
+
+	a, ab, aslash := Ch("a", "s", "x", "y"), Ch("ab", "s", "x", "y"), Ch("a/b", "s", "x", "y")
+	jab := Job()
+	jab.Watermarks[ab] = 1
+	jab.State = [][]byte{[]byte("ab")}
+	jas := Job()
+	jas.Reserved[aslash] = 1
+	jas.Outbox[aslash] = []transport.Entry{E(aslash, 1, false, "as")}
+	add("drop job: prefixes of other jobs survive, tombstones sorted",
+		img([]string{"a", "never", "zz"}, map[string]*transport.JobImage{"ab": jab, "a/b": jas}),
+		commit(transport.Commit{Job: "a", Inputs: map[transport.ChannelID]uint64{a: 1}, Outputs: []transport.Entry{E(a, 1, false, "a")},
+			Records: map[string][]byte{"r": []byte("a")}, State: []byte("a")}),
+		commit(transport.Commit{Job: "ab", Inputs: map[transport.ChannelID]uint64{ab: 1}, State: []byte("ab")}),
+		commit(transport.Commit{Job: "a/b", Outputs: []transport.Entry{E(aslash, 1, false, "as")}}),
+		Op{Drop: "zz"},
+		Op{Drop: "a"},
+		Op{Drop: "never"},
+		trim(a, 1), // the job is gone: nothing
+	)
+
+	j = Job()
+	j.Reserved[out1] = 1
+	j.Outbox[out1] = []transport.Entry{E(out1, 1, false, "new")}
+	j.State = [][]byte{[]byte("new")}
+	add("a job committed after its drop starts afresh and stays in Dropped",
+		img([]string{"j1"}, map[string]*transport.JobImage{"j1": j}),
+		commit(transport.Commit{Job: "j1", Inputs: map[transport.ChannelID]uint64{in1: 9}, Outputs: []transport.Entry{E(out1, 1, false, "old"), E(out1, 2, false, "old")},
+			Records: map[string][]byte{"r": []byte("old")}, State: []byte("old")}),
+		trim(out1, 1),
+		Op{Drop: "j1"},
+		commit(transport.Commit{Job: "j1", Outputs: []transport.Entry{E(out1, 1, false, "new")}, State: []byte("new")}),
+	)
+
+	// Channels that differ in one component only, and components that are
+	// prefixes of one another.
+	c1, c2, c3, c4 := Ch("j1", "s", "ab", "c"), Ch("j1", "s", "a", "bc"), Ch("j1", "sa", "b", "c"), Ch("j0", "s", "ab", "c")
+	j = Job()
+	j.Watermarks[c1], j.Watermarks[c2], j.Watermarks[c3], j.Watermarks[c4] = 1, 2, 3, 4
+	j.Reserved[c1], j.Reserved[c2] = 1, 300
+	j.Acked[c2] = 256
+	j.Outbox[c1] = []transport.Entry{E(c1, 1, false, "c1")}
+	j.Outbox[c2] = []transport.Entry{E(c2, 257, false, "257"), E(c2, 300, true, "300")}
+	add("channel components do not alias", img(nil, map[string]*transport.JobImage{"j1": j}),
+		commit(transport.Commit{Job: "j1", Inputs: map[transport.ChannelID]uint64{c1: 1, c2: 2, c3: 3, c4: 4},
+			Outputs: []transport.Entry{E(c1, 1, false, "c1"), E(c2, 255, false, "255"), E(c2, 256, false, "256"), E(c2, 257, false, "257")}}),
+		commit(transport.Commit{Job: "j1", Outputs: []transport.Entry{E(c2, 300, true, "300")}}),
+		trim(c2, 256),
+	)
+
+	return cases
+}
+
+// Run runs the suite against stores made by open; open gets a fresh
+// directory for each store (stores that keep nothing on disk ignore it).
+func Run(t *testing.T, open func(t *testing.T, dir string) transport.Store) {
+	t.Run("cases", func(t *testing.T) {
+		for _, c := range Cases() {
+			t.Run(c.Name, func(t *testing.T) {
+				s := open(t, t.TempDir())
+				defer s.Close()
+				Apply(t, s, c.Ops)
+				CheckLoad(t, s, c.Want)
+				model := transport.NewMemStore()
+				Apply(t, model, c.Ops)
+				CheckLoad(t, s, mustLoad(t, model))
+			})
+		}
+	})
+	t.Run("random sequences match the model", func(t *testing.T) {
+		for seed := range uint64(4) {
+			t.Run(fmt.Sprint(seed), func(t *testing.T) {
+				s := open(t, t.TempDir())
+				defer s.Close()
+				model := transport.NewMemStore()
+				ops := RandomOps(seed, 300)
+				for i, op := range ops {
+					Apply(t, s, []Op{op})
+					Apply(t, model, []Op{op})
+					if i%25 == 24 || i == len(ops)-1 {
+						CheckLoad(t, s, mustLoad(t, model))
+					}
+				}
+			})
+		}
+	})
+	t.Run("incarnations increase", func(t *testing.T) {
+		s := open(t, t.TempDir())
+		defer s.Close()
+		var last uint64
+		for range 5 {
+			n, err := s.NextIncarnation()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n <= last {
+				t.Fatalf("incarnation %d after %d", n, last)
+			}
+			last = n
+		}
+	})
+	t.Run("stats", func(t *testing.T) {
+		s := open(t, t.TempDir())
+		defer s.Close()
+		for i := range 10 {
+			if err := s.Commit(&transport.Commit{Job: "j1", Inputs: map[transport.ChannelID]uint64{in1: uint64(i + 1)}, State: []byte("x")}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := s.Trim(out1, 1); err != nil {
+			t.Fatal(err)
+		}
+		st := s.Stats()
+		// MemStore counts no bytes; durable stores check Bytes themselves.
+		if st.Commits != 10 || st.Bytes < 0 || st.Syncs <= 0 {
+			t.Fatalf("stats after 10 commits: %+v", st)
+		}
+	})
+	t.Run("concurrent commits", func(t *testing.T) { testConcurrent(t, open) })
+}
+
+// RunReopen runs the cases with a Close and a fresh open of the same
+// directory between the calls and Load; for stores that persist.
+func RunReopen(t *testing.T, open func(t *testing.T, dir string) transport.Store) {
+	for _, c := range Cases() {
+		t.Run(c.Name, func(t *testing.T) {
+			dir := t.TempDir()
+			s := open(t, dir)
+			Apply(t, s, c.Ops)
+			before := mustLoad(t, s)
+			if err := s.Close(); err != nil {
+				t.Fatal(err)
+			}
+			s = open(t, dir)
+			defer s.Close()
+			CheckLoad(t, s, c.Want)
+			CheckLoad(t, s, before)
+		})
+	}
+	t.Run("random sequence across reopens", func(t *testing.T) {
+		dir := t.TempDir()
+		model := transport.NewMemStore()
+		ops := RandomOps(99, 400)
+		var lastInc uint64
+		for len(ops) > 0 {
+			s := open(t, dir)
+			n, err := s.NextIncarnation()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n <= lastInc {
+				t.Fatalf("incarnation %d after reopen, was %d", n, lastInc)
+			}
+			lastInc = n
+			CheckLoad(t, s, mustLoad(t, model))
+			k := min(len(ops), 70)
+			Apply(t, s, ops[:k])
+			Apply(t, model, ops[:k])
+			ops = ops[k:]
+			CheckLoad(t, s, mustLoad(t, model))
+			if err := s.Close(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
+}
+
+// Apply performs ops on s, failing t on an error.
+func Apply(t testing.TB, s transport.Store, ops []Op) {
+	t.Helper()
+	for i, op := range ops {
+		var err error
+		switch {
+		case op.Commit != nil:
+			err = s.Commit(op.Commit)
+		case op.Trim != nil:
+			err = s.Trim(op.Trim.Ch, op.Trim.Seq)
+		default:
+			err = s.DropJob(op.Drop)
+		}
+		if err != nil {
+			t.Fatalf("op %d: %v", i, err)
+		}
+	}
+}
+
+func mustLoad(t testing.TB, s transport.Store) *transport.Image {
+	t.Helper()
+	img, err := s.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return img
+}
+
+// CheckLoad fails t unless s.Load returns want.
+func CheckLoad(t testing.TB, s transport.Store, want *transport.Image) {
+	t.Helper()
+	got := mustLoad(t, s)
+	if d := Diff(got, want); d != "" {
+		t.Fatalf("Load differs from the expected image:\n%s", d)
+	}
+}
+
+// Diff describes the differences between two images, "" if they are
+// equal. Nil and empty maps, slices and values are equal; Rows compare with
+// proto.Equal.
+func Diff(got, want *transport.Image) string {
+	var d []string
+	add := func(format string, args ...any) { d = append(d, fmt.Sprintf(format, args...)) }
+	if !slices.Equal(got.Dropped, want.Dropped) {
+		add("Dropped: got %q, want %q", got.Dropped, want.Dropped)
+	}
+	for _, id := range unionKeys(got.Jobs, want.Jobs) {
+		g, w := got.Jobs[id], want.Jobs[id]
+		switch {
+		case g == nil:
+			add("job %q missing", id)
+			continue
+		case w == nil:
+			add("job %q unexpected", id)
+			continue
+		}
+		diffU64(add, id+" Watermarks", g.Watermarks, w.Watermarks)
+		diffU64(add, id+" Reserved", g.Reserved, w.Reserved)
+		diffU64(add, id+" Acked", g.Acked, w.Acked)
+		for _, name := range unionKeys(g.Records, w.Records) {
+			gv, gok := g.Records[name]
+			wv, wok := w.Records[name]
+			if gok != wok || !bytes.Equal(gv, wv) {
+				add("job %q record %q: got %q (present %v), want %q (present %v)", id, name, gv, gok, wv, wok)
+			}
+		}
+		if len(g.State) != len(w.State) {
+			add("job %q state log: got %d entries %q, want %d %q", id, len(g.State), g.State, len(w.State), w.State)
+		} else {
+			for i := range g.State {
+				if !bytes.Equal(g.State[i], w.State[i]) {
+					add("job %q state[%d]: got %q, want %q", id, i, g.State[i], w.State[i])
+				}
+			}
+		}
+		for _, ch := range unionKeys(g.Outbox, w.Outbox) {
+			ge, we := g.Outbox[ch], w.Outbox[ch]
+			if len(ge) != len(we) {
+				add("job %q outbox %s: got %d entries %v, want %d %v", id, ch, len(ge), seqs(ge), len(we), seqs(we))
+				continue
+			}
+			for i := range ge {
+				if ge[i].Channel != we[i].Channel || ge[i].Seq != we[i].Seq || ge[i].EOF != we[i].EOF || !proto.Equal(ge[i].Rows, we[i].Rows) {
+					add("job %q outbox %s entry %d: got %+v, want %+v", id, ch, i, ge[i], we[i])
+				}
+			}
+		}
+	}
+	return strings.Join(d, "\n")
+}
+
+func seqs(es []transport.Entry) []uint64 {
+	out := make([]uint64, len(es))
+	for i, e := range es {
+		out[i] = e.Seq
+	}
+	return out
+}
+
+func diffU64(add func(string, ...any), what string, g, w map[transport.ChannelID]uint64) {
+	for _, ch := range unionKeys(g, w) {
+		gv, gok := g[ch]
+		wv, wok := w[ch]
+		if gok != wok || gv != wv {
+			add("%s[%s]: got %d (present %v), want %d (present %v)", what, ch, gv, gok, wv, wok)
+		}
+	}
+}
+
+func unionKeys[K comparable, V any](a, b map[K]V) []K {
+	var out []K
+	for k := range a {
+		out = append(out, k)
+	}
+	for k := range b {
+		if _, ok := a[k]; !ok {
+			out = append(out, k)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return fmt.Sprint(out[i]) < fmt.Sprint(out[j]) })
+	return out
+}
+
+// RandomOps returns n calls as a runtime would make them: per output
+// channel, entries numbered on from the highest reserved; trims at or
+// below it; occasional resets and drops.
+func RandomOps(seed uint64, n int) []Op {
+	r := rand.New(rand.NewPCG(seed, seed^0x5eed))
+	jobs := []string{"q1", "q2", "q2x"}
+	chans := func(job string) []transport.ChannelID {
+		return []transport.ChannelID{Ch(job, "m", "gw", "f0"), Ch(job, "m", "gw", "f1"), Ch(job, "t", "f0", "agg")}
+	}
+	reserved := map[transport.ChannelID]uint64{}
+	wm := map[transport.ChannelID]uint64{}
+	var ops []Op
+	for i := range n {
+		job := jobs[r.IntN(len(jobs))]
+		cs := chans(job)
+		switch p := r.IntN(100); {
+		case p < 3:
+			ops = append(ops, Op{Drop: job})
+			for _, ch := range cs {
+				delete(reserved, ch)
+				delete(wm, ch)
+			}
+		case p < 25:
+			ch := cs[r.IntN(len(cs))]
+			ops = append(ops, Op{Trim: &TrimOp{Ch: ch, Seq: uint64(r.IntN(int(reserved[ch]) + 2))}})
+		default:
+			c := &transport.Commit{Job: job, Inputs: map[transport.ChannelID]uint64{}, Records: map[string][]byte{}}
+			for range r.IntN(3) {
+				ch := cs[r.IntN(2)]
+				wm[ch]++
+				c.Inputs[ch] = wm[ch]
+			}
+			for range r.IntN(4) {
+				ch := cs[r.IntN(len(cs))]
+				reserved[ch]++
+				tag := fmt.Sprintf("%s#%d@%d", ch, reserved[ch], i)
+				if r.IntN(5) == 0 {
+					tag = ""
+				}
+				c.Outputs = append(c.Outputs, E(ch, reserved[ch], r.IntN(8) == 0, tag))
+			}
+			if r.IntN(3) == 0 {
+				c.Records[fmt.Sprint("rec", r.IntN(4))] = fmt.Appendf(nil, "v%d", i)
+			}
+			if r.IntN(2) == 0 {
+				c.State = fmt.Appendf(nil, "state %d", i)
+			}
+			c.ResetState = r.IntN(10) == 0
+			ops = append(ops, Op{Commit: c})
+		}
+	}
+	return ops
+}
+
+// testConcurrent commits from several goroutines, some to their own job
+// and some to a shared one, and checks that nothing is lost and that each
+// goroutine's commits to the shared job appear in its order.
+func testConcurrent(t *testing.T, open func(t *testing.T, dir string) transport.Store) {
+	const goroutines, commits = 8, 40
+	s := open(t, t.TempDir())
+	defer s.Close()
+	var wg sync.WaitGroup
+	errs := make(chan error, goroutines)
+	for g := range goroutines {
+		wg.Go(func() {
+			own := fmt.Sprint("own", g)
+			in := Ch(own, "in", "x", "y")
+			out := Ch(own, "out", "y", "z")
+			sharedOut := Ch("shared", "out", fmt.Sprint("g", g), "z")
+			for i := 1; i <= commits; i++ {
+				c := &transport.Commit{Job: own, Inputs: map[transport.ChannelID]uint64{in: uint64(i)},
+					Outputs: []transport.Entry{E(out, uint64(i), false, fmt.Sprint(i))}, State: fmt.Append(nil, i)}
+				if err := s.Commit(c); err != nil {
+					errs <- err
+					return
+				}
+				c = &transport.Commit{Job: "shared", Outputs: []transport.Entry{E(sharedOut, uint64(i), false, "")},
+					State: fmt.Appendf(nil, "%d:%d", g, i)}
+				if err := s.Commit(c); err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	got := mustLoad(t, s)
+	for g := range goroutines {
+		j := got.Jobs[fmt.Sprint("own", g)]
+		if j == nil {
+			t.Fatalf("job own%d missing", g)
+		}
+		out := Ch(fmt.Sprint("own", g), "out", "y", "z")
+		if len(j.Outbox[out]) != commits || len(j.State) != commits || j.Watermarks[Ch(fmt.Sprint("own", g), "in", "x", "y")] != commits {
+			t.Fatalf("job own%d: %d entries, %d states, watermarks %v", g, len(j.Outbox[out]), len(j.State), j.Watermarks)
+		}
+		for i, st := range j.State {
+			if string(st) != fmt.Sprint(i+1) {
+				t.Fatalf("job own%d state[%d] = %q", g, i, st)
+			}
+		}
+	}
+	shared := got.Jobs["shared"]
+	if shared == nil || len(shared.State) != goroutines*commits {
+		t.Fatalf("shared job: %+v", shared)
+	}
+	next := map[int]int{}
+	for _, st := range shared.State {
+		var g, i int
+		if _, err := fmt.Sscanf(string(st), "%d:%d", &g, &i); err != nil {
+			t.Fatal(err)
+		}
+		if i != next[g]+1 {
+			t.Fatalf("shared state log: goroutine %d commit %d after %d", g, i, next[g])
+		}
+		next[g] = i
+	}
+	if st := s.Stats(); st.Commits != 2*goroutines*commits {
+		t.Fatalf("stats: %+v, want %d commits", st, 2*goroutines*commits)
+	}
+}
