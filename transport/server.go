@@ -39,6 +39,14 @@ type Server struct {
 
 	mu           sync.Mutex
 	incarnations map[string]uint64 // newest incarnation seen per sender instance
+	open         map[string]map[*openStream]bool
+}
+
+// openStream is a running Exchange, so that a newer incarnation of its
+// sender can end it at once.
+type openStream struct {
+	incarnation uint64
+	cancel      context.CancelCauseFunc
 }
 
 // NewServer returns a Server for the instance self, running as the given
@@ -47,7 +55,7 @@ func NewServer(self string, incarnation uint64, handler Handler, log hclog.Logge
 	if log == nil {
 		log = hclog.NewNullLogger()
 	}
-	return &Server{self: self, incarnation: incarnation, handler: handler, log: log, incarnations: map[string]uint64{}}
+	return &Server{self: self, incarnation: incarnation, handler: handler, log: log, incarnations: map[string]uint64{}, open: map[string]map[*openStream]bool{}}
 }
 
 // Announce records a sender's new incarnation before it sends anything, so
@@ -73,7 +81,9 @@ func (s *Server) DropJob(_ context.Context, req *wololov1.DropJobRequest) (*wolo
 	return &wololov1.DropJobResponse{}, nil
 }
 
-// fence records a sender's incarnation and refuses older ones.
+// fence records a sender's incarnation and refuses older ones; a newer
+// incarnation ends the open streams of the older ones, so that a woken
+// zombie learns at once that it was replaced.
 func (s *Server) fence(sender string, incarnation uint64) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -82,7 +92,29 @@ func (s *Server) fence(sender string, incarnation uint64) error {
 		return fmt.Errorf("%w: %s incarnation %d, newest is %d", ErrStaleIncarnation, sender, incarnation, newest)
 	}
 	s.incarnations[sender] = incarnation
+	if incarnation > newest {
+		for o := range s.open[sender] {
+			if o.incarnation < incarnation {
+				o.cancel(fmt.Errorf("%w: %s incarnation %d replaced by %d", ErrStaleIncarnation, sender, o.incarnation, incarnation))
+			}
+		}
+	}
 	return nil
+}
+
+// track registers an open stream until the returned function is called.
+func (s *Server) track(sender string, o *openStream) func() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.open[sender] == nil {
+		s.open[sender] = map[*openStream]bool{}
+	}
+	s.open[sender][o] = true
+	return func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		delete(s.open[sender], o)
+	}
 }
 
 // Exchange serves one channel.
@@ -134,6 +166,7 @@ func (s *Server) Exchange(stream wololov1.StageService_ExchangeServer) error {
 
 	ctx, cancel := context.WithCancelCause(stream.Context())
 	defer cancel(nil)
+	defer s.track(open.Sender, &openStream{incarnation: open.Incarnation, cancel: cancel})()
 	frames := make(chan *wololov1.Batch)
 	go func() {
 		for {

@@ -209,6 +209,9 @@ func (n *Node) Wait() error {
 	return n.err
 }
 
+// Done is closed once the node has stopped, by Stop or on a fatal error.
+func (n *Node) Done() <-chan struct{} { return n.done }
+
 // Addr is the node's listening address.
 func (n *Node) Addr() string { return n.cfg.Listener.Addr().String() }
 

@@ -68,6 +68,8 @@ func run(ctx context.Context, cmd string, args []string, stderr io.Writer) error
 	retention := fs.Duration("retention", 0, "gateway: drop jobs without client activity for this long (default 24h)")
 	logLevel := fs.String("log-level", "info", "log level")
 	logJSON := fs.Bool("log-json", false, "log as JSON")
+	batchRows := fs.Int("batch-rows", 0, "rows per output batch (default 8192); small values make jobs slower, for tests")
+	outboxLimit := fs.Int("outbox-limit", 0, "unacknowledged batches per output channel before input stops (default 16)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of this process to this file until it stops")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -122,13 +124,21 @@ func run(ctx context.Context, cmd string, args []string, stderr io.Writer) error
 	}
 	n, err := node.Start(ctx, node.Config{
 		Topology: top, Instance: in, Listener: l, Resolver: resolver, Store: store, Log: log, Retention: *retention,
+		BatchRows: *batchRows, OutboxLimit: *outboxLimit,
 	})
 	if err != nil {
 		l.Close()
 		return err
 	}
-	<-ctx.Done()
-	log.Info("stopping", "instance", in.Name())
-	n.Stop()
-	return n.Wait()
+	select {
+	case <-ctx.Done():
+		log.Info("stopping", "instance", in.Name())
+		n.Stop()
+	case <-n.Done():
+	}
+	if err := n.Wait(); err != nil {
+		log.Error("stopped on a fatal error", "instance", in.Name(), "error", err)
+		return err
+	}
+	return nil
 }
