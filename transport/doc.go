@@ -15,11 +15,25 @@
 //   - On (re)connect the receiver answers Open with Hello{watermark} and the
 //     sender resends everything above it. gRPC keeps one stream in order, so
 //     a watermark per channel is all the receiver needs.
-//   - Every sender process has an incarnation that grows with each start; a
-//     receiver refuses streams from an incarnation older than the newest it
-//     has seen of that sender (zombie fencing).
+//   - Every process has an incarnation that grows with each start (the Store
+//     persists it). A starting sender Announces it to every receiver before
+//     it resends anything; a receiver refuses streams from an incarnation
+//     older than the newest it has seen of that sender and ends the ones
+//     already open, so a paused zombie that wakes up learns at once that it
+//     was replaced (OnFenced) and stops. The other way round, Hello carries
+//     the receiver's incarnation and a link refuses an older receiver than
+//     one it has talked to, and ends its stream when the receiver's address
+//     changes (it was replaced elsewhere).
+//   - A job a client has finished with is dropped everywhere (DropJob): the
+//     Store keeps a tombstone, and a late stream of the job is refused with
+//     ErrJobDropped, on which the sender drops the channel too.
 //   - The Outbox is bounded: the stage runtime waits for room before it
 //     applies more input, which pushes back all the way to the upload.
+//
+// Durability is the Store's: Commit is atomic and synced before the batch
+// is acknowledged; Load gives a restarted process its watermarks, outbox
+// and state log back (transport/durable is the Pebble implementation,
+// MemStore the in-memory model both are tested against in storetest).
 //
 // The logic that decides (Outbox numbering and trimming, Inbox watermarks) is
 // plain data structures; Sender and Server are the thin gRPC adapters around
