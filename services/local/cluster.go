@@ -463,7 +463,7 @@ func (c *Cluster) WaitInstance(ctx context.Context, name string) error {
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("%s at %s is not answering (%v); the end of %s:\n%s", name, addr, lastErr, c.insts[name].logPath, c.logTail(name, 15))
+			return fmt.Errorf("%s at %s is not answering (%v); the end of %s:\n%s", name, addr, lastErr, c.insts[name].logPath, c.LogTail(name, 15))
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
@@ -487,8 +487,8 @@ func probe(ctx context.Context, addr, name string) error {
 	return nil
 }
 
-// logTail is the end of an instance's log file.
-func (c *Cluster) logTail(name string, lines int) string {
+// LogTail is the last lines of an instance's log file.
+func (c *Cluster) LogTail(name string, lines int) string {
 	b, err := os.ReadFile(filepath.Join(c.dir, name+".log"))
 	if err != nil {
 		return err.Error()

@@ -248,6 +248,15 @@ func Local(ctx context.Context, o Options) (*Report, error) {
 	}()
 
 	sctx, scancel := context.WithTimeout(ctx, o.Timeout)
+	var stuck atomic.Pointer[string]
+	wg.Add(1)
+	go func() { // give up early on a process that keeps dying by itself
+		defer wg.Done()
+		if msg := watchdog(jobCtx, cl, k); msg != "" {
+			stuck.Store(&msg)
+			scancel()
+		}
+	}()
 	sum, err := client.Submit(sctx, client.SubmitOptions{
 		Server: server, Matches: o.Matches, Players: o.Players, Out: o.Out, JobID: rep.JobID,
 		Progress: o.Progress, UploadAttempts: 100,
@@ -271,6 +280,9 @@ func Local(ctx context.Context, o Options) (*Report, error) {
 	}
 
 	var problems []string
+	if msg := stuck.Load(); msg != nil {
+		problems = append(problems, *msg)
+	}
 	if err != nil {
 		problems = append(problems, fmt.Sprintf("submit failed: %v", err))
 		if rep.JobLost {
@@ -500,6 +512,34 @@ func (m *monitor) observe(j *wololov1.Job) {
 	}
 }
 
+// SelfDeaths is how many times a process may die without being killed
+// before the harness gives up on the run (a crash loop would otherwise run
+// until the timeout).
+const SelfDeaths = 8
+
+// watchdog returns a description of the first instance that died
+// SelfDeaths times more than it was killed, or "" when ctx ends first.
+func watchdog(ctx context.Context, cl *local.Cluster, k *killer) string {
+	for {
+		select {
+		case <-ctx.Done():
+			return ""
+		case <-time.After(250 * time.Millisecond):
+		}
+		killed := k.perInstance()
+		for _, p := range cl.Processes() {
+			deaths := p.Restarts
+			if !p.Alive {
+				deaths++
+			}
+			if !p.Replaced && deaths-killed[p.Instance] >= SelfDeaths {
+				return fmt.Sprintf("%s died %d times without being killed (a crash loop); the end of %s:\n%s",
+					p.Instance, deaths-killed[p.Instance], p.LogFile, cl.LogTail(p.Instance, 12))
+			}
+		}
+	}
+}
+
 // killer delivers the planned kills.
 type killer struct {
 	cl       *local.Cluster
@@ -510,7 +550,20 @@ type killer struct {
 	start    time.Time
 	interval time.Duration
 	sig      syscall.Signal
-	kills    []Kill
+
+	mu    sync.Mutex
+	kills []Kill
+}
+
+// perInstance counts the kills delivered so far per instance.
+func (k *killer) perInstance() map[string]int {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	m := map[string]int{}
+	for _, kl := range k.kills {
+		m[kl.Instance]++
+	}
+	return m
 }
 
 func (k *killer) run(ctx context.Context, pre, post []string) {
@@ -578,8 +631,10 @@ func (k *killer) kill(ctx context.Context, target string, total int, late bool) 
 			if phase == "create" {
 				phase = "upload"
 			}
+			k.mu.Lock()
 			kl := Kill{N: len(k.kills) + 1, At: time.Since(k.start), Instance: target, Stage: in.Stage, PID: pid, Phase: phase}
 			k.kills = append(k.kills, kl)
+			k.mu.Unlock()
 			detail := ""
 			if phase == "upload" {
 				detail = fmt.Sprintf(" %d%%", k.mon.pct.Load())
