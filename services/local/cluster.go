@@ -206,12 +206,16 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 	case o.BasePort != 0:
 		c.top.BasePort = o.BasePort
 	}
-	for _, in := range c.top.Instances() {
+	var free []int
+	if o.FreePorts && feats.Peers {
+		if free, err = FreePorts(n); err != nil {
+			return nil, fmt.Errorf("local: %w", err)
+		}
+	}
+	for i, in := range c.top.Instances() {
 		port := c.top.Port(in)
-		if o.FreePorts && feats.Peers {
-			if port, err = FreePort(); err != nil {
-				return nil, fmt.Errorf("local: %w", err)
-			}
+		if free != nil {
+			port = free[i]
 		}
 		st, _ := c.top.Stage(in.Stage)
 		ins := &instance{
