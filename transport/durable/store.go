@@ -1,6 +1,7 @@
 package durable
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -435,7 +436,25 @@ func (s *Store) dropJob(job string) error {
 	if err != nil {
 		return err
 	}
-	return wait()
+	if err := wait(); err != nil {
+		return err
+	}
+	// Give the disk back now rather than at some later compaction: a
+	// dropped job's data is dead weight.
+	go s.compact(jobPrefix(job), jobEnd(job))
+	return nil
+}
+
+// compact compacts a key range in the background; it gives up quietly if
+// the store closes first.
+func (s *Store) compact(start, end []byte) {
+	if err := s.enter(); err != nil {
+		return
+	}
+	defer s.leave()
+	if err := s.db.Compact(context.Background(), start, end, false); err != nil {
+		s.log.Warn("compact dropped job range", "error", err)
+	}
 }
 
 // NextIncarnation reads, increments and writes the counter, synced.

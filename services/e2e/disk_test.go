@@ -1,0 +1,105 @@
+package e2e
+
+import (
+	"context"
+	"io/fs"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
+	"github.com/wololo/wololo/services/client"
+	"github.com/wololo/wololo/services/local"
+)
+
+// dirBytes is the size of the store files under a local cluster's data
+// directory: the tables and metadata, and apart from them the write-ahead
+// logs. The processes' own log files (DIR/X.log) are not counted.
+func dirBytes(t *testing.T, dir string) (tables, wal int64) {
+	t.Helper()
+	_ = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || filepath.Dir(path) == dir {
+			return nil // vanished files, and files of the runner itself
+		}
+		info, err := d.Info()
+		if err != nil {
+			return nil
+		}
+		if filepath.Ext(path) == ".log" {
+			wal += info.Size()
+		} else {
+			tables += info.Size()
+		}
+		return nil
+	})
+	return tables, wal
+}
+
+// TestDiskReturnsToBaseline runs a job on durable processes and checks that
+// once the client deletes the job, every process's store shrinks back to
+// about what it was before the job. Pebble's write-ahead logs are counted
+// apart: the current one and the ones it keeps for recycling are a bounded,
+// reused overhead (at most a few memtables' worth per process), not data.
+func TestDiskReturnsToBaseline(t *testing.T) {
+	bin := buildBinary(t)
+	d := testDatasets(t)[2]
+	dir := t.TempDir()
+	c, err := local.Start(context.Background(), local.Options{
+		Binary: bin, DataDir: dir, FreePorts: true, LogLevel: "warn", StopGrace: 5 * time.Second,
+		Log: hclog.NewNullLogger(),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Stop()
+	time.Sleep(time.Second)
+	baseline, _ := dirBytes(t, dir)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	out := t.TempDir()
+	if _, err := client.Submit(ctx, client.SubmitOptions{Server: c.GatewayAddr(), Matches: d.matches, Players: d.players, Out: out, Keep: true, JobID: "disk"}); err != nil {
+		t.Fatal(err)
+	}
+	compareOutputs(t, d, out)
+	duringTables, duringWAL := dirBytes(t, dir)
+	during := duringTables + duringWAL
+	conn, err := client.Dial(c.GatewayAddr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := wololov1.NewJobServiceClient(conn).DeleteJob(ctx, &wololov1.DeleteJobRequest{JobId: "disk"}); err != nil {
+		t.Fatal(err)
+	}
+	// Pebble keeps a few small files (WAL, manifest, options) whatever it
+	// holds; allow them, not the job's data.
+	const slack = 1 << 20
+	var after, wal int64
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		after, wal = dirBytes(t, dir)
+		if after <= baseline+slack {
+			break
+		}
+		if time.Now().After(deadline) {
+			_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+				if info, e := d.Info(); e == nil && !d.IsDir() && info.Size() > 100000 {
+					t.Logf("%s %d", p, info.Size())
+				}
+				return nil
+			})
+			t.Fatalf("data dirs: %d bytes before the job, %d with it, still %d after it was deleted", baseline, during, after)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	t.Logf("store tables: %d bytes before the job, %d with it (tables and logs), %d after it was deleted; write-ahead logs %d bytes", baseline, during, after, wal)
+	if max := int64(len(c.Instances())) * 3 * 32 << 20; wal > max {
+		t.Errorf("write-ahead logs hold %d bytes, more than 3 memtables per process", wal)
+	}
+	if during < baseline+4*slack {
+		t.Errorf("the job's state took only %d bytes on disk; the test proves nothing", during-baseline)
+	}
+}
