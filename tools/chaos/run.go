@@ -20,6 +20,7 @@ const (
 	DefaultDataset    = "data/chaos"
 	DefaultGenMatches = 20_000
 	DefaultOut        = "out/chaos"
+	DefaultBatchRows  = 500
 )
 
 const usage = `usage: wololo chaos local [--matches F --players F] [--out DIR] [--kills N] [--seed S] [flags]
@@ -55,7 +56,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.DurationVar(&o.Interval, "interval", DefaultInterval, "mean time between kills during the upload (after it: a burst with gaps of 1/20 to 1/5 of it)")
 	fs.Int64Var(&o.UploadRate, "upload-rate", 0, "upload pace in bytes/s through the shaping proxy; 0 = fit the planned kills, -1 = no proxy")
 	fs.IntVar(&o.UploadChunk, "upload-chunk", DefaultUploadChunk, "largest upload frame the proxy forwards, in bytes")
-	fs.IntVar(&o.BatchRows, "batch-rows", 0, "pass --batch-rows N to every process, if the binary takes it")
+	fs.IntVar(&o.BatchRows, "batch-rows", DefaultBatchRows, "pass --batch-rows N to every process if the binary takes it (small batches: more commits for the kills to land between); 0 = their default")
 	fs.StringVar(&o.Binary, "binary", "", "wololo binary for the processes (default: this one)")
 	fs.StringVar(&o.TempDir, "tmp", "", "where to make the cluster's fresh data directory (default: the system's temp dir)")
 	fs.BoolVar(&o.Keep, "keep", false, "keep the cluster's data directory and logs even if the run passes")
