@@ -34,6 +34,17 @@ var (
 	dataErr error
 )
 
+// TestMain removes the shared binary and dataset after the tests.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	for _, dir := range []string{filepath.Dir(binary), filepath.Dir(data.matches)} {
+		if dir != "." && strings.Contains(dir, "wololo-local-") {
+			os.RemoveAll(dir)
+		}
+	}
+	os.Exit(code)
+}
+
 // wololoBinary builds the wololo binary once per test run.
 func wololoBinary(t *testing.T) string {
 	t.Helper()
