@@ -96,6 +96,22 @@ func (s *Sender) DropJob(job string) {
 	}
 }
 
+// SeeReceiver records that an instance runs as the given incarnation (it
+// announced itself): from now on no acknowledgement of an older one counts,
+// so a woken zombie receiver cannot make this sender trim batches that only
+// the zombie holds.
+func (s *Sender) SeeReceiver(instance string, incarnation uint64) {
+	_ = s.seeReceiver(instance, incarnation)
+}
+
+// currentReceiver reports whether incarnation is still the newest known of
+// a receiver instance.
+func (s *Sender) currentReceiver(instance string, incarnation uint64) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.receivers[instance] <= incarnation
+}
+
 // seeReceiver records a receiver's incarnation and refuses an older one.
 func (s *Sender) seeReceiver(instance string, incarnation uint64) error {
 	s.mu.Lock()
@@ -223,6 +239,11 @@ func (s *Sender) stream(ctx context.Context, ch ChannelID, progressed *atomic.Bo
 			ack := resp.GetAck()
 			if ack == nil {
 				continue
+			}
+			if !s.currentReceiver(ch.Receiver, hello.Incarnation) {
+				recvErr <- fmt.Errorf("%w: receiver %s incarnation %d was replaced; its acknowledgements no longer count", ErrStaleIncarnation, ch.Receiver, hello.Incarnation)
+				cancel()
+				return
 			}
 			progressed.Store(true)
 			done, err := s.outbox.Ack(ch, ack.Seq)

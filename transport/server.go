@@ -36,6 +36,7 @@ type Server struct {
 	incarnation uint64
 	handler     Handler
 	log         hclog.Logger
+	announced   func(instance string, incarnation uint64)
 
 	mu           sync.Mutex
 	incarnations map[string]uint64 // newest incarnation seen per sender instance
@@ -58,14 +59,23 @@ func NewServer(self string, incarnation uint64, handler Handler, log hclog.Logge
 	return &Server{self: self, incarnation: incarnation, handler: handler, log: log, incarnations: map[string]uint64{}, open: map[string]map[*openStream]bool{}}
 }
 
-// Announce records a sender's new incarnation before it sends anything, so
-// that an older one is refused from now on.
+// OnAnnounce sets what else learns of an announced incarnation: the
+// process's Sender, which then ignores acknowledgements from older
+// incarnations of that instance as a receiver.
+func (s *Server) OnAnnounce(f func(instance string, incarnation uint64)) { s.announced = f }
+
+// Announce records an instance's new incarnation before it sends or
+// acknowledges anything, so that an older one is refused from now on, both
+// as a sender (here) and as a receiver (through OnAnnounce).
 func (s *Server) Announce(_ context.Context, req *wololov1.AnnounceRequest) (*wololov1.AnnounceResponse, error) {
 	if req.GetSender() == "" {
 		return nil, status.Error(codes.InvalidArgument, "announce needs a sender")
 	}
 	if err := s.fence(req.Sender, req.Incarnation); err != nil {
 		return nil, toStatus(err)
+	}
+	if s.announced != nil {
+		s.announced(req.Sender, req.Incarnation)
 	}
 	return &wololov1.AnnounceResponse{Incarnation: s.incarnation}, nil
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -27,6 +26,9 @@ func TestZombieIsFenced(t *testing.T) {
 	bin := buildBinary(t)
 	d := testDatasets(t)[2]
 	dir := t.TempDir()
+	if keep := os.Getenv("WOLOLO_ZOMBIE_DIR"); keep != "" {
+		dir = keep
+	}
 	var logs bytes.Buffer
 	c, err := local.Start(context.Background(), local.Options{
 		Binary: bin, DataDir: dir, FreePorts: true, LogLevel: "info", StopGrace: 5 * time.Second,
@@ -38,7 +40,7 @@ func TestZombieIsFenced(t *testing.T) {
 	}
 	defer c.Stop()
 
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	out := t.TempDir()
 	done := make(chan error, 1)
@@ -65,22 +67,60 @@ func TestZombieIsFenced(t *testing.T) {
 	}
 
 	const victim = "players-filter-0"
+	// Freeze the victim while it has streams open to its receivers: a woken
+	// zombie learns it was replaced from them.
+	vconn, err := client.Dial(c.Addr(victim))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer vconn.Close()
+	for sending := false; !sending; {
+		st, err := wololov1.NewStatusClient(vconn).Get(ctx, &wololov1.GetRequest{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, j := range st.Jobs {
+			for _, o := range j.Outputs {
+				sending = sending || o.Connected && o.LastSeq > 0
+			}
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
 	pid, err := c.Signal(victim, syscall.SIGSTOP)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("froze %s (pid %d)", victim, pid)
-	copyDir := filepath.Join(t.TempDir(), victim)
-	if b, err := exec.Command("cp", "-a", filepath.Join(dir, victim), copyDir).CombinedOutput(); err != nil {
-		t.Fatalf("copy data dir: %v\n%s", err, b)
+	copyTo := filepath.Join(dir, victim+"-copy")
+	// Copy by reading through the page cache: cp may take the store's
+	// preallocated write-ahead log for a hole and copy zeros.
+	if err := copyDir(filepath.Join(dir, victim), copyTo); err != nil {
+		t.Fatalf("copy data dir: %v", err)
 	}
-	if err := c.Replace(victim, copyDir); err != nil {
+	if err := c.Replace(victim, copyTo); err != nil {
 		t.Fatal(err)
 	}
 	if err := c.WaitInstance(ctx, victim); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(2 * time.Second) // the replacement announces itself to its receivers
+	// Wake the zombie only once the replacement has announced itself to
+	// every receiver: from then on none may accept the old incarnation.
+	sconn, err := client.Dial(c.Addr(victim))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sconn.Close()
+	for {
+		st, err := wololov1.NewStatusClient(sconn).Get(ctx, &wololov1.GetRequest{})
+		if err == nil && st.Announced {
+			t.Logf("replacement incarnation %d has announced itself", st.Incarnation)
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatal("the replacement never announced itself")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 	if err := syscall.Kill(pid, syscall.SIGCONT); err != nil {
 		t.Fatal(err)
 	}
@@ -92,6 +132,10 @@ func TestZombieIsFenced(t *testing.T) {
 			t.Fatalf("submit: %v\n%s", err, logs.String())
 		}
 	case <-ctx.Done():
+		for _, in := range c.Instances() {
+			b, _ := os.ReadFile(c.LogFile(in))
+			t.Logf("== %s\n%s", in, tail(string(b), 15))
+		}
 		t.Fatal("job did not finish")
 	}
 	compareOutputs(t, d, out)
@@ -100,7 +144,8 @@ func TestZombieIsFenced(t *testing.T) {
 	deadline := time.Now().Add(20 * time.Second)
 	for syscall.Kill(pid, 0) == nil {
 		if time.Now().After(deadline) {
-			t.Fatalf("the zombie (pid %d) is still running", pid)
+			victimLog, _ := os.ReadFile(c.LogFile(victim))
+			t.Fatalf("the zombie (pid %d) is still running; its log ends:\n%s", pid, tail(string(victimLog), 40))
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -116,4 +161,31 @@ func tail(s string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
+}
+
+// copyDir copies a directory of regular files (a store's) byte for byte.
+func copyDir(from, to string) error {
+	entries, err := os.ReadDir(from)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(to, 0o755); err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if e.IsDir() {
+			if err := copyDir(filepath.Join(from, e.Name()), filepath.Join(to, e.Name())); err != nil {
+				return err
+			}
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(from, e.Name()))
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(to, e.Name()), b, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
 }

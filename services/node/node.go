@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -56,9 +57,10 @@ type Node struct {
 	cancel  context.CancelFunc
 	started time.Time
 
-	errOnce sync.Once
-	err     error
-	done    chan struct{}
+	announced atomic.Bool
+	errOnce   sync.Once
+	err       error
+	done      chan struct{}
 }
 
 // Start builds the node and serves in the background until Stop or a fatal
@@ -138,13 +140,15 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	}
 
 	n.server = grpc.NewServer(transport.ServerOptions()...)
-	wololov1.RegisterStageServiceServer(n.server, transport.NewServer(self, incarnation, runtime, log.Named("transport")))
+	stageServer := transport.NewServer(self, incarnation, runtime, log.Named("transport"))
+	stageServer.OnAnnounce(sender.SeeReceiver)
+	wololov1.RegisterStageServiceServer(n.server, stageServer)
 	if n.Gateway != nil {
 		wololov1.RegisterJobServiceServer(n.server, n.Gateway)
 	}
 	wololov1.RegisterStatusServer(n.server, &statusServer{
 		role: st.Role, instance: self, incarnation: incarnation, started: n.started,
-		addr: cfg.Listener.Addr().String(), progress: runtime.Progress, store: cfg.Store,
+		addr: cfg.Listener.Addr().String(), progress: runtime.Progress, store: cfg.Store, announced: &n.announced,
 	})
 	hs := health.NewServer()
 	hs.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
@@ -158,7 +162,9 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	// Fence older incarnations of this instance at every receiver before
 	// resending anything, then resend what the store holds.
 	go func() {
-		announce(ctx, cfg.Topology, cfg.Instance, incarnation, n.pool, log, n.fail)
+		if announce(ctx, cfg.Topology, cfg.Instance, incarnation, n.pool, log, n.fail) {
+			n.announced.Store(true)
+		}
 		sender.Resume(resume)
 	}()
 	go func() {
@@ -222,13 +228,14 @@ type statusServer struct {
 	started              time.Time
 	progress             func() []*wololov1.JobProgress
 	store                transport.Store
+	announced            *atomic.Bool
 }
 
 func (s *statusServer) Get(context.Context, *wololov1.GetRequest) (*wololov1.GetResponse, error) {
 	return &wololov1.GetResponse{
 		Role: s.role, Instance: s.instance, Incarnation: s.incarnation,
 		UptimeSeconds: time.Since(s.started).Seconds(), Address: s.addr, Jobs: s.progress(),
-		Store: storeCounters(s.store),
+		Store: storeCounters(s.store), Announced: s.announced.Load(),
 	}, nil
 }
 

@@ -31,18 +31,24 @@ func restoreOutbox(outbox *transport.Outbox, img *transport.Image) []transport.C
 	return resume
 }
 
-// receivers lists every instance that self sends to.
-func receivers(top deploy.Topology, self deploy.Instance) []deploy.Instance {
+// neighbours lists every instance that self sends to or receives from.
+func neighbours(top deploy.Topology, self deploy.Instance) []deploy.Instance {
 	seen := map[string]bool{}
 	var out []deploy.Instance
+	add := func(stage string) {
+		if seen[stage] {
+			return
+		}
+		seen[stage] = true
+		for i := 0; i < top.Replicas(stage); i++ {
+			out = append(out, deploy.Instance{Stage: stage, Index: i})
+		}
+	}
 	for _, st := range top.Outputs(self.Stage) {
-		if seen[st.To] {
-			continue
-		}
-		seen[st.To] = true
-		for i := 0; i < top.Replicas(st.To); i++ {
-			out = append(out, deploy.Instance{Stage: st.To, Index: i})
-		}
+		add(st.To)
+	}
+	for _, st := range top.Inputs(self.Stage) {
+		add(st.From)
 	}
 	return out
 }
@@ -73,12 +79,14 @@ func retry(ctx context.Context, f func(ctx context.Context) error) error {
 	}
 }
 
-// announce tells every receiver of self that this incarnation exists, so
-// that they refuse an older one (a paused zombie) from now on. A receiver
-// that already knows a newer incarnation of self means this process has
-// been replaced: it stops.
-func announce(ctx context.Context, top deploy.Topology, self deploy.Instance, incarnation uint64, pool *transport.Pool, log hclog.Logger, fail func(error)) {
-	for _, to := range receivers(top, self) {
+// announce tells every neighbour of self that this incarnation exists, so
+// that from now on receivers refuse batches of an older one (a paused
+// zombie) and senders ignore its acknowledgements. A neighbour that already
+// knows a newer incarnation of self means this process has been replaced:
+// it stops. It reports whether every neighbour has heard.
+func announce(ctx context.Context, top deploy.Topology, self deploy.Instance, incarnation uint64, pool *transport.Pool, log hclog.Logger, fail func(error)) bool {
+	all := true
+	for _, to := range neighbours(top, self) {
 		err := retry(ctx, func(ctx context.Context) error {
 			conn, _, err := pool.Conn(to.Name())
 			if err != nil {
@@ -90,15 +98,17 @@ func announce(ctx context.Context, top deploy.Topology, self deploy.Instance, in
 		switch {
 		case err == nil:
 		case ctx.Err() != nil:
-			return
+			return false
 		case status.Code(err) == codes.FailedPrecondition:
 			fail(fmt.Errorf("%s incarnation %d was replaced: %w", self.Name(), incarnation, err))
-			return
+			return false
 		default:
+			all = false
 			log.Warn("announce failed", "receiver", to.Name(), "error", err)
 		}
 	}
 	log.Debug("announced incarnation", "incarnation", incarnation)
+	return all
 }
 
 // dropEverywhere drops a job at every instance of the topology: through

@@ -74,7 +74,10 @@ type GetResponse struct {
 	// Progress per job.
 	Jobs []*JobProgress `protobuf:"bytes,6,rep,name=jobs,proto3" json:"jobs,omitempty"`
 	// The local store's counters since this start.
-	Store         *StoreCounters `protobuf:"bytes,7,opt,name=store,proto3" json:"store,omitempty"`
+	Store *StoreCounters `protobuf:"bytes,7,opt,name=store,proto3" json:"store,omitempty"`
+	// Whether this incarnation has announced itself to every receiver, so
+	// that any older incarnation of the instance is fenced off.
+	Announced     bool `protobuf:"varint,8,opt,name=announced,proto3" json:"announced,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -156,6 +159,13 @@ func (x *GetResponse) GetStore() *StoreCounters {
 		return x.Store
 	}
 	return nil
+}
+
+func (x *GetResponse) GetAnnounced() bool {
+	if x != nil {
+		return x.Announced
+	}
+	return false
 }
 
 // StoreCounters are a process's store counters.
@@ -492,7 +502,7 @@ const file_wololo_v1_status_proto_rawDesc = "" +
 	"\n" +
 	"\x16wololo/v1/status.proto\x12\twololo.v1\"\f\n" +
 	"\n" +
-	"GetRequest\"\xfc\x01\n" +
+	"GetRequest\"\x9a\x02\n" +
 	"\vGetResponse\x12\x12\n" +
 	"\x04role\x18\x01 \x01(\tR\x04role\x12\x1a\n" +
 	"\binstance\x18\x02 \x01(\tR\binstance\x12 \n" +
@@ -500,7 +510,8 @@ const file_wololo_v1_status_proto_rawDesc = "" +
 	"\x0euptime_seconds\x18\x04 \x01(\x01R\ruptimeSeconds\x12\x18\n" +
 	"\aaddress\x18\x05 \x01(\tR\aaddress\x12*\n" +
 	"\x04jobs\x18\x06 \x03(\v2\x16.wololo.v1.JobProgressR\x04jobs\x12.\n" +
-	"\x05store\x18\a \x01(\v2\x18.wololo.v1.StoreCountersR\x05store\"o\n" +
+	"\x05store\x18\a \x01(\v2\x18.wololo.v1.StoreCountersR\x05store\x12\x1c\n" +
+	"\tannounced\x18\b \x01(\bR\tannounced\"o\n" +
 	"\rStoreCounters\x12\x18\n" +
 	"\acommits\x18\x01 \x01(\x03R\acommits\x12\x14\n" +
 	"\x05bytes\x18\x02 \x01(\x03R\x05bytes\x12\x14\n" +
