@@ -23,7 +23,7 @@ KILLS ?= 20
 SEED ?= 1
 CHAOS_OUT = $(if $(filter file,$(origin OUT)),out/chaos,$(OUT))
 
-.PHONY: help build demo local chaos-local test unit lint proto proto-check tools ci bench fuzz reference datagen clean
+.PHONY: help build demo local chaos-local test unit lint proto proto-check tools ci bench bench-micro fuzz reference datagen clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -84,8 +84,18 @@ grpcurl: $(TOOLS)/grpcurl ## install grpcurl into bin/tools
 
 ci: test ## what .ci/run runs
 
-bench: ## Go benchmarks of the hot paths (parsers, batches, generator)
+bench: build data/full/match_players.csv ## micro-benchmarks, then reference/demo/local on the full dataset → BENCHMARKS.md
+	@mkdir -p out
+	set -o pipefail; $(MAKE) --no-print-directory bench-micro | tee out/bench-micro.txt
+	$(BIN) bench --matches data/full/matches.csv --players data/full/match_players.csv --out BENCHMARKS.md --micro out/bench-micro.txt --go $(GO)
+
+bench-micro: ## Go benchmarks of the hot paths (parsers, batches, generator)
 	$(GO) test -run '^$$' -bench . -benchmem ./services/csvio/ ./services/schema/ ./services/batch/ ./tools/datagen/
+
+# The full dataset (`wololo datagen` defaults), generated once. datagen
+# renames match_players.csv into place last.
+data/full/match_players.csv: | build
+	$(BIN) datagen --out data/full
 
 fuzz: ## run every fuzz target for FUZZTIME each
 	@for pkg in $$($(GO) list ./...); do \

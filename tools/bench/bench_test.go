@@ -1,0 +1,71 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/wololo/wololo/tools/datagen"
+)
+
+// TestBenchSmoke runs the whole bench on a tiny dataset with a freshly
+// built wololo binary and checks the report has every section.
+func TestBenchSmoke(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds wololo and starts a local cluster")
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "wololo")
+	build := exec.Command("go", "build", "-o", bin, "../..")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	data := filepath.Join(dir, "data")
+	if _, err := datagen.WriteDir(datagen.Config{Matches: 2000, Seed: 3}, data); err != nil {
+		t.Fatal(err)
+	}
+	micro := filepath.Join(dir, "micro.txt")
+	if err := os.WriteFile(micro, []byte("BenchmarkX-2  10  5 ns/op\nPASS\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "BENCH.md")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	var stdout, stderr bytes.Buffer
+	err := Run(ctx, []string{
+		"--matches", filepath.Join(data, "matches.csv"), "--players", filepath.Join(data, "match_players.csv"),
+		"--out", out, "--binary", bin, "--work", filepath.Join(dir, "work"), "--local-data", filepath.Join(dir, "local"),
+		"--micro", micro,
+	}, &stdout, &stderr)
+	if err != nil {
+		t.Fatalf("bench: %v\n%s", err, stderr.String())
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	report := string(b)
+	for _, s := range []string{
+		"## Targets", "## Machine", "## Dataset", "## Summary", "## Local mode, per process", "## Slowest stage",
+		"## Micro-benchmarks", "## Reproduce", "BenchmarkX-2",
+		"| Demo: whole graph in one process, in memory |", "| Local: 13 processes, Pebble, fsync |",
+		"| gateway-0 |", "| q4-aggregator-0 |", "byte-equal to the reference",
+		"Where the time of", "By kind of work", "go tool pprof -top -nodecount=15", "flat%",
+	} {
+		if !strings.Contains(report, s) {
+			t.Errorf("report lacks %q", s)
+		}
+	}
+	if strings.Contains(report, "DIFFER") {
+		t.Error("outputs differ")
+	}
+	if t.Failed() {
+		t.Logf("report:\n%s\nprogress:\n%s", report, stderr.String())
+	}
+}

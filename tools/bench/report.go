@@ -1,0 +1,512 @@
+package bench
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Targets of the system, checked by the report.
+const (
+	// TargetWall bounds local mode's end-to-end time on the full dataset.
+	TargetWall = 30 * time.Second
+	// TargetRSS bounds every local-mode process's peak resident set.
+	TargetRSS = 512 << 20
+)
+
+// Report is everything one bench run measured. The zero values of optional
+// parts render as "not measured".
+type Report struct {
+	Date      time.Time
+	Command   string // the command that produced the report
+	Machine   Machine
+	Dataset   Dataset
+	Reference ProcessRun
+	Demo      ProcessRun
+	Local     LocalRun
+	// Profile is the CPU profile of the local process that used the most
+	// CPU; nil if there is none (ProfileNote says why).
+	Profile     *Profile
+	ProfileNote string
+	// StageProfile is the profile of the busiest instance of the stage
+	// whose instances used the most CPU together, when that is another
+	// stage than Profile's; nil otherwise.
+	StageProfile *Profile
+	// Profiles is where every local process's CPU profile was written
+	// ("" if profiling was off).
+	Profiles string
+	// Micro is the output of the Go micro-benchmarks ("" if not run).
+	Micro string
+	// Notes are free-form lines the runner wants in the report (warnings).
+	Notes []string
+}
+
+// Machine describes where the bench ran.
+type Machine struct {
+	CPUs      int
+	CPUModel  string
+	MemTotal  int64 // bytes
+	GoVersion string
+	OS, Arch  string
+	Kernel    string
+	LoadAvg   string // /proc/loadavg's 1, 5 and 15 minute figures at the start
+}
+
+// Dataset is the input.
+type Dataset struct {
+	Matches, Players        string // paths
+	MatchRows, PlayerRows   int64  // data records (malformed ones too), headers excluded
+	MatchBytes, PlayerBytes int64
+}
+
+// Rows is the number of input rows of both files.
+func (d Dataset) Rows() int64 { return d.MatchRows + d.PlayerRows }
+
+// Bytes is the size of both files.
+func (d Dataset) Bytes() int64 { return d.MatchBytes + d.PlayerBytes }
+
+// ProcessRun is one single-process run (reference or demo).
+type ProcessRun struct {
+	Wall    time.Duration
+	PeakRSS int64 // bytes
+	CPU     time.Duration
+	// Equal says the four outputs are byte-equal to the reference's
+	// (always true for the reference itself once it ran).
+	Equal bool
+	// OtherCPU is the CPU time the rest of the machine (other programs,
+	// the kernel) used meanwhile: the machine's busy time minus this
+	// run's and the bench's own. Noise, when large.
+	OtherCPU time.Duration
+}
+
+// otherShare is OtherCPU as a part of the machine's capacity over d.
+func otherShare(other, d time.Duration, cpus int) string {
+	if d <= 0 || cpus <= 0 {
+		return "—"
+	}
+	return fmt.Sprintf("%.0f%%", 100*max(other, 0).Seconds()/(d.Seconds()*float64(cpus)))
+}
+
+// LocalRun is one job through a local cluster.
+type LocalRun struct {
+	Startup time.Duration // local.Start until every process answers
+	Wall    time.Duration // submit start until the results are on disk
+	Upload  time.Duration // the client's upload of both files
+	Durable bool          // the processes kept their state in Pebble
+	Procs   []ProcStat
+	Equal   bool
+	// CPUNote says how CPU time was measured.
+	CPUNote string
+	// ClientCPU is the bench process's CPU during the run (the client).
+	ClientCPU time.Duration
+	// MachineBusy is the CPU time the whole machine was busy from the
+	// cluster's start to the end of the job (every program, all CPUs).
+	MachineBusy time.Duration
+	// OtherCPU is MachineBusy minus the processes' and the client's CPU.
+	OtherCPU time.Duration
+}
+
+// stageOf is an instance's stage: "q3-joiner-1" → "q3-joiner".
+func stageOf(instance string) string {
+	if i := strings.LastIndexByte(instance, '-'); i > 0 && i < len(instance)-1 && strings.Trim(instance[i+1:], "0123456789") == "" {
+		return instance[:i]
+	}
+	return instance
+}
+
+// BusiestOfTopStage is the instance with the most CPU of the stage whose
+// instances used the most CPU together.
+func (l LocalRun) BusiestOfTopStage() (ProcStat, bool) {
+	stages := l.StageCPU()
+	if len(stages) == 0 || stages[0].CPU <= 0 {
+		return ProcStat{}, false
+	}
+	var best ProcStat
+	found := false
+	for _, p := range l.Procs {
+		if stageOf(p.Instance) == stages[0].Stage && (!found || p.CPU > best.CPU) {
+			best, found = p, true
+		}
+	}
+	return best, found
+}
+
+// StageCPU is the CPU of every stage (instances summed: "q3-joiner-1" is
+// stage "q3-joiner"), largest first.
+func (l LocalRun) StageCPU() []StageStat {
+	var out []StageStat
+	at := map[string]int{}
+	for _, p := range l.Procs {
+		name := stageOf(p.Instance)
+		i, ok := at[name]
+		if !ok {
+			i = len(out)
+			at[name] = i
+			out = append(out, StageStat{Stage: name})
+		}
+		out[i].CPU += p.CPU
+		out[i].Instances++
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].CPU > out[j].CPU })
+	return out
+}
+
+// StageStat is one stage's CPU.
+type StageStat struct {
+	Stage     string
+	Instances int
+	CPU       time.Duration
+}
+
+// ProcStat is one local-mode process.
+type ProcStat struct {
+	Instance string
+	PID      int
+	PeakRSS  int64 // bytes
+	CPU      time.Duration
+	Restarts int
+	// Store counters from the process's Status RPC just before the stop.
+	Commits, Syncs, StoreBytes int64
+	Durable                    bool
+}
+
+// Slowest is the process that used the most CPU (ok false if none has
+// any).
+func (l LocalRun) Slowest() (ProcStat, bool) {
+	var best ProcStat
+	found := false
+	for _, p := range l.Procs {
+		if p.CPU > 0 && (!found || p.CPU > best.CPU) {
+			best, found = p, true
+		}
+	}
+	return best, found
+}
+
+// Totals sums the processes.
+func (l LocalRun) Totals() ProcStat {
+	t := ProcStat{Instance: "total"}
+	for _, p := range l.Procs {
+		t.PeakRSS += p.PeakRSS
+		t.CPU += p.CPU
+		t.Restarts += p.Restarts
+		t.Commits += p.Commits
+		t.Syncs += p.Syncs
+		t.StoreBytes += p.StoreBytes
+	}
+	return t
+}
+
+// Profile is the top of one process's CPU profile.
+type Profile struct {
+	Instance string
+	Command  string // the pprof command line
+	Top      string // its output
+	// Groups is the profile's flat time by kind of work, largest first
+	// (see Classify).
+	Groups []Share
+	// Components is its time by the code that asked for it, largest first
+	// (see Component).
+	Components []Share
+	// CPU is the process's CPU time (for the heading).
+	CPU time.Duration
+}
+
+// Share is a group's part of a profile, with its parts (the packages of
+// wololo's own code and of the standard library), largest first.
+type Share struct {
+	Group   string
+	Percent float64
+	Parts   []Share
+}
+
+// TargetCheck is the outcome of the targets.
+type TargetCheck struct {
+	WallMet   bool
+	RSSMet    bool
+	MaxRSS    ProcStat   // the process with the largest peak RSS
+	Offenders []ProcStat // processes at or above TargetRSS
+}
+
+// Targets checks the local run against TargetWall and TargetRSS.
+func (l LocalRun) Targets() TargetCheck {
+	c := TargetCheck{WallMet: l.Wall > 0 && l.Wall < TargetWall, RSSMet: len(l.Procs) > 0}
+	for _, p := range l.Procs {
+		if p.PeakRSS > c.MaxRSS.PeakRSS {
+			c.MaxRSS = p
+		}
+		if p.PeakRSS >= TargetRSS {
+			c.Offenders = append(c.Offenders, p)
+			c.RSSMet = false
+		}
+	}
+	return c
+}
+
+// Render writes the report as markdown.
+func Render(w io.Writer, r Report) error {
+	var b strings.Builder
+	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
+	rows := r.Dataset.Rows()
+
+	p("# Benchmarks\n\n")
+	p("Generated by `make bench` on %s", r.Date.UTC().Format("2006-01-02 15:04 MST"))
+	if r.Command != "" {
+		p(" with `%s`", r.Command)
+	}
+	p(". Do not edit by hand: run `make bench` again.\n\n")
+
+	// Targets first: the answer people look for.
+	t := r.Local.Targets()
+	p("## Targets\n\n")
+	p("| Target | Measured | Met |\n|---|---|---|\n")
+	p("| End to end in local mode (durable, separate processes) < %g s | %s | %s |\n", TargetWall.Seconds(), secs(r.Local.Wall), yesNo(t.WallMet))
+	rssMeasured := "not measured"
+	if len(r.Local.Procs) > 0 {
+		rssMeasured = fmt.Sprintf("largest %s (%s)", mib(t.MaxRSS.PeakRSS), t.MaxRSS.Instance)
+	}
+	rssMet := yesNo(t.RSSMet)
+	if len(t.Offenders) > 0 {
+		var names []string
+		for _, o := range t.Offenders {
+			names = append(names, fmt.Sprintf("%s %s", o.Instance, mib(o.PeakRSS)))
+		}
+		rssMet += ": " + strings.Join(names, ", ")
+	}
+	p("| Every local-mode process < %s peak RSS | %s | %s |\n\n", mib(TargetRSS), rssMeasured, rssMet)
+
+	p("## Machine\n\n| | |\n|---|---|\n")
+	p("| CPUs (nproc) | %d |\n", r.Machine.CPUs)
+	if r.Machine.CPUModel != "" {
+		p("| CPU | %s |\n", r.Machine.CPUModel)
+	}
+	p("| Memory | %.1f GiB |\n", float64(r.Machine.MemTotal)/(1<<30))
+	p("| Go | %s %s/%s |\n", r.Machine.GoVersion, r.Machine.OS, r.Machine.Arch)
+	if r.Machine.Kernel != "" {
+		p("| Kernel | %s |\n", r.Machine.Kernel)
+	}
+	if r.Machine.LoadAvg != "" {
+		p("| Load average at the start (1, 5, 15 min) | %s |\n", r.Machine.LoadAvg)
+	}
+	p("| Date | %s |\n\n", r.Date.UTC().Format(time.RFC3339))
+
+	p("## Dataset\n\n")
+	p("| File | Rows | Size |\n|---|---:|---:|\n")
+	p("| `%s` | %s | %s |\n", r.Dataset.Matches, count(r.Dataset.MatchRows), mb(r.Dataset.MatchBytes))
+	p("| `%s` | %s | %s |\n", r.Dataset.Players, count(r.Dataset.PlayerRows), mb(r.Dataset.PlayerBytes))
+	p("| both | %s | %s |\n\n", count(rows), mb(r.Dataset.Bytes()))
+	p("Rows are data records (malformed ones included, headers not); rows/s below is the rows of both files divided by the wall time.\n\n")
+
+	p("## Summary\n\n")
+	cpus := r.Machine.CPUs
+	p("| Mode | Wall time | Rows/s | Peak RSS | CPU | Outputs | Other work on the machine |\n|---|---:|---:|---:|---:|---|---:|\n")
+	p("| Reference evaluator (one process) | %s | %s | %s | %s | the reference | %s |\n",
+		secs(r.Reference.Wall), rate(rows, r.Reference.Wall), mib(r.Reference.PeakRSS), secs(r.Reference.CPU),
+		otherShare(r.Reference.OtherCPU, r.Reference.Wall, cpus))
+	p("| Demo: whole graph in one process, in memory | %s | %s | %s | %s | %s | %s |\n",
+		secs(r.Demo.Wall), rate(rows, r.Demo.Wall), mib(r.Demo.PeakRSS), secs(r.Demo.CPU), equal(r.Demo),
+		otherShare(r.Demo.OtherCPU, r.Demo.Wall, cpus))
+	tot := r.Local.Totals()
+	largest := "—"
+	if len(r.Local.Procs) > 0 {
+		largest = fmt.Sprintf("%s largest, %s summed", mib(t.MaxRSS.PeakRSS), mib(tot.PeakRSS))
+	}
+	store := "in memory"
+	if r.Local.Durable {
+		store = "Pebble, fsync"
+	}
+	p("| Local: %d processes, %s | %s | %s | %s | %s | %s | %s |\n\n",
+		len(r.Local.Procs), store, secs(r.Local.Wall), rate(rows, r.Local.Wall), largest, secs(tot.CPU), equal(ProcessRun{Equal: r.Local.Equal, Wall: r.Local.Wall}),
+		otherShare(r.Local.OtherCPU, r.Local.Startup+r.Local.Wall, cpus))
+	p("Reference and demo run as child processes of the bench: their wall time is the whole process (start, read, compute, write), their peak RSS and CPU come from the kernel's rusage. ")
+	p("Local mode's wall time runs from the client's submit to the four results on disk; starting the cluster (%s) is not included. ", secs(r.Local.Startup))
+	p("Other work on the machine is the CPU time the rest of the machine (other programs and the kernel) used during the run, as a part of all %d CPUs: /proc/stat's busy time minus the run's own and the bench's; large values mean noisy figures.\n\n", cpus)
+
+	p("## Local mode, per process\n\n")
+	if len(r.Local.Procs) == 0 {
+		p("Not measured.\n\n")
+	} else {
+		wall := r.Local.Wall.Seconds()
+		p("| Process | Peak RSS | CPU | CPU share | Store commits | Commits/s | Syncs | Bytes committed | Restarts |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+		procs := append([]ProcStat(nil), r.Local.Procs...)
+		procs = append(procs, tot)
+		for i, pr := range procs {
+			name := pr.Instance
+			if i == len(procs)-1 {
+				name = "**total**"
+			}
+			share := "—"
+			if tot.CPU > 0 {
+				share = fmt.Sprintf("%.1f%%", 100*pr.CPU.Seconds()/tot.CPU.Seconds())
+			}
+			cps := "—"
+			if wall > 0 {
+				cps = count(int64(float64(pr.Commits)/wall + 0.5))
+			}
+			p("| %s | %s | %s | %s | %s | %s | %s | %s | %d |\n", name, mib(pr.PeakRSS), secs(pr.CPU), share,
+				count(pr.Commits), cps, count(pr.Syncs), mb(pr.StoreBytes), pr.Restarts)
+		}
+		p("\n")
+		cores := float64(max(r.Machine.CPUs, 1))
+		if wall > 0 {
+			p("The %d processes used %s of CPU in %s of wall time: %.0f%% of the machine's %d CPUs. ",
+				len(r.Local.Procs), secs(tot.CPU), secs(r.Local.Wall), 100*tot.CPU.Seconds()/wall/cores, r.Machine.CPUs)
+			var stages []string
+			for _, st := range r.Local.StageCPU() {
+				stages = append(stages, fmt.Sprintf("%s %s", st.Stage, secs(st.CPU)))
+			}
+			p("By stage (instances summed): %s. ", strings.Join(stages, ", "))
+			p("The stores committed %s batches (%s commits/s) with %s syncs, writing %s. ",
+				count(tot.Commits), count(int64(float64(tot.Commits)/wall+0.5)), count(tot.Syncs), mb(tot.StoreBytes))
+		}
+		p("The client's upload of both files took %s", secs(r.Local.Upload))
+		if r.Local.ClientCPU > 0 {
+			p("; the client (inside the bench process) used %s of CPU", secs(r.Local.ClientCPU))
+		}
+		p(". ")
+		if r.Local.MachineBusy > 0 {
+			p("From the cluster's start to the job's end the whole machine was busy for %s of CPU time, every program counted: %.0f%% of its capacity. ",
+				secs(r.Local.MachineBusy), 100*r.Local.MachineBusy.Seconds()/((r.Local.Startup+r.Local.Wall).Seconds()*cores))
+		}
+		if r.Local.CPUNote != "" {
+			p("%s ", r.Local.CPUNote)
+		}
+		p("Store counters are each process's `wololo.v1.Status/Get` just before the stop (since the process started, so they include the idle start); peak RSS is the kernel's once the process exited.\n\n")
+	}
+
+	p("## Slowest stage\n\n")
+	if s, ok := r.Local.Slowest(); ok {
+		p("`%s` used the most CPU: %s", s.Instance, secs(s.CPU))
+		if tot.CPU > 0 {
+			p(", %.0f%% of the cluster's", 100*s.CPU.Seconds()/tot.CPU.Seconds())
+		}
+		if r.Local.Wall > 0 {
+			p(" (%.0f%% of one CPU over the job)", 100*s.CPU.Seconds()/r.Local.Wall.Seconds())
+		}
+		p(".\n\n")
+	} else {
+		p("Not measured.\n\n")
+	}
+	if r.Profile != nil {
+		renderProfile(p, r.Profile)
+	}
+	if stages := r.Local.StageCPU(); len(stages) > 0 && tot.CPU > 0 {
+		st := stages[0]
+		p("By stage, instances summed, `%s` used the most CPU: %s in %d process(es), %.0f%% of the cluster's.",
+			st.Stage, secs(st.CPU), st.Instances, 100*st.CPU.Seconds()/tot.CPU.Seconds())
+		if r.StageProfile != nil {
+			p(" Its busiest instance is `%s` (%s):", r.StageProfile.Instance, secs(r.StageProfile.CPU))
+		}
+		p("\n\n")
+		if r.StageProfile != nil {
+			renderProfile(p, r.StageProfile)
+		}
+	}
+	if r.ProfileNote != "" {
+		p("%s\n\n", r.ProfileNote)
+	}
+	if r.Profiles != "" {
+		p("Every local process ran with `--cpuprofile`; the profiles are in `%s/<instance>.prof` (look at one with `go tool pprof -top bin/wololo %s/<instance>.prof`). Profiling costs a few percent of CPU.\n\n", r.Profiles, r.Profiles)
+	}
+
+	p("## Micro-benchmarks\n\n")
+	p("The Go benchmarks of the hot paths (CSV parsing, schema, batches, the generator) run with `make bench-micro` (`go test -run '^$' -bench . -benchmem ./services/csvio/ ./services/schema/ ./services/batch/ ./tools/datagen/`); `make bench` runs them before the end-to-end bench.\n\n")
+	if r.Micro != "" {
+		p("```\n%s\n```\n\n", strings.TrimRight(r.Micro, "\n"))
+	}
+
+	if len(r.Notes) > 0 {
+		p("## Notes\n\n")
+		for _, n := range r.Notes {
+			p("- %s\n", n)
+		}
+		p("\n")
+	}
+
+	p("## Reproduce\n\n")
+	p("`make bench` generates the full dataset once into `data/full/` (`wololo datagen` defaults), runs the micro-benchmarks, then `wololo bench`, which writes this file. ")
+	p("Local mode runs on a fresh data directory, `data/bench-local/` (the stores are deleted after the run unless `--keep-data`; each process's log stays as `data/bench-local/<instance>.log`); the outputs of every mode, the reference's and demo's logs and the profiles are under `data/bench/`.\n")
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// renderProfile writes where a profile's time goes and its top.
+func renderProfile(p func(string, ...any), prof *Profile) {
+	if len(prof.Components) > 0 {
+		p("Where the time of `%s` goes, by the code that asked for it (each sample charged to the innermost function on its stack outside the Go runtime and standard library, so copies, allocations and system calls count for their caller): %s.\n\n",
+			prof.Instance, WhereTimeGoes(prof.Components))
+	}
+	if len(prof.Groups) > 0 {
+		p("By kind of work (flat time of the functions themselves): %s.\n\n", WhereTimeGoes(prof.Groups))
+	}
+	p("`%s`:\n\n```\n%s\n```\n\n", prof.Command, strings.TrimRight(prof.Top, "\n"))
+}
+
+func yesNo(ok bool) string {
+	if ok {
+		return "**yes**"
+	}
+	return "**no**"
+}
+
+func equal(r ProcessRun) string {
+	switch {
+	case r.Wall == 0:
+		return "not run"
+	case r.Equal:
+		return "byte-equal to the reference"
+	}
+	return "**DIFFER from the reference**"
+}
+
+func secs(d time.Duration) string {
+	if d <= 0 {
+		return "—"
+	}
+	return fmt.Sprintf("%.2f s", d.Seconds())
+}
+
+func mib(b int64) string {
+	if b <= 0 {
+		return "—"
+	}
+	return fmt.Sprintf("%.0f MiB", float64(b)/(1<<20))
+}
+
+func mb(b int64) string {
+	if b <= 0 {
+		return "0 MB"
+	}
+	return fmt.Sprintf("%.1f MB", float64(b)/1e6)
+}
+
+func rate(rows int64, d time.Duration) string {
+	if d <= 0 || rows <= 0 {
+		return "—"
+	}
+	r := float64(rows) / d.Seconds()
+	if r >= 1e6 {
+		return fmt.Sprintf("%.2f M", r/1e6)
+	}
+	return fmt.Sprintf("%.0f k", r/1e3)
+}
+
+// count formats n with thousands separators.
+func count(n int64) string {
+	s := fmt.Sprint(n)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
+}

@@ -1,0 +1,413 @@
+package bench
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+const mib64 = int64(1 << 20)
+
+func fixedReport() Report {
+	return Report{
+		Date:      time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC),
+		Command:   "wololo bench --matches m.csv --players p.csv",
+		Machine:   Machine{CPUs: 2, CPUModel: "Test CPU", MemTotal: 24 << 30, GoVersion: "go1.26.0", OS: "linux", Arch: "amd64", Kernel: "6.1", LoadAvg: "0.50 0.40 0.30"},
+		Dataset:   Dataset{Matches: "m.csv", Players: "p.csv", MatchRows: 3_000_000, PlayerRows: 9_000_000, MatchBytes: 250e6, PlayerBytes: 550e6},
+		Reference: ProcessRun{Wall: 20 * time.Second, PeakRSS: 1500 * mib64, CPU: 25 * time.Second, Equal: true, OtherCPU: 4 * time.Second},
+		Demo:      ProcessRun{Wall: 10 * time.Second, PeakRSS: 700 * mib64, CPU: 18 * time.Second, Equal: true},
+		Local: LocalRun{
+			Startup: 1500 * time.Millisecond, Wall: 24 * time.Second, Upload: 12 * time.Second, Durable: true,
+			Procs: []ProcStat{
+				{Instance: "gateway-0", PeakRSS: 100 * mib64, CPU: 8 * time.Second, Commits: 1000, Syncs: 500, StoreBytes: 800e6},
+				{Instance: "q3-joiner-0", PeakRSS: 300 * mib64, CPU: 12 * time.Second, Commits: 2000, Syncs: 900, StoreBytes: 100e6, Restarts: 1},
+			},
+			Equal: true, CPUNote: "CPU from /proc.", ClientCPU: 3 * time.Second, MachineBusy: 40 * time.Second, OtherCPU: 17 * time.Second,
+		},
+		Profile: &Profile{
+			Instance: "q3-joiner-0", Command: "go tool pprof -top -nodecount=15 bin/wololo p/q3-joiner-0.prof",
+			Top: "      flat  flat%   sum%        cum   cum%\n     5s 41.67% 41.67%  5s 41.67%  runtime.memmove",
+			Groups: []Share{
+				{Group: "memory copies", Percent: 41.7},
+				{Group: "garbage collection and allocation", Percent: 30},
+				{Group: "wololo's own code", Percent: 20, Parts: []Share{{Group: "operators", Percent: 15}, {Group: "csvio", Percent: 4.5}, {Group: "batch", Percent: 0.5}}},
+				{Group: "protobuf", Percent: 2},
+				{Group: "other Go runtime", Percent: 1},
+			},
+			Components: []Share{{Group: "Pebble (durable store)", Percent: 60}, {Group: "wololo's own code", Percent: 40, Parts: []Share{{Group: "operators", Percent: 40}}}},
+		},
+		Profiles: "data/bench/profiles",
+		Micro:    "BenchmarkSplit-2   100  1000 ns/op\nPASS\n",
+	}
+}
+
+// TestRender renders fixed numbers and checks the figures land where they
+// belong.
+func TestRender(t *testing.T) {
+	cases := []struct {
+		name    string
+		edit    func(*Report)
+		want    []string
+		notWant []string
+	}{
+		{
+			name: "all targets met",
+			edit: func(*Report) {},
+			want: []string{
+				"# Benchmarks", "## Targets", "## Machine", "## Dataset", "## Summary", "## Local mode, per process",
+				"## Slowest stage", "## Micro-benchmarks", "## Reproduce",
+				"on 2026-01-02 03:04 UTC with `wololo bench --matches m.csv --players p.csv`",
+				"| End to end in local mode (durable, separate processes) < 30 s | 24.00 s | **yes** |",
+				"| Every local-mode process < 512 MiB peak RSS | largest 300 MiB (q3-joiner-0) | **yes** |",
+				"| CPUs (nproc) | 2 |", "| Memory | 24.0 GiB |", "| Go | go1.26.0 linux/amd64 |", "| Load average at the start (1, 5, 15 min) | 0.50 0.40 0.30 |",
+				"| `m.csv` | 3,000,000 | 250.0 MB |", "| both | 12,000,000 | 800.0 MB |",
+				// 12M rows in 20 s, 10 s, 24 s.
+				// Others: 4 s of 2 × 20 s; 0; 17 s of 2 × 25.5 s.
+				"| Reference evaluator (one process) | 20.00 s | 600 k | 1500 MiB | 25.00 s | the reference | 10% |",
+				"| Demo: whole graph in one process, in memory | 10.00 s | 1.20 M | 700 MiB | 18.00 s | byte-equal to the reference | 0% |",
+				"| Local: 2 processes, Pebble, fsync | 24.00 s | 500 k | 300 MiB largest, 400 MiB summed | 20.00 s | byte-equal to the reference | 33% |",
+				"starting the cluster (1.50 s) is not included",
+				// 2000 commits / 24 s = 83/s; 12 s of 20 s = 60%.
+				"| q3-joiner-0 | 300 MiB | 12.00 s | 60.0% | 2,000 | 83 | 900 | 100.0 MB | 1 |",
+				"| **total** | 400 MiB | 20.00 s | 100.0% | 3,000 | 125 | 1,400 | 900.0 MB | 1 |",
+				"The 2 processes used 20.00 s of CPU in 24.00 s of wall time: 42% of the machine's 2 CPUs.",
+				"the client (inside the bench process) used 3.00 s of CPU",
+				"By stage (instances summed): q3-joiner 12.00 s, gateway 8.00 s.",
+				"the whole machine was busy for 40.00 s of CPU time, every program counted: 78% of its capacity.",
+				"`q3-joiner-0` used the most CPU: 12.00 s, 60% of the cluster's (50% of one CPU over the job).",
+				"By kind of work (flat time of the functions themselves): memory copies 42%, garbage collection and allocation 30%, wololo's own code 20% (operators 15%, csvio 4%), everything else 3%.",
+				"Where the time of `q3-joiner-0` goes, by the code that asked for it (each sample charged to the innermost function on its stack outside the Go runtime and standard library, so copies, allocations and system calls count for their caller): Pebble (durable store) 60%, wololo's own code 40% (operators 40%).",
+				"By stage, instances summed, `q3-joiner` used the most CPU: 12.00 s in 1 process(es), 60% of the cluster's.\n\nEvery local process ran",
+				"`go tool pprof -top -nodecount=15 bin/wololo p/q3-joiner-0.prof`:\n\n```\n      flat",
+				"runtime.memmove\n```",
+				"profiles are in `data/bench/profiles/<instance>.prof`",
+				"make bench-micro", "```\nBenchmarkSplit-2   100  1000 ns/op\nPASS\n```",
+			},
+			notWant: []string{"## Notes", "DIFFER", "**no**", "Not measured"},
+		},
+		{
+			name: "targets missed, offenders, demo differs",
+			edit: func(r *Report) {
+				r.Local.Wall = 45 * time.Second
+				r.Local.Procs[0].PeakRSS = 512 * mib64
+				r.Local.Procs[1].PeakRSS = 900 * mib64
+				r.Demo.Equal = false
+				r.Notes = []string{"MISMATCH: demo q1.csv differs"}
+			},
+			want: []string{
+				"| End to end in local mode (durable, separate processes) < 30 s | 45.00 s | **no** |",
+				"| Every local-mode process < 512 MiB peak RSS | largest 900 MiB (q3-joiner-0) | **no**: gateway-0 512 MiB, q3-joiner-0 900 MiB |",
+				"| **DIFFER from the reference** |",
+				"## Notes\n\n- MISMATCH: demo q1.csv differs\n",
+			},
+		},
+		{
+			name: "busiest stage differs from the busiest process",
+			edit: func(r *Report) {
+				r.Local.Procs = append(r.Local.Procs, ProcStat{Instance: "q2-grouper-0", CPU: 7 * time.Second}, ProcStat{Instance: "q2-grouper-1", CPU: 9 * time.Second})
+				r.StageProfile = &Profile{Instance: "q2-grouper-1", CPU: 9 * time.Second, Command: "go tool pprof -top -nodecount=15 bin/wololo p/q2-grouper-1.prof", Top: "q2 top",
+					Groups: []Share{{Group: "maps and hashing", Percent: 50}}}
+			},
+			want: []string{
+				"By stage (instances summed): q2-grouper 16.00 s, q3-joiner 12.00 s, gateway 8.00 s.",
+				"By stage, instances summed, `q2-grouper` used the most CPU: 16.00 s in 2 process(es), 44% of the cluster's. Its busiest instance is `q2-grouper-1` (9.00 s):\n\n" +
+					"By kind of work (flat time of the functions themselves): maps and hashing 50%.\n\n`go tool pprof -top -nodecount=15 bin/wololo p/q2-grouper-1.prof`:\n\n```\nq2 top\n```",
+			},
+		},
+		{
+			name: "local not measured, no profile, no micro",
+			edit: func(r *Report) {
+				r.Local = LocalRun{}
+				r.Profile, r.Profiles, r.Micro = nil, "", ""
+				r.ProfileNote = "Profiling was off (--profile=false)."
+			},
+			want: []string{
+				"| End to end in local mode (durable, separate processes) < 30 s | — | **no** |",
+				"| Every local-mode process < 512 MiB peak RSS | not measured | **no** |",
+				"| Local: 0 processes, in memory | — | — | — | — | not run | — |",
+				"## Local mode, per process\n\nNot measured.",
+				"## Slowest stage\n\nNot measured.\n\nProfiling was off (--profile=false).",
+			},
+			notWant: []string{"Where its time goes", "```\nBenchmark"},
+		},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := fixedReport()
+			c.edit(&r)
+			var b strings.Builder
+			if err := Render(&b, r); err != nil {
+				t.Fatal(err)
+			}
+			got := b.String()
+			for _, w := range c.want {
+				if !strings.Contains(got, w) {
+					t.Errorf("report lacks %q", w)
+				}
+			}
+			for _, w := range c.notWant {
+				if strings.Contains(got, w) {
+					t.Errorf("report has %q", w)
+				}
+			}
+			if t.Failed() {
+				t.Logf("report:\n%s", got)
+			}
+		})
+	}
+}
+
+func TestTargetsAndSlowest(t *testing.T) {
+	l := fixedReport().Local
+	if s, ok := l.Slowest(); !ok || s.Instance != "q3-joiner-0" {
+		t.Errorf("slowest %v %v", s, ok)
+	}
+	if _, ok := (LocalRun{Procs: []ProcStat{{Instance: "a"}}}).Slowest(); ok {
+		t.Error("a process without CPU time is the slowest")
+	}
+	c := l.Targets()
+	if !c.WallMet || !c.RSSMet || c.MaxRSS.Instance != "q3-joiner-0" || len(c.Offenders) != 0 {
+		t.Errorf("%+v", c)
+	}
+	l.Wall = TargetWall // the target is strict
+	l.Procs[0].PeakRSS = TargetRSS
+	c = l.Targets()
+	if c.WallMet || c.RSSMet || len(c.Offenders) != 1 || c.Offenders[0].Instance != "gateway-0" {
+		t.Errorf("%+v", c)
+	}
+}
+
+const pprofTop = `File: wololo
+Type: cpu
+Duration: 30.13s, Total samples = 20s (66.38%)
+Showing nodes accounting for 20s, 100% of 20s total
+      flat  flat%   sum%        cum   cum%
+        5s 25.00% 25.00%         5s 25.00%  runtime.memmove
+        3s 15.00% 40.00%         4s 20.00%  runtime.mallocgc
+        2s 10.00% 50.00%         2s 10.00%  runtime.scanobject
+        2s 10.00% 60.00%         2s 10.00%  internal/runtime/syscall/linux.Syscall6
+        2s 10.00% 70.00%         9s 45.00%  github.com/wololo/wololo/services/operators.(*joiner).apply
+        1s  5.00% 75.00%         1s  5.00%  github.com/wololo/wololo/services/batch.numberView.at
+        1s  5.00% 80.00%         1s  5.00%  github.com/cockroachdb/pebble/v2.(*DB).Apply
+        1s  5.00% 85.00%         1s  5.00%  google.golang.org/protobuf/proto.UnmarshalOptions.unmarshal
+        1s  5.00% 90.00%         1s  5.00%  runtime.futex
+     0.50s  2.50% 92.50%      0.50s  2.50%  runtime.(*mspan).nextFreeIndex
+     0.50s  2.50% 95.00%      0.50s  2.50%  github.com/wololo/wololo/services/operators.glob..func1 (inline)
+     0.50s  2.50% 97.50%      0.50s  2.50%  strconv.ParseInt
+     0.50s  2.50%   100%      0.50s  2.50%  github.com/klauspost/compress/zstd.(*blockDec).decode
+         0     0%   100%        20s   100%  runtime.goexit
+`
+
+func TestParseTopAndGroups(t *testing.T) {
+	flat := ParseTop(pprofTop)
+	if len(flat) != 14 || flat["runtime.memmove"] != 25 || flat["github.com/wololo/wololo/services/operators.glob..func1 (inline)"] != 2.5 || flat["runtime.goexit"] != 0 {
+		t.Fatalf("ParseTop: %v", flat)
+	}
+	got := map[string]float64{}
+	shares := GroupShares(flat)
+	for _, s := range shares {
+		got[s.Group] = s.Percent
+	}
+	want := map[string]float64{
+		"memory copies":                       25,
+		"garbage collection and allocation":   27.5,
+		"system calls (network, disk, fsync)": 10,
+		"wololo's own code":                   17.5,
+		"Pebble (durable store)":              5,
+		"protobuf":                            5,
+		"scheduling, channels and locks":      5, // futex, goexit
+		"Go standard library":                 2.5,
+		"compression and checksums":           2.5,
+	}
+	if len(got) != len(want) {
+		t.Errorf("groups %v, want %v", got, want)
+	}
+	for g, pct := range want {
+		if p, ok := got[g]; !ok || p < pct-1e-9 || p > pct+1e-9 {
+			t.Errorf("%s: %v (present %v), want %v", g, p, ok, pct)
+		}
+	}
+	for _, sh := range shares {
+		if sh.Group == "wololo's own code" && (len(sh.Parts) != 2 || sh.Parts[0].Group != "operators" || sh.Parts[0].Percent != 12.5 || sh.Parts[1].Group != "batch" || sh.Parts[1].Percent != 5) {
+			t.Errorf("wololo's parts: %v", sh.Parts)
+		}
+	}
+	if shares[0].Group != "garbage collection and allocation" || shares[1].Group != "memory copies" {
+		t.Errorf("not largest first: %v", shares)
+	}
+	if s := WhereTimeGoes(shares); !strings.HasPrefix(s, "garbage collection and allocation 28%, memory copies 25%, wololo's own code 18% (operators 12%, batch 5%), system calls (network, disk, fsync) 10%") {
+		t.Errorf("WhereTimeGoes: %s", s)
+	}
+	for fn, want := range map[string][2]string{
+		"github.com/some/lib/sub/pkg.Func":                         {"github.com/some/lib", ""},
+		"encoding/json.Marshal":                                    {"Go standard library", "encoding/json"},
+		"golang.org/x/net/http2.(*Framer).ReadFrame":               {"gRPC and HTTP/2", ""},
+		"github.com/wololo/wololo/deploy.Load":                     {"wololo's own code", "deploy"},
+		"github.com/wololo/wololo/services/csvio.(*Splitter).Next": {"wololo's own code", "csvio"},
+		"aeshashbody": {"maps and hashing", ""},
+		"internal/runtime/syscall/linux.Syscall6": {"system calls (network, disk, fsync)", ""},
+	} {
+		if g, p := Classify(fn); g != want[0] || p != want[1] {
+			t.Errorf("Classify(%s) = %q %q, want %q", fn, g, p, want)
+		}
+	}
+}
+
+const pprofTraces = `File: wololo
+Type: cpu
+Duration: 27.54s, Total samples = 6.56s (23.82%)
+-----------+-------------------------------------------------------
+      40ms   internal/runtime/syscall/linux.Syscall6
+             internal/runtime/syscall/linux.EpollWait
+             runtime.netpoll
+             runtime.findRunnable
+             runtime.schedule
+             runtime.park_m
+             runtime.mcall
+-----------+-------------------------------------------------------
+      10ms   runtime.futex
+             runtime.gcMarkDone
+             runtime.gcBgMarkWorker
+-----------+-------------------------------------------------------
+     1.10s   runtime.memmove
+             runtime.growslice
+             github.com/wololo/wololo/services/operators.(*tokenMap[go.shape.struct { github.com/wololo/wololo/services/operators.rows uint8 }]).put (inline)
+             github.com/wololo/wololo/services/operators.(*Q2Grouper).Apply.func1
+             github.com/wololo/wololo/services/batch.EachPlayer
+-----------+-------------------------------------------------------
+     800ms   runtime.memmove
+             github.com/cockroachdb/pebble/v2/internal/arenaskl.newNode
+             github.com/wololo/wololo/transport/durable.(*Store).Commit
+-----------+-------------------------------------------------------
+      30ms   google.golang.org/protobuf/encoding/protowire.AppendVarint
+             google.golang.org/grpc/encoding/proto.codecV2.Marshal
+-----------+-------------------------------------------------------
+      10ms   syscall.Syscall
+             os.(*File).Write
+             runtime.goexit
+-----------+-------------------------------------------------------
+      10ms   runtime.asyncPreempt
+`
+
+func TestTracesAndComponents(t *testing.T) {
+	traces := ParseTraces(pprofTraces)
+	if len(traces) != 7 {
+		t.Fatalf("%d traces: %+v", len(traces), traces)
+	}
+	if traces[2].Value != 1100*time.Millisecond || len(traces[2].Stack) != 5 || traces[2].Stack[0] != "runtime.memmove" ||
+		!strings.HasSuffix(traces[2].Stack[2], "]).put (inline)") {
+		t.Errorf("trace 2: %+v", traces[2])
+	}
+	wantComp := []struct{ group, part string }{
+		{"Go scheduler and network poller", ""},
+		{"garbage collector (background)", ""},
+		{"wololo's own code", "operators"},
+		{"Pebble (durable store)", ""},
+		{"protobuf", ""},
+		{"Go standard library", ""},
+		{"other Go runtime", ""},
+	}
+	for i, tr := range traces {
+		if g, p := Component(tr.Stack); g != wantComp[i].group || p != wantComp[i].part {
+			t.Errorf("trace %d: %q %q, want %v", i, g, p, wantComp[i])
+		}
+	}
+	shares := ComponentShares(traces)
+	// 2 s in all: operators 1.1 s, Pebble 0.8 s, ...
+	if shares[0].Group != "wololo's own code" || shares[0].Percent != 55 || shares[0].Parts[0].Group != "operators" ||
+		shares[1].Group != "Pebble (durable store)" || shares[1].Percent != 40 {
+		t.Errorf("shares %+v", shares)
+	}
+	if got := WhereTimeGoes(shares); got != "wololo's own code 55% (operators 55%), Pebble (durable store) 40%, everything else 5%" {
+		t.Errorf("WhereTimeGoes: %s", got)
+	}
+	for fn, want := range map[string]string{
+		"github.com/wololo/wololo/services/operators.(*tokenMap[go.shape.struct { github.com/x/y.z }]).get": "github.com/wololo/wololo/services/operators",
+		"github.com/cockroachdb/pebble/v2.(*DB).Apply":                                                      "github.com/cockroachdb/pebble/v2",
+		"runtime.memmove":              "runtime",
+		"aeshashbody":                  "aeshashbody",
+		"gopkg.in/yaml%2ev3.Unmarshal": "gopkg.in/yaml%2ev3",
+	} {
+		if got := packageOf(fn); got != want {
+			t.Errorf("packageOf(%s) = %s, want %s", fn, got, want)
+		}
+	}
+}
+
+func TestStages(t *testing.T) {
+	for in, want := range map[string]string{"q3-joiner-1": "q3-joiner", "gateway-0": "gateway", "odd": "odd", "x-": "x-", "a-b": "a-b"} {
+		if got := stageOf(in); got != want {
+			t.Errorf("stageOf(%s) = %s, want %s", in, got, want)
+		}
+	}
+	l := LocalRun{Procs: []ProcStat{
+		{Instance: "gateway-0", CPU: 8 * time.Second},
+		{Instance: "q2-grouper-0", CPU: 5 * time.Second},
+		{Instance: "q2-grouper-1", CPU: 6 * time.Second},
+	}}
+	st := l.StageCPU()
+	if len(st) != 2 || st[0] != (StageStat{"q2-grouper", 2, 11 * time.Second}) || st[1] != (StageStat{"gateway", 1, 8 * time.Second}) {
+		t.Errorf("StageCPU %+v", st)
+	}
+	if b, ok := l.BusiestOfTopStage(); !ok || b.Instance != "q2-grouper-1" {
+		t.Errorf("BusiestOfTopStage %+v %v", b, ok)
+	}
+}
+
+func TestParseProcStat(t *testing.T) {
+	// pid (comm) state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime stime ...
+	line := "1234 (wololo worker) S 1 1234 1234 0 -1 4194560 100 0 0 0 250 37 0 0 20 0 12 0\n"
+	d, err := parseProcStat(line)
+	if err != nil || d != 2870*time.Millisecond {
+		t.Fatalf("%v %v, want 2.87s", d, err)
+	}
+	if _, err := parseProcStat("garbage"); err == nil {
+		t.Fatal("no error on garbage")
+	}
+	if d, err := procCPU(os.Getpid()); err != nil || d < 0 {
+		t.Fatalf("procCPU(self): %v %v", d, err)
+	}
+}
+
+// TestProfileWrapper runs the wrapper script with echo standing in for
+// wololo.
+func TestProfileWrapper(t *testing.T) {
+	dir := t.TempDir()
+	script := filepath.Join(dir, "w.sh")
+	echo, err := exec.LookPath("echo")
+	if err != nil {
+		t.Skip("no echo")
+	}
+	if err := os.WriteFile(script, []byte(ProfileWrapper(echo, "/pro'files")), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"worker", "--instance", "q3-joiner-1", "--listen", "127.0.0.1:1"}, "worker --instance q3-joiner-1 --listen 127.0.0.1:1 --cpuprofile /pro'files/q3-joiner-1.prof"},
+		{[]string{"worker", "--instance=q2-grouper-0", "--listen=x"}, "worker --instance=q2-grouper-0 --listen=x --cpuprofile /pro'files/q2-grouper-0.prof"},
+		{[]string{"gateway", "--topology", "t.json", "--listen", "a b"}, "gateway --topology t.json --listen a b --cpuprofile /pro'files/gateway-0.prof"},
+		{[]string{"gateway", "-h"}, "gateway -h"},
+		{[]string{"worker", "-h"}, "worker -h"},
+	} {
+		out, err := exec.Command(script, c.args...).Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.TrimSpace(string(out)); got != c.want {
+			t.Errorf("%v: %q, want %q", c.args, got, c.want)
+		}
+	}
+}
+
+func TestCount(t *testing.T) {
+	for n, want := range map[int64]string{0: "0", 999: "999", 1000: "1,000", 1234567: "1,234,567", -1000: "-1,000"} {
+		if got := count(n); got != want {
+			t.Errorf("count(%d) = %s, want %s", n, got, want)
+		}
+	}
+}

@@ -1,0 +1,680 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
+	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
+	"github.com/wololo/wololo/services/client"
+	"github.com/wololo/wololo/services/csvio"
+	"github.com/wololo/wololo/services/local"
+	"github.com/wololo/wololo/services/operators"
+)
+
+// Defaults of the CLI.
+const (
+	DefaultOut       = "BENCHMARKS.md"
+	DefaultWork      = "data/bench"
+	DefaultLocalData = "data/bench-local"
+)
+
+// ErrMismatch is returned when a mode's outputs differ from the
+// reference's.
+var ErrMismatch = errors.New("outputs differ from the reference")
+
+// Options of one bench run.
+type Options struct {
+	Matches, Players string
+	// Binary is the wololo binary every child runs; os.Executable() if
+	// empty.
+	Binary string
+	// Work holds the outputs of every mode, the logs and the profiles.
+	Work string
+	// LocalData is the local cluster's data directory, emptied first.
+	LocalData string
+	// Profile runs every local process with --cpuprofile.
+	Profile bool
+	// KeepData keeps the local processes' stores after the run (their
+	// logs are kept either way).
+	KeepData bool
+	// Go is the go command, for `go tool pprof`; "go" if empty.
+	Go string
+	// Micro is a file with the micro-benchmarks' output to include.
+	Micro string
+	// Command is shown in the report.
+	Command string
+	// Progress receives what the bench is doing; nil for nothing.
+	Progress io.Writer
+}
+
+const usage = `usage: wololo bench --matches F --players F [--out BENCHMARKS.md] [flags]
+
+Measures the reference evaluator, demo mode and local mode (separate
+processes, durable Pebble stores) on one dataset, checks that every mode's
+outputs are byte-equal to the reference's, profiles the local processes and
+writes a markdown report. If the outputs differ, the report goes to
+OUT.failed.md instead and the command fails.
+`
+
+// Run is the `wololo bench` command.
+func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("wololo bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), usage+"\nflags:\n")
+		fs.PrintDefaults()
+	}
+	o := Options{Progress: stderr}
+	fs.StringVar(&o.Matches, "matches", "", "matches.csv (required)")
+	fs.StringVar(&o.Players, "players", "", "match_players.csv (required)")
+	out := fs.String("out", DefaultOut, "the markdown report to write")
+	fs.StringVar(&o.Binary, "binary", "", "wololo binary for the child processes (default: this one)")
+	fs.StringVar(&o.Work, "work", DefaultWork, "directory for the outputs, logs and profiles of every mode")
+	fs.StringVar(&o.LocalData, "local-data", DefaultLocalData, "data directory of the local cluster (emptied first)")
+	fs.BoolVar(&o.Profile, "profile", true, "run every local process with --cpuprofile and report the busiest one's profile")
+	fs.BoolVar(&o.KeepData, "keep-data", false, "keep the local processes' stores after the run (their logs are kept either way)")
+	fs.StringVar(&o.Go, "go", "go", "go command, for go tool pprof")
+	fs.StringVar(&o.Micro, "micro", "", "file with `go test -bench` output to include in the report")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		fs.Usage()
+		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	if o.Matches == "" || o.Players == "" {
+		fs.Usage()
+		return errors.New("--matches and --players are required")
+	}
+	o.Command = "wololo bench " + strings.Join(args, " ")
+	rep, err := Bench(ctx, o)
+	if err != nil && !errors.Is(err, ErrMismatch) {
+		return err
+	}
+	path := *out
+	if err != nil {
+		path = strings.TrimSuffix(path, ".md") + ".failed.md"
+	}
+	if werr := writeReport(path, rep); werr != nil {
+		return errors.Join(err, werr)
+	}
+	fmt.Fprintf(stdout, "wrote %s\n", path)
+	return err
+}
+
+func writeReport(path string, r Report) error {
+	var b bytes.Buffer
+	if err := Render(&b, r); err != nil {
+		return err
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, b.Bytes(), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+// Bench runs every measurement and returns the report. With ErrMismatch
+// the report is complete but some outputs differ from the reference.
+func Bench(ctx context.Context, o Options) (Report, error) {
+	if o.Progress == nil {
+		o.Progress = io.Discard
+	}
+	if o.Work == "" {
+		o.Work = DefaultWork
+	}
+	if o.LocalData == "" {
+		o.LocalData = DefaultLocalData
+	}
+	if o.Go == "" {
+		o.Go = "go"
+	}
+	if o.Binary == "" {
+		exe, err := os.Executable()
+		if err != nil {
+			return Report{}, err
+		}
+		o.Binary = exe
+	}
+	bin, err := filepath.Abs(o.Binary)
+	if err != nil {
+		return Report{}, err
+	}
+	if err := os.MkdirAll(o.Work, 0o755); err != nil {
+		return Report{}, err
+	}
+	logf := func(format string, args ...any) { fmt.Fprintf(o.Progress, "bench: "+format+"\n", args...) }
+
+	r := Report{Date: time.Now(), Command: o.Command, Machine: machine()}
+	if o.Micro != "" {
+		b, err := os.ReadFile(o.Micro)
+		if err != nil {
+			return r, fmt.Errorf("micro-benchmark results: %w", err)
+		}
+		r.Micro = string(b)
+	}
+	if r.Dataset, err = dataset(o.Matches, o.Players); err != nil {
+		return r, err
+	}
+	logf("dataset: %s + %s rows, %s", count(r.Dataset.MatchRows), count(r.Dataset.PlayerRows), mb(r.Dataset.Bytes()))
+
+	// Reference.
+	refDir := filepath.Join(o.Work, "reference")
+	logf("reference evaluator...")
+	if r.Reference, err = runChild(ctx, bin, filepath.Join(o.Work, "reference.log"),
+		"reference", "--matches", o.Matches, "--players", o.Players, "--out", refDir); err != nil {
+		return r, err
+	}
+	want, err := readResults(refDir)
+	if err != nil {
+		return r, fmt.Errorf("reference outputs: %w", err)
+	}
+	r.Reference.Equal = true
+	logf("reference: %s, peak RSS %s", secs(r.Reference.Wall), mib(r.Reference.PeakRSS))
+
+	// Demo.
+	demoDir := filepath.Join(o.Work, "demo")
+	os.RemoveAll(demoDir)
+	logf("demo mode...")
+	if r.Demo, err = runChild(ctx, bin, filepath.Join(o.Work, "demo.log"),
+		"demo", "--matches", o.Matches, "--players", o.Players, "--out", demoDir, "--log-level", "warn"); err != nil {
+		return r, err
+	}
+	var mismatch []string
+	diffs := compareResults(want, demoDir)
+	r.Demo.Equal = len(diffs) == 0
+	for _, d := range diffs {
+		mismatch = append(mismatch, "demo "+d)
+	}
+	logf("demo: %s, peak RSS %s, outputs equal: %v", secs(r.Demo.Wall), mib(r.Demo.PeakRSS), r.Demo.Equal)
+
+	// Local.
+	logf("local mode...")
+	localOut := filepath.Join(o.Work, "local")
+	profDir := filepath.Join(o.Work, "profiles")
+	if r.Local, err = runLocal(ctx, o, bin, localOut, profDir, logf); err != nil {
+		return r, err
+	}
+	diffs = compareResults(want, localOut)
+	r.Local.Equal = len(diffs) == 0
+	for _, d := range diffs {
+		mismatch = append(mismatch, "local "+d)
+	}
+	logf("local: %s end to end, outputs equal: %v", secs(r.Local.Wall), r.Local.Equal)
+	for _, ph := range []struct {
+		name  string
+		other time.Duration
+		wall  time.Duration
+	}{
+		{"the reference evaluator", r.Reference.OtherCPU, r.Reference.Wall},
+		{"demo mode", r.Demo.OtherCPU, r.Demo.Wall},
+		{"local mode", r.Local.OtherCPU, r.Local.Startup + r.Local.Wall},
+	} {
+		capacity := ph.wall * time.Duration(max(r.Machine.CPUs, 1))
+		if ph.other > capacity/10 {
+			r.Notes = append(r.Notes, fmt.Sprintf("While %s ran (%s), other work on the machine (other programs, the kernel) used about %s of CPU time, %.0f%% of its %d CPUs, so its figures are noisy.",
+				ph.name, secs(ph.wall), secs(ph.other), 100*ph.other.Seconds()/capacity.Seconds(), r.Machine.CPUs))
+		}
+	}
+
+	// Profile of the busiest process.
+	if o.Profile {
+		r.Profiles = relPath(profDir)
+		if s, ok := r.Local.Slowest(); ok {
+			r.Profile, err = profile(ctx, o.Go, bin, filepath.Join(profDir, s.Instance+".prof"), s)
+			if err != nil {
+				r.ProfileNote = fmt.Sprintf("No profile of %s: %v.", s.Instance, err)
+				logf("profile: %v", err)
+			}
+			if b, ok := r.Local.BusiestOfTopStage(); ok && b.Instance != s.Instance && stageOf(b.Instance) != stageOf(s.Instance) {
+				if r.StageProfile, err = profile(ctx, o.Go, bin, filepath.Join(profDir, b.Instance+".prof"), b); err != nil {
+					logf("profile: %v", err)
+				}
+			}
+		} else {
+			r.ProfileNote = "No process's CPU time was measured, so none was profiled."
+		}
+	} else {
+		r.ProfileNote = "Profiling was off (--profile=false)."
+	}
+	if len(mismatch) > 0 {
+		for _, m := range mismatch {
+			r.Notes = append(r.Notes, "MISMATCH: "+m)
+		}
+		return r, fmt.Errorf("%w: %s", ErrMismatch, strings.Join(mismatch, "; "))
+	}
+	return r, nil
+}
+
+// runLocal starts a local cluster on a fresh data directory, runs one job
+// through it and describes its processes.
+func runLocal(ctx context.Context, o Options, bin, outDir, profDir string, logf func(string, ...any)) (LocalRun, error) {
+	var lr LocalRun
+	for _, d := range []string{o.LocalData, outDir, profDir} {
+		if err := os.RemoveAll(d); err != nil {
+			return lr, err
+		}
+	}
+	binary := bin
+	if o.Profile {
+		abs, err := filepath.Abs(profDir)
+		if err != nil {
+			return lr, err
+		}
+		if err := os.MkdirAll(abs, 0o755); err != nil {
+			return lr, err
+		}
+		// local.Options.ExtraArgs are the same for every child, so a
+		// wrapper adds the per-instance --cpuprofile and execs wololo (the
+		// pid stays the same).
+		binary = filepath.Join(abs, "wololo-profiled.sh")
+		if err := os.WriteFile(binary, []byte(ProfileWrapper(bin, abs)), 0o755); err != nil {
+			return lr, err
+		}
+	}
+	busy0, _ := machineBusy()
+	self0 := selfCPU()
+	t0 := time.Now()
+	cl, err := local.Start(ctx, local.Options{
+		Binary: binary, DataDir: o.LocalData, FreePorts: true,
+		Log: hclog.New(&hclog.LoggerOptions{Name: "local", Level: hclog.Warn, Output: o.Progress}),
+	})
+	if err != nil {
+		return lr, err
+	}
+	defer cl.Stop()
+	lr.Startup = time.Since(t0)
+	lr.Durable = cl.Features().Data
+	logf("local: %d processes up in %s; submitting", len(cl.Instances()), secs(lr.Startup))
+
+	s0 := time.Now()
+	sum, err := client.Submit(ctx, client.SubmitOptions{
+		Server: cl.GatewayAddr(), Matches: o.Matches, Players: o.Players, Out: outDir,
+	})
+	lr.Wall = time.Since(s0)
+	if err != nil {
+		return lr, fmt.Errorf("local mode: %w (logs in %s/*.log)", err, cl.DataDir())
+	}
+	lr.Upload = sum.Upload
+
+	// While the processes are alive: their store counters and CPU time.
+	stats := map[string]*ProcStat{}
+	var order []string
+	for _, p := range cl.Processes() {
+		if p.Replaced {
+			continue
+		}
+		ps := &ProcStat{Instance: p.Instance, PID: p.PID, PeakRSS: p.MaxPeakRSS, Restarts: p.Restarts}
+		if st, err := storeCounters(ctx, cl.Addr(p.Instance)); err != nil {
+			logf("local: status of %s: %v", p.Instance, err)
+		} else if st != nil {
+			ps.Commits, ps.Syncs, ps.StoreBytes, ps.Durable = st.Commits, st.Syncs, st.Bytes, st.Durable
+		}
+		if p.Alive {
+			ps.CPU, _ = procCPU(p.PID)
+		}
+		stats[p.Instance] = ps
+		order = append(order, p.Instance)
+	}
+	lr.ClientCPU = selfCPU() - self0
+	if busy1, err := machineBusy(); err == nil && busy0 > 0 {
+		lr.MachineBusy = busy1 - busy0
+		var own time.Duration
+		for _, ps := range stats {
+			own += ps.CPU
+		}
+		lr.OtherCPU = max(lr.MachineBusy-own-lr.ClientCPU, 0)
+	}
+	lr.CPUNote = "CPU is each process's utime+stime from /proc/PID/stat just before the stop (its shutdown is not counted)."
+	if err := cl.Stop(); err != nil {
+		logf("local: stop: %v", err)
+	}
+	// After the stop: the kernel's peak RSS of each exited process.
+	for _, p := range cl.Processes() {
+		if ps, ok := stats[p.Instance]; ok && !p.Replaced {
+			ps.PeakRSS = max(ps.PeakRSS, p.MaxPeakRSS)
+		}
+	}
+	for _, name := range order {
+		lr.Procs = append(lr.Procs, *stats[name])
+	}
+	if !o.KeepData {
+		for _, p := range cl.Processes() {
+			if p.DataDir != "" {
+				os.RemoveAll(p.DataDir)
+			}
+		}
+	}
+	return lr, nil
+}
+
+// ProfileWrapper is a shell script that runs bin with the arguments it is
+// given, adding --cpuprofile DIR/<instance>.prof when they start a gateway
+// or a worker (a command line with --listen, so not -h). It execs, so the
+// process keeps the script's pid.
+func ProfileWrapper(bin, dir string) string {
+	return `#!/bin/sh
+# Written by wololo bench: runs wololo with a CPU profile per instance.
+bin=` + shQuote(bin) + `
+dir=` + shQuote(dir) + `
+name=
+listen=
+prev=
+case "$1" in gateway) name=gateway-0 ;; esac
+for a in "$@"; do
+	case "$prev" in --instance|-instance) name=$a ;; esac
+	case "$a" in
+	--instance=*|-instance=*) name=${a#*=} ;;
+	--listen|-listen|--listen=*|-listen=*) listen=1 ;;
+	esac
+	prev=$a
+done
+if [ -n "$name" ] && [ -n "$listen" ]; then
+	exec "$bin" "$@" --cpuprofile "$dir/$name.prof"
+fi
+exec "$bin" "$@"
+`
+}
+
+func shQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+// storeCounters asks a process for its Status.
+func storeCounters(ctx context.Context, addr string) (*wololov1.StoreCounters, error) {
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close()
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	r, err := wololov1.NewStatusClient(conn).Get(ctx, &wololov1.GetRequest{})
+	if err != nil {
+		return nil, err
+	}
+	return r.Store, nil
+}
+
+// clockTick is USER_HZ, the unit of /proc's CPU times: 100 on Linux.
+const clockTick = time.Second / 100
+
+// procCPU is a live process's utime+stime (all its threads).
+func procCPU(pid int) (time.Duration, error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, err
+	}
+	return parseProcStat(string(b))
+}
+
+// parseProcStat reads utime+stime from /proc/PID/stat: fields 14 and 15,
+// counted after the parenthesised command name, which may hold spaces.
+func parseProcStat(s string) (time.Duration, error) {
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return 0, errors.New("no ')' in /proc/PID/stat")
+	}
+	f := strings.Fields(s[i+1:]) // f[0] is field 3 (state)
+	if len(f) < 13 {
+		return 0, errors.New("short /proc/PID/stat")
+	}
+	u, err1 := strconv.ParseInt(f[11], 10, 64)
+	st, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err := errors.Join(err1, err2); err != nil {
+		return 0, err
+	}
+	return time.Duration(u+st) * clockTick, nil
+}
+
+// machineBusy is the CPU time all CPUs spent not idle since boot (first
+// line of /proc/stat, idle and iowait excluded).
+func machineBusy() (time.Duration, error) {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0, err
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	f := strings.Fields(line)
+	if len(f) < 5 || f[0] != "cpu" {
+		return 0, errors.New("unexpected /proc/stat")
+	}
+	var busy int64
+	for i, v := range f[1:] {
+		if i == 3 || i == 4 || i >= 8 { // idle, iowait; guest times are already in user
+			continue
+		}
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return 0, err
+		}
+		busy += n
+	}
+	return time.Duration(busy) * clockTick, nil
+}
+
+// selfCPU is this process's CPU time so far.
+func selfCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// runChild runs bin with args to completion, its output in logPath.
+func runChild(ctx context.Context, bin, logPath string, args ...string) (ProcessRun, error) {
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		return ProcessRun{}, err
+	}
+	defer logFile.Close()
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	busy0, busyErr := machineBusy()
+	self0 := selfCPU()
+	start := time.Now()
+	err = cmd.Run()
+	run := ProcessRun{Wall: time.Since(start)}
+	busy1, busyErr1 := machineBusy()
+	self := selfCPU() - self0
+	if err != nil {
+		b, _ := os.ReadFile(logPath)
+		return run, fmt.Errorf("wololo %s: %v; the end of %s:\n%s", args[0], err, logPath, lastLines(b, 15))
+	}
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		run.PeakRSS = ru.Maxrss * 1024 // kilobytes on Linux
+		run.CPU = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	}
+	if busyErr == nil && busyErr1 == nil {
+		run.OtherCPU = max(busy1-busy0-run.CPU-self, 0)
+	}
+	return run, nil
+}
+
+func lastLines(b []byte, n int) string {
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
+}
+
+// readResults reads q1.csv..q4.csv.
+func readResults(dir string) (map[string][]byte, error) {
+	m := map[string][]byte{}
+	for _, name := range operators.ResultFiles {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			return nil, err
+		}
+		m[name] = b
+	}
+	return m, nil
+}
+
+// compareResults describes every result file in dir that is not
+// byte-equal to want's.
+func compareResults(want map[string][]byte, dir string) []string {
+	var diffs []string
+	for _, name := range operators.ResultFiles {
+		got, err := os.ReadFile(filepath.Join(dir, name))
+		switch {
+		case err != nil:
+			diffs = append(diffs, fmt.Sprintf("%s: %v", name, err))
+		case !bytes.Equal(got, want[name]):
+			diffs = append(diffs, fmt.Sprintf("%s differs (%d bytes, the reference's %d)", filepath.Join(dir, name), len(got), len(want[name])))
+		}
+	}
+	return diffs
+}
+
+// profile runs go tool pprof on one process's profile: the top 15 for the
+// report, every function for the groups.
+func profile(ctx context.Context, goCmd, bin, prof string, proc ProcStat) (*Profile, error) {
+	if _, err := os.Stat(prof); err != nil {
+		return nil, err
+	}
+	top, err := exec.CommandContext(ctx, goCmd, "tool", "pprof", "-top", "-nodecount=15", bin, prof).Output()
+	if err != nil {
+		return nil, fmt.Errorf("go tool pprof: %v", exitDetail(err))
+	}
+	all, err := exec.CommandContext(ctx, goCmd, "tool", "pprof", "-top", "-nodecount=1000000", "-nodefraction=0", "-edgefraction=0", bin, prof).Output()
+	if err != nil {
+		return nil, fmt.Errorf("go tool pprof: %v", exitDetail(err))
+	}
+	traces, err := exec.CommandContext(ctx, goCmd, "tool", "pprof", "-traces", bin, prof).Output()
+	if err != nil {
+		return nil, fmt.Errorf("go tool pprof: %v", exitDetail(err))
+	}
+	var kept []string
+	for _, line := range strings.Split(strings.TrimRight(string(top), "\n"), "\n") {
+		if strings.HasPrefix(line, "Build ID:") || strings.HasPrefix(line, "File:") {
+			continue
+		}
+		kept = append(kept, line)
+	}
+	return &Profile{
+		Instance:   proc.Instance,
+		CPU:        proc.CPU,
+		Components: ComponentShares(ParseTraces(string(traces))),
+		Command:    fmt.Sprintf("go tool pprof -top -nodecount=15 %s %s", relPath(bin), relPath(prof)),
+		Top:        strings.Join(kept, "\n"),
+		Groups:     GroupShares(ParseTop(string(all))),
+	}, nil
+}
+
+func exitDetail(err error) string {
+	var ee *exec.ExitError
+	if errors.As(err, &ee) && len(ee.Stderr) > 0 {
+		return fmt.Sprintf("%v: %s", err, strings.TrimSpace(string(ee.Stderr)))
+	}
+	return err.Error()
+}
+
+// relPath is path relative to the working directory when it is below it.
+func relPath(path string) string {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return path
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return path
+	}
+	if rel, err := filepath.Rel(wd, abs); err == nil && !strings.HasPrefix(rel, "..") {
+		return rel
+	}
+	return path
+}
+
+// dataset counts the input's records.
+func dataset(matches, players string) (Dataset, error) {
+	d := Dataset{Matches: matches, Players: players}
+	var err error
+	if d.MatchRows, d.MatchBytes, err = countRecords(matches); err != nil {
+		return d, err
+	}
+	if d.PlayerRows, d.PlayerBytes, err = countRecords(players); err != nil {
+		return d, err
+	}
+	return d, nil
+}
+
+// countRecords counts a CSV file's records after its header, malformed
+// ones included, as the system reads them.
+func countRecords(path string) (rows, size int64, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return 0, 0, err
+	}
+	sc := csvio.NewScanner(f)
+	var n int64
+	for sc.Scan() {
+		n++
+	}
+	if err := sc.Err(); err != nil {
+		return 0, 0, fmt.Errorf("%s: %w", path, err)
+	}
+	return max(n-1, 0), info.Size(), nil
+}
+
+// machine describes this machine.
+func machine() Machine {
+	m := Machine{CPUs: runtime.NumCPU(), GoVersion: runtime.Version(), OS: runtime.GOOS, Arch: runtime.GOARCH}
+	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if rest, ok := strings.CutPrefix(line, "MemTotal:"); ok {
+				if f := strings.Fields(rest); len(f) > 0 {
+					kb, _ := strconv.ParseInt(f[0], 10, 64)
+					m.MemTotal = kb * 1024
+				}
+			}
+		}
+	}
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+				m.CPUModel = strings.TrimSpace(v)
+				break
+			}
+		}
+	}
+	var u syscall.Utsname
+	if err := syscall.Uname(&u); err == nil {
+		m.Kernel = utsString(u.Release[:])
+	}
+	if b, err := os.ReadFile("/proc/loadavg"); err == nil {
+		if f := strings.Fields(string(b)); len(f) >= 3 {
+			m.LoadAvg = strings.Join(f[:3], " ")
+		}
+	}
+	return m
+}
+
+func utsString[T int8 | uint8](b []T) string {
+	var s []byte
+	for _, c := range b {
+		if c == 0 {
+			break
+		}
+		s = append(s, byte(c))
+	}
+	return string(s)
+}
