@@ -1,0 +1,88 @@
+package gateway
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/wololo/wololo/deploy"
+	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
+	"github.com/wololo/wololo/services/schema"
+	"github.com/wololo/wololo/transport"
+)
+
+func testGateway(t *testing.T, store transport.Store, retention time.Duration, dropped chan<- string) *Gateway {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	outbox := transport.NewOutbox(store)
+	sender := transport.NewSender(ctx, "gateway-0", 1, outbox, transport.NewPool(transport.StaticResolver(nil)), nil)
+	g, err := New(Config{Topology: deploy.Default(), Store: store, Outbox: outbox, Sender: sender, Retention: retention})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.SetDropper(func(_ context.Context, job string) error {
+		dropped <- job
+		return nil
+	})
+	img, err := store.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Recover(ctx, img); err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
+func header(cols []string) *wololov1.FileHeader {
+	return &wololov1.FileHeader{Columns: cols, Size: 100, DataOffset: 10}
+}
+
+func createRequest(id string) *wololov1.CreateJobRequest {
+	return &wololov1.CreateJobRequest{JobId: id, Matches: header(schema.RequiredColumns[schema.Matches]), Players: header(schema.RequiredColumns[schema.Players])}
+}
+
+// TestJobSurvivesRestart: a job created on one gateway is known, with its
+// description, to a gateway restarted on the same store.
+func TestJobSurvivesRestart(t *testing.T) {
+	store := transport.NewMemStore()
+	g := testGateway(t, store, time.Hour, make(chan string, 1))
+	if _, err := g.CreateJob(context.Background(), createRequest("j1")); err != nil {
+		t.Fatal(err)
+	}
+	g2 := testGateway(t, store, time.Hour, make(chan string, 1))
+	r, err := g2.GetJob(context.Background(), &wololov1.GetJobRequest{JobId: "j1"})
+	if err != nil {
+		t.Fatalf("restarted gateway: %v", err)
+	}
+	if r.Job.State != wololov1.JobState_JOB_STATE_UPLOADING || r.Job.Matches.Offset != 10 || r.Job.Players.Size != 100 {
+		t.Fatalf("recovered job = %+v", r.Job)
+	}
+}
+
+// TestAbandonedJobIsDropped: a job without client activity for longer than
+// the retention is dropped here and everywhere.
+func TestAbandonedJobIsDropped(t *testing.T) {
+	store := transport.NewMemStore()
+	dropped := make(chan string, 1)
+	g := testGateway(t, store, 100*time.Millisecond, dropped)
+	if _, err := g.CreateJob(context.Background(), createRequest("idle")); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case id := <-dropped:
+		if id != "idle" {
+			t.Fatalf("dropped %q", id)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the abandoned job was never dropped")
+	}
+	if _, err := g.GetJob(context.Background(), &wololov1.GetJobRequest{JobId: "idle"}); err == nil {
+		t.Fatal("the dropped job is still served")
+	}
+	img, _ := store.Load()
+	if len(img.Jobs) != 0 || len(img.Dropped) != 1 {
+		t.Fatalf("store after the drop: %d jobs, dropped %v", len(img.Jobs), img.Dropped)
+	}
+}
