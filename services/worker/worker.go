@@ -14,6 +14,8 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
+	"runtime/debug"
 	"strconv"
 	"strings"
 
@@ -24,6 +26,13 @@ import (
 	"github.com/wololo/wololo/transport"
 	"github.com/wololo/wololo/transport/durable"
 )
+
+// DefaultMemoryLimitMiB is a worker's default soft memory limit. The
+// budget is 512 MB per process; the biggest stage (q2-grouper at full
+// scale) peaks near 470 MiB without a limit and near 430 MiB with one of
+// 320 MiB, at no measurable cost in time, because most of what it frees
+// is garbage the collector would otherwise leave for later.
+const DefaultMemoryLimitMiB = 384
 
 // HostResolver resolves an instance to host:port, where host is pattern
 // with "{instance}" replaced by the instance name ("127.0.0.1" on one
@@ -70,6 +79,7 @@ func run(ctx context.Context, cmd string, args []string, stderr io.Writer) error
 	logJSON := fs.Bool("log-json", false, "log as JSON")
 	batchRows := fs.Int("batch-rows", 0, "rows per output batch (default 8192); small values make jobs slower, for tests")
 	outboxLimit := fs.Int("outbox-limit", 0, "unacknowledged batches per output channel before input stops (default 16)")
+	memLimit := fs.Int("memory-limit-mib", DefaultMemoryLimitMiB, "soft memory limit in MiB: the garbage collector works harder near it (0: none; the GOMEMLIMIT environment variable wins)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of this process to this file until it stops")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -100,6 +110,9 @@ func run(ctx context.Context, cmd string, args []string, stderr io.Writer) error
 	l, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", addr, err)
+	}
+	if *memLimit > 0 && os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(int64(*memLimit) << 20)
 	}
 	stopProfile, err := node.CPUProfile(*cpuProfile)
 	if err != nil {
