@@ -69,6 +69,9 @@ type Options struct {
 	// Restart is the restart policy; DefaultRestartPolicy's values where
 	// zero.
 	Restart RestartPolicy
+	// Manual leaves restarts to someone else (the masters): a process that
+	// dies stays down until Start is called for its instance.
+	Manual bool
 }
 
 // Proc describes one process of the cluster.
@@ -127,6 +130,7 @@ type instance struct {
 	starts   int
 	maxRSS   int64
 	backoff  *backoff
+	startReq chan struct{} // Manual mode: a request to start the instance
 }
 
 type proc struct {
@@ -223,7 +227,7 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 			addr:    net.JoinHostPort("127.0.0.1", strconv.Itoa(port)),
 			dataDir: filepath.Join(dir, in.Name()),
 			logPath: filepath.Join(dir, in.Name()+".log"),
-			backoff: newBackoff(o.Restart),
+			backoff: newBackoff(o.Restart), startReq: make(chan struct{}, 1),
 		}
 		if st.Role == "gateway" {
 			ins.cmd = "gateway"
@@ -405,6 +409,16 @@ func (c *Cluster) supervise(ins *instance) {
 			c.mu.Unlock()
 			return
 		}
+		if c.opts.Manual {
+			c.mu.Unlock()
+			c.log.Warn("process died; waiting to be told to start it", "instance", ins.name, "pid", p.pid, "how", describeExit(p.state, nil))
+			select {
+			case <-ins.startReq:
+				continue
+			case <-c.stopCh:
+				return
+			}
+		}
 		uptime := p.exited.Sub(p.started)
 		delay, loop, recent := ins.backoff.died(p.exited, uptime)
 		c.mu.Unlock()
@@ -530,6 +544,26 @@ func (c *Cluster) PeersFile() string { return c.peersPath }
 
 // LogFile is the path of an instance's log file.
 func (c *Cluster) LogFile(instance string) string { return filepath.Join(c.dir, instance+".log") }
+
+// StartInstance asks for a stopped instance to be started (Manual mode;
+// in the default mode the runner restarts by itself). It reports whether
+// the instance was down.
+func (c *Cluster) StartInstance(instance string) (bool, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ins, ok := c.insts[instance]
+	if !ok {
+		return false, fmt.Errorf("no instance %q", instance)
+	}
+	if ins.cur != nil {
+		return false, nil
+	}
+	select {
+	case ins.startReq <- struct{}{}:
+	default: // a request is already pending
+	}
+	return true, nil
+}
 
 // Kill sends sig to the current process of the instance.
 func (c *Cluster) Kill(instance string, sig syscall.Signal) error {
