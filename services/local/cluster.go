@@ -72,6 +72,9 @@ type Options struct {
 	// Manual leaves restarts to someone else (the masters): a process that
 	// dies stays down until Start is called for its instance.
 	Manual bool
+	// Control serves the ProcessService (see control.go) on a loopback
+	// port written to DIR/processes.addr, for the masters.
+	Control bool
 }
 
 // Proc describes one process of the cluster.
@@ -115,6 +118,8 @@ type Cluster struct {
 	done      chan struct{}
 	wg        sync.WaitGroup
 	fatalOnce sync.Once
+
+	controlAddr string
 }
 
 type instance struct {
@@ -275,6 +280,12 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 	if err := c.WaitReady(rctx); err != nil {
 		c.Stop()
 		return nil, fmt.Errorf("local: %w", err)
+	}
+	if o.Control {
+		if err := c.serveControl(); err != nil {
+			c.Stop()
+			return nil, fmt.Errorf("local: %w", err)
+		}
 	}
 	c.log.Info("cluster up", "processes", len(c.order), "gateway", c.GatewayAddr(), "data", c.dir, "durable", feats.Data, "peers-file", feats.Peers)
 	return c, nil

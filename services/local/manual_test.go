@@ -7,43 +7,79 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
+
+	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 )
 
 // TestManualModeWaitsToBeToldToStart: with Manual set (the masters decide
-// restarts), a killed process stays down until StartInstance.
+// restarts), a killed process stays down until it is started through the
+// ProcessService.
 func TestManualModeWaitsToBeToldToStart(t *testing.T) {
 	logs := &logBuffer{t: t}
 	c, err := Start(context.Background(), Options{
-		Binary: wololoBinary(t), DataDir: t.TempDir(), FreePorts: true, LogLevel: "warn", Manual: true,
+		Binary: wololoBinary(t), DataDir: t.TempDir(), FreePorts: true, LogLevel: "warn", Manual: true, Control: true,
 		Log: hclog.New(&hclog.LoggerOptions{Name: "local", Level: hclog.Info, Output: logs}), StopGrace: 10 * time.Second,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Stop() })
-	const victim = "q3-joiner-1"
-	before := procOf(c, victim)
-	if was, err := c.StartInstance(victim); err != nil || was {
-		t.Fatalf("StartInstance on a running instance = %v, %v; want false, nil", was, err)
-	}
-	if err := c.Kill(victim, syscall.SIGKILL); err != nil {
+	// Everything goes through the ProcessService, as the masters will.
+	conn, err := grpc.NewClient(c.ControlAddr(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the victim to be seen dead", 5*time.Second, func() bool { return !procOf(c, victim).Alive })
-	time.Sleep(500 * time.Millisecond) // longer than the automatic backoff
-	if p := procOf(c, victim); p.Alive {
-		t.Fatalf("manual mode restarted %s by itself (pid %d)", victim, p.PID)
-	}
-	if was, err := c.StartInstance(victim); err != nil || !was {
-		t.Fatalf("StartInstance on a dead instance = %v, %v; want true, nil", was, err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer conn.Close()
+	procs := wololov1.NewProcessServiceClient(conn)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
+	running := func(instance string) *wololov1.ProcessInfo {
+		l, err := procs.ListProcesses(ctx, &wololov1.ListProcessesRequest{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range l.Processes {
+			if p.Instance == instance {
+				return p
+			}
+		}
+		t.Fatalf("no %s in the list", instance)
+		return nil
+	}
+	const victim = "q3-joiner-1"
+	before := running(victim)
+	if !before.Running || before.Pid == 0 {
+		t.Fatalf("before: %+v", before)
+	}
+	if r, err := procs.StartProcess(ctx, &wololov1.StartProcessRequest{Instance: victim}); err != nil || r.Started {
+		t.Fatalf("StartProcess on a running instance = %v, %v; want not started", r, err)
+	}
+	if _, err := procs.StartProcess(ctx, &wololov1.StartProcessRequest{Instance: "nope-0"}); status.Code(err) != codes.NotFound {
+		t.Fatalf("StartProcess of an unknown instance: %v, want NotFound", err)
+	}
+	if _, err := procs.SignalProcess(ctx, &wololov1.SignalProcessRequest{Instance: victim, Signal: int32(syscall.SIGKILL)}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the victim to be seen dead", 5*time.Second, func() bool { return !running(victim).Running })
+	time.Sleep(500 * time.Millisecond) // longer than the automatic backoff
+	if p := running(victim); p.Running {
+		t.Fatalf("manual mode restarted %s by itself (pid %d)", victim, p.Pid)
+	}
+	if _, err := procs.SignalProcess(ctx, &wololov1.SignalProcessRequest{Instance: victim, Signal: 0}); status.Code(err) != codes.FailedPrecondition {
+		t.Fatalf("signal to a dead instance: %v, want FailedPrecondition", err)
+	}
+	if r, err := procs.StartProcess(ctx, &wololov1.StartProcessRequest{Instance: victim}); err != nil || !r.Started {
+		t.Fatalf("StartProcess on a dead instance = %v, %v; want started", r, err)
+	}
 	if err := c.WaitInstance(ctx, victim); err != nil {
 		t.Fatal(err)
 	}
-	if after := procOf(c, victim); !after.Alive || after.PID == before.PID {
-		t.Fatalf("after StartInstance: %+v (before: pid %d)", after, before.PID)
+	if after := running(victim); !after.Running || after.Pid == before.Pid || after.Restarts != 1 {
+		t.Fatalf("after StartProcess: %+v (before: pid %d)", after, before.Pid)
 	}
 	submitAndCompare(t, c)
 }

@@ -1,0 +1,99 @@
+package local
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
+)
+
+// ControlFile is where, in the data directory, a cluster started with
+// Options.Control writes the address of its ProcessService.
+const ControlFile = "processes.addr"
+
+// controlServer is the ProcessService of a cluster: the masters' view of
+// and hand on the processes the runner owns.
+type controlServer struct {
+	wololov1.UnimplementedProcessServiceServer
+	c *Cluster
+}
+
+// serveControl serves the ProcessService on a free loopback port, writes
+// its address to DIR/processes.addr and stops when the cluster does.
+func (c *Cluster) serveControl() error {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return fmt.Errorf("process service: %w", err)
+	}
+	s := grpc.NewServer()
+	wololov1.RegisterProcessServiceServer(s, &controlServer{c: c})
+	path := filepath.Join(c.dir, ControlFile)
+	if err := os.WriteFile(path+".tmp", []byte(l.Addr().String()+"\n"), 0o644); err != nil {
+		l.Close()
+		return err
+	}
+	if err := os.Rename(path+".tmp", path); err != nil {
+		l.Close()
+		return err
+	}
+	c.controlAddr = l.Addr().String()
+	go func() { _ = s.Serve(l) }()
+	go func() {
+		<-c.stopCh
+		s.Stop()
+	}()
+	return nil
+}
+
+// ControlAddr is the ProcessService's address ("" without Options.Control).
+func (c *Cluster) ControlAddr() string { return c.controlAddr }
+
+func (s *controlServer) ListProcesses(context.Context, *wololov1.ListProcessesRequest) (*wololov1.ListProcessesResponse, error) {
+	out := &wololov1.ListProcessesResponse{}
+	for _, p := range s.c.Processes() {
+		if p.Replaced {
+			continue
+		}
+		info := &wololov1.ProcessInfo{
+			Instance: p.Instance, Pid: int64(p.PID), Running: p.Alive, Exit: p.Exit,
+			Restarts: int32(p.Restarts), Address: p.Addr,
+		}
+		if p.Alive {
+			info.UptimeSeconds = time.Since(p.Started).Seconds()
+		}
+		out.Processes = append(out.Processes, info)
+	}
+	return out, nil
+}
+
+func (s *controlServer) StartProcess(_ context.Context, req *wololov1.StartProcessRequest) (*wololov1.StartProcessResponse, error) {
+	started, err := s.c.StartInstance(req.GetInstance())
+	if err != nil {
+		return nil, status.Error(codes.NotFound, err.Error())
+	}
+	return &wololov1.StartProcessResponse{Started: started}, nil
+}
+
+func (s *controlServer) SignalProcess(_ context.Context, req *wololov1.SignalProcessRequest) (*wololov1.SignalProcessResponse, error) {
+	if req.GetSignal() < 0 || req.GetSignal() > 64 {
+		return nil, status.Errorf(codes.InvalidArgument, "no signal %d", req.GetSignal())
+	}
+	pid, err := s.c.Signal(req.GetInstance(), syscall.Signal(req.GetSignal()))
+	switch {
+	case errors.Is(err, ErrNotRunning):
+		return nil, status.Error(codes.FailedPrecondition, err.Error())
+	case err != nil:
+		return nil, status.Error(codes.NotFound, err.Error())
+	}
+	return &wololov1.SignalProcessResponse{Pid: int64(pid)}, nil
+}
