@@ -1,0 +1,82 @@
+package master
+
+import (
+	"context"
+	"fmt"
+	"syscall"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+
+	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
+)
+
+// Process is what a Runtime knows of one instance.
+type Process struct {
+	Instance string
+	Running  bool
+	PID      int64  // or container id's short form, for logs
+	Exit     string // how the last one ended, when not running
+	Restarts int
+}
+
+// Runtime starts and stops the processes of a deployment. It decides
+// nothing: the leading master calls it.
+type Runtime interface {
+	// List describes every instance.
+	List(ctx context.Context) ([]Process, error)
+	// Start starts an instance that is not running; it reports whether it
+	// had to.
+	Start(ctx context.Context, instance string) (bool, error)
+	// Kill stops an instance's process at once (a wedged or paused one).
+	Kill(ctx context.Context, instance string) error
+}
+
+// LocalRuntime is the Runtime of `wololo local`: the runner owns the OS
+// processes and serves the ProcessService; the masters call it.
+type LocalRuntime struct {
+	conn  *grpc.ClientConn
+	procs wololov1.ProcessServiceClient
+}
+
+// NewLocalRuntime connects to a runner's ProcessService at addr.
+func NewLocalRuntime(addr string) (*LocalRuntime, error) {
+	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		return nil, fmt.Errorf("process service at %s: %w", addr, err)
+	}
+	return &LocalRuntime{conn: conn, procs: wololov1.NewProcessServiceClient(conn)}, nil
+}
+
+// Close closes the connection.
+func (r *LocalRuntime) Close() error { return r.conn.Close() }
+
+// List implements Runtime.
+func (r *LocalRuntime) List(ctx context.Context) ([]Process, error) {
+	l, err := r.procs.ListProcesses(ctx, &wololov1.ListProcessesRequest{})
+	if err != nil {
+		return nil, fmt.Errorf("list processes: %w", err)
+	}
+	out := make([]Process, 0, len(l.Processes))
+	for _, p := range l.Processes {
+		out = append(out, Process{Instance: p.Instance, Running: p.Running, PID: p.Pid, Exit: p.Exit, Restarts: int(p.Restarts)})
+	}
+	return out, nil
+}
+
+// Start implements Runtime.
+func (r *LocalRuntime) Start(ctx context.Context, instance string) (bool, error) {
+	resp, err := r.procs.StartProcess(ctx, &wololov1.StartProcessRequest{Instance: instance})
+	if err != nil {
+		return false, fmt.Errorf("start %s: %w", instance, err)
+	}
+	return resp.Started, nil
+}
+
+// Kill implements Runtime.
+func (r *LocalRuntime) Kill(ctx context.Context, instance string) error {
+	if _, err := r.procs.SignalProcess(ctx, &wololov1.SignalProcessRequest{Instance: instance, Signal: int32(syscall.SIGKILL)}); err != nil {
+		return fmt.Errorf("kill %s: %w", instance, err)
+	}
+	return nil
+}

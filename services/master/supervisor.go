@@ -1,0 +1,140 @@
+package master
+
+import (
+	"sort"
+	"time"
+)
+
+// Policy tunes a Supervisor.
+type Policy struct {
+	// Timeout: an instance not seen alive for this long is dead.
+	Timeout time.Duration
+	// FirstBackoff and MaxBackoff bound the wait between restarts of one
+	// instance; it doubles with every restart that did not stay up for
+	// Stable.
+	FirstBackoff, MaxBackoff, Stable time.Duration
+	// LoopRestarts restarts within LoopWindow make a crash loop: reported,
+	// and retried only at MaxBackoff.
+	LoopRestarts int
+	LoopWindow   time.Duration
+}
+
+// DefaultPolicy detects a dead process within 2 s.
+var DefaultPolicy = Policy{
+	Timeout: 2 * time.Second, FirstBackoff: 200 * time.Millisecond, MaxBackoff: 10 * time.Second,
+	Stable: 30 * time.Second, LoopRestarts: 5, LoopWindow: time.Minute,
+}
+
+// Action is a restart the Supervisor asks for.
+type Action struct {
+	Instance  string
+	Reason    string // "exited: ..." or "not seen for 2.1s"
+	CrashLoop bool   // the instance restarts too often; say so loudly
+}
+
+// InstanceState is what the Supervisor knows of an instance, for Status.
+type InstanceState struct {
+	Instance  string
+	LastSeen  time.Time
+	Alive     bool
+	Restarts  int
+	CrashLoop bool
+}
+
+type tracked struct {
+	lastSeen  time.Time
+	exited    string // the runtime says the process ended, and how
+	restarts  []time.Time // within LoopWindow
+	total     int
+	backoff   time.Duration
+	next      time.Time // no restart before
+	restarted time.Time // when it was last restarted
+}
+
+// Supervisor decides restarts from observations. It holds no clock and
+// does no I/O; it is not safe for concurrent use.
+type Supervisor struct {
+	policy Policy
+	inst   map[string]*tracked
+}
+
+// NewSupervisor watches the given instances, all taken as seen at now.
+func NewSupervisor(p Policy, instances []string, now time.Time) *Supervisor {
+	s := &Supervisor{policy: p, inst: map[string]*tracked{}}
+	for _, in := range instances {
+		s.inst[in] = &tracked{lastSeen: now, backoff: p.FirstBackoff}
+	}
+	return s
+}
+
+// Seen records that an instance answered a probe at t.
+func (s *Supervisor) Seen(instance string, t time.Time) {
+	if tr, ok := s.inst[instance]; ok && t.After(tr.lastSeen) {
+		tr.lastSeen, tr.exited = t, ""
+	}
+}
+
+// Exited records that the runtime reports the instance's process gone.
+func (s *Supervisor) Exited(instance, how string) {
+	if tr, ok := s.inst[instance]; ok {
+		tr.exited = how
+	}
+}
+
+// Due returns the restarts to do at now, and records them as done: the
+// caller starts each through the Runtime. An instance restarted is given
+// Timeout to show up before it can be declared dead again.
+func (s *Supervisor) Due(now time.Time) []Action {
+	var out []Action
+	for name, tr := range s.inst {
+		reason := ""
+		switch {
+		case tr.exited != "":
+			reason = "exited: " + tr.exited
+		case now.Sub(tr.lastSeen) > s.policy.Timeout:
+			reason = "not seen for " + now.Sub(tr.lastSeen).Round(10*time.Millisecond).String()
+		default:
+			continue
+		}
+		if now.Before(tr.next) {
+			continue
+		}
+		if !tr.restarted.IsZero() && now.Sub(tr.restarted) > s.policy.Stable {
+			tr.backoff = s.policy.FirstBackoff // it had stayed up: start over
+		}
+		// Forget restarts outside the window.
+		kept := tr.restarts[:0]
+		for _, r := range tr.restarts {
+			if now.Sub(r) <= s.policy.LoopWindow {
+				kept = append(kept, r)
+			}
+		}
+		tr.restarts = append(kept, now)
+		tr.total++
+		loop := len(tr.restarts) >= s.policy.LoopRestarts
+		if loop {
+			tr.backoff = s.policy.MaxBackoff
+		}
+		tr.next = now.Add(tr.backoff)
+		tr.backoff = min(2*tr.backoff, s.policy.MaxBackoff)
+		tr.restarted = now
+		tr.exited = ""
+		tr.lastSeen = now // grace: Timeout to come up
+		out = append(out, Action{Instance: name, Reason: reason, CrashLoop: loop})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Instance < out[j].Instance })
+	return out
+}
+
+// States describes every instance at now, sorted by name.
+func (s *Supervisor) States(now time.Time) []InstanceState {
+	out := make([]InstanceState, 0, len(s.inst))
+	for name, tr := range s.inst {
+		out = append(out, InstanceState{
+			Instance: name, LastSeen: tr.lastSeen, Alive: tr.exited == "" && now.Sub(tr.lastSeen) <= s.policy.Timeout,
+			Restarts: tr.total, CrashLoop: len(tr.restarts) >= s.policy.LoopRestarts,
+		})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Instance < out[j].Instance })
+	return out
+}

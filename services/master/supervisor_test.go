@@ -1,0 +1,129 @@
+package master
+
+import (
+	"testing"
+	"time"
+)
+
+var t0 = time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC)
+
+func at(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+
+func names(as []Action) []string {
+	var out []string
+	for _, a := range as {
+		out = append(out, a.Instance)
+	}
+	return out
+}
+
+func TestSupervisorDetectsAndRestarts(t *testing.T) {
+	p := DefaultPolicy
+	cases := []struct {
+		name  string
+		steps func(s *Supervisor) []Action
+		want  []string
+	}{
+		{"all seen in time: nothing to do", func(s *Supervisor) []Action {
+			s.Seen("a-0", at(1500))
+			s.Seen("b-0", at(1900))
+			return s.Due(at(3000))
+		}, nil},
+		{"silent past the timeout: restart", func(s *Supervisor) []Action {
+			s.Seen("a-0", at(1500))
+			return s.Due(at(2100))
+		}, []string{"b-0"}},
+		{"exit reported: restart at once", func(s *Supervisor) []Action {
+			s.Seen("a-0", at(100))
+			s.Seen("b-0", at(100))
+			s.Exited("a-0", "killed by signal 9")
+			return s.Due(at(200))
+		}, []string{"a-0"}},
+		{"a probe after the exit report revives it", func(s *Supervisor) []Action {
+			s.Exited("a-0", "killed by signal 9")
+			s.Seen("a-0", at(150))
+			s.Seen("b-0", at(150))
+			return s.Due(at(200))
+		}, nil},
+		{"restarted instance gets Timeout to come up", func(s *Supervisor) []Action {
+			s.Exited("a-0", "gone")
+			s.Seen("b-0", at(100))
+			first := s.Due(at(100))
+			s.Seen("b-0", at(2000))
+			again := s.Due(at(2000)) // a-0 not seen since its restart at 100ms, but within 2s
+			return append(first, again...)
+		}, []string{"a-0"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s := NewSupervisor(p, []string{"a-0", "b-0"}, t0)
+			got := names(c.steps(s))
+			if len(got) != len(c.want) {
+				t.Fatalf("restarts %v, want %v", got, c.want)
+			}
+			for i := range got {
+				if got[i] != c.want[i] {
+					t.Fatalf("restarts %v, want %v", got, c.want)
+				}
+			}
+		})
+	}
+}
+
+// TestSupervisorBacksOffAndReportsCrashLoops: an instance that dies right
+// after every restart is restarted with doubling gaps, flagged as a crash
+// loop after LoopRestarts, and then retried at MaxBackoff only.
+func TestSupervisorBacksOffAndReportsCrashLoops(t *testing.T) {
+	p := Policy{Timeout: time.Second, FirstBackoff: 100 * time.Millisecond, MaxBackoff: 5 * time.Second,
+		Stable: 30 * time.Second, LoopRestarts: 4, LoopWindow: time.Minute}
+	s := NewSupervisor(p, []string{"x-0"}, t0)
+	var restartsAt []int
+	var loopAt int
+	for ms := 0; ms <= 20000; ms += 10 {
+		s.Exited("x-0", "exit status 1") // dies as soon as it starts
+		for _, a := range s.Due(at(ms)) {
+			restartsAt = append(restartsAt, ms)
+			if a.CrashLoop && loopAt == 0 {
+				loopAt = ms
+			}
+		}
+	}
+	want := []int{0, 100, 300, 700, 5700, 10700, 15700}
+	if len(restartsAt) != len(want) {
+		t.Fatalf("restarts at %v ms, want %v", restartsAt, want)
+	}
+	for i := range want {
+		if restartsAt[i] != want[i] {
+			t.Fatalf("restarts at %v ms, want %v", restartsAt, want)
+		}
+	}
+	if loopAt != 700 {
+		t.Fatalf("crash loop flagged at %d ms, want 700 (the 4th restart)", loopAt)
+	}
+	st := s.States(at(20000))
+	if len(st) != 1 || st[0].Restarts != 7 || !st[0].CrashLoop {
+		t.Fatalf("states %+v", st)
+	}
+}
+
+// TestSupervisorBackoffResetsAfterStableRun: a restart after a long healthy
+// run starts again from the first backoff.
+func TestSupervisorBackoffResetsAfterStableRun(t *testing.T) {
+	p := DefaultPolicy
+	s := NewSupervisor(p, []string{"x-0"}, t0)
+	s.Exited("x-0", "1")
+	s.Due(at(0))
+	s.Exited("x-0", "2")
+	s.Due(at(200)) // backoff now 400ms
+	for ms := 1000; ms < 60000; ms += 500 {
+		s.Seen("x-0", at(ms))
+	}
+	s.Exited("x-0", "3")
+	if got := s.Due(at(60000)); len(got) != 1 {
+		t.Fatalf("no restart after a stable run: %v", got)
+	}
+	s.Exited("x-0", "4")
+	if got := s.Due(at(60000 + 200)); len(got) != 1 {
+		t.Fatalf("backoff did not start over after a stable run: %v", got)
+	}
+}
