@@ -43,7 +43,7 @@ type InstanceState struct {
 
 type tracked struct {
 	lastSeen  time.Time
-	exited    string // the runtime says the process ended, and how
+	exited    string      // the runtime says the process ended, and how
 	restarts  []time.Time // within LoopWindow
 	total     int
 	backoff   time.Duration
