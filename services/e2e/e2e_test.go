@@ -101,7 +101,7 @@ func startCluster(t *testing.T, top deploy.Topology, opts node.ClusterOptions) *
 
 // submit runs a job and checks all four files and the report against the
 // reference, byte for byte.
-func submit(t *testing.T, c *node.Cluster, d *dataset) {
+func submit(t *testing.T, c interface{ GatewayAddr() string }, d *dataset) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()

@@ -18,6 +18,7 @@ type Process struct {
 	PID      int64  // or container id's short form, for logs
 	Exit     string // how the last one ended, when not running
 	Restarts int
+	Address  string // where it serves gRPC (health, Status)
 }
 
 // Runtime starts and stops the processes of a deployment. It decides
@@ -59,7 +60,7 @@ func (r *LocalRuntime) List(ctx context.Context) ([]Process, error) {
 	}
 	out := make([]Process, 0, len(l.Processes))
 	for _, p := range l.Processes {
-		out = append(out, Process{Instance: p.Instance, Running: p.Running, PID: p.Pid, Exit: p.Exit, Restarts: int(p.Restarts)})
+		out = append(out, Process{Instance: p.Instance, Running: p.Running, PID: p.Pid, Exit: p.Exit, Restarts: int(p.Restarts), Address: p.Address})
 	}
 	return out, nil
 }

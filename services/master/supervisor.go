@@ -30,6 +30,9 @@ type Action struct {
 	Instance  string
 	Reason    string // "exited: ..." or "not seen for 2.1s"
 	CrashLoop bool   // the instance restarts too often; say so loudly
+	// Silent: the process may still exist (paused, wedged, cut off); kill
+	// it before starting another.
+	Silent bool
 }
 
 // InstanceState is what the Supervisor knows of an instance, for Status.
@@ -87,12 +90,12 @@ func (s *Supervisor) Exited(instance, how string) {
 func (s *Supervisor) Due(now time.Time) []Action {
 	var out []Action
 	for name, tr := range s.inst {
-		reason := ""
+		reason, silent := "", false
 		switch {
 		case tr.exited != "":
 			reason = "exited: " + tr.exited
 		case now.Sub(tr.lastSeen) > s.policy.Timeout:
-			reason = "not seen for " + now.Sub(tr.lastSeen).Round(10*time.Millisecond).String()
+			reason, silent = "not seen for "+now.Sub(tr.lastSeen).Round(10*time.Millisecond).String(), true
 		default:
 			continue
 		}
@@ -120,7 +123,7 @@ func (s *Supervisor) Due(now time.Time) []Action {
 		tr.restarted = now
 		tr.exited = ""
 		tr.lastSeen = now // grace: Timeout to come up
-		out = append(out, Action{Instance: name, Reason: reason, CrashLoop: loop})
+		out = append(out, Action{Instance: name, Reason: reason, CrashLoop: loop, Silent: silent})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Instance < out[j].Instance })
 	return out

@@ -1,0 +1,79 @@
+package e2e
+
+import (
+	"context"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/wololo/wololo/services/local"
+	"github.com/wololo/wololo/services/master"
+)
+
+// TestMasterLoopRestartsDeadAndFrozenProcesses: with the local runner in
+// Manual mode, only the master's supervision loop restarts anything. A
+// SIGKILLed worker and a SIGSTOPped one (alive but silent) both come back
+// as new processes within a few seconds, and a job then runs exactly.
+func TestMasterLoopRestartsDeadAndFrozenProcesses(t *testing.T) {
+	bin := buildBinary(t)
+	c, err := local.Start(context.Background(), local.Options{
+		Binary: bin, DataDir: t.TempDir(), FreePorts: true, LogLevel: "warn", StopGrace: 5 * time.Second,
+		Manual: true, Control: true, Log: hclog.NewNullLogger(),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Stop()
+	rt, err := master.NewLocalRuntime(c.ControlAddr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	loop := master.NewLoop(master.LoopConfig{Runtime: rt, Instances: c.Instances(), Log: testLogger(t)})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go loop.Run(ctx)
+
+	pidOf := func(instance string) int {
+		for _, p := range c.Processes() {
+			if p.Instance == instance && p.Alive {
+				return p.PID
+			}
+		}
+		return 0
+	}
+	for _, v := range []struct {
+		instance string
+		sig      syscall.Signal
+	}{{"q2-grouper-1", syscall.SIGKILL}, {"q4-joiner-0", syscall.SIGSTOP}} {
+		before := pidOf(v.instance)
+		start := time.Now()
+		if err := c.Kill(v.instance, v.sig); err != nil {
+			t.Fatal(err)
+		}
+		for {
+			if p := pidOf(v.instance); p != 0 && p != before {
+				t.Logf("%s (%s) back as pid %d after %s", v.instance, v.sig, p, time.Since(start).Round(10*time.Millisecond))
+				break
+			}
+			if time.Since(start) > 15*time.Second {
+				t.Fatalf("%s was not restarted after %s", v.instance, v.sig)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	wctx, wcancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer wcancel()
+	if err := c.WaitReady(wctx); err != nil {
+		t.Fatal(err)
+	}
+	d := testDatasets(t)[0]
+	submit(t, c, d)
+	for _, st := range loop.States() {
+		if (st.Instance == "q2-grouper-1" || st.Instance == "q4-joiner-0") && st.Restarts != 1 {
+			t.Errorf("%s: %d restarts recorded, want 1", st.Instance, st.Restarts)
+		}
+	}
+}
