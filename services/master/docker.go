@@ -1,0 +1,116 @@
+package master
+
+import (
+	"context"
+	"fmt"
+	"sort"
+
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/filters"
+	"github.com/docker/docker/client"
+)
+
+// The labels by which a DockerRuntime finds the containers of a
+// deployment: the compose generator puts them on every container.
+const (
+	LabelProject  = "wololo.project"  // the deployment's name
+	LabelInstance = "wololo.instance" // e.g. "q3-joiner-1"
+	LabelAddress  = "wololo.address"  // where it serves gRPC, e.g. "q3-joiner-1:7108"
+)
+
+// DockerRuntime is the Runtime of a Docker deployment: containers of one
+// project, found by label, through the Docker Engine API. Containers carry
+// no restart policy; the leading master is their only supervisor.
+type DockerRuntime struct {
+	cli     *client.Client
+	project string
+}
+
+// NewDockerRuntime talks to the engine named by the environment
+// (DOCKER_HOST, or the local socket), negotiating the API version.
+func NewDockerRuntime(project string) (*DockerRuntime, error) {
+	cli, err := client.NewClientWithOpts(client.FromEnv, client.WithAPIVersionNegotiation())
+	if err != nil {
+		return nil, fmt.Errorf("docker client: %w", err)
+	}
+	return &DockerRuntime{cli: cli, project: project}, nil
+}
+
+// Close releases the client.
+func (r *DockerRuntime) Close() error { return r.cli.Close() }
+
+func (r *DockerRuntime) containers(ctx context.Context, instance string) ([]container.Summary, error) {
+	args := filters.NewArgs(filters.Arg("label", LabelProject+"="+r.project))
+	if instance != "" {
+		args.Add("label", LabelInstance+"="+instance)
+	}
+	cs, err := r.cli.ContainerList(ctx, container.ListOptions{All: true, Filters: args})
+	if err != nil {
+		return nil, fmt.Errorf("list containers of project %s: %w", r.project, err)
+	}
+	return cs, nil
+}
+
+func (r *DockerRuntime) one(ctx context.Context, instance string) (container.Summary, error) {
+	cs, err := r.containers(ctx, instance)
+	if err != nil {
+		return container.Summary{}, err
+	}
+	if len(cs) != 1 {
+		return container.Summary{}, fmt.Errorf("project %s has %d containers of instance %s, want 1", r.project, len(cs), instance)
+	}
+	return cs[0], nil
+}
+
+// List implements Runtime. A paused container counts as running: it is
+// the probes that find it silent.
+func (r *DockerRuntime) List(ctx context.Context) ([]Process, error) {
+	cs, err := r.containers(ctx, "")
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Process, 0, len(cs))
+	for _, c := range cs {
+		p := Process{
+			Instance: c.Labels[LabelInstance], Address: c.Labels[LabelAddress],
+			Running: c.State == container.StateRunning || c.State == container.StatePaused,
+		}
+		if !p.Running {
+			p.Exit = c.Status
+		}
+		out = append(out, p)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Instance < out[j].Instance })
+	return out, nil
+}
+
+// Start implements Runtime.
+func (r *DockerRuntime) Start(ctx context.Context, instance string) (bool, error) {
+	c, err := r.one(ctx, instance)
+	if err != nil {
+		return false, err
+	}
+	if c.State == container.StateRunning || c.State == container.StatePaused {
+		return false, nil
+	}
+	if err := r.cli.ContainerStart(ctx, c.ID, container.StartOptions{}); err != nil {
+		return false, fmt.Errorf("start container of %s: %w", instance, err)
+	}
+	return true, nil
+}
+
+// Kill implements Runtime: SIGKILL, which the engine delivers to a paused
+// container too.
+func (r *DockerRuntime) Kill(ctx context.Context, instance string) error {
+	c, err := r.one(ctx, instance)
+	if err != nil {
+		return err
+	}
+	if c.State != container.StateRunning && c.State != container.StatePaused {
+		return nil
+	}
+	if err := r.cli.ContainerKill(ctx, c.ID, "SIGKILL"); err != nil {
+		return fmt.Errorf("kill container of %s: %w", instance, err)
+	}
+	return nil
+}
