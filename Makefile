@@ -23,7 +23,13 @@ KILLS ?= 20
 SEED ?= 1
 CHAOS_OUT = $(if $(filter file,$(origin OUT)),out/chaos,$(OUT))
 
-.PHONY: help build demo local chaos-local test unit lint proto proto-check tools ci bench bench-micro fuzz reference datagen clean
+# `make chaos-election`: kills of the leading master, 10 unless KILLS is
+# given on the command line or in the environment (KILLS's default of 20
+# is chaos-local's); output in OUT when given, out/chaos-election otherwise.
+ELECTION_KILLS = $(if $(filter command line environment,$(origin KILLS)),$(KILLS),10)
+ELECTION_OUT = $(if $(filter file,$(origin OUT)),out/chaos-election,$(OUT))
+
+.PHONY: images up down logs submit chaos chaos-election-docker e2e-docker help build demo local chaos-local chaos-election test unit lint proto proto-check tools ci bench bench-micro fuzz reference datagen clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -48,7 +54,14 @@ else
 	$(BIN) chaos local --matches $(MATCHES) --players $(PLAYERS) --out $(CHAOS_OUT) --kills $(KILLS) --seed $(SEED)
 endif
 
-test: lint unit ## everything CI runs: lint, generated-code check, all tests
+chaos-election: build ## kill the leading master during a job, time failovers, check one leader per term: make chaos-election [MATCHES=F PLAYERS=F] [OUT=D] [KILLS=10] [SEED=1]
+ifeq ($(MATCHES),)
+	$(BIN) chaos election --dataset data/chaos --out $(ELECTION_OUT) --kills $(ELECTION_KILLS) --seed $(SEED)
+else
+	$(BIN) chaos election --matches $(MATCHES) --players $(PLAYERS) --out $(ELECTION_OUT) --kills $(ELECTION_KILLS) --seed $(SEED)
+endif
+
+test: lint unit e2e-docker ## everything CI runs: lint, generated-code check, all tests, the docker e2e where an engine answers
 
 unit: ## all Go tests (unit, fuzz seeds, in-process end to end)
 	$(GO) test -count=1 -timeout 25m ./...
@@ -81,6 +94,56 @@ proto-check: tools ## fail if proto/ regenerates differently from what is commit
 	    echo "generated code is stale: run 'make proto'"; exit 1; fi; rm -rf $$tmp
 
 grpcurl: $(TOOLS)/grpcurl ## install grpcurl into bin/tools
+
+# ---- Docker deployment: the checked-in deploy/compose.yaml (regenerate it
+# with `bin/wololo compose --out deploy/compose.yaml`; a test keeps it in
+# sync). COMPOSE is `docker compose` where the plugin exists, else
+# docker-compose.
+COMPOSE ?= $(shell docker compose version >/dev/null 2>&1 && echo "docker compose" || echo docker-compose)
+PROJECT ?= wololo
+COMPOSE_FILE ?= deploy/compose.yaml
+IMAGE ?= wololo:latest
+DC = $(COMPOSE) -p $(PROJECT) -f $(COMPOSE_FILE)
+GATEWAY ?= 127.0.0.1:7100
+DOCKER_OUT = $(if $(filter file,$(origin OUT)),out/submit,$(OUT))
+
+images: build ## build the one image (FROM scratch: the static binary) every role runs
+	@mkdir -p bin/image && cp $(BIN) bin/image/wololo
+	docker build -q -f deploy/Dockerfile -t $(IMAGE) bin/image
+
+up: images ## deploy deploy/compose.yaml (3 masters + the graph) and wait until the gateway and masters answer
+	$(DC) up -d
+	@for a in $(GATEWAY) 127.0.0.1:7113 127.0.0.1:7114 127.0.0.1:7115; do $(BIN) health --timeout 60s --addr $$a || exit 1; done
+
+down: ## remove the deployment's containers, network and volumes
+	$(DC) down -v --remove-orphans
+
+logs: ## follow the deployment's logs
+	$(DC) logs -f --tail=100
+
+submit: build ## run a job on the deployment: make submit MATCHES=F PLAYERS=F OUT=DIR
+	@if [ -z "$(MATCHES)" ] || [ -z "$(PLAYERS)" ]; then echo "usage: make submit MATCHES=F PLAYERS=F [OUT=DIR]"; exit 2; fi
+	$(BIN) client submit --server $(GATEWAY) --matches $(MATCHES) --players $(PLAYERS) --out $(DOCKER_OUT)
+
+chaos: build ## kill containers of every kind (and pause one) during a job on the deployment: make chaos [MATCHES=F PLAYERS=F] [OUT=DIR] [KILLS=N]
+ifeq ($(MATCHES),)
+	$(BIN) chaos docker --project $(PROJECT) --dataset data/chaos --out $(if $(filter file,$(origin OUT)),out/chaos-docker,$(OUT)) --kills $(KILLS) --seed $(SEED)
+else
+	$(BIN) chaos docker --project $(PROJECT) --matches $(MATCHES) --players $(PLAYERS) --out $(if $(filter file,$(origin OUT)),out/chaos-docker,$(OUT)) --kills $(KILLS) --seed $(SEED)
+endif
+
+PARTITION ?= 6s
+chaos-election-docker: build ## chaos-election against the deployed masters, ending with the leader cut off the network: [KILLS=10] [PARTITION=6s] [MATCHES=F PLAYERS=F]
+ifeq ($(MATCHES),)
+	$(BIN) chaos election --docker --project $(PROJECT) --partition $(PARTITION) --dataset data/chaos --out $(ELECTION_OUT) --kills $(ELECTION_KILLS) --seed $(SEED)
+else
+	$(BIN) chaos election --docker --project $(PROJECT) --partition $(PARTITION) --matches $(MATCHES) --players $(PLAYERS) --out $(ELECTION_OUT) --kills $(ELECTION_KILLS) --seed $(SEED)
+endif
+
+e2e-docker: ## the docker end-to-end test (images, up, a job under kills, grpcurl, down); skipped without an engine
+	@if ! docker info >/dev/null 2>&1; then echo "e2e-docker: SKIPPED: no Docker engine answers (docker info failed)"; exit 0; fi; \
+	  $(MAKE) --no-print-directory images $(TOOLS)/grpcurl && \
+	  WOLOLO_E2E_DOCKER=1 WOLOLO_GRPCURL=$(TOOLS)/grpcurl $(GO) test -count=1 -timeout 15m -run '^TestDockerE2E$$' -v ./tools/chaos
 
 ci: test ## what .ci/run runs
 

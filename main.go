@@ -14,11 +14,14 @@ import (
 
 	"github.com/wololo/wololo/services/client"
 	"github.com/wololo/wololo/services/demo"
+	"github.com/wololo/wololo/services/healthcheck"
 	"github.com/wololo/wololo/services/local"
+	"github.com/wololo/wololo/services/master"
 	"github.com/wololo/wololo/services/reference"
 	"github.com/wololo/wololo/services/worker"
 	"github.com/wololo/wololo/tools/bench"
 	"github.com/wololo/wololo/tools/chaos"
+	"github.com/wololo/wololo/tools/compose"
 	"github.com/wololo/wololo/tools/datagen"
 )
 
@@ -32,7 +35,10 @@ var commands = []command{
 	{"client", "submit a job to a gateway, follow it, fetch its results", client.Run},
 	{"gateway", "run the gateway process of a deployment", worker.RunGateway},
 	{"worker", "run one stage instance of a deployment (filter, grouper, joiner, aggregator)", worker.Run},
+	{"master", "run one master: the Bully election and the supervision (restarts) of every process", master.Run},
 	{"local", "run the whole topology as OS processes on this machine (`local run` runs one job)", local.Run},
+	{"health", "check a process's gRPC health; exits 0 when it is SERVING (the containers' health check)", healthcheck.Run},
+	{"compose", "write the docker compose file of a topology (deploy/compose.yaml is its default output)", compose.Run},
 	{"datagen", "generate a matches.csv / match_players.csv dataset", datagen.Run},
 	{"chaos", "crash harness: kill processes of a local cluster during a job, compare with the reference", chaos.Run},
 	{"reference", "answer the four queries with the single-process reference evaluator", reference.Run},

@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -32,35 +33,47 @@ func WritePeers(path string, addrs map[string]string) error {
 		return fmt.Errorf("peers file %s: %w", path, err)
 	}
 	b = append(b, '\n')
+	if err := WriteFileAtomic(path, b, 0o644); err != nil {
+		return fmt.Errorf("peers file %s: %w", path, err)
+	}
+	return nil
+}
+
+// WriteFileAtomic replaces path with b durably: a temporary file in the
+// same directory is written, synced and renamed over path, and the
+// directory is synced, so a reader (or a restart after a crash) sees
+// either the old contents or the new, never a torn file.
+func WriteFileAtomic(path string, b []byte, perm os.FileMode) error {
 	dir := filepath.Dir(path)
 	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
 	if err != nil {
-		return fmt.Errorf("peers file %s: %w", path, err)
+		return err
 	}
 	defer os.Remove(tmp.Name()) // a no-op after the rename
 	if _, err := tmp.Write(b); err != nil {
 		tmp.Close()
-		return fmt.Errorf("peers file %s: %w", path, err)
+		return err
 	}
-	if err := tmp.Chmod(0o644); err != nil {
+	if err := tmp.Chmod(perm); err != nil {
 		tmp.Close()
-		return fmt.Errorf("peers file %s: %w", path, err)
+		return err
 	}
 	if err := tmp.Sync(); err != nil {
 		tmp.Close()
-		return fmt.Errorf("peers file %s: %w", path, err)
+		return err
 	}
 	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("peers file %s: %w", path, err)
+		return err
 	}
 	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("peers file %s: %w", path, err)
+		return err
 	}
-	if d, err := os.Open(dir); err == nil { // make the rename itself durable
-		d.Sync()
-		d.Close()
+	d, err := os.Open(dir) // make the rename itself durable
+	if err != nil {
+		return err
 	}
-	return nil
+	defer d.Close()
+	return d.Sync()
 }
 
 // ReadPeers reads a peers file written by WritePeers (or by hand).
@@ -108,6 +121,24 @@ func sortedKeys(m map[string]string) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// HostResolver resolves an instance to host:port, where host is pattern
+// with "{instance}" replaced by the instance name ("127.0.0.1" on one
+// machine; "{instance}" where every instance is a host of its own name, as
+// in compose) and port is the topology's port of the instance.
+func HostResolver(top Topology, pattern string) func(instance string) (string, error) {
+	return func(name string) (string, error) {
+		in, err := ParseInstance(name)
+		if err != nil {
+			return "", err
+		}
+		port := top.Port(in)
+		if port == 0 {
+			return "", fmt.Errorf("instance %s is not in the topology", name)
+		}
+		return net.JoinHostPort(strings.ReplaceAll(pattern, "{instance}", name), strconv.Itoa(port)), nil
+	}
 }
 
 // PeersResolver resolves instance names through the peers file at path.

@@ -40,11 +40,18 @@ type Stream struct {
 
 // Topology is the whole graph.
 type Topology struct {
-	Comment  string   `json:"comment,omitempty"`
-	BasePort int      `json:"base_port"`
-	Stages   []Stage  `json:"stages"`
-	Streams  []Stream `json:"streams"`
+	Comment  string `json:"comment,omitempty"`
+	BasePort int    `json:"base_port"`
+	// Masters is how many masters supervise the graph (0: none). They are
+	// instances master-1 .. master-N, the number being the election id.
+	Masters int      `json:"masters,omitempty"`
+	Stages  []Stage  `json:"stages"`
+	Streams []Stream `json:"streams"`
 }
+
+// MasterStage is the stage name of the masters' instances ("master-1"...).
+// No graph stage may take it.
+const MasterStage = "master"
 
 // Instance is one process of a stage.
 type Instance struct {
@@ -75,6 +82,27 @@ func Default() Topology {
 		panic("embedded topology.json is invalid: " + err.Error())
 	}
 	return t
+}
+
+// EnvTopology names the environment variable that may carry a topology's
+// JSON itself: how a compose file for a non-default topology hands it to
+// containers whose image holds nothing but the binary.
+const EnvTopology = "WOLOLO_TOPOLOGY"
+
+// Select is the topology a process runs: the file at path if given, else
+// the JSON in $WOLOLO_TOPOLOGY if set, else the embedded default.
+func Select(path string) (Topology, error) {
+	if path != "" {
+		return Load(path)
+	}
+	if js := os.Getenv(EnvTopology); js != "" {
+		t, err := Parse([]byte(js))
+		if err != nil {
+			return Topology{}, fmt.Errorf("$%s: %w", EnvTopology, err)
+		}
+		return t, nil
+	}
+	return Default(), nil
 }
 
 // Load reads and validates a topology file.
@@ -129,6 +157,12 @@ func (t Topology) Validate() error {
 			}
 		}
 		seen[s.Name] = true
+	}
+	if seen[MasterStage] {
+		errs = append(errs, fmt.Errorf("stage name %q is reserved for the masters", MasterStage))
+	}
+	if t.Masters < 0 {
+		errs = append(errs, fmt.Errorf("masters must not be negative, got %d", t.Masters))
 	}
 	if gateways != 1 {
 		errs = append(errs, fmt.Errorf("want exactly one gateway stage, got %d", gateways))
@@ -218,10 +252,28 @@ func (t Topology) Instances() []Instance {
 	return out
 }
 
+// MasterInstances lists the masters: master-1 .. master-N. A master's
+// index is its election id.
+func (t Topology) MasterInstances() []Instance {
+	out := make([]Instance, 0, t.Masters)
+	for i := 1; i <= t.Masters; i++ {
+		out = append(out, Instance{Stage: MasterStage, Index: i})
+	}
+	return out
+}
+
 // Port is the fixed port of an instance in the local and compose modes:
-// base_port plus the instance's position in Instances.
+// base_port plus the instance's position in Instances, the masters
+// following the graph's instances.
 func (t Topology) Port(inst Instance) int {
-	for i, in := range t.Instances() {
+	all := t.Instances()
+	if inst.Stage == MasterStage {
+		if inst.Index < 1 || inst.Index > t.Masters {
+			return 0
+		}
+		return t.BasePort + len(all) + inst.Index - 1
+	}
+	for i, in := range all {
 		if in == inst {
 			return t.BasePort + i
 		}

@@ -1,6 +1,7 @@
 package deploy
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -59,5 +60,52 @@ func TestInstancesAndPorts(t *testing.T) {
 	}
 	if _, err := ParseInstance("nodash"); err == nil {
 		t.Fatal("ParseInstance accepted a name without index")
+	}
+}
+
+func TestMastersFollowTheGraph(t *testing.T) {
+	top := Default()
+	if top.Masters != 3 {
+		t.Fatalf("default masters = %d, want 3", top.Masters)
+	}
+	graph := len(top.Instances())
+	seen := map[int]bool{}
+	for _, in := range top.Instances() {
+		seen[top.Port(in)] = true
+	}
+	for i, in := range top.MasterInstances() {
+		if in.Name() != "master-"+string(rune('1'+i)) {
+			t.Fatalf("master %d is named %s", i+1, in.Name())
+		}
+		p := top.Port(in)
+		if p != top.BasePort+graph+i || seen[p] {
+			t.Fatalf("%s on port %d (graph uses %d ports from %d)", in.Name(), p, graph, top.BasePort)
+		}
+		seen[p] = true
+	}
+	for _, bad := range []Instance{{Stage: MasterStage, Index: 0}, {Stage: MasterStage, Index: 4}} {
+		if p := top.Port(bad); p != 0 {
+			t.Errorf("%s has port %d, want none", bad.Name(), p)
+		}
+	}
+	addr, err := HostResolver(top, "{instance}")("master-2")
+	if err != nil || addr != "master-2:"+strconv.Itoa(top.BasePort+graph+1) {
+		t.Fatalf("HostResolver(master-2) = %q, %v", addr, err)
+	}
+	if _, err := HostResolver(top, "127.0.0.1")("master-9"); err == nil {
+		t.Fatal("HostResolver found a master the topology does not have")
+	}
+}
+
+func TestValidateGuardsTheMasters(t *testing.T) {
+	top := Default()
+	top.Masters = -1
+	if err := top.Validate(); err == nil || !strings.Contains(err.Error(), "masters must not be negative") {
+		t.Fatalf("negative masters: %v", err)
+	}
+	top = Default()
+	top.Stages = append(top.Stages, Stage{Name: MasterStage, Role: "filter", Replicas: 1, Operator: "x"})
+	if err := top.Validate(); err == nil || !strings.Contains(err.Error(), "reserved for the masters") {
+		t.Fatalf("a stage named master: %v", err)
 	}
 }

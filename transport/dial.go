@@ -32,6 +32,14 @@ func StaticResolver(addrs map[string]string) Resolver {
 	}
 }
 
+// NewClient connects to addr ("host:port") with DialOptions. It dials
+// through the passthrough resolver, so every (re)connect looks the host
+// name up again: a restarted container may come back with another IP, and
+// gRPC's own DNS resolver would keep the old one for up to 30 s.
+func NewClient(addr string) (*grpc.ClientConn, error) {
+	return grpc.NewClient("passthrough:///"+addr, DialOptions()...)
+}
+
 // DialOptions are the client options every Wololo connection uses:
 // keepalive, and a short reconnect backoff so that a restarted peer is found
 // again within a second or two.
@@ -82,7 +90,7 @@ func (p *Pool) Conn(instance string) (*grpc.ClientConn, string, error) {
 	if c, ok := p.conns[addr]; ok {
 		return c, addr, nil
 	}
-	c, err := grpc.NewClient(addr, DialOptions()...)
+	c, err := NewClient(addr)
 	if err != nil {
 		return nil, "", fmt.Errorf("dial %s at %s: %w", instance, addr, err)
 	}

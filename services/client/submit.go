@@ -49,7 +49,7 @@ type Summary struct {
 
 // Dial connects to a gateway.
 func Dial(server string) (*grpc.ClientConn, error) {
-	conn, err := grpc.NewClient(server, transport.DialOptions()...)
+	conn, err := transport.NewClient(server)
 	if err != nil {
 		return nil, fmt.Errorf("gateway address %q: %w", server, err)
 	}

@@ -75,6 +75,11 @@ type Options struct {
 	// Control serves the ProcessService (see control.go) on a loopback
 	// port written to DIR/processes.addr, for the masters.
 	Control bool
+	// Masters runs this many `wololo master` processes (master-1 ..
+	// master-N, the topology's masters count is replaced by it) as children
+	// too; it implies Manual and Control: the masters do every restart,
+	// including each other's.
+	Masters int
 }
 
 // Proc describes one process of the cluster.
@@ -180,6 +185,13 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 	if o.ReadyTimeout <= 0 {
 		o.ReadyTimeout = 60 * time.Second
 	}
+	if o.Masters < 0 {
+		return nil, fmt.Errorf("local: masters must not be negative, got %d", o.Masters)
+	}
+	if o.Masters > 0 {
+		o.Manual, o.Control = true, true
+	}
+	o.Topology.Masters = o.Masters
 	dir, err := filepath.Abs(o.DataDir)
 	if err != nil {
 		return nil, fmt.Errorf("local: data directory: %w", err)
@@ -204,7 +216,8 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 	}
 
 	// Ports.
-	n := len(c.top.Instances())
+	all := append(c.top.Instances(), c.top.MasterInstances()...)
+	n := len(all)
 	switch {
 	case o.FreePorts && !feats.Peers:
 		base, err := FreePortRange(n)
@@ -221,7 +234,7 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 			return nil, fmt.Errorf("local: %w", err)
 		}
 	}
-	for i, in := range c.top.Instances() {
+	for i, in := range all {
 		port := c.top.Port(in)
 		if free != nil {
 			port = free[i]
@@ -234,7 +247,10 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 			logPath: filepath.Join(dir, in.Name()+".log"),
 			backoff: newBackoff(o.Restart), startReq: make(chan struct{}, 1),
 		}
-		if st.Role == "gateway" {
+		switch {
+		case in.Stage == deploy.MasterStage:
+			ins.cmd = "master"
+		case st.Role == "gateway":
 			ins.cmd = "gateway"
 			c.gateway = ins.name
 		}
@@ -250,6 +266,13 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 	}
 	if err := deploy.WritePeers(c.peersPath, c.addrsLocked()); err != nil {
 		return nil, fmt.Errorf("local: %w", err)
+	}
+
+	// The masters need the ProcessService's address on their command line.
+	if o.Control {
+		if err := c.serveControl(); err != nil {
+			return nil, fmt.Errorf("local: %w", err)
+		}
 	}
 
 	// Children.
@@ -281,12 +304,6 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 		c.Stop()
 		return nil, fmt.Errorf("local: %w", err)
 	}
-	if o.Control {
-		if err := c.serveControl(); err != nil {
-			c.Stop()
-			return nil, fmt.Errorf("local: %w", err)
-		}
-	}
 	c.log.Info("cluster up", "processes", len(c.order), "gateway", c.GatewayAddr(), "data", c.dir, "durable", feats.Data, "peers-file", feats.Peers)
 	return c, nil
 }
@@ -303,6 +320,13 @@ func (c *Cluster) addrsLocked() map[string]string {
 // args are a child's command line.
 func (c *Cluster) argsLocked(ins *instance) []string {
 	args := []string{ins.cmd}
+	if ins.cmd == "master" {
+		in, _ := deploy.ParseInstance(ins.name)
+		// ExtraArgs are the graph processes' flags: a master takes none.
+		return append(args, "--id", strconv.Itoa(in.Index), "--topology", c.topoPath, "--listen", ins.addr,
+			"--log-level", c.opts.LogLevel, "--data", ins.dataDir, "--peers", c.peersPath,
+			"--runtime", "local", "--processes", c.controlAddr)
+	}
 	if ins.cmd == "worker" {
 		args = append(args, "--instance", ins.name)
 	}
@@ -565,6 +589,9 @@ func (c *Cluster) StartInstance(instance string) (bool, error) {
 	ins, ok := c.insts[instance]
 	if !ok {
 		return false, fmt.Errorf("no instance %q", instance)
+	}
+	if c.stopping {
+		return false, errors.New("the cluster is stopping")
 	}
 	if ins.cur != nil {
 		return false, nil

@@ -1,9 +1,12 @@
 // Package local is `wololo local`: the whole topology as separate OS
 // processes on 127.0.0.1 — one `wololo gateway` and one `wololo worker
 // --instance X` per instance, each with its own data directory DIR/X, its
-// own log file DIR/X.log and an entry in the peers file DIR/peers.json —
-// plus the supervisor that restarts a child that dies (capped exponential
-// backoff, crash-loop detection) until masters take that role. The Cluster
+// own log file DIR/X.log and an entry in the peers file DIR/peers.json.
+// With Options.Masters the `wololo master` processes run as children too,
+// and they alone restart what dies: the runner serves them the
+// ProcessService (control.go) and starts a process only when a master asks.
+// Without masters the runner restarts a child that dies itself (capped
+// exponential backoff, crash-loop detection). The Cluster
 // type is its library form, used by `wololo local run`, the crash harness
 // (tools/chaos) and tests: it can signal, replace and list the processes.
 //

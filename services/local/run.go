@@ -21,13 +21,16 @@ const usage = `usage: wololo local [flags]            run the topology as OS pro
 
 Every instance runs as its own 'wololo gateway' or 'wololo worker' process
 on 127.0.0.1 with its data in DIR/<instance>, its log in DIR/<instance>.log
-and its address in DIR/peers.json. A process that dies is restarted.
+and its address in DIR/peers.json. The topology's masters (3 by default)
+run beside them as 'wololo master' processes: they elect a leader, which
+restarts any process that dies or goes silent, masters included. With
+--masters 0 the runner restarts its children itself.
 `
 
 // common are the flags both forms take.
 type common struct {
 	data, topology, binary, logLevel string
-	basePort                         int
+	basePort, masters                int
 	freePorts, follow                bool
 }
 
@@ -38,6 +41,7 @@ func (c *common) register(fs *flag.FlagSet, defaultData string) {
 	fs.BoolVar(&c.freePorts, "free-ports", false, "use free loopback ports instead of the topology's")
 	fs.StringVar(&c.binary, "binary", "", "wololo binary to run the processes with (default: this one)")
 	fs.StringVar(&c.logLevel, "log-level", "info", "the processes' log level")
+	fs.IntVar(&c.masters, "masters", -1, "masters to run (default: the topology's); 0: the runner restarts processes itself")
 	fs.BoolVar(&c.follow, "follow", false, "also print every process's log lines here, prefixed with its instance")
 }
 
@@ -50,6 +54,13 @@ func (c *common) options(stdout, stderr io.Writer) (Options, error) {
 			return o, err
 		}
 		o.Topology = top
+	}
+	o.Masters = c.masters
+	if c.masters < 0 {
+		o.Masters = deploy.Default().Masters
+		if c.topology != "" {
+			o.Masters = o.Topology.Masters
+		}
 	}
 	if c.follow {
 		o.Stdout = stdout

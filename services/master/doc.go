@@ -17,4 +17,33 @@
 // because a probe needs nothing from a process that is paused or wedged,
 // and the runtime's own view (the container or process state) confirms an
 // exit at once.
+//
+// # The master process
+//
+// `wololo master --id N` (Run, Master) puts the pieces together. Every
+// master runs the same three things:
+//
+//   - an Elector: the election.Node driven by a ticker that counts ticks
+//     from the monotonic clock (a master that was paused catches up every
+//     missed tick before it answers Acting), the term persisted in
+//     DATA/term (written atomically and fsynced) before any message that
+//     depends on it is sent, and one sender goroutine per other master with
+//     a small bounded queue, so a dead peer delays no one; messages travel
+//     as one-way ElectionService/Deliver calls;
+//   - a Loop probing every graph process and every other master; it feeds
+//     the election with each master the runtime reports exited
+//     (ConfirmDead, every round, so the confirmation never lapses while
+//     that master is down), and restarts only while the Elector says
+//     Acting, asking again right before each restart;
+//   - a gRPC server: ElectionService, Status (the election and every
+//     supervised process) and health, so masters probe each other exactly
+//     like they probe the graph.
+//
+// Followers probe too, so a new leader starts with fresh observations
+// instead of a blank slate; still, a master that starts to act gives every
+// process Timeout to answer its own probes before it calls one silent
+// (after a partition, or its own restart, it may have seen nothing at
+// all), while an exit the runtime reports is restarted at once. The lines "acting started" and "acting
+// stopped" (with id and term) mark the intervals in which a master may
+// restart anything; the election chaos tool checks them.
 package master

@@ -72,7 +72,7 @@ func (r *DockerRuntime) List(ctx context.Context) ([]Process, error) {
 	out := make([]Process, 0, len(cs))
 	for _, c := range cs {
 		p := Process{
-			Instance: c.Labels[LabelInstance], Address: c.Labels[LabelAddress],
+			Instance: c.Labels[LabelInstance], Address: c.Labels[LabelAddress], Ref: shortID(c.ID),
 			Running: c.State == container.StateRunning || c.State == container.StatePaused,
 		}
 		if !p.Running {
@@ -113,4 +113,12 @@ func (r *DockerRuntime) Kill(ctx context.Context, instance string) error {
 		return fmt.Errorf("kill container of %s: %w", instance, err)
 	}
 	return nil
+}
+
+// shortID is the 12-character form of a container id, as docker ps shows.
+func shortID(id string) string {
+	if len(id) > 12 {
+		return id[:12]
+	}
+	return id
 }

@@ -3,12 +3,14 @@ package master
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+
+	"github.com/wololo/wololo/transport"
 )
 
 // LoopConfig is what a supervision loop needs.
@@ -23,16 +25,24 @@ type LoopConfig struct {
 	Acting func() bool
 	// Describe adds the leader's id and term to every restart log line.
 	Describe func() []any
-	Log      hclog.Logger
+	// Observe, if set, sees every process list the runtime gives (the
+	// master confirms dead masters to the election from it).
+	Observe func([]Process)
+	Log     hclog.Logger
 }
 
 // Loop probes every instance, feeds a Supervisor and, while Acting, starts
 // what it says through the Runtime. It returns when ctx ends.
 type Loop struct {
-	cfg LoopConfig
-	mu  sync.Mutex
-	sup *Supervisor
+	cfg      LoopConfig
+	mu       sync.Mutex
+	sup      *Supervisor
+	restarts atomic.Int64
+	acting   bool // at the last round
 }
+
+// Restarts counts the restarts this loop has done.
+func (l *Loop) Restarts() int64 { return l.restarts.Load() }
 
 // NewLoop returns a loop; Run runs it.
 func NewLoop(cfg LoopConfig) *Loop {
@@ -87,6 +97,19 @@ func (l *Loop) round(ctx context.Context, conns map[string]*grpc.ClientConn) {
 		l.cfg.Log.Warn("cannot list processes", "error", err)
 		return
 	}
+	if l.cfg.Observe != nil {
+		l.cfg.Observe(procs)
+	}
+	listed := map[string]bool{}
+	for _, p := range procs {
+		listed[p.Instance] = true
+	}
+	l.mu.Lock()
+	now := time.Now()
+	for _, in := range l.cfg.Instances {
+		l.sup.Listed(in, listed[in], now)
+	}
+	l.mu.Unlock()
 	var wg sync.WaitGroup
 	for _, p := range procs {
 		if !p.Running {
@@ -97,7 +120,7 @@ func (l *Loop) round(ctx context.Context, conns map[string]*grpc.ClientConn) {
 		}
 		conn := conns[p.Address]
 		if conn == nil {
-			if conn, err = grpc.NewClient(p.Address, grpc.WithTransportCredentials(insecure.NewCredentials())); err != nil {
+			if conn, err = transport.NewClient(p.Address); err != nil {
 				continue
 			}
 			conns[p.Address] = conn
@@ -115,14 +138,28 @@ func (l *Loop) round(ctx context.Context, conns map[string]*grpc.ClientConn) {
 		}(p.Instance, conn)
 	}
 	wg.Wait()
-	if !l.cfg.Acting() {
+	acting := l.cfg.Acting()
+	started := acting && !l.acting
+	l.acting = acting
+	if !acting {
 		return
 	}
 	l.mu.Lock()
+	if started {
+		// Silence is judged only on probes made while acting.
+		l.sup.Grace(time.Now())
+	}
 	due := l.sup.Due(time.Now())
 	l.mu.Unlock()
-	for _, a := range due {
-		kv := append([]any{"instance", a.Instance, "reason", a.Reason}, l.cfg.Describe()...)
+	for i, a := range due {
+		// Leadership can end between two restarts (a higher term, a lease
+		// run out while this process was paused): ask again before each.
+		// What is skipped comes due again after Policy.Timeout.
+		if !l.cfg.Acting() {
+			l.cfg.Log.Info("no longer acting; restarts left to the next leader", "skipped", len(due)-i)
+			return
+		}
+		kv := append([]any{"process", a.Instance, "reason", a.Reason}, l.cfg.Describe()...)
 		if a.CrashLoop {
 			l.cfg.Log.Error("CRASH LOOP: restarting again at the maximum backoff", kv...)
 		}
@@ -130,7 +167,7 @@ func (l *Loop) round(ctx context.Context, conns map[string]*grpc.ClientConn) {
 		// first, so that its replacement does not race it.
 		if a.Silent {
 			if err := l.cfg.Runtime.Kill(ctx, a.Instance); err != nil {
-				l.cfg.Log.Debug("kill before restart", "instance", a.Instance, "error", err)
+				l.cfg.Log.Debug("kill before restart", "process", a.Instance, "error", err)
 			}
 			l.waitGone(ctx, a.Instance, 2*time.Second)
 		}
@@ -139,6 +176,10 @@ func (l *Loop) round(ctx context.Context, conns map[string]*grpc.ClientConn) {
 			l.cfg.Log.Error("restart failed", append(kv, "error", err)...)
 			continue
 		}
+		l.mu.Lock()
+		l.sup.Started(a.Instance, time.Now())
+		l.mu.Unlock()
+		l.restarts.Add(1)
 		l.cfg.Log.Info("restarted", append(kv, "was-down", started)...)
 	}
 }

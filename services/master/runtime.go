@@ -3,19 +3,21 @@ package master
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"syscall"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
+	"github.com/wololo/wololo/transport"
 )
 
 // Process is what a Runtime knows of one instance.
 type Process struct {
 	Instance string
 	Running  bool
-	PID      int64  // or container id's short form, for logs
+	PID      int64  // the OS process id, where the runtime knows it
+	Ref      string // what names the current process: its pid, or its container's short id
 	Exit     string // how the last one ended, when not running
 	Restarts int
 	Address  string // where it serves gRPC (health, Status)
@@ -42,7 +44,7 @@ type LocalRuntime struct {
 
 // NewLocalRuntime connects to a runner's ProcessService at addr.
 func NewLocalRuntime(addr string) (*LocalRuntime, error) {
-	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	conn, err := transport.NewClient(addr)
 	if err != nil {
 		return nil, fmt.Errorf("process service at %s: %w", addr, err)
 	}
@@ -60,7 +62,7 @@ func (r *LocalRuntime) List(ctx context.Context) ([]Process, error) {
 	}
 	out := make([]Process, 0, len(l.Processes))
 	for _, p := range l.Processes {
-		out = append(out, Process{Instance: p.Instance, Running: p.Running, PID: p.Pid, Exit: p.Exit, Restarts: int(p.Restarts), Address: p.Address})
+		out = append(out, Process{Instance: p.Instance, Running: p.Running, PID: p.Pid, Ref: strconv.FormatInt(p.Pid, 10), Exit: p.Exit, Restarts: int(p.Restarts), Address: p.Address})
 	}
 	return out, nil
 }

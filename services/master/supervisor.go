@@ -45,6 +45,7 @@ type InstanceState struct {
 }
 
 type tracked struct {
+	absent    bool // the runtime does not know it (not created yet, removed)
 	lastSeen  time.Time
 	exited    string      // the runtime says the process ended, and how
 	restarts  []time.Time // within LoopWindow
@@ -80,7 +81,43 @@ func (s *Supervisor) Seen(instance string, t time.Time) {
 // Exited records that the runtime reports the instance's process gone.
 func (s *Supervisor) Exited(instance, how string) {
 	if tr, ok := s.inst[instance]; ok {
-		tr.exited = how
+		tr.exited, tr.absent = how, false
+	}
+}
+
+// Listed records whether the runtime knows the instance at all. One it
+// does not know (a container not created yet, or removed by hand) cannot
+// be started through it, so it is not restarted, only reported; once it
+// appears it gets Timeout to show up.
+func (s *Supervisor) Listed(instance string, listed bool, now time.Time) {
+	tr, ok := s.inst[instance]
+	if !ok {
+		return
+	}
+	if tr.absent && listed {
+		tr.lastSeen = now
+	}
+	tr.absent = !listed
+}
+
+// Grace gives every instance Timeout from now to be seen before it counts
+// as silent: a master that starts to act has probed only what it could
+// reach, and after a partition or its own restart that may be nothing, so
+// a stale lastSeen is its blindness, not the process's. Exits the runtime
+// reports are not affected.
+func (s *Supervisor) Grace(now time.Time) {
+	for _, tr := range s.inst {
+		if now.After(tr.lastSeen) {
+			tr.lastSeen = now
+		}
+	}
+}
+
+// Started records that a restart really happened at t (the grace of
+// Timeout runs from there, not from when Due asked for it).
+func (s *Supervisor) Started(instance string, t time.Time) {
+	if tr, ok := s.inst[instance]; ok && t.After(tr.lastSeen) {
+		tr.lastSeen = t
 	}
 }
 
@@ -92,6 +129,8 @@ func (s *Supervisor) Due(now time.Time) []Action {
 	for name, tr := range s.inst {
 		reason, silent := "", false
 		switch {
+		case tr.absent:
+			continue
 		case tr.exited != "":
 			reason = "exited: " + tr.exited
 		case now.Sub(tr.lastSeen) > s.policy.Timeout:
@@ -134,7 +173,7 @@ func (s *Supervisor) States(now time.Time) []InstanceState {
 	out := make([]InstanceState, 0, len(s.inst))
 	for name, tr := range s.inst {
 		out = append(out, InstanceState{
-			Instance: name, LastSeen: tr.lastSeen, Alive: tr.exited == "" && now.Sub(tr.lastSeen) <= s.policy.Timeout,
+			Instance: name, LastSeen: tr.lastSeen, Alive: !tr.absent && tr.exited == "" && now.Sub(tr.lastSeen) <= s.policy.Timeout,
 			Restarts: tr.total, CrashLoop: len(tr.restarts) >= s.policy.LoopRestarts,
 		})
 	}

@@ -53,6 +53,25 @@ func TestSupervisorDetectsAndRestarts(t *testing.T) {
 			again := s.Due(at(2000)) // a-0 not seen since its restart at 100ms, but within 2s
 			return append(first, again...)
 		}, []string{"a-0"}},
+		{"unknown to the runtime: not restarted", func(s *Supervisor) []Action {
+			s.Listed("a-0", false, at(100))
+			s.Seen("b-0", at(2500))
+			return s.Due(at(3000))
+		}, nil},
+		{"appearing in the runtime starts its grace", func(s *Supervisor) []Action {
+			s.Listed("a-0", false, at(100))
+			s.Listed("a-0", true, at(2500))
+			s.Seen("b-0", at(4000))
+			return s.Due(at(4000)) // listed at 2.5s: 1.5s of grace used
+		}, nil},
+		{"the grace runs from the real start, not from Due", func(s *Supervisor) []Action {
+			s.Exited("a-0", "gone")
+			s.Seen("b-0", at(100))
+			first := s.Due(at(100))
+			s.Started("a-0", at(1900)) // the runtime took its time
+			s.Seen("b-0", at(3500))
+			return append(first, s.Due(at(3500))...)
+		}, []string{"a-0"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -125,5 +144,21 @@ func TestSupervisorBackoffResetsAfterStableRun(t *testing.T) {
 	s.Exited("x-0", "4")
 	if got := s.Due(at(60000 + 200)); len(got) != 1 {
 		t.Fatalf("backoff did not start over after a stable run: %v", got)
+	}
+}
+
+// TestSupervisorGraceForgivesBlindness: after Grace, an instance the
+// master could not see is not silent until Timeout has passed again; an
+// exit the runtime reports is restarted at once all the same.
+func TestSupervisorGraceForgivesBlindness(t *testing.T) {
+	s := NewSupervisor(DefaultPolicy, []string{"a-0", "b-0"}, t0)
+	s.Exited("b-0", "killed")
+	s.Grace(at(5000)) // nothing seen for 5 s: this master was cut off
+	if got := names(s.Due(at(5100))); len(got) != 1 || got[0] != "b-0" {
+		t.Fatalf("right after the grace: restarts %v, want [b-0]", got)
+	}
+	s.Seen("b-0", at(7000)) // back after its restart
+	if got := names(s.Due(at(7200))); len(got) != 1 || got[0] != "a-0" {
+		t.Fatalf("a Timeout after the grace: restarts %v, want [a-0]", got)
 	}
 }

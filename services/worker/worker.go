@@ -17,7 +17,6 @@ import (
 	"os"
 	"runtime/debug"
 	"strconv"
-	"strings"
 
 	"github.com/hashicorp/go-hclog"
 
@@ -33,24 +32,6 @@ import (
 // 320 MiB, at no measurable cost in time, because most of what it frees
 // is garbage the collector would otherwise leave for later.
 const DefaultMemoryLimitMiB = 384
-
-// HostResolver resolves an instance to host:port, where host is pattern
-// with "{instance}" replaced by the instance name ("127.0.0.1" on one
-// machine; "{instance}" where every instance is a host of its own name, as
-// in compose) and port is the topology's port of the instance.
-func HostResolver(top deploy.Topology, pattern string) transport.Resolver {
-	return func(name string) (string, error) {
-		in, err := deploy.ParseInstance(name)
-		if err != nil {
-			return "", err
-		}
-		port := top.Port(in)
-		if port == 0 {
-			return "", fmt.Errorf("instance %s is not in the topology", name)
-		}
-		return net.JoinHostPort(strings.ReplaceAll(pattern, "{instance}", name), strconv.Itoa(port)), nil
-	}
-}
 
 // RunGateway is `wololo gateway`.
 func RunGateway(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -69,7 +50,7 @@ func run(ctx context.Context, cmd string, args []string, stderr io.Writer) error
 	if cmd == "gateway" {
 		*instance = "gateway-0"
 	}
-	topoPath := fs.String("topology", "", "topology JSON file (default: the embedded one)")
+	topoPath := fs.String("topology", "", "topology JSON file (default: $WOLOLO_TOPOLOGY if set, else the embedded one)")
 	listen := fs.String("listen", "", "listen address (default: 0.0.0.0 on the topology's port)")
 	hosts := fs.String("hosts", "127.0.0.1", `peer host pattern; "{instance}" becomes the peer's instance name`)
 	peers := fs.String("peers", "", "peers file (JSON: instance -> host:port), re-read when it changes; overrides --hosts")
@@ -88,12 +69,9 @@ func run(ctx context.Context, cmd string, args []string, stderr io.Writer) error
 		fs.Usage()
 		return errors.New("--instance is required")
 	}
-	top := deploy.Default()
-	if *topoPath != "" {
-		var err error
-		if top, err = deploy.Load(*topoPath); err != nil {
-			return err
-		}
+	top, err := deploy.Select(*topoPath)
+	if err != nil {
+		return err
 	}
 	in, err := deploy.ParseInstance(*instance)
 	if err != nil {
@@ -121,7 +99,7 @@ func run(ctx context.Context, cmd string, args []string, stderr io.Writer) error
 	}
 	defer stopProfile()
 	log := hclog.New(&hclog.LoggerOptions{Name: "wololo", Level: hclog.LevelFromString(*logLevel), Output: stderr, JSONFormat: *logJSON})
-	resolver := HostResolver(top, *hosts)
+	var resolver transport.Resolver = deploy.HostResolver(top, *hosts)
 	if *peers != "" {
 		resolver = deploy.PeersResolver(*peers)
 	}

@@ -84,7 +84,22 @@ type Options struct {
 	// ForceMemory runs even when the binary keeps no state on disk (no
 	// --data flag), to see what breaks; otherwise that is refused.
 	ForceMemory bool
+	// Masters run beside the graph and do every restart (the leading one
+	// is among the victims); the topology's count if negative; 0 leaves
+	// restarts to the local runner.
+	Masters int
+
+	// freeze, if set, pauses one worker halfway through the upload kills
+	// (the masters must notice and restart it).
+	freeze pauser
 }
+
+// pauser freezes an instance's process without killing it.
+type pauser interface {
+	Pause(instance string) (int, error)
+}
+
+func newRNG(seed int64) *rand.Rand { return rand.New(rand.NewPCG(uint64(seed), 0x636861_6f73)) }
 
 // Kill is one SIGKILL the harness delivered.
 type Kill struct {
@@ -110,15 +125,21 @@ type Report struct {
 	Frames   int64          // upload frames the proxy forwarded
 	// Equal reports whether all four outputs matched the reference; Diffs
 	// describes each file that did not.
-	Equal      bool
-	Diffs      []string
-	SubmitErr  error
-	DataDir    string // the cluster's data directory (kept unless the run passed)
-	Processes  []local.Proc
-	Features   local.Features
-	Restarts   int
-	JobLost    bool // the gateway stopped knowing the job after a restart
-	RefDir     string
+	Equal     bool
+	Diffs     []string
+	SubmitErr error
+	DataDir   string // the cluster's data directory (kept unless the run passed)
+	Processes []local.Proc
+	Features  local.Features
+	Restarts  int
+	JobLost   bool // the gateway stopped knowing the job after a restart
+	RefDir    string
+	LogsAt    string // where the processes' logs are, for a failed run
+	// Frozen is the instance paused during the run ("" if none), and
+	// FrozenFor how long it stayed frozen until the masters replaced it
+	// (0: they never did).
+	Frozen     string
+	FrozenFor  time.Duration
 	StopErr    error
 	Incomplete []string // why the run does not count, besides the outputs
 }
@@ -173,9 +194,9 @@ func Local(ctx context.Context, o Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	rep := &Report{DataDir: dataDir, Features: feats, Stages: map[string]int{}, Phases: map[string]int{}}
+	rep := &Report{DataDir: dataDir, Features: feats, Stages: map[string]int{}, Phases: map[string]int{}, LogsAt: dataDir + "/<instance>.log (kept)"}
 
-	rng := rand.New(rand.NewPCG(uint64(o.Seed), 0x636861_6f73))
+	rng := newRNG(o.Seed)
 	pre, post := plan(o.Topology, o.Kills, rng)
 	rep.Planned = len(pre) + len(post)
 	fmt.Fprintf(out, "chaos: seed %d, %d kills planned (%d during the upload, %d after it), mean interval %s; data and logs in %s\n",
@@ -186,7 +207,7 @@ func Local(ctx context.Context, o Options) (*Report, error) {
 
 	cl, err := local.Start(ctx, local.Options{
 		Binary: o.Binary, Topology: o.Topology, DataDir: dataDir, FreePorts: true,
-		Log: o.Log.Named("local"), ExtraArgs: extra, LogLevel: "info",
+		Log: o.Log.Named("local"), ExtraArgs: extra, LogLevel: "info", Masters: o.Masters,
 	})
 	if err != nil {
 		return rep, fmt.Errorf("start the cluster: %w (logs in %s)", err, dataDir)
@@ -205,9 +226,36 @@ func Local(ctx context.Context, o Options) (*Report, error) {
 			}
 		}
 	}
-	defer stop()
 
-	server := cl.GatewayAddr()
+	return drive(ctx, o, cl, cl.GatewayAddr(), rep, stop, mInfo.Size()+pInfo.Size(), pre, post, rng)
+}
+
+// target is what a harness run kills: the processes of a local cluster, or
+// the containers of a compose project (docker.go).
+type target interface {
+	// Signal signals the instance's current process and returns its pid;
+	// an error wrapping local.ErrNotRunning when it is down.
+	Signal(instance string, sig syscall.Signal) (int, error)
+	// Processes describes every instance's current process.
+	Processes() []local.Proc
+	// LogTail is the end of an instance's log.
+	LogTail(instance string, lines int) string
+	// Addr is where an instance serves gRPC, from here.
+	Addr(instance string) string
+	// Topology is the deployed topology.
+	Topology() deploy.Topology
+}
+
+// drive runs the job against gateway while it kills the planned victims
+// of tgt, then checks the outputs; finish is called once the job is over
+// (it stops a local cluster) and before the summary.
+func drive(ctx context.Context, o Options, tgt target, gateway string, rep *Report, finish func(), size int64, pre, post []string, rng *rand.Rand) (*Report, error) {
+	out := o.Stdout
+	stop := finish
+	defer stop()
+	dataDir := rep.DataDir
+	var err error
+	server := gateway
 	var sh *shaper
 	if o.UploadRate >= 0 {
 		rate := o.UploadRate
@@ -215,7 +263,7 @@ func Local(ctx context.Context, o Options) (*Report, error) {
 			// Stretch the upload over the kills planned for it, plus one
 			// interval of slack.
 			target := time.Duration(float64(len(pre)+1) * 1.25 * float64(o.Interval))
-			rate = int64(math.Ceil(float64(mInfo.Size()+pInfo.Size()) / target.Seconds()))
+			rate = int64(math.Ceil(float64(size) / target.Seconds()))
 		}
 		if sh, err = newShaper(server, rate, o.UploadChunk); err != nil {
 			return rep, fmt.Errorf("upload proxy: %w", err)
@@ -223,7 +271,7 @@ func Local(ctx context.Context, o Options) (*Report, error) {
 		defer sh.Close()
 		server, rep.Rate = sh.Addr(), rate
 		fmt.Fprintf(out, "chaos: upload of %.2f MB paced at %.0f kB/s in frames of at most %d kB through %s\n",
-			float64(mInfo.Size()+pInfo.Size())/1e6, float64(rate)/1e3, o.UploadChunk>>10, sh.Addr())
+			float64(size)/1e6, float64(rate)/1e3, o.UploadChunk>>10, sh.Addr())
 	}
 
 	rep.JobID = fmt.Sprintf("chaos-s%d-%d", o.Seed, time.Now().UnixNano()%1_000_000_000)
@@ -235,9 +283,9 @@ func Local(ctx context.Context, o Options) (*Report, error) {
 	wg.Add(2)
 	go func() {
 		defer wg.Done()
-		mon.run(jobCtx, cl.GatewayAddr(), rep.JobID)
+		mon.run(jobCtx, gateway, rep.JobID)
 	}()
-	k := &killer{cl: cl, top: o.Topology, rng: rng, mon: mon, out: out, start: start, interval: o.Interval, sig: syscall.SIGKILL}
+	k := &killer{cl: tgt, top: o.Topology, rng: rng, mon: mon, out: out, start: start, interval: o.Interval, sig: syscall.SIGKILL, freeze: o.freeze}
 	if o.DryRun {
 		k.sig = syscall.Signal(0)
 		fmt.Fprintf(out, "chaos: dry run: the kills below are the null signal; nothing dies\n")
@@ -252,7 +300,7 @@ func Local(ctx context.Context, o Options) (*Report, error) {
 	wg.Add(1)
 	go func() { // give up early on a process that keeps dying by itself
 		defer wg.Done()
-		if msg := watchdog(jobCtx, cl, k); msg != "" {
+		if msg := watchdog(jobCtx, tgt, k); msg != "" {
 			stuck.Store(&msg)
 			scancel()
 		}
@@ -265,6 +313,13 @@ func Local(ctx context.Context, o Options) (*Report, error) {
 	rep.Elapsed = time.Since(start)
 	jobCancel()
 	wg.Wait()
+	if fz := k.frozenInstance(); fz != "" {
+		rep.Frozen = fz
+		for wait := time.Now(); k.frozenFor() == 0 && time.Since(wait) < 30*time.Second && ctx.Err() == nil; {
+			time.Sleep(100 * time.Millisecond)
+		}
+		rep.FrozenFor = k.frozenFor()
+	}
 	rep.SubmitErr = err
 	rep.Kills = k.kills
 	if sh != nil {
@@ -296,6 +351,12 @@ func Local(ctx context.Context, o Options) (*Report, error) {
 			problems = append(problems, "outputs differ from the reference:\n    "+strings.Join(rep.Diffs, "\n    "))
 		}
 	}
+	if o.freeze != nil && rep.Frozen == "" {
+		rep.Incomplete = append(rep.Incomplete, "no worker was paused")
+	}
+	if rep.Frozen != "" && rep.FrozenFor == 0 {
+		problems = append(problems, fmt.Sprintf("the paused %s was not restarted by the masters within 30 s of the job's end", rep.Frozen))
+	}
 	if len(rep.Kills) < o.Kills {
 		rep.Incomplete = append(rep.Incomplete, fmt.Sprintf("only %d of %d kills landed before the job ended (lower --upload-rate or --interval)", len(rep.Kills), o.Kills))
 	}
@@ -311,7 +372,7 @@ func Local(ctx context.Context, o Options) (*Report, error) {
 	printSummary(out, o, rep)
 	if len(problems) > 0 {
 		fmt.Fprintf(out, "chaos: FAIL\n  - %s\n", strings.Join(problems, "\n  - "))
-		fmt.Fprintf(out, "chaos: the processes' logs: %s/<instance>.log (kept)\n", dataDir)
+		fmt.Fprintf(out, "chaos: the processes' logs: %s\n", rep.LogsAt)
 		return rep, errors.New(problems[0])
 	}
 	fmt.Fprintf(out, "chaos: PASS: %d kills, q1.csv..q4.csv byte-equal to the reference\n", len(rep.Kills))
@@ -338,6 +399,10 @@ func (o *Options) defaults() error {
 	if len(o.Topology.Stages) == 0 {
 		o.Topology = deploy.Default()
 	}
+	if o.Masters >= 0 {
+		o.Topology.Masters = o.Masters
+	}
+	o.Masters = o.Topology.Masters
 	if o.Interval <= 0 {
 		o.Interval = DefaultInterval
 	}
@@ -359,10 +424,16 @@ func (o *Options) defaults() error {
 	return nil
 }
 
+// LeaderTarget in a plan stands for whichever master leads when the kill
+// lands (found through the masters' Status).
+const LeaderTarget = "leader"
+
 // plan picks the victims: pre for the upload, post for after it. pre
 // starts with one instance of every stage (when it is long enough), then
 // picks instances uniformly; post cycles through the instances of the
 // stages that still have work once the files are in (all but the filters).
+// With masters, about one kill in ten (at least one, from 4 kills up) is
+// the leading master's, and one more after the upload from 8 kills up.
 func plan(top deploy.Topology, n int, rng *rand.Rand) (pre, post []string) {
 	var stages []deploy.Stage
 	var all, late []string
@@ -381,19 +452,33 @@ func plan(top deploy.Topology, n int, rng *rand.Rand) (pre, post []string) {
 		nPost = max(2, n/4)
 	}
 	nPre := n - nPost
+	preLeaders, postLeaders := 0, 0
+	if top.Masters > 0 && n >= 4 {
+		preLeaders = max(1, n/10)
+		if n >= 8 {
+			postLeaders = 1
+		}
+	}
 	for _, i := range rng.Perm(len(stages)) {
-		if len(pre) == nPre {
+		if len(pre) == nPre-preLeaders {
 			break
 		}
 		pre = append(pre, deploy.Instance{Stage: stages[i].Name, Index: rng.IntN(stages[i].Replicas)}.Name())
 	}
-	for len(pre) < nPre {
+	for len(pre) < nPre-preLeaders {
 		pre = append(pre, all[rng.IntN(len(all))])
+	}
+	for range preLeaders {
+		pre = append(pre, LeaderTarget)
 	}
 	rng.Shuffle(len(pre), func(i, j int) { pre[i], pre[j] = pre[j], pre[i] })
 	order := rng.Perm(len(late))
-	for i := 0; len(post) < nPost; i++ {
+	for i := 0; len(post) < nPost-postLeaders; i++ {
 		post = append(post, late[order[i%len(order)]])
+	}
+	if postLeaders > 0 {
+		at := rng.IntN(len(post) + 1)
+		post = append(post[:at], append([]string{LeaderTarget}, post[at:]...)...)
 	}
 	return pre, post
 }
@@ -519,7 +604,7 @@ const SelfDeaths = 8
 
 // watchdog returns a description of the first instance that died
 // SelfDeaths times more than it was killed, or "" when ctx ends first.
-func watchdog(ctx context.Context, cl *local.Cluster, k *killer) string {
+func watchdog(ctx context.Context, cl target, k *killer) string {
 	for {
 		select {
 		case <-ctx.Done():
@@ -542,7 +627,7 @@ func watchdog(ctx context.Context, cl *local.Cluster, k *killer) string {
 
 // killer delivers the planned kills.
 type killer struct {
-	cl       *local.Cluster
+	cl       target
 	top      deploy.Topology
 	rng      *rand.Rand
 	mon      *monitor
@@ -550,9 +635,72 @@ type killer struct {
 	start    time.Time
 	interval time.Duration
 	sig      syscall.Signal
+	freeze   pauser
 
-	mu    sync.Mutex
-	kills []Kill
+	mu      sync.Mutex
+	kills   []Kill
+	frozen  string        // the paused instance
+	thawed  time.Duration // how long until the masters replaced it
+	frozeAt time.Time
+}
+
+func (k *killer) frozenInstance() string {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.frozen
+}
+
+func (k *killer) frozenFor() time.Duration {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.thawed
+}
+
+// stillFrozen reports whether instance is paused and not yet replaced.
+func (k *killer) stillFrozen(instance string) bool {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return instance == k.frozen && k.thawed == 0
+}
+
+// freezeOne pauses a random live worker and watches, in the background,
+// for the masters to replace it (a new process of the instance).
+func (k *killer) freezeOne() {
+	var workers []string
+	for _, p := range k.cl.Processes() {
+		in, err := deploy.ParseInstance(p.Instance)
+		if err != nil || !p.Alive || in.Stage == deploy.MasterStage || in.Stage == k.top.Gateway().Name {
+			continue
+		}
+		workers = append(workers, p.Instance)
+	}
+	if len(workers) == 0 {
+		return
+	}
+	victim := workers[k.rng.IntN(len(workers))]
+	pid, err := k.freeze.Pause(victim)
+	if err != nil {
+		fmt.Fprintf(k.out, "chaos: pause %s: %v\n", victim, err)
+		return
+	}
+	k.mu.Lock()
+	k.frozen, k.frozeAt = victim, time.Now()
+	k.mu.Unlock()
+	fmt.Fprintf(k.out, "pause       +%-8s %-18s pid %-7d (frozen until the masters replace it)\n", fmtDur(time.Since(k.start)), victim, pid)
+	go func() { // outlives the job by up to two minutes: the report waits 30 s for it
+		for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline); {
+			for _, p := range k.cl.Processes() {
+				if p.Instance == victim && p.Alive && p.PID != pid {
+					k.mu.Lock()
+					k.thawed = time.Since(k.frozeAt)
+					k.mu.Unlock()
+					fmt.Fprintf(k.out, "chaos: +%s the paused %s was replaced by the masters after %s (pid %d)\n", fmtDur(time.Since(k.start)), victim, fmtDur(k.frozenFor()), p.PID)
+					return
+				}
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}()
 }
 
 // perInstance counts the kills delivered so far per instance.
@@ -569,7 +717,10 @@ func (k *killer) perInstance() map[string]int {
 func (k *killer) run(ctx context.Context, pre, post []string) {
 	total := len(pre) + len(post)
 	// During the upload: exponential gaps around the mean.
-	for _, target := range pre {
+	for i, target := range pre {
+		if k.freeze != nil && i == len(pre)/2 {
+			k.freezeOne()
+		}
 		if !k.sleep(ctx, k.gap(k.interval)) {
 			return
 		}
@@ -623,7 +774,22 @@ func (k *killer) sleep(ctx context.Context, d time.Duration) bool {
 // fraction of an interval (sometimes in the middle of its recovery). A late
 // kill may instead take any live instance of a stage that still has work.
 func (k *killer) kill(ctx context.Context, target string, total int, late bool) bool {
+	if target == LeaderTarget {
+		if target = k.leader(ctx); target == "" {
+			return false
+		}
+	}
 	for {
+		if k.stillFrozen(target) {
+			if alt := k.live(target, false); alt != "" { // another of its stage, else any
+				target = alt
+			} else if alt := k.live(target, true); alt != "" {
+				target = alt
+			} else if !k.sleep(ctx, 100*time.Millisecond) {
+				return false
+			}
+			continue
+		}
 		pid, err := k.cl.Signal(target, k.sig)
 		if err == nil {
 			in, _ := deploy.ParseInstance(target)
@@ -661,6 +827,19 @@ func (k *killer) kill(ctx context.Context, target string, total int, late bool) 
 	}
 }
 
+// leader waits until the live masters agree on an acting leader and
+// names it ("" if ctx ends first).
+func (k *killer) leader(ctx context.Context) string {
+	for {
+		if id := agreedLeader(masterViews(ctx, k.cl, 500*time.Millisecond)); id != 0 {
+			return deploy.Instance{Stage: deploy.MasterStage, Index: id}.Name()
+		}
+		if !k.sleep(ctx, 20*time.Millisecond) {
+			return ""
+		}
+	}
+}
+
 func (k *killer) alive(instance string) bool {
 	for _, p := range k.cl.Processes() {
 		if p.Instance == instance && !p.Replaced {
@@ -677,7 +856,7 @@ func (k *killer) live(target string, late bool) string {
 	var live []string
 	for _, p := range k.cl.Processes() {
 		in, err := deploy.ParseInstance(p.Instance)
-		if err != nil || !p.Alive || p.Replaced {
+		if err != nil || !p.Alive || p.Replaced || k.stillFrozen(p.Instance) {
 			continue
 		}
 		st, _ := k.top.Stage(in.Stage)
@@ -698,6 +877,9 @@ func printSummary(w io.Writer, o Options, rep *Report) {
 	for _, s := range o.Topology.Stages {
 		stages = append(stages, fmt.Sprintf("%s %d", s.Name, rep.Stages[s.Name]))
 	}
+	if o.Topology.Masters > 0 {
+		stages = append(stages, fmt.Sprintf("leading master %d", rep.Stages[deploy.MasterStage]))
+	}
 	var phases []string
 	for _, p := range phaseNames[1:] {
 		if n := rep.Phases[p]; n > 0 {
@@ -708,11 +890,18 @@ func printSummary(w io.Writer, o Options, rep *Report) {
 	fmt.Fprintf(w, "chaos: %d kills by kind: %s\n", len(rep.Kills), strings.Join(stages, ", "))
 	fmt.Fprintf(w, "chaos: %d kills by phase: %s; upload finished at +%s, job done at +%s, results on disk at +%s\n",
 		len(rep.Kills), strings.Join(phases, ", "), fmtDur(rep.UploadAt), fmtDur(rep.DoneAt), fmtDur(rep.Elapsed))
+	if rep.Frozen != "" {
+		fmt.Fprintf(w, "chaos: paused %s; the masters replaced it after %s\n", rep.Frozen, fmtDur(rep.FrozenFor))
+	}
 	if rep.Frames > 0 {
 		fmt.Fprintf(w, "chaos: the proxy forwarded %d upload frames\n", rep.Frames)
 	}
 	if len(rep.Processes) > 0 {
-		fmt.Fprintf(w, "chaos: %d restarts by the local runner; processes at the end:\n", rep.Restarts)
+		by := "the local runner"
+		if o.Topology.Masters > 0 {
+			by = "the masters"
+		}
+		fmt.Fprintf(w, "chaos: %d restarts by %s; processes at the end:\n", rep.Restarts, by)
 		local.FormatProcesses(w, rep.Processes)
 	}
 	if rep.StopErr != nil {

@@ -23,7 +23,8 @@ import (
 const chaosMatches = 5000
 
 // TestChaosLocal is the crash harness on real processes: two seeds, 24
-// SIGKILLs each across every kind of process, some after the upload; the
+// SIGKILLs each across every kind of process, the leading master among
+// them, some after the upload, with the 3 masters doing every restart; the
 // four outputs must be byte-equal to the reference.
 //
 // It needs processes that keep their state on disk (--data). Until the
@@ -56,7 +57,7 @@ func TestChaosLocal(t *testing.T) {
 			start := time.Now()
 			rep, err := Local(ctx, Options{
 				Binary: bin, Matches: matches, Players: players, Out: t.TempDir(),
-				Kills: 24, Seed: seed, BatchRows: 500, ForceMemory: force,
+				Kills: 24, Seed: seed, BatchRows: 500, ForceMemory: force, Masters: 3,
 				Stdout: w, Progress: w, Log: hclog.New(&hclog.LoggerOptions{Name: "chaos", Level: hclog.Warn, Output: w}),
 			})
 			if err != nil {
@@ -73,6 +74,9 @@ func TestChaosLocal(t *testing.T) {
 				if rep.Stages[s.Name] == 0 {
 					t.Errorf("no %s was killed", s.Name)
 				}
+			}
+			if rep.Stages[deploy.MasterStage] == 0 {
+				t.Errorf("the leading master was never killed")
 			}
 			if rep.Phases["after-upload"]+rep.Phases["done"] == 0 {
 				t.Errorf("no kill after the upload finished: %v", rep.Phases)

@@ -13,6 +13,23 @@
 // proxy that cuts the upload into small frames and paces it (see shaper);
 // the proxy forwards every other call unchanged.
 //
+// `wololo chaos election` (Election) aims at the masters instead: while a
+// job runs it SIGKILLs the leading master (found through the masters'
+// Status) again and again, sometimes together with a second master,
+// sometimes as soon as the masters agree on it, and times each failover
+// from the kill until every master that answers names the same new leader
+// and that leader says it leads and acts. Before each kill every master is
+// running again (restarted by the new leader). Two sources check the
+// election's promises: a poller asks every master's Status every 50 ms and
+// records which ids led and acted in each term, and after the run
+// CheckMasterLogs reads every master's log — the "acting started" and
+// "acting stopped" lines, and the local runner's exit and start markers
+// that end an interval when a master dies — and flags two ids acting in
+// one term, two ids acting at the same time, or two ids claiming one term.
+// It prints p50, p99 and the maximum failover (against a 3 s target that
+// does not fail the run) and fails on any violation, a failover that never
+// completed, a master that never came back or a wrong job result.
+//
 // What it may not touch: it signals only processes of the cluster it
 // started (through local.Cluster), writes only its own temporary data
 // directory and the output directory it is given, and uses the system only

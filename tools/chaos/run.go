@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 
@@ -24,49 +25,94 @@ const (
 )
 
 const usage = `usage: wololo chaos local [--matches F --players F] [--out DIR] [--kills N] [--seed S] [flags]
+       wololo chaos docker [--matches F --players F] [--out DIR] [--kills N] [--project P] [flags]
+       wololo chaos election [--matches F --players F] [--out DIR] [--kills N] [--seed S] [flags]
 
-Starts the topology as OS processes on a fresh data directory, submits one
-job, SIGKILLs --kills randomly chosen processes while it runs (every kind,
+local: starts the topology as OS processes on a fresh data directory, with
+the masters doing every restart, submits one job, SIGKILLs --kills randomly
+chosen processes while it runs (every kind, the leading master included,
 some after the upload finished), and exits 0 only if the four outputs are
-byte-equal to the reference evaluator's. Without --matches/--players it
-generates a dataset into data/chaos once.
+byte-equal to the reference evaluator's.
+
+docker: the same against a deployed compose project (make up): containers
+killed through the Docker Engine API, and one worker frozen with docker
+pause until the masters notice and replace it.
+
+election: starts the topology as OS processes with its masters, submits one
+job, and SIGKILLs the leading master --kills times while it runs (sometimes
+with a second master, sometimes right after its election); times every
+failover until the live masters agree on a new acting leader, checks the
+masters' Status and logs for two masters leading or acting at once, prints
+the p50/p99/max failover, and exits 0 only with no violation, every
+failover done, every killed master back and the four outputs byte-equal to
+the reference evaluator's.
+
+Without --matches/--players both generate a dataset into data/chaos once.
 `
+
+// Defaults of `wololo chaos docker`: containers take longer to come back
+// than processes, so the kills are further apart.
+const (
+	DefaultDockerInterval = time.Second
+	DefaultDockerKills    = 15
+	DefaultDockerOut      = "out/chaos-docker"
+)
 
 // Run is the `wololo chaos` command.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 || args[0] != "local" {
+	mode := ""
+	if len(args) > 0 {
+		mode = args[0]
+	}
+	if mode == "election" {
+		return runElection(ctx, args[1:], stdout, stderr)
+	}
+	if mode != "local" && mode != "docker" {
 		fmt.Fprint(stderr, usage)
-		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
+		if mode == "-h" || mode == "--help" || mode == "help" {
 			return nil
 		}
-		return errors.New("want 'wololo chaos local [flags]'")
+		return errors.New("want 'wololo chaos local|docker|election [flags]'")
 	}
-	fs := flag.NewFlagSet("wololo chaos local", flag.ContinueOnError)
+	fs := flag.NewFlagSet("wololo chaos "+mode, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), usage+"\nflags:\n")
 		fs.PrintDefaults()
 	}
 	var o Options
+	out, kills, interval := DefaultOut, DefaultKills, DefaultInterval
+	if mode == "docker" {
+		out, kills, interval = DefaultDockerOut, DefaultDockerKills, DefaultDockerInterval
+	}
 	fs.StringVar(&o.Matches, "matches", "", "matches.csv (default: a generated dataset in --dataset)")
 	fs.StringVar(&o.Players, "players", "", "match_players.csv (default: a generated dataset in --dataset)")
-	fs.StringVar(&o.Out, "out", DefaultOut, "directory for q1.csv..q4.csv")
-	fs.IntVar(&o.Kills, "kills", DefaultKills, "SIGKILLs to deliver during the job")
+	fs.StringVar(&o.Out, "out", out, "directory for q1.csv..q4.csv")
+	fs.IntVar(&o.Kills, "kills", kills, "SIGKILLs to deliver during the job")
 	fs.Int64Var(&o.Seed, "seed", 1, "seed of the kill schedule")
-	fs.DurationVar(&o.Interval, "interval", DefaultInterval, "mean time between kills during the upload (after it: a burst with gaps of 1/20 to 1/5 of it)")
+	fs.DurationVar(&o.Interval, "interval", interval, "mean time between kills during the upload (after it: a burst with gaps of 1/20 to 1/5 of it)")
 	fs.Int64Var(&o.UploadRate, "upload-rate", 0, "upload pace in bytes/s through the shaping proxy; 0 = fit the planned kills, -1 = no proxy")
 	fs.IntVar(&o.UploadChunk, "upload-chunk", DefaultUploadChunk, "largest upload frame the proxy forwards, in bytes")
-	fs.IntVar(&o.BatchRows, "batch-rows", DefaultBatchRows, "pass --batch-rows N to every process if the binary takes it (small batches: more commits for the kills to land between); 0 = their default")
-	fs.StringVar(&o.Binary, "binary", "", "wololo binary for the processes (default: this one)")
-	fs.StringVar(&o.TempDir, "tmp", "", "where to make the cluster's fresh data directory (default: the system's temp dir)")
-	fs.BoolVar(&o.Keep, "keep", false, "keep the cluster's data directory and logs even if the run passes")
+	fs.StringVar(&o.TempDir, "tmp", "", "where to make the run's fresh data directory (default: the system's temp dir)")
+	fs.BoolVar(&o.Keep, "keep", false, "keep the run's data directory even if it passes")
 	fs.DurationVar(&o.Timeout, "timeout", DefaultTimeout, "give up on the job after this long")
 	fs.BoolVar(&o.DryRun, "dry-run", false, "send the null signal instead of SIGKILL: see when the kills would land, harm nothing")
-	fs.BoolVar(&o.ForceMemory, "force-memory", false, "run even if the binary keeps no state on disk (to see what breaks)")
 	topoPath := fs.String("topology", "", "topology JSON file (default: the embedded one)")
 	dataset := fs.String("dataset", DefaultDataset, "where the generated dataset lives")
 	gen := fs.Int64("gen-matches", DefaultGenMatches, "size of the generated dataset, in matches")
-	verbose := fs.Bool("verbose", false, "log every start and restart of the local runner, not only deaths")
+	var verbose *bool
+	var project, host *string
+	if mode == "local" {
+		fs.IntVar(&o.BatchRows, "batch-rows", DefaultBatchRows, "pass --batch-rows N to every process if the binary takes it (small batches: more commits for the kills to land between); 0 = their default")
+		fs.StringVar(&o.Binary, "binary", "", "wololo binary for the processes (default: this one)")
+		fs.IntVar(&o.Masters, "masters", -1, "masters doing the restarts, the leading one among the victims (default: the topology's); 0: the local runner restarts")
+		fs.BoolVar(&o.ForceMemory, "force-memory", false, "run even if the binary keeps no state on disk (to see what breaks)")
+		verbose = fs.Bool("verbose", false, "log every start and restart of the local runner, not only deaths")
+	} else {
+		project = fs.String("project", "wololo", "the compose project (its containers' wololo.project label)")
+		host = fs.String("host", "127.0.0.1", "where the gateway's and the masters' published ports answer")
+		o.Masters = -1
+	}
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}
@@ -91,12 +137,86 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		o.Topology = top
 	}
 	level := hclog.Warn
+	if verbose != nil && *verbose {
+		level = hclog.Info
+	}
+	o.Log = hclog.New(&hclog.LoggerOptions{Name: "chaos", Level: level, Output: stderr})
+	o.Stdout, o.Progress = stdout, stderr
+	var err error
+	if mode == "docker" {
+		_, err = Docker(ctx, o, *project, *host)
+	} else {
+		_, err = Local(ctx, o)
+	}
+	return err
+}
+
+// runElection is `wololo chaos election`.
+func runElection(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("wololo chaos election", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), usage+"\nflags of election:\n")
+		fs.PrintDefaults()
+	}
+	var o ElectionOptions
+	fs.StringVar(&o.Matches, "matches", "", "matches.csv (default: a generated dataset in --dataset)")
+	fs.StringVar(&o.Players, "players", "", "match_players.csv (default: a generated dataset in --dataset)")
+	fs.StringVar(&o.Out, "out", DefaultElectionOut, "directory for q1.csv..q4.csv")
+	fs.IntVar(&o.Kills, "kills", DefaultElectionKills, "times to SIGKILL the leading master during the job")
+	fs.Int64Var(&o.Seed, "seed", 1, "seed of the kinds of kill, the pauses and the second victims")
+	fs.Float64Var(&o.Double, "double", DefaultDoubleKills, "fraction of kills that also SIGKILL a second, random master at the same moment")
+	fs.Float64Var(&o.RightAfter, "right-after", DefaultRightAfter, "fraction of kills that hit the leader as soon as the masters agree on it (no pause)")
+	fs.IntVar(&o.Masters, "masters", 3, "masters to run")
+	fs.IntVar(&o.BatchRows, "batch-rows", DefaultBatchRows, "pass --batch-rows N to every graph process if the binary takes it; 0 = their default")
+	fs.Int64Var(&o.UploadRate, "upload-rate", 0, "upload pace in bytes/s through the shaping proxy; 0 = about 2.5 s of upload per kill, -1 = no proxy")
+	fs.DurationVar(&o.FailoverTimeout, "failover-timeout", DefaultFailoverTimeout, "give up on a failover, or on a killed master coming back, after this long")
+	fs.StringVar(&o.Binary, "binary", "", "wololo binary for the processes (default: this one)")
+	fs.StringVar(&o.TempDir, "tmp", "", "where to make the cluster's fresh data directory (default: the system's temp dir)")
+	fs.BoolVar(&o.Keep, "keep", false, "keep the cluster's data directory and logs even if the run passes")
+	fs.DurationVar(&o.Timeout, "timeout", electionTimeout, "give up on the run (the job and the kills) after this long")
+	dataset := fs.String("dataset", DefaultDataset, "where the generated dataset lives")
+	gen := fs.Int64("gen-matches", DefaultGenMatches, "size of the generated dataset, in matches")
+	verbose := fs.Bool("verbose", false, "log the local runner's events (deaths, starts), not only its errors")
+	docker := fs.Bool("docker", false, "against a deployed compose project (make up) instead of a local cluster of its own")
+	project := fs.String("project", "wololo", "with --docker: the compose project (its containers' wololo.project label)")
+	host := fs.String("host", "127.0.0.1", "with --docker: where the gateway's and the masters' published ports answer")
+	fs.DurationVar(&o.Partition, "partition", 0, "with --docker: end by cutting the leader off the network (docker network disconnect) for this long")
+	topoPath := fs.String("topology", "", "with --docker: the deployed topology (default: the embedded one)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		fs.Usage()
+		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	if (o.Matches == "") != (o.Players == "") {
+		return errors.New("give both --matches and --players, or neither for the generated dataset")
+	}
+	if o.Matches == "" {
+		var err error
+		if o.Matches, o.Players, err = EnsureDataset(*dataset, *gen, 1, stdout); err != nil {
+			return err
+		}
+	}
+	level := hclog.Error
 	if *verbose {
 		level = hclog.Info
 	}
 	o.Log = hclog.New(&hclog.LoggerOptions{Name: "chaos", Level: level, Output: stderr})
 	o.Stdout, o.Progress = stdout, stderr
-	_, err := Local(ctx, o)
+	if !*docker {
+		if o.Partition > 0 {
+			return errors.New("--partition needs --docker: local processes share one network")
+		}
+		_, err := Election(ctx, o)
+		return err
+	}
+	top, err := deploy.Select(*topoPath)
+	if err != nil {
+		return err
+	}
+	_, err = ElectionDocker(ctx, o, top, *project, *host)
 	return err
 }
 

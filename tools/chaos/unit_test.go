@@ -6,6 +6,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"net"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -30,13 +31,24 @@ func TestPlanCoversEveryKindAndIsSeeded(t *testing.T) {
 		if missing := uncovered(top, pre); len(missing) > 0 {
 			t.Fatalf("seed %d: the upload-time kills miss %v", seed, missing)
 		}
+		leaders := 0
 		for _, name := range append(append([]string(nil), pre...), post...) {
+			if name == LeaderTarget {
+				leaders++
+				continue
+			}
 			in, err := deploy.ParseInstance(name)
 			if err != nil || in.Index >= top.Replicas(in.Stage) {
 				t.Fatalf("seed %d: bad victim %q", seed, name)
 			}
 		}
+		if leaders != 3 { // 20/10 during the upload, 1 after it
+			t.Fatalf("seed %d: %d leader kills planned, want 3", seed, leaders)
+		}
 		for _, name := range post {
+			if name == LeaderTarget {
+				continue
+			}
 			in, _ := deploy.ParseInstance(name)
 			if st, _ := top.Stage(in.Stage); st.Role == "filter" {
 				t.Fatalf("seed %d: a filter (%s) among the after-upload kills", seed, name)
@@ -52,6 +64,11 @@ func TestPlanCoversEveryKindAndIsSeeded(t *testing.T) {
 	}
 	if pre, post := plan(top, 3, rand.New(rand.NewPCG(1, 1))); len(pre) != 1 || len(post) != 2 {
 		t.Fatalf("3 kills planned as %v %v", pre, post)
+	}
+	top.Masters = 0
+	pre, post := plan(top, 20, rand.New(rand.NewPCG(1, 1)))
+	if slices.Contains(pre, LeaderTarget) || slices.Contains(post, LeaderTarget) {
+		t.Fatalf("a leader kill planned without masters: %v %v", pre, post)
 	}
 }
 
@@ -230,5 +247,26 @@ func TestShaperSplitsPacesAndForwards(t *testing.T) {
 	}
 	if elapsed < 150*time.Millisecond {
 		t.Fatalf("400 kB at 2 MB/s arrived in %s", elapsed)
+	}
+}
+
+func TestWithExitMarkers(t *testing.T) {
+	log := "2026-11-23T12:47:52.990Z [INFO]  master: acting started: instance=master-2 id=2 term=1\n" +
+		"  a continuation line\n" +
+		"2026-11-23T12:47:58.695Z [INFO]  master: election: listening for a leader: instance=master-2 id=2\n"
+	died := time.Date(2026, 11, 23, 12, 47, 55, 500_000_000, time.UTC)
+	late := time.Date(2026, 11, 23, 12, 49, 0, 0, time.UTC)
+	got := string(withExitMarkers([]byte(log), "master-2", []time.Time{late, died}))
+	want := "2026-11-23T12:47:52.990Z [INFO]  master: acting started: instance=master-2 id=2 term=1\n" +
+		"  a continuation line\n" +
+		"---- wololo local 2026-11-23T12:47:55.5Z: pid 0 of master-2 exited (container died) after 0s\n" +
+		"2026-11-23T12:47:58.695Z [INFO]  master: election: listening for a leader: instance=master-2 id=2\n" +
+		"---- wololo local 2026-11-23T12:49:00Z: pid 0 of master-2 exited (container died) after 0s\n"
+	if got != want {
+		t.Fatalf("got\n%s\nwant\n%s", got, want)
+	}
+	ml := ParseMasterLog("master-2", []byte(got), late.Add(time.Minute))
+	if len(ml.Intervals) != 1 || !ml.Intervals[0].End.Equal(died) {
+		t.Fatalf("the acting interval does not end at the death: %+v", ml.Intervals)
 	}
 }

@@ -9,6 +9,7 @@ package wololov1
 import (
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
+	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
 	reflect "reflect"
 	sync "sync"
 	unsafe "unsafe"
@@ -77,7 +78,9 @@ type GetResponse struct {
 	Store *StoreCounters `protobuf:"bytes,7,opt,name=store,proto3" json:"store,omitempty"`
 	// Whether this incarnation has announced itself to every receiver, so
 	// that any older incarnation of the instance is fenced off.
-	Announced     bool `protobuf:"varint,8,opt,name=announced,proto3" json:"announced,omitempty"`
+	Announced bool `protobuf:"varint,8,opt,name=announced,proto3" json:"announced,omitempty"`
+	// Set by masters only: the election and the supervised processes.
+	Master        *MasterStatus `protobuf:"bytes,9,opt,name=master,proto3" json:"master,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -168,6 +171,232 @@ func (x *GetResponse) GetAnnounced() bool {
 	return false
 }
 
+func (x *GetResponse) GetMaster() *MasterStatus {
+	if x != nil {
+		return x.Master
+	}
+	return nil
+}
+
+// MasterStatus is a master's view of the election and of every process it
+// supervises. Only the leader restarts anything, and only while acting.
+type MasterStatus struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// This master's election id.
+	Id int32 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
+	// "follower", "candidate" or "leader".
+	ElectionRole string `protobuf:"bytes,2,opt,name=election_role,json=electionRole,proto3" json:"election_role,omitempty"`
+	// The highest term this master has acknowledged or claimed.
+	Term uint64 `protobuf:"varint,3,opt,name=term,proto3" json:"term,omitempty"`
+	// The master it follows (itself when it leads); 0 when it knows none.
+	Leader int32 `protobuf:"varint,4,opt,name=leader,proto3" json:"leader,omitempty"`
+	// The leader may restart processes now: a majority of masters
+	// acknowledged it recently, or every other one is confirmed dead.
+	Acting bool `protobuf:"varint,5,opt,name=acting,proto3" json:"acting,omitempty"`
+	// Every master's id.
+	Peers []int32 `protobuf:"varint,6,rep,packed,name=peers,proto3" json:"peers,omitempty"`
+	// "local" or "docker".
+	Runtime string `protobuf:"bytes,7,opt,name=runtime,proto3" json:"runtime,omitempty"`
+	// Every process this master watches (the graph and the other masters).
+	Processes []*SupervisedProcess `protobuf:"bytes,8,rep,name=processes,proto3" json:"processes,omitempty"`
+	// Restarts this master has done as leader.
+	RestartsDone  int64 `protobuf:"varint,9,opt,name=restarts_done,json=restartsDone,proto3" json:"restarts_done,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *MasterStatus) Reset() {
+	*x = MasterStatus{}
+	mi := &file_wololo_v1_status_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *MasterStatus) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*MasterStatus) ProtoMessage() {}
+
+func (x *MasterStatus) ProtoReflect() protoreflect.Message {
+	mi := &file_wololo_v1_status_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use MasterStatus.ProtoReflect.Descriptor instead.
+func (*MasterStatus) Descriptor() ([]byte, []int) {
+	return file_wololo_v1_status_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *MasterStatus) GetId() int32 {
+	if x != nil {
+		return x.Id
+	}
+	return 0
+}
+
+func (x *MasterStatus) GetElectionRole() string {
+	if x != nil {
+		return x.ElectionRole
+	}
+	return ""
+}
+
+func (x *MasterStatus) GetTerm() uint64 {
+	if x != nil {
+		return x.Term
+	}
+	return 0
+}
+
+func (x *MasterStatus) GetLeader() int32 {
+	if x != nil {
+		return x.Leader
+	}
+	return 0
+}
+
+func (x *MasterStatus) GetActing() bool {
+	if x != nil {
+		return x.Acting
+	}
+	return false
+}
+
+func (x *MasterStatus) GetPeers() []int32 {
+	if x != nil {
+		return x.Peers
+	}
+	return nil
+}
+
+func (x *MasterStatus) GetRuntime() string {
+	if x != nil {
+		return x.Runtime
+	}
+	return ""
+}
+
+func (x *MasterStatus) GetProcesses() []*SupervisedProcess {
+	if x != nil {
+		return x.Processes
+	}
+	return nil
+}
+
+func (x *MasterStatus) GetRestartsDone() int64 {
+	if x != nil {
+		return x.RestartsDone
+	}
+	return 0
+}
+
+// SupervisedProcess is one watched instance.
+type SupervisedProcess struct {
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Instance string                 `protobuf:"bytes,1,opt,name=instance,proto3" json:"instance,omitempty"`
+	// "alive", "silent" (running but not answering), "exited" or "unknown".
+	State string `protobuf:"bytes,2,opt,name=state,proto3" json:"state,omitempty"`
+	// When it last answered a health probe.
+	LastSeen *timestamppb.Timestamp `protobuf:"bytes,3,opt,name=last_seen,json=lastSeen,proto3" json:"last_seen,omitempty"`
+	// Restarts of the instance, as its runtime counts them.
+	Restarts int32 `protobuf:"varint,4,opt,name=restarts,proto3" json:"restarts,omitempty"`
+	// Restarted too often lately: retried only at the maximum backoff.
+	CrashLoop bool `protobuf:"varint,5,opt,name=crash_loop,json=crashLoop,proto3" json:"crash_loop,omitempty"`
+	// Process id, or container id, of the current process.
+	Pid string `protobuf:"bytes,6,opt,name=pid,proto3" json:"pid,omitempty"`
+	// How the last process ended, when it is not running.
+	Exit          string `protobuf:"bytes,7,opt,name=exit,proto3" json:"exit,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SupervisedProcess) Reset() {
+	*x = SupervisedProcess{}
+	mi := &file_wololo_v1_status_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SupervisedProcess) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SupervisedProcess) ProtoMessage() {}
+
+func (x *SupervisedProcess) ProtoReflect() protoreflect.Message {
+	mi := &file_wololo_v1_status_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SupervisedProcess.ProtoReflect.Descriptor instead.
+func (*SupervisedProcess) Descriptor() ([]byte, []int) {
+	return file_wololo_v1_status_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *SupervisedProcess) GetInstance() string {
+	if x != nil {
+		return x.Instance
+	}
+	return ""
+}
+
+func (x *SupervisedProcess) GetState() string {
+	if x != nil {
+		return x.State
+	}
+	return ""
+}
+
+func (x *SupervisedProcess) GetLastSeen() *timestamppb.Timestamp {
+	if x != nil {
+		return x.LastSeen
+	}
+	return nil
+}
+
+func (x *SupervisedProcess) GetRestarts() int32 {
+	if x != nil {
+		return x.Restarts
+	}
+	return 0
+}
+
+func (x *SupervisedProcess) GetCrashLoop() bool {
+	if x != nil {
+		return x.CrashLoop
+	}
+	return false
+}
+
+func (x *SupervisedProcess) GetPid() string {
+	if x != nil {
+		return x.Pid
+	}
+	return ""
+}
+
+func (x *SupervisedProcess) GetExit() string {
+	if x != nil {
+		return x.Exit
+	}
+	return ""
+}
+
 // StoreCounters are a process's store counters.
 type StoreCounters struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -185,7 +414,7 @@ type StoreCounters struct {
 
 func (x *StoreCounters) Reset() {
 	*x = StoreCounters{}
-	mi := &file_wololo_v1_status_proto_msgTypes[2]
+	mi := &file_wololo_v1_status_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -197,7 +426,7 @@ func (x *StoreCounters) String() string {
 func (*StoreCounters) ProtoMessage() {}
 
 func (x *StoreCounters) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_status_proto_msgTypes[2]
+	mi := &file_wololo_v1_status_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -210,7 +439,7 @@ func (x *StoreCounters) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StoreCounters.ProtoReflect.Descriptor instead.
 func (*StoreCounters) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_status_proto_rawDescGZIP(), []int{2}
+	return file_wololo_v1_status_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *StoreCounters) GetCommits() int64 {
@@ -262,7 +491,7 @@ type JobProgress struct {
 
 func (x *JobProgress) Reset() {
 	*x = JobProgress{}
-	mi := &file_wololo_v1_status_proto_msgTypes[3]
+	mi := &file_wololo_v1_status_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -274,7 +503,7 @@ func (x *JobProgress) String() string {
 func (*JobProgress) ProtoMessage() {}
 
 func (x *JobProgress) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_status_proto_msgTypes[3]
+	mi := &file_wololo_v1_status_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -287,7 +516,7 @@ func (x *JobProgress) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobProgress.ProtoReflect.Descriptor instead.
 func (*JobProgress) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_status_proto_rawDescGZIP(), []int{3}
+	return file_wololo_v1_status_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *JobProgress) GetJobId() string {
@@ -349,7 +578,7 @@ type InputChannel struct {
 
 func (x *InputChannel) Reset() {
 	*x = InputChannel{}
-	mi := &file_wololo_v1_status_proto_msgTypes[4]
+	mi := &file_wololo_v1_status_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -361,7 +590,7 @@ func (x *InputChannel) String() string {
 func (*InputChannel) ProtoMessage() {}
 
 func (x *InputChannel) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_status_proto_msgTypes[4]
+	mi := &file_wololo_v1_status_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -374,7 +603,7 @@ func (x *InputChannel) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InputChannel.ProtoReflect.Descriptor instead.
 func (*InputChannel) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_status_proto_rawDescGZIP(), []int{4}
+	return file_wololo_v1_status_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *InputChannel) GetStream() string {
@@ -426,7 +655,7 @@ type OutputChannel struct {
 
 func (x *OutputChannel) Reset() {
 	*x = OutputChannel{}
-	mi := &file_wololo_v1_status_proto_msgTypes[5]
+	mi := &file_wololo_v1_status_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -438,7 +667,7 @@ func (x *OutputChannel) String() string {
 func (*OutputChannel) ProtoMessage() {}
 
 func (x *OutputChannel) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_status_proto_msgTypes[5]
+	mi := &file_wololo_v1_status_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -451,7 +680,7 @@ func (x *OutputChannel) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OutputChannel.ProtoReflect.Descriptor instead.
 func (*OutputChannel) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_status_proto_rawDescGZIP(), []int{5}
+	return file_wololo_v1_status_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *OutputChannel) GetStream() string {
@@ -500,9 +729,9 @@ var File_wololo_v1_status_proto protoreflect.FileDescriptor
 
 const file_wololo_v1_status_proto_rawDesc = "" +
 	"\n" +
-	"\x16wololo/v1/status.proto\x12\twololo.v1\"\f\n" +
+	"\x16wololo/v1/status.proto\x12\twololo.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\f\n" +
 	"\n" +
-	"GetRequest\"\x9a\x02\n" +
+	"GetRequest\"\xcb\x02\n" +
 	"\vGetResponse\x12\x12\n" +
 	"\x04role\x18\x01 \x01(\tR\x04role\x12\x1a\n" +
 	"\binstance\x18\x02 \x01(\tR\binstance\x12 \n" +
@@ -511,7 +740,27 @@ const file_wololo_v1_status_proto_rawDesc = "" +
 	"\aaddress\x18\x05 \x01(\tR\aaddress\x12*\n" +
 	"\x04jobs\x18\x06 \x03(\v2\x16.wololo.v1.JobProgressR\x04jobs\x12.\n" +
 	"\x05store\x18\a \x01(\v2\x18.wololo.v1.StoreCountersR\x05store\x12\x1c\n" +
-	"\tannounced\x18\b \x01(\bR\tannounced\"o\n" +
+	"\tannounced\x18\b \x01(\bR\tannounced\x12/\n" +
+	"\x06master\x18\t \x01(\v2\x17.wololo.v1.MasterStatusR\x06master\"\x98\x02\n" +
+	"\fMasterStatus\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\x05R\x02id\x12#\n" +
+	"\relection_role\x18\x02 \x01(\tR\felectionRole\x12\x12\n" +
+	"\x04term\x18\x03 \x01(\x04R\x04term\x12\x16\n" +
+	"\x06leader\x18\x04 \x01(\x05R\x06leader\x12\x16\n" +
+	"\x06acting\x18\x05 \x01(\bR\x06acting\x12\x14\n" +
+	"\x05peers\x18\x06 \x03(\x05R\x05peers\x12\x18\n" +
+	"\aruntime\x18\a \x01(\tR\aruntime\x12:\n" +
+	"\tprocesses\x18\b \x03(\v2\x1c.wololo.v1.SupervisedProcessR\tprocesses\x12#\n" +
+	"\rrestarts_done\x18\t \x01(\x03R\frestartsDone\"\xdf\x01\n" +
+	"\x11SupervisedProcess\x12\x1a\n" +
+	"\binstance\x18\x01 \x01(\tR\binstance\x12\x14\n" +
+	"\x05state\x18\x02 \x01(\tR\x05state\x127\n" +
+	"\tlast_seen\x18\x03 \x01(\v2\x1a.google.protobuf.TimestampR\blastSeen\x12\x1a\n" +
+	"\brestarts\x18\x04 \x01(\x05R\brestarts\x12\x1d\n" +
+	"\n" +
+	"crash_loop\x18\x05 \x01(\bR\tcrashLoop\x12\x10\n" +
+	"\x03pid\x18\x06 \x01(\tR\x03pid\x12\x12\n" +
+	"\x04exit\x18\a \x01(\tR\x04exit\"o\n" +
 	"\rStoreCounters\x12\x18\n" +
 	"\acommits\x18\x01 \x01(\x03R\acommits\x12\x14\n" +
 	"\x05bytes\x18\x02 \x01(\x03R\x05bytes\x12\x14\n" +
@@ -551,27 +800,33 @@ func file_wololo_v1_status_proto_rawDescGZIP() []byte {
 	return file_wololo_v1_status_proto_rawDescData
 }
 
-var file_wololo_v1_status_proto_msgTypes = make([]protoimpl.MessageInfo, 6)
+var file_wololo_v1_status_proto_msgTypes = make([]protoimpl.MessageInfo, 8)
 var file_wololo_v1_status_proto_goTypes = []any{
-	(*GetRequest)(nil),    // 0: wololo.v1.GetRequest
-	(*GetResponse)(nil),   // 1: wololo.v1.GetResponse
-	(*StoreCounters)(nil), // 2: wololo.v1.StoreCounters
-	(*JobProgress)(nil),   // 3: wololo.v1.JobProgress
-	(*InputChannel)(nil),  // 4: wololo.v1.InputChannel
-	(*OutputChannel)(nil), // 5: wololo.v1.OutputChannel
+	(*GetRequest)(nil),            // 0: wololo.v1.GetRequest
+	(*GetResponse)(nil),           // 1: wololo.v1.GetResponse
+	(*MasterStatus)(nil),          // 2: wololo.v1.MasterStatus
+	(*SupervisedProcess)(nil),     // 3: wololo.v1.SupervisedProcess
+	(*StoreCounters)(nil),         // 4: wololo.v1.StoreCounters
+	(*JobProgress)(nil),           // 5: wololo.v1.JobProgress
+	(*InputChannel)(nil),          // 6: wololo.v1.InputChannel
+	(*OutputChannel)(nil),         // 7: wololo.v1.OutputChannel
+	(*timestamppb.Timestamp)(nil), // 8: google.protobuf.Timestamp
 }
 var file_wololo_v1_status_proto_depIdxs = []int32{
-	3, // 0: wololo.v1.GetResponse.jobs:type_name -> wololo.v1.JobProgress
-	2, // 1: wololo.v1.GetResponse.store:type_name -> wololo.v1.StoreCounters
-	4, // 2: wololo.v1.JobProgress.inputs:type_name -> wololo.v1.InputChannel
-	5, // 3: wololo.v1.JobProgress.outputs:type_name -> wololo.v1.OutputChannel
-	0, // 4: wololo.v1.Status.Get:input_type -> wololo.v1.GetRequest
-	1, // 5: wololo.v1.Status.Get:output_type -> wololo.v1.GetResponse
-	5, // [5:6] is the sub-list for method output_type
-	4, // [4:5] is the sub-list for method input_type
-	4, // [4:4] is the sub-list for extension type_name
-	4, // [4:4] is the sub-list for extension extendee
-	0, // [0:4] is the sub-list for field type_name
+	5, // 0: wololo.v1.GetResponse.jobs:type_name -> wololo.v1.JobProgress
+	4, // 1: wololo.v1.GetResponse.store:type_name -> wololo.v1.StoreCounters
+	2, // 2: wololo.v1.GetResponse.master:type_name -> wololo.v1.MasterStatus
+	3, // 3: wololo.v1.MasterStatus.processes:type_name -> wololo.v1.SupervisedProcess
+	8, // 4: wololo.v1.SupervisedProcess.last_seen:type_name -> google.protobuf.Timestamp
+	6, // 5: wololo.v1.JobProgress.inputs:type_name -> wololo.v1.InputChannel
+	7, // 6: wololo.v1.JobProgress.outputs:type_name -> wololo.v1.OutputChannel
+	0, // 7: wololo.v1.Status.Get:input_type -> wololo.v1.GetRequest
+	1, // 8: wololo.v1.Status.Get:output_type -> wololo.v1.GetResponse
+	8, // [8:9] is the sub-list for method output_type
+	7, // [7:8] is the sub-list for method input_type
+	7, // [7:7] is the sub-list for extension type_name
+	7, // [7:7] is the sub-list for extension extendee
+	0, // [0:7] is the sub-list for field type_name
 }
 
 func init() { file_wololo_v1_status_proto_init() }
@@ -585,7 +840,7 @@ func file_wololo_v1_status_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_wololo_v1_status_proto_rawDesc), len(file_wololo_v1_status_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   6,
+			NumMessages:   8,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -1,0 +1,131 @@
+package master
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/wololo/wololo/deploy"
+)
+
+const cmdUsage = `usage: wololo master --id N [flags]
+
+Runs master N of the topology's masters (instance master-N). The masters
+elect a leader (Bully, with terms and leases); every master probes every
+process of the graph and the other masters, and the acting leader restarts
+the dead and the silent through the runtime:
+
+  --runtime local    the OS processes of 'wololo local' (its ProcessService)
+  --runtime docker   the containers of a compose project, by label
+
+Status/Get on its address shows the election and every supervised process.
+`
+
+// Run is `wololo master`.
+func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("wololo master", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), cmdUsage+"\nflags:\n")
+		fs.PrintDefaults()
+	}
+	id := fs.Int("id", 0, "this master's id, 1..masters of the topology (required)")
+	topoPath := fs.String("topology", "", "topology JSON file (default: $WOLOLO_TOPOLOGY if set, else the embedded one)")
+	listen := fs.String("listen", "", "listen address (default: 0.0.0.0 on the topology's port of master-N)")
+	hosts := fs.String("hosts", "127.0.0.1", `other masters' host pattern; "{instance}" becomes the instance name`)
+	peers := fs.String("peers", "", "peers file (JSON: instance -> host:port), re-read when it changes; overrides --hosts")
+	dataDir := fs.String("data", "", "data directory for the durable term (without it a restart forgets its promises: tests only)")
+	runtimeName := fs.String("runtime", "local", `how processes are listed and restarted: "local" or "docker"`)
+	processes := fs.String("processes", "", "local runtime: address of the runner's ProcessService")
+	project := fs.String("docker-project", "wololo", "docker runtime: the project label of the deployment's containers")
+	timeout := fs.Duration("timeout", DefaultPolicy.Timeout, "a process not seen alive for this long is restarted")
+	tick := fs.Duration("tick", 100*time.Millisecond, "election tick; every master must use the same")
+	logLevel := fs.String("log-level", "info", "log level")
+	logJSON := fs.Bool("log-json", false, "log as JSON")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		fs.Usage()
+		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	top, err := deploy.Select(*topoPath)
+	if err != nil {
+		return err
+	}
+	if *id < 1 || *id > top.Masters {
+		fs.Usage()
+		return fmt.Errorf("--id must be 1..%d (the topology's masters), got %d", top.Masters, *id)
+	}
+	if *timeout <= 0 || *tick <= 0 {
+		return errors.New("--timeout and --tick must be positive")
+	}
+	self := deploy.Instance{Stage: deploy.MasterStage, Index: *id}
+	log := hclog.New(&hclog.LoggerOptions{Name: "master", Level: hclog.LevelFromString(*logLevel), Output: stderr, JSONFormat: *logJSON}).
+		With("instance", self.Name())
+
+	var rt Runtime
+	switch *runtimeName {
+	case "local":
+		if *processes == "" {
+			return errors.New("--runtime local needs --processes (the address 'wololo local' writes to DIR/processes.addr)")
+		}
+		lr, err := NewLocalRuntime(*processes)
+		if err != nil {
+			return err
+		}
+		defer lr.Close()
+		rt = lr
+	case "docker":
+		dr, err := NewDockerRuntime(*project)
+		if err != nil {
+			return err
+		}
+		defer dr.Close()
+		rt = dr
+	default:
+		return fmt.Errorf(`--runtime must be "local" or "docker", got %q`, *runtimeName)
+	}
+	if *dataDir != "" {
+		if err := os.MkdirAll(*dataDir, 0o755); err != nil {
+			return fmt.Errorf("data directory: %w", err)
+		}
+	}
+	resolver := deploy.HostResolver(top, *hosts)
+	if *peers != "" {
+		resolver = deploy.PeersResolver(*peers)
+	}
+	addr := *listen
+	if addr == "" {
+		addr = net.JoinHostPort("0.0.0.0", strconv.Itoa(top.Port(self)))
+	}
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", addr, err)
+	}
+	policy := DefaultPolicy
+	policy.Timeout = *timeout
+	m, err := New(Config{
+		Self: *id, Topology: top, Listener: l, Resolver: resolver, Runtime: rt, RuntimeName: *runtimeName,
+		DataDir: *dataDir, Tick: *tick, Policy: policy, Log: log,
+	})
+	if err != nil {
+		l.Close()
+		return err
+	}
+	err = m.Run(ctx)
+	if err != nil {
+		log.Error("stopped on a fatal error", "error", err)
+		return err
+	}
+	log.Info("stopped")
+	return nil
+}

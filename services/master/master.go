@@ -1,0 +1,319 @@
+package master
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"path/filepath"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/health"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/reflection"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	"github.com/wololo/wololo/deploy"
+	"github.com/wololo/wololo/election"
+	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
+	"github.com/wololo/wololo/transport"
+)
+
+// Config is what a master process needs.
+type Config struct {
+	// Self is this master's election id: N of instance master-N.
+	Self     int
+	Topology deploy.Topology
+	Listener net.Listener
+	// Resolver finds another master's address by instance name.
+	Resolver func(instance string) (string, error)
+	Runtime  Runtime
+	// RuntimeName is "local" or "docker", for Status.
+	RuntimeName string
+	// DataDir holds the term file; empty keeps the term in memory.
+	DataDir string
+	// Tick is the election tick (100 ms if 0).
+	Tick time.Duration
+	// Policy is the restart policy (DefaultPolicy if its Timeout is 0).
+	Policy Policy
+	Log    hclog.Logger
+}
+
+// Master is one running master: the election, the supervision loop and
+// the gRPC server (ElectionService, Status, health).
+type Master struct {
+	cfg      Config
+	self     election.ID
+	instance string
+	elector  *Elector
+	loop     *Loop
+	peers    *peerClients
+	started  time.Time
+
+	mu    sync.Mutex
+	procs map[string]Process // the runtime's last word on each instance
+}
+
+// TermFile is the name of the term file in a master's data directory.
+const TermFile = "term"
+
+// New checks the configuration and reads the persisted term.
+func New(cfg Config) (*Master, error) {
+	if cfg.Log == nil {
+		cfg.Log = hclog.NewNullLogger()
+	}
+	if cfg.Self < 1 || cfg.Self > cfg.Topology.Masters {
+		return nil, fmt.Errorf("master id %d: the topology has masters 1..%d", cfg.Self, cfg.Topology.Masters)
+	}
+	m := &Master{
+		cfg: cfg, self: election.ID(cfg.Self), started: time.Now(), procs: map[string]Process{},
+		instance: deploy.Instance{Stage: deploy.MasterStage, Index: cfg.Self}.Name(),
+	}
+	var ids []election.ID
+	var watched []string
+	for _, in := range cfg.Topology.MasterInstances() {
+		ids = append(ids, election.ID(in.Index))
+		if in.Index != cfg.Self {
+			watched = append(watched, in.Name())
+		}
+	}
+	for _, in := range cfg.Topology.Instances() {
+		watched = append(watched, in.Name())
+	}
+	m.peers = newPeerClients(cfg.Resolver)
+	termFile := ""
+	if cfg.DataDir != "" {
+		termFile = filepath.Join(cfg.DataDir, TermFile)
+	}
+	var err error
+	m.elector, err = NewElector(ElectorConfig{
+		Election: election.DefaultConfig(m.self, ids), Tick: cfg.Tick, TermFile: termFile,
+		Send: m.peers.send, Log: cfg.Log,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("master %d: %w", cfg.Self, err)
+	}
+	m.loop = NewLoop(LoopConfig{
+		Runtime: cfg.Runtime, Instances: watched, Policy: cfg.Policy, Acting: m.elector.Acting,
+		Describe: m.describe, Observe: m.observe, Log: cfg.Log,
+	})
+	return m, nil
+}
+
+// Run serves and supervises until ctx ends (nil) or the master cannot go
+// on (the term cannot be persisted, the server fails).
+func (m *Master) Run(ctx context.Context) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	srv := grpc.NewServer(transport.ServerOptions()...)
+	wololov1.RegisterElectionServiceServer(srv, &electionServer{m: m})
+	wololov1.RegisterStatusServer(srv, &statusServer{m: m})
+	hs := health.NewServer()
+	hs.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
+	healthpb.RegisterHealthServer(srv, hs)
+	reflection.Register(srv)
+
+	errs := make(chan error, 2)
+	go func() { errs <- srv.Serve(m.cfg.Listener) }()
+	go func() { errs <- m.elector.Run(ctx) }()
+	loopDone := make(chan struct{})
+	go func() {
+		m.loop.Run(ctx)
+		close(loopDone)
+	}()
+	m.cfg.Log.Info("serving", "address", m.cfg.Listener.Addr().String(), "runtime", m.cfg.RuntimeName, "supervised", len(m.loop.cfg.Instances))
+
+	var err error
+	select {
+	case <-ctx.Done():
+	case err = <-errs:
+		if err != nil {
+			err = fmt.Errorf("master %d: %w", m.cfg.Self, err)
+		}
+	}
+	cancel()
+	hs.Shutdown()
+	stopped := make(chan struct{})
+	go func() {
+		srv.GracefulStop()
+		close(stopped)
+	}()
+	select {
+	case <-stopped:
+	case <-time.After(2 * time.Second):
+		srv.Stop()
+	}
+	<-loopDone
+	m.peers.close()
+	return err
+}
+
+// observe confirms to the election every master the runtime saw exited,
+// and keeps the list for Status.
+func (m *Master) observe(procs []Process) {
+	latest := make(map[string]Process, len(procs))
+	for _, p := range procs {
+		latest[p.Instance] = p
+	}
+	m.mu.Lock()
+	m.procs = latest
+	m.mu.Unlock()
+	for _, p := range procs {
+		if p.Running {
+			continue
+		}
+		in, err := deploy.ParseInstance(p.Instance)
+		if err != nil || in.Stage != deploy.MasterStage || in.Index == m.cfg.Self || in.Index < 1 || in.Index > m.cfg.Topology.Masters {
+			continue
+		}
+		m.elector.ConfirmDead(election.ID(in.Index))
+	}
+}
+
+// describe goes on every restart log line.
+func (m *Master) describe() []any {
+	s := m.elector.State()
+	return []any{"leader", m.cfg.Self, "term", s.Term}
+}
+
+// Status is what Status/Get reports for this master.
+func (m *Master) Status() *wololov1.MasterStatus {
+	s := m.elector.State()
+	out := &wololov1.MasterStatus{
+		Id: int32(m.self), ElectionRole: s.Role.String(), Term: uint64(s.Term), Leader: int32(s.Leader),
+		Acting: s.Acting, Runtime: m.cfg.RuntimeName, RestartsDone: m.loop.Restarts(),
+	}
+	for _, id := range m.elector.cfg.Election.Peers {
+		out.Peers = append(out.Peers, int32(id))
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, st := range m.loop.States() {
+		p, known := m.procs[st.Instance]
+		sp := &wololov1.SupervisedProcess{Instance: st.Instance, Restarts: int32(p.Restarts), CrashLoop: st.CrashLoop}
+		if !st.LastSeen.IsZero() {
+			sp.LastSeen = timestamppb.New(st.LastSeen)
+		}
+		switch {
+		case !known:
+			sp.State = "unknown"
+		case !p.Running:
+			sp.State, sp.Exit = "exited", p.Exit
+		case st.Alive:
+			sp.State = "alive"
+		default:
+			sp.State = "silent"
+		}
+		if p.Running {
+			sp.Pid = p.Ref
+		}
+		out.Processes = append(out.Processes, sp)
+	}
+	sort.Slice(out.Processes, func(i, j int) bool { return out.Processes[i].Instance < out.Processes[j].Instance })
+	return out
+}
+
+// electionServer is the ElectionService: messages from the other masters.
+type electionServer struct {
+	wololov1.UnimplementedElectionServiceServer
+	m *Master
+}
+
+func (s *electionServer) Deliver(_ context.Context, req *wololov1.DeliverRequest) (*wololov1.DeliverResponse, error) {
+	msg, err := s.m.fromProto(req)
+	if err != nil {
+		return nil, status.Error(codes.InvalidArgument, err.Error())
+	}
+	s.m.elector.Receive(msg)
+	return &wololov1.DeliverResponse{}, nil
+}
+
+// fromProto checks a message before the node sees it: a known kind, a
+// sender among the other masters, and this master as the addressee.
+func (m *Master) fromProto(req *wololov1.DeliverRequest) (election.Message, error) {
+	k := req.GetKind()
+	if k <= wololov1.ElectionKind_ELECTION_KIND_UNSPECIFIED || k > wololov1.ElectionKind_ELECTION_KIND_HEARTBEAT_ACK {
+		return election.Message{}, fmt.Errorf("unknown election message kind %d", k)
+	}
+	from := int(req.GetFrom())
+	if from < 1 || from > m.cfg.Topology.Masters || from == m.cfg.Self {
+		return election.Message{}, fmt.Errorf("sender %d is not another master (masters are 1..%d, this is %d)", from, m.cfg.Topology.Masters, m.cfg.Self)
+	}
+	if int(req.GetTo()) != m.cfg.Self {
+		return election.Message{}, fmt.Errorf("message for master %d delivered to master %d", req.GetTo(), m.cfg.Self)
+	}
+	return election.Message{Kind: election.Kind(k), From: election.ID(from), To: m.self, Term: election.Term(req.GetTerm()), Seq: req.GetSeq()}, nil
+}
+
+// statusServer is Status/Get for a master.
+type statusServer struct {
+	wololov1.UnimplementedStatusServer
+	m *Master
+}
+
+func (s *statusServer) Get(context.Context, *wololov1.GetRequest) (*wololov1.GetResponse, error) {
+	return &wololov1.GetResponse{
+		Role: "master", Instance: s.m.instance, Incarnation: uint64(s.m.started.UnixNano()),
+		UptimeSeconds: time.Since(s.m.started).Seconds(), Address: s.m.cfg.Listener.Addr().String(),
+		Master: s.m.Status(),
+	}, nil
+}
+
+// peerClients sends election messages, one connection per master, redialed
+// when the master's address changes.
+type peerClients struct {
+	resolve func(string) (string, error)
+	mu      sync.Mutex
+	conns   map[election.ID]*peerConn
+}
+
+type peerConn struct {
+	addr   string
+	conn   *grpc.ClientConn
+	client wololov1.ElectionServiceClient
+}
+
+func newPeerClients(resolve func(string) (string, error)) *peerClients {
+	return &peerClients{resolve: resolve, conns: map[election.ID]*peerConn{}}
+}
+
+func (p *peerClients) send(ctx context.Context, msg election.Message) error {
+	name := deploy.Instance{Stage: deploy.MasterStage, Index: int(msg.To)}.Name()
+	addr, err := p.resolve(name)
+	if err != nil {
+		return err
+	}
+	p.mu.Lock()
+	pc := p.conns[msg.To]
+	if pc == nil || pc.addr != addr {
+		if pc != nil {
+			pc.conn.Close()
+		}
+		conn, err := transport.NewClient(addr)
+		if err != nil {
+			p.mu.Unlock()
+			return fmt.Errorf("dial %s at %s: %w", name, addr, err)
+		}
+		pc = &peerConn{addr: addr, conn: conn, client: wololov1.NewElectionServiceClient(conn)}
+		p.conns[msg.To] = pc
+	}
+	p.mu.Unlock()
+	_, err = pc.client.Deliver(ctx, &wololov1.DeliverRequest{
+		Kind: wololov1.ElectionKind(msg.Kind), From: int32(msg.From), To: int32(msg.To), Term: uint64(msg.Term), Seq: msg.Seq,
+	})
+	return err
+}
+
+func (p *peerClients) close() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for id, pc := range p.conns {
+		pc.conn.Close()
+		delete(p.conns, id)
+	}
+}

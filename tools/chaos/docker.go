@@ -1,0 +1,402 @@
+package chaos
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"sort"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/events"
+	"github.com/docker/docker/api/types/filters"
+	"github.com/docker/docker/api/types/network"
+	"github.com/docker/docker/client"
+	"github.com/docker/docker/pkg/stdcopy"
+
+	"github.com/wololo/wololo/deploy"
+	"github.com/wololo/wololo/services/healthcheck"
+	"github.com/wololo/wololo/services/local"
+	"github.com/wololo/wololo/services/master"
+)
+
+// dockerTarget is the containers of one compose project, found by the
+// labels the compose generator puts on them (the masters find them the
+// same way). It only signals, pauses and inspects; it never starts a
+// container: that is the masters' job.
+type dockerTarget struct {
+	cli     *client.Client
+	project string
+	top     deploy.Topology
+	host    string // where the published ports answer
+
+	mu     sync.Mutex
+	starts map[string]map[string]bool // instance -> StartedAt values seen
+	deaths map[string][]time.Time     // instance -> when its container died (watchDeaths)
+
+	// The log check reads the masters' logs from since on; preface holds
+	// a line per master that was acting at since (its "acting started"
+	// line is older).
+	since   time.Time
+	preface map[string]string
+}
+
+// watchDeaths records, until ctx ends, when each container of the
+// project dies (the engine's die events): container logs have no line for
+// a SIGKILL, and the election log check needs to know when a killed
+// master stopped.
+func (d *dockerTarget) watchDeaths(ctx context.Context) {
+	d.since, d.preface = time.Now().UTC(), map[string]string{}
+	for _, v := range masterViews(ctx, d, time.Second) {
+		if v.Err == nil && v.Role == "leader" && v.Acting {
+			d.preface[v.Instance] = fmt.Sprintf("%s [INFO]  master: acting started: instance=%s id=%d term=%d\n",
+				d.since.Format("2006-01-02T15:04:05.000Z"), v.Instance, v.ID, v.Term)
+		}
+	}
+	args := filters.NewArgs(filters.Arg("type", "container"), filters.Arg("event", "die"),
+		filters.Arg("label", master.LabelProject+"="+d.project))
+	msgs, errs := d.cli.Events(ctx, events.ListOptions{Filters: args})
+	go func() {
+		for {
+			select {
+			case m := <-msgs:
+				name := m.Actor.Attributes[master.LabelInstance]
+				d.mu.Lock()
+				d.deaths[name] = append(d.deaths[name], time.Unix(0, m.TimeNano).UTC())
+				d.mu.Unlock()
+			case <-errs:
+				return
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+}
+
+func newDockerTarget(project string, top deploy.Topology, host string) (*dockerTarget, error) {
+	cli, err := client.NewClientWithOpts(client.FromEnv, client.WithAPIVersionNegotiation())
+	if err != nil {
+		return nil, fmt.Errorf("docker client: %w", err)
+	}
+	return &dockerTarget{cli: cli, project: project, top: top, host: host, starts: map[string]map[string]bool{}, deaths: map[string][]time.Time{}}, nil
+}
+
+func (d *dockerTarget) Close() error { return d.cli.Close() }
+
+func (d *dockerTarget) Topology() deploy.Topology { return d.top }
+
+// Addr is the published loopback port: the gateway's and the masters'.
+func (d *dockerTarget) Addr(instance string) string {
+	in, err := deploy.ParseInstance(instance)
+	if err != nil {
+		return ""
+	}
+	return net.JoinHostPort(d.host, strconv.Itoa(d.top.Port(in)))
+}
+
+func (d *dockerTarget) inspect(ctx context.Context, instance string) (container.InspectResponse, error) {
+	args := filters.NewArgs(filters.Arg("label", master.LabelProject+"="+d.project), filters.Arg("label", master.LabelInstance+"="+instance))
+	cs, err := d.cli.ContainerList(ctx, container.ListOptions{All: true, Filters: args})
+	if err != nil {
+		return container.InspectResponse{}, fmt.Errorf("list containers: %w", err)
+	}
+	if len(cs) != 1 {
+		return container.InspectResponse{}, fmt.Errorf("project %s has %d containers of %s, want 1", d.project, len(cs), instance)
+	}
+	return d.cli.ContainerInspect(ctx, cs[0].ID)
+}
+
+// Signal implements target: SIGKILL through the engine (the null signal
+// only looks).
+func (d *dockerTarget) Signal(instance string, sig syscall.Signal) (int, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, err := d.inspect(ctx, instance)
+	if err != nil {
+		return 0, err
+	}
+	if c.State == nil || !c.State.Running {
+		return 0, fmt.Errorf("%s: %w", instance, local.ErrNotRunning)
+	}
+	if sig != 0 {
+		if err := d.cli.ContainerKill(ctx, c.ID, strconv.Itoa(int(sig))); err != nil {
+			return 0, fmt.Errorf("kill %s: %w", instance, err)
+		}
+	}
+	return c.State.Pid, nil
+}
+
+// Pause freezes an instance's container (docker pause).
+func (d *dockerTarget) Pause(instance string) (int, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, err := d.inspect(ctx, instance)
+	if err != nil {
+		return 0, err
+	}
+	if c.State == nil || !c.State.Running || c.State.Paused {
+		return 0, fmt.Errorf("%s: %w", instance, local.ErrNotRunning)
+	}
+	if err := d.cli.ContainerPause(ctx, c.ID); err != nil {
+		return 0, fmt.Errorf("pause %s: %w", instance, err)
+	}
+	return c.State.Pid, nil
+}
+
+// Cut disconnects an instance's container from every network it is on
+// (docker network disconnect): the process runs on, cut off. restore
+// connects it again under the same DNS aliases.
+func (d *dockerTarget) Cut(instance string) (restore func() error, err error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, err := d.inspect(ctx, instance)
+	if err != nil {
+		return nil, err
+	}
+	if c.NetworkSettings == nil || len(c.NetworkSettings.Networks) == 0 {
+		return nil, fmt.Errorf("%s is on no network", instance)
+	}
+	type link struct {
+		id      string
+		aliases []string
+	}
+	var cut []link
+	for name, ep := range c.NetworkSettings.Networks {
+		if err := d.cli.NetworkDisconnect(ctx, ep.NetworkID, c.ID, true); err != nil {
+			return nil, fmt.Errorf("disconnect %s from %s: %w", instance, name, err)
+		}
+		cut = append(cut, link{ep.NetworkID, ep.Aliases})
+	}
+	return func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		for _, l := range cut {
+			if err := d.cli.NetworkConnect(ctx, l.id, c.ID, &network.EndpointSettings{Aliases: l.aliases}); err != nil {
+				return fmt.Errorf("reconnect %s: %w", instance, err)
+			}
+		}
+		return nil
+	}, nil
+}
+
+// MasterLog is a master's whole container log, with a line in the local
+// runner's format marking each death watchDeaths saw, so that the log
+// check reads both kinds of deployment alike.
+func (d *dockerTarget) MasterLog(instance string) ([]byte, error) {
+	b, err := d.logs(instance, "all")
+	if err != nil {
+		return nil, err
+	}
+	d.mu.Lock()
+	deaths := append([]time.Time(nil), d.deaths[instance]...)
+	d.mu.Unlock()
+	return withExitMarkers(append([]byte(d.preface[instance]), b...), instance, deaths), nil
+}
+
+// withExitMarkers inserts, before the first line logged after each death,
+// a runner marker "pid 0 of X exited (container died)". A line without a
+// timestamp of its own keeps the previous line's.
+func withExitMarkers(log []byte, instance string, deaths []time.Time) []byte {
+	sort.Slice(deaths, func(i, j int) bool { return deaths[i].Before(deaths[j]) })
+	var out bytes.Buffer
+	marker := func(t time.Time) {
+		fmt.Fprintf(&out, "%s%s: pid 0 of %s exited (container died) after 0s\n", runnerMarker, t.Format(time.RFC3339Nano), instance)
+	}
+	for _, line := range bytes.SplitAfter(log, []byte("\n")) {
+		if len(line) == 0 {
+			continue
+		}
+		if len(line) >= 24 {
+			if at, err := time.Parse("2006-01-02T15:04:05.000Z", string(line[:24])); err == nil {
+				for len(deaths) > 0 && !deaths[0].After(at) {
+					marker(deaths[0])
+					deaths = deaths[1:]
+				}
+			}
+		}
+		out.Write(line)
+		if line[len(line)-1] != '\n' {
+			out.WriteByte('\n')
+		}
+	}
+	for _, t := range deaths {
+		marker(t)
+	}
+	return out.Bytes()
+}
+
+// ElectionDocker runs the election chaos tool against a deployed compose
+// project's masters: the same kills, failover timing and checks as
+// Election; with o.Partition it ends by cutting the leader off the network
+// with docker network disconnect, and checks that the others take over
+// and that at most one side acts.
+func ElectionDocker(ctx context.Context, o ElectionOptions, top deploy.Topology, project, host string) (*ElectionReport, error) {
+	o.Masters = top.Masters
+	if err := o.defaults(); err != nil {
+		return nil, err
+	}
+	tgt, err := newDockerTarget(project, top, host)
+	if err != nil {
+		return nil, err
+	}
+	defer tgt.Close()
+	gateway := tgt.Addr(top.Gateway().Name + "-0")
+	if err := healthcheck.Check(ctx, gateway, 5*time.Second); err != nil {
+		return nil, fmt.Errorf("chaos election: the gateway of project %s does not answer (is it up? make up): %w", project, err)
+	}
+	var size int64
+	for _, f := range []string{o.Matches, o.Players} {
+		info, err := os.Stat(f)
+		if err != nil {
+			return nil, fmt.Errorf("chaos election: %w", err)
+		}
+		size += info.Size()
+	}
+	if err := os.MkdirAll(o.TempDir, 0o755); err != nil {
+		return nil, err
+	}
+	work, err := os.MkdirTemp(o.TempDir, "wololo-chaos-election-docker-")
+	if err != nil {
+		return nil, err
+	}
+	rep := &ElectionReport{DataDir: work}
+	watchCtx, stopWatching := context.WithCancel(ctx)
+	defer stopWatching()
+	tgt.watchDeaths(watchCtx)
+	fmt.Fprintf(o.Stdout, "chaos election: project %s, seed %d, %d kills of the leading master among %d; partition of the leader: %s\n",
+		project, o.Seed, o.Kills, o.Masters, o.Partition)
+	stop := func() { rep.Processes = tgt.Processes() }
+	return electionDrive(ctx, o, tgt, gateway, rep, stop, size, tgt.MasterLog,
+		fmt.Sprintf("docker logs %s-<instance>", project))
+}
+
+// Processes implements target. A container's restarts are the starts
+// this target has seen beyond its first (Docker counts only its own
+// restart policy's).
+func (d *dockerTarget) Processes() []local.Proc {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	args := filters.NewArgs(filters.Arg("label", master.LabelProject+"="+d.project))
+	cs, err := d.cli.ContainerList(ctx, container.ListOptions{All: true, Filters: args})
+	if err != nil {
+		return nil
+	}
+	var out []local.Proc
+	for _, s := range cs {
+		c, err := d.cli.ContainerInspect(ctx, s.ID)
+		if err != nil || c.State == nil {
+			continue
+		}
+		name := s.Labels[master.LabelInstance]
+		p := local.Proc{Instance: name, PID: c.State.Pid, Alive: c.State.Running && !c.State.Paused, LogFile: "docker logs " + c.Name[1:]}
+		if !c.State.Running {
+			p.Exit = fmt.Sprintf("%s (exit code %d)", c.State.Status, c.State.ExitCode)
+		}
+		if t, err := time.Parse(time.RFC3339Nano, c.State.StartedAt); err == nil {
+			p.Started = t
+		}
+		d.mu.Lock()
+		if d.starts[name] == nil {
+			d.starts[name] = map[string]bool{}
+		}
+		d.starts[name][c.State.StartedAt] = true
+		p.Restarts = len(d.starts[name]) - 1
+		d.mu.Unlock()
+		out = append(out, p)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Instance < out[j].Instance })
+	return out
+}
+
+// LogTail implements target.
+func (d *dockerTarget) LogTail(instance string, lines int) string {
+	b, err := d.logs(instance, strconv.Itoa(lines))
+	if err != nil {
+		return err.Error()
+	}
+	return string(b)
+}
+
+// logs is an instance's container log ("all" lines, or the last n).
+func (d *dockerTarget) logs(instance, tail string) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := d.inspect(ctx, instance)
+	if err != nil {
+		return nil, err
+	}
+	opts := container.LogsOptions{ShowStdout: true, ShowStderr: true, Tail: tail}
+	if !d.since.IsZero() {
+		opts.Since = d.since.Format(time.RFC3339Nano)
+	}
+	rc, err := d.cli.ContainerLogs(ctx, c.ID, opts)
+	if err != nil {
+		return nil, fmt.Errorf("logs of %s: %w", instance, err)
+	}
+	defer rc.Close()
+	var buf bytes.Buffer
+	if _, err := stdcopy.StdCopy(&buf, &buf, rc); err != nil {
+		return nil, fmt.Errorf("logs of %s: %w", instance, err)
+	}
+	return buf.Bytes(), nil
+}
+
+// Docker runs the harness against a deployed compose project (`make up`):
+// the same job, schedule and check as Local, with containers killed
+// through the Docker Engine API, the leading master among them, and one
+// worker frozen with docker pause until the masters notice it and
+// restart it. It starts and stops nothing: the masters do every restart.
+func Docker(ctx context.Context, o Options, project, host string) (*Report, error) {
+	if err := o.defaults(); err != nil {
+		return nil, err
+	}
+	if o.Topology.Masters == 0 {
+		return nil, errors.New("chaos docker: the topology has no masters, so nothing would restart the killed containers")
+	}
+	tgt, err := newDockerTarget(project, o.Topology, host)
+	if err != nil {
+		return nil, err
+	}
+	defer tgt.Close()
+	gateway := tgt.Addr(o.Topology.Gateway().Name + "-0")
+	if err := healthcheck.Check(ctx, gateway, 5*time.Second); err != nil {
+		return nil, fmt.Errorf("chaos docker: the gateway of project %s does not answer (is it up? make up): %w", project, err)
+	}
+	mInfo, err := os.Stat(o.Matches)
+	if err != nil {
+		return nil, err
+	}
+	pInfo, err := os.Stat(o.Players)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(o.TempDir, 0o755); err != nil {
+		return nil, err
+	}
+	work, err := os.MkdirTemp(o.TempDir, "wololo-chaos-docker-")
+	if err != nil {
+		return nil, err
+	}
+	rep := &Report{DataDir: work, Stages: map[string]int{}, Phases: map[string]int{},
+		LogsAt: fmt.Sprintf("docker logs %s-<instance> (the containers of project %s)", project, project)}
+	rng := newRNG(o.Seed)
+	pre, post := plan(o.Topology, o.Kills, rng)
+	rep.Planned = len(pre) + len(post)
+	fmt.Fprintf(o.Stdout, "chaos: project %s, seed %d, %d kills planned (%d during the upload, %d after it), one worker paused\n",
+		project, o.Seed, rep.Planned, len(pre), len(post))
+	finish := func() {
+		rep.Processes = tgt.Processes()
+		for _, p := range rep.Processes {
+			rep.Restarts += p.Restarts
+		}
+	}
+	tgt.Processes() // remember every container's current start
+	o.freeze = tgt
+	return drive(ctx, o, tgt, gateway, rep, finish, mInfo.Size()+pInfo.Size(), pre, post, rng)
+}

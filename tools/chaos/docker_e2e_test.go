@@ -1,0 +1,173 @@
+package chaos
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/wololo/wololo/deploy"
+	"github.com/wololo/wololo/services/healthcheck"
+	"github.com/wololo/wololo/tools/compose"
+	"github.com/wololo/wololo/tools/datagen"
+)
+
+// TestDockerE2E is `make e2e-docker`: the checked-in compose file
+// (3 masters, 2 replicas of every keyed stage) on the image `make images`
+// built, a generated dataset submitted while containers of every kind are
+// SIGKILLed (the gateway and the leading master included) and one worker
+// is paused until the masters replace it, all four outputs compared byte
+// for byte, the README's grpcurl commands run, and everything brought
+// down, leaving no container, network or volume of the project.
+//
+// It runs only under `make e2e-docker` (WOLOLO_E2E_DOCKER=1), which
+// builds the image and grpcurl first and skips, saying so, where no Docker
+// engine answers.
+func TestDockerE2E(t *testing.T) {
+	if os.Getenv("WOLOLO_E2E_DOCKER") != "1" {
+		t.Skip("docker e2e: run by `make e2e-docker` (it builds the image first)")
+	}
+	grpcurl := os.Getenv("WOLOLO_GRPCURL")
+	if grpcurl == "" {
+		t.Fatal("WOLOLO_GRPCURL must name the grpcurl binary (make e2e-docker sets it)")
+	}
+	const project = "wololo"
+	file, err := filepath.Abs("../../" + compose.DefaultFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dc := composeCommand(t, project, file)
+	if out, _ := exec.Command("docker", "ps", "-aq", "--filter", "label=wololo.project="+project).Output(); len(strings.TrimSpace(string(out))) > 0 {
+		t.Fatalf("containers of project %s already exist: `make down` first", project)
+	}
+	defer func() {
+		mustRun(t, dc("down", "-v", "--remove-orphans")...)
+		for _, what := range [][]string{
+			{"ps", "-aq", "--filter", "label=com.docker.compose.project=" + project},
+			{"volume", "ls", "-q", "--filter", "label=com.docker.compose.project=" + project},
+			{"network", "ls", "-q", "--filter", "label=com.docker.compose.project=" + project},
+		} {
+			if out, _ := exec.Command("docker", what...).Output(); len(strings.TrimSpace(string(out))) > 0 {
+				t.Errorf("left behind after down (docker %s): %s", strings.Join(what, " "), out)
+			}
+		}
+	}()
+	start := time.Now()
+	mustRun(t, dc("up", "-d")...)
+	top := deploy.Default()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	for _, in := range append([]deploy.Instance{{Stage: "gateway"}}, top.MasterInstances()...) {
+		addr := fmt.Sprintf("127.0.0.1:%d", top.Port(in))
+		if err := healthcheck.Check(ctx, addr, time.Minute); err != nil {
+			t.Fatalf("%s: %v", in.Name(), err)
+		}
+	}
+	t.Logf("up in %s", time.Since(start).Round(time.Millisecond))
+
+	dir := t.TempDir()
+	if _, err := datagen.WriteDir(datagen.Config{Matches: 5000, Seed: 23}, dir); err != nil {
+		t.Fatal(err)
+	}
+	w := testWriter{t}
+	rep, err := Docker(ctx, Options{
+		Matches: filepath.Join(dir, "matches.csv"), Players: filepath.Join(dir, "match_players.csv"), Out: t.TempDir(),
+		Kills: 12, Seed: 3, Interval: DefaultDockerInterval, Masters: -1, Stdout: w, Progress: w,
+	}, project, "127.0.0.1")
+	if err != nil {
+		t.Fatalf("chaos against the containers: %v", err)
+	}
+	for _, s := range top.Stages {
+		if rep.Stages[s.Name] == 0 {
+			t.Errorf("no %s container was killed", s.Name)
+		}
+	}
+	if rep.Stages[deploy.MasterStage] == 0 {
+		t.Error("the leading master was never killed")
+	}
+	if !rep.Equal || rep.Frozen == "" || rep.FrozenFor == 0 {
+		t.Errorf("equal %v, frozen %q replaced after %s", rep.Equal, rep.Frozen, rep.FrozenFor)
+	}
+	t.Logf("%d kills, paused %s replaced after %s", len(rep.Kills), rep.Frozen, rep.FrozenFor)
+
+	// The election against the containers: leader kills during a second
+	// job, then the leader cut off the network.
+	erep, err := ElectionDocker(ctx, ElectionOptions{
+		Matches: filepath.Join(dir, "matches.csv"), Players: filepath.Join(dir, "match_players.csv"), Out: t.TempDir(),
+		Kills: 4, Seed: 5, Double: 0.25, RightAfter: 0.25, Partition: 5 * time.Second, Stdout: w, Progress: w,
+	}, top, project, "127.0.0.1")
+	if err != nil {
+		t.Fatalf("election chaos against the containers: %v", err)
+	}
+	if len(erep.Violations) > 0 || !erep.Equal || len(erep.Kills) != 5 || !erep.Kills[4].Cut || !erep.Kills[4].Completed {
+		t.Errorf("election chaos: violations %v, equal %v, kills %+v", erep.Violations, erep.Equal, erep.Kills)
+	}
+	t.Logf("election: failover p50 %s, max %s; cut-off leader replaced after %s", erep.P50, erep.Max, erep.Kills[len(erep.Kills)-1].Failover)
+
+	// The README's grpcurl commands, against the gateway and a master.
+	gw := fmt.Sprintf("localhost:%d", top.Port(deploy.Instance{Stage: "gateway"}))
+	m1 := fmt.Sprintf("localhost:%d", top.Port(deploy.Instance{Stage: deploy.MasterStage, Index: 1}))
+	for addr, want := range map[string][]string{
+		gw: {"wololo.v1.JobService", "wololo.v1.StageService", "wololo.v1.Status", "grpc.health.v1.Health"},
+		m1: {"wololo.v1.ElectionService", "wololo.v1.Status", "grpc.health.v1.Health"},
+	} {
+		out := mustRun(t, grpcurl, "-plaintext", addr, "list")
+		for _, svc := range want {
+			if !strings.Contains(out, svc+"\n") {
+				t.Errorf("grpcurl list %s: no %s in\n%s", addr, svc, out)
+			}
+		}
+	}
+	var g struct{ Role, Instance string }
+	if err := json.Unmarshal([]byte(mustRun(t, grpcurl, "-plaintext", gw, "wololo.v1.Status/Get")), &g); err != nil || g.Role != "gateway" || g.Instance != "gateway-0" {
+		t.Errorf("gateway Status/Get: %+v, %v", g, err)
+	}
+	var m struct {
+		Role   string
+		Master struct {
+			ID        int `json:"id"`
+			Leader    int
+			Processes []struct{ Instance, State string }
+		}
+	}
+	if err := json.Unmarshal([]byte(mustRun(t, grpcurl, "-plaintext", m1, "wololo.v1.Status/Get")), &m); err != nil || m.Role != "master" || m.Master.ID != 1 || m.Master.Leader == 0 {
+		t.Errorf("master Status/Get: %+v, %v", m, err)
+	}
+	if want := len(top.Instances()) + top.Masters - 1; len(m.Master.Processes) != want {
+		t.Errorf("master-1 supervises %d processes, want %d", len(m.Master.Processes), want)
+	}
+	t.Logf("e2e-docker: %s from up to the grpcurl checks", time.Since(start).Round(time.Second))
+}
+
+// composeCommand returns a function that builds a compose command line:
+// `docker compose` where the plugin exists, docker-compose otherwise.
+func composeCommand(t *testing.T, project, file string) func(args ...string) []string {
+	base := []string{"docker-compose"}
+	if exec.Command("docker", "compose", "version").Run() == nil {
+		base = []string{"docker", "compose"}
+	} else if _, err := exec.LookPath("docker-compose"); err != nil {
+		t.Fatal("neither `docker compose` nor docker-compose is installed")
+	}
+	return func(args ...string) []string {
+		return append(append(append([]string(nil), base...), "-p", project, "-f", file), args...)
+	}
+}
+
+// mustRun runs a command and returns its standard output; it fails the test
+// with the command's output when it fails.
+func mustRun(t *testing.T, argv ...string) string {
+	t.Helper()
+	cmd := exec.Command(argv[0], argv[1:]...)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%s: %v\n%s%s", strings.Join(argv, " "), err, out, stderr.String())
+	}
+	return string(out)
+}

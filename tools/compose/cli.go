@@ -1,0 +1,93 @@
+package compose
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/wololo/wololo/deploy"
+)
+
+// DefaultFile is the checked-in compose file: Generate's output for the
+// default topology and options.
+const DefaultFile = "deploy/compose.yaml"
+
+// Run is `wololo compose`.
+func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("wololo compose", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), `usage: wololo compose [--topology F] [--replicas stage=N,...] [--masters N] [--out FILE]
+
+Writes the docker compose file of the topology: one service per instance and
+master, named volumes, the gateway's port published, the masters given the
+Docker socket, no restart policies (the masters restart).
+
+flags:
+`)
+		fs.PrintDefaults()
+	}
+	topoPath := fs.String("topology", "", "topology JSON file (default: the embedded one)")
+	replicas := fs.String("replicas", "", `replica counts to change, e.g. "q3-joiner=3,q2-grouper=4"; "*=N" sets every stage but the gateway`)
+	masters := fs.Int("masters", -1, "number of masters (default: the topology's)")
+	var o Options
+	fs.StringVar(&o.Project, "project", "wololo", "project name: the masters' label filter and the container name prefix")
+	fs.StringVar(&o.Image, "image", "wololo:latest", "image of every service")
+	fs.StringVar(&o.LogLevel, "log-level", "info", "log level of every process")
+	out := fs.String("out", "-", `file to write ("-": standard output)`)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		fs.Usage()
+		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	top, err := deploy.Select(*topoPath)
+	if err != nil {
+		return err
+	}
+	if top, err = applyReplicas(top, *replicas); err != nil {
+		return err
+	}
+	if *masters >= 0 {
+		top.Masters = *masters
+	}
+	b, err := Generate(top, o)
+	if err != nil {
+		return err
+	}
+	if *out == "-" {
+		_, err = stdout.Write(b)
+		return err
+	}
+	if err := os.WriteFile(*out, b, 0o644); err != nil {
+		return fmt.Errorf("write %s: %w", *out, err)
+	}
+	fmt.Fprintf(stderr, "wrote %s: %d services\n", *out, len(top.Instances())+top.Masters)
+	return nil
+}
+
+// applyReplicas applies "stage=N,..." ("*=N": every stage but the gateway).
+func applyReplicas(top deploy.Topology, spec string) (deploy.Topology, error) {
+	if strings.TrimSpace(spec) == "" {
+		return top, nil
+	}
+	counts := map[string]int{}
+	for _, part := range strings.Split(spec, ",") {
+		name, val, ok := strings.Cut(strings.TrimSpace(part), "=")
+		n, err := strconv.Atoi(val)
+		if !ok || err != nil || n < 1 {
+			return top, fmt.Errorf("--replicas: %q is not stage=N with N >= 1", part)
+		}
+		if name == "*" {
+			top = top.Uniform(n)
+			continue
+		}
+		counts[name] = n
+	}
+	return top.WithReplicas(counts)
+}

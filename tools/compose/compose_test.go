@@ -1,0 +1,81 @@
+package compose
+
+import (
+	"bytes"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/wololo/wololo/deploy"
+)
+
+// TestCheckedInFileIsTheGeneratorsOutput keeps deploy/compose.yaml equal
+// to what `wololo compose` writes for the default topology.
+func TestCheckedInFileIsTheGeneratorsOutput(t *testing.T) {
+	want, err := Generate(deploy.Default(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile("../../" + DefaultFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatalf("%s is not the generator's output for the default topology; run: bin/wololo compose --out %s", DefaultFile, DefaultFile)
+	}
+}
+
+func TestEveryInstanceIsAServiceWithoutRestartPolicy(t *testing.T) {
+	top := deploy.Default().Uniform(3)
+	top.Masters = 5
+	b, err := Generate(top, Options{Project: "p1", Image: "img:1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(b)
+	for _, in := range append(top.Instances(), top.MasterInstances()...) {
+		if !strings.Contains(s, "\n  "+in.Name()+":\n") {
+			t.Errorf("no service %s", in.Name())
+		}
+		if !strings.Contains(s, "\n  "+in.Name()+"-data: {}") {
+			t.Errorf("no volume for %s", in.Name())
+		}
+	}
+	n := len(top.Instances()) + top.Masters
+	for what, want := range map[string]int{
+		`restart: "no"`:                                   n,
+		"wololo.project: \"p1\"":                          n,
+		"/var/run/docker.sock:/var/run/docker.sock":       5,
+		`"--runtime", "docker", "--docker-project", "p1"`: 5,
+		"WOLOLO_TOPOLOGY: *topology":                      n, // not the default topology: it travels along
+		`ports: ["7100:7100"]`:                            1,
+	} {
+		if got := strings.Count(s, what); got != want {
+			t.Errorf("%q appears %d times, want %d", what, got, want)
+		}
+	}
+	if strings.Contains(s, "restart: always") || strings.Contains(s, "on-failure") {
+		t.Error("a restart policy: the masters must be the only supervisor")
+	}
+}
+
+func TestGenerateRefuses(t *testing.T) {
+	top := deploy.Default()
+	top.Masters = 0
+	if _, err := Generate(top, Options{}); err == nil || !strings.Contains(err.Error(), "no masters") {
+		t.Errorf("no masters: %v", err)
+	}
+	if _, err := Generate(deploy.Default(), Options{Project: "a b"}); err == nil {
+		t.Error("a project name with a space was accepted")
+	}
+	if _, err := applyReplicas(deploy.Default(), "q3-joiner=0"); err == nil {
+		t.Error("zero replicas accepted")
+	}
+	if _, err := applyReplicas(deploy.Default(), "nosuch=2"); err == nil {
+		t.Error("an unknown stage accepted")
+	}
+	top, err := applyReplicas(deploy.Default(), "*=3, q3-joiner=4")
+	if err != nil || top.Replicas("q2-grouper") != 3 || top.Replicas("q3-joiner") != 4 || top.Replicas("gateway") != 1 {
+		t.Errorf("applyReplicas: %v %+v", err, top.Stages)
+	}
+}
