@@ -862,9 +862,17 @@ func FormatProcesses(w io.Writer, procs []Proc) {
 		if p.Replaced {
 			state = "replaced, " + state
 		}
-		rss := p.MaxPeakRSS
-		total += rss
-		fmt.Fprintf(w, "  %-20s %8d %8d %7.1f MB  %s\n", p.Instance, p.PID, p.Restarts, float64(rss)/1e6, state)
+		total += p.MaxPeakRSS
+		fmt.Fprintf(w, "  %-20s %8d %8d %10s  %s\n", p.Instance, p.PID, p.Restarts, megabytes(p.MaxPeakRSS), state)
 	}
-	fmt.Fprintf(w, "  %-20s %8s %8s %7.1f MB\n", "total", "", "", float64(total)/1e6)
+	fmt.Fprintf(w, "  %-20s %8s %8s %10s\n", "total", "", "", megabytes(total))
+}
+
+// megabytes formats a peak RSS; 0 is "-": the runtime did not measure it
+// (containers, whose memory the Docker runtime does not report).
+func megabytes(b int64) string {
+	if b == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f MB", float64(b)/1e6)
 }

@@ -13,7 +13,6 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/wololo/wololo/deploy"
-	"github.com/wololo/wololo/services/local"
 	"github.com/wololo/wololo/tools/datagen"
 )
 
@@ -26,23 +25,11 @@ const chaosMatches = 5000
 // SIGKILLs each across every kind of process, the leading master among
 // them, some after the upload, with the 3 masters doing every restart; the
 // four outputs must be byte-equal to the reference.
-//
-// It needs processes that keep their state on disk (--data). Until the
-// binary has that flag it skips, saying so; WOLOLO_CHAOS_FORCE=1 runs it
-// anyway (it then fails, which shows what durability has to fix).
 func TestChaosLocal(t *testing.T) {
 	if testing.Short() {
 		t.Skip("chaos: skipped with -short (builds the binary and runs two 24-kill jobs on OS processes)")
 	}
 	bin := buildBinary(t)
-	feats, err := local.DetectFeatures(context.Background(), bin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	force := os.Getenv("WOLOLO_CHAOS_FORCE") != ""
-	if !feats.Data && !force {
-		t.Skip("chaos: the wololo binary takes no --data flag yet: its processes keep their state in memory, so a SIGKILLed worker or gateway loses it and the job cannot come out right. This test runs by itself once durable processes land; WOLOLO_CHAOS_FORCE=1 runs it now")
-	}
 	dir := t.TempDir()
 	if _, err := datagen.WriteDir(datagen.Config{Matches: chaosMatches, Seed: 11}, dir); err != nil {
 		t.Fatal(err)
@@ -57,7 +44,7 @@ func TestChaosLocal(t *testing.T) {
 			start := time.Now()
 			rep, err := Local(ctx, Options{
 				Binary: bin, Matches: matches, Players: players, Out: t.TempDir(),
-				Kills: 24, Seed: seed, BatchRows: 500, ForceMemory: force, Masters: 3,
+				Kills: 24, Seed: seed, BatchRows: 500, Masters: 3,
 				Stdout: w, Progress: w, Log: hclog.New(&hclog.LoggerOptions{Name: "chaos", Level: hclog.Warn, Output: w}),
 			})
 			if err != nil {

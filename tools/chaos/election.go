@@ -702,8 +702,12 @@ func (k *leaderKiller) printKill(kl ElectionKill) {
 	if kl.BackOK {
 		back = "back after " + secs(kl.Back)
 	}
-	fmt.Fprintf(k.out, "kill %2d/%d  +%-8s %-34s %-32s (term %d, leader for %s, %s)  failover %s; %s\n",
-		kl.N, k.o.Kills, secs(kl.At), strings.Join(victims, ", "), kl.Kind, kl.Term, secs(kl.LeaderAge), job, failover, back)
+	step := fmt.Sprintf("kill %2d/%d", kl.N, k.o.Kills)
+	if kl.Cut {
+		step = "partition  "
+	}
+	fmt.Fprintf(k.out, "%s  +%-8s %-34s %-32s (term %d, leader for %s, %s)  failover %s; %s\n",
+		step, secs(kl.At), strings.Join(victims, ", "), kl.Kind, kl.Term, secs(kl.LeaderAge), job, failover, back)
 }
 
 // waitLeader waits until every master that answers Status names the same
@@ -832,8 +836,12 @@ func printElectionSummary(w io.Writer, o ElectionOptions, rep *ElectionReport) {
 			during++
 		}
 	}
-	fmt.Fprintf(w, "chaos election: %d of %d kills (%d double, %d right after an election, %d while the job ran); %d failovers completed\n",
-		len(rep.Kills), o.Kills, double, right, during, len(rep.Failovers))
+	kills, partition := len(rep.Kills), ""
+	if kills > 0 && rep.Kills[kills-1].Cut {
+		kills, partition = kills-1, " and a partition of the leader"
+	}
+	fmt.Fprintf(w, "chaos election: %d of %d kills%s (%d double, %d right after an election, %d while the job ran); %d failovers completed\n",
+		kills, o.Kills, partition, double, right, during, len(rep.Failovers))
 	if len(rep.Failovers) > 0 {
 		verdict := "met"
 		if !rep.MeetsTarget {
@@ -876,7 +884,7 @@ func printElectionSummary(w io.Writer, o ElectionOptions, rep *ElectionReport) {
 			}
 		}
 		if len(unexpected) > 0 {
-			fmt.Fprintf(w, "chaos election: restarts nobody asked for (a process died by itself): %s\n", strings.Join(unexpected, ", "))
+			fmt.Fprintf(w, "chaos election: restarts beyond the kills (a process died by itself, or stayed silent until the masters replaced it, as a cut-off master does): %s\n", strings.Join(unexpected, ", "))
 		}
 	}
 	if rep.StopErr != nil {
