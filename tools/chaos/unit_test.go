@@ -96,8 +96,10 @@ func TestPacer(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// 5 × 100 kB at 1 MB/s: the first goes at once, the fifth at 0.4 s.
-	if d := time.Since(start); d < 350*time.Millisecond || d > 2*time.Second {
+	// 5 × 100 kB at 1 MB/s: the first goes at once, the fifth at 0.4 s
+	// at the earliest (only the lower bound is the pacer's promise; a
+	// loaded machine may take longer).
+	if d := time.Since(start); d < 350*time.Millisecond {
 		t.Fatalf("500 kB at 1 MB/s took %s", d)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
