@@ -107,7 +107,6 @@ type Cluster struct {
 	opts      Options
 	log       hclog.Logger
 	top       deploy.Topology
-	features  Features
 	dir       string
 	peersPath string
 	topoPath  string
@@ -199,37 +198,20 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("local: data directory: %w", err)
 	}
-	feats, err := DetectFeatures(ctx, o.Binary)
-	if err != nil {
-		return nil, fmt.Errorf("local: %w", err)
-	}
 	c := &Cluster{
-		opts: o, log: o.Log, top: o.Topology, features: feats, dir: dir,
+		opts: o, log: o.Log, top: o.Topology, dir: dir,
 		peersPath: filepath.Join(dir, "peers.json"), topoPath: filepath.Join(dir, "topology.json"),
 		insts: map[string]*instance{}, stopCh: make(chan struct{}), done: make(chan struct{}),
-	}
-	if !feats.Data {
-		c.log.Warn("this wololo binary takes no --data flag: every process keeps its state in memory, so a restarted process forgets its jobs", "binary", o.Binary)
-	}
-	if !feats.Peers {
-		c.log.Warn("this wololo binary takes no --peers flag: processes find each other on the topology's ports, and Replace is not available", "binary", o.Binary)
 	}
 
 	// Ports.
 	all := append(c.top.Instances(), c.top.MasterInstances()...)
 	n := len(all)
-	switch {
-	case o.FreePorts && !feats.Peers:
-		base, err := FreePortRange(n)
-		if err != nil {
-			return nil, fmt.Errorf("local: %w", err)
-		}
-		c.top.BasePort = base
-	case o.BasePort != 0:
+	if o.BasePort != 0 {
 		c.top.BasePort = o.BasePort
 	}
 	var free []int
-	if o.FreePorts && feats.Peers {
+	if o.FreePorts {
 		if free, err = FreePorts(n); err != nil {
 			return nil, fmt.Errorf("local: %w", err)
 		}
@@ -304,7 +286,7 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 		c.Stop()
 		return nil, fmt.Errorf("local: %w", err)
 	}
-	c.log.Info("cluster up", "processes", len(c.order), "gateway", c.GatewayAddr(), "data", c.dir, "durable", feats.Data, "peers-file", feats.Peers)
+	c.log.Info("cluster up", "processes", len(c.order), "gateway", c.GatewayAddr(), "data", c.dir)
 	return c, nil
 }
 
@@ -330,22 +312,15 @@ func (c *Cluster) argsLocked(ins *instance) []string {
 	if ins.cmd == "worker" {
 		args = append(args, "--instance", ins.name)
 	}
-	args = append(args, "--topology", c.topoPath, "--listen", ins.addr, "--log-level", c.opts.LogLevel)
-	if c.features.Data {
-		args = append(args, "--data", ins.dataDir)
-	}
-	if c.features.Peers {
-		args = append(args, "--peers", c.peersPath)
-	}
+	args = append(args, "--topology", c.topoPath, "--listen", ins.addr, "--log-level", c.opts.LogLevel,
+		"--data", ins.dataDir, "--peers", c.peersPath)
 	return append(args, c.opts.ExtraArgs...)
 }
 
 // spawnLocked starts a process for ins and a goroutine that reaps it.
 func (c *Cluster) spawnLocked(ins *instance) (*proc, error) {
-	if c.features.Data {
-		if err := os.MkdirAll(ins.dataDir, 0o755); err != nil {
-			return nil, err
-		}
+	if err := os.MkdirAll(ins.dataDir, 0o755); err != nil {
+		return nil, err
 	}
 	logf, err := os.OpenFile(ins.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
@@ -568,9 +543,6 @@ func (c *Cluster) Instances() []string { return append([]string(nil), c.order...
 // Topology is the topology the children run (with the ports in use).
 func (c *Cluster) Topology() deploy.Topology { return c.top }
 
-// Features are the optional flags the children were given.
-func (c *Cluster) Features() Features { return c.features }
-
 // DataDir is the cluster's absolute data directory.
 func (c *Cluster) DataDir() string { return c.dir }
 
@@ -639,11 +611,8 @@ func (c *Cluster) Signal(instance string, sig syscall.Signal) (int, error) {
 // newDataDir (the instance's current data directory if empty), points the
 // peers file at it and supervises it from now on, without touching the old
 // process: the caller may have stopped it (SIGSTOP) to play a zombie. Stop
-// kills replaced processes. It needs a binary that takes --peers.
+// kills replaced processes.
 func (c *Cluster) Replace(instance string, newDataDir string) error {
-	if !c.features.Peers {
-		return errors.New("replace: the wololo binary takes no --peers flag, so a process on a new port could not be found")
-	}
 	port, err := FreePort()
 	if err != nil {
 		return fmt.Errorf("replace %s: %w", instance, err)

@@ -22,7 +22,7 @@
 // command line, signals, the peers file and the gRPC Status service (to see
 // that they are up); it never imports the node, stage, gateway or worker
 // packages, so what it runs is exactly what a deployment runs. It writes
-// only under its data directory, signals only processes it started, and
-// feature-detects the flags a binary accepts (--data, --peers) instead of
-// assuming them.
+// only under its data directory and signals only processes it started.
+// It runs a wololo binary built from this tree: every child gets --data and
+// --peers.
 package local

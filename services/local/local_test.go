@@ -272,15 +272,9 @@ func TestContextStopsTheCluster(t *testing.T) {
 
 // TestReplaceMovesAnInstance starts a second process for an instance on a
 // new port while the first is stopped (a zombie), and runs a job through
-// the new one. It needs a binary with --peers.
+// the new one.
 func TestReplaceMovesAnInstance(t *testing.T) {
 	c, _ := startCluster(t, context.Background())
-	if !c.Features().Peers || !c.Features().Data {
-		if err := c.Replace("q3-joiner-0", ""); err == nil {
-			t.Fatal("Replace without --peers support succeeded")
-		}
-		t.Skip("the wololo binary takes no --peers/--data flags yet; Replace needs them")
-	}
 	const victim = "q3-joiner-0"
 	old := procOf(c, victim)
 	if err := syscall.Kill(old.PID, syscall.SIGSTOP); err != nil {

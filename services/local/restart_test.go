@@ -53,27 +53,3 @@ func TestBackoffCrashLoop(t *testing.T) {
 		t.Fatalf("after a quiet minute: loop %v, recent %d", loop, n)
 	}
 }
-
-func TestFlagNames(t *testing.T) {
-	usage := []byte(`Usage of wololo worker:
-  -data string
-    	Pebble data directory (default: in memory)
-  -instance string
-    	instance to run, e.g. q3-joiner-1 (required)
-  -log-json
-    	log as JSON
-  -peers string
-    	peers file
-  --batch-rows int
-    	rows per batch
-`)
-	got := flagNames(usage)
-	for _, name := range []string{"data", "instance", "log-json", "peers", "batch-rows"} {
-		if !got[name] {
-			t.Errorf("%s not found in %v", name, got)
-		}
-	}
-	if got["Pebble"] || got["log"] || len(got) != 5 {
-		t.Errorf("unexpected names: %v", got)
-	}
-}

@@ -300,7 +300,7 @@ func runLocal(ctx context.Context, o Options, bin, outDir, profDir string, logf 
 	}
 	defer cl.Stop()
 	lr.Startup = time.Since(t0)
-	lr.Durable = cl.Features().Data
+	lr.Durable = true // local mode gives every process a data directory
 	logf("local: %d processes up in %s; submitting", len(cl.Instances()), secs(lr.Startup))
 
 	s0 := time.Now()

@@ -81,9 +81,6 @@ type Options struct {
 	// DryRun sends the null signal (0) instead of SIGKILL: the schedule
 	// runs against a healthy job and nothing is harmed.
 	DryRun bool
-	// ForceMemory runs even when the binary keeps no state on disk (no
-	// --data flag), to see what breaks; otherwise that is refused.
-	ForceMemory bool
 	// Masters run beside the graph and do every restart (the leading one
 	// is among the victims); the topology's count if negative; 0 leaves
 	// restarts to the local runner.
@@ -130,7 +127,6 @@ type Report struct {
 	SubmitErr error
 	DataDir   string // the cluster's data directory (kept unless the run passed)
 	Processes []local.Proc
-	Features  local.Features
 	Restarts  int
 	JobLost   bool // the gateway stopped knowing the job after a restart
 	RefDir    string
@@ -164,20 +160,9 @@ func Local(ctx context.Context, o Options) (*Report, error) {
 		return nil, err
 	}
 	out := o.Stdout
-	feats, err := local.DetectFeatures(ctx, o.Binary)
-	if err != nil {
-		return nil, err
-	}
-	if !feats.Data && !o.ForceMemory {
-		return nil, fmt.Errorf("the wololo binary %s takes no --data flag: its processes keep their state in memory, so a killed process loses what it had and the job cannot come out right (use ForceMemory / --force-memory to run anyway)", o.Binary)
-	}
 	var extra []string
 	if o.BatchRows > 0 {
-		if feats.Has("batch-rows") {
-			extra = append(extra, "--batch-rows", strconv.Itoa(o.BatchRows))
-		} else {
-			fmt.Fprintf(out, "chaos: the binary takes no --batch-rows flag; processes use their default batch size\n")
-		}
+		extra = append(extra, "--batch-rows", strconv.Itoa(o.BatchRows))
 	}
 	mInfo, err := os.Stat(o.Matches)
 	if err != nil {
@@ -194,7 +179,7 @@ func Local(ctx context.Context, o Options) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	rep := &Report{DataDir: dataDir, Features: feats, Stages: map[string]int{}, Phases: map[string]int{}, LogsAt: dataDir + "/<instance>.log (kept)"}
+	rep := &Report{DataDir: dataDir, Stages: map[string]int{}, Phases: map[string]int{}, LogsAt: dataDir + "/<instance>.log (kept)"}
 
 	rng := newRNG(o.Seed)
 	pre, post := plan(o.Topology, o.Kills, rng)

@@ -181,12 +181,8 @@ func Election(ctx context.Context, o ElectionOptions) (*ElectionReport, error) {
 		return nil, err
 	}
 	out := o.Stdout
-	feats, err := local.DetectFeatures(ctx, o.Binary)
-	if err != nil {
-		return nil, fmt.Errorf("chaos election: %w", err)
-	}
 	var extra []string
-	if o.BatchRows > 0 && feats.Has("batch-rows") {
+	if o.BatchRows > 0 {
 		extra = append(extra, "--batch-rows", strconv.Itoa(o.BatchRows))
 	}
 	var size int64

@@ -106,7 +106,6 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		fs.IntVar(&o.BatchRows, "batch-rows", DefaultBatchRows, "pass --batch-rows N to every process if the binary takes it (small batches: more commits for the kills to land between); 0 = their default")
 		fs.StringVar(&o.Binary, "binary", "", "wololo binary for the processes (default: this one)")
 		fs.IntVar(&o.Masters, "masters", -1, "masters doing the restarts, the leading one among the victims (default: the topology's); 0: the local runner restarts")
-		fs.BoolVar(&o.ForceMemory, "force-memory", false, "run even if the binary keeps no state on disk (to see what breaks)")
 		verbose = fs.Bool("verbose", false, "log every start and restart of the local runner, not only deaths")
 	} else {
 		project = fs.String("project", "wololo", "the compose project (its containers' wololo.project label)")
