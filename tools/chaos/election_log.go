@@ -429,22 +429,33 @@ func CheckMasterLogs(logs map[string][]byte, end time.Time) LogCheck {
 
 // sameTermActing: an id per term.
 func sameTermActing(intervals []ActingInterval) []string {
-	first := map[uint64]ActingInterval{}
+	return twoIDsInOneTerm(intervals, func(iv ActingInterval) (uint64, int) { return iv.Term, iv.ID },
+		func(f, iv ActingInterval) string {
+			return fmt.Sprintf("term %d: two masters acted in it: id %d (%s line %d, from %s) and id %d (%s line %d, from %s)",
+				iv.Term, f.ID, f.Instance, f.StartLine, clock(f.Start), iv.ID, iv.Instance, iv.StartLine, clock(iv.Start))
+		})
+}
+
+// twoIDsInOneTerm reports, once per pair of ids, every term in which
+// records of two different ids appear, in the order of records.
+func twoIDsInOneTerm[R any](records []R, key func(R) (term uint64, id int), describe func(first, other R) string) []string {
+	first := map[uint64]R{}
 	reported := map[[3]uint64]bool{}
 	var out []string
-	for _, iv := range intervals {
-		f, seen := first[iv.Term]
+	for _, r := range records {
+		term, id := key(r)
+		f, seen := first[term]
 		if !seen {
-			first[iv.Term] = iv
+			first[term] = r
 			continue
 		}
-		key := [3]uint64{iv.Term, uint64(min(f.ID, iv.ID)), uint64(max(f.ID, iv.ID))}
-		if f.ID == iv.ID || reported[key] {
+		_, fid := key(f)
+		pair := [3]uint64{term, uint64(min(fid, id)), uint64(max(fid, id))}
+		if fid == id || reported[pair] {
 			continue
 		}
-		reported[key] = true
-		out = append(out, fmt.Sprintf("term %d: two masters acted in it: id %d (%s line %d, from %s) and id %d (%s line %d, from %s)",
-			iv.Term, f.ID, f.Instance, f.StartLine, clock(f.Start), iv.ID, iv.Instance, iv.StartLine, clock(iv.Start)))
+		reported[pair] = true
+		out = append(out, describe(f, r))
 	}
 	return out
 }
@@ -472,25 +483,12 @@ func overlappingActing(intervals []ActingInterval) []string {
 
 // sameTermClaims: one leader per term.
 func sameTermClaims(claims []LeaderClaim) []string {
-	first := map[uint64]LeaderClaim{}
-	reported := map[[3]uint64]bool{}
-	var out []string
 	sort.SliceStable(claims, func(i, j int) bool { return claims[i].At.Before(claims[j].At) })
-	for _, c := range claims {
-		f, seen := first[c.Term]
-		if !seen {
-			first[c.Term] = c
-			continue
-		}
-		key := [3]uint64{c.Term, uint64(min(f.ID, c.ID)), uint64(max(f.ID, c.ID))}
-		if f.ID == c.ID || reported[key] {
-			continue
-		}
-		reported[key] = true
-		out = append(out, fmt.Sprintf("term %d: two masters claimed to lead it: id %d (%s line %d, at %s) and id %d (%s line %d, at %s)",
-			c.Term, f.ID, f.Instance, f.Line, clock(f.At), c.ID, c.Instance, c.Line, clock(c.At)))
-	}
-	return out
+	return twoIDsInOneTerm(claims, func(c LeaderClaim) (uint64, int) { return c.Term, c.ID },
+		func(f, c LeaderClaim) string {
+			return fmt.Sprintf("term %d: two masters claimed to lead it: id %d (%s line %d, at %s) and id %d (%s line %d, at %s)",
+				c.Term, f.ID, f.Instance, f.Line, clock(f.At), c.ID, c.Instance, c.Line, clock(c.At))
+		})
 }
 
 func later(a, b time.Time) time.Time {
