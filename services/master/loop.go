@@ -33,12 +33,24 @@ type LoopConfig struct {
 
 // Loop probes every instance, feeds a Supervisor and, while Acting, starts
 // what it says through the Runtime. It returns when ctx ends.
+//
+// Probes run in the background, at most one per instance at a time, and a
+// round never waits for them: a paused process, whose probe hangs until
+// its deadline, would otherwise slow every round, and with it the
+// detection of every other death. So a round comes every Every whatever
+// the processes do, a live process is seen at most Every before it dies,
+// and a silent one is judged within Policy.Timeout of its death.
 type Loop struct {
 	cfg      LoopConfig
 	mu       sync.Mutex
 	sup      *Supervisor
+	probing  map[string]bool // instances with a probe in flight (under mu)
+	probes   sync.WaitGroup
 	restarts atomic.Int64
 	acting   bool // at the last round
+	// probe asks one process whether it serves (a gRPC health check;
+	// tests replace it).
+	probe func(ctx context.Context, conn *grpc.ClientConn) bool
 }
 
 // Restarts counts the restarts this loop has done.
@@ -61,7 +73,13 @@ func NewLoop(cfg LoopConfig) *Loop {
 	if cfg.Log == nil {
 		cfg.Log = hclog.NewNullLogger()
 	}
-	return &Loop{cfg: cfg, sup: NewSupervisor(cfg.Policy, cfg.Instances, time.Now())}
+	return &Loop{cfg: cfg, sup: NewSupervisor(cfg.Policy, cfg.Instances, time.Now()), probing: map[string]bool{}, probe: healthProbe}
+}
+
+// healthProbe is the standard gRPC health check.
+func healthProbe(ctx context.Context, conn *grpc.ClientConn) bool {
+	r, err := healthpb.NewHealthClient(conn).Check(ctx, &healthpb.HealthCheckRequest{})
+	return err == nil && r.Status == healthpb.HealthCheckResponse_SERVING
 }
 
 // States describes every supervised instance, for Status.
@@ -75,6 +93,7 @@ func (l *Loop) States() []InstanceState {
 func (l *Loop) Run(ctx context.Context) {
 	conns := map[string]*grpc.ClientConn{}
 	defer func() {
+		l.probes.Wait() // they end with ctx
 		for _, c := range conns {
 			c.Close()
 		}
@@ -110,7 +129,6 @@ func (l *Loop) round(ctx context.Context, conns map[string]*grpc.ClientConn) {
 		l.sup.Listed(in, listed[in], now)
 	}
 	l.mu.Unlock()
-	var wg sync.WaitGroup
 	for _, p := range procs {
 		if !p.Running {
 			l.mu.Lock()
@@ -125,19 +143,8 @@ func (l *Loop) round(ctx context.Context, conns map[string]*grpc.ClientConn) {
 			}
 			conns[p.Address] = conn
 		}
-		wg.Add(1)
-		go func(instance string, conn *grpc.ClientConn) {
-			defer wg.Done()
-			pctx, cancel := context.WithTimeout(ctx, l.cfg.Every*2)
-			defer cancel()
-			if r, err := healthpb.NewHealthClient(conn).Check(pctx, &healthpb.HealthCheckRequest{}); err == nil && r.Status == healthpb.HealthCheckResponse_SERVING {
-				l.mu.Lock()
-				l.sup.Seen(instance, time.Now())
-				l.mu.Unlock()
-			}
-		}(p.Instance, conn)
+		l.startProbe(ctx, p.Instance, conn)
 	}
-	wg.Wait()
 	acting := l.cfg.Acting()
 	started := acting && !l.acting
 	l.acting = acting
@@ -182,6 +189,32 @@ func (l *Loop) round(ctx context.Context, conns map[string]*grpc.ClientConn) {
 		l.restarts.Add(1)
 		l.cfg.Log.Info("restarted", append(kv, "was-down", started)...)
 	}
+}
+
+// startProbe probes an instance in the background unless a probe of it is
+// still in flight; an answer marks the instance seen at the moment it came.
+func (l *Loop) startProbe(ctx context.Context, instance string, conn *grpc.ClientConn) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.probing[instance] {
+		return
+	}
+	l.probing[instance] = true
+	l.probes.Add(1)
+	go func() {
+		defer l.probes.Done()
+		// Short, so that a probe stuck on a process that was then killed
+		// does not hold back the first probe of its replacement.
+		pctx, cancel := context.WithTimeout(ctx, 2*l.cfg.Every)
+		ok := l.probe(pctx, conn)
+		cancel()
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		delete(l.probing, instance)
+		if ok {
+			l.sup.Seen(instance, time.Now())
+		}
+	}()
 }
 
 // waitGone waits until the runtime no longer reports the instance running.

@@ -6,11 +6,13 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -294,5 +296,79 @@ func TestStatusDescribesEveryProcess(t *testing.T) {
 	}
 	if _, self := by["master-2"]; self {
 		t.Error("a master supervises itself")
+	}
+}
+
+// TestLoopRoundsDoNotWaitForHungProbes: a process whose probe hangs (a
+// paused one) neither delays a round nor gets a second probe while the
+// first is in flight, and the others keep being probed every round.
+func TestLoopRoundsDoNotWaitForHungProbes(t *testing.T) {
+	rt := &fakeRuntime{procs: []Process{
+		{Instance: "paused", Running: true, Address: "127.0.0.1:1"},
+		{Instance: "healthy", Running: true, Address: "127.0.0.1:2"},
+	}}
+	l := NewLoop(LoopConfig{Runtime: rt, Instances: []string{"paused", "healthy"}, Acting: func() bool { return false }})
+	release := make(chan struct{})
+	var pausedProbes, healthyProbes atomic.Int32
+	healthyDone := make(chan struct{}, 10)
+	l.probe = func(ctx context.Context, conn *grpc.ClientConn) bool {
+		if strings.HasSuffix(conn.Target(), "127.0.0.1:1") {
+			pausedProbes.Add(1)
+			<-release
+			return true
+		}
+		healthyProbes.Add(1)
+		healthyDone <- struct{}{}
+		return true
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	conns := map[string]*grpc.ClientConn{}
+	defer func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	before := map[string]time.Time{}
+	for _, s := range l.States() {
+		before[s.Instance] = s.LastSeen
+	}
+	for round := 1; round <= 3; round++ {
+		done := make(chan struct{})
+		go func() { l.round(ctx, conns); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("round %d waited for the hung probe", round)
+		}
+		<-healthyDone // that round's probe of the healthy process answered
+		waitFor(t, "the healthy process's probe to finish", func() bool {
+			l.mu.Lock()
+			defer l.mu.Unlock()
+			return !l.probing["healthy"]
+		})
+	}
+	waitFor(t, "the hung probe to start", func() bool { return pausedProbes.Load() > 0 })
+	if got := pausedProbes.Load(); got != 1 {
+		t.Errorf("the hung process was probed %d times at once, want 1", got)
+	}
+	if got := healthyProbes.Load(); got != 3 {
+		t.Errorf("the healthy process was probed %d times in 3 rounds, want 3", got)
+	}
+	seen := func(instance string) time.Time {
+		for _, s := range l.States() {
+			if s.Instance == instance {
+				return s.LastSeen
+			}
+		}
+		return time.Time{}
+	}
+	if !seen("paused").Equal(before["paused"]) {
+		t.Error("the hung process counts as seen before its probe answered")
+	}
+	close(release)
+	l.probes.Wait()
+	if !seen("paused").After(before["paused"]) || !seen("healthy").After(before["healthy"]) {
+		t.Errorf("answers not recorded: %v -> paused %v, healthy %v", before, seen("paused"), seen("healthy"))
 	}
 }
