@@ -46,7 +46,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	runtimeName := fs.String("runtime", "local", `how processes are listed and restarted: "local" or "docker"`)
 	processes := fs.String("processes", "", "local runtime: address of the runner's ProcessService")
 	project := fs.String("docker-project", "wololo", "docker runtime: the project label of the deployment's containers")
-	timeout := fs.Duration("timeout", DefaultPolicy.Timeout, "a process not seen alive for this long is restarted")
+	timeout := fs.Duration("timeout", DefaultDetection, "a dead or silent process is detected within this (probes every 250ms) and restarted")
 	tick := fs.Duration("tick", 100*time.Millisecond, "election tick; every master must use the same")
 	logLevel := fs.String("log-level", "info", "log level")
 	logJSON := fs.Bool("log-json", false, "log as JSON")
@@ -65,8 +65,8 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		fs.Usage()
 		return fmt.Errorf("--id must be 1..%d (the topology's masters), got %d", top.Masters, *id)
 	}
-	if *timeout <= 0 || *tick <= 0 {
-		return errors.New("--timeout and --tick must be positive")
+	if *timeout < 2*DefaultEvery || *tick <= 0 {
+		return fmt.Errorf("--timeout must be at least %s and --tick positive", 2*DefaultEvery)
 	}
 	self := deploy.Instance{Stage: deploy.MasterStage, Index: *id}
 	log := hclog.New(&hclog.LoggerOptions{Name: "master", Level: hclog.LevelFromString(*logLevel), Output: stderr, JSONFormat: *logJSON}).
@@ -112,7 +112,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("listen on %s: %w", addr, err)
 	}
 	policy := DefaultPolicy
-	policy.Timeout = *timeout
+	policy.Timeout = *timeout - DefaultEvery
 	m, err := New(Config{
 		Self: *id, Topology: top, Listener: l, Resolver: resolver, Runtime: rt, RuntimeName: *runtimeName,
 		DataDir: *dataDir, Tick: *tick, Policy: policy, Log: log,

@@ -12,7 +12,9 @@
 // its own initiative.
 //
 // Detection. A process counts as dead when its runtime says it exited, or
-// when it has not been seen alive for Timeout (default 2 s): the masters
+// when it has not been seen alive for Policy.Timeout (1.75 s by default,
+// which with the 250 ms rounds detects a silent process within 2 s of its
+// last answer; `wololo master --timeout` sets that bound): the masters
 // probe every process (gRPC health) rather than have processes report in,
 // because a probe needs nothing from a process that is paused or wedged,
 // and the runtime's own view (the container or process state) confirms an

@@ -18,7 +18,7 @@ type LoopConfig struct {
 	Runtime   Runtime
 	Instances []string
 	Policy    Policy
-	// Every is the probe and decision period; 250 ms if 0.
+	// Every is the probe and decision period; DefaultEvery if 0.
 	Every time.Duration
 	// Acting reports whether this master may restart anything now (it
 	// leads and the election allows it to act). Nil means always.
@@ -53,13 +53,18 @@ type Loop struct {
 	probe func(ctx context.Context, conn *grpc.ClientConn) bool
 }
 
+// DefaultEvery is the default period of a Loop's rounds. A silent process
+// is judged at the first round after Policy.Timeout of silence, so it is
+// detected at most Timeout + Every after its last answer.
+const DefaultEvery = 250 * time.Millisecond
+
 // Restarts counts the restarts this loop has done.
 func (l *Loop) Restarts() int64 { return l.restarts.Load() }
 
 // NewLoop returns a loop; Run runs it.
 func NewLoop(cfg LoopConfig) *Loop {
 	if cfg.Every == 0 {
-		cfg.Every = 250 * time.Millisecond
+		cfg.Every = DefaultEvery
 	}
 	if cfg.Policy.Timeout == 0 {
 		cfg.Policy = DefaultPolicy

@@ -19,9 +19,14 @@ type Policy struct {
 	LoopWindow   time.Duration
 }
 
-// DefaultPolicy detects a dead process within 2 s.
+// DefaultDetection bounds the time from a process's last answer to its
+// restart decision with DefaultPolicy and a Loop of DefaultEvery.
+const DefaultDetection = 2 * time.Second
+
+// DefaultPolicy detects a dead or silent process within DefaultDetection:
+// silence of Timeout, judged at the next round, DefaultEvery later at most.
 var DefaultPolicy = Policy{
-	Timeout: 2 * time.Second, FirstBackoff: 200 * time.Millisecond, MaxBackoff: 10 * time.Second,
+	Timeout: DefaultDetection - DefaultEvery, FirstBackoff: 200 * time.Millisecond, MaxBackoff: 10 * time.Second,
 	Stable: 30 * time.Second, LoopRestarts: 5, LoopWindow: time.Minute,
 }
 

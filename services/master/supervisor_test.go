@@ -19,6 +19,7 @@ func names(as []Action) []string {
 
 func TestSupervisorDetectsAndRestarts(t *testing.T) {
 	p := DefaultPolicy
+	p.Timeout = 2 * time.Second // the cases count in milliseconds against it
 	cases := []struct {
 		name  string
 		steps func(s *Supervisor) []Action
@@ -129,6 +130,7 @@ func TestSupervisorBacksOffAndReportsCrashLoops(t *testing.T) {
 // run starts again from the first backoff.
 func TestSupervisorBackoffResetsAfterStableRun(t *testing.T) {
 	p := DefaultPolicy
+	p.Timeout = 2 * time.Second // the cases count in milliseconds against it
 	s := NewSupervisor(p, []string{"x-0"}, t0)
 	s.Exited("x-0", "1")
 	s.Due(at(0))
