@@ -91,14 +91,18 @@ func Generate(top deploy.Topology, o Options) ([]byte, error) {
 	for _, in := range all {
 		name := in.Name()
 		port := top.Port(in)
-		var cmd []string
-		var ports []string
+		var cmd, ports, after []string
 		mounts := []string{name + "-data:" + DataDir}
 		switch {
 		case in.Stage == deploy.MasterStage:
 			cmd = []string{"master", "--id", strconv.Itoa(in.Index), "--runtime", "docker", "--docker-project", o.Project}
 			ports = []string{fmt.Sprintf("127.0.0.1:%d:%d", port, port)}
 			mounts = append(mounts, "/var/run/docker.sock:/var/run/docker.sock")
+			// Started after the graph, so that no master finds a container
+			// compose created but has not started yet and "restarts" it.
+			for _, g := range top.Instances() {
+				after = append(after, g.Name())
+			}
 		case in.Stage == gateway:
 			cmd = []string{"gateway"}
 			ports = []string{fmt.Sprintf("%d:%d", port, port)}
@@ -122,6 +126,9 @@ func Generate(top deploy.Topology, o Options) ([]byte, error) {
 			fmt.Fprintf(&w, "    ports: %s\n", flow(ports))
 		}
 		fmt.Fprintf(&w, "    volumes: %s\n", flow(mounts))
+		if len(after) > 0 {
+			fmt.Fprintf(&w, "    depends_on: %s\n", flow(after))
+		}
 		fmt.Fprintf(&w, "    labels:\n")
 		fmt.Fprintf(&w, "      %s: %s\n", master.LabelProject, quote(o.Project))
 		fmt.Fprintf(&w, "      %s: %s\n", master.LabelInstance, quote(name))

@@ -54,6 +54,15 @@ func TestEveryInstanceIsAServiceWithoutRestartPolicy(t *testing.T) {
 			t.Errorf("%q appears %d times, want %d", what, got, want)
 		}
 	}
+	var graph []string
+	for _, in := range top.Instances() {
+		graph = append(graph, in.Name())
+	}
+	// Masters start after the whole graph (none finds a created container
+	// not started yet); nothing else waits for anything.
+	if want, got := "depends_on: "+flow(graph)+"\n", strings.Count(s, "depends_on: "+flow(graph)+"\n"); got != 5 || strings.Count(s, "depends_on") != 5 {
+		t.Errorf("%q appears %d times (depends_on %d times), want 5", want, got, strings.Count(s, "depends_on"))
+	}
 	if strings.Contains(s, "restart: always") || strings.Contains(s, "on-failure") {
 		t.Error("a restart policy: the masters must be the only supervisor")
 	}
