@@ -49,6 +49,13 @@ type Topology struct {
 	Streams []Stream `json:"streams"`
 }
 
+// MaxReplicas and MaxMasters bound a topology, so that a mistyped count
+// is refused instead of starting (or allocating for) millions of processes.
+const (
+	MaxReplicas = 1024
+	MaxMasters  = 32
+)
+
 // MasterStage is the stage name of the masters' instances ("master-1"...).
 // No graph stage may take it.
 const MasterStage = "master"
@@ -142,8 +149,8 @@ func (t Topology) Validate() error {
 			errs = append(errs, errors.New("a stage has no name"))
 		case seen[s.Name]:
 			errs = append(errs, fmt.Errorf("stage %q appears twice", s.Name))
-		case s.Replicas < 1:
-			errs = append(errs, fmt.Errorf("stage %q: replicas must be at least 1, got %d", s.Name, s.Replicas))
+		case s.Replicas < 1 || s.Replicas > MaxReplicas:
+			errs = append(errs, fmt.Errorf("stage %q: replicas must be 1..%d, got %d", s.Name, MaxReplicas, s.Replicas))
 		case s.Operator == "":
 			errs = append(errs, fmt.Errorf("stage %q has no operator", s.Name))
 		}
@@ -161,8 +168,18 @@ func (t Topology) Validate() error {
 	if seen[MasterStage] {
 		errs = append(errs, fmt.Errorf("stage name %q is reserved for the masters", MasterStage))
 	}
-	if t.Masters < 0 {
-		errs = append(errs, fmt.Errorf("masters must not be negative, got %d", t.Masters))
+	if t.Masters < 0 || t.Masters > MaxMasters {
+		errs = append(errs, fmt.Errorf("masters must be 0..%d, got %d", MaxMasters, t.Masters))
+	}
+	if len(errs) == 0 {
+		// Every instance and master has a port of its own after base_port.
+		n := t.Masters
+		for _, s := range t.Stages {
+			n += s.Replicas
+		}
+		if t.BasePort < 1 || t.BasePort+n-1 > 65535 {
+			errs = append(errs, fmt.Errorf("base_port %d: the %d ports from there must lie in 1..65535", t.BasePort, n))
+		}
 	}
 	if gateways != 1 {
 		errs = append(errs, fmt.Errorf("want exactly one gateway stage, got %d", gateways))

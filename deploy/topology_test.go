@@ -25,7 +25,11 @@ func TestValidateNamesTheProblem(t *testing.T) {
 	cases := []struct {
 		name, json, want string
 	}{
-		{"zero replicas", `{"stages":[{"name":"gateway","role":"gateway","replicas":1,"operator":"results"},{"name":"f","role":"filter","replicas":0,"operator":"x"}]}`, `stage "f": replicas must be at least 1`},
+		{"zero replicas", `{"stages":[{"name":"gateway","role":"gateway","replicas":1,"operator":"results"},{"name":"f","role":"filter","replicas":0,"operator":"x"}]}`, `stage "f": replicas must be 1..1024, got 0`},
+		{"a million replicas", `{"base_port":7100,"stages":[{"name":"gateway","role":"gateway","replicas":1,"operator":"results"},{"name":"f","role":"filter","replicas":1000000,"operator":"x"}]}`, `stage "f": replicas must be 1..1024, got 1000000`},
+		{"too many masters", `{"base_port":7100,"masters":33,"stages":[{"name":"gateway","role":"gateway","replicas":1,"operator":"results"}]}`, `masters must be 0..32, got 33`},
+		{"no base port", `{"stages":[{"name":"gateway","role":"gateway","replicas":1,"operator":"results"}]}`, `base_port 0: the 1 ports from there must lie in 1..65535`},
+		{"ports past 65535", `{"base_port":65530,"masters":3,"stages":[{"name":"gateway","role":"gateway","replicas":1,"operator":"results"},{"name":"f","role":"filter","replicas":4,"operator":"x"}]}`, `base_port 65530: the 8 ports from there must lie in 1..65535`},
 		{"unknown stage", `{"stages":[{"name":"gateway","role":"gateway","replicas":1,"operator":"results"}],"streams":[{"name":"s","from":"gateway","to":"nowhere"}]}`, `unknown receiver stage "nowhere"`},
 		{"no gateway", `{"stages":[{"name":"f","role":"filter","replicas":1,"operator":"x"}]}`, `exactly one gateway`},
 		{"unknown field", `{"stagez":[]}`, `unknown field`},
@@ -100,7 +104,7 @@ func TestMastersFollowTheGraph(t *testing.T) {
 func TestValidateGuardsTheMasters(t *testing.T) {
 	top := Default()
 	top.Masters = -1
-	if err := top.Validate(); err == nil || !strings.Contains(err.Error(), "masters must not be negative") {
+	if err := top.Validate(); err == nil || !strings.Contains(err.Error(), "masters must be 0..32, got -1") {
 		t.Fatalf("negative masters: %v", err)
 	}
 	top = Default()

@@ -207,7 +207,7 @@ func (f *fakeRuntime) List(context.Context) ([]Process, error)     { return f.pr
 func (f *fakeRuntime) Start(context.Context, string) (bool, error) { return true, nil }
 func (f *fakeRuntime) Kill(context.Context, string) error          { return nil }
 
-func newTestMaster(t *testing.T, self int, rt Runtime) *Master {
+func newTestMaster(t testing.TB, self int, rt Runtime) *Master {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
