@@ -164,18 +164,7 @@ func Local(ctx context.Context, o Options) (*Report, error) {
 	if o.BatchRows > 0 {
 		extra = append(extra, "--batch-rows", strconv.Itoa(o.BatchRows))
 	}
-	mInfo, err := os.Stat(o.Matches)
-	if err != nil {
-		return nil, err
-	}
-	pInfo, err := os.Stat(o.Players)
-	if err != nil {
-		return nil, err
-	}
-	if err := os.MkdirAll(o.TempDir, 0o755); err != nil {
-		return nil, err
-	}
-	dataDir, err := os.MkdirTemp(o.TempDir, "wololo-chaos-")
+	size, dataDir, err := prepare(o.Matches, o.Players, o.TempDir, "wololo-chaos-")
 	if err != nil {
 		return nil, err
 	}
@@ -212,7 +201,7 @@ func Local(ctx context.Context, o Options) (*Report, error) {
 		}
 	}
 
-	return drive(ctx, o, cl, cl.GatewayAddr(), rep, stop, mInfo.Size()+pInfo.Size(), pre, post, rng)
+	return drive(ctx, o, cl, cl.GatewayAddr(), rep, stop, size, pre, post, rng)
 }
 
 // target is what a harness run kills: the processes of a local cluster, or
@@ -240,14 +229,23 @@ func drive(ctx context.Context, o Options, tgt target, gateway string, rep *Repo
 	defer stop()
 	dataDir := rep.DataDir
 	var err error
+	// The pauses before the kills during the upload are drawn now, so that
+	// the upload can be paced to outlast them.
+	gaps := make([]time.Duration, len(pre))
+	var planned time.Duration
+	for i := range gaps {
+		gaps[i] = gap(rng, o.Interval)
+		planned += gaps[i]
+	}
 	server := gateway
 	var sh *shaper
 	if o.UploadRate >= 0 {
 		rate := o.UploadRate
 		if rate == 0 {
-			// Stretch the upload over the kills planned for it, plus one
+			// Stretch the upload over those pauses, plus half an interval
+			// for each kill to find and signal its target, plus one
 			// interval of slack.
-			target := time.Duration(float64(len(pre)+1) * 1.25 * float64(o.Interval))
+			target := planned + time.Duration(len(pre))*o.Interval/2 + o.Interval
 			rate = int64(math.Ceil(float64(size) / target.Seconds()))
 		}
 		if sh, err = newShaper(server, rate, o.UploadChunk); err != nil {
@@ -270,7 +268,7 @@ func drive(ctx context.Context, o Options, tgt target, gateway string, rep *Repo
 		defer wg.Done()
 		mon.run(jobCtx, gateway, rep.JobID)
 	}()
-	k := &killer{cl: tgt, top: o.Topology, rng: rng, mon: mon, out: out, start: start, interval: o.Interval, sig: syscall.SIGKILL, freeze: o.freeze}
+	k := &killer{cl: tgt, top: o.Topology, rng: rng, mon: mon, out: out, start: start, interval: o.Interval, gaps: gaps, sig: syscall.SIGKILL, freeze: o.freeze}
 	if o.DryRun {
 		k.sig = syscall.Signal(0)
 		fmt.Fprintf(out, "chaos: dry run: the kills below are the null signal; nothing dies\n")
@@ -407,6 +405,26 @@ func (o *Options) defaults() error {
 		o.Stdout = io.Discard
 	}
 	return nil
+}
+
+// prepare checks a run's two input files, returning their total size, and
+// makes its own fresh directory (named prefix + a random suffix) under
+// tempDir for the cluster's data and logs, or the run's outputs.
+func prepare(matches, players, tempDir, prefix string) (size int64, dir string, err error) {
+	for _, f := range []string{matches, players} {
+		info, err := os.Stat(f)
+		if err != nil {
+			return 0, "", err
+		}
+		size += info.Size()
+	}
+	if err := os.MkdirAll(tempDir, 0o755); err != nil {
+		return 0, "", err
+	}
+	if dir, err = os.MkdirTemp(tempDir, prefix); err != nil {
+		return 0, "", err
+	}
+	return size, dir, nil
 }
 
 // LeaderTarget in a plan stands for whichever master leads when the kill
@@ -619,6 +637,7 @@ type killer struct {
 	out      io.Writer
 	start    time.Time
 	interval time.Duration
+	gaps     []time.Duration // the pause before each kill during the upload
 	sig      syscall.Signal
 	freeze   pauser
 
@@ -706,7 +725,7 @@ func (k *killer) run(ctx context.Context, pre, post []string) {
 		if k.freeze != nil && i == len(pre)/2 {
 			k.freezeOne()
 		}
-		if !k.sleep(ctx, k.gap(k.interval)) {
+		if !k.sleep(ctx, k.gaps[i]) {
 			return
 		}
 		if !k.kill(ctx, target, total, false) {
@@ -737,8 +756,8 @@ func (k *killer) run(ctx context.Context, pre, post []string) {
 
 // gap is an exponentially distributed pause with the given mean, clamped
 // to [mean/4, 3·mean].
-func (k *killer) gap(mean time.Duration) time.Duration {
-	d := time.Duration(k.rng.ExpFloat64() * float64(mean))
+func gap(rng *rand.Rand, mean time.Duration) time.Duration {
+	d := time.Duration(rng.ExpFloat64() * float64(mean))
 	return min(max(d, mean/4), 3*mean)
 }
 

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"os"
 	"sort"
 	"strconv"
 	"sync"
@@ -250,20 +249,9 @@ func ElectionDocker(ctx context.Context, o ElectionOptions, top deploy.Topology,
 	if err := healthcheck.Check(ctx, gateway, 5*time.Second); err != nil {
 		return nil, fmt.Errorf("chaos election: the gateway of project %s does not answer (is it up? make up): %w", project, err)
 	}
-	var size int64
-	for _, f := range []string{o.Matches, o.Players} {
-		info, err := os.Stat(f)
-		if err != nil {
-			return nil, fmt.Errorf("chaos election: %w", err)
-		}
-		size += info.Size()
-	}
-	if err := os.MkdirAll(o.TempDir, 0o755); err != nil {
-		return nil, err
-	}
-	work, err := os.MkdirTemp(o.TempDir, "wololo-chaos-election-docker-")
+	size, work, err := prepare(o.Matches, o.Players, o.TempDir, "wololo-chaos-election-docker-")
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("chaos election: %w", err)
 	}
 	rep := &ElectionReport{DataDir: work}
 	watchCtx, stopWatching := context.WithCancel(ctx)
@@ -368,18 +356,7 @@ func Docker(ctx context.Context, o Options, project, host string) (*Report, erro
 	if err := healthcheck.Check(ctx, gateway, 5*time.Second); err != nil {
 		return nil, fmt.Errorf("chaos docker: the gateway of project %s does not answer (is it up? make up): %w", project, err)
 	}
-	mInfo, err := os.Stat(o.Matches)
-	if err != nil {
-		return nil, err
-	}
-	pInfo, err := os.Stat(o.Players)
-	if err != nil {
-		return nil, err
-	}
-	if err := os.MkdirAll(o.TempDir, 0o755); err != nil {
-		return nil, err
-	}
-	work, err := os.MkdirTemp(o.TempDir, "wololo-chaos-docker-")
+	size, work, err := prepare(o.Matches, o.Players, o.TempDir, "wololo-chaos-docker-")
 	if err != nil {
 		return nil, err
 	}
@@ -398,5 +375,5 @@ func Docker(ctx context.Context, o Options, project, host string) (*Report, erro
 	}
 	tgt.Processes() // remember every container's current start
 	o.freeze = tgt
-	return drive(ctx, o, tgt, gateway, rep, finish, mInfo.Size()+pInfo.Size(), pre, post, rng)
+	return drive(ctx, o, tgt, gateway, rep, finish, size, pre, post, rng)
 }

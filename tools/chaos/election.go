@@ -185,18 +185,7 @@ func Election(ctx context.Context, o ElectionOptions) (*ElectionReport, error) {
 	if o.BatchRows > 0 {
 		extra = append(extra, "--batch-rows", strconv.Itoa(o.BatchRows))
 	}
-	var size int64
-	for _, f := range []string{o.Matches, o.Players} {
-		info, err := os.Stat(f)
-		if err != nil {
-			return nil, fmt.Errorf("chaos election: %w", err)
-		}
-		size += info.Size()
-	}
-	if err := os.MkdirAll(o.TempDir, 0o755); err != nil {
-		return nil, fmt.Errorf("chaos election: %w", err)
-	}
-	dataDir, err := os.MkdirTemp(o.TempDir, "wololo-chaos-election-")
+	size, dataDir, err := prepare(o.Matches, o.Players, o.TempDir, "wololo-chaos-election-")
 	if err != nil {
 		return nil, fmt.Errorf("chaos election: %w", err)
 	}

@@ -98,12 +98,10 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.DurationVar(&o.Timeout, "timeout", DefaultTimeout, "give up on the job after this long")
 	fs.BoolVar(&o.DryRun, "dry-run", false, "send the null signal instead of SIGKILL: see when the kills would land, harm nothing")
 	topoPath := fs.String("topology", "", "topology JSON file (default: the embedded one)")
-	dataset := fs.String("dataset", DefaultDataset, "where the generated dataset lives")
-	gen := fs.Int64("gen-matches", DefaultGenMatches, "size of the generated dataset, in matches")
 	var verbose *bool
 	var project, host *string
 	if mode == "local" {
-		fs.IntVar(&o.BatchRows, "batch-rows", DefaultBatchRows, "pass --batch-rows N to every process if the binary takes it (small batches: more commits for the kills to land between); 0 = their default")
+		fs.IntVar(&o.BatchRows, "batch-rows", DefaultBatchRows, "pass --batch-rows N to every process (small batches: more commits for the kills to land between); 0 = their default")
 		fs.StringVar(&o.Binary, "binary", "", "wololo binary for the processes (default: this one)")
 		fs.IntVar(&o.Masters, "masters", -1, "masters doing the restarts, the leading one among the victims (default: the topology's); 0: the local runner restarts")
 		verbose = fs.Bool("verbose", false, "log every start and restart of the local runner, not only deaths")
@@ -112,21 +110,8 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		host = fs.String("host", "127.0.0.1", "where the gateway's and the masters' published ports answer")
 		o.Masters = -1
 	}
-	if err := fs.Parse(args[1:]); err != nil {
+	if err := parseInputs(fs, args[1:], &o.Matches, &o.Players, stdout); err != nil {
 		return err
-	}
-	if fs.NArg() > 0 {
-		fs.Usage()
-		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
-	}
-	if (o.Matches == "") != (o.Players == "") {
-		return errors.New("give both --matches and --players, or neither for the generated dataset")
-	}
-	if o.Matches == "" {
-		var err error
-		if o.Matches, o.Players, err = EnsureDataset(*dataset, *gen, 1, stdout); err != nil {
-			return err
-		}
 	}
 	if *topoPath != "" {
 		top, err := deploy.Load(*topoPath)
@@ -167,36 +152,21 @@ func runElection(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	fs.Float64Var(&o.Double, "double", DefaultDoubleKills, "fraction of kills that also SIGKILL a second, random master at the same moment")
 	fs.Float64Var(&o.RightAfter, "right-after", DefaultRightAfter, "fraction of kills that hit the leader as soon as the masters agree on it (no pause)")
 	fs.IntVar(&o.Masters, "masters", 3, "masters to run")
-	fs.IntVar(&o.BatchRows, "batch-rows", DefaultBatchRows, "pass --batch-rows N to every graph process if the binary takes it; 0 = their default")
+	fs.IntVar(&o.BatchRows, "batch-rows", DefaultBatchRows, "pass --batch-rows N to every graph process; 0 = their default")
 	fs.Int64Var(&o.UploadRate, "upload-rate", 0, "upload pace in bytes/s through the shaping proxy; 0 = about 2.5 s of upload per kill, -1 = no proxy")
 	fs.DurationVar(&o.FailoverTimeout, "failover-timeout", DefaultFailoverTimeout, "give up on a failover, or on a killed master coming back, after this long")
 	fs.StringVar(&o.Binary, "binary", "", "wololo binary for the processes (default: this one)")
 	fs.StringVar(&o.TempDir, "tmp", "", "where to make the cluster's fresh data directory (default: the system's temp dir)")
 	fs.BoolVar(&o.Keep, "keep", false, "keep the cluster's data directory and logs even if the run passes")
 	fs.DurationVar(&o.Timeout, "timeout", electionTimeout, "give up on the run (the job and the kills) after this long")
-	dataset := fs.String("dataset", DefaultDataset, "where the generated dataset lives")
-	gen := fs.Int64("gen-matches", DefaultGenMatches, "size of the generated dataset, in matches")
 	verbose := fs.Bool("verbose", false, "log the local runner's events (deaths, starts), not only its errors")
 	docker := fs.Bool("docker", false, "against a deployed compose project (make up) instead of a local cluster of its own")
 	project := fs.String("project", "wololo", "with --docker: the compose project (its containers' wololo.project label)")
 	host := fs.String("host", "127.0.0.1", "with --docker: where the gateway's and the masters' published ports answer")
 	fs.DurationVar(&o.Partition, "partition", 0, "with --docker: end by cutting the leader off the network (docker network disconnect) for this long")
 	topoPath := fs.String("topology", "", "with --docker: the deployed topology (default: the embedded one)")
-	if err := fs.Parse(args); err != nil {
+	if err := parseInputs(fs, args, &o.Matches, &o.Players, stdout); err != nil {
 		return err
-	}
-	if fs.NArg() > 0 {
-		fs.Usage()
-		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
-	}
-	if (o.Matches == "") != (o.Players == "") {
-		return errors.New("give both --matches and --players, or neither for the generated dataset")
-	}
-	if o.Matches == "" {
-		var err error
-		if o.Matches, o.Players, err = EnsureDataset(*dataset, *gen, 1, stdout); err != nil {
-			return err
-		}
 	}
 	level := hclog.Error
 	if *verbose {
@@ -216,6 +186,30 @@ func runElection(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		return err
 	}
 	_, err = ElectionDocker(ctx, o, top, *project, *host)
+	return err
+}
+
+// parseInputs registers the generated dataset's flags, parses args and
+// settles a run's two input files: both given (--matches, --players), or
+// the generated dataset, made on first use.
+func parseInputs(fs *flag.FlagSet, args []string, matches, players *string, stdout io.Writer) error {
+	dataset := fs.String("dataset", DefaultDataset, "where the generated dataset lives")
+	gen := fs.Int64("gen-matches", DefaultGenMatches, "size of the generated dataset, in matches")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		fs.Usage()
+		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	if (*matches == "") != (*players == "") {
+		return errors.New("give both --matches and --players, or neither for the generated dataset")
+	}
+	if *matches != "" {
+		return nil
+	}
+	var err error
+	*matches, *players, err = EnsureDataset(*dataset, *gen, 1, stdout)
 	return err
 }
 
