@@ -340,8 +340,16 @@ func drive(ctx context.Context, o Options, tgt target, gateway string, rep *Repo
 	if rep.Frozen != "" && rep.FrozenFor == 0 {
 		problems = append(problems, fmt.Sprintf("the paused %s was not restarted by the masters within 30 s of the job's end", rep.Frozen))
 	}
-	if len(rep.Kills) < o.Kills {
-		rep.Incomplete = append(rep.Incomplete, fmt.Sprintf("only %d of %d kills landed before the job ended (lower --upload-rate or --interval)", len(rep.Kills), o.Kills))
+	// The kills planned during the upload are paced with it, so they must
+	// all land. Those after it race the graph's last flush and the
+	// client's fetch, a fraction of a second on a small dataset: one of
+	// them landing is required (below), the rest are only counted.
+	switch {
+	case len(rep.Kills) < len(pre):
+		rep.Incomplete = append(rep.Incomplete, fmt.Sprintf("only %d of %d kills landed before the job ended, fewer than the %d planned during the upload (lower --upload-rate or --interval)", len(rep.Kills), o.Kills, len(pre)))
+	case len(rep.Kills) < o.Kills:
+		fmt.Fprintf(out, "chaos: note: %d of %d kills landed; the job ended %s after its upload, before the last %d\n",
+			len(rep.Kills), o.Kills, fmtDur(rep.DoneAt-rep.UploadAt), o.Kills-len(rep.Kills))
 	}
 	if len(post) > 0 && rep.Phases["after-upload"]+rep.Phases["done"] == 0 && err == nil {
 		rep.Incomplete = append(rep.Incomplete, "no kill landed after the upload finished")
