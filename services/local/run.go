@@ -12,6 +12,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/wololo/wololo/deploy"
+	"github.com/wololo/wololo/services/cli"
 	"github.com/wololo/wololo/services/client"
 )
 
@@ -73,20 +74,11 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) > 0 && args[0] == "run" {
 		return runJob(ctx, args[1:], stdout, stderr)
 	}
-	fs := flag.NewFlagSet("wololo local", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), usage+"\nflags:\n")
-		fs.PrintDefaults()
-	}
+	fs := cli.NewFlagSet("wololo local", usage, stderr)
 	var c common
 	c.register(fs, DefaultDataDir)
-	if err := fs.Parse(args); err != nil {
+	if err := cli.Parse(fs, args); err != nil {
 		return err
-	}
-	if fs.NArg() > 0 {
-		fs.Usage()
-		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
 	o, err := c.options(stdout, stderr)
 	if err != nil {
@@ -112,19 +104,14 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 
 // runJob is `wololo local run`.
 func runJob(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("wololo local run", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), usage+"\nflags:\n")
-		fs.PrintDefaults()
-	}
+	fs := cli.NewFlagSet("wololo local run", usage, stderr)
 	var c common
 	c.register(fs, "")
 	matches := fs.String("matches", "", "path of matches.csv (required)")
 	players := fs.String("players", "", "path of match_players.csv (required)")
 	out := fs.String("out", "", "directory for q1.csv..q4.csv (required)")
 	keep := fs.Bool("keep", false, "keep the data directory (a fresh temporary one unless --data is given)")
-	if err := fs.Parse(args); err != nil {
+	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
 	for _, req := range []struct{ name, val string }{{"matches", *matches}, {"players", *players}, {"out", *out}} {

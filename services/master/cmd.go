@@ -3,7 +3,6 @@ package master
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -14,6 +13,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/wololo/wololo/deploy"
+	"github.com/wololo/wololo/services/cli"
 )
 
 const cmdUsage = `usage: wololo master --id N [flags]
@@ -31,12 +31,7 @@ Status/Get on its address shows the election and every supervised process.
 
 // Run is `wololo master`.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("wololo master", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), cmdUsage+"\nflags:\n")
-		fs.PrintDefaults()
-	}
+	fs := cli.NewFlagSet("wololo master", cmdUsage, stderr)
 	id := fs.Int("id", 0, "this master's id, 1..masters of the topology (required)")
 	topoPath := fs.String("topology", "", "topology JSON file (default: $WOLOLO_TOPOLOGY if set, else the embedded one)")
 	listen := fs.String("listen", "", "listen address (default: 0.0.0.0 on the topology's port of master-N)")
@@ -50,12 +45,8 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	tick := fs.Duration("tick", 100*time.Millisecond, "election tick; every master must use the same")
 	logLevel := fs.String("log-level", "info", "log level")
 	logJSON := fs.Bool("log-json", false, "log as JSON")
-	if err := fs.Parse(args); err != nil {
+	if err := cli.Parse(fs, args); err != nil {
 		return err
-	}
-	if fs.NArg() > 0 {
-		fs.Usage()
-		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
 	top, err := deploy.Select(*topoPath)
 	if err != nil {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -21,6 +20,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
+	"github.com/wololo/wololo/services/cli"
 	"github.com/wololo/wololo/services/client"
 	"github.com/wololo/wololo/services/csvio"
 	"github.com/wololo/wololo/services/local"
@@ -74,12 +74,7 @@ OUT.failed.md instead and the command fails.
 
 // Run is the `wololo bench` command.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("wololo bench", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), usage+"\nflags:\n")
-		fs.PrintDefaults()
-	}
+	fs := cli.NewFlagSet("wololo bench", usage, stderr)
 	o := Options{Progress: stderr}
 	fs.StringVar(&o.Matches, "matches", "", "matches.csv (required)")
 	fs.StringVar(&o.Players, "players", "", "match_players.csv (required)")
@@ -91,12 +86,8 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.BoolVar(&o.KeepData, "keep-data", false, "keep the local processes' stores after the run (their logs are kept either way)")
 	fs.StringVar(&o.Go, "go", "go", "go command, for go tool pprof")
 	fs.StringVar(&o.Micro, "micro", "", "file with `go test -bench` output to include in the report")
-	if err := fs.Parse(args); err != nil {
+	if err := cli.Parse(fs, args); err != nil {
 		return err
-	}
-	if fs.NArg() > 0 {
-		fs.Usage()
-		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
 	if o.Matches == "" || o.Players == "" {
 		fs.Usage()

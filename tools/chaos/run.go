@@ -13,6 +13,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/wololo/wololo/deploy"
+	"github.com/wololo/wololo/services/cli"
 	"github.com/wololo/wololo/tools/datagen"
 )
 
@@ -74,12 +75,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 		return errors.New("want 'wololo chaos local|docker|election [flags]'")
 	}
-	fs := flag.NewFlagSet("wololo chaos "+mode, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), usage+"\nflags:\n")
-		fs.PrintDefaults()
-	}
+	fs := cli.NewFlagSet("wololo chaos "+mode, usage, stderr)
 	var o Options
 	out, kills, interval := DefaultOut, DefaultKills, DefaultInterval
 	if mode == "docker" {
@@ -137,12 +133,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 
 // runElection is `wololo chaos election`.
 func runElection(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("wololo chaos election", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), usage+"\nflags of election:\n")
-		fs.PrintDefaults()
-	}
+	fs := cli.NewFlagSet("wololo chaos election", usage, stderr)
 	var o ElectionOptions
 	fs.StringVar(&o.Matches, "matches", "", "matches.csv (default: a generated dataset in --dataset)")
 	fs.StringVar(&o.Players, "players", "", "match_players.csv (default: a generated dataset in --dataset)")
@@ -195,12 +186,8 @@ func runElection(ctx context.Context, args []string, stdout, stderr io.Writer) e
 func parseInputs(fs *flag.FlagSet, args []string, matches, players *string, stdout io.Writer) error {
 	dataset := fs.String("dataset", DefaultDataset, "where the generated dataset lives")
 	gen := fs.Int64("gen-matches", DefaultGenMatches, "size of the generated dataset, in matches")
-	if err := fs.Parse(args); err != nil {
+	if err := cli.Parse(fs, args); err != nil {
 		return err
-	}
-	if fs.NArg() > 0 {
-		fs.Usage()
-		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
 	if (*matches == "") != (*players == "") {
 		return errors.New("give both --matches and --players, or neither for the generated dataset")

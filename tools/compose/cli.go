@@ -2,7 +2,6 @@ package compose
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -10,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/wololo/wololo/deploy"
+	"github.com/wololo/wololo/services/cli"
 )
 
 // DefaultFile is the checked-in compose file: Generate's output for the
@@ -18,19 +18,12 @@ const DefaultFile = "deploy/compose.yaml"
 
 // Run is `wololo compose`.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("wololo compose", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), `usage: wololo compose [--topology F] [--replicas stage=N,...] [--masters N] [--out FILE]
+	fs := cli.NewFlagSet("wololo compose", `usage: wololo compose [--topology F] [--replicas stage=N,...] [--masters N] [--out FILE]
 
 Writes the docker compose file of the topology: one service per instance and
 master, named volumes, the gateway's port published, the masters given the
 Docker socket, no restart policies (the masters restart).
-
-flags:
-`)
-		fs.PrintDefaults()
-	}
+`, stderr)
 	topoPath := fs.String("topology", "", "topology JSON file (default: the embedded one)")
 	replicas := fs.String("replicas", "", `replica counts to change, e.g. "q3-joiner=3,q2-grouper=4"; "*=N" sets every stage but the gateway`)
 	masters := fs.Int("masters", -1, "number of masters (default: the topology's)")
@@ -39,12 +32,8 @@ flags:
 	fs.StringVar(&o.Image, "image", "wololo:latest", "image of every service")
 	fs.StringVar(&o.LogLevel, "log-level", "info", "log level of every process")
 	out := fs.String("out", "-", `file to write ("-": standard output)`)
-	if err := fs.Parse(args); err != nil {
+	if err := cli.Parse(fs, args); err != nil {
 		return err
-	}
-	if fs.NArg() > 0 {
-		fs.Usage()
-		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
 	top, err := deploy.Select(*topoPath)
 	if err != nil {
