@@ -8,7 +8,7 @@ import (
 )
 
 // Outbox holds, per channel, the batches a process has committed and not yet
-// seen acknowledged. It numbers them (Reserve), makes them visible to the
+// seen acknowledged. It numbers them (for the Committer), makes them visible to the
 // channel's sender (Publish, after the commit), trims them on acknowledgement
 // (Ack) and tells the stage runtime when a job has room for more (WaitRoom).
 type Outbox struct {
@@ -60,14 +60,45 @@ func (o *Outbox) notifyLocked() {
 	o.changed = make(chan struct{})
 }
 
-// Reserve hands out the channel's next sequence number. Only one goroutine
-// may emit on a channel (the job's actor), so numbers are used in order.
-func (o *Outbox) Reserve(ch ChannelID) uint64 {
+// number hands out the next sequence numbers of the outputs' channels, in
+// order, and returns the numbered entries. Only the Committer calls it, and
+// only one step at a time emits on a channel.
+func (o *Outbox) number(outputs []Output) []Entry {
+	if len(outputs) == 0 {
+		return nil
+	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	q := o.queueLocked(ch)
-	q.reserved++
-	return q.reserved
+	entries := make([]Entry, len(outputs))
+	for i, out := range outputs {
+		q := o.queueLocked(out.Channel)
+		q.reserved++
+		entries[i] = Entry{Channel: out.Channel, Seq: q.reserved, EOF: out.EOF, Rows: out.Rows}
+	}
+	return entries
+}
+
+// giveBack returns the numbers of entries that were never committed, so the
+// next step numbers from where the store is. They must be the last numbers
+// handed out on their channels: anything else is a broken invariant (two
+// emitters on one channel).
+func (o *Outbox) giveBack(entries []Entry) {
+	if len(entries) == 0 {
+		return
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for i := len(entries) - 1; i >= 0; i-- {
+		e := entries[i]
+		q := o.jobs[e.Channel.Job][e.Channel]
+		if q == nil {
+			continue // the channel was dropped meanwhile
+		}
+		if q.reserved != e.Seq {
+			panic(fmt.Sprintf("transport: giving back seq %d of %s, but %d was handed out since", e.Seq, e.Channel, q.reserved))
+		}
+		q.reserved--
+	}
 }
 
 // Restore sets a channel's counters after a restart: the last sequence number

@@ -21,13 +21,14 @@ func TestCheck(t *testing.T) {
 }
 
 func entries(ch ChannelID, o *Outbox, n int, eof bool) []Entry {
-	var out []Entry
+	var outs []Output
 	for i := 0; i < n; i++ {
-		out = append(out, Entry{Channel: ch, Seq: o.Reserve(ch)})
+		outs = append(outs, Output{Channel: ch})
 	}
 	if eof {
-		out = append(out, Entry{Channel: ch, Seq: o.Reserve(ch), EOF: true})
+		outs = append(outs, Output{Channel: ch, EOF: true})
 	}
+	out := o.number(outs)
 	return out
 }
 

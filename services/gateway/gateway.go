@@ -24,10 +24,10 @@ import (
 
 // Config is what a Gateway needs.
 type Config struct {
-	Topology    deploy.Topology
-	Store       transport.Store
-	Outbox      *transport.Outbox
-	Sender      *transport.Sender
+	Topology deploy.Topology
+	// Committer is the process's exactly-once step (shared with the sink's
+	// stage runtime).
+	Committer   *transport.Committer
 	Log         hclog.Logger
 	BatchRows   int
 	OutboxLimit int
@@ -166,7 +166,7 @@ func (g *Gateway) CreateJob(ctx context.Context, req *wololov1.CreateJobRequest)
 	}
 	// The job exists once its description is durable: a gateway restarted
 	// from now on knows it, and the client can resume its upload.
-	if err := g.cfg.Store.Commit(&transport.Commit{Job: id, Records: map[string][]byte{recordMeta: b}}); err != nil {
+	if err := g.cfg.Committer.Store().Commit(&transport.Commit{Job: id, Records: map[string][]byte{recordMeta: b}}); err != nil {
 		return nil, status.Errorf(codes.Unavailable, "store job %s: %v", id, err)
 	}
 	j := g.newJob(id, meta)
@@ -355,7 +355,7 @@ func (g *Gateway) Upload(stream wololov1.JobService_UploadServer) error {
 	if err != nil {
 		return status.Error(codes.InvalidArgument, err.Error())
 	}
-	out, err := stage.NewOutputs(g.cfg.Topology, g.self, j.id, []string{fileStreams[file]}, g.cfg.Outbox, g.cfg.BatchRows)
+	out, err := stage.NewOutputs(g.cfg.Topology, g.self, j.id, []string{fileStreams[file]}, g.cfg.BatchRows)
 	if err != nil {
 		return status.Error(codes.Internal, err.Error())
 	}
@@ -377,7 +377,7 @@ func (g *Gateway) Upload(stream wololov1.JobService_UploadServer) error {
 		}
 		switch f := req.Frame.(type) {
 		case *wololov1.UploadRequest_Data:
-			if err := g.cfg.Outbox.WaitRoom(ctx, out.Channels(), g.cfg.OutboxLimit); err != nil {
+			if err := g.cfg.Committer.Outbox().WaitRoom(ctx, out.Channels(), g.cfg.OutboxLimit); err != nil {
 				return err
 			}
 			received += int64(len(f.Data))
@@ -419,17 +419,16 @@ func cloneReport(r schema.FileReport) schema.FileReport {
 // commit writes what the ingest emitted, with the upload's new offset and
 // report, and publishes it.
 func (g *Gateway) commit(j *job, file schema.File, in *Ingest, out *stage.Outputs, done bool) error {
-	entries, _ := out.Drain(done)
+	emit, _ := out.Drain(done)
 	rec := uploadRecord{Offset: in.Offset(), Done: done, Report: in.Report}
 	b, err := json.Marshal(rec)
 	if err != nil {
 		return status.Error(codes.Internal, err.Error())
 	}
-	c := &transport.Commit{Job: j.id, Outputs: entries, Records: map[string][]byte{uploadKey(file): b}}
-	if err := g.cfg.Store.Commit(c); err != nil {
+	step := &transport.Step{Commit: transport.Commit{Job: j.id, Records: map[string][]byte{uploadKey(file): b}}, Emit: emit}
+	if _, err := g.cfg.Committer.Commit(step); err != nil {
 		return status.Errorf(codes.Unavailable, "commit upload of %s: %v", file, err)
 	}
-	g.cfg.Sender.Publish(entries)
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	fs := j.files[file]
@@ -591,7 +590,7 @@ func (g *Gateway) deleteJob(id string) error {
 	g.mu.Unlock()
 	// The tombstone is durable before the client hears back; the other
 	// processes follow, and a restarted gateway resumes telling them.
-	if err := g.cfg.Store.DropJob(id); err != nil {
+	if err := g.cfg.Committer.Store().DropJob(id); err != nil {
 		return err
 	}
 	g.cfg.Log.Info("job deleted", "job", id)

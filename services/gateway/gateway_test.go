@@ -15,9 +15,8 @@ func testGateway(t *testing.T, store transport.Store, retention time.Duration, d
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	outbox := transport.NewOutbox(store)
-	sender := transport.NewSender(ctx, "gateway-0", 1, outbox, transport.NewPool(transport.StaticResolver(nil)), nil)
-	g, err := New(Config{Topology: deploy.Default(), Store: store, Outbox: outbox, Sender: sender, Retention: retention})
+	committer := transport.NewCommitter(store, transport.NewOutbox(store), transport.NewInbox(), nil)
+	g, err := New(Config{Topology: deploy.Default(), Committer: committer, Retention: retention})
 	if err != nil {
 		t.Fatal(err)
 	}

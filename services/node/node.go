@@ -100,15 +100,16 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	outbox := transport.NewOutbox(cfg.Store)
 	sender := transport.NewSender(ctx, self, incarnation, outbox, n.pool, log.Named("transport"))
 	sender.OnFenced(func(err error) { n.fail(fmt.Errorf("%s incarnation %d was replaced: %w", self, incarnation, err)) })
-	resume := restoreOutbox(outbox, img)
+	committer := transport.NewCommitter(cfg.Store, outbox, transport.NewInbox(), sender)
+	resume := committer.Restore(img)
 
 	scfg := stage.Config{
-		Topology: cfg.Topology, Instance: cfg.Instance, Spec: spec, Store: cfg.Store,
-		Outbox: outbox, Sender: sender, Log: log.Named("stage"), BatchRows: cfg.BatchRows, OutboxLimit: cfg.OutboxLimit,
+		Topology: cfg.Topology, Instance: cfg.Instance, Spec: spec, Committer: committer, Links: sender,
+		Log: log.Named("stage"), BatchRows: cfg.BatchRows, OutboxLimit: cfg.OutboxLimit,
 	}
 	if st.Role == "gateway" {
 		n.Gateway, err = gateway.New(gateway.Config{
-			Topology: cfg.Topology, Store: cfg.Store, Outbox: outbox, Sender: sender,
+			Topology: cfg.Topology, Committer: committer,
 			Log: log.Named("gateway"), BatchRows: cfg.BatchRows, OutboxLimit: cfg.OutboxLimit, Retention: cfg.Retention,
 		})
 		if err != nil {
@@ -117,11 +118,18 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		}
 		scfg.OnFinish = n.Gateway.Finished
 	}
-	runtime, err := stage.New(ctx, scfg, n.fail)
+	runtime, err := stage.New(scfg)
 	if err != nil {
 		cancel()
 		return nil, err
 	}
+	runtimeDone := make(chan struct{})
+	go func() {
+		defer close(runtimeDone)
+		if err := runtime.Serve(ctx); err != nil {
+			n.fail(err)
+		}
+	}()
 	if err := runtime.Recover(img); err != nil {
 		cancel()
 		return nil, fmt.Errorf("node %s: recover: %w", self, err)
@@ -185,7 +193,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 			<-stopped
 		}
 		// Nothing may touch the store once the caller closes it.
-		runtime.Wait()
+		<-runtimeDone
 		sender.Wait()
 		n.pool.Close()
 		close(n.done)

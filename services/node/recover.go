@@ -17,20 +17,6 @@ import (
 	"github.com/wololo/wololo/transport"
 )
 
-// restoreOutbox puts the store's unacknowledged batches back in the outbox
-// and returns the channels that still have something to send.
-func restoreOutbox(outbox *transport.Outbox, img *transport.Image) []transport.ChannelID {
-	var resume []transport.ChannelID
-	for _, ji := range img.Jobs {
-		for ch, reserved := range ji.Reserved {
-			if outbox.Restore(ch, reserved, ji.Acked[ch], ji.Outbox[ch]) {
-				resume = append(resume, ch)
-			}
-		}
-	}
-	return resume
-}
-
 // neighbours lists every instance that self sends to or receives from.
 func neighbours(top deploy.Topology, self deploy.Instance) []deploy.Instance {
 	seen := map[string]bool{}

@@ -24,21 +24,15 @@ type slot struct {
 
 func (s *slot) rows() int { return s.match.Len() + s.player.Len() + s.token.Len() + s.civ.Len() }
 
-// built is a finished batch waiting for its sequence number.
-type built struct {
-	ch   transport.ChannelID
-	rows *wololov1.RowBatch
-}
-
-// Outputs is the Emitter of one job at one instance. Batches are numbered
-// only when drained, so a failed application can be discarded without
-// leaving a gap in any channel's sequence.
+// Outputs is the Emitter of one job at one instance. It routes rows to
+// receiver instances and cuts them into batches; it numbers nothing: the
+// transport.Committer numbers what Drain returns as it commits it, so a
+// failed application can be discarded without a gap in any sequence.
 type Outputs struct {
-	outbox   *transport.Outbox
 	maxRows  int
 	streams  map[string][]*slot
 	order    []*slot
-	built    []built
+	built    []transport.Output
 	records  map[string][]byte
 	rowsOut  atomic.Int64
 	finished bool
@@ -46,11 +40,11 @@ type Outputs struct {
 
 // NewOutputs returns the emitter of job at instance self for the given
 // output streams of the topology.
-func NewOutputs(top deploy.Topology, self deploy.Instance, job string, streams []string, outbox *transport.Outbox, maxRows int) (*Outputs, error) {
+func NewOutputs(top deploy.Topology, self deploy.Instance, job string, streams []string, maxRows int) (*Outputs, error) {
 	if maxRows <= 0 {
 		maxRows = DefaultBatchRows
 	}
-	o := &Outputs{outbox: outbox, maxRows: maxRows, streams: map[string][]*slot{}}
+	o := &Outputs{maxRows: maxRows, streams: map[string][]*slot{}}
 	for _, name := range streams {
 		st, ok := top.Stream(name)
 		if !ok || st.From != self.Stage {
@@ -82,7 +76,7 @@ func (o *Outputs) cut(s *slot) {
 		Build() *wololov1.RowBatch
 	}{&s.match, &s.player, &s.token, &s.civ} {
 		if b.Len() > 0 {
-			o.built = append(o.built, built{ch: s.ch, rows: b.Build()})
+			o.built = append(o.built, transport.Output{Channel: s.ch, Rows: b.Build()})
 		}
 	}
 }
@@ -129,30 +123,30 @@ func (o *Outputs) Record(key string, value []byte) {
 	o.records[key] = value
 }
 
-// Drain cuts every partial batch, numbers everything built since the last
-// Drain and returns it with the records. With eof, every output channel
-// also gets its EOF entry, and nothing more may be emitted.
-func (o *Outputs) Drain(eof bool) ([]transport.Entry, map[string][]byte) {
+// Drain cuts every partial batch and returns everything built since the
+// last Drain, with the records. With eof, every output channel also gets its
+// EOF batch, and nothing more may be emitted.
+func (o *Outputs) Drain(eof bool) ([]transport.Output, map[string][]byte) {
 	if o.finished {
 		return nil, nil
 	}
 	for _, s := range o.order {
 		o.cut(s)
 	}
-	entries := make([]transport.Entry, 0, len(o.built))
+	out := make([]transport.Output, 0, len(o.built)+len(o.order))
 	for _, b := range o.built {
-		o.rowsOut.Add(int64(batch.Rows(b.rows)))
-		entries = append(entries, transport.Entry{Channel: b.ch, Seq: o.outbox.Reserve(b.ch), Rows: b.rows})
+		o.rowsOut.Add(int64(batch.Rows(b.Rows)))
+		out = append(out, b)
 	}
 	if eof {
 		for _, s := range o.order {
-			entries = append(entries, transport.Entry{Channel: s.ch, Seq: o.outbox.Reserve(s.ch), EOF: true})
+			out = append(out, transport.Output{Channel: s.ch, EOF: true})
 		}
 		o.finished = true
 	}
 	records := o.records
 	o.built, o.records = o.built[:0], nil
-	return entries, records
+	return out, records
 }
 
 // Discard drops everything emitted since the last Drain.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"sync"
@@ -46,25 +47,52 @@ func eofRecord(ch transport.ChannelID) string { return recordEOFPrefix + ch.Stre
 
 // Config is what a Runtime needs.
 type Config struct {
-	Topology    deploy.Topology
-	Instance    deploy.Instance
-	Spec        Spec
-	Store       transport.Store
-	Outbox      *transport.Outbox
-	Sender      *transport.Sender
-	Log         hclog.Logger
-	BatchRows   int // rows per output batch; DefaultBatchRows if 0
-	OutboxLimit int // DefaultOutboxLimit if 0
+	Topology deploy.Topology
+	Instance deploy.Instance
+	Spec     Spec
+	// Committer is the process's exactly-once step: it numbers, commits,
+	// publishes and acknowledges (its Store, Outbox and Inbox are the
+	// process's).
+	Committer *transport.Committer
+	// Links, if set, is told when a job is dropped so that it stops the
+	// job's outbound links (the process's Sender).
+	Links interface{ DropJob(job string) }
+	Log   hclog.Logger
+	// BatchRows is the rows per output batch; DefaultBatchRows if 0.
+	BatchRows int
+	// OutboxLimit is the unacknowledged batches per output channel before
+	// the job's actor waits; DefaultOutboxLimit if 0.
+	OutboxLimit int
 	// OnFinish, if set, is called after a job's final commit with the
 	// records its operator wrote.
 	OnFinish func(job string, records map[string][]byte)
 }
 
-// Validate checks the config and that the operator reads and writes exactly
-// the streams the topology gives its stage.
-func (c *Config) Validate() error {
-	if c.Store == nil || c.Outbox == nil || c.Sender == nil || c.Spec.New == nil {
-		return errors.New("stage config: Store, Outbox, Sender and Spec.New are required")
+// WithDefaults returns the config with every unset tunable at its default.
+func (c Config) WithDefaults() Config {
+	if c.Log == nil {
+		c.Log = hclog.NewNullLogger()
+	}
+	if c.BatchRows == 0 {
+		c.BatchRows = DefaultBatchRows
+	}
+	if c.OutboxLimit == 0 {
+		c.OutboxLimit = DefaultOutboxLimit
+	}
+	return c
+}
+
+// Validate checks the config, without changing it, and that the operator
+// reads and writes exactly the streams the topology gives its stage.
+func (c Config) Validate() error {
+	if c.Committer == nil {
+		return errors.New("stage config: Committer is required")
+	}
+	if c.Spec.New == nil {
+		return errors.New("stage config: Spec.New is required")
+	}
+	if c.BatchRows < 0 || c.OutboxLimit < 0 {
+		return fmt.Errorf("stage config: BatchRows %d and OutboxLimit %d must not be negative", c.BatchRows, c.OutboxLimit)
 	}
 	stage, ok := c.Topology.Stage(c.Instance.Stage)
 	if !ok {
@@ -80,15 +108,6 @@ func (c *Config) Validate() error {
 		if err := sameStreams("outputs", stage.Name, c.Spec.Outputs, c.Topology.Outputs(stage.Name)); err != nil {
 			return err
 		}
-	}
-	if c.Log == nil {
-		c.Log = hclog.NewNullLogger()
-	}
-	if c.BatchRows == 0 {
-		c.BatchRows = DefaultBatchRows
-	}
-	if c.OutboxLimit == 0 {
-		c.OutboxLimit = DefaultOutboxLimit
 	}
 	return nil
 }
@@ -108,36 +127,64 @@ func sameStreams(what, stage string, want []string, got []deploy.Stream) error {
 }
 
 // Runtime runs one stage instance: it is the transport.Handler of its
-// process's StageService.
+// process's StageService. Its lifecycle is Serve: jobs' actors run from
+// New (a recovered job) or their first delivery until Serve returns.
 type Runtime struct {
 	cfg  Config
 	self string
-	ctx  context.Context
-	fail func(error)
+
+	// fatal carries the first store failure to Serve: the process's memory
+	// is then ahead of its store, and it must stop.
+	fatal chan error
 
 	mu      sync.Mutex
 	jobs    map[string]*job
 	dropped map[string]bool
+	stopped bool // Serve has returned: no job starts any more
 	actors  sync.WaitGroup
 }
 
-// Wait blocks until every job's actor has stopped (after ctx ends), so the
-// store can be closed safely.
-func (r *Runtime) Wait() { r.actors.Wait() }
-
-// New returns a Runtime. Its actors stop when ctx ends; a store failure
-// (which leaves the process unable to keep its promises) is passed to fail.
-func New(ctx context.Context, cfg Config, fail func(error)) (*Runtime, error) {
+// New returns a Runtime.
+func New(cfg Config) (*Runtime, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &Runtime{cfg: cfg, self: cfg.Instance.Name(), ctx: ctx, fail: fail, jobs: map[string]*job{}, dropped: map[string]bool{}}, nil
+	cfg = cfg.WithDefaults()
+	return &Runtime{cfg: cfg, self: cfg.Instance.Name(), fatal: make(chan error, 1), jobs: map[string]*job{}, dropped: map[string]bool{}}, nil
 }
 
+// Serve runs until ctx ends (nil) or a commit fails (that error). Either
+// way every job's actor has stopped when it returns, so the store may be
+// closed.
+func (r *Runtime) Serve(ctx context.Context) error {
+	var err error
+	select {
+	case <-ctx.Done():
+	case err = <-r.fatal:
+	}
+	r.mu.Lock()
+	r.stopped = true
+	for _, j := range r.jobs {
+		j.cancel()
+	}
+	r.mu.Unlock()
+	r.actors.Wait()
+	return err
+}
+
+func (r *Runtime) fail(err error) {
+	select {
+	case r.fatal <- err:
+	default: // one failure is enough to stop
+	}
+}
+
+func (r *Runtime) outbox() *transport.Outbox { return r.cfg.Committer.Outbox() }
+func (r *Runtime) inbox() *transport.Inbox   { return r.cfg.Committer.Inbox() }
+
 type input struct {
-	stream    string
-	watermark uint64
-	eof       bool
+	stream string
+	eof    bool
 }
 
 type delivery struct {
@@ -154,7 +201,7 @@ type job struct {
 	out     *Outputs
 	rowsIn  atomic.Int64
 	bad     atomic.Int64
-	cancel  context.CancelFunc
+	cancel  context.CancelFunc // ends the actor
 	stopped chan struct{}
 	dropped atomic.Bool
 
@@ -175,12 +222,12 @@ func (r *Runtime) Open(ch transport.ChannelID) (uint64, error) {
 		return 0, err
 	}
 	j.mu.Lock()
-	defer j.mu.Unlock()
-	in, ok := j.inputs[ch]
+	_, ok := j.inputs[ch]
+	j.mu.Unlock()
 	if !ok {
 		return 0, fmt.Errorf("%w: %s does not take %s from %s", transport.ErrUnknownChannel, r.self, ch.Stream, ch.Sender)
 	}
-	return in.watermark, nil
+	return r.inbox().Watermark(ch), nil
 }
 
 // Deliver implements transport.Handler.
@@ -217,9 +264,12 @@ func (r *Runtime) DropJob(id string) error {
 		j.cancel()
 		<-j.stopped
 	}
-	r.cfg.Sender.DropJob(id)
-	r.cfg.Outbox.DropJob(id)
-	if err := r.cfg.Store.DropJob(id); err != nil {
+	if r.cfg.Links != nil {
+		r.cfg.Links.DropJob(id)
+	}
+	r.outbox().DropJob(id)
+	r.inbox().DropJob(id)
+	if err := r.cfg.Committer.Store().DropJob(id); err != nil {
 		return fmt.Errorf("drop job %s: %w", id, err)
 	}
 	if !already {
@@ -227,6 +277,9 @@ func (r *Runtime) DropJob(id string) error {
 	}
 	return nil
 }
+
+// errStopping refuses a job that would start after Serve returned.
+var errStopping = status.Error(codes.Unavailable, "stage is stopping")
 
 // job returns the job's state, creating it (and its actor) on first use.
 func (r *Runtime) job(id string) (*job, error) {
@@ -237,6 +290,9 @@ func (r *Runtime) job(id string) (*job, error) {
 	}
 	if r.dropped[id] {
 		return nil, fmt.Errorf("%w: %s", transport.ErrJobDropped, id)
+	}
+	if r.stopped {
+		return nil, errStopping
 	}
 	j, err := r.newJob(id)
 	if err != nil {
@@ -249,7 +305,7 @@ func (r *Runtime) job(id string) (*job, error) {
 
 // newJob builds a job's state without starting it.
 func (r *Runtime) newJob(id string) (*job, error) {
-	out, err := NewOutputs(r.cfg.Topology, r.cfg.Instance, id, r.cfg.Spec.Outputs, r.cfg.Outbox, r.cfg.BatchRows)
+	out, err := NewOutputs(r.cfg.Topology, r.cfg.Instance, id, r.cfg.Spec.Outputs, r.cfg.BatchRows)
 	if err != nil {
 		return nil, err
 	}
@@ -274,7 +330,7 @@ func (r *Runtime) newJob(id string) (*job, error) {
 }
 
 func (r *Runtime) startLocked(j *job) {
-	ctx, cancel := context.WithCancel(r.ctx)
+	ctx, cancel := context.WithCancel(context.Background())
 	j.cancel = cancel
 	r.jobs[j.id] = j
 	r.actors.Add(1)
@@ -284,13 +340,17 @@ func (r *Runtime) startLocked(j *job) {
 	}()
 }
 
-// Recover rebuilds every job the store holds: inbox watermarks, which
-// inputs have ended, whether the job finished here, and (for a stateful
-// operator) the operator itself by replaying its state log. The outbox is
-// restored by the caller, which owns it for the whole process.
+// Recover rebuilds every job the store holds: which inputs have ended,
+// whether the job finished here, and (for a stateful operator) the operator
+// itself by replaying its state log. The watermarks and the outbox are
+// restored by the Committer (transport.Committer.Restore), which owns them
+// for the whole process.
 func (r *Runtime) Recover(img *transport.Image) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.stopped {
+		return errStopping
+	}
 	for _, id := range img.Dropped {
 		r.dropped[id] = true
 	}
@@ -319,10 +379,9 @@ func (r *Runtime) Recover(img *transport.Image) error {
 				return fmt.Errorf("job %s: replay state log: %w", id, err)
 			}
 		}
-		// The store is authoritative for watermarks and ended inputs.
+		// The store is authoritative for ended inputs.
 		j.open = 0
 		for ch, in := range j.inputs {
-			in.watermark = ji.Watermarks[ch]
 			in.eof = ji.Records[eofRecord(ch)] != nil
 			if !in.eof {
 				j.open++
@@ -368,7 +427,9 @@ func (r *Runtime) replay(j *job, log [][]byte) error {
 	return nil
 }
 
-// actor applies a job's deliveries, up to MaxGroup of them per commit.
+// actor applies a job's deliveries, up to MaxGroup of them per commit: it
+// plans each group (plan.go), carries the plan out on the operator, and
+// hands the step to the Committer.
 func (r *Runtime) actor(ctx context.Context, j *job) {
 	defer close(j.stopped)
 	group := make([]delivery, 0, MaxGroup)
@@ -389,97 +450,87 @@ func (r *Runtime) actor(ctx context.Context, j *job) {
 				break more
 			}
 		}
-		if err := r.cfg.Outbox.WaitRoom(ctx, j.out.Channels(), r.cfg.OutboxLimit); err != nil {
+		if err := r.outbox().WaitRoom(ctx, j.out.Channels(), r.cfg.OutboxLimit); err != nil {
 			for _, d := range group {
 				d.done(err)
 			}
 			return
 		}
-		if err := r.apply(j, group); err != nil {
-			for _, d := range group {
-				d.done(err)
+		p := planGroup(group, r.inbox().Watermark)
+		for _, x := range p.refused {
+			x.d.done(x.err)
+		}
+		if len(p.apply) == 0 {
+			for _, d := range p.dups {
+				d.done(nil)
 			}
+			continue
+		}
+		s, finishing, err := r.build(j, p)
+		if err == nil {
+			_, err = r.cfg.Committer.Commit(s)
+		}
+		if err != nil {
+			// The operator has run ahead of the store: only a restart
+			// from the store can bring them back together.
 			r.fail(fmt.Errorf("job %s: %w", j.id, err))
 			return
+		}
+		if finishing {
+			j.log.Info("job finished at this stage", "rows-in", j.rowsIn.Load(), "rows-out", j.out.RowsOut(), "unreadable-batches", j.bad.Load())
+			if r.cfg.OnFinish != nil {
+				r.cfg.OnFinish(j.id, s.Records)
+			}
 		}
 	}
 }
 
-// apply applies a group of deliveries and commits them together; a
-// delivery out of sequence is refused on its own. Only after the commit are
-// the others acknowledged. An error is a store failure: the process must
-// stop, since its memory is now ahead of its store.
-func (r *Runtime) apply(j *job, group []delivery) error {
-	c := &transport.Commit{Job: j.id, Inputs: map[transport.ChannelID]uint64{}, Records: map[string][]byte{}}
+// build carries a plan out on the job's operator and describes the step
+// the Committer is to write: the watermarks the plan moves to, the ended
+// inputs, what the operator emitted, its journal entry (or a snapshot, or
+// the end of its log when the job finishes), and the acknowledgements of
+// every delivery applied or already applied. It reports whether the job
+// finished. On an error the acknowledgements were refused.
+func (r *Runtime) build(j *job, p plan) (*transport.Step, bool, error) {
+	s := &transport.Step{Commit: transport.Commit{Job: j.id, Inputs: p.marks, Records: map[string][]byte{}}}
 	var journal wololov1.Journal
-	var acks []delivery
 	finishing := false
-	for _, d := range group {
-		j.mu.Lock()
-		in := j.inputs[d.ch]
-		switch transport.Check(in.watermark, d.batch.Seq) {
-		case transport.Duplicate:
-			j.mu.Unlock()
-			acks = append(acks, d)
-			continue
-		case transport.Gap:
-			wm := in.watermark
-			j.mu.Unlock()
-			d.done(fmt.Errorf("%w: %s got %d after %d", transport.ErrSeqGap, d.ch, d.batch.Seq, wm))
-			continue
-		}
-		// Memory runs ahead of the store until the commit below; if that
-		// fails the process stops and restarts from the store.
-		in.watermark = d.batch.Seq
-		j.mu.Unlock()
-		c.Inputs[d.ch] = d.batch.Seq
-		acks = append(acks, d)
+	for _, d := range p.apply {
 		if d.batch.Eof {
-			c.Records[eofRecord(d.ch)] = []byte{1}
+			s.Records[eofRecord(d.ch)] = []byte{1}
 		}
 		if !r.cfg.Spec.Stateless {
 			journal.Applied = append(journal.Applied, &wololov1.Applied{Stream: d.ch.Stream, Sender: d.ch.Sender, Seq: d.batch.Seq, Eof: d.batch.Eof, Rows: d.batch.Rows})
 		}
 		fin := r.step(j, d.ch, d.batch.Eof, d.batch.Rows, j.out)
-		entries, records := j.out.Drain(fin)
-		c.Outputs = append(c.Outputs, entries...)
-		for k, v := range records {
-			c.Records[k] = v
-		}
+		out, records := j.out.Drain(fin)
+		s.Emit = append(s.Emit, out...)
+		maps.Copy(s.Records, records)
 		finishing = finishing || fin
 	}
-	if len(c.Inputs) == 0 {
-		for _, d := range acks {
-			d.done(nil)
-		}
-		return nil
+	for _, d := range p.dups {
+		s.Acks = append(s.Acks, d.done)
+	}
+	for _, d := range p.apply {
+		s.Acks = append(s.Acks, d.done)
 	}
 	var err error
 	switch {
 	case finishing:
 		// The operator is gone; its log is no longer needed.
-		c.Records[recordFinished] = []byte{1}
-		c.ResetState = true
+		s.Records[recordFinished] = []byte{1}
+		s.ResetState = true
 	case r.cfg.Spec.Stateless:
 	default:
-		if c.State, c.ResetState, err = r.stateChange(j, &journal); err != nil {
-			return err
+		s.State, s.ResetState, err = r.stateChange(j, &journal)
+	}
+	if err != nil {
+		for _, ack := range s.Acks {
+			ack(err)
 		}
+		return nil, false, err
 	}
-	if err := r.cfg.Store.Commit(c); err != nil {
-		return fmt.Errorf("commit %d batches: %w", len(c.Inputs), err)
-	}
-	r.cfg.Sender.Publish(c.Outputs)
-	for _, d := range acks {
-		d.done(nil)
-	}
-	if finishing {
-		j.log.Info("job finished at this stage", "rows-in", j.rowsIn.Load(), "rows-out", j.out.RowsOut(), "unreadable-batches", j.bad.Load())
-		if r.cfg.OnFinish != nil {
-			r.cfg.OnFinish(j.id, c.Records)
-		}
-	}
-	return nil
+	return s, finishing, nil
 }
 
 // stateChange is what a commit appends to the state log: the journal of
@@ -584,17 +635,18 @@ func (r *Runtime) Progress() []*wololov1.JobProgress {
 	var out []*wololov1.JobProgress
 	for _, j := range jobs {
 		p := &wololov1.JobProgress{JobId: j.id, RowsIn: j.rowsIn.Load()}
+		marks := r.inbox().Marks(j.id)
 		j.mu.Lock()
 		p.Finished = j.finished
 		for ch, in := range j.inputs {
-			p.Inputs = append(p.Inputs, &wololov1.InputChannel{Stream: in.stream, Sender: ch.Sender, Watermark: in.watermark, Eof: in.eof})
+			p.Inputs = append(p.Inputs, &wololov1.InputChannel{Stream: in.stream, Sender: ch.Sender, Watermark: marks[ch], Eof: in.eof})
 		}
 		j.mu.Unlock()
 		sort.Slice(p.Inputs, func(a, b int) bool {
 			return p.Inputs[a].Stream+p.Inputs[a].Sender < p.Inputs[b].Stream+p.Inputs[b].Sender
 		})
 		p.RowsOut = j.out.RowsOut()
-		p.Outputs = OutputProgress(r.cfg.Outbox, j.id)
+		p.Outputs = OutputProgress(r.outbox(), j.id)
 		out = append(out, p)
 	}
 	return out

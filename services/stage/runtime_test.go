@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"strings"
 	"testing"
 	"time"
 
@@ -17,23 +18,47 @@ import (
 	"github.com/wololo/wololo/transport"
 )
 
-// grouperRuntime is q2-grouper-0 of the default topology with a MemStore
-// and no reachable peers: what it emits stays in its outbox.
-func grouperRuntime(t *testing.T) (*stage.Runtime, *transport.MemStore, *transport.Outbox) {
+// startRuntime runs the instance self with spec on store the way a process
+// does after a (re)start, with no network: the Committer publishes to the
+// outbox alone. stop ends it and returns what Serve returned.
+func startRuntime(t *testing.T, self deploy.Instance, spec stage.Spec, store transport.Store) (rt *stage.Runtime, outbox *transport.Outbox, stop func() error) {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	store := transport.NewMemStore()
-	outbox := transport.NewOutbox(store)
-	pool := transport.NewPool(transport.StaticResolver(nil))
-	sender := transport.NewSender(ctx, "q2-grouper-0", 1, outbox, pool, nil)
-	rt, err := stage.New(ctx, stage.Config{
-		Topology: deploy.Default(), Instance: deploy.Instance{Stage: "q2-grouper", Index: 0},
-		Spec: operators.Specs()["q2-grouper"], Store: store, Outbox: outbox, Sender: sender,
-	}, func(err error) { t.Errorf("runtime failed: %v", err) })
+	img, err := store.Load()
 	if err != nil {
 		t.Fatal(err)
 	}
+	outbox = transport.NewOutbox(store)
+	committer := transport.NewCommitter(store, outbox, transport.NewInbox(), nil)
+	committer.Restore(img)
+	rt, err = stage.New(stage.Config{Topology: deploy.Default(), Instance: self, Spec: spec, Committer: committer})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rt.Recover(img); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- rt.Serve(ctx) }()
+	stopped := false
+	stop = func() error {
+		if stopped {
+			return nil
+		}
+		stopped = true
+		cancel()
+		return <-served
+	}
+	t.Cleanup(func() { _ = stop() })
+	return rt, outbox, stop
+}
+
+// grouperRuntime is q2-grouper-0 of the default topology with a MemStore
+// and no network: what it emits stays in its outbox.
+func grouperRuntime(t *testing.T) (*stage.Runtime, *transport.MemStore, *transport.Outbox) {
+	t.Helper()
+	store := transport.NewMemStore()
+	rt, outbox, _ := startRuntime(t, deploy.Instance{Stage: "q2-grouper", Index: 0}, operators.Specs()["q2-grouper"], store)
 	return rt, store, outbox
 }
 
@@ -158,9 +183,8 @@ func TestRuntimeDropsUnreadableBatchWithoutStalling(t *testing.T) {
 func TestConfigRejectsMismatchedOperator(t *testing.T) {
 	cfg := stage.Config{
 		Topology: deploy.Default(), Instance: deploy.Instance{Stage: "q2-grouper", Index: 0},
-		Spec:  operators.Specs()["q3-joiner"],
-		Store: transport.NewMemStore(), Outbox: transport.NewOutbox(transport.NewMemStore()),
-		Sender: transport.NewSender(context.Background(), "x", 1, nil, nil, nil),
+		Spec:      operators.Specs()["q3-joiner"],
+		Committer: transport.NewCommitter(transport.NewMemStore(), transport.NewOutbox(transport.NewMemStore()), transport.NewInbox(), nil),
 	}
 	if err := cfg.Validate(); err == nil {
 		t.Fatal("a joiner operator was accepted on the grouper stage")
@@ -212,33 +236,8 @@ func TestRecoverReplaysLogAndSnapshots(t *testing.T) {
 	stage.SnapshotMinBytes = 1
 	t.Cleanup(func() { stage.SnapshotMinBytes = old })
 
-	top := deploy.Default()
 	self := deploy.Instance{Stage: "q3-aggregator", Index: 0}
 	store := transport.NewMemStore()
-	start := func() (*stage.Runtime, *transport.Outbox, context.CancelFunc) {
-		ctx, cancel := context.WithCancel(context.Background())
-		outbox := transport.NewOutbox(store)
-		img, err := store.Load()
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, ji := range img.Jobs {
-			for ch, res := range ji.Reserved {
-				outbox.Restore(ch, res, ji.Acked[ch], ji.Outbox[ch])
-			}
-		}
-		sender := transport.NewSender(ctx, self.Name(), 1, outbox, transport.NewPool(transport.StaticResolver(nil)), nil)
-		rt, err := stage.New(ctx, stage.Config{
-			Topology: top, Instance: self, Spec: operators.Specs()["q3-aggregator"], Store: store, Outbox: outbox, Sender: sender,
-		}, func(err error) { t.Errorf("runtime failed: %v", err) })
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := rt.Recover(img); err != nil {
-			t.Fatal(err)
-		}
-		return rt, outbox, cancel
-	}
 	civs := func(rows ...[3]any) *wololov1.RowBatch {
 		var b batch.CivBuilder
 		for _, r := range rows {
@@ -264,12 +263,13 @@ func TestRecoverReplaysLogAndSnapshots(t *testing.T) {
 	}
 	var outbox *transport.Outbox
 	for _, s := range steps {
-		rt, ob, cancel := start()
+		rt, ob, stop := startRuntime(t, self, operators.Specs()["q3-aggregator"], store)
 		if err := deliver(t, rt, from[s.ch], s.b); err != nil {
 			t.Fatal(err)
 		}
-		cancel()
-		rt.Wait()
+		if err := stop(); err != nil {
+			t.Fatal(err)
+		}
 		outbox = ob
 	}
 	out := transport.ChannelID{Job: "j", Stream: operators.Q3Civs, Sender: self.Name(), Receiver: "gateway-0"}
@@ -286,5 +286,37 @@ func TestRecoverReplaysLogAndSnapshots(t *testing.T) {
 	want := []string{"Aztecs 3/5", "Britons 4/4", "Celts 1/2"}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("totals after restarts %v, want %v", got, want)
+	}
+}
+
+// failOnce is a MemStore whose commits fail while failing is set.
+type failOnce struct {
+	*transport.MemStore
+	failing bool
+}
+
+func (s *failOnce) Commit(c *transport.Commit) error {
+	if s.failing {
+		return errors.New("injected commit failure")
+	}
+	return s.MemStore.Commit(c)
+}
+
+// TestRuntimeStopsOnCommitFailure: a failed commit refuses the delivery,
+// leaves the watermark where the store has it, and ends Serve with the
+// error (the operator ran ahead of the store; only a restart recovers).
+func TestRuntimeStopsOnCommitFailure(t *testing.T) {
+	store := &failOnce{MemStore: transport.NewMemStore()}
+	rt, _, stop := startRuntime(t, deploy.Instance{Stage: "q2-grouper", Index: 0}, operators.Specs()["q2-grouper"], store)
+	ch := transport.ChannelID{Job: "j", Stream: operators.Q2Players, Sender: "players-filter-0", Receiver: "q2-grouper-0"}
+	store.failing = true
+	if err := deliver(t, rt, ch, &wololov1.Batch{Seq: 1, Eof: true}); err == nil {
+		t.Fatal("a delivery whose commit failed was acknowledged")
+	}
+	if wm, _ := rt.Open(ch); wm != 0 {
+		t.Fatalf("watermark %d after a failed commit, want 0", wm)
+	}
+	if err := stop(); err == nil || !strings.Contains(err.Error(), "injected commit failure") {
+		t.Fatalf("Serve returned %v, want the commit failure", err)
 	}
 }
