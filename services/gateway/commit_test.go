@@ -45,17 +45,17 @@ func (s *failingStore) arm() {
 	s.mu.Unlock()
 }
 
-// uploadStream is the server side of one Upload call, fed from a slice.
-type uploadStream struct {
+// fakeUpload is the server side of one Upload call, fed from a slice.
+type fakeUpload struct {
 	grpc.ServerStream
 	ctx  context.Context
 	in   []*wololov1.UploadRequest
 	sent []*wololov1.UploadResponse
 }
 
-func (s *uploadStream) Context() context.Context { return s.ctx }
+func (s *fakeUpload) Context() context.Context { return s.ctx }
 
-func (s *uploadStream) Recv() (*wololov1.UploadRequest, error) {
+func (s *fakeUpload) Recv() (*wololov1.UploadRequest, error) {
 	if len(s.in) == 0 {
 		return nil, io.EOF
 	}
@@ -64,14 +64,14 @@ func (s *uploadStream) Recv() (*wololov1.UploadRequest, error) {
 	return r, nil
 }
 
-func (s *uploadStream) Send(r *wololov1.UploadResponse) error {
+func (s *fakeUpload) Send(r *wololov1.UploadResponse) error {
 	s.sent = append(s.sent, r)
 	return nil
 }
 
 // upload sends chunks of the matches file of job id, from its current
 // offset on, and reports the offset the gateway last acknowledged.
-func upload(g *Gateway, id string, chunks []string, finish int64) (int64, error) {
+func uploadMatches(g wololov1.JobServiceServer, id string, chunks []string, finish int64) (int64, error) {
 	frames := []*wololov1.UploadRequest{{Frame: &wololov1.UploadRequest_Start{Start: &wololov1.UploadStart{JobId: id, File: wololov1.InputFile_INPUT_FILE_MATCHES}}}}
 	for _, c := range chunks {
 		frames = append(frames, &wololov1.UploadRequest{Frame: &wololov1.UploadRequest_Data{Data: []byte(c)}})
@@ -79,7 +79,7 @@ func upload(g *Gateway, id string, chunks []string, finish int64) (int64, error)
 	if finish > 0 {
 		frames = append(frames, &wololov1.UploadRequest{Frame: &wololov1.UploadRequest_Finish{Finish: &wololov1.UploadFinish{Size: finish}}})
 	}
-	s := &uploadStream{ctx: context.Background(), in: frames}
+	s := &fakeUpload{ctx: context.Background(), in: frames}
 	err := g.Upload(s)
 	var off int64
 	if n := len(s.sent); n > 0 {
@@ -111,18 +111,18 @@ func TestFailedUploadCommitLeavesNoSequenceGap(t *testing.T) {
 	}
 	first, second := matchRows(0, 50), matchRows(50, 100)
 
-	off, err := upload(g, "j1", []string{first}, 0)
+	off, err := uploadMatches(g, "j1", []string{first}, 0)
 	if err != nil || off != int64(len(header)+len(first)) {
 		t.Fatalf("first chunk: offset %d, %v", off, err)
 	}
 	store.arm()
-	_, err = upload(g, "j1", []string{second}, 0)
+	_, err = uploadMatches(g, "j1", []string{second}, 0)
 	if status.Code(err) != codes.Unavailable {
 		t.Fatalf("upload over a failing commit: %v, want Unavailable", err)
 	}
 	// The client resumes from the acknowledged offset.
 	size := int64(len(header) + len(first) + len(second))
-	if off, err := upload(g, "j1", []string{second}, size); err != nil || off != size {
+	if off, err := uploadMatches(g, "j1", []string{second}, size); err != nil || off != size {
 		t.Fatalf("resumed upload: offset %d, %v", off, err)
 	}
 

@@ -10,6 +10,19 @@
 // after the rows up to there are committed, so a client whose stream breaks
 // resumes by re-sending its file from the last acknowledged offset.
 //
+// The package is in four parts, each with one concern:
+//
+//   - jobs.go, the job domain: create (headers and id checked), the upload
+//     slots and committed offsets, results, retention; every durable fact a
+//     protobuf record (job_record.proto) in the store. No gRPC.
+//   - upload.go, the upload path: parse a chunk (the pure Ingest), commit
+//     its rows with the new offset through the transport.Committer, then
+//     acknowledge the offset. A failed commit uses up no sequence number.
+//   - service.go, the JobService adapter; errors.go maps the domain's
+//     errors to gRPC codes in one function (toStatus).
+//   - gateway.go, the Gateway itself: its Config and its lifecycle, Serve,
+//     which sweeps abandoned jobs and drops deleted jobs everywhere.
+//
 // The gateway does not compute any query itself and touches no disk except
 // through the transport Store.
 package gateway

@@ -11,7 +11,9 @@ import (
 	"github.com/wololo/wololo/transport"
 )
 
-func testGateway(t *testing.T, store transport.Store, retention time.Duration, dropped chan<- string) *Gateway {
+// testGateway serves a gateway on store, without a network, and returns its
+// JobService.
+func testGateway(t *testing.T, store transport.Store, retention time.Duration, dropped chan<- string) wololov1.JobServiceServer {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
@@ -28,10 +30,18 @@ func testGateway(t *testing.T, store transport.Store, retention time.Duration, d
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := g.Recover(ctx, img); err != nil {
+	if err := g.Recover(img); err != nil {
 		t.Fatal(err)
 	}
-	return g
+	served := make(chan error, 1)
+	go func() { served <- g.Serve(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-served; err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+	})
+	return g.Service()
 }
 
 func header(cols []string) *wololov1.FileHeader {

@@ -134,14 +134,20 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		cancel()
 		return nil, fmt.Errorf("node %s: recover: %w", self, err)
 	}
+	var gatewayDone chan struct{} // closed once the gateway's Serve returned
 	if n.Gateway != nil {
 		n.Gateway.SetDropper(func(ctx context.Context, job string) error {
 			return dropEverywhere(ctx, cfg.Topology, cfg.Instance, runtime, n.pool, job)
 		})
-		if err := n.Gateway.Recover(ctx, img); err != nil {
+		if err := n.Gateway.Recover(img); err != nil {
 			cancel()
 			return nil, fmt.Errorf("node %s: recover jobs: %w", self, err)
 		}
+		gatewayDone = make(chan struct{})
+		go func() {
+			defer close(gatewayDone)
+			_ = n.Gateway.Serve(ctx) // nil: it ends with ctx
+		}()
 	}
 	if len(img.Jobs) > 0 {
 		log.Info("recovered from store", "jobs", len(img.Jobs), "channels-to-resend", len(resume), "took", time.Since(loadStart).Round(time.Millisecond))
@@ -152,7 +158,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	stageServer.OnAnnounce(sender.SeeReceiver)
 	wololov1.RegisterStageServiceServer(n.server, stageServer)
 	if n.Gateway != nil {
-		wololov1.RegisterJobServiceServer(n.server, n.Gateway)
+		wololov1.RegisterJobServiceServer(n.server, n.Gateway.Service())
 	}
 	wololov1.RegisterStatusServer(n.server, &statusServer{
 		role: st.Role, instance: self, incarnation: incarnation, started: n.started,
@@ -194,6 +200,9 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		}
 		// Nothing may touch the store once the caller closes it.
 		<-runtimeDone
+		if gatewayDone != nil {
+			<-gatewayDone
+		}
 		sender.Wait()
 		n.pool.Close()
 		close(n.done)

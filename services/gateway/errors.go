@@ -1,0 +1,67 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+// The kinds of error the job domain returns. Each error also carries its
+// own message, which is what the client is shown.
+var (
+	// ErrNoJob: no job has that id (never created, or dropped).
+	ErrNoJob = errors.New("no such job")
+	// ErrInvalid: the request itself is wrong (a header, an id, a frame).
+	ErrInvalid = errors.New("invalid request")
+	// ErrBusy: the file is being uploaded by another call.
+	ErrBusy = errors.New("upload in progress")
+	// ErrNotDone: the job has no results yet.
+	ErrNotDone = errors.New("job not done")
+	// ErrDataLoss: the client and the gateway disagree on what was sent.
+	ErrDataLoss = errors.New("upload incomplete")
+	// ErrStore: the store refused a write; the call may be retried.
+	ErrStore = errors.New("store unavailable")
+)
+
+// kindError is an error of one of the kinds above with its own message.
+type kindError struct{ kind, err error }
+
+func (e kindError) Error() string   { return e.err.Error() }
+func (e kindError) Unwrap() []error { return []error{e.kind, e.err} }
+
+func errorf(kind error, format string, args ...any) error {
+	return kindError{kind: kind, err: fmt.Errorf(format, args...)}
+}
+
+// toStatus maps an error of the job domain to the gRPC status a client
+// gets. It is the only place that chooses codes; a status error (from the
+// stream itself) passes through.
+func toStatus(err error) error {
+	if err == nil {
+		return nil
+	}
+	if _, ok := status.FromError(err); ok {
+		return err
+	}
+	code := codes.Internal
+	switch {
+	case errors.Is(err, ErrNoJob):
+		code = codes.NotFound
+	case errors.Is(err, ErrInvalid):
+		code = codes.InvalidArgument
+	case errors.Is(err, ErrBusy), errors.Is(err, ErrNotDone):
+		code = codes.FailedPrecondition
+	case errors.Is(err, ErrDataLoss):
+		code = codes.DataLoss
+	case errors.Is(err, ErrStore):
+		code = codes.Unavailable
+	case errors.Is(err, context.Canceled):
+		code = codes.Canceled
+	case errors.Is(err, context.DeadlineExceeded):
+		code = codes.DeadlineExceeded
+	}
+	return status.Error(code, err.Error())
+}

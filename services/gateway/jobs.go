@@ -1,0 +1,361 @@
+package gateway
+
+import (
+	"crypto/rand"
+	"maps"
+	"regexp"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"google.golang.org/protobuf/proto"
+
+	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
+	"github.com/wololo/wololo/services/operators"
+	"github.com/wololo/wololo/services/schema"
+	"github.com/wololo/wololo/transport"
+)
+
+// jobs is the gateway's job domain: which jobs exist, each one's files and
+// how far their uploads got, its results, and when a client last showed
+// interest (for retention). Every change that must survive a restart is a
+// record in the store, in protobuf (job_record.proto). It knows nothing of
+// gRPC: its errors are the kinds of errors.go.
+type jobs struct {
+	store transport.Store
+	log   hclog.Logger
+
+	mu   sync.Mutex
+	byID map[string]*job
+}
+
+// Records the gateway keeps per job in the store.
+const (
+	// recordMeta holds the job's description (JobRecord).
+	recordMeta = "job/meta"
+)
+
+// uploadKey is the record of a file's upload progress (UploadRecord).
+func uploadKey(f schema.File) string { return "upload/" + f.String() }
+
+// fileState is one input file of a job.
+type fileState struct {
+	columns   []string
+	size      int64
+	offset    int64 // committed: every record before it is in the outbox
+	report    schema.FileReport
+	done      bool
+	uploading bool
+}
+
+type job struct {
+	id      string
+	created time.Time
+	log     hclog.Logger
+
+	mu       sync.Mutex
+	activity time.Time // last client call or progress, for retention
+	state    wololov1.JobState
+	message  string
+	files    [2]*fileState
+	results  map[string][]byte
+	changed  chan struct{} // closed and replaced on every change
+}
+
+var jobIDPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+
+func newJobID() string {
+	const alphabet = "abcdefghijkmnpqrstuvwxyz23456789"
+	b := make([]byte, 12)
+	_, _ = rand.Read(b)
+	for i := range b {
+		b[i] = alphabet[int(b[i])%len(alphabet)]
+	}
+	return string(b)
+}
+
+func headerFields(h *wololov1.FileHeader) [][]byte {
+	out := make([][]byte, len(h.GetColumns()))
+	for i, c := range h.GetColumns() {
+		out[i] = []byte(c)
+	}
+	return out
+}
+
+// create checks both headers and creates the job, durably, under the given
+// id (a new one if empty). Creating a job that exists is not an error: it
+// is how a client resumes.
+func (js *jobs) create(id string, matches, players *wololov1.FileHeader) (string, error) {
+	if matches == nil || players == nil {
+		return "", errorf(ErrInvalid, "both file headers are required")
+	}
+	if _, err := schema.ParseMatchHeader(headerFields(matches)); err != nil {
+		return "", kindError{ErrInvalid, err}
+	}
+	if _, err := schema.ParsePlayerHeader(headerFields(players)); err != nil {
+		return "", kindError{ErrInvalid, err}
+	}
+	if id == "" {
+		id = newJobID()
+	} else if !jobIDPattern.MatchString(id) {
+		return "", errorf(ErrInvalid, "job id %q: use 1-64 letters, digits, '-' or '_'", id)
+	}
+	js.mu.Lock()
+	defer js.mu.Unlock()
+	if j, ok := js.byID[id]; ok {
+		j.touch()
+		return id, nil
+	}
+	rec := &wololov1.JobRecord{CreatedUnixMs: time.Now().UnixMilli()}
+	for _, h := range []*wololov1.FileHeader{matches, players} {
+		rec.Files = append(rec.Files, &wololov1.FileRecord{Columns: h.Columns, Size: h.Size, DataOffset: h.DataOffset})
+	}
+	b, err := proto.Marshal(rec)
+	if err != nil {
+		return "", err
+	}
+	// The job exists once its description is durable: a gateway restarted
+	// from now on knows it, and the client can resume its upload.
+	if err := js.store.Commit(&transport.Commit{Job: id, Records: map[string][]byte{recordMeta: b}}); err != nil {
+		return "", errorf(ErrStore, "store job %s: %v", id, err)
+	}
+	j := js.newJob(id, rec)
+	js.byID[id] = j
+	j.log.Info("job created", "matches-bytes", matches.Size, "players-bytes", players.Size)
+	return id, nil
+}
+
+func (js *jobs) newJob(id string, rec *wololov1.JobRecord) *job {
+	j := &job{
+		id: id, created: time.UnixMilli(rec.CreatedUnixMs), activity: time.Now(), log: js.log.With("job", id),
+		state: wololov1.JobState_JOB_STATE_UPLOADING, changed: make(chan struct{}),
+	}
+	for i, f := range rec.Files {
+		j.files[i] = &fileState{columns: f.Columns, size: f.Size, offset: f.DataOffset, report: schema.FileReport{Missing: map[string]int64{}}}
+	}
+	return j
+}
+
+// recover rebuilds the jobs of a store image: descriptions, upload offsets
+// and reports, results. It returns the jobs whose description cannot be
+// read, to be dropped.
+func (js *jobs) recover(img *transport.Image) (unreadable []string, err error) {
+	js.mu.Lock()
+	defer js.mu.Unlock()
+	for id, ji := range img.Jobs {
+		raw := ji.Records[recordMeta]
+		if raw == nil {
+			continue
+		}
+		var rec wololov1.JobRecord
+		if err := proto.Unmarshal(raw, &rec); err != nil || len(rec.Files) != 2 {
+			js.log.Error("unreadable job description; dropping the job", "job", id, "error", err)
+			unreadable = append(unreadable, id)
+			continue
+		}
+		j := js.newJob(id, &rec)
+		for i, fs := range j.files {
+			raw := ji.Records[uploadKey(schema.File(i))]
+			if raw == nil {
+				continue
+			}
+			var up wololov1.UploadRecord
+			if err := proto.Unmarshal(raw, &up); err != nil {
+				return nil, errorf(ErrInvalid, "job %s: upload record of %s: %v", id, schema.File(i), err)
+			}
+			fs.offset, fs.done = up.Offset, up.Done
+			fs.report = schema.FileReport{Rows: up.Rows, Malformed: up.Malformed, Missing: maps.Clone(up.Missing)}
+			if fs.report.Missing == nil {
+				fs.report.Missing = map[string]int64{}
+			}
+		}
+		if j.files[0].done && j.files[1].done {
+			j.state = wololov1.JobState_JOB_STATE_RUNNING
+		}
+		if ji.Records[operators.ResultRecord(operators.ResultFiles[0])] != nil {
+			j.setResultsLocked(ji.Records)
+		}
+		js.byID[id] = j
+		j.log.Info("job recovered", "state", j.state, "matches-offset", j.files[0].offset, "players-offset", j.files[1].offset)
+	}
+	sort.Strings(unreadable)
+	return unreadable, nil
+}
+
+// get returns a job.
+func (js *jobs) get(id string) (*job, error) {
+	js.mu.Lock()
+	defer js.mu.Unlock()
+	j, ok := js.byID[id]
+	if !ok {
+		return nil, errorf(ErrNoJob, "no job %q", id)
+	}
+	return j, nil
+}
+
+// remove forgets a job.
+func (js *jobs) remove(id string) {
+	js.mu.Lock()
+	defer js.mu.Unlock()
+	delete(js.byID, id)
+}
+
+// idle lists the jobs without client activity for longer than retention.
+func (js *jobs) idle(now time.Time, retention time.Duration) []string {
+	js.mu.Lock()
+	defer js.mu.Unlock()
+	var out []string
+	for id, j := range js.byID {
+		j.mu.Lock()
+		if now.Sub(j.activity) > retention {
+			out = append(out, id)
+		}
+		j.mu.Unlock()
+	}
+	sort.Strings(out)
+	return out
+}
+
+func (j *job) notifyLocked() {
+	close(j.changed)
+	j.changed = make(chan struct{})
+}
+
+func (j *job) touch() {
+	j.mu.Lock()
+	j.activity = time.Now()
+	j.mu.Unlock()
+}
+
+// upload is one file's upload slot, held by one Upload call at a time.
+type upload struct {
+	j      *job
+	file   schema.File
+	offset int64
+	report schema.FileReport
+}
+
+// beginUpload takes the file's upload slot. done reports that the file is
+// complete already (no slot is taken then).
+func (j *job) beginUpload(file schema.File) (u *upload, done bool, err error) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.activity = time.Now()
+	fs := j.files[file]
+	if fs.uploading {
+		return nil, false, errorf(ErrBusy, "job %s: %s is already being uploaded", j.id, file)
+	}
+	if fs.done {
+		return &upload{j: j, file: file, offset: fs.offset, report: cloneReport(fs.report)}, true, nil
+	}
+	fs.uploading = true
+	return &upload{j: j, file: file, offset: fs.offset, report: cloneReport(fs.report)}, false, nil
+}
+
+// end releases the upload slot.
+func (u *upload) end() {
+	u.j.mu.Lock()
+	u.j.files[u.file].uploading = false
+	u.j.mu.Unlock()
+}
+
+// record is what a commit of the upload up to offset records.
+func (u *upload) record(offset int64, report schema.FileReport, done bool) ([]byte, error) {
+	return proto.Marshal(&wololov1.UploadRecord{
+		Offset: offset, Done: done, Rows: report.Rows, Malformed: report.Malformed, Missing: maps.Clone(report.Missing),
+	})
+}
+
+// committed notes that the upload up to offset is durable.
+func (u *upload) committed(offset int64, report schema.FileReport, done bool) {
+	j := u.j
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	fs := j.files[u.file]
+	fs.offset, fs.report, fs.done = offset, cloneReport(report), done
+	j.activity = time.Now()
+	if j.files[0].done && j.files[1].done && j.state == wololov1.JobState_JOB_STATE_UPLOADING {
+		j.state = wololov1.JobState_JOB_STATE_RUNNING
+		j.log.Info("both files uploaded; job running")
+	}
+	j.notifyLocked()
+}
+
+func cloneReport(r schema.FileReport) schema.FileReport {
+	c := r
+	c.Missing = maps.Clone(r.Missing)
+	if c.Missing == nil {
+		c.Missing = map[string]int64{}
+	}
+	return c
+}
+
+// finish records the job's results (the sink's final commit holds them).
+func (j *job) finish(records map[string][]byte) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.setResultsLocked(records)
+	j.log.Info("job done", "elapsed", time.Since(j.created).Round(time.Millisecond))
+}
+
+func (j *job) setResultsLocked(records map[string][]byte) {
+	j.results = map[string][]byte{}
+	for _, name := range operators.ResultFiles {
+		j.results[name] = records[operators.ResultRecord(name)]
+	}
+	j.state = wololov1.JobState_JOB_STATE_DONE
+	j.activity = time.Now()
+	j.notifyLocked()
+}
+
+// finalResults returns the results of a done job.
+func (j *job) finalResults() (map[string][]byte, error) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.activity = time.Now()
+	if j.state != wololov1.JobState_JOB_STATE_DONE {
+		return nil, errorf(ErrNotDone, "job %s is %s, not done", j.id, j.state)
+	}
+	return j.results, nil
+}
+
+// view returns the job's state for a client, and a channel closed on its
+// next change.
+func (j *job) view() (*wololov1.Job, <-chan struct{}) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.activity = time.Now()
+	out := &wololov1.Job{JobId: j.id, State: j.state, Message: j.message, ElapsedSeconds: time.Since(j.created).Seconds()}
+	for i, fs := range j.files {
+		r := &wololov1.FileReport{
+			File: schema.File(i).String(), Rows: fs.report.Rows, Malformed: fs.report.Malformed,
+			Missing: maps.Clone(fs.report.Missing), Offset: fs.offset, Size: fs.size, Done: fs.done,
+		}
+		if r.Missing == nil {
+			r.Missing = map[string]int64{}
+		}
+		if i == 0 {
+			out.Matches = r
+		} else {
+			out.Players = r
+		}
+	}
+	if j.results != nil {
+		out.ResultRows = map[string]int64{}
+		for name, data := range j.results {
+			out.ResultRows[name] = int64(countLines(data) - 1)
+		}
+	}
+	return out, j.changed
+}
+
+func countLines(b []byte) int {
+	n := 0
+	for _, c := range b {
+		if c == '\n' {
+			n++
+		}
+	}
+	return n
+}

@@ -1,0 +1,107 @@
+package gateway
+
+import (
+	"context"
+	"time"
+
+	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
+	"github.com/wololo/wololo/services/operators"
+)
+
+// jobService is the JobService adapter: it decodes requests, calls the job
+// domain and the upload path, and maps their errors to gRPC codes
+// (toStatus). It holds no state of its own.
+type jobService struct {
+	wololov1.UnimplementedJobServiceServer
+	g *Gateway
+}
+
+// CreateJob checks both headers and creates the job.
+func (s jobService) CreateJob(_ context.Context, req *wololov1.CreateJobRequest) (*wololov1.CreateJobResponse, error) {
+	id, err := s.g.jobs.create(req.GetJobId(), req.GetMatches(), req.GetPlayers())
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return &wololov1.CreateJobResponse{JobId: id}, nil
+}
+
+// Upload takes one file of a job; see JobService.
+func (s jobService) Upload(stream wololov1.JobService_UploadServer) error {
+	return toStatus(s.g.upload(stream))
+}
+
+// GetJob returns a job's state.
+func (s jobService) GetJob(_ context.Context, req *wololov1.GetJobRequest) (*wololov1.GetJobResponse, error) {
+	j, err := s.g.jobs.get(req.GetJobId())
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	view, _ := j.view()
+	return &wololov1.GetJobResponse{Job: view}, nil
+}
+
+// WatchJob streams a job's state on every change (at most every 200 ms,
+// at least every 2 s) until it is done or failed.
+func (s jobService) WatchJob(req *wololov1.WatchJobRequest, stream wololov1.JobService_WatchJobServer) error {
+	j, err := s.g.jobs.get(req.GetJobId())
+	if err != nil {
+		return toStatus(err)
+	}
+	for {
+		view, changed := j.view()
+		if err := stream.Send(&wololov1.WatchJobResponse{Job: view}); err != nil {
+			return err
+		}
+		if view.State == wololov1.JobState_JOB_STATE_DONE || view.State == wololov1.JobState_JOB_STATE_FAILED {
+			return nil
+		}
+		select {
+		case <-stream.Context().Done():
+			return toStatus(stream.Context().Err())
+		case <-changed:
+			time.Sleep(200 * time.Millisecond)
+		case <-time.After(2 * time.Second):
+		}
+	}
+}
+
+// resultChunk is the largest piece of a result file sent in one message.
+const resultChunk = 1 << 20
+
+// GetResults streams the four files of a finished job.
+func (s jobService) GetResults(req *wololov1.GetResultsRequest, stream wololov1.JobService_GetResultsServer) error {
+	j, err := s.g.jobs.get(req.GetJobId())
+	if err != nil {
+		return toStatus(err)
+	}
+	results, err := j.finalResults()
+	if err != nil {
+		return toStatus(err)
+	}
+	for _, name := range operators.ResultFiles {
+		data := results[name]
+		for {
+			n := min(len(data), resultChunk)
+			if err := stream.Send(&wololov1.GetResultsResponse{Name: name, Data: data[:n]}); err != nil {
+				return err
+			}
+			data = data[n:]
+			if len(data) == 0 {
+				break
+			}
+		}
+	}
+	return nil
+}
+
+// DeleteJob drops a job the client has the results of: here at once
+// (durably), and at every other process in the background.
+func (s jobService) DeleteJob(_ context.Context, req *wololov1.DeleteJobRequest) (*wololov1.DeleteJobResponse, error) {
+	if _, err := s.g.jobs.get(req.GetJobId()); err != nil {
+		return nil, toStatus(err)
+	}
+	if err := s.g.deleteJob(req.JobId); err != nil {
+		return nil, toStatus(err)
+	}
+	return &wololov1.DeleteJobResponse{}, nil
+}

@@ -1,0 +1,142 @@
+package gateway
+
+import (
+	"context"
+	"io"
+
+	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
+	"github.com/wololo/wololo/services/operators"
+	"github.com/wololo/wololo/services/schema"
+	"github.com/wololo/wololo/services/stage"
+	"github.com/wololo/wololo/transport"
+)
+
+// MaxRecordBytes bounds one CSV record, so that an unclosed quote cannot make
+// the gateway buffer a whole file.
+const MaxRecordBytes = 8 << 20
+
+// fileStreams maps each input file to the stream its rows enter the graph on.
+var fileStreams = map[schema.File]string{schema.Matches: operators.Matches, schema.Players: operators.Players}
+
+// uploadStream is the part of an Upload call the upload path uses: frames
+// in, acknowledged offsets out.
+type uploadStream interface {
+	Context() context.Context
+	Recv() (*wololov1.UploadRequest, error)
+	Send(*wololov1.UploadResponse) error
+}
+
+func fileOf(f wololov1.InputFile) (schema.File, error) {
+	switch f {
+	case wololov1.InputFile_INPUT_FILE_MATCHES:
+		return schema.Matches, nil
+	case wololov1.InputFile_INPUT_FILE_PLAYERS:
+		return schema.Players, nil
+	}
+	return 0, errorf(ErrInvalid, "unknown input file %v", f)
+}
+
+// upload takes one file of a job from a stream: it parses every chunk
+// (Ingest), commits the rows with the upload's new offset and report
+// through the Committer, and acknowledges the offset. A client whose
+// stream breaks resumes from the last acknowledged offset.
+func (g *Gateway) upload(stream uploadStream) error {
+	first, err := stream.Recv()
+	if err != nil {
+		return err
+	}
+	start := first.GetStart()
+	if start == nil {
+		return errorf(ErrInvalid, "first upload frame must be start")
+	}
+	j, err := g.jobs.get(start.JobId)
+	if err != nil {
+		return err
+	}
+	file, err := fileOf(start.File)
+	if err != nil {
+		return err
+	}
+	u, done, err := j.beginUpload(file)
+	if err != nil {
+		return err
+	}
+	if done {
+		return stream.Send(&wololov1.UploadResponse{Offset: u.offset, Rows: u.report.Rows, Done: true})
+	}
+	defer u.end()
+
+	log := j.log.With("file", file.String())
+	in, err := NewIngest(file, j.files[file].columns, fileStreams[file], u.offset, u.report)
+	if err != nil {
+		return kindError{ErrInvalid, err}
+	}
+	out, err := stage.NewOutputs(g.cfg.Topology, g.self, j.id, []string{fileStreams[file]}, g.cfg.BatchRows)
+	if err != nil {
+		return err
+	}
+	if err := stream.Send(&wololov1.UploadResponse{Offset: u.offset, Rows: u.report.Rows}); err != nil {
+		return err
+	}
+	log.Info("upload started", "offset", u.offset)
+	ctx := stream.Context()
+	received := u.offset
+	for {
+		req, err := stream.Recv()
+		if err == io.EOF {
+			log.Info("upload paused by client", "offset", in.Offset())
+			return nil
+		}
+		if err != nil {
+			log.Warn("upload broken", "offset", in.Offset(), "error", err)
+			return err
+		}
+		switch f := req.Frame.(type) {
+		case *wololov1.UploadRequest_Data:
+			if err := g.cfg.Committer.Outbox().WaitRoom(ctx, out.Channels(), g.cfg.OutboxLimit); err != nil {
+				return err
+			}
+			received += int64(len(f.Data))
+			in.Feed(f.Data, false, out)
+			if in.Pending() > MaxRecordBytes {
+				return errorf(ErrInvalid, "%s: the record at byte %d is longer than %d bytes; is a quote left open?", file, in.Offset(), MaxRecordBytes)
+			}
+			if err := g.commitUpload(u, in, out, false); err != nil {
+				return err
+			}
+			if err := stream.Send(&wololov1.UploadResponse{Offset: in.Offset(), Rows: in.Report.Rows}); err != nil {
+				return err
+			}
+		case *wololov1.UploadRequest_Finish:
+			if f.Finish.Size != received {
+				return errorf(ErrDataLoss, "%s: client says the file has %d bytes, gateway received up to offset %d", file, f.Finish.Size, received)
+			}
+			in.Feed(nil, true, out)
+			if err := g.commitUpload(u, in, out, true); err != nil {
+				return err
+			}
+			log.Info("upload complete", "rows", in.Report.Rows, "malformed", in.Report.Malformed)
+			return stream.Send(&wololov1.UploadResponse{Offset: in.Offset(), Rows: in.Report.Rows, Done: true})
+		default:
+			return errorf(ErrInvalid, "expected data or finish")
+		}
+	}
+}
+
+// commitUpload hands what the ingest emitted, with the upload's new offset
+// and report, to the Committer. On a failed commit nothing is acknowledged
+// and no sequence number is used up: the client resumes from the last
+// acknowledged offset.
+func (g *Gateway) commitUpload(u *upload, in *Ingest, out *stage.Outputs, done bool) error {
+	emit, _ := out.Drain(done)
+	rec, err := u.record(in.Offset(), in.Report, done)
+	if err != nil {
+		return err
+	}
+	step := &transport.Step{Commit: transport.Commit{Job: u.j.id, Records: map[string][]byte{uploadKey(u.file): rec}}, Emit: emit}
+	if _, err := g.cfg.Committer.Commit(step); err != nil {
+		return errorf(ErrStore, "commit upload of %s: %v", u.file, err)
+	}
+	u.committed(in.Offset(), in.Report, done)
+	return nil
+}
