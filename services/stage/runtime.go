@@ -169,6 +169,12 @@ func (r *Runtime) Serve(ctx context.Context) error {
 	}
 	r.mu.Unlock()
 	r.actors.Wait()
+	if err == nil {
+		select {
+		case err = <-r.fatal: // an actor failed as ctx ended
+		default:
+		}
+	}
 	return err
 }
 
