@@ -25,13 +25,14 @@
 // `wololo master --id N` (Run, Master) puts the pieces together. Every
 // master runs the same three things:
 //
-//   - an Elector: the election.Node driven by a ticker that counts ticks
-//     from the monotonic clock (a master that was paused catches up every
-//     missed tick before it answers Acting), the term persisted in
-//     DATA/term (written atomically and fsynced) before any message that
-//     depends on it is sent, and one sender goroutine per other master with
-//     a small bounded queue, so a dead peer delays no one; messages travel
-//     as one-way ElectionService/Deliver calls;
+//   - an election/driver Elector: the election.Node driven by a ticker
+//     that counts ticks from the monotonic clock (a master that was paused
+//     catches up every missed tick before it answers Acting), the term
+//     persisted before any message that depends on it is sent, and one
+//     sender goroutine per other master with a small bounded queue, so a
+//     dead peer delays no one. This package gives it its two seams: the
+//     term file DATA/term (termfile.go: written atomically and fsynced),
+//     and the transport, one-way ElectionService/Deliver calls;
 //   - a Loop probing every graph process and every other master; it feeds
 //     the election with each master the runtime reports exited
 //     (ConfirmDead, every round, so the confirmation never lapses while

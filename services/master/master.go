@@ -20,6 +20,7 @@ import (
 
 	"github.com/wololo/wololo/deploy"
 	"github.com/wololo/wololo/election"
+	"github.com/wololo/wololo/election/driver"
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 	"github.com/wololo/wololo/transport"
 )
@@ -50,7 +51,8 @@ type Master struct {
 	cfg      Config
 	self     election.ID
 	instance string
-	elector  *Elector
+	elector  *driver.Elector
+	ids      []election.ID // every master, this one included
 	loop     *Loop
 	peers    *peerClients
 	started  time.Time
@@ -58,9 +60,6 @@ type Master struct {
 	mu    sync.Mutex
 	procs map[string]Process // the runtime's last word on each instance
 }
-
-// TermFile is the name of the term file in a master's data directory.
-const TermFile = "term"
 
 // New checks the configuration and reads the persisted term.
 func New(cfg Config) (*Master, error) {
@@ -86,13 +85,14 @@ func New(cfg Config) (*Master, error) {
 		watched = append(watched, in.Name())
 	}
 	m.peers = newPeerClients(cfg.Resolver)
-	termFile := ""
+	m.ids = ids
+	var terms driver.TermStore = driver.NewMemTermStore(0)
 	if cfg.DataDir != "" {
-		termFile = filepath.Join(cfg.DataDir, TermFile)
+		terms = termFile(filepath.Join(cfg.DataDir, TermFile))
 	}
 	var err error
-	m.elector, err = NewElector(ElectorConfig{
-		Election: election.DefaultConfig(m.self, ids), Tick: cfg.Tick, TermFile: termFile,
+	m.elector, err = driver.New(driver.Config{
+		Election: election.DefaultConfig(m.self, ids), Tick: cfg.Tick, Terms: terms,
 		Send: m.peers.send, Log: cfg.Log,
 	})
 	if err != nil {
@@ -120,7 +120,7 @@ func (m *Master) Run(ctx context.Context) error {
 
 	errs := make(chan error, 2)
 	go func() { errs <- srv.Serve(m.cfg.Listener) }()
-	go func() { errs <- m.elector.Run(ctx) }()
+	go func() { errs <- m.elector.Serve(ctx) }()
 	loopDone := make(chan struct{})
 	go func() {
 		m.loop.Run(ctx)
@@ -188,7 +188,7 @@ func (m *Master) Status() *wololov1.MasterStatus {
 		Id: int32(m.self), ElectionRole: s.Role.String(), Term: uint64(s.Term), Leader: int32(s.Leader),
 		Acting: s.Acting, Runtime: m.cfg.RuntimeName, RestartsDone: m.loop.Restarts(),
 	}
-	for _, id := range m.elector.cfg.Election.Peers {
+	for _, id := range m.ids {
 		out.Peers = append(out.Peers, int32(id))
 	}
 	m.mu.Lock()

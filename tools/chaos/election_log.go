@@ -28,9 +28,9 @@ import (
 //	---- wololo local 2026-11-23T12:19:33.756168631Z: start #2 of master-3: wololo master ...
 //	---- wololo local 2026-11-23T12:19:33.399797374Z: pid 9566 of master-3 exited (killed by signal 9 (killed)) after 5.936s
 //
-// The Elector writes "acting started" after it set its state and "acting
-// stopped" after it cleared it, both under the lock that Acting takes, so
-// every moment in which the master could have answered Acting()=true lies
+// The election driver (election/driver) writes "acting started" after it
+// set its state and "acting stopped" after it cleared it, both under the
+// lock that Acting takes, so every moment in which the master could have answered Acting()=true lies
 // inside a logged interval (one that ends at the process's exit when it
 // was killed).
 
