@@ -227,7 +227,7 @@ type electionServer struct {
 func (s *electionServer) Deliver(_ context.Context, req *wololov1.DeliverRequest) (*wololov1.DeliverResponse, error) {
 	msg, err := s.m.fromProto(req)
 	if err != nil {
-		return nil, status.Error(codes.InvalidArgument, err.Error())
+		return nil, status.Error(codes.InvalidArgument, status.Convert(err).Message())
 	}
 	s.m.elector.Receive(msg)
 	return &wololov1.DeliverResponse{}, nil
@@ -236,9 +236,9 @@ func (s *electionServer) Deliver(_ context.Context, req *wololov1.DeliverRequest
 // fromProto checks a message before the node sees it: a known kind, a
 // sender among the other masters, and this master as the addressee.
 func (m *Master) fromProto(req *wololov1.DeliverRequest) (election.Message, error) {
-	k := req.GetKind()
-	if k <= wololov1.ElectionKind_ELECTION_KIND_UNSPECIFIED || k > wololov1.ElectionKind_ELECTION_KIND_HEARTBEAT_ACK {
-		return election.Message{}, fmt.Errorf("unknown election message kind %d", k)
+	k, err := kindFromProto(req.GetKind())
+	if err != nil {
+		return election.Message{}, err
 	}
 	from := int(req.GetFrom())
 	if from < 1 || from > m.cfg.Topology.Masters || from == m.cfg.Self {
@@ -247,7 +247,7 @@ func (m *Master) fromProto(req *wololov1.DeliverRequest) (election.Message, erro
 	if int(req.GetTo()) != m.cfg.Self {
 		return election.Message{}, fmt.Errorf("message for master %d delivered to master %d", req.GetTo(), m.cfg.Self)
 	}
-	return election.Message{Kind: election.Kind(k), From: election.ID(from), To: m.self, Term: election.Term(req.GetTerm()), Seq: req.GetSeq()}, nil
+	return election.Message{Kind: k, From: election.ID(from), To: m.self, Term: election.Term(req.GetTerm()), Seq: req.GetSeq()}, nil
 }
 
 // statusServer is Status/Get for a master.
@@ -303,9 +303,11 @@ func (p *peerClients) send(ctx context.Context, msg election.Message) error {
 		p.conns[msg.To] = pc
 	}
 	p.mu.Unlock()
-	_, err = pc.client.Deliver(ctx, &wololov1.DeliverRequest{
-		Kind: wololov1.ElectionKind(msg.Kind), From: int32(msg.From), To: int32(msg.To), Term: uint64(msg.Term), Seq: msg.Seq,
-	})
+	req, err := deliverRequest(msg)
+	if err != nil {
+		return err
+	}
+	_, err = pc.client.Deliver(ctx, req)
 	return err
 }
 
