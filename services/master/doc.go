@@ -32,7 +32,8 @@
 //     sender goroutine per other master with a small bounded queue, so a
 //     dead peer delays no one. This package gives it its two seams: the
 //     term file DATA/term (termfile.go: written atomically and fsynced),
-//     and the transport, one-way ElectionService/Deliver calls, with the
+//     and the transport, one-way ElectionService/Deliver calls over a
+//     transport.Pool (master-N resolved by name on every call), with the
 //     election's message kinds mapped to the proto's one by one
 //     (electionpb.go: an unknown kind is refused, never cast);
 //   - a Loop probing every graph process and every other master; it feeds

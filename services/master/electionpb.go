@@ -1,9 +1,12 @@
 package master
 
 import (
+	"context"
+
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/wololo/wololo/deploy"
 	"github.com/wololo/wololo/election"
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 )
@@ -59,4 +62,21 @@ func deliverRequest(m election.Message) (*wololov1.DeliverRequest, error) {
 		return nil, err
 	}
 	return &wololov1.DeliverRequest{Kind: k, From: int32(m.From), To: int32(m.To), Term: uint64(m.Term), Seq: m.Seq}, nil
+}
+
+// send delivers one election message to another master (the driver's
+// Send): one connection per master's address, shared through the pool,
+// which resolves master-N again on every call, so a master that moved is
+// found at its new address.
+func (m *Master) send(ctx context.Context, msg election.Message) error {
+	req, err := deliverRequest(msg)
+	if err != nil {
+		return err
+	}
+	conn, _, err := m.peers.Conn(deploy.Instance{Stage: deploy.MasterStage, Index: int(msg.To)}.Name())
+	if err != nil {
+		return err
+	}
+	_, err = wololov1.NewElectionServiceClient(conn).Deliver(ctx, req)
+	return err
 }

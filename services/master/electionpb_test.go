@@ -1,14 +1,19 @@
 package master
 
 import (
+	"context"
+	"net"
 	"strings"
 	"testing"
+	"time"
 
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
 	"github.com/wololo/wololo/election"
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
+	"github.com/wololo/wololo/transport"
 )
 
 // TestElectionKindsMapBothWays: every kind of the election round-trips
@@ -98,5 +103,48 @@ func TestDeliverRequestCarriesTheMessage(t *testing.T) {
 	}
 	if _, err := deliverRequest(election.Message{Kind: 200, From: 3, To: 2}); status.Code(err) != codes.InvalidArgument {
 		t.Fatalf("an unknown kind was sent: %v", err)
+	}
+}
+
+// recordingElection is an ElectionService that keeps what it is sent.
+type recordingElection struct {
+	wololov1.UnimplementedElectionServiceServer
+	got chan *wololov1.DeliverRequest
+}
+
+func (r *recordingElection) Deliver(_ context.Context, req *wololov1.DeliverRequest) (*wololov1.DeliverResponse, error) {
+	r.got <- req
+	return &wololov1.DeliverResponse{}, nil
+}
+
+// TestSendDeliversToTheResolvedMaster: send resolves master-N by name and
+// delivers the message there; an unresolvable master is an error.
+func TestSendDeliversToTheResolvedMaster(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := grpc.NewServer()
+	rec := &recordingElection{got: make(chan *wololov1.DeliverRequest, 1)}
+	wololov1.RegisterElectionServiceServer(srv, rec)
+	go srv.Serve(l)
+	defer srv.Stop()
+
+	m := newTestMaster(t, 2, &fakeRuntime{})
+	m.peers = transport.NewPool(transport.StaticResolver(map[string]string{"master-3": l.Addr().String()}))
+	defer m.peers.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	msg := election.Message{Kind: election.KindHeartbeat, From: 2, To: 3, Term: 5, Seq: 9}
+	if err := m.send(ctx, msg); err != nil {
+		t.Fatal(err)
+	}
+	got := <-rec.got
+	if got.GetKind() != wololov1.ElectionKind_ELECTION_KIND_HEARTBEAT || got.GetFrom() != 2 || got.GetTo() != 3 || got.GetTerm() != 5 || got.GetSeq() != 9 {
+		t.Fatalf("delivered %v, sent %v", got, msg)
+	}
+	msg.To = 1
+	if err := m.send(ctx, msg); err == nil {
+		t.Fatal("a message to an unresolvable master was sent")
 	}
 }

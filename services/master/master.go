@@ -54,7 +54,7 @@ type Master struct {
 	elector  *driver.Elector
 	ids      []election.ID // every master, this one included
 	loop     *Loop
-	peers    *peerClients
+	peers    *transport.Pool // connections to the other masters
 	started  time.Time
 
 	mu    sync.Mutex
@@ -84,7 +84,7 @@ func New(cfg Config) (*Master, error) {
 	for _, in := range cfg.Topology.Instances() {
 		watched = append(watched, in.Name())
 	}
-	m.peers = newPeerClients(cfg.Resolver)
+	m.peers = transport.NewPool(cfg.Resolver)
 	m.ids = ids
 	var terms driver.TermStore = driver.NewMemTermStore(0)
 	if cfg.DataDir != "" {
@@ -93,7 +93,7 @@ func New(cfg Config) (*Master, error) {
 	var err error
 	m.elector, err = driver.New(driver.Config{
 		Election: election.DefaultConfig(m.self, ids), Tick: cfg.Tick, Terms: terms,
-		Send: m.peers.send, Log: cfg.Log,
+		Send: m.send, Log: cfg.Log,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("master %d: %w", cfg.Self, err)
@@ -149,7 +149,7 @@ func (m *Master) Run(ctx context.Context) error {
 		srv.Stop()
 	}
 	<-loopDone
-	m.peers.close()
+	m.peers.Close()
 	return err
 }
 
@@ -262,60 +262,4 @@ func (s *statusServer) Get(context.Context, *wololov1.GetRequest) (*wololov1.Get
 		UptimeSeconds: time.Since(s.m.started).Seconds(), Address: s.m.cfg.Listener.Addr().String(),
 		Master: s.m.Status(),
 	}, nil
-}
-
-// peerClients sends election messages, one connection per master, redialed
-// when the master's address changes.
-type peerClients struct {
-	resolve func(string) (string, error)
-	mu      sync.Mutex
-	conns   map[election.ID]*peerConn
-}
-
-type peerConn struct {
-	addr   string
-	conn   *grpc.ClientConn
-	client wololov1.ElectionServiceClient
-}
-
-func newPeerClients(resolve func(string) (string, error)) *peerClients {
-	return &peerClients{resolve: resolve, conns: map[election.ID]*peerConn{}}
-}
-
-func (p *peerClients) send(ctx context.Context, msg election.Message) error {
-	name := deploy.Instance{Stage: deploy.MasterStage, Index: int(msg.To)}.Name()
-	addr, err := p.resolve(name)
-	if err != nil {
-		return err
-	}
-	p.mu.Lock()
-	pc := p.conns[msg.To]
-	if pc == nil || pc.addr != addr {
-		if pc != nil {
-			pc.conn.Close()
-		}
-		conn, err := transport.NewClient(addr)
-		if err != nil {
-			p.mu.Unlock()
-			return fmt.Errorf("dial %s at %s: %w", name, addr, err)
-		}
-		pc = &peerConn{addr: addr, conn: conn, client: wololov1.NewElectionServiceClient(conn)}
-		p.conns[msg.To] = pc
-	}
-	p.mu.Unlock()
-	req, err := deliverRequest(msg)
-	if err != nil {
-		return err
-	}
-	_, err = pc.client.Deliver(ctx, req)
-	return err
-}
-
-func (p *peerClients) close() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for id, pc := range p.conns {
-		pc.conn.Close()
-		delete(p.conns, id)
-	}
 }
