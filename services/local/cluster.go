@@ -25,6 +25,7 @@ import (
 
 	"github.com/wololo/wololo/deploy"
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
+	"github.com/wololo/wololo/services/backoff"
 )
 
 // DefaultDataDir is where `wololo local` keeps its data, logs and peers
@@ -138,7 +139,7 @@ type instance struct {
 	restarts int
 	starts   int
 	maxRSS   int64
-	backoff  *backoff
+	backoff  *backoff.Backoff
 	startReq chan struct{} // Manual mode: a request to start the instance
 }
 
@@ -393,7 +394,7 @@ func (c *Cluster) supervise(ins *instance) {
 		if p == nil {
 			var err error
 			if p, err = c.spawnLocked(ins); err != nil {
-				delay, _, _ := ins.backoff.died(time.Now(), 0)
+				delay := ins.backoff.Failed(time.Now(), 0).Delay
 				c.mu.Unlock()
 				c.log.Error("cannot start", "instance", ins.name, "error", err, "retry-in", delay)
 				if !c.sleep(delay) {
@@ -430,11 +431,12 @@ func (c *Cluster) supervise(ins *instance) {
 			}
 		}
 		uptime := p.exited.Sub(p.started)
-		delay, loop, recent := ins.backoff.died(p.exited, uptime)
+		d := ins.backoff.Failed(p.exited, uptime)
+		delay, loop, recent := d.Delay, d.CrashLoop, d.Recent
 		c.mu.Unlock()
 		exit := describeExit(p.state, nil)
 		if loop {
-			c.log.Error("CRASH LOOP: instance keeps dying; restarting at the maximum backoff", "instance", ins.name, "deaths", recent, "window", ins.backoff.policy.LoopWindow, "last", exit, "retry-in", delay, "log", ins.logPath)
+			c.log.Error("CRASH LOOP: instance keeps dying; restarting at the maximum backoff", "instance", ins.name, "deaths", recent, "window", ins.backoff.Policy().LoopWindow, "last", exit, "retry-in", delay, "log", ins.logPath)
 		} else {
 			c.log.Warn("process died", "instance", ins.name, "pid", p.pid, "how", exit, "uptime", uptime.Round(time.Millisecond), "restart-in", delay)
 		}

@@ -5,11 +5,11 @@
 //
 // The deciding part is pure: a Supervisor is fed observations (is this
 // instance's process alive, seen when) and the time, and says which
-// instances to restart now, with backoff, and which are crash-looping. The
-// Runtime adapters only list, start and signal processes; they decide
-// nothing. Which master leads, and whether it may act at all, is the
-// election package's business; this package never restarts anything on
-// its own initiative.
+// instances to restart now, with backoff (services/backoff, shared with
+// the local runner), and which are crash-looping. The Runtime adapters
+// only list, start and signal processes; they decide nothing. Which
+// master leads, and whether it may act at all, is the election package's
+// business; this package never restarts anything on its own initiative.
 //
 // Detection. A process counts as dead when its runtime says it exited, or
 // when it has not been seen alive for Policy.Timeout (1.75 s by default,
