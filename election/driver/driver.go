@@ -201,7 +201,9 @@ func (e *Elector) applyLocked(out election.Output) {
 }
 
 // setStateLocked logs every change. The "acting started" and "acting
-// stopped" lines are what the election chaos checker reads.
+// stopped" lines are what the election chaos checker reads (as JSON, with
+// the keys id, term, role and leader). The role is logged by name: hclog's
+// text format names it anyway, its JSON format would write its number.
 func (e *Elector) setStateLocked(s election.State) {
 	old := e.state
 	e.state = s
@@ -209,10 +211,10 @@ func (e *Elector) setStateLocked(s election.State) {
 		return
 	}
 	if old.Acting && (!s.Acting || s.Term != old.Term) {
-		e.log.Info("acting stopped", "id", e.cfg.Election.Self, "term", old.Term, "role", s.Role)
+		e.log.Info("acting stopped", "id", e.cfg.Election.Self, "term", old.Term, "role", s.Role.String())
 	}
 	if old.Role != s.Role || old.Leader != s.Leader || old.Term != s.Term {
-		e.log.Info("election state", "id", e.cfg.Election.Self, "role", s.Role, "leader", s.Leader, "term", s.Term)
+		e.log.Info("election state", "id", e.cfg.Election.Self, "role", s.Role.String(), "leader", s.Leader, "term", s.Term)
 	}
 	if s.Acting && (!old.Acting || s.Term != old.Term) {
 		e.log.Info("acting started", "id", e.cfg.Election.Self, "term", s.Term)
@@ -234,7 +236,7 @@ func (e *Elector) sender(ctx context.Context, to election.ID, q chan election.Me
 			switch {
 			case err != nil && !failing:
 				failing = true
-				e.log.Debug("election message not delivered", "to", to, "kind", m.Kind, "error", err)
+				e.log.Debug("election message not delivered", "to", to, "kind", m.Kind.String(), "error", err)
 			case err == nil && failing:
 				failing = false
 				e.log.Debug("election messages delivered again", "to", to)

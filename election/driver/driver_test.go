@@ -1,7 +1,9 @@
 package driver
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"go/parser"
 	"go/token"
@@ -13,6 +15,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/hashicorp/go-hclog"
 
 	"github.com/wololo/wololo/election"
 )
@@ -83,8 +87,9 @@ func waitFor(t *testing.T, what string, f func() bool) {
 	}
 }
 
-// startElectors runs n Electors on one memNet, each with its own store.
-func startElectors(t *testing.T, n int, clock func() time.Time, stores map[election.ID]*MemTermStore) *memNet {
+// startElectors runs n Electors on one memNet, each with its own store
+// and, if logs has one for it, logger.
+func startElectors(t *testing.T, n int, clock func() time.Time, stores map[election.ID]*MemTermStore, logs map[election.ID]hclog.Logger) *memNet {
 	t.Helper()
 	net := &memNet{nodes: map[election.ID]*Elector{}, cut: map[election.ID]bool{}}
 	for _, id := range ids(n) {
@@ -93,7 +98,7 @@ func startElectors(t *testing.T, n int, clock func() time.Time, stores map[elect
 		}
 		e, err := New(Config{
 			Election: election.DefaultConfig(id, ids(n)), Tick: 5 * time.Millisecond,
-			Terms: stores[id], Send: net.send, Now: clock,
+			Terms: stores[id], Send: net.send, Now: clock, Log: logs[id],
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -134,7 +139,7 @@ func stepUntil(t *testing.T, net *memNet, clock *fakeClock, what string, cond fu
 func TestElectorsElectPersistAndFailOver(t *testing.T) {
 	clock := newFakeClock()
 	stores := map[election.ID]*MemTermStore{}
-	net := startElectors(t, 3, clock.now, stores)
+	net := startElectors(t, 3, clock.now, stores, nil)
 	stepUntil(t, net, clock, "master 3 to lead and act", func() bool {
 		for _, e := range net.nodes {
 			if e.State().Leader != 3 {
@@ -165,7 +170,7 @@ func TestElectorsElectPersistAndFailOver(t *testing.T) {
 // next question, before any ticker fires.
 func TestElectorCatchesUpTicksBeforeActing(t *testing.T) {
 	clock := newFakeClock()
-	net := startElectors(t, 2, clock.now, map[election.ID]*MemTermStore{})
+	net := startElectors(t, 2, clock.now, map[election.ID]*MemTermStore{}, nil)
 	stepUntil(t, net, clock, "master 2 to lead and act", func() bool {
 		return net.nodes[1].State().Leader == 2 && net.nodes[2].Acting()
 	})
@@ -174,6 +179,85 @@ func TestElectorCatchesUpTicksBeforeActing(t *testing.T) {
 	if net.nodes[2].Acting() {
 		t.Fatal("still acting after its lease ran out during a pause")
 	}
+}
+
+// syncBuffer is a bytes.Buffer safe for a logger's concurrent writes.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
+
+// TestStateLinesAreWhatTheChaosCheckReads: the election's state changes
+// are logged under fixed messages; in JSON (what tools/chaos reads) with
+// id, term and leader as numbers and the role by name, in text as they
+// have always read.
+func TestStateLinesAreWhatTheChaosCheckReads(t *testing.T) {
+	clock := newFakeClock()
+	var jsonOut, textOut syncBuffer
+	logs := map[election.ID]hclog.Logger{
+		2: hclog.New(&hclog.LoggerOptions{Name: "master", Output: &jsonOut, JSONFormat: true}),
+		1: hclog.New(&hclog.LoggerOptions{Name: "master", Output: &textOut}),
+	}
+	net := startElectors(t, 2, clock.now, map[election.ID]*MemTermStore{}, logs)
+	stepUntil(t, net, clock, "master 2 to lead and act", func() bool {
+		return net.nodes[1].State().Leader == 2 && net.nodes[2].Acting()
+	})
+	term := net.nodes[2].State().Term
+	net.setCut(1, true)
+	stepUntil(t, net, clock, "master 2 to stop acting", func() bool { return !net.nodes[2].Acting() })
+
+	type line struct {
+		Message string          `json:"@message"`
+		ID      json.RawMessage `json:"id"`
+		Term    json.RawMessage `json:"term"`
+		Role    json.RawMessage `json:"role"`
+		Leader  json.RawMessage `json:"leader"`
+	}
+	var got []string
+	for _, l := range strings.Split(strings.TrimSpace(jsonOut.String()), "\n") {
+		var v line
+		if err := json.Unmarshal([]byte(l), &v); err != nil {
+			t.Fatalf("not a JSON line: %q: %v", l, err)
+		}
+		switch v.Message {
+		case "election state", "acting started", "acting stopped":
+			got = append(got, strings.Join([]string{v.Message, string(v.ID), string(v.Term), string(v.Role), string(v.Leader)}, " "))
+		}
+	}
+	ts := strconv.FormatUint(uint64(term), 10)
+	want := []string{
+		"election state 2 " + ts + ` "leader" 2`,
+		"acting started 2 " + ts + "  ",
+		"acting stopped 2 " + ts + ` "leader" `,
+	}
+	if !slicesHaveInOrder(got, want) {
+		t.Errorf("JSON election lines\n%s\nwant, in this order, among them\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if text := textOut.String(); !strings.Contains(text, "master: election state: id=1 role=follower leader=2 term="+ts+"\n") {
+		t.Errorf("text log of master 1 has no election state line for term %s:\n%s", ts, text)
+	}
+}
+
+// slicesHaveInOrder reports whether want is a subsequence of got.
+func slicesHaveInOrder(got, want []string) bool {
+	for _, g := range got {
+		if len(want) > 0 && g == want[0] {
+			want = want[1:]
+		}
+	}
+	return len(want) == 0
 }
 
 // TestElectorStartsFromTheStoredTerm: a master restarted with a stored
