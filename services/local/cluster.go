@@ -54,8 +54,11 @@ type Options struct {
 	FreePorts bool
 	// Log receives the runner's own events (starts, exits, restarts).
 	Log hclog.Logger
-	// ExtraArgs are appended to every child's flags.
+	// ExtraArgs are appended to every graph process's flags.
 	ExtraArgs []string
+	// MasterArgs are appended to every master's flags: --log-json for a
+	// tool that reads the masters' logs (the election chaos check).
+	MasterArgs []string
 	// Stdout, if set, also receives every line the children write,
 	// prefixed with "[instance] ". The log files are written either way.
 	Stdout io.Writer
@@ -305,10 +308,12 @@ func (c *Cluster) argsLocked(ins *instance) []string {
 	args := []string{ins.cmd}
 	if ins.cmd == "master" {
 		in, _ := deploy.ParseInstance(ins.name)
-		// ExtraArgs are the graph processes' flags: a master takes none.
-		return append(args, "--id", strconv.Itoa(in.Index), "--topology", c.topoPath, "--listen", ins.addr,
+		// ExtraArgs are the graph processes' flags: a master takes
+		// MasterArgs instead.
+		args = append(args, "--id", strconv.Itoa(in.Index), "--topology", c.topoPath, "--listen", ins.addr,
 			"--log-level", c.opts.LogLevel, "--data", ins.dataDir, "--peers", c.peersPath,
 			"--runtime", "local", "--processes", c.controlAddr)
+		return append(args, c.opts.MasterArgs...)
 	}
 	if ins.cmd == "worker" {
 		args = append(args, "--instance", ins.name)
