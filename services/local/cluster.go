@@ -25,6 +25,7 @@ import (
 
 	"github.com/wololo/wololo/deploy"
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
+	"github.com/wololo/wololo/services/backoff"
 )
 
 // DefaultDataDir is where `wololo local` keeps its data, logs and peers
@@ -53,8 +54,11 @@ type Options struct {
 	FreePorts bool
 	// Log receives the runner's own events (starts, exits, restarts).
 	Log hclog.Logger
-	// ExtraArgs are appended to every child's flags.
+	// ExtraArgs are appended to every graph process's flags.
 	ExtraArgs []string
+	// MasterArgs are appended to every master's flags: --log-json for a
+	// tool that reads the masters' logs (the election chaos check).
+	MasterArgs []string
 	// Stdout, if set, also receives every line the children write,
 	// prefixed with "[instance] ". The log files are written either way.
 	Stdout io.Writer
@@ -138,7 +142,7 @@ type instance struct {
 	restarts int
 	starts   int
 	maxRSS   int64
-	backoff  *backoff
+	backoff  *backoff.Backoff
 	startReq chan struct{} // Manual mode: a request to start the instance
 }
 
@@ -304,10 +308,12 @@ func (c *Cluster) argsLocked(ins *instance) []string {
 	args := []string{ins.cmd}
 	if ins.cmd == "master" {
 		in, _ := deploy.ParseInstance(ins.name)
-		// ExtraArgs are the graph processes' flags: a master takes none.
-		return append(args, "--id", strconv.Itoa(in.Index), "--topology", c.topoPath, "--listen", ins.addr,
+		// ExtraArgs are the graph processes' flags: a master takes
+		// MasterArgs instead.
+		args = append(args, "--id", strconv.Itoa(in.Index), "--topology", c.topoPath, "--listen", ins.addr,
 			"--log-level", c.opts.LogLevel, "--data", ins.dataDir, "--peers", c.peersPath,
 			"--runtime", "local", "--processes", c.controlAddr)
+		return append(args, c.opts.MasterArgs...)
 	}
 	if ins.cmd == "worker" {
 		args = append(args, "--instance", ins.name)
@@ -393,7 +399,7 @@ func (c *Cluster) supervise(ins *instance) {
 		if p == nil {
 			var err error
 			if p, err = c.spawnLocked(ins); err != nil {
-				delay, _, _ := ins.backoff.died(time.Now(), 0)
+				delay := ins.backoff.Failed(time.Now(), 0).Delay
 				c.mu.Unlock()
 				c.log.Error("cannot start", "instance", ins.name, "error", err, "retry-in", delay)
 				if !c.sleep(delay) {
@@ -430,11 +436,12 @@ func (c *Cluster) supervise(ins *instance) {
 			}
 		}
 		uptime := p.exited.Sub(p.started)
-		delay, loop, recent := ins.backoff.died(p.exited, uptime)
+		d := ins.backoff.Failed(p.exited, uptime)
+		delay, loop, recent := d.Delay, d.CrashLoop, d.Recent
 		c.mu.Unlock()
 		exit := describeExit(p.state, nil)
 		if loop {
-			c.log.Error("CRASH LOOP: instance keeps dying; restarting at the maximum backoff", "instance", ins.name, "deaths", recent, "window", ins.backoff.policy.LoopWindow, "last", exit, "retry-in", delay, "log", ins.logPath)
+			c.log.Error("CRASH LOOP: instance keeps dying; restarting at the maximum backoff", "instance", ins.name, "deaths", recent, "window", ins.backoff.Policy().LoopWindow, "last", exit, "retry-in", delay, "log", ins.logPath)
 		} else {
 			c.log.Warn("process died", "instance", ins.name, "pid", p.pid, "how", exit, "uptime", uptime.Round(time.Millisecond), "restart-in", delay)
 		}

@@ -6,7 +6,8 @@
 // and they alone restart what dies: the runner serves them the
 // ProcessService (control.go) and starts a process only when a master asks.
 // Without masters the runner restarts a child that dies itself (capped
-// exponential backoff, crash-loop detection). The Cluster
+// exponential backoff, crash-loop detection: services/backoff, the same
+// as the masters'). The Cluster
 // type is its library form, used by `wololo local run`, the crash harness
 // (tools/chaos) and tests: it can signal, replace and list the processes.
 //

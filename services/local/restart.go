@@ -1,11 +1,17 @@
 package local
 
-import "time"
+import (
+	"time"
+
+	"github.com/wololo/wololo/services/backoff"
+)
 
 // RestartPolicy is how the runner restarts a child that died: after
 // MinBackoff, doubling for every death up to MaxBackoff; a child that stayed
 // up for StableAfter starts again from MinBackoff. LoopDeaths deaths within
-// LoopWindow is a crash loop: logged loudly, restarted at MaxBackoff.
+// LoopWindow is a crash loop: logged loudly, restarted at MaxBackoff. It is
+// a backoff.Policy (services/backoff, shared with the masters) under the
+// runner's names.
 type RestartPolicy struct {
 	MinBackoff  time.Duration
 	MaxBackoff  time.Duration
@@ -47,37 +53,11 @@ func (p RestartPolicy) withDefaults() RestartPolicy {
 	return d
 }
 
-// backoff is one instance's restart state. It is a pure function of the
-// deaths it is told about; no clocks or goroutines inside.
-type backoff struct {
-	policy RestartPolicy
-	next   time.Duration
-	deaths []time.Time // within the loop window
-}
-
-func newBackoff(p RestartPolicy) *backoff {
+// newBackoff is one instance's restart state under p (its zero fields
+// DefaultRestartPolicy's): the backoff the masters use too.
+func newBackoff(p RestartPolicy) *backoff.Backoff {
 	p = p.withDefaults()
-	return &backoff{policy: p, next: p.MinBackoff}
-}
-
-// died records a death at now of a process that had been up for uptime and
-// returns how long to wait before the restart, whether the instance is in a
-// crash loop, and how many deaths fall within the loop window.
-func (b *backoff) died(now time.Time, uptime time.Duration) (delay time.Duration, crashLoop bool, recent int) {
-	if uptime >= b.policy.StableAfter {
-		b.next = b.policy.MinBackoff
-	}
-	delay = b.next
-	b.next = min(2*b.next, b.policy.MaxBackoff)
-	keep := b.deaths[:0]
-	for _, t := range b.deaths {
-		if now.Sub(t) < b.policy.LoopWindow {
-			keep = append(keep, t)
-		}
-	}
-	b.deaths = append(keep, now)
-	if len(b.deaths) >= b.policy.LoopDeaths {
-		return b.policy.MaxBackoff, true, len(b.deaths)
-	}
-	return delay, false, len(b.deaths)
+	return backoff.New(backoff.Policy{
+		First: p.MinBackoff, Max: p.MaxBackoff, Stable: p.StableAfter, LoopCount: p.LoopDeaths, LoopWindow: p.LoopWindow,
+	})
 }

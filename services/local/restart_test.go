@@ -11,11 +11,11 @@ func TestBackoffDoublesCapsAndResets(t *testing.T) {
 	var got []time.Duration
 	for i := 0; i < 7; i++ {
 		now = now.Add(time.Second)
-		d, loop, _ := b.died(now, 50*time.Millisecond)
-		if loop {
+		d := b.Failed(now, 50*time.Millisecond)
+		if d.CrashLoop {
 			t.Fatalf("death %d: crash loop with LoopDeaths 100", i)
 		}
-		got = append(got, d)
+		got = append(got, d.Delay)
 	}
 	want := []time.Duration{100, 200, 400, 800, 1600, 2000, 2000}
 	for i := range want {
@@ -25,10 +25,10 @@ func TestBackoffDoublesCapsAndResets(t *testing.T) {
 	}
 	// A process that stayed up 10 s starts again from the minimum.
 	now = now.Add(time.Minute)
-	if d, _, _ := b.died(now, 10*time.Second); d != 100*time.Millisecond {
+	if d := b.Failed(now, 10*time.Second).Delay; d != 100*time.Millisecond {
 		t.Fatalf("after a stable run: %v, want 100ms", d)
 	}
-	if d, _, _ := b.died(now.Add(time.Second), time.Second); d != 200*time.Millisecond {
+	if d := b.Failed(now.Add(time.Second), time.Second).Delay; d != 200*time.Millisecond {
 		t.Fatalf("next: %v, want 200ms", d)
 	}
 }
@@ -38,18 +38,18 @@ func TestBackoffCrashLoop(t *testing.T) {
 	now := time.Unix(0, 0)
 	for i := 1; i <= 4; i++ {
 		now = now.Add(500 * time.Millisecond)
-		if _, loop, n := b.died(now, 10*time.Millisecond); loop || n != i {
-			t.Fatalf("death %d: loop %v, recent %d", i, loop, n)
+		if d := b.Failed(now, 10*time.Millisecond); d.CrashLoop || d.Recent != i {
+			t.Fatalf("death %d: loop %v, recent %d", i, d.CrashLoop, d.Recent)
 		}
 	}
 	now = now.Add(500 * time.Millisecond)
-	d, loop, n := b.died(now, 10*time.Millisecond)
-	if !loop || n != 5 || d != 2*time.Second {
-		t.Fatalf("5th death in 10 s: delay %v loop %v recent %d; want 2s, true, 5", d, loop, n)
+	d := b.Failed(now, 10*time.Millisecond)
+	if !d.CrashLoop || d.Recent != 5 || d.Delay != 2*time.Second {
+		t.Fatalf("5th death in 10 s: delay %v loop %v recent %d; want 2s, true, 5", d.Delay, d.CrashLoop, d.Recent)
 	}
 	// Deaths spread out more than the window are not a loop.
 	now = now.Add(time.Minute)
-	if _, loop, n := b.died(now, 30*time.Second); loop || n != 1 {
-		t.Fatalf("after a quiet minute: loop %v, recent %d", loop, n)
+	if d := b.Failed(now, 30*time.Second); d.CrashLoop || d.Recent != 1 {
+		t.Fatalf("after a quiet minute: loop %v, recent %d", d.CrashLoop, d.Recent)
 	}
 }

@@ -5,11 +5,11 @@
 //
 // The deciding part is pure: a Supervisor is fed observations (is this
 // instance's process alive, seen when) and the time, and says which
-// instances to restart now, with backoff, and which are crash-looping. The
-// Runtime adapters only list, start and signal processes; they decide
-// nothing. Which master leads, and whether it may act at all, is the
-// election package's business; this package never restarts anything on
-// its own initiative.
+// instances to restart now, with backoff (services/backoff, shared with
+// the local runner), and which are crash-looping. The Runtime adapters
+// only list, start and signal processes; they decide nothing. Which
+// master leads, and whether it may act at all, is the election package's
+// business; this package never restarts anything on its own initiative.
 //
 // Detection. A process counts as dead when its runtime says it exited, or
 // when it has not been seen alive for Policy.Timeout (1.75 s by default,
@@ -25,13 +25,17 @@
 // `wololo master --id N` (Run, Master) puts the pieces together. Every
 // master runs the same three things:
 //
-//   - an Elector: the election.Node driven by a ticker that counts ticks
-//     from the monotonic clock (a master that was paused catches up every
-//     missed tick before it answers Acting), the term persisted in
-//     DATA/term (written atomically and fsynced) before any message that
-//     depends on it is sent, and one sender goroutine per other master with
-//     a small bounded queue, so a dead peer delays no one; messages travel
-//     as one-way ElectionService/Deliver calls;
+//   - an election/driver Elector: the election.Node driven by a ticker
+//     that counts ticks from the monotonic clock (a master that was paused
+//     catches up every missed tick before it answers Acting), the term
+//     persisted before any message that depends on it is sent, and one
+//     sender goroutine per other master with a small bounded queue, so a
+//     dead peer delays no one. This package gives it its two seams: the
+//     term file DATA/term (termfile.go: written atomically and fsynced),
+//     and the transport, one-way ElectionService/Deliver calls over a
+//     transport.Pool (master-N resolved by name on every call), with the
+//     election's message kinds mapped to the proto's one by one
+//     (electionpb.go: an unknown kind is refused, never cast);
 //   - a Loop probing every graph process and every other master; it feeds
 //     the election with each master the runtime reports exited
 //     (ConfirmDead, every round, so the confirmation never lapses while

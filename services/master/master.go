@@ -20,6 +20,7 @@ import (
 
 	"github.com/wololo/wololo/deploy"
 	"github.com/wololo/wololo/election"
+	"github.com/wololo/wololo/election/driver"
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 	"github.com/wololo/wololo/transport"
 )
@@ -50,17 +51,15 @@ type Master struct {
 	cfg      Config
 	self     election.ID
 	instance string
-	elector  *Elector
+	elector  *driver.Elector
+	ids      []election.ID // every master, this one included
 	loop     *Loop
-	peers    *peerClients
+	peers    *transport.Pool // connections to the other masters
 	started  time.Time
 
 	mu    sync.Mutex
 	procs map[string]Process // the runtime's last word on each instance
 }
-
-// TermFile is the name of the term file in a master's data directory.
-const TermFile = "term"
 
 // New checks the configuration and reads the persisted term.
 func New(cfg Config) (*Master, error) {
@@ -85,15 +84,16 @@ func New(cfg Config) (*Master, error) {
 	for _, in := range cfg.Topology.Instances() {
 		watched = append(watched, in.Name())
 	}
-	m.peers = newPeerClients(cfg.Resolver)
-	termFile := ""
+	m.peers = transport.NewPool(cfg.Resolver)
+	m.ids = ids
+	var terms driver.TermStore = driver.NewMemTermStore(0)
 	if cfg.DataDir != "" {
-		termFile = filepath.Join(cfg.DataDir, TermFile)
+		terms = termFile(filepath.Join(cfg.DataDir, TermFile))
 	}
 	var err error
-	m.elector, err = NewElector(ElectorConfig{
-		Election: election.DefaultConfig(m.self, ids), Tick: cfg.Tick, TermFile: termFile,
-		Send: m.peers.send, Log: cfg.Log,
+	m.elector, err = driver.New(driver.Config{
+		Election: election.DefaultConfig(m.self, ids), Tick: cfg.Tick, Terms: terms,
+		Send: m.send, Log: cfg.Log,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("master %d: %w", cfg.Self, err)
@@ -120,7 +120,7 @@ func (m *Master) Run(ctx context.Context) error {
 
 	errs := make(chan error, 2)
 	go func() { errs <- srv.Serve(m.cfg.Listener) }()
-	go func() { errs <- m.elector.Run(ctx) }()
+	go func() { errs <- m.elector.Serve(ctx) }()
 	loopDone := make(chan struct{})
 	go func() {
 		m.loop.Run(ctx)
@@ -149,7 +149,7 @@ func (m *Master) Run(ctx context.Context) error {
 		srv.Stop()
 	}
 	<-loopDone
-	m.peers.close()
+	m.peers.Close()
 	return err
 }
 
@@ -188,7 +188,7 @@ func (m *Master) Status() *wololov1.MasterStatus {
 		Id: int32(m.self), ElectionRole: s.Role.String(), Term: uint64(s.Term), Leader: int32(s.Leader),
 		Acting: s.Acting, Runtime: m.cfg.RuntimeName, RestartsDone: m.loop.Restarts(),
 	}
-	for _, id := range m.elector.cfg.Election.Peers {
+	for _, id := range m.ids {
 		out.Peers = append(out.Peers, int32(id))
 	}
 	m.mu.Lock()
@@ -227,7 +227,7 @@ type electionServer struct {
 func (s *electionServer) Deliver(_ context.Context, req *wololov1.DeliverRequest) (*wololov1.DeliverResponse, error) {
 	msg, err := s.m.fromProto(req)
 	if err != nil {
-		return nil, status.Error(codes.InvalidArgument, err.Error())
+		return nil, status.Error(codes.InvalidArgument, status.Convert(err).Message())
 	}
 	s.m.elector.Receive(msg)
 	return &wololov1.DeliverResponse{}, nil
@@ -236,9 +236,9 @@ func (s *electionServer) Deliver(_ context.Context, req *wololov1.DeliverRequest
 // fromProto checks a message before the node sees it: a known kind, a
 // sender among the other masters, and this master as the addressee.
 func (m *Master) fromProto(req *wololov1.DeliverRequest) (election.Message, error) {
-	k := req.GetKind()
-	if k <= wololov1.ElectionKind_ELECTION_KIND_UNSPECIFIED || k > wololov1.ElectionKind_ELECTION_KIND_HEARTBEAT_ACK {
-		return election.Message{}, fmt.Errorf("unknown election message kind %d", k)
+	k, err := kindFromProto(req.GetKind())
+	if err != nil {
+		return election.Message{}, err
 	}
 	from := int(req.GetFrom())
 	if from < 1 || from > m.cfg.Topology.Masters || from == m.cfg.Self {
@@ -247,7 +247,7 @@ func (m *Master) fromProto(req *wololov1.DeliverRequest) (election.Message, erro
 	if int(req.GetTo()) != m.cfg.Self {
 		return election.Message{}, fmt.Errorf("message for master %d delivered to master %d", req.GetTo(), m.cfg.Self)
 	}
-	return election.Message{Kind: election.Kind(k), From: election.ID(from), To: m.self, Term: election.Term(req.GetTerm()), Seq: req.GetSeq()}, nil
+	return election.Message{Kind: k, From: election.ID(from), To: m.self, Term: election.Term(req.GetTerm()), Seq: req.GetSeq()}, nil
 }
 
 // statusServer is Status/Get for a master.
@@ -262,58 +262,4 @@ func (s *statusServer) Get(context.Context, *wololov1.GetRequest) (*wololov1.Get
 		UptimeSeconds: time.Since(s.m.started).Seconds(), Address: s.m.cfg.Listener.Addr().String(),
 		Master: s.m.Status(),
 	}, nil
-}
-
-// peerClients sends election messages, one connection per master, redialed
-// when the master's address changes.
-type peerClients struct {
-	resolve func(string) (string, error)
-	mu      sync.Mutex
-	conns   map[election.ID]*peerConn
-}
-
-type peerConn struct {
-	addr   string
-	conn   *grpc.ClientConn
-	client wololov1.ElectionServiceClient
-}
-
-func newPeerClients(resolve func(string) (string, error)) *peerClients {
-	return &peerClients{resolve: resolve, conns: map[election.ID]*peerConn{}}
-}
-
-func (p *peerClients) send(ctx context.Context, msg election.Message) error {
-	name := deploy.Instance{Stage: deploy.MasterStage, Index: int(msg.To)}.Name()
-	addr, err := p.resolve(name)
-	if err != nil {
-		return err
-	}
-	p.mu.Lock()
-	pc := p.conns[msg.To]
-	if pc == nil || pc.addr != addr {
-		if pc != nil {
-			pc.conn.Close()
-		}
-		conn, err := transport.NewClient(addr)
-		if err != nil {
-			p.mu.Unlock()
-			return fmt.Errorf("dial %s at %s: %w", name, addr, err)
-		}
-		pc = &peerConn{addr: addr, conn: conn, client: wololov1.NewElectionServiceClient(conn)}
-		p.conns[msg.To] = pc
-	}
-	p.mu.Unlock()
-	_, err = pc.client.Deliver(ctx, &wololov1.DeliverRequest{
-		Kind: wololov1.ElectionKind(msg.Kind), From: int32(msg.From), To: int32(msg.To), Term: uint64(msg.Term), Seq: msg.Seq,
-	})
-	return err
-}
-
-func (p *peerClients) close() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for id, pc := range p.conns {
-		pc.conn.Close()
-		delete(p.conns, id)
-	}
 }

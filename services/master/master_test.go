@@ -4,10 +4,7 @@ import (
 	"context"
 	"errors"
 	"net"
-	"os"
-	"path/filepath"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -17,66 +14,9 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/wololo/wololo/deploy"
-	"github.com/wololo/wololo/election"
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 )
 
-// memNet connects Electors in memory; a cut master neither sends nor
-// receives.
-type memNet struct {
-	mu    sync.Mutex
-	nodes map[election.ID]*Elector
-	cut   map[election.ID]bool
-}
-
-func (n *memNet) send(_ context.Context, m election.Message) error {
-	n.mu.Lock()
-	to, cut := n.nodes[m.To], n.cut[m.To] || n.cut[m.From]
-	n.mu.Unlock()
-	if to == nil || cut {
-		return errors.New("unreachable")
-	}
-	to.Receive(m)
-	return nil
-}
-
-func (n *memNet) setCut(id election.ID, cut bool) {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	n.cut[id] = cut
-}
-
-// quiesce waits until no Elector has a message queued or in Send. The
-// answer to a message is queued inside the Send that delivers it, so zero
-// everywhere means the network is idle until the next tick: a fake clock
-// then moves in ticks that every message keeps up with, however loaded
-// the machine is.
-func (n *memNet) quiesce(t *testing.T) {
-	t.Helper()
-	waitFor(t, "the election messages to be delivered", func() bool {
-		n.mu.Lock()
-		defer n.mu.Unlock()
-		for _, e := range n.nodes {
-			if e.unsent.Load() != 0 {
-				return false
-			}
-		}
-		return true
-	})
-}
-
-// fakeClock is a clock tests move by hand.
-type fakeClock struct{ ns atomic.Int64 }
-
-func (c *fakeClock) now() time.Time          { return time.Unix(0, c.ns.Load()) }
-func (c *fakeClock) advance(d time.Duration) { c.ns.Add(int64(d)) }
-func newFakeClock() *fakeClock               { c := &fakeClock{}; c.ns.Store(time.Now().UnixNano()); return c }
-func ids(n int) (out []election.ID) {
-	for i := 1; i <= n; i++ {
-		out = append(out, election.ID(i))
-	}
-	return out
-}
 func waitFor(t *testing.T, what string, f func() bool) {
 	t.Helper()
 	for deadline := time.Now().Add(20 * time.Second); !f(); {
@@ -84,119 +24,6 @@ func waitFor(t *testing.T, what string, f func() bool) {
 			t.Fatalf("timed out waiting for %s", what)
 		}
 		time.Sleep(2 * time.Millisecond)
-	}
-}
-
-// startElectors runs n Electors on one memNet, with term files in dir.
-func startElectors(t *testing.T, n int, clock func() time.Time, dir string) (*memNet, map[election.ID]context.CancelFunc) {
-	t.Helper()
-	net := &memNet{nodes: map[election.ID]*Elector{}, cut: map[election.ID]bool{}}
-	cancels := map[election.ID]context.CancelFunc{}
-	for _, id := range ids(n) {
-		e, err := NewElector(ElectorConfig{
-			Election: election.DefaultConfig(id, ids(n)), Tick: 5 * time.Millisecond,
-			TermFile: filepath.Join(dir, "term-"+string(rune('0'+id))), Send: net.send, Now: clock,
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		net.nodes[id] = e
-	}
-	for id, e := range net.nodes {
-		ctx, cancel := context.WithCancel(context.Background())
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			if err := e.Run(ctx); err != nil {
-				t.Errorf("elector %d: %v", id, err)
-			}
-		}()
-		cancels[id] = cancel
-		t.Cleanup(func() { cancel(); <-done })
-	}
-	return net, cancels
-}
-
-// stepUntil moves the fake clock one tick at a time, letting every message
-// of each tick be delivered, until cond holds.
-func stepUntil(t *testing.T, net *memNet, clock *fakeClock, what string, cond func() bool) {
-	t.Helper()
-	for i := 0; !cond(); i++ {
-		if i == 2000 {
-			t.Fatalf("%s: not after %d ticks", what, i)
-		}
-		clock.advance(5 * time.Millisecond) // one tick
-		net.quiesce(t)
-	}
-}
-
-// TestElectorsElectPersistAndFailOver: three Electors elect the highest
-// id, which acts; every term file holds the term; when the leader is cut
-// off the next id takes over and acts on the majority left, and the cut-off
-// one stops acting.
-func TestElectorsElectPersistAndFailOver(t *testing.T) {
-	dir := t.TempDir()
-	clock := newFakeClock()
-	net, _ := startElectors(t, 3, clock.now, dir)
-	stepUntil(t, net, clock, "master 3 to lead and act", func() bool {
-		for _, e := range net.nodes {
-			if e.State().Leader != 3 {
-				return false
-			}
-		}
-		return net.nodes[3].Acting()
-	})
-	term := net.nodes[3].State().Term
-	for id := range net.nodes {
-		got, err := ReadTerm(filepath.Join(dir, "term-"+string(rune('0'+id))))
-		if err != nil || got != term {
-			t.Fatalf("term file of %d: %d, %v; leader's term %d", id, got, err, term)
-		}
-	}
-	net.setCut(3, true)
-	stepUntil(t, net, clock, "master 2 to take over and act", func() bool {
-		s := net.nodes[2].State()
-		return s.Role == election.RoleLeader && s.Term > term && net.nodes[2].Acting()
-	})
-	if net.nodes[3].Acting() {
-		t.Fatal("the cut-off master 3 still acts while master 2 does")
-	}
-}
-
-// TestElectorCatchesUpTicksBeforeActing: a leader whose clock jumps (its
-// process was paused) and which hears nothing stops acting at the very
-// next question, before any ticker fires.
-func TestElectorCatchesUpTicksBeforeActing(t *testing.T) {
-	clock := newFakeClock()
-	net, _ := startElectors(t, 2, clock.now, t.TempDir())
-	stepUntil(t, net, clock, "master 2 to lead and act", func() bool {
-		return net.nodes[1].State().Leader == 2 && net.nodes[2].Acting()
-	})
-	net.setCut(1, true)
-	clock.advance(10 * 5 * time.Millisecond) // more than the lease, at once
-	if net.nodes[2].Acting() {
-		t.Fatal("still acting after its lease ran out during a pause")
-	}
-}
-
-func TestReadTerm(t *testing.T) {
-	dir := t.TempDir()
-	if got, err := ReadTerm(filepath.Join(dir, "missing")); got != 0 || err != nil {
-		t.Fatalf("missing file: %d, %v", got, err)
-	}
-	if got, err := ReadTerm(""); got != 0 || err != nil {
-		t.Fatalf("no file: %d, %v", got, err)
-	}
-	path := filepath.Join(dir, "term")
-	for content, want := range map[string]election.Term{"7\n": 7, "12": 12} {
-		os.WriteFile(path, []byte(content), 0o644)
-		if got, err := ReadTerm(path); got != want || err != nil {
-			t.Fatalf("%q: %d, %v", content, got, err)
-		}
-	}
-	os.WriteFile(path, []byte("seven"), 0o644)
-	if _, err := ReadTerm(path); err == nil {
-		t.Fatal("a garbled term file was accepted")
 	}
 }
 
@@ -209,6 +36,13 @@ func (f *fakeRuntime) Kill(context.Context, string) error          { return nil 
 
 func newTestMaster(t testing.TB, self int, rt Runtime) *Master {
 	t.Helper()
+	return newTestMasterIn(t, self, rt, "")
+}
+
+// newTestMasterIn makes a master of three with the given data directory
+// (empty: the term in memory).
+func newTestMasterIn(t testing.TB, self int, rt Runtime, dataDir string) *Master {
+	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -217,7 +51,7 @@ func newTestMaster(t testing.TB, self int, rt Runtime) *Master {
 	top := deploy.Default()
 	top.Masters = 3
 	m, err := New(Config{
-		Self: self, Topology: top, Listener: l, Runtime: rt, RuntimeName: "local",
+		Self: self, Topology: top, Listener: l, Runtime: rt, RuntimeName: "local", DataDir: dataDir,
 		Resolver: func(string) (string, error) { return "", errors.New("no peers in this test") },
 	})
 	if err != nil {

@@ -3,20 +3,28 @@ package master
 import (
 	"sort"
 	"time"
+
+	"github.com/wololo/wololo/services/backoff"
 )
 
-// Policy tunes a Supervisor.
+// Policy tunes a Supervisor. Its backoff fields are a backoff.Policy's,
+// under the names the masters have always used.
 type Policy struct {
 	// Timeout: an instance not seen alive for this long is dead.
 	Timeout time.Duration
 	// FirstBackoff and MaxBackoff bound the wait between restarts of one
-	// instance; it doubles with every restart that did not stay up for
-	// Stable.
+	// instance; it doubles with every restart, and starts again from
+	// FirstBackoff after one that stayed up for Stable.
 	FirstBackoff, MaxBackoff, Stable time.Duration
 	// LoopRestarts restarts within LoopWindow make a crash loop: reported,
 	// and retried only at MaxBackoff.
 	LoopRestarts int
 	LoopWindow   time.Duration
+}
+
+// backoff is the backoff.Policy of every instance.
+func (p Policy) backoff() backoff.Policy {
+	return backoff.Policy{First: p.FirstBackoff, Max: p.MaxBackoff, Stable: p.Stable, LoopCount: p.LoopRestarts, LoopWindow: p.LoopWindow}
 }
 
 // DefaultDetection bounds the time from a process's last answer to its
@@ -52,10 +60,9 @@ type InstanceState struct {
 type tracked struct {
 	absent    bool // the runtime does not know it (not created yet, removed)
 	lastSeen  time.Time
-	exited    string      // the runtime says the process ended, and how
-	restarts  []time.Time // within LoopWindow
+	exited    string // the runtime says the process ended, and how
 	total     int
-	backoff   time.Duration
+	backoff   *backoff.Backoff
 	next      time.Time // no restart before
 	restarted time.Time // when it was last restarted
 }
@@ -71,7 +78,7 @@ type Supervisor struct {
 func NewSupervisor(p Policy, instances []string, now time.Time) *Supervisor {
 	s := &Supervisor{policy: p, inst: map[string]*tracked{}}
 	for _, in := range instances {
-		s.inst[in] = &tracked{lastSeen: now, backoff: p.FirstBackoff}
+		s.inst[in] = &tracked{lastSeen: now, backoff: backoff.New(p.backoff())}
 	}
 	return s
 }
@@ -146,28 +153,19 @@ func (s *Supervisor) Due(now time.Time) []Action {
 		if now.Before(tr.next) {
 			continue
 		}
-		if !tr.restarted.IsZero() && now.Sub(tr.restarted) > s.policy.Stable {
-			tr.backoff = s.policy.FirstBackoff // it had stayed up: start over
+		// Up since its last restart, if any: long enough, and the backoff
+		// starts over.
+		var up time.Duration
+		if !tr.restarted.IsZero() {
+			up = now.Sub(tr.restarted)
 		}
-		// Forget restarts outside the window.
-		kept := tr.restarts[:0]
-		for _, r := range tr.restarts {
-			if now.Sub(r) <= s.policy.LoopWindow {
-				kept = append(kept, r)
-			}
-		}
-		tr.restarts = append(kept, now)
+		d := tr.backoff.Failed(now, up)
 		tr.total++
-		loop := len(tr.restarts) >= s.policy.LoopRestarts
-		if loop {
-			tr.backoff = s.policy.MaxBackoff
-		}
-		tr.next = now.Add(tr.backoff)
-		tr.backoff = min(2*tr.backoff, s.policy.MaxBackoff)
+		tr.next = now.Add(d.Delay)
 		tr.restarted = now
 		tr.exited = ""
 		tr.lastSeen = now // grace: Timeout to come up
-		out = append(out, Action{Instance: name, Reason: reason, CrashLoop: loop, Silent: silent})
+		out = append(out, Action{Instance: name, Reason: reason, CrashLoop: d.CrashLoop, Silent: silent})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Instance < out[j].Instance })
 	return out
@@ -179,7 +177,7 @@ func (s *Supervisor) States(now time.Time) []InstanceState {
 	for name, tr := range s.inst {
 		out = append(out, InstanceState{
 			Instance: name, LastSeen: tr.lastSeen, Alive: !tr.absent && tr.exited == "" && now.Sub(tr.lastSeen) <= s.policy.Timeout,
-			Restarts: tr.total, CrashLoop: len(tr.restarts) >= s.policy.LoopRestarts,
+			Restarts: tr.total, CrashLoop: tr.backoff.CrashLoop(),
 		})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Instance < out[j].Instance })

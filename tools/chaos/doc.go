@@ -30,6 +30,18 @@
 // does not fail the run) and fails on any violation, a failover that never
 // completed, a master that never came back or a wrong job result.
 //
+// The log check reads structured data only: the masters' hclog JSON lines,
+// decoded with encoding/json by message and keys (id, term, role), and the
+// runner's start and exit markers. A master logs text unless given
+// --log-json; the tool starts its masters with it (local.Options.MasterArgs,
+// the graph's processes keep text), and the compose file gives it to the
+// masters of a Docker deployment, read through `docker logs`. That is the
+// smaller change: the flag existed, `wololo local` keeps the text logs
+// people read in DIR/<instance>.log, and the check stops depending on
+// hclog's text layout, which is meant for eyes, not parsers. Status alone
+// would not do: a poll every 50 ms cannot tell when an interval began or
+// ended, nor see one shorter than the poll.
+//
 // What it may not touch: it signals only processes of the cluster it
 // started (through local.Cluster), writes only its own temporary data
 // directory and the output directory it is given, and uses the system only

@@ -3,6 +3,7 @@ package chaos
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -18,6 +19,7 @@ import (
 	"github.com/docker/docker/api/types/network"
 	"github.com/docker/docker/client"
 	"github.com/docker/docker/pkg/stdcopy"
+	"github.com/hashicorp/go-hclog"
 
 	"github.com/wololo/wololo/deploy"
 	"github.com/wololo/wololo/services/healthcheck"
@@ -54,8 +56,7 @@ func (d *dockerTarget) watchDeaths(ctx context.Context) {
 	d.since, d.preface = time.Now().UTC(), map[string]string{}
 	for _, v := range masterViews(ctx, d, time.Second) {
 		if v.Err == nil && v.Role == "leader" && v.Acting {
-			d.preface[v.Instance] = fmt.Sprintf("%s [INFO]  master: acting started: instance=%s id=%d term=%d\n",
-				d.since.Format("2006-01-02T15:04:05.000Z"), v.Instance, v.ID, v.Term)
+			d.preface[v.Instance] = actingStartedLine(d.since, v)
 		}
 	}
 	args := filters.NewArgs(filters.Arg("type", "container"), filters.Arg("event", "die"),
@@ -198,9 +199,34 @@ func (d *dockerTarget) MasterLog(instance string) ([]byte, error) {
 	return withExitMarkers(append([]byte(d.preface[instance]), b...), instance, deaths), nil
 }
 
+// actingStartedLine is the line the master of v would have logged, with
+// --log-json, had it started to act at t.
+func actingStartedLine(t time.Time, v MasterView) string {
+	var b bytes.Buffer
+	log := hclog.New(&hclog.LoggerOptions{Name: "master", Output: &b, JSONFormat: true, TimeFn: func() time.Time { return t }})
+	log.With("instance", v.Instance).Info("acting started", "id", v.ID, "term", v.Term)
+	return b.String()
+}
+
+// jsonLineTime is the @timestamp of an hclog JSON line.
+func jsonLineTime(line []byte) (time.Time, bool) {
+	if len(line) == 0 || line[0] != '{' {
+		return time.Time{}, false
+	}
+	var l struct {
+		Timestamp string `json:"@timestamp"`
+	}
+	if json.Unmarshal(line, &l) != nil {
+		return time.Time{}, false
+	}
+	t, err := time.Parse(time.RFC3339Nano, l.Timestamp)
+	return t, err == nil
+}
+
 // withExitMarkers inserts, before the first line logged after each death,
-// a runner marker "pid 0 of X exited (container died)". A line without a
-// timestamp of its own keeps the previous line's.
+// a runner marker "pid 0 of X exited (container died)". Only the masters'
+// JSON lines carry a time it reads; any other line keeps the previous
+// one's.
 func withExitMarkers(log []byte, instance string, deaths []time.Time) []byte {
 	sort.Slice(deaths, func(i, j int) bool { return deaths[i].Before(deaths[j]) })
 	var out bytes.Buffer
@@ -211,12 +237,10 @@ func withExitMarkers(log []byte, instance string, deaths []time.Time) []byte {
 		if len(line) == 0 {
 			continue
 		}
-		if len(line) >= 24 {
-			if at, err := time.Parse("2006-01-02T15:04:05.000Z", string(line[:24])); err == nil {
-				for len(deaths) > 0 && !deaths[0].After(at) {
-					marker(deaths[0])
-					deaths = deaths[1:]
-				}
+		if at, ok := jsonLineTime(bytes.TrimSpace(line)); ok {
+			for len(deaths) > 0 && !deaths[0].After(at) {
+				marker(deaths[0])
+				deaths = deaths[1:]
 			}
 		}
 		out.Write(line)

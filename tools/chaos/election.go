@@ -196,6 +196,7 @@ func Election(ctx context.Context, o ElectionOptions) (*ElectionReport, error) {
 	cl, err := local.Start(ctx, local.Options{
 		Binary: o.Binary, DataDir: dataDir, FreePorts: true, Masters: o.Masters,
 		ExtraArgs: extra, LogLevel: "info", Log: o.Log.Named("local"),
+		MasterArgs: []string{"--log-json"}, // the log check reads JSON (election_log.go)
 	})
 	if err != nil {
 		return rep, fmt.Errorf("chaos election: start the cluster: %w (logs in %s)", err, dataDir)
@@ -305,7 +306,7 @@ func electionDrive(ctx context.Context, o ElectionOptions, tgt target, gateway s
 	}
 	rep.Violations = append(append([]string(nil), rep.StatusViolations...), rep.LogViolations...)
 	if o.Kills > 0 && len(check.Intervals) == 0 {
-		problems = append(problems, "the masters' logs show no acting interval at all: the log check has nothing to check (did the log lines change?)")
+		problems = append(problems, "the masters' logs show no acting interval at all: the log check has nothing to check (do the masters log JSON, with --log-json? did the log lines change?)")
 	}
 
 	for _, kl := range rep.Kills {

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
@@ -17,22 +16,27 @@ import (
 // checks them; it is pure (bytes in, findings out) so that it can be
 // table-tested and fuzzed.
 //
-// A master logs, through hclog (text, or JSON with --log-json):
+// It reads structured data only: the masters' hclog JSON lines (a master
+// logs JSON with --log-json, which the election chaos tool and the compose
+// file give it), decoded with encoding/json, by message and keys:
 //
-//	2026-11-23T12:19:33.604Z [INFO]  master: election state: instance=master-2 id=2 role=leader leader=2 term=7
-//	2026-11-23T12:19:33.609Z [INFO]  master: acting started: instance=master-2 id=2 term=7
-//	2026-11-23T12:19:40.001Z [INFO]  master: acting stopped: instance=master-2 id=2 term=7 role=follower
+//	{"@level":"info","@message":"election state","@module":"master","@timestamp":"2026-11-23T12:19:33.604012Z","id":2,"instance":"master-2","leader":2,"role":"leader","term":7}
+//	{"@level":"info","@message":"acting started","@module":"master","@timestamp":"2026-11-23T12:19:33.609101Z","id":2,"instance":"master-2","term":7}
+//	{"@level":"info","@message":"acting stopped","@module":"master","@timestamp":"2026-11-23T12:19:40.001337Z","id":2,"instance":"master-2","role":"follower","term":7}
 //
-// and the local runner writes its own markers into the same file:
+// and the markers the local runner writes into the same file (or the
+// docker target inserts at each container death), which are the runner's
+// own format, not a master's:
 //
 //	---- wololo local 2026-11-23T12:19:33.756168631Z: start #2 of master-3: wololo master ...
 //	---- wololo local 2026-11-23T12:19:33.399797374Z: pid 9566 of master-3 exited (killed by signal 9 (killed)) after 5.936s
 //
-// The Elector writes "acting started" after it set its state and "acting
-// stopped" after it cleared it, both under the lock that Acting takes, so
-// every moment in which the master could have answered Acting()=true lies
-// inside a logged interval (one that ends at the process's exit when it
-// was killed).
+// Every other line (a master's text log, a panic, a continuation line) is
+// ignored. The election driver (election/driver) writes "acting started"
+// after it set its state and "acting stopped" after it cleared it, both
+// under the lock that Acting takes, so every moment in which the master
+// could have answered Acting()=true lies inside a logged interval (one
+// that ends at the process's exit when it was killed).
 
 // ActingInterval is a span of time in which one master may have acted
 // (restarted processes), as its log tells it.
@@ -83,15 +87,16 @@ type LogCheck struct {
 	Violations []string
 }
 
-// logResolution is the coarsest timestamp precision in the files: hclog
-// writes milliseconds (truncated), the runner nanoseconds. Overlaps are
-// computed on times truncated to it, which can hide an overlap shorter than
-// a millisecond but never shows one that did not happen: if the truncated
-// end of A is after the truncated start of B, then B started before A ended.
+// logResolution is the precision overlaps are computed at: times are
+// truncated to it, which can hide an overlap shorter than a millisecond
+// but never shows one that did not happen (if the truncated end of A is
+// after the truncated start of B, then B started before A ended). hclog's
+// JSON writes microseconds and the runner nanoseconds, but the runner
+// marks an exit only once it has reaped the process, a little after the
+// death; a millisecond, the precision of hclog's text timestamps that this
+// check was first written against, keeps that lag from showing as an
+// overlap.
 const logResolution = time.Millisecond
-
-// hclogTimeFormat is hclog's default timestamp layout (text format).
-const hclogTimeFormat = "2006-01-02T15:04:05.000Z0700"
 
 // runnerMarker starts every line the local runner writes into a log file.
 const runnerMarker = "---- wololo local "
@@ -203,74 +208,7 @@ func parseLogLine(line string, n int) (ev logEvent, ok bool, problem string) {
 	if strings.HasPrefix(line, "{") {
 		return parseJSONLine(line, ev)
 	}
-	var kv string
-	switch {
-	case messageAt(line, "acting started: ", &kv):
-		ev.kind = evActingStarted
-	case messageAt(line, "acting stopped: ", &kv):
-		ev.kind = evActingStopped
-	case messageAt(line, "election state: ", &kv):
-		ev.kind = evState
-	default:
-		return ev, false, ""
-	}
-	ts, _, _ := strings.Cut(line, " ")
-	at, err := parseLogTime(ts)
-	if err != nil {
-		return ev, false, fmt.Sprintf("unreadable timestamp %q", ts)
-	}
-	ev.at = at
-	fields := parseKV(kv)
-	if err := ev.fill(fields); err != "" {
-		return ev, false, err
-	}
-	return ev, true, ""
-}
-
-// messageAt finds an hclog message: it follows the logger's name and ": "
-// (or starts the line's text after the level). kv gets what follows it.
-func messageAt(line, msg string, kv *string) bool {
-	i := strings.Index(line, ": "+msg)
-	if i < 0 {
-		i = strings.Index(line, "]  "+msg)
-		if i < 0 {
-			return false
-		}
-		*kv = line[i+3+len(msg):]
-		return true
-	}
-	*kv = line[i+2+len(msg):]
-	return true
-}
-
-// fill takes the id, term, role and leader from a line's fields.
-func (ev *logEvent) fill(fields map[string]string) string {
-	if s, ok := fields["id"]; ok {
-		id, err := strconv.Atoi(s)
-		if err != nil || id < 0 {
-			return fmt.Sprintf("bad id %q", s)
-		}
-		ev.id = id
-	}
-	s, ok := fields["term"]
-	if !ok {
-		return "no term"
-	}
-	t, err := strconv.ParseUint(s, 10, 64)
-	if err != nil {
-		return fmt.Sprintf("bad term %q", s)
-	}
-	ev.term = t
-	ev.role = fields["role"]
-	if s, ok := fields["leader"]; ok {
-		if l, err := strconv.Atoi(s); err == nil {
-			ev.leader = l
-		}
-	}
-	if ev.kind == evState && ev.role == "" {
-		return "election state without a role"
-	}
-	return ""
+	return ev, false, ""
 }
 
 // parseRunnerLine reads what follows "---- wololo local ": a timestamp,
@@ -290,7 +228,7 @@ func parseRunnerLine(rest string, ev logEvent) (logEvent, bool, string) {
 	default:
 		return ev, false, ""
 	}
-	at, err := parseLogTime(ts)
+	at, err := time.Parse(time.RFC3339Nano, ts)
 	if err != nil {
 		return ev, false, fmt.Sprintf("unreadable runner timestamp %q", ts)
 	}
@@ -298,14 +236,25 @@ func parseRunnerLine(rest string, ev logEvent) (logEvent, bool, string) {
 	return ev, true, ""
 }
 
+// jsonLogLine is what the check reads of an hclog JSON line. The values
+// are decoded one by one, so that one of the wrong type is a note that
+// names it.
+type jsonLogLine struct {
+	Message   string          `json:"@message"`
+	Timestamp string          `json:"@timestamp"`
+	ID        json.RawMessage `json:"id"`
+	Term      json.RawMessage `json:"term"`
+	Role      json.RawMessage `json:"role"`
+	Leader    json.RawMessage `json:"leader"`
+}
+
 // parseJSONLine reads an hclog JSON line (--log-json).
 func parseJSONLine(line string, ev logEvent) (logEvent, bool, string) {
-	var m map[string]any
-	if err := json.Unmarshal([]byte(line), &m); err != nil {
+	var l jsonLogLine
+	if err := json.Unmarshal([]byte(line), &l); err != nil {
 		return ev, false, ""
 	}
-	msg, _ := m["@message"].(string)
-	switch msg {
+	switch l.Message {
 	case "acting started":
 		ev.kind = evActingStarted
 	case "acting stopped":
@@ -315,89 +264,34 @@ func parseJSONLine(line string, ev logEvent) (logEvent, bool, string) {
 	default:
 		return ev, false, ""
 	}
-	ts, _ := m["@timestamp"].(string)
-	at, err := parseLogTime(ts)
+	at, err := time.Parse(time.RFC3339Nano, l.Timestamp)
 	if err != nil {
-		return ev, false, fmt.Sprintf("unreadable timestamp %q", ts)
+		return ev, false, fmt.Sprintf("unreadable timestamp %q", l.Timestamp)
 	}
 	ev.at = at
-	fields := map[string]string{}
-	for k, v := range m {
-		switch v := v.(type) {
-		case string:
-			fields[k] = v
-		case float64:
-			fields[k] = strconv.FormatFloat(v, 'f', -1, 64)
+	if l.ID != nil {
+		if err := json.Unmarshal(l.ID, &ev.id); err != nil || ev.id < 0 {
+			return ev, false, fmt.Sprintf("bad id %s", l.ID)
 		}
 	}
-	if problem := ev.fill(fields); problem != "" {
-		return ev, false, problem
+	if l.Term == nil {
+		return ev, false, "no term"
+	}
+	if err := json.Unmarshal(l.Term, &ev.term); err != nil {
+		return ev, false, fmt.Sprintf("bad term %s", l.Term)
+	}
+	if l.Role != nil {
+		if err := json.Unmarshal(l.Role, &ev.role); err != nil {
+			return ev, false, fmt.Sprintf("bad role %s (a name, like \"leader\")", l.Role)
+		}
+	}
+	if l.Leader != nil {
+		_ = json.Unmarshal(l.Leader, &ev.leader) // informative only
+	}
+	if ev.kind == evState && ev.role == "" {
+		return ev, false, "election state without a role"
 	}
 	return ev, true, ""
-}
-
-// parseLogTime reads hclog's and the runner's timestamps.
-func parseLogTime(s string) (time.Time, error) {
-	for _, layout := range []string{time.RFC3339Nano, hclogTimeFormat, "2006-01-02T15:04:05.000000Z07:00"} {
-		if t, err := time.Parse(layout, s); err == nil {
-			return t, nil
-		}
-	}
-	return time.Time{}, fmt.Errorf("not a timestamp: %q", s)
-}
-
-// parseKV splits hclog's "k=v k2="quoted value"" pairs. A value that is not
-// a valid quoted string is taken as it stands.
-func parseKV(s string) map[string]string {
-	out := map[string]string{}
-	for {
-		s = strings.TrimLeft(s, " \t")
-		if s == "" {
-			return out
-		}
-		eq := strings.IndexByte(s, '=')
-		sp := strings.IndexAny(s, " \t")
-		if eq < 0 || (sp >= 0 && sp < eq) { // a word without '=': skip it
-			if sp < 0 {
-				return out
-			}
-			s = s[sp:]
-			continue
-		}
-		key := s[:eq]
-		s = s[eq+1:]
-		var val string
-		if strings.HasPrefix(s, `"`) {
-			end := quotedEnd(s)
-			if uq, err := strconv.Unquote(s[:end]); err == nil {
-				val = uq
-			} else {
-				val = s[:end]
-			}
-			s = s[end:]
-		} else {
-			end := strings.IndexAny(s, " \t")
-			if end < 0 {
-				end = len(s)
-			}
-			val, s = s[:end], s[end:]
-		}
-		out[key] = val
-	}
-}
-
-// quotedEnd is the length of the double-quoted string s starts with
-// (through its closing quote), or len(s) if it is not closed.
-func quotedEnd(s string) int {
-	for i := 1; i < len(s); i++ {
-		switch s[i] {
-		case '\\':
-			i++
-		case '"':
-			return i + 1
-		}
-	}
-	return len(s)
 }
 
 // CheckMasterLogs parses every master's log (instance name -> contents)

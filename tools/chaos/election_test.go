@@ -1,6 +1,7 @@
 package chaos
 
 import (
+	"bytes"
 	"context"
 	"path/filepath"
 	"reflect"
@@ -11,13 +12,17 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/wololo/wololo/election"
 	"github.com/wololo/wololo/tools/datagen"
 )
 
-// logAt is a master's log time on 2026-11-23 at 12:00 plus the given
-// seconds, written like hclog does (milliseconds, truncated).
-func logAt(s float64) string {
-	return at(s).Format(hclogTimeFormat)
+// masterLine is the line a master logs for msg with --log-json: hclog's
+// JSON, at 12:00 on 2026-11-23 plus s seconds.
+func masterLine(s float64, id int, msg string, args ...any) string {
+	var b bytes.Buffer
+	log := hclog.New(&hclog.LoggerOptions{Name: "master", Output: &b, JSONFormat: true, TimeFn: func() time.Time { return at(s) }})
+	log.With("instance", "master-"+itoa(id)).Info(msg, args...)
+	return strings.TrimSuffix(b.String(), "\n")
 }
 
 // runnerAt is the runner's marker time (nanoseconds).
@@ -29,16 +34,17 @@ func at(s float64) time.Time {
 	return time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC).Add(time.Duration(s * float64(time.Second)))
 }
 
+// The election driver's three lines, as it logs them.
 func started(s float64, id int, term int) string {
-	return logAt(s) + " [INFO]  master: acting started: instance=master-" + itoa(id) + " id=" + itoa(id) + " term=" + itoa(term)
+	return masterLine(s, id, "acting started", "id", election.ID(id), "term", election.Term(term))
 }
 
 func stoppedLine(s float64, id int, term int) string {
-	return logAt(s) + " [INFO]  master: acting stopped: instance=master-" + itoa(id) + " id=" + itoa(id) + " term=" + itoa(term) + " role=follower"
+	return masterLine(s, id, "acting stopped", "id", election.ID(id), "term", election.Term(term), "role", election.RoleFollower.String())
 }
 
 func state(s float64, id int, role string, leader, term int) string {
-	return logAt(s) + " [INFO]  master: election state: instance=master-" + itoa(id) + " id=" + itoa(id) + " role=" + role + " leader=" + itoa(leader) + " term=" + itoa(term)
+	return masterLine(s, id, "election state", "id", election.ID(id), "role", role, "leader", election.ID(leader), "term", election.Term(term))
 }
 
 func exited(s float64, id int) string {
@@ -77,7 +83,7 @@ func TestParseMasterLog(t *testing.T) {
 			instance: "master-2",
 			log: logText(
 				startMarker(0, 2, 1),
-				logAt(0.1)+" [INFO]  master: election: listening for a leader: instance=master-2 id=2 peers=[1, 2, 3] term=0",
+				masterLine(0.1, 2, "election: listening for a leader", "id", 2, "peers", []election.ID{1, 2, 3}, "term", election.Term(0)),
 				state(1, 2, "leader", 2, 4),
 				started(1.002, 2, 4),
 				stoppedLine(3.5, 2, 4),
@@ -137,18 +143,24 @@ func TestParseMasterLog(t *testing.T) {
 		{
 			name:     "the id comes from the instance name when a line has none",
 			instance: "master-3",
-			log:      logText(logAt(1) + " [INFO]  master: acting started: instance=master-3 term=8"),
+			log:      logText(masterLine(1, 3, "acting started", "term", 8)),
 			want:     []iv{{3, 8, 1, 100, "end of run"}},
 		},
 		{
-			name:     "quoted values, CRLF, a time zone offset",
+			name:     "other keys, CRLF, a time zone offset, nanoseconds",
 			instance: "master-2",
-			log: []byte("2026-11-23T13:00:01.000+0100 [INFO]  master: acting started: instance=master-2 note=\"a b=c \\\"d\\\"\" id=2 term=4\r\n" +
-				"2026-11-23T12:00:02.000Z [INFO]  master: acting stopped: instance=master-2 id=2 term=4 role=\"follower\"\r\n"),
-			want: []iv{{2, 4, 1, 2, "acting stopped"}},
+			log: []byte(`{"@message":"acting started","@timestamp":"2026-11-23T13:00:01.000000+01:00","instance":"master-2","note":"a \"term\":9 b=c","id":2,"term":4}` + "\r\n" +
+				`{"term":4,"role":"follower","id":2,"@timestamp":"2026-11-23T12:00:02.000000001Z","@message":"acting stopped"}` + "\r\n"),
+			want: []iv{{2, 4, 1, 2.000000001, "acting stopped"}},
 		},
 		{
-			name:     "JSON lines",
+			name:     "a term above 2^53 is read exactly",
+			instance: "master-1",
+			log:      logText(`{"@message":"acting started","@timestamp":"2026-11-23T12:00:01.000000Z","id":1,"term":18446744073709551615}`),
+			want:     []iv{{1, 18446744073709551615, 1, 100, "end of run"}},
+		},
+		{
+			name:     "JSON written by hand",
 			instance: "master-2",
 			log: logText(
 				`{"@level":"info","@message":"election state","@module":"master","@timestamp":"2026-11-23T12:00:01.000000Z","id":2,"instance":"master-2","leader":2,"role":"leader","term":4}`,
@@ -162,17 +174,21 @@ func TestParseMasterLog(t *testing.T) {
 			name:     "unreadable election lines are notes; other lines are ignored",
 			instance: "master-2",
 			log: logText(
-				"yesterday [INFO]  master: acting started: instance=master-2 id=2 term=4",
-				logAt(1)+" [INFO]  master: acting started: instance=master-2 id=2 term=four",
-				logAt(1)+" [INFO]  master: acting started: instance=master-2 id=2",
-				logAt(1)+" [INFO]  master: election state: instance=master-2 id=2 leader=2 term=4",
-				logAt(1)+" [INFO]  master: restarted: instance=master-2 process=q2-grouper-0 reason=\"exited: killed\" leader=2 term=4",
+				`{"@message":"acting started","@timestamp":"yesterday","id":2,"term":4}`,
+				masterLine(1, 2, "acting started", "id", 2, "term", "four"),
+				masterLine(1, 2, "acting started", "id", 2),
+				masterLine(1, 2, "election state", "id", 2, "leader", 2, "term", 4),
+				masterLine(1, 2, "election state", "id", 2, "role", election.RoleLeader, "leader", 2, "term", 4),
+				masterLine(1, 2, "acting stopped", "id", "two", "term", 4),
+				masterLine(1, 2, "restarted", "process", "q2-grouper-0", "reason", "exited: killed", "leader", 2, "term", 4),
+				"2026-11-23T12:00:01.000Z [INFO]  master: acting started: instance=master-2 id=2 term=4",
 				"---- wololo local: start failed: no such file",
 				"---- wololo local soon: pid 1 of master-2 exited (exit status 0) after 1s",
 				"{not json",
+				`{"@message":["acting started"]}`,
 				"",
 			),
-			wantNotes: []string{"unreadable timestamp", "bad term", "no term", "without a role", "unreadable runner timestamp"},
+			wantNotes: []string{"unreadable timestamp", "bad term", "no term", "without a role", "bad role 2", "bad id", "unreadable runner timestamp"},
 		},
 	}
 	for _, tt := range tests {
@@ -319,27 +335,6 @@ func TestCheckMasterLogs(t *testing.T) {
 	}
 }
 
-func TestParseKV(t *testing.T) {
-	tests := []struct {
-		in   string
-		want map[string]string
-	}{
-		{"", map[string]string{}},
-		{"id=2 term=7", map[string]string{"id": "2", "term": "7"}},
-		{`how="killed by signal 9 (killed)" id=3`, map[string]string{"how": "killed by signal 9 (killed)", "id": "3"}},
-		{`a="x \"y\" z" b=`, map[string]string{"a": `x "y" z`, "b": ""}},
-		{`word id=1 other`, map[string]string{"id": "1"}},
-		{`a="unclosed b=2`, map[string]string{"a": `"unclosed b=2`}},
-		{"peers=[1, 2, 3] term=0", map[string]string{"peers": "[1,", "term": "0"}},
-		{"a=1\tb=2", map[string]string{"a": "1", "b": "2"}},
-	}
-	for _, tt := range tests {
-		if got := parseKV(tt.in); !reflect.DeepEqual(got, tt.want) {
-			t.Errorf("parseKV(%q) = %q, want %q", tt.in, got, tt.want)
-		}
-	}
-}
-
 func TestPercentile(t *testing.T) {
 	ms := func(ns ...int) []time.Duration {
 		var out []time.Duration
@@ -407,7 +402,8 @@ func FuzzParseMasterLog(f *testing.F) {
 	f.Add(logText(startMarker(0, 2, 1), state(1, 2, "leader", 2, 4), started(1.1, 2, 4), exited(2, 2)))
 	f.Add(logText(started(5, 1, 6), stoppedLine(3, 1, 6), stoppedLine(8, 1, 9)))
 	f.Add([]byte(`{"@message":"acting started","@timestamp":"2026-11-23T12:00:01.5Z","id":2,"term":4}` + "\n"))
-	f.Add([]byte(`2026-11-23T12:00:01.000Z [INFO]  master: acting started: id="2 term="` + "\n"))
+	f.Add([]byte(`{"@message":"acting started","@timestamp":"2026-11-23T12:00:01.000000Z","id":"2 ","term":-1}` + "\n"))
+	f.Add([]byte(`{"@message":"election state","@timestamp":"2026-11-23T12:00:01Z","id":1e3,"role":7,"term":1.5}` + "\n"))
 	f.Add([]byte("---- wololo local x: pid exited\n---- wololo local 2026-11-23T12:00:01Z: start #\n"))
 	f.Add([]byte{})
 	end := at(100)

@@ -253,22 +253,27 @@ func TestShaperSplitsPacesAndForwards(t *testing.T) {
 }
 
 func TestWithExitMarkers(t *testing.T) {
-	log := "2026-11-23T12:47:52.990Z [INFO]  master: acting started: instance=master-2 id=2 term=1\n" +
+	startedAt := time.Date(2026, 11, 23, 12, 47, 52, 990_000_000, time.UTC)
+	acting := strings.TrimSuffix(actingStartedLine(startedAt, MasterView{Instance: "master-2", ID: 2, Term: 1}), "\n")
+	listening := `{"@level":"info","@message":"election: listening for a leader","@module":"master","@timestamp":"2026-11-23T12:47:58.695000Z","id":2,"instance":"master-2","term":1}`
+	log := acting + "\n" +
 		"  a continuation line\n" +
-		"2026-11-23T12:47:58.695Z [INFO]  master: election: listening for a leader: instance=master-2 id=2\n"
+		"2026-11-23T12:47:57.000Z [INFO]  not JSON: no time taken from it\n" +
+		listening + "\n"
 	died := time.Date(2026, 11, 23, 12, 47, 55, 500_000_000, time.UTC)
 	late := time.Date(2026, 11, 23, 12, 49, 0, 0, time.UTC)
 	got := string(withExitMarkers([]byte(log), "master-2", []time.Time{late, died}))
-	want := "2026-11-23T12:47:52.990Z [INFO]  master: acting started: instance=master-2 id=2 term=1\n" +
+	want := acting + "\n" +
 		"  a continuation line\n" +
+		"2026-11-23T12:47:57.000Z [INFO]  not JSON: no time taken from it\n" +
 		"---- wololo local 2026-11-23T12:47:55.5Z: pid 0 of master-2 exited (container died) after 0s\n" +
-		"2026-11-23T12:47:58.695Z [INFO]  master: election: listening for a leader: instance=master-2 id=2\n" +
+		listening + "\n" +
 		"---- wololo local 2026-11-23T12:49:00Z: pid 0 of master-2 exited (container died) after 0s\n"
 	if got != want {
 		t.Fatalf("got\n%s\nwant\n%s", got, want)
 	}
 	ml := ParseMasterLog("master-2", []byte(got), late.Add(time.Minute))
-	if len(ml.Intervals) != 1 || !ml.Intervals[0].End.Equal(died) {
-		t.Fatalf("the acting interval does not end at the death: %+v", ml.Intervals)
+	if len(ml.Intervals) != 1 || !ml.Intervals[0].Start.Equal(startedAt) || !ml.Intervals[0].End.Equal(died) || ml.Intervals[0].Term != 1 {
+		t.Fatalf("the preface's acting interval does not run from %s to the death: %+v", startedAt, ml.Intervals)
 	}
 }

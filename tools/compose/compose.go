@@ -3,7 +3,8 @@
 // gateway, every stage replica, every master), all from the one image, on
 // one network, each with a named volume for its data directory; the
 // gateway's port published, the masters' published on loopback only (for
-// Status and the chaos tools), the masters given the Docker socket; every
+// Status and the chaos tools), the masters given the Docker socket and
+// logging JSON (the election chaos check reads their logs); every
 // container labelled so that the masters' Docker runtime finds it
 // (services/master: wololo.project, wololo.instance, wololo.address).
 //
@@ -95,7 +96,9 @@ func Generate(top deploy.Topology, o Options) ([]byte, error) {
 		mounts := []string{name + "-data:" + DataDir}
 		switch {
 		case in.Stage == deploy.MasterStage:
-			cmd = []string{"master", "--id", strconv.Itoa(in.Index), "--runtime", "docker", "--docker-project", o.Project}
+			// JSON logs: the election chaos check reads the masters'
+			// container logs (tools/chaos).
+			cmd = []string{"master", "--id", strconv.Itoa(in.Index), "--runtime", "docker", "--docker-project", o.Project, "--log-json"}
 			ports = []string{fmt.Sprintf("127.0.0.1:%d:%d", port, port)}
 			mounts = append(mounts, "/var/run/docker.sock:/var/run/docker.sock")
 			// Started after the graph, so that no master finds a container

@@ -1,35 +1,32 @@
-package master
+package driver
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/wololo/wololo/deploy"
 	"github.com/wololo/wololo/election"
 )
 
-// ElectorConfig is what an Elector needs.
-type ElectorConfig struct {
+// Config is what an Elector needs.
+type Config struct {
 	Election election.Config
 	// Tick is the length of one election tick; 100 ms if 0 (the timing of
 	// election.DefaultConfig assumes about that).
 	Tick time.Duration
-	// TermFile holds the highest term this master has acknowledged or
-	// claimed, written durably before any message that depends on it goes
-	// out. Empty keeps it in memory (tests only: a restart forgets it).
-	TermFile string
-	// Send delivers one message to another master. It is called from one
-	// goroutine per peer, so a slow or dead peer delays no one else; its
-	// error is only logged (the algorithm tolerates loss).
+	// Terms holds the highest term this master has acknowledged or
+	// claimed; every Save must be durable before it returns, since the
+	// messages that depend on it go out right after. Nil keeps it in
+	// memory (tests only: a restart forgets it).
+	Terms TermStore
+	// Send delivers one message to another master (required). It is
+	// called from one goroutine per peer, so a slow or dead peer delays no
+	// one else; its error is only logged (the algorithm tolerates loss).
 	Send func(ctx context.Context, m election.Message) error
 	Log  hclog.Logger
 	// Now is the clock (time.Now if nil; tests move it). Ticks are counted
@@ -42,7 +39,7 @@ type ElectorConfig struct {
 // feeds it the messages that arrive, persists its term and sends what it
 // says. It is the only place where the election meets time and I/O.
 type Elector struct {
-	cfg ElectorConfig
+	cfg Config
 	log hclog.Logger
 
 	mu     sync.Mutex
@@ -63,10 +60,16 @@ type Elector struct {
 // (the algorithm repeats what matters).
 const sendQueue = 32
 
-// NewElector reads the persisted term and makes the node.
-func NewElector(cfg ElectorConfig) (*Elector, error) {
+// New loads the persisted term and makes the node.
+func New(cfg Config) (*Elector, error) {
+	if cfg.Send == nil {
+		return nil, errors.New("election driver: Config.Send is nil")
+	}
 	if cfg.Tick == 0 {
 		cfg.Tick = 100 * time.Millisecond
+	}
+	if cfg.Terms == nil {
+		cfg.Terms = NewMemTermStore(0)
 	}
 	if cfg.Log == nil {
 		cfg.Log = hclog.NewNullLogger()
@@ -74,7 +77,7 @@ func NewElector(cfg ElectorConfig) (*Elector, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	persisted, err := ReadTerm(cfg.TermFile)
+	persisted, err := cfg.Terms.Load()
 	if err != nil {
 		return nil, err
 	}
@@ -95,29 +98,10 @@ func NewElector(cfg ElectorConfig) (*Elector, error) {
 	return e, nil
 }
 
-// ReadTerm reads a term file; a missing file (or an empty path) is term 0.
-func ReadTerm(path string) (election.Term, error) {
-	if path == "" {
-		return 0, nil
-	}
-	b, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return 0, nil
-	}
-	if err != nil {
-		return 0, fmt.Errorf("read term: %w", err)
-	}
-	t, err := strconv.ParseUint(strings.TrimSpace(string(b)), 10, 64)
-	if err != nil {
-		return 0, fmt.Errorf("term file %s: %q is not a term", path, strings.TrimSpace(string(b)))
-	}
-	return election.Term(t), nil
-}
-
-// Run ticks the node and sends its messages until ctx ends or the term
-// cannot be persisted (then it returns that error: a master that cannot
-// keep its promises must stop).
-func (e *Elector) Run(ctx context.Context) error {
+// Serve ticks the node and sends its messages until ctx ends (then it
+// returns nil) or the term cannot be persisted (then it returns that
+// error: a master that cannot keep its promises must stop).
+func (e *Elector) Serve(ctx context.Context) error {
 	var wg sync.WaitGroup
 	for id, q := range e.queues {
 		wg.Add(1)
@@ -194,7 +178,7 @@ func (e *Elector) applyLocked(out election.Output) {
 		return
 	}
 	if out.Persist != nil {
-		if err := e.persist(*out.Persist); err != nil {
+		if err := e.cfg.Terms.Save(*out.Persist); err != nil {
 			e.fatal = fmt.Errorf("persist term %d: %w", *out.Persist, err)
 			e.log.Error("cannot persist the term; stopping", "error", e.fatal)
 			e.failMu.Do(func() { close(e.failed) })
@@ -216,15 +200,10 @@ func (e *Elector) applyLocked(out election.Output) {
 	}
 }
 
-func (e *Elector) persist(t election.Term) error {
-	if e.cfg.TermFile == "" {
-		return nil
-	}
-	return deploy.WriteFileAtomic(e.cfg.TermFile, []byte(strconv.FormatUint(uint64(t), 10)+"\n"), 0o644)
-}
-
 // setStateLocked logs every change. The "acting started" and "acting
-// stopped" lines are what the election chaos checker reads.
+// stopped" lines are what the election chaos checker reads (as JSON, with
+// the keys id, term, role and leader). The role is logged by name: hclog's
+// text format names it anyway, its JSON format would write its number.
 func (e *Elector) setStateLocked(s election.State) {
 	old := e.state
 	e.state = s
@@ -232,10 +211,10 @@ func (e *Elector) setStateLocked(s election.State) {
 		return
 	}
 	if old.Acting && (!s.Acting || s.Term != old.Term) {
-		e.log.Info("acting stopped", "id", e.cfg.Election.Self, "term", old.Term, "role", s.Role)
+		e.log.Info("acting stopped", "id", e.cfg.Election.Self, "term", old.Term, "role", s.Role.String())
 	}
 	if old.Role != s.Role || old.Leader != s.Leader || old.Term != s.Term {
-		e.log.Info("election state", "id", e.cfg.Election.Self, "role", s.Role, "leader", s.Leader, "term", s.Term)
+		e.log.Info("election state", "id", e.cfg.Election.Self, "role", s.Role.String(), "leader", s.Leader, "term", s.Term)
 	}
 	if s.Acting && (!old.Acting || s.Term != old.Term) {
 		e.log.Info("acting started", "id", e.cfg.Election.Self, "term", s.Term)
@@ -257,7 +236,7 @@ func (e *Elector) sender(ctx context.Context, to election.ID, q chan election.Me
 			switch {
 			case err != nil && !failing:
 				failing = true
-				e.log.Debug("election message not delivered", "to", to, "kind", m.Kind, "error", err)
+				e.log.Debug("election message not delivered", "to", to, "kind", m.Kind.String(), "error", err)
 			case err == nil && failing:
 				failing = false
 				e.log.Debug("election messages delivered again", "to", to)
