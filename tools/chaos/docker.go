@@ -40,6 +40,7 @@ type dockerTarget struct {
 	mu     sync.Mutex
 	starts map[string]map[string]bool // instance -> StartedAt values seen
 	deaths map[string][]time.Time     // instance -> when its container died (watchDeaths)
+	kills  map[string][]time.Time     // instance -> SIGKILLs sent and not yet seen die
 
 	// The log check reads the masters' logs from since on; preface holds
 	// a line per master that was acting at since (its "acting started"
@@ -68,7 +69,9 @@ func (d *dockerTarget) watchDeaths(ctx context.Context) {
 			case m := <-msgs:
 				name := m.Actor.Attributes[master.LabelInstance]
 				d.mu.Lock()
-				d.deaths[name] = append(d.deaths[name], time.Unix(0, m.TimeNano).UTC())
+				var at time.Time
+				at, d.kills[name] = deathTime(d.kills[name], time.Unix(0, m.TimeNano).UTC())
+				d.deaths[name] = append(d.deaths[name], at)
 				d.mu.Unlock()
 			case <-errs:
 				return
@@ -79,12 +82,24 @@ func (d *dockerTarget) watchDeaths(ctx context.Context) {
 	}()
 }
 
+// deathTime is when a container whose die event the engine stamped at
+// event stopped: at the oldest SIGKILL this tool sent it before then, if
+// any (a SIGKILLed process runs no more code once the signal is sent; the
+// engine reaps it and reports the death later, by 0.6 s on a loaded
+// machine), else at the event. It returns the kills still unmatched.
+func deathTime(kills []time.Time, event time.Time) (time.Time, []time.Time) {
+	if len(kills) > 0 && !kills[0].After(event) {
+		return kills[0], kills[1:]
+	}
+	return event, kills
+}
+
 func newDockerTarget(project string, top deploy.Topology, host string) (*dockerTarget, error) {
 	cli, err := client.NewClientWithOpts(client.FromEnv, client.WithAPIVersionNegotiation())
 	if err != nil {
 		return nil, fmt.Errorf("docker client: %w", err)
 	}
-	return &dockerTarget{cli: cli, project: project, top: top, host: host, starts: map[string]map[string]bool{}, deaths: map[string][]time.Time{}}, nil
+	return &dockerTarget{cli: cli, project: project, top: top, host: host, starts: map[string]map[string]bool{}, deaths: map[string][]time.Time{}, kills: map[string][]time.Time{}}, nil
 }
 
 func (d *dockerTarget) Close() error { return d.cli.Close() }
@@ -127,6 +142,13 @@ func (d *dockerTarget) Signal(instance string, sig syscall.Signal) (int, error) 
 	if sig != 0 {
 		if err := d.cli.ContainerKill(ctx, c.ID, strconv.Itoa(int(sig))); err != nil {
 			return 0, fmt.Errorf("kill %s: %w", instance, err)
+		}
+		// The engine has sent the signal when the call returns.
+		sent := time.Now().UTC()
+		if sig == syscall.SIGKILL {
+			d.mu.Lock()
+			d.kills[instance] = append(d.kills[instance], sent)
+			d.mu.Unlock()
 		}
 	}
 	return c.State.Pid, nil

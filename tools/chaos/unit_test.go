@@ -277,3 +277,25 @@ func TestWithExitMarkers(t *testing.T) {
 		t.Fatalf("the preface's acting interval does not run from %s to the death: %+v", startedAt, ml.Intervals)
 	}
 }
+
+func TestDeathTime(t *testing.T) {
+	at := func(s float64) time.Time { return time.Unix(1000, 0).Add(time.Duration(s * float64(time.Second))) }
+	cases := []struct {
+		name      string
+		kills     []time.Time
+		event     time.Time
+		want      time.Time
+		remaining int
+	}{
+		{"a death nobody caused", nil, at(5), at(5), 0},
+		{"a kill reported late", []time.Time{at(4.4)}, at(5), at(4.4), 0},
+		{"the oldest kill first", []time.Time{at(1), at(4)}, at(2), at(1), 1},
+		{"a kill after the event is another death's", []time.Time{at(6)}, at(5), at(5), 1},
+	}
+	for _, c := range cases {
+		got, rest := deathTime(c.kills, c.event)
+		if !got.Equal(c.want) || len(rest) != c.remaining {
+			t.Errorf("%s: %v with %d kills left, want %v and %d", c.name, got, len(rest), c.want, c.remaining)
+		}
+	}
+}
