@@ -9,6 +9,11 @@ BUF_VERSION := v1.50.0
 PROTOC_GEN_GO_VERSION := v1.36.12
 PROTOC_GEN_GO_GRPC_VERSION := v1.5.1
 GRPCURL_VERSION := v1.9.3
+STATICCHECK_VERSION := v0.8.2
+
+# What `buf breaking` compares proto/ against: the last release tag, else
+# the previous commit (on a branch, override with BREAKING_AGAINST=main).
+BREAKING_AGAINST ?= $(or $(shell git describe --tags --abbrev=0 2>/dev/null),HEAD~1)
 
 # Where `make demo` and `make reference` read and write.
 MATCHES ?=
@@ -29,7 +34,7 @@ CHAOS_OUT = $(if $(filter file,$(origin OUT)),out/chaos,$(OUT))
 ELECTION_KILLS = $(if $(filter command line environment,$(origin KILLS)),$(KILLS),10)
 ELECTION_OUT = $(if $(filter file,$(origin OUT)),out/chaos-election,$(OUT))
 
-.PHONY: images up down logs submit chaos chaos-election-docker e2e-docker help build demo local chaos-local chaos-election test unit lint proto proto-check tools ci bench bench-micro fuzz reference datagen clean
+.PHONY: images up down logs submit chaos chaos-election-docker e2e-docker help build demo local chaos-local chaos-election test unit lint race proto proto-check tools ci bench bench-micro fuzz reference datagen clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -66,12 +71,21 @@ test: lint unit e2e-docker ## everything CI runs: lint, generated-code check, al
 unit: ## all Go tests (unit, fuzz seeds, in-process end to end)
 	$(GO) test -count=1 -timeout 25m ./...
 
-lint: tools ## gofmt, go vet, buf lint, generated code up to date
+lint: tools $(TOOLS)/staticcheck ## gofmt, go vet, staticcheck, buf lint and breaking, generated code up to date, race tests of the concurrent packages
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
 	$(GO) vet ./...
+	$(TOOLS)/staticcheck ./...
 	PATH=$(TOOLS):$$PATH buf lint
+	@if git rev-parse -q --verify '$(BREAKING_AGAINST)^{commit}' >/dev/null; then \
+	  echo "buf breaking --against .git#ref=$(BREAKING_AGAINST)"; \
+	  PATH=$(TOOLS):$$PATH buf breaking --against '.git#ref=$(BREAKING_AGAINST)'; \
+	else echo "buf breaking: SKIPPED: no $(BREAKING_AGAINST) to compare with"; fi
 	$(MAKE) --no-print-directory proto-check
+	$(MAKE) --no-print-directory race
+
+race: ## the packages with concurrency under the race detector (-short: the full runs are in unit)
+	$(GO) test -race -short -count=1 -timeout 15m ./transport/ ./services/stage/ ./services/gateway/ ./services/master/ ./election/...
 
 tools: $(TOOLS)/buf $(TOOLS)/protoc-gen-go $(TOOLS)/protoc-gen-go-grpc ## install pinned buf and protoc plugins
 
@@ -81,6 +95,8 @@ $(TOOLS)/protoc-gen-go:
 	GOBIN=$(TOOLS) $(GO) install google.golang.org/protobuf/cmd/protoc-gen-go@$(PROTOC_GEN_GO_VERSION)
 $(TOOLS)/protoc-gen-go-grpc:
 	GOBIN=$(TOOLS) $(GO) install google.golang.org/grpc/cmd/protoc-gen-go-grpc@$(PROTOC_GEN_GO_GRPC_VERSION)
+$(TOOLS)/staticcheck:
+	GOBIN=$(TOOLS) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 $(TOOLS)/grpcurl:
 	GOBIN=$(TOOLS) $(GO) install github.com/fullstorydev/grpcurl/cmd/grpcurl@$(GRPCURL_VERSION)
 
