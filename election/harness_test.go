@@ -25,7 +25,6 @@ type cluster struct {
 	group   []int            // partition group of each member
 	cut     map[[2]int]bool  // one-way link failures, from -> to
 	flights []flight         // messages in the network
-	nflight uint64           // tie-breaker, keeps order deterministic
 	evbuf   []event          // reused per step
 	duebuf  []flight         // reused per step
 	claims  map[Term]ID      // every leadership ever claimed

@@ -159,7 +159,7 @@ func simulate(seed uint64, tracing bool) (res simResult, c *cluster) {
 		}
 	}
 	stable := cfg.ListenTicks + 3*cfg.LeaderTimeout
-	ticks, leader, term, err := c.converge(healBound(cfg, chaos), stable)
+	ticks, leader, _, err := c.converge(healBound(cfg, chaos), stable)
 	if err != nil {
 		res.err = fmt.Errorf("after the heal: %w", err)
 		return res, c
@@ -172,7 +172,7 @@ func simulate(seed uint64, tracing bool) (res simResult, c *cluster) {
 	// The leader crashes: the highest live id must take over.
 	old := c.index(leader)
 	c.crash(old)
-	ticks, leader, term, err = c.converge(failoverBound(cfg), stable)
+	ticks, leader, term, err := c.converge(failoverBound(cfg), stable)
 	if err != nil {
 		res.err = fmt.Errorf("after the leader crashed: %w", err)
 		return res, c

@@ -46,7 +46,6 @@ const AddressCheckInterval = 500 * time.Millisecond
 
 var (
 	errChannelDone = errors.New("channel complete")
-	errFenced      = errors.New("fenced")
 )
 
 // NewSender returns a Sender for the instance self. Links stop when ctx ends.

@@ -23,7 +23,6 @@ type progress struct {
 	base     map[wololov1.InputFile]int64 // offset where this session started, per file
 	offset   map[wololov1.InputFile]int64
 	rows     map[wololov1.InputFile]int64
-	rows0    int64
 	lastDraw time.Time
 	drawn    bool
 }

@@ -116,16 +116,15 @@ type Cluster struct {
 	topoPath  string
 	gateway   string // instance name of the gateway
 
-	mu        sync.Mutex
-	insts     map[string]*instance
-	order     []string
-	stopping  bool
-	stopCh    chan struct{}
-	stopOnce  sync.Once
-	stopErr   error
-	done      chan struct{}
-	wg        sync.WaitGroup
-	fatalOnce sync.Once
+	mu       sync.Mutex
+	insts    map[string]*instance
+	order    []string
+	stopping bool
+	stopCh   chan struct{}
+	stopOnce sync.Once
+	stopErr  error
+	done     chan struct{}
+	wg       sync.WaitGroup
 
 	controlAddr string
 }

@@ -51,8 +51,6 @@ func (m *tokenMap[V]) put(token []byte, v V) {
 	m.long[string(token)] = v
 }
 
-func (m *tokenMap[V]) len() int { return len(m.short) + len(m.long) }
-
 // each calls fn for every entry, in no particular order.
 func (m *tokenMap[V]) each(fn func(token []byte, v V)) {
 	for k, v := range m.short {

@@ -236,16 +236,6 @@ func randomDecimal(rng *rand.Rand) string {
 	return s
 }
 
-func sign(x int) int {
-	switch {
-	case x < 0:
-		return -1
-	case x > 0:
-		return 1
-	}
-	return 0
-}
-
 func checkNumberPair(t testing.TB, sa, sb string, ka, kb int64) {
 	a, b := mustNumber(t, sa), mustNumber(t, sb)
 	ra, rb := ratOf(t, sa), ratOf(t, sb)
