@@ -20,7 +20,7 @@
 //     it resends anything; a receiver refuses streams from an incarnation
 //     older than the newest it has seen of that sender and ends the ones
 //     already open, so a paused zombie that wakes up learns at once that it
-//     was replaced (OnFenced) and stops. The other way round, Hello carries
+//     was replaced (Sender.Serve returns) and stops. The other way round, Hello carries
 //     the receiver's incarnation and a link refuses an older receiver than
 //     one it has talked to, and ends its stream when the receiver's address
 //     changes (it was replaced elsewhere).

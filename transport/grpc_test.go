@@ -105,7 +105,9 @@ func startSender(t *testing.T, ctx context.Context, addr string, incarnation uin
 	pool := transport.NewPool(transport.StaticResolver(map[string]string{"b-0": addr}))
 	t.Cleanup(pool.Close)
 	o := transport.NewOutbox(transport.NewMemStore())
-	return o, transport.NewSender(ctx, "a-0", incarnation, o, pool, nil)
+	s := transport.NewSender("a-0", incarnation, o, pool, nil)
+	go s.Serve(ctx)
+	return o, s
 }
 
 func waitEOF(t *testing.T, r *receiver) {
@@ -319,7 +321,9 @@ func TestSenderRestartResendsItsOutbox(t *testing.T) {
 	// First life: commit all 30 entries, send, die after a few acks.
 	ctx1, cancel1 := context.WithCancel(context.Background())
 	o1 := transport.NewOutbox(store)
-	s1 := transport.NewSender(ctx1, "a-0", 1, o1, pool, nil)
+	s1 := transport.NewSender("a-0", 1, o1, pool, nil)
+	served1 := make(chan error, 1)
+	go func() { served1 <- s1.Serve(ctx1) }()
 	var all []transport.Entry
 	for i := 0; i < n; i++ {
 		all = append(all, transport.Entry{Channel: ch, Seq: uint64(i + 1), EOF: i == n-1})
@@ -342,7 +346,9 @@ func TestSenderRestartResendsItsOutbox(t *testing.T) {
 		time.Sleep(5 * time.Millisecond)
 	}
 	cancel1()
-	s1.Wait()
+	if err := <-served1; err != nil {
+		t.Fatalf("first life's Serve: %v", err)
+	}
 
 	// Second life: restore from the store and resume.
 	img, err := store.Load()
@@ -360,7 +366,8 @@ func TestSenderRestartResendsItsOutbox(t *testing.T) {
 	}
 	ctx2, cancel2 := context.WithCancel(context.Background())
 	defer cancel2()
-	s2 := transport.NewSender(ctx2, "a-0", 2, o2, pool, nil)
+	s2 := transport.NewSender("a-0", 2, o2, pool, nil)
+	go s2.Serve(ctx2)
 	s2.Resume([]transport.ChannelID{ch})
 	waitEOF(t, r)
 	checkExactlyOnce(t, r, n)

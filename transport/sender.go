@@ -31,12 +31,14 @@ type Sender struct {
 	outbox      *Outbox
 	pool        *Pool
 	log         hclog.Logger
-	ctx         context.Context
-	fenced      func(error)
+	// fenced carries the first refusal of this process as an older
+	// incarnation of itself to Serve.
+	fenced chan error
 
 	mu        sync.Mutex
 	links     map[ChannelID]context.CancelFunc
 	receivers map[string]uint64 // newest incarnation seen per receiver instance
+	stopped   bool              // Serve has returned: no link starts any more
 	wg        sync.WaitGroup
 }
 
@@ -48,21 +50,36 @@ var (
 	errChannelDone = errors.New("channel complete")
 )
 
-// NewSender returns a Sender for the instance self. Links stop when ctx ends.
-func NewSender(ctx context.Context, self string, incarnation uint64, outbox *Outbox, pool *Pool, log hclog.Logger) *Sender {
+// NewSender returns a Sender for the instance self. Its links run from
+// their first Publish or Resume until Serve returns.
+func NewSender(self string, incarnation uint64, outbox *Outbox, pool *Pool, log hclog.Logger) *Sender {
 	if log == nil {
 		log = hclog.NewNullLogger()
 	}
 	return &Sender{
-		self: self, incarnation: incarnation, outbox: outbox, pool: pool, log: log, ctx: ctx,
-		fenced: func(error) {}, links: map[ChannelID]context.CancelFunc{}, receivers: map[string]uint64{},
+		self: self, incarnation: incarnation, outbox: outbox, pool: pool, log: log,
+		fenced: make(chan error, 1), links: map[ChannelID]context.CancelFunc{}, receivers: map[string]uint64{},
 	}
 }
 
-// OnFenced sets what happens when a receiver refuses this process as an
-// older incarnation of itself: it has been replaced and must stop. Call it
-// before the first Publish.
-func (s *Sender) OnFenced(f func(error)) { s.fenced = f }
+// Serve runs until ctx ends (nil) or a receiver refuses this process as an
+// older incarnation of itself (that error: it has been replaced and must
+// stop). Every link has ended when it returns.
+func (s *Sender) Serve(ctx context.Context) error {
+	var err error
+	select {
+	case <-ctx.Done():
+	case err = <-s.fenced:
+	}
+	s.mu.Lock()
+	s.stopped = true
+	for _, cancel := range s.links {
+		cancel()
+	}
+	s.mu.Unlock()
+	s.wg.Wait()
+	return err
+}
 
 // Resume starts the links of channels restored from the store.
 func (s *Sender) Resume(channels []ChannelID) {
@@ -74,10 +91,10 @@ func (s *Sender) Resume(channels []ChannelID) {
 }
 
 func (s *Sender) startLocked(ch ChannelID) {
-	if _, ok := s.links[ch]; ok {
+	if _, ok := s.links[ch]; ok || s.stopped {
 		return
 	}
-	ctx, cancel := context.WithCancel(s.ctx)
+	ctx, cancel := context.WithCancel(context.Background())
 	s.links[ch] = cancel
 	s.wg.Add(1)
 	go s.run(ctx, ch)
@@ -133,7 +150,8 @@ func (s *Sender) Publish(entries []Entry) {
 	}
 }
 
-// Wait blocks until every link has ended (EOF acknowledged or ctx done).
+// Wait blocks until every link started so far has ended (its EOF
+// acknowledged, or Serve returned).
 func (s *Sender) Wait() { s.wg.Wait() }
 
 func (s *Sender) run(ctx context.Context, ch ChannelID) {
@@ -156,7 +174,10 @@ func (s *Sender) run(ctx context.Context, ch ChannelID) {
 			return
 		case codes.FailedPrecondition: // a newer incarnation of this instance exists
 			log.Error("fenced: a newer incarnation of this instance is running", "error", err)
-			s.fenced(err)
+			select {
+			case s.fenced <- fmt.Errorf("receiver %s refused %s: %w", ch.Receiver, s.self, err):
+			default: // Serve is told once
+			}
 			return
 		}
 		if ctx.Err() != nil {

@@ -98,8 +98,14 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	n := &Node{cfg: cfg, Role: st.Role, cancel: cancel, started: time.Now(), done: make(chan struct{})}
 	n.pool = transport.NewPool(cfg.Resolver)
 	outbox := transport.NewOutbox(cfg.Store)
-	sender := transport.NewSender(ctx, self, incarnation, outbox, n.pool, log.Named("transport"))
-	sender.OnFenced(func(err error) { n.fail(fmt.Errorf("%s incarnation %d was replaced: %w", self, incarnation, err)) })
+	sender := transport.NewSender(self, incarnation, outbox, n.pool, log.Named("transport"))
+	senderDone := make(chan struct{})
+	go func() {
+		defer close(senderDone)
+		if err := sender.Serve(ctx); err != nil {
+			n.fail(fmt.Errorf("%s incarnation %d was replaced: %w", self, incarnation, err))
+		}
+	}()
 	committer := transport.NewCommitter(cfg.Store, outbox, transport.NewInbox(), sender)
 	resume := committer.Restore(img)
 
@@ -203,7 +209,7 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 		if gatewayDone != nil {
 			<-gatewayDone
 		}
-		sender.Wait()
+		<-senderDone
 		n.pool.Close()
 		close(n.done)
 	}()
