@@ -17,7 +17,7 @@ import (
 
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 	"github.com/wololo/wololo/services/csvio"
-	"github.com/wololo/wololo/services/operators"
+	"github.com/wololo/wololo/services/schema"
 	"github.com/wololo/wololo/transport"
 )
 
@@ -404,7 +404,7 @@ func FetchResults(ctx context.Context, jobs wololov1.JobServiceClient, id, dir s
 		return nil, fmt.Errorf("create output directory: %w", err)
 	}
 	paths := map[string]string{}
-	for _, name := range operators.ResultFiles {
+	for _, name := range schema.ResultFiles {
 		b, ok := data[name]
 		if !ok {
 			return nil, fmt.Errorf("the gateway sent no %s", name)

@@ -237,7 +237,7 @@ func (g *Gateway) Recover(ctx context.Context, img *transport.Image) error {
 		if j.files[0].done && j.files[1].done {
 			j.state = wololov1.JobState_JOB_STATE_RUNNING
 		}
-		if ji.Records[operators.ResultRecord(operators.ResultFiles[0])] != nil {
+		if ji.Records[schema.ResultRecord(schema.ResultFiles[0])] != nil {
 			j.setResultsLocked(ji.Records)
 		}
 		g.jobs[id] = j
@@ -458,8 +458,8 @@ func (g *Gateway) Finished(id string, records map[string][]byte) {
 
 func (j *job) setResultsLocked(records map[string][]byte) {
 	j.results = map[string][]byte{}
-	for _, name := range operators.ResultFiles {
-		j.results[name] = records[operators.ResultRecord(name)]
+	for _, name := range schema.ResultFiles {
+		j.results[name] = records[schema.ResultRecord(name)]
 	}
 	j.state = wololov1.JobState_JOB_STATE_DONE
 	j.activity = time.Now()
@@ -557,7 +557,7 @@ func (g *Gateway) GetResults(req *wololov1.GetResultsRequest, stream wololov1.Jo
 	if state != wololov1.JobState_JOB_STATE_DONE {
 		return status.Errorf(codes.FailedPrecondition, "job %s is %s, not done", j.id, state)
 	}
-	for _, name := range operators.ResultFiles {
+	for _, name := range schema.ResultFiles {
 		data := results[name]
 		for {
 			n := min(len(data), resultChunk)

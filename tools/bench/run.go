@@ -24,7 +24,7 @@ import (
 	"github.com/wololo/wololo/services/client"
 	"github.com/wololo/wololo/services/csvio"
 	"github.com/wololo/wololo/services/local"
-	"github.com/wololo/wololo/services/operators"
+	"github.com/wololo/wololo/services/schema"
 )
 
 // Defaults of the CLI.
@@ -505,7 +505,7 @@ func lastLines(b []byte, n int) string {
 // readResults reads q1.csv..q4.csv.
 func readResults(dir string) (map[string][]byte, error) {
 	m := map[string][]byte{}
-	for _, name := range operators.ResultFiles {
+	for _, name := range schema.ResultFiles {
 		b, err := os.ReadFile(filepath.Join(dir, name))
 		if err != nil {
 			return nil, err
@@ -519,7 +519,7 @@ func readResults(dir string) (map[string][]byte, error) {
 // byte-equal to want's.
 func compareResults(want map[string][]byte, dir string) []string {
 	var diffs []string
-	for _, name := range operators.ResultFiles {
+	for _, name := range schema.ResultFiles {
 		got, err := os.ReadFile(filepath.Join(dir, name))
 		switch {
 		case err != nil:
