@@ -22,9 +22,9 @@ import (
 
 	"github.com/wololo/wololo/deploy"
 	"github.com/wololo/wololo/services/client"
+	"github.com/wololo/wololo/services/datagen"
 	"github.com/wololo/wololo/services/node"
 	"github.com/wololo/wololo/services/schema"
-	"github.com/wololo/wololo/tools/datagen"
 )
 
 // Defaults of the embedded demo.

@@ -18,10 +18,10 @@ import (
 	"github.com/wololo/wololo/deploy"
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 	"github.com/wololo/wololo/services/client"
+	"github.com/wololo/wololo/services/datagen"
 	"github.com/wololo/wololo/services/node"
 	"github.com/wololo/wololo/services/reference"
 	"github.com/wololo/wololo/services/schema"
-	"github.com/wololo/wololo/tools/datagen"
 	"github.com/wololo/wololo/transport/transporttest"
 )
 

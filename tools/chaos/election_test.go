@@ -11,7 +11,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/wololo/wololo/tools/datagen"
+	"github.com/wololo/wololo/services/datagen"
 )
 
 // logAt is a master's log time on 2026-11-23 at 12:00 plus the given
