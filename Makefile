@@ -169,7 +169,7 @@ bench: build data/full/match_players.csv ## micro-benchmarks, then reference/dem
 	$(BIN) bench --matches data/full/matches.csv --players data/full/match_players.csv --out BENCHMARKS.md --micro out/bench-micro.txt --go $(GO)
 
 bench-micro: ## Go benchmarks of the hot paths (parsers, batches, generator, durable store)
-	$(GO) test -run '^$$' -bench . -benchmem ./services/csvio/ ./services/schema/ ./services/batch/ ./tools/datagen/ ./transport/durable/
+	$(GO) test -run '^$$' -bench . -benchmem ./services/csvio/ ./services/schema/ ./services/batch/ ./services/datagen/ ./transport/durable/
 
 # The full dataset (`wololo datagen` defaults), generated once. datagen
 # renames match_players.csv into place last.

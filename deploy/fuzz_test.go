@@ -60,7 +60,7 @@ func FuzzParseInstance(f *testing.F) {
 }
 
 // FuzzParsePeers: no peers file makes the parser panic, and what it
-// accepts survives WritePeers and ReadPeers unchanged.
+// accepts survives FormatPeers and ReadPeers unchanged.
 func FuzzParsePeers(f *testing.F) {
 	f.Add([]byte(`{"gateway-0": "127.0.0.1:7100", "q3-joiner-1": "q3-joiner-1:7108"}`))
 	f.Add([]byte(`{}`))
@@ -74,9 +74,7 @@ func FuzzParsePeers(f *testing.F) {
 			return
 		}
 		path := filepath.Join(t.TempDir(), "peers.json")
-		if err := WritePeers(path, addrs); err != nil {
-			t.Fatalf("accepted peers %v cannot be written: %v", addrs, err)
-		}
+		writePeers(t, path, addrs)
 		back, err := ReadPeers(path)
 		if err != nil || !maps.Equal(back, addrs) {
 			t.Fatalf("peers %v read back as %v, %v", addrs, back, err)

@@ -3,8 +3,10 @@ package deploy
 // The peers file is the smallest possible address registry: a JSON object
 // mapping every instance name to the "host:port" it listens on now. A
 // process that is restarted or replaced may listen on a new port; whoever
-// starts it rewrites the file (atomically), and its peers, which resolve
-// through PeersResolver, find it at the next dial.
+// starts it rewrites the file (FormatPeers, then an atomic replace with
+// services/atomicfile), and its peers, which resolve through PeersResolver,
+// find it at the next dial. This package formats and reads the file; it
+// writes none.
 
 import (
 	"encoding/json"
@@ -12,7 +14,6 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -20,63 +21,24 @@ import (
 	"time"
 )
 
-// WritePeers writes addrs (instance name → "host:port") to path as a JSON
-// object. The write is atomic: a temporary file in the same directory is
-// written, synced and renamed over path, so a reader sees either the old
-// file or the new one, never a torn one.
-func WritePeers(path string, addrs map[string]string) error {
+// FormatPeers returns the peers file of addrs (instance name →
+// "host:port"): a JSON object with its keys sorted. It refuses a name that
+// is no instance or an address that is no host:port. The writer must
+// replace the file atomically (a temporary file renamed over it), so that a
+// reader sees either the old file or the new one, never a torn one.
+func FormatPeers(addrs map[string]string) ([]byte, error) {
 	if err := checkPeers(addrs); err != nil {
-		return fmt.Errorf("peers file %s: %w", path, err)
+		return nil, err
 	}
 	b, err := json.MarshalIndent(addrs, "", "  ") // map keys come out sorted
 	if err != nil {
-		return fmt.Errorf("peers file %s: %w", path, err)
+		return nil, err
 	}
-	b = append(b, '\n')
-	if err := WriteFileAtomic(path, b, 0o644); err != nil {
-		return fmt.Errorf("peers file %s: %w", path, err)
-	}
-	return nil
+	return append(b, '\n'), nil
 }
 
-// WriteFileAtomic replaces path with b durably: a temporary file in the
-// same directory is written, synced and renamed over path, and the
-// directory is synced, so a reader (or a restart after a crash) sees
-// either the old contents or the new, never a torn file.
-func WriteFileAtomic(path string, b []byte, perm os.FileMode) error {
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name()) // a no-op after the rename
-	if _, err := tmp.Write(b); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Chmod(perm); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return err
-	}
-	d, err := os.Open(dir) // make the rename itself durable
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
-}
-
-// ReadPeers reads a peers file written by WritePeers (or by hand).
+// ReadPeers reads a peers file in the form of FormatPeers (or written by
+// hand).
 func ReadPeers(path string) (map[string]string, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {

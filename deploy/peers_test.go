@@ -9,12 +9,40 @@ import (
 	"testing"
 )
 
+// writePeers stands in for the writer of the peers file, which lives
+// outside this package: FormatPeers, then a temporary file renamed over
+// path, as services/atomicfile does.
+func writePeers(tb testing.TB, path string, addrs map[string]string) {
+	tb.Helper()
+	b, err := FormatPeers(addrs)
+	if err != nil {
+		tb.Fatalf("FormatPeers(%v): %v", addrs, err)
+	}
+	if err := os.WriteFile(path+".tmp", b, 0o644); err != nil {
+		tb.Fatal(err)
+	}
+	if err := os.Rename(path+".tmp", path); err != nil {
+		tb.Fatal(err)
+	}
+}
+
 func TestPeersRoundTrip(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "peers.json")
 	want := map[string]string{"gateway-0": "127.0.0.1:7100", "q3-joiner-1": "127.0.0.1:40001", "matches-filter-0": "[::1]:7101"}
-	if err := WritePeers(path, want); err != nil {
+	b, err := FormatPeers(want)
+	if err != nil {
 		t.Fatal(err)
 	}
+	const golden = `{
+  "gateway-0": "127.0.0.1:7100",
+  "matches-filter-0": "[::1]:7101",
+  "q3-joiner-1": "127.0.0.1:40001"
+}
+`
+	if string(b) != golden {
+		t.Errorf("FormatPeers = %q, want %q", b, golden)
+	}
+	writePeers(t, path, want)
 	got, err := ReadPeers(path)
 	if err != nil {
 		t.Fatal(err)
@@ -22,37 +50,18 @@ func TestPeersRoundTrip(t *testing.T) {
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("read %v, wrote %v", got, want)
 	}
-	info, err := os.Stat(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if info.Mode().Perm() != 0o644 {
-		t.Errorf("mode %v, want 0644", info.Mode().Perm())
-	}
-	entries, _ := os.ReadDir(filepath.Dir(path))
-	if len(entries) != 1 {
-		t.Errorf("temporary files left behind: %v", entries)
-	}
 }
 
-func TestWritePeersRefusesBadEntries(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "peers.json")
-	if err := WritePeers(path, map[string]string{"gateway-0": "127.0.0.1:7100"}); err != nil {
-		t.Fatal(err)
-	}
+func TestFormatPeersRefusesBadEntries(t *testing.T) {
 	for _, addrs := range []map[string]string{
 		{"gateway-0": "127.0.0.1"},    // no port
 		{"gateway-0": "127.0.0.1:0"},  // port 0 is not an address
 		{"gateway": "127.0.0.1:7100"}, // not an instance name
 		{"q3-joiner-1": ":7100"},      // no host
 	} {
-		if err := WritePeers(path, addrs); err == nil {
-			t.Errorf("WritePeers(%v) succeeded", addrs)
+		if b, err := FormatPeers(addrs); err == nil {
+			t.Errorf("FormatPeers(%v) = %q, want an error", addrs, b)
 		}
-	}
-	got, err := ReadPeers(path)
-	if err != nil || got["gateway-0"] != "127.0.0.1:7100" || len(got) != 1 {
-		t.Fatalf("a refused write changed the file: %v, %v", got, err)
 	}
 }
 
@@ -77,18 +86,14 @@ func TestReadPeersErrors(t *testing.T) {
 
 func TestPeersResolverFollowsRewrites(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "peers.json")
-	if err := WritePeers(path, map[string]string{"gateway-0": "127.0.0.1:7100", "q3-joiner-0": "127.0.0.1:7101"}); err != nil {
-		t.Fatal(err)
-	}
+	writePeers(t, path, map[string]string{"gateway-0": "127.0.0.1:7100", "q3-joiner-0": "127.0.0.1:7101"})
 	resolve := PeersResolver(path)
 	if a, err := resolve("q3-joiner-0"); err != nil || a != "127.0.0.1:7101" {
 		t.Fatalf("resolve = %q, %v", a, err)
 	}
 	// Same size, new port: the rename makes it a new file, so it is seen
 	// even if the modification time did not move.
-	if err := WritePeers(path, map[string]string{"gateway-0": "127.0.0.1:7100", "q3-joiner-0": "127.0.0.1:7202"}); err != nil {
-		t.Fatal(err)
-	}
+	writePeers(t, path, map[string]string{"gateway-0": "127.0.0.1:7100", "q3-joiner-0": "127.0.0.1:7202"})
 	if a, err := resolve("q3-joiner-0"); err != nil || a != "127.0.0.1:7202" {
 		t.Fatalf("after rewrite resolve = %q, %v", a, err)
 	}
@@ -100,9 +105,7 @@ func TestPeersResolverFollowsRewrites(t *testing.T) {
 	if _, err := resolve("gateway-0"); err == nil {
 		t.Fatal("resolved through a removed peers file")
 	}
-	if err := WritePeers(path, map[string]string{"gateway-0": "127.0.0.1:9999"}); err != nil {
-		t.Fatal(err)
-	}
+	writePeers(t, path, map[string]string{"gateway-0": "127.0.0.1:9999"})
 	if a, err := resolve("gateway-0"); err != nil || a != "127.0.0.1:9999" {
 		t.Fatalf("after re-creation resolve = %q, %v", a, err)
 	}
@@ -114,9 +117,7 @@ func TestPeersResolverCachesAndIsConcurrent(t *testing.T) {
 	for _, in := range Default().Instances() {
 		addrs[in.Name()] = fmt.Sprintf("127.0.0.1:%d", Default().Port(in))
 	}
-	if err := WritePeers(path, addrs); err != nil {
-		t.Fatal(err)
-	}
+	writePeers(t, path, addrs)
 	resolve := PeersResolver(path)
 	var wg sync.WaitGroup
 	errs := make(chan error, 8)
@@ -145,9 +146,7 @@ func TestPeersResolverCachesAndIsConcurrent(t *testing.T) {
 			}
 			moved[name] = a
 		}
-		if err := WritePeers(path, moved); err != nil {
-			t.Fatal(err)
-		}
+		writePeers(t, path, moved)
 	}
 	wg.Wait()
 	close(errs)
@@ -158,9 +157,7 @@ func TestPeersResolverCachesAndIsConcurrent(t *testing.T) {
 
 func BenchmarkPeersResolver(b *testing.B) {
 	path := filepath.Join(b.TempDir(), "peers.json")
-	if err := WritePeers(path, map[string]string{"gateway-0": "127.0.0.1:7100"}); err != nil {
-		b.Fatal(err)
-	}
+	writePeers(b, path, map[string]string{"gateway-0": "127.0.0.1:7100"})
 	resolve := PeersResolver(path)
 	for b.Loop() {
 		if _, err := resolve("gateway-0"); err != nil {

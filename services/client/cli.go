@@ -12,7 +12,7 @@ import (
 	"time"
 
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
-	"github.com/wololo/wololo/services/operators"
+	"github.com/wololo/wololo/services/schema"
 )
 
 // DefaultServer is the gateway address of the local and compose modes.
@@ -96,7 +96,7 @@ func runSubmit(ctx context.Context, args []string, stdout, stderr io.Writer) err
 // PrintSummary prints where the results went and the job report.
 func PrintSummary(w io.Writer, sum *Summary) {
 	fmt.Fprintf(w, "job %s done in %s (upload %s)\n", sum.JobID, sum.Total.Round(time.Millisecond), sum.Upload.Round(time.Millisecond))
-	for _, name := range operators.ResultFiles {
+	for _, name := range schema.ResultFiles {
 		fmt.Fprintf(w, "  %-7s %6d rows  %s\n", name, sum.Job.ResultRows[name], sum.Files[name])
 	}
 	PrintReport(w, sum.Job)
@@ -169,7 +169,7 @@ func runJob(ctx context.Context, cmd string, args []string, stdout, stderr io.Wr
 		if err != nil {
 			return explain(*server, err)
 		}
-		for _, name := range operators.ResultFiles {
+		for _, name := range schema.ResultFiles {
 			fmt.Fprintf(stdout, "wrote %s\n", paths[name])
 		}
 	}

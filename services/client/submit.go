@@ -16,8 +16,9 @@ import (
 	"google.golang.org/grpc/status"
 
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
+	"github.com/wololo/wololo/services/atomicfile"
 	"github.com/wololo/wololo/services/csvio"
-	"github.com/wololo/wololo/services/operators"
+	"github.com/wololo/wololo/services/schema"
 	"github.com/wololo/wololo/transport"
 )
 
@@ -404,27 +405,16 @@ func FetchResults(ctx context.Context, jobs wololov1.JobServiceClient, id, dir s
 		return nil, fmt.Errorf("create output directory: %w", err)
 	}
 	paths := map[string]string{}
-	for _, name := range operators.ResultFiles {
+	for _, name := range schema.ResultFiles {
 		b, ok := data[name]
 		if !ok {
 			return nil, fmt.Errorf("the gateway sent no %s", name)
 		}
 		path := filepath.Join(dir, name)
-		if err := writeFileAtomic(path, b); err != nil {
-			return nil, err
+		if err := atomicfile.Write(path, b, 0o644); err != nil {
+			return nil, fmt.Errorf("write %s: %w", path, err)
 		}
 		paths[name] = path
 	}
 	return paths, nil
-}
-
-func writeFileAtomic(path string, b []byte) error {
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o644); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
 }

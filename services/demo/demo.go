@@ -22,9 +22,9 @@ import (
 
 	"github.com/wololo/wololo/deploy"
 	"github.com/wololo/wololo/services/client"
+	"github.com/wololo/wololo/services/datagen"
 	"github.com/wololo/wololo/services/node"
-	"github.com/wololo/wololo/services/operators"
-	"github.com/wololo/wololo/tools/datagen"
+	"github.com/wololo/wololo/services/schema"
 )
 
 // Defaults of the embedded demo.
@@ -96,7 +96,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	client.PrintSummary(stdout, sum)
-	for _, name := range operators.ResultFiles {
+	for _, name := range schema.ResultFiles {
 		if err := printHead(stdout, sum.Files[name], 8); err != nil {
 			return err
 		}

@@ -18,10 +18,10 @@ import (
 	"github.com/wololo/wololo/deploy"
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 	"github.com/wololo/wololo/services/client"
+	"github.com/wololo/wololo/services/datagen"
 	"github.com/wololo/wololo/services/node"
-	"github.com/wololo/wololo/services/operators"
 	"github.com/wololo/wololo/services/reference"
-	"github.com/wololo/wololo/tools/datagen"
+	"github.com/wololo/wololo/services/schema"
 	"github.com/wololo/wololo/transport/transporttest"
 )
 
@@ -124,7 +124,7 @@ func submit(t *testing.T, c interface{ GatewayAddr() string }, d *dataset) {
 func compareOutputs(t *testing.T, d *dataset, dir string) {
 	t.Helper()
 	want := map[string][]byte{"q1.csv": d.want.Q1, "q2.csv": d.want.Q2, "q3.csv": d.want.Q3, "q4.csv": d.want.Q4}
-	for _, name := range operators.ResultFiles {
+	for _, name := range schema.ResultFiles {
 		got, err := os.ReadFile(filepath.Join(dir, name))
 		if err != nil {
 			t.Fatal(err)

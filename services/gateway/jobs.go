@@ -12,7 +12,6 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
-	"github.com/wololo/wololo/services/operators"
 	"github.com/wololo/wololo/services/schema"
 	"github.com/wololo/wololo/transport"
 )
@@ -173,7 +172,7 @@ func (js *jobs) recover(img *transport.Image) (unreadable []string, err error) {
 		if j.files[0].done && j.files[1].done {
 			j.state = wololov1.JobState_JOB_STATE_RUNNING
 		}
-		if ji.Records[operators.ResultRecord(operators.ResultFiles[0])] != nil {
+		if ji.Records[schema.ResultRecord(schema.ResultFiles[0])] != nil {
 			j.setResultsLocked(ji.Records)
 		}
 		js.byID[id] = j
@@ -301,8 +300,8 @@ func (j *job) finish(records map[string][]byte) {
 
 func (j *job) setResultsLocked(records map[string][]byte) {
 	j.results = map[string][]byte{}
-	for _, name := range operators.ResultFiles {
-		j.results[name] = records[operators.ResultRecord(name)]
+	for _, name := range schema.ResultFiles {
+		j.results[name] = records[schema.ResultRecord(name)]
 	}
 	j.state = wololov1.JobState_JOB_STATE_DONE
 	j.activity = time.Now()

@@ -5,7 +5,7 @@ import (
 	"time"
 
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
-	"github.com/wololo/wololo/services/operators"
+	"github.com/wololo/wololo/services/schema"
 )
 
 // jobService is the JobService adapter: it decodes requests, calls the job
@@ -78,7 +78,7 @@ func (s jobService) GetResults(req *wololov1.GetResultsRequest, stream wololov1.
 	if err != nil {
 		return toStatus(err)
 	}
-	for _, name := range operators.ResultFiles {
+	for _, name := range schema.ResultFiles {
 		data := results[name]
 		for {
 			n := min(len(data), resultChunk)

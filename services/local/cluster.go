@@ -25,6 +25,7 @@ import (
 
 	"github.com/wololo/wololo/deploy"
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
+	"github.com/wololo/wololo/services/atomicfile"
 	"github.com/wololo/wololo/services/backoff"
 )
 
@@ -249,7 +250,7 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 	if err := os.WriteFile(c.topoPath, append(b, '\n'), 0o644); err != nil {
 		return nil, fmt.Errorf("local: write topology: %w", err)
 	}
-	if err := deploy.WritePeers(c.peersPath, c.addrsLocked()); err != nil {
+	if err := c.writePeersLocked(); err != nil {
 		return nil, fmt.Errorf("local: %w", err)
 	}
 
@@ -300,6 +301,19 @@ func (c *Cluster) addrsLocked() map[string]string {
 		m[name] = ins.addr
 	}
 	return m
+}
+
+// writePeersLocked replaces the peers file with every instance's current
+// address, atomically and durably.
+func (c *Cluster) writePeersLocked() error {
+	b, err := deploy.FormatPeers(c.addrsLocked())
+	if err == nil {
+		err = atomicfile.Write(c.peersPath, b, 0o644)
+	}
+	if err != nil {
+		return fmt.Errorf("peers file %s: %w", c.peersPath, err)
+	}
+	return nil
 }
 
 // args are a child's command line.
@@ -640,7 +654,7 @@ func (c *Cluster) Replace(instance string, newDataDir string) error {
 			return err
 		}
 	}
-	if err := deploy.WritePeers(c.peersPath, c.addrsLocked()); err != nil {
+	if err := c.writePeersLocked(); err != nil {
 		ins.addr, ins.dataDir = oldAddr, oldDir
 		return fmt.Errorf("replace %s: %w", instance, err)
 	}

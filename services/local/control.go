@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"os"
 	"path/filepath"
 	"syscall"
 	"time"
@@ -15,6 +14,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
+	"github.com/wololo/wololo/services/atomicfile"
 )
 
 // ControlFile is where, in the data directory, a cluster started with
@@ -38,11 +38,7 @@ func (c *Cluster) serveControl() error {
 	s := grpc.NewServer()
 	wololov1.RegisterProcessServiceServer(s, &controlServer{c: c})
 	path := filepath.Join(c.dir, ControlFile)
-	if err := os.WriteFile(path+".tmp", []byte(l.Addr().String()+"\n"), 0o644); err != nil {
-		l.Close()
-		return err
-	}
-	if err := os.Rename(path+".tmp", path); err != nil {
+	if err := atomicfile.Write(path, []byte(l.Addr().String()+"\n"), 0o644); err != nil {
 		l.Close()
 		return err
 	}

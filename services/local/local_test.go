@@ -17,8 +17,8 @@ import (
 
 	"github.com/wololo/wololo/deploy"
 	"github.com/wololo/wololo/services/client"
+	"github.com/wololo/wololo/services/datagen"
 	"github.com/wololo/wololo/services/reference"
-	"github.com/wololo/wololo/tools/datagen"
 )
 
 var (

@@ -8,14 +8,8 @@ import (
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/filters"
 	"github.com/docker/docker/client"
-)
 
-// The labels by which a DockerRuntime finds the containers of a
-// deployment: the compose generator puts them on every container.
-const (
-	LabelProject  = "wololo.project"  // the deployment's name
-	LabelInstance = "wololo.instance" // e.g. "q3-joiner-1"
-	LabelAddress  = "wololo.address"  // where it serves gRPC, e.g. "q3-joiner-1:7108"
+	"github.com/wololo/wololo/deploy"
 )
 
 // DockerRuntime is the Runtime of a Docker deployment: containers of one
@@ -40,9 +34,9 @@ func NewDockerRuntime(project string) (*DockerRuntime, error) {
 func (r *DockerRuntime) Close() error { return r.cli.Close() }
 
 func (r *DockerRuntime) containers(ctx context.Context, instance string) ([]container.Summary, error) {
-	args := filters.NewArgs(filters.Arg("label", LabelProject+"="+r.project))
+	args := filters.NewArgs(filters.Arg("label", deploy.LabelProject+"="+r.project))
 	if instance != "" {
-		args.Add("label", LabelInstance+"="+instance)
+		args.Add("label", deploy.LabelInstance+"="+instance)
 	}
 	cs, err := r.cli.ContainerList(ctx, container.ListOptions{All: true, Filters: args})
 	if err != nil {
@@ -72,7 +66,7 @@ func (r *DockerRuntime) List(ctx context.Context) ([]Process, error) {
 	out := make([]Process, 0, len(cs))
 	for _, c := range cs {
 		p := Process{
-			Instance: c.Labels[LabelInstance], Address: c.Labels[LabelAddress], Ref: shortID(c.ID),
+			Instance: c.Labels[deploy.LabelInstance], Address: c.Labels[deploy.LabelAddress], Ref: shortID(c.ID),
 			Running: c.State == container.StateRunning || c.State == container.StatePaused,
 		}
 		if !p.Running {

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/wololo/wololo/deploy"
 )
 
 // dockerOrSkip skips the test where no Docker engine answers.
@@ -51,7 +53,7 @@ func TestDockerRuntimeFindsKillsAndStartsContainers(t *testing.T) {
 	t.Cleanup(func() { _ = exec.Command("docker", "rmi", "-f", image).Run() })
 	name := project + "-gateway-0"
 	run(t, "docker", "run", "-d", "--name", name,
-		"--label", LabelProject+"="+project, "--label", LabelInstance+"=gateway-0", "--label", LabelAddress+"=gateway-0:7100",
+		"--label", deploy.LabelProject+"="+project, "--label", deploy.LabelInstance+"=gateway-0", "--label", deploy.LabelAddress+"=gateway-0:7100",
 		image, "gateway", "--listen", "0.0.0.0:7100")
 	t.Cleanup(func() { _ = exec.Command("docker", "rm", "-f", name).Run() })
 

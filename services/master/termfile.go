@@ -7,9 +7,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/wololo/wololo/deploy"
 	"github.com/wololo/wololo/election"
 	"github.com/wololo/wololo/election/driver"
+	"github.com/wololo/wololo/services/atomicfile"
 )
 
 // TermFile is the name of the term file in a master's data directory.
@@ -27,16 +27,8 @@ func (f termFile) Load() (election.Term, error) { return ReadTerm(string(f)) }
 
 // Save implements driver.TermStore.
 func (f termFile) Save(t election.Term) error {
-	return writeFileDurably(string(f), []byte(strconv.FormatUint(uint64(t), 10)+"\n"))
-}
-
-// writeFileDurably replaces path with b: a temporary file beside it,
-// fsynced, renamed over it, and the directory fsynced, so that a crash
-// leaves the old term or the new one, never a torn one. It is the one
-// place the term file meets the disk: point it at the shared atomic
-// writer when there is one.
-func writeFileDurably(path string, b []byte) error {
-	return deploy.WriteFileAtomic(path, b, 0o644)
+	// A crash leaves the old term or the new one, never a torn one.
+	return atomicfile.Write(string(f), []byte(strconv.FormatUint(uint64(t), 10)+"\n"), 0o644)
 }
 
 // ReadTerm reads a term file; a missing file (or an empty path) is term 0.

@@ -7,15 +7,9 @@ import (
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 	"github.com/wololo/wololo/services/batch"
 	"github.com/wololo/wololo/services/csvio"
+	"github.com/wololo/wololo/services/schema"
 	"github.com/wololo/wololo/services/stage"
 )
-
-// ResultFiles are the four output files, in order.
-var ResultFiles = []string{"q1.csv", "q2.csv", "q3.csv", "q4.csv"}
-
-// ResultRecord is the commit record key under which a finished job's output
-// file is stored.
-func ResultRecord(file string) string { return "result/" + file }
 
 // Results is the gateway's sink: it collects the four answers of a job and,
 // when every stream has ended, writes the output files as records.
@@ -51,10 +45,10 @@ func (r *Results) Apply(stream string, rows *wololov1.RowBatch, _ stage.Emitter)
 
 // Finish writes the four files.
 func (r *Results) Finish(out stage.Emitter) error {
-	out.Record(ResultRecord("q1.csv"), FormatTokens(r.q1))
-	out.Record(ResultRecord("q2.csv"), FormatTokens(r.q2))
-	out.Record(ResultRecord("q3.csv"), FormatQ3(r.q3))
-	out.Record(ResultRecord("q4.csv"), FormatQ4(r.q4))
+	out.Record(schema.ResultRecord("q1.csv"), FormatTokens(r.q1))
+	out.Record(schema.ResultRecord("q2.csv"), FormatTokens(r.q2))
+	out.Record(schema.ResultRecord("q3.csv"), FormatQ3(r.q3))
+	out.Record(schema.ResultRecord("q4.csv"), FormatQ4(r.q4))
 	return nil
 }
 

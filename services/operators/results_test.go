@@ -153,13 +153,3 @@ func TestQ3WinPctMatchesContract(t *testing.T) {
 		}
 	}
 }
-
-func TestResultFileNames(t *testing.T) {
-	want := []string{"q1.csv", "q2.csv", "q3.csv", "q4.csv"}
-	sameCalls(t, "ResultFiles", ResultFiles, want)
-	for _, f := range want {
-		if got := ResultRecord(f); got != "result/"+f {
-			t.Errorf("ResultRecord(%q) = %q, want %q", f, got, "result/"+f)
-		}
-	}
-}

@@ -412,7 +412,7 @@ func Render(w io.Writer, r Report) error {
 	}
 
 	p("## Micro-benchmarks\n\n")
-	p("The Go benchmarks of the hot paths (CSV parsing, schema, batches, the generator) run with `make bench-micro` (`go test -run '^$' -bench . -benchmem ./services/csvio/ ./services/schema/ ./services/batch/ ./tools/datagen/`); `make bench` runs them before the end-to-end bench.\n\n")
+	p("The Go benchmarks of the hot paths (CSV parsing, schema, batches, the generator) run with `make bench-micro` (`go test -run '^$' -bench . -benchmem ./services/csvio/ ./services/schema/ ./services/batch/ ./services/datagen/`); `make bench` runs them before the end-to-end bench.\n\n")
 	if r.Micro != "" {
 		p("```\n%s\n```\n\n", strings.TrimRight(r.Micro, "\n"))
 	}

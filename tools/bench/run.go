@@ -20,11 +20,12 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
+	"github.com/wololo/wololo/services/atomicfile"
 	"github.com/wololo/wololo/services/cli"
 	"github.com/wololo/wololo/services/client"
 	"github.com/wololo/wololo/services/csvio"
 	"github.com/wololo/wololo/services/local"
-	"github.com/wololo/wololo/services/operators"
+	"github.com/wololo/wololo/services/schema"
 )
 
 // Defaults of the CLI.
@@ -114,11 +115,7 @@ func writeReport(path string, r Report) error {
 	if err := Render(&b, r); err != nil {
 		return err
 	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, b.Bytes(), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
+	return atomicfile.Write(path, b.Bytes(), 0o644)
 }
 
 // Bench runs every measurement and returns the report. With ErrMismatch
@@ -505,7 +502,7 @@ func lastLines(b []byte, n int) string {
 // readResults reads q1.csv..q4.csv.
 func readResults(dir string) (map[string][]byte, error) {
 	m := map[string][]byte{}
-	for _, name := range operators.ResultFiles {
+	for _, name := range schema.ResultFiles {
 		b, err := os.ReadFile(filepath.Join(dir, name))
 		if err != nil {
 			return nil, err
@@ -519,7 +516,7 @@ func readResults(dir string) (map[string][]byte, error) {
 // byte-equal to want's.
 func compareResults(want map[string][]byte, dir string) []string {
 	var diffs []string
-	for _, name := range operators.ResultFiles {
+	for _, name := range schema.ResultFiles {
 		got, err := os.ReadFile(filepath.Join(dir, name))
 		switch {
 		case err != nil:

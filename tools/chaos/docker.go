@@ -24,7 +24,6 @@ import (
 	"github.com/wololo/wololo/deploy"
 	"github.com/wololo/wololo/services/healthcheck"
 	"github.com/wololo/wololo/services/local"
-	"github.com/wololo/wololo/services/master"
 )
 
 // dockerTarget is the containers of one compose project, found by the
@@ -61,13 +60,13 @@ func (d *dockerTarget) watchDeaths(ctx context.Context) {
 		}
 	}
 	args := filters.NewArgs(filters.Arg("type", "container"), filters.Arg("event", "die"),
-		filters.Arg("label", master.LabelProject+"="+d.project))
+		filters.Arg("label", deploy.LabelProject+"="+d.project))
 	msgs, errs := d.cli.Events(ctx, events.ListOptions{Filters: args})
 	go func() {
 		for {
 			select {
 			case m := <-msgs:
-				name := m.Actor.Attributes[master.LabelInstance]
+				name := m.Actor.Attributes[deploy.LabelInstance]
 				d.mu.Lock()
 				var at time.Time
 				at, d.kills[name] = deathTime(d.kills[name], time.Unix(0, m.TimeNano).UTC())
@@ -116,7 +115,7 @@ func (d *dockerTarget) Addr(instance string) string {
 }
 
 func (d *dockerTarget) inspect(ctx context.Context, instance string) (container.InspectResponse, error) {
-	args := filters.NewArgs(filters.Arg("label", master.LabelProject+"="+d.project), filters.Arg("label", master.LabelInstance+"="+instance))
+	args := filters.NewArgs(filters.Arg("label", deploy.LabelProject+"="+d.project), filters.Arg("label", deploy.LabelInstance+"="+instance))
 	cs, err := d.cli.ContainerList(ctx, container.ListOptions{All: true, Filters: args})
 	if err != nil {
 		return container.InspectResponse{}, fmt.Errorf("list containers: %w", err)
@@ -316,7 +315,7 @@ func ElectionDocker(ctx context.Context, o ElectionOptions, top deploy.Topology,
 func (d *dockerTarget) Processes() []local.Proc {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	args := filters.NewArgs(filters.Arg("label", master.LabelProject+"="+d.project))
+	args := filters.NewArgs(filters.Arg("label", deploy.LabelProject+"="+d.project))
 	cs, err := d.cli.ContainerList(ctx, container.ListOptions{All: true, Filters: args})
 	if err != nil {
 		return nil
@@ -327,7 +326,7 @@ func (d *dockerTarget) Processes() []local.Proc {
 		if err != nil || c.State == nil {
 			continue
 		}
-		name := s.Labels[master.LabelInstance]
+		name := s.Labels[deploy.LabelInstance]
 		p := local.Proc{Instance: name, PID: c.State.Pid, Alive: c.State.Running && !c.State.Paused, LogFile: "docker logs " + c.Name[1:]}
 		if !c.State.Running {
 			p.Exit = fmt.Sprintf("%s (exit code %d)", c.State.Status, c.State.ExitCode)

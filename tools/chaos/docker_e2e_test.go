@@ -12,9 +12,9 @@ import (
 	"time"
 
 	"github.com/wololo/wololo/deploy"
+	"github.com/wololo/wololo/services/datagen"
 	"github.com/wololo/wololo/services/healthcheck"
 	"github.com/wololo/wololo/tools/compose"
-	"github.com/wololo/wololo/tools/datagen"
 )
 
 // TestDockerE2E is `make e2e-docker`: the checked-in compose file

@@ -14,7 +14,7 @@ import (
 
 	"github.com/wololo/wololo/deploy"
 	"github.com/wololo/wololo/services/cli"
-	"github.com/wololo/wololo/tools/datagen"
+	"github.com/wololo/wololo/services/datagen"
 )
 
 // Defaults of the CLI.

@@ -26,7 +26,6 @@ import (
 	"strings"
 
 	"github.com/wololo/wololo/deploy"
-	"github.com/wololo/wololo/services/master"
 )
 
 // Options shape the generated file.
@@ -133,9 +132,9 @@ func Generate(top deploy.Topology, o Options) ([]byte, error) {
 			fmt.Fprintf(&w, "    depends_on: %s\n", flow(after))
 		}
 		fmt.Fprintf(&w, "    labels:\n")
-		fmt.Fprintf(&w, "      %s: %s\n", master.LabelProject, quote(o.Project))
-		fmt.Fprintf(&w, "      %s: %s\n", master.LabelInstance, quote(name))
-		fmt.Fprintf(&w, "      %s: %s\n", master.LabelAddress, quote(name+":"+strconv.Itoa(port)))
+		fmt.Fprintf(&w, "      %s: %s\n", deploy.LabelProject, quote(o.Project))
+		fmt.Fprintf(&w, "      %s: %s\n", deploy.LabelInstance, quote(name))
+		fmt.Fprintf(&w, "      %s: %s\n", deploy.LabelAddress, quote(name+":"+strconv.Itoa(port)))
 		fmt.Fprintf(&w, "    healthcheck:\n")
 		fmt.Fprintf(&w, "      test: %s\n", flow([]string{"CMD", "/wololo", "health", "--quiet", "--addr", "127.0.0.1:" + strconv.Itoa(port)}))
 		fmt.Fprintf(&w, "      interval: 5s\n      timeout: 3s\n      retries: 3\n")

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+
+	"github.com/wololo/wololo/services/datagen"
 )
 
 // Run is the `wololo datagen` subcommand. It parses args (without the
@@ -16,7 +18,7 @@ import (
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("datagen", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	matches := fs.Int64("matches", DefaultMatches, "number of distinct matches (about 3.2 player rows each)")
+	matches := fs.Int64("matches", datagen.DefaultMatches, "number of distinct matches (about 3.2 player rows each)")
 	seed := fs.Int64("seed", 1, "random seed: the same seed and flags give byte-identical files")
 	out := fs.String("out", "data/full", "output folder, created if needed; gets matches.csv and match_players.csv")
 	shuffle := fs.Bool("shuffle-columns", false, "write columns in a seed-determined order, plus one extra unused column per file")
@@ -47,8 +49,8 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if *out == "" {
 		return errors.New("datagen: --out must name an output folder")
 	}
-	cfg := Config{Matches: *matches, Seed: *seed, ShuffleColumns: *shuffle, CRLF: *crlf, QuoteAll: *quoteAll}
-	st, err := writeDir(ctx, cfg, *out)
+	cfg := datagen.Config{Matches: *matches, Seed: *seed, ShuffleColumns: *shuffle, CRLF: *crlf, QuoteAll: *quoteAll}
+	st, err := datagen.WriteDirContext(ctx, cfg, *out)
 	if err != nil {
 		return err
 	}

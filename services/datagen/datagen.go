@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"time"
+
+	"github.com/wololo/wololo/services/atomicfile"
 )
 
 // DefaultMatches is the number of matches generated when Config.Matches is
@@ -57,49 +59,37 @@ func Generate(cfg Config, matches, players io.Writer) (Stats, error) {
 }
 
 // WriteDir generates into dir/matches.csv and dir/match_players.csv,
-// creating dir if needed. Files are written under temporary names and
-// renamed at the end, so a failed run never leaves a complete-looking pair.
+// creating dir if needed. Each file is written under a temporary name and
+// put in place durably at the end, match_players.csv last, so a failed run
+// never leaves a complete-looking pair.
 func WriteDir(cfg Config, dir string) (Stats, error) {
-	return writeDir(context.Background(), cfg, dir)
+	return WriteDirContext(context.Background(), cfg, dir)
 }
 
-func writeDir(ctx context.Context, cfg Config, dir string) (st Stats, err error) {
+// WriteDirContext is WriteDir, stopping with ctx's error when ctx is done.
+func WriteDirContext(ctx context.Context, cfg Config, dir string) (Stats, error) {
 	if err := validate(cfg); err != nil {
 		return Stats{}, err
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return Stats{}, fmt.Errorf("datagen: create output folder: %w", err)
 	}
-	names := [2]string{filepath.Join(dir, "matches.csv"), filepath.Join(dir, "match_players.csv")}
-	var files [2]*os.File
-	defer func() {
-		for _, f := range files {
-			if f != nil {
-				f.Close()
-				if err != nil {
-					os.Remove(f.Name())
-				}
-			}
-		}
-	}()
-	for i, name := range names {
-		f, err := os.Create(name + ".tmp")
-		if err != nil {
-			return Stats{}, fmt.Errorf("datagen: %w", err)
-		}
-		files[i] = f
+	matches, err := atomicfile.Create(filepath.Join(dir, "matches.csv"), 0o644)
+	if err != nil {
+		return Stats{}, fmt.Errorf("datagen: %w", err)
 	}
-	st, _, err = generate(ctx, cfg, files[0], files[1])
+	defer matches.Abort()
+	players, err := atomicfile.Create(filepath.Join(dir, "match_players.csv"), 0o644)
+	if err != nil {
+		return Stats{}, fmt.Errorf("datagen: %w", err)
+	}
+	defer players.Abort()
+	st, _, err := generate(ctx, cfg, matches, players)
 	if err != nil {
 		return st, err
 	}
-	for i, f := range files {
-		if err = f.Close(); err != nil {
-			return st, fmt.Errorf("datagen: %w", err)
-		}
-		files[i] = nil
-		if err = os.Rename(f.Name(), names[i]); err != nil {
-			os.Remove(f.Name())
+	for _, f := range []*atomicfile.File{matches, players} {
+		if err := f.Commit(); err != nil {
 			return st, fmt.Errorf("datagen: %w", err)
 		}
 	}

@@ -55,11 +55,6 @@ var mapNames = []string{
 	"steppe",
 }
 
-const (
-	mapArena   = 1
-	mapIslands = 6
-)
-
 var waterMap = []bool{
 	false, false, false, false, false, false,
 	true, true, false, false, false,

@@ -318,43 +318,38 @@ func TestBoundaries(t *testing.T) {
 	}
 }
 
-func TestRun(t *testing.T) {
-	ctx := context.Background()
-	var out, errb bytes.Buffer
-	if err := Run(ctx, []string{"-h"}, &out, &errb); err != nil || !strings.Contains(out.String(), "--matches") {
-		t.Errorf("-h: err %v, usage %q", err, out.String())
-	}
-	for _, args := range [][]string{
-		{"--matches", "-5"}, {"--matches", "0"}, {"--matches", "lots"}, {"--seed", "x"},
-		{"--out", ""}, {"--nope"}, {"extra"},
-	} {
-		if err := Run(ctx, args, io.Discard, io.Discard); err == nil {
-			t.Errorf("%q: no error", args)
-		}
-	}
+func TestWriteDir(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "a", "b")
-	out.Reset()
-	if err := Run(ctx, []string{"--matches", "500", "--seed", "9", "--out", dir, "--crlf"}, &out, io.Discard); err != nil {
-		t.Fatal(err)
-	}
-	if s := out.String(); !strings.Contains(s, "rows/s") || !strings.Contains(s, "MB/s") {
-		t.Errorf("summary %q", s)
-	}
-	want := genBytes(t, Config{Matches: 500, Seed: 9, CRLF: true})
-	for name, data := range map[string][]byte{"matches.csv": want.m, "match_players.csv": want.p} {
-		got, err := os.ReadFile(filepath.Join(dir, name))
-		if err != nil || !bytes.Equal(got, data) {
-			t.Errorf("%s: err %v, %d bytes, want the %d bytes of Generate", name, err, len(got), len(data))
+	cfg := Config{Matches: 500, Seed: 9, CRLF: true}
+	want := genBytes(t, cfg)
+	// Twice: the second run replaces the first run's files.
+	for range 2 {
+		st, err := WriteDir(cfg, dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Bytes != int64(len(want.m)+len(want.p)) {
+			t.Errorf("Stats.Bytes = %d, want %d", st.Bytes, len(want.m)+len(want.p))
+		}
+		for name, data := range map[string][]byte{"matches.csv": want.m, "match_players.csv": want.p} {
+			got, err := os.ReadFile(filepath.Join(dir, name))
+			if err != nil || !bytes.Equal(got, data) {
+				t.Errorf("%s: err %v, %d bytes, want the %d bytes of Generate", name, err, len(got), len(data))
+			}
+		}
+		if entries, _ := os.ReadDir(dir); len(entries) != 2 {
+			t.Errorf("output folder holds %d entries, want 2", len(entries))
 		}
 	}
-	entries, _ := os.ReadDir(dir)
-	if len(entries) != 2 {
-		t.Errorf("output folder holds %d entries, want 2", len(entries))
-	}
-	cctx, cancel := context.WithCancel(ctx)
+
+	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if err := Run(cctx, []string{"--matches", "5000", "--out", t.TempDir()}, io.Discard, io.Discard); err == nil {
+	empty := t.TempDir()
+	if _, err := WriteDirContext(ctx, Config{Matches: 5000}, empty); err == nil {
 		t.Error("cancelled context: no error")
+	}
+	if entries, _ := os.ReadDir(empty); len(entries) != 0 {
+		t.Errorf("a failed run left %d entries behind", len(entries))
 	}
 }
 
