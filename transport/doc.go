@@ -35,8 +35,15 @@
 // and state log back (transport/durable is the Pebble implementation,
 // MemStore the in-memory model both are tested against in storetest).
 //
+// The exactly-once step is one type, Committer: it numbers a step's output
+// batches, commits them with the input watermarks and the state change,
+// then advances the Inbox, publishes to the Sender and acknowledges; when the
+// commit fails it gives the numbers back and acknowledges nothing. The
+// gateway's upload and every stage runtime go through it, and neither
+// touches the Outbox's numbering.
+//
 // The logic that decides (Outbox numbering and trimming, Inbox watermarks) is
 // plain data structures; Sender and Server are the thin gRPC adapters around
-// them. This package knows nothing about rows, operators or queries: a batch
+// them, each a Serve(ctx) unit. This package knows nothing about rows, operators or queries: a batch
 // is an opaque *wololov1.RowBatch.
 package transport
