@@ -2,7 +2,6 @@ package client
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
@@ -128,7 +127,7 @@ func Submit(ctx context.Context, o SubmitOptions) (*Summary, error) {
 	if o.JobID == "" {
 		// Named here, so that a CreateJob retried after the gateway
 		// restarted finds the same job instead of making a second one.
-		o.JobID = NewJobID()
+		o.JobID = schema.NewJobID()
 	}
 	var created *wololov1.CreateJobResponse
 	err = withRetry(ctx, 5, func(ctx context.Context) error {
@@ -187,17 +186,6 @@ func Submit(ctx context.Context, o SubmitOptions) (*Summary, error) {
 	}
 	sum.Total = time.Since(start)
 	return sum, nil
-}
-
-// NewJobID returns a fresh random job id.
-func NewJobID() string {
-	const alphabet = "abcdefghijkmnpqrstuvwxyz23456789"
-	b := make([]byte, 12)
-	_, _ = rand.Read(b)
-	for i := range b {
-		b[i] = alphabet[int(b[i])%len(alphabet)]
-	}
-	return string(b)
 }
 
 // retryable says whether an error is worth retrying after: the gateway

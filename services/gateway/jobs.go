@@ -1,9 +1,7 @@
 package gateway
 
 import (
-	"crypto/rand"
 	"maps"
-	"regexp"
 	"sort"
 	"sync"
 	"time"
@@ -62,18 +60,6 @@ type job struct {
 	changed  chan struct{} // closed and replaced on every change
 }
 
-var jobIDPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
-
-func newJobID() string {
-	const alphabet = "abcdefghijkmnpqrstuvwxyz23456789"
-	b := make([]byte, 12)
-	_, _ = rand.Read(b)
-	for i := range b {
-		b[i] = alphabet[int(b[i])%len(alphabet)]
-	}
-	return string(b)
-}
-
 func headerFields(h *wololov1.FileHeader) [][]byte {
 	out := make([][]byte, len(h.GetColumns()))
 	for i, c := range h.GetColumns() {
@@ -96,8 +82,8 @@ func (js *jobs) create(id string, matches, players *wololov1.FileHeader) (string
 		return "", kindError{ErrInvalid, err}
 	}
 	if id == "" {
-		id = newJobID()
-	} else if !jobIDPattern.MatchString(id) {
+		id = schema.NewJobID()
+	} else if !schema.ValidJobID(id) {
 		return "", errorf(ErrInvalid, "job id %q: use 1-64 letters, digits, '-' or '_'", id)
 	}
 	js.mu.Lock()
