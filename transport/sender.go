@@ -31,15 +31,13 @@ type Sender struct {
 	outbox      *Outbox
 	pool        *Pool
 	log         hclog.Logger
-	// fenced carries the first refusal of this process as an older
-	// incarnation of itself to Serve.
-	fenced chan error
+	// life runs the links; a refusal of this process as an older
+	// incarnation of itself ends it (Fail).
+	life Lifetime
 
 	mu        sync.Mutex
 	links     map[ChannelID]context.CancelFunc
 	receivers map[string]uint64 // newest incarnation seen per receiver instance
-	stopped   bool              // Serve has returned: no link starts any more
-	wg        sync.WaitGroup
 }
 
 // AddressCheckInterval is how often a link checks that its receiver's
@@ -58,28 +56,14 @@ func NewSender(self string, incarnation uint64, outbox *Outbox, pool *Pool, log 
 	}
 	return &Sender{
 		self: self, incarnation: incarnation, outbox: outbox, pool: pool, log: log,
-		fenced: make(chan error, 1), links: map[ChannelID]context.CancelFunc{}, receivers: map[string]uint64{},
+		links: map[ChannelID]context.CancelFunc{}, receivers: map[string]uint64{},
 	}
 }
 
 // Serve runs until ctx ends (nil) or a receiver refuses this process as an
 // older incarnation of itself (that error: it has been replaced and must
 // stop). Every link has ended when it returns.
-func (s *Sender) Serve(ctx context.Context) error {
-	var err error
-	select {
-	case <-ctx.Done():
-	case err = <-s.fenced:
-	}
-	s.mu.Lock()
-	s.stopped = true
-	for _, cancel := range s.links {
-		cancel()
-	}
-	s.mu.Unlock()
-	s.wg.Wait()
-	return err
-}
+func (s *Sender) Serve(ctx context.Context) error { return s.life.Serve(ctx) }
 
 // Resume starts the links of channels restored from the store.
 func (s *Sender) Resume(channels []ChannelID) {
@@ -91,13 +75,12 @@ func (s *Sender) Resume(channels []ChannelID) {
 }
 
 func (s *Sender) startLocked(ch ChannelID) {
-	if _, ok := s.links[ch]; ok || s.stopped {
+	if _, ok := s.links[ch]; ok {
 		return
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	s.links[ch] = cancel
-	s.wg.Add(1)
-	go s.run(ctx, ch)
+	if cancel, ok := s.life.Go(func(ctx context.Context) { s.run(ctx, ch) }); ok {
+		s.links[ch] = cancel
+	}
 }
 
 // DropJob stops the links of a job.
@@ -152,10 +135,9 @@ func (s *Sender) Publish(entries []Entry) {
 
 // Wait blocks until every link started so far has ended (its EOF
 // acknowledged, or Serve returned).
-func (s *Sender) Wait() { s.wg.Wait() }
+func (s *Sender) Wait() { s.life.Wait() }
 
 func (s *Sender) run(ctx context.Context, ch ChannelID) {
-	defer s.wg.Done()
 	log := s.log.With("job", ch.Job, "stream", ch.Stream, "receiver", ch.Receiver)
 	delay := 50 * time.Millisecond
 	for attempt := 1; ; attempt++ {
@@ -174,10 +156,7 @@ func (s *Sender) run(ctx context.Context, ch ChannelID) {
 			return
 		case codes.FailedPrecondition: // a newer incarnation of this instance exists
 			log.Error("fenced: a newer incarnation of this instance is running", "error", err)
-			select {
-			case s.fenced <- fmt.Errorf("receiver %s refused %s: %w", ch.Receiver, s.self, err):
-			default: // Serve is told once
-			}
+			s.life.Fail(fmt.Errorf("receiver %s refused %s: %w", ch.Receiver, s.self, err))
 			return
 		}
 		if ctx.Err() != nil {

@@ -133,15 +133,13 @@ type Runtime struct {
 	cfg  Config
 	self string
 
-	// fatal carries the first store failure to Serve: the process's memory
-	// is then ahead of its store, and it must stop.
-	fatal chan error
+	// life runs the jobs' actors; a store failure ends it (Fail): the
+	// process's memory is then ahead of its store, and it must stop.
+	life transport.Lifetime
 
 	mu      sync.Mutex
 	jobs    map[string]*job
 	dropped map[string]bool
-	stopped bool // Serve has returned: no job starts any more
-	actors  sync.WaitGroup
 }
 
 // New returns a Runtime.
@@ -150,40 +148,13 @@ func New(cfg Config) (*Runtime, error) {
 		return nil, err
 	}
 	cfg = cfg.WithDefaults()
-	return &Runtime{cfg: cfg, self: cfg.Instance.Name(), fatal: make(chan error, 1), jobs: map[string]*job{}, dropped: map[string]bool{}}, nil
+	return &Runtime{cfg: cfg, self: cfg.Instance.Name(), jobs: map[string]*job{}, dropped: map[string]bool{}}, nil
 }
 
 // Serve runs until ctx ends (nil) or a commit fails (that error). Either
 // way every job's actor has stopped when it returns, so the store may be
 // closed.
-func (r *Runtime) Serve(ctx context.Context) error {
-	var err error
-	select {
-	case <-ctx.Done():
-	case err = <-r.fatal:
-	}
-	r.mu.Lock()
-	r.stopped = true
-	for _, j := range r.jobs {
-		j.cancel()
-	}
-	r.mu.Unlock()
-	r.actors.Wait()
-	if err == nil {
-		select {
-		case err = <-r.fatal: // an actor failed as ctx ended
-		default:
-		}
-	}
-	return err
-}
-
-func (r *Runtime) fail(err error) {
-	select {
-	case r.fatal <- err:
-	default: // one failure is enough to stop
-	}
-}
+func (r *Runtime) Serve(ctx context.Context) error { return r.life.Serve(ctx) }
 
 func (r *Runtime) outbox() *transport.Outbox { return r.cfg.Committer.Outbox() }
 func (r *Runtime) inbox() *transport.Inbox   { return r.cfg.Committer.Inbox() }
@@ -297,14 +268,13 @@ func (r *Runtime) job(id string) (*job, error) {
 	if r.dropped[id] {
 		return nil, fmt.Errorf("%w: %s", transport.ErrJobDropped, id)
 	}
-	if r.stopped {
-		return nil, errStopping
-	}
 	j, err := r.newJob(id)
 	if err != nil {
 		return nil, err
 	}
-	r.startLocked(j)
+	if !r.startLocked(j) {
+		return nil, errStopping
+	}
 	j.log.Info("job started", "inputs", len(j.inputs))
 	return j, nil
 }
@@ -335,15 +305,16 @@ func (r *Runtime) newJob(id string) (*job, error) {
 	return j, nil
 }
 
-func (r *Runtime) startLocked(j *job) {
-	ctx, cancel := context.WithCancel(context.Background())
+// startLocked starts a job's actor; false once Serve has returned.
+func (r *Runtime) startLocked(j *job) bool {
+	cancel, ok := r.life.Go(func(ctx context.Context) { r.actor(ctx, j) })
+	if !ok {
+		close(j.stopped)
+		return false
+	}
 	j.cancel = cancel
 	r.jobs[j.id] = j
-	r.actors.Add(1)
-	go func() {
-		defer r.actors.Done()
-		r.actor(ctx, j)
-	}()
+	return true
 }
 
 // Recover rebuilds every job the store holds: which inputs have ended,
@@ -354,9 +325,6 @@ func (r *Runtime) startLocked(j *job) {
 func (r *Runtime) Recover(img *transport.Image) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.stopped {
-		return errStopping
-	}
 	for _, id := range img.Dropped {
 		r.dropped[id] = true
 	}
@@ -393,7 +361,9 @@ func (r *Runtime) Recover(img *transport.Image) error {
 				j.open++
 			}
 		}
-		r.startLocked(j)
+		if !r.startLocked(j) {
+			return errStopping
+		}
 		j.log.Info("job recovered", "finished", j.finished, "open-inputs", j.open,
 			"state-log-entries", len(ji.State), "replay", time.Since(start).Round(time.Millisecond))
 	}
@@ -479,7 +449,7 @@ func (r *Runtime) actor(ctx context.Context, j *job) {
 		if err != nil {
 			// The operator has run ahead of the store: only a restart
 			// from the store can bring them back together.
-			r.fail(fmt.Errorf("job %s: %w", j.id, err))
+			r.life.Fail(fmt.Errorf("job %s: %w", j.id, err))
 			return
 		}
 		if finishing {
