@@ -131,8 +131,12 @@ up: images ## deploy deploy/compose.yaml (3 masters + the graph) and wait until 
 	$(DC) up -d
 	@for a in $(GATEWAY) 127.0.0.1:7113 127.0.0.1:7114 127.0.0.1:7115; do $(BIN) health --timeout 60s --addr $$a || exit 1; done
 
+# The masters restart whatever stops, each other included: they are killed
+# together before compose stops the rest one by one, and `down` is retried
+# once for a master a surviving one restarted meanwhile.
 down: ## remove the deployment's containers, network and volumes
-	$(DC) down -v --remove-orphans
+	-@$(DC) kill $$($(DC) config --services | grep '^master-') >/dev/null 2>&1
+	$(DC) down -v --remove-orphans || { $(DC) kill $$($(DC) config --services | grep '^master-') >/dev/null 2>&1; $(DC) down -v --remove-orphans; }
 
 logs: ## follow the deployment's logs
 	$(DC) logs -f --tail=100

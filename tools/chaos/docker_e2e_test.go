@@ -46,7 +46,7 @@ func TestDockerE2E(t *testing.T) {
 		t.Fatalf("containers of project %s already exist: `make down` first", project)
 	}
 	defer func() {
-		mustRun(t, dc("down", "-v", "--remove-orphans")...)
+		down(t, dc, deploy.Default())
 		for _, what := range [][]string{
 			{"ps", "-aq", "--filter", "label=com.docker.compose.project=" + project},
 			{"volume", "ls", "-q", "--filter", "label=com.docker.compose.project=" + project},
@@ -156,6 +156,30 @@ func composeCommand(t *testing.T, project, file string) func(args ...string) []s
 	return func(args ...string) []string {
 		return append(append(append([]string(nil), base...), "-p", project, "-f", file), args...)
 	}
+}
+
+// down removes the deployment. The masters restart whatever stops, each
+// other included, and would race compose's one-by-one stops: they are
+// killed together first, and a master a surviving one restarted meanwhile
+// is caught by the next round.
+func down(t *testing.T, dc func(args ...string) []string, top deploy.Topology) {
+	t.Helper()
+	kill := []string{"kill"}
+	for _, m := range top.MasterInstances() {
+		kill = append(kill, m.Name())
+	}
+	var last string
+	for round := 1; round <= 3; round++ {
+		_ = exec.Command(dc(kill...)[0], dc(kill...)[1:]...).Run() // some may be down already
+		argv := dc("down", "-v", "--remove-orphans")
+		out, err := exec.Command(argv[0], argv[1:]...).CombinedOutput()
+		if err == nil {
+			return
+		}
+		last = fmt.Sprintf("%s: %v\n%s", strings.Join(argv, " "), err, out)
+		t.Logf("down, round %d: %v; again", round, err)
+	}
+	t.Fatal(last)
 }
 
 // mustRun runs a command and returns its standard output; it fails the test
