@@ -4,14 +4,13 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
 	"syscall"
 
+	"github.com/wololo/wololo/services/cli"
 	"github.com/wololo/wololo/services/client"
 	"github.com/wololo/wololo/services/demo"
 	"github.com/wololo/wololo/services/healthcheck"
@@ -70,17 +69,15 @@ func main() {
 			continue
 		}
 		err := c.run(ctx, os.Args[2:], os.Stdout, os.Stderr)
-		switch {
-		case err == nil:
-			return
-		case errors.Is(err, flag.ErrHelp):
+		switch code := cli.ExitCode(err); {
+		case code == 0:
 			return
 		case ctx.Err() != nil:
 			fmt.Fprintf(os.Stderr, "wololo %s: interrupted\n", name)
 			os.Exit(130)
-		default:
+		default: // 2 for a usage error, 1 otherwise
 			fmt.Fprintf(os.Stderr, "wololo %s: %v\n", name, err)
-			os.Exit(1)
+			os.Exit(code)
 		}
 	}
 	fmt.Fprintf(os.Stderr, "wololo: unknown command %q\n\n", name)

@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"flag"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -40,6 +41,10 @@ func TestParse(t *testing.T) {
 			if c.name == "help" && !errors.Is(err, flag.ErrHelp) {
 				t.Errorf("-h gave %v, want flag.ErrHelp", err)
 			}
+			wantCode := map[bool]int{true: 2, false: 0}[c.wantErr != "" && c.name != "help"]
+			if got := ExitCode(err); got != wantCode {
+				t.Errorf("exit code %d, want %d", got, wantCode)
+			}
 		})
 	}
 }
@@ -49,4 +54,32 @@ func errString(err error) string {
 		return ""
 	}
 	return err.Error()
+}
+
+func TestRequiredAndExitCodes(t *testing.T) {
+	var out strings.Builder
+	fs := NewFlagSet("wololo test", "usage: wololo test --in F\n", &out)
+	in := fs.String("in", "", "input")
+	if err := Parse(fs, nil); err != nil {
+		t.Fatal(err)
+	}
+	err := Required(fs, "in")
+	if err == nil || err.Error() != "--in is required" || !errors.Is(err, ErrUsage) || ExitCode(err) != 2 {
+		t.Fatalf("Required = %v (exit %d), want a usage error", err, ExitCode(err))
+	}
+	if !strings.Contains(out.String(), "usage: wololo test --in F") {
+		t.Errorf("usage not printed: %q", out.String())
+	}
+	*in = "x"
+	if err := Required(fs, "in"); err != nil {
+		t.Fatalf("Required with the flag set = %v", err)
+	}
+	for _, c := range []struct {
+		err  error
+		code int
+	}{{nil, 0}, {flag.ErrHelp, 0}, {fmt.Errorf("run: %w", flag.ErrHelp), 0}, {errors.New("disk full"), 1}, {Usagef(fs, "bad"), 2}, {fmt.Errorf("wrapped: %w", Usagef(fs, "bad")), 2}} {
+		if got := ExitCode(c.err); got != c.code {
+			t.Errorf("ExitCode(%v) = %d, want %d", c.err, got, c.code)
+		}
+	}
 }

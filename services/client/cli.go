@@ -2,8 +2,6 @@ package client
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -12,6 +10,7 @@ import (
 	"time"
 
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
+	"github.com/wololo/wololo/services/cli"
 	"github.com/wololo/wololo/services/schema"
 )
 
@@ -32,10 +31,11 @@ Run 'wololo client <command> -h' for a command's flags.
 // Run is the `wololo client` command.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		fmt.Fprint(stdout, usage)
 		if len(args) == 0 {
-			return errors.New("a command is required")
+			fmt.Fprint(stderr, usage)
+			return fmt.Errorf("%w: a command is required", cli.ErrUsage)
 		}
+		fmt.Fprint(stdout, usage)
 		return nil
 	}
 	switch args[0] {
@@ -49,7 +49,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return runJob(ctx, "results", args[1:], stdout, stderr)
 	}
 	fmt.Fprint(stderr, usage)
-	return fmt.Errorf("unknown client command %q", args[0])
+	return fmt.Errorf("%w: unknown client command %q", cli.ErrUsage, args[0])
 }
 
 // IsTerminal reports whether w is a terminal.
@@ -63,8 +63,8 @@ func IsTerminal(w io.Writer) bool {
 }
 
 func runSubmit(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("wololo client submit", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := cli.NewFlagSet("wololo client submit", "usage: wololo client submit --matches F --players F --out DIR [flags]\n\n"+
+		"Creates a job (or re-attaches to --job), uploads both files, waits, and writes q1.csv..q4.csv.\n", stderr)
 	var o SubmitOptions
 	fs.StringVar(&o.Server, "server", DefaultServer, "gateway address")
 	fs.StringVar(&o.Matches, "matches", "", "path of matches.csv (required)")
@@ -73,14 +73,11 @@ func runSubmit(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs.StringVar(&o.JobID, "job", "", "job id to create or re-attach to (default: a new one)")
 	fs.BoolVar(&o.Keep, "keep", false, "keep the job at the gateway after fetching its results")
 	quiet := fs.Bool("quiet", false, "no progress output")
-	if err := fs.Parse(args); err != nil {
+	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
-	for _, req := range []struct{ name, val string }{{"matches", o.Matches}, {"players", o.Players}, {"out", o.Out}} {
-		if req.val == "" {
-			fs.Usage()
-			return fmt.Errorf("--%s is required", req.name)
-		}
+	if err := cli.Required(fs, "matches", "players", "out"); err != nil {
+		return err
 	}
 	if !*quiet {
 		o.Progress, o.Terminal = stderr, IsTerminal(stderr)
@@ -126,20 +123,19 @@ func PrintReport(w io.Writer, job *wololov1.Job) {
 }
 
 func runJob(ctx context.Context, cmd string, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("wololo client "+cmd, flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	what := map[string]string{"status": "prints a job's state and report", "watch": "follows a job until it ends", "results": "fetches a finished job's four files into --out"}[cmd]
+	fs := cli.NewFlagSet("wololo client "+cmd, "usage: wololo client "+cmd+" --job ID [flags]\n\n"+strings.ToUpper(what[:1])+what[1:]+".\n", stderr)
 	server := fs.String("server", DefaultServer, "gateway address")
 	id := fs.String("job", "", "job id (required)")
 	out := ""
 	if cmd == "results" {
 		fs.StringVar(&out, "out", "", "directory for q1.csv..q4.csv (required)")
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
-	if *id == "" || (cmd == "results" && out == "") {
-		fs.Usage()
-		return errors.New("--job (and for results --out) is required")
+	if err := cli.Required(fs, "job", "out"); err != nil { // "out" only exists for results
+		return err
 	}
 	conn, err := Dial(*server)
 	if err != nil {

@@ -9,8 +9,6 @@ package demo
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -21,6 +19,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/wololo/wololo/deploy"
+	"github.com/wololo/wololo/services/cli"
 	"github.com/wololo/wololo/services/client"
 	"github.com/wololo/wololo/services/datagen"
 	"github.com/wololo/wololo/services/node"
@@ -36,8 +35,7 @@ const (
 
 // Run is the `wololo demo` command.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("wololo demo", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := cli.NewFlagSet("wololo demo", "usage: wololo demo [flags]\n\nRuns the whole graph in this process over loopback gRPC and prints the four answers.\n", stderr)
 	matches := fs.String("matches", "", "matches.csv to run on (default: a generated dataset in --data)")
 	players := fs.String("players", "", "match_players.csv to run on (default: a generated dataset in --data)")
 	out := fs.String("out", DefaultOut, "directory for q1.csv..q4.csv")
@@ -47,15 +45,11 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	replicas := fs.Int("replicas", 0, "if set, run this many replicas of every stage but the gateway")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the run to this file")
 	logLevel := fs.String("log-level", "warn", "log level of the graph's processes (trace, debug, info, warn, error)")
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "usage: wololo demo [flags]\n\nRuns the whole graph in this process over loopback gRPC and prints the four answers.\n\n")
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
+	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
 	if (*matches == "") != (*players == "") {
-		return errors.New("give both --matches and --players, or neither for the generated dataset")
+		return cli.Usagef(fs, "give both --matches and --players, or neither for the generated dataset")
 	}
 	top := deploy.Default()
 	if *topoPath != "" {
@@ -81,7 +75,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	defer stopProfile()
 	log := hclog.New(&hclog.LoggerOptions{Name: "wololo", Level: hclog.LevelFromString(*logLevel), Output: stderr})
 	start := time.Now()
-	cluster, err := node.StartCluster(ctx, top, node.ClusterOptions{Log: log})
+	cluster, err := node.StartCluster(top, node.ClusterOptions{Log: log})
 	if err != nil {
 		return fmt.Errorf("start the graph: %w", err)
 	}

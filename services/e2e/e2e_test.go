@@ -91,7 +91,7 @@ func startCluster(t *testing.T, top deploy.Topology, opts node.ClusterOptions) *
 	if opts.Log == nil {
 		opts.Log = testLogger(t)
 	}
-	c, err := node.StartCluster(context.Background(), top, opts)
+	c, err := node.StartCluster(top, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,8 +8,6 @@ package healthcheck
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"time"
@@ -17,6 +15,8 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+
+	"github.com/wololo/wololo/services/cli"
 )
 
 // Check asks addr's health service once and reports an error unless it
@@ -41,21 +41,15 @@ func Check(ctx context.Context, addr string, timeout time.Duration) error {
 
 // Run is `wololo health`.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("wololo health", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), "usage: wololo health --addr HOST:PORT [--timeout 2s]\n\nExits 0 when the process at HOST:PORT answers the gRPC health check SERVING\n(the containers' health check command).\n\nflags:\n")
-		fs.PrintDefaults()
-	}
+	fs := cli.NewFlagSet("wololo health", "usage: wololo health --addr HOST:PORT [--timeout 2s]\n\nExits 0 when the process at HOST:PORT answers the gRPC health check SERVING\n(the containers' health check command).\n", stderr)
 	addr := fs.String("addr", "", "address of the process to check (required)")
 	timeout := fs.Duration("timeout", 2*time.Second, "give up after this long")
 	quiet := fs.Bool("quiet", false, "print nothing when healthy")
-	if err := fs.Parse(args); err != nil {
+	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
-	if *addr == "" || fs.NArg() > 0 {
-		fs.Usage()
-		return errors.New("--addr is required (and nothing else)")
+	if err := cli.Required(fs, "addr"); err != nil {
+		return err
 	}
 	if err := Check(ctx, *addr, *timeout); err != nil {
 		return err

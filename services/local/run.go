@@ -114,11 +114,8 @@ func runJob(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
-	for _, req := range []struct{ name, val string }{{"matches", *matches}, {"players", *players}, {"out", *out}} {
-		if req.val == "" {
-			fs.Usage()
-			return fmt.Errorf("--%s is required", req.name)
-		}
+	if err := cli.Required(fs, "matches", "players", "out"); err != nil {
+		return err
 	}
 	temp := c.data == ""
 	if temp {

@@ -112,7 +112,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		l.Close()
 		return err
 	}
-	err = m.Run(ctx)
+	err = m.Serve(ctx)
 	if err != nil {
 		log.Error("stopped on a fatal error", "error", err)
 		return err

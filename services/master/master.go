@@ -10,11 +10,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/health"
-	healthpb "google.golang.org/grpc/health/grpc_health_v1"
-	"google.golang.org/grpc/reflection"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
@@ -22,6 +18,7 @@ import (
 	"github.com/wololo/wololo/election"
 	"github.com/wololo/wololo/election/driver"
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
+	"github.com/wololo/wololo/services/rpcserver"
 	"github.com/wololo/wololo/transport"
 )
 
@@ -61,14 +58,35 @@ type Master struct {
 	procs map[string]Process // the runtime's last word on each instance
 }
 
+// Validate checks the config without changing it.
+func (c Config) Validate() error {
+	if c.Self < 1 || c.Self > c.Topology.Masters {
+		return fmt.Errorf("master config: Self: master id %d: the topology has masters 1..%d", c.Self, c.Topology.Masters)
+	}
+	if c.Listener == nil || c.Resolver == nil || c.Runtime == nil {
+		return fmt.Errorf("master config: Listener, Resolver and Runtime are required")
+	}
+	if c.Tick < 0 {
+		return fmt.Errorf("master config: Tick %s must not be negative", c.Tick)
+	}
+	return nil
+}
+
+// WithDefaults returns the config with a null logger where none is given
+// (the election and the supervision loop fill their own tunables).
+func (c Config) WithDefaults() Config {
+	if c.Log == nil {
+		c.Log = hclog.NewNullLogger()
+	}
+	return c
+}
+
 // New checks the configuration and reads the persisted term.
 func New(cfg Config) (*Master, error) {
-	if cfg.Log == nil {
-		cfg.Log = hclog.NewNullLogger()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
 	}
-	if cfg.Self < 1 || cfg.Self > cfg.Topology.Masters {
-		return nil, fmt.Errorf("master id %d: the topology has masters 1..%d", cfg.Self, cfg.Topology.Masters)
-	}
+	cfg = cfg.WithDefaults()
 	m := &Master{
 		cfg: cfg, self: election.ID(cfg.Self), started: time.Now(), procs: map[string]Process{},
 		instance: deploy.Instance{Stage: deploy.MasterStage, Index: cfg.Self}.Name(),
@@ -105,52 +123,28 @@ func New(cfg Config) (*Master, error) {
 	return m, nil
 }
 
-// Run serves and supervises until ctx ends (nil) or the master cannot go
+// Serve serves and supervises until ctx ends (nil) or the master cannot go
 // on (the term cannot be persisted, the server fails).
-func (m *Master) Run(ctx context.Context) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	srv := grpc.NewServer(transport.ServerOptions()...)
-	wololov1.RegisterElectionServiceServer(srv, &electionServer{m: m})
-	wololov1.RegisterStatusServer(srv, &statusServer{m: m})
-	hs := health.NewServer()
-	hs.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
-	healthpb.RegisterHealthServer(srv, hs)
-	reflection.Register(srv)
-
-	errs := make(chan error, 2)
-	go func() { errs <- srv.Serve(m.cfg.Listener) }()
-	go func() { errs <- m.elector.Serve(ctx) }()
-	loopDone := make(chan struct{})
-	go func() {
-		m.loop.Run(ctx)
-		close(loopDone)
-	}()
+func (m *Master) Serve(ctx context.Context) error {
+	defer m.peers.Close()
+	srv, err := rpcserver.New(rpcserver.Options{Status: &statusServer{m: m}, Log: m.cfg.Log.Named("rpc")})
+	if err != nil {
+		return err
+	}
+	wololov1.RegisterElectionServiceServer(srv.GRPC(), &electionServer{m: m})
+	var life transport.Lifetime
+	run := func(serve func(context.Context) error) {
+		life.Go(func(ctx context.Context) {
+			if err := serve(ctx); err != nil {
+				life.Fail(fmt.Errorf("master %d: %w", m.cfg.Self, err))
+			}
+		})
+	}
+	run(func(ctx context.Context) error { return srv.Serve(ctx, m.cfg.Listener) })
+	run(m.elector.Serve)
+	life.Go(m.loop.Run)
 	m.cfg.Log.Info("serving", "address", m.cfg.Listener.Addr().String(), "runtime", m.cfg.RuntimeName, "supervised", len(m.loop.cfg.Instances))
-
-	var err error
-	select {
-	case <-ctx.Done():
-	case err = <-errs:
-		if err != nil {
-			err = fmt.Errorf("master %d: %w", m.cfg.Self, err)
-		}
-	}
-	cancel()
-	hs.Shutdown()
-	stopped := make(chan struct{})
-	go func() {
-		srv.GracefulStop()
-		close(stopped)
-	}()
-	select {
-	case <-stopped:
-	case <-time.After(2 * time.Second):
-		srv.Stop()
-	}
-	<-loopDone
-	m.peers.Close()
-	return err
+	return life.Serve(ctx)
 }
 
 // observe confirms to the election every master the runtime saw exited,

@@ -19,10 +19,16 @@ type Cluster struct {
 	Nodes    map[string]*Node
 	Addrs    map[string]string
 
-	ctx      context.Context
 	opts     ClusterOptions
 	resolver transport.Resolver
 	stores   map[string]transport.Store
+	running  map[string]serving // by instance
+}
+
+// serving is one node's Serve call in the background.
+type serving struct {
+	stop context.CancelFunc
+	done chan error // Serve's result
 }
 
 // ClusterOptions tune a cluster.
@@ -35,12 +41,13 @@ type ClusterOptions struct {
 	Route func(instance, addr string) string
 }
 
-// StartCluster starts every instance of top on 127.0.0.1.
-func StartCluster(ctx context.Context, top deploy.Topology, opts ClusterOptions) (*Cluster, error) {
+// StartCluster starts every instance of top on 127.0.0.1; they serve until
+// Stop.
+func StartCluster(top deploy.Topology, opts ClusterOptions) (*Cluster, error) {
 	if err := top.Validate(); err != nil {
 		return nil, err
 	}
-	c := &Cluster{Topology: top, Nodes: map[string]*Node{}, Addrs: map[string]string{}}
+	c := &Cluster{Topology: top, Nodes: map[string]*Node{}, Addrs: map[string]string{}, running: map[string]serving{}}
 	listeners := map[string]net.Listener{}
 	for _, in := range top.Instances() {
 		l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -60,7 +67,7 @@ func StartCluster(ctx context.Context, top deploy.Topology, opts ClusterOptions)
 			dial[name] = opts.Route(name, addr)
 		}
 	}
-	c.ctx, c.opts, c.resolver = ctx, opts, transport.StaticResolver(dial)
+	c.opts, c.resolver = opts, transport.StaticResolver(dial)
 	c.stores = map[string]transport.Store{}
 	for _, in := range top.Instances() {
 		c.stores[in.Name()] = transport.NewMemStore()
@@ -73,15 +80,29 @@ func StartCluster(ctx context.Context, top deploy.Topology, opts ClusterOptions)
 }
 
 func (c *Cluster) start(in deploy.Instance, l net.Listener) error {
-	n, err := Start(c.ctx, Config{
+	n, err := New(Config{
 		Topology: c.Topology, Instance: in, Listener: l, Resolver: c.resolver, Store: c.stores[in.Name()],
 		Log: c.opts.Log, BatchRows: c.opts.BatchRows, OutboxLimit: c.opts.OutboxLimit,
 	})
 	if err != nil {
+		l.Close()
 		return err
 	}
+	ctx, cancel := context.WithCancel(context.Background())
+	run := serving{stop: cancel, done: make(chan error, 1)}
+	go func() { run.done <- n.Serve(ctx) }()
 	c.Nodes[in.Name()] = n
+	c.running[in.Name()] = run
 	return nil
+}
+
+// stop stops one instance and waits until it has.
+func (c *Cluster) stop(instance string) {
+	if run, ok := c.running[instance]; ok {
+		run.stop()
+		<-run.done
+		delete(c.running, instance)
+	}
 }
 
 // Restart stops one instance and starts it again on the same address and
@@ -92,12 +113,10 @@ func (c *Cluster) Restart(instance string) error {
 	if err != nil {
 		return err
 	}
-	n, ok := c.Nodes[instance]
-	if !ok {
+	if _, ok := c.Nodes[instance]; !ok {
 		return fmt.Errorf("no instance %s", instance)
 	}
-	n.Stop()
-	_ = n.Wait()
+	c.stop(instance)
 	l, err := net.Listen("tcp", c.Addrs[instance])
 	if err != nil {
 		return fmt.Errorf("listen again for %s: %w", instance, err)
@@ -110,10 +129,14 @@ func (c *Cluster) GatewayAddr() string {
 	return c.Addrs[deploy.Instance{Stage: c.Topology.Gateway().Name}.Name()]
 }
 
-// Stop stops every node.
+// Stop stops every node and waits until they have.
 func (c *Cluster) Stop() {
-	for _, n := range c.Nodes {
-		n.Stop()
+	for _, run := range c.running {
+		run.stop()
+	}
+	for name, run := range c.running {
+		<-run.done
+		delete(c.running, name)
 	}
 }
 

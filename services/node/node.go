@@ -1,8 +1,11 @@
-// Package node assembles one Wololo process of the graph: a gRPC server with
-// the StageService (the stage runtime), the health service, server
-// reflection and Status, plus JobService on the gateway. The embedded demo
-// starts one Node per instance in a single process; the standalone roles
-// start exactly one.
+// Package node assembles one Wololo process of the graph: the shared gRPC
+// server (services/rpcserver: health, reflection, Status) with the
+// StageService (the stage runtime), plus JobService on the gateway. New
+// builds a node from its store; Serve runs it (the server, the stage
+// runtime, the sender's links, the gateway's sweeper) until its context
+// ends or one of them fails, and stops them all before it returns. The
+// embedded demo runs one Node per instance in a single process (Cluster);
+// the standalone roles run exactly one.
 //
 // It wires parts together and owns their lifetimes; it holds no protocol or
 // query logic of its own.
@@ -13,26 +16,19 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/health"
-	healthpb "google.golang.org/grpc/health/grpc_health_v1"
-	"google.golang.org/grpc/reflection"
 
 	"github.com/wololo/wololo/deploy"
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 	"github.com/wololo/wololo/services/gateway"
 	"github.com/wololo/wololo/services/operators"
+	"github.com/wololo/wololo/services/rpcserver"
 	"github.com/wololo/wololo/services/stage"
 	"github.com/wololo/wololo/transport"
 )
-
-// ShutdownGrace is how long a stopping node lets in-flight calls finish.
-const ShutdownGrace = 2 * time.Second
 
 // Config is what a Node needs.
 type Config struct {
@@ -40,49 +36,73 @@ type Config struct {
 	Instance    deploy.Instance
 	Listener    net.Listener       // where to serve; required
 	Resolver    transport.Resolver // addresses of the other instances; required
-	Store       transport.Store    // a MemStore if nil
+	Store       transport.Store    // a MemStore if nil (WithDefaults)
 	Log         hclog.Logger
 	BatchRows   int
 	OutboxLimit int
 	Retention   time.Duration // gateway: see gateway.Config.Retention
 }
 
-// Node is one running process of the graph.
-type Node struct {
-	cfg     Config
-	Role    string
-	Gateway *gateway.Gateway // set on the gateway
-	server  *grpc.Server
-	pool    *transport.Pool
-	cancel  context.CancelFunc
-	started time.Time
-
-	announced atomic.Bool
-	errOnce   sync.Once
-	err       error
-	done      chan struct{}
+// WithDefaults returns the config with an in-memory store and a null
+// logger where none is given (the stage and the gateway fill their own
+// tunables).
+func (c Config) WithDefaults() Config {
+	if c.Store == nil {
+		c.Store = transport.NewMemStore()
+	}
+	if c.Log == nil {
+		c.Log = hclog.NewNullLogger()
+	}
+	return c
 }
 
-// Start builds the node and serves in the background until Stop or a fatal
-// error (see Wait).
-func Start(ctx context.Context, cfg Config) (*Node, error) {
-	if cfg.Listener == nil || cfg.Resolver == nil {
-		return nil, errors.New("node: Listener and Resolver are required")
+// Validate checks the config without changing it.
+func (c Config) Validate() error {
+	if c.Listener == nil {
+		return errors.New("node config: Listener is required")
 	}
-	st, ok := cfg.Topology.Stage(cfg.Instance.Stage)
+	if c.Resolver == nil {
+		return errors.New("node config: Resolver is required")
+	}
+	if c.BatchRows < 0 || c.OutboxLimit < 0 || c.Retention < 0 {
+		return fmt.Errorf("node config: BatchRows %d, OutboxLimit %d and Retention %s must not be negative", c.BatchRows, c.OutboxLimit, c.Retention)
+	}
+	st, ok := c.Topology.Stage(c.Instance.Stage)
 	if !ok {
-		return nil, fmt.Errorf("node: topology has no stage %q", cfg.Instance.Stage)
+		return fmt.Errorf("node config: Instance: topology has no stage %q", c.Instance.Stage)
 	}
-	spec, ok := operators.Specs()[st.Operator]
-	if !ok {
-		return nil, fmt.Errorf("node: stage %s: unknown operator %q", st.Name, st.Operator)
+	if _, ok := operators.Specs()[st.Operator]; !ok {
+		return fmt.Errorf("node config: stage %s: unknown operator %q", st.Name, st.Operator)
 	}
-	if cfg.Store == nil {
-		cfg.Store = transport.NewMemStore()
+	return nil
+}
+
+// Node is one process of the graph, built from its store by New and run
+// by Serve.
+type Node struct {
+	cfg         Config
+	log         hclog.Logger
+	Role        string
+	Gateway     *gateway.Gateway // set on the gateway
+	incarnation uint64
+	server      *rpcserver.Server
+	pool        *transport.Pool
+	runtime     *stage.Runtime
+	sender      *transport.Sender
+	resume      []transport.ChannelID // channels with batches to resend
+	announced   atomic.Bool
+}
+
+// New builds the node from its store: a new incarnation, the inbox, outbox
+// and operators recovered, the gateway's jobs recovered, the gRPC server
+// ready. Nothing is served or sent before Serve.
+func New(cfg Config) (*Node, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
 	}
-	if cfg.Log == nil {
-		cfg.Log = hclog.NewNullLogger()
-	}
+	cfg = cfg.WithDefaults()
+	st, _ := cfg.Topology.Stage(cfg.Instance.Stage)
+	spec := operators.Specs()[st.Operator]
 	self := cfg.Instance.Name()
 	log := cfg.Log.With("stage", st.Name, "instance", self)
 	incarnation, err := cfg.Store.NextIncarnation()
@@ -94,23 +114,14 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 	if err != nil {
 		return nil, fmt.Errorf("node %s: load store: %w", self, err)
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	n := &Node{cfg: cfg, Role: st.Role, cancel: cancel, started: time.Now(), done: make(chan struct{})}
-	n.pool = transport.NewPool(cfg.Resolver)
+	n := &Node{cfg: cfg, log: log, Role: st.Role, incarnation: incarnation, pool: transport.NewPool(cfg.Resolver)}
 	outbox := transport.NewOutbox(cfg.Store)
-	sender := transport.NewSender(self, incarnation, outbox, n.pool, log.Named("transport"))
-	senderDone := make(chan struct{})
-	go func() {
-		defer close(senderDone)
-		if err := sender.Serve(ctx); err != nil {
-			n.fail(fmt.Errorf("%s incarnation %d was replaced: %w", self, incarnation, err))
-		}
-	}()
-	committer := transport.NewCommitter(cfg.Store, outbox, transport.NewInbox(), sender)
-	resume := committer.Restore(img)
+	n.sender = transport.NewSender(self, incarnation, outbox, n.pool, log.Named("transport"))
+	committer := transport.NewCommitter(cfg.Store, outbox, transport.NewInbox(), n.sender)
+	n.resume = committer.Restore(img)
 
 	scfg := stage.Config{
-		Topology: cfg.Topology, Instance: cfg.Instance, Spec: spec, Committer: committer, Links: sender,
+		Topology: cfg.Topology, Instance: cfg.Instance, Spec: spec, Committer: committer, Links: n.sender,
 		Log: log.Named("stage"), BatchRows: cfg.BatchRows, OutboxLimit: cfg.OutboxLimit,
 	}
 	if st.Role == "gateway" {
@@ -119,127 +130,85 @@ func Start(ctx context.Context, cfg Config) (*Node, error) {
 			Log: log.Named("gateway"), BatchRows: cfg.BatchRows, OutboxLimit: cfg.OutboxLimit, Retention: cfg.Retention,
 		})
 		if err != nil {
-			cancel()
 			return nil, err
 		}
 		scfg.OnFinish = n.Gateway.Finished
 	}
-	runtime, err := stage.New(scfg)
-	if err != nil {
-		cancel()
+	if n.runtime, err = stage.New(scfg); err != nil {
 		return nil, err
 	}
-	runtimeDone := make(chan struct{})
-	go func() {
-		defer close(runtimeDone)
-		if err := runtime.Serve(ctx); err != nil {
-			n.fail(err)
-		}
-	}()
-	if err := runtime.Recover(img); err != nil {
-		cancel()
+	if err := n.runtime.Recover(img); err != nil {
 		return nil, fmt.Errorf("node %s: recover: %w", self, err)
 	}
-	var gatewayDone chan struct{} // closed once the gateway's Serve returned
 	if n.Gateway != nil {
 		n.Gateway.SetDropper(func(ctx context.Context, job string) error {
-			return dropEverywhere(ctx, cfg.Topology, cfg.Instance, runtime, n.pool, job)
+			return dropEverywhere(ctx, cfg.Topology, cfg.Instance, n.runtime, n.pool, job)
 		})
 		if err := n.Gateway.Recover(img); err != nil {
-			cancel()
 			return nil, fmt.Errorf("node %s: recover jobs: %w", self, err)
 		}
-		gatewayDone = make(chan struct{})
-		go func() {
-			defer close(gatewayDone)
-			_ = n.Gateway.Serve(ctx) // nil: it ends with ctx
-		}()
 	}
 	if len(img.Jobs) > 0 {
-		log.Info("recovered from store", "jobs", len(img.Jobs), "channels-to-resend", len(resume), "took", time.Since(loadStart).Round(time.Millisecond))
+		log.Info("recovered from store", "jobs", len(img.Jobs), "channels-to-resend", len(n.resume), "took", time.Since(loadStart).Round(time.Millisecond))
 	}
 
-	n.server = grpc.NewServer(transport.ServerOptions()...)
-	stageServer := transport.NewServer(self, incarnation, runtime, log.Named("transport"))
-	stageServer.OnAnnounce(sender.SeeReceiver)
-	wololov1.RegisterStageServiceServer(n.server, stageServer)
+	n.server, err = rpcserver.New(rpcserver.Options{Log: log.Named("rpc"), Status: &statusServer{
+		role: st.Role, instance: self, incarnation: incarnation, started: time.Now(),
+		addr: cfg.Listener.Addr().String(), progress: n.runtime.Progress, store: cfg.Store, announced: &n.announced,
+	}})
+	if err != nil {
+		return nil, err
+	}
+	stageServer := transport.NewServer(self, incarnation, n.runtime, log.Named("transport"))
+	stageServer.OnAnnounce(n.sender.SeeReceiver)
+	wololov1.RegisterStageServiceServer(n.server.GRPC(), stageServer)
 	if n.Gateway != nil {
-		wololov1.RegisterJobServiceServer(n.server, n.Gateway.Service())
+		wololov1.RegisterJobServiceServer(n.server.GRPC(), n.Gateway.Service())
 	}
-	wololov1.RegisterStatusServer(n.server, &statusServer{
-		role: st.Role, instance: self, incarnation: incarnation, started: n.started,
-		addr: cfg.Listener.Addr().String(), progress: runtime.Progress, store: cfg.Store, announced: &n.announced,
-	})
-	hs := health.NewServer()
-	hs.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
-	healthpb.RegisterHealthServer(n.server, hs)
-	reflection.Register(n.server)
-
-	go func() {
-		err := n.server.Serve(cfg.Listener)
-		n.fail(err)
-	}()
-	// Fence older incarnations of this instance at every receiver before
-	// resending anything, then resend what the store holds.
-	go func() {
-		if announce(ctx, cfg.Topology, cfg.Instance, incarnation, n.pool, log, n.fail) {
-			n.announced.Store(true)
-		}
-		sender.Resume(resume)
-	}()
-	go func() {
-		<-ctx.Done()
-		hs.Shutdown()
-		// Channels are long-lived streams that peers keep open; give
-		// in-flight calls a moment to finish, then close the rest. Nothing
-		// is lost: unacknowledged batches are resent on reconnect.
-		stopped := make(chan struct{})
-		go func() {
-			n.server.GracefulStop()
-			close(stopped)
-		}()
-		select {
-		case <-stopped:
-		case <-time.After(ShutdownGrace):
-			n.server.Stop()
-			<-stopped
-		}
-		// Nothing may touch the store once the caller closes it.
-		<-runtimeDone
-		if gatewayDone != nil {
-			<-gatewayDone
-		}
-		<-senderDone
-		n.pool.Close()
-		close(n.done)
-	}()
-	log.Info("serving", "address", cfg.Listener.Addr().String(), "role", st.Role, "incarnation", incarnation)
 	return n, nil
 }
 
-// fail records the first fatal error and stops the node.
-func (n *Node) fail(err error) {
-	n.errOnce.Do(func() { n.err = err })
-	n.cancel()
-}
-
-// Stop stops the node gracefully: in-flight RPCs finish, links stop.
-func (n *Node) Stop() {
-	n.fail(nil)
-	<-n.done
-}
-
-// Wait blocks until the node has stopped and returns its fatal error, if any.
-func (n *Node) Wait() error {
-	<-n.done
-	if errors.Is(n.err, grpc.ErrServerStopped) {
-		return nil
+// Serve serves until ctx ends (nil) or the node cannot go on (that error:
+// a commit failed, a newer incarnation of it runs, the server broke). When
+// it returns nothing touches the store any more, so the caller may close
+// it; a Node serves once.
+func (n *Node) Serve(ctx context.Context) error {
+	defer n.pool.Close()
+	var life transport.Lifetime
+	run := func(what string, serve func(context.Context) error) {
+		life.Go(func(ctx context.Context) {
+			if err := serve(ctx); err != nil {
+				life.Fail(fmt.Errorf("%s: %w", what, err))
+			}
+		})
 	}
-	return n.err
+	self := n.cfg.Instance.Name()
+	run("grpc server", func(ctx context.Context) error { return n.server.Serve(ctx, n.cfg.Listener) })
+	run("stage", n.runtime.Serve)
+	run("sender", func(ctx context.Context) error {
+		if err := n.sender.Serve(ctx); err != nil {
+			return fmt.Errorf("%s incarnation %d was replaced: %w", self, n.incarnation, err)
+		}
+		return nil
+	})
+	if n.Gateway != nil {
+		run("gateway", n.Gateway.Serve)
+	}
+	// Fence older incarnations of this instance at every receiver before
+	// resending anything, then resend what the store holds.
+	life.Go(func(ctx context.Context) {
+		if announce(ctx, n.cfg.Topology, n.cfg.Instance, n.incarnation, n.pool, n.log, life.Fail) {
+			n.announced.Store(true)
+		}
+		n.sender.Resume(n.resume)
+	})
+	n.log.Info("serving", "address", n.Addr(), "role", n.Role, "incarnation", n.incarnation)
+	err := life.Serve(ctx)
+	if err != nil {
+		n.log.Error("stopped on a fatal error", "error", err)
+	}
+	return err
 }
-
-// Done is closed once the node has stopped, by Stop or on a fatal error.
-func (n *Node) Done() <-chan struct{} { return n.done }
 
 // Addr is the node's listening address.
 func (n *Node) Addr() string { return n.cfg.Listener.Addr().String() }

@@ -2,12 +2,13 @@ package reference
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/wololo/wololo/services/cli"
 )
 
 // files returns the four result files by name, in order.
@@ -50,28 +51,16 @@ func WriteDir(r Result, dir string) error {
 
 // Run is the `wololo reference` command.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("wololo reference", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := cli.NewFlagSet("wololo reference", "usage: wololo reference --matches FILE --players FILE --out DIR\n\n"+
+		"Answers the four queries with the single-process reference evaluator.\n", stderr)
 	matches := fs.String("matches", "", "path of matches.csv (required)")
 	players := fs.String("players", "", "path of match_players.csv (required)")
 	out := fs.String("out", "", "directory for q1.csv..q4.csv, created if needed (required)")
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "usage: wololo reference --matches FILE --players FILE --out DIR\n\n"+
-			"Answers the four queries with the single-process reference evaluator.\n\n")
-		fs.PrintDefaults()
-	}
-	if err := fs.Parse(args); err != nil {
+	if err := cli.Parse(fs, args); err != nil {
 		return err // flag.ErrHelp for -h, after the usage was printed
 	}
-	if fs.NArg() > 0 {
-		fs.Usage()
-		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
-	}
-	for _, req := range []struct{ name, val string }{{"matches", *matches}, {"players", *players}, {"out", *out}} {
-		if req.val == "" {
-			fs.Usage()
-			return fmt.Errorf("--%s is required", req.name)
-		}
+	if err := cli.Required(fs, "matches", "players", "out"); err != nil {
+		return err
 	}
 
 	start := time.Now()

@@ -9,8 +9,6 @@ package worker
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -21,6 +19,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/wololo/wololo/deploy"
+	"github.com/wololo/wololo/services/cli"
 	"github.com/wololo/wololo/services/node"
 	"github.com/wololo/wololo/transport"
 	"github.com/wololo/wololo/transport/durable"
@@ -44,8 +43,11 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 }
 
 func run(ctx context.Context, cmd string, args []string, stderr io.Writer) error {
-	fs := flag.NewFlagSet("wololo "+cmd, flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	usage := "usage: wololo worker --instance NAME [flags]\n\nRuns one stage instance of a deployment on the port the topology gives it.\n"
+	if cmd == "gateway" {
+		usage = "usage: wololo gateway [flags]\n\nRuns the gateway of a deployment: the public JobService, and the sink of the answers.\n"
+	}
+	fs := cli.NewFlagSet("wololo "+cmd, usage, stderr)
 	instance := fs.String("instance", "", "instance to run, e.g. q3-joiner-1 (required)")
 	if cmd == "gateway" {
 		*instance = "gateway-0"
@@ -62,12 +64,11 @@ func run(ctx context.Context, cmd string, args []string, stderr io.Writer) error
 	outboxLimit := fs.Int("outbox-limit", 0, "unacknowledged batches per output channel before input stops (default 16)")
 	memLimit := fs.Int("memory-limit-mib", DefaultMemoryLimitMiB, "soft memory limit in MiB: the garbage collector works harder near it (0: none; the GOMEMLIMIT environment variable wins)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of this process to this file until it stops")
-	if err := fs.Parse(args); err != nil {
+	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
-	if *instance == "" {
-		fs.Usage()
-		return errors.New("--instance is required")
+	if err := cli.Required(fs, "instance"); err != nil {
+		return err
 	}
 	top, err := deploy.Select(*topoPath)
 	if err != nil {
@@ -113,7 +114,7 @@ func run(ctx context.Context, cmd string, args []string, stderr io.Writer) error
 		defer s.Close()
 		store = s
 	}
-	n, err := node.Start(ctx, node.Config{
+	n, err := node.New(node.Config{
 		Topology: top, Instance: in, Listener: l, Resolver: resolver, Store: store, Log: log, Retention: *retention,
 		BatchRows: *batchRows, OutboxLimit: *outboxLimit,
 	})
@@ -121,15 +122,9 @@ func run(ctx context.Context, cmd string, args []string, stderr io.Writer) error
 		l.Close()
 		return err
 	}
-	select {
-	case <-ctx.Done():
-		log.Info("stopping", "instance", in.Name())
-		n.Stop()
-	case <-n.Done():
+	if err := n.Serve(ctx); err != nil {
+		return err // the node logged it
 	}
-	if err := n.Wait(); err != nil {
-		log.Error("stopped on a fatal error", "instance", in.Name(), "error", err)
-		return err
-	}
+	log.Info("stopped", "instance", in.Name())
 	return nil
 }

@@ -190,7 +190,7 @@ func parseInputs(fs *flag.FlagSet, args []string, matches, players *string, stdo
 		return err
 	}
 	if (*matches == "") != (*players == "") {
-		return errors.New("give both --matches and --players, or neither for the generated dataset")
+		return cli.Usagef(fs, "give both --matches and --players, or neither for the generated dataset")
 	}
 	if *matches != "" {
 		return nil

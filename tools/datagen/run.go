@@ -2,12 +2,11 @@ package datagen
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"path/filepath"
 
+	"github.com/wololo/wololo/services/cli"
 	"github.com/wololo/wololo/services/datagen"
 )
 
@@ -16,38 +15,22 @@ import (
 // stdout. -h prints the usage to stdout and returns nil. Errors are
 // returned, never turned into os.Exit.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("datagen", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
+	fs := cli.NewFlagSet("wololo datagen", "usage: wololo datagen [--matches N] [--seed S] [--out DIR] [--shuffle-columns] [--crlf] [--quote-all]\n\n"+
+		"Writes a synthetic Age of Empires II DE match dataset (matches.csv and\nmatch_players.csv) with the irregularities the queries must cope with.\n", stderr)
 	matches := fs.Int64("matches", datagen.DefaultMatches, "number of distinct matches (about 3.2 player rows each)")
 	seed := fs.Int64("seed", 1, "random seed: the same seed and flags give byte-identical files")
 	out := fs.String("out", "data/full", "output folder, created if needed; gets matches.csv and match_players.csv")
 	shuffle := fs.Bool("shuffle-columns", false, "write columns in a seed-determined order, plus one extra unused column per file")
 	crlf := fs.Bool("crlf", false, "end lines with \\r\\n")
 	quoteAll := fs.Bool("quote-all", false, "wrap every field in double quotes")
-	usage := func(w io.Writer) {
-		fmt.Fprintf(w, "usage: wololo datagen [--matches N] [--seed S] [--out DIR] [--shuffle-columns] [--crlf] [--quote-all]\n\n")
-		fmt.Fprintf(w, "Writes a synthetic Age of Empires II DE match dataset (matches.csv and\nmatch_players.csv) with the irregularities the queries must cope with.\n\nflags:\n")
-		fs.SetOutput(w)
-		fs.PrintDefaults()
-		fs.SetOutput(io.Discard)
-	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			usage(stdout)
-			return nil
-		}
-		usage(stderr)
-		return fmt.Errorf("datagen: %w", err)
-	}
-	if fs.NArg() > 0 {
-		usage(stderr)
-		return fmt.Errorf("datagen: unexpected argument %q (all options are flags)", fs.Arg(0))
+	if err := cli.Parse(fs, args); err != nil {
+		return err
 	}
 	if *matches <= 0 {
-		return fmt.Errorf("datagen: --matches must be a positive number of matches, got %d", *matches)
+		return cli.Usagef(fs, "--matches must be a positive number of matches, got %d", *matches)
 	}
 	if *out == "" {
-		return errors.New("datagen: --out must name an output folder")
+		return cli.Usagef(fs, "--out must name an output folder")
 	}
 	cfg := datagen.Config{Matches: *matches, Seed: *seed, ShuffleColumns: *shuffle, CRLF: *crlf, QuoteAll: *quoteAll}
 	st, err := datagen.WriteDirContext(ctx, cfg, *out)

@@ -3,27 +3,30 @@ package datagen
 import (
 	"bytes"
 	"context"
+	"errors"
+	"flag"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/wololo/wololo/services/cli"
 	"github.com/wololo/wololo/services/datagen"
 )
 
 func TestRun(t *testing.T) {
 	ctx := context.Background()
 	var out, errb bytes.Buffer
-	if err := Run(ctx, []string{"-h"}, &out, &errb); err != nil || !strings.Contains(out.String(), "--matches") {
-		t.Errorf("-h: err %v, usage %q", err, out.String())
+	if err := Run(ctx, []string{"-h"}, &out, &errb); !errors.Is(err, flag.ErrHelp) || !strings.Contains(errb.String(), "-matches") {
+		t.Errorf("-h: err %v, usage %q", err, errb.String())
 	}
 	for _, args := range [][]string{
 		{"--matches", "-5"}, {"--matches", "0"}, {"--matches", "lots"}, {"--seed", "x"},
 		{"--out", ""}, {"--nope"}, {"extra"},
 	} {
-		if err := Run(ctx, args, io.Discard, io.Discard); err == nil {
-			t.Errorf("%q: no error", args)
+		if err := Run(ctx, args, io.Discard, io.Discard); !errors.Is(err, cli.ErrUsage) {
+			t.Errorf("%q: %v, want a usage error", args, err)
 		}
 	}
 	dir := filepath.Join(t.TempDir(), "a", "b")

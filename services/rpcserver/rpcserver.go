@@ -1,0 +1,140 @@
+// Package rpcserver builds the one gRPC server every long-running Wololo
+// process serves on (the graph's nodes and the masters), so that what all
+// of them share is set in one place: keepalive and message limits, the
+// interceptors (a panicking handler becomes codes.Internal and a log line,
+// not a dead process), the health service, server reflection and the
+// Status service. The next layer of the system's trust boundary (TLS,
+// authentication) belongs here too, once.
+//
+// It knows nothing of what the services it hosts do; callers register
+// their own (StageService, JobService, ElectionService) on Server.GRPC.
+package rpcserver
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"runtime/debug"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/health"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/reflection"
+	"google.golang.org/grpc/status"
+
+	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
+	"github.com/wololo/wololo/transport"
+)
+
+// MaxMessageBytes is the largest message a server takes: gRPC's default,
+// stated here so that every process has the same.
+const MaxMessageBytes = 4 << 20
+
+// DefaultGrace is how long a stopping server lets in-flight calls finish
+// before it closes the rest.
+const DefaultGrace = 2 * time.Second
+
+// Options is what a Server needs. It is a struct so that it can grow
+// (credentials, authentication) without changing its callers.
+type Options struct {
+	// Status is the process's Status service; required.
+	Status wololov1.StatusServer
+	// Log receives a line for every panic recovered in a handler.
+	Log hclog.Logger
+	// Grace is DefaultGrace if zero.
+	Grace time.Duration
+}
+
+// Server is one process's gRPC server.
+type Server struct {
+	grpc   *grpc.Server
+	health *health.Server
+	grace  time.Duration
+}
+
+// New builds the server with health (SERVING), reflection and Status
+// registered; register the process's own services on GRPC before Serve.
+func New(o Options) (*Server, error) {
+	if o.Status == nil {
+		return nil, fmt.Errorf("rpcserver: Options.Status is required")
+	}
+	if o.Log == nil {
+		o.Log = hclog.NewNullLogger()
+	}
+	if o.Grace == 0 {
+		o.Grace = DefaultGrace
+	}
+	opts := append(transport.ServerOptions(),
+		grpc.MaxRecvMsgSize(MaxMessageBytes),
+		grpc.ChainUnaryInterceptor(recoverUnary(o.Log)),
+		grpc.ChainStreamInterceptor(recoverStream(o.Log)),
+	)
+	s := &Server{grpc: grpc.NewServer(opts...), health: health.NewServer(), grace: o.Grace}
+	s.health.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
+	healthpb.RegisterHealthServer(s.grpc, s.health)
+	wololov1.RegisterStatusServer(s.grpc, o.Status)
+	reflection.Register(s.grpc)
+	return s, nil
+}
+
+// GRPC is the server to register services on.
+func (s *Server) GRPC() *grpc.Server { return s.grpc }
+
+// Serve serves l until ctx ends, then reports NOT_SERVING, lets in-flight
+// calls finish for the grace period and closes the rest. It returns nil
+// after a stop by ctx, or the error that ended serving.
+func (s *Server) Serve(ctx context.Context, l net.Listener) error {
+	served := make(chan error, 1)
+	go func() { served <- s.grpc.Serve(l) }()
+	select {
+	case err := <-served:
+		return err
+	case <-ctx.Done():
+	}
+	s.health.Shutdown()
+	stopped := make(chan struct{})
+	go func() {
+		s.grpc.GracefulStop()
+		close(stopped)
+	}()
+	select {
+	case <-stopped:
+	case <-time.After(s.grace):
+		// Long-lived streams that peers keep open: nothing is lost by
+		// closing them, unacknowledged batches are resent on reconnect.
+		s.grpc.Stop()
+		<-stopped
+	}
+	<-served
+	return nil
+}
+
+func recovered(log hclog.Logger, method string, p any) error {
+	log.Error("handler panicked; the call fails, the process goes on", "method", method, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+	return status.Errorf(codes.Internal, "%s: internal error", method)
+}
+
+func recoverUnary(log hclog.Logger) grpc.UnaryServerInterceptor {
+	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (resp any, err error) {
+		defer func() {
+			if p := recover(); p != nil {
+				resp, err = nil, recovered(log, info.FullMethod, p)
+			}
+		}()
+		return handler(ctx, req)
+	}
+}
+
+func recoverStream(log hclog.Logger) grpc.StreamServerInterceptor {
+	return func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) (err error) {
+		defer func() {
+			if p := recover(); p != nil {
+				err = recovered(log, info.FullMethod, p)
+			}
+		}()
+		return handler(srv, ss)
+	}
+}
