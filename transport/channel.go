@@ -19,6 +19,9 @@ var (
 	// ErrJobDropped: the receiver has dropped the job (its client has the
 	// results); the sender drops the channel too.
 	ErrJobDropped = errors.New("job dropped")
+	// ErrTooManyJobs: the receiver holds as many jobs as it may; the
+	// sender retries later.
+	ErrTooManyJobs = errors.New("too many jobs")
 )
 
 // ChannelID names one channel.

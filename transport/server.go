@@ -37,6 +37,7 @@ type Server struct {
 	handler     Handler
 	log         hclog.Logger
 	announced   func(instance string, incarnation uint64)
+	peers       func(instance string) bool
 
 	mu           sync.Mutex
 	incarnations map[string]uint64 // newest incarnation seen per sender instance
@@ -59,6 +60,26 @@ func NewServer(self string, incarnation uint64, handler Handler, log hclog.Logge
 	return &Server{self: self, incarnation: incarnation, handler: handler, log: log, incarnations: map[string]uint64{}, open: map[string]map[*openStream]bool{}}
 }
 
+// SetPeers sets which instances may open streams to this one or announce
+// themselves to it (the topology's neighbours); any other is refused with
+// PermissionDenied before anything is recorded of it. Without it, any
+// instance is accepted.
+func (s *Server) SetPeers(f func(instance string) bool) { s.peers = f }
+
+// checkPeer refuses a claimed instance name that is too long or that is not
+// a neighbour.
+func (s *Server) checkPeer(instance string) error {
+	switch {
+	case instance == "":
+		return fmt.Errorf("%w: no instance name", ErrInvalid)
+	case len(instance) > MaxNameLen:
+		return fmt.Errorf("%w: an instance name of %d bytes (at most %d)", ErrInvalid, len(instance), MaxNameLen)
+	case s.peers != nil && !s.peers(instance):
+		return fmt.Errorf("%w: %q", ErrNotPeer, instance)
+	}
+	return nil
+}
+
 // OnAnnounce sets what else learns of an announced incarnation: the
 // process's Sender, which then ignores acknowledgements from older
 // incarnations of that instance as a receiver.
@@ -68,8 +89,8 @@ func (s *Server) OnAnnounce(f func(instance string, incarnation uint64)) { s.ann
 // acknowledges anything, so that an older one is refused from now on, both
 // as a sender (here) and as a receiver (through OnAnnounce).
 func (s *Server) Announce(_ context.Context, req *wololov1.AnnounceRequest) (*wololov1.AnnounceResponse, error) {
-	if req.GetSender() == "" {
-		return nil, status.Error(codes.InvalidArgument, "announce needs a sender")
+	if err := s.checkPeer(req.GetSender()); err != nil {
+		return nil, toStatus(err)
 	}
 	if err := s.fence(req.Sender, req.Incarnation); err != nil {
 		return nil, toStatus(err)
@@ -82,8 +103,8 @@ func (s *Server) Announce(_ context.Context, req *wololov1.AnnounceRequest) (*wo
 
 // DropJob deletes a job at this instance.
 func (s *Server) DropJob(_ context.Context, req *wololov1.DropJobRequest) (*wololov1.DropJobResponse, error) {
-	if req.GetJobId() == "" {
-		return nil, status.Error(codes.InvalidArgument, "drop needs a job_id")
+	if !ValidJobID(req.GetJobId()) {
+		return nil, toStatus(fmt.Errorf("%w: job id %q", ErrInvalid, req.GetJobId()))
 	}
 	if err := s.handler.DropJob(req.JobId); err != nil {
 		return nil, toStatus(err)
@@ -100,6 +121,9 @@ func (s *Server) fence(sender string, incarnation uint64) error {
 	newest := s.incarnations[sender]
 	if incarnation < newest {
 		return fmt.Errorf("%w: %s incarnation %d, newest is %d", ErrStaleIncarnation, sender, incarnation, newest)
+	}
+	if incarnation > newest+MaxIncarnationStep {
+		return fmt.Errorf("%w: %s claims incarnation %d, more than %d above the newest known (%d)", ErrInvalid, sender, incarnation, MaxIncarnationStep, newest)
 	}
 	s.incarnations[sender] = incarnation
 	if incarnation > newest {
@@ -142,8 +166,14 @@ func (s *Server) Exchange(stream wololov1.StageService_ExchangeServer) error {
 		// restart) retries; Unavailable says so.
 		return status.Errorf(codes.Unavailable, "this is %s, not %s", s.self, open.Receiver)
 	}
-	if open.JobId == "" || open.Stream == "" || open.Sender == "" {
-		return status.Error(codes.InvalidArgument, "open needs job_id, stream and sender")
+	if !ValidJobID(open.JobId) {
+		return toStatus(fmt.Errorf("%w: job id %q", ErrInvalid, open.JobId))
+	}
+	if open.Stream == "" || len(open.Stream) > MaxNameLen {
+		return toStatus(fmt.Errorf("%w: a stream name of %d bytes", ErrInvalid, len(open.Stream)))
+	}
+	if err := s.checkPeer(open.Sender); err != nil {
+		return toStatus(err)
 	}
 	ch := ChannelID{Job: open.JobId, Stream: open.Stream, Sender: open.Sender, Receiver: s.self}
 	if err := s.fence(open.Sender, open.Incarnation); err != nil {
@@ -241,8 +271,12 @@ func toStatus(err error) error {
 		return status.Error(codes.FailedPrecondition, err.Error())
 	case errors.Is(err, ErrJobDropped):
 		return status.Error(codes.NotFound, err.Error())
-	case errors.Is(err, ErrUnknownChannel):
+	case errors.Is(err, ErrUnknownChannel), errors.Is(err, ErrInvalid):
 		return status.Error(codes.InvalidArgument, err.Error())
+	case errors.Is(err, ErrNotPeer):
+		return status.Error(codes.PermissionDenied, err.Error())
+	case errors.Is(err, ErrTooManyJobs):
+		return status.Error(codes.ResourceExhausted, err.Error())
 	case errors.Is(err, ErrSeqGap):
 		return status.Error(codes.Aborted, err.Error())
 	case errors.Is(err, context.Canceled):

@@ -127,7 +127,7 @@ func Submit(ctx context.Context, o SubmitOptions) (*Summary, error) {
 	if o.JobID == "" {
 		// Named here, so that a CreateJob retried after the gateway
 		// restarted finds the same job instead of making a second one.
-		o.JobID = schema.NewJobID()
+		o.JobID = transport.NewJobID()
 	}
 	var created *wololov1.CreateJobResponse
 	err = withRetry(ctx, 5, func(ctx context.Context) error {

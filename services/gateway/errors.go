@@ -24,6 +24,8 @@ var (
 	ErrDataLoss = errors.New("upload incomplete")
 	// ErrStore: the store refused a write; the call may be retried.
 	ErrStore = errors.New("store unavailable")
+	// ErrFull: a limit is reached (jobs at once); the message names it.
+	ErrFull = errors.New("limit reached")
 )
 
 // kindError is an error of one of the kinds above with its own message.
@@ -58,6 +60,8 @@ func toStatus(err error) error {
 		code = codes.DataLoss
 	case errors.Is(err, ErrStore):
 		code = codes.Unavailable
+	case errors.Is(err, ErrFull):
+		code = codes.ResourceExhausted
 	case errors.Is(err, context.Canceled):
 		code = codes.Canceled
 	case errors.Is(err, context.DeadlineExceeded):

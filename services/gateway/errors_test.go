@@ -23,6 +23,7 @@ func TestToStatus(t *testing.T) {
 		{"not done", errorf(ErrNotDone, "job j is running, not done"), codes.FailedPrecondition, "job j is running, not done"},
 		{"size mismatch", errorf(ErrDataLoss, "short"), codes.DataLoss, "short"},
 		{"store", fmt.Errorf("upload: %w", errorf(ErrStore, "commit: disk full")), codes.Unavailable, "upload: commit: disk full"},
+		{"full", errorf(ErrFull, "the gateway holds 1024 jobs"), codes.ResourceExhausted, "the gateway holds 1024 jobs"},
 		{"canceled", fmt.Errorf("wait: %w", context.Canceled), codes.Canceled, "wait: context canceled"},
 		{"deadline", context.DeadlineExceeded, codes.DeadlineExceeded, "context deadline exceeded"},
 		{"a status passes through", status.Error(codes.Aborted, "stream broke"), codes.Aborted, "stream broke"},

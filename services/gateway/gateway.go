@@ -31,6 +31,9 @@ type Config struct {
 	// Retention is how long a job may go without any client activity
 	// before it is dropped everywhere; DefaultRetention if 0.
 	Retention time.Duration
+	// MaxJobs is how many jobs the gateway holds at once (created and not
+	// yet dropped); stage.DefaultMaxJobs if 0.
+	MaxJobs int
 }
 
 // DefaultRetention is how long an abandoned job is kept.
@@ -50,6 +53,9 @@ func (c Config) WithDefaults() Config {
 	if c.Retention == 0 {
 		c.Retention = DefaultRetention
 	}
+	if c.MaxJobs == 0 {
+		c.MaxJobs = stage.DefaultMaxJobs
+	}
 	return c
 }
 
@@ -60,8 +66,8 @@ func (c Config) Validate() error {
 	if c.Committer == nil {
 		return errors.New("gateway config: Committer is required")
 	}
-	if c.BatchRows < 0 || c.OutboxLimit < 0 || c.Retention < 0 {
-		return fmt.Errorf("gateway config: BatchRows %d, OutboxLimit %d and Retention %s must not be negative", c.BatchRows, c.OutboxLimit, c.Retention)
+	if c.BatchRows < 0 || c.OutboxLimit < 0 || c.Retention < 0 || c.MaxJobs < 0 {
+		return fmt.Errorf("gateway config: BatchRows %d, OutboxLimit %d, Retention %s and MaxJobs %d must not be negative", c.BatchRows, c.OutboxLimit, c.Retention, c.MaxJobs)
 	}
 	gw := c.Topology.Gateway()
 	for _, stream := range fileStreams {
@@ -99,7 +105,7 @@ func New(cfg Config) (*Gateway, error) {
 	return &Gateway{
 		cfg: cfg, self: deploy.Instance{Stage: cfg.Topology.Gateway().Name},
 		drop: func(context.Context, string) error { return nil },
-		jobs: &jobs{store: cfg.Committer.Store(), log: cfg.Log, byID: map[string]*job{}},
+		jobs: &jobs{store: cfg.Committer.Store(), log: cfg.Log, max: cfg.MaxJobs, byID: map[string]*job{}},
 		wake: make(chan struct{}, 1),
 	}, nil
 }

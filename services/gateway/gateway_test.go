@@ -2,8 +2,12 @@ package gateway
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/wololo/wololo/deploy"
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
@@ -93,5 +97,28 @@ func TestAbandonedJobIsDropped(t *testing.T) {
 	img, _ := store.Load()
 	if len(img.Jobs) != 0 || len(img.Dropped) != 1 {
 		t.Fatalf("store after the drop: %d jobs, dropped %v", len(img.Jobs), img.Dropped)
+	}
+}
+
+// TestJobsBeyondTheLimitAreRefused: the gateway holds at most MaxJobs jobs;
+// one more is ResourceExhausted, naming the limit, and resuming a job it
+// holds still works.
+func TestJobsBeyondTheLimitAreRefused(t *testing.T) {
+	store := transport.NewMemStore()
+	committer := transport.NewCommitter(store, transport.NewOutbox(store), transport.NewInbox(), nil)
+	g, err := New(Config{Topology: deploy.Default(), Committer: committer, MaxJobs: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := g.Service()
+	if _, err := svc.CreateJob(context.Background(), createRequest("first")); err != nil {
+		t.Fatal(err)
+	}
+	_, err = svc.CreateJob(context.Background(), createRequest("second"))
+	if status.Code(err) != codes.ResourceExhausted || !strings.Contains(err.Error(), "--max-jobs") {
+		t.Fatalf("a job beyond the limit: %v, want ResourceExhausted naming --max-jobs", err)
+	}
+	if _, err := svc.CreateJob(context.Background(), createRequest("first")); err != nil {
+		t.Fatalf("resuming a held job: %v", err)
 	}
 }

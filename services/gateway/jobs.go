@@ -22,6 +22,7 @@ import (
 type jobs struct {
 	store transport.Store
 	log   hclog.Logger
+	max   int // jobs at once
 
 	mu   sync.Mutex
 	byID map[string]*job
@@ -82,8 +83,8 @@ func (js *jobs) create(id string, matches, players *wololov1.FileHeader) (string
 		return "", kindError{ErrInvalid, err}
 	}
 	if id == "" {
-		id = schema.NewJobID()
-	} else if !schema.ValidJobID(id) {
+		id = transport.NewJobID()
+	} else if !transport.ValidJobID(id) {
 		return "", errorf(ErrInvalid, "job id %q: use 1-64 letters, digits, '-' or '_'", id)
 	}
 	js.mu.Lock()
@@ -91,6 +92,9 @@ func (js *jobs) create(id string, matches, players *wololov1.FileHeader) (string
 	if j, ok := js.byID[id]; ok {
 		j.touch()
 		return id, nil
+	}
+	if len(js.byID) >= js.max {
+		return "", errorf(ErrFull, "the gateway holds %d jobs, its limit (--max-jobs); retry once one is fetched", len(js.byID))
 	}
 	rec := &wololov1.JobRecord{CreatedUnixMs: time.Now().UnixMilli()}
 	for _, h := range []*wololov1.FileHeader{matches, players} {

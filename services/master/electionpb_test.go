@@ -92,7 +92,7 @@ func TestElectionKindsMapBothWays(t *testing.T) {
 // addressee's fromProto reads back, field by field.
 func TestDeliverRequestCarriesTheMessage(t *testing.T) {
 	m := newTestMaster(t, 2, &fakeRuntime{})
-	want := election.Message{Kind: election.KindCoordinatorAck, From: 3, To: 2, Term: 1<<64 - 1, Seq: 42}
+	want := election.Message{Kind: election.KindCoordinatorAck, From: 3, To: 2, Term: MaxTermStep, Seq: 42} // the highest term a fresh master takes
 	req, err := deliverRequest(want)
 	if err != nil {
 		t.Fatal(err)

@@ -227,8 +227,14 @@ func (s *electionServer) Deliver(_ context.Context, req *wololov1.DeliverRequest
 	return &wololov1.DeliverResponse{}, nil
 }
 
+// MaxTermStep is how far above a master's own term a message's term may be.
+// Terms grow by one or two per election; a master that was down while the
+// others held this many elections catches up through several messages.
+const MaxTermStep = 1 << 16
+
 // fromProto checks a message before the node sees it: a known kind, a
-// sender among the other masters, and this master as the addressee.
+// sender among the other masters, this master as the addressee, and a term
+// within MaxTermStep of its own.
 func (m *Master) fromProto(req *wololov1.DeliverRequest) (election.Message, error) {
 	k, err := kindFromProto(req.GetKind())
 	if err != nil {
@@ -240,6 +246,11 @@ func (m *Master) fromProto(req *wololov1.DeliverRequest) (election.Message, erro
 	}
 	if int(req.GetTo()) != m.cfg.Self {
 		return election.Message{}, fmt.Errorf("message for master %d delivered to master %d", req.GetTo(), m.cfg.Self)
+	}
+	if own := uint64(m.elector.State().Term); req.GetTerm() > own+MaxTermStep {
+		// Never stepped on, never persisted: a term that high would leave
+		// no term for any master to lead in.
+		return election.Message{}, fmt.Errorf("term %d is more than %d above this master's term %d", req.GetTerm(), MaxTermStep, own)
 	}
 	return election.Message{Kind: k, From: election.ID(from), To: m.self, Term: election.Term(req.GetTerm()), Seq: req.GetSeq()}, nil
 }

@@ -3,6 +3,7 @@ package master
 import (
 	"context"
 	"errors"
+	"math"
 	"net"
 	"strings"
 	"sync/atomic"
@@ -85,6 +86,9 @@ func TestDeliverRefusesBadMessages(t *testing.T) {
 		{"from no master", &wololov1.DeliverRequest{Kind: hb, From: 4, To: 2}, codes.InvalidArgument},
 		{"from zero", &wololov1.DeliverRequest{Kind: hb, To: 2}, codes.InvalidArgument},
 		{"for another master", &wololov1.DeliverRequest{Kind: hb, From: 3, To: 1}, codes.InvalidArgument},
+		{"a term far ahead", &wololov1.DeliverRequest{Kind: hb, From: 3, To: 2, Term: MaxTermStep + 1}, codes.InvalidArgument},
+		{"the largest term", &wololov1.DeliverRequest{Kind: hb, From: 3, To: 2, Term: math.MaxUint64}, codes.InvalidArgument},
+		{"a term at the margin", &wololov1.DeliverRequest{Kind: hb, From: 3, To: 2, Term: MaxTermStep}, codes.OK},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

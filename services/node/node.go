@@ -41,6 +41,7 @@ type Config struct {
 	BatchRows   int
 	OutboxLimit int
 	Retention   time.Duration // gateway: see gateway.Config.Retention
+	MaxJobs     int           // jobs held at once; see stage.Config.MaxJobs
 }
 
 // WithDefaults returns the config with an in-memory store and a null
@@ -64,8 +65,8 @@ func (c Config) Validate() error {
 	if c.Resolver == nil {
 		return errors.New("node config: Resolver is required")
 	}
-	if c.BatchRows < 0 || c.OutboxLimit < 0 || c.Retention < 0 {
-		return fmt.Errorf("node config: BatchRows %d, OutboxLimit %d and Retention %s must not be negative", c.BatchRows, c.OutboxLimit, c.Retention)
+	if c.BatchRows < 0 || c.OutboxLimit < 0 || c.Retention < 0 || c.MaxJobs < 0 {
+		return fmt.Errorf("node config: BatchRows %d, OutboxLimit %d, Retention %s and MaxJobs %d must not be negative", c.BatchRows, c.OutboxLimit, c.Retention, c.MaxJobs)
 	}
 	st, ok := c.Topology.Stage(c.Instance.Stage)
 	if !ok {
@@ -122,12 +123,12 @@ func New(cfg Config) (*Node, error) {
 
 	scfg := stage.Config{
 		Topology: cfg.Topology, Instance: cfg.Instance, Spec: spec, Committer: committer, Links: n.sender,
-		Log: log.Named("stage"), BatchRows: cfg.BatchRows, OutboxLimit: cfg.OutboxLimit,
+		Log: log.Named("stage"), BatchRows: cfg.BatchRows, OutboxLimit: cfg.OutboxLimit, MaxJobs: cfg.MaxJobs,
 	}
 	if st.Role == "gateway" {
 		n.Gateway, err = gateway.New(gateway.Config{
 			Topology: cfg.Topology, Committer: committer,
-			Log: log.Named("gateway"), BatchRows: cfg.BatchRows, OutboxLimit: cfg.OutboxLimit, Retention: cfg.Retention,
+			Log: log.Named("gateway"), BatchRows: cfg.BatchRows, OutboxLimit: cfg.OutboxLimit, Retention: cfg.Retention, MaxJobs: cfg.MaxJobs,
 		})
 		if err != nil {
 			return nil, err
@@ -161,6 +162,11 @@ func New(cfg Config) (*Node, error) {
 	}
 	stageServer := transport.NewServer(self, incarnation, n.runtime, log.Named("transport"))
 	stageServer.OnAnnounce(n.sender.SeeReceiver)
+	peers := map[string]bool{}
+	for _, in := range neighbours(cfg.Topology, cfg.Instance) {
+		peers[in.Name()] = true
+	}
+	stageServer.SetPeers(func(instance string) bool { return peers[instance] })
 	wololov1.RegisterStageServiceServer(n.server.GRPC(), stageServer)
 	if n.Gateway != nil {
 		wololov1.RegisterJobServiceServer(n.server.GRPC(), n.Gateway.Service())

@@ -22,6 +22,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/keepalive"
 	"google.golang.org/grpc/reflection"
 	"google.golang.org/grpc/status"
 
@@ -32,6 +33,14 @@ import (
 // MaxMessageBytes is the largest message a server takes: gRPC's default,
 // stated here so that every process has the same.
 const MaxMessageBytes = 4 << 20
+
+// MaxConcurrentStreams bounds the streams one connection may hold open at
+// once (a sender holds one per channel and job).
+const MaxConcurrentStreams = 4096
+
+// MaxConnectionIdle closes a connection without any call for this long; a
+// client reconnects on its next call.
+const MaxConnectionIdle = 5 * time.Minute
 
 // DefaultGrace is how long a stopping server lets in-flight calls finish
 // before it closes the rest.
@@ -69,6 +78,10 @@ func New(o Options) (*Server, error) {
 	}
 	opts := append(transport.ServerOptions(),
 		grpc.MaxRecvMsgSize(MaxMessageBytes),
+		grpc.MaxConcurrentStreams(MaxConcurrentStreams),
+		grpc.KeepaliveParams(keepalive.ServerParameters{
+			Time: transport.KeepaliveTime, Timeout: transport.KeepaliveTimeout, MaxConnectionIdle: MaxConnectionIdle,
+		}),
 		grpc.ChainUnaryInterceptor(recoverUnary(o.Log)),
 		grpc.ChainStreamInterceptor(recoverStream(o.Log)),
 	)

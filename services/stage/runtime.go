@@ -66,7 +66,14 @@ type Config struct {
 	// OnFinish, if set, is called after a job's final commit with the
 	// records its operator wrote.
 	OnFinish func(job string, records map[string][]byte)
+	// MaxJobs is how many jobs the instance holds at once; a stream of one
+	// more is refused (transport.ErrTooManyJobs) until one is dropped.
+	// DefaultMaxJobs if 0.
+	MaxJobs int
 }
+
+// DefaultMaxJobs is how many jobs an instance holds at once by default.
+const DefaultMaxJobs = 1024
 
 // WithDefaults returns the config with every unset tunable at its default.
 func (c Config) WithDefaults() Config {
@@ -78,6 +85,9 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.OutboxLimit == 0 {
 		c.OutboxLimit = DefaultOutboxLimit
+	}
+	if c.MaxJobs == 0 {
+		c.MaxJobs = DefaultMaxJobs
 	}
 	return c
 }
@@ -91,8 +101,8 @@ func (c Config) Validate() error {
 	if c.Spec.New == nil {
 		return errors.New("stage config: Spec.New is required")
 	}
-	if c.BatchRows < 0 || c.OutboxLimit < 0 {
-		return fmt.Errorf("stage config: BatchRows %d and OutboxLimit %d must not be negative", c.BatchRows, c.OutboxLimit)
+	if c.BatchRows < 0 || c.OutboxLimit < 0 || c.MaxJobs < 0 {
+		return fmt.Errorf("stage config: BatchRows %d, OutboxLimit %d and MaxJobs %d must not be negative", c.BatchRows, c.OutboxLimit, c.MaxJobs)
 	}
 	stage, ok := c.Topology.Stage(c.Instance.Stage)
 	if !ok {
@@ -192,19 +202,31 @@ type job struct {
 	finished bool
 }
 
-// Open implements transport.Handler.
+// Open implements transport.Handler. A channel the topology does not give
+// this instance is refused before anything is created for its job.
 func (r *Runtime) Open(ch transport.ChannelID) (uint64, error) {
-	j, err := r.job(ch.Job)
-	if err != nil {
-		return 0, err
-	}
-	j.mu.Lock()
-	_, ok := j.inputs[ch]
-	j.mu.Unlock()
-	if !ok {
+	if !r.takes(ch) {
 		return 0, fmt.Errorf("%w: %s does not take %s from %s", transport.ErrUnknownChannel, r.self, ch.Stream, ch.Sender)
 	}
+	if _, err := r.job(ch.Job); err != nil {
+		return 0, err
+	}
 	return r.inbox().Watermark(ch), nil
+}
+
+// takes reports whether the topology gives this instance the channel.
+func (r *Runtime) takes(ch transport.ChannelID) bool {
+	if ch.Receiver != r.self {
+		return false
+	}
+	for _, st := range r.cfg.Topology.Inputs(r.cfg.Instance.Stage) {
+		if st.Name != ch.Stream {
+			continue
+		}
+		in, err := deploy.ParseInstance(ch.Sender)
+		return err == nil && in.Stage == st.From && in.Index < r.cfg.Topology.Replicas(st.From) && in.Name() == ch.Sender
+	}
+	return false
 }
 
 // Deliver implements transport.Handler.
@@ -267,6 +289,9 @@ func (r *Runtime) job(id string) (*job, error) {
 	}
 	if r.dropped[id] {
 		return nil, fmt.Errorf("%w: %s", transport.ErrJobDropped, id)
+	}
+	if len(r.jobs) >= r.cfg.MaxJobs {
+		return nil, fmt.Errorf("%w: %s holds %d jobs already", transport.ErrTooManyJobs, r.self, len(r.jobs))
 	}
 	j, err := r.newJob(id)
 	if err != nil {

@@ -320,3 +320,49 @@ func TestRuntimeStopsOnCommitFailure(t *testing.T) {
 		t.Fatalf("Serve returned %v, want the commit failure", err)
 	}
 }
+
+// TestRuntimeCreatesNoJobForARefusedChannel: a channel the topology does
+// not give the instance is refused before its job exists, and jobs beyond
+// MaxJobs are refused until one is dropped.
+func TestRuntimeCreatesNoJobForARefusedChannel(t *testing.T) {
+	store := transport.NewMemStore()
+	rt, err := stage.New(stage.Config{
+		Topology: deploy.Default(), Instance: deploy.Instance{Stage: "q2-grouper", Index: 0}, Spec: operators.Specs()["q2-grouper"],
+		Committer: transport.NewCommitter(store, transport.NewOutbox(store), transport.NewInbox(), nil), MaxJobs: 1,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go rt.Serve(ctx)
+	ch := func(job, stream, sender string) transport.ChannelID {
+		return transport.ChannelID{Job: job, Stream: stream, Sender: sender, Receiver: "q2-grouper-0"}
+	}
+	for _, bad := range []transport.ChannelID{
+		ch("a", operators.Q3Players, "players-filter-0"), // a stream of another stage
+		ch("a", operators.Q2Players, "players-filter-7"), // beyond the sender's replicas
+		ch("a", operators.Q2Players, "matches-filter-0"), // the wrong sending stage
+		ch("a", operators.Q2Players, "players-filter-00"),
+		{Job: "a", Stream: operators.Q2Players, Sender: "players-filter-0", Receiver: "q2-grouper-1"},
+	} {
+		if _, err := rt.Open(bad); !errors.Is(err, transport.ErrUnknownChannel) {
+			t.Errorf("Open(%s) = %v, want ErrUnknownChannel", bad, err)
+		}
+	}
+	if p := rt.Progress(); len(p) != 0 {
+		t.Fatalf("refused channels created %d jobs", len(p))
+	}
+	if _, err := rt.Open(ch("a", operators.Q2Players, "players-filter-1")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rt.Open(ch("b", operators.Q2Players, "players-filter-1")); !errors.Is(err, transport.ErrTooManyJobs) {
+		t.Fatalf("a job beyond MaxJobs: %v, want ErrTooManyJobs", err)
+	}
+	if err := rt.DropJob("a"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rt.Open(ch("b", operators.Q2Players, "players-filter-1")); err != nil {
+		t.Fatalf("after a drop: %v", err)
+	}
+}

@@ -61,6 +61,7 @@ func run(ctx context.Context, cmd string, args []string, stderr io.Writer) error
 	logLevel := fs.String("log-level", "info", "log level")
 	logJSON := fs.Bool("log-json", false, "log as JSON")
 	batchRows := fs.Int("batch-rows", 0, "rows per output batch (default 8192); small values make jobs slower, for tests")
+	maxJobs := fs.Int("max-jobs", 0, "jobs this process holds at once; more are refused (ResourceExhausted) until one is fetched (default 1024)")
 	outboxLimit := fs.Int("outbox-limit", 0, "unacknowledged batches per output channel before input stops (default 16)")
 	memLimit := fs.Int("memory-limit-mib", DefaultMemoryLimitMiB, "soft memory limit in MiB: the garbage collector works harder near it (0: none; the GOMEMLIMIT environment variable wins)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of this process to this file until it stops")
@@ -116,7 +117,7 @@ func run(ctx context.Context, cmd string, args []string, stderr io.Writer) error
 	}
 	n, err := node.New(node.Config{
 		Topology: top, Instance: in, Listener: l, Resolver: resolver, Store: store, Log: log, Retention: *retention,
-		BatchRows: *batchRows, OutboxLimit: *outboxLimit,
+		BatchRows: *batchRows, OutboxLimit: *outboxLimit, MaxJobs: *maxJobs,
 	})
 	if err != nil {
 		l.Close()

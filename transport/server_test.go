@@ -1,0 +1,107 @@
+package transport
+
+import (
+	"context"
+	"io"
+	"math"
+	"strings"
+	"testing"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
+)
+
+// countingHandler records what reached it.
+type countingHandler struct{ opens, drops int }
+
+func (h *countingHandler) Open(ChannelID) (uint64, error) { h.opens++; return 0, nil }
+func (h *countingHandler) Deliver(context.Context, ChannelID, *wololov1.Batch, func(error)) error {
+	return nil
+}
+func (h *countingHandler) DropJob(string) error { h.drops++; return nil }
+
+// openOnly is an Exchange stream that sends one Open frame and ends.
+type openOnly struct {
+	grpc.ServerStream
+	open *wololov1.Open
+	sent bool
+}
+
+func (s *openOnly) Context() context.Context { return context.Background() }
+func (s *openOnly) Send(*wololov1.ExchangeResponse) error {
+	return nil
+}
+func (s *openOnly) Recv() (*wololov1.ExchangeRequest, error) {
+	if s.sent {
+		return nil, io.EOF
+	}
+	s.sent = true
+	return &wololov1.ExchangeRequest{Frame: &wololov1.ExchangeRequest_Open{Open: s.open}}, nil
+}
+
+// TestServerChecksClaimsBeforeState: malformed job ids, strangers and
+// incarnations out of range are refused with the right code before the
+// handler or the fencing table hears of them.
+func TestServerChecksClaimsBeforeState(t *testing.T) {
+	h := &countingHandler{}
+	s := NewServer("b-0", 1, h, nil)
+	s.SetPeers(func(instance string) bool { return instance == "a-0" })
+	open := func(job, stream, sender string, inc uint64) error {
+		return s.Exchange(&openOnly{open: &wololov1.Open{JobId: job, Stream: stream, Sender: sender, Receiver: "b-0", Incarnation: inc}})
+	}
+	cases := []struct {
+		name string
+		call func() error
+		want codes.Code
+	}{
+		{"open with a NUL in the job id", func() error { return open("j\x00", "s", "a-0", 1) }, codes.InvalidArgument},
+		{"open with a 1 MB job id", func() error { return open(strings.Repeat("j", 1<<20), "s", "a-0", 1) }, codes.InvalidArgument},
+		{"open with a 1 MB stream name", func() error { return open("j", strings.Repeat("s", 1<<20), "a-0", 1) }, codes.InvalidArgument},
+		{"open from a stranger", func() error { return open("j", "s", "q3-aggregator-0", 1) }, codes.PermissionDenied},
+		{"open from a 1 MB sender name", func() error { return open("j", "s", strings.Repeat("a", 1<<20), 1) }, codes.InvalidArgument},
+		{"open claiming the largest incarnation", func() error { return open("j", "s", "a-0", math.MaxUint64) }, codes.InvalidArgument},
+		{"announce from a stranger", func() error {
+			_, err := s.Announce(context.Background(), &wololov1.AnnounceRequest{Sender: "x-0", Incarnation: 1})
+			return err
+		}, codes.PermissionDenied},
+		{"announce of the largest incarnation", func() error {
+			_, err := s.Announce(context.Background(), &wololov1.AnnounceRequest{Sender: "a-0", Incarnation: math.MaxUint64})
+			return err
+		}, codes.InvalidArgument},
+		{"drop of a job id with a NUL", func() error {
+			_, err := s.DropJob(context.Background(), &wololov1.DropJobRequest{JobId: "j\x00"})
+			return err
+		}, codes.InvalidArgument},
+		{"drop of an empty job id", func() error {
+			_, err := s.DropJob(context.Background(), &wololov1.DropJobRequest{})
+			return err
+		}, codes.InvalidArgument},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := status.Code(c.call()); got != c.want {
+				t.Fatalf("code %s, want %s", got, c.want)
+			}
+		})
+	}
+	if h.opens != 0 || h.drops != 0 {
+		t.Fatalf("the handler saw %d opens and %d drops of refused claims", h.opens, h.drops)
+	}
+	if len(s.incarnations) != 0 {
+		t.Fatalf("refused claims were recorded for fencing: %v", s.incarnations)
+	}
+	// The real sender, its real incarnation: accepted, not fenced by the
+	// refused claims.
+	if err := open("j", "s", "a-0", 3); err != nil {
+		t.Fatalf("the real sender was refused: %v", err)
+	}
+	if _, err := s.Announce(context.Background(), &wololov1.AnnounceRequest{Sender: "a-0", Incarnation: 4}); err != nil {
+		t.Fatalf("the real sender's next incarnation was refused: %v", err)
+	}
+	if h.opens != 1 {
+		t.Fatalf("handler opens %d, want 1", h.opens)
+	}
+}
