@@ -2,6 +2,7 @@ package transport
 
 import (
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -36,7 +37,11 @@ func StaticResolver(addrs map[string]string) Resolver {
 // through the passthrough resolver, so every (re)connect looks the host
 // name up again: a restarted container may come back with another IP, and
 // gRPC's own DNS resolver would keep the old one for up to 30 s.
+// A "unix://PATH" address is a Unix socket (the local ProcessService).
 func NewClient(addr string) (*grpc.ClientConn, error) {
+	if strings.HasPrefix(addr, "unix:") {
+		return grpc.NewClient(addr, DialOptions()...)
+	}
 	return grpc.NewClient("passthrough:///"+addr, DialOptions()...)
 }
 

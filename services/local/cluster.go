@@ -77,8 +77,9 @@ type Options struct {
 	// Manual leaves restarts to someone else (the masters): a process that
 	// dies stays down until Start is called for its instance.
 	Manual bool
-	// Control serves the ProcessService (see control.go) on a loopback
-	// port written to DIR/processes.addr, for the masters.
+	// Control serves the ProcessService (see control.go) on a 0600 Unix
+	// socket whose address is written to DIR/processes.addr, for the
+	// masters.
 	Control bool
 	// Masters runs this many `wololo master` processes (master-1 ..
 	// master-N, the topology's masters count is replaced by it) as children
@@ -199,7 +200,11 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 	if err != nil {
 		return nil, fmt.Errorf("local: data directory: %w", err)
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	// Only this user reads the stores, logs and the ProcessService socket.
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("local: data directory: %w", err)
+	}
+	if err := os.Chmod(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("local: data directory: %w", err)
 	}
 	c := &Cluster{
@@ -338,10 +343,10 @@ func (c *Cluster) argsLocked(ins *instance) []string {
 
 // spawnLocked starts a process for ins and a goroutine that reaps it.
 func (c *Cluster) spawnLocked(ins *instance) (*proc, error) {
-	if err := os.MkdirAll(ins.dataDir, 0o755); err != nil {
+	if err := os.MkdirAll(ins.dataDir, 0o700); err != nil {
 		return nil, err
 	}
-	logf, err := os.OpenFile(ins.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	logf, err := os.OpenFile(ins.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		return nil, err
 	}

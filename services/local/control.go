@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net"
+	"os"
 	"path/filepath"
 	"syscall"
 	"time"
@@ -28,21 +30,37 @@ type controlServer struct {
 	c *Cluster
 }
 
-// serveControl serves the ProcessService on a free loopback port, writes
-// its address to DIR/processes.addr and stops when the cluster does.
+// ControlSocket is the Unix socket, in the data directory, the
+// ProcessService listens on.
+const ControlSocket = "processes.sock"
+
+// serveControl serves the ProcessService on a Unix socket in the data
+// directory that only this user may open (0600, in a 0700 directory: the
+// service starts and kills processes, so no other local user may reach it,
+// as any could a loopback port), writes its address to DIR/processes.addr
+// and stops when the cluster does.
 func (c *Cluster) serveControl() error {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	sock := filepath.Join(c.dir, ControlSocket)
+	if err := os.Remove(sock); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("process service: stale socket: %w", err)
+	}
+	l, err := net.Listen("unix", sock)
 	if err != nil {
 		return fmt.Errorf("process service: %w", err)
 	}
+	if err := os.Chmod(sock, 0o600); err != nil {
+		l.Close()
+		return fmt.Errorf("process service: %w", err)
+	}
+	addr := "unix://" + sock
 	s := grpc.NewServer()
 	wololov1.RegisterProcessServiceServer(s, &controlServer{c: c})
 	path := filepath.Join(c.dir, ControlFile)
-	if err := atomicfile.Write(path, []byte(l.Addr().String()+"\n"), 0o644); err != nil {
+	if err := atomicfile.Write(path, []byte(addr+"\n"), 0o600); err != nil {
 		l.Close()
 		return err
 	}
-	c.controlAddr = l.Addr().String()
+	c.controlAddr = addr
 	go func() { _ = s.Serve(l) }()
 	go func() {
 		<-c.stopCh

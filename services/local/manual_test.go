@@ -2,6 +2,9 @@ package local
 
 import (
 	"context"
+	"os"
+	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -28,6 +31,15 @@ func TestManualModeWaitsToBeToldToStart(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Stop() })
+	// Only this user may reach the ProcessService or read the data.
+	if !strings.HasPrefix(c.ControlAddr(), "unix://") {
+		t.Fatalf("ProcessService at %q, want a Unix socket", c.ControlAddr())
+	}
+	for path, want := range map[string]os.FileMode{strings.TrimPrefix(c.ControlAddr(), "unix://"): 0o600, filepath.Dir(strings.TrimPrefix(c.ControlAddr(), "unix://")): 0o700} {
+		if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != want {
+			t.Fatalf("%s: mode %v, %v; want %v", path, fi.Mode().Perm(), err, want)
+		}
+	}
 	// Everything goes through the ProcessService, as the masters will.
 	conn, err := grpc.NewClient(c.ControlAddr(), grpc.WithTransportCredentials(insecure.NewCredentials()))
 	if err != nil {

@@ -82,15 +82,28 @@ func (d *dockerTarget) watchDeaths(ctx context.Context) {
 }
 
 // deathTime is when a container whose die event the engine stamped at
-// event stopped: at the oldest SIGKILL this tool sent it before then, if
-// any (a SIGKILLed process runs no more code once the signal is sent; the
-// engine reaps it and reports the death later, by 0.6 s on a loaded
-// machine), else at the event. It returns the kills still unmatched.
+// event stopped: at a SIGKILL this tool sent it shortly before, if any (a
+// SIGKILLed process runs no more code once the signal is sent; the engine
+// reaps it and reports the death later, by 0.6 s on a loaded machine),
+// else at the event. A kill stamped up to killSlack after the event is the
+// same death (the call returned after the engine saw the exit); one more
+// than killWindow before it is stale and dropped. It returns the kills left
+// for later deaths.
 func deathTime(kills []time.Time, event time.Time) (time.Time, []time.Time) {
-	if len(kills) > 0 && !kills[0].After(event) {
-		return kills[0], kills[1:]
+	const killSlack, killWindow = time.Second, 5 * time.Second
+	at := event
+	var rest []time.Time
+	for _, k := range kills {
+		switch {
+		case k.After(event.Add(killSlack)):
+			rest = append(rest, k) // a later death's
+		case k.Before(event.Add(-killWindow)):
+			// stale: the death it caused was matched already
+		case k.Before(at):
+			at = k
+		}
 	}
-	return event, kills
+	return at, rest
 }
 
 func newDockerTarget(project string, top deploy.Topology, host string) (*dockerTarget, error) {

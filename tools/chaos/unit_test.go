@@ -289,8 +289,10 @@ func TestDeathTime(t *testing.T) {
 	}{
 		{"a death nobody caused", nil, at(5), at(5), 0},
 		{"a kill reported late", []time.Time{at(4.4)}, at(5), at(4.4), 0},
-		{"the oldest kill first", []time.Time{at(1), at(4)}, at(2), at(1), 1},
-		{"a kill after the event is another death's", []time.Time{at(6)}, at(5), at(5), 1},
+		{"a kill whose call returned after the engine saw the exit", []time.Time{at(5.2)}, at(5), at(5), 0},
+		{"a kill long after the event is another death's", []time.Time{at(9)}, at(5), at(5), 1},
+		{"a stale kill is dropped, not used", []time.Time{at(1), at(20.3)}, at(20.5), at(20.3), 0},
+		{"only the stale kill", []time.Time{at(1)}, at(20), at(20), 0},
 	}
 	for _, c := range cases {
 		got, rest := deathTime(c.kills, c.event)
