@@ -24,7 +24,7 @@ type frameStream struct {
 	frames []*wololov1.ExchangeRequest
 }
 
-func (s *frameStream) Context() context.Context             { return s.ctx }
+func (s *frameStream) Context() context.Context              { return s.ctx }
 func (s *frameStream) Send(*wololov1.ExchangeResponse) error { return nil }
 func (s *frameStream) Recv() (*wololov1.ExchangeRequest, error) {
 	if len(s.frames) == 0 {
