@@ -86,7 +86,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf(`--runtime must be "local" or "docker", got %q`, *runtimeName)
 	}
 	if *dataDir != "" {
-		if err := os.MkdirAll(*dataDir, 0o755); err != nil {
+		if err := os.MkdirAll(*dataDir, 0o700); err != nil {
 			return fmt.Errorf("data directory: %w", err)
 		}
 	}

@@ -28,7 +28,7 @@ func (f termFile) Load() (election.Term, error) { return ReadTerm(string(f)) }
 // Save implements driver.TermStore.
 func (f termFile) Save(t election.Term) error {
 	// A crash leaves the old term or the new one, never a torn one.
-	return atomicfile.Write(string(f), []byte(strconv.FormatUint(uint64(t), 10)+"\n"), 0o644)
+	return atomicfile.Write(string(f), []byte(strconv.FormatUint(uint64(t), 10)+"\n"), 0o600)
 }
 
 // ReadTerm reads a term file; a missing file (or an empty path) is term 0.

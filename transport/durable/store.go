@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"math"
 	"sync"
 	"sync/atomic"
@@ -82,6 +83,13 @@ func Open(dir string, opts Options) (*Store, error) {
 		log = hclog.NewNullLogger()
 	}
 	s := &Store{dir: dir, log: log, noSync: opts.NoSync, jobs: map[string]*jobCache{}}
+	// The store holds every job's data: only its user may read it.
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("durable: open %s: %w", dir, err)
+	}
+	if err := os.Chmod(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("durable: open %s: %w", dir, err)
+	}
 	plog := log.Named("pebble")
 	po := &pebble.Options{
 		FS:                          syncCountingFS{FS: vfs.Default, syncs: &s.syncs},
