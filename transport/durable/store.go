@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"math"
+	"os"
 	"sync"
 	"sync/atomic"
 
