@@ -1,7 +1,16 @@
 // Package stage is the shared runtime of every worker process: it receives
 // the channels the topology names for its stage, applies each batch to the
-// stage's Operator, commits the result through the transport Store, and
-// publishes what the operator emitted to the next stage.
+// stage's Operator, and hands each step (watermarks, the operator's journal
+// entry, what it emitted) to the transport.Committer, which commits it,
+// publishes the output to the next stage and acknowledges the input.
+//
+// The runtime is in two layers: planGroup (plan.go) decides from the
+// durable watermarks alone which deliveries of a group to apply, which are
+// duplicates and which are refused, and the job's actor carries the plan
+// out on the operator (build) and commits it. Its tests need no network.
+// The runtime lives by Serve(ctx); a commit failure ends it with that error,
+// since the operator is then ahead of the store and only a restart from the
+// store brings them back together.
 //
 // Per job, one goroutine (the job's actor) applies batches one at a time, in
 // arrival order across all input channels, so operators need no locks. A
