@@ -106,6 +106,7 @@ func TestFailedUploadCommitLeavesNoSequenceGap(t *testing.T) {
 	header := "token,ladder,mirror,average_rating,map,server,duration\n"
 	req := createRequest("j1")
 	req.Matches.DataOffset = int64(len(header))
+	req.Matches.Size = int64(len(header) + 2*len(matchRows(0, 50)))
 	if _, err := g.CreateJob(context.Background(), req); err != nil {
 		t.Fatal(err)
 	}

@@ -122,3 +122,24 @@ func TestJobsBeyondTheLimitAreRefused(t *testing.T) {
 		t.Fatalf("resuming a held job: %v", err)
 	}
 }
+
+// TestUploadBeyondTheDeclaredSizeIsRefused: a file may not grow past the
+// size its header declared (ResourceExhausted, naming the limit), and a
+// header that contradicts itself is refused at creation.
+func TestUploadBeyondTheDeclaredSizeIsRefused(t *testing.T) {
+	svc := testGateway(t, transport.NewMemStore(), time.Hour, make(chan string, 1))
+	bad := createRequest("bad")
+	bad.Players.DataOffset = bad.Players.Size + 1
+	if _, err := svc.CreateJob(context.Background(), bad); status.Code(err) != codes.InvalidArgument {
+		t.Fatalf("a header whose data starts past its end: %v, want InvalidArgument", err)
+	}
+	req := createRequest("j")
+	req.Matches.Size = req.Matches.DataOffset + 10
+	if _, err := svc.CreateJob(context.Background(), req); err != nil {
+		t.Fatal(err)
+	}
+	_, err := uploadMatches(svc, "j", []string{"0123456789", "overflow"}, 0)
+	if status.Code(err) != codes.ResourceExhausted || !strings.Contains(err.Error(), "declared") {
+		t.Fatalf("an upload past the declared size: %v, want ResourceExhausted naming the declared size", err)
+	}
+}

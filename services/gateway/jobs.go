@@ -76,6 +76,11 @@ func (js *jobs) create(id string, matches, players *wololov1.FileHeader) (string
 	if matches == nil || players == nil {
 		return "", errorf(ErrInvalid, "both file headers are required")
 	}
+	for i, h := range []*wololov1.FileHeader{matches, players} {
+		if h.Size < 0 || h.DataOffset < 0 || h.DataOffset > h.Size {
+			return "", errorf(ErrInvalid, "%s: a file of %d bytes whose data starts at byte %d", schema.File(i), h.Size, h.DataOffset)
+		}
+	}
 	if _, err := schema.ParseMatchHeader(headerFields(matches)); err != nil {
 		return "", kindError{ErrInvalid, err}
 	}

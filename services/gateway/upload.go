@@ -97,6 +97,9 @@ func (g *Gateway) upload(stream uploadStream) error {
 				return err
 			}
 			received += int64(len(f.Data))
+			if declared := j.files[file].size; received > declared {
+				return errorf(ErrFull, "%s: more bytes than the %d its header declared; nothing past byte %d is taken", file, declared, in.Offset())
+			}
 			in.Feed(f.Data, false, out)
 			if in.Pending() > MaxRecordBytes {
 				return errorf(ErrInvalid, "%s: the record at byte %d is longer than %d bytes; is a quote left open?", file, in.Offset(), MaxRecordBytes)
