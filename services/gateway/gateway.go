@@ -34,7 +34,13 @@ type Config struct {
 	// MaxJobs is how many jobs the gateway holds at once (created and not
 	// yet dropped); stage.DefaultMaxJobs if 0.
 	MaxJobs int
+	// UploadIdle ends an upload that sends no frame for this long, freeing
+	// its file for a resume; DefaultUploadIdle if 0.
+	UploadIdle time.Duration
 }
+
+// DefaultUploadIdle is how long an upload may send nothing.
+const DefaultUploadIdle = 2 * time.Minute
 
 // DefaultRetention is how long an abandoned job is kept.
 const DefaultRetention = 24 * time.Hour
@@ -56,6 +62,9 @@ func (c Config) WithDefaults() Config {
 	if c.MaxJobs == 0 {
 		c.MaxJobs = stage.DefaultMaxJobs
 	}
+	if c.UploadIdle == 0 {
+		c.UploadIdle = DefaultUploadIdle
+	}
 	return c
 }
 
@@ -66,8 +75,8 @@ func (c Config) Validate() error {
 	if c.Committer == nil {
 		return errors.New("gateway config: Committer is required")
 	}
-	if c.BatchRows < 0 || c.OutboxLimit < 0 || c.Retention < 0 || c.MaxJobs < 0 {
-		return fmt.Errorf("gateway config: BatchRows %d, OutboxLimit %d, Retention %s and MaxJobs %d must not be negative", c.BatchRows, c.OutboxLimit, c.Retention, c.MaxJobs)
+	if c.BatchRows < 0 || c.OutboxLimit < 0 || c.Retention < 0 || c.MaxJobs < 0 || c.UploadIdle < 0 {
+		return fmt.Errorf("gateway config: BatchRows %d, OutboxLimit %d, Retention %s, MaxJobs %d and UploadIdle %s must not be negative", c.BatchRows, c.OutboxLimit, c.Retention, c.MaxJobs, c.UploadIdle)
 	}
 	gw := c.Topology.Gateway()
 	for _, stream := range fileStreams {

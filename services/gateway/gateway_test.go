@@ -143,3 +143,45 @@ func TestUploadBeyondTheDeclaredSizeIsRefused(t *testing.T) {
 		t.Fatalf("an upload past the declared size: %v, want ResourceExhausted naming the declared size", err)
 	}
 }
+
+// stalledUpload starts an upload and then sends nothing.
+type stalledUpload struct {
+	fakeUpload
+	stall chan struct{}
+}
+
+func (s *stalledUpload) Recv() (*wololov1.UploadRequest, error) {
+	if len(s.in) > 0 {
+		return s.fakeUpload.Recv()
+	}
+	<-s.stall
+	return nil, context.Canceled
+}
+
+// TestIdleUploadIsEnded: an upload that sends nothing for UploadIdle is
+// ended with DeadlineExceeded and its file is free for the next upload.
+func TestIdleUploadIsEnded(t *testing.T) {
+	store := transport.NewMemStore()
+	committer := transport.NewCommitter(store, transport.NewOutbox(store), transport.NewInbox(), nil)
+	g, err := New(Config{Topology: deploy.Default(), Committer: committer, UploadIdle: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := g.Service()
+	if _, err := svc.CreateJob(context.Background(), createRequest("j")); err != nil {
+		t.Fatal(err)
+	}
+	start := &wololov1.UploadRequest{Frame: &wololov1.UploadRequest_Start{Start: &wololov1.UploadStart{JobId: "j", File: wololov1.InputFile_INPUT_FILE_MATCHES}}}
+	stalled := &stalledUpload{fakeUpload: fakeUpload{ctx: context.Background(), in: []*wololov1.UploadRequest{start}}, stall: make(chan struct{})}
+	defer close(stalled.stall)
+	began := time.Now()
+	if err := svc.Upload(stalled); status.Code(err) != codes.DeadlineExceeded || !strings.Contains(err.Error(), "--upload-idle") {
+		t.Fatalf("an idle upload: %v, want DeadlineExceeded naming --upload-idle", err)
+	}
+	if waited := time.Since(began); waited > 5*time.Second {
+		t.Fatalf("the idle upload was ended only after %s", waited)
+	}
+	if _, err := uploadMatches(svc, "j", []string{"0123"}, 0); err != nil {
+		t.Fatalf("the file is still held after the idle upload ended: %v", err)
+	}
+}

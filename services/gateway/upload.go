@@ -2,7 +2,9 @@ package gateway
 
 import (
 	"context"
+	"fmt"
 	"io"
+	"time"
 
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 	"github.com/wololo/wololo/services/operators"
@@ -81,8 +83,10 @@ func (g *Gateway) upload(stream uploadStream) error {
 	log.Info("upload started", "offset", u.offset)
 	ctx := stream.Context()
 	received := u.offset
+	frames := g.receive(stream)
+	defer close(frames.done)
 	for {
-		req, err := stream.Recv()
+		req, err := frames.next(g.cfg.UploadIdle)
 		if err == io.EOF {
 			log.Info("upload paused by client", "offset", in.Offset())
 			return nil
@@ -123,6 +127,49 @@ func (g *Gateway) upload(stream uploadStream) error {
 		default:
 			return errorf(ErrInvalid, "expected data or finish")
 		}
+	}
+}
+
+// frameReader receives an upload's frames in the background, so that the
+// upload path can give up on a client that sends nothing for a while: an
+// idle upload would hold its file's upload slot.
+type frameReader struct {
+	frames chan frame
+	done   chan struct{} // closed when the upload path returns
+}
+
+type frame struct {
+	req *wololov1.UploadRequest
+	err error
+}
+
+func (g *Gateway) receive(stream uploadStream) *frameReader {
+	r := &frameReader{frames: make(chan frame), done: make(chan struct{})}
+	go func() {
+		for {
+			req, err := stream.Recv()
+			select {
+			case r.frames <- frame{req, err}:
+			case <-r.done:
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	return r
+}
+
+// next is the next frame, or an error after idle without one.
+func (r *frameReader) next(idle time.Duration) (*wololov1.UploadRequest, error) {
+	t := time.NewTimer(idle)
+	defer t.Stop()
+	select {
+	case f := <-r.frames:
+		return f.req, f.err
+	case <-t.C:
+		return nil, kindError{context.DeadlineExceeded, fmt.Errorf("no upload frame for %s (--upload-idle): the upload is ended and its file free to resume", idle)}
 	}
 }
 

@@ -42,6 +42,7 @@ type Config struct {
 	OutboxLimit int
 	Retention   time.Duration // gateway: see gateway.Config.Retention
 	MaxJobs     int           // jobs held at once; see stage.Config.MaxJobs
+	UploadIdle  time.Duration // gateway: see gateway.Config.UploadIdle
 }
 
 // WithDefaults returns the config with an in-memory store and a null
@@ -128,7 +129,7 @@ func New(cfg Config) (*Node, error) {
 	if st.Role == "gateway" {
 		n.Gateway, err = gateway.New(gateway.Config{
 			Topology: cfg.Topology, Committer: committer,
-			Log: log.Named("gateway"), BatchRows: cfg.BatchRows, OutboxLimit: cfg.OutboxLimit, Retention: cfg.Retention, MaxJobs: cfg.MaxJobs,
+			Log: log.Named("gateway"), BatchRows: cfg.BatchRows, OutboxLimit: cfg.OutboxLimit, Retention: cfg.Retention, MaxJobs: cfg.MaxJobs, UploadIdle: cfg.UploadIdle,
 		})
 		if err != nil {
 			return nil, err
