@@ -142,20 +142,20 @@ func (js *jobs) recover(img *transport.Image) (unreadable []string, err error) {
 		if raw == nil {
 			continue
 		}
-		var rec wololov1.JobRecord
-		if err := proto.Unmarshal(raw, &rec); err != nil || len(rec.Files) != 2 {
+		rec, err := decodeJobRecord(raw)
+		if err != nil || len(rec.Files) != 2 {
 			js.log.Error("unreadable job description; dropping the job", "job", id, "error", err)
 			unreadable = append(unreadable, id)
 			continue
 		}
-		j := js.newJob(id, &rec)
+		j := js.newJob(id, rec)
 		for i, fs := range j.files {
 			raw := ji.Records[uploadKey(schema.File(i))]
 			if raw == nil {
 				continue
 			}
-			var up wololov1.UploadRecord
-			if err := proto.Unmarshal(raw, &up); err != nil {
+			up, err := decodeUploadRecord(raw)
+			if err != nil {
 				return nil, errorf(ErrInvalid, "job %s: upload record of %s: %v", id, schema.File(i), err)
 			}
 			fs.offset, fs.done = up.Offset, up.Done
