@@ -34,7 +34,7 @@ CHAOS_OUT = $(if $(filter file,$(origin OUT)),out/chaos,$(OUT))
 ELECTION_KILLS = $(if $(filter command line environment,$(origin KILLS)),$(KILLS),10)
 ELECTION_OUT = $(if $(filter file,$(origin OUT)),out/chaos-election,$(OUT))
 
-.PHONY: images up down logs submit chaos chaos-election-docker e2e-docker help build demo local chaos-local chaos-election test unit lint race proto proto-check tools ci bench bench-micro fuzz reference datagen clean
+.PHONY: certs images up down logs submit chaos chaos-election-docker e2e-docker help build demo local chaos-local chaos-election test unit lint race proto proto-check tools ci bench bench-micro fuzz reference datagen clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -121,15 +121,27 @@ COMPOSE_FILE ?= deploy/compose.yaml
 IMAGE ?= wololo:latest
 DC = $(COMPOSE) -p $(PROJECT) -f $(COMPOSE_FILE)
 GATEWAY ?= 127.0.0.1:7100
+# The compose deployment's certificates (make certs); the compose file names them.
+TLS_DIR := deploy/tls
 DOCKER_OUT = $(if $(filter file,$(origin OUT)),out/submit,$(OUT))
 
 images: build ## build the one image (FROM scratch: the static binary) every role runs
 	@mkdir -p bin/image && cp $(BIN) bin/image/wololo
 	docker build -q -f deploy/Dockerfile -t $(IMAGE) bin/image
 
-up: images ## deploy deploy/compose.yaml (3 masters + the graph) and wait until the gateway and masters answer
+# The deployment's CA and every process's certificate, made once into
+# deploy/tls (0700, never committed) and handed to the containers as compose
+# secrets. The masters run as a non-root user, and a bind-mounted secret
+# keeps its host mode: their keys are made readable (the directory itself
+# stays 0700, so no other host user reaches them).
+certs: build ## make the compose deployment's CA and certificates in deploy/tls (kept when valid)
+	$(BIN) certs --dir $(TLS_DIR)
+	@chmod 0644 $(TLS_DIR)/master-*.key
+
+up: images certs ## deploy deploy/compose.yaml (3 masters + the graph) and wait until the gateway and masters answer
 	$(DC) up -d
-	@for a in $(GATEWAY) 127.0.0.1:7113 127.0.0.1:7114 127.0.0.1:7115; do $(BIN) health --timeout 60s --addr $$a || exit 1; done
+	$(BIN) health --timeout 60s --addr $(GATEWAY) --tls-dir $(TLS_DIR) --as client --server-name localhost
+	@for m in 1 2 3; do $(BIN) health --timeout 60s --addr 127.0.0.1:$$((7113 + $$m)) --tls-dir $(TLS_DIR) --as operator --server-name master-$$m || exit 1; done
 
 # The masters restart whatever stops, each other included: they are killed
 # together before compose stops the rest one by one, and `down` is retried
@@ -143,7 +155,7 @@ logs: ## follow the deployment's logs
 
 submit: build ## run a job on the deployment: make submit MATCHES=F PLAYERS=F OUT=DIR
 	@if [ -z "$(MATCHES)" ] || [ -z "$(PLAYERS)" ]; then echo "usage: make submit MATCHES=F PLAYERS=F [OUT=DIR]"; exit 2; fi
-	$(BIN) client submit --server $(GATEWAY) --matches $(MATCHES) --players $(PLAYERS) --out $(DOCKER_OUT)
+	$(BIN) client submit --tls-dir $(TLS_DIR) --server $(GATEWAY) --matches $(MATCHES) --players $(PLAYERS) --out $(DOCKER_OUT)
 
 chaos: build ## kill containers of every kind (and pause one) during a job on the deployment: make chaos [MATCHES=F PLAYERS=F] [OUT=DIR] [KILLS=N]
 ifeq ($(MATCHES),)
@@ -162,7 +174,7 @@ endif
 
 e2e-docker: ## the docker end-to-end test (images, up, a job under kills, grpcurl, down); skipped without an engine
 	@if ! docker info >/dev/null 2>&1; then echo "e2e-docker: SKIPPED: no Docker engine answers (docker info failed)"; exit 0; fi; \
-	  $(MAKE) --no-print-directory images $(TOOLS)/grpcurl && \
+	  $(MAKE) --no-print-directory images certs $(TOOLS)/grpcurl && \
 	  WOLOLO_E2E_DOCKER=1 WOLOLO_GRPCURL=$(TOOLS)/grpcurl $(GO) test -count=1 -timeout 15m -run '^TestDockerE2E$$' -v ./tools/chaos
 
 ci: test ## what .ci/run runs

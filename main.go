@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/wololo/wololo/services/certs"
 	"github.com/wololo/wololo/services/cli"
 	"github.com/wololo/wololo/services/client"
 	"github.com/wololo/wololo/services/demo"
@@ -36,6 +37,7 @@ var commands = []command{
 	{"worker", "run one stage instance of a deployment (filter, grouper, joiner, aggregator)", worker.Run},
 	{"master", "run one master: the Bully election and the supervision (restarts) of every process", master.Run},
 	{"local", "run the whole topology as OS processes on this machine (`local run` runs one job)", local.Run},
+	{"certs", "make the deployment's CA and certificates, or another client credential", certs.Run},
 	{"health", "check a process's gRPC health; exits 0 when it is SERVING (the containers' health check)", healthcheck.Run},
 	{"compose", "write the docker compose file of a topology (deploy/compose.yaml is its default output)", compose.Run},
 	{"datagen", "generate a matches.csv / match_players.csv dataset", datagen.Run},

@@ -172,8 +172,9 @@ func (t Topology) Validate() error {
 		errs = append(errs, fmt.Errorf("masters must be 0..%d, got %d", MaxMasters, t.Masters))
 	}
 	if len(errs) == 0 {
-		// Every instance and master has a port of its own after base_port.
-		n := t.Masters
+		// The gateway's public port is base_port; every instance and master
+		// has an internal port of its own after it.
+		n := 1 + t.Masters
 		for _, s := range t.Stages {
 			n += s.Replicas
 		}
@@ -279,20 +280,25 @@ func (t Topology) MasterInstances() []Instance {
 	return out
 }
 
-// Port is the fixed port of an instance in the local and compose modes:
-// base_port plus the instance's position in Instances, the masters
-// following the graph's instances.
+// PublicPort is the gateway's public port in the local and compose modes,
+// where clients reach the JobService: base_port.
+func (t Topology) PublicPort() int { return t.BasePort }
+
+// Port is the fixed internal port of an instance in the local and compose
+// modes, where the other processes reach it: base_port+1 plus the
+// instance's position in Instances, the masters following the graph's
+// instances.
 func (t Topology) Port(inst Instance) int {
 	all := t.Instances()
 	if inst.Stage == MasterStage {
 		if inst.Index < 1 || inst.Index > t.Masters {
 			return 0
 		}
-		return t.BasePort + len(all) + inst.Index - 1
+		return t.BasePort + 1 + len(all) + inst.Index - 1
 	}
 	for i, in := range all {
 		if in == inst {
-			return t.BasePort + i
+			return t.BasePort + 1 + i
 		}
 	}
 	return 0

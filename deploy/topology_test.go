@@ -28,8 +28,8 @@ func TestValidateNamesTheProblem(t *testing.T) {
 		{"zero replicas", `{"stages":[{"name":"gateway","role":"gateway","replicas":1,"operator":"results"},{"name":"f","role":"filter","replicas":0,"operator":"x"}]}`, `stage "f": replicas must be 1..1024, got 0`},
 		{"a million replicas", `{"base_port":7100,"stages":[{"name":"gateway","role":"gateway","replicas":1,"operator":"results"},{"name":"f","role":"filter","replicas":1000000,"operator":"x"}]}`, `stage "f": replicas must be 1..1024, got 1000000`},
 		{"too many masters", `{"base_port":7100,"masters":33,"stages":[{"name":"gateway","role":"gateway","replicas":1,"operator":"results"}]}`, `masters must be 0..32, got 33`},
-		{"no base port", `{"stages":[{"name":"gateway","role":"gateway","replicas":1,"operator":"results"}]}`, `base_port 0: the 1 ports from there must lie in 1..65535`},
-		{"ports past 65535", `{"base_port":65530,"masters":3,"stages":[{"name":"gateway","role":"gateway","replicas":1,"operator":"results"},{"name":"f","role":"filter","replicas":4,"operator":"x"}]}`, `base_port 65530: the 8 ports from there must lie in 1..65535`},
+		{"no base port", `{"stages":[{"name":"gateway","role":"gateway","replicas":1,"operator":"results"}]}`, `base_port 0: the 2 ports from there must lie in 1..65535`},
+		{"ports past 65535", `{"base_port":65530,"masters":3,"stages":[{"name":"gateway","role":"gateway","replicas":1,"operator":"results"},{"name":"f","role":"filter","replicas":4,"operator":"x"}]}`, `base_port 65530: the 9 ports from there must lie in 1..65535`},
 		{"unknown stage", `{"stages":[{"name":"gateway","role":"gateway","replicas":1,"operator":"results"}],"streams":[{"name":"s","from":"gateway","to":"nowhere"}]}`, `unknown receiver stage "nowhere"`},
 		{"no gateway", `{"stages":[{"name":"f","role":"filter","replicas":1,"operator":"x"}]}`, `exactly one gateway`},
 		{"unknown field", `{"stagez":[]}`, `unknown field`},
@@ -47,11 +47,11 @@ func TestValidateNamesTheProblem(t *testing.T) {
 
 func TestInstancesAndPorts(t *testing.T) {
 	top := Default().Uniform(3)
-	seen := map[int]bool{}
+	seen := map[int]bool{top.PublicPort(): true}
 	for _, in := range top.Instances() {
 		p := top.Port(in)
-		if seen[p] || p < top.BasePort {
-			t.Fatalf("port %d of %s reused or below base", p, in.Name())
+		if seen[p] || p <= top.BasePort {
+			t.Fatalf("port %d of %s reused, the public one or below base", p, in.Name())
 		}
 		seen[p] = true
 		back, err := ParseInstance(in.Name())
@@ -82,7 +82,7 @@ func TestMastersFollowTheGraph(t *testing.T) {
 			t.Fatalf("master %d is named %s", i+1, in.Name())
 		}
 		p := top.Port(in)
-		if p != top.BasePort+graph+i || seen[p] {
+		if p != top.BasePort+1+graph+i || seen[p] {
 			t.Fatalf("%s on port %d (graph uses %d ports from %d)", in.Name(), p, graph, top.BasePort)
 		}
 		seen[p] = true
@@ -93,7 +93,7 @@ func TestMastersFollowTheGraph(t *testing.T) {
 		}
 	}
 	addr, err := HostResolver(top, "{instance}")("master-2")
-	if err != nil || addr != "master-2:"+strconv.Itoa(top.BasePort+graph+1) {
+	if err != nil || addr != "master-2:"+strconv.Itoa(top.BasePort+1+graph+1) {
 		t.Fatalf("HostResolver(master-2) = %q, %v", addr, err)
 	}
 	if _, err := HostResolver(top, "127.0.0.1")("master-9"); err == nil {

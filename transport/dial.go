@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"crypto/tls"
 	"fmt"
 	"strings"
 	"sync"
@@ -8,8 +9,11 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/backoff"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/keepalive"
+
+	"github.com/wololo/wololo/transport/pki"
 )
 
 // Keepalive settings: a dead peer surfaces as a stream error within about
@@ -37,20 +41,28 @@ func StaticResolver(addrs map[string]string) Resolver {
 // through the passthrough resolver, so every (re)connect looks the host
 // name up again: a restarted container may come back with another IP, and
 // gRPC's own DNS resolver would keep the old one for up to 30 s.
-// A "unix://PATH" address is a Unix socket (the local ProcessService).
-func NewClient(addr string) (*grpc.ClientConn, error) {
+// A "unix://PATH" address is a Unix socket (the local ProcessService,
+// protected by its file mode), always plain.
+//
+// With tlsConfig (pki.Credentials.ClientTLS) the connection is TLS,
+// presenting the config's certificate; nil dials plain TCP (--insecure).
+func NewClient(addr string, tlsConfig *tls.Config) (*grpc.ClientConn, error) {
 	if strings.HasPrefix(addr, "unix:") {
-		return grpc.NewClient(addr, DialOptions()...)
+		return grpc.NewClient(addr, DialOptions(nil)...)
 	}
-	return grpc.NewClient("passthrough:///"+addr, DialOptions()...)
+	return grpc.NewClient("passthrough:///"+addr, DialOptions(tlsConfig)...)
 }
 
-// DialOptions are the client options every Wololo connection uses:
-// keepalive, and a short reconnect backoff so that a restarted peer is found
-// again within a second or two.
-func DialOptions() []grpc.DialOption {
+// DialOptions are the client options every Wololo connection uses: TLS
+// (nil: plain), keepalive, and a short reconnect backoff so that a
+// restarted peer is found again within a second or two.
+func DialOptions(tlsConfig *tls.Config) []grpc.DialOption {
+	creds := insecure.NewCredentials()
+	if tlsConfig != nil {
+		creds = credentials.NewTLS(tlsConfig)
+	}
 	return []grpc.DialOption{
-		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithTransportCredentials(creds),
 		grpc.WithKeepaliveParams(keepalive.ClientParameters{Time: KeepaliveTime, Timeout: KeepaliveTimeout, PermitWithoutStream: true}),
 		grpc.WithConnectParams(grpc.ConnectParams{
 			Backoff:           backoff.Config{BaseDelay: 50 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: time.Second},
@@ -72,13 +84,26 @@ func ServerOptions() []grpc.ServerOption {
 // Pool shares one client connection per peer address.
 type Pool struct {
 	resolve Resolver
+	creds   *pki.Credentials
 	mu      sync.Mutex
 	conns   map[string]*grpc.ClientConn
 }
 
-// NewPool returns a pool that resolves instances with resolve.
-func NewPool(resolve Resolver) *Pool {
-	return &Pool{resolve: resolve, conns: map[string]*grpc.ClientConn{}}
+// NewPool returns a pool that resolves instances with resolve and dials
+// them with creds: TLS presenting creds' certificate, each peer's verified
+// under its instance name, so that a connection reaches the instance it is
+// for and no other. Nil creds dial plain TCP (--insecure).
+func NewPool(resolve Resolver, creds *pki.Credentials) *Pool {
+	return &Pool{resolve: resolve, creds: creds, conns: map[string]*grpc.ClientConn{}}
+}
+
+// TLSFor is the client TLS config for dialing instance with creds; nil
+// without creds.
+func TLSFor(creds *pki.Credentials, instance string) *tls.Config {
+	if creds == nil {
+		return nil
+	}
+	return creds.ClientTLS(instance)
 }
 
 // Resolve returns an instance's current address.
@@ -92,14 +117,15 @@ func (p *Pool) Conn(instance string) (*grpc.ClientConn, string, error) {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if c, ok := p.conns[addr]; ok {
+	key := instance + "@" + addr
+	if c, ok := p.conns[key]; ok {
 		return c, addr, nil
 	}
-	c, err := NewClient(addr)
+	c, err := NewClient(addr, TLSFor(p.creds, instance))
 	if err != nil {
 		return nil, "", fmt.Errorf("dial %s at %s: %w", instance, addr, err)
 	}
-	p.conns[addr] = c
+	p.conns[key] = c
 	return c, addr, nil
 }
 

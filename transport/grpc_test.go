@@ -102,7 +102,7 @@ func serve(t *testing.T, addr string, h transport.Handler) *grpc.Server {
 
 func startSender(t *testing.T, ctx context.Context, addr string, incarnation uint64) (*transport.Outbox, *transport.Sender) {
 	t.Helper()
-	pool := transport.NewPool(transport.StaticResolver(map[string]string{"b-0": addr}))
+	pool := transport.NewPool(transport.StaticResolver(map[string]string{"b-0": addr}), nil)
 	t.Cleanup(pool.Close)
 	o := transport.NewOutbox(transport.NewMemStore())
 	s := transport.NewSender("a-0", incarnation, o, pool, nil)
@@ -245,7 +245,7 @@ func TestFencingRefusesOlderIncarnation(t *testing.T) {
 	wololov1.RegisterStageServiceServer(s, transport.NewServer("b-0", 1, r, nil))
 	go s.Serve(l)
 	defer s.Stop()
-	conn, err := grpc.NewClient(l.Addr().String(), transport.DialOptions()...)
+	conn, err := grpc.NewClient(l.Addr().String(), transport.DialOptions(nil)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -311,7 +311,7 @@ func TestSenderRestartResendsItsOutbox(t *testing.T) {
 	wololov1.RegisterStageServiceServer(s, transport.NewServer("b-0", 1, r, nil))
 	go s.Serve(l)
 	defer s.Stop()
-	pool := transport.NewPool(transport.StaticResolver(map[string]string{"b-0": l.Addr().String()}))
+	pool := transport.NewPool(transport.StaticResolver(map[string]string{"b-0": l.Addr().String()}), nil)
 	defer pool.Close()
 
 	store := transport.NewMemStore()

@@ -25,6 +25,12 @@ var (
 	ErrInvalid = errors.New("invalid request")
 	// ErrNotPeer: an instance the topology does not connect to this one.
 	ErrNotPeer = errors.New("not a peer of this instance")
+	// ErrNotSelf: a caller that claims to be an instance its certificate
+	// does not name.
+	ErrNotSelf = errors.New("a caller may only speak as itself")
+	// ErrUnauthenticated: a caller without a verified certificate where
+	// one is required.
+	ErrUnauthenticated = errors.New("no verified certificate")
 )
 
 // ValidJobID reports whether id is a well-formed job id: 1 to MaxJobIDLen

@@ -12,6 +12,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
+	"github.com/wololo/wololo/transport/pki"
 )
 
 // Handler is the receiving side a Server feeds: the stage runtime.
@@ -38,6 +39,8 @@ type Server struct {
 	log         hclog.Logger
 	announced   func(instance string, incarnation uint64)
 	peers       func(instance string) bool
+	secure      bool   // claims must match the caller's certificate
+	dropper     string // the one instance that may drop jobs, if secure
 
 	mu           sync.Mutex
 	incarnations map[string]uint64 // newest incarnation seen per sender instance
@@ -66,9 +69,36 @@ func NewServer(self string, incarnation uint64, handler Handler, log hclog.Logge
 // instance is accepted.
 func (s *Server) SetPeers(f func(instance string) bool) { s.peers = f }
 
-// checkPeer refuses a claimed instance name that is too long or that is not
-// a neighbour.
-func (s *Server) checkPeer(instance string) error {
+// RequireIdentity binds every claim to the caller's certificate (see
+// package pki): a stream's or an announcement's sender must be the instance
+// the caller's certificate names, and only dropper may drop jobs (the
+// gateway). Without it (--insecure) claims are taken as made.
+func (s *Server) RequireIdentity(dropper string) {
+	s.secure = true
+	s.dropper = dropper
+}
+
+// caller checks that the call's peer is the instance it claims to be.
+func (s *Server) caller(ctx context.Context, claimed string) error {
+	if !s.secure {
+		return nil
+	}
+	id, ok := pki.Peer(ctx)
+	switch {
+	case !ok:
+		return ErrUnauthenticated
+	case id.Kind != pki.Instance || id.Name != claimed:
+		return fmt.Errorf("%w: %s claims to be instance %q", ErrNotSelf, id, claimed)
+	}
+	return nil
+}
+
+// checkPeer refuses a claimed instance name that is too long, that is not
+// a neighbour, or that is not the caller's own.
+func (s *Server) checkPeer(ctx context.Context, instance string) error {
+	if err := s.caller(ctx, instance); err != nil {
+		return err
+	}
 	switch {
 	case instance == "":
 		return fmt.Errorf("%w: no instance name", ErrInvalid)
@@ -88,8 +118,8 @@ func (s *Server) OnAnnounce(f func(instance string, incarnation uint64)) { s.ann
 // Announce records an instance's new incarnation before it sends or
 // acknowledges anything, so that an older one is refused from now on, both
 // as a sender (here) and as a receiver (through OnAnnounce).
-func (s *Server) Announce(_ context.Context, req *wololov1.AnnounceRequest) (*wololov1.AnnounceResponse, error) {
-	if err := s.checkPeer(req.GetSender()); err != nil {
+func (s *Server) Announce(ctx context.Context, req *wololov1.AnnounceRequest) (*wololov1.AnnounceResponse, error) {
+	if err := s.checkPeer(ctx, req.GetSender()); err != nil {
 		return nil, toStatus(err)
 	}
 	if err := s.fence(req.Sender, req.Incarnation); err != nil {
@@ -102,7 +132,12 @@ func (s *Server) Announce(_ context.Context, req *wololov1.AnnounceRequest) (*wo
 }
 
 // DropJob deletes a job at this instance.
-func (s *Server) DropJob(_ context.Context, req *wololov1.DropJobRequest) (*wololov1.DropJobResponse, error) {
+func (s *Server) DropJob(ctx context.Context, req *wololov1.DropJobRequest) (*wololov1.DropJobResponse, error) {
+	if s.secure {
+		if err := s.caller(ctx, s.dropper); err != nil {
+			return nil, toStatus(err)
+		}
+	}
 	if !ValidJobID(req.GetJobId()) {
 		return nil, toStatus(fmt.Errorf("%w: job id %q", ErrInvalid, req.GetJobId()))
 	}
@@ -172,7 +207,7 @@ func (s *Server) Exchange(stream wololov1.StageService_ExchangeServer) error {
 	if open.Stream == "" || len(open.Stream) > MaxNameLen {
 		return toStatus(fmt.Errorf("%w: a stream name of %d bytes", ErrInvalid, len(open.Stream)))
 	}
-	if err := s.checkPeer(open.Sender); err != nil {
+	if err := s.checkPeer(stream.Context(), open.Sender); err != nil {
 		return toStatus(err)
 	}
 	ch := ChannelID{Job: open.JobId, Stream: open.Stream, Sender: open.Sender, Receiver: s.self}
@@ -273,7 +308,9 @@ func toStatus(err error) error {
 		return status.Error(codes.NotFound, err.Error())
 	case errors.Is(err, ErrUnknownChannel), errors.Is(err, ErrInvalid):
 		return status.Error(codes.InvalidArgument, err.Error())
-	case errors.Is(err, ErrNotPeer):
+	case errors.Is(err, ErrUnauthenticated):
+		return status.Error(codes.Unauthenticated, err.Error())
+	case errors.Is(err, ErrNotPeer), errors.Is(err, ErrNotSelf):
 		return status.Error(codes.PermissionDenied, err.Error())
 	case errors.Is(err, ErrTooManyJobs):
 		return status.Error(codes.ResourceExhausted, err.Error())

@@ -12,10 +12,15 @@ import (
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 	"github.com/wololo/wololo/services/cli"
 	"github.com/wololo/wololo/services/schema"
+	"github.com/wololo/wololo/services/tlsflags"
 )
 
 // DefaultServer is the gateway address of the local and compose modes.
 const DefaultServer = "127.0.0.1:7100"
+
+// DefaultTLSDir is where `wololo local` writes the CA and the first client
+// credential (its default data directory's tls/).
+const DefaultTLSDir = "data/local/tls"
 
 const usage = `usage: wololo client <command> [flags]
 
@@ -67,6 +72,7 @@ func runSubmit(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		"Creates a job (or re-attaches to --job), uploads both files, waits, and writes q1.csv..q4.csv.\n", stderr)
 	var o SubmitOptions
 	fs.StringVar(&o.Server, "server", DefaultServer, "gateway address")
+	creds := tlsflags.RegisterClient(fs, DefaultTLSDir)
 	fs.StringVar(&o.Matches, "matches", "", "path of matches.csv (required)")
 	fs.StringVar(&o.Players, "players", "", "path of match_players.csv (required)")
 	fs.StringVar(&o.Out, "out", "", "directory for q1.csv..q4.csv (required)")
@@ -81,6 +87,17 @@ func runSubmit(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	if !*quiet {
 		o.Progress, o.Terminal = stderr, IsTerminal(stderr)
+	}
+	// The inputs first: a missing file is the likelier mistake, and
+	// says more than a missing credential.
+	for _, path := range []string{o.Matches, o.Players} {
+		if _, err := os.Stat(path); err != nil {
+			return err
+		}
+	}
+	var err error
+	if o.TLS, err = creds.ClientTLS(o.Server); err != nil {
+		return err
 	}
 	sum, err := Submit(ctx, o)
 	if err != nil {
@@ -126,6 +143,7 @@ func runJob(ctx context.Context, cmd string, args []string, stdout, stderr io.Wr
 	what := map[string]string{"status": "prints a job's state and report", "watch": "follows a job until it ends", "results": "fetches a finished job's four files into --out"}[cmd]
 	fs := cli.NewFlagSet("wololo client "+cmd, "usage: wololo client "+cmd+" --job ID [flags]\n\n"+strings.ToUpper(what[:1])+what[1:]+".\n", stderr)
 	server := fs.String("server", DefaultServer, "gateway address")
+	creds := tlsflags.RegisterClient(fs, DefaultTLSDir)
 	id := fs.String("job", "", "job id (required)")
 	out := ""
 	if cmd == "results" {
@@ -137,7 +155,11 @@ func runJob(ctx context.Context, cmd string, args []string, stdout, stderr io.Wr
 	if err := cli.Required(fs, "job", "out"); err != nil { // "out" only exists for results
 		return err
 	}
-	conn, err := Dial(*server)
+	tlsConfig, err := creds.ClientTLS(*server)
+	if err != nil {
+		return err
+	}
+	conn, err := Dial(*server, tlsConfig)
 	if err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -26,7 +27,10 @@ const ChunkSize = 1 << 20
 
 // SubmitOptions describe one job.
 type SubmitOptions struct {
-	Server         string
+	Server string
+	// TLS is how to reach the gateway's public port (tlsflags.ClientTLS);
+	// nil dials plain TCP (a gateway run with --insecure).
+	TLS            *tls.Config
 	Matches        string
 	Players        string
 	Out            string
@@ -47,9 +51,9 @@ type Summary struct {
 	Uploaded int64 // bytes
 }
 
-// Dial connects to a gateway.
-func Dial(server string) (*grpc.ClientConn, error) {
-	conn, err := transport.NewClient(server)
+// Dial connects to a gateway with tlsConfig (nil: plain TCP).
+func Dial(server string, tlsConfig *tls.Config) (*grpc.ClientConn, error) {
+	conn, err := transport.NewClient(server, tlsConfig)
 	if err != nil {
 		return nil, fmt.Errorf("gateway address %q: %w", server, err)
 	}
@@ -69,6 +73,8 @@ func explain(server string, err error) error {
 		return fmt.Errorf("cannot reach the gateway at %s: no answer in time (is it running?)", server)
 	case codes.InvalidArgument, codes.NotFound, codes.FailedPrecondition:
 		return errors.New(st.Message())
+	case codes.Unauthenticated, codes.PermissionDenied:
+		return fmt.Errorf("the gateway at %s refused this client's credential (%s): %s (see --tls-dir and --name)", server, st.Code(), st.Message())
 	}
 	return fmt.Errorf("gateway error (%s): %s", st.Code(), st.Message())
 }
@@ -118,7 +124,7 @@ func Submit(ctx context.Context, o SubmitOptions) (*Summary, error) {
 	if o.Out == "" {
 		return nil, errors.New("an output directory is required (--out)")
 	}
-	conn, err := Dial(o.Server)
+	conn, err := Dial(o.Server, o.TLS)
 	if err != nil {
 		return nil, err
 	}

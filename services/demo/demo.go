@@ -80,10 +80,14 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("start the graph: %w", err)
 	}
 	defer cluster.Stop()
-	fmt.Fprintf(stdout, "graph up: %d processes on loopback, gateway at %s\n", len(cluster.Nodes), cluster.GatewayAddr())
+	fmt.Fprintf(stdout, "graph up: %d processes on loopback (mutual TLS, an in-memory CA), gateway at %s\n", len(cluster.Nodes), cluster.GatewayAddr())
 
+	tlsConfig, err := cluster.ClientTLS("demo")
+	if err != nil {
+		return err
+	}
 	sum, err := client.Submit(ctx, client.SubmitOptions{
-		Server: cluster.GatewayAddr(), Matches: *matches, Players: *players, Out: *out,
+		Server: cluster.GatewayAddr(), TLS: tlsConfig, Matches: *matches, Players: *players, Out: *out,
 		Progress: stderr, Terminal: client.IsTerminal(stderr),
 	})
 	if err != nil {

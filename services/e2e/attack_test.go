@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"io"
 	"math"
@@ -9,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -17,27 +19,49 @@ import (
 	"github.com/wololo/wololo/services/node"
 	"github.com/wololo/wololo/services/schema"
 	"github.com/wololo/wololo/transport"
+	"github.com/wololo/wololo/transport/pki"
 )
 
-// TestForgedClaimsAreRefused sends the graph, over its real gRPC ports,
-// the malformed and out-of-range claims that used to crash or wedge a
-// process, and checks each is refused with its code; then a real job runs
-// beside them and its four answers are byte-equal to the reference.
+// TestForgedClaimsAreRefused attacks the graph over its real gRPC ports
+// the way the trust-boundary issue did: without a certificate, with another
+// instance's, with a client's, with one from another CA, and with the right
+// certificate but malformed or out-of-range claims. Each attempt is refused
+// with its code, three times over (a refusal must leave no crash or stall
+// behind); then a real job runs beside them and its four answers are
+// byte-equal to the reference.
 func TestForgedClaimsAreRefused(t *testing.T) {
 	c := startCluster(t, deploy.Default(), node.ClusterOptions{})
-	gateway := c.GatewayAddr()
-	conn, err := transport.NewClient(gateway)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	stage := wololov1.NewStageServiceClient(conn)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 
-	// open runs one Exchange to the gateway with the given Open frame and
-	// returns how it ended.
-	open := func(o *wololov1.Open) error {
+	// dial connects to an instance's internal port presenting id's
+	// certificate of the cluster's CA (none for a zero id).
+	dial := func(instance string, id pki.Identity) *grpc.ClientConn {
+		t.Helper()
+		cfg := &tls.Config{MinVersion: tls.VersionTLS13, InsecureSkipVerify: true} // no certificate of ours
+		if id.Name != "" {
+			creds, err := c.CA.Credentials(id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg = creds.ClientTLS(instance)
+		}
+		conn, err := transport.NewClient(c.Addrs[instance], cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { conn.Close() })
+		return conn
+	}
+	inst := func(name string) pki.Identity { return pki.Identity{Kind: pki.Instance, Name: name} }
+	aggregator := inst("q3-aggregator-0")
+	stageAs := func(id pki.Identity) wololov1.StageServiceClient {
+		return wololov1.NewStageServiceClient(dial("gateway-0", id))
+	}
+
+	// open runs one Exchange with the given Open frame and returns how it
+	// ended.
+	open := func(stage wololov1.StageServiceClient, o *wololov1.Open) error {
 		s, err := stage.Exchange(ctx)
 		if err != nil {
 			return err
@@ -54,31 +78,123 @@ func TestForgedClaimsAreRefused(t *testing.T) {
 	results := func(job, sender string, inc uint64) *wololov1.Open {
 		return &wololov1.Open{JobId: job, Stream: "q3-civs", Sender: sender, Receiver: "gateway-0", Incarnation: inc}
 	}
+	otherCA, err := pki.NewCA("someone else's CA")
+	if err != nil {
+		t.Fatal(err)
+	}
 	cases := []struct {
 		name string
 		call func() error
 		want codes.Code
 	}{
-		{"a job id with a NUL byte", func() error { return open(results("a\x00b", "q3-aggregator-0", 1)) }, codes.InvalidArgument},
-		{"a 1 MB job id", func() error { return open(results(strings.Repeat("j", 1<<20), "q3-aggregator-0", 1)) }, codes.InvalidArgument},
-		{"a sender that is no neighbour", func() error { return open(results("j", "q4-joiner-0", 1)) }, codes.PermissionDenied},
+		// Who the caller is.
+		{"results sent without a certificate", func() error { return open(stageAs(pki.Identity{}), results("j", "q3-aggregator-0", 1)) }, codes.Unauthenticated},
+		{"results sent with another instance's certificate", func() error {
+			return open(stageAs(inst("q4-joiner-0")), results("j", "q3-aggregator-0", 1))
+		}, codes.PermissionDenied},
+		{"results sent with a client's certificate named like the aggregator", func() error {
+			return open(stageAs(pki.Identity{Kind: pki.Client, Name: "q3-aggregator-0"}), results("j", "q3-aggregator-0", 1))
+		}, codes.PermissionDenied},
+		{"results sent with a certificate of another CA", func() error {
+			creds, err := otherCA.Credentials(aggregator)
+			if err != nil {
+				return err
+			}
+			conn, err := transport.NewClient(c.Addrs["gateway-0"], creds.ClientTLS("gateway-0"))
+			if err != nil {
+				return err
+			}
+			defer conn.Close()
+			return open(wololov1.NewStageServiceClient(conn), results("j", "q3-aggregator-0", 1))
+		}, codes.Unavailable}, // the handshake fails both ways: neither trusts the other's CA
+		{"an announce as another instance", func() error {
+			_, err := stageAs(inst("q4-joiner-0")).Announce(ctx, &wololov1.AnnounceRequest{Sender: "q3-aggregator-0", Incarnation: 1})
+			return err
+		}, codes.PermissionDenied},
+		{"a job dropped by an instance that is not the gateway", func() error {
+			_, err := wololov1.NewStageServiceClient(dial("q3-joiner-0", aggregator)).DropJob(ctx, &wololov1.DropJobRequest{JobId: "j"})
+			return err
+		}, codes.PermissionDenied},
+		{"Status read with a client's certificate", func() error {
+			_, err := wololov1.NewStatusClient(dial("gateway-0", pki.Identity{Kind: pki.Client, Name: "mallory"})).Get(ctx, &wololov1.GetRequest{})
+			return err
+		}, codes.PermissionDenied},
+		{"Status read without a certificate", func() error {
+			_, err := wololov1.NewStatusClient(dial("gateway-0", pki.Identity{})).Get(ctx, &wololov1.GetRequest{})
+			return err
+		}, codes.Unauthenticated},
+		{"JobService called on the internal port", func() error {
+			_, err := wololov1.NewJobServiceClient(dial("gateway-0", aggregator)).GetJob(ctx, &wololov1.GetJobRequest{JobId: "j"})
+			return err
+		}, codes.Unimplemented},
+		{"StageService called on the public port", func() error {
+			conn, err := transport.NewClient(c.GatewayAddr(), clientTLS(t, c))
+			if err != nil {
+				return err
+			}
+			defer conn.Close()
+			return open(wololov1.NewStageServiceClient(conn), results("j", "q3-aggregator-0", 1))
+		}, codes.Unimplemented}, // not served there at all
+		{"Status called on the public port", func() error {
+			conn, err := transport.NewClient(c.GatewayAddr(), clientTLS(t, c))
+			if err != nil {
+				return err
+			}
+			defer conn.Close()
+			_, err = wololov1.NewStatusClient(conn).Get(ctx, &wololov1.GetRequest{})
+			return err
+		}, codes.Unimplemented},
+		{"JobService called with an instance's certificate", func() error {
+			creds, err := c.CA.Credentials(aggregator)
+			if err != nil {
+				return err
+			}
+			conn, err := transport.NewClient(c.GatewayAddr(), creds.ClientTLS("127.0.0.1"))
+			if err != nil {
+				return err
+			}
+			defer conn.Close()
+			_, err = wololov1.NewJobServiceClient(conn).GetJob(ctx, &wololov1.GetJobRequest{JobId: "j"})
+			return err
+		}, codes.PermissionDenied},
+		{"JobService called without a certificate", func() error {
+			conn, err := transport.NewClient(c.GatewayAddr(), &tls.Config{MinVersion: tls.VersionTLS13, InsecureSkipVerify: true})
+			if err != nil {
+				return err
+			}
+			defer conn.Close()
+			_, err = wololov1.NewJobServiceClient(conn).GetJob(ctx, &wololov1.GetJobRequest{JobId: "j"})
+			return err
+		}, codes.Unauthenticated},
+
+		// What the right caller claims.
+		{"a sender that is no neighbour", func() error { return open(stageAs(inst("q4-joiner-0")), results("j", "q4-joiner-0", 1)) }, codes.PermissionDenied},
 		{"a stream the gateway does not take from that sender", func() error {
-			return open(&wololov1.Open{JobId: "j", Stream: "q2-tokens", Sender: "q3-aggregator-0", Receiver: "gateway-0", Incarnation: 1})
+			return open(stageAs(aggregator), &wololov1.Open{JobId: "j", Stream: "q2-tokens", Sender: "q3-aggregator-0", Receiver: "gateway-0", Incarnation: 1})
 		}, codes.InvalidArgument},
-		{"the largest incarnation", func() error { return open(results("j", "q3-aggregator-0", math.MaxUint64)) }, codes.InvalidArgument},
+		{"a job id with a NUL byte", func() error { return open(stageAs(aggregator), results("a\x00b", "q3-aggregator-0", 1)) }, codes.InvalidArgument},
+		{"a 1 MB job id", func() error {
+			return open(stageAs(aggregator), results(strings.Repeat("j", 1<<20), "q3-aggregator-0", 1))
+		}, codes.InvalidArgument},
+		{"the largest incarnation", func() error { return open(stageAs(aggregator), results("j", "q3-aggregator-0", math.MaxUint64)) }, codes.InvalidArgument},
 		{"an announce of the largest incarnation", func() error {
-			_, err := stage.Announce(ctx, &wololov1.AnnounceRequest{Sender: "q3-aggregator-0", Incarnation: math.MaxUint64})
+			_, err := stageAs(aggregator).Announce(ctx, &wololov1.AnnounceRequest{Sender: "q3-aggregator-0", Incarnation: math.MaxUint64})
 			return err
 		}, codes.InvalidArgument},
 		{"a drop of a malformed job id", func() error {
-			_, err := stage.DropJob(ctx, &wololov1.DropJobRequest{JobId: "x\x00"})
+			_, err := stageAs(inst("gateway-0")).DropJob(ctx, &wololov1.DropJobRequest{JobId: "x\x00"})
 			return err
 		}, codes.InvalidArgument},
 		{"a job created under a malformed id", func() error {
+			conn, err := transport.NewClient(c.GatewayAddr(), clientTLS(t, c))
+			if err != nil {
+				return err
+			}
+			defer conn.Close()
 			h := func(f schema.File) *wololov1.FileHeader {
 				return &wololov1.FileHeader{Columns: schema.RequiredColumns[f], Size: 100, DataOffset: 10}
 			}
-			_, err := wololov1.NewJobServiceClient(conn).CreateJob(ctx, &wololov1.CreateJobRequest{JobId: "a\x00b", Matches: h(schema.Matches), Players: h(schema.Players)})
+			_, err = wololov1.NewJobServiceClient(conn).CreateJob(ctx, &wololov1.CreateJobRequest{JobId: "a\x00b", Matches: h(schema.Matches), Players: h(schema.Players)})
 			if err != nil && !strings.Contains(err.Error(), "job id") {
 				return errors.New("refused for another reason: " + err.Error())
 			}
@@ -87,9 +203,9 @@ func TestForgedClaimsAreRefused(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			for i := 0; i < 3; i++ { // repeated: a refusal must not leave a crash or a stall behind
+			for i := 0; i < 3; i++ {
 				if got := status.Code(tc.call()); got != tc.want {
-					t.Fatalf("attempt %d: code %s, want %s", i+1, got, tc.want)
+					t.Fatalf("attempt %d: code %s (%v), want %s", i+1, got, tc.call(), tc.want)
 				}
 			}
 		})

@@ -60,13 +60,13 @@ func TestDiskReturnsToBaseline(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	out := t.TempDir()
-	if _, err := client.Submit(ctx, client.SubmitOptions{Server: c.GatewayAddr(), Matches: d.matches, Players: d.players, Out: out, Keep: true, JobID: "disk"}); err != nil {
+	if _, err := client.Submit(ctx, client.SubmitOptions{Server: c.GatewayAddr(), TLS: clientTLS(t, c), Matches: d.matches, Players: d.players, Out: out, Keep: true, JobID: "disk"}); err != nil {
 		t.Fatal(err)
 	}
 	compareOutputs(t, d, out)
 	duringTables, duringWAL := dirBytes(t, dir)
 	during := duringTables + duringWAL
-	conn, err := client.Dial(c.GatewayAddr())
+	conn, err := client.Dial(c.GatewayAddr(), clientTLS(t, c))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -99,14 +100,43 @@ func startCluster(t *testing.T, top deploy.Topology, opts node.ClusterOptions) *
 	return c
 }
 
+// gateway is a deployment a test submits to: a node.Cluster or a
+// local.Cluster.
+type gateway interface {
+	GatewayAddr() string
+	ClientTLS(name string) (*tls.Config, error)
+}
+
+// clientTLS is the TLS config of the test's client credential.
+func clientTLS(t testing.TB, c gateway) *tls.Config {
+	t.Helper()
+	cfg, err := c.ClientTLS("client")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+// operatorTLS is the TLS config for reading an instance's Status.
+func operatorTLS(t testing.TB, c interface {
+	OperatorTLS(string) (*tls.Config, error)
+}, instance string) *tls.Config {
+	t.Helper()
+	cfg, err := c.OperatorTLS(instance)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
 // submit runs a job and checks all four files and the report against the
 // reference, byte for byte.
-func submit(t *testing.T, c interface{ GatewayAddr() string }, d *dataset) {
+func submit(t *testing.T, c gateway, d *dataset) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	out := t.TempDir()
-	sum, err := client.Submit(ctx, client.SubmitOptions{Server: c.GatewayAddr(), Matches: d.matches, Players: d.players, Out: out})
+	sum, err := client.Submit(ctx, client.SubmitOptions{Server: c.GatewayAddr(), TLS: clientTLS(t, c), Matches: d.matches, Players: d.players, Out: out})
 	if err != nil {
 		t.Fatalf("%s: submit: %v", d.name, err)
 	}
@@ -232,12 +262,12 @@ func TestMissingColumnIsRefused(t *testing.T) {
 	players := filepath.Join(dir, "match_players.csv")
 	os.WriteFile(matches, []byte("token,winning_team,mirror,ladder,patch,average_rating,map,map_size,num_players,server\nA,1,False,RM_1v1,1,1500,arena,tiny,2,eastus\n"), 0o644)
 	os.WriteFile(players, []byte("token,match,rating,color,civ,team,winner\np,A,1500,Red,Franks,1,True\n"), 0o644)
-	_, err := client.Submit(context.Background(), client.SubmitOptions{Server: c.GatewayAddr(), Matches: matches, Players: players, Out: dir})
+	_, err := client.Submit(context.Background(), client.SubmitOptions{Server: c.GatewayAddr(), TLS: clientTLS(t, c), Matches: matches, Players: players, Out: dir})
 	if err == nil || !strings.Contains(err.Error(), "matches.csv") || !strings.Contains(err.Error(), `"duration"`) {
 		t.Fatalf("err = %v, want it to name matches.csv and the duration column", err)
 	}
 	// The same through the raw API: the right gRPC status code.
-	conn, err := client.Dial(c.GatewayAddr())
+	conn, err := client.Dial(c.GatewayAddr(), clientTLS(t, c))
 	if err != nil {
 		t.Fatal(err)
 	}

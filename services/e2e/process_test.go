@@ -50,18 +50,23 @@ func freeBasePort(t *testing.T, n int) int {
 }
 
 // TestProcessesRunAJobAndStopOnSIGTERM runs the graph as real OS processes
-// (`wololo gateway`, `wololo worker`), submits a job with the CLI, compares
+// (`wololo gateway`, `wololo worker`) with the certificates `wololo certs`
+// made, submits a job with the CLI, compares
 // the four files, then stops every process with SIGTERM and expects each to
 // exit 0 promptly.
 func TestProcessesRunAJobAndStopOnSIGTERM(t *testing.T) {
 	d := testDatasets(t)[0]
 	bin := buildBinary(t)
 	top := deploy.Default()
-	top.BasePort = freeBasePort(t, len(top.Instances()))
+	top.BasePort = freeBasePort(t, 1+len(top.Instances()))
 	topoFile := filepath.Join(t.TempDir(), "topology.json")
 	b, _ := json.Marshal(top)
 	if err := os.WriteFile(topoFile, b, 0o644); err != nil {
 		t.Fatal(err)
+	}
+	tlsDir := filepath.Join(t.TempDir(), "tls")
+	if out, err := exec.Command(bin, "certs", "--dir", tlsDir, "--topology", topoFile).CombinedOutput(); err != nil {
+		t.Fatalf("wololo certs: %v\n%s", err, out)
 	}
 	var procs []*exec.Cmd
 	for _, in := range top.Instances() {
@@ -69,7 +74,10 @@ func TestProcessesRunAJobAndStopOnSIGTERM(t *testing.T) {
 		if in.Stage == top.Gateway().Name {
 			args = []string{"gateway"}
 		}
-		args = append(args, "--topology", topoFile, "--log-level", "warn", "--listen", fmt.Sprintf("127.0.0.1:%d", top.Port(in)))
+		args = append(args, "--topology", topoFile, "--log-level", "warn", "--listen", fmt.Sprintf("127.0.0.1:%d", top.Port(in)), "--tls-dir", tlsDir)
+		if in.Stage == top.Gateway().Name {
+			args = append(args, "--public", fmt.Sprintf("127.0.0.1:%d", top.PublicPort()))
+		}
 		cmd := exec.Command(bin, args...)
 		cmd.Stderr = testWriter{t}
 		if err := cmd.Start(); err != nil {
@@ -82,11 +90,11 @@ func TestProcessesRunAJobAndStopOnSIGTERM(t *testing.T) {
 			p.Process.Kill()
 		}
 	})
-	gateway := fmt.Sprintf("127.0.0.1:%d", top.Port(deploy.Instance{Stage: "gateway"}))
+	gateway := fmt.Sprintf("127.0.0.1:%d", top.PublicPort())
 	out := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "client", "submit", "--server", gateway, "--matches", d.matches, "--players", d.players, "--out", out)
+	cmd := exec.CommandContext(ctx, bin, "client", "submit", "--tls-dir", tlsDir, "--server", gateway, "--matches", d.matches, "--players", d.players, "--out", out)
 	res, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("client submit: %v\n%s", err, res)
@@ -125,7 +133,8 @@ func TestClientCLIExitCodes(t *testing.T) {
 	}{
 		{"missing file", []string{"client", "submit", "--matches", "/nonexistent/m.csv", "--players", d.players, "--out", t.TempDir()}, "/nonexistent/m.csv"},
 		{"missing flag", []string{"client", "submit", "--players", d.players, "--out", t.TempDir()}, "--matches is required"},
-		{"unreachable", []string{"client", "submit", "--server", "127.0.0.1:1", "--matches", d.matches, "--players", d.players, "--out", t.TempDir()}, "gateway"},
+		{"no credentials", []string{"client", "submit", "--tls-dir", t.TempDir(), "--matches", d.matches, "--players", d.players, "--out", t.TempDir()}, "wololo certs"},
+		{"unreachable", []string{"client", "submit", "--insecure", "--server", "127.0.0.1:1", "--matches", d.matches, "--players", d.players, "--out", t.TempDir()}, "gateway"},
 		{"unknown command", []string{"frobnicate"}, "unknown command"},
 	}
 	for _, c := range cases {

@@ -35,7 +35,7 @@ func TestRestartsRecoverExactly(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			defer close(done)
-			_, submitErr = client.Submit(ctx, client.SubmitOptions{Server: c.GatewayAddr(), Matches: d.matches, Players: d.players, Out: out, JobID: "restarts"})
+			_, submitErr = client.Submit(ctx, client.SubmitOptions{Server: c.GatewayAddr(), TLS: clientTLS(t, c), Matches: d.matches, Players: d.players, Out: out, JobID: "restarts"})
 		}()
 		restarted := map[string]int{}
 		// Every stage once, in random order, then random instances.

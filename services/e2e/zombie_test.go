@@ -45,11 +45,11 @@ func TestZombieIsFenced(t *testing.T) {
 	out := t.TempDir()
 	done := make(chan error, 1)
 	go func() {
-		_, err := client.Submit(ctx, client.SubmitOptions{Server: c.GatewayAddr(), Matches: d.matches, Players: d.players, Out: out, JobID: "zombie"})
+		_, err := client.Submit(ctx, client.SubmitOptions{Server: c.GatewayAddr(), TLS: clientTLS(t, c), Matches: d.matches, Players: d.players, Out: out, JobID: "zombie"})
 		done <- err
 	}()
 	// Wait until the players upload is under way, so the victim has work.
-	conn, err := client.Dial(c.GatewayAddr())
+	conn, err := client.Dial(c.GatewayAddr(), clientTLS(t, c))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +69,7 @@ func TestZombieIsFenced(t *testing.T) {
 	const victim = "players-filter-0"
 	// Freeze the victim while it has streams open to its receivers: a woken
 	// zombie learns it was replaced from them.
-	vconn, err := client.Dial(c.Addr(victim))
+	vconn, err := client.Dial(c.Addr(victim), operatorTLS(t, c, victim))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +105,7 @@ func TestZombieIsFenced(t *testing.T) {
 	}
 	// Wake the zombie only once the replacement has announced itself to
 	// every receiver: from then on none may accept the old incarnation.
-	sconn, err := client.Dial(c.Addr(victim))
+	sconn, err := client.Dial(c.Addr(victim), operatorTLS(t, c, victim))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,26 +3,34 @@
 // built FROM scratch, with no shell or curl inside, so the binary is its
 // own container health check command.
 //
+// On the internal plane a process only talks to holders of the CA's
+// certificates, so in a container the check presents the container's own
+// (--as NAME with --tls-dir); --insecure checks a process run with
+// --insecure.
+//
 // It only asks; it starts, stops and changes nothing.
 package healthcheck
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"io"
 	"time"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
 	"github.com/wololo/wololo/services/cli"
+	"github.com/wololo/wololo/services/tlsflags"
+	"github.com/wololo/wololo/transport"
 )
 
 // Check asks addr's health service once and reports an error unless it
-// answers SERVING within timeout.
-func Check(ctx context.Context, addr string, timeout time.Duration) error {
-	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+// answers SERVING within timeout, over TLS with tlsConfig (nil: plain
+// TCP).
+func Check(ctx context.Context, addr string, tlsConfig *tls.Config, timeout time.Duration) error {
+	conn, err := transport.NewClient(addr, tlsConfig)
 	if err != nil {
 		return fmt.Errorf("health of %s: %w", addr, err)
 	}
@@ -41,8 +49,11 @@ func Check(ctx context.Context, addr string, timeout time.Duration) error {
 
 // Run is `wololo health`.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := cli.NewFlagSet("wololo health", "usage: wololo health --addr HOST:PORT [--timeout 2s]\n\nExits 0 when the process at HOST:PORT answers the gRPC health check SERVING\n(the containers' health check command).\n", stderr)
+	fs := cli.NewFlagSet("wololo health", "usage: wololo health --addr HOST:PORT --as NAME [--tls-dir DIR] [--timeout 2s]\n\nExits 0 when the process at HOST:PORT answers the gRPC health check SERVING\n(the containers' health check command).\n", stderr)
 	addr := fs.String("addr", "", "address of the process to check (required)")
+	tlsFlags := tlsflags.Register(fs, "")
+	as := fs.String("as", "", "present this credential of --tls-dir (an instance's or master's own; required unless --insecure)")
+	serverName := fs.String("server-name", "", "verify the server's certificate under this name (default: --as)")
 	timeout := fs.Duration("timeout", 2*time.Second, "give up after this long")
 	quiet := fs.Bool("quiet", false, "print nothing when healthy")
 	if err := cli.Parse(fs, args); err != nil {
@@ -51,7 +62,21 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err := cli.Required(fs, "addr"); err != nil {
 		return err
 	}
-	if err := Check(ctx, *addr, *timeout); err != nil {
+	var tlsConfig *tls.Config
+	if !tlsFlags.Insecure {
+		if err := cli.Required(fs, "as"); err != nil {
+			return err
+		}
+		creds, err := tlsFlags.Load(*as, nil)
+		if err != nil {
+			return err
+		}
+		if *serverName == "" {
+			*serverName = *as
+		}
+		tlsConfig = creds.ClientTLS(*serverName)
+	}
+	if err := Check(ctx, *addr, tlsConfig, *timeout); err != nil {
 		return err
 	}
 	if !*quiet {

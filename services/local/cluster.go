@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -20,13 +21,15 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/wololo/wololo/deploy"
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 	"github.com/wololo/wololo/services/atomicfile"
 	"github.com/wololo/wololo/services/backoff"
+	"github.com/wololo/wololo/services/certs"
+	"github.com/wololo/wololo/services/tlsflags"
+	"github.com/wololo/wololo/transport"
+	"github.com/wololo/wololo/transport/pki"
 )
 
 // DefaultDataDir is where `wololo local` keeps its data, logs and peers
@@ -77,6 +80,10 @@ type Options struct {
 	// Manual leaves restarts to someone else (the masters): a process that
 	// dies stays down until Start is called for its instance.
 	Manual bool
+	// Insecure runs every process with --insecure (plain TCP, no
+	// certificates); otherwise Start makes the CA and every certificate in
+	// DIR/tls (see Certify) and the processes speak mutual TLS.
+	Insecure bool
 	// Control serves the ProcessService (see control.go) on a 0600 Unix
 	// socket whose address is written to DIR/processes.addr, for the
 	// masters.
@@ -117,6 +124,8 @@ type Cluster struct {
 	peersPath string
 	topoPath  string
 	gateway   string // instance name of the gateway
+	public    string // the gateway's public address, for clients
+	tlsDir    string // "" when Insecure
 
 	mu       sync.Mutex
 	insts    map[string]*instance
@@ -213,7 +222,14 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 		insts: map[string]*instance{}, stopCh: make(chan struct{}), done: make(chan struct{}),
 	}
 
-	// Ports.
+	if !o.Insecure {
+		c.tlsDir = filepath.Join(dir, "tls")
+		if err := certs.Certify(c.tlsDir, o.Topology, c.log); err != nil {
+			return nil, fmt.Errorf("local: %w", err)
+		}
+	}
+
+	// Ports: the gateway's public one, then one per process.
 	all := append(c.top.Instances(), c.top.MasterInstances()...)
 	n := len(all)
 	if o.BasePort != 0 {
@@ -221,9 +237,13 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 	}
 	var free []int
 	if o.FreePorts {
-		if free, err = FreePorts(n); err != nil {
+		if free, err = FreePorts(n + 1); err != nil {
 			return nil, fmt.Errorf("local: %w", err)
 		}
+	}
+	c.public = net.JoinHostPort("127.0.0.1", strconv.Itoa(c.top.PublicPort()))
+	if free != nil {
+		c.public, free = net.JoinHostPort("127.0.0.1", strconv.Itoa(free[0])), free[1:]
 	}
 	for i, in := range all {
 		port := c.top.Port(in)
@@ -331,14 +351,24 @@ func (c *Cluster) argsLocked(ins *instance) []string {
 		args = append(args, "--id", strconv.Itoa(in.Index), "--topology", c.topoPath, "--listen", ins.addr,
 			"--log-level", c.opts.LogLevel, "--data", ins.dataDir, "--peers", c.peersPath,
 			"--runtime", "local", "--processes", c.controlAddr)
-		return append(args, c.opts.MasterArgs...)
+		return append(append(args, c.tlsArgs()...), c.opts.MasterArgs...)
 	}
 	if ins.cmd == "worker" {
 		args = append(args, "--instance", ins.name)
+	} else {
+		args = append(args, "--public", c.public)
 	}
 	args = append(args, "--topology", c.topoPath, "--listen", ins.addr, "--log-level", c.opts.LogLevel,
 		"--data", ins.dataDir, "--peers", c.peersPath)
-	return append(args, c.opts.ExtraArgs...)
+	return append(append(args, c.tlsArgs()...), c.opts.ExtraArgs...)
+}
+
+// tlsArgs are every child's TLS flags.
+func (c *Cluster) tlsArgs() []string {
+	if c.tlsDir == "" {
+		return []string{"--insecure"}
+	}
+	return []string{"--tls-dir", c.tlsDir}
 }
 
 // spawnLocked starts a process for ins and a goroutine that reaps it.
@@ -511,7 +541,7 @@ func (c *Cluster) WaitInstance(ctx context.Context, name string) error {
 		if stopping {
 			return errors.New("the cluster is stopping")
 		}
-		if lastErr = probe(ctx, addr, name); lastErr == nil {
+		if lastErr = c.probe(ctx, addr, name); lastErr == nil {
 			return nil
 		}
 		select {
@@ -522,8 +552,12 @@ func (c *Cluster) WaitInstance(ctx context.Context, name string) error {
 	}
 }
 
-func probe(ctx context.Context, addr, name string) error {
-	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+func (c *Cluster) probe(ctx context.Context, addr, name string) error {
+	tlsConfig, err := c.OperatorTLS(name)
+	if err != nil {
+		return err
+	}
+	conn, err := transport.NewClient(addr, tlsConfig)
 	if err != nil {
 		return err
 	}
@@ -549,8 +583,38 @@ func (c *Cluster) LogTail(name string, lines int) string {
 	return tail(b, lines)
 }
 
-// GatewayAddr is the address clients use.
-func (c *Cluster) GatewayAddr() string { return c.Addr(c.gateway) }
+// GatewayAddr is the address clients use: the gateway's public port.
+func (c *Cluster) GatewayAddr() string { return c.public }
+
+// TLSDir is where the CA and the certificates are ("" when Insecure).
+func (c *Cluster) TLSDir() string { return c.tlsDir }
+
+// ClientTLS is the TLS config of the client credential name (made by
+// Certify: "client"; others with `wololo certs client`) for the gateway's
+// public port; nil when Insecure.
+func (c *Cluster) ClientTLS(name string) (*tls.Config, error) {
+	if c.tlsDir == "" {
+		return nil, nil
+	}
+	creds, err := pki.Load(c.tlsDir, name)
+	if err != nil {
+		return nil, err
+	}
+	return creds.ClientTLS(tlsflags.Host(c.public)), nil
+}
+
+// OperatorTLS is the TLS config for calling an instance's Status (internal
+// plane) with the operator credential; nil when Insecure.
+func (c *Cluster) OperatorTLS(instance string) (*tls.Config, error) {
+	if c.tlsDir == "" {
+		return nil, nil
+	}
+	creds, err := pki.Load(c.tlsDir, certs.OperatorName)
+	if err != nil {
+		return nil, err
+	}
+	return creds.ClientTLS(instance), nil
+}
 
 // Addr is an instance's current address ("" if unknown).
 func (c *Cluster) Addr(instance string) string {

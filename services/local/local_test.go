@@ -128,7 +128,11 @@ func submitAndCompare(t *testing.T, c *Cluster) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	out := t.TempDir()
-	if _, err := client.Submit(ctx, client.SubmitOptions{Server: c.GatewayAddr(), Matches: matches, Players: players, Out: out}); err != nil {
+	tlsConfig, err := c.ClientTLS("client")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client.Submit(ctx, client.SubmitOptions{Server: c.GatewayAddr(), TLS: tlsConfig, Matches: matches, Players: players, Out: out}); err != nil {
 		t.Fatalf("submit: %v", err)
 	}
 	for name, w := range map[string][]byte{"q1.csv": want.Q1, "q2.csv": want.Q2, "q3.csv": want.Q3, "q4.csv": want.Q4} {
@@ -175,7 +179,7 @@ func TestClusterRunsRestartsAndStops(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if peers["gateway-0"] != c.GatewayAddr() || len(peers) != len(c.Instances()) {
+	if peers["gateway-0"] != c.Addr("gateway-0") || peers["gateway-0"] == c.GatewayAddr() || len(peers) != len(c.Instances()) {
 		t.Fatalf("peers file %v, gateway at %s", peers, c.GatewayAddr())
 	}
 	for _, p := range c.Processes() {

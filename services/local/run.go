@@ -14,6 +14,7 @@ import (
 	"github.com/wololo/wololo/deploy"
 	"github.com/wololo/wololo/services/cli"
 	"github.com/wololo/wololo/services/client"
+	"github.com/wololo/wololo/services/tlsflags"
 )
 
 const usage = `usage: wololo local [flags]            run the topology as OS processes until interrupted
@@ -32,7 +33,7 @@ restarts any process that dies or goes silent, masters included. With
 type common struct {
 	data, topology, binary, logLevel string
 	basePort, masters                int
-	freePorts, follow                bool
+	freePorts, follow, insecure      bool
 }
 
 func (c *common) register(fs *flag.FlagSet, defaultData string) {
@@ -44,10 +45,11 @@ func (c *common) register(fs *flag.FlagSet, defaultData string) {
 	fs.StringVar(&c.logLevel, "log-level", "info", "the processes' log level")
 	fs.IntVar(&c.masters, "masters", -1, "masters to run (default: the topology's); 0: the runner restarts processes itself")
 	fs.BoolVar(&c.follow, "follow", false, "also print every process's log lines here, prefixed with its instance")
+	fs.BoolVar(&c.insecure, "insecure", false, "run every process without TLS or identity checks: for debugging only")
 }
 
 func (c *common) options(stdout, stderr io.Writer) (Options, error) {
-	o := Options{Binary: c.binary, DataDir: c.data, BasePort: c.basePort, FreePorts: c.freePorts, LogLevel: c.logLevel,
+	o := Options{Binary: c.binary, DataDir: c.data, BasePort: c.basePort, FreePorts: c.freePorts, LogLevel: c.logLevel, Insecure: c.insecure,
 		Log: hclog.New(&hclog.LoggerOptions{Name: "local", Level: hclog.Info, Output: stderr})}
 	if c.topology != "" {
 		top, err := deploy.Load(c.topology)
@@ -92,7 +94,13 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	fmt.Fprintf(stdout, "wololo local: %d processes up; gateway listening on %s\n", len(cl.Instances()), cl.GatewayAddr())
-	fmt.Fprintf(stdout, "  submit with: wololo client submit --server %s --matches F --players F --out DIR\n", cl.GatewayAddr())
+	if cl.TLSDir() == "" {
+		fmt.Fprintf(stdout, "  INSECURE: no TLS, no identities (--insecure)\n")
+		fmt.Fprintf(stdout, "  submit with: wololo client submit --insecure --server %s --matches F --players F --out DIR\n", cl.GatewayAddr())
+	} else {
+		fmt.Fprintf(stdout, "  submit with: wololo client submit --tls-dir %s --server %s --matches F --players F --out DIR\n", cl.TLSDir(), cl.GatewayAddr())
+		fmt.Fprintf(stdout, "  CA and credentials (client, operator): %s; another client: wololo certs client --dir %s --name NAME\n", cl.TLSDir(), cl.TLSDir())
+	}
 	fmt.Fprintf(stdout, "  data and logs: %s/<instance>{,.log}; peers: %s\n", cl.DataDir(), cl.PeersFile())
 	fmt.Fprintf(stdout, "  Ctrl-C stops every process.\n")
 	<-cl.Done() // ctx cancelled (SIGTERM/Ctrl-C) → Start's watcher stops the cluster
@@ -136,8 +144,13 @@ func runJob(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	up := time.Since(start)
 	fmt.Fprintf(stdout, "%d processes up in %s; gateway at %s; logs in %s\n", len(cl.Instances()), up.Round(time.Millisecond), cl.GatewayAddr(), cl.DataDir())
+	tlsConfig, err := cl.ClientTLS(tlsflags.DefaultClient)
+	if err != nil {
+		cl.Stop()
+		return err
+	}
 	sum, err := client.Submit(ctx, client.SubmitOptions{
-		Server: cl.GatewayAddr(), Matches: *matches, Players: *players, Out: *out,
+		Server: cl.GatewayAddr(), TLS: tlsConfig, Matches: *matches, Players: *players, Out: *out,
 		Progress: stderr, Terminal: client.IsTerminal(stderr),
 	})
 	procs := cl.Processes() // while alive: VmHWM of each

@@ -14,6 +14,7 @@ import (
 
 	"github.com/wololo/wololo/deploy"
 	"github.com/wololo/wololo/services/cli"
+	"github.com/wololo/wololo/services/tlsflags"
 )
 
 const cmdUsage = `usage: wololo master --id N [flags]
@@ -45,6 +46,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	tick := fs.Duration("tick", 100*time.Millisecond, "election tick; every master must use the same")
 	logLevel := fs.String("log-level", "info", "log level")
 	logJSON := fs.Bool("log-json", false, "log as JSON")
+	tlsFlags := tlsflags.Register(fs, "")
 	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
@@ -62,6 +64,10 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	self := deploy.Instance{Stage: deploy.MasterStage, Index: *id}
 	log := hclog.New(&hclog.LoggerOptions{Name: "master", Level: hclog.LevelFromString(*logLevel), Output: stderr, JSONFormat: *logJSON}).
 		With("instance", self.Name())
+	creds, err := tlsFlags.Load(self.Name(), log)
+	if err != nil {
+		return err
+	}
 
 	var rt Runtime
 	switch *runtimeName {
@@ -106,7 +112,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	policy.Timeout = *timeout - DefaultEvery
 	m, err := New(Config{
 		Self: *id, Topology: top, Listener: l, Resolver: resolver, Runtime: rt, RuntimeName: *runtimeName,
-		DataDir: *dataDir, Tick: *tick, Policy: policy, Log: log,
+		DataDir: *dataDir, Tick: *tick, Policy: policy, Credentials: creds, Log: log,
 	})
 	if err != nil {
 		l.Close()

@@ -131,7 +131,7 @@ func TestSendDeliversToTheResolvedMaster(t *testing.T) {
 	defer srv.Stop()
 
 	m := newTestMaster(t, 2, &fakeRuntime{})
-	m.peers = transport.NewPool(transport.StaticResolver(map[string]string{"master-3": l.Addr().String()}))
+	m.peers = transport.NewPool(transport.StaticResolver(map[string]string{"master-3": l.Addr().String()}), nil)
 	defer m.peers.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()

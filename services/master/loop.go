@@ -11,6 +11,7 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
 	"github.com/wololo/wololo/transport"
+	"github.com/wololo/wololo/transport/pki"
 )
 
 // LoopConfig is what a supervision loop needs.
@@ -28,7 +29,9 @@ type LoopConfig struct {
 	// Observe, if set, sees every process list the runtime gives (the
 	// master confirms dead masters to the election from it).
 	Observe func([]Process)
-	Log     hclog.Logger
+	// Credentials are presented to the probed instances; nil: plain TCP.
+	Credentials *pki.Credentials
+	Log         hclog.Logger
 }
 
 // Loop probes every instance, feeds a Supervisor and, while Acting, starts
@@ -143,7 +146,7 @@ func (l *Loop) round(ctx context.Context, conns map[string]*grpc.ClientConn) {
 		}
 		conn := conns[p.Address]
 		if conn == nil {
-			if conn, err = transport.NewClient(p.Address); err != nil {
+			if conn, err = transport.NewClient(p.Address, transport.TLSFor(l.cfg.Credentials, p.Instance)); err != nil {
 				continue
 			}
 			conns[p.Address] = conn

@@ -20,6 +20,7 @@ import (
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 	"github.com/wololo/wololo/services/rpcserver"
 	"github.com/wololo/wololo/transport"
+	"github.com/wololo/wololo/transport/pki"
 )
 
 // Config is what a master process needs.
@@ -39,7 +40,9 @@ type Config struct {
 	Tick time.Duration
 	// Policy is the restart policy (DefaultPolicy if its Timeout is 0).
 	Policy Policy
-	Log    hclog.Logger
+	// Credentials are this master's certificate (master-N); nil: --insecure.
+	Credentials *pki.Credentials
+	Log         hclog.Logger
 }
 
 // Master is one running master: the election, the supervision loop and
@@ -68,6 +71,10 @@ func (c Config) Validate() error {
 	}
 	if c.Tick < 0 {
 		return fmt.Errorf("master config: Tick %s must not be negative", c.Tick)
+	}
+	self := deploy.Instance{Stage: deploy.MasterStage, Index: c.Self}.Name()
+	if c.Credentials != nil && c.Credentials.Self != (pki.Identity{Kind: pki.Master, Name: self}) {
+		return fmt.Errorf("master config: Credentials are %s's, not master %s's", c.Credentials.Self, self)
 	}
 	return nil
 }
@@ -102,7 +109,7 @@ func New(cfg Config) (*Master, error) {
 	for _, in := range cfg.Topology.Instances() {
 		watched = append(watched, in.Name())
 	}
-	m.peers = transport.NewPool(cfg.Resolver)
+	m.peers = transport.NewPool(cfg.Resolver, cfg.Credentials)
 	m.ids = ids
 	var terms driver.TermStore = driver.NewMemTermStore(0)
 	if cfg.DataDir != "" {
@@ -117,7 +124,7 @@ func New(cfg Config) (*Master, error) {
 		return nil, fmt.Errorf("master %d: %w", cfg.Self, err)
 	}
 	m.loop = NewLoop(LoopConfig{
-		Runtime: cfg.Runtime, Instances: watched, Policy: cfg.Policy, Acting: m.elector.Acting,
+		Runtime: cfg.Runtime, Instances: watched, Policy: cfg.Policy, Acting: m.elector.Acting, Credentials: cfg.Credentials,
 		Describe: m.describe, Observe: m.observe, Log: cfg.Log,
 	})
 	return m, nil
@@ -127,7 +134,7 @@ func New(cfg Config) (*Master, error) {
 // on (the term cannot be persisted, the server fails).
 func (m *Master) Serve(ctx context.Context) error {
 	defer m.peers.Close()
-	srv, err := rpcserver.New(rpcserver.Options{Status: &statusServer{m: m}, Log: m.cfg.Log.Named("rpc")})
+	srv, err := rpcserver.New(rpcserver.Options{Credentials: m.cfg.Credentials, Status: &statusServer{m: m}, Log: m.cfg.Log.Named("rpc")})
 	if err != nil {
 		return err
 	}
@@ -218,13 +225,33 @@ type electionServer struct {
 	m *Master
 }
 
-func (s *electionServer) Deliver(_ context.Context, req *wololov1.DeliverRequest) (*wololov1.DeliverResponse, error) {
+func (s *electionServer) Deliver(ctx context.Context, req *wololov1.DeliverRequest) (*wololov1.DeliverResponse, error) {
+	if err := s.m.checkSender(ctx, req.GetFrom()); err != nil {
+		return nil, err
+	}
 	msg, err := s.m.fromProto(req)
 	if err != nil {
 		return nil, status.Error(codes.InvalidArgument, status.Convert(err).Message())
 	}
 	s.m.elector.Receive(msg)
 	return &wololov1.DeliverResponse{}, nil
+}
+
+// checkSender refuses a message whose From is not the master its
+// certificate names (with credentials; --insecure takes it as claimed).
+func (m *Master) checkSender(ctx context.Context, from int32) error {
+	if m.cfg.Credentials == nil {
+		return nil
+	}
+	id, ok := pki.Peer(ctx)
+	if !ok {
+		return status.Error(codes.Unauthenticated, "election messages need a master's certificate")
+	}
+	claimed := deploy.Instance{Stage: deploy.MasterStage, Index: int(from)}.Name()
+	if id.Kind != pki.Master || id.Name != claimed {
+		return status.Errorf(codes.PermissionDenied, "%s may not speak as %s", id, claimed)
+	}
+	return nil
 }
 
 // MaxTermStep is how far above a master's own term a message's term may be.

@@ -44,7 +44,7 @@ type LocalRuntime struct {
 
 // NewLocalRuntime connects to a runner's ProcessService at addr.
 func NewLocalRuntime(addr string) (*LocalRuntime, error) {
-	conn, err := transport.NewClient(addr)
+	conn, err := transport.NewClient(addr, nil)
 	if err != nil {
 		return nil, fmt.Errorf("process service at %s: %w", addr, err)
 	}

@@ -2,6 +2,7 @@ package node
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"net"
 
@@ -9,20 +10,28 @@ import (
 
 	"github.com/wololo/wololo/deploy"
 	"github.com/wololo/wololo/transport"
+	"github.com/wololo/wololo/transport/pki"
 )
 
 // Cluster is every instance of a topology running in this process, each
 // with its own gRPC server on a free loopback port: the embedded demo, and
-// the in-process end-to-end tests.
+// the in-process end-to-end tests. Unless Insecure, they speak mutual TLS
+// with certificates of a CA made for the cluster and kept in memory only;
+// ClientTLS gives a client a certificate of it.
 type Cluster struct {
 	Topology deploy.Topology
 	Nodes    map[string]*Node
-	Addrs    map[string]string
+	Addrs    map[string]string // internal plane, by instance
+	// PublicAddr is the gateway's public address, for clients.
+	PublicAddr string
+	// CA is the cluster's certificate authority; nil if Insecure.
+	CA *pki.CA
 
 	opts     ClusterOptions
 	resolver transport.Resolver
 	stores   map[string]transport.Store
 	running  map[string]serving // by instance
+	public   net.Listener
 }
 
 // serving is one node's Serve call in the background.
@@ -39,6 +48,8 @@ type ClusterOptions struct {
 	// Route, if set, may replace the address other instances dial to reach
 	// an instance (tests put a connection-cutting proxy there).
 	Route func(instance, addr string) string
+	// Insecure runs plain TCP without certificates or identity checks.
+	Insecure bool
 }
 
 // StartCluster starts every instance of top on 127.0.0.1; they serve until
@@ -48,6 +59,18 @@ func StartCluster(top deploy.Topology, opts ClusterOptions) (*Cluster, error) {
 		return nil, err
 	}
 	c := &Cluster{Topology: top, Nodes: map[string]*Node{}, Addrs: map[string]string{}, running: map[string]serving{}}
+	if !opts.Insecure {
+		ca, err := pki.NewCA("Wololo in-process CA")
+		if err != nil {
+			return nil, err
+		}
+		c.CA = ca
+	}
+	public, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("listen for clients: %w", err)
+	}
+	c.public, c.PublicAddr = public, public.Addr().String()
 	listeners := map[string]net.Listener{}
 	for _, in := range top.Instances() {
 		l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -55,6 +78,7 @@ func StartCluster(top deploy.Topology, opts ClusterOptions) (*Cluster, error) {
 			for _, l := range listeners {
 				l.Close()
 			}
+			public.Close()
 			return nil, fmt.Errorf("listen for %s: %w", in.Name(), err)
 		}
 		listeners[in.Name()] = l
@@ -80,10 +104,22 @@ func StartCluster(top deploy.Topology, opts ClusterOptions) (*Cluster, error) {
 }
 
 func (c *Cluster) start(in deploy.Instance, l net.Listener) error {
-	n, err := New(Config{
+	cfg := Config{
 		Topology: c.Topology, Instance: in, Listener: l, Resolver: c.resolver, Store: c.stores[in.Name()],
 		Log: c.opts.Log, BatchRows: c.opts.BatchRows, OutboxLimit: c.opts.OutboxLimit,
-	})
+	}
+	if in.Stage == c.Topology.Gateway().Name {
+		cfg.Public = c.public
+	}
+	if c.CA != nil {
+		creds, err := c.CA.Credentials(pki.Identity{Kind: pki.Instance, Name: in.Name()})
+		if err != nil {
+			l.Close()
+			return err
+		}
+		cfg.Credentials = creds
+	}
+	n, err := New(cfg)
 	if err != nil {
 		l.Close()
 		return err
@@ -121,12 +157,40 @@ func (c *Cluster) Restart(instance string) error {
 	if err != nil {
 		return fmt.Errorf("listen again for %s: %w", instance, err)
 	}
+	if in.Stage == c.Topology.Gateway().Name {
+		if c.public, err = net.Listen("tcp", c.PublicAddr); err != nil {
+			l.Close()
+			return fmt.Errorf("listen again for clients: %w", err)
+		}
+	}
 	return c.start(in, l)
 }
 
-// GatewayAddr is the address clients use.
-func (c *Cluster) GatewayAddr() string {
-	return c.Addrs[deploy.Instance{Stage: c.Topology.Gateway().Name}.Name()]
+// GatewayAddr is the address clients use: the gateway's public plane.
+func (c *Cluster) GatewayAddr() string { return c.PublicAddr }
+
+// ClientTLS is a TLS config for a client of the given name (a new
+// certificate of the cluster's CA each call) dialing addr; nil if the
+// cluster is Insecure.
+func (c *Cluster) ClientTLS(name string) (*tls.Config, error) {
+	return c.tlsFor(pki.Identity{Kind: pki.Client, Name: name}, "127.0.0.1")
+}
+
+// OperatorTLS is a TLS config to call an instance's Status (internal
+// plane) as an operator; nil if the cluster is Insecure.
+func (c *Cluster) OperatorTLS(instance string) (*tls.Config, error) {
+	return c.tlsFor(pki.Identity{Kind: pki.Operator, Name: "operator"}, instance)
+}
+
+func (c *Cluster) tlsFor(id pki.Identity, serverName string) (*tls.Config, error) {
+	if c.CA == nil {
+		return nil, nil
+	}
+	creds, err := c.CA.Credentials(id)
+	if err != nil {
+		return nil, err
+	}
+	return creds.ClientTLS(serverName), nil
 }
 
 // Stop stops every node and waits until they have.

@@ -1,6 +1,9 @@
-// Package node assembles one Wololo process of the graph: the shared gRPC
+// Package node assembles one Wololo process of the graph: the internal gRPC
 // server (services/rpcserver: health, reflection, Status) with the
-// StageService (the stage runtime), plus JobService on the gateway. New
+// StageService (the stage runtime), plus, on the gateway, a public server
+// with JobService and health on a listener of its own. With credentials
+// every claim a peer makes on a stream is bound to its certificate
+// (transport.Server.RequireIdentity). New
 // builds a node from its store; Serve runs it (the server, the stage
 // runtime, the sender's links, the gateway's sweeper) until its context
 // ends or one of them fails, and stops them all before it returns. The
@@ -28,13 +31,16 @@ import (
 	"github.com/wololo/wololo/services/rpcserver"
 	"github.com/wololo/wololo/services/stage"
 	"github.com/wololo/wololo/transport"
+	"github.com/wololo/wololo/transport/pki"
 )
 
 // Config is what a Node needs.
 type Config struct {
 	Topology    deploy.Topology
 	Instance    deploy.Instance
-	Listener    net.Listener       // where to serve; required
+	Listener    net.Listener       // the internal plane; required
+	Public      net.Listener       // the gateway's public plane; required on the gateway
+	Credentials *pki.Credentials   // this instance's certificate; nil: --insecure
 	Resolver    transport.Resolver // addresses of the other instances; required
 	Store       transport.Store    // a MemStore if nil (WithDefaults)
 	Log         hclog.Logger
@@ -73,6 +79,12 @@ func (c Config) Validate() error {
 	if !ok {
 		return fmt.Errorf("node config: Instance: topology has no stage %q", c.Instance.Stage)
 	}
+	if (st.Role == "gateway") != (c.Public != nil) {
+		return fmt.Errorf("node config: Public: the gateway, and only the gateway, has a public listener")
+	}
+	if c.Credentials != nil && c.Credentials.Self != (pki.Identity{Kind: pki.Instance, Name: c.Instance.Name()}) {
+		return fmt.Errorf("node config: Credentials are %s's, not instance %s's", c.Credentials.Self, c.Instance.Name())
+	}
 	if _, ok := operators.Specs()[st.Operator]; !ok {
 		return fmt.Errorf("node config: stage %s: unknown operator %q", st.Name, st.Operator)
 	}
@@ -88,6 +100,7 @@ type Node struct {
 	Gateway     *gateway.Gateway // set on the gateway
 	incarnation uint64
 	server      *rpcserver.Server
+	public      *rpcserver.Server // the gateway's
 	pool        *transport.Pool
 	runtime     *stage.Runtime
 	sender      *transport.Sender
@@ -116,7 +129,7 @@ func New(cfg Config) (*Node, error) {
 	if err != nil {
 		return nil, fmt.Errorf("node %s: load store: %w", self, err)
 	}
-	n := &Node{cfg: cfg, log: log, Role: st.Role, incarnation: incarnation, pool: transport.NewPool(cfg.Resolver)}
+	n := &Node{cfg: cfg, log: log, Role: st.Role, incarnation: incarnation, pool: transport.NewPool(cfg.Resolver, cfg.Credentials)}
 	outbox := transport.NewOutbox(cfg.Store)
 	n.sender = transport.NewSender(self, incarnation, outbox, n.pool, log.Named("transport"))
 	committer := transport.NewCommitter(cfg.Store, outbox, transport.NewInbox(), n.sender)
@@ -154,7 +167,7 @@ func New(cfg Config) (*Node, error) {
 		log.Info("recovered from store", "jobs", len(img.Jobs), "channels-to-resend", len(n.resume), "took", time.Since(loadStart).Round(time.Millisecond))
 	}
 
-	n.server, err = rpcserver.New(rpcserver.Options{Log: log.Named("rpc"), Status: &statusServer{
+	n.server, err = rpcserver.New(rpcserver.Options{Credentials: cfg.Credentials, Log: log.Named("rpc"), Status: &statusServer{
 		role: st.Role, instance: self, incarnation: incarnation, started: time.Now(),
 		addr: cfg.Listener.Addr().String(), progress: n.runtime.Progress, store: cfg.Store, announced: &n.announced,
 	}})
@@ -168,9 +181,16 @@ func New(cfg Config) (*Node, error) {
 		peers[in.Name()] = true
 	}
 	stageServer.SetPeers(func(instance string) bool { return peers[instance] })
+	if cfg.Credentials != nil {
+		stageServer.RequireIdentity(deploy.Instance{Stage: cfg.Topology.Gateway().Name}.Name())
+	}
 	wololov1.RegisterStageServiceServer(n.server.GRPC(), stageServer)
 	if n.Gateway != nil {
-		wololov1.RegisterJobServiceServer(n.server.GRPC(), n.Gateway.Service())
+		n.public, err = rpcserver.New(rpcserver.Options{Plane: rpcserver.Public, Credentials: cfg.Credentials, Log: log.Named("public")})
+		if err != nil {
+			return nil, err
+		}
+		wololov1.RegisterJobServiceServer(n.public.GRPC(), n.Gateway.Service())
 	}
 	return n, nil
 }
@@ -200,6 +220,7 @@ func (n *Node) Serve(ctx context.Context) error {
 	})
 	if n.Gateway != nil {
 		run("gateway", n.Gateway.Serve)
+		run("public grpc server", func(ctx context.Context) error { return n.public.Serve(ctx, n.cfg.Public) })
 	}
 	// Fence older incarnations of this instance at every receiver before
 	// resending anything, then resend what the store holds.
@@ -209,7 +230,10 @@ func (n *Node) Serve(ctx context.Context) error {
 		}
 		n.sender.Resume(n.resume)
 	})
-	n.log.Info("serving", "address", n.Addr(), "role", n.Role, "incarnation", n.incarnation)
+	if n.cfg.Public != nil {
+		n.log.Info("serving clients", "address", n.cfg.Public.Addr().String(), "tls", n.cfg.Credentials != nil)
+	}
+	n.log.Info("serving", "address", n.Addr(), "role", n.Role, "incarnation", n.incarnation, "tls", n.cfg.Credentials != nil)
 	err := life.Serve(ctx)
 	if err != nil {
 		n.log.Error("stopped on a fatal error", "error", err)

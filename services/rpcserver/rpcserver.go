@@ -1,10 +1,27 @@
-// Package rpcserver builds the one gRPC server every long-running Wololo
+// Package rpcserver builds the gRPC servers every long-running Wololo
 // process serves on (the graph's nodes and the masters), so that what all
-// of them share is set in one place: keepalive and message limits, the
-// interceptors (a panicking handler becomes codes.Internal and a log line,
-// not a dead process), the health service, server reflection and the
-// Status service. The next layer of the system's trust boundary (TLS,
-// authentication) belongs here too, once.
+// of them share is set in one place: TLS and who may call what, keepalive
+// and message limits, the interceptors (a panicking handler becomes
+// codes.Internal and a log line, not a dead process), the health service,
+// server reflection and the Status service.
+//
+// A server serves one of two planes:
+//
+//   - Internal: StageService, ElectionService, Status, reflection and
+//     health, between the deployment's own processes. Mutual TLS: every
+//     caller presents a certificate of the deployment's CA; instances may
+//     call StageService, masters ElectionService, and either of them and an
+//     operator Status and reflection. A client's certificate gets
+//     PermissionDenied for everything but health.
+//   - Public: the gateway's JobService and health, for clients. TLS; a
+//     JobService call without a client certificate is Unauthenticated,
+//     with another kind's PermissionDenied. Health needs none.
+//
+// The policy (authorize) is a pure function of the plane, the method and the
+// caller's verified identity; what a caller may claim inside a call (which
+// instance it speaks as, which term, whose job) is the services' own check.
+// Without credentials (--insecure) a server is plain TCP and lets every
+// call through: for debugging only, and the processes say so in their logs.
 //
 // It knows nothing of what the services it hosts do; callers register
 // their own (StageService, JobService, ElectionService) on Server.GRPC.
@@ -20,6 +37,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/keepalive"
@@ -28,6 +46,7 @@ import (
 
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 	"github.com/wololo/wololo/transport"
+	"github.com/wololo/wololo/transport/pki"
 )
 
 // MaxMessageBytes is the largest message a server takes: gRPC's default,
@@ -46,10 +65,31 @@ const MaxConnectionIdle = 5 * time.Minute
 // before it closes the rest.
 const DefaultGrace = 2 * time.Second
 
-// Options is what a Server needs. It is a struct so that it can grow
-// (credentials, authentication) without changing its callers.
+// Plane is which callers a server is for.
+type Plane int
+
+// The planes; see the package doc.
+const (
+	Internal Plane = iota
+	Public
+)
+
+func (p Plane) String() string {
+	if p == Public {
+		return "public"
+	}
+	return "internal"
+}
+
+// Options is what a Server needs.
 type Options struct {
-	// Status is the process's Status service; required.
+	// Plane is Internal unless set.
+	Plane Plane
+	// Credentials are the process's certificate and CA; nil serves plain
+	// TCP and authorizes every call (--insecure).
+	Credentials *pki.Credentials
+	// Status is the process's Status service; required on the internal
+	// plane, not served on the public one.
 	Status wololov1.StatusServer
 	// Log receives a line for every panic recovered in a handler.
 	Log hclog.Logger
@@ -67,8 +107,8 @@ type Server struct {
 // New builds the server with health (SERVING), reflection and Status
 // registered; register the process's own services on GRPC before Serve.
 func New(o Options) (*Server, error) {
-	if o.Status == nil {
-		return nil, fmt.Errorf("rpcserver: Options.Status is required")
+	if o.Status == nil && o.Plane == Internal {
+		return nil, fmt.Errorf("rpcserver: Options.Status is required on the internal plane")
 	}
 	if o.Log == nil {
 		o.Log = hclog.NewNullLogger()
@@ -82,14 +122,19 @@ func New(o Options) (*Server, error) {
 		grpc.KeepaliveParams(keepalive.ServerParameters{
 			Time: transport.KeepaliveTime, Timeout: transport.KeepaliveTimeout, MaxConnectionIdle: MaxConnectionIdle,
 		}),
-		grpc.ChainUnaryInterceptor(recoverUnary(o.Log)),
-		grpc.ChainStreamInterceptor(recoverStream(o.Log)),
+		grpc.ChainUnaryInterceptor(recoverUnary(o.Log), authorizeUnary(o)),
+		grpc.ChainStreamInterceptor(recoverStream(o.Log), authorizeStream(o)),
 	)
+	if o.Credentials != nil {
+		opts = append(opts, grpc.Creds(credentials.NewTLS(o.Credentials.ServerTLS())))
+	}
 	s := &Server{grpc: grpc.NewServer(opts...), health: health.NewServer(), grace: o.Grace}
 	s.health.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
 	healthpb.RegisterHealthServer(s.grpc, s.health)
-	wololov1.RegisterStatusServer(s.grpc, o.Status)
-	reflection.Register(s.grpc)
+	if o.Plane == Internal {
+		wololov1.RegisterStatusServer(s.grpc, o.Status)
+		reflection.Register(s.grpc)
+	}
 	return s, nil
 }
 

@@ -21,6 +21,7 @@ import (
 	"github.com/wololo/wololo/deploy"
 	"github.com/wololo/wololo/services/cli"
 	"github.com/wololo/wololo/services/node"
+	"github.com/wololo/wololo/services/tlsflags"
 	"github.com/wololo/wololo/transport"
 	"github.com/wololo/wololo/transport/durable"
 )
@@ -53,7 +54,12 @@ func run(ctx context.Context, cmd string, args []string, stderr io.Writer) error
 		*instance = "gateway-0"
 	}
 	topoPath := fs.String("topology", "", "topology JSON file (default: $WOLOLO_TOPOLOGY if set, else the embedded one)")
-	listen := fs.String("listen", "", "listen address (default: 0.0.0.0 on the topology's port)")
+	listen := fs.String("listen", "", "internal listen address, for the other processes (default: 0.0.0.0 on the topology's port)")
+	public := ""
+	if cmd == "gateway" {
+		fs.StringVar(&public, "public", "", "public listen address, for clients (default: 0.0.0.0 on the topology's public port)")
+	}
+	tlsFlags := tlsflags.Register(fs, "")
 	hosts := fs.String("hosts", "127.0.0.1", `peer host pattern; "{instance}" becomes the peer's instance name`)
 	peers := fs.String("peers", "", "peers file (JSON: instance -> host:port), re-read when it changes; overrides --hosts")
 	dataDir := fs.String("data", "", "data directory of the durable store; without it state is kept in memory and lost on exit")
@@ -88,9 +94,25 @@ func run(ctx context.Context, cmd string, args []string, stderr io.Writer) error
 	if addr == "" {
 		addr = net.JoinHostPort("0.0.0.0", strconv.Itoa(port))
 	}
+	log := hclog.New(&hclog.LoggerOptions{Name: "wololo", Level: hclog.LevelFromString(*logLevel), Output: stderr, JSONFormat: *logJSON})
+	creds, err := tlsFlags.Load(in.Name(), log)
+	if err != nil {
+		return err
+	}
 	l, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", addr, err)
+	}
+	var pl net.Listener
+	if cmd == "gateway" {
+		if public == "" {
+			public = net.JoinHostPort("0.0.0.0", strconv.Itoa(top.PublicPort()))
+		}
+		if pl, err = net.Listen("tcp", public); err != nil {
+			l.Close()
+			return fmt.Errorf("listen for clients on %s: %w", public, err)
+		}
+		defer pl.Close()
 	}
 	if *memLimit > 0 && os.Getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(int64(*memLimit) << 20)
@@ -101,7 +123,6 @@ func run(ctx context.Context, cmd string, args []string, stderr io.Writer) error
 		return err
 	}
 	defer stopProfile()
-	log := hclog.New(&hclog.LoggerOptions{Name: "wololo", Level: hclog.LevelFromString(*logLevel), Output: stderr, JSONFormat: *logJSON})
 	var resolver transport.Resolver = deploy.HostResolver(top, *hosts)
 	if *peers != "" {
 		resolver = deploy.PeersResolver(*peers)
@@ -117,7 +138,7 @@ func run(ctx context.Context, cmd string, args []string, stderr io.Writer) error
 		store = s
 	}
 	n, err := node.New(node.Config{
-		Topology: top, Instance: in, Listener: l, Resolver: resolver, Store: store, Log: log, Retention: *retention,
+		Topology: top, Instance: in, Listener: l, Public: pl, Credentials: creds, Resolver: resolver, Store: store, Log: log, Retention: *retention,
 		BatchRows: *batchRows, OutboxLimit: *outboxLimit, MaxJobs: *maxJobs, UploadIdle: *uploadIdle,
 	})
 	if err != nil {

@@ -26,6 +26,9 @@ type Report struct {
 	Reference ProcessRun
 	Demo      ProcessRun
 	Local     LocalRun
+	// LocalInsecure is local mode again with --insecure (no TLS), for
+	// what TLS costs.
+	LocalInsecure LocalRun
 	// Profile is the CPU profile of the local process that used the most
 	// CPU; nil if there is none (ProfileNote says why).
 	Profile     *Profile
@@ -317,9 +320,17 @@ func Render(w io.Writer, r Report) error {
 	if r.Local.Durable {
 		store = "Pebble, fsync"
 	}
-	p("| Local: %d processes, %s | %s | %s | %s | %s | %s | %s |\n\n",
+	p("| Local: %d processes, %s, mutual TLS | %s | %s | %s | %s | %s | %s |\n",
 		len(r.Local.Procs), store, secs(r.Local.Wall), rate(rows, r.Local.Wall), largest, secs(tot.CPU), equal(ProcessRun{Equal: r.Local.Equal, Wall: r.Local.Wall}),
 		otherShare(r.Local.OtherCPU, r.Local.Startup+r.Local.Wall, cpus))
+	plain := r.LocalInsecure.Totals()
+	p("| Local again with `--insecure` (no TLS) | %s | %s | %s | %s | %s | %s |\n\n",
+		secs(r.LocalInsecure.Wall), rate(rows, r.LocalInsecure.Wall), mib(plain.PeakRSS)+" summed", secs(plain.CPU),
+		equal(ProcessRun{Equal: r.LocalInsecure.Equal, Wall: r.LocalInsecure.Wall}), otherShare(r.LocalInsecure.OtherCPU, r.LocalInsecure.Startup+r.LocalInsecure.Wall, cpus))
+	if r.LocalInsecure.Wall > 0 && plain.CPU > 0 {
+		p("What TLS costs, local mode against itself with `--insecure` in the same run: %+.1f%% wall time, %+.1f%% CPU time (%s against %s of CPU).\n\n",
+			100*(r.Local.Wall.Seconds()/r.LocalInsecure.Wall.Seconds()-1), 100*(tot.CPU.Seconds()/plain.CPU.Seconds()-1), secs(tot.CPU), secs(plain.CPU))
+	}
 	p("Reference and demo run as child processes of the bench: their wall time is the whole process (start, read, compute, write), their peak RSS and CPU come from the kernel's rusage. ")
 	p("Local mode's wall time runs from the client's submit to the four results on disk; starting the cluster (%s) is not included. ", secs(r.Local.Startup))
 	p("Other work on the machine is the CPU time the rest of the machine (other programs and the kernel) used during the run, as a part of all %d CPUs: /proc/stat's busy time minus the run's own and the bench's; large values mean noisy figures.\n\n", cpus)

@@ -68,7 +68,7 @@ func TestRender(t *testing.T) {
 				// Others: 4 s of 2 × 20 s; 0; 17 s of 2 × 25.5 s.
 				"| Reference evaluator (one process) | 20.00 s | 600 k | 1500 MiB | 25.00 s | the reference | 10% |",
 				"| Demo: whole graph in one process, in memory | 10.00 s | 1.20 M | 700 MiB | 18.00 s | byte-equal to the reference | 0% |",
-				"| Local: 2 processes, Pebble, fsync | 24.00 s | 500 k | 300 MiB largest, 400 MiB summed | 20.00 s | byte-equal to the reference | 33% |",
+				"| Local: 2 processes, Pebble, fsync, mutual TLS | 24.00 s | 500 k | 300 MiB largest, 400 MiB summed | 20.00 s | byte-equal to the reference | 33% |",
 				"starting the cluster (1.50 s) is not included",
 				// 2000 commits / 24 s = 83/s; 12 s of 20 s = 60%.
 				"| q3-joiner-0 | 300 MiB | 12.00 s | 60.0% | 2,000 | 83 | 900 | 100.0 MB | 1 |",
@@ -127,7 +127,7 @@ func TestRender(t *testing.T) {
 			want: []string{
 				"| End to end in local mode (durable, separate processes) < 30 s | — | **no** |",
 				"| Every local-mode process < 512 MiB peak RSS | not measured | **no** |",
-				"| Local: 0 processes, in memory | — | — | — | — | not run | — |",
+				"| Local: 0 processes, in memory, mutual TLS | — | — | — | — | not run | — |",
 				"## Local mode, per process\n\nNot measured.",
 				"## Slowest stage\n\nNot measured.\n\nProfiling was off (--profile=false).",
 			},

@@ -16,8 +16,6 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 	"github.com/wololo/wololo/services/atomicfile"
@@ -26,6 +24,8 @@ import (
 	"github.com/wololo/wololo/services/csvio"
 	"github.com/wololo/wololo/services/local"
 	"github.com/wololo/wololo/services/schema"
+	"github.com/wololo/wololo/services/tlsflags"
+	"github.com/wololo/wololo/transport"
 )
 
 // Defaults of the CLI.
@@ -196,7 +196,7 @@ func Bench(ctx context.Context, o Options) (Report, error) {
 	logf("local mode...")
 	localOut := filepath.Join(o.Work, "local")
 	profDir := filepath.Join(o.Work, "profiles")
-	if r.Local, err = runLocal(ctx, o, bin, localOut, profDir, logf); err != nil {
+	if r.Local, err = runLocal(ctx, o, bin, localOut, profDir, false, logf); err != nil {
 		return r, err
 	}
 	diffs = compareResults(want, localOut)
@@ -205,6 +205,21 @@ func Bench(ctx context.Context, o Options) (Report, error) {
 		mismatch = append(mismatch, "local "+d)
 	}
 	logf("local: %s end to end, outputs equal: %v", secs(r.Local.Wall), r.Local.Equal)
+
+	// Local again without TLS, for what TLS costs (no profiles this time).
+	logf("local mode with --insecure (what TLS costs)...")
+	plain := o
+	plain.Profile = false
+	plainOut := filepath.Join(o.Work, "local-insecure")
+	if r.LocalInsecure, err = runLocal(ctx, plain, bin, plainOut, "", true, logf); err != nil {
+		return r, err
+	}
+	diffs = compareResults(want, plainOut)
+	r.LocalInsecure.Equal = len(diffs) == 0
+	for _, d := range diffs {
+		mismatch = append(mismatch, "local --insecure "+d)
+	}
+	logf("local --insecure: %s end to end, outputs equal: %v", secs(r.LocalInsecure.Wall), r.LocalInsecure.Equal)
 	for _, ph := range []struct {
 		name  string
 		other time.Duration
@@ -252,7 +267,7 @@ func Bench(ctx context.Context, o Options) (Report, error) {
 
 // runLocal starts a local cluster on a fresh data directory, runs one job
 // through it and describes its processes.
-func runLocal(ctx context.Context, o Options, bin, outDir, profDir string, logf func(string, ...any)) (LocalRun, error) {
+func runLocal(ctx context.Context, o Options, bin, outDir, profDir string, insecure bool, logf func(string, ...any)) (LocalRun, error) {
 	var lr LocalRun
 	for _, d := range []string{o.LocalData, outDir, profDir} {
 		if err := os.RemoveAll(d); err != nil {
@@ -280,7 +295,7 @@ func runLocal(ctx context.Context, o Options, bin, outDir, profDir string, logf 
 	self0 := selfCPU()
 	t0 := time.Now()
 	cl, err := local.Start(ctx, local.Options{
-		Binary: binary, DataDir: o.LocalData, FreePorts: true,
+		Binary: binary, DataDir: o.LocalData, FreePorts: true, Insecure: insecure,
 		Log: hclog.New(&hclog.LoggerOptions{Name: "local", Level: hclog.Warn, Output: o.Progress}),
 	})
 	if err != nil {
@@ -292,8 +307,12 @@ func runLocal(ctx context.Context, o Options, bin, outDir, profDir string, logf 
 	logf("local: %d processes up in %s; submitting", len(cl.Instances()), secs(lr.Startup))
 
 	s0 := time.Now()
+	tlsConfig, err := cl.ClientTLS(tlsflags.DefaultClient)
+	if err != nil {
+		return lr, err
+	}
 	sum, err := client.Submit(ctx, client.SubmitOptions{
-		Server: cl.GatewayAddr(), Matches: o.Matches, Players: o.Players, Out: outDir,
+		Server: cl.GatewayAddr(), TLS: tlsConfig, Matches: o.Matches, Players: o.Players, Out: outDir,
 	})
 	lr.Wall = time.Since(s0)
 	if err != nil {
@@ -309,7 +328,7 @@ func runLocal(ctx context.Context, o Options, bin, outDir, profDir string, logf 
 			continue
 		}
 		ps := &ProcStat{Instance: p.Instance, PID: p.PID, PeakRSS: p.MaxPeakRSS, Restarts: p.Restarts}
-		if st, err := storeCounters(ctx, cl.Addr(p.Instance)); err != nil {
+		if st, err := storeCounters(ctx, cl, p.Instance); err != nil {
 			logf("local: status of %s: %v", p.Instance, err)
 		} else if st != nil {
 			ps.Commits, ps.Syncs, ps.StoreBytes, ps.Durable = st.Commits, st.Syncs, st.Bytes, st.Durable
@@ -383,8 +402,12 @@ exec "$bin" "$@"
 func shQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
 // storeCounters asks a process for its Status.
-func storeCounters(ctx context.Context, addr string) (*wololov1.StoreCounters, error) {
-	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+func storeCounters(ctx context.Context, cl *local.Cluster, instance string) (*wololov1.StoreCounters, error) {
+	tlsConfig, err := cl.OperatorTLS(instance)
+	if err != nil {
+		return nil, err
+	}
+	conn, err := transport.NewClient(cl.Addr(instance), tlsConfig)
 	if err != nil {
 		return nil, err
 	}

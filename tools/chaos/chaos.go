@@ -2,6 +2,7 @@ package chaos
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -218,7 +219,15 @@ type target interface {
 	Addr(instance string) string
 	// Topology is the deployed topology.
 	Topology() deploy.Topology
+	// ClientTLS is the client credential name's TLS config for the
+	// gateway's public port; OperatorTLS an operator's for an instance's
+	// Status. Nil for a deployment run with --insecure.
+	ClientTLS(name string) (*tls.Config, error)
+	OperatorTLS(instance string) (*tls.Config, error)
 }
+
+// clientName is the client credential the harnesses submit as.
+const clientName = "client"
 
 // drive runs the job against gateway while it kills the planned victims
 // of tgt, then checks the outputs; finish is called once the job is over
@@ -238,6 +247,11 @@ func drive(ctx context.Context, o Options, tgt target, gateway string, rep *Repo
 		planned += gaps[i]
 	}
 	server := gateway
+	clientTLS, err := tgt.ClientTLS(clientName)
+	if err != nil {
+		return rep, err
+	}
+	submitTLS := clientTLS
 	var sh *shaper
 	if o.UploadRate >= 0 {
 		rate := o.UploadRate
@@ -248,11 +262,11 @@ func drive(ctx context.Context, o Options, tgt target, gateway string, rep *Repo
 			target := planned + time.Duration(len(pre))*o.Interval/2 + o.Interval
 			rate = int64(math.Ceil(float64(size) / target.Seconds()))
 		}
-		if sh, err = newShaper(server, rate, o.UploadChunk); err != nil {
+		if sh, err = newShaper(server, clientTLS, rate, o.UploadChunk); err != nil {
 			return rep, fmt.Errorf("upload proxy: %w", err)
 		}
 		defer sh.Close()
-		server, rep.Rate = sh.Addr(), rate
+		server, rep.Rate, submitTLS = sh.Addr(), rate, nil // the shaper presents the credential
 		fmt.Fprintf(out, "chaos: upload of %.2f MB paced at %.0f kB/s in frames of at most %d kB through %s\n",
 			float64(size)/1e6, float64(rate)/1e3, o.UploadChunk>>10, sh.Addr())
 	}
@@ -266,7 +280,7 @@ func drive(ctx context.Context, o Options, tgt target, gateway string, rep *Repo
 	wg.Add(2)
 	go func() {
 		defer wg.Done()
-		mon.run(jobCtx, gateway, rep.JobID)
+		mon.run(jobCtx, gateway, clientTLS, rep.JobID)
 	}()
 	k := &killer{cl: tgt, top: o.Topology, rng: rng, mon: mon, out: out, start: start, interval: o.Interval, gaps: gaps, sig: syscall.SIGKILL, freeze: o.freeze}
 	if o.DryRun {
@@ -289,7 +303,7 @@ func drive(ctx context.Context, o Options, tgt target, gateway string, rep *Repo
 		}
 	}()
 	sum, err := client.Submit(sctx, client.SubmitOptions{
-		Server: server, Matches: o.Matches, Players: o.Players, Out: o.Out, JobID: rep.JobID,
+		Server: server, TLS: submitTLS, Matches: o.Matches, Players: o.Players, Out: o.Out, JobID: rep.JobID,
 		Progress: o.Progress, UploadAttempts: 100,
 	})
 	scancel()
@@ -532,8 +546,8 @@ type monitor struct {
 	doneAt   time.Duration
 }
 
-func (m *monitor) run(ctx context.Context, gateway, id string) {
-	conn, err := client.Dial(gateway)
+func (m *monitor) run(ctx context.Context, gateway string, tlsConfig *tls.Config, id string) {
+	conn, err := client.Dial(gateway, tlsConfig)
 	if err != nil {
 		fmt.Fprintf(m.out, "chaos: monitor: %v\n", err)
 		return

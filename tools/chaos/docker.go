@@ -3,6 +3,7 @@ package chaos
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -22,8 +23,11 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/wololo/wololo/deploy"
+	"github.com/wololo/wololo/services/certs"
 	"github.com/wololo/wololo/services/healthcheck"
 	"github.com/wololo/wololo/services/local"
+	"github.com/wololo/wololo/services/tlsflags"
+	"github.com/wololo/wololo/transport/pki"
 )
 
 // dockerTarget is the containers of one compose project, found by the
@@ -35,6 +39,7 @@ type dockerTarget struct {
 	project string
 	top     deploy.Topology
 	host    string // where the published ports answer
+	tlsDir  string // the deployment's certificates ("": --insecure)
 
 	mu     sync.Mutex
 	starts map[string]map[string]bool // instance -> StartedAt values seen
@@ -106,25 +111,51 @@ func deathTime(kills []time.Time, event time.Time) (time.Time, []time.Time) {
 	return at, rest
 }
 
-func newDockerTarget(project string, top deploy.Topology, host string) (*dockerTarget, error) {
+func newDockerTarget(project string, top deploy.Topology, host, tlsDir string) (*dockerTarget, error) {
 	cli, err := client.NewClientWithOpts(client.FromEnv, client.WithAPIVersionNegotiation())
 	if err != nil {
 		return nil, fmt.Errorf("docker client: %w", err)
 	}
-	return &dockerTarget{cli: cli, project: project, top: top, host: host, starts: map[string]map[string]bool{}, deaths: map[string][]time.Time{}, kills: map[string][]time.Time{}}, nil
+	return &dockerTarget{cli: cli, project: project, top: top, host: host, tlsDir: tlsDir, starts: map[string]map[string]bool{}, deaths: map[string][]time.Time{}, kills: map[string][]time.Time{}}, nil
 }
 
 func (d *dockerTarget) Close() error { return d.cli.Close() }
 
 func (d *dockerTarget) Topology() deploy.Topology { return d.top }
 
-// Addr is the published loopback port: the gateway's and the masters'.
+// Addr is the published loopback port: the gateway's public one and the
+// masters' (internal plane, for Status).
 func (d *dockerTarget) Addr(instance string) string {
 	in, err := deploy.ParseInstance(instance)
 	if err != nil {
 		return ""
 	}
-	return net.JoinHostPort(d.host, strconv.Itoa(d.top.Port(in)))
+	port := d.top.Port(in)
+	if in.Stage == d.top.Gateway().Name {
+		port = d.top.PublicPort()
+	}
+	return net.JoinHostPort(d.host, strconv.Itoa(port))
+}
+
+// ClientTLS implements target from the deployment's certificate directory.
+func (d *dockerTarget) ClientTLS(name string) (*tls.Config, error) {
+	return d.credentials(name, tlsflags.Host(d.Addr(d.top.Gateway().Name+"-0")))
+}
+
+// OperatorTLS implements target.
+func (d *dockerTarget) OperatorTLS(instance string) (*tls.Config, error) {
+	return d.credentials(certs.OperatorName, instance)
+}
+
+func (d *dockerTarget) credentials(name, serverName string) (*tls.Config, error) {
+	if d.tlsDir == "" {
+		return nil, nil
+	}
+	creds, err := pki.Load(d.tlsDir, name)
+	if err != nil {
+		return nil, err
+	}
+	return creds.ClientTLS(serverName), nil
 }
 
 func (d *dockerTarget) inspect(ctx context.Context, instance string) (container.InspectResponse, error) {
@@ -293,18 +324,18 @@ func withExitMarkers(log []byte, instance string, deaths []time.Time) []byte {
 // Election; with o.Partition it ends by cutting the leader off the network
 // with docker network disconnect, and checks that the others take over
 // and that at most one side acts.
-func ElectionDocker(ctx context.Context, o ElectionOptions, top deploy.Topology, project, host string) (*ElectionReport, error) {
+func ElectionDocker(ctx context.Context, o ElectionOptions, top deploy.Topology, project, host, tlsDir string) (*ElectionReport, error) {
 	o.Masters = top.Masters
 	if err := o.defaults(); err != nil {
 		return nil, err
 	}
-	tgt, err := newDockerTarget(project, top, host)
+	tgt, err := newDockerTarget(project, top, host, tlsDir)
 	if err != nil {
 		return nil, err
 	}
 	defer tgt.Close()
 	gateway := tgt.Addr(top.Gateway().Name + "-0")
-	if err := healthcheck.Check(ctx, gateway, 5*time.Second); err != nil {
+	if err := tgt.checkGateway(ctx); err != nil {
 		return nil, fmt.Errorf("chaos election: the gateway of project %s does not answer (is it up? make up): %w", project, err)
 	}
 	size, work, err := prepare(o.Matches, o.Players, o.TempDir, "wololo-chaos-election-docker-")
@@ -398,20 +429,20 @@ func (d *dockerTarget) logs(instance, tail string) ([]byte, error) {
 // through the Docker Engine API, the leading master among them, and one
 // worker frozen with docker pause until the masters notice it and
 // restart it. It starts and stops nothing: the masters do every restart.
-func Docker(ctx context.Context, o Options, project, host string) (*Report, error) {
+func Docker(ctx context.Context, o Options, project, host, tlsDir string) (*Report, error) {
 	if err := o.defaults(); err != nil {
 		return nil, err
 	}
 	if o.Topology.Masters == 0 {
 		return nil, errors.New("chaos docker: the topology has no masters, so nothing would restart the killed containers")
 	}
-	tgt, err := newDockerTarget(project, o.Topology, host)
+	tgt, err := newDockerTarget(project, o.Topology, host, tlsDir)
 	if err != nil {
 		return nil, err
 	}
 	defer tgt.Close()
 	gateway := tgt.Addr(o.Topology.Gateway().Name + "-0")
-	if err := healthcheck.Check(ctx, gateway, 5*time.Second); err != nil {
+	if err := tgt.checkGateway(ctx); err != nil {
 		return nil, fmt.Errorf("chaos docker: the gateway of project %s does not answer (is it up? make up): %w", project, err)
 	}
 	size, work, err := prepare(o.Matches, o.Players, o.TempDir, "wololo-chaos-docker-")
@@ -435,3 +466,17 @@ func Docker(ctx context.Context, o Options, project, host string) (*Report, erro
 	o.freeze = tgt
 	return drive(ctx, o, tgt, gateway, rep, finish, size, pre, post, rng)
 }
+
+// checkGateway asks the gateway's public port for its health, over TLS
+// verified with the deployment's CA when it has one.
+func (d *dockerTarget) checkGateway(ctx context.Context) error {
+	tlsConfig, err := d.ClientTLS(clientName)
+	if err != nil {
+		return err
+	}
+	return healthcheck.Check(ctx, d.Addr(d.top.Gateway().Name+"-0"), tlsConfig, 5*time.Second)
+}
+
+// DefaultDockerTLSDir is where `make up` has `wololo certs` write the
+// compose deployment's CA and certificates (the compose file's secrets).
+const DefaultDockerTLSDir = "deploy/tls"

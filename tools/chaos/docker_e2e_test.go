@@ -62,9 +62,24 @@ func TestDockerE2E(t *testing.T) {
 	top := deploy.Default()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
+	tlsDir, err := filepath.Abs("../../" + DefaultDockerTLSDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tgt, err := newDockerTarget(project, top, "127.0.0.1", tlsDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tgt.Close()
 	for _, in := range append([]deploy.Instance{{Stage: "gateway"}}, top.MasterInstances()...) {
-		addr := fmt.Sprintf("127.0.0.1:%d", top.Port(in))
-		if err := healthcheck.Check(ctx, addr, time.Minute); err != nil {
+		tlsConfig, err := tgt.OperatorTLS(in.Name())
+		if in.Stage == "gateway" {
+			tlsConfig, err = tgt.ClientTLS(clientName)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := healthcheck.Check(ctx, tgt.Addr(in.Name()), tlsConfig, time.Minute); err != nil {
 			t.Fatalf("%s: %v", in.Name(), err)
 		}
 	}
@@ -78,7 +93,7 @@ func TestDockerE2E(t *testing.T) {
 	rep, err := Docker(ctx, Options{
 		Matches: filepath.Join(dir, "matches.csv"), Players: filepath.Join(dir, "match_players.csv"), Out: t.TempDir(),
 		Kills: 12, Seed: 3, Interval: DefaultDockerInterval, Masters: -1, Stdout: w, Progress: w,
-	}, project, "127.0.0.1")
+	}, project, "127.0.0.1", tlsDir)
 	if err != nil {
 		t.Fatalf("chaos against the containers: %v", err)
 	}
@@ -100,7 +115,7 @@ func TestDockerE2E(t *testing.T) {
 	erep, err := ElectionDocker(ctx, ElectionOptions{
 		Matches: filepath.Join(dir, "matches.csv"), Players: filepath.Join(dir, "match_players.csv"), Out: t.TempDir(),
 		Kills: 4, Seed: 5, Double: 0.25, RightAfter: 0.25, Partition: 5 * time.Second, Stdout: w, Progress: w,
-	}, top, project, "127.0.0.1")
+	}, top, project, "127.0.0.1", tlsDir)
 	if err != nil {
 		t.Fatalf("election chaos against the containers: %v", err)
 	}
@@ -109,23 +124,37 @@ func TestDockerE2E(t *testing.T) {
 	}
 	t.Logf("election: failover p50 %s, max %s; cut-off leader replaced after %s", erep.P50, erep.Max, erep.Kills[len(erep.Kills)-1].Failover)
 
-	// The README's grpcurl commands, against the gateway and a master.
-	gw := fmt.Sprintf("localhost:%d", top.Port(deploy.Instance{Stage: "gateway"}))
+	// The README's grpcurl commands: the gateway's public port with the
+	// client credential (JobService and health only, from the protos: it
+	// serves no reflection), a master's internal port with the operator's.
+	gw := fmt.Sprintf("localhost:%d", top.PublicPort())
 	m1 := fmt.Sprintf("localhost:%d", top.Port(deploy.Instance{Stage: deploy.MasterStage, Index: 1}))
-	for addr, want := range map[string][]string{
-		gw: {"wololo.v1.JobService", "wololo.v1.StageService", "wololo.v1.Status", "grpc.health.v1.Health"},
-		m1: {"wololo.v1.ElectionService", "wololo.v1.Status", "grpc.health.v1.Health"},
-	} {
-		out := mustRun(t, grpcurl, "-plaintext", addr, "list")
-		for _, svc := range want {
-			if !strings.Contains(out, svc+"\n") {
-				t.Errorf("grpcurl list %s: no %s in\n%s", addr, svc, out)
-			}
+	protos, err := filepath.Abs("../../proto")
+	if err != nil {
+		t.Fatal(err)
+	}
+	as := func(name string, extra ...string) []string {
+		return append([]string{grpcurl, "-cacert", filepath.Join(tlsDir, "ca.pem"), "-cert", filepath.Join(tlsDir, name+".pem"), "-key", filepath.Join(tlsDir, name+".key")}, extra...)
+	}
+	out := mustRun(t, as("operator", "-servername", "master-1", m1, "list")...)
+	for _, svc := range []string{"wololo.v1.ElectionService", "wololo.v1.Status", "grpc.health.v1.Health"} {
+		if !strings.Contains(out, svc+"\n") {
+			t.Errorf("grpcurl list %s: no %s in\n%s", m1, svc, out)
 		}
 	}
-	var g struct{ Role, Instance string }
-	if err := json.Unmarshal([]byte(mustRun(t, grpcurl, "-plaintext", gw, "wololo.v1.Status/Get")), &g); err != nil || g.Role != "gateway" || g.Instance != "gateway-0" {
-		t.Errorf("gateway Status/Get: %+v, %v", g, err)
+	getJob := []string{"-import-path", protos, "-proto", "wololo/v1/job.proto", "-d", `{"job_id": "nosuch"}`, gw, "wololo.v1.JobService/GetJob"}
+	for _, c := range []struct {
+		argv []string
+		want string
+	}{
+		{as("client", getJob...), "NotFound"},
+		{append([]string{grpcurl, "-cacert", filepath.Join(tlsDir, "ca.pem")}, getJob...), "Unauthenticated"},
+		{as("operator", getJob...), "PermissionDenied"},
+	} {
+		out, err := exec.Command(c.argv[0], c.argv[1:]...).CombinedOutput()
+		if err == nil || !strings.Contains(string(out), c.want) {
+			t.Errorf("%s: %v, want %s:\n%s", strings.Join(c.argv, " "), err, c.want, out)
+		}
 	}
 	var m struct {
 		Role   string
@@ -135,7 +164,7 @@ func TestDockerE2E(t *testing.T) {
 			Processes []struct{ Instance, State string }
 		}
 	}
-	if err := json.Unmarshal([]byte(mustRun(t, grpcurl, "-plaintext", m1, "wololo.v1.Status/Get")), &m); err != nil || m.Role != "master" || m.Master.ID != 1 || m.Master.Leader == 0 {
+	if err := json.Unmarshal([]byte(mustRun(t, as("operator", "-servername", "master-1", m1, "wololo.v1.Status/Get")...)), &m); err != nil || m.Role != "master" || m.Master.ID != 1 || m.Master.Leader == 0 {
 		t.Errorf("master Status/Get: %+v, %v", m, err)
 	}
 	if want := len(top.Instances()) + top.Masters - 1; len(m.Master.Processes) != want {

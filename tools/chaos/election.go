@@ -225,18 +225,23 @@ func electionDrive(ctx context.Context, o ElectionOptions, tgt target, gateway s
 	var err error
 	defer stop()
 	server := gateway
+	clientTLS, err := tgt.ClientTLS(clientName)
+	if err != nil {
+		return rep, err
+	}
+	submitTLS := clientTLS
 	if o.UploadRate >= 0 {
 		rate := o.UploadRate
 		if rate == 0 {
 			target := time.Duration(max(o.Kills, 1)) * ElectionKillPace
 			rate = int64(math.Ceil(float64(size) / target.Seconds()))
 		}
-		sh, err := newShaper(server, rate, electionChunk)
+		sh, err := newShaper(server, clientTLS, rate, electionChunk)
 		if err != nil {
 			return rep, fmt.Errorf("chaos election: upload proxy: %w", err)
 		}
 		defer sh.Close()
-		server, rep.Rate = sh.Addr(), rate
+		server, rep.Rate, submitTLS = sh.Addr(), rate, nil // the shaper presents the credential
 		fmt.Fprintf(out, "chaos election: upload of %.2f MB paced at %.1f kB/s (about %s)\n",
 			float64(size)/1e6, float64(rate)/1e3, secs(time.Duration(float64(size)/float64(rate)*float64(time.Second))))
 	}
@@ -265,7 +270,7 @@ func electionDrive(ctx context.Context, o ElectionOptions, tgt target, gateway s
 	submitted := make(chan submitResult, 1)
 	go func() {
 		_, err := client.Submit(runCtx, client.SubmitOptions{
-			Server: server, Matches: o.Matches, Players: o.Players, Out: o.Out, JobID: rep.JobID,
+			Server: server, TLS: submitTLS, Matches: o.Matches, Players: o.Players, Out: o.Out, JobID: rep.JobID,
 			Progress: o.Progress, UploadAttempts: 100,
 		})
 		jobDone.Store(true)

@@ -2,15 +2,14 @@ package chaos
 
 import (
 	"context"
+	"crypto/tls"
 	"sort"
 	"sync"
 	"time"
 
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
-
 	"github.com/wololo/wololo/deploy"
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
+	"github.com/wololo/wololo/transport"
 )
 
 // MasterView is one master's answer to Status/Get, or why there was none.
@@ -29,6 +28,8 @@ type MasterView struct {
 type deployment interface {
 	Topology() deploy.Topology
 	Addr(instance string) string
+	// OperatorTLS is how to call an instance's Status (nil: plain TCP).
+	OperatorTLS(instance string) (*tls.Config, error)
 }
 
 // masterViews asks every master of the deployment for its Status at once,
@@ -41,7 +42,7 @@ func masterViews(ctx context.Context, cl deployment, timeout time.Duration) []Ma
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			views[i] = askMaster(ctx, cl.Addr(in.Name()), in, timeout)
+			views[i] = askMaster(ctx, cl, in, timeout)
 		}()
 	}
 	wg.Wait()
@@ -49,9 +50,14 @@ func masterViews(ctx context.Context, cl deployment, timeout time.Duration) []Ma
 	return views
 }
 
-func askMaster(ctx context.Context, addr string, in deploy.Instance, timeout time.Duration) MasterView {
+func askMaster(ctx context.Context, cl deployment, in deploy.Instance, timeout time.Duration) MasterView {
 	v := MasterView{Instance: in.Name(), ID: in.Index}
-	conn, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	tlsConfig, err := cl.OperatorTLS(in.Name())
+	if err != nil {
+		v.Err = err
+		return v
+	}
+	conn, err := transport.NewClient(cl.Addr(in.Name()), tlsConfig)
 	if err != nil {
 		v.Err = err
 		return v

@@ -2,6 +2,7 @@ package chaos
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 	"io"
 	"net"
@@ -41,8 +42,11 @@ type shaper struct {
 
 const uploadMethod = "/wololo.v1.JobService/Upload"
 
-func newShaper(gateway string, rate int64, chunk int) (*shaper, error) {
-	conn, err := client.Dial(gateway)
+// newShaper dials the gateway with tlsConfig (the client's credential: the
+// gateway sees the shaper as that client) and listens in plain TCP on
+// loopback, for the harness's own client only.
+func newShaper(gateway string, tlsConfig *tls.Config, rate int64, chunk int) (*shaper, error) {
+	conn, err := client.Dial(gateway, tlsConfig)
 	if err != nil {
 		return nil, err
 	}

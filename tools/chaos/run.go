@@ -15,6 +15,7 @@ import (
 	"github.com/wololo/wololo/deploy"
 	"github.com/wololo/wololo/services/cli"
 	"github.com/wololo/wololo/services/datagen"
+	"github.com/wololo/wololo/services/tlsflags"
 )
 
 // Defaults of the CLI.
@@ -96,6 +97,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	topoPath := fs.String("topology", "", "topology JSON file (default: the embedded one)")
 	var verbose *bool
 	var project, host *string
+	var tlsFlags *tlsflags.Flags
 	if mode == "local" {
 		fs.IntVar(&o.BatchRows, "batch-rows", DefaultBatchRows, "pass --batch-rows N to every process (small batches: more commits for the kills to land between); 0 = their default")
 		fs.StringVar(&o.Binary, "binary", "", "wololo binary for the processes (default: this one)")
@@ -104,6 +106,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	} else {
 		project = fs.String("project", "wololo", "the compose project (its containers' wololo.project label)")
 		host = fs.String("host", "127.0.0.1", "where the gateway's and the masters' published ports answer")
+		tlsFlags = tlsflags.Register(fs, DefaultDockerTLSDir)
 		o.Masters = -1
 	}
 	if err := parseInputs(fs, args[1:], &o.Matches, &o.Players, stdout); err != nil {
@@ -124,7 +127,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	o.Stdout, o.Progress = stdout, stderr
 	var err error
 	if mode == "docker" {
-		_, err = Docker(ctx, o, *project, *host)
+		_, err = Docker(ctx, o, *project, *host, tlsFlags.DirOrInsecure())
 	} else {
 		_, err = Local(ctx, o)
 	}
@@ -156,6 +159,7 @@ func runElection(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	host := fs.String("host", "127.0.0.1", "with --docker: where the gateway's and the masters' published ports answer")
 	fs.DurationVar(&o.Partition, "partition", 0, "with --docker: end by cutting the leader off the network (docker network disconnect) for this long")
 	topoPath := fs.String("topology", "", "with --docker: the deployed topology (default: the embedded one)")
+	tlsFlags := tlsflags.Register(fs, DefaultDockerTLSDir)
 	if err := parseInputs(fs, args, &o.Matches, &o.Players, stdout); err != nil {
 		return err
 	}
@@ -176,7 +180,7 @@ func runElection(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err != nil {
 		return err
 	}
-	_, err = ElectionDocker(ctx, o, top, *project, *host)
+	_, err = ElectionDocker(ctx, o, top, *project, *host, tlsFlags.DirOrInsecure())
 	return err
 }
 

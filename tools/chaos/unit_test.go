@@ -178,12 +178,12 @@ func TestShaperSplitsPacesAndForwards(t *testing.T) {
 	go srv.Serve(lis)
 	defer srv.Stop()
 
-	sh, err := newShaper(lis.Addr().String(), 2_000_000, 10_000)
+	sh, err := newShaper(lis.Addr().String(), nil, 2_000_000, 10_000)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer sh.Close()
-	conn, err := client.Dial(sh.Addr())
+	conn, err := client.Dial(sh.Addr(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,11 +2,19 @@
 // from its topology: `wololo compose`. One service per instance (the
 // gateway, every stage replica, every master), all from the one image, on
 // one network, each with a named volume for its data directory; the
-// gateway's port published, the masters' published on loopback only (for
-// Status and the chaos tools), the masters given the Docker socket and
+// gateway's public port published (JobService and health only; its
+// internal port is not), the masters' published on loopback only (for
+// Status and the chaos tools, behind mutual TLS like every internal port),
+// the masters given the Docker socket and
 // logging JSON (the election chaos check reads their logs); every
 // container labelled so that the masters' Docker runtime finds it
 // (services/master: wololo.project, wololo.instance, wololo.address).
+//
+// Every process speaks mutual TLS with the certificates `wololo certs`
+// writes into TLSDir beside the compose file (`make up` does it): each
+// service gets the CA's certificate and its own certificate and key as
+// compose secrets (mounted read-only under /run/secrets), and no other
+// process's key.
 //
 // No container has a Docker restart policy: the masters are the only
 // supervisor, so a killed container stays down until the leading master
@@ -54,6 +62,13 @@ func (o *Options) defaults() {
 // DataDir is where every container keeps its data (a named volume).
 const DataDir = "/data"
 
+// TLSDir is where the certificates are, relative to the compose file;
+// SecretsDir where a container finds its own.
+const (
+	TLSDir     = "tls"
+	SecretsDir = "/run/secrets"
+)
+
 // Generate writes the compose file for top. A topology other than the
 // binary's embedded default travels in $WOLOLO_TOPOLOGY, since the image
 // holds nothing but the binary.
@@ -86,7 +101,7 @@ func Generate(top deploy.Topology, o Options) ([]byte, error) {
 	}
 	w.WriteString("services:\n")
 	gateway := top.Gateway().Name
-	var volumes []string
+	var volumes, secrets []string
 	all := append(top.Instances(), top.MasterInstances()...)
 	for _, in := range all {
 		name := in.Name()
@@ -107,12 +122,14 @@ func Generate(top deploy.Topology, o Options) ([]byte, error) {
 			}
 		case in.Stage == gateway:
 			cmd = []string{"gateway"}
-			ports = []string{fmt.Sprintf("%d:%d", port, port)}
+			ports = []string{fmt.Sprintf("%d:%d", top.PublicPort(), top.PublicPort())}
 		default:
 			cmd = []string{"worker", "--instance", name}
 		}
-		cmd = append(cmd, "--hosts", "{instance}", "--data", DataDir, "--log-level", o.LogLevel)
+		cmd = append(cmd, "--hosts", "{instance}", "--data", DataDir, "--log-level", o.LogLevel, "--tls-dir", SecretsDir)
 		volumes = append(volumes, name+"-data")
+		own := []string{name + ".pem", name + ".key"}
+		secrets = append(secrets, own...)
 
 		fmt.Fprintf(&w, "  %s:\n", name)
 		fmt.Fprintf(&w, "    image: %s\n", o.Image)
@@ -128,6 +145,7 @@ func Generate(top deploy.Topology, o Options) ([]byte, error) {
 			fmt.Fprintf(&w, "    ports: %s\n", flow(ports))
 		}
 		fmt.Fprintf(&w, "    volumes: %s\n", flow(mounts))
+		fmt.Fprintf(&w, "    secrets: %s\n", flow(append([]string{"ca.pem"}, own...)))
 		if len(after) > 0 {
 			fmt.Fprintf(&w, "    depends_on: %s\n", flow(after))
 		}
@@ -136,12 +154,16 @@ func Generate(top deploy.Topology, o Options) ([]byte, error) {
 		fmt.Fprintf(&w, "      %s: %s\n", deploy.LabelInstance, quote(name))
 		fmt.Fprintf(&w, "      %s: %s\n", deploy.LabelAddress, quote(name+":"+strconv.Itoa(port)))
 		fmt.Fprintf(&w, "    healthcheck:\n")
-		fmt.Fprintf(&w, "      test: %s\n", flow([]string{"CMD", "/wololo", "health", "--quiet", "--addr", "127.0.0.1:" + strconv.Itoa(port)}))
+		fmt.Fprintf(&w, "      test: %s\n", flow([]string{"CMD", "/wololo", "health", "--quiet", "--addr", "127.0.0.1:" + strconv.Itoa(port), "--tls-dir", SecretsDir, "--as", name}))
 		fmt.Fprintf(&w, "      interval: 5s\n      timeout: 3s\n      retries: 3\n")
 	}
 	w.WriteString("\nvolumes:\n")
 	for _, v := range volumes {
 		fmt.Fprintf(&w, "  %s: {}\n", v)
+	}
+	w.WriteString("\n# Made by `wololo certs --dir TLSDIR` (make up); each service mounts its own.\nsecrets:\n")
+	for _, s := range append([]string{"ca.pem"}, secrets...) {
+		fmt.Fprintf(&w, "  %s: {file: %s}\n", s, quote("./"+TLSDir+"/"+s))
 	}
 	return w.Bytes(), nil
 }

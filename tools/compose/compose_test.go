@@ -48,10 +48,23 @@ func TestEveryInstanceIsAServiceWithoutRestartPolicy(t *testing.T) {
 		"/var/run/docker.sock:/var/run/docker.sock":       5,
 		`"--runtime", "docker", "--docker-project", "p1"`: 5,
 		"WOLOLO_TOPOLOGY: *topology":                      n, // not the default topology: it travels along
-		`ports: ["7100:7100"]`:                            1,
+		`ports: ["7100:7100"]`:                            1, // the public port, not the internal 7101
+		`"7101`:                                           0,
+		`"--tls-dir", "/run/secrets"`:                     2 * n, // the process and its health check
+		`secrets: ["ca.pem", `:                            n,
 	} {
 		if got := strings.Count(s, what); got != want {
 			t.Errorf("%q appears %d times, want %d", what, got, want)
+		}
+	}
+	for _, in := range append(top.Instances(), top.MasterInstances()...) {
+		// Each service holds the CA and its own key, and no one else's.
+		own := "    secrets: " + flow([]string{"ca.pem", in.Name() + ".pem", in.Name() + ".key"}) + "\n"
+		if !strings.Contains(s, own) || strings.Count(s, `"`+in.Name()+`.key"`) != 1 {
+			t.Errorf("%s: want its own secrets %q once", in.Name(), own)
+		}
+		if !strings.Contains(s, "  "+in.Name()+`.key: {file: "./tls/`+in.Name()+`.key"}`) {
+			t.Errorf("no secret file for %s's key", in.Name())
 		}
 	}
 	var graph []string

@@ -1,0 +1,87 @@
+package rpcserver
+
+import (
+	"context"
+	"strings"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/wololo/wololo/transport/pki"
+)
+
+// The services the policy names, by their full gRPC names.
+const (
+	serviceHealth     = "grpc.health.v1.Health"
+	serviceStage      = "wololo.v1.StageService"
+	serviceElection   = "wololo.v1.ElectionService"
+	serviceJobs       = "wololo.v1.JobService"
+	serviceStatus     = "wololo.v1.Status"
+	serviceReflection = "grpc.reflection."
+)
+
+// authorize decides whether a caller may call a method on a plane: nil,
+// or an Unauthenticated or PermissionDenied status. known is false when
+// the caller presented no verified certificate. It is the whole policy of
+// who may call what (see the package doc); it does not look inside calls.
+func authorize(plane Plane, method string, id pki.Identity, known bool) error {
+	service := strings.TrimPrefix(method, "/")
+	if i := strings.IndexByte(service, '/'); i >= 0 {
+		service = service[:i]
+	}
+	if service == serviceHealth {
+		return nil
+	}
+	if !known {
+		return status.Errorf(codes.Unauthenticated, "%s needs a certificate of the deployment's CA", method)
+	}
+	var allowed []pki.Kind
+	switch {
+	case plane == Public && service == serviceJobs:
+		allowed = []pki.Kind{pki.Client}
+	case plane == Public:
+	case service == serviceStage:
+		allowed = []pki.Kind{pki.Instance}
+	case service == serviceElection:
+		allowed = []pki.Kind{pki.Master}
+	case service == serviceStatus, strings.HasPrefix(service, serviceReflection):
+		allowed = []pki.Kind{pki.Instance, pki.Master, pki.Operator}
+	}
+	for _, k := range allowed {
+		if id.Kind == k {
+			return nil
+		}
+	}
+	return status.Errorf(codes.PermissionDenied, "%s may not call %s on the %s plane", id, method, plane)
+}
+
+func (o Options) check(ctx context.Context, method string) error {
+	if o.Credentials == nil {
+		return nil
+	}
+	id, known := pki.Peer(ctx)
+	err := authorize(o.Plane, method, id, known)
+	if err != nil {
+		o.Log.Warn("call refused", "method", method, "caller", id.String(), "error", err)
+	}
+	return err
+}
+
+func authorizeUnary(o Options) grpc.UnaryServerInterceptor {
+	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+		if err := o.check(ctx, info.FullMethod); err != nil {
+			return nil, err
+		}
+		return handler(ctx, req)
+	}
+}
+
+func authorizeStream(o Options) grpc.StreamServerInterceptor {
+	return func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
+		if err := o.check(ss.Context(), info.FullMethod); err != nil {
+			return err
+		}
+		return handler(srv, ss)
+	}
+}
