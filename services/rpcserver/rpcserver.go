@@ -9,10 +9,10 @@
 //
 //   - Internal: StageService, ElectionService, Status, reflection and
 //     health, between the deployment's own processes. Mutual TLS: every
-//     caller presents a certificate of the deployment's CA; instances may
-//     call StageService, masters ElectionService, and either of them and an
-//     operator Status and reflection. A client's certificate gets
-//     PermissionDenied for everything but health.
+//     call but health needs a certificate of the deployment's CA;
+//     instances may call StageService, masters ElectionService, and either
+//     of them and an operator Status and reflection. A client's
+//     certificate gets PermissionDenied for everything but health.
 //   - Public: the gateway's JobService and health, for clients. TLS; a
 //     JobService call without a client certificate is Unauthenticated,
 //     with another kind's PermissionDenied. Health needs none.
