@@ -8,12 +8,10 @@ import (
 	"testing"
 	"time"
 
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
-
 	"github.com/wololo/wololo/deploy"
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 	"github.com/wololo/wololo/services/node"
+	"github.com/wololo/wololo/transport"
 )
 
 // TestClientKilledMidUploadResumes SIGKILLs a real client process in the
@@ -24,14 +22,14 @@ func TestClientKilledMidUploadResumes(t *testing.T) {
 	bin := buildBinary(t)
 	d := testDatasets(t)[2]
 	c := startCluster(t, deploy.Default(), node.ClusterOptions{BatchRows: 64, OutboxLimit: 2})
-	conn, err := grpc.NewClient(c.GatewayAddr(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	conn, err := transport.NewClient(c.GatewayAddr(), clientTLS(t, c))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer conn.Close()
 	jobs := wololov1.NewJobServiceClient(conn)
 	out := t.TempDir()
-	args := []string{"client", "submit", "--server", c.GatewayAddr(), "--job", "killed-client", "--matches", d.matches, "--players", d.players, "--out", out, "--quiet"}
+	args := []string{"client", "submit", "--tls-dir", clientDir(t, c, "client"), "--server", c.GatewayAddr(), "--job", "killed-client", "--matches", d.matches, "--players", d.players, "--out", out, "--quiet"}
 
 	first := exec.Command(bin, args...)
 	first.Stderr = os.Stderr

@@ -23,6 +23,7 @@ import (
 	"github.com/wololo/wololo/services/node"
 	"github.com/wololo/wololo/services/reference"
 	"github.com/wololo/wololo/services/schema"
+	"github.com/wololo/wololo/transport/pki"
 	"github.com/wololo/wololo/transport/transporttest"
 )
 
@@ -115,6 +116,20 @@ func clientTLS(t testing.TB, c gateway) *tls.Config {
 		t.Fatal(err)
 	}
 	return cfg
+}
+
+// clientDir writes the cluster's CA certificate and a credential for the
+// client name into a fresh directory, for a client process (--tls-dir).
+func clientDir(t testing.TB, c *node.Cluster, name string) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.WriteFile(pki.CertPath(dir, pki.CAName), c.CA.PEM(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.CA.Ensure(dir, pki.Identity{Kind: pki.Client, Name: name}); err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }
 
 // operatorTLS is the TLS config for reading an instance's Status.

@@ -8,8 +8,10 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/wololo/wololo/services/certs"
 	"github.com/wololo/wololo/services/local"
 	"github.com/wololo/wololo/services/master"
+	"github.com/wololo/wololo/transport/pki"
 )
 
 // TestMasterLoopRestartsDeadAndFrozenProcesses: with the local runner in
@@ -31,7 +33,13 @@ func TestMasterLoopRestartsDeadAndFrozenProcesses(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer rt.Close()
-	loop := master.NewLoop(master.LoopConfig{Runtime: rt, Instances: c.Instances(), Log: testLogger(t)})
+	// No masters run here: the loop probes with the operator's credential,
+	// which may read Status as a master's may.
+	creds, err := pki.Load(c.TLSDir(), certs.OperatorName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	loop := master.NewLoop(master.LoopConfig{Runtime: rt, Instances: c.Instances(), Credentials: creds, Log: testLogger(t)})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go loop.Run(ctx)

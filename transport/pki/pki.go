@@ -34,6 +34,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"time"
 
 	"google.golang.org/grpc/credentials"
@@ -62,7 +63,7 @@ type Identity struct {
 	Name string
 }
 
-func (id Identity) String() string { return string(id.Kind) + " " + id.Name }
+func (id Identity) String() string { return string(id.Kind) + " " + strconv.Quote(id.Name) }
 
 // validName is the charset of every identity name: it is also a file name.
 var validName = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9._-]{0,62}$`)
