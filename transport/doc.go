@@ -42,6 +42,13 @@
 // gateway's upload and every stage runtime go through it, and neither
 // touches the Outbox's numbering.
 //
+// Who speaks is checked before what is said: with credentials (package pki),
+// every connection a Pool dials is TLS verified under the instance's name,
+// and a Server with RequireIdentity takes a stream's or an announcement's
+// sender only from the instance whose certificate it is, a DropJob only from
+// the gateway; SetPeers then limits a sender to the topology's neighbours.
+// Without credentials (--insecure) claims are taken as made.
+//
 // The logic that decides (Outbox numbering and trimming, Inbox watermarks) is
 // plain data structures; Sender and Server are the thin gRPC adapters around
 // them, each a Serve(ctx) unit. This package knows nothing about rows, operators or queries: a batch

@@ -206,12 +206,12 @@ func Bench(ctx context.Context, o Options) (Report, error) {
 	}
 	logf("local: %s end to end, outputs equal: %v", secs(r.Local.Wall), r.Local.Equal)
 
-	// Local again without TLS, for what TLS costs (no profiles this time).
+	// Local again without TLS, for what TLS costs: profiled too when the
+	// first run was (into a directory of its own), so that both carry the
+	// same overhead.
 	logf("local mode with --insecure (what TLS costs)...")
-	plain := o
-	plain.Profile = false
 	plainOut := filepath.Join(o.Work, "local-insecure")
-	if r.LocalInsecure, err = runLocal(ctx, plain, bin, plainOut, "", true, logf); err != nil {
+	if r.LocalInsecure, err = runLocal(ctx, o, bin, plainOut, filepath.Join(o.Work, "profiles-insecure"), true, logf); err != nil {
 		return r, err
 	}
 	diffs = compareResults(want, plainOut)
