@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -76,6 +77,10 @@ func main() {
 			return
 		case ctx.Err() != nil:
 			fmt.Fprintf(os.Stderr, "wololo %s: interrupted\n", name)
+			var hinted cli.Hinted
+			if errors.As(err, &hinted) {
+				fmt.Fprintf(os.Stderr, "  %s\n", hinted.Hint())
+			}
 			os.Exit(130)
 		default: // 2 for a usage error, 1 otherwise
 			fmt.Fprintf(os.Stderr, "wololo %s: %v\n", name, err)

@@ -83,3 +83,28 @@ func ExitCode(err error) int {
 		return 1
 	}
 }
+
+// Hinted is an error that knows what the user can do next (how to resume
+// or fetch a job left behind); main prints the hint also when the command
+// was interrupted.
+type Hinted interface {
+	error
+	Hint() string
+}
+
+type hinted struct {
+	err  error
+	hint string
+}
+
+func (h hinted) Error() string { return h.err.Error() + "; " + h.hint }
+func (h hinted) Unwrap() error { return h.err }
+func (h hinted) Hint() string  { return h.hint }
+
+// WithHint attaches a hint to err (nil stays nil).
+func WithHint(err error, hint string) error {
+	if err == nil {
+		return nil
+	}
+	return hinted{err: err, hint: hint}
+}

@@ -78,6 +78,7 @@ func runSubmit(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs.StringVar(&o.Out, "out", "", "directory for q1.csv..q4.csv (required)")
 	fs.StringVar(&o.JobID, "job", "", "job id to create or re-attach to (default: a new one)")
 	fs.BoolVar(&o.Keep, "keep", false, "keep the job at the gateway after fetching its results")
+	fs.DurationVar(&o.Reach, "connect-timeout", DefaultReach, "give up when the gateway cannot be reached for this long")
 	quiet := fs.Bool("quiet", false, "no progress output")
 	if err := cli.Parse(fs, args); err != nil {
 		return err
@@ -145,9 +146,11 @@ func runJob(ctx context.Context, cmd string, args []string, stdout, stderr io.Wr
 	server := fs.String("server", DefaultServer, "gateway address")
 	creds := tlsflags.RegisterClient(fs, DefaultTLSDir)
 	id := fs.String("job", "", "job id (required)")
-	out := ""
+	reach := fs.Duration("connect-timeout", DefaultReach, "give up when the gateway cannot be reached for this long")
+	out, keep := "", false
 	if cmd == "results" {
 		fs.StringVar(&out, "out", "", "directory for q1.csv..q4.csv (required)")
+		fs.BoolVar(&keep, "keep", false, "keep the job at the gateway after fetching its results (by default it is released)")
 	}
 	if err := cli.Parse(fs, args); err != nil {
 		return err
@@ -155,27 +158,29 @@ func runJob(ctx context.Context, cmd string, args []string, stdout, stderr io.Wr
 	if err := cli.Required(fs, "job", "out"); err != nil { // "out" only exists for results
 		return err
 	}
+	if cmd == "results" {
+		if err := CheckWritable(out); err != nil {
+			return err
+		}
+	}
 	tlsConfig, err := creds.ClientTLS(*server)
 	if err != nil {
 		return err
 	}
-	conn, err := Dial(*server, tlsConfig)
+	gw, err := Open(*server, tlsConfig, *reach)
 	if err != nil {
 		return err
 	}
-	defer conn.Close()
-	jobs := wololov1.NewJobServiceClient(conn)
+	defer gw.Close()
 	switch cmd {
 	case "status":
-		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		defer cancel()
-		r, err := jobs.GetJob(cctx, &wololov1.GetJobRequest{JobId: *id})
+		job, err := gw.Get(ctx, *id)
 		if err != nil {
 			return explain(*server, err)
 		}
-		printJob(stdout, r.Job)
+		printJob(stdout, job)
 	case "watch":
-		job, err := Watch(ctx, jobs, *id, func(j *wololov1.Job) { printJob(stdout, j) })
+		job, err := gw.Watch(ctx, *id, func(j *wololov1.Job) { printJob(stdout, j) })
 		if err != nil {
 			return explain(*server, err)
 		}
@@ -183,20 +188,25 @@ func runJob(ctx context.Context, cmd string, args []string, stdout, stderr io.Wr
 			return fmt.Errorf("job %s failed: %s", job.JobId, job.Message)
 		}
 	case "results":
-		paths, err := FetchResults(ctx, jobs, *id, out)
+		paths, err := gw.Fetch(ctx, *id, out)
 		if err != nil {
 			return explain(*server, err)
 		}
 		for _, name := range schema.ResultFiles {
 			fmt.Fprintf(stdout, "wrote %s\n", paths[name])
 		}
+		if !keep {
+			if err := gw.Delete(ctx, *id); err != nil {
+				return fmt.Errorf("the results are written, but job %s could not be released at the gateway (%w); it is dropped after the gateway's retention", *id, explain(*server, err))
+			}
+			fmt.Fprintf(stdout, "released job %s at the gateway\n", *id)
+		}
 	}
 	return nil
 }
 
 func printJob(w io.Writer, j *wololov1.Job) {
-	state := strings.ToLower(strings.TrimPrefix(j.State.String(), "JOB_STATE_"))
-	fmt.Fprintf(w, "job %s: %s after %.1fs", j.JobId, state, j.ElapsedSeconds)
+	fmt.Fprintf(w, "job %s: %s after %.1fs", j.JobId, StateWord(j.State), j.ElapsedSeconds)
 	for _, r := range []*wololov1.FileReport{j.Matches, j.Players} {
 		if r != nil && r.Size > 0 {
 			fmt.Fprintf(w, ", %s %.0f%%", r.File, 100*float64(r.Offset)/float64(r.Size))

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 	"github.com/wololo/wololo/services/atomicfile"
+	"github.com/wololo/wololo/services/cli"
 	"github.com/wololo/wololo/services/csvio"
 	"github.com/wololo/wololo/services/schema"
 	"github.com/wololo/wololo/transport"
@@ -39,6 +41,9 @@ type SubmitOptions struct {
 	Progress       io.Writer // progress output; nil for none
 	Terminal       bool      // draw a progress bar instead of lines
 	UploadAttempts int       // per file; 10 if 0
+	// Reach bounds how long any step waits for an unreachable gateway;
+	// DefaultReach if 0.
+	Reach time.Duration
 }
 
 // Summary is what a finished submit returns.
@@ -68,7 +73,7 @@ func explain(server string, err error) error {
 	}
 	switch st.Code() {
 	case codes.Unavailable:
-		return fmt.Errorf("cannot reach the gateway at %s: %s", server, st.Message())
+		return fmt.Errorf("%w at %s: %s", ErrUnreachable, server, st.Message())
 	case codes.DeadlineExceeded:
 		return fmt.Errorf("cannot reach the gateway at %s: no answer in time (is it running?)", server)
 	case codes.InvalidArgument, codes.NotFound, codes.FailedPrecondition:
@@ -121,26 +126,25 @@ func Submit(ctx context.Context, o SubmitOptions) (*Summary, error) {
 	if err != nil {
 		return nil, fmt.Errorf("players file: %w", err)
 	}
-	if o.Out == "" {
-		return nil, errors.New("an output directory is required (--out)")
+	if err := CheckWritable(o.Out); err != nil {
+		return nil, err
 	}
-	conn, err := Dial(o.Server, o.TLS)
+	gw, err := Open(o.Server, o.TLS, o.Reach)
 	if err != nil {
 		return nil, err
 	}
-	defer conn.Close()
-	jobs := wololov1.NewJobServiceClient(conn)
+	defer gw.Close()
 	if o.JobID == "" {
 		// Named here, so that a CreateJob retried after the gateway
 		// restarted finds the same job instead of making a second one.
 		o.JobID = transport.NewJobID()
 	}
 	var created *wololov1.CreateJobResponse
-	err = withRetry(ctx, 5, func(ctx context.Context) error {
+	err = gw.retry(ctx, 5, func(ctx context.Context) error {
 		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		defer cancel()
 		var err error
-		created, err = jobs.CreateJob(cctx, &wololov1.CreateJobRequest{Matches: mh, Players: ph, JobId: o.JobID}, grpc.WaitForReady(true))
+		created, err = gw.Jobs.CreateJob(cctx, &wololov1.CreateJobRequest{Matches: mh, Players: ph, JobId: o.JobID}, grpc.WaitForReady(true))
 		return err
 	})
 	if err != nil {
@@ -149,6 +153,11 @@ func Submit(ctx context.Context, o SubmitOptions) (*Summary, error) {
 	sum := &Summary{JobID: created.JobId, Files: map[string]string{}}
 	p := newProgress(o.Progress, o.Terminal)
 	p.printf("job %s created on %s\n", sum.JobID, o.Server)
+	// From here on the job exists at the gateway: every way out says how
+	// to pick it up again.
+	leftBehind := func(err error) error {
+		return cli.WithHint(explain(o.Server, err), resumeHint(o, sum.JobID))
+	}
 
 	files := []struct {
 		path string
@@ -157,8 +166,8 @@ func Submit(ctx context.Context, o SubmitOptions) (*Summary, error) {
 	}{{o.Matches, wololov1.InputFile_INPUT_FILE_MATCHES, mh.Size}, {o.Players, wololov1.InputFile_INPUT_FILE_PLAYERS, ph.Size}}
 	p.total = mh.Size + ph.Size
 	for _, f := range files {
-		if err := uploadWithRetry(ctx, jobs, sum.JobID, f.path, f.kind, o.UploadAttempts, p); err != nil {
-			return sum, explain(o.Server, err)
+		if err := uploadWithRetry(ctx, gw, sum.JobID, f.path, f.kind, o.UploadAttempts, p); err != nil {
+			return sum, leftBehind(err)
 		}
 		sum.Uploaded += f.size
 	}
@@ -166,32 +175,53 @@ func Submit(ctx context.Context, o SubmitOptions) (*Summary, error) {
 	sum.Upload = time.Since(start)
 	p.printf("upload done in %s; waiting for results\n", sum.Upload.Round(time.Millisecond))
 
-	job, err := Watch(ctx, jobs, sum.JobID, nil)
+	job, err := gw.Watch(ctx, sum.JobID, nil)
 	if err != nil {
-		return sum, explain(o.Server, err)
+		return sum, leftBehind(err)
 	}
 	sum.Job = job
 	if job.State != wololov1.JobState_JOB_STATE_DONE {
-		return sum, fmt.Errorf("job %s ended %s: %s", sum.JobID, job.State, job.Message)
+		return sum, fmt.Errorf("job %s %s: %s", sum.JobID, StateWord(job.State), job.Message)
 	}
-	err = withRetry(ctx, 10, func(ctx context.Context) error {
-		sum.Files, err = FetchResults(ctx, jobs, sum.JobID, o.Out)
-		return err
-	})
-	if err != nil {
-		return sum, explain(o.Server, err)
+	if sum.Files, err = gw.Fetch(ctx, sum.JobID, o.Out); err != nil {
+		return sum, cli.WithHint(explain(o.Server, err), fmt.Sprintf("the job is done and kept at the gateway: fetch its answers with `wololo client results --job %s --out DIR`", sum.JobID))
 	}
 	if !o.Keep {
-		err := withRetry(ctx, 10, func(ctx context.Context) error {
-			_, err := jobs.DeleteJob(ctx, &wololov1.DeleteJobRequest{JobId: sum.JobID}, grpc.WaitForReady(true))
-			return err
-		})
-		if err != nil {
-			p.printf("warning: could not release job %s at the gateway: %v\n", sum.JobID, err)
+		if err := gw.Delete(ctx, sum.JobID); err != nil {
+			p.printf("warning: could not release job %s at the gateway (%v); it is dropped after the gateway's retention, or release it with `wololo client results --job %s --out DIR`\n", sum.JobID, err, sum.JobID)
 		}
 	}
 	sum.Total = time.Since(start)
 	return sum, nil
+}
+
+// resumeHint says how to pick a job left at the gateway up again.
+func resumeHint(o SubmitOptions, id string) string {
+	return fmt.Sprintf("job %s stays at the gateway: resume it with `wololo client submit --job %s --matches %s --players %s --out %s`, follow it with `wololo client watch --job %s`",
+		id, id, o.Matches, o.Players, o.Out, id)
+}
+
+// CheckWritable makes dir if needed and checks a file can be written there,
+// so that a job's answers are not computed only to find they cannot be
+// saved.
+func CheckWritable(dir string) error {
+	if dir == "" {
+		return errors.New("an output directory is required (--out)")
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("output directory: %w", err)
+	}
+	f, err := os.CreateTemp(dir, ".wololo-write-check-*")
+	if err != nil {
+		return fmt.Errorf("output directory %s is not writable: %w", dir, err)
+	}
+	f.Close()
+	return os.Remove(f.Name())
+}
+
+// StateWord is a job state as a word: uploading, running, done, failed.
+func StateWord(st wololov1.JobState) string {
+	return strings.ToLower(strings.TrimPrefix(st.String(), "JOB_STATE_"))
 }
 
 // retryable says whether an error is worth retrying after: the gateway
@@ -204,38 +234,24 @@ func retryable(err error) bool {
 	return false
 }
 
-// withRetry calls f until it succeeds, fails for good, or has failed
-// attempts times in a row.
-func withRetry(ctx context.Context, attempts int, f func(ctx context.Context) error) error {
-	delay := 200 * time.Millisecond
-	for attempt := 1; ; attempt++ {
-		err := f(ctx)
-		if err == nil || !retryable(err) || attempt == attempts || ctx.Err() != nil {
-			return err
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(delay):
-		}
-		delay = min(2*delay, 2*time.Second)
-	}
-}
-
 // uploadWithRetry uploads a file, resuming after every break. attempts
 // bounds the breaks in a row without progress; one that moved the
 // committed offset resets the count.
-func uploadWithRetry(ctx context.Context, jobs wololov1.JobServiceClient, id, path string, file wololov1.InputFile, attempts int, p *progress) error {
+func uploadWithRetry(ctx context.Context, gw *Session, id, path string, file wololov1.InputFile, attempts int, p *progress) error {
 	if attempts <= 0 {
 		attempts = 10
 	}
 	delay := 200 * time.Millisecond
 	for attempt := 1; ; attempt++ {
-		progressed, err := upload(ctx, jobs, id, path, file, p)
+		var progressed bool
+		err := gw.call(ctx, func(ctx context.Context) (err error) {
+			progressed, err = upload(ctx, gw.Jobs, id, path, file, p)
+			return err
+		})
 		if progressed {
 			attempt, delay = 1, 200*time.Millisecond
 		}
-		if err == nil || !retryable(err) || attempt == attempts || ctx.Err() != nil {
+		if err == nil || errors.Is(err, ErrUnreachable) || !retryable(err) || attempt == attempts || ctx.Err() != nil {
 			return err
 		}
 		p.printf("upload of %s interrupted (%v); resuming in %s (attempt %d of %d)\n", filepath.Base(path), status.Convert(err).Message(), delay, attempt+1, attempts)
@@ -342,40 +358,6 @@ func recvErr(stream wololov1.JobService_UploadClient, sendErr error) error {
 		return err
 	}
 	return sendErr
-}
-
-// Watch follows a job until it is done or failed; each state goes to fn.
-func Watch(ctx context.Context, jobs wololov1.JobServiceClient, id string, fn func(*wololov1.Job)) (*wololov1.Job, error) {
-	delay := 200 * time.Millisecond
-	for {
-		stream, err := jobs.WatchJob(ctx, &wololov1.WatchJobRequest{JobId: id}, grpc.WaitForReady(true))
-		if err != nil {
-			return nil, err
-		}
-		var last *wololov1.Job
-		for {
-			r, err := stream.Recv()
-			if err == io.EOF && last != nil {
-				return last, nil
-			}
-			if err != nil {
-				if retryable(err) && ctx.Err() == nil {
-					break
-				}
-				return nil, err
-			}
-			last = r.Job
-			if fn != nil {
-				fn(last)
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-time.After(delay):
-		}
-		delay = min(2*delay, 2*time.Second)
-	}
 }
 
 // FetchResults writes a finished job's four files into dir.

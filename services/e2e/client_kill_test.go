@@ -1,9 +1,11 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"os/exec"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -36,25 +38,7 @@ func TestClientKilledMidUploadResumes(t *testing.T) {
 	if err := first.Start(); err != nil {
 		t.Fatal(err)
 	}
-	var killedAt int64
-	deadline := time.Now().Add(time.Minute)
-	for killedAt == 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("the upload never started")
-		}
-		time.Sleep(2 * time.Millisecond)
-		r, err := jobs.GetJob(context.Background(), &wololov1.GetJobRequest{JobId: "killed-client"})
-		if err != nil {
-			continue // not created yet
-		}
-		m := r.Job.Matches
-		if m.Done {
-			t.Fatal("the matches upload finished before the client could be killed; slow the cluster down")
-		}
-		if m.Offset > 0 && m.Rows > 0 {
-			killedAt = m.Offset
-		}
-	}
+	killedAt := uploadedPast(t, jobs, "killed-client", 0)
 	if err := first.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
@@ -66,4 +50,59 @@ func TestClientKilledMidUploadResumes(t *testing.T) {
 		t.Fatalf("second client: %v\n%s", err, b)
 	}
 	compareOutputs(t, d, out)
+}
+
+// uploadedPast waits until the job's matches.csv is committed past offset
+// after (and not whole yet) and returns the committed offset.
+func uploadedPast(t *testing.T, jobs wololov1.JobServiceClient, job string, after int64) int64 {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		if time.Now().After(deadline) {
+			t.Fatalf("the upload of %s never got past byte %d", job, after)
+		}
+		time.Sleep(2 * time.Millisecond)
+		r, err := jobs.GetJob(context.Background(), &wololov1.GetJobRequest{JobId: job})
+		if err != nil {
+			continue // not created yet
+		}
+		m := r.Job.Matches
+		if m.Done {
+			t.Fatal("the matches upload finished before the client could be stopped; slow the cluster down")
+		}
+		if m.Rows > 0 && m.Offset > after {
+			return m.Offset
+		}
+	}
+}
+
+// TestClientInterruptedSaysHowToResume: a client interrupted (SIGINT) in the
+// middle of its upload exits 130 and prints the command that resumes the
+// job it leaves at the gateway.
+func TestClientInterruptedSaysHowToResume(t *testing.T) {
+	bin := buildBinary(t)
+	d := testDatasets(t)[2]
+	c := startCluster(t, deploy.Default(), node.ClusterOptions{BatchRows: 64, OutboxLimit: 2})
+	conn, err := transport.NewClient(c.GatewayAddr(), clientTLS(t, c))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	jobs := wololov1.NewJobServiceClient(conn)
+	args := []string{"client", "submit", "--tls-dir", clientDir(t, c, "client"), "--server", c.GatewayAddr(), "--job", "killed-client", "--matches", d.matches, "--players", d.players, "--out", t.TempDir(), "--quiet"}
+	interrupted := exec.Command(bin, args...)
+	var stderr bytes.Buffer
+	interrupted.Stderr = &stderr
+	if err := interrupted.Start(); err != nil {
+		t.Fatal(err)
+	}
+	uploadedPast(t, jobs, "killed-client", 0)
+	if err := interrupted.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	err = interrupted.Wait()
+	if code := interrupted.ProcessState.ExitCode(); code != 130 || !strings.Contains(stderr.String(), "interrupted") ||
+		!strings.Contains(stderr.String(), "resume it with `wololo client submit --job killed-client") {
+		t.Fatalf("interrupted client: exit %d (%v), stderr:\n%s", code, err, stderr.String())
+	}
 }

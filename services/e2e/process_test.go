@@ -134,12 +134,26 @@ func TestClientCLIExitCodes(t *testing.T) {
 		{"missing file", []string{"client", "submit", "--matches", "/nonexistent/m.csv", "--players", d.players, "--out", t.TempDir()}, "/nonexistent/m.csv"},
 		{"missing flag", []string{"client", "submit", "--players", d.players, "--out", t.TempDir()}, "--matches is required"},
 		{"no credentials", []string{"client", "submit", "--tls-dir", t.TempDir(), "--matches", d.matches, "--players", d.players, "--out", t.TempDir()}, "wololo certs"},
-		{"unreachable", []string{"client", "submit", "--insecure", "--server", "127.0.0.1:1", "--matches", d.matches, "--players", d.players, "--out", t.TempDir()}, "gateway"},
+		{"unreachable", []string{"client", "submit", "--insecure", "--server", "127.0.0.1:1", "--connect-timeout", "1s", "--matches", d.matches, "--players", d.players, "--out", t.TempDir()}, "cannot reach the gateway at 127.0.0.1:1 within 1s"},
+		{"status, gateway down", []string{"client", "status", "--insecure", "--server", "127.0.0.1:1", "--connect-timeout", "1s", "--job", "j"}, "cannot reach the gateway at 127.0.0.1:1 within 1s"},
+		{"watch, gateway down", []string{"client", "watch", "--insecure", "--server", "127.0.0.1:1", "--connect-timeout", "1s", "--job", "j"}, "cannot reach the gateway at 127.0.0.1:1 within 1s"},
+		{"results, gateway down", []string{"client", "results", "--insecure", "--server", "127.0.0.1:1", "--connect-timeout", "1s", "--job", "j", "--out", t.TempDir()}, "cannot reach the gateway at 127.0.0.1:1 within 1s"},
+		{"submit, --out not writable", []string{"client", "submit", "--insecure", "--server", "127.0.0.1:1", "--matches", d.matches, "--players", d.players, "--out", "/dev/null/out"}, "output directory"},
+		{"results, --out not writable", []string{"client", "results", "--insecure", "--server", "127.0.0.1:1", "--job", "j", "--out", "/dev/null/out"}, "output directory"},
+		{"a stray argument", []string{"client", "status", "--job", "j", "extra"}, `unexpected argument "extra"`},
+		{"demo, a stray argument", []string{"demo", "extra"}, `unexpected argument "extra"`},
 		{"unknown command", []string{"frobnicate"}, "unknown command"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			out, err := exec.Command(bin, c.args...).CombinedOutput()
+			// Bounded: a command that hangs fails the test instead of
+			// wedging it.
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			out, err := exec.CommandContext(ctx, bin, c.args...).CombinedOutput()
+			if ctx.Err() != nil {
+				t.Fatalf("still running after 30 s; output:\n%s", out)
+			}
 			if err == nil {
 				t.Fatalf("exit 0, want non-zero; output:\n%s", out)
 			}

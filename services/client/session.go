@@ -1,0 +1,183 @@
+package client
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/connectivity"
+	"google.golang.org/grpc/status"
+
+	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
+)
+
+// DefaultReach is how long a client command waits for an unreachable
+// gateway before it gives up (--connect-timeout).
+const DefaultReach = 30 * time.Second
+
+// ErrUnreachable is matched by the error of a call that gave up because the
+// gateway could not be reached within the session's Reach.
+var ErrUnreachable = errors.New("cannot reach the gateway")
+
+// Session is a client's connection to one gateway. Every call first waits
+// for the connection to be up, but at most Reach, so that no command hangs
+// on a gateway that is down: it ends with ErrUnreachable instead. Once up,
+// calls wait as long as they need (a job may run for minutes).
+type Session struct {
+	Server string
+	Reach  time.Duration
+	Jobs   wololov1.JobServiceClient
+	conn   *grpc.ClientConn
+}
+
+// Open connects to the gateway at server with tlsConfig (nil: plain TCP);
+// reach is DefaultReach if zero.
+func Open(server string, tlsConfig *tls.Config, reach time.Duration) (*Session, error) {
+	conn, err := Dial(server, tlsConfig)
+	if err != nil {
+		return nil, err
+	}
+	if reach <= 0 {
+		reach = DefaultReach
+	}
+	return &Session{Server: server, Reach: reach, Jobs: wololov1.NewJobServiceClient(conn), conn: conn}, nil
+}
+
+// Close closes the connection.
+func (s *Session) Close() error { return s.conn.Close() }
+
+// ready waits until the connection is up, at most Reach.
+func (s *Session) ready(ctx context.Context) error {
+	wait, cancel := context.WithTimeout(ctx, s.Reach)
+	defer cancel()
+	s.conn.Connect()
+	for {
+		st := s.conn.GetState()
+		if st == connectivity.Ready {
+			return nil
+		}
+		if !s.conn.WaitForStateChange(wait, st) {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return fmt.Errorf("%w at %s within %s (%s; is it running? --connect-timeout sets the wait)", ErrUnreachable, s.Server, s.Reach, s.lastError(ctx))
+		}
+	}
+}
+
+// lastError is why the connection is down, as gRPC reports it to a call
+// that does not wait (a refused connection, a failed TLS handshake).
+func (s *Session) lastError(ctx context.Context) string {
+	probe, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	_, err := s.Jobs.GetJob(probe, &wololov1.GetJobRequest{})
+	if err == nil {
+		return "it answers now"
+	}
+	return status.Convert(err).Message()
+}
+
+// call runs f once the gateway is reachable; f's calls may wait for a
+// connection that breaks meanwhile, it is only the first wait that is
+// bounded by ready.
+func (s *Session) call(ctx context.Context, f func(ctx context.Context) error) error {
+	if err := s.ready(ctx); err != nil {
+		return err
+	}
+	return f(ctx)
+}
+
+// retry calls f until it succeeds, fails for good, or has failed attempts
+// times in a row; a gateway unreachable for longer than Reach ends it too.
+func (s *Session) retry(ctx context.Context, attempts int, f func(ctx context.Context) error) error {
+	delay := 200 * time.Millisecond
+	for attempt := 1; ; attempt++ {
+		err := s.call(ctx, f)
+		if err == nil || errors.Is(err, ErrUnreachable) || !retryable(err) || attempt == attempts || ctx.Err() != nil {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(delay):
+		}
+		delay = min(2*delay, 2*time.Second)
+	}
+}
+
+// Get returns a job's state.
+func (s *Session) Get(ctx context.Context, id string) (*wololov1.Job, error) {
+	var job *wololov1.Job
+	err := s.retry(ctx, 3, func(ctx context.Context) error {
+		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		r, err := s.Jobs.GetJob(cctx, &wololov1.GetJobRequest{JobId: id}, grpc.WaitForReady(true))
+		if err == nil {
+			job = r.Job
+		}
+		return err
+	})
+	return job, err
+}
+
+// Watch follows a job until it is done or failed; each state goes to fn.
+// A broken stream is opened again; a gateway unreachable for longer than
+// Reach ends it with ErrUnreachable.
+func (s *Session) Watch(ctx context.Context, id string, fn func(*wololov1.Job)) (*wololov1.Job, error) {
+	delay := 200 * time.Millisecond
+	for {
+		if err := s.ready(ctx); err != nil {
+			return nil, err
+		}
+		stream, err := s.Jobs.WatchJob(ctx, &wololov1.WatchJobRequest{JobId: id}, grpc.WaitForReady(true))
+		if err != nil {
+			return nil, err
+		}
+		var last *wololov1.Job
+		for {
+			r, err := stream.Recv()
+			if err == nil {
+				last = r.Job
+				if fn != nil {
+					fn(last)
+				}
+				continue
+			}
+			if last != nil && (last.State == wololov1.JobState_JOB_STATE_DONE || last.State == wololov1.JobState_JOB_STATE_FAILED) {
+				return last, nil
+			}
+			if retryable(err) && ctx.Err() == nil {
+				break
+			}
+			return nil, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(delay):
+		}
+		delay = min(2*delay, 2*time.Second)
+	}
+}
+
+// Fetch writes a finished job's four files into dir.
+func (s *Session) Fetch(ctx context.Context, id, dir string) (map[string]string, error) {
+	var paths map[string]string
+	err := s.retry(ctx, 10, func(ctx context.Context) error {
+		var err error
+		paths, err = FetchResults(ctx, s.Jobs, id, dir)
+		return err
+	})
+	return paths, err
+}
+
+// Delete releases a job at the gateway.
+func (s *Session) Delete(ctx context.Context, id string) error {
+	return s.retry(ctx, 10, func(ctx context.Context) error {
+		_, err := s.Jobs.DeleteJob(ctx, &wololov1.DeleteJobRequest{JobId: id}, grpc.WaitForReady(true))
+		return err
+	})
+}
