@@ -126,7 +126,7 @@ TLS_DIR := deploy/tls
 DOCKER_OUT = $(if $(filter file,$(origin OUT)),out/submit,$(OUT))
 
 images: build ## build the one image (FROM scratch: the static binary) every role runs
-	@mkdir -p bin/image && cp $(BIN) bin/image/wololo
+	@mkdir -p bin/image/data && cp $(BIN) bin/image/wololo
 	docker build -q -f deploy/Dockerfile -t $(IMAGE) bin/image
 
 # The deployment's CA and every process's certificate, made once into

@@ -15,6 +15,7 @@ import (
 	"github.com/wololo/wololo/services/cli"
 	"github.com/wololo/wololo/services/client"
 	"github.com/wololo/wololo/services/demo"
+	"github.com/wololo/wololo/services/dockerproxy"
 	"github.com/wololo/wololo/services/healthcheck"
 	"github.com/wololo/wololo/services/local"
 	"github.com/wololo/wololo/services/master"
@@ -39,6 +40,7 @@ var commands = []command{
 	{"master", "run one master: the Bully election and the supervision (restarts) of every process", master.Run},
 	{"local", "run the whole topology as OS processes on this machine (`local run` runs one job)", local.Run},
 	{"certs", "make the deployment's CA and certificates, or another client credential", certs.Run},
+	{"docker-proxy", "serve the Docker Engine API to the masters, only the calls they need on the project's containers", dockerproxy.Run},
 	{"health", "check a process's gRPC health; exits 0 when it is SERVING (the containers' health check)", healthcheck.Run},
 	{"compose", "write the docker compose file of a topology (deploy/compose.yaml is its default output)", compose.Run},
 	{"datagen", "generate a matches.csv / match_players.csv dataset", datagen.Run},

@@ -16,6 +16,7 @@ import (
 
 	"github.com/wololo/wololo/deploy"
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
+	"github.com/wololo/wololo/services/client"
 	"github.com/wololo/wololo/services/node"
 	"github.com/wololo/wololo/services/schema"
 	"github.com/wololo/wololo/transport"
@@ -211,4 +212,61 @@ func TestForgedClaimsAreRefused(t *testing.T) {
 		})
 	}
 	submit(t, c, testDatasets(t)[0])
+}
+
+// TestClientsOwnTheirJobs: two clients with credentials of the cluster's CA
+// both run a job named "nightly" at once, each gets its own answers
+// byte-equal to the reference, and neither can see, fetch or delete the
+// other's job.
+func TestClientsOwnTheirJobs(t *testing.T) {
+	c := startCluster(t, deploy.Default(), node.ClusterOptions{})
+	sets := testDatasets(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	tlsOf := func(name string) *tls.Config {
+		cfg, err := c.ClientTLS(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cfg
+	}
+	errs := make(chan error, 2)
+	outs := map[string]string{"alice": t.TempDir(), "bob": t.TempDir()}
+	data := map[string]*dataset{"alice": sets[0], "bob": sets[1]}
+	for name := range outs {
+		go func() {
+			_, err := client.Submit(ctx, client.SubmitOptions{Server: c.GatewayAddr(), TLS: tlsOf(name), Matches: data[name].matches, Players: data[name].players, Out: outs[name], JobID: "nightly", Keep: true})
+			errs <- err
+		}()
+	}
+	for range outs {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	for name, out := range outs {
+		compareOutputs(t, data[name], out)
+	}
+	mallory, err := client.Open(c.GatewayAddr(), tlsOf("mallory"), 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mallory.Close()
+	if _, err := mallory.Get(ctx, "nightly"); status.Code(err) != codes.NotFound {
+		t.Errorf("mallory's GetJob of nightly: %v, want NotFound", err)
+	}
+	if _, err := mallory.Fetch(ctx, "nightly", t.TempDir()); status.Code(err) != codes.NotFound {
+		t.Errorf("mallory's GetResults of nightly: %v, want NotFound", err)
+	}
+	if err := mallory.Delete(ctx, "nightly"); status.Code(err) != codes.NotFound {
+		t.Errorf("mallory's DeleteJob of nightly: %v, want NotFound", err)
+	}
+	alice, err := client.Open(c.GatewayAddr(), tlsOf("alice"), 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer alice.Close()
+	if job, err := alice.Get(ctx, "nightly"); err != nil || job.State != wololov1.JobState_JOB_STATE_DONE {
+		t.Errorf("alice's own job after the others tried: %v, %v", job, err)
+	}
 }

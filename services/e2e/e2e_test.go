@@ -305,7 +305,7 @@ func TestClientErrors(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	_, err = client.Submit(ctx, client.SubmitOptions{Server: "127.0.0.1:1", Matches: d.matches, Players: d.players, Out: dir})
+	_, err = client.Submit(ctx, client.SubmitOptions{Server: "127.0.0.1:1", Matches: d.matches, Players: d.players, Out: dir, Reach: 2 * time.Second})
 	if err == nil || !strings.Contains(err.Error(), "cannot reach the gateway") && !strings.Contains(err.Error(), "did not answer") {
 		t.Fatalf("unreachable gateway: %v", err)
 	}

@@ -10,9 +10,23 @@
 // after the rows up to there are committed, so a client whose stream breaks
 // resumes by re-sending its file from the last acknowledged offset.
 //
+// A job belongs to the client that created it: Config.Identify names each
+// JobService caller (the name of its client certificate; the anonymous ""
+// for a gateway run with --insecure). The client knows its job by the name
+// it chose or was given; the graph and the store know it by an internal id
+// derived from owner and name (jobID: a hash, or the name itself for the
+// anonymous client, as before owners existed). Two reasons for keeping the
+// two apart: two clients may both call a job "nightly", and a name can
+// never reach another client's job. lookup is the one place that finds a
+// client's job; anyone else's is NotFound with the message of a job that
+// does not exist, so a job's existence does not leak either. The quotas
+// per client (unfinished jobs, bytes per job, bytes in flight) are checked
+// in the same place a job is admitted (admit), before anything is stored.
+//
 // The package is in four parts, each with one concern:
 //
-//   - jobs.go, the job domain: create (headers and id checked), the upload
+//   - jobs.go, the job domain: create (headers, id and quotas checked),
+//     lookup (ownership), the upload
 //     slots and committed offsets, results, retention; every durable fact a
 //     protobuf record (job_record.proto) in the store. No gRPC.
 //   - upload.go, the upload path: parse a chunk (the pure Ingest), commit

@@ -6,6 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 	"github.com/wololo/wololo/transport"
 )
@@ -25,7 +28,13 @@ func FuzzJobService(f *testing.F) {
 		store := transport.NewMemStore()
 		svc := testGateway(t, store, time.Hour, make(chan string, 16))
 		players := header2(strings.Split("match|rating|civ|winner", "|"))
-		created, err := svc.CreateJob(context.Background(), &wololov1.CreateJobRequest{
+		// Two clients: the fuzzed calls are the owner's, and the other
+		// must never see the job.
+		owner, stranger := as("alice"), as("bob")
+		if file&4 != 0 {
+			owner, stranger = stranger, context.Background()
+		}
+		created, err := svc.CreateJob(owner, &wololov1.CreateJobRequest{
 			JobId: id, Matches: header2(strings.Split(cols, "|")), Players: players,
 		})
 		if err != nil {
@@ -41,12 +50,19 @@ func FuzzJobService(f *testing.F) {
 			{Frame: &wololov1.UploadRequest_Data{Data: chunk2}},
 			{Frame: &wololov1.UploadRequest_Finish{Finish: &wololov1.UploadFinish{Size: size}}},
 		}
-		_ = svc.Upload(&fakeUpload{ctx: context.Background(), in: frames})
-		if _, err := svc.GetJob(context.Background(), &wololov1.GetJobRequest{JobId: id}); err != nil {
+		_ = svc.Upload(&fakeUpload{ctx: stranger, in: frames})
+		_ = svc.Upload(&fakeUpload{ctx: owner, in: frames})
+		if _, err := svc.GetJob(owner, &wololov1.GetJobRequest{JobId: id}); err != nil {
 			t.Fatalf("GetJob of a created job: %v", err)
 		}
-		_ = svc.GetResults(&wololov1.GetResultsRequest{JobId: id}, nil) // not done: refused before the stream is used
-		if _, err := svc.DeleteJob(context.Background(), &wololov1.DeleteJobRequest{JobId: id}); err != nil {
+		if _, err := svc.GetJob(stranger, &wololov1.GetJobRequest{JobId: id}); status.Code(err) != codes.NotFound {
+			t.Fatalf("another client's GetJob: %v, want NotFound", err)
+		}
+		_ = svc.GetResults(&wololov1.GetResultsRequest{JobId: id}, resultsAs{ctx: owner}) // not done: refused before anything is sent
+		if _, err := svc.DeleteJob(stranger, &wololov1.DeleteJobRequest{JobId: id}); status.Code(err) != codes.NotFound {
+			t.Fatalf("another client's DeleteJob: %v, want NotFound", err)
+		}
+		if _, err := svc.DeleteJob(owner, &wololov1.DeleteJobRequest{JobId: id}); err != nil {
 			t.Fatalf("DeleteJob: %v", err)
 		}
 		img, _ := store.Load()

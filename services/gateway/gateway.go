@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/wololo/wololo/deploy"
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
@@ -37,7 +39,24 @@ type Config struct {
 	// UploadIdle ends an upload that sends no frame for this long, freeing
 	// its file for a resume; DefaultUploadIdle if 0.
 	UploadIdle time.Duration
+	// Identify names the client of a JobService call (its certificate's
+	// name); its error is the call's (Unauthenticated, PermissionDenied).
+	// Nil: every caller is the one anonymous client "" (--insecure).
+	Identify func(ctx context.Context) (string, error)
+	// ClientMaxJobs, MaxJobBytes and ClientMaxBytes are the per-client
+	// quotas (see Limits); DefaultClientMaxJobs, DefaultMaxJobBytes and
+	// DefaultClientMaxBytes if 0.
+	ClientMaxJobs  int
+	MaxJobBytes    int64
+	ClientMaxBytes int64
 }
+
+// The per-client quotas' defaults.
+const (
+	DefaultClientMaxJobs  = 16
+	DefaultMaxJobBytes    = 8 << 30
+	DefaultClientMaxBytes = 16 << 30
+)
 
 // DefaultUploadIdle is how long an upload may send nothing.
 const DefaultUploadIdle = 2 * time.Minute
@@ -65,6 +84,18 @@ func (c Config) WithDefaults() Config {
 	if c.UploadIdle == 0 {
 		c.UploadIdle = DefaultUploadIdle
 	}
+	if c.ClientMaxJobs == 0 {
+		c.ClientMaxJobs = DefaultClientMaxJobs
+	}
+	if c.MaxJobBytes == 0 {
+		c.MaxJobBytes = DefaultMaxJobBytes
+	}
+	if c.ClientMaxBytes == 0 {
+		c.ClientMaxBytes = DefaultClientMaxBytes
+	}
+	if c.Identify == nil {
+		c.Identify = func(context.Context) (string, error) { return "", nil }
+	}
 	return c
 }
 
@@ -77,6 +108,9 @@ func (c Config) Validate() error {
 	}
 	if c.BatchRows < 0 || c.OutboxLimit < 0 || c.Retention < 0 || c.MaxJobs < 0 || c.UploadIdle < 0 {
 		return fmt.Errorf("gateway config: BatchRows %d, OutboxLimit %d, Retention %s, MaxJobs %d and UploadIdle %s must not be negative", c.BatchRows, c.OutboxLimit, c.Retention, c.MaxJobs, c.UploadIdle)
+	}
+	if c.ClientMaxJobs < 0 || c.MaxJobBytes < 0 || c.ClientMaxBytes < 0 {
+		return fmt.Errorf("gateway config: ClientMaxJobs %d, MaxJobBytes %d and ClientMaxBytes %d must not be negative", c.ClientMaxJobs, c.MaxJobBytes, c.ClientMaxBytes)
 	}
 	gw := c.Topology.Gateway()
 	for _, stream := range fileStreams {
@@ -114,7 +148,9 @@ func New(cfg Config) (*Gateway, error) {
 	return &Gateway{
 		cfg: cfg, self: deploy.Instance{Stage: cfg.Topology.Gateway().Name},
 		drop: func(context.Context, string) error { return nil },
-		jobs: &jobs{store: cfg.Committer.Store(), log: cfg.Log, max: cfg.MaxJobs, byID: map[string]*job{}},
+		jobs: &jobs{store: cfg.Committer.Store(), log: cfg.Log, byID: map[string]*job{}, limits: Limits{
+			MaxJobs: cfg.MaxJobs, ClientMaxJobs: cfg.ClientMaxJobs, MaxJobBytes: cfg.MaxJobBytes, ClientMaxBytes: cfg.ClientMaxBytes,
+		}},
 		wake: make(chan struct{}, 1),
 	}, nil
 }
@@ -199,15 +235,29 @@ func (g *Gateway) Finished(id string, records map[string][]byte) {
 	j.finish(records)
 }
 
-// deleteJob drops a job here, durably, and queues its drop everywhere else.
+// deleteJob drops a job (by its internal id) here, durably, and queues its
+// drop everywhere else.
 func (g *Gateway) deleteJob(id string) error {
 	g.jobs.remove(id)
 	// The tombstone is durable before the client hears back; the other
 	// processes follow, and a restarted gateway resumes telling them.
 	if err := g.cfg.Committer.Store().DropJob(id); err != nil {
-		return errorf(ErrStore, "drop job %s: %v", id, err)
+		return errorf(ErrStore, "drop job %q: %v", id, err)
 	}
 	g.cfg.Log.Info("job deleted", "job", id)
 	g.queueDrops(id)
 	return nil
+}
+
+// identify names a JobService call's client. Its error is a gRPC status
+// already (Identify's), or becomes Unauthenticated.
+func (g *Gateway) identify(ctx context.Context) (string, error) {
+	owner, err := g.cfg.Identify(ctx)
+	if err == nil {
+		return owner, nil
+	}
+	if _, ok := status.FromError(err); ok {
+		return "", err
+	}
+	return "", status.Error(codes.Unauthenticated, err.Error())
 }

@@ -19,10 +19,31 @@ import (
 // JobService.
 func testGateway(t *testing.T, store transport.Store, retention time.Duration, dropped chan<- string) wololov1.JobServiceServer {
 	t.Helper()
+	return testGatewayWith(t, store, Config{Retention: retention}, dropped)
+}
+
+// clientKey carries a test's client name in a context.
+type clientKey struct{}
+
+// as is a context whose calls come from the named client; a context
+// without one is the anonymous client's.
+func as(name string) context.Context {
+	return context.WithValue(context.Background(), clientKey{}, name)
+}
+
+// testGatewayWith is testGateway with the given config's limits; its
+// Identify reads the client from the context (see as).
+func testGatewayWith(t *testing.T, store transport.Store, cfg Config, dropped chan<- string) wololov1.JobServiceServer {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	committer := transport.NewCommitter(store, transport.NewOutbox(store), transport.NewInbox(), nil)
-	g, err := New(Config{Topology: deploy.Default(), Committer: committer, Retention: retention})
+	cfg.Topology = deploy.Default()
+	cfg.Committer = transport.NewCommitter(store, transport.NewOutbox(store), transport.NewInbox(), nil)
+	cfg.Identify = func(ctx context.Context) (string, error) {
+		name, _ := ctx.Value(clientKey{}).(string)
+		return name, nil
+	}
+	g, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

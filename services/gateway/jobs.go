@@ -1,8 +1,11 @@
 package gateway
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"maps"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -14,15 +17,21 @@ import (
 	"github.com/wololo/wololo/transport"
 )
 
-// jobs is the gateway's job domain: which jobs exist, each one's files and
-// how far their uploads got, its results, and when a client last showed
-// interest (for retention). Every change that must survive a restart is a
-// record in the store, in protobuf (job_record.proto). It knows nothing of
-// gRPC: its errors are the kinds of errors.go.
+// jobs is the gateway's job domain: which jobs exist, whose each one is,
+// each one's files and how far their uploads got, its results, and when a
+// client last showed interest (for retention). Every change that must
+// survive a restart is a record in the store, in protobuf
+// (job_record.proto). It knows nothing of gRPC: its errors are the kinds of
+// errors.go.
+//
+// A job belongs to the client that created it (its owner) and is known to
+// it by the name it chose (or was given); the job's internal id, under
+// which the graph and the store know it, is jobID(owner, name). lookup is
+// the one place that decides whether a client may see a job.
 type jobs struct {
-	store transport.Store
-	log   hclog.Logger
-	max   int // jobs at once
+	store  transport.Store
+	log    hclog.Logger
+	limits Limits
 
 	mu   sync.Mutex
 	byID map[string]*job
@@ -48,12 +57,16 @@ type fileState struct {
 }
 
 type job struct {
-	id      string
+	id      string // internal: the graph's and the store's
+	owner   string // the client that created it
+	name    string // the owner's name for it
 	created time.Time
+	bytes   int64 // both files' declared sizes
 	log     hclog.Logger
 
 	mu       sync.Mutex
 	activity time.Time // last client call or progress, for retention
+	finished time.Time // when the results came in (or were recovered)
 	state    wololov1.JobState
 	message  string
 	files    [2]*fileState
@@ -69,64 +82,132 @@ func headerFields(h *wololov1.FileHeader) [][]byte {
 	return out
 }
 
-// create checks both headers and creates the job, durably, under the given
-// id (a new one if empty). Creating a job that exists is not an error: it
-// is how a client resumes.
-func (js *jobs) create(id string, matches, players *wololov1.FileHeader) (string, error) {
+// Limits are what the jobs domain admits.
+type Limits struct {
+	// MaxJobs is how many jobs the gateway holds at once, of all clients.
+	MaxJobs int
+	// ClientMaxJobs is how many unfinished jobs one client holds at once.
+	ClientMaxJobs int
+	// MaxJobBytes bounds the declared sizes of a job's two files together.
+	MaxJobBytes int64
+	// ClientMaxBytes bounds the declared sizes of a client's unfinished
+	// jobs together (the bytes it has in flight).
+	ClientMaxBytes int64
+}
+
+// jobID is the internal id of the owner's job name: the name itself for
+// the anonymous owner of an --insecure gateway (as before owners existed),
+// else a hash of both, so that two clients' jobs of the same name are two
+// jobs and no name can reach another client's job.
+func jobID(owner, name string) string {
+	if owner == "" {
+		return name
+	}
+	sum := sha256.Sum256([]byte(owner + "\x00" + name))
+	return "c" + hex.EncodeToString(sum[:16])
+}
+
+// unfinished reports whether a job still holds its client's quota.
+func (j *job) unfinished() bool {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.state != wololov1.JobState_JOB_STATE_DONE && j.state != wololov1.JobState_JOB_STATE_FAILED
+}
+
+// admit checks a new job of owner against the limits; js.mu is held.
+func (js *jobs) admit(owner string, bytes int64) error {
+	l := js.limits
+	if len(js.byID) >= l.MaxJobs {
+		return errorf(ErrFull, "the gateway holds %d jobs, its limit (--max-jobs); retry once one is fetched", len(js.byID))
+	}
+	if bytes > l.MaxJobBytes {
+		return errorf(ErrFull, "the two files declare %d bytes, more than a job may have (%d, --max-job-bytes)", bytes, l.MaxJobBytes)
+	}
+	var held int
+	var inFlight int64
+	for _, j := range js.byID {
+		if j.owner == owner && j.unfinished() {
+			held++
+			inFlight += j.bytes
+		}
+	}
+	if held >= l.ClientMaxJobs {
+		return errorf(ErrFull, "this client has %d unfinished jobs, its limit (--client-max-jobs); fetch or delete one first", held)
+	}
+	if inFlight+bytes > l.ClientMaxBytes {
+		return errorf(ErrFull, "this client's unfinished jobs would declare %d bytes, more than its limit (%d, --client-max-bytes)", inFlight+bytes, l.ClientMaxBytes)
+	}
+	return nil
+}
+
+// create checks both headers and creates the owner's job, durably, under
+// the given name (a new one if empty). Creating a job that exists is not an
+// error: it is how a client resumes.
+func (js *jobs) create(owner, name string, matches, players *wololov1.FileHeader) (*job, error) {
 	if matches == nil || players == nil {
-		return "", errorf(ErrInvalid, "both file headers are required")
+		return nil, errorf(ErrInvalid, "both file headers are required")
 	}
 	for i, h := range []*wololov1.FileHeader{matches, players} {
 		if h.Size < 0 || h.DataOffset < 0 || h.DataOffset > h.Size {
-			return "", errorf(ErrInvalid, "%s: a file of %d bytes whose data starts at byte %d", schema.File(i), h.Size, h.DataOffset)
+			return nil, errorf(ErrInvalid, "%s: a file of %d bytes whose data starts at byte %d", schema.File(i), h.Size, h.DataOffset)
 		}
 	}
 	if _, err := schema.ParseMatchHeader(headerFields(matches)); err != nil {
-		return "", kindError{ErrInvalid, err}
+		return nil, kindError{ErrInvalid, err}
 	}
 	if _, err := schema.ParsePlayerHeader(headerFields(players)); err != nil {
-		return "", kindError{ErrInvalid, err}
+		return nil, kindError{ErrInvalid, err}
 	}
-	if id == "" {
-		id = transport.NewJobID()
-	} else if !transport.ValidJobID(id) {
-		return "", errorf(ErrInvalid, "job id %q: use 1-64 letters, digits, '-' or '_'", id)
+	if name == "" {
+		name = transport.NewJobID()
+	} else if !transport.ValidJobID(name) {
+		return nil, errorf(ErrInvalid, "job id %q: use 1-64 letters, digits, '-' or '_'", name)
 	}
+	id := jobID(owner, name)
 	js.mu.Lock()
 	defer js.mu.Unlock()
 	if j, ok := js.byID[id]; ok {
+		if j.owner != owner { // an anonymous name equal to another's hash
+			return nil, errorf(ErrInvalid, "job id %q is taken; choose another", name)
+		}
 		j.touch()
-		return id, nil
+		return j, nil
 	}
-	if len(js.byID) >= js.max {
-		return "", errorf(ErrFull, "the gateway holds %d jobs, its limit (--max-jobs); retry once one is fetched", len(js.byID))
+	if err := js.admit(owner, matches.Size+players.Size); err != nil {
+		return nil, err
 	}
-	rec := &wololov1.JobRecord{CreatedUnixMs: time.Now().UnixMilli()}
+	rec := &wololov1.JobRecord{CreatedUnixMs: time.Now().UnixMilli(), Owner: owner, Name: name}
 	for _, h := range []*wololov1.FileHeader{matches, players} {
 		rec.Files = append(rec.Files, &wololov1.FileRecord{Columns: h.Columns, Size: h.Size, DataOffset: h.DataOffset})
 	}
 	b, err := proto.Marshal(rec)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	// The job exists once its description is durable: a gateway restarted
 	// from now on knows it, and the client can resume its upload.
 	if err := js.store.Commit(&transport.Commit{Job: id, Records: map[string][]byte{recordMeta: b}}); err != nil {
-		return "", errorf(ErrStore, "store job %s: %v", id, err)
+		return nil, errorf(ErrStore, "store job %q: %v", id, err)
 	}
 	j := js.newJob(id, rec)
 	js.byID[id] = j
 	j.log.Info("job created", "matches-bytes", matches.Size, "players-bytes", players.Size)
-	return id, nil
+	return j, nil
 }
 
 func (js *jobs) newJob(id string, rec *wololov1.JobRecord) *job {
+	name := rec.Name
+	if name == "" { // written before owners: the name is the id
+		name = id
+	}
 	j := &job{
-		id: id, created: time.UnixMilli(rec.CreatedUnixMs), activity: time.Now(), log: js.log.With("job", id),
+		id: id, owner: rec.Owner, name: name, created: time.UnixMilli(rec.CreatedUnixMs), activity: time.Now(),
+		log:   js.log.With("job", id, "owner", rec.Owner, "name", name),
 		state: wololov1.JobState_JOB_STATE_UPLOADING, changed: make(chan struct{}),
 	}
 	for i, f := range rec.Files {
 		j.files[i] = &fileState{columns: f.Columns, size: f.Size, offset: f.DataOffset, report: schema.FileReport{Missing: map[string]int64{}}}
+		j.bytes += f.Size
 	}
 	return j
 }
@@ -156,7 +237,7 @@ func (js *jobs) recover(img *transport.Image) (unreadable []string, err error) {
 			}
 			up, err := decodeUploadRecord(raw)
 			if err != nil {
-				return nil, errorf(ErrInvalid, "job %s: upload record of %s: %v", id, schema.File(i), err)
+				return nil, errorf(ErrInvalid, "job %q: upload record of %s: %v", id, schema.File(i), err)
 			}
 			fs.offset, fs.done = up.Offset, up.Done
 			fs.report = schema.FileReport{Rows: up.Rows, Malformed: up.Malformed, Missing: maps.Clone(up.Missing)}
@@ -177,13 +258,26 @@ func (js *jobs) recover(img *transport.Image) (unreadable []string, err error) {
 	return unreadable, nil
 }
 
-// get returns a job.
+// get returns a job by its internal id (for the graph's side: results,
+// retention).
 func (js *jobs) get(id string) (*job, error) {
 	js.mu.Lock()
 	defer js.mu.Unlock()
 	j, ok := js.byID[id]
 	if !ok {
 		return nil, errorf(ErrNoJob, "no job %q", id)
+	}
+	return j, nil
+}
+
+// lookup returns the owner's job of that name. Another client's job is as
+// absent as one that never existed: the same error, the same message.
+func (js *jobs) lookup(owner, name string) (*job, error) {
+	js.mu.Lock()
+	defer js.mu.Unlock()
+	j, ok := js.byID[jobID(owner, name)]
+	if !ok || j.owner != owner {
+		return nil, errorf(ErrNoJob, "no job %q", name)
 	}
 	return j, nil
 }
@@ -238,7 +332,7 @@ func (j *job) beginUpload(file schema.File) (u *upload, done bool, err error) {
 	j.activity = time.Now()
 	fs := j.files[file]
 	if fs.uploading {
-		return nil, false, errorf(ErrBusy, "job %s: %s is already being uploaded", j.id, file)
+		return nil, false, errorf(ErrBusy, "job %q: %s is already being uploaded", j.name, file)
 	}
 	if fs.done {
 		return &upload{j: j, file: file, offset: fs.offset, report: cloneReport(fs.report)}, true, nil
@@ -300,6 +394,7 @@ func (j *job) setResultsLocked(records map[string][]byte) {
 	}
 	j.state = wololov1.JobState_JOB_STATE_DONE
 	j.activity = time.Now()
+	j.finished = j.activity
 	j.notifyLocked()
 }
 
@@ -309,7 +404,7 @@ func (j *job) finalResults() (map[string][]byte, error) {
 	defer j.mu.Unlock()
 	j.activity = time.Now()
 	if j.state != wololov1.JobState_JOB_STATE_DONE {
-		return nil, errorf(ErrNotDone, "job %s is %s, not done", j.id, j.state)
+		return nil, errorf(ErrNotDone, "job %q is %s, not done", j.name, strings.ToLower(strings.TrimPrefix(j.state.String(), "JOB_STATE_")))
 	}
 	return j.results, nil
 }
@@ -320,7 +415,11 @@ func (j *job) view() (*wololov1.Job, <-chan struct{}) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	j.activity = time.Now()
-	out := &wololov1.Job{JobId: j.id, State: j.state, Message: j.message, ElapsedSeconds: time.Since(j.created).Seconds()}
+	end := time.Now()
+	if !j.finished.IsZero() {
+		end = j.finished // a finished job's time stops growing
+	}
+	out := &wololov1.Job{JobId: j.name, State: j.state, Message: j.message, ElapsedSeconds: end.Sub(j.created).Seconds()}
 	for i, fs := range j.files {
 		r := &wololov1.FileReport{
 			File: schema.File(i).String(), Rows: fs.report.Rows, Malformed: fs.report.Malformed,

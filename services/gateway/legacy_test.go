@@ -5,6 +5,9 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 	"github.com/wololo/wololo/transport"
 )
@@ -20,6 +23,11 @@ func TestRecoversJSONRecordsOfOlderBuilds(t *testing.T) {
 		t.Fatal(err)
 	}
 	svc := testGateway(t, store, time.Hour, make(chan string, 1))
+	// Written before owners: the job is the anonymous client's, no one
+	// else's.
+	if _, err := svc.GetJob(as("alice"), &wololov1.GetJobRequest{JobId: "old"}); status.Code(err) != codes.NotFound {
+		t.Fatalf("a named client sees a job written before owners: %v", err)
+	}
 	r, err := svc.GetJob(context.Background(), &wololov1.GetJobRequest{JobId: "old"})
 	if err != nil {
 		t.Fatalf("a job with JSON records was not recovered: %v", err)

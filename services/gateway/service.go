@@ -16,13 +16,27 @@ type jobService struct {
 	g *Gateway
 }
 
-// CreateJob checks both headers and creates the job.
-func (s jobService) CreateJob(_ context.Context, req *wololov1.CreateJobRequest) (*wololov1.CreateJobResponse, error) {
-	id, err := s.g.jobs.create(req.GetJobId(), req.GetMatches(), req.GetPlayers())
+// CreateJob checks both headers and creates the caller's job.
+func (s jobService) CreateJob(ctx context.Context, req *wololov1.CreateJobRequest) (*wololov1.CreateJobResponse, error) {
+	owner, err := s.g.identify(ctx)
+	if err != nil {
+		return nil, err
+	}
+	j, err := s.g.jobs.create(owner, req.GetJobId(), req.GetMatches(), req.GetPlayers())
 	if err != nil {
 		return nil, toStatus(err)
 	}
-	return &wololov1.CreateJobResponse{JobId: id}, nil
+	return &wololov1.CreateJobResponse{JobId: j.name}, nil
+}
+
+// job is the caller's job of that name (NotFound for anyone else's).
+func (s jobService) job(ctx context.Context, name string) (*job, error) {
+	owner, err := s.g.identify(ctx)
+	if err != nil {
+		return nil, err
+	}
+	j, err := s.g.jobs.lookup(owner, name)
+	return j, toStatus(err)
 }
 
 // Upload takes one file of a job; see JobService.
@@ -31,10 +45,10 @@ func (s jobService) Upload(stream wololov1.JobService_UploadServer) error {
 }
 
 // GetJob returns a job's state.
-func (s jobService) GetJob(_ context.Context, req *wololov1.GetJobRequest) (*wololov1.GetJobResponse, error) {
-	j, err := s.g.jobs.get(req.GetJobId())
+func (s jobService) GetJob(ctx context.Context, req *wololov1.GetJobRequest) (*wololov1.GetJobResponse, error) {
+	j, err := s.job(ctx, req.GetJobId())
 	if err != nil {
-		return nil, toStatus(err)
+		return nil, err
 	}
 	view, _ := j.view()
 	return &wololov1.GetJobResponse{Job: view}, nil
@@ -43,9 +57,9 @@ func (s jobService) GetJob(_ context.Context, req *wololov1.GetJobRequest) (*wol
 // WatchJob streams a job's state on every change (at most every 200 ms,
 // at least every 2 s) until it is done or failed.
 func (s jobService) WatchJob(req *wololov1.WatchJobRequest, stream wololov1.JobService_WatchJobServer) error {
-	j, err := s.g.jobs.get(req.GetJobId())
+	j, err := s.job(stream.Context(), req.GetJobId())
 	if err != nil {
-		return toStatus(err)
+		return err
 	}
 	for {
 		view, changed := j.view()
@@ -70,9 +84,9 @@ const resultChunk = 1 << 20
 
 // GetResults streams the four files of a finished job.
 func (s jobService) GetResults(req *wololov1.GetResultsRequest, stream wololov1.JobService_GetResultsServer) error {
-	j, err := s.g.jobs.get(req.GetJobId())
+	j, err := s.job(stream.Context(), req.GetJobId())
 	if err != nil {
-		return toStatus(err)
+		return err
 	}
 	results, err := j.finalResults()
 	if err != nil {
@@ -96,11 +110,12 @@ func (s jobService) GetResults(req *wololov1.GetResultsRequest, stream wololov1.
 
 // DeleteJob drops a job the client has the results of: here at once
 // (durably), and at every other process in the background.
-func (s jobService) DeleteJob(_ context.Context, req *wololov1.DeleteJobRequest) (*wololov1.DeleteJobResponse, error) {
-	if _, err := s.g.jobs.get(req.GetJobId()); err != nil {
-		return nil, toStatus(err)
+func (s jobService) DeleteJob(ctx context.Context, req *wololov1.DeleteJobRequest) (*wololov1.DeleteJobResponse, error) {
+	j, err := s.job(ctx, req.GetJobId())
+	if err != nil {
+		return nil, err
 	}
-	if err := s.g.deleteJob(req.JobId); err != nil {
+	if err := s.g.deleteJob(j.id); err != nil {
 		return nil, toStatus(err)
 	}
 	return &wololov1.DeleteJobResponse{}, nil

@@ -51,7 +51,11 @@ func (g *Gateway) upload(stream uploadStream) error {
 	if start == nil {
 		return errorf(ErrInvalid, "first upload frame must be start")
 	}
-	j, err := g.jobs.get(start.JobId)
+	owner, err := g.identify(stream.Context())
+	if err != nil {
+		return err
+	}
+	j, err := g.jobs.lookup(owner, start.JobId)
 	if err != nil {
 		return err
 	}

@@ -42,6 +42,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	runtimeName := fs.String("runtime", "local", `how processes are listed and restarted: "local" or "docker"`)
 	processes := fs.String("processes", "", "local runtime: address of the runner's ProcessService")
 	project := fs.String("docker-project", "wololo", "docker runtime: the project label of the deployment's containers")
+	dockerHost := fs.String("docker-host", "", "docker runtime: the engine's address, e.g. unix:///run/wololo-docker/docker.sock (default: $DOCKER_HOST, else the local socket)")
 	timeout := fs.Duration("timeout", DefaultDetection, "a dead or silent process is detected within this (probes every 250ms) and restarted")
 	tick := fs.Duration("tick", 100*time.Millisecond, "election tick; every master must use the same")
 	logLevel := fs.String("log-level", "info", "log level")
@@ -82,7 +83,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		defer lr.Close()
 		rt = lr
 	case "docker":
-		dr, err := NewDockerRuntime(*project)
+		dr, err := NewDockerRuntime(*project, *dockerHost)
 		if err != nil {
 			return err
 		}

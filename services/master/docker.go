@@ -20,10 +20,16 @@ type DockerRuntime struct {
 	project string
 }
 
-// NewDockerRuntime talks to the engine named by the environment
-// (DOCKER_HOST, or the local socket), negotiating the API version.
-func NewDockerRuntime(project string) (*DockerRuntime, error) {
-	cli, err := client.NewClientWithOpts(client.FromEnv, client.WithAPIVersionNegotiation())
+// NewDockerRuntime talks to the engine at host (in a compose deployment the
+// docker-proxy's socket, "unix:///run/wololo-docker/docker.sock"), or, if
+// host is empty, to the one named by the environment (DOCKER_HOST, or the
+// local socket), negotiating the API version.
+func NewDockerRuntime(project, host string) (*DockerRuntime, error) {
+	opts := []client.Opt{client.FromEnv, client.WithAPIVersionNegotiation()}
+	if host != "" {
+		opts = append(opts, client.WithHost(host))
+	}
+	cli, err := client.NewClientWithOpts(opts...)
 	if err != nil {
 		return nil, fmt.Errorf("docker client: %w", err)
 	}

@@ -54,10 +54,10 @@ func TestDockerRuntimeFindsKillsAndStartsContainers(t *testing.T) {
 	name := project + "-gateway-0"
 	run(t, "docker", "run", "-d", "--name", name,
 		"--label", deploy.LabelProject+"="+project, "--label", deploy.LabelInstance+"=gateway-0", "--label", deploy.LabelAddress+"=gateway-0:7100",
-		image, "gateway", "--listen", "0.0.0.0:7100")
+		image, "gateway", "--listen", "0.0.0.0:7101", "--public", "0.0.0.0:7100", "--insecure")
 	t.Cleanup(func() { _ = exec.Command("docker", "rm", "-f", name).Run() })
 
-	rt, err := NewDockerRuntime(project)
+	rt, err := NewDockerRuntime(project, "")
 	if err != nil {
 		t.Fatal(err)
 	}

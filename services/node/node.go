@@ -23,6 +23,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/wololo/wololo/deploy"
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
@@ -49,6 +51,10 @@ type Config struct {
 	Retention   time.Duration // gateway: see gateway.Config.Retention
 	MaxJobs     int           // jobs held at once; see stage.Config.MaxJobs
 	UploadIdle  time.Duration // gateway: see gateway.Config.UploadIdle
+	// Quotas per client (gateway): see gateway.Config.
+	ClientMaxJobs  int
+	MaxJobBytes    int64
+	ClientMaxBytes int64
 }
 
 // WithDefaults returns the config with an in-memory store and a null
@@ -143,6 +149,7 @@ func New(cfg Config) (*Node, error) {
 		n.Gateway, err = gateway.New(gateway.Config{
 			Topology: cfg.Topology, Committer: committer,
 			Log: log.Named("gateway"), BatchRows: cfg.BatchRows, OutboxLimit: cfg.OutboxLimit, Retention: cfg.Retention, MaxJobs: cfg.MaxJobs, UploadIdle: cfg.UploadIdle,
+			ClientMaxJobs: cfg.ClientMaxJobs, MaxJobBytes: cfg.MaxJobBytes, ClientMaxBytes: cfg.ClientMaxBytes, Identify: identify(cfg.Credentials),
 		})
 		if err != nil {
 			return nil, err
@@ -266,4 +273,20 @@ func storeCounters(st transport.Store) *wololov1.StoreCounters {
 	stats := st.Stats()
 	_, inMemory := st.(*transport.MemStore)
 	return &wololov1.StoreCounters{Commits: stats.Commits, Bytes: stats.Bytes, Syncs: stats.Syncs, Durable: !inMemory}
+}
+
+// identify is the gateway's Identify: a JobService caller is the client its
+// certificate names (the public plane's policy admits only clients). Nil
+// without credentials: every caller is the anonymous client.
+func identify(creds *pki.Credentials) func(context.Context) (string, error) {
+	if creds == nil {
+		return nil
+	}
+	return func(ctx context.Context) (string, error) {
+		id, ok := pki.Peer(ctx)
+		if !ok || id.Kind != pki.Client {
+			return "", status.Error(codes.Unauthenticated, "JobService calls need a client certificate of the deployment's CA")
+		}
+		return id.Name, nil
+	}
 }

@@ -11,6 +11,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/docker/api/types/filters"
+	"github.com/docker/docker/api/types/image"
+	"github.com/docker/docker/client"
+
 	"github.com/wololo/wololo/deploy"
 	"github.com/wololo/wololo/services/datagen"
 	"github.com/wololo/wololo/services/healthcheck"
@@ -84,6 +89,7 @@ func TestDockerE2E(t *testing.T) {
 		}
 	}
 	t.Logf("up in %s", time.Since(start).Round(time.Millisecond))
+	checkMastersHoldLittleDockerPower(ctx, t, project)
 
 	dir := t.TempDir()
 	if _, err := datagen.WriteDir(datagen.Config{Matches: 5000, Seed: 23}, dir); err != nil {
@@ -223,4 +229,42 @@ func mustRun(t *testing.T, argv ...string) string {
 		t.Fatalf("%s: %v\n%s%s", strings.Join(argv, " "), err, out, stderr.String())
 	}
 	return string(out)
+}
+
+// checkMastersHoldLittleDockerPower: the masters run as an unprivileged
+// user, and the docker-proxy, their only way to the engine, refuses what
+// they do not need (an unfiltered list, images, another container's kill).
+func checkMastersHoldLittleDockerPower(ctx context.Context, t *testing.T, project string) {
+	t.Helper()
+	for _, m := range []string{"master-1", "master-2", "master-3"} {
+		pid := strings.TrimSpace(mustRun(t, "docker", "inspect", "-f", "{{.State.Pid}}", project+"-"+m))
+		st, err := os.ReadFile("/proc/" + pid + "/status")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(string(st), "\n") {
+			if strings.HasPrefix(line, "Uid:") && !strings.HasPrefix(strings.Join(strings.Fields(line), " "), "Uid: 10001 10001") {
+				t.Errorf("%s runs as %q, want uid 10001", m, line)
+			}
+		}
+	}
+	dir := strings.TrimSpace(mustRun(t, "docker", "volume", "inspect", "-f", "{{.Mountpoint}}", project+"_docker-proxy"))
+	proxy, err := client.NewClientWithOpts(client.WithHost("unix://"+filepath.Join(dir, "docker.sock")), client.WithAPIVersionNegotiation())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer proxy.Close()
+	own := filters.NewArgs(filters.Arg("label", deploy.LabelProject+"="+project))
+	if cs, err := proxy.ContainerList(ctx, container.ListOptions{All: true, Filters: own}); err != nil || len(cs) == 0 {
+		t.Fatalf("the project's containers through the proxy: %d, %v", len(cs), err)
+	}
+	for name, call := range map[string]func() error{
+		"an unfiltered list":   func() error { _, err := proxy.ContainerList(ctx, container.ListOptions{All: true}); return err },
+		"the images":           func() error { _, err := proxy.ImageList(ctx, image.ListOptions{}); return err },
+		"the proxy's own kill": func() error { return proxy.ContainerKill(ctx, project+"-docker-proxy", "SIGKILL") },
+	} {
+		if err := call(); err == nil || !strings.Contains(err.Error(), "wololo docker-proxy: refused") {
+			t.Errorf("%s through the proxy: %v, want refused", name, err)
+		}
+	}
 }

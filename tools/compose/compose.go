@@ -5,7 +5,7 @@
 // gateway's public port published (JobService and health only; its
 // internal port is not), the masters' published on loopback only (for
 // Status and the chaos tools, behind mutual TLS like every internal port),
-// the masters given the Docker socket and
+// the masters given the docker-proxy's socket (not the engine's) and
 // logging JSON (the election chaos check reads their logs); every
 // container labelled so that the masters' Docker runtime finds it
 // (services/master: wololo.project, wololo.instance, wololo.address).
@@ -16,7 +16,14 @@
 // compose secrets (mounted read-only under /run/secrets), and no other
 // process's key.
 //
-// No container has a Docker restart policy: the masters are the only
+// Only the docker-proxy service holds the engine's socket; it lets the
+// masters list, inspect, start, kill and pause the project's labelled
+// containers and nothing else (services/dockerproxy), and the masters run
+// as the unprivileged user MasterUser. The proxy itself is not a graph
+// process and carries no project label: the masters do not supervise it,
+// so it is the one service with a restart policy (unless-stopped).
+//
+// No graph container has a Docker restart policy: the masters are the only
 // supervisor, so a killed container stays down until the leading master
 // starts it again.
 //
@@ -61,6 +68,18 @@ func (o *Options) defaults() {
 
 // DataDir is where every container keeps its data (a named volume).
 const DataDir = "/data"
+
+// MasterUser is the uid:gid the masters run as; the image's /data belongs
+// to it, so that a new named volume does too.
+const MasterUser = "10001:10001"
+
+// ProxyDir is where the docker-proxy's socket lives, in a volume only the
+// proxy and the masters mount; ProxySocket is the socket.
+const (
+	ProxyDir    = "/run/wololo-docker"
+	ProxySocket = ProxyDir + "/docker.sock"
+	proxyVolume = "docker-proxy"
+)
 
 // TLSDir is where the certificates are, relative to the compose file;
 // SecretsDir where a container finds its own.
@@ -112,14 +131,15 @@ func Generate(top deploy.Topology, o Options) ([]byte, error) {
 		case in.Stage == deploy.MasterStage:
 			// JSON logs: the election chaos check reads the masters'
 			// container logs (tools/chaos).
-			cmd = []string{"master", "--id", strconv.Itoa(in.Index), "--runtime", "docker", "--docker-project", o.Project, "--log-json"}
+			cmd = []string{"master", "--id", strconv.Itoa(in.Index), "--runtime", "docker", "--docker-project", o.Project, "--docker-host", "unix://" + ProxySocket, "--log-json"}
 			ports = []string{fmt.Sprintf("127.0.0.1:%d:%d", port, port)}
-			mounts = append(mounts, "/var/run/docker.sock:/var/run/docker.sock")
+			mounts = append(mounts, proxyVolume+":"+ProxyDir)
 			// Started after the graph, so that no master finds a container
 			// compose created but has not started yet and "restarts" it.
 			for _, g := range top.Instances() {
 				after = append(after, g.Name())
 			}
+			after = append(after, proxyVolume)
 		case in.Stage == gateway:
 			cmd = []string{"gateway"}
 			ports = []string{fmt.Sprintf("%d:%d", top.PublicPort(), top.PublicPort())}
@@ -135,6 +155,9 @@ func Generate(top deploy.Topology, o Options) ([]byte, error) {
 		fmt.Fprintf(&w, "    image: %s\n", o.Image)
 		fmt.Fprintf(&w, "    container_name: %s-%s\n", o.Project, name)
 		fmt.Fprintf(&w, "    hostname: %s\n", name)
+		if in.Stage == deploy.MasterStage {
+			fmt.Fprintf(&w, "    user: %s\n", quote(MasterUser))
+		}
 		fmt.Fprintf(&w, "    command: %s\n", flow(cmd))
 		if custom != "" {
 			fmt.Fprintf(&w, "    environment:\n      %s: *topology\n", deploy.EnvTopology)
@@ -157,7 +180,9 @@ func Generate(top deploy.Topology, o Options) ([]byte, error) {
 		fmt.Fprintf(&w, "      test: %s\n", flow([]string{"CMD", "/wololo", "health", "--quiet", "--addr", "127.0.0.1:" + strconv.Itoa(port), "--tls-dir", SecretsDir, "--as", name}))
 		fmt.Fprintf(&w, "      interval: 5s\n      timeout: 3s\n      retries: 3\n")
 	}
+	writeProxy(&w, o)
 	w.WriteString("\nvolumes:\n")
+	fmt.Fprintf(&w, "  %s: {}\n", proxyVolume)
 	for _, v := range volumes {
 		fmt.Fprintf(&w, "  %s: {}\n", v)
 	}
@@ -166,6 +191,18 @@ func Generate(top deploy.Topology, o Options) ([]byte, error) {
 		fmt.Fprintf(&w, "  %s: {file: %s}\n", s, quote("./"+TLSDir+"/"+s))
 	}
 	return w.Bytes(), nil
+}
+
+// writeProxy writes the docker-proxy service: the only one with the
+// engine's socket, serving the masters' filtered one in the shared volume.
+func writeProxy(w *bytes.Buffer, o Options) {
+	uid, gid, _ := strings.Cut(MasterUser, ":")
+	fmt.Fprintf(w, "  %s:\n", proxyVolume)
+	fmt.Fprintf(w, "    image: %s\n", o.Image)
+	fmt.Fprintf(w, "    container_name: %s-%s\n", o.Project, proxyVolume)
+	fmt.Fprintf(w, "    command: %s\n", flow([]string{"docker-proxy", "--listen", ProxySocket, "--project", o.Project, "--socket-uid", uid, "--socket-gid", gid, "--log-level", o.LogLevel}))
+	fmt.Fprintf(w, "    restart: unless-stopped\n")
+	fmt.Fprintf(w, "    volumes: %s\n", flow([]string{"/var/run/docker.sock:/var/run/docker.sock", proxyVolume + ":" + ProxyDir}))
 }
 
 // flow writes a YAML flow sequence of double-quoted strings.

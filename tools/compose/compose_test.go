@@ -45,7 +45,9 @@ func TestEveryInstanceIsAServiceWithoutRestartPolicy(t *testing.T) {
 	for what, want := range map[string]int{
 		`restart: "no"`:                                   n,
 		"wololo.project: \"p1\"":                          n,
-		"/var/run/docker.sock:/var/run/docker.sock":       5,
+		"/var/run/docker.sock:/var/run/docker.sock":       1, // the docker-proxy's only
+		`"docker-proxy:/run/wololo-docker"`:               6, // the proxy's and the masters'
+		`user: "10001:10001"`:                             5, // the masters run unprivileged
 		`"--runtime", "docker", "--docker-project", "p1"`: 5,
 		"WOLOLO_TOPOLOGY: *topology":                      n, // not the default topology: it travels along
 		`ports: ["7100:7100"]`:                            1, // the public port, not the internal 7101
@@ -73,10 +75,10 @@ func TestEveryInstanceIsAServiceWithoutRestartPolicy(t *testing.T) {
 	}
 	// Masters start after the whole graph (none finds a created container
 	// not started yet); nothing else waits for anything.
-	if want, got := "depends_on: "+flow(graph)+"\n", strings.Count(s, "depends_on: "+flow(graph)+"\n"); got != 5 || strings.Count(s, "depends_on") != 5 {
+	if want, got := "depends_on: "+flow(append(graph, "docker-proxy"))+"\n", strings.Count(s, "depends_on: "+flow(append(graph, "docker-proxy"))+"\n"); got != 5 || strings.Count(s, "depends_on") != 5 {
 		t.Errorf("%q appears %d times (depends_on %d times), want 5", want, got, strings.Count(s, "depends_on"))
 	}
-	if strings.Contains(s, "restart: always") || strings.Contains(s, "on-failure") {
+	if strings.Contains(s, "restart: always") || strings.Contains(s, "on-failure") || strings.Count(s, "restart: unless-stopped") != 1 {
 		t.Error("a restart policy: the masters must be the only supervisor")
 	}
 }

@@ -28,7 +28,14 @@ type JobRecord struct {
 	// When the job was created, in Unix milliseconds.
 	CreatedUnixMs int64 `protobuf:"varint,1,opt,name=created_unix_ms,json=createdUnixMs,proto3" json:"created_unix_ms,omitempty"`
 	// The input files, matches.csv then match_players.csv.
-	Files         []*FileRecord `protobuf:"bytes,2,rep,name=files,proto3" json:"files,omitempty"`
+	Files []*FileRecord `protobuf:"bytes,2,rep,name=files,proto3" json:"files,omitempty"`
+	// The client that created the job (its certificate's name; empty for a
+	// gateway run with --insecure, and in records written before owners).
+	Owner string `protobuf:"bytes,3,opt,name=owner,proto3" json:"owner,omitempty"`
+	// The client's name for the job, the id it uses in every call; the job's
+	// internal id, the store's key, is derived from the owner and this name.
+	// Empty in records written before owners: the name is the internal id.
+	Name          string `protobuf:"bytes,4,opt,name=name,proto3" json:"name,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -75,6 +82,20 @@ func (x *JobRecord) GetFiles() []*FileRecord {
 		return x.Files
 	}
 	return nil
+}
+
+func (x *JobRecord) GetOwner() string {
+	if x != nil {
+		return x.Owner
+	}
+	return ""
+}
+
+func (x *JobRecord) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
 }
 
 // FileRecord describes one input file of a job as its header announced it.
@@ -228,10 +249,12 @@ var File_wololo_v1_job_record_proto protoreflect.FileDescriptor
 
 const file_wololo_v1_job_record_proto_rawDesc = "" +
 	"\n" +
-	"\x1awololo/v1/job_record.proto\x12\twololo.v1\"`\n" +
+	"\x1awololo/v1/job_record.proto\x12\twololo.v1\"\x8a\x01\n" +
 	"\tJobRecord\x12&\n" +
 	"\x0fcreated_unix_ms\x18\x01 \x01(\x03R\rcreatedUnixMs\x12+\n" +
-	"\x05files\x18\x02 \x03(\v2\x15.wololo.v1.FileRecordR\x05files\"[\n" +
+	"\x05files\x18\x02 \x03(\v2\x15.wololo.v1.FileRecordR\x05files\x12\x14\n" +
+	"\x05owner\x18\x03 \x01(\tR\x05owner\x12\x12\n" +
+	"\x04name\x18\x04 \x01(\tR\x04name\"[\n" +
 	"\n" +
 	"FileRecord\x12\x18\n" +
 	"\acolumns\x18\x01 \x03(\tR\acolumns\x12\x12\n" +

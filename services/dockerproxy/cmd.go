@@ -1,0 +1,52 @@
+package dockerproxy
+
+import (
+	"context"
+	"io"
+	"os"
+	"strconv"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/wololo/wololo/services/cli"
+)
+
+const usage = `usage: wololo docker-proxy --listen PATH [flags]
+
+Serves the Docker Engine API on the Unix socket PATH, letting through only
+what the masters need (list, inspect, start, kill, pause and unpause of the
+project's labelled containers) and refusing the rest with 403.
+`
+
+// Run is `wololo docker-proxy`.
+func Run(ctx context.Context, args []string, _, stderr io.Writer) error {
+	fs := cli.NewFlagSet("wololo docker-proxy", usage, stderr)
+	listen := fs.String("listen", "", "the Unix socket to serve (required)")
+	upstream := fs.String("upstream", "unix:///var/run/docker.sock", "the engine's socket")
+	project := fs.String("project", "wololo", "the project whose containers may be acted on (label "+LabelProject+")")
+	uid := fs.Int("socket-uid", -1, "owner of the socket (-1: leave)")
+	gid := fs.Int("socket-gid", -1, "group of the socket (-1: leave)")
+	mode := fs.String("socket-mode", "0660", "mode of the socket, octal")
+	logLevel := fs.String("log-level", "info", "log level")
+	if err := cli.Parse(fs, args); err != nil {
+		return err
+	}
+	if err := cli.Required(fs, "listen"); err != nil {
+		return err
+	}
+	m, err := strconv.ParseUint(*mode, 8, 32)
+	if err != nil {
+		return cli.Usagef(fs, "--socket-mode %q: want an octal mode such as 0660", *mode)
+	}
+	log := hclog.New(&hclog.LoggerOptions{Name: "docker-proxy", Level: hclog.LevelFromString(*logLevel), Output: stderr})
+	p, err := New(*upstream, *project, log)
+	if err != nil {
+		return err
+	}
+	l, err := Listen(*listen, os.FileMode(m), *uid, *gid)
+	if err != nil {
+		return err
+	}
+	log.Info("serving", "socket", *listen, "upstream", *upstream, "project", *project)
+	return p.Serve(ctx, l)
+}
