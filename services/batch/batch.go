@@ -84,9 +84,8 @@ func (d *dictBuilder) add(b []byte) {
 			d.index = map[string]uint32{}
 		}
 		code = uint32(len(d.col.Dict))
-		s := string(b)
-		d.index[s] = code
-		d.col.Dict = append(d.col.Dict, s)
+		d.index[string(b)] = code
+		d.col.Dict = append(d.col.Dict, append([]byte(nil), b...))
 	}
 	d.col.Codes = append(d.col.Codes, code)
 }
@@ -213,7 +212,7 @@ type CivBuilder struct{ rows wololov1.CivRows }
 
 // Add appends one civilization's counters.
 func (b *CivBuilder) Add(civ string, wins, count int64) {
-	b.rows.Civ = append(b.rows.Civ, civ)
+	b.rows.Civ = append(b.rows.Civ, []byte(civ))
 	b.rows.Wins = append(b.rows.Wins, wins)
 	b.rows.Count = append(b.rows.Count, count)
 }
@@ -252,10 +251,10 @@ func textAt(c *wololov1.TextColumn, i int) []byte {
 	return c.Data[start:c.Ends[i]]
 }
 
-// dictView resolves codes to byte slices once per batch.
+// dictView is a batch's dictionary: codes index it.
 type dictView [][]byte
 
-func checkDict(c *wololov1.DictColumn, n int, name string, scratch dictView) (dictView, error) {
+func checkDict(c *wololov1.DictColumn, n int, name string) (dictView, error) {
 	if len(c.GetCodes()) != n {
 		return nil, fmt.Errorf("%w: column %s has %d rows, want %d", ErrBadBatch, name, len(c.GetCodes()), n)
 	}
@@ -264,11 +263,7 @@ func checkDict(c *wololov1.DictColumn, n int, name string, scratch dictView) (di
 			return nil, fmt.Errorf("%w: column %s has code %d beyond its dictionary", ErrBadBatch, name, code)
 		}
 	}
-	scratch = scratch[:0]
-	for _, s := range c.GetDict() {
-		scratch = append(scratch, []byte(s))
-	}
-	return scratch, nil
+	return c.GetDict(), nil
 }
 
 type numberView struct {
@@ -351,15 +346,15 @@ func EachMatch(rows *wololov1.MatchRows, fn func(*Match)) error {
 	if err := checkText(rows.GetToken(), n, "token"); err != nil {
 		return err
 	}
-	ladders, err := checkDict(rows.GetLadder(), n, "ladder", nil)
+	ladders, err := checkDict(rows.GetLadder(), n, "ladder")
 	if err != nil {
 		return err
 	}
-	maps, err := checkDict(rows.GetMap(), n, "map", nil)
+	maps, err := checkDict(rows.GetMap(), n, "map")
 	if err != nil {
 		return err
 	}
-	servers, err := checkDict(rows.GetServer(), n, "server", nil)
+	servers, err := checkDict(rows.GetServer(), n, "server")
 	if err != nil {
 		return err
 	}
@@ -395,7 +390,7 @@ func EachPlayer(rows *wololov1.PlayerRows, fn func(*Player)) error {
 	if err := checkText(rows.GetMatch(), n, "match"); err != nil {
 		return err
 	}
-	civs, err := checkDict(rows.GetCiv(), n, "civ", nil)
+	civs, err := checkDict(rows.GetCiv(), n, "civ")
 	if err != nil {
 		return err
 	}
@@ -437,7 +432,7 @@ func EachCiv(rows *wololov1.CivRows, fn func(civ string, wins, count int64)) err
 		return fmt.Errorf("%w: civ columns have %d/%d/%d rows", ErrBadBatch, n, len(rows.GetWins()), len(rows.GetCount()))
 	}
 	for i := 0; i < n; i++ {
-		fn(rows.Civ[i], rows.Wins[i], rows.Count[i])
+		fn(string(rows.Civ[i]), rows.Wins[i], rows.Count[i])
 	}
 	return nil
 }

@@ -448,9 +448,9 @@ func TestMatchColumns(t *testing.T) {
 	}
 	want := &wololov1.RowBatch{Rows: &wololov1.RowBatch_Matches{Matches: &wololov1.MatchRows{
 		Token:  &wololov1.TextColumn{Data: []byte("abcde"), Ends: []uint32{1, 1, 3, 4, 5}},
-		Ladder: &wololov1.DictColumn{Dict: []string{"RM_1v1", "RM_TEAM"}, Codes: []uint32{0, 1, 0, 0, 1}},
-		Map:    &wololov1.DictColumn{Dict: []string{"arena", "islands"}, Codes: []uint32{0, 0, 1, 0, 1}},
-		Server: &wololov1.DictColumn{Dict: []string{"eastus", ""}, Codes: []uint32{0, 0, 1, 0, 1}},
+		Ladder: &wololov1.DictColumn{Dict: [][]byte{[]byte("RM_1v1"), []byte("RM_TEAM")}, Codes: []uint32{0, 1, 0, 0, 1}},
+		Map:    &wololov1.DictColumn{Dict: [][]byte{[]byte("arena"), []byte("islands")}, Codes: []uint32{0, 0, 1, 0, 1}},
+		Server: &wololov1.DictColumn{Dict: [][]byte{[]byte("eastus"), []byte("")}, Codes: []uint32{0, 0, 1, 0, 1}},
 		Mirror: []byte{1, 2, 0, 1, 1},
 		AverageRating: &wololov1.NumberColumn{
 			Kinds: []byte{1, 0, 2, 1, 2},
@@ -476,7 +476,7 @@ func TestPlayerColumns(t *testing.T) {
 	}
 	want := &wololov1.RowBatch{Rows: &wololov1.RowBatch_Players{Players: &wololov1.PlayerRows{
 		Match:  &wololov1.TextColumn{Data: []byte("m1m1m22"), Ends: []uint32{2, 4, 7}},
-		Civ:    &wololov1.DictColumn{Dict: []string{"Aztecs", "Britons"}, Codes: []uint32{0, 1, 0}},
+		Civ:    &wololov1.DictColumn{Dict: [][]byte{[]byte("Aztecs"), []byte("Britons")}, Codes: []uint32{0, 1, 0}},
 		Rating: &wololov1.NumberColumn{Kinds: []byte{1, 0, 2}, Units: []int64{2100_000000, 0, 0}, Wide: []string{"99999999999.9999999"}},
 		Winner: []byte{2, 1, 0},
 	}}}
@@ -496,7 +496,7 @@ func TestTokenAndCivColumns(t *testing.T) {
 	cb.Add("Aztecs", 1, 2)
 	cb.Add("Britons", 0, 5)
 	sameBatch(t, cb.Build(), &wololov1.RowBatch{Rows: &wololov1.RowBatch_Civs{Civs: &wololov1.CivRows{
-		Civ: []string{"Aztecs", "Britons"}, Wins: []int64{1, 0}, Count: []int64{2, 5},
+		Civ: [][]byte{[]byte("Aztecs"), []byte("Britons")}, Wins: []int64{1, 0}, Count: []int64{2, 5},
 	}}})
 }
 
@@ -524,9 +524,9 @@ func TestMatchBuilderResets(t *testing.T) {
 	second := b.Build()
 	sameBatch(t, second, &wololov1.RowBatch{Rows: &wololov1.RowBatch_Matches{Matches: &wololov1.MatchRows{
 		Token:           &wololov1.TextColumn{Data: []byte("t2t1"), Ends: []uint32{2, 4}},
-		Ladder:          &wololov1.DictColumn{Dict: []string{"RM_TEAM", "RM_1v1"}, Codes: []uint32{0, 1}},
-		Map:             &wololov1.DictColumn{Dict: []string{"islands", "arena"}, Codes: []uint32{0, 1}},
-		Server:          &wololov1.DictColumn{Dict: []string{"westeurope", "eastus"}, Codes: []uint32{0, 1}},
+		Ladder:          &wololov1.DictColumn{Dict: [][]byte{[]byte("RM_TEAM"), []byte("RM_1v1")}, Codes: []uint32{0, 1}},
+		Map:             &wololov1.DictColumn{Dict: [][]byte{[]byte("islands"), []byte("arena")}, Codes: []uint32{0, 1}},
+		Server:          &wololov1.DictColumn{Dict: [][]byte{[]byte("westeurope"), []byte("eastus")}, Codes: []uint32{0, 1}},
 		Mirror:          []byte{2, 1},
 		AverageRating:   &wololov1.NumberColumn{Kinds: []byte{1, 2}, Units: []int64{1500_000000, 0}, Wide: []string{"123456789012345.1234567"}},
 		DurationSeconds: []int64{60, 7201},
@@ -576,7 +576,7 @@ func TestPlayerBuilderResets(t *testing.T) {
 	second := b.Build()
 	sameBatch(t, second, &wololov1.RowBatch{Rows: &wololov1.RowBatch_Players{Players: &wololov1.PlayerRows{
 		Match:  &wololov1.TextColumn{Data: []byte("m2m1m2"), Ends: []uint32{2, 4, 6}},
-		Civ:    &wololov1.DictColumn{Dict: []string{"Britons", "Aztecs"}, Codes: []uint32{0, 1, 0}},
+		Civ:    &wololov1.DictColumn{Dict: [][]byte{[]byte("Britons"), []byte("Aztecs")}, Codes: []uint32{0, 1, 0}},
 		Rating: &wololov1.NumberColumn{Kinds: []byte{1, 2, 1}, Units: []int64{2_000000, 0, 2_000000}, Wide: []string{"1.0000001"}},
 		Winner: []byte{1, 2, 1},
 	}}})
@@ -642,7 +642,7 @@ func TestRowsOfOtherBatches(t *testing.T) {
 		{"no rows set", &wololov1.RowBatch{}, 0},
 		{"matches without token column", &wololov1.RowBatch{Rows: &wololov1.RowBatch_Matches{Matches: &wololov1.MatchRows{}}}, 0},
 		{"tokens", &wololov1.RowBatch{Rows: &wololov1.RowBatch_Tokens{Tokens: &wololov1.TokenRows{Token: &wololov1.TextColumn{Ends: []uint32{0, 0, 0}}}}}, 3},
-		{"civs count civ names", &wololov1.RowBatch{Rows: &wololov1.RowBatch_Civs{Civs: &wololov1.CivRows{Civ: []string{"a", "b"}}}}, 2},
+		{"civs count civ names", &wololov1.RowBatch{Rows: &wololov1.RowBatch_Civs{Civs: &wololov1.CivRows{Civ: [][]byte{[]byte("a"), []byte("b")}}}}, 2},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -660,9 +660,9 @@ func TestRowsOfOtherBatches(t *testing.T) {
 func validMatches() *wololov1.MatchRows {
 	return &wololov1.MatchRows{
 		Token:           &wololov1.TextColumn{Data: []byte("t1t2"), Ends: []uint32{2, 4}},
-		Ladder:          &wololov1.DictColumn{Dict: []string{"RM_1v1"}, Codes: []uint32{0, 0}},
-		Map:             &wololov1.DictColumn{Dict: []string{"arena", "islands"}, Codes: []uint32{0, 1}},
-		Server:          &wololov1.DictColumn{Dict: []string{"eastus"}, Codes: []uint32{0, 0}},
+		Ladder:          &wololov1.DictColumn{Dict: [][]byte{[]byte("RM_1v1")}, Codes: []uint32{0, 0}},
+		Map:             &wololov1.DictColumn{Dict: [][]byte{[]byte("arena"), []byte("islands")}, Codes: []uint32{0, 1}},
+		Server:          &wololov1.DictColumn{Dict: [][]byte{[]byte("eastus")}, Codes: []uint32{0, 0}},
 		Mirror:          []byte{1, 2},
 		AverageRating:   &wololov1.NumberColumn{Kinds: []byte{1, 2}, Units: []int64{5, 0}, Wide: []string{"123456789012345.1234567"}},
 		DurationSeconds: []int64{7201, -1},
@@ -672,7 +672,7 @@ func validMatches() *wololov1.MatchRows {
 func validPlayers() *wololov1.PlayerRows {
 	return &wololov1.PlayerRows{
 		Match:  &wololov1.TextColumn{Data: []byte("m1m2"), Ends: []uint32{2, 4}},
-		Civ:    &wololov1.DictColumn{Dict: []string{"Aztecs"}, Codes: []uint32{0, 0}},
+		Civ:    &wololov1.DictColumn{Dict: [][]byte{[]byte("Aztecs")}, Codes: []uint32{0, 0}},
 		Rating: &wololov1.NumberColumn{Kinds: []byte{0, 1}, Units: []int64{0, 7}},
 		Winner: []byte{0, 2},
 	}
@@ -800,8 +800,8 @@ func TestEachCivRejects(t *testing.T) {
 		name string
 		rows *wololov1.CivRows
 	}{
-		{"wins short", &wololov1.CivRows{Civ: []string{"a", "b"}, Wins: []int64{1}, Count: []int64{1, 2}}},
-		{"count long", &wololov1.CivRows{Civ: []string{"a"}, Wins: []int64{1}, Count: []int64{1, 2}}},
+		{"wins short", &wololov1.CivRows{Civ: [][]byte{[]byte("a"), []byte("b")}, Wins: []int64{1}, Count: []int64{1, 2}}},
+		{"count long", &wololov1.CivRows{Civ: [][]byte{[]byte("a")}, Wins: []int64{1}, Count: []int64{1, 2}}},
 		{"counters without names", &wololov1.CivRows{Wins: []int64{1}, Count: []int64{1}}},
 	}
 	for _, c := range cases {

@@ -115,6 +115,6 @@ func fuzzSeeds(t testing.TB) []*wololov1.RowBatch {
 		{Rows: &wololov1.RowBatch_Matches{Matches: badMatches}},
 		{Rows: &wololov1.RowBatch_Players{Players: badPlayers}},
 		{Rows: &wololov1.RowBatch_Tokens{Tokens: &wololov1.TokenRows{Token: &wololov1.TextColumn{Data: []byte("x"), Ends: []uint32{1, 0}}}}},
-		{Rows: &wololov1.RowBatch_Civs{Civs: &wololov1.CivRows{Civ: []string{"a"}}}},
+		{Rows: &wololov1.RowBatch_Civs{Civs: &wololov1.CivRows{Civ: [][]byte{[]byte("a")}}}},
 	}
 }

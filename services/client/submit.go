@@ -84,8 +84,12 @@ func explain(server string, err error) error {
 	return fmt.Errorf("gateway error (%s): %s", st.Code(), st.Message())
 }
 
-// readHeader reads a file's header record.
-func readHeader(path string) (*wololov1.FileHeader, error) {
+// readHeader reads a file's header record and checks it as the gateway and
+// the reference would (required columns once each, a bounded size), so
+// that a wrong file is refused at once, naming the path the user gave.
+// Column names travel as protobuf strings: bytes that are not UTF-8 are
+// replaced, which cannot turn any name into a required one.
+func readHeader(path string, file schema.File) (*wololov1.FileHeader, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -99,7 +103,11 @@ func readHeader(path string) (*wololov1.FileHeader, error) {
 		return nil, fmt.Errorf("%s is a directory, not a CSV file", path)
 	}
 	sc := csvio.NewScanner(f)
+	sc.SetMaxRecordSize(schema.MaxHeaderBytes)
 	if !sc.Scan() {
+		if errors.Is(sc.Err(), csvio.ErrRecordTooLong) {
+			return nil, fmt.Errorf("%s: %w", path, schema.HeaderTooLong(file))
+		}
 		if sc.Err() != nil {
 			return nil, fmt.Errorf("read header of %s: %w", path, sc.Err())
 		}
@@ -108,9 +116,18 @@ func readHeader(path string) (*wololov1.FileHeader, error) {
 	if sc.Kind() != csvio.Record {
 		return nil, fmt.Errorf("%s: the header row cannot be parsed as CSV", path)
 	}
+	fields := sc.Fields()
+	if file == schema.Matches {
+		_, err = schema.ParseMatchHeader(fields)
+	} else {
+		_, err = schema.ParsePlayerHeader(fields)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
 	h := &wololov1.FileHeader{DataOffset: sc.Offset(), Size: info.Size()}
-	for _, f := range sc.Fields() {
-		h.Columns = append(h.Columns, string(f))
+	for _, f := range fields {
+		h.Columns = append(h.Columns, strings.ToValidUTF8(string(f), "\uFFFD"))
 	}
 	return h, nil
 }
@@ -118,13 +135,13 @@ func readHeader(path string) (*wololov1.FileHeader, error) {
 // Submit runs a whole job: create, upload both files, wait, fetch results.
 func Submit(ctx context.Context, o SubmitOptions) (*Summary, error) {
 	start := time.Now()
-	mh, err := readHeader(o.Matches)
+	mh, err := readHeader(o.Matches, schema.Matches)
 	if err != nil {
-		return nil, fmt.Errorf("matches file: %w", err)
+		return nil, fmt.Errorf("the matches file: %w", err)
 	}
-	ph, err := readHeader(o.Players)
+	ph, err := readHeader(o.Players, schema.Players)
 	if err != nil {
-		return nil, fmt.Errorf("players file: %w", err)
+		return nil, fmt.Errorf("the players file: %w", err)
 	}
 	if err := CheckWritable(o.Out); err != nil {
 		return nil, err

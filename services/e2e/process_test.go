@@ -126,11 +126,29 @@ func TestProcessesRunAJobAndStopOnSIGTERM(t *testing.T) {
 func TestClientCLIExitCodes(t *testing.T) {
 	bin := buildBinary(t)
 	d := testDatasets(t)[0]
+	bad := t.TempDir()
+	write := func(name, content string) string {
+		path := filepath.Join(bad, name)
+		if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	dup := write("dup.csv", "token,ladder,mirror,average_rating,map,server,duration,map\n")
+	long := write("long.csv", "token,"+strings.Repeat("x", 2<<20)+"\n")
+	garbage := write("garbage.csv", "\x00\xff\xfe\x01binary\x02\n\x03")
+	submit := func(matches, players string) []string {
+		return []string{"client", "submit", "--insecure", "--server", "127.0.0.1:1", "--matches", matches, "--players", players, "--out", t.TempDir()}
+	}
 	cases := []struct {
 		name string
 		args []string
 		want string
 	}{
+		{"a repeated required column", submit(dup, d.players), dup + `: matches.csv: header has the "map" column twice`},
+		{"a header over the limit", submit(long, d.players), long + ": matches.csv: the header row is longer than"},
+		{"binary garbage", submit(garbage, d.players), garbage + `: matches.csv: header has no "token" column`},
+		{"the files swapped", submit(d.players, d.matches), d.players + `: matches.csv: header has no "ladder" column`},
 		{"missing file", []string{"client", "submit", "--matches", "/nonexistent/m.csv", "--players", d.players, "--out", t.TempDir()}, "/nonexistent/m.csv"},
 		{"missing flag", []string{"client", "submit", "--players", d.players, "--out", t.TempDir()}, "--matches is required"},
 		{"no credentials", []string{"client", "submit", "--tls-dir", t.TempDir(), "--matches", d.matches, "--players", d.players, "--out", t.TempDir()}, "wololo certs"},

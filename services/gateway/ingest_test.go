@@ -453,11 +453,10 @@ func TestNewIngestHeaders(t *testing.T) {
 			want:    `s match="m9" civ="Celts" rating=1234.5 winner=false`,
 		},
 		{
-			name:    "a repeated column: the first one counts",
+			name:    "a repeated required column is refused, naming it",
 			file:    schema.Players,
 			columns: []string{"match", "rating", "civ", "winner", "civ"},
-			line:    "m1,1500,Aztecs,1,Britons\n",
-			want:    `s match="m1" civ="Aztecs" rating=1500 winner=true`,
+			want:    `error: match_players.csv: header has the "civ" column twice`,
 		},
 		{
 			name:    "matches without duration",

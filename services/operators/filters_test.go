@@ -273,7 +273,7 @@ func TestOperatorsRefuseWrongInput(t *testing.T) {
 	badTokens := &wololov1.RowBatch{Rows: &wololov1.RowBatch_Tokens{Tokens: &wololov1.TokenRows{
 		Token: &wololov1.TextColumn{Data: []byte("m"), Ends: []uint32{2}},
 	}}}
-	badCivs := &wololov1.RowBatch{Rows: &wololov1.RowBatch_Civs{Civs: &wololov1.CivRows{Civ: []string{"a"}}}}
+	badCivs := &wololov1.RowBatch{Rows: &wololov1.RowBatch_Civs{Civs: &wololov1.CivRows{Civ: [][]byte{[]byte("a")}}}}
 	cases := []struct {
 		name     string
 		op       stage.Operator

@@ -1,8 +1,12 @@
 package reference
 
 import (
+	"bytes"
+	"errors"
 	"strings"
 	"testing"
+
+	"github.com/wololo/wololo/services/schema"
 )
 
 func TestQ4(t *testing.T) {
@@ -214,5 +218,30 @@ func TestMissingColumn(t *testing.T) {
 				t.Fatalf("got error %v, want %q", err, c.want)
 			}
 		})
+	}
+}
+
+// TestHeaderRulesAreTheSystems: the reference refuses a repeated required
+// column and an oversized header with the system's messages and bound.
+func TestHeaderRulesAreTheSystems(t *testing.T) {
+	if maxHeaderBytes != schema.MaxHeaderBytes {
+		t.Fatalf("the reference bounds a header at %d bytes, the system at %d", maxHeaderBytes, schema.MaxHeaderBytes)
+	}
+	players := "match,rating,civ,winner\nm1,1000,Franks,True\n"
+	cases := map[string]string{
+		"token,ladder,mirror,average_rating,map,server,duration,map\n":                                `matches.csv: header has the "map" column twice`,
+		"token,ladder,mirror,average_rating,map,server,duration," + strings.Repeat("x", 1<<20) + "\n": "matches.csv: the header row is longer than 1048576 bytes",
+		"token,ladder,mirror,average_rating,map,server\n":                                             `matches.csv: header has no "duration" column`,
+	}
+	for header, want := range cases {
+		_, err := Evaluate(strings.NewReader(header), strings.NewReader(players))
+		sys := errors.New("(none)")
+		fields := bytes.Split(bytes.TrimSuffix([]byte(header), []byte("\n")), []byte(","))
+		if _, e := schema.ParseMatchHeader(fields); e != nil {
+			sys = e
+		}
+		if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(sys.Error(), want) {
+			t.Errorf("header %.60q: reference %v, system %v; want %q from both", header, err, sys, want)
+		}
 	}
 }

@@ -95,8 +95,14 @@ type table struct {
 	report FileReport
 }
 
+// maxHeaderBytes is the contract's bound on a header row, the same as the
+// system's schema.MaxHeaderBytes (a test keeps them equal; the reference
+// shares no code with the system it checks).
+const maxHeaderBytes = 1 << 20
+
 // openTable strips a UTF-8 BOM, reads the header and finds the required
-// columns by exact name (first occurrence if a name repeats).
+// columns by exact name; a required one must appear once, and the header
+// be at most maxHeaderBytes.
 func openTable(name string, in io.Reader, required []string) (*table, error) {
 	br := bufio.NewReaderSize(in, 1<<16)
 	if bom, err := br.Peek(3); err == nil && bytes.Equal(bom, []byte("\xEF\xBB\xBF")) {
@@ -112,17 +118,27 @@ func openTable(name string, in io.Reader, required []string) (*table, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: header: %w", name, err)
 	}
+	size := 0
 	index := map[string]int{}
+	count := map[string]int{}
 	for i, h := range header {
+		size += len(h) + 1
+		count[h]++
 		if _, dup := index[h]; !dup {
 			index[h] = i
 		}
+	}
+	if size > maxHeaderBytes {
+		return nil, fmt.Errorf("%s: the header row is longer than %d bytes: not a CSV header (is it the right file?)", name, maxHeaderBytes)
 	}
 	t := &table{name: name, r: r, width: len(header), col: map[string]int{}}
 	for _, c := range required {
 		i, ok := index[c]
 		if !ok {
 			return nil, fmt.Errorf("%s: header has no %q column", name, c)
+		}
+		if count[c] > 1 {
+			return nil, fmt.Errorf("%s: header has the %q column twice", name, c)
 		}
 		t.col[c] = i
 	}

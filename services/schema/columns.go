@@ -40,18 +40,46 @@ var (
 // ErrMissingColumn is matched (errors.Is) by every *HeaderError.
 var ErrMissingColumn = errors.New("header is missing a required column")
 
-// HeaderError reports a header without one of its file's required columns.
+// MaxHeaderBytes bounds a header row: a longer one is not a header this
+// system takes (binary data, or a file without line ends), and is refused
+// with that message by the client, the gateway and the reference alike.
+const MaxHeaderBytes = 1 << 20
+
+// HeaderError reports a header without one of its file's required columns,
+// or with one of them twice (which one is meant cannot be known).
 type HeaderError struct {
 	File   File
-	Column string // the first required column missing
+	Column string // the first required column missing, or repeated
+	Twice  bool
 }
 
 func (e *HeaderError) Error() string {
+	if e.Twice {
+		return fmt.Sprintf("%s: header has the %q column twice", e.File, e.Column)
+	}
 	return fmt.Sprintf("%s: header has no %q column", e.File, e.Column)
 }
 
 // Is makes errors.Is(err, ErrMissingColumn) true.
 func (e *HeaderError) Is(target error) bool { return target == ErrMissingColumn }
+
+// HeaderTooLong is the error of a header row over MaxHeaderBytes.
+func HeaderTooLong(f File) error {
+	return fmt.Errorf("%s: the header row is longer than %d bytes: not a CSV header (is it the right file?)", f, MaxHeaderBytes)
+}
+
+// CheckHeaderSize refuses a header whose fields together exceed
+// MaxHeaderBytes.
+func CheckHeaderSize(f File, fields [][]byte) error {
+	n := 0
+	for _, h := range fields {
+		n += len(h) + 1
+	}
+	if n > MaxHeaderBytes {
+		return HeaderTooLong(f)
+	}
+	return nil
+}
 
 // MatchColumns holds the index in a matches.csv record of each column the
 // queries read, and Fields, the number of fields in the header: a record
@@ -69,7 +97,8 @@ type PlayerColumns struct {
 
 // ParseMatchHeader finds the required columns of matches.csv in a header
 // record. Names match exactly (case-sensitive, no trimming), extra columns
-// are ignored and, if a name repeats, its first occurrence wins.
+// are ignored (a repeated extra one too); a required one that repeats is an
+// error.
 func ParseMatchHeader(fields [][]byte) (MatchColumns, error) {
 	var idx [len(matchColumns)]int
 	if err := findColumns(Matches, matchColumns[:], fields, idx[:]); err != nil {
@@ -92,13 +121,19 @@ func ParsePlayerHeader(fields [][]byte) (PlayerColumns, error) {
 
 // findColumns sets idx[i] to the index in header of names[i].
 func findColumns(file File, names []string, header [][]byte, idx []int) error {
+	if err := CheckHeaderSize(file, header); err != nil {
+		return err
+	}
 	for i, name := range names {
 		idx[i] = -1
 		for j, h := range header {
-			if string(h) == name {
-				idx[i] = j
-				break
+			if string(h) != name {
+				continue
 			}
+			if idx[i] >= 0 {
+				return &HeaderError{File: file, Column: name, Twice: true}
+			}
+			idx[i] = j
 		}
 		if idx[i] < 0 {
 			return &HeaderError{File: file, Column: name}

@@ -33,8 +33,9 @@ func TestParseMatchHeader(t *testing.T) {
 			MatchColumns{Token: 0, Mirror: 2, Ladder: 3, AverageRating: 5, Map: 6, Server: 9, Duration: 10, Fields: 11}, ""},
 		{"shuffled with extra", "duration,extra,server,map,average_rating,mirror,ladder,token",
 			MatchColumns{Duration: 0, Server: 2, Map: 3, AverageRating: 4, Mirror: 5, Ladder: 6, Token: 7, Fields: 8}, ""},
-		{"duplicate: first wins", "token,ladder,mirror,average_rating,map,server,duration,token,map",
+		{"a repeated extra column is fine", "token,ladder,mirror,average_rating,map,server,duration,x,x",
 			MatchColumns{Token: 0, Ladder: 1, Mirror: 2, AverageRating: 3, Map: 4, Server: 5, Duration: 6, Fields: 9}, ""},
+		{"a repeated required column is refused", "token,ladder,mirror,average_rating,map,server,duration,token,map", MatchColumns{}, "twice:token"},
 		{"no duration", "token,ladder,mirror,average_rating,map,server", MatchColumns{}, "duration"},
 		{"case-sensitive", "Token,ladder,mirror,average_rating,map,server,duration", MatchColumns{}, "token"},
 		{"no trimming", "token,ladder ,mirror,average_rating,map,server,duration", MatchColumns{}, "ladder"},
@@ -77,11 +78,17 @@ func checkHeader[C comparable](t *testing.T, file File, got, want C, err error, 
 		}
 		return
 	}
+	twice := strings.HasPrefix(missing, "twice:")
+	missing = strings.TrimPrefix(missing, "twice:")
 	var he *HeaderError
-	if !errors.As(err, &he) || he.File != file || he.Column != missing || !errors.Is(err, ErrMissingColumn) {
-		t.Fatalf("err = %#v, want a HeaderError for %s column %q", err, file, missing)
+	if !errors.As(err, &he) || he.File != file || he.Column != missing || he.Twice != twice || !errors.Is(err, ErrMissingColumn) {
+		t.Fatalf("err = %#v, want a HeaderError for %s column %q (twice: %v)", err, file, missing, twice)
 	}
-	if wantMsg := file.String() + `: header has no "` + missing + `" column`; err.Error() != wantMsg {
+	wantMsg := file.String() + `: header has no "` + missing + `" column`
+	if twice {
+		wantMsg = file.String() + `: header has the "` + missing + `" column twice`
+	}
+	if err.Error() != wantMsg {
 		t.Fatalf("message %q, want %q", err.Error(), wantMsg)
 	}
 	var zero C

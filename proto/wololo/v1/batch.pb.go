@@ -201,10 +201,12 @@ func (x *TextColumn) GetEnds() []uint32 {
 }
 
 // DictColumn holds low-cardinality text as codes into a per-batch dictionary.
+// Values are bytes, not strings: a CSV value is a byte string, and a value
+// that is not UTF-8 (a Latin-1 civ) is still a value.
 type DictColumn struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The distinct values of this batch.
-	Dict []string `protobuf:"bytes,1,rep,name=dict,proto3" json:"dict,omitempty"`
+	Dict [][]byte `protobuf:"bytes,1,rep,name=dict,proto3" json:"dict,omitempty"`
 	// One code per row, indexing dict.
 	Codes         []uint32 `protobuf:"varint,2,rep,packed,name=codes,proto3" json:"codes,omitempty"`
 	unknownFields protoimpl.UnknownFields
@@ -241,7 +243,7 @@ func (*DictColumn) Descriptor() ([]byte, []int) {
 	return file_wololo_v1_batch_proto_rawDescGZIP(), []int{2}
 }
 
-func (x *DictColumn) GetDict() []string {
+func (x *DictColumn) GetDict() [][]byte {
 	if x != nil {
 		return x.Dict
 	}
@@ -543,8 +545,8 @@ func (x *TokenRows) GetToken() *TextColumn {
 // CivRows are counters per civilization.
 type CivRows struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// The civilization names.
-	Civ []string `protobuf:"bytes,1,rep,name=civ,proto3" json:"civ,omitempty"`
+	// The civilization names, as bytes (see DictColumn).
+	Civ [][]byte `protobuf:"bytes,1,rep,name=civ,proto3" json:"civ,omitempty"`
 	// Wins per civilization (Q3).
 	Wins []int64 `protobuf:"varint,2,rep,packed,name=wins,proto3" json:"wins,omitempty"`
 	// Rows counted per civilization (played in Q3, players in Q4).
@@ -583,7 +585,7 @@ func (*CivRows) Descriptor() ([]byte, []int) {
 	return file_wololo_v1_batch_proto_rawDescGZIP(), []int{7}
 }
 
-func (x *CivRows) GetCiv() []string {
+func (x *CivRows) GetCiv() [][]byte {
 	if x != nil {
 		return x.Civ
 	}
@@ -621,7 +623,7 @@ const file_wololo_v1_batch_proto_rawDesc = "" +
 	"\x04ends\x18\x02 \x03(\rR\x04ends\"6\n" +
 	"\n" +
 	"DictColumn\x12\x12\n" +
-	"\x04dict\x18\x01 \x03(\tR\x04dict\x12\x14\n" +
+	"\x04dict\x18\x01 \x03(\fR\x04dict\x12\x14\n" +
 	"\x05codes\x18\x02 \x03(\rR\x05codes\"N\n" +
 	"\fNumberColumn\x12\x14\n" +
 	"\x05kinds\x18\x01 \x01(\fR\x05kinds\x12\x14\n" +
@@ -644,7 +646,7 @@ const file_wololo_v1_batch_proto_rawDesc = "" +
 	"\tTokenRows\x12+\n" +
 	"\x05token\x18\x01 \x01(\v2\x15.wololo.v1.TextColumnR\x05token\"E\n" +
 	"\aCivRows\x12\x10\n" +
-	"\x03civ\x18\x01 \x03(\tR\x03civ\x12\x12\n" +
+	"\x03civ\x18\x01 \x03(\fR\x03civ\x12\x12\n" +
 	"\x04wins\x18\x02 \x03(\x03R\x04wins\x12\x14\n" +
 	"\x05count\x18\x03 \x03(\x03R\x05countB3Z1github.com/wololo/wololo/proto/wololo/v1;wololov1b\x06proto3"
 
