@@ -56,3 +56,35 @@ func TestResultsReleasesTheJob(t *testing.T) {
 		t.Fatalf("after results the job is still there: %v", err)
 	}
 }
+
+// TestJobIdsAreFingerprintedNames: a job id used again after its job was
+// fetched and released runs a new job (it used to hang on the old job's
+// tombstones); the id of a kept job with the same files gives its answers
+// at once; with other files it is refused at once, saying so.
+func TestJobIdsAreFingerprintedNames(t *testing.T) {
+	c := startCluster(t, deploy.Default(), node.ClusterOptions{})
+	sets := testDatasets(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	run := func(d *dataset, keep bool) error {
+		out := t.TempDir()
+		_, err := client.Submit(ctx, client.SubmitOptions{Server: c.GatewayAddr(), TLS: clientTLS(t, c), Matches: d.matches, Players: d.players, Out: out, JobID: "nightly", Keep: keep, Reach: 5 * time.Second})
+		if err == nil {
+			compareOutputs(t, d, out)
+		}
+		return err
+	}
+	if err := run(sets[0], false); err != nil {
+		t.Fatal(err)
+	}
+	if err := run(sets[1], true); err != nil { // the name again, after a release: a new job
+		t.Fatalf("the id again after its job was released: %v", err)
+	}
+	if err := run(sets[1], true); err != nil { // kept, same files: its answers
+		t.Fatalf("the id of a kept job with its files: %v", err)
+	}
+	err := run(sets[0], true) // kept, other files
+	if err == nil || !strings.Contains(err.Error(), `job "nightly" was created with another matches.csv`) {
+		t.Fatalf("the id of a kept job with other files: %v, want a refusal saying so", err)
+	}
+}

@@ -13,11 +13,13 @@
 // A job belongs to the client that created it: Config.Identify names each
 // JobService caller (the name of its client certificate; the anonymous ""
 // for a gateway run with --insecure). The client knows its job by the name
-// it chose or was given; the graph and the store know it by an internal id
-// derived from owner and name (jobID: a hash, or the name itself for the
-// anonymous client, as before owners existed). Two reasons for keeping the
-// two apart: two clients may both call a job "nightly", and a name can
-// never reach another client's job. lookup is the one place that finds a
+// it chose or was given; the graph and the store know it by an internal id,
+// a fresh random one per job (records written before owners use the name).
+// Three reasons for keeping the two apart: two clients may both call a job
+// "nightly"; a name can never reach another client's job; and a name used
+// again after its job was deleted (and tombstoned in every process) names
+// a new job. A job also records each file's size and fingerprint, and a
+// resume with other files is refused (sameFiles), never mixed in. lookup is the one place that finds a
 // client's job; anyone else's is NotFound with the message of a job that
 // does not exist, so a job's existence does not leak either. The quotas
 // per client (unfinished jobs, bytes per job, bytes in flight) are checked

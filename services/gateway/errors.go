@@ -26,6 +26,8 @@ var (
 	ErrStore = errors.New("store unavailable")
 	// ErrFull: a limit is reached (jobs at once); the message names it.
 	ErrFull = errors.New("limit reached")
+	// ErrConflict: a job resumed with other files than it was made from.
+	ErrConflict = errors.New("other files")
 )
 
 // kindError is an error of one of the kinds above with its own message.
@@ -54,7 +56,7 @@ func toStatus(err error) error {
 		code = codes.NotFound
 	case errors.Is(err, ErrInvalid):
 		code = codes.InvalidArgument
-	case errors.Is(err, ErrBusy), errors.Is(err, ErrNotDone):
+	case errors.Is(err, ErrBusy), errors.Is(err, ErrNotDone), errors.Is(err, ErrConflict):
 		code = codes.FailedPrecondition
 	case errors.Is(err, ErrDataLoss):
 		code = codes.DataLoss

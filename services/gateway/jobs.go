@@ -1,8 +1,7 @@
 package gateway
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
+	"bytes"
 	"maps"
 	"sort"
 	"strings"
@@ -26,16 +25,21 @@ import (
 //
 // A job belongs to the client that created it (its owner) and is known to
 // it by the name it chose (or was given); the job's internal id, under
-// which the graph and the store know it, is jobID(owner, name). lookup is
-// the one place that decides whether a client may see a job.
+// which the graph and the store know it, is a fresh random one (byName maps
+// owner and name to it). lookup is the one place that decides whether a
+// client may see a job.
 type jobs struct {
 	store  transport.Store
 	log    hclog.Logger
 	limits Limits
 
-	mu   sync.Mutex
-	byID map[string]*job
+	mu     sync.Mutex
+	byID   map[string]*job
+	byName map[ownedName]*job
 }
+
+// ownedName is a job's name in its owner's namespace.
+type ownedName struct{ owner, name string }
 
 // Records the gateway keeps per job in the store.
 const (
@@ -50,7 +54,8 @@ func uploadKey(f schema.File) string { return "upload/" + f.String() }
 type fileState struct {
 	columns   []string
 	size      int64
-	offset    int64 // committed: every record before it is in the outbox
+	print     []byte // the client's fingerprint of the file
+	offset    int64  // committed: every record before it is in the outbox
 	report    schema.FileReport
 	done      bool
 	uploading bool
@@ -95,16 +100,16 @@ type Limits struct {
 	ClientMaxBytes int64
 }
 
-// jobID is the internal id of the owner's job name: the name itself for
-// the anonymous owner of an --insecure gateway (as before owners existed),
-// else a hash of both, so that two clients' jobs of the same name are two
-// jobs and no name can reach another client's job.
-func jobID(owner, name string) string {
-	if owner == "" {
-		return name
+// sameFiles refuses a resume whose files are not the job's: another size
+// or another fingerprint than the job was created with.
+func (j *job) sameFiles(matches, players *wololov1.FileHeader) error {
+	for i, h := range []*wololov1.FileHeader{matches, players} {
+		fs := j.files[i]
+		if h.Size != fs.size || (len(h.Fingerprint) > 0 && len(fs.print) > 0 && !bytes.Equal(h.Fingerprint, fs.print)) {
+			return errorf(ErrConflict, "job %q was created with another %s (%d bytes then, %d now, or other content); it cannot continue with this one: use another --job, or the files it was made from", j.name, schema.File(i), fs.size, h.Size)
+		}
 	}
-	sum := sha256.Sum256([]byte(owner + "\x00" + name))
-	return "c" + hex.EncodeToString(sum[:16])
+	return nil
 }
 
 // unfinished reports whether a job still holds its client's quota.
@@ -163,22 +168,24 @@ func (js *jobs) create(owner, name string, matches, players *wololov1.FileHeader
 	} else if !transport.ValidJobID(name) {
 		return nil, errorf(ErrInvalid, "job id %q: use 1-64 letters, digits, '-' or '_'", name)
 	}
-	id := jobID(owner, name)
 	js.mu.Lock()
 	defer js.mu.Unlock()
-	if j, ok := js.byID[id]; ok {
-		if j.owner != owner { // an anonymous name equal to another's hash
-			return nil, errorf(ErrInvalid, "job id %q is taken; choose another", name)
+	if j, ok := js.byName[ownedName{owner, name}]; ok {
+		if err := j.sameFiles(matches, players); err != nil {
+			return nil, err
 		}
 		j.touch()
 		return j, nil
 	}
+	// A fresh internal id each time: a name used again after its job was
+	// deleted (and tombstoned in every process) makes a new job.
+	id := transport.NewJobID()
 	if err := js.admit(owner, matches.Size+players.Size); err != nil {
 		return nil, err
 	}
 	rec := &wololov1.JobRecord{CreatedUnixMs: time.Now().UnixMilli(), Owner: owner, Name: name}
 	for _, h := range []*wololov1.FileHeader{matches, players} {
-		rec.Files = append(rec.Files, &wololov1.FileRecord{Columns: h.Columns, Size: h.Size, DataOffset: h.DataOffset})
+		rec.Files = append(rec.Files, &wololov1.FileRecord{Columns: h.Columns, Size: h.Size, DataOffset: h.DataOffset, Fingerprint: h.Fingerprint})
 	}
 	b, err := proto.Marshal(rec)
 	if err != nil {
@@ -190,7 +197,7 @@ func (js *jobs) create(owner, name string, matches, players *wololov1.FileHeader
 		return nil, errorf(ErrStore, "store job %q: %v", id, err)
 	}
 	j := js.newJob(id, rec)
-	js.byID[id] = j
+	js.add(j)
 	j.log.Info("job created", "matches-bytes", matches.Size, "players-bytes", players.Size)
 	return j, nil
 }
@@ -206,7 +213,7 @@ func (js *jobs) newJob(id string, rec *wololov1.JobRecord) *job {
 		state: wololov1.JobState_JOB_STATE_UPLOADING, changed: make(chan struct{}),
 	}
 	for i, f := range rec.Files {
-		j.files[i] = &fileState{columns: f.Columns, size: f.Size, offset: f.DataOffset, report: schema.FileReport{Missing: map[string]int64{}}}
+		j.files[i] = &fileState{columns: f.Columns, size: f.Size, print: f.Fingerprint, offset: f.DataOffset, report: schema.FileReport{Missing: map[string]int64{}}}
 		j.bytes += f.Size
 	}
 	return j
@@ -251,7 +258,7 @@ func (js *jobs) recover(img *transport.Image) (unreadable []string, err error) {
 		if ji.Records[schema.ResultRecord(schema.ResultFiles[0])] != nil {
 			j.setResultsLocked(ji.Records)
 		}
-		js.byID[id] = j
+		js.add(j)
 		j.log.Info("job recovered", "state", j.state, "matches-offset", j.files[0].offset, "players-offset", j.files[1].offset)
 	}
 	sort.Strings(unreadable)
@@ -275,18 +282,27 @@ func (js *jobs) get(id string) (*job, error) {
 func (js *jobs) lookup(owner, name string) (*job, error) {
 	js.mu.Lock()
 	defer js.mu.Unlock()
-	j, ok := js.byID[jobID(owner, name)]
-	if !ok || j.owner != owner {
+	j, ok := js.byName[ownedName{owner, name}]
+	if !ok {
 		return nil, errorf(ErrNoJob, "no job %q", name)
 	}
 	return j, nil
+}
+
+// add indexes a job; js.mu is held.
+func (js *jobs) add(j *job) {
+	js.byID[j.id] = j
+	js.byName[ownedName{j.owner, j.name}] = j
 }
 
 // remove forgets a job.
 func (js *jobs) remove(id string) {
 	js.mu.Lock()
 	defer js.mu.Unlock()
-	delete(js.byID, id)
+	if j, ok := js.byID[id]; ok {
+		delete(js.byName, ownedName{j.owner, j.name})
+		delete(js.byID, id)
+	}
 }
 
 // idle lists the jobs without client activity for longer than retention.

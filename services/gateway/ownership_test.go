@@ -149,3 +149,27 @@ func TestQuotasPerClient(t *testing.T) {
 	}
 	mustCreate("alice", sized("a4", 200)) // a2's room is free again
 }
+
+// TestResumeWithOtherFilesIsRefused: a job resumed with a file of another
+// size or fingerprint is FailedPrecondition, saying which file; the same
+// files resume it.
+func TestResumeWithOtherFilesIsRefused(t *testing.T) {
+	svc := testGateway(t, transport.NewMemStore(), time.Hour, make(chan string, 1))
+	req := func(size int64, print string) *wololov1.CreateJobRequest {
+		r := createRequest("j")
+		r.Players.Size, r.Players.Fingerprint = size, []byte(print)
+		return r
+	}
+	if _, err := svc.CreateJob(as("alice"), req(100, "A")); err != nil {
+		t.Fatal(err)
+	}
+	for name, r := range map[string]*wololov1.CreateJobRequest{"other content": req(100, "B"), "another size": req(101, "A")} {
+		_, err := svc.CreateJob(as("alice"), r)
+		if status.Code(err) != codes.FailedPrecondition || !strings.Contains(err.Error(), "another match_players.csv") {
+			t.Errorf("%s: %v, want FailedPrecondition naming match_players.csv", name, err)
+		}
+	}
+	if _, err := svc.CreateJob(as("alice"), req(100, "A")); err != nil {
+		t.Errorf("the same files: %v", err)
+	}
+}

@@ -143,7 +143,11 @@ type FileHeader struct {
 	// Byte offset just after the header record: where the data begins.
 	DataOffset int64 `protobuf:"varint,2,opt,name=data_offset,json=dataOffset,proto3" json:"data_offset,omitempty"`
 	// Total size of the file in bytes, for progress.
-	Size          int64 `protobuf:"varint,3,opt,name=size,proto3" json:"size,omitempty"`
+	Size int64 `protobuf:"varint,3,opt,name=size,proto3" json:"size,omitempty"`
+	// A fingerprint of the file's content (the client's: SHA-256 over the
+	// size and the first and last MiB). A job resumed with a file of another
+	// size or fingerprint is refused; empty skips the check.
+	Fingerprint   []byte `protobuf:"bytes,4,opt,name=fingerprint,proto3" json:"fingerprint,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -197,6 +201,13 @@ func (x *FileHeader) GetSize() int64 {
 		return x.Size
 	}
 	return 0
+}
+
+func (x *FileHeader) GetFingerprint() []byte {
+	if x != nil {
+		return x.Fingerprint
+	}
+	return nil
 }
 
 // CreateJobRequest carries both files' headers.
@@ -1153,13 +1164,14 @@ var File_wololo_v1_job_proto protoreflect.FileDescriptor
 
 const file_wololo_v1_job_proto_rawDesc = "" +
 	"\n" +
-	"\x13wololo/v1/job.proto\x12\twololo.v1\"[\n" +
+	"\x13wololo/v1/job.proto\x12\twololo.v1\"}\n" +
 	"\n" +
 	"FileHeader\x12\x18\n" +
 	"\acolumns\x18\x01 \x03(\tR\acolumns\x12\x1f\n" +
 	"\vdata_offset\x18\x02 \x01(\x03R\n" +
 	"dataOffset\x12\x12\n" +
-	"\x04size\x18\x03 \x01(\x03R\x04size\"\x8b\x01\n" +
+	"\x04size\x18\x03 \x01(\x03R\x04size\x12 \n" +
+	"\vfingerprint\x18\x04 \x01(\fR\vfingerprint\"\x8b\x01\n" +
 	"\x10CreateJobRequest\x12/\n" +
 	"\amatches\x18\x01 \x01(\v2\x15.wololo.v1.FileHeaderR\amatches\x12/\n" +
 	"\aplayers\x18\x02 \x01(\v2\x15.wololo.v1.FileHeaderR\aplayers\x12\x15\n" +

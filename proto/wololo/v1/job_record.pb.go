@@ -106,7 +106,9 @@ type FileRecord struct {
 	// The file's size in bytes.
 	Size int64 `protobuf:"varint,2,opt,name=size,proto3" json:"size,omitempty"`
 	// The offset of the first byte after the header.
-	DataOffset    int64 `protobuf:"varint,3,opt,name=data_offset,json=dataOffset,proto3" json:"data_offset,omitempty"`
+	DataOffset int64 `protobuf:"varint,3,opt,name=data_offset,json=dataOffset,proto3" json:"data_offset,omitempty"`
+	// The file's fingerprint as its client sent it (FileHeader.fingerprint).
+	Fingerprint   []byte `protobuf:"bytes,4,opt,name=fingerprint,proto3" json:"fingerprint,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -160,6 +162,13 @@ func (x *FileRecord) GetDataOffset() int64 {
 		return x.DataOffset
 	}
 	return 0
+}
+
+func (x *FileRecord) GetFingerprint() []byte {
+	if x != nil {
+		return x.Fingerprint
+	}
+	return nil
 }
 
 // UploadRecord is what each upload commit records of its file: how far the
@@ -254,13 +263,14 @@ const file_wololo_v1_job_record_proto_rawDesc = "" +
 	"\x0fcreated_unix_ms\x18\x01 \x01(\x03R\rcreatedUnixMs\x12+\n" +
 	"\x05files\x18\x02 \x03(\v2\x15.wololo.v1.FileRecordR\x05files\x12\x14\n" +
 	"\x05owner\x18\x03 \x01(\tR\x05owner\x12\x12\n" +
-	"\x04name\x18\x04 \x01(\tR\x04name\"[\n" +
+	"\x04name\x18\x04 \x01(\tR\x04name\"}\n" +
 	"\n" +
 	"FileRecord\x12\x18\n" +
 	"\acolumns\x18\x01 \x03(\tR\acolumns\x12\x12\n" +
 	"\x04size\x18\x02 \x01(\x03R\x04size\x12\x1f\n" +
 	"\vdata_offset\x18\x03 \x01(\x03R\n" +
-	"dataOffset\"\xe8\x01\n" +
+	"dataOffset\x12 \n" +
+	"\vfingerprint\x18\x04 \x01(\fR\vfingerprint\"\xe8\x01\n" +
 	"\fUploadRecord\x12\x16\n" +
 	"\x06offset\x18\x01 \x01(\x03R\x06offset\x12\x12\n" +
 	"\x04done\x18\x02 \x01(\bR\x04done\x12\x12\n" +
