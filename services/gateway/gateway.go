@@ -13,6 +13,7 @@ import (
 
 	"github.com/wololo/wololo/deploy"
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
+	"github.com/wololo/wololo/services/schema"
 	"github.com/wololo/wololo/services/stage"
 	"github.com/wololo/wololo/transport"
 )
@@ -49,6 +50,9 @@ type Config struct {
 	ClientMaxJobs  int
 	MaxJobBytes    int64
 	ClientMaxBytes int64
+	// MaxRecordBytes bounds one data record: a longer one is skipped and
+	// counted as malformed (schema.MaxRecordBytes if 0).
+	MaxRecordBytes int
 }
 
 // The per-client quotas' defaults.
@@ -109,7 +113,10 @@ func (c Config) Validate() error {
 	if c.BatchRows < 0 || c.OutboxLimit < 0 || c.Retention < 0 || c.MaxJobs < 0 || c.UploadIdle < 0 {
 		return fmt.Errorf("gateway config: BatchRows %d, OutboxLimit %d, Retention %s, MaxJobs %d and UploadIdle %s must not be negative", c.BatchRows, c.OutboxLimit, c.Retention, c.MaxJobs, c.UploadIdle)
 	}
-	if c.ClientMaxJobs < 0 || c.MaxJobBytes < 0 || c.ClientMaxBytes < 0 {
+	if c.MaxRecordBytes > schema.MaxRecordLimit {
+		return fmt.Errorf("gateway config: MaxRecordBytes %d: at most %d (a row must fit a batch message)", c.MaxRecordBytes, schema.MaxRecordLimit)
+	}
+	if c.ClientMaxJobs < 0 || c.MaxJobBytes < 0 || c.ClientMaxBytes < 0 || c.MaxRecordBytes < 0 {
 		return fmt.Errorf("gateway config: ClientMaxJobs %d, MaxJobBytes %d and ClientMaxBytes %d must not be negative", c.ClientMaxJobs, c.MaxJobBytes, c.ClientMaxBytes)
 	}
 	gw := c.Topology.Gateway()

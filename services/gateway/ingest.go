@@ -22,6 +22,17 @@ type Ingest struct {
 	offset  int64  // file offset of carry[0]: everything before is consumed
 	Report  schema.FileReport
 
+	// MaxRecord bounds the bytes held for one record: a longer record is
+	// skipped (RecordSkipper, nothing more held) and counted as malformed,
+	// as the reference counts it. schema.MaxRecordBytes unless set.
+	MaxRecord int
+	// OnOversized, if set, hears the file offset of each record skipped
+	// for its size.
+	OnOversized func(offset int64)
+	skipping    bool
+	skipFrom    int64 // where the record being skipped began
+	skipper     csvio.RecordSkipper
+
 	m batch.Match
 	p batch.Player
 }
@@ -53,12 +64,28 @@ func NewIngest(file schema.File, columns []string, stream string, offset int64, 
 func (in *Ingest) Pending() int { return len(in.carry) }
 
 // Offset is the file offset up to which every record has been emitted.
-func (in *Ingest) Offset() int64 { return in.offset }
+// While a record too long to hold is being skipped it is where that record
+// began: an upload resumed from there meets the record again.
+func (in *Ingest) Offset() int64 {
+	if in.skipping {
+		return in.skipFrom
+	}
+	return in.offset
+}
 
 // Feed parses every complete record of the bytes fed so far and emits its
 // row. With atEOF the input ends here and a last record without a newline
 // is complete.
 func (in *Ingest) Feed(data []byte, atEOF bool, out stage.Emitter) {
+	if in.skipping {
+		n, ended := in.skipper.Skip(data)
+		in.offset += int64(n)
+		data = data[n:]
+		if !ended && !atEOF {
+			return
+		}
+		in.endSkip()
+	}
 	in.carry = append(in.carry, data...)
 	buf := in.carry
 	for {
@@ -67,7 +94,14 @@ func (in *Ingest) Feed(data []byte, atEOF bool, out stage.Emitter) {
 			break
 		}
 		buf = buf[n:]
+		at := in.offset
 		in.offset += int64(n)
+		if n > in.maxRecord() && kind != csvio.Blank {
+			kind = csvio.Malformed // too long, whole or not: as the reference counts it
+			if in.OnOversized != nil {
+				in.OnOversized(at)
+			}
+		}
 		switch kind {
 		case csvio.Blank:
 		case csvio.Malformed:
@@ -79,6 +113,30 @@ func (in *Ingest) Feed(data []byte, atEOF bool, out stage.Emitter) {
 		}
 	}
 	in.carry = append(in.carry[:0], buf...)
+	if max := in.maxRecord(); len(in.carry) > max && !atEOF {
+		// Too long to hold: skip the rest of this record as it comes.
+		in.skipping, in.skipFrom, in.skipper = true, in.offset, csvio.RecordSkipper{}
+		carry := in.carry
+		in.carry = nil // let the held bytes go
+		in.Feed(carry, false, out)
+	}
+}
+
+func (in *Ingest) maxRecord() int {
+	if in.MaxRecord > 0 {
+		return in.MaxRecord
+	}
+	return schema.MaxRecordBytes
+}
+
+// endSkip counts the record just skipped for its size.
+func (in *Ingest) endSkip() {
+	in.skipping = false
+	in.Report.Rows++
+	in.Report.Malformed++
+	if in.OnOversized != nil {
+		in.OnOversized(in.skipFrom)
+	}
 }
 
 func (in *Ingest) missing(column string) { in.Report.Missing[column]++ }

@@ -509,3 +509,52 @@ func TestNewIngestHeaders(t *testing.T) {
 		t.Errorf("NewIngest of an unknown file: nil error")
 	}
 }
+
+// TestIngestSkipsOversizedRecords: a record longer than MaxRecord is
+// counted as malformed and nothing of it is emitted or held, whether it
+// arrives whole or in pieces, quoted or not; Offset stays at its start
+// while it is skipped, so an upload resumed there meets it again; the
+// records around it are parsed as usual.
+func TestIngestSkipsOversizedRecords(t *testing.T) {
+	columns := []string{"match", "rating", "civ", "winner"}
+	header := "match,rating,civ,winner\n"
+	long := strings.Repeat("x", 300)
+	body := "m1,1500,Aztecs,1\n" + "m2,1500,\"" + long + "\n" + long + "\",0\n" + "m3,1000," + long + ",1\n" + "m4,900,Celts,0\n"
+	data := header + body
+	want := []string{`s match="m1" civ="Aztecs" rating=1500 winner=true`, `s match="m4" civ="Celts" rating=900 winner=false`}
+	for _, size := range []int{1, 7, 64, 299, 301, len(body)} {
+		in, err := NewIngest(schema.Players, columns, "s", int64(len(header)), schema.FileReport{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		in.MaxRecord = 200
+		var skipped []int64
+		in.OnOversized = func(at int64) { skipped = append(skipped, at) }
+		out := &ingestEmitter{}
+		for off := 0; off < len(body); off += size {
+			in.Feed([]byte(body[off:min(off+size, len(body))]), false, out)
+			if in.Pending() > 200+size {
+				t.Fatalf("chunks of %d: %d bytes held, over the limit", size, in.Pending())
+			}
+		}
+		in.Feed(nil, true, out)
+		what := fmt.Sprintf("chunks of %d", size)
+		sameRows(t, what, out.rows, want)
+		if in.Report.Rows != 4 || in.Report.Malformed != 2 || in.Offset() != int64(len(data)) {
+			t.Errorf("%s: rows %d, malformed %d, offset %d; want 4, 2, %d", what, in.Report.Rows, in.Report.Malformed, in.Offset(), len(data))
+		}
+		m2, m3 := int64(len(header)+len("m1,1500,Aztecs,1\n")), int64(strings.Index(data, "m3,"))
+		if len(skipped) != 2 || skipped[0] != m2 || skipped[1] != m3 {
+			t.Errorf("%s: skipped at %v, want [%d %d]", what, skipped, m2, m3)
+		}
+	}
+	// Mid-skip, Offset is where the long record began.
+	in, _ := NewIngest(schema.Players, columns, "s", int64(len(header)), schema.FileReport{})
+	in.MaxRecord = 200
+	out := &ingestEmitter{}
+	cut := strings.Index(data, long) + 250 - len(header)
+	in.Feed([]byte(body[:cut]), false, out)
+	if start := int64(strings.Index(data, "m2,")); in.Offset() != start {
+		t.Errorf("mid-skip Offset = %d, want the long record's start %d", in.Offset(), start)
+	}
+}

@@ -13,9 +13,6 @@ import (
 	"github.com/wololo/wololo/transport"
 )
 
-// MaxRecordBytes bounds one CSV record, so that an unclosed quote cannot make
-// the gateway buffer a whole file.
-const MaxRecordBytes = 8 << 20
 
 // fileStreams maps each input file to the stream its rows enter the graph on.
 var fileStreams = map[schema.File]string{schema.Matches: operators.Matches, schema.Players: operators.Players}
@@ -74,6 +71,12 @@ func (g *Gateway) upload(stream uploadStream) error {
 
 	log := j.log.With("file", file.String())
 	in, err := NewIngest(file, j.files[file].columns, fileStreams[file], u.offset, u.report)
+	if err == nil {
+		in.MaxRecord = g.cfg.MaxRecordBytes
+		in.OnOversized = func(at int64) {
+			log.Warn("record over the size limit skipped, counted as malformed", "offset", at, "limit", in.maxRecord(), "flag", "--max-record-bytes")
+		}
+	}
 	if err != nil {
 		return kindError{ErrInvalid, err}
 	}
@@ -109,9 +112,6 @@ func (g *Gateway) upload(stream uploadStream) error {
 				return errorf(ErrFull, "%s: more bytes than the %d its header declared; nothing past byte %d is taken", file, declared, in.Offset())
 			}
 			in.Feed(f.Data, false, out)
-			if in.Pending() > MaxRecordBytes {
-				return errorf(ErrInvalid, "%s: the record at byte %d is longer than %d bytes; is a quote left open?", file, in.Offset(), MaxRecordBytes)
-			}
 			if err := g.commitUpload(u, in, out, false); err != nil {
 				return err
 			}

@@ -55,6 +55,8 @@ type Config struct {
 	ClientMaxJobs  int
 	MaxJobBytes    int64
 	ClientMaxBytes int64
+	// MaxRecordBytes (gateway): see gateway.Config.
+	MaxRecordBytes int
 }
 
 // WithDefaults returns the config with an in-memory store and a null
@@ -149,7 +151,7 @@ func New(cfg Config) (*Node, error) {
 		n.Gateway, err = gateway.New(gateway.Config{
 			Topology: cfg.Topology, Committer: committer,
 			Log: log.Named("gateway"), BatchRows: cfg.BatchRows, OutboxLimit: cfg.OutboxLimit, Retention: cfg.Retention, MaxJobs: cfg.MaxJobs, UploadIdle: cfg.UploadIdle,
-			ClientMaxJobs: cfg.ClientMaxJobs, MaxJobBytes: cfg.MaxJobBytes, ClientMaxBytes: cfg.ClientMaxBytes, Identify: identify(cfg.Credentials),
+			ClientMaxJobs: cfg.ClientMaxJobs, MaxJobBytes: cfg.MaxJobBytes, ClientMaxBytes: cfg.ClientMaxBytes, MaxRecordBytes: cfg.MaxRecordBytes, Identify: identify(cfg.Credentials),
 		})
 		if err != nil {
 			return nil, err

@@ -2,6 +2,7 @@ package reference
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -224,6 +225,9 @@ func TestMissingColumn(t *testing.T) {
 // TestHeaderRulesAreTheSystems: the reference refuses a repeated required
 // column and an oversized header with the system's messages and bound.
 func TestHeaderRulesAreTheSystems(t *testing.T) {
+	if MaxRecordBytes != schema.MaxRecordBytes {
+		t.Fatalf("the reference bounds a record at %d bytes, the system at %d", MaxRecordBytes, schema.MaxRecordBytes)
+	}
 	if maxHeaderBytes != schema.MaxHeaderBytes {
 		t.Fatalf("the reference bounds a header at %d bytes, the system at %d", maxHeaderBytes, schema.MaxHeaderBytes)
 	}
@@ -243,5 +247,20 @@ func TestHeaderRulesAreTheSystems(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(sys.Error(), want) {
 			t.Errorf("header %.60q: reference %v, system %v; want %q from both", header, err, sys, want)
 		}
+	}
+}
+
+// TestOversizedRecordsAreMalformed: a record longer than the bound is
+// malformed whatever it holds, as the gateway counts it.
+func TestOversizedRecordsAreMalformed(t *testing.T) {
+	long := strings.Repeat("x", 300)
+	players := "match,rating,civ,winner\nm1,1500,Aztecs,1\nm2,1500,\"" + long + "\n" + long + "\",0\nm3,1000," + long + ",1\nm4,900,Celts,0\n"
+	matches := "token,ladder,mirror,average_rating,map,server,duration\n"
+	res, err := evaluate(context.Background(), MatchesFile, strings.NewReader(matches), PlayersFile, strings.NewReader(players), 200)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := res.Report.Players; r.Rows != 4 || r.Malformed != 2 {
+		t.Fatalf("players report %+v, want 4 rows, 2 malformed", r)
 	}
 }

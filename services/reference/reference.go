@@ -64,15 +64,26 @@ type Result struct {
 // read from the two readers. Errors name the files "matches.csv" and
 // "match_players.csv".
 func Evaluate(matches, players io.Reader) (Result, error) {
-	return evaluate(context.Background(), MatchesFile, matches, PlayersFile, players)
+	return evaluate(context.Background(), MatchesFile, matches, PlayersFile, players, MaxRecordBytes)
+}
+
+// MaxRecordBytes is the contract's default bound on one data record, the
+// system's schema.MaxRecordBytes (a test keeps them equal): a longer record
+// is malformed, skipped and counted.
+const MaxRecordBytes = 1 << 20
+
+// EvaluateFilesLimit is EvaluateFiles with another bound on a record (the
+// gateway's --max-record-bytes).
+func EvaluateFilesLimit(matchesPath, playersPath string, maxRecordBytes int) (Result, error) {
+	return evaluateFiles(context.Background(), matchesPath, playersPath, maxRecordBytes)
 }
 
 // EvaluateFiles is Evaluate over two files; errors name the paths given.
 func EvaluateFiles(matchesPath, playersPath string) (Result, error) {
-	return evaluateFiles(context.Background(), matchesPath, playersPath)
+	return evaluateFiles(context.Background(), matchesPath, playersPath, MaxRecordBytes)
 }
 
-func evaluateFiles(ctx context.Context, matchesPath, playersPath string) (Result, error) {
+func evaluateFiles(ctx context.Context, matchesPath, playersPath string, maxRecord int) (Result, error) {
 	m, err := os.Open(matchesPath)
 	if err != nil {
 		return Result{}, err
@@ -83,7 +94,7 @@ func evaluateFiles(ctx context.Context, matchesPath, playersPath string) (Result
 		return Result{}, err
 	}
 	defer p.Close()
-	return evaluate(ctx, matchesPath, m, playersPath, p)
+	return evaluate(ctx, matchesPath, m, playersPath, p, maxRecord)
 }
 
 // table is one input file being read: its CSV reader, header and counts.
@@ -91,6 +102,7 @@ type table struct {
 	name   string
 	r      *csv.Reader
 	width  int            // the header's field count
+	max    int            // a longer record is malformed
 	col    map[string]int // required column -> index
 	report FileReport
 }
@@ -149,12 +161,17 @@ func openTable(name string, in io.Reader, required []string) (*table, error) {
 // malformed ones. The record is reused: fn must clone what it keeps.
 func (t *table) each(ctx context.Context, fn func(rec []string)) error {
 	for {
+		from := t.r.InputOffset()
 		rec, err := t.r.Read()
 		if err == io.EOF {
 			return nil
 		}
 		var perr *csv.ParseError
 		switch {
+		case t.max > 0 && t.r.InputOffset()-from > int64(t.max):
+			t.report.Rows++ // too long a record: malformed, whatever it holds
+			t.report.Malformed++
+			continue
 		case errors.As(err, &perr):
 			t.report.Rows++
 			t.report.Malformed++
@@ -220,7 +237,7 @@ type civCount struct {
 	wins, played int64
 }
 
-func evaluate(ctx context.Context, mName string, mIn io.Reader, pName string, pIn io.Reader) (Result, error) {
+func evaluate(ctx context.Context, mName string, mIn io.Reader, pName string, pIn io.Reader, maxRecord int) (Result, error) {
 	// Both headers are checked before any row is processed.
 	mt, err := openTable(mName, mIn, matchesColumns)
 	if err != nil {
@@ -230,6 +247,7 @@ func evaluate(ctx context.Context, mName string, mIn io.Reader, pName string, pI
 	if err != nil {
 		return Result{}, err
 	}
+	mt.max, pt.max = maxRecord, maxRecord
 
 	// matches.csv: the Q1 answer and the qualifying tokens of Q3 and Q4.
 	q1 := map[string]struct{}{}

@@ -56,6 +56,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	matches := fs.String("matches", "", "path of matches.csv (required)")
 	players := fs.String("players", "", "path of match_players.csv (required)")
 	out := fs.String("out", "", "directory for q1.csv..q4.csv, created if needed (required)")
+	maxRecord := fs.Int("max-record-bytes", MaxRecordBytes, "a data record longer than this is malformed (the gateway's --max-record-bytes)")
 	if err := cli.Parse(fs, args); err != nil {
 		return err // flag.ErrHelp for -h, after the usage was printed
 	}
@@ -64,7 +65,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 
 	start := time.Now()
-	res, err := evaluateFiles(ctx, *matches, *players)
+	res, err := evaluateFiles(ctx, *matches, *players, *maxRecord)
 	if err != nil {
 		return err
 	}

@@ -45,6 +45,18 @@ var ErrMissingColumn = errors.New("header is missing a required column")
 // with that message by the client, the gateway and the reference alike.
 const MaxHeaderBytes = 1 << 20
 
+// MaxRecordBytes is the contract's default bound on one data record: a
+// longer one is malformed (skipped and counted), so that no record, an
+// unclosed quote included, makes a process hold more than this, and every
+// row fits a batch message. The gateway's --max-record-bytes and the
+// reference's change it, up to MaxRecordLimit.
+const MaxRecordBytes = 1 << 20
+
+// MaxRecordLimit is the largest record bound a gateway takes: a batch is
+// cut at about 1 MiB, and one more row must keep it under the 4 MiB a gRPC
+// message may have.
+const MaxRecordLimit = 2 << 20
+
 // HeaderError reports a header without one of its file's required columns,
 // or with one of them twice (which one is meant cannot be known).
 type HeaderError struct {

@@ -111,6 +111,15 @@ func (n Number) Units() (units int64, ok bool) {
 	return n.units, true
 }
 
+// TextLen is about the length of the value's text when it travels as text
+// (a wide value; 0 for a fast-path one, which travels as an integer).
+func (n Number) TextLen() int {
+	if n.wide == nil {
+		return 0
+	}
+	return len(n.wide.int) + len(n.wide.frac) + 2
+}
+
 // String returns the canonical decimal text: no leading zeros, no trailing
 // fractional zeros and no point when there is no fraction ("2034.0" gives
 // "2034", "-0" gives "0"). ParseNumber reads it back to the same value.

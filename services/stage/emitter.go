@@ -13,6 +13,11 @@ import (
 // DefaultBatchRows is the number of rows after which a batch is cut.
 const DefaultBatchRows = 8192
 
+// MaxBatchBytes is about the size after which a batch is cut whatever its
+// rows: with one more row of at most schema.MaxRecordLimit it stays under
+// the 4 MiB a gRPC message may have.
+const MaxBatchBytes = 1 << 20
+
 // slot accumulates the rows bound for one receiver instance.
 type slot struct {
 	ch     transport.ChannelID
@@ -20,6 +25,7 @@ type slot struct {
 	player batch.PlayerBuilder
 	token  batch.TokenBuilder
 	civ    batch.CivBuilder
+	bytes  int // about what the rows since the last cut take
 }
 
 func (s *slot) rows() int { return s.match.Len() + s.player.Len() + s.token.Len() + s.civ.Len() }
@@ -79,10 +85,15 @@ func (o *Outputs) cut(s *slot) {
 			o.built = append(o.built, transport.Output{Channel: s.ch, Rows: b.Build()})
 		}
 	}
+	s.bytes = 0
 }
 
-func (o *Outputs) full(s *slot) {
-	if s.rows() >= o.maxRows {
+// full cuts the slot's batches once they have maxRows rows or about
+// MaxBatchBytes; size is what the last row added (its text, plus a bound
+// on its other fields).
+func (o *Outputs) full(s *slot, size int) {
+	s.bytes += size + 32
+	if s.rows() >= o.maxRows || s.bytes >= MaxBatchBytes {
 		o.cut(s)
 	}
 }
@@ -91,28 +102,28 @@ func (o *Outputs) full(s *slot) {
 func (o *Outputs) Match(stream string, m *batch.Match) {
 	s := o.slot(stream, m.Token)
 	s.match.Add(m)
-	o.full(s)
+	o.full(s, len(m.Token)+len(m.Ladder)+len(m.Map)+len(m.Server)+m.AverageRating.TextLen())
 }
 
 // Player emits a player row keyed by its match.
 func (o *Outputs) Player(stream string, p *batch.Player) {
 	s := o.slot(stream, p.Match)
 	s.player.Add(p)
-	o.full(s)
+	o.full(s, len(p.Match)+len(p.Civ)+p.Rating.TextLen())
 }
 
 // Token emits a token keyed by itself.
 func (o *Outputs) Token(stream string, token []byte) {
 	s := o.slot(stream, token)
 	s.token.Add(token)
-	o.full(s)
+	o.full(s, len(token))
 }
 
 // Civ emits counters keyed by the civilization.
 func (o *Outputs) Civ(stream string, civ string, wins, count int64) {
 	s := o.slot(stream, []byte(civ))
 	s.civ.Add(civ, wins, count)
-	o.full(s)
+	o.full(s, len(civ))
 }
 
 // Record stores a per-job value in the next commit.

@@ -71,6 +71,7 @@ func run(ctx context.Context, cmd string, args []string, stderr io.Writer) error
 	clientMaxJobs := fs.Int("client-max-jobs", 0, "gateway: unfinished jobs one client holds at once (default 16)")
 	maxJobBytes := fs.Int64("max-job-bytes", 0, "gateway: declared bytes of one job's two files together (default 8 GiB)")
 	clientMaxBytes := fs.Int64("client-max-bytes", 0, "gateway: declared bytes of one client's unfinished jobs together (default 16 GiB)")
+	maxRecordBytes := fs.Int("max-record-bytes", 0, "gateway: a data record longer than this is skipped and counted as malformed (default 1 MiB, at most 2 MiB; the reference's --max-record-bytes must match)")
 	maxJobs := fs.Int("max-jobs", 0, "jobs this process holds at once; more are refused (ResourceExhausted) until one is fetched (default 1024)")
 	outboxLimit := fs.Int("outbox-limit", 0, "unacknowledged batches per output channel before input stops (default 16)")
 	memLimit := fs.Int("memory-limit-mib", DefaultMemoryLimitMiB, "soft memory limit in MiB: the garbage collector works harder near it (0: none; the GOMEMLIMIT environment variable wins)")
@@ -143,7 +144,7 @@ func run(ctx context.Context, cmd string, args []string, stderr io.Writer) error
 	n, err := node.New(node.Config{
 		Topology: top, Instance: in, Listener: l, Public: pl, Credentials: creds, Resolver: resolver, Store: store, Log: log, Retention: *retention,
 		BatchRows: *batchRows, OutboxLimit: *outboxLimit, MaxJobs: *maxJobs, UploadIdle: *uploadIdle,
-		ClientMaxJobs: *clientMaxJobs, MaxJobBytes: *maxJobBytes, ClientMaxBytes: *clientMaxBytes,
+		ClientMaxJobs: *clientMaxJobs, MaxJobBytes: *maxJobBytes, ClientMaxBytes: *clientMaxBytes, MaxRecordBytes: *maxRecordBytes,
 	})
 	if err != nil {
 		l.Close()
