@@ -13,7 +13,6 @@ import (
 	"github.com/wololo/wololo/transport"
 )
 
-
 // fileStreams maps each input file to the stream its rows enter the graph on.
 var fileStreams = map[schema.File]string{schema.Matches: operators.Matches, schema.Players: operators.Players}
 
