@@ -21,6 +21,7 @@ type progress struct {
 	start    time.Time
 	name     string
 	base     map[wololov1.InputFile]int64 // offset where this session started, per file
+	baseRows map[wololov1.InputFile]int64 // rows the gateway had before this session, per file
 	offset   map[wololov1.InputFile]int64
 	rows     map[wololov1.InputFile]int64
 	lastDraw time.Time
@@ -29,7 +30,7 @@ type progress struct {
 
 func newProgress(w io.Writer, terminal bool) *progress {
 	return &progress{w: w, terminal: terminal, start: time.Now(),
-		base: map[wololov1.InputFile]int64{}, offset: map[wololov1.InputFile]int64{}, rows: map[wololov1.InputFile]int64{}}
+		base: map[wololov1.InputFile]int64{}, baseRows: map[wololov1.InputFile]int64{}, offset: map[wololov1.InputFile]int64{}, rows: map[wololov1.InputFile]int64{}}
 }
 
 func (p *progress) printf(format string, args ...any) {
@@ -50,7 +51,7 @@ func (p *progress) setFile(name string, f wololov1.InputFile, offset, rows int64
 	defer p.mu.Unlock()
 	p.name = name
 	if _, ok := p.base[f]; !ok {
-		p.base[f] = offset
+		p.base[f], p.baseRows[f] = offset, rows
 	}
 	p.offset[f], p.rows[f] = offset, rows
 }
@@ -72,10 +73,10 @@ func (p *progress) ack(f wololov1.InputFile, offset, rows int64) {
 }
 
 func (p *progress) drawLocked(now time.Time) {
-	var done, rows, sent int64
+	var done, rows, sent int64 // rows and sent: this session's only
 	for f, off := range p.offset {
 		done += off
-		rows += p.rows[f]
+		rows += p.rows[f] - p.baseRows[f]
 		sent += off - p.base[f]
 	}
 	pct := 0.0

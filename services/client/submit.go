@@ -198,7 +198,11 @@ func Submit(ctx context.Context, o SubmitOptions) (*Summary, error) {
 	}
 	sum := &Summary{JobID: created.JobId, Files: map[string]string{}}
 	p := newProgress(o.Progress, o.Terminal)
-	p.printf("job %s created on %s\n", sum.JobID, o.Server)
+	if created.Resumed {
+		p.printf("job %s resumed on %s\n", sum.JobID, o.Server)
+	} else {
+		p.printf("job %s created on %s\n", sum.JobID, o.Server)
+	}
 	// From here on the job exists at the gateway: every way out says how
 	// to pick it up again.
 	leftBehind := func(err error) error {

@@ -66,9 +66,11 @@ func TestJobIdsAreFingerprintedNames(t *testing.T) {
 	sets := testDatasets(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
+	var progress bytes.Buffer
 	run := func(d *dataset, keep bool) error {
 		out := t.TempDir()
-		_, err := client.Submit(ctx, client.SubmitOptions{Server: c.GatewayAddr(), TLS: clientTLS(t, c), Matches: d.matches, Players: d.players, Out: out, JobID: "nightly", Keep: keep, Reach: 5 * time.Second})
+		progress.Reset()
+		_, err := client.Submit(ctx, client.SubmitOptions{Server: c.GatewayAddr(), TLS: clientTLS(t, c), Matches: d.matches, Players: d.players, Out: out, JobID: "nightly", Keep: keep, Reach: 5 * time.Second, Progress: &progress})
 		if err == nil {
 			compareOutputs(t, d, out)
 		}
@@ -82,6 +84,9 @@ func TestJobIdsAreFingerprintedNames(t *testing.T) {
 	}
 	if err := run(sets[1], true); err != nil { // kept, same files: its answers
 		t.Fatalf("the id of a kept job with its files: %v", err)
+	}
+	if !strings.Contains(progress.String(), "job nightly resumed") {
+		t.Errorf("a resumed job did not say so:\n%s", progress.String())
 	}
 	err := run(sets[0], true) // kept, other files
 	if err == nil || !strings.Contains(err.Error(), `job "nightly" was created with another matches.csv`) {

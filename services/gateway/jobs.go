@@ -148,40 +148,40 @@ func (js *jobs) admit(owner string, bytes int64) error {
 // create checks both headers and creates the owner's job, durably, under
 // the given name (a new one if empty). Creating a job that exists is not an
 // error: it is how a client resumes.
-func (js *jobs) create(owner, name string, matches, players *wololov1.FileHeader) (*job, error) {
+func (js *jobs) create(owner, name string, matches, players *wololov1.FileHeader) (j *job, resumed bool, err error) {
 	if matches == nil || players == nil {
-		return nil, errorf(ErrInvalid, "both file headers are required")
+		return nil, false, errorf(ErrInvalid, "both file headers are required")
 	}
 	for i, h := range []*wololov1.FileHeader{matches, players} {
 		if h.Size < 0 || h.DataOffset < 0 || h.DataOffset > h.Size {
-			return nil, errorf(ErrInvalid, "%s: a file of %d bytes whose data starts at byte %d", schema.File(i), h.Size, h.DataOffset)
+			return nil, false, errorf(ErrInvalid, "%s: a file of %d bytes whose data starts at byte %d", schema.File(i), h.Size, h.DataOffset)
 		}
 	}
 	if _, err := schema.ParseMatchHeader(headerFields(matches)); err != nil {
-		return nil, kindError{ErrInvalid, err}
+		return nil, false, kindError{ErrInvalid, err}
 	}
 	if _, err := schema.ParsePlayerHeader(headerFields(players)); err != nil {
-		return nil, kindError{ErrInvalid, err}
+		return nil, false, kindError{ErrInvalid, err}
 	}
 	if name == "" {
 		name = transport.NewJobID()
 	} else if !transport.ValidJobID(name) {
-		return nil, errorf(ErrInvalid, "job id %q: use 1-64 letters, digits, '-' or '_'", name)
+		return nil, false, errorf(ErrInvalid, "job id %q: use 1-64 letters, digits, '-' or '_'", name)
 	}
 	js.mu.Lock()
 	defer js.mu.Unlock()
 	if j, ok := js.byName[ownedName{owner, name}]; ok {
 		if err := j.sameFiles(matches, players); err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		j.touch()
-		return j, nil
+		return j, true, nil
 	}
 	// A fresh internal id each time: a name used again after its job was
 	// deleted (and tombstoned in every process) makes a new job.
 	id := transport.NewJobID()
 	if err := js.admit(owner, matches.Size+players.Size); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	rec := &wololov1.JobRecord{CreatedUnixMs: time.Now().UnixMilli(), Owner: owner, Name: name}
 	for _, h := range []*wololov1.FileHeader{matches, players} {
@@ -189,17 +189,17 @@ func (js *jobs) create(owner, name string, matches, players *wololov1.FileHeader
 	}
 	b, err := proto.Marshal(rec)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	// The job exists once its description is durable: a gateway restarted
 	// from now on knows it, and the client can resume its upload.
 	if err := js.store.Commit(&transport.Commit{Job: id, Records: map[string][]byte{recordMeta: b}}); err != nil {
-		return nil, errorf(ErrStore, "store job %q: %v", id, err)
+		return nil, false, errorf(ErrStore, "store job %q: %v", id, err)
 	}
-	j := js.newJob(id, rec)
+	j = js.newJob(id, rec)
 	js.add(j)
 	j.log.Info("job created", "matches-bytes", matches.Size, "players-bytes", players.Size)
-	return j, nil
+	return j, false, nil
 }
 
 func (js *jobs) newJob(id string, rec *wololov1.JobRecord) *job {

@@ -22,11 +22,11 @@ func (s jobService) CreateJob(ctx context.Context, req *wololov1.CreateJobReques
 	if err != nil {
 		return nil, err
 	}
-	j, err := s.g.jobs.create(owner, req.GetJobId(), req.GetMatches(), req.GetPlayers())
+	j, resumed, err := s.g.jobs.create(owner, req.GetJobId(), req.GetMatches(), req.GetPlayers())
 	if err != nil {
 		return nil, toStatus(err)
 	}
-	return &wololov1.CreateJobResponse{JobId: j.name}, nil
+	return &wololov1.CreateJobResponse{JobId: j.name, Resumed: resumed}, nil
 }
 
 // job is the caller's job of that name (NotFound for anyone else's).

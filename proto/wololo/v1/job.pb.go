@@ -279,7 +279,10 @@ func (x *CreateJobRequest) GetJobId() string {
 type CreateJobResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The job id.
-	JobId         string `protobuf:"bytes,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	JobId string `protobuf:"bytes,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	// The job existed already (created earlier with the same files): the
+	// client resumes it.
+	Resumed       bool `protobuf:"varint,2,opt,name=resumed,proto3" json:"resumed,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -319,6 +322,13 @@ func (x *CreateJobResponse) GetJobId() string {
 		return x.JobId
 	}
 	return ""
+}
+
+func (x *CreateJobResponse) GetResumed() bool {
+	if x != nil {
+		return x.Resumed
+	}
+	return false
 }
 
 // UploadRequest is one frame of an upload.
@@ -1175,9 +1185,10 @@ const file_wololo_v1_job_proto_rawDesc = "" +
 	"\x10CreateJobRequest\x12/\n" +
 	"\amatches\x18\x01 \x01(\v2\x15.wololo.v1.FileHeaderR\amatches\x12/\n" +
 	"\aplayers\x18\x02 \x01(\v2\x15.wololo.v1.FileHeaderR\aplayers\x12\x15\n" +
-	"\x06job_id\x18\x03 \x01(\tR\x05jobId\"*\n" +
+	"\x06job_id\x18\x03 \x01(\tR\x05jobId\"D\n" +
 	"\x11CreateJobResponse\x12\x15\n" +
-	"\x06job_id\x18\x01 \x01(\tR\x05jobId\"\x91\x01\n" +
+	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12\x18\n" +
+	"\aresumed\x18\x02 \x01(\bR\aresumed\"\x91\x01\n" +
 	"\rUploadRequest\x12.\n" +
 	"\x05start\x18\x01 \x01(\v2\x16.wololo.v1.UploadStartH\x00R\x05start\x12\x14\n" +
 	"\x04data\x18\x02 \x01(\fH\x00R\x04data\x121\n" +
