@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -135,6 +136,13 @@ func PrintReport(w io.Writer, job *wololov1.Job) {
 				parts = append(parts, fmt.Sprintf("%s %d", c, r.Missing[c]))
 			}
 			fmt.Fprintf(w, ", missing values (left out) %s", strings.Join(parts, ", "))
+		}
+		if len(r.OversizedAt) > 0 {
+			at := make([]string, len(r.OversizedAt))
+			for i, o := range r.OversizedAt {
+				at[i] = strconv.FormatInt(o, 10)
+			}
+			fmt.Fprintf(w, ", over the record size limit (malformed) at byte %s", strings.Join(at, ", "))
 		}
 		fmt.Fprintln(w)
 	}

@@ -98,9 +98,7 @@ func (in *Ingest) Feed(data []byte, atEOF bool, out stage.Emitter) {
 		in.offset += int64(n)
 		if n > in.maxRecord() && kind != csvio.Blank {
 			kind = csvio.Malformed // too long, whole or not: as the reference counts it
-			if in.OnOversized != nil {
-				in.OnOversized(at)
-			}
+			in.oversized(at)
 		}
 		switch kind {
 		case csvio.Blank:
@@ -134,8 +132,13 @@ func (in *Ingest) endSkip() {
 	in.skipping = false
 	in.Report.Rows++
 	in.Report.Malformed++
+	in.oversized(in.skipFrom)
+}
+
+func (in *Ingest) oversized(at int64) {
+	in.Report.AddOversized(at)
 	if in.OnOversized != nil {
-		in.OnOversized(in.skipFrom)
+		in.OnOversized(at)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"strings"
 	"testing"
 
@@ -544,8 +545,8 @@ func TestIngestSkipsOversizedRecords(t *testing.T) {
 			t.Errorf("%s: rows %d, malformed %d, offset %d; want 4, 2, %d", what, in.Report.Rows, in.Report.Malformed, in.Offset(), len(data))
 		}
 		m2, m3 := int64(len(header)+len("m1,1500,Aztecs,1\n")), int64(strings.Index(data, "m3,"))
-		if len(skipped) != 2 || skipped[0] != m2 || skipped[1] != m3 {
-			t.Errorf("%s: skipped at %v, want [%d %d]", what, skipped, m2, m3)
+		if len(skipped) != 2 || skipped[0] != m2 || skipped[1] != m3 || !slices.Equal(in.Report.OversizedAt, skipped) {
+			t.Errorf("%s: skipped at %v, reported at %v, want [%d %d]", what, skipped, in.Report.OversizedAt, m2, m3)
 		}
 	}
 	// Mid-skip, Offset is where the long record began.

@@ -3,6 +3,7 @@ package gateway
 import (
 	"bytes"
 	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -247,7 +248,7 @@ func (js *jobs) recover(img *transport.Image) (unreadable []string, err error) {
 				return nil, errorf(ErrInvalid, "job %q: upload record of %s: %v", id, schema.File(i), err)
 			}
 			fs.offset, fs.done = up.Offset, up.Done
-			fs.report = schema.FileReport{Rows: up.Rows, Malformed: up.Malformed, Missing: maps.Clone(up.Missing)}
+			fs.report = schema.FileReport{Rows: up.Rows, Malformed: up.Malformed, Missing: maps.Clone(up.Missing), OversizedAt: up.OversizedAt}
 			if fs.report.Missing == nil {
 				fs.report.Missing = map[string]int64{}
 			}
@@ -368,6 +369,7 @@ func (u *upload) end() {
 func (u *upload) record(offset int64, report schema.FileReport, done bool) ([]byte, error) {
 	return proto.Marshal(&wololov1.UploadRecord{
 		Offset: offset, Done: done, Rows: report.Rows, Malformed: report.Malformed, Missing: maps.Clone(report.Missing),
+		OversizedAt: report.OversizedAt,
 	})
 }
 
@@ -389,6 +391,7 @@ func (u *upload) committed(offset int64, report schema.FileReport, done bool) {
 func cloneReport(r schema.FileReport) schema.FileReport {
 	c := r
 	c.Missing = maps.Clone(r.Missing)
+	c.OversizedAt = slices.Clone(r.OversizedAt)
 	if c.Missing == nil {
 		c.Missing = map[string]int64{}
 	}
@@ -440,6 +443,7 @@ func (j *job) view() (*wololov1.Job, <-chan struct{}) {
 		r := &wololov1.FileReport{
 			File: schema.File(i).String(), Rows: fs.report.Rows, Malformed: fs.report.Malformed,
 			Missing: maps.Clone(fs.report.Missing), Offset: fs.offset, Size: fs.size, Done: fs.done,
+			OversizedAt: slices.Clone(fs.report.OversizedAt),
 		}
 		if r.Missing == nil {
 			r.Missing = map[string]int64{}

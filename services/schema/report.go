@@ -14,6 +14,20 @@ type FileReport struct {
 	// that need it: the number, boolean and duration columns, and civ when
 	// empty.
 	Missing map[string]int64
+	// OversizedAt holds the byte offsets of the records skipped for being
+	// over the record size bound (counted in Malformed too), the first
+	// MaxOversizedListed of them.
+	OversizedAt []int64
+}
+
+// MaxOversizedListed bounds FileReport.OversizedAt.
+const MaxOversizedListed = 100
+
+// AddOversized notes a record skipped for its size at offset.
+func (r *FileReport) AddOversized(offset int64) {
+	if len(r.OversizedAt) < MaxOversizedListed {
+		r.OversizedAt = append(r.OversizedAt, offset)
+	}
 }
 
 // AddMissing counts n more rows with a missing value in column, creating

@@ -618,7 +618,10 @@ type FileReport struct {
 	// Total bytes.
 	Size int64 `protobuf:"varint,6,opt,name=size,proto3" json:"size,omitempty"`
 	// The whole file is in.
-	Done          bool `protobuf:"varint,7,opt,name=done,proto3" json:"done,omitempty"`
+	Done bool `protobuf:"varint,7,opt,name=done,proto3" json:"done,omitempty"`
+	// Byte offsets of the records skipped for their size (over the gateway's
+	// --max-record-bytes; counted in malformed too), the first 100.
+	OversizedAt   []int64 `protobuf:"varint,8,rep,packed,name=oversized_at,json=oversizedAt,proto3" json:"oversized_at,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -700,6 +703,13 @@ func (x *FileReport) GetDone() bool {
 		return x.Done
 	}
 	return false
+}
+
+func (x *FileReport) GetOversizedAt() []int64 {
+	if x != nil {
+		return x.OversizedAt
+	}
+	return nil
 }
 
 // Job is a job's state and report.
@@ -1202,7 +1212,7 @@ const file_wololo_v1_job_proto_rawDesc = "" +
 	"\x0eUploadResponse\x12\x16\n" +
 	"\x06offset\x18\x01 \x01(\x03R\x06offset\x12\x12\n" +
 	"\x04rows\x18\x02 \x01(\x03R\x04rows\x12\x12\n" +
-	"\x04done\x18\x03 \x01(\bR\x04done\"\x8c\x02\n" +
+	"\x04done\x18\x03 \x01(\bR\x04done\"\xaf\x02\n" +
 	"\n" +
 	"FileReport\x12\x12\n" +
 	"\x04file\x18\x01 \x01(\tR\x04file\x12\x12\n" +
@@ -1211,7 +1221,8 @@ const file_wololo_v1_job_proto_rawDesc = "" +
 	"\amissing\x18\x04 \x03(\v2\".wololo.v1.FileReport.MissingEntryR\amissing\x12\x16\n" +
 	"\x06offset\x18\x05 \x01(\x03R\x06offset\x12\x12\n" +
 	"\x04size\x18\x06 \x01(\x03R\x04size\x12\x12\n" +
-	"\x04done\x18\a \x01(\bR\x04done\x1a:\n" +
+	"\x04done\x18\a \x01(\bR\x04done\x12!\n" +
+	"\foversized_at\x18\b \x03(\x03R\voversizedAt\x1a:\n" +
 	"\fMissingEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01\"\xec\x02\n" +

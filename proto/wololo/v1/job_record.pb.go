@@ -184,7 +184,9 @@ type UploadRecord struct {
 	// Rows skipped for the wrong number of fields or bad quoting.
 	Malformed int64 `protobuf:"varint,4,opt,name=malformed,proto3" json:"malformed,omitempty"`
 	// Per column: rows whose value was missing or invalid.
-	Missing       map[string]int64 `protobuf:"bytes,5,rep,name=missing,proto3" json:"missing,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
+	Missing map[string]int64 `protobuf:"bytes,5,rep,name=missing,proto3" json:"missing,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
+	// Offsets of the records skipped for their size, the first 100.
+	OversizedAt   []int64 `protobuf:"varint,6,rep,packed,name=oversized_at,json=oversizedAt,proto3" json:"oversized_at,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -254,6 +256,13 @@ func (x *UploadRecord) GetMissing() map[string]int64 {
 	return nil
 }
 
+func (x *UploadRecord) GetOversizedAt() []int64 {
+	if x != nil {
+		return x.OversizedAt
+	}
+	return nil
+}
+
 var File_wololo_v1_job_record_proto protoreflect.FileDescriptor
 
 const file_wololo_v1_job_record_proto_rawDesc = "" +
@@ -270,13 +279,14 @@ const file_wololo_v1_job_record_proto_rawDesc = "" +
 	"\x04size\x18\x02 \x01(\x03R\x04size\x12\x1f\n" +
 	"\vdata_offset\x18\x03 \x01(\x03R\n" +
 	"dataOffset\x12 \n" +
-	"\vfingerprint\x18\x04 \x01(\fR\vfingerprint\"\xe8\x01\n" +
+	"\vfingerprint\x18\x04 \x01(\fR\vfingerprint\"\x8b\x02\n" +
 	"\fUploadRecord\x12\x16\n" +
 	"\x06offset\x18\x01 \x01(\x03R\x06offset\x12\x12\n" +
 	"\x04done\x18\x02 \x01(\bR\x04done\x12\x12\n" +
 	"\x04rows\x18\x03 \x01(\x03R\x04rows\x12\x1c\n" +
 	"\tmalformed\x18\x04 \x01(\x03R\tmalformed\x12>\n" +
-	"\amissing\x18\x05 \x03(\v2$.wololo.v1.UploadRecord.MissingEntryR\amissing\x1a:\n" +
+	"\amissing\x18\x05 \x03(\v2$.wololo.v1.UploadRecord.MissingEntryR\amissing\x12!\n" +
+	"\foversized_at\x18\x06 \x03(\x03R\voversizedAt\x1a:\n" +
 	"\fMissingEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01B3Z1github.com/wololo/wololo/proto/wololo/v1;wololov1b\x06proto3"
