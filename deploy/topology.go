@@ -28,6 +28,12 @@ type Stage struct {
 	Role     string `json:"role"`
 	Replicas int    `json:"replicas"`
 	Operator string `json:"operator"`
+	// Task optionally names the task this stage is chained into (see
+	// Plan); it decides nothing about the chaining itself.
+	Task string `json:"task,omitempty"`
+	// Chain is, in a planned topology, the logical stages a task of more
+	// than one runs, upstream first (see Plan); empty otherwise.
+	Chain []Stage `json:"-"`
 }
 
 // Stream connects every instance of one stage to every instance of another.
@@ -36,6 +42,10 @@ type Stream struct {
 	Name string `json:"name"`
 	From string `json:"from"`
 	To   string `json:"to"`
+	// Key names what the stream's rows are routed by ("match" for the
+	// match token, "civ"); streams of the same key can be chained (Plan).
+	// Empty: unknown, never chained across more than one replica.
+	Key string `json:"key,omitempty"`
 }
 
 // Topology is the whole graph.
@@ -47,6 +57,12 @@ type Topology struct {
 	Masters int      `json:"masters,omitempty"`
 	Stages  []Stage  `json:"stages"`
 	Streams []Stream `json:"streams"`
+
+	// Chained are, in a planned topology, the logical streams inside
+	// tasks: calls between chained operators, not channels.
+	Chained []Stream `json:"-"`
+	// logical is the graph a plan was made from; nil when not planned.
+	logical *Topology
 }
 
 // MaxReplicas and MaxMasters bound a topology, so that a mistyped count
@@ -82,7 +98,7 @@ func ParseInstance(name string) (Instance, error) {
 	return Instance{Stage: name[:cut], Index: idx}, nil
 }
 
-// Default returns the embedded default topology.
+// Default returns the plan of the embedded default topology.
 func Default() Topology {
 	t, err := Parse(defaultTopology)
 	if err != nil {
@@ -125,7 +141,8 @@ func Load(path string) (Topology, error) {
 	return t, nil
 }
 
-// Parse decodes and validates a topology.
+// Parse decodes and validates a logical topology and returns its plan
+// (see Plan): the processes that run.
 func Parse(b []byte) (Topology, error) {
 	var t Topology
 	dec := json.NewDecoder(strings.NewReader(string(b)))
@@ -133,7 +150,7 @@ func Parse(b []byte) (Topology, error) {
 	if err := dec.Decode(&t); err != nil {
 		return Topology{}, fmt.Errorf("decode topology: %w", err)
 	}
-	return t, t.Validate()
+	return Plan(t)
 }
 
 // Validate checks that names are unique, replica counts positive and every
@@ -304,33 +321,59 @@ func (t Topology) Port(inst Instance) int {
 	return 0
 }
 
-// WithReplicas returns a copy with some replica counts changed.
+// WithReplicas returns a copy with some replica counts of the logical
+// stages changed (planned again when t is a plan). In a plan, a task's
+// name sets the count of every stage chained into it.
 func (t Topology) WithReplicas(counts map[string]int) (Topology, error) {
-	out := t
-	out.Stages = append([]Stage(nil), t.Stages...)
+	out := t.Logical()
+	out.Stages = append([]Stage(nil), out.Stages...)
 	for name, n := range counts {
-		found := false
-		for i := range out.Stages {
-			if out.Stages[i].Name == name {
-				out.Stages[i].Replicas = n
-				found = true
+		members := []string{name}
+		if task, ok := t.Stage(name); ok && len(task.Chain) > 0 {
+			members = members[:0]
+			for _, c := range task.Chain {
+				members = append(members, c.Name)
 			}
 		}
-		if !found {
-			return Topology{}, fmt.Errorf("no stage %q", name)
+		for _, m := range members {
+			found := false
+			for i := range out.Stages {
+				if out.Stages[i].Name == m {
+					out.Stages[i].Replicas = n
+					found = true
+				}
+			}
+			if !found {
+				return Topology{}, fmt.Errorf("no stage %q", name)
+			}
 		}
 	}
-	return out, out.Validate()
+	if err := out.Validate(); err != nil {
+		return Topology{}, err
+	}
+	return t.replan(out)
 }
 
-// Uniform returns a copy in which every stage but the gateway has n replicas.
+// Uniform returns a copy in which every logical stage but the gateway has
+// n replicas (planned again when t is a plan).
 func (t Topology) Uniform(n int) Topology {
-	out := t
-	out.Stages = append([]Stage(nil), t.Stages...)
+	out := t.Logical()
+	out.Stages = append([]Stage(nil), out.Stages...)
 	for i := range out.Stages {
 		if out.Stages[i].Role != "gateway" {
 			out.Stages[i].Replicas = n
 		}
 	}
+	if p, err := t.replan(out); err == nil {
+		return p
+	}
 	return out
+}
+
+// replan plans a changed logical graph if t was a plan.
+func (t Topology) replan(changed Topology) (Topology, error) {
+	if !t.Planned() {
+		return changed, nil
+	}
+	return Plan(changed)
 }

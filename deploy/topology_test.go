@@ -59,7 +59,7 @@ func TestInstancesAndPorts(t *testing.T) {
 			t.Fatalf("ParseInstance(%q) = %v, %v", in.Name(), back, err)
 		}
 	}
-	if top.Replicas("q3-joiner") != 3 || top.Replicas("gateway") != 1 {
+	if top.Replicas("shard") != 3 || top.Logical().Replicas("q3-joiner") != 3 || top.Replicas("gateway") != 1 {
 		t.Fatalf("Uniform did not apply: %+v", top.Stages)
 	}
 	if _, err := ParseInstance("nodash"); err == nil {

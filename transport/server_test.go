@@ -60,7 +60,7 @@ func TestServerChecksClaimsBeforeState(t *testing.T) {
 		{"open with a NUL in the job id", func() error { return open("j\x00", "s", "a-0", 1) }, codes.InvalidArgument},
 		{"open with a 1 MB job id", func() error { return open(strings.Repeat("j", 1<<20), "s", "a-0", 1) }, codes.InvalidArgument},
 		{"open with a 1 MB stream name", func() error { return open("j", strings.Repeat("s", 1<<20), "a-0", 1) }, codes.InvalidArgument},
-		{"open from a stranger", func() error { return open("j", "s", "q3-aggregator-0", 1) }, codes.PermissionDenied},
+		{"open from a stranger", func() error { return open("j", "s", "q9-stranger-0", 1) }, codes.PermissionDenied},
 		{"open from a 1 MB sender name", func() error { return open("j", "s", strings.Repeat("a", 1<<20), 1) }, codes.InvalidArgument},
 		{"open claiming the largest incarnation", func() error { return open("j", "s", "a-0", math.MaxUint64) }, codes.InvalidArgument},
 		{"announce from a stranger", func() error {

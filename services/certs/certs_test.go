@@ -44,7 +44,7 @@ func TestCertifyMakesEveryIdentityOnce(t *testing.T) {
 	if err := Certify(dir, bigger, nil); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := pki.Load(dir, "q3-joiner-2"); err != nil {
+	if _, err := pki.Load(dir, "shard-2"); err != nil {
 		t.Errorf("the new replica has no certificate: %v", err)
 	}
 }

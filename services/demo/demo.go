@@ -81,6 +81,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	defer cluster.Stop()
 	fmt.Fprintf(stdout, "graph up: %d processes on loopback (mutual TLS, an in-memory CA), gateway at %s\n", len(cluster.Nodes), cluster.GatewayAddr())
+	fmt.Fprintf(stdout, "tasks: %s\n", strings.Join(top.Tasks(), "; "))
 
 	tlsConfig, err := cluster.ClientTLS("demo")
 	if err != nil {

@@ -55,7 +55,7 @@ func TestForgedClaimsAreRefused(t *testing.T) {
 		return conn
 	}
 	inst := func(name string) pki.Identity { return pki.Identity{Kind: pki.Instance, Name: name} }
-	aggregator := inst("q3-aggregator-0")
+	shard0 := inst("shard-0") // sends the gateway q3-partials, among others
 	stageAs := func(id pki.Identity) wololov1.StageServiceClient {
 		return wololov1.NewStageServiceClient(dial("gateway-0", id))
 	}
@@ -77,7 +77,7 @@ func TestForgedClaimsAreRefused(t *testing.T) {
 		}
 	}
 	results := func(job, sender string, inc uint64) *wololov1.Open {
-		return &wololov1.Open{JobId: job, Stream: "q3-civs", Sender: sender, Receiver: "gateway-0", Incarnation: inc}
+		return &wololov1.Open{JobId: job, Stream: "q3-partials", Sender: sender, Receiver: "gateway-0", Incarnation: inc}
 	}
 	otherCA, err := pki.NewCA("someone else's CA")
 	if err != nil {
@@ -89,15 +89,15 @@ func TestForgedClaimsAreRefused(t *testing.T) {
 		want codes.Code
 	}{
 		// Who the caller is.
-		{"results sent without a certificate", func() error { return open(stageAs(pki.Identity{}), results("j", "q3-aggregator-0", 1)) }, codes.Unauthenticated},
+		{"results sent without a certificate", func() error { return open(stageAs(pki.Identity{}), results("j", "shard-0", 1)) }, codes.Unauthenticated},
 		{"results sent with another instance's certificate", func() error {
-			return open(stageAs(inst("q4-joiner-0")), results("j", "q3-aggregator-0", 1))
+			return open(stageAs(inst("shard-1")), results("j", "shard-0", 1))
 		}, codes.PermissionDenied},
-		{"results sent with a client's certificate named like the aggregator", func() error {
-			return open(stageAs(pki.Identity{Kind: pki.Client, Name: "q3-aggregator-0"}), results("j", "q3-aggregator-0", 1))
+		{"results sent with a client's certificate named like the shard0", func() error {
+			return open(stageAs(pki.Identity{Kind: pki.Client, Name: "shard-0"}), results("j", "shard-0", 1))
 		}, codes.PermissionDenied},
 		{"results sent with a certificate of another CA", func() error {
-			creds, err := otherCA.Credentials(aggregator)
+			creds, err := otherCA.Credentials(shard0)
 			if err != nil {
 				return err
 			}
@@ -106,14 +106,14 @@ func TestForgedClaimsAreRefused(t *testing.T) {
 				return err
 			}
 			defer conn.Close()
-			return open(wololov1.NewStageServiceClient(conn), results("j", "q3-aggregator-0", 1))
+			return open(wololov1.NewStageServiceClient(conn), results("j", "shard-0", 1))
 		}, codes.Unavailable}, // the handshake fails both ways: neither trusts the other's CA
 		{"an announce as another instance", func() error {
-			_, err := stageAs(inst("q4-joiner-0")).Announce(ctx, &wololov1.AnnounceRequest{Sender: "q3-aggregator-0", Incarnation: 1})
+			_, err := stageAs(inst("shard-1")).Announce(ctx, &wololov1.AnnounceRequest{Sender: "shard-0", Incarnation: 1})
 			return err
 		}, codes.PermissionDenied},
 		{"a job dropped by an instance that is not the gateway", func() error {
-			_, err := wololov1.NewStageServiceClient(dial("q3-joiner-0", aggregator)).DropJob(ctx, &wololov1.DropJobRequest{JobId: "j"})
+			_, err := wololov1.NewStageServiceClient(dial("shard-1", shard0)).DropJob(ctx, &wololov1.DropJobRequest{JobId: "j"})
 			return err
 		}, codes.PermissionDenied},
 		{"Status read with a client's certificate", func() error {
@@ -125,7 +125,7 @@ func TestForgedClaimsAreRefused(t *testing.T) {
 			return err
 		}, codes.Unauthenticated},
 		{"JobService called on the internal port", func() error {
-			_, err := wololov1.NewJobServiceClient(dial("gateway-0", aggregator)).GetJob(ctx, &wololov1.GetJobRequest{JobId: "j"})
+			_, err := wololov1.NewJobServiceClient(dial("gateway-0", shard0)).GetJob(ctx, &wololov1.GetJobRequest{JobId: "j"})
 			return err
 		}, codes.Unimplemented},
 		{"StageService called on the public port", func() error {
@@ -134,7 +134,7 @@ func TestForgedClaimsAreRefused(t *testing.T) {
 				return err
 			}
 			defer conn.Close()
-			return open(wololov1.NewStageServiceClient(conn), results("j", "q3-aggregator-0", 1))
+			return open(wololov1.NewStageServiceClient(conn), results("j", "shard-0", 1))
 		}, codes.Unimplemented}, // not served there at all
 		{"Status called on the public port", func() error {
 			conn, err := transport.NewClient(c.GatewayAddr(), clientTLS(t, c))
@@ -146,7 +146,7 @@ func TestForgedClaimsAreRefused(t *testing.T) {
 			return err
 		}, codes.Unimplemented},
 		{"JobService called with an instance's certificate", func() error {
-			creds, err := c.CA.Credentials(aggregator)
+			creds, err := c.CA.Credentials(shard0)
 			if err != nil {
 				return err
 			}
@@ -169,17 +169,17 @@ func TestForgedClaimsAreRefused(t *testing.T) {
 		}, codes.Unauthenticated},
 
 		// What the right caller claims.
-		{"a sender that is no neighbour", func() error { return open(stageAs(inst("q4-joiner-0")), results("j", "q4-joiner-0", 1)) }, codes.PermissionDenied},
+		{"a sender that is no neighbour", func() error { return open(stageAs(inst("q9-stranger-0")), results("j", "q9-stranger-0", 1)) }, codes.PermissionDenied},
 		{"a stream the gateway does not take from that sender", func() error {
-			return open(stageAs(aggregator), &wololov1.Open{JobId: "j", Stream: "q2-tokens", Sender: "q3-aggregator-0", Receiver: "gateway-0", Incarnation: 1})
+			return open(stageAs(shard0), &wololov1.Open{JobId: "j", Stream: "matches", Sender: "shard-0", Receiver: "gateway-0", Incarnation: 1})
 		}, codes.InvalidArgument},
-		{"a job id with a NUL byte", func() error { return open(stageAs(aggregator), results("a\x00b", "q3-aggregator-0", 1)) }, codes.InvalidArgument},
+		{"a job id with a NUL byte", func() error { return open(stageAs(shard0), results("a\x00b", "shard-0", 1)) }, codes.InvalidArgument},
 		{"a 1 MB job id", func() error {
-			return open(stageAs(aggregator), results(strings.Repeat("j", 1<<20), "q3-aggregator-0", 1))
+			return open(stageAs(shard0), results(strings.Repeat("j", 1<<20), "shard-0", 1))
 		}, codes.InvalidArgument},
-		{"the largest incarnation", func() error { return open(stageAs(aggregator), results("j", "q3-aggregator-0", math.MaxUint64)) }, codes.InvalidArgument},
+		{"the largest incarnation", func() error { return open(stageAs(shard0), results("j", "shard-0", math.MaxUint64)) }, codes.InvalidArgument},
 		{"an announce of the largest incarnation", func() error {
-			_, err := stageAs(aggregator).Announce(ctx, &wololov1.AnnounceRequest{Sender: "q3-aggregator-0", Incarnation: math.MaxUint64})
+			_, err := stageAs(shard0).Announce(ctx, &wololov1.AnnounceRequest{Sender: "shard-0", Incarnation: math.MaxUint64})
 			return err
 		}, codes.InvalidArgument},
 		{"a drop of a malformed job id", func() error {

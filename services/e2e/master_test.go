@@ -55,7 +55,7 @@ func TestMasterLoopRestartsDeadAndFrozenProcesses(t *testing.T) {
 	for _, v := range []struct {
 		instance string
 		sig      syscall.Signal
-	}{{"q2-grouper-1", syscall.SIGKILL}, {"q4-joiner-0", syscall.SIGSTOP}} {
+	}{{"shard-1", syscall.SIGKILL}, {"shard-0", syscall.SIGSTOP}} {
 		before := pidOf(v.instance)
 		start := time.Now()
 		if err := c.Kill(v.instance, v.sig); err != nil {
@@ -80,7 +80,7 @@ func TestMasterLoopRestartsDeadAndFrozenProcesses(t *testing.T) {
 	d := testDatasets(t)[0]
 	submit(t, c, d)
 	for _, st := range loop.States() {
-		if (st.Instance == "q2-grouper-1" || st.Instance == "q4-joiner-0") && st.Restarts != 1 {
+		if (st.Instance == "shard-1" || st.Instance == "shard-0") && st.Restarts != 1 {
 			t.Errorf("%s: %d restarts recorded, want 1", st.Instance, st.Restarts)
 		}
 	}

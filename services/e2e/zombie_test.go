@@ -66,7 +66,7 @@ func TestZombieIsFenced(t *testing.T) {
 		time.Sleep(5 * time.Millisecond)
 	}
 
-	const victim = "players-filter-0"
+	const victim = "shard-0"
 	// Freeze the victim while it has streams open to its receivers: a woken
 	// zombie learns it was replaced from them.
 	vconn, err := client.Dial(c.Addr(victim), operatorTLS(t, c, victim))

@@ -315,7 +315,7 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 		c.Stop()
 		return nil, fmt.Errorf("local: %w", err)
 	}
-	c.log.Info("cluster up", "processes", len(c.order), "gateway", c.GatewayAddr(), "data", c.dir)
+	c.log.Info("cluster up", "processes", len(c.order), "gateway", c.GatewayAddr(), "data", c.dir, "tasks", strings.Join(c.top.Tasks(), "; "))
 	return c, nil
 }
 

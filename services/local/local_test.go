@@ -192,7 +192,7 @@ func TestClusterRunsRestartsAndStops(t *testing.T) {
 	}
 	submitAndCompare(t, c)
 
-	for _, victim := range []string{"q3-joiner-1", "gateway-0"} {
+	for _, victim := range []string{"shard-1", "gateway-0"} {
 		old := procOf(c, victim)
 		if err := c.Kill(victim, syscall.SIGKILL); err != nil {
 			t.Fatal(err)
@@ -207,8 +207,8 @@ func TestClusterRunsRestartsAndStops(t *testing.T) {
 		}
 		cancel()
 	}
-	b, _ := os.ReadFile(c.LogFile("q3-joiner-1"))
-	if !strings.Contains(string(b), "start #2 of q3-joiner-1") || !strings.Contains(string(b), "killed by signal 9") {
+	b, _ := os.ReadFile(c.LogFile("shard-1"))
+	if !strings.Contains(string(b), "start #2 of shard-1") || !strings.Contains(string(b), "killed by signal 9") {
 		t.Errorf("the log file does not mark the restart:\n%s", b)
 	}
 	submitAndCompare(t, c)
@@ -230,7 +230,7 @@ func TestClusterRunsRestartsAndStops(t *testing.T) {
 // a row: the runner calls it a crash loop, and still restarts it.
 func TestCrashLoopIsLoggedAndRestartsContinue(t *testing.T) {
 	c, logs := startCluster(t, context.Background())
-	const victim = "q4-aggregator-0"
+	const victim = "shard-1"
 	for i := 1; i <= 5; i++ {
 		waitFor(t, victim+" to be up", 10*time.Second, func() bool { return procOf(c, victim).Alive })
 		if err := c.Kill(victim, syscall.SIGKILL); err != nil {
@@ -279,7 +279,7 @@ func TestContextStopsTheCluster(t *testing.T) {
 // the new one.
 func TestReplaceMovesAnInstance(t *testing.T) {
 	c, _ := startCluster(t, context.Background())
-	const victim = "q3-joiner-0"
+	const victim = "shard-0"
 	old := procOf(c, victim)
 	if err := syscall.Kill(old.PID, syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
@@ -326,7 +326,7 @@ func TestLocalCommands(t *testing.T) {
 	if err != nil {
 		t.Fatalf("wololo local run: %v\n%s", err, res)
 	}
-	for _, s := range []string{"peak resident memory", "gateway-0", "q4-aggregator-0", "elapsed"} {
+	for _, s := range []string{"peak resident memory", "gateway-0", "shard-1", "elapsed"} {
 		if !strings.Contains(string(res), s) {
 			t.Errorf("output lacks %q:\n%s", s, res)
 		}
@@ -357,7 +357,7 @@ func TestLocalCommands(t *testing.T) {
 		cmd.Process.Kill()
 		t.Fatal("wololo local did not exit within 20 s of SIGTERM")
 	}
-	for _, name := range []string{"peers.json", "topology.json", "gateway-0.log", "q3-joiner-1.log"} {
+	for _, name := range []string{"peers.json", "topology.json", "gateway-0.log", "shard-1.log"} {
 		if _, err := os.Stat(filepath.Join(data, name)); err != nil {
 			t.Errorf("%s: %v", name, err)
 		}

@@ -62,7 +62,7 @@ func TestManualModeWaitsToBeToldToStart(t *testing.T) {
 		t.Fatalf("no %s in the list", instance)
 		return nil
 	}
-	const victim = "q3-joiner-1"
+	const victim = "shard-1"
 	before := running(victim)
 	if !before.Running || before.Pid == 0 {
 		t.Fatalf("before: %+v", before)

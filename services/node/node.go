@@ -93,8 +93,8 @@ func (c Config) Validate() error {
 	if c.Credentials != nil && c.Credentials.Self != (pki.Identity{Kind: pki.Instance, Name: c.Instance.Name()}) {
 		return fmt.Errorf("node config: Credentials are %s's, not instance %s's", c.Credentials.Self, c.Instance.Name())
 	}
-	if _, ok := operators.Specs()[st.Operator]; !ok {
-		return fmt.Errorf("node config: stage %s: unknown operator %q", st.Name, st.Operator)
+	if _, err := operators.SpecFor(c.Topology, st); err != nil {
+		return fmt.Errorf("node config: %w", err)
 	}
 	return nil
 }
@@ -125,7 +125,10 @@ func New(cfg Config) (*Node, error) {
 	}
 	cfg = cfg.WithDefaults()
 	st, _ := cfg.Topology.Stage(cfg.Instance.Stage)
-	spec := operators.Specs()[st.Operator]
+	spec, err := operators.SpecFor(cfg.Topology, st)
+	if err != nil {
+		return nil, fmt.Errorf("node %s: %w", cfg.Instance.Name(), err)
+	}
 	self := cfg.Instance.Name()
 	log := cfg.Log.With("stage", st.Name, "instance", self)
 	incarnation, err := cfg.Store.NextIncarnation()

@@ -3,6 +3,7 @@ package operators
 import (
 	"fmt"
 
+	"github.com/wololo/wololo/deploy"
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 	"github.com/wololo/wololo/services/stage"
 )
@@ -40,4 +41,39 @@ func Specs() map[string]stage.Spec {
 
 func wrongKind(stream string, rows *wololov1.RowBatch, want string) error {
 	return fmt.Errorf("stream %s: got %T rows, want %s", stream, rows.GetRows(), want)
+}
+
+// SpecFor returns the operator a stage of a planned topology runs: its own
+// operator, or, for a task of chained stages (deploy.Plan), the chain of
+// theirs.
+func SpecFor(top deploy.Topology, st deploy.Stage) (stage.Spec, error) {
+	specs := Specs()
+	if len(st.Chain) == 0 {
+		spec, ok := specs[st.Operator]
+		if !ok {
+			return stage.Spec{}, fmt.Errorf("stage %s: unknown operator %q", st.Name, st.Operator)
+		}
+		return spec, nil
+	}
+	links := make([]stage.Link, len(st.Chain))
+	members := map[string]bool{}
+	for i, ls := range st.Chain {
+		spec, ok := specs[ls.Operator]
+		if !ok {
+			return stage.Spec{}, fmt.Errorf("stage %s of task %s: unknown operator %q", ls.Name, st.Name, ls.Operator)
+		}
+		links[i] = stage.Link{Stage: ls.Name, Spec: spec}
+		members[ls.Name] = true
+	}
+	var internal []string
+	for _, s := range top.Chained {
+		if members[s.From] && members[s.To] {
+			internal = append(internal, s.Name)
+		}
+	}
+	spec, err := stage.Chain(links, internal)
+	if err != nil {
+		return stage.Spec{}, fmt.Errorf("task %s: %w", st.Name, err)
+	}
+	return spec, nil
 }

@@ -89,7 +89,7 @@ func FuzzExchange(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		store := transport.NewMemStore()
 		rt, err := stage.New(stage.Config{
-			Topology: deploy.Default(), Instance: deploy.Instance{Stage: "q2-grouper", Index: 0}, Spec: operators.Specs()["q2-grouper"],
+			Topology: deploy.Default().Logical(), Instance: deploy.Instance{Stage: "q2-grouper", Index: 0}, Spec: operators.Specs()["q2-grouper"],
 			Committer: transport.NewCommitter(store, transport.NewOutbox(store), transport.NewInbox(), nil),
 		})
 		if err != nil {

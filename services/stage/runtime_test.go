@@ -30,7 +30,7 @@ func startRuntime(t *testing.T, self deploy.Instance, spec stage.Spec, store tra
 	outbox = transport.NewOutbox(store)
 	committer := transport.NewCommitter(store, outbox, transport.NewInbox(), nil)
 	committer.Restore(img)
-	rt, err = stage.New(stage.Config{Topology: deploy.Default(), Instance: self, Spec: spec, Committer: committer})
+	rt, err = stage.New(stage.Config{Topology: deploy.Default().Logical(), Instance: self, Spec: spec, Committer: committer})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,7 +182,7 @@ func TestRuntimeDropsUnreadableBatchWithoutStalling(t *testing.T) {
 
 func TestConfigRejectsMismatchedOperator(t *testing.T) {
 	cfg := stage.Config{
-		Topology: deploy.Default(), Instance: deploy.Instance{Stage: "q2-grouper", Index: 0},
+		Topology: deploy.Default().Logical(), Instance: deploy.Instance{Stage: "q2-grouper", Index: 0},
 		Spec:      operators.Specs()["q3-joiner"],
 		Committer: transport.NewCommitter(transport.NewMemStore(), transport.NewOutbox(transport.NewMemStore()), transport.NewInbox(), nil),
 	}
@@ -327,7 +327,7 @@ func TestRuntimeStopsOnCommitFailure(t *testing.T) {
 func TestRuntimeCreatesNoJobForARefusedChannel(t *testing.T) {
 	store := transport.NewMemStore()
 	rt, err := stage.New(stage.Config{
-		Topology: deploy.Default(), Instance: deploy.Instance{Stage: "q2-grouper", Index: 0}, Spec: operators.Specs()["q2-grouper"],
+		Topology: deploy.Default().Logical(), Instance: deploy.Instance{Stage: "q2-grouper", Index: 0}, Spec: operators.Specs()["q2-grouper"],
 		Committer: transport.NewCommitter(store, transport.NewOutbox(store), transport.NewInbox(), nil), MaxJobs: 1,
 	})
 	if err != nil {

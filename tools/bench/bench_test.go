@@ -54,8 +54,8 @@ func TestBenchSmoke(t *testing.T) {
 	for _, s := range []string{
 		"## Targets", "## Machine", "## Dataset", "## Summary", "## Local mode, per process", "## Slowest stage",
 		"## Micro-benchmarks", "## Reproduce", "BenchmarkX-2",
-		"| Demo: whole graph in one process, in memory |", "| Local: 13 processes, Pebble, fsync, mutual TLS |",
-		"| gateway-0 |", "| q4-aggregator-0 |", "byte-equal to the reference",
+		"| Demo: whole graph in one process, in memory |", "| Local: 3 processes, Pebble, fsync, mutual TLS |",
+		"| gateway-0 |", "| shard-1 |", "byte-equal to the reference",
 		"Where the time of", "By kind of work", "go tool pprof -top -nodecount=15", "flat%",
 	} {
 		if !strings.Contains(report, s) {

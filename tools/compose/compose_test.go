@@ -99,7 +99,7 @@ func TestGenerateRefuses(t *testing.T) {
 		t.Error("an unknown stage accepted")
 	}
 	top, err := applyReplicas(deploy.Default(), "*=3, q3-joiner=4")
-	if err != nil || top.Replicas("q2-grouper") != 3 || top.Replicas("q3-joiner") != 4 || top.Replicas("gateway") != 1 {
+	if l := top.Logical(); err != nil || l.Replicas("q2-grouper") != 3 || l.Replicas("q3-joiner") != 4 || top.Replicas("gateway") != 1 || top.Replicas("shard") != 3 {
 		t.Errorf("applyReplicas: %v %+v", err, top.Stages)
 	}
 }

@@ -1,0 +1,271 @@
+package stage
+
+import (
+	"errors"
+	"fmt"
+
+	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
+	"github.com/wololo/wololo/services/batch"
+)
+
+// Link is one operator of a chain: the logical stage it runs and its spec.
+type Link struct {
+	Stage string
+	Spec  Spec
+}
+
+// Chain returns the spec of a task that runs several operators chained
+// (deploy.Plan decides which): links upstream first, and the streams that
+// pass between them inside the task. The task reads the links' inputs and
+// writes their outputs that are not internal; to the runtime it is one
+// operator, so one commit covers the input batch, every chained
+// operator's change and the rows that leave the task.
+//
+// Inside the task, what an operator emits on an internal stream is
+// collected while it runs and handed to the consuming operator as one
+// in-memory batch as soon as it returns: a call, with no encoding, channel
+// or store in between. A chained operator ends when every one of its
+// inputs has ended: its Finish runs then, and its internal outputs end
+// with it, so that a joiner learns its matches are complete as soon as the
+// matches of the task's input have all arrived.
+func Chain(links []Link, internal []string) (Spec, error) {
+	if len(links) == 0 {
+		return Spec{}, errors.New("chain: no operators")
+	}
+	c := chainSpec{links: links, consumer: map[string]int{}, producer: map[string]int{}}
+	inner := map[string]bool{}
+	for _, s := range internal {
+		inner[s] = true
+	}
+	spec := Spec{Stateless: true}
+	for i, l := range links {
+		if l.Spec.New == nil {
+			return Spec{}, fmt.Errorf("chain: %s has no operator", l.Stage)
+		}
+		spec.Stateless = spec.Stateless && l.Spec.Stateless
+		for _, s := range l.Spec.Inputs {
+			if _, dup := c.consumer[s]; dup {
+				return Spec{}, fmt.Errorf("chain: stream %s read twice", s)
+			}
+			c.consumer[s] = i
+			if !inner[s] {
+				spec.Inputs = append(spec.Inputs, s)
+			}
+		}
+		for _, s := range l.Spec.Outputs {
+			c.producer[s] = i
+			if !inner[s] {
+				spec.Outputs = append(spec.Outputs, s)
+			}
+		}
+	}
+	for _, s := range internal {
+		p, okp := c.producer[s]
+		k, okc := c.consumer[s]
+		if !okp || !okc {
+			return Spec{}, fmt.Errorf("chain: internal stream %s has no producer or no consumer among the chain", s)
+		}
+		if p >= k {
+			return Spec{}, fmt.Errorf("chain: internal stream %s runs from %s back to %s: links must come upstream first", s, links[p].Stage, links[k].Stage)
+		}
+	}
+	c.internal = internal
+	spec.New = c.new
+	return spec, nil
+}
+
+// chainSpec is what every job's chain shares.
+type chainSpec struct {
+	links    []Link
+	internal []string
+	consumer map[string]int // stream → the link that reads it
+	producer map[string]int // stream → the link that writes it
+}
+
+// chain is the operator of one job at a task.
+type chain struct {
+	spec     *chainSpec
+	ops      []Operator
+	emit     []*linkEmitter
+	finished []bool
+	ended    map[string]bool // streams (internal or not) that have ended
+	// pending holds the rows emitted on each internal stream and not yet
+	// handed on, in the order of spec.internal.
+	pending map[string]*pendingRows
+	out     Emitter // where rows leaving the task go, for the current call
+	err     error
+}
+
+type pendingRows struct {
+	match  batch.MatchBuilder
+	player batch.PlayerBuilder
+	token  batch.TokenBuilder
+	civ    batch.CivBuilder
+}
+
+func (c *chainSpec) new() Operator {
+	ch := &chain{spec: c, ops: make([]Operator, len(c.links)), finished: make([]bool, len(c.links)),
+		ended: map[string]bool{}, pending: map[string]*pendingRows{}}
+	for i, l := range c.links {
+		ch.ops[i] = l.Spec.New()
+		ch.emit = append(ch.emit, &linkEmitter{c: ch})
+	}
+	for _, s := range c.internal {
+		ch.pending[s] = &pendingRows{}
+	}
+	return ch
+}
+
+// Apply hands a batch of one of the task's inputs to the operator that
+// reads it, then the rows that operator emitted inside the task to theirs.
+func (c *chain) Apply(stream string, rows *wololov1.RowBatch, out Emitter) error {
+	c.out, c.err = out, nil
+	i, ok := c.spec.consumer[stream]
+	if !ok {
+		return fmt.Errorf("chain: no operator reads stream %s", stream)
+	}
+	if err := c.ops[i].Apply(stream, rows, c.emit[i]); err != nil {
+		return fmt.Errorf("%s: %w", c.spec.links[i].Stage, err)
+	}
+	return c.flush()
+}
+
+// EndStream ends one of the task's inputs; operators whose inputs have all
+// ended finish, and so on down the chain.
+func (c *chain) EndStream(stream string, out Emitter) error {
+	c.out, c.err = out, nil
+	if err := c.end(stream); err != nil {
+		return err
+	}
+	return c.err
+}
+
+// Finish finishes every operator not finished yet, upstream first (all
+// the task's inputs have ended, so normally none is left).
+func (c *chain) Finish(out Emitter) error {
+	c.out, c.err = out, nil
+	var errs []error
+	for i := range c.ops {
+		if !c.finished[i] {
+			errs = append(errs, c.finish(i))
+		}
+	}
+	errs = append(errs, c.err)
+	return errors.Join(errs...)
+}
+
+// end marks a stream ended for its reader, and finishes the reader once
+// all its inputs have.
+func (c *chain) end(stream string) error {
+	if c.ended[stream] {
+		return nil
+	}
+	c.ended[stream] = true
+	i, ok := c.spec.consumer[stream]
+	if !ok || c.finished[i] {
+		return nil
+	}
+	if ender, ok := c.ops[i].(StreamEnder); ok {
+		if err := ender.EndStream(stream, c.emit[i]); err != nil {
+			return fmt.Errorf("%s: %w", c.spec.links[i].Stage, err)
+		}
+		if err := c.flush(); err != nil {
+			return err
+		}
+	}
+	for _, in := range c.spec.links[i].Spec.Inputs {
+		if !c.ended[in] {
+			return nil
+		}
+	}
+	return c.finish(i)
+}
+
+// finish runs a link's Finish, hands on what it emitted and ends its
+// outputs.
+func (c *chain) finish(i int) error {
+	c.finished[i] = true
+	if err := c.ops[i].Finish(c.emit[i]); err != nil {
+		return fmt.Errorf("%s: %w", c.spec.links[i].Stage, err)
+	}
+	c.ops[i] = nil // its state is no longer needed
+	if err := c.flush(); err != nil {
+		return err
+	}
+	for _, s := range c.spec.links[i].Spec.Outputs {
+		if _, internal := c.pending[s]; internal {
+			if err := c.end(s); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// flush hands every internal stream's pending rows to its reader, in
+// chain order, until none are left (a reader may emit further down).
+func (c *chain) flush() error {
+	for again := true; again; {
+		again = false
+		for _, s := range c.spec.internal {
+			p := c.pending[s]
+			for _, b := range []interface {
+				Len() int
+				Build() *wololov1.RowBatch
+			}{&p.match, &p.player, &p.token, &p.civ} {
+				if b.Len() == 0 {
+					continue
+				}
+				again = true
+				i := c.spec.consumer[s]
+				if c.finished[i] {
+					return fmt.Errorf("chain: %s emitted on %s after %s finished", c.spec.links[c.spec.producer[s]].Stage, s, c.spec.links[i].Stage)
+				}
+				if err := c.ops[i].Apply(s, b.Build(), c.emit[i]); err != nil {
+					return fmt.Errorf("%s: %w", c.spec.links[i].Stage, err)
+				}
+			}
+		}
+	}
+	return c.err
+}
+
+// linkEmitter is the Emitter of one chained operator: rows on an internal
+// stream wait in the chain for their reader, the others leave the task.
+type linkEmitter struct{ c *chain }
+
+func (e *linkEmitter) inner(stream string) *pendingRows { return e.c.pending[stream] }
+
+func (e *linkEmitter) Match(stream string, m *batch.Match) {
+	if p := e.inner(stream); p != nil {
+		p.match.Add(m)
+		return
+	}
+	e.c.out.Match(stream, m)
+}
+
+func (e *linkEmitter) Player(stream string, pl *batch.Player) {
+	if p := e.inner(stream); p != nil {
+		p.player.Add(pl)
+		return
+	}
+	e.c.out.Player(stream, pl)
+}
+
+func (e *linkEmitter) Token(stream string, token []byte) {
+	if p := e.inner(stream); p != nil {
+		p.token.Add(token)
+		return
+	}
+	e.c.out.Token(stream, token)
+}
+
+func (e *linkEmitter) Civ(stream string, civ string, wins, count int64) {
+	if p := e.inner(stream); p != nil {
+		p.civ.Add(civ, wins, count)
+		return
+	}
+	e.c.out.Civ(stream, civ, wins, count)
+}
+
+func (e *linkEmitter) Record(key string, value []byte) { e.c.out.Record(key, value) }
