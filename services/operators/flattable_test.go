@@ -104,10 +104,13 @@ func TestFlatTableHintAvoidsGrowth(t *testing.T) {
 }
 
 // TestFlatEntrySizes pins the bytes per slot of the operators' tables: at
-// full scale they have millions of slots.
+// full scale the grouper has 4M slots, so each byte is 4 MB.
 func TestFlatEntrySizes(t *testing.T) {
 	if n := unsafe.Sizeof(flatEntry[struct{}]{}); n != 16 {
 		t.Errorf("a joiner's slot takes %d bytes, want 16", n)
+	}
+	if n := unsafe.Sizeof(flatEntry[q2Match]{}); n != 40 {
+		t.Errorf("a grouper's slot takes %d bytes, want 40", n)
 	}
 }
 
