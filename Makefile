@@ -184,8 +184,8 @@ bench: build data/full/match_players.csv ## micro-benchmarks, then reference/dem
 	set -o pipefail; $(MAKE) --no-print-directory bench-micro | tee out/bench-micro.txt
 	$(BIN) bench --matches data/full/matches.csv --players data/full/match_players.csv --out BENCHMARKS.md --micro out/bench-micro.txt --go $(GO)
 
-bench-micro: ## Go benchmarks of the hot paths (parsers, batches, generator, durable store)
-	$(GO) test -run '^$$' -bench . -benchmem ./services/csvio/ ./services/schema/ ./services/batch/ ./services/datagen/ ./transport/durable/
+bench-micro: ## Go benchmarks of the hot paths (parsers, batches, generator, operators' tables, durable store)
+	$(GO) test -run '^$$' -bench . -benchmem ./services/csvio/ ./services/schema/ ./services/batch/ ./services/datagen/ ./services/operators/ ./transport/durable/
 
 # The full dataset (`wololo datagen` defaults), generated once. datagen
 # renames match_players.csv into place last.

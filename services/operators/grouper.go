@@ -1,7 +1,8 @@
 package operators
 
 import (
-	"sort"
+	"bytes"
+	"slices"
 
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 	"github.com/wololo/wololo/services/batch"
@@ -9,33 +10,29 @@ import (
 	"github.com/wololo/wololo/services/stage"
 )
 
-// q2Side is one player row of a match, as far as Q2 cares. The rating is
-// kept as units (value × 10^6) so that the per-match state holds no
-// pointers; the rare rating too wide for units lives in Q2Grouper.wide.
-type q2Side struct {
-	winner    batch.Tri
-	hasRating bool
-	wide      bool
-	units     int64
-}
-
 // q2Match is what Q2 keeps per match: the row count (saturating at 3, since
-// only "exactly two" matters) and the first two rows.
+// only "exactly two" matters) and the winner flag and rating of the first
+// two rows, field by field so that it packs into 24 bytes. Ratings are kept
+// as units (value × 10^6) so that the state holds no pointers; a rating too
+// wide for units is flagged wide and lives in Q2Grouper.wide.
 type q2Match struct {
-	rows uint8
-	side [2]q2Side
+	units     [2]int64
+	rows      uint8
+	winner    [2]batch.Tri
+	hasRating [2]bool
+	wide      [2]bool
 }
 
 // Q2Grouper groups player rows by match and, at the end, emits the matches
 // in which a much weaker player won a 1v1.
 type Q2Grouper struct {
-	matches *tokenMap[q2Match]
+	matches *flatTable[q2Match]
 	wide    map[string][2]schema.Number // match → ratings that did not fit in units
 }
 
 // NewQ2Grouper returns an empty grouper.
 func NewQ2Grouper() *Q2Grouper {
-	return &Q2Grouper{matches: newTokenMap[q2Match](), wide: map[string][2]schema.Number{}}
+	return &Q2Grouper{matches: newFlatTable[q2Match](0), wide: map[string][2]schema.Number{}}
 }
 
 // Apply groups one batch.
@@ -45,47 +42,51 @@ func (g *Q2Grouper) Apply(stream string, rows *wololov1.RowBatch, _ stage.Emitte
 		return wrongKind(stream, rows, "players")
 	}
 	return batch.EachPlayer(p, func(p *batch.Player) {
-		m, _ := g.matches.get(p.Match)
+		m, _ := g.matches.slot(p.Match)
 		if m.rows < 2 {
-			side := q2Side{winner: p.Winner, hasRating: p.HasRating}
-			if p.HasRating {
-				if u, ok := p.Rating.Units(); ok {
-					side.units = u
-				} else {
-					side.wide = true
-					w := g.wide[string(p.Match)]
-					w[m.rows] = p.Rating
-					g.wide[string(p.Match)] = w
-				}
-			}
-			m.side[m.rows] = side
+			g.keep(m, p)
 		}
 		if m.rows < 3 {
 			m.rows++
 		}
-		g.matches.put(p.Match, m)
 	})
 }
 
+// keep records p as row m.rows of its match.
+func (g *Q2Grouper) keep(m *q2Match, p *batch.Player) {
+	i := m.rows
+	m.winner[i], m.hasRating[i] = p.Winner, p.HasRating
+	if !p.HasRating {
+		return
+	}
+	if u, ok := p.Rating.Units(); ok {
+		m.units[i] = u
+		return
+	}
+	m.wide[i] = true
+	w := g.wide[string(p.Match)]
+	w[i] = p.Rating
+	g.wide[string(p.Match)] = w
+}
+
 // rating returns side i's rating of a match.
-func (g *Q2Grouper) rating(token []byte, m q2Match, i int) schema.Number {
-	if m.side[i].wide {
+func (g *Q2Grouper) rating(token []byte, m *q2Match, i int) schema.Number {
+	if m.wide[i] {
 		return g.wide[string(token)][i]
 	}
-	return schema.NumberFromUnits(m.side[i].units)
+	return schema.NumberFromUnits(m.units[i])
 }
 
 // qualifies applies Q2's test to a match's group.
-func (g *Q2Grouper) qualifies(token []byte, m q2Match) bool {
-	a, b := m.side[0], m.side[1]
-	if m.rows != 2 || !a.hasRating || !b.hasRating {
+func (g *Q2Grouper) qualifies(token []byte, m *q2Match) bool {
+	if m.rows != 2 || !m.hasRating[0] || !m.hasRating[1] {
 		return false
 	}
 	var w, l int
 	switch {
-	case a.winner == batch.True && b.winner == batch.False:
+	case m.winner[0] == batch.True && m.winner[1] == batch.False:
 		w, l = 0, 1
-	case a.winner == batch.False && b.winner == batch.True:
+	case m.winner[0] == batch.False && m.winner[1] == batch.True:
 		w, l = 1, 0
 	default:
 		return false
@@ -99,17 +100,18 @@ func Q2Weaker(winner, loser schema.Number) bool {
 	return winner.CmpInt(1000) > 0 && schema.MulCmp(10, winner, 7, loser) <= 0
 }
 
-// Finish emits the qualifying matches in token order.
+// Finish emits the qualifying matches in token order (ascending by bytes;
+// the table's own order is arbitrary).
 func (g *Q2Grouper) Finish(out stage.Emitter) error {
-	var tokens []string
-	g.matches.each(func(token []byte, m q2Match) {
+	var tokens [][]byte // in the table's arena, which no insertion moves now
+	g.matches.each(func(token []byte, m *q2Match) {
 		if g.qualifies(token, m) {
-			tokens = append(tokens, string(token))
+			tokens = append(tokens, token)
 		}
 	})
-	sort.Strings(tokens)
+	slices.SortFunc(tokens, bytes.Compare)
 	for _, t := range tokens {
-		out.Token(Q2Tokens, []byte(t))
+		out.Token(Q2Tokens, t)
 	}
 	g.matches, g.wide = nil, nil
 	return nil

@@ -26,7 +26,7 @@ type pendingPlayer struct {
 // upload matches.csv first, so the buffer stays small in practice.
 type Joiner struct {
 	matchStream, playerStream, out string
-	qualifying                     *tokenMap[struct{}]
+	qualifying                     *flatTable[struct{}]
 	matchesDone                    bool
 	pending                        []pendingPlayer
 	civs                           map[string]*civCount
@@ -37,7 +37,7 @@ type Joiner struct {
 func NewJoiner(matchStream, playerStream, out string) *Joiner {
 	return &Joiner{
 		matchStream: matchStream, playerStream: playerStream, out: out,
-		qualifying: newTokenMap[struct{}](), civs: map[string]*civCount{}, names: map[string]string{},
+		qualifying: newFlatTable[struct{}](0), civs: map[string]*civCount{}, names: map[string]string{},
 	}
 }
 
@@ -72,7 +72,7 @@ func (j *Joiner) Apply(stream string, rows *wololov1.RowBatch, _ stage.Emitter) 
 		if t == nil {
 			return wrongKind(stream, rows, "tokens")
 		}
-		return batch.EachToken(t, func(token []byte) { j.qualifying.put(token, struct{}{}) })
+		return batch.EachToken(t, func(token []byte) { j.qualifying.slot(token) })
 	default:
 		p := rows.GetPlayers()
 		if p == nil {
@@ -84,7 +84,7 @@ func (j *Joiner) Apply(stream string, rows *wololov1.RowBatch, _ stage.Emitter) 
 				j.pending = append(j.pending, pendingPlayer{match: string(p.Match), civ: j.internCiv(p.Civ), win: win})
 				return
 			}
-			if _, ok := j.qualifying.get(p.Match); ok {
+			if _, ok := j.qualifying.find(p.Match); ok {
 				j.count(j.internCiv(p.Civ), win)
 			}
 		})
@@ -99,7 +99,7 @@ func (j *Joiner) EndStream(stream string, _ stage.Emitter) error {
 	}
 	j.matchesDone = true
 	for _, p := range j.pending {
-		if _, ok := j.qualifying.get([]byte(p.match)); ok {
+		if _, ok := j.qualifying.find([]byte(p.match)); ok {
 			j.count(p.civ, p.win)
 		}
 	}

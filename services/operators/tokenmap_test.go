@@ -1,5 +1,8 @@
 package operators
 
+// tokenMap is what the grouper and the joiners kept their state in before
+// flatTable, kept here as BenchmarkTokenTable's baseline.
+
 // shortKeyLen is the longest token kept in a pointer-free map key. Real
 // match tokens have 16 characters.
 const shortKeyLen = 23
@@ -19,8 +22,6 @@ func makeShortKey(token []byte) (shortKey, bool) {
 	k[shortKeyLen] = byte(len(token))
 	return k, true
 }
-
-func (k shortKey) token() []byte { return k[:k[shortKeyLen]] }
 
 // tokenMap maps match tokens to values: short tokens in a pointer-free map,
 // longer ones in an ordinary one.
@@ -49,14 +50,4 @@ func (m *tokenMap[V]) put(token []byte, v V) {
 		return
 	}
 	m.long[string(token)] = v
-}
-
-// each calls fn for every entry, in no particular order.
-func (m *tokenMap[V]) each(fn func(token []byte, v V)) {
-	for k, v := range m.short {
-		fn(k.token(), v)
-	}
-	for k, v := range m.long {
-		fn([]byte(k), v)
-	}
 }
