@@ -93,7 +93,15 @@ const edgeMatches = "extra,server,token,average_rating,duration,ladder,map,mirro
 	"x,eastus,r2000d,2000.000000000000000001,3:00:00,RM_1v1,arena,false\n" +
 	"x,eastus,r1999w,1999.99999999999999999999999999,3:00:00,RM_1v1,arena,false\n" +
 	"x,eastus,rhuge,123456789012345678901234567890,3:00:00,RM_1v1,arena,false\n" +
+	"x,eastus,r6,2000.000001,3:00:00,RM_1v1,arena,false\n" +
+	"x,eastus,r7,2000.0000001,3:00:00,RM_1v1,arena,false\n" +
+	"x,eastus,r7zeros,2000.0000000,3:00:00,RM_1v1,arena,false\n" +
+	"x,eastus,r11,99999999999,3:00:00,RM_1v1,arena,false\n" +
+	"x,eastus,r12,999999999999.5,3:00:00,RM_1v1,arena,false\n" +
+	"x,eastus,rmean,2000.3333333333333,3:00:00,RM_1v1,arena,false\n" +
+	"x,eastus,rmeanlow,1999.6666666666667,3:00:00,RM_1v1,arena,false\n" +
 	"x,eastus,rneg,-2500,3:00:00,RM_1v1,arena,false\n" +
+	"x,eastus,rnegw,-2500.0000000001,3:00:00,RM_1v1,arena,false\n" +
 	"x,eastus,rzeros,0002000.5000,3:00:00,RM_1v1,arena,false\n" +
 	"x,eastus,rplus,+2500,3:00:00,RM_1v1,arena,false\n" +
 	"x,eastus,rexp,2.5e3,3:00:00,RM_1v1,arena,false\n" +
@@ -134,6 +142,9 @@ const edgePlayers = "civ,winner,match,rating\n" +
 	// Q2 pairs: the 10 × winner ≤ 7 × loser bound, exactly.
 	"Franks,true,p-eq,1400\n" + "Britons,false,p-eq,2000\n" +
 	"Franks,true,p-over,1400.000000000000000001\n" + "Britons,false,p-over,2000\n" +
+	"Franks,true,p-6,1400.000001\n" + "Britons,false,p-6,2000.000002\n" +
+	"Franks,true,p-7,1400.0000001\n" + "Britons,false,p-7,2000.0000002\n" +
+	"Franks,true,p-7b,1400.0000001\n" + "Britons,false,p-7b,2000.0000001\n" +
 	"Franks,true,p-wide,1400.0000000000000000000000001\n" + "Britons,false,p-wide,2000\n" +
 	"Franks,TRUE,p-wide2,1400\n" + "Britons,0,p-wide2,2000.00000000000000000000000001\n" +
 	"Franks,1,p-wide3,1400\n" + "Britons,False,p-wide3,1999.99999999999999999999999999\n" +
@@ -164,8 +175,8 @@ func TestEdgeValues(t *testing.T) {
 	m, p := writeFiles(t, edgeMatches, edgePlayers)
 	got := answerAndCompare(t, m, p)
 	for _, c := range []struct{ file, want string }{
-		{"q1.csv", "token\nd0days\nd175\nd7201\nd7201p\ndday\ndmanydays\ndup\nr2000d\nr2000w\nrhuge\nrzeros\n"},
-		{"q2.csv", "token\np-1000w\np-eq\np-wide2\n"},
+		{"q1.csv", "token\nd0days\nd175\nd7201\nd7201p\ndday\ndmanydays\ndup\nr11\nr12\nr2000d\nr2000w\nr6\nr7\nrhuge\nrmean\nrzeros\n"},
+		{"q2.csv", "token\np-1000w\np-6\np-7\np-eq\np-wide2\n"},
 		{"q3.csv", "civ,wins,played,win_pct\nAztecs,1,2,50.0000\n\"Civ \"\"quoted\"\"\",0,1,0.0000\n\"Civ, with comma\",1,2,50.0000\n"},
 		{"q4.csv", "rank,civ,players\n1,Huns,2\n2,Mongols,2\n3,Vikings,2\n4,Byzantines,1\n5,Celts,1\n"},
 	} {

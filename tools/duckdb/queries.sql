@@ -25,7 +25,7 @@ WITH g AS (
 SELECT match FROM g
 WHERE n = 2 AND winners = 1 AND losers = 1 AND rated = 2
   AND CASE WHEN w IS NOT NULL AND l IS NOT NULL THEN w > 1000 AND 10 * w <= 7 * l
-           ELSE wl_cmp(1, w_text, 1, '1000') > 0 AND wl_cmp(10, w_text, 7, l_text) <= 0 END
+           ELSE wl_text_gt(w_text, '1000') AND wl_cmp(10, w_text, 7, l_text) <= 0 END
 ORDER BY match;
 -- next
 -- q3.csv: civilization win rates in 1v1 on Arena.
