@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -616,5 +617,37 @@ func TestCount(t *testing.T) {
 		if got := count(n); got != want {
 			t.Errorf("count(%d) = %s, want %s", n, got, want)
 		}
+	}
+}
+
+// TestRunDuckDB runs stand-ins for duckdb-queries: one that writes the
+// reference's answers, one that writes another q4.csv, one that fails.
+func TestRunDuckDB(t *testing.T) {
+	dir := t.TempDir()
+	want := map[string][]byte{"q1.csv": []byte("token\n"), "q2.csv": []byte("token\n"), "q3.csv": []byte("civ,wins,played,win_pct\n"), "q4.csv": []byte("rank,civ,players\n")}
+	script := func(name, q4 string, exit int) string {
+		path := filepath.Join(dir, name)
+		body := "#!/bin/sh\n# args: --matches M --players P --out DIR\nout=$6\nmkdir -p \"$out\"\n" +
+			"printf 'token\\n' > \"$out/q1.csv\"\nprintf 'token\\n' > \"$out/q2.csv\"\nprintf 'civ,wins,played,win_pct\\n' > \"$out/q3.csv\"\n" +
+			"printf '" + q4 + "' > \"$out/q4.csv\"\necho 'duckdb-queries: DuckDB v9.8.7, 0 match rows' >&2\nexit " + fmt.Sprint(exit) + "\n"
+		if err := os.WriteFile(path, []byte(body), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	b := &bencher{o: Options{Matches: "m.csv", Players: "p.csv", Work: dir, Runs: 1}, want: want, logf: func(string, ...any) {}}
+
+	b.duck = script("same", `rank,civ,players\n`, 0)
+	run, err := b.runDuckDB(context.Background(), 1)
+	if err != nil || !run.Equal || run.Wall <= 0 || len(b.mismatch) != 0 || b.duckVersion != "v9.8.7" {
+		t.Errorf("same answers: %+v %v %v %q", run, err, b.mismatch, b.duckVersion)
+	}
+	b.duck = script("other", `rank,civ,players\n1,Franks,3\n`, 0)
+	if run, err := b.runDuckDB(context.Background(), 1); err != nil || run.Equal || len(b.mismatch) != 1 || !strings.HasPrefix(b.mismatch[0], "duckdb (run 1) ") {
+		t.Errorf("other answers: %+v %v %v", run, err, b.mismatch)
+	}
+	b.duck = script("failing", `x`, 3)
+	if _, err := b.runDuckDB(context.Background(), 1); err == nil || !strings.HasPrefix(err.Error(), "duckdb-queries: exit status 3; the end of ") {
+		t.Errorf("failing: %v", err)
 	}
 }
