@@ -34,7 +34,7 @@ CHAOS_OUT = $(if $(filter file,$(origin OUT)),out/chaos,$(OUT))
 ELECTION_KILLS = $(if $(filter command line environment,$(origin KILLS)),$(KILLS),10)
 ELECTION_OUT = $(if $(filter file,$(origin OUT)),out/chaos-election,$(OUT))
 
-.PHONY: certs images up down logs submit chaos chaos-election-docker e2e-docker help build demo local chaos-local chaos-election test unit lint race proto proto-check tools ci bench bench-micro fuzz reference datagen clean
+.PHONY: certs images up down logs submit chaos chaos-election-docker e2e-docker help build demo local chaos-local chaos-election test unit lint race proto proto-check tools ci bench bench-micro duckdb duckdb-test fuzz reference datagen clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -179,10 +179,20 @@ e2e-docker: ## the docker end-to-end test (images, up, a job under kills, grpcur
 
 ci: test ## what .ci/run runs
 
-bench: build data/full/match_players.csv ## micro-benchmarks, then reference/demo/local on the full dataset → BENCHMARKS.md
+bench: build data/full/match_players.csv ## micro-benchmarks, then reference, DuckDB, demo and local (3 interleaved rounds) on the full dataset → BENCHMARKS.md
 	@mkdir -p out
 	set -o pipefail; $(MAKE) --no-print-directory bench-micro | tee out/bench-micro.txt
-	$(BIN) bench --matches data/full/matches.csv --players data/full/match_players.csv --out BENCHMARKS.md --micro out/bench-micro.txt --go $(GO)
+	$(BIN) bench --matches data/full/matches.csv --players data/full/match_players.csv --out BENCHMARKS.md --micro out/bench-micro.txt --go $(GO) --runs 3
+
+# The DuckDB baseline of `make bench`: tools/duckdb is a Go module of its
+# own because go-duckdb needs CGO (and a C compiler), which the static
+# bin/wololo must not. `wololo bench` builds it itself; these build and
+# test it alone.
+duckdb: ## build bin/duckdb-queries, the DuckDB baseline of make bench (CGO; needs a C compiler)
+	cd tools/duckdb && CGO_ENABLED=1 $(GO) build -o ../../bin/duckdb-queries .
+
+duckdb-test: ## vet and test the DuckDB baseline: its answers byte-equal to the reference's
+	cd tools/duckdb && CGO_ENABLED=1 $(GO) vet ./... && CGO_ENABLED=1 $(GO) test -count=1 ./...
 
 bench-micro: ## Go benchmarks of the hot paths (parsers, batches, generator, operators' tables, durable store)
 	$(GO) test -run '^$$' -bench . -benchmem ./services/csvio/ ./services/schema/ ./services/batch/ ./services/datagen/ ./services/operators/ ./transport/durable/

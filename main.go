@@ -46,7 +46,7 @@ var commands = []command{
 	{"datagen", "generate a matches.csv / match_players.csv dataset", datagen.Run},
 	{"chaos", "crash harness: kill processes of a local cluster during a job, compare with the reference", chaos.Run},
 	{"reference", "answer the four queries with the single-process reference evaluator", reference.Run},
-	{"bench", "measure reference, demo and local mode on a dataset and write a markdown report", bench.Run},
+	{"bench", "measure reference, DuckDB, demo and local mode on a dataset and write a markdown report", bench.Run},
 }
 
 func usage(w io.Writer) {

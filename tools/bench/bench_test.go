@@ -14,7 +14,8 @@ import (
 )
 
 // TestBenchSmoke runs the whole bench on a tiny dataset with a freshly
-// built wololo binary and checks the report has every section.
+// built wololo binary and the DuckDB baseline built from ../duckdb (CGO),
+// two rounds, and checks the report has every section.
 func TestBenchSmoke(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds wololo and starts a local cluster")
@@ -35,13 +36,13 @@ func TestBenchSmoke(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := filepath.Join(dir, "BENCH.md")
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	var stdout, stderr bytes.Buffer
 	err := Run(ctx, []string{
 		"--matches", filepath.Join(data, "matches.csv"), "--players", filepath.Join(data, "match_players.csv"),
 		"--out", out, "--binary", bin, "--work", filepath.Join(dir, "work"), "--local-data", filepath.Join(dir, "local"),
-		"--micro", micro,
+		"--micro", micro, "--runs", "2", "--duckdb", filepath.Join(dir, "duckdb-queries"), "--duckdb-src", "../duckdb",
 	}, &stdout, &stderr)
 	if err != nil {
 		t.Fatalf("bench: %v\n%s", err, stderr.String())
@@ -57,13 +58,27 @@ func TestBenchSmoke(t *testing.T) {
 		"| Demo: whole graph in one process, in memory |", "| Local: 3 processes, Pebble, fsync, mutual TLS |",
 		"| gateway-0 |", "| shard-1 |", "byte-equal to the reference",
 		"Where the time of", "By kind of work", "go tool pprof -top -nodecount=15", "flat%",
+		"| DuckDB: SQL in one process (the baseline) |", "| DuckDB (the baseline, through go-duckdb) | v",
+		"## Against DuckDB", "| Durable local mode <= 0.8x DuckDB's wall time (median of 2) | ",
+		"| In-memory demo <= 0.5x DuckDB's wall time (median of 2) | ", "| DuckDB (SQL, one process; the baseline) | 2 | ",
+		"### Every run", "| 0 | Reference evaluator (one process) |", "| 2 | DuckDB (SQL, one process; the baseline) |",
+		"| 2 | Local (separate processes, Pebble, fsync, mutual TLS) |",
 	} {
 		if !strings.Contains(report, s) {
 			t.Errorf("report lacks %q", s)
 		}
 	}
-	if strings.Contains(report, "DIFFER") {
-		t.Error("outputs differ")
+	for _, s := range []string{"DIFFER", "No DuckDB baseline", "not run"} {
+		if strings.Contains(report, s) {
+			t.Errorf("report has %q", s)
+		}
+	}
+	// The profiles kept are one round's, the others' are gone.
+	if _, err := os.Stat(filepath.Join(dir, "work", "profiles", "gateway-0.prof")); err != nil {
+		t.Errorf("profiles: %v", err)
+	}
+	if m, _ := filepath.Glob(filepath.Join(dir, "work", "profiles-run-*")); len(m) > 0 {
+		t.Errorf("profiles of other rounds left: %v", m)
 	}
 	if t.Failed() {
 		t.Logf("report:\n%s\nprogress:\n%s", report, stderr.String())

@@ -1,22 +1,35 @@
 // Package bench is `wololo bench`: the end-to-end benchmark behind `make
 // bench` and BENCHMARKS.md. In one run on one dataset it measures
 //
-//   - the reference evaluator (`wololo reference`, a child process): wall
-//     time, peak RSS, CPU, rows/s;
+//   - the reference evaluator (`wololo reference`, a child process, once:
+//     its outputs are what every other run must equal): wall time, peak
+//     RSS, CPU, rows/s;
+//   - the DuckDB baseline (tools/duckdb, a module of its own built with
+//     CGO into bin/duckdb-queries first; a child process): the same, and
+//     its four outputs must be byte-equal to the reference's. Where it
+//     cannot be built or fails, the report says why in one line and the
+//     bench goes on without it;
 //   - demo mode (`wololo demo`, the whole graph in one process, in memory):
-//     the same, and its four outputs must be byte-equal to the reference's;
+//     the same;
 //   - local mode (the topology as separate OS processes with durable Pebble
 //     stores, through services/local on a fresh data directory): the wall
 //     time from submit to results on disk, rows/s, and per process its peak
 //     RSS, CPU seconds and store counters (from its Status RPC); outputs
 //     byte-equal to the reference's again;
+//   - DuckDB, demo and local mode --runs times, interleaved (DuckDB, demo,
+//     local, then again), for each mode's median wall time and CPU and its
+//     ratio to DuckDB's, with the other load on the machine during every
+//     run; the run of median wall time of each mode is the one detailed;
+//   - local mode once more with --insecure, for what TLS costs;
 //   - the local process that used the most CPU, with the top of its CPU
 //     profile (every process runs with --cpuprofile) and where its time
 //     goes, by group of functions;
 //
 // and renders a markdown report with the targets (end to end < 30 s, every
-// process < 512 MiB) and the machine it ran on.
+// process < 512 MiB, local mode within 0.8x and demo within 0.5x of
+// DuckDB's wall time) and the machine it ran on.
 //
 // The report (Report and its parts) and its rendering (Render) are pure
-// code; Bench is the thin layer that runs processes and fills a Report.
+// code, and so are the medians and ratios (runs.go); Bench (rounds.go) is
+// the thin layer that runs processes and fills a Report.
 package bench

@@ -24,8 +24,18 @@ type Report struct {
 	Machine   Machine
 	Dataset   Dataset
 	Reference ProcessRun
-	Demo      ProcessRun
-	Local     LocalRun
+	// DuckDB is the DuckDB baseline's run of median wall time; zero if it
+	// did not run (DuckDBNote says why).
+	DuckDB     ProcessRun
+	DuckDBNote string
+	// Demo and Local are the runs of median wall time of their modes.
+	Demo  ProcessRun
+	Local LocalRun
+	// Rounds is how many times DuckDB, demo and local mode ran,
+	// interleaved; Samples is every run of every mode, in the order they
+	// ran (the reference's one run first).
+	Rounds  int
+	Samples []Sample
 	// LocalInsecure is local mode again with --insecure (no TLS), for
 	// what TLS costs.
 	LocalInsecure LocalRun
@@ -55,6 +65,7 @@ type Machine struct {
 	OS, Arch  string
 	Kernel    string
 	LoadAvg   string // /proc/loadavg's 1, 5 and 15 minute figures at the start
+	DuckDB    string // the DuckDB version of the baseline, "" if it did not run
 }
 
 // Dataset is the input.
@@ -278,7 +289,9 @@ func Render(w io.Writer, r Report) error {
 		}
 		rssMet += ": " + strings.Join(names, ", ")
 	}
-	p("| Every local-mode process < %s peak RSS | %s | %s |\n\n", mib(TargetRSS), rssMeasured, rssMet)
+	p("| Every local-mode process < %s peak RSS | %s | %s |\n", mib(TargetRSS), rssMeasured, rssMet)
+	renderVsDuckDBTargets(p, r)
+	p("\n")
 
 	p("## Machine\n\n| | |\n|---|---|\n")
 	p("| CPUs (nproc) | %d |\n", r.Machine.CPUs)
@@ -287,6 +300,9 @@ func Render(w io.Writer, r Report) error {
 	}
 	p("| Memory | %.1f GiB |\n", float64(r.Machine.MemTotal)/(1<<30))
 	p("| Go | %s %s/%s |\n", r.Machine.GoVersion, r.Machine.OS, r.Machine.Arch)
+	if r.Machine.DuckDB != "" {
+		p("| DuckDB (the baseline, through go-duckdb) | %s |\n", r.Machine.DuckDB)
+	}
 	if r.Machine.Kernel != "" {
 		p("| Kernel | %s |\n", r.Machine.Kernel)
 	}
@@ -308,6 +324,13 @@ func Render(w io.Writer, r Report) error {
 	p("| Reference evaluator (one process) | %s | %s | %s | %s | the reference | %s |\n",
 		secs(r.Reference.Wall), rate(rows, r.Reference.Wall), mib(r.Reference.PeakRSS), secs(r.Reference.CPU),
 		otherShare(r.Reference.OtherCPU, r.Reference.Wall, cpus))
+	duck := "not run"
+	if r.DuckDB.Wall > 0 {
+		duck = equal(r.DuckDB)
+	}
+	p("| DuckDB: SQL in one process (the baseline) | %s | %s | %s | %s | %s | %s |\n",
+		secs(r.DuckDB.Wall), rate(rows, r.DuckDB.Wall), mib(r.DuckDB.PeakRSS), secs(r.DuckDB.CPU), duck,
+		otherShare(r.DuckDB.OtherCPU, r.DuckDB.Wall, cpus))
 	p("| Demo: whole graph in one process, in memory | %s | %s | %s | %s | %s | %s |\n",
 		secs(r.Demo.Wall), rate(rows, r.Demo.Wall), mib(r.Demo.PeakRSS), secs(r.Demo.CPU), equal(r.Demo),
 		otherShare(r.Demo.OtherCPU, r.Demo.Wall, cpus))
@@ -331,9 +354,14 @@ func Render(w io.Writer, r Report) error {
 		p("What TLS costs, local mode against itself with `--insecure` in the same run: %+.1f%% wall time, %+.1f%% CPU time (%s against %s of CPU).\n\n",
 			100*(r.Local.Wall.Seconds()/r.LocalInsecure.Wall.Seconds()-1), 100*(tot.CPU.Seconds()/plain.CPU.Seconds()-1), secs(tot.CPU), secs(plain.CPU))
 	}
-	p("Reference and demo run as child processes of the bench: their wall time is the whole process (start, read, compute, write), their peak RSS and CPU come from the kernel's rusage. ")
+	if r.Rounds > 1 {
+		p("DuckDB, demo and local mode ran %d times each (below); their rows here are their runs of median wall time (of two middle ones, the faster). ", r.Rounds)
+	}
+	p("Reference, DuckDB and demo run as child processes of the bench: their wall time is the whole process (start, read, compute, write), their peak RSS and CPU come from the kernel's rusage. ")
 	p("Local mode's wall time runs from the client's submit to the four results on disk; starting the cluster (%s) is not included. ", secs(r.Local.Startup))
 	p("Other work on the machine is the CPU time the rest of the machine (other programs and the kernel) used during the run, as a part of all %d CPUs: /proc/stat's busy time minus the run's own and the bench's; large values mean noisy figures.\n\n", cpus)
+
+	renderVsDuckDB(p, r)
 
 	p("## Local mode, per process\n\n")
 	if len(r.Local.Procs) == 0 {
@@ -437,10 +465,74 @@ func Render(w io.Writer, r Report) error {
 	}
 
 	p("## Reproduce\n\n")
-	p("`make bench` generates the full dataset once into `data/full/` (`wololo datagen` defaults), runs the micro-benchmarks, then `wololo bench`, which writes this file. ")
+	p("`make bench` generates the full dataset once into `data/full/` (`wololo datagen` defaults), runs the micro-benchmarks, then `wololo bench`, which builds the DuckDB baseline (`tools/duckdb`, a module of its own, with CGO) into `bin/duckdb-queries` and writes this file. ")
 	p("Local mode runs on a fresh data directory, `data/bench-local/` (the stores are deleted after the run unless `--keep-data`; each process's log stays as `data/bench-local/<instance>.log`); the outputs of every mode, the reference's and demo's logs and the profiles are under `data/bench/`.\n")
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// renderVsDuckDBTargets writes the rows of the targets against DuckDB.
+func renderVsDuckDBTargets(p func(string, ...any), r Report) {
+	d := r.MedianOf(ModeDuckDB)
+	for _, t := range vsDuckDBTargets {
+		m := r.MedianOf(t.Mode)
+		met, measured := t.Met(r)
+		text := "not measured"
+		switch {
+		case measured:
+			text = fmt.Sprintf("%.2fx (%s against %s)", r.RatioToDuckDB(t.Mode).Wall, secs(m.Wall), secs(d.Wall))
+		case d.Runs == 0:
+			text = "not measured: DuckDB did not run"
+		}
+		p("| %s <= %gx DuckDB's wall time (median of %d) | %s | %s |\n", t.Label, t.Max, max(m.Runs, r.Rounds), text, yesNo(met))
+	}
+}
+
+// renderVsDuckDB writes every mode's median against DuckDB's and every
+// run.
+func renderVsDuckDB(p func(string, ...any), r Report) {
+	p("## Against DuckDB\n\n")
+	p("DuckDB answers the same four queries in SQL (`tools/duckdb`, run as `bin/duckdb-queries`): it loads both files with `read_csv`, applies the value rules of docs/queries.md in SQL and writes the four files, which must be byte-equal to the reference's.")
+	if r.DuckDBNote != "" {
+		p(" **No DuckDB baseline in this run**: %s", r.DuckDBNote)
+	}
+	p("\n\n")
+	if len(r.Samples) == 0 {
+		p("Not measured.\n\n")
+		return
+	}
+	if r.MedianOf(ModeDuckDB).Runs > 0 {
+		p("Each mode's median over its runs; DuckDB, demo and local mode ran %d time(s) each, interleaved (DuckDB, demo, local, then again), after the reference evaluator's one run. ", max(r.Rounds, 1))
+		p("A ratio is the mode's median over DuckDB's: below 1.00x is faster than DuckDB.\n\n")
+	} else {
+		p("Each mode's median over its runs; demo and local mode ran %d time(s) each, interleaved, after the reference evaluator's one run. Without DuckDB there is no ratio.\n\n", max(r.Rounds, 1))
+	}
+	p("| Mode | Runs | Median wall time | Wall time vs DuckDB | Median CPU | CPU vs DuckDB |\n|---|---:|---:|---:|---:|---:|\n")
+	for _, mode := range modeOrder {
+		m := r.MedianOf(mode)
+		if m.Runs == 0 {
+			continue
+		}
+		ratio := r.RatioToDuckDB(mode)
+		wall, cpu := "—", "—"
+		if ratio.ok {
+			wall = fmt.Sprintf("%.2fx", ratio.Wall)
+			if ratio.CPU > 0 {
+				cpu = fmt.Sprintf("%.2fx", ratio.CPU)
+			}
+		}
+		p("| %s | %d | %s | %s | %s | %s |\n", modeLabel(mode), m.Runs, secs(m.Wall), wall, secs(m.CPU), cpu)
+	}
+	p("\n### Every run\n\n")
+	p("| Run | Mode | Wall time | CPU | Peak RSS | Outputs | Other work on the machine |\n|---:|---|---:|---:|---:|---|---:|\n")
+	for _, s := range r.Samples {
+		p("| %d | %s | %s | %s | %s | %s | %s |\n", s.Run, modeLabel(s.Mode), secs(s.Wall), secs(s.CPU), mib(s.PeakRSS),
+			equal(ProcessRun{Wall: s.Wall, Equal: s.Equal}), otherShare(s.OtherCPU, s.Span, r.Machine.CPUs))
+	}
+	p("\nRun 0 is the reference evaluator's, whose outputs the others are compared with. ")
+	p("CPU is each child process's from the kernel's rusage (every thread); for local mode, its processes' added up plus the client's (the bench process's during the job), and its peak RSS is the largest process's. ")
+	p("Local mode's wall time runs from the submit to the results on disk, without the cluster's start. ")
+	p("Other work on the machine is measured as in the summary, over each run.\n\n")
 }
 
 // renderProfile writes where a profile's time goes and its top.

@@ -1,6 +1,8 @@
 package bench
 
 import (
+	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -19,6 +21,9 @@ func fixedReport() Report {
 		Dataset:   Dataset{Matches: "m.csv", Players: "p.csv", MatchRows: 3_000_000, PlayerRows: 9_000_000, MatchBytes: 250e6, PlayerBytes: 550e6},
 		Reference: ProcessRun{Wall: 20 * time.Second, PeakRSS: 1500 * mib64, CPU: 25 * time.Second, Equal: true, OtherCPU: 4 * time.Second},
 		Demo:      ProcessRun{Wall: 10 * time.Second, PeakRSS: 700 * mib64, CPU: 18 * time.Second, Equal: true},
+		DuckDB:    ProcessRun{Wall: 40 * time.Second, PeakRSS: 900 * mib64, CPU: 65 * time.Second, Equal: true, OtherCPU: 8 * time.Second},
+		Rounds:    3,
+		Samples:   fixedSamples(),
 		Local: LocalRun{
 			Startup: 1500 * time.Millisecond, Wall: 24 * time.Second, Upload: 12 * time.Second, Durable: true,
 			Procs: []ProcStat{
@@ -42,6 +47,24 @@ func fixedReport() Report {
 		Profiles: "data/bench/profiles",
 		Micro:    "BenchmarkSplit-2   100  1000 ns/op\nPASS\n",
 	}
+}
+
+// fixedSamples are three rounds after the reference: DuckDB's median is
+// 40 s of wall time and 65 s of CPU, demo's 10 s and 18 s, local's 24 s
+// and 23 s.
+func fixedSamples() []Sample {
+	sec := func(n int) time.Duration { return time.Duration(n) * time.Second }
+	s := []Sample{{Mode: ModeReference, Run: 0, Wall: sec(20), CPU: sec(25), PeakRSS: 1500 * mib64, Equal: true, OtherCPU: sec(4), Span: sec(20)}}
+	walls := map[string][3]int{ModeDuckDB: {42, 38, 40}, ModeDemo: {11, 9, 10}, ModeLocal: {26, 23, 24}}
+	cpus := map[string][3]int{ModeDuckDB: {60, 70, 65}, ModeDemo: {18, 19, 17}, ModeLocal: {23, 22, 25}}
+	for run := 1; run <= 3; run++ {
+		for _, mode := range []string{ModeDuckDB, ModeDemo, ModeLocal} {
+			w := sec(walls[mode][run-1])
+			s = append(s, Sample{Mode: mode, Run: run, Wall: w, CPU: sec(cpus[mode][run-1]), PeakRSS: 100 * mib64, Equal: true, Span: w})
+		}
+	}
+	s[4].OtherCPU = 30 * time.Second // run 2 of DuckDB: 30 s of 2 × 38 s
+	return s
 }
 
 // TestRender renders fixed numbers and checks the figures land where they
@@ -85,8 +108,25 @@ func TestRender(t *testing.T) {
 				"runtime.memmove\n```",
 				"profiles are in `data/bench/profiles/<instance>.prof`",
 				"make bench-micro", "```\nBenchmarkSplit-2   100  1000 ns/op\nPASS\n```",
+				// Against DuckDB: medians 40 s, 10 s, 24 s; the reference's one run 20 s.
+				"| Durable local mode <= 0.8x DuckDB's wall time (median of 3) | 0.60x (24.00 s against 40.00 s) | **yes** |",
+				"| In-memory demo <= 0.5x DuckDB's wall time (median of 3) | 0.25x (10.00 s against 40.00 s) | **yes** |",
+				"| DuckDB: SQL in one process (the baseline) | 40.00 s | 300 k | 900 MiB | 65.00 s | byte-equal to the reference | 10% |",
+				"## Against DuckDB\n\nDuckDB answers the same four queries in SQL",
+				"DuckDB, demo and local mode ran 3 time(s) each, interleaved",
+				"| DuckDB (SQL, one process; the baseline) | 3 | 40.00 s | 1.00x | 65.00 s | 1.00x |",
+				"| Reference evaluator (one process) | 1 | 20.00 s | 0.50x | 25.00 s | 0.38x |",
+				"| Demo (whole graph in one process, in memory) | 3 | 10.00 s | 0.25x | 18.00 s | 0.28x |",
+				"| Local (separate processes, Pebble, fsync, mutual TLS) | 3 | 24.00 s | 0.60x | 23.00 s | 0.35x |",
+				"### Every run\n\n| Run | Mode | Wall time | CPU | Peak RSS | Outputs | Other work on the machine |\n|---:|---|---:|---:|---:|---|---:|\n" +
+					"| 0 | Reference evaluator (one process) | 20.00 s | 25.00 s | 1500 MiB | byte-equal to the reference | 10% |\n" +
+					"| 1 | DuckDB (SQL, one process; the baseline) | 42.00 s | 60.00 s | 100 MiB | byte-equal to the reference | 0% |\n" +
+					"| 1 | Demo (whole graph in one process, in memory) | 11.00 s | 18.00 s | 100 MiB | byte-equal to the reference | 0% |\n" +
+					"| 1 | Local (separate processes, Pebble, fsync, mutual TLS) | 26.00 s | 23.00 s | 100 MiB | byte-equal to the reference | 0% |\n" +
+					"| 2 | DuckDB (SQL, one process; the baseline) | 38.00 s | 70.00 s | 100 MiB | byte-equal to the reference | 39% |\n",
+				"their rows here are their runs of median wall time",
 			},
-			notWant: []string{"## Notes", "DIFFER", "**no**", "Not measured"},
+			notWant: []string{"## Notes", "DIFFER", "**no**", "Not measured", "No DuckDB baseline"},
 		},
 		{
 			name: "targets missed, offenders, demo differs",
@@ -118,9 +158,42 @@ func TestRender(t *testing.T) {
 			},
 		},
 		{
+			name: "slower than DuckDB",
+			edit: func(r *Report) {
+				for i := range r.Samples {
+					if r.Samples[i].Mode == ModeDuckDB {
+						r.Samples[i].Wall /= 4 // median 10 s
+					}
+				}
+			},
+			want: []string{
+				"| Durable local mode <= 0.8x DuckDB's wall time (median of 3) | 2.40x (24.00 s against 10.00 s) | **no** |",
+				"| In-memory demo <= 0.5x DuckDB's wall time (median of 3) | 1.00x (10.00 s against 10.00 s) | **no** |",
+				"| Local (separate processes, Pebble, fsync, mutual TLS) | 3 | 24.00 s | 2.40x | 23.00 s | 0.35x |",
+			},
+		},
+		{
+			name: "no DuckDB",
+			edit: func(r *Report) {
+				r.DuckDB = ProcessRun{}
+				r.DuckDBNote = "building it failed (`CGO_ENABLED=1 go build` in tools/duckdb: exit status 1: cgo: C compiler \"gcc\" not found), so the bench went on without it."
+				r.Samples = dropMode(r.Samples, ModeDuckDB)
+			},
+			want: []string{
+				"| Durable local mode <= 0.8x DuckDB's wall time (median of 3) | not measured: DuckDB did not run | **no** |",
+				"| In-memory demo <= 0.5x DuckDB's wall time (median of 3) | not measured: DuckDB did not run | **no** |",
+				"| DuckDB: SQL in one process (the baseline) | — | — | — | — | not run | — |",
+				"the reference's. **No DuckDB baseline in this run**: building it failed (`CGO_ENABLED=1 go build` in tools/duckdb: exit status 1: cgo: C compiler \"gcc\" not found), so the bench went on without it.\n",
+				"| Demo (whole graph in one process, in memory) | 3 | 10.00 s | — | 18.00 s | — |",
+				"| 1 | Demo (whole graph in one process, in memory) | 11.00 s |",
+			},
+			notWant: []string{"| DuckDB (SQL, one process; the baseline) |", "1.00x"},
+		},
+		{
 			name: "local not measured, no profile, no micro",
 			edit: func(r *Report) {
 				r.Local = LocalRun{}
+				r.Samples = dropMode(r.Samples, ModeLocal)
 				r.Profile, r.Profiles, r.Micro = nil, "", ""
 				r.ProfileNote = "Profiling was off (--profile=false)."
 			},
@@ -131,7 +204,7 @@ func TestRender(t *testing.T) {
 				"## Local mode, per process\n\nNot measured.",
 				"## Slowest stage\n\nNot measured.\n\nProfiling was off (--profile=false).",
 			},
-			notWant: []string{"Where its time goes", "```\nBenchmark"},
+			notWant: []string{"Where its time goes", "```\nBenchmark", "| Local (separate processes"},
 		},
 	}
 	for _, c := range cases {
@@ -157,6 +230,141 @@ func TestRender(t *testing.T) {
 				t.Logf("report:\n%s", got)
 			}
 		})
+	}
+}
+
+func TestMedians(t *testing.T) {
+	sec := func(n int) time.Duration { return time.Duration(n) * time.Second }
+	for _, c := range []struct {
+		in   []time.Duration
+		want time.Duration
+	}{
+		{nil, 0}, {[]time.Duration{sec(3)}, sec(3)}, {[]time.Duration{sec(5), sec(1), sec(3)}, sec(3)}, {[]time.Duration{sec(4), sec(1), sec(2), sec(9)}, sec(3)},
+	} {
+		if got := median(c.in); got != c.want {
+			t.Errorf("median(%v) = %v, want %v", c.in, got, c.want)
+		}
+	}
+	r := fixedReport()
+	if m := r.MedianOf(ModeDuckDB); m != (Median{Runs: 3, Wall: sec(40), CPU: sec(65)}) {
+		t.Errorf("DuckDB's median %+v", m)
+	}
+	if m := r.MedianOf("nothing"); m.Runs != 0 || m.Wall != 0 {
+		t.Errorf("median of no run %+v", m)
+	}
+	// The detailed run is the one of median wall time: the lower middle
+	// one for an even count.
+	for _, c := range []struct {
+		walls []int
+		want  int
+	}{{nil, -1}, {[]int{5}, 0}, {[]int{9, 3, 5}, 2}, {[]int{9, 3, 5, 7}, 2}, {[]int{4, 4}, 0}} {
+		var s []Sample
+		for _, w := range c.walls {
+			s = append(s, Sample{Wall: sec(w)})
+		}
+		if got := MedianRun(s); got != c.want {
+			t.Errorf("MedianRun(%v) = %d, want %d", c.walls, got, c.want)
+		}
+	}
+}
+
+func TestRatiosAndVsDuckDBTargets(t *testing.T) {
+	r := fixedReport()
+	if got := r.RatioToDuckDB(ModeLocal); !got.ok || got.Wall != 0.6 || got.CPU != 23.0/65 {
+		t.Errorf("local against DuckDB %+v", got)
+	}
+	for _, tg := range vsDuckDBTargets {
+		if met, measured := tg.Met(r); !met || !measured {
+			t.Errorf("%s: met %v measured %v", tg.Label, met, measured)
+		}
+	}
+	r.Samples = append(r.Samples, Sample{Mode: ModeLocal, Run: 4, Wall: 33 * time.Second}, Sample{Mode: ModeLocal, Run: 5, Wall: 34 * time.Second})
+	// Local's walls 23 24 26 33 34: median 26 s, 0.65x, still within 0.8x.
+	if met, _ := vsDuckDBTargets[0].Met(r); !met {
+		t.Error("0.65x is within 0.8x")
+	}
+	r.Samples = append(r.Samples, Sample{Mode: ModeLocal, Run: 6, Wall: 40 * time.Second}, Sample{Mode: ModeLocal, Run: 7, Wall: 41 * time.Second})
+	// 23 24 26 33 34 40 41: median 33 s, 0.825x.
+	if met, measured := vsDuckDBTargets[0].Met(r); met || !measured {
+		t.Errorf("0.825x met %v measured %v", met, measured)
+	}
+	r.Samples = dropMode(r.Samples, ModeDuckDB)
+	if got := r.RatioToDuckDB(ModeDemo); got.ok {
+		t.Errorf("a ratio without DuckDB: %+v", got)
+	}
+	if met, measured := vsDuckDBTargets[1].Met(r); met || measured {
+		t.Errorf("without DuckDB: met %v measured %v", met, measured)
+	}
+}
+
+func TestSamples(t *testing.T) {
+	l := fixedReport().Local
+	s := localSample(2, l)
+	// 8 s + 12 s of the processes and 3 s of the client; the largest RSS;
+	// other work over the start and the job.
+	if s.Mode != ModeLocal || s.Run != 2 || s.CPU != 23*time.Second || s.PeakRSS != 300*mib64 || s.Span != 25500*time.Millisecond || s.OtherCPU != 17*time.Second || !s.Equal {
+		t.Errorf("localSample %+v", s)
+	}
+	p := sampleOf(ModeDuckDB, 1, ProcessRun{Wall: time.Second, CPU: 2 * time.Second, PeakRSS: 5, OtherCPU: time.Millisecond})
+	if p.Span != time.Second || p.CPU != 2*time.Second || p.Mode != ModeDuckDB || p.Equal {
+		t.Errorf("sampleOf %+v", p)
+	}
+}
+
+func TestNoiseNotes(t *testing.T) {
+	r := fixedReport()
+	notes := noiseNotes(r)
+	// The reference: 4 s of 2 × 20 s is 10%, not over it; run 2 of
+	// DuckDB: 30 s of 2 × 38 s.
+	if len(notes) != 1 || notes[0] != "While run 2 of DuckDB ran (38.00 s), other work on the machine (other programs, the kernel) used about 30.00 s of CPU time, 39% of its 2 CPUs, so its figures are noisy." {
+		t.Errorf("notes %q", notes)
+	}
+}
+
+func TestDuckDBHelpers(t *testing.T) {
+	if got := firstErrorLine([]byte("# github.com/x/y\n\n  cgo: C compiler \"gcc\" not found  \nmore\n")); got != `: cgo: C compiler "gcc" not found` {
+		t.Errorf("firstErrorLine: %q", got)
+	}
+	if got := firstErrorLine([]byte("# only\n")); got != "" {
+		t.Errorf("firstErrorLine of nothing: %q", got)
+	}
+	if got := firstErrorLine([]byte(strings.Repeat("x", 300))); len(got) != 2+200+3 {
+		t.Errorf("firstErrorLine not cut: %d bytes", len(got))
+	}
+	if got := duckDBVersion([]byte("duckdb-queries: DuckDB v1.5.6, 20 match rows ...\n")); got != "v1.5.6" {
+		t.Errorf("duckDBVersion: %q", got)
+	}
+	if got := duckDBVersion([]byte("nothing")); got != "" {
+		t.Errorf("duckDBVersion of nothing: %q", got)
+	}
+}
+
+// TestPrepareDuckDB: no baseline asked for, and one whose build fails:
+// the bench goes on, with the reason in one line.
+func TestPrepareDuckDB(t *testing.T) {
+	dir := t.TempDir()
+	b := &bencher{o: Options{Go: "go"}, logf: func(string, ...any) {}}
+	if path, note := b.prepareDuckDB(context.Background()); path != "" || note != "none was asked for (--duckdb \"\")." {
+		t.Errorf("no --duckdb: %q %q", path, note)
+	}
+	src := filepath.Join(dir, "src")
+	if err := os.MkdirAll(src, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, body := range map[string]string{"go.mod": "module broken\n\ngo 1.26\n", "main.go": "package main\n\nfunc main() { undefined() }\n"} {
+		if err := os.WriteFile(filepath.Join(src, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b.o.DuckDB, b.o.DuckDBSrc = filepath.Join(dir, "duckdb-queries"), src
+	path, note := b.prepareDuckDB(context.Background())
+	if path != "" || !strings.HasPrefix(note, "building it failed (`CGO_ENABLED=1 go build` in "+src+": exit status 1: ") ||
+		!strings.Contains(note, "undefined: undefined") || !strings.HasSuffix(note, "), so the bench went on without it.") || strings.Contains(note, "\n") {
+		t.Errorf("broken build: %q %q", path, note)
+	}
+	b.o.DuckDBSrc = ""
+	if path, note := b.prepareDuckDB(context.Background()); path != "" || !strings.Contains(note, "no such file") {
+		t.Errorf("no binary: %q %q", path, note)
 	}
 }
 
@@ -409,5 +617,37 @@ func TestCount(t *testing.T) {
 		if got := count(n); got != want {
 			t.Errorf("count(%d) = %s, want %s", n, got, want)
 		}
+	}
+}
+
+// TestRunDuckDB runs stand-ins for duckdb-queries: one that writes the
+// reference's answers, one that writes another q4.csv, one that fails.
+func TestRunDuckDB(t *testing.T) {
+	dir := t.TempDir()
+	want := map[string][]byte{"q1.csv": []byte("token\n"), "q2.csv": []byte("token\n"), "q3.csv": []byte("civ,wins,played,win_pct\n"), "q4.csv": []byte("rank,civ,players\n")}
+	script := func(name, q4 string, exit int) string {
+		path := filepath.Join(dir, name)
+		body := "#!/bin/sh\n# args: --matches M --players P --out DIR\nout=$6\nmkdir -p \"$out\"\n" +
+			"printf 'token\\n' > \"$out/q1.csv\"\nprintf 'token\\n' > \"$out/q2.csv\"\nprintf 'civ,wins,played,win_pct\\n' > \"$out/q3.csv\"\n" +
+			"printf '" + q4 + "' > \"$out/q4.csv\"\necho 'duckdb-queries: DuckDB v9.8.7, 0 match rows' >&2\nexit " + fmt.Sprint(exit) + "\n"
+		if err := os.WriteFile(path, []byte(body), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	b := &bencher{o: Options{Matches: "m.csv", Players: "p.csv", Work: dir, Runs: 1}, want: want, logf: func(string, ...any) {}}
+
+	b.duck = script("same", `rank,civ,players\n`, 0)
+	run, err := b.runDuckDB(context.Background(), 1)
+	if err != nil || !run.Equal || run.Wall <= 0 || len(b.mismatch) != 0 || b.duckVersion != "v9.8.7" {
+		t.Errorf("same answers: %+v %v %v %q", run, err, b.mismatch, b.duckVersion)
+	}
+	b.duck = script("other", `rank,civ,players\n1,Franks,3\n`, 0)
+	if run, err := b.runDuckDB(context.Background(), 1); err != nil || run.Equal || len(b.mismatch) != 1 || !strings.HasPrefix(b.mismatch[0], "duckdb (run 1) ") {
+		t.Errorf("other answers: %+v %v %v", run, err, b.mismatch)
+	}
+	b.duck = script("failing", `x`, 3)
+	if _, err := b.runDuckDB(context.Background(), 1); err == nil || !strings.HasPrefix(err.Error(), "duckdb-queries: exit status 3; the end of ") {
+		t.Errorf("failing: %v", err)
 	}
 }

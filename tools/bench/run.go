@@ -33,6 +33,8 @@ const (
 	DefaultOut       = "BENCHMARKS.md"
 	DefaultWork      = "data/bench"
 	DefaultLocalData = "data/bench-local"
+	DefaultDuckDB    = "bin/duckdb-queries"
+	DefaultDuckDBSrc = "tools/duckdb"
 )
 
 // ErrMismatch is returned when a mode's outputs differ from the
@@ -56,6 +58,15 @@ type Options struct {
 	KeepData bool
 	// Go is the go command, for `go tool pprof`; "go" if empty.
 	Go string
+	// Runs is how many times DuckDB, demo and local mode run, interleaved
+	// (the reference runs once, before them); 1 if less.
+	Runs int
+	// DuckDB is the DuckDB baseline's binary (duckdb-queries); "" runs no
+	// baseline.
+	DuckDB string
+	// DuckDBSrc is the tools/duckdb module, built into DuckDB (with CGO)
+	// before the runs; "" runs DuckDB as it is.
+	DuckDBSrc string
 	// Micro is a file with the micro-benchmarks' output to include.
 	Micro string
 	// Command is shown in the report.
@@ -64,13 +75,17 @@ type Options struct {
 	Progress io.Writer
 }
 
-const usage = `usage: wololo bench --matches F --players F [--out BENCHMARKS.md] [flags]
+const usage = `usage: wololo bench --matches F --players F [--out BENCHMARKS.md] [--runs 3] [flags]
 
-Measures the reference evaluator, demo mode and local mode (separate
-processes, durable Pebble stores) on one dataset, checks that every mode's
-outputs are byte-equal to the reference's, profiles the local processes and
-writes a markdown report. If the outputs differ, the report goes to
-OUT.failed.md instead and the command fails.
+Measures the reference evaluator, the DuckDB baseline (tools/duckdb, built
+with CGO into --duckdb first), demo mode and local mode (separate
+processes, durable Pebble stores) on one dataset: DuckDB, demo and local
+mode --runs times, interleaved, for their medians and their ratios to
+DuckDB's. Checks that every mode's outputs are byte-equal to the
+reference's, profiles the local processes and writes a markdown report.
+Where DuckDB cannot be built, the report says so and the bench goes on
+without it. If the outputs differ, the report goes to OUT.failed.md
+instead and the command fails.
 `
 
 // Run is the `wololo bench` command.
@@ -87,6 +102,9 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.BoolVar(&o.KeepData, "keep-data", false, "keep the local processes' stores after the run (their logs are kept either way)")
 	fs.StringVar(&o.Go, "go", "go", "go command, for go tool pprof")
 	fs.StringVar(&o.Micro, "micro", "", "file with `go test -bench` output to include in the report")
+	fs.IntVar(&o.Runs, "runs", 3, "run DuckDB, demo and local mode this many times, interleaved, and report their medians")
+	fs.StringVar(&o.DuckDB, "duckdb", DefaultDuckDB, "the DuckDB baseline (duckdb-queries) to run; \"\" for none")
+	fs.StringVar(&o.DuckDBSrc, "duckdb-src", DefaultDuckDBSrc, "build --duckdb from this module first (CGO_ENABLED=1 go build); \"\" to run it as it is")
 	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
@@ -116,153 +134,6 @@ func writeReport(path string, r Report) error {
 		return err
 	}
 	return atomicfile.Write(path, b.Bytes(), 0o644)
-}
-
-// Bench runs every measurement and returns the report. With ErrMismatch
-// the report is complete but some outputs differ from the reference.
-func Bench(ctx context.Context, o Options) (Report, error) {
-	if o.Progress == nil {
-		o.Progress = io.Discard
-	}
-	if o.Work == "" {
-		o.Work = DefaultWork
-	}
-	if o.LocalData == "" {
-		o.LocalData = DefaultLocalData
-	}
-	if o.Go == "" {
-		o.Go = "go"
-	}
-	if o.Binary == "" {
-		exe, err := os.Executable()
-		if err != nil {
-			return Report{}, err
-		}
-		o.Binary = exe
-	}
-	bin, err := filepath.Abs(o.Binary)
-	if err != nil {
-		return Report{}, err
-	}
-	if err := os.MkdirAll(o.Work, 0o755); err != nil {
-		return Report{}, err
-	}
-	logf := func(format string, args ...any) { fmt.Fprintf(o.Progress, "bench: "+format+"\n", args...) }
-
-	r := Report{Date: time.Now(), Command: o.Command, Machine: machine()}
-	if o.Micro != "" {
-		b, err := os.ReadFile(o.Micro)
-		if err != nil {
-			return r, fmt.Errorf("micro-benchmark results: %w", err)
-		}
-		r.Micro = string(b)
-	}
-	if r.Dataset, err = dataset(o.Matches, o.Players); err != nil {
-		return r, err
-	}
-	logf("dataset: %s + %s rows, %s", count(r.Dataset.MatchRows), count(r.Dataset.PlayerRows), mb(r.Dataset.Bytes()))
-
-	// Reference.
-	refDir := filepath.Join(o.Work, "reference")
-	logf("reference evaluator...")
-	if r.Reference, err = runChild(ctx, bin, filepath.Join(o.Work, "reference.log"),
-		"reference", "--matches", o.Matches, "--players", o.Players, "--out", refDir); err != nil {
-		return r, err
-	}
-	want, err := readResults(refDir)
-	if err != nil {
-		return r, fmt.Errorf("reference outputs: %w", err)
-	}
-	r.Reference.Equal = true
-	logf("reference: %s, peak RSS %s", secs(r.Reference.Wall), mib(r.Reference.PeakRSS))
-
-	// Demo.
-	demoDir := filepath.Join(o.Work, "demo")
-	os.RemoveAll(demoDir)
-	logf("demo mode...")
-	if r.Demo, err = runChild(ctx, bin, filepath.Join(o.Work, "demo.log"),
-		"demo", "--matches", o.Matches, "--players", o.Players, "--out", demoDir, "--log-level", "warn"); err != nil {
-		return r, err
-	}
-	var mismatch []string
-	diffs := compareResults(want, demoDir)
-	r.Demo.Equal = len(diffs) == 0
-	for _, d := range diffs {
-		mismatch = append(mismatch, "demo "+d)
-	}
-	logf("demo: %s, peak RSS %s, outputs equal: %v", secs(r.Demo.Wall), mib(r.Demo.PeakRSS), r.Demo.Equal)
-
-	// Local.
-	logf("local mode...")
-	localOut := filepath.Join(o.Work, "local")
-	profDir := filepath.Join(o.Work, "profiles")
-	if r.Local, err = runLocal(ctx, o, bin, localOut, profDir, false, logf); err != nil {
-		return r, err
-	}
-	diffs = compareResults(want, localOut)
-	r.Local.Equal = len(diffs) == 0
-	for _, d := range diffs {
-		mismatch = append(mismatch, "local "+d)
-	}
-	logf("local: %s end to end, outputs equal: %v", secs(r.Local.Wall), r.Local.Equal)
-
-	// Local again without TLS, for what TLS costs: profiled too when the
-	// first run was (into a directory of its own), so that both carry the
-	// same overhead.
-	logf("local mode with --insecure (what TLS costs)...")
-	plainOut := filepath.Join(o.Work, "local-insecure")
-	if r.LocalInsecure, err = runLocal(ctx, o, bin, plainOut, filepath.Join(o.Work, "profiles-insecure"), true, logf); err != nil {
-		return r, err
-	}
-	diffs = compareResults(want, plainOut)
-	r.LocalInsecure.Equal = len(diffs) == 0
-	for _, d := range diffs {
-		mismatch = append(mismatch, "local --insecure "+d)
-	}
-	logf("local --insecure: %s end to end, outputs equal: %v", secs(r.LocalInsecure.Wall), r.LocalInsecure.Equal)
-	for _, ph := range []struct {
-		name  string
-		other time.Duration
-		wall  time.Duration
-	}{
-		{"the reference evaluator", r.Reference.OtherCPU, r.Reference.Wall},
-		{"demo mode", r.Demo.OtherCPU, r.Demo.Wall},
-		{"local mode", r.Local.OtherCPU, r.Local.Startup + r.Local.Wall},
-	} {
-		capacity := ph.wall * time.Duration(max(r.Machine.CPUs, 1))
-		if ph.other > capacity/10 {
-			r.Notes = append(r.Notes, fmt.Sprintf("While %s ran (%s), other work on the machine (other programs, the kernel) used about %s of CPU time, %.0f%% of its %d CPUs, so its figures are noisy.",
-				ph.name, secs(ph.wall), secs(ph.other), 100*ph.other.Seconds()/capacity.Seconds(), r.Machine.CPUs))
-		}
-	}
-
-	// Profile of the busiest process.
-	if o.Profile {
-		r.Profiles = relPath(profDir)
-		if s, ok := r.Local.Slowest(); ok {
-			r.Profile, err = profile(ctx, o.Go, bin, filepath.Join(profDir, s.Instance+".prof"), s)
-			if err != nil {
-				r.ProfileNote = fmt.Sprintf("No profile of %s: %v.", s.Instance, err)
-				logf("profile: %v", err)
-			}
-			if b, ok := r.Local.BusiestOfTopStage(); ok && b.Instance != s.Instance && stageOf(b.Instance) != stageOf(s.Instance) {
-				if r.StageProfile, err = profile(ctx, o.Go, bin, filepath.Join(profDir, b.Instance+".prof"), b); err != nil {
-					logf("profile: %v", err)
-				}
-			}
-		} else {
-			r.ProfileNote = "No process's CPU time was measured, so none was profiled."
-		}
-	} else {
-		r.ProfileNote = "Profiling was off (--profile=false)."
-	}
-	if len(mismatch) > 0 {
-		for _, m := range mismatch {
-			r.Notes = append(r.Notes, "MISMATCH: "+m)
-		}
-		return r, fmt.Errorf("%w: %s", ErrMismatch, strings.Join(mismatch, "; "))
-	}
-	return r, nil
 }
 
 // runLocal starts a local cluster on a fresh data directory, runs one job
@@ -487,8 +358,9 @@ func selfCPU() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// runChild runs bin with args to completion, its output in logPath.
-func runChild(ctx context.Context, bin, logPath string, args ...string) (ProcessRun, error) {
+// runChild runs bin with args to completion, its output in logPath; name
+// names it in an error.
+func runChild(ctx context.Context, name, bin, logPath string, args ...string) (ProcessRun, error) {
 	logFile, err := os.Create(logPath)
 	if err != nil {
 		return ProcessRun{}, err
@@ -505,7 +377,7 @@ func runChild(ctx context.Context, bin, logPath string, args ...string) (Process
 	self := selfCPU() - self0
 	if err != nil {
 		b, _ := os.ReadFile(logPath)
-		return run, fmt.Errorf("wololo %s: %v; the end of %s:\n%s", args[0], err, logPath, lastLines(b, 15))
+		return run, fmt.Errorf("%s: %v; the end of %s:\n%s", name, err, logPath, lastLines(b, 15))
 	}
 	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
 		run.PeakRSS = ru.Maxrss * 1024 // kilobytes on Linux

@@ -1,0 +1,396 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+)
+
+// bencher is one bench run in progress: what every step needs, and the
+// differences from the reference found so far.
+type bencher struct {
+	o    Options
+	bin  string // the wololo binary, absolute
+	duck string // the DuckDB baseline, absolute; "" when there is none
+	// duckVersion is the DuckDB version the baseline reported.
+	duckVersion string
+	want        map[string][]byte // the reference's outputs
+	mismatch    []string
+	logf        func(format string, args ...any)
+}
+
+// Bench runs every measurement and returns the report. With ErrMismatch
+// the report is complete but some outputs differ from the reference.
+func Bench(ctx context.Context, o Options) (Report, error) {
+	b, err := newBencher(o)
+	if err != nil {
+		return Report{}, err
+	}
+	r := Report{Date: time.Now(), Command: b.o.Command, Machine: machine(), Rounds: b.o.Runs}
+	if b.o.Micro != "" {
+		m, err := os.ReadFile(b.o.Micro)
+		if err != nil {
+			return r, fmt.Errorf("micro-benchmark results: %w", err)
+		}
+		r.Micro = string(m)
+	}
+	if r.Dataset, err = dataset(b.o.Matches, b.o.Players); err != nil {
+		return r, err
+	}
+	b.logf("dataset: %s + %s rows, %s", count(r.Dataset.MatchRows), count(r.Dataset.PlayerRows), mb(r.Dataset.Bytes()))
+
+	b.duck, r.DuckDBNote = b.prepareDuckDB(ctx)
+	if err := b.reference(ctx, &r); err != nil {
+		return r, err
+	}
+	if err := b.rounds(ctx, &r); err != nil {
+		return r, err
+	}
+	if err := b.insecure(ctx, &r); err != nil {
+		return r, err
+	}
+	r.Notes = append(r.Notes, noiseNotes(r)...)
+	b.profiles(ctx, &r)
+	if len(b.mismatch) > 0 {
+		for _, m := range b.mismatch {
+			r.Notes = append(r.Notes, "MISMATCH: "+m)
+		}
+		return r, fmt.Errorf("%w: %s", ErrMismatch, strings.Join(b.mismatch, "; "))
+	}
+	return r, nil
+}
+
+// newBencher fills in the defaults of o.
+func newBencher(o Options) (*bencher, error) {
+	if o.Progress == nil {
+		o.Progress = io.Discard
+	}
+	if o.Work == "" {
+		o.Work = DefaultWork
+	}
+	if o.LocalData == "" {
+		o.LocalData = DefaultLocalData
+	}
+	if o.Go == "" {
+		o.Go = "go"
+	}
+	o.Runs = max(o.Runs, 1)
+	if o.Binary == "" {
+		exe, err := os.Executable()
+		if err != nil {
+			return nil, err
+		}
+		o.Binary = exe
+	}
+	bin, err := filepath.Abs(o.Binary)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(o.Work, 0o755); err != nil {
+		return nil, err
+	}
+	progress := o.Progress
+	return &bencher{o: o, bin: bin, logf: func(format string, args ...any) {
+		fmt.Fprintf(progress, "bench: "+format+"\n", args...)
+	}}, nil
+}
+
+// check compares the outputs in dir with the reference's, keeping every
+// difference under what's name; true when they are equal.
+func (b *bencher) check(what, dir string) bool {
+	diffs := compareResults(b.want, dir)
+	for _, d := range diffs {
+		b.mismatch = append(b.mismatch, what+" "+d)
+	}
+	return len(diffs) == 0
+}
+
+// prepareDuckDB builds the DuckDB baseline when asked to, and returns its
+// path, or "" and the one-line reason why there is none.
+func (b *bencher) prepareDuckDB(ctx context.Context) (path, note string) {
+	if b.o.DuckDB == "" {
+		return "", "none was asked for (--duckdb \"\")."
+	}
+	abs, err := filepath.Abs(b.o.DuckDB)
+	if err != nil {
+		return "", fmt.Sprintf("%s: %v.", b.o.DuckDB, err)
+	}
+	if b.o.DuckDBSrc != "" {
+		b.logf("building the DuckDB baseline from %s into %s...", b.o.DuckDBSrc, relPath(abs))
+		if err := buildDuckDB(ctx, b.o.Go, b.o.DuckDBSrc, abs); err != nil {
+			b.logf("DuckDB: %v; going on without it", err)
+			return "", fmt.Sprintf("building it failed (%v), so the bench went on without it.", err)
+		}
+	}
+	if _, err := os.Stat(abs); err != nil {
+		return "", fmt.Sprintf("%v.", err)
+	}
+	return abs, ""
+}
+
+// buildDuckDB builds the module in src (tools/duckdb) into out with CGO;
+// an error is one line.
+func buildDuckDB(ctx context.Context, goCmd, src, out string) error {
+	cmd := exec.CommandContext(ctx, goCmd, "build", "-o", out, ".")
+	cmd.Dir = src
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=1")
+	output, err := cmd.CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("`CGO_ENABLED=1 %s build` in %s: %v%s", goCmd, src, err, firstErrorLine(output))
+	}
+	return nil
+}
+
+// firstErrorLine is ": " and the first line of a go build's output that is
+// not a "# package" heading, cut to 200 bytes; "" if there is none.
+func firstErrorLine(output []byte) string {
+	for _, line := range strings.Split(string(output), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		if len(line) > 200 {
+			line = line[:200] + "..."
+		}
+		return ": " + line
+	}
+	return ""
+}
+
+// reference runs the reference evaluator once: the outputs every other
+// run is compared with.
+func (b *bencher) reference(ctx context.Context, r *Report) error {
+	dir := filepath.Join(b.o.Work, "reference")
+	b.logf("reference evaluator...")
+	run, err := runChild(ctx, "wololo reference", b.bin, filepath.Join(b.o.Work, "reference.log"),
+		"reference", "--matches", b.o.Matches, "--players", b.o.Players, "--out", dir)
+	if err != nil {
+		return err
+	}
+	if b.want, err = readResults(dir); err != nil {
+		return fmt.Errorf("reference outputs: %w", err)
+	}
+	run.Equal = true
+	r.Reference = run
+	r.Samples = append(r.Samples, sampleOf(ModeReference, 0, run))
+	b.logf("reference: %s, peak RSS %s", secs(run.Wall), mib(run.PeakRSS))
+	return nil
+}
+
+// rounds runs DuckDB, demo and local mode o.Runs times, interleaved, and
+// keeps each mode's run of median wall time as its detailed run.
+func (b *bencher) rounds(ctx context.Context, r *Report) error {
+	var ducks, demos []ProcessRun
+	var locals []LocalRun
+	for k := 1; k <= b.o.Runs; k++ {
+		if b.duck != "" {
+			run, err := b.runDuckDB(ctx, k)
+			if err != nil {
+				b.logf("DuckDB: %v; going on without it", err)
+				r.DuckDBNote = fmt.Sprintf("it failed in run %d (%s), so the bench went on without it; its log is %s.",
+					k, firstLine(err.Error()), relPath(filepath.Join(b.o.Work, "duckdb.log")))
+				b.duck, ducks = "", nil
+				r.Samples = dropMode(r.Samples, ModeDuckDB)
+			} else {
+				ducks = append(ducks, run)
+				r.Samples = append(r.Samples, sampleOf(ModeDuckDB, k, run))
+			}
+		}
+		demo, err := b.runDemo(ctx, k)
+		if err != nil {
+			return err
+		}
+		demos = append(demos, demo)
+		r.Samples = append(r.Samples, sampleOf(ModeDemo, k, demo))
+		local, err := b.runLocalRound(ctx, k)
+		if err != nil {
+			return err
+		}
+		locals = append(locals, local)
+		r.Samples = append(r.Samples, localSample(k, local))
+	}
+	if i := MedianRun(r.SamplesOf(ModeDuckDB)); i >= 0 {
+		r.DuckDB = ducks[i]
+		r.Machine.DuckDB = b.duckVersion
+	}
+	r.Demo = demos[MedianRun(r.SamplesOf(ModeDemo))]
+	i := MedianRun(r.SamplesOf(ModeLocal))
+	r.Local = locals[i]
+	return b.keepProfiles(i + 1)
+}
+
+// runDuckDB is one run of the DuckDB baseline.
+func (b *bencher) runDuckDB(ctx context.Context, k int) (ProcessRun, error) {
+	dir := filepath.Join(b.o.Work, "duckdb")
+	if err := os.RemoveAll(dir); err != nil {
+		return ProcessRun{}, err
+	}
+	b.logf("run %d/%d: DuckDB...", k, b.o.Runs)
+	run, err := runChild(ctx, "duckdb-queries", b.duck, filepath.Join(b.o.Work, "duckdb.log"),
+		"--matches", b.o.Matches, "--players", b.o.Players, "--out", dir)
+	if err != nil {
+		return run, err
+	}
+	if log, err := os.ReadFile(filepath.Join(b.o.Work, "duckdb.log")); err == nil {
+		b.duckVersion = duckDBVersion(log)
+	}
+	run.Equal = b.check(fmt.Sprintf("duckdb (run %d)", k), dir)
+	b.logf("run %d/%d: DuckDB %s, CPU %s, peak RSS %s, outputs equal: %v", k, b.o.Runs, secs(run.Wall), secs(run.CPU), mib(run.PeakRSS), run.Equal)
+	return run, nil
+}
+
+// runDemo is one run of demo mode.
+func (b *bencher) runDemo(ctx context.Context, k int) (ProcessRun, error) {
+	dir := filepath.Join(b.o.Work, "demo")
+	if err := os.RemoveAll(dir); err != nil {
+		return ProcessRun{}, err
+	}
+	b.logf("run %d/%d: demo mode...", k, b.o.Runs)
+	run, err := runChild(ctx, "wololo demo", b.bin, filepath.Join(b.o.Work, "demo.log"),
+		"demo", "--matches", b.o.Matches, "--players", b.o.Players, "--out", dir, "--log-level", "warn")
+	if err != nil {
+		return run, err
+	}
+	run.Equal = b.check(fmt.Sprintf("demo (run %d)", k), dir)
+	b.logf("run %d/%d: demo %s, CPU %s, peak RSS %s, outputs equal: %v", k, b.o.Runs, secs(run.Wall), secs(run.CPU), mib(run.PeakRSS), run.Equal)
+	return run, nil
+}
+
+// runLocalRound is one run of local mode, its profiles in a directory of
+// its own until keepProfiles.
+func (b *bencher) runLocalRound(ctx context.Context, k int) (LocalRun, error) {
+	b.logf("run %d/%d: local mode...", k, b.o.Runs)
+	out := filepath.Join(b.o.Work, "local")
+	run, err := runLocal(ctx, b.o, b.bin, out, b.roundProfiles(k), false, b.logf)
+	if err != nil {
+		return run, err
+	}
+	run.Equal = b.check(fmt.Sprintf("local (run %d)", k), out)
+	b.logf("run %d/%d: local %s end to end, outputs equal: %v", k, b.o.Runs, secs(run.Wall), run.Equal)
+	return run, nil
+}
+
+// roundProfiles is where run k's local processes write their profiles.
+func (b *bencher) roundProfiles(k int) string {
+	return filepath.Join(b.o.Work, fmt.Sprintf("profiles-run-%d", k))
+}
+
+// keepProfiles makes run k's profiles the report's (Work/profiles) and
+// removes the other runs'.
+func (b *bencher) keepProfiles(k int) error {
+	profDir := filepath.Join(b.o.Work, "profiles")
+	if err := os.RemoveAll(profDir); err != nil {
+		return err
+	}
+	if b.o.Profile {
+		if err := os.Rename(b.roundProfiles(k), profDir); err != nil {
+			return fmt.Errorf("keeping the profiles of local run %d: %w", k, err)
+		}
+	}
+	for j := 1; j <= b.o.Runs; j++ {
+		os.RemoveAll(b.roundProfiles(j))
+	}
+	return nil
+}
+
+// insecure runs local mode once more with --insecure, for what TLS costs:
+// profiled too when the rounds were (into a directory of its own), so
+// that both carry the same overhead.
+func (b *bencher) insecure(ctx context.Context, r *Report) error {
+	b.logf("local mode with --insecure (what TLS costs)...")
+	out := filepath.Join(b.o.Work, "local-insecure")
+	run, err := runLocal(ctx, b.o, b.bin, out, filepath.Join(b.o.Work, "profiles-insecure"), true, b.logf)
+	if err != nil {
+		return err
+	}
+	run.Equal = b.check("local --insecure", out)
+	r.LocalInsecure = run
+	b.logf("local --insecure: %s end to end, outputs equal: %v", secs(run.Wall), run.Equal)
+	return nil
+}
+
+// profiles reads the CPU profiles of the detailed local run: its busiest
+// process, and the busiest instance of its busiest stage.
+func (b *bencher) profiles(ctx context.Context, r *Report) {
+	if !b.o.Profile {
+		r.ProfileNote = "Profiling was off (--profile=false)."
+		return
+	}
+	profDir := filepath.Join(b.o.Work, "profiles")
+	r.Profiles = relPath(profDir)
+	s, ok := r.Local.Slowest()
+	if !ok {
+		r.ProfileNote = "No process's CPU time was measured, so none was profiled."
+		return
+	}
+	var err error
+	if r.Profile, err = profile(ctx, b.o.Go, b.bin, filepath.Join(profDir, s.Instance+".prof"), s); err != nil {
+		r.ProfileNote = fmt.Sprintf("No profile of %s: %v.", s.Instance, err)
+		b.logf("profile: %v", err)
+	}
+	if busiest, ok := r.Local.BusiestOfTopStage(); ok && busiest.Instance != s.Instance && stageOf(busiest.Instance) != stageOf(s.Instance) {
+		if r.StageProfile, err = profile(ctx, b.o.Go, b.bin, filepath.Join(profDir, busiest.Instance+".prof"), busiest); err != nil {
+			b.logf("profile: %v", err)
+		}
+	}
+}
+
+// noiseNotes names every run during which other work used more than a
+// tenth of the machine.
+func noiseNotes(r Report) []string {
+	var notes []string
+	cpus := max(r.Machine.CPUs, 1)
+	for _, s := range r.Samples {
+		capacity := s.Span * time.Duration(cpus)
+		if s.OtherCPU > capacity/10 {
+			notes = append(notes, fmt.Sprintf("While %s ran (%s), other work on the machine (other programs, the kernel) used about %s of CPU time, %.0f%% of its %d CPUs, so its figures are noisy.",
+				runName(s), secs(s.Span), secs(s.OtherCPU), 100*s.OtherCPU.Seconds()/capacity.Seconds(), r.Machine.CPUs))
+		}
+	}
+	return notes
+}
+
+// runName names a sample in a sentence.
+func runName(s Sample) string {
+	name := map[string]string{ModeDuckDB: "DuckDB", ModeReference: "the reference evaluator", ModeDemo: "demo mode", ModeLocal: "local mode"}[s.Mode]
+	if name == "" {
+		name = s.Mode
+	}
+	if s.Run == 0 {
+		return name
+	}
+	return fmt.Sprintf("run %d of %s", s.Run, name)
+}
+
+// dropMode is samples without mode's.
+func dropMode(samples []Sample, mode string) []Sample {
+	kept := samples[:0]
+	for _, s := range samples {
+		if s.Mode != mode {
+			kept = append(kept, s)
+		}
+	}
+	return kept
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}
+
+// duckDBVersion is the DuckDB version in duckdb-queries' summary line of
+// a log, "" if there is none.
+func duckDBVersion(log []byte) string {
+	if m := duckDBVersionRE.FindSubmatch(log); m != nil {
+		return string(m[1])
+	}
+	return ""
+}
+
+var duckDBVersionRE = regexp.MustCompile(`duckdb-queries: DuckDB (v[0-9][^ ,]*)`)

@@ -1,0 +1,166 @@
+package bench
+
+import (
+	"cmp"
+	"slices"
+	"time"
+)
+
+// Modes, as Sample names them.
+const (
+	ModeDuckDB    = "duckdb"
+	ModeReference = "reference"
+	ModeDemo      = "demo"
+	ModeLocal     = "local"
+)
+
+// Targets against the DuckDB baseline: a mode's median wall time at most
+// this many times DuckDB's.
+const (
+	TargetLocalVsDuckDB = 0.8
+	TargetDemoVsDuckDB  = 0.5
+)
+
+// modeOrder is the order modes are listed in.
+var modeOrder = []string{ModeDuckDB, ModeReference, ModeDemo, ModeLocal}
+
+// modeLabel names a mode in the report.
+func modeLabel(mode string) string {
+	switch mode {
+	case ModeDuckDB:
+		return "DuckDB (SQL, one process; the baseline)"
+	case ModeReference:
+		return "Reference evaluator (one process)"
+	case ModeDemo:
+		return "Demo (whole graph in one process, in memory)"
+	case ModeLocal:
+		return "Local (separate processes, Pebble, fsync, mutual TLS)"
+	}
+	return mode
+}
+
+// Sample is one run of one mode.
+type Sample struct {
+	Mode string
+	// Run is the round it belongs to, from 1; 0 for the reference
+	// evaluator's one run before the rounds.
+	Run  int
+	Wall time.Duration
+	// CPU is every process of the run's: the child's rusage, or local
+	// mode's processes and its client (the bench process) added up.
+	CPU     time.Duration
+	PeakRSS int64 // the process's, or local mode's largest
+	Equal   bool  // outputs byte-equal to the reference's
+	// OtherCPU is what the rest of the machine used meanwhile, over Span
+	// (the wall time; for local mode with the cluster's start).
+	OtherCPU time.Duration
+	Span     time.Duration
+}
+
+// sampleOf is a single-process run as a Sample.
+func sampleOf(mode string, run int, p ProcessRun) Sample {
+	return Sample{Mode: mode, Run: run, Wall: p.Wall, CPU: p.CPU, PeakRSS: p.PeakRSS, Equal: p.Equal, OtherCPU: p.OtherCPU, Span: p.Wall}
+}
+
+// localSample is a local-mode run as a Sample.
+func localSample(run int, l LocalRun) Sample {
+	return Sample{Mode: ModeLocal, Run: run, Wall: l.Wall, CPU: l.Totals().CPU + l.ClientCPU, PeakRSS: l.Targets().MaxRSS.PeakRSS,
+		Equal: l.Equal, OtherCPU: l.OtherCPU, Span: l.Startup + l.Wall}
+}
+
+// SamplesOf is the runs of one mode, in the order they ran.
+func (r Report) SamplesOf(mode string) []Sample {
+	var out []Sample
+	for _, s := range r.Samples {
+		if s.Mode == mode {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// Median is the median of a mode's runs: wall time and CPU each on its
+// own (the mean of the two middle values when there is an even number).
+type Median struct {
+	Runs      int
+	Wall, CPU time.Duration
+}
+
+// MedianOf is the median of a mode's runs (Runs 0 when it has none).
+func (r Report) MedianOf(mode string) Median {
+	s := r.SamplesOf(mode)
+	walls := make([]time.Duration, len(s))
+	cpus := make([]time.Duration, len(s))
+	for i, x := range s {
+		walls[i], cpus[i] = x.Wall, x.CPU
+	}
+	return Median{Runs: len(s), Wall: median(walls), CPU: median(cpus)}
+}
+
+func median(ds []time.Duration) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+// MedianRun is the index, among samples, of the run whose wall time is
+// the median (the lower of the two middle ones for an even count): the
+// run whose details the report shows. -1 if there is none.
+func MedianRun(samples []Sample) int {
+	if len(samples) == 0 {
+		return -1
+	}
+	idx := make([]int, len(samples))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(samples[a].Wall, samples[b].Wall) })
+	return idx[(len(idx)-1)/2]
+}
+
+// Ratio is a mode's median against DuckDB's: wall time and CPU, each the
+// mode's over DuckDB's (below 1 is faster than DuckDB). ok is false when
+// either has no run.
+type Ratio struct {
+	Wall, CPU float64
+	ok        bool
+}
+
+// RatioToDuckDB is mode's Ratio.
+func (r Report) RatioToDuckDB(mode string) Ratio {
+	m, d := r.MedianOf(mode), r.MedianOf(ModeDuckDB)
+	if m.Runs == 0 || d.Runs == 0 || m.Wall <= 0 || d.Wall <= 0 {
+		return Ratio{}
+	}
+	ratio := Ratio{Wall: m.Wall.Seconds() / d.Wall.Seconds(), ok: true}
+	if d.CPU > 0 {
+		ratio.CPU = m.CPU.Seconds() / d.CPU.Seconds()
+	}
+	return ratio
+}
+
+// VsDuckDB is a target on a mode's median wall time against DuckDB's.
+type VsDuckDB struct {
+	Mode  string
+	Label string // how the target names the mode
+	Max   float64
+}
+
+// vsDuckDBTargets are the targets against the baseline.
+var vsDuckDBTargets = []VsDuckDB{
+	{ModeLocal, "Durable local mode", TargetLocalVsDuckDB},
+	{ModeDemo, "In-memory demo", TargetDemoVsDuckDB},
+}
+
+// Met says whether r meets t, and whether it could be measured at all.
+func (t VsDuckDB) Met(r Report) (met, measured bool) {
+	ratio := r.RatioToDuckDB(t.Mode)
+	return ratio.ok && ratio.Wall <= t.Max, ratio.ok
+}

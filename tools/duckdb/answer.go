@@ -1,0 +1,235 @@
+package main
+
+import (
+	"context"
+	"database/sql"
+	_ "embed"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	duckdb "github.com/duckdb/duckdb-go/v2"
+)
+
+// Options of one run.
+type Options struct {
+	Matches, Players string // the input files
+	Out              string // the output directory
+	// MaxRecordBytes bounds a data record; a longer one is skipped.
+	MaxRecordBytes int
+}
+
+// Summary is what a run did.
+type Summary struct {
+	Version               string // DuckDB's
+	MatchRows, PlayerRows int64  // well-formed data records loaded
+}
+
+//go:embed macros.sql
+var macrosSQL string
+
+//go:embed queries.sql
+var queriesSQL string
+
+// resultFiles are the output files, in the order of queries.sql.
+var resultFiles = []struct{ name, header string }{
+	{"q1.csv", "token"},
+	{"q2.csv", "token"},
+	{"q3.csv", "civ,wins,played,win_pct"},
+	{"q4.csv", "rank,civ,players"},
+}
+
+// Answer loads both files into an in-memory DuckDB database, runs the four
+// queries and writes q1.csv..q4.csv into o.Out.
+func Answer(ctx context.Context, o Options) (Summary, error) {
+	if o.MaxRecordBytes == 0 {
+		o.MaxRecordBytes = MaxRecordBytes
+	}
+	// Both headers are checked before any row is read.
+	mh, err := readHeader(o.Matches, matchColumns)
+	if err != nil {
+		return Summary{}, err
+	}
+	ph, err := readHeader(o.Players, playerColumns)
+	if err != nil {
+		return Summary{}, err
+	}
+	if err := os.MkdirAll(o.Out, 0o755); err != nil {
+		return Summary{}, fmt.Errorf("output directory: %w", err)
+	}
+	tmp, err := os.MkdirTemp("", "duckdb-queries-")
+	if err != nil {
+		return Summary{}, fmt.Errorf("DuckDB's spill directory: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+
+	conn, closeDB, err := open(ctx, tmp)
+	if err != nil {
+		return Summary{}, err
+	}
+	defer closeDB()
+	var sum Summary
+	if err := conn.QueryRowContext(ctx, "SELECT version()").Scan(&sum.Version); err != nil {
+		return sum, fmt.Errorf("DuckDB version: %w", err)
+	}
+	if sum.MatchRows, err = load(ctx, conn, matchesTable(o.Matches, mh, o.MaxRecordBytes)); err != nil {
+		return sum, fmt.Errorf("loading %s: %w", o.Matches, err)
+	}
+	if sum.PlayerRows, err = load(ctx, conn, playersTable(o.Players, ph, o.MaxRecordBytes)); err != nil {
+		return sum, fmt.Errorf("loading %s: %w", o.Players, err)
+	}
+	queries := strings.Split(queriesSQL, "\n-- next\n")
+	if len(queries) != len(resultFiles) {
+		return sum, fmt.Errorf("queries.sql has %d statements, want %d", len(queries), len(resultFiles))
+	}
+	for i, f := range resultFiles {
+		if err := answerQuery(ctx, conn, queries[i], f.header, filepath.Join(o.Out, f.name)); err != nil {
+			return sum, fmt.Errorf("%s: %w", f.name, err)
+		}
+	}
+	return sum, nil
+}
+
+// open starts an in-memory database spilling into tmp, with the contract's
+// macros and wl_cmp, and returns its one connection.
+func open(ctx context.Context, tmp string) (*sql.Conn, func(), error) {
+	db, err := sql.Open("duckdb", "")
+	if err != nil {
+		return nil, nil, fmt.Errorf("opening DuckDB: %w", err)
+	}
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		db.Close()
+		return nil, nil, fmt.Errorf("connecting to DuckDB: %w", err)
+	}
+	closeAll := func() {
+		conn.Close()
+		db.Close()
+	}
+	if err := duckdb.RegisterScalarUDF(conn, "wl_cmp", exactCmp{}); err != nil {
+		closeAll()
+		return nil, nil, fmt.Errorf("registering wl_cmp: %w", err)
+	}
+	setup := "SET temp_directory = " + sqlString(tmp) + ";\n" + macrosSQL
+	if _, err := conn.ExecContext(ctx, setup); err != nil {
+		closeAll()
+		return nil, nil, fmt.Errorf("creating the macros: %w", err)
+	}
+	return conn, closeAll, nil
+}
+
+// load runs one CREATE TABLE ... AS statement and counts the table's rows.
+func load(ctx context.Context, conn *sql.Conn, stmt table) (int64, error) {
+	if _, err := conn.ExecContext(ctx, stmt.create); err != nil {
+		return 0, err
+	}
+	var n int64
+	err := conn.QueryRowContext(ctx, "SELECT count(*) FROM "+stmt.name).Scan(&n)
+	return n, err
+}
+
+// table is a table to create from a CSV file.
+type table struct {
+	name   string
+	create string
+}
+
+// matchesTable is table m: token, ladder, map, server (text, never NULL),
+// mirror (boolean), average_rating (DECIMAL) and average_rating_text (the
+// number's text) and duration_s (seconds).
+func matchesTable(path string, h header, maxRecord int) table {
+	return table{name: "m", create: fmt.Sprintf(`CREATE TABLE m AS SELECT
+    coalesce(%s, '') AS token,
+    coalesce(%s, '') AS ladder,
+    coalesce(%s, '') AS map,
+    coalesce(%s, '') AS server,
+    wl_bool(%s) AS mirror,
+    wl_decimal(%[6]s) AS average_rating,
+    wl_number(%[6]s) AS average_rating_text,
+    wl_duration(%s) AS duration_s
+FROM %s`, h.col("token"), h.col("ladder"), h.col("map"), h.col("server"), h.col("mirror"),
+		h.col("average_rating"), h.col("duration"), readCSV(path, h.width, maxRecord))}
+}
+
+// playersTable is table p: match and civ (text, never NULL), winner
+// (boolean), rating (DECIMAL) and rating_text (the number's text).
+func playersTable(path string, h header, maxRecord int) table {
+	return table{name: "p", create: fmt.Sprintf(`CREATE TABLE p AS SELECT
+    coalesce(%s, '') AS match,
+    coalesce(%s, '') AS civ,
+    wl_bool(%s) AS winner,
+    wl_decimal(%[4]s) AS rating,
+    wl_number(%[4]s) AS rating_text
+FROM %s`, h.col("match"), h.col("civ"), h.col("winner"), h.col("rating"), readCSV(path, h.width, maxRecord))}
+}
+
+// readCSV is the read_csv call of a file whose header has width fields:
+// nothing sniffed, every column VARCHAR (named c0, c1, ... in header
+// order), and a record with another number of fields, or longer than
+// maxRecord bytes with its line end, skipped (ignore_errors). An empty
+// field is NULL, which is missing for every kind of value.
+func readCSV(path string, width, maxRecord int) string {
+	cols := make([]string, width)
+	for i := range cols {
+		cols[i] = fmt.Sprintf("'c%d': 'VARCHAR'", i)
+	}
+	return fmt.Sprintf(`read_csv(%s, columns = {%s}, header = true, auto_detect = false,
+    delim = ',', quote = '"', escape = '"', ignore_errors = true, max_line_size = %d)`,
+		sqlString(path), strings.Join(cols, ", "), maxRecord-1)
+}
+
+// sqlString quotes s as an SQL string literal.
+func sqlString(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
+
+// answerQuery runs one query and writes its rows as a CSV file under
+// header.
+func answerQuery(ctx context.Context, conn *sql.Conn, query, header, path string) error {
+	rows, err := conn.QueryContext(ctx, query)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		return err
+	}
+	var b strings.Builder
+	b.WriteString(header + "\n")
+	vals := make([]sql.NullString, len(cols))
+	ptrs := make([]any, len(cols))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	fields := make([]string, len(cols))
+	for rows.Next() {
+		if err := rows.Scan(ptrs...); err != nil {
+			return err
+		}
+		for i, v := range vals {
+			fields[i] = v.String
+		}
+		writeRow(&b, fields)
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	return os.WriteFile(path, []byte(b.String()), 0o644)
+}
+
+// writeRow writes one CSV record ending in "\n"; a field is quoted only
+// when it holds a comma, a double quote or a line break, its quotes
+// doubled.
+func writeRow(b *strings.Builder, fields []string) {
+	for i, f := range fields {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		if strings.ContainsAny(f, ",\"\n\r") {
+			b.WriteString(`"` + strings.ReplaceAll(f, `"`, `""`) + `"`)
+		} else {
+			b.WriteString(f)
+		}
+	}
+	b.WriteByte('\n')
+}

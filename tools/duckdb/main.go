@@ -1,0 +1,77 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+)
+
+// MaxRecordBytes is the contract's default bound on one data record: a
+// longer record is malformed, skipped like one with the wrong number of
+// fields.
+const MaxRecordBytes = 1 << 20
+
+const usage = `usage: duckdb-queries --matches F --players F --out DIR [--max-record-bytes N]
+
+Answers the four queries of docs/queries.md with DuckDB and writes
+q1.csv..q4.csv into DIR (created if needed). The baseline of wololo bench.
+
+flags:
+`
+
+// errUsage marks a wrong command line (exit status 2).
+var errUsage = errors.New("wrong command line")
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:], os.Stderr)
+	stop()
+	switch {
+	case err == nil, errors.Is(err, flag.ErrHelp):
+	case errors.Is(err, errUsage):
+		os.Exit(2)
+	default:
+		fmt.Fprintf(os.Stderr, "duckdb-queries: %v\n", err)
+		os.Exit(1)
+	}
+}
+
+// run is the command: parse the flags, answer, print the summary line.
+func run(ctx context.Context, args []string, stderr io.Writer) error {
+	fs := flag.NewFlagSet("duckdb-queries", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, usage)
+		fs.PrintDefaults()
+	}
+	var o Options
+	fs.StringVar(&o.Matches, "matches", "", "path of matches.csv (required)")
+	fs.StringVar(&o.Players, "players", "", "path of match_players.csv (required)")
+	fs.StringVar(&o.Out, "out", "", "directory for q1.csv..q4.csv, created if needed (required)")
+	fs.IntVar(&o.MaxRecordBytes, "max-record-bytes", MaxRecordBytes, "a data record longer than this is malformed")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return errUsage
+	}
+	if fs.NArg() > 0 || o.Matches == "" || o.Players == "" || o.Out == "" || o.MaxRecordBytes < 2 {
+		fmt.Fprintln(stderr, "duckdb-queries: --matches, --players and --out are required, --max-record-bytes at least 2, and nothing else")
+		fs.Usage()
+		return errUsage
+	}
+	start := time.Now()
+	sum, err := Answer(ctx, o)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stderr, "duckdb-queries: DuckDB %s, %d match rows and %d player rows loaded, answers in %s, %.2f s\n",
+		sum.Version, sum.MatchRows, sum.PlayerRows, o.Out, time.Since(start).Seconds())
+	return nil
+}
