@@ -106,11 +106,21 @@ func (g *Gateway) upload(stream uploadStream) error {
 			if err := g.cfg.Committer.Outbox().WaitRoom(ctx, out.Channels(), g.cfg.OutboxLimit); err != nil {
 				return err
 			}
-			received += int64(len(f.Data))
-			if declared := j.files[file].size; received > declared {
-				return errorf(ErrFull, "%s: more bytes than the %d its header declared; nothing past byte %d is taken", file, declared, in.Offset())
+			// What the client has already sent, up to commitBytes, goes
+			// into the same commit: one sync for several chunks.
+			for data, taken := f.Data, 0; ; {
+				received += int64(len(data))
+				if declared := j.files[file].size; received > declared {
+					return errorf(ErrFull, "%s: more bytes than the %d its header declared; nothing past byte %d is taken", file, declared, in.Offset())
+				}
+				in.Feed(data, false, out)
+				if taken += len(data); taken >= commitBytes {
+					break
+				}
+				if data = frames.moreData(); data == nil {
+					break
+				}
 			}
-			in.Feed(f.Data, false, out)
 			if err := g.commitUpload(u, in, out, false); err != nil {
 				return err
 			}
@@ -133,12 +143,23 @@ func (g *Gateway) upload(stream uploadStream) error {
 	}
 }
 
+// commitBytes is about how many uploaded bytes one commit takes at most
+// when the client has sent them already: fewer, larger commits, each
+// synced once.
+const commitBytes = 4 << 20
+
+// readAhead is how many frames the reader may receive before the upload
+// path takes them.
+const readAhead = 4
+
 // frameReader receives an upload's frames in the background, so that the
-// upload path can give up on a client that sends nothing for a while: an
-// idle upload would hold its file's upload slot.
+// upload path can give up on a client that sends nothing for a while (an
+// idle upload would hold its file's upload slot), and can take what has
+// already arrived into one commit.
 type frameReader struct {
 	frames chan frame
 	done   chan struct{} // closed when the upload path returns
+	back   *frame        // a frame looked at by moreData and not taken
 }
 
 type frame struct {
@@ -147,7 +168,7 @@ type frame struct {
 }
 
 func (g *Gateway) receive(stream uploadStream) *frameReader {
-	r := &frameReader{frames: make(chan frame), done: make(chan struct{})}
+	r := &frameReader{frames: make(chan frame, readAhead), done: make(chan struct{})}
 	go func() {
 		for {
 			req, err := stream.Recv()
@@ -164,8 +185,29 @@ func (g *Gateway) receive(stream uploadStream) *frameReader {
 	return r
 }
 
+// moreData takes the next frame if it has arrived and carries data; nil
+// otherwise (a frame of another kind, or an error, waits for next).
+func (r *frameReader) moreData() []byte {
+	if r.back != nil {
+		return nil
+	}
+	select {
+	case f := <-r.frames:
+		if d := f.req.GetData(); f.err == nil && d != nil {
+			return d
+		}
+		r.back = &f
+	default:
+	}
+	return nil
+}
+
 // next is the next frame, or an error after idle without one.
 func (r *frameReader) next(idle time.Duration) (*wololov1.UploadRequest, error) {
+	if f := r.back; f != nil {
+		r.back = nil
+		return f.req, f.err
+	}
 	t := time.NewTimer(idle)
 	defer t.Stop()
 	select {
