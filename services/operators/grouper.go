@@ -41,15 +41,24 @@ func (g *Q2Grouper) Apply(stream string, rows *wololov1.RowBatch, _ stage.Emitte
 	if p == nil {
 		return wrongKind(stream, rows, "players")
 	}
-	return batch.EachPlayer(p, func(p *batch.Player) {
-		m, _ := g.matches.slot(p.Match)
-		if m.rows < 2 {
-			g.keep(m, p)
-		}
-		if m.rows < 3 {
-			m.rows++
-		}
-	})
+	return batch.EachPlayer(p, g.add)
+}
+
+// Rows takes player rows one at a time from an operator chained before the
+// grouper (stage.RowSink).
+func (g *Q2Grouper) Rows(stage.Emitter) stage.RowFuncs {
+	return stage.RowFuncs{Player: func(_ string, p *batch.Player) { g.add(p) }}
+}
+
+// add groups one player row.
+func (g *Q2Grouper) add(p *batch.Player) {
+	m, _ := g.matches.slot(p.Match)
+	if m.rows < 2 {
+		g.keep(m, p)
+	}
+	if m.rows < 3 {
+		m.rows++
+	}
 }
 
 // keep records p as row m.rows of its match.

@@ -72,22 +72,35 @@ func (j *Joiner) Apply(stream string, rows *wololov1.RowBatch, _ stage.Emitter) 
 		if t == nil {
 			return wrongKind(stream, rows, "tokens")
 		}
-		return batch.EachToken(t, func(token []byte) { j.qualifying.slot(token) })
+		return batch.EachToken(t, j.addMatch)
 	default:
 		p := rows.GetPlayers()
 		if p == nil {
 			return wrongKind(stream, rows, "players")
 		}
-		return batch.EachPlayer(p, func(p *batch.Player) {
-			win := p.Winner == batch.True
-			if !j.matchesDone {
-				j.pending = append(j.pending, pendingPlayer{match: string(p.Match), civ: j.internCiv(p.Civ), win: win})
-				return
-			}
-			if _, ok := j.qualifying.find(p.Match); ok {
-				j.count(j.internCiv(p.Civ), win)
-			}
-		})
+		return batch.EachPlayer(p, j.addPlayer)
+	}
+}
+
+// Rows takes rows one at a time from an operator chained before the joiner
+// (stage.RowSink): qualifying match tokens and player rows.
+func (j *Joiner) Rows(stage.Emitter) stage.RowFuncs {
+	return stage.RowFuncs{
+		Token:  func(_ string, token []byte) { j.addMatch(token) },
+		Player: func(_ string, p *batch.Player) { j.addPlayer(p) },
+	}
+}
+
+func (j *Joiner) addMatch(token []byte) { j.qualifying.slot(token) }
+
+func (j *Joiner) addPlayer(p *batch.Player) {
+	win := p.Winner == batch.True
+	if !j.matchesDone {
+		j.pending = append(j.pending, pendingPlayer{match: string(p.Match), civ: j.internCiv(p.Civ), win: win})
+		return
+	}
+	if _, ok := j.qualifying.find(p.Match); ok {
+		j.count(j.internCiv(p.Civ), win)
 	}
 }
 

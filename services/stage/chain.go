@@ -21,10 +21,11 @@ type Link struct {
 // operator, so one commit covers the input batch, every chained
 // operator's change and the rows that leave the task.
 //
-// Inside the task, what an operator emits on an internal stream is
-// collected while it runs and handed to the consuming operator as one
-// in-memory batch as soon as it returns: a call, with no encoding, channel
-// or store in between. A chained operator ends when every one of its
+// Inside the task, what an operator emits on an internal stream goes to
+// the operator that reads it by a call, with no encoding, channel or store
+// in between: row by row, as it is emitted, when the reader is a RowSink;
+// otherwise collected while the writer runs and handed on as one in-memory
+// batch as soon as it returns. A chained operator ends when every one of its
 // inputs has ended: its Finish runs then, and its internal outputs end
 // with it, so that a joiner learns its matches are complete as soon as the
 // matches of the task's input have all arrived.
@@ -89,8 +90,11 @@ type chain struct {
 	emit     []*linkEmitter
 	finished []bool
 	ended    map[string]bool // streams (internal or not) that have ended
-	// pending holds the rows emitted on each internal stream and not yet
-	// handed on, in the order of spec.internal.
+	// direct holds, for an internal stream whose reader is a RowSink, the
+	// functions that hand it each row as it is emitted.
+	direct map[string]RowFuncs
+	// pending holds the rows emitted on each other internal stream and not
+	// yet handed on, in the order of spec.internal.
 	pending map[string]*pendingRows
 	out     Emitter // where rows leaving the task go, for the current call
 	err     error
@@ -105,12 +109,16 @@ type pendingRows struct {
 
 func (c *chainSpec) new() Operator {
 	ch := &chain{spec: c, ops: make([]Operator, len(c.links)), finished: make([]bool, len(c.links)),
-		ended: map[string]bool{}, pending: map[string]*pendingRows{}}
+		ended: map[string]bool{}, direct: map[string]RowFuncs{}, pending: map[string]*pendingRows{}}
 	for i, l := range c.links {
 		ch.ops[i] = l.Spec.New()
 		ch.emit = append(ch.emit, &linkEmitter{c: ch})
 	}
 	for _, s := range c.internal {
+		if sink, ok := ch.ops[c.consumer[s]].(RowSink); ok {
+			ch.direct[s] = sink.Rows(ch.emit[c.consumer[s]])
+			continue
+		}
 		ch.pending[s] = &pendingRows{}
 	}
 	return ch
@@ -193,7 +201,7 @@ func (c *chain) finish(i int) error {
 		return err
 	}
 	for _, s := range c.spec.links[i].Spec.Outputs {
-		if _, internal := c.pending[s]; internal {
+		if c.internal(s) {
 			if err := c.end(s); err != nil {
 				return err
 			}
@@ -209,6 +217,9 @@ func (c *chain) flush() error {
 		again = false
 		for _, s := range c.spec.internal {
 			p := c.pending[s]
+			if p == nil {
+				continue // handed on row by row
+			}
 			for _, b := range []interface {
 				Len() int
 				Build() *wololov1.RowBatch
@@ -230,42 +241,81 @@ func (c *chain) flush() error {
 	return c.err
 }
 
+// internal reports whether a stream runs inside the task.
+func (c *chain) internal(stream string) bool {
+	_, direct := c.direct[stream]
+	_, batched := c.pending[stream]
+	return direct || batched
+}
+
+// misrouted records a row of a kind its reader does not take: the chain
+// was planned against the operators' specs, so this is a bug, reported as
+// the operator's error rather than a crash.
+func (c *chain) misrouted(stream, kind string) {
+	if c.err == nil {
+		c.err = fmt.Errorf("chain: %s emitted a %s row on %s, which %s does not take", c.spec.links[c.spec.producer[stream]].Stage, kind, stream, c.spec.links[c.spec.consumer[stream]].Stage)
+	}
+}
+
 // linkEmitter is the Emitter of one chained operator: rows on an internal
-// stream wait in the chain for their reader, the others leave the task.
+// stream go to their reader (at once if it takes rows one at a time, else
+// when the writer returns), the others leave the task.
 type linkEmitter struct{ c *chain }
 
-func (e *linkEmitter) inner(stream string) *pendingRows { return e.c.pending[stream] }
-
 func (e *linkEmitter) Match(stream string, m *batch.Match) {
-	if p := e.inner(stream); p != nil {
+	if d, ok := e.c.direct[stream]; ok {
+		if d.Match == nil {
+			e.c.misrouted(stream, "match")
+			return
+		}
+		d.Match(stream, m)
+	} else if p := e.c.pending[stream]; p != nil {
 		p.match.Add(m)
-		return
+	} else {
+		e.c.out.Match(stream, m)
 	}
-	e.c.out.Match(stream, m)
 }
 
 func (e *linkEmitter) Player(stream string, pl *batch.Player) {
-	if p := e.inner(stream); p != nil {
+	if d, ok := e.c.direct[stream]; ok {
+		if d.Player == nil {
+			e.c.misrouted(stream, "player")
+			return
+		}
+		d.Player(stream, pl)
+	} else if p := e.c.pending[stream]; p != nil {
 		p.player.Add(pl)
-		return
+	} else {
+		e.c.out.Player(stream, pl)
 	}
-	e.c.out.Player(stream, pl)
 }
 
 func (e *linkEmitter) Token(stream string, token []byte) {
-	if p := e.inner(stream); p != nil {
+	if d, ok := e.c.direct[stream]; ok {
+		if d.Token == nil {
+			e.c.misrouted(stream, "token")
+			return
+		}
+		d.Token(stream, token)
+	} else if p := e.c.pending[stream]; p != nil {
 		p.token.Add(token)
-		return
+	} else {
+		e.c.out.Token(stream, token)
 	}
-	e.c.out.Token(stream, token)
 }
 
 func (e *linkEmitter) Civ(stream string, civ string, wins, count int64) {
-	if p := e.inner(stream); p != nil {
+	if d, ok := e.c.direct[stream]; ok {
+		if d.Civ == nil {
+			e.c.misrouted(stream, "civ")
+			return
+		}
+		d.Civ(stream, civ, wins, count)
+	} else if p := e.c.pending[stream]; p != nil {
 		p.civ.Add(civ, wins, count)
-		return
+	} else {
+		e.c.out.Civ(stream, civ, wins, count)
 	}
-	e.c.out.Civ(stream, civ, wins, count)
 }
 
 func (e *linkEmitter) Record(key string, value []byte) { e.c.out.Record(key, value) }

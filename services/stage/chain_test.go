@@ -118,6 +118,59 @@ func TestChainCallsAndEnds(t *testing.T) {
 	}
 }
 
+// rowOp is a tokenOp that also takes its rows one at a time.
+type rowOp struct{ endingOp }
+
+func (o *rowOp) Rows(out Emitter) RowFuncs {
+	return RowFuncs{Token: func(stream string, t []byte) {
+		o.log.add("%s row %s %s", o.name, stream, t)
+		for _, s := range o.outs {
+			out.Token(s, t)
+		}
+	}}
+}
+
+// TestChainHandsRowsToARowSink: a reader that takes rows one at a time gets
+// each as it is emitted, and the rest behaves as with batches.
+func TestChainHandsRowsToARowSink(t *testing.T) {
+	var log calls
+	spec, err := Chain([]Link{
+		{Stage: "up", Spec: Spec{Inputs: []string{"in"}, Outputs: []string{"mid"}, New: func() Operator {
+			return &tokenOp{name: "up", outs: []string{"mid"}, log: &log}
+		}, Stateless: true}},
+		{Stage: "down", Spec: Spec{Inputs: []string{"mid"}, Outputs: []string{"out"}, New: func() Operator {
+			return &rowOp{endingOp{tokenOp{name: "down", outs: []string{"out"}, log: &log}}}
+		}}},
+	}, []string{"mid"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	op := spec.New()
+	out := &recorder{}
+	if err := op.Apply("in", tokens("a", "b"), out); err != nil {
+		t.Fatal(err)
+	}
+	if err := op.(StreamEnder).EndStream("in", out); err != nil {
+		t.Fatal(err)
+	}
+	if err := op.Finish(out); err != nil {
+		t.Fatal(err)
+	}
+	wantLog := calls{"down row mid a", "down row mid b", "up apply in [a b]", "up finish", "down row mid up-done", "down end mid", "down finish"}
+	if !reflect.DeepEqual(log, wantLog) {
+		t.Errorf("calls:\n got %q\nwant %q", log, wantLog)
+	}
+	if want := []string{"out:a", "out:b", "out:up-done", "out:down-done"}; !reflect.DeepEqual(out.rows, want) {
+		t.Errorf("rows leaving the task: %q, want %q", out.rows, want)
+	}
+	// A row of a kind the reader does not take is the chain's error.
+	c := op.(*chain)
+	c.emit[0].Civ("mid", "Franks", 1, 1)
+	if c.err == nil || !strings.Contains(c.err.Error(), "does not take") {
+		t.Errorf("a civ row to a token reader: %v", c.err)
+	}
+}
+
 func TestChainRefusesWhatCannotRun(t *testing.T) {
 	op := func(ins, outs []string) Spec {
 		return Spec{Inputs: ins, Outputs: outs, New: func() Operator { return &tokenOp{} }}

@@ -22,6 +22,25 @@ type StreamEnder interface {
 	EndStream(stream string, out Emitter) error
 }
 
+// RowSink is implemented by operators that can take their input rows one
+// at a time: a chain (see Chain) then hands them each row an operator
+// before them emits, by a call, instead of collecting the rows into a
+// batch first.
+type RowSink interface {
+	// Rows returns the functions that apply one row to the operator, which
+	// emits into out.
+	Rows(out Emitter) RowFuncs
+}
+
+// RowFuncs apply one row of each kind; nil for a kind the operator does not
+// take.
+type RowFuncs struct {
+	Match  func(stream string, m *batch.Match)
+	Player func(stream string, p *batch.Player)
+	Token  func(stream string, token []byte)
+	Civ    func(stream string, civ string, wins, count int64)
+}
+
 // Emitter is where an operator writes its output rows. Each row goes to the
 // receiver instance picked by a stable hash of its key (the match token, or
 // the civilization name).
