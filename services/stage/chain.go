@@ -1,8 +1,10 @@
 package stage
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"sort"
 
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 	"github.com/wololo/wololo/services/batch"
@@ -72,7 +74,21 @@ func Chain(links []Link, internal []string) (Spec, error) {
 	}
 	c.internal = internal
 	spec.New = c.new
+	if c.snapshots() {
+		spec.New = func() Operator { return &snapChain{c.new().(*chain)} }
+	}
 	return spec, nil
+}
+
+// snapshots reports whether every stateful link can snapshot its state, so
+// that the chain can snapshot its own.
+func (c *chainSpec) snapshots() bool {
+	for _, l := range c.links {
+		if _, ok := l.Spec.New().(Snapshotter); !ok && !l.Spec.Stateless {
+			return false
+		}
+	}
+	return true
 }
 
 // chainSpec is what every job's chain shares.
@@ -181,10 +197,8 @@ func (c *chain) end(stream string) error {
 			return err
 		}
 	}
-	for _, in := range c.spec.links[i].Spec.Inputs {
-		if !c.ended[in] {
-			return nil
-		}
+	if !c.inputsEnded(i) {
+		return nil
 	}
 	return c.finish(i)
 }
@@ -319,3 +333,105 @@ func (e *linkEmitter) Civ(stream string, civ string, wins, count int64) {
 }
 
 func (e *linkEmitter) Record(key string, value []byte) { e.c.out.Record(key, value) }
+
+// snapChain is a chain whose stateful operators can all snapshot: its
+// snapshot is the streams that have ended, which operators have finished,
+// and the snapshot of every operator still running.
+type snapChain struct{ *chain }
+
+// Snapshot implements Snapshotter.
+func (c *snapChain) Snapshot() ([]byte, error) {
+	var ended []string
+	for s, done := range c.ended {
+		if done {
+			ended = append(ended, s)
+		}
+	}
+	sort.Strings(ended)
+	b := binary.AppendUvarint(nil, uint64(len(ended)))
+	for _, s := range ended {
+		b = appendBytes(b, []byte(s))
+	}
+	for i, op := range c.ops {
+		snap, ok := op.(Snapshotter)
+		if c.finished[i] || !ok {
+			b = append(b, 0)
+			continue
+		}
+		state, err := snap.Snapshot()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", c.spec.links[i].Stage, err)
+		}
+		b = appendBytes(append(b, 1), state)
+	}
+	return b, nil
+}
+
+// Restore implements Snapshotter, on a chain just made.
+func (c *snapChain) Restore(state []byte) error {
+	bad := fmt.Errorf("chain snapshot is corrupt")
+	n, k := binary.Uvarint(state)
+	if k <= 0 || n > uint64(len(state)) {
+		return bad
+	}
+	state = state[k:]
+	for ; n > 0; n-- {
+		var s []byte
+		if s, state = readBytes(state); s == nil {
+			return bad
+		}
+		c.ended[string(s)] = true
+	}
+	for i := range c.ops {
+		if len(state) == 0 {
+			return bad
+		}
+		has := state[0]
+		state = state[1:]
+		if has == 0 {
+			// Finished, or stateless: finished when all its inputs ended.
+			if c.inputsEnded(i) {
+				c.finished[i], c.ops[i] = true, nil
+			}
+			continue
+		}
+		var b []byte
+		if b, state = readBytes(state); b == nil {
+			return bad
+		}
+		snap, ok := c.ops[i].(Snapshotter)
+		if !ok {
+			return fmt.Errorf("chain snapshot holds state for %s, which keeps none", c.spec.links[i].Stage)
+		}
+		if err := snap.Restore(b); err != nil {
+			return fmt.Errorf("%s: %w", c.spec.links[i].Stage, err)
+		}
+	}
+	if len(state) > 0 {
+		return bad
+	}
+	return nil
+}
+
+// inputsEnded reports whether every input of link i has ended.
+func (c *chain) inputsEnded(i int) bool {
+	for _, in := range c.spec.links[i].Spec.Inputs {
+		if !c.ended[in] {
+			return false
+		}
+	}
+	return true
+}
+
+func appendBytes(b, p []byte) []byte {
+	return append(binary.AppendUvarint(b, uint64(len(p))), p...)
+}
+
+// readBytes reads what appendBytes wrote: nil if it cannot.
+func readBytes(b []byte) (p, rest []byte) {
+	n, k := binary.Uvarint(b)
+	if k <= 0 || n > uint64(len(b)-k) {
+		return nil, nil
+	}
+	return b[k : k+int(n) : k+int(n)], b[k+int(n):]
+}

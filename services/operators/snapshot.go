@@ -1,0 +1,280 @@
+package operators
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"sort"
+
+	"github.com/wololo/wololo/services/batch"
+	"github.com/wololo/wololo/services/schema"
+)
+
+// Snapshots of the stateful operators (stage.Snapshotter): the runtime
+// writes one in place of the state log once the log has grown past the
+// last snapshot, so that a restarted process restores the snapshot and
+// replays only what came after it instead of every batch of the job.
+//
+// The encoding is a plain sequence of fields: unsigned and signed varints,
+// and byte strings prefixed by their length. Each operator writes a
+// version byte first, so a later change of its state can still read
+// snapshots written before it.
+
+const snapshotVersion = 1
+
+// errSnapshot is a snapshot that cannot be read.
+var errSnapshot = errors.New("snapshot is corrupt")
+
+type snapWriter struct{ b []byte }
+
+func (w *snapWriter) uvarint(v uint64) { w.b = binary.AppendUvarint(w.b, v) }
+func (w *snapWriter) varint(v int64)   { w.b = binary.AppendVarint(w.b, v) }
+func (w *snapWriter) bytes(p []byte)   { w.uvarint(uint64(len(p))); w.b = append(w.b, p...) }
+func (w *snapWriter) byte(v byte)      { w.b = append(w.b, v) }
+func (w *snapWriter) bool(v bool) {
+	if v {
+		w.byte(1)
+	} else {
+		w.byte(0)
+	}
+}
+
+// civs writes a civ → counters map, sorted by name.
+func (w *snapWriter) civs(m map[string]*civCount) {
+	names := make([]string, 0, len(m))
+	for civ := range m {
+		names = append(names, civ)
+	}
+	sort.Strings(names)
+	w.uvarint(uint64(len(names)))
+	for _, civ := range names {
+		w.bytes([]byte(civ))
+		w.varint(m[civ].wins)
+		w.varint(m[civ].count)
+	}
+}
+
+// snapReader reads what a snapWriter wrote; the first error sticks, and
+// every read after it returns zero values.
+type snapReader struct {
+	b   []byte
+	err error
+}
+
+func (r *snapReader) fail() {
+	if r.err == nil {
+		r.err = errSnapshot
+	}
+	r.b = nil
+}
+
+func (r *snapReader) uvarint() uint64 {
+	v, n := binary.Uvarint(r.b)
+	if n <= 0 {
+		r.fail()
+		return 0
+	}
+	r.b = r.b[n:]
+	return v
+}
+
+func (r *snapReader) varint() int64 {
+	v, n := binary.Varint(r.b)
+	if n <= 0 {
+		r.fail()
+		return 0
+	}
+	r.b = r.b[n:]
+	return v
+}
+
+// count reads a count of items each at least min bytes long, refusing one
+// the rest of the snapshot cannot hold (so a corrupt count allocates
+// nothing large).
+func (r *snapReader) count(min int) int {
+	n := r.uvarint()
+	if n > uint64(len(r.b)/max(min, 1)) {
+		r.fail()
+		return 0
+	}
+	return int(n)
+}
+
+func (r *snapReader) bytes() []byte {
+	n := r.uvarint()
+	if n > uint64(len(r.b)) {
+		r.fail()
+		return nil
+	}
+	p := r.b[:n]
+	r.b = r.b[n:]
+	return p
+}
+
+func (r *snapReader) byte() byte {
+	if len(r.b) == 0 {
+		r.fail()
+		return 0
+	}
+	v := r.b[0]
+	r.b = r.b[1:]
+	return v
+}
+
+func (r *snapReader) bool() bool { return r.byte() != 0 }
+
+func (r *snapReader) version(what string) {
+	if v := r.byte(); r.err == nil && v != snapshotVersion {
+		r.err = fmt.Errorf("%s snapshot of version %d, want %d", what, v, snapshotVersion)
+	}
+}
+
+// civs reads a civ map into m.
+func (r *snapReader) civs(m map[string]*civCount) {
+	for n := r.count(3); n > 0 && r.err == nil; n-- {
+		civ := string(r.bytes())
+		m[civ] = &civCount{wins: r.varint(), count: r.varint()}
+	}
+}
+
+// end checks the whole snapshot was read.
+func (r *snapReader) end() error {
+	if r.err == nil && len(r.b) > 0 {
+		r.err = errSnapshot
+	}
+	return r.err
+}
+
+func tri(v byte) batch.Tri { return batch.Tri(v % 3) }
+
+// Snapshot writes every match's group, and the ratings too wide for units.
+func (g *Q2Grouper) Snapshot() ([]byte, error) {
+	w := &snapWriter{b: make([]byte, 0, 64+g.matches.len()*32)}
+	w.byte(snapshotVersion)
+	w.uvarint(uint64(g.matches.len()))
+	g.matches.each(func(token []byte, m *q2Match) {
+		w.bytes(token)
+		w.byte(m.rows)
+		for i := 0; i < 2; i++ {
+			w.byte(byte(m.winner[i]))
+			w.bool(m.hasRating[i])
+			w.bool(m.wide[i])
+			w.varint(m.units[i])
+		}
+	})
+	tokens := make([]string, 0, len(g.wide))
+	for t := range g.wide {
+		tokens = append(tokens, t)
+	}
+	sort.Strings(tokens)
+	w.uvarint(uint64(len(tokens)))
+	for _, t := range tokens {
+		w.bytes([]byte(t))
+		for _, n := range g.wide[t] {
+			w.bytes(n.Append(nil))
+		}
+	}
+	return w.b, nil
+}
+
+// Restore reads a Snapshot into an empty grouper.
+func (g *Q2Grouper) Restore(state []byte) error {
+	r := &snapReader{b: state}
+	r.version("q2-grouper")
+	n := r.count(8)
+	g.matches = newFlatTable[q2Match](n)
+	for ; n > 0 && r.err == nil; n-- {
+		m, _ := g.matches.slot(r.bytes())
+		m.rows = r.byte()
+		for i := 0; i < 2; i++ {
+			m.winner[i] = tri(r.byte())
+			m.hasRating[i] = r.bool()
+			m.wide[i] = r.bool()
+			m.units[i] = r.varint()
+		}
+	}
+	for n := r.count(3); n > 0 && r.err == nil; n-- {
+		token := string(r.bytes())
+		var ratings [2]schema.Number
+		for i := range ratings {
+			v, ok := schema.ParseNumber(r.bytes())
+			if !ok {
+				r.fail()
+			}
+			ratings[i] = v
+		}
+		g.wide[token] = ratings
+	}
+	return r.end()
+}
+
+// Snapshot writes the qualifying matches, whether they are all known, the
+// buffered player rows and the counters.
+func (j *Joiner) Snapshot() ([]byte, error) {
+	w := &snapWriter{b: make([]byte, 0, 64+j.qualifying.len()*20+len(j.pending)*24)}
+	w.byte(snapshotVersion)
+	w.uvarint(uint64(j.qualifying.len()))
+	j.qualifying.each(func(token []byte, _ *struct{}) { w.bytes(token) })
+	w.bool(j.matchesDone)
+	w.uvarint(uint64(len(j.pending)))
+	for _, p := range j.pending {
+		w.bytes([]byte(p.match))
+		w.bytes([]byte(p.civ))
+		w.bool(p.win)
+	}
+	w.civs(j.civs)
+	return w.b, nil
+}
+
+// Restore reads a Snapshot into an empty joiner.
+func (j *Joiner) Restore(state []byte) error {
+	r := &snapReader{b: state}
+	r.version("joiner")
+	n := r.count(1)
+	j.qualifying = newFlatTable[struct{}](n)
+	for ; n > 0 && r.err == nil; n-- {
+		j.qualifying.slot(r.bytes())
+	}
+	j.matchesDone = r.bool()
+	for n := r.count(3); n > 0 && r.err == nil; n-- {
+		match := string(r.bytes())
+		civ := j.internCiv(r.bytes())
+		j.pending = append(j.pending, pendingPlayer{match: match, civ: civ, win: r.bool()})
+	}
+	r.civs(j.civs)
+	return r.end()
+}
+
+// Snapshot writes the four answers gathered so far.
+func (r *Results) Snapshot() ([]byte, error) {
+	w := &snapWriter{}
+	w.byte(snapshotVersion)
+	for _, set := range []map[string]struct{}{r.q1, r.q2} {
+		tokens := make([]string, 0, len(set))
+		for t := range set {
+			tokens = append(tokens, t)
+		}
+		sort.Strings(tokens)
+		w.uvarint(uint64(len(tokens)))
+		for _, t := range tokens {
+			w.bytes([]byte(t))
+		}
+	}
+	w.civs(r.q3)
+	w.civs(r.q4)
+	return w.b, nil
+}
+
+// Restore reads a Snapshot into an empty sink.
+func (r *Results) Restore(state []byte) error {
+	rd := &snapReader{b: state}
+	rd.version("results")
+	for _, set := range []map[string]struct{}{r.q1, r.q2} {
+		for n := rd.count(1); n > 0 && rd.err == nil; n-- {
+			set[string(rd.bytes())] = struct{}{}
+		}
+	}
+	rd.civs(r.q3)
+	rd.civs(r.q4)
+	return rd.end()
+}

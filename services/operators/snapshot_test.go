@@ -1,0 +1,159 @@
+package operators
+
+import (
+	"testing"
+
+	"github.com/wololo/wololo/deploy"
+	"github.com/wololo/wololo/services/stage"
+)
+
+// taskSpec is the operator of a task of the default plan.
+func taskSpec(t testing.TB, task string) stage.Spec {
+	t.Helper()
+	top := deploy.Default()
+	st, ok := top.Stage(task)
+	if !ok {
+		t.Fatalf("no task %s in the default plan", task)
+	}
+	spec, err := SpecFor(top, st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return spec
+}
+
+// call is one call a runtime makes on an operator.
+type call struct {
+	apply *input
+	end   string // EndStream of this stream, when apply is nil
+}
+
+// run makes the calls of calls[from:] on op and then Finish, returning
+// what it emitted.
+func run(t *testing.T, op stage.Operator, calls []call) []string {
+	t.Helper()
+	out := &fakeEmitter{}
+	for i, s := range calls {
+		if s.apply != nil {
+			apply(t, op, out, *s.apply)
+			continue
+		}
+		if err := op.(stage.StreamEnder).EndStream(s.end, out); err != nil {
+			t.Fatalf("call %d: EndStream(%s): %v", i, s.end, err)
+		}
+	}
+	if err := op.Finish(out); err != nil {
+		t.Fatal(err)
+	}
+	return out.take()
+}
+
+// snapshotAt runs calls[:cut], snapshots, restores into a new operator and
+// runs the rest there.
+func snapshotAt(t *testing.T, spec stage.Spec, calls []call, cut int) []string {
+	t.Helper()
+	first := spec.New()
+	run := &fakeEmitter{}
+	for _, s := range calls[:cut] {
+		if s.apply != nil {
+			apply(t, first, run, *s.apply)
+		} else if err := first.(stage.StreamEnder).EndStream(s.end, run); err != nil {
+			t.Fatal(err)
+		}
+	}
+	snap, ok := first.(stage.Snapshotter)
+	if !ok {
+		t.Fatalf("%T cannot snapshot", first)
+	}
+	state, err := snap.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	second := spec.New()
+	if err := second.(stage.Snapshotter).Restore(state); err != nil {
+		t.Fatalf("restore after call %d: %v", cut, err)
+	}
+	rest := &fakeEmitter{}
+	for _, s := range calls[cut:] {
+		if s.apply != nil {
+			apply(t, second, rest, *s.apply)
+		} else if err := second.(stage.StreamEnder).EndStream(s.end, rest); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := second.Finish(rest); err != nil {
+		t.Fatal(err)
+	}
+	return append(run.take(), rest.take()...)
+}
+
+// TestTasksSnapshotAnywhere: both tasks of the default plan, snapshotted
+// after any call and restored into a new operator, emit what one that ran
+// straight through emits.
+func TestTasksSnapshotAnywhere(t *testing.T) {
+	in := func(stream string, rows input) call { rows.stream = stream; return call{apply: &rows} }
+	shard := []call{
+		in(Players, input{rows: playerBatch(t,
+			pr{"m1", "Franks", "1200", T}, pr{"m1", "Huns", "1900", F},
+			pr{"m2", "Celts", "1500", T}, pr{"m2", "Celts", "123456789012345678.5", F},
+			pr{"m5", "Goths", "1100", T},
+			pr{"m3", "Mayans", "2100", T})}),
+		in(Matches, input{rows: matchBatch(t,
+			mr{"m1", "RM_1v1", "arena", "eastus", F, "2100", 9000},
+			mr{"m2", "RM_TEAM", "islands", "koreacentral", F, "2300", 8000},
+			mr{"m3", "RM_TEAM", "islands", "westus", X, "", -1})}),
+		in(Players, input{rows: playerBatch(t, pr{"m3", "Mayans", "2200", F}, pr{"m4", "Goths", "", X})}),
+		{end: Matches},
+		in(Players, input{rows: playerBatch(t, pr{"m5", "Britons", "2000", F}, pr{"m1", "", "1000", T})}),
+		{end: Players},
+	}
+	gateway := []call{
+		in(Q1Tokens, input{rows: tokenBatch("m9", "m1")}),
+		in(Q3Partials, input{rows: civBatch(cr{"Franks", 1, 2}, cr{"Huns", 0, 1})}),
+		{end: Q1Tokens},
+		in(Q4Partials, input{rows: civBatch(cr{"Celts", 0, 3})}),
+		in(Q2Tokens, input{rows: tokenBatch("m2")}),
+		{end: Q2Tokens},
+		in(Q3Partials, input{rows: civBatch(cr{"Franks", 2, 2})}),
+		{end: Q3Partials},
+		{end: Q4Partials},
+	}
+	for _, c := range []struct {
+		task  string
+		calls []call
+	}{{"shard", shard}, {"gateway", gateway}} {
+		spec := taskSpec(t, c.task)
+		want := run(t, spec.New(), c.calls)
+		if len(want) < 4 {
+			t.Fatalf("%s: the straight run emitted only %q; the test proves little", c.task, want)
+		}
+		t.Logf("%s emits %q", c.task, want)
+		for cut := 0; cut <= len(c.calls); cut++ {
+			sameCalls(t, c.task+" restored after call "+string(rune('0'+cut)), snapshotAt(t, spec, c.calls, cut), want)
+		}
+	}
+}
+
+// FuzzSnapshotRestore: no bytes make a Restore panic.
+func FuzzSnapshotRestore(f *testing.F) {
+	for _, task := range []string{"shard", "gateway"} {
+		spec := taskSpec(f, task)
+		state, err := spec.New().(stage.Snapshotter).Snapshot()
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(task == "shard", state)
+	}
+	f.Add(true, []byte{1, 0, 0, 1, 3, 0xff})
+	shard, gateway := taskSpec(f, "shard"), taskSpec(f, "gateway")
+	f.Fuzz(func(t *testing.T, isShard bool, state []byte) {
+		spec := gateway
+		if isShard {
+			spec = shard
+		}
+		_ = spec.New().(stage.Snapshotter).Restore(state)
+		for _, op := range []stage.Snapshotter{NewQ2Grouper(), NewJoiner(Q3Matches, Q3Players, Q3Partials), NewResults()} {
+			_ = op.Restore(state)
+		}
+	})
+}
