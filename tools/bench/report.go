@@ -54,6 +54,9 @@ type Report struct {
 	Micro string
 	// Notes are free-form lines the runner wants in the report (warnings).
 	Notes []string
+	// Kills are local runs with one process SIGKILLed at KillAt of the
+	// median local run's wall time.
+	Kills []LocalRun
 }
 
 // Machine describes where the bench ran.
@@ -120,6 +123,14 @@ type LocalRun struct {
 	MachineBusy time.Duration
 	// OtherCPU is MachineBusy minus the processes' and the client's CPU.
 	OtherCPU time.Duration
+	// DiskIdle is what the processes' data directories held on disk once
+	// the cluster was up, before the job; DiskPeak the most they held
+	// during the job (sampled).
+	DiskIdle, DiskPeak int64
+	// Killed is the instance SIGKILLed during the job ("" for none), and
+	// KilledAt when, from the submit.
+	Killed   string
+	KilledAt time.Duration
 }
 
 // stageOf is an instance's stage: "q3-joiner-1" → "q3-joiner".
@@ -184,6 +195,8 @@ type ProcStat struct {
 	// Store counters from the process's Status RPC just before the stop.
 	Commits, Syncs, StoreBytes int64
 	Durable                    bool
+	// DiskIdle is what its data directory held once the cluster was up.
+	DiskIdle int64
 }
 
 // Slowest is the process that used the most CPU (ok false if none has
@@ -291,7 +304,9 @@ func Render(w io.Writer, r Report) error {
 	}
 	p("| Every local-mode process < %s peak RSS | %s | %s |\n", mib(TargetRSS), rssMeasured, rssMet)
 	renderVsDuckDBTargets(p, r)
+	renderStorageTargets(p, r)
 	p("\n")
+	renderKills(p, r)
 
 	p("## Machine\n\n| | |\n|---|---|\n")
 	p("| CPUs (nproc) | %d |\n", r.Machine.CPUs)
@@ -612,4 +627,57 @@ func count(n int64) string {
 		return "-" + b.String()
 	}
 	return b.String()
+}
+
+// renderStorageTargets writes the rows of the disk and recovery targets.
+func renderStorageTargets(p func(string, ...any), r Report) {
+	var largest ProcStat
+	for _, ps := range r.Local.Procs {
+		if ps.DiskIdle > largest.DiskIdle {
+			largest = ps
+		}
+	}
+	if largest.Instance != "" {
+		p("| An idle store <= %s on disk | largest %s (%s); %s for the whole idle cluster | %s |\n",
+			mib(TargetIdleDisk), mib(largest.DiskIdle), largest.Instance, mib(r.Local.DiskIdle), yesNo(largest.DiskIdle <= TargetIdleDisk))
+	}
+	if in := r.Dataset.Bytes(); in > 0 && r.Local.DiskPeak > 0 {
+		ratio := float64(r.Local.DiskPeak) / float64(in)
+		p("| Disk used during the job <= %.1fx the input | %s at the peak, %.2fx the input | %s |\n",
+			TargetDiskRatio, mib(r.Local.DiskPeak), ratio, yesNo(ratio <= TargetDiskRatio))
+	}
+	if len(r.Kills) > 0 {
+		worst, met := time.Duration(0), true
+		victim := ""
+		for _, k := range r.Kills {
+			d, ok := r.KillCost(k)
+			met = met && ok
+			if victim == "" || d > worst {
+				worst, victim = d, k.Killed
+			}
+		}
+		p("| A SIGKILL of any one process at %.0f%% of the job adds <= %g s | worst %+.2f s (%s) | %s |\n",
+			KillAt*100, TargetKillCost.Seconds(), worst.Seconds(), victim, yesNo(met))
+	}
+}
+
+// renderKills writes the recovery case's table.
+func renderKills(p func(string, ...any), r Report) {
+	if len(r.Kills) == 0 {
+		return
+	}
+	p("## A SIGKILL at %.0f%% of the job\n\n", KillAt*100)
+	p("Local mode again, once per kind of process, with that process SIGKILLed at %.0f%% of the median local run's wall time (%s); the masters restart it, it recovers from its store, and the job goes on.\n\n", KillAt*100, secs(r.Local.Wall))
+	p("| Killed | At | Job wall time | Added to the median run | Restarts | Outputs |\n|---|---:|---:|---:|---:|---|\n")
+	for _, k := range r.Kills {
+		d, _ := r.KillCost(k)
+		restarts := 0
+		for _, ps := range k.Procs {
+			if ps.Instance == k.Killed {
+				restarts = ps.Restarts
+			}
+		}
+		p("| %s | %s | %s | %+.2f s | %d | %s |\n", k.Killed, secs(k.KilledAt), secs(k.Wall), d.Seconds(), restarts, equal(ProcessRun{Wall: k.Wall, Equal: k.Equal}))
+	}
+	p("\n")
 }

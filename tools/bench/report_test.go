@@ -651,3 +651,35 @@ func TestRunDuckDB(t *testing.T) {
 		t.Errorf("failing: %v", err)
 	}
 }
+
+// TestRenderStorageAndKills: the disk targets and the SIGKILL case appear
+// with their verdicts, a kill that costs too much or breaks the outputs
+// failing the target.
+func TestRenderStorageAndKills(t *testing.T) {
+	r := fixedReport()
+	r.Local.Procs[0].DiskIdle = 2 << 20
+	r.Local.Procs[1].DiskIdle = 40 << 20
+	r.Local.DiskIdle, r.Local.DiskPeak = 42<<20, 900e6
+	r.Kills = []LocalRun{
+		{Killed: "gateway-0", KilledAt: 17 * time.Second, Wall: 25 * time.Second, Equal: true, Procs: []ProcStat{{Instance: "gateway-0", Restarts: 1}}},
+		{Killed: "q3-joiner-0", KilledAt: 17 * time.Second, Wall: 28 * time.Second, Equal: true},
+	}
+	var b strings.Builder
+	if err := Render(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"| An idle store <= 16 MiB on disk | largest 40 MiB (q3-joiner-0); 42 MiB for the whole idle cluster | **no** |",
+		"| Disk used during the job <= 1.5x the input | 858 MiB at the peak, 1.12x the input | **yes** |",
+		"| A SIGKILL of any one process at 70% of the job adds <= 3 s | worst +4.00 s (q3-joiner-0) | **no** |",
+		"## A SIGKILL at 70% of the job",
+		"| gateway-0 | 17.00 s | 25.00 s | +1.00 s | 1 | byte-equal to the reference |",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+	if got := killVictims([]ProcStat{{Instance: "gateway-0"}, {Instance: "shard-0"}, {Instance: "shard-1"}, {Instance: "master-1"}}); strings.Join(got, ",") != "gateway-0,shard-1" {
+		t.Errorf("victims %v, want gateway-0 and shard-1", got)
+	}
+}

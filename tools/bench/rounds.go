@@ -55,6 +55,11 @@ func Bench(ctx context.Context, o Options) (Report, error) {
 	if err := b.insecure(ctx, &r); err != nil {
 		return r, err
 	}
+	if b.o.Kills {
+		if err := b.kills(ctx, &r); err != nil {
+			return r, err
+		}
+	}
 	r.Notes = append(r.Notes, noiseNotes(r)...)
 	b.profiles(ctx, &r)
 	if len(b.mismatch) > 0 {

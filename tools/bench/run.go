@@ -61,6 +61,9 @@ type Options struct {
 	// Runs is how many times DuckDB, demo and local mode run, interleaved
 	// (the reference runs once, before them); 1 if less.
 	Runs int
+	// Kills runs local mode once more per kind of process with that
+	// process SIGKILLed at KillAt of the job.
+	Kills bool
 	// DuckDB is the DuckDB baseline's binary (duckdb-queries); "" runs no
 	// baseline.
 	DuckDB string
@@ -98,6 +101,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&o.Binary, "binary", "", "wololo binary for the child processes (default: this one)")
 	fs.StringVar(&o.Work, "work", DefaultWork, "directory for the outputs, logs and profiles of every mode")
 	fs.StringVar(&o.LocalData, "local-data", DefaultLocalData, "data directory of the local cluster (emptied first)")
+	fs.BoolVar(&o.Kills, "kills", true, "also run local mode once per kind of process with it SIGKILLed at 70% of the job")
 	fs.BoolVar(&o.Profile, "profile", true, "run every local process with --cpuprofile and report the busiest one's profile")
 	fs.BoolVar(&o.KeepData, "keep-data", false, "keep the local processes' stores after the run (their logs are kept either way)")
 	fs.StringVar(&o.Go, "go", "go", "go command, for go tool pprof")
@@ -138,7 +142,7 @@ func writeReport(path string, r Report) error {
 
 // runLocal starts a local cluster on a fresh data directory, runs one job
 // through it and describes its processes.
-func runLocal(ctx context.Context, o Options, bin, outDir, profDir string, insecure bool, logf func(string, ...any)) (LocalRun, error) {
+func runLocal(ctx context.Context, o Options, bin, outDir, profDir string, insecure bool, logf func(string, ...any), during ...func(context.Context, *local.Cluster)) (LocalRun, error) {
 	var lr LocalRun
 	for _, d := range []string{o.LocalData, outDir, profDir} {
 		if err := os.RemoveAll(d); err != nil {
@@ -177,15 +181,29 @@ func runLocal(ctx context.Context, o Options, bin, outDir, profDir string, insec
 	lr.Durable = true // local mode gives every process a data directory
 	logf("local: %d processes up in %s; submitting", len(cl.Instances()), secs(lr.Startup))
 
+	lr.DiskIdle = diskUsage(o.LocalData)
+	idle := map[string]int64{}
+	for _, p := range cl.Processes() {
+		if p.DataDir != "" {
+			idle[p.Instance] = diskUsage(p.DataDir)
+		}
+	}
 	s0 := time.Now()
 	tlsConfig, err := cl.ClientTLS(tlsflags.DefaultClient)
 	if err != nil {
 		return lr, err
 	}
+	jobCtx, jobDone := context.WithCancel(ctx)
+	peak := sampleDisk(jobCtx, o.LocalData, 250*time.Millisecond)
+	for _, f := range during {
+		go f(jobCtx, cl)
+	}
 	sum, err := client.Submit(ctx, client.SubmitOptions{
 		Server: cl.GatewayAddr(), TLS: tlsConfig, Matches: o.Matches, Players: o.Players, Out: outDir,
 	})
 	lr.Wall = time.Since(s0)
+	jobDone()
+	lr.DiskPeak = <-peak
 	if err != nil {
 		return lr, fmt.Errorf("local mode: %w (logs in %s/*.log)", err, cl.DataDir())
 	}
@@ -198,7 +216,7 @@ func runLocal(ctx context.Context, o Options, bin, outDir, profDir string, insec
 		if p.Replaced {
 			continue
 		}
-		ps := &ProcStat{Instance: p.Instance, PID: p.PID, PeakRSS: p.MaxPeakRSS, Restarts: p.Restarts}
+		ps := &ProcStat{Instance: p.Instance, PID: p.PID, PeakRSS: p.MaxPeakRSS, Restarts: p.Restarts, DiskIdle: idle[p.Instance]}
 		if st, err := storeCounters(ctx, cl, p.Instance); err != nil {
 			logf("local: status of %s: %v", p.Instance, err)
 		} else if st != nil {
