@@ -40,6 +40,18 @@
 // again), keeps commits one record per batch, and makes restart cost the
 // time the operator already spent, which is seconds at full scale.
 //
+// Chains. A task of the physical plan (deploy.Plan) may run several
+// operators: Chain (chain.go) makes them one Operator, so the runtime does
+// not know the difference. What a chained operator emits on a stream
+// inside the task is handed to the operator that reads it by a call (row by
+// row to a RowSink, else as one in-memory batch when the writer returns);
+// only streams that leave the task reach the Outputs, and one commit covers
+// the input batch and every chained operator's change. The journal holds
+// the task's input batches, so replay runs the whole chain again. A chained
+// operator finishes as soon as its own inputs have ended, not when the
+// task's have: a joiner learns its matches are complete when the matches
+// input ends, although the players input goes on.
+//
 // Operators are pure: they read row batches and write through an Emitter.
 // The runtime owns routing (a stable hash of each row's key picks the
 // receiver instance), batching, sequence numbers and commits. It does not
