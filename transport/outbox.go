@@ -221,13 +221,7 @@ func (o *Outbox) Pending(ctx context.Context, ch ChannelID, after uint64) ([]Ent
 func (o *Outbox) WaitRoom(ctx context.Context, channels []ChannelID, limit int) error {
 	for {
 		o.mu.Lock()
-		full := false
-		for _, ch := range channels {
-			if q := o.jobs[ch.Job][ch]; q != nil && len(q.entries) >= limit {
-				full = true
-				break
-			}
-		}
+		full := o.fullLocked(channels, limit)
 		wait := o.changed
 		o.mu.Unlock()
 		if !full {
@@ -239,6 +233,23 @@ func (o *Outbox) WaitRoom(ctx context.Context, channels []ChannelID, limit int) 
 		case <-wait:
 		}
 	}
+}
+
+// HasRoom reports whether every channel holds fewer than limit batches
+// (WaitRoom would not wait).
+func (o *Outbox) HasRoom(channels []ChannelID, limit int) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return !o.fullLocked(channels, limit)
+}
+
+func (o *Outbox) fullLocked(channels []ChannelID, limit int) bool {
+	for _, ch := range channels {
+		if q := o.jobs[ch.Job][ch]; q != nil && len(q.entries) >= limit {
+			return true
+		}
+	}
+	return false
 }
 
 // SetConnected records whether a channel's stream is up, for Status.

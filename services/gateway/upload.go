@@ -107,14 +107,17 @@ func (g *Gateway) upload(stream uploadStream) error {
 				return err
 			}
 			// What the client has already sent, up to commitBytes, goes
-			// into the same commit: one sync for several chunks.
+			// into the same commit (one sync for several chunks), as long
+			// as the receivers keep up: the batches of this step and those
+			// not yet acknowledged stay within the outbox limit.
 			for data, taken := f.Data, 0; ; {
 				received += int64(len(data))
 				if declared := j.files[file].size; received > declared {
 					return errorf(ErrFull, "%s: more bytes than the %d its header declared; nothing past byte %d is taken", file, declared, in.Offset())
 				}
 				in.Feed(data, false, out)
-				if taken += len(data); taken >= commitBytes {
+				taken += len(data)
+				if taken >= commitBytes || out.Built() >= g.cfg.OutboxLimit || !g.cfg.Committer.Outbox().HasRoom(out.Channels(), g.cfg.OutboxLimit) {
 					break
 				}
 				if data = frames.moreData(); data == nil {

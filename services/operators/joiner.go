@@ -26,7 +26,7 @@ type pendingPlayer struct {
 // upload matches.csv first, so the buffer stays small in practice.
 type Joiner struct {
 	matchStream, playerStream, out string
-	qualifying                     *flatTable[struct{}]
+	qualifying                     *tokenSet
 	matchesDone                    bool
 	pending                        []pendingPlayer
 	civs                           map[string]*civCount
@@ -37,7 +37,7 @@ type Joiner struct {
 func NewJoiner(matchStream, playerStream, out string) *Joiner {
 	return &Joiner{
 		matchStream: matchStream, playerStream: playerStream, out: out,
-		qualifying: newFlatTable[struct{}](0), civs: map[string]*civCount{}, names: map[string]string{},
+		qualifying: newTokenSet(0), civs: map[string]*civCount{}, names: map[string]string{},
 	}
 }
 
@@ -91,7 +91,7 @@ func (j *Joiner) Rows(stage.Emitter) stage.RowFuncs {
 	}
 }
 
-func (j *Joiner) addMatch(token []byte) { j.qualifying.slot(token) }
+func (j *Joiner) addMatch(token []byte) { j.qualifying.add(token) }
 
 func (j *Joiner) addPlayer(p *batch.Player) {
 	win := p.Winner == batch.True
@@ -99,7 +99,7 @@ func (j *Joiner) addPlayer(p *batch.Player) {
 		j.pending = append(j.pending, pendingPlayer{match: string(p.Match), civ: j.internCiv(p.Civ), win: win})
 		return
 	}
-	if _, ok := j.qualifying.find(p.Match); ok {
+	if j.qualifying.has(p.Match) {
 		j.count(j.internCiv(p.Civ), win)
 	}
 }
@@ -112,7 +112,7 @@ func (j *Joiner) EndStream(stream string, _ stage.Emitter) error {
 	}
 	j.matchesDone = true
 	for _, p := range j.pending {
-		if _, ok := j.qualifying.find([]byte(p.match)); ok {
+		if j.qualifying.has([]byte(p.match)) {
 			j.count(p.civ, p.win)
 		}
 	}

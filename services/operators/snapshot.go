@@ -214,7 +214,7 @@ func (j *Joiner) Snapshot() ([]byte, error) {
 	w := &snapWriter{b: make([]byte, 0, 64+j.qualifying.len()*20+len(j.pending)*24)}
 	w.byte(snapshotVersion)
 	w.uvarint(uint64(j.qualifying.len()))
-	j.qualifying.each(func(token []byte, _ *struct{}) { w.bytes(token) })
+	j.qualifying.each(func(token []byte) { w.bytes(token) })
 	w.bool(j.matchesDone)
 	w.uvarint(uint64(len(j.pending)))
 	for _, p := range j.pending {
@@ -231,9 +231,9 @@ func (j *Joiner) Restore(state []byte) error {
 	r := &snapReader{b: state}
 	r.version("joiner")
 	n := r.count(1)
-	j.qualifying = newFlatTable[struct{}](n)
+	j.qualifying = newTokenSet(n)
 	for ; n > 0 && r.err == nil; n-- {
-		j.qualifying.slot(r.bytes())
+		j.qualifying.add(r.bytes())
 	}
 	j.matchesDone = r.bool()
 	for n := r.count(3); n > 0 && r.err == nil; n-- {

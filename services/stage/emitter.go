@@ -126,6 +126,9 @@ func (o *Outputs) Civ(stream string, civ string, wins, count int64) {
 	o.full(s, len(civ))
 }
 
+// Built is how many batches were cut since the last Drain.
+func (o *Outputs) Built() int { return len(o.built) }
+
 // Record stores a per-job value in the next commit.
 func (o *Outputs) Record(key string, value []byte) {
 	if o.records == nil {
