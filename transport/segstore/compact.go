@@ -3,6 +3,7 @@ package segstore
 import (
 	"cmp"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"slices"
@@ -33,6 +34,9 @@ func (s *Store) janitor() {
 			if timer != nil {
 				timer.Reset(s.opts.IdleAfter)
 			}
+		case done := <-s.compactReq:
+			s.maintain(true)
+			close(done)
 		case <-idle:
 			s.mu.Lock()
 			quiet := time.Since(s.lastWrite)
@@ -44,6 +48,34 @@ func (s *Store) janitor() {
 			s.maintain(true)
 		}
 	}
+}
+
+// Compact does now what the store does after IdleAfter without writes:
+// it closes the current segment if the store's garbage is worth it,
+// copies the live items of the old segments forward and deletes them. It
+// returns once done (or once Close began).
+func (s *Store) Compact() error {
+	if err := s.enter(); err != nil {
+		return err
+	}
+	defer s.leave()
+	done := make(chan struct{})
+	select {
+	case s.compactReq <- done:
+	case <-s.quit:
+		return ErrClosed
+	}
+	select {
+	case <-done:
+	case <-s.quit:
+		return ErrClosed
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.failed != nil {
+		return fmt.Errorf("segstore: compact: %w", s.failed)
+	}
+	return nil
 }
 
 func (s *Store) stopping() bool {
@@ -115,6 +147,9 @@ func (s *Store) deleteDead() error {
 		f := s.files[n]
 		delete(s.files, n)
 		delete(s.ix.segs, n)
+		if s.order[0] != n {
+			panic("segstore: segments deleted by two goroutines")
+		}
 		s.order = s.order[1:]
 		s.mu.Unlock()
 		f.Close()

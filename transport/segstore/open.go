@@ -49,7 +49,7 @@ func open(dir string, opts Options) (*Store, error) {
 	s := &Store{
 		dir: dir, log: opts.Log, opts: opts, lock: lock,
 		ix: newIndex(), files: map[uint64]*os.File{}, pending: &group{},
-		kick: make(chan struct{}, 1), quit: make(chan struct{}), janitorDone: make(chan struct{}),
+		kick: make(chan struct{}, 1), compactReq: make(chan chan struct{}), quit: make(chan struct{}), janitorDone: make(chan struct{}),
 	}
 	s.cond.L = &s.mu
 	if err := s.recover(); err != nil {

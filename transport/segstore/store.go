@@ -102,6 +102,7 @@ type Store struct {
 	deleteMu sync.RWMutex
 
 	kick        chan struct{}
+	compactReq  chan chan struct{}
 	quit        chan struct{}
 	janitorDone chan struct{}
 	bg          sync.WaitGroup
