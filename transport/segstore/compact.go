@@ -124,6 +124,7 @@ func (s *Store) deleteDead() error {
 			return nil
 		}
 		if s.durable.less(st.lastKill) {
+			s.admitLocked()
 			if err := s.syncLocked(); err != nil {
 				s.mu.Unlock()
 				return err
@@ -173,6 +174,7 @@ func (s *Store) plan(idle bool) []uint64 {
 	if s.failed != nil {
 		return nil
 	}
+	s.admitLocked() // plan may close the current segment
 	isOld := func(n uint64) bool { return n != s.cur }
 	size, live := s.ix.totals(isOld)
 	due := size-live >= s.opts.SegmentSize && 2*live < size
@@ -294,6 +296,7 @@ func (s *Store) compact(plan []uint64) error {
 func (s *Store) appendCopy(enc *copyEncoder, batch []*bigRef, through uint64) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.admitLocked()
 	if s.failed != nil {
 		return s.failed
 	}

@@ -87,6 +87,7 @@ type Store struct {
 	pending   *group   // records queued for the next write
 	inflight  *group   // the group being written
 	writing   bool
+	loading   int  // Loads waiting for the queue to drain: no appends meanwhile
 	flushing  bool // a background flush is on its way
 	shut      bool // Close flushes: no more background flushes
 	failed    error
@@ -148,6 +149,13 @@ func (s *Store) enter() error {
 }
 
 func (s *Store) leave() { s.life.RUnlock() }
+
+// admitLocked waits while a Load drains the queue.
+func (s *Store) admitLocked() {
+	for s.loading > 0 {
+		s.cond.Wait()
+	}
+}
 
 // placeLocked makes room for a record of n bytes: a new segment when the
 // current one would outgrow SegmentSize (unless it holds nothing yet).
@@ -352,6 +360,7 @@ func (s *Store) commit(c *transport.Commit) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.admitLocked()
 	if s.failed != nil {
 		return s.failed
 	}
@@ -394,6 +403,7 @@ func (s *Store) trim(ch transport.ChannelID, seq uint64) error {
 	defer s.leave()
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.admitLocked()
 	if s.failed != nil {
 		return s.failed
 	}
@@ -423,6 +433,7 @@ func (s *Store) dropJob(job string) error {
 	defer s.leave()
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.admitLocked()
 	if s.failed != nil {
 		return s.failed
 	}
@@ -451,6 +462,7 @@ func (s *Store) nextIncarnation() (uint64, error) {
 	defer s.leave()
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.admitLocked()
 	if s.failed != nil {
 		return 0, s.failed
 	}
@@ -489,7 +501,9 @@ func (s *Store) load() (*transport.Image, error) {
 		s.mu.Unlock()
 		return nil, s.failed
 	}
-	// Everything queued must be in the files before it is read back.
+	// The index shows every record queued: they must all be in the files
+	// before their bytes are read back, and none may be queued meanwhile.
+	s.loading++
 	var err error
 	if len(s.pending.writes) > 0 {
 		g := s.pending
@@ -498,6 +512,8 @@ func (s *Store) load() (*transport.Image, error) {
 	} else if s.inflight != nil {
 		err = s.waitLocked(s.inflight)
 	}
+	s.loading--
+	s.cond.Broadcast()
 	img, reads := s.ix.image()
 	files := make(map[uint64]*os.File, len(s.files))
 	for n, f := range s.files {
