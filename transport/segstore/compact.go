@@ -226,6 +226,21 @@ func (r *bigRef) dead() bool {
 func (s *Store) compact(plan []uint64) error {
 	last := plan[len(plan)-1]
 	s.mu.Lock()
+	// The last records of a segment just closed may still be queued:
+	// what was queued before now must be written before it is read back
+	// (what is queued later goes to the current segment).
+	var err error
+	if len(s.pending.writes) > 0 {
+		g := s.pending
+		g.waiters++
+		err = s.waitLocked(g)
+	} else if s.inflight != nil {
+		err = s.waitLocked(s.inflight)
+	}
+	if err != nil {
+		s.mu.Unlock()
+		return err
+	}
 	var refs []bigRef
 	files := map[uint64]*os.File{}
 	for id, j := range s.ix.jobs {

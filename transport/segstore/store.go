@@ -293,13 +293,12 @@ func (s *Store) finishLocked(g *group, err error) {
 		g.err = s.failed
 		return
 	}
-	if g.sync || s.opts.NoSync {
-		if s.durable.less(g.end) {
-			s.durable = g.end
-		}
-		if g.end.seg == s.cur {
-			s.syncedOff = max(s.syncedOff, g.end.off)
-		}
+	if g.sync && g.end.seg == s.cur {
+		// Only a real sync: records claim it in their trailers.
+		s.syncedOff = max(s.syncedOff, g.end.off)
+	}
+	if (g.sync || s.opts.NoSync) && s.durable.less(g.end) {
+		s.durable = g.end
 	}
 	if len(s.pending.writes) > 0 && s.pending.waiters == 0 {
 		s.flushLaterLocked() // trims queued behind this group

@@ -17,10 +17,17 @@ import (
 	"github.com/wololo/wololo/transport/storetest"
 )
 
+// testWriter logs to the test; a line at ERROR (a failed write, a failed
+// compaction or deletion) fails it.
 type testWriter struct{ t testing.TB }
 
 func (w testWriter) Write(p []byte) (int, error) {
-	w.t.Log(strings.TrimSpace(string(p)))
+	line := strings.TrimSpace(string(p))
+	if strings.Contains(line, "[ERROR]") {
+		w.t.Error(line)
+	} else {
+		w.t.Log(line)
+	}
 	return len(p), nil
 }
 
