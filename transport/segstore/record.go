@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"math"
+	"sync"
 
 	"google.golang.org/protobuf/proto"
 
@@ -425,7 +426,7 @@ func encodeCommit(c *transport.Commit) (*encodedCommit, error) {
 	for name, v := range c.Records {
 		size += stringSize(name) + binary.MaxVarintLen64 + len(v)
 	}
-	b := make([]byte, 0, size)
+	b := getBuffer(size)
 	b = append(b, kindCommit)
 	b = appendString(b, c.Job)
 	var flags byte
@@ -487,6 +488,32 @@ func encodeCommit(c *transport.Commit) (*encodedCommit, error) {
 		rec.stateSz = len(b) - start
 	}
 	return &encodedCommit{body: b, crc: checksum(0, b), rec: rec}, nil
+}
+
+// Commit bodies are recycled once written: a 1 MiB commit then costs
+// no fresh (zeroed) megabyte, nor the garbage collection of one.
+var buffers sync.Pool
+
+// maxPooled bounds the buffers kept for reuse.
+const maxPooled = 8 << 20
+
+func getBuffer(size int) []byte {
+	if size <= maxPooled {
+		if p, ok := buffers.Get().(*[]byte); ok {
+			if cap(*p) >= size {
+				return (*p)[:0]
+			}
+			buffers.Put(p) // for a smaller commit
+		}
+	}
+	return make([]byte, 0, size)
+}
+
+// putBuffer gives back a body no longer referenced.
+func putBuffer(b []byte) {
+	if cap(b) <= maxPooled {
+		buffers.Put(&b)
+	}
 }
 
 // commitTail is the end of a commit's payload: the state index and the

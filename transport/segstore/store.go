@@ -129,7 +129,8 @@ type write struct {
 	seg    uint64
 	off    int64
 	bufs   [][]byte
-	create bool // the header of a new segment: create the file first
+	create bool   // the header of a new segment: create the file first
+	body   []byte // a commit's body, recycled once written
 }
 
 func segName(n uint64) string { return fmt.Sprintf("%08d.seg", n) }
@@ -217,6 +218,11 @@ func (s *Store) waitLocked(g *group) error {
 		s.writing, s.inflight = true, b
 		s.mu.Unlock()
 		err := s.writeGroup(b)
+		for _, w := range b.writes {
+			if w.body != nil {
+				putBuffer(w.body)
+			}
+		}
 		s.mu.Lock()
 		s.writing, s.inflight = false, nil
 		s.finishLocked(b, err)
@@ -373,6 +379,7 @@ func (s *Store) commit(c *transport.Commit) error {
 	tail := commitTail(n, s.syncedOff)
 	frame := appendFrame(make([]byte, 0, frameLen), plen, checksum(enc.crc, tail))
 	a := s.appendLocked(size, frame, enc.body, tail)
+	s.pending.writes[len(s.pending.writes)-1].body = enc.body
 	enc.rec.n = n
 	s.ix.apply(&record{kind: kindCommit, commit: enc.rec}, a, nil)
 	g := s.pending
