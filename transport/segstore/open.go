@@ -75,6 +75,9 @@ func listSegments(dir string) ([]uint64, error) {
 	}
 	var segs []uint64
 	for _, e := range ents {
+		if pebbleFile(e.Name()) {
+			return nil, fmt.Errorf("%s holds a Pebble store (transport/durable): segstore does not read it and will not start an empty store beside it", e.Name())
+		}
 		name, ok := strings.CutSuffix(e.Name(), ".seg")
 		if !ok || len(name) < 8 || !e.Type().IsRegular() {
 			continue
@@ -92,6 +95,12 @@ func listSegments(dir string) ([]uint64, error) {
 		}
 	}
 	return segs, nil
+}
+
+// pebbleFile tells the files of a Pebble store apart.
+func pebbleFile(name string) bool {
+	return name == "CURRENT" || strings.HasPrefix(name, "MANIFEST-") || strings.HasPrefix(name, "OPTIONS-") ||
+		strings.HasSuffix(name, ".sst") || strings.HasSuffix(name, ".log")
 }
 
 // recover replays the segments and readies the last one for appending.

@@ -241,3 +241,21 @@ func TestNULInNames(t *testing.T) {
 	defer s.Close()
 	storetest.CheckLoad(t, s, want)
 }
+
+// A directory that holds a Pebble store is refused, not taken for an
+// empty segstore.
+func TestRefusesPebbleDir(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "CURRENT"), []byte("MANIFEST-000001\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if s, err := Open(dir, Options{}); err == nil {
+		s.Close()
+		t.Fatal("Open succeeded on a Pebble directory")
+	} else if !strings.Contains(err.Error(), "Pebble") {
+		t.Fatalf("got %v", err)
+	}
+	if segs, _ := filepath.Glob(filepath.Join(dir, "*.seg")); len(segs) != 0 {
+		t.Fatalf("created %v", segs)
+	}
+}
