@@ -1,13 +1,12 @@
 package durable
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
+	"time"
 
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 	"github.com/wololo/wololo/transport"
@@ -18,20 +17,9 @@ import (
 //
 //	go test -run='^$' -bench=. -benchtime=2s ./transport/durable/
 
-// payload is a RowBatch-like message of about size bytes: a text column
-// of 40-byte tokens, as a filter stage emits.
-func payload(size int) *wololov1.RowBatch {
-	const tok = 40
-	n := max(1, size/(tok+2))
-	ends := make([]uint32, n)
-	for i := range ends {
-		ends[i] = uint32((i + 1) * tok)
-	}
-	data := bytes.Repeat([]byte("0123456789abcdef0123456789abcdef01234567"), n)
-	return &wololov1.RowBatch{Rows: &wololov1.RowBatch_Tokens{Tokens: &wololov1.TokenRows{
-		Token: &wololov1.TextColumn{Data: data, Ends: ends},
-	}}}
-}
+// payload is storetest.Payload: the benchmarks of both stores commit the
+// same batches through the same harness (storetest.BenchCommits).
+func payload(size int) *wololov1.RowBatch { return storetest.Payload(size) }
 
 func openBench(b *testing.B, noSync bool) *Store {
 	b.Helper()
@@ -43,42 +31,10 @@ func openBench(b *testing.B, noSync bool) *Store {
 	return s
 }
 
-func report(b *testing.B, s *Store) {
-	st := s.Stats()
-	b.ReportMetric(float64(st.Commits)/b.Elapsed().Seconds(), "commits/s")
-	if st.Commits > 0 {
-		b.ReportMetric(float64(st.Syncs)/float64(st.Commits), "syncs/commit")
-	}
-}
-
 // benchCommits runs b.N commits of one watermark and one output of rows
 // from g goroutines, each on its own channels of one job.
 func benchCommits(b *testing.B, s *Store, g int, rows *wololov1.RowBatch) {
-	var wg sync.WaitGroup
-	per := b.N / g
-	b.ResetTimer()
-	for w := range g {
-		n := per
-		if w == 0 {
-			n += b.N % g
-		}
-		wg.Go(func() {
-			in := storetest.Ch("bench", "in", fmt.Sprint("up", w), "me")
-			out := storetest.Ch("bench", "out", "me", fmt.Sprint("down", w))
-			for i := 1; i <= n; i++ {
-				c := &transport.Commit{Job: "bench",
-					Inputs:  map[transport.ChannelID]uint64{in: uint64(i)},
-					Outputs: []transport.Entry{{Channel: out, Seq: uint64(i), Rows: rows}}}
-				if err := s.Commit(c); err != nil {
-					b.Error(err)
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
-	b.StopTimer()
-	report(b, s)
+	storetest.BenchCommits(b, s, g, rows)
 }
 
 // (a) small commits, one goroutine, synced.
@@ -100,11 +56,18 @@ func BenchmarkCommitSmallNoSync(b *testing.B) {
 // (c) large commits: one output of about 1 MiB, synced.
 func BenchmarkCommitLarge(b *testing.B) {
 	rows := payload(1 << 20)
-	b.SetBytes(int64(len(rows.GetTokens().GetToken().GetData()) + 4*len(rows.GetTokens().GetToken().GetEnds())))
+	b.SetBytes(storetest.PayloadBytes(rows))
 	benchCommits(b, openBench(b, false), 1, rows)
 	if hwm := peakRSS(); hwm > 0 {
 		b.ReportMetric(float64(hwm)/(1<<20), "peak-RSS-MB")
 	}
+}
+
+// (c') large commits from 4 goroutines: group commit of 1 MiB batches.
+func BenchmarkCommitLarge4Goroutines(b *testing.B) {
+	rows := payload(1 << 20)
+	b.SetBytes(storetest.PayloadBytes(rows))
+	benchCommits(b, openBench(b, false), 4, rows)
 }
 
 // (d) Load of a store holding 10k outbox entries of 1 KiB (10 channels,
@@ -145,6 +108,27 @@ func BenchmarkLoad10k(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N), "ms/load")
+}
+
+// (e) a job's worth of 1 MiB batches (WOLOLO_BENCH_JOB_MIB of them; the
+// benchmark is skipped without it), each trimmed 4 commits later: disk during and after the job,
+// after 3 s idle, after a reopen, of a fresh store; CPU and bytes sent to
+// disk per byte of input. The same as segstore's BenchmarkJob.
+func BenchmarkJob(b *testing.B) {
+	input, err := strconv.ParseInt(os.Getenv("WOLOLO_BENCH_JOB_MIB"), 10, 64)
+	if err != nil || input <= 0 {
+		b.Skip("set WOLOLO_BENCH_JOB_MIB (290 for the full dataset's size) to run it")
+	}
+	for range b.N {
+		r := storetest.BenchJob(b, func(dir string) transport.Store {
+			s, err := Open(dir, Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			return s
+		}, input<<20, payload(1<<20), 4, 3*time.Second)
+		r.Report(b)
+	}
 }
 
 // peakRSS returns the process's peak resident set (VmHWM) in bytes, 0 if

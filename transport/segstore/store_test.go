@@ -1,0 +1,261 @@
+package segstore
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/hashicorp/go-hclog"
+
+	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
+	"github.com/wololo/wololo/transport"
+	"github.com/wololo/wololo/transport/storetest"
+)
+
+// testWriter logs to the test; a line at ERROR (a failed write, a failed
+// compaction or deletion) fails it.
+type testWriter struct{ t testing.TB }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	line := strings.TrimSpace(string(p))
+	if strings.Contains(line, "[ERROR]") {
+		w.t.Error(line)
+	} else {
+		w.t.Log(line)
+	}
+	return len(p), nil
+}
+
+func testLog(t testing.TB) hclog.Logger {
+	return hclog.New(&hclog.LoggerOptions{Level: hclog.Warn, Output: testWriter{t}})
+}
+
+func openWith(t testing.TB, dir string, opts Options) *Store {
+	t.Helper()
+	if opts.Log == nil {
+		opts.Log = testLog(t)
+	}
+	s, err := Open(dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func openTest(t *testing.T, dir string) transport.Store { return openWith(t, dir, Options{}) }
+
+// openTiny opens a store whose segments are a few KiB: every case then
+// rotates, deletes and compacts.
+func openTiny(t *testing.T, dir string) transport.Store {
+	return openWith(t, dir, Options{SegmentSize: 2 << 10, IdleAfter: -1})
+}
+
+func TestConformance(t *testing.T) { storetest.Run(t, openTest) }
+
+func TestReopen(t *testing.T) { storetest.RunReopen(t, openTest) }
+
+func TestConformanceTinySegments(t *testing.T) { storetest.Run(t, openTiny) }
+
+func TestReopenTinySegments(t *testing.T) { storetest.RunReopen(t, openTiny) }
+
+func TestIncarnationAcrossReopens(t *testing.T) {
+	dir := t.TempDir()
+	var last uint64
+	for range 4 {
+		s := openWith(t, dir, Options{})
+		for range 3 {
+			n, err := s.NextIncarnation()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n <= last {
+				t.Fatalf("incarnation %d after %d", n, last)
+			}
+			last = n
+		}
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if last != 12 {
+		t.Fatalf("last incarnation %d, want 12", last)
+	}
+}
+
+func TestStatsAndClosed(t *testing.T) {
+	s := openWith(t, t.TempDir(), Options{})
+	ch := storetest.Ch("j", "s", "a", "b")
+	for i := range 5 {
+		if err := s.Commit(&transport.Commit{Job: "j", Outputs: []transport.Entry{storetest.E(ch, uint64(i+1), false, "rows")}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st := s.Stats()
+	if st.Commits != 5 || st.Bytes < 5*20 || st.Syncs < 5 {
+		t.Fatalf("stats after 5 sequential synced commits: %+v", st)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatalf("second Close: %v", err)
+	}
+	for name, err := range map[string]error{
+		"Commit": s.Commit(&transport.Commit{Job: "j"}),
+		"Trim":   s.Trim(ch, 1),
+		"Drop":   s.DropJob("j"),
+		"Load":   func() error { _, err := s.Load(); return err }(),
+		"Inc":    func() error { _, err := s.NextIncarnation(); return err }(),
+	} {
+		if !errors.Is(err, ErrClosed) {
+			t.Errorf("%s after Close: %v", name, err)
+		}
+	}
+}
+
+// A second Open of a directory in use fails rather than sharing it.
+func TestOpenLocked(t *testing.T) {
+	dir := t.TempDir()
+	s := openWith(t, dir, Options{})
+	defer s.Close()
+	if s2, err := Open(dir, Options{}); err == nil {
+		s2.Close()
+		t.Fatal("second Open of the same directory succeeded")
+	} else {
+		t.Log(err)
+	}
+}
+
+// The directory and the files are the user's only.
+func TestPermissions(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "store")
+	s := openWith(t, dir, Options{SegmentSize: 1 << 10})
+	defer s.Close()
+	ch := storetest.Ch("j", "s", "a", "b")
+	for i := range 20 {
+		if err := s.Commit(&transport.Commit{Job: "j", Outputs: []transport.Entry{storetest.E(ch, uint64(i+1), false, strings.Repeat("x", 200))}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check := func(path string, want os.FileMode) {
+		fi, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi.Mode().Perm() != want {
+			t.Errorf("%s: mode %v, want %v", path, fi.Mode().Perm(), want)
+		}
+	}
+	check(dir, 0o700)
+	ents, _ := os.ReadDir(dir)
+	if len(ents) < 3 {
+		t.Fatalf("only %d files", len(ents))
+	}
+	for _, e := range ents {
+		check(filepath.Join(dir, e.Name()), 0o600)
+	}
+}
+
+// Concurrent commits share syncs, and Stats can tell.
+func TestGroupCommit(t *testing.T) {
+	s := openWith(t, t.TempDir(), Options{})
+	defer s.Close()
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Go(func() {
+			ch := storetest.Ch("j", "s", "a", fmt.Sprint(g))
+			for i := 1; i <= 50; i++ {
+				if err := s.Commit(&transport.Commit{Job: "j", Outputs: []transport.Entry{storetest.E(ch, uint64(i), false, "x")}}); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	st := s.Stats()
+	t.Logf("%+v", st)
+	if st.Commits != 400 || st.Syncs >= st.Commits {
+		t.Fatalf("8 goroutines: %+v, want 400 commits sharing syncs", st)
+	}
+}
+
+// A commit larger than a segment gets a segment of its own; it is as
+// atomic and durable as any other.
+func TestLargeCommit(t *testing.T) {
+	dir := t.TempDir()
+	s := openWith(t, dir, Options{SegmentSize: 4 << 20})
+	ch := storetest.Ch("j", "s", "a", "b")
+	big := func(i int) *wololov1.RowBatch {
+		data := bytes.Repeat([]byte{byte('a' + i)}, 7<<20)
+		return &wololov1.RowBatch{Rows: &wololov1.RowBatch_Tokens{Tokens: &wololov1.TokenRows{Token: &wololov1.TextColumn{Data: data, Ends: []uint32{uint32(len(data))}}}}}
+	}
+	c := &transport.Commit{Job: "j", Inputs: map[transport.ChannelID]uint64{ch: 1}, State: []byte("s")}
+	for i := range 3 {
+		c.Outputs = append(c.Outputs, transport.Entry{Channel: ch, Seq: uint64(i + 1), Rows: big(i)})
+	}
+	if err := s.Commit(c); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Commit(&transport.Commit{Job: "j", Inputs: map[transport.ChannelID]uint64{ch: 2}, State: []byte("t")}); err != nil {
+		t.Fatal(err)
+	}
+	want := storetest.Job()
+	want.Watermarks[ch] = 2
+	want.Reserved[ch] = 3
+	want.Outbox[ch] = c.Outputs
+	want.State = [][]byte{[]byte("s"), []byte("t")}
+	wantImg := &transport.Image{Jobs: map[string]*transport.JobImage{"j": want}}
+	storetest.CheckLoad(t, s, wantImg)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s = openWith(t, dir, Options{SegmentSize: 4 << 20})
+	defer s.Close()
+	storetest.CheckLoad(t, s, wantImg)
+}
+
+// Channel components and job ids are length-prefixed: unlike the Pebble
+// store, a NUL byte in them is fine.
+func TestNULInNames(t *testing.T) {
+	dir := t.TempDir()
+	s := openWith(t, dir, Options{})
+	ch := storetest.Ch("j\x00", "s\x00", "a", "b\x00")
+	ops := []storetest.Op{
+		{Commit: &transport.Commit{Job: "j\x00", Inputs: map[transport.ChannelID]uint64{ch: 1}, Outputs: []transport.Entry{storetest.E(ch, 1, false, "x"), storetest.E(ch, 2, false, "y")}}},
+		{Trim: &storetest.TrimOp{Ch: ch, Seq: 1}},
+		{Drop: "other\x00"},
+	}
+	storetest.Apply(t, s, ops)
+	model := transport.NewMemStore()
+	storetest.Apply(t, model, ops)
+	want, _ := model.Load()
+	storetest.CheckLoad(t, s, want)
+	s.Close()
+	s = openWith(t, dir, Options{})
+	defer s.Close()
+	storetest.CheckLoad(t, s, want)
+}
+
+// A directory that holds a Pebble store is refused, not taken for an
+// empty segstore.
+func TestRefusesPebbleDir(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "CURRENT"), []byte("MANIFEST-000001\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if s, err := Open(dir, Options{}); err == nil {
+		s.Close()
+		t.Fatal("Open succeeded on a Pebble directory")
+	} else if !strings.Contains(err.Error(), "Pebble") {
+		t.Fatalf("got %v", err)
+	}
+	if segs, _ := filepath.Glob(filepath.Join(dir, "*.seg")); len(segs) != 0 {
+		t.Fatalf("created %v", segs)
+	}
+}
