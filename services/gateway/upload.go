@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"sync"
 	"time"
 
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
@@ -91,11 +92,16 @@ func (g *Gateway) upload(stream uploadStream) error {
 	received := u.offset
 	frames := g.receive(stream)
 	defer close(frames.done)
+	pipe := g.commitInBackground(u, stream)
+	defer pipe.stop()
 	for {
 		req, err := frames.next(g.cfg.UploadIdle)
+		if err == nil {
+			err = pipe.failed()
+		}
 		if err == io.EOF {
 			log.Info("upload paused by client", "offset", in.Offset())
-			return nil
+			return pipe.stop()
 		}
 		if err != nil {
 			log.Warn("upload broken", "offset", in.Offset(), "error", err)
@@ -124,10 +130,7 @@ func (g *Gateway) upload(stream uploadStream) error {
 					break
 				}
 			}
-			if err := g.commitUpload(u, in, out, false); err != nil {
-				return err
-			}
-			if err := stream.Send(&wololov1.UploadResponse{Offset: in.Offset(), Rows: in.Report.Rows}); err != nil {
+			if err := pipe.commit(ctx, in, out, false); err != nil {
 				return err
 			}
 		case *wololov1.UploadRequest_Finish:
@@ -135,11 +138,14 @@ func (g *Gateway) upload(stream uploadStream) error {
 				return errorf(ErrDataLoss, "%s: client says the file has %d bytes, gateway received up to offset %d", file, f.Finish.Size, received)
 			}
 			in.Feed(nil, true, out)
-			if err := g.commitUpload(u, in, out, true); err != nil {
+			if err := pipe.commit(ctx, in, out, true); err != nil {
+				return err
+			}
+			if err := pipe.stop(); err != nil {
 				return err
 			}
 			log.Info("upload complete", "rows", in.Report.Rows, "malformed", in.Report.Malformed)
-			return stream.Send(&wololov1.UploadResponse{Offset: in.Offset(), Rows: in.Report.Rows, Done: true})
+			return nil
 		default:
 			return errorf(ErrInvalid, "expected data or finish")
 		}
@@ -221,20 +227,97 @@ func (r *frameReader) next(idle time.Duration) (*wololov1.UploadRequest, error) 
 	}
 }
 
-// commitUpload hands what the ingest emitted, with the upload's new offset
-// and report, to the Committer. On a failed commit nothing is acknowledged
-// and no sequence number is used up: the client resumes from the last
-// acknowledged offset.
-func (g *Gateway) commitUpload(u *upload, in *Ingest, out *stage.Outputs, done bool) error {
+// commitPipe commits an upload's steps in order, in the background, so
+// that the next chunk is parsed while the last one's commit is written and
+// synced; each step is acknowledged to the client once it is durable. A
+// step waits while the one before it is queued, so at most two are ahead
+// of the store. After a failed commit nothing more is committed or
+// acknowledged, and no sequence number was used up: the client resumes
+// from the last acknowledged offset.
+type commitPipe struct {
+	g      *Gateway
+	u      *upload
+	stream uploadStream
+	steps  chan pendingStep
+	done   chan struct{} // closed when the committing goroutine ends
+	err    error         // its first error; read after done, or by failed
+	mu     sync.Mutex
+	closed bool
+}
+
+// pendingStep is a step of the upload and where it leaves the file.
+type pendingStep struct {
+	step   *transport.Step
+	offset int64
+	report schema.FileReport
+	done   bool
+}
+
+func (g *Gateway) commitInBackground(u *upload, stream uploadStream) *commitPipe {
+	p := &commitPipe{g: g, u: u, stream: stream, steps: make(chan pendingStep, 1), done: make(chan struct{})}
+	go p.run()
+	return p
+}
+
+func (p *commitPipe) run() {
+	defer close(p.done)
+	for s := range p.steps {
+		if p.failed() != nil {
+			continue // drain: nothing after a failure is committed
+		}
+		if err := p.commitOne(s); err != nil {
+			p.mu.Lock()
+			p.err = err
+			p.mu.Unlock()
+		}
+	}
+}
+
+func (p *commitPipe) commitOne(s pendingStep) error {
+	if _, err := p.g.cfg.Committer.Commit(s.step); err != nil {
+		return errorf(ErrStore, "commit upload of %s: %v", p.u.file, err)
+	}
+	p.u.committed(s.offset, s.report, s.done)
+	return p.stream.Send(&wololov1.UploadResponse{Offset: s.offset, Rows: s.report.Rows, Done: s.done})
+}
+
+// failed is the first commit or acknowledgement error, if any.
+func (p *commitPipe) failed() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.err
+}
+
+// commit queues what the ingest emitted, with the upload's new offset and
+// report, as the next step.
+func (p *commitPipe) commit(ctx context.Context, in *Ingest, out *stage.Outputs, done bool) error {
 	emit, _ := out.Drain(done)
-	rec, err := u.record(in.Offset(), in.Report, done)
+	rec, err := p.u.record(in.Offset(), in.Report, done)
 	if err != nil {
 		return err
 	}
-	step := &transport.Step{Commit: transport.Commit{Job: u.j.id, Records: map[string][]byte{uploadKey(u.file): rec}}, Emit: emit}
-	if _, err := g.cfg.Committer.Commit(step); err != nil {
-		return errorf(ErrStore, "commit upload of %s: %v", u.file, err)
+	s := pendingStep{
+		step:   &transport.Step{Commit: transport.Commit{Job: p.u.j.id, Records: map[string][]byte{uploadKey(p.u.file): rec}}, Emit: emit},
+		offset: in.Offset(), report: cloneReport(in.Report), done: done,
 	}
-	u.committed(in.Offset(), in.Report, done)
-	return nil
+	select {
+	case p.steps <- s:
+	case <-p.done:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	return p.failed()
+}
+
+// stop waits until every queued step is committed and acknowledged, and
+// returns the first error; it may be called more than once.
+func (p *commitPipe) stop() error {
+	p.mu.Lock()
+	if !p.closed {
+		p.closed = true
+		close(p.steps)
+	}
+	p.mu.Unlock()
+	<-p.done
+	return p.failed()
 }

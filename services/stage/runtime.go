@@ -24,7 +24,7 @@ import (
 
 // DefaultOutboxLimit is how many unacknowledged batches a channel may hold
 // before the job's actor stops applying input.
-const DefaultOutboxLimit = 16
+const DefaultOutboxLimit = 32
 
 // MaxGroup is how many queued deliveries one commit may apply together
 // (group commit: one sync for several batches).

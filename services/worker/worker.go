@@ -24,6 +24,7 @@ import (
 	"github.com/wololo/wololo/services/tlsflags"
 	"github.com/wololo/wololo/transport"
 	"github.com/wololo/wololo/transport/durable"
+	"github.com/wololo/wololo/transport/segstore"
 )
 
 // DefaultMemoryLimitMiB is a worker's default soft memory limit. The
@@ -63,6 +64,7 @@ func run(ctx context.Context, cmd string, args []string, stderr io.Writer) error
 	hosts := fs.String("hosts", "127.0.0.1", `peer host pattern; "{instance}" becomes the peer's instance name`)
 	peers := fs.String("peers", "", "peers file (JSON: instance -> host:port), re-read when it changes; overrides --hosts")
 	dataDir := fs.String("data", "", "data directory of the durable store; without it state is kept in memory and lost on exit")
+	engine := fs.String("store", StoreSegments, "the durable store's engine: "+StoreSegments+" (append-only segment files) or "+StorePebble+" (the Pebble LSM, for comparison)")
 	retention := fs.Duration("retention", 0, "gateway: drop jobs without client activity for this long (default 24h)")
 	logLevel := fs.String("log-level", "info", "log level")
 	logJSON := fs.Bool("log-json", false, "log as JSON")
@@ -73,7 +75,7 @@ func run(ctx context.Context, cmd string, args []string, stderr io.Writer) error
 	clientMaxBytes := fs.Int64("client-max-bytes", 0, "gateway: declared bytes of one client's unfinished jobs together (default 16 GiB)")
 	maxRecordBytes := fs.Int("max-record-bytes", 0, "gateway: a data record longer than this is skipped and counted as malformed (default 1 MiB, at most 2 MiB; the reference's --max-record-bytes must match)")
 	maxJobs := fs.Int("max-jobs", 0, "jobs this process holds at once; more are refused (ResourceExhausted) until one is fetched (default 1024)")
-	outboxLimit := fs.Int("outbox-limit", 0, "unacknowledged batches per output channel before input stops (default 16)")
+	outboxLimit := fs.Int("outbox-limit", 0, "unacknowledged batches per output channel before input stops (default 32)")
 	memLimit := fs.Int("memory-limit-mib", DefaultMemoryLimitMiB, "soft memory limit in MiB: the garbage collector works harder near it (0: none; the GOMEMLIMIT environment variable wins)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of this process to this file until it stops")
 	if err := cli.Parse(fs, args); err != nil {
@@ -133,7 +135,7 @@ func run(ctx context.Context, cmd string, args []string, stderr io.Writer) error
 	}
 	var store transport.Store
 	if *dataDir != "" {
-		s, err := durable.Open(*dataDir, durable.Options{Log: log.Named("store")})
+		s, err := OpenStore(*engine, *dataDir, log.Named("store"))
 		if err != nil {
 			l.Close()
 			return err
@@ -155,4 +157,25 @@ func run(ctx context.Context, cmd string, args []string, stderr io.Writer) error
 	}
 	log.Info("stopped", "instance", in.Name())
 	return nil
+}
+
+// The durable store's engines.
+const (
+	StoreSegments = "segments"
+	StorePebble   = "pebble"
+)
+
+// OpenStore opens the durable store of the given engine in dir. The
+// segment store is the default: it writes every payload once, appended and
+// synced, where Pebble writes it again through memtables and compactions
+// (transport/segstore's doc has the figures); Pebble stays selectable to
+// compare them.
+func OpenStore(engine, dir string, log hclog.Logger) (transport.Store, error) {
+	switch engine {
+	case StoreSegments:
+		return segstore.Open(dir, segstore.Options{Log: log})
+	case StorePebble:
+		return durable.Open(dir, durable.Options{Log: log})
+	}
+	return nil, fmt.Errorf("%w: --store %q: want %s or %s", cli.ErrUsage, engine, StoreSegments, StorePebble)
 }
