@@ -34,6 +34,9 @@
 // is acknowledged; Load gives a restarted process its watermarks, outbox
 // and state log back (transport/durable is the Pebble implementation,
 // MemStore the in-memory model both are tested against in storetest).
+// A process runs on its store through a FailStop: the first failed write
+// (a full disk, an I/O error) is kept, every later one is refused, and the
+// process stops, to be restarted from what the store holds.
 //
 // The exactly-once step is one type, Committer: it numbers a step's output
 // batches, commits them with the input watermarks and the state change,

@@ -22,7 +22,9 @@ var (
 	ErrNotDone = errors.New("job not done")
 	// ErrDataLoss: the client and the gateway disagree on what was sent.
 	ErrDataLoss = errors.New("upload incomplete")
-	// ErrStore: the store refused a write; the call may be retried.
+	// ErrStore: the store refused a write; the call may be retried (the
+	// process stops on a failed write and resumes from its store once
+	// restarted: see transport.FailStop).
 	ErrStore = errors.New("store unavailable")
 	// ErrFull: a limit is reached (jobs at once); the message names it.
 	ErrFull = errors.New("limit reached")

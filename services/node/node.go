@@ -18,6 +18,13 @@
 // they leave it alone (up to their --recovery-grace) instead of counting
 // it silent and killing it before it is done.
 //
+// A node writes to its store through a transport.FailStop: the first write
+// that fails (a full disk, an I/O error), whoever makes it, ends Serve
+// with that error, health goes NOT_SERVING as the server stops, and the
+// command exits non-zero with a log line naming it; the masters restart
+// it, and a restart onto a disk that is still full fails the same way
+// (their crash-loop backoff spaces the attempts) until there is room.
+//
 // It wires parts together and owns their lifetimes; it holds no protocol or
 // query logic of its own.
 package node
@@ -118,6 +125,7 @@ type Node struct {
 	server      *rpcserver.Server
 	public      *rpcserver.Server // the gateway's
 	pool        *transport.Pool
+	store       *transport.FailStop // cfg.Store: the process stops at its first failed write
 	committer   *transport.Committer
 	runtime     *stage.Runtime
 	sender      *transport.Sender
@@ -142,15 +150,16 @@ func New(cfg Config) (*Node, error) {
 	}
 	self := cfg.Instance.Name()
 	log := cfg.Log.With("stage", st.Name, "instance", self)
-	incarnation, err := cfg.Store.NextIncarnation()
+	store := transport.NewFailStop(cfg.Store)
+	incarnation, err := store.NextIncarnation()
 	if err != nil {
 		return nil, fmt.Errorf("node %s: incarnation: %w", self, err)
 	}
-	n := &Node{cfg: cfg, log: log, Role: st.Role, incarnation: incarnation, pool: transport.NewPool(cfg.Resolver, cfg.Credentials)}
+	n := &Node{cfg: cfg, log: log, Role: st.Role, incarnation: incarnation, store: store, pool: transport.NewPool(cfg.Resolver, cfg.Credentials)}
 	n.recovering.Store(true)
-	outbox := transport.NewOutbox(cfg.Store)
+	outbox := transport.NewOutbox(store)
 	n.sender = transport.NewSender(self, incarnation, outbox, n.pool, log.Named("transport"))
-	n.committer = transport.NewCommitter(cfg.Store, outbox, transport.NewInbox(), n.sender)
+	n.committer = transport.NewCommitter(store, outbox, transport.NewInbox(), n.sender)
 
 	scfg := stage.Config{
 		Topology: cfg.Topology, Instance: cfg.Instance, Spec: spec, Committer: n.committer, Links: n.sender,
@@ -210,7 +219,7 @@ func New(cfg Config) (*Node, error) {
 // servers answer that the process is recovering.
 func (n *Node) recover() error {
 	start := time.Now()
-	img, err := n.cfg.Store.Load()
+	img, err := n.store.Load()
 	if err != nil {
 		return fmt.Errorf("load store: %w", err)
 	}
@@ -232,8 +241,8 @@ func (n *Node) recover() error {
 }
 
 // Serve serves until ctx ends (nil) or the node cannot go on (that error:
-// the store cannot be read back, a commit failed, a newer incarnation of it
-// runs, the server broke). It serves at once, recovering (health
+// the store cannot be read back, a write to it failed (transport.FailStop),
+// a newer incarnation of it runs, the server broke). It serves at once, recovering (health
 // NOT_SERVING, rpcserver.RecoveringService SERVING, only health and Status
 // answered), then recovers the node from its store, and only then serves
 // StageService and JobService, announces its incarnation and resends what
@@ -250,6 +259,15 @@ func (n *Node) Serve(ctx context.Context) error {
 		})
 	}
 	self := n.cfg.Instance.Name()
+	// The first failed write (a full disk, an I/O error) ends the process,
+	// whoever made it: the stage, the gateway's upload, a trim.
+	life.Go(func(ctx context.Context) {
+		select {
+		case <-ctx.Done():
+		case <-n.store.Failed():
+			life.Fail(fmt.Errorf("store write failed; stopping to restart from what the store holds: %w", n.store.Err()))
+		}
+	})
 	run("grpc server", func(ctx context.Context) error { return n.server.Serve(ctx, n.cfg.Listener) })
 	if n.public != nil {
 		run("public grpc server", func(ctx context.Context) error { return n.public.Serve(ctx, n.cfg.Public) })
