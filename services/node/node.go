@@ -25,6 +25,11 @@
 // it, and a restart onto a disk that is still full fails the same way
 // (their crash-loop backoff spaces the attempts) until there is room.
 //
+// A link that finds a channel's state lost (transport.Sender.OnLost: a
+// store wiped or replaced under a running job) reports the job failed to
+// the gateway: directly on the gateway, over StageService.FailJob from any
+// other node, retried until the gateway has it.
+//
 // It wires parts together and owns their lifetimes; it holds no protocol or
 // query logic of its own.
 package node
@@ -194,6 +199,10 @@ func New(cfg Config) (*Node, error) {
 	}
 	stageServer := transport.NewServer(self, incarnation, n.runtime, log.Named("transport"))
 	stageServer.OnAnnounce(n.sender.SeeReceiver)
+	n.sender.OnLost(n.reportLost)
+	if n.Gateway != nil {
+		stageServer.OnFailJob(n.Gateway.FailJob)
+	}
 	peers := map[string]bool{}
 	for _, in := range neighbours(cfg.Topology, cfg.Instance) {
 		peers[in.Name()] = true

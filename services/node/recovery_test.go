@@ -171,8 +171,11 @@ func TestMasterWaitsForASlowRecovery(t *testing.T) {
 	}
 	recovered := time.Since(start)
 	time.Sleep(master.DefaultDetection) // a master judging it silent would act by now
-	if n := loop.Restarts(); n != 0 || rt.kills != 0 {
-		t.Fatalf("the master restarted the recovering node %d times (%d kills); logs:\n%s", n, rt.kills, logs.String())
+	rt.mu.Lock()
+	kills := rt.kills
+	rt.mu.Unlock()
+	if n := loop.Restarts(); n != 0 || kills != 0 {
+		t.Fatalf("the master restarted the recovering node %d times (%d kills); logs:\n%s", n, kills, logs.String())
 	}
 	for _, st := range loop.States() {
 		if !st.Alive || st.Recovering {
