@@ -16,9 +16,7 @@ import (
 
 // TestFailedJob: a job reported failed shows the reason to its client,
 // refuses uploads, ignores results that come later, and is still failed
-// after the gateway restarts. A job that is done stays done. (Results are
-// persisted by the sink's own commit, not by Finished: the restarted
-// gateway knows the done job as uploading, which is beside the point.)
+// after the gateway restarts. A job that is done stays done.
 func TestFailedJob(t *testing.T) {
 	store := transport.NewMemStore()
 	svc := testGateway(t, store, time.Hour, make(chan string, 4))
