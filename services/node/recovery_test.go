@@ -17,6 +17,7 @@ import (
 
 	"github.com/wololo/wololo/deploy"
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
+	"github.com/wololo/wololo/services/client"
 	"github.com/wololo/wololo/services/master"
 	"github.com/wololo/wololo/services/node"
 	"github.com/wololo/wololo/services/rpcserver"
@@ -227,4 +228,47 @@ func TestMasterRestartsARecoveryPastTheGrace(t *testing.T) {
 		t.Fatalf("the restart's log line does not give the reason; logs:\n%s", logs.String())
 	}
 	t.Logf("restarted after %s: %s", took.Round(10*time.Millisecond), strings.TrimSpace(logs.String()))
+}
+
+// TestClientWaitsForARecoveringGateway: a gateway recovering from a slow
+// store serves its public port at once, recovering; a client call waits
+// (within its --connect-timeout) until the gateway serves, instead of
+// giving up on the Unavailable answers after its few retries.
+func TestClientWaitsForARecoveringGateway(t *testing.T) {
+	internal, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	public, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const delay = 2500 * time.Millisecond
+	n, err := node.New(node.Config{
+		Topology: deploy.Default(), Instance: deploy.Instance{Stage: "gateway"}, Listener: internal, Public: public,
+		Resolver: transport.StaticResolver(nil), Store: &slowStore{MemStore: transport.NewMemStore(), delay: delay},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- n.Serve(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+	}()
+	gw, err := client.Open(public.Addr().String(), nil, 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer gw.Close()
+	start := time.Now()
+	_, err = gw.Get(ctx, "nosuch")
+	if status.Code(err) != codes.NotFound {
+		t.Fatalf("after %s: %v; want the recovered gateway's NotFound", time.Since(start).Round(time.Millisecond), err)
+	}
+	t.Logf("answered after %s", time.Since(start).Round(time.Millisecond))
 }
