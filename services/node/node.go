@@ -251,12 +251,12 @@ func (n *Node) recover() error {
 
 // Serve serves until ctx ends (nil) or the node cannot go on (that error:
 // the store cannot be read back, a write to it failed (transport.FailStop),
-// a newer incarnation of it runs, the server broke). It serves at once, recovering (health
-// NOT_SERVING, rpcserver.RecoveringService SERVING, only health and Status
-// answered), then recovers the node from its store, and only then serves
-// StageService and JobService, announces its incarnation and resends what
-// its outbox holds. When it returns nothing touches the store any more, so
-// the caller may close it; a Node serves once.
+// a newer incarnation of it runs, the server broke). It serves at once,
+// recovering (health NOT_SERVING, rpcserver.RecoveringService SERVING, only
+// health and Status answered), then recovers the node from its store, and
+// only then serves StageService and JobService, announces its incarnation
+// and resends what its outbox holds. When it returns nothing touches the
+// store any more, so the caller may close it; a Node serves once.
 func (n *Node) Serve(ctx context.Context) error {
 	defer n.pool.Close()
 	var life transport.Lifetime
