@@ -260,21 +260,29 @@ func (n *Node) recover() error {
 func (n *Node) Serve(ctx context.Context) error {
 	defer n.pool.Close()
 	var life transport.Lifetime
+	// The first failed write (a full disk, an I/O error) ends the process,
+	// whoever made it: the stage, the gateway's upload, a trim. Whatever
+	// else fails because of it (the stage's commit) says so the same way.
+	storeFailed := func() error {
+		return fmt.Errorf("store write failed; stopping to restart from what the store holds: %w", n.store.Err())
+	}
 	run := func(what string, serve func(context.Context) error) {
 		life.Go(func(ctx context.Context) {
 			if err := serve(ctx); err != nil {
+				if n.store.Err() != nil {
+					life.Fail(storeFailed())
+					return
+				}
 				life.Fail(fmt.Errorf("%s: %w", what, err))
 			}
 		})
 	}
 	self := n.cfg.Instance.Name()
-	// The first failed write (a full disk, an I/O error) ends the process,
-	// whoever made it: the stage, the gateway's upload, a trim.
 	life.Go(func(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 		case <-n.store.Failed():
-			life.Fail(fmt.Errorf("store write failed; stopping to restart from what the store holds: %w", n.store.Err()))
+			life.Fail(storeFailed())
 		}
 	})
 	run("grpc server", func(ctx context.Context) error { return n.server.Serve(ctx, n.cfg.Listener) })
