@@ -22,6 +22,11 @@ var (
 	// ErrTooManyJobs: the receiver holds as many jobs as it may; the
 	// sender retries later.
 	ErrTooManyJobs = errors.New("too many jobs")
+	// ErrStateLost: one end of a channel lost batches the other end holds
+	// as delivered (a store wiped or replaced under a running job): the
+	// receiver's watermark is below what it acknowledged, or above what the
+	// sender ever numbered. No resend can repair it; the job fails.
+	ErrStateLost = errors.New("channel state lost")
 )
 
 // ChannelID names one channel.

@@ -24,6 +24,27 @@
 //     the receiver's incarnation and a link refuses an older receiver than
 //     one it has talked to, and ends its stream when the receiver's address
 //     changes (it was replaced elsewhere).
+//   - A store wiped or replaced under a running job is detected, not waited
+//     for. Both ends keep their numbers durably, so on every Hello the
+//     sender can tell (Outbox.CheckHello): a receiver watermark below the
+//     highest sequence number it acknowledged means the receiver lost
+//     applied batches, which the sender has trimmed and cannot resend (it
+//     would otherwise send N+1.. into a "sequence gap" forever); one above
+//     the last number the sender handed out means the sender lost batches
+//     it sent (numbering again from 1, its batches would be dropped as
+//     duplicates). Either is ErrStateLost: the link ends and reports it
+//     (Sender.OnLost), and the process tells the gateway (StageService
+//     FailJob, taken by Server.OnFailJob), which fails the job with the
+//     reason its client sees. A link whose channel is complete has ended,
+//     so a receiver's new incarnation (Announce) gets a check link on each
+//     such channel: one Hello, then it ends if there is nothing to send.
+//     This is the smallest change that covers it: Hello already carries
+//     the receiver's watermark and the sender already keeps acked and
+//     reserved, so detection needs no new frame; only the report to the
+//     gateway needed a call. A receiver could not tell alone: a gap is
+//     normal while an older stream's batches are still queued. Incarnation
+//     fencing comes first, so a zombie's stale watermark is refused before
+//     it is checked.
 //   - A job a client has finished with is dropped everywhere (DropJob): the
 //     Store keeps a tombstone, and a late stream of the job is refused with
 //     ErrJobDropped, on which the sender drops the channel too.
@@ -34,6 +55,9 @@
 // is acknowledged; Load gives a restarted process its watermarks, outbox
 // and state log back (transport/durable is the Pebble implementation,
 // MemStore the in-memory model both are tested against in storetest).
+// A process runs on its store through a FailStop: the first failed write
+// (a full disk, an I/O error) is kept, every later one is refused, and the
+// process stops, to be restarted from what the store holds.
 //
 // The exactly-once step is one type, Committer: it numbers a step's output
 // batches, commits them with the input watermarks and the state change,

@@ -12,6 +12,9 @@ const (
 	MaxJobIDLen = 64
 	// MaxNameLen is the longest stream or instance name a frame may carry.
 	MaxNameLen = 128
+	// MaxReasonLen is the longest reason a FailJob may give; a longer one
+	// is cut.
+	MaxReasonLen = 1024
 	// MaxIncarnationStep is how far above the newest incarnation known of
 	// an instance (0 for one not seen yet) a claimed incarnation may be.
 	// Real incarnations count up by one per start; a claim far above would

@@ -24,6 +24,7 @@ type queue struct {
 	entries   []Entry
 	eofSeq    uint64 // sequence number of the EOF entry, once published
 	connected bool
+	lost      bool // a Hello showed the channel's state lost (CheckHello)
 }
 
 // ChannelState describes one outbound channel, for Status.
@@ -146,6 +147,56 @@ func (o *Outbox) DropChannel(ch ChannelID) error {
 	return o.store.Trim(ch, last)
 }
 
+// CheckHello checks a receiver's Hello against what the channel has seen:
+// the receiver's watermark can be neither below the highest sequence number
+// it acknowledged (it lost applied batches: its store was wiped or
+// replaced) nor above the last one this sender numbered (this sender lost
+// batches it sent: its own store was). Either is ErrStateLost, and the
+// channel is marked lost; a process restarted on the same store never
+// trips it, since both ends keep those numbers durably.
+func (o *Outbox) CheckHello(ch ChannelID, watermark uint64) error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	q := o.queueLocked(ch)
+	var err error
+	switch {
+	case watermark < q.acked:
+		err = fmt.Errorf("%w: %s is at batch %d of %s from %s but had acknowledged batch %d, so %s lost this job's state (its store wiped or replaced?) and the job cannot complete",
+			ErrStateLost, ch.Receiver, watermark, ch.Stream, ch.Sender, q.acked, ch.Receiver)
+	case watermark > q.reserved:
+		err = fmt.Errorf("%w: %s has applied batch %d of %s from %s but %s numbered only %d, so %s lost this job's state (its store wiped or replaced?) and the job cannot complete",
+			ErrStateLost, ch.Receiver, watermark, ch.Stream, ch.Sender, ch.Sender, q.reserved, ch.Sender)
+	}
+	if err != nil {
+		q.lost = true
+	}
+	return err
+}
+
+// idle reports whether a channel has nothing to send.
+func (o *Outbox) idle(ch ChannelID) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	q := o.jobs[ch.Job][ch]
+	return q == nil || len(q.entries) == 0
+}
+
+// channelsTo lists the channels to a receiver instance that are not lost.
+func (o *Outbox) channelsTo(receiver string) []ChannelID {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	var out []ChannelID
+	for _, chans := range o.jobs {
+		for ch, q := range chans {
+			if ch.Receiver == receiver && !q.lost {
+				out = append(out, ch)
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].String() < out[j].String() })
+	return out
+}
+
 // Publish makes committed entries visible to their channels' senders.
 func (o *Outbox) Publish(entries []Entry) {
 	if len(entries) == 0 {
@@ -155,6 +206,7 @@ func (o *Outbox) Publish(entries []Entry) {
 	defer o.mu.Unlock()
 	for _, e := range entries {
 		q := o.queueLocked(e.Channel)
+		q.reserved = max(q.reserved, e.Seq) // numbered by the Committer already, unless a test publishes by hand
 		if e.EOF {
 			q.eofSeq = e.Seq
 		}

@@ -25,6 +25,14 @@ import (
 // the newest incarnation each receiver instance has answered with and
 // refuses an older one, and it ends its stream when the receiver's address
 // changes (the receiver was replaced elsewhere).
+//
+// And it checks every Hello against its outbox (Outbox.CheckHello): a
+// receiver that lost batches it had acknowledged, or holds batches this
+// sender no longer knows it sent, means a store was wiped or replaced under
+// the job. The link then ends and reports it (OnLost) instead of resending
+// into a sequence gap forever. Since a link whose channel is complete has
+// ended, a receiver that announces a new incarnation gets a check link on
+// each of its channels that has none running (SeeReceiver).
 type Sender struct {
 	self        string
 	incarnation uint64
@@ -35,9 +43,19 @@ type Sender struct {
 	// incarnation of itself ends it (Fail).
 	life Lifetime
 
+	lost func(ctx context.Context, ch ChannelID, err error) // OnLost
+
 	mu        sync.Mutex
-	links     map[ChannelID]context.CancelFunc
-	receivers map[string]uint64 // newest incarnation seen per receiver instance
+	links     map[ChannelID]*link // the running ones
+	receivers map[string]uint64   // newest incarnation seen per receiver instance
+}
+
+// link is one channel's running link.
+type link struct {
+	cancel context.CancelFunc
+	// check: started by a receiver's new incarnation to check the channel
+	// (SeeReceiver); it ends after its Hello if there is nothing to send.
+	check bool
 }
 
 // AddressCheckInterval is how often a link checks that its receiver's
@@ -46,6 +64,7 @@ const AddressCheckInterval = 500 * time.Millisecond
 
 var (
 	errChannelDone = errors.New("channel complete")
+	errChecked     = errors.New("channel checked, nothing to send")
 )
 
 // NewSender returns a Sender for the instance self. Its links run from
@@ -56,9 +75,14 @@ func NewSender(self string, incarnation uint64, outbox *Outbox, pool *Pool, log 
 	}
 	return &Sender{
 		self: self, incarnation: incarnation, outbox: outbox, pool: pool, log: log,
-		links: map[ChannelID]context.CancelFunc{}, receivers: map[string]uint64{},
+		links: map[ChannelID]*link{}, receivers: map[string]uint64{},
 	}
 }
+
+// OnLost sets what is told of a channel whose state was lost (see Sender):
+// the process reports the job failed. It runs on the ending link's
+// goroutine, with a context that ends with Serve. Set it before Serve.
+func (s *Sender) OnLost(f func(ctx context.Context, ch ChannelID, err error)) { s.lost = f }
 
 // Serve runs until ctx ends (nil) or a receiver refuses this process as an
 // older incarnation of itself (that error: it has been replaced and must
@@ -70,16 +94,28 @@ func (s *Sender) Resume(channels []ChannelID) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, ch := range channels {
-		s.startLocked(ch)
+		s.startLocked(ch, false)
 	}
 }
 
-func (s *Sender) startLocked(ch ChannelID) {
+// startLocked starts a channel's link unless one runs. The link forgets
+// itself when it ends, so that the channel can get another.
+func (s *Sender) startLocked(ch ChannelID, check bool) {
 	if _, ok := s.links[ch]; ok {
 		return
 	}
-	if cancel, ok := s.life.Go(func(ctx context.Context) { s.run(ctx, ch) }); ok {
-		s.links[ch] = cancel
+	l := &link{check: check}
+	cancel, ok := s.life.Go(func(ctx context.Context) {
+		s.run(ctx, ch, l)
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.links[ch] == l {
+			delete(s.links, ch)
+		}
+	})
+	if ok {
+		l.cancel = cancel
+		s.links[ch] = l
 	}
 }
 
@@ -87,9 +123,9 @@ func (s *Sender) startLocked(ch ChannelID) {
 func (s *Sender) DropJob(job string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for ch, cancel := range s.links {
+	for ch, l := range s.links {
 		if ch.Job == job {
-			cancel()
+			l.cancel()
 			delete(s.links, ch)
 		}
 	}
@@ -98,9 +134,26 @@ func (s *Sender) DropJob(job string) {
 // SeeReceiver records that an instance runs as the given incarnation (it
 // announced itself): from now on no acknowledgement of an older one counts,
 // so a woken zombie receiver cannot make this sender trim batches that only
-// the zombie holds.
+// the zombie holds. A new incarnation also gets a check link on every
+// channel to it that has no link running (a complete one, say): its Hello
+// shows whether the new incarnation still holds what the old one
+// acknowledged.
 func (s *Sender) SeeReceiver(instance string, incarnation uint64) {
-	_ = s.seeReceiver(instance, incarnation)
+	s.mu.Lock()
+	newer := incarnation > s.receivers[instance]
+	if newer {
+		s.receivers[instance] = incarnation
+	}
+	s.mu.Unlock()
+	if !newer {
+		return
+	}
+	channels := s.outbox.channelsTo(instance)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, ch := range channels {
+		s.startLocked(ch, true)
+	}
 }
 
 // currentReceiver reports whether incarnation is still the newest known of
@@ -129,22 +182,47 @@ func (s *Sender) Publish(entries []Entry) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, e := range entries {
-		s.startLocked(e.Channel)
+		s.startLocked(e.Channel, false)
 	}
+}
+
+// endCheck ends a check link after its Hello if its channel has nothing to
+// send: it forgets the link (under mu, so that a Publish that comes after
+// starts another) and reports whether it did.
+func (s *Sender) endCheck(ch ChannelID, l *link) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.outbox.idle(ch) {
+		return false
+	}
+	if s.links[ch] == l {
+		delete(s.links, ch)
+	}
+	return true
 }
 
 // Wait blocks until every link started so far has ended (its EOF
 // acknowledged, or Serve returned).
 func (s *Sender) Wait() { s.life.Wait() }
 
-func (s *Sender) run(ctx context.Context, ch ChannelID) {
+func (s *Sender) run(ctx context.Context, ch ChannelID, l *link) {
 	log := s.log.With("job", ch.Job, "stream", ch.Stream, "receiver", ch.Receiver)
 	delay := 50 * time.Millisecond
 	for attempt := 1; ; attempt++ {
-		progressed, err := s.session(ctx, ch)
+		progressed, err := s.session(ctx, ch, l)
 		s.outbox.SetConnected(ch, false)
-		if errors.Is(err, errChannelDone) {
+		switch {
+		case errors.Is(err, errChannelDone):
 			log.Debug("channel complete")
+			return
+		case errors.Is(err, errChecked):
+			log.Debug("channel checked")
+			return
+		case errors.Is(err, ErrStateLost):
+			log.Error("channel state lost; the job cannot complete", "error", err)
+			if s.lost != nil {
+				s.lost(ctx, ch, err)
+			}
 			return
 		}
 		switch status.Code(err) {
@@ -182,13 +260,13 @@ func (s *Sender) run(ctx context.Context, ch ChannelID) {
 
 // session runs one gRPC stream of a channel. progressed reports whether the
 // receiver acknowledged anything during it.
-func (s *Sender) session(ctx context.Context, ch ChannelID) (bool, error) {
+func (s *Sender) session(ctx context.Context, ch ChannelID, l *link) (bool, error) {
 	var progressed atomic.Bool
-	err := s.stream(ctx, ch, &progressed)
+	err := s.stream(ctx, ch, l, &progressed)
 	return progressed.Load(), err
 }
 
-func (s *Sender) stream(ctx context.Context, ch ChannelID, progressed *atomic.Bool) error {
+func (s *Sender) stream(ctx context.Context, ch ChannelID, l *link, progressed *atomic.Bool) error {
 	conn, addr, err := s.pool.Conn(ch.Receiver)
 	if err != nil {
 		return err
@@ -215,6 +293,10 @@ func (s *Sender) stream(ctx context.Context, ch ChannelID, progressed *atomic.Bo
 	if err := s.seeReceiver(ch.Receiver, hello.Incarnation); err != nil {
 		return err
 	}
+	if err := s.outbox.CheckHello(ch, hello.Watermark); err != nil {
+		_ = stream.CloseSend()
+		return err
+	}
 	done, err := s.outbox.Ack(ch, hello.Watermark)
 	if err != nil {
 		return err
@@ -222,6 +304,10 @@ func (s *Sender) stream(ctx context.Context, ch ChannelID, progressed *atomic.Bo
 	if done {
 		_ = stream.CloseSend()
 		return errChannelDone
+	}
+	if l.check && s.endCheck(ch, l) {
+		_ = stream.CloseSend()
+		return errChecked
 	}
 	s.outbox.SetConnected(ch, true)
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 
 	"github.com/hashicorp/go-hclog"
@@ -38,6 +39,7 @@ type Server struct {
 	handler     Handler
 	log         hclog.Logger
 	announced   func(instance string, incarnation uint64)
+	failJob     func(job, reporter, reason string) error
 	peers       func(instance string) bool
 	secure      bool   // claims must match the caller's certificate
 	dropper     string // the one instance that may drop jobs, if secure
@@ -129,6 +131,33 @@ func (s *Server) Announce(ctx context.Context, req *wololov1.AnnounceRequest) (*
 		s.announced(req.Sender, req.Incarnation)
 	}
 	return &wololov1.AnnounceResponse{Incarnation: s.incarnation}, nil
+}
+
+// OnFailJob makes this server take FailJob calls (the gateway's, which
+// marks the job failed); without it they are refused.
+func (s *Server) OnFailJob(f func(job, reporter, reason string) error) { s.failJob = f }
+
+// FailJob takes the report of an instance that found a job's channel state
+// lost (see Sender). The reporter must be the caller, but need not be a
+// neighbour: any instance of the graph may find a job lost.
+func (s *Server) FailJob(ctx context.Context, req *wololov1.FailJobRequest) (*wololov1.FailJobResponse, error) {
+	if err := s.caller(ctx, req.GetReporter()); err != nil {
+		return nil, toStatus(err)
+	}
+	if req.GetReporter() == "" || len(req.GetReporter()) > MaxNameLen || !ValidJobID(req.GetJobId()) {
+		return nil, toStatus(fmt.Errorf("%w: reporter %q, job id %q", ErrInvalid, req.GetReporter(), req.GetJobId()))
+	}
+	if s.failJob == nil {
+		return nil, status.Errorf(codes.FailedPrecondition, "%s does not take job failures; the gateway does", s.self)
+	}
+	reason := req.GetReason()
+	if len(reason) > MaxReasonLen {
+		reason = strings.ToValidUTF8(reason[:MaxReasonLen], "")
+	}
+	if err := s.failJob(req.JobId, req.Reporter, reason); err != nil {
+		return nil, toStatus(err)
+	}
+	return &wololov1.FailJobResponse{}, nil
 }
 
 // DropJob deletes a job at this instance.

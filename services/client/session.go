@@ -9,9 +9,11 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/connectivity"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/status"
 
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
+	"github.com/wololo/wololo/services/rpcserver"
 )
 
 // DefaultReach is how long a client command waits for an unreachable
@@ -49,7 +51,8 @@ func Open(server string, tlsConfig *tls.Config, reach time.Duration) (*Session, 
 // Close closes the connection.
 func (s *Session) Close() error { return s.conn.Close() }
 
-// ready waits until the connection is up, at most Reach.
+// ready waits until the connection is up and the gateway done recovering
+// from its store, at most Reach.
 func (s *Session) ready(ctx context.Context) error {
 	wait, cancel := context.WithTimeout(ctx, s.Reach)
 	defer cancel()
@@ -57,13 +60,38 @@ func (s *Session) ready(ctx context.Context) error {
 	for {
 		st := s.conn.GetState()
 		if st == connectivity.Ready {
-			return nil
+			return s.recovered(ctx, wait)
 		}
 		if !s.conn.WaitForStateChange(wait, st) {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
 			return fmt.Errorf("%w at %s within %s (%s; is it running? --connect-timeout sets the wait)", ErrUnreachable, s.Server, s.Reach, s.lastError(ctx))
+		}
+	}
+}
+
+// recovered waits while the gateway answers that it is recovering (health
+// "" NOT_SERVING, "wololo.recovering" SERVING: see services/rpcserver),
+// until wait ends. Any other answer, or none, is left to the call itself.
+func (s *Session) recovered(ctx, wait context.Context) error {
+	health := healthpb.NewHealthClient(s.conn)
+	for {
+		r, err := health.Check(wait, &healthpb.HealthCheckRequest{})
+		if err != nil || r.Status == healthpb.HealthCheckResponse_SERVING {
+			return nil
+		}
+		r, err = health.Check(wait, &healthpb.HealthCheckRequest{Service: rpcserver.RecoveringService})
+		if err != nil || r.Status != healthpb.HealthCheckResponse_SERVING {
+			return nil
+		}
+		select {
+		case <-wait.Done():
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return fmt.Errorf("%w at %s within %s: it is still recovering its jobs from its store (--connect-timeout sets the wait)", ErrUnreachable, s.Server, s.Reach)
+		case <-time.After(200 * time.Millisecond):
 		}
 	}
 }

@@ -204,8 +204,15 @@ func Submit(ctx context.Context, o SubmitOptions) (*Summary, error) {
 		p.printf("job %s created on %s\n", sum.JobID, o.Server)
 	}
 	// From here on the job exists at the gateway: every way out says how
-	// to pick it up again.
+	// to pick it up again, unless the job failed (it cannot be resumed).
 	leftBehind := func(err error) error {
+		if status.Code(err) != codes.FailedPrecondition {
+			return cli.WithHint(explain(o.Server, err), resumeHint(o, sum.JobID))
+		}
+		if job, gerr := gw.Get(ctx, sum.JobID); gerr == nil && job.State == wololov1.JobState_JOB_STATE_FAILED {
+			sum.Job = job
+			return fmt.Errorf("job %s failed: %s", sum.JobID, job.Message)
+		}
 		return cli.WithHint(explain(o.Server, err), resumeHint(o, sum.JobID))
 	}
 

@@ -37,7 +37,10 @@
 //   - service.go, the JobService adapter; errors.go maps the domain's
 //     errors to gRPC codes in one function (toStatus).
 //   - gateway.go, the Gateway itself: its Config and its lifecycle, Serve,
-//     which sweeps abandoned jobs and drops deleted jobs everywhere.
+//     which sweeps abandoned jobs and drops deleted jobs everywhere, and
+//     FailJob, which fails a job an instance found lost (a store wiped
+//     under it: see transport): the reason is recorded and shown to the
+//     client, uploads end, later results are ignored.
 //
 // The gateway does not compute any query itself and touches no disk except
 // through the transport Store.

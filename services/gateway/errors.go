@@ -22,12 +22,17 @@ var (
 	ErrNotDone = errors.New("job not done")
 	// ErrDataLoss: the client and the gateway disagree on what was sent.
 	ErrDataLoss = errors.New("upload incomplete")
-	// ErrStore: the store refused a write; the call may be retried.
+	// ErrStore: the store refused a write; the call may be retried (the
+	// process stops on a failed write and resumes from its store once
+	// restarted: see transport.FailStop).
 	ErrStore = errors.New("store unavailable")
 	// ErrFull: a limit is reached (jobs at once); the message names it.
 	ErrFull = errors.New("limit reached")
 	// ErrConflict: a job resumed with other files than it was made from.
 	ErrConflict = errors.New("other files")
+	// ErrJobFailed: the job failed (see its message); it takes no more
+	// uploads.
+	ErrJobFailed = errors.New("job failed")
 )
 
 // kindError is an error of one of the kinds above with its own message.
@@ -56,7 +61,7 @@ func toStatus(err error) error {
 		code = codes.NotFound
 	case errors.Is(err, ErrInvalid):
 		code = codes.InvalidArgument
-	case errors.Is(err, ErrBusy), errors.Is(err, ErrNotDone), errors.Is(err, ErrConflict):
+	case errors.Is(err, ErrBusy), errors.Is(err, ErrNotDone), errors.Is(err, ErrConflict), errors.Is(err, ErrJobFailed):
 		code = codes.FailedPrecondition
 	case errors.Is(err, ErrDataLoss):
 		code = codes.DataLoss

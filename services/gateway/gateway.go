@@ -242,6 +242,30 @@ func (g *Gateway) Finished(id string, records map[string][]byte) {
 	j.finish(records)
 }
 
+// FailJob marks a job failed (by its internal id) because reporter found
+// that it cannot complete (an instance lost its state: transport.Sender):
+// its client sees the reason, its uploads end, results that come later are
+// ignored, and the failure is recorded in the store so that a restarted
+// gateway still says so. A job that is done, failed already, or unknown
+// (dropped) is left as it is. The job's state elsewhere stays until the
+// client deletes it or the retention drops it.
+func (g *Gateway) FailJob(id, reporter, reason string) error {
+	j, err := g.jobs.get(id)
+	if err != nil {
+		g.cfg.Log.Warn("failure reported for an unknown job", "job", id, "reporter", reporter, "reason", reason)
+		return nil
+	}
+	if !j.fail(reason) {
+		j.log.Info("failure reported for a job that is over; ignored", "reporter", reporter, "reason", reason)
+		return nil
+	}
+	j.log.Error("job failed", "reporter", reporter, "reason", reason)
+	if err := g.cfg.Committer.Store().Commit(&transport.Commit{Job: id, Records: map[string][]byte{recordFailed: []byte(reason)}}); err != nil {
+		return errorf(ErrStore, "record the failure of job %q: %v", id, err)
+	}
+	return nil
+}
+
 // deleteJob drops a job (by its internal id) here, durably, and queues its
 // drop everywhere else.
 func (g *Gateway) deleteJob(id string) error {

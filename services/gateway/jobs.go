@@ -46,6 +46,8 @@ type ownedName struct{ owner, name string }
 const (
 	// recordMeta holds the job's description (JobRecord).
 	recordMeta = "job/meta"
+	// recordFailed holds why the job failed, when it did (plain text).
+	recordFailed = "job/failed"
 )
 
 // uploadKey is the record of a file's upload progress (UploadRecord).
@@ -78,6 +80,7 @@ type job struct {
 	files    [2]*fileState
 	results  map[string][]byte
 	changed  chan struct{} // closed and replaced on every change
+	failed   chan struct{} // closed when the job fails: its uploads end
 }
 
 func headerFields(h *wololov1.FileHeader) [][]byte {
@@ -211,7 +214,7 @@ func (js *jobs) newJob(id string, rec *wololov1.JobRecord) *job {
 	j := &job{
 		id: id, owner: rec.Owner, name: name, created: time.UnixMilli(rec.CreatedUnixMs), activity: time.Now(),
 		log:   js.log.With("job", id, "owner", rec.Owner, "name", name),
-		state: wololov1.JobState_JOB_STATE_UPLOADING, changed: make(chan struct{}),
+		state: wololov1.JobState_JOB_STATE_UPLOADING, changed: make(chan struct{}), failed: make(chan struct{}),
 	}
 	for i, f := range rec.Files {
 		j.files[i] = &fileState{columns: f.Columns, size: f.Size, print: f.Fingerprint, offset: f.DataOffset, report: schema.FileReport{Missing: map[string]int64{}}}
@@ -259,8 +262,11 @@ func (js *jobs) recover(img *transport.Image) (unreadable []string, err error) {
 		if ji.Records[schema.ResultRecord(schema.ResultFiles[0])] != nil {
 			j.setResultsLocked(ji.Records)
 		}
+		if reason := ji.Records[recordFailed]; reason != nil {
+			j.failLocked(string(reason)) // results that came after a failure are not to be trusted
+		}
 		js.add(j)
-		j.log.Info("job recovered", "state", j.state, "matches-offset", j.files[0].offset, "players-offset", j.files[1].offset)
+		j.log.Info("job recovered", "state", j.state, "matches-offset", j.files[0].offset, "players-offset", j.files[1].offset, "message", j.message)
 	}
 	sort.Strings(unreadable)
 	return unreadable, nil
@@ -347,6 +353,9 @@ func (j *job) beginUpload(file schema.File) (u *upload, done bool, err error) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	j.activity = time.Now()
+	if err := j.failureLocked(); err != nil {
+		return nil, false, err
+	}
 	fs := j.files[file]
 	if fs.uploading {
 		return nil, false, errorf(ErrBusy, "job %q: %s is already being uploaded", j.name, file)
@@ -399,9 +408,15 @@ func cloneReport(r schema.FileReport) schema.FileReport {
 }
 
 // finish records the job's results (the sink's final commit holds them).
+// A failed job stays failed: what reached the sink after a channel's state
+// was lost cannot be trusted.
 func (j *job) finish(records map[string][]byte) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
+	if j.state == wololov1.JobState_JOB_STATE_FAILED {
+		j.log.Warn("results of a failed job ignored", "reason", j.message)
+		return
+	}
 	j.setResultsLocked(records)
 	j.log.Info("job done", "elapsed", time.Since(j.created).Round(time.Millisecond))
 }
@@ -415,6 +430,45 @@ func (j *job) setResultsLocked(records map[string][]byte) {
 	j.activity = time.Now()
 	j.finished = j.activity
 	j.notifyLocked()
+}
+
+// fail marks the job failed with a reason, unless it is done (its results
+// are in, whatever happened after) or failed already; it reports whether
+// it did. Its uploads end (failure).
+func (j *job) fail(reason string) bool {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.state == wololov1.JobState_JOB_STATE_DONE || j.state == wololov1.JobState_JOB_STATE_FAILED {
+		return false
+	}
+	j.failLocked(reason)
+	return true
+}
+
+func (j *job) failLocked(reason string) {
+	if j.state == wololov1.JobState_JOB_STATE_FAILED {
+		return
+	}
+	j.state, j.message, j.results = wololov1.JobState_JOB_STATE_FAILED, reason, nil
+	j.activity = time.Now()
+	j.finished = j.activity
+	close(j.failed)
+	j.notifyLocked()
+}
+
+// failure is the error of a call that needs the job to be alive (an
+// upload), nil while it is.
+func (j *job) failure() error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.failureLocked()
+}
+
+func (j *job) failureLocked() error {
+	if j.state != wololov1.JobState_JOB_STATE_FAILED {
+		return nil
+	}
+	return errorf(ErrJobFailed, "job %q failed: %s", j.name, j.message)
 }
 
 // finalResults returns the results of a done job.

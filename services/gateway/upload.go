@@ -88,7 +88,17 @@ func (g *Gateway) upload(stream uploadStream) error {
 		return err
 	}
 	log.Info("upload started", "offset", u.offset)
-	ctx := stream.Context()
+	// The upload ends when its job fails: the failed channel's outbox is
+	// never acknowledged again, and WaitRoom would wait for it forever.
+	ctx, cancel := context.WithCancel(stream.Context())
+	defer cancel()
+	go func() {
+		select {
+		case <-j.failed:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
 	received := u.offset
 	frames := g.receive(stream)
 	defer close(frames.done)
@@ -110,6 +120,9 @@ func (g *Gateway) upload(stream uploadStream) error {
 		switch f := req.Frame.(type) {
 		case *wololov1.UploadRequest_Data:
 			if err := g.cfg.Committer.Outbox().WaitRoom(ctx, out.Channels(), g.cfg.OutboxLimit); err != nil {
+				if ferr := j.failure(); ferr != nil {
+					return ferr
+				}
 				return err
 			}
 			// What the client has already sent, up to commitBytes, goes
@@ -291,6 +304,9 @@ func (p *commitPipe) failed() error {
 // commit queues what the ingest emitted, with the upload's new offset and
 // report, as the next step.
 func (p *commitPipe) commit(ctx context.Context, in *Ingest, out *stage.Outputs, done bool) error {
+	if err := p.u.j.failure(); err != nil {
+		return err
+	}
 	emit, _ := out.Drain(done)
 	rec, err := p.u.record(in.Offset(), in.Report, done)
 	if err != nil {

@@ -523,7 +523,7 @@ func (c *Cluster) WaitReady(ctx context.Context) error {
 }
 
 // WaitInstance waits until the instance answers its Status RPC under its
-// own name.
+// own name, done recovering from its store.
 func (c *Cluster) WaitInstance(ctx context.Context, name string) error {
 	var lastErr error
 	for {
@@ -570,6 +570,9 @@ func (c *Cluster) probe(ctx context.Context, addr, name string) error {
 	}
 	if r.Instance != name {
 		return fmt.Errorf("%s answers as %q", addr, r.Instance)
+	}
+	if r.Recovering {
+		return fmt.Errorf("%s is recovering from its store", name)
 	}
 	return nil
 }

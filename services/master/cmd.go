@@ -22,7 +22,8 @@ const cmdUsage = `usage: wololo master --id N [flags]
 Runs master N of the topology's masters (instance master-N). The masters
 elect a leader (Bully, with terms and leases); every master probes every
 process of the graph and the other masters, and the acting leader restarts
-the dead and the silent through the runtime:
+the dead and the silent through the runtime (a process that answers it is
+recovering is alive for --recovery-grace):
 
   --runtime local    the OS processes of 'wololo local' (its ProcessService)
   --runtime docker   the containers of a compose project, by label
@@ -44,6 +45,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	project := fs.String("docker-project", "wololo", "docker runtime: the project label of the deployment's containers")
 	dockerHost := fs.String("docker-host", "", "docker runtime: the engine's address, e.g. unix:///run/wololo-docker/docker.sock (default: $DOCKER_HOST, else the local socket)")
 	timeout := fs.Duration("timeout", DefaultDetection, "a dead or silent process is detected within this (probes every 250ms) and restarted")
+	recoveryGrace := fs.Duration("recovery-grace", DefaultRecoveryGrace, "a process that answers it is recovering (loading its store) is left alone this long, then restarted as stuck")
 	tick := fs.Duration("tick", 100*time.Millisecond, "election tick; every master must use the same")
 	logLevel := fs.String("log-level", "info", "log level")
 	logJSON := fs.Bool("log-json", false, "log as JSON")
@@ -61,6 +63,9 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	if *timeout < 2*DefaultEvery || *tick <= 0 {
 		return fmt.Errorf("--timeout must be at least %s and --tick positive", 2*DefaultEvery)
+	}
+	if *recoveryGrace < *timeout {
+		return fmt.Errorf("--recovery-grace %s must be at least --timeout %s", *recoveryGrace, *timeout)
 	}
 	self := deploy.Instance{Stage: deploy.MasterStage, Index: *id}
 	log := hclog.New(&hclog.LoggerOptions{Name: "master", Level: hclog.LevelFromString(*logLevel), Output: stderr, JSONFormat: *logJSON}).
@@ -111,6 +116,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	policy := DefaultPolicy
 	policy.Timeout = *timeout - DefaultEvery
+	policy.RecoveryGrace = *recoveryGrace
 	m, err := New(Config{
 		Self: *id, Topology: top, Listener: l, Resolver: resolver, Runtime: rt, RuntimeName: *runtimeName,
 		DataDir: *dataDir, Tick: *tick, Policy: policy, Credentials: creds, Log: log,

@@ -20,6 +20,19 @@
 // and the runtime's own view (the container or process state) confirms an
 // exit at once.
 //
+// Recovery. A graph process starting on its store answers its probes
+// before it serves: health NOT_SERVING, and the health service
+// "wololo.recovering" SERVING (services/rpcserver), while it loads the
+// store and replays its operators' state logs, which may take longer than
+// Timeout. The probe asks "" and, when that is not SERVING, the recovering
+// name (Answer: Serving, Recovering or NoAnswer). A recovering process is
+// alive, not silent, for Policy.RecoveryGrace (a minute by default,
+// `wololo master --recovery-grace`) from its first recovering answer; past
+// that it is taken as stuck, killed and restarted with the reason
+// "recovering for longer than the grace" (ReasonRecoveringTooLong). One
+// that stops answering while it recovers is silent as any other, and
+// Status shows a recovering process's state as "recovering".
+//
 // # The master process
 //
 // `wololo master --id N` (Run, Master) puts the pieces together. Every

@@ -10,6 +10,7 @@ import (
 	"google.golang.org/grpc"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
+	"github.com/wololo/wololo/services/rpcserver"
 	"github.com/wololo/wololo/transport"
 	"github.com/wololo/wololo/transport/pki"
 )
@@ -53,8 +54,24 @@ type Loop struct {
 	acting   bool // at the last round
 	// probe asks one process whether it serves (a gRPC health check;
 	// tests replace it).
-	probe func(ctx context.Context, conn *grpc.ClientConn) bool
+	probe func(ctx context.Context, conn *grpc.ClientConn) Answer
 }
+
+// Answer is what a probe learned of a process.
+type Answer int
+
+// The answers of a probe.
+const (
+	// NoAnswer: the process did not answer, answered with an error, or
+	// said it does not serve and is not recovering (it is stopping).
+	NoAnswer Answer = iota
+	// Serving: the health check answered SERVING.
+	Serving
+	// Recovering: the health check answered NOT_SERVING and the process
+	// reports rpcserver.RecoveringService SERVING: it is loading its store
+	// and replaying its state, and serves once that is done.
+	Recovering
+)
 
 // DefaultEvery is the default period of a Loop's rounds. A silent process
 // is judged at the first round after Policy.Timeout of silence, so it is
@@ -84,10 +101,24 @@ func NewLoop(cfg LoopConfig) *Loop {
 	return &Loop{cfg: cfg, sup: NewSupervisor(cfg.Policy, cfg.Instances, time.Now()), probing: map[string]bool{}, probe: healthProbe}
 }
 
-// healthProbe is the standard gRPC health check.
-func healthProbe(ctx context.Context, conn *grpc.ClientConn) bool {
-	r, err := healthpb.NewHealthClient(conn).Check(ctx, &healthpb.HealthCheckRequest{})
-	return err == nil && r.Status == healthpb.HealthCheckResponse_SERVING
+// healthProbe is the standard gRPC health check of the whole process
+// (service ""), and only when that is not SERVING a second one of
+// rpcserver.RecoveringService, which a recovering process reports SERVING
+// (see services/rpcserver).
+func healthProbe(ctx context.Context, conn *grpc.ClientConn) Answer {
+	health := healthpb.NewHealthClient(conn)
+	r, err := health.Check(ctx, &healthpb.HealthCheckRequest{})
+	switch {
+	case err != nil:
+		return NoAnswer
+	case r.Status == healthpb.HealthCheckResponse_SERVING:
+		return Serving
+	}
+	r, err = health.Check(ctx, &healthpb.HealthCheckRequest{Service: rpcserver.RecoveringService})
+	if err == nil && r.Status == healthpb.HealthCheckResponse_SERVING {
+		return Recovering
+	}
+	return NoAnswer
 }
 
 // States describes every supervised instance, for Status.
@@ -178,9 +209,10 @@ func (l *Loop) round(ctx context.Context, conns map[string]*grpc.ClientConn) {
 		if a.CrashLoop {
 			l.cfg.Log.Error("CRASH LOOP: restarting again at the maximum backoff", kv...)
 		}
-		// A process that is alive but silent (paused, wedged) is killed
-		// first, so that its replacement does not race it.
-		if a.Silent {
+		// A process that is alive but silent (paused, wedged) or stuck
+		// recovering is killed first, so that its replacement does not
+		// race it.
+		if a.KillFirst {
 			if err := l.cfg.Runtime.Kill(ctx, a.Instance); err != nil {
 				l.cfg.Log.Debug("kill before restart", "process", a.Instance, "error", err)
 			}
@@ -200,7 +232,8 @@ func (l *Loop) round(ctx context.Context, conns map[string]*grpc.ClientConn) {
 }
 
 // startProbe probes an instance in the background unless a probe of it is
-// still in flight; an answer marks the instance seen at the moment it came.
+// still in flight; an answer marks the instance seen (serving, or
+// recovering) at the moment it came.
 func (l *Loop) startProbe(ctx context.Context, instance string, conn *grpc.ClientConn) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -214,13 +247,16 @@ func (l *Loop) startProbe(ctx context.Context, instance string, conn *grpc.Clien
 		// Short, so that a probe stuck on a process that was then killed
 		// does not hold back the first probe of its replacement.
 		pctx, cancel := context.WithTimeout(ctx, 2*l.cfg.Every)
-		ok := l.probe(pctx, conn)
+		answer := l.probe(pctx, conn)
 		cancel()
 		l.mu.Lock()
 		defer l.mu.Unlock()
 		delete(l.probing, instance)
-		if ok {
+		switch answer {
+		case Serving:
 			l.sup.Seen(instance, time.Now())
+		case Recovering:
+			l.sup.Recovering(instance, time.Now())
 		}
 	}()
 }

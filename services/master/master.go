@@ -205,6 +205,8 @@ func (m *Master) Status() *wololov1.MasterStatus {
 			sp.State = "unknown"
 		case !p.Running:
 			sp.State, sp.Exit = "exited", p.Exit
+		case st.Recovering:
+			sp.State = "recovering"
 		case st.Alive:
 			sp.State = "alive"
 		default:

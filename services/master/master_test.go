@@ -149,15 +149,15 @@ func TestLoopRoundsDoNotWaitForHungProbes(t *testing.T) {
 	release := make(chan struct{})
 	var pausedProbes, healthyProbes atomic.Int32
 	healthyDone := make(chan struct{}, 10)
-	l.probe = func(ctx context.Context, conn *grpc.ClientConn) bool {
+	l.probe = func(ctx context.Context, conn *grpc.ClientConn) Answer {
 		if strings.HasSuffix(conn.Target(), "127.0.0.1:1") {
 			pausedProbes.Add(1)
 			<-release
-			return true
+			return Serving
 		}
 		healthyProbes.Add(1)
 		healthyDone <- struct{}{}
-		return true
+		return Serving
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

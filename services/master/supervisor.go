@@ -1,6 +1,7 @@
 package master
 
 import (
+	"fmt"
 	"sort"
 	"time"
 
@@ -20,6 +21,11 @@ type Policy struct {
 	// and retried only at MaxBackoff.
 	LoopRestarts int
 	LoopWindow   time.Duration
+	// RecoveryGrace is how long an instance may answer that it is
+	// recovering (loading its store, replaying its state) before it is
+	// restarted all the same: a recovery that slow is taken as stuck. Zero
+	// gives no grace: an answer "recovering" then counts as no answer.
+	RecoveryGrace time.Duration
 }
 
 // backoff is the backoff.Policy of every instance.
@@ -35,36 +41,52 @@ const DefaultDetection = 2 * time.Second
 // silence of Timeout, judged at the next round, DefaultEvery later at most.
 var DefaultPolicy = Policy{
 	Timeout: DefaultDetection - DefaultEvery, FirstBackoff: 200 * time.Millisecond, MaxBackoff: 10 * time.Second,
-	Stable: 30 * time.Second, LoopRestarts: 5, LoopWindow: time.Minute,
+	Stable: 30 * time.Second, LoopRestarts: 5, LoopWindow: time.Minute, RecoveryGrace: DefaultRecoveryGrace,
 }
+
+// DefaultRecoveryGrace is how long a process may say it is recovering
+// before it is restarted (`wololo master --recovery-grace`). A replay takes
+// seconds at full scale; a minute leaves room for a slow disk without
+// letting a wedged recovery hold its instance forever.
+const DefaultRecoveryGrace = time.Minute
+
+// ReasonRecoveringTooLong starts the reason of a restart of a process that
+// answered "recovering" for longer than Policy.RecoveryGrace.
+const ReasonRecoveringTooLong = "recovering for longer than the grace"
 
 // Action is a restart the Supervisor asks for.
 type Action struct {
 	Instance  string
-	Reason    string // "exited: ..." or "not seen for 2.1s"
+	Reason    string // "exited: ...", "not seen for 2.1s", or ReasonRecoveringTooLong and how long
 	CrashLoop bool   // the instance restarts too often; say so loudly
-	// Silent: the process may still exist (paused, wedged, cut off); kill
-	// it before starting another.
-	Silent bool
+	// KillFirst: the process may still exist (paused, wedged, cut off, or
+	// stuck recovering); kill it before starting another.
+	KillFirst bool
 }
 
 // InstanceState is what the Supervisor knows of an instance, for Status.
 type InstanceState struct {
-	Instance  string
-	LastSeen  time.Time
-	Alive     bool
-	Restarts  int
-	CrashLoop bool
+	Instance string
+	LastSeen time.Time
+	Alive    bool
+	// Recovering: it answers, and says it is recovering (Alive too, within
+	// the grace).
+	Recovering bool
+	Restarts   int
+	CrashLoop  bool
 }
 
 type tracked struct {
-	absent    bool // the runtime does not know it (not created yet, removed)
-	lastSeen  time.Time
-	exited    string // the runtime says the process ended, and how
-	total     int
-	backoff   *backoff.Backoff
-	next      time.Time // no restart before
-	restarted time.Time // when it was last restarted
+	absent   bool // the runtime does not know it (not created yet, removed)
+	lastSeen time.Time
+	// recovering is when the instance first answered "recovering" in its
+	// current stretch of recovery; zero once it serves (or is restarted).
+	recovering time.Time
+	exited     string // the runtime says the process ended, and how
+	total      int
+	backoff    *backoff.Backoff
+	next       time.Time // no restart before
+	restarted  time.Time // when it was last restarted
 }
 
 // Supervisor decides restarts from observations. It holds no clock and
@@ -83,10 +105,25 @@ func NewSupervisor(p Policy, instances []string, now time.Time) *Supervisor {
 	return s
 }
 
-// Seen records that an instance answered a probe at t.
+// Seen records that an instance answered a probe at t: it serves.
 func (s *Supervisor) Seen(instance string, t time.Time) {
 	if tr, ok := s.inst[instance]; ok && t.After(tr.lastSeen) {
-		tr.lastSeen, tr.exited = t, ""
+		tr.lastSeen, tr.exited, tr.recovering = t, "", time.Time{}
+	}
+}
+
+// Recovering records that an instance answered a probe at t, saying it is
+// recovering (it does not serve yet). It is alive, not silent, until it has
+// been recovering for Policy.RecoveryGrace since its first such answer;
+// then Due restarts it. With no grace it is as if it had not answered.
+func (s *Supervisor) Recovering(instance string, t time.Time) {
+	tr, ok := s.inst[instance]
+	if !ok || s.policy.RecoveryGrace <= 0 || !t.After(tr.lastSeen) {
+		return
+	}
+	tr.lastSeen, tr.exited = t, ""
+	if tr.recovering.IsZero() {
+		tr.recovering = t
 	}
 }
 
@@ -139,14 +176,17 @@ func (s *Supervisor) Started(instance string, t time.Time) {
 func (s *Supervisor) Due(now time.Time) []Action {
 	var out []Action
 	for name, tr := range s.inst {
-		reason, silent := "", false
+		reason, kill := "", false
 		switch {
 		case tr.absent:
 			continue
 		case tr.exited != "":
 			reason = "exited: " + tr.exited
 		case now.Sub(tr.lastSeen) > s.policy.Timeout:
-			reason, silent = "not seen for "+now.Sub(tr.lastSeen).Round(10*time.Millisecond).String(), true
+			reason, kill = "not seen for "+now.Sub(tr.lastSeen).Round(10*time.Millisecond).String(), true
+		case !tr.recovering.IsZero() && now.Sub(tr.recovering) > s.policy.RecoveryGrace:
+			reason = fmt.Sprintf("%s of %s (recovering for %s)", ReasonRecoveringTooLong, s.policy.RecoveryGrace, now.Sub(tr.recovering).Round(10*time.Millisecond))
+			kill = true
 		default:
 			continue
 		}
@@ -163,9 +203,9 @@ func (s *Supervisor) Due(now time.Time) []Action {
 		tr.total++
 		tr.next = now.Add(d.Delay)
 		tr.restarted = now
-		tr.exited = ""
+		tr.exited, tr.recovering = "", time.Time{}
 		tr.lastSeen = now // grace: Timeout to come up
-		out = append(out, Action{Instance: name, Reason: reason, CrashLoop: d.CrashLoop, Silent: silent})
+		out = append(out, Action{Instance: name, Reason: reason, CrashLoop: d.CrashLoop, KillFirst: kill})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Instance < out[j].Instance })
 	return out
@@ -175,8 +215,9 @@ func (s *Supervisor) Due(now time.Time) []Action {
 func (s *Supervisor) States(now time.Time) []InstanceState {
 	out := make([]InstanceState, 0, len(s.inst))
 	for name, tr := range s.inst {
+		alive := !tr.absent && tr.exited == "" && now.Sub(tr.lastSeen) <= s.policy.Timeout
 		out = append(out, InstanceState{
-			Instance: name, LastSeen: tr.lastSeen, Alive: !tr.absent && tr.exited == "" && now.Sub(tr.lastSeen) <= s.policy.Timeout,
+			Instance: name, LastSeen: tr.lastSeen, Alive: alive, Recovering: alive && !tr.recovering.IsZero(),
 			Restarts: tr.total, CrashLoop: tr.backoff.CrashLoop(),
 		})
 	}

@@ -1,6 +1,7 @@
 package master
 
 import (
+	"strings"
 	"testing"
 	"time"
 )
@@ -162,5 +163,102 @@ func TestSupervisorGraceForgivesBlindness(t *testing.T) {
 	s.Seen("b-0", at(7000)) // back after its restart
 	if got := names(s.Due(at(7200))); len(got) != 1 || got[0] != "a-0" {
 		t.Fatalf("a Timeout after the grace: restarts %v, want [a-0]", got)
+	}
+}
+
+// TestSupervisorWaitsForRecovery: a process that answers "recovering" is
+// alive, not silent, for RecoveryGrace from its first such answer; past it,
+// it is killed and restarted with ReasonRecoveringTooLong. One that does
+// not answer at all is silent as before, recovering or not.
+func TestSupervisorWaitsForRecovery(t *testing.T) {
+	p := DefaultPolicy
+	p.Timeout = 2 * time.Second
+	p.RecoveryGrace = 60 * time.Second
+	// probes reports a-0 recovering (b-0 serving) every 500 ms in [from, to].
+	probes := func(s *Supervisor, from, to int) {
+		for ms := from; ms <= to; ms += 500 {
+			s.Recovering("a-0", at(ms))
+			s.Seen("b-0", at(ms))
+		}
+	}
+	cases := []struct {
+		name   string
+		grace  time.Duration
+		steps  func(s *Supervisor) []Action
+		end    int    // ms: when the steps end
+		want   string // the instance restarted at the end, if any
+		reason string // the restart's reason starts with it
+		kill   bool
+	}{
+		{name: "recovering within the grace: left alone", steps: func(s *Supervisor) []Action {
+			probes(s, 500, 59000)
+			return s.Due(at(59000))
+		}, end: 59000},
+		{name: "recovering past the grace: killed and restarted", steps: func(s *Supervisor) []Action {
+			probes(s, 500, 61000)
+			return s.Due(at(61000))
+		}, end: 61000, want: "a-0", reason: ReasonRecoveringTooLong, kill: true},
+		{name: "the grace runs from the first recovering answer", steps: func(s *Supervisor) []Action {
+			s.Seen("a-0", at(1000)) // serving, then restarted by hand and recovering
+			s.Seen("b-0", at(1000))
+			probes(s, 2500, 62000)
+			return s.Due(at(62000))
+		}, end: 62000},
+		{name: "serving ends a recovery: the next one has a grace of its own", steps: func(s *Supervisor) []Action {
+			probes(s, 500, 50000)
+			s.Seen("a-0", at(50500))
+			probes(s, 51000, 100000)
+			return s.Due(at(100000))
+		}, end: 100000},
+		{name: "recovering, then silent: not seen", steps: func(s *Supervisor) []Action {
+			probes(s, 500, 5000)
+			s.Seen("b-0", at(7100))
+			return s.Due(at(7100))
+		}, end: 7100, want: "a-0", reason: "not seen for 2.1s", kill: true},
+		{name: "an exit while recovering: restarted at once", steps: func(s *Supervisor) []Action {
+			probes(s, 500, 5000)
+			s.Exited("a-0", "exit status 1")
+			return s.Due(at(5100))
+		}, end: 5100, want: "a-0", reason: "exited: exit status 1"},
+		{name: "a restart ends the recovery", steps: func(s *Supervisor) []Action {
+			probes(s, 500, 30000)
+			s.Exited("a-0", "killed")
+			if got := names(s.Due(at(30100))); len(got) != 1 {
+				t.Fatalf("exit not restarted: %v", got)
+			}
+			s.Started("a-0", at(30200))
+			s.Seen("a-0", at(31000))
+			probes(s, 70000, 100000) // a new recovery: its grace starts at 70 s
+			return s.Due(at(100000))
+		}, end: 100000},
+		{name: "no grace: recovering counts as no answer", grace: -1, steps: func(s *Supervisor) []Action {
+			probes(s, 500, 2100)
+			return s.Due(at(2100))
+		}, end: 2100, want: "a-0", reason: "not seen for 2.1s", kill: true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			pol := p
+			if c.grace < 0 {
+				pol.RecoveryGrace = 0
+			}
+			s := NewSupervisor(pol, []string{"a-0", "b-0"}, t0)
+			got := c.steps(s)
+			switch {
+			case c.want == "" && len(got) > 0:
+				t.Fatalf("restarts %+v, want none", got)
+			case c.want == "":
+				st := s.States(at(c.end))[0]
+				if !st.Alive || !st.Recovering {
+					t.Fatalf("a-0 %+v, want alive and recovering", st)
+				}
+			case len(got) != 1 || got[0].Instance != c.want:
+				t.Fatalf("restarts %+v, want %s", got, c.want)
+			case !strings.HasPrefix(got[0].Reason, c.reason) || got[0].KillFirst != c.kill:
+				t.Fatalf("restart %+v, want a reason starting %q and KillFirst %v", got[0], c.reason, c.kill)
+			default:
+				t.Logf("reason: %s", got[0].Reason)
+			}
+		})
 	}
 }

@@ -37,7 +37,8 @@ type Cluster struct {
 // serving is one node's Serve call in the background.
 type serving struct {
 	stop context.CancelFunc
-	done chan error // Serve's result
+	done chan struct{} // closed when Serve has returned
+	err  *error        // Serve's result, once done
 }
 
 // ClusterOptions tune a cluster.
@@ -125,8 +126,11 @@ func (c *Cluster) start(in deploy.Instance, l net.Listener) error {
 		return err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	run := serving{stop: cancel, done: make(chan error, 1)}
-	go func() { run.done <- n.Serve(ctx) }()
+	run := serving{stop: cancel, done: make(chan struct{}), err: new(error)}
+	go func() {
+		*run.err = n.Serve(ctx)
+		close(run.done)
+	}()
 	c.Nodes[in.Name()] = n
 	c.running[in.Name()] = run
 	return nil
@@ -140,6 +144,36 @@ func (c *Cluster) stop(instance string) {
 		delete(c.running, instance)
 	}
 }
+
+// Exited is closed when the instance's current Serve has returned, on its
+// own (a fatal error: see Err) or stopped by Stop or Restart.
+func (c *Cluster) Exited(instance string) <-chan struct{} {
+	if run, ok := c.running[instance]; ok {
+		return run.done
+	}
+	done := make(chan struct{})
+	close(done)
+	return done
+}
+
+// Err is what the instance's current Serve returned, once Exited is
+// closed; nil before.
+func (c *Cluster) Err(instance string) error {
+	run, ok := c.running[instance]
+	if !ok {
+		return nil
+	}
+	select {
+	case <-run.done:
+		return *run.err
+	default:
+		return nil
+	}
+}
+
+// SetStore makes the instance run on s from its next Restart on (a test's
+// wrapper of its store, or another store altogether).
+func (c *Cluster) SetStore(instance string, s transport.Store) { c.stores[instance] = s }
 
 // Restart stops one instance and starts it again on the same address and
 // the same store, as a process restarted on its data directory would be:

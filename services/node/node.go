@@ -3,12 +3,32 @@
 // StageService (the stage runtime), plus, on the gateway, a public server
 // with JobService and health on a listener of its own. With credentials
 // every claim a peer makes on a stream is bound to its certificate
-// (transport.Server.RequireIdentity). New
-// builds a node from its store; Serve runs it (the server, the stage
-// runtime, the sender's links, the gateway's sweeper) until its context
-// ends or one of them fails, and stops them all before it returns. The
-// embedded demo runs one Node per instance in a single process (Cluster);
-// the standalone roles run exactly one.
+// (transport.Server.RequireIdentity). New builds a node; Serve runs it (the
+// server, the stage runtime, the sender's links, the gateway's sweeper)
+// until its context ends or one of them fails, and stops them all before
+// it returns. The embedded demo runs one Node per instance in a single
+// process (Cluster); the standalone roles run exactly one.
+//
+// Recovery happens in Serve, not in New: the servers start first, in
+// rpcserver's recovering mode (health NOT_SERVING with "wololo.recovering"
+// SERVING, Status answering with recovering set, every other call
+// Unavailable), then the node loads its store and replays its operators'
+// state logs, and only then serves, announces itself and resends. So a
+// process whose replay takes seconds answers its masters all along, and
+// they leave it alone (up to their --recovery-grace) instead of counting
+// it silent and killing it before it is done.
+//
+// A node writes to its store through a transport.FailStop: the first write
+// that fails (a full disk, an I/O error), whoever makes it, ends Serve
+// with that error, health goes NOT_SERVING as the server stops, and the
+// command exits non-zero with a log line naming it; the masters restart
+// it, and a restart onto a disk that is still full fails the same way
+// (their crash-loop backoff spaces the attempts) until there is room.
+//
+// A link that finds a channel's state lost (transport.Sender.OnLost: a
+// store wiped or replaced under a running job) reports the job failed to
+// the gateway: directly on the gateway, over StageService.FailJob from any
+// other node, retried until the gateway has it.
 //
 // It wires parts together and owns their lifetimes; it holds no protocol or
 // query logic of its own.
@@ -99,8 +119,8 @@ func (c Config) Validate() error {
 	return nil
 }
 
-// Node is one process of the graph, built from its store by New and run
-// by Serve.
+// Node is one process of the graph, built by New and run by Serve, which
+// recovers it from its store first.
 type Node struct {
 	cfg         Config
 	log         hclog.Logger
@@ -110,15 +130,19 @@ type Node struct {
 	server      *rpcserver.Server
 	public      *rpcserver.Server // the gateway's
 	pool        *transport.Pool
+	store       *transport.FailStop // cfg.Store: the process stops at its first failed write
+	committer   *transport.Committer
 	runtime     *stage.Runtime
 	sender      *transport.Sender
 	resume      []transport.ChannelID // channels with batches to resend
+	recovering  atomic.Bool
 	announced   atomic.Bool
 }
 
-// New builds the node from its store: a new incarnation, the inbox, outbox
-// and operators recovered, the gateway's jobs recovered, the gRPC server
-// ready. Nothing is served or sent before Serve.
+// New builds the node: a new incarnation, the stage runtime, the sender,
+// the gateway's job service, the gRPC servers (recovering: see
+// services/rpcserver). Nothing is read from the store, served or sent
+// before Serve.
 func New(cfg Config) (*Node, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -131,28 +155,24 @@ func New(cfg Config) (*Node, error) {
 	}
 	self := cfg.Instance.Name()
 	log := cfg.Log.With("stage", st.Name, "instance", self)
-	incarnation, err := cfg.Store.NextIncarnation()
+	store := transport.NewFailStop(cfg.Store)
+	incarnation, err := store.NextIncarnation()
 	if err != nil {
 		return nil, fmt.Errorf("node %s: incarnation: %w", self, err)
 	}
-	loadStart := time.Now()
-	img, err := cfg.Store.Load()
-	if err != nil {
-		return nil, fmt.Errorf("node %s: load store: %w", self, err)
-	}
-	n := &Node{cfg: cfg, log: log, Role: st.Role, incarnation: incarnation, pool: transport.NewPool(cfg.Resolver, cfg.Credentials)}
-	outbox := transport.NewOutbox(cfg.Store)
+	n := &Node{cfg: cfg, log: log, Role: st.Role, incarnation: incarnation, store: store, pool: transport.NewPool(cfg.Resolver, cfg.Credentials)}
+	n.recovering.Store(true)
+	outbox := transport.NewOutbox(store)
 	n.sender = transport.NewSender(self, incarnation, outbox, n.pool, log.Named("transport"))
-	committer := transport.NewCommitter(cfg.Store, outbox, transport.NewInbox(), n.sender)
-	n.resume = committer.Restore(img)
+	n.committer = transport.NewCommitter(store, outbox, transport.NewInbox(), n.sender)
 
 	scfg := stage.Config{
-		Topology: cfg.Topology, Instance: cfg.Instance, Spec: spec, Committer: committer, Links: n.sender,
+		Topology: cfg.Topology, Instance: cfg.Instance, Spec: spec, Committer: n.committer, Links: n.sender,
 		Log: log.Named("stage"), BatchRows: cfg.BatchRows, OutboxLimit: cfg.OutboxLimit, MaxJobs: cfg.MaxJobs,
 	}
 	if st.Role == "gateway" {
 		n.Gateway, err = gateway.New(gateway.Config{
-			Topology: cfg.Topology, Committer: committer,
+			Topology: cfg.Topology, Committer: n.committer,
 			Log: log.Named("gateway"), BatchRows: cfg.BatchRows, OutboxLimit: cfg.OutboxLimit, Retention: cfg.Retention, MaxJobs: cfg.MaxJobs, UploadIdle: cfg.UploadIdle,
 			ClientMaxJobs: cfg.ClientMaxJobs, MaxJobBytes: cfg.MaxJobBytes, ClientMaxBytes: cfg.ClientMaxBytes, MaxRecordBytes: cfg.MaxRecordBytes, Identify: identify(cfg.Credentials),
 		})
@@ -164,30 +184,25 @@ func New(cfg Config) (*Node, error) {
 	if n.runtime, err = stage.New(scfg); err != nil {
 		return nil, err
 	}
-	if err := n.runtime.Recover(img); err != nil {
-		return nil, fmt.Errorf("node %s: recover: %w", self, err)
-	}
 	if n.Gateway != nil {
 		n.Gateway.SetDropper(func(ctx context.Context, job string) error {
 			return dropEverywhere(ctx, cfg.Topology, cfg.Instance, n.runtime, n.pool, job)
 		})
-		if err := n.Gateway.Recover(img); err != nil {
-			return nil, fmt.Errorf("node %s: recover jobs: %w", self, err)
-		}
-	}
-	if len(img.Jobs) > 0 {
-		log.Info("recovered from store", "jobs", len(img.Jobs), "channels-to-resend", len(n.resume), "took", time.Since(loadStart).Round(time.Millisecond))
 	}
 
-	n.server, err = rpcserver.New(rpcserver.Options{Credentials: cfg.Credentials, Log: log.Named("rpc"), Status: &statusServer{
+	n.server, err = rpcserver.New(rpcserver.Options{Credentials: cfg.Credentials, Log: log.Named("rpc"), Recovering: true, Status: &statusServer{
 		role: st.Role, instance: self, incarnation: incarnation, started: time.Now(),
-		addr: cfg.Listener.Addr().String(), progress: n.runtime.Progress, store: cfg.Store, announced: &n.announced,
+		addr: cfg.Listener.Addr().String(), progress: n.runtime.Progress, store: cfg.Store, announced: &n.announced, recovering: &n.recovering,
 	}})
 	if err != nil {
 		return nil, err
 	}
 	stageServer := transport.NewServer(self, incarnation, n.runtime, log.Named("transport"))
 	stageServer.OnAnnounce(n.sender.SeeReceiver)
+	n.sender.OnLost(n.reportLost)
+	if n.Gateway != nil {
+		stageServer.OnFailJob(n.Gateway.FailJob)
+	}
 	peers := map[string]bool{}
 	for _, in := range neighbours(cfg.Topology, cfg.Instance) {
 		peers[in.Name()] = true
@@ -198,7 +213,7 @@ func New(cfg Config) (*Node, error) {
 	}
 	wololov1.RegisterStageServiceServer(n.server.GRPC(), stageServer)
 	if n.Gateway != nil {
-		n.public, err = rpcserver.New(rpcserver.Options{Plane: rpcserver.Public, Credentials: cfg.Credentials, Log: log.Named("public")})
+		n.public, err = rpcserver.New(rpcserver.Options{Plane: rpcserver.Public, Credentials: cfg.Credentials, Log: log.Named("public"), Recovering: true})
 		if err != nil {
 			return nil, err
 		}
@@ -207,45 +222,112 @@ func New(cfg Config) (*Node, error) {
 	return n, nil
 }
 
+// recover rebuilds the node from its store: the inbox watermarks and the
+// outbox (the Committer's), the stage's jobs with their operators replayed
+// from their state logs, the gateway's jobs. It runs in Serve, while the
+// servers answer that the process is recovering.
+func (n *Node) recover() error {
+	start := time.Now()
+	img, err := n.store.Load()
+	if err != nil {
+		return fmt.Errorf("load store: %w", err)
+	}
+	loaded := time.Since(start)
+	n.resume = n.committer.Restore(img)
+	if err := n.runtime.Recover(img); err != nil {
+		return fmt.Errorf("recover: %w", err)
+	}
+	if n.Gateway != nil {
+		if err := n.Gateway.Recover(img); err != nil {
+			return fmt.Errorf("recover jobs: %w", err)
+		}
+	}
+	if len(img.Jobs) > 0 {
+		n.log.Info("recovered from store", "jobs", len(img.Jobs), "channels-to-resend", len(n.resume),
+			"load", loaded.Round(time.Millisecond), "took", time.Since(start).Round(time.Millisecond))
+	}
+	return nil
+}
+
 // Serve serves until ctx ends (nil) or the node cannot go on (that error:
-// a commit failed, a newer incarnation of it runs, the server broke). When
-// it returns nothing touches the store any more, so the caller may close
-// it; a Node serves once.
+// the store cannot be read back, a write to it failed (transport.FailStop),
+// a newer incarnation of it runs, the server broke). It serves at once,
+// recovering (health NOT_SERVING, rpcserver.RecoveringService SERVING, only
+// health and Status answered), then recovers the node from its store, and
+// only then serves StageService and JobService, announces its incarnation
+// and resends what its outbox holds. When it returns nothing touches the
+// store any more, so the caller may close it; a Node serves once.
 func (n *Node) Serve(ctx context.Context) error {
 	defer n.pool.Close()
 	var life transport.Lifetime
+	// The first failed write (a full disk, an I/O error) ends the process,
+	// whoever made it: the stage, the gateway's upload, a trim. Whatever
+	// else fails because of it (the stage's commit) says so the same way.
+	storeFailed := func() error {
+		return fmt.Errorf("store write failed; stopping to restart from what the store holds: %w", n.store.Err())
+	}
 	run := func(what string, serve func(context.Context) error) {
 		life.Go(func(ctx context.Context) {
 			if err := serve(ctx); err != nil {
+				if n.store.Err() != nil {
+					life.Fail(storeFailed())
+					return
+				}
 				life.Fail(fmt.Errorf("%s: %w", what, err))
 			}
 		})
 	}
 	self := n.cfg.Instance.Name()
-	run("grpc server", func(ctx context.Context) error { return n.server.Serve(ctx, n.cfg.Listener) })
-	run("stage", n.runtime.Serve)
-	run("sender", func(ctx context.Context) error {
-		if err := n.sender.Serve(ctx); err != nil {
-			return fmt.Errorf("%s incarnation %d was replaced: %w", self, n.incarnation, err)
+	life.Go(func(ctx context.Context) {
+		select {
+		case <-ctx.Done():
+		case <-n.store.Failed():
+			life.Fail(storeFailed())
 		}
-		return nil
 	})
-	if n.Gateway != nil {
-		run("gateway", n.Gateway.Serve)
+	run("grpc server", func(ctx context.Context) error { return n.server.Serve(ctx, n.cfg.Listener) })
+	if n.public != nil {
 		run("public grpc server", func(ctx context.Context) error { return n.public.Serve(ctx, n.cfg.Public) })
 	}
-	// Fence older incarnations of this instance at every receiver before
-	// resending anything, then resend what the store holds.
+	// The stage runtime serves from the start: recovery starts the actors
+	// of the jobs it rebuilds under it.
+	run("stage", n.runtime.Serve)
+	n.log.Info("recovering", "address", n.Addr(), "role", n.Role, "incarnation", n.incarnation)
 	life.Go(func(ctx context.Context) {
-		if announce(ctx, n.cfg.Topology, n.cfg.Instance, n.incarnation, n.pool, n.log, life.Fail) {
-			n.announced.Store(true)
+		if err := n.recover(); err != nil {
+			if ctx.Err() == nil {
+				life.Fail(err)
+			}
+			return
 		}
-		n.sender.Resume(n.resume)
+		if ctx.Err() != nil {
+			return
+		}
+		run("sender", func(ctx context.Context) error {
+			if err := n.sender.Serve(ctx); err != nil {
+				return fmt.Errorf("%s incarnation %d was replaced: %w", self, n.incarnation, err)
+			}
+			return nil
+		})
+		if n.Gateway != nil {
+			run("gateway", n.Gateway.Serve)
+		}
+		// Fence older incarnations of this instance at every receiver
+		// before resending anything, then resend what the store holds.
+		life.Go(func(ctx context.Context) {
+			if announce(ctx, n.cfg.Topology, n.cfg.Instance, n.incarnation, n.pool, n.log, life.Fail) {
+				n.announced.Store(true)
+			}
+			n.sender.Resume(n.resume)
+		})
+		n.recovering.Store(false)
+		n.server.Recovered()
+		if n.public != nil {
+			n.public.Recovered()
+			n.log.Info("serving clients", "address", n.cfg.Public.Addr().String(), "tls", n.cfg.Credentials != nil)
+		}
+		n.log.Info("serving", "address", n.Addr(), "role", n.Role, "incarnation", n.incarnation, "tls", n.cfg.Credentials != nil)
 	})
-	if n.cfg.Public != nil {
-		n.log.Info("serving clients", "address", n.cfg.Public.Addr().String(), "tls", n.cfg.Credentials != nil)
-	}
-	n.log.Info("serving", "address", n.Addr(), "role", n.Role, "incarnation", n.incarnation, "tls", n.cfg.Credentials != nil)
 	err := life.Serve(ctx)
 	if err != nil {
 		n.log.Error("stopped on a fatal error", "error", err)
@@ -264,14 +346,19 @@ type statusServer struct {
 	progress             func() []*wololov1.JobProgress
 	store                transport.Store
 	announced            *atomic.Bool
+	recovering           *atomic.Bool
 }
 
 func (s *statusServer) Get(context.Context, *wololov1.GetRequest) (*wololov1.GetResponse, error) {
-	return &wololov1.GetResponse{
+	r := &wololov1.GetResponse{
 		Role: s.role, Instance: s.instance, Incarnation: s.incarnation,
-		UptimeSeconds: time.Since(s.started).Seconds(), Address: s.addr, Jobs: s.progress(),
-		Store: storeCounters(s.store), Announced: s.announced.Load(),
-	}, nil
+		UptimeSeconds: time.Since(s.started).Seconds(), Address: s.addr,
+		Store: storeCounters(s.store), Announced: s.announced.Load(), Recovering: s.recovering.Load(),
+	}
+	if !r.Recovering { // the runtime's jobs are being rebuilt until then
+		r.Jobs = s.progress()
+	}
+	return r, nil
 }
 
 func storeCounters(st transport.Store) *wololov1.StoreCounters {

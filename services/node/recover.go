@@ -97,6 +97,37 @@ func announce(ctx context.Context, top deploy.Topology, self deploy.Instance, in
 	return all
 }
 
+// reportLost is the Sender's OnLost: a channel of a job lost its state (a
+// store wiped or replaced under it), so the job cannot complete. The
+// gateway marks it failed, with the reason its client sees: here if this
+// is the gateway, over StageService.FailJob otherwise, retried until the
+// gateway has it or the node stops.
+func (n *Node) reportLost(ctx context.Context, ch transport.ChannelID, lost error) {
+	self := n.cfg.Instance.Name()
+	log := n.log.With("job", ch.Job, "stream", ch.Stream, "receiver", ch.Receiver)
+	if n.Gateway != nil {
+		if err := n.Gateway.FailJob(ch.Job, self, lost.Error()); err != nil {
+			log.Error("could not fail the job", "error", err)
+		}
+		return
+	}
+	gw := deploy.Instance{Stage: n.cfg.Topology.Gateway().Name}.Name()
+	err := retry(ctx, func(ctx context.Context) error {
+		conn, _, err := n.pool.Conn(gw)
+		if err != nil {
+			return status.Error(codes.Unavailable, err.Error())
+		}
+		_, err = wololov1.NewStageServiceClient(conn).FailJob(ctx, &wololov1.FailJobRequest{JobId: ch.Job, Reporter: self, Reason: lost.Error()})
+		return err
+	})
+	switch {
+	case err == nil:
+		log.Info("reported the job failed to the gateway", "gateway", gw)
+	case ctx.Err() == nil:
+		log.Error("could not report the job failed to the gateway", "gateway", gw, "error", err)
+	}
+}
+
 // dropEverywhere drops a job at every instance of the topology: through
 // the local runtime for self, over StageService.DropJob for the others.
 func dropEverywhere(ctx context.Context, top deploy.Topology, self deploy.Instance, local *stage.Runtime, pool *transport.Pool, job string) error {

@@ -26,10 +26,7 @@ const (
 // the caller presented no verified certificate. It is the whole policy of
 // who may call what (see the package doc); it does not look inside calls.
 func authorize(plane Plane, method string, id pki.Identity, known bool) error {
-	service := strings.TrimPrefix(method, "/")
-	if i := strings.IndexByte(service, '/'); i >= 0 {
-		service = service[:i]
-	}
+	service := serviceOf(method)
 	if service == serviceHealth {
 		return nil
 	}
@@ -54,6 +51,15 @@ func authorize(plane Plane, method string, id pki.Identity, known bool) error {
 		}
 	}
 	return status.Errorf(codes.PermissionDenied, "%s may not call %s on the %s plane", id, method, plane)
+}
+
+// serviceOf is the service of a full method name ("/pkg.Service/Method").
+func serviceOf(method string) string {
+	service := strings.TrimPrefix(method, "/")
+	if i := strings.IndexByte(service, '/'); i >= 0 {
+		service = service[:i]
+	}
+	return service
 }
 
 func (o Options) check(ctx context.Context, method string) error {

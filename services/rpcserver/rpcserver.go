@@ -25,6 +25,32 @@
 //
 // It knows nothing of what the services it hosts do; callers register
 // their own (StageService, JobService, ElectionService) on Server.GRPC.
+//
+// # Recovering
+//
+// A process that must rebuild itself from its store before it can serve
+// (a graph node: load the store, replay its operators' state logs) starts
+// its server with Options.Recovering and calls Recovered when it is done.
+// In between it serves at once, so that it answers rather than refusing
+// connections:
+//
+//   - health: the process (service "") is NOT_SERVING, and the service
+//     RecoveringService ("wololo.recovering") is SERVING;
+//   - Status and reflection answer as usual;
+//   - every other call (StageService, JobService) fails with Unavailable
+//     and a message saying the process is recovering, which the callers
+//     already retry with backoff.
+//
+// Recovered makes "" SERVING and RecoveringService NOT_SERVING; a stopping
+// server reports both NOT_SERVING. Why a health service name rather than,
+// say, a flag in Status: the standard health protocol has no room for a
+// reason, but it does have service names, and a second name keeps the
+// probe a health check (no authorization beyond the connection, nothing
+// for a paused process to do, any gRPC health client can ask it:
+// `grpcurl -d '{"service":"wololo.recovering"}' ... grpc.health.v1.Health/Check`),
+// while "" stays the plain answer to "may I use this process?" that
+// container health checks and readiness waits expect. The masters ask ""
+// first and RecoveringService only when "" is not SERVING.
 package rpcserver
 
 import (
@@ -32,6 +58,8 @@ import (
 	"fmt"
 	"net"
 	"runtime/debug"
+	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -65,6 +93,10 @@ const MaxConnectionIdle = 5 * time.Minute
 // before it closes the rest.
 const DefaultGrace = 2 * time.Second
 
+// RecoveringService is the health service name a recovering process
+// reports SERVING (see the package doc).
+const RecoveringService = "wololo.recovering"
+
 // Plane is which callers a server is for.
 type Plane int
 
@@ -95,6 +127,9 @@ type Options struct {
 	Log hclog.Logger
 	// Grace is DefaultGrace if zero.
 	Grace time.Duration
+	// Recovering starts the server recovering (see the package doc) until
+	// Recovered is called.
+	Recovering bool
 }
 
 // Server is one process's gRPC server.
@@ -102,10 +137,12 @@ type Server struct {
 	grpc   *grpc.Server
 	health *health.Server
 	grace  time.Duration
+	ready  atomic.Bool // Recovered, or never recovering
 }
 
-// New builds the server with health (SERVING), reflection and Status
-// registered; register the process's own services on GRPC before Serve.
+// New builds the server with health, reflection and Status registered;
+// register the process's own services on GRPC before Serve. Health is
+// SERVING, unless o.Recovering.
 func New(o Options) (*Server, error) {
 	if o.Status == nil && o.Plane == Internal {
 		return nil, fmt.Errorf("rpcserver: Options.Status is required on the internal plane")
@@ -116,20 +153,26 @@ func New(o Options) (*Server, error) {
 	if o.Grace == 0 {
 		o.Grace = DefaultGrace
 	}
+	s := &Server{health: health.NewServer(), grace: o.Grace}
 	opts := append(transport.ServerOptions(),
 		grpc.MaxRecvMsgSize(MaxMessageBytes),
 		grpc.MaxConcurrentStreams(MaxConcurrentStreams),
 		grpc.KeepaliveParams(keepalive.ServerParameters{
 			Time: transport.KeepaliveTime, Timeout: transport.KeepaliveTimeout, MaxConnectionIdle: MaxConnectionIdle,
 		}),
-		grpc.ChainUnaryInterceptor(recoverUnary(o.Log), authorizeUnary(o)),
-		grpc.ChainStreamInterceptor(recoverStream(o.Log), authorizeStream(o)),
+		grpc.ChainUnaryInterceptor(recoverUnary(o.Log), authorizeUnary(o), s.gateUnary),
+		grpc.ChainStreamInterceptor(recoverStream(o.Log), authorizeStream(o), s.gateStream),
 	)
 	if o.Credentials != nil {
 		opts = append(opts, grpc.Creds(credentials.NewTLS(o.Credentials.ServerTLS())))
 	}
-	s := &Server{grpc: grpc.NewServer(opts...), health: health.NewServer(), grace: o.Grace}
-	s.health.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
+	s.grpc = grpc.NewServer(opts...)
+	if o.Recovering {
+		s.health.SetServingStatus("", healthpb.HealthCheckResponse_NOT_SERVING)
+		s.health.SetServingStatus(RecoveringService, healthpb.HealthCheckResponse_SERVING)
+	} else {
+		s.Recovered()
+	}
 	healthpb.RegisterHealthServer(s.grpc, s.health)
 	if o.Plane == Internal {
 		wololov1.RegisterStatusServer(s.grpc, o.Status)
@@ -140,6 +183,40 @@ func New(o Options) (*Server, error) {
 
 // GRPC is the server to register services on.
 func (s *Server) GRPC() *grpc.Server { return s.grpc }
+
+// Recovered ends recovery: every service is served, health says SERVING.
+// It does nothing once the server is stopping (health stays NOT_SERVING).
+func (s *Server) Recovered() {
+	s.ready.Store(true)
+	s.health.SetServingStatus(RecoveringService, healthpb.HealthCheckResponse_NOT_SERVING)
+	s.health.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
+}
+
+// errRecovering is what a call that needs the process gets while it
+// recovers; callers retry on Unavailable.
+func errRecovering(method string) error {
+	return status.Errorf(codes.Unavailable, "%s: this process is recovering its state from its store; retry shortly", method)
+}
+
+// servedWhileRecovering: health, Status and reflection answer at once.
+func servedWhileRecovering(method string) bool {
+	service := serviceOf(method)
+	return service == serviceHealth || service == serviceStatus || strings.HasPrefix(service, serviceReflection)
+}
+
+func (s *Server) gateUnary(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+	if !s.ready.Load() && !servedWhileRecovering(info.FullMethod) {
+		return nil, errRecovering(info.FullMethod)
+	}
+	return handler(ctx, req)
+}
+
+func (s *Server) gateStream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
+	if !s.ready.Load() && !servedWhileRecovering(info.FullMethod) {
+		return errRecovering(info.FullMethod)
+	}
+	return handler(srv, ss)
+}
 
 // Serve serves l until ctx ends, then reports NOT_SERVING, lets in-flight
 // calls finish for the grace period and closes the rest. It returns nil

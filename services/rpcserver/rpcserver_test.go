@@ -109,3 +109,79 @@ func TestNewRequiresStatus(t *testing.T) {
 		t.Fatal("a server without Status was built")
 	}
 }
+
+// fine is a Status and a JobService that answer.
+type fine struct {
+	wololov1.UnimplementedStatusServer
+	wololov1.UnimplementedJobServiceServer
+}
+
+func (fine) Get(context.Context, *wololov1.GetRequest) (*wololov1.GetResponse, error) {
+	return &wololov1.GetResponse{Instance: "x-0"}, nil
+}
+
+func (fine) GetJob(context.Context, *wololov1.GetJobRequest) (*wololov1.GetJobResponse, error) {
+	return &wololov1.GetJobResponse{}, nil
+}
+
+// TestRecoveringServer: a server started Recovering answers health
+// NOT_SERVING with RecoveringService SERVING, serves Status, and refuses
+// the process's own services with Unavailable saying it recovers; after
+// Recovered it serves everything and says so; stopping, it says neither.
+func TestRecoveringServer(t *testing.T) {
+	s, err := New(Options{Status: fine{}, Recovering: true, Grace: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wololov1.RegisterJobServiceServer(s.GRPC(), fine{})
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- s.Serve(ctx, l) }()
+	conn, err := grpc.NewClient(l.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	call, cancelCall := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancelCall()
+	health := healthpb.NewHealthClient(conn)
+	check := func(when, service string, want healthpb.HealthCheckResponse_ServingStatus) {
+		t.Helper()
+		r, err := health.Check(call, &healthpb.HealthCheckRequest{Service: service})
+		if err != nil || r.Status != want {
+			t.Fatalf("%s: health of %q = %v, %v; want %s", when, service, r, err, want)
+		}
+	}
+	jobs := wololov1.NewJobServiceClient(conn)
+
+	check("recovering", "", healthpb.HealthCheckResponse_NOT_SERVING)
+	check("recovering", RecoveringService, healthpb.HealthCheckResponse_SERVING)
+	if r, err := wololov1.NewStatusClient(conn).Get(call, &wololov1.GetRequest{}); err != nil || r.Instance != "x-0" {
+		t.Fatalf("recovering: Status = %v, %v; want an answer", r, err)
+	}
+	_, err = jobs.GetJob(call, &wololov1.GetJobRequest{})
+	if status.Code(err) != codes.Unavailable || !strings.Contains(err.Error(), "recovering") {
+		t.Fatalf("recovering: GetJob = %v; want Unavailable, recovering", err)
+	}
+
+	s.Recovered()
+	check("recovered", "", healthpb.HealthCheckResponse_SERVING)
+	check("recovered", RecoveringService, healthpb.HealthCheckResponse_NOT_SERVING)
+	if _, err := jobs.GetJob(call, &wololov1.GetJobRequest{}); err != nil {
+		t.Fatalf("recovered: GetJob = %v", err)
+	}
+
+	// Stopping: neither serving nor recovering, whatever comes after.
+	s.health.Shutdown()
+	s.Recovered()
+	check("stopping", "", healthpb.HealthCheckResponse_NOT_SERVING)
+	check("stopping", RecoveringService, healthpb.HealthCheckResponse_NOT_SERVING)
+	cancel()
+	if err := <-served; err != nil {
+		t.Fatalf("Serve = %v", err)
+	}
+}

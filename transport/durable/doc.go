@@ -124,6 +124,22 @@
 //
 // No case panicked or exposed part of a commit.
 //
+// # Write failures
+//
+// Pebble's commit pipeline does not come back from a failed WAL write or
+// sync (a full disk, an I/O error): the next write panics inside it, and
+// so does the flush Close used to do. So the first write that fails
+// (Commit, Trim, DropJob, NextIncarnation) fails the store: it is logged
+// and kept, every later write returns ErrFailed naming it without reaching
+// Pebble, and Close skips the flush and closes the database (or, if a
+// write racing the failure made Pebble panic, which may leave its pipeline
+// locked, leaves it alone: the process is exiting). A panic of Pebble's in
+// a write or in Close becomes an error. The process restarts from what
+// the WAL holds, as after a crash. TestFullDiskFailsLoudlyAndNeverPanics
+// fills the disk under four committing goroutines: one commit fails with
+// ENOSPC, the rest with ErrFailed, Close returns, nothing panics, and once
+// the disk has room the store opens with every commit that returned nil.
+//
 // # Measured commit rates
 //
 // On a 2-vCPU cloud VM ("Oxide Virtual Turin-like Processor", virtio disk;

@@ -39,6 +39,9 @@ const (
 // ErrClosed is returned by every method called after Close.
 var ErrClosed = errors.New("durable: store is closed")
 
+// ErrFailed is returned by every write after one failed (see Store).
+var ErrFailed = errors.New("durable: an earlier write failed; the store takes no more writes until the process restarts")
+
 // Store is a transport.Store on a Pebble database.
 type Store struct {
 	db     *pebble.DB
@@ -55,6 +58,19 @@ type Store struct {
 	// (Pebble panics on that).
 	life   sync.RWMutex
 	closed bool
+
+	// failed is the first failed write (a WAL write or sync that failed:
+	// disk full, I/O error). Pebble's commit pipeline does not come back
+	// from one: the next write into it panics, and a flush rotating the
+	// WAL panics too. So from then on every write is refused with
+	// ErrFailed before it reaches Pebble, Close does not flush, and the
+	// process is to restart from what the WAL holds, as after a crash.
+	// wedged: a Pebble call panicked anyway (a write racing the failure)
+	// and may have left its commit pipeline locked; Close then leaves the
+	// database alone (the process is exiting; the OS releases it).
+	failMu sync.Mutex
+	failed error
+	wedged atomic.Bool
 
 	// mu orders the writes: whatever a write derives from earlier writes
 	// (a job's state-log index, reserved and acked maxima, whether the job
@@ -77,7 +93,10 @@ type jobCache struct {
 var _ transport.Store = (*Store)(nil)
 
 // Open opens (creating if needed) the store in dir.
-func Open(dir string, opts Options) (*Store, error) {
+func Open(dir string, opts Options) (*Store, error) { return open(dir, opts, vfs.Default) }
+
+// open opens the store on a file system (tests inject faults through it).
+func open(dir string, opts Options, fs vfs.FS) (*Store, error) {
 	log := opts.Log
 	if log == nil {
 		log = hclog.NewNullLogger()
@@ -92,7 +111,7 @@ func Open(dir string, opts Options) (*Store, error) {
 	}
 	plog := log.Named("pebble")
 	po := &pebble.Options{
-		FS:                          syncCountingFS{FS: vfs.Default, syncs: &s.syncs},
+		FS:                          syncCountingFS{FS: fs, syncs: &s.syncs},
 		Logger:                      pebbleLogger{plog},
 		EventListener:               eventListener(plog),
 		MemTableSize:                memTableSize,
@@ -129,6 +148,36 @@ func (s *Store) enter() error {
 }
 
 func (s *Store) leave() { s.life.RUnlock() }
+
+// enterWrite is enter for a write: it also refuses every write after one
+// failed.
+func (s *Store) enterWrite() error {
+	if err := s.enter(); err != nil {
+		return err
+	}
+	if err := s.failure(); err != nil {
+		s.leave()
+		return fmt.Errorf("%w (the first: %v)", ErrFailed, err)
+	}
+	return nil
+}
+
+// failure is the first failed write, if any.
+func (s *Store) failure() error {
+	s.failMu.Lock()
+	defer s.failMu.Unlock()
+	return s.failed
+}
+
+// fail records a failed write: the first one is kept and logged.
+func (s *Store) fail(err error) {
+	s.failMu.Lock()
+	defer s.failMu.Unlock()
+	if s.failed == nil {
+		s.failed = err
+		s.log.Error("write failed; the store refuses every write from now on", "dir", s.dir, "error", err)
+	}
+}
 
 // get reads a key; a missing key is (nil, false, nil).
 func (s *Store) get(key []byte) ([]byte, bool, error) {
@@ -207,15 +256,31 @@ func (s *Store) ackedLocked(j *jobCache, ch transport.ChannelID) (uint64, error)
 }
 
 // applyLocked applies b under s.mu and returns the function that waits for it
-// to be durable, to be called after s.mu is released.
+// to be durable (synced if sync), to be called after s.mu is released. A
+// failure of either, or a panic of Pebble's, fails the store (fail).
 func (s *Store) applyLocked(b *pebble.Batch, sync bool) (wait func() error, err error) {
-	if !sync || s.noSync {
+	defer func() {
+		if p := recover(); p != nil {
+			s.wedged.Store(true)
+			wait, err = nil, fmt.Errorf("pebble panicked applying a batch: %v", p)
+		}
+		if err != nil {
+			s.fail(err)
+		}
+	}()
+	if !sync {
 		return func() error { return nil }, s.db.Apply(b, pebble.NoSync)
 	}
 	if err := s.db.ApplyNoSyncWait(b, pebble.Sync); err != nil {
 		return nil, err
 	}
-	return b.SyncWait, nil
+	return func() error {
+		if err := b.SyncWait(); err != nil {
+			s.fail(err)
+			return err
+		}
+		return nil
+	}, nil
 }
 
 // Commit writes c as one synced Pebble batch.
@@ -240,7 +305,7 @@ func (s *Store) commit(c *transport.Commit) error {
 			return err
 		}
 	}
-	if err := s.enter(); err != nil {
+	if err := s.enterWrite(); err != nil {
 		return err
 	}
 	defer s.leave()
@@ -360,7 +425,7 @@ func (s *Store) commitLocked(b *pebble.Batch, c *transport.Commit, j *jobCache, 
 			return nil, nil, err
 		}
 	}
-	wait, err := s.applyLocked(b, true)
+	wait, err := s.applyLocked(b, !s.noSync)
 	return wait, reserved, err
 }
 
@@ -377,7 +442,7 @@ func (s *Store) trim(ch transport.ChannelID, seq uint64) error {
 	if err := checkChannel(ch); err != nil {
 		return err
 	}
-	if err := s.enter(); err != nil {
+	if err := s.enterWrite(); err != nil {
 		return err
 	}
 	defer s.leave()
@@ -423,7 +488,7 @@ func (s *Store) dropJob(job string) error {
 	if err := checkJob(job); err != nil {
 		return err
 	}
-	if err := s.enter(); err != nil {
+	if err := s.enterWrite(); err != nil {
 		return err
 	}
 	defer s.leave()
@@ -436,7 +501,7 @@ func (s *Store) dropJob(job string) error {
 		return err
 	}
 	s.mu.Lock()
-	wait, err := s.applyLocked(b, true)
+	wait, err := s.applyLocked(b, !s.noSync)
 	if err == nil {
 		delete(s.jobs, job)
 	}
@@ -456,7 +521,7 @@ func (s *Store) dropJob(job string) error {
 // compact compacts a key range in the background; it gives up quietly if
 // the store closes first.
 func (s *Store) compact(start, end []byte) {
-	if err := s.enter(); err != nil {
+	if err := s.enterWrite(); err != nil {
 		return
 	}
 	defer s.leave()
@@ -475,7 +540,7 @@ func (s *Store) NextIncarnation() (uint64, error) {
 }
 
 func (s *Store) nextIncarnation() (uint64, error) {
-	if err := s.enter(); err != nil {
+	if err := s.enterWrite(); err != nil {
 		return 0, err
 	}
 	defer s.leave()
@@ -494,10 +559,7 @@ func (s *Store) nextIncarnation() (uint64, error) {
 	}
 	// Always synced, even with NoSync: the number must not be handed out
 	// twice.
-	var wait func() error
-	if err = s.db.ApplyNoSyncWait(b, pebble.Sync); err == nil {
-		wait = b.SyncWait
-	}
+	wait, err := s.applyLocked(b, true)
 	s.mu.Unlock()
 	if err != nil {
 		return 0, err
@@ -623,15 +685,29 @@ func (s *Store) Stats() transport.StoreStats {
 }
 
 // Close flushes the memtable (so that the next Open replays no WAL) and
-// closes the database. Calls after Close return ErrClosed.
-func (s *Store) Close() error {
+// closes the database. Calls after Close return ErrClosed. After a failed
+// write it does not flush (Pebble panics or waits forever flushing onto a
+// disk that failed it); the next Open replays the WAL instead. Close never
+// panics.
+func (s *Store) Close() (err error) {
 	s.life.Lock()
 	defer s.life.Unlock()
 	if s.closed {
 		return nil
 	}
 	s.closed = true
-	ferr := s.db.Flush()
+	if s.wedged.Load() {
+		return fmt.Errorf("durable: close %s: left open, Pebble is wedged since a failed write (%v); the process must exit", s.dir, s.failure())
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("durable: close %s: pebble panicked: %v", s.dir, p)
+		}
+	}()
+	var ferr error
+	if s.failure() == nil {
+		ferr = s.db.Flush()
+	}
 	cerr := s.db.Close()
 	if err := errors.Join(ferr, cerr); err != nil {
 		return fmt.Errorf("durable: close %s: %w", s.dir, err)

@@ -205,6 +205,107 @@ func (*DropJobResponse) Descriptor() ([]byte, []int) {
 	return file_wololo_v1_stage_proto_rawDescGZIP(), []int{3}
 }
 
+// FailJobRequest names the job that cannot complete, and why.
+type FailJobRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The job.
+	JobId string `protobuf:"bytes,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	// The instance that found it out.
+	Reporter string `protobuf:"bytes,2,opt,name=reporter,proto3" json:"reporter,omitempty"`
+	// Why, for the job's client.
+	Reason        string `protobuf:"bytes,3,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FailJobRequest) Reset() {
+	*x = FailJobRequest{}
+	mi := &file_wololo_v1_stage_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FailJobRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FailJobRequest) ProtoMessage() {}
+
+func (x *FailJobRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_wololo_v1_stage_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FailJobRequest.ProtoReflect.Descriptor instead.
+func (*FailJobRequest) Descriptor() ([]byte, []int) {
+	return file_wololo_v1_stage_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *FailJobRequest) GetJobId() string {
+	if x != nil {
+		return x.JobId
+	}
+	return ""
+}
+
+func (x *FailJobRequest) GetReporter() string {
+	if x != nil {
+		return x.Reporter
+	}
+	return ""
+}
+
+func (x *FailJobRequest) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+// FailJobResponse answers FailJob.
+type FailJobResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FailJobResponse) Reset() {
+	*x = FailJobResponse{}
+	mi := &file_wololo_v1_stage_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FailJobResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FailJobResponse) ProtoMessage() {}
+
+func (x *FailJobResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_wololo_v1_stage_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FailJobResponse.ProtoReflect.Descriptor instead.
+func (*FailJobResponse) Descriptor() ([]byte, []int) {
+	return file_wololo_v1_stage_proto_rawDescGZIP(), []int{5}
+}
+
 // ExchangeRequest is a frame from sender to receiver.
 type ExchangeRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -221,7 +322,7 @@ type ExchangeRequest struct {
 
 func (x *ExchangeRequest) Reset() {
 	*x = ExchangeRequest{}
-	mi := &file_wololo_v1_stage_proto_msgTypes[4]
+	mi := &file_wololo_v1_stage_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -233,7 +334,7 @@ func (x *ExchangeRequest) String() string {
 func (*ExchangeRequest) ProtoMessage() {}
 
 func (x *ExchangeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_stage_proto_msgTypes[4]
+	mi := &file_wololo_v1_stage_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -246,7 +347,7 @@ func (x *ExchangeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExchangeRequest.ProtoReflect.Descriptor instead.
 func (*ExchangeRequest) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_stage_proto_rawDescGZIP(), []int{4}
+	return file_wololo_v1_stage_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *ExchangeRequest) GetFrame() isExchangeRequest_Frame {
@@ -308,7 +409,7 @@ type ExchangeResponse struct {
 
 func (x *ExchangeResponse) Reset() {
 	*x = ExchangeResponse{}
-	mi := &file_wololo_v1_stage_proto_msgTypes[5]
+	mi := &file_wololo_v1_stage_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -320,7 +421,7 @@ func (x *ExchangeResponse) String() string {
 func (*ExchangeResponse) ProtoMessage() {}
 
 func (x *ExchangeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_stage_proto_msgTypes[5]
+	mi := &file_wololo_v1_stage_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -333,7 +434,7 @@ func (x *ExchangeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExchangeResponse.ProtoReflect.Descriptor instead.
 func (*ExchangeResponse) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_stage_proto_rawDescGZIP(), []int{5}
+	return file_wololo_v1_stage_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *ExchangeResponse) GetFrame() isExchangeResponse_Frame {
@@ -398,7 +499,7 @@ type Open struct {
 
 func (x *Open) Reset() {
 	*x = Open{}
-	mi := &file_wololo_v1_stage_proto_msgTypes[6]
+	mi := &file_wololo_v1_stage_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -410,7 +511,7 @@ func (x *Open) String() string {
 func (*Open) ProtoMessage() {}
 
 func (x *Open) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_stage_proto_msgTypes[6]
+	mi := &file_wololo_v1_stage_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -423,7 +524,7 @@ func (x *Open) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Open.ProtoReflect.Descriptor instead.
 func (*Open) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_stage_proto_rawDescGZIP(), []int{6}
+	return file_wololo_v1_stage_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *Open) GetJobId() string {
@@ -475,7 +576,7 @@ type Hello struct {
 
 func (x *Hello) Reset() {
 	*x = Hello{}
-	mi := &file_wololo_v1_stage_proto_msgTypes[7]
+	mi := &file_wololo_v1_stage_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -487,7 +588,7 @@ func (x *Hello) String() string {
 func (*Hello) ProtoMessage() {}
 
 func (x *Hello) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_stage_proto_msgTypes[7]
+	mi := &file_wololo_v1_stage_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -500,7 +601,7 @@ func (x *Hello) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Hello.ProtoReflect.Descriptor instead.
 func (*Hello) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_stage_proto_rawDescGZIP(), []int{7}
+	return file_wololo_v1_stage_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *Hello) GetWatermark() uint64 {
@@ -532,7 +633,7 @@ type Batch struct {
 
 func (x *Batch) Reset() {
 	*x = Batch{}
-	mi := &file_wololo_v1_stage_proto_msgTypes[8]
+	mi := &file_wololo_v1_stage_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -544,7 +645,7 @@ func (x *Batch) String() string {
 func (*Batch) ProtoMessage() {}
 
 func (x *Batch) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_stage_proto_msgTypes[8]
+	mi := &file_wololo_v1_stage_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -557,7 +658,7 @@ func (x *Batch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Batch.ProtoReflect.Descriptor instead.
 func (*Batch) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_stage_proto_rawDescGZIP(), []int{8}
+	return file_wololo_v1_stage_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *Batch) GetSeq() uint64 {
@@ -592,7 +693,7 @@ type Ack struct {
 
 func (x *Ack) Reset() {
 	*x = Ack{}
-	mi := &file_wololo_v1_stage_proto_msgTypes[9]
+	mi := &file_wololo_v1_stage_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -604,7 +705,7 @@ func (x *Ack) String() string {
 func (*Ack) ProtoMessage() {}
 
 func (x *Ack) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_stage_proto_msgTypes[9]
+	mi := &file_wololo_v1_stage_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -617,7 +718,7 @@ func (x *Ack) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Ack.ProtoReflect.Descriptor instead.
 func (*Ack) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_stage_proto_rawDescGZIP(), []int{9}
+	return file_wololo_v1_stage_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *Ack) GetSeq() uint64 {
@@ -639,7 +740,12 @@ const file_wololo_v1_stage_proto_rawDesc = "" +
 	"\vincarnation\x18\x01 \x01(\x04R\vincarnation\"'\n" +
 	"\x0eDropJobRequest\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\"\x11\n" +
-	"\x0fDropJobResponse\"k\n" +
+	"\x0fDropJobResponse\"[\n" +
+	"\x0eFailJobRequest\x12\x15\n" +
+	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12\x1a\n" +
+	"\breporter\x18\x02 \x01(\tR\breporter\x12\x16\n" +
+	"\x06reason\x18\x03 \x01(\tR\x06reason\"\x11\n" +
+	"\x0fFailJobResponse\"k\n" +
 	"\x0fExchangeRequest\x12%\n" +
 	"\x04open\x18\x01 \x01(\v2\x0f.wololo.v1.OpenH\x00R\x04open\x12(\n" +
 	"\x05batch\x18\x02 \x01(\v2\x10.wololo.v1.BatchH\x00R\x05batchB\a\n" +
@@ -662,11 +768,12 @@ const file_wololo_v1_stage_proto_rawDesc = "" +
 	"\x03eof\x18\x02 \x01(\bR\x03eof\x12'\n" +
 	"\x04rows\x18\x03 \x01(\v2\x13.wololo.v1.RowBatchR\x04rows\"\x17\n" +
 	"\x03Ack\x12\x10\n" +
-	"\x03seq\x18\x01 \x01(\x04R\x03seq2\xde\x01\n" +
+	"\x03seq\x18\x01 \x01(\x04R\x03seq2\xa0\x02\n" +
 	"\fStageService\x12G\n" +
 	"\bExchange\x12\x1a.wololo.v1.ExchangeRequest\x1a\x1b.wololo.v1.ExchangeResponse(\x010\x01\x12C\n" +
 	"\bAnnounce\x12\x1a.wololo.v1.AnnounceRequest\x1a\x1b.wololo.v1.AnnounceResponse\x12@\n" +
-	"\aDropJob\x12\x19.wololo.v1.DropJobRequest\x1a\x1a.wololo.v1.DropJobResponseB3Z1github.com/wololo/wololo/proto/wololo/v1;wololov1b\x06proto3"
+	"\aDropJob\x12\x19.wololo.v1.DropJobRequest\x1a\x1a.wololo.v1.DropJobResponse\x12@\n" +
+	"\aFailJob\x12\x19.wololo.v1.FailJobRequest\x1a\x1a.wololo.v1.FailJobResponseB3Z1github.com/wololo/wololo/proto/wololo/v1;wololov1b\x06proto3"
 
 var (
 	file_wololo_v1_stage_proto_rawDescOnce sync.Once
@@ -680,34 +787,38 @@ func file_wololo_v1_stage_proto_rawDescGZIP() []byte {
 	return file_wololo_v1_stage_proto_rawDescData
 }
 
-var file_wololo_v1_stage_proto_msgTypes = make([]protoimpl.MessageInfo, 10)
+var file_wololo_v1_stage_proto_msgTypes = make([]protoimpl.MessageInfo, 12)
 var file_wololo_v1_stage_proto_goTypes = []any{
 	(*AnnounceRequest)(nil),  // 0: wololo.v1.AnnounceRequest
 	(*AnnounceResponse)(nil), // 1: wololo.v1.AnnounceResponse
 	(*DropJobRequest)(nil),   // 2: wololo.v1.DropJobRequest
 	(*DropJobResponse)(nil),  // 3: wololo.v1.DropJobResponse
-	(*ExchangeRequest)(nil),  // 4: wololo.v1.ExchangeRequest
-	(*ExchangeResponse)(nil), // 5: wololo.v1.ExchangeResponse
-	(*Open)(nil),             // 6: wololo.v1.Open
-	(*Hello)(nil),            // 7: wololo.v1.Hello
-	(*Batch)(nil),            // 8: wololo.v1.Batch
-	(*Ack)(nil),              // 9: wololo.v1.Ack
-	(*RowBatch)(nil),         // 10: wololo.v1.RowBatch
+	(*FailJobRequest)(nil),   // 4: wololo.v1.FailJobRequest
+	(*FailJobResponse)(nil),  // 5: wololo.v1.FailJobResponse
+	(*ExchangeRequest)(nil),  // 6: wololo.v1.ExchangeRequest
+	(*ExchangeResponse)(nil), // 7: wololo.v1.ExchangeResponse
+	(*Open)(nil),             // 8: wololo.v1.Open
+	(*Hello)(nil),            // 9: wololo.v1.Hello
+	(*Batch)(nil),            // 10: wololo.v1.Batch
+	(*Ack)(nil),              // 11: wololo.v1.Ack
+	(*RowBatch)(nil),         // 12: wololo.v1.RowBatch
 }
 var file_wololo_v1_stage_proto_depIdxs = []int32{
-	6,  // 0: wololo.v1.ExchangeRequest.open:type_name -> wololo.v1.Open
-	8,  // 1: wololo.v1.ExchangeRequest.batch:type_name -> wololo.v1.Batch
-	7,  // 2: wololo.v1.ExchangeResponse.hello:type_name -> wololo.v1.Hello
-	9,  // 3: wololo.v1.ExchangeResponse.ack:type_name -> wololo.v1.Ack
-	10, // 4: wololo.v1.Batch.rows:type_name -> wololo.v1.RowBatch
-	4,  // 5: wololo.v1.StageService.Exchange:input_type -> wololo.v1.ExchangeRequest
+	8,  // 0: wololo.v1.ExchangeRequest.open:type_name -> wololo.v1.Open
+	10, // 1: wololo.v1.ExchangeRequest.batch:type_name -> wololo.v1.Batch
+	9,  // 2: wololo.v1.ExchangeResponse.hello:type_name -> wololo.v1.Hello
+	11, // 3: wololo.v1.ExchangeResponse.ack:type_name -> wololo.v1.Ack
+	12, // 4: wololo.v1.Batch.rows:type_name -> wololo.v1.RowBatch
+	6,  // 5: wololo.v1.StageService.Exchange:input_type -> wololo.v1.ExchangeRequest
 	0,  // 6: wololo.v1.StageService.Announce:input_type -> wololo.v1.AnnounceRequest
 	2,  // 7: wololo.v1.StageService.DropJob:input_type -> wololo.v1.DropJobRequest
-	5,  // 8: wololo.v1.StageService.Exchange:output_type -> wololo.v1.ExchangeResponse
-	1,  // 9: wololo.v1.StageService.Announce:output_type -> wololo.v1.AnnounceResponse
-	3,  // 10: wololo.v1.StageService.DropJob:output_type -> wololo.v1.DropJobResponse
-	8,  // [8:11] is the sub-list for method output_type
-	5,  // [5:8] is the sub-list for method input_type
+	4,  // 8: wololo.v1.StageService.FailJob:input_type -> wololo.v1.FailJobRequest
+	7,  // 9: wololo.v1.StageService.Exchange:output_type -> wololo.v1.ExchangeResponse
+	1,  // 10: wololo.v1.StageService.Announce:output_type -> wololo.v1.AnnounceResponse
+	3,  // 11: wololo.v1.StageService.DropJob:output_type -> wololo.v1.DropJobResponse
+	5,  // 12: wololo.v1.StageService.FailJob:output_type -> wololo.v1.FailJobResponse
+	9,  // [9:13] is the sub-list for method output_type
+	5,  // [5:9] is the sub-list for method input_type
 	5,  // [5:5] is the sub-list for extension type_name
 	5,  // [5:5] is the sub-list for extension extendee
 	0,  // [0:5] is the sub-list for field type_name
@@ -719,11 +830,11 @@ func file_wololo_v1_stage_proto_init() {
 		return
 	}
 	file_wololo_v1_batch_proto_init()
-	file_wololo_v1_stage_proto_msgTypes[4].OneofWrappers = []any{
+	file_wololo_v1_stage_proto_msgTypes[6].OneofWrappers = []any{
 		(*ExchangeRequest_Open)(nil),
 		(*ExchangeRequest_Batch)(nil),
 	}
-	file_wololo_v1_stage_proto_msgTypes[5].OneofWrappers = []any{
+	file_wololo_v1_stage_proto_msgTypes[7].OneofWrappers = []any{
 		(*ExchangeResponse_Hello)(nil),
 		(*ExchangeResponse_Ack)(nil),
 	}
@@ -733,7 +844,7 @@ func file_wololo_v1_stage_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_wololo_v1_stage_proto_rawDesc), len(file_wololo_v1_stage_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   10,
+			NumMessages:   12,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -22,6 +22,7 @@ const (
 	StageService_Exchange_FullMethodName = "/wololo.v1.StageService/Exchange"
 	StageService_Announce_FullMethodName = "/wololo.v1.StageService/Announce"
 	StageService_DropJob_FullMethodName  = "/wololo.v1.StageService/DropJob"
+	StageService_FailJob_FullMethodName  = "/wololo.v1.StageService/FailJob"
 )
 
 // StageServiceClient is the client API for StageService service.
@@ -43,6 +44,12 @@ type StageServiceClient interface {
 	// DropJob deletes everything an instance holds of a job whose results the
 	// client has. Idempotent; later streams of the job are refused.
 	DropJob(ctx context.Context, in *DropJobRequest, opts ...grpc.CallOption) (*DropJobResponse, error)
+	// FailJob tells the gateway that a job cannot complete: an instance found
+	// on one of its channels that the other end lost batches of it (its store
+	// was wiped or replaced). The gateway marks the job failed with the
+	// reason, which its client sees. Idempotent; only the gateway serves it
+	// (FAILED_PRECONDITION elsewhere).
+	FailJob(ctx context.Context, in *FailJobRequest, opts ...grpc.CallOption) (*FailJobResponse, error)
 }
 
 type stageServiceClient struct {
@@ -86,6 +93,16 @@ func (c *stageServiceClient) DropJob(ctx context.Context, in *DropJobRequest, op
 	return out, nil
 }
 
+func (c *stageServiceClient) FailJob(ctx context.Context, in *FailJobRequest, opts ...grpc.CallOption) (*FailJobResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(FailJobResponse)
+	err := c.cc.Invoke(ctx, StageService_FailJob_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // StageServiceServer is the server API for StageService service.
 // All implementations must embed UnimplementedStageServiceServer
 // for forward compatibility.
@@ -105,6 +122,12 @@ type StageServiceServer interface {
 	// DropJob deletes everything an instance holds of a job whose results the
 	// client has. Idempotent; later streams of the job are refused.
 	DropJob(context.Context, *DropJobRequest) (*DropJobResponse, error)
+	// FailJob tells the gateway that a job cannot complete: an instance found
+	// on one of its channels that the other end lost batches of it (its store
+	// was wiped or replaced). The gateway marks the job failed with the
+	// reason, which its client sees. Idempotent; only the gateway serves it
+	// (FAILED_PRECONDITION elsewhere).
+	FailJob(context.Context, *FailJobRequest) (*FailJobResponse, error)
 	mustEmbedUnimplementedStageServiceServer()
 }
 
@@ -123,6 +146,9 @@ func (UnimplementedStageServiceServer) Announce(context.Context, *AnnounceReques
 }
 func (UnimplementedStageServiceServer) DropJob(context.Context, *DropJobRequest) (*DropJobResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method DropJob not implemented")
+}
+func (UnimplementedStageServiceServer) FailJob(context.Context, *FailJobRequest) (*FailJobResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method FailJob not implemented")
 }
 func (UnimplementedStageServiceServer) mustEmbedUnimplementedStageServiceServer() {}
 func (UnimplementedStageServiceServer) testEmbeddedByValue()                      {}
@@ -188,6 +214,24 @@ func _StageService_DropJob_Handler(srv interface{}, ctx context.Context, dec fun
 	return interceptor(ctx, in, info, handler)
 }
 
+func _StageService_FailJob_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(FailJobRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(StageServiceServer).FailJob(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: StageService_FailJob_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(StageServiceServer).FailJob(ctx, req.(*FailJobRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // StageService_ServiceDesc is the grpc.ServiceDesc for StageService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -202,6 +246,10 @@ var StageService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "DropJob",
 			Handler:    _StageService_DropJob_Handler,
+		},
+		{
+			MethodName: "FailJob",
+			Handler:    _StageService_FailJob_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

@@ -80,7 +80,11 @@ type GetResponse struct {
 	// that any older incarnation of the instance is fenced off.
 	Announced bool `protobuf:"varint,8,opt,name=announced,proto3" json:"announced,omitempty"`
 	// Set by masters only: the election and the supervised processes.
-	Master        *MasterStatus `protobuf:"bytes,9,opt,name=master,proto3" json:"master,omitempty"`
+	Master *MasterStatus `protobuf:"bytes,9,opt,name=master,proto3" json:"master,omitempty"`
+	// The process is still loading its store and replaying its state: it
+	// answers health (NOT_SERVING; "wololo.recovering" SERVING) and Status
+	// only, and reports no jobs yet.
+	Recovering    bool `protobuf:"varint,10,opt,name=recovering,proto3" json:"recovering,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -176,6 +180,13 @@ func (x *GetResponse) GetMaster() *MasterStatus {
 		return x.Master
 	}
 	return nil
+}
+
+func (x *GetResponse) GetRecovering() bool {
+	if x != nil {
+		return x.Recovering
+	}
+	return false
 }
 
 // MasterStatus is a master's view of the election and of every process it
@@ -731,7 +742,7 @@ const file_wololo_v1_status_proto_rawDesc = "" +
 	"\n" +
 	"\x16wololo/v1/status.proto\x12\twololo.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\f\n" +
 	"\n" +
-	"GetRequest\"\xcb\x02\n" +
+	"GetRequest\"\xeb\x02\n" +
 	"\vGetResponse\x12\x12\n" +
 	"\x04role\x18\x01 \x01(\tR\x04role\x12\x1a\n" +
 	"\binstance\x18\x02 \x01(\tR\binstance\x12 \n" +
@@ -741,7 +752,11 @@ const file_wololo_v1_status_proto_rawDesc = "" +
 	"\x04jobs\x18\x06 \x03(\v2\x16.wololo.v1.JobProgressR\x04jobs\x12.\n" +
 	"\x05store\x18\a \x01(\v2\x18.wololo.v1.StoreCountersR\x05store\x12\x1c\n" +
 	"\tannounced\x18\b \x01(\bR\tannounced\x12/\n" +
-	"\x06master\x18\t \x01(\v2\x17.wololo.v1.MasterStatusR\x06master\"\x98\x02\n" +
+	"\x06master\x18\t \x01(\v2\x17.wololo.v1.MasterStatusR\x06master\x12\x1e\n" +
+	"\n" +
+	"recovering\x18\n" +
+	" \x01(\bR\n" +
+	"recovering\"\x98\x02\n" +
 	"\fMasterStatus\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x05R\x02id\x12#\n" +
 	"\relection_role\x18\x02 \x01(\tR\felectionRole\x12\x12\n" +

@@ -1,0 +1,214 @@
+package transport_test
+
+import (
+	"context"
+	"errors"
+	"net"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+
+	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
+	"github.com/wololo/wololo/transport"
+)
+
+// serveAs serves h as receiver b-0 with the given incarnation on addr ("":
+// a free port) and returns the address.
+func serveAs(t *testing.T, addr string, h transport.Handler, incarnation uint64) (string, *grpc.Server) {
+	t.Helper()
+	if addr == "" {
+		addr = "127.0.0.1:0"
+	}
+	var l net.Listener
+	var err error
+	for i := 0; i < 50; i++ { // the port may take a moment to free after a stop
+		if l, err = net.Listen("tcp", addr); err == nil {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := grpc.NewServer(transport.ServerOptions()...)
+	wololov1.RegisterStageServiceServer(s, transport.NewServer("b-0", incarnation, h, nil))
+	go s.Serve(l)
+	t.Cleanup(s.Stop)
+	return l.Addr().String(), s
+}
+
+// opens counts the channels a handler has opened.
+type opens struct {
+	transport.Handler
+	n atomic.Int32
+}
+
+func (o *opens) Open(ch transport.ChannelID) (uint64, error) {
+	o.n.Add(1)
+	return o.Handler.Open(ch)
+}
+
+// lostReports collects a Sender's OnLost reports.
+type lostReports struct {
+	mu   sync.Mutex
+	errs []error
+	got  chan struct{}
+}
+
+func watchLost(s *transport.Sender) *lostReports {
+	r := &lostReports{got: make(chan struct{}, 16)}
+	s.OnLost(func(_ context.Context, ch transport.ChannelID, err error) {
+		r.mu.Lock()
+		r.errs = append(r.errs, err)
+		r.mu.Unlock()
+		r.got <- struct{}{}
+	})
+	return r
+}
+
+func (r *lostReports) wait(t *testing.T, within time.Duration) error {
+	t.Helper()
+	select {
+	case <-r.got:
+	case <-time.After(within):
+		t.Fatalf("no loss reported within %s", within)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.errs[0]
+}
+
+func (r *lostReports) count() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.errs)
+}
+
+func entries(ch transport.ChannelID, from, to uint64, eof bool) []transport.Entry {
+	var out []transport.Entry
+	for seq := from; seq <= to; seq++ {
+		out = append(out, transport.Entry{Channel: ch, Seq: seq, EOF: eof && seq == to})
+	}
+	return out
+}
+
+func waitAcked(t *testing.T, o *transport.Outbox, job string, seq uint64) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if cs := o.Channels(job); len(cs) == 1 && cs[0].Acked >= seq {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("batch %d never acknowledged: %+v", seq, o.Channels(job))
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestReceiverThatLostItsStateIsReported: a receiver acknowledged batches
+// 1..10 and comes back with an empty store (watermark 0). The sender no
+// longer holds 1..10, so instead of resending 11.. into a sequence gap
+// forever, its link reports the channel lost, naming both numbers, and
+// ends.
+func TestReceiverThatLostItsStateIsReported(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	addr, srv := serveAs(t, "", newReceiver(), 1)
+	o, s := startSender(t, ctx, addr, 1)
+	lost := watchLost(s)
+	ch := transport.ChannelID{Job: "j", Stream: "s", Sender: "a-0", Receiver: "b-0"}
+	s.Publish(entries(ch, 1, 10, false))
+	waitAcked(t, o, "j", 10)
+
+	srv.Stop()
+	wiped := newReceiver()
+	serveAs(t, addr, wiped, 2)
+	s.Publish(entries(ch, 11, 12, false))
+	err := lost.wait(t, 10*time.Second)
+	if !errors.Is(err, transport.ErrStateLost) || !strings.Contains(err.Error(), "b-0 is at batch 0") || !strings.Contains(err.Error(), "acknowledged batch 10") {
+		t.Fatalf("reported %v", err)
+	}
+	t.Logf("reported: %v", err)
+	s.Wait() // the link has ended
+	wiped.mu.Lock()
+	defer wiped.mu.Unlock()
+	if len(wiped.applied) != 0 {
+		t.Fatalf("the wiped receiver applied %v", wiped.applied)
+	}
+}
+
+// TestNewIncarnationOfAReceiverIsChecked: a channel whose EOF was
+// acknowledged has no link any more. When its receiver announces a new
+// incarnation, a check link asks it where it stands: one that kept its
+// store answers its watermark and the link ends quietly; one that lost it
+// is reported.
+func TestNewIncarnationOfAReceiverIsChecked(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	kept := newReceiver()
+	addr, srv := serveAs(t, "", kept, 1)
+	o, s := startSender(t, ctx, addr, 1)
+	lost := watchLost(s)
+	ch := transport.ChannelID{Job: "j", Stream: "s", Sender: "a-0", Receiver: "b-0"}
+	s.Publish(entries(ch, 1, 5, true))
+	waitEOF(t, kept)
+	s.Wait()
+
+	// Restarted on its store: checked, nothing to report.
+	srv.Stop()
+	again := &opens{Handler: kept}
+	_, srv = serveAs(t, addr, again, 2)
+	s.SeeReceiver("b-0", 2)
+	s.Wait()
+	if n := lost.count(); n != 0 || again.n.Load() != 1 {
+		t.Fatalf("a receiver that kept its store: %d reports, %d opens; want 0 and 1", n, again.n.Load())
+	}
+	if cs := o.Channels("j"); len(cs) != 1 || !cs[0].Done {
+		t.Fatalf("channel after the check: %+v", cs)
+	}
+
+	// Restarted on an empty store: reported.
+	srv.Stop()
+	serveAs(t, addr, newReceiver(), 3)
+	s.SeeReceiver("b-0", 3)
+	err := lost.wait(t, 10*time.Second)
+	if !errors.Is(err, transport.ErrStateLost) || !strings.Contains(err.Error(), "acknowledged batch 5") {
+		t.Fatalf("reported %v", err)
+	}
+	s.Wait()
+	s.SeeReceiver("b-0", 4) // a lost channel is not checked again
+	s.Wait()
+	if n := lost.count(); n != 1 {
+		t.Fatalf("%d reports, want 1", n)
+	}
+}
+
+// TestSenderThatLostItsStateIsReported: the receiver has applied batches
+// 1..7 of a channel whose sender comes back with an empty store and numbers
+// from 1 again. Its batches would be taken as duplicates and dropped; the
+// sender's link reports the loss instead.
+func TestSenderThatLostItsStateIsReported(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	r := newReceiver()
+	ch := transport.ChannelID{Job: "j", Stream: "s", Sender: "a-0", Receiver: "b-0"}
+	r.watermarks[ch] = 7
+	addr, _ := serveAs(t, "", r, 1)
+	_, s := startSender(t, ctx, addr, 2)
+	lost := watchLost(s)
+	s.Publish(entries(ch, 1, 2, false))
+	err := lost.wait(t, 10*time.Second)
+	if !errors.Is(err, transport.ErrStateLost) || !strings.Contains(err.Error(), "a-0 numbered only 2") {
+		t.Fatalf("reported %v", err)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.duplicates != 0 || len(r.applied) != 0 {
+		t.Fatalf("the receiver took %d duplicates and applied %v", r.duplicates, r.applied)
+	}
+}
