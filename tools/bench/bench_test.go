@@ -55,14 +55,14 @@ func TestBenchSmoke(t *testing.T) {
 	for _, s := range []string{
 		"## Targets", "## Machine", "## Dataset", "## Summary", "## Local mode, per process", "## Slowest stage",
 		"## Micro-benchmarks", "## Reproduce", "BenchmarkX-2",
-		"| Demo: whole graph in one process, in memory |", "| Local: 3 processes, Pebble, fsync, mutual TLS |",
+		"| Demo: whole graph in one process, in memory |", "| Local: 3 processes, segment logs, fsync, mutual TLS |",
 		"| gateway-0 |", "| shard-1 |", "byte-equal to the reference",
 		"Where the time of", "By kind of work", "go tool pprof -top -nodecount=15", "flat%",
 		"| DuckDB: SQL in one process (the baseline) |", "| DuckDB (the baseline, through go-duckdb) | v",
 		"## Against DuckDB", "| Durable local mode <= 0.8x DuckDB's wall time (median of 2) | ",
 		"| In-memory demo <= 0.5x DuckDB's wall time (median of 2) | ", "| DuckDB (SQL, one process; the baseline) | 2 | ",
 		"### Every run", "| 0 | Reference evaluator (one process) |", "| 2 | DuckDB (SQL, one process; the baseline) |",
-		"| 2 | Local (separate processes, Pebble, fsync, mutual TLS) |",
+		"| 2 | Local (separate processes, segment logs, fsync, mutual TLS) |",
 	} {
 		if !strings.Contains(report, s) {
 			t.Errorf("report lacks %q", s)

@@ -11,7 +11,7 @@
 //     bench goes on without it;
 //   - demo mode (`wololo demo`, the whole graph in one process, in memory):
 //     the same;
-//   - local mode (the topology as separate OS processes with durable Pebble
+//   - local mode (the topology as separate OS processes with durable segment-log
 //     stores, through services/local on a fresh data directory): the wall
 //     time from submit to results on disk, rows/s, and per process its peak
 //     RSS, CPU seconds and store counters (from its Status RPC); outputs

@@ -111,7 +111,7 @@ type LocalRun struct {
 	Startup time.Duration // local.Start until every process answers
 	Wall    time.Duration // submit start until the results are on disk
 	Upload  time.Duration // the client's upload of both files
-	Durable bool          // the processes kept their state in Pebble
+	Durable bool          // the processes kept their state in durable stores
 	Procs   []ProcStat
 	Equal   bool
 	// CPUNote says how CPU time was measured.
@@ -356,7 +356,7 @@ func Render(w io.Writer, r Report) error {
 	}
 	store := "in memory"
 	if r.Local.Durable {
-		store = "Pebble, fsync"
+		store = "segment logs, fsync"
 	}
 	p("| Local: %d processes, %s, mutual TLS | %s | %s | %s | %s | %s | %s |\n",
 		len(r.Local.Procs), store, secs(r.Local.Wall), rate(rows, r.Local.Wall), largest, secs(tot.CPU), equal(ProcessRun{Equal: r.Local.Equal, Wall: r.Local.Wall}),

@@ -91,7 +91,7 @@ func TestRender(t *testing.T) {
 				// Others: 4 s of 2 × 20 s; 0; 17 s of 2 × 25.5 s.
 				"| Reference evaluator (one process) | 20.00 s | 600 k | 1500 MiB | 25.00 s | the reference | 10% |",
 				"| Demo: whole graph in one process, in memory | 10.00 s | 1.20 M | 700 MiB | 18.00 s | byte-equal to the reference | 0% |",
-				"| Local: 2 processes, Pebble, fsync, mutual TLS | 24.00 s | 500 k | 300 MiB largest, 400 MiB summed | 20.00 s | byte-equal to the reference | 33% |",
+				"| Local: 2 processes, segment logs, fsync, mutual TLS | 24.00 s | 500 k | 300 MiB largest, 400 MiB summed | 20.00 s | byte-equal to the reference | 33% |",
 				"starting the cluster (1.50 s) is not included",
 				// 2000 commits / 24 s = 83/s; 12 s of 20 s = 60%.
 				"| q3-joiner-0 | 300 MiB | 12.00 s | 60.0% | 2,000 | 83 | 900 | 100.0 MB | 1 |",
@@ -117,12 +117,12 @@ func TestRender(t *testing.T) {
 				"| DuckDB (SQL, one process; the baseline) | 3 | 40.00 s | 1.00x | 65.00 s | 1.00x |",
 				"| Reference evaluator (one process) | 1 | 20.00 s | 0.50x | 25.00 s | 0.38x |",
 				"| Demo (whole graph in one process, in memory) | 3 | 10.00 s | 0.25x | 18.00 s | 0.28x |",
-				"| Local (separate processes, Pebble, fsync, mutual TLS) | 3 | 24.00 s | 0.60x | 23.00 s | 0.35x |",
+				"| Local (separate processes, segment logs, fsync, mutual TLS) | 3 | 24.00 s | 0.60x | 23.00 s | 0.35x |",
 				"### Every run\n\n| Run | Mode | Wall time | CPU | Peak RSS | Outputs | Other work on the machine |\n|---:|---|---:|---:|---:|---|---:|\n" +
 					"| 0 | Reference evaluator (one process) | 20.00 s | 25.00 s | 1500 MiB | byte-equal to the reference | 10% |\n" +
 					"| 1 | DuckDB (SQL, one process; the baseline) | 42.00 s | 60.00 s | 100 MiB | byte-equal to the reference | 0% |\n" +
 					"| 1 | Demo (whole graph in one process, in memory) | 11.00 s | 18.00 s | 100 MiB | byte-equal to the reference | 0% |\n" +
-					"| 1 | Local (separate processes, Pebble, fsync, mutual TLS) | 26.00 s | 23.00 s | 100 MiB | byte-equal to the reference | 0% |\n" +
+					"| 1 | Local (separate processes, segment logs, fsync, mutual TLS) | 26.00 s | 23.00 s | 100 MiB | byte-equal to the reference | 0% |\n" +
 					"| 2 | DuckDB (SQL, one process; the baseline) | 38.00 s | 70.00 s | 100 MiB | byte-equal to the reference | 39% |\n",
 				"their rows here are their runs of median wall time",
 			},
@@ -169,7 +169,7 @@ func TestRender(t *testing.T) {
 			want: []string{
 				"| Durable local mode <= 0.8x DuckDB's wall time (median of 3) | 2.40x (24.00 s against 10.00 s) | **no** |",
 				"| In-memory demo <= 0.5x DuckDB's wall time (median of 3) | 1.00x (10.00 s against 10.00 s) | **no** |",
-				"| Local (separate processes, Pebble, fsync, mutual TLS) | 3 | 24.00 s | 2.40x | 23.00 s | 0.35x |",
+				"| Local (separate processes, segment logs, fsync, mutual TLS) | 3 | 24.00 s | 2.40x | 23.00 s | 0.35x |",
 			},
 		},
 		{

@@ -82,7 +82,7 @@ const usage = `usage: wololo bench --matches F --players F [--out BENCHMARKS.md]
 
 Measures the reference evaluator, the DuckDB baseline (tools/duckdb, built
 with CGO into --duckdb first), demo mode and local mode (separate
-processes, durable Pebble stores) on one dataset: DuckDB, demo and local
+processes, durable segment-log stores) on one dataset: DuckDB, demo and local
 mode --runs times, interleaved, for their medians and their ratios to
 DuckDB's. Checks that every mode's outputs are byte-equal to the
 reference's, profiles the local processes and writes a markdown report.

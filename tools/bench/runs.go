@@ -34,7 +34,7 @@ func modeLabel(mode string) string {
 	case ModeDemo:
 		return "Demo (whole graph in one process, in memory)"
 	case ModeLocal:
-		return "Local (separate processes, Pebble, fsync, mutual TLS)"
+		return "Local (separate processes, segment logs, fsync, mutual TLS)"
 	}
 	return mode
 }
