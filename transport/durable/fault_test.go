@@ -12,6 +12,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/wololo/wololo/transport"
+	"github.com/wololo/wololo/transport/storetest"
 )
 
 // fullFS is the OS file system until full is set; from then on every
@@ -106,7 +107,7 @@ func TestFullDiskFailsLoudlyAndNeverPanics(t *testing.T) {
 	}
 	var committed sync.Map // job/seq of every commit that returned nil
 	commit := func(job string, i uint64) error {
-		c := crashCommit(job, i)
+		c := storetest.CrashCommit(job, i)
 		err := s.Commit(c)
 		if err == nil {
 			committed.Store([2]any{job, i}, true)
@@ -132,7 +133,7 @@ func TestFullDiskFailsLoudlyAndNeverPanics(t *testing.T) {
 					return
 				}
 				if g == 0 {
-					_ = s.Trim(crashOutput(job, 0), i-1)
+					_ = s.Trim(storetest.CrashOutput(job, 0), i-1)
 				}
 			}
 			errs <- nil
@@ -152,10 +153,10 @@ func TestFullDiskFailsLoudlyAndNeverPanics(t *testing.T) {
 	if !errors.Is(first, syscall.ENOSPC) && !errors.Is(first, ErrFailed) {
 		t.Errorf("the commit error %v names neither the disk's error nor ErrFailed", first)
 	}
-	if err := s.Commit(crashCommit("a", 99)); !errors.Is(err, ErrFailed) {
+	if err := s.Commit(storetest.CrashCommit("a", 99)); !errors.Is(err, ErrFailed) {
 		t.Errorf("a commit after the failure: %v, want ErrFailed", err)
 	}
-	if err := s.Trim(crashOutput("a", 0), 5); !errors.Is(err, ErrFailed) {
+	if err := s.Trim(storetest.CrashOutput("a", 0), 5); !errors.Is(err, ErrFailed) {
 		t.Errorf("a trim after the failure: %v, want ErrFailed", err)
 	}
 	if err := s.DropJob("b"); !errors.Is(err, ErrFailed) {
@@ -172,7 +173,7 @@ func TestFullDiskFailsLoudlyAndNeverPanics(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatal("Close hangs after a failed write")
 	}
-	if err := s.Commit(crashCommit("a", 100)); !errors.Is(err, ErrClosed) && !errors.Is(err, ErrFailed) {
+	if err := s.Commit(storetest.CrashCommit("a", 100)); !errors.Is(err, ErrClosed) && !errors.Is(err, ErrFailed) {
 		t.Errorf("a commit after Close: %v", err)
 	}
 
@@ -192,7 +193,7 @@ func TestFullDiskFailsLoudlyAndNeverPanics(t *testing.T) {
 	committed.Range(func(k, _ any) bool {
 		key := k.([2]any)
 		job, i := key[0].(string), key[1].(uint64)
-		if ji := img.Jobs[job]; ji == nil || ji.Watermarks[crashInput(job, 0)] < i {
+		if ji := img.Jobs[job]; ji == nil || ji.Watermarks[storetest.CrashInput(job, 0)] < i {
 			missing++
 		}
 		return true

@@ -2,12 +2,10 @@ package segstore
 
 import (
 	"bufio"
-	"bytes"
 	"fmt"
 	"math/rand/v2"
 	"os"
 	"os/exec"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -15,10 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"google.golang.org/protobuf/proto"
-
-	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
-	"github.com/wololo/wololo/transport"
 	"github.com/wololo/wololo/transport/storetest"
 )
 
@@ -28,145 +22,7 @@ const (
 	helperEnv    = "WOLOLO_SEGSTORE_HELPER"
 	helperDirEnv = "WOLOLO_SEGSTORE_HELPER_DIR"
 	helperSegEnv = "WOLOLO_SEGSTORE_HELPER_SEGMENT"
-
-	crashOutputs = 3    // outputs per commit
-	crashPayload = 2000 // bytes of rows per output
 )
-
-// Every commit i of job J writes values that all carry i: both input
-// watermarks, one entry per output channel, the "last" record and the
-// record "r<i%4>", and a state entry (a snapshot replacing the log every
-// tenth commit). Every fifth commit is followed by a Trim of each output
-// channel to i-3. checkCrashJob can so tell whether a commit is all there.
-func crashInput(job string, k int) transport.ChannelID {
-	return storetest.Ch(job, "in", fmt.Sprint("up", k), "me")
-}
-
-func crashOutput(job string, k int) transport.ChannelID {
-	return storetest.Ch(job, "out", "me", fmt.Sprint("down", k))
-}
-
-func crashRows(job string, i uint64, k int) *wololov1.RowBatch {
-	tag := fmt.Sprintf("%s/%d/%d/", job, i, k)
-	data := bytes.Repeat([]byte(tag), crashPayload/len(tag)+1)[:crashPayload]
-	return &wololov1.RowBatch{Rows: &wololov1.RowBatch_Tokens{Tokens: &wololov1.TokenRows{
-		Token: &wololov1.TextColumn{Data: data, Ends: []uint32{uint32(len(data))}},
-	}}}
-}
-
-func crashState(i uint64) []byte {
-	if i%10 == 0 {
-		return fmt.Appendf(nil, "snap %d", i)
-	}
-	return fmt.Append(nil, i)
-}
-
-func crashCommit(job string, i uint64) *transport.Commit {
-	c := &transport.Commit{
-		Job:        job,
-		Inputs:     map[transport.ChannelID]uint64{crashInput(job, 0): i, crashInput(job, 1): i},
-		Records:    map[string][]byte{"last": fmt.Append(nil, i), fmt.Sprint("r", i%4): fmt.Append(nil, i)},
-		State:      crashState(i),
-		ResetState: i%10 == 0,
-	}
-	for k := range crashOutputs {
-		c.Outputs = append(c.Outputs, transport.Entry{Channel: crashOutput(job, k), Seq: i, Rows: crashRows(job, i, k)})
-	}
-	return c
-}
-
-// commitLoop commits job's commits from..to (to 0: forever), calling
-// report after each returns.
-func commitLoop(s transport.Store, job string, from, to uint64, report func(uint64)) error {
-	for i := from; to == 0 || i <= to; i++ {
-		if err := s.Commit(crashCommit(job, i)); err != nil {
-			return err
-		}
-		report(i)
-		if i%5 == 0 && i > 3 {
-			for k := range crashOutputs {
-				if err := s.Trim(crashOutput(job, k), i-3); err != nil {
-					return err
-				}
-			}
-		}
-	}
-	return nil
-}
-
-// checkCrashJob checks that job j holds exactly commits 1..n for some n
-// (nothing of a commit after n, all of every commit up to n) and returns
-// n. Trims may be lost (they are not synced), but never half of one.
-func checkCrashJob(id string, j *transport.JobImage) (uint64, error) {
-	if j == nil {
-		return 0, nil
-	}
-	n := j.Watermarks[crashInput(id, 0)]
-	fail := func(format string, args ...any) (uint64, error) {
-		return n, fmt.Errorf("job %s at commit %d: %s", id, n, fmt.Sprintf(format, args...))
-	}
-	if n == 0 {
-		if len(j.Watermarks)+len(j.Reserved)+len(j.Acked)+len(j.Outbox)+len(j.Records)+len(j.State) != 0 {
-			return fail("no watermark but other values: %+v", j)
-		}
-		return 0, nil
-	}
-	if w := j.Watermarks[crashInput(id, 1)]; w != n {
-		return fail("second input watermark %d", w)
-	}
-	if len(j.Watermarks) != 2 {
-		return fail("watermarks %v", j.Watermarks)
-	}
-	for k := range crashOutputs {
-		ch := crashOutput(id, k)
-		if r := j.Reserved[ch]; r != n {
-			return fail("%s reserved %d", ch, r)
-		}
-		acked := j.Acked[ch]
-		if acked >= n {
-			return fail("%s acked %d", ch, acked)
-		}
-		q := j.Outbox[ch]
-		if uint64(len(q)) != n-acked {
-			return fail("%s holds %d entries, want %d..%d", ch, len(q), acked+1, n)
-		}
-		for x, e := range q {
-			want := acked + 1 + uint64(x)
-			if e.Seq != want || e.Channel != ch || e.EOF || !proto.Equal(e.Rows, crashRows(id, want, k)) {
-				return fail("%s entry %d is seq %d (or its rows differ)", ch, x, e.Seq)
-			}
-		}
-	}
-	if string(j.Records["last"]) != fmt.Sprint(n) {
-		return fail("record last = %q", j.Records["last"])
-	}
-	for m := range uint64(4) {
-		name := fmt.Sprint("r", m)
-		got, ok := j.Records[name]
-		if n < m || (m == 0 && n < 4) {
-			if ok {
-				return fail("record %s = %q, want none", name, got)
-			}
-			continue
-		}
-		want := n - (n-m)%4
-		if string(got) != fmt.Sprint(want) {
-			return fail("record %s = %q, want %d", name, got, want)
-		}
-	}
-	var want [][]byte
-	start := n / 10 * 10
-	if start == 0 {
-		start = 1
-	}
-	for i := start; i <= n; i++ {
-		want = append(want, crashState(i))
-	}
-	if !slices.EqualFunc(j.State, want, bytes.Equal) {
-		return fail("state log %q, want %q", j.State, want)
-	}
-	return n, nil
-}
 
 // TestHelperProcess is the child of the crash test; it does nothing in a
 // normal test run.
@@ -214,10 +70,10 @@ func helper(mode, dir string) error {
 		job := fmt.Sprint("crash", g)
 		var from uint64 = 1
 		if j := img.Jobs[job]; j != nil {
-			from = j.Watermarks[crashInput(job, 0)] + 1
+			from = j.Watermarks[storetest.CrashInput(job, 0)] + 1
 		}
 		go func() {
-			errs <- commitLoop(s, job, from, 0, func(i uint64) { say("c %s %d", job, i) })
+			errs <- storetest.CrashLoop(s, job, from, 0, func(i uint64) { say("c %s %d", job, i) })
 		}()
 	}
 	return <-errs
@@ -324,7 +180,7 @@ func TestCrashAtomicity(t *testing.T) {
 		var found []string
 		for g := range 3 {
 			job := fmt.Sprint("crash", g)
-			n, err := checkCrashJob(job, img.Jobs[job])
+			n, err := storetest.CheckCrashJob(job, img.Jobs[job])
 			if err != nil {
 				t.Fatalf("round %d: %v", round, err)
 			}

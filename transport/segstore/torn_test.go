@@ -47,7 +47,7 @@ func tornFixture(t *testing.T, dir string, opts Options, commits int) (before, a
 		if i == commits {
 			before, _ = model.Load()
 		}
-		c := crashCommit("torn", uint64(i))
+		c := storetest.CrashCommit("torn", uint64(i))
 		if i == commits { // a small last record: it is cut at every offset
 			c.Outputs = c.Outputs[:1]
 			c.Outputs[0].Rows = storetest.Rows(strings.Repeat("z", 300))
@@ -55,7 +55,7 @@ func tornFixture(t *testing.T, dir string, opts Options, commits int) (before, a
 		storetest.Apply(t, s, []storetest.Op{{Commit: c}})
 		storetest.Apply(t, model, []storetest.Op{{Commit: c}})
 		if i%5 == 0 && i < commits {
-			tr := storetest.Op{Trim: &storetest.TrimOp{Ch: crashOutput("torn", 0), Seq: uint64(i - 2)}}
+			tr := storetest.Op{Trim: &storetest.TrimOp{Ch: storetest.CrashOutput("torn", 0), Seq: uint64(i - 2)}}
 			storetest.Apply(t, s, []storetest.Op{tr})
 			storetest.Apply(t, model, []storetest.Op{tr})
 		}
@@ -120,7 +120,7 @@ func TestTornTail(t *testing.T) {
 		t.Fatal(err)
 	}
 	s = openWith(t, dir, opts)
-	c := crashCommit("torn", 40)
+	c := storetest.CrashCommit("torn", 40)
 	if err := s.Commit(c); err != nil {
 		t.Fatal(err)
 	}
@@ -129,8 +129,8 @@ func TestTornTail(t *testing.T) {
 	defer s.Close()
 	img, _ := s.Load()
 	j := img.Jobs["torn"]
-	q := j.Outbox[crashOutput("torn", 1)]
-	if j.Watermarks[crashInput("torn", 0)] != 40 || len(q) == 0 || q[len(q)-1].Seq != 40 {
+	q := j.Outbox[storetest.CrashOutput("torn", 1)]
+	if j.Watermarks[storetest.CrashInput("torn", 0)] != 40 || len(q) == 0 || q[len(q)-1].Seq != 40 {
 		t.Fatalf("after the recommit: watermarks %v, entries %v", j.Watermarks, len(q))
 	}
 }
