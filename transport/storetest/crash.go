@@ -27,6 +27,7 @@ const (
 // record "r<i%4>", and a state entry (a snapshot replacing the log every
 // tenth commit). Every fifth commit is followed by a Trim of each output
 // channel to i-3. CheckCrashJob can so tell whether a commit is all there.
+
 // CrashInput is part of the crash commits (above).
 func CrashInput(job string, k int) transport.ChannelID {
 	return Ch(job, "in", fmt.Sprint("up", k), "me")
