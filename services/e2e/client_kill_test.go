@@ -43,7 +43,7 @@ func TestClientKilledMidUploadResumes(t *testing.T) {
 		t.Fatal(err)
 	}
 	_ = first.Wait()
-	t.Logf("client killed with matches.csv committed up to byte %d", killedAt)
+	t.Logf("client killed with match_players.csv committed up to byte %d", killedAt)
 
 	second := exec.Command(bin, args...)
 	if b, err := second.CombinedOutput(); err != nil {
@@ -52,8 +52,9 @@ func TestClientKilledMidUploadResumes(t *testing.T) {
 	compareOutputs(t, d, out)
 }
 
-// uploadedPast waits until the job's matches.csv is committed past offset
-// after (and not whole yet) and returns the committed offset.
+// uploadedPast waits until the job's match_players.csv (the larger file,
+// whose upload lasts) is committed past offset after (and not whole yet)
+// and returns the committed offset.
 func uploadedPast(t *testing.T, jobs wololov1.JobServiceClient, job string, after int64) int64 {
 	t.Helper()
 	deadline := time.Now().Add(time.Minute)
@@ -66,9 +67,9 @@ func uploadedPast(t *testing.T, jobs wololov1.JobServiceClient, job string, afte
 		if err != nil {
 			continue // not created yet
 		}
-		m := r.Job.Matches
+		m := r.Job.Players
 		if m.Done {
-			t.Fatal("the matches upload finished before the client could be stopped; slow the cluster down")
+			t.Fatal("the players upload finished before the client could be stopped; slow the cluster down")
 		}
 		if m.Rows > 0 && m.Offset > after {
 			return m.Offset

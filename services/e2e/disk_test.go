@@ -39,9 +39,10 @@ func dirBytes(t *testing.T, dir string) (tables, wal int64) {
 
 // TestDiskReturnsToBaseline runs a job on durable processes and checks that
 // once the client deletes the job, every process's store shrinks back to
-// about what it was before the job. Pebble's write-ahead logs are counted
-// apart: the current one and the ones it keeps for recycling are a bounded,
-// reused overhead (at most a few memtables' worth per process), not data.
+// about what it was before the job: the segment store deletes or compacts
+// the job's segments once they hold nothing live (an idle store compacts
+// its current segment too). Files named *.log (Pebble's write-ahead logs,
+// with --store pebble) are counted apart as a bounded, reused overhead.
 func TestDiskReturnsToBaseline(t *testing.T) {
 	bin := buildBinary(t)
 	d := testDatasets(t)[2]
@@ -74,7 +75,7 @@ func TestDiskReturnsToBaseline(t *testing.T) {
 	if _, err := wololov1.NewJobServiceClient(conn).DeleteJob(ctx, &wololov1.DeleteJobRequest{JobId: "disk"}); err != nil {
 		t.Fatal(err)
 	}
-	// Pebble keeps a few small files (WAL, manifest, options) whatever it
+	// A store keeps a few small files (its lock, the tombstone) whatever it
 	// holds; allow them, not the job's data.
 	const slack = 1 << 20
 	var after, wal int64
