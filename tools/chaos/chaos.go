@@ -875,8 +875,10 @@ func (k *killer) alive(instance string) bool {
 	return false
 }
 
-// live picks a live instance of target's stage, or when late of any stage
-// that still has work after the upload (not a filter); "" if none.
+// live picks a live instance of target's stage, or when late of any graph
+// stage that still has work after the upload (not a filter, not a master:
+// masters are killed as the leader, deliberately, and random picks among
+// them could take out every supervisor at once); "" if none.
 func (k *killer) live(target string, late bool) string {
 	want, _ := deploy.ParseInstance(target)
 	var live []string
@@ -886,7 +888,7 @@ func (k *killer) live(target string, late bool) string {
 			continue
 		}
 		st, _ := k.top.Stage(in.Stage)
-		if in.Stage == want.Stage || (late && st.Role != "filter") {
+		if in.Stage == want.Stage || (late && in.Stage != deploy.MasterStage && st.Role != "filter") {
 			live = append(live, p.Instance)
 		}
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/wololo/wololo/deploy"
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 	"github.com/wololo/wololo/services/client"
+	"github.com/wololo/wololo/services/local"
 )
 
 func TestPlanCoversEveryKindAndIsSeeded(t *testing.T) {
@@ -299,5 +300,38 @@ func TestDeathTime(t *testing.T) {
 		if !got.Equal(c.want) || len(rest) != c.remaining {
 			t.Errorf("%s: %v with %d kills left, want %v and %d", c.name, got, len(rest), c.want, c.remaining)
 		}
+	}
+}
+
+// procsOnly is a target that only lists processes.
+type procsOnly struct {
+	target
+	procs []local.Proc
+}
+
+func (p procsOnly) Processes() []local.Proc { return p.procs }
+
+// TestLateKillsSpareTheMasters: a late random kill picks among the graph's
+// instances, never a master (with few graph processes, picking masters at
+// random killed all three within 150 ms, and nothing was left to restart
+// anything).
+func TestLateKillsSpareTheMasters(t *testing.T) {
+	top := deploy.Default()
+	var procs []local.Proc
+	for _, in := range append(top.Instances(), top.MasterInstances()...) {
+		procs = append(procs, local.Proc{Instance: in.Name(), Alive: true})
+	}
+	k := &killer{cl: procsOnly{procs: procs}, top: top, rng: rand.New(rand.NewPCG(1, 2))}
+	seen := map[string]bool{}
+	for i := 0; i < 200; i++ {
+		seen[k.live("shard-0", true)] = true
+	}
+	for name := range seen {
+		if strings.HasPrefix(name, deploy.MasterStage+"-") || name == "" {
+			t.Fatalf("a late kill picked %q", name)
+		}
+	}
+	if len(seen) != len(top.Instances()) {
+		t.Errorf("late kills picked %v, want every graph instance", seen)
 	}
 }
