@@ -35,13 +35,16 @@ func (s *slot) rows() int { return s.match.Len() + s.player.Len() + s.token.Len(
 // transport.Committer numbers what Drain returns as it commits it, so a
 // failed application can be discarded without a gap in any sequence.
 type Outputs struct {
-	maxRows  int
-	streams  map[string][]*slot
-	order    []*slot
-	built    []transport.Output
-	records  map[string][]byte
-	rowsOut  atomic.Int64
-	finished bool
+	maxRows int
+	streams map[string][]*slot
+	// lastStream and lastSlots remember the last stream's slots.
+	lastStream string
+	lastSlots  []*slot
+	order      []*slot
+	built      []transport.Output
+	records    map[string][]byte
+	rowsOut    atomic.Int64
+	finished   bool
 }
 
 // NewOutputs returns the emitter of job at instance self for the given
@@ -69,9 +72,13 @@ func NewOutputs(top deploy.Topology, self deploy.Instance, job string, streams [
 }
 
 func (o *Outputs) slot(stream string, key []byte) *slot {
-	slots, ok := o.streams[stream]
-	if !ok {
-		panic(fmt.Sprintf("operator emitted on undeclared stream %q", stream))
+	slots := o.lastSlots
+	if stream != o.lastStream || slots == nil { // rows come in runs of one stream
+		var ok bool
+		if slots, ok = o.streams[stream]; !ok {
+			panic(fmt.Sprintf("operator emitted on undeclared stream %q", stream))
+		}
+		o.lastStream, o.lastSlots = stream, slots
 	}
 	return slots[Route(key, len(slots))]
 }
