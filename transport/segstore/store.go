@@ -45,7 +45,7 @@ const (
 const (
 	// idleGarbage is the garbage an idle store gets rid of (at most one
 	// segment's worth).
-	idleGarbage = 1 << 20
+	idleGarbage = 256 << 10
 	// copyChunk bounds the copy records of a compaction.
 	copyChunk = 4 << 20
 )
