@@ -1,23 +1,19 @@
 package durable
 
 import (
-	"bufio"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/wololo/wololo/transport"
 	"github.com/wololo/wololo/transport/storetest"
 )
 
@@ -49,37 +45,9 @@ func helper(mode, dir string) error {
 	if err != nil {
 		return err
 	}
-	var outMu sync.Mutex
-	out := bufio.NewWriter(os.Stdout)
-	say := func(format string, args ...any) {
-		outMu.Lock()
-		defer outMu.Unlock()
-		fmt.Fprintf(out, format+"\n", args...)
-		out.Flush() // one write per line, after the commit returned
-	}
 	switch mode {
 	case "loop":
-		inc, err := s.NextIncarnation()
-		if err != nil {
-			return err
-		}
-		say("inc %d", inc)
-		img, err := s.Load()
-		if err != nil {
-			return err
-		}
-		errs := make(chan error, 3)
-		for g := range 3 {
-			job := fmt.Sprint("crash", g)
-			var from uint64 = 1
-			if j := img.Jobs[job]; j != nil {
-				from = j.Watermarks[storetest.CrashInput(job, 0)] + 1
-			}
-			go func() {
-				errs <- storetest.CrashLoop(s, job, from, 0, func(i uint64) { say("c %s %d", job, i) })
-			}()
-		}
-		return <-errs
+		return storetest.CrashChild(s, os.Stdout)
 	case "write":
 		n, err := strconv.ParseUint(os.Getenv(helperNEnv), 10, 64)
 		if err != nil {
@@ -88,7 +56,7 @@ func helper(mode, dir string) error {
 		if err := storetest.CrashLoop(s, "crash0", 1, n, func(uint64) {}); err != nil {
 			return err
 		}
-		say("done %d", n)
+		fmt.Printf("done %d\n", n)
 		return nil
 	}
 	return fmt.Errorf("unknown mode %q", mode)
@@ -109,99 +77,11 @@ func TestCrashAtomicity(t *testing.T) {
 		t.Skip("spawns processes")
 	}
 	dir := t.TempDir()
-	r := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
-	reported := map[string]uint64{}
-	var lastInc uint64
-	for round := range 5 {
-		cmd := helperCmd(t, "loop", dir)
-		stdout, err := cmd.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		lines := make(chan string, 1024)
-		go func() {
-			sc := bufio.NewScanner(stdout)
-			for sc.Scan() {
-				lines <- sc.Text()
-			}
-			close(lines)
-		}()
-		killAfter := 20 + r.IntN(150)
-		commits := 0
-		handle := func(line string) {
-			f := strings.Fields(line)
-			switch {
-			case len(f) == 2 && f[0] == "inc":
-				inc, _ := strconv.ParseUint(f[1], 10, 64)
-				if inc <= lastInc {
-					t.Errorf("round %d: incarnation %d after %d", round, inc, lastInc)
-				}
-				lastInc = inc
-			case len(f) == 3 && f[0] == "c":
-				i, _ := strconv.ParseUint(f[2], 10, 64)
-				if i <= reported[f[1]] {
-					t.Errorf("round %d: %s commit %d reported after %d", round, f[1], i, reported[f[1]])
-				}
-				reported[f[1]] = i
-				commits++
-			default:
-				t.Errorf("round %d: helper said %q", round, line)
-			}
-		}
-		timeout := time.After(20 * time.Second)
-	read:
-		for commits < killAfter {
-			select {
-			case line, ok := <-lines:
-				if !ok {
-					break read
-				}
-				handle(line)
-			case <-timeout:
-				t.Fatalf("round %d: only %d commits in 20s", round, commits)
-			}
-		}
-		time.Sleep(time.Duration(r.IntN(3000)) * time.Microsecond)
-		if err := syscall.Kill(cmd.Process.Pid, syscall.SIGKILL); err != nil {
-			t.Fatal(err)
-		}
-		for line := range lines { // lines written before the kill
-			handle(line)
-		}
-		err = cmd.Wait()
-		if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() {
-			t.Fatalf("round %d: helper ended with %v, not by the kill", round, err)
-		}
-
-		s, err := Open(dir, Options{})
-		if err != nil {
-			t.Fatalf("round %d: reopen after kill: %v", round, err)
-		}
-		img, err := s.Load()
-		if err != nil {
-			t.Fatal(err)
-		}
-		var found []string
-		for g := range 3 {
-			job := fmt.Sprint("crash", g)
-			n, err := storetest.CheckCrashJob(job, img.Jobs[job])
-			if err != nil {
-				t.Fatalf("round %d: %v", round, err)
-			}
-			if n < reported[job] {
-				t.Fatalf("round %d: %s recovered at commit %d, but commit %d had returned", round, job, n, reported[job])
-			}
-			found = append(found, fmt.Sprintf("%s=%d (reported %d)", job, n, reported[job]))
-			reported[job] = n
-		}
-		t.Logf("round %d: killed after %d reported commits; recovered %s", round, commits, strings.Join(found, ", "))
-		if err := s.Close(); err != nil {
-			t.Fatal(err)
-		}
-	}
+	storetest.CrashTest{
+		Rounds: 5, MaxCommits: 150,
+		Child: func(int) *exec.Cmd { return helperCmd(t, "loop", dir) },
+		Open:  func(int) (transport.Store, error) { return Open(dir, Options{}) },
+	}.Run(t)
 }
 
 // walFiles returns the WAL files of dir, newest (highest number) last.
