@@ -3,9 +3,7 @@ package durable
 import (
 	"bytes"
 	"errors"
-	"fmt"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/hashicorp/go-hclog"
@@ -121,24 +119,7 @@ func TestOpenLocked(t *testing.T) {
 func TestGroupCommit(t *testing.T) {
 	s := openTest(t, t.TempDir())
 	defer s.Close()
-	var wg sync.WaitGroup
-	for g := range 8 {
-		wg.Go(func() {
-			ch := storetest.Ch("j", "s", "a", fmt.Sprint(g))
-			for i := 1; i <= 50; i++ {
-				if err := s.Commit(&transport.Commit{Job: "j", Outputs: []transport.Entry{storetest.E(ch, uint64(i), false, "x")}}); err != nil {
-					t.Error(err)
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
-	st := s.Stats()
-	t.Logf("%+v", st)
-	if st.Commits != 400 || st.Syncs >= st.Commits {
-		t.Fatalf("8 goroutines: %+v, want 400 commits sharing syncs", st)
-	}
+	storetest.GroupCommit(t, s)
 }
 
 // A commit larger than half a memtable goes through Pebble's large-batch

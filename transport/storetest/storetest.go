@@ -585,3 +585,27 @@ func testConcurrent(t *testing.T, open func(t *testing.T, dir string) transport.
 		t.Fatalf("stats: %+v, want %d commits", st, 2*goroutines*commits)
 	}
 }
+
+// GroupCommit commits from 8 goroutines at once and checks, through
+// Stats, that all 400 commits are counted and that they shared syncs.
+func GroupCommit(t *testing.T, s transport.Store) {
+	t.Helper()
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Go(func() {
+			ch := Ch("j", "s", "a", fmt.Sprint(g))
+			for i := 1; i <= 50; i++ {
+				if err := s.Commit(&transport.Commit{Job: "j", Outputs: []transport.Entry{E(ch, uint64(i), false, "x")}}); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	st := s.Stats()
+	t.Logf("%+v", st)
+	if st.Commits != 400 || st.Syncs >= st.Commits {
+		t.Fatalf("8 goroutines: %+v, want 400 commits sharing syncs", st)
+	}
+}
