@@ -3,12 +3,12 @@ package bench
 import (
 	"context"
 	"fmt"
-	"io/fs"
 	"path/filepath"
 	"syscall"
 	"time"
 
 	"github.com/wololo/wololo/services/local"
+	"github.com/wololo/wololo/transport/diskuse"
 )
 
 // The recovery case: a process SIGKILLed late in a job should cost the job
@@ -92,41 +92,21 @@ func (r Report) KillCost(k LocalRun) (time.Duration, bool) {
 	return d, k.Equal && d <= TargetKillCost
 }
 
-// diskUsage is what the files under dir take on disk (allocated blocks, so
-// preallocated logs count whole); 0 if dir does not exist.
-func diskUsage(dir string) int64 {
-	var n int64
-	_ = filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return nil
-		}
-		if info, err := d.Info(); err == nil {
-			if st, ok := info.Sys().(*syscall.Stat_t); ok {
-				n += st.Blocks * 512
-			} else {
-				n += info.Size()
-			}
-		}
-		return nil
-	})
-	return n
-}
-
 // sampleDisk measures dir every period until ctx ends, then sends the
 // largest value seen.
 func sampleDisk(ctx context.Context, dir string, period time.Duration) <-chan int64 {
 	peak := make(chan int64, 1)
 	go func() {
-		most := diskUsage(dir)
+		most := diskuse.Dir(dir)
 		t := time.NewTicker(period)
 		defer t.Stop()
 		for {
 			select {
 			case <-ctx.Done():
-				peak <- max(most, diskUsage(dir))
+				peak <- max(most, diskuse.Dir(dir))
 				return
 			case <-t.C:
-				most = max(most, diskUsage(dir))
+				most = max(most, diskuse.Dir(dir))
 			}
 		}
 	}()

@@ -26,6 +26,7 @@ import (
 	"github.com/wololo/wololo/services/schema"
 	"github.com/wololo/wololo/services/tlsflags"
 	"github.com/wololo/wololo/transport"
+	"github.com/wololo/wololo/transport/diskuse"
 )
 
 // Defaults of the CLI.
@@ -181,11 +182,11 @@ func runLocal(ctx context.Context, o Options, bin, outDir, profDir string, insec
 	lr.Durable = true // local mode gives every process a data directory
 	logf("local: %d processes up in %s; submitting", len(cl.Instances()), secs(lr.Startup))
 
-	lr.DiskIdle = diskUsage(o.LocalData)
+	lr.DiskIdle = diskuse.Dir(o.LocalData)
 	idle := map[string]int64{}
 	for _, p := range cl.Processes() {
 		if p.DataDir != "" {
-			idle[p.Instance] = diskUsage(p.DataDir)
+			idle[p.Instance] = diskuse.Dir(p.DataDir)
 		}
 	}
 	s0 := time.Now()

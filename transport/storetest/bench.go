@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -13,6 +12,7 @@ import (
 
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 	"github.com/wololo/wololo/transport"
+	"github.com/wololo/wololo/transport/diskuse"
 )
 
 // The benchmark harness shared by the stores' benchmarks, so that their
@@ -78,21 +78,8 @@ func (u Usage) Since() Usage {
 	return d
 }
 
-// DirUsage returns the disk space the files under dir take (allocated
-// blocks where the platform tells, else their sizes).
-func DirUsage(dir string) int64 {
-	var n int64
-	_ = filepath.WalkDir(dir, func(_ string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return nil
-		}
-		if fi, err := d.Info(); err == nil {
-			n += allocated(fi)
-		}
-		return nil
-	})
-	return n
-}
+// DirUsage returns the disk space the files under dir take.
+func DirUsage(dir string) int64 { return diskuse.Dir(dir) }
 
 // BenchCommits runs b.N commits of one watermark and one output of rows
 // from g goroutines, each on its own channels of one job, and reports

@@ -3,7 +3,6 @@
 package storetest
 
 import (
-	"os"
 	"syscall"
 	"time"
 )
@@ -15,13 +14,4 @@ func cpuTime() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-// allocated is the disk space a file takes: its blocks, preallocated
-// ones included.
-func allocated(fi os.FileInfo) int64 {
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		return int64(st.Blocks) * 512
-	}
-	return fi.Size()
 }
