@@ -77,16 +77,6 @@ func Plan(t Topology) (Topology, error) {
 	return out, nil
 }
 
-// MustPlan is Plan for topologies known to be valid (the embedded one, or
-// one already planned); it panics otherwise.
-func MustPlan(t Topology) Topology {
-	p, err := Plan(t)
-	if err != nil {
-		panic("deploy: plan: " + err.Error())
-	}
-	return p
-}
-
 // Planned reports whether t is a physical plan.
 func (t Topology) Planned() bool { return t.logical != nil }
 
@@ -240,26 +230,25 @@ func taskName(t Topology, g []Stage, taken map[string]bool) string {
 	if len(g) == 1 {
 		return g[0].Name
 	}
-	first := g[0]
-	for _, s := range t.Stages { // the group's first stage in the file
-		if taskOfGroup(g, s.Name) {
-			first = s
-			break
-		}
-	}
+	first := firstInFile(t, g)
 	if name := first.Task; name != "" && !taken[name] && !stageNamed(t, name) {
 		return name
 	}
 	return first.Name
 }
 
-func taskOfGroup(g []Stage, name string) bool {
+// firstInFile is the member of g that comes first in t's stage list.
+func firstInFile(t Topology, g []Stage) Stage {
+	member := map[string]bool{}
 	for _, s := range g {
-		if s.Name == name {
-			return true
+		member[s.Name] = true
+	}
+	for _, s := range t.Stages {
+		if member[s.Name] {
+			return s
 		}
 	}
-	return false
+	return g[0]
 }
 
 func stageNamed(t Topology, name string) bool {

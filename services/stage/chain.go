@@ -106,11 +106,12 @@ type chain struct {
 	emit     []*linkEmitter
 	finished []bool
 	ended    map[string]bool // streams (internal or not) that have ended
-	// direct holds, for an internal stream whose reader is a RowSink, the
-	// functions that hand it each row as it is emitted.
-	direct map[string]RowFuncs
-	// pending holds the rows emitted on each other internal stream and not
-	// yet handed on, in the order of spec.internal.
+	// inner takes a row emitted on an internal stream: the reader's own
+	// functions when it is a RowSink, else ones that add the row to the
+	// stream's pending batch.
+	inner map[string]RowFuncs
+	// pending holds the rows emitted on each batched internal stream and
+	// not yet handed on, in the order of spec.internal.
 	pending map[string]*pendingRows
 	out     Emitter // where rows leaving the task go, for the current call
 	err     error
@@ -125,19 +126,31 @@ type pendingRows struct {
 
 func (c *chainSpec) new() Operator {
 	ch := &chain{spec: c, ops: make([]Operator, len(c.links)), finished: make([]bool, len(c.links)),
-		ended: map[string]bool{}, direct: map[string]RowFuncs{}, pending: map[string]*pendingRows{}}
+		ended: map[string]bool{}, inner: map[string]RowFuncs{}, pending: map[string]*pendingRows{}}
 	for i, l := range c.links {
 		ch.ops[i] = l.Spec.New()
 		ch.emit = append(ch.emit, &linkEmitter{c: ch})
 	}
 	for _, s := range c.internal {
 		if sink, ok := ch.ops[c.consumer[s]].(RowSink); ok {
-			ch.direct[s] = sink.Rows(ch.emit[c.consumer[s]])
+			ch.inner[s] = sink.Rows(ch.emit[c.consumer[s]])
 			continue
 		}
-		ch.pending[s] = &pendingRows{}
+		p := &pendingRows{}
+		ch.pending[s] = p
+		ch.inner[s] = p.funcs()
 	}
 	return ch
+}
+
+// funcs add rows to the pending batch.
+func (p *pendingRows) funcs() RowFuncs {
+	return RowFuncs{
+		Match:  func(_ string, m *batch.Match) { p.match.Add(m) },
+		Player: func(_ string, pl *batch.Player) { p.player.Add(pl) },
+		Token:  func(_ string, t []byte) { p.token.Add(t) },
+		Civ:    func(_ string, civ string, wins, count int64) { p.civ.Add(civ, wins, count) },
+	}
 }
 
 // Apply hands a batch of one of the task's inputs to the operator that
@@ -257,9 +270,8 @@ func (c *chain) flush() error {
 
 // internal reports whether a stream runs inside the task.
 func (c *chain) internal(stream string) bool {
-	_, direct := c.direct[stream]
-	_, batched := c.pending[stream]
-	return direct || batched
+	_, ok := c.inner[stream]
+	return ok
 }
 
 // misrouted records a row of a kind its reader does not take: the chain
@@ -272,63 +284,46 @@ func (c *chain) misrouted(stream, kind string) {
 }
 
 // linkEmitter is the Emitter of one chained operator: rows on an internal
-// stream go to their reader (at once if it takes rows one at a time, else
-// when the writer returns), the others leave the task.
+// stream go to their reader through inner, the others leave the task.
 type linkEmitter struct{ c *chain }
 
 func (e *linkEmitter) Match(stream string, m *batch.Match) {
-	if d, ok := e.c.direct[stream]; ok {
-		if d.Match == nil {
-			e.c.misrouted(stream, "match")
-			return
-		}
-		d.Match(stream, m)
-	} else if p := e.c.pending[stream]; p != nil {
-		p.match.Add(m)
-	} else {
+	if f, ok := e.c.inner[stream]; !ok {
 		e.c.out.Match(stream, m)
+	} else if f.Match == nil {
+		e.c.misrouted(stream, "match")
+	} else {
+		f.Match(stream, m)
 	}
 }
 
-func (e *linkEmitter) Player(stream string, pl *batch.Player) {
-	if d, ok := e.c.direct[stream]; ok {
-		if d.Player == nil {
-			e.c.misrouted(stream, "player")
-			return
-		}
-		d.Player(stream, pl)
-	} else if p := e.c.pending[stream]; p != nil {
-		p.player.Add(pl)
+func (e *linkEmitter) Player(stream string, p *batch.Player) {
+	if f, ok := e.c.inner[stream]; !ok {
+		e.c.out.Player(stream, p)
+	} else if f.Player == nil {
+		e.c.misrouted(stream, "player")
 	} else {
-		e.c.out.Player(stream, pl)
+		f.Player(stream, p)
 	}
 }
 
 func (e *linkEmitter) Token(stream string, token []byte) {
-	if d, ok := e.c.direct[stream]; ok {
-		if d.Token == nil {
-			e.c.misrouted(stream, "token")
-			return
-		}
-		d.Token(stream, token)
-	} else if p := e.c.pending[stream]; p != nil {
-		p.token.Add(token)
-	} else {
+	if f, ok := e.c.inner[stream]; !ok {
 		e.c.out.Token(stream, token)
+	} else if f.Token == nil {
+		e.c.misrouted(stream, "token")
+	} else {
+		f.Token(stream, token)
 	}
 }
 
 func (e *linkEmitter) Civ(stream string, civ string, wins, count int64) {
-	if d, ok := e.c.direct[stream]; ok {
-		if d.Civ == nil {
-			e.c.misrouted(stream, "civ")
-			return
-		}
-		d.Civ(stream, civ, wins, count)
-	} else if p := e.c.pending[stream]; p != nil {
-		p.civ.Add(civ, wins, count)
-	} else {
+	if f, ok := e.c.inner[stream]; !ok {
 		e.c.out.Civ(stream, civ, wins, count)
+	} else if f.Civ == nil {
+		e.c.misrouted(stream, "civ")
+	} else {
+		f.Civ(stream, civ, wins, count)
 	}
 }
 
