@@ -1,6 +1,7 @@
 package operators
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/wololo/wololo/deploy"
@@ -28,39 +29,40 @@ type call struct {
 	end   string // EndStream of this stream, when apply is nil
 }
 
-// run makes the calls of calls[from:] on op and then Finish, returning
-// what it emitted.
-func run(t *testing.T, op stage.Operator, calls []call) []string {
+// play makes the calls on op, emitting into out.
+func play(t *testing.T, op stage.Operator, calls []call, out *fakeEmitter) {
 	t.Helper()
-	out := &fakeEmitter{}
-	for i, s := range calls {
-		if s.apply != nil {
-			apply(t, op, out, *s.apply)
-			continue
-		}
-		if err := op.(stage.StreamEnder).EndStream(s.end, out); err != nil {
-			t.Fatalf("call %d: EndStream(%s): %v", i, s.end, err)
+	for i, c := range calls {
+		if c.apply != nil {
+			apply(t, op, out, *c.apply)
+		} else if err := op.(stage.StreamEnder).EndStream(c.end, out); err != nil {
+			t.Fatalf("call %d: EndStream(%s): %v", i, c.end, err)
 		}
 	}
+}
+
+// finish calls Finish and returns everything op emitted into out.
+func finish(t *testing.T, op stage.Operator, out *fakeEmitter) []string {
+	t.Helper()
 	if err := op.Finish(out); err != nil {
 		t.Fatal(err)
 	}
 	return out.take()
 }
 
+// run makes the calls on op and then Finish, returning what it emitted.
+func run(t *testing.T, op stage.Operator, calls []call) []string {
+	out := &fakeEmitter{}
+	play(t, op, calls, out)
+	return finish(t, op, out)
+}
+
 // snapshotAt runs calls[:cut], snapshots, restores into a new operator and
-// runs the rest there.
+// runs the rest there; it returns what both emitted, in order.
 func snapshotAt(t *testing.T, spec stage.Spec, calls []call, cut int) []string {
 	t.Helper()
-	first := spec.New()
-	run := &fakeEmitter{}
-	for _, s := range calls[:cut] {
-		if s.apply != nil {
-			apply(t, first, run, *s.apply)
-		} else if err := first.(stage.StreamEnder).EndStream(s.end, run); err != nil {
-			t.Fatal(err)
-		}
-	}
+	first, out := spec.New(), &fakeEmitter{}
+	play(t, first, calls[:cut], out)
 	snap, ok := first.(stage.Snapshotter)
 	if !ok {
 		t.Fatalf("%T cannot snapshot", first)
@@ -73,18 +75,8 @@ func snapshotAt(t *testing.T, spec stage.Spec, calls []call, cut int) []string {
 	if err := second.(stage.Snapshotter).Restore(state); err != nil {
 		t.Fatalf("restore after call %d: %v", cut, err)
 	}
-	rest := &fakeEmitter{}
-	for _, s := range calls[cut:] {
-		if s.apply != nil {
-			apply(t, second, rest, *s.apply)
-		} else if err := second.(stage.StreamEnder).EndStream(s.end, rest); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := second.Finish(rest); err != nil {
-		t.Fatal(err)
-	}
-	return append(run.take(), rest.take()...)
+	play(t, second, calls[cut:], out)
+	return finish(t, second, out)
 }
 
 // TestTasksSnapshotAnywhere: both tasks of the default plan, snapshotted
@@ -129,7 +121,7 @@ func TestTasksSnapshotAnywhere(t *testing.T) {
 		}
 		t.Logf("%s emits %q", c.task, want)
 		for cut := 0; cut <= len(c.calls); cut++ {
-			sameCalls(t, c.task+" restored after call "+string(rune('0'+cut)), snapshotAt(t, spec, c.calls, cut), want)
+			sameCalls(t, fmt.Sprintf("%s restored after call %d", c.task, cut), snapshotAt(t, spec, c.calls, cut), want)
 		}
 	}
 }
