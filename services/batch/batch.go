@@ -8,6 +8,7 @@
 package batch
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 
@@ -74,10 +75,32 @@ func (t *textBuilder) build() *wololov1.TextColumn {
 
 type dictBuilder struct {
 	index map[string]uint32
-	col   wololov1.DictColumn
+	// recent maps a cheap hash of a value to its code + 1 (0: none), a
+	// direct-mapped cache in front of index: a dictionary column has a
+	// few dozen values, and a hit costs a compare instead of a map lookup.
+	recent [dictRecent]uint32
+	col    wololov1.DictColumn
+}
+
+// dictRecent is the size of dictBuilder's cache.
+const dictRecent = 256
+
+// recentSlot is where b sits in the cache: from its length and three of
+// its bytes.
+func recentSlot(b []byte) int {
+	n := len(b)
+	if n == 0 {
+		return 0
+	}
+	return (n*37 ^ int(b[0])*5 ^ int(b[n/2])*11 ^ int(b[n-1])*29) & (dictRecent - 1)
 }
 
 func (d *dictBuilder) add(b []byte) {
+	slot := recentSlot(b)
+	if c := d.recent[slot]; c != 0 && bytes.Equal(d.col.Dict[c-1], b) {
+		d.col.Codes = append(d.col.Codes, c-1)
+		return
+	}
 	code, ok := d.index[string(b)]
 	if !ok {
 		if d.index == nil {
@@ -87,6 +110,7 @@ func (d *dictBuilder) add(b []byte) {
 		d.index[string(b)] = code
 		d.col.Dict = append(d.col.Dict, append([]byte(nil), b...))
 	}
+	d.recent[slot] = code + 1
 	d.col.Codes = append(d.col.Codes, code)
 }
 
@@ -94,6 +118,7 @@ func (d *dictBuilder) build() *wololov1.DictColumn {
 	c := &wololov1.DictColumn{Dict: d.col.Dict, Codes: d.col.Codes}
 	d.col = wololov1.DictColumn{}
 	clear(d.index)
+	clear(d.recent[:])
 	return c
 }
 

@@ -86,12 +86,12 @@ func explain(server string, err error) error {
 	return fmt.Errorf("gateway error (%s): %s", st.Code(), st.Message())
 }
 
-// readHeader reads a file's header record and checks it as the gateway and
+// ReadHeader reads a file's header record and checks it as the gateway and
 // the reference would (required columns once each, a bounded size), so
 // that a wrong file is refused at once, naming the path the user gave.
 // Column names travel as protobuf strings: bytes that are not UTF-8 are
 // replaced, which cannot turn any name into a required one.
-func readHeader(path string, file schema.File) (*wololov1.FileHeader, error) {
+func ReadHeader(path string, file schema.File) (*wololov1.FileHeader, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -164,11 +164,11 @@ func Fingerprint(f io.ReaderAt, size int64) ([]byte, error) {
 // Submit runs a whole job: create, upload both files, wait, fetch results.
 func Submit(ctx context.Context, o SubmitOptions) (*Summary, error) {
 	start := time.Now()
-	mh, err := readHeader(o.Matches, schema.Matches)
+	mh, err := ReadHeader(o.Matches, schema.Matches)
 	if err != nil {
 		return nil, fmt.Errorf("the matches file: %w", err)
 	}
-	ph, err := readHeader(o.Players, schema.Players)
+	ph, err := ReadHeader(o.Players, schema.Players)
 	if err != nil {
 		return nil, fmt.Errorf("the players file: %w", err)
 	}

@@ -1,13 +1,17 @@
 // Package demo is `wololo demo`: the whole graph of the default topology in
-// one process, every instance with its own gRPC server on a free loopback
-// port, fed by the real client over gRPC. With no input flags it generates
-// a 100,000-match dataset once into data/demo/ and runs on it.
+// one process. By default it runs in memory (services/inmem: the tasks as
+// goroutines, batches passed as Go values, the files parsed in parallel);
+// with --grpc every instance is a node with its own gRPC server on a free
+// loopback port, fed by the real client over gRPC, as a deployment is.
+// With no input flags it generates a 100,000-match dataset once into
+// data/demo/ and runs on it.
 //
-// It only wires existing parts (datagen, node.Cluster, client); it adds no
-// logic of its own.
+// It only wires existing parts (datagen, inmem, node.Cluster, client); it
+// adds no logic of its own.
 package demo
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -19,9 +23,12 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/wololo/wololo/deploy"
+	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
+	"github.com/wololo/wololo/services/atomicfile"
 	"github.com/wololo/wololo/services/cli"
 	"github.com/wololo/wololo/services/client"
 	"github.com/wololo/wololo/services/datagen"
+	"github.com/wololo/wololo/services/inmem"
 	"github.com/wololo/wololo/services/node"
 	"github.com/wololo/wololo/services/schema"
 )
@@ -35,7 +42,7 @@ const (
 
 // Run is the `wololo demo` command.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := cli.NewFlagSet("wololo demo", "usage: wololo demo [flags]\n\nRuns the whole graph in this process over loopback gRPC and prints the four answers.\n", stderr)
+	fs := cli.NewFlagSet("wololo demo", "usage: wololo demo [flags]\n\nRuns the whole graph in this process and prints the four answers: in memory\n(tasks as goroutines, no transport, nothing kept), or with --grpc as a\ndeployment runs it, every instance a gRPC node on loopback.\n", stderr)
 	matches := fs.String("matches", "", "matches.csv to run on (default: a generated dataset in --data)")
 	players := fs.String("players", "", "match_players.csv to run on (default: a generated dataset in --data)")
 	out := fs.String("out", DefaultOut, "directory for q1.csv..q4.csv")
@@ -45,6 +52,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	replicas := fs.Int("replicas", 0, "if set, run this many replicas of every stage but the gateway")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the run to this file")
 	logLevel := fs.String("log-level", "warn", "log level of the graph's processes (trace, debug, info, warn, error)")
+	overGRPC := fs.Bool("grpc", false, "run every instance as a node with its own loopback gRPC server, fed by the client over gRPC (the deployment's path), instead of in memory")
 	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
@@ -75,22 +83,11 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	defer stopProfile()
 	log := hclog.New(&hclog.LoggerOptions{Name: "wololo", Level: hclog.LevelFromString(*logLevel), Output: stderr})
 	start := time.Now()
-	cluster, err := node.StartCluster(top, node.ClusterOptions{Log: log})
-	if err != nil {
-		return fmt.Errorf("start the graph: %w", err)
+	run := runInMemory
+	if *overGRPC {
+		run = runOverGRPC
 	}
-	defer cluster.Stop()
-	fmt.Fprintf(stdout, "graph up: %d processes on loopback (mutual TLS, an in-memory CA), gateway at %s\n", len(cluster.Nodes), cluster.GatewayAddr())
-	fmt.Fprintf(stdout, "tasks: %s\n", strings.Join(top.Tasks(), "; "))
-
-	tlsConfig, err := cluster.ClientTLS("demo")
-	if err != nil {
-		return err
-	}
-	sum, err := client.Submit(ctx, client.SubmitOptions{
-		Server: cluster.GatewayAddr(), TLS: tlsConfig, Matches: *matches, Players: *players, Out: *out,
-		Progress: stderr, Terminal: client.IsTerminal(stderr),
-	})
+	sum, err := run(ctx, top, *matches, *players, *out, log, stdout, stderr)
 	if err != nil {
 		return err
 	}
@@ -102,6 +99,63 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "\nelapsed: %s (graph start to results on disk)\n", time.Since(start).Round(time.Millisecond))
 	return nil
+}
+
+// runInMemory runs the graph with services/inmem and writes the answers.
+func runInMemory(ctx context.Context, top deploy.Topology, matches, players, out string, log hclog.Logger, stdout, stderr io.Writer) (*client.Summary, error) {
+	fmt.Fprintf(stdout, "graph in memory: tasks %s\n", strings.Join(top.Tasks(), "; "))
+	start := time.Now()
+	progress := newProgress(stderr, client.IsTerminal(stderr))
+	res, err := inmem.Run(ctx, inmem.Options{Topology: top, Matches: matches, Players: players, Log: log, Progress: progress.report})
+	progress.done()
+	if err != nil {
+		return nil, err
+	}
+	job := &wololov1.Job{JobId: "demo", State: wololov1.JobState_JOB_STATE_DONE, ResultRows: map[string]int64{}}
+	for i, r := range res.Reports {
+		fr := &wololov1.FileReport{File: schema.File(i).String(), Rows: r.Rows, Malformed: r.Malformed, Missing: r.Missing, OversizedAt: r.OversizedAt, Done: true}
+		if i == int(schema.Matches) {
+			job.Matches = fr
+		} else {
+			job.Players = fr
+		}
+	}
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return nil, fmt.Errorf("create output directory: %w", err)
+	}
+	sum := &client.Summary{JobID: job.JobId, Job: job, Files: map[string]string{}}
+	for _, name := range schema.ResultFiles {
+		b := res.Files[name]
+		job.ResultRows[name] = int64(bytes.Count(b, []byte("\n")) - 1)
+		path := filepath.Join(out, name)
+		if err := atomicfile.Write(path, b, 0o644); err != nil {
+			return nil, fmt.Errorf("write %s: %w", path, err)
+		}
+		sum.Files[name] = path
+	}
+	sum.Total = time.Since(start)
+	sum.Upload = sum.Total // reading the files is the whole run
+	return sum, nil
+}
+
+// runOverGRPC starts every instance as a node on loopback and submits the
+// files with the client.
+func runOverGRPC(ctx context.Context, top deploy.Topology, matches, players, out string, log hclog.Logger, stdout, stderr io.Writer) (*client.Summary, error) {
+	cluster, err := node.StartCluster(top, node.ClusterOptions{Log: log})
+	if err != nil {
+		return nil, fmt.Errorf("start the graph: %w", err)
+	}
+	defer cluster.Stop()
+	fmt.Fprintf(stdout, "graph up: %d processes on loopback (mutual TLS, an in-memory CA), gateway at %s\n", len(cluster.Nodes), cluster.GatewayAddr())
+	fmt.Fprintf(stdout, "tasks: %s\n", strings.Join(top.Tasks(), "; "))
+	tlsConfig, err := cluster.ClientTLS("demo")
+	if err != nil {
+		return nil, err
+	}
+	return client.Submit(ctx, client.SubmitOptions{
+		Server: cluster.GatewayAddr(), TLS: tlsConfig, Matches: matches, Players: players, Out: out,
+		Progress: stderr, Terminal: client.IsTerminal(stderr),
+	})
 }
 
 // ensureDataset generates the default dataset unless it is already there.

@@ -285,10 +285,35 @@ func (c *chain) misrouted(stream, kind string) {
 
 // linkEmitter is the Emitter of one chained operator: rows on an internal
 // stream go to their reader through inner, the others leave the task.
-type linkEmitter struct{ c *chain }
+// It remembers what it has looked up: an operator emits on a handful of
+// streams, so a scan of them (names compared as strings, which are most
+// often the very same constant) is cheaper per row than the map.
+type linkEmitter struct {
+	c      *chain
+	routes []linkRoute
+}
+
+type linkRoute struct {
+	stream string
+	f      RowFuncs
+	inner  bool
+}
+
+// route returns the reader's functions of an internal stream, or false
+// for a stream that leaves the task.
+func (e *linkEmitter) route(stream string) (RowFuncs, bool) {
+	for i := range e.routes {
+		if r := &e.routes[i]; r.stream == stream {
+			return r.f, r.inner
+		}
+	}
+	f, ok := e.c.inner[stream]
+	e.routes = append(e.routes, linkRoute{stream: stream, f: f, inner: ok})
+	return f, ok
+}
 
 func (e *linkEmitter) Match(stream string, m *batch.Match) {
-	if f, ok := e.c.inner[stream]; !ok {
+	if f, ok := e.route(stream); !ok {
 		e.c.out.Match(stream, m)
 	} else if f.Match == nil {
 		e.c.misrouted(stream, "match")
@@ -298,7 +323,7 @@ func (e *linkEmitter) Match(stream string, m *batch.Match) {
 }
 
 func (e *linkEmitter) Player(stream string, p *batch.Player) {
-	if f, ok := e.c.inner[stream]; !ok {
+	if f, ok := e.route(stream); !ok {
 		e.c.out.Player(stream, p)
 	} else if f.Player == nil {
 		e.c.misrouted(stream, "player")
@@ -308,7 +333,7 @@ func (e *linkEmitter) Player(stream string, p *batch.Player) {
 }
 
 func (e *linkEmitter) Token(stream string, token []byte) {
-	if f, ok := e.c.inner[stream]; !ok {
+	if f, ok := e.route(stream); !ok {
 		e.c.out.Token(stream, token)
 	} else if f.Token == nil {
 		e.c.misrouted(stream, "token")
@@ -318,7 +343,7 @@ func (e *linkEmitter) Token(stream string, token []byte) {
 }
 
 func (e *linkEmitter) Civ(stream string, civ string, wins, count int64) {
-	if f, ok := e.c.inner[stream]; !ok {
+	if f, ok := e.route(stream); !ok {
 		e.c.out.Civ(stream, civ, wins, count)
 	} else if f.Civ == nil {
 		e.c.misrouted(stream, "civ")
