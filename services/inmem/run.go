@@ -73,7 +73,7 @@ type task struct {
 // graph is every task of a run and where their outputs go.
 type graph struct {
 	ctx     context.Context
-	stop    func(error) // ends the run with the first failure
+	stop    func(error)      // ends the run with the first failure
 	tasks   map[string]*task // by instance name
 	mu      sync.Mutex
 	records map[string][]byte
