@@ -16,12 +16,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hashicorp/go-hclog"
-
 	"github.com/wololo/wololo/deploy"
 	"github.com/wololo/wololo/services/cli"
 	"github.com/wololo/wololo/services/client"
 	"github.com/wololo/wololo/services/datagen"
+	"github.com/wololo/wololo/services/logflags"
 	"github.com/wololo/wololo/services/node"
 	"github.com/wololo/wololo/services/schema"
 )
@@ -44,7 +43,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	topoPath := fs.String("topology", "", "topology JSON file (default: the embedded one)")
 	replicas := fs.Int("replicas", 0, "if set, run this many replicas of every stage but the gateway")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the run to this file")
-	logLevel := fs.String("log-level", "warn", "log level of the graph's processes (trace, debug, info, warn, error)")
+	logFlags := logflags.Register(fs, "warn")
 	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
@@ -73,7 +72,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer stopProfile()
-	log := hclog.New(&hclog.LoggerOptions{Name: "wololo", Level: hclog.LevelFromString(*logLevel), Output: stderr})
+	log := logFlags.Logger("wololo", stderr)
 	start := time.Now()
 	cluster, err := node.StartCluster(top, node.ClusterOptions{Log: log})
 	if err != nil {

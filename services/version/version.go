@@ -6,6 +6,12 @@
 // git checkout without -buildvcs=false; -trimpath keeps them), plus the Go
 // version and platform. Plain text by default, one JSON object with
 // --json.
+//
+// The toolchain stamps nothing in a linked git worktree (its .git is a
+// file, which cmd/go does not take for a repository: golang/go#58218) or
+// with -buildvcs=false, so `make build` also passes the commit with
+// -ldflags -X (Commit, Modified below); the toolchain's stamp wins when
+// there is one.
 package version
 
 import (
@@ -17,6 +23,14 @@ import (
 	"runtime/debug"
 
 	"github.com/wololo/wololo/services/cli"
+)
+
+// Commit and Modified are set by the linker (`make build`: -X
+// github.com/wololo/wololo/services/version.Commit=$(git rev-parse HEAD),
+// Modified=true|false) for builds the toolchain did not stamp.
+var (
+	Commit   string
+	Modified string
 )
 
 // Info is what the binary knows of its build. Commit is "" when the build
@@ -71,7 +85,16 @@ func Current() Info {
 	if !ok {
 		bi = nil
 	}
-	return FromBuildInfo(bi)
+	return withLinked(FromBuildInfo(bi), Commit, Modified)
+}
+
+// withLinked fills in the commit the linker was given, when the toolchain
+// stamped none.
+func withLinked(in Info, commit, modified string) Info {
+	if in.Commit == "" && commit != "" {
+		in.Commit, in.Modified = commit, modified == "true"
+	}
+	return in
 }
 
 // WriteText writes in as a few lines for people.

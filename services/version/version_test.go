@@ -106,3 +106,23 @@ func TestRun(t *testing.T) {
 		t.Error("a stray argument was accepted")
 	}
 }
+
+func TestWithLinked(t *testing.T) {
+	stamped := Info{Commit: "aaa", Modified: false}
+	cases := []struct {
+		name             string
+		in               Info
+		commit, modified string
+		want             Info
+	}{
+		{"nothing linked", Info{}, "", "", Info{}},
+		{"linked fills an unstamped build", Info{}, "bbb", "true", Info{Commit: "bbb", Modified: true}},
+		{"linked, clean", Info{}, "bbb", "false", Info{Commit: "bbb"}},
+		{"the toolchain's stamp wins", stamped, "bbb", "true", stamped},
+	}
+	for _, c := range cases {
+		if got := withLinked(c.in, c.commit, c.modified); got != c.want {
+			t.Errorf("%s: %+v, want %+v", c.name, got, c.want)
+		}
+	}
+}
