@@ -228,12 +228,11 @@ func runJob(ctx context.Context, cmd string, args []string, stdout, stderr io.Wr
 			return err
 		}
 	}
-	server := &gf.server
-	tlsConfig, err := gf.creds.ClientTLS(*server)
+	tlsConfig, err := gf.creds.ClientTLS(gf.server)
 	if err != nil {
 		return err
 	}
-	gw, err := Open(*server, tlsConfig, gf.reach)
+	gw, err := Open(gf.server, tlsConfig, gf.reach)
 	if err != nil {
 		return err
 	}
@@ -242,7 +241,7 @@ func runJob(ctx context.Context, cmd string, args []string, stdout, stderr io.Wr
 	case "status":
 		job, err := gw.Get(ctx, *id)
 		if err != nil {
-			return explain(*server, err)
+			return explain(gf.server, err)
 		}
 		if asJSON {
 			return WriteJSON(stdout, NewJobReport(*id, job))
@@ -251,7 +250,7 @@ func runJob(ctx context.Context, cmd string, args []string, stdout, stderr io.Wr
 	case "watch":
 		job, err := gw.Watch(ctx, *id, func(j *wololov1.Job) { printJob(stdout, j) })
 		if err != nil {
-			return explain(*server, err)
+			return explain(gf.server, err)
 		}
 		if job.State == wololov1.JobState_JOB_STATE_FAILED {
 			return cli.Mark(fmt.Errorf("job %s failed: %s", job.JobId, job.Message), cli.ErrJobFailed)
@@ -259,14 +258,14 @@ func runJob(ctx context.Context, cmd string, args []string, stdout, stderr io.Wr
 	case "results":
 		paths, err := gw.Fetch(ctx, *id, out)
 		if err != nil {
-			return explain(*server, err)
+			return explain(gf.server, err)
 		}
 		for _, name := range schema.ResultFiles {
 			fmt.Fprintf(stdout, "wrote %s\n", paths[name])
 		}
 		if !keep {
 			if err := gw.Delete(ctx, *id); err != nil {
-				return fmt.Errorf("the results are written, but job %s could not be released at the gateway (%w); it is dropped after the gateway's retention", *id, explain(*server, err))
+				return fmt.Errorf("the results are written, but job %s could not be released at the gateway (%w); it is dropped after the gateway's retention", *id, explain(gf.server, err))
 			}
 			fmt.Fprintf(stdout, "released job %s at the gateway\n", *id)
 		}
