@@ -15,6 +15,11 @@ STATICCHECK_VERSION := v0.8.2
 # the previous commit (on a branch, override with BREAKING_AGAINST=main).
 BREAKING_AGAINST ?= $(or $(shell git describe --tags --abbrev=0 2>/dev/null),HEAD~1)
 
+# `wololo version`'s commit for builds the toolchain does not stamp (a
+# linked git worktree, -buildvcs=false): see services/version.
+VERSION_PKG := github.com/wololo/wololo/services/version
+VERSION_LDFLAGS = -X $(VERSION_PKG).Commit=$(shell git rev-parse HEAD 2>/dev/null) -X $(VERSION_PKG).Modified=$(if $(shell git status --porcelain 2>/dev/null | head -1),true,false)
+
 # Where `make demo` and `make reference` read and write.
 MATCHES ?=
 PLAYERS ?=
@@ -40,7 +45,7 @@ help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
 
 build: ## build bin/wololo (static)
-	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN) .
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(VERSION_LDFLAGS)' -o $(BIN) .
 
 demo: build ## run the whole graph in one process on the default dataset (generated once)
 ifeq ($(MATCHES),)

@@ -20,6 +20,8 @@ import (
 	"github.com/wololo/wololo/services/local"
 	"github.com/wololo/wololo/services/master"
 	"github.com/wololo/wololo/services/reference"
+	"github.com/wololo/wololo/services/tlsflags"
+	"github.com/wololo/wololo/services/version"
 	"github.com/wololo/wololo/services/worker"
 	"github.com/wololo/wololo/tools/bench"
 	"github.com/wololo/wololo/tools/chaos"
@@ -47,6 +49,7 @@ var commands = []command{
 	{"chaos", "crash harness: kill processes of a local cluster during a job, compare with the reference", chaos.Run},
 	{"reference", "answer the four queries with the single-process reference evaluator", reference.Run},
 	{"bench", "measure reference, DuckDB, demo and local mode on a dataset and write a markdown report", bench.Run},
+	{"version", "print the version, the git commit it was built from and the Go version (--json for scripts)", version.Run},
 }
 
 func usage(w io.Writer) {
@@ -54,7 +57,9 @@ func usage(w io.Writer) {
 	for _, c := range commands {
 		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.help)
 	}
-	fmt.Fprintf(w, "\nRun 'wololo <command> -h' for a command's flags.\n")
+	fmt.Fprintf(w, "\nRun 'wololo <command> -h' for a command's flags; 'wololo --version' is 'wololo version'.\n")
+	fmt.Fprintf(w, "The client's address and credential flags default to $%s, $%s and $%s.\n\n", client.EnvServer, tlsflags.EnvDir, tlsflags.EnvClient)
+	fmt.Fprint(w, cli.ExitCodes)
 }
 
 func main() {
@@ -63,9 +68,12 @@ func main() {
 		os.Exit(2)
 	}
 	name := os.Args[1]
-	if name == "help" || name == "-h" || name == "--help" {
+	switch name {
+	case "help", "-h", "--help":
 		usage(os.Stdout)
 		return
+	case "--version", "-version":
+		name = "version"
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -83,13 +91,13 @@ func main() {
 			if errors.As(err, &hinted) {
 				fmt.Fprintf(os.Stderr, "  %s\n", hinted.Hint())
 			}
-			os.Exit(130)
-		default: // 2 for a usage error, 1 otherwise
+			os.Exit(cli.ExitInterrupted)
+		default: // see cli.ExitCodes
 			fmt.Fprintf(os.Stderr, "wololo %s: %v\n", name, err)
 			os.Exit(code)
 		}
 	}
 	fmt.Fprintf(os.Stderr, "wololo: unknown command %q\n\n", name)
 	usage(os.Stderr)
-	os.Exit(2)
+	os.Exit(cli.ExitUsage)
 }

@@ -1,29 +1,117 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
+	"fmt"
+	"net"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+
+	"github.com/wololo/wololo/services/version"
 )
+
+// closedAddr is a loopback address nothing listens on.
+func closedAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// The binary the tests run, built once as `make build` builds it:
+// -trimpath, and the commit passed to services/version by the linker.
+var (
+	binOnce sync.Once
+	binDir  string
+	binPath string
+	binErr  error
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binDir != "" {
+		os.RemoveAll(binDir)
+	}
+	os.Exit(code)
+}
+
+// gitHead is the checkout's commit, or "" without git.
+func gitHead() string {
+	head, err := exec.Command("git", "rev-parse", "HEAD").Output()
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(head))
+}
+
+func wololoBinary(t *testing.T) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	binOnce.Do(func() {
+		if binDir, binErr = os.MkdirTemp("", "wololo-main-test-"); binErr != nil {
+			return
+		}
+		binPath = filepath.Join(binDir, "wololo")
+		ldflags := "-X github.com/wololo/wololo/services/version.Commit=" + gitHead()
+		if out, err := exec.Command("go", "build", "-trimpath", "-ldflags", ldflags, "-o", binPath, ".").CombinedOutput(); err != nil {
+			binErr = fmt.Errorf("build: %v\n%s", err, out)
+		}
+	})
+	if binErr != nil {
+		t.Fatal(binErr)
+	}
+	return binPath
+}
+
+// TestVersion: `wololo version --json` of a build of this checkout names
+// its commit (the toolchain's stamp, or the linker's where the toolchain
+// stamps none) and the module.
+func TestVersion(t *testing.T) {
+	bin := wololoBinary(t)
+	out, err := exec.Command(bin, "version", "--json").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var in version.Info
+	if err := json.Unmarshal(out, &in); err != nil {
+		t.Fatalf("version --json printed %q: %v", out, err)
+	}
+	if in.Module != "github.com/wololo/wololo" || in.Version == "" || !strings.HasPrefix(in.Go, "go") || in.Platform == "" {
+		t.Errorf("version --json: %+v", in)
+	}
+	if head := gitHead(); head != "" && in.Commit != head {
+		t.Errorf("version --json: commit %q, want the checkout's %s", in.Commit, head)
+	}
+}
 
 // TestExitCodes runs the built binary: a wrong command line exits 2 with a
 // message naming the problem, -h exits 0, for every command.
 func TestExitCodes(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the binary")
-	}
-	bin := filepath.Join(t.TempDir(), "wololo")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
+	bin := wololoBinary(t)
+	closed := closedAddr(t)
 	cases := []struct {
 		args []string
 		code int
 		says string
 	}{
 		{nil, 2, "usage: wololo <command>"},
+		{[]string{"help"}, 0, "130  interrupted"},
+		{[]string{"version"}, 0, "  commit  "},
+		{[]string{"--version"}, 0, "  go      go"},
+		{[]string{"--version", "--json"}, 0, `"commit":`},
+		{[]string{"version", "stray"}, 2, `unexpected argument "stray"`},
+		{[]string{"client", "status", "--job", "j", "--insecure", "--server", closed, "--connect-timeout", "300ms"}, 5, "cannot reach the gateway at " + closed},
+		{[]string{"compose", "--log-json"}, 0, ""},
 		{[]string{"nope"}, 2, `unknown command "nope"`},
 		{[]string{"help"}, 0, ""},
 		{[]string{"client"}, 2, "a command is required"},

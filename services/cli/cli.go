@@ -1,8 +1,11 @@
 // Package cli holds what every `wololo` subcommand's flag handling shares:
 // a flag set whose -h prints the command's usage text and then its flags,
-// a Parse that refuses stray positional arguments, and the ErrUsage kind of
-// error (a wrong command line), on which main exits with status 2. It knows
-// nothing of any command; each command keeps its own flags and text.
+// a Parse that refuses stray positional arguments, flags whose default
+// comes from a WOLOLO_* environment variable, and the kinds of error that
+// give main its exit status (ExitCode: a wrong command line, a job that
+// failed, a request the server refused, a server that cannot be reached).
+// It knows nothing of any command; each command keeps its own flags and
+// text.
 package cli
 
 import (
@@ -10,7 +13,47 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 )
+
+// The exit statuses of every wololo command (`wololo help` lists them).
+const (
+	ExitOK          = 0   // success, or -h
+	ExitError       = 1   // any failure not below
+	ExitUsage       = 2   // a wrong command line (ErrUsage)
+	ExitJobFailed   = 3   // the job ran and failed (ErrJobFailed)
+	ExitRefused     = 4   // the server answered and refused the request (ErrRefused)
+	ExitUnreachable = 5   // the server could not be reached in time (ErrUnreachable)
+	ExitInterrupted = 130 // SIGINT or SIGTERM stopped the command
+)
+
+// Kinds of failure beyond a usage error, matched with errors.Is; Mark
+// attaches one to an error without changing its message.
+var (
+	// ErrJobFailed: the job was accepted and ran, and ended failed.
+	ErrJobFailed = errors.New("the job failed")
+	// ErrRefused: the server answered and said no (an unknown job, files
+	// other than the job's, a credential it does not accept, a limit).
+	ErrRefused = errors.New("the server refused the request")
+	// ErrUnreachable: the server did not answer within the wait (it is
+	// down, the address is wrong, or its TLS handshake fails).
+	ErrUnreachable = errors.New("the server could not be reached")
+)
+
+// marked is an error that also matches a kind.
+type marked struct{ err, kind error }
+
+func (m marked) Error() string   { return m.err.Error() }
+func (m marked) Unwrap() []error { return []error{m.kind, m.err} }
+
+// Mark returns err, which also matches kind (errors.Is) and keeps its own
+// message; nil stays nil.
+func Mark(err, kind error) error {
+	if err == nil {
+		return nil
+	}
+	return marked{err: err, kind: kind}
+}
 
 // ErrUsage is matched (errors.Is) by every error about the command line
 // itself: an unknown flag, a bad flag value, a stray argument, a missing
@@ -72,16 +115,46 @@ func Required(fs *flag.FlagSet, names ...string) error {
 }
 
 // ExitCode is the process status for what a command returned: 0 for
-// success or -h, 2 for a usage error, 1 for anything else.
+// success or -h, 2 for a usage error, 3, 4 or 5 for an error marked
+// ErrJobFailed, ErrRefused or ErrUnreachable, 1 for anything else. (An
+// interrupted command is main's to see: 130.)
 func ExitCode(err error) int {
 	switch {
 	case err == nil, errors.Is(err, flag.ErrHelp):
-		return 0
+		return ExitOK
 	case errors.Is(err, ErrUsage):
-		return 2
+		return ExitUsage
+	case errors.Is(err, ErrJobFailed):
+		return ExitJobFailed
+	case errors.Is(err, ErrRefused):
+		return ExitRefused
+	case errors.Is(err, ErrUnreachable):
+		return ExitUnreachable
 	default:
-		return 1
+		return ExitError
 	}
+}
+
+// ExitCodes describes every exit status, for `wololo help`.
+const ExitCodes = `exit status:
+  0    success
+  1    an error (none of the below)
+  2    a wrong command line (unknown flag, stray argument, missing flag)
+  3    the job ran and failed (client submit, client watch, demo, local run)
+  4    the gateway refused the request (unknown job, files other than the
+       job's, a credential it does not accept, a limit reached)
+  5    the gateway could not be reached within --connect-timeout
+  130  interrupted (Ctrl-C, SIGTERM)
+`
+
+// StringEnv defines a string flag whose default is $env when that is set
+// and not empty, else def; the command line wins over both. The usage
+// names the variable.
+func StringEnv(fs *flag.FlagSet, p *string, name, env, def, usage string) {
+	if v := os.Getenv(env); v != "" {
+		def = v
+	}
+	fs.StringVar(p, name, def, usage+" ($"+env+")")
 }
 
 // Hinted is an error that knows what the user can do next (how to resume

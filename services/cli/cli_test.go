@@ -83,3 +83,68 @@ func TestRequiredAndExitCodes(t *testing.T) {
 		}
 	}
 }
+
+func TestExitCodeKinds(t *testing.T) {
+	base := errors.New("boom")
+	cases := []struct {
+		name string
+		err  error
+		code int
+	}{
+		{"plain", base, ExitError},
+		{"job failed", Mark(base, ErrJobFailed), ExitJobFailed},
+		{"refused", Mark(base, ErrRefused), ExitRefused},
+		{"unreachable", Mark(base, ErrUnreachable), ExitUnreachable},
+		{"wrapped and hinted", WithHint(fmt.Errorf("submit: %w", Mark(base, ErrUnreachable)), "resume it"), ExitUnreachable},
+		{"usage wins", Mark(usageError{base}, ErrRefused), ExitUsage},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := ExitCode(c.err); got != c.code {
+				t.Errorf("ExitCode = %d, want %d", got, c.code)
+			}
+			if !errors.Is(c.err, base) || !strings.Contains(c.err.Error(), "boom") {
+				t.Errorf("the mark lost the error: %v", c.err)
+			}
+		})
+	}
+	if Mark(nil, ErrRefused) != nil {
+		t.Error("Mark(nil) is not nil")
+	}
+	for _, code := range []string{"0 ", "1 ", "2 ", "3 ", "4 ", "5 ", "130 "} {
+		if !strings.Contains(ExitCodes, "\n  "+code) {
+			t.Errorf("ExitCodes does not list %q", code)
+		}
+	}
+}
+
+func TestStringEnv(t *testing.T) {
+	cases := []struct {
+		name, env string
+		args      []string
+		want      string
+	}{
+		{"default", "", nil, "def"},
+		{"variable over default", "fromenv", nil, "fromenv"},
+		{"flag over variable", "fromenv", []string{"--addr", "fromflag"}, "fromflag"},
+		{"flag over default", "", []string{"--addr", "fromflag"}, "fromflag"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Setenv("WOLOLO_TEST_ADDR", c.env)
+			var out strings.Builder
+			fs := NewFlagSet("wololo test", "usage\n", &out)
+			var addr string
+			StringEnv(fs, &addr, "addr", "WOLOLO_TEST_ADDR", "def", "an address")
+			if err := Parse(fs, c.args); err != nil {
+				t.Fatal(err)
+			}
+			if addr != c.want {
+				t.Errorf("addr %q, want %q", addr, c.want)
+			}
+			if u := fs.Lookup("addr").Usage; u != "an address ($WOLOLO_TEST_ADDR)" {
+				t.Errorf("usage %q", u)
+			}
+		})
+	}
+}

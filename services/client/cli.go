@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -23,6 +24,43 @@ const DefaultServer = "127.0.0.1:7100"
 // credential (its default data directory's tls/).
 const DefaultTLSDir = "data/local/tls"
 
+// EnvServer gives --server its default; tlsflags.EnvDir and
+// tlsflags.EnvClient do the same for --tls-dir and --name. A flag on the
+// command line wins over its variable, the variable over the built-in
+// default.
+const EnvServer = "WOLOLO_SERVER"
+
+// environment is the part of every client command's help that names its
+// variables and exit statuses.
+const environment = `
+environment (a flag given wins over its variable, the variable over the default):
+  ` + EnvServer + `   --server
+  ` + tlsflags.EnvDir + `  --tls-dir
+  ` + tlsflags.EnvClient + `   --name
+
+exit status: 0 ok, 1 error, 2 wrong command line, 3 the job failed, 4 the
+gateway refused the request, 5 the gateway could not be reached, 130
+interrupted (wololo help)
+`
+
+// gatewayFlags are the flags every client command reaches the gateway
+// with: --server (default $WOLOLO_SERVER, else DefaultServer), the TLS
+// flags --tls-dir, --name and --insecure (tlsflags: $WOLOLO_TLS_DIR, else
+// DefaultTLSDir; $WOLOLO_CLIENT, else "client") and --connect-timeout.
+type gatewayFlags struct {
+	server string
+	creds  *tlsflags.Flags
+	reach  time.Duration
+}
+
+func registerGateway(fs *flag.FlagSet) *gatewayFlags {
+	g := &gatewayFlags{}
+	cli.StringEnv(fs, &g.server, "server", EnvServer, DefaultServer, "gateway address, host:port")
+	g.creds = tlsflags.RegisterClient(fs, DefaultTLSDir)
+	fs.DurationVar(&g.reach, "connect-timeout", DefaultReach, "give up when the gateway cannot be reached for this long")
+	return g
+}
+
 const usage = `usage: wololo client <command> [flags]
 
 commands:
@@ -32,7 +70,7 @@ commands:
   results  fetch a finished job's four files
 
 Run 'wololo client <command> -h' for a command's flags.
-`
+` + environment
 
 // Run is the `wololo client` command.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -70,17 +108,20 @@ func IsTerminal(w io.Writer) bool {
 
 func runSubmit(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := cli.NewFlagSet("wololo client submit", "usage: wololo client submit --matches F --players F --out DIR [flags]\n\n"+
-		"Creates a job (or re-attaches to --job), uploads both files, waits, and writes q1.csv..q4.csv.\n", stderr)
+		"Creates a job (or re-attaches to --job), uploads both files, waits, and writes q1.csv..q4.csv.\n"+
+		"With --json the final report is one JSON object on stdout (job_id, state, inputs,\n"+
+		"result_rows, outputs with path, rows and bytes, uploaded_bytes, upload_seconds,\n"+
+		"total_seconds; error and hint after a failure once the job exists); progress\n"+
+		"stays on stderr.\n"+environment, stderr)
 	var o SubmitOptions
-	fs.StringVar(&o.Server, "server", DefaultServer, "gateway address")
-	creds := tlsflags.RegisterClient(fs, DefaultTLSDir)
+	gf := registerGateway(fs)
 	fs.StringVar(&o.Matches, "matches", "", "path of matches.csv (required)")
 	fs.StringVar(&o.Players, "players", "", "path of match_players.csv (required)")
 	fs.StringVar(&o.Out, "out", "", "directory for q1.csv..q4.csv (required)")
 	fs.StringVar(&o.JobID, "job", "", "job id to create or re-attach to (default: a new one)")
 	fs.BoolVar(&o.Keep, "keep", false, "keep the job at the gateway after fetching its results")
-	fs.DurationVar(&o.Reach, "connect-timeout", DefaultReach, "give up when the gateway cannot be reached for this long")
 	quiet := fs.Bool("quiet", false, "no progress output")
+	asJSON := fs.Bool("json", false, "print the final report as one JSON object on stdout")
 	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
@@ -97,15 +138,23 @@ func runSubmit(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			return err
 		}
 	}
+	o.Server, o.Reach = gf.server, gf.reach
 	var err error
-	if o.TLS, err = creds.ClientTLS(o.Server); err != nil {
+	if o.TLS, err = gf.creds.ClientTLS(o.Server); err != nil {
 		return err
 	}
 	sum, err := Submit(ctx, o)
+	if *asJSON && sum != nil {
+		if werr := WriteJSON(stdout, NewSubmitReport(sum, err)); werr != nil && err == nil {
+			return werr
+		}
+	}
 	if err != nil {
 		return err
 	}
-	PrintSummary(stdout, sum)
+	if !*asJSON {
+		PrintSummary(stdout, sum)
+	}
 	return nil
 }
 
@@ -150,11 +199,19 @@ func PrintReport(w io.Writer, job *wololov1.Job) {
 
 func runJob(ctx context.Context, cmd string, args []string, stdout, stderr io.Writer) error {
 	what := map[string]string{"status": "prints a job's state and report", "watch": "follows a job until it ends", "results": "fetches a finished job's four files into --out"}[cmd]
-	fs := cli.NewFlagSet("wololo client "+cmd, "usage: wololo client "+cmd+" --job ID [flags]\n\n"+strings.ToUpper(what[:1])+what[1:]+".\n", stderr)
-	server := fs.String("server", DefaultServer, "gateway address")
-	creds := tlsflags.RegisterClient(fs, DefaultTLSDir)
+	text := strings.ToUpper(what[:1]) + what[1:] + ".\n"
+	if cmd == "status" {
+		text += "With --json, one JSON object on stdout: job_id, state, message, elapsed_seconds,\n" +
+			"inputs (file, size_bytes, uploaded_bytes, uploaded, rows, malformed, missing,\n" +
+			"oversized_at) and result_rows.\n"
+	}
+	fs := cli.NewFlagSet("wololo client "+cmd, "usage: wololo client "+cmd+" --job ID [flags]\n\n"+text+environment, stderr)
+	gf := registerGateway(fs)
 	id := fs.String("job", "", "job id (required)")
-	reach := fs.Duration("connect-timeout", DefaultReach, "give up when the gateway cannot be reached for this long")
+	asJSON := false
+	if cmd == "status" {
+		fs.BoolVar(&asJSON, "json", false, "print the job as one JSON object")
+	}
 	out, keep := "", false
 	if cmd == "results" {
 		fs.StringVar(&out, "out", "", "directory for q1.csv..q4.csv (required)")
@@ -171,11 +228,11 @@ func runJob(ctx context.Context, cmd string, args []string, stdout, stderr io.Wr
 			return err
 		}
 	}
-	tlsConfig, err := creds.ClientTLS(*server)
+	tlsConfig, err := gf.creds.ClientTLS(gf.server)
 	if err != nil {
 		return err
 	}
-	gw, err := Open(*server, tlsConfig, *reach)
+	gw, err := Open(gf.server, tlsConfig, gf.reach)
 	if err != nil {
 		return err
 	}
@@ -184,28 +241,31 @@ func runJob(ctx context.Context, cmd string, args []string, stdout, stderr io.Wr
 	case "status":
 		job, err := gw.Get(ctx, *id)
 		if err != nil {
-			return explain(*server, err)
+			return explain(gf.server, err)
+		}
+		if asJSON {
+			return WriteJSON(stdout, NewJobReport(*id, job))
 		}
 		printJob(stdout, job)
 	case "watch":
 		job, err := gw.Watch(ctx, *id, func(j *wololov1.Job) { printJob(stdout, j) })
 		if err != nil {
-			return explain(*server, err)
+			return explain(gf.server, err)
 		}
 		if job.State == wololov1.JobState_JOB_STATE_FAILED {
-			return fmt.Errorf("job %s failed: %s", job.JobId, job.Message)
+			return cli.Mark(fmt.Errorf("job %s failed: %s", job.JobId, job.Message), cli.ErrJobFailed)
 		}
 	case "results":
 		paths, err := gw.Fetch(ctx, *id, out)
 		if err != nil {
-			return explain(*server, err)
+			return explain(gf.server, err)
 		}
 		for _, name := range schema.ResultFiles {
 			fmt.Fprintf(stdout, "wrote %s\n", paths[name])
 		}
 		if !keep {
 			if err := gw.Delete(ctx, *id); err != nil {
-				return fmt.Errorf("the results are written, but job %s could not be released at the gateway (%w); it is dropped after the gateway's retention", *id, explain(*server, err))
+				return fmt.Errorf("the results are written, but job %s could not be released at the gateway (%w); it is dropped after the gateway's retention", *id, explain(gf.server, err))
 			}
 			fmt.Fprintf(stdout, "released job %s at the gateway\n", *id)
 		}

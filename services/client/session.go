@@ -13,6 +13,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
+	"github.com/wololo/wololo/services/cli"
 	"github.com/wololo/wololo/services/rpcserver"
 )
 
@@ -21,8 +22,9 @@ import (
 const DefaultReach = 30 * time.Second
 
 // ErrUnreachable is matched by the error of a call that gave up because the
-// gateway could not be reached within the session's Reach.
-var ErrUnreachable = errors.New("cannot reach the gateway")
+// gateway could not be reached within the session's Reach. It is a
+// cli.ErrUnreachable: the command exits with status 5.
+var ErrUnreachable = cli.Mark(errors.New("cannot reach the gateway"), cli.ErrUnreachable)
 
 // Session is a client's connection to one gateway. Every call first waits
 // for the connection to be up, but at most Reach, so that no command hangs

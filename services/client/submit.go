@@ -67,7 +67,9 @@ func Dial(server string, tlsConfig *tls.Config) (*grpc.ClientConn, error) {
 	return conn, nil
 }
 
-// explain turns gRPC errors into messages for people.
+// explain turns gRPC errors into messages for people, marked with the
+// kind of failure that sets the exit status: the gateway could not be
+// reached (cli.ErrUnreachable) or it refused the request (cli.ErrRefused).
 func explain(server string, err error) error {
 	st, ok := status.FromError(err)
 	if !ok {
@@ -77,11 +79,13 @@ func explain(server string, err error) error {
 	case codes.Unavailable:
 		return fmt.Errorf("%w at %s: %s", ErrUnreachable, server, st.Message())
 	case codes.DeadlineExceeded:
-		return fmt.Errorf("cannot reach the gateway at %s: no answer in time (is it running?)", server)
+		return cli.Mark(fmt.Errorf("cannot reach the gateway at %s: no answer in time (is it running?)", server), cli.ErrUnreachable)
 	case codes.InvalidArgument, codes.NotFound, codes.FailedPrecondition:
-		return errors.New(st.Message())
+		return cli.Mark(errors.New(st.Message()), cli.ErrRefused)
 	case codes.Unauthenticated, codes.PermissionDenied:
-		return fmt.Errorf("the gateway at %s refused this client's credential (%s): %s (see --tls-dir and --name)", server, st.Code(), st.Message())
+		return cli.Mark(fmt.Errorf("the gateway at %s refused this client's credential (%s): %s (see --tls-dir and --name)", server, st.Code(), st.Message()), cli.ErrRefused)
+	case codes.ResourceExhausted:
+		return cli.Mark(fmt.Errorf("the gateway at %s is at a limit (%s): %s", server, st.Code(), st.Message()), cli.ErrRefused)
 	}
 	return fmt.Errorf("gateway error (%s): %s", st.Code(), st.Message())
 }
@@ -162,13 +166,22 @@ func Fingerprint(f io.ReaderAt, size int64) ([]byte, error) {
 }
 
 // Submit runs a whole job: create, upload both files, wait, fetch results.
-func Submit(ctx context.Context, o SubmitOptions) (*Summary, error) {
+// Once the job exists at the gateway it returns a Summary also with an
+// error: what is known of the job (its id, its last state, the time
+// spent). A job that failed gives an error marked cli.ErrJobFailed.
+func Submit(ctx context.Context, o SubmitOptions) (sum *Summary, err error) {
 	start := time.Now()
-	mh, err := ReadHeader(o.Matches, schema.Matches)
+	defer func() {
+		if sum != nil {
+			sum.Total = time.Since(start)
+		}
+	}()
+	var mh, ph *wololov1.FileHeader
+	mh, err = ReadHeader(o.Matches, schema.Matches)
 	if err != nil {
 		return nil, fmt.Errorf("the matches file: %w", err)
 	}
-	ph, err := ReadHeader(o.Players, schema.Players)
+	ph, err = ReadHeader(o.Players, schema.Players)
 	if err != nil {
 		return nil, fmt.Errorf("the players file: %w", err)
 	}
@@ -196,7 +209,7 @@ func Submit(ctx context.Context, o SubmitOptions) (*Summary, error) {
 	if err != nil {
 		return nil, explain(o.Server, err)
 	}
-	sum := &Summary{JobID: created.JobId, Files: map[string]string{}}
+	sum = &Summary{JobID: created.JobId, Files: map[string]string{}}
 	p := newProgress(o.Progress, o.Terminal)
 	if created.Resumed {
 		p.printf("job %s resumed on %s\n", sum.JobID, o.Server)
@@ -211,7 +224,7 @@ func Submit(ctx context.Context, o SubmitOptions) (*Summary, error) {
 		}
 		if job, gerr := gw.Get(ctx, sum.JobID); gerr == nil && job.State == wololov1.JobState_JOB_STATE_FAILED {
 			sum.Job = job
-			return fmt.Errorf("job %s failed: %s", sum.JobID, job.Message)
+			return cli.Mark(fmt.Errorf("job %s failed: %s", sum.JobID, job.Message), cli.ErrJobFailed)
 		}
 		return cli.WithHint(explain(o.Server, err), resumeHint(o, sum.JobID))
 	}
@@ -238,7 +251,7 @@ func Submit(ctx context.Context, o SubmitOptions) (*Summary, error) {
 	}
 	sum.Job = job
 	if job.State != wololov1.JobState_JOB_STATE_DONE {
-		return sum, fmt.Errorf("job %s %s: %s", sum.JobID, StateWord(job.State), job.Message)
+		return sum, cli.Mark(fmt.Errorf("job %s %s: %s", sum.JobID, StateWord(job.State), job.Message), cli.ErrJobFailed)
 	}
 	if sum.Files, err = gw.Fetch(ctx, sum.JobID, o.Out); err != nil {
 		return sum, cli.WithHint(explain(o.Server, err), fmt.Sprintf("the job is done and kept at the gateway: fetch its answers with `wololo client results --job %s --out DIR`", sum.JobID))
@@ -248,7 +261,6 @@ func Submit(ctx context.Context, o SubmitOptions) (*Summary, error) {
 			p.printf("warning: could not release job %s at the gateway (%v); it is dropped after the gateway's retention, or release it with `wololo client results --job %s --out DIR`\n", sum.JobID, err, sum.JobID)
 		}
 	}
-	sum.Total = time.Since(start)
 	return sum, nil
 }
 

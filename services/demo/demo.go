@@ -21,7 +21,6 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
-
 	"github.com/wololo/wololo/deploy"
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 	"github.com/wololo/wololo/services/atomicfile"
@@ -29,6 +28,7 @@ import (
 	"github.com/wololo/wololo/services/client"
 	"github.com/wololo/wololo/services/datagen"
 	"github.com/wololo/wololo/services/inmem"
+	"github.com/wololo/wololo/services/logflags"
 	"github.com/wololo/wololo/services/node"
 	"github.com/wololo/wololo/services/schema"
 )
@@ -51,7 +51,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	topoPath := fs.String("topology", "", "topology JSON file (default: the embedded one)")
 	replicas := fs.Int("replicas", 0, "if set, run this many replicas of every stage but the gateway")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the run to this file")
-	logLevel := fs.String("log-level", "warn", "log level of the graph's processes (trace, debug, info, warn, error)")
+	logFlags := logflags.Register(fs, "warn")
 	overGRPC := fs.Bool("grpc", false, "run every instance as a node with its own loopback gRPC server, fed by the client over gRPC (the deployment's path), instead of in memory")
 	if err := cli.Parse(fs, args); err != nil {
 		return err
@@ -81,7 +81,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer stopProfile()
-	log := hclog.New(&hclog.LoggerOptions{Name: "wololo", Level: hclog.LevelFromString(*logLevel), Output: stderr})
+	log := logFlags.Logger("wololo", stderr)
 	start := time.Now()
 	run := runInMemory
 	if *overGRPC {

@@ -6,9 +6,8 @@ import (
 	"os"
 	"strconv"
 
-	"github.com/hashicorp/go-hclog"
-
 	"github.com/wololo/wololo/services/cli"
+	"github.com/wololo/wololo/services/logflags"
 )
 
 const usage = `usage: wololo docker-proxy --listen PATH [flags]
@@ -27,7 +26,7 @@ func Run(ctx context.Context, args []string, _, stderr io.Writer) error {
 	uid := fs.Int("socket-uid", -1, "owner of the socket (-1: leave)")
 	gid := fs.Int("socket-gid", -1, "group of the socket (-1: leave)")
 	mode := fs.String("socket-mode", "0660", "mode of the socket, octal")
-	logLevel := fs.String("log-level", "info", "log level")
+	logFlags := logflags.Register(fs, "info")
 	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
@@ -38,7 +37,7 @@ func Run(ctx context.Context, args []string, _, stderr io.Writer) error {
 	if err != nil {
 		return cli.Usagef(fs, "--socket-mode %q: want an octal mode such as 0660", *mode)
 	}
-	log := hclog.New(&hclog.LoggerOptions{Name: "docker-proxy", Level: hclog.LevelFromString(*logLevel), Output: stderr})
+	log := logFlags.Logger("docker-proxy", stderr)
 	p, err := New(*upstream, *project, log)
 	if err != nil {
 		return err

@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -144,23 +145,24 @@ func TestClientCLIExitCodes(t *testing.T) {
 		name string
 		args []string
 		want string
+		code int // the exit status (README: CLI conventions)
 	}{
-		{"a repeated required column", submit(dup, d.players), dup + `: matches.csv: header has the "map" column twice`},
-		{"a header over the limit", submit(long, d.players), long + ": matches.csv: the header row is longer than"},
-		{"binary garbage", submit(garbage, d.players), garbage + `: matches.csv: header has no "token" column`},
-		{"the files swapped", submit(d.players, d.matches), d.players + `: matches.csv: header has no "ladder" column`},
-		{"missing file", []string{"client", "submit", "--matches", "/nonexistent/m.csv", "--players", d.players, "--out", t.TempDir()}, "/nonexistent/m.csv"},
-		{"missing flag", []string{"client", "submit", "--players", d.players, "--out", t.TempDir()}, "--matches is required"},
-		{"no credentials", []string{"client", "submit", "--tls-dir", t.TempDir(), "--matches", d.matches, "--players", d.players, "--out", t.TempDir()}, "wololo certs"},
-		{"unreachable", []string{"client", "submit", "--insecure", "--server", "127.0.0.1:1", "--connect-timeout", "1s", "--matches", d.matches, "--players", d.players, "--out", t.TempDir()}, "cannot reach the gateway at 127.0.0.1:1 within 1s"},
-		{"status, gateway down", []string{"client", "status", "--insecure", "--server", "127.0.0.1:1", "--connect-timeout", "1s", "--job", "j"}, "cannot reach the gateway at 127.0.0.1:1 within 1s"},
-		{"watch, gateway down", []string{"client", "watch", "--insecure", "--server", "127.0.0.1:1", "--connect-timeout", "1s", "--job", "j"}, "cannot reach the gateway at 127.0.0.1:1 within 1s"},
-		{"results, gateway down", []string{"client", "results", "--insecure", "--server", "127.0.0.1:1", "--connect-timeout", "1s", "--job", "j", "--out", t.TempDir()}, "cannot reach the gateway at 127.0.0.1:1 within 1s"},
-		{"submit, --out not writable", []string{"client", "submit", "--insecure", "--server", "127.0.0.1:1", "--matches", d.matches, "--players", d.players, "--out", "/dev/null/out"}, "output directory"},
-		{"results, --out not writable", []string{"client", "results", "--insecure", "--server", "127.0.0.1:1", "--job", "j", "--out", "/dev/null/out"}, "output directory"},
-		{"a stray argument", []string{"client", "status", "--job", "j", "extra"}, `unexpected argument "extra"`},
-		{"demo, a stray argument", []string{"demo", "extra"}, `unexpected argument "extra"`},
-		{"unknown command", []string{"frobnicate"}, "unknown command"},
+		{"a repeated required column", submit(dup, d.players), dup + `: matches.csv: header has the "map" column twice`, 1},
+		{"a header over the limit", submit(long, d.players), long + ": matches.csv: the header row is longer than", 1},
+		{"binary garbage", submit(garbage, d.players), garbage + `: matches.csv: header has no "token" column`, 1},
+		{"the files swapped", submit(d.players, d.matches), d.players + `: matches.csv: header has no "ladder" column`, 1},
+		{"missing file", []string{"client", "submit", "--matches", "/nonexistent/m.csv", "--players", d.players, "--out", t.TempDir()}, "/nonexistent/m.csv", 1},
+		{"missing flag", []string{"client", "submit", "--players", d.players, "--out", t.TempDir()}, "--matches is required", 2},
+		{"no credentials", []string{"client", "submit", "--tls-dir", t.TempDir(), "--matches", d.matches, "--players", d.players, "--out", t.TempDir()}, "wololo certs", 1},
+		{"unreachable", []string{"client", "submit", "--insecure", "--server", "127.0.0.1:1", "--connect-timeout", "1s", "--matches", d.matches, "--players", d.players, "--out", t.TempDir()}, "cannot reach the gateway at 127.0.0.1:1 within 1s", 5},
+		{"status, gateway down", []string{"client", "status", "--insecure", "--server", "127.0.0.1:1", "--connect-timeout", "1s", "--job", "j"}, "cannot reach the gateway at 127.0.0.1:1 within 1s", 5},
+		{"watch, gateway down", []string{"client", "watch", "--insecure", "--server", "127.0.0.1:1", "--connect-timeout", "1s", "--job", "j"}, "cannot reach the gateway at 127.0.0.1:1 within 1s", 5},
+		{"results, gateway down", []string{"client", "results", "--insecure", "--server", "127.0.0.1:1", "--connect-timeout", "1s", "--job", "j", "--out", t.TempDir()}, "cannot reach the gateway at 127.0.0.1:1 within 1s", 5},
+		{"submit, --out not writable", []string{"client", "submit", "--insecure", "--server", "127.0.0.1:1", "--matches", d.matches, "--players", d.players, "--out", "/dev/null/out"}, "output directory", 1},
+		{"results, --out not writable", []string{"client", "results", "--insecure", "--server", "127.0.0.1:1", "--job", "j", "--out", "/dev/null/out"}, "output directory", 1},
+		{"a stray argument", []string{"client", "status", "--job", "j", "extra"}, `unexpected argument "extra"`, 2},
+		{"demo, a stray argument", []string{"demo", "extra"}, `unexpected argument "extra"`, 2},
+		{"unknown command", []string{"frobnicate"}, "unknown command", 2},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -172,8 +174,9 @@ func TestClientCLIExitCodes(t *testing.T) {
 			if ctx.Err() != nil {
 				t.Fatalf("still running after 30 s; output:\n%s", out)
 			}
-			if err == nil {
-				t.Fatalf("exit 0, want non-zero; output:\n%s", out)
+			var exit *exec.ExitError
+			if !errors.As(err, &exit) || exit.ExitCode() != c.code {
+				t.Fatalf("%v, want exit status %d; output:\n%s", err, c.code, out)
 			}
 			if !strings.Contains(string(out), c.want) {
 				t.Fatalf("output does not mention %q:\n%s", c.want, out)

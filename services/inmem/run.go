@@ -142,7 +142,7 @@ func (g *graph) build(top deploy.Topology, o Options) error {
 			if err != nil {
 				return err
 			}
-			t := &task{inst: inst, log: o.Log.With("stage", st.Name, "instance", inst.Name()), op: spec.New(), out: out,
+			t := &task{inst: inst, log: o.Log.With("job", job, "stage", st.Name, "instance", inst.Name()), op: spec.New(), out: out,
 				inbox: make(chan message, inboxBatches), waiting: map[string]int{}}
 			for _, name := range spec.Inputs {
 				s, ok := top.Stream(name)

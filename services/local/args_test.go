@@ -1,8 +1,12 @@
 package local
 
 import (
+	"bytes"
+	"encoding/json"
 	"slices"
+	"strings"
 	"testing"
+	"time"
 )
 
 // TestMasterArgsGoToMastersOnly: MasterArgs end a master's command line
@@ -19,5 +23,80 @@ func TestMasterArgsGoToMastersOnly(t *testing.T) {
 	worker := c.argsLocked(&instance{name: "q1-filter-0", cmd: "worker", addr: "A", dataDir: "D"})
 	if slices.Contains(worker, "--log-json") || !slices.Contains(worker, "--batch-rows") {
 		t.Errorf("worker: %q", worker)
+	}
+}
+
+// TestLogJSONReachesEveryChild: Options.LogJSON gives every child, master
+// or graph process, --log-json once, also when MasterArgs or ExtraArgs
+// already carry it; without it no child gets it from LogJSON.
+func TestLogJSONReachesEveryChild(t *testing.T) {
+	cases := []struct {
+		name          string
+		opts          Options
+		master, graph int // times --log-json appears
+	}{
+		{"off", Options{}, 0, 0},
+		{"on", Options{LogJSON: true}, 1, 1},
+		{"on, masters already", Options{LogJSON: true, MasterArgs: []string{"--log-json"}}, 1, 1},
+		{"off, masters only", Options{MasterArgs: []string{"--log-json"}}, 1, 0},
+		{"on, graph already", Options{LogJSON: true, ExtraArgs: []string{"--log-json"}}, 1, 1},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.opts.LogLevel = "info"
+			c := &Cluster{opts: tc.opts, topoPath: "T", peersPath: "P", controlAddr: "C", tlsDir: "S"}
+			for _, ins := range []struct {
+				in   *instance
+				want int
+			}{
+				{&instance{name: "master-1", cmd: "master", addr: "A", dataDir: "D"}, tc.master},
+				{&instance{name: "shard-0", cmd: "worker", addr: "A", dataDir: "D"}, tc.graph},
+				{&instance{name: "gateway-0", cmd: "gateway", addr: "A", dataDir: "D"}, tc.graph},
+			} {
+				args := c.argsLocked(ins.in)
+				if got := count(args, "--log-json"); got != ins.want {
+					t.Errorf("%s: --log-json %d times, want %d: %q", ins.in.name, got, ins.want, args)
+				}
+			}
+		})
+	}
+}
+
+func count(args []string, s string) int {
+	n := 0
+	for _, a := range args {
+		if a == s {
+			n++
+		}
+	}
+	return n
+}
+
+// TestMarkLines: the runner's own lines in a log file are the text the
+// crash tools read, or with LogJSON one JSON object naming the instance.
+func TestMarkLines(t *testing.T) {
+	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	cases := []struct {
+		name string
+		json bool
+		at   time.Time
+		want func(line string) bool
+	}{
+		{"text", false, at, func(l string) bool { return l == "---- wololo local 2026-01-02T03:04:05Z: pid 7 of shard-0 exited\n" }},
+		{"text, no time", false, time.Time{}, func(l string) bool { return l == "---- wololo local: pid 7 of shard-0 exited\n" }},
+		{"json", true, at, func(l string) bool {
+			var obj map[string]any
+			return json.Unmarshal([]byte(l), &obj) == nil && obj["@message"] == "exited" && obj["instance"] == "shard-0" &&
+				obj["pid"] == float64(7) && strings.HasPrefix(obj["@timestamp"].(string), "2026-01-02T03:04:05") && strings.Count(l, "\n") == 1
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var b bytes.Buffer
+			(&Cluster{opts: Options{LogJSON: c.json}}).mark(&b, c.at, "pid 7 of shard-0 exited", "exited", "instance", "shard-0", "pid", 7)
+			if !c.want(b.String()) {
+				t.Errorf("wrote %q", b.String())
+			}
+		})
 	}
 }

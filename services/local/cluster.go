@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -66,6 +67,10 @@ type Options struct {
 	// Stdout, if set, also receives every line the children write,
 	// prefixed with "[instance] ". The log files are written either way.
 	Stdout io.Writer
+	// LogJSON gives every child --log-json, and writes the runner's own
+	// lines in each log file (start, exit) as JSON too, so that every
+	// line of DIR/X.log is one JSON object.
+	LogJSON bool
 	// LogLevel is the children's --log-level; "info" if empty.
 	LogLevel string
 	// StopGrace is how long Stop waits after SIGTERM before SIGKILL;
@@ -351,7 +356,11 @@ func (c *Cluster) argsLocked(ins *instance) []string {
 		args = append(args, "--id", strconv.Itoa(in.Index), "--topology", c.topoPath, "--listen", ins.addr,
 			"--log-level", c.opts.LogLevel, "--data", ins.dataDir, "--peers", c.peersPath,
 			"--runtime", "local", "--processes", c.controlAddr)
-		return append(append(args, c.tlsArgs()...), c.opts.MasterArgs...)
+		args = append(append(args, c.tlsArgs()...), c.opts.MasterArgs...)
+		if c.opts.LogJSON && !slices.Contains(c.opts.MasterArgs, "--log-json") {
+			args = append(args, "--log-json")
+		}
+		return args
 	}
 	if ins.cmd == "worker" {
 		args = append(args, "--instance", ins.name)
@@ -360,7 +369,11 @@ func (c *Cluster) argsLocked(ins *instance) []string {
 	}
 	args = append(args, "--topology", c.topoPath, "--listen", ins.addr, "--log-level", c.opts.LogLevel,
 		"--data", ins.dataDir, "--peers", c.peersPath)
-	return append(append(args, c.tlsArgs()...), c.opts.ExtraArgs...)
+	args = append(append(args, c.tlsArgs()...), c.opts.ExtraArgs...)
+	if c.opts.LogJSON && !slices.Contains(c.opts.ExtraArgs, "--log-json") {
+		args = append(args, "--log-json")
+	}
+	return args
 }
 
 // tlsArgs are every child's TLS flags.
@@ -382,7 +395,8 @@ func (c *Cluster) spawnLocked(ins *instance) (*proc, error) {
 	}
 	args := c.argsLocked(ins)
 	ins.starts++
-	fmt.Fprintf(logf, "---- wololo local %s: start #%d of %s: %s %s\n", time.Now().Format(time.RFC3339Nano), ins.starts, ins.name, filepath.Base(c.opts.Binary), strings.Join(args, " "))
+	command := filepath.Base(c.opts.Binary) + " " + strings.Join(args, " ")
+	c.mark(logf, time.Now(), fmt.Sprintf("start #%d of %s: %s", ins.starts, ins.name, command), "start", "instance", ins.name, "start", ins.starts, "command", command)
 	cmd := exec.Command(c.opts.Binary, args...)
 	cmd.Dir = c.dir
 	var out io.Writer = logf
@@ -395,7 +409,7 @@ func (c *Cluster) spawnLocked(ins *instance) (*proc, error) {
 	// (even by SIGKILL) takes its children with it.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
-		fmt.Fprintf(logf, "---- wololo local: start failed: %v\n", err)
+		c.mark(logf, time.Time{}, fmt.Sprintf("start failed: %v", err), "start failed", "instance", ins.name, "error", err)
 		logf.Close()
 		return nil, err
 	}
@@ -413,7 +427,8 @@ func (c *Cluster) spawnLocked(ins *instance) (*proc, error) {
 		if tw, ok := out.(*teeWriter); ok {
 			tw.flush()
 		}
-		fmt.Fprintf(logf, "---- wololo local %s: pid %d of %s exited (%s) after %s\n", p.exited.Format(time.RFC3339Nano), p.pid, ins.name, describeExit(p.state, err), p.exited.Sub(p.started).Round(time.Millisecond))
+		how, uptime := describeExit(p.state, err), p.exited.Sub(p.started).Round(time.Millisecond)
+		c.mark(logf, p.exited, fmt.Sprintf("pid %d of %s exited (%s) after %s", p.pid, ins.name, how, uptime), "exited", "instance", ins.name, "pid", p.pid, "how", how, "uptime", uptime)
 		logf.Close()
 		c.mu.Lock()
 		ins.maxRSS = max(ins.maxRSS, p.rss)
@@ -422,6 +437,24 @@ func (c *Cluster) spawnLocked(ins *instance) (*proc, error) {
 	}()
 	c.log.Debug("started", "instance", ins.name, "pid", p.pid, "addr", ins.addr)
 	return p, nil
+}
+
+// mark writes one of the runner's own lines into an instance's log file:
+// "---- wololo local AT: TEXT" (no time if at is zero; tools/chaos reads
+// these), or with LogJSON an hclog JSON line of msg and its keys.
+func (c *Cluster) mark(w io.Writer, at time.Time, text, msg string, kv ...any) {
+	if !c.opts.LogJSON {
+		if at.IsZero() {
+			fmt.Fprintf(w, "---- wololo local: %s\n", text)
+		} else {
+			fmt.Fprintf(w, "---- wololo local %s: %s\n", at.Format(time.RFC3339Nano), text)
+		}
+		return
+	}
+	if at.IsZero() {
+		at = time.Now()
+	}
+	hclog.New(&hclog.LoggerOptions{Name: "local", Output: w, JSONFormat: true, TimeFn: func() time.Time { return at }}).Info(msg, kv...)
 }
 
 func describeExit(st *os.ProcessState, err error) string {

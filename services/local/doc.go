@@ -15,7 +15,9 @@
 // to the runner's terminal: thirteen interleaved streams are unreadable, a
 // file outlives the run (the crash harness points at it on failure), and a
 // child writes to it directly, so a slow or dead runner never blocks one.
-// Each start and exit is marked in the file. Options.Stdout additionally
+// Each start and exit is marked in the file. With Options.LogJSON (`wololo
+// local --log-json`) every child gets --log-json and the marks are JSON
+// too, so that every line of the file is one JSON object. Options.Stdout additionally
 // copies every line, prefixed with its instance, for `wololo local
 // --follow`.
 //

@@ -9,11 +9,10 @@ import (
 	"os"
 	"time"
 
-	"github.com/hashicorp/go-hclog"
-
 	"github.com/wololo/wololo/deploy"
 	"github.com/wololo/wololo/services/cli"
 	"github.com/wololo/wololo/services/client"
+	"github.com/wololo/wololo/services/logflags"
 	"github.com/wololo/wololo/services/tlsflags"
 )
 
@@ -31,9 +30,10 @@ restarts any process that dies or goes silent, masters included. With
 
 // common are the flags both forms take.
 type common struct {
-	data, topology, binary, logLevel string
-	basePort, masters                int
-	freePorts, follow, insecure      bool
+	data, topology, binary      string
+	basePort, masters           int
+	freePorts, follow, insecure bool
+	log                         *logflags.Flags
 }
 
 func (c *common) register(fs *flag.FlagSet, defaultData string) {
@@ -42,15 +42,18 @@ func (c *common) register(fs *flag.FlagSet, defaultData string) {
 	fs.IntVar(&c.basePort, "base-port", 0, "first port (default: the topology's base_port)")
 	fs.BoolVar(&c.freePorts, "free-ports", false, "use free loopback ports instead of the topology's")
 	fs.StringVar(&c.binary, "binary", "", "wololo binary to run the processes with (default: this one)")
-	fs.StringVar(&c.logLevel, "log-level", "info", "the processes' log level")
+	c.log = logflags.Register(fs, "info")
+	fs.Lookup("log-level").Usage = "the processes' log level: trace, debug, info, warn, error (the runner's own is info)"
+	fs.Lookup("log-json").Usage = "log one JSON object per line: the runner here, and every process it starts (passed on as --log-json, and its DIR/<instance>.log all JSON)"
 	fs.IntVar(&c.masters, "masters", -1, "masters to run (default: the topology's); 0: the runner restarts processes itself")
 	fs.BoolVar(&c.follow, "follow", false, "also print every process's log lines here, prefixed with its instance")
 	fs.BoolVar(&c.insecure, "insecure", false, "run every process without TLS or identity checks: for debugging only")
 }
 
 func (c *common) options(stdout, stderr io.Writer) (Options, error) {
-	o := Options{Binary: c.binary, DataDir: c.data, BasePort: c.basePort, FreePorts: c.freePorts, LogLevel: c.logLevel, Insecure: c.insecure,
-		Log: hclog.New(&hclog.LoggerOptions{Name: "local", Level: hclog.Info, Output: stderr})}
+	runner := logflags.Flags{Level: "info", JSON: c.log.JSON}
+	o := Options{Binary: c.binary, DataDir: c.data, BasePort: c.basePort, FreePorts: c.freePorts, LogLevel: c.log.Level, LogJSON: c.log.JSON,
+		Insecure: c.insecure, Log: runner.Logger("local", stderr)}
 	if c.topology != "" {
 		top, err := deploy.Load(c.topology)
 		if err != nil {

@@ -10,10 +10,9 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/hashicorp/go-hclog"
-
 	"github.com/wololo/wololo/deploy"
 	"github.com/wololo/wololo/services/cli"
+	"github.com/wololo/wololo/services/logflags"
 	"github.com/wololo/wololo/services/tlsflags"
 )
 
@@ -47,8 +46,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	timeout := fs.Duration("timeout", DefaultDetection, "a dead or silent process is detected within this (probes every 250ms) and restarted")
 	recoveryGrace := fs.Duration("recovery-grace", DefaultRecoveryGrace, "a process that answers it is recovering (loading its store) is left alone this long, then restarted as stuck")
 	tick := fs.Duration("tick", 100*time.Millisecond, "election tick; every master must use the same")
-	logLevel := fs.String("log-level", "info", "log level")
-	logJSON := fs.Bool("log-json", false, "log as JSON")
+	logFlags := logflags.Register(fs, "info")
 	tlsFlags := tlsflags.Register(fs, "")
 	if err := cli.Parse(fs, args); err != nil {
 		return err
@@ -68,8 +66,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("--recovery-grace %s must be at least --timeout %s", *recoveryGrace, *timeout)
 	}
 	self := deploy.Instance{Stage: deploy.MasterStage, Index: *id}
-	log := hclog.New(&hclog.LoggerOptions{Name: "master", Level: hclog.LevelFromString(*logLevel), Output: stderr, JSONFormat: *logJSON}).
-		With("instance", self.Name())
+	log := logFlags.Logger("master", stderr).With("instance", self.Name())
 	creds, err := tlsFlags.Load(self.Name(), log)
 	if err != nil {
 		return err

@@ -14,10 +14,10 @@ import (
 	"flag"
 	"fmt"
 	"net"
-	"os"
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/wololo/wololo/services/cli"
 	"github.com/wololo/wololo/transport/pki"
 )
 
@@ -42,10 +42,7 @@ type Flags struct {
 // directory when $WOLOLO_TLS_DIR is unset.
 func Register(fs *flag.FlagSet, dir string) *Flags {
 	f := &Flags{}
-	if env := os.Getenv(EnvDir); env != "" {
-		dir = env
-	}
-	fs.StringVar(&f.Dir, "tls-dir", dir, "directory of the CA and certificates (ca.pem, NAME.pem, NAME.key; $"+EnvDir+")")
+	cli.StringEnv(fs, &f.Dir, "tls-dir", EnvDir, dir, "directory of the CA and certificates: ca.pem, NAME.pem, NAME.key")
 	fs.BoolVar(&f.Insecure, "insecure", false, "plain TCP without certificates or identity checks: for debugging only")
 	return f
 }
@@ -53,11 +50,7 @@ func Register(fs *flag.FlagSet, dir string) *Flags {
 // RegisterClient is Register plus --name, for clients of the JobService.
 func RegisterClient(fs *flag.FlagSet, dir string) *Flags {
 	f := Register(fs, dir)
-	name := DefaultClient
-	if env := os.Getenv(EnvClient); env != "" {
-		name = env
-	}
-	fs.StringVar(&f.Name, "name", name, "client credential to present: --tls-dir/NAME.pem and NAME.key ($"+EnvClient+")")
+	cli.StringEnv(fs, &f.Name, "name", EnvClient, DefaultClient, "client credential to present: --tls-dir/NAME.pem and NAME.key")
 	return f
 }
 

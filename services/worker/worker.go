@@ -20,6 +20,7 @@ import (
 
 	"github.com/wololo/wololo/deploy"
 	"github.com/wololo/wololo/services/cli"
+	"github.com/wololo/wololo/services/logflags"
 	"github.com/wololo/wololo/services/node"
 	"github.com/wololo/wololo/services/tlsflags"
 	"github.com/wololo/wololo/transport"
@@ -66,8 +67,7 @@ func run(ctx context.Context, cmd string, args []string, stderr io.Writer) error
 	dataDir := fs.String("data", "", "data directory of the durable store; without it state is kept in memory and lost on exit")
 	engine := fs.String("store", StoreSegments, "the durable store's engine: "+StoreSegments+" (append-only segment files) or "+StorePebble+" (the Pebble LSM, for comparison)")
 	retention := fs.Duration("retention", 0, "gateway: drop jobs without client activity for this long (default 24h)")
-	logLevel := fs.String("log-level", "info", "log level")
-	logJSON := fs.Bool("log-json", false, "log as JSON")
+	logFlags := logflags.Register(fs, "info")
 	batchRows := fs.Int("batch-rows", 0, "rows per output batch (default 8192); small values make jobs slower, for tests")
 	uploadIdle := fs.Duration("upload-idle", 0, "gateway: end an upload that sends nothing for this long, freeing its file for a resume (default 2m)")
 	clientMaxJobs := fs.Int("client-max-jobs", 0, "gateway: unfinished jobs one client holds at once (default 16)")
@@ -100,7 +100,9 @@ func run(ctx context.Context, cmd string, args []string, stderr io.Writer) error
 	if addr == "" {
 		addr = net.JoinHostPort("0.0.0.0", strconv.Itoa(port))
 	}
-	log := hclog.New(&hclog.LoggerOptions{Name: "wololo", Level: hclog.LevelFromString(*logLevel), Output: stderr, JSONFormat: *logJSON})
+	// Every line names the process, the store's included; the node adds
+	// the same keys to its own (hclog keeps one of each).
+	log := logFlags.Logger("wololo", stderr).With("stage", in.Stage, "instance", in.Name())
 	creds, err := tlsFlags.Load(in.Name(), log)
 	if err != nil {
 		return err
@@ -155,7 +157,7 @@ func run(ctx context.Context, cmd string, args []string, stderr io.Writer) error
 	if err := n.Serve(ctx); err != nil {
 		return err // the node logged it
 	}
-	log.Info("stopped", "instance", in.Name())
+	log.Info("stopped")
 	return nil
 }
 

@@ -18,7 +18,7 @@ const DefaultFile = "deploy/compose.yaml"
 
 // Run is `wololo compose`.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := cli.NewFlagSet("wololo compose", `usage: wololo compose [--topology F] [--replicas stage=N,...] [--masters N] [--out FILE]
+	fs := cli.NewFlagSet("wololo compose", `usage: wololo compose [--topology F] [--replicas stage=N,...] [--masters N] [--log-json] [--out FILE]
 
 Writes the docker compose file of the topology: one service per instance and
 master, named volumes, the gateway's port published, the masters given the
@@ -31,6 +31,7 @@ Docker socket, no restart policies (the masters restart).
 	fs.StringVar(&o.Project, "project", "wololo", "project name: the masters' label filter and the container name prefix")
 	fs.StringVar(&o.Image, "image", "wololo:latest", "image of every service")
 	fs.StringVar(&o.LogLevel, "log-level", "info", "log level of every process")
+	fs.BoolVar(&o.LogJSON, "log-json", false, "every service logs JSON (adds --log-json to each command; the masters have it anyway)")
 	out := fs.String("out", "-", `file to write ("-": standard output)`)
 	if err := cli.Parse(fs, args); err != nil {
 		return err

@@ -9,6 +9,8 @@
 // logging JSON (the election chaos check reads their logs); every
 // container labelled so that the masters' Docker runtime finds it
 // (services/master: wololo.project, wololo.instance, wololo.address).
+// With Options.LogJSON (`wololo compose --log-json`) every service logs
+// JSON; the default output, deploy/compose.yaml, only the masters.
 //
 // Every process speaks mutual TLS with the certificates `wololo certs`
 // writes into TLSDir beside the compose file (`make up` does it): each
@@ -52,6 +54,9 @@ type Options struct {
 	Image string
 	// LogLevel of every process; "info" if empty.
 	LogLevel string
+	// LogJSON gives every service --log-json (the masters log JSON
+	// either way).
+	LogJSON bool
 }
 
 func (o *Options) defaults() {
@@ -147,6 +152,9 @@ func Generate(top deploy.Topology, o Options) ([]byte, error) {
 			cmd = []string{"worker", "--instance", name}
 		}
 		cmd = append(cmd, "--hosts", "{instance}", "--data", DataDir, "--log-level", o.LogLevel, "--tls-dir", SecretsDir)
+		if o.LogJSON && in.Stage != deploy.MasterStage {
+			cmd = append(cmd, "--log-json")
+		}
 		volumes = append(volumes, name+"-data")
 		own := []string{name + ".pem", name + ".key"}
 		secrets = append(secrets, own...)
@@ -200,7 +208,11 @@ func writeProxy(w *bytes.Buffer, o Options) {
 	fmt.Fprintf(w, "  %s:\n", proxyVolume)
 	fmt.Fprintf(w, "    image: %s\n", o.Image)
 	fmt.Fprintf(w, "    container_name: %s-%s\n", o.Project, proxyVolume)
-	fmt.Fprintf(w, "    command: %s\n", flow([]string{"docker-proxy", "--listen", ProxySocket, "--project", o.Project, "--socket-uid", uid, "--socket-gid", gid, "--log-level", o.LogLevel}))
+	cmd := []string{"docker-proxy", "--listen", ProxySocket, "--project", o.Project, "--socket-uid", uid, "--socket-gid", gid, "--log-level", o.LogLevel}
+	if o.LogJSON {
+		cmd = append(cmd, "--log-json")
+	}
+	fmt.Fprintf(w, "    command: %s\n", flow(cmd))
 	fmt.Fprintf(w, "    restart: unless-stopped\n")
 	fmt.Fprintf(w, "    volumes: %s\n", flow([]string{"/var/run/docker.sock:/var/run/docker.sock", proxyVolume + ":" + ProxyDir}))
 }

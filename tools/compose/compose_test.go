@@ -103,3 +103,42 @@ func TestGenerateRefuses(t *testing.T) {
 		t.Errorf("applyReplicas: %v %+v", err, top.Stages)
 	}
 }
+
+// TestLogJSON: --log-json gives every service's command --log-json once
+// (the masters have it anyway); without it only the masters log JSON.
+func TestLogJSON(t *testing.T) {
+	top := deploy.Default()
+	cases := []struct {
+		name string
+		on   bool
+		want int // commands with --log-json
+	}{
+		{"default", false, top.Masters},
+		{"--log-json", true, len(top.Instances()) + top.Masters + 1}, // and the docker-proxy
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			b, err := Generate(top, Options{LogJSON: c.on})
+			if err != nil {
+				t.Fatal(err)
+			}
+			commands, with := 0, 0
+			for line := range strings.Lines(string(b)) {
+				if !strings.HasPrefix(line, "    command: ") {
+					continue
+				}
+				commands++
+				switch strings.Count(line, `"--log-json"`) {
+				case 0:
+				case 1:
+					with++
+				default:
+					t.Errorf("--log-json twice: %s", line)
+				}
+			}
+			if with != c.want || commands != len(top.Instances())+top.Masters+1 {
+				t.Errorf("%d of %d commands have --log-json, want %d", with, commands, c.want)
+			}
+		})
+	}
+}

@@ -514,19 +514,19 @@ func (s *Store) dropJob(job string) error {
 	}
 	// Give the disk back now rather than at some later compaction: a
 	// dropped job's data is dead weight.
-	go s.compact(jobPrefix(job), jobEnd(job))
+	go s.compact(job, jobPrefix(job), jobEnd(job))
 	return nil
 }
 
-// compact compacts a key range in the background; it gives up quietly if
-// the store closes first.
-func (s *Store) compact(start, end []byte) {
+// compact compacts job's key range in the background; it gives up quietly
+// if the store closes first.
+func (s *Store) compact(job string, start, end []byte) {
 	if err := s.enterWrite(); err != nil {
 		return
 	}
 	defer s.leave()
 	if err := s.db.Compact(context.Background(), start, end, false); err != nil {
-		s.log.Warn("compact dropped job range", "error", err)
+		s.log.Warn("compact dropped job range", "job", job, "error", err)
 	}
 }
 
