@@ -194,3 +194,41 @@ func TestChainRefusesWhatCannotRun(t *testing.T) {
 		})
 	}
 }
+
+// sizedOp is a tokenOp that hears size hints.
+type sizedOp struct{ tokenOp }
+
+func (o *sizedOp) SizeHint(stream string, rows int) { o.log.add("%s size %s %d", o.name, stream, rows) }
+
+// TestChainHintsSizes: when one of the task's inputs ends, every operator
+// of the chain that sizes its table hears how many rows that input had.
+func TestChainHintsSizes(t *testing.T) {
+	var log calls
+	spec, err := Chain([]Link{
+		{Stage: "up", Spec: Spec{Inputs: []string{"in"}, Outputs: []string{"mid"}, New: func() Operator {
+			return &tokenOp{name: "up", outs: []string{"mid"}, log: &log}
+		}, Stateless: true}},
+		{Stage: "down", Spec: Spec{Inputs: []string{"mid", "in2"}, New: func() Operator {
+			return &sizedOp{tokenOp{name: "down", log: &log}}
+		}}},
+	}, []string{"mid"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	op := spec.New()
+	out := &recorder{}
+	for i, step := range []func() error{
+		func() error { return op.Apply("in", tokens("a", "b"), out) },
+		func() error { return op.Apply("in", tokens("c"), out) },
+		func() error { return op.(StreamEnder).EndStream("in", out) },
+		func() error { return op.(StreamEnder).EndStream("in2", out) },
+	} {
+		if err := step(); err != nil {
+			t.Fatalf("step %d: %v", i, err)
+		}
+	}
+	want := calls{"up apply in [a b]", "down apply mid [a b]", "up apply in [c]", "down apply mid [c]", "down size in 3", "up finish", "down apply mid [up-done]", "down finish"}
+	if !reflect.DeepEqual(log, want) {
+		t.Errorf("calls:\n got %q\nwant %q", log, want)
+	}
+}
