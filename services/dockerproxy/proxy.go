@@ -22,7 +22,7 @@ import (
 // the engine's.
 type Proxy struct {
 	project  string
-	swarm    bool // admit the swarm runtime's service and task calls
+	swarm    bool         // admit the swarm runtime's service and task calls
 	upstream *http.Client // to the engine's socket
 	forward  *httputil.ReverseProxy
 	log      hclog.Logger

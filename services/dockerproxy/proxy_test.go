@@ -261,8 +261,8 @@ func TestProxyWithTheDockerClient(t *testing.T) {
 			_, err := cli.ServiceUpdate(ctx, "theirs", svc.Version, forced, swarm.ServiceUpdateOptions{})
 			return err
 		},
-		"task list without the filter": func() error { _, err := cli.TaskList(ctx, swarm.TaskListOptions{}); return err },
-		"service remove":               func() error { return cli.ServiceRemove(ctx, "mine") },
+		"task list without the filter":        func() error { _, err := cli.TaskList(ctx, swarm.TaskListOptions{}); return err },
+		"service remove":                      func() error { return cli.ServiceRemove(ctx, "mine") },
 		"list without the filter":             func() error { _, err := cli.ContainerList(ctx, container.ListOptions{All: true}); return err },
 		"kill of another project's container": func() error { return cli.ContainerKill(ctx, "theirs", "SIGKILL") },
 		"remove":                              func() error { return cli.ContainerRemove(ctx, "mine", container.RemoveOptions{}) },
