@@ -223,15 +223,19 @@ func (d *dockerTarget) Signal(instance string, sig syscall.Signal) (int, error) 
 		return 0, fmt.Errorf("%s: %w", instance, local.ErrNotRunning)
 	}
 	if sig != 0 {
-		if err := d.cli.ContainerKill(ctx, c.ID, strconv.Itoa(int(sig))); err != nil {
-			return 0, fmt.Errorf("kill %s: %w", instance, err)
+		// Held across the call, so that watchDeaths handles the container's
+		// die event (which can come before the call returns, as it does on
+		// a swarm node) only once the kill is recorded: else it would take
+		// the death at the event, and match this kill to the next death.
+		d.mu.Lock()
+		err := d.cli.ContainerKill(ctx, c.ID, strconv.Itoa(int(sig)))
+		if err == nil && sig == syscall.SIGKILL {
+			// The engine has sent the signal when the call returns.
+			d.kills[instance] = append(d.kills[instance], time.Now().UTC())
 		}
-		// The engine has sent the signal when the call returns.
-		sent := time.Now().UTC()
-		if sig == syscall.SIGKILL {
-			d.mu.Lock()
-			d.kills[instance] = append(d.kills[instance], sent)
-			d.mu.Unlock()
+		d.mu.Unlock()
+		if err != nil {
+			return 0, fmt.Errorf("kill %s: %w", instance, err)
 		}
 	}
 	return c.State.Pid, nil
