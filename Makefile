@@ -222,7 +222,8 @@ swarm-down: ## remove the stack, its volumes, networks and secrets (and leave th
 	  node=$$(docker info --format '{{.Swarm.NodeID}}'); \
 	  for l in $$(docker node inspect --format '{{range $$k, $$v := .Spec.Labels}}{{$$k}} {{end}}' $$node); do \
 	    case $$l in $(STACK).*) docker node update --label-rm $$l $$node >/dev/null;; esac; done; fi
-	@if [ -f $(SWARM_MARKER) ]; then docker swarm leave --force >/dev/null && rm -f $(SWARM_MARKER) && echo "swarm-down: left the swarm swarm-up made"; fi
+	@if [ -f $(SWARM_MARKER) ]; then docker swarm leave --force >/dev/null && rm -f $(SWARM_MARKER) && \
+	  { docker network rm docker_gwbridge >/dev/null 2>&1 || true; } && echo "swarm-down: left the swarm swarm-up made (and removed its docker_gwbridge network)"; fi
 	@left=$$(docker ps -aq --filter label=com.docker.stack.namespace=$(STACK); docker volume ls -q --filter label=com.docker.stack.namespace=$(STACK); docker network ls -q --filter label=com.docker.stack.namespace=$(STACK); docker secret ls -q --filter label=com.docker.stack.namespace=$(STACK) 2>/dev/null); \
 	  if [ -n "$$left" ]; then echo "swarm-down: left behind: $$left"; exit 1; fi
 

@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/events"
 	"github.com/docker/docker/api/types/filters"
@@ -234,6 +235,11 @@ func (d *dockerTarget) Signal(instance string, sig syscall.Signal) (int, error) 
 			d.kills[instance] = append(d.kills[instance], time.Now().UTC())
 		}
 		d.mu.Unlock()
+		if d.swarm && cerrdefs.IsNotFound(err) {
+			// The task's container went away meanwhile: it is being
+			// replaced.
+			return 0, fmt.Errorf("%s: %w (%v)", instance, local.ErrNotRunning, err)
+		}
 		if err != nil {
 			return 0, fmt.Errorf("kill %s: %w", instance, err)
 		}

@@ -42,6 +42,7 @@ func TestSwarmE2E(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := swarmState(t)
+	networks := mustRun(t, "docker", "network", "ls", "--format", "{{.Name}}")
 	if out, _ := exec.Command("docker", "service", "ls", "-q", "--filter", "label=com.docker.stack.namespace="+stack).Output(); before == "active" && len(strings.TrimSpace(string(out))) > 0 {
 		t.Fatalf("stack %s is already deployed: `make swarm-down` first", stack)
 	}
@@ -58,6 +59,9 @@ func TestSwarmE2E(t *testing.T) {
 	down := false
 	defer func() {
 		if !down {
+			if t.Failed() {
+				logMasterActions(t, stack)
+			}
 			makeTarget("swarm-down")
 		}
 	}()
@@ -110,6 +114,9 @@ func TestSwarmE2E(t *testing.T) {
 	makeTarget("swarm-down")
 	if after := swarmState(t); after != before {
 		t.Errorf("the engine's swarm is %s after swarm-down, was %s", after, before)
+	}
+	if after := mustRun(t, "docker", "network", "ls", "--format", "{{.Name}}"); after != networks {
+		t.Errorf("networks after swarm-down:\n%s\nbefore swarm-up:\n%s", after, networks)
 	}
 	if before == "active" {
 		for _, what := range [][]string{
@@ -183,6 +190,19 @@ func checkSwarmProxy(ctx context.Context, t *testing.T, stack string) {
 	} {
 		if err := call(); err == nil || !strings.Contains(err.Error(), "wololo docker-proxy: refused") {
 			t.Errorf("%s through the proxy: %v, want refused", name, err)
+		}
+	}
+}
+
+// logMasterActions logs what the masters restarted and killed, and their
+// warnings, for a failed run.
+func logMasterActions(t *testing.T, stack string) {
+	for _, m := range []string{"master-1", "master-2", "master-3"} {
+		out, _ := exec.Command("docker", "service", "logs", "--raw", stack+"_"+m).CombinedOutput()
+		for _, line := range strings.Split(string(out), "\n") {
+			if strings.Contains(line, `"restarted"`) || strings.Contains(line, `"@level":"warn"`) || strings.Contains(line, `"@level":"error"`) || strings.Contains(line, "acting") {
+				t.Logf("%s: %s", m, line)
+			}
 		}
 	}
 }
