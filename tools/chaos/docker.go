@@ -474,8 +474,12 @@ func (d *dockerTarget) Processes() []local.Proc {
 		if d.starts[name] == nil {
 			d.starts[name] = map[string]bool{}
 		}
-		d.starts[name][c.State.StartedAt] = true
-		p.Restarts = len(d.starts[name]) - 1
+		// A swarm task's container is created before it starts: one not
+		// started yet is no start.
+		if !p.Started.IsZero() && p.Started.Year() > 1 {
+			d.starts[name][c.State.StartedAt] = true
+		}
+		p.Restarts = max(len(d.starts[name])-1, 0)
 		d.mu.Unlock()
 		out = append(out, p)
 	}
