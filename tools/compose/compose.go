@@ -31,6 +31,9 @@
 // fixed shape, and a byte-stable output is what lets a test keep the
 // checked-in deploy/compose.yaml equal to the generator's output. The
 // package reads a topology and writes text; it talks to no engine.
+//
+// GenerateStack (`wololo compose --swarm`, deploy/stack.yaml) writes the
+// same deployment as a Docker Swarm stack; stack.go says what differs.
 package compose
 
 import (
