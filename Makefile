@@ -39,7 +39,7 @@ CHAOS_OUT = $(if $(filter file,$(origin OUT)),out/chaos,$(OUT))
 ELECTION_KILLS = $(if $(filter command line environment,$(origin KILLS)),$(KILLS),10)
 ELECTION_OUT = $(if $(filter file,$(origin OUT)),out/chaos-election,$(OUT))
 
-.PHONY: certs images up down logs submit chaos chaos-election-docker e2e-docker help build demo local chaos-local chaos-election test unit lint race proto proto-check tools ci bench bench-micro duckdb duckdb-test fuzz reference datagen clean
+.PHONY: certs images up down logs submit chaos chaos-election-docker e2e-docker swarm-up swarm-down swarm-submit swarm-chaos swarm-chaos-election e2e-swarm help build demo local chaos-local chaos-election test unit lint race proto proto-check tools ci bench bench-micro duckdb duckdb-test fuzz reference datagen clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -71,7 +71,7 @@ else
 	$(BIN) chaos election --matches $(MATCHES) --players $(PLAYERS) --out $(ELECTION_OUT) --kills $(ELECTION_KILLS) --seed $(SEED)
 endif
 
-test: lint unit e2e-docker ## everything CI runs: lint, generated-code check, all tests, the docker e2e where an engine answers
+test: lint unit e2e-docker e2e-swarm ## everything CI runs: lint, generated-code check, all tests, the docker and swarm e2e where an engine answers
 
 unit: ## all Go tests (unit, fuzz seeds, in-process end to end)
 	$(GO) test -count=1 -timeout 25m ./...
@@ -181,6 +181,81 @@ e2e-docker: ## the docker end-to-end test (images, up, a job under kills, grpcur
 	@if ! docker info >/dev/null 2>&1; then echo "e2e-docker: SKIPPED: no Docker engine answers (docker info failed)"; exit 0; fi; \
 	  $(MAKE) --no-print-directory images certs $(TOOLS)/grpcurl && \
 	  WOLOLO_E2E_DOCKER=1 WOLOLO_GRPCURL=$(TOOLS)/grpcurl $(GO) test -count=1 -timeout 15m -run '^TestDockerE2E$$' -v ./tools/chaos
+
+# ---- Docker Swarm: the checked-in deploy/stack.yaml (regenerate it with
+# `bin/wololo compose --swarm --out deploy/stack.yaml`; a test keeps it in
+# sync), deployed as stack STACK on this engine's swarm. swarm-up makes a
+# one-node swarm (on loopback) when the engine is in none, and leaves the
+# marker SWARM_MARKER so that swarm-down leaves only a swarm it made. Its
+# own image tag, stack name and ports (SWARM_PORT: the gateway's public
+# port; the masters' are 7304..7306), so that it never meets `make up` or
+# `wololo local`.
+STACK ?= wololo-swarm
+STACK_FILE ?= deploy/stack.yaml
+SWARM_IMAGE ?= wololo:swarm
+SWARM_PORT ?= 7300
+SWARM_GATEWAY = 127.0.0.1:$(SWARM_PORT)
+SWARM_MARKER := deploy/.swarm-made-by-make
+SWARM_OUT = $(if $(filter file,$(origin OUT)),out/swarm-submit,$(OUT))
+
+swarm-up: certs ## deploy deploy/stack.yaml on a swarm (one made on loopback if none) and wait until the gateway and masters answer
+	@$(MAKE) --no-print-directory images IMAGE=$(SWARM_IMAGE)
+	@state=$$(docker info --format '{{.Swarm.LocalNodeState}}'); \
+	  if [ "$$state" = inactive ]; then \
+	    docker swarm init --advertise-addr 127.0.0.1 --listen-addr 127.0.0.1:2377 >/dev/null && touch $(SWARM_MARKER) && \
+	    echo "swarm-up: made a one-node swarm on 127.0.0.1 (make swarm-down leaves it)"; \
+	  elif [ "$$state" != active ]; then echo "swarm-up: this engine's swarm is $$state"; exit 1; fi
+	@node=$$(docker info --format '{{.Swarm.NodeID}}'); \
+	  have=$$(docker node inspect --format '{{range $$k, $$v := .Spec.Labels}}{{$$k}}={{$$v}} {{end}}' $$(docker node ls -q)); \
+	  for l in $$(grep -o 'node\.labels\.$(STACK)\.[a-z0-9-]*' $(STACK_FILE) | sort -u | sed 's/^node\.labels\.//'); do \
+	    case " $$have " in *" $$l=true "*) ;; *) docker node update --label-add $$l=true $$node >/dev/null || exit 1; echo "swarm-up: node label $$l=true on this node";; esac; done
+	cd $(dir $(STACK_FILE)) && WOLOLO_IMAGE=$(SWARM_IMAGE) docker stack deploy --resolve-image never -c $(notdir $(STACK_FILE)) $(STACK)
+	$(BIN) health --timeout 90s --addr $(SWARM_GATEWAY) --tls-dir $(TLS_DIR) --as client --server-name localhost
+	@for m in 1 2 3; do $(BIN) health --timeout 90s --addr 127.0.0.1:$$(($(SWARM_PORT) + 3 + $$m)) --tls-dir $(TLS_DIR) --as operator --server-name master-$$m || exit 1; done
+
+# The masters restart what stops, each other included, but a removed
+# service is gone for them too: docker stack rm takes them all at once.
+# Then the volumes once their containers are gone, the stack's node labels
+# on this node, and the swarm if swarm-up made it.
+swarm-down: ## remove the stack, its volumes, networks and secrets (and leave the swarm if swarm-up made it)
+	-@docker stack rm $(STACK)
+	@for i in $$(seq 1 60); do [ -z "$$(docker ps -aq --filter label=com.docker.stack.namespace=$(STACK))" ] && break; sleep 1; done
+	@for i in $$(seq 1 30); do \
+	  v=$$(docker volume ls -q --filter label=com.docker.stack.namespace=$(STACK)); n=$$(docker network ls -q --filter label=com.docker.stack.namespace=$(STACK)); \
+	  [ -z "$$v$$n" ] && break; [ -n "$$v" ] && docker volume rm $$v >/dev/null 2>&1; [ -n "$$n" ] && docker network rm $$n >/dev/null 2>&1; sleep 1; done
+	@if [ "$$(docker info --format '{{.Swarm.LocalNodeState}}')" = active ] && [ "$$(docker info --format '{{.Swarm.ControlAvailable}}')" = true ]; then \
+	  node=$$(docker info --format '{{.Swarm.NodeID}}'); \
+	  for l in $$(docker node inspect --format '{{range $$k, $$v := .Spec.Labels}}{{$$k}} {{end}}' $$node); do \
+	    case $$l in $(STACK).*) docker node update --label-rm $$l $$node >/dev/null;; esac; done; fi
+	@if [ -f $(SWARM_MARKER) ]; then docker swarm leave --force >/dev/null && rm -f $(SWARM_MARKER) && \
+	  { docker network rm docker_gwbridge >/dev/null 2>&1 || true; } && echo "swarm-down: left the swarm swarm-up made (and removed its docker_gwbridge network)"; fi
+	@left=$$(docker ps -aq --filter label=com.docker.stack.namespace=$(STACK); docker volume ls -q --filter label=com.docker.stack.namespace=$(STACK); docker network ls -q --filter label=com.docker.stack.namespace=$(STACK); docker secret ls -q --filter label=com.docker.stack.namespace=$(STACK) 2>/dev/null); \
+	  if [ -n "$$left" ]; then echo "swarm-down: left behind: $$left"; exit 1; fi
+
+swarm-submit: build ## run a job on the swarm stack: make swarm-submit MATCHES=F PLAYERS=F OUT=DIR
+	@if [ -z "$(MATCHES)" ] || [ -z "$(PLAYERS)" ]; then echo "usage: make swarm-submit MATCHES=F PLAYERS=F [OUT=DIR]"; exit 2; fi
+	$(BIN) client submit --tls-dir $(TLS_DIR) --server $(SWARM_GATEWAY) --matches $(MATCHES) --players $(PLAYERS) --out $(SWARM_OUT)
+
+swarm-chaos: build ## kill tasks of every kind (the leading master among them), pause one, during a job on the stack: make swarm-chaos [KILLS=N] [MATCHES=F PLAYERS=F] [OUT=DIR]
+ifeq ($(MATCHES),)
+	$(BIN) chaos swarm --project $(STACK) --port-base $(SWARM_PORT) --tls-dir $(TLS_DIR) --dataset data/chaos --out $(if $(filter file,$(origin OUT)),out/chaos-swarm,$(OUT)) --kills $(KILLS) --seed $(SEED)
+else
+	$(BIN) chaos swarm --project $(STACK) --port-base $(SWARM_PORT) --tls-dir $(TLS_DIR) --matches $(MATCHES) --players $(PLAYERS) --out $(if $(filter file,$(origin OUT)),out/chaos-swarm,$(OUT)) --kills $(KILLS) --seed $(SEED)
+endif
+
+swarm-chaos-election: build ## chaos-election against the stack's masters (failover times on swarm): [KILLS=10] [MATCHES=F PLAYERS=F]
+ifeq ($(MATCHES),)
+	$(BIN) chaos election --swarm --project $(STACK) --port-base $(SWARM_PORT) --tls-dir $(TLS_DIR) --dataset data/chaos --out $(if $(filter file,$(origin OUT)),out/chaos-election-swarm,$(OUT)) --kills $(ELECTION_KILLS) --seed $(SEED)
+else
+	$(BIN) chaos election --swarm --project $(STACK) --port-base $(SWARM_PORT) --tls-dir $(TLS_DIR) --matches $(MATCHES) --players $(PLAYERS) --out $(if $(filter file,$(origin OUT)),out/chaos-election-swarm,$(OUT)) --kills $(ELECTION_KILLS) --seed $(SEED)
+endif
+
+e2e-swarm: ## the swarm end-to-end test (swarm-up, a job under kills, a leader kill, swarm-down, nothing left); skipped without an engine
+	@if ! docker info >/dev/null 2>&1; then echo "e2e-swarm: SKIPPED: no Docker engine answers (docker info failed)"; exit 0; fi; \
+	  state=$$(docker info --format '{{.Swarm.LocalNodeState}}'); \
+	  if [ "$$state" != inactive ] && [ ! -f $(SWARM_MARKER) ]; then echo "e2e-swarm: SKIPPED: this engine is already in a swarm ($$state) that make did not make; the test would not leave it as it found it"; exit 0; fi; \
+	  $(MAKE) --no-print-directory build && \
+	  WOLOLO_E2E_SWARM=1 $(GO) test -count=1 -timeout 10m -run '^TestSwarmE2E$$' -v ./tools/chaos
 
 ci: test ## what .ci/run runs
 

@@ -14,7 +14,9 @@ const usage = `usage: wololo docker-proxy --listen PATH [flags]
 
 Serves the Docker Engine API on the Unix socket PATH, letting through only
 what the masters need (list, inspect, start, kill, pause and unpause of the
-project's labelled containers) and refusing the rest with 403.
+project's labelled containers; with --swarm also the list of its services
+and tasks, and the inspect and forced update of its services) and refusing
+the rest with 403.
 `
 
 // Run is `wololo docker-proxy`.
@@ -23,6 +25,7 @@ func Run(ctx context.Context, args []string, _, stderr io.Writer) error {
 	listen := fs.String("listen", "", "the Unix socket to serve (required)")
 	upstream := fs.String("upstream", "unix:///var/run/docker.sock", "the engine's socket")
 	project := fs.String("project", "wololo", "the project whose containers may be acted on (label "+LabelProject+")")
+	withSwarm := fs.Bool("swarm", false, "also admit the swarm runtime's calls: the project's services listed, inspected and force-updated (nothing else changed), its tasks listed")
 	uid := fs.Int("socket-uid", -1, "owner of the socket (-1: leave)")
 	gid := fs.Int("socket-gid", -1, "group of the socket (-1: leave)")
 	mode := fs.String("socket-mode", "0660", "mode of the socket, octal")
@@ -38,7 +41,7 @@ func Run(ctx context.Context, args []string, _, stderr io.Writer) error {
 		return cli.Usagef(fs, "--socket-mode %q: want an octal mode such as 0660", *mode)
 	}
 	log := logFlags.Logger("docker-proxy", stderr)
-	p, err := New(*upstream, *project, log)
+	p, err := New(*upstream, *project, *withSwarm, log)
 	if err != nil {
 		return err
 	}
@@ -46,6 +49,6 @@ func Run(ctx context.Context, args []string, _, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	log.Info("serving", "socket", *listen, "upstream", *upstream, "project", *project)
+	log.Info("serving", "socket", *listen, "upstream", *upstream, "project", *project, "swarm", *withSwarm)
 	return p.Serve(ctx, l)
 }

@@ -1,6 +1,7 @@
 package dockerproxy
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -21,14 +22,16 @@ import (
 // the engine's.
 type Proxy struct {
 	project  string
+	swarm    bool         // admit the swarm runtime's service and task calls
 	upstream *http.Client // to the engine's socket
 	forward  *httputil.ReverseProxy
 	log      hclog.Logger
 }
 
 // New returns a proxy for project in front of the engine at upstream
-// ("unix:///var/run/docker.sock" or a plain socket path).
-func New(upstream, project string, log hclog.Logger) (*Proxy, error) {
+// ("unix:///var/run/docker.sock" or a plain socket path); withSwarm admits
+// the swarm runtime's calls (see Decide).
+func New(upstream, project string, withSwarm bool, log hclog.Logger) (*Proxy, error) {
 	path := strings.TrimPrefix(upstream, "unix://")
 	if path == "" || strings.Contains(path, "://") {
 		return nil, fmt.Errorf("docker proxy: upstream %q: want unix:///path/to/docker.sock", upstream)
@@ -47,7 +50,7 @@ func New(upstream, project string, log hclog.Logger) (*Proxy, error) {
 	}
 	target := &url.URL{Scheme: "http", Host: "docker"}
 	p := &Proxy{
-		project: project, log: log,
+		project: project, swarm: withSwarm, log: log,
 		upstream: &http.Client{Transport: transport, Timeout: 30 * time.Second},
 		forward: &httputil.ReverseProxy{
 			Rewrite:   func(r *httputil.ProxyRequest) { r.SetURL(target); r.Out.Host = "docker" },
@@ -60,7 +63,7 @@ func New(upstream, project string, log hclog.Logger) (*Proxy, error) {
 // ServeHTTP judges a request and forwards it or refuses it.
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	raw := r.URL.EscapedPath()
-	v := Decide(r.Method, raw, r.URL.Query(), p.project)
+	v := Decide(r.Method, raw, r.URL.Query(), p.project, p.swarm)
 	if v.Allow && v.Container != "" {
 		labels, err := p.labels(r.Context(), v.Container)
 		switch {
@@ -69,6 +72,9 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		case !Labelled(labels, p.project):
 			v = refuse(fmt.Sprintf("container %s is not one of project %s's", v.Container, p.project))
 		}
+	}
+	if v.Allow && v.Service != "" {
+		v = p.checkService(r, v)
 	}
 	if !v.Allow {
 		p.log.Warn("refused", "method", r.Method, "path", raw, "reason", v.Reason)
@@ -80,26 +86,79 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p.forward.ServeHTTP(w, r)
 }
 
-// labels asks the engine for a container's labels.
-func (p *Proxy) labels(ctx context.Context, container string) (map[string]string, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://docker/containers/"+url.PathEscape(container)+"/json", nil)
+// maxSpec bounds the body of a service update the proxy reads.
+const maxSpec = 1 << 20
+
+// checkService admits a request on a service only if the service carries
+// the project's label and, for an update, if its body is a forced update
+// of the current spec and nothing else; the body read is put back for the
+// engine.
+func (p *Proxy) checkService(r *http.Request, v Verdict) Verdict {
+	spec, err := p.serviceSpec(r.Context(), v.Service)
 	if err != nil {
+		return refuse(fmt.Sprintf("service %s: %v", v.Service, err))
+	}
+	var labelled struct{ Labels map[string]string }
+	if err := json.Unmarshal(spec, &labelled); err != nil || !Labelled(labelled.Labels, p.project) {
+		return refuse(fmt.Sprintf("service %s is not one of project %s's", v.Service, p.project))
+	}
+	if !v.ForcedUpdate {
+		return v
+	}
+	if r.Header.Get("X-Registry-Auth") != "" {
+		return refuse("a service update may not carry registry credentials")
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxSpec+1))
+	if err != nil || len(body) > maxSpec {
+		return refuse(fmt.Sprintf("service %s: the update's body is unreadable or over %d bytes", v.Service, maxSpec))
+	}
+	if err := ForcedUpdateOnly(spec, body); err != nil {
+		return refuse(fmt.Sprintf("service %s: only a forced update is allowed: %v", v.Service, err))
+	}
+	r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
+	return v
+}
+
+// serviceSpec asks the engine for a service's spec, as JSON.
+func (p *Proxy) serviceSpec(ctx context.Context, service string) (json.RawMessage, error) {
+	var s struct{ Spec json.RawMessage }
+	if err := p.get(ctx, "/services/"+url.PathEscape(service), &s); err != nil {
 		return nil, err
+	}
+	if len(s.Spec) == 0 {
+		return nil, errors.New("inspect: no spec")
+	}
+	return s.Spec, nil
+}
+
+// get decodes the engine's answer to a GET of path into v.
+func (p *Proxy) get(ctx context.Context, path string, v any) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://docker"+path, nil)
+	if err != nil {
+		return err
 	}
 	resp, err := p.upstream.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("inspect: %w", err)
+		return fmt.Errorf("inspect: %w", err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-		return nil, fmt.Errorf("inspect: %s: %s", resp.Status, strings.TrimSpace(string(b)))
+		return fmt.Errorf("inspect: %s: %s", resp.Status, strings.TrimSpace(string(b)))
 	}
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 4<<20)).Decode(v); err != nil {
+		return fmt.Errorf("inspect: %w", err)
+	}
+	return nil
+}
+
+// labels asks the engine for a container's labels.
+func (p *Proxy) labels(ctx context.Context, container string) (map[string]string, error) {
 	var c struct {
 		Config struct{ Labels map[string]string }
 	}
-	if err := json.NewDecoder(io.LimitReader(resp.Body, 4<<20)).Decode(&c); err != nil {
-		return nil, fmt.Errorf("inspect: %w", err)
+	if err := p.get(ctx, "/containers/"+url.PathEscape(container)+"/json", &c); err != nil {
+		return nil, err
 	}
 	return c.Config.Labels, nil
 }

@@ -26,6 +26,8 @@ recovering is alive for --recovery-grace):
 
   --runtime local    the OS processes of 'wololo local' (its ProcessService)
   --runtime docker   the containers of a compose project, by label
+  --runtime swarm    the services of a Docker Swarm stack, by label: a
+                     forced service update restarts an instance
 
 Status/Get on its address shows the election and every supervised process.
 `
@@ -39,10 +41,10 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	hosts := fs.String("hosts", "127.0.0.1", `other masters' host pattern; "{instance}" becomes the instance name`)
 	peers := fs.String("peers", "", "peers file (JSON: instance -> host:port), re-read when it changes; overrides --hosts")
 	dataDir := fs.String("data", "", "data directory for the durable term (without it a restart forgets its promises: tests only)")
-	runtimeName := fs.String("runtime", "local", `how processes are listed and restarted: "local" or "docker"`)
+	runtimeName := fs.String("runtime", "local", `how processes are listed and restarted: "local", "docker" or "swarm"`)
 	processes := fs.String("processes", "", "local runtime: address of the runner's ProcessService")
-	project := fs.String("docker-project", "wololo", "docker runtime: the project label of the deployment's containers")
-	dockerHost := fs.String("docker-host", "", "docker runtime: the engine's address, e.g. unix:///run/wololo-docker/docker.sock (default: $DOCKER_HOST, else the local socket)")
+	project := fs.String("docker-project", "wololo", "docker and swarm runtimes: the project label of the deployment's containers or services")
+	dockerHost := fs.String("docker-host", "", "docker and swarm runtimes: the engine's (a swarm manager's) address, e.g. unix:///run/wololo-docker/docker.sock (default: $DOCKER_HOST, else the local socket)")
 	timeout := fs.Duration("timeout", DefaultDetection, "a dead or silent process is detected within this (probes every 250ms) and restarted")
 	recoveryGrace := fs.Duration("recovery-grace", DefaultRecoveryGrace, "a process that answers it is recovering (loading its store) is left alone this long, then restarted as stuck")
 	tick := fs.Duration("tick", 100*time.Millisecond, "election tick; every master must use the same")
@@ -91,8 +93,15 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 		defer dr.Close()
 		rt = dr
+	case "swarm":
+		sr, err := NewSwarmRuntime(*project, *dockerHost)
+		if err != nil {
+			return err
+		}
+		defer sr.Close()
+		rt = sr
 	default:
-		return fmt.Errorf(`--runtime must be "local" or "docker", got %q`, *runtimeName)
+		return fmt.Errorf(`--runtime must be "local", "docker" or "swarm", got %q`, *runtimeName)
 	}
 	if *dataDir != "" {
 		if err := os.MkdirAll(*dataDir, 0o700); err != nil {

@@ -1,7 +1,8 @@
 // Package master is the supervising side of a Wololo deployment: the
 // masters watch every process of the graph and the leading master restarts
 // the ones that died, through a Runtime (OS processes owned by `wololo
-// local`, or containers through the Docker Engine API).
+// local`, containers through the Docker Engine API, or the services of a
+// Docker Swarm stack through a manager's service and task API).
 //
 // The deciding part is pure: a Supervisor is fed observations (is this
 // instance's process alive, seen when) and the time, and says which

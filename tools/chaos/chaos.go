@@ -690,18 +690,22 @@ func (k *killer) stillFrozen(instance string) bool {
 }
 
 // freezeOne pauses a random live worker and watches, in the background,
-// for the masters to replace it (a new process of the instance).
-func (k *killer) freezeOne() {
+// for the masters to replace it (a new process of the instance). When the
+// kills so far left no worker alive, it waits up to freezeWait for one to
+// come back (a swarm task takes over a second).
+func (k *killer) freezeOne(ctx context.Context) {
 	var workers []string
-	for _, p := range k.cl.Processes() {
-		in, err := deploy.ParseInstance(p.Instance)
-		if err != nil || !p.Alive || in.Stage == deploy.MasterStage || in.Stage == k.top.Gateway().Name {
-			continue
+	for deadline := time.Now().Add(freezeWait); len(workers) == 0; {
+		for _, p := range k.cl.Processes() {
+			in, err := deploy.ParseInstance(p.Instance)
+			if err != nil || !p.Alive || in.Stage == deploy.MasterStage || in.Stage == k.top.Gateway().Name {
+				continue
+			}
+			workers = append(workers, p.Instance)
 		}
-		workers = append(workers, p.Instance)
-	}
-	if len(workers) == 0 {
-		return
+		if len(workers) == 0 && (time.Now().After(deadline) || !k.sleep(ctx, 100*time.Millisecond)) {
+			return
+		}
 	}
 	victim := workers[k.rng.IntN(len(workers))]
 	pid, err := k.freeze.Pause(victim)
@@ -729,6 +733,9 @@ func (k *killer) freezeOne() {
 	}()
 }
 
+// freezeWait bounds freezeOne's wait for a live worker to pause.
+const freezeWait = 10 * time.Second
+
 // perInstance counts the kills delivered so far per instance.
 func (k *killer) perInstance() map[string]int {
 	k.mu.Lock()
@@ -745,7 +752,7 @@ func (k *killer) run(ctx context.Context, pre, post []string) {
 	// During the upload: exponential gaps around the mean.
 	for i, target := range pre {
 		if k.freeze != nil && i == len(pre)/2 {
-			k.freezeOne()
+			k.freezeOne(ctx)
 		}
 		if !k.sleep(ctx, k.gaps[i]) {
 			return

@@ -42,6 +42,15 @@
 // would not do: a poll every 50 ms cannot tell when an interval began or
 // ended, nor see one shorter than the poll.
 //
+// `wololo chaos docker` and `wololo chaos swarm` (Docker, Swarm) run the
+// same job and schedule against a deployed compose project or a swarm stack
+// on this one-node swarm: containers SIGKILLed and one paused through the
+// Docker Engine API, found by the deployment's labels (of a swarm stack's
+// instance, its running task's container; its log is all its tasks'
+// containers' logs), and `chaos election --docker|--swarm` aims at their
+// masters. They start nothing: the masters do every restart (on a swarm,
+// by forced service updates).
+//
 // What it may not touch: it signals only processes of the cluster it
 // started (through local.Cluster), writes only its own temporary data
 // directory and the output directory it is given, and uses the system only

@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	cerrdefs "github.com/containerd/errdefs"
 	"github.com/docker/docker/api/types/container"
 	"github.com/docker/docker/api/types/events"
 	"github.com/docker/docker/api/types/filters"
@@ -34,12 +35,20 @@ import (
 // labels the compose generator puts on them (the masters find them the
 // same way). It only signals, pauses and inspects; it never starts a
 // container: that is the masters' job.
+//
+// A swarm stack (swarm set) is the same to it: its tasks' containers carry
+// the same labels on a one-node swarm, and a restart is a new container, so
+// an instance is its running container (else its newest one) and its log
+// is its containers' logs in order; its published ports are shifted by
+// portShift.
 type dockerTarget struct {
-	cli     *client.Client
-	project string
-	top     deploy.Topology
-	host    string // where the published ports answer
-	tlsDir  string // the deployment's certificates ("": --insecure)
+	cli       *client.Client
+	project   string
+	top       deploy.Topology
+	host      string // where the published ports answer
+	tlsDir    string // the deployment's certificates ("": --insecure)
+	swarm     bool
+	portShift int // published port - the topology's port
 
 	mu     sync.Mutex
 	starts map[string]map[string]bool // instance -> StartedAt values seen
@@ -134,7 +143,7 @@ func (d *dockerTarget) Addr(instance string) string {
 	if in.Stage == d.top.Gateway().Name {
 		port = d.top.PublicPort()
 	}
-	return net.JoinHostPort(d.host, strconv.Itoa(port))
+	return net.JoinHostPort(d.host, strconv.Itoa(port+d.portShift))
 }
 
 // ClientTLS implements target from the deployment's certificate directory.
@@ -158,16 +167,48 @@ func (d *dockerTarget) credentials(name, serverName string) (*tls.Config, error)
 	return creds.ClientTLS(serverName), nil
 }
 
-func (d *dockerTarget) inspect(ctx context.Context, instance string) (container.InspectResponse, error) {
-	args := filters.NewArgs(filters.Arg("label", deploy.LabelProject+"="+d.project), filters.Arg("label", deploy.LabelInstance+"="+instance))
+// containers lists an instance's containers (every instance's if
+// instance is ""), newest first.
+func (d *dockerTarget) containers(ctx context.Context, instance string) ([]container.Summary, error) {
+	args := filters.NewArgs(filters.Arg("label", deploy.LabelProject+"="+d.project))
+	if instance != "" {
+		args.Add("label", deploy.LabelInstance+"="+instance)
+	}
 	cs, err := d.cli.ContainerList(ctx, container.ListOptions{All: true, Filters: args})
 	if err != nil {
-		return container.InspectResponse{}, fmt.Errorf("list containers: %w", err)
+		return nil, fmt.Errorf("list containers: %w", err)
 	}
-	if len(cs) != 1 {
-		return container.InspectResponse{}, fmt.Errorf("project %s has %d containers of %s, want 1", d.project, len(cs), instance)
+	sort.SliceStable(cs, func(i, j int) bool { return cs[i].Created > cs[j].Created })
+	return cs, nil
+}
+
+// current is an instance's container: the one compose made, or of a
+// swarm stack's tasks the running one, else the newest.
+func current(cs []container.Summary, swarm bool) (container.Summary, error) {
+	switch {
+	case len(cs) == 0:
+		return container.Summary{}, errors.New("no container")
+	case !swarm && len(cs) > 1:
+		return container.Summary{}, fmt.Errorf("%d containers, want 1", len(cs))
 	}
-	return d.cli.ContainerInspect(ctx, cs[0].ID)
+	for _, c := range cs {
+		if c.State == container.StateRunning || c.State == container.StatePaused {
+			return c, nil
+		}
+	}
+	return cs[0], nil
+}
+
+func (d *dockerTarget) inspect(ctx context.Context, instance string) (container.InspectResponse, error) {
+	cs, err := d.containers(ctx, instance)
+	if err != nil {
+		return container.InspectResponse{}, err
+	}
+	c, err := current(cs, d.swarm)
+	if err != nil {
+		return container.InspectResponse{}, fmt.Errorf("project %s, instance %s: %w", d.project, instance, err)
+	}
+	return d.cli.ContainerInspect(ctx, c.ID)
 }
 
 // Signal implements target: SIGKILL through the engine (the null signal
@@ -183,15 +224,24 @@ func (d *dockerTarget) Signal(instance string, sig syscall.Signal) (int, error) 
 		return 0, fmt.Errorf("%s: %w", instance, local.ErrNotRunning)
 	}
 	if sig != 0 {
-		if err := d.cli.ContainerKill(ctx, c.ID, strconv.Itoa(int(sig))); err != nil {
-			return 0, fmt.Errorf("kill %s: %w", instance, err)
+		// Held across the call, so that watchDeaths handles the container's
+		// die event (which can come before the call returns, as it does on
+		// a swarm node) only once the kill is recorded: else it would take
+		// the death at the event, and match this kill to the next death.
+		d.mu.Lock()
+		err := d.cli.ContainerKill(ctx, c.ID, strconv.Itoa(int(sig)))
+		if err == nil && sig == syscall.SIGKILL {
+			// The engine has sent the signal when the call returns.
+			d.kills[instance] = append(d.kills[instance], time.Now().UTC())
 		}
-		// The engine has sent the signal when the call returns.
-		sent := time.Now().UTC()
-		if sig == syscall.SIGKILL {
-			d.mu.Lock()
-			d.kills[instance] = append(d.kills[instance], sent)
-			d.mu.Unlock()
+		d.mu.Unlock()
+		if d.swarm && cerrdefs.IsNotFound(err) {
+			// The task's container went away meanwhile: it is being
+			// replaced.
+			return 0, fmt.Errorf("%s: %w (%v)", instance, local.ErrNotRunning, err)
+		}
+		if err != nil {
+			return 0, fmt.Errorf("kill %s: %w", instance, err)
 		}
 	}
 	return c.State.Pid, nil
@@ -325,18 +375,50 @@ func withExitMarkers(log []byte, instance string, deaths []time.Time) []byte {
 // with docker network disconnect, and checks that the others take over
 // and that at most one side acts.
 func ElectionDocker(ctx context.Context, o ElectionOptions, top deploy.Topology, project, host, tlsDir string) (*ElectionReport, error) {
-	o.Masters = top.Masters
-	if err := o.defaults(); err != nil {
-		return nil, err
-	}
 	tgt, err := newDockerTarget(project, top, host, tlsDir)
 	if err != nil {
 		return nil, err
 	}
 	defer tgt.Close()
+	return electionDocker(ctx, o, tgt)
+}
+
+// ElectionSwarm is ElectionDocker against a swarm stack deployed on this
+// (one-node) swarm (make swarm-up), its ports published from portBase; a
+// partition is not supported (a task's container cannot be disconnected
+// from the stack's network).
+func ElectionSwarm(ctx context.Context, o ElectionOptions, top deploy.Topology, project, host, tlsDir string, portBase int) (*ElectionReport, error) {
+	if o.Partition > 0 {
+		return nil, errors.New("chaos election: --partition is not supported against a swarm stack")
+	}
+	tgt, err := newSwarmTarget(project, top, host, tlsDir, portBase)
+	if err != nil {
+		return nil, err
+	}
+	defer tgt.Close()
+	return electionDocker(ctx, o, tgt)
+}
+
+// newSwarmTarget is the target of a swarm stack whose gateway's public
+// port is published at portBase.
+func newSwarmTarget(project string, top deploy.Topology, host, tlsDir string, portBase int) (*dockerTarget, error) {
+	tgt, err := newDockerTarget(project, top, host, tlsDir)
+	if err != nil {
+		return nil, err
+	}
+	tgt.swarm, tgt.portShift = true, portBase-top.PublicPort()
+	return tgt, nil
+}
+
+func electionDocker(ctx context.Context, o ElectionOptions, tgt *dockerTarget) (*ElectionReport, error) {
+	top, project := tgt.top, tgt.project
+	o.Masters = top.Masters
+	if err := o.defaults(); err != nil {
+		return nil, err
+	}
 	gateway := tgt.Addr(top.Gateway().Name + "-0")
 	if err := tgt.checkGateway(ctx); err != nil {
-		return nil, fmt.Errorf("chaos election: the gateway of project %s does not answer (is it up? make up): %w", project, err)
+		return nil, fmt.Errorf("chaos election: the gateway of project %s does not answer (is it up? %s): %w", project, tgt.upHint(), err)
 	}
 	size, work, err := prepare(o.Matches, o.Players, o.TempDir, "wololo-chaos-election-docker-")
 	if err != nil {
@@ -350,7 +432,7 @@ func ElectionDocker(ctx context.Context, o ElectionOptions, top deploy.Topology,
 		project, o.Seed, o.Kills, o.Masters, o.Partition)
 	stop := func() { rep.Processes = tgt.Processes() }
 	return electionDrive(ctx, o, tgt, gateway, rep, stop, size, tgt.MasterLog,
-		fmt.Sprintf("docker logs %s-<instance>", project))
+		tgt.logsAt())
 }
 
 // Processes implements target. A container's restarts are the starts
@@ -359,10 +441,20 @@ func ElectionDocker(ctx context.Context, o ElectionOptions, top deploy.Topology,
 func (d *dockerTarget) Processes() []local.Proc {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	args := filters.NewArgs(filters.Arg("label", deploy.LabelProject+"="+d.project))
-	cs, err := d.cli.ContainerList(ctx, container.ListOptions{All: true, Filters: args})
+	all, err := d.containers(ctx, "")
 	if err != nil {
 		return nil
+	}
+	byInstance := map[string][]container.Summary{}
+	for _, c := range all {
+		name := c.Labels[deploy.LabelInstance]
+		byInstance[name] = append(byInstance[name], c)
+	}
+	var cs []container.Summary
+	for _, l := range byInstance {
+		if c, err := current(l, d.swarm); err == nil {
+			cs = append(cs, c)
+		}
 	}
 	var out []local.Proc
 	for _, s := range cs {
@@ -382,8 +474,12 @@ func (d *dockerTarget) Processes() []local.Proc {
 		if d.starts[name] == nil {
 			d.starts[name] = map[string]bool{}
 		}
-		d.starts[name][c.State.StartedAt] = true
-		p.Restarts = len(d.starts[name]) - 1
+		// A swarm task's container is created before it starts: one not
+		// started yet is no start.
+		if !p.Started.IsZero() && p.Started.Year() > 1 {
+			d.starts[name][c.State.StartedAt] = true
+		}
+		p.Restarts = max(len(d.starts[name])-1, 0)
 		d.mu.Unlock()
 		out = append(out, p)
 	}
@@ -400,19 +496,39 @@ func (d *dockerTarget) LogTail(instance string, lines int) string {
 	return string(b)
 }
 
-// logs is an instance's container log ("all" lines, or the last n).
+// logs is an instance's container log ("all" lines, or the last n); of a
+// swarm stack's instance, all its tasks' containers' logs, oldest first.
 func (d *dockerTarget) logs(instance, tail string) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	c, err := d.inspect(ctx, instance)
+	if !d.swarm || tail != "all" {
+		c, err := d.inspect(ctx, instance)
+		if err != nil {
+			return nil, err
+		}
+		return d.containerLogs(ctx, instance, c.ID, tail)
+	}
+	cs, err := d.containers(ctx, instance)
 	if err != nil {
 		return nil, err
 	}
+	var all []byte
+	for i := len(cs) - 1; i >= 0; i-- {
+		b, err := d.containerLogs(ctx, instance, cs[i].ID, tail)
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, b...)
+	}
+	return all, nil
+}
+
+func (d *dockerTarget) containerLogs(ctx context.Context, instance, id, tail string) ([]byte, error) {
 	opts := container.LogsOptions{ShowStdout: true, ShowStderr: true, Tail: tail}
 	if !d.since.IsZero() {
 		opts.Since = d.since.Format(time.RFC3339Nano)
 	}
-	rc, err := d.cli.ContainerLogs(ctx, c.ID, opts)
+	rc, err := d.cli.ContainerLogs(ctx, id, opts)
 	if err != nil {
 		return nil, fmt.Errorf("logs of %s: %w", instance, err)
 	}
@@ -433,24 +549,45 @@ func Docker(ctx context.Context, o Options, project, host, tlsDir string) (*Repo
 	if err := o.defaults(); err != nil {
 		return nil, err
 	}
-	if o.Topology.Masters == 0 {
-		return nil, errors.New("chaos docker: the topology has no masters, so nothing would restart the killed containers")
-	}
 	tgt, err := newDockerTarget(project, o.Topology, host, tlsDir)
 	if err != nil {
 		return nil, err
 	}
 	defer tgt.Close()
+	return runDocker(ctx, o, tgt)
+}
+
+// Swarm is Docker against a swarm stack deployed on this (one-node) swarm
+// (make swarm-up), its ports published from portBase: the tasks'
+// containers are killed and paused alike, and the masters replace them
+// with forced service updates.
+func Swarm(ctx context.Context, o Options, project, host, tlsDir string, portBase int) (*Report, error) {
+	if err := o.defaults(); err != nil {
+		return nil, err
+	}
+	tgt, err := newSwarmTarget(project, o.Topology, host, tlsDir, portBase)
+	if err != nil {
+		return nil, err
+	}
+	defer tgt.Close()
+	return runDocker(ctx, o, tgt)
+}
+
+func runDocker(ctx context.Context, o Options, tgt *dockerTarget) (*Report, error) {
+	project := tgt.project
+	if o.Topology.Masters == 0 {
+		return nil, errors.New("chaos docker: the topology has no masters, so nothing would restart the killed containers")
+	}
 	gateway := tgt.Addr(o.Topology.Gateway().Name + "-0")
 	if err := tgt.checkGateway(ctx); err != nil {
-		return nil, fmt.Errorf("chaos docker: the gateway of project %s does not answer (is it up? make up): %w", project, err)
+		return nil, fmt.Errorf("chaos docker: the gateway of project %s does not answer (is it up? %s): %w", project, tgt.upHint(), err)
 	}
 	size, work, err := prepare(o.Matches, o.Players, o.TempDir, "wololo-chaos-docker-")
 	if err != nil {
 		return nil, err
 	}
 	rep := &Report{DataDir: work, Stages: map[string]int{}, Phases: map[string]int{},
-		LogsAt: fmt.Sprintf("docker logs %s-<instance> (the containers of project %s)", project, project)}
+		LogsAt: tgt.logsAt() + fmt.Sprintf(" (the containers of project %s)", project)}
 	rng := newRNG(o.Seed)
 	pre, post := plan(o.Topology, o.Kills, rng)
 	rep.Planned = len(pre) + len(post)
@@ -475,6 +612,22 @@ func (d *dockerTarget) checkGateway(ctx context.Context) error {
 		return err
 	}
 	return healthcheck.Check(ctx, d.Addr(d.top.Gateway().Name+"-0"), tlsConfig, 5*time.Second)
+}
+
+// upHint is the make target that deploys what the target expects.
+func (d *dockerTarget) upHint() string {
+	if d.swarm {
+		return "make swarm-up"
+	}
+	return "make up"
+}
+
+// logsAt is the command that shows an instance's log.
+func (d *dockerTarget) logsAt() string {
+	if d.swarm {
+		return fmt.Sprintf("docker service logs %s_<instance>", d.project)
+	}
+	return fmt.Sprintf("docker logs %s-<instance>", d.project)
 }
 
 // DefaultDockerTLSDir is where `make up` has `wololo certs` write the

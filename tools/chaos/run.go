@@ -16,6 +16,7 @@ import (
 	"github.com/wololo/wololo/services/cli"
 	"github.com/wololo/wololo/services/datagen"
 	"github.com/wololo/wololo/services/tlsflags"
+	"github.com/wololo/wololo/tools/compose"
 )
 
 // Defaults of the CLI.
@@ -28,6 +29,7 @@ const (
 
 const usage = `usage: wololo chaos local [--matches F --players F] [--out DIR] [--kills N] [--seed S] [flags]
        wololo chaos docker [--matches F --players F] [--out DIR] [--kills N] [--project P] [flags]
+       wololo chaos swarm [--matches F --players F] [--out DIR] [--kills N] [--project P] [--port-base N] [flags]
        wololo chaos election [--matches F --players F] [--out DIR] [--kills N] [--seed S] [flags]
 
 local: starts the topology as OS processes on a fresh data directory, with
@@ -40,6 +42,11 @@ docker: the same against a deployed compose project (make up): containers
 killed through the Docker Engine API, and one worker frozen with docker
 pause until the masters notice and replace it.
 
+swarm: the same against a swarm stack on this one-node swarm (make
+swarm-up): the tasks' containers killed and paused, the masters replacing
+them with forced service updates; the stack's ports published from
+--port-base.
+
 election: starts the topology as OS processes with its masters, submits one
 job, and SIGKILLs the leading master --kills times while it runs (sometimes
 with a second master, sometimes right after its election); times every
@@ -47,7 +54,8 @@ failover until the live masters agree on a new acting leader, checks the
 masters' Status and logs for two masters leading or acting at once, prints
 the p50/p99/max failover, and exits 0 only with no violation, every
 failover done, every killed master back and the four outputs byte-equal to
-the reference evaluator's.
+the reference evaluator's. With --docker, against a deployed compose project;
+with --swarm, against a swarm stack (no --partition there).
 
 Without --matches/--players both generate a dataset into data/chaos once.
 `
@@ -58,6 +66,7 @@ const (
 	DefaultDockerInterval = time.Second
 	DefaultDockerKills    = 15
 	DefaultDockerOut      = "out/chaos-docker"
+	DefaultSwarmOut       = "out/chaos-swarm"
 )
 
 // Run is the `wololo chaos` command.
@@ -69,18 +78,21 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if mode == "election" {
 		return runElection(ctx, args[1:], stdout, stderr)
 	}
-	if mode != "local" && mode != "docker" {
+	if mode != "local" && mode != "docker" && mode != "swarm" {
 		fmt.Fprint(stderr, usage)
 		if mode == "-h" || mode == "--help" || mode == "help" {
 			return nil
 		}
-		return errors.New("want 'wololo chaos local|docker|election [flags]'")
+		return errors.New("want 'wololo chaos local|docker|swarm|election [flags]'")
 	}
 	fs := cli.NewFlagSet("wololo chaos "+mode, usage, stderr)
 	var o Options
 	out, kills, interval := DefaultOut, DefaultKills, DefaultInterval
-	if mode == "docker" {
+	switch mode {
+	case "docker":
 		out, kills, interval = DefaultDockerOut, DefaultDockerKills, DefaultDockerInterval
+	case "swarm":
+		out, kills, interval = DefaultSwarmOut, DefaultDockerKills, DefaultDockerInterval
 	}
 	fs.StringVar(&o.Matches, "matches", "", "matches.csv (default: a generated dataset in --dataset)")
 	fs.StringVar(&o.Players, "players", "", "match_players.csv (default: a generated dataset in --dataset)")
@@ -97,6 +109,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	topoPath := fs.String("topology", "", "topology JSON file (default: the embedded one)")
 	var verbose *bool
 	var project, host *string
+	var portBase *int
 	var tlsFlags *tlsflags.Flags
 	if mode == "local" {
 		fs.IntVar(&o.BatchRows, "batch-rows", DefaultBatchRows, "pass --batch-rows N to every process (small batches: more commits for the kills to land between); 0 = their default")
@@ -104,7 +117,12 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		fs.IntVar(&o.Masters, "masters", -1, "masters doing the restarts, the leading one among the victims (default: the topology's); 0: the local runner restarts")
 		verbose = fs.Bool("verbose", false, "log every start and restart of the local runner, not only deaths")
 	} else {
-		project = fs.String("project", "wololo", "the compose project (its containers' wololo.project label)")
+		defProject := "wololo"
+		if mode == "swarm" {
+			defProject = compose.DefaultStackProject
+			portBase = fs.Int("port-base", compose.DefaultPortBase, "the stack's published port of the gateway's public port (the masters' shifted alike)")
+		}
+		project = fs.String("project", defProject, "the compose project or swarm stack (its containers' wololo.project label)")
 		host = fs.String("host", "127.0.0.1", "where the gateway's and the masters' published ports answer")
 		tlsFlags = tlsflags.Register(fs, DefaultDockerTLSDir)
 		o.Masters = -1
@@ -126,9 +144,12 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	o.Log = hclog.New(&hclog.LoggerOptions{Name: "chaos", Level: level, Output: stderr})
 	o.Stdout, o.Progress = stdout, stderr
 	var err error
-	if mode == "docker" {
+	switch mode {
+	case "docker":
 		_, err = Docker(ctx, o, *project, *host, tlsFlags.DirOrInsecure())
-	} else {
+	case "swarm":
+		_, err = Swarm(ctx, o, *project, *host, tlsFlags.DirOrInsecure(), *portBase)
+	default:
 		_, err = Local(ctx, o)
 	}
 	return err
@@ -155,8 +176,10 @@ func runElection(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	fs.DurationVar(&o.Timeout, "timeout", electionTimeout, "give up on the run (the job and the kills) after this long")
 	verbose := fs.Bool("verbose", false, "log the local runner's events (deaths, starts), not only its errors")
 	docker := fs.Bool("docker", false, "against a deployed compose project (make up) instead of a local cluster of its own")
-	project := fs.String("project", "wololo", "with --docker: the compose project (its containers' wololo.project label)")
-	host := fs.String("host", "127.0.0.1", "with --docker: where the gateway's and the masters' published ports answer")
+	swarm := fs.Bool("swarm", false, "against a swarm stack on this one-node swarm (make swarm-up) instead of a local cluster of its own")
+	project := fs.String("project", "", `with --docker or --swarm: the compose project or stack (its containers' wololo.project label; default "wololo", with --swarm "`+compose.DefaultStackProject+`")`)
+	portBase := fs.Int("port-base", compose.DefaultPortBase, "with --swarm: the stack's published port of the gateway's public port")
+	host := fs.String("host", "127.0.0.1", "with --docker or --swarm: where the gateway's and the masters' published ports answer")
 	fs.DurationVar(&o.Partition, "partition", 0, "with --docker: end by cutting the leader off the network (docker network disconnect) for this long")
 	topoPath := fs.String("topology", "", "with --docker: the deployed topology (default: the embedded one)")
 	tlsFlags := tlsflags.Register(fs, DefaultDockerTLSDir)
@@ -169,7 +192,10 @@ func runElection(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	}
 	o.Log = hclog.New(&hclog.LoggerOptions{Name: "chaos", Level: level, Output: stderr})
 	o.Stdout, o.Progress = stdout, stderr
-	if !*docker {
+	if *docker && *swarm {
+		return cli.Usagef(fs, "give --docker or --swarm, not both")
+	}
+	if !*docker && !*swarm {
 		if o.Partition > 0 {
 			return errors.New("--partition needs --docker: local processes share one network")
 		}
@@ -179,6 +205,16 @@ func runElection(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	top, err := deploy.Select(*topoPath)
 	if err != nil {
 		return err
+	}
+	if *swarm {
+		if *project == "" {
+			*project = compose.DefaultStackProject
+		}
+		_, err = ElectionSwarm(ctx, o, top, *project, *host, tlsFlags.DirOrInsecure(), *portBase)
+		return err
+	}
+	if *project == "" {
+		*project = "wololo"
 	}
 	_, err = ElectionDocker(ctx, o, top, *project, *host, tlsFlags.DirOrInsecure())
 	return err

@@ -18,20 +18,28 @@ const DefaultFile = "deploy/compose.yaml"
 
 // Run is `wololo compose`.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := cli.NewFlagSet("wololo compose", `usage: wololo compose [--topology F] [--replicas stage=N,...] [--masters N] [--log-json] [--out FILE]
+	fs := cli.NewFlagSet("wololo compose", `usage: wololo compose [--swarm [--port-base N]] [--topology F] [--replicas stage=N,...] [--masters N] [--log-json] [--out FILE]
 
 Writes the docker compose file of the topology: one service per instance and
 master, named volumes, the gateway's port published, the masters given the
-Docker socket, no restart policies (the masters restart).
+docker-proxy's socket, no restart policies (the masters restart).
+
+With --swarm, the Docker Swarm stack instead (docker stack deploy): one
+service of one replica per instance, each pinned to the node labelled
+<project>.<instance>=true, the masters on managers with the swarm runtime,
+an encrypted overlay network, the certificates as swarm secrets, resource
+limits, ports published through the routing mesh from --port-base.
 `, stderr)
 	topoPath := fs.String("topology", "", "topology JSON file (default: the embedded one)")
 	replicas := fs.String("replicas", "", `replica counts to change, e.g. "q3-joiner=3,q2-grouper=4"; "*=N" sets every stage but the gateway`)
 	masters := fs.Int("masters", -1, "number of masters (default: the topology's)")
 	var o Options
-	fs.StringVar(&o.Project, "project", "wololo", "project name: the masters' label filter and the container name prefix")
-	fs.StringVar(&o.Image, "image", "wololo:latest", "image of every service")
+	fs.StringVar(&o.Project, "project", "", `project name: the masters' label filter and the container name prefix (default "wololo"; with --swarm "`+DefaultStackProject+`", the stack's name)`)
+	fs.StringVar(&o.Image, "image", "", `image of every service (default "wololo:latest"; with --swarm "`+DefaultStackImage+`")`)
 	fs.StringVar(&o.LogLevel, "log-level", "info", "log level of every process")
 	fs.BoolVar(&o.LogJSON, "log-json", false, "every service logs JSON (adds --log-json to each command; the masters have it anyway)")
+	swarm := fs.Bool("swarm", false, "write the Docker Swarm stack instead of the compose file")
+	portBase := fs.Int("port-base", DefaultPortBase, "with --swarm: the published port of the gateway's public port (the masters' shift alike)")
 	out := fs.String("out", "-", `file to write ("-": standard output)`)
 	if err := cli.Parse(fs, args); err != nil {
 		return err
@@ -46,7 +54,12 @@ Docker socket, no restart policies (the masters restart).
 	if *masters >= 0 {
 		top.Masters = *masters
 	}
-	b, err := Generate(top, o)
+	var b []byte
+	if *swarm {
+		b, err = GenerateStack(top, StackOptions{Project: o.Project, Image: o.Image, LogLevel: o.LogLevel, PortBase: *portBase})
+	} else {
+		b, err = Generate(top, o)
+	}
 	if err != nil {
 		return err
 	}

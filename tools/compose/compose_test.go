@@ -2,6 +2,7 @@ package compose
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -140,5 +141,101 @@ func TestLogJSON(t *testing.T) {
 				t.Errorf("%d of %d commands have --log-json, want %d", with, commands, c.want)
 			}
 		})
+	}
+}
+
+// TestCheckedInStackIsTheGeneratorsOutput keeps deploy/stack.yaml equal to
+// what `wololo compose --swarm` writes for the default topology.
+func TestCheckedInStackIsTheGeneratorsOutput(t *testing.T) {
+	want, err := GenerateStack(deploy.Default(), StackOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile("../../" + DefaultStackFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatalf("%s is not the generator's output for the default topology; run: bin/wololo compose --swarm --out %s", DefaultStackFile, DefaultStackFile)
+	}
+}
+
+func TestStackPinsSupervisesAndIsolates(t *testing.T) {
+	top := deploy.Default().Uniform(2)
+	top.Masters = 5
+	b, err := GenerateStack(top, StackOptions{Project: "s1", Image: "img:1", PortBase: 9000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(b)
+	graph := len(top.Instances())
+	n := graph + top.Masters
+	for _, in := range append(top.Instances(), top.MasterInstances()...) {
+		name := in.Name()
+		if !strings.Contains(s, "\n  "+name+":\n") || !strings.Contains(s, "\n  "+name+"-data: {}") {
+			t.Errorf("no service or no volume for %s", name)
+		}
+		// Pinned to its node by its own label; a master also to a manager.
+		pin := `"node.labels.s1.` + name + ` == true"`
+		want := "placement: {constraints: [" + pin + "]}"
+		if in.Stage == deploy.MasterStage {
+			want = `placement: {constraints: ["node.role == manager", ` + pin + "]}"
+		}
+		if strings.Count(s, want) != 1 {
+			t.Errorf("%s: want %q once", name, want)
+		}
+		// Its own secrets, the key 0400.
+		if !strings.Contains(s, "      - {source: "+name+".key, target: "+name+".key") || strings.Count(s, name+".key") != 4 {
+			t.Errorf("%s: its key is not its own secret", name)
+		}
+	}
+	for what, want := range map[string]int{
+		"restart_policy: {condition: none}":                          n, // the masters supervise
+		"restart_policy: {condition: any":                            1, // the docker-proxy only
+		"order: stop-first":                                          n,
+		"endpoint_mode: dnsrr":                                       n,
+		"replicas: 1\n":                                              n,
+		"mode: global":                                               1,
+		"wololo.project: \"s1\"":                                     2 * n, // container and service labels
+		`"--runtime", "swarm", "--docker-project", "s1"`:             top.Masters,
+		`"docker-proxy", "--swarm"`:                                  1,
+		"/var/run/docker.sock:/var/run/docker.sock":                  1,
+		`"docker-proxy:/run/wololo-docker"`:                          top.Masters + 1,
+		"uid: \"10001\", gid: \"10001\", mode: 0400}":                top.Masters,
+		"resources: {limits: {cpus: ":                                n + 1,
+		"driver_opts: {encrypted: \"true\"}":                         1,
+		"networks: [net]":                                            n + 1,
+		"{target: 7100, published: 9000, protocol: tcp, mode: host}": 1,
+		"{target: 7101":                                              0, // the gateway's internal port is not published
+		`image: "img:1"`:                                             n + 1,
+		"WOLOLO_TOPOLOGY: *topology":                                 n,
+		"container_name":                                             0, // swarm ignores it
+		"healthcheck":                                                0, // swarm would kill unhealthy tasks itself
+		"restart: ":                                                  0,
+		`"--tls-dir", "/run/secrets"`:                                n,
+		"ca.pem: {file: \"./tls/ca.pem\"}":                           1,
+	} {
+		if got := strings.Count(s, what); got != want {
+			t.Errorf("%q appears %d times, want %d", what, got, want)
+		}
+	}
+	for _, in := range top.MasterInstances() {
+		p := top.Port(in)
+		if want := fmt.Sprintf("{target: %d, published: %d, protocol: tcp, mode: host}", p, p+9000-top.PublicPort()); !strings.Contains(s, want) {
+			t.Errorf("%s: want %q", in.Name(), want)
+		}
+	}
+}
+
+func TestGenerateStackRefuses(t *testing.T) {
+	top := deploy.Default()
+	top.Masters = 0
+	if _, err := GenerateStack(top, StackOptions{}); err == nil || !strings.Contains(err.Error(), "no masters") {
+		t.Errorf("no masters: %v", err)
+	}
+	for _, o := range []StackOptions{{Project: "a b"}, {Project: "$x"}, {Image: "a b"}, {PortBase: 65534}} {
+		if _, err := GenerateStack(deploy.Default(), o); err == nil {
+			t.Errorf("%+v accepted", o)
+		}
 	}
 }
