@@ -57,6 +57,8 @@ type Report struct {
 	// Kills are local runs with one process SIGKILLed at KillAt of the
 	// median local run's wall time.
 	Kills []LocalRun
+	// Scaling are local runs at other replica counts of the sharded task.
+	Scaling []ScalingRun
 }
 
 // Machine describes where the bench ran.
@@ -307,6 +309,7 @@ func Render(w io.Writer, r Report) error {
 	renderStorageTargets(p, r)
 	p("\n")
 	renderKills(p, r)
+	renderScaling(p, r)
 
 	p("## Machine\n\n| | |\n|---|---|\n")
 	p("| CPUs (nproc) | %d |\n", r.Machine.CPUs)

@@ -683,3 +683,36 @@ func TestRenderStorageAndKills(t *testing.T) {
 		t.Errorf("victims %v, want gateway-0 and shard-1", got)
 	}
 }
+
+func TestScaling(t *testing.T) {
+	got, err := ParseScaling(" 1, 2,4,")
+	if err != nil || fmt.Sprint(got) != "[1 2 4]" {
+		t.Fatalf("ParseScaling: %v, %v", got, err)
+	}
+	for _, bad := range []string{"0", "x", "1,-2", "5000"} {
+		if _, err := ParseScaling(bad); err == nil {
+			t.Errorf("ParseScaling(%q) accepted", bad)
+		}
+	}
+	r := fixedReport()
+	r.Dataset = Dataset{MatchRows: 1_000_000, PlayerRows: 3_000_000}
+	r.Scaling = []ScalingRun{
+		{Replicas: 1, Run: LocalRun{Wall: 5 * time.Second, Equal: true, Procs: []ProcStat{
+			{Instance: "gateway-0", CPU: 2 * time.Second}, {Instance: "shard-0", CPU: 6 * time.Second}, {Instance: "master-1", CPU: 400 * time.Millisecond}}}},
+		{Replicas: 2, Run: LocalRun{Wall: 5 * time.Second, Equal: false, Procs: []ProcStat{
+			{Instance: "gateway-0", CPU: 2 * time.Second}, {Instance: "shard-0", CPU: 3 * time.Second}, {Instance: "shard-1", CPU: 3200 * time.Millisecond}}}},
+	}
+	var b strings.Builder
+	renderScaling(func(f string, a ...any) { fmt.Fprintf(&b, f, a...) }, r)
+	out := b.String()
+	for _, want := range []string{
+		"## The cost of a row with more shards",
+		"| shard replicas | Wall time | gateway | master | shard | Total |",
+		"| 1 | 5.00 s | 0.500 | 0.100 | 1.500 | **2.100** |",
+		"| 2 | 5.00 s | 0.500 | 0.000 | 1.550 | **2.050** |",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no %q in:\n%s", want, out)
+		}
+	}
+}

@@ -60,6 +60,9 @@ func Bench(ctx context.Context, o Options) (Report, error) {
 			return r, err
 		}
 	}
+	if err := b.scaling(ctx, &r); err != nil {
+		return r, err
+	}
 	r.Notes = append(r.Notes, noiseNotes(r)...)
 	b.profiles(ctx, &r)
 	if len(b.mismatch) > 0 {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/wololo/wololo/deploy"
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 	"github.com/wololo/wololo/services/atomicfile"
 	"github.com/wololo/wololo/services/cli"
@@ -73,6 +74,12 @@ type Options struct {
 	DuckDBSrc string
 	// Micro is a file with the micro-benchmarks' output to include.
 	Micro string
+	// Scaling are the replica counts of the sharded task (ScaledTask) at
+	// which local mode runs once more, for the cost of a row; none: no
+	// such runs.
+	Scaling []int
+	// Topology is local mode's; deploy.Default() if it has no stages.
+	Topology deploy.Topology
 	// Command is shown in the report.
 	Command string
 	// Progress receives what the bench is doing; nil for nothing.
@@ -85,8 +92,10 @@ Measures the reference evaluator, the DuckDB baseline (tools/duckdb, built
 with CGO into --duckdb first), demo mode and local mode (separate
 processes, durable segment-log stores) on one dataset: DuckDB, demo and local
 mode --runs times, interleaved, for their medians and their ratios to
-DuckDB's. Checks that every mode's outputs are byte-equal to the
-reference's, profiles the local processes and writes a markdown report.
+DuckDB's; then local mode once per --scaling replica count of the shard
+task, for the CPU-seconds a row costs. Checks that every mode's outputs
+are byte-equal to the reference's, profiles the local processes and
+writes a markdown report.
 Where DuckDB cannot be built, the report says so and the bench goes on
 without it. If the outputs differ, the report goes to OUT.failed.md
 instead and the command fails.
@@ -110,8 +119,13 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&o.Runs, "runs", 3, "run DuckDB, demo and local mode this many times, interleaved, and report their medians")
 	fs.StringVar(&o.DuckDB, "duckdb", DefaultDuckDB, "the DuckDB baseline (duckdb-queries) to run; \"\" for none")
 	fs.StringVar(&o.DuckDBSrc, "duckdb-src", DefaultDuckDBSrc, "build --duckdb from this module first (CGO_ENABLED=1 go build); \"\" to run it as it is")
+	scaling := fs.String("scaling", "1,2,4", "run local mode once more at each of these replica counts of the "+ScaledTask+" task, for the CPU per row; \"\" for none")
 	if err := cli.Parse(fs, args); err != nil {
 		return err
+	}
+	var err error
+	if o.Scaling, err = ParseScaling(*scaling); err != nil {
+		return cli.Usagef(fs, "--scaling: %v", err)
 	}
 	if o.Matches == "" || o.Players == "" {
 		fs.Usage()
@@ -171,7 +185,7 @@ func runLocal(ctx context.Context, o Options, bin, outDir, profDir string, insec
 	self0 := selfCPU()
 	t0 := time.Now()
 	cl, err := local.Start(ctx, local.Options{
-		Binary: binary, DataDir: o.LocalData, FreePorts: true, Insecure: insecure,
+		Binary: binary, DataDir: o.LocalData, FreePorts: true, Insecure: insecure, Topology: o.Topology,
 		Log: hclog.New(&hclog.LoggerOptions{Name: "local", Level: hclog.Warn, Output: o.Progress}),
 	})
 	if err != nil {
