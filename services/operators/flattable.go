@@ -151,44 +151,23 @@ func (t *flatTable[V]) empty(h uint32) uint32 {
 	return i
 }
 
-// reserve grows the table once, if needed, so that it holds n entries
-// before it grows again; n is capped at what 2^30 slots hold.
-func (t *flatTable[V]) reserve(n int) {
-	n = min(n, flatLimit(1<<30))
-	slots := len(t.entries)
-	for flatLimit(slots) < n {
-		slots *= 2
-	}
-	if slots > len(t.entries) {
-		t.rehash(slots)
-	}
-	if want := n * flatTokenGuess; cap(t.arena) < want {
-		t.arena = append(make([]byte, 0, want), t.arena...)
-	}
-}
-
-// grow doubles the slots. The arena is doubled with them, so that it
-// grows once per doubling rather than by append's smaller steps, each a
-// copy left for the collector.
+// grow doubles the slots and moves every entry to its place in the new
+// ones, by its stored hash: the arena is not read. The arena is doubled
+// with them, so that it grows once per doubling rather than by append's
+// smaller steps, each a copy left for the collector.
 func (t *flatTable[V]) grow() {
 	if uint64(len(t.entries)) >= flatMaxSlots {
 		panic("flatTable: more than 2^32 slots")
 	}
-	t.rehash(2 * len(t.entries))
-	if cap(t.arena) < 2*len(t.arena) {
-		t.arena = append(make([]byte, 0, 2*len(t.arena)), t.arena...)
-	}
-}
-
-// rehash moves every entry to its place among the given number of slots,
-// by its stored hash: the arena is not read.
-func (t *flatTable[V]) rehash(slots int) {
 	old := t.entries
-	t.alloc(slots)
+	t.alloc(2 * len(old))
 	for i := range old {
 		if old[i].hash != 0 {
 			t.entries[t.empty(old[i].hash)] = old[i]
 		}
+	}
+	if cap(t.arena) < 2*len(t.arena) {
+		t.arena = append(make([]byte, 0, 2*len(t.arena)), t.arena...)
 	}
 }
 

@@ -404,29 +404,3 @@ func BenchmarkHashToken(b *testing.B) {
 		})
 	}
 }
-
-// TestFlatTableReserve: a reserved table keeps what it holds and takes the
-// reserved number of entries without growing again.
-func TestFlatTableReserve(t *testing.T) {
-	for _, c := range []struct{ before, reserve int }{{0, 0}, {0, 1000}, {50, 10}, {50, 5000}, {3000, 3001}} {
-		tab := newFlatTable[uint64](0)
-		model := map[string]uint64{}
-		for i := range c.before {
-			k := fmt.Sprintf("k%d", i)
-			v, _ := tab.slot([]byte(k))
-			*v, model[k] = uint64(i), uint64(i)
-		}
-		tab.reserve(c.reserve)
-		checkTable(t, tab, model)
-		slots := len(tab.entries)
-		for i := c.before; i < c.reserve; i++ {
-			k := fmt.Sprintf("k%d", i)
-			v, _ := tab.slot([]byte(k))
-			*v, model[k] = uint64(i), uint64(i)
-		}
-		if len(tab.entries) != slots {
-			t.Errorf("%+v: grew from %d to %d slots after the reserve", c, slots, len(tab.entries))
-		}
-		checkTable(t, tab, model)
-	}
-}

@@ -50,16 +50,6 @@ func (g *Q2Grouper) Rows(stage.Emitter) stage.RowFuncs {
 	return stage.RowFuncs{Player: func(_ string, p *batch.Player) { g.add(p) }}
 }
 
-// SizeHint sizes the table for the matches the task received, once their
-// stream has ended (stage.Sizer), so that it does not grow, every entry
-// copied, about 20 times over as player rows come. Other streams' counts
-// say nothing of the matches.
-func (g *Q2Grouper) SizeHint(stream string, rows int) {
-	if stream == Matches && g.matches != nil {
-		g.matches.reserve(rows)
-	}
-}
-
 // add groups one player row.
 func (g *Q2Grouper) add(p *batch.Player) {
 	m, _ := g.matches.slot(p.Match)

@@ -115,7 +115,6 @@ type chain struct {
 	pending map[string]*pendingRows
 	out     Emitter // where rows leaving the task go, for the current call
 	err     error
-	rowsIn  map[string]int // rows of each of the task's inputs, for Sizer
 }
 
 type pendingRows struct {
@@ -127,7 +126,7 @@ type pendingRows struct {
 
 func (c *chainSpec) new() Operator {
 	ch := &chain{spec: c, ops: make([]Operator, len(c.links)), finished: make([]bool, len(c.links)),
-		ended: map[string]bool{}, inner: map[string]RowFuncs{}, pending: map[string]*pendingRows{}, rowsIn: map[string]int{}}
+		ended: map[string]bool{}, inner: map[string]RowFuncs{}, pending: map[string]*pendingRows{}}
 	for i, l := range c.links {
 		ch.ops[i] = l.Spec.New()
 		ch.emit = append(ch.emit, &linkEmitter{c: ch})
@@ -162,7 +161,6 @@ func (c *chain) Apply(stream string, rows *wololov1.RowBatch, out Emitter) error
 	if !ok {
 		return fmt.Errorf("chain: no operator reads stream %s", stream)
 	}
-	c.rowsIn[stream] += batch.Rows(rows)
 	if err := c.ops[i].Apply(stream, rows, c.emit[i]); err != nil {
 		return fmt.Errorf("%s: %w", c.spec.links[i].Stage, err)
 	}
@@ -173,13 +171,6 @@ func (c *chain) Apply(stream string, rows *wololov1.RowBatch, out Emitter) error
 // ended finish, and so on down the chain.
 func (c *chain) EndStream(stream string, out Emitter) error {
 	c.out, c.err = out, nil
-	if n := c.rowsIn[stream]; n > 0 {
-		for i, op := range c.ops {
-			if s, ok := op.(Sizer); ok && !c.finished[i] {
-				s.SizeHint(stream, n)
-			}
-		}
-	}
 	if err := c.end(stream); err != nil {
 		return err
 	}

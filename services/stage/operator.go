@@ -22,16 +22,6 @@ type StreamEnder interface {
 	EndStream(stream string, out Emitter) error
 }
 
-// Sizer is implemented by operators that keep a table per match and can
-// size it ahead instead of growing it step by step: a chain tells each of
-// its operators, when one of the task's inputs ends, which one and how
-// many rows it had (the matches a task received are the matches its player
-// rows fall into). A hint only: a wrong one costs time or memory, never an
-// answer, and after a restart it may never come.
-type Sizer interface {
-	SizeHint(stream string, rows int)
-}
-
 // RowSink is implemented by operators that can take their input rows one
 // at a time: a chain (see Chain) then hands them each row an operator
 // before them emits, by a call, instead of collecting the rows into a
