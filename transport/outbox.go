@@ -19,7 +19,7 @@ type Outbox struct {
 	store   Store
 	jobs    map[string]map[ChannelID]*queue
 	stalls  map[string]*Stall // backpressure per job, for metrics
-	changed chan struct{} // closed and replaced on every change
+	changed chan struct{}     // closed and replaced on every change
 }
 
 // Stall is how often and how long a job's emitters waited for room in the

@@ -21,9 +21,9 @@ type Gatherer struct {
 	// snapshot is served again instead of gathering anew.
 	timeout, cacheFor time.Duration
 
-	mu   sync.Mutex // one gathering at a time
-	prev Sample
-	last *wololov1.ClusterResponse
+	mu      sync.Mutex // one gathering at a time
+	history []Sample   // oldest first, the newest last
+	last    *wololov1.ClusterResponse
 }
 
 // Defaults of a Gatherer.
@@ -31,6 +31,26 @@ const (
 	DefaultTimeout  = time.Second
 	DefaultCacheFor = 250 * time.Millisecond
 )
+
+// RateWindow is the shortest time rates are taken over: the gateway's
+// uploads commit in chunks, so a shorter window would show bursts and
+// gaps rather than a rate. Samples are kept for KeepSamples.
+const (
+	RateWindow  = time.Second
+	KeepSamples = 10 * time.Second
+)
+
+// base is the sample to take rates against at now: the newest one at
+// least RateWindow old, else the oldest there is.
+func base(history []Sample, now time.Time) Sample {
+	var b Sample
+	for _, s := range history {
+		if b.counters == nil || now.Sub(s.At) >= RateWindow {
+			b = s
+		}
+	}
+	return b
+}
 
 // NewGatherer returns a Gatherer of top's processes and masters; jobs is
 // the gateway's list of jobs (nil: none).
@@ -46,7 +66,7 @@ func NewGatherer(top deploy.Topology, status StatusFunc, jobs func() []*wololov1
 func (g *Gatherer) Get(ctx context.Context) *wololov1.ClusterResponse {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if g.last != nil && time.Since(g.prev.At) < g.cacheFor {
+	if n := len(g.history); n > 0 && time.Since(g.history[n-1].At) < g.cacheFor {
 		return g.last
 	}
 	instances := append(g.top.Instances(), g.top.MasterInstances()...)
@@ -63,6 +83,12 @@ func (g *Gatherer) Get(ctx context.Context) *wololov1.ClusterResponse {
 		}()
 	}
 	wg.Wait()
-	g.last, g.prev = Summarize(g.top, answers, g.jobs(), g.prev, time.Now())
+	now := time.Now()
+	var cur Sample
+	g.last, cur = Summarize(g.top, answers, g.jobs(), base(g.history, now), now)
+	g.history = append(g.history, cur)
+	for len(g.history) > 1 && now.Sub(g.history[0].At) > KeepSamples {
+		g.history = g.history[1:]
+	}
 	return g.last
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"google.golang.org/grpc"
+	"google.golang.org/protobuf/encoding/protojson"
 
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 )
@@ -31,4 +32,10 @@ func StatusOver(conn func(instance string) (*grpc.ClientConn, string, error)) St
 		}
 		return wololov1.NewStatusClient(c).Get(ctx, &wololov1.GetRequest{})
 	}
+}
+
+// JSON is a snapshot as the web page and `wololo top --json` give it:
+// protojson with the proto field names, zero values included.
+func JSON(s *wololov1.ClusterResponse) ([]byte, error) {
+	return protojson.MarshalOptions{UseProtoNames: true, EmitUnpopulated: true, Multiline: true}.Marshal(s)
 }

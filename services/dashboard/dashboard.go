@@ -15,9 +15,8 @@ import (
 	"io/fs"
 	"net/http"
 
-	"google.golang.org/protobuf/encoding/protojson"
-
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
+	"github.com/wololo/wololo/services/clusterview"
 )
 
 //go:embed static
@@ -35,7 +34,7 @@ func Handler(snapshot Snapshot) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("GET /", http.FileServerFS(files))
 	mux.HandleFunc("GET /api/cluster", func(w http.ResponseWriter, r *http.Request) {
-		b, err := JSON(snapshot(r.Context()))
+		b, err := clusterview.JSON(snapshot(r.Context()))
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusInternalServerError)
 			return
@@ -45,10 +44,4 @@ func Handler(snapshot Snapshot) http.Handler {
 		w.Write(b)
 	})
 	return mux
-}
-
-// JSON is a snapshot as the page (and `wololo top --json`) reads it:
-// protojson with the proto field names, zero values included.
-func JSON(s *wololov1.ClusterResponse) ([]byte, error) {
-	return protojson.MarshalOptions{UseProtoNames: true, EmitUnpopulated: true, Multiline: true}.Marshal(s)
 }
