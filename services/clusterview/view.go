@@ -13,6 +13,7 @@ package clusterview
 
 import (
 	"sort"
+	"strings"
 	"time"
 
 	"google.golang.org/protobuf/types/known/timestamppb"
@@ -56,32 +57,57 @@ type Answer struct {
 	Err      error
 }
 
-// Sample is what a snapshot's rates are computed from: counters by name
-// at a moment. The zero Sample (no previous snapshot) gives no rates.
+// Sample is what a snapshot's rates are computed from: counters at a
+// moment, per aggregate (a stage's rows in, a stream's rows) and, within
+// it, per instance and job, so that a restarted process (its counters
+// start again) or a dropped job (its counters vanish) never makes a rate
+// negative or jump. The zero Sample (no previous snapshot) gives no rates.
 type Sample struct {
 	At       time.Time
-	counters map[string]float64
-	uploaded map[string]int64 // per job
+	counters map[string]map[string]float64 // aggregate → "instance/job" → value
+	seen     map[string]bool               // the instances that answered
+	uploaded map[string]int64              // per job
 }
 
-// rate is the increase of a counter per second since prev, never negative
-// (a restarted process starts its counters again).
-func (s Sample) rate(prev Sample, key string, secs float64) float64 {
+func (s Sample) add(agg, instance, job string, v float64) {
+	m := s.counters[agg]
+	if m == nil {
+		m = map[string]float64{}
+		s.counters[agg] = m
+	}
+	m[instance+"/"+job] += v
+}
+
+// rate is an aggregate's increase per second since prev: per instance and
+// job, the increase of its counter, or all of it when it went down (the
+// process restarted) or is new (a new job); nothing for an instance that
+// did not answer last time.
+func (s Sample) rate(prev Sample, agg string, secs float64) float64 {
 	if secs <= 0 || prev.counters == nil {
 		return 0
 	}
-	d := s.counters[key] - prev.counters[key]
-	if d < 0 {
-		return 0
+	total := 0.0
+	for key, v := range s.counters[agg] {
+		instance, _, _ := strings.Cut(key, "/")
+		if !prev.seen[instance] {
+			continue
+		}
+		before, ok := prev.counters[agg][key]
+		switch {
+		case !ok, v < before:
+			total += v
+		default:
+			total += v - before
+		}
 	}
-	return d / secs
+	return total / secs
 }
 
 // Summarize builds a snapshot of top (a planned topology) from every
 // process's answer and the gateway's jobs, with rates against prev, and
 // returns it with the sample the next one is to be compared with.
 func Summarize(top deploy.Topology, answers []Answer, jobs []*wololov1.ClusterJob, prev Sample, now time.Time) (*wololov1.ClusterResponse, Sample) {
-	cur := Sample{At: now, counters: map[string]float64{}, uploaded: map[string]int64{}}
+	cur := Sample{At: now, counters: map[string]map[string]float64{}, seen: map[string]bool{}, uploaded: map[string]int64{}}
 	secs := 0.0
 	if prev.counters != nil && now.After(prev.At) {
 		secs = now.Sub(prev.At).Seconds()
@@ -107,6 +133,7 @@ func Summarize(top deploy.Topology, answers []Answer, jobs []*wololov1.ClusterJo
 		}
 		if a.Status != nil {
 			byName[a.Instance] = a.Status
+			cur.seen[a.Instance] = true
 			for _, sp := range a.Status.GetMaster().GetProcesses() {
 				restarts[sp.GetInstance()] = max(restarts[sp.GetInstance()], sp.GetRestarts())
 			}
@@ -127,7 +154,6 @@ func Summarize(top deploy.Topology, answers []Answer, jobs []*wololov1.ClusterJo
 		for _, c := range stage.Chain {
 			cs.Chain = append(cs.Chain, c.Name)
 		}
-		var stall float64
 		for i := 0; i < stage.Replicas; i++ {
 			name := deploy.Instance{Stage: stage.Name, Index: i}.Name()
 			cs.Instances++
@@ -146,9 +172,9 @@ func Summarize(top deploy.Topology, answers []Answer, jobs []*wololov1.ClusterJo
 				if j.GetFinished() {
 					finished[j.GetJobId()]++
 				}
-				cur.counters["in/"+stage.Name] += float64(j.GetRowsIn())
-				cur.counters["out/"+stage.Name] += float64(j.GetRowsOut())
-				stall += j.GetBackpressureSeconds()
+				cur.add("in/"+stage.Name, name, j.GetJobId(), float64(j.GetRowsIn()))
+				cur.add("out/"+stage.Name, name, j.GetJobId(), float64(j.GetRowsOut()))
+				cur.add("stall/"+stage.Name, name, j.GetJobId(), j.GetBackpressureSeconds())
 				for _, o := range j.GetOutputs() {
 					lag := int64(o.GetLastSeq() - min(o.GetAcked(), o.GetLastSeq()))
 					cs.OutboxDepth += o.GetOutboxDepth()
@@ -157,13 +183,12 @@ func Summarize(top deploy.Topology, answers []Answer, jobs []*wololov1.ClusterJo
 						s.Rows += o.GetRows()
 						s.OutboxDepth += o.GetOutboxDepth()
 						s.MaxLagBatches = max(s.MaxLagBatches, lag)
-						cur.counters["rows/"+s.Name] += float64(o.GetRows())
-						cur.counters["bytes/"+s.Name] += float64(o.GetBytes())
+						cur.add("rows/"+s.Name, name, j.GetJobId(), float64(o.GetRows()))
+						cur.add("bytes/"+s.Name, name, j.GetJobId(), float64(o.GetBytes()))
 					}
 				}
 			}
 		}
-		cur.counters["stall/"+stage.Name] = stall
 		cs.RowsInPerSecond = cur.rate(prev, "in/"+stage.Name, secs)
 		cs.RowsOutPerSecond = cur.rate(prev, "out/"+stage.Name, secs)
 		cs.Backpressure = cur.rate(prev, "stall/"+stage.Name, secs)

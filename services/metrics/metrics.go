@@ -60,22 +60,6 @@ func (r *Registry) Handler() http.Handler {
 	return promhttp.HandlerFor(r.reg, promhttp.HandlerOpts{})
 }
 
-// Gather is the registry's current content (tests and tools).
-func (r *Registry) Gather() (map[string]float64, error) {
-	mfs, err := r.reg.Gather()
-	if err != nil {
-		return nil, err
-	}
-	out := map[string]float64{}
-	for _, mf := range mfs {
-		for _, m := range mf.GetMetric() {
-			v := m.GetCounter().GetValue() + m.GetGauge().GetValue() + float64(m.GetHistogram().GetSampleCount())
-			out[mf.GetName()] += v
-		}
-	}
-	return out, nil
-}
-
 // LatencyBuckets are the buckets of the latency histograms: 50 µs to
 // about 13 s, doubling.
 var LatencyBuckets = prometheus.ExponentialBuckets(50e-6, 2, 19)
