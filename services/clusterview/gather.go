@@ -23,7 +23,7 @@ type Gatherer struct {
 
 	mu      sync.Mutex // one gathering at a time
 	history []Sample   // oldest first, the newest last
-	last    *wololov1.ClusterResponse
+	last    *wololov1.ClusterGetResponse
 }
 
 // Defaults of a Gatherer.
@@ -63,7 +63,7 @@ func NewGatherer(top deploy.Topology, status StatusFunc, jobs func() []*wololov1
 
 // Get returns a snapshot: the last one if it is younger than the cache
 // period, else a new one, every process asked at once.
-func (g *Gatherer) Get(ctx context.Context) *wololov1.ClusterResponse {
+func (g *Gatherer) Get(ctx context.Context) *wololov1.ClusterGetResponse {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if n := len(g.history); n > 0 && time.Since(g.history[n-1].At) < g.cacheFor {

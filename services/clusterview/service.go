@@ -18,7 +18,7 @@ type service struct {
 }
 
 // Get returns a snapshot of the deployment.
-func (s service) Get(ctx context.Context, _ *wololov1.ClusterRequest) (*wololov1.ClusterResponse, error) {
+func (s service) Get(ctx context.Context, _ *wololov1.ClusterGetRequest) (*wololov1.ClusterGetResponse, error) {
 	return s.g.Get(ctx), nil
 }
 
@@ -36,6 +36,6 @@ func StatusOver(conn func(instance string) (*grpc.ClientConn, string, error)) St
 
 // JSON is a snapshot as the web page and `wololo top --json` give it:
 // protojson with the proto field names, zero values included.
-func JSON(s *wololov1.ClusterResponse) ([]byte, error) {
+func JSON(s *wololov1.ClusterGetResponse) ([]byte, error) {
 	return protojson.MarshalOptions{UseProtoNames: true, EmitUnpopulated: true, Multiline: true}.Marshal(s)
 }

@@ -106,13 +106,13 @@ func (s Sample) rate(prev Sample, agg string, secs float64) float64 {
 // Summarize builds a snapshot of top (a planned topology) from every
 // process's answer and the gateway's jobs, with rates against prev, and
 // returns it with the sample the next one is to be compared with.
-func Summarize(top deploy.Topology, answers []Answer, jobs []*wololov1.ClusterJob, prev Sample, now time.Time) (*wololov1.ClusterResponse, Sample) {
+func Summarize(top deploy.Topology, answers []Answer, jobs []*wololov1.ClusterJob, prev Sample, now time.Time) (*wololov1.ClusterGetResponse, Sample) {
 	cur := Sample{At: now, counters: map[string]map[string]float64{}, seen: map[string]bool{}, uploaded: map[string]int64{}}
 	secs := 0.0
 	if prev.counters != nil && now.After(prev.At) {
 		secs = now.Sub(prev.At).Seconds()
 	}
-	out := &wololov1.ClusterResponse{Taken: timestamppb.New(now), IntervalSeconds: secs}
+	out := &wololov1.ClusterGetResponse{Taken: timestamppb.New(now), IntervalSeconds: secs}
 
 	byName := map[string]*wololov1.GetResponse{}
 	restarts := map[string]int32{} // per instance, the largest any master reports

@@ -41,10 +41,10 @@ func TestSummarize(t *testing.T) {
 	cases := []struct {
 		name    string
 		answers []Answer
-		check   func(t *testing.T, s *wololov1.ClusterResponse)
+		check   func(t *testing.T, s *wololov1.ClusterGetResponse)
 	}{
 		{"rates, lag, restarts, eta", []Answer{gw, shard("shard-0", 300, 3000, 0, 4, 9, 5), shard("shard-1", 150, 1500, 0, 0, 2, 2), master(3, "leader", 3, 2)},
-			func(t *testing.T, s *wololov1.ClusterResponse) {
+			func(t *testing.T, s *wololov1.ClusterGetResponse) {
 				q1 := s.Streams[2]
 				if q1.Name != "q1-tokens" || q1.RowsPerSecond != 300 || q1.BytesPerSecond != 3000 || q1.Rows != 450 || q1.MaxLagBatches != 4 || q1.OutboxDepth != 4 {
 					t.Errorf("q1-tokens: %v", q1)
@@ -61,20 +61,20 @@ func TestSummarize(t *testing.T) {
 				}
 			}},
 		{"a restarted sender's counters give no negative rate", []Answer{gw, shard("shard-0", 10, 10, 0, 0, 1, 1), shard("shard-1", 150, 1500, 0, 0, 2, 2)},
-			func(t *testing.T, s *wololov1.ClusterResponse) {
+			func(t *testing.T, s *wololov1.ClusterGetResponse) {
 				if r := s.Streams[2].RowsPerSecond; r != 110 {
 					t.Errorf("q1-tokens rate %v, want 110 (shard-1's increase of 100, and the 10 shard-0 sent since it started again)", r)
 				}
 			}},
 		{"backed up", []Answer{gw, shard("shard-0", 100, 1000, 2, 32, 40, 8), shard("shard-1", 50, 500, 1.5, 0, 1, 1)},
-			func(t *testing.T, s *wololov1.ClusterResponse) {
+			func(t *testing.T, s *wololov1.ClusterGetResponse) {
 				if h := s.Stages[1].Health; h != HealthBackedUp {
 					t.Errorf("shard waiting 3.5 s of 2 instances' 2 s: %s, want %s", h, HealthBackedUp)
 				}
 			}},
 		{"degraded, down, recovering", []Answer{{Instance: "gateway-0", Err: errors.New("connection refused")}, shard("shard-0", 100, 1000, 0, 0, 1, 1),
 			{Instance: "shard-1", Status: &wololov1.GetResponse{Instance: "shard-1", Recovering: true}}},
-			func(t *testing.T, s *wololov1.ClusterResponse) {
+			func(t *testing.T, s *wololov1.ClusterGetResponse) {
 				if h := s.Stages[0].Health; h != HealthDown {
 					t.Errorf("gateway: %s", h)
 				}

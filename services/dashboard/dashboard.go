@@ -23,7 +23,7 @@ import (
 var static embed.FS
 
 // Snapshot returns the deployment's current snapshot.
-type Snapshot func(ctx context.Context) *wololov1.ClusterResponse
+type Snapshot func(ctx context.Context) *wololov1.ClusterGetResponse
 
 // Handler serves the page at / and the snapshot at /api/cluster.
 func Handler(snapshot Snapshot) http.Handler {

@@ -163,7 +163,7 @@ func TestWatchingALocalCluster(t *testing.T) {
 		if err != nil {
 			t.Fatalf("wololo top --json: %v", err)
 		}
-		var snap wololov1.ClusterResponse
+		var snap wololov1.ClusterGetResponse
 		if err := protojson.Unmarshal(out, &snap); err != nil {
 			t.Fatalf("top --json printed no snapshot: %v\n%s", err, out)
 		}

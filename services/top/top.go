@@ -66,10 +66,10 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	defer conn.Close()
 	cluster := wololov1.NewClusterClient(conn)
-	get := func() (*wololov1.ClusterResponse, error) {
+	get := func() (*wololov1.ClusterGetResponse, error) {
 		cctx, cancel := context.WithTimeout(ctx, *timeout)
 		defer cancel()
-		r, err := cluster.Get(cctx, &wololov1.ClusterRequest{})
+		r, err := cluster.Get(cctx, &wololov1.ClusterGetRequest{})
 		if err != nil {
 			return nil, fmt.Errorf("Cluster/Get at %s: %w", *server, err)
 		}
@@ -132,7 +132,7 @@ func isTerminal(w io.Writer) bool {
 
 // Render writes one snapshot as text: the stages, the streams, the
 // masters, the jobs, and the processes that are not serving.
-func Render(w io.Writer, server string, s *wololov1.ClusterResponse) {
+func Render(w io.Writer, server string, s *wololov1.ClusterGetResponse) {
 	rates := "rates from the next snapshot on"
 	if s.GetIntervalSeconds() > 0 {
 		rates = fmt.Sprintf("rates over %.1fs", s.GetIntervalSeconds())

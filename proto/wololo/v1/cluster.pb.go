@@ -22,27 +22,27 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
-// ClusterRequest is empty.
-type ClusterRequest struct {
+// ClusterGetRequest is empty.
+type ClusterGetRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
-func (x *ClusterRequest) Reset() {
-	*x = ClusterRequest{}
+func (x *ClusterGetRequest) Reset() {
+	*x = ClusterGetRequest{}
 	mi := &file_wololo_v1_cluster_proto_msgTypes[0]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
 
-func (x *ClusterRequest) String() string {
+func (x *ClusterGetRequest) String() string {
 	return protoimpl.X.MessageStringOf(x)
 }
 
-func (*ClusterRequest) ProtoMessage() {}
+func (*ClusterGetRequest) ProtoMessage() {}
 
-func (x *ClusterRequest) ProtoReflect() protoreflect.Message {
+func (x *ClusterGetRequest) ProtoReflect() protoreflect.Message {
 	mi := &file_wololo_v1_cluster_proto_msgTypes[0]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -54,13 +54,13 @@ func (x *ClusterRequest) ProtoReflect() protoreflect.Message {
 	return mi.MessageOf(x)
 }
 
-// Deprecated: Use ClusterRequest.ProtoReflect.Descriptor instead.
-func (*ClusterRequest) Descriptor() ([]byte, []int) {
+// Deprecated: Use ClusterGetRequest.ProtoReflect.Descriptor instead.
+func (*ClusterGetRequest) Descriptor() ([]byte, []int) {
 	return file_wololo_v1_cluster_proto_rawDescGZIP(), []int{0}
 }
 
-// ClusterResponse is one snapshot of the deployment.
-type ClusterResponse struct {
+// ClusterGetResponse is one snapshot of the deployment.
+type ClusterGetResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// When the snapshot was taken.
 	Taken *timestamppb.Timestamp `protobuf:"bytes,1,opt,name=taken,proto3" json:"taken,omitempty"`
@@ -82,20 +82,20 @@ type ClusterResponse struct {
 	sizeCache     protoimpl.SizeCache
 }
 
-func (x *ClusterResponse) Reset() {
-	*x = ClusterResponse{}
+func (x *ClusterGetResponse) Reset() {
+	*x = ClusterGetResponse{}
 	mi := &file_wololo_v1_cluster_proto_msgTypes[1]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
 
-func (x *ClusterResponse) String() string {
+func (x *ClusterGetResponse) String() string {
 	return protoimpl.X.MessageStringOf(x)
 }
 
-func (*ClusterResponse) ProtoMessage() {}
+func (*ClusterGetResponse) ProtoMessage() {}
 
-func (x *ClusterResponse) ProtoReflect() protoreflect.Message {
+func (x *ClusterGetResponse) ProtoReflect() protoreflect.Message {
 	mi := &file_wololo_v1_cluster_proto_msgTypes[1]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -107,54 +107,54 @@ func (x *ClusterResponse) ProtoReflect() protoreflect.Message {
 	return mi.MessageOf(x)
 }
 
-// Deprecated: Use ClusterResponse.ProtoReflect.Descriptor instead.
-func (*ClusterResponse) Descriptor() ([]byte, []int) {
+// Deprecated: Use ClusterGetResponse.ProtoReflect.Descriptor instead.
+func (*ClusterGetResponse) Descriptor() ([]byte, []int) {
 	return file_wololo_v1_cluster_proto_rawDescGZIP(), []int{1}
 }
 
-func (x *ClusterResponse) GetTaken() *timestamppb.Timestamp {
+func (x *ClusterGetResponse) GetTaken() *timestamppb.Timestamp {
 	if x != nil {
 		return x.Taken
 	}
 	return nil
 }
 
-func (x *ClusterResponse) GetIntervalSeconds() float64 {
+func (x *ClusterGetResponse) GetIntervalSeconds() float64 {
 	if x != nil {
 		return x.IntervalSeconds
 	}
 	return 0
 }
 
-func (x *ClusterResponse) GetStages() []*ClusterStage {
+func (x *ClusterGetResponse) GetStages() []*ClusterStage {
 	if x != nil {
 		return x.Stages
 	}
 	return nil
 }
 
-func (x *ClusterResponse) GetStreams() []*ClusterStream {
+func (x *ClusterGetResponse) GetStreams() []*ClusterStream {
 	if x != nil {
 		return x.Streams
 	}
 	return nil
 }
 
-func (x *ClusterResponse) GetMasters() []*ClusterMaster {
+func (x *ClusterGetResponse) GetMasters() []*ClusterMaster {
 	if x != nil {
 		return x.Masters
 	}
 	return nil
 }
 
-func (x *ClusterResponse) GetJobs() []*ClusterJob {
+func (x *ClusterGetResponse) GetJobs() []*ClusterJob {
 	if x != nil {
 		return x.Jobs
 	}
 	return nil
 }
 
-func (x *ClusterResponse) GetProcesses() []*ClusterProcess {
+func (x *ClusterGetResponse) GetProcesses() []*ClusterProcess {
 	if x != nil {
 		return x.Processes
 	}
@@ -732,9 +732,9 @@ var File_wololo_v1_cluster_proto protoreflect.FileDescriptor
 
 const file_wololo_v1_cluster_proto_rawDesc = "" +
 	"\n" +
-	"\x17wololo/v1/cluster.proto\x12\twololo.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x16wololo/v1/status.proto\"\x10\n" +
-	"\x0eClusterRequest\"\xeb\x02\n" +
-	"\x0fClusterResponse\x120\n" +
+	"\x17wololo/v1/cluster.proto\x12\twololo.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x16wololo/v1/status.proto\"\x13\n" +
+	"\x11ClusterGetRequest\"\xee\x02\n" +
+	"\x12ClusterGetResponse\x120\n" +
 	"\x05taken\x18\x01 \x01(\v2\x1a.google.protobuf.TimestampR\x05taken\x12)\n" +
 	"\x10interval_seconds\x18\x02 \x01(\x01R\x0fintervalSeconds\x12/\n" +
 	"\x06stages\x18\x03 \x03(\v2\x17.wololo.v1.ClusterStageR\x06stages\x122\n" +
@@ -796,9 +796,9 @@ const file_wololo_v1_cluster_proto_rawDesc = "" +
 	"etaSeconds\x12'\n" +
 	"\x0felapsed_seconds\x18\t \x01(\x01R\x0eelapsedSeconds\x12-\n" +
 	"\x12instances_finished\x18\n" +
-	" \x01(\x05R\x11instancesFinished2G\n" +
-	"\aCluster\x12<\n" +
-	"\x03Get\x12\x19.wololo.v1.ClusterRequest\x1a\x1a.wololo.v1.ClusterResponseB3Z1github.com/wololo/wololo/proto/wololo/v1;wololov1b\x06proto3"
+	" \x01(\x05R\x11instancesFinished2M\n" +
+	"\aCluster\x12B\n" +
+	"\x03Get\x12\x1c.wololo.v1.ClusterGetRequest\x1a\x1d.wololo.v1.ClusterGetResponseB3Z1github.com/wololo/wololo/proto/wololo/v1;wololov1b\x06proto3"
 
 var (
 	file_wololo_v1_cluster_proto_rawDescOnce sync.Once
@@ -814,8 +814,8 @@ func file_wololo_v1_cluster_proto_rawDescGZIP() []byte {
 
 var file_wololo_v1_cluster_proto_msgTypes = make([]protoimpl.MessageInfo, 7)
 var file_wololo_v1_cluster_proto_goTypes = []any{
-	(*ClusterRequest)(nil),        // 0: wololo.v1.ClusterRequest
-	(*ClusterResponse)(nil),       // 1: wololo.v1.ClusterResponse
+	(*ClusterGetRequest)(nil),     // 0: wololo.v1.ClusterGetRequest
+	(*ClusterGetResponse)(nil),    // 1: wololo.v1.ClusterGetResponse
 	(*ClusterProcess)(nil),        // 2: wololo.v1.ClusterProcess
 	(*ClusterStage)(nil),          // 3: wololo.v1.ClusterStage
 	(*ClusterStream)(nil),         // 4: wololo.v1.ClusterStream
@@ -825,15 +825,15 @@ var file_wololo_v1_cluster_proto_goTypes = []any{
 	(*GetResponse)(nil),           // 8: wololo.v1.GetResponse
 }
 var file_wololo_v1_cluster_proto_depIdxs = []int32{
-	7, // 0: wololo.v1.ClusterResponse.taken:type_name -> google.protobuf.Timestamp
-	3, // 1: wololo.v1.ClusterResponse.stages:type_name -> wololo.v1.ClusterStage
-	4, // 2: wololo.v1.ClusterResponse.streams:type_name -> wololo.v1.ClusterStream
-	5, // 3: wololo.v1.ClusterResponse.masters:type_name -> wololo.v1.ClusterMaster
-	6, // 4: wololo.v1.ClusterResponse.jobs:type_name -> wololo.v1.ClusterJob
-	2, // 5: wololo.v1.ClusterResponse.processes:type_name -> wololo.v1.ClusterProcess
+	7, // 0: wololo.v1.ClusterGetResponse.taken:type_name -> google.protobuf.Timestamp
+	3, // 1: wololo.v1.ClusterGetResponse.stages:type_name -> wololo.v1.ClusterStage
+	4, // 2: wololo.v1.ClusterGetResponse.streams:type_name -> wololo.v1.ClusterStream
+	5, // 3: wololo.v1.ClusterGetResponse.masters:type_name -> wololo.v1.ClusterMaster
+	6, // 4: wololo.v1.ClusterGetResponse.jobs:type_name -> wololo.v1.ClusterJob
+	2, // 5: wololo.v1.ClusterGetResponse.processes:type_name -> wololo.v1.ClusterProcess
 	8, // 6: wololo.v1.ClusterProcess.status:type_name -> wololo.v1.GetResponse
-	0, // 7: wololo.v1.Cluster.Get:input_type -> wololo.v1.ClusterRequest
-	1, // 8: wololo.v1.Cluster.Get:output_type -> wololo.v1.ClusterResponse
+	0, // 7: wololo.v1.Cluster.Get:input_type -> wololo.v1.ClusterGetRequest
+	1, // 8: wololo.v1.Cluster.Get:output_type -> wololo.v1.ClusterGetResponse
 	8, // [8:9] is the sub-list for method output_type
 	7, // [7:8] is the sub-list for method input_type
 	7, // [7:7] is the sub-list for extension type_name

@@ -34,7 +34,7 @@ type ClusterClient interface {
 	// Get asks every instance and every master for its Status and returns
 	// one snapshot, with rates over the time since the gateway's previous
 	// snapshot.
-	Get(ctx context.Context, in *ClusterRequest, opts ...grpc.CallOption) (*ClusterResponse, error)
+	Get(ctx context.Context, in *ClusterGetRequest, opts ...grpc.CallOption) (*ClusterGetResponse, error)
 }
 
 type clusterClient struct {
@@ -45,9 +45,9 @@ func NewClusterClient(cc grpc.ClientConnInterface) ClusterClient {
 	return &clusterClient{cc}
 }
 
-func (c *clusterClient) Get(ctx context.Context, in *ClusterRequest, opts ...grpc.CallOption) (*ClusterResponse, error) {
+func (c *clusterClient) Get(ctx context.Context, in *ClusterGetRequest, opts ...grpc.CallOption) (*ClusterGetResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
-	out := new(ClusterResponse)
+	out := new(ClusterGetResponse)
 	err := c.cc.Invoke(ctx, Cluster_Get_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
@@ -67,7 +67,7 @@ type ClusterServer interface {
 	// Get asks every instance and every master for its Status and returns
 	// one snapshot, with rates over the time since the gateway's previous
 	// snapshot.
-	Get(context.Context, *ClusterRequest) (*ClusterResponse, error)
+	Get(context.Context, *ClusterGetRequest) (*ClusterGetResponse, error)
 	mustEmbedUnimplementedClusterServer()
 }
 
@@ -78,7 +78,7 @@ type ClusterServer interface {
 // pointer dereference when methods are called.
 type UnimplementedClusterServer struct{}
 
-func (UnimplementedClusterServer) Get(context.Context, *ClusterRequest) (*ClusterResponse, error) {
+func (UnimplementedClusterServer) Get(context.Context, *ClusterGetRequest) (*ClusterGetResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method Get not implemented")
 }
 func (UnimplementedClusterServer) mustEmbedUnimplementedClusterServer() {}
@@ -103,7 +103,7 @@ func RegisterClusterServer(s grpc.ServiceRegistrar, srv ClusterServer) {
 }
 
 func _Cluster_Get_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
-	in := new(ClusterRequest)
+	in := new(ClusterGetRequest)
 	if err := dec(in); err != nil {
 		return nil, err
 	}
@@ -115,7 +115,7 @@ func _Cluster_Get_Handler(srv interface{}, ctx context.Context, dec func(interfa
 		FullMethod: Cluster_Get_FullMethodName,
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
-		return srv.(ClusterServer).Get(ctx, req.(*ClusterRequest))
+		return srv.(ClusterServer).Get(ctx, req.(*ClusterGetRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
