@@ -30,6 +30,15 @@
 // the gateway: directly on the gateway, over StageService.FailJob from any
 // other node, retried until the gateway has it.
 //
+// With Config.Admin a node also serves its admin HTTP listener
+// (services/admin): /metrics from services/metrics, read at scrape time
+// from the same state Status reports, with the store's commit (and, as
+// the caller hooked it up, sync) latencies; and on the gateway the web
+// page of the whole deployment (services/dashboard). The gateway also
+// serves the Cluster service on its public plane, for operators: a
+// services/clusterview Gatherer that asks every process's Status over the
+// node's own connections.
+//
 // It wires parts together and owns their lifetimes; it holds no protocol or
 // query logic of its own.
 package node
