@@ -114,3 +114,22 @@ func TestValidateGuardsTheMasters(t *testing.T) {
 		t.Fatalf("a stage named master: %v", err)
 	}
 }
+
+func TestAdminPortsFollowTheGRPCPorts(t *testing.T) {
+	top := Default()
+	cases := []struct {
+		in   Instance
+		want int
+	}{
+		{Instance{Stage: "gateway"}, 8101},
+		{Instance{Stage: "shard", Index: 1}, 8103},
+		{Instance{Stage: MasterStage, Index: 3}, 8106},
+		{Instance{Stage: "shard", Index: 2}, 0},
+		{Instance{Stage: MasterStage, Index: 4}, 0},
+	}
+	for _, c := range cases {
+		if got := top.AdminPort(c.in); got != c.want {
+			t.Errorf("AdminPort(%s) = %d, want %d", c.in.Name(), got, c.want)
+		}
+	}
+}
