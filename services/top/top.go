@@ -16,6 +16,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"google.golang.org/grpc"
+
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 	"github.com/wololo/wololo/services/certs"
 	"github.com/wololo/wololo/services/cli"
@@ -69,7 +71,9 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	get := func() (*wololov1.ClusterGetResponse, error) {
 		cctx, cancel := context.WithTimeout(ctx, *timeout)
 		defer cancel()
-		r, err := cluster.Get(cctx, &wololov1.ClusterGetRequest{})
+		// Waits for the gateway (a cluster starting, a gateway restarting)
+		// up to the timeout instead of failing at the first refusal.
+		r, err := cluster.Get(cctx, &wololov1.ClusterGetRequest{}, grpc.WaitForReady(true))
 		if err != nil {
 			return nil, fmt.Errorf("Cluster/Get at %s: %w", *server, err)
 		}
