@@ -68,16 +68,22 @@ func (mm *masterMetrics) restarted(process, reason string) {
 // whether it acts, and observes a failover when it starts acting.
 func (mm *masterMetrics) round(now time.Time) {
 	s := mm.m.elector.State()
+	mm.see(now, s.Leader != 0 && s.Leader != mm.m.self, s.Acting)
+}
+
+// see is round's bookkeeping: following says the master follows another
+// leader now, acting that it acts.
+func (mm *masterMetrics) see(now time.Time, following, acting bool) {
 	mm.mu.Lock()
 	defer mm.mu.Unlock()
-	if s.Leader != 0 && s.Leader != mm.m.self {
+	if following {
 		mm.followed = now
 	}
-	if s.Acting && !mm.wasActing && !mm.followed.IsZero() {
+	if acting && !mm.wasActing && !mm.followed.IsZero() {
 		mm.failover.Observe(now.Sub(mm.followed).Seconds())
 		mm.followed = time.Time{}
 	}
-	mm.wasActing = s.Acting
+	mm.wasActing = acting
 }
 
 func (mm *masterMetrics) Describe(ch chan<- *prometheus.Desc) {
