@@ -34,7 +34,9 @@ import (
 // opened in headless Chromium, draws the stages and a non-zero rate. After
 // the job, the rows every sender committed to a stream equal the rows its
 // receivers applied; after a SIGKILL, the leading master counts the
-// restart and the restarted process reports its recovery time.
+// restart and the restarted process reports its recovery time; and after
+// the leading master's SIGKILL, the new acting leader has timed its
+// failover.
 func TestWatchingALocalCluster(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: starts a local cluster")
@@ -262,6 +264,36 @@ func TestWatchingALocalCluster(t *testing.T) {
 		// The kept job is back, with its channels' counters from zero.
 		if sum(after, "wololo_job_finished", nil) != 1 {
 			t.Errorf("shard-1 does not hold the finished job after its restart")
+		}
+	})
+
+	t.Run("failover timed", func(t *testing.T) {
+		leader := 0
+		for _, inst := range []string{"master-1", "master-2", "master-3"} {
+			if m := scrape(t, c.AdminAddr(inst)); sum(m, "wololo_master_acting", nil) == 1 {
+				leader = int(sum(m, "wololo_master_leader", nil))
+			}
+		}
+		if leader == 0 {
+			t.Fatal("no master says it acts")
+		}
+		old := fmt.Sprintf("master-%d", leader)
+		if err := c.Kill(old, syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+			failovers := uint64(0)
+			for _, inst := range []string{"master-1", "master-2", "master-3"} {
+				if m := tryScrape(c.AdminAddr(inst)); inst != old && m != nil && sum(m, "wololo_master_acting", nil) == 1 {
+					failovers += count(m, "wololo_master_failover_seconds")
+				}
+			}
+			if failovers >= 1 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s was killed; no new acting leader observed one failover in wololo_master_failover_seconds", old)
+			}
 		}
 	})
 }
