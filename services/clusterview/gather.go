@@ -69,6 +69,9 @@ func (g *Gatherer) Get(ctx context.Context) *wololov1.ClusterGetResponse {
 	if n := len(g.history); n > 0 && time.Since(g.history[n-1].At) < g.cacheFor {
 		return g.last
 	}
+	// The snapshot is shared by every viewer: one that goes away does not
+	// cut it short (each call has its own timeout).
+	ctx = context.WithoutCancel(ctx)
 	instances := append(g.top.Instances(), g.top.MasterInstances()...)
 	answers := make([]Answer, len(instances))
 	var wg sync.WaitGroup
