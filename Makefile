@@ -39,7 +39,7 @@ CHAOS_OUT = $(if $(filter file,$(origin OUT)),out/chaos,$(OUT))
 ELECTION_KILLS = $(if $(filter command line environment,$(origin KILLS)),$(KILLS),10)
 ELECTION_OUT = $(if $(filter file,$(origin OUT)),out/chaos-election,$(OUT))
 
-.PHONY: certs images up down logs submit chaos chaos-election-docker e2e-docker swarm-up swarm-down swarm-submit swarm-chaos swarm-chaos-election e2e-swarm help build demo local chaos-local chaos-election test unit lint race proto proto-check tools ci bench bench-micro duckdb duckdb-test fuzz reference datagen clean
+.PHONY: certs images up down logs submit chaos chaos-election-docker e2e-docker swarm-up swarm-down swarm-submit swarm-chaos swarm-chaos-election e2e-swarm help build demo local chaos-local chaos-election test unit chromium lint race proto proto-check tools ci bench bench-micro duckdb duckdb-test fuzz reference datagen clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -73,8 +73,19 @@ endif
 
 test: lint unit e2e-docker e2e-swarm ## everything CI runs: lint, generated-code check, all tests, the docker and swarm e2e where an engine answers
 
-unit: ## all Go tests (unit, fuzz seeds, in-process end to end)
+unit: chromium ## all Go tests (unit, fuzz seeds, in-process end to end)
 	$(GO) test -count=1 -timeout 25m ./...
+
+# The web page's test opens it in headless Chromium (services/e2e,
+# TestWatchingALocalCluster); Debian's package is installed when missing,
+# and where it cannot be the test says so and skips that part.
+CHROMIUM_FOUND = $(shell command -v chromium || command -v chromium-browser || command -v google-chrome)
+chromium: ## install Debian's chromium (for the web page's headless test) when missing
+	@if [ -n "$(CHROMIUM_FOUND)" ]; then exit 0; fi; \
+	  SUDO=; if [ "$$(id -u)" != 0 ]; then SUDO="sudo -n"; fi; \
+	  if command -v apt-get >/dev/null 2>&1 && $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq chromium >/dev/null; then \
+	    echo "chromium: installed $$(command -v chromium)"; \
+	  else echo "chromium: SKIPPED: could not apt-get install chromium; the web page's browser test will skip"; fi
 
 lint: tools $(TOOLS)/staticcheck ## gofmt, go vet, staticcheck, buf lint and breaking, generated code up to date, race tests of the concurrent packages
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \

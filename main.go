@@ -21,6 +21,7 @@ import (
 	"github.com/wololo/wololo/services/master"
 	"github.com/wololo/wololo/services/reference"
 	"github.com/wololo/wololo/services/tlsflags"
+	"github.com/wololo/wololo/services/top"
 	"github.com/wololo/wololo/services/version"
 	"github.com/wololo/wololo/services/worker"
 	"github.com/wololo/wololo/tools/bench"
@@ -41,6 +42,7 @@ var commands = []command{
 	{"worker", "run one stage instance of a deployment (filter, grouper, joiner, aggregator)", worker.Run},
 	{"master", "run one master: the Bully election and the supervision (restarts) of every process", master.Run},
 	{"local", "run the whole topology as OS processes on this machine (`local run` runs one job)", local.Run},
+	{"top", "the whole deployment in the terminal, redrawn every second (as the gateway's Cluster service sees it); --json: one snapshot", top.Run},
 	{"certs", "make the deployment's CA and certificates, or another client credential", certs.Run},
 	{"docker-proxy", "serve the Docker Engine API to the masters, only the calls they need on the project's containers", dockerproxy.Run},
 	{"health", "check a process's gRPC health; exits 0 when it is SERVING (the containers' health check)", healthcheck.Run},

@@ -195,8 +195,11 @@ func (t Topology) Validate() error {
 		for _, s := range t.Stages {
 			n += s.Replicas
 		}
-		if t.BasePort < 1 || t.BasePort+n-1 > 65535 {
-			errs = append(errs, fmt.Errorf("base_port %d: the %d ports from there must lie in 1..65535", t.BasePort, n))
+		if t.BasePort < 1 || t.BasePort+n-1+AdminPortOffset > 65535 {
+			errs = append(errs, fmt.Errorf("base_port %d: the %d ports from there and their admin ports (%d above) must lie in 1..65535", t.BasePort, n, AdminPortOffset))
+		}
+		if n > AdminPortOffset {
+			errs = append(errs, fmt.Errorf("%d processes: at most %d, so that the admin ports (%d above the gRPC ones) do not overlap them", n, AdminPortOffset, AdminPortOffset))
 		}
 	}
 	if gateways != 1 {
@@ -317,6 +320,21 @@ func (t Topology) Port(inst Instance) int {
 		if in == inst {
 			return t.BasePort + 1 + i
 		}
+	}
+	return 0
+}
+
+// AdminPortOffset is how far above its internal gRPC port a process's
+// admin HTTP listener (/metrics; the gateway's web page) is, in the local
+// and compose modes: the default topology's gateway-0 serves gRPC on 7101
+// and its admin listener on 8101.
+const AdminPortOffset = 1000
+
+// AdminPort is the fixed port of an instance's (or a master's) admin
+// listener: its Port plus AdminPortOffset; 0 if it is not in the topology.
+func (t Topology) AdminPort(inst Instance) int {
+	if p := t.Port(inst); p != 0 {
+		return p + AdminPortOffset
 	}
 	return 0
 }

@@ -28,8 +28,9 @@ func TestValidateNamesTheProblem(t *testing.T) {
 		{"zero replicas", `{"stages":[{"name":"gateway","role":"gateway","replicas":1,"operator":"results"},{"name":"f","role":"filter","replicas":0,"operator":"x"}]}`, `stage "f": replicas must be 1..1024, got 0`},
 		{"a million replicas", `{"base_port":7100,"stages":[{"name":"gateway","role":"gateway","replicas":1,"operator":"results"},{"name":"f","role":"filter","replicas":1000000,"operator":"x"}]}`, `stage "f": replicas must be 1..1024, got 1000000`},
 		{"too many masters", `{"base_port":7100,"masters":33,"stages":[{"name":"gateway","role":"gateway","replicas":1,"operator":"results"}]}`, `masters must be 0..32, got 33`},
-		{"no base port", `{"stages":[{"name":"gateway","role":"gateway","replicas":1,"operator":"results"}]}`, `base_port 0: the 2 ports from there must lie in 1..65535`},
-		{"ports past 65535", `{"base_port":65530,"masters":3,"stages":[{"name":"gateway","role":"gateway","replicas":1,"operator":"results"},{"name":"f","role":"filter","replicas":4,"operator":"x"}]}`, `base_port 65530: the 9 ports from there must lie in 1..65535`},
+		{"no base port", `{"stages":[{"name":"gateway","role":"gateway","replicas":1,"operator":"results"}]}`, `base_port 0: the 2 ports from there and their admin ports (1000 above) must lie in 1..65535`},
+		{"ports past 65535", `{"base_port":65530,"masters":3,"stages":[{"name":"gateway","role":"gateway","replicas":1,"operator":"results"},{"name":"f","role":"filter","replicas":4,"operator":"x"}]}`, `base_port 65530: the 9 ports from there and their admin ports (1000 above) must lie in 1..65535`},
+		{"admin ports past 65535", `{"base_port":64600,"stages":[{"name":"gateway","role":"gateway","replicas":1,"operator":"results"}]}`, `base_port 64600: the 2 ports from there and their admin ports (1000 above) must lie in 1..65535`},
 		{"unknown stage", `{"stages":[{"name":"gateway","role":"gateway","replicas":1,"operator":"results"}],"streams":[{"name":"s","from":"gateway","to":"nowhere"}]}`, `unknown receiver stage "nowhere"`},
 		{"no gateway", `{"stages":[{"name":"f","role":"filter","replicas":1,"operator":"x"}]}`, `exactly one gateway`},
 		{"unknown field", `{"stagez":[]}`, `unknown field`},
@@ -111,5 +112,24 @@ func TestValidateGuardsTheMasters(t *testing.T) {
 	top.Stages = append(top.Stages, Stage{Name: MasterStage, Role: "filter", Replicas: 1, Operator: "x"})
 	if err := top.Validate(); err == nil || !strings.Contains(err.Error(), "reserved for the masters") {
 		t.Fatalf("a stage named master: %v", err)
+	}
+}
+
+func TestAdminPortsFollowTheGRPCPorts(t *testing.T) {
+	top := Default()
+	cases := []struct {
+		in   Instance
+		want int
+	}{
+		{Instance{Stage: "gateway"}, 8101},
+		{Instance{Stage: "shard", Index: 1}, 8103},
+		{Instance{Stage: MasterStage, Index: 3}, 8106},
+		{Instance{Stage: "shard", Index: 2}, 0},
+		{Instance{Stage: MasterStage, Index: 4}, 0},
+	}
+	for _, c := range cases {
+		if got := top.AdminPort(c.in); got != c.want {
+			t.Errorf("AdminPort(%s) = %d, want %d", c.in.Name(), got, c.want)
+		}
 	}
 }

@@ -71,3 +71,19 @@ func Check(watermark, seq uint64) Verdict {
 		return Gap
 	}
 }
+
+// RowCount returns the number of rows in a batch: the length of the column
+// every row kind has.
+func RowCount(rb *wololov1.RowBatch) int {
+	switch r := rb.GetRows().(type) {
+	case *wololov1.RowBatch_Matches:
+		return len(r.Matches.GetToken().GetEnds())
+	case *wololov1.RowBatch_Players:
+		return len(r.Players.GetMatch().GetEnds())
+	case *wololov1.RowBatch_Tokens:
+		return len(r.Tokens.GetToken().GetEnds())
+	case *wololov1.RowBatch_Civs:
+		return len(r.Civs.GetCiv())
+	}
+	return 0
+}

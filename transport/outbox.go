@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"sort"
 	"sync"
+	"time"
+
+	"google.golang.org/protobuf/proto"
 )
 
 // Outbox holds, per channel, the batches a process has committed and not yet
@@ -15,7 +18,15 @@ type Outbox struct {
 	mu      sync.Mutex
 	store   Store
 	jobs    map[string]map[ChannelID]*queue
-	changed chan struct{} // closed and replaced on every change
+	stalls  map[string]*Stall // backpressure per job, for metrics
+	changed chan struct{}     // closed and replaced on every change
+}
+
+// Stall is how often and how long a job's emitters waited for room in the
+// outbox (WaitRoom): backpressure, since the process started.
+type Stall struct {
+	Waits  int64
+	Waited time.Duration
 }
 
 type queue struct {
@@ -25,6 +36,10 @@ type queue struct {
 	eofSeq    uint64 // sequence number of the EOF entry, once published
 	connected bool
 	lost      bool // a Hello showed the channel's state lost (CheckHello)
+	// What this process committed to the channel since it started
+	// (Publish; restored entries are not counted again): for Status and
+	// metrics, counted once per batch.
+	batches, rows, bytes int64
 }
 
 // ChannelState describes one outbound channel, for Status.
@@ -35,11 +50,14 @@ type ChannelState struct {
 	Depth     int
 	Connected bool
 	Done      bool
+	// Batches, Rows and Bytes (encoded RowBatch size) committed to the
+	// channel by this process since it started.
+	Batches, Rows, Bytes int64
 }
 
 // NewOutbox returns an empty outbox that trims through store.
 func NewOutbox(store Store) *Outbox {
-	return &Outbox{store: store, jobs: map[string]map[ChannelID]*queue{}, changed: make(chan struct{})}
+	return &Outbox{store: store, jobs: map[string]map[ChannelID]*queue{}, stalls: map[string]*Stall{}, changed: make(chan struct{})}
 }
 
 func (o *Outbox) queueLocked(ch ChannelID) *queue {
@@ -137,6 +155,7 @@ func (o *Outbox) DropChannel(ch ChannelID) error {
 		delete(chans, ch)
 		if len(chans) == 0 {
 			delete(o.jobs, ch.Job)
+			delete(o.stalls, ch.Job)
 		}
 	}
 	o.notifyLocked()
@@ -202,10 +221,17 @@ func (o *Outbox) Publish(entries []Entry) {
 	if len(entries) == 0 {
 		return
 	}
+	sizes := make([]int, len(entries)) // outside the lock
+	for i, e := range entries {
+		sizes[i] = proto.Size(e.Rows)
+	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	for _, e := range entries {
+	for i, e := range entries {
 		q := o.queueLocked(e.Channel)
+		q.batches++
+		q.rows += int64(RowCount(e.Rows))
+		q.bytes += int64(sizes[i])
 		q.reserved = max(q.reserved, e.Seq) // numbered by the Committer already, unless a test publishes by hand
 		if e.EOF {
 			q.eofSeq = e.Seq
@@ -271,20 +297,67 @@ func (o *Outbox) Pending(ctx context.Context, ch ChannelID, after uint64) ([]Ent
 // process that both sends and receives for a job (the gateway) must not
 // stall its receiving side on its sending side's backlog.
 func (o *Outbox) WaitRoom(ctx context.Context, channels []ChannelID, limit int) error {
+	var began time.Time
 	for {
 		o.mu.Lock()
 		full := o.fullLocked(channels, limit)
 		wait := o.changed
+		switch {
+		case full && began.IsZero():
+			began = time.Now()
+		case !full && !began.IsZero():
+			o.stallLocked(channels[0].Job, time.Since(began))
+		}
 		o.mu.Unlock()
 		if !full {
 			return nil
 		}
 		select {
 		case <-ctx.Done():
+			o.mu.Lock()
+			o.stallLocked(channels[0].Job, time.Since(began))
+			o.mu.Unlock()
 			return ctx.Err()
 		case <-wait:
 		}
 	}
+}
+
+// stallLocked counts one wait for room of a job that is still held.
+func (o *Outbox) stallLocked(job string, d time.Duration) {
+	if _, held := o.jobs[job]; !held {
+		return
+	}
+	st := o.stalls[job]
+	if st == nil {
+		st = &Stall{}
+		o.stalls[job] = st
+	}
+	st.Waits++
+	st.Waited += d
+}
+
+// Stalled is a job's backpressure so far: the waits for room in the
+// outbox and their total time.
+func (o *Outbox) Stalled(job string) Stall {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if st := o.stalls[job]; st != nil {
+		return *st
+	}
+	return Stall{}
+}
+
+// Jobs lists the jobs with outbound channels, sorted.
+func (o *Outbox) Jobs() []string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	out := make([]string, 0, len(o.jobs))
+	for job := range o.jobs {
+		out = append(out, job)
+	}
+	sort.Strings(out)
+	return out
 }
 
 // HasRoom reports whether every channel holds fewer than limit batches
@@ -320,6 +393,7 @@ func (o *Outbox) Channels(job string) []ChannelState {
 		out = append(out, ChannelState{
 			Channel: ch, LastSeq: q.reserved, Acked: q.acked, Depth: len(q.entries),
 			Connected: q.connected, Done: q.eofSeq != 0 && q.acked >= q.eofSeq,
+			Batches: q.batches, Rows: q.rows, Bytes: q.bytes,
 		})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Channel.String() < out[j].Channel.String() })
@@ -331,5 +405,6 @@ func (o *Outbox) DropJob(job string) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	delete(o.jobs, job)
+	delete(o.stalls, job)
 	o.notifyLocked()
 }

@@ -4,6 +4,10 @@ import (
 	"context"
 	"testing"
 	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 )
 
 func TestCheck(t *testing.T) {
@@ -106,5 +110,42 @@ func TestOutboxWaitRoomBlocksUntilAck(t *testing.T) {
 	other := ChannelID{Job: "j", Stream: "t", Sender: "a-0", Receiver: "b-0"}
 	if err := o.WaitRoom(context.Background(), []ChannelID{other}, 1); err != nil {
 		t.Fatal("another channel is not limited by this one's backlog")
+	}
+}
+
+// TestOutboxCountsAndStalls: every published batch is counted once on its
+// channel (rows, encoded bytes), a wait for room is counted with its time
+// against its job, and both go with the job.
+func TestOutboxCountsAndStalls(t *testing.T) {
+	o := NewOutbox(NewMemStore())
+	ch := ChannelID{Job: "j", Stream: "q1-tokens", Sender: "a-0", Receiver: "b-0"}
+	rows := &wololov1.RowBatch{Rows: &wololov1.RowBatch_Tokens{Tokens: &wololov1.TokenRows{Token: &wololov1.TextColumn{Data: []byte("abc"), Ends: []uint32{1, 3}}}}}
+	es := o.number([]Output{{Channel: ch, Rows: rows}, {Channel: ch, Rows: rows}})
+	o.Publish(es)
+	st := o.Channels("j")[0]
+	if st.Batches != 2 || st.Rows != 4 || st.Bytes != 2*int64(proto.Size(rows)) {
+		t.Errorf("counters %d batches, %d rows, %d bytes", st.Batches, st.Rows, st.Bytes)
+	}
+	if jobs := o.Jobs(); len(jobs) != 1 || jobs[0] != "j" {
+		t.Errorf("jobs %v", jobs)
+	}
+	done := make(chan error)
+	go func() { done <- o.WaitRoom(context.Background(), []ChannelID{ch}, 2) }()
+	time.Sleep(50 * time.Millisecond)
+	if _, err := o.Ack(ch, 2); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if s := o.Stalled("j"); s.Waits != 1 || s.Waited < 40*time.Millisecond {
+		t.Errorf("stalls %+v, want one of about 50ms", s)
+	}
+	if err := o.WaitRoom(context.Background(), []ChannelID{ch}, 2); err != nil || o.Stalled("j").Waits != 1 {
+		t.Errorf("a WaitRoom with room counted a stall: %v %+v", err, o.Stalled("j"))
+	}
+	o.DropJob("j")
+	if s := o.Stalled("j"); s.Waits != 0 || len(o.Jobs()) != 0 {
+		t.Errorf("after the drop: stalls %+v, jobs %v", s, o.Jobs())
 	}
 }

@@ -14,6 +14,7 @@ import (
 
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 	"github.com/wololo/wololo/services/schema"
+	"github.com/wololo/wololo/transport"
 )
 
 // ErrBadBatch is returned for a batch whose columns are inconsistent.
@@ -349,20 +350,9 @@ func checkTris(b []byte, n int, name string) error {
 	return nil
 }
 
-// Rows returns the number of rows in a batch.
-func Rows(rb *wololov1.RowBatch) int {
-	switch r := rb.GetRows().(type) {
-	case *wololov1.RowBatch_Matches:
-		return len(r.Matches.GetToken().GetEnds())
-	case *wololov1.RowBatch_Players:
-		return len(r.Players.GetMatch().GetEnds())
-	case *wololov1.RowBatch_Tokens:
-		return len(r.Tokens.GetToken().GetEnds())
-	case *wololov1.RowBatch_Civs:
-		return len(r.Civs.GetCiv())
-	}
-	return 0
-}
+// Rows returns the number of rows in a batch (transport.RowCount, which
+// the transport's counters use too).
+func Rows(rb *wololov1.RowBatch) int { return transport.RowCount(rb) }
 
 // EachMatch calls fn for every row of a matches batch. The Match passed to fn
 // is reused between calls.

@@ -75,7 +75,7 @@ func TestProcessesRunAJobAndStopOnSIGTERM(t *testing.T) {
 		if in.Stage == top.Gateway().Name {
 			args = []string{"gateway"}
 		}
-		args = append(args, "--topology", topoFile, "--log-level", "warn", "--listen", fmt.Sprintf("127.0.0.1:%d", top.Port(in)), "--tls-dir", tlsDir)
+		args = append(args, "--topology", topoFile, "--log-level", "warn", "--listen", fmt.Sprintf("127.0.0.1:%d", top.Port(in)), "--admin", "none", "--tls-dir", tlsDir)
 		if in.Stage == top.Gateway().Name {
 			args = append(args, "--public", fmt.Sprintf("127.0.0.1:%d", top.PublicPort()))
 		}

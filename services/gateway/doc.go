@@ -41,6 +41,9 @@
 //     FailJob, which fails a job an instance found lost (a store wiped
 //     under it: see transport): the reason is recorded and shown to the
 //     client, uploads end, later results are ignored.
+//   - cluster.go, ClusterJobs: every job, with its owner, state and upload
+//     progress, for the operators' view of the deployment
+//     (services/clusterview); it is not client activity.
 //
 // The gateway does not compute any query itself and touches no disk except
 // through the transport Store.

@@ -149,6 +149,7 @@ type instance struct {
 	name     string
 	cmd      string // "gateway" or "worker"
 	addr     string
+	admin    string // the admin HTTP listener's address
 	dataDir  string
 	logPath  string
 	cur      *proc // nil while down
@@ -241,8 +242,8 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 		c.top.BasePort = o.BasePort
 	}
 	var free []int
-	if o.FreePorts {
-		if free, err = FreePorts(n + 1); err != nil {
+	if o.FreePorts { // the public port, then a gRPC and an admin port per process
+		if free, err = FreePorts(2*n + 1); err != nil {
 			return nil, fmt.Errorf("local: %w", err)
 		}
 	}
@@ -251,14 +252,15 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 		c.public, free = net.JoinHostPort("127.0.0.1", strconv.Itoa(free[0])), free[1:]
 	}
 	for i, in := range all {
-		port := c.top.Port(in)
+		port, adminPort := c.top.Port(in), c.top.AdminPort(in)
 		if free != nil {
-			port = free[i]
+			port, adminPort = free[i], free[n+i]
 		}
 		st, _ := c.top.Stage(in.Stage)
 		ins := &instance{
 			name: in.Name(), cmd: "worker",
 			addr:    net.JoinHostPort("127.0.0.1", strconv.Itoa(port)),
+			admin:   net.JoinHostPort("127.0.0.1", strconv.Itoa(adminPort)),
 			dataDir: filepath.Join(dir, in.Name()),
 			logPath: filepath.Join(dir, in.Name()+".log"),
 			backoff: newBackoff(o.Restart), startReq: make(chan struct{}, 1),
@@ -320,7 +322,7 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 		c.Stop()
 		return nil, fmt.Errorf("local: %w", err)
 	}
-	c.log.Info("cluster up", "processes", len(c.order), "gateway", c.GatewayAddr(), "data", c.dir, "tasks", strings.Join(c.top.Tasks(), "; "))
+	c.log.Info("cluster up", "processes", len(c.order), "gateway", c.GatewayAddr(), "dashboard", c.DashboardURL(), "data", c.dir, "tasks", strings.Join(c.top.Tasks(), "; "))
 	return c, nil
 }
 
@@ -355,7 +357,7 @@ func (c *Cluster) argsLocked(ins *instance) []string {
 		// MasterArgs instead.
 		args = append(args, "--id", strconv.Itoa(in.Index), "--topology", c.topoPath, "--listen", ins.addr,
 			"--log-level", c.opts.LogLevel, "--data", ins.dataDir, "--peers", c.peersPath,
-			"--runtime", "local", "--processes", c.controlAddr)
+			"--runtime", "local", "--processes", c.controlAddr, "--admin", ins.admin)
 		args = append(append(args, c.tlsArgs()...), c.opts.MasterArgs...)
 		if c.opts.LogJSON && !slices.Contains(c.opts.MasterArgs, "--log-json") {
 			args = append(args, "--log-json")
@@ -367,7 +369,7 @@ func (c *Cluster) argsLocked(ins *instance) []string {
 	} else {
 		args = append(args, "--public", c.public)
 	}
-	args = append(args, "--topology", c.topoPath, "--listen", ins.addr, "--log-level", c.opts.LogLevel,
+	args = append(args, "--topology", c.topoPath, "--listen", ins.addr, "--admin", ins.admin, "--log-level", c.opts.LogLevel,
 		"--data", ins.dataDir, "--peers", c.peersPath)
 	args = append(append(args, c.tlsArgs()...), c.opts.ExtraArgs...)
 	if c.opts.LogJSON && !slices.Contains(c.opts.ExtraArgs, "--log-json") {
@@ -652,6 +654,20 @@ func (c *Cluster) OperatorTLS(instance string) (*tls.Config, error) {
 	return creds.ClientTLS(instance), nil
 }
 
+// AdminAddr is an instance's admin HTTP listener (/metrics), "" if
+// unknown. It keeps its port across restarts; Replace gives it another.
+func (c *Cluster) AdminAddr(instance string) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if ins, ok := c.insts[instance]; ok {
+		return ins.admin
+	}
+	return ""
+}
+
+// DashboardURL is the gateway's web page of the whole deployment.
+func (c *Cluster) DashboardURL() string { return "http://" + c.AdminAddr(c.gateway) + "/" }
+
 // Addr is an instance's current address ("" if unknown).
 func (c *Cluster) Addr(instance string) string {
 	c.mu.Lock()
@@ -738,10 +754,11 @@ func (c *Cluster) Signal(instance string, sig syscall.Signal) (int, error) {
 // process: the caller may have stopped it (SIGSTOP) to play a zombie. Stop
 // kills replaced processes.
 func (c *Cluster) Replace(instance string, newDataDir string) error {
-	port, err := FreePort()
+	ports, err := FreePorts(2) // the old process may hold its admin port too
 	if err != nil {
 		return fmt.Errorf("replace %s: %w", instance, err)
 	}
+	port := ports[0]
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	ins, ok := c.insts[instance]
@@ -751,16 +768,17 @@ func (c *Cluster) Replace(instance string, newDataDir string) error {
 	if c.stopping {
 		return errors.New("replace: the cluster is stopping")
 	}
-	oldAddr, oldDir := ins.addr, ins.dataDir
+	oldAddr, oldDir, oldAdmin := ins.addr, ins.dataDir, ins.admin
 	ins.addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	ins.admin = net.JoinHostPort("127.0.0.1", strconv.Itoa(ports[1]))
 	if newDataDir != "" {
 		if ins.dataDir, err = filepath.Abs(newDataDir); err != nil {
-			ins.addr = oldAddr
+			ins.addr, ins.admin = oldAddr, oldAdmin
 			return err
 		}
 	}
 	if err := c.writePeersLocked(); err != nil {
-		ins.addr, ins.dataDir = oldAddr, oldDir
+		ins.addr, ins.dataDir, ins.admin = oldAddr, oldDir, oldAdmin
 		return fmt.Errorf("replace %s: %w", instance, err)
 	}
 	p, err := c.spawnLocked(ins)

@@ -105,6 +105,11 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, "  CA and credentials (client, operator): %s; another client: wololo certs client --dir %s --name NAME\n", cl.TLSDir(), cl.TLSDir())
 	}
 	fmt.Fprintf(stdout, "  data and logs: %s/<instance>{,.log}; peers: %s\n", cl.DataDir(), cl.PeersFile())
+	top := "--tls-dir " + cl.TLSDir()
+	if cl.TLSDir() == "" {
+		top = "--insecure"
+	}
+	fmt.Fprintf(stdout, "  watch it: %s (the web page; every process's /metrics on its admin port), or wololo top --server %s %s\n", cl.DashboardURL(), cl.GatewayAddr(), top)
 	fmt.Fprintf(stdout, "  Ctrl-C stops every process.\n")
 	<-cl.Done() // ctx cancelled (SIGTERM/Ctrl-C) → Start's watcher stops the cluster
 	if err := cl.Stop(); err != nil {

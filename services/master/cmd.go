@@ -49,6 +49,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	recoveryGrace := fs.Duration("recovery-grace", DefaultRecoveryGrace, "a process that answers it is recovering (loading its store) is left alone this long, then restarted as stuck")
 	tick := fs.Duration("tick", 100*time.Millisecond, "election tick; every master must use the same")
 	logFlags := logflags.Register(fs, "info")
+	adminAddr := fs.String("admin", "", `admin HTTP listen address, internal like Status: /metrics (default: 0.0.0.0 on the topology's admin port of master-N, 1000 above its gRPC one; "none": no admin listener)`)
 	tlsFlags := tlsflags.Register(fs, "")
 	if err := cli.Parse(fs, args); err != nil {
 		return err
@@ -120,12 +121,23 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", addr, err)
 	}
+	var al net.Listener
+	if *adminAddr != "none" {
+		if *adminAddr == "" {
+			*adminAddr = net.JoinHostPort("0.0.0.0", strconv.Itoa(top.AdminPort(self)))
+		}
+		if al, err = net.Listen("tcp", *adminAddr); err != nil {
+			l.Close()
+			return fmt.Errorf("admin listener on %s: %w", *adminAddr, err)
+		}
+		defer al.Close()
+	}
 	policy := DefaultPolicy
 	policy.Timeout = *timeout - DefaultEvery
 	policy.RecoveryGrace = *recoveryGrace
 	m, err := New(Config{
 		Self: *id, Topology: top, Listener: l, Resolver: resolver, Runtime: rt, RuntimeName: *runtimeName,
-		DataDir: *dataDir, Tick: *tick, Policy: policy, Credentials: creds, Log: log,
+		DataDir: *dataDir, Tick: *tick, Policy: policy, Credentials: creds, Log: log, Admin: al,
 	})
 	if err != nil {
 		l.Close()

@@ -57,7 +57,11 @@
 //     Acting, asking again right before each restart;
 //   - a gRPC server: ElectionService, Status (the election and every
 //     supervised process) and health, so masters probe each other exactly
-//     like they probe the graph.
+//     like they probe the graph;
+//   - with Config.Admin, an admin HTTP listener serving /metrics
+//     (metrics.go): the election's state read at scrape time, the restarts
+//     it did by process and reason class, and the failovers that made it
+//     the acting leader.
 //
 // Followers probe too, so a new leader starts with fresh observations
 // instead of a blank slate; still, a master that starts to act gives every

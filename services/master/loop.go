@@ -30,6 +30,10 @@ type LoopConfig struct {
 	// Observe, if set, sees every process list the runtime gives (the
 	// master confirms dead masters to the election from it).
 	Observe func([]Process)
+	// OnRestart, if set, is told of every restart the loop did (metrics).
+	OnRestart func(instance, reason string)
+	// OnRound, if set, is called at the start of every round (metrics).
+	OnRound func(now time.Time)
 	// Credentials are presented to the probed instances; nil: plain TCP.
 	Credentials *pki.Credentials
 	Log         hclog.Logger
@@ -150,6 +154,9 @@ func (l *Loop) Run(ctx context.Context) {
 }
 
 func (l *Loop) round(ctx context.Context, conns map[string]*grpc.ClientConn) {
+	if l.cfg.OnRound != nil {
+		l.cfg.OnRound(time.Now())
+	}
 	procs, err := l.cfg.Runtime.List(ctx)
 	if err != nil {
 		l.cfg.Log.Warn("cannot list processes", "error", err)
@@ -227,6 +234,9 @@ func (l *Loop) round(ctx context.Context, conns map[string]*grpc.ClientConn) {
 		l.sup.Started(a.Instance, time.Now())
 		l.mu.Unlock()
 		l.restarts.Add(1)
+		if l.cfg.OnRestart != nil {
+			l.cfg.OnRestart(a.Instance, a.Reason)
+		}
 		l.cfg.Log.Info("restarted", append(kv, "was-down", started)...)
 	}
 }

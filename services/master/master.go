@@ -18,6 +18,8 @@ import (
 	"github.com/wololo/wololo/election"
 	"github.com/wololo/wololo/election/driver"
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
+	"github.com/wololo/wololo/services/admin"
+	"github.com/wololo/wololo/services/metrics"
 	"github.com/wololo/wololo/services/rpcserver"
 	"github.com/wololo/wololo/transport"
 	"github.com/wololo/wololo/transport/pki"
@@ -43,6 +45,8 @@ type Config struct {
 	// Credentials are this master's certificate (master-N); nil: --insecure.
 	Credentials *pki.Credentials
 	Log         hclog.Logger
+	// Admin, if set, is the admin HTTP listener: /metrics.
+	Admin net.Listener
 }
 
 // Master is one running master: the election, the supervision loop and
@@ -56,6 +60,7 @@ type Master struct {
 	loop     *Loop
 	peers    *transport.Pool // connections to the other masters
 	started  time.Time
+	metrics  *masterMetrics
 
 	mu    sync.Mutex
 	procs map[string]Process // the runtime's last word on each instance
@@ -123,9 +128,10 @@ func New(cfg Config) (*Master, error) {
 	if err != nil {
 		return nil, fmt.Errorf("master %d: %w", cfg.Self, err)
 	}
+	m.metrics = newMasterMetrics(m)
 	m.loop = NewLoop(LoopConfig{
 		Runtime: cfg.Runtime, Instances: watched, Policy: cfg.Policy, Acting: m.elector.Acting, Credentials: cfg.Credentials,
-		Describe: m.describe, Observe: m.observe, Log: cfg.Log,
+		Describe: m.describe, Observe: m.observe, Log: cfg.Log, OnRestart: m.metrics.restarted, OnRound: m.metrics.round,
 	})
 	return m, nil
 }
@@ -148,6 +154,15 @@ func (m *Master) Serve(ctx context.Context) error {
 		})
 	}
 	run(func(ctx context.Context) error { return srv.Serve(ctx, m.cfg.Listener) })
+	if m.cfg.Admin != nil {
+		reg := metrics.New(deploy.MasterStage, m.instance)
+		if err := reg.Register(m.metrics); err != nil {
+			return fmt.Errorf("master %d: metrics: %w", m.cfg.Self, err)
+		}
+		run(func(ctx context.Context) error {
+			return admin.Serve(ctx, m.cfg.Admin, admin.Mux(admin.Handlers{Metrics: reg.Handler()}))
+		})
+	}
 	run(m.elector.Serve)
 	life.Go(m.loop.Run)
 	m.cfg.Log.Info("serving", "address", m.cfg.Listener.Addr().String(), "runtime", m.cfg.RuntimeName, "supervised", len(m.loop.cfg.Instances))

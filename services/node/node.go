@@ -30,6 +30,15 @@
 // the gateway: directly on the gateway, over StageService.FailJob from any
 // other node, retried until the gateway has it.
 //
+// With Config.Admin a node also serves its admin HTTP listener
+// (services/admin): /metrics from services/metrics, read at scrape time
+// from the same state Status reports, with the store's commit (and, as
+// the caller hooked it up, sync) latencies; and on the gateway the web
+// page of the whole deployment (services/dashboard). The gateway also
+// serves the Cluster service on its public plane, for operators: a
+// services/clusterview Gatherer that asks every process's Status over the
+// node's own connections.
+//
 // It wires parts together and owns their lifetimes; it holds no protocol or
 // query logic of its own.
 package node
@@ -39,6 +48,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"sync/atomic"
 	"time"
 
@@ -48,7 +58,11 @@ import (
 
 	"github.com/wololo/wololo/deploy"
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
+	"github.com/wololo/wololo/services/admin"
+	"github.com/wololo/wololo/services/clusterview"
+	"github.com/wololo/wololo/services/dashboard"
 	"github.com/wololo/wololo/services/gateway"
+	"github.com/wololo/wololo/services/metrics"
 	"github.com/wololo/wololo/services/operators"
 	"github.com/wololo/wololo/services/rpcserver"
 	"github.com/wololo/wololo/services/stage"
@@ -77,6 +91,13 @@ type Config struct {
 	ClientMaxBytes int64
 	// MaxRecordBytes (gateway): see gateway.Config.
 	MaxRecordBytes int
+	// Admin, if set, is the admin HTTP listener (services/admin): /metrics,
+	// and on the gateway the web page of the whole deployment.
+	Admin net.Listener
+	// StoreTimes are the store's latency histograms; the node observes
+	// every commit in them and serves them on Admin (the caller hooks the
+	// syncs up when it opens the store). Made if nil.
+	StoreTimes *metrics.StoreTimes
 }
 
 // WithDefaults returns the config with an in-memory store and a null
@@ -137,6 +158,10 @@ type Node struct {
 	resume      []transport.ChannelID // channels with batches to resend
 	recovering  atomic.Bool
 	announced   atomic.Bool
+	// How long recovery took to load the store and to rebuild the jobs.
+	loadTime, replayTime atomic.Int64          // nanoseconds
+	metrics              *metrics.Registry     // nil without Admin
+	cluster              *clusterview.Gatherer // the gateway's
 }
 
 // New builds the node: a new incarnation, the stage runtime, the sender,
@@ -155,7 +180,10 @@ func New(cfg Config) (*Node, error) {
 	}
 	self := cfg.Instance.Name()
 	log := cfg.Log.With("stage", st.Name, "instance", self)
-	store := transport.NewFailStop(cfg.Store)
+	if cfg.StoreTimes == nil {
+		cfg.StoreTimes = metrics.NewStoreTimes()
+	}
+	store := transport.NewFailStop(metrics.TimeCommits(cfg.Store, cfg.StoreTimes.Commit))
 	incarnation, err := store.NextIncarnation()
 	if err != nil {
 		return nil, fmt.Errorf("node %s: incarnation: %w", self, err)
@@ -192,7 +220,8 @@ func New(cfg Config) (*Node, error) {
 
 	n.server, err = rpcserver.New(rpcserver.Options{Credentials: cfg.Credentials, Log: log.Named("rpc"), Recovering: true, Status: &statusServer{
 		role: st.Role, instance: self, incarnation: incarnation, started: time.Now(),
-		addr: cfg.Listener.Addr().String(), progress: n.runtime.Progress, store: cfg.Store, announced: &n.announced, recovering: &n.recovering,
+		addr: cfg.Listener.Addr().String(), progress: n.progress, store: cfg.Store, announced: &n.announced, recovering: &n.recovering,
+		loadTime: &n.loadTime, replayTime: &n.replayTime,
 	}})
 	if err != nil {
 		return nil, err
@@ -218,9 +247,61 @@ func New(cfg Config) (*Node, error) {
 			return nil, err
 		}
 		wololov1.RegisterJobServiceServer(n.public.GRPC(), n.Gateway.Service())
+		n.cluster = clusterview.NewGatherer(cfg.Topology, clusterview.StatusOver(n.pool.Conn), n.Gateway.ClusterJobs)
+		wololov1.RegisterClusterServer(n.public.GRPC(), clusterview.Service(n.cluster))
+	}
+	if cfg.Admin != nil {
+		n.metrics = metrics.New(st.Name, self)
+		err := n.metrics.Register(append(cfg.StoreTimes.Collectors(), metrics.NewNodeCollector(metrics.NodeSource{
+			Progress: n.progress, Store: cfg.Store.Stats, Process: n.processState,
+		}))...)
+		if err != nil {
+			return nil, fmt.Errorf("node %s: metrics: %w", self, err)
+		}
 	}
 	return n, nil
 }
+
+// progress is every job this process holds, for Status and metrics: the
+// stage runtime's, and the jobs that so far only send from here (the
+// gateway's uploads, before anything came back).
+func (n *Node) progress() []*wololov1.JobProgress {
+	out := n.runtime.Progress()
+	known := make(map[string]bool, len(out))
+	for _, p := range out {
+		known[p.JobId] = true
+	}
+	outbox := n.committer.Outbox()
+	for _, id := range outbox.Jobs() {
+		if known[id] {
+			continue
+		}
+		p := &wololov1.JobProgress{JobId: id, Outputs: stage.OutputProgress(outbox, id)}
+		p.BackpressureWaits, p.BackpressureSeconds = stage.Backpressure(outbox, id)
+		out = append(out, p)
+	}
+	return out
+}
+
+// processState is the process's own state, for metrics.
+func (n *Node) processState() metrics.Process {
+	return metrics.Process{
+		Incarnation: n.incarnation, Recovering: n.recovering.Load(), Announced: n.announced.Load(),
+		LoadSeconds: time.Duration(n.loadTime.Load()).Seconds(), ReplaySeconds: time.Duration(n.replayTime.Load()).Seconds(),
+	}
+}
+
+// adminHandler is what the admin listener serves.
+func (n *Node) adminHandler() http.Handler {
+	h := admin.Handlers{Metrics: n.metrics.Handler()}
+	if n.cluster != nil {
+		h.Dashboard = dashboard.Handler(n.cluster.Get)
+	}
+	return admin.Mux(h)
+}
+
+// Cluster is the gateway's view of the whole deployment (nil elsewhere).
+func (n *Node) Cluster() *clusterview.Gatherer { return n.cluster }
 
 // recover rebuilds the node from its store: the inbox watermarks and the
 // outbox (the Committer's), the stage's jobs with their operators replayed
@@ -233,6 +314,8 @@ func (n *Node) recover() error {
 		return fmt.Errorf("load store: %w", err)
 	}
 	loaded := time.Since(start)
+	n.loadTime.Store(int64(loaded))
+	defer func() { n.replayTime.Store(int64(time.Since(start) - loaded)) }()
 	n.resume = n.committer.Restore(img)
 	if err := n.runtime.Recover(img); err != nil {
 		return fmt.Errorf("recover: %w", err)
@@ -286,6 +369,9 @@ func (n *Node) Serve(ctx context.Context) error {
 		}
 	})
 	run("grpc server", func(ctx context.Context) error { return n.server.Serve(ctx, n.cfg.Listener) })
+	if n.cfg.Admin != nil {
+		run("admin listener", func(ctx context.Context) error { return admin.Serve(ctx, n.cfg.Admin, n.adminHandler()) })
+	}
 	if n.public != nil {
 		run("public grpc server", func(ctx context.Context) error { return n.public.Serve(ctx, n.cfg.Public) })
 	}
@@ -347,6 +433,7 @@ type statusServer struct {
 	store                transport.Store
 	announced            *atomic.Bool
 	recovering           *atomic.Bool
+	loadTime, replayTime *atomic.Int64
 }
 
 func (s *statusServer) Get(context.Context, *wololov1.GetRequest) (*wololov1.GetResponse, error) {
@@ -357,6 +444,8 @@ func (s *statusServer) Get(context.Context, *wololov1.GetRequest) (*wololov1.Get
 	}
 	if !r.Recovering { // the runtime's jobs are being rebuilt until then
 		r.Jobs = s.progress()
+		r.RecoveryLoadSeconds = time.Duration(s.loadTime.Load()).Seconds()
+		r.RecoveryReplaySeconds = time.Duration(s.replayTime.Load()).Seconds()
 	}
 	return r, nil
 }

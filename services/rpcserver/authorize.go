@@ -18,6 +18,7 @@ const (
 	serviceElection   = "wololo.v1.ElectionService"
 	serviceJobs       = "wololo.v1.JobService"
 	serviceStatus     = "wololo.v1.Status"
+	serviceCluster    = "wololo.v1.Cluster"
 	serviceReflection = "grpc.reflection."
 )
 
@@ -37,6 +38,8 @@ func authorize(plane Plane, method string, id pki.Identity, known bool) error {
 	switch {
 	case plane == Public && service == serviceJobs:
 		allowed = []pki.Kind{pki.Client}
+	case plane == Public && service == serviceCluster:
+		allowed = []pki.Kind{pki.Operator}
 	case plane == Public:
 	case service == serviceStage:
 		allowed = []pki.Kind{pki.Instance}

@@ -22,6 +22,7 @@ func TestAuthorize(t *testing.T) {
 		refl     = "/grpc.reflection.v1.ServerReflection/ServerReflectionInfo"
 		health   = "/grpc.health.v1.Health/Check"
 		job      = "/wololo.v1.JobService/GetJob"
+		cluster  = "/wololo.v1.Cluster/Get"
 	)
 	cases := []struct {
 		plane  Plane
@@ -53,6 +54,12 @@ func TestAuthorize(t *testing.T) {
 		{Public, job, none, false, codes.Unauthenticated},
 		{Public, health, none, false, codes.OK},
 		{Public, get, op, true, codes.PermissionDenied},
+		{Public, cluster, op, true, codes.OK},
+		{Public, cluster, client, true, codes.PermissionDenied},
+		{Public, cluster, inst, true, codes.PermissionDenied},
+		{Public, cluster, master, true, codes.PermissionDenied},
+		{Public, cluster, none, false, codes.Unauthenticated},
+		{Internal, cluster, op, true, codes.PermissionDenied},
 		{Public, exchange, inst, true, codes.PermissionDenied},
 	}
 	for _, tc := range cases {

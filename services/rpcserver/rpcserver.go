@@ -13,9 +13,11 @@
 //     instances may call StageService, masters ElectionService, and either
 //     of them and an operator Status and reflection. A client's
 //     certificate gets PermissionDenied for everything but health.
-//   - Public: the gateway's JobService and health, for clients. TLS; a
+//   - Public: the gateway's JobService and health, for clients, and its
+//     Cluster service (the whole deployment's view), for operators. TLS; a
 //     JobService call without a client certificate is Unauthenticated,
-//     with another kind's PermissionDenied. Health needs none.
+//     with another kind's PermissionDenied, and a Cluster call with
+//     anything but an operator's certificate likewise. Health needs none.
 //
 // The policy (authorize) is a pure function of the plane, the method and the
 // caller's verified identity; what a caller may claim inside a call (which
@@ -36,7 +38,7 @@
 //
 //   - health: the process (service "") is NOT_SERVING, and the service
 //     RecoveringService ("wololo.recovering") is SERVING;
-//   - Status and reflection answer as usual;
+//   - Status, Cluster and reflection answer as usual;
 //   - every other call (StageService, JobService) fails with Unavailable
 //     and a message saying the process is recovering, which the callers
 //     already retry with backoff.
@@ -201,7 +203,7 @@ func errRecovering(method string) error {
 // servedWhileRecovering: health, Status and reflection answer at once.
 func servedWhileRecovering(method string) bool {
 	service := serviceOf(method)
-	return service == serviceHealth || service == serviceStatus || strings.HasPrefix(service, serviceReflection)
+	return service == serviceHealth || service == serviceStatus || service == serviceCluster || strings.HasPrefix(service, serviceReflection)
 }
 
 func (s *Server) gateUnary(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {

@@ -172,6 +172,9 @@ func (r *Runtime) inbox() *transport.Inbox   { return r.cfg.Committer.Inbox() }
 type input struct {
 	stream string
 	eof    bool
+	// What the live path applied from the channel since this start (not
+	// replays), for Status and metrics; under job.mu.
+	batches, rows, bytes int64
 }
 
 type delivery struct {
@@ -477,11 +480,30 @@ func (r *Runtime) actor(ctx context.Context, j *job) {
 			r.life.Fail(fmt.Errorf("job %s: %w", j.id, err))
 			return
 		}
+		j.count(p.apply)
 		if finishing {
 			j.log.Info("job finished at this stage", "rows-in", j.rowsIn.Load(), "rows-out", j.out.RowsOut(), "unreadable-batches", j.bad.Load())
 			if r.cfg.OnFinish != nil {
 				r.cfg.OnFinish(j.id, s.Records)
 			}
+		}
+	}
+}
+
+// count adds the committed deliveries to their channels' counters: once
+// per batch, under one lock per group.
+func (j *job) count(applied []delivery) {
+	sizes := make([]int, len(applied))
+	for i, d := range applied {
+		sizes[i] = proto.Size(d.batch.GetRows())
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	for i, d := range applied {
+		if in := j.inputs[d.ch]; in != nil {
+			in.batches++
+			in.rows += int64(batch.Rows(d.batch.GetRows()))
+			in.bytes += int64(sizes[i])
 		}
 	}
 }
@@ -640,7 +662,10 @@ func (r *Runtime) Progress() []*wololov1.JobProgress {
 		j.mu.Lock()
 		p.Finished = j.finished
 		for ch, in := range j.inputs {
-			p.Inputs = append(p.Inputs, &wololov1.InputChannel{Stream: in.stream, Sender: ch.Sender, Watermark: marks[ch], Eof: in.eof})
+			p.Inputs = append(p.Inputs, &wololov1.InputChannel{
+				Stream: in.stream, Sender: ch.Sender, Watermark: marks[ch], Eof: in.eof,
+				Batches: in.batches, Rows: in.rows, Bytes: in.bytes,
+			})
 		}
 		j.mu.Unlock()
 		sort.Slice(p.Inputs, func(a, b int) bool {
@@ -648,6 +673,7 @@ func (r *Runtime) Progress() []*wololov1.JobProgress {
 		})
 		p.RowsOut = j.out.RowsOut()
 		p.Outputs = OutputProgress(r.outbox(), j.id)
+		p.BackpressureWaits, p.BackpressureSeconds = Backpressure(r.outbox(), j.id)
 		out = append(out, p)
 	}
 	return out
@@ -660,7 +686,15 @@ func OutputProgress(outbox *transport.Outbox, job string) []*wololov1.OutputChan
 		out = append(out, &wololov1.OutputChannel{
 			Stream: c.Channel.Stream, Receiver: c.Channel.Receiver, LastSeq: c.LastSeq,
 			Acked: c.Acked, OutboxDepth: int64(c.Depth), Connected: c.Connected,
+			Batches: c.Batches, Rows: c.Rows, Bytes: c.Bytes,
 		})
 	}
 	return out
+}
+
+// Backpressure is a job's waits for room in the outbox, and their total
+// seconds, for Status.
+func Backpressure(outbox *transport.Outbox, job string) (int64, float64) {
+	st := outbox.Stalled(job)
+	return st.Waits, st.Waited.Seconds()
 }

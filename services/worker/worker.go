@@ -15,12 +15,14 @@ import (
 	"os"
 	"runtime/debug"
 	"strconv"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/wololo/wololo/deploy"
 	"github.com/wololo/wololo/services/cli"
 	"github.com/wololo/wololo/services/logflags"
+	"github.com/wololo/wololo/services/metrics"
 	"github.com/wololo/wololo/services/node"
 	"github.com/wololo/wololo/services/tlsflags"
 	"github.com/wololo/wololo/transport"
@@ -61,6 +63,11 @@ func run(ctx context.Context, cmd string, args []string, stderr io.Writer) error
 	if cmd == "gateway" {
 		fs.StringVar(&public, "public", "", "public listen address, for clients (default: 0.0.0.0 on the topology's public port)")
 	}
+	serves := "/metrics"
+	if cmd == "gateway" {
+		serves = "/metrics and the web page of the whole deployment at /"
+	}
+	adminAddr := fs.String("admin", "", "admin HTTP listen address, internal like Status: "+serves+` (default: 0.0.0.0 on the topology's admin port, 1000 above the gRPC one; "none": no admin listener)`)
 	tlsFlags := tlsflags.Register(fs, "")
 	hosts := fs.String("hosts", "127.0.0.1", `peer host pattern; "{instance}" becomes the peer's instance name`)
 	peers := fs.String("peers", "", "peers file (JSON: instance -> host:port), re-read when it changes; overrides --hosts")
@@ -135,9 +142,21 @@ func run(ctx context.Context, cmd string, args []string, stderr io.Writer) error
 	if *peers != "" {
 		resolver = deploy.PeersResolver(*peers)
 	}
+	var al net.Listener
+	if *adminAddr != "none" {
+		if *adminAddr == "" {
+			*adminAddr = net.JoinHostPort("0.0.0.0", strconv.Itoa(top.AdminPort(in)))
+		}
+		if al, err = net.Listen("tcp", *adminAddr); err != nil {
+			l.Close()
+			return fmt.Errorf("admin listener on %s: %w", *adminAddr, err)
+		}
+		defer al.Close()
+	}
+	times := metrics.NewStoreTimes()
 	var store transport.Store
 	if *dataDir != "" {
-		s, err := OpenStore(*engine, *dataDir, log.Named("store"))
+		s, err := OpenStore(*engine, *dataDir, log.Named("store"), times.ObserveSync)
 		if err != nil {
 			l.Close()
 			return err
@@ -149,6 +168,7 @@ func run(ctx context.Context, cmd string, args []string, stderr io.Writer) error
 		Topology: top, Instance: in, Listener: l, Public: pl, Credentials: creds, Resolver: resolver, Store: store, Log: log, Retention: *retention,
 		BatchRows: *batchRows, OutboxLimit: *outboxLimit, MaxJobs: *maxJobs, UploadIdle: *uploadIdle,
 		ClientMaxJobs: *clientMaxJobs, MaxJobBytes: *maxJobBytes, ClientMaxBytes: *clientMaxBytes, MaxRecordBytes: *maxRecordBytes,
+		Admin: al, StoreTimes: times,
 	})
 	if err != nil {
 		l.Close()
@@ -171,13 +191,13 @@ const (
 // segment store is the default: it writes every payload once, appended and
 // synced, where Pebble writes it again through memtables and compactions
 // (transport/segstore's doc has the figures); Pebble stays selectable to
-// compare them.
-func OpenStore(engine, dir string, log hclog.Logger) (transport.Store, error) {
+// compare them. onSync, if set, is told how long each sync took.
+func OpenStore(engine, dir string, log hclog.Logger, onSync func(time.Duration)) (transport.Store, error) {
 	switch engine {
 	case StoreSegments:
-		return segstore.Open(dir, segstore.Options{Log: log})
+		return segstore.Open(dir, segstore.Options{Log: log, OnSync: onSync})
 	case StorePebble:
-		return durable.Open(dir, durable.Options{Log: log})
+		return durable.Open(dir, durable.Options{Log: log, OnSync: onSync})
 	}
 	return nil, fmt.Errorf("%w: --store %q: want %s or %s", cli.ErrUsage, engine, StoreSegments, StorePebble)
 }

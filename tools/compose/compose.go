@@ -2,8 +2,11 @@
 // from its topology: `wololo compose`. One service per instance (the
 // gateway, every stage replica, every master), all from the one image, on
 // one network, each with a named volume for its data directory; the
-// gateway's public port published (JobService and health only; its
-// internal port is not), the masters' published on loopback only (for
+// gateway's public port published (JobService, Cluster and health only;
+// its internal port is not) and its admin port on loopback only (the web
+// page of the deployment; every process's /metrics is reachable on the
+// project network, at its gRPC port plus deploy.AdminPortOffset, for a
+// Prometheus that joins it), the masters' published on loopback only (for
 // Status and the chaos tools, behind mutual TLS like every internal port),
 // the masters given the docker-proxy's socket (not the engine's) and
 // logging JSON (the election chaos check reads their logs); every
@@ -144,7 +147,10 @@ func Generate(top deploy.Topology, o Options) ([]byte, error) {
 			after = append(after, proxyVolume)
 		case in.Stage == gateway:
 			cmd = []string{"gateway"}
-			ports = []string{fmt.Sprintf("%d:%d", top.PublicPort(), top.PublicPort())}
+			// The public port, and the admin listener (its web page of the
+			// deployment, /metrics) on loopback only, like the masters'.
+			admin := top.AdminPort(in)
+			ports = []string{fmt.Sprintf("%d:%d", top.PublicPort(), top.PublicPort()), fmt.Sprintf("127.0.0.1:%d:%d", admin, admin)}
 		default:
 			cmd = []string{"worker", "--instance", name}
 		}

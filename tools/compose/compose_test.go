@@ -51,10 +51,10 @@ func TestEveryInstanceIsAServiceWithoutRestartPolicy(t *testing.T) {
 		`user: "10001:10001"`:                             5, // the masters run unprivileged
 		`"--runtime", "docker", "--docker-project", "p1"`: 5,
 		"WOLOLO_TOPOLOGY: *topology":                      n, // not the default topology: it travels along
-		`ports: ["7100:7100"]`:                            1, // the public port, not the internal 7101
-		`"7101`:                                           0,
-		`"--tls-dir", "/run/secrets"`:                     2 * n, // the process and its health check
-		`secrets: ["ca.pem", `:                            n,
+		`ports: ["7100:7100", "127.0.0.1:8101:8101"]`:     1, // the public port, not the internal 7101; the admin port on loopback
+		`"7101`:                       0,
+		`"--tls-dir", "/run/secrets"`: 2 * n, // the process and its health check
+		`secrets: ["ca.pem", `:        n,
 	} {
 		if got := strings.Count(s, what); got != want {
 			t.Errorf("%q appears %d times, want %d", what, got, want)

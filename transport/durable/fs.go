@@ -3,6 +3,7 @@ package durable
 import (
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 )
@@ -14,14 +15,15 @@ import (
 // reports.
 type syncCountingFS struct {
 	vfs.FS
-	syncs *atomic.Int64
+	syncs  *atomic.Int64
+	onSync func(time.Duration) // Options.OnSync; nil: none
 }
 
 func (fs syncCountingFS) wrap(name string, f vfs.File, err error) (vfs.File, error) {
 	if err != nil || !strings.HasSuffix(name, ".log") {
 		return f, err
 	}
-	return syncCountingFile{File: f, syncs: fs.syncs}, nil
+	return syncCountingFile{File: f, syncs: fs.syncs, onSync: fs.onSync}, nil
 }
 
 func (fs syncCountingFS) Create(name string, category vfs.DiskWriteCategory) (vfs.File, error) {
@@ -43,23 +45,35 @@ func (fs syncCountingFS) Unwrap() vfs.FS { return fs.FS }
 
 type syncCountingFile struct {
 	vfs.File
-	syncs *atomic.Int64
+	syncs  *atomic.Int64
+	onSync func(time.Duration)
+}
+
+// timed reports how long a sync that began at start took.
+func (f syncCountingFile) timed(start time.Time) {
+	if f.onSync != nil {
+		f.onSync(time.Since(start))
+	}
 }
 
 func (f syncCountingFile) Sync() error {
 	f.syncs.Add(1)
+	defer f.timed(time.Now())
 	return f.File.Sync()
 }
 
 func (f syncCountingFile) SyncData() error {
 	f.syncs.Add(1)
+	defer f.timed(time.Now())
 	return f.File.SyncData()
 }
 
 func (f syncCountingFile) SyncTo(length int64) (bool, error) {
+	start := time.Now()
 	full, err := f.File.SyncTo(length)
 	if full {
 		f.syncs.Add(1)
+		f.timed(start)
 	}
 	return full, err
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -26,6 +27,9 @@ type Options struct {
 	// NoSync commits without waiting for the WAL to reach stable storage.
 	// For benchmarks only: a Commit is then not durable when it returns.
 	NoSync bool
+	// OnSync, if set, is told how long every WAL sync took (for the
+	// process's metrics). It must be quick and must not call the store.
+	OnSync func(time.Duration)
 }
 
 // Pebble tuning; see "Tuning" in doc.go.
@@ -111,7 +115,7 @@ func open(dir string, opts Options, fs vfs.FS) (*Store, error) {
 	}
 	plog := log.Named("pebble")
 	po := &pebble.Options{
-		FS:                          syncCountingFS{FS: fs, syncs: &s.syncs},
+		FS:                          syncCountingFS{FS: fs, syncs: &s.syncs, onSync: opts.OnSync},
 		Logger:                      pebbleLogger{plog},
 		EventListener:               eventListener(plog),
 		MemTableSize:                memTableSize,

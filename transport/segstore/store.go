@@ -34,6 +34,10 @@ type Options struct {
 	// its current segment too (see "Compaction" in doc.go); 0 means
 	// DefaultIdleAfter, a negative value never.
 	IdleAfter time.Duration
+	// OnSync, if set, is told how long every sync to stable storage took
+	// (for the process's metrics). It must be quick and must not call the
+	// store.
+	OnSync func(time.Duration)
 }
 
 // Defaults of Options.
@@ -261,8 +265,12 @@ func (s *Store) writeGroup(g *group) error {
 
 func (s *Store) syncFile(f *os.File, n uint64) error {
 	s.syncs.Add(1)
+	start := time.Now()
 	if err := fdatasync(f); err != nil {
 		return fmt.Errorf("sync %s: %w", segName(n), err)
+	}
+	if s.opts.OnSync != nil {
+		s.opts.OnSync(time.Since(start))
 	}
 	return nil
 }

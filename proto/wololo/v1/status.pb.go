@@ -84,9 +84,13 @@ type GetResponse struct {
 	// The process is still loading its store and replaying its state: it
 	// answers health (NOT_SERVING; "wololo.recovering" SERVING) and Status
 	// only, and reports no jobs yet.
-	Recovering    bool `protobuf:"varint,10,opt,name=recovering,proto3" json:"recovering,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Recovering bool `protobuf:"varint,10,opt,name=recovering,proto3" json:"recovering,omitempty"`
+	// How long this start's recovery took: loading the store, and
+	// rebuilding the jobs from it (replaying state logs); 0 until done.
+	RecoveryLoadSeconds   float64 `protobuf:"fixed64,11,opt,name=recovery_load_seconds,json=recoveryLoadSeconds,proto3" json:"recovery_load_seconds,omitempty"`
+	RecoveryReplaySeconds float64 `protobuf:"fixed64,12,opt,name=recovery_replay_seconds,json=recoveryReplaySeconds,proto3" json:"recovery_replay_seconds,omitempty"`
+	unknownFields         protoimpl.UnknownFields
+	sizeCache             protoimpl.SizeCache
 }
 
 func (x *GetResponse) Reset() {
@@ -187,6 +191,20 @@ func (x *GetResponse) GetRecovering() bool {
 		return x.Recovering
 	}
 	return false
+}
+
+func (x *GetResponse) GetRecoveryLoadSeconds() float64 {
+	if x != nil {
+		return x.RecoveryLoadSeconds
+	}
+	return 0
+}
+
+func (x *GetResponse) GetRecoveryReplaySeconds() float64 {
+	if x != nil {
+		return x.RecoveryReplaySeconds
+	}
+	return 0
 }
 
 // MasterStatus is a master's view of the election and of every process it
@@ -495,9 +513,13 @@ type JobProgress struct {
 	// One entry per input channel.
 	Inputs []*InputChannel `protobuf:"bytes,5,rep,name=inputs,proto3" json:"inputs,omitempty"`
 	// One entry per output channel.
-	Outputs       []*OutputChannel `protobuf:"bytes,6,rep,name=outputs,proto3" json:"outputs,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Outputs []*OutputChannel `protobuf:"bytes,6,rep,name=outputs,proto3" json:"outputs,omitempty"`
+	// Times this process's emitters of the job waited for room in an outbox
+	// (backpressure), and how long in all, since it started.
+	BackpressureWaits   int64   `protobuf:"varint,7,opt,name=backpressure_waits,json=backpressureWaits,proto3" json:"backpressure_waits,omitempty"`
+	BackpressureSeconds float64 `protobuf:"fixed64,8,opt,name=backpressure_seconds,json=backpressureSeconds,proto3" json:"backpressure_seconds,omitempty"`
+	unknownFields       protoimpl.UnknownFields
+	sizeCache           protoimpl.SizeCache
 }
 
 func (x *JobProgress) Reset() {
@@ -572,6 +594,20 @@ func (x *JobProgress) GetOutputs() []*OutputChannel {
 	return nil
 }
 
+func (x *JobProgress) GetBackpressureWaits() int64 {
+	if x != nil {
+		return x.BackpressureWaits
+	}
+	return 0
+}
+
+func (x *JobProgress) GetBackpressureSeconds() float64 {
+	if x != nil {
+		return x.BackpressureSeconds
+	}
+	return 0
+}
+
 // InputChannel is where a receiver stands on one channel.
 type InputChannel struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -582,7 +618,12 @@ type InputChannel struct {
 	// The highest applied sequence number.
 	Watermark uint64 `protobuf:"varint,3,opt,name=watermark,proto3" json:"watermark,omitempty"`
 	// The channel's EOF is applied.
-	Eof           bool `protobuf:"varint,4,opt,name=eof,proto3" json:"eof,omitempty"`
+	Eof bool `protobuf:"varint,4,opt,name=eof,proto3" json:"eof,omitempty"`
+	// Batches, rows and bytes (encoded) this process applied from the
+	// channel since it started (replays of its state log not counted).
+	Batches       int64 `protobuf:"varint,5,opt,name=batches,proto3" json:"batches,omitempty"`
+	Rows          int64 `protobuf:"varint,6,opt,name=rows,proto3" json:"rows,omitempty"`
+	Bytes         int64 `protobuf:"varint,7,opt,name=bytes,proto3" json:"bytes,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -645,6 +686,27 @@ func (x *InputChannel) GetEof() bool {
 	return false
 }
 
+func (x *InputChannel) GetBatches() int64 {
+	if x != nil {
+		return x.Batches
+	}
+	return 0
+}
+
+func (x *InputChannel) GetRows() int64 {
+	if x != nil {
+		return x.Rows
+	}
+	return 0
+}
+
+func (x *InputChannel) GetBytes() int64 {
+	if x != nil {
+		return x.Bytes
+	}
+	return 0
+}
+
 // OutputChannel is where a sender stands on one channel.
 type OutputChannel struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -659,7 +721,12 @@ type OutputChannel struct {
 	// Batches in the outbox, not yet acknowledged.
 	OutboxDepth int64 `protobuf:"varint,5,opt,name=outbox_depth,json=outboxDepth,proto3" json:"outbox_depth,omitempty"`
 	// The stream is connected.
-	Connected     bool `protobuf:"varint,6,opt,name=connected,proto3" json:"connected,omitempty"`
+	Connected bool `protobuf:"varint,6,opt,name=connected,proto3" json:"connected,omitempty"`
+	// Batches, rows and bytes (encoded) this process committed to the
+	// channel since it started.
+	Batches       int64 `protobuf:"varint,7,opt,name=batches,proto3" json:"batches,omitempty"`
+	Rows          int64 `protobuf:"varint,8,opt,name=rows,proto3" json:"rows,omitempty"`
+	Bytes         int64 `protobuf:"varint,9,opt,name=bytes,proto3" json:"bytes,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -736,13 +803,34 @@ func (x *OutputChannel) GetConnected() bool {
 	return false
 }
 
+func (x *OutputChannel) GetBatches() int64 {
+	if x != nil {
+		return x.Batches
+	}
+	return 0
+}
+
+func (x *OutputChannel) GetRows() int64 {
+	if x != nil {
+		return x.Rows
+	}
+	return 0
+}
+
+func (x *OutputChannel) GetBytes() int64 {
+	if x != nil {
+		return x.Bytes
+	}
+	return 0
+}
+
 var File_wololo_v1_status_proto protoreflect.FileDescriptor
 
 const file_wololo_v1_status_proto_rawDesc = "" +
 	"\n" +
 	"\x16wololo/v1/status.proto\x12\twololo.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\f\n" +
 	"\n" +
-	"GetRequest\"\xeb\x02\n" +
+	"GetRequest\"\xd7\x03\n" +
 	"\vGetResponse\x12\x12\n" +
 	"\x04role\x18\x01 \x01(\tR\x04role\x12\x1a\n" +
 	"\binstance\x18\x02 \x01(\tR\binstance\x12 \n" +
@@ -756,7 +844,9 @@ const file_wololo_v1_status_proto_rawDesc = "" +
 	"\n" +
 	"recovering\x18\n" +
 	" \x01(\bR\n" +
-	"recovering\"\x98\x02\n" +
+	"recovering\x122\n" +
+	"\x15recovery_load_seconds\x18\v \x01(\x01R\x13recoveryLoadSeconds\x126\n" +
+	"\x17recovery_replay_seconds\x18\f \x01(\x01R\x15recoveryReplaySeconds\"\x98\x02\n" +
 	"\fMasterStatus\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x05R\x02id\x12#\n" +
 	"\relection_role\x18\x02 \x01(\tR\felectionRole\x12\x12\n" +
@@ -780,26 +870,34 @@ const file_wololo_v1_status_proto_rawDesc = "" +
 	"\acommits\x18\x01 \x01(\x03R\acommits\x12\x14\n" +
 	"\x05bytes\x18\x02 \x01(\x03R\x05bytes\x12\x14\n" +
 	"\x05syncs\x18\x03 \x01(\x03R\x05syncs\x12\x18\n" +
-	"\adurable\x18\x04 \x01(\bR\adurable\"\xd9\x01\n" +
+	"\adurable\x18\x04 \x01(\bR\adurable\"\xbb\x02\n" +
 	"\vJobProgress\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12\x17\n" +
 	"\arows_in\x18\x02 \x01(\x03R\x06rowsIn\x12\x19\n" +
 	"\brows_out\x18\x03 \x01(\x03R\arowsOut\x12\x1a\n" +
 	"\bfinished\x18\x04 \x01(\bR\bfinished\x12/\n" +
 	"\x06inputs\x18\x05 \x03(\v2\x17.wololo.v1.InputChannelR\x06inputs\x122\n" +
-	"\aoutputs\x18\x06 \x03(\v2\x18.wololo.v1.OutputChannelR\aoutputs\"n\n" +
+	"\aoutputs\x18\x06 \x03(\v2\x18.wololo.v1.OutputChannelR\aoutputs\x12-\n" +
+	"\x12backpressure_waits\x18\a \x01(\x03R\x11backpressureWaits\x121\n" +
+	"\x14backpressure_seconds\x18\b \x01(\x01R\x13backpressureSeconds\"\xb2\x01\n" +
 	"\fInputChannel\x12\x16\n" +
 	"\x06stream\x18\x01 \x01(\tR\x06stream\x12\x16\n" +
 	"\x06sender\x18\x02 \x01(\tR\x06sender\x12\x1c\n" +
 	"\twatermark\x18\x03 \x01(\x04R\twatermark\x12\x10\n" +
-	"\x03eof\x18\x04 \x01(\bR\x03eof\"\xb5\x01\n" +
+	"\x03eof\x18\x04 \x01(\bR\x03eof\x12\x18\n" +
+	"\abatches\x18\x05 \x01(\x03R\abatches\x12\x12\n" +
+	"\x04rows\x18\x06 \x01(\x03R\x04rows\x12\x14\n" +
+	"\x05bytes\x18\a \x01(\x03R\x05bytes\"\xf9\x01\n" +
 	"\rOutputChannel\x12\x16\n" +
 	"\x06stream\x18\x01 \x01(\tR\x06stream\x12\x1a\n" +
 	"\breceiver\x18\x02 \x01(\tR\breceiver\x12\x19\n" +
 	"\blast_seq\x18\x03 \x01(\x04R\alastSeq\x12\x14\n" +
 	"\x05acked\x18\x04 \x01(\x04R\x05acked\x12!\n" +
 	"\foutbox_depth\x18\x05 \x01(\x03R\voutboxDepth\x12\x1c\n" +
-	"\tconnected\x18\x06 \x01(\bR\tconnected2>\n" +
+	"\tconnected\x18\x06 \x01(\bR\tconnected\x12\x18\n" +
+	"\abatches\x18\a \x01(\x03R\abatches\x12\x12\n" +
+	"\x04rows\x18\b \x01(\x03R\x04rows\x12\x14\n" +
+	"\x05bytes\x18\t \x01(\x03R\x05bytes2>\n" +
 	"\x06Status\x124\n" +
 	"\x03Get\x12\x15.wololo.v1.GetRequest\x1a\x16.wololo.v1.GetResponseB3Z1github.com/wololo/wololo/proto/wololo/v1;wololov1b\x06proto3"
 

@@ -1,0 +1,41 @@
+package dashboard
+
+import (
+	"context"
+	"io"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
+)
+
+// TestPageAndSnapshot: the page is served from the binary with nothing
+// fetched from elsewhere, and the snapshot as JSON with proto names.
+func TestPageAndSnapshot(t *testing.T) {
+	h := Handler(func(context.Context) *wololov1.ClusterGetResponse {
+		return &wololov1.ClusterGetResponse{Streams: []*wololov1.ClusterStream{{Name: "matches", RowsPerSecond: 12.5}}}
+	})
+	get := func(path string) (string, string) {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest("GET", path, nil))
+		b, _ := io.ReadAll(rec.Body)
+		if rec.Code != 200 {
+			t.Fatalf("GET %s: %d %s", path, rec.Code, b)
+		}
+		return rec.Header().Get("Content-Type"), string(b)
+	}
+	ctype, page := get("/")
+	if !strings.HasPrefix(ctype, "text/html") || !strings.Contains(page, `fetch("api/cluster"`) {
+		t.Errorf("/: %s\n%.300s", ctype, page)
+	}
+	for _, outside := range []string{"http://", "https://", "//cdn", "<link"} {
+		if strings.Contains(strings.ReplaceAll(page, `"http://www.w3.org/2000/svg"`, ""), outside) {
+			t.Errorf("the page refers to something outside the binary: %q", outside)
+		}
+	}
+	ctype, js := get("/api/cluster")
+	if ctype != "application/json" || !strings.Contains(js, `"rows_per_second":  12.5`) && !strings.Contains(js, `"rows_per_second": 12.5`) {
+		t.Errorf("/api/cluster: %s\n%s", ctype, js)
+	}
+}

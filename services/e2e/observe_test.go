@@ -1,0 +1,408 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"google.golang.org/protobuf/encoding/protojson"
+
+	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
+	"github.com/wololo/wololo/services/client"
+	"github.com/wololo/wololo/services/datagen"
+	"github.com/wololo/wololo/services/local"
+)
+
+// TestWatchingALocalCluster runs the topology as OS processes with its
+// three masters and one job slowed down by small batches, and while it
+// runs checks what an operator sees of it: every process's /metrics has
+// the families the README lists, with sane values; `wololo top --json`
+// has every process serving and one leader; the gateway's web page,
+// opened in headless Chromium, draws the stages and a non-zero rate. After
+// the job, the rows every sender committed to a stream equal the rows its
+// receivers applied; after a SIGKILL, the leading master counts the
+// restart and the restarted process reports its recovery time; and after
+// the leading master's SIGKILL, the new acting leader has timed its
+// failover.
+func TestWatchingALocalCluster(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: starts a local cluster")
+	}
+	bin := buildBinary(t)
+	dir := t.TempDir()
+	data := filepath.Join(dir, "dataset")
+	if _, err := datagen.WriteDir(datagen.Config{Matches: 120000, Seed: 4}, data); err != nil {
+		t.Fatal(err)
+	}
+	c, err := local.Start(context.Background(), local.Options{
+		Binary: bin, DataDir: filepath.Join(dir, "cluster"), FreePorts: true, LogLevel: "warn", StopGrace: 5 * time.Second,
+		Masters: 3, ExtraArgs: []string{"--batch-rows", "16"}, Log: hclog.NewNullLogger(),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Stop()
+	t.Logf("dashboard: %s", c.DashboardURL())
+
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	tlsConfig, err := c.ClientTLS("client")
+	if err != nil {
+		t.Fatal(err)
+	}
+	submitted := make(chan error, 1)
+	started := time.Now()
+	go func() {
+		_, err := client.Submit(ctx, client.SubmitOptions{
+			Server: c.GatewayAddr(), TLS: tlsConfig, JobID: "observed", Keep: true, Out: filepath.Join(dir, "out"),
+			Matches: filepath.Join(data, "matches.csv"), Players: filepath.Join(data, "match_players.csv"),
+		})
+		submitted <- err
+	}()
+
+	// Wait until rows flow into the graph.
+	for {
+		if m := scrape(t, c.AdminAddr("gateway-0")); sum(m, "wololo_channel_sent_rows_total", nil) > 0 {
+			break
+		}
+		select {
+		case err := <-submitted:
+			t.Fatalf("the job ended (%v) before any rows were seen in the gateway's metrics", err)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+
+	t.Run("web page in headless Chromium", func(t *testing.T) {
+		browser := findChromium()
+		if browser == "" {
+			t.Skip("SKIPPED: no headless Chromium (chromium, chromium-browser or google-chrome on PATH); `make chromium` installs Debian's")
+		}
+		url := c.DashboardURL()
+		get(t, url+"api/cluster") // a snapshot for the page's first one to take rates against
+		time.Sleep(300 * time.Millisecond)
+		dom := chromium(t, ctx, browser, "--dump-dom", "--virtual-time-budget=2000", url)
+		for _, stage := range []string{"gateway", "shard"} {
+			if !strings.Contains(dom, `data-stage="`+stage+`"`) {
+				t.Errorf("the page has no box for stage %s:\n%.2000s", stage, dom)
+			}
+		}
+		rates := regexp.MustCompile(`class="rate" data-stream="([^"]+)" data-rate="([0-9.]+)"`).FindAllStringSubmatch(dom, -1)
+		best := 0.0
+		for _, m := range rates {
+			v, _ := strconv.ParseFloat(m[2], 64)
+			best = max(best, v)
+		}
+		if len(rates) != 6 || best <= 0 {
+			meta := regexp.MustCompile(`id="meta">[^<]*`).FindString(dom)
+			t.Errorf("want the 6 streams with a non-zero rate on one while the job runs; the page says %q and shows %q", meta, rates)
+		}
+		if path := os.Getenv("WOLOLO_DASHBOARD_SCREENSHOT"); path != "" {
+			chromium(t, ctx, browser, "--screenshot="+path, "--window-size=1100,1250", "--hide-scrollbars", "--virtual-time-budget=2500", url)
+			t.Logf("screenshot: %s", path)
+		}
+	})
+
+	t.Run("metrics during the job", func(t *testing.T) {
+		graph := map[string][]string{
+			"gateway-0": {"wololo_channel_sent_rows_total", "wololo_channel_sent_batches_total", "wololo_channel_sent_bytes_total",
+				"wololo_outbox_depth_batches", "wololo_channel_lag_batches", "wololo_backpressure_wait_seconds_total", "wololo_job_rows_in_total"},
+			"shard-0": {"wololo_channel_received_rows_total", "wololo_channel_received_batches_total", "wololo_channel_received_bytes_total",
+				"wololo_channel_watermark", "wololo_job_rows_in_total", "wololo_job_rows_out_total"},
+		}
+		common := []string{"wololo_store_commits_total", "wololo_store_committed_bytes_total", "wololo_store_syncs_total",
+			"wololo_store_commit_seconds", "wololo_store_sync_seconds", "wololo_recovery_seconds", "wololo_process_incarnation", "go_goroutines"}
+		for inst, families := range graph {
+			m := scrape(t, c.AdminAddr(inst))
+			for _, f := range append(families, common...) {
+				if m[f] == nil {
+					t.Errorf("%s: no %s", inst, f)
+				}
+			}
+			if got := m["wololo_process_incarnation"].GetMetric(); len(got) != 1 || label(got[0], "instance") != inst || label(got[0], "stage") == "" {
+				t.Errorf("%s: wololo_process_incarnation %v: want one series labelled with its instance and stage", inst, got)
+			}
+			if n := count(m, "wololo_store_commit_seconds"); n == 0 {
+				t.Errorf("%s: no commit timed in wololo_store_commit_seconds", inst)
+			}
+			if n := count(m, "wololo_store_sync_seconds"); n == 0 {
+				t.Errorf("%s: no sync timed in wololo_store_sync_seconds (the store is durable)", inst)
+			}
+		}
+		// The masters listen for a leader before they elect one.
+		for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+			if sum(scrape(t, c.AdminAddr("master-1")), "wololo_master_leader", nil) > 0 {
+				break
+			}
+		}
+		for _, inst := range []string{"master-1", "master-2", "master-3"} {
+			m := scrape(t, c.AdminAddr(inst))
+			for _, f := range []string{"wololo_master_term", "wololo_master_leader", "wololo_master_acting", "wololo_master_is_leader", "wololo_master_failover_seconds", "wololo_master_supervised_processes"} {
+				if m[f] == nil {
+					t.Errorf("%s: no %s", inst, f)
+				}
+			}
+			if v := sum(m, "wololo_master_term", nil); v < 1 {
+				t.Errorf("%s: term %v", inst, v)
+			}
+		}
+	})
+
+	t.Run("top --json", func(t *testing.T) {
+		out, err := exec.CommandContext(ctx, bin, "top", "--server", c.GatewayAddr(), "--tls-dir", c.TLSDir(), "--json").Output()
+		if err != nil {
+			t.Fatalf("wololo top --json: %v", err)
+		}
+		var snap wololov1.ClusterGetResponse
+		if err := protojson.Unmarshal(out, &snap); err != nil {
+			t.Fatalf("top --json printed no snapshot: %v\n%s", err, out)
+		}
+		serving := map[string]bool{}
+		for _, p := range snap.GetProcesses() {
+			serving[p.GetInstance()] = p.GetState() == "serving"
+		}
+		for _, inst := range c.Instances() {
+			if !serving[inst] {
+				t.Errorf("top: %s is not there serving (%v)", inst, serving)
+			}
+		}
+		leaders := map[int32]bool{}
+		nLeaders := 0
+		for _, m := range snap.GetMasters() {
+			if m.GetElectionRole() == "leader" {
+				nLeaders++
+			}
+			leaders[m.GetLeader()] = true
+		}
+		if nLeaders != 1 || len(leaders) != 1 || leaders[0] {
+			t.Errorf("top: want one leader every master follows, got %d leading, followed %v", nLeaders, leaders)
+		}
+		if snap.GetIntervalSeconds() <= 0 || len(snap.GetStages()) != 2 || len(snap.GetJobs()) != 1 || snap.GetJobs()[0].GetName() != "observed" {
+			t.Errorf("top: interval %v, %d stages, jobs %v", snap.GetIntervalSeconds(), len(snap.GetStages()), snap.GetJobs())
+		}
+	})
+
+	select {
+	case err := <-submitted:
+		if err != nil {
+			t.Fatalf("submit: %v", err)
+		}
+	case <-ctx.Done():
+		t.Fatal("the job did not finish")
+	}
+	t.Logf("job done in %s", time.Since(started).Round(time.Millisecond))
+
+	t.Run("rows sent equal rows received", func(t *testing.T) {
+		sent, received := map[string]float64{}, map[string]float64{}
+		for _, inst := range []string{"gateway-0", "shard-0", "shard-1"} {
+			m := scrape(t, c.AdminAddr(inst))
+			for _, s := range m["wololo_channel_sent_rows_total"].GetMetric() {
+				sent[label(s, "job")+"/"+label(s, "stream")] += s.GetCounter().GetValue()
+			}
+			for _, s := range m["wololo_channel_received_rows_total"].GetMetric() {
+				received[label(s, "job")+"/"+label(s, "stream")] += s.GetCounter().GetValue()
+			}
+		}
+		if len(sent) != 6 {
+			t.Errorf("sent rows on %d streams, want the 6 between tasks: %v", len(sent), sent)
+		}
+		for k, v := range sent {
+			if received[k] != v {
+				t.Errorf("%s: %v rows sent, %v received", k, v, received[k])
+			}
+			if v <= 0 && !strings.HasSuffix(k, "partials") {
+				t.Errorf("%s: no rows sent", k)
+			}
+		}
+	})
+
+	t.Run("restart counted", func(t *testing.T) {
+		before := scrape(t, c.AdminAddr("shard-1"))
+		if err := c.Kill("shard-1", syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			restarts := 0.0
+			for _, inst := range []string{"master-1", "master-2", "master-3"} {
+				if m := tryScrape(c.AdminAddr(inst)); m != nil {
+					restarts += sum(m, "wololo_master_restarts_total", map[string]string{"process": "shard-1", "reason": "exited"})
+				}
+			}
+			if restarts >= 1 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("no master counted the restart of shard-1 in wololo_master_restarts_total")
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		wctx, wcancel := context.WithTimeout(ctx, 30*time.Second)
+		defer wcancel()
+		if err := c.WaitInstance(wctx, "shard-1"); err != nil {
+			t.Fatal(err)
+		}
+		after := scrape(t, c.AdminAddr("shard-1"))
+		if a, b := sum(after, "wololo_process_incarnation", nil), sum(before, "wololo_process_incarnation", nil); a <= b {
+			t.Errorf("shard-1's incarnation %v after the restart, %v before", a, b)
+		}
+		if load := sum(after, "wololo_recovery_seconds", map[string]string{"phase": "load"}); load <= 0 {
+			t.Errorf("shard-1's recovery load time after the restart: %v", load)
+		}
+		// The kept job is back, with its channels' counters from zero.
+		if sum(after, "wololo_job_finished", nil) != 1 {
+			t.Errorf("shard-1 does not hold the finished job after its restart")
+		}
+	})
+
+	t.Run("failover timed", func(t *testing.T) {
+		leader := 0
+		for _, inst := range []string{"master-1", "master-2", "master-3"} {
+			if m := scrape(t, c.AdminAddr(inst)); sum(m, "wololo_master_acting", nil) == 1 {
+				leader = int(sum(m, "wololo_master_leader", nil))
+			}
+		}
+		if leader == 0 {
+			t.Fatal("no master says it acts")
+		}
+		old := fmt.Sprintf("master-%d", leader)
+		if err := c.Kill(old, syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+			failovers := uint64(0)
+			for _, inst := range []string{"master-1", "master-2", "master-3"} {
+				if m := tryScrape(c.AdminAddr(inst)); inst != old && m != nil && sum(m, "wololo_master_acting", nil) == 1 {
+					failovers += count(m, "wololo_master_failover_seconds")
+				}
+			}
+			if failovers >= 1 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s was killed; no new acting leader observed one failover in wololo_master_failover_seconds", old)
+			}
+		}
+	})
+}
+
+type families map[string]*dto.MetricFamily
+
+func get(t *testing.T, url string) []byte {
+	t.Helper()
+	b, err := httpGet(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func httpGet(url string) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err == nil && resp.StatusCode != http.StatusOK {
+		err = fmt.Errorf("GET %s: %s", url, resp.Status)
+	}
+	return b, err
+}
+
+// tryScrape parses an admin listener's /metrics; nil if it does not answer.
+func tryScrape(addr string) families {
+	b, err := httpGet("http://" + addr + "/metrics")
+	if err != nil {
+		return nil
+	}
+	m, err := new(expfmt.TextParser).TextToMetricFamilies(strings.NewReader(string(b)))
+	if err != nil {
+		return nil
+	}
+	return m
+}
+
+func scrape(t *testing.T, addr string) families {
+	t.Helper()
+	b := get(t, "http://"+addr+"/metrics")
+	m, err := new(expfmt.TextParser).TextToMetricFamilies(strings.NewReader(string(b)))
+	if err != nil {
+		t.Fatalf("%s/metrics is not the Prometheus text format: %v", addr, err)
+	}
+	return m
+}
+
+func label(m *dto.Metric, name string) string {
+	for _, l := range m.GetLabel() {
+		if l.GetName() == name {
+			return l.GetValue()
+		}
+	}
+	return ""
+}
+
+// sum adds the counter and gauge values of a family's series that carry
+// every label of match.
+func sum(m families, family string, match map[string]string) float64 {
+	total := 0.0
+next:
+	for _, s := range m[family].GetMetric() {
+		for k, v := range match {
+			if label(s, k) != v {
+				continue next
+			}
+		}
+		total += s.GetCounter().GetValue() + s.GetGauge().GetValue()
+	}
+	return total
+}
+
+// count is a histogram family's observations.
+func count(m families, family string) uint64 {
+	var n uint64
+	for _, s := range m[family].GetMetric() {
+		n += s.GetHistogram().GetSampleCount()
+	}
+	return n
+}
+
+func findChromium() string {
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	return ""
+}
+
+// chromium runs headless Chromium on args and returns what it printed.
+func chromium(t *testing.T, ctx context.Context, browser string, args ...string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	base := []string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run", "--user-data-dir=" + t.TempDir()}
+	cmd := exec.CommandContext(ctx, browser, append(base, args...)...)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%s: %v\n%s", browser, err, stderr.String())
+	}
+	return string(out)
+}

@@ -1,0 +1,144 @@
+package metrics
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+
+	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
+	"github.com/wololo/wololo/transport"
+)
+
+// NodeSource is where a graph node's collector reads, at scrape time.
+type NodeSource struct {
+	// Progress is every job the process holds, as Status reports it: its
+	// input and output channels with their counters.
+	Progress func() []*wololov1.JobProgress
+	// Store is the store's counters.
+	Store func() transport.StoreStats
+	// Process is the process's own state.
+	Process func() Process
+}
+
+// Process is a graph process's state, for its metrics.
+type Process struct {
+	Incarnation uint64
+	Recovering  bool
+	Announced   bool
+	// Seconds this start's recovery took to load the store and to rebuild
+	// the jobs (0 until done).
+	LoadSeconds, ReplaySeconds float64
+}
+
+func desc(name, help string, labels ...string) *prometheus.Desc {
+	return prometheus.NewDesc(Namespace+"_"+name, help, labels, nil)
+}
+
+// The node's metric families.
+var (
+	descJobs        = desc("jobs", "Jobs this process holds.")
+	descJobFinished = desc("job_finished", "1 once the job has finished at this process.", "job")
+	descRowsIn      = desc("job_rows_in_total", "Rows of the job applied from every input, replays of the state log after a restart included.", "job")
+	descRowsOut     = desc("job_rows_out_total", "Rows of the job emitted by its operators, chained operators' internal hand-offs excluded.", "job")
+
+	descSentBatches = desc("channel_sent_batches_total", "Batches committed to an output channel (numbered once, resends not counted).", "job", "stream", "receiver")
+	descSentRows    = desc("channel_sent_rows_total", "Rows committed to an output channel.", "job", "stream", "receiver")
+	descSentBytes   = desc("channel_sent_bytes_total", "Encoded bytes of the row batches committed to an output channel.", "job", "stream", "receiver")
+	descOutbox      = desc("outbox_depth_batches", "Batches of an output channel committed and not yet acknowledged.", "job", "stream", "receiver")
+	descLag         = desc("channel_lag_batches", "Last sequence number of an output channel minus the receiver's watermark as its last acknowledgement said.", "job", "stream", "receiver")
+	descConnected   = desc("channel_connected", "1 while the output channel's stream is up.", "job", "stream", "receiver")
+
+	descRecvBatches = desc("channel_received_batches_total", "Batches of an input channel applied and committed (duplicates and replays not counted).", "job", "stream", "sender")
+	descRecvRows    = desc("channel_received_rows_total", "Rows of an input channel applied and committed.", "job", "stream", "sender")
+	descRecvBytes   = desc("channel_received_bytes_total", "Encoded bytes of the row batches of an input channel applied and committed.", "job", "stream", "sender")
+	descWatermark   = desc("channel_watermark", "Highest sequence number of an input channel applied.", "job", "stream", "sender")
+
+	descStallWaits   = desc("backpressure_waits_total", "Times the job's emitters (stage actor, upload) waited for room in a full outbox.", "job")
+	descStallSeconds = desc("backpressure_wait_seconds_total", "Time the job's emitters waited for room in a full outbox.", "job")
+
+	descCommits     = desc("store_commits_total", "Store commits (application steps) written.")
+	descCommitBytes = desc("store_committed_bytes_total", "Bytes the store's commits wrote.")
+	descSyncs       = desc("store_syncs_total", "Syncs of the store to stable storage (fewer than commits when commits were grouped).")
+
+	descIncarnation = desc("process_incarnation", "This start's incarnation number (grows with every start).")
+	descRecovering  = desc("process_recovering", "1 while the process loads its store and replays its state.")
+	descAnnounced   = desc("process_announced", "1 once this incarnation has announced itself to every receiver.")
+	descRecovery    = desc("recovery_seconds", "How long this start's recovery took, by phase: load (reading the store), replay (rebuilding the jobs from it).", "phase")
+)
+
+// nodeCollector is a graph node's collector.
+type nodeCollector struct{ src NodeSource }
+
+// NewNodeCollector returns the collector of a graph node.
+func NewNodeCollector(src NodeSource) prometheus.Collector { return nodeCollector{src} }
+
+func (nodeCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{
+		descJobs, descJobFinished, descRowsIn, descRowsOut,
+		descSentBatches, descSentRows, descSentBytes, descOutbox, descLag, descConnected,
+		descRecvBatches, descRecvRows, descRecvBytes, descWatermark,
+		descStallWaits, descStallSeconds, descCommits, descCommitBytes, descSyncs,
+		descIncarnation, descRecovering, descAnnounced, descRecovery,
+	} {
+		ch <- d
+	}
+}
+
+func (c nodeCollector) Collect(ch chan<- prometheus.Metric) {
+	counter := func(d *prometheus.Desc, v float64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, v, labels...)
+	}
+	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
+	}
+	if c.src.Process != nil {
+		p := c.src.Process()
+		gauge(descIncarnation, float64(p.Incarnation))
+		gauge(descRecovering, b2f(p.Recovering))
+		gauge(descAnnounced, b2f(p.Announced))
+		if !p.Recovering {
+			gauge(descRecovery, p.LoadSeconds, "load")
+			gauge(descRecovery, p.ReplaySeconds, "replay")
+		}
+	}
+	if c.src.Store != nil {
+		st := c.src.Store()
+		counter(descCommits, float64(st.Commits))
+		counter(descCommitBytes, float64(st.Bytes))
+		counter(descSyncs, float64(st.Syncs))
+	}
+	if c.src.Progress == nil {
+		return
+	}
+	jobs := c.src.Progress()
+	gauge(descJobs, float64(len(jobs)))
+	for _, j := range jobs {
+		id := j.GetJobId()
+		gauge(descJobFinished, b2f(j.GetFinished()), id)
+		counter(descRowsIn, float64(j.GetRowsIn()), id)
+		counter(descRowsOut, float64(j.GetRowsOut()), id)
+		counter(descStallWaits, float64(j.GetBackpressureWaits()), id)
+		counter(descStallSeconds, j.GetBackpressureSeconds(), id)
+		for _, o := range j.GetOutputs() {
+			l := []string{id, o.GetStream(), o.GetReceiver()}
+			counter(descSentBatches, float64(o.GetBatches()), l...)
+			counter(descSentRows, float64(o.GetRows()), l...)
+			counter(descSentBytes, float64(o.GetBytes()), l...)
+			gauge(descOutbox, float64(o.GetOutboxDepth()), l...)
+			gauge(descLag, float64(o.GetLastSeq()-min(o.GetAcked(), o.GetLastSeq())), l...)
+			gauge(descConnected, b2f(o.GetConnected()), l...)
+		}
+		for _, in := range j.GetInputs() {
+			l := []string{id, in.GetStream(), in.GetSender()}
+			counter(descRecvBatches, float64(in.GetBatches()), l...)
+			counter(descRecvRows, float64(in.GetRows()), l...)
+			counter(descRecvBytes, float64(in.GetBytes()), l...)
+			gauge(descWatermark, float64(in.GetWatermark()), l...)
+		}
+	}
+}
+
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
