@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"strconv"
 	"time"
 )
 
@@ -33,6 +34,24 @@ func Mux(h Handlers) *http.ServeMux {
 		mux.Handle("/", h.Dashboard)
 	}
 	return mux
+}
+
+// Listen opens a process's admin listener from its --admin flag: "none"
+// for none (nil, nil), "" for every interface on defaultPort (the
+// topology's admin port of the process), else the address given.
+func Listen(flag string, defaultPort int) (net.Listener, error) {
+	if flag == "none" {
+		return nil, nil
+	}
+	addr := flag
+	if addr == "" {
+		addr = net.JoinHostPort("0.0.0.0", strconv.Itoa(defaultPort))
+	}
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("admin listener on %s: %w", addr, err)
+	}
+	return l, nil
 }
 
 // ShutdownGrace is how long a stopping listener lets requests finish.

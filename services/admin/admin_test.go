@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strings"
 	"testing"
 	"time"
 )
@@ -56,4 +57,18 @@ func mustURL(t *testing.T, path string) *url.URL {
 		t.Fatal(err)
 	}
 	return u
+}
+
+func TestListen(t *testing.T) {
+	if l, err := Listen("none", 1); l != nil || err != nil {
+		t.Fatalf(`Listen("none") = %v, %v; want no listener`, l, err)
+	}
+	l, err := Listen("127.0.0.1:0", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if _, err := Listen(l.Addr().String(), 1); err == nil || !strings.Contains(err.Error(), "admin listener on "+l.Addr().String()) {
+		t.Fatalf("a taken address: %v, want an error naming it", err)
+	}
 }

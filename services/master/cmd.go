@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/wololo/wololo/deploy"
+	"github.com/wololo/wololo/services/admin"
 	"github.com/wololo/wololo/services/cli"
 	"github.com/wololo/wololo/services/logflags"
 	"github.com/wololo/wololo/services/tlsflags"
@@ -121,15 +122,12 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", addr, err)
 	}
-	var al net.Listener
-	if *adminAddr != "none" {
-		if *adminAddr == "" {
-			*adminAddr = net.JoinHostPort("0.0.0.0", strconv.Itoa(top.AdminPort(self)))
-		}
-		if al, err = net.Listen("tcp", *adminAddr); err != nil {
-			l.Close()
-			return fmt.Errorf("admin listener on %s: %w", *adminAddr, err)
-		}
+	al, err := admin.Listen(*adminAddr, top.AdminPort(self))
+	if err != nil {
+		l.Close()
+		return err
+	}
+	if al != nil {
 		defer al.Close()
 	}
 	policy := DefaultPolicy

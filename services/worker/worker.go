@@ -20,6 +20,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/wololo/wololo/deploy"
+	"github.com/wololo/wololo/services/admin"
 	"github.com/wololo/wololo/services/cli"
 	"github.com/wololo/wololo/services/logflags"
 	"github.com/wololo/wololo/services/metrics"
@@ -142,15 +143,12 @@ func run(ctx context.Context, cmd string, args []string, stderr io.Writer) error
 	if *peers != "" {
 		resolver = deploy.PeersResolver(*peers)
 	}
-	var al net.Listener
-	if *adminAddr != "none" {
-		if *adminAddr == "" {
-			*adminAddr = net.JoinHostPort("0.0.0.0", strconv.Itoa(top.AdminPort(in)))
-		}
-		if al, err = net.Listen("tcp", *adminAddr); err != nil {
-			l.Close()
-			return fmt.Errorf("admin listener on %s: %w", *adminAddr, err)
-		}
+	al, err := admin.Listen(*adminAddr, top.AdminPort(in))
+	if err != nil {
+		l.Close()
+		return err
+	}
+	if al != nil {
 		defer al.Close()
 	}
 	times := metrics.NewStoreTimes()
