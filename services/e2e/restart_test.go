@@ -22,6 +22,7 @@ import (
 // Seed 3 snapshots the operators' state after every few kilobytes of state
 // log, so that restarts restore snapshots and replay what came after them.
 func TestRestartsRecoverExactly(t *testing.T) {
+	const minUptime = 100 * time.Millisecond
 	for _, seed := range []uint64{1, 2, 3} {
 		if seed == 3 {
 			old := stage.SnapshotMinBytes
@@ -47,6 +48,7 @@ func TestRestartsRecoverExactly(t *testing.T) {
 			_, submitErr = client.Submit(ctx, client.SubmitOptions{Server: c.GatewayAddr(), TLS: clientTLS(t, c), Matches: d.matches, Players: d.players, Out: out, JobID: "restarts"})
 		}()
 		restarted := map[string]int{}
+		last := map[string]time.Time{} // when each instance was restarted
 		// Every stage once, in random order, then random instances.
 		order := rng.Perm(len(instances))
 	loop:
@@ -60,9 +62,16 @@ func TestRestartsRecoverExactly(t *testing.T) {
 			if i < len(order) {
 				in = instances[order[i]]
 			}
+			// An instance restarted again before it is back up makes no
+			// progress at all on a loaded machine (a gateway restarted every
+			// 50 ms never answers the client): each one gets a breath.
+			if time.Since(last[in.Name()]) < minUptime {
+				continue
+			}
 			if err := c.Restart(in.Name()); err != nil {
 				t.Fatalf("restart %s: %v", in.Name(), err)
 			}
+			last[in.Name()] = time.Now()
 			restarted[in.Stage]++
 		}
 		wg.Wait()
@@ -75,7 +84,7 @@ func TestRestartsRecoverExactly(t *testing.T) {
 			n += k
 		}
 		t.Logf("seed %d: %d restarts during the job: %v", seed, n, restarted)
-		if n < 10 {
+		if n < 8 {
 			t.Errorf("only %d restarts landed during the job; the test proves little", n)
 		}
 	}
