@@ -709,6 +709,7 @@ func TestScaling(t *testing.T) {
 		"## The cost of a row with more shards",
 		"| shard replicas | Wall time | gateway | master | shard | Total |",
 		"| 1 | 5.00 s | 0.500 | 0.100 | 1.500 | **2.100** |",
+		"gateway[1] = matches-filter + players-filter + q2-grouper + q3-joiner + q4-joiner + q3-aggregator + q4-aggregator + gateway |",
 		"| 2 | 5.00 s | 0.500 | 0.000 | 1.550 | **2.050** |",
 	} {
 		if !strings.Contains(out, want) {

@@ -89,7 +89,7 @@ func renderScaling(p func(string, ...any), r Report) {
 	p("## The cost of a row with more shards\n\n")
 	p("Local mode (durable, mutual TLS, no profiling) once per replica count of the `%s` task, on the same dataset: CPU-seconds per million input rows (%.2f M rows), each task's instances added up. ", ScaledTask, rows)
 	p("More shards must not cost more work per row; on %d CPUs the wall time cannot drop with them. ", r.Machine.CPUs)
-	p("The stages run chained into tasks (one process per task instance), so a task's CPU is its chained stages' together.\n\n")
+	p("The stages run chained into tasks (one process per task instance), so a task's CPU is its chained stages' together; with one replica the planner chains the whole graph into the gateway's task (the Plan column), so its total is the figure to compare.\n\n")
 	names := map[string]bool{}
 	for _, s := range r.Scaling {
 		tasks, _ := s.TaskCPU()
@@ -106,18 +106,22 @@ func renderScaling(p func(string, ...any), r Report) {
 	for _, c := range cols {
 		p(" %s |", c)
 	}
-	p(" Total | Outputs | Other work on the machine |\n|---:|---:|")
+	p(" Total | Outputs | Other work on the machine | Plan |\n|---:|---:|")
 	for range cols {
 		p("---:|")
 	}
-	p("---:|---|---:|\n")
+	p("---:|---|---:|---|\n")
 	for _, s := range r.Scaling {
 		tasks, total := s.TaskCPU()
 		p("| %d | %s |", s.Replicas, secs(s.Run.Wall))
 		for _, c := range cols {
 			p(" %.3f |", tasks[c].Seconds()/rows)
 		}
-		p(" **%.3f** | %s | %s |\n", total.Seconds()/rows, equal(ProcessRun{Wall: s.Run.Wall, Equal: s.Run.Equal}), otherShare(s.Run.OtherCPU, s.Run.Wall, r.Machine.CPUs))
+		plan := "—"
+		if top, err := deploy.Default().WithReplicas(map[string]int{ScaledTask: s.Replicas}); err == nil {
+			plan = strings.Join(top.Tasks(), "; ")
+		}
+		p(" **%.3f** | %s | %s | %s |\n", total.Seconds()/rows, equal(ProcessRun{Wall: s.Run.Wall, Equal: s.Run.Equal}), otherShare(s.Run.OtherCPU, s.Run.Wall, r.Machine.CPUs), plan)
 	}
 	p("\n")
 }
