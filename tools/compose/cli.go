@@ -56,7 +56,7 @@ limits, ports published through the routing mesh from --port-base.
 	}
 	var b []byte
 	if *swarm {
-		b, err = GenerateStack(top, StackOptions{Project: o.Project, Image: o.Image, LogLevel: o.LogLevel, PortBase: *portBase})
+		b, err = GenerateStack(top, StackOptions{Project: o.Project, Image: o.Image, LogLevel: o.LogLevel, PortBase: *portBase, LogJSON: o.LogJSON})
 	} else {
 		b, err = Generate(top, o)
 	}

@@ -106,41 +106,47 @@ func TestGenerateRefuses(t *testing.T) {
 }
 
 // TestLogJSON: --log-json gives every service's command --log-json once
-// (the masters have it anyway); without it only the masters log JSON.
+// (the masters have it anyway), in the compose file and in the swarm
+// stack; without it only the masters log JSON.
 func TestLogJSON(t *testing.T) {
 	top := deploy.Default()
-	cases := []struct {
+	all := len(top.Instances()) + top.Masters + 1 // and the docker-proxy
+	for _, c := range []struct {
 		name string
 		on   bool
 		want int // commands with --log-json
 	}{
 		{"default", false, top.Masters},
-		{"--log-json", true, len(top.Instances()) + top.Masters + 1}, // and the docker-proxy
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			b, err := Generate(top, Options{LogJSON: c.on})
-			if err != nil {
-				t.Fatal(err)
-			}
-			commands, with := 0, 0
-			for line := range strings.Lines(string(b)) {
-				if !strings.HasPrefix(line, "    command: ") {
-					continue
+		{"--log-json", true, all},
+	} {
+		for _, swarm := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/swarm=%v", c.name, swarm), func(t *testing.T) {
+				b, err := Generate(top, Options{LogJSON: c.on})
+				if swarm {
+					b, err = GenerateStack(top, StackOptions{LogJSON: c.on})
 				}
-				commands++
-				switch strings.Count(line, `"--log-json"`) {
-				case 0:
-				case 1:
-					with++
-				default:
-					t.Errorf("--log-json twice: %s", line)
+				if err != nil {
+					t.Fatal(err)
 				}
-			}
-			if with != c.want || commands != len(top.Instances())+top.Masters+1 {
-				t.Errorf("%d of %d commands have --log-json, want %d", with, commands, c.want)
-			}
-		})
+				commands, with := 0, 0
+				for line := range strings.Lines(string(b)) {
+					if !strings.HasPrefix(line, "    command: ") {
+						continue
+					}
+					commands++
+					switch strings.Count(line, `"--log-json"`) {
+					case 0:
+					case 1:
+						with++
+					default:
+						t.Errorf("--log-json twice: %s", line)
+					}
+				}
+				if with != c.want || commands != all {
+					t.Errorf("%d of %d commands have --log-json, want %d of %d", with, commands, c.want, all)
+				}
+			})
+		}
 	}
 }
 

@@ -60,6 +60,9 @@ type StackOptions struct {
 	// masters' published ports are theirs shifted by the same amount.
 	// DefaultPortBase if 0.
 	PortBase int
+	// LogJSON gives every service --log-json (the masters log JSON
+	// anyway), as Options.LogJSON does for compose.
+	LogJSON bool
 }
 
 // The stack's defaults.
@@ -157,6 +160,9 @@ func GenerateStack(top deploy.Topology, o StackOptions) ([]byte, error) {
 			cmd = []string{"worker", "--instance", name}
 		}
 		cmd = append(cmd, "--hosts", "{instance}", "--data", DataDir, "--log-level", o.LogLevel, "--tls-dir", SecretsDir)
+		if o.LogJSON && in.Stage != deploy.MasterStage {
+			cmd = append(cmd, "--log-json")
+		}
 		volumes = append(volumes, name+"-data")
 		secrets = append(secrets, name+".pem", name+".key")
 		labels := [][2]string{{deploy.LabelProject, o.Project}, {deploy.LabelInstance, name}, {deploy.LabelAddress, name + ":" + strconv.Itoa(port)}}
@@ -220,7 +226,11 @@ func writeStackProxy(w *bytes.Buffer, o StackOptions) {
 	uid, gid, _ := strings.Cut(MasterUser, ":")
 	fmt.Fprintf(w, "  %s:\n", proxyVolume)
 	fmt.Fprintf(w, "    image: %s\n", quote(o.Image))
-	fmt.Fprintf(w, "    command: %s\n", flow([]string{"docker-proxy", "--swarm", "--listen", ProxySocket, "--project", o.Project, "--socket-uid", uid, "--socket-gid", gid, "--log-level", o.LogLevel}))
+	proxy := []string{"docker-proxy", "--swarm", "--listen", ProxySocket, "--project", o.Project, "--socket-uid", uid, "--socket-gid", gid, "--log-level", o.LogLevel}
+	if o.LogJSON {
+		proxy = append(proxy, "--log-json")
+	}
+	fmt.Fprintf(w, "    command: %s\n", flow(proxy))
 	fmt.Fprintf(w, "    volumes: %s\n", flow([]string{"/var/run/docker.sock:/var/run/docker.sock", proxyVolume + ":" + ProxyDir}))
 	fmt.Fprintf(w, "    networks: [%s]\n", stackNetwork)
 	w.WriteString("    deploy:\n")
