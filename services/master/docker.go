@@ -25,6 +25,17 @@ type DockerRuntime struct {
 // host is empty, to the one named by the environment (DOCKER_HOST, or the
 // local socket), negotiating the API version.
 func NewDockerRuntime(project, host string) (*DockerRuntime, error) {
+	cli, err := dockerClient(host)
+	if err != nil {
+		return nil, err
+	}
+	return &DockerRuntime{cli: cli, project: project}, nil
+}
+
+// dockerClient is an Engine API client of the engine at host, or, if host
+// is empty, of the one the environment names, negotiating the API version:
+// the Docker and Swarm runtimes' client.
+func dockerClient(host string) (*client.Client, error) {
 	opts := []client.Opt{client.FromEnv, client.WithAPIVersionNegotiation()}
 	if host != "" {
 		opts = append(opts, client.WithHost(host))
@@ -33,7 +44,7 @@ func NewDockerRuntime(project, host string) (*DockerRuntime, error) {
 	if err != nil {
 		return nil, fmt.Errorf("docker client: %w", err)
 	}
-	return &DockerRuntime{cli: cli, project: project}, nil
+	return cli, nil
 }
 
 // Close releases the client.

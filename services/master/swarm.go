@@ -49,13 +49,9 @@ type SwarmRuntime struct {
 // host is empty, to the one the environment names, negotiating the API
 // version.
 func NewSwarmRuntime(project, host string) (*SwarmRuntime, error) {
-	opts := []client.Opt{client.FromEnv, client.WithAPIVersionNegotiation()}
-	if host != "" {
-		opts = append(opts, client.WithHost(host))
-	}
-	cli, err := client.NewClientWithOpts(opts...)
+	cli, err := dockerClient(host)
 	if err != nil {
-		return nil, fmt.Errorf("docker client: %w", err)
+		return nil, err
 	}
 	return &SwarmRuntime{cli: cli, project: project}, nil
 }
