@@ -99,19 +99,52 @@ const (
 	SecretsDir = "/run/secrets"
 )
 
+// checkDeployment refuses what no deployment file can hold: an invalid
+// topology, one without masters (they do every restart), a project or
+// image name with a byte of forbidden (or a quote or space, for the image).
+func checkDeployment(top deploy.Topology, project, image, file, forbidden string) error {
+	if err := top.Validate(); err != nil {
+		return err
+	}
+	if top.Masters < 1 {
+		return fmt.Errorf("the topology has no masters: %s needs at least one (they do every restart)", file)
+	}
+	if strings.ContainsAny(project, forbidden) || strings.ContainsAny(image, " \"'") {
+		return fmt.Errorf("project %q or image %q is not usable in %s", project, image, file)
+	}
+	return nil
+}
+
+// command is the command line of an instance's container: a master
+// supervising through the docker-proxy with the given runtime ("docker"
+// or "swarm"), the gateway, or a worker, each finding its peers by
+// hostname, its store in DataDir and its certificates in SecretsDir.
+func command(top deploy.Topology, in deploy.Instance, runtime, project, logLevel string, logJSON bool) []string {
+	var cmd []string
+	switch {
+	case in.Stage == deploy.MasterStage:
+		// JSON logs: the election chaos check reads the masters'
+		// container logs (tools/chaos).
+		cmd = []string{"master", "--id", strconv.Itoa(in.Index), "--runtime", runtime, "--docker-project", project, "--docker-host", "unix://" + ProxySocket, "--log-json"}
+	case in.Stage == top.Gateway().Name:
+		cmd = []string{"gateway"}
+	default:
+		cmd = []string{"worker", "--instance", in.Name()}
+	}
+	cmd = append(cmd, "--hosts", "{instance}", "--data", DataDir, "--log-level", logLevel, "--tls-dir", SecretsDir)
+	if logJSON && in.Stage != deploy.MasterStage {
+		cmd = append(cmd, "--log-json")
+	}
+	return cmd
+}
+
 // Generate writes the compose file for top. A topology other than the
 // binary's embedded default travels in $WOLOLO_TOPOLOGY, since the image
 // holds nothing but the binary.
 func Generate(top deploy.Topology, o Options) ([]byte, error) {
 	o.defaults()
-	if err := top.Validate(); err != nil {
+	if err := checkDeployment(top, o.Project, o.Image, "a compose file", " :/\"'"); err != nil {
 		return nil, err
-	}
-	if top.Masters < 1 {
-		return nil, fmt.Errorf("the topology has no masters: a compose deployment needs at least one (they do every restart)")
-	}
-	if strings.ContainsAny(o.Project, " :/\"'") || strings.ContainsAny(o.Image, " \"'") {
-		return nil, fmt.Errorf("project %q or image %q is not usable in a compose file", o.Project, o.Image)
 	}
 	custom := customTopology(top)
 
@@ -130,13 +163,10 @@ func Generate(top deploy.Topology, o Options) ([]byte, error) {
 	for _, in := range all {
 		name := in.Name()
 		port := top.Port(in)
-		var cmd, ports, after []string
+		var ports, after []string
 		mounts := []string{name + "-data:" + DataDir}
 		switch {
 		case in.Stage == deploy.MasterStage:
-			// JSON logs: the election chaos check reads the masters'
-			// container logs (tools/chaos).
-			cmd = []string{"master", "--id", strconv.Itoa(in.Index), "--runtime", "docker", "--docker-project", o.Project, "--docker-host", "unix://" + ProxySocket, "--log-json"}
 			ports = []string{fmt.Sprintf("127.0.0.1:%d:%d", port, port)}
 			mounts = append(mounts, proxyVolume+":"+ProxyDir)
 			// Started after the graph, so that no master finds a container
@@ -146,18 +176,12 @@ func Generate(top deploy.Topology, o Options) ([]byte, error) {
 			}
 			after = append(after, proxyVolume)
 		case in.Stage == gateway:
-			cmd = []string{"gateway"}
 			// The public port, and the admin listener (its web page of the
 			// deployment, /metrics) on loopback only, like the masters'.
 			admin := top.AdminPort(in)
 			ports = []string{fmt.Sprintf("%d:%d", top.PublicPort(), top.PublicPort()), fmt.Sprintf("127.0.0.1:%d:%d", admin, admin)}
-		default:
-			cmd = []string{"worker", "--instance", name}
 		}
-		cmd = append(cmd, "--hosts", "{instance}", "--data", DataDir, "--log-level", o.LogLevel, "--tls-dir", SecretsDir)
-		if o.LogJSON && in.Stage != deploy.MasterStage {
-			cmd = append(cmd, "--log-json")
-		}
+		cmd := command(top, in, "docker", o.Project, o.LogLevel, o.LogJSON)
 		volumes = append(volumes, name+"-data")
 		own := []string{name + ".pem", name + ".key"}
 		secrets = append(secrets, own...)

@@ -107,14 +107,8 @@ const stackNetwork = "net"
 // GenerateStack writes the swarm stack file for top.
 func GenerateStack(top deploy.Topology, o StackOptions) ([]byte, error) {
 	o.defaults()
-	if err := top.Validate(); err != nil {
+	if err := checkDeployment(top, o.Project, o.Image, "a swarm stack", " :/\"'$"); err != nil {
 		return nil, err
-	}
-	if top.Masters < 1 {
-		return nil, fmt.Errorf("the topology has no masters: a swarm stack needs at least one (they do every restart)")
-	}
-	if strings.ContainsAny(o.Project, " :/\"'$") || strings.ContainsAny(o.Image, " \"'") {
-		return nil, fmt.Errorf("project %q or image %q is not usable in a stack file", o.Project, o.Image)
 	}
 	shift := o.PortBase - top.PublicPort()
 	for _, in := range top.MasterInstances() {
@@ -141,28 +135,20 @@ func GenerateStack(top deploy.Topology, o StackOptions) ([]byte, error) {
 		name := in.Name()
 		port := top.Port(in)
 		master := in.Stage == deploy.MasterStage
-		var cmd []string
 		var ports []string
 		mounts := []string{name + "-data:" + DataDir}
 		constraints := []string{"node.labels." + NodeLabel(o.Project, name) + " == true"}
 		cpus, memory := graphCPUs, graphMemory
 		switch {
 		case master:
-			cmd = []string{"master", "--id", strconv.Itoa(in.Index), "--runtime", "swarm", "--docker-project", o.Project, "--docker-host", "unix://" + ProxySocket, "--log-json"}
 			ports = []string{publish(port, port+shift)}
 			mounts = append(mounts, proxyVolume+":"+ProxyDir)
 			constraints = append([]string{"node.role == manager"}, constraints...)
 			cpus, memory = masterCPUs, masterMemory
 		case in.Stage == gateway:
-			cmd = []string{"gateway"}
 			ports = []string{publish(top.PublicPort(), o.PortBase)}
-		default:
-			cmd = []string{"worker", "--instance", name}
 		}
-		cmd = append(cmd, "--hosts", "{instance}", "--data", DataDir, "--log-level", o.LogLevel, "--tls-dir", SecretsDir)
-		if o.LogJSON && in.Stage != deploy.MasterStage {
-			cmd = append(cmd, "--log-json")
-		}
+		cmd := command(top, in, "swarm", o.Project, o.LogLevel, o.LogJSON)
 		volumes = append(volumes, name+"-data")
 		secrets = append(secrets, name+".pem", name+".key")
 		labels := [][2]string{{deploy.LabelProject, o.Project}, {deploy.LabelInstance, name}, {deploy.LabelAddress, name + ":" + strconv.Itoa(port)}}
