@@ -272,22 +272,16 @@ func (s *Store) compact(plan []uint64) error {
 
 	enc := newCopyEncoder()
 	var batch []*bigRef
-	var buf []byte
-	var bufSeg uint64
-	bufRec := int64(-1)
+	rd := extentReader{files: files}
 	for i := range refs {
 		if s.stopping() {
 			return nil
 		}
 		r := &refs[i]
-		if r.seg != bufSeg || r.ext.rec != bufRec {
-			var err error
-			if buf, err = readRecord(files[r.seg], r.seg, r.ext.rec, r.ext.recLen, buf); err != nil {
-				return err
-			}
-			bufSeg, bufRec = r.seg, r.ext.rec
+		data, err := rd.read(r.seg, r.ext)
+		if err != nil {
+			return err
 		}
-		data := buf[r.ext.off-r.ext.rec : r.ext.off-r.ext.rec+r.ext.n]
 		if r.entry != nil {
 			enc.add(copyItem{tag: tagEntry, job: r.job, ch: r.ch, v: r.entry.seq, eof: r.entry.eof, hasRows: true}, data)
 		} else {

@@ -552,18 +552,12 @@ func readBack(files map[uint64]*os.File, reads []read) error {
 		}
 		return compareI64(a.ext.off, b.ext.off)
 	})
-	var buf []byte
-	var bufSeg uint64
-	bufRec := int64(-1)
+	rd := extentReader{files: files}
 	for _, r := range reads {
-		if r.seg != bufSeg || r.ext.rec != bufRec {
-			var err error
-			if buf, err = readRecord(files[r.seg], r.seg, r.ext.rec, r.ext.recLen, buf); err != nil {
-				return err
-			}
-			bufSeg, bufRec = r.seg, r.ext.rec
+		data, err := rd.read(r.seg, r.ext)
+		if err != nil {
+			return err
 		}
-		data := buf[r.ext.off-r.ext.rec : r.ext.off-r.ext.rec+r.ext.n]
 		switch {
 		case r.entry != nil:
 			rows := &wololov1.RowBatch{}
@@ -576,6 +570,30 @@ func readBack(files map[uint64]*os.File, reads []read) error {
 		}
 	}
 	return nil
+}
+
+// extentReader reads extents of the segments, each record once for all its
+// extents that come one after another (callers read in segment order).
+// The bytes it returns stay valid until the next read.
+type extentReader struct {
+	files map[uint64]*os.File
+	buf   []byte
+	seg   uint64
+	rec   int64 // the record in buf, when held
+	held  bool
+}
+
+// read returns the bytes of extent e of segment seg, the checksum of its
+// record verified.
+func (x *extentReader) read(seg uint64, e extent) ([]byte, error) {
+	if !x.held || seg != x.seg || e.rec != x.rec {
+		var err error
+		if x.buf, err = readRecord(x.files[seg], seg, e.rec, e.recLen, x.buf); err != nil {
+			return nil, err
+		}
+		x.seg, x.rec, x.held = seg, e.rec, true
+	}
+	return x.buf[e.off-e.rec : e.off-e.rec+e.n], nil
 }
 
 // readRecord reads the whole record at off (n bytes with its frame) into
