@@ -20,6 +20,7 @@ type Outbox struct {
 	jobs    map[string]map[ChannelID]*queue
 	stalls  map[string]*Stall // backpressure per job, for metrics
 	changed chan struct{}     // closed and replaced on every change
+	waiting int               // WaitRoom calls blocked for room now
 }
 
 // Stall is how often and how long a job's emitters waited for room in the
@@ -308,19 +309,36 @@ func (o *Outbox) WaitRoom(ctx context.Context, channels []ChannelID, limit int) 
 		case !full && !began.IsZero():
 			o.stallLocked(channels[0].Job, time.Since(began))
 		}
+		if full {
+			o.waiting++
+		}
 		o.mu.Unlock()
 		if !full {
 			return nil
 		}
+		var err error
 		select {
 		case <-ctx.Done():
-			o.mu.Lock()
-			o.stallLocked(channels[0].Job, time.Since(began))
-			o.mu.Unlock()
-			return ctx.Err()
+			err = ctx.Err()
 		case <-wait:
 		}
+		o.mu.Lock()
+		o.waiting--
+		if err != nil {
+			o.stallLocked(channels[0].Job, time.Since(began))
+		}
+		o.mu.Unlock()
+		if err != nil {
+			return err
+		}
 	}
+}
+
+// Waiting is how many WaitRoom calls are blocked for room right now.
+func (o *Outbox) Waiting() int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.waiting
 }
 
 // stallLocked counts one wait for room of a job that is still held.

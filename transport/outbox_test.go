@@ -2,6 +2,7 @@ package transport
 
 import (
 	"context"
+	"runtime"
 	"testing"
 	"time"
 
@@ -131,15 +132,21 @@ func TestOutboxCountsAndStalls(t *testing.T) {
 	}
 	done := make(chan error)
 	go func() { done <- o.WaitRoom(context.Background(), []ChannelID{ch}, 2) }()
-	time.Sleep(50 * time.Millisecond)
+	for o.Waiting() == 0 { // until the call is blocked for room
+		runtime.Gosched()
+	}
+	if s := o.Stalled("j"); s.Waits != 0 {
+		t.Errorf("a wait counted before it ended: %+v", s)
+	}
+	time.Sleep(time.Millisecond) // so that the wait lasts a measurable time
 	if _, err := o.Ack(ch, 2); err != nil {
 		t.Fatal(err)
 	}
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	if s := o.Stalled("j"); s.Waits != 1 || s.Waited < 40*time.Millisecond {
-		t.Errorf("stalls %+v, want one of about 50ms", s)
+	if s := o.Stalled("j"); s.Waits != 1 || s.Waited < time.Millisecond || o.Waiting() != 0 {
+		t.Errorf("stalls %+v, %d waiting; want one wait of at least 1ms, none waiting", s, o.Waiting())
 	}
 	if err := o.WaitRoom(context.Background(), []ChannelID{ch}, 2); err != nil || o.Stalled("j").Waits != 1 {
 		t.Errorf("a WaitRoom with room counted a stall: %v %+v", err, o.Stalled("j"))
