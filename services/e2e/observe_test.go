@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -9,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -91,8 +93,24 @@ func TestWatchingALocalCluster(t *testing.T) {
 			t.Skip("SKIPPED: no headless Chromium (chromium, chromium-browser or google-chrome on PATH); `make chromium` installs Debian's")
 		}
 		url := c.DashboardURL()
-		get(t, url+"api/cluster") // a snapshot for the page's first one to take rates against
-		time.Sleep(300 * time.Millisecond)
+		// Until the gateway's snapshot has a rate on some stream (rates
+		// need two gatherings a second apart), so that the page's first
+		// one shows it.
+		for deadline := time.Now().Add(30 * time.Second); ; {
+			var snap struct {
+				Streams []streamRate `json:"streams"`
+			}
+			if err := json.Unmarshal(get(t, url+"api/cluster"), &snap); err != nil {
+				t.Fatal(err)
+			}
+			if slices.ContainsFunc(snap.Streams, func(s streamRate) bool { return s.RowsPerSecond > 0 }) {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("no stream has a rate in /api/cluster after 30 s of the job")
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
 		dom := chromium(t, ctx, browser, "--dump-dom", "--virtual-time-budget=2000", url)
 		for _, stage := range []string{"gateway", "shard"} {
 			if !strings.Contains(dom, `data-stage="`+stage+`"`) {
@@ -299,6 +317,11 @@ func TestWatchingALocalCluster(t *testing.T) {
 }
 
 type families map[string]*dto.MetricFamily
+
+// streamRate is what the page reads of a stream in /api/cluster.
+type streamRate struct {
+	RowsPerSecond float64 `json:"rows_per_second"`
+}
 
 func get(t *testing.T, url string) []byte {
 	t.Helper()
