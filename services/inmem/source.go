@@ -32,9 +32,9 @@ type piece struct {
 	offset int64 // in the file, of data[0]
 	data   []byte
 	last   bool // the file ends with data
-	// rest, when set, holds the file after data: the parser reads it to
-	// the end (the reader found no record end within maxPending).
-	rest io.Reader
+	// tail: the reader found no record end in data, so the parser reads
+	// the rest of the file after it too, in order, to the end.
+	tail bool
 }
 
 // fileStreams is the stream each file's rows enter the graph on, as the
@@ -114,9 +114,9 @@ func (s *source) cut(file schema.File, pieces chan<- piece) error {
 	if err != nil {
 		return err
 	}
+	defer f.Close()
 	r := io.NewSectionReader(f, h.data, h.size-h.data)
 	offset := h.data
-	var carry []byte
 	send := func(p piece) error {
 		s.pending[file].Add(1)
 		select {
@@ -127,39 +127,30 @@ func (s *source) cut(file schema.File, pieces chan<- piece) error {
 			return errStopped
 		}
 	}
+	var carry []byte
 	for {
 		buf := make([]byte, len(carry), len(carry)+s.opts.PieceBytes)
 		copy(buf, carry)
 		n, err := io.ReadFull(r, buf[len(carry):cap(buf)])
 		buf = buf[:len(carry)+n]
-		if err == io.EOF || errors.Is(err, io.ErrUnexpectedEOF) {
-			f.Close()
+		switch {
+		case err == io.EOF || errors.Is(err, io.ErrUnexpectedEOF):
 			return send(piece{file: file, offset: offset, data: buf, last: true})
-		}
-		if err != nil {
-			f.Close()
+		case err != nil:
 			return fmt.Errorf("read %s: %w", h.path, err)
 		}
 		whole := csvio.CompleteRecords(buf)
 		if whole == 0 && len(buf) >= pendingPieces*s.opts.PieceBytes {
-			// The file closes with f once the parser has read the rest.
-			return send(piece{file: file, offset: offset, data: buf, rest: readCloser{r, f}})
+			return send(piece{file: file, offset: offset, data: buf, tail: true})
 		}
 		if whole > 0 {
 			if err := send(piece{file: file, offset: offset, data: buf[:whole]}); err != nil {
-				f.Close()
 				return err
 			}
 		}
 		offset += int64(whole)
 		carry = buf[whole:]
 	}
-}
-
-// readCloser closes the file once the parser has read its rest.
-type readCloser struct {
-	io.Reader
-	f *os.File
 }
 
 // parse parses pieces until there are no more, each with its own Ingest
@@ -192,33 +183,48 @@ func (s *source) parsePiece(p piece, out *stage.Outputs) error {
 	if err != nil {
 		return err
 	}
-	if p.rest == nil {
+	if !p.tail {
 		// A piece ends where a record ends, so it is all of its records:
 		// parsed as the end of an input.
 		in.Feed(p.data, true, out)
-	} else {
-		defer p.rest.(readCloser).f.Close()
-		in.Feed(p.data, false, out)
-		buf := make([]byte, s.opts.PieceBytes)
-		for {
-			n, err := p.rest.Read(buf)
-			in.Feed(buf[:n], false, out)
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				return fmt.Errorf("read %s: %w", s.headers[p.file].path, err)
-			}
-			if err := s.g.flush(out, false); err != nil {
-				return err
-			}
-		}
-		in.Feed(nil, true, out)
+	} else if err := s.parseTail(p, in, out); err != nil {
+		return err
 	}
 	if err := s.g.flush(out, false); err != nil {
 		return err
 	}
 	s.add(p, in.Report)
+	return nil
+}
+
+// parseTail parses a tail piece and then the rest of its file, as the
+// gateway's Ingest parses an upload: in order, skipping a record too long
+// to hold.
+func (s *source) parseTail(p piece, in *gateway.Ingest, out *stage.Outputs) error {
+	h := s.headers[p.file]
+	f, err := os.Open(h.path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	from := p.offset + int64(len(p.data))
+	rest := io.NewSectionReader(f, from, h.size-from)
+	in.Feed(p.data, false, out)
+	buf := make([]byte, s.opts.PieceBytes)
+	for {
+		n, err := rest.Read(buf)
+		in.Feed(buf[:n], false, out)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("read %s: %w", h.path, err)
+		}
+		if err := s.g.flush(out, false); err != nil {
+			return err
+		}
+	}
+	in.Feed(nil, true, out)
 	return nil
 }
 
@@ -234,7 +240,7 @@ func (s *source) add(p piece, r schema.FileReport) {
 	}
 	sum.OversizedAt = append(sum.OversizedAt, r.OversizedAt...)
 	s.parsed[p.file] += int64(len(p.data))
-	if p.rest != nil || p.last {
+	if p.tail || p.last {
 		s.parsed[p.file] = s.headers[p.file].size - s.headers[p.file].data
 	}
 	if s.opts.Progress != nil {
