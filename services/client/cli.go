@@ -160,7 +160,11 @@ func runSubmit(ctx context.Context, args []string, stdout, stderr io.Writer) err
 
 // PrintSummary prints where the results went and the job report.
 func PrintSummary(w io.Writer, sum *Summary) {
-	fmt.Fprintf(w, "job %s done in %s (upload %s)\n", sum.JobID, sum.Total.Round(time.Millisecond), sum.Upload.Round(time.Millisecond))
+	fmt.Fprintf(w, "job %s done in %s", sum.JobID, sum.Total.Round(time.Millisecond))
+	if sum.Upload > 0 { // none when nothing was uploaded (the in-memory demo)
+		fmt.Fprintf(w, " (upload %s)", sum.Upload.Round(time.Millisecond))
+	}
+	fmt.Fprintln(w)
 	for _, name := range schema.ResultFiles {
 		fmt.Fprintf(w, "  %-7s %6d rows  %s\n", name, sum.Job.ResultRows[name], sum.Files[name])
 	}

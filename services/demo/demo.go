@@ -134,7 +134,6 @@ func runInMemory(ctx context.Context, top deploy.Topology, matches, players, out
 		sum.Files[name] = path
 	}
 	sum.Total = time.Since(start)
-	sum.Upload = sum.Total // reading the files is the whole run
 	return sum, nil
 }
 
