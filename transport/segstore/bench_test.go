@@ -1,10 +1,8 @@
 package segstore
 
 import (
-	"fmt"
 	"os"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -48,7 +46,7 @@ func BenchmarkCommitLarge(b *testing.B) {
 	rows := storetest.Payload(1 << 20)
 	b.SetBytes(storetest.PayloadBytes(rows))
 	storetest.BenchCommits(b, openBench(b, false), 1, rows)
-	if hwm := peakRSS(); hwm > 0 {
+	if hwm := storetest.PeakRSS(); hwm > 0 {
 		b.ReportMetric(float64(hwm)/(1<<20), "peak-RSS-MB")
 	}
 }
@@ -64,40 +62,7 @@ func BenchmarkCommitLarge4Goroutines(b *testing.B) {
 // with their watermarks, records and a state log of 1000 entries),
 // after a reopen.
 func BenchmarkLoad10k(b *testing.B) {
-	dir := b.TempDir()
-	s, err := Open(dir, Options{NoSync: true})
-	if err != nil {
-		b.Fatal(err)
-	}
-	rows := storetest.Payload(1024)
-	for i := 1; i <= 1000; i++ {
-		c := &transport.Commit{Job: "bench", Inputs: map[transport.ChannelID]uint64{}, Records: map[string][]byte{"last": fmt.Append(nil, i)}, State: fmt.Append(nil, i)}
-		for k := range 10 {
-			c.Inputs[storetest.Ch("bench", "in", fmt.Sprint("up", k), "me")] = uint64(i)
-			c.Outputs = append(c.Outputs, transport.Entry{Channel: storetest.Ch("bench", "out", "me", fmt.Sprint("down", k)), Seq: uint64(i), Rows: rows})
-		}
-		if err := s.Commit(c); err != nil {
-			b.Fatal(err)
-		}
-	}
-	if err := s.Close(); err != nil {
-		b.Fatal(err)
-	}
-	if s, err = Open(dir, Options{}); err != nil {
-		b.Fatal(err)
-	}
-	defer s.Close()
-	b.ResetTimer()
-	for range b.N {
-		img, err := s.Load()
-		if err != nil {
-			b.Fatal(err)
-		}
-		if n := len(img.Jobs["bench"].Outbox); n != 10 {
-			b.Fatalf("%d channels", n)
-		}
-	}
-	b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N), "ms/load")
+	storetest.BenchLoad(b, func(dir string, noSync bool) (transport.Store, error) { return Open(dir, Options{NoSync: noSync}) })
 }
 
 // (e) a job's worth of 1 MiB batches (WOLOLO_BENCH_JOB_MIB of them; the
@@ -119,20 +84,4 @@ func BenchmarkJob(b *testing.B) {
 		}, input<<20, storetest.Payload(1<<20), 4, DefaultIdleAfter+time.Second)
 		r.Report(b)
 	}
-}
-
-// peakRSS returns the process's peak resident set (VmHWM) in bytes, 0 if
-// unknown.
-func peakRSS() int64 {
-	b, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return 0
-	}
-	for line := range strings.Lines(string(b)) {
-		if f := strings.Fields(line); len(f) >= 2 && f[0] == "VmHWM:" {
-			kb, _ := strconv.ParseInt(f[1], 10, 64)
-			return kb << 10
-		}
-	}
-	return 0
 }
