@@ -1,14 +1,12 @@
 package durable
 
 import (
-	"bytes"
 	"errors"
 	"strings"
 	"testing"
 
 	"github.com/hashicorp/go-hclog"
 
-	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 	"github.com/wololo/wololo/transport"
 	"github.com/wololo/wololo/transport/storetest"
 )
@@ -125,35 +123,4 @@ func TestGroupCommit(t *testing.T) {
 // A commit larger than half a memtable goes through Pebble's large-batch
 // path (the batch becomes a memtable of its own); it is as atomic and
 // durable as any other.
-func TestLargeCommit(t *testing.T) {
-	dir := t.TempDir()
-	s := openTest(t, dir)
-	ch := storetest.Ch("j", "s", "a", "b")
-	big := func(i int) *wololov1.RowBatch {
-		data := bytes.Repeat([]byte{byte('a' + i)}, 7<<20)
-		return &wololov1.RowBatch{Rows: &wololov1.RowBatch_Tokens{Tokens: &wololov1.TokenRows{Token: &wololov1.TextColumn{Data: data, Ends: []uint32{uint32(len(data))}}}}}
-	}
-	c := &transport.Commit{Job: "j", Inputs: map[transport.ChannelID]uint64{ch: 1}, State: []byte("s")}
-	for i := range 3 {
-		c.Outputs = append(c.Outputs, transport.Entry{Channel: ch, Seq: uint64(i + 1), Rows: big(i)})
-	}
-	if err := s.Commit(c); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Commit(&transport.Commit{Job: "j", Inputs: map[transport.ChannelID]uint64{ch: 2}, State: []byte("t")}); err != nil {
-		t.Fatal(err)
-	}
-	want := storetest.Job()
-	want.Watermarks[ch] = 2
-	want.Reserved[ch] = 3
-	want.Outbox[ch] = c.Outputs
-	want.State = [][]byte{[]byte("s"), []byte("t")}
-	wantImg := &transport.Image{Jobs: map[string]*transport.JobImage{"j": want}}
-	storetest.CheckLoad(t, s, wantImg)
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
-	s = openTest(t, dir)
-	defer s.Close()
-	storetest.CheckLoad(t, s, wantImg)
-}
+func TestLargeCommit(t *testing.T) { storetest.LargeCommit(t, openTest) }

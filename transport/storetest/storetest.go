@@ -609,3 +609,40 @@ func GroupCommit(t *testing.T, s transport.Store) {
 		t.Fatalf("8 goroutines: %+v, want 400 commits sharing syncs", st)
 	}
 }
+
+// LargeCommit commits three batches of 7 MiB at once (more than a segment
+// or half a memtable), then a small commit, and checks the image before
+// and after a reopen: a large commit is as atomic and durable as any.
+func LargeCommit(t *testing.T, open func(t *testing.T, dir string) transport.Store) {
+	t.Helper()
+	dir := t.TempDir()
+	s := open(t, dir)
+	ch := Ch("j", "s", "a", "b")
+	big := func(i int) *wololov1.RowBatch {
+		data := bytes.Repeat([]byte{byte('a' + i)}, 7<<20)
+		return &wololov1.RowBatch{Rows: &wololov1.RowBatch_Tokens{Tokens: &wololov1.TokenRows{Token: &wololov1.TextColumn{Data: data, Ends: []uint32{uint32(len(data))}}}}}
+	}
+	c := &transport.Commit{Job: "j", Inputs: map[transport.ChannelID]uint64{ch: 1}, State: []byte("s")}
+	for i := range 3 {
+		c.Outputs = append(c.Outputs, transport.Entry{Channel: ch, Seq: uint64(i + 1), Rows: big(i)})
+	}
+	if err := s.Commit(c); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Commit(&transport.Commit{Job: "j", Inputs: map[transport.ChannelID]uint64{ch: 2}, State: []byte("t")}); err != nil {
+		t.Fatal(err)
+	}
+	want := Job()
+	want.Watermarks[ch] = 2
+	want.Reserved[ch] = 3
+	want.Outbox[ch] = c.Outputs
+	want.State = [][]byte{[]byte("s"), []byte("t")}
+	wantImg := &transport.Image{Jobs: map[string]*transport.JobImage{"j": want}}
+	CheckLoad(t, s, wantImg)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s = open(t, dir)
+	defer s.Close()
+	CheckLoad(t, s, wantImg)
+}
