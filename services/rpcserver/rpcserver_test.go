@@ -32,25 +32,33 @@ func (panicky) WatchJob(*wololov1.WatchJobRequest, wololov1.JobService_WatchJobS
 	panic(errors.New("stream exploded"))
 }
 
-func TestServer(t *testing.T) {
-	s, err := New(Options{Status: panicky{}, Grace: 200 * time.Millisecond})
+// startServer serves a new server with jobs as its JobService on a
+// loopback port until cancel, Serve's result then on served, and returns
+// a client connection to it (closed with the test).
+func startServer(t *testing.T, o Options, jobs wololov1.JobServiceServer) (s *Server, conn *grpc.ClientConn, cancel context.CancelFunc, served <-chan error) {
+	t.Helper()
+	s, err := New(o)
 	if err != nil {
 		t.Fatal(err)
 	}
-	wololov1.RegisterJobServiceServer(s.GRPC(), panicky{})
+	wololov1.RegisterJobServiceServer(s.GRPC(), jobs)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- s.Serve(ctx, l) }()
-
-	conn, err := grpc.NewClient(l.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
+	t.Cleanup(cancel)
+	done := make(chan error, 1)
+	go func() { done <- s.Serve(ctx, l) }()
+	if conn, err = grpc.NewClient(l.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials())); err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close()
+	t.Cleanup(func() { conn.Close() })
+	return s, conn, cancel, done
+}
+
+func TestServer(t *testing.T) {
+	_, conn, cancel, served := startServer(t, Options{Status: panicky{}, Grace: 200 * time.Millisecond}, panicky{})
 	call, cancelCall := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancelCall()
 
@@ -129,23 +137,7 @@ func (fine) GetJob(context.Context, *wololov1.GetJobRequest) (*wololov1.GetJobRe
 // the process's own services with Unavailable saying it recovers; after
 // Recovered it serves everything and says so; stopping, it says neither.
 func TestRecoveringServer(t *testing.T) {
-	s, err := New(Options{Status: fine{}, Recovering: true, Grace: 200 * time.Millisecond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	wololov1.RegisterJobServiceServer(s.GRPC(), fine{})
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	served := make(chan error, 1)
-	go func() { served <- s.Serve(ctx, l) }()
-	conn, err := grpc.NewClient(l.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
+	s, conn, cancel, served := startServer(t, Options{Status: fine{}, Recovering: true, Grace: 200 * time.Millisecond}, fine{})
 	call, cancelCall := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancelCall()
 	health := healthpb.NewHealthClient(conn)
@@ -163,7 +155,7 @@ func TestRecoveringServer(t *testing.T) {
 	if r, err := wololov1.NewStatusClient(conn).Get(call, &wololov1.GetRequest{}); err != nil || r.Instance != "x-0" {
 		t.Fatalf("recovering: Status = %v, %v; want an answer", r, err)
 	}
-	_, err = jobs.GetJob(call, &wololov1.GetJobRequest{})
+	_, err := jobs.GetJob(call, &wololov1.GetJobRequest{})
 	if status.Code(err) != codes.Unavailable || !strings.Contains(err.Error(), "recovering") {
 		t.Fatalf("recovering: GetJob = %v; want Unavailable, recovering", err)
 	}
