@@ -83,20 +83,7 @@ func (r *receiver) Deliver(_ context.Context, ch transport.ChannelID, b *wololov
 
 func serve(t *testing.T, addr string, h transport.Handler) *grpc.Server {
 	t.Helper()
-	var l net.Listener
-	var err error
-	for i := 0; i < 50; i++ { // the port may take a moment to free after a stop
-		if l, err = net.Listen("tcp", addr); err == nil {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := grpc.NewServer(transport.ServerOptions()...)
-	wololov1.RegisterStageServiceServer(s, transport.NewServer("b-0", 1, h, nil))
-	go s.Serve(l)
+	_, s := serveAs(t, addr, h, 1)
 	return s
 }
 
