@@ -28,25 +28,23 @@ func CompleteRecords(buf []byte) int {
 		if nl := bytes.LastIndexByte(buf[i:q], '\n'); nl >= 0 {
 			last = i + nl + 1
 		}
-		end := -1
 		if q == last || buf[q-1] == ',' {
 			// A quoted field: it runs to a quote that is not half of "".
-			end = closeQuoted(buf, q+1)
-			if end == needMore {
+			next, end := closeQuoted(buf, q+1)
+			switch end {
+			case fieldOpen:
 				return last
-			}
-			if end >= 0 {
-				i = end
-				if buf[end-1] == '\n' {
-					last = end
-				}
+			case fieldEnds:
+				i = next
+				continue
+			case recordEnds:
+				i, last = next, next
 				continue
 			}
-			// A bad quote: the record runs to the end of its line.
-			q = -end - 1
+			q = next // badQuote: the byte after the closing quote
 		}
-		// A quote inside an unquoted field, or after a closing quote: the
-		// record runs to the end of the line.
+		// A quote inside an unquoted field, or a closing quote followed by
+		// something else: the record runs to the end of the line.
 		nl := bytes.IndexByte(buf[q:], '\n')
 		if nl < 0 {
 			return last
@@ -56,40 +54,45 @@ func CompleteRecords(buf []byte) int {
 	}
 }
 
-// needMore is closeQuoted's answer when buf ends before the field does.
-const needMore = -1 << 62
+// quotedEnd is how a quoted field ends.
+type quotedEnd int
+
+const (
+	fieldOpen  quotedEnd = iota // buf ends before the field does
+	fieldEnds                   // a comma follows the closing quote
+	recordEnds                  // a line end follows it: the record ends
+	badQuote                    // something else follows it
+)
 
 // closeQuoted finds the end of a quoted field whose text starts at from.
-// It returns where scanning goes on: past the comma after the closing
-// quote, or past the line end that ends the record (buf[end-1] == '\n');
-// -(p+1) for a closing quote at p followed by something else (a bad
-// quote); needMore when buf ends first.
-func closeQuoted(buf []byte, from int) int {
+// next is where scanning goes on: past the comma or the line end after the
+// closing quote, or, for a bad quote, the byte after it.
+func closeQuoted(buf []byte, from int) (next int, end quotedEnd) {
 	for {
 		k := bytes.IndexByte(buf[from:], '"')
 		if k < 0 {
-			return needMore
+			return 0, fieldOpen
 		}
 		k += from
 		if k+1 >= len(buf) {
-			return needMore
+			return 0, fieldOpen
 		}
 		switch buf[k+1] {
 		case '"':
 			from = k + 2
 			continue
 		case ',':
-			return k + 2
+			return k + 2, fieldEnds
 		case '\n':
-			return k + 2
+			return k + 2, recordEnds
 		case '\r':
 			if k+2 >= len(buf) {
-				return needMore
+				return 0, fieldOpen
 			}
 			if buf[k+2] == '\n' {
-				return k + 3
+				return k + 3, recordEnds
 			}
 		}
-		return -(k + 1 + 1) // the bad byte after the quote, k+1, as -(p+1)
+		return k + 1, badQuote
 	}
 }
