@@ -184,8 +184,8 @@
 // each (the job: two) at a quiet moment; at busy ones rates fell by up to
 // 3x for both:
 //
-//	go test -run='^$' -bench=Commit -benchtime=300x ./transport/segstore/ ./transport/durable/
-//	WOLOLO_BENCH_JOB_MIB=290 go test -run='^$' -bench=Job -benchtime=1x ./transport/segstore/ ./transport/durable/
+//	go test -run='^$' -bench=Store/Commit -benchtime=300x ./transport/segstore/ ./transport/durable/
+//	WOLOLO_BENCH_JOB_MIB=290 go test -run='^$' -bench=Store/Job -benchtime=1x ./transport/segstore/ ./transport/durable/
 //
 //	                                      segstore               Pebble
 //	CommitSmall   1 KiB, 1 goroutine      4.4-4.7k commits/s     4.4-4.5k commits/s

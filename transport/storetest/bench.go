@@ -271,3 +271,68 @@ func PeakRSS() int64 {
 	}
 	return 0
 }
+
+// Benchmarks runs the benchmarks both stores share, on the same harness so
+// that their figures compare, as sub-benchmarks of b:
+//
+//   - CommitSmall, CommitSmall8Goroutines, CommitSmallNoSync: commits of
+//     one 1 KiB output, synced (from 1 or 8 goroutines: group commit) or
+//     not (what the sync costs);
+//   - CommitLarge, CommitLarge4Goroutines: one output of about 1 MiB,
+//     with the process's peak RSS;
+//   - Load10k: BenchLoad;
+//   - Job: a job's worth of 1 MiB batches (WOLOLO_BENCH_JOB_MIB of them;
+//     skipped without it), each trimmed 4 commits later: BenchJob, with
+//     idle the time to wait for the store's idle clean-up.
+//
+// open opens the store in dir, unsynced when noSync.
+func Benchmarks(b *testing.B, open func(dir string, noSync bool) (transport.Store, error), idle time.Duration) {
+	opened := func(b *testing.B, noSync bool) transport.Store {
+		s, err := open(b.TempDir(), noSync)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { s.Close() })
+		return s
+	}
+	small, large := Payload(1024), Payload(1<<20)
+	for _, c := range []struct {
+		name       string
+		goroutines int
+		rows       *wololov1.RowBatch
+		noSync     bool
+	}{
+		{"CommitSmall", 1, small, false},
+		{"CommitSmall8Goroutines", 8, small, false},
+		{"CommitSmallNoSync", 1, small, true},
+		{"CommitLarge", 1, large, false},
+		{"CommitLarge4Goroutines", 4, large, false},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			if c.rows == large {
+				b.SetBytes(PayloadBytes(large))
+			}
+			BenchCommits(b, opened(b, c.noSync), c.goroutines, c.rows)
+			if hwm := PeakRSS(); hwm > 0 && c.rows == large && c.goroutines == 1 {
+				b.ReportMetric(float64(hwm)/(1<<20), "peak-RSS-MB")
+			}
+		})
+	}
+	b.Run("Load10k", func(b *testing.B) { BenchLoad(b, open) })
+	b.Run("Job", func(b *testing.B) {
+		input, err := strconv.ParseInt(os.Getenv("WOLOLO_BENCH_JOB_MIB"), 10, 64)
+		if err != nil || input <= 0 {
+			b.Skip("set WOLOLO_BENCH_JOB_MIB (290 for the full dataset's size) to run it")
+		}
+		for range b.N {
+			r := BenchJob(b, func(dir string) transport.Store {
+				s, err := open(dir, false)
+				if err != nil {
+					b.Fatal(err)
+				}
+				return s
+			}, input<<20, large, 4, idle)
+			r.Report(b)
+		}
+	})
+}
