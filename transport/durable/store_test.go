@@ -31,30 +31,6 @@ func TestConformance(t *testing.T) { storetest.Run(t, openTest) }
 
 func TestReopen(t *testing.T) { storetest.RunReopen(t, openTest) }
 
-func TestIncarnationAcrossReopens(t *testing.T) {
-	dir := t.TempDir()
-	var last uint64
-	for range 4 {
-		s := openTest(t, dir)
-		for range 3 {
-			n, err := s.NextIncarnation()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if n <= last {
-				t.Fatalf("incarnation %d after %d", n, last)
-			}
-			last = n
-		}
-		if err := s.Close(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if last != 12 {
-		t.Fatalf("last incarnation %d, want 12", last)
-	}
-}
-
 func TestRejectsNUL(t *testing.T) {
 	s := openTest(t, t.TempDir())
 	defer s.Close()

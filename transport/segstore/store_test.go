@@ -59,30 +59,6 @@ func TestConformanceTinySegments(t *testing.T) { storetest.Run(t, openTiny) }
 
 func TestReopenTinySegments(t *testing.T) { storetest.RunReopen(t, openTiny) }
 
-func TestIncarnationAcrossReopens(t *testing.T) {
-	dir := t.TempDir()
-	var last uint64
-	for range 4 {
-		s := openWith(t, dir, Options{})
-		for range 3 {
-			n, err := s.NextIncarnation()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if n <= last {
-				t.Fatalf("incarnation %d after %d", n, last)
-			}
-			last = n
-		}
-		if err := s.Close(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if last != 12 {
-		t.Fatalf("last incarnation %d, want 12", last)
-	}
-}
-
 func TestStatsAndClosed(t *testing.T) {
 	s := openWith(t, t.TempDir(), Options{})
 	ch := storetest.Ch("j", "s", "a", "b")

@@ -309,6 +309,30 @@ func RunReopen(t *testing.T, open func(t *testing.T, dir string) transport.Store
 			CheckLoad(t, s, before)
 		})
 	}
+	t.Run("incarnations across reopens", func(t *testing.T) {
+		// Three per open, four opens: 1..12, each above the one before.
+		dir := t.TempDir()
+		var last uint64
+		for range 4 {
+			s := open(t, dir)
+			for range 3 {
+				n, err := s.NextIncarnation()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if n <= last {
+					t.Fatalf("incarnation %d after %d", n, last)
+				}
+				last = n
+			}
+			if err := s.Close(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if last != 12 {
+			t.Fatalf("last incarnation %d, want 12", last)
+		}
+	})
 	t.Run("random sequence across reopens", func(t *testing.T) {
 		dir := t.TempDir()
 		model := transport.NewMemStore()
