@@ -217,15 +217,22 @@ func Generate(top deploy.Topology, o Options) ([]byte, error) {
 	}
 	writeProxy(&w, o)
 	w.WriteString("\nvolumes:\n")
-	fmt.Fprintf(&w, "  %s: {}\n", proxyVolume)
-	for _, v := range volumes {
-		fmt.Fprintf(&w, "  %s: {}\n", v)
-	}
-	w.WriteString("\n# Made by `wololo certs --dir TLSDIR` (make up); each service mounts its own.\nsecrets:\n")
-	for _, s := range append([]string{"ca.pem"}, secrets...) {
-		fmt.Fprintf(&w, "  %s: {file: %s}\n", s, quote("./"+TLSDir+"/"+s))
-	}
+	writeVolumesAndSecrets(&w, volumes, secrets, "# Made by `wololo certs --dir TLSDIR` (make up); each service mounts its own.\n")
 	return w.Bytes(), nil
+}
+
+// writeVolumesAndSecrets writes the entries of the volumes section (the
+// proxy's and every instance's), then the secrets section, under its
+// comment: the CA's certificate and every instance's own files.
+func writeVolumesAndSecrets(w *bytes.Buffer, volumes, secrets []string, secretsComment string) {
+	fmt.Fprintf(w, "  %s: {}\n", proxyVolume)
+	for _, v := range volumes {
+		fmt.Fprintf(w, "  %s: {}\n", v)
+	}
+	w.WriteString("\n" + secretsComment + "secrets:\n")
+	for _, s := range append([]string{"ca.pem"}, secrets...) {
+		fmt.Fprintf(w, "  %s: {file: %s}\n", s, quote("./"+TLSDir+"/"+s))
+	}
 }
 
 // customTopology is top as JSON, or "" if it is the binary's embedded

@@ -195,14 +195,7 @@ func GenerateStack(top deploy.Topology, o StackOptions) ([]byte, error) {
 	w.WriteString("\nnetworks:\n")
 	fmt.Fprintf(&w, "  %s:\n    driver: overlay\n    driver_opts: {encrypted: \"true\"}\n", stackNetwork)
 	w.WriteString("\n# Local to the node each instance is pinned to.\nvolumes:\n")
-	fmt.Fprintf(&w, "  %s: {}\n", proxyVolume)
-	for _, v := range volumes {
-		fmt.Fprintf(&w, "  %s: {}\n", v)
-	}
-	w.WriteString("\n# Made by `wololo certs --dir TLSDIR` (make swarm-up); docker stack deploy\n# creates them as swarm secrets, docker stack rm removes them.\nsecrets:\n")
-	for _, s := range append([]string{"ca.pem"}, secrets...) {
-		fmt.Fprintf(&w, "  %s: {file: %s}\n", s, quote("./"+TLSDir+"/"+s))
-	}
+	writeVolumesAndSecrets(&w, volumes, secrets, "# Made by `wololo certs --dir TLSDIR` (make swarm-up); docker stack deploy\n# creates them as swarm secrets, docker stack rm removes them.\n")
 	return w.Bytes(), nil
 }
 
