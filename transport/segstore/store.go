@@ -1,6 +1,7 @@
 package segstore
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
@@ -548,9 +549,9 @@ func (s *Store) load() (*transport.Image, error) {
 func readBack(files map[uint64]*os.File, reads []read) error {
 	slices.SortFunc(reads, func(a, b read) int {
 		if a.seg != b.seg {
-			return compareU64(a.seg, b.seg)
+			return cmp.Compare(a.seg, b.seg)
 		}
-		return compareI64(a.ext.off, b.ext.off)
+		return cmp.Compare(a.ext.off, b.ext.off)
 	})
 	rd := extentReader{files: files}
 	for _, r := range reads {
@@ -611,26 +612,6 @@ func readRecord(f *os.File, seg uint64, off, n int64, buf []byte) ([]byte, error
 		return nil, fmt.Errorf("%w: %s: record at offset %d no longer matches its checksum", ErrCorrupt, segName(seg), off)
 	}
 	return buf, nil
-}
-
-func compareU64(a, b uint64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
-
-func compareI64(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // Stats returns the counters since Open: Syncs counts the fdatasync
