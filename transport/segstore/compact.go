@@ -229,15 +229,7 @@ func (s *Store) compact(plan []uint64) error {
 	// The last records of a segment just closed may still be queued:
 	// what was queued before now must be written before it is read back
 	// (what is queued later goes to the current segment).
-	var err error
-	if len(s.pending.writes) > 0 {
-		g := s.pending
-		g.waiters++
-		err = s.waitLocked(g)
-	} else if s.inflight != nil {
-		err = s.waitLocked(s.inflight)
-	}
-	if err != nil {
+	if err := s.drainLocked(); err != nil {
 		s.mu.Unlock()
 		return err
 	}

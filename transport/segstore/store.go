@@ -202,6 +202,21 @@ func (s *Store) appendSmallLocked(p []byte) at {
 	return s.appendLocked(n, frameRecord(p))
 }
 
+// drainLocked waits until every record queued so far is in the files:
+// the queued group written (this goroutine may write it), or else the one
+// in flight. mu is held on return.
+func (s *Store) drainLocked() error {
+	if len(s.pending.writes) > 0 {
+		g := s.pending
+		g.waiters++
+		return s.waitLocked(g)
+	}
+	if s.inflight != nil {
+		return s.waitLocked(s.inflight)
+	}
+	return nil
+}
+
 // waitLocked returns once g is written (and synced, if g.sync), leading
 // the write itself when no other goroutine is writing: the group commit.
 // Commits queued while a write is in flight go out together in the next.
@@ -519,14 +534,7 @@ func (s *Store) load() (*transport.Image, error) {
 	// The index shows every record queued: they must all be in the files
 	// before their bytes are read back, and none may be queued meanwhile.
 	s.loading++
-	var err error
-	if len(s.pending.writes) > 0 {
-		g := s.pending
-		g.waiters++
-		err = s.waitLocked(g)
-	} else if s.inflight != nil {
-		err = s.waitLocked(s.inflight)
-	}
+	err := s.drainLocked()
 	s.loading--
 	s.cond.Broadcast()
 	img, reads := s.ix.image()
