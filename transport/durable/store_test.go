@@ -50,29 +50,7 @@ func TestRejectsNUL(t *testing.T) {
 }
 
 func TestStatsAndClosed(t *testing.T) {
-	s := openTest(t, t.TempDir())
-	ch := storetest.Ch("j", "s", "a", "b")
-	for i := range 5 {
-		if err := s.Commit(&transport.Commit{Job: "j", Outputs: []transport.Entry{storetest.E(ch, uint64(i+1), false, "rows")}}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	st := s.Stats()
-	if st.Commits != 5 || st.Bytes < 5*20 || st.Syncs < 5 {
-		t.Fatalf("stats after 5 sequential synced commits: %+v", st)
-	}
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Close(); err != nil {
-		t.Fatalf("second Close: %v", err)
-	}
-	if err := s.Commit(&transport.Commit{Job: "j"}); !errors.Is(err, ErrClosed) {
-		t.Fatalf("Commit after Close: %v", err)
-	}
-	if _, err := s.Load(); !errors.Is(err, ErrClosed) {
-		t.Fatalf("Load after Close: %v", err)
-	}
+	storetest.StatsAndClosed(t, openTest(t, t.TempDir()), ErrClosed)
 }
 
 // A second Open of a directory in use fails rather than sharing it.

@@ -1,7 +1,6 @@
 package segstore
 
 import (
-	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -60,34 +59,7 @@ func TestConformanceTinySegments(t *testing.T) { storetest.Run(t, openTiny) }
 func TestReopenTinySegments(t *testing.T) { storetest.RunReopen(t, openTiny) }
 
 func TestStatsAndClosed(t *testing.T) {
-	s := openWith(t, t.TempDir(), Options{})
-	ch := storetest.Ch("j", "s", "a", "b")
-	for i := range 5 {
-		if err := s.Commit(&transport.Commit{Job: "j", Outputs: []transport.Entry{storetest.E(ch, uint64(i+1), false, "rows")}}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	st := s.Stats()
-	if st.Commits != 5 || st.Bytes < 5*20 || st.Syncs < 5 {
-		t.Fatalf("stats after 5 sequential synced commits: %+v", st)
-	}
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Close(); err != nil {
-		t.Fatalf("second Close: %v", err)
-	}
-	for name, err := range map[string]error{
-		"Commit": s.Commit(&transport.Commit{Job: "j"}),
-		"Trim":   s.Trim(ch, 1),
-		"Drop":   s.DropJob("j"),
-		"Load":   func() error { _, err := s.Load(); return err }(),
-		"Inc":    func() error { _, err := s.NextIncarnation(); return err }(),
-	} {
-		if !errors.Is(err, ErrClosed) {
-			t.Errorf("%s after Close: %v", name, err)
-		}
-	}
+	storetest.StatsAndClosed(t, openWith(t, t.TempDir(), Options{}), ErrClosed)
 }
 
 // A second Open of a directory in use fails rather than sharing it.

@@ -6,6 +6,7 @@ package storetest
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -259,17 +260,7 @@ func Run(t *testing.T, open func(t *testing.T, dir string) transport.Store) {
 	t.Run("incarnations increase", func(t *testing.T) {
 		s := open(t, t.TempDir())
 		defer s.Close()
-		var last uint64
-		for range 5 {
-			n, err := s.NextIncarnation()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if n <= last {
-				t.Fatalf("incarnation %d after %d", n, last)
-			}
-			last = n
-		}
+		incarnations(t, s, 5, 0)
 	})
 	t.Run("stats", func(t *testing.T) {
 		s := open(t, t.TempDir())
@@ -315,16 +306,7 @@ func RunReopen(t *testing.T, open func(t *testing.T, dir string) transport.Store
 		var last uint64
 		for range 4 {
 			s := open(t, dir)
-			for range 3 {
-				n, err := s.NextIncarnation()
-				if err != nil {
-					t.Fatal(err)
-				}
-				if n <= last {
-					t.Fatalf("incarnation %d after %d", n, last)
-				}
-				last = n
-			}
+			last = incarnations(t, s, 3, last)
 			if err := s.Close(); err != nil {
 				t.Fatal(err)
 			}
@@ -359,6 +341,23 @@ func RunReopen(t *testing.T, open func(t *testing.T, dir string) transport.Store
 			}
 		}
 	})
+}
+
+// incarnations takes n incarnations from s, each above the one before,
+// the first above last, and returns the last one.
+func incarnations(t *testing.T, s transport.Store, n int, last uint64) uint64 {
+	t.Helper()
+	for range n {
+		inc, err := s.NextIncarnation()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if inc <= last {
+			t.Fatalf("incarnation %d after %d", inc, last)
+		}
+		last = inc
+	}
+	return last
 }
 
 // Apply performs ops on s, failing t on an error.
@@ -669,4 +668,37 @@ func LargeCommit(t *testing.T, open func(t *testing.T, dir string) transport.Sto
 	s = open(t, dir)
 	defer s.Close()
 	CheckLoad(t, s, wantImg)
+}
+
+// StatsAndClosed makes five synced commits on s and checks its counters,
+// then closes it twice (the second Close is no error) and checks that
+// every method after Close returns closed (errors.Is).
+func StatsAndClosed(t *testing.T, s transport.Store, closed error) {
+	t.Helper()
+	ch := Ch("j", "s", "a", "b")
+	for i := range 5 {
+		if err := s.Commit(&transport.Commit{Job: "j", Outputs: []transport.Entry{E(ch, uint64(i+1), false, "rows")}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if st := s.Stats(); st.Commits != 5 || st.Bytes < 5*20 || st.Syncs < 5 {
+		t.Fatalf("stats after 5 sequential synced commits: %+v", st)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatalf("second Close: %v", err)
+	}
+	for name, err := range map[string]error{
+		"Commit": s.Commit(&transport.Commit{Job: "j"}),
+		"Trim":   s.Trim(ch, 1),
+		"Drop":   s.DropJob("j"),
+		"Load":   func() error { _, err := s.Load(); return err }(),
+		"Inc":    func() error { _, err := s.NextIncarnation(); return err }(),
+	} {
+		if !errors.Is(err, closed) {
+			t.Errorf("%s after Close: %v, want %v", name, err, closed)
+		}
+	}
 }
