@@ -13,6 +13,7 @@ import (
 	"github.com/wololo/wololo/services/cli"
 	"github.com/wololo/wololo/services/client"
 	"github.com/wololo/wololo/services/logflags"
+	"github.com/wololo/wololo/services/node"
 	"github.com/wololo/wololo/services/tlsflags"
 )
 
@@ -127,12 +128,18 @@ func runJob(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	players := fs.String("players", "", "path of match_players.csv (required)")
 	out := fs.String("out", "", "directory for q1.csv..q4.csv (required)")
 	keep := fs.Bool("keep", false, "keep the data directory (a fresh temporary one unless --data is given)")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of this process (the runner and the submitting client) to this file")
 	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
 	if err := cli.Required(fs, "matches", "players", "out"); err != nil {
 		return err
 	}
+	stopProfile, err := node.CPUProfile(*cpuProfile)
+	if err != nil {
+		return err
+	}
+	defer stopProfile()
 	temp := c.data == ""
 	if temp {
 		dir, err := os.MkdirTemp("", "wololo-local-")

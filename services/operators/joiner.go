@@ -161,9 +161,9 @@ func (a *Aggregator) Apply(stream string, rows *wololov1.RowBatch, _ stage.Emitt
 	return addCivs(a.civs, stream, rows)
 }
 
-// Snapshot writes the totals as one civ row batch (sorted by name, so the
-// same state always gives the same bytes).
-func (a *Aggregator) Snapshot() ([]byte, error) {
+// AppendSnapshot writes the totals as one civ row batch (sorted by name, so
+// the same state always gives the same bytes).
+func (a *Aggregator) AppendSnapshot(dst []byte) ([]byte, error) {
 	names := make([]string, 0, len(a.civs))
 	for civ := range a.civs {
 		names = append(names, civ)
@@ -173,10 +173,10 @@ func (a *Aggregator) Snapshot() ([]byte, error) {
 	for _, civ := range names {
 		b.Add(civ, a.civs[civ].wins, a.civs[civ].count)
 	}
-	return proto.Marshal(b.Build())
+	return proto.MarshalOptions{}.MarshalAppend(dst, b.Build())
 }
 
-// Restore reads a Snapshot into an empty aggregator.
+// Restore reads a snapshot into an empty aggregator.
 func (a *Aggregator) Restore(state []byte) error {
 	var rows wololov1.RowBatch
 	if err := proto.Unmarshal(state, &rows); err != nil {

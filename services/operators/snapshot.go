@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 
 	"github.com/wololo/wololo/services/batch"
@@ -147,9 +148,10 @@ func (r *snapReader) end() error {
 
 func tri(v byte) batch.Tri { return batch.Tri(v % 3) }
 
-// Snapshot writes every match's group, and the ratings too wide for units.
-func (g *Q2Grouper) Snapshot() ([]byte, error) {
-	w := &snapWriter{b: make([]byte, 0, 64+g.matches.len()*32)}
+// AppendSnapshot writes every match's group, and the ratings too wide for
+// units.
+func (g *Q2Grouper) AppendSnapshot(dst []byte) ([]byte, error) {
+	w := &snapWriter{b: slices.Grow(dst, 64+g.matches.len()*32)}
 	w.byte(snapshotVersion)
 	w.uvarint(uint64(g.matches.len()))
 	g.matches.each(func(token []byte, m *q2Match) {
@@ -177,7 +179,7 @@ func (g *Q2Grouper) Snapshot() ([]byte, error) {
 	return w.b, nil
 }
 
-// Restore reads a Snapshot into an empty grouper.
+// Restore reads a snapshot into an empty grouper.
 func (g *Q2Grouper) Restore(state []byte) error {
 	r := &snapReader{b: state}
 	r.version("q2-grouper")
@@ -208,10 +210,10 @@ func (g *Q2Grouper) Restore(state []byte) error {
 	return r.end()
 }
 
-// Snapshot writes the qualifying matches, whether they are all known, the
-// buffered player rows and the counters.
-func (j *Joiner) Snapshot() ([]byte, error) {
-	w := &snapWriter{b: make([]byte, 0, 64+j.qualifying.len()*20+len(j.pending)*24)}
+// AppendSnapshot writes the qualifying matches, whether they are all known,
+// the buffered player rows and the counters.
+func (j *Joiner) AppendSnapshot(dst []byte) ([]byte, error) {
+	w := &snapWriter{b: slices.Grow(dst, 64+j.qualifying.len()*20+len(j.pending)*24)}
 	w.byte(snapshotVersion)
 	w.uvarint(uint64(j.qualifying.len()))
 	j.qualifying.each(func(token []byte) { w.bytes(token) })
@@ -226,7 +228,7 @@ func (j *Joiner) Snapshot() ([]byte, error) {
 	return w.b, nil
 }
 
-// Restore reads a Snapshot into an empty joiner.
+// Restore reads a snapshot into an empty joiner.
 func (j *Joiner) Restore(state []byte) error {
 	r := &snapReader{b: state}
 	r.version("joiner")
@@ -245,9 +247,9 @@ func (j *Joiner) Restore(state []byte) error {
 	return r.end()
 }
 
-// Snapshot writes the four answers gathered so far.
-func (r *Results) Snapshot() ([]byte, error) {
-	w := &snapWriter{}
+// AppendSnapshot writes the four answers gathered so far.
+func (r *Results) AppendSnapshot(dst []byte) ([]byte, error) {
+	w := &snapWriter{b: dst}
 	w.byte(snapshotVersion)
 	for _, set := range []map[string]struct{}{r.q1, r.q2} {
 		tokens := make([]string, 0, len(set))
@@ -265,7 +267,7 @@ func (r *Results) Snapshot() ([]byte, error) {
 	return w.b, nil
 }
 
-// Restore reads a Snapshot into an empty sink.
+// Restore reads a snapshot into an empty sink.
 func (r *Results) Restore(state []byte) error {
 	rd := &snapReader{b: state}
 	rd.version("results")

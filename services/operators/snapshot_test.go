@@ -2,6 +2,7 @@ package operators
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/wololo/wololo/deploy"
@@ -67,10 +68,16 @@ func snapshotAt(t *testing.T, spec stage.Spec, calls []call, cut int) []string {
 	if !ok {
 		t.Fatalf("%T cannot snapshot", first)
 	}
-	state, err := snap.Snapshot()
+	// A snapshot is appended to what the buffer holds, which stays.
+	const prefix = "before the snapshot"
+	full, err := snap.AppendSnapshot([]byte(prefix))
 	if err != nil {
 		t.Fatal(err)
 	}
+	if !strings.HasPrefix(string(full), prefix) {
+		t.Fatalf("AppendSnapshot overwrote what came before it: %q", full[:len(prefix)])
+	}
+	state := full[len(prefix):]
 	second := spec.New()
 	if err := second.(stage.Snapshotter).Restore(state); err != nil {
 		t.Fatalf("restore after call %d: %v", cut, err)
@@ -130,7 +137,7 @@ func TestTasksSnapshotAnywhere(t *testing.T) {
 func FuzzSnapshotRestore(f *testing.F) {
 	for _, task := range []string{"shard", "gateway"} {
 		spec := taskSpec(f, task)
-		state, err := spec.New().(stage.Snapshotter).Snapshot()
+		state, err := spec.New().(stage.Snapshotter).AppendSnapshot(nil)
 		if err != nil {
 			f.Fatal(err)
 		}

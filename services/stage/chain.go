@@ -359,8 +359,11 @@ func (e *linkEmitter) Record(key string, value []byte) { e.c.out.Record(key, val
 // and the snapshot of every operator still running.
 type snapChain struct{ *chain }
 
-// Snapshot implements Snapshotter.
-func (c *snapChain) Snapshot() ([]byte, error) {
+// AppendSnapshot implements Snapshotter. Each operator appends its state
+// in place, after a length field of fixed width that is filled in once the
+// state's size is known (a uvarint padded to lengthWidth bytes, which
+// readBytes reads like any other), so that no operator's state is copied.
+func (c *snapChain) AppendSnapshot(b []byte) ([]byte, error) {
 	var ended []string
 	for s, done := range c.ended {
 		if done {
@@ -368,7 +371,7 @@ func (c *snapChain) Snapshot() ([]byte, error) {
 		}
 	}
 	sort.Strings(ended)
-	b := binary.AppendUvarint(nil, uint64(len(ended)))
+	b = binary.AppendUvarint(b, uint64(len(ended)))
 	for _, s := range ended {
 		b = appendBytes(b, []byte(s))
 	}
@@ -378,13 +381,31 @@ func (c *snapChain) Snapshot() ([]byte, error) {
 			b = append(b, 0)
 			continue
 		}
-		state, err := snap.Snapshot()
-		if err != nil {
+		b = append(b, 1)
+		at := len(b)
+		b = append(b, make([]byte, lengthWidth)...)
+		var err error
+		if b, err = snap.AppendSnapshot(b); err != nil {
 			return nil, fmt.Errorf("%s: %w", c.spec.links[i].Stage, err)
 		}
-		b = appendBytes(append(b, 1), state)
+		putPaddedUvarint(b[at:at+lengthWidth], uint64(len(b)-at-lengthWidth))
 	}
 	return b, nil
+}
+
+// lengthWidth is the width of a padded uvarint: 9 bytes of 7 bits and a
+// tenth of one carry any uint64.
+const lengthWidth = binary.MaxVarintLen64
+
+// putPaddedUvarint writes v into b (lengthWidth bytes) as a uvarint that
+// uses every byte: binary.Uvarint reads it as v, as it reads the shortest
+// form.
+func putPaddedUvarint(b []byte, v uint64) {
+	for i := 0; i < lengthWidth-1; i++ {
+		b[i] = byte(v) | 0x80
+		v >>= 7
+	}
+	b[lengthWidth-1] = byte(v)
 }
 
 // Restore implements Snapshotter, on a chain just made.

@@ -56,10 +56,13 @@ type Emitter interface {
 
 // Snapshotter is implemented by stateful operators that can write their
 // whole state as bytes and read it back, so that the runtime can cut the
-// state log short (see SnapshotMinBytes). Restore is called on a fresh
-// operator.
+// state log short (see SnapshotMinBytes). AppendSnapshot appends the state
+// to dst and returns the extended slice, so that a chain's operators and
+// the journal record around them share one buffer (a snapshot is tens of
+// megabytes at full scale, and every copy of it costs). Restore is called
+// on a fresh operator with exactly the bytes AppendSnapshot appended.
 type Snapshotter interface {
-	Snapshot() ([]byte, error)
+	AppendSnapshot(dst []byte) ([]byte, error)
 	Restore(state []byte) error
 }
 

@@ -2,6 +2,7 @@ package stage
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"maps"
@@ -14,6 +15,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/wololo/wololo/deploy"
@@ -569,19 +571,38 @@ func (r *Runtime) stateChange(j *job, journal *wololov1.Journal) ([]byte, bool, 
 	if !ok || j.logBytes < max(SnapshotMinBytes, 2*j.snapBytes) {
 		return b, false, nil
 	}
-	state, err := snap.Snapshot()
+	sb, err := snapshotEntry(snap, j.snapBytes)
 	if err != nil {
 		j.log.Warn("snapshot failed; keeping the log", "error", err)
 		return b, false, nil
-	}
-	sb, err := proto.Marshal(&wololov1.Journal{Snapshot: state})
-	if err != nil {
-		return nil, false, fmt.Errorf("encode snapshot: %w", err)
 	}
 	j.log.Debug("state snapshot", "bytes", len(sb), "log-bytes", j.logBytes)
 	j.logBytes, j.snapBytes = 0, len(sb)
 	return sb, true, nil
 }
+
+// snapshotEntry returns the state log entry of a snapshot: a Journal with
+// only its snapshot field set, in the encoding proto.Marshal gives it. The
+// operator appends its state straight after room left for the field's tag
+// and length, which are then written in front of it, so that the state,
+// tens of megabytes at full scale, is written once and never copied. last
+// is the previous snapshot's size, a guess at this one's.
+func snapshotEntry(snap Snapshotter, last int) ([]byte, error) {
+	const room = 1 + binary.MaxVarintLen64 // the tag (field 2) and the length
+	b, err := snap.AppendSnapshot(make([]byte, room, room+last+last/4+4096))
+	if err != nil {
+		return nil, err
+	}
+	state := len(b) - room
+	var head [room]byte
+	h := protowire.AppendVarint(protowire.AppendTag(head[:0], journalSnapshotField, protowire.BytesType), uint64(state))
+	start := room - len(h)
+	copy(b[start:], h)
+	return b[start:], nil
+}
+
+// journalSnapshotField is the field number of Journal.snapshot.
+var journalSnapshotField = (&wololov1.Journal{}).ProtoReflect().Descriptor().Fields().ByName("snapshot").Number()
 
 // step applies one input batch (or its EOF) to the operator and reports
 // whether it finished the job. Live application and replay both go through
