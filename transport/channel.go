@@ -47,7 +47,13 @@ type Entry struct {
 	Channel ChannelID
 	Seq     uint64
 	EOF     bool
-	Rows    *wololov1.RowBatch
+	// Rows is the proto encoding of the batch's RowBatch, nil for an EOF
+	// without rows. The Committer encodes it once; the store writes these
+	// bytes and the Sender sends them, so a batch is never encoded again.
+	Rows []byte
+	// Count is the rows in the batch, for the counters of Status and the
+	// metrics; 0 in entries loaded from a store.
+	Count int
 }
 
 // Verdict is what a receiver does with an arriving batch.

@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
+	"google.golang.org/protobuf/proto"
 )
 
 // Output is one batch an application step emits on a channel, before it has
@@ -84,7 +85,14 @@ func (c *Committer) Commit(s *Step) ([]Entry, error) {
 	if len(s.Outputs) > 0 {
 		panic("transport: Step.Outputs is filled by the Committer; emit through Step.Emit")
 	}
-	entries := c.outbox.number(s.Emit)
+	entries, err := encodeOutputs(s.Emit)
+	if err != nil {
+		for _, ack := range s.Acks {
+			ack(err)
+		}
+		return nil, err
+	}
+	c.outbox.number(entries)
 	cm := s.Commit
 	cm.Outputs = entries
 	if err := c.store.Commit(&cm); err != nil {
@@ -99,6 +107,27 @@ func (c *Committer) Commit(s *Step) ([]Entry, error) {
 	c.pub.Publish(entries)
 	for _, ack := range s.Acks {
 		ack(nil)
+	}
+	return entries, nil
+}
+
+// encodeOutputs makes a step's outputs entries, each batch's rows
+// encoded (the one time they are), not yet numbered.
+func encodeOutputs(outputs []Output) ([]Entry, error) {
+	if len(outputs) == 0 {
+		return nil, nil
+	}
+	entries := make([]Entry, len(outputs))
+	for i, out := range outputs {
+		entries[i] = Entry{Channel: out.Channel, EOF: out.EOF}
+		if out.Rows == nil {
+			continue
+		}
+		b, err := proto.MarshalOptions{}.MarshalAppend(make([]byte, 0, proto.Size(out.Rows)), out.Rows)
+		if err != nil {
+			return nil, fmt.Errorf("encode a batch of %s: %w", out.Channel, err)
+		}
+		entries[i].Rows, entries[i].Count = b, RowCount(out.Rows)
 	}
 	return entries, nil
 }

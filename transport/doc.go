@@ -76,5 +76,7 @@
 // The logic that decides (Outbox numbering and trimming, Inbox watermarks) is
 // plain data structures; Sender and Server are the thin gRPC adapters around
 // them, each a Serve(ctx) unit. This package knows nothing about rows, operators or queries: a batch
-// is an opaque *wololov1.RowBatch.
+// is an opaque *wololov1.RowBatch, which the Committer encodes once; from
+// there on (the store, the Sender, the receiver's journal) it is those
+// bytes, never encoded again.
 package transport

@@ -6,8 +6,6 @@ import (
 	"sort"
 	"sync"
 	"time"
-
-	"google.golang.org/protobuf/proto"
 )
 
 // Outbox holds, per channel, the batches a process has committed and not yet
@@ -80,22 +78,20 @@ func (o *Outbox) notifyLocked() {
 	o.changed = make(chan struct{})
 }
 
-// number hands out the next sequence numbers of the outputs' channels, in
-// order, and returns the numbered entries. Only the Committer calls it, and
-// only one step at a time emits on a channel.
-func (o *Outbox) number(outputs []Output) []Entry {
-	if len(outputs) == 0 {
-		return nil
+// number gives the entries the next sequence numbers of their channels, in
+// order. Only the Committer calls it, and only one step at a time emits on
+// a channel.
+func (o *Outbox) number(entries []Entry) {
+	if len(entries) == 0 {
+		return
 	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	entries := make([]Entry, len(outputs))
-	for i, out := range outputs {
-		q := o.queueLocked(out.Channel)
+	for i := range entries {
+		q := o.queueLocked(entries[i].Channel)
 		q.reserved++
-		entries[i] = Entry{Channel: out.Channel, Seq: q.reserved, EOF: out.EOF, Rows: out.Rows}
+		entries[i].Seq = q.reserved
 	}
-	return entries
 }
 
 // giveBack returns the numbers of entries that were never committed, so the
@@ -222,17 +218,13 @@ func (o *Outbox) Publish(entries []Entry) {
 	if len(entries) == 0 {
 		return
 	}
-	sizes := make([]int, len(entries)) // outside the lock
-	for i, e := range entries {
-		sizes[i] = proto.Size(e.Rows)
-	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	for i, e := range entries {
+	for _, e := range entries {
 		q := o.queueLocked(e.Channel)
 		q.batches++
-		q.rows += int64(RowCount(e.Rows))
-		q.bytes += int64(sizes[i])
+		q.rows += int64(e.Count)
+		q.bytes += int64(len(e.Rows))
 		q.reserved = max(q.reserved, e.Seq) // numbered by the Committer already, unless a test publishes by hand
 		if e.EOF {
 			q.eofSeq = e.Seq

@@ -33,7 +33,11 @@ func entries(ch ChannelID, o *Outbox, n int, eof bool) []Entry {
 	if eof {
 		outs = append(outs, Output{Channel: ch, EOF: true})
 	}
-	out := o.number(outs)
+	out, err := encodeOutputs(outs)
+	if err != nil {
+		panic(err)
+	}
+	o.number(out)
 	return out
 }
 
@@ -121,7 +125,11 @@ func TestOutboxCountsAndStalls(t *testing.T) {
 	o := NewOutbox(NewMemStore())
 	ch := ChannelID{Job: "j", Stream: "q1-tokens", Sender: "a-0", Receiver: "b-0"}
 	rows := &wololov1.RowBatch{Rows: &wololov1.RowBatch_Tokens{Tokens: &wololov1.TokenRows{Token: &wololov1.TextColumn{Data: []byte("abc"), Ends: []uint32{1, 3}}}}}
-	es := o.number([]Output{{Channel: ch, Rows: rows}, {Channel: ch, Rows: rows}})
+	es, err := encodeOutputs([]Output{{Channel: ch, Rows: rows}, {Channel: ch, Rows: rows}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.number(es)
 	o.Publish(es)
 	st := o.Channels("j")[0]
 	if st.Batches != 2 || st.Rows != 4 || st.Bytes != 2*int64(proto.Size(rows)) {

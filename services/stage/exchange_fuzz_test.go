@@ -67,12 +67,15 @@ func FuzzExchange(f *testing.F) {
 	open := func(job, stream, sender string, inc uint64) *wololov1.ExchangeRequest {
 		return &wololov1.ExchangeRequest{Frame: &wololov1.ExchangeRequest_Open{Open: &wololov1.Open{JobId: job, Stream: stream, Sender: sender, Receiver: "q2-grouper-0", Incarnation: inc}}}
 	}
-	bat := func(seq uint64, eof bool, rows *wololov1.RowBatch) *wololov1.ExchangeRequest {
+	bat := func(seq uint64, eof bool, rows []byte) *wololov1.ExchangeRequest {
 		return &wololov1.ExchangeRequest{Frame: &wololov1.ExchangeRequest_Batch{Batch: &wololov1.Batch{Seq: seq, Eof: eof, Rows: rows}}}
 	}
 	var pb batch.PlayerBuilder
 	pb.Add(&batch.Player{Match: []byte("m1"), Winner: batch.True})
-	rows := pb.Build()
+	rows, err := proto.Marshal(pb.Build())
+	if err != nil {
+		f.Fatal(err)
+	}
 	seed := func(rs ...*wololov1.ExchangeRequest) []byte {
 		var b []byte
 		for _, r := range rs {
@@ -85,7 +88,7 @@ func FuzzExchange(f *testing.F) {
 	f.Add(seed(open("j", operators.Q3Players, "players-filter-0", 1)))
 	f.Add(seed(open("j", operators.Q2Players, "players-filter-0", 1<<63), bat(5, false, rows), bat(1, false, nil)))
 	f.Add(seed(bat(1, false, rows), open("j", operators.Q2Players, "players-filter-1", 1)))
-	f.Add(seed(open("j", operators.Q2Players, "players-filter-0", 1), open("k", operators.Q2Players, "players-filter-0", 1), bat(1, false, &wololov1.RowBatch{})))
+	f.Add(seed(open("j", operators.Q2Players, "players-filter-0", 1), open("k", operators.Q2Players, "players-filter-0", 1), bat(1, false, []byte{0xff, 0x01})))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		store := transport.NewMemStore()
 		rt, err := stage.New(stage.Config{

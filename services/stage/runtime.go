@@ -183,6 +183,7 @@ type delivery struct {
 	ch    transport.ChannelID
 	batch *wololov1.Batch
 	done  func(error)
+	rows  int // in the batch, once applied (for the counters)
 }
 
 type job struct {
@@ -495,17 +496,13 @@ func (r *Runtime) actor(ctx context.Context, j *job) {
 // count adds the committed deliveries to their channels' counters: once
 // per batch, under one lock per group.
 func (j *job) count(applied []delivery) {
-	sizes := make([]int, len(applied))
-	for i, d := range applied {
-		sizes[i] = proto.Size(d.batch.GetRows())
-	}
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	for i, d := range applied {
+	for _, d := range applied {
 		if in := j.inputs[d.ch]; in != nil {
 			in.batches++
-			in.rows += int64(batch.Rows(d.batch.GetRows()))
-			in.bytes += int64(sizes[i])
+			in.rows += int64(d.rows)
+			in.bytes += int64(len(d.batch.GetRows()))
 		}
 	}
 }
@@ -520,14 +517,17 @@ func (r *Runtime) build(j *job, p plan) (*transport.Step, bool, error) {
 	s := &transport.Step{Commit: transport.Commit{Job: j.id, Inputs: p.marks, Records: map[string][]byte{}}}
 	var journal wololov1.Journal
 	finishing := false
-	for _, d := range p.apply {
+	for i := range p.apply {
+		d := &p.apply[i]
 		if d.batch.Eof {
 			s.Records[eofRecord(d.ch)] = []byte{1}
 		}
 		if !r.cfg.Spec.Stateless {
+			// The rows as they arrived: journaled without being encoded again.
 			journal.Applied = append(journal.Applied, &wololov1.Applied{Stream: d.ch.Stream, Sender: d.ch.Sender, Seq: d.batch.Seq, Eof: d.batch.Eof, Rows: d.batch.Rows})
 		}
-		fin := r.step(j, d.ch, d.batch.Eof, d.batch.Rows, j.out)
+		var fin bool
+		fin, d.rows = r.step(j, d.ch, d.batch.Eof, d.batch.Rows, j.out)
 		out, records := j.out.Drain(fin)
 		s.Emit = append(s.Emit, out...)
 		maps.Copy(s.Records, records)
@@ -605,13 +605,16 @@ func snapshotEntry(snap Snapshotter, last int) ([]byte, error) {
 var journalSnapshotField = (&wololov1.Journal{}).ProtoReflect().Descriptor().Fields().ByName("snapshot").Number()
 
 // step applies one input batch (or its EOF) to the operator and reports
-// whether it finished the job. Live application and replay both go through
-// it, so a replayed operator ends in the state the live one had.
-func (r *Runtime) step(j *job, ch transport.ChannelID, eof bool, rows *wololov1.RowBatch, out Emitter) bool {
+// whether it finished the job, and the rows it applied. Live application
+// and replay both go through it, so a replayed operator ends in the state
+// the live one had. encoded is the batch's RowBatch as it travels; rows
+// that do not decode are dropped and counted, as rows the operator cannot
+// read are.
+func (r *Runtime) step(j *job, ch transport.ChannelID, eof bool, encoded []byte, out Emitter) (finished bool, applied int) {
 	j.mu.Lock()
 	if j.finished {
 		j.mu.Unlock()
-		return false
+		return false, 0
 	}
 	in := j.inputs[ch]
 	streamEnded, finishing := false, false
@@ -635,14 +638,18 @@ func (r *Runtime) step(j *job, ch transport.ChannelID, eof bool, rows *wololov1.
 			}
 		}
 	} else {
-		n := batch.Rows(rows)
-		if err := j.op.Apply(ch.Stream, rows, out); err != nil {
-			// A batch this stage cannot read is dropped and counted, not
-			// retried forever; the job goes on without it.
+		// A batch this stage cannot read is dropped and counted, not
+		// retried forever; the job goes on without it.
+		rows := &wololov1.RowBatch{}
+		if err := proto.Unmarshal(encoded, rows); err != nil {
+			j.bad.Add(1)
+			discardOnError("dropped undecodable batch", err)
+		} else if err := j.op.Apply(ch.Stream, rows, out); err != nil {
 			j.bad.Add(1)
 			discardOnError("dropped unreadable batch", err)
 		} else {
-			j.rowsIn.Add(int64(n))
+			applied = batch.Rows(rows)
+			j.rowsIn.Add(int64(applied))
 		}
 	}
 	if finishing {
@@ -654,7 +661,7 @@ func (r *Runtime) step(j *job, ch transport.ChannelID, eof bool, rows *wololov1.
 		j.op = nil // its state is no longer needed
 		j.mu.Unlock()
 	}
-	return finishing
+	return finishing, applied
 }
 
 // streamEndedLocked reports whether every channel of a stream has ended.

@@ -16,6 +16,7 @@ import (
 	"github.com/wololo/wololo/services/schema"
 	"github.com/wololo/wololo/services/stage"
 	"github.com/wololo/wololo/transport"
+	"google.golang.org/protobuf/proto"
 )
 
 // startRuntime runs the instance self with spec on store the way a process
@@ -62,12 +63,35 @@ func grouperRuntime(t *testing.T) (*stage.Runtime, *transport.MemStore, *transpo
 	return rt, store, outbox
 }
 
-func players(rows ...batch.Player) *wololov1.RowBatch {
+// players is a batch of player rows, encoded as it travels.
+func players(rows ...batch.Player) []byte {
 	var b batch.PlayerBuilder
 	for i := range rows {
 		b.Add(&rows[i])
 	}
-	return b.Build()
+	return encode(nil, b.Build())
+}
+
+// encode is a batch's rows as they travel.
+func encode(t *testing.T, rows *wololov1.RowBatch) []byte {
+	b, err := proto.Marshal(rows)
+	if err != nil {
+		if t == nil {
+			panic(err)
+		}
+		t.Fatal(err)
+	}
+	return b
+}
+
+// decode reads an outbox entry's rows.
+func decode(t *testing.T, rows []byte) *wololov1.RowBatch {
+	t.Helper()
+	var rb wololov1.RowBatch
+	if err := proto.Unmarshal(rows, &rb); err != nil {
+		t.Fatal(err)
+	}
+	return &rb
 }
 
 func rating(s string) schema.Number {
@@ -147,7 +171,7 @@ func TestRuntimeAppliesOnceAndFinishesAfterEveryEOF(t *testing.T) {
 		t.Fatalf("pending = %+v, %v", pending, err)
 	}
 	var tokens []string
-	if err := batch.EachToken(pending[0].Rows.GetTokens(), func(tok []byte) { tokens = append(tokens, string(tok)) }); err != nil {
+	if err := batch.EachToken(decode(t, pending[0].Rows).GetTokens(), func(tok []byte) { tokens = append(tokens, string(tok)) }); err != nil {
 		t.Fatal(err)
 	}
 	if len(tokens) != 1 || tokens[0] != "A" {
@@ -172,7 +196,7 @@ func TestRuntimeDropsUnreadableBatchWithoutStalling(t *testing.T) {
 	// Token rows on a players stream: the operator refuses them.
 	var tb batch.TokenBuilder
 	tb.Add([]byte("x"))
-	if err := deliver(t, rt, ch, &wololov1.Batch{Seq: 1, Rows: tb.Build()}); err != nil {
+	if err := deliver(t, rt, ch, &wololov1.Batch{Seq: 1, Rows: encode(t, tb.Build())}); err != nil {
 		t.Fatal(err)
 	}
 	if wm := store.Watermark(ch); wm != 1 {
@@ -238,12 +262,12 @@ func TestRecoverReplaysLogAndSnapshots(t *testing.T) {
 
 	self := deploy.Instance{Stage: "q3-aggregator", Index: 0}
 	store := transport.NewMemStore()
-	civs := func(rows ...[3]any) *wololov1.RowBatch {
+	civs := func(rows ...[3]any) []byte {
 		var b batch.CivBuilder
 		for _, r := range rows {
 			b.Add(r[0].(string), int64(r[1].(int)), int64(r[2].(int)))
 		}
-		return b.Build()
+		return encode(t, b.Build())
 	}
 	from := []transport.ChannelID{
 		{Job: "j", Stream: operators.Q3Partials, Sender: "q3-joiner-0", Receiver: self.Name()},
@@ -278,7 +302,7 @@ func TestRecoverReplaysLogAndSnapshots(t *testing.T) {
 		t.Fatalf("outbox = %+v, %v; want totals then EOF", pending, err)
 	}
 	var got []string
-	if err := batch.EachCiv(pending[0].Rows.GetCivs(), func(civ string, wins, count int64) {
+	if err := batch.EachCiv(decode(t, pending[0].Rows).GetCivs(), func(civ string, wins, count int64) {
 		got = append(got, fmt.Sprintf("%s %d/%d", civ, wins, count))
 	}); err != nil {
 		t.Fatal(err)

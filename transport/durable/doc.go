@@ -6,8 +6,8 @@
 // It implements transport.Store with the semantics of transport.MemStore,
 // the model: for the same sequence of calls Load returns the same Image
 // (checked by the conformance suite in transport/storetest). It knows
-// nothing of operators, rows or queries: an outbox entry's rows are an
-// opaque *wololov1.RowBatch, stored as the proto encoding of a
+// nothing of operators, rows or queries: an outbox entry's rows are opaque
+// bytes (a RowBatch's encoding), stored in the proto encoding of a
 // wololov1.Batch{Seq, Eof, Rows}, and records and state-log entries are
 // opaque bytes. It must not grow knowledge of the stage runtime or of any
 // row format; whatever a caller needs to find again goes in a record.

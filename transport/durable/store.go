@@ -316,7 +316,7 @@ func (s *Store) commit(c *transport.Commit) error {
 
 	// Everything that does not depend on earlier writes is put in the
 	// batch before taking mu. The batch is sized up front and the outputs
-	// are encoded straight into it: no copy of a large RowBatch but the
+	// are encoded straight into it: no copy of a large batch but the
 	// one in the batch.
 	type output struct {
 		key  []byte

@@ -13,13 +13,18 @@ import (
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 	"github.com/wololo/wololo/transport"
 	"github.com/wololo/wololo/transport/storetest"
+	"google.golang.org/protobuf/proto"
 )
 
-func rowsOf(n int, tag string) *wololov1.RowBatch {
+func rowsOf(n int, tag string) []byte {
 	data := bytes.Repeat([]byte(tag), n/len(tag)+1)[:n]
-	return &wololov1.RowBatch{Rows: &wololov1.RowBatch_Tokens{Tokens: &wololov1.TokenRows{
+	b, err := proto.Marshal(&wololov1.RowBatch{Rows: &wololov1.RowBatch_Tokens{Tokens: &wololov1.TokenRows{
 		Token: &wololov1.TextColumn{Data: data, Ends: []uint32{uint32(n)}},
-	}}}
+	}}})
+	if err != nil {
+		panic(err)
+	}
+	return b
 }
 
 // stageOps returns the calls of a stage working through a job: each
@@ -151,7 +156,7 @@ func payloadBytes(c *transport.Commit) int {
 	n := len(c.State)
 	for _, e := range c.Outputs {
 		if e.Rows != nil {
-			n += len(e.Rows.GetTokens().GetToken().GetData())
+			n += len(e.Rows)
 		}
 	}
 	return n

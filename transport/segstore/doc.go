@@ -25,9 +25,9 @@
 //
 // The standard library, proto/ and transport/ of this module, and
 // go-hclog for its log: nothing of services/. It knows nothing of
-// operators, rows or queries: an entry's rows are an opaque
-// *wololov1.RowBatch stored as its proto encoding, records and state
-// entries are opaque bytes; it must not grow knowledge of the stage
+// operators, rows or queries: an entry's rows (the encoding of a
+// RowBatch, made by the Committer), records and state entries are opaque
+// bytes, written as they come; it must not grow knowledge of the stage
 // runtime or of a row format. It owns its directory: nothing else may
 // write there, and a second Open of the directory fails (an flock on
 // LOCK; the kernel drops it when the process dies), and Open refuses a
@@ -71,8 +71,8 @@
 //	               job marker, watermark, reserved, acked, record, entry,
 //	               state entry (with its index), tombstone, incarnation
 //
-// Rows are the proto encoding of the RowBatch, never split: one entry is
-// a few bytes of header and its rows however large.
+// Rows are the bytes the entry holds (a RowBatch's encoding), never split:
+// one entry is a few bytes of header and its rows however large.
 //
 // # Commits
 //

@@ -5,7 +5,6 @@ import (
 	"reflect"
 	"testing"
 
-	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 	"github.com/wololo/wololo/transport"
 	"github.com/wololo/wololo/transport/storetest"
 )
@@ -124,7 +123,7 @@ func FuzzCommitRoundTrip(f *testing.F) {
 		}
 		e := transport.Entry{Channel: other, Seq: seq, EOF: flags&8 != 0}
 		if flags&16 != 0 {
-			e.Rows = &wololov1.RowBatch{Rows: &wololov1.RowBatch_Tokens{Tokens: &wololov1.TokenRows{Token: &wololov1.TextColumn{Data: rows}}}}
+			e.Rows = append([]byte{}, rows...)
 		}
 		c.Outputs = []transport.Entry{e, {Channel: ch, Seq: n}}
 		enc, err := encodeCommit(c)

@@ -8,8 +8,6 @@ import (
 	"math"
 	"sync"
 
-	"google.golang.org/protobuf/proto"
-
 	"github.com/wololo/wololo/transport"
 )
 
@@ -408,20 +406,16 @@ type encodedCommit struct {
 }
 
 // encodeCommit encodes everything of c that does not depend on earlier
-// commits; rows are marshalled straight into the body.
+// commits; rows (encoded by the Committer) are copied into the body.
 func encodeCommit(c *transport.Commit) (*encodedCommit, error) {
 	rec := &commitRec{job: c.Job, reset: c.ResetState, hasState: c.State != nil}
-	rowSizes := make([]int, len(c.Outputs))
 	size := 1 + stringSize(c.Job) + 1 + 3*binary.MaxVarintLen64 + binary.MaxVarintLen64 + len(c.State)
 	for ch := range c.Inputs {
 		size += channelSize(c.Job, ch) + binary.MaxVarintLen64
 	}
-	for i, e := range c.Outputs {
+	for _, e := range c.Outputs {
 		size += channelSize(c.Job, e.Channel) + 2*binary.MaxVarintLen64 + 1
-		if e.Rows != nil {
-			rowSizes[i] = proto.Size(e.Rows)
-			size += rowSizes[i]
-		}
+		size += len(e.Rows)
 	}
 	for name, v := range c.Records {
 		size += stringSize(name) + binary.MaxVarintLen64 + len(v)
@@ -445,7 +439,7 @@ func encodeCommit(c *transport.Commit) (*encodedCommit, error) {
 		rec.inputs = append(rec.inputs, wmOp{ch: ch, v: v, size: len(b) - start})
 	}
 	b = binary.AppendUvarint(b, uint64(len(c.Outputs)))
-	for i, e := range c.Outputs {
+	for _, e := range c.Outputs {
 		start := len(b)
 		b = appendChannel(b, c.Job, e.Channel)
 		b = binary.AppendUvarint(b, e.Seq)
@@ -459,16 +453,10 @@ func encodeCommit(c *transport.Commit) (*encodedCommit, error) {
 		b = append(b, f)
 		op := entryOp{ch: e.Channel, seq: e.Seq, eof: e.EOF, hasRows: e.Rows != nil}
 		if e.Rows != nil {
-			b = binary.AppendUvarint(b, uint64(rowSizes[i]))
+			b = binary.AppendUvarint(b, uint64(len(e.Rows)))
 			op.rowsOff = len(b)
-			var err error
-			b, err = proto.MarshalOptions{}.MarshalAppend(b, e.Rows)
-			if err != nil {
-				return nil, fmt.Errorf("encode %s #%d: %w", e.Channel, e.Seq, err)
-			}
-			if op.rowsLen = len(b) - op.rowsOff; op.rowsLen != rowSizes[i] {
-				return nil, fmt.Errorf("encode %s #%d: rows changed while being committed", e.Channel, e.Seq)
-			}
+			b = append(b, e.Rows...)
+			op.rowsLen = len(e.Rows)
 		}
 		op.size = len(b) - start
 		rec.outputs = append(rec.outputs, op)

@@ -12,9 +12,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
-	"google.golang.org/protobuf/proto"
 
-	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 	"github.com/wololo/wololo/transport"
 )
 
@@ -569,11 +567,7 @@ func readBack(files map[uint64]*os.File, reads []read) error {
 		}
 		switch {
 		case r.entry != nil:
-			rows := &wololov1.RowBatch{}
-			if err := proto.Unmarshal(data, rows); err != nil {
-				return fmt.Errorf("%w: %s: rows of %s #%d at offset %d: %v", ErrCorrupt, segName(r.seg), r.entry.Channel, r.entry.Seq, r.ext.off, err)
-			}
-			r.entry.Rows = rows
+			r.entry.Rows = append([]byte{}, data...)
 		default:
 			*r.state = append([]byte{}, data...)
 		}

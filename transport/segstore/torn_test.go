@@ -50,7 +50,7 @@ func tornFixture(t *testing.T, dir string, opts Options, commits int) (before, a
 		c := storetest.CrashCommit("torn", uint64(i))
 		if i == commits { // a small last record: it is cut at every offset
 			c.Outputs = c.Outputs[:1]
-			c.Outputs[0].Rows = storetest.Rows(strings.Repeat("z", 300))
+			c.Outputs[0].Rows = storetest.Encoded(strings.Repeat("z", 300))
 		}
 		storetest.Apply(t, s, []storetest.Op{{Commit: c}})
 		storetest.Apply(t, model, []storetest.Op{{Commit: c}})

@@ -20,7 +20,7 @@ import (
 
 // Payload is a RowBatch-like message of about size bytes: a text column
 // of 40-byte tokens, as a filter stage emits.
-func Payload(size int) *wololov1.RowBatch {
+func Payload(size int) []byte {
 	const tok = 40
 	n := max(1, size/(tok+2))
 	ends := make([]uint32, n)
@@ -28,16 +28,14 @@ func Payload(size int) *wololov1.RowBatch {
 		ends[i] = uint32((i + 1) * tok)
 	}
 	data := bytes.Repeat([]byte("0123456789abcdef0123456789abcdef01234567"), n)
-	return &wololov1.RowBatch{Rows: &wololov1.RowBatch_Tokens{Tokens: &wololov1.TokenRows{
+	return encode(&wololov1.RowBatch{Rows: &wololov1.RowBatch_Tokens{Tokens: &wololov1.TokenRows{
 		Token: &wololov1.TextColumn{Data: data, Ends: ends},
-	}}}
+	}}})
 }
 
-// PayloadBytes is the size of Payload's content: its tokens and ends.
-func PayloadBytes(rows *wololov1.RowBatch) int64 {
-	t := rows.GetTokens().GetToken()
-	return int64(len(t.GetData()) + 4*len(t.GetEnds()))
-}
+// PayloadBytes is the size of a Payload: its encoding, as the store
+// writes it.
+func PayloadBytes(rows []byte) int64 { return int64(len(rows)) }
 
 // Usage is what the process has used: CPU time (user and system) and
 // bytes sent to the storage layer (/proc/self/io write_bytes, -1 where
@@ -86,7 +84,7 @@ func DirUsage(dir string) int64 { return diskuse.Dir(dir) }
 // commits/s, syncs/commit, CPU per commit (the whole process: the store's
 // background work counts) and, for rows of 64 KiB or more, the bytes sent
 // to disk per byte of payload.
-func BenchCommits(b *testing.B, s transport.Store, g int, rows *wololov1.RowBatch) {
+func BenchCommits(b *testing.B, s transport.Store, g int, rows []byte) {
 	var wg sync.WaitGroup
 	per := b.N / g
 	start0 := s.Stats()
@@ -145,7 +143,7 @@ type JobReport struct {
 // the directory's disk usage during and after the job, after idle
 // without calls (background compactions included), after a reopen, and
 // that of a fresh store. open opens the store in a directory.
-func BenchJob(b *testing.B, open func(dir string) transport.Store, input int64, rows *wololov1.RowBatch, lag int, idle time.Duration) JobReport {
+func BenchJob(b *testing.B, open func(dir string) transport.Store, input int64, rows []byte, lag int, idle time.Duration) JobReport {
 	var r JobReport
 	fresh := b.TempDir()
 	s := open(fresh)
@@ -299,7 +297,7 @@ func Benchmarks(b *testing.B, open func(dir string, noSync bool) (transport.Stor
 	for _, c := range []struct {
 		name       string
 		goroutines int
-		rows       *wololov1.RowBatch
+		rows       []byte
 		noSync     bool
 	}{
 		{"CommitSmall", 1, small, false},
@@ -309,11 +307,11 @@ func Benchmarks(b *testing.B, open func(dir string, noSync bool) (transport.Stor
 		{"CommitLarge4Goroutines", 4, large, false},
 	} {
 		b.Run(c.name, func(b *testing.B) {
-			if c.rows == large {
+			if len(c.rows) == len(large) {
 				b.SetBytes(PayloadBytes(large))
 			}
 			BenchCommits(b, opened(b, c.noSync), c.goroutines, c.rows)
-			if hwm := PeakRSS(); hwm > 0 && c.rows == large && c.goroutines == 1 {
+			if hwm := PeakRSS(); hwm > 0 && len(c.rows) == len(large) && c.goroutines == 1 {
 				b.ReportMetric(float64(hwm)/(1<<20), "peak-RSS-MB")
 			}
 		})

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"slices"
 
-	"google.golang.org/protobuf/proto"
-
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 	"github.com/wololo/wololo/transport"
 )
@@ -39,12 +37,12 @@ func CrashOutput(job string, k int) transport.ChannelID {
 }
 
 // CrashRows is part of the crash commits (above).
-func CrashRows(job string, i uint64, k int) *wololov1.RowBatch {
+func CrashRows(job string, i uint64, k int) []byte {
 	tag := fmt.Sprintf("%s/%d/%d/", job, i, k)
 	data := bytes.Repeat([]byte(tag), crashPayload/len(tag)+1)[:crashPayload]
-	return &wololov1.RowBatch{Rows: &wololov1.RowBatch_Tokens{Tokens: &wololov1.TokenRows{
+	return encode(&wololov1.RowBatch{Rows: &wololov1.RowBatch_Tokens{Tokens: &wololov1.TokenRows{
 		Token: &wololov1.TextColumn{Data: data, Ends: []uint32{uint32(len(data))}},
-	}}}
+	}}})
 }
 
 // CrashState is part of the crash commits (above).
@@ -127,7 +125,7 @@ func CheckCrashJob(id string, j *transport.JobImage) (uint64, error) {
 		}
 		for x, e := range q {
 			want := acked + 1 + uint64(x)
-			if e.Seq != want || e.Channel != ch || e.EOF || !proto.Equal(e.Rows, CrashRows(id, want, k)) {
+			if e.Seq != want || e.Channel != ch || e.EOF || !bytes.Equal(e.Rows, CrashRows(id, want, k)) {
 				return fail("%s entry %d is seq %d (or its rows differ)", ch, x, e.Seq)
 			}
 		}

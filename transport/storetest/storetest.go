@@ -54,11 +54,23 @@ func Ch(job, stream, s, r string) transport.ChannelID {
 	return transport.ChannelID{Job: job, Stream: stream, Sender: s, Receiver: r}
 }
 
-// E is an outbox entry with Rows(tag) (nil rows when tag is empty).
+// Encoded is Rows(tag) encoded, as an Entry holds it.
+func Encoded(tag string) []byte { return encode(Rows(tag)) }
+
+// encode is proto.Marshal for rows a test built: it cannot fail.
+func encode(rows *wololov1.RowBatch) []byte {
+	b, err := proto.Marshal(rows)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+// E is an outbox entry with Encoded(tag) (nil rows when tag is empty).
 func E(ch transport.ChannelID, seq uint64, eof bool, tag string) transport.Entry {
 	e := transport.Entry{Channel: ch, Seq: seq, EOF: eof}
 	if tag != "" {
-		e.Rows = Rows(tag)
+		e.Rows = Encoded(tag)
 	}
 	return e
 }
@@ -442,7 +454,7 @@ func Diff(got, want *transport.Image) string {
 				continue
 			}
 			for i := range ge {
-				if ge[i].Channel != we[i].Channel || ge[i].Seq != we[i].Seq || ge[i].EOF != we[i].EOF || !proto.Equal(ge[i].Rows, we[i].Rows) {
+				if ge[i].Channel != we[i].Channel || ge[i].Seq != we[i].Seq || ge[i].EOF != we[i].EOF || !bytes.Equal(ge[i].Rows, we[i].Rows) {
 					add("job %q outbox %s entry %d: got %+v, want %+v", id, ch, i, ge[i], we[i])
 				}
 			}
@@ -641,9 +653,9 @@ func LargeCommit(t *testing.T, open func(t *testing.T, dir string) transport.Sto
 	dir := t.TempDir()
 	s := open(t, dir)
 	ch := Ch("j", "s", "a", "b")
-	big := func(i int) *wololov1.RowBatch {
+	big := func(i int) []byte {
 		data := bytes.Repeat([]byte{byte('a' + i)}, 7<<20)
-		return &wololov1.RowBatch{Rows: &wololov1.RowBatch_Tokens{Tokens: &wololov1.TokenRows{Token: &wololov1.TextColumn{Data: data, Ends: []uint32{uint32(len(data))}}}}}
+		return encode(&wololov1.RowBatch{Rows: &wololov1.RowBatch_Tokens{Tokens: &wololov1.TokenRows{Token: &wololov1.TextColumn{Data: data, Ends: []uint32{uint32(len(data))}}}}})
 	}
 	c := &transport.Commit{Job: "j", Inputs: map[transport.ChannelID]uint64{ch: 1}, State: []byte("s")}
 	for i := range 3 {

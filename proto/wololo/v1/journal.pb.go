@@ -90,8 +90,9 @@ type Applied struct {
 	Seq uint64 `protobuf:"varint,3,opt,name=seq,proto3" json:"seq,omitempty"`
 	// The batch ended its channel.
 	Eof bool `protobuf:"varint,4,opt,name=eof,proto3" json:"eof,omitempty"`
-	// The rows; empty for an EOF.
-	Rows          *RowBatch `protobuf:"bytes,5,opt,name=rows,proto3" json:"rows,omitempty"`
+	// The rows: the proto encoding of a RowBatch, as the batch arrived;
+	// empty for an EOF. The same on disk as the RowBatch field it replaced.
+	Rows          []byte `protobuf:"bytes,5,opt,name=rows,proto3" json:"rows,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -154,7 +155,7 @@ func (x *Applied) GetEof() bool {
 	return false
 }
 
-func (x *Applied) GetRows() *RowBatch {
+func (x *Applied) GetRows() []byte {
 	if x != nil {
 		return x.Rows
 	}
@@ -165,16 +166,16 @@ var File_wololo_v1_journal_proto protoreflect.FileDescriptor
 
 const file_wololo_v1_journal_proto_rawDesc = "" +
 	"\n" +
-	"\x17wololo/v1/journal.proto\x12\twololo.v1\x1a\x15wololo/v1/batch.proto\"S\n" +
+	"\x17wololo/v1/journal.proto\x12\twololo.v1\"S\n" +
 	"\aJournal\x12,\n" +
 	"\aapplied\x18\x01 \x03(\v2\x12.wololo.v1.AppliedR\aapplied\x12\x1a\n" +
-	"\bsnapshot\x18\x02 \x01(\fR\bsnapshot\"\x86\x01\n" +
+	"\bsnapshot\x18\x02 \x01(\fR\bsnapshot\"q\n" +
 	"\aApplied\x12\x16\n" +
 	"\x06stream\x18\x01 \x01(\tR\x06stream\x12\x16\n" +
 	"\x06sender\x18\x02 \x01(\tR\x06sender\x12\x10\n" +
 	"\x03seq\x18\x03 \x01(\x04R\x03seq\x12\x10\n" +
-	"\x03eof\x18\x04 \x01(\bR\x03eof\x12'\n" +
-	"\x04rows\x18\x05 \x01(\v2\x13.wololo.v1.RowBatchR\x04rowsB3Z1github.com/wololo/wololo/proto/wololo/v1;wololov1b\x06proto3"
+	"\x03eof\x18\x04 \x01(\bR\x03eof\x12\x12\n" +
+	"\x04rows\x18\x05 \x01(\fR\x04rowsB3Z1github.com/wololo/wololo/proto/wololo/v1;wololov1b\x06proto3"
 
 var (
 	file_wololo_v1_journal_proto_rawDescOnce sync.Once
@@ -190,18 +191,16 @@ func file_wololo_v1_journal_proto_rawDescGZIP() []byte {
 
 var file_wololo_v1_journal_proto_msgTypes = make([]protoimpl.MessageInfo, 2)
 var file_wololo_v1_journal_proto_goTypes = []any{
-	(*Journal)(nil),  // 0: wololo.v1.Journal
-	(*Applied)(nil),  // 1: wololo.v1.Applied
-	(*RowBatch)(nil), // 2: wololo.v1.RowBatch
+	(*Journal)(nil), // 0: wololo.v1.Journal
+	(*Applied)(nil), // 1: wololo.v1.Applied
 }
 var file_wololo_v1_journal_proto_depIdxs = []int32{
 	1, // 0: wololo.v1.Journal.applied:type_name -> wololo.v1.Applied
-	2, // 1: wololo.v1.Applied.rows:type_name -> wololo.v1.RowBatch
-	2, // [2:2] is the sub-list for method output_type
-	2, // [2:2] is the sub-list for method input_type
-	2, // [2:2] is the sub-list for extension type_name
-	2, // [2:2] is the sub-list for extension extendee
-	0, // [0:2] is the sub-list for field type_name
+	1, // [1:1] is the sub-list for method output_type
+	1, // [1:1] is the sub-list for method input_type
+	1, // [1:1] is the sub-list for extension type_name
+	1, // [1:1] is the sub-list for extension extendee
+	0, // [0:1] is the sub-list for field type_name
 }
 
 func init() { file_wololo_v1_journal_proto_init() }
@@ -209,7 +208,6 @@ func file_wololo_v1_journal_proto_init() {
 	if File_wololo_v1_journal_proto != nil {
 		return
 	}
-	file_wololo_v1_batch_proto_init()
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{

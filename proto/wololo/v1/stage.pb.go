@@ -625,8 +625,11 @@ type Batch struct {
 	Seq uint64 `protobuf:"varint,1,opt,name=seq,proto3" json:"seq,omitempty"`
 	// This is the end of the channel.
 	Eof bool `protobuf:"varint,2,opt,name=eof,proto3" json:"eof,omitempty"`
-	// The rows; empty for an EOF.
-	Rows          *RowBatch `protobuf:"bytes,3,opt,name=rows,proto3" json:"rows,omitempty"`
+	// The rows: the proto encoding of a RowBatch; empty for an EOF. Bytes
+	// rather than the message, so that a batch is encoded once, when its
+	// sender commits it, and sent (and journaled by its receiver) as those
+	// bytes. On the wire it is the same as a RowBatch field.
+	Rows          []byte `protobuf:"bytes,3,opt,name=rows,proto3" json:"rows,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -675,7 +678,7 @@ func (x *Batch) GetEof() bool {
 	return false
 }
 
-func (x *Batch) GetRows() *RowBatch {
+func (x *Batch) GetRows() []byte {
 	if x != nil {
 		return x.Rows
 	}
@@ -732,7 +735,7 @@ var File_wololo_v1_stage_proto protoreflect.FileDescriptor
 
 const file_wololo_v1_stage_proto_rawDesc = "" +
 	"\n" +
-	"\x15wololo/v1/stage.proto\x12\twololo.v1\x1a\x15wololo/v1/batch.proto\"K\n" +
+	"\x15wololo/v1/stage.proto\x12\twololo.v1\"K\n" +
 	"\x0fAnnounceRequest\x12\x16\n" +
 	"\x06sender\x18\x01 \x01(\tR\x06sender\x12 \n" +
 	"\vincarnation\x18\x02 \x01(\x04R\vincarnation\"4\n" +
@@ -762,11 +765,11 @@ const file_wololo_v1_stage_proto_rawDesc = "" +
 	"\vincarnation\x18\x05 \x01(\x04R\vincarnation\"G\n" +
 	"\x05Hello\x12\x1c\n" +
 	"\twatermark\x18\x01 \x01(\x04R\twatermark\x12 \n" +
-	"\vincarnation\x18\x02 \x01(\x04R\vincarnation\"T\n" +
+	"\vincarnation\x18\x02 \x01(\x04R\vincarnation\"?\n" +
 	"\x05Batch\x12\x10\n" +
 	"\x03seq\x18\x01 \x01(\x04R\x03seq\x12\x10\n" +
-	"\x03eof\x18\x02 \x01(\bR\x03eof\x12'\n" +
-	"\x04rows\x18\x03 \x01(\v2\x13.wololo.v1.RowBatchR\x04rows\"\x17\n" +
+	"\x03eof\x18\x02 \x01(\bR\x03eof\x12\x12\n" +
+	"\x04rows\x18\x03 \x01(\fR\x04rows\"\x17\n" +
 	"\x03Ack\x12\x10\n" +
 	"\x03seq\x18\x01 \x01(\x04R\x03seq2\xa0\x02\n" +
 	"\fStageService\x12G\n" +
@@ -801,27 +804,25 @@ var file_wololo_v1_stage_proto_goTypes = []any{
 	(*Hello)(nil),            // 9: wololo.v1.Hello
 	(*Batch)(nil),            // 10: wololo.v1.Batch
 	(*Ack)(nil),              // 11: wololo.v1.Ack
-	(*RowBatch)(nil),         // 12: wololo.v1.RowBatch
 }
 var file_wololo_v1_stage_proto_depIdxs = []int32{
 	8,  // 0: wololo.v1.ExchangeRequest.open:type_name -> wololo.v1.Open
 	10, // 1: wololo.v1.ExchangeRequest.batch:type_name -> wololo.v1.Batch
 	9,  // 2: wololo.v1.ExchangeResponse.hello:type_name -> wololo.v1.Hello
 	11, // 3: wololo.v1.ExchangeResponse.ack:type_name -> wololo.v1.Ack
-	12, // 4: wololo.v1.Batch.rows:type_name -> wololo.v1.RowBatch
-	6,  // 5: wololo.v1.StageService.Exchange:input_type -> wololo.v1.ExchangeRequest
-	0,  // 6: wololo.v1.StageService.Announce:input_type -> wololo.v1.AnnounceRequest
-	2,  // 7: wololo.v1.StageService.DropJob:input_type -> wololo.v1.DropJobRequest
-	4,  // 8: wololo.v1.StageService.FailJob:input_type -> wololo.v1.FailJobRequest
-	7,  // 9: wololo.v1.StageService.Exchange:output_type -> wololo.v1.ExchangeResponse
-	1,  // 10: wololo.v1.StageService.Announce:output_type -> wololo.v1.AnnounceResponse
-	3,  // 11: wololo.v1.StageService.DropJob:output_type -> wololo.v1.DropJobResponse
-	5,  // 12: wololo.v1.StageService.FailJob:output_type -> wololo.v1.FailJobResponse
-	9,  // [9:13] is the sub-list for method output_type
-	5,  // [5:9] is the sub-list for method input_type
-	5,  // [5:5] is the sub-list for extension type_name
-	5,  // [5:5] is the sub-list for extension extendee
-	0,  // [0:5] is the sub-list for field type_name
+	6,  // 4: wololo.v1.StageService.Exchange:input_type -> wololo.v1.ExchangeRequest
+	0,  // 5: wololo.v1.StageService.Announce:input_type -> wololo.v1.AnnounceRequest
+	2,  // 6: wololo.v1.StageService.DropJob:input_type -> wololo.v1.DropJobRequest
+	4,  // 7: wololo.v1.StageService.FailJob:input_type -> wololo.v1.FailJobRequest
+	7,  // 8: wololo.v1.StageService.Exchange:output_type -> wololo.v1.ExchangeResponse
+	1,  // 9: wololo.v1.StageService.Announce:output_type -> wololo.v1.AnnounceResponse
+	3,  // 10: wololo.v1.StageService.DropJob:output_type -> wololo.v1.DropJobResponse
+	5,  // 11: wololo.v1.StageService.FailJob:output_type -> wololo.v1.FailJobResponse
+	8,  // [8:12] is the sub-list for method output_type
+	4,  // [4:8] is the sub-list for method input_type
+	4,  // [4:4] is the sub-list for extension type_name
+	4,  // [4:4] is the sub-list for extension extendee
+	0,  // [0:4] is the sub-list for field type_name
 }
 
 func init() { file_wololo_v1_stage_proto_init() }
@@ -829,7 +830,6 @@ func file_wololo_v1_stage_proto_init() {
 	if File_wololo_v1_stage_proto != nil {
 		return
 	}
-	file_wololo_v1_batch_proto_init()
 	file_wololo_v1_stage_proto_msgTypes[6].OneofWrappers = []any{
 		(*ExchangeRequest_Open)(nil),
 		(*ExchangeRequest_Batch)(nil),
