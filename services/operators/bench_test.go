@@ -181,3 +181,37 @@ func rssMB(field string) (float64, bool) {
 	}
 	return 0, false
 }
+
+// BenchmarkQ2Snapshot writes the snapshot of a grouper holding 3M matches
+// (what a shard's grouper holds at the end of a full-scale job, twice
+// over) and reads it back into a fresh one.
+func BenchmarkQ2Snapshot(b *testing.B) {
+	batches, _ := loadQ2Bench()
+	g := NewQ2Grouper()
+	for _, rb := range batches {
+		if err := g.Apply(Q2Players, rb, discard{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	state, err := g.AppendSnapshot(nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("write", func(b *testing.B) {
+		b.SetBytes(int64(len(state)))
+		buf := make([]byte, 0, len(state))
+		for range b.N {
+			if _, err := g.AppendSnapshot(buf[:0]); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("restore", func(b *testing.B) {
+		b.SetBytes(int64(len(state)))
+		for range b.N {
+			if err := NewQ2Grouper().Restore(state); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

@@ -180,6 +180,43 @@ func (t *flatTable[V]) each(fn func(token []byte, v *V)) {
 	}
 }
 
+// eachSlot calls fn for every entry with its hash and its token's place in
+// the arena (t.arena[off:off+n]), in slot order: unlike each, it reads
+// neither the arena nor anything else at random. fn must not insert.
+func (t *flatTable[V]) eachSlot(fn func(h uint32, off uint64, n uint32, v *V)) {
+	for i := range t.entries {
+		if e := &t.entries[i]; e.hash != 0 {
+			fn(e.hash, e.off, e.n, &e.v)
+		}
+	}
+}
+
+// flatTableOf returns a table of the given seed and arena that holds hint
+// entries before it first grows, for place to fill: how a snapshot that
+// kept a table's seed, arena and slots (eachSlot) is read back without
+// hashing or reading a token again.
+func flatTableOf[V any](seed uint64, arena []byte, hint int) *flatTable[V] {
+	t := newFlatTable[V](hint)
+	t.seed, t.arena = seed, append(t.arena[:0], arena...)
+	return t
+}
+
+// place inserts the entry of hash h whose token is t.arena[off:off+n],
+// which must not be in the table yet, and returns its value; false if h
+// is not a hash or the token lies outside the arena.
+func (t *flatTable[V]) place(h uint32, off uint64, n uint32) (*V, bool) {
+	if h == 0 || off > uint64(len(t.arena)) || uint64(n) > uint64(len(t.arena))-off {
+		return nil, false
+	}
+	if t.count >= t.limit {
+		t.grow()
+	}
+	i := t.empty(h)
+	t.entries[i] = flatEntry[V]{hash: h, n: n, off: off}
+	t.count++
+	return &t.entries[i].v, true
+}
+
 // Multipliers of hashToken: odd, with bits spread over the whole word.
 const (
 	hashMulLen  = 0x9e3779b97f4a7c15
