@@ -61,7 +61,14 @@ type Player struct {
 
 // ---- columns ----
 
-type textBuilder struct{ col wololov1.TextColumn }
+// The builders start each batch's columns with room for the largest batch
+// they built so far: batches are cut at the same row count, so a column
+// then fills without growing, where growing it from nothing copied it about
+// twice over (a tenth of the gateway's CPU at full scale).
+type textBuilder struct {
+	col        wololov1.TextColumn
+	data, ends int // the largest built so far
+}
 
 func (t *textBuilder) add(b []byte) {
 	t.col.Data = append(t.col.Data, b...)
@@ -70,7 +77,8 @@ func (t *textBuilder) add(b []byte) {
 
 func (t *textBuilder) build() *wololov1.TextColumn {
 	c := &wololov1.TextColumn{Data: t.col.Data, Ends: t.col.Ends}
-	t.col = wololov1.TextColumn{}
+	t.data, t.ends = max(t.data, len(c.Data)), max(t.ends, len(c.Ends))
+	t.col = wololov1.TextColumn{Data: make([]byte, 0, t.data), Ends: make([]uint32, 0, t.ends)}
 	return c
 }
 
@@ -81,6 +89,7 @@ type dictBuilder struct {
 	// few dozen values, and a hit costs a compare instead of a map lookup.
 	recent [dictRecent]uint32
 	col    wololov1.DictColumn
+	codes  int // the most built so far
 }
 
 // dictRecent is the size of dictBuilder's cache.
@@ -117,13 +126,17 @@ func (d *dictBuilder) add(b []byte) {
 
 func (d *dictBuilder) build() *wololov1.DictColumn {
 	c := &wololov1.DictColumn{Dict: d.col.Dict, Codes: d.col.Codes}
-	d.col = wololov1.DictColumn{}
+	d.codes = max(d.codes, len(c.Codes))
+	d.col = wololov1.DictColumn{Codes: make([]uint32, 0, d.codes)}
 	clear(d.index)
 	clear(d.recent[:])
 	return c
 }
 
-type numberBuilder struct{ col wololov1.NumberColumn }
+type numberBuilder struct {
+	col  wololov1.NumberColumn
+	rows int // the most built so far
+}
 
 func (n *numberBuilder) add(v schema.Number, ok bool) {
 	switch u, fast := v.Units(); {
@@ -142,7 +155,8 @@ func (n *numberBuilder) add(v schema.Number, ok bool) {
 
 func (n *numberBuilder) build() *wololov1.NumberColumn {
 	c := &wololov1.NumberColumn{Kinds: n.col.Kinds, Units: n.col.Units, Wide: n.col.Wide}
-	n.col = wololov1.NumberColumn{}
+	n.rows = max(n.rows, len(c.Kinds))
+	n.col = wololov1.NumberColumn{Kinds: make([]byte, 0, n.rows), Units: make([]int64, 0, n.rows)}
 	return c
 }
 
@@ -156,6 +170,7 @@ type MatchBuilder struct {
 	mirror               []byte
 	rating               numberBuilder
 	duration             []int64
+	most                 int // rows of the largest batch built so far
 }
 
 // Add appends one row.
@@ -179,7 +194,8 @@ func (b *MatchBuilder) Build() *wololov1.RowBatch {
 		Token: b.token.build(), Ladder: b.ladder.build(), Map: b.mapName.build(), Server: b.srv.build(),
 		Mirror: b.mirror, AverageRating: b.rating.build(), DurationSeconds: b.duration,
 	}
-	b.rows, b.mirror, b.duration = 0, nil, nil
+	b.most = max(b.most, b.rows)
+	b.rows, b.mirror, b.duration = 0, make([]byte, 0, b.most), make([]int64, 0, b.most)
 	return &wololov1.RowBatch{Rows: &wololov1.RowBatch_Matches{Matches: rows}}
 }
 
@@ -190,6 +206,7 @@ type PlayerBuilder struct {
 	civ    dictBuilder
 	rating numberBuilder
 	winner []byte
+	most   int // rows of the largest batch built so far
 }
 
 // Add appends one row.
@@ -207,7 +224,8 @@ func (b *PlayerBuilder) Len() int { return b.rows }
 // Build returns the batch and resets the builder.
 func (b *PlayerBuilder) Build() *wololov1.RowBatch {
 	rows := &wololov1.PlayerRows{Match: b.match.build(), Civ: b.civ.build(), Rating: b.rating.build(), Winner: b.winner}
-	b.rows, b.winner = 0, nil
+	b.most = max(b.most, b.rows)
+	b.rows, b.winner = 0, make([]byte, 0, b.most)
 	return &wololov1.RowBatch{Rows: &wololov1.RowBatch_Players{Players: rows}}
 }
 
