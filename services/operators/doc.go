@@ -10,6 +10,11 @@
 //	q4-aggregator   q4-partials ──► q4-civs (top 5)
 //	results         q1-tokens, q2-tokens, q3-civs, q4-civs ──► the four files
 //
+// Where the plan chains q2-grouper, q3-joiner and q4-joiner into one task
+// (the shard), SpecFor runs a MatchTable in their place: the same three
+// computations over one table keyed by match, so that a player row is
+// looked up once, not three times (matchtable.go says how).
+//
 // Operators are pure and deterministic: they read row batches and write
 // through a stage.Emitter, with no I/O, clocks or goroutines, and Finish
 // iterates in sorted order, so the same inputs always give the same output

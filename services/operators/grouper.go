@@ -21,6 +21,9 @@ type q2Match struct {
 	winner    [2]batch.Tri
 	hasRating [2]bool
 	wide      [2]bool
+	// joins flags the joins the match qualifies for, when a MatchTable
+	// keeps them here (its byte fits in what was the struct's padding).
+	joins uint8
 }
 
 // Q2Grouper groups player rows by match and, at the end, emits the matches
@@ -28,6 +31,15 @@ type q2Match struct {
 type Q2Grouper struct {
 	matches *flatTable[q2Match]
 	wide    map[string][2]schema.Number // match → ratings that did not fit in units
+	// last is the token of the group entry last returned, and lastGroup
+	// that group (nil: none). A MatchTable looks a player row's match up
+	// three times in a row (Q2, then Q3 and Q4), and the rows of a match
+	// may come together: a compare then saves a probe of a table that is
+	// far larger than the CPU's caches. Every insertion goes through
+	// entry, which moves the cache to the new group, so the pointer is
+	// never one an insertion moved.
+	last      []byte
+	lastGroup *q2Match
 }
 
 // NewQ2Grouper returns an empty grouper.
@@ -50,9 +62,32 @@ func (g *Q2Grouper) Rows(stage.Emitter) stage.RowFuncs {
 	return stage.RowFuncs{Player: func(_ string, p *batch.Player) { g.add(p) }}
 }
 
+// entry returns token's group, inserting an empty one if it has none.
+func (g *Q2Grouper) entry(token []byte) *q2Match {
+	if g.lastGroup != nil && bytes.Equal(token, g.last) {
+		return g.lastGroup
+	}
+	m, _ := g.matches.slot(token)
+	g.last, g.lastGroup = append(g.last[:0], token...), m
+	return m
+}
+
+// lookup returns token's group, or nil if it has none.
+func (g *Q2Grouper) lookup(token []byte) *q2Match {
+	if g.lastGroup != nil && bytes.Equal(token, g.last) {
+		return g.lastGroup
+	}
+	m, ok := g.matches.find(token)
+	if !ok {
+		return nil
+	}
+	g.last, g.lastGroup = append(g.last[:0], token...), m
+	return m
+}
+
 // add groups one player row.
 func (g *Q2Grouper) add(p *batch.Player) {
-	m, _ := g.matches.slot(p.Match)
+	m := g.entry(p.Match)
 	if m.rows < 2 {
 		g.keep(m, p)
 	}
@@ -122,6 +157,6 @@ func (g *Q2Grouper) Finish(out stage.Emitter) error {
 	for _, t := range tokens {
 		out.Token(Q2Tokens, t)
 	}
-	g.matches, g.wide = nil, nil
+	g.matches, g.wide, g.lastGroup = nil, nil, nil
 	return nil
 }

@@ -26,18 +26,31 @@ type pendingPlayer struct {
 // upload matches.csv first, so the buffer stays small in practice.
 type Joiner struct {
 	matchStream, playerStream, out string
-	qualifying                     *tokenSet
+	qualifying                     matchSet
 	matchesDone                    bool
 	pending                        []pendingPlayer
 	civs                           map[string]*civCount
 	names                          map[string]string
 }
 
+// matchSet is the set of qualifying match tokens a joiner keeps: a
+// tokenSet of its own, or its flag in a MatchTable's groups.
+type matchSet interface {
+	add(token []byte)
+	has(token []byte) bool
+	len() int
+	each(fn func(token []byte))
+}
+
 // NewJoiner returns a joiner of the two streams, emitting on out.
 func NewJoiner(matchStream, playerStream, out string) *Joiner {
+	return newJoiner(matchStream, playerStream, out, newTokenSet(0))
+}
+
+func newJoiner(matchStream, playerStream, out string, qualifying matchSet) *Joiner {
 	return &Joiner{
 		matchStream: matchStream, playerStream: playerStream, out: out,
-		qualifying: newTokenSet(0), civs: map[string]*civCount{}, names: map[string]string{},
+		qualifying: qualifying, civs: map[string]*civCount{}, names: map[string]string{},
 	}
 }
 

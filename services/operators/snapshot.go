@@ -178,8 +178,10 @@ func (g *Q2Grouper) AppendSnapshot(dst []byte) ([]byte, error) {
 	return w.b, nil
 }
 
-// group writes one match's group.
+// group writes one match's group: in version 2 with the joins it
+// qualifies for (version 1 had none).
 func (w *snapWriter) group(m *q2Match) {
+	w.byte(m.joins)
 	w.byte(m.rows)
 	for i := 0; i < 2; i++ {
 		w.byte(byte(m.winner[i]))
@@ -189,8 +191,12 @@ func (w *snapWriter) group(m *q2Match) {
 	}
 }
 
-// group reads what snapWriter.group wrote into m.
-func (r *snapReader) group(m *q2Match) {
+// group reads what snapWriter.group wrote into m; v1 is a group of
+// version 1.
+func (r *snapReader) group(m *q2Match, v1 bool) {
+	if !v1 {
+		m.joins = r.byte()
+	}
 	m.rows = r.byte()
 	for i := 0; i < 2; i++ {
 		m.winner[i] = tri(r.byte())
@@ -226,7 +232,7 @@ func (g *Q2Grouper) Restore(state []byte) error {
 		g.matches = newFlatTable[q2Match](n)
 		for ; n > 0 && r.err == nil; n-- {
 			m, _ := g.matches.slot(r.bytes())
-			r.group(m)
+			r.group(m, true)
 		}
 	case v == q2SnapshotVersion:
 		var seed uint64
@@ -245,7 +251,7 @@ func (g *Q2Grouper) Restore(state []byte) error {
 				r.fail()
 				break
 			}
-			r.group(m)
+			r.group(m, false)
 		}
 	default:
 		return fmt.Errorf("q2-grouper snapshot of version %d, want 1 or %d", v, q2SnapshotVersion)
@@ -288,7 +294,9 @@ func (j *Joiner) Restore(state []byte) error {
 	r := &snapReader{b: state}
 	r.version("joiner")
 	n := r.count(1)
-	j.qualifying = newTokenSet(n)
+	if _, own := j.qualifying.(*tokenSet); own {
+		j.qualifying = newTokenSet(n)
+	}
 	for ; n > 0 && r.err == nil; n-- {
 		j.qualifying.add(r.bytes())
 	}

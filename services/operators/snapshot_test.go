@@ -184,7 +184,13 @@ func TestQ2SnapshotVersion1StillReads(t *testing.T) {
 	w.uvarint(uint64(g.matches.len()))
 	g.matches.each(func(token []byte, m *q2Match) {
 		w.bytes(token)
-		w.group(m)
+		w.byte(m.rows)
+		for i := 0; i < 2; i++ {
+			w.byte(byte(m.winner[i]))
+			w.bool(m.hasRating[i])
+			w.bool(m.wide[i])
+			w.varint(m.units[i])
+		}
 	})
 	g.appendWide(w)
 	v2, err := g.AppendSnapshot(nil)

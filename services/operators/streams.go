@@ -39,6 +39,49 @@ func Specs() map[string]stage.Spec {
 	}
 }
 
+// fusesMatchTable returns the operators of a chain that a MatchTable
+// runs: q2-grouper, q3-joiner and q4-joiner when the chain has each of them
+// once and one after the other (in any order), else none.
+func fusesMatchTable(chain []deploy.Stage) map[string]bool {
+	fuse := map[string]bool{}
+	for _, op := range fusedIntoMatchTable {
+		fuse[op] = true
+	}
+	seen, first := map[string]int{}, -1
+	for i, ls := range chain {
+		if fuse[ls.Operator] {
+			seen[ls.Operator]++
+			if first < 0 {
+				first = i
+			}
+			if i-first >= len(fusedIntoMatchTable) {
+				return nil // not one after the other
+			}
+		}
+	}
+	for _, op := range fusedIntoMatchTable {
+		if seen[op] != 1 {
+			return nil
+		}
+	}
+	return fuse
+}
+
+// matchTableStage names the MatchTable's link after the stages it runs,
+// for its errors: "q2-grouper+q3-joiner+q4-joiner".
+func matchTableStage(chain []deploy.Stage, fuse map[string]bool) string {
+	name := ""
+	for _, ls := range chain {
+		if fuse[ls.Operator] {
+			if name != "" {
+				name += "+"
+			}
+			name += ls.Name
+		}
+	}
+	return name
+}
+
 func wrongKind(stream string, rows *wololov1.RowBatch, want string) error {
 	return fmt.Errorf("stream %s: got %T rows, want %s", stream, rows.GetRows(), want)
 }
@@ -47,6 +90,11 @@ func wrongKind(stream string, rows *wololov1.RowBatch, want string) error {
 // operator, or, for a task of chained stages (deploy.Plan), the chain of
 // theirs.
 func SpecFor(top deploy.Topology, st deploy.Stage) (stage.Spec, error) {
+	return specFor(top, st, true)
+}
+
+// specFor is SpecFor, with a MatchTable or without (to compare them).
+func specFor(top deploy.Topology, st deploy.Stage, fuseTable bool) (stage.Spec, error) {
 	specs := Specs()
 	if len(st.Chain) == 0 {
 		spec, ok := specs[st.Operator]
@@ -55,15 +103,30 @@ func SpecFor(top deploy.Topology, st deploy.Stage) (stage.Spec, error) {
 		}
 		return spec, nil
 	}
-	links := make([]stage.Link, len(st.Chain))
+	var fuse map[string]bool
+	if fuseTable {
+		fuse = fusesMatchTable(st.Chain)
+	}
+	lastFused := -1
+	for i, ls := range st.Chain {
+		if fuse[ls.Operator] {
+			lastFused = i
+		}
+	}
+	var links []stage.Link
 	members := map[string]bool{}
 	for i, ls := range st.Chain {
 		spec, ok := specs[ls.Operator]
 		if !ok {
 			return stage.Spec{}, fmt.Errorf("stage %s of task %s: unknown operator %q", ls.Name, st.Name, ls.Operator)
 		}
-		links[i] = stage.Link{Stage: ls.Name, Spec: spec}
 		members[ls.Name] = true
+		switch {
+		case !fuse[ls.Operator]:
+			links = append(links, stage.Link{Stage: ls.Name, Spec: spec})
+		case i == lastFused: // the table stands where the last of them stood, after all they read
+			links = append(links, stage.Link{Stage: matchTableStage(st.Chain, fuse), Spec: matchTableSpec()})
+		}
 	}
 	var internal []string
 	for _, s := range top.Chained {
