@@ -59,10 +59,11 @@ func NewClient(addr string, tlsConfig *tls.Config) (*grpc.ClientConn, error) {
 func DialOptions(tlsConfig *tls.Config) []grpc.DialOption {
 	creds := insecure.NewCredentials()
 	if tlsConfig != nil {
-		creds = credentials.NewTLS(tlsConfig)
+		creds = TLSCredentials(tlsConfig)
 	}
 	return []grpc.DialOption{
 		grpc.WithTransportCredentials(creds),
+		grpc.WithWriteBufferSize(writeBufferSize),
 		grpc.WithKeepaliveParams(keepalive.ClientParameters{Time: KeepaliveTime, Timeout: KeepaliveTimeout, PermitWithoutStream: true}),
 		grpc.WithConnectParams(grpc.ConnectParams{
 			Backoff:           backoff.Config{BaseDelay: 50 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: time.Second},
@@ -71,9 +72,18 @@ func DialOptions(tlsConfig *tls.Config) []grpc.DialOption {
 	}
 }
 
-// ServerOptions are the server options matching DialOptions.
+// TLSCredentials are gRPC's TLS credentials of config, with the records of
+// each write sent in one system call (coalescedTLS): what every Wololo
+// connection, client or server side, uses.
+func TLSCredentials(config *tls.Config) credentials.TransportCredentials {
+	return coalescedTLS{credentials.NewTLS(config)}
+}
+
+// ServerOptions are the server options matching DialOptions (without the
+// credentials: grpc.Creds(TLSCredentials(...)) where there are some).
 func ServerOptions() []grpc.ServerOption {
 	return []grpc.ServerOption{
+		grpc.WriteBufferSize(writeBufferSize),
 		// Stop waits for handlers to return, so none writes to a closed store.
 		grpc.WaitForHandlers(true),
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: time.Second, PermitWithoutStream: true}),

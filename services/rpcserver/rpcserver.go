@@ -67,7 +67,6 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/keepalive"
@@ -166,7 +165,7 @@ func New(o Options) (*Server, error) {
 		grpc.ChainStreamInterceptor(recoverStream(o.Log), authorizeStream(o), s.gateStream),
 	)
 	if o.Credentials != nil {
-		opts = append(opts, grpc.Creds(credentials.NewTLS(o.Credentials.ServerTLS())))
+		opts = append(opts, grpc.Creds(transport.TLSCredentials(o.Credentials.ServerTLS())))
 	}
 	s.grpc = grpc.NewServer(opts...)
 	if o.Recovering {
