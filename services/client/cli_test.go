@@ -127,3 +127,26 @@ func TestHelpNamesTheVariablesAndExitStatuses(t *testing.T) {
 		}
 	}
 }
+
+// TestChunkBuffersReuseOnlyAcknowledged: a sent chunk's buffer is read
+// into again only after an acknowledgement at or past its end.
+func TestChunkBuffersReuseOnlyAcknowledged(t *testing.T) {
+	var c chunkBuffers
+	a, b := c.get(), c.get()
+	if len(a) != ChunkSize || &a[0] == &b[0] {
+		t.Fatal("two fresh buffers share memory or are not a chunk long")
+	}
+	c.sent(100, a)
+	c.sent(200, b)
+	c.acked(150) // covers a, not b
+	if got := c.get(); &got[0] != &a[0] {
+		t.Fatal("the acknowledged chunk's buffer was not reused")
+	}
+	if got := c.get(); &got[0] == &b[0] {
+		t.Fatal("an unacknowledged chunk's buffer was reused")
+	}
+	c.acked(200)
+	if got := c.get(); &got[0] != &b[0] {
+		t.Fatal("b was not freed by the acknowledgement of its end")
+	}
+}

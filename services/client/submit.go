@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -368,6 +369,7 @@ func upload(ctx context.Context, jobs wololov1.JobServiceClient, id, path string
 		return false, fmt.Errorf("seek %s to %d: %w", path, first.Offset, err)
 	}
 	acks := make(chan error, 1)
+	var bufs chunkBuffers
 	go func() {
 		for {
 			r, err := stream.Recv()
@@ -376,6 +378,7 @@ func upload(ctx context.Context, jobs wololov1.JobServiceClient, id, path string
 				return
 			}
 			p.ack(file, r.Offset, r.Rows)
+			bufs.acked(r.Offset)
 			if r.Offset > first.Offset {
 				acked.Store(true)
 			}
@@ -385,14 +388,15 @@ func upload(ctx context.Context, jobs wololov1.JobServiceClient, id, path string
 			}
 		}
 	}()
-	buf := make([]byte, ChunkSize)
-	for {
+	for offset := first.Offset; ; {
+		buf := bufs.get()
 		n, rerr := io.ReadFull(f, buf)
 		if n > 0 {
 			if err := stream.Send(&wololov1.UploadRequest{Frame: &wololov1.UploadRequest_Data{Data: buf[:n]}}); err != nil {
 				return false, waitAck(acks, err)
 			}
-			buf = make([]byte, ChunkSize) // the sent slice may still be queued
+			offset += int64(n)
+			bufs.sent(offset, buf)
 		}
 		if rerr == io.EOF || rerr == io.ErrUnexpectedEOF {
 			break
@@ -408,6 +412,58 @@ func upload(ctx context.Context, jobs wololov1.JobServiceClient, id, path string
 		return false, err
 	}
 	return false, stream.CloseSend()
+}
+
+// chunkBuffers recycles an upload's read buffers. A sent chunk's buffer
+// may still be held below Send (gRPC may encode or trace a message
+// lazily), but once the gateway acknowledges an offset at or past the
+// chunk's end it has committed those bytes, and nothing holds the message:
+// the buffer is read into again, instead of a new one per chunk (a
+// gigabyte of allocation for a gigabyte uploaded).
+type chunkBuffers struct {
+	mu      sync.Mutex
+	pending []sentChunk // sent, not yet acknowledged, in offset order
+	free    [][]byte
+}
+
+type sentChunk struct {
+	end int64 // the file offset just past the chunk
+	buf []byte
+}
+
+// maxFreeChunks bounds the buffers kept for reuse.
+const maxFreeChunks = 8
+
+// get returns a buffer of ChunkSize bytes to read into.
+func (c *chunkBuffers) get() []byte {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if n := len(c.free); n > 0 {
+		buf := c.free[n-1]
+		c.free = c.free[:n-1]
+		return buf
+	}
+	return make([]byte, ChunkSize)
+}
+
+// sent records that buf was sent, ending at file offset end.
+func (c *chunkBuffers) sent(end int64, buf []byte) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.pending = append(c.pending, sentChunk{end, buf})
+}
+
+// acked frees the buffers of every chunk that ends at or before offset.
+func (c *chunkBuffers) acked(offset int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	i := 0
+	for ; i < len(c.pending) && c.pending[i].end <= offset; i++ {
+		if len(c.free) < maxFreeChunks {
+			c.free = append(c.free, c.pending[i].buf)
+		}
+	}
+	c.pending = append(c.pending[:0], c.pending[i:]...)
 }
 
 // waitAck returns the stream's real error after a failed Send.
