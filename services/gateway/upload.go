@@ -136,6 +136,7 @@ func (g *Gateway) upload(stream uploadStream) error {
 				}
 				in.Feed(data, false, out)
 				taken += len(data)
+				releaseData(data) // the ingest keeps a copy of what it still needs
 				if taken >= commitBytes || out.Built() >= g.cfg.OutboxLimit || !g.cfg.Committer.Outbox().HasRoom(out.Channels(), g.cfg.OutboxLimit) {
 					break
 				}

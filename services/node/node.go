@@ -242,7 +242,7 @@ func New(cfg Config) (*Node, error) {
 	}
 	wololov1.RegisterStageServiceServer(n.server.GRPC(), stageServer)
 	if n.Gateway != nil {
-		n.public, err = rpcserver.New(rpcserver.Options{Plane: rpcserver.Public, Credentials: cfg.Credentials, Log: log.Named("public"), Recovering: true})
+		n.public, err = rpcserver.New(rpcserver.Options{Plane: rpcserver.Public, Credentials: cfg.Credentials, Log: log.Named("public"), Recovering: true, Codec: gateway.UploadCodec()})
 		if err != nil {
 			return nil, err
 		}

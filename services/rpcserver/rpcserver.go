@@ -67,6 +67,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/encoding"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/keepalive"
@@ -131,6 +132,9 @@ type Options struct {
 	// Recovering starts the server recovering (see the package doc) until
 	// Recovered is called.
 	Recovering bool
+	// Codec, if set, is the server's gRPC codec for every call in place of
+	// gRPC's proto codec (the gateway's UploadCodec).
+	Codec encoding.CodecV2
 }
 
 // Server is one process's gRPC server.
@@ -164,6 +168,9 @@ func New(o Options) (*Server, error) {
 		grpc.ChainUnaryInterceptor(recoverUnary(o.Log), authorizeUnary(o), s.gateUnary),
 		grpc.ChainStreamInterceptor(recoverStream(o.Log), authorizeStream(o), s.gateStream),
 	)
+	if o.Codec != nil {
+		opts = append(opts, grpc.ForceServerCodecV2(o.Codec))
+	}
 	if o.Credentials != nil {
 		opts = append(opts, grpc.Creds(transport.TLSCredentials(o.Credentials.ServerTLS())))
 	}
