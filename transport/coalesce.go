@@ -20,7 +20,9 @@ const writeBufferSize = 256 << 10
 // through the TCP stack. Here the connection's writes during one TLS Write
 // are held and sent as one at its end, so that a flush is one system call.
 // Bytes, order and security are TLS's own: only the socket calls change.
-type coalescedTLS struct{ credentials.TransportCredentials }
+type coalescedTLS struct {
+	credentials.TransportCredentials
+}
 
 func (c coalescedTLS) ClientHandshake(ctx context.Context, authority string, raw net.Conn) (net.Conn, credentials.AuthInfo, error) {
 	hold := &holdingConn{Conn: raw}
