@@ -4,6 +4,7 @@ import (
 	"context"
 	"net"
 	"sync"
+	"sync/atomic"
 
 	"google.golang.org/grpc/credentials"
 )
@@ -53,6 +54,18 @@ type coalescingConn struct {
 	hold *holdingConn
 }
 
+// Close closes the TLS connection. If a write of held records is blocked
+// on the socket (a peer that stopped reading), it closes the socket first,
+// which ends that write: TLS would do the same for a write of its own in
+// flight, but the held records are written after TLS's Write returned, and
+// its Close would otherwise wait on them for its close_notify alert.
+func (c *coalescingConn) Close() error {
+	if c.hold.flushing.Load() {
+		_ = c.hold.Conn.Close()
+	}
+	return c.Conn.Close()
+}
+
 func (c *coalescingConn) Write(p []byte) (int, error) {
 	c.hold.begin()
 	n, err := c.Conn.Write(p)
@@ -72,6 +85,8 @@ type holdingConn struct {
 	holders int
 	held    []byte
 	err     error // the first failed write: TLS has seen success, so later writes fail
+	// flushing is set while end writes the held records to the socket.
+	flushing atomic.Bool
 }
 
 func (h *holdingConn) begin() {
@@ -100,9 +115,11 @@ func (h *holdingConn) end() error {
 	defer h.mu.Unlock()
 	h.holders--
 	if len(h.held) > 0 && h.err == nil {
+		h.flushing.Store(true)
 		if _, err := h.Conn.Write(h.held); err != nil {
 			h.err = err
 		}
+		h.flushing.Store(false)
 	}
 	h.held = h.held[:0]
 	if cap(h.held) > 4*writeBufferSize {

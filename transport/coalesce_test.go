@@ -8,6 +8,7 @@ import (
 	"net"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/wololo/wololo/transport/pki"
 )
@@ -101,5 +102,73 @@ func TestCoalescedTLSWritesOncePerWrite(t *testing.T) {
 	rest := all[len(payload):]
 	if !bytes.Equal(rest, append(append([]byte{}, a...), b...)) && !bytes.Equal(rest, append(append([]byte{}, b...), a...)) {
 		t.Fatalf("the concurrent writes arrived as %d bytes, not one after the other", len(rest))
+	}
+}
+
+// TestCoalescedTLSCloseEndsABlockedWrite: when the peer stops reading and
+// a write of held records blocks on the socket, Close ends it at once, as
+// TLS does for a write of its own, instead of waiting out the deadline
+// TLS gives its close_notify alert (5 s).
+func TestCoalescedTLSCloseEndsABlockedWrite(t *testing.T) {
+	ca, err := pki.NewCA("test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	server, _ := ca.Credentials(pki.Identity{Kind: pki.Instance, Name: "shard-0"})
+	client, _ := ca.Credentials(pki.Identity{Kind: pki.Instance, Name: "gateway-0"})
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		raw, err := l.Accept()
+		if err != nil {
+			return
+		}
+		defer raw.Close()
+		if _, _, err := TLSCredentials(server.ServerTLS()).ServerHandshake(raw); err != nil {
+			return
+		}
+		<-stop // and never read
+	}()
+	raw, err := net.Dial("tcp", l.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, _, err := TLSCredentials(client.ClientTLS("shard-0")).ClientHandshake(context.Background(), "shard-0", raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hold := conn.(*coalescingConn).hold
+	wrote := make(chan error, 1)
+	go func() {
+		p := make([]byte, writeBufferSize)
+		for {
+			if _, err := conn.Write(p); err != nil {
+				wrote <- err
+				return
+			}
+		}
+	}()
+	for !hold.flushing.Load() { // the socket's buffers fill, and a flush blocks
+		select {
+		case err := <-wrote:
+			t.Fatalf("a write failed before the socket filled: %v", err)
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	time.Sleep(50 * time.Millisecond)
+	closed := make(chan struct{})
+	go func() { conn.Close(); close(closed) }()
+	select {
+	case <-closed:
+	case <-time.After(3 * time.Second):
+		t.Fatal("Close waited on the blocked write")
+	}
+	if err := <-wrote; err == nil {
+		t.Fatal("the blocked write did not fail")
 	}
 }
