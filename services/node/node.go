@@ -398,6 +398,9 @@ func (n *Node) Serve(ctx context.Context) error {
 		if n.Gateway != nil {
 			run("gateway", n.Gateway.Serve)
 		}
+		for job, err := range n.runtime.Unrestorable() {
+			life.Go(func(ctx context.Context) { n.reportFailed(ctx, job, err, n.log.With("job", job)) })
+		}
 		// Fence older incarnations of this instance at every receiver
 		// before resending anything, then resend what the store holds.
 		life.Go(func(ctx context.Context) {

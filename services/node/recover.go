@@ -103,10 +103,16 @@ func announce(ctx context.Context, top deploy.Topology, self deploy.Instance, in
 // is the gateway, over StageService.FailJob otherwise, retried until the
 // gateway has it or the node stops.
 func (n *Node) reportLost(ctx context.Context, ch transport.ChannelID, lost error) {
+	n.reportFailed(ctx, ch.Job, lost, n.log.With("job", ch.Job, "stream", ch.Stream, "receiver", ch.Receiver))
+}
+
+// reportFailed tells the gateway that a job cannot complete, and why: a
+// channel lost its state (reportLost), or recovery could not restore the
+// job's state (stage.Runtime.Unrestorable).
+func (n *Node) reportFailed(ctx context.Context, job string, reason error, log hclog.Logger) {
 	self := n.cfg.Instance.Name()
-	log := n.log.With("job", ch.Job, "stream", ch.Stream, "receiver", ch.Receiver)
 	if n.Gateway != nil {
-		if err := n.Gateway.FailJob(ch.Job, self, lost.Error()); err != nil {
+		if err := n.Gateway.FailJob(job, self, reason.Error()); err != nil {
 			log.Error("could not fail the job", "error", err)
 		}
 		return
@@ -117,7 +123,7 @@ func (n *Node) reportLost(ctx context.Context, ch transport.ChannelID, lost erro
 		if err != nil {
 			return status.Error(codes.Unavailable, err.Error())
 		}
-		_, err = wololov1.NewStageServiceClient(conn).FailJob(ctx, &wololov1.FailJobRequest{JobId: ch.Job, Reporter: self, Reason: lost.Error()})
+		_, err = wololov1.NewStageServiceClient(conn).FailJob(ctx, &wololov1.FailJobRequest{JobId: job, Reporter: self, Reason: reason.Error()})
 		return err
 	})
 	switch {

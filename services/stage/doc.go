@@ -40,6 +40,12 @@
 // again), keeps commits one record per batch, and makes restart cost the
 // time the operator already spent, which is seconds at full scale.
 //
+// A job whose state log does not replay (its entries are read, an
+// operator cannot restore them) is not rebuilt and not started afresh:
+// Recover goes on with the other jobs, refuses the job's streams as a
+// dropped job's, and lists it in Unrestorable, which the process reports
+// to the gateway as the job's failure.
+//
 // Chains. A task of the physical plan (deploy.Plan) may run several
 // operators: Chain (chain.go) makes them one Operator, so the runtime does
 // not know the difference. What a chained operator emits on a stream

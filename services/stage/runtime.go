@@ -152,6 +152,10 @@ type Runtime struct {
 	mu      sync.Mutex
 	jobs    map[string]*job
 	dropped map[string]bool
+	// unrestorable are the jobs Recover could not rebuild (their state log
+	// does not replay), with why; refused like dropped jobs until the
+	// gateway, told by the process, fails and drops them.
+	unrestorable map[string]error
 }
 
 // New returns a Runtime.
@@ -160,7 +164,7 @@ func New(cfg Config) (*Runtime, error) {
 		return nil, err
 	}
 	cfg = cfg.WithDefaults()
-	return &Runtime{cfg: cfg, self: cfg.Instance.Name(), jobs: map[string]*job{}, dropped: map[string]bool{}}, nil
+	return &Runtime{cfg: cfg, self: cfg.Instance.Name(), jobs: map[string]*job{}, dropped: map[string]bool{}, unrestorable: map[string]error{}}, nil
 }
 
 // Serve runs until ctx ends (nil) or a commit fails (that error). Either
@@ -261,6 +265,7 @@ func (r *Runtime) DropJob(id string) error {
 	r.mu.Lock()
 	j := r.jobs[id]
 	delete(r.jobs, id)
+	delete(r.unrestorable, id)
 	already := r.dropped[id]
 	r.dropped[id] = true
 	r.mu.Unlock()
@@ -381,7 +386,15 @@ func (r *Runtime) Recover(img *transport.Image) error {
 			j.finished, j.op = true, nil
 		} else if !r.cfg.Spec.Stateless {
 			if err := r.replay(j, ji.State); err != nil {
-				return fmt.Errorf("job %s: replay state log: %w", id, err)
+				// Its state is gone for good (the log is read, it does not
+				// replay: a store written by a build whose state this one
+				// cannot read, say). The job cannot complete; the other
+				// jobs can, so the process goes on without it.
+				err = fmt.Errorf("%s cannot restore the state of job %s: replay state log: %w", r.self, id, err)
+				j.log.Error("job state cannot be restored; the job fails", "error", err)
+				r.dropped[id] = true
+				r.unrestorable[id] = err
+				continue
 			}
 		}
 		// The store is authoritative for ended inputs.
@@ -399,6 +412,15 @@ func (r *Runtime) Recover(img *transport.Image) error {
 			"state-log-entries", len(ji.State), "replay", time.Since(start).Round(time.Millisecond))
 	}
 	return nil
+}
+
+// Unrestorable returns the jobs Recover could not rebuild, with why: the
+// process reports them failed to the gateway (their streams are refused
+// meanwhile, as a dropped job's are).
+func (r *Runtime) Unrestorable() map[string]error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return maps.Clone(r.unrestorable)
 }
 
 // replay rebuilds a job's operator from its state log. What the operator

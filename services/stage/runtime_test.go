@@ -390,3 +390,58 @@ func TestRuntimeCreatesNoJobForARefusedChannel(t *testing.T) {
 		t.Fatalf("after a drop: %v", err)
 	}
 }
+
+// TestRecoverFailsOnlyAJobWhoseStateDoesNotReplay: a job whose state log
+// does not replay (written by a build whose state this one cannot read)
+// is not rebuilt, and not started afresh either: Recover goes on with the
+// other jobs, reports it in Unrestorable with the reason, and its streams
+// are refused as a dropped job's are, until the gateway drops it.
+func TestRecoverFailsOnlyAJobWhoseStateDoesNotReplay(t *testing.T) {
+	self := deploy.Instance{Stage: "q3-aggregator", Index: 0}
+	store := transport.NewMemStore()
+	ch := func(job string) transport.ChannelID {
+		return transport.ChannelID{Job: job, Stream: operators.Q3Partials, Sender: "q3-joiner-0", Receiver: self.Name()}
+	}
+	var b batch.CivBuilder
+	b.Add("Aztecs", 1, 2)
+	rows := encode(t, b.Build())
+	rt, _, stop := startRuntime(t, self, operators.Specs()["q3-aggregator"], store)
+	for _, job := range []string{"good", "bad"} {
+		if err := deliver(t, rt, ch(job), &wololov1.Batch{Seq: 1, Rows: rows}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	// The bad job's log gets an entry this build cannot read: a snapshot
+	// the aggregator cannot restore.
+	bad, err := proto.Marshal(&wololov1.Journal{Snapshot: []byte{0xff, 0xff, 0xff}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := store.Commit(&transport.Commit{Job: "bad", State: bad}); err != nil {
+		t.Fatal(err)
+	}
+
+	rt, _, _ = startRuntime(t, self, operators.Specs()["q3-aggregator"], store)
+	lost := rt.Unrestorable()
+	if len(lost) != 1 || lost["bad"] == nil || !strings.Contains(lost["bad"].Error(), "replay state log") {
+		t.Fatalf("Unrestorable = %v, want job bad with the reason", lost)
+	}
+	if _, err := rt.Open(ch("bad")); !errors.Is(err, transport.ErrJobDropped) {
+		t.Fatalf("a stream of the unrestorable job: %v, want it refused as dropped", err)
+	}
+	if wm, err := rt.Open(ch("good")); err != nil || wm != 1 {
+		t.Fatalf("the good job: watermark %d, %v", wm, err)
+	}
+	if err := deliver(t, rt, ch("good"), &wololov1.Batch{Seq: 2, Eof: true}); err != nil {
+		t.Fatalf("the good job goes on: %v", err)
+	}
+	if err := rt.DropJob("bad"); err != nil {
+		t.Fatal(err)
+	}
+	if lost := rt.Unrestorable(); len(lost) != 0 {
+		t.Fatalf("after the drop, Unrestorable = %v", lost)
+	}
+}
