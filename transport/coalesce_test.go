@@ -160,7 +160,6 @@ func TestCoalescedTLSCloseEndsABlockedWrite(t *testing.T) {
 		case <-time.After(10 * time.Millisecond):
 		}
 	}
-	time.Sleep(50 * time.Millisecond)
 	closed := make(chan struct{})
 	go func() { conn.Close(); close(closed) }()
 	select {

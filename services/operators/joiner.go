@@ -38,8 +38,6 @@ type Joiner struct {
 type matchSet interface {
 	add(token []byte)
 	has(token []byte) bool
-	len() int
-	each(fn func(token []byte))
 }
 
 // NewJoiner returns a joiner of the two streams, emitting on out.

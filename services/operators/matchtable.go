@@ -49,24 +49,6 @@ func (f joinFlag) has(token []byte) bool {
 	return m != nil && m.joins&f.bit != 0
 }
 
-func (f joinFlag) len() int {
-	n := 0
-	f.g.matches.eachSlot(func(_ uint32, _ uint64, _ uint32, m *q2Match) {
-		if m.joins&f.bit != 0 {
-			n++
-		}
-	})
-	return n
-}
-
-func (f joinFlag) each(fn func(token []byte)) {
-	f.g.matches.each(func(token []byte, m *q2Match) {
-		if m.joins&f.bit != 0 {
-			fn(token)
-		}
-	})
-}
-
 // NewMatchTable returns an empty table.
 func NewMatchTable() *MatchTable {
 	g := NewQ2Grouper()
@@ -150,8 +132,9 @@ func (t *MatchTable) Finish(out stage.Emitter) error {
 	return t.q2.Finish(out)
 }
 
-// AppendSnapshot writes the joiners' snapshots, each as a byte string, and
-// then the grouper's, which holds the joins' flags, in place.
+// AppendSnapshot writes the joiners' snapshots (their counters and
+// pending rows), each as a byte string, and then the grouper's, in place,
+// which holds the joins' flags: their qualifying matches.
 func (t *MatchTable) AppendSnapshot(dst []byte) ([]byte, error) {
 	w := &snapWriter{b: dst}
 	w.byte(snapshotVersion)

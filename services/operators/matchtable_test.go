@@ -11,35 +11,38 @@ import (
 	"github.com/wololo/wololo/services/batch"
 )
 
-// TestShardTaskFusesTheMatchTable: the default plan's shard task runs a
-// MatchTable in place of its grouper and joiners.
+// TestShardTaskFusesTheMatchTable: a MatchTable runs where a chain has
+// the grouper and the two joiners one after the other, in any order; the
+// default plan's shard task is such a chain.
 func TestShardTaskFusesTheMatchTable(t *testing.T) {
-	op := taskSpec(t, "shard").New()
-	snap, ok := op.(interface{ AppendSnapshot([]byte) ([]byte, error) })
-	if !ok {
-		t.Fatalf("the shard task cannot snapshot")
-	}
-	if _, err := snap.AppendSnapshot(nil); err != nil {
-		t.Fatal(err)
-	}
 	top := deploy.Default()
 	st, _ := top.Stage("shard")
-	if fuse := fusesMatchTable(st.Chain); len(fuse) != 3 {
-		t.Fatalf("the shard task %v fuses %v", st.Chain, fuse)
+	var shard []string
+	for _, ls := range st.Chain {
+		shard = append(shard, ls.Operator)
 	}
-	// Not one after the other, or one of them twice: nothing is fused.
-	for _, chain := range [][]string{
-		{"q2-grouper", "players-filter", "q3-joiner", "q4-joiner"},
-		{"q2-grouper", "q3-joiner"},
-		{"q2-grouper", "q3-joiner", "q4-joiner", "q3-joiner"},
+	for _, c := range []struct {
+		chain []string
+		at    int
+		ok    bool
+	}{
+		{shard, slices.Index(shard, "q2-grouper"), true},
+		{[]string{"q4-joiner", "q2-grouper", "q3-joiner"}, 0, true},
+		{[]string{"players-filter", "q3-joiner", "q2-grouper", "q4-joiner", "q3-aggregator"}, 1, true},
+		{[]string{"q2-grouper", "players-filter", "q3-joiner", "q4-joiner"}, 0, false},
+		{[]string{"q2-grouper", "q3-joiner"}, 0, false},
 	} {
 		var stages []deploy.Stage
-		for _, op := range chain {
+		for _, op := range c.chain {
 			stages = append(stages, deploy.Stage{Name: op, Operator: op})
 		}
-		if fuse := fusesMatchTable(stages); fuse != nil {
-			t.Fatalf("%v fuses %v", chain, fuse)
+		if at, ok := matchTableRun(stages); at != c.at || ok != c.ok {
+			t.Errorf("%v: run at %d, %v; want %d, %v", c.chain, at, ok, c.at, c.ok)
 		}
+	}
+	at, _ := matchTableRun(st.Chain)
+	if got := matchTableStage(st.Chain[at : at+3]); got != "q2-grouper+q3-joiner+q4-joiner" {
+		t.Errorf("the table's link is named %q", got)
 	}
 }
 

@@ -274,10 +274,19 @@ func (g *Q2Grouper) Restore(state []byte) error {
 // AppendSnapshot writes the qualifying matches, whether they are all known,
 // the buffered player rows and the counters.
 func (j *Joiner) AppendSnapshot(dst []byte) ([]byte, error) {
-	w := &snapWriter{b: slices.Grow(dst, 64+j.qualifying.len()*20+len(j.pending)*24)}
+	// The qualifying matches, where the joiner keeps them itself; in a
+	// MatchTable they are flags of the grouper's groups, in its snapshot.
+	own, _ := j.qualifying.(*tokenSet)
+	n := 0
+	if own != nil {
+		n = own.len()
+	}
+	w := &snapWriter{b: slices.Grow(dst, 64+n*20+len(j.pending)*24)}
 	w.byte(snapshotVersion)
-	w.uvarint(uint64(j.qualifying.len()))
-	j.qualifying.each(func(token []byte) { w.bytes(token) })
+	w.uvarint(uint64(n))
+	if own != nil {
+		own.each(func(token []byte) { w.bytes(token) })
+	}
 	w.bool(j.matchesDone)
 	w.uvarint(uint64(len(j.pending)))
 	for _, p := range j.pending {

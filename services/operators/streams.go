@@ -2,6 +2,8 @@ package operators
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/wololo/wololo/deploy"
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
@@ -39,47 +41,31 @@ func Specs() map[string]stage.Spec {
 	}
 }
 
-// fusesMatchTable returns the operators of a chain that a MatchTable
-// runs: q2-grouper, q3-joiner and q4-joiner when the chain has each of them
-// once and one after the other (in any order), else none.
-func fusesMatchTable(chain []deploy.Stage) map[string]bool {
-	fuse := map[string]bool{}
-	for _, op := range fusedIntoMatchTable {
-		fuse[op] = true
-	}
-	seen, first := map[string]int{}, -1
-	for i, ls := range chain {
-		if fuse[ls.Operator] {
-			seen[ls.Operator]++
-			if first < 0 {
-				first = i
-			}
-			if i-first >= len(fusedIntoMatchTable) {
-				return nil // not one after the other
-			}
+// matchTableRun returns where a chain runs q2-grouper, q3-joiner and
+// q4-joiner one after the other, in any order (chain[at:at+3]), for a
+// MatchTable to run in their place; false if it does not.
+func matchTableRun(chain []deploy.Stage) (at int, ok bool) {
+	want := slices.Sorted(slices.Values(fusedIntoMatchTable))
+	for at = 0; at+len(want) <= len(chain); at++ {
+		var ops []string
+		for _, ls := range chain[at : at+len(want)] {
+			ops = append(ops, ls.Operator)
+		}
+		if slices.Sort(ops); slices.Equal(ops, want) {
+			return at, true
 		}
 	}
-	for _, op := range fusedIntoMatchTable {
-		if seen[op] != 1 {
-			return nil
-		}
-	}
-	return fuse
+	return 0, false
 }
 
 // matchTableStage names the MatchTable's link after the stages it runs,
 // for its errors: "q2-grouper+q3-joiner+q4-joiner".
-func matchTableStage(chain []deploy.Stage, fuse map[string]bool) string {
-	name := ""
-	for _, ls := range chain {
-		if fuse[ls.Operator] {
-			if name != "" {
-				name += "+"
-			}
-			name += ls.Name
-		}
+func matchTableStage(run []deploy.Stage) string {
+	names := make([]string, len(run))
+	for i, ls := range run {
+		names[i] = ls.Name
 	}
-	return name
+	return strings.Join(names, "+")
 }
 
 func wrongKind(stream string, rows *wololov1.RowBatch, want string) error {
@@ -103,16 +89,8 @@ func specFor(top deploy.Topology, st deploy.Stage, fuseTable bool) (stage.Spec, 
 		}
 		return spec, nil
 	}
-	var fuse map[string]bool
-	if fuseTable {
-		fuse = fusesMatchTable(st.Chain)
-	}
-	lastFused := -1
-	for i, ls := range st.Chain {
-		if fuse[ls.Operator] {
-			lastFused = i
-		}
-	}
+	at, fuse := matchTableRun(st.Chain)
+	fuse = fuse && fuseTable
 	var links []stage.Link
 	members := map[string]bool{}
 	for i, ls := range st.Chain {
@@ -122,10 +100,10 @@ func specFor(top deploy.Topology, st deploy.Stage, fuseTable bool) (stage.Spec, 
 		}
 		members[ls.Name] = true
 		switch {
-		case !fuse[ls.Operator]:
+		case !fuse || i < at || i >= at+len(fusedIntoMatchTable):
 			links = append(links, stage.Link{Stage: ls.Name, Spec: spec})
-		case i == lastFused: // the table stands where the last of them stood, after all they read
-			links = append(links, stage.Link{Stage: matchTableStage(st.Chain, fuse), Spec: matchTableSpec()})
+		case i == at:
+			links = append(links, stage.Link{Stage: matchTableStage(st.Chain[at : at+len(fusedIntoMatchTable)]), Spec: matchTableSpec()})
 		}
 	}
 	var internal []string
