@@ -109,6 +109,20 @@ type gateway interface {
 }
 
 // clientTLS is the TLS config of the test's client credential.
+// submitInBackground submits dataset d as job on c, its results to out,
+// and returns where the client's outcome comes: nil once the results are
+// in out, else the error submit returned.
+func submitInBackground(ctx context.Context, t *testing.T, c gateway, d *dataset, out, job string) <-chan error {
+	t.Helper()
+	tlsConfig := clientTLS(t, c) // here: t.Fatal must not run on another goroutine
+	done := make(chan error, 1)
+	go func() {
+		_, err := client.Submit(ctx, client.SubmitOptions{Server: c.GatewayAddr(), TLS: tlsConfig, Matches: d.matches, Players: d.players, Out: out, JobID: job})
+		done <- err
+	}()
+	return done
+}
+
 func clientTLS(t testing.TB, c gateway) *tls.Config {
 	t.Helper()
 	cfg, err := c.ClientTLS("client")

@@ -11,7 +11,6 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
 	"github.com/wololo/wololo/deploy"
-	"github.com/wololo/wololo/services/client"
 	"github.com/wololo/wololo/services/node"
 	"github.com/wololo/wololo/transport"
 	"github.com/wololo/wololo/transport/transporttest"
@@ -35,11 +34,7 @@ func TestFullDiskStopsTheProcess(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	out := t.TempDir()
-	submitted := make(chan error, 1)
-	go func() {
-		_, err := client.Submit(ctx, client.SubmitOptions{Server: c.GatewayAddr(), TLS: clientTLS(t, c), Matches: d.matches, Players: d.players, Out: out, JobID: "full-disk"})
-		submitted <- err
-	}()
+	submitted := submitInBackground(ctx, t, c, d, out, "full-disk")
 
 	conn, err := transport.NewClient(c.Addrs[victim], operatorTLS(t, c, victim))
 	if err != nil {

@@ -10,7 +10,6 @@ import (
 
 	"github.com/wololo/wololo/deploy"
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
-	"github.com/wololo/wololo/services/client"
 	"github.com/wololo/wololo/services/node"
 	"github.com/wololo/wololo/transport"
 )
@@ -48,11 +47,7 @@ func TestUnrestorableStateFailsTheJob(t *testing.T) {
 	const victim, job = "shard-0", "unrestorable"
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	submitted := make(chan error, 1)
-	go func() {
-		_, err := client.Submit(ctx, client.SubmitOptions{Server: c.GatewayAddr(), TLS: clientTLS(t, c), Matches: d.matches, Players: d.players, Out: t.TempDir(), JobID: job})
-		submitted <- err
-	}()
+	submitted := submitInBackground(ctx, t, c, d, t.TempDir(), job)
 	// Until shard-0 holds state of the job (under the job's id).
 	id := ""
 	for id == "" {

@@ -25,11 +25,7 @@ func TestWipedStoreFailsTheJob(t *testing.T) {
 	const victim, job = "shard-0", "wiped"
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	submitted := make(chan error, 1)
-	go func() {
-		_, err := client.Submit(ctx, client.SubmitOptions{Server: c.GatewayAddr(), TLS: clientTLS(t, c), Matches: d.matches, Players: d.players, Out: t.TempDir(), JobID: job})
-		submitted <- err
-	}()
+	submitted := submitInBackground(ctx, t, c, d, t.TempDir(), job)
 
 	// Until the gateway has trimmed batches shard-0 acknowledged.
 	gateway := c.Store("gateway-0")

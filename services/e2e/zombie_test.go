@@ -43,11 +43,7 @@ func TestZombieIsFenced(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	out := t.TempDir()
-	done := make(chan error, 1)
-	go func() {
-		_, err := client.Submit(ctx, client.SubmitOptions{Server: c.GatewayAddr(), TLS: clientTLS(t, c), Matches: d.matches, Players: d.players, Out: out, JobID: "zombie"})
-		done <- err
-	}()
+	done := submitInBackground(ctx, t, c, d, out, "zombie")
 	// Wait until the players upload is under way, so the victim has work.
 	conn, err := client.Dial(c.GatewayAddr(), clientTLS(t, c))
 	if err != nil {
