@@ -20,6 +20,7 @@ import (
 
 	"github.com/wololo/wololo/deploy"
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
+	"github.com/wololo/wololo/services/metrics"
 )
 
 // Process states of a snapshot.
@@ -176,7 +177,7 @@ func Summarize(top deploy.Topology, answers []Answer, jobs []*wololov1.ClusterJo
 				cur.add("out/"+stage.Name, name, j.GetJobId(), float64(j.GetRowsOut()))
 				cur.add("stall/"+stage.Name, name, j.GetJobId(), j.GetBackpressureSeconds())
 				for _, o := range j.GetOutputs() {
-					lag := int64(o.GetLastSeq() - min(o.GetAcked(), o.GetLastSeq()))
+					lag := int64(metrics.Lag(o))
 					cs.OutboxDepth += o.GetOutboxDepth()
 					cs.MaxLagBatches = max(cs.MaxLagBatches, lag)
 					if s := streams[o.GetStream()]; s != nil {

@@ -101,8 +101,8 @@ func (mm *masterMetrics) Collect(ch chan<- prometheus.Metric) {
 	}
 	gauge(descTerm, float64(st.GetTerm()))
 	gauge(descLeader, float64(st.GetLeader()))
-	gauge(descIsLeader, bool01(st.GetElectionRole() == "leader"))
-	gauge(descActing, bool01(st.GetActing()))
+	gauge(descIsLeader, metrics.Bool(st.GetElectionRole() == "leader"))
+	gauge(descActing, metrics.Bool(st.GetActing()))
 	states := map[string]int{"alive": 0, "recovering": 0, "silent": 0, "exited": 0, "unknown": 0}
 	for _, p := range st.GetProcesses() {
 		states[p.GetState()]++
@@ -112,11 +112,4 @@ func (mm *masterMetrics) Collect(ch chan<- prometheus.Metric) {
 	}
 	mm.restarts.Collect(ch)
 	mm.failover.Collect(ch)
-}
-
-func bool01(b bool) float64 {
-	if b {
-		return 1
-	}
-	return 0
 }

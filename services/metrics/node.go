@@ -4,28 +4,13 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
-	"github.com/wololo/wololo/transport"
 )
 
-// NodeSource is where a graph node's collector reads, at scrape time.
+// NodeSource is where a graph node's collector reads, at scrape time:
+// the process's Status (its jobs only once it has recovered, as Status
+// reports them).
 type NodeSource struct {
-	// Progress is every job the process holds, as Status reports it: its
-	// input and output channels with their counters.
-	Progress func() []*wololov1.JobProgress
-	// Store is the store's counters.
-	Store func() transport.StoreStats
-	// Process is the process's own state.
-	Process func() Process
-}
-
-// Process is a graph process's state, for its metrics.
-type Process struct {
-	Incarnation uint64
-	Recovering  bool
-	Announced   bool
-	// Seconds this start's recovery took to load the store and to rebuild
-	// the jobs (0 until done).
-	LoadSeconds, ReplaySeconds float64
+	Status func() *wololov1.GetResponse
 }
 
 func desc(name, help string, labels ...string) *prometheus.Desc {
@@ -89,30 +74,23 @@ func (c nodeCollector) Collect(ch chan<- prometheus.Metric) {
 	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
 	}
-	if c.src.Process != nil {
-		p := c.src.Process()
-		gauge(descIncarnation, float64(p.Incarnation))
-		gauge(descRecovering, b2f(p.Recovering))
-		gauge(descAnnounced, b2f(p.Announced))
-		if !p.Recovering {
-			gauge(descRecovery, p.LoadSeconds, "load")
-			gauge(descRecovery, p.ReplaySeconds, "replay")
-		}
+	st := c.src.Status()
+	gauge(descIncarnation, float64(st.GetIncarnation()))
+	gauge(descRecovering, Bool(st.GetRecovering()))
+	gauge(descAnnounced, Bool(st.GetAnnounced()))
+	counter(descCommits, float64(st.GetStore().GetCommits()))
+	counter(descCommitBytes, float64(st.GetStore().GetBytes()))
+	counter(descSyncs, float64(st.GetStore().GetSyncs()))
+	if st.GetRecovering() {
+		return // no job, and no recovery time, until it has recovered
 	}
-	if c.src.Store != nil {
-		st := c.src.Store()
-		counter(descCommits, float64(st.Commits))
-		counter(descCommitBytes, float64(st.Bytes))
-		counter(descSyncs, float64(st.Syncs))
-	}
-	if c.src.Progress == nil {
-		return
-	}
-	jobs := c.src.Progress()
+	gauge(descRecovery, st.GetRecoveryLoadSeconds(), "load")
+	gauge(descRecovery, st.GetRecoveryReplaySeconds(), "replay")
+	jobs := st.GetJobs()
 	gauge(descJobs, float64(len(jobs)))
 	for _, j := range jobs {
 		id := j.GetJobId()
-		gauge(descJobFinished, b2f(j.GetFinished()), id)
+		gauge(descJobFinished, Bool(j.GetFinished()), id)
 		counter(descRowsIn, float64(j.GetRowsIn()), id)
 		counter(descRowsOut, float64(j.GetRowsOut()), id)
 		counter(descStallWaits, float64(j.GetBackpressureWaits()), id)
@@ -123,8 +101,8 @@ func (c nodeCollector) Collect(ch chan<- prometheus.Metric) {
 			counter(descSentRows, float64(o.GetRows()), l...)
 			counter(descSentBytes, float64(o.GetBytes()), l...)
 			gauge(descOutbox, float64(o.GetOutboxDepth()), l...)
-			gauge(descLag, float64(o.GetLastSeq()-min(o.GetAcked(), o.GetLastSeq())), l...)
-			gauge(descConnected, b2f(o.GetConnected()), l...)
+			gauge(descLag, float64(Lag(o)), l...)
+			gauge(descConnected, Bool(o.GetConnected()), l...)
 		}
 		for _, in := range j.GetInputs() {
 			l := []string{id, in.GetStream(), in.GetSender()}
@@ -136,9 +114,16 @@ func (c nodeCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
-func b2f(b bool) float64 {
+// Bool is a gauge's value of a flag: 1 or 0.
+func Bool(b bool) float64 {
 	if b {
 		return 1
 	}
 	return 0
+}
+
+// Lag is how many batches of an output channel its receiver has not
+// acknowledged: its last sequence number less the last acknowledgement.
+func Lag(o *wololov1.OutputChannel) uint64 {
+	return o.GetLastSeq() - min(o.GetAcked(), o.GetLastSeq())
 }

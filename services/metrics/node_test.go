@@ -22,11 +22,14 @@ func TestNodeMetricsFollowTheJobs(t *testing.T) {
 	}}
 	reg := New("shard", "shard-1")
 	times := NewStoreTimes()
-	err := reg.Register(append(times.Collectors(), NewNodeCollector(NodeSource{
-		Progress: func() []*wololov1.JobProgress { return jobs },
-		Store:    func() transport.StoreStats { return transport.StoreStats{Commits: 3, Bytes: 300, Syncs: 2} },
-		Process:  func() Process { return Process{Incarnation: 4, LoadSeconds: 0.25, ReplaySeconds: 0.5} },
-	}))...)
+	recovering := false
+	err := reg.Register(append(times.Collectors(), NewNodeCollector(NodeSource{Status: func() *wololov1.GetResponse {
+		r := &wololov1.GetResponse{Incarnation: 4, Recovering: recovering, Store: &wololov1.StoreCounters{Commits: 3, Bytes: 300, Syncs: 2}}
+		if !recovering {
+			r.Jobs, r.RecoveryLoadSeconds, r.RecoveryReplaySeconds = jobs, 0.25, 0.5
+		}
+		return r
+	}}))...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,5 +65,12 @@ func TestNodeMetricsFollowTheJobs(t *testing.T) {
 	jobs = nil // the job was dropped
 	if text := scrape(); strings.Contains(text, `job="j1"`) {
 		t.Errorf("the dropped job's series are still served:\n%s", text)
+	}
+	// While the process recovers it says so, and serves neither jobs
+	// (being rebuilt) nor a recovery time (not known yet).
+	jobs, recovering = []*wololov1.JobProgress{{JobId: "j2"}}, true
+	text = scrape()
+	if !strings.Contains(text, `wololo_process_recovering{instance="shard-1",stage="shard"} 1`) || strings.Contains(text, `job="j2"`) || strings.Contains(text, "wololo_recovery_seconds") {
+		t.Errorf("while recovering:\n%s", text)
 	}
 }

@@ -218,11 +218,12 @@ func New(cfg Config) (*Node, error) {
 		})
 	}
 
-	n.server, err = rpcserver.New(rpcserver.Options{Credentials: cfg.Credentials, Log: log.Named("rpc"), Recovering: true, Status: &statusServer{
+	status := &statusServer{
 		role: st.Role, instance: self, incarnation: incarnation, started: time.Now(),
 		addr: cfg.Listener.Addr().String(), progress: n.progress, store: cfg.Store, announced: &n.announced, recovering: &n.recovering,
 		loadTime: &n.loadTime, replayTime: &n.replayTime,
-	}})
+	}
+	n.server, err = rpcserver.New(rpcserver.Options{Credentials: cfg.Credentials, Log: log.Named("rpc"), Recovering: true, Status: status})
 	if err != nil {
 		return nil, err
 	}
@@ -253,7 +254,7 @@ func New(cfg Config) (*Node, error) {
 	if cfg.Admin != nil {
 		n.metrics = metrics.New(st.Name, self)
 		err := n.metrics.Register(append(cfg.StoreTimes.Collectors(), metrics.NewNodeCollector(metrics.NodeSource{
-			Progress: n.progress, Store: cfg.Store.Stats, Process: n.processState,
+			Status: func() *wololov1.GetResponse { r, _ := status.Get(context.Background(), nil); return r },
 		}))...)
 		if err != nil {
 			return nil, fmt.Errorf("node %s: metrics: %w", self, err)
@@ -281,14 +282,6 @@ func (n *Node) progress() []*wololov1.JobProgress {
 		out = append(out, p)
 	}
 	return out
-}
-
-// processState is the process's own state, for metrics.
-func (n *Node) processState() metrics.Process {
-	return metrics.Process{
-		Incarnation: n.incarnation, Recovering: n.recovering.Load(), Announced: n.announced.Load(),
-		LoadSeconds: time.Duration(n.loadTime.Load()).Seconds(), ReplaySeconds: time.Duration(n.replayTime.Load()).Seconds(),
-	}
 }
 
 // adminHandler is what the admin listener serves.
