@@ -86,27 +86,25 @@ func (c *Committer) Commit(s *Step) ([]Entry, error) {
 		panic("transport: Step.Outputs is filled by the Committer; emit through Step.Emit")
 	}
 	entries, err := encodeOutputs(s.Emit)
+	if err == nil {
+		c.outbox.number(entries)
+		cm := s.Commit
+		cm.Outputs = entries
+		if err = c.store.Commit(&cm); err != nil {
+			c.outbox.giveBack(entries)
+		}
+	}
 	if err != nil {
-		for _, ack := range s.Acks {
-			ack(err)
-		}
-		return nil, err
+		err = fmt.Errorf("commit %d inputs, %d outputs of job %s: %w", len(s.Inputs), len(s.Emit), s.Job, err)
+	} else {
+		c.inbox.advance(s.Inputs)
+		c.pub.Publish(entries)
 	}
-	c.outbox.number(entries)
-	cm := s.Commit
-	cm.Outputs = entries
-	if err := c.store.Commit(&cm); err != nil {
-		c.outbox.giveBack(entries)
-		err = fmt.Errorf("commit %d inputs, %d outputs of job %s: %w", len(s.Inputs), len(entries), s.Job, err)
-		for _, ack := range s.Acks {
-			ack(err)
-		}
-		return nil, err
-	}
-	c.inbox.advance(s.Inputs)
-	c.pub.Publish(entries)
 	for _, ack := range s.Acks {
-		ack(nil)
+		ack(err)
+	}
+	if err != nil {
+		return nil, err
 	}
 	return entries, nil
 }
@@ -123,7 +121,7 @@ func encodeOutputs(outputs []Output) ([]Entry, error) {
 		if out.Rows == nil {
 			continue
 		}
-		b, err := proto.MarshalOptions{}.MarshalAppend(make([]byte, 0, proto.Size(out.Rows)), out.Rows)
+		b, err := proto.Marshal(out.Rows) // sized once, allocated to fit
 		if err != nil {
 			return nil, fmt.Errorf("encode a batch of %s: %w", out.Channel, err)
 		}

@@ -2,6 +2,7 @@ package master
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -271,7 +272,9 @@ func (l *Loop) startProbe(ctx context.Context, instance string, conn *grpc.Clien
 	}()
 }
 
-// waitGone waits until the runtime no longer reports the instance running.
+// waitGone waits until the runtime no longer reports the instance running:
+// listed as not running (a killed process or container), or not listed at
+// all (a swarm task being replaced is not, until its successor runs).
 func (l *Loop) waitGone(ctx context.Context, instance string, limit time.Duration) {
 	deadline := time.Now().Add(limit)
 	for time.Now().Before(deadline) && ctx.Err() == nil {
@@ -279,10 +282,8 @@ func (l *Loop) waitGone(ctx context.Context, instance string, limit time.Duratio
 		if err != nil {
 			return
 		}
-		for _, p := range procs {
-			if p.Instance == instance && !p.Running {
-				return
-			}
+		if !slices.ContainsFunc(procs, func(p Process) bool { return p.Instance == instance && p.Running }) {
+			return
 		}
 		time.Sleep(20 * time.Millisecond)
 	}

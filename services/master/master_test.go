@@ -210,3 +210,36 @@ func TestLoopRoundsDoNotWaitForHungProbes(t *testing.T) {
 		t.Errorf("answers not recorded: %v -> paused %v, healthy %v", before, seen("paused"), seen("healthy"))
 	}
 }
+
+// countingRuntime lists fixed processes and counts the calls.
+type countingRuntime struct {
+	fakeRuntime
+	lists int
+}
+
+func (c *countingRuntime) List(ctx context.Context) ([]Process, error) {
+	c.lists++
+	return c.fakeRuntime.List(ctx)
+}
+
+// TestWaitGoneAsksOnceWhenNotRunning: a killed instance that is listed as
+// not running, or not listed (a swarm task being replaced), is gone at the
+// first look; only one still running is asked about until the limit.
+func TestWaitGoneAsksOnceWhenNotRunning(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		procs []Process
+		once  bool
+	}{
+		{"listed, exited", []Process{{Instance: "shard-0", Exit: "killed"}}, true},
+		{"not listed", []Process{{Instance: "shard-1", Running: true}}, true},
+		{"still running", []Process{{Instance: "shard-0", Running: true}}, false},
+	} {
+		rt := &countingRuntime{fakeRuntime: fakeRuntime{procs: c.procs}}
+		l := &Loop{cfg: LoopConfig{Runtime: rt}}
+		l.waitGone(context.Background(), "shard-0", 100*time.Millisecond)
+		if once := rt.lists == 1; once != c.once {
+			t.Errorf("%s: %d lists", c.name, rt.lists)
+		}
+	}
+}

@@ -211,8 +211,8 @@ func (r *SwarmRuntime) Start(ctx context.Context, instance string) (bool, error)
 	if err != nil {
 		return false, err
 	}
-	if t, ok := in.newest(); !ok || !taskEnded(t.Status.State) || t.Spec.ForceUpdate < in.service.Spec.TaskTemplate.ForceUpdate {
-		return false, nil
+	if p, listed := swarmProcess(instance, in); !listed || p.Running {
+		return false, nil // running, or on its way: List's rule
 	}
 	if err := r.forceUpdate(ctx, in.service.ID); err != nil {
 		return false, fmt.Errorf("start %s: %w", instance, err)

@@ -28,7 +28,7 @@ With --swarm, the Docker Swarm stack instead (docker stack deploy): one
 service of one replica per instance, each pinned to the node labelled
 <project>.<instance>=true, the masters on managers with the swarm runtime,
 an encrypted overlay network, the certificates as swarm secrets, resource
-limits, ports published through the routing mesh from --port-base.
+limits, ports published in host mode (not through the routing mesh) from --port-base.
 `, stderr)
 	topoPath := fs.String("topology", "", "topology JSON file (default: the embedded one)")
 	replicas := fs.String("replicas", "", `replica counts to change, e.g. "q3-joiner=3,q2-grouper=4"; "*=N" sets every stage but the gateway`)
