@@ -80,7 +80,7 @@ func explain(server string, err error) error {
 	case codes.Unavailable:
 		return fmt.Errorf("%w at %s: %s", ErrUnreachable, server, st.Message())
 	case codes.DeadlineExceeded:
-		return cli.Mark(fmt.Errorf("cannot reach the gateway at %s: no answer in time (is it running?)", server), cli.ErrUnreachable)
+		return fmt.Errorf("%w at %s: no answer in time (is it running?)", ErrUnreachable, server)
 	case codes.InvalidArgument, codes.NotFound, codes.FailedPrecondition:
 		return cli.Mark(errors.New(st.Message()), cli.ErrRefused)
 	case codes.Unauthenticated, codes.PermissionDenied:

@@ -3,11 +3,13 @@ package inmem_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/wololo/wololo/deploy"
@@ -173,12 +175,20 @@ func TestRefusesAWrongFile(t *testing.T) {
 	}
 }
 
+// TestStopsWhenCancelled: a run cancelled while it parses stops and says
+// why, rather than answering.
 func TestStopsWhenCancelled(t *testing.T) {
 	d := testDatasets(t)[1]
 	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	if _, err := inmem.Run(ctx, inmem.Options{Topology: deploy.Default(), Matches: d.matches, Players: d.players, PieceBytes: 512}); err == nil {
-		t.Fatal("a cancelled run answered")
+	defer cancel()
+	var pieces atomic.Int64
+	_, err := inmem.Run(ctx, inmem.Options{Topology: deploy.Default(), Matches: d.matches, Players: d.players, PieceBytes: 512,
+		Progress: func(schema.File, int64, int64) { pieces.Add(1); cancel() }})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("a run cancelled after a piece: %v, want context.Canceled", err)
+	}
+	if pieces.Load() == 0 {
+		t.Fatal("the run was not cancelled while it parsed")
 	}
 }
 

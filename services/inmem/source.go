@@ -158,15 +158,16 @@ func (s *source) cut(file schema.File, pieces chan<- piece) error {
 // instance.
 func (s *source) parse(pieces <-chan piece) {
 	var outs [2]*stage.Outputs
+	// After a failure the pieces left are taken and dropped, so that the
+	// reader and the ends of the streams are not left waiting for them.
+	failed := false
 	for f := range fileStreams {
 		var err error
 		if outs[f], err = s.outputs(schema.File(f)); err != nil {
 			s.g.stop(err)
+			failed = true
 		}
 	}
-	// After a failure the pieces left are taken and dropped, so that the
-	// reader and the ends of the streams are not left waiting for them.
-	failed := false
 	for p := range pieces {
 		if !failed {
 			if err := s.parsePiece(p, outs[p.file]); err != nil {

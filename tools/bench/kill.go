@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -38,7 +37,7 @@ func (b *bencher) kills(ctx context.Context, r *Report) error {
 	for _, victim := range killVictims(r.Local.Procs) {
 		b.logf("local mode with %s SIGKILLed after %s...", victim, secs(at))
 		out := filepath.Join(b.o.Work, "local-kill-"+victim)
-		var killedAt atomic.Int64 // set by the killing goroutine
+		var killedAt time.Duration // set by the killing function, which runLocal waits for
 		run, err := runLocal(ctx, b.o, b.bin, out, filepath.Join(b.o.Work, "profiles-kill"), false, b.logf,
 			func(ctx context.Context, cl *local.Cluster) {
 				start := time.Now()
@@ -51,12 +50,12 @@ func (b *bencher) kills(ctx context.Context, r *Report) error {
 					b.logf("kill %s: %v", victim, err)
 					return
 				}
-				killedAt.Store(int64(time.Since(start)))
+				killedAt = time.Since(start)
 			})
 		if err != nil {
 			return fmt.Errorf("local mode with %s killed: %w", victim, err)
 		}
-		run.Killed, run.KilledAt = victim, time.Duration(killedAt.Load())
+		run.Killed, run.KilledAt = victim, killedAt
 		run.Equal = b.check("local with "+victim+" killed", out)
 		r.Kills = append(r.Kills, run)
 		b.logf("local with %s killed at %s: %s end to end (+%s), outputs equal: %v", victim, secs(run.KilledAt), secs(run.Wall), secs(run.Wall-r.Local.Wall), run.Equal)

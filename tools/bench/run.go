@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -156,7 +157,8 @@ func writeReport(path string, r Report) error {
 }
 
 // runLocal starts a local cluster on a fresh data directory, runs one job
-// through it and describes its processes.
+// through it and describes its processes; each of during runs alongside
+// the job, on a context that ends with it, and is waited for.
 func runLocal(ctx context.Context, o Options, bin, outDir, profDir string, insecure bool, logf func(string, ...any), during ...func(context.Context, *local.Cluster)) (LocalRun, error) {
 	var lr LocalRun
 	for _, d := range []string{o.LocalData, outDir, profDir} {
@@ -210,14 +212,16 @@ func runLocal(ctx context.Context, o Options, bin, outDir, profDir string, insec
 	}
 	jobCtx, jobDone := context.WithCancel(ctx)
 	peak := sampleDisk(jobCtx, o.LocalData, 250*time.Millisecond)
+	var alongside sync.WaitGroup
 	for _, f := range during {
-		go f(jobCtx, cl)
+		alongside.Go(func() { f(jobCtx, cl) })
 	}
 	sum, err := client.Submit(ctx, client.SubmitOptions{
 		Server: cl.GatewayAddr(), TLS: tlsConfig, Matches: o.Matches, Players: o.Players, Out: outDir,
 	})
 	lr.Wall = time.Since(s0)
 	jobDone()
+	alongside.Wait() // what runs during the job is done with the cluster before it stops
 	lr.DiskPeak = <-peak
 	if err != nil {
 		return lr, fmt.Errorf("local mode: %w (logs in %s/*.log)", err, cl.DataDir())
