@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
+	"google.golang.org/protobuf/encoding/protojson"
 )
 
 // TestPageAndSnapshot: the page is served from the binary with nothing
@@ -35,7 +36,14 @@ func TestPageAndSnapshot(t *testing.T) {
 		}
 	}
 	ctype, js := get("/api/cluster")
-	if ctype != "application/json" || !strings.Contains(js, `"rows_per_second":  12.5`) && !strings.Contains(js, `"rows_per_second": 12.5`) {
-		t.Errorf("/api/cluster: %s\n%s", ctype, js)
+	var got wololov1.ClusterGetResponse
+	if err := protojson.Unmarshal([]byte(js), &got); ctype != "application/json" || err != nil {
+		t.Fatalf("/api/cluster: %s, %v\n%s", ctype, err, js)
+	}
+	if len(got.GetStreams()) != 1 || got.GetStreams()[0].GetRowsPerSecond() != 12.5 {
+		t.Errorf("/api/cluster: %v", &got)
+	}
+	if !strings.Contains(js, `"rows_per_second"`) { // the names the page reads
+		t.Errorf("/api/cluster does not use the proto field names:\n%s", js)
 	}
 }

@@ -160,9 +160,9 @@ func TestWatchingALocalCluster(t *testing.T) {
 			}
 		}
 		// The masters listen for a leader before they elect one.
-		for deadline := time.Now().Add(15 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-			if sum(scrape(t, c.AdminAddr("master-1")), "wololo_master_leader", nil) > 0 {
-				break
+		for deadline := time.Now().Add(15 * time.Second); sum(scrape(t, c.AdminAddr("master-1")), "wololo_master_leader", nil) == 0; time.Sleep(100 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatal("master-1 knows no leader 15 s into the job")
 			}
 		}
 		for _, inst := range []string{"master-1", "master-2", "master-3"} {

@@ -10,7 +10,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -21,6 +20,7 @@ import (
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 	"github.com/wololo/wololo/services/certs"
 	"github.com/wololo/wololo/services/cli"
+	"github.com/wololo/wololo/services/client"
 	"github.com/wololo/wololo/services/clusterview"
 	"github.com/wololo/wololo/services/tlsflags"
 	"github.com/wololo/wololo/transport"
@@ -39,29 +39,26 @@ credential (--name, default "operator", of --tls-dir).
 when the gateway had no snapshot to compare with) and exits.
 `
 
-// DefaultTLSDir is where `wololo local` keeps the certificates.
-const DefaultTLSDir = "data/local/tls"
-
 // Run is `wololo top`.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := cli.NewFlagSet("wololo top", usage, stderr)
-	server := fs.String("server", "127.0.0.1:7100", "the gateway's public address")
+	server := new(string)
+	cli.StringEnv(fs, server, "server", client.EnvServer, client.DefaultServer, "the gateway's public address")
 	asJSON := fs.Bool("json", false, "print one snapshot as JSON and exit")
 	interval := fs.Duration("interval", time.Second, "time between two snapshots")
 	timeout := fs.Duration("connect-timeout", 10*time.Second, "give up when the gateway does not answer for this long")
-	tlsFlags := tlsflags.Register(fs, DefaultTLSDir)
-	name := fs.String("name", certs.OperatorName, "operator credential to present: --tls-dir/NAME.pem and NAME.key")
+	tlsFlags := tlsflags.Register(fs, client.DefaultTLSDir)
+	fs.StringVar(&tlsFlags.Name, "name", certs.OperatorName, "operator credential to present: --tls-dir/NAME.pem and NAME.key")
 	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
 	if *interval <= 0 {
 		return fmt.Errorf("%w: --interval must be positive", cli.ErrUsage)
 	}
-	creds, err := tlsFlags.Load(*name, nil)
+	tlsConfig, err := tlsFlags.ClientTLS(*server)
 	if err != nil {
 		return err
 	}
-	tlsConfig := transport.TLSFor(creds, tlsflags.Host(*server))
 	conn, err := transport.NewClient(*server, tlsConfig)
 	if err != nil {
 		return fmt.Errorf("connect to %s: %w", *server, err)
@@ -97,7 +94,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		_, err = fmt.Fprintf(stdout, "%s\n", b)
 		return err
 	}
-	terminal := isTerminal(stdout)
+	terminal := client.IsTerminal(stdout)
 	for {
 		snap, err := get()
 		if err != nil {
@@ -123,15 +120,6 @@ func sleep(ctx context.Context, d time.Duration) error {
 	case <-time.After(d):
 		return nil
 	}
-}
-
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
 // Render writes one snapshot as text: the stages, the streams, the
@@ -179,7 +167,7 @@ func Render(w io.Writer, server string, s *wololov1.ClusterGetResponse) {
 		fmt.Fprintln(w, "no jobs")
 	} else {
 		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "JOB\tCLIENT\tSTATE\tPROGRESS\tELAPSED\tETA\tFINISHED AT")
+		fmt.Fprintln(tw, "JOB\tCLIENT\tSTATE\tPROGRESS\tELAPSED\tETA\tFINISHED BY")
 		for _, j := range s.GetJobs() {
 			eta := "-"
 			if j.GetEtaSeconds() >= 0 {
