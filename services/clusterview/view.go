@@ -12,10 +12,10 @@
 package clusterview
 
 import (
-	"sort"
 	"strings"
 	"time"
 
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	"github.com/wololo/wololo/deploy"
@@ -105,8 +105,9 @@ func (s Sample) rate(prev Sample, agg string, secs float64) float64 {
 }
 
 // Summarize builds a snapshot of top (a planned topology) from every
-// process's answer and the gateway's jobs, with rates against prev, and
-// returns it with the sample the next one is to be compared with.
+// process's answer and the gateway's jobs (kept in the gateway's order,
+// oldest first), with rates against prev, and returns it with the sample
+// the next one is to be compared with.
 func Summarize(top deploy.Topology, answers []Answer, jobs []*wololov1.ClusterJob, prev Sample, now time.Time) (*wololov1.ClusterGetResponse, Sample) {
 	cur := Sample{At: now, counters: map[string]map[string]float64{}, seen: map[string]bool{}, uploaded: map[string]int64{}}
 	secs := 0.0
@@ -222,7 +223,7 @@ func Summarize(top deploy.Topology, answers []Answer, jobs []*wololov1.ClusterJo
 	}
 
 	for _, j := range jobs {
-		cj := cloneJob(j)
+		cj := proto.Clone(j).(*wololov1.ClusterJob)
 		cj.InstancesFinished = finished[cj.JobId]
 		cur.uploaded[cj.JobId] = cj.BytesUploaded
 		cj.EtaSeconds = -1
@@ -239,13 +240,5 @@ func Summarize(top deploy.Topology, answers []Answer, jobs []*wololov1.ClusterJo
 		}
 		out.Jobs = append(out.Jobs, cj)
 	}
-	sort.Slice(out.Jobs, func(a, b int) bool { return out.Jobs[a].ElapsedSeconds > out.Jobs[b].ElapsedSeconds })
 	return out, cur
-}
-
-func cloneJob(j *wololov1.ClusterJob) *wololov1.ClusterJob {
-	return &wololov1.ClusterJob{
-		JobId: j.GetJobId(), Client: j.GetClient(), Name: j.GetName(), State: j.GetState(),
-		BytesUploaded: j.GetBytesUploaded(), BytesTotal: j.GetBytesTotal(), ElapsedSeconds: j.GetElapsedSeconds(),
-	}
 }
