@@ -32,7 +32,7 @@ type LoopConfig struct {
 	// master confirms dead masters to the election from it).
 	Observe func([]Process)
 	// OnRestart, if set, is told of every restart the loop did (metrics).
-	OnRestart func(instance, reason string)
+	OnRestart func(instance string, cause Cause)
 	// OnRound, if set, is called at the start of every round (metrics).
 	OnRound func(now time.Time)
 	// Credentials are presented to the probed instances; nil: plain TCP.
@@ -236,7 +236,7 @@ func (l *Loop) round(ctx context.Context, conns map[string]*grpc.ClientConn) {
 		l.mu.Unlock()
 		l.restarts.Add(1)
 		if l.cfg.OnRestart != nil {
-			l.cfg.OnRestart(a.Instance, a.Reason)
+			l.cfg.OnRestart(a.Instance, a.Cause)
 		}
 		l.cfg.Log.Info("restarted", append(kv, "was-down", started)...)
 	}

@@ -1,7 +1,6 @@
 package master
 
 import (
-	"strings"
 	"sync"
 	"time"
 
@@ -45,23 +44,9 @@ func newMasterMetrics(m *Master) *masterMetrics {
 	}
 }
 
-// reasonClass is a restart's reason as a label: a small fixed set, not the
-// free text of the log line.
-func reasonClass(reason string) string {
-	switch {
-	case strings.HasPrefix(reason, "exited"):
-		return "exited"
-	case strings.HasPrefix(reason, ReasonRecoveringTooLong):
-		return "recovering-too-long"
-	case strings.HasPrefix(reason, "not seen"):
-		return "silent"
-	}
-	return "other"
-}
-
 // restarted counts one restart.
-func (mm *masterMetrics) restarted(process, reason string) {
-	mm.restarts.WithLabelValues(process, reasonClass(reason)).Inc()
+func (mm *masterMetrics) restarted(process string, cause Cause) {
+	mm.restarts.WithLabelValues(process, string(cause)).Inc()
 }
 
 // round notes, once per supervision round, whom this master follows and

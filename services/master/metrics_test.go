@@ -8,18 +8,24 @@ import (
 	dto "github.com/prometheus/client_model/go"
 )
 
-func TestRestartReasonsAreFewLabels(t *testing.T) {
-	cases := []struct{ reason, want string }{
-		{"exited: killed by signal 9 (killed)", "exited"},
-		{"exited: exit status 1", "exited"},
-		{"not seen for 2.1s", "silent"},
-		{fmt.Sprintf("%s of 1m0s (recovering for 1m0.25s)", ReasonRecoveringTooLong), "recovering-too-long"},
-		{"something new", "other"},
+// TestRestartCauses: each way of being due gives its restart its cause,
+// the label of wololo_master_restarts_total.
+func TestRestartCauses(t *testing.T) {
+	p := DefaultPolicy
+	p.Timeout, p.RecoveryGrace = 2*time.Second, 3*time.Second
+	s := NewSupervisor(p, []string{"exited-0", "silent-0", "slow-0"}, t0)
+	s.Seen("exited-0", at(100))
+	s.Exited("exited-0", "killed by signal 9")
+	for ms := 100; ms <= 3500; ms += 400 {
+		s.Recovering("slow-0", at(ms)) // answers "recovering", until past its grace
 	}
-	for _, c := range cases {
-		if got := reasonClass(c.reason); got != c.want {
-			t.Errorf("reasonClass(%q) = %q, want %q", c.reason, got, c.want)
-		}
+	got := map[string]Cause{}
+	for _, a := range s.Due(at(3500)) {
+		got[a.Instance] = a.Cause
+	}
+	want := map[string]Cause{"exited-0": CauseExited, "silent-0": CauseSilent, "slow-0": CauseRecoveringTooLong}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("causes %v, want %v", got, want)
 	}
 }
 

@@ -54,9 +54,20 @@ const DefaultRecoveryGrace = time.Minute
 // answered "recovering" for longer than Policy.RecoveryGrace.
 const ReasonRecoveringTooLong = "recovering for longer than the grace"
 
+// Cause is why an instance is restarted, in a word (a metric's label).
+type Cause string
+
+// The causes of a restart.
+const (
+	CauseExited            Cause = "exited"
+	CauseSilent            Cause = "silent"
+	CauseRecoveringTooLong Cause = "recovering-too-long"
+)
+
 // Action is a restart the Supervisor asks for.
 type Action struct {
 	Instance  string
+	Cause     Cause
 	Reason    string // "exited: ...", "not seen for 2.1s", or ReasonRecoveringTooLong and how long
 	CrashLoop bool   // the instance restarts too often; say so loudly
 	// KillFirst: the process may still exist (paused, wedged, cut off, or
@@ -176,15 +187,17 @@ func (s *Supervisor) Started(instance string, t time.Time) {
 func (s *Supervisor) Due(now time.Time) []Action {
 	var out []Action
 	for name, tr := range s.inst {
+		var cause Cause
 		reason, kill := "", false
 		switch {
 		case tr.absent:
 			continue
 		case tr.exited != "":
-			reason = "exited: " + tr.exited
+			cause, reason = CauseExited, "exited: "+tr.exited
 		case now.Sub(tr.lastSeen) > s.policy.Timeout:
-			reason, kill = "not seen for "+now.Sub(tr.lastSeen).Round(10*time.Millisecond).String(), true
+			cause, reason, kill = CauseSilent, "not seen for "+now.Sub(tr.lastSeen).Round(10*time.Millisecond).String(), true
 		case !tr.recovering.IsZero() && now.Sub(tr.recovering) > s.policy.RecoveryGrace:
+			cause = CauseRecoveringTooLong
 			reason = fmt.Sprintf("%s of %s (recovering for %s)", ReasonRecoveringTooLong, s.policy.RecoveryGrace, now.Sub(tr.recovering).Round(10*time.Millisecond))
 			kill = true
 		default:
@@ -205,7 +218,7 @@ func (s *Supervisor) Due(now time.Time) []Action {
 		tr.restarted = now
 		tr.exited, tr.recovering = "", time.Time{}
 		tr.lastSeen = now // grace: Timeout to come up
-		out = append(out, Action{Instance: name, Reason: reason, CrashLoop: d.CrashLoop, KillFirst: kill})
+		out = append(out, Action{Instance: name, Cause: cause, Reason: reason, CrashLoop: d.CrashLoop, KillFirst: kill})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Instance < out[j].Instance })
 	return out
