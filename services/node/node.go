@@ -220,7 +220,7 @@ func New(cfg Config) (*Node, error) {
 
 	status := &statusServer{
 		role: st.Role, instance: self, incarnation: incarnation, started: time.Now(),
-		addr: cfg.Listener.Addr().String(), progress: n.progress, store: cfg.Store, announced: &n.announced, recovering: &n.recovering,
+		addr: cfg.Listener.Addr().String(), progress: n.runtime.Progress, store: cfg.Store, announced: &n.announced, recovering: &n.recovering,
 		loadTime: &n.loadTime, replayTime: &n.replayTime,
 	}
 	n.server, err = rpcserver.New(rpcserver.Options{Credentials: cfg.Credentials, Log: log.Named("rpc"), Recovering: true, Status: status})
@@ -261,27 +261,6 @@ func New(cfg Config) (*Node, error) {
 		}
 	}
 	return n, nil
-}
-
-// progress is every job this process holds, for Status and metrics: the
-// stage runtime's, and the jobs that so far only send from here (the
-// gateway's uploads, before anything came back).
-func (n *Node) progress() []*wololov1.JobProgress {
-	out := n.runtime.Progress()
-	known := make(map[string]bool, len(out))
-	for _, p := range out {
-		known[p.JobId] = true
-	}
-	outbox := n.committer.Outbox()
-	for _, id := range outbox.Jobs() {
-		if known[id] {
-			continue
-		}
-		p := &wololov1.JobProgress{JobId: id, Outputs: stage.OutputProgress(outbox, id)}
-		p.BackpressureWaits, p.BackpressureSeconds = stage.Backpressure(outbox, id)
-		out = append(out, p)
-	}
-	return out
 }
 
 // adminHandler is what the admin listener serves.

@@ -696,7 +696,8 @@ func (j *job) streamEndedLocked(stream string) bool {
 	return true
 }
 
-// Progress describes every job, for Status.
+// Progress describes every job the process holds, for Status: the jobs
+// of this runtime, and those it only sends for so far.
 func (r *Runtime) Progress() []*wololov1.JobProgress {
 	r.mu.Lock()
 	jobs := make([]*job, 0, len(r.jobs))
@@ -722,15 +723,34 @@ func (r *Runtime) Progress() []*wololov1.JobProgress {
 			return p.Inputs[a].Stream+p.Inputs[a].Sender < p.Inputs[b].Stream+p.Inputs[b].Sender
 		})
 		p.RowsOut = j.out.RowsOut()
-		p.Outputs = OutputProgress(r.outbox(), j.id)
-		p.BackpressureWaits, p.BackpressureSeconds = Backpressure(r.outbox(), j.id)
+		r.addOutputs(p)
 		out = append(out, p)
+	}
+	// The jobs that so far only send from this process (the gateway's
+	// uploads, before anything came back).
+	known := make(map[string]bool, len(out))
+	for _, p := range out {
+		known[p.JobId] = true
+	}
+	for _, id := range r.outbox().Jobs() {
+		if !known[id] {
+			p := &wololov1.JobProgress{JobId: id}
+			r.addOutputs(p)
+			out = append(out, p)
+		}
 	}
 	return out
 }
 
-// OutputProgress describes a job's outbound channels, for Status.
-func OutputProgress(outbox *transport.Outbox, job string) []*wololov1.OutputChannel {
+// addOutputs describes a job's outbound channels and its waits for room.
+func (r *Runtime) addOutputs(p *wololov1.JobProgress) {
+	p.Outputs = outputProgress(r.outbox(), p.JobId)
+	st := r.outbox().Stalled(p.JobId)
+	p.BackpressureWaits, p.BackpressureSeconds = st.Waits, st.Waited.Seconds()
+}
+
+// outputProgress describes a job's outbound channels, for Status.
+func outputProgress(outbox *transport.Outbox, job string) []*wololov1.OutputChannel {
 	var out []*wololov1.OutputChannel
 	for _, c := range outbox.Channels(job) {
 		out = append(out, &wololov1.OutputChannel{
@@ -740,11 +760,4 @@ func OutputProgress(outbox *transport.Outbox, job string) []*wololov1.OutputChan
 		})
 	}
 	return out
-}
-
-// Backpressure is a job's waits for room in the outbox, and their total
-// seconds, for Status.
-func Backpressure(outbox *transport.Outbox, job string) (int64, float64) {
-	st := outbox.Stalled(job)
-	return st.Waits, st.Waited.Seconds()
 }
