@@ -502,17 +502,24 @@ func FetchResults(ctx context.Context, jobs wololov1.JobServiceClient, id, dir s
 		}
 		data[r.Name] = append(data[r.Name], r.Data...)
 	}
+	for _, name := range schema.ResultFiles {
+		if _, ok := data[name]; !ok {
+			return nil, fmt.Errorf("the gateway sent no %s", name)
+		}
+	}
+	return WriteResults(dir, data)
+}
+
+// WriteResults writes the four result files into dir (created if needed),
+// each atomically, and returns their paths by name.
+func WriteResults(dir string, data map[string][]byte) (map[string]string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("create output directory: %w", err)
 	}
 	paths := map[string]string{}
 	for _, name := range schema.ResultFiles {
-		b, ok := data[name]
-		if !ok {
-			return nil, fmt.Errorf("the gateway sent no %s", name)
-		}
 		path := filepath.Join(dir, name)
-		if err := atomicfile.Write(path, b, 0o644); err != nil {
+		if err := atomicfile.Write(path, data[name], 0o644); err != nil {
 			return nil, fmt.Errorf("write %s: %w", path, err)
 		}
 		paths[name] = path

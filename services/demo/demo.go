@@ -11,7 +11,6 @@
 package demo
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -23,7 +22,6 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/wololo/wololo/deploy"
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
-	"github.com/wololo/wololo/services/atomicfile"
 	"github.com/wololo/wololo/services/cli"
 	"github.com/wololo/wololo/services/client"
 	"github.com/wololo/wololo/services/datagen"
@@ -120,21 +118,14 @@ func runInMemory(ctx context.Context, top deploy.Topology, matches, players, out
 			job.Players = fr
 		}
 	}
-	if err := os.MkdirAll(out, 0o755); err != nil {
-		return nil, fmt.Errorf("create output directory: %w", err)
-	}
-	sum := &client.Summary{JobID: job.JobId, Job: job, Files: map[string]string{}}
 	for _, name := range schema.ResultFiles {
-		b := res.Files[name]
-		job.ResultRows[name] = int64(bytes.Count(b, []byte("\n")) - 1)
-		path := filepath.Join(out, name)
-		if err := atomicfile.Write(path, b, 0o644); err != nil {
-			return nil, fmt.Errorf("write %s: %w", path, err)
-		}
-		sum.Files[name] = path
+		job.ResultRows[name] = int64(schema.ResultRows(res.Files[name]))
 	}
-	sum.Total = time.Since(start)
-	return sum, nil
+	files, err := client.WriteResults(out, res.Files)
+	if err != nil {
+		return nil, err
+	}
+	return &client.Summary{JobID: job.JobId, Job: job, Files: files, Total: time.Since(start)}, nil
 }
 
 // runOverGRPC starts every instance as a node on loopback and submits the

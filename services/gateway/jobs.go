@@ -511,18 +511,8 @@ func (j *job) view() (*wololov1.Job, <-chan struct{}) {
 	if j.results != nil {
 		out.ResultRows = map[string]int64{}
 		for name, data := range j.results {
-			out.ResultRows[name] = int64(countLines(data) - 1)
+			out.ResultRows[name] = int64(schema.ResultRows(data))
 		}
 	}
 	return out, j.changed
-}
-
-func countLines(b []byte) int {
-	n := 0
-	for _, c := range b {
-		if c == '\n' {
-			n++
-		}
-	}
-	return n
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/wololo/wololo/services/cli"
+	"github.com/wololo/wololo/services/schema"
 )
 
 // files returns the four result files by name, in order.
@@ -19,21 +20,6 @@ func (r Result) files() []namedFile {
 type namedFile struct {
 	name string
 	data []byte
-}
-
-// dataRows counts the records of a result file after its header: its line
-// ends outside quoted fields, minus one.
-func dataRows(data []byte) int {
-	n, quoted := 0, false
-	for _, c := range data {
-		switch {
-		case c == '"':
-			quoted = !quoted
-		case c == '\n' && !quoted:
-			n++
-		}
-	}
-	return n - 1
 }
 
 // WriteDir writes q1.csv..q4.csv into dir, creating it if needed.
@@ -80,7 +66,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, "  %-18s rows read %d, malformed (skipped) %d\n", filepath.Base(f.path), f.r.Rows, f.r.Malformed)
 	}
 	for _, f := range res.files() {
-		fmt.Fprintf(stdout, "  %-7s %6d rows %9d bytes  %s\n", f.name, dataRows(f.data), len(f.data), filepath.Join(*out, f.name))
+		fmt.Fprintf(stdout, "  %-7s %6d rows %9d bytes  %s\n", f.name, schema.ResultRows(f.data), len(f.data), filepath.Join(*out, f.name))
 	}
 	return nil
 }

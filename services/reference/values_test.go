@@ -69,16 +69,3 @@ func TestParseDuration(t *testing.T) {
 		}
 	}
 }
-
-func TestDataRows(t *testing.T) {
-	for in, want := range map[string]int{
-		"token\n":                         0,
-		"token\na\nb\n":                   2,
-		"token\n\"line\nbreak\"\n\n":      2,
-		"civ,n\n\"a \"\"q\"\"\n, b\",1\n": 1,
-	} {
-		if got := dataRows([]byte(in)); got != want {
-			t.Errorf("dataRows(%q) = %d, want %d", in, got, want)
-		}
-	}
-}

@@ -16,3 +16,16 @@ func TestResultFileNames(t *testing.T) {
 		}
 	}
 }
+
+func TestResultRows(t *testing.T) {
+	for in, want := range map[string]int{
+		"token\n":                         0,
+		"token\na\nb\n":                   2,
+		"token\n\"line\nbreak\"\n\n":      2,
+		"civ,n\n\"a \"\"q\"\"\n, b\",1\n": 1,
+	} {
+		if got := ResultRows([]byte(in)); got != want {
+			t.Errorf("ResultRows(%q) = %d, want %d", in, got, want)
+		}
+	}
+}
