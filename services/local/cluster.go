@@ -13,7 +13,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -28,6 +27,7 @@ import (
 	"github.com/wololo/wololo/services/atomicfile"
 	"github.com/wololo/wololo/services/backoff"
 	"github.com/wololo/wololo/services/certs"
+	"github.com/wololo/wololo/services/logflags"
 	"github.com/wololo/wololo/services/tlsflags"
 	"github.com/wololo/wololo/transport"
 	"github.com/wololo/wololo/transport/pki"
@@ -351,31 +351,22 @@ func (c *Cluster) writePeersLocked() error {
 // args are a child's command line.
 func (c *Cluster) argsLocked(ins *instance) []string {
 	args := []string{ins.cmd}
-	if ins.cmd == "master" {
+	extra := c.opts.ExtraArgs
+	switch ins.cmd {
+	case "master":
 		in, _ := deploy.ParseInstance(ins.name)
-		// ExtraArgs are the graph processes' flags: a master takes
-		// MasterArgs instead.
-		args = append(args, "--id", strconv.Itoa(in.Index), "--topology", c.topoPath, "--listen", ins.addr,
-			"--log-level", c.opts.LogLevel, "--data", ins.dataDir, "--peers", c.peersPath,
-			"--runtime", "local", "--processes", c.controlAddr, "--admin", ins.admin)
-		args = append(append(args, c.tlsArgs()...), c.opts.MasterArgs...)
-		if c.opts.LogJSON && !slices.Contains(c.opts.MasterArgs, "--log-json") {
-			args = append(args, "--log-json")
-		}
-		return args
-	}
-	if ins.cmd == "worker" {
+		args = append(args, "--id", strconv.Itoa(in.Index), "--runtime", "local", "--processes", c.controlAddr)
+		extra = c.opts.MasterArgs // ExtraArgs are the graph processes' flags
+	case "worker":
 		args = append(args, "--instance", ins.name)
-	} else {
+	default:
 		args = append(args, "--public", c.public)
 	}
-	args = append(args, "--topology", c.topoPath, "--listen", ins.addr, "--admin", ins.admin, "--log-level", c.opts.LogLevel,
+	args = append(args, "--topology", c.topoPath, "--listen", ins.addr, "--admin", ins.admin,
 		"--data", ins.dataDir, "--peers", c.peersPath)
-	args = append(append(args, c.tlsArgs()...), c.opts.ExtraArgs...)
-	if c.opts.LogJSON && !slices.Contains(c.opts.ExtraArgs, "--log-json") {
-		args = append(args, "--log-json")
-	}
-	return args
+	args = append(args, c.tlsArgs()...)
+	args = append(args, (&logflags.Flags{Level: c.opts.LogLevel, JSON: c.opts.LogJSON}).Args()...)
+	return append(args, extra...)
 }
 
 // tlsArgs are every child's TLS flags.
