@@ -140,7 +140,7 @@ const ExitCodes = `exit status:
   0    success
   1    an error (none of the below)
   2    a wrong command line (unknown flag, stray argument, missing flag)
-  3    the job ran and failed (client submit, client watch, demo, local run)
+  3    the job ran and failed (client submit, client watch, demo --grpc, local run)
   4    the gateway refused the request (unknown job, files other than the
        job's, a credential it does not accept, a limit reached)
   5    the gateway could not be reached within --connect-timeout

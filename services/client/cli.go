@@ -38,10 +38,7 @@ environment (a flag given wins over its variable, the variable over the default)
   ` + tlsflags.EnvDir + `  --tls-dir
   ` + tlsflags.EnvClient + `   --name
 
-exit status: 0 ok, 1 error, 2 wrong command line, 3 the job failed, 4 the
-gateway refused the request, 5 the gateway could not be reached, 130
-interrupted (wololo help)
-`
+` + cli.ExitCodes
 
 // gatewayFlags are the flags every client command reaches the gateway
 // with: --server (default $WOLOLO_SERVER, else DefaultServer), the TLS
