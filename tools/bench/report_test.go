@@ -697,7 +697,7 @@ func TestScaling(t *testing.T) {
 	r := fixedReport()
 	r.Dataset = Dataset{MatchRows: 1_000_000, PlayerRows: 3_000_000}
 	r.Scaling = []ScalingRun{
-		{Replicas: 1, Run: LocalRun{Wall: 5 * time.Second, Equal: true, Procs: []ProcStat{
+		{Replicas: 1, Plan: "gateway[1] = matches-filter + players-filter + q2-grouper + q3-joiner + q4-joiner + q3-aggregator + q4-aggregator + gateway", Run: LocalRun{Wall: 5 * time.Second, Equal: true, Procs: []ProcStat{
 			{Instance: "gateway-0", CPU: 2 * time.Second}, {Instance: "shard-0", CPU: 6 * time.Second}, {Instance: "master-1", CPU: 400 * time.Millisecond}}}},
 		{Replicas: 2, Run: LocalRun{Wall: 5 * time.Second, Equal: false, Procs: []ProcStat{
 			{Instance: "gateway-0", CPU: 2 * time.Second}, {Instance: "shard-0", CPU: 3 * time.Second}, {Instance: "shard-1", CPU: 3200 * time.Millisecond}}}},

@@ -19,6 +19,7 @@ const ScaledTask = "shard"
 // ScalingRun is local mode with the sharded task at some replica count.
 type ScalingRun struct {
 	Replicas int
+	Plan     string // the planned topology's tasks and their chained stages
 	Run      LocalRun
 }
 
@@ -70,7 +71,7 @@ func (b *bencher) scaling(ctx context.Context, r *Report) error {
 			return fmt.Errorf("local mode with %d %s replicas: %w", n, ScaledTask, err)
 		}
 		run.Equal = b.check(fmt.Sprintf("local with %d %s replicas", n, ScaledTask), out)
-		r.Scaling = append(r.Scaling, ScalingRun{Replicas: n, Run: run})
+		r.Scaling = append(r.Scaling, ScalingRun{Replicas: n, Plan: strings.Join(top.Tasks(), "; "), Run: run})
 		b.logf("local with %d %s replicas: %s end to end, outputs equal: %v", n, ScaledTask, secs(run.Wall), run.Equal)
 	}
 	return nil
@@ -117,11 +118,7 @@ func renderScaling(p func(string, ...any), r Report) {
 		for _, c := range cols {
 			p(" %.3f |", tasks[c].Seconds()/rows)
 		}
-		plan := "—"
-		if top, err := deploy.Default().WithReplicas(map[string]int{ScaledTask: s.Replicas}); err == nil {
-			plan = strings.Join(top.Tasks(), "; ")
-		}
-		p(" **%.3f** | %s | %s | %s |\n", total.Seconds()/rows, equal(ProcessRun{Wall: s.Run.Wall, Equal: s.Run.Equal}), otherShare(s.Run.OtherCPU, s.Run.Wall, r.Machine.CPUs), plan)
+		p(" **%.3f** | %s | %s | %s |\n", total.Seconds()/rows, equal(ProcessRun{Wall: s.Run.Wall, Equal: s.Run.Equal}), otherShare(s.Run.OtherCPU, s.Run.Wall, r.Machine.CPUs), s.Plan)
 	}
 	p("\n")
 }
