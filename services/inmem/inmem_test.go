@@ -53,7 +53,12 @@ func testDatasets(t *testing.T) []*dataset {
 				datasetsErr = fmt.Errorf("generate %s: %w", c.name, err)
 				return
 			}
-			datasets = append(datasets, newDataset(c.name, filepath.Join(path, "matches.csv"), filepath.Join(path, "match_players.csv")))
+			d, err := newDataset(c.name, filepath.Join(path, "matches.csv"), filepath.Join(path, "match_players.csv"))
+			if err != nil {
+				datasetsErr = err
+				return
+			}
+			datasets = append(datasets, d)
 		}
 	})
 	if datasetsErr != nil {
@@ -62,10 +67,14 @@ func testDatasets(t *testing.T) []*dataset {
 	return datasets
 }
 
-func newDataset(name, matches, players string) *dataset {
+// newDataset is a dataset of two files with the reference's answers.
+func newDataset(name, matches, players string) (*dataset, error) {
 	d := &dataset{name: name, matches: matches, players: players}
-	d.want, datasetsErr = reference.EvaluateFiles(matches, players)
-	return d
+	var err error
+	if d.want, err = reference.EvaluateFiles(matches, players); err != nil {
+		return nil, fmt.Errorf("reference on %s: %w", name, err)
+	}
+	return d, nil
 }
 
 // check runs d and compares all four answers byte for byte, and both
@@ -154,9 +163,9 @@ func TestUnclosedQuote(t *testing.T) {
 	if err := os.WriteFile(pp, []byte(p.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	d := newDataset("unclosed", mp, pp)
-	if datasetsErr != nil {
-		t.Fatal(datasetsErr)
+	d, err := newDataset("unclosed", mp, pp)
+	if err != nil {
+		t.Fatal(err)
 	}
 	for _, piece := range []int{64, 1000, 0} {
 		check(t, d, inmem.Options{Topology: deploy.Default(), PieceBytes: piece, Parsers: 2})
