@@ -57,14 +57,16 @@ func Listen(flag string, defaultPort int) (net.Listener, error) {
 // ShutdownGrace is how long a stopping listener lets requests finish.
 const ShutdownGrace = 2 * time.Second
 
-// Serve serves h on l until ctx ends (nil) or serving fails.
+// Serve serves h on l until ctx ends (nil) or serving fails; then it lets
+// requests in flight finish for ShutdownGrace. Any of wololo's small HTTP
+// servers (the docker-proxy's too) serves through it.
 func Serve(ctx context.Context, l net.Listener, h http.Handler) error {
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: time.Minute}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(l) }()
 	select {
 	case err := <-served:
-		return fmt.Errorf("admin listener %s: %w", l.Addr(), err)
+		return fmt.Errorf("serve http on %s: %w", l.Addr(), err)
 	case <-ctx.Done():
 	}
 	sctx, cancel := context.WithTimeout(context.Background(), ShutdownGrace)
@@ -73,7 +75,7 @@ func Serve(ctx context.Context, l net.Listener, h http.Handler) error {
 		srv.Close()
 	}
 	if err := <-served; err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return fmt.Errorf("admin listener %s: %w", l.Addr(), err)
+		return fmt.Errorf("serve http on %s: %w", l.Addr(), err)
 	}
 	return nil
 }

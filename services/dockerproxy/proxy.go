@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"github.com/wololo/wololo/services/admin"
 )
 
 // Proxy serves the filtered engine API on one Unix socket, forwarding to
@@ -187,18 +188,4 @@ func Listen(path string, mode os.FileMode, uid, gid int) (net.Listener, error) {
 }
 
 // Serve serves l until ctx ends.
-func (p *Proxy) Serve(ctx context.Context, l net.Listener) error {
-	srv := &http.Server{Handler: p, ReadHeaderTimeout: 10 * time.Second}
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(l) }()
-	select {
-	case err := <-served:
-		return err
-	case <-ctx.Done():
-	}
-	stop, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	_ = srv.Shutdown(stop)
-	<-served
-	return nil
-}
+func (p *Proxy) Serve(ctx context.Context, l net.Listener) error { return admin.Serve(ctx, l, p) }
