@@ -60,7 +60,7 @@ func TestSwarmE2E(t *testing.T) {
 	defer func() {
 		if !down {
 			if t.Failed() {
-				logMasterActions(t, stack)
+				logMasterActions(t, stack, deploy.Default())
 			}
 			makeTarget("swarm-down")
 		}
@@ -71,7 +71,7 @@ func TestSwarmE2E(t *testing.T) {
 	defer cancel()
 	tlsDir := filepath.Join(root, DefaultDockerTLSDir)
 	top := deploy.Default()
-	checkSwarmProxy(ctx, t, stack)
+	checkSwarmProxy(ctx, t, stack, top)
 
 	dir := t.TempDir()
 	if _, err := datagen.WriteDir(datagen.Config{Matches: 5000, Seed: 29}, dir); err != nil {
@@ -152,9 +152,10 @@ func swarmState(t *testing.T) string {
 // docker-proxy of the stack lets them list the stack's services and tasks
 // but refuses an update that is more than a forced one, a removal, an
 // unfiltered task list and the secrets.
-func checkSwarmProxy(ctx context.Context, t *testing.T, stack string) {
+func checkSwarmProxy(ctx context.Context, t *testing.T, stack string, top deploy.Topology) {
 	t.Helper()
-	for _, m := range []string{"master-1", "master-2", "master-3"} {
+	for _, in := range top.MasterInstances() {
+		m := in.Name()
 		id := strings.TrimSpace(mustRun(t, "docker", "ps", "-q", "--filter", "label="+deploy.LabelProject+"="+stack, "--filter", "label="+deploy.LabelInstance+"="+m))
 		if user := strings.TrimSpace(mustRun(t, "docker", "inspect", "-f", "{{.Config.User}}", id)); user != compose.MasterUser {
 			t.Errorf("%s runs as %q, want %s", m, user, compose.MasterUser)
@@ -168,10 +169,11 @@ func checkSwarmProxy(ctx context.Context, t *testing.T, stack string) {
 	defer proxy.Close()
 	own := filters.NewArgs(filters.Arg("label", deploy.LabelProject+"="+stack))
 	svcs, err := proxy.ServiceList(ctx, swarm.ServiceListOptions{Filters: own})
-	if err != nil || len(svcs) != 6 {
-		t.Fatalf("the stack's services through the proxy: %d, %v", len(svcs), err)
+	services := len(top.Instances()) + top.Masters // one per instance and master; the proxy is global, unlabelled
+	if err != nil || len(svcs) != services {
+		t.Fatalf("the stack's services through the proxy: %d, want %d, %v", len(svcs), services, err)
 	}
-	if tasks, err := proxy.TaskList(ctx, swarm.TaskListOptions{Filters: own}); err != nil || len(tasks) < 6 {
+	if tasks, err := proxy.TaskList(ctx, swarm.TaskListOptions{Filters: own}); err != nil || len(tasks) < services {
 		t.Fatalf("the stack's tasks through the proxy: %d, %v", len(tasks), err)
 	}
 	s := svcs[0]
@@ -196,8 +198,9 @@ func checkSwarmProxy(ctx context.Context, t *testing.T, stack string) {
 
 // logMasterActions logs what the masters restarted and killed, and their
 // warnings, for a failed run.
-func logMasterActions(t *testing.T, stack string) {
-	for _, m := range []string{"master-1", "master-2", "master-3"} {
+func logMasterActions(t *testing.T, stack string, top deploy.Topology) {
+	for _, in := range top.MasterInstances() {
+		m := in.Name()
 		out, _ := exec.Command("docker", "service", "logs", "--raw", stack+"_"+m).CombinedOutput()
 		for _, line := range strings.Split(string(out), "\n") {
 			if strings.Contains(line, `"restarted"`) || strings.Contains(line, `"@level":"warn"`) || strings.Contains(line, `"@level":"error"`) || strings.Contains(line, "acting") {
