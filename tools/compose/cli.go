@@ -56,7 +56,7 @@ limits, ports published in host mode (not through the routing mesh) from --port-
 	}
 	var b []byte
 	if *swarm {
-		b, err = GenerateStack(top, StackOptions{Project: o.Project, Image: o.Image, LogLevel: o.LogLevel, PortBase: *portBase, LogJSON: o.LogJSON})
+		b, err = GenerateStack(top, StackOptions{Options: o, PortBase: *portBase})
 	} else {
 		b, err = Generate(top, o)
 	}

@@ -82,7 +82,9 @@ const DataDir = "/data"
 
 // MasterUser is the uid:gid the masters run as; the image's /data belongs
 // to it, so that a new named volume does too.
-const MasterUser = "10001:10001"
+const MasterUser = masterUID + ":" + masterGID
+
+const masterUID, masterGID = "10001", "10001"
 
 // ProxyDir is where the docker-proxy's socket lives, in a volume only the
 // proxy and the masters mount; ProxySocket is the socket.
@@ -207,10 +209,7 @@ func Generate(top deploy.Topology, o Options) ([]byte, error) {
 		if len(after) > 0 {
 			fmt.Fprintf(&w, "    depends_on: %s\n", flow(after))
 		}
-		fmt.Fprintf(&w, "    labels:\n")
-		fmt.Fprintf(&w, "      %s: %s\n", deploy.LabelProject, quote(o.Project))
-		fmt.Fprintf(&w, "      %s: %s\n", deploy.LabelInstance, quote(name))
-		fmt.Fprintf(&w, "      %s: %s\n", deploy.LabelAddress, quote(name+":"+strconv.Itoa(port)))
+		writeLabels(&w, "    ", [][2]string{{deploy.LabelProject, o.Project}, {deploy.LabelInstance, name}, {deploy.LabelAddress, name + ":" + strconv.Itoa(port)}})
 		fmt.Fprintf(&w, "    healthcheck:\n")
 		fmt.Fprintf(&w, "      test: %s\n", flow([]string{"CMD", "/wololo", "health", "--quiet", "--addr", "127.0.0.1:" + strconv.Itoa(port), "--tls-dir", SecretsDir, "--as", name}))
 		fmt.Fprintf(&w, "      interval: 5s\n      timeout: 3s\n      retries: 3\n")
@@ -249,17 +248,26 @@ func customTopology(top deploy.Topology) string {
 // writeProxy writes the docker-proxy service: the only one with the
 // engine's socket, serving the masters' filtered one in the shared volume.
 func writeProxy(w *bytes.Buffer, o Options) {
-	uid, gid, _ := strings.Cut(MasterUser, ":")
 	fmt.Fprintf(w, "  %s:\n", proxyVolume)
 	fmt.Fprintf(w, "    image: %s\n", o.Image)
 	fmt.Fprintf(w, "    container_name: %s-%s\n", o.Project, proxyVolume)
-	cmd := []string{"docker-proxy", "--listen", ProxySocket, "--project", o.Project, "--socket-uid", uid, "--socket-gid", gid, "--log-level", o.LogLevel}
+	fmt.Fprintf(w, "    command: %s\n", flow(proxyCommand(o, false)))
+	fmt.Fprintf(w, "    restart: unless-stopped\n")
+	fmt.Fprintf(w, "    volumes: %s\n", flow([]string{"/var/run/docker.sock:/var/run/docker.sock", proxyVolume + ":" + ProxyDir}))
+}
+
+// proxyCommand is the docker-proxy's command line, of the compose file or
+// (swarm) of the stack.
+func proxyCommand(o Options, swarm bool) []string {
+	cmd := []string{"docker-proxy"}
+	if swarm {
+		cmd = append(cmd, "--swarm")
+	}
+	cmd = append(cmd, "--listen", ProxySocket, "--project", o.Project, "--socket-uid", masterUID, "--socket-gid", masterGID, "--log-level", o.LogLevel)
 	if o.LogJSON {
 		cmd = append(cmd, "--log-json")
 	}
-	fmt.Fprintf(w, "    command: %s\n", flow(cmd))
-	fmt.Fprintf(w, "    restart: unless-stopped\n")
-	fmt.Fprintf(w, "    volumes: %s\n", flow([]string{"/var/run/docker.sock:/var/run/docker.sock", proxyVolume + ":" + ProxyDir}))
+	return cmd
 }
 
 // flow writes a YAML flow sequence of double-quoted strings.

@@ -123,7 +123,7 @@ func TestLogJSON(t *testing.T) {
 			t.Run(fmt.Sprintf("%s/swarm=%v", c.name, swarm), func(t *testing.T) {
 				b, err := Generate(top, Options{LogJSON: c.on})
 				if swarm {
-					b, err = GenerateStack(top, StackOptions{LogJSON: c.on})
+					b, err = GenerateStack(top, StackOptions{Options: Options{LogJSON: c.on}})
 				}
 				if err != nil {
 					t.Fatal(err)
@@ -169,7 +169,7 @@ func TestCheckedInStackIsTheGeneratorsOutput(t *testing.T) {
 func TestStackPinsSupervisesAndIsolates(t *testing.T) {
 	top := deploy.Default().Uniform(2)
 	top.Masters = 5
-	b, err := GenerateStack(top, StackOptions{Project: "s1", Image: "img:1", PortBase: 9000})
+	b, err := GenerateStack(top, StackOptions{Options: Options{Project: "s1", Image: "img:1"}, PortBase: 9000})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -239,7 +239,7 @@ func TestGenerateStackRefuses(t *testing.T) {
 	if _, err := GenerateStack(top, StackOptions{}); err == nil || !strings.Contains(err.Error(), "no masters") {
 		t.Errorf("no masters: %v", err)
 	}
-	for _, o := range []StackOptions{{Project: "a b"}, {Project: "$x"}, {Image: "a b"}, {PortBase: 65534}} {
+	for _, o := range []StackOptions{{Options: Options{Project: "a b"}}, {Options: Options{Project: "$x"}}, {Options: Options{Image: "a b"}}, {PortBase: 65534}} {
 		if _, err := GenerateStack(deploy.Default(), o); err == nil {
 			t.Errorf("%+v accepted", o)
 		}

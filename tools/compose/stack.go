@@ -46,23 +46,15 @@ import (
 //     `docker stack deploy`: it must exist on every node (nothing is
 //     pulled).
 
-// StackOptions shape the generated stack file.
+// StackOptions shape the generated stack file: Options (with the stack's
+// own defaults: Project "wololo-swarm", Image DefaultStackImage), and the
+// ports.
 type StackOptions struct {
-	// Project is the stack's name as the labels carry it (the masters'
-	// filter) and the prefix of the node labels; "wololo-swarm" if empty.
-	// Deploy the stack under the same name.
-	Project string
-	// Image every service runs; DefaultStackImage if empty.
-	Image string
-	// LogLevel of every process; "info" if empty.
-	LogLevel string
+	Options
 	// PortBase is the published port of the gateway's public port; the
 	// masters' published ports are theirs shifted by the same amount.
 	// DefaultPortBase if 0.
 	PortBase int
-	// LogJSON gives every service --log-json (the masters log JSON
-	// anyway), as Options.LogJSON does for compose.
-	LogJSON bool
 }
 
 // The stack's defaults.
@@ -82,12 +74,10 @@ func (o *StackOptions) defaults() {
 	if o.Image == "" {
 		o.Image = DefaultStackImage
 	}
-	if o.LogLevel == "" {
-		o.LogLevel = "info"
-	}
 	if o.PortBase == 0 {
 		o.PortBase = DefaultPortBase
 	}
+	o.Options.defaults()
 }
 
 // NodeLabel is the node label that must be "true" on the node an instance
@@ -172,8 +162,7 @@ func GenerateStack(top deploy.Topology, o StackOptions) ([]byte, error) {
 		w.WriteString("    secrets:\n")
 		owner := ""
 		if master {
-			uid, gid, _ := strings.Cut(MasterUser, ":")
-			owner = fmt.Sprintf(", uid: %s, gid: %s", quote(uid), quote(gid))
+			owner = fmt.Sprintf(", uid: %s, gid: %s", quote(masterUID), quote(masterGID))
 		}
 		fmt.Fprintf(&w, "      - {source: ca.pem, target: ca.pem, mode: 0444}\n")
 		fmt.Fprintf(&w, "      - {source: %s.pem, target: %s.pem%s, mode: 0444}\n", name, name, owner)
@@ -202,14 +191,9 @@ func GenerateStack(top deploy.Topology, o StackOptions) ([]byte, error) {
 // writeStackProxy writes the docker-proxy: one per manager node, with the
 // engine's socket, serving the masters of its node their filtered one.
 func writeStackProxy(w *bytes.Buffer, o StackOptions) {
-	uid, gid, _ := strings.Cut(MasterUser, ":")
 	fmt.Fprintf(w, "  %s:\n", proxyVolume)
 	fmt.Fprintf(w, "    image: %s\n", quote(o.Image))
-	proxy := []string{"docker-proxy", "--swarm", "--listen", ProxySocket, "--project", o.Project, "--socket-uid", uid, "--socket-gid", gid, "--log-level", o.LogLevel}
-	if o.LogJSON {
-		proxy = append(proxy, "--log-json")
-	}
-	fmt.Fprintf(w, "    command: %s\n", flow(proxy))
+	fmt.Fprintf(w, "    command: %s\n", flow(proxyCommand(o.Options, true)))
 	fmt.Fprintf(w, "    volumes: %s\n", flow([]string{"/var/run/docker.sock:/var/run/docker.sock", proxyVolume + ":" + ProxyDir}))
 	fmt.Fprintf(w, "    networks: [%s]\n", stackNetwork)
 	w.WriteString("    deploy:\n")
