@@ -33,10 +33,6 @@ func Payload(size int) []byte {
 	}}})
 }
 
-// PayloadBytes is the size of a Payload: its encoding, as the store
-// writes it.
-func PayloadBytes(rows []byte) int64 { return int64(len(rows)) }
-
 // Usage is what the process has used: CPU time (user and system) and
 // bytes sent to the storage layer (/proc/self/io write_bytes, -1 where
 // unknown).
@@ -119,7 +115,7 @@ func BenchCommits(b *testing.B, s transport.Store, g int, rows []byte) {
 		b.ReportMetric(float64(st.Syncs-start0.Syncs)/float64(commits), "syncs/commit")
 		b.ReportMetric(float64(u.CPU.Microseconds())/float64(commits), "cpu-us/commit")
 	}
-	if payload := PayloadBytes(rows) * commits; payload >= 64<<10*commits && u.DiskWrites >= 0 && commits > 0 {
+	if payload := int64(len(rows)) * commits; payload >= 64<<10*commits && u.DiskWrites >= 0 && commits > 0 {
 		b.ReportMetric(float64(u.DiskWrites)/float64(payload), "disk-writes/payload")
 	}
 }
@@ -157,7 +153,7 @@ func BenchJob(b *testing.B, open func(dir string) transport.Store, input int64, 
 	s = open(dir)
 	in := Ch("job", "in", "up", "me")
 	out := Ch("job", "out", "me", "down")
-	per := PayloadBytes(rows)
+	per := int64(len(rows))
 	n := uint64((input + per - 1) / per)
 	use := ReadUsage()
 	for i := uint64(1); i <= n; i++ {
@@ -297,21 +293,23 @@ func Benchmarks(b *testing.B, open func(dir string, noSync bool) (transport.Stor
 	for _, c := range []struct {
 		name       string
 		goroutines int
-		rows       []byte
+		large      bool
 		noSync     bool
 	}{
-		{"CommitSmall", 1, small, false},
-		{"CommitSmall8Goroutines", 8, small, false},
-		{"CommitSmallNoSync", 1, small, true},
-		{"CommitLarge", 1, large, false},
-		{"CommitLarge4Goroutines", 4, large, false},
+		{"CommitSmall", 1, false, false},
+		{"CommitSmall8Goroutines", 8, false, false},
+		{"CommitSmallNoSync", 1, false, true},
+		{"CommitLarge", 1, true, false},
+		{"CommitLarge4Goroutines", 4, true, false},
 	} {
 		b.Run(c.name, func(b *testing.B) {
-			if len(c.rows) == len(large) {
-				b.SetBytes(PayloadBytes(large))
+			rows := small
+			if c.large {
+				rows = large
+				b.SetBytes(int64(len(large)))
 			}
-			BenchCommits(b, opened(b, c.noSync), c.goroutines, c.rows)
-			if hwm := PeakRSS(); hwm > 0 && len(c.rows) == len(large) && c.goroutines == 1 {
+			BenchCommits(b, opened(b, c.noSync), c.goroutines, rows)
+			if hwm := PeakRSS(); hwm > 0 && c.large && c.goroutines == 1 {
 				b.ReportMetric(float64(hwm)/(1<<20), "peak-RSS-MB")
 			}
 		})
