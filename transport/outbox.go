@@ -16,16 +16,43 @@ type Outbox struct {
 	mu      sync.Mutex
 	store   Store
 	jobs    map[string]map[ChannelID]*queue
-	stalls  map[string]*Stall // backpressure per job, for metrics
+	stalls  map[string]*stall // backpressure per job, for metrics
 	changed chan struct{}     // closed and replaced on every change
-	waiting int               // WaitRoom calls blocked for room now
 }
 
 // Stall is how often and how long a job's emitters waited for room in the
-// outbox (WaitRoom): backpressure, since the process started.
+// outbox (WaitRoom): backpressure, since the process started. A wait
+// counts from when it begins, and its time as it passes, so that a stage
+// blocked on a receiver that does not acknowledge shows it while it lasts.
 type Stall struct {
 	Waits  int64
 	Waited time.Duration
+}
+
+// stall is a job's Stall as of since, and the WaitRoom calls blocked now,
+// each adding its time from since on.
+type stall struct {
+	Stall
+	blocked int
+	since   time.Time
+}
+
+// at is the stall as of now.
+func (s *stall) at(now time.Time) Stall {
+	st := s.Stall
+	st.Waited += time.Duration(s.blocked) * now.Sub(s.since)
+	return st
+}
+
+// blocking changes the calls blocked now by delta (+1 as a wait begins, -1
+// as it ends).
+func (s *stall) blocking(now time.Time, delta int) {
+	s.Stall = s.at(now)
+	s.since = now
+	s.blocked += delta
+	if delta > 0 {
+		s.Waits++
+	}
 }
 
 type queue struct {
@@ -56,7 +83,7 @@ type ChannelState struct {
 
 // NewOutbox returns an empty outbox that trims through store.
 func NewOutbox(store Store) *Outbox {
-	return &Outbox{store: store, jobs: map[string]map[ChannelID]*queue{}, stalls: map[string]*Stall{}, changed: make(chan struct{})}
+	return &Outbox{store: store, jobs: map[string]map[ChannelID]*queue{}, stalls: map[string]*stall{}, changed: make(chan struct{})}
 }
 
 func (o *Outbox) queueLocked(ch ChannelID) *queue {
@@ -290,38 +317,29 @@ func (o *Outbox) Pending(ctx context.Context, ch ChannelID, after uint64) ([]Ent
 // process that both sends and receives for a job (the gateway) must not
 // stall its receiving side on its sending side's backlog.
 func (o *Outbox) WaitRoom(ctx context.Context, channels []ChannelID, limit int) error {
-	var began time.Time
+	var blocked *stall // this call's job's, once it blocks
+	defer func() {
+		if blocked != nil {
+			o.mu.Lock()
+			blocked.blocking(time.Now(), -1)
+			o.mu.Unlock()
+		}
+	}()
 	for {
 		o.mu.Lock()
-		full := o.fullLocked(channels, limit)
-		wait := o.changed
-		switch {
-		case full && began.IsZero():
-			began = time.Now()
-		case !full && !began.IsZero():
-			o.stallLocked(channels[0].Job, time.Since(began))
-		}
-		if full {
-			o.waiting++
+		full, wait := o.fullLocked(channels, limit), o.changed
+		if full && blocked == nil {
+			blocked = o.stallLocked(channels[0].Job)
+			blocked.blocking(time.Now(), +1)
 		}
 		o.mu.Unlock()
 		if !full {
 			return nil
 		}
-		var err error
 		select {
 		case <-ctx.Done():
-			err = ctx.Err()
+			return ctx.Err()
 		case <-wait:
-		}
-		o.mu.Lock()
-		o.waiting--
-		if err != nil {
-			o.stallLocked(channels[0].Job, time.Since(began))
-		}
-		o.mu.Unlock()
-		if err != nil {
-			return err
 		}
 	}
 }
@@ -330,21 +348,23 @@ func (o *Outbox) WaitRoom(ctx context.Context, channels []ChannelID, limit int) 
 func (o *Outbox) Waiting() int {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	return o.waiting
+	n := 0
+	for _, st := range o.stalls {
+		n += st.blocked
+	}
+	return n
 }
 
-// stallLocked counts one wait for room of a job that is still held.
-func (o *Outbox) stallLocked(job string, d time.Duration) {
-	if _, held := o.jobs[job]; !held {
-		return
-	}
+// stallLocked is a job's stall record, made on first use. A record of a
+// job dropped meanwhile is no longer in stalls: what is counted on it is
+// forgotten with the job.
+func (o *Outbox) stallLocked(job string) *stall {
 	st := o.stalls[job]
 	if st == nil {
-		st = &Stall{}
+		st = &stall{}
 		o.stalls[job] = st
 	}
-	st.Waits++
-	st.Waited += d
+	return st
 }
 
 // Stalled is a job's backpressure so far: the waits for room in the
@@ -353,7 +373,7 @@ func (o *Outbox) Stalled(job string) Stall {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if st := o.stalls[job]; st != nil {
-		return *st
+		return st.at(time.Now())
 	}
 	return Stall{}
 }

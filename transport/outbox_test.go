@@ -140,21 +140,28 @@ func TestOutboxCountsAndStalls(t *testing.T) {
 	}
 	done := make(chan error)
 	go func() { done <- o.WaitRoom(context.Background(), []ChannelID{ch}, 2) }()
-	for o.Waiting() == 0 { // until the call is blocked for room
-		runtime.Gosched()
-	}
-	if s := o.Stalled("j"); s.Waits != 0 {
-		t.Errorf("a wait counted before it ended: %+v", s)
+	for deadline := time.Now().Add(10 * time.Second); o.Waiting() == 0; runtime.Gosched() { // until the call is blocked for room
+		if time.Now().After(deadline) {
+			t.Fatal("WaitRoom never blocked on the full channel")
+		}
 	}
 	time.Sleep(time.Millisecond) // so that the wait lasts a measurable time
+	if s := o.Stalled("j"); s.Waits != 1 || s.Waited < time.Millisecond {
+		t.Errorf("a wait still blocked: %+v, want it counted with its time so far", s)
+	}
 	if _, err := o.Ack(ch, 2); err != nil {
 		t.Fatal(err)
 	}
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	if s := o.Stalled("j"); s.Waits != 1 || s.Waited < time.Millisecond || o.Waiting() != 0 {
-		t.Errorf("stalls %+v, %d waiting; want one wait of at least 1ms, none waiting", s, o.Waiting())
+	ended := o.Stalled("j")
+	if ended.Waits != 1 || ended.Waited < time.Millisecond || o.Waiting() != 0 {
+		t.Errorf("stalls %+v, %d waiting; want one wait of at least 1ms, none waiting", ended, o.Waiting())
+	}
+	time.Sleep(time.Millisecond)
+	if s := o.Stalled("j"); s != ended {
+		t.Errorf("an ended wait still grows: %+v, then %+v", ended, s)
 	}
 	if err := o.WaitRoom(context.Background(), []ChannelID{ch}, 2); err != nil || o.Stalled("j").Waits != 1 {
 		t.Errorf("a WaitRoom with room counted a stall: %v %+v", err, o.Stalled("j"))

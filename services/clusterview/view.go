@@ -48,7 +48,7 @@ const (
 )
 
 // BackedUp is the share of an interval a stage's emitters must have waited
-// for room for the stage to count as backed up.
+// for room, per instance, for the stage to count as backed up.
 const BackedUp = 0.5
 
 // Answer is one process's reply to Status/Get, or why there is none.
@@ -193,7 +193,7 @@ func Summarize(top deploy.Topology, answers []Answer, jobs []*wololov1.ClusterJo
 		}
 		cs.RowsInPerSecond = cur.rate(prev, "in/"+stage.Name, secs)
 		cs.RowsOutPerSecond = cur.rate(prev, "out/"+stage.Name, secs)
-		cs.Backpressure = cur.rate(prev, "stall/"+stage.Name, secs)
+		cs.Backpressure = cur.rate(prev, "stall/"+stage.Name, secs) / float64(max(cs.Instances, 1))
 		switch {
 		case cs.Unreachable == cs.Instances:
 			cs.Health = HealthDown
@@ -201,7 +201,7 @@ func Summarize(top deploy.Topology, answers []Answer, jobs []*wololov1.ClusterJo
 			cs.Health = HealthDegraded
 		case cs.Recovering > 0:
 			cs.Health = HealthRecovering
-		case cs.Backpressure >= BackedUp*float64(cs.Instances):
+		case cs.Backpressure >= BackedUp:
 			cs.Health = HealthBackedUp
 		default:
 			cs.Health = HealthOK

@@ -68,8 +68,8 @@ func TestSummarize(t *testing.T) {
 			}},
 		{"backed up", []Answer{gw, shard("shard-0", 100, 1000, 2, 32, 40, 8), shard("shard-1", 50, 500, 1.5, 0, 1, 1)},
 			func(t *testing.T, s *wololov1.ClusterGetResponse) {
-				if h := s.Stages[1].Health; h != HealthBackedUp {
-					t.Errorf("shard waiting 3.5 s of 2 instances' 2 s: %s, want %s", h, HealthBackedUp)
+				if h, b := s.Stages[1].Health, s.Stages[1].Backpressure; h != HealthBackedUp || b != 1.75 {
+					t.Errorf("shard's 2 instances waiting 3.5 s in 1 s: %s, %v; want %s, 1.75 an instance", h, b, HealthBackedUp)
 				}
 			}},
 		{"degraded, down, recovering", []Answer{{Instance: "gateway-0", Err: errors.New("connection refused")}, shard("shard-0", 100, 1000, 0, 0, 1, 1),

@@ -266,7 +266,8 @@ type ClusterStage struct {
 	OutboxDepth   int64 `protobuf:"varint,9,opt,name=outbox_depth,json=outboxDepth,proto3" json:"outbox_depth,omitempty"`
 	MaxLagBatches int64 `protobuf:"varint,10,opt,name=max_lag_batches,json=maxLagBatches,proto3" json:"max_lag_batches,omitempty"`
 	// Share of the interval its emitters spent waiting for room in an
-	// outbox (backpressure), summed over its instances and jobs.
+	// outbox (backpressure), per instance (their mean), its jobs' waits
+	// added up.
 	Backpressure float64 `protobuf:"fixed64,11,opt,name=backpressure,proto3" json:"backpressure,omitempty"`
 	// Restarts of its instances, as the masters count them.
 	Restarts int32 `protobuf:"varint,12,opt,name=restarts,proto3" json:"restarts,omitempty"`
