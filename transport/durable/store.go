@@ -358,7 +358,7 @@ func (s *Store) commit(c *transport.Commit) error {
 			return fmt.Errorf("encode %s #%d: %w", c.Outputs[i].Channel, o.msg.Seq, err)
 		}
 		if len(enc) != o.size || (o.size > 0 && &enc[0] != &op.Value[0]) {
-			return fmt.Errorf("encode %s #%d: rows changed while being committed", c.Outputs[i].Channel, o.msg.Seq)
+			return fmt.Errorf("encode %s #%d: %d bytes, not in the %d reserved", c.Outputs[i].Channel, o.msg.Seq, len(enc), o.size)
 		}
 		if err := op.Finish(); err != nil {
 			return err
