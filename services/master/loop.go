@@ -234,11 +234,13 @@ func (l *Loop) round(ctx context.Context, conns map[string]*grpc.ClientConn) {
 		l.mu.Lock()
 		l.sup.Started(a.Instance, time.Now())
 		l.mu.Unlock()
+		l.cfg.Log.Info("restarted", append(kv, "was-down", started)...)
+		// Counted last: whoever sees the count sees the restart done, logged
+		// included.
 		l.restarts.Add(1)
 		if l.cfg.OnRestart != nil {
 			l.cfg.OnRestart(a.Instance, a.Cause)
 		}
-		l.cfg.Log.Info("restarted", append(kv, "was-down", started)...)
 	}
 }
 
