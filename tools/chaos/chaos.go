@@ -860,17 +860,38 @@ func (k *killer) kill(ctx context.Context, target string, total int, late bool) 
 	}
 }
 
-// leader waits until the live masters agree on an acting leader and
-// names it ("" if ctx ends first).
+// leader waits until every master runs and they agree on an acting
+// leader, and names it ("" if ctx ends first). Waiting for every master
+// keeps leader kills in a row from taking the last one: the masters
+// restart each other, so with none left nothing would ever be restarted
+// (seed 123 of 30 kills on a 200k-match job killed all three within
+// 0.4 s and stalled the job for good).
 func (k *killer) leader(ctx context.Context) string {
 	for {
-		if id := agreedLeader(masterViews(ctx, k.cl, 500*time.Millisecond)); id != 0 {
-			return deploy.Instance{Stage: deploy.MasterStage, Index: id}.Name()
+		if k.mastersAlive() {
+			if id := agreedLeader(masterViews(ctx, k.cl, 500*time.Millisecond)); id != 0 {
+				return deploy.Instance{Stage: deploy.MasterStage, Index: id}.Name()
+			}
 		}
 		if !k.sleep(ctx, 20*time.Millisecond) {
 			return ""
 		}
 	}
+}
+
+// mastersAlive reports whether every master's process runs.
+func (k *killer) mastersAlive() bool {
+	n := 0
+	for _, p := range k.cl.Processes() {
+		if in, err := deploy.ParseInstance(p.Instance); err != nil || in.Stage != deploy.MasterStage || p.Replaced {
+			continue
+		}
+		if !p.Alive {
+			return false
+		}
+		n++
+	}
+	return n > 0
 }
 
 func (k *killer) alive(instance string) bool {
