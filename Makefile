@@ -213,7 +213,8 @@ swarm-up: certs ## deploy deploy/stack.yaml on a swarm (one made on loopback if 
 	@$(MAKE) --no-print-directory images IMAGE=$(SWARM_IMAGE)
 	@state=$$(docker info --format '{{.Swarm.LocalNodeState}}'); \
 	  if [ "$$state" = inactive ]; then \
-	    docker swarm init --advertise-addr 127.0.0.1 --listen-addr 127.0.0.1:2377 >/dev/null && touch $(SWARM_MARKER) && \
+	    had=$$(docker network inspect docker_gwbridge >/dev/null 2>&1 && echo had-gwbridge); \
+	    docker swarm init --advertise-addr 127.0.0.1 --listen-addr 127.0.0.1:2377 >/dev/null && echo "$$had" > $(SWARM_MARKER) && \
 	    echo "swarm-up: made a one-node swarm on 127.0.0.1 (make swarm-down leaves it)"; \
 	  elif [ "$$state" != active ]; then echo "swarm-up: this engine's swarm is $$state"; exit 1; fi
 	@node=$$(docker info --format '{{.Swarm.NodeID}}'); \
@@ -238,8 +239,11 @@ swarm-down: ## remove the stack, its volumes, networks and secrets (and leave th
 	  node=$$(docker info --format '{{.Swarm.NodeID}}'); \
 	  for l in $$(docker node inspect --format '{{range $$k, $$v := .Spec.Labels}}{{$$k}} {{end}}' $$node); do \
 	    case $$l in $(STACK).*) docker node update --label-rm $$l $$node >/dev/null;; esac; done; fi
-	@if [ -f $(SWARM_MARKER) ]; then docker swarm leave --force >/dev/null && rm -f $(SWARM_MARKER) && \
-	  { docker network rm docker_gwbridge >/dev/null 2>&1 || true; } && echo "swarm-down: left the swarm swarm-up made (and removed its docker_gwbridge network)"; fi
+	@if [ -f $(SWARM_MARKER) ]; then had=$$(cat $(SWARM_MARKER)); docker swarm leave --force >/dev/null && rm -f $(SWARM_MARKER) && \
+	  if [ -n "$$had" ]; then echo "swarm-down: left the swarm swarm-up made (docker_gwbridge was there before it: kept)"; else \
+	  for i in $$(seq 1 40); do docker network inspect docker_gwbridge >/dev/null 2>&1 || break; docker network rm docker_gwbridge >/dev/null 2>&1 || sleep 0.25; done; \
+	  if docker network inspect docker_gwbridge >/dev/null 2>&1; then echo "swarm-down: left the swarm swarm-up made; its docker_gwbridge network is still in use"; \
+	  else echo "swarm-down: left the swarm swarm-up made (and removed its docker_gwbridge network)"; fi; fi; fi
 	@left=$$(docker ps -aq --filter label=com.docker.stack.namespace=$(STACK); docker volume ls -q --filter label=com.docker.stack.namespace=$(STACK); docker network ls -q --filter label=com.docker.stack.namespace=$(STACK); docker secret ls -q --filter label=com.docker.stack.namespace=$(STACK) 2>/dev/null); \
 	  if [ -n "$$left" ]; then echo "swarm-down: left behind: $$left"; exit 1; fi
 
