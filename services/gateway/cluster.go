@@ -36,11 +36,8 @@ func (j *job) summary() *wololov1.ClusterJob {
 		end = j.finished
 	}
 	s := &wololov1.ClusterJob{JobId: j.id, Client: j.owner, Name: j.name, BytesTotal: j.bytes, ElapsedSeconds: end.Sub(j.created).Seconds()}
-	uploaded := true
-	for _, fs := range j.files {
-		s.BytesUploaded += fs.offset
-		uploaded = uploaded && fs.done
-	}
+	s.BytesUploaded, _ = sumSizes(j.files[0].offset, j.files[1].offset) // within BytesTotal, checked at creation
+	uploaded := j.files[0].done && j.files[1].done
 	switch {
 	case j.state == wololov1.JobState_JOB_STATE_DONE:
 		s.State = clusterview.JobDone

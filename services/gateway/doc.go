@@ -22,12 +22,42 @@
 // resume with other files is refused (sameFiles), never mixed in. lookup is the one place that finds a
 // client's job; anyone else's is NotFound with the message of a job that
 // does not exist, so a job's existence does not leak either. The quotas
-// per client (unfinished jobs, bytes per job, bytes in flight) are checked
-// in the same place a job is admitted (admit), before anything is stored.
+// per client (unfinished jobs, held jobs, bytes per job, bytes in flight)
+// are decided in one pure function (Limits.admission), before anything is
+// stored.
+//
+// Sizes are claims of the client, and every sum of them (the two files of
+// a job, a client's bytes in flight, the bytes an upload has received) is
+// made with sumSizes, which reports an overflow instead of wrapping: two
+// files declared as 2^63-1 bytes each would otherwise add up to -2 and
+// pass every quota, and an upload's count would pass its declared size.
+// A declared size over a quota is refused at CreateJob.
+//
+// Finished jobs count against their owner too: a client holds at most
+// --client-max-held-jobs (64) jobs, finished ones included, a sixteenth of
+// the --max-jobs (1024) a process holds, so that one client cannot fill the
+// gateway's table (and then every receiver's) with jobs it never fetches.
+// At that limit, or when the gateway is full, a new job drops the client's
+// oldest finished job first, as DeleteJob would (its answers were there to
+// fetch); if none of its jobs is finished the new one is refused. Dropping
+// rather than refusing keeps a client that never deletes (a script that
+// only reads the answers) working, at the cost of its oldest answers.
+//
+// What a job stores of its headers is bounded, and the gateway's memory
+// does not grow with it: each header row is at most --max-header-bytes
+// (64 KiB; a real one is about 100 bytes), a fingerprint 64 bytes, a name
+// 64; a job keeps in memory only where the required columns are (a few
+// integers), and the names stay in its record in the store. The other way,
+// reading headers from the store on demand, would save nothing here: the
+// stores (segstore's index, the MemStore) hold every record's value in
+// memory anyway. So the bound is the product of the limits: a client's
+// headers take at most 64 jobs x 2 x 64 KiB = 8 MiB of the store, all
+// clients' at most 1024 x 128 KiB = 128 MiB.
 //
 // The package is in four parts, each with one concern:
 //
-//   - jobs.go, the job domain: create (headers, id and quotas checked),
+//   - jobs.go, the job domain: create (headers, id and quotas checked;
+//     admission, the quotas as a pure decision; sizes.go, checked sums),
 //     lookup (ownership), the upload
 //     slots and committed offsets, results, retention; every durable fact a
 //     protobuf record (job_record.proto) in the store. No gRPC.

@@ -44,23 +44,37 @@ type Config struct {
 	// name); its error is the call's (Unauthenticated, PermissionDenied).
 	// Nil: every caller is the one anonymous client "" (--insecure).
 	Identify func(ctx context.Context) (string, error)
-	// ClientMaxJobs, MaxJobBytes and ClientMaxBytes are the per-client
-	// quotas (see Limits); DefaultClientMaxJobs, DefaultMaxJobBytes and
-	// DefaultClientMaxBytes if 0.
-	ClientMaxJobs  int
-	MaxJobBytes    int64
-	ClientMaxBytes int64
+	// ClientMaxJobs, ClientMaxHeldJobs, MaxJobBytes and ClientMaxBytes are
+	// the per-client quotas (see Limits); DefaultClientMaxJobs,
+	// DefaultClientMaxHeldJobs, DefaultMaxJobBytes and DefaultClientMaxBytes
+	// if 0. ClientMaxHeldJobs may not be below ClientMaxJobs.
+	ClientMaxJobs     int
+	ClientMaxHeldJobs int
+	MaxJobBytes       int64
+	ClientMaxBytes    int64
+	// MaxHeaderBytes bounds each file's header row in a CreateJob (its
+	// column names, each with a separator); DefaultMaxHeaderBytes if 0, at
+	// most schema.MaxHeaderBytes.
+	MaxHeaderBytes int
 	// MaxRecordBytes bounds one data record: a longer one is skipped and
 	// counted as malformed (schema.MaxRecordBytes if 0).
 	MaxRecordBytes int
 }
 
-// The per-client quotas' defaults.
+// The per-client quotas' defaults. A client holds at most 64 jobs,
+// finished ones included: a sixteenth of the jobs a process holds
+// (stage.DefaultMaxJobs, 1024), so that no one client fills the gateway.
 const (
-	DefaultClientMaxJobs  = 16
-	DefaultMaxJobBytes    = 8 << 30
-	DefaultClientMaxBytes = 16 << 30
+	DefaultClientMaxJobs     = 16
+	DefaultClientMaxHeldJobs = 64
+	DefaultMaxJobBytes       = 8 << 30
+	DefaultClientMaxBytes    = 16 << 30
 )
+
+// DefaultMaxHeaderBytes bounds a header row: 64 KiB, hundreds of times a
+// real one (about 100 bytes), and a job's two then hold at most 128 KiB
+// of the gateway's memory (see the package doc).
+const DefaultMaxHeaderBytes = 64 << 10
 
 // DefaultUploadIdle is how long an upload may send nothing.
 const DefaultUploadIdle = 2 * time.Minute
@@ -91,6 +105,12 @@ func (c Config) WithDefaults() Config {
 	if c.ClientMaxJobs == 0 {
 		c.ClientMaxJobs = DefaultClientMaxJobs
 	}
+	if c.ClientMaxHeldJobs == 0 {
+		c.ClientMaxHeldJobs = DefaultClientMaxHeldJobs
+	}
+	if c.MaxHeaderBytes == 0 {
+		c.MaxHeaderBytes = DefaultMaxHeaderBytes
+	}
 	if c.MaxJobBytes == 0 {
 		c.MaxJobBytes = DefaultMaxJobBytes
 	}
@@ -116,8 +136,14 @@ func (c Config) Validate() error {
 	if c.MaxRecordBytes > schema.MaxRecordLimit {
 		return fmt.Errorf("gateway config: MaxRecordBytes %d: at most %d (a row must fit a batch message)", c.MaxRecordBytes, schema.MaxRecordLimit)
 	}
-	if c.ClientMaxJobs < 0 || c.MaxJobBytes < 0 || c.ClientMaxBytes < 0 || c.MaxRecordBytes < 0 {
-		return fmt.Errorf("gateway config: ClientMaxJobs %d, MaxJobBytes %d and ClientMaxBytes %d must not be negative", c.ClientMaxJobs, c.MaxJobBytes, c.ClientMaxBytes)
+	if c.ClientMaxJobs < 0 || c.ClientMaxHeldJobs < 0 || c.MaxJobBytes < 0 || c.ClientMaxBytes < 0 || c.MaxRecordBytes < 0 || c.MaxHeaderBytes < 0 {
+		return fmt.Errorf("gateway config: ClientMaxJobs %d, ClientMaxHeldJobs %d, MaxJobBytes %d, ClientMaxBytes %d, MaxRecordBytes %d and MaxHeaderBytes %d must not be negative", c.ClientMaxJobs, c.ClientMaxHeldJobs, c.MaxJobBytes, c.ClientMaxBytes, c.MaxRecordBytes, c.MaxHeaderBytes)
+	}
+	if c.MaxHeaderBytes > schema.MaxHeaderBytes {
+		return fmt.Errorf("gateway config: MaxHeaderBytes %d: at most %d (no longer row is a header)", c.MaxHeaderBytes, schema.MaxHeaderBytes)
+	}
+	if d := c.WithDefaults(); d.ClientMaxHeldJobs < d.ClientMaxJobs {
+		return fmt.Errorf("gateway config: ClientMaxHeldJobs %d (--client-max-held-jobs) is below ClientMaxJobs %d (--client-max-jobs): a client holds its unfinished jobs", d.ClientMaxHeldJobs, d.ClientMaxJobs)
 	}
 	gw := c.Topology.Gateway()
 	for _, stream := range fileStreams {
@@ -156,7 +182,8 @@ func New(cfg Config) (*Gateway, error) {
 		cfg: cfg, self: deploy.Instance{Stage: cfg.Topology.Gateway().Name},
 		drop: func(context.Context, string) error { return nil },
 		jobs: &jobs{store: cfg.Committer.Store(), log: cfg.Log, byID: map[string]*job{}, byName: map[ownedName]*job{}, limits: Limits{
-			MaxJobs: cfg.MaxJobs, ClientMaxJobs: cfg.ClientMaxJobs, MaxJobBytes: cfg.MaxJobBytes, ClientMaxBytes: cfg.ClientMaxBytes,
+			MaxJobs: cfg.MaxJobs, ClientMaxJobs: cfg.ClientMaxJobs, ClientMaxHeldJobs: cfg.ClientMaxHeldJobs,
+			MaxJobBytes: cfg.MaxJobBytes, ClientMaxBytes: cfg.ClientMaxBytes, MaxHeaderBytes: cfg.MaxHeaderBytes,
 		}},
 		wake: make(chan struct{}, 1),
 	}, nil
@@ -269,15 +296,23 @@ func (g *Gateway) FailJob(id, reporter, reason string) error {
 // deleteJob drops a job (by its internal id) here, durably, and queues its
 // drop everywhere else.
 func (g *Gateway) deleteJob(id string) error {
-	g.jobs.remove(id)
 	// The tombstone is durable before the client hears back; the other
 	// processes follow, and a restarted gateway resumes telling them.
-	if err := g.cfg.Committer.Store().DropJob(id); err != nil {
-		return errorf(ErrStore, "drop job %q: %v", id, err)
+	if err := g.jobs.drop(id); err != nil {
+		return err
 	}
 	g.cfg.Log.Info("job deleted", "job", id)
 	g.queueDrops(id)
 	return nil
+}
+
+// createJob creates the owner's job (jobs.create) and queues the drop
+// everywhere else of the finished jobs it dropped here to make room, the
+// way deleteJob does.
+func (g *Gateway) createJob(owner, name string, matches, players *wololov1.FileHeader) (*job, bool, error) {
+	j, resumed, dropped, err := g.jobs.create(owner, name, matches, players)
+	g.queueDrops(dropped...)
+	return j, resumed, err
 }
 
 // identify names a JobService call's client. Its error is a gRPC status

@@ -40,24 +40,55 @@ type Ingest struct {
 // NewIngest returns an Ingest for a file whose header is columns, starting
 // at the given file offset (the end of the header, or a resume point).
 func NewIngest(file schema.File, columns []string, stream string, offset int64, report schema.FileReport) (*Ingest, error) {
-	in := &Ingest{file: file, stream: stream, offset: offset, Report: report}
-	if in.Report.Missing == nil {
-		in.Report.Missing = map[string]int64{}
+	cols, err := parseColumns(file, columns)
+	if err != nil {
+		return &Ingest{file: file, stream: stream, offset: offset, Report: report}, err
 	}
-	header := make([][]byte, len(columns))
-	for i, c := range columns {
+	return ingestFor(file, cols, stream, offset, report)
+}
+
+// columns is where the columns the queries read are in a file's records,
+// and how many fields a record has: all the gateway keeps of a file's
+// header once its job is created (the names stay in the job's record in
+// the store).
+type columns struct {
+	matches schema.MatchColumns
+	players schema.PlayerColumns
+}
+
+// parseColumns finds the required columns of file in its header's names.
+func parseColumns(file schema.File, names []string) (columns, error) {
+	header := make([][]byte, len(names))
+	for i, c := range names {
 		header[i] = []byte(c)
 	}
+	var c columns
 	var err error
 	switch file {
 	case schema.Matches:
-		in.matches, err = schema.ParseMatchHeader(header)
+		c.matches, err = schema.ParseMatchHeader(header)
 	case schema.Players:
-		in.players, err = schema.ParsePlayerHeader(header)
+		c.players, err = schema.ParsePlayerHeader(header)
 	default:
 		err = fmt.Errorf("unknown file %d", file)
 	}
-	return in, err
+	return c, err
+}
+
+// ingestFor is NewIngest with the header parsed already. The offsets it
+// keeps only grow by the lengths of the bytes it is fed, so they stay
+// within the bytes the upload path has counted, with checked arithmetic
+// (sumSizes), against the file's declared size; a negative start is
+// refused.
+func ingestFor(file schema.File, cols columns, stream string, offset int64, report schema.FileReport) (*Ingest, error) {
+	in := &Ingest{file: file, stream: stream, offset: offset, Report: report, matches: cols.matches, players: cols.players}
+	if in.Report.Missing == nil {
+		in.Report.Missing = map[string]int64{}
+	}
+	if offset < 0 {
+		return in, fmt.Errorf("%s: an upload cannot start at offset %d", file, offset)
+	}
+	return in, nil
 }
 
 // Pending is the number of bytes held for a record not yet complete.

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"bytes"
+	"fmt"
 	"maps"
 	"slices"
 	"sort"
@@ -53,11 +54,12 @@ const (
 // uploadKey is the record of a file's upload progress (UploadRecord).
 func uploadKey(f schema.File) string { return "upload/" + f.String() }
 
-// fileState is one input file of a job.
+// fileState is one input file of a job. Of its header it keeps only where
+// the required columns are (cols): the names stay in the store.
 type fileState struct {
-	columns   []string
+	cols      columns
 	size      int64
-	print     []byte // the client's fingerprint of the file
+	print     []byte // the client's fingerprint of the file (at most maxFingerprint bytes)
 	offset    int64  // committed: every record before it is in the outbox
 	report    schema.FileReport
 	done      bool
@@ -83,13 +85,19 @@ type job struct {
 	failed   chan struct{} // closed when the job fails: its uploads end
 }
 
-func headerFields(h *wololov1.FileHeader) [][]byte {
-	out := make([][]byte, len(h.GetColumns()))
-	for i, c := range h.GetColumns() {
-		out[i] = []byte(c)
+// headerBytes is the length of a header row of these names (each with its
+// separator), what --max-header-bytes bounds.
+func headerBytes(names []string) int {
+	n := 0
+	for _, c := range names {
+		n += len(c) + 1
 	}
-	return out
+	return n
 }
+
+// maxFingerprint bounds a file's fingerprint: the client's is a SHA-256
+// (32 bytes); anything much longer is not a fingerprint.
+const maxFingerprint = 64
 
 // Limits are what the jobs domain admits.
 type Limits struct {
@@ -97,6 +105,12 @@ type Limits struct {
 	MaxJobs int
 	// ClientMaxJobs is how many unfinished jobs one client holds at once.
 	ClientMaxJobs int
+	// ClientMaxHeldJobs is how many jobs one client holds at once, finished
+	// ones included; at the limit its oldest finished job is dropped to make
+	// room for a new one.
+	ClientMaxHeldJobs int
+	// MaxHeaderBytes bounds each file's header row (headerBytes).
+	MaxHeaderBytes int
 	// MaxJobBytes bounds the declared sizes of a job's two files together.
 	MaxJobBytes int64
 	// ClientMaxBytes bounds the declared sizes of a client's unfinished
@@ -123,69 +137,148 @@ func (j *job) unfinished() bool {
 	return j.state != wololov1.JobState_JOB_STATE_DONE && j.state != wololov1.JobState_JOB_STATE_FAILED
 }
 
-// admit checks a new job of owner against the limits; js.mu is held.
-func (js *jobs) admit(owner string, bytes int64) error {
-	l := js.limits
-	if len(js.byID) >= l.MaxJobs {
-		return errorf(ErrFull, "the gateway holds %d jobs, its limit (--max-jobs); retry once one is fetched", len(js.byID))
+// heldJob is what admission needs to know of one of a client's jobs.
+type heldJob struct {
+	id       string
+	bytes    int64     // both files' declared sizes
+	finished time.Time // when it finished; zero while it runs
+}
+
+// admission decides whether a client holding the jobs held may create one
+// more whose two files declare sizes, while the gateway holds total jobs.
+// It is pure. Admitted, it returns the client's finished jobs to drop
+// first to make room (oldest finished first; none while there is room):
+// one client's finished jobs never hold the table against the others. The
+// quotas on unfinished jobs and bytes refuse before anything is dropped.
+func (l Limits) admission(held []heldJob, total int, sizes [2]int64) (drop []string, err error) {
+	bytes, ok := sumSizes(sizes[0], sizes[1])
+	if !ok || bytes > l.MaxJobBytes {
+		return nil, errorf(ErrFull, "the two files declare %d and %d bytes, more than a job may have (%d, --max-job-bytes)", sizes[0], sizes[1], l.MaxJobBytes)
 	}
-	if bytes > l.MaxJobBytes {
-		return errorf(ErrFull, "the two files declare %d bytes, more than a job may have (%d, --max-job-bytes)", bytes, l.MaxJobBytes)
-	}
-	var held int
-	var inFlight int64
-	for _, j := range js.byID {
-		if j.owner == owner && j.unfinished() {
-			held++
-			inFlight += j.bytes
+	var finished []heldJob
+	unfinished, inFlight, fits := 0, bytes, true
+	for _, h := range held {
+		if !h.finished.IsZero() {
+			finished = append(finished, h)
+			continue
+		}
+		unfinished++
+		if fits {
+			inFlight, fits = sumSizes(inFlight, h.bytes)
 		}
 	}
-	if held >= l.ClientMaxJobs {
-		return errorf(ErrFull, "this client has %d unfinished jobs, its limit (--client-max-jobs); fetch or delete one first", held)
+	if unfinished >= l.ClientMaxJobs {
+		return nil, errorf(ErrFull, "this client has %d unfinished jobs, its limit (--client-max-jobs); fetch or delete one first", unfinished)
 	}
-	if inFlight+bytes > l.ClientMaxBytes {
-		return errorf(ErrFull, "this client's unfinished jobs would declare %d bytes, more than its limit (%d, --client-max-bytes)", inFlight+bytes, l.ClientMaxBytes)
+	if !fits {
+		return nil, errorf(ErrFull, "this client's unfinished jobs would declare more than 2^63-1 bytes, more than its limit (%d, --client-max-bytes)", l.ClientMaxBytes)
+	}
+	if inFlight > l.ClientMaxBytes {
+		return nil, errorf(ErrFull, "this client's unfinished jobs would declare %d bytes, more than its limit (%d, --client-max-bytes)", inFlight, l.ClientMaxBytes)
+	}
+	need := max(len(held)+1-l.ClientMaxHeldJobs, total+1-l.MaxJobs, 0)
+	if need > len(finished) {
+		if len(held) >= l.ClientMaxHeldJobs {
+			return nil, errorf(ErrFull, "this client holds %d jobs, its limit (--client-max-held-jobs), and none of them is finished; fetch or delete one first", len(held))
+		}
+		return nil, errorf(ErrFull, "the gateway holds %d jobs, its limit (--max-jobs); retry once one is fetched", total)
+	}
+	sort.Slice(finished, func(a, b int) bool {
+		if !finished[a].finished.Equal(finished[b].finished) {
+			return finished[a].finished.Before(finished[b].finished)
+		}
+		return finished[a].id < finished[b].id
+	})
+	for _, h := range finished[:need] {
+		drop = append(drop, h.id)
+	}
+	return drop, nil
+}
+
+// heldBy lists the owner's jobs for admission; js.mu is held.
+func (js *jobs) heldBy(owner string) []heldJob {
+	var out []heldJob
+	for _, j := range js.byID {
+		if j.owner != owner {
+			continue
+		}
+		j.mu.Lock()
+		h := heldJob{id: j.id, bytes: j.bytes}
+		if j.state == wololov1.JobState_JOB_STATE_DONE || j.state == wololov1.JobState_JOB_STATE_FAILED {
+			h.finished = j.finished
+			if h.finished.IsZero() { // finished, whatever its time says
+				h.finished = time.Unix(0, 0)
+			}
+		}
+		j.mu.Unlock()
+		out = append(out, h)
+	}
+	return out
+}
+
+// checkHeaders refuses a CreateJob whose headers are not a job's: a
+// negative size, data outside the file, a fingerprint that is not one, a
+// header row over MaxHeaderBytes, a required column missing.
+func (l Limits) checkHeaders(matches, players *wololov1.FileHeader) error {
+	if matches == nil || players == nil {
+		return errorf(ErrInvalid, "both file headers are required")
+	}
+	for i, h := range []*wololov1.FileHeader{matches, players} {
+		f := schema.File(i)
+		if h.Size < 0 || h.DataOffset < 0 || h.DataOffset > h.Size {
+			return errorf(ErrInvalid, "%s: a file of %d bytes whose data starts at byte %d", f, h.Size, h.DataOffset)
+		}
+		if len(h.Fingerprint) > maxFingerprint {
+			return errorf(ErrInvalid, "%s: a fingerprint of %d bytes; at most %d", f, len(h.Fingerprint), maxFingerprint)
+		}
+		if n := headerBytes(h.Columns); n > l.MaxHeaderBytes {
+			return errorf(ErrFull, "%s: a header row of %d bytes, more than a header may have (%d, --max-header-bytes)", f, n, l.MaxHeaderBytes)
+		}
+	}
+	for i, h := range []*wololov1.FileHeader{matches, players} {
+		if _, err := parseColumns(schema.File(i), h.Columns); err != nil {
+			return kindError{ErrInvalid, err}
+		}
 	}
 	return nil
 }
 
 // create checks both headers and creates the owner's job, durably, under
 // the given name (a new one if empty). Creating a job that exists is not an
-// error: it is how a client resumes.
-func (js *jobs) create(owner, name string, matches, players *wololov1.FileHeader) (j *job, resumed bool, err error) {
-	if matches == nil || players == nil {
-		return nil, false, errorf(ErrInvalid, "both file headers are required")
-	}
-	for i, h := range []*wololov1.FileHeader{matches, players} {
-		if h.Size < 0 || h.DataOffset < 0 || h.DataOffset > h.Size {
-			return nil, false, errorf(ErrInvalid, "%s: a file of %d bytes whose data starts at byte %d", schema.File(i), h.Size, h.DataOffset)
-		}
-	}
-	if _, err := schema.ParseMatchHeader(headerFields(matches)); err != nil {
-		return nil, false, kindError{ErrInvalid, err}
-	}
-	if _, err := schema.ParsePlayerHeader(headerFields(players)); err != nil {
-		return nil, false, kindError{ErrInvalid, err}
+// error: it is how a client resumes. To make room it may drop the owner's
+// oldest finished jobs (admission), durably here; it returns their ids
+// (also with an error), which the caller drops everywhere else.
+func (js *jobs) create(owner, name string, matches, players *wololov1.FileHeader) (j *job, resumed bool, dropped []string, err error) {
+	if err := js.limits.checkHeaders(matches, players); err != nil {
+		return nil, false, nil, err
 	}
 	if name == "" {
 		name = transport.NewJobID()
 	} else if !transport.ValidJobID(name) {
-		return nil, false, errorf(ErrInvalid, "job id %q: use 1-64 letters, digits, '-' or '_'", name)
+		return nil, false, nil, errorf(ErrInvalid, "job id %q: use 1-64 letters, digits, '-' or '_'", name)
 	}
 	js.mu.Lock()
 	defer js.mu.Unlock()
 	if j, ok := js.byName[ownedName{owner, name}]; ok {
 		if err := j.sameFiles(matches, players); err != nil {
-			return nil, false, err
+			return nil, false, nil, err
 		}
 		j.touch()
-		return j, true, nil
+		return j, true, nil, nil
 	}
 	// A fresh internal id each time: a name used again after its job was
 	// deleted (and tombstoned in every process) makes a new job.
 	id := transport.NewJobID()
-	if err := js.admit(owner, matches.Size+players.Size); err != nil {
-		return nil, false, err
+	drop, err := js.limits.admission(js.heldBy(owner), len(js.byID), [2]int64{matches.Size, players.Size})
+	if err != nil {
+		return nil, false, nil, err
+	}
+	for _, old := range drop {
+		if err := js.dropLocked(old); err != nil {
+			return nil, false, dropped, err
+		}
+		dropped = append(dropped, old)
+		js.log.Info("finished job dropped to make room for a new one", "job", old, "owner", owner, "limits", "--client-max-held-jobs, --max-jobs")
 	}
 	rec := &wololov1.JobRecord{CreatedUnixMs: time.Now().UnixMilli(), Owner: owner, Name: name}
 	for _, h := range []*wololov1.FileHeader{matches, players} {
@@ -193,20 +286,29 @@ func (js *jobs) create(owner, name string, matches, players *wololov1.FileHeader
 	}
 	b, err := proto.Marshal(rec)
 	if err != nil {
-		return nil, false, err
+		return nil, false, dropped, err
 	}
 	// The job exists once its description is durable: a gateway restarted
 	// from now on knows it, and the client can resume its upload.
 	if err := js.store.Commit(&transport.Commit{Job: id, Records: map[string][]byte{recordMeta: b}}); err != nil {
-		return nil, false, errorf(ErrStore, "store job %q: %v", id, err)
+		return nil, false, dropped, errorf(ErrStore, "store job %q: %v", id, err)
 	}
-	j = js.newJob(id, rec)
+	if j, err = js.newJob(id, rec); err != nil {
+		return nil, false, dropped, err
+	}
 	js.add(j)
 	j.log.Info("job created", "matches-bytes", matches.Size, "players-bytes", players.Size)
-	return j, false, nil
+	return j, false, dropped, nil
 }
 
-func (js *jobs) newJob(id string, rec *wololov1.JobRecord) *job {
+// newJob is the job a description (JobRecord) describes. It refuses one
+// that no CreateJob admits now (a header without a required column, sizes
+// that are negative or overflow together), which a store written before
+// those checks may hold.
+func (js *jobs) newJob(id string, rec *wololov1.JobRecord) (*job, error) {
+	if len(rec.Files) != 2 {
+		return nil, errorf(ErrInvalid, "job %q: a description of %d files", id, len(rec.Files))
+	}
 	name := rec.Name
 	if name == "" { // written before owners: the name is the id
 		name = id
@@ -216,11 +318,18 @@ func (js *jobs) newJob(id string, rec *wololov1.JobRecord) *job {
 		log:   js.log.With("job", id, "owner", rec.Owner, "name", name),
 		state: wololov1.JobState_JOB_STATE_UPLOADING, changed: make(chan struct{}), failed: make(chan struct{}),
 	}
-	for i, f := range rec.Files {
-		j.files[i] = &fileState{columns: f.Columns, size: f.Size, print: f.Fingerprint, offset: f.DataOffset, report: schema.FileReport{Missing: map[string]int64{}}}
-		j.bytes += f.Size
+	var ok bool
+	if j.bytes, ok = sumSizes(rec.Files[0].Size, rec.Files[1].Size); !ok {
+		return nil, errorf(ErrInvalid, "job %q: files of %d and %d bytes", id, rec.Files[0].Size, rec.Files[1].Size)
 	}
-	return j
+	for i, f := range rec.Files {
+		cols, err := parseColumns(schema.File(i), f.Columns)
+		if err != nil {
+			return nil, kindError{ErrInvalid, fmt.Errorf("job %q: %w", id, err)}
+		}
+		j.files[i] = &fileState{cols: cols, size: f.Size, print: f.Fingerprint, offset: f.DataOffset, report: schema.FileReport{Missing: map[string]int64{}}}
+	}
+	return j, nil
 }
 
 // recover rebuilds the jobs of a store image: descriptions, upload offsets
@@ -235,12 +344,15 @@ func (js *jobs) recover(img *transport.Image) (unreadable []string, err error) {
 			continue
 		}
 		rec, err := decodeJobRecord(raw)
-		if err != nil || len(rec.Files) != 2 {
+		var j *job
+		if err == nil {
+			j, err = js.newJob(id, rec)
+		}
+		if err != nil {
 			js.log.Error("unreadable job description; dropping the job", "job", id, "error", err)
 			unreadable = append(unreadable, id)
 			continue
 		}
-		j := js.newJob(id, rec)
 		for i, fs := range j.files {
 			raw := ji.Records[uploadKey(schema.File(i))]
 			if raw == nil {
@@ -302,14 +414,24 @@ func (js *jobs) add(j *job) {
 	js.byName[ownedName{j.owner, j.name}] = j
 }
 
-// remove forgets a job.
-func (js *jobs) remove(id string) {
+// drop forgets a job and tombstones it in the store (durably), which
+// deletes everything the store holds of it.
+func (js *jobs) drop(id string) error {
 	js.mu.Lock()
 	defer js.mu.Unlock()
+	return js.dropLocked(id)
+}
+
+// dropLocked is drop with js.mu held.
+func (js *jobs) dropLocked(id string) error {
 	if j, ok := js.byID[id]; ok {
 		delete(js.byName, ownedName{j.owner, j.name})
 		delete(js.byID, id)
 	}
+	if err := js.store.DropJob(id); err != nil {
+		return errorf(ErrStore, "drop job %q: %v", id, err)
+	}
+	return nil
 }
 
 // idle lists the jobs without client activity for longer than retention.

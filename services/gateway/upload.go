@@ -70,7 +70,7 @@ func (g *Gateway) upload(stream uploadStream) error {
 	defer u.end()
 
 	log := j.log.With("file", file.String())
-	in, err := NewIngest(file, j.files[file].columns, fileStreams[file], u.offset, u.report)
+	in, err := ingestFor(file, j.files[file].cols, fileStreams[file], u.offset, u.report)
 	if err == nil {
 		in.MaxRecord = g.cfg.MaxRecordBytes
 		in.OnOversized = func(at int64) {
@@ -130,9 +130,9 @@ func (g *Gateway) upload(stream uploadStream) error {
 			// as the receivers keep up: the batches of this step and those
 			// not yet acknowledged stay within the outbox limit.
 			for data, taken := f.Data, 0; ; {
-				received += int64(len(data))
-				if declared := j.files[file].size; received > declared {
-					return errorf(ErrFull, "%s: more bytes than the %d its header declared; nothing past byte %d is taken", file, declared, in.Offset())
+				var ok bool
+				if received, ok = sumSizes(received, int64(len(data))); !ok || received > j.files[file].size {
+					return errorf(ErrFull, "%s: more bytes than the %d its header declared; nothing past byte %d is taken", file, j.files[file].size, in.Offset())
 				}
 				in.Feed(data, false, out)
 				taken += len(data)

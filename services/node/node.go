@@ -86,10 +86,12 @@ type Config struct {
 	MaxJobs     int           // jobs held at once; see stage.Config.MaxJobs
 	UploadIdle  time.Duration // gateway: see gateway.Config.UploadIdle
 	// Quotas per client (gateway): see gateway.Config.
-	ClientMaxJobs  int
-	MaxJobBytes    int64
-	ClientMaxBytes int64
-	// MaxRecordBytes (gateway): see gateway.Config.
+	ClientMaxJobs     int
+	ClientMaxHeldJobs int
+	MaxJobBytes       int64
+	ClientMaxBytes    int64
+	// MaxHeaderBytes and MaxRecordBytes (gateway): see gateway.Config.
+	MaxHeaderBytes int
 	MaxRecordBytes int
 	// Admin, if set, is the admin HTTP listener (services/admin): /metrics,
 	// and on the gateway the web page of the whole deployment.
@@ -202,7 +204,8 @@ func New(cfg Config) (*Node, error) {
 		n.Gateway, err = gateway.New(gateway.Config{
 			Topology: cfg.Topology, Committer: n.committer,
 			Log: log.Named("gateway"), BatchRows: cfg.BatchRows, OutboxLimit: cfg.OutboxLimit, Retention: cfg.Retention, MaxJobs: cfg.MaxJobs, UploadIdle: cfg.UploadIdle,
-			ClientMaxJobs: cfg.ClientMaxJobs, MaxJobBytes: cfg.MaxJobBytes, ClientMaxBytes: cfg.ClientMaxBytes, MaxRecordBytes: cfg.MaxRecordBytes, Identify: identify(cfg.Credentials),
+			ClientMaxJobs: cfg.ClientMaxJobs, ClientMaxHeldJobs: cfg.ClientMaxHeldJobs, MaxJobBytes: cfg.MaxJobBytes, ClientMaxBytes: cfg.ClientMaxBytes,
+			MaxHeaderBytes: cfg.MaxHeaderBytes, MaxRecordBytes: cfg.MaxRecordBytes, Identify: identify(cfg.Credentials),
 		})
 		if err != nil {
 			return nil, err
