@@ -130,18 +130,12 @@ func (j *job) sameFiles(matches, players *wololov1.FileHeader) error {
 	return nil
 }
 
-// unfinished reports whether a job still holds its client's quota.
-func (j *job) unfinished() bool {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	return j.state != wololov1.JobState_JOB_STATE_DONE && j.state != wololov1.JobState_JOB_STATE_FAILED
-}
-
 // heldJob is what admission needs to know of one of a client's jobs.
 type heldJob struct {
 	id       string
-	bytes    int64     // both files' declared sizes
-	finished time.Time // when it finished; zero while it runs
+	bytes    int64 // both files' declared sizes
+	done     bool  // finished (done or failed)
+	finished time.Time
 }
 
 // admission decides whether a client holding the jobs held may create one
@@ -158,7 +152,7 @@ func (l Limits) admission(held []heldJob, total int, sizes [2]int64) (drop []str
 	var finished []heldJob
 	unfinished, inFlight, fits := 0, bytes, true
 	for _, h := range held {
-		if !h.finished.IsZero() {
+		if h.done {
 			finished = append(finished, h)
 			continue
 		}
@@ -203,13 +197,8 @@ func (js *jobs) heldBy(owner string) []heldJob {
 			continue
 		}
 		j.mu.Lock()
-		h := heldJob{id: j.id, bytes: j.bytes}
-		if j.state == wololov1.JobState_JOB_STATE_DONE || j.state == wololov1.JobState_JOB_STATE_FAILED {
-			h.finished = j.finished
-			if h.finished.IsZero() { // finished, whatever its time says
-				h.finished = time.Unix(0, 0)
-			}
-		}
+		done := j.state == wololov1.JobState_JOB_STATE_DONE || j.state == wololov1.JobState_JOB_STATE_FAILED
+		h := heldJob{id: j.id, bytes: j.bytes, done: done, finished: j.finished}
 		j.mu.Unlock()
 		out = append(out, h)
 	}

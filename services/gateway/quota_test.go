@@ -53,7 +53,7 @@ func TestAdmission(t *testing.T) {
 	l := Limits{MaxJobs: 10, ClientMaxJobs: 2, ClientMaxHeldJobs: 4, MaxJobBytes: 100, ClientMaxBytes: 150}
 	at := func(s int) time.Time { return time.Unix(int64(1000+s), 0) }
 	running := func(id string, bytes int64) heldJob { return heldJob{id: id, bytes: bytes} }
-	done := func(id string, s int) heldJob { return heldJob{id: id, bytes: 50, finished: at(s)} }
+	done := func(id string, s int) heldJob { return heldJob{id: id, bytes: 50, done: true, finished: at(s)} }
 	cases := []struct {
 		name  string
 		held  []heldJob
