@@ -13,6 +13,7 @@ import (
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/wololo/wololo/deploy"
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
@@ -397,5 +398,47 @@ func TestJobsKeepNoHeaderNames(t *testing.T) {
 	svc = testGatewayWith(t, store, cfg, make(chan string, 1))
 	if j, err := svc.(jobService).g.jobs.lookup("", "again"); err != nil || j.files[schema.Matches].cols.matches != want {
 		t.Fatalf("after a restart: %v, %+v", err, j)
+	}
+}
+
+// TestRecoveredSizesAreChecked: a job description that no CreateJob admits
+// now (one written before sizes were checked: files whose sizes overflow
+// together, or negative) is dropped at recovery like an unreadable one,
+// and an upload cannot start at a negative offset.
+func TestRecoveredSizesAreChecked(t *testing.T) {
+	store := transport.NewMemStore()
+	file := func(f schema.File, size int64) *wololov1.FileRecord {
+		return &wololov1.FileRecord{Columns: schema.RequiredColumns[f], Size: size, DataOffset: 0}
+	}
+	for id, sizes := range map[string][2]int64{"wraps": {math.MaxInt64, math.MaxInt64}, "negative": {-1, 10}, "fine": {10, 10}} {
+		b, err := proto.Marshal(&wololov1.JobRecord{Owner: "mallory", Name: id, Files: []*wololov1.FileRecord{file(schema.Matches, sizes[0]), file(schema.Players, sizes[1])}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := store.Commit(&transport.Commit{Job: id, Records: map[string][]byte{recordMeta: b}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dropped := make(chan string, 4)
+	svc := testGateway(t, store, time.Hour, dropped)
+	for name, want := range map[string]codes.Code{"wraps": codes.NotFound, "negative": codes.NotFound, "fine": codes.OK} {
+		if _, err := svc.GetJob(as("mallory"), &wololov1.GetJobRequest{JobId: name}); status.Code(err) != want {
+			t.Errorf("recovered %s: %v; want %s", name, err, want)
+		}
+	}
+	got := map[string]bool{}
+	for len(got) < 2 {
+		select {
+		case id := <-dropped:
+			got[id] = true
+		case <-time.After(5 * time.Second):
+			t.Fatalf("dropped everywhere: %v; want wraps and negative", got)
+		}
+	}
+	if !got["wraps"] || !got["negative"] {
+		t.Errorf("dropped %v; want wraps and negative", got)
+	}
+	if _, err := ingestFor(schema.Matches, columns{}, "s", -1, schema.FileReport{}); err == nil {
+		t.Errorf("an ingest from offset -1: nil error")
 	}
 }
