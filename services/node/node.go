@@ -35,10 +35,10 @@
 // from the same state Status reports, with the store's commit (and, as
 // the caller hooked it up, sync) latencies; and on the gateway the web
 // page of the whole deployment (services/dashboard), guarded with the
-// process's credentials (the operator's token; see services/admin). The gateway also
-// serves the Cluster service on its public plane, for operators: a
-// services/clusterview Gatherer that asks every process's Status over the
-// node's own connections.
+// process's credentials (the operator's token; see services/admin). The
+// gateway also serves the Cluster service on its public plane, for
+// operators: a services/clusterview Gatherer that asks every process's
+// Status over the node's own connections.
 //
 // It wires parts together and owns their lifetimes; it holds no protocol or
 // query logic of its own.

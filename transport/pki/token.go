@@ -14,6 +14,11 @@ package pki
 // token, and handing out the CA's certificate hands out no secret. The
 // prefix keeps a token's signature from being anything else the CA signs
 // (certificates are signed over DER, never over this prefix).
+//
+// The price of checking without a list: a token that leaked stays valid
+// until it expires (TokenValidity, as a certificate) or the CA is
+// replaced, exactly as a leaked certificate does; its random id is what a
+// revocation list would name.
 
 import (
 	"crypto/ecdsa"
