@@ -1,7 +1,8 @@
 // Package certs is `wololo certs`: it makes a deployment's CA and the
 // certificate of every process of its topology (each instance, each
 // master), a first client credential ("client") and an operator credential
-// ("operator", for grpcurl against Status), and issues further client
+// ("operator", for grpcurl against Status, with operator.token for the
+// admin HTTP listeners: services/admin), and issues further client
 // credentials on demand. `wololo local` and `make up` call the same Certify,
 // so that TLS is on without anyone running this by hand.
 //
@@ -66,6 +67,15 @@ func Certify(dir string, top deploy.Topology, log hclog.Logger, hosts ...string)
 			wrote++
 		}
 	}
+	// The operator's bearer token for the admin HTTP listeners (the web
+	// page, /api/cluster, /metrics with job names), signed by the CA.
+	did, err := ca.EnsureToken(dir, pki.Identity{Kind: pki.Operator, Name: OperatorName})
+	if err != nil {
+		return fmt.Errorf("certificates in %s: %w", dir, err)
+	}
+	if did {
+		wrote++
+	}
 	if wrote > 0 {
 		log.Info("issued certificates", "dir", dir, "count", wrote)
 	}
@@ -97,9 +107,10 @@ const usage = `usage: wololo certs [--dir DIR] [--topology F] [--host H,...]
 The first form makes the deployment's CA (if DIR has none) and a
 certificate for every instance and master of the topology, a first client
 credential (client.pem, client.key) and an operator credential
-(operator.pem, operator.key, for grpcurl). Valid certificates already in DIR
-are kept. The second issues another client credential, NAME.pem and NAME.key.
-Keys are written 0600 in a 0700 directory.
+(operator.pem, operator.key, for grpcurl; operator.token, a bearer token for
+the admin HTTP listeners: the web page, /api/cluster, /metrics with job
+labels). Valid certificates and tokens already in DIR are kept. The second issues another client credential, NAME.pem and NAME.key.
+Keys and tokens are written 0600 in a 0700 directory.
 `
 
 // Run is `wololo certs`.

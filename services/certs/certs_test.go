@@ -30,6 +30,19 @@ func TestCertifyMakesEveryIdentityOnce(t *testing.T) {
 		st, _ := os.Stat(pki.KeyPath(dir, id.Name))
 		stamps[id.Name] = st.ModTime().UnixNano()
 	}
+	// The operator's token for the admin listeners, 0600, checked by any
+	// process of the CA.
+	token, err := pki.LoadToken(dir, OperatorName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	shard, _ := pki.Load(dir, "shard-0")
+	if id, err := shard.CheckToken(token); err != nil || id != (pki.Identity{Kind: pki.Operator, Name: OperatorName}) {
+		t.Fatalf("operator.token: %v %v", id, err)
+	}
+	if st, _ := os.Stat(pki.TokenPath(dir, OperatorName)); st.Mode().Perm() != 0o600 {
+		t.Errorf("operator.token has mode %v, want 0600", st.Mode().Perm())
+	}
 	// Again: nothing is rewritten.
 	if err := Certify(dir, top, nil); err != nil {
 		t.Fatal(err)
@@ -38,6 +51,9 @@ func TestCertifyMakesEveryIdentityOnce(t *testing.T) {
 		if st, _ := os.Stat(pki.KeyPath(dir, name)); st.ModTime().UnixNano() != at {
 			t.Errorf("%s was issued again", name)
 		}
+	}
+	if again, _ := pki.LoadToken(dir, OperatorName); again != token {
+		t.Error("operator.token was made again")
 	}
 	// A topology with more replicas gets the new instances only.
 	bigger := top.Uniform(3)

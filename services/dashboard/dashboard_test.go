@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"net/http/httptest"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -29,6 +30,20 @@ func TestPageAndSnapshot(t *testing.T) {
 	ctype, page := get("/")
 	if !strings.HasPrefix(ctype, "text/html") || !strings.Contains(page, `fetch("api/cluster"`) {
 		t.Errorf("/: %s\n%.300s", ctype, page)
+	}
+	// The policy allows the one inline script and the one style by hash,
+	// and the page has nothing else inline that the policy would block.
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest("GET", "/", nil))
+	policy := rec.Header().Get("Content-Security-Policy")
+	if policy != PagePolicy || !regexp.MustCompile(`^default-src 'none'; script-src 'sha256-[A-Za-z0-9+/]{43}='; style-src 'sha256-[A-Za-z0-9+/]{43}='; connect-src 'self';`).MatchString(policy) {
+		t.Errorf("the page's policy: %q", policy)
+	}
+	if m := regexp.MustCompile(`(?i)\sstyle=|\son[a-z]+=|javascript:|<script [^>]*src`).FindString(page); m != "" {
+		t.Errorf("the page has %q, which its policy blocks", m)
+	}
+	if pagePolicy([]byte("<p>")) != "default-src 'none'; script-src 'none'; style-src 'none'; connect-src 'self'; img-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'" {
+		t.Errorf("a page without inline script: %q", pagePolicy([]byte("<p>")))
 	}
 	for _, outside := range []string{"http://", "https://", "//cdn", "<link"} {
 		if strings.Contains(strings.ReplaceAll(page, `"http://www.w3.org/2000/svg"`, ""), outside) {

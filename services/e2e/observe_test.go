@@ -77,7 +77,7 @@ func TestWatchingALocalCluster(t *testing.T) {
 
 	// Wait until rows flow into the graph.
 	for {
-		if m := scrape(t, c.AdminAddr("gateway-0")); sum(m, "wololo_channel_sent_rows_total", nil) > 0 {
+		if m := scrape(t, c, "gateway-0"); sum(m, "wololo_channel_sent_rows_total", nil) > 0 {
 			break
 		}
 		select {
@@ -100,7 +100,7 @@ func TestWatchingALocalCluster(t *testing.T) {
 			var snap struct {
 				Streams []streamRate `json:"streams"`
 			}
-			if err := json.Unmarshal(get(t, url+"api/cluster"), &snap); err != nil {
+			if err := json.Unmarshal(get(t, "http://"+c.AdminAddr("gateway-0")+"/api/cluster", c.OperatorToken()), &snap); err != nil {
 				t.Fatal(err)
 			}
 			if slices.ContainsFunc(snap.Streams, func(s streamRate) bool { return s.RowsPerSecond > 0 }) {
@@ -143,7 +143,7 @@ func TestWatchingALocalCluster(t *testing.T) {
 		common := []string{"wololo_store_commits_total", "wololo_store_committed_bytes_total", "wololo_store_syncs_total",
 			"wololo_store_commit_seconds", "wololo_store_sync_seconds", "wololo_recovery_seconds", "wololo_process_incarnation", "go_goroutines"}
 		for inst, families := range graph {
-			m := scrape(t, c.AdminAddr(inst))
+			m := scrape(t, c, inst)
 			for _, f := range append(families, common...) {
 				if m[f] == nil {
 					t.Errorf("%s: no %s", inst, f)
@@ -160,13 +160,13 @@ func TestWatchingALocalCluster(t *testing.T) {
 			}
 		}
 		// The masters listen for a leader before they elect one.
-		for deadline := time.Now().Add(15 * time.Second); sum(scrape(t, c.AdminAddr("master-1")), "wololo_master_leader", nil) == 0; time.Sleep(100 * time.Millisecond) {
+		for deadline := time.Now().Add(15 * time.Second); sum(scrape(t, c, "master-1"), "wololo_master_leader", nil) == 0; time.Sleep(100 * time.Millisecond) {
 			if time.Now().After(deadline) {
 				t.Fatal("master-1 knows no leader 15 s into the job")
 			}
 		}
 		for _, inst := range []string{"master-1", "master-2", "master-3"} {
-			m := scrape(t, c.AdminAddr(inst))
+			m := scrape(t, c, inst)
 			for _, f := range []string{"wololo_master_term", "wololo_master_leader", "wololo_master_acting", "wololo_master_is_leader", "wololo_master_failover_seconds", "wololo_master_supervised_processes"} {
 				if m[f] == nil {
 					t.Errorf("%s: no %s", inst, f)
@@ -225,7 +225,7 @@ func TestWatchingALocalCluster(t *testing.T) {
 	t.Run("rows sent equal rows received", func(t *testing.T) {
 		sent, received := map[string]float64{}, map[string]float64{}
 		for _, inst := range []string{"gateway-0", "shard-0", "shard-1"} {
-			m := scrape(t, c.AdminAddr(inst))
+			m := scrape(t, c, inst)
 			for _, s := range m["wololo_channel_sent_rows_total"].GetMetric() {
 				sent[label(s, "job")+"/"+label(s, "stream")] += s.GetCounter().GetValue()
 			}
@@ -247,7 +247,7 @@ func TestWatchingALocalCluster(t *testing.T) {
 	})
 
 	t.Run("restart counted", func(t *testing.T) {
-		before := scrape(t, c.AdminAddr("shard-1"))
+		before := scrape(t, c, "shard-1")
 		if err := c.Kill("shard-1", syscall.SIGKILL); err != nil {
 			t.Fatal(err)
 		}
@@ -255,7 +255,7 @@ func TestWatchingALocalCluster(t *testing.T) {
 		for {
 			restarts := 0.0
 			for _, inst := range []string{"master-1", "master-2", "master-3"} {
-				if m := tryScrape(c.AdminAddr(inst)); m != nil {
+				if m := tryScrape(c, inst); m != nil {
 					restarts += sum(m, "wololo_master_restarts_total", map[string]string{"process": "shard-1", "reason": "exited"})
 				}
 			}
@@ -272,7 +272,7 @@ func TestWatchingALocalCluster(t *testing.T) {
 		if err := c.WaitInstance(wctx, "shard-1"); err != nil {
 			t.Fatal(err)
 		}
-		after := scrape(t, c.AdminAddr("shard-1"))
+		after := scrape(t, c, "shard-1")
 		if a, b := sum(after, "wololo_process_incarnation", nil), sum(before, "wololo_process_incarnation", nil); a <= b {
 			t.Errorf("shard-1's incarnation %v after the restart, %v before", a, b)
 		}
@@ -288,7 +288,7 @@ func TestWatchingALocalCluster(t *testing.T) {
 	t.Run("failover timed", func(t *testing.T) {
 		leader := 0
 		for _, inst := range []string{"master-1", "master-2", "master-3"} {
-			if m := scrape(t, c.AdminAddr(inst)); sum(m, "wololo_master_acting", nil) == 1 {
+			if m := scrape(t, c, inst); sum(m, "wololo_master_acting", nil) == 1 {
 				leader = int(sum(m, "wololo_master_leader", nil))
 			}
 		}
@@ -302,7 +302,7 @@ func TestWatchingALocalCluster(t *testing.T) {
 		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
 			failovers := uint64(0)
 			for _, inst := range []string{"master-1", "master-2", "master-3"} {
-				if m := tryScrape(c.AdminAddr(inst)); inst != old && m != nil && sum(m, "wololo_master_acting", nil) == 1 {
+				if m := tryScrape(c, inst); inst != old && m != nil && sum(m, "wololo_master_acting", nil) == 1 {
 					failovers += count(m, "wololo_master_failover_seconds")
 				}
 			}
@@ -323,19 +323,23 @@ type streamRate struct {
 	RowsPerSecond float64 `json:"rows_per_second"`
 }
 
-func get(t *testing.T, url string) []byte {
+// get GETs url with the operator's token (none if "").
+func get(t *testing.T, url, token string) []byte {
 	t.Helper()
-	b, err := httpGet(url)
+	b, err := httpGet(url, token)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return b
 }
 
-func httpGet(url string) ([]byte, error) {
+func httpGet(url, token string) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return nil, err
@@ -348,9 +352,10 @@ func httpGet(url string) ([]byte, error) {
 	return b, err
 }
 
-// tryScrape parses an admin listener's /metrics; nil if it does not answer.
-func tryScrape(addr string) families {
-	b, err := httpGet("http://" + addr + "/metrics")
+// tryScrape parses an instance's /metrics, as the operator; nil if it
+// does not answer.
+func tryScrape(c *local.Cluster, inst string) families {
+	b, err := httpGet("http://"+c.AdminAddr(inst)+"/metrics", c.OperatorToken())
 	if err != nil {
 		return nil
 	}
@@ -361,9 +366,11 @@ func tryScrape(addr string) families {
 	return m
 }
 
-func scrape(t *testing.T, addr string) families {
+// scrape parses an instance's /metrics, as the operator.
+func scrape(t *testing.T, c *local.Cluster, inst string) families {
 	t.Helper()
-	b := get(t, "http://"+addr+"/metrics")
+	addr := c.AdminAddr(inst)
+	b := get(t, "http://"+addr+"/metrics", c.OperatorToken())
 	m, err := new(expfmt.TextParser).TextToMetricFamilies(strings.NewReader(string(b)))
 	if err != nil {
 		t.Fatalf("%s/metrics is not the Prometheus text format: %v", addr, err)

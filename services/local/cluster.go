@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -656,8 +657,29 @@ func (c *Cluster) AdminAddr(instance string) string {
 	return ""
 }
 
-// DashboardURL is the gateway's web page of the whole deployment.
-func (c *Cluster) DashboardURL() string { return "http://" + c.AdminAddr(c.gateway) + "/" }
+// DashboardURL is the gateway's web page of the whole deployment, with the
+// operator's token in it (services/admin: the page is the operator's
+// only), as a browser opens it.
+func (c *Cluster) DashboardURL() string {
+	u := "http://" + c.AdminAddr(c.gateway) + "/"
+	if token := c.OperatorToken(); token != "" {
+		u += "?token=" + url.QueryEscape(token)
+	}
+	return u
+}
+
+// OperatorToken is the operator's bearer token for the admin listeners
+// (operator.token in TLSDir); "" when Insecure, or if it cannot be read.
+func (c *Cluster) OperatorToken() string {
+	if c.tlsDir == "" {
+		return ""
+	}
+	token, err := pki.LoadToken(c.tlsDir, certs.OperatorName)
+	if err != nil {
+		return ""
+	}
+	return token
+}
 
 // Addr is an instance's current address ("" if unknown).
 func (c *Cluster) Addr(instance string) string {

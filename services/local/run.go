@@ -110,7 +110,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if cl.TLSDir() == "" {
 		top = "--insecure"
 	}
-	fmt.Fprintf(stdout, "  watch it: %s (the web page; every process's /metrics on its admin port), or wololo top --server %s %s\n", cl.DashboardURL(), cl.GatewayAddr(), top)
+	fmt.Fprintf(stdout, "  watch it: %s (the web page, the operator's: the address carries operator.token; every process's /metrics on its admin port, job labels with the token as Authorization: Bearer), or wololo top --server %s %s\n", cl.DashboardURL(), cl.GatewayAddr(), top)
 	fmt.Fprintf(stdout, "  Ctrl-C stops every process.\n")
 	<-cl.Done() // ctx cancelled (SIGTERM/Ctrl-C) → Start's watcher stops the cluster
 	if err := cl.Stop(); err != nil {

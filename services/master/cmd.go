@@ -50,7 +50,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	recoveryGrace := fs.Duration("recovery-grace", DefaultRecoveryGrace, "a process that answers it is recovering (loading its store) is left alone this long, then restarted as stuck")
 	tick := fs.Duration("tick", 100*time.Millisecond, "election tick; every master must use the same")
 	logFlags := logflags.Register(fs, "info")
-	adminAddr := fs.String("admin", "", `admin HTTP listen address, internal like Status: /metrics (default: 0.0.0.0 on the topology's admin port of master-N, 1000 above its gRPC one; "none": no admin listener)`)
+	adminAddr := fs.String("admin", "", `admin HTTP listen address, internal like Status: /metrics (default: 127.0.0.1, loopback only, on the topology's admin port of master-N, 1000 above its gRPC one; 0.0.0.0:PORT for a scraper elsewhere; "none": no admin listener)`)
 	tlsFlags := tlsflags.Register(fs, "")
 	if err := cli.Parse(fs, args); err != nil {
 		return err

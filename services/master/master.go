@@ -45,7 +45,8 @@ type Config struct {
 	// Credentials are this master's certificate (master-N); nil: --insecure.
 	Credentials *pki.Credentials
 	Log         hclog.Logger
-	// Admin, if set, is the admin HTTP listener: /metrics.
+	// Admin, if set, is the admin HTTP listener: /metrics (services/admin
+	// guards it with Credentials).
 	Admin net.Listener
 }
 
@@ -160,7 +161,8 @@ func (m *Master) Serve(ctx context.Context) error {
 			return fmt.Errorf("master %d: metrics: %w", m.cfg.Self, err)
 		}
 		run(func(ctx context.Context) error {
-			return admin.Serve(ctx, m.cfg.Admin, admin.Mux(admin.Handlers{Metrics: reg.Handler()}))
+			h := admin.Handlers{Metrics: reg.Handler(), PublicMetrics: reg.PublicHandler()}
+			return admin.Serve(ctx, m.cfg.Admin, admin.Handler(h, admin.GuardFor(m.cfg.Credentials, m.cfg.Admin, m.instance)))
 		})
 	}
 	run(m.elector.Serve)

@@ -13,8 +13,14 @@
 // A channel's bytes cost nothing extra: a batch travels as its encoding,
 // and the counters add its length.
 //
+// A job's series carry its id in a "job" label, which only the operator
+// may read (as only the operator may call Cluster/Get): the registry has
+// two handlers, Handler with every label for an authenticated scraper and
+// PublicHandler with TenantLabels summed away for anyone else (redact.go);
+// services/admin picks one per request.
+//
 // It reads state; it never changes it, serves nothing itself and opens no
-// sockets (services/admin serves the handler).
+// sockets (services/admin serves the handlers).
 package metrics
 
 import (

@@ -34,10 +34,11 @@
 // (services/admin): /metrics from services/metrics, read at scrape time
 // from the same state Status reports, with the store's commit (and, as
 // the caller hooked it up, sync) latencies; and on the gateway the web
-// page of the whole deployment (services/dashboard). The gateway also
-// serves the Cluster service on its public plane, for operators: a
-// services/clusterview Gatherer that asks every process's Status over the
-// node's own connections.
+// page of the whole deployment (services/dashboard), guarded with the
+// process's credentials (the operator's token; see services/admin). The
+// gateway also serves the Cluster service on its public plane, for
+// operators: a services/clusterview Gatherer that asks every process's
+// Status over the node's own connections.
 //
 // It wires parts together and owns their lifetimes; it holds no protocol or
 // query logic of its own.
@@ -268,11 +269,11 @@ func New(cfg Config) (*Node, error) {
 
 // adminHandler is what the admin listener serves.
 func (n *Node) adminHandler() http.Handler {
-	h := admin.Handlers{Metrics: n.metrics.Handler()}
+	h := admin.Handlers{Metrics: n.metrics.Handler(), PublicMetrics: n.metrics.PublicHandler()}
 	if n.cluster != nil {
 		h.Dashboard = dashboard.Handler(n.cluster.Get)
 	}
-	return admin.Mux(h)
+	return admin.Handler(h, admin.GuardFor(n.cfg.Credentials, n.cfg.Admin, n.cfg.Instance.Name()))
 }
 
 // Cluster is the gateway's view of the whole deployment (nil elsewhere).

@@ -68,7 +68,7 @@ func run(ctx context.Context, cmd string, args []string, stderr io.Writer) error
 	if cmd == "gateway" {
 		serves = "/metrics and the web page of the whole deployment at /"
 	}
-	adminAddr := fs.String("admin", "", "admin HTTP listen address, internal like Status: "+serves+` (default: 0.0.0.0 on the topology's admin port, 1000 above the gRPC one; "none": no admin listener)`)
+	adminAddr := fs.String("admin", "", "admin HTTP listen address, internal like Status: "+serves+` (default: 127.0.0.1, loopback only, on the topology's admin port, 1000 above the gRPC one; 0.0.0.0:PORT for a scraper elsewhere; "none": no admin listener)`)
 	tlsFlags := tlsflags.Register(fs, "")
 	hosts := fs.String("hosts", "127.0.0.1", `peer host pattern; "{instance}" becomes the peer's instance name`)
 	peers := fs.String("peers", "", "peers file (JSON: instance -> host:port), re-read when it changes; overrides --hosts")

@@ -6,7 +6,10 @@
 // its internal port is not) and its admin port on loopback only (the web
 // page of the deployment; every process's /metrics is reachable on the
 // project network, at its gRPC port plus deploy.AdminPortOffset, for a
-// Prometheus that joins it), the masters' published on loopback only (for
+// Prometheus that joins it: each process is given --admin 0.0.0.0:PORT,
+// since its own default is loopback, and the admin listener serves the
+// page and job labels only with the operator's token, services/admin),
+// the masters' published on loopback only (for
 // Status and the chaos tools, behind mutual TLS like every internal port),
 // the masters given the docker-proxy's socket (not the engine's) and
 // logging JSON (the election chaos check reads their logs); every
@@ -45,6 +48,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"net"
 	"strconv"
 	"strings"
 
@@ -133,7 +137,12 @@ func command(top deploy.Topology, in deploy.Instance, runtime, project, logLevel
 	default:
 		cmd = []string{"worker", "--instance", in.Name()}
 	}
-	cmd = append(cmd, "--hosts", "{instance}", "--data", DataDir, "--log-level", logLevel, "--tls-dir", SecretsDir)
+	// The admin listener binds to loopback by default, which no published
+	// port and no scraper on the project network reaches: every container
+	// binds it to all its interfaces, guarded as services/admin says (the
+	// operator's token for the page and the job labels, Host checked).
+	admin := net.JoinHostPort("0.0.0.0", strconv.Itoa(top.AdminPort(in)))
+	cmd = append(cmd, "--hosts", "{instance}", "--admin", admin, "--data", DataDir, "--log-level", logLevel, "--tls-dir", SecretsDir)
 	if logJSON && in.Stage != deploy.MasterStage {
 		cmd = append(cmd, "--log-json")
 	}

@@ -61,6 +61,11 @@ func TestEveryInstanceIsAServiceWithoutRestartPolicy(t *testing.T) {
 		}
 	}
 	for _, in := range append(top.Instances(), top.MasterInstances()...) {
+		// Each process's admin listener is reachable from the published
+		// port and the project network: not its default, loopback.
+		if admin := fmt.Sprintf(`"--admin", "0.0.0.0:%d"`, top.AdminPort(in)); strings.Count(s, admin) != 1 {
+			t.Errorf("%s: want %s once", in.Name(), admin)
+		}
 		// Each service holds the CA and its own key, and no one else's.
 		own := "    secrets: " + flow([]string{"ca.pem", in.Name() + ".pem", in.Name() + ".key"}) + "\n"
 		if !strings.Contains(s, own) || strings.Count(s, `"`+in.Name()+`.key"`) != 1 {
@@ -189,6 +194,10 @@ func TestStackPinsSupervisesAndIsolates(t *testing.T) {
 		}
 		if strings.Count(s, want) != 1 {
 			t.Errorf("%s: want %q once", name, want)
+		}
+		// Its admin listener reachable on the overlay (for a scraper).
+		if admin := fmt.Sprintf(`"--admin", "0.0.0.0:%d"`, top.AdminPort(in)); strings.Count(s, admin) != 1 {
+			t.Errorf("%s: want %s once", name, admin)
 		}
 		// Its own secrets, the key 0400.
 		if !strings.Contains(s, "      - {source: "+name+".key, target: "+name+".key") || strings.Count(s, name+".key") != 4 {

@@ -10,7 +10,9 @@
 // them as PEM files in one directory (ca.pem, ca.key, NAME.pem, NAME.key,
 // keys 0600 in a 0700 directory), builds the tls.Configs of both planes
 // (TLS 1.3, client certificates verified against the CA) and reads the
-// verified identity of a call's peer from its context.
+// verified identity of a call's peer from its context. It also signs and
+// checks bearer tokens, the same identities for HTTP callers that present
+// no certificate (token.go, NAME.token 0600 beside NAME.pem).
 //
 // It decides who someone is, never what they may do: the policies live with
 // the services (rpcserver for a plane's callers, transport.Server for a
@@ -202,6 +204,7 @@ func pemBlock(typ string, der []byte) []byte {
 type Credentials struct {
 	Self  Identity
 	roots *x509.CertPool
+	cas   []*x509.Certificate // the CA file's certificates, whose keys check tokens
 	cert  tls.Certificate
 }
 
@@ -212,6 +215,7 @@ func NewCredentials(caPEM, certPEM, keyPEM []byte) (*Credentials, error) {
 	if !roots.AppendCertsFromPEM(caPEM) {
 		return nil, errors.New("no CA certificate in the CA file")
 	}
+	cas := parseCerts(caPEM)
 	cert, err := tls.X509KeyPair(certPEM, keyPEM)
 	if err != nil {
 		return nil, fmt.Errorf("certificate and key: %w", err)
@@ -229,7 +233,7 @@ func NewCredentials(caPEM, certPEM, keyPEM []byte) (*Credentials, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Credentials{Self: id, roots: roots, cert: cert}, nil
+	return &Credentials{Self: id, roots: roots, cas: cas, cert: cert}, nil
 }
 
 // IdentityOf reads the identity a certificate carries.
