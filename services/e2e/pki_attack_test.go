@@ -3,13 +3,17 @@ package e2e
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"net"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -18,6 +22,7 @@ import (
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 	"github.com/wololo/wololo/services/client"
 	"github.com/wololo/wololo/services/healthcheck"
+	"github.com/wololo/wololo/services/local"
 	"github.com/wololo/wololo/services/node"
 	"github.com/wololo/wololo/transport"
 	"github.com/wololo/wololo/transport/pki"
@@ -169,5 +174,105 @@ func TestRevokedClientIsRefused(t *testing.T) {
 	defer bob.Close()
 	if _, err := bob.Get(ctx, "beside"); status.Code(err) != codes.NotFound {
 		t.Fatalf("bob after mallory's revocation: %v, want NotFound (let through, not his job)", err)
+	}
+}
+
+// TestRevocationReachesRealProcesses is the revocation with the commands
+// an operator types, against `wololo local`'s processes, which loaded
+// their credentials from its certificate directory: `wololo certs client
+// --out` hands mallory a directory without the CA's key, `wololo certs
+// revoke --name mallory` revokes it while the default client's job runs,
+// and the gateway refuses mallory from then on without a restart; the
+// job's four answers are byte-equal. A key made readable to others is
+// refused by a command that loads it.
+func TestRevocationReachesRealProcesses(t *testing.T) {
+	bin := buildBinary(t)
+	d := testDatasets(t)[2]
+	dir := t.TempDir()
+	c, err := local.Start(context.Background(), local.Options{
+		Binary: bin, DataDir: dir, FreePorts: true, LogLevel: "warn", StopGrace: 5 * time.Second,
+		Log: hclog.NewNullLogger(),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Stop()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	wololo := func(args ...string) (string, error) {
+		out, err := exec.CommandContext(ctx, bin, args...).CombinedOutput()
+		return string(out), err
+	}
+
+	handed := filepath.Join(t.TempDir(), "mallory")
+	if out, err := wololo("certs", "client", "--dir", c.TLSDir(), "--name", "mallory", "--out", handed); err != nil {
+		t.Fatalf("certs client: %v\n%s", err, out)
+	}
+	entries, _ := os.ReadDir(handed)
+	for _, e := range entries {
+		if e.Name() != "mallory.pem" && e.Name() != "mallory.key" && e.Name() != "ca.pem" {
+			t.Errorf("the directory handed to mallory holds %s", e.Name())
+		}
+	}
+	for _, d := range []string{handed, c.TLSDir()} {
+		if _, err := os.Stat(pki.KeyPath(d, pki.CAName)); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("the CA's key is in %s: %v", d, err)
+		}
+	}
+	mallory, err := pki.Load(handed, "mallory")
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := transport.NewClient(c.GatewayAddr(), mallory.GatewayTLS("127.0.0.1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	get := func() error {
+		cctx, ccancel := context.WithTimeout(ctx, 5*time.Second)
+		defer ccancel()
+		_, err := wololov1.NewJobServiceClient(conn).GetJob(cctx, &wololov1.GetJobRequest{JobId: "beside"}, grpc.WaitForReady(true))
+		return err
+	}
+	if err := get(); status.Code(err) != codes.NotFound {
+		t.Fatalf("mallory before the revocation: %v, want NotFound", err)
+	}
+
+	out := t.TempDir()
+	done := submitInBackground(ctx, t, c, d, out, "beside")
+	if out, err := wololo("certs", "revoke", "--dir", c.TLSDir(), "--name", "mallory"); err != nil || !strings.Contains(out, "revoked 1 more") {
+		t.Fatalf("certs revoke: %v\n%s", err, out)
+	}
+	deadline := time.Now().Add(10 * pki.ReloadEvery)
+	for err = get(); status.Code(err) != codes.Unauthenticated && time.Now().Before(deadline); err = get() {
+		time.Sleep(100 * time.Millisecond)
+	}
+	if status.Code(err) != codes.Unauthenticated || !strings.Contains(err.Error(), "revoked") {
+		t.Fatalf("mallory's open connection after the revocation: %v, want Unauthenticated, revoked", err)
+	}
+	// A new connection (a NotFound would say the call was let through).
+	if out, err := wololo("client", "status", "--tls-dir", handed, "--name", "mallory", "--server", c.GatewayAddr(), "--connect-timeout", "2s", "--job", "beside"); err == nil || strings.Contains(out, "no job") {
+		t.Fatalf("mallory's new connection after the revocation: %v\n%s", err, out)
+	} else {
+		t.Logf("mallory's new connection after the revocation: %s", out)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	compareOutputs(t, d, out)
+
+	// A key open to other users is refused where it is loaded.
+	key := pki.KeyPath(c.TLSDir(), "operator")
+	if err := os.Chmod(key, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := wololo("health", "--addr", c.GatewayAddr(), "--tls-dir", c.TLSDir(), "--as", "operator", "--gateway"); err == nil || !strings.Contains(out, "open to other users") {
+		t.Fatalf("health with a 0644 key: %v\n%s", err, out)
+	}
+	if out, err := wololo("certs", "--dir", c.TLSDir()); err != nil {
+		t.Fatalf("certs: %v\n%s", err, out)
+	}
+	if out, err := wololo("health", "--addr", c.GatewayAddr(), "--tls-dir", c.TLSDir(), "--as", "operator", "--gateway"); err != nil {
+		t.Fatalf("health after `wololo certs` tightened the key again: %v\n%s", err, out)
 	}
 }
