@@ -132,6 +132,9 @@ func LoadCA(dir, keyDir string) (*CA, error) {
 	if keyDir == "" {
 		keyDir = CAKeyDir(dir)
 	}
+	if err := apart(dir, keyDir); err != nil {
+		return nil, err
+	}
 	if err := moveLegacyKey(dir, keyDir); err != nil {
 		return nil, err
 	}
@@ -167,12 +170,22 @@ func LoadCA(dir, keyDir string) (*CA, error) {
 	return &CA{Cert: cert, key: key, pem: certPEM, dir: dir, keyDir: keyDir}, nil
 }
 
-// moveLegacyKey moves dir/ca.key into keyDir, unless keyDir is dir.
+// apart refuses a CA key directory that is the credentials' directory.
+func apart(dir, keyDir string) error {
+	a, err1 := filepath.Abs(dir)
+	b, err2 := filepath.Abs(keyDir)
+	if err := errors.Join(err1, err2); err != nil {
+		return err
+	}
+	if a == b {
+		return fmt.Errorf("the CA's key directory %s is the certificate directory: the key that issues certificates must not be among the credentials handed out", keyDir)
+	}
+	return nil
+}
+
+// moveLegacyKey moves dir/ca.key into keyDir.
 func moveLegacyKey(dir, keyDir string) error {
 	old, dst := KeyPath(dir, CAName), KeyPath(keyDir, CAName)
-	if filepath.Clean(old) == filepath.Clean(dst) {
-		return nil
-	}
 	if _, err := os.Stat(old); errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
@@ -195,6 +208,9 @@ func moveLegacyKey(dir, keyDir string) error {
 func OpenCA(dir, keyDir string) (*CA, bool, error) {
 	if keyDir == "" {
 		keyDir = CAKeyDir(dir)
+	}
+	if err := apart(dir, keyDir); err != nil {
+		return nil, false, err
 	}
 	for _, d := range []string{dir, keyDir} {
 		if err := mkdirPrivate(d); err != nil {

@@ -436,6 +436,9 @@ func TestLegacyCAKeyIsMoved(t *testing.T) {
 	if _, err := LoadCA(dir, ""); err == nil || !strings.Contains(err.Error(), "two CA keys") {
 		t.Fatalf("two CA keys: %v", err)
 	}
+	if _, _, err := OpenCA(dir, dir); err == nil {
+		t.Fatal("the CA's key kept among the credentials")
+	}
 	// Another --ca-dir keeps the key wherever the operator says.
 	elsewhere := filepath.Join(t.TempDir(), "offline")
 	dir2 := filepath.Join(t.TempDir(), "tls")
