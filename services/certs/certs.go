@@ -234,7 +234,10 @@ func Run(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	if err := Certify(top, Options{Dir: *dir, CADir: *caDir, Hosts: extra}); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "certificates for %d identities in %s (CA: %s)\n", len(Identities(top)), *dir, pki.CertPath(*dir, pki.CAName))
+	if *caDir == "" {
+		*caDir = pki.CAKeyDir(*dir)
+	}
+	fmt.Fprintf(stdout, "certificates for %d identities in %s (CA: %s, its key in %s; revocation list: %s)\n", len(Identities(top)), *dir, pki.CertPath(*dir, pki.CAName), *caDir, pki.RevocationPath(*dir))
 	return nil
 }
 

@@ -81,10 +81,10 @@ func (f *Flags) DirOrInsecure() string {
 	return f.Dir
 }
 
-// ClientTLS is the client side for dialing the gateway's public port at
+// GatewayTLS is the client side for dialing the gateway's public port at
 // addr as --name: the server must be the gateway (pki GatewayTLS), not
 // any other process of the deployment; nil with --insecure.
-func (f *Flags) ClientTLS(addr string) (*tls.Config, error) {
+func (f *Flags) GatewayTLS(addr string) (*tls.Config, error) {
 	creds, err := f.Load(f.Name, nil)
 	if err != nil || creds == nil {
 		return nil, err
