@@ -146,10 +146,13 @@ images: build ## build the one image (FROM scratch: the static binary) every rol
 	docker build -q -f deploy/Dockerfile -t $(IMAGE) bin/image
 
 # The deployment's CA and every process's certificate, made once into
-# deploy/tls (0700, never committed) and handed to the containers as compose
-# secrets. The masters run as a non-root user, and a bind-mounted secret
-# keeps its host mode: their keys are made readable (the directory itself
-# stays 0700, so no other host user reaches them).
+# deploy/tls (0700, never committed; the CA's key in deploy/tls/ca, which
+# no container mounts) and handed to the containers as compose secrets,
+# with the revocation list crl.pem. The masters run as a non-root user, and
+# a bind-mounted secret keeps its host mode: their keys are made readable
+# (the directory itself stays 0700, so no other host user reaches them; a
+# process takes a key open to others only in a container's /run/secrets).
+# `wololo certs` makes every key 0600 again, so the chmod follows each run.
 certs: build ## make the compose deployment's CA and certificates in deploy/tls (kept when valid)
 	$(BIN) certs --dir $(TLS_DIR)
 	@chmod 0644 $(TLS_DIR)/master-*.key

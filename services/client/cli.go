@@ -137,7 +137,7 @@ func runSubmit(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	o.Server, o.Reach = gf.server, gf.reach
 	var err error
-	if o.TLS, err = gf.creds.ClientTLS(o.Server); err != nil {
+	if o.TLS, err = gf.creds.GatewayTLS(o.Server); err != nil {
 		return err
 	}
 	sum, err := Submit(ctx, o)
@@ -229,7 +229,7 @@ func runJob(ctx context.Context, cmd string, args []string, stdout, stderr io.Wr
 			return err
 		}
 	}
-	tlsConfig, err := gf.creds.ClientTLS(gf.server)
+	tlsConfig, err := gf.creds.GatewayTLS(gf.server)
 	if err != nil {
 		return err
 	}

@@ -33,7 +33,7 @@ const ChunkSize = 1 << 20
 // SubmitOptions describe one job.
 type SubmitOptions struct {
 	Server string
-	// TLS is how to reach the gateway's public port (tlsflags.ClientTLS);
+	// TLS is how to reach the gateway's public port (tlsflags.GatewayTLS);
 	// nil dials plain TCP (a gateway run with --insecure).
 	TLS            *tls.Config
 	Matches        string

@@ -47,7 +47,7 @@ func TestAdminPortKeepsTenantsToTheOperator(t *testing.T) {
 	if token == "" {
 		t.Fatal("the cluster has no operator token")
 	}
-	ca, err := pki.LoadCA(c.TLSDir())
+	ca, err := pki.LoadCA(c.TLSDir(), "")
 	if err != nil {
 		t.Fatal(err)
 	}

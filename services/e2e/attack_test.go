@@ -150,7 +150,7 @@ func TestForgedClaimsAreRefused(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			conn, err := transport.NewClient(c.GatewayAddr(), creds.ClientTLS("127.0.0.1"))
+			conn, err := transport.NewClient(c.GatewayAddr(), creds.GatewayTLS("127.0.0.1"))
 			if err != nil {
 				return err
 			}

@@ -140,7 +140,7 @@ func clientDir(t testing.TB, c *node.Cluster, name string) string {
 	if err := os.WriteFile(pki.CertPath(dir, pki.CAName), c.CA.PEM(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.CA.Ensure(dir, pki.Identity{Kind: pki.Client, Name: name}); err != nil {
+	if _, err := c.CA.Ensure(dir, pki.Spec{ID: pki.Identity{Kind: pki.Client, Name: name}}); err != nil {
 		t.Fatal(err)
 	}
 	return dir

@@ -24,6 +24,7 @@ import (
 	"github.com/wololo/wololo/services/cli"
 	"github.com/wololo/wololo/services/tlsflags"
 	"github.com/wololo/wololo/transport"
+	"github.com/wololo/wololo/transport/pki"
 )
 
 // Check asks addr's health service once and reports an error unless it
@@ -47,13 +48,31 @@ func Check(ctx context.Context, addr string, tlsConfig *tls.Config, timeout time
 	return nil
 }
 
+// dialTLS is what the check expects at addr: the gateway (asked for, or
+// any check by a client, which can only reach the public port), verified
+// under serverName or the host of addr; else the process serverName names,
+// --as itself if none.
+func dialTLS(creds *pki.Credentials, addr, serverName string, gateway bool) *tls.Config {
+	if gateway || creds.Self.Kind == pki.Client {
+		if serverName == "" {
+			serverName = tlsflags.Host(addr)
+		}
+		return creds.GatewayTLS(serverName)
+	}
+	if serverName == "" {
+		serverName = creds.Self.Name
+	}
+	return creds.ClientTLS(serverName)
+}
+
 // Run is `wololo health`.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := cli.NewFlagSet("wololo health", "usage: wololo health --addr HOST:PORT --as NAME [--tls-dir DIR] [--timeout 2s]\n\nExits 0 when the process at HOST:PORT answers the gRPC health check SERVING\n(the containers' health check command).\n", stderr)
+	fs := cli.NewFlagSet("wololo health", "usage: wololo health --addr HOST:PORT --as NAME [--tls-dir DIR] [--server-name NAME] [--gateway] [--timeout 2s]\n\nExits 0 when the process at HOST:PORT answers the gRPC health check SERVING\n(the containers' health check command). The server must be the process\n--server-name names (default: --as), or with --gateway (the default for a\nclient's credential) the gateway, checked on its public port.\n", stderr)
 	addr := fs.String("addr", "", "address of the process to check (required)")
 	tlsFlags := tlsflags.Register(fs, "")
 	as := fs.String("as", "", "present this credential of --tls-dir (an instance's or master's own; required unless --insecure)")
-	serverName := fs.String("server-name", "", "verify the server's certificate under this name (default: --as)")
+	serverName := fs.String("server-name", "", "the process to expect at --addr (default: --as), or with --gateway the host name to verify the gateway's certificate under (default: the host of --addr)")
+	gateway := fs.Bool("gateway", false, "expect the gateway's public port: its certificate must be the gateway's (the default when --as is a client)")
 	timeout := fs.Duration("timeout", 2*time.Second, "give up after this long")
 	quiet := fs.Bool("quiet", false, "print nothing when healthy")
 	if err := cli.Parse(fs, args); err != nil {
@@ -71,10 +90,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		if *serverName == "" {
-			*serverName = *as
-		}
-		tlsConfig = creds.ClientTLS(*serverName)
+		tlsConfig = dialTLS(creds, *addr, *serverName, *gateway)
 	}
 	if err := Check(ctx, *addr, tlsConfig, *timeout); err != nil {
 		return err

@@ -231,7 +231,7 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 
 	if !o.Insecure {
 		c.tlsDir = filepath.Join(dir, "tls")
-		if err := certs.Certify(c.tlsDir, o.Topology, c.log); err != nil {
+		if err := certs.Certify(o.Topology, certs.Options{Dir: c.tlsDir, Log: c.log}); err != nil {
 			return nil, fmt.Errorf("local: %w", err)
 		}
 	}
@@ -630,7 +630,7 @@ func (c *Cluster) ClientTLS(name string) (*tls.Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	return creds.ClientTLS(tlsflags.Host(c.public)), nil
+	return creds.GatewayTLS(tlsflags.Host(c.public)), nil
 }
 
 // OperatorTLS is the TLS config for calling an instance's Status (internal

@@ -51,6 +51,11 @@ type ClusterOptions struct {
 	Route func(instance, addr string) string
 	// Insecure runs plain TCP without certificates or identity checks.
 	Insecure bool
+	// RevocationList, if set, is the path of a revocation list of the
+	// cluster's CA (CA.Revoke writes it) that every instance checks its
+	// peers against, as processes loading their credentials from a
+	// directory do.
+	RevocationList string
 }
 
 // StartCluster starts every instance of top on 127.0.0.1; they serve until
@@ -113,10 +118,20 @@ func (c *Cluster) start(in deploy.Instance, l net.Listener) error {
 		cfg.Public = c.public
 	}
 	if c.CA != nil {
-		creds, err := c.CA.Credentials(pki.Identity{Kind: pki.Instance, Name: in.Name()})
+		spec := pki.Spec{ID: pki.Identity{Kind: pki.Instance, Name: in.Name()}, Gateway: in.Stage == c.Topology.Gateway().Name}
+		creds, err := c.CA.CredentialsFor(spec)
 		if err != nil {
 			l.Close()
 			return err
+		}
+		if c.opts.RevocationList != "" {
+			list, err := pki.OpenRevocations(c.opts.RevocationList, c.CA.Cert)
+			if err != nil {
+				l.Close()
+				return err
+			}
+			creds.CheckRevocations(list)
+			creds.SetLog(c.opts.Log)
 		}
 		cfg.Credentials = creds
 	}
@@ -204,27 +219,32 @@ func (c *Cluster) Restart(instance string) error {
 func (c *Cluster) GatewayAddr() string { return c.PublicAddr }
 
 // ClientTLS is a TLS config for a client of the given name (a new
-// certificate of the cluster's CA each call) dialing addr; nil if the
-// cluster is Insecure.
+// certificate of the cluster's CA each call) dialing the gateway's public
+// address, which it verifies as the gateway's; nil if the cluster is
+// Insecure.
 func (c *Cluster) ClientTLS(name string) (*tls.Config, error) {
-	return c.tlsFor(pki.Identity{Kind: pki.Client, Name: name}, "127.0.0.1")
+	creds, err := c.credentials(pki.Identity{Kind: pki.Client, Name: name})
+	if creds == nil {
+		return nil, err
+	}
+	return creds.GatewayTLS("127.0.0.1"), nil
 }
 
 // OperatorTLS is a TLS config to call an instance's Status (internal
 // plane) as an operator; nil if the cluster is Insecure.
 func (c *Cluster) OperatorTLS(instance string) (*tls.Config, error) {
-	return c.tlsFor(pki.Identity{Kind: pki.Operator, Name: "operator"}, instance)
+	creds, err := c.credentials(pki.Identity{Kind: pki.Operator, Name: "operator"})
+	if creds == nil {
+		return nil, err
+	}
+	return creds.ClientTLS(instance), nil
 }
 
-func (c *Cluster) tlsFor(id pki.Identity, serverName string) (*tls.Config, error) {
+func (c *Cluster) credentials(id pki.Identity) (*pki.Credentials, error) {
 	if c.CA == nil {
 		return nil, nil
 	}
-	creds, err := c.CA.Credentials(id)
-	if err != nil {
-		return nil, err
-	}
-	return creds.ClientTLS(serverName), nil
+	return c.CA.Credentials(id)
 }
 
 // Stop stops every node and waits until they have.

@@ -71,6 +71,13 @@ func (o Options) check(ctx context.Context, method string) error {
 	}
 	id, known := pki.Peer(ctx)
 	err := authorize(o.Plane, method, id, known)
+	// A certificate revoked after its connection's handshake: refused on
+	// every call but health, as one without a certificate is.
+	if err == nil && known && serviceOf(method) != serviceHealth {
+		if rerr := o.Credentials.CheckPeer(ctx); rerr != nil {
+			err = status.Errorf(codes.Unauthenticated, "%s: %v", method, rerr)
+		}
+	}
 	if err != nil {
 		o.Log.Warn("call refused", "method", method, "caller", id.String(), "error", err)
 	}

@@ -66,7 +66,11 @@ func (f *Flags) Load(name string, log hclog.Logger) (*pki.Credentials, error) {
 	if f.Dir == "" {
 		return nil, fmt.Errorf("no --tls-dir (or $%s) given, and no --insecure", EnvDir)
 	}
-	return pki.Load(f.Dir, name)
+	creds, err := pki.Load(f.Dir, name)
+	if err == nil && log != nil {
+		creds.SetLog(log)
+	}
+	return creds, err
 }
 
 // DirOrInsecure is the certificate directory, or "" with --insecure.
@@ -77,14 +81,15 @@ func (f *Flags) DirOrInsecure() string {
 	return f.Dir
 }
 
-// ClientTLS is the client side for dialing the gateway's public port at
-// addr as the client --name: nil with --insecure.
-func (f *Flags) ClientTLS(addr string) (*tls.Config, error) {
+// GatewayTLS is the client side for dialing the gateway's public port at
+// addr as --name: the server must be the gateway (pki GatewayTLS), not
+// any other process of the deployment; nil with --insecure.
+func (f *Flags) GatewayTLS(addr string) (*tls.Config, error) {
 	creds, err := f.Load(f.Name, nil)
 	if err != nil || creds == nil {
 		return nil, err
 	}
-	return creds.ClientTLS(Host(addr)), nil
+	return creds.GatewayTLS(Host(addr)), nil
 }
 
 // Host is the host part of addr ("localhost" for an empty one), the name a

@@ -55,7 +55,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if *interval <= 0 {
 		return fmt.Errorf("%w: --interval must be positive", cli.ErrUsage)
 	}
-	tlsConfig, err := tlsFlags.ClientTLS(*server)
+	tlsConfig, err := tlsFlags.GatewayTLS(*server)
 	if err != nil {
 		return err
 	}

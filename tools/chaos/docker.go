@@ -148,15 +148,6 @@ func (d *dockerTarget) Addr(instance string) string {
 
 // ClientTLS implements target from the deployment's certificate directory.
 func (d *dockerTarget) ClientTLS(name string) (*tls.Config, error) {
-	return d.credentials(name, tlsflags.Host(d.Addr(d.top.Gateway().Name+"-0")))
-}
-
-// OperatorTLS implements target.
-func (d *dockerTarget) OperatorTLS(instance string) (*tls.Config, error) {
-	return d.credentials(certs.OperatorName, instance)
-}
-
-func (d *dockerTarget) credentials(name, serverName string) (*tls.Config, error) {
 	if d.tlsDir == "" {
 		return nil, nil
 	}
@@ -164,7 +155,19 @@ func (d *dockerTarget) credentials(name, serverName string) (*tls.Config, error)
 	if err != nil {
 		return nil, err
 	}
-	return creds.ClientTLS(serverName), nil
+	return creds.GatewayTLS(tlsflags.Host(d.Addr(d.top.Gateway().Name + "-0"))), nil
+}
+
+// OperatorTLS implements target.
+func (d *dockerTarget) OperatorTLS(instance string) (*tls.Config, error) {
+	if d.tlsDir == "" {
+		return nil, nil
+	}
+	creds, err := pki.Load(d.tlsDir, certs.OperatorName)
+	if err != nil {
+		return nil, err
+	}
+	return creds.ClientTLS(instance), nil
 }
 
 // containers lists an instance's containers (every instance's if

@@ -105,6 +105,13 @@ const (
 	SecretsDir = "/run/secrets"
 )
 
+// revocationList is the CA's revocation list (pki.RevocationPath), a
+// secret of every service of the compose file: compose bind-mounts it, so
+// a revocation reaches every running process. The swarm stack has none:
+// a swarm secret cannot change, so a revocation would need the stack
+// removed and deployed again.
+const revocationList = "crl.pem"
+
 // checkDeployment refuses what no deployment file can hold: an invalid
 // topology, one without masters (they do every restart), a project or
 // image name with a byte of forbidden (or a quote or space, for the image).
@@ -214,7 +221,7 @@ func Generate(top deploy.Topology, o Options) ([]byte, error) {
 			fmt.Fprintf(&w, "    ports: %s\n", flow(ports))
 		}
 		fmt.Fprintf(&w, "    volumes: %s\n", flow(mounts))
-		fmt.Fprintf(&w, "    secrets: %s\n", flow(append([]string{"ca.pem"}, own...)))
+		fmt.Fprintf(&w, "    secrets: %s\n", flow(append([]string{"ca.pem", revocationList}, own...)))
 		if len(after) > 0 {
 			fmt.Fprintf(&w, "    depends_on: %s\n", flow(after))
 		}
@@ -225,7 +232,7 @@ func Generate(top deploy.Topology, o Options) ([]byte, error) {
 	}
 	writeProxy(&w, o)
 	w.WriteString("\nvolumes:\n")
-	writeVolumesAndSecrets(&w, volumes, secrets, "# Made by `wololo certs --dir TLSDIR` (make up); each service mounts its own.\n")
+	writeVolumesAndSecrets(&w, volumes, append([]string{revocationList}, secrets...), "# Made by `wololo certs --dir TLSDIR` (make up); each service mounts its own.\n# crl.pem is the CA's revocation list (`wololo certs revoke`), a bind mount\n# every process reads again when it changes.\n")
 	return w.Bytes(), nil
 }
 

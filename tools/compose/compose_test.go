@@ -52,9 +52,9 @@ func TestEveryInstanceIsAServiceWithoutRestartPolicy(t *testing.T) {
 		`"--runtime", "docker", "--docker-project", "p1"`: 5,
 		"WOLOLO_TOPOLOGY: *topology":                      n, // not the default topology: it travels along
 		`ports: ["7100:7100", "127.0.0.1:8101:8101"]`:     1, // the public port, not the internal 7101; the admin port on loopback
-		`"7101`:                       0,
-		`"--tls-dir", "/run/secrets"`: 2 * n, // the process and its health check
-		`secrets: ["ca.pem", `:        n,
+		`"7101`:                           0,
+		`"--tls-dir", "/run/secrets"`:     2 * n, // the process and its health check
+		`secrets: ["ca.pem", "crl.pem", `: n,
 	} {
 		if got := strings.Count(s, what); got != want {
 			t.Errorf("%q appears %d times, want %d", what, got, want)
@@ -67,7 +67,7 @@ func TestEveryInstanceIsAServiceWithoutRestartPolicy(t *testing.T) {
 			t.Errorf("%s: want %s once", in.Name(), admin)
 		}
 		// Each service holds the CA and its own key, and no one else's.
-		own := "    secrets: " + flow([]string{"ca.pem", in.Name() + ".pem", in.Name() + ".key"}) + "\n"
+		own := "    secrets: " + flow([]string{"ca.pem", "crl.pem", in.Name() + ".pem", in.Name() + ".key"}) + "\n"
 		if !strings.Contains(s, own) || strings.Count(s, `"`+in.Name()+`.key"`) != 1 {
 			t.Errorf("%s: want its own secrets %q once", in.Name(), own)
 		}

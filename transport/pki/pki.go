@@ -7,12 +7,35 @@
 // "q3-joiner-1" from passing as that instance.
 //
 // It makes the CA and certificates with Go's own crypto (ECDSA P-256), keeps
-// them as PEM files in one directory (ca.pem, ca.key, NAME.pem, NAME.key,
-// keys 0600 in a 0700 directory), builds the tls.Configs of both planes
-// (TLS 1.3, client certificates verified against the CA) and reads the
-// verified identity of a call's peer from its context. It also signs and
-// checks bearer tokens, the same identities for HTTP callers that present
-// no certificate (token.go, NAME.token 0600 beside NAME.pem).
+// them as PEM files (files.go), builds the tls.Configs of both planes and
+// of their clients (tls.go), reads the verified identity of a call's peer
+// from its context, keeps the CA's revocation list (revoke.go), and signs
+// and checks bearer tokens, the same identities for HTTP callers that
+// present no certificate (token.go, NAME.token 0600 beside NAME.pem).
+//
+// # Who may serve as what
+//
+// A client dialing a process must learn that it reached the process it
+// meant, not merely some holder of the CA's certificates: a shard's key
+// must not pose as the gateway and collect uploads, nor the gateway's as a
+// shard. So a dialer checks the server's identity itself, not only a host
+// name in its certificate (tls.go):
+//
+//   - a process dialing another by its name (instances, masters, an
+//     operator's Status call) accepts only the certificate whose common
+//     name is that name, of kind instance or master;
+//   - a client dialing the gateway's public port accepts only an instance
+//     certificate that carries GatewayRole, a URI name the CA puts on the
+//     gateway instance's certificate and on no other.
+//
+// The gateway is the one process dialed by a host name ("localhost", its
+// public name), so only its certificate carries the loopback names and the
+// extra hosts of `wololo certs --host`; every other server certificate
+// names only its holder. Why a role in the certificate rather than the
+// client checking the gateway's instance name against the topology: a
+// client does not load the topology (a deployment may name its gateway
+// stage as it likes), while the CA that issues the gateway's certificate
+// does.
 //
 // It decides who someone is, never what they may do: the policies live with
 // the services (rpcserver for a plane's callers, transport.Server for a
@@ -21,26 +44,20 @@
 package pki
 
 import (
-	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
-	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
-	"errors"
 	"fmt"
 	"math/big"
 	"net"
-	"os"
-	"path/filepath"
+	"net/url"
 	"regexp"
+	"slices"
 	"strconv"
 	"time"
-
-	"google.golang.org/grpc/credentials"
-	"google.golang.org/grpc/peer"
 )
 
 // Kind says what an identity is.
@@ -83,6 +100,19 @@ func (id Identity) Validate() error {
 	return nil
 }
 
+// serves: instances and masters are servers; clients and operators only
+// dial.
+func (k Kind) serves() bool { return k == Instance || k == Master }
+
+// GatewayRole is the URI subject alternative name only the gateway
+// instance's certificate carries (Spec.Gateway), and what a client dialing
+// the public port checks (Credentials.GatewayTLS).
+var GatewayRole = &url.URL{Scheme: "wololo", Host: "role", Path: "/gateway"}
+
+// loopback are the names a process on the same host dials the gateway
+// under.
+var loopback = []string{"localhost", "127.0.0.1", "::1"}
+
 // CAName is the file stem of the CA's certificate and key.
 const CAName = "ca"
 
@@ -97,6 +127,10 @@ type CA struct {
 	Cert *x509.Certificate
 	key  *ecdsa.PrivateKey
 	pem  []byte
+	// dir holds the CA's certificate and revocation list, keyDir its key
+	// and its index of issued certificates; both "" for a CA kept in
+	// memory (no index, no list).
+	dir, keyDir string
 }
 
 // NewCA makes a new self-signed CA.
@@ -129,19 +163,82 @@ func NewCA(name string) (*CA, error) {
 // PEM is the CA's certificate in PEM, what every process trusts.
 func (ca *CA) PEM() []byte { return ca.pem }
 
-// Issued is a certificate and its key, in PEM.
-type Issued struct {
-	CertPEM, KeyPEM []byte
+// Spec is what a certificate is for: whose it is and, for the gateway, the
+// role and names it is dialed under.
+type Spec struct {
+	ID Identity
+	// Gateway marks the gateway instance's certificate: it alone carries
+	// GatewayRole, the loopback names and Hosts (see the package doc).
+	Gateway bool
+	// Hosts are further names or IPs the gateway is dialed under (its
+	// public host name); only with Gateway.
+	Hosts []string
 }
 
-// Issue makes a certificate for id. Instances and masters get server and
-// client use, with the name itself, "localhost", the loopback addresses and
-// the extra hosts (names or IPs) as subject alternative names; clients and
-// operators get client use only.
-func (ca *CA) Issue(id Identity, hosts ...string) (Issued, error) {
-	if err := id.Validate(); err != nil {
+// validate checks the identity and that only the gateway has hosts.
+func (s Spec) validate() error {
+	if err := s.ID.Validate(); err != nil {
+		return err
+	}
+	if s.Gateway && s.ID.Kind != Instance {
+		return fmt.Errorf("%s: only an instance can be the gateway", s.ID)
+	}
+	if len(s.Hosts) > 0 && !s.Gateway {
+		return fmt.Errorf("%s: extra host names go on the gateway's certificate only", s.ID)
+	}
+	return nil
+}
+
+// names are the subject alternative names of s's certificate, in the
+// order Issue writes them: a server's own name (what its peers dial it
+// under), and for the gateway the loopback names, the hosts and the role.
+func (s Spec) names() (dns []string, ips []net.IP, uris []*url.URL) {
+	if !s.ID.Kind.serves() {
+		return nil, nil, nil
+	}
+	hosts := []string{s.ID.Name}
+	if s.Gateway {
+		hosts = append(append(hosts, loopback...), s.Hosts...)
+		uris = []*url.URL{GatewayRole}
+	}
+	for _, h := range hosts {
+		if ip := net.ParseIP(h); ip != nil {
+			if !slices.ContainsFunc(ips, ip.Equal) {
+				ips = append(ips, ip)
+			}
+		} else if h != "" && !slices.Contains(dns, h) {
+			dns = append(dns, h)
+		}
+	}
+	return dns, ips, uris
+}
+
+// matches: cert carries exactly the names s asks for (Ensure reissues a
+// certificate whose names differ: a new --host, a gateway moved).
+func (s Spec) matches(cert *x509.Certificate) bool {
+	dns, ips, uris := s.names()
+	sameIPs := slices.EqualFunc(ips, cert.IPAddresses, func(a, b net.IP) bool { return a.Equal(b) })
+	sameURIs := slices.EqualFunc(uris, cert.URIs, func(a, b *url.URL) bool { return a.String() == b.String() })
+	return slices.Equal(dns, cert.DNSNames) && sameIPs && sameURIs
+}
+
+// Issued is a certificate and its key, in PEM, and the certificate parsed.
+type Issued struct {
+	CertPEM, KeyPEM []byte
+	Cert            *x509.Certificate
+}
+
+// Issue makes a certificate for id alone: Spec{ID: id}.
+func (ca *CA) Issue(id Identity) (Issued, error) { return ca.IssueSpec(Spec{ID: id}) }
+
+// IssueSpec makes a certificate as s says. Instances and masters get
+// server and client use, clients and operators client use only; the
+// subject alternative names are Spec.names.
+func (ca *CA) IssueSpec(s Spec) (Issued, error) {
+	if err := s.validate(); err != nil {
 		return Issued{}, err
 	}
+	id := s.ID
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return Issued{}, fmt.Errorf("key for %s: %w", id, err)
@@ -158,30 +255,35 @@ func (ca *CA) Issue(id Identity, hosts ...string) (Issued, error) {
 		KeyUsage:    x509.KeyUsageDigitalSignature,
 		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
 	}
-	if id.Kind == Instance || id.Kind == Master {
+	if id.Kind.serves() {
 		tmpl.ExtKeyUsage = append(tmpl.ExtKeyUsage, x509.ExtKeyUsageServerAuth)
-		for _, h := range append([]string{id.Name, "localhost", "127.0.0.1", "::1"}, hosts...) {
-			if ip := net.ParseIP(h); ip != nil {
-				tmpl.IPAddresses = append(tmpl.IPAddresses, ip)
-			} else if h != "" {
-				tmpl.DNSNames = append(tmpl.DNSNames, h)
-			}
-		}
+		tmpl.DNSNames, tmpl.IPAddresses, tmpl.URIs = s.names()
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.Cert, &key.PublicKey, ca.key)
 	if err != nil {
 		return Issued{}, fmt.Errorf("certificate for %s: %w", id, err)
 	}
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		return Issued{}, err
+	}
 	keyDER, err := x509.MarshalECPrivateKey(key)
 	if err != nil {
 		return Issued{}, err
 	}
-	return Issued{CertPEM: pemBlock("CERTIFICATE", der), KeyPEM: pemBlock("EC PRIVATE KEY", keyDER)}, nil
+	return Issued{CertPEM: pemBlock("CERTIFICATE", der), KeyPEM: pemBlock("EC PRIVATE KEY", keyDER), Cert: cert}, nil
 }
 
-// Credentials builds what a process holding this certificate needs.
-func (ca *CA) Credentials(id Identity, hosts ...string) (*Credentials, error) {
-	is, err := ca.Issue(id, hosts...)
+// Credentials builds what a process holding a certificate of id alone
+// needs.
+func (ca *CA) Credentials(id Identity) (*Credentials, error) {
+	return ca.CredentialsFor(Spec{ID: id})
+}
+
+// CredentialsFor builds what a process holding a certificate as s says
+// needs (the gateway: Spec{Gateway: true}).
+func (ca *CA) CredentialsFor(s Spec) (*Credentials, error) {
+	is, err := ca.IssueSpec(s)
 	if err != nil {
 		return nil, err
 	}
@@ -198,222 +300,4 @@ func newSerial() (*big.Int, error) {
 
 func pemBlock(typ string, der []byte) []byte {
 	return pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der})
-}
-
-// Credentials are a process's certificate and the CA it trusts.
-type Credentials struct {
-	Self  Identity
-	roots *x509.CertPool
-	cas   []*x509.Certificate // the CA file's certificates, whose keys check tokens
-	cert  tls.Certificate
-}
-
-// NewCredentials reads a CA certificate, a certificate and its key (PEM),
-// and checks that the CA vouches for the certificate.
-func NewCredentials(caPEM, certPEM, keyPEM []byte) (*Credentials, error) {
-	roots := x509.NewCertPool()
-	if !roots.AppendCertsFromPEM(caPEM) {
-		return nil, errors.New("no CA certificate in the CA file")
-	}
-	cas := parseCerts(caPEM)
-	cert, err := tls.X509KeyPair(certPEM, keyPEM)
-	if err != nil {
-		return nil, fmt.Errorf("certificate and key: %w", err)
-	}
-	leaf := cert.Leaf
-	if leaf == nil {
-		if leaf, err = x509.ParseCertificate(cert.Certificate[0]); err != nil {
-			return nil, err
-		}
-	}
-	if _, err := leaf.Verify(x509.VerifyOptions{Roots: roots, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageAny}}); err != nil {
-		return nil, fmt.Errorf("the certificate is not the CA's: %w", err)
-	}
-	id, err := IdentityOf(leaf)
-	if err != nil {
-		return nil, err
-	}
-	return &Credentials{Self: id, roots: roots, cas: cas, cert: cert}, nil
-}
-
-// IdentityOf reads the identity a certificate carries.
-func IdentityOf(cert *x509.Certificate) (Identity, error) {
-	if len(cert.Subject.OrganizationalUnit) != 1 {
-		return Identity{}, fmt.Errorf("certificate %q carries no kind", cert.Subject.CommonName)
-	}
-	id := Identity{Kind: Kind(cert.Subject.OrganizationalUnit[0]), Name: cert.Subject.CommonName}
-	return id, id.Validate()
-}
-
-// ServerTLS is the server side of both planes: TLS 1.3 with this
-// certificate, and a client certificate verified against the CA whenever
-// one is presented (one from elsewhere fails the handshake). A missing one
-// does not fail the handshake: the server's policy then refuses every call
-// but health with Unauthenticated, a status a client can act on, where a
-// handshake alert would reach it as Unavailable, "try again".
-func (c *Credentials) ServerTLS() *tls.Config {
-	return &tls.Config{MinVersion: tls.VersionTLS13, Certificates: []tls.Certificate{c.cert}, ClientCAs: c.roots, ClientAuth: tls.VerifyClientCertIfGiven}
-}
-
-// ClientTLS is the client side: this certificate presented, the server's
-// verified against the CA under serverName (an instance's name when dialing
-// an instance; the host of the address for the gateway's public port).
-func (c *Credentials) ClientTLS(serverName string) *tls.Config {
-	return &tls.Config{MinVersion: tls.VersionTLS13, Certificates: []tls.Certificate{c.cert}, RootCAs: c.roots, ServerName: serverName}
-}
-
-// Peer returns the verified identity of a call's peer, if it presented a
-// certificate the server verified.
-func Peer(ctx context.Context) (Identity, bool) {
-	p, ok := peer.FromContext(ctx)
-	if !ok {
-		return Identity{}, false
-	}
-	info, ok := p.AuthInfo.(credentials.TLSInfo)
-	if !ok || len(info.State.VerifiedChains) == 0 || len(info.State.VerifiedChains[0]) == 0 {
-		return Identity{}, false
-	}
-	id, err := IdentityOf(info.State.VerifiedChains[0][0])
-	if err != nil {
-		return Identity{}, false
-	}
-	return id, true
-}
-
-// Files in a certificate directory.
-
-// CertPath and KeyPath are where a name's certificate and key live in dir.
-func CertPath(dir, name string) string { return filepath.Join(dir, name+".pem") }
-
-// KeyPath: see CertPath.
-func KeyPath(dir, name string) string { return filepath.Join(dir, name+".key") }
-
-// Load reads the credentials of name from dir (ca.pem, NAME.pem, NAME.key).
-func Load(dir, name string) (*Credentials, error) {
-	caPEM, err := os.ReadFile(CertPath(dir, CAName))
-	if err != nil {
-		return nil, fmt.Errorf("tls: %w (make them with `wololo certs --dir %s`)", err, dir)
-	}
-	certPEM, err := os.ReadFile(CertPath(dir, name))
-	if err != nil {
-		return nil, fmt.Errorf("tls: %w (make them with `wololo certs --dir %s`)", err, dir)
-	}
-	keyPEM, err := os.ReadFile(KeyPath(dir, name))
-	if err != nil {
-		return nil, fmt.Errorf("tls: %w", err)
-	}
-	c, err := NewCredentials(caPEM, certPEM, keyPEM)
-	if err != nil {
-		return nil, fmt.Errorf("tls: %s in %s: %w", name, dir, err)
-	}
-	return c, nil
-}
-
-// LoadCA reads the CA (ca.pem and ca.key) from dir.
-func LoadCA(dir string) (*CA, error) {
-	certPEM, err := os.ReadFile(CertPath(dir, CAName))
-	if err != nil {
-		return nil, err
-	}
-	keyPEM, err := os.ReadFile(KeyPath(dir, CAName))
-	if err != nil {
-		return nil, err
-	}
-	cb, _ := pem.Decode(certPEM)
-	kb, _ := pem.Decode(keyPEM)
-	if cb == nil || kb == nil {
-		return nil, fmt.Errorf("ca in %s: not PEM", dir)
-	}
-	cert, err := x509.ParseCertificate(cb.Bytes)
-	if err != nil {
-		return nil, fmt.Errorf("ca certificate in %s: %w", dir, err)
-	}
-	key, err := x509.ParseECPrivateKey(kb.Bytes)
-	if err != nil {
-		return nil, fmt.Errorf("ca key in %s: %w", dir, err)
-	}
-	if !cert.IsCA {
-		return nil, fmt.Errorf("%s is not a CA certificate", CertPath(dir, CAName))
-	}
-	return &CA{Cert: cert, key: key, pem: certPEM}, nil
-}
-
-// OpenCA loads the CA in dir, or makes and writes one if dir has none.
-// It reports whether it made it.
-func OpenCA(dir string) (*CA, bool, error) {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, false, fmt.Errorf("certificate directory: %w", err)
-	}
-	ca, err := LoadCA(dir)
-	if err == nil {
-		return ca, false, nil
-	}
-	if !errors.Is(err, os.ErrNotExist) {
-		return nil, false, err
-	}
-	if ca, err = NewCA("Wololo CA"); err != nil {
-		return nil, false, err
-	}
-	keyDER, err := x509.MarshalECPrivateKey(ca.key)
-	if err != nil {
-		return nil, false, err
-	}
-	if err := writeFile(KeyPath(dir, CAName), pemBlock("EC PRIVATE KEY", keyDER), 0o600); err != nil {
-		return nil, false, err
-	}
-	if err := writeFile(CertPath(dir, CAName), ca.pem, 0o644); err != nil {
-		return nil, false, err
-	}
-	return ca, true, nil
-}
-
-// Ensure writes a certificate for id into dir unless a valid one of the
-// CA's for the same identity is there already (valid for at least a month
-// more). It reports whether it wrote one.
-func (ca *CA) Ensure(dir string, id Identity, hosts ...string) (bool, error) {
-	if c, err := Load(dir, id.Name); err == nil && c.Self == id && c.fresh(ca) {
-		return false, nil
-	}
-	is, err := ca.Issue(id, hosts...)
-	if err != nil {
-		return false, err
-	}
-	if err := writeFile(KeyPath(dir, id.Name), is.KeyPEM, 0o600); err != nil {
-		return false, err
-	}
-	return true, writeFile(CertPath(dir, id.Name), is.CertPEM, 0o644)
-}
-
-// fresh: issued by ca and valid for a month more.
-func (c *Credentials) fresh(ca *CA) bool {
-	leaf, err := x509.ParseCertificate(c.cert.Certificate[0])
-	if err != nil || time.Until(leaf.NotAfter) < 30*24*time.Hour {
-		return false
-	}
-	return leaf.CheckSignatureFrom(ca.Cert) == nil
-}
-
-// writeFile writes through a temporary file and a rename, so that a reader
-// never sees half a key.
-func writeFile(path string, data []byte, mode os.FileMode) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := tmp.Chmod(mode); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
 }

@@ -51,7 +51,7 @@ func TestTokens(t *testing.T) {
 // replaced when it is not the CA's.
 func TestEnsureToken(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "tls")
-	ca, _, err := OpenCA(dir)
+	ca, _, err := OpenCA(dir, "")
 	if err != nil {
 		t.Fatal(err)
 	}
