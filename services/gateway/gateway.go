@@ -140,10 +140,13 @@ type Gateway struct {
 	self deploy.Instance
 	drop Dropper
 	jobs *jobs
+	// introducer tells the other processes of a new job (introduce.go).
+	introducer Introducer
 
-	mu      sync.Mutex
-	pending []string      // jobs to drop everywhere, for Serve
-	wake    chan struct{} // signals pending (capacity 1)
+	mu            sync.Mutex
+	pending       []string      // jobs to drop everywhere, for Serve
+	wake          chan struct{} // signals pending (capacity 1)
+	introductions map[string]*introduction
 }
 
 // New returns a Gateway.
@@ -154,11 +157,13 @@ func New(cfg Config) (*Gateway, error) {
 	cfg = cfg.WithDefaults()
 	return &Gateway{
 		cfg: cfg, self: deploy.Instance{Stage: cfg.Topology.Gateway().Name},
-		drop: func(context.Context, string) error { return nil },
+		drop:       func(context.Context, string) error { return nil },
+		introducer: func(context.Context, string) error { return nil },
 		jobs: &jobs{store: cfg.Committer.Store(), log: cfg.Log, byID: map[string]*job{}, byName: map[ownedName]*job{}, limits: Limits{
 			MaxJobs: cfg.MaxJobs, ClientMaxJobs: cfg.ClientMaxJobs, MaxJobBytes: cfg.MaxJobBytes, ClientMaxBytes: cfg.ClientMaxBytes,
 		}},
-		wake: make(chan struct{}, 1),
+		wake:          make(chan struct{}, 1),
+		introductions: map[string]*introduction{},
 	}, nil
 }
 
@@ -270,6 +275,7 @@ func (g *Gateway) FailJob(id, reporter, reason string) error {
 // drop everywhere else.
 func (g *Gateway) deleteJob(id string) error {
 	g.jobs.remove(id)
+	g.forgetIntroduction(id)
 	// The tombstone is durable before the client hears back; the other
 	// processes follow, and a restarted gateway resumes telling them.
 	if err := g.cfg.Committer.Store().DropJob(id); err != nil {
