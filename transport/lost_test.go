@@ -233,7 +233,7 @@ func TestRefusedJobsFailOrDrop(t *testing.T) {
 		refusal error
 		report  string // "": nothing reported, the channel dropped
 	}{
-		{"unknown job", fmt.Errorf("%w: b-0 was never told of job j", transport.ErrUnknownJob), "b-0 refused stream s from a-0: job not introduced: b-0 was never told of job j"},
+		{"unknown job", fmt.Errorf("%w: b-0 was never told of job j", transport.ErrUnknownJob), "b-0 refused stream s from a-0: job not introduced: b-0 was never told of job j; this sender holds the job, so b-0 lost this job's state (its store wiped or replaced?) and the job cannot complete"},
 		{"too many jobs", fmt.Errorf("%w: b-0 holds 3 jobs already (--max-jobs)", transport.ErrTooManyJobs), "b-0 refused stream s from a-0: too many jobs: b-0 holds 3 jobs already (--max-jobs)"},
 		{"dropped job", fmt.Errorf("%w: j", transport.ErrJobDropped), ""},
 	}
