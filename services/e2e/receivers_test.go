@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -91,8 +92,9 @@ func exchange(ctx context.Context, st wololov1.StageServiceClient, o *wololov1.O
 // stream is refused NOT_FOUND before any state exists (before this change
 // each made a job, persisted with its EOF and never reaped, until every
 // real job stalled); the introduction is PERMISSION_DENIED. Nothing of the
-// phantoms is in the gateway's store or Status, and a real job beside them
-// gives answers byte-equal to the reference.
+// phantoms is in any store or Status; what phantoms left in a store before
+// this change is reaped when its process restarts; and a real job beside
+// them gives answers byte-equal to the reference.
 func TestPhantomJobsAreRefused(t *testing.T) {
 	c := startCluster(t, deploy.Default(), node.ClusterOptions{})
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -120,6 +122,36 @@ func TestPhantomJobsAreRefused(t *testing.T) {
 		}
 		if jobs := statusOf(t, c, in).Jobs; len(jobs) != 0 {
 			t.Fatalf("%s holds %d jobs after the phantoms, the first %s", in, len(jobs), jobs[0].JobId)
+		}
+	}
+
+	// What such streams left in a store before this change (a watermark
+	// and an applied EOF of a job never introduced) is reaped when the
+	// process restarts on it.
+	for _, ch := range []transport.ChannelID{
+		{Job: "phantom-old", Stream: "matches", Sender: "gateway-0", Receiver: "shard-1"},
+		{Job: "phantom-old", Stream: "q3-partials", Sender: "shard-0", Receiver: "gateway-0"},
+	} {
+		store := c.Store(ch.Receiver)
+		if err := store.Commit(&transport.Commit{Job: ch.Job, Inputs: map[transport.ChannelID]uint64{ch: 1}, Records: map[string][]byte{transport.EndedRecord(ch): {1}}}); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Restart(ch.Receiver); err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			img, err := store.Load()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if img.Jobs[ch.Job] == nil && slices.Contains(img.Dropped, ch.Job) {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s never reaped the left-over job: %v", ch.Receiver, img.Jobs[ch.Job])
+			}
+			time.Sleep(20 * time.Millisecond)
 		}
 	}
 	submit(t, c, testDatasets(t)[0])
