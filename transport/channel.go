@@ -19,9 +19,20 @@ var (
 	// ErrJobDropped: the receiver has dropped the job (its client has the
 	// results); the sender drops the channel too.
 	ErrJobDropped = errors.New("job dropped")
-	// ErrTooManyJobs: the receiver holds as many jobs as it may; the
-	// sender retries later.
+	// ErrUnknownJob: the receiver was never told of the job (the gateway
+	// introduces every job to every instance before it sends a batch of it:
+	// StageService.IntroduceJob), so it keeps nothing of it and refuses the
+	// stream. A sender of the graph meets it only when the receiver's store
+	// lost the job: the job cannot complete, and fails.
+	ErrUnknownJob = errors.New("job not introduced")
+	// ErrTooManyJobs: the receiver holds as many jobs as it may. The job
+	// cannot run there: it fails with this reason.
 	ErrTooManyJobs = errors.New("too many jobs")
+	// ErrAfterEOF: a batch numbered past the watermark of a channel whose
+	// EOF is applied: nothing follows an EOF, so it is refused and nothing
+	// of it is journaled (a resend at or below the watermark is still a
+	// duplicate, acknowledged and dropped).
+	ErrAfterEOF = errors.New("batch after end of channel")
 	// ErrStateLost: one end of a channel lost batches the other end holds
 	// as delivered (a store wiped or replaced under a running job): the
 	// receiver's watermark is below what it acknowledged, or above what the
@@ -40,6 +51,13 @@ type ChannelID struct {
 func (c ChannelID) String() string {
 	return fmt.Sprintf("%s/%s/%s->%s", c.Job, c.Stream, c.Sender, c.Receiver)
 }
+
+// EndedRecord is the record key under which a receiver's commit marks
+// channel ch ended (its EOF applied): the Committer writes it for every
+// channel in Step.Ended, and Committer.Restore gives it back to the Inbox.
+// The key is the one the stage runtime wrote when it kept this record
+// itself, so that stores written then are read the same.
+func EndedRecord(ch ChannelID) string { return "stage/eof/" + ch.Stream + "/" + ch.Sender }
 
 // Entry is one numbered batch of a channel: an outbox entry, and what
 // Commit persists.
@@ -64,13 +82,17 @@ const (
 	Apply     Verdict = iota // seq is watermark+1: apply it
 	Duplicate                // seq at or below the watermark: acknowledge, drop
 	Gap                      // seq beyond watermark+1: refuse, reset the stream
+	Ended                    // seq beyond the watermark of an ended channel: refuse (ErrAfterEOF)
 )
 
-// Check decides what to do with batch seq given the channel's watermark.
-func Check(watermark, seq uint64) Verdict {
+// Check decides what to do with batch seq given the channel's watermark
+// and whether its EOF is applied (ended).
+func Check(watermark, seq uint64, ended bool) Verdict {
 	switch {
 	case seq <= watermark:
 		return Duplicate
+	case ended:
+		return Ended
 	case seq == watermark+1:
 		return Apply
 	default:

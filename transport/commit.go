@@ -3,6 +3,7 @@ package transport
 import (
 	"fmt"
 	"maps"
+	"slices"
 	"sync"
 
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
@@ -25,6 +26,10 @@ type Step struct {
 	Commit
 	// Emit are the step's output batches, in emission order.
 	Emit []Output
+	// Ended are the input channels whose EOF the step applies: the commit
+	// records them (EndedRecord) with the watermarks, and from then on the
+	// Inbox has any new number on them refused (Check: Ended).
+	Ended []ChannelID
 	// Acks are called once the step is settled: with nil after the commit,
 	// with the commit's error if it failed.
 	Acks []func(error)
@@ -41,10 +46,11 @@ type Publisher interface {
 //
 //  1. numbers the step's output batches, per channel, after the last number
 //     handed out;
-//  2. writes the input watermarks, the state change, the records and the
-//     numbered outputs in one Store.Commit;
-//  3. on success, advances the Inbox watermarks, publishes the outputs to
-//     the senders and acknowledges the inputs, in that order;
+//  2. writes the input watermarks, the ended inputs, the state change, the
+//     records and the numbered outputs in one Store.Commit;
+//  3. on success, advances the Inbox watermarks (and ends the ended
+//     inputs), publishes the outputs to the senders and acknowledges the
+//     inputs, in that order;
 //  4. on failure, gives the numbers back, so that the next step numbers
 //     from where the store is, and refuses the acknowledgements.
 //
@@ -90,6 +96,15 @@ func (c *Committer) Commit(s *Step) ([]Entry, error) {
 		c.outbox.number(entries)
 		cm := s.Commit
 		cm.Outputs = entries
+		if len(s.Ended) > 0 {
+			cm.Records = maps.Clone(cm.Records)
+			if cm.Records == nil {
+				cm.Records = map[string][]byte{}
+			}
+			for _, ch := range s.Ended {
+				cm.Records[EndedRecord(ch)] = []byte{1}
+			}
+		}
 		if err = c.store.Commit(&cm); err != nil {
 			c.outbox.giveBack(entries)
 		}
@@ -98,6 +113,7 @@ func (c *Committer) Commit(s *Step) ([]Entry, error) {
 		err = fmt.Errorf("commit %d inputs, %d outputs of job %s: %w", len(s.Inputs), len(s.Emit), s.Job, err)
 	} else {
 		c.inbox.advance(s.Inputs)
+		c.inbox.end(s.Ended)
 		c.pub.Publish(entries)
 	}
 	for _, ack := range s.Acks {
@@ -130,13 +146,21 @@ func encodeOutputs(outputs []Output) ([]Entry, error) {
 	return entries, nil
 }
 
-// Restore puts a store's image back after a restart: the inbox watermarks,
-// and the outbox's numbering and unacknowledged entries. It returns the
-// channels that still have something to send, for the Sender to resume.
+// Restore puts a store's image back after a restart: the inbox watermarks
+// and ended inputs, and the outbox's numbering and unacknowledged entries.
+// It returns the channels that still have something to send, for the
+// Sender to resume.
 func (c *Committer) Restore(img *Image) []ChannelID {
 	var resume []ChannelID
 	for _, ji := range img.Jobs {
 		c.inbox.advance(ji.Watermarks)
+		var ended []ChannelID
+		for ch := range ji.Watermarks { // an ended channel has applied its EOF, so it has a watermark
+			if ji.Records[EndedRecord(ch)] != nil {
+				ended = append(ended, ch)
+			}
+		}
+		c.inbox.end(ended)
 		for ch, reserved := range ji.Reserved {
 			if c.outbox.Restore(ch, reserved, ji.Acked[ch], ji.Outbox[ch]) {
 				resume = append(resume, ch)
@@ -147,22 +171,56 @@ func (c *Committer) Restore(img *Image) []ChannelID {
 }
 
 // Inbox holds a process's receiver watermarks: per input channel, the last
-// sequence number whose application is durable. Only the Committer moves
-// them, after the commit that applied the batches; a receiver checks an
-// arriving batch against them (Check).
+// sequence number whose application is durable, and whether that was the
+// channel's EOF. Only the Committer moves them, after the commit that
+// applied the batches; a receiver checks an arriving batch against them
+// (Check).
 type Inbox struct {
 	mu    sync.Mutex
 	marks map[string]map[ChannelID]uint64 // by job
+	ended map[string]map[ChannelID]bool   // by job: EOF applied
 }
 
-// NewInbox returns an empty inbox: every watermark 0.
-func NewInbox() *Inbox { return &Inbox{marks: map[string]map[ChannelID]uint64{}} }
+// NewInbox returns an empty inbox: every watermark 0, no channel ended.
+func NewInbox() *Inbox {
+	return &Inbox{marks: map[string]map[ChannelID]uint64{}, ended: map[string]map[ChannelID]bool{}}
+}
 
 // Watermark is the channel's durable watermark.
 func (in *Inbox) Watermark(ch ChannelID) uint64 {
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	return in.marks[ch.Job][ch]
+}
+
+// State is the channel's durable watermark and whether its EOF is applied.
+func (in *Inbox) State(ch ChannelID) (watermark uint64, ended bool) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	return in.marks[ch.Job][ch], in.ended[ch.Job][ch]
+}
+
+// Check decides what to do with batch seq of channel ch (see Check).
+func (in *Inbox) Check(ch ChannelID, seq uint64) Verdict {
+	wm, ended := in.State(ch)
+	return Check(wm, seq, ended)
+}
+
+// end marks channels ended: their EOF is applied.
+func (in *Inbox) end(channels []ChannelID) {
+	if len(channels) == 0 {
+		return
+	}
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	for _, ch := range channels {
+		job := in.ended[ch.Job]
+		if job == nil {
+			job = map[ChannelID]bool{}
+			in.ended[ch.Job] = job
+		}
+		job[ch] = true
+	}
 }
 
 // advance raises watermarks (never lowers one).
@@ -189,9 +247,17 @@ func (in *Inbox) Marks(job string) map[ChannelID]uint64 {
 	return maps.Clone(in.marks[job])
 }
 
-// DropJob forgets a job's watermarks.
+// Jobs lists the jobs the inbox holds watermarks of.
+func (in *Inbox) Jobs() []string {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	return slices.Sorted(maps.Keys(in.marks))
+}
+
+// DropJob forgets a job's watermarks and ended channels.
 func (in *Inbox) DropJob(job string) {
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	delete(in.marks, job)
+	delete(in.ended, job)
 }

@@ -131,3 +131,57 @@ func TestCommitterRestore(t *testing.T) {
 		t.Fatalf("first commit after the restart: %+v, %v; want EOF at 4", es, err)
 	}
 }
+
+// TestCommitterEndsChannels: a step that applies a channel's EOF ends it
+// in the Inbox only once its commit is durable, in the same commit as the
+// watermark, and a restart from the store finds it ended again. An ended
+// channel refuses every new number and still takes resends as duplicates;
+// a channel that did not end is untouched.
+func TestCommitterEndsChannels(t *testing.T) {
+	store := &flakyStore{MemStore: NewMemStore()}
+	c := NewCommitter(store, NewOutbox(store), NewInbox(), nil)
+	in := ChannelID{Job: "j", Stream: "in", Sender: "up-0", Receiver: "me-0"}
+	open := ChannelID{Job: "j", Stream: "in", Sender: "up-1", Receiver: "me-0"}
+	if _, err := c.Commit(&Step{Commit: Commit{Job: "j", Inputs: map[ChannelID]uint64{in: 1, open: 1}}}); err != nil {
+		t.Fatal(err)
+	}
+	eof := &Step{Commit: Commit{Job: "j", Inputs: map[ChannelID]uint64{in: 2}}, Ended: []ChannelID{in}}
+	store.fail = true
+	if _, err := c.Commit(eof); err == nil {
+		t.Fatal("a failed commit was reported as done")
+	}
+	if v := c.Inbox().Check(in, 2); v != Apply {
+		t.Fatalf("after a failed EOF commit, batch 2 is %v, want Apply", v)
+	}
+	store.fail = false
+	if _, err := c.Commit(eof); err != nil {
+		t.Fatal(err)
+	}
+	img, err := store.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if img.Jobs["j"].Records[EndedRecord(in)] == nil || img.Jobs["j"].Records[EndedRecord(open)] != nil {
+		t.Fatalf("records after the EOF commit: %v", img.Jobs["j"].Records)
+	}
+	restarted := NewCommitter(store, NewOutbox(store), NewInbox(), nil)
+	restarted.Restore(img)
+	for _, cm := range []*Committer{c, restarted} {
+		for _, tc := range []struct {
+			ch   ChannelID
+			seq  uint64
+			want Verdict
+		}{
+			{in, 1, Duplicate}, {in, 2, Duplicate}, {in, 3, Ended}, {in, 7, Ended},
+			{open, 1, Duplicate}, {open, 2, Apply}, {open, 4, Gap},
+		} {
+			if got := cm.Inbox().Check(tc.ch, tc.seq); got != tc.want {
+				t.Errorf("restarted %v: %s batch %d is %v, want %v", cm == restarted, tc.ch, tc.seq, got, tc.want)
+			}
+		}
+	}
+	c.Inbox().DropJob("j")
+	if got := c.Inbox().Check(in, 1); got != Apply {
+		t.Errorf("after DropJob batch 1 is %v, want Apply", got)
+	}
+}

@@ -12,6 +12,25 @@
 //     Applying is one Store.Commit: new watermark, operator state change and
 //     the batches it emits, together. Only after Commit returns is n
 //     acknowledged.
+//   - Nothing follows an EOF. The commit that applies a channel's EOF marks
+//     the channel ended (Step.Ended, an EndedRecord beside the watermark);
+//     the Inbox keeps it, and Committer.Restore gives it back after a
+//     restart. A number past the watermark of an ended channel, a row
+//     batch or a second EOF, is refused (ErrAfterEOF, FAILED_PRECONDITION)
+//     before anything of it is journaled or acknowledged; a resend at or
+//     below the watermark is still a duplicate. A sender numbers nothing
+//     after its EOF, so only a forger meets the refusal, and the argument
+//     above is unchanged: the ended mark moves only with a durable commit.
+//   - A receiver takes streams only of jobs the gateway introduced to it
+//     (IntroduceJob: durable at the receiver before the gateway sends any
+//     batch of the job; see services/gateway for why that ordering leaves
+//     no window). Any other job is refused (ErrUnknownJob, NOT_FOUND with
+//     the ErrorInfo reason JOB_NOT_INTRODUCED) before anything is created
+//     for it, so an instance key alone creates no job anywhere. A sender
+//     of the graph meets that refusal only when its receiver lost its
+//     store, and reports it as lost state (below); a refusal for a limit
+//     (ErrTooManyJobs, RESOURCE_EXHAUSTED) fails the job the same way, since
+//     no retry would get it through.
 //   - On (re)connect the receiver answers Open with Hello{watermark} and the
 //     sender resends everything above it. gRPC keeps one stream in order, so
 //     a watermark per channel is all the receiver needs.
@@ -33,7 +52,7 @@
 //     the last number the sender handed out means the sender lost batches
 //     it sent (numbering again from 1, its batches would be dropped as
 //     duplicates). Either is ErrStateLost: the link ends and reports it
-//     (Sender.OnLost), and the process tells the gateway (StageService
+//     (Sender.OnFailed), and the process tells the gateway (StageService
 //     FailJob, taken by Server.OnFailJob), which fails the job with the
 //     reason its client sees. A link whose channel is complete has ended,
 //     so a receiver's new incarnation (Announce) gets a check link on each
@@ -69,8 +88,8 @@
 // Who speaks is checked before what is said: with credentials (package pki),
 // every connection a Pool dials is TLS verified under the instance's name,
 // and a Server with RequireIdentity takes a stream's or an announcement's
-// sender only from the instance whose certificate it is, a DropJob only from
-// the gateway; SetPeers then limits a sender to the topology's neighbours.
+// sender only from the instance whose certificate it is, an IntroduceJob or
+// a DropJob only from the gateway; SetPeers then limits a sender to the topology's neighbours.
 // Without credentials (--insecure) claims are taken as made.
 //
 // The logic that decides (Outbox numbering and trimming, Inbox watermarks) is

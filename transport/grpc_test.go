@@ -24,6 +24,7 @@ import (
 type receiver struct {
 	mu         sync.Mutex
 	watermarks map[transport.ChannelID]uint64
+	ended      map[transport.ChannelID]bool
 	applied    []uint64
 	duplicates int
 	loseAck    map[uint64]bool
@@ -31,7 +32,7 @@ type receiver struct {
 }
 
 func newReceiver() *receiver {
-	return &receiver{watermarks: map[transport.ChannelID]uint64{}, loseAck: map[uint64]bool{}, eof: make(chan struct{})}
+	return &receiver{watermarks: map[transport.ChannelID]uint64{}, ended: map[transport.ChannelID]bool{}, loseAck: map[uint64]bool{}, eof: make(chan struct{})}
 }
 
 func (r *receiver) Open(ch transport.ChannelID) (uint64, error) {
@@ -39,6 +40,8 @@ func (r *receiver) Open(ch transport.ChannelID) (uint64, error) {
 	defer r.mu.Unlock()
 	return r.watermarks[ch], nil
 }
+
+func (r *receiver) IntroduceJob(string) error { return nil }
 
 func (r *receiver) DropJob(job string) error {
 	r.mu.Lock()
@@ -54,7 +57,7 @@ func (r *receiver) DropJob(job string) error {
 func (r *receiver) Deliver(_ context.Context, ch transport.ChannelID, b *wololov1.Batch, done func(error)) error {
 	r.mu.Lock()
 	wm := r.watermarks[ch]
-	switch transport.Check(wm, b.Seq) {
+	switch transport.Check(wm, b.Seq, r.ended[ch]) {
 	case transport.Duplicate:
 		r.duplicates++
 		r.mu.Unlock()
@@ -64,8 +67,13 @@ func (r *receiver) Deliver(_ context.Context, ch transport.ChannelID, b *wololov
 		r.mu.Unlock()
 		done(transport.ErrSeqGap)
 		return nil
+	case transport.Ended:
+		r.mu.Unlock()
+		done(transport.ErrAfterEOF)
+		return nil
 	}
 	r.watermarks[ch] = b.Seq
+	r.ended[ch] = b.Eof
 	r.applied = append(r.applied, b.Seq)
 	lose := r.loseAck[b.Seq]
 	delete(r.loseAck, b.Seq)

@@ -3,6 +3,7 @@ package transport_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"strings"
 	"sync"
@@ -52,7 +53,7 @@ func (o *opens) Open(ch transport.ChannelID) (uint64, error) {
 	return o.Handler.Open(ch)
 }
 
-// lostReports collects a Sender's OnLost reports.
+// lostReports collects a Sender's OnFailed reports.
 type lostReports struct {
 	mu   sync.Mutex
 	errs []error
@@ -61,7 +62,7 @@ type lostReports struct {
 
 func watchLost(s *transport.Sender) *lostReports {
 	r := &lostReports{got: make(chan struct{}, 16)}
-	s.OnLost(func(_ context.Context, ch transport.ChannelID, err error) {
+	s.OnFailed(func(_ context.Context, ch transport.ChannelID, err error) {
 		r.mu.Lock()
 		r.errs = append(r.errs, err)
 		r.mu.Unlock()
@@ -210,5 +211,57 @@ func TestSenderThatLostItsStateIsReported(t *testing.T) {
 	defer r.mu.Unlock()
 	if r.duplicates != 0 || len(r.applied) != 0 {
 		t.Fatalf("the receiver took %d duplicates and applied %v", r.duplicates, r.applied)
+	}
+}
+
+// refusing is a receiver whose Open refuses every channel with err.
+type refusing struct {
+	*receiver
+	err error
+}
+
+func (r refusing) Open(transport.ChannelID) (uint64, error) { return 0, r.err }
+
+// TestRefusedJobsFailOrDrop: a receiver that does not know the job (it was
+// never introduced there, or its store lost it) or refuses it for a limit
+// makes the link report the job failed with the receiver's reason and end,
+// once, instead of retrying forever; one that dropped the job makes it drop
+// the channel quietly, as before.
+func TestRefusedJobsFailOrDrop(t *testing.T) {
+	cases := []struct {
+		name    string
+		refusal error
+		report  string // "": nothing reported, the channel dropped
+	}{
+		{"unknown job", fmt.Errorf("%w: b-0 was never told of job j", transport.ErrUnknownJob), "b-0 refused stream s from a-0: job not introduced: b-0 was never told of job j; this sender holds the job, so b-0 lost this job's state (its store wiped or replaced?) and the job cannot complete"},
+		{"too many jobs", fmt.Errorf("%w: b-0 holds 3 jobs already (--max-jobs)", transport.ErrTooManyJobs), "b-0 refused stream s from a-0: too many jobs: b-0 holds 3 jobs already (--max-jobs)"},
+		{"dropped job", fmt.Errorf("%w: j", transport.ErrJobDropped), ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			h := &opens{Handler: refusing{newReceiver(), tc.refusal}}
+			addr, _ := serveAs(t, "", h, 1)
+			o, s := startSender(t, ctx, addr, 1)
+			lost := watchLost(s)
+			ch := transport.ChannelID{Job: "j", Stream: "s", Sender: "a-0", Receiver: "b-0"}
+			s.Publish(entries(ch, 1, 3, true))
+			if tc.report != "" {
+				if err := lost.wait(t, 10*time.Second); err.Error() != tc.report {
+					t.Fatalf("reported %q, want %q", err, tc.report)
+				}
+			}
+			s.Wait() // the link has ended: no retry
+			if n, want := lost.count(), map[bool]int{true: 1, false: 0}[tc.report != ""]; n != want {
+				t.Fatalf("%d reports, want %d", n, want)
+			}
+			if n := h.n.Load(); n != 1 {
+				t.Fatalf("%d opens, want 1: the link retried", n)
+			}
+			if cs := o.Channels("j"); (tc.report == "") != (len(cs) == 0) {
+				t.Fatalf("channels after the refusal: %+v", cs)
+			}
+		})
 	}
 }

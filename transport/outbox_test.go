@@ -14,13 +14,17 @@ import (
 func TestCheck(t *testing.T) {
 	cases := []struct {
 		wm, seq uint64
+		ended   bool
 		want    Verdict
 	}{
-		{0, 1, Apply}, {0, 2, Gap}, {5, 6, Apply}, {5, 5, Duplicate}, {5, 1, Duplicate}, {5, 9, Gap},
+		{0, 1, false, Apply}, {0, 2, false, Gap}, {5, 6, false, Apply}, {5, 5, false, Duplicate}, {5, 1, false, Duplicate}, {5, 9, false, Gap},
+		// After the EOF (batch 5): a resend is still a duplicate, acknowledged
+		// and dropped; a new number, next or beyond, is refused.
+		{5, 5, true, Duplicate}, {5, 1, true, Duplicate}, {5, 6, true, Ended}, {5, 9, true, Ended},
 	}
 	for _, c := range cases {
-		if got := Check(c.wm, c.seq); got != c.want {
-			t.Errorf("Check(%d, %d) = %v, want %v", c.wm, c.seq, got, c.want)
+		if got := Check(c.wm, c.seq, c.ended); got != c.want {
+			t.Errorf("Check(%d, %d, %v) = %v, want %v", c.wm, c.seq, c.ended, got, c.want)
 		}
 	}
 }

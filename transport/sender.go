@@ -29,8 +29,11 @@ import (
 // And it checks every Hello against its outbox (Outbox.CheckHello): a
 // receiver that lost batches it had acknowledged, or holds batches this
 // sender no longer knows it sent, means a store was wiped or replaced under
-// the job. The link then ends and reports it (OnLost) instead of resending
-// into a sequence gap forever. Since a link whose channel is complete has
+// the job. The link then ends and reports it (OnFailed) instead of resending
+// into a sequence gap forever. So does a link whose receiver does not know
+// the job (ErrUnknownJob: its store lost it) or refuses it for a limit
+// (ErrTooManyJobs): no retry would get the job through, so it fails with
+// that reason rather than stalling. Since a link whose channel is complete has
 // ended, a receiver that announces a new incarnation gets a check link on
 // each of its channels that has none running (SeeReceiver).
 type Sender struct {
@@ -43,7 +46,7 @@ type Sender struct {
 	// incarnation of itself ends it (Fail).
 	life Lifetime
 
-	lost func(ctx context.Context, ch ChannelID, err error) // OnLost
+	failed func(ctx context.Context, ch ChannelID, err error) // OnFailed
 
 	mu        sync.Mutex
 	links     map[ChannelID]*link // the running ones
@@ -79,10 +82,13 @@ func NewSender(self string, incarnation uint64, outbox *Outbox, pool *Pool, log 
 	}
 }
 
-// OnLost sets what is told of a channel whose state was lost (see Sender):
-// the process reports the job failed. It runs on the ending link's
-// goroutine, with a context that ends with Serve. Set it before Serve.
-func (s *Sender) OnLost(f func(ctx context.Context, ch ChannelID, err error)) { s.lost = f }
+// OnFailed sets what is told of a channel that cannot complete (see
+// Sender): its state was lost (ErrStateLost), its receiver does not know
+// the job (ErrUnknownJob) or refuses it for a limit (ErrTooManyJobs). The
+// process reports the job failed, with err as the reason. It runs on the
+// ending link's goroutine, with a context that ends with Serve. Set it
+// before Serve.
+func (s *Sender) OnFailed(f func(ctx context.Context, ch ChannelID, err error)) { s.failed = f }
 
 // Serve runs until ctx ends (nil) or a receiver refuses this process as an
 // older incarnation of itself (that error: it has been replaced and must
@@ -220,12 +226,20 @@ func (s *Sender) run(ctx context.Context, ch ChannelID, l *link) {
 			return
 		case errors.Is(err, ErrStateLost):
 			log.Error("channel state lost; the job cannot complete", "error", err)
-			if s.lost != nil {
-				s.lost(ctx, ch, err)
-			}
+			s.fail(ctx, ch, err)
+			return
+		case IsUnknownJob(err):
+			log.Error("receiver does not know the job; the job cannot complete", "error", err)
+			// This sender holds the job, so the gateway introduced it
+			// everywhere before the first batch: the receiver lost it.
+			s.fail(ctx, ch, fmt.Errorf("%w; this sender holds the job, so %s lost this job's state (its store wiped or replaced?) and the job cannot complete", refusal(ch, err), ch.Receiver))
 			return
 		}
 		switch status.Code(err) {
+		case codes.ResourceExhausted: // a limit of the receiver: no retry gets the job through
+			log.Error("receiver refused the job for a limit; the job cannot complete", "error", err)
+			s.fail(ctx, ch, refusal(ch, err))
+			return
 		case codes.NotFound: // the receiver dropped the job
 			log.Info("receiver dropped the job; dropping the channel", "error", err)
 			if derr := s.outbox.DropChannel(ch); derr != nil {
@@ -255,6 +269,24 @@ func (s *Sender) run(ctx context.Context, ch ChannelID, l *link) {
 		case <-time.After(delay + jitter):
 		}
 		delay = min(delay*2, 2*time.Second)
+	}
+}
+
+// refusal is a receiver's refusal of a channel as its job's failure
+// reason: who refused which stream, and the receiver's own words.
+func refusal(ch ChannelID, err error) error {
+	msg := err.Error()
+	var se interface{ GRPCStatus() *status.Status }
+	if errors.As(err, &se) {
+		msg = se.GRPCStatus().Message()
+	}
+	return fmt.Errorf("%s refused stream %s from %s: %s", ch.Receiver, ch.Stream, ch.Sender, msg)
+}
+
+// fail reports a channel that cannot complete (OnFailed).
+func (s *Sender) fail(ctx context.Context, ch ChannelID, err error) {
+	if s.failed != nil {
+		s.failed(ctx, ch, err)
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/hashicorp/go-hclog"
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -29,6 +30,11 @@ type Handler interface {
 	// DropJob deletes everything the receiver holds of a job; later Opens of
 	// the job fail with ErrJobDropped.
 	DropJob(job string) error
+	// IntroduceJob records durably that the gateway has told this instance
+	// of a new job; Open refuses a job never introduced (ErrUnknownJob).
+	// Idempotent; ErrTooManyJobs when the instance holds as many jobs as it
+	// may, ErrJobDropped when it has dropped the job.
+	IntroduceJob(job string) error
 }
 
 // Server is the receiving end of StageService.Exchange.
@@ -42,7 +48,7 @@ type Server struct {
 	failJob     func(job, reporter, reason string) error
 	peers       func(instance string) bool
 	secure      bool   // claims must match the caller's certificate
-	dropper     string // the one instance that may drop jobs, if secure
+	gateway     string // the one instance that may introduce and drop jobs, if secure
 
 	mu           sync.Mutex
 	incarnations map[string]uint64 // newest incarnation seen per sender instance
@@ -73,11 +79,11 @@ func (s *Server) SetPeers(f func(instance string) bool) { s.peers = f }
 
 // RequireIdentity binds every claim to the caller's certificate (see
 // package pki): a stream's or an announcement's sender must be the instance
-// the caller's certificate names, and only dropper may drop jobs (the
-// gateway). Without it (--insecure) claims are taken as made.
-func (s *Server) RequireIdentity(dropper string) {
+// the caller's certificate names, and only the instance gateway may
+// introduce and drop jobs. Without it (--insecure) claims are taken as made.
+func (s *Server) RequireIdentity(gateway string) {
 	s.secure = true
-	s.dropper = dropper
+	s.gateway = gateway
 }
 
 // caller checks that the call's peer is the instance it claims to be.
@@ -162,18 +168,40 @@ func (s *Server) FailJob(ctx context.Context, req *wololov1.FailJobRequest) (*wo
 
 // DropJob deletes a job at this instance.
 func (s *Server) DropJob(ctx context.Context, req *wololov1.DropJobRequest) (*wololov1.DropJobResponse, error) {
-	if s.secure {
-		if err := s.caller(ctx, s.dropper); err != nil {
-			return nil, toStatus(err)
-		}
-	}
-	if !ValidJobID(req.GetJobId()) {
-		return nil, toStatus(fmt.Errorf("%w: job id %q", ErrInvalid, req.GetJobId()))
+	if err := s.fromGateway(ctx, req.GetJobId()); err != nil {
+		return nil, toStatus(err)
 	}
 	if err := s.handler.DropJob(req.JobId); err != nil {
 		return nil, toStatus(err)
 	}
 	return &wololov1.DropJobResponse{}, nil
+}
+
+// IntroduceJob records a new job at this instance before the gateway sends
+// any batch of it (see Handler.IntroduceJob): only then are streams of the
+// job taken.
+func (s *Server) IntroduceJob(ctx context.Context, req *wololov1.IntroduceJobRequest) (*wololov1.IntroduceJobResponse, error) {
+	if err := s.fromGateway(ctx, req.GetJobId()); err != nil {
+		return nil, toStatus(err)
+	}
+	if err := s.handler.IntroduceJob(req.JobId); err != nil {
+		return nil, toStatus(err)
+	}
+	return &wololov1.IntroduceJobResponse{}, nil
+}
+
+// fromGateway checks a call only the gateway may make about a job: the
+// caller is the gateway (with RequireIdentity) and the job id is valid.
+func (s *Server) fromGateway(ctx context.Context, job string) error {
+	if s.secure {
+		if err := s.caller(ctx, s.gateway); err != nil {
+			return err
+		}
+	}
+	if !ValidJobID(job) {
+		return fmt.Errorf("%w: job id %q", ErrInvalid, job)
+	}
+	return nil
 }
 
 // fence records a sender's incarnation and refuses older ones; a newer
@@ -325,14 +353,47 @@ func (s *Server) Exchange(stream wololov1.StageService_ExchangeServer) error {
 	}
 }
 
+// ReasonUnknownJob is the ErrorInfo reason of a NOT_FOUND that refuses a
+// job the receiver was never introduced to (ErrUnknownJob), which a sender
+// must tell from a dropped job's NOT_FOUND: it drops a dropped job's
+// channel, but fails a job its receiver does not know.
+const ReasonUnknownJob = "JOB_NOT_INTRODUCED"
+
+// errorDomain is the ErrorInfo domain of the protocol's refusals.
+const errorDomain = "wololo.v1.StageService"
+
+// IsUnknownJob reports whether err is a receiver's refusal of a job it was
+// never introduced to (ErrUnknownJob), locally or as a gRPC status.
+func IsUnknownJob(err error) bool {
+	if errors.Is(err, ErrUnknownJob) {
+		return true
+	}
+	st, ok := status.FromError(err)
+	if !ok || st.Code() != codes.NotFound {
+		return false
+	}
+	for _, d := range st.Details() {
+		if info, ok := d.(*errdetails.ErrorInfo); ok && info.Domain == errorDomain && info.Reason == ReasonUnknownJob {
+			return true
+		}
+	}
+	return false
+}
+
 // toStatus maps protocol errors to gRPC status codes.
 func toStatus(err error) error {
 	if _, ok := status.FromError(err); ok {
 		return err
 	}
 	switch {
-	case errors.Is(err, ErrStaleIncarnation):
+	case errors.Is(err, ErrStaleIncarnation), errors.Is(err, ErrAfterEOF):
 		return status.Error(codes.FailedPrecondition, err.Error())
+	case errors.Is(err, ErrUnknownJob):
+		st, derr := status.New(codes.NotFound, err.Error()).WithDetails(&errdetails.ErrorInfo{Reason: ReasonUnknownJob, Domain: errorDomain})
+		if derr != nil {
+			return status.Error(codes.NotFound, err.Error())
+		}
+		return st.Err()
 	case errors.Is(err, ErrJobDropped):
 		return status.Error(codes.NotFound, err.Error())
 	case errors.Is(err, ErrUnknownChannel), errors.Is(err, ErrInvalid):

@@ -2,6 +2,7 @@ package transport
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"math"
 	"strings"
@@ -15,13 +16,14 @@ import (
 )
 
 // countingHandler records what reached it.
-type countingHandler struct{ opens, drops int }
+type countingHandler struct{ opens, drops, introductions int }
 
 func (h *countingHandler) Open(ChannelID) (uint64, error) { h.opens++; return 0, nil }
 func (h *countingHandler) Deliver(context.Context, ChannelID, *wololov1.Batch, func(error)) error {
 	return nil
 }
-func (h *countingHandler) DropJob(string) error { h.drops++; return nil }
+func (h *countingHandler) DropJob(string) error      { h.drops++; return nil }
+func (h *countingHandler) IntroduceJob(string) error { h.introductions++; return nil }
 
 // openOnly is an Exchange stream that sends one Open frame and ends.
 type openOnly struct {
@@ -79,6 +81,14 @@ func TestServerChecksClaimsBeforeState(t *testing.T) {
 			_, err := s.DropJob(context.Background(), &wololov1.DropJobRequest{})
 			return err
 		}, codes.InvalidArgument},
+		{"introduction of a job id with a NUL", func() error {
+			_, err := s.IntroduceJob(context.Background(), &wololov1.IntroduceJobRequest{JobId: "j\x00"})
+			return err
+		}, codes.InvalidArgument},
+		{"introduction of a 1 MB job id", func() error {
+			_, err := s.IntroduceJob(context.Background(), &wololov1.IntroduceJobRequest{JobId: strings.Repeat("j", 1<<20)})
+			return err
+		}, codes.InvalidArgument},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -87,8 +97,8 @@ func TestServerChecksClaimsBeforeState(t *testing.T) {
 			}
 		})
 	}
-	if h.opens != 0 || h.drops != 0 {
-		t.Fatalf("the handler saw %d opens and %d drops of refused claims", h.opens, h.drops)
+	if h.opens != 0 || h.drops != 0 || h.introductions != 0 {
+		t.Fatalf("the handler saw %d opens, %d drops and %d introductions of refused claims", h.opens, h.drops, h.introductions)
 	}
 	if len(s.incarnations) != 0 {
 		t.Fatalf("refused claims were recorded for fencing: %v", s.incarnations)
@@ -103,5 +113,34 @@ func TestServerChecksClaimsBeforeState(t *testing.T) {
 	}
 	if h.opens != 1 {
 		t.Fatalf("handler opens %d, want 1", h.opens)
+	}
+}
+
+// TestRefusalCodes: the protocol's refusals reach a sender as the codes it
+// acts on. A job never introduced and a dropped job are both NOT_FOUND,
+// told apart by the ErrorInfo reason (a sender fails the one and drops the
+// other's channel); a batch after an EOF is FAILED_PRECONDITION; a limit is
+// RESOURCE_EXHAUSTED.
+func TestRefusalCodes(t *testing.T) {
+	cases := []struct {
+		err     error
+		code    codes.Code
+		unknown bool
+	}{
+		{fmt.Errorf("%w: b-0 was never told of job j", ErrUnknownJob), codes.NotFound, true},
+		{fmt.Errorf("open: %w", fmt.Errorf("%w: j", ErrUnknownJob)), codes.NotFound, true},
+		{fmt.Errorf("%w: j", ErrJobDropped), codes.NotFound, false},
+		{fmt.Errorf("%w: got 3 after its EOF at 2", ErrAfterEOF), codes.FailedPrecondition, false},
+		{fmt.Errorf("%w: b-0 holds 9 jobs already", ErrTooManyJobs), codes.ResourceExhausted, false},
+		{status.Error(codes.NotFound, "job not introduced: a lookalike without the reason"), codes.NotFound, false},
+	}
+	for _, c := range cases {
+		st := toStatus(c.err)
+		if status.Code(st) != c.code || IsUnknownJob(st) != c.unknown || IsUnknownJob(fmt.Errorf("await hello: %w", st)) != c.unknown {
+			t.Errorf("%v: %v (unknown job %v), want %s (unknown job %v)", c.err, st, IsUnknownJob(st), c.code, c.unknown)
+		}
+		if !strings.Contains(c.err.Error(), status.Convert(st).Message()) {
+			t.Errorf("%v: the status says %q", c.err, status.Convert(st).Message())
+		}
 	}
 }

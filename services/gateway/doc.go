@@ -54,8 +54,9 @@
 // headers take at most 64 jobs x 2 x 64 KiB = 8 MiB of the store, all
 // clients' at most 1024 x 128 KiB = 128 MiB.
 //
-// The package is in four parts, each with one concern:
+// The package is in five parts, each with one concern:
 //
+//   - introduce.go, the introductions above (Introducer, set by the node).
 //   - jobs.go, the job domain: create (headers, id and quotas checked;
 //     admission, the quotas as a pure decision; sizes.go, checked sums),
 //     lookup (ownership), the upload
@@ -74,6 +75,37 @@
 //   - cluster.go, ClusterJobs: every job, with its owner, state and upload
 //     progress, for the operators' view of the deployment
 //     (services/clusterview); it is not client activity.
+//
+// Introductions. Every process keeps state only for jobs the gateway has
+// introduced to it (StageService.IntroduceJob, durable there), so that an
+// instance's key alone cannot make a process hold jobs that never were
+// (each would take one of its --max-jobs until every real job stalled).
+// The first upload of a job, before it commits anything, introduces the
+// job to every other process and waits until each has recorded it
+// (introduce.go); the other uploads of the job wait for that one. Why no
+// legitimate stream can arrive before its job's introduction: the upload
+// is the graph's only source, so every batch of a job anywhere follows a
+// commit of its upload (a process emits for a job only after applying a
+// batch of it), which follows the introduction everywhere. Restarts
+// change nothing: introductions are durable at the processes; a gateway
+// that restarts before it finished introducing a job had sent nothing of
+// it, and its first upload after the restart introduces the job again
+// (an introduction is idempotent). The gateway is also a receiver, of the
+// results: its job table, durable from CreateJob on, is its introduction
+// (stage.Config.Known is Knows), so it takes results only of jobs it
+// holds. A stream of a job never introduced is therefore refused outright
+// (NOT_FOUND), not asked to retry: no ordering makes a legitimate one
+// early, and a retryable refusal would only give a forger's streams a
+// place to wait. A process that refuses an introduction for a limit
+// (--max-jobs) or because it has dropped the job fails the job with that
+// reason, which the client sees, instead of the job waiting forever; a
+// sender whose stream is refused for a limit fails it the same way
+// (transport.Sender.OnFailed). What a process holds of a job it does not
+// admit (state written before introductions existed; at the gateway, a
+// job the table no longer has) is reaped when it recovers and by the
+// stage runtime's periodic sweep. A store written before introductions
+// existed has none, so the jobs in flight when a deployment is upgraded
+// are reaped: upgrade with none running.
 //
 // The gateway does not compute any query itself and touches no disk except
 // through the transport Store.

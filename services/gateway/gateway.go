@@ -166,10 +166,13 @@ type Gateway struct {
 	self deploy.Instance
 	drop Dropper
 	jobs *jobs
+	// introducer tells the other processes of a new job (introduce.go).
+	introducer Introducer
 
-	mu      sync.Mutex
-	pending []string      // jobs to drop everywhere, for Serve
-	wake    chan struct{} // signals pending (capacity 1)
+	mu            sync.Mutex
+	pending       []string      // jobs to drop everywhere, for Serve
+	wake          chan struct{} // signals pending (capacity 1)
+	introductions map[string]*introduction
 }
 
 // New returns a Gateway.
@@ -180,12 +183,14 @@ func New(cfg Config) (*Gateway, error) {
 	cfg = cfg.WithDefaults()
 	return &Gateway{
 		cfg: cfg, self: deploy.Instance{Stage: cfg.Topology.Gateway().Name},
-		drop: func(context.Context, string) error { return nil },
+		drop:       func(context.Context, string) error { return nil },
+		introducer: func(context.Context, string) error { return nil },
 		jobs: &jobs{store: cfg.Committer.Store(), log: cfg.Log, byID: map[string]*job{}, byName: map[ownedName]*job{}, limits: Limits{
 			MaxJobs: cfg.MaxJobs, ClientMaxJobs: cfg.ClientMaxJobs, ClientMaxHeldJobs: cfg.ClientMaxHeldJobs,
 			MaxJobBytes: cfg.MaxJobBytes, ClientMaxBytes: cfg.ClientMaxBytes, MaxHeaderBytes: cfg.MaxHeaderBytes,
 		}},
-		wake: make(chan struct{}, 1),
+		wake:          make(chan struct{}, 1),
+		introductions: map[string]*introduction{},
 	}, nil
 }
 
@@ -296,6 +301,7 @@ func (g *Gateway) FailJob(id, reporter, reason string) error {
 // deleteJob drops a job (by its internal id) here, durably, and queues its
 // drop everywhere else.
 func (g *Gateway) deleteJob(id string) error {
+	g.forgetIntroduction(id)
 	// The tombstone is durable before the client hears back; the other
 	// processes follow, and a restarted gateway resumes telling them.
 	if err := g.jobs.drop(id); err != nil {
@@ -311,6 +317,9 @@ func (g *Gateway) deleteJob(id string) error {
 // way deleteJob does.
 func (g *Gateway) createJob(owner, name string, matches, players *wololov1.FileHeader) (*job, bool, error) {
 	j, resumed, dropped, err := g.jobs.create(owner, name, matches, players)
+	for _, id := range dropped {
+		g.forgetIntroduction(id)
+	}
 	g.queueDrops(dropped...)
 	return j, resumed, err
 }

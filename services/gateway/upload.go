@@ -56,6 +56,10 @@ func (g *Gateway) upload(stream uploadStream) error {
 	if err != nil {
 		return err
 	}
+	// Every process knows the job before the first batch of it is sent.
+	if err := g.introduce(stream.Context(), j); err != nil {
+		return err
+	}
 	file, err := fileOf(start.File)
 	if err != nil {
 		return err

@@ -56,6 +56,9 @@ type ClusterOptions struct {
 	// peers against, as processes loading their credentials from a
 	// directory do.
 	RevocationList string
+	// MaxJobs, by instance name, is the jobs that instance holds at once
+	// (Config.MaxJobs); the default for any other.
+	MaxJobs map[string]int
 }
 
 // StartCluster starts every instance of top on 127.0.0.1; they serve until
@@ -112,7 +115,7 @@ func StartCluster(top deploy.Topology, opts ClusterOptions) (*Cluster, error) {
 func (c *Cluster) start(in deploy.Instance, l net.Listener) error {
 	cfg := Config{
 		Topology: c.Topology, Instance: in, Listener: l, Resolver: c.resolver, Store: c.stores[in.Name()],
-		Log: c.opts.Log, BatchRows: c.opts.BatchRows, OutboxLimit: c.opts.OutboxLimit,
+		Log: c.opts.Log, BatchRows: c.opts.BatchRows, OutboxLimit: c.opts.OutboxLimit, MaxJobs: c.opts.MaxJobs[in.Name()],
 	}
 	if in.Stage == c.Topology.Gateway().Name {
 		cfg.Public = c.public

@@ -25,10 +25,14 @@
 // it, and a restart onto a disk that is still full fails the same way
 // (their crash-loop backoff spaces the attempts) until there is room.
 //
-// A link that finds a channel's state lost (transport.Sender.OnLost: a
-// store wiped or replaced under a running job) reports the job failed to
-// the gateway: directly on the gateway, over StageService.FailJob from any
-// other node, retried until the gateway has it.
+// A link whose channel cannot complete (transport.Sender.OnFailed: a
+// store wiped or replaced under a running job, a receiver that does not
+// know the job or refuses it for a limit) reports the job failed to the
+// gateway: directly on the gateway, over StageService.FailJob from any
+// other node, retried until the gateway has it. The gateway introduces
+// every job to every other node (StageService.IntroduceJob) before it
+// sends a batch of it; a node takes streams only of jobs introduced to it
+// (see services/gateway).
 //
 // With Config.Admin a node also serves its admin HTTP listener
 // (services/admin): /metrics from services/metrics, read at scrape time
@@ -212,6 +216,7 @@ func New(cfg Config) (*Node, error) {
 			return nil, err
 		}
 		scfg.OnFinish = n.Gateway.Finished
+		scfg.Known = n.Gateway.Knows
 	}
 	if n.runtime, err = stage.New(scfg); err != nil {
 		return nil, err
@@ -219,6 +224,9 @@ func New(cfg Config) (*Node, error) {
 	if n.Gateway != nil {
 		n.Gateway.SetDropper(func(ctx context.Context, job string) error {
 			return dropEverywhere(ctx, cfg.Topology, cfg.Instance, n.runtime, n.pool, job)
+		})
+		n.Gateway.SetIntroducer(func(ctx context.Context, job string) error {
+			return introduceEverywhere(ctx, cfg.Topology, cfg.Instance, n.pool, job)
 		})
 	}
 
@@ -233,7 +241,7 @@ func New(cfg Config) (*Node, error) {
 	}
 	stageServer := transport.NewServer(self, incarnation, n.runtime, log.Named("transport"))
 	stageServer.OnAnnounce(n.sender.SeeReceiver)
-	n.sender.OnLost(n.reportLost)
+	n.sender.OnFailed(n.reportChannelFailed)
 	if n.Gateway != nil {
 		stageServer.OnFailJob(n.Gateway.FailJob)
 	}
@@ -292,15 +300,18 @@ func (n *Node) recover() error {
 	loaded := time.Since(start)
 	n.loadTime.Store(int64(loaded))
 	defer func() { n.replayTime.Store(int64(time.Since(start) - loaded)) }()
-	n.resume = n.committer.Restore(img)
-	if err := n.runtime.Recover(img); err != nil {
-		return fmt.Errorf("recover: %w", err)
-	}
+	// The gateway's jobs first: its runtime admits the jobs they are. The
+	// runtime then reaps what the store holds of jobs it does not admit
+	// and takes them out of img, so the Committer restores none of it.
 	if n.Gateway != nil {
 		if err := n.Gateway.Recover(img); err != nil {
 			return fmt.Errorf("recover jobs: %w", err)
 		}
 	}
+	if err := n.runtime.Recover(img); err != nil {
+		return fmt.Errorf("recover: %w", err)
+	}
+	n.resume = n.committer.Restore(img)
 	if len(img.Jobs) > 0 {
 		n.log.Info("recovered from store", "jobs", len(img.Jobs), "channels-to-resend", len(n.resume),
 			"load", loaded.Round(time.Millisecond), "took", time.Since(start).Round(time.Millisecond))

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -97,17 +98,18 @@ func announce(ctx context.Context, top deploy.Topology, self deploy.Instance, in
 	return all
 }
 
-// reportLost is the Sender's OnLost: a channel of a job lost its state (a
-// store wiped or replaced under it), so the job cannot complete. The
-// gateway marks it failed, with the reason its client sees: here if this
-// is the gateway, over StageService.FailJob otherwise, retried until the
-// gateway has it or the node stops.
-func (n *Node) reportLost(ctx context.Context, ch transport.ChannelID, lost error) {
-	n.reportFailed(ctx, ch.Job, lost, n.log.With("job", ch.Job, "stream", ch.Stream, "receiver", ch.Receiver))
+// reportChannelFailed is the Sender's OnFailed: a channel of a job cannot
+// complete (its state was lost, its receiver does not know the job or
+// refuses it for a limit), so the job cannot either. The gateway marks it
+// failed, with the reason its client sees: here if this is the gateway,
+// over StageService.FailJob otherwise, retried until the gateway has it or
+// the node stops.
+func (n *Node) reportChannelFailed(ctx context.Context, ch transport.ChannelID, reason error) {
+	n.reportFailed(ctx, ch.Job, reason, n.log.With("job", ch.Job, "stream", ch.Stream, "receiver", ch.Receiver))
 }
 
 // reportFailed tells the gateway that a job cannot complete, and why: a
-// channel lost its state (reportLost), or recovery could not restore the
+// channel cannot complete (reportChannelFailed), or recovery could not restore the
 // job's state (stage.Runtime.Unrestorable).
 func (n *Node) reportFailed(ctx context.Context, job string, reason error, log hclog.Logger) {
 	self := n.cfg.Instance.Name()
@@ -132,6 +134,42 @@ func (n *Node) reportFailed(ctx context.Context, job string, reason error, log h
 	case ctx.Err() == nil:
 		log.Error("could not report the job failed to the gateway", "gateway", gw, "error", err)
 	}
+}
+
+// introduceEverywhere tells every instance of the topology but the gateway
+// itself (whose job table is its introduction) of a new job, over
+// StageService.IntroduceJob, all at once, and returns once each has
+// recorded it; an unreachable one is retried until ctx ends. Its error is
+// the first refusal (a gRPC status, wrapped with the instance's name).
+func introduceEverywhere(ctx context.Context, top deploy.Topology, self deploy.Instance, pool *transport.Pool, job string) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	others := slices.DeleteFunc(top.Instances(), func(in deploy.Instance) bool { return in == self })
+	errs := make(chan error, len(others))
+	for _, in := range others {
+		go func() {
+			err := retry(ctx, func(ctx context.Context) error {
+				conn, _, err := pool.Conn(in.Name())
+				if err != nil {
+					return status.Error(codes.Unavailable, err.Error())
+				}
+				_, err = wololov1.NewStageServiceClient(conn).IntroduceJob(ctx, &wololov1.IntroduceJobRequest{JobId: job})
+				return err
+			})
+			if err != nil {
+				err = fmt.Errorf("introduce job %s to %s: %w", job, in.Name(), err)
+			}
+			errs <- err
+		}()
+	}
+	var first error
+	for range others {
+		if err := <-errs; err != nil && first == nil {
+			first = err
+			cancel() // the job will not run: stop asking the others
+		}
+	}
+	return first
 }
 
 // dropEverywhere drops a job at every instance of the topology: through

@@ -26,7 +26,8 @@
 // acknowledged only after the commit.
 //
 // Recovery. Every commit records, besides the watermarks and the emitted
-// batches, which inputs have ended (records "stage/eof/...") and, in the
+// batches, which inputs have ended (the Committer's transport.EndedRecord,
+// from Step.Ended) and, in the
 // final commit, that the job finished here ("stage/finished"). A stateful
 // operator's state is never written row by row: the commit appends a
 // journal entry holding the input batches it applied, and on restart
@@ -45,6 +46,21 @@
 // Recover goes on with the other jobs, refuses the job's streams as a
 // dropped job's, and lists it in Unrestorable, which the process reports
 // to the gateway as the job's failure.
+//
+// Admission. The runtime keeps state only for jobs introduced to it
+// (IntroduceJob: a record in the store, counted against MaxJobs, which is
+// where the limit is checked) or, on the gateway, known to its job table
+// (Config.Known). A stream of any other job is refused before a job
+// exists for it (transport.ErrUnknownJob). Recover reaps what the store
+// holds of jobs it does not admit, tombstoned like dropped ones, and takes
+// them out of the image before the Committer restores it; Serve's sweep
+// (Config.SweepEvery) does the same for what the runtime holds. The
+// ordering argument is services/gateway's.
+//
+// Ended inputs. The commit that applies an input's EOF names it in
+// Step.Ended, and the plan refuses anything numbered past it
+// (transport.ErrAfterEOF) before the operator or the journal sees it;
+// resends at or below the watermark are still duplicates.
 //
 // Chains. A task of the physical plan (deploy.Plan) may run several
 // operators: Chain (chain.go) makes them one Operator, so the runtime does

@@ -98,6 +98,9 @@ func FuzzExchange(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if err := rt.IntroduceJob("j"); err != nil { // the seeds' job; any other is refused
+			t.Fatal(err)
+		}
 		ctx, cancel := context.WithCancel(context.Background())
 		served := make(chan error, 1)
 		go func() { served <- rt.Serve(ctx) }()

@@ -39,13 +39,16 @@ const MaxGroup = 8
 // state, not to the job's input. A variable so that tests can lower it.
 var SnapshotMinBytes = 32 << 20
 
-// Records the runtime keeps per job in the store, next to the operator's.
+// Records the runtime keeps per job in the store, next to the operator's
+// (and the Committer's transport.EndedRecord of each ended input).
 const (
-	recordFinished  = "stage/finished"
-	recordEOFPrefix = "stage/eof/"
+	recordFinished   = "stage/finished"
+	recordIntroduced = "stage/introduced"
 )
 
-func eofRecord(ch transport.ChannelID) string { return recordEOFPrefix + ch.Stream + "/" + ch.Sender }
+// DefaultSweepEvery is how often a runtime reaps the state of jobs it was
+// never introduced to.
+const DefaultSweepEvery = time.Minute
 
 // Config is what a Runtime needs.
 type Config struct {
@@ -68,10 +71,18 @@ type Config struct {
 	// OnFinish, if set, is called after a job's final commit with the
 	// records its operator wrote.
 	OnFinish func(job string, records map[string][]byte)
-	// MaxJobs is how many jobs the instance holds at once; a stream of one
-	// more is refused (transport.ErrTooManyJobs) until one is dropped.
-	// DefaultMaxJobs if 0.
+	// MaxJobs is how many jobs the instance holds at once; an introduction
+	// of one more is refused (transport.ErrTooManyJobs) until one is
+	// dropped. DefaultMaxJobs if 0.
 	MaxJobs int
+	// Known, if set, also admits the jobs it reports (the gateway's: the
+	// jobs its job table holds, which it never introduces to itself). A
+	// job neither introduced nor known has its streams refused
+	// (transport.ErrUnknownJob) and whatever is held of it reaped.
+	Known func(job string) bool
+	// SweepEvery is how often the runtime reaps the state of jobs it does
+	// not admit; DefaultSweepEvery if 0.
+	SweepEvery time.Duration
 }
 
 // DefaultMaxJobs is how many jobs an instance holds at once by default.
@@ -91,6 +102,9 @@ func (c Config) WithDefaults() Config {
 	if c.MaxJobs == 0 {
 		c.MaxJobs = DefaultMaxJobs
 	}
+	if c.SweepEvery == 0 {
+		c.SweepEvery = DefaultSweepEvery
+	}
 	return c
 }
 
@@ -103,8 +117,8 @@ func (c Config) Validate() error {
 	if c.Spec.New == nil {
 		return errors.New("stage config: Spec.New is required")
 	}
-	if c.BatchRows < 0 || c.OutboxLimit < 0 || c.MaxJobs < 0 {
-		return fmt.Errorf("stage config: BatchRows %d, OutboxLimit %d and MaxJobs %d must not be negative", c.BatchRows, c.OutboxLimit, c.MaxJobs)
+	if c.BatchRows < 0 || c.OutboxLimit < 0 || c.MaxJobs < 0 || c.SweepEvery < 0 {
+		return fmt.Errorf("stage config: BatchRows %d, OutboxLimit %d, MaxJobs %d and SweepEvery %s must not be negative", c.BatchRows, c.OutboxLimit, c.MaxJobs, c.SweepEvery)
 	}
 	stage, ok := c.Topology.Stage(c.Instance.Stage)
 	if !ok {
@@ -149,9 +163,16 @@ type Runtime struct {
 	// process's memory is then ahead of its store, and it must stop.
 	life transport.Lifetime
 
+	// introducing serialises introductions, so that the limit check and
+	// the commit that records a job are one step.
+	introducing sync.Mutex
+
 	mu      sync.Mutex
 	jobs    map[string]*job
 	dropped map[string]bool
+	// introduced are the jobs the gateway has introduced (IntroduceJob),
+	// durably: the only ones, with Config.Known's, whose streams are taken.
+	introduced map[string]bool
 	// unrestorable are the jobs Recover could not rebuild (their state log
 	// does not replay), with why; refused like dropped jobs until the
 	// gateway, told by the process, fails and drops them.
@@ -164,13 +185,31 @@ func New(cfg Config) (*Runtime, error) {
 		return nil, err
 	}
 	cfg = cfg.WithDefaults()
-	return &Runtime{cfg: cfg, self: cfg.Instance.Name(), jobs: map[string]*job{}, dropped: map[string]bool{}, unrestorable: map[string]error{}}, nil
+	return &Runtime{cfg: cfg, self: cfg.Instance.Name(), jobs: map[string]*job{}, dropped: map[string]bool{}, introduced: map[string]bool{}, unrestorable: map[string]error{}}, nil
 }
 
-// Serve runs until ctx ends (nil) or a commit fails (that error). Either
-// way every job's actor has stopped when it returns, so the store may be
-// closed.
-func (r *Runtime) Serve(ctx context.Context) error { return r.life.Serve(ctx) }
+// Serve runs until ctx ends (nil) or a commit fails (that error), and
+// reaps the state of jobs it does not admit every SweepEvery (Sweep).
+// Either way every job's actor has stopped when it returns, so the store
+// may be closed.
+func (r *Runtime) Serve(ctx context.Context) error {
+	r.life.Go(func(ctx context.Context) {
+		t := time.NewTicker(r.cfg.SweepEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				if err := r.Sweep(); err != nil {
+					r.life.Fail(err)
+					return
+				}
+			}
+		}
+	})
+	return r.life.Serve(ctx)
+}
 
 func (r *Runtime) outbox() *transport.Outbox { return r.cfg.Committer.Outbox() }
 func (r *Runtime) inbox() *transport.Inbox   { return r.cfg.Committer.Inbox() }
@@ -213,7 +252,8 @@ type job struct {
 }
 
 // Open implements transport.Handler. A channel the topology does not give
-// this instance is refused before anything is created for its job.
+// this instance, or of a job it does not admit (never introduced), is
+// refused before anything is created for its job.
 func (r *Runtime) Open(ch transport.ChannelID) (uint64, error) {
 	if !r.takes(ch) {
 		return 0, fmt.Errorf("%w: %s does not take %s from %s", transport.ErrUnknownChannel, r.self, ch.Stream, ch.Sender)
@@ -258,6 +298,80 @@ func (r *Runtime) Deliver(ctx context.Context, ch transport.ChannelID, b *wololo
 	}
 }
 
+// IntroduceJob implements transport.Handler: the gateway tells this
+// instance of a new job before it sends any batch of it. The introduction
+// is durable before it returns, counts against MaxJobs from then on, and
+// is what lets the job's streams in (Open). Introducing a job again does
+// nothing; a dropped job stays dropped.
+func (r *Runtime) IntroduceJob(id string) error {
+	r.introducing.Lock()
+	defer r.introducing.Unlock()
+	r.mu.Lock()
+	switch {
+	case r.dropped[id]:
+		r.mu.Unlock()
+		return fmt.Errorf("%w: %s", transport.ErrJobDropped, id)
+	case r.introduced[id]:
+		r.mu.Unlock()
+		return nil
+	case len(r.introduced) >= r.cfg.MaxJobs:
+		n := len(r.introduced)
+		r.mu.Unlock()
+		return fmt.Errorf("%w: %s holds %d jobs already, its limit (--max-jobs)", transport.ErrTooManyJobs, r.self, n)
+	}
+	r.mu.Unlock()
+	// Only introductions add to introduced, one at a time: the check above
+	// still holds. A DropJob meanwhile wins: it tombstones the job after
+	// this commit or before it, and either way the job is refused.
+	if err := r.cfg.Committer.Store().Commit(&transport.Commit{Job: id, Records: map[string][]byte{recordIntroduced: {1}}}); err != nil {
+		return fmt.Errorf("introduce job %s: %w", id, err)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.dropped[id] {
+		return fmt.Errorf("%w: %s", transport.ErrJobDropped, id)
+	}
+	r.introduced[id] = true
+	r.cfg.Log.Info("job introduced", "job", id)
+	return nil
+}
+
+// admittedLocked reports whether the runtime takes the job's streams: the
+// gateway introduced it, or Known knows it.
+func (r *Runtime) admittedLocked(id string) bool {
+	return r.introduced[id] || (r.cfg.Known != nil && r.cfg.Known(id))
+}
+
+// Sweep reaps what the runtime holds of jobs it does not admit (never
+// introduced, or no longer known to the gateway): their actors, watermarks
+// and outbox, as DropJob does. Serve calls it every SweepEvery; Recover
+// does the same for what the store holds.
+func (r *Runtime) Sweep() error {
+	held := map[string]bool{}
+	for _, id := range append(r.outbox().Jobs(), r.inbox().Jobs()...) {
+		held[id] = true
+	}
+	r.mu.Lock()
+	for id := range r.jobs {
+		held[id] = true
+	}
+	var reap []string
+	for id := range held {
+		if !r.dropped[id] && !r.admittedLocked(id) {
+			reap = append(reap, id)
+		}
+	}
+	r.mu.Unlock()
+	sort.Strings(reap)
+	for _, id := range reap {
+		r.cfg.Log.Warn("reaping a job never introduced", "job", id)
+		if err := r.DropJob(id); err != nil {
+			return fmt.Errorf("reap job %s: %w", id, err)
+		}
+	}
+	return nil
+}
+
 // DropJob implements transport.Handler: it stops the job's actor, forgets
 // its channels and deletes its state, leaving a tombstone so that a late
 // stream of the job is refused rather than starting it anew.
@@ -265,6 +379,7 @@ func (r *Runtime) DropJob(id string) error {
 	r.mu.Lock()
 	j := r.jobs[id]
 	delete(r.jobs, id)
+	delete(r.introduced, id)
 	delete(r.unrestorable, id)
 	already := r.dropped[id]
 	r.dropped[id] = true
@@ -301,8 +416,11 @@ func (r *Runtime) job(id string) (*job, error) {
 	if r.dropped[id] {
 		return nil, fmt.Errorf("%w: %s", transport.ErrJobDropped, id)
 	}
+	if !r.admittedLocked(id) {
+		return nil, fmt.Errorf("%w: %s was never told of job %s by the gateway", transport.ErrUnknownJob, r.self, id)
+	}
 	if len(r.jobs) >= r.cfg.MaxJobs {
-		return nil, fmt.Errorf("%w: %s holds %d jobs already", transport.ErrTooManyJobs, r.self, len(r.jobs))
+		return nil, fmt.Errorf("%w: %s holds %d jobs already, its limit (--max-jobs)", transport.ErrTooManyJobs, r.self, len(r.jobs))
 	}
 	j, err := r.newJob(id)
 	if err != nil {
@@ -353,17 +471,42 @@ func (r *Runtime) startLocked(j *job) bool {
 	return true
 }
 
-// Recover rebuilds every job the store holds: which inputs have ended,
-// whether the job finished here, and (for a stateful operator) the operator
-// itself by replaying its state log. The watermarks and the outbox are
-// restored by the Committer (transport.Committer.Restore), which owns them
-// for the whole process.
+// Recover rebuilds every job the store holds: which jobs were introduced,
+// which inputs have ended, whether the job finished here, and (for a
+// stateful operator) the operator itself by replaying its state log. The
+// watermarks and the outbox are restored by the Committer
+// (transport.Committer.Restore), which owns them for the whole process.
+//
+// First it reaps every job of the image it does not admit (never
+// introduced, not Known): it drops it from the store and takes it out of
+// img, so call it before Committer.Restore, which then restores nothing of
+// it. Such state is left by streams taken before introductions existed.
 func (r *Runtime) Recover(img *transport.Image) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, id := range img.Dropped {
 		r.dropped[id] = true
 	}
+	for id, ji := range img.Jobs {
+		if ji.Records[recordIntroduced] != nil {
+			r.introduced[id] = true
+		}
+	}
+	for _, id := range slices.Sorted(maps.Keys(img.Jobs)) {
+		if r.admittedLocked(id) {
+			continue
+		}
+		if err := r.cfg.Committer.Store().DropJob(id); err != nil {
+			return fmt.Errorf("reap job %s: %w", id, err)
+		}
+		r.outbox().DropJob(id)
+		r.inbox().DropJob(id)
+		delete(img.Jobs, id)
+		img.Dropped = append(img.Dropped, id)
+		r.dropped[id] = true
+		r.cfg.Log.Warn("reaped a job never introduced", "job", id)
+	}
+	slices.Sort(img.Dropped)
 	for id, ji := range img.Jobs {
 		if _, ok := r.jobs[id]; ok {
 			continue
@@ -400,7 +543,7 @@ func (r *Runtime) Recover(img *transport.Image) error {
 		// The store is authoritative for ended inputs.
 		j.open = 0
 		for ch, in := range j.inputs {
-			in.eof = ji.Records[eofRecord(ch)] != nil
+			in.eof = ji.Records[transport.EndedRecord(ch)] != nil
 			if !in.eof {
 				j.open++
 			}
@@ -485,7 +628,7 @@ func (r *Runtime) actor(ctx context.Context, j *job) {
 			}
 			return
 		}
-		p := planGroup(group, r.inbox().Watermark)
+		p := planGroup(group, r.inbox().State)
 		for _, x := range p.refused {
 			x.d.done(x.err)
 		}
@@ -536,14 +679,11 @@ func (j *job) count(applied []delivery) {
 // every delivery applied or already applied. It reports whether the job
 // finished. On an error the acknowledgements were refused.
 func (r *Runtime) build(j *job, p plan) (*transport.Step, bool, error) {
-	s := &transport.Step{Commit: transport.Commit{Job: j.id, Inputs: p.marks, Records: map[string][]byte{}}}
+	s := &transport.Step{Commit: transport.Commit{Job: j.id, Inputs: p.marks, Records: map[string][]byte{}}, Ended: p.ended}
 	var journal wololov1.Journal
 	finishing := false
 	for i := range p.apply {
 		d := &p.apply[i]
-		if d.batch.Eof {
-			s.Records[eofRecord(d.ch)] = []byte{1}
-		}
 		if !r.cfg.Spec.Stateless {
 			// The rows as they arrived: journaled without being encoded again.
 			journal.Applied = append(journal.Applied, &wololov1.Applied{Stream: d.ch.Stream, Sender: d.ch.Sender, Seq: d.batch.Seq, Eof: d.batch.Eof, Rows: d.batch.Rows})

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -30,14 +31,14 @@ func startRuntime(t *testing.T, self deploy.Instance, spec stage.Spec, store tra
 	}
 	outbox = transport.NewOutbox(store)
 	committer := transport.NewCommitter(store, outbox, transport.NewInbox(), nil)
-	committer.Restore(img)
 	rt, err = stage.New(stage.Config{Topology: deploy.Default().Logical(), Instance: self, Spec: spec, Committer: committer})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := rt.Recover(img); err != nil {
+	if err := rt.Recover(img); err != nil { // it reaps first: before Restore
 		t.Fatal(err)
 	}
+	committer.Restore(img)
 	ctx, cancel := context.WithCancel(context.Background())
 	served := make(chan error, 1)
 	go func() { served <- rt.Serve(ctx) }()
@@ -61,6 +62,17 @@ func grouperRuntime(t *testing.T) (*stage.Runtime, *transport.MemStore, *transpo
 	store := transport.NewMemStore()
 	rt, outbox, _ := startRuntime(t, deploy.Instance{Stage: "q2-grouper", Index: 0}, operators.Specs()["q2-grouper"], store)
 	return rt, store, outbox
+}
+
+// introduce introduces jobs to a runtime, as the gateway does before it
+// sends anything of them.
+func introduce(t *testing.T, rt *stage.Runtime, jobs ...string) {
+	t.Helper()
+	for _, job := range jobs {
+		if err := rt.IntroduceJob(job); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 // players is a batch of player rows, encoded as it travels.
@@ -123,6 +135,7 @@ func TestRuntimeAppliesOnceAndFinishesAfterEveryEOF(t *testing.T) {
 	from0 := transport.ChannelID{Job: "j1", Stream: operators.Q2Players, Sender: "players-filter-0", Receiver: "q2-grouper-0"}
 	from1 := from0
 	from1.Sender = "players-filter-1"
+	introduce(t, rt, "j1")
 	if wm, err := rt.Open(from0); err != nil || wm != 0 {
 		t.Fatalf("Open = %d, %v", wm, err)
 	}
@@ -193,6 +206,7 @@ func TestRuntimeAppliesOnceAndFinishesAfterEveryEOF(t *testing.T) {
 func TestRuntimeDropsUnreadableBatchWithoutStalling(t *testing.T) {
 	rt, store, _ := grouperRuntime(t)
 	ch := transport.ChannelID{Job: "j2", Stream: operators.Q2Players, Sender: "players-filter-0", Receiver: "q2-grouper-0"}
+	introduce(t, rt, "j2")
 	// Token rows on a players stream: the operator refuses them.
 	var tb batch.TokenBuilder
 	tb.Add([]byte("x"))
@@ -286,8 +300,11 @@ func TestRecoverReplaysLogAndSnapshots(t *testing.T) {
 		{1, &wololov1.Batch{Seq: 3, Eof: true}},
 	}
 	var outbox *transport.Outbox
-	for _, s := range steps {
+	for i, s := range steps {
 		rt, ob, stop := startRuntime(t, self, operators.Specs()["q3-aggregator"], store)
+		if i == 0 {
+			introduce(t, rt, "j") // once: the introduction is durable
+		}
 		if err := deliver(t, rt, from[s.ch], s.b); err != nil {
 			t.Fatal(err)
 		}
@@ -333,6 +350,7 @@ func TestRuntimeStopsOnCommitFailure(t *testing.T) {
 	store := &failOnce{MemStore: transport.NewMemStore()}
 	rt, _, stop := startRuntime(t, deploy.Instance{Stage: "q2-grouper", Index: 0}, operators.Specs()["q2-grouper"], store)
 	ch := transport.ChannelID{Job: "j", Stream: operators.Q2Players, Sender: "players-filter-0", Receiver: "q2-grouper-0"}
+	introduce(t, rt, "j")
 	store.failing = true
 	if err := deliver(t, rt, ch, &wololov1.Batch{Seq: 1, Eof: true}); err == nil {
 		t.Fatal("a delivery whose commit failed was acknowledged")
@@ -346,8 +364,8 @@ func TestRuntimeStopsOnCommitFailure(t *testing.T) {
 }
 
 // TestRuntimeCreatesNoJobForARefusedChannel: a channel the topology does
-// not give the instance is refused before its job exists, and jobs beyond
-// MaxJobs are refused until one is dropped.
+// not give the instance is refused before its job exists, and
+// introductions beyond MaxJobs are refused until a job is dropped.
 func TestRuntimeCreatesNoJobForARefusedChannel(t *testing.T) {
 	store := transport.NewMemStore()
 	rt, err := stage.New(stage.Config{
@@ -377,15 +395,23 @@ func TestRuntimeCreatesNoJobForARefusedChannel(t *testing.T) {
 	if p := rt.Progress(); len(p) != 0 {
 		t.Fatalf("refused channels created %d jobs", len(p))
 	}
+	introduce(t, rt, "a", "a") // twice: the second does nothing
 	if _, err := rt.Open(ch("a", operators.Q2Players, "players-filter-1")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := rt.Open(ch("b", operators.Q2Players, "players-filter-1")); !errors.Is(err, transport.ErrTooManyJobs) {
-		t.Fatalf("a job beyond MaxJobs: %v, want ErrTooManyJobs", err)
+	if err := rt.IntroduceJob("b"); !errors.Is(err, transport.ErrTooManyJobs) || !strings.Contains(err.Error(), "--max-jobs") {
+		t.Fatalf("a job beyond MaxJobs: %v, want ErrTooManyJobs naming --max-jobs", err)
+	}
+	if _, err := rt.Open(ch("b", operators.Q2Players, "players-filter-1")); !errors.Is(err, transport.ErrUnknownJob) {
+		t.Fatalf("a stream of the refused job: %v, want ErrUnknownJob", err)
 	}
 	if err := rt.DropJob("a"); err != nil {
 		t.Fatal(err)
 	}
+	if err := rt.IntroduceJob("a"); !errors.Is(err, transport.ErrJobDropped) {
+		t.Fatalf("introducing a dropped job: %v, want ErrJobDropped", err)
+	}
+	introduce(t, rt, "b")
 	if _, err := rt.Open(ch("b", operators.Q2Players, "players-filter-1")); err != nil {
 		t.Fatalf("after a drop: %v", err)
 	}
@@ -406,6 +432,7 @@ func TestRecoverFailsOnlyAJobWhoseStateDoesNotReplay(t *testing.T) {
 	b.Add("Aztecs", 1, 2)
 	rows := encode(t, b.Build())
 	rt, _, stop := startRuntime(t, self, operators.Specs()["q3-aggregator"], store)
+	introduce(t, rt, "good", "bad")
 	for _, job := range []string{"good", "bad"} {
 		if err := deliver(t, rt, ch(job), &wololov1.Batch{Seq: 1, Rows: rows}); err != nil {
 			t.Fatal(err)
@@ -443,5 +470,160 @@ func TestRecoverFailsOnlyAJobWhoseStateDoesNotReplay(t *testing.T) {
 	}
 	if lost := rt.Unrestorable(); len(lost) != 0 {
 		t.Fatalf("after the drop, Unrestorable = %v", lost)
+	}
+}
+
+// TestRuntimeKeepsStateOnlyForIntroducedJobs: streams of jobs the gateway
+// never introduced are refused before anything of them exists, however
+// many; an introduction is durable and lets the job's streams in after a
+// restart; a gateway-style runtime admits the jobs Known reports, and the
+// periodic sweep reaps one Known no longer does; and state a store holds
+// of a job never introduced (left by streams taken before introductions
+// existed) is reaped at recovery, tombstoned, and restored to no one.
+func TestRuntimeKeepsStateOnlyForIntroducedJobs(t *testing.T) {
+	self := deploy.Instance{Stage: "q2-grouper", Index: 0}
+	spec := operators.Specs()["q2-grouper"]
+	ch := func(job, sender string) transport.ChannelID {
+		return transport.ChannelID{Job: job, Stream: operators.Q2Players, Sender: sender, Receiver: self.Name()}
+	}
+	t.Run("phantom streams are refused and leave nothing", func(t *testing.T) {
+		store := transport.NewMemStore()
+		rt, _, _ := startRuntime(t, self, spec, store)
+		for i := 0; i < 2*stage.DefaultMaxJobs; i++ {
+			if _, err := rt.Open(ch(fmt.Sprintf("phantom-%d", i), "players-filter-0")); !errors.Is(err, transport.ErrUnknownJob) {
+				t.Fatalf("stream %d of a job never introduced: %v, want ErrUnknownJob", i, err)
+			}
+		}
+		if err := rt.Deliver(context.Background(), ch("phantom-0", "players-filter-0"), &wololov1.Batch{Seq: 1, Eof: true}, func(error) {}); !errors.Is(err, transport.ErrUnknownJob) {
+			t.Fatalf("a batch of a job never introduced: %v, want ErrUnknownJob", err)
+		}
+		img, _ := store.Load()
+		if len(img.Jobs) != 0 || len(rt.Progress()) != 0 || store.Stats().Commits != 0 {
+			t.Fatalf("phantoms left %d jobs in the store, %d in the runtime, %d commits", len(img.Jobs), len(rt.Progress()), store.Stats().Commits)
+		}
+		introduce(t, rt, "real")
+		if err := deliver(t, rt, ch("real", "players-filter-0"), &wololov1.Batch{Seq: 1, Eof: true}); err != nil {
+			t.Fatalf("the introduced job after the phantoms: %v", err)
+		}
+	})
+	t.Run("an introduction survives a restart", func(t *testing.T) {
+		store := transport.NewMemStore()
+		rt, _, stop := startRuntime(t, self, spec, store)
+		introduce(t, rt, "j")
+		if err := stop(); err != nil {
+			t.Fatal(err)
+		}
+		rt, _, _ = startRuntime(t, self, spec, store)
+		if _, err := rt.Open(ch("j", "players-filter-0")); err != nil {
+			t.Fatalf("an introduced job after a restart: %v", err)
+		}
+	})
+	t.Run("recovery reaps a job never introduced", func(t *testing.T) {
+		store := transport.NewMemStore()
+		out := transport.ChannelID{Job: "phantom", Stream: operators.Q2Tokens, Sender: self.Name(), Receiver: "gateway-0"}
+		// What a stream of a job never introduced left before this build:
+		// a watermark, an ended input, an output entry.
+		if err := store.Commit(&transport.Commit{Job: "phantom", Inputs: map[transport.ChannelID]uint64{ch("phantom", "players-filter-0"): 1},
+			Records: map[string][]byte{transport.EndedRecord(ch("phantom", "players-filter-0")): {1}}, Outputs: []transport.Entry{{Channel: out, Seq: 1}}}); err != nil {
+			t.Fatal(err)
+		}
+		rt, outbox, _ := startRuntime(t, self, spec, store)
+		introduce(t, rt, "real")
+		img, _ := store.Load()
+		if len(img.Jobs) != 1 || img.Jobs["real"] == nil || fmt.Sprint(img.Dropped) != "[phantom]" {
+			t.Fatalf("after recovery the store holds %v, dropped %v; want only the real job, the phantom tombstoned", img.Jobs, img.Dropped)
+		}
+		if len(outbox.Jobs()) != 0 || len(rt.Progress()) != 0 {
+			t.Fatalf("the phantom was restored: outbox %v, progress %v", outbox.Jobs(), rt.Progress())
+		}
+		if _, err := rt.Open(ch("phantom", "players-filter-0")); !errors.Is(err, transport.ErrJobDropped) {
+			t.Fatalf("a stream of the reaped job: %v, want ErrJobDropped", err)
+		}
+	})
+	t.Run("the sweep reaps a job the gateway no longer knows", func(t *testing.T) {
+		store := transport.NewMemStore()
+		committer := transport.NewCommitter(store, transport.NewOutbox(store), transport.NewInbox(), nil)
+		var known sync.Map
+		known.Store("j", true)
+		rt, err := stage.New(stage.Config{Topology: deploy.Default().Logical(), Instance: self, Spec: spec, Committer: committer,
+			Known: func(job string) bool { _, ok := known.Load(job); return ok }, SweepEvery: 10 * time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		go rt.Serve(ctx)
+		if _, err := rt.Open(ch("k", "players-filter-0")); !errors.Is(err, transport.ErrUnknownJob) {
+			t.Fatalf("a job the gateway does not know: %v, want ErrUnknownJob", err)
+		}
+		if err := deliver(t, rt, ch("j", "players-filter-0"), &wololov1.Batch{Seq: 1}); err != nil {
+			t.Fatalf("a job the gateway knows: %v", err)
+		}
+		time.Sleep(50 * time.Millisecond) // sweeps that find nothing to reap
+		if p := rt.Progress(); len(p) != 1 {
+			t.Fatalf("the sweep reaped a known job: %v", p)
+		}
+		known.Delete("j")
+		deadline := time.Now().Add(5 * time.Second)
+		for len(rt.Progress()) != 0 || committer.Inbox().Watermark(ch("j", "players-filter-0")) != 0 {
+			if time.Now().After(deadline) {
+				t.Fatalf("a job the gateway forgot was never reaped: %v", rt.Progress())
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		if img, _ := store.Load(); len(img.Jobs) != 0 || fmt.Sprint(img.Dropped) != "[j]" {
+			t.Fatalf("after the sweep the store holds %v, dropped %v", img.Jobs, img.Dropped)
+		}
+	})
+}
+
+// TestRuntimeRefusesBatchesAfterEOF: once a channel's EOF is applied, a
+// batch or a second EOF numbered past it is refused with ErrAfterEOF and
+// nothing of it is committed (no watermark, no journal entry, no output),
+// before and after a restart; a resend at or below the watermark is still
+// acknowledged and dropped.
+func TestRuntimeRefusesBatchesAfterEOF(t *testing.T) {
+	self := deploy.Instance{Stage: "q3-aggregator", Index: 0} // stateful: it journals what it applies
+	spec := operators.Specs()["q3-aggregator"]
+	store := transport.NewMemStore()
+	from := transport.ChannelID{Job: "j", Stream: operators.Q3Partials, Sender: "q3-joiner-0", Receiver: self.Name()}
+	var b batch.CivBuilder
+	b.Add("Aztecs", 1, 2)
+	rows := encode(t, b.Build())
+	rt, _, stop := startRuntime(t, self, spec, store)
+	introduce(t, rt, "j")
+	for _, bt := range []*wololov1.Batch{{Seq: 1, Rows: rows}, {Seq: 2, Eof: true}} {
+		if err := deliver(t, rt, from, bt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before, _ := store.Load()
+	commits := store.Stats().Commits
+	cases := []struct {
+		name string
+		b    *wololov1.Batch
+		want error // nil: acknowledged
+	}{
+		{"a batch after the EOF", &wololov1.Batch{Seq: 3, Rows: rows}, transport.ErrAfterEOF},
+		{"a second EOF", &wololov1.Batch{Seq: 3, Eof: true}, transport.ErrAfterEOF},
+		{"a batch far past the EOF", &wololov1.Batch{Seq: 1 << 40, Rows: rows}, transport.ErrAfterEOF},
+		{"a resend of the EOF", &wololov1.Batch{Seq: 2, Eof: true}, nil},
+		{"a resend of a batch", &wololov1.Batch{Seq: 1, Rows: rows}, nil},
+	}
+	for restart := 0; restart < 2; restart++ {
+		for _, tc := range cases {
+			err := deliver(t, rt, from, tc.b)
+			if (tc.want == nil) != (err == nil) || (tc.want != nil && !errors.Is(err, tc.want)) {
+				t.Errorf("restarted %d times, %s: %v, want %v", restart, tc.name, err, tc.want)
+			}
+		}
+		after, _ := store.Load()
+		if n := store.Stats().Commits; n != commits || fmt.Sprint(after.Jobs["j"]) != fmt.Sprint(before.Jobs["j"]) {
+			t.Fatalf("restarted %d times: %d commits after the EOF, store %v, was %v", restart, n-commits, after.Jobs["j"], before.Jobs["j"])
+		}
+		if err := stop(); err != nil {
+			t.Fatal(err)
+		}
+		rt, _, stop = startRuntime(t, self, spec, store)
 	}
 }

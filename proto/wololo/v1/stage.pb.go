@@ -21,6 +21,89 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// IntroduceJobRequest names the new job.
+type IntroduceJobRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The job's internal id.
+	JobId         string `protobuf:"bytes,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *IntroduceJobRequest) Reset() {
+	*x = IntroduceJobRequest{}
+	mi := &file_wololo_v1_stage_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *IntroduceJobRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*IntroduceJobRequest) ProtoMessage() {}
+
+func (x *IntroduceJobRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_wololo_v1_stage_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use IntroduceJobRequest.ProtoReflect.Descriptor instead.
+func (*IntroduceJobRequest) Descriptor() ([]byte, []int) {
+	return file_wololo_v1_stage_proto_rawDescGZIP(), []int{0}
+}
+
+func (x *IntroduceJobRequest) GetJobId() string {
+	if x != nil {
+		return x.JobId
+	}
+	return ""
+}
+
+// IntroduceJobResponse answers IntroduceJob: the job is persisted there.
+type IntroduceJobResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *IntroduceJobResponse) Reset() {
+	*x = IntroduceJobResponse{}
+	mi := &file_wololo_v1_stage_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *IntroduceJobResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*IntroduceJobResponse) ProtoMessage() {}
+
+func (x *IntroduceJobResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_wololo_v1_stage_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use IntroduceJobResponse.ProtoReflect.Descriptor instead.
+func (*IntroduceJobResponse) Descriptor() ([]byte, []int) {
+	return file_wololo_v1_stage_proto_rawDescGZIP(), []int{1}
+}
+
 // AnnounceRequest names the new incarnation.
 type AnnounceRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -34,7 +117,7 @@ type AnnounceRequest struct {
 
 func (x *AnnounceRequest) Reset() {
 	*x = AnnounceRequest{}
-	mi := &file_wololo_v1_stage_proto_msgTypes[0]
+	mi := &file_wololo_v1_stage_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -46,7 +129,7 @@ func (x *AnnounceRequest) String() string {
 func (*AnnounceRequest) ProtoMessage() {}
 
 func (x *AnnounceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_stage_proto_msgTypes[0]
+	mi := &file_wololo_v1_stage_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -59,7 +142,7 @@ func (x *AnnounceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AnnounceRequest.ProtoReflect.Descriptor instead.
 func (*AnnounceRequest) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_stage_proto_rawDescGZIP(), []int{0}
+	return file_wololo_v1_stage_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *AnnounceRequest) GetSender() string {
@@ -87,7 +170,7 @@ type AnnounceResponse struct {
 
 func (x *AnnounceResponse) Reset() {
 	*x = AnnounceResponse{}
-	mi := &file_wololo_v1_stage_proto_msgTypes[1]
+	mi := &file_wololo_v1_stage_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -99,7 +182,7 @@ func (x *AnnounceResponse) String() string {
 func (*AnnounceResponse) ProtoMessage() {}
 
 func (x *AnnounceResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_stage_proto_msgTypes[1]
+	mi := &file_wololo_v1_stage_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -112,7 +195,7 @@ func (x *AnnounceResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AnnounceResponse.ProtoReflect.Descriptor instead.
 func (*AnnounceResponse) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_stage_proto_rawDescGZIP(), []int{1}
+	return file_wololo_v1_stage_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *AnnounceResponse) GetIncarnation() uint64 {
@@ -133,7 +216,7 @@ type DropJobRequest struct {
 
 func (x *DropJobRequest) Reset() {
 	*x = DropJobRequest{}
-	mi := &file_wololo_v1_stage_proto_msgTypes[2]
+	mi := &file_wololo_v1_stage_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -145,7 +228,7 @@ func (x *DropJobRequest) String() string {
 func (*DropJobRequest) ProtoMessage() {}
 
 func (x *DropJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_stage_proto_msgTypes[2]
+	mi := &file_wololo_v1_stage_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -158,7 +241,7 @@ func (x *DropJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DropJobRequest.ProtoReflect.Descriptor instead.
 func (*DropJobRequest) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_stage_proto_rawDescGZIP(), []int{2}
+	return file_wololo_v1_stage_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *DropJobRequest) GetJobId() string {
@@ -177,7 +260,7 @@ type DropJobResponse struct {
 
 func (x *DropJobResponse) Reset() {
 	*x = DropJobResponse{}
-	mi := &file_wololo_v1_stage_proto_msgTypes[3]
+	mi := &file_wololo_v1_stage_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -189,7 +272,7 @@ func (x *DropJobResponse) String() string {
 func (*DropJobResponse) ProtoMessage() {}
 
 func (x *DropJobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_stage_proto_msgTypes[3]
+	mi := &file_wololo_v1_stage_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -202,7 +285,7 @@ func (x *DropJobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DropJobResponse.ProtoReflect.Descriptor instead.
 func (*DropJobResponse) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_stage_proto_rawDescGZIP(), []int{3}
+	return file_wololo_v1_stage_proto_rawDescGZIP(), []int{5}
 }
 
 // FailJobRequest names the job that cannot complete, and why.
@@ -220,7 +303,7 @@ type FailJobRequest struct {
 
 func (x *FailJobRequest) Reset() {
 	*x = FailJobRequest{}
-	mi := &file_wololo_v1_stage_proto_msgTypes[4]
+	mi := &file_wololo_v1_stage_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -232,7 +315,7 @@ func (x *FailJobRequest) String() string {
 func (*FailJobRequest) ProtoMessage() {}
 
 func (x *FailJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_stage_proto_msgTypes[4]
+	mi := &file_wololo_v1_stage_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -245,7 +328,7 @@ func (x *FailJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FailJobRequest.ProtoReflect.Descriptor instead.
 func (*FailJobRequest) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_stage_proto_rawDescGZIP(), []int{4}
+	return file_wololo_v1_stage_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *FailJobRequest) GetJobId() string {
@@ -278,7 +361,7 @@ type FailJobResponse struct {
 
 func (x *FailJobResponse) Reset() {
 	*x = FailJobResponse{}
-	mi := &file_wololo_v1_stage_proto_msgTypes[5]
+	mi := &file_wololo_v1_stage_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -290,7 +373,7 @@ func (x *FailJobResponse) String() string {
 func (*FailJobResponse) ProtoMessage() {}
 
 func (x *FailJobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_stage_proto_msgTypes[5]
+	mi := &file_wololo_v1_stage_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -303,7 +386,7 @@ func (x *FailJobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FailJobResponse.ProtoReflect.Descriptor instead.
 func (*FailJobResponse) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_stage_proto_rawDescGZIP(), []int{5}
+	return file_wololo_v1_stage_proto_rawDescGZIP(), []int{7}
 }
 
 // ExchangeRequest is a frame from sender to receiver.
@@ -322,7 +405,7 @@ type ExchangeRequest struct {
 
 func (x *ExchangeRequest) Reset() {
 	*x = ExchangeRequest{}
-	mi := &file_wololo_v1_stage_proto_msgTypes[6]
+	mi := &file_wololo_v1_stage_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -334,7 +417,7 @@ func (x *ExchangeRequest) String() string {
 func (*ExchangeRequest) ProtoMessage() {}
 
 func (x *ExchangeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_stage_proto_msgTypes[6]
+	mi := &file_wololo_v1_stage_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -347,7 +430,7 @@ func (x *ExchangeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExchangeRequest.ProtoReflect.Descriptor instead.
 func (*ExchangeRequest) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_stage_proto_rawDescGZIP(), []int{6}
+	return file_wololo_v1_stage_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *ExchangeRequest) GetFrame() isExchangeRequest_Frame {
@@ -409,7 +492,7 @@ type ExchangeResponse struct {
 
 func (x *ExchangeResponse) Reset() {
 	*x = ExchangeResponse{}
-	mi := &file_wololo_v1_stage_proto_msgTypes[7]
+	mi := &file_wololo_v1_stage_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -421,7 +504,7 @@ func (x *ExchangeResponse) String() string {
 func (*ExchangeResponse) ProtoMessage() {}
 
 func (x *ExchangeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_stage_proto_msgTypes[7]
+	mi := &file_wololo_v1_stage_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -434,7 +517,7 @@ func (x *ExchangeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExchangeResponse.ProtoReflect.Descriptor instead.
 func (*ExchangeResponse) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_stage_proto_rawDescGZIP(), []int{7}
+	return file_wololo_v1_stage_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *ExchangeResponse) GetFrame() isExchangeResponse_Frame {
@@ -499,7 +582,7 @@ type Open struct {
 
 func (x *Open) Reset() {
 	*x = Open{}
-	mi := &file_wololo_v1_stage_proto_msgTypes[8]
+	mi := &file_wololo_v1_stage_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -511,7 +594,7 @@ func (x *Open) String() string {
 func (*Open) ProtoMessage() {}
 
 func (x *Open) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_stage_proto_msgTypes[8]
+	mi := &file_wololo_v1_stage_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -524,7 +607,7 @@ func (x *Open) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Open.ProtoReflect.Descriptor instead.
 func (*Open) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_stage_proto_rawDescGZIP(), []int{8}
+	return file_wololo_v1_stage_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *Open) GetJobId() string {
@@ -576,7 +659,7 @@ type Hello struct {
 
 func (x *Hello) Reset() {
 	*x = Hello{}
-	mi := &file_wololo_v1_stage_proto_msgTypes[9]
+	mi := &file_wololo_v1_stage_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -588,7 +671,7 @@ func (x *Hello) String() string {
 func (*Hello) ProtoMessage() {}
 
 func (x *Hello) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_stage_proto_msgTypes[9]
+	mi := &file_wololo_v1_stage_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -601,7 +684,7 @@ func (x *Hello) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Hello.ProtoReflect.Descriptor instead.
 func (*Hello) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_stage_proto_rawDescGZIP(), []int{9}
+	return file_wololo_v1_stage_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *Hello) GetWatermark() uint64 {
@@ -636,7 +719,7 @@ type Batch struct {
 
 func (x *Batch) Reset() {
 	*x = Batch{}
-	mi := &file_wololo_v1_stage_proto_msgTypes[10]
+	mi := &file_wololo_v1_stage_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -648,7 +731,7 @@ func (x *Batch) String() string {
 func (*Batch) ProtoMessage() {}
 
 func (x *Batch) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_stage_proto_msgTypes[10]
+	mi := &file_wololo_v1_stage_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -661,7 +744,7 @@ func (x *Batch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Batch.ProtoReflect.Descriptor instead.
 func (*Batch) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_stage_proto_rawDescGZIP(), []int{10}
+	return file_wololo_v1_stage_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *Batch) GetSeq() uint64 {
@@ -696,7 +779,7 @@ type Ack struct {
 
 func (x *Ack) Reset() {
 	*x = Ack{}
-	mi := &file_wololo_v1_stage_proto_msgTypes[11]
+	mi := &file_wololo_v1_stage_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -708,7 +791,7 @@ func (x *Ack) String() string {
 func (*Ack) ProtoMessage() {}
 
 func (x *Ack) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_stage_proto_msgTypes[11]
+	mi := &file_wololo_v1_stage_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -721,7 +804,7 @@ func (x *Ack) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Ack.ProtoReflect.Descriptor instead.
 func (*Ack) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_stage_proto_rawDescGZIP(), []int{11}
+	return file_wololo_v1_stage_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *Ack) GetSeq() uint64 {
@@ -735,7 +818,10 @@ var File_wololo_v1_stage_proto protoreflect.FileDescriptor
 
 const file_wololo_v1_stage_proto_rawDesc = "" +
 	"\n" +
-	"\x15wololo/v1/stage.proto\x12\twololo.v1\"K\n" +
+	"\x15wololo/v1/stage.proto\x12\twololo.v1\",\n" +
+	"\x13IntroduceJobRequest\x12\x15\n" +
+	"\x06job_id\x18\x01 \x01(\tR\x05jobId\"\x16\n" +
+	"\x14IntroduceJobResponse\"K\n" +
 	"\x0fAnnounceRequest\x12\x16\n" +
 	"\x06sender\x18\x01 \x01(\tR\x06sender\x12 \n" +
 	"\vincarnation\x18\x02 \x01(\x04R\vincarnation\"4\n" +
@@ -771,12 +857,13 @@ const file_wololo_v1_stage_proto_rawDesc = "" +
 	"\x03eof\x18\x02 \x01(\bR\x03eof\x12\x12\n" +
 	"\x04rows\x18\x03 \x01(\fR\x04rows\"\x17\n" +
 	"\x03Ack\x12\x10\n" +
-	"\x03seq\x18\x01 \x01(\x04R\x03seq2\xa0\x02\n" +
+	"\x03seq\x18\x01 \x01(\x04R\x03seq2\xf1\x02\n" +
 	"\fStageService\x12G\n" +
 	"\bExchange\x12\x1a.wololo.v1.ExchangeRequest\x1a\x1b.wololo.v1.ExchangeResponse(\x010\x01\x12C\n" +
 	"\bAnnounce\x12\x1a.wololo.v1.AnnounceRequest\x1a\x1b.wololo.v1.AnnounceResponse\x12@\n" +
 	"\aDropJob\x12\x19.wololo.v1.DropJobRequest\x1a\x1a.wololo.v1.DropJobResponse\x12@\n" +
-	"\aFailJob\x12\x19.wololo.v1.FailJobRequest\x1a\x1a.wololo.v1.FailJobResponseB3Z1github.com/wololo/wololo/proto/wololo/v1;wololov1b\x06proto3"
+	"\aFailJob\x12\x19.wololo.v1.FailJobRequest\x1a\x1a.wololo.v1.FailJobResponse\x12O\n" +
+	"\fIntroduceJob\x12\x1e.wololo.v1.IntroduceJobRequest\x1a\x1f.wololo.v1.IntroduceJobResponseB3Z1github.com/wololo/wololo/proto/wololo/v1;wololov1b\x06proto3"
 
 var (
 	file_wololo_v1_stage_proto_rawDescOnce sync.Once
@@ -790,36 +877,40 @@ func file_wololo_v1_stage_proto_rawDescGZIP() []byte {
 	return file_wololo_v1_stage_proto_rawDescData
 }
 
-var file_wololo_v1_stage_proto_msgTypes = make([]protoimpl.MessageInfo, 12)
+var file_wololo_v1_stage_proto_msgTypes = make([]protoimpl.MessageInfo, 14)
 var file_wololo_v1_stage_proto_goTypes = []any{
-	(*AnnounceRequest)(nil),  // 0: wololo.v1.AnnounceRequest
-	(*AnnounceResponse)(nil), // 1: wololo.v1.AnnounceResponse
-	(*DropJobRequest)(nil),   // 2: wololo.v1.DropJobRequest
-	(*DropJobResponse)(nil),  // 3: wololo.v1.DropJobResponse
-	(*FailJobRequest)(nil),   // 4: wololo.v1.FailJobRequest
-	(*FailJobResponse)(nil),  // 5: wololo.v1.FailJobResponse
-	(*ExchangeRequest)(nil),  // 6: wololo.v1.ExchangeRequest
-	(*ExchangeResponse)(nil), // 7: wololo.v1.ExchangeResponse
-	(*Open)(nil),             // 8: wololo.v1.Open
-	(*Hello)(nil),            // 9: wololo.v1.Hello
-	(*Batch)(nil),            // 10: wololo.v1.Batch
-	(*Ack)(nil),              // 11: wololo.v1.Ack
+	(*IntroduceJobRequest)(nil),  // 0: wololo.v1.IntroduceJobRequest
+	(*IntroduceJobResponse)(nil), // 1: wololo.v1.IntroduceJobResponse
+	(*AnnounceRequest)(nil),      // 2: wololo.v1.AnnounceRequest
+	(*AnnounceResponse)(nil),     // 3: wololo.v1.AnnounceResponse
+	(*DropJobRequest)(nil),       // 4: wololo.v1.DropJobRequest
+	(*DropJobResponse)(nil),      // 5: wololo.v1.DropJobResponse
+	(*FailJobRequest)(nil),       // 6: wololo.v1.FailJobRequest
+	(*FailJobResponse)(nil),      // 7: wololo.v1.FailJobResponse
+	(*ExchangeRequest)(nil),      // 8: wololo.v1.ExchangeRequest
+	(*ExchangeResponse)(nil),     // 9: wololo.v1.ExchangeResponse
+	(*Open)(nil),                 // 10: wololo.v1.Open
+	(*Hello)(nil),                // 11: wololo.v1.Hello
+	(*Batch)(nil),                // 12: wololo.v1.Batch
+	(*Ack)(nil),                  // 13: wololo.v1.Ack
 }
 var file_wololo_v1_stage_proto_depIdxs = []int32{
-	8,  // 0: wololo.v1.ExchangeRequest.open:type_name -> wololo.v1.Open
-	10, // 1: wololo.v1.ExchangeRequest.batch:type_name -> wololo.v1.Batch
-	9,  // 2: wololo.v1.ExchangeResponse.hello:type_name -> wololo.v1.Hello
-	11, // 3: wololo.v1.ExchangeResponse.ack:type_name -> wololo.v1.Ack
-	6,  // 4: wololo.v1.StageService.Exchange:input_type -> wololo.v1.ExchangeRequest
-	0,  // 5: wololo.v1.StageService.Announce:input_type -> wololo.v1.AnnounceRequest
-	2,  // 6: wololo.v1.StageService.DropJob:input_type -> wololo.v1.DropJobRequest
-	4,  // 7: wololo.v1.StageService.FailJob:input_type -> wololo.v1.FailJobRequest
-	7,  // 8: wololo.v1.StageService.Exchange:output_type -> wololo.v1.ExchangeResponse
-	1,  // 9: wololo.v1.StageService.Announce:output_type -> wololo.v1.AnnounceResponse
-	3,  // 10: wololo.v1.StageService.DropJob:output_type -> wololo.v1.DropJobResponse
-	5,  // 11: wololo.v1.StageService.FailJob:output_type -> wololo.v1.FailJobResponse
-	8,  // [8:12] is the sub-list for method output_type
-	4,  // [4:8] is the sub-list for method input_type
+	10, // 0: wololo.v1.ExchangeRequest.open:type_name -> wololo.v1.Open
+	12, // 1: wololo.v1.ExchangeRequest.batch:type_name -> wololo.v1.Batch
+	11, // 2: wololo.v1.ExchangeResponse.hello:type_name -> wololo.v1.Hello
+	13, // 3: wololo.v1.ExchangeResponse.ack:type_name -> wololo.v1.Ack
+	8,  // 4: wololo.v1.StageService.Exchange:input_type -> wololo.v1.ExchangeRequest
+	2,  // 5: wololo.v1.StageService.Announce:input_type -> wololo.v1.AnnounceRequest
+	4,  // 6: wololo.v1.StageService.DropJob:input_type -> wololo.v1.DropJobRequest
+	6,  // 7: wololo.v1.StageService.FailJob:input_type -> wololo.v1.FailJobRequest
+	0,  // 8: wololo.v1.StageService.IntroduceJob:input_type -> wololo.v1.IntroduceJobRequest
+	9,  // 9: wololo.v1.StageService.Exchange:output_type -> wololo.v1.ExchangeResponse
+	3,  // 10: wololo.v1.StageService.Announce:output_type -> wololo.v1.AnnounceResponse
+	5,  // 11: wololo.v1.StageService.DropJob:output_type -> wololo.v1.DropJobResponse
+	7,  // 12: wololo.v1.StageService.FailJob:output_type -> wololo.v1.FailJobResponse
+	1,  // 13: wololo.v1.StageService.IntroduceJob:output_type -> wololo.v1.IntroduceJobResponse
+	9,  // [9:14] is the sub-list for method output_type
+	4,  // [4:9] is the sub-list for method input_type
 	4,  // [4:4] is the sub-list for extension type_name
 	4,  // [4:4] is the sub-list for extension extendee
 	0,  // [0:4] is the sub-list for field type_name
@@ -830,11 +921,11 @@ func file_wololo_v1_stage_proto_init() {
 	if File_wololo_v1_stage_proto != nil {
 		return
 	}
-	file_wololo_v1_stage_proto_msgTypes[6].OneofWrappers = []any{
+	file_wololo_v1_stage_proto_msgTypes[8].OneofWrappers = []any{
 		(*ExchangeRequest_Open)(nil),
 		(*ExchangeRequest_Batch)(nil),
 	}
-	file_wololo_v1_stage_proto_msgTypes[7].OneofWrappers = []any{
+	file_wololo_v1_stage_proto_msgTypes[9].OneofWrappers = []any{
 		(*ExchangeResponse_Hello)(nil),
 		(*ExchangeResponse_Ack)(nil),
 	}
@@ -844,7 +935,7 @@ func file_wololo_v1_stage_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_wololo_v1_stage_proto_rawDesc), len(file_wololo_v1_stage_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   12,
+			NumMessages:   14,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

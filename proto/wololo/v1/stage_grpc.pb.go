@@ -19,10 +19,11 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	StageService_Exchange_FullMethodName = "/wololo.v1.StageService/Exchange"
-	StageService_Announce_FullMethodName = "/wololo.v1.StageService/Announce"
-	StageService_DropJob_FullMethodName  = "/wololo.v1.StageService/DropJob"
-	StageService_FailJob_FullMethodName  = "/wololo.v1.StageService/FailJob"
+	StageService_Exchange_FullMethodName     = "/wololo.v1.StageService/Exchange"
+	StageService_Announce_FullMethodName     = "/wololo.v1.StageService/Announce"
+	StageService_DropJob_FullMethodName      = "/wololo.v1.StageService/DropJob"
+	StageService_FailJob_FullMethodName      = "/wololo.v1.StageService/FailJob"
+	StageService_IntroduceJob_FullMethodName = "/wololo.v1.StageService/IntroduceJob"
 )
 
 // StageServiceClient is the client API for StageService service.
@@ -50,6 +51,14 @@ type StageServiceClient interface {
 	// reason, which its client sees. Idempotent; only the gateway serves it
 	// (FAILED_PRECONDITION elsewhere).
 	FailJob(ctx context.Context, in *FailJobRequest, opts ...grpc.CallOption) (*FailJobResponse, error)
+	// IntroduceJob tells an instance of a new job before any batch of it is
+	// sent: the gateway calls it at every instance of the graph and waits for
+	// each to have persisted it before its upload sends anything. An instance
+	// keeps state only for jobs introduced to it, and refuses the streams of
+	// any other (NOT_FOUND). Idempotent; only the gateway may call it.
+	// RESOURCE_EXHAUSTED when the instance holds as many jobs as it may
+	// (--max-jobs), NOT_FOUND when it has dropped the job.
+	IntroduceJob(ctx context.Context, in *IntroduceJobRequest, opts ...grpc.CallOption) (*IntroduceJobResponse, error)
 }
 
 type stageServiceClient struct {
@@ -103,6 +112,16 @@ func (c *stageServiceClient) FailJob(ctx context.Context, in *FailJobRequest, op
 	return out, nil
 }
 
+func (c *stageServiceClient) IntroduceJob(ctx context.Context, in *IntroduceJobRequest, opts ...grpc.CallOption) (*IntroduceJobResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(IntroduceJobResponse)
+	err := c.cc.Invoke(ctx, StageService_IntroduceJob_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // StageServiceServer is the server API for StageService service.
 // All implementations must embed UnimplementedStageServiceServer
 // for forward compatibility.
@@ -128,6 +147,14 @@ type StageServiceServer interface {
 	// reason, which its client sees. Idempotent; only the gateway serves it
 	// (FAILED_PRECONDITION elsewhere).
 	FailJob(context.Context, *FailJobRequest) (*FailJobResponse, error)
+	// IntroduceJob tells an instance of a new job before any batch of it is
+	// sent: the gateway calls it at every instance of the graph and waits for
+	// each to have persisted it before its upload sends anything. An instance
+	// keeps state only for jobs introduced to it, and refuses the streams of
+	// any other (NOT_FOUND). Idempotent; only the gateway may call it.
+	// RESOURCE_EXHAUSTED when the instance holds as many jobs as it may
+	// (--max-jobs), NOT_FOUND when it has dropped the job.
+	IntroduceJob(context.Context, *IntroduceJobRequest) (*IntroduceJobResponse, error)
 	mustEmbedUnimplementedStageServiceServer()
 }
 
@@ -149,6 +176,9 @@ func (UnimplementedStageServiceServer) DropJob(context.Context, *DropJobRequest)
 }
 func (UnimplementedStageServiceServer) FailJob(context.Context, *FailJobRequest) (*FailJobResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method FailJob not implemented")
+}
+func (UnimplementedStageServiceServer) IntroduceJob(context.Context, *IntroduceJobRequest) (*IntroduceJobResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method IntroduceJob not implemented")
 }
 func (UnimplementedStageServiceServer) mustEmbedUnimplementedStageServiceServer() {}
 func (UnimplementedStageServiceServer) testEmbeddedByValue()                      {}
@@ -232,6 +262,24 @@ func _StageService_FailJob_Handler(srv interface{}, ctx context.Context, dec fun
 	return interceptor(ctx, in, info, handler)
 }
 
+func _StageService_IntroduceJob_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(IntroduceJobRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(StageServiceServer).IntroduceJob(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: StageService_IntroduceJob_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(StageServiceServer).IntroduceJob(ctx, req.(*IntroduceJobRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // StageService_ServiceDesc is the grpc.ServiceDesc for StageService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -250,6 +298,10 @@ var StageService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "FailJob",
 			Handler:    _StageService_FailJob_Handler,
+		},
+		{
+			MethodName: "IntroduceJob",
+			Handler:    _StageService_IntroduceJob_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

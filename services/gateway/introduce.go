@@ -1,0 +1,118 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+// Introducer tells every other process of the graph of a new job and
+// returns once each has recorded it (StageService.IntroduceJob), retrying
+// while one is unreachable, until ctx ends. Its error is otherwise the
+// first refusal, a gRPC status: RESOURCE_EXHAUSTED when a process holds as
+// many jobs as it may, NOT_FOUND when one has dropped the job.
+type Introducer func(ctx context.Context, job string) error
+
+// introduction is one job's introduction, run by the first upload that
+// needs it; the other uploads of the job wait for it.
+type introduction struct {
+	done chan struct{}
+	err  error // set before done is closed
+}
+
+// SetIntroducer sets how a new job is introduced to the other processes.
+// Call it before serving.
+func (g *Gateway) SetIntroducer(f Introducer) { g.introducer = f }
+
+// Knows reports whether the job table holds a job (by its internal id):
+// the gateway's own stage runtime takes the streams of these jobs, which
+// the gateway never introduces to itself (stage.Config.Known).
+func (g *Gateway) Knows(id string) bool {
+	_, err := g.jobs.get(id)
+	return err == nil
+}
+
+// introduce makes sure that every process of the graph has recorded job j
+// before an upload of it sends anything: the processes keep state only for
+// jobs introduced to them (see the package doc). It runs once per job and
+// gateway incarnation; after a restart the first upload of a job
+// introduces it again, which the processes take as done already. A process
+// that refuses the job for a limit, or has dropped it, fails it with that
+// reason, which its client sees.
+func (g *Gateway) introduce(ctx context.Context, j *job) error {
+	for {
+		if err := j.failure(); err != nil {
+			return err
+		}
+		g.mu.Lock()
+		in, running := g.introductions[j.id]
+		if !running {
+			in = &introduction{done: make(chan struct{})}
+			g.introductions[j.id] = in
+		}
+		g.mu.Unlock()
+		if running {
+			select {
+			case <-in.done:
+				if in.err == nil {
+					return nil
+				}
+				continue // the other upload gave up or the job failed: see again
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+		in.err = g.introduceOnce(ctx, j)
+		if in.err != nil {
+			g.mu.Lock()
+			delete(g.introductions, j.id)
+			g.mu.Unlock()
+		}
+		close(in.done)
+		return in.err
+	}
+}
+
+// introduceOnce calls the Introducer and fails the job if a process
+// refused it.
+func (g *Gateway) introduceOnce(ctx context.Context, j *job) error {
+	err := g.introducer(ctx, j.id)
+	switch {
+	case err == nil:
+		j.log.Debug("job introduced everywhere")
+		return nil
+	case ctx.Err() != nil:
+		return ctx.Err()
+	}
+	switch status.Code(err) {
+	case codes.ResourceExhausted, codes.NotFound:
+		reason := "the graph refused the job: " + statusMessage(err)
+		if ferr := g.FailJob(j.id, g.self.Name(), reason); ferr != nil {
+			return ferr
+		}
+		if ferr := j.failure(); ferr != nil {
+			return ferr
+		}
+	}
+	j.log.Warn("could not introduce the job", "error", err)
+	return err
+}
+
+// statusMessage is the message of the gRPC status err wraps (the refusing
+// process's own words), else err's.
+func statusMessage(err error) string {
+	var se interface{ GRPCStatus() *status.Status }
+	if errors.As(err, &se) {
+		return se.GRPCStatus().Message()
+	}
+	return err.Error()
+}
+
+// forgetIntroduction forgets a deleted job's introduction.
+func (g *Gateway) forgetIntroduction(id string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	delete(g.introductions, id)
+}
