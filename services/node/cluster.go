@@ -9,6 +9,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/wololo/wololo/deploy"
+	"github.com/wololo/wololo/services/rpcserver"
 	"github.com/wololo/wololo/transport"
 	"github.com/wololo/wololo/transport/pki"
 )
@@ -51,6 +52,8 @@ type ClusterOptions struct {
 	Route func(instance, addr string) string
 	// Insecure runs plain TCP without certificates or identity checks.
 	Insecure bool
+	// RPCLimits are every instance's: see Config.RPCLimits.
+	RPCLimits rpcserver.Limits
 }
 
 // StartCluster starts every instance of top on 127.0.0.1; they serve until
@@ -107,7 +110,7 @@ func StartCluster(top deploy.Topology, opts ClusterOptions) (*Cluster, error) {
 func (c *Cluster) start(in deploy.Instance, l net.Listener) error {
 	cfg := Config{
 		Topology: c.Topology, Instance: in, Listener: l, Resolver: c.resolver, Store: c.stores[in.Name()],
-		Log: c.opts.Log, BatchRows: c.opts.BatchRows, OutboxLimit: c.opts.OutboxLimit,
+		Log: c.opts.Log, BatchRows: c.opts.BatchRows, OutboxLimit: c.opts.OutboxLimit, RPCLimits: c.opts.RPCLimits,
 	}
 	if in.Stage == c.Topology.Gateway().Name {
 		cfg.Public = c.public

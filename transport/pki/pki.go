@@ -265,7 +265,13 @@ func Peer(ctx context.Context) (Identity, bool) {
 	if !ok {
 		return Identity{}, false
 	}
-	info, ok := p.AuthInfo.(credentials.TLSInfo)
+	return AuthIdentity(p.AuthInfo)
+}
+
+// AuthIdentity is Peer for what a server handshake returned: the verified
+// identity, if the peer presented a certificate the server verified.
+func AuthIdentity(auth credentials.AuthInfo) (Identity, bool) {
+	info, ok := auth.(credentials.TLSInfo)
 	if !ok || len(info.State.VerifiedChains) == 0 || len(info.State.VerifiedChains[0]) == 0 {
 		return Identity{}, false
 	}
