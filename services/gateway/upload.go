@@ -40,6 +40,9 @@ func fileOf(f wololov1.InputFile) (schema.File, error) {
 // through the Committer, and acknowledges the offset. A client whose
 // stream breaks resumes from the last acknowledged offset.
 func (g *Gateway) upload(stream uploadStream) error {
+	// A first frame that does not come within --first-frame-timeout ends
+	// the stream with DeadlineExceeded (services/rpcserver); no upload
+	// slot is taken before it.
 	first, err := stream.Recv()
 	if err != nil {
 		return err

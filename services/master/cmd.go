@@ -14,6 +14,7 @@ import (
 	"github.com/wololo/wololo/services/admin"
 	"github.com/wololo/wololo/services/cli"
 	"github.com/wololo/wololo/services/logflags"
+	"github.com/wololo/wololo/services/rpcserver"
 	"github.com/wololo/wololo/services/tlsflags"
 )
 
@@ -52,6 +53,8 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	logFlags := logflags.Register(fs, "info")
 	adminAddr := fs.String("admin", "", `admin HTTP listen address, internal like Status: /metrics (default: 127.0.0.1, loopback only, on the topology's admin port of master-N, 1000 above its gRPC one; 0.0.0.0:PORT for a scraper elsewhere; "none": no admin listener)`)
 	tlsFlags := tlsflags.Register(fs, "")
+	var rpcLimits rpcserver.Limits
+	rpcLimits.RegisterFlags(fs)
 	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
@@ -135,7 +138,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	policy.RecoveryGrace = *recoveryGrace
 	m, err := New(Config{
 		Self: *id, Topology: top, Listener: l, Resolver: resolver, Runtime: rt, RuntimeName: *runtimeName,
-		DataDir: *dataDir, Tick: *tick, Policy: policy, Credentials: creds, Log: log, Admin: al,
+		DataDir: *dataDir, Tick: *tick, Policy: policy, Credentials: creds, Log: log, Admin: al, RPCLimits: rpcLimits,
 	})
 	if err != nil {
 		l.Close()

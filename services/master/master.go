@@ -48,6 +48,9 @@ type Config struct {
 	// Admin, if set, is the admin HTTP listener: /metrics (services/admin
 	// guards it with Credentials).
 	Admin net.Listener
+	// RPCLimits are the gRPC server's per-address caps and first-frame
+	// deadline (rpcserver.Limits; zero fields take the defaults).
+	RPCLimits rpcserver.Limits
 }
 
 // Master is one running master: the election, the supervision loop and
@@ -77,6 +80,9 @@ func (c Config) Validate() error {
 	}
 	if c.Tick < 0 {
 		return fmt.Errorf("master config: Tick %s must not be negative", c.Tick)
+	}
+	if err := c.RPCLimits.Validate(); err != nil {
+		return fmt.Errorf("master config: %w", err)
 	}
 	self := deploy.Instance{Stage: deploy.MasterStage, Index: c.Self}.Name()
 	if c.Credentials != nil && c.Credentials.Self != (pki.Identity{Kind: pki.Master, Name: self}) {
@@ -141,7 +147,8 @@ func New(cfg Config) (*Master, error) {
 // on (the term cannot be persisted, the server fails).
 func (m *Master) Serve(ctx context.Context) error {
 	defer m.peers.Close()
-	srv, err := rpcserver.New(rpcserver.Options{Credentials: m.cfg.Credentials, Status: &statusServer{m: m}, Log: m.cfg.Log.Named("rpc")})
+	refusals := metrics.NewRefusals()
+	srv, err := rpcserver.New(rpcserver.Options{Credentials: m.cfg.Credentials, Status: &statusServer{m: m}, Log: m.cfg.Log.Named("rpc"), Limits: m.cfg.RPCLimits, Refusals: refusals})
 	if err != nil {
 		return err
 	}
@@ -157,7 +164,7 @@ func (m *Master) Serve(ctx context.Context) error {
 	run(func(ctx context.Context) error { return srv.Serve(ctx, m.cfg.Listener) })
 	if m.cfg.Admin != nil {
 		reg := metrics.New(deploy.MasterStage, m.instance)
-		if err := reg.Register(m.metrics); err != nil {
+		if err := reg.Register(append(refusals.Collectors(), m.metrics)...); err != nil {
 			return fmt.Errorf("master %d: metrics: %w", m.cfg.Self, err)
 		}
 		run(func(ctx context.Context) error {

@@ -1,8 +1,9 @@
 // Package metrics is one Wololo process's Prometheus metrics: the registry
 // that labels every series with the process's stage and instance, the
 // collector of a graph node (channels, outboxes, backpressure, store,
-// recovery), the store's commit and sync latency histograms, and the HTTP
-// handler /metrics serves.
+// recovery), the store's commit and sync latency histograms, the counters
+// of what the gRPC servers refuse (Refusals), and the HTTP handler
+// /metrics serves.
 //
 // Instrumentation is pull-based where it can be: the node collector reads,
 // at scrape time, the counters the transport and the stage runtime keep

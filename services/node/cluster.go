@@ -9,6 +9,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/wololo/wololo/deploy"
+	"github.com/wololo/wololo/services/rpcserver"
 	"github.com/wololo/wololo/transport"
 	"github.com/wololo/wololo/transport/pki"
 )
@@ -59,6 +60,8 @@ type ClusterOptions struct {
 	// MaxJobs, by instance name, is the jobs that instance holds at once
 	// (Config.MaxJobs); the default for any other.
 	MaxJobs map[string]int
+	// RPCLimits are every instance's: see Config.RPCLimits.
+	RPCLimits rpcserver.Limits
 }
 
 // StartCluster starts every instance of top on 127.0.0.1; they serve until
@@ -116,6 +119,7 @@ func (c *Cluster) start(in deploy.Instance, l net.Listener) error {
 	cfg := Config{
 		Topology: c.Topology, Instance: in, Listener: l, Resolver: c.resolver, Store: c.stores[in.Name()],
 		Log: c.opts.Log, BatchRows: c.opts.BatchRows, OutboxLimit: c.opts.OutboxLimit, MaxJobs: c.opts.MaxJobs[in.Name()],
+		RPCLimits: c.opts.RPCLimits,
 	}
 	if in.Stage == c.Topology.Gateway().Name {
 		cfg.Public = c.public

@@ -98,6 +98,9 @@ type Config struct {
 	// MaxHeaderBytes and MaxRecordBytes (gateway): see gateway.Config.
 	MaxHeaderBytes int
 	MaxRecordBytes int
+	// RPCLimits are both gRPC servers' per-address caps and first-frame
+	// deadline (rpcserver.Limits; zero fields take the defaults).
+	RPCLimits rpcserver.Limits
 	// Admin, if set, is the admin HTTP listener (services/admin): /metrics,
 	// and on the gateway the web page of the whole deployment.
 	Admin net.Listener
@@ -130,6 +133,9 @@ func (c Config) Validate() error {
 	}
 	if c.BatchRows < 0 || c.OutboxLimit < 0 || c.Retention < 0 || c.MaxJobs < 0 {
 		return fmt.Errorf("node config: BatchRows %d, OutboxLimit %d, Retention %s and MaxJobs %d must not be negative", c.BatchRows, c.OutboxLimit, c.Retention, c.MaxJobs)
+	}
+	if err := c.RPCLimits.Validate(); err != nil {
+		return fmt.Errorf("node config: %w", err)
 	}
 	st, ok := c.Topology.Stage(c.Instance.Stage)
 	if !ok {
@@ -168,8 +174,13 @@ type Node struct {
 	// How long recovery took to load the store and to rebuild the jobs.
 	loadTime, replayTime atomic.Int64          // nanoseconds
 	metrics              *metrics.Registry     // nil without Admin
+	refusals             *metrics.Refusals     // what the gRPC servers refused
 	cluster              *clusterview.Gatherer // the gateway's
 }
+
+// Refusals counts what the node's gRPC servers refused (served on
+// /metrics with Config.Admin).
+func (n *Node) Refusals() *metrics.Refusals { return n.refusals }
 
 // New builds the node: a new incarnation, the stage runtime, the sender,
 // the gateway's job service, the gRPC servers (recovering: see
@@ -235,7 +246,8 @@ func New(cfg Config) (*Node, error) {
 		addr: cfg.Listener.Addr().String(), progress: n.runtime.Progress, store: cfg.Store, announced: &n.announced, recovering: &n.recovering,
 		loadTime: &n.loadTime, replayTime: &n.replayTime,
 	}
-	n.server, err = rpcserver.New(rpcserver.Options{Credentials: cfg.Credentials, Log: log.Named("rpc"), Recovering: true, Status: status})
+	n.refusals = metrics.NewRefusals()
+	n.server, err = rpcserver.New(rpcserver.Options{Credentials: cfg.Credentials, Log: log.Named("rpc"), Recovering: true, Status: status, Limits: cfg.RPCLimits, Refusals: n.refusals})
 	if err != nil {
 		return nil, err
 	}
@@ -255,7 +267,7 @@ func New(cfg Config) (*Node, error) {
 	}
 	wololov1.RegisterStageServiceServer(n.server.GRPC(), stageServer)
 	if n.Gateway != nil {
-		n.public, err = rpcserver.New(rpcserver.Options{Plane: rpcserver.Public, Credentials: cfg.Credentials, Log: log.Named("public"), Recovering: true, Codec: gateway.UploadCodec()})
+		n.public, err = rpcserver.New(rpcserver.Options{Plane: rpcserver.Public, Credentials: cfg.Credentials, Log: log.Named("public"), Recovering: true, Codec: gateway.UploadCodec(), Limits: cfg.RPCLimits, Refusals: n.refusals})
 		if err != nil {
 			return nil, err
 		}
@@ -265,7 +277,7 @@ func New(cfg Config) (*Node, error) {
 	}
 	if cfg.Admin != nil {
 		n.metrics = metrics.New(st.Name, self)
-		err := n.metrics.Register(append(cfg.StoreTimes.Collectors(), metrics.NewNodeCollector(metrics.NodeSource{
+		err := n.metrics.Register(append(append(cfg.StoreTimes.Collectors(), n.refusals.Collectors()...), metrics.NewNodeCollector(metrics.NodeSource{
 			Status: func() *wololov1.GetResponse { r, _ := status.Get(context.Background(), nil); return r },
 		}))...)
 		if err != nil {

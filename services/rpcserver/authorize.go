@@ -65,39 +65,36 @@ func serviceOf(method string) string {
 	return service
 }
 
-func (o Options) check(ctx context.Context, method string) error {
-	if o.Credentials == nil {
+func (s *Server) check(ctx context.Context, method string) error {
+	if s.opts.Credentials == nil {
 		return nil
 	}
 	id, known := pki.Peer(ctx)
-	err := authorize(o.Plane, method, id, known)
+	err := authorize(s.opts.Plane, method, id, known)
 	// A certificate revoked after its connection's handshake: refused on
 	// every call but health, as one without a certificate is.
 	if err == nil && known && serviceOf(method) != serviceHealth {
-		if rerr := o.Credentials.CheckPeer(ctx); rerr != nil {
+		if rerr := s.opts.Credentials.CheckPeer(ctx); rerr != nil {
 			err = status.Errorf(codes.Unauthenticated, "%s: %v", method, rerr)
 		}
 	}
 	if err != nil {
-		o.Log.Warn("call refused", "method", method, "caller", id.String(), "error", err)
+		who, _ := peerOf(ctx)
+		s.refused.call(method, who, err)
 	}
 	return err
 }
 
-func authorizeUnary(o Options) grpc.UnaryServerInterceptor {
-	return func(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
-		if err := o.check(ctx, info.FullMethod); err != nil {
-			return nil, err
-		}
-		return handler(ctx, req)
+func (s *Server) authorizeUnary(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+	if err := s.check(ctx, info.FullMethod); err != nil {
+		return nil, err
 	}
+	return handler(ctx, req)
 }
 
-func authorizeStream(o Options) grpc.StreamServerInterceptor {
-	return func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
-		if err := o.check(ss.Context(), info.FullMethod); err != nil {
-			return err
-		}
-		return handler(srv, ss)
+func (s *Server) authorizeStream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
+	if err := s.check(ss.Context(), info.FullMethod); err != nil {
+		return err
 	}
+	return handler(srv, ss)
 }

@@ -53,6 +53,47 @@
 // while "" stays the plain answer to "may I use this process?" that
 // container health checks and readiness waits expect. The masters ask ""
 // first and RecoveringService only when "" is not SERVING.
+//
+// # Floods
+//
+// Health needs no certificate, so anyone who can reach a port can open
+// connections and streams; Limits bounds what one peer address may hold,
+// so that a flood costs the process a bounded amount of memory and log,
+// and its masters' health checks and Status calls still get through:
+//
+//   - Connections (limitedListener, limitedCreds, connTable): at most
+//     MaxConnsPerAddr per caller, a caller being a peer address and the
+//     certificate's identity (none, or a client's). One past it is closed
+//     once its handshake shows who it is. The handshake itself must end
+//     within FirstFrame (gRPC's connection timeout), and at most
+//     MaxConnsPerAddr connections of one address may be in it: a new one
+//     past that closes the oldest (see connTable for why not the newest).
+//   - Calls (streamLimiter, in gRPC's tap): at most MaxStreamsPerAddr open
+//     at once per caller; more are ResourceExhausted.
+//   - A stream's first message must come within FirstFrame
+//     (DeadlineExceeded): an Upload that never sends its start frame, a
+//     Health/Watch that never sends its request.
+//
+// Instances, masters and the operator are exempt: once their certificate
+// is verified, their connections and calls are not counted at all. That is
+// how the masters keep being answered: their probes ride one long-lived
+// connection per process, and a flood of anonymous or client calls cannot
+// take their places, because they have none to take. A master's new
+// connection during a flood from its own address (one host: 127.0.0.1)
+// handshakes in milliseconds; handshakes that never end do not shut it
+// out, it is closed only if MaxConnsPerAddr more connections arrive from
+// that address while it handshakes, and then dialled again. Clients are
+// counted per client and address, so one client's flood does not refuse
+// another behind the same address, nor anonymous callers a client.
+// Without credentials (--insecure) nothing tells the processes apart from
+// anyone else: there are no caps, only the first-frame deadline.
+//
+// Every refusal (these, and authorize's) is counted for /metrics
+// (RefusalCounter: by plane, code and method) and logged through a
+// logLimiter: per RefusalLogPeriod, the first refusal of each kind (code,
+// method and caller) in full, up to ten, then one summary line with the
+// counts of the rest, so that 50,000 refused calls cost the log a dozen
+// lines instead of 12 MiB.
 package rpcserver
 
 import (
@@ -135,14 +176,23 @@ type Options struct {
 	// Codec, if set, is the server's gRPC codec for every call in place of
 	// gRPC's proto codec (the gateway's UploadCodec).
 	Codec encoding.CodecV2
+	// Limits are the per-address caps and the first-frame deadline (see
+	// "Floods"); zero fields take the defaults.
+	Limits Limits
+	// Refusals, if set, counts what the server refuses (/metrics).
+	Refusals RefusalCounter
 }
 
 // Server is one process's gRPC server.
 type Server struct {
-	grpc   *grpc.Server
-	health *health.Server
-	grace  time.Duration
-	ready  atomic.Bool // Recovered, or never recovering
+	grpc    *grpc.Server
+	health  *health.Server
+	grace   time.Duration
+	ready   atomic.Bool // Recovered, or never recovering
+	opts    Options
+	refused *refusals
+	conns   *connLimiter                    // nil without credentials
+	methods atomic.Pointer[map[string]bool] // the registered methods, set by Serve
 }
 
 // New builds the server with health, reflection and Status registered;
@@ -158,21 +208,37 @@ func New(o Options) (*Server, error) {
 	if o.Grace == 0 {
 		o.Grace = DefaultGrace
 	}
-	s := &Server{health: health.NewServer(), grace: o.Grace}
+	if err := o.Limits.Validate(); err != nil {
+		return nil, err
+	}
+	o.Limits = o.Limits.WithDefaults()
+	s := &Server{health: health.NewServer(), grace: o.Grace, opts: o, refused: newRefusals(o.Plane, o.Log, o.Refusals)}
+	s.methods.Store(&map[string]bool{})
 	opts := append(transport.ServerOptions(),
 		grpc.MaxRecvMsgSize(MaxMessageBytes),
 		grpc.MaxConcurrentStreams(MaxConcurrentStreams),
 		grpc.KeepaliveParams(keepalive.ServerParameters{
 			Time: transport.KeepaliveTime, Timeout: transport.KeepaliveTimeout, MaxConnectionIdle: MaxConnectionIdle,
 		}),
-		grpc.ChainUnaryInterceptor(recoverUnary(o.Log), authorizeUnary(o), s.gateUnary),
-		grpc.ChainStreamInterceptor(recoverStream(o.Log), authorizeStream(o), s.gateStream),
+		grpc.ConnectionTimeout(o.Limits.FirstFrame),
+		grpc.ChainUnaryInterceptor(recoverUnary(o.Log), s.authorizeUnary, s.gateUnary),
+		grpc.ChainStreamInterceptor(recoverStream(o.Log), s.authorizeStream, firstFrame(o.Limits.FirstFrame, s.refused), s.gateStream),
 	)
 	if o.Codec != nil {
 		opts = append(opts, grpc.ForceServerCodecV2(o.Codec))
 	}
 	if o.Credentials != nil {
-		opts = append(opts, grpc.Creds(transport.TLSCredentials(o.Credentials.ServerTLS())))
+		// Without credentials (--insecure) no peer can be told from
+		// another, the deployment's own processes included: no caps.
+		s.conns = &connLimiter{table: newConnTable[*trackedConn](o.Limits.MaxConnsPerAddr), max: o.Limits.MaxConnsPerAddr, report: s.refused.conn}
+		streams := &streamLimiter{
+			max: o.Limits.MaxStreamsPerAddr, held: newKeyedCounter[caller](o.Limits.MaxStreamsPerAddr),
+			methods: func() map[string]bool { return *s.methods.Load() }, refused: s.refused,
+		}
+		opts = append(opts,
+			grpc.Creds(limitedCreds{transport.TLSCredentials(o.Credentials.ServerTLS()), s.conns}),
+			grpc.InTapHandle(streams.tap),
+		)
 	}
 	s.grpc = grpc.NewServer(opts...)
 	if o.Recovering {
@@ -230,6 +296,16 @@ func (s *Server) gateStream(srv any, ss grpc.ServerStream, info *grpc.StreamServ
 // calls finish for the grace period and closes the rest. It returns nil
 // after a stop by ctx, or the error that ended serving.
 func (s *Server) Serve(ctx context.Context, l net.Listener) error {
+	methods := map[string]bool{}
+	for name, info := range s.grpc.GetServiceInfo() {
+		for _, m := range info.Methods {
+			methods["/"+name+"/"+m.Name] = true
+		}
+	}
+	s.methods.Store(&methods)
+	if s.conns != nil {
+		l = limitedListener{l, s.conns}
+	}
 	served := make(chan error, 1)
 	go func() { served <- s.grpc.Serve(l) }()
 	select {

@@ -25,6 +25,7 @@ import (
 	"github.com/wololo/wololo/services/logflags"
 	"github.com/wololo/wololo/services/metrics"
 	"github.com/wololo/wololo/services/node"
+	"github.com/wololo/wololo/services/rpcserver"
 	"github.com/wololo/wololo/services/tlsflags"
 	"github.com/wololo/wololo/transport"
 	"github.com/wololo/wololo/transport/durable"
@@ -86,6 +87,8 @@ func run(ctx context.Context, cmd string, args []string, stderr io.Writer) error
 	maxRecordBytes := fs.Int("max-record-bytes", 0, "gateway: a data record longer than this is skipped and counted as malformed (default 1 MiB, at most 2 MiB; the reference's --max-record-bytes must match)")
 	maxJobs := fs.Int("max-jobs", 0, "jobs this process holds at once; more are refused (ResourceExhausted) until one is fetched (default 1024)")
 	outboxLimit := fs.Int("outbox-limit", 0, "unacknowledged batches per output channel before input stops (default 32)")
+	var rpcLimits rpcserver.Limits
+	rpcLimits.RegisterFlags(fs)
 	memLimit := fs.Int("memory-limit-mib", DefaultMemoryLimitMiB, "soft memory limit in MiB: the garbage collector works harder near it (0: none; the GOMEMLIMIT environment variable wins)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of this process to this file until it stops")
 	if err := cli.Parse(fs, args); err != nil {
@@ -169,7 +172,7 @@ func run(ctx context.Context, cmd string, args []string, stderr io.Writer) error
 		BatchRows: *batchRows, OutboxLimit: *outboxLimit, MaxJobs: *maxJobs, UploadIdle: *uploadIdle,
 		ClientMaxJobs: *clientMaxJobs, ClientMaxHeldJobs: *clientMaxHeldJobs, MaxJobBytes: *maxJobBytes, ClientMaxBytes: *clientMaxBytes,
 		MaxHeaderBytes: *maxHeaderBytes, MaxRecordBytes: *maxRecordBytes,
-		Admin: al, StoreTimes: times,
+		Admin: al, StoreTimes: times, RPCLimits: rpcLimits,
 	})
 	if err != nil {
 		l.Close()

@@ -179,7 +179,17 @@ func (c *Credentials) CheckPeer(ctx context.Context) error {
 // Peer returns the verified identity of a call's peer, if it presented a
 // certificate the server verified.
 func Peer(ctx context.Context) (Identity, bool) {
-	leaf, ok := peerLeaf(ctx)
+	p, ok := peer.FromContext(ctx)
+	if !ok {
+		return Identity{}, false
+	}
+	return AuthIdentity(p.AuthInfo)
+}
+
+// AuthIdentity is Peer for what a server handshake returned: the verified
+// identity, if the peer presented a certificate the server verified.
+func AuthIdentity(auth credentials.AuthInfo) (Identity, bool) {
+	leaf, ok := authLeaf(auth)
 	if !ok {
 		return Identity{}, false
 	}
@@ -195,7 +205,12 @@ func peerLeaf(ctx context.Context) (*x509.Certificate, bool) {
 	if !ok {
 		return nil, false
 	}
-	info, ok := p.AuthInfo.(credentials.TLSInfo)
+	return authLeaf(p.AuthInfo)
+}
+
+// authLeaf is the verified certificate of a handshake's peer.
+func authLeaf(auth credentials.AuthInfo) (*x509.Certificate, bool) {
+	info, ok := auth.(credentials.TLSInfo)
 	if !ok || len(info.State.VerifiedChains) == 0 || len(info.State.VerifiedChains[0]) == 0 {
 		return nil, false
 	}
