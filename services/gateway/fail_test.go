@@ -113,7 +113,21 @@ func TestFinishTimeSurvivesRestart(t *testing.T) {
 		}
 		return r.Job.ElapsedSeconds
 	}
+	// What top and the web page show (the cluster view's job summary).
+	summarized := func(svc wololov1.JobServiceServer, name string) float64 {
+		t.Helper()
+		j, err := svc.(jobService).g.jobs.lookup("", name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return j.summary().ElapsedSeconds
+	}
 	live := map[string]float64{"done": elapsed(svc, "done"), "failed": elapsed(svc, "failed")}
+	for name, want := range live {
+		if got := summarized(svc, name); got != want {
+			t.Fatalf("%s job: the cluster view says %.3f s, GetJob %.3f s", name, got, want)
+		}
+	}
 	time.Sleep(100 * time.Millisecond) // the gateway is down a while
 	restarted := testGateway(t, store, time.Hour, make(chan string, 4))
 	for name, want := range live {
@@ -122,6 +136,9 @@ func TestFinishTimeSurvivesRestart(t *testing.T) {
 		}
 		if got := elapsed(restarted, name); got != want {
 			t.Errorf("%s job: elapsed %.3f s after a restart, %.3f s before", name, got, want)
+		}
+		if got := summarized(restarted, name); got != want {
+			t.Errorf("%s job: the cluster view says %.3f s after a restart, %.3f s before", name, got, want)
 		}
 	}
 }
