@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -67,4 +68,77 @@ func TestFailedJob(t *testing.T) {
 	}
 	check("live", svc)
 	check("after a restart", testGateway(t, store, time.Hour, make(chan string, 4)))
+}
+
+// TestFinishTimeSurvivesRestart: a done job's and a failed job's elapsed
+// time is the same after the gateway restarts (it used to restart the
+// clock at the recovery: 0.1 s became 20.4 s). A done job's finish time is
+// the sink's final commit's, which also holds its results.
+func TestFinishTimeSurvivesRestart(t *testing.T) {
+	store := transport.NewMemStore()
+	svc := testGateway(t, store, time.Hour, make(chan string, 4))
+	g := svc.(jobService).g
+	ctx := context.Background()
+	for _, name := range []string{"done", "failed"} {
+		if _, err := svc.CreateJob(ctx, createRequest(name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	id := func(name string) string {
+		j, err := g.jobs.lookup("", name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return j.id
+	}
+	time.Sleep(20 * time.Millisecond) // an elapsed time that is not 0
+	// The sink's final commit, as the stage runtime writes it in the
+	// gateway's store, then its OnFinish.
+	records := map[string][]byte{"stage/finished": []byte(strconv.FormatInt(time.Now().UnixMilli(), 10))}
+	for _, f := range schema.ResultFiles {
+		records[schema.ResultRecord(f)] = []byte("header\n")
+	}
+	if err := store.Commit(&transport.Commit{Job: id("done"), Records: records}); err != nil {
+		t.Fatal(err)
+	}
+	g.Finished(id("done"), records)
+	if err := g.FailJob(id("failed"), "shard-0", "channel state lost"); err != nil {
+		t.Fatal(err)
+	}
+	elapsed := func(svc wololov1.JobServiceServer, name string) float64 {
+		t.Helper()
+		r, err := svc.GetJob(ctx, &wololov1.GetJobRequest{JobId: name})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r.Job.ElapsedSeconds
+	}
+	// What top and the web page show (the cluster view's job summary).
+	summarized := func(svc wololov1.JobServiceServer, name string) float64 {
+		t.Helper()
+		j, err := svc.(jobService).g.jobs.lookup("", name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return j.summary().ElapsedSeconds
+	}
+	live := map[string]float64{"done": elapsed(svc, "done"), "failed": elapsed(svc, "failed")}
+	for name, want := range live {
+		if got := summarized(svc, name); got != want {
+			t.Fatalf("%s job: the cluster view says %.3f s, GetJob %.3f s", name, got, want)
+		}
+	}
+	time.Sleep(100 * time.Millisecond) // the gateway is down a while
+	restarted := testGateway(t, store, time.Hour, make(chan string, 4))
+	for name, want := range live {
+		if want < 0.01 {
+			t.Fatalf("%s: elapsed %.3f s live; the test needs one of 20 ms at least", name, want)
+		}
+		if got := elapsed(restarted, name); got != want {
+			t.Errorf("%s job: elapsed %.3f s after a restart, %.3f s before", name, got, want)
+		}
+		if got := summarized(restarted, name); got != want {
+			t.Errorf("%s job: the cluster view says %.3f s after a restart, %.3f s before", name, got, want)
+		}
+	}
 }

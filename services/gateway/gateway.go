@@ -287,12 +287,14 @@ func (g *Gateway) FailJob(id, reporter, reason string) error {
 		g.cfg.Log.Warn("failure reported for an unknown job", "job", id, "reporter", reporter, "reason", reason)
 		return nil
 	}
-	if !j.fail(reason) {
+	at := time.UnixMilli(time.Now().UnixMilli()) // as the store keeps it
+	if !j.fail(reason, at) {
 		j.log.Info("failure reported for a job that is over; ignored", "reporter", reporter, "reason", reason)
 		return nil
 	}
 	j.log.Error("job failed", "reporter", reporter, "reason", reason)
-	if err := g.cfg.Committer.Store().Commit(&transport.Commit{Job: id, Records: map[string][]byte{recordFailed: []byte(reason)}}); err != nil {
+	records := map[string][]byte{recordFailed: []byte(reason), recordFailedAt: failedRecord(at)}
+	if err := g.cfg.Committer.Store().Commit(&transport.Commit{Job: id, Records: records}); err != nil {
 		return errorf(ErrStore, "record the failure of job %q: %v", id, err)
 	}
 	return nil

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -15,6 +16,7 @@ import (
 
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 	"github.com/wololo/wololo/services/schema"
+	"github.com/wololo/wololo/services/stage"
 	"github.com/wololo/wololo/transport"
 )
 
@@ -49,6 +51,10 @@ const (
 	recordMeta = "job/meta"
 	// recordFailed holds why the job failed, when it did (plain text).
 	recordFailed = "job/failed"
+	// recordFailedAt holds when it failed (Unix milliseconds, decimal),
+	// written with recordFailed. A done job's finish time is the sink's
+	// (stage.FinishedAt), in the commit that holds its results.
+	recordFailedAt = "job/failed-at"
 )
 
 // uploadKey is the record of a file's upload progress (UploadRecord).
@@ -76,7 +82,7 @@ type job struct {
 
 	mu       sync.Mutex
 	activity time.Time // last client call or progress, for retention
-	finished time.Time // when the results came in (or were recovered)
+	finished time.Time // when the results came in or the job failed, as the store records it
 	state    wololov1.JobState
 	message  string
 	files    [2]*fileState
@@ -361,10 +367,11 @@ func (js *jobs) recover(img *transport.Image) (unreadable []string, err error) {
 			j.state = wololov1.JobState_JOB_STATE_RUNNING
 		}
 		if ji.Records[schema.ResultRecord(schema.ResultFiles[0])] != nil {
-			j.setResultsLocked(ji.Records)
+			j.setResultsLocked(ji.Records, finishTime(stage.FinishedAt(ji.Records)))
 		}
 		if reason := ji.Records[recordFailed]; reason != nil {
-			j.failLocked(string(reason)) // results that came after a failure are not to be trusted
+			// Results that came after a failure are not to be trusted.
+			j.failLocked(string(reason), finishTime(failedAt(ji.Records[recordFailedAt])))
 		}
 		js.add(j)
 		j.log.Info("job recovered", "state", j.state, "matches-offset", j.files[0].offset, "players-offset", j.files[1].offset, "message", j.message)
@@ -528,41 +535,67 @@ func (j *job) finish(records map[string][]byte) {
 		j.log.Warn("results of a failed job ignored", "reason", j.message)
 		return
 	}
-	j.setResultsLocked(records)
-	j.log.Info("job done", "elapsed", time.Since(j.created).Round(time.Millisecond))
+	j.setResultsLocked(records, finishTime(stage.FinishedAt(records)))
+	j.log.Info("job done", "elapsed", j.finished.Sub(j.created).Round(time.Millisecond))
 }
 
-func (j *job) setResultsLocked(records map[string][]byte) {
+// setResultsLocked makes the job done with the results in records, finished
+// at the time the store records (see finishTime).
+func (j *job) setResultsLocked(records map[string][]byte, finished time.Time) {
 	j.results = map[string][]byte{}
 	for _, name := range schema.ResultFiles {
 		j.results[name] = records[schema.ResultRecord(name)]
 	}
 	j.state = wololov1.JobState_JOB_STATE_DONE
 	j.activity = time.Now()
-	j.finished = j.activity
+	j.finished = finished
 	j.notifyLocked()
 }
 
-// fail marks the job failed with a reason, unless it is done (its results
-// are in, whatever happened after) or failed already; it reports whether
-// it did. Its uploads end (failure).
-func (j *job) fail(reason string) bool {
+// finishTime is a job's finish time as its store records it. A job
+// recovered from a store written before finish times were recorded has
+// none: it is taken as now, as it always was then, and its elapsed time
+// includes the time the gateway was down.
+func finishTime(at time.Time, recorded bool) time.Time {
+	if !recorded {
+		return time.Now()
+	}
+	return at
+}
+
+// failedRecord is recordFailedAt's value for a failure at at.
+func failedRecord(at time.Time) []byte { return strconv.AppendInt(nil, at.UnixMilli(), 10) }
+
+// failedAt reads recordFailedAt's value; false if it is missing or
+// unreadable.
+func failedAt(b []byte) (time.Time, bool) {
+	ms, err := strconv.ParseInt(string(b), 10, 64)
+	if err != nil || ms <= 0 {
+		return time.Time{}, false
+	}
+	return time.UnixMilli(ms), true
+}
+
+// fail marks the job failed at at with a reason, unless it is done (its
+// results are in, whatever happened after) or failed already; it reports
+// whether it did. Its uploads end (failure).
+func (j *job) fail(reason string, at time.Time) bool {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.state == wololov1.JobState_JOB_STATE_DONE || j.state == wololov1.JobState_JOB_STATE_FAILED {
 		return false
 	}
-	j.failLocked(reason)
+	j.failLocked(reason, at)
 	return true
 }
 
-func (j *job) failLocked(reason string) {
+func (j *job) failLocked(reason string, at time.Time) {
 	if j.state == wololov1.JobState_JOB_STATE_FAILED {
 		return
 	}
 	j.state, j.message, j.results = wololov1.JobState_JOB_STATE_FAILED, reason, nil
 	j.activity = time.Now()
-	j.finished = j.activity
+	j.finished = at
 	close(j.failed)
 	j.notifyLocked()
 }

@@ -143,7 +143,9 @@ type Cluster struct {
 	done     chan struct{}
 	wg       sync.WaitGroup
 
-	controlAddr string
+	controlAddr    string
+	controlStopped chan struct{} // closed once the ProcessService stopped
+	lock           *dirLock      // the data directory's, released by Stop
 }
 
 type instance struct {
@@ -166,6 +168,7 @@ type instance struct {
 type proc struct {
 	pid     int
 	started time.Time
+	logFrom int64 // where its output starts in the instance's log file
 	done    chan struct{}
 	// set before done is closed
 	exited time.Time
@@ -223,8 +226,19 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 	if err := os.Chmod(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("local: data directory: %w", err)
 	}
+	// One runner per data directory (see LockFile); held until Stop.
+	lock, err := lockDataDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("local: %w", err)
+	}
+	up := false
+	defer func() {
+		if !up {
+			lock.release()
+		}
+	}()
 	c := &Cluster{
-		opts: o, log: o.Log, top: o.Topology, dir: dir,
+		opts: o, log: o.Log, top: o.Topology, dir: dir, lock: lock,
 		peersPath: filepath.Join(dir, "peers.json"), topoPath: filepath.Join(dir, "topology.json"),
 		insts: map[string]*instance{}, stopCh: make(chan struct{}), done: make(chan struct{}),
 	}
@@ -276,6 +290,9 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 		c.insts[ins.name] = ins
 		c.order = append(c.order, ins.name)
 	}
+	if err := checkPorts(c.portUsesLocked()); err != nil {
+		return nil, fmt.Errorf("local: %w", err)
+	}
 	b, err := json.MarshalIndent(c.top, "", "  ")
 	if err != nil {
 		return nil, fmt.Errorf("local: %w", err)
@@ -295,6 +312,7 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 	}
 
 	// Children.
+	first := map[string]*proc{}
 	c.mu.Lock()
 	for _, name := range c.order {
 		ins := c.insts[name]
@@ -304,7 +322,7 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 			c.Stop()
 			return nil, fmt.Errorf("local: start %s: %w", name, err)
 		}
-		ins.cur = p
+		ins.cur, first[name] = p, p
 		c.wg.Add(1)
 		go c.supervise(ins)
 	}
@@ -319,10 +337,13 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 	}()
 	rctx, cancel := context.WithTimeout(ctx, o.ReadyTimeout)
 	defer cancel()
-	if err := c.WaitReady(rctx); err != nil {
-		c.Stop()
-		return nil, fmt.Errorf("local: %w", err)
+	for _, name := range c.order {
+		if err := c.waitInstance(rctx, name, first[name]); err != nil {
+			c.Stop()
+			return nil, fmt.Errorf("local: %w", err)
+		}
 	}
+	up = true
 	c.log.Info("cluster up", "processes", len(c.order), "gateway", c.GatewayAddr(), "dashboard", c.DashboardURL(), "data", c.dir, "tasks", strings.Join(c.top.Tasks(), "; "))
 	return c, nil
 }
@@ -387,6 +408,10 @@ func (c *Cluster) spawnLocked(ins *instance) (*proc, error) {
 	if err != nil {
 		return nil, err
 	}
+	var logFrom int64
+	if fi, err := logf.Stat(); err == nil {
+		logFrom = fi.Size()
+	}
 	args := c.argsLocked(ins)
 	ins.starts++
 	command := filepath.Base(c.opts.Binary) + " " + strings.Join(args, " ")
@@ -407,7 +432,7 @@ func (c *Cluster) spawnLocked(ins *instance) (*proc, error) {
 		logf.Close()
 		return nil, err
 	}
-	p := &proc{pid: cmd.Process.Pid, started: time.Now(), done: make(chan struct{})}
+	p := &proc{pid: cmd.Process.Pid, started: time.Now(), logFrom: logFrom, done: make(chan struct{})}
 	ins.last = p
 	go func() {
 		err := cmd.Wait()
@@ -549,16 +574,29 @@ func (c *Cluster) WaitReady(ctx context.Context) error {
 	return nil
 }
 
-// WaitInstance waits until the instance answers its Status RPC under its
-// own name, done recovering from its store.
+// WaitInstance waits until the instance's current process answers its
+// Status RPC under its own name and pid, done recovering from its store.
 func (c *Cluster) WaitInstance(ctx context.Context, name string) error {
+	return c.waitInstance(ctx, name, nil)
+}
+
+// waitInstance is WaitInstance. At the start, first is the process Start
+// started for the instance: the wait then fails at once when that process
+// exits by itself (a port taken is named) or another process answers on
+// its address, instead of waiting for ReadyTimeout or taking another
+// cluster's answer for its own.
+func (c *Cluster) waitInstance(ctx context.Context, name string, first *proc) error {
 	var lastErr error
 	for {
 		c.mu.Lock()
 		ins, ok := c.insts[name]
 		var addr string
+		pid := 0
 		if ok {
 			addr = ins.addr
+			if ins.cur != nil {
+				pid = ins.cur.pid
+			}
 		}
 		stopping := c.stopping
 		c.mu.Unlock()
@@ -568,8 +606,18 @@ func (c *Cluster) WaitInstance(ctx context.Context, name string) error {
 		if stopping {
 			return errors.New("the cluster is stopping")
 		}
-		if lastErr = c.probe(ctx, addr, name); lastErr == nil {
+		if pid == 0 {
+			lastErr = errors.New("no process of it is running")
+		} else if lastErr = c.probe(ctx, addr, name, pid); lastErr == nil {
 			return nil
+		}
+		if first != nil {
+			if foreign := (*foreignError)(nil); errors.As(lastErr, &foreign) {
+				return fmt.Errorf("%s: %w", name, lastErr)
+			}
+			if err := c.exitedAtStart(ins, first); err != nil {
+				return err
+			}
 		}
 		select {
 		case <-ctx.Done():
@@ -579,7 +627,69 @@ func (c *Cluster) WaitInstance(ctx context.Context, name string) error {
 	}
 }
 
-func (c *Cluster) probe(ctx context.Context, addr, name string) error {
+// exitedAtStart is the error of an instance whose first process exited by
+// itself before it answered (nil while it runs, or if it was killed by a
+// signal: a master restarting it). A port that was taken is named.
+func (c *Cluster) exitedAtStart(ins *instance, p *proc) error {
+	select {
+	case <-p.done:
+	default:
+		return nil
+	}
+	if p.state != nil {
+		if ws, ok := p.state.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return nil
+		}
+	}
+	how := describeExit(p.state, nil)
+	out := c.logSince(ins, p, 15)
+	if addr := portTakenIn(out); addr != "" {
+		c.mu.Lock()
+		inUse := portInUse(c.portUsesLocked(), addr)
+		c.mu.Unlock()
+		return fmt.Errorf("%s exited (%s) at start: %w", ins.name, how, inUse)
+	}
+	return fmt.Errorf("%s exited (%s) before it answered; the end of %s:\n%s", ins.name, how, ins.logPath, out)
+}
+
+// logSince is the last lines process p wrote to its instance's log file.
+func (c *Cluster) logSince(ins *instance, p *proc, lines int) string {
+	f, err := os.Open(ins.logPath)
+	if err != nil {
+		return err.Error()
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.NewSectionReader(f, p.logFrom, 1<<40))
+	if err != nil {
+		return err.Error()
+	}
+	return tail(b, lines)
+}
+
+// portUsesLocked is every address the cluster listens on, and whose it is.
+func (c *Cluster) portUsesLocked() []portUse {
+	uses := []portUse{{c.public, "the gateway's public port"}}
+	for _, name := range c.order {
+		ins := c.insts[name]
+		uses = append(uses, portUse{ins.addr, name + "'s gRPC port"}, portUse{ins.admin, name + "'s admin port"})
+	}
+	return uses
+}
+
+// foreignError: a process other than the one this runner started answers
+// on an instance's address.
+type foreignError struct {
+	addr, instance string // the address, and the instance it answers as
+	pid, want      int64
+}
+
+func (e *foreignError) Error() string {
+	return fmt.Sprintf("%s is answered by pid %d (as %s), not by pid %d that this runner started: another process holds the port (another wololo local?)", e.addr, e.pid, e.instance, e.want)
+}
+
+// probe asks addr's Status whether it is instance name's process pid, done
+// recovering.
+func (c *Cluster) probe(ctx context.Context, addr, name string, pid int) error {
 	tlsConfig, err := c.OperatorTLS(name)
 	if err != nil {
 		return err
@@ -594,6 +704,9 @@ func (c *Cluster) probe(ctx context.Context, addr, name string) error {
 	r, err := wololov1.NewStatusClient(conn).Get(ctx, &wololov1.GetRequest{})
 	if err != nil {
 		return err
+	}
+	if r.Pid != int64(pid) {
+		return &foreignError{addr: addr, instance: r.Instance, pid: r.Pid, want: int64(pid)}
 	}
 	if r.Instance != name {
 		return fmt.Errorf("%s answers as %q", addr, r.Instance)
@@ -928,6 +1041,10 @@ func (c *Cluster) Stop() error {
 		} else {
 			c.log.Info("cluster stopped")
 		}
+		if c.controlStopped != nil {
+			<-c.controlStopped // its socket is gone before another runner may make its own
+		}
+		c.lock.release() // every child is gone: another runner may have the directory
 		close(c.done)
 	})
 	<-c.done

@@ -38,7 +38,9 @@ const ControlSocket = "processes.sock"
 // directory that only this user may open (0600, in a 0700 directory: the
 // service starts and kills processes, so no other local user may reach it,
 // as any could a loopback port), writes its address to DIR/processes.addr
-// and stops when the cluster does.
+// and stops when the cluster does, removing the socket. A socket already
+// there was left by a runner that died (this one holds the directory's
+// lock, LockFile): it is removed first.
 func (c *Cluster) serveControl() error {
 	sock := filepath.Join(c.dir, ControlSocket)
 	if err := os.Remove(sock); err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -61,10 +63,12 @@ func (c *Cluster) serveControl() error {
 		return err
 	}
 	c.controlAddr = addr
+	c.controlStopped = make(chan struct{})
 	go func() { _ = s.Serve(l) }()
 	go func() {
 		<-c.stopCh
-		s.Stop()
+		s.Stop() // closes the listener, which removes the socket
+		close(c.controlStopped)
 	}()
 	return nil
 }

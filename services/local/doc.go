@@ -21,11 +21,23 @@
 // copies every line, prefixed with its instance, for `wololo local
 // --follow`.
 //
+// One runner owns a data directory: it holds an flock on DIR/local.lock
+// (its pid inside) until it stops, and a second runner on the directory is
+// refused at once, naming the holder (lock.go says why an flock). Before
+// any child starts, every port the cluster is to listen on is tried, and a
+// port in use fails the start naming it; a child that still exits at start
+// fails it at once too, with the port its log names. A process counts as
+// an instance only when its Status answers with the instance's name and
+// the pid of the process this runner started for it: another cluster
+// answering on the same port is never taken for its own.
+//
 // What it may not touch: it talks to its children only through their
 // command line, signals, the peers file and the gRPC Status service (to see
 // that they are up); it never imports the node, stage, gateway or worker
 // packages, so what it runs is exactly what a deployment runs. It writes
-// only under its data directory and signals only processes it started.
+// only under its data directory, removes only files it made there (the
+// ProcessService socket, after the lock says no other runner can have
+// made it), and signals only processes it started.
 // It runs a wololo binary built from this tree: every child gets --data and
 // --peers.
 package local

@@ -27,6 +27,10 @@ and its address in DIR/peers.json. The topology's masters (3 by default)
 run beside them as 'wololo master' processes: they elect a leader, which
 restarts any process that dies or goes silent, masters included. With
 --masters 0 the runner restarts its children itself.
+
+One runner per data directory: a second one on it is refused at once,
+naming the first one's pid (DIR/local.lock). A port in use fails the start,
+naming the port: choose others with --base-port N or --free-ports.
 `
 
 // common are the flags both forms take.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"os"
 	"path/filepath"
 	"sort"
 	"sync"
@@ -316,7 +317,7 @@ type statusServer struct {
 
 func (s *statusServer) Get(context.Context, *wololov1.GetRequest) (*wololov1.GetResponse, error) {
 	return &wololov1.GetResponse{
-		Role: "master", Instance: s.m.instance, Incarnation: uint64(s.m.started.UnixNano()),
+		Role: "master", Instance: s.m.instance, Incarnation: uint64(s.m.started.UnixNano()), Pid: int64(os.Getpid()),
 		UptimeSeconds: time.Since(s.m.started).Seconds(), Address: s.m.cfg.Listener.Addr().String(),
 		Master: s.m.Status(),
 	}, nil

@@ -54,6 +54,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"sync/atomic"
 	"time"
 
@@ -440,7 +441,7 @@ type statusServer struct {
 
 func (s *statusServer) Get(context.Context, *wololov1.GetRequest) (*wololov1.GetResponse, error) {
 	r := &wololov1.GetResponse{
-		Role: s.role, Instance: s.instance, Incarnation: s.incarnation,
+		Role: s.role, Instance: s.instance, Incarnation: s.incarnation, Pid: int64(os.Getpid()),
 		UptimeSeconds: time.Since(s.started).Seconds(), Address: s.addr,
 		Store: storeCounters(s.store), Announced: s.announced.Load(), Recovering: s.recovering.Load(),
 	}

@@ -8,6 +8,7 @@ import (
 	"maps"
 	"slices"
 	"sort"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -42,6 +43,9 @@ var SnapshotMinBytes = 32 << 20
 // Records the runtime keeps per job in the store, next to the operator's
 // (and the Committer's transport.EndedRecord of each ended input).
 const (
+	// recordFinished marks a job finished at this stage; it holds when
+	// (FinishedAt), in the final commit itself, so that a restarted
+	// process reports the same finish time as the live one did.
 	recordFinished   = "stage/finished"
 	recordIntroduced = "stage/introduced"
 )
@@ -49,6 +53,22 @@ const (
 // DefaultSweepEvery is how often a runtime reaps the state of jobs it was
 // never introduced to.
 const DefaultSweepEvery = time.Minute
+
+// finishedRecord is recordFinished's value: the time in Unix milliseconds,
+// in decimal.
+func finishedRecord(at time.Time) []byte { return strconv.AppendInt(nil, at.UnixMilli(), 10) }
+
+// FinishedAt is when a job finished at a stage, read from the records of
+// its final commit (OnFinish's, or the job's records in a store image), to
+// the millisecond; false when the records do not say (no final commit yet,
+// or a store written before the time was recorded, whose record holds 1).
+func FinishedAt(records map[string][]byte) (time.Time, bool) {
+	ms, err := strconv.ParseInt(string(records[recordFinished]), 10, 64)
+	if err != nil || ms <= 1 {
+		return time.Time{}, false
+	}
+	return time.UnixMilli(ms), true
+}
 
 // Config is what a Runtime needs.
 type Config struct {
@@ -705,7 +725,7 @@ func (r *Runtime) build(j *job, p plan) (*transport.Step, bool, error) {
 	switch {
 	case finishing:
 		// The operator is gone; its log is no longer needed.
-		s.Records[recordFinished] = []byte{1}
+		s.Records[recordFinished] = finishedRecord(time.Now())
 		s.ResetState = true
 	case r.cfg.Spec.Stateless:
 	default:

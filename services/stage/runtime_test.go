@@ -172,8 +172,17 @@ func TestRuntimeAppliesOnceAndFinishesAfterEveryEOF(t *testing.T) {
 	if n := store.OutboxLen(out); n != 0 {
 		t.Fatalf("emitted %d batches before every upstream ended", n)
 	}
+	before := time.UnixMilli(time.Now().UnixMilli())
 	if err := deliver(t, rt, from1, &wololov1.Batch{Seq: 1, Eof: true}); err != nil {
 		t.Fatal(err)
+	}
+	// The final commit says when the job finished, for a restarted process.
+	img, err := store.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if at, ok := stage.FinishedAt(img.Jobs["j1"].Records); !ok || at.Before(before) || at.After(time.Now()) {
+		t.Fatalf("FinishedAt of the final commit = %v, %v; want a time from %v to now", at, ok, before)
 	}
 	// One batch with the qualifying match, then the EOF, in the outbox.
 	if n := store.OutboxLen(out); n != 2 {
@@ -625,5 +634,35 @@ func TestRuntimeRefusesBatchesAfterEOF(t *testing.T) {
 			t.Fatal(err)
 		}
 		rt, _, stop = startRuntime(t, self, spec, store)
+	}
+}
+
+// TestFinishedAtReadsTheFinalCommit: the finish time is read back to the
+// millisecond; a job not finished, and the mark of a store written before
+// the time was recorded (1), have none.
+func TestFinishedAtReadsTheFinalCommit(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		value  []byte // "stage/finished", as the store holds it
+		want   time.Time
+		wantOK bool
+	}{
+		{"a finish time", []byte("1764120000123"), time.UnixMilli(1764120000123), true},
+		{"not finished", nil, time.Time{}, false},
+		{"a store of an older build", []byte{1}, time.Time{}, false},
+		{"the text 1", []byte("1"), time.Time{}, false},
+		{"garbage", []byte("soon"), time.Time{}, false},
+		{"negative", []byte("-5"), time.Time{}, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			records := map[string][]byte{}
+			if c.value != nil {
+				records["stage/finished"] = c.value
+			}
+			got, ok := stage.FinishedAt(records)
+			if ok != c.wantOK || !got.Equal(c.want) {
+				t.Fatalf("FinishedAt = %v, %v; want %v, %v", got, ok, c.want, c.wantOK)
+			}
+		})
 	}
 }

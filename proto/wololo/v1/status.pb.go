@@ -89,8 +89,11 @@ type GetResponse struct {
 	// rebuilding the jobs from it (replaying state logs); 0 until done.
 	RecoveryLoadSeconds   float64 `protobuf:"fixed64,11,opt,name=recovery_load_seconds,json=recoveryLoadSeconds,proto3" json:"recovery_load_seconds,omitempty"`
 	RecoveryReplaySeconds float64 `protobuf:"fixed64,12,opt,name=recovery_replay_seconds,json=recoveryReplaySeconds,proto3" json:"recovery_replay_seconds,omitempty"`
-	unknownFields         protoimpl.UnknownFields
-	sizeCache             protoimpl.SizeCache
+	// Its process id (in its own pid namespace): how `wololo local` tells
+	// its own child from another process answering on the same port.
+	Pid           int64 `protobuf:"varint,13,opt,name=pid,proto3" json:"pid,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *GetResponse) Reset() {
@@ -203,6 +206,13 @@ func (x *GetResponse) GetRecoveryLoadSeconds() float64 {
 func (x *GetResponse) GetRecoveryReplaySeconds() float64 {
 	if x != nil {
 		return x.RecoveryReplaySeconds
+	}
+	return 0
+}
+
+func (x *GetResponse) GetPid() int64 {
+	if x != nil {
+		return x.Pid
 	}
 	return 0
 }
@@ -830,7 +840,7 @@ const file_wololo_v1_status_proto_rawDesc = "" +
 	"\n" +
 	"\x16wololo/v1/status.proto\x12\twololo.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\f\n" +
 	"\n" +
-	"GetRequest\"\xd7\x03\n" +
+	"GetRequest\"\xe9\x03\n" +
 	"\vGetResponse\x12\x12\n" +
 	"\x04role\x18\x01 \x01(\tR\x04role\x12\x1a\n" +
 	"\binstance\x18\x02 \x01(\tR\binstance\x12 \n" +
@@ -846,7 +856,8 @@ const file_wololo_v1_status_proto_rawDesc = "" +
 	" \x01(\bR\n" +
 	"recovering\x122\n" +
 	"\x15recovery_load_seconds\x18\v \x01(\x01R\x13recoveryLoadSeconds\x126\n" +
-	"\x17recovery_replay_seconds\x18\f \x01(\x01R\x15recoveryReplaySeconds\"\x98\x02\n" +
+	"\x17recovery_replay_seconds\x18\f \x01(\x01R\x15recoveryReplaySeconds\x12\x10\n" +
+	"\x03pid\x18\r \x01(\x03R\x03pid\"\x98\x02\n" +
 	"\fMasterStatus\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x05R\x02id\x12#\n" +
 	"\relection_role\x18\x02 \x01(\tR\felectionRole\x12\x12\n" +
