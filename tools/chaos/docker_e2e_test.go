@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -233,7 +234,9 @@ func mustRun(t *testing.T, argv ...string) string {
 
 // checkMastersHoldLittleDockerPower: the masters run as an unprivileged
 // user, and the docker-proxy, their only way to the engine, refuses what
-// they do not need (an unfiltered list, images, another container's kill).
+// they do not need (an unfiltered list, images, another container's kill,
+// and a start in an old API version whose body this engine, before 25.0,
+// would apply as a privileged HostConfig with the host's / bound).
 func checkMastersHoldLittleDockerPower(ctx context.Context, t *testing.T, project string) {
 	t.Helper()
 	for _, m := range []string{"master-1", "master-2", "master-3"} {
@@ -249,7 +252,7 @@ func checkMastersHoldLittleDockerPower(ctx context.Context, t *testing.T, projec
 		}
 	}
 	dir := strings.TrimSpace(mustRun(t, "docker", "volume", "inspect", "-f", "{{.Mountpoint}}", project+"_docker-proxy"))
-	proxy, err := client.NewClientWithOpts(client.WithHost("unix://"+filepath.Join(dir, "docker.sock")), client.WithAPIVersionNegotiation())
+	proxy, err := client.NewClientWithOpts(client.WithHost("unix://"+filepath.Join(dir, "docker.sock")), client.WithVersion(deploy.DockerAPIVersion))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -262,6 +265,24 @@ func checkMastersHoldLittleDockerPower(ctx context.Context, t *testing.T, projec
 		"an unfiltered list":   func() error { _, err := proxy.ContainerList(ctx, container.ListOptions{All: true}); return err },
 		"the images":           func() error { _, err := proxy.ImageList(ctx, image.ListOptions{}); return err },
 		"the proxy's own kill": func() error { return proxy.ContainerKill(ctx, project+"-docker-proxy", "SIGKILL") },
+		"a privileged start in API version 1.23": func() error {
+			// Stopped first, so that the engine would start it, and
+			// started again after (the leading master may be first).
+			shard := project + "-shard-0"
+			mustRun(t, "docker", "kill", shard)
+			defer mustRun(t, "docker", "start", shard)
+			hostConfig := `{"Binds":["/:/host"],"Privileged":true}`
+			resp, err := proxy.HTTPClient().Post("http://docker/v1.23/containers/"+shard+"/start", "application/json", strings.NewReader(hostConfig))
+			if err != nil {
+				return err
+			}
+			defer resp.Body.Close()
+			msg, _ := io.ReadAll(resp.Body)
+			if hc := strings.TrimSpace(mustRun(t, "docker", "inspect", "-f", "{{.HostConfig.Privileged}} {{.HostConfig.Binds}}", shard)); hc != "false []" {
+				t.Errorf("%s after the forged start: privileged, binds: %s", shard, hc)
+			}
+			return fmt.Errorf("%s %s", resp.Status, msg)
+		},
 	} {
 		if err := call(); err == nil || !strings.Contains(err.Error(), "wololo docker-proxy: refused") {
 			t.Errorf("%s through the proxy: %v, want refused", name, err)

@@ -162,7 +162,7 @@ func checkSwarmProxy(ctx context.Context, t *testing.T, stack string, top deploy
 		}
 	}
 	dir := strings.TrimSpace(mustRun(t, "docker", "volume", "inspect", "-f", "{{.Mountpoint}}", stack+"_docker-proxy"))
-	proxy, err := client.NewClientWithOpts(client.WithHost("unix://"+filepath.Join(dir, "docker.sock")), client.WithAPIVersionNegotiation())
+	proxy, err := client.NewClientWithOpts(client.WithHost("unix://"+filepath.Join(dir, "docker.sock")), client.WithVersion(deploy.DockerAPIVersion))
 	if err != nil {
 		t.Fatal(err)
 	}

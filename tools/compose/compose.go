@@ -22,9 +22,9 @@
 // process's key.
 //
 // Only the docker-proxy service holds the engine's socket; it lets the
-// masters list, inspect, start, kill and pause the project's labelled
-// containers and nothing else (services/dockerproxy), and the masters run
-// as the unprivileged user MasterUser. The proxy itself is not a graph
+// masters list the project's labelled containers and start and SIGKILL
+// them, in the one API version they pin (deploy.DockerAPIVersion), and
+// nothing else (services/dockerproxy). The proxy itself is not a graph
 // process and carries no project label: the masters do not supervise it,
 // so it is the one service with a restart policy (unless-stopped).
 //
