@@ -164,7 +164,7 @@ certs: build ## make the compose deployment's CA and certificates in deploy/tls 
 up: images certs ## deploy deploy/compose.yaml (3 masters + the graph) and wait until the gateway and masters answer
 	$(DC) up -d
 	$(BIN) health --timeout 60s --addr $(GATEWAY) --tls-dir $(TLS_DIR) --as client --server-name localhost
-	@for m in 1 2 3; do $(BIN) health --timeout 60s --addr 127.0.0.1:$$((7113 + $$m)) --tls-dir $(TLS_DIR) --as operator --server-name master-$$m || exit 1; done
+	@for m in 1 2 3; do $(BIN) health --timeout 60s --addr 127.0.0.1:$$((7103 + $$m)) --tls-dir $(TLS_DIR) --as operator --server-name master-$$m || exit 1; done
 
 # The masters restart whatever stops, each other included: they are killed
 # together before compose stops the rest one by one, and `down` is retried
