@@ -148,19 +148,27 @@ images: build ## build the one image (FROM scratch: the static binary) every rol
 # The deployment's CA and every process's certificate, made once into
 # deploy/tls (0700, never committed; the CA's key in deploy/tls/ca, which
 # no container mounts) and handed to the containers as compose secrets,
-# with the revocation list crl.pem. The masters run as a non-root user, and
-# a bind-mounted secret keeps its host mode: their keys are made readable
-# (the directory itself stays 0700, so no other host user reaches them; a
-# process takes a key open to others only in a container's /run/secrets).
-# `wololo certs` makes every key 0600 again, so the chmod follows each run.
+# with the revocation list crl.pem. The containers run as the unprivileged
+# CONTAINER_USER (tools/compose User), and a bind-mounted secret keeps its
+# host owner and mode: the keys the compose file names become that user's,
+# 0600, where make runs as root (who alone may chown); elsewhere they are
+# made readable, 0644, and make says so (the directory itself stays 0700,
+# so no other host user reaches them; a process takes a key open to others
+# only in a container's /run/secrets). `wololo certs` makes every key 0600
+# again, so this follows each run. The CA's key and the client and
+# operator keys are left alone.
+CONTAINER_USER := 10001:10001
 certs: build ## make the compose deployment's CA and certificates in deploy/tls (kept when valid)
 	$(BIN) certs --dir $(TLS_DIR)
-	@chmod 0644 $(TLS_DIR)/master-*.key
+	@keys=$$(grep -o '"\./$(notdir $(TLS_DIR))/[^"]*\.key"' $(COMPOSE_FILE) | tr -d '"' | sed 's|^\./$(notdir $(TLS_DIR))/|$(TLS_DIR)/|'); \
+	  if [ -z "$$keys" ]; then echo "certs: $(COMPOSE_FILE) names no key"; exit 1; fi; \
+	  if [ "$$(id -u)" = 0 ]; then chown $(CONTAINER_USER) $$keys && chmod 0600 $$keys; \
+	  else chmod 0644 $$keys && echo "certs: not root, so the containers' keys cannot be made user $(CONTAINER_USER)'s: made readable (0644) in the 0700 $(TLS_DIR)"; fi
 
 up: images certs ## deploy deploy/compose.yaml (3 masters + the graph) and wait until the gateway and masters answer
 	$(DC) up -d
 	$(BIN) health --timeout 60s --addr $(GATEWAY) --tls-dir $(TLS_DIR) --as client --server-name localhost
-	@for m in 1 2 3; do $(BIN) health --timeout 60s --addr 127.0.0.1:$$((7113 + $$m)) --tls-dir $(TLS_DIR) --as operator --server-name master-$$m || exit 1; done
+	@for m in 1 2 3; do $(BIN) health --timeout 60s --addr 127.0.0.1:$$((7103 + $$m)) --tls-dir $(TLS_DIR) --as operator --server-name master-$$m || exit 1; done
 
 # The masters restart whatever stops, each other included: they are killed
 # together before compose stops the rest one by one, and `down` is retried

@@ -8,3 +8,10 @@ const (
 	LabelInstance = "wololo.instance" // e.g. "q3-joiner-1"
 	LabelAddress  = "wololo.address"  // where it serves gRPC, e.g. "q3-joiner-1:7108"
 )
+
+// DockerAPIVersion is the Engine API version the masters' Docker and Swarm
+// runtimes pin (their --docker-api-version) and the only one the
+// docker-proxy admits (its --api-version): engines 20.10 to 28 speak it.
+// Pinned rather than negotiated, so that the proxy can admit exactly what
+// the masters send (services/dockerproxy says why an old version matters).
+const DockerAPIVersion = "1.41"

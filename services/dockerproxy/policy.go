@@ -1,17 +1,31 @@
 // Package dockerproxy is `wololo docker-proxy`: the only process of a
 // compose deployment that holds the Docker socket. The masters talk to the
-// engine through it, and it lets through exactly what their Docker runtime
-// needs, for the project's labelled containers only: the API-version ping,
-// listing containers filtered by the project's label, and inspecting,
-// starting, killing, pausing and unpausing a container that carries that
-// label. Everything else (creating containers, exec, images, volumes,
-// networks, another project's containers, a list without the filter) is
+// engine through it, and it lets through exactly the calls their Docker
+// runtime makes, for the project's labelled containers only, in the one
+// Engine API version they speak: listing containers filtered by the
+// project's label, and starting and SIGKILLing a container that carries
+// that label (and the API-version ping). Everything else (creating
+// containers, exec, images, volumes, networks, another project's
+// containers, a list without the filter, another API version, a query
+// parameter the masters never send, a body on a call that takes none) is
 // refused with 403 and a JSON message that says what and why. A master
-// that is compromised can thus restart or stop the graph's processes, which
-// is its job, and nothing else on the host.
+// that is compromised can thus restart or stop the graph's processes,
+// which is its job, and nothing else on the host.
 //
-// The decision is a pure function of the request (Decide) and of the
-// container's labels (Labelled); the Proxy is the thin HTTP adapter that
+// Why one API version, and no body: the engine interprets a request by the
+// version its path names, and old versions mean more. Engines before 25.0
+// still honour API versions below 1.24, where a container's start takes a
+// HostConfig in its body (binds, Privileged): a `POST /v1.23/containers/X/
+// start` with `/` bound would make a root shell of any labelled container.
+// Judging the path and query alone is not enough, then; the proxy admits
+// the version the masters pin (deploy.DockerAPIVersion, --api-version) and
+// no other, refuses a body wherever the masters send none, and forwards
+// the query it judged and nothing else. The masters pin the version rather
+// than negotiate it, so that what they send does not depend on what the
+// engine (or whatever answers the ping) says.
+//
+// The decision is a pure function of the request (Policy.Decide) and of
+// the container's labels (Labelled); the Proxy is the thin HTTP adapter that
 // asks the engine for those labels and forwards what is allowed. It touches
 // nothing but the two sockets.
 //
@@ -40,9 +54,34 @@ import (
 )
 
 // LabelProject is the label a container of a project carries (see
-// deploy.LabelProject; repeated here so that this package imports nothing
+// deploy.LabelProject; repeated here so that the policy depends on nothing
 // of the module).
 const LabelProject = "wololo.project"
+
+// Policy is what a proxy admits.
+type Policy struct {
+	// Project is the project whose containers and services may be acted on.
+	Project string
+	// APIVersion is the one Engine API version admitted ("1.41"): every
+	// call but the ping must name it in its path (/v1.41/...).
+	APIVersion string
+	// Swarm admits the swarm runtime's service and task calls too.
+	Swarm bool
+}
+
+// Request is what Decide judges: a call as it reached the proxy.
+type Request struct {
+	Method string
+	// Path is the path as sent, in escaped form.
+	Path string
+	// Query is the raw query string; the proxy forwards only what it
+	// parses into (Verdict.Query).
+	Query string
+	// HasBody: the request carries a body, or may (a chunked one).
+	HasBody bool
+	// ContentType is the Content-Type header.
+	ContentType string
+}
 
 // Verdict is what Decide says of a request.
 type Verdict struct {
@@ -55,56 +94,106 @@ type Verdict struct {
 	// show the project before it is forwarded ("" if none).
 	Service string
 	// ForcedUpdate: the request updates Service, and its body must be a
-	// forced update only (ForcedUpdateOnly).
+	// forced update only (ForcedUpdateOnly). No other call has a body.
 	ForcedUpdate bool
+	// Query is the query judged, to be forwarded encoded as it is.
+	Query url.Values
 	// Reason says why a request is refused.
 	Reason string
 }
 
 var (
-	version      = regexp.MustCompile(`^/v[0-9]+\.[0-9]+(/.*)$`)
-	perContainer = regexp.MustCompile(`^/containers/([a-zA-Z0-9][a-zA-Z0-9_.-]*)/(json|start|kill|pause|unpause)$`)
-	perService   = regexp.MustCompile(`^/services/([a-zA-Z0-9][a-zA-Z0-9_.-]*)(/update)?$`)
-	digits       = regexp.MustCompile(`^[0-9]+$`)
+	versioned      = regexp.MustCompile(`^/v([0-9][0-9.]*)(/.*)$`)
+	perContainer   = regexp.MustCompile(`^/containers/([a-zA-Z0-9][a-zA-Z0-9_.-]*)/(start|kill)$`)
+	perService     = regexp.MustCompile(`^/services/([a-zA-Z0-9][a-zA-Z0-9_.-]*)(/update)?$`)
+	digits         = regexp.MustCompile(`^[0-9]+$`)
+	apiVersionForm = regexp.MustCompile(`^[0-9]+\.[0-9]+$`)
 )
 
 func refuse(reason string) Verdict { return Verdict{Reason: reason} }
 
-// Decide judges a request by its method, its path as sent (escaped form)
-// and its query, for the given project; withSwarm admits the swarm
-// runtime's service and task calls too.
-func Decide(method, rawPath string, query url.Values, project string, withSwarm bool) Verdict {
-	if strings.Contains(rawPath, "%") || strings.Contains(rawPath, "..") || strings.Contains(rawPath, "//") || !strings.HasPrefix(rawPath, "/") {
+// Decide judges a request by its method, path, query and whether it has a
+// body.
+func (p Policy) Decide(r Request) Verdict {
+	if strings.Contains(r.Path, "%") || strings.Contains(r.Path, "..") || strings.Contains(r.Path, "//") || !strings.HasPrefix(r.Path, "/") {
 		return refuse("the path is not in plain form")
 	}
-	path := rawPath
-	if m := version.FindStringSubmatch(path); m != nil {
-		path = m[1]
+	query, err := url.ParseQuery(r.Query)
+	if err != nil {
+		return refuse("the query does not parse: " + err.Error())
 	}
+	for k, vs := range query {
+		if len(vs) != 1 {
+			return refuse("query parameter " + k + " is given " + fmt.Sprint(len(vs)) + " times")
+		}
+	}
+	path := r.Path
+	m := versioned.FindStringSubmatch(path)
+	switch {
+	case m != nil && m[1] != p.APIVersion:
+		return refuse("API version " + m[1] + " is not " + p.APIVersion + ", the one the masters speak (older versions take more than the path says: a start with a HostConfig below 1.24)")
+	case m != nil:
+		path = m[2]
+	case path != "/_ping":
+		return refuse("a call must name API version " + p.APIVersion + " in its path (/v" + p.APIVersion + path + "); only the ping may go without")
+	}
+	v := p.decide(r.Method, path, query)
+	if !v.Allow {
+		return v
+	}
+	if r.HasBody != v.ForcedUpdate {
+		if r.HasBody {
+			return refuse(r.Method + " " + path + " takes no body")
+		}
+		return refuse("a service update needs its spec as the body")
+	}
+	if v.ForcedUpdate && r.ContentType != "application/json" {
+		return refuse("a service update's body must be application/json, not " + fmt.Sprintf("%q", r.ContentType))
+	}
+	v.Query = query
+	return v
+}
+
+// decide judges the unversioned path and the parsed query.
+func (p Policy) decide(method, path string, query url.Values) Verdict {
 	switch {
 	case path == "/_ping":
-		if method == http.MethodGet || method == http.MethodHead {
-			return Verdict{Allow: true}
+		if method != http.MethodGet && method != http.MethodHead {
+			break
 		}
+		if len(query) > 0 {
+			return refuse("the ping takes no query")
+		}
+		return Verdict{Allow: true}
 	case path == "/containers/json":
 		if method != http.MethodGet {
 			break
 		}
-		if !filtersProject(query.Get("filters"), project) {
-			return refuse("a container list must be filtered by label " + LabelProject + "=" + project)
+		if !onlyKeys(query, "all", "filters") {
+			return refuse("a container list takes ?all and ?filters and nothing else")
+		}
+		if !filtersProject(query.Get("filters"), p.Project) {
+			return refuse("a container list must be filtered by label " + LabelProject + "=" + p.Project)
 		}
 		return Verdict{Allow: true}
-	case withSwarm && (path == "/services" || path == "/tasks"):
+	case p.Swarm && (path == "/services" || path == "/tasks"):
 		if method != http.MethodGet {
 			break
 		}
-		if !filtersProject(query.Get("filters"), project) {
-			return refuse("a " + strings.TrimSuffix(path[1:], "s") + " list must be filtered by label " + LabelProject + "=" + project)
+		what := strings.TrimSuffix(path[1:], "s")
+		if !onlyKeys(query, "filters") {
+			return refuse("a " + what + " list takes ?filters and nothing else")
+		}
+		if !filtersProject(query.Get("filters"), p.Project) {
+			return refuse("a " + what + " list must be filtered by label " + LabelProject + "=" + p.Project)
 		}
 		return Verdict{Allow: true}
-	case withSwarm && perService.MatchString(path):
+	case p.Swarm && perService.MatchString(path):
 		m := perService.FindStringSubmatch(path)
-		if m[2] == "" && method == http.MethodGet && onlyKeys(query, "insertDefaults") {
+		if m[2] == "" && method == http.MethodGet {
+			if !onlyKeys(query, "insertDefaults") {
+				return refuse("a service inspect takes ?insertDefaults and nothing else")
+			}
 			return Verdict{Allow: true, Service: m[1]}
 		}
 		if m[2] == "/update" && method == http.MethodPost {
@@ -115,20 +204,23 @@ func Decide(method, rawPath string, query url.Values, project string, withSwarm 
 		}
 	default:
 		m := perContainer.FindStringSubmatch(path)
-		if m == nil {
+		if m == nil || method != http.MethodPost {
 			break
 		}
-		want := http.MethodPost
-		if m[2] == "json" {
-			want = http.MethodGet
-		}
-		if method != want {
-			break
+		switch m[2] {
+		case "start":
+			if len(query) > 0 {
+				return refuse("a container start takes no query (no checkpoint)")
+			}
+		case "kill":
+			if !onlyKeys(query, "signal") || query.Get("signal") != "SIGKILL" {
+				return refuse("a container kill takes ?signal=SIGKILL and nothing else")
+			}
 		}
 		return Verdict{Allow: true, Container: m[1]}
 	}
-	calls := "list, inspect, start, kill, pause, unpause of the project's containers"
-	if withSwarm {
+	calls := "list of the project's containers, start and SIGKILL of one"
+	if p.Swarm {
 		calls += "; list, inspect and forced update of its services; list of its tasks"
 	}
 	return refuse(method + " " + path + " is not among the calls a master may make (" + calls + ")")

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/docker/docker/api/types/versions"
 	"github.com/hashicorp/go-hclog"
 	"github.com/wololo/wololo/services/admin"
 )
@@ -22,23 +23,24 @@ import (
 // Proxy serves the filtered engine API on one Unix socket, forwarding to
 // the engine's.
 type Proxy struct {
-	project  string
-	swarm    bool         // admit the swarm runtime's service and task calls
+	policy   Policy
 	upstream *http.Client // to the engine's socket
 	forward  *httputil.ReverseProxy
 	log      hclog.Logger
 }
 
-// New returns a proxy for project in front of the engine at upstream
-// ("unix:///var/run/docker.sock" or a plain socket path); withSwarm admits
-// the swarm runtime's calls (see Decide).
-func New(upstream, project string, withSwarm bool, log hclog.Logger) (*Proxy, error) {
+// New returns a proxy admitting what policy admits, in front of the engine
+// at upstream ("unix:///var/run/docker.sock" or a plain socket path).
+func New(upstream string, policy Policy, log hclog.Logger) (*Proxy, error) {
 	path := strings.TrimPrefix(upstream, "unix://")
 	if path == "" || strings.Contains(path, "://") {
 		return nil, fmt.Errorf("docker proxy: upstream %q: want unix:///path/to/docker.sock", upstream)
 	}
-	if project == "" {
+	if policy.Project == "" {
 		return nil, errors.New("docker proxy: a project is required")
+	}
+	if !apiVersionForm.MatchString(policy.APIVersion) {
+		return nil, fmt.Errorf("docker proxy: API version %q: want MAJOR.MINOR, such as 1.41", policy.APIVersion)
 	}
 	if log == nil {
 		log = hclog.NewNullLogger()
@@ -51,7 +53,7 @@ func New(upstream, project string, withSwarm bool, log hclog.Logger) (*Proxy, er
 	}
 	target := &url.URL{Scheme: "http", Host: "docker"}
 	p := &Proxy{
-		project: project, swarm: withSwarm, log: log,
+		policy: policy, log: log,
 		upstream: &http.Client{Transport: transport, Timeout: 30 * time.Second},
 		forward: &httputil.ReverseProxy{
 			Rewrite:   func(r *httputil.ProxyRequest) { r.SetURL(target); r.Out.Host = "docker" },
@@ -61,17 +63,37 @@ func New(upstream, project string, withSwarm bool, log hclog.Logger) (*Proxy, er
 	return p, nil
 }
 
+// CheckEngine asks the engine which API versions it speaks and fails,
+// naming --api-version, if the policy's is not among them: the masters
+// would be refused every call.
+func (p *Proxy) CheckEngine(ctx context.Context) error {
+	var v struct{ APIVersion, MinAPIVersion string }
+	if err := p.get(ctx, "/version", &v); err != nil {
+		return fmt.Errorf("docker proxy: the engine's version: %w", err)
+	}
+	if v.APIVersion == "" || v.MinAPIVersion == "" {
+		return fmt.Errorf("docker proxy: the engine names no API versions (%+v)", v)
+	}
+	if versions.LessThan(p.policy.APIVersion, v.MinAPIVersion) || versions.GreaterThan(p.policy.APIVersion, v.APIVersion) {
+		return fmt.Errorf("docker proxy: the engine speaks API versions %s to %s, not %s, the masters' (--api-version and the masters' --docker-api-version: both must name one it speaks)", v.MinAPIVersion, v.APIVersion, p.policy.APIVersion)
+	}
+	return nil
+}
+
 // ServeHTTP judges a request and forwards it or refuses it.
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	raw := r.URL.EscapedPath()
-	v := Decide(r.Method, raw, r.URL.Query(), p.project, p.swarm)
+	v := p.policy.Decide(Request{
+		Method: r.Method, Path: raw, Query: r.URL.RawQuery,
+		HasBody: r.ContentLength != 0, ContentType: r.Header.Get("Content-Type"),
+	})
 	if v.Allow && v.Container != "" {
 		labels, err := p.labels(r.Context(), v.Container)
 		switch {
 		case err != nil:
 			v = refuse(fmt.Sprintf("container %s: %v", v.Container, err))
-		case !Labelled(labels, p.project):
-			v = refuse(fmt.Sprintf("container %s is not one of project %s's", v.Container, p.project))
+		case !Labelled(labels, p.policy.Project):
+			v = refuse(fmt.Sprintf("container %s is not one of project %s's", v.Container, p.policy.Project))
 		}
 	}
 	if v.Allow && v.Service != "" {
@@ -84,7 +106,14 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		_ = json.NewEncoder(w).Encode(map[string]string{"message": "wololo docker-proxy: refused: " + v.Reason})
 		return
 	}
-	p.forward.ServeHTTP(w, r)
+	// What reaches the engine is what was judged: the query as parsed,
+	// and no body but a service update's.
+	out := r.Clone(r.Context())
+	out.URL.RawQuery = v.Query.Encode()
+	if !v.ForcedUpdate {
+		out.Body, out.ContentLength = http.NoBody, 0
+	}
+	p.forward.ServeHTTP(w, out)
 }
 
 // maxSpec bounds the body of a service update the proxy reads.
@@ -100,8 +129,8 @@ func (p *Proxy) checkService(r *http.Request, v Verdict) Verdict {
 		return refuse(fmt.Sprintf("service %s: %v", v.Service, err))
 	}
 	var labelled struct{ Labels map[string]string }
-	if err := json.Unmarshal(spec, &labelled); err != nil || !Labelled(labelled.Labels, p.project) {
-		return refuse(fmt.Sprintf("service %s is not one of project %s's", v.Service, p.project))
+	if err := json.Unmarshal(spec, &labelled); err != nil || !Labelled(labelled.Labels, p.policy.Project) {
+		return refuse(fmt.Sprintf("service %s is not one of project %s's", v.Service, p.policy.Project))
 	}
 	if !v.ForcedUpdate {
 		return v

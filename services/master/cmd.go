@@ -47,6 +47,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	processes := fs.String("processes", "", "local runtime: address of the runner's ProcessService")
 	project := fs.String("docker-project", "wololo", "docker and swarm runtimes: the project label of the deployment's containers or services")
 	dockerHost := fs.String("docker-host", "", "docker and swarm runtimes: the engine's (a swarm manager's) address, e.g. unix:///run/wololo-docker/docker.sock (default: $DOCKER_HOST, else the local socket)")
+	dockerAPIVersion := fs.String("docker-api-version", deploy.DockerAPIVersion, "docker and swarm runtimes: the Engine API version spoken, pinned, not negotiated (the docker-proxy's --api-version admits only its own; Docker Engine 29 and later need 1.44 or above)")
 	timeout := fs.Duration("timeout", DefaultDetection, "a dead or silent process is detected within this (probes every 250ms) and restarted")
 	recoveryGrace := fs.Duration("recovery-grace", DefaultRecoveryGrace, "a process that answers it is recovering (loading its store) is left alone this long, then restarted as stuck")
 	tick := fs.Duration("tick", 100*time.Millisecond, "election tick; every master must use the same")
@@ -92,14 +93,14 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		defer lr.Close()
 		rt = lr
 	case "docker":
-		dr, err := NewDockerRuntime(*project, *dockerHost)
+		dr, err := NewDockerRuntime(*project, *dockerHost, *dockerAPIVersion)
 		if err != nil {
 			return err
 		}
 		defer dr.Close()
 		rt = dr
 	case "swarm":
-		sr, err := NewSwarmRuntime(*project, *dockerHost)
+		sr, err := NewSwarmRuntime(*project, *dockerHost, *dockerAPIVersion)
 		if err != nil {
 			return err
 		}

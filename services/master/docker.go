@@ -2,6 +2,7 @@ package master
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 
@@ -23,9 +24,9 @@ type DockerRuntime struct {
 // NewDockerRuntime talks to the engine at host (in a compose deployment the
 // docker-proxy's socket, "unix:///run/wololo-docker/docker.sock"), or, if
 // host is empty, to the one named by the environment (DOCKER_HOST, or the
-// local socket), negotiating the API version.
-func NewDockerRuntime(project, host string) (*DockerRuntime, error) {
-	cli, err := dockerClient(host)
+// local socket), in API version apiVersion (deploy.DockerAPIVersion).
+func NewDockerRuntime(project, host, apiVersion string) (*DockerRuntime, error) {
+	cli, err := dockerClient(host, apiVersion)
 	if err != nil {
 		return nil, err
 	}
@@ -33,13 +34,19 @@ func NewDockerRuntime(project, host string) (*DockerRuntime, error) {
 }
 
 // dockerClient is an Engine API client of the engine at host, or, if host
-// is empty, of the one the environment names, negotiating the API version:
-// the Docker and Swarm runtimes' client.
-func dockerClient(host string) (*client.Client, error) {
-	opts := []client.Opt{client.FromEnv, client.WithAPIVersionNegotiation()}
+// is empty, of the one the environment names: the Docker and Swarm
+// runtimes' client. It speaks API version apiVersion and no other: not
+// negotiated (nor taken from $DOCKER_API_VERSION), since the docker-proxy
+// admits exactly one version (services/dockerproxy says why).
+func dockerClient(host, apiVersion string) (*client.Client, error) {
+	if apiVersion == "" {
+		return nil, errors.New("docker client: no API version")
+	}
+	opts := []client.Opt{client.FromEnv}
 	if host != "" {
 		opts = append(opts, client.WithHost(host))
 	}
+	opts = append(opts, client.WithVersion(apiVersion))
 	cli, err := client.NewClientWithOpts(opts...)
 	if err != nil {
 		return nil, fmt.Errorf("docker client: %w", err)

@@ -57,7 +57,7 @@ func TestDockerRuntimeFindsKillsAndStartsContainers(t *testing.T) {
 		image, "gateway", "--listen", "0.0.0.0:7101", "--public", "0.0.0.0:7100", "--insecure")
 	t.Cleanup(func() { _ = exec.Command("docker", "rm", "-f", name).Run() })
 
-	rt, err := NewDockerRuntime(project, "")
+	rt, err := NewDockerRuntime(project, "", deploy.DockerAPIVersion)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -46,10 +46,10 @@ type SwarmRuntime struct {
 
 // NewSwarmRuntime talks to the manager at host (in a stack the
 // docker-proxy's socket, "unix:///run/wololo-docker/docker.sock"), or, if
-// host is empty, to the one the environment names, negotiating the API
-// version.
-func NewSwarmRuntime(project, host string) (*SwarmRuntime, error) {
-	cli, err := dockerClient(host)
+// host is empty, to the one the environment names, in API version
+// apiVersion (deploy.DockerAPIVersion).
+func NewSwarmRuntime(project, host, apiVersion string) (*SwarmRuntime, error) {
+	cli, err := dockerClient(host, apiVersion)
 	if err != nil {
 		return nil, err
 	}

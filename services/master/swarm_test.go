@@ -142,7 +142,7 @@ func TestSwarmRuntimeStartsWithAForcedUpdateAndKills(t *testing.T) {
 	f.service.Spec.TaskTemplate.ContainerSpec = &swarm.ContainerSpec{Image: "wololo:latest", Args: []string{"worker"}}
 	srv := httptest.NewServer(f)
 	defer srv.Close()
-	rt, err := NewSwarmRuntime("p", "tcp://"+strings.TrimPrefix(srv.URL, "http://"))
+	rt, err := NewSwarmRuntime("p", "tcp://"+strings.TrimPrefix(srv.URL, "http://"), deploy.DockerAPIVersion)
 	if err != nil {
 		t.Fatal(err)
 	}

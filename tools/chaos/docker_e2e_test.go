@@ -4,9 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -24,7 +28,10 @@ import (
 
 // TestDockerE2E is `make e2e-docker`: the checked-in compose file
 // (3 masters, 2 replicas of every keyed stage) on the image `make images`
-// built, a generated dataset submitted while containers of every kind are
+// built, every container checked confined (checkConfined), the proxy
+// checked to refuse what the masters need not do (a forged old-version
+// start with a privileged HostConfig among it), a generated dataset
+// submitted while containers of every kind are
 // SIGKILLed (the gateway and the leading master included) and one worker
 // is paused until the masters replace it, all four outputs compared byte
 // for byte, the README's grpcurl commands run, and everything brought
@@ -89,6 +96,7 @@ func TestDockerE2E(t *testing.T) {
 		}
 	}
 	t.Logf("up in %s", time.Since(start).Round(time.Millisecond))
+	checkConfined(ctx, t, project, filters.Arg("name", project+"-docker-proxy"), false)
 	checkMastersHoldLittleDockerPower(ctx, t, project)
 
 	dir := t.TempDir()
@@ -233,7 +241,9 @@ func mustRun(t *testing.T, argv ...string) string {
 
 // checkMastersHoldLittleDockerPower: the masters run as an unprivileged
 // user, and the docker-proxy, their only way to the engine, refuses what
-// they do not need (an unfiltered list, images, another container's kill).
+// they do not need (an unfiltered list, images, another container's kill,
+// and a start in an old API version whose body this engine, before 25.0,
+// would apply as a privileged HostConfig with the host's / bound).
 func checkMastersHoldLittleDockerPower(ctx context.Context, t *testing.T, project string) {
 	t.Helper()
 	for _, m := range []string{"master-1", "master-2", "master-3"} {
@@ -249,7 +259,7 @@ func checkMastersHoldLittleDockerPower(ctx context.Context, t *testing.T, projec
 		}
 	}
 	dir := strings.TrimSpace(mustRun(t, "docker", "volume", "inspect", "-f", "{{.Mountpoint}}", project+"_docker-proxy"))
-	proxy, err := client.NewClientWithOpts(client.WithHost("unix://"+filepath.Join(dir, "docker.sock")), client.WithAPIVersionNegotiation())
+	proxy, err := client.NewClientWithOpts(client.WithHost("unix://"+filepath.Join(dir, "docker.sock")), client.WithVersion(deploy.DockerAPIVersion))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -262,9 +272,135 @@ func checkMastersHoldLittleDockerPower(ctx context.Context, t *testing.T, projec
 		"an unfiltered list":   func() error { _, err := proxy.ContainerList(ctx, container.ListOptions{All: true}); return err },
 		"the images":           func() error { _, err := proxy.ImageList(ctx, image.ListOptions{}); return err },
 		"the proxy's own kill": func() error { return proxy.ContainerKill(ctx, project+"-docker-proxy", "SIGKILL") },
+		"a privileged start in API version 1.23": func() error {
+			// Stopped first, so that the engine would start it, and
+			// started again after (the leading master may be first).
+			shard := project + "-shard-0"
+			hostConfig := func() string {
+				return strings.TrimSpace(mustRun(t, "docker", "inspect", "-f", "{{.HostConfig.Privileged}} {{.HostConfig.Binds}}", shard))
+			}
+			before := hostConfig()
+			mustRun(t, "docker", "kill", shard)
+			defer mustRun(t, "docker", "start", shard)
+			forged := `{"Binds":["/:/host"],"Privileged":true}`
+			resp, err := proxy.HTTPClient().Post("http://docker/v1.23/containers/"+shard+"/start", "application/json", strings.NewReader(forged))
+			if err != nil {
+				return err
+			}
+			defer resp.Body.Close()
+			msg, _ := io.ReadAll(resp.Body)
+			if after := hostConfig(); after != before || !strings.HasPrefix(before, "false ") {
+				t.Errorf("%s: privileged and binds %s before the forged start, %s after", shard, before, after)
+			}
+			return fmt.Errorf("%s %s", resp.Status, msg)
+		},
 	} {
 		if err := call(); err == nil || !strings.Contains(err.Error(), "wololo docker-proxy: refused") {
 			t.Errorf("%s through the proxy: %v, want refused", name, err)
 		}
 	}
+}
+
+// checkConfined inspects through the Docker API every running container
+// of the project (by its label) and the docker-proxy's (the one container
+// the proxy filter names), and checks how tools/compose confines them: the
+// user (compose.User, the proxy compose.ProxyUser), a read-only root
+// filesystem, every capability dropped and none added, not privileged, the
+// CPU and memory limits and, with compose, no-new-privileges (a swarm
+// service cannot ask for it before API 1.46: tools/compose/stack.go). Then
+// what the kernel says of each process (/proc/PID/status): its uid, no
+// effective, permitted or bounding capability, and with compose
+// no_new_privs set.
+func checkConfined(ctx context.Context, t *testing.T, project string, proxy filters.KeyValuePair, swarm bool) {
+	t.Helper()
+	engine, err := client.NewClientWithOpts(client.FromEnv, client.WithAPIVersionNegotiation())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer engine.Close()
+	running := func(f filters.KeyValuePair) []container.Summary {
+		cs, err := engine.ContainerList(ctx, container.ListOptions{Filters: filters.NewArgs(f)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cs
+	}
+	graph := running(filters.Arg("label", deploy.LabelProject+"="+project))
+	proxies := running(proxy)
+	top := deploy.Default()
+	if len(graph) != len(top.Instances())+top.Masters || len(proxies) != 1 {
+		t.Fatalf("%d running containers of project %s and %d of the proxy, want %d and 1", len(graph), project, len(proxies), len(top.Instances())+top.Masters)
+	}
+	for _, c := range append(graph, proxies...) {
+		in, err := engine.ContainerInspect(ctx, c.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		name := c.Labels[deploy.LabelInstance]
+		user, limits := compose.User, compose.GraphLimits
+		switch {
+		case name == "":
+			name, user, limits = "docker-proxy", compose.ProxyUser, compose.ProxyLimits
+		case strings.HasPrefix(name, deploy.MasterStage+"-"):
+			limits = compose.MasterLimits
+		}
+		hc := in.HostConfig
+		if in.Config.User != user {
+			t.Errorf("%s runs as %q, want %q", name, in.Config.User, user)
+		}
+		if !hc.ReadonlyRootfs {
+			t.Errorf("%s: the root filesystem is writable", name)
+		}
+		if len(hc.CapDrop) != 1 || hc.CapDrop[0] != "ALL" || len(hc.CapAdd) != 0 || hc.Privileged {
+			t.Errorf("%s: CapDrop %v, CapAdd %v, privileged %v; want ALL dropped, none added", name, hc.CapDrop, hc.CapAdd, hc.Privileged)
+		}
+		if nnp := slices.Contains(hc.SecurityOpt, "no-new-privileges:true") || slices.Contains(hc.SecurityOpt, "no-new-privileges"); nnp == swarm {
+			t.Errorf("%s: security options %v (swarm %v)", name, hc.SecurityOpt, swarm)
+		}
+		if mem, cpus := memoryBytes(t, limits.Memory), nanoCPUs(t, limits.CPUs); hc.Memory != mem || hc.NanoCPUs != cpus {
+			t.Errorf("%s: memory %d, CPUs %d (nano), want %d and %d", name, hc.Memory, hc.NanoCPUs, mem, cpus)
+		}
+		if in.State == nil || in.State.Pid == 0 {
+			t.Errorf("%s: no process", name)
+			continue
+		}
+		st, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", in.State.Pid))
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		uid, _, _ := strings.Cut(user, ":")
+		want := map[string]string{"Uid": uid, "CapEff": "0000000000000000", "CapPrm": "0000000000000000", "CapBnd": "0000000000000000"}
+		if !swarm {
+			want["NoNewPrivs"] = "1"
+		}
+		for line := range strings.Lines(string(st)) {
+			key, value, _ := strings.Cut(line, ":")
+			fields := strings.Fields(value)
+			if w, ok := want[key]; ok && (len(fields) == 0 || fields[0] != w) {
+				t.Errorf("%s (pid %d): the kernel says %s %q, want %s", name, in.State.Pid, key, strings.TrimSpace(value), w)
+			}
+		}
+	}
+}
+
+// memoryBytes is a compose memory size ("256M", "2G") in bytes.
+func memoryBytes(t *testing.T, s string) int64 {
+	t.Helper()
+	units := map[byte]int64{'K': 1 << 10, 'M': 1 << 20, 'G': 1 << 30}
+	n, err := strconv.ParseInt(s[:len(s)-1], 10, 64)
+	if err != nil || units[s[len(s)-1]] == 0 {
+		t.Fatalf("memory limit %q: want N followed by K, M or G", s)
+	}
+	return n * units[s[len(s)-1]]
+}
+
+// nanoCPUs is a compose CPU limit ("0.25") in billionths of a CPU.
+func nanoCPUs(t *testing.T, s string) int64 {
+	t.Helper()
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		t.Fatalf("CPU limit %q: %v", s, err)
+	}
+	return int64(math.Round(f * 1e9))
 }

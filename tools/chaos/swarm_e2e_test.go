@@ -72,6 +72,7 @@ func TestSwarmE2E(t *testing.T) {
 	tlsDir := filepath.Join(root, DefaultDockerTLSDir)
 	top := deploy.Default()
 	checkSwarmProxy(ctx, t, stack, top)
+	checkConfined(ctx, t, stack, filters.Arg("label", "com.docker.swarm.service.name="+stack+"_docker-proxy"), true)
 
 	dir := t.TempDir()
 	if _, err := datagen.WriteDir(datagen.Config{Matches: 5000, Seed: 29}, dir); err != nil {
@@ -157,12 +158,12 @@ func checkSwarmProxy(ctx context.Context, t *testing.T, stack string, top deploy
 	for _, in := range top.MasterInstances() {
 		m := in.Name()
 		id := strings.TrimSpace(mustRun(t, "docker", "ps", "-q", "--filter", "label="+deploy.LabelProject+"="+stack, "--filter", "label="+deploy.LabelInstance+"="+m))
-		if user := strings.TrimSpace(mustRun(t, "docker", "inspect", "-f", "{{.Config.User}}", id)); user != compose.MasterUser {
-			t.Errorf("%s runs as %q, want %s", m, user, compose.MasterUser)
+		if user := strings.TrimSpace(mustRun(t, "docker", "inspect", "-f", "{{.Config.User}}", id)); user != compose.User {
+			t.Errorf("%s runs as %q, want %s", m, user, compose.User)
 		}
 	}
 	dir := strings.TrimSpace(mustRun(t, "docker", "volume", "inspect", "-f", "{{.Mountpoint}}", stack+"_docker-proxy"))
-	proxy, err := client.NewClientWithOpts(client.WithHost("unix://"+filepath.Join(dir, "docker.sock")), client.WithAPIVersionNegotiation())
+	proxy, err := client.NewClientWithOpts(client.WithHost("unix://"+filepath.Join(dir, "docker.sock")), client.WithVersion(deploy.DockerAPIVersion))
 	if err != nil {
 		t.Fatal(err)
 	}

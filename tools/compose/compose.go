@@ -25,11 +25,27 @@
 // process's key.
 //
 // Only the docker-proxy service holds the engine's socket; it lets the
-// masters list, inspect, start, kill and pause the project's labelled
-// containers and nothing else (services/dockerproxy), and the masters run
-// as the unprivileged user MasterUser. The proxy itself is not a graph
+// masters list the project's labelled containers and start and SIGKILL
+// them, in the one API version they pin (deploy.DockerAPIVersion), and
+// nothing else (services/dockerproxy). The proxy itself is not a graph
 // process and carries no project label: the masters do not supervise it,
 // so it is the one service with a restart policy (unless-stopped).
+//
+// Every container is confined: the graph's processes and the masters run
+// as the unprivileged User, every container with a read-only root
+// filesystem (a process writes only its data volume: the image holds
+// nothing else to write, and no process needs a /tmp), no capabilities
+// (cap_drop ALL), no-new-privileges, and CPU and memory limits (Limits;
+// the compose file's cpus and mem_limit, the stack's
+// deploy.resources.limits). The image's /data belongs to User, and a new
+// named volume takes the ownership of the directory it is mounted on, so
+// every data volume is User's. The keys are bind-mounted with their host
+// owner and mode: `make certs` makes the compose file's keys User's (0600,
+// never world-readable). The docker-proxy needs the engine's socket
+// (root:docker 0660 on the host, the docker group's gid differing from host
+// to host): it runs as uid 0, the socket's owner, with no capability at
+// all, and group User's gid, so that the socket it serves is the masters'
+// (0660) without a chown.
 //
 // No graph container has a Docker restart policy: the masters are the only
 // supervisor, so a killed container stays down until the leading master
@@ -84,11 +100,53 @@ func (o *Options) defaults() {
 // DataDir is where every container keeps its data (a named volume).
 const DataDir = "/data"
 
-// MasterUser is the uid:gid the masters run as; the image's /data belongs
-// to it, so that a new named volume does too.
-const MasterUser = masterUID + ":" + masterGID
+// User is the uid:gid every graph process and master runs as; the image's
+// /data belongs to it, so that a new named volume does too.
+const User = uid + ":" + gid
 
-const masterUID, masterGID = "10001", "10001"
+const uid, gid = "10001", "10001"
+
+// ProxyUser is the docker-proxy's uid:gid: uid 0, the owner of the
+// engine's socket, without any capability (see the package doc), and
+// User's group, so that the socket it makes is the masters'.
+const ProxyUser = "0:" + gid
+
+// Limits are a container's CPU and memory limits.
+type Limits struct{ CPUs, Memory string }
+
+// The limits of a graph process (peak RSS 399 MiB on the full dataset, see
+// BENCHMARKS.md), a master and the docker-proxy.
+var (
+	GraphLimits  = Limits{CPUs: "1.0", Memory: "2G"}
+	MasterLimits = Limits{CPUs: "0.5", Memory: "256M"}
+	ProxyLimits  = Limits{CPUs: "0.25", Memory: "64M"}
+)
+
+// limitsOf is in's limits.
+func limitsOf(in deploy.Instance) Limits {
+	if in.Stage == deploy.MasterStage {
+		return MasterLimits
+	}
+	return GraphLimits
+}
+
+// writeConfinement writes a service's user, read-only root filesystem and
+// dropped capabilities and, with compose (swarm ignores security_opt, and
+// an engine before API 1.46 has no such service field),
+// no-new-privileges.
+func writeConfinement(w *bytes.Buffer, user string, swarm bool) {
+	fmt.Fprintf(w, "    user: %s\n", quote(user))
+	w.WriteString("    read_only: true\n")
+	w.WriteString("    cap_drop: [ALL]\n")
+	if !swarm {
+		w.WriteString("    security_opt: [\"no-new-privileges:true\"]\n")
+	}
+}
+
+// writeComposeLimits writes a compose service's limits.
+func writeComposeLimits(w *bytes.Buffer, l Limits) {
+	fmt.Fprintf(w, "    cpus: %s\n    mem_limit: %s\n", quote(l.CPUs), l.Memory)
+}
 
 // ProxyDir is where the docker-proxy's socket lives, in a volume only the
 // proxy and the masters mount; ProxySocket is the socket.
@@ -208,9 +266,8 @@ func Generate(top deploy.Topology, o Options) ([]byte, error) {
 		fmt.Fprintf(&w, "    image: %s\n", o.Image)
 		fmt.Fprintf(&w, "    container_name: %s-%s\n", o.Project, name)
 		fmt.Fprintf(&w, "    hostname: %s\n", name)
-		if in.Stage == deploy.MasterStage {
-			fmt.Fprintf(&w, "    user: %s\n", quote(MasterUser))
-		}
+		writeConfinement(&w, User, false)
+		writeComposeLimits(&w, limitsOf(in))
 		fmt.Fprintf(&w, "    command: %s\n", flow(cmd))
 		if custom != "" {
 			fmt.Fprintf(&w, "    environment:\n      %s: *topology\n", deploy.EnvTopology)
@@ -267,6 +324,8 @@ func writeProxy(w *bytes.Buffer, o Options) {
 	fmt.Fprintf(w, "  %s:\n", proxyVolume)
 	fmt.Fprintf(w, "    image: %s\n", o.Image)
 	fmt.Fprintf(w, "    container_name: %s-%s\n", o.Project, proxyVolume)
+	writeConfinement(w, ProxyUser, false)
+	writeComposeLimits(w, ProxyLimits)
 	fmt.Fprintf(w, "    command: %s\n", flow(proxyCommand(o, false)))
 	fmt.Fprintf(w, "    restart: unless-stopped\n")
 	fmt.Fprintf(w, "    volumes: %s\n", flow([]string{"/var/run/docker.sock:/var/run/docker.sock", proxyVolume + ":" + ProxyDir}))
@@ -279,7 +338,10 @@ func proxyCommand(o Options, swarm bool) []string {
 	if swarm {
 		cmd = append(cmd, "--swarm")
 	}
-	cmd = append(cmd, "--listen", ProxySocket, "--project", o.Project, "--socket-uid", masterUID, "--socket-gid", masterGID, "--log-level", o.LogLevel)
+	// The socket is made with the proxy's gid, User's (ProxyUser); the
+	// gid is named all the same, so that a proxy run as another group
+	// fails at start rather than the masters at their first call.
+	cmd = append(cmd, "--listen", ProxySocket, "--project", o.Project, "--socket-gid", gid, "--log-level", o.LogLevel)
 	if o.LogJSON {
 		cmd = append(cmd, "--log-json")
 	}

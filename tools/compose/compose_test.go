@@ -48,7 +48,8 @@ func TestEveryInstanceIsAServiceWithoutRestartPolicy(t *testing.T) {
 		"wololo.project: \"p1\"":                          n,
 		"/var/run/docker.sock:/var/run/docker.sock":       1, // the docker-proxy's only
 		`"docker-proxy:/run/wololo-docker"`:               6, // the proxy's and the masters'
-		`user: "10001:10001"`:                             5, // the masters run unprivileged
+		`user: "10001:10001"`:                             n, // every graph process and master runs unprivileged
+		`user: "0:10001"`:                                 1, // the docker-proxy: the engine socket's owner, no capability
 		`"--runtime", "docker", "--docker-project", "p1"`: 5,
 		"WOLOLO_TOPOLOGY: *topology":                      n, // not the default topology: it travels along
 		`ports: ["7100:7100", "127.0.0.1:8101:8101"]`:     1, // the public port, not the internal 7101; the admin port on loopback
@@ -216,7 +217,7 @@ func TestStackPinsSupervisesAndIsolates(t *testing.T) {
 		`"docker-proxy", "--swarm"`:                                  1,
 		"/var/run/docker.sock:/var/run/docker.sock":                  1,
 		`"docker-proxy:/run/wololo-docker"`:                          top.Masters + 1,
-		"uid: \"10001\", gid: \"10001\", mode: 0400}":                top.Masters,
+		"uid: \"10001\", gid: \"10001\", mode: 0400}":                n, // every key its process's user's
 		"resources: {limits: {cpus: ":                                n + 1,
 		"driver_opts: {encrypted: \"true\"}":                         1,
 		"networks: [net]":                                            n + 1,
@@ -252,5 +253,102 @@ func TestGenerateStackRefuses(t *testing.T) {
 		if _, err := GenerateStack(deploy.Default(), o); err == nil {
 			t.Errorf("%+v accepted", o)
 		}
+	}
+}
+
+// services splits a generated file's services section into each service's
+// lines, by name.
+func services(t *testing.T, file string) map[string]string {
+	t.Helper()
+	_, rest, ok := strings.Cut(file, "\nservices:\n")
+	if !ok {
+		t.Fatal("no services section")
+	}
+	out := map[string]string{}
+	name := ""
+	for line := range strings.Lines(rest) {
+		switch {
+		case !strings.HasPrefix(line, " ") && strings.TrimSpace(line) != "":
+			return out // the next section
+		case strings.HasPrefix(line, "  ") && !strings.HasPrefix(line, "   "):
+			name = strings.TrimSuffix(strings.TrimSpace(line), ":")
+		case name != "":
+			out[name] += line
+		}
+	}
+	return out
+}
+
+// TestEveryContainerIsConfined: every service of the compose file and of
+// the stack, the docker-proxy included, runs as its user with a read-only
+// root filesystem, every capability dropped, and its CPU and memory
+// limits; the compose file's also with no-new-privileges (the stack
+// cannot say it: see stack.go). The graph's processes and the masters run
+// as the unprivileged User, the proxy as uid 0 (the engine socket's owner)
+// in User's group.
+func TestEveryContainerIsConfined(t *testing.T) {
+	top := deploy.Default().Uniform(2)
+	top.Masters = 3
+	composeFile, err := Generate(top, Options{Project: "p1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stackFile, err := GenerateStack(top, StackOptions{Options: Options{Project: "s1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, swarm := range []bool{false, true} {
+		file := string(composeFile)
+		if swarm {
+			file = string(stackFile)
+		}
+		svcs := services(t, file)
+		if want := len(top.Instances()) + top.Masters + 1; len(svcs) != want {
+			t.Fatalf("swarm %v: %d services, want %d", swarm, len(svcs), want)
+		}
+		for name, lines := range svcs {
+			user, limits := User, GraphLimits
+			switch {
+			case name == "docker-proxy":
+				user, limits = ProxyUser, ProxyLimits
+			case strings.HasPrefix(name, deploy.MasterStage+"-"):
+				limits = MasterLimits
+			}
+			want := []string{
+				"    user: \"" + user + "\"\n",
+				"    read_only: true\n",
+				"    cap_drop: [ALL]\n",
+			}
+			limit := fmt.Sprintf("    cpus: \"%s\"\n    mem_limit: %s\n", limits.CPUs, limits.Memory)
+			if swarm {
+				limit = fmt.Sprintf("      resources: {limits: {cpus: \"%s\", memory: %s}}\n", limits.CPUs, limits.Memory)
+			} else {
+				want = append(want, "    security_opt: [\"no-new-privileges:true\"]\n")
+			}
+			want = append(want, limit)
+			for _, w := range want {
+				if strings.Count(lines, w) != 1 {
+					t.Errorf("swarm %v: service %s: want %q once in\n%s", swarm, name, w, lines)
+				}
+			}
+			// Nothing gives back what was taken.
+			for _, never := range []string{"cap_add", "privileged", "security_opt: [\"no-new-privileges:false", "tmpfs", "read_only: false", "userns_mode", "pid:"} {
+				if strings.Contains(lines, never) {
+					t.Errorf("swarm %v: service %s has %q", swarm, name, never)
+				}
+			}
+			if swarm && strings.Contains(lines, "security_opt") {
+				t.Errorf("service %s: security_opt in the stack, which docker stack deploy ignores", name)
+			}
+		}
+		// Only the proxy is not User, and only it holds the engine.
+		if strings.Count(file, "user: ") != len(svcs) || strings.Count(file, `user: "`+User+`"`) != len(svcs)-1 {
+			t.Errorf("swarm %v: users: %d, of them %s %d", swarm, strings.Count(file, "user: "), User, strings.Count(file, `user: "`+User+`"`))
+		}
+	}
+	// The proxy's socket: made in User's group, never chowned (it has not
+	// the capability).
+	if !strings.Contains(string(composeFile), `"--socket-gid", "10001"`) || strings.Contains(string(composeFile), "--socket-uid") {
+		t.Error("the proxy's command must name --socket-gid 10001 and no --socket-uid")
 	}
 }

@@ -27,9 +27,10 @@ import (
 //     the master(s) of its node;
 //   - the network is an overlay with IPsec encryption between nodes
 //     (driver_opts encrypted);
-//   - the certificates are Swarm secrets, keys mode 0400 (the masters' owned
-//     by their unprivileged user); `docker stack deploy` creates them from
-//     TLSDir beside the stack file and `docker stack rm` removes them;
+//   - the certificates are Swarm secrets, keys mode 0400 owned by User (the
+//     host's files' owner and mode do not matter); `docker stack deploy`
+//     creates them from TLSDir beside the stack file and `docker stack rm`
+//     removes them;
 //   - services are found by DNS round robin (endpoint_mode dnsrr: a
 //     service's name resolves to its one task's address) and ports are
 //     published in host mode on the node the task runs on, not through
@@ -39,7 +40,13 @@ import (
 //     gateway's public port is published at PortBase and the masters'
 //     ports shifted alike, so that a stack and a compose deployment (or
 //     `wololo local`) on one host do not collide;
-//   - every service has resource limits; none has a healthcheck (Swarm
+//   - every service has its limits as deploy.resources.limits and the
+//     compose file's confinement (user, read_only, cap_drop ALL; cap_drop
+//     reaches a service from Engine 20.10, API 1.41) but no-new-privileges:
+//     docker stack deploy ignores security_opt, and a service's
+//     NoNewPrivileges needs API 1.46 (Engine 27). The image holds no setuid
+//     file to gain privileges by, and with every capability dropped from
+//     the bounding set there would be none to gain; none has a healthcheck (Swarm
 //     would kill an unhealthy task itself, competing with the masters, and
 //     hold a new task in "starting" until its first check);
 //   - the image is ${WOLOLO_IMAGE:-wololo:latest}, interpolated by
@@ -84,13 +91,6 @@ func (o *StackOptions) defaults() {
 // runs on (where its volume is): "<project>.<instance>".
 func NodeLabel(project, instance string) string { return project + "." + instance }
 
-// The resource limits of the stack's services.
-const (
-	graphCPUs, graphMemory   = "1.0", "2G"
-	masterCPUs, masterMemory = "0.5", "256M"
-	proxyCPUs, proxyMemory   = "0.25", "64M"
-)
-
 // stackNetwork is the stack's one overlay network.
 const stackNetwork = "net"
 
@@ -128,13 +128,11 @@ func GenerateStack(top deploy.Topology, o StackOptions) ([]byte, error) {
 		var ports []string
 		mounts := []string{name + "-data:" + DataDir}
 		constraints := []string{"node.labels." + NodeLabel(o.Project, name) + " == true"}
-		cpus, memory := graphCPUs, graphMemory
 		switch {
 		case master:
 			ports = []string{publish(port, port+shift)}
 			mounts = append(mounts, proxyVolume+":"+ProxyDir)
 			constraints = append([]string{"node.role == manager"}, constraints...)
-			cpus, memory = masterCPUs, masterMemory
 		case in.Stage == gateway:
 			ports = []string{publish(top.PublicPort(), o.PortBase)}
 		}
@@ -146,9 +144,7 @@ func GenerateStack(top deploy.Topology, o StackOptions) ([]byte, error) {
 		fmt.Fprintf(&w, "  %s:\n", name)
 		fmt.Fprintf(&w, "    image: %s\n", quote(o.Image))
 		fmt.Fprintf(&w, "    hostname: %s\n", name)
-		if master {
-			fmt.Fprintf(&w, "    user: %s\n", quote(MasterUser))
-		}
+		writeConfinement(&w, User, true)
 		fmt.Fprintf(&w, "    command: %s\n", flow(cmd))
 		if custom != "" {
 			fmt.Fprintf(&w, "    environment:\n      %s: *topology\n", deploy.EnvTopology)
@@ -160,10 +156,7 @@ func GenerateStack(top deploy.Topology, o StackOptions) ([]byte, error) {
 		fmt.Fprintf(&w, "    volumes: %s\n", flow(mounts))
 		fmt.Fprintf(&w, "    networks: [%s]\n", stackNetwork)
 		w.WriteString("    secrets:\n")
-		owner := ""
-		if master {
-			owner = fmt.Sprintf(", uid: %s, gid: %s", quote(masterUID), quote(masterGID))
-		}
+		owner := fmt.Sprintf(", uid: %s, gid: %s", quote(uid), quote(gid))
 		fmt.Fprintf(&w, "      - {source: ca.pem, target: ca.pem, mode: 0444}\n")
 		fmt.Fprintf(&w, "      - {source: %s.pem, target: %s.pem%s, mode: 0444}\n", name, name, owner)
 		fmt.Fprintf(&w, "      - {source: %s.key, target: %s.key%s, mode: 0400}\n", name, name, owner)
@@ -178,7 +171,7 @@ func GenerateStack(top deploy.Topology, o StackOptions) ([]byte, error) {
 		w.WriteString("      restart_policy: {condition: none}\n")
 		w.WriteString("      update_config: {parallelism: 1, delay: 0s, order: stop-first, failure_action: continue, monitor: 1s}\n")
 		fmt.Fprintf(&w, "      placement: {constraints: %s}\n", flow(constraints))
-		fmt.Fprintf(&w, "      resources: {limits: {cpus: %s, memory: %s}}\n", quote(cpus), memory)
+		writeStackLimits(&w, limitsOf(in))
 	}
 	writeStackProxy(&w, o)
 	w.WriteString("\nnetworks:\n")
@@ -193,6 +186,7 @@ func GenerateStack(top deploy.Topology, o StackOptions) ([]byte, error) {
 func writeStackProxy(w *bytes.Buffer, o StackOptions) {
 	fmt.Fprintf(w, "  %s:\n", proxyVolume)
 	fmt.Fprintf(w, "    image: %s\n", quote(o.Image))
+	writeConfinement(w, ProxyUser, true)
 	fmt.Fprintf(w, "    command: %s\n", flow(proxyCommand(o.Options, true)))
 	fmt.Fprintf(w, "    volumes: %s\n", flow([]string{"/var/run/docker.sock:/var/run/docker.sock", proxyVolume + ":" + ProxyDir}))
 	fmt.Fprintf(w, "    networks: [%s]\n", stackNetwork)
@@ -200,7 +194,12 @@ func writeStackProxy(w *bytes.Buffer, o StackOptions) {
 	w.WriteString("      mode: global\n")
 	w.WriteString("      restart_policy: {condition: any, delay: 1s}\n")
 	fmt.Fprintf(w, "      placement: {constraints: %s}\n", flow([]string{"node.role == manager"}))
-	fmt.Fprintf(w, "      resources: {limits: {cpus: %s, memory: %s}}\n", quote(proxyCPUs), proxyMemory)
+	writeStackLimits(w, ProxyLimits)
+}
+
+// writeStackLimits writes a stack service's limits.
+func writeStackLimits(w *bytes.Buffer, l Limits) {
+	fmt.Fprintf(w, "      resources: {limits: {cpus: %s, memory: %s}}\n", quote(l.CPUs), l.Memory)
 }
 
 // publish is a port published on the node the task runs on.
