@@ -211,7 +211,13 @@ func (d *dockerTarget) inspect(ctx context.Context, instance string) (container.
 	if err != nil {
 		return container.InspectResponse{}, fmt.Errorf("project %s, instance %s: %w", d.project, instance, err)
 	}
-	return d.cli.ContainerInspect(ctx, c.ID)
+	in, err := d.cli.ContainerInspect(ctx, c.ID)
+	if d.swarm && cerrdefs.IsNotFound(err) {
+		// Listed, then gone before the inspect: the task's container is
+		// being replaced, as in Signal.
+		return in, fmt.Errorf("%s: %w (%v)", instance, local.ErrNotRunning, err)
+	}
+	return in, err
 }
 
 // Signal implements target: SIGKILL through the engine (the null signal
