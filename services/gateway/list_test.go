@@ -1,8 +1,11 @@
 package gateway
 
 import (
+	"context"
 	"testing"
 	"time"
+
+	"google.golang.org/grpc"
 
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 	"github.com/wololo/wololo/transport"
@@ -110,5 +113,51 @@ func TestListingIsNotActivity(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
+	}
+}
+
+// watchRecorder is a WatchJob stream of a client that keeps what it hears.
+type watchRecorder struct {
+	grpc.ServerStream
+	ctx  context.Context
+	sent chan *wololov1.Job
+}
+
+func (s watchRecorder) Context() context.Context { return s.ctx }
+func (s watchRecorder) Send(r *wololov1.WatchJobResponse) error {
+	s.sent <- r.Job
+	return nil
+}
+
+// TestDeletedJobEndsItsWatchers: a job deleted while a client watches it
+// (`wololo client cancel` of a job another terminal follows) ends the
+// watch with the job failed and why; the watch used to go on for ever,
+// sending the state of a job no longer there.
+func TestDeletedJobEndsItsWatchers(t *testing.T) {
+	svc := testGateway(t, transport.NewMemStore(), time.Hour, make(chan string, 16))
+	if _, err := svc.CreateJob(as("alice"), createRequest("followed")); err != nil {
+		t.Fatal(err)
+	}
+	rec := watchRecorder{ctx: as("alice"), sent: make(chan *wololov1.Job, 64)}
+	done := make(chan error, 1)
+	go func() { done <- svc.WatchJob(&wololov1.WatchJobRequest{JobId: "followed"}, rec) }()
+	<-rec.sent // the first state: the watch is on
+	if _, err := svc.DeleteJob(as("alice"), &wololov1.DeleteJobRequest{JobId: "followed"}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("the watch ended with %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the watch of a deleted job still runs 5 s after the delete")
+	}
+	var last *wololov1.Job
+	for len(rec.sent) > 0 {
+		last = <-rec.sent
+	}
+	if last == nil || last.State != wololov1.JobState_JOB_STATE_FAILED || last.Message != "deleted by its client" {
+		t.Errorf("the watch's last state: %v, want failed, deleted by its client", last)
 	}
 }

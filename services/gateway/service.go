@@ -115,7 +115,7 @@ func (s jobService) DeleteJob(ctx context.Context, req *wololov1.DeleteJobReques
 	if err != nil {
 		return nil, err
 	}
-	if err := s.g.deleteJob(j.id); err != nil {
+	if err := s.g.deleteJob(j.id, "deleted by its client"); err != nil {
 		return nil, toStatus(err)
 	}
 	return &wololov1.DeleteJobResponse{}, nil
