@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 	"github.com/wololo/wololo/services/cli"
@@ -110,6 +112,9 @@ func runList(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	defer gw.Close()
 	summaries, err := gw.List(ctx)
+	if status.Code(err) == codes.Unimplemented {
+		return fmt.Errorf("the gateway at %s is older than this client and cannot list jobs (JobService/ListJobs): %s", gf.server, status.Convert(err).Message())
+	}
 	if err != nil {
 		return explain(gf.server, err)
 	}

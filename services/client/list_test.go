@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"net"
 	"strings"
 	"testing"
 	"time"
 
+	"google.golang.org/grpc"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
@@ -131,5 +133,25 @@ func TestNewCommandsHelp(t *testing.T) {
 		if !strings.Contains(stdout.String(), s) {
 			t.Errorf("client help lacks %q:\n%s", s, stdout.String())
 		}
+	}
+}
+
+// TestListOnAnOlderGateway: a gateway without ListJobs is named as older
+// than the client, not reported as an obscure gRPC error.
+func TestListOnAnOlderGateway(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := grpc.NewServer()
+	wololov1.RegisterJobServiceServer(srv, wololov1.UnimplementedJobServiceServer{})
+	go srv.Serve(l)
+	defer srv.Stop()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	var stdout, stderr bytes.Buffer
+	err = Run(ctx, []string{"list", "--insecure", "--server", l.Addr().String()}, &stdout, &stderr)
+	if err == nil || !strings.Contains(err.Error(), "older than this client") || stdout.Len() != 0 {
+		t.Errorf("list on a gateway without ListJobs: %v, stdout %q", err, stdout.String())
 	}
 }
