@@ -37,7 +37,7 @@ type command struct {
 
 var commands = []command{
 	{"demo", "run the whole graph in this process on a generated or given dataset", demo.Run},
-	{"client", "submit a job to a gateway, follow it, fetch its results", client.Run},
+	{"client", "submit a job to a gateway, follow it, fetch its results; list and cancel this client's jobs", client.Run},
 	{"gateway", "run the gateway process of a deployment", worker.RunGateway},
 	{"worker", "run one stage instance of a deployment (filter, grouper, joiner, aggregator)", worker.Run},
 	{"master", "run one master: the Bully election and the supervision (restarts) of every process", master.Run},

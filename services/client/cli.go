@@ -63,8 +63,10 @@ const usage = `usage: wololo client <command> [flags]
 commands:
   submit   upload matches.csv and match_players.csv, wait, write q1.csv..q4.csv
   status   show a job's state and report
-  watch    follow a job until it ends
+  watch    follow a job until it ends (--json: one object per line)
   results  fetch a finished job's four files
+  list     this client's jobs at the gateway, with their states
+  cancel   drop one of this client's jobs at the gateway (one left uploading, say)
 
 Run 'wololo client <command> -h' for a command's flags.
 ` + environment
@@ -85,9 +87,13 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	case "status":
 		return runJob(ctx, "status", args[1:], stdout, stderr)
 	case "watch":
-		return runJob(ctx, "watch", args[1:], stdout, stderr)
+		return runWatch(ctx, args[1:], stdout, stderr)
 	case "results":
 		return runJob(ctx, "results", args[1:], stdout, stderr)
+	case "list":
+		return runList(ctx, args[1:], stdout, stderr)
+	case "cancel":
+		return runCancel(ctx, args[1:], stdout, stderr)
 	}
 	fmt.Fprint(stderr, usage)
 	return fmt.Errorf("%w: unknown client command %q", cli.ErrUsage, args[0])
@@ -103,12 +109,13 @@ func IsTerminal(w io.Writer) bool {
 	return err == nil && info.Mode()&os.ModeCharDevice != 0
 }
 
-func runSubmit(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func runSubmit(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
 	fs := cli.NewFlagSet("wololo client submit", "usage: wololo client submit --matches F --players F --out DIR [flags]\n\n"+
 		"Creates a job (or re-attaches to --job), uploads both files, waits, and writes q1.csv..q4.csv.\n"+
 		"With --json the final report is one JSON object on stdout (job_id, state, inputs,\n"+
 		"result_rows, outputs with path, rows and bytes, uploaded_bytes, upload_seconds,\n"+
-		"total_seconds; error and hint after a failure once the job exists); progress\n"+
+		"total_seconds); after any failure the same object with error and hint (what to\n"+
+		"do next), and job_id and state \"unknown\" when the job was not created. Progress\n"+
 		"stays on stderr.\n"+environment, stderr)
 	var o SubmitOptions
 	gf := registerGateway(fs)
@@ -121,6 +128,10 @@ func runSubmit(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	asJSON := fs.Bool("json", false, "print the final report as one JSON object on stdout")
 	if err := cli.Parse(fs, args); err != nil {
 		return err
+	}
+	var sum *Summary
+	if *asJSON { // every way out from here prints one object (submitjson.go)
+		defer func() { err = writeSubmitJSON(ctx, stdout, o, sum, err) }()
 	}
 	if err := cli.Required(fs, "matches", "players", "out"); err != nil {
 		return err
@@ -136,17 +147,10 @@ func runSubmit(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 	}
 	o.Server, o.Reach = gf.server, gf.reach
-	var err error
 	if o.TLS, err = gf.creds.GatewayTLS(o.Server); err != nil {
 		return err
 	}
-	sum, err := Submit(ctx, o)
-	if *asJSON && sum != nil {
-		if werr := WriteJSON(stdout, NewSubmitReport(sum, err)); werr != nil && err == nil {
-			return werr
-		}
-	}
-	if err != nil {
+	if sum, err = Submit(ctx, o); err != nil {
 		return err
 	}
 	if !*asJSON {
@@ -199,7 +203,7 @@ func PrintReport(w io.Writer, job *wololov1.Job) {
 }
 
 func runJob(ctx context.Context, cmd string, args []string, stdout, stderr io.Writer) error {
-	what := map[string]string{"status": "prints a job's state and report", "watch": "follows a job until it ends", "results": "fetches a finished job's four files into --out"}[cmd]
+	what := map[string]string{"status": "prints a job's state and report", "results": "fetches a finished job's four files into --out"}[cmd]
 	text := strings.ToUpper(what[:1]) + what[1:] + ".\n"
 	if cmd == "status" {
 		text += "With --json, one JSON object on stdout: job_id, state, message, elapsed_seconds,\n" +
@@ -248,14 +252,6 @@ func runJob(ctx context.Context, cmd string, args []string, stdout, stderr io.Wr
 			return WriteJSON(stdout, NewJobReport(*id, job))
 		}
 		printJob(stdout, job)
-	case "watch":
-		job, err := gw.Watch(ctx, *id, func(j *wololov1.Job) { printJob(stdout, j) })
-		if err != nil {
-			return explain(gf.server, err)
-		}
-		if job.State == wololov1.JobState_JOB_STATE_FAILED {
-			return cli.Mark(fmt.Errorf("job %s failed: %s", job.JobId, job.Message), cli.ErrJobFailed)
-		}
 	case "results":
 		paths, err := gw.Fetch(ctx, *id, out)
 		if err != nil {

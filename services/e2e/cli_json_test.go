@@ -22,7 +22,7 @@ import (
 // one JSON object with the report's fields and the same numbers as the
 // files written, progress stays on stderr; the gateway and credential come
 // from WOLOLO_SERVER and WOLOLO_TLS_DIR; a request the gateway refuses
-// exits 4.
+// exits 4, and submit --json prints its object with error and hint then.
 func TestClientJSONAndEnvironment(t *testing.T) {
 	c := startCluster(t, deploy.Default(), node.ClusterOptions{})
 	d := testDatasets(t)[0]
@@ -105,14 +105,16 @@ func TestClientJSONAndEnvironment(t *testing.T) {
 		}
 	}
 
-	// Refusals: exit status 4, and nothing on stdout.
-	for _, args := range [][]string{
-		{"status", "--json", "--job", "no-such-job"},
-		{"submit", "--json", "--job", "scripted", "--keep", "--matches", other.matches, "--players", other.players, "--out", t.TempDir()},
-	} {
-		obj, _, err := run(args...)
-		if cli.ExitCode(err) != cli.ExitRefused || obj != nil {
-			t.Errorf("%q: err %v (exit %d), stdout %v; want exit %d and no output", args, err, cli.ExitCode(err), obj, cli.ExitRefused)
-		}
+	// Refusals: exit status 4; status prints nothing on stdout, submit
+	// its object with error and hint (a job name reused with other files).
+	args := []string{"status", "--json", "--job", "no-such-job"}
+	if obj, _, err := run(args...); cli.ExitCode(err) != cli.ExitRefused || obj != nil {
+		t.Errorf("%q: err %v (exit %d), stdout %v; want exit %d and no output", args, err, cli.ExitCode(err), obj, cli.ExitRefused)
+	}
+	args = []string{"submit", "--json", "--job", "scripted", "--keep", "--matches", other.matches, "--players", other.players, "--out", t.TempDir()}
+	obj, _, err := run(args...)
+	if cli.ExitCode(err) != cli.ExitRefused || obj == nil || obj["job_id"] != "scripted" || obj["error"] == nil || obj["hint"] == nil ||
+		!strings.Contains(obj["error"].(string), "was created with another") {
+		t.Errorf("%q: err %v (exit %d), stdout %v; want exit %d and the object with error and hint", args, err, cli.ExitCode(err), obj, cli.ExitRefused)
 	}
 }

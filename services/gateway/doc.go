@@ -21,7 +21,8 @@
 // a new job. A job also records each file's size and fingerprint, and a
 // resume with other files is refused (sameFiles), never mixed in. lookup is the one place that finds a
 // client's job; anyone else's is NotFound with the message of a job that
-// does not exist, so a job's existence does not leak either. The quotas
+// does not exist, so a job's existence does not leak either; ListJobs
+// lists the caller's own jobs (ownedBy), and nobody else's. The quotas
 // per client (unfinished jobs, held jobs, bytes per job, bytes in flight)
 // are decided in one pure function (Limits.admission), before anything is
 // stored.

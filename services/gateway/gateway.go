@@ -229,7 +229,7 @@ func (g *Gateway) Serve(ctx context.Context) error {
 		case <-sweep.C:
 			for _, id := range g.jobs.idle(time.Now(), g.cfg.Retention) {
 				g.cfg.Log.Info("dropping abandoned job", "job", id, "retention", g.cfg.Retention)
-				if err := g.deleteJob(id); err != nil {
+				if err := g.deleteJob(id, "dropped by the gateway: no client activity for its retention (--retention)"); err != nil {
 					g.cfg.Log.Error("drop abandoned job", "job", id, "error", err)
 				}
 			}
@@ -301,9 +301,15 @@ func (g *Gateway) FailJob(id, reporter, reason string) error {
 }
 
 // deleteJob drops a job (by its internal id) here, durably, and queues its
-// drop everywhere else.
-func (g *Gateway) deleteJob(id string) error {
+// drop everywhere else; reason is what its watchers hear.
+func (g *Gateway) deleteJob(id, reason string) error {
 	g.forgetIntroduction(id)
+	// What still runs on the job ends: an upload in flight stops, and a
+	// watcher hears that the job failed, and why, instead of following
+	// for ever a job that is no longer there. A done job is left done.
+	if j, err := g.jobs.get(id); err == nil {
+		j.fail(reason, time.Now())
+	}
 	// The tombstone is durable before the client hears back; the other
 	// processes follow, and a restarted gateway resumes telling them.
 	if err := g.jobs.drop(id); err != nil {

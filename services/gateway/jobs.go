@@ -13,6 +13,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/timestamppb"
 
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 	"github.com/wololo/wololo/services/schema"
@@ -404,6 +405,26 @@ func (js *jobs) lookup(owner, name string) (*job, error) {
 	return j, nil
 }
 
+// ownedBy lists the owner's jobs, oldest first (then by name). Like
+// lookup, it never yields another client's job.
+func (js *jobs) ownedBy(owner string) []*job {
+	js.mu.Lock()
+	var out []*job
+	for _, j := range js.byID {
+		if j.owner == owner {
+			out = append(out, j)
+		}
+	}
+	js.mu.Unlock()
+	sort.Slice(out, func(a, b int) bool {
+		if !out[a].created.Equal(out[b].created) {
+			return out[a].created.Before(out[b].created)
+		}
+		return out[a].name < out[b].name
+	})
+	return out
+}
+
 // add indexes a job; js.mu is held.
 func (js *jobs) add(j *job) {
 	js.byID[j.id] = j
@@ -624,6 +645,22 @@ func (j *job) finalResults() (map[string][]byte, error) {
 		return nil, errorf(ErrNotDone, "job %q is %s, not done", j.name, strings.ToLower(strings.TrimPrefix(j.state.String(), "JOB_STATE_")))
 	}
 	return j.results, nil
+}
+
+// listing is the job as ListJobs lists it. Unlike view it is not client
+// activity: a client that lists its jobs now and then does not keep them
+// all from their retention.
+func (j *job) listing() *wololov1.JobSummary {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	end := time.Now()
+	if !j.finished.IsZero() {
+		end = j.finished // a finished job's time stops growing
+	}
+	s := &wololov1.JobSummary{Name: j.name, Id: j.id, State: j.state, Message: j.message, BytesTotal: j.bytes,
+		Created: timestamppb.New(j.created), ElapsedSeconds: end.Sub(j.created).Seconds()}
+	s.BytesUploaded, _ = sumSizes(j.files[0].offset, j.files[1].offset) // within bytes, checked at creation
+	return s
 }
 
 // view returns the job's state for a client, and a channel closed on its

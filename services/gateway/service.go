@@ -115,8 +115,21 @@ func (s jobService) DeleteJob(ctx context.Context, req *wololov1.DeleteJobReques
 	if err != nil {
 		return nil, err
 	}
-	if err := s.g.deleteJob(j.id); err != nil {
+	if err := s.g.deleteJob(j.id, "deleted by its client"); err != nil {
 		return nil, toStatus(err)
 	}
 	return &wololov1.DeleteJobResponse{}, nil
+}
+
+// ListJobs lists the caller's own jobs, oldest first.
+func (s jobService) ListJobs(ctx context.Context, _ *wololov1.ListJobsRequest) (*wololov1.ListJobsResponse, error) {
+	owner, err := s.g.identify(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := &wololov1.ListJobsResponse{}
+	for _, j := range s.g.jobs.ownedBy(owner) {
+		out.Jobs = append(out.Jobs, j.listing())
+	}
+	return out, nil
 }

@@ -1,6 +1,7 @@
 // Package top is `wololo top`: the whole deployment in the terminal, from
 // the gateway's Cluster service (services/clusterview), redrawn every
-// interval until Ctrl-C; with --json, one snapshot for scripts.
+// interval until Ctrl-C (an interruption like any other: exit status
+// 130); with --json, one snapshot for scripts.
 //
 // It presents the operator credential and only reads; Render, the text of
 // one snapshot, is pure.
@@ -108,7 +109,9 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			fmt.Fprintln(stdout)
 		}
 		if err := sleep(ctx, *interval); err != nil {
-			return nil // Ctrl-C ends top; nothing failed
+			// Ctrl-C is how top ends, and it is still an interruption:
+			// main exits 130, as for any command (cli.ExitCodes).
+			return err
 		}
 	}
 }

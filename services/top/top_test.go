@@ -1,10 +1,15 @@
 package top
 
 import (
+	"context"
+	"errors"
+	"io"
+	"net"
 	"strings"
 	"testing"
 	"time"
 
+	"google.golang.org/grpc"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
@@ -41,5 +46,64 @@ not serving:
 `
 	if got := b.String(); got != want {
 		t.Errorf("Render wrote\n%s\nwant\n%s", got, want)
+	}
+}
+
+// fakeCluster answers Cluster/Get with an empty snapshot.
+type fakeCluster struct {
+	wololov1.UnimplementedClusterServer
+}
+
+func (fakeCluster) Get(context.Context, *wololov1.ClusterGetRequest) (*wololov1.ClusterGetResponse, error) {
+	return &wololov1.ClusterGetResponse{Taken: timestamppb.Now(), IntervalSeconds: 1}, nil
+}
+
+// frames signals each snapshot top draws.
+type frames struct{ drawn chan struct{} }
+
+func (f frames) Write(p []byte) (int, error) {
+	if strings.HasPrefix(string(p), "wololo top ") {
+		select {
+		case f.drawn <- struct{}{}:
+		default:
+		}
+	}
+	return len(p), nil
+}
+
+// TestInterruptedTopIsAnInterruption: Ctrl-C while top waits for its next
+// snapshot returns the context's error, so that main exits 130 as the
+// exit table says, not 0.
+func TestInterruptedTopIsAnInterruption(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := grpc.NewServer()
+	wololov1.RegisterClusterServer(srv, fakeCluster{})
+	go srv.Serve(l)
+	defer srv.Stop()
+	ctx, interrupt := context.WithCancel(context.Background())
+	defer interrupt()
+	out := frames{drawn: make(chan struct{}, 1)}
+	done := make(chan error, 1)
+	go func() {
+		done <- Run(ctx, []string{"--insecure", "--server", l.Addr().String(), "--interval", "1h"}, out, io.Discard)
+	}()
+	select {
+	case <-out.drawn:
+	case err := <-done:
+		t.Fatalf("top ended before drawing: %v", err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("top drew nothing in 10 s")
+	}
+	interrupt()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("interrupted top returned %v, want the interruption (context.Canceled)", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("top did not end within 10 s of the interruption")
 	}
 }

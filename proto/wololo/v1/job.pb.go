@@ -9,6 +9,7 @@ package wololov1
 import (
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
 	protoimpl "google.golang.org/protobuf/runtime/protoimpl"
+	timestamppb "google.golang.org/protobuf/types/known/timestamppb"
 	reflect "reflect"
 	sync "sync"
 	unsafe "unsafe"
@@ -1180,11 +1181,204 @@ func (*DeleteJobResponse) Descriptor() ([]byte, []int) {
 	return file_wololo_v1_job_proto_rawDescGZIP(), []int{16}
 }
 
+// ListJobsRequest asks for the caller's jobs.
+type ListJobsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListJobsRequest) Reset() {
+	*x = ListJobsRequest{}
+	mi := &file_wololo_v1_job_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListJobsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListJobsRequest) ProtoMessage() {}
+
+func (x *ListJobsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_wololo_v1_job_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListJobsRequest.ProtoReflect.Descriptor instead.
+func (*ListJobsRequest) Descriptor() ([]byte, []int) {
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{17}
+}
+
+// ListJobsResponse lists the caller's jobs, oldest first.
+type ListJobsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The jobs.
+	Jobs          []*JobSummary `protobuf:"bytes,1,rep,name=jobs,proto3" json:"jobs,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListJobsResponse) Reset() {
+	*x = ListJobsResponse{}
+	mi := &file_wololo_v1_job_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListJobsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListJobsResponse) ProtoMessage() {}
+
+func (x *ListJobsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_wololo_v1_job_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListJobsResponse.ProtoReflect.Descriptor instead.
+func (*ListJobsResponse) Descriptor() ([]byte, []int) {
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *ListJobsResponse) GetJobs() []*JobSummary {
+	if x != nil {
+		return x.Jobs
+	}
+	return nil
+}
+
+// JobSummary is one of a client's jobs, as ListJobs lists it.
+type JobSummary struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The client's name for the job: what every other call takes as job_id.
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// The gateway's internal id, which `wololo top`, the logs and the
+	// metrics name.
+	Id string `protobuf:"bytes,2,opt,name=id,proto3" json:"id,omitempty"`
+	// Its state.
+	State JobState `protobuf:"varint,3,opt,name=state,proto3,enum=wololo.v1.JobState" json:"state,omitempty"`
+	// Why it failed, when it did.
+	Message string `protobuf:"bytes,4,opt,name=message,proto3" json:"message,omitempty"`
+	// Bytes of both files committed by the gateway.
+	BytesUploaded int64 `protobuf:"varint,5,opt,name=bytes_uploaded,json=bytesUploaded,proto3" json:"bytes_uploaded,omitempty"`
+	// Bytes both files declare.
+	BytesTotal int64 `protobuf:"varint,6,opt,name=bytes_total,json=bytesTotal,proto3" json:"bytes_total,omitempty"`
+	// When it was created.
+	Created *timestamppb.Timestamp `protobuf:"bytes,7,opt,name=created,proto3" json:"created,omitempty"`
+	// Seconds since it was created (until it finished, once it did).
+	ElapsedSeconds float64 `protobuf:"fixed64,8,opt,name=elapsed_seconds,json=elapsedSeconds,proto3" json:"elapsed_seconds,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *JobSummary) Reset() {
+	*x = JobSummary{}
+	mi := &file_wololo_v1_job_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *JobSummary) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*JobSummary) ProtoMessage() {}
+
+func (x *JobSummary) ProtoReflect() protoreflect.Message {
+	mi := &file_wololo_v1_job_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use JobSummary.ProtoReflect.Descriptor instead.
+func (*JobSummary) Descriptor() ([]byte, []int) {
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *JobSummary) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *JobSummary) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *JobSummary) GetState() JobState {
+	if x != nil {
+		return x.State
+	}
+	return JobState_JOB_STATE_UNSPECIFIED
+}
+
+func (x *JobSummary) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
+func (x *JobSummary) GetBytesUploaded() int64 {
+	if x != nil {
+		return x.BytesUploaded
+	}
+	return 0
+}
+
+func (x *JobSummary) GetBytesTotal() int64 {
+	if x != nil {
+		return x.BytesTotal
+	}
+	return 0
+}
+
+func (x *JobSummary) GetCreated() *timestamppb.Timestamp {
+	if x != nil {
+		return x.Created
+	}
+	return nil
+}
+
+func (x *JobSummary) GetElapsedSeconds() float64 {
+	if x != nil {
+		return x.ElapsedSeconds
+	}
+	return 0
+}
+
 var File_wololo_v1_job_proto protoreflect.FileDescriptor
 
 const file_wololo_v1_job_proto_rawDesc = "" +
 	"\n" +
-	"\x13wololo/v1/job.proto\x12\twololo.v1\"}\n" +
+	"\x13wololo/v1/job.proto\x12\twololo.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"}\n" +
 	"\n" +
 	"FileHeader\x12\x18\n" +
 	"\acolumns\x18\x01 \x03(\tR\acolumns\x12\x1f\n" +
@@ -1253,7 +1447,21 @@ const file_wololo_v1_job_proto_rawDesc = "" +
 	"\x04data\x18\x02 \x01(\fR\x04data\")\n" +
 	"\x10DeleteJobRequest\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\"\x13\n" +
-	"\x11DeleteJobResponse*W\n" +
+	"\x11DeleteJobResponse\"\x11\n" +
+	"\x0fListJobsRequest\"=\n" +
+	"\x10ListJobsResponse\x12)\n" +
+	"\x04jobs\x18\x01 \x03(\v2\x15.wololo.v1.JobSummaryR\x04jobs\"\x9c\x02\n" +
+	"\n" +
+	"JobSummary\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x0e\n" +
+	"\x02id\x18\x02 \x01(\tR\x02id\x12)\n" +
+	"\x05state\x18\x03 \x01(\x0e2\x13.wololo.v1.JobStateR\x05state\x12\x18\n" +
+	"\amessage\x18\x04 \x01(\tR\amessage\x12%\n" +
+	"\x0ebytes_uploaded\x18\x05 \x01(\x03R\rbytesUploaded\x12\x1f\n" +
+	"\vbytes_total\x18\x06 \x01(\x03R\n" +
+	"bytesTotal\x124\n" +
+	"\acreated\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\acreated\x12'\n" +
+	"\x0felapsed_seconds\x18\b \x01(\x01R\x0eelapsedSeconds*W\n" +
 	"\tInputFile\x12\x1a\n" +
 	"\x16INPUT_FILE_UNSPECIFIED\x10\x00\x12\x16\n" +
 	"\x12INPUT_FILE_MATCHES\x10\x01\x12\x16\n" +
@@ -1263,7 +1471,7 @@ const file_wololo_v1_job_proto_rawDesc = "" +
 	"\x13JOB_STATE_UPLOADING\x10\x01\x12\x15\n" +
 	"\x11JOB_STATE_RUNNING\x10\x02\x12\x12\n" +
 	"\x0eJOB_STATE_DONE\x10\x03\x12\x14\n" +
-	"\x10JOB_STATE_FAILED\x10\x042\xb2\x03\n" +
+	"\x10JOB_STATE_FAILED\x10\x042\xf7\x03\n" +
 	"\n" +
 	"JobService\x12F\n" +
 	"\tCreateJob\x12\x1b.wololo.v1.CreateJobRequest\x1a\x1c.wololo.v1.CreateJobResponse\x12A\n" +
@@ -1272,7 +1480,8 @@ const file_wololo_v1_job_proto_rawDesc = "" +
 	"\bWatchJob\x12\x1a.wololo.v1.WatchJobRequest\x1a\x1b.wololo.v1.WatchJobResponse0\x01\x12K\n" +
 	"\n" +
 	"GetResults\x12\x1c.wololo.v1.GetResultsRequest\x1a\x1d.wololo.v1.GetResultsResponse0\x01\x12F\n" +
-	"\tDeleteJob\x12\x1b.wololo.v1.DeleteJobRequest\x1a\x1c.wololo.v1.DeleteJobResponseB3Z1github.com/wololo/wololo/proto/wololo/v1;wololov1b\x06proto3"
+	"\tDeleteJob\x12\x1b.wololo.v1.DeleteJobRequest\x1a\x1c.wololo.v1.DeleteJobResponse\x12C\n" +
+	"\bListJobs\x12\x1a.wololo.v1.ListJobsRequest\x1a\x1b.wololo.v1.ListJobsResponseB3Z1github.com/wololo/wololo/proto/wololo/v1;wololov1b\x06proto3"
 
 var (
 	file_wololo_v1_job_proto_rawDescOnce sync.Once
@@ -1287,29 +1496,33 @@ func file_wololo_v1_job_proto_rawDescGZIP() []byte {
 }
 
 var file_wololo_v1_job_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_wololo_v1_job_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
+var file_wololo_v1_job_proto_msgTypes = make([]protoimpl.MessageInfo, 22)
 var file_wololo_v1_job_proto_goTypes = []any{
-	(InputFile)(0),             // 0: wololo.v1.InputFile
-	(JobState)(0),              // 1: wololo.v1.JobState
-	(*FileHeader)(nil),         // 2: wololo.v1.FileHeader
-	(*CreateJobRequest)(nil),   // 3: wololo.v1.CreateJobRequest
-	(*CreateJobResponse)(nil),  // 4: wololo.v1.CreateJobResponse
-	(*UploadRequest)(nil),      // 5: wololo.v1.UploadRequest
-	(*UploadStart)(nil),        // 6: wololo.v1.UploadStart
-	(*UploadFinish)(nil),       // 7: wololo.v1.UploadFinish
-	(*UploadResponse)(nil),     // 8: wololo.v1.UploadResponse
-	(*FileReport)(nil),         // 9: wololo.v1.FileReport
-	(*Job)(nil),                // 10: wololo.v1.Job
-	(*GetJobRequest)(nil),      // 11: wololo.v1.GetJobRequest
-	(*GetJobResponse)(nil),     // 12: wololo.v1.GetJobResponse
-	(*WatchJobRequest)(nil),    // 13: wololo.v1.WatchJobRequest
-	(*WatchJobResponse)(nil),   // 14: wololo.v1.WatchJobResponse
-	(*GetResultsRequest)(nil),  // 15: wololo.v1.GetResultsRequest
-	(*GetResultsResponse)(nil), // 16: wololo.v1.GetResultsResponse
-	(*DeleteJobRequest)(nil),   // 17: wololo.v1.DeleteJobRequest
-	(*DeleteJobResponse)(nil),  // 18: wololo.v1.DeleteJobResponse
-	nil,                        // 19: wololo.v1.FileReport.MissingEntry
-	nil,                        // 20: wololo.v1.Job.ResultRowsEntry
+	(InputFile)(0),                // 0: wololo.v1.InputFile
+	(JobState)(0),                 // 1: wololo.v1.JobState
+	(*FileHeader)(nil),            // 2: wololo.v1.FileHeader
+	(*CreateJobRequest)(nil),      // 3: wololo.v1.CreateJobRequest
+	(*CreateJobResponse)(nil),     // 4: wololo.v1.CreateJobResponse
+	(*UploadRequest)(nil),         // 5: wololo.v1.UploadRequest
+	(*UploadStart)(nil),           // 6: wololo.v1.UploadStart
+	(*UploadFinish)(nil),          // 7: wololo.v1.UploadFinish
+	(*UploadResponse)(nil),        // 8: wololo.v1.UploadResponse
+	(*FileReport)(nil),            // 9: wololo.v1.FileReport
+	(*Job)(nil),                   // 10: wololo.v1.Job
+	(*GetJobRequest)(nil),         // 11: wololo.v1.GetJobRequest
+	(*GetJobResponse)(nil),        // 12: wololo.v1.GetJobResponse
+	(*WatchJobRequest)(nil),       // 13: wololo.v1.WatchJobRequest
+	(*WatchJobResponse)(nil),      // 14: wololo.v1.WatchJobResponse
+	(*GetResultsRequest)(nil),     // 15: wololo.v1.GetResultsRequest
+	(*GetResultsResponse)(nil),    // 16: wololo.v1.GetResultsResponse
+	(*DeleteJobRequest)(nil),      // 17: wololo.v1.DeleteJobRequest
+	(*DeleteJobResponse)(nil),     // 18: wololo.v1.DeleteJobResponse
+	(*ListJobsRequest)(nil),       // 19: wololo.v1.ListJobsRequest
+	(*ListJobsResponse)(nil),      // 20: wololo.v1.ListJobsResponse
+	(*JobSummary)(nil),            // 21: wololo.v1.JobSummary
+	nil,                           // 22: wololo.v1.FileReport.MissingEntry
+	nil,                           // 23: wololo.v1.Job.ResultRowsEntry
+	(*timestamppb.Timestamp)(nil), // 24: google.protobuf.Timestamp
 }
 var file_wololo_v1_job_proto_depIdxs = []int32{
 	2,  // 0: wololo.v1.CreateJobRequest.matches:type_name -> wololo.v1.FileHeader
@@ -1317,30 +1530,35 @@ var file_wololo_v1_job_proto_depIdxs = []int32{
 	6,  // 2: wololo.v1.UploadRequest.start:type_name -> wololo.v1.UploadStart
 	7,  // 3: wololo.v1.UploadRequest.finish:type_name -> wololo.v1.UploadFinish
 	0,  // 4: wololo.v1.UploadStart.file:type_name -> wololo.v1.InputFile
-	19, // 5: wololo.v1.FileReport.missing:type_name -> wololo.v1.FileReport.MissingEntry
+	22, // 5: wololo.v1.FileReport.missing:type_name -> wololo.v1.FileReport.MissingEntry
 	1,  // 6: wololo.v1.Job.state:type_name -> wololo.v1.JobState
 	9,  // 7: wololo.v1.Job.matches:type_name -> wololo.v1.FileReport
 	9,  // 8: wololo.v1.Job.players:type_name -> wololo.v1.FileReport
-	20, // 9: wololo.v1.Job.result_rows:type_name -> wololo.v1.Job.ResultRowsEntry
+	23, // 9: wololo.v1.Job.result_rows:type_name -> wololo.v1.Job.ResultRowsEntry
 	10, // 10: wololo.v1.GetJobResponse.job:type_name -> wololo.v1.Job
 	10, // 11: wololo.v1.WatchJobResponse.job:type_name -> wololo.v1.Job
-	3,  // 12: wololo.v1.JobService.CreateJob:input_type -> wololo.v1.CreateJobRequest
-	5,  // 13: wololo.v1.JobService.Upload:input_type -> wololo.v1.UploadRequest
-	11, // 14: wololo.v1.JobService.GetJob:input_type -> wololo.v1.GetJobRequest
-	13, // 15: wololo.v1.JobService.WatchJob:input_type -> wololo.v1.WatchJobRequest
-	15, // 16: wololo.v1.JobService.GetResults:input_type -> wololo.v1.GetResultsRequest
-	17, // 17: wololo.v1.JobService.DeleteJob:input_type -> wololo.v1.DeleteJobRequest
-	4,  // 18: wololo.v1.JobService.CreateJob:output_type -> wololo.v1.CreateJobResponse
-	8,  // 19: wololo.v1.JobService.Upload:output_type -> wololo.v1.UploadResponse
-	12, // 20: wololo.v1.JobService.GetJob:output_type -> wololo.v1.GetJobResponse
-	14, // 21: wololo.v1.JobService.WatchJob:output_type -> wololo.v1.WatchJobResponse
-	16, // 22: wololo.v1.JobService.GetResults:output_type -> wololo.v1.GetResultsResponse
-	18, // 23: wololo.v1.JobService.DeleteJob:output_type -> wololo.v1.DeleteJobResponse
-	18, // [18:24] is the sub-list for method output_type
-	12, // [12:18] is the sub-list for method input_type
-	12, // [12:12] is the sub-list for extension type_name
-	12, // [12:12] is the sub-list for extension extendee
-	0,  // [0:12] is the sub-list for field type_name
+	21, // 12: wololo.v1.ListJobsResponse.jobs:type_name -> wololo.v1.JobSummary
+	1,  // 13: wololo.v1.JobSummary.state:type_name -> wololo.v1.JobState
+	24, // 14: wololo.v1.JobSummary.created:type_name -> google.protobuf.Timestamp
+	3,  // 15: wololo.v1.JobService.CreateJob:input_type -> wololo.v1.CreateJobRequest
+	5,  // 16: wololo.v1.JobService.Upload:input_type -> wololo.v1.UploadRequest
+	11, // 17: wololo.v1.JobService.GetJob:input_type -> wololo.v1.GetJobRequest
+	13, // 18: wololo.v1.JobService.WatchJob:input_type -> wololo.v1.WatchJobRequest
+	15, // 19: wololo.v1.JobService.GetResults:input_type -> wololo.v1.GetResultsRequest
+	17, // 20: wololo.v1.JobService.DeleteJob:input_type -> wololo.v1.DeleteJobRequest
+	19, // 21: wololo.v1.JobService.ListJobs:input_type -> wololo.v1.ListJobsRequest
+	4,  // 22: wololo.v1.JobService.CreateJob:output_type -> wololo.v1.CreateJobResponse
+	8,  // 23: wololo.v1.JobService.Upload:output_type -> wololo.v1.UploadResponse
+	12, // 24: wololo.v1.JobService.GetJob:output_type -> wololo.v1.GetJobResponse
+	14, // 25: wololo.v1.JobService.WatchJob:output_type -> wololo.v1.WatchJobResponse
+	16, // 26: wololo.v1.JobService.GetResults:output_type -> wololo.v1.GetResultsResponse
+	18, // 27: wololo.v1.JobService.DeleteJob:output_type -> wololo.v1.DeleteJobResponse
+	20, // 28: wololo.v1.JobService.ListJobs:output_type -> wololo.v1.ListJobsResponse
+	22, // [22:29] is the sub-list for method output_type
+	15, // [15:22] is the sub-list for method input_type
+	15, // [15:15] is the sub-list for extension type_name
+	15, // [15:15] is the sub-list for extension extendee
+	0,  // [0:15] is the sub-list for field type_name
 }
 
 func init() { file_wololo_v1_job_proto_init() }
@@ -1359,7 +1577,7 @@ func file_wololo_v1_job_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_wololo_v1_job_proto_rawDesc), len(file_wololo_v1_job_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   19,
+			NumMessages:   22,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

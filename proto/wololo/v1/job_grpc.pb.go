@@ -25,6 +25,7 @@ const (
 	JobService_WatchJob_FullMethodName   = "/wololo.v1.JobService/WatchJob"
 	JobService_GetResults_FullMethodName = "/wololo.v1.JobService/GetResults"
 	JobService_DeleteJob_FullMethodName  = "/wololo.v1.JobService/DeleteJob"
+	JobService_ListJobs_FullMethodName   = "/wololo.v1.JobService/ListJobs"
 )
 
 // JobServiceClient is the client API for JobService service.
@@ -51,6 +52,9 @@ type JobServiceClient interface {
 	GetResults(ctx context.Context, in *GetResultsRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[GetResultsResponse], error)
 	// DeleteJob says the client has the results; the job's state is dropped.
 	DeleteJob(ctx context.Context, in *DeleteJobRequest, opts ...grpc.CallOption) (*DeleteJobResponse, error)
+	// ListJobs lists the caller's own jobs, oldest first: never another
+	// client's. It does not count as activity for the jobs' retention.
+	ListJobs(ctx context.Context, in *ListJobsRequest, opts ...grpc.CallOption) (*ListJobsResponse, error)
 }
 
 type jobServiceClient struct {
@@ -142,6 +146,16 @@ func (c *jobServiceClient) DeleteJob(ctx context.Context, in *DeleteJobRequest, 
 	return out, nil
 }
 
+func (c *jobServiceClient) ListJobs(ctx context.Context, in *ListJobsRequest, opts ...grpc.CallOption) (*ListJobsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListJobsResponse)
+	err := c.cc.Invoke(ctx, JobService_ListJobs_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // JobServiceServer is the server API for JobService service.
 // All implementations must embed UnimplementedJobServiceServer
 // for forward compatibility.
@@ -166,6 +180,9 @@ type JobServiceServer interface {
 	GetResults(*GetResultsRequest, grpc.ServerStreamingServer[GetResultsResponse]) error
 	// DeleteJob says the client has the results; the job's state is dropped.
 	DeleteJob(context.Context, *DeleteJobRequest) (*DeleteJobResponse, error)
+	// ListJobs lists the caller's own jobs, oldest first: never another
+	// client's. It does not count as activity for the jobs' retention.
+	ListJobs(context.Context, *ListJobsRequest) (*ListJobsResponse, error)
 	mustEmbedUnimplementedJobServiceServer()
 }
 
@@ -193,6 +210,9 @@ func (UnimplementedJobServiceServer) GetResults(*GetResultsRequest, grpc.ServerS
 }
 func (UnimplementedJobServiceServer) DeleteJob(context.Context, *DeleteJobRequest) (*DeleteJobResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method DeleteJob not implemented")
+}
+func (UnimplementedJobServiceServer) ListJobs(context.Context, *ListJobsRequest) (*ListJobsResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method ListJobs not implemented")
 }
 func (UnimplementedJobServiceServer) mustEmbedUnimplementedJobServiceServer() {}
 func (UnimplementedJobServiceServer) testEmbeddedByValue()                    {}
@@ -298,6 +318,24 @@ func _JobService_DeleteJob_Handler(srv interface{}, ctx context.Context, dec fun
 	return interceptor(ctx, in, info, handler)
 }
 
+func _JobService_ListJobs_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListJobsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(JobServiceServer).ListJobs(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: JobService_ListJobs_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(JobServiceServer).ListJobs(ctx, req.(*ListJobsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // JobService_ServiceDesc is the grpc.ServiceDesc for JobService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -316,6 +354,10 @@ var JobService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "DeleteJob",
 			Handler:    _JobService_DeleteJob_Handler,
+		},
+		{
+			MethodName: "ListJobs",
+			Handler:    _JobService_ListJobs_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{
