@@ -70,8 +70,13 @@ func (l MalformedLimit) Check(file File, r FileReport) error {
 		first := r.Rejects[0]
 		msg += fmt.Sprintf("; first at byte %d (%s): %q", first.Offset, first.Reason, first.Head)
 	}
-	return fmt.Errorf("%s", msg)
+	return TooMalformed(msg)
 }
+
+// TooMalformed is Check's error: a file past its job's limit.
+type TooMalformed string
+
+func (e TooMalformed) Error() string { return string(e) }
 
 // percent writes a share as a percentage with at most one decimal.
 func percent(share float64) string {
