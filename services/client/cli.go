@@ -108,8 +108,11 @@ func runSubmit(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		"Creates a job (or re-attaches to --job), uploads both files, waits, and writes q1.csv..q4.csv.\n"+
 		"With --json the final report is one JSON object on stdout (job_id, state, inputs,\n"+
 		"result_rows, outputs with path, rows and bytes, uploaded_bytes, upload_seconds,\n"+
-		"total_seconds; error and hint after a failure once the job exists); progress\n"+
-		"stays on stderr.\n"+environment, stderr)
+		"total_seconds; error and hint after a failure once the job exists; rejects, the\n"+
+		"path of OUT/rejects.csv, when the job listed malformed records); progress\n"+
+		"stays on stderr.\n"+
+		"The first 1000 malformed records of each file (file, offset, reason, first_bytes)\n"+
+		"are written to OUT/rejects.csv, whether the job is done or failed.\n"+environment, stderr)
 	var o SubmitOptions
 	gf := registerGateway(fs)
 	fs.StringVar(&o.Matches, "matches", "", "path of matches.csv (required)")
@@ -119,10 +122,15 @@ func runSubmit(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs.BoolVar(&o.Keep, "keep", false, "keep the job at the gateway after fetching its results")
 	quiet := fs.Bool("quiet", false, "no progress output")
 	asJSON := fs.Bool("json", false, "print the final report as one JSON object on stdout")
+	maxMalformed := MaxMalformedFlag(fs)
 	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
 	if err := cli.Required(fs, "matches", "players", "out"); err != nil {
+		return err
+	}
+	var err error
+	if o.MaxMalformed, err = maxMalformed(); err != nil {
 		return err
 	}
 	if !*quiet {
@@ -136,7 +144,6 @@ func runSubmit(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 	}
 	o.Server, o.Reach = gf.server, gf.reach
-	var err error
 	if o.TLS, err = gf.creds.GatewayTLS(o.Server); err != nil {
 		return err
 	}
@@ -164,6 +171,9 @@ func PrintSummary(w io.Writer, sum *Summary) {
 	fmt.Fprintln(w)
 	for _, name := range schema.ResultFiles {
 		fmt.Fprintf(w, "  %-7s %6d rows  %s\n", name, sum.Job.ResultRows[name], sum.Files[name])
+	}
+	if sum.Rejects != "" {
+		fmt.Fprintf(w, "  malformed records (the first of each file) listed in %s\n", sum.Rejects)
 	}
 	PrintReport(w, sum.Job)
 }
