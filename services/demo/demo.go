@@ -127,7 +127,7 @@ func runInMemory(ctx context.Context, top deploy.Topology, rf runFiles, log hclo
 	progress.done()
 	var tooBad schema.TooMalformed
 	if errors.As(err, &tooBad) {
-		return nil, cli.Mark(fmt.Errorf("demo failed: %w", err), cli.ErrJobFailed)
+		return nil, cli.Mark(err, cli.ErrJobFailed)
 	}
 	if err != nil {
 		return nil, err
