@@ -114,9 +114,11 @@ func runSubmit(ctx context.Context, args []string, stdout, stderr io.Writer) (er
 		"Creates a job (or re-attaches to --job), uploads both files, waits, and writes q1.csv..q4.csv.\n"+
 		"With --json the final report is one JSON object on stdout (job_id, state, inputs,\n"+
 		"result_rows, outputs with path, rows and bytes, uploaded_bytes, upload_seconds,\n"+
-		"total_seconds); after any failure the same object with error and hint (what to\n"+
-		"do next), and job_id and state \"unknown\" when the job was not created. Progress\n"+
-		"stays on stderr.\n"+environment, stderr)
+		"total_seconds; rejects, the path of OUT/rejects.csv, when the job listed malformed\n"+
+		"records); after any failure the same object with error and hint (what to do next),\n"+
+		"and job_id and state \"unknown\" when the job was not created. Progress stays on\n"+
+		"stderr. The first 1000 malformed records of each file (file, offset, reason,\n"+
+		"first_bytes) are written to OUT/rejects.csv, whether the job is done or failed.\n"+environment, stderr)
 	var o SubmitOptions
 	gf := registerGateway(fs)
 	fs.StringVar(&o.Matches, "matches", "", "path of matches.csv (required)")
@@ -126,6 +128,7 @@ func runSubmit(ctx context.Context, args []string, stdout, stderr io.Writer) (er
 	fs.BoolVar(&o.Keep, "keep", false, "keep the job at the gateway after fetching its results")
 	quiet := fs.Bool("quiet", false, "no progress output")
 	asJSON := fs.Bool("json", false, "print the final report as one JSON object on stdout")
+	maxMalformed := MaxMalformedFlag(fs)
 	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
@@ -134,6 +137,9 @@ func runSubmit(ctx context.Context, args []string, stdout, stderr io.Writer) (er
 		defer func() { err = writeSubmitJSON(ctx, stdout, o, sum, err) }()
 	}
 	if err := cli.Required(fs, "matches", "players", "out"); err != nil {
+		return err
+	}
+	if o.MaxMalformed, err = maxMalformed(); err != nil {
 		return err
 	}
 	if !*quiet {
@@ -168,6 +174,9 @@ func PrintSummary(w io.Writer, sum *Summary) {
 	fmt.Fprintln(w)
 	for _, name := range schema.ResultFiles {
 		fmt.Fprintf(w, "  %-7s %6d rows  %s\n", name, sum.Job.ResultRows[name], sum.Files[name])
+	}
+	if sum.Rejects != "" {
+		fmt.Fprintf(w, "  malformed records (the first of each file) listed in %s\n", sum.Rejects)
 	}
 	PrintReport(w, sum.Job)
 }

@@ -45,6 +45,7 @@ type SubmitReport struct {
 	UploadedBytes int64          `json:"uploaded_bytes"` // both files, by this run
 	UploadSeconds float64        `json:"upload_seconds"`
 	TotalSeconds  float64        `json:"total_seconds"`
+	Rejects       string         `json:"rejects,omitempty"` // rejects.csv written, if any malformed record was listed
 	Error         string         `json:"error,omitempty"`
 	Hint          string         `json:"hint,omitempty"`
 }
@@ -80,7 +81,7 @@ func NewJobReport(id string, job *wololov1.Job) JobReport {
 // NewSubmitReport describes what Submit returned: sum and err.
 func NewSubmitReport(sum *Summary, err error) SubmitReport {
 	r := SubmitReport{JobReport: NewJobReport(sum.JobID, sum.Job), Outputs: []OutputReport{}, UploadedBytes: sum.Uploaded,
-		UploadSeconds: sum.Upload.Seconds(), TotalSeconds: sum.Total.Seconds()}
+		UploadSeconds: sum.Upload.Seconds(), TotalSeconds: sum.Total.Seconds(), Rejects: sum.Rejects}
 	for _, name := range schema.ResultFiles {
 		path, ok := sum.Files[name]
 		if !ok {

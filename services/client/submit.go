@@ -47,6 +47,9 @@ type SubmitOptions struct {
 	// Reach bounds how long any step waits for an unreachable gateway;
 	// DefaultReach if 0.
 	Reach time.Duration
+	// MaxMalformed is the share of a file's records that may be malformed
+	// (0 to 1); past it the job fails. Nil: the gateway's default.
+	MaxMalformed *float64
 }
 
 // Summary is what a finished submit returns.
@@ -57,6 +60,9 @@ type Summary struct {
 	Upload   time.Duration
 	Total    time.Duration
 	Uploaded int64 // bytes
+	// Rejects is the path of the rejects.csv written beside the results
+	// (WriteRejects), "" if the job listed no malformed record.
+	Rejects string
 }
 
 // Dial connects to a gateway with tlsConfig (nil: plain TCP).
@@ -204,7 +210,7 @@ func Submit(ctx context.Context, o SubmitOptions) (sum *Summary, err error) {
 		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		defer cancel()
 		var err error
-		created, err = gw.Jobs.CreateJob(cctx, &wololov1.CreateJobRequest{Matches: mh, Players: ph, JobId: o.JobID}, grpc.WaitForReady(true))
+		created, err = gw.Jobs.CreateJob(cctx, &wololov1.CreateJobRequest{Matches: mh, Players: ph, JobId: o.JobID, MaxMalformed: o.MaxMalformed}, grpc.WaitForReady(true))
 		return err
 	})
 	if err != nil {
@@ -225,7 +231,7 @@ func Submit(ctx context.Context, o SubmitOptions) (sum *Summary, err error) {
 		}
 		if job, gerr := gw.Get(ctx, sum.JobID); gerr == nil && job.State == wololov1.JobState_JOB_STATE_FAILED {
 			sum.Job = job
-			return cli.Mark(fmt.Errorf("job %s failed: %s", sum.JobID, job.Message), cli.ErrJobFailed)
+			return failed(sum, o.Out)
 		}
 		return cli.WithHint(explain(o.Server, err), resumeHint(o, sum.JobID))
 	}
@@ -252,7 +258,10 @@ func Submit(ctx context.Context, o SubmitOptions) (sum *Summary, err error) {
 	}
 	sum.Job = job
 	if job.State != wololov1.JobState_JOB_STATE_DONE {
-		return sum, cli.Mark(fmt.Errorf("job %s %s: %s", sum.JobID, StateWord(job.State), job.Message), cli.ErrJobFailed)
+		return sum, failed(sum, o.Out)
+	}
+	if sum.Rejects, _, err = WriteRejects(o.Out, job); err != nil {
+		return sum, err
 	}
 	if sum.Files, err = gw.Fetch(ctx, sum.JobID, o.Out); err != nil {
 		return sum, cli.WithHint(explain(o.Server, err), fmt.Sprintf("the job is done and kept at the gateway: fetch its answers with `wololo client results --job %s --out DIR`", sum.JobID))
@@ -263,6 +272,22 @@ func Submit(ctx context.Context, o SubmitOptions) (sum *Summary, err error) {
 		}
 	}
 	return sum, nil
+}
+
+// failed is the error of a job that failed (sum.Job): its message, and
+// where its malformed records are listed if it listed any.
+func failed(sum *Summary, out string) error {
+	job := sum.Job
+	err := fmt.Errorf("job %s %s: %s", sum.JobID, StateWord(job.State), job.Message)
+	path, n, werr := WriteRejects(out, job)
+	switch {
+	case werr != nil:
+		err = fmt.Errorf("%w (and its malformed records could not be listed: %v)", err, werr)
+	case n > 0:
+		sum.Rejects = path
+		err = fmt.Errorf("%w; the first %d malformed records are listed in %s", err, n, path)
+	}
+	return cli.Mark(err, cli.ErrJobFailed)
 }
 
 // resumeHint says how to pick a job left at the gateway up again.

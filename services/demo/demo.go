@@ -12,6 +12,7 @@ package demo
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -51,7 +52,12 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the run to this file")
 	logFlags := logflags.Register(fs, "warn")
 	overGRPC := fs.Bool("grpc", false, "run every instance as a node with its own loopback gRPC server, fed by the client over gRPC (the deployment's path), instead of in memory")
+	maxMalformedFlag := client.MaxMalformedFlag(fs)
 	if err := cli.Parse(fs, args); err != nil {
+		return err
+	}
+	maxMalformed, err := maxMalformedFlag()
+	if err != nil {
 		return err
 	}
 	if (*matches == "") != (*players == "") {
@@ -68,7 +74,6 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		top = top.Uniform(*replicas)
 	}
 	if *matches == "" {
-		var err error
 		if *matches, *players, err = ensureDataset(*data, *gen, stdout); err != nil {
 			return err
 		}
@@ -85,7 +90,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if *overGRPC {
 		run = runOverGRPC
 	}
-	sum, err := run(ctx, top, *matches, *players, *out, log, stdout, stderr)
+	sum, err := run(ctx, top, runFiles{*matches, *players, *out, maxMalformed}, log, stdout, stderr)
 	if err != nil {
 		return err
 	}
@@ -99,19 +104,40 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
+// runFiles is what a run reads and writes, and its limit on malformed
+// records (nil: the default).
+type runFiles struct {
+	matches, players, out string
+	maxMalformed          *float64
+}
+
 // runInMemory runs the graph with services/inmem and writes the answers.
-func runInMemory(ctx context.Context, top deploy.Topology, matches, players, out string, log hclog.Logger, stdout, stderr io.Writer) (*client.Summary, error) {
+// A file past the limit on malformed records fails the run as it fails a
+// job (cli.ErrJobFailed).
+func runInMemory(ctx context.Context, top deploy.Topology, rf runFiles, log hclog.Logger, stdout, stderr io.Writer) (*client.Summary, error) {
 	fmt.Fprintf(stdout, "graph in memory: tasks %s\n", strings.Join(top.Tasks(), "; "))
 	start := time.Now()
 	progress := newProgress(stderr, client.IsTerminal(stderr))
-	res, err := inmem.Run(ctx, inmem.Options{Topology: top, Matches: matches, Players: players, Log: log, Progress: progress.report})
+	o := inmem.Options{Topology: top, Matches: rf.matches, Players: rf.players, Log: log, Progress: progress.report}
+	if rf.maxMalformed != nil {
+		limit := schema.MalformedLimit(*rf.maxMalformed)
+		o.MaxMalformed = &limit
+	}
+	res, err := inmem.Run(ctx, o)
 	progress.done()
+	var tooBad schema.TooMalformed
+	if errors.As(err, &tooBad) {
+		return nil, cli.Mark(err, cli.ErrJobFailed)
+	}
 	if err != nil {
 		return nil, err
 	}
 	job := &wololov1.Job{JobId: "demo", State: wololov1.JobState_JOB_STATE_DONE, ResultRows: map[string]int64{}}
 	for i, r := range res.Reports {
 		fr := &wololov1.FileReport{File: schema.File(i).String(), Rows: r.Rows, Malformed: r.Malformed, Missing: r.Missing, OversizedAt: r.OversizedAt, Done: true}
+		for _, rj := range r.Rejects {
+			fr.Rejects = append(fr.Rejects, &wololov1.Reject{Offset: rj.Offset, Reason: rj.Reason, Head: rj.Head})
+		}
 		if i == int(schema.Matches) {
 			job.Matches = fr
 		} else {
@@ -121,16 +147,20 @@ func runInMemory(ctx context.Context, top deploy.Topology, matches, players, out
 	for _, name := range schema.ResultFiles {
 		job.ResultRows[name] = int64(schema.ResultRows(res.Files[name]))
 	}
-	files, err := client.WriteResults(out, res.Files)
+	files, err := client.WriteResults(rf.out, res.Files)
 	if err != nil {
 		return nil, err
 	}
-	return &client.Summary{JobID: job.JobId, Job: job, Files: files, Total: time.Since(start)}, nil
+	rejects, _, err := client.WriteRejects(rf.out, job)
+	if err != nil {
+		return nil, err
+	}
+	return &client.Summary{JobID: job.JobId, Job: job, Files: files, Total: time.Since(start), Rejects: rejects}, nil
 }
 
 // runOverGRPC starts every instance as a node on loopback and submits the
 // files with the client.
-func runOverGRPC(ctx context.Context, top deploy.Topology, matches, players, out string, log hclog.Logger, stdout, stderr io.Writer) (*client.Summary, error) {
+func runOverGRPC(ctx context.Context, top deploy.Topology, rf runFiles, log hclog.Logger, stdout, stderr io.Writer) (*client.Summary, error) {
 	cluster, err := node.StartCluster(top, node.ClusterOptions{Log: log})
 	if err != nil {
 		return nil, fmt.Errorf("start the graph: %w", err)
@@ -143,8 +173,8 @@ func runOverGRPC(ctx context.Context, top deploy.Topology, matches, players, out
 		return nil, err
 	}
 	return client.Submit(ctx, client.SubmitOptions{
-		Server: cluster.GatewayAddr(), TLS: tlsConfig, Matches: matches, Players: players, Out: out,
-		Progress: stderr, Terminal: client.IsTerminal(stderr),
+		Server: cluster.GatewayAddr(), TLS: tlsConfig, Matches: rf.matches, Players: rf.players, Out: rf.out,
+		Progress: stderr, Terminal: client.IsTerminal(stderr), MaxMalformed: rf.maxMalformed,
 	})
 }
 

@@ -2,17 +2,21 @@ package e2e
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/wololo/wololo/deploy"
+	"github.com/wololo/wololo/services/cli"
 	"github.com/wololo/wololo/services/client"
 	"github.com/wololo/wololo/services/node"
 	"github.com/wololo/wololo/services/reference"
+	"github.com/wololo/wololo/services/schema"
 )
 
 // FuzzPipelineVsReference feeds arbitrary bytes as both files through the
@@ -47,6 +51,18 @@ func FuzzPipelineVsReference(f *testing.F) {
 		defer cancel()
 		out := filepath.Join(dir, "out")
 		sum, err := client.Submit(ctx, client.SubmitOptions{Server: cluster.GatewayAddr(), TLS: clientTLS(t, cluster), Matches: d.matches, Players: d.players, Out: out, Reach: 10 * time.Second})
+		// The job fails for too many malformed records exactly when the
+		// rule says so of the reference's counts.
+		if refErr == nil {
+			limit := schema.MalformedLimit(schema.DefaultMaxMalformed)
+			past := limit.Exceeded(want.Report.Matches.Rows, want.Report.Matches.Malformed) || limit.Exceeded(want.Report.Players.Rows, want.Report.Players.Malformed)
+			if failed := errors.Is(err, cli.ErrJobFailed) && strings.Contains(err.Error(), "--max-malformed"); failed != past {
+				t.Fatalf("the system: %v; the reference counts %+v and %+v, past the limit: %v", err, want.Report.Matches, want.Report.Players, past)
+			}
+			if past {
+				return
+			}
+		}
 		switch {
 		case refErr != nil && err != nil:
 			return // both refuse

@@ -19,16 +19,18 @@ import (
 )
 
 // failingStore is a MemStore whose next commit with outputs fails once
-// armed: what a full disk or an I/O error does to one upload step.
+// armed (any next commit with all): what a full disk or an I/O error does
+// to one upload step.
 type failingStore struct {
 	*transport.MemStore
 	mu    sync.Mutex
 	armed bool
+	all   bool
 }
 
 func (s *failingStore) Commit(c *transport.Commit) error {
 	s.mu.Lock()
-	fail := s.armed && len(c.Outputs) > 0
+	fail := s.armed && (len(c.Outputs) > 0 || s.all)
 	if fail {
 		s.armed = false
 	}

@@ -10,6 +10,18 @@
 // after the rows up to there are committed, so a client whose stream breaks
 // resumes by re-sending its file from the last acknowledged offset.
 //
+// Malformed records are skipped, counted, and the first 1000 of each file
+// kept (offset, reason, first 80 bytes: schema.Reject). Each upload commit
+// records, with its offset and counts, only the rejects it found
+// (rejects/FILE/N), so the list is written once and a commit lost to a
+// crash is parsed and written again, never twice. A file more malformed
+// than its job's --max-malformed share (schema.MalformedLimit, set per job
+// by the client, the gateway's flag otherwise) fails its job at the end of
+// its upload, in the commit that ends the file: the share is only known
+// there, and a gateway killed around it either parses the end again or
+// knows the job failed. The rejects are listed in the job's report once it
+// is over, not in every progress report.
+//
 // A job belongs to the client that created it: Config.Identify names each
 // JobService caller (the name of its client certificate; the anonymous ""
 // for a gateway run with --insecure). The client knows its job by the name

@@ -59,6 +59,10 @@ type Config struct {
 	// MaxRecordBytes bounds one data record: a longer one is skipped and
 	// counted as malformed (schema.MaxRecordBytes if 0).
 	MaxRecordBytes int
+	// MaxMalformed is the share of a file's records that may be malformed
+	// in a job whose client sets none (schema.MalformedLimit); nil:
+	// schema.DefaultMaxMalformed.
+	MaxMalformed *schema.MalformedLimit
 }
 
 // The per-client quotas' defaults. A client holds at most 64 jobs,
@@ -117,6 +121,10 @@ func (c Config) WithDefaults() Config {
 	if c.ClientMaxBytes == 0 {
 		c.ClientMaxBytes = DefaultClientMaxBytes
 	}
+	if c.MaxMalformed == nil {
+		l := schema.MalformedLimit(schema.DefaultMaxMalformed)
+		c.MaxMalformed = &l
+	}
 	if c.Identify == nil {
 		c.Identify = func(context.Context) (string, error) { return "", nil }
 	}
@@ -138,6 +146,11 @@ func (c Config) Validate() error {
 	}
 	if c.ClientMaxJobs < 0 || c.ClientMaxHeldJobs < 0 || c.MaxJobBytes < 0 || c.ClientMaxBytes < 0 || c.MaxRecordBytes < 0 || c.MaxHeaderBytes < 0 {
 		return fmt.Errorf("gateway config: ClientMaxJobs %d, ClientMaxHeldJobs %d, MaxJobBytes %d, ClientMaxBytes %d, MaxRecordBytes %d and MaxHeaderBytes %d must not be negative", c.ClientMaxJobs, c.ClientMaxHeldJobs, c.MaxJobBytes, c.ClientMaxBytes, c.MaxRecordBytes, c.MaxHeaderBytes)
+	}
+	if c.MaxMalformed != nil {
+		if err := c.MaxMalformed.Valid(); err != nil {
+			return fmt.Errorf("gateway config: %w", err)
+		}
 	}
 	if c.MaxHeaderBytes > schema.MaxHeaderBytes {
 		return fmt.Errorf("gateway config: MaxHeaderBytes %d: at most %d (no longer row is a header)", c.MaxHeaderBytes, schema.MaxHeaderBytes)
@@ -188,6 +201,7 @@ func New(cfg Config) (*Gateway, error) {
 		jobs: &jobs{store: cfg.Committer.Store(), log: cfg.Log, byID: map[string]*job{}, byName: map[ownedName]*job{}, limits: Limits{
 			MaxJobs: cfg.MaxJobs, ClientMaxJobs: cfg.ClientMaxJobs, ClientMaxHeldJobs: cfg.ClientMaxHeldJobs,
 			MaxJobBytes: cfg.MaxJobBytes, ClientMaxBytes: cfg.ClientMaxBytes, MaxHeaderBytes: cfg.MaxHeaderBytes,
+			MaxMalformed: *cfg.MaxMalformed,
 		}},
 		wake:          make(chan struct{}, 1),
 		introductions: map[string]*introduction{},
@@ -323,8 +337,8 @@ func (g *Gateway) deleteJob(id, reason string) error {
 // createJob creates the owner's job (jobs.create) and queues the drop
 // everywhere else of the finished jobs it dropped here to make room, the
 // way deleteJob does.
-func (g *Gateway) createJob(owner, name string, matches, players *wololov1.FileHeader) (*job, bool, error) {
-	j, resumed, dropped, err := g.jobs.create(owner, name, matches, players)
+func (g *Gateway) createJob(owner, name string, matches, players *wololov1.FileHeader, maxMalformed *float64) (*job, bool, error) {
+	j, resumed, dropped, err := g.jobs.create(owner, name, matches, players, maxMalformed)
 	for _, id := range dropped {
 		g.forgetIntroduction(id)
 	}

@@ -30,7 +30,8 @@ type Ingest struct {
 	// for its size.
 	OnOversized func(offset int64)
 	skipping    bool
-	skipFrom    int64 // where the record being skipped began
+	skipFrom    int64  // where the record being skipped began
+	skipHead    []byte // its first bytes, for its Reject
 	skipper     csvio.RecordSkipper
 
 	m batch.Match
@@ -124,11 +125,13 @@ func (in *Ingest) Feed(data []byte, atEOF bool, out stage.Emitter) {
 		if kind == csvio.NeedMore {
 			break
 		}
+		raw := buf[:n]
 		buf = buf[n:]
 		at := in.offset
 		in.offset += int64(n)
+		reason := schema.RejectQuoting
 		if n > in.maxRecord() && kind != csvio.Blank {
-			kind = csvio.Malformed // too long, whole or not: as the reference counts it
+			kind, reason = csvio.Malformed, schema.RejectTooLong // too long, whole or not: as the reference counts it
 			in.oversized(at)
 		}
 		switch kind {
@@ -136,15 +139,17 @@ func (in *Ingest) Feed(data []byte, atEOF bool, out stage.Emitter) {
 		case csvio.Malformed:
 			in.Report.Rows++
 			in.Report.Malformed++
+			in.Report.AddReject(at, reason, raw)
 		case csvio.Record:
 			in.Report.Rows++
-			in.record(fields, out)
+			in.record(fields, at, raw, out)
 		}
 	}
 	in.carry = append(in.carry[:0], buf...)
 	if max := in.maxRecord(); len(in.carry) > max && !atEOF {
 		// Too long to hold: skip the rest of this record as it comes.
 		in.skipping, in.skipFrom, in.skipper = true, in.offset, csvio.RecordSkipper{}
+		in.skipHead = append(in.skipHead[:0], in.carry[:min(len(in.carry), schema.RejectHeadBytes)]...)
 		carry := in.carry
 		in.carry = nil // let the held bytes go
 		in.Feed(carry, false, out)
@@ -163,6 +168,7 @@ func (in *Ingest) endSkip() {
 	in.skipping = false
 	in.Report.Rows++
 	in.Report.Malformed++
+	in.Report.AddReject(in.skipFrom, schema.RejectTooLong, in.skipHead)
 	in.oversized(in.skipFrom)
 }
 
@@ -175,11 +181,14 @@ func (in *Ingest) oversized(at int64) {
 
 func (in *Ingest) missing(column string) { in.Report.Missing[column]++ }
 
-func (in *Ingest) record(f [][]byte, out stage.Emitter) {
+// record emits the row of a record of fields, the bytes raw at offset at,
+// or counts it malformed for its field count.
+func (in *Ingest) record(f [][]byte, at int64, raw []byte, out stage.Emitter) {
 	if in.file == schema.Matches {
 		c := &in.matches
 		if len(f) != c.Fields {
 			in.Report.Malformed++
+			in.Report.AddReject(at, schema.RejectFieldCount, raw)
 			return
 		}
 		m := &in.m
@@ -202,6 +211,7 @@ func (in *Ingest) record(f [][]byte, out stage.Emitter) {
 	c := &in.players
 	if len(f) != c.Fields {
 		in.Report.Malformed++
+		in.Report.AddReject(at, schema.RejectFieldCount, raw)
 		return
 	}
 	p := &in.p

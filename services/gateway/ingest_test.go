@@ -559,3 +559,58 @@ func TestIngestSkipsOversizedRecords(t *testing.T) {
 		t.Errorf("mid-skip Offset = %d, want the long record's start %d", in.Offset(), start)
 	}
 }
+
+// TestIngestListsRejects: every malformed record is listed with its file
+// offset, why, and its first bytes, whatever the chunk sizes, the
+// too-long ones too (whether whole in a chunk or skipped as they come);
+// the list stops at schema.MaxRejectsListed while the count goes on.
+func TestIngestListsRejects(t *testing.T) {
+	columns := []string{"match", "rating", "civ", "winner"}
+	header := "match,rating,civ,winner\n"
+	long := strings.Repeat("y", 300)
+	rows := []string{
+		"m1,1500,Aztecs,1\n",
+		"just garbage\n",
+		"m2,1500,Bad\"Quote,1\n",
+		"m3," + long + ",Celts,0\n",
+		"m4,900,Celts,0,extra\n",
+		"m5,900,Celts,0\n",
+	}
+	data := header + strings.Join(rows, "")
+	at := func(row int) int64 { return int64(strings.Index(data, rows[row])) }
+	head := func(row int) string { return rows[row][:min(len(rows[row]), schema.RejectHeadBytes)] }
+	want := []schema.Reject{
+		{Offset: at(1), Reason: schema.RejectFieldCount, Head: []byte(head(1))},
+		{Offset: at(2), Reason: schema.RejectQuoting, Head: []byte(head(2))},
+		{Offset: at(3), Reason: schema.RejectTooLong, Head: []byte(head(3))},
+		{Offset: at(4), Reason: schema.RejectFieldCount, Head: []byte(head(4))},
+	}
+	body := data[len(header):]
+	for _, size := range []int{1, 7, 64, len(body)} {
+		in, err := NewIngest(schema.Players, columns, "s", int64(len(header)), schema.FileReport{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		in.MaxRecord = 200
+		out := &ingestEmitter{}
+		for off := 0; off < len(body); off += size {
+			in.Feed([]byte(body[off:min(off+size, len(body))]), false, out)
+		}
+		in.Feed(nil, true, out)
+		if in.Report.Malformed != 4 || !slices.EqualFunc(in.Report.Rejects, want, func(a, b schema.Reject) bool {
+			return a.Offset == b.Offset && a.Reason == b.Reason && string(a.Head) == string(b.Head)
+		}) {
+			t.Errorf("chunks of %d: malformed %d, rejects %+v\nwant 4, %+v", size, in.Report.Malformed, in.Report.Rejects, want)
+		}
+	}
+
+	in, _ := NewIngest(schema.Players, columns, "s", int64(len(header)), schema.FileReport{})
+	garbage := strings.Repeat("garbage\n", schema.MaxRejectsListed+10)
+	in.Feed([]byte(garbage), true, &ingestEmitter{})
+	if in.Report.Malformed != schema.MaxRejectsListed+10 || len(in.Report.Rejects) != schema.MaxRejectsListed {
+		t.Errorf("malformed %d, listed %d; want %d, %d", in.Report.Malformed, len(in.Report.Rejects), schema.MaxRejectsListed+10, schema.MaxRejectsListed)
+	}
+	if last := in.Report.Rejects[schema.MaxRejectsListed-1]; last.Offset != int64(len(header)+8*(schema.MaxRejectsListed-1)) {
+		t.Errorf("last listed at %d", last.Offset)
+	}
+}

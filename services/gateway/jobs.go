@@ -61,6 +61,14 @@ const (
 // uploadKey is the record of a file's upload progress (UploadRecord).
 func uploadKey(f schema.File) string { return "upload/" + f.String() }
 
+// rejectsKey is the record of a file's malformed records from the first'th
+// of its list on, found by one upload commit (RejectsRecord).
+func rejectsKey(f schema.File, first int) string {
+	return fmt.Sprintf("%s%06d", rejectsPrefix(f), first)
+}
+
+func rejectsPrefix(f schema.File) string { return "rejects/" + f.String() + "/" }
+
 // fileState is one input file of a job. Of its header it keeps only where
 // the required columns are (cols): the names stay in the store.
 type fileState struct {
@@ -80,6 +88,9 @@ type job struct {
 	created time.Time
 	bytes   int64 // both files' declared sizes
 	log     hclog.Logger
+	// maxMalformed is the share of each file's records that may be
+	// malformed: past it the job fails when that file's upload ends.
+	maxMalformed schema.MalformedLimit
 
 	mu       sync.Mutex
 	activity time.Time // last client call or progress, for retention
@@ -123,6 +134,8 @@ type Limits struct {
 	// ClientMaxBytes bounds the declared sizes of a client's unfinished
 	// jobs together (the bytes it has in flight).
 	ClientMaxBytes int64
+	// MaxMalformed is the limit of a job whose client sets none.
+	MaxMalformed schema.MalformedLimit
 }
 
 // sameFiles refuses a resume whose files are not the job's: another size
@@ -244,9 +257,18 @@ func (l Limits) checkHeaders(matches, players *wololov1.FileHeader) error {
 // error: it is how a client resumes. To make room it may drop the owner's
 // oldest finished jobs (admission), durably here; it returns their ids
 // (also with an error), which the caller drops everywhere else.
-func (js *jobs) create(owner, name string, matches, players *wololov1.FileHeader) (j *job, resumed bool, dropped []string, err error) {
+// maxMalformed is the client's limit on the share of malformed records
+// (nil: Limits.MaxMalformed); a job resumed keeps its own.
+func (js *jobs) create(owner, name string, matches, players *wololov1.FileHeader, maxMalformed *float64) (j *job, resumed bool, dropped []string, err error) {
 	if err := js.limits.checkHeaders(matches, players); err != nil {
 		return nil, false, nil, err
+	}
+	limit := js.limits.MaxMalformed
+	if maxMalformed != nil {
+		limit = schema.MalformedLimit(*maxMalformed)
+		if err := limit.Valid(); err != nil {
+			return nil, false, nil, kindError{ErrInvalid, err}
+		}
 	}
 	if name == "" {
 		name = transport.NewJobID()
@@ -276,7 +298,7 @@ func (js *jobs) create(owner, name string, matches, players *wololov1.FileHeader
 		dropped = append(dropped, old)
 		js.log.Info("finished job dropped to make room for a new one", "job", old, "owner", owner, "limits", "--client-max-held-jobs, --max-jobs")
 	}
-	rec := &wololov1.JobRecord{CreatedUnixMs: time.Now().UnixMilli(), Owner: owner, Name: name}
+	rec := &wololov1.JobRecord{CreatedUnixMs: time.Now().UnixMilli(), Owner: owner, Name: name, MaxMalformed: proto.Float64(float64(limit))}
 	for _, h := range []*wololov1.FileHeader{matches, players} {
 		rec.Files = append(rec.Files, &wololov1.FileRecord{Columns: h.Columns, Size: h.Size, DataOffset: h.DataOffset, Fingerprint: h.Fingerprint})
 	}
@@ -313,6 +335,13 @@ func (js *jobs) newJob(id string, rec *wololov1.JobRecord) (*job, error) {
 		id: id, owner: rec.Owner, name: name, created: time.UnixMilli(rec.CreatedUnixMs), activity: time.Now(),
 		log:   js.log.With("job", id, "owner", rec.Owner, "name", name),
 		state: wololov1.JobState_JOB_STATE_UPLOADING, changed: make(chan struct{}), failed: make(chan struct{}),
+	}
+	j.maxMalformed = js.limits.MaxMalformed
+	if rec.MaxMalformed != nil {
+		j.maxMalformed = schema.MalformedLimit(rec.GetMaxMalformed())
+		if err := j.maxMalformed.Valid(); err != nil {
+			return nil, kindError{ErrInvalid, fmt.Errorf("job %q: %w", id, err)}
+		}
 	}
 	var ok bool
 	if j.bytes, ok = sumSizes(rec.Files[0].Size, rec.Files[1].Size); !ok {
@@ -363,6 +392,9 @@ func (js *jobs) recover(img *transport.Image) (unreadable []string, err error) {
 			if fs.report.Missing == nil {
 				fs.report.Missing = map[string]int64{}
 			}
+			if fs.report.Rejects, err = recoverRejects(ji.Records, schema.File(i)); err != nil {
+				return nil, errorf(ErrInvalid, "job %q: %v", id, err)
+			}
 		}
 		if j.files[0].done && j.files[1].done {
 			j.state = wololov1.JobState_JOB_STATE_RUNNING
@@ -379,6 +411,42 @@ func (js *jobs) recover(img *transport.Image) (unreadable []string, err error) {
 	}
 	sort.Strings(unreadable)
 	return unreadable, nil
+}
+
+// recoverRejects gathers the malformed records a file's upload commits
+// listed (rejectsKey), in file order.
+func recoverRejects(records map[string][]byte, file schema.File) ([]schema.Reject, error) {
+	prefix := rejectsPrefix(file)
+	var keys []string
+	for k := range records {
+		if strings.HasPrefix(k, prefix) {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys) // the index is zero-padded: in list order
+	var out []schema.Reject
+	for _, k := range keys {
+		var rec wololov1.RejectsRecord
+		if err := proto.Unmarshal(records[k], &rec); err != nil {
+			return nil, fmt.Errorf("rejects record %s: %w", k, err)
+		}
+		if first, err := strconv.Atoi(strings.TrimPrefix(k, prefix)); err != nil || first != len(out) {
+			return nil, fmt.Errorf("rejects record %s: the list has %d before it", k, len(out))
+		}
+		for _, r := range rec.Rejects {
+			out = append(out, schema.Reject{Offset: r.Offset, Reason: r.Reason, Head: r.Head})
+		}
+	}
+	return out, nil
+}
+
+// rejectsRecord is the RejectsRecord of rejects.
+func rejectsRecord(rejects []schema.Reject) ([]byte, error) {
+	rec := &wololov1.RejectsRecord{}
+	for _, r := range rejects {
+		rec.Rejects = append(rec.Rejects, &wololov1.Reject{Offset: r.Offset, Reason: r.Reason, Head: r.Head})
+	}
+	return proto.Marshal(rec)
 }
 
 // get returns a job by its internal id (for the graph's side: results,
@@ -540,6 +608,7 @@ func cloneReport(r schema.FileReport) schema.FileReport {
 	c := r
 	c.Missing = maps.Clone(r.Missing)
 	c.OversizedAt = slices.Clone(r.OversizedAt)
+	c.Rejects = slices.Clone(r.Rejects) // the heads are never written to
 	if c.Missing == nil {
 		c.Missing = map[string]int64{}
 	}
@@ -682,6 +751,11 @@ func (j *job) view() (*wololov1.Job, <-chan struct{}) {
 		}
 		if r.Missing == nil {
 			r.Missing = map[string]int64{}
+		}
+		if j.state == wololov1.JobState_JOB_STATE_DONE || j.state == wololov1.JobState_JOB_STATE_FAILED {
+			for _, rj := range fs.report.Rejects {
+				r.Rejects = append(r.Rejects, &wololov1.Reject{Offset: rj.Offset, Reason: rj.Reason, Head: rj.Head})
+			}
 		}
 		if i == 0 {
 			out.Matches = r

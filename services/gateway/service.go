@@ -22,7 +22,7 @@ func (s jobService) CreateJob(ctx context.Context, req *wololov1.CreateJobReques
 	if err != nil {
 		return nil, err
 	}
-	j, resumed, err := s.g.createJob(owner, req.GetJobId(), req.GetMatches(), req.GetPlayers())
+	j, resumed, err := s.g.createJob(owner, req.GetJobId(), req.GetMatches(), req.GetPlayers(), req.MaxMalformed)
 	if err != nil {
 		return nil, toStatus(err)
 	}

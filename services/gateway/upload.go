@@ -159,11 +159,21 @@ func (g *Gateway) upload(stream uploadStream) error {
 				return errorf(ErrDataLoss, "%s: client says the file has %d bytes, gateway received up to offset %d", file, f.Finish.Size, received)
 			}
 			in.Feed(nil, true, out)
+			// The share of malformed records is known now: past the job's
+			// limit the job fails, in the same commit as the file's end.
+			tooBad := j.maxMalformed.Check(file, in.Report)
+			if tooBad != nil {
+				pipe.failWith(tooBad.Error())
+			}
 			if err := pipe.commit(ctx, in, out, true); err != nil {
 				return err
 			}
 			if err := pipe.stop(); err != nil {
 				return err
+			}
+			if tooBad != nil {
+				log.Error("job failed", "reason", tooBad, "flag", "--max-malformed")
+				return j.failure()
 			}
 			log.Info("upload complete", "rows", in.Report.Rows, "malformed", in.Report.Malformed)
 			return nil
@@ -264,18 +274,26 @@ type commitPipe struct {
 	err    error         // its first error; read after done, or by failed
 	mu     sync.Mutex
 	closed bool
+	// listed is how many of the file's malformed records the steps queued
+	// so far list (each step records only its own: rejectsKey).
+	listed int
+	// failure, when set, fails the job in the next step: its commit
+	// records why, emits nothing, and nothing follows it.
+	failure string
 }
 
 // pendingStep is a step of the upload and where it leaves the file.
 type pendingStep struct {
-	step   *transport.Step
-	offset int64
-	report schema.FileReport
-	done   bool
+	step    *transport.Step
+	offset  int64
+	report  schema.FileReport
+	done    bool
+	failure string    // the job fails with this reason once committed
+	at      time.Time // when, as the store records it
 }
 
 func (g *Gateway) commitInBackground(u *upload, stream uploadStream) *commitPipe {
-	p := &commitPipe{g: g, u: u, stream: stream, steps: make(chan pendingStep, 1), done: make(chan struct{})}
+	p := &commitPipe{g: g, u: u, stream: stream, steps: make(chan pendingStep, 1), done: make(chan struct{}), listed: len(u.report.Rejects)}
 	go p.run()
 	return p
 }
@@ -298,6 +316,11 @@ func (p *commitPipe) commitOne(s pendingStep) error {
 	if _, err := p.g.cfg.Committer.Commit(s.step); err != nil {
 		return errorf(ErrStore, "commit upload of %s: %v", p.u.file, err)
 	}
+	if s.failure != "" {
+		p.u.j.fail(s.failure, s.at) // before the file is done: the job never runs
+		p.u.committed(s.offset, s.report, s.done)
+		return nil // the upload ends with the job's failure
+	}
 	p.u.committed(s.offset, s.report, s.done)
 	return p.stream.Send(&wololov1.UploadResponse{Offset: s.offset, Rows: s.report.Rows, Done: s.done})
 }
@@ -315,15 +338,30 @@ func (p *commitPipe) commit(ctx context.Context, in *Ingest, out *stage.Outputs,
 	if err := p.u.j.failure(); err != nil {
 		return err
 	}
-	emit, _ := out.Drain(done)
 	rec, err := p.u.record(in.Offset(), in.Report, done)
 	if err != nil {
 		return err
 	}
-	s := pendingStep{
-		step:   &transport.Step{Commit: transport.Commit{Job: p.u.j.id, Records: map[string][]byte{uploadKey(p.u.file): rec}}, Emit: emit},
-		offset: in.Offset(), report: cloneReport(in.Report), done: done,
+	records := map[string][]byte{uploadKey(p.u.file): rec}
+	if n := len(in.Report.Rejects); n > p.listed {
+		if records[rejectsKey(p.u.file, p.listed)], err = rejectsRecord(in.Report.Rejects[p.listed:]); err != nil {
+			return err
+		}
+		p.listed = n
 	}
+	s := pendingStep{offset: in.Offset(), report: cloneReport(in.Report), done: done}
+	var emit []transport.Output
+	if p.failure == "" {
+		emit, _ = out.Drain(done)
+	} else {
+		// A failed job's rows are not sent on: its answers would be
+		// ignored. The failure is in the commit that ends the file, so a
+		// gateway killed around it either parses the end again or knows
+		// the job failed.
+		s.failure, s.at = p.failure, time.UnixMilli(time.Now().UnixMilli())
+		records[recordFailed], records[recordFailedAt] = []byte(s.failure), failedRecord(s.at)
+	}
+	s.step = &transport.Step{Commit: transport.Commit{Job: p.u.j.id, Records: records}, Emit: emit}
 	select {
 	case p.steps <- s:
 	case <-p.done:
@@ -332,6 +370,9 @@ func (p *commitPipe) commit(ctx context.Context, in *Ingest, out *stage.Outputs,
 	}
 	return p.failed()
 }
+
+// failWith makes the next step fail the job with reason.
+func (p *commitPipe) failWith(reason string) { p.failure = reason }
 
 // stop waits until every queued step is committed and acknowledged, and
 // returns the first error; it may be called more than once.

@@ -21,7 +21,11 @@
 // by side, each into batches for every receiver. Each piece is parsed
 // whole by its own Ingest, starting at its file offset, and their reports
 // are summed, so malformed rows, missing values and oversized records are
-// counted as a single Ingest reading the file in order would count them.
+// counted as a single Ingest reading the file in order would count them;
+// the rejected records listed are the first of all the pieces' lists by
+// offset, and once a file is parsed the gateway's rule on the share of
+// malformed records (schema.MalformedLimit) fails the run as it would fail
+// the job.
 //
 // Order: operators here, as in a deployment, do not depend on the order in
 // which a stream's batches arrive, only on its end: a stream ends for a

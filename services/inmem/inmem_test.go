@@ -184,6 +184,69 @@ func TestRefusesAWrongFile(t *testing.T) {
 	}
 }
 
+// TestMalformedLimit: a file of nothing but malformed records fails the
+// run with the gateway's message, as it fails a job; a few bad records
+// are listed, in file order across pieces, with their offsets, and the
+// answers are the reference's; a limit of 1 lets anything through.
+func TestMalformedLimit(t *testing.T) {
+	dir := t.TempDir()
+	var m, p strings.Builder
+	m.WriteString("token,ladder,mirror,average_rating,map,server,duration\n")
+	p.WriteString("match,rating,civ,winner\n")
+	var bad []int64
+	for i := range 300 {
+		fmt.Fprintf(&m, "m%03d,RM_1v1,False,%d,arena,eastus,2:30:00\n", i, 1000+i*7)
+		if i%100 == 50 {
+			bad = append(bad, int64(p.Len()))
+			p.WriteString("this row;is;wrong\n")
+		}
+		fmt.Fprintf(&p, "m%03d,%d,Franks,True\nm%03d,%d,Huns,False\n", i, 1200+i, i, 2100+i)
+	}
+	mp, pp, gp := filepath.Join(dir, "matches.csv"), filepath.Join(dir, "match_players.csv"), filepath.Join(dir, "garbage.csv")
+	garbage := "match,rating,civ,winner\n" + strings.Repeat("a;b;c;d\n", 500)
+	for path, data := range map[string]string{mp: m.String(), pp: p.String(), gp: garbage} {
+		if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d, err := newDataset("few-bad", mp, pp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, piece := range []int{64, 1000, 0} {
+		o := inmem.Options{Topology: deploy.Default(), PieceBytes: piece, Parsers: 3}
+		check(t, d, o)
+		o.Matches, o.Players = mp, pp
+		res, err := inmem.Run(context.Background(), o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []int64
+		for _, r := range res.Reports[schema.Players].Rejects {
+			if r.Reason != schema.RejectFieldCount || string(r.Head) != "this row;is;wrong\n" {
+				t.Errorf("pieces of %d: reject %+v", piece, r)
+			}
+			got = append(got, r.Offset)
+		}
+		if fmt.Sprint(got) != fmt.Sprint(bad) {
+			t.Errorf("pieces of %d: rejects at %v, want %v", piece, got, bad)
+		}
+
+		o.Players = gp
+		_, err = inmem.Run(context.Background(), o)
+		const want = `match_players.csv: 500 of 500 records malformed (100%), more than --max-malformed 10%; first at byte 24 (field-count): "a;b;c;d\n"`
+		var tooBad schema.TooMalformed
+		if !errors.As(err, &tooBad) || err.Error() != want {
+			t.Fatalf("pieces of %d, all garbage: %v\nwant %s", piece, err, want)
+		}
+		none := schema.MalformedLimit(1)
+		o.MaxMalformed = &none
+		if _, err := inmem.Run(context.Background(), o); err != nil {
+			t.Fatalf("pieces of %d, all garbage under a limit of 1: %v", piece, err)
+		}
+	}
+}
+
 // TestStopsWhenCancelled: a run cancelled while it parses stops and says
 // why, rather than answering.
 func TestStopsWhenCancelled(t *testing.T) {
@@ -210,6 +273,7 @@ func FuzzRunVsReference(f *testing.F) {
 	f.Add([]byte(header+"a,RM_1v1,false,2100,arena,eastus,2:30:00\n"), []byte(pheader+"a,1500,Franks,true\na,2500,Huns,false\n"), uint8(7))
 	f.Add([]byte(header+"\"open,RM_1v1\n"), []byte(pheader+"x,1,\"a\"\"b\",1\r\n\n"), uint8(1))
 	f.Add([]byte(header+"z,RM_1v1,False,3000,arena,eastus,\"1 day, 0:00:01\"\n"), []byte(pheader+"z,2001,\"Fr\nanks\",1\nz,1,x,0"), uint8(3))
+	f.Add([]byte(header+"x;y\nq;r\n"), []byte(pheader+"a,1,b,1\n"), uint8(2)) // all garbage: past the limit
 	f.Fuzz(func(t *testing.T, matches, players []byte, piece uint8) {
 		dir := t.TempDir()
 		mp, pp := filepath.Join(dir, "matches.csv"), filepath.Join(dir, "match_players.csv")
@@ -221,6 +285,19 @@ func FuzzRunVsReference(f *testing.F) {
 		}
 		want, refErr := reference.EvaluateFiles(mp, pp)
 		res, err := inmem.Run(context.Background(), inmem.Options{Topology: deploy.Default(), Matches: mp, Players: pp, PieceBytes: int(piece%32) + 1, Parsers: 2})
+		// The run fails for too many malformed records exactly when the
+		// rule says so of the reference's counts.
+		limit := schema.MalformedLimit(schema.DefaultMaxMalformed)
+		var tooBad schema.TooMalformed
+		if refErr == nil {
+			past := limit.Exceeded(want.Report.Matches.Rows, want.Report.Matches.Malformed) || limit.Exceeded(want.Report.Players.Rows, want.Report.Players.Malformed)
+			if failed := errors.As(err, &tooBad); failed != past {
+				t.Fatalf("the run: %v; the reference counts %+v and %+v, past the limit: %v", err, want.Report.Matches, want.Report.Players, past)
+			}
+			if past {
+				return
+			}
+		}
 		switch {
 		case refErr != nil && err != nil:
 			return

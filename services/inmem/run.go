@@ -35,13 +35,19 @@ type Options struct {
 	// call at a time.
 	Progress func(file schema.File, parsed, total int64)
 	Log      hclog.Logger
+	// MaxMalformed is the share of a file's records that may be malformed
+	// (schema.MalformedLimit, the gateway's rule); past it the run fails
+	// with a schema.TooMalformed once that file is parsed. Nil:
+	// schema.DefaultMaxMalformed.
+	MaxMalformed *schema.MalformedLimit
 }
 
 // Result is what a run answers.
 type Result struct {
 	// Files maps each result file name (schema.ResultFiles) to its bytes.
 	Files map[string][]byte
-	// Reports are the inputs' reports: rows read, malformed, missing.
+	// Reports are the inputs' reports: rows read, malformed (the first
+	// schema.MaxRejectsListed listed), missing.
 	Reports [2]schema.FileReport
 }
 
@@ -85,6 +91,11 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if !top.Planned() {
 		var err error
 		if top, err = deploy.Plan(top); err != nil {
+			return nil, err
+		}
+	}
+	if o.MaxMalformed != nil {
+		if err := o.MaxMalformed.Valid(); err != nil {
 			return nil, err
 		}
 	}

@@ -1,6 +1,7 @@
 package inmem
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -91,6 +92,10 @@ func (s *source) run() [2]schema.FileReport {
 			// next file is cut meanwhile.
 			ends.Go(func() {
 				s.pending[f].Wait()
+				if err := s.judge(schema.File(f)); err != nil {
+					s.g.stop(err)
+					return
+				}
 				if err := s.end(schema.File(f)); err != nil {
 					s.g.stop(err)
 				}
@@ -240,6 +245,12 @@ func (s *source) add(p piece, r schema.FileReport) {
 		sum.Missing[c] += n
 	}
 	sum.OversizedAt = append(sum.OversizedAt, r.OversizedAt...)
+	if len(r.Rejects) > 0 {
+		// Each piece lists its first ones: the first of all are among them.
+		sum.Rejects = append(sum.Rejects, r.Rejects...)
+		slices.SortFunc(sum.Rejects, func(a, b schema.Reject) int { return cmp.Compare(a.Offset, b.Offset) })
+		sum.Rejects = sum.Rejects[:min(len(sum.Rejects), schema.MaxRejectsListed)]
+	}
 	s.parsed[p.file] += int64(len(p.data))
 	if p.tail || p.last {
 		s.parsed[p.file] = s.headers[p.file].size - s.headers[p.file].data
@@ -247,6 +258,18 @@ func (s *source) add(p piece, r schema.FileReport) {
 	if s.opts.Progress != nil {
 		s.opts.Progress(p.file, s.parsed[p.file], s.headers[p.file].size-s.headers[p.file].data)
 	}
+}
+
+// judge applies the gateway's rule on malformed records to a file whose
+// pieces are all parsed: past the limit the run fails, as the job would.
+func (s *source) judge(file schema.File) error {
+	limit := schema.MalformedLimit(schema.DefaultMaxMalformed)
+	if s.opts.MaxMalformed != nil {
+		limit = *s.opts.MaxMalformed
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return limit.Check(file, s.reports[file])
 }
 
 // end sends the end of a file's stream to every receiver.

@@ -133,10 +133,15 @@ func runJob(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	out := fs.String("out", "", "directory for q1.csv..q4.csv (required)")
 	keep := fs.Bool("keep", false, "keep the data directory (a fresh temporary one unless --data is given)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of this process (the runner and the submitting client) to this file")
+	maxMalformedFlag := client.MaxMalformedFlag(fs)
 	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
 	if err := cli.Required(fs, "matches", "players", "out"); err != nil {
+		return err
+	}
+	maxMalformed, err := maxMalformedFlag()
+	if err != nil {
 		return err
 	}
 	stopProfile, err := node.CPUProfile(*cpuProfile)
@@ -170,7 +175,7 @@ func runJob(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	sum, err := client.Submit(ctx, client.SubmitOptions{
 		Server: cl.GatewayAddr(), TLS: tlsConfig, Matches: *matches, Players: *players, Out: *out,
-		Progress: stderr, Terminal: client.IsTerminal(stderr),
+		Progress: stderr, Terminal: client.IsTerminal(stderr), MaxMalformed: maxMalformed,
 	})
 	procs := cl.Processes() // while alive: VmHWM of each
 	stopErr := cl.Stop()

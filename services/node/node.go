@@ -71,6 +71,7 @@ import (
 	"github.com/wololo/wololo/services/metrics"
 	"github.com/wololo/wololo/services/operators"
 	"github.com/wololo/wololo/services/rpcserver"
+	"github.com/wololo/wololo/services/schema"
 	"github.com/wololo/wololo/services/stage"
 	"github.com/wololo/wololo/transport"
 	"github.com/wololo/wololo/transport/pki"
@@ -99,6 +100,8 @@ type Config struct {
 	// MaxHeaderBytes and MaxRecordBytes (gateway): see gateway.Config.
 	MaxHeaderBytes int
 	MaxRecordBytes int
+	// MaxMalformed (gateway): see gateway.Config.
+	MaxMalformed *schema.MalformedLimit
 	// RPCLimits are both gRPC servers' per-address caps and first-frame
 	// deadline (rpcserver.Limits; zero fields take the defaults).
 	RPCLimits rpcserver.Limits
@@ -222,7 +225,7 @@ func New(cfg Config) (*Node, error) {
 			Topology: cfg.Topology, Committer: n.committer,
 			Log: log.Named("gateway"), BatchRows: cfg.BatchRows, OutboxLimit: cfg.OutboxLimit, Retention: cfg.Retention, MaxJobs: cfg.MaxJobs, UploadIdle: cfg.UploadIdle,
 			ClientMaxJobs: cfg.ClientMaxJobs, ClientMaxHeldJobs: cfg.ClientMaxHeldJobs, MaxJobBytes: cfg.MaxJobBytes, ClientMaxBytes: cfg.ClientMaxBytes,
-			MaxHeaderBytes: cfg.MaxHeaderBytes, MaxRecordBytes: cfg.MaxRecordBytes, Identify: identify(cfg.Credentials),
+			MaxHeaderBytes: cfg.MaxHeaderBytes, MaxRecordBytes: cfg.MaxRecordBytes, MaxMalformed: cfg.MaxMalformed, Identify: identify(cfg.Credentials),
 		})
 		if err != nil {
 			return nil, err

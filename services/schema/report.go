@@ -18,6 +18,9 @@ type FileReport struct {
 	// over the record size bound (counted in Malformed too), the first
 	// MaxOversizedListed of them.
 	OversizedAt []int64
+	// Rejects are the first MaxRejectsListed malformed records, in file
+	// order (AddReject).
+	Rejects []Reject
 }
 
 // MaxOversizedListed bounds FileReport.OversizedAt.

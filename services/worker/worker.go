@@ -26,6 +26,7 @@ import (
 	"github.com/wololo/wololo/services/metrics"
 	"github.com/wololo/wololo/services/node"
 	"github.com/wololo/wololo/services/rpcserver"
+	"github.com/wololo/wololo/services/schema"
 	"github.com/wololo/wololo/services/tlsflags"
 	"github.com/wololo/wololo/transport"
 	"github.com/wololo/wololo/transport/durable"
@@ -85,6 +86,7 @@ func run(ctx context.Context, cmd string, args []string, stderr io.Writer) error
 	maxJobBytes := fs.Int64("max-job-bytes", 0, "gateway: declared bytes of one job's two files together (default 8 GiB)")
 	clientMaxBytes := fs.Int64("client-max-bytes", 0, "gateway: declared bytes of one client's unfinished jobs together (default 16 GiB)")
 	maxRecordBytes := fs.Int("max-record-bytes", 0, "gateway: a data record longer than this is skipped and counted as malformed (default 1 MiB, at most 2 MiB; the reference's --max-record-bytes must match)")
+	maxMalformed := fs.Float64("max-malformed", schema.DefaultMaxMalformed, "gateway: share of a file's records that may be malformed, 0 to 1 (1: no limit), for a job whose client sets none; past it the job fails at the end of that file's upload (up to 10 malformed records are always tolerated unless it is 0)")
 	maxJobs := fs.Int("max-jobs", 0, "jobs this process holds at once; more are refused (ResourceExhausted) until one is fetched (default 1024)")
 	outboxLimit := fs.Int("outbox-limit", 0, "unacknowledged batches per output channel before input stops (default 32)")
 	var rpcLimits rpcserver.Limits
@@ -96,6 +98,10 @@ func run(ctx context.Context, cmd string, args []string, stderr io.Writer) error
 	}
 	if err := cli.Required(fs, "instance"); err != nil {
 		return err
+	}
+	limit := schema.MalformedLimit(*maxMalformed)
+	if err := limit.Valid(); err != nil {
+		return cli.Usagef(fs, "%v", err)
 	}
 	top, err := deploy.Select(*topoPath)
 	if err != nil {
@@ -171,7 +177,7 @@ func run(ctx context.Context, cmd string, args []string, stderr io.Writer) error
 		Topology: top, Instance: in, Listener: l, Public: pl, Credentials: creds, Resolver: resolver, Store: store, Log: log, Retention: *retention,
 		BatchRows: *batchRows, OutboxLimit: *outboxLimit, MaxJobs: *maxJobs, UploadIdle: *uploadIdle,
 		ClientMaxJobs: *clientMaxJobs, ClientMaxHeldJobs: *clientMaxHeldJobs, MaxJobBytes: *maxJobBytes, ClientMaxBytes: *clientMaxBytes,
-		MaxHeaderBytes: *maxHeaderBytes, MaxRecordBytes: *maxRecordBytes,
+		MaxHeaderBytes: *maxHeaderBytes, MaxRecordBytes: *maxRecordBytes, MaxMalformed: &limit,
 		Admin: al, StoreTimes: times, RPCLimits: rpcLimits,
 	})
 	if err != nil {

@@ -220,7 +220,12 @@ type CreateJobRequest struct {
 	Players *FileHeader `protobuf:"bytes,2,opt,name=players,proto3" json:"players,omitempty"`
 	// An optional client-chosen job id; creating an existing id with the same
 	// headers returns it again, so a client may retry.
-	JobId         string `protobuf:"bytes,3,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	JobId string `protobuf:"bytes,3,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	// The largest share of a file's records that may be malformed, 0 to 1
+	// (1: no limit): past it the job fails at the end of that file's upload.
+	// Unset: the gateway's default (its --max-malformed, 0.1). A job resumed
+	// keeps the limit it was created with.
+	MaxMalformed  *float64 `protobuf:"fixed64,4,opt,name=max_malformed,json=maxMalformed,proto3,oneof" json:"max_malformed,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -274,6 +279,13 @@ func (x *CreateJobRequest) GetJobId() string {
 		return x.JobId
 	}
 	return ""
+}
+
+func (x *CreateJobRequest) GetMaxMalformed() float64 {
+	if x != nil && x.MaxMalformed != nil {
+		return *x.MaxMalformed
+	}
+	return 0
 }
 
 // CreateJobResponse returns the job id.
@@ -622,7 +634,10 @@ type FileReport struct {
 	Done bool `protobuf:"varint,7,opt,name=done,proto3" json:"done,omitempty"`
 	// Byte offsets of the records skipped for their size (over the gateway's
 	// --max-record-bytes; counted in malformed too), the first 100.
-	OversizedAt   []int64 `protobuf:"varint,8,rep,packed,name=oversized_at,json=oversizedAt,proto3" json:"oversized_at,omitempty"`
+	OversizedAt []int64 `protobuf:"varint,8,rep,packed,name=oversized_at,json=oversizedAt,proto3" json:"oversized_at,omitempty"`
+	// The first 1000 malformed records, in file order; listed only once the
+	// job is over (done or failed), to keep progress reports small.
+	Rejects       []*Reject `protobuf:"bytes,9,rep,name=rejects,proto3" json:"rejects,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -713,6 +728,78 @@ func (x *FileReport) GetOversizedAt() []int64 {
 	return nil
 }
 
+func (x *FileReport) GetRejects() []*Reject {
+	if x != nil {
+		return x.Rejects
+	}
+	return nil
+}
+
+// Reject is one malformed record, skipped.
+type Reject struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The file offset of its first byte.
+	Offset int64 `protobuf:"varint,1,opt,name=offset,proto3" json:"offset,omitempty"`
+	// Why: "field-count" (not as many fields as the header), "quoting" (bad
+	// quoting) or "too-long" (over the gateway's --max-record-bytes).
+	Reason string `protobuf:"bytes,2,opt,name=reason,proto3" json:"reason,omitempty"`
+	// Its first bytes (at most 80), as in the file.
+	Head          []byte `protobuf:"bytes,3,opt,name=head,proto3" json:"head,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Reject) Reset() {
+	*x = Reject{}
+	mi := &file_wololo_v1_job_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Reject) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Reject) ProtoMessage() {}
+
+func (x *Reject) ProtoReflect() protoreflect.Message {
+	mi := &file_wololo_v1_job_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Reject.ProtoReflect.Descriptor instead.
+func (*Reject) Descriptor() ([]byte, []int) {
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *Reject) GetOffset() int64 {
+	if x != nil {
+		return x.Offset
+	}
+	return 0
+}
+
+func (x *Reject) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *Reject) GetHead() []byte {
+	if x != nil {
+		return x.Head
+	}
+	return nil
+}
+
 // Job is a job's state and report.
 type Job struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -736,7 +823,7 @@ type Job struct {
 
 func (x *Job) Reset() {
 	*x = Job{}
-	mi := &file_wololo_v1_job_proto_msgTypes[8]
+	mi := &file_wololo_v1_job_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -748,7 +835,7 @@ func (x *Job) String() string {
 func (*Job) ProtoMessage() {}
 
 func (x *Job) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_job_proto_msgTypes[8]
+	mi := &file_wololo_v1_job_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -761,7 +848,7 @@ func (x *Job) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Job.ProtoReflect.Descriptor instead.
 func (*Job) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_job_proto_rawDescGZIP(), []int{8}
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *Job) GetJobId() string {
@@ -824,7 +911,7 @@ type GetJobRequest struct {
 
 func (x *GetJobRequest) Reset() {
 	*x = GetJobRequest{}
-	mi := &file_wololo_v1_job_proto_msgTypes[9]
+	mi := &file_wololo_v1_job_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -836,7 +923,7 @@ func (x *GetJobRequest) String() string {
 func (*GetJobRequest) ProtoMessage() {}
 
 func (x *GetJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_job_proto_msgTypes[9]
+	mi := &file_wololo_v1_job_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -849,7 +936,7 @@ func (x *GetJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetJobRequest.ProtoReflect.Descriptor instead.
 func (*GetJobRequest) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_job_proto_rawDescGZIP(), []int{9}
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *GetJobRequest) GetJobId() string {
@@ -870,7 +957,7 @@ type GetJobResponse struct {
 
 func (x *GetJobResponse) Reset() {
 	*x = GetJobResponse{}
-	mi := &file_wololo_v1_job_proto_msgTypes[10]
+	mi := &file_wololo_v1_job_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -882,7 +969,7 @@ func (x *GetJobResponse) String() string {
 func (*GetJobResponse) ProtoMessage() {}
 
 func (x *GetJobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_job_proto_msgTypes[10]
+	mi := &file_wololo_v1_job_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -895,7 +982,7 @@ func (x *GetJobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetJobResponse.ProtoReflect.Descriptor instead.
 func (*GetJobResponse) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_job_proto_rawDescGZIP(), []int{10}
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *GetJobResponse) GetJob() *Job {
@@ -916,7 +1003,7 @@ type WatchJobRequest struct {
 
 func (x *WatchJobRequest) Reset() {
 	*x = WatchJobRequest{}
-	mi := &file_wololo_v1_job_proto_msgTypes[11]
+	mi := &file_wololo_v1_job_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -928,7 +1015,7 @@ func (x *WatchJobRequest) String() string {
 func (*WatchJobRequest) ProtoMessage() {}
 
 func (x *WatchJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_job_proto_msgTypes[11]
+	mi := &file_wololo_v1_job_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -941,7 +1028,7 @@ func (x *WatchJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchJobRequest.ProtoReflect.Descriptor instead.
 func (*WatchJobRequest) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_job_proto_rawDescGZIP(), []int{11}
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *WatchJobRequest) GetJobId() string {
@@ -962,7 +1049,7 @@ type WatchJobResponse struct {
 
 func (x *WatchJobResponse) Reset() {
 	*x = WatchJobResponse{}
-	mi := &file_wololo_v1_job_proto_msgTypes[12]
+	mi := &file_wololo_v1_job_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -974,7 +1061,7 @@ func (x *WatchJobResponse) String() string {
 func (*WatchJobResponse) ProtoMessage() {}
 
 func (x *WatchJobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_job_proto_msgTypes[12]
+	mi := &file_wololo_v1_job_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -987,7 +1074,7 @@ func (x *WatchJobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchJobResponse.ProtoReflect.Descriptor instead.
 func (*WatchJobResponse) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_job_proto_rawDescGZIP(), []int{12}
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *WatchJobResponse) GetJob() *Job {
@@ -1008,7 +1095,7 @@ type GetResultsRequest struct {
 
 func (x *GetResultsRequest) Reset() {
 	*x = GetResultsRequest{}
-	mi := &file_wololo_v1_job_proto_msgTypes[13]
+	mi := &file_wololo_v1_job_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1020,7 +1107,7 @@ func (x *GetResultsRequest) String() string {
 func (*GetResultsRequest) ProtoMessage() {}
 
 func (x *GetResultsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_job_proto_msgTypes[13]
+	mi := &file_wololo_v1_job_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1033,7 +1120,7 @@ func (x *GetResultsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetResultsRequest.ProtoReflect.Descriptor instead.
 func (*GetResultsRequest) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_job_proto_rawDescGZIP(), []int{13}
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *GetResultsRequest) GetJobId() string {
@@ -1056,7 +1143,7 @@ type GetResultsResponse struct {
 
 func (x *GetResultsResponse) Reset() {
 	*x = GetResultsResponse{}
-	mi := &file_wololo_v1_job_proto_msgTypes[14]
+	mi := &file_wololo_v1_job_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1068,7 +1155,7 @@ func (x *GetResultsResponse) String() string {
 func (*GetResultsResponse) ProtoMessage() {}
 
 func (x *GetResultsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_job_proto_msgTypes[14]
+	mi := &file_wololo_v1_job_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1081,7 +1168,7 @@ func (x *GetResultsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetResultsResponse.ProtoReflect.Descriptor instead.
 func (*GetResultsResponse) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_job_proto_rawDescGZIP(), []int{14}
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *GetResultsResponse) GetName() string {
@@ -1109,7 +1196,7 @@ type DeleteJobRequest struct {
 
 func (x *DeleteJobRequest) Reset() {
 	*x = DeleteJobRequest{}
-	mi := &file_wololo_v1_job_proto_msgTypes[15]
+	mi := &file_wololo_v1_job_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1121,7 +1208,7 @@ func (x *DeleteJobRequest) String() string {
 func (*DeleteJobRequest) ProtoMessage() {}
 
 func (x *DeleteJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_job_proto_msgTypes[15]
+	mi := &file_wololo_v1_job_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1134,7 +1221,7 @@ func (x *DeleteJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteJobRequest.ProtoReflect.Descriptor instead.
 func (*DeleteJobRequest) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_job_proto_rawDescGZIP(), []int{15}
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *DeleteJobRequest) GetJobId() string {
@@ -1153,7 +1240,7 @@ type DeleteJobResponse struct {
 
 func (x *DeleteJobResponse) Reset() {
 	*x = DeleteJobResponse{}
-	mi := &file_wololo_v1_job_proto_msgTypes[16]
+	mi := &file_wololo_v1_job_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1165,7 +1252,7 @@ func (x *DeleteJobResponse) String() string {
 func (*DeleteJobResponse) ProtoMessage() {}
 
 func (x *DeleteJobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_job_proto_msgTypes[16]
+	mi := &file_wololo_v1_job_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1178,7 +1265,7 @@ func (x *DeleteJobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteJobResponse.ProtoReflect.Descriptor instead.
 func (*DeleteJobResponse) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_job_proto_rawDescGZIP(), []int{16}
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{17}
 }
 
 // ListJobsRequest asks for the caller's jobs.
@@ -1190,7 +1277,7 @@ type ListJobsRequest struct {
 
 func (x *ListJobsRequest) Reset() {
 	*x = ListJobsRequest{}
-	mi := &file_wololo_v1_job_proto_msgTypes[17]
+	mi := &file_wololo_v1_job_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1202,7 +1289,7 @@ func (x *ListJobsRequest) String() string {
 func (*ListJobsRequest) ProtoMessage() {}
 
 func (x *ListJobsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_job_proto_msgTypes[17]
+	mi := &file_wololo_v1_job_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1215,7 +1302,7 @@ func (x *ListJobsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListJobsRequest.ProtoReflect.Descriptor instead.
 func (*ListJobsRequest) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_job_proto_rawDescGZIP(), []int{17}
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{18}
 }
 
 // ListJobsResponse lists the caller's jobs, oldest first.
@@ -1229,7 +1316,7 @@ type ListJobsResponse struct {
 
 func (x *ListJobsResponse) Reset() {
 	*x = ListJobsResponse{}
-	mi := &file_wololo_v1_job_proto_msgTypes[18]
+	mi := &file_wololo_v1_job_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1241,7 +1328,7 @@ func (x *ListJobsResponse) String() string {
 func (*ListJobsResponse) ProtoMessage() {}
 
 func (x *ListJobsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_job_proto_msgTypes[18]
+	mi := &file_wololo_v1_job_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1254,7 +1341,7 @@ func (x *ListJobsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListJobsResponse.ProtoReflect.Descriptor instead.
 func (*ListJobsResponse) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_job_proto_rawDescGZIP(), []int{18}
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ListJobsResponse) GetJobs() []*JobSummary {
@@ -1290,7 +1377,7 @@ type JobSummary struct {
 
 func (x *JobSummary) Reset() {
 	*x = JobSummary{}
-	mi := &file_wololo_v1_job_proto_msgTypes[19]
+	mi := &file_wololo_v1_job_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1302,7 +1389,7 @@ func (x *JobSummary) String() string {
 func (*JobSummary) ProtoMessage() {}
 
 func (x *JobSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_job_proto_msgTypes[19]
+	mi := &file_wololo_v1_job_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1315,7 +1402,7 @@ func (x *JobSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobSummary.ProtoReflect.Descriptor instead.
 func (*JobSummary) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_job_proto_rawDescGZIP(), []int{19}
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *JobSummary) GetName() string {
@@ -1385,11 +1472,13 @@ const file_wololo_v1_job_proto_rawDesc = "" +
 	"\vdata_offset\x18\x02 \x01(\x03R\n" +
 	"dataOffset\x12\x12\n" +
 	"\x04size\x18\x03 \x01(\x03R\x04size\x12 \n" +
-	"\vfingerprint\x18\x04 \x01(\fR\vfingerprint\"\x8b\x01\n" +
+	"\vfingerprint\x18\x04 \x01(\fR\vfingerprint\"\xc7\x01\n" +
 	"\x10CreateJobRequest\x12/\n" +
 	"\amatches\x18\x01 \x01(\v2\x15.wololo.v1.FileHeaderR\amatches\x12/\n" +
 	"\aplayers\x18\x02 \x01(\v2\x15.wololo.v1.FileHeaderR\aplayers\x12\x15\n" +
-	"\x06job_id\x18\x03 \x01(\tR\x05jobId\"D\n" +
+	"\x06job_id\x18\x03 \x01(\tR\x05jobId\x12(\n" +
+	"\rmax_malformed\x18\x04 \x01(\x01H\x00R\fmaxMalformed\x88\x01\x01B\x10\n" +
+	"\x0e_max_malformed\"D\n" +
 	"\x11CreateJobResponse\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12\x18\n" +
 	"\aresumed\x18\x02 \x01(\bR\aresumed\"\x91\x01\n" +
@@ -1406,7 +1495,7 @@ const file_wololo_v1_job_proto_rawDesc = "" +
 	"\x0eUploadResponse\x12\x16\n" +
 	"\x06offset\x18\x01 \x01(\x03R\x06offset\x12\x12\n" +
 	"\x04rows\x18\x02 \x01(\x03R\x04rows\x12\x12\n" +
-	"\x04done\x18\x03 \x01(\bR\x04done\"\xaf\x02\n" +
+	"\x04done\x18\x03 \x01(\bR\x04done\"\xdc\x02\n" +
 	"\n" +
 	"FileReport\x12\x12\n" +
 	"\x04file\x18\x01 \x01(\tR\x04file\x12\x12\n" +
@@ -1416,10 +1505,15 @@ const file_wololo_v1_job_proto_rawDesc = "" +
 	"\x06offset\x18\x05 \x01(\x03R\x06offset\x12\x12\n" +
 	"\x04size\x18\x06 \x01(\x03R\x04size\x12\x12\n" +
 	"\x04done\x18\a \x01(\bR\x04done\x12!\n" +
-	"\foversized_at\x18\b \x03(\x03R\voversizedAt\x1a:\n" +
+	"\foversized_at\x18\b \x03(\x03R\voversizedAt\x12+\n" +
+	"\arejects\x18\t \x03(\v2\x11.wololo.v1.RejectR\arejects\x1a:\n" +
 	"\fMissingEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01\"\xec\x02\n" +
+	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01\"L\n" +
+	"\x06Reject\x12\x16\n" +
+	"\x06offset\x18\x01 \x01(\x03R\x06offset\x12\x16\n" +
+	"\x06reason\x18\x02 \x01(\tR\x06reason\x12\x12\n" +
+	"\x04head\x18\x03 \x01(\fR\x04head\"\xec\x02\n" +
 	"\x03Job\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12)\n" +
 	"\x05state\x18\x02 \x01(\x0e2\x13.wololo.v1.JobStateR\x05state\x12\x18\n" +
@@ -1496,7 +1590,7 @@ func file_wololo_v1_job_proto_rawDescGZIP() []byte {
 }
 
 var file_wololo_v1_job_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_wololo_v1_job_proto_msgTypes = make([]protoimpl.MessageInfo, 22)
+var file_wololo_v1_job_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
 var file_wololo_v1_job_proto_goTypes = []any{
 	(InputFile)(0),                // 0: wololo.v1.InputFile
 	(JobState)(0),                 // 1: wololo.v1.JobState
@@ -1508,21 +1602,22 @@ var file_wololo_v1_job_proto_goTypes = []any{
 	(*UploadFinish)(nil),          // 7: wololo.v1.UploadFinish
 	(*UploadResponse)(nil),        // 8: wololo.v1.UploadResponse
 	(*FileReport)(nil),            // 9: wololo.v1.FileReport
-	(*Job)(nil),                   // 10: wololo.v1.Job
-	(*GetJobRequest)(nil),         // 11: wololo.v1.GetJobRequest
-	(*GetJobResponse)(nil),        // 12: wololo.v1.GetJobResponse
-	(*WatchJobRequest)(nil),       // 13: wololo.v1.WatchJobRequest
-	(*WatchJobResponse)(nil),      // 14: wololo.v1.WatchJobResponse
-	(*GetResultsRequest)(nil),     // 15: wololo.v1.GetResultsRequest
-	(*GetResultsResponse)(nil),    // 16: wololo.v1.GetResultsResponse
-	(*DeleteJobRequest)(nil),      // 17: wololo.v1.DeleteJobRequest
-	(*DeleteJobResponse)(nil),     // 18: wololo.v1.DeleteJobResponse
-	(*ListJobsRequest)(nil),       // 19: wololo.v1.ListJobsRequest
-	(*ListJobsResponse)(nil),      // 20: wololo.v1.ListJobsResponse
-	(*JobSummary)(nil),            // 21: wololo.v1.JobSummary
-	nil,                           // 22: wololo.v1.FileReport.MissingEntry
-	nil,                           // 23: wololo.v1.Job.ResultRowsEntry
-	(*timestamppb.Timestamp)(nil), // 24: google.protobuf.Timestamp
+	(*Reject)(nil),                // 10: wololo.v1.Reject
+	(*Job)(nil),                   // 11: wololo.v1.Job
+	(*GetJobRequest)(nil),         // 12: wololo.v1.GetJobRequest
+	(*GetJobResponse)(nil),        // 13: wololo.v1.GetJobResponse
+	(*WatchJobRequest)(nil),       // 14: wololo.v1.WatchJobRequest
+	(*WatchJobResponse)(nil),      // 15: wololo.v1.WatchJobResponse
+	(*GetResultsRequest)(nil),     // 16: wololo.v1.GetResultsRequest
+	(*GetResultsResponse)(nil),    // 17: wololo.v1.GetResultsResponse
+	(*DeleteJobRequest)(nil),      // 18: wololo.v1.DeleteJobRequest
+	(*DeleteJobResponse)(nil),     // 19: wololo.v1.DeleteJobResponse
+	(*ListJobsRequest)(nil),       // 20: wololo.v1.ListJobsRequest
+	(*ListJobsResponse)(nil),      // 21: wololo.v1.ListJobsResponse
+	(*JobSummary)(nil),            // 22: wololo.v1.JobSummary
+	nil,                           // 23: wololo.v1.FileReport.MissingEntry
+	nil,                           // 24: wololo.v1.Job.ResultRowsEntry
+	(*timestamppb.Timestamp)(nil), // 25: google.protobuf.Timestamp
 }
 var file_wololo_v1_job_proto_depIdxs = []int32{
 	2,  // 0: wololo.v1.CreateJobRequest.matches:type_name -> wololo.v1.FileHeader
@@ -1530,35 +1625,36 @@ var file_wololo_v1_job_proto_depIdxs = []int32{
 	6,  // 2: wololo.v1.UploadRequest.start:type_name -> wololo.v1.UploadStart
 	7,  // 3: wololo.v1.UploadRequest.finish:type_name -> wololo.v1.UploadFinish
 	0,  // 4: wololo.v1.UploadStart.file:type_name -> wololo.v1.InputFile
-	22, // 5: wololo.v1.FileReport.missing:type_name -> wololo.v1.FileReport.MissingEntry
-	1,  // 6: wololo.v1.Job.state:type_name -> wololo.v1.JobState
-	9,  // 7: wololo.v1.Job.matches:type_name -> wololo.v1.FileReport
-	9,  // 8: wololo.v1.Job.players:type_name -> wololo.v1.FileReport
-	23, // 9: wololo.v1.Job.result_rows:type_name -> wololo.v1.Job.ResultRowsEntry
-	10, // 10: wololo.v1.GetJobResponse.job:type_name -> wololo.v1.Job
-	10, // 11: wololo.v1.WatchJobResponse.job:type_name -> wololo.v1.Job
-	21, // 12: wololo.v1.ListJobsResponse.jobs:type_name -> wololo.v1.JobSummary
-	1,  // 13: wololo.v1.JobSummary.state:type_name -> wololo.v1.JobState
-	24, // 14: wololo.v1.JobSummary.created:type_name -> google.protobuf.Timestamp
-	3,  // 15: wololo.v1.JobService.CreateJob:input_type -> wololo.v1.CreateJobRequest
-	5,  // 16: wololo.v1.JobService.Upload:input_type -> wololo.v1.UploadRequest
-	11, // 17: wololo.v1.JobService.GetJob:input_type -> wololo.v1.GetJobRequest
-	13, // 18: wololo.v1.JobService.WatchJob:input_type -> wololo.v1.WatchJobRequest
-	15, // 19: wololo.v1.JobService.GetResults:input_type -> wololo.v1.GetResultsRequest
-	17, // 20: wololo.v1.JobService.DeleteJob:input_type -> wololo.v1.DeleteJobRequest
-	19, // 21: wololo.v1.JobService.ListJobs:input_type -> wololo.v1.ListJobsRequest
-	4,  // 22: wololo.v1.JobService.CreateJob:output_type -> wololo.v1.CreateJobResponse
-	8,  // 23: wololo.v1.JobService.Upload:output_type -> wololo.v1.UploadResponse
-	12, // 24: wololo.v1.JobService.GetJob:output_type -> wololo.v1.GetJobResponse
-	14, // 25: wololo.v1.JobService.WatchJob:output_type -> wololo.v1.WatchJobResponse
-	16, // 26: wololo.v1.JobService.GetResults:output_type -> wololo.v1.GetResultsResponse
-	18, // 27: wololo.v1.JobService.DeleteJob:output_type -> wololo.v1.DeleteJobResponse
-	20, // 28: wololo.v1.JobService.ListJobs:output_type -> wololo.v1.ListJobsResponse
-	22, // [22:29] is the sub-list for method output_type
-	15, // [15:22] is the sub-list for method input_type
-	15, // [15:15] is the sub-list for extension type_name
-	15, // [15:15] is the sub-list for extension extendee
-	0,  // [0:15] is the sub-list for field type_name
+	23, // 5: wololo.v1.FileReport.missing:type_name -> wololo.v1.FileReport.MissingEntry
+	10, // 6: wololo.v1.FileReport.rejects:type_name -> wololo.v1.Reject
+	1,  // 7: wololo.v1.Job.state:type_name -> wololo.v1.JobState
+	9,  // 8: wololo.v1.Job.matches:type_name -> wololo.v1.FileReport
+	9,  // 9: wololo.v1.Job.players:type_name -> wololo.v1.FileReport
+	24, // 10: wololo.v1.Job.result_rows:type_name -> wololo.v1.Job.ResultRowsEntry
+	11, // 11: wololo.v1.GetJobResponse.job:type_name -> wololo.v1.Job
+	11, // 12: wololo.v1.WatchJobResponse.job:type_name -> wololo.v1.Job
+	22, // 13: wololo.v1.ListJobsResponse.jobs:type_name -> wololo.v1.JobSummary
+	1,  // 14: wololo.v1.JobSummary.state:type_name -> wololo.v1.JobState
+	25, // 15: wololo.v1.JobSummary.created:type_name -> google.protobuf.Timestamp
+	3,  // 16: wololo.v1.JobService.CreateJob:input_type -> wololo.v1.CreateJobRequest
+	5,  // 17: wololo.v1.JobService.Upload:input_type -> wololo.v1.UploadRequest
+	12, // 18: wololo.v1.JobService.GetJob:input_type -> wololo.v1.GetJobRequest
+	14, // 19: wololo.v1.JobService.WatchJob:input_type -> wololo.v1.WatchJobRequest
+	16, // 20: wololo.v1.JobService.GetResults:input_type -> wololo.v1.GetResultsRequest
+	18, // 21: wololo.v1.JobService.DeleteJob:input_type -> wololo.v1.DeleteJobRequest
+	20, // 22: wololo.v1.JobService.ListJobs:input_type -> wololo.v1.ListJobsRequest
+	4,  // 23: wololo.v1.JobService.CreateJob:output_type -> wololo.v1.CreateJobResponse
+	8,  // 24: wololo.v1.JobService.Upload:output_type -> wololo.v1.UploadResponse
+	13, // 25: wololo.v1.JobService.GetJob:output_type -> wololo.v1.GetJobResponse
+	15, // 26: wololo.v1.JobService.WatchJob:output_type -> wololo.v1.WatchJobResponse
+	17, // 27: wololo.v1.JobService.GetResults:output_type -> wololo.v1.GetResultsResponse
+	19, // 28: wololo.v1.JobService.DeleteJob:output_type -> wololo.v1.DeleteJobResponse
+	21, // 29: wololo.v1.JobService.ListJobs:output_type -> wololo.v1.ListJobsResponse
+	23, // [23:30] is the sub-list for method output_type
+	16, // [16:23] is the sub-list for method input_type
+	16, // [16:16] is the sub-list for extension type_name
+	16, // [16:16] is the sub-list for extension extendee
+	0,  // [0:16] is the sub-list for field type_name
 }
 
 func init() { file_wololo_v1_job_proto_init() }
@@ -1566,6 +1662,7 @@ func file_wololo_v1_job_proto_init() {
 	if File_wololo_v1_job_proto != nil {
 		return
 	}
+	file_wololo_v1_job_proto_msgTypes[1].OneofWrappers = []any{}
 	file_wololo_v1_job_proto_msgTypes[3].OneofWrappers = []any{
 		(*UploadRequest_Start)(nil),
 		(*UploadRequest_Data)(nil),
@@ -1577,7 +1674,7 @@ func file_wololo_v1_job_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_wololo_v1_job_proto_rawDesc), len(file_wololo_v1_job_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   22,
+			NumMessages:   23,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -35,7 +35,11 @@ type JobRecord struct {
 	// The client's name for the job, the id it uses in every call; the job's
 	// internal id, the store's key, is derived from the owner and this name.
 	// Empty in records written before owners: the name is the internal id.
-	Name          string `protobuf:"bytes,4,opt,name=name,proto3" json:"name,omitempty"`
+	Name string `protobuf:"bytes,4,opt,name=name,proto3" json:"name,omitempty"`
+	// The job's --max-malformed (CreateJobRequest.max_malformed, or the
+	// gateway's default then). Unset in records written before it: the
+	// gateway's default now.
+	MaxMalformed  *float64 `protobuf:"fixed64,5,opt,name=max_malformed,json=maxMalformed,proto3,oneof" json:"max_malformed,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -96,6 +100,13 @@ func (x *JobRecord) GetName() string {
 		return x.Name
 	}
 	return ""
+}
+
+func (x *JobRecord) GetMaxMalformed() float64 {
+	if x != nil && x.MaxMalformed != nil {
+		return *x.MaxMalformed
+	}
+	return 0
 }
 
 // FileRecord describes one input file of a job as its header announced it.
@@ -263,16 +274,68 @@ func (x *UploadRecord) GetOversizedAt() []int64 {
 	return nil
 }
 
+// RejectsRecord is the malformed records one upload commit found (the
+// record "rejects/FILE/N" holds them, N the index of the first in the
+// file's list): each commit adds only its own, so that the list is written
+// once however many commits follow, and a commit lost to a crash is parsed
+// again and writes the same record again.
+type RejectsRecord struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The records, in file order.
+	Rejects       []*Reject `protobuf:"bytes,1,rep,name=rejects,proto3" json:"rejects,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RejectsRecord) Reset() {
+	*x = RejectsRecord{}
+	mi := &file_wololo_v1_job_record_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RejectsRecord) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RejectsRecord) ProtoMessage() {}
+
+func (x *RejectsRecord) ProtoReflect() protoreflect.Message {
+	mi := &file_wololo_v1_job_record_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RejectsRecord.ProtoReflect.Descriptor instead.
+func (*RejectsRecord) Descriptor() ([]byte, []int) {
+	return file_wololo_v1_job_record_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *RejectsRecord) GetRejects() []*Reject {
+	if x != nil {
+		return x.Rejects
+	}
+	return nil
+}
+
 var File_wololo_v1_job_record_proto protoreflect.FileDescriptor
 
 const file_wololo_v1_job_record_proto_rawDesc = "" +
 	"\n" +
-	"\x1awololo/v1/job_record.proto\x12\twololo.v1\"\x8a\x01\n" +
+	"\x1awololo/v1/job_record.proto\x12\twololo.v1\x1a\x13wololo/v1/job.proto\"\xc6\x01\n" +
 	"\tJobRecord\x12&\n" +
 	"\x0fcreated_unix_ms\x18\x01 \x01(\x03R\rcreatedUnixMs\x12+\n" +
 	"\x05files\x18\x02 \x03(\v2\x15.wololo.v1.FileRecordR\x05files\x12\x14\n" +
 	"\x05owner\x18\x03 \x01(\tR\x05owner\x12\x12\n" +
-	"\x04name\x18\x04 \x01(\tR\x04name\"}\n" +
+	"\x04name\x18\x04 \x01(\tR\x04name\x12(\n" +
+	"\rmax_malformed\x18\x05 \x01(\x01H\x00R\fmaxMalformed\x88\x01\x01B\x10\n" +
+	"\x0e_max_malformed\"}\n" +
 	"\n" +
 	"FileRecord\x12\x18\n" +
 	"\acolumns\x18\x01 \x03(\tR\acolumns\x12\x12\n" +
@@ -289,7 +352,9 @@ const file_wololo_v1_job_record_proto_rawDesc = "" +
 	"\foversized_at\x18\x06 \x03(\x03R\voversizedAt\x1a:\n" +
 	"\fMissingEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01B3Z1github.com/wololo/wololo/proto/wololo/v1;wololov1b\x06proto3"
+	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01\"<\n" +
+	"\rRejectsRecord\x12+\n" +
+	"\arejects\x18\x01 \x03(\v2\x11.wololo.v1.RejectR\arejectsB3Z1github.com/wololo/wololo/proto/wololo/v1;wololov1b\x06proto3"
 
 var (
 	file_wololo_v1_job_record_proto_rawDescOnce sync.Once
@@ -303,21 +368,24 @@ func file_wololo_v1_job_record_proto_rawDescGZIP() []byte {
 	return file_wololo_v1_job_record_proto_rawDescData
 }
 
-var file_wololo_v1_job_record_proto_msgTypes = make([]protoimpl.MessageInfo, 4)
+var file_wololo_v1_job_record_proto_msgTypes = make([]protoimpl.MessageInfo, 5)
 var file_wololo_v1_job_record_proto_goTypes = []any{
-	(*JobRecord)(nil),    // 0: wololo.v1.JobRecord
-	(*FileRecord)(nil),   // 1: wololo.v1.FileRecord
-	(*UploadRecord)(nil), // 2: wololo.v1.UploadRecord
-	nil,                  // 3: wololo.v1.UploadRecord.MissingEntry
+	(*JobRecord)(nil),     // 0: wololo.v1.JobRecord
+	(*FileRecord)(nil),    // 1: wololo.v1.FileRecord
+	(*UploadRecord)(nil),  // 2: wololo.v1.UploadRecord
+	(*RejectsRecord)(nil), // 3: wololo.v1.RejectsRecord
+	nil,                   // 4: wololo.v1.UploadRecord.MissingEntry
+	(*Reject)(nil),        // 5: wololo.v1.Reject
 }
 var file_wololo_v1_job_record_proto_depIdxs = []int32{
 	1, // 0: wololo.v1.JobRecord.files:type_name -> wololo.v1.FileRecord
-	3, // 1: wololo.v1.UploadRecord.missing:type_name -> wololo.v1.UploadRecord.MissingEntry
-	2, // [2:2] is the sub-list for method output_type
-	2, // [2:2] is the sub-list for method input_type
-	2, // [2:2] is the sub-list for extension type_name
-	2, // [2:2] is the sub-list for extension extendee
-	0, // [0:2] is the sub-list for field type_name
+	4, // 1: wololo.v1.UploadRecord.missing:type_name -> wololo.v1.UploadRecord.MissingEntry
+	5, // 2: wololo.v1.RejectsRecord.rejects:type_name -> wololo.v1.Reject
+	3, // [3:3] is the sub-list for method output_type
+	3, // [3:3] is the sub-list for method input_type
+	3, // [3:3] is the sub-list for extension type_name
+	3, // [3:3] is the sub-list for extension extendee
+	0, // [0:3] is the sub-list for field type_name
 }
 
 func init() { file_wololo_v1_job_record_proto_init() }
@@ -325,13 +393,15 @@ func file_wololo_v1_job_record_proto_init() {
 	if File_wololo_v1_job_record_proto != nil {
 		return
 	}
+	file_wololo_v1_job_proto_init()
+	file_wololo_v1_job_record_proto_msgTypes[0].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_wololo_v1_job_record_proto_rawDesc), len(file_wololo_v1_job_record_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   4,
+			NumMessages:   5,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
