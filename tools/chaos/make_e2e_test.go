@@ -1,13 +1,10 @@
 package chaos
 
 import (
-	"bufio"
 	"bytes"
-	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -15,6 +12,7 @@ import (
 
 	"github.com/wololo/wololo/services/reference"
 	"github.com/wololo/wololo/services/schema"
+	"github.com/wololo/wololo/tools/docblocks"
 )
 
 // The Docker and Swarm end-to-end tests go through the Makefile targets a
@@ -85,107 +83,34 @@ func compareWithReference(t *testing.T, matches, players, out string) {
 	}
 }
 
-// docCommand is one `$ ` command of a console block in the docs, with
-// the output the docs show under it.
-type docCommand struct {
-	line   int    // where the command starts in the file
-	cmd    string // continuation lines joined
-	output string
-}
-
-// consoleCommands extracts the commands of the ```console blocks of a
-// Markdown file: each line starting with "$ " (with its "\"
-// continuation lines), and the lines up to the next command as its
-// expected output.
-func consoleCommands(t *testing.T, file string) []docCommand {
+// runDocCommands runs the grpcurl commands of a file's ```console blocks
+// as written, in dir, each after the variable assignments before it
+// (TLS=...), and checks each against the output the docs show
+// (docblocks.Check). It returns how many grpcurl commands ran.
+func runDocCommands(t *testing.T, file, dir string, env []string) int {
 	t.Helper()
-	f, err := os.Open(file)
+	text, err := os.ReadFile(file)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	var (
-		cmds       []docCommand
-		in, cont   bool
-		lineNumber int
-	)
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		lineNumber++
-		line := sc.Text()
-		switch {
-		case !in && strings.HasPrefix(line, "```console"):
-			in = true
-		case in && strings.HasPrefix(line, "```"):
-			in, cont = false, false
-		case !in:
-		case cont:
-			c := &cmds[len(cmds)-1]
-			c.cmd += " " + strings.TrimSpace(strings.TrimSuffix(line, "\\"))
-			cont = strings.HasSuffix(line, "\\")
-		case strings.HasPrefix(line, "$ "):
-			cmds = append(cmds, docCommand{line: lineNumber, cmd: strings.TrimSpace(strings.TrimSuffix(line[2:], "\\"))})
-			cont = strings.HasSuffix(line, "\\")
-		case len(cmds) > 0:
-			cmds[len(cmds)-1].output += line + "\n"
-		}
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return cmds
-}
-
-// runDocCommands runs the grpcurl commands of a file's console blocks as
-// written, in dir, each after the variable assignments before it (TLS=...),
-// and checks each against the output the docs show: an "ERROR:" with its
-// code, a list of services line by line, or a JSON object whose "role" and
-// "instance" are the ones shown. It returns how many grpcurl commands ran.
-func runDocCommands(t *testing.T, file, dir string, env []string) int {
-	t.Helper()
 	var assignments []string
 	ran := 0
-	code := regexp.MustCompile(`Code: (\w+)`)
-	field := regexp.MustCompile(`"(role|instance)": "([^"]*)"`)
-	for _, c := range consoleCommands(t, file) {
-		if regexp.MustCompile(`^[A-Z_]+=`).MatchString(c.cmd) {
-			assignments = append(assignments, c.cmd)
+	for _, c := range docblocks.Console(string(text)) {
+		if docblocks.IsAssignment(c.Command) {
+			assignments = append(assignments, c.Command)
 			continue
 		}
-		if !strings.Contains(c.cmd, "grpcurl") {
+		if !strings.Contains(c.Command, "grpcurl") {
 			continue
 		}
 		ran++
-		script := strings.Join(append(append([]string(nil), assignments...), c.cmd), "\n")
-		cmd := exec.Command("bash", "-c", script)
+		cmd := exec.Command("bash", "-c", strings.Join(append(append([]string(nil), assignments...), c.Command), "\n"))
 		cmd.Dir, cmd.Env = dir, append(os.Environ(), env...)
 		out, err := cmd.CombinedOutput()
-		where := filepath.Base(file) + ":" + strconv.Itoa(c.line) + ": " + c.cmd
+		where := filepath.Base(file) + ":" + strconv.Itoa(c.Line) + ": " + c.Command
 		t.Logf("%s: %v, %d bytes of output", where, err, len(out))
-		want := strings.TrimSpace(c.output)
-		switch {
-		case strings.HasPrefix(want, "ERROR:"):
-			m := code.FindStringSubmatch(want)
-			if err == nil || m == nil || !strings.Contains(string(out), m[0]) {
-				t.Errorf("%s: %v, want %q:\n%s", where, err, m, out)
-			}
-		case err != nil:
-			t.Errorf("%s: %v\n%s", where, err, out)
-		case strings.HasPrefix(want, "{"):
-			var obj map[string]any
-			if err := json.Unmarshal(out, &obj); err != nil {
-				t.Errorf("%s: not JSON: %v\n%s", where, err, out)
-				continue
-			}
-			for _, m := range field.FindAllStringSubmatch(want, 2) {
-				if obj[m[1]] != m[2] {
-					t.Errorf("%s: %s %v, the docs show %q", where, m[1], obj[m[1]], m[2])
-				}
-			}
-		default:
-			if got := strings.TrimSpace(string(out)); got != want {
-				t.Errorf("%s:\n%s\nthe docs show:\n%s", where, got, want)
-			}
+		if err := docblocks.Check(c.Output, out, err); err != nil {
+			t.Errorf("%s: %v", where, err)
 		}
 	}
 	return ran
