@@ -93,7 +93,7 @@ test-swarm:
 	@if [ -n "$(MACHINE_ASKED)" ]; then $(MAKE) --no-print-directory e2e-swarm; \
 	  else echo "e2e-swarm: SKIPPED: it may make a swarm on this engine; WOLOLO_TEST_MACHINE=1 make test (or make e2e-swarm) runs it"; fi
 
-unit: ## all Go tests (unit, fuzz seeds, in-process end to end)
+unit: $(TOOLS)/grpcurl ## all Go tests (unit, fuzz seeds, in-process end to end; the docs' grpcurl lines with bin/tools/grpcurl)
 	$(GO) test -count=1 -timeout 25m ./...
 
 # The web page's test opens it in headless Chromium (services/e2e,
