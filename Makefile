@@ -39,10 +39,10 @@ CHAOS_OUT = $(if $(filter file,$(origin OUT)),out/chaos,$(OUT))
 ELECTION_KILLS = $(if $(filter command line environment,$(origin KILLS)),$(KILLS),10)
 ELECTION_OUT = $(if $(filter file,$(origin OUT)),out/chaos-election,$(OUT))
 
-.PHONY: certs images up down logs submit chaos chaos-election-docker e2e-docker swarm-up swarm-down swarm-submit swarm-chaos swarm-chaos-election e2e-swarm help build demo local chaos-local chaos-election test unit chromium lint race proto proto-check tools ci bench bench-micro duckdb duckdb-test fuzz reference datagen clean
+.PHONY: test-ci test-chromium test-swarm certs images up down logs submit chaos chaos-election-docker e2e-docker swarm-up swarm-down swarm-submit swarm-chaos swarm-chaos-election e2e-swarm help build demo local chaos-local chaos-election test unit chromium lint race proto proto-check tools ci bench bench-micro duckdb duckdb-test fuzz reference datagen clean
 
 help: ## list the targets
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
+	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
 
 build: ## build bin/wololo (static)
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(VERSION_LDFLAGS)' -o $(BIN) .
@@ -71,9 +71,29 @@ else
 	$(BIN) chaos election --matches $(MATCHES) --players $(PLAYERS) --out $(ELECTION_OUT) --kills $(ELECTION_KILLS) --seed $(SEED)
 endif
 
-test: lint unit e2e-docker e2e-swarm ## everything CI runs: lint, generated-code check, all tests, the docker and swarm e2e where an engine answers
+# What `make test` does beyond the checkout and the temporary directory:
+# with a Docker engine, it builds wololo:latest and brings the compose
+# deployment up and down (e2e-docker). Installing chromium with apt-get and
+# the Swarm test (which makes a one-node swarm on an engine in none, and
+# leaves it after) change the machine: only when asked, with
+# WOLOLO_TEST_MACHINE=1 (.ci/run sets it; `make test-ci` is the same).
+WOLOLO_TEST_MACHINE ?=
+MACHINE_ASKED = $(filter 1,$(WOLOLO_TEST_MACHINE))
 
-unit: chromium ## all Go tests (unit, fuzz seeds, in-process end to end)
+test: lint test-chromium unit e2e-docker test-swarm ## everything CI runs: lint, generated-code check, all tests, the docker e2e where an engine answers; chromium and the swarm e2e with WOLOLO_TEST_MACHINE=1
+
+test-ci: ## make test with WOLOLO_TEST_MACHINE=1: also installs chromium and runs the swarm e2e (what .ci/run runs)
+	@$(MAKE) --no-print-directory test WOLOLO_TEST_MACHINE=1
+
+test-chromium:
+	@if [ -n "$(MACHINE_ASKED)" ]; then $(MAKE) --no-print-directory chromium; \
+	  elif [ -z "$(CHROMIUM_FOUND)" ]; then echo "chromium: not installed, and make test installs it only with WOLOLO_TEST_MACHINE=1 (or make chromium): the web page's browser test will skip"; fi
+
+test-swarm:
+	@if [ -n "$(MACHINE_ASKED)" ]; then $(MAKE) --no-print-directory e2e-swarm; \
+	  else echo "e2e-swarm: SKIPPED: it may make a swarm on this engine; WOLOLO_TEST_MACHINE=1 make test (or make e2e-swarm) runs it"; fi
+
+unit: $(TOOLS)/grpcurl ## all Go tests (unit, fuzz seeds, in-process end to end; the docs' grpcurl lines with bin/tools/grpcurl)
 	$(GO) test -count=1 -timeout 25m ./...
 
 # The web page's test opens it in headless Chromium (services/e2e,
@@ -125,7 +145,8 @@ proto-check: tools ## fail if proto/ regenerates differently from what is commit
 	    diff -r -x '*.proto' $$tmp/proto proto | head -20; rm -rf $$tmp; \
 	    echo "generated code is stale: run 'make proto'"; exit 1; fi; rm -rf $$tmp
 
-grpcurl: $(TOOLS)/grpcurl ## install grpcurl into bin/tools
+grpcurl: $(TOOLS)/grpcurl ## install grpcurl into bin/tools (the docs run it as bin/tools/grpcurl)
+	@echo "grpcurl: bin/tools/grpcurl (the docs' commands run it so from here; export PATH=\"$(TOOLS):\$$PATH\" to call it grpcurl)"
 
 # ---- Docker deployment: the checked-in deploy/compose.yaml (regenerate it
 # with `bin/wololo compose --out deploy/compose.yaml`; a test keeps it in
@@ -199,10 +220,10 @@ else
 	$(BIN) chaos election --docker --project $(PROJECT) --partition $(PARTITION) --matches $(MATCHES) --players $(PLAYERS) --out $(ELECTION_OUT) --kills $(ELECTION_KILLS) --seed $(SEED)
 endif
 
-e2e-docker: ## the docker end-to-end test (images, up, a job under kills, grpcurl, down); skipped without an engine
+e2e-docker: ## the docker end-to-end test through make up, make submit and make down (a job, kills, the docs' grpcurl lines); skipped without an engine
 	@if ! docker info >/dev/null 2>&1; then echo "e2e-docker: SKIPPED: no Docker engine answers (docker info failed)"; exit 0; fi; \
-	  $(MAKE) --no-print-directory images certs $(TOOLS)/grpcurl && \
-	  WOLOLO_E2E_DOCKER=1 WOLOLO_GRPCURL=$(TOOLS)/grpcurl $(GO) test -count=1 -timeout 15m -run '^TestDockerE2E$$' -v ./tools/chaos
+	  $(MAKE) --no-print-directory $(TOOLS)/grpcurl && \
+	  WOLOLO_E2E_DOCKER=1 $(GO) test -count=1 -timeout 15m -run '^TestDockerE2E$$' -v ./tools/chaos
 
 # ---- Docker Swarm: the checked-in deploy/stack.yaml (regenerate it with
 # `bin/wololo compose --swarm --out deploy/stack.yaml`; a test keeps it in
@@ -283,7 +304,7 @@ e2e-swarm: ## the swarm end-to-end test (swarm-up, a job under kills, a leader k
 	  $(MAKE) --no-print-directory build && \
 	  WOLOLO_E2E_SWARM=1 $(GO) test -count=1 -timeout 10m -run '^TestSwarmE2E$$' -v ./tools/chaos
 
-ci: test ## what .ci/run runs
+ci: test-ci ## what .ci/run runs
 
 bench: build data/full/match_players.csv ## micro-benchmarks, then reference, DuckDB, demo and local (3 interleaved rounds) on the full dataset → BENCHMARKS.md
 	@mkdir -p out

@@ -37,7 +37,38 @@ var (
 	datasetsOnce sync.Once
 	datasets     []*dataset
 	datasetsErr  error
+	datasetsDir  string // removed by TestMain once every test has run
 )
+
+// TestMain removes the shared datasets (about 11 MB) from the temporary
+// directory after the tests, whatever their outcome.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if datasetsDir != "" {
+		os.RemoveAll(datasetsDir)
+	}
+	os.Exit(code)
+}
+
+// TestSharedDatasets: the datasets the tests share are generated, with
+// their reference answers, in one directory of the temporary directory
+// (TestMain removes it; the root package's TestTestsLeaveNoDatasets checks
+// that nothing is left).
+func TestSharedDatasets(t *testing.T) {
+	for _, d := range testDatasets(t) {
+		for _, f := range []string{d.matches, d.players} {
+			if filepath.Dir(filepath.Dir(f)) != datasetsDir {
+				t.Errorf("%s: %s is not in %s", d.name, f, datasetsDir)
+			}
+			if _, err := os.Stat(f); err != nil {
+				t.Error(err)
+			}
+		}
+		if len(d.want.Q1) == 0 {
+			t.Errorf("%s: no reference answers", d.name)
+		}
+	}
+}
 
 // testDatasets generates the shared datasets once per test binary.
 func testDatasets(t *testing.T) []*dataset {
@@ -48,6 +79,7 @@ func testDatasets(t *testing.T) []*dataset {
 			datasetsErr = err
 			return
 		}
+		datasetsDir = dir
 		configs := []struct {
 			name string
 			cfg  datagen.Config

@@ -29,7 +29,38 @@ var (
 	datasetsOnce sync.Once
 	datasets     []*dataset
 	datasetsErr  error
+	datasetsDir  string // removed by TestMain once every test has run
 )
+
+// TestMain removes the shared datasets (about 11 MB) from the temporary
+// directory after the tests, whatever their outcome.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if datasetsDir != "" {
+		os.RemoveAll(datasetsDir)
+	}
+	os.Exit(code)
+}
+
+// TestSharedDatasets: the datasets the tests share are generated, with
+// their reference answers, in one directory of the temporary directory
+// (TestMain removes it; the root package's TestTestsLeaveNoDatasets checks
+// that nothing is left).
+func TestSharedDatasets(t *testing.T) {
+	for _, d := range testDatasets(t) {
+		for _, f := range []string{d.matches, d.players} {
+			if filepath.Dir(filepath.Dir(f)) != datasetsDir {
+				t.Errorf("%s: %s is not in %s", d.name, f, datasetsDir)
+			}
+			if _, err := os.Stat(f); err != nil {
+				t.Error(err)
+			}
+		}
+		if len(d.want.Q1) == 0 {
+			t.Errorf("%s: no reference answers", d.name)
+		}
+	}
+}
 
 // testDatasets generates the datasets once per test binary, with their
 // reference answers.
@@ -41,6 +72,7 @@ func testDatasets(t *testing.T) []*dataset {
 			datasetsErr = err
 			return
 		}
+		datasetsDir = dir
 		for _, c := range []struct {
 			name string
 			cfg  datagen.Config

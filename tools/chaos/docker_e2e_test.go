@@ -22,79 +22,74 @@ import (
 
 	"github.com/wololo/wololo/deploy"
 	"github.com/wololo/wololo/services/datagen"
-	"github.com/wololo/wololo/services/healthcheck"
 	"github.com/wololo/wololo/tools/compose"
 )
 
-// TestDockerE2E is `make e2e-docker`: the checked-in compose file
-// (3 masters, 2 replicas of every keyed stage) on the image `make images`
-// built, every container checked confined (checkConfined), the proxy
-// checked to refuse what the masters need not do (a forged old-version
-// start with a privileged HostConfig among it), a generated dataset
-// submitted while containers of every kind are
-// SIGKILLed (the gateway and the leading master included) and one worker
-// is paused until the masters replace it, all four outputs compared byte
-// for byte, the README's grpcurl commands run, and everything brought
-// down, leaving no container, network or volume of the project.
+// TestDockerE2E is `make e2e-docker`, through the targets a user runs:
+// `make up` (the image, the certificates, the checked-in compose file with
+// 3 masters and 2 replicas of every keyed stage, and its wait until the
+// gateway and the masters answer), every container checked confined
+// (checkConfined), the proxy checked to refuse what the masters need not
+// do (a forged old-version start with a privileged HostConfig among it),
+// a generated dataset run with `make submit` and its four outputs compared
+// byte for byte with the reference, then submitted again while containers
+// of every kind are SIGKILLed (the gateway and the leading master
+// included) and one worker is paused until the masters replace it, the
+// grpcurl commands of docs/deployment.md run as written, and `make down`,
+// which must leave no container, network or volume of the project. A
+// target that fails fails the test.
 //
 // It runs only under `make e2e-docker` (WOLOLO_E2E_DOCKER=1), which
-// builds the image and grpcurl first and skips, saying so, where no Docker
-// engine answers.
+// installs grpcurl into bin/tools first and skips, saying so, where no
+// Docker engine answers.
 func TestDockerE2E(t *testing.T) {
 	if os.Getenv("WOLOLO_E2E_DOCKER") != "1" {
-		t.Skip("docker e2e: run by `make e2e-docker` (it builds the image first)")
+		t.Skip("docker e2e: run by `make e2e-docker`")
 	}
-	grpcurl := os.Getenv("WOLOLO_GRPCURL")
-	if grpcurl == "" {
-		t.Fatal("WOLOLO_GRPCURL must name the grpcurl binary (make e2e-docker sets it)")
+	root := repoRoot(t)
+	grpcurl := filepath.Join(root, "bin", "tools", "grpcurl")
+	if _, err := os.Stat(grpcurl); err != nil {
+		t.Fatalf("%v: `make grpcurl` installs it (make e2e-docker does)", err)
 	}
 	const project = "wololo"
-	file, err := filepath.Abs("../../" + compose.DefaultFile)
-	if err != nil {
-		t.Fatal(err)
-	}
+	file := filepath.Join(root, compose.DefaultFile)
 	dc := composeCommand(t, project, file)
 	if out, _ := exec.Command("docker", "ps", "-aq", "--filter", "label=wololo.project="+project).Output(); len(strings.TrimSpace(string(out))) > 0 {
 		t.Fatalf("containers of project %s already exist: `make down` first", project)
 	}
+	makeDown := func() {
+		t.Helper()
+		if _, err := runMake(t, root, "down"); err != nil {
+			t.Errorf("make down: %v", err)
+			down(t, dc, deploy.Default()) // the machine left clean all the same
+		}
+	}
+	wentDown := false
 	defer func() {
-		down(t, dc, deploy.Default())
+		if !wentDown {
+			makeDown()
+		}
 		for _, what := range [][]string{
 			{"ps", "-aq", "--filter", "label=com.docker.compose.project=" + project},
 			{"volume", "ls", "-q", "--filter", "label=com.docker.compose.project=" + project},
 			{"network", "ls", "-q", "--filter", "label=com.docker.compose.project=" + project},
 		} {
 			if out, _ := exec.Command("docker", what...).Output(); len(strings.TrimSpace(string(out))) > 0 {
-				t.Errorf("left behind after down (docker %s): %s", strings.Join(what, " "), out)
+				t.Errorf("left behind after make down (docker %s): %s", strings.Join(what, " "), out)
 			}
 		}
 	}()
 	start := time.Now()
-	mustRun(t, dc("up", "-d")...)
+	mustMake(t, root, "up")
 	top := deploy.Default()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	tlsDir, err := filepath.Abs("../../" + DefaultDockerTLSDir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tlsDir := filepath.Join(root, DefaultDockerTLSDir)
 	tgt, err := newDockerTarget(project, top, "127.0.0.1", tlsDir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer tgt.Close()
-	for _, in := range append([]deploy.Instance{{Stage: "gateway"}}, top.MasterInstances()...) {
-		tlsConfig, err := tgt.OperatorTLS(in.Name())
-		if in.Stage == "gateway" {
-			tlsConfig, err = tgt.ClientTLS(clientName)
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := healthcheck.Check(ctx, tgt.Addr(in.Name()), tlsConfig, time.Minute); err != nil {
-			t.Fatalf("%s: %v", in.Name(), err)
-		}
-	}
 	t.Logf("up in %s", time.Since(start).Round(time.Millisecond))
 	checkConfined(ctx, t, project, filters.Arg("name", project+"-docker-proxy"), false)
 	checkMastersHoldLittleDockerPower(ctx, t, project)
@@ -103,9 +98,14 @@ func TestDockerE2E(t *testing.T) {
 	if _, err := datagen.WriteDir(datagen.Config{Matches: 5000, Seed: 23}, dir); err != nil {
 		t.Fatal(err)
 	}
+	matches, players := filepath.Join(dir, "matches.csv"), filepath.Join(dir, "match_players.csv")
+	out := t.TempDir()
+	mustMake(t, root, "submit", "MATCHES="+matches, "PLAYERS="+players, "OUT="+out)
+	compareWithReference(t, matches, players, out)
+
 	w := testWriter{t}
 	rep, err := Docker(ctx, Options{
-		Matches: filepath.Join(dir, "matches.csv"), Players: filepath.Join(dir, "match_players.csv"), Out: t.TempDir(),
+		Matches: matches, Players: players, Out: t.TempDir(),
 		Kills: 12, Seed: 3, Interval: DefaultDockerInterval, Masters: -1, Stdout: w, Progress: w,
 	}, project, "127.0.0.1", tlsDir)
 	if err != nil {
@@ -127,7 +127,7 @@ func TestDockerE2E(t *testing.T) {
 	// The election against the containers: leader kills during a second
 	// job, then the leader cut off the network.
 	erep, err := ElectionDocker(ctx, ElectionOptions{
-		Matches: filepath.Join(dir, "matches.csv"), Players: filepath.Join(dir, "match_players.csv"), Out: t.TempDir(),
+		Matches: matches, Players: players, Out: t.TempDir(),
 		Kills: 4, Seed: 5, Double: 0.25, RightAfter: 0.25, Partition: 5 * time.Second, Stdout: w, Progress: w,
 	}, top, project, "127.0.0.1", tlsDir)
 	if err != nil {
@@ -138,37 +138,21 @@ func TestDockerE2E(t *testing.T) {
 	}
 	t.Logf("election: failover p50 %s, max %s; cut-off leader replaced after %s", erep.P50, erep.Max, erep.Kills[len(erep.Kills)-1].Failover)
 
-	// The README's grpcurl commands: the gateway's public port with the
-	// client credential (JobService and health only, from the protos: it
-	// serves no reflection), a master's internal port with the operator's.
+	// The grpcurl commands of docs/deployment.md, as written, from the
+	// checkout's root (bin/tools/grpcurl, deploy/tls, proto/); then the
+	// operator refused JobService, and the processes a master supervises.
+	if n := runDocCommands(t, filepath.Join(root, "docs", "deployment.md"), root, nil); n < 4 {
+		t.Errorf("docs/deployment.md: %d grpcurl commands ran, want at least 4", n)
+	}
 	gw := fmt.Sprintf("localhost:%d", top.PublicPort())
 	m1 := fmt.Sprintf("localhost:%d", top.Port(deploy.Instance{Stage: deploy.MasterStage, Index: 1}))
-	protos, err := filepath.Abs("../../proto")
-	if err != nil {
-		t.Fatal(err)
-	}
+	protos := filepath.Join(root, "proto")
 	as := func(name string, extra ...string) []string {
 		return append([]string{grpcurl, "-cacert", filepath.Join(tlsDir, "ca.pem"), "-cert", filepath.Join(tlsDir, name+".pem"), "-key", filepath.Join(tlsDir, name+".key")}, extra...)
 	}
-	out := mustRun(t, as("operator", "-servername", "master-1", m1, "list")...)
-	for _, svc := range []string{"wololo.v1.ElectionService", "wololo.v1.Status", "grpc.health.v1.Health"} {
-		if !strings.Contains(out, svc+"\n") {
-			t.Errorf("grpcurl list %s: no %s in\n%s", m1, svc, out)
-		}
-	}
-	getJob := []string{"-import-path", protos, "-proto", "wololo/v1/job.proto", "-d", `{"job_id": "nosuch"}`, gw, "wololo.v1.JobService/GetJob"}
-	for _, c := range []struct {
-		argv []string
-		want string
-	}{
-		{as("client", getJob...), "NotFound"},
-		{append([]string{grpcurl, "-cacert", filepath.Join(tlsDir, "ca.pem")}, getJob...), "Unauthenticated"},
-		{as("operator", getJob...), "PermissionDenied"},
-	} {
-		out, err := exec.Command(c.argv[0], c.argv[1:]...).CombinedOutput()
-		if err == nil || !strings.Contains(string(out), c.want) {
-			t.Errorf("%s: %v, want %s:\n%s", strings.Join(c.argv, " "), err, c.want, out)
-		}
+	getJob := as("operator", "-import-path", protos, "-proto", "wololo/v1/job.proto", "-d", `{"job_id": "nosuch"}`, gw, "wololo.v1.JobService/GetJob")
+	if out, err := exec.Command(getJob[0], getJob[1:]...).CombinedOutput(); err == nil || !strings.Contains(string(out), "PermissionDenied") {
+		t.Errorf("%s: %v, want PermissionDenied:\n%s", strings.Join(getJob, " "), err, out)
 	}
 	var m struct {
 		Role   string
@@ -184,7 +168,9 @@ func TestDockerE2E(t *testing.T) {
 	if want := len(top.Instances()) + top.Masters - 1; len(m.Master.Processes) != want {
 		t.Errorf("master-1 supervises %d processes, want %d", len(m.Master.Processes), want)
 	}
-	t.Logf("e2e-docker: %s from up to the grpcurl checks", time.Since(start).Round(time.Second))
+	wentDown = true
+	makeDown()
+	t.Logf("e2e-docker: %s from make up to make down", time.Since(start).Round(time.Second))
 }
 
 // composeCommand returns a function that builds a compose command line:

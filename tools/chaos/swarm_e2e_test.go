@@ -20,7 +20,8 @@ import (
 
 // TestSwarmE2E is `make e2e-swarm`: `make swarm-up` (a one-node swarm on
 // loopback if the engine is in none, the image, the certificates as
-// secrets, the checked-in deploy/stack.yaml), a small job while tasks of
+// secrets, the checked-in deploy/stack.yaml), a small job with `make
+// swarm-submit` compared byte for byte with the reference, the same job while tasks of
 // every kind are SIGKILLed (the gateway and the leading master included)
 // and one worker is paused until the masters replace it with a forced
 // service update, the outputs compared byte for byte, two more kills of
@@ -37,24 +38,11 @@ func TestSwarmE2E(t *testing.T) {
 		t.Skip("swarm e2e: run by `make e2e-swarm`")
 	}
 	const stack = compose.DefaultStackProject
-	root, err := filepath.Abs("../..")
-	if err != nil {
-		t.Fatal(err)
-	}
+	root := repoRoot(t)
 	before := swarmState(t)
 	networks := mustRun(t, "docker", "network", "ls", "--format", "{{.Name}}")
 	if out, _ := exec.Command("docker", "service", "ls", "-q", "--filter", "label=com.docker.stack.namespace="+stack).Output(); before == "active" && len(strings.TrimSpace(string(out))) > 0 {
 		t.Fatalf("stack %s is already deployed: `make swarm-down` first", stack)
-	}
-	makeTarget := func(target string) {
-		t.Helper()
-		start := time.Now()
-		cmd := exec.Command("make", "--no-print-directory", "-C", root, target)
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("make %s: %v\n%s", target, err, out)
-		}
-		t.Logf("make %s: %s\n%s", target, time.Since(start).Round(time.Millisecond), strings.TrimSpace(string(out)))
 	}
 	down := false
 	defer func() {
@@ -62,10 +50,10 @@ func TestSwarmE2E(t *testing.T) {
 			if t.Failed() {
 				logMasterActions(t, stack, deploy.Default())
 			}
-			makeTarget("swarm-down")
+			mustMake(t, root, "swarm-down")
 		}
 	}()
-	makeTarget("swarm-up")
+	mustMake(t, root, "swarm-up")
 
 	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 	defer cancel()
@@ -78,9 +66,14 @@ func TestSwarmE2E(t *testing.T) {
 	if _, err := datagen.WriteDir(datagen.Config{Matches: 5000, Seed: 29}, dir); err != nil {
 		t.Fatal(err)
 	}
+	matches, players := filepath.Join(dir, "matches.csv"), filepath.Join(dir, "match_players.csv")
+	out := t.TempDir()
+	mustMake(t, root, "swarm-submit", "MATCHES="+matches, "PLAYERS="+players, "OUT="+out)
+	compareWithReference(t, matches, players, out)
+
 	w := testWriter{t}
 	rep, err := Swarm(ctx, Options{
-		Matches: filepath.Join(dir, "matches.csv"), Players: filepath.Join(dir, "match_players.csv"), Out: t.TempDir(),
+		Matches: matches, Players: players, Out: t.TempDir(),
 		Kills: 8, Seed: 3, Interval: DefaultDockerInterval, Masters: -1, Stdout: w, Progress: w,
 	}, stack, "127.0.0.1", tlsDir, compose.DefaultPortBase)
 	if err != nil {
@@ -100,7 +93,7 @@ func TestSwarmE2E(t *testing.T) {
 	t.Logf("%d kills, paused %s replaced after %s", len(rep.Kills), rep.Frozen, rep.FrozenFor)
 
 	erep, err := ElectionSwarm(ctx, ElectionOptions{
-		Matches: filepath.Join(dir, "matches.csv"), Players: filepath.Join(dir, "match_players.csv"), Out: t.TempDir(),
+		Matches: matches, Players: players, Out: t.TempDir(),
 		Kills: 2, Seed: 5, Stdout: w, Progress: w,
 	}, top, stack, "127.0.0.1", tlsDir, compose.DefaultPortBase)
 	if err != nil {
@@ -112,7 +105,7 @@ func TestSwarmE2E(t *testing.T) {
 	t.Logf("election: failover p50 %s, max %s", erep.P50, erep.Max)
 
 	down = true
-	makeTarget("swarm-down")
+	mustMake(t, root, "swarm-down")
 	if after := swarmState(t); after != before {
 		t.Errorf("the engine's swarm is %s after swarm-down, was %s", after, before)
 	}
