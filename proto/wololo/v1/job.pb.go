@@ -729,8 +729,14 @@ type Job struct {
 	ResultRows map[string]int64 `protobuf:"bytes,6,rep,name=result_rows,json=resultRows,proto3" json:"result_rows,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
 	// Seconds since the job was created.
 	ElapsedSeconds float64 `protobuf:"fixed64,7,opt,name=elapsed_seconds,json=elapsedSeconds,proto3" json:"elapsed_seconds,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// While the job is not done or failed: where the graph stands on it,
+	// one entry per stage (task) of the topology, upstream first, as the
+	// gateway last asked every process (at most a second ago). Empty when
+	// the gateway does not gather it. A client tells a job that makes no
+	// progress by these counts standing still.
+	Stages        []*StageProgress `protobuf:"bytes,16,rep,name=stages,proto3" json:"stages,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Job) Reset() {
@@ -812,6 +818,96 @@ func (x *Job) GetElapsedSeconds() float64 {
 	return 0
 }
 
+func (x *Job) GetStages() []*StageProgress {
+	if x != nil {
+		return x.Stages
+	}
+	return nil
+}
+
+// StageProgress is one stage's (task's) part in a job.
+type StageProgress struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The task's name, e.g. "shard".
+	Stage string `protobuf:"bytes,1,opt,name=stage,proto3" json:"stage,omitempty"`
+	// Its instances, and those of them that did not answer the gateway
+	// (down, stopped, or unreachable from it).
+	Instances   int32    `protobuf:"varint,2,opt,name=instances,proto3" json:"instances,omitempty"`
+	Unreachable []string `protobuf:"bytes,3,rep,name=unreachable,proto3" json:"unreachable,omitempty"`
+	// Rows its answering instances applied for the job from all their
+	// inputs, since each started.
+	RowsIn int64 `protobuf:"varint,4,opt,name=rows_in,json=rowsIn,proto3" json:"rows_in,omitempty"`
+	// Every instance has finished the job.
+	Finished      bool `protobuf:"varint,5,opt,name=finished,proto3" json:"finished,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StageProgress) Reset() {
+	*x = StageProgress{}
+	mi := &file_wololo_v1_job_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StageProgress) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StageProgress) ProtoMessage() {}
+
+func (x *StageProgress) ProtoReflect() protoreflect.Message {
+	mi := &file_wololo_v1_job_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StageProgress.ProtoReflect.Descriptor instead.
+func (*StageProgress) Descriptor() ([]byte, []int) {
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *StageProgress) GetStage() string {
+	if x != nil {
+		return x.Stage
+	}
+	return ""
+}
+
+func (x *StageProgress) GetInstances() int32 {
+	if x != nil {
+		return x.Instances
+	}
+	return 0
+}
+
+func (x *StageProgress) GetUnreachable() []string {
+	if x != nil {
+		return x.Unreachable
+	}
+	return nil
+}
+
+func (x *StageProgress) GetRowsIn() int64 {
+	if x != nil {
+		return x.RowsIn
+	}
+	return 0
+}
+
+func (x *StageProgress) GetFinished() bool {
+	if x != nil {
+		return x.Finished
+	}
+	return false
+}
+
 // GetJobRequest names a job.
 type GetJobRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -823,7 +919,7 @@ type GetJobRequest struct {
 
 func (x *GetJobRequest) Reset() {
 	*x = GetJobRequest{}
-	mi := &file_wololo_v1_job_proto_msgTypes[9]
+	mi := &file_wololo_v1_job_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -835,7 +931,7 @@ func (x *GetJobRequest) String() string {
 func (*GetJobRequest) ProtoMessage() {}
 
 func (x *GetJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_job_proto_msgTypes[9]
+	mi := &file_wololo_v1_job_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -848,7 +944,7 @@ func (x *GetJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetJobRequest.ProtoReflect.Descriptor instead.
 func (*GetJobRequest) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_job_proto_rawDescGZIP(), []int{9}
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *GetJobRequest) GetJobId() string {
@@ -869,7 +965,7 @@ type GetJobResponse struct {
 
 func (x *GetJobResponse) Reset() {
 	*x = GetJobResponse{}
-	mi := &file_wololo_v1_job_proto_msgTypes[10]
+	mi := &file_wololo_v1_job_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -881,7 +977,7 @@ func (x *GetJobResponse) String() string {
 func (*GetJobResponse) ProtoMessage() {}
 
 func (x *GetJobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_job_proto_msgTypes[10]
+	mi := &file_wololo_v1_job_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -894,7 +990,7 @@ func (x *GetJobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetJobResponse.ProtoReflect.Descriptor instead.
 func (*GetJobResponse) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_job_proto_rawDescGZIP(), []int{10}
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *GetJobResponse) GetJob() *Job {
@@ -915,7 +1011,7 @@ type WatchJobRequest struct {
 
 func (x *WatchJobRequest) Reset() {
 	*x = WatchJobRequest{}
-	mi := &file_wololo_v1_job_proto_msgTypes[11]
+	mi := &file_wololo_v1_job_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -927,7 +1023,7 @@ func (x *WatchJobRequest) String() string {
 func (*WatchJobRequest) ProtoMessage() {}
 
 func (x *WatchJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_job_proto_msgTypes[11]
+	mi := &file_wololo_v1_job_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -940,7 +1036,7 @@ func (x *WatchJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchJobRequest.ProtoReflect.Descriptor instead.
 func (*WatchJobRequest) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_job_proto_rawDescGZIP(), []int{11}
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *WatchJobRequest) GetJobId() string {
@@ -961,7 +1057,7 @@ type WatchJobResponse struct {
 
 func (x *WatchJobResponse) Reset() {
 	*x = WatchJobResponse{}
-	mi := &file_wololo_v1_job_proto_msgTypes[12]
+	mi := &file_wololo_v1_job_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -973,7 +1069,7 @@ func (x *WatchJobResponse) String() string {
 func (*WatchJobResponse) ProtoMessage() {}
 
 func (x *WatchJobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_job_proto_msgTypes[12]
+	mi := &file_wololo_v1_job_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -986,7 +1082,7 @@ func (x *WatchJobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchJobResponse.ProtoReflect.Descriptor instead.
 func (*WatchJobResponse) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_job_proto_rawDescGZIP(), []int{12}
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *WatchJobResponse) GetJob() *Job {
@@ -1007,7 +1103,7 @@ type GetResultsRequest struct {
 
 func (x *GetResultsRequest) Reset() {
 	*x = GetResultsRequest{}
-	mi := &file_wololo_v1_job_proto_msgTypes[13]
+	mi := &file_wololo_v1_job_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1019,7 +1115,7 @@ func (x *GetResultsRequest) String() string {
 func (*GetResultsRequest) ProtoMessage() {}
 
 func (x *GetResultsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_job_proto_msgTypes[13]
+	mi := &file_wololo_v1_job_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1032,7 +1128,7 @@ func (x *GetResultsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetResultsRequest.ProtoReflect.Descriptor instead.
 func (*GetResultsRequest) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_job_proto_rawDescGZIP(), []int{13}
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *GetResultsRequest) GetJobId() string {
@@ -1055,7 +1151,7 @@ type GetResultsResponse struct {
 
 func (x *GetResultsResponse) Reset() {
 	*x = GetResultsResponse{}
-	mi := &file_wololo_v1_job_proto_msgTypes[14]
+	mi := &file_wololo_v1_job_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1067,7 +1163,7 @@ func (x *GetResultsResponse) String() string {
 func (*GetResultsResponse) ProtoMessage() {}
 
 func (x *GetResultsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_job_proto_msgTypes[14]
+	mi := &file_wololo_v1_job_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1080,7 +1176,7 @@ func (x *GetResultsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetResultsResponse.ProtoReflect.Descriptor instead.
 func (*GetResultsResponse) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_job_proto_rawDescGZIP(), []int{14}
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *GetResultsResponse) GetName() string {
@@ -1108,7 +1204,7 @@ type DeleteJobRequest struct {
 
 func (x *DeleteJobRequest) Reset() {
 	*x = DeleteJobRequest{}
-	mi := &file_wololo_v1_job_proto_msgTypes[15]
+	mi := &file_wololo_v1_job_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1120,7 +1216,7 @@ func (x *DeleteJobRequest) String() string {
 func (*DeleteJobRequest) ProtoMessage() {}
 
 func (x *DeleteJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_job_proto_msgTypes[15]
+	mi := &file_wololo_v1_job_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1133,7 +1229,7 @@ func (x *DeleteJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteJobRequest.ProtoReflect.Descriptor instead.
 func (*DeleteJobRequest) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_job_proto_rawDescGZIP(), []int{15}
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *DeleteJobRequest) GetJobId() string {
@@ -1152,7 +1248,7 @@ type DeleteJobResponse struct {
 
 func (x *DeleteJobResponse) Reset() {
 	*x = DeleteJobResponse{}
-	mi := &file_wololo_v1_job_proto_msgTypes[16]
+	mi := &file_wololo_v1_job_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1164,7 +1260,7 @@ func (x *DeleteJobResponse) String() string {
 func (*DeleteJobResponse) ProtoMessage() {}
 
 func (x *DeleteJobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_job_proto_msgTypes[16]
+	mi := &file_wololo_v1_job_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1177,7 +1273,7 @@ func (x *DeleteJobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteJobResponse.ProtoReflect.Descriptor instead.
 func (*DeleteJobResponse) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_job_proto_rawDescGZIP(), []int{16}
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{17}
 }
 
 var File_wololo_v1_job_proto protoreflect.FileDescriptor
@@ -1225,7 +1321,7 @@ const file_wololo_v1_job_proto_rawDesc = "" +
 	"\foversized_at\x18\b \x03(\x03R\voversizedAt\x1a:\n" +
 	"\fMissingEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01\"\xec\x02\n" +
+	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01\"\x9e\x03\n" +
 	"\x03Job\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12)\n" +
 	"\x05state\x18\x02 \x01(\x0e2\x13.wololo.v1.JobStateR\x05state\x12\x18\n" +
@@ -1234,10 +1330,17 @@ const file_wololo_v1_job_proto_rawDesc = "" +
 	"\aplayers\x18\x05 \x01(\v2\x15.wololo.v1.FileReportR\aplayers\x12?\n" +
 	"\vresult_rows\x18\x06 \x03(\v2\x1e.wololo.v1.Job.ResultRowsEntryR\n" +
 	"resultRows\x12'\n" +
-	"\x0felapsed_seconds\x18\a \x01(\x01R\x0eelapsedSeconds\x1a=\n" +
+	"\x0felapsed_seconds\x18\a \x01(\x01R\x0eelapsedSeconds\x120\n" +
+	"\x06stages\x18\x10 \x03(\v2\x18.wololo.v1.StageProgressR\x06stages\x1a=\n" +
 	"\x0fResultRowsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01\"&\n" +
+	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01\"\x9a\x01\n" +
+	"\rStageProgress\x12\x14\n" +
+	"\x05stage\x18\x01 \x01(\tR\x05stage\x12\x1c\n" +
+	"\tinstances\x18\x02 \x01(\x05R\tinstances\x12 \n" +
+	"\vunreachable\x18\x03 \x03(\tR\vunreachable\x12\x17\n" +
+	"\arows_in\x18\x04 \x01(\x03R\x06rowsIn\x12\x1a\n" +
+	"\bfinished\x18\x05 \x01(\bR\bfinished\"&\n" +
 	"\rGetJobRequest\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\"2\n" +
 	"\x0eGetJobResponse\x12 \n" +
@@ -1287,7 +1390,7 @@ func file_wololo_v1_job_proto_rawDescGZIP() []byte {
 }
 
 var file_wololo_v1_job_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_wololo_v1_job_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
+var file_wololo_v1_job_proto_msgTypes = make([]protoimpl.MessageInfo, 20)
 var file_wololo_v1_job_proto_goTypes = []any{
 	(InputFile)(0),             // 0: wololo.v1.InputFile
 	(JobState)(0),              // 1: wololo.v1.JobState
@@ -1300,16 +1403,17 @@ var file_wololo_v1_job_proto_goTypes = []any{
 	(*UploadResponse)(nil),     // 8: wololo.v1.UploadResponse
 	(*FileReport)(nil),         // 9: wololo.v1.FileReport
 	(*Job)(nil),                // 10: wololo.v1.Job
-	(*GetJobRequest)(nil),      // 11: wololo.v1.GetJobRequest
-	(*GetJobResponse)(nil),     // 12: wololo.v1.GetJobResponse
-	(*WatchJobRequest)(nil),    // 13: wololo.v1.WatchJobRequest
-	(*WatchJobResponse)(nil),   // 14: wololo.v1.WatchJobResponse
-	(*GetResultsRequest)(nil),  // 15: wololo.v1.GetResultsRequest
-	(*GetResultsResponse)(nil), // 16: wololo.v1.GetResultsResponse
-	(*DeleteJobRequest)(nil),   // 17: wololo.v1.DeleteJobRequest
-	(*DeleteJobResponse)(nil),  // 18: wololo.v1.DeleteJobResponse
-	nil,                        // 19: wololo.v1.FileReport.MissingEntry
-	nil,                        // 20: wololo.v1.Job.ResultRowsEntry
+	(*StageProgress)(nil),      // 11: wololo.v1.StageProgress
+	(*GetJobRequest)(nil),      // 12: wololo.v1.GetJobRequest
+	(*GetJobResponse)(nil),     // 13: wololo.v1.GetJobResponse
+	(*WatchJobRequest)(nil),    // 14: wololo.v1.WatchJobRequest
+	(*WatchJobResponse)(nil),   // 15: wololo.v1.WatchJobResponse
+	(*GetResultsRequest)(nil),  // 16: wololo.v1.GetResultsRequest
+	(*GetResultsResponse)(nil), // 17: wololo.v1.GetResultsResponse
+	(*DeleteJobRequest)(nil),   // 18: wololo.v1.DeleteJobRequest
+	(*DeleteJobResponse)(nil),  // 19: wololo.v1.DeleteJobResponse
+	nil,                        // 20: wololo.v1.FileReport.MissingEntry
+	nil,                        // 21: wololo.v1.Job.ResultRowsEntry
 }
 var file_wololo_v1_job_proto_depIdxs = []int32{
 	2,  // 0: wololo.v1.CreateJobRequest.matches:type_name -> wololo.v1.FileHeader
@@ -1317,30 +1421,31 @@ var file_wololo_v1_job_proto_depIdxs = []int32{
 	6,  // 2: wololo.v1.UploadRequest.start:type_name -> wololo.v1.UploadStart
 	7,  // 3: wololo.v1.UploadRequest.finish:type_name -> wololo.v1.UploadFinish
 	0,  // 4: wololo.v1.UploadStart.file:type_name -> wololo.v1.InputFile
-	19, // 5: wololo.v1.FileReport.missing:type_name -> wololo.v1.FileReport.MissingEntry
+	20, // 5: wololo.v1.FileReport.missing:type_name -> wololo.v1.FileReport.MissingEntry
 	1,  // 6: wololo.v1.Job.state:type_name -> wololo.v1.JobState
 	9,  // 7: wololo.v1.Job.matches:type_name -> wololo.v1.FileReport
 	9,  // 8: wololo.v1.Job.players:type_name -> wololo.v1.FileReport
-	20, // 9: wololo.v1.Job.result_rows:type_name -> wololo.v1.Job.ResultRowsEntry
-	10, // 10: wololo.v1.GetJobResponse.job:type_name -> wololo.v1.Job
-	10, // 11: wololo.v1.WatchJobResponse.job:type_name -> wololo.v1.Job
-	3,  // 12: wololo.v1.JobService.CreateJob:input_type -> wololo.v1.CreateJobRequest
-	5,  // 13: wololo.v1.JobService.Upload:input_type -> wololo.v1.UploadRequest
-	11, // 14: wololo.v1.JobService.GetJob:input_type -> wololo.v1.GetJobRequest
-	13, // 15: wololo.v1.JobService.WatchJob:input_type -> wololo.v1.WatchJobRequest
-	15, // 16: wololo.v1.JobService.GetResults:input_type -> wololo.v1.GetResultsRequest
-	17, // 17: wololo.v1.JobService.DeleteJob:input_type -> wololo.v1.DeleteJobRequest
-	4,  // 18: wololo.v1.JobService.CreateJob:output_type -> wololo.v1.CreateJobResponse
-	8,  // 19: wololo.v1.JobService.Upload:output_type -> wololo.v1.UploadResponse
-	12, // 20: wololo.v1.JobService.GetJob:output_type -> wololo.v1.GetJobResponse
-	14, // 21: wololo.v1.JobService.WatchJob:output_type -> wololo.v1.WatchJobResponse
-	16, // 22: wololo.v1.JobService.GetResults:output_type -> wololo.v1.GetResultsResponse
-	18, // 23: wololo.v1.JobService.DeleteJob:output_type -> wololo.v1.DeleteJobResponse
-	18, // [18:24] is the sub-list for method output_type
-	12, // [12:18] is the sub-list for method input_type
-	12, // [12:12] is the sub-list for extension type_name
-	12, // [12:12] is the sub-list for extension extendee
-	0,  // [0:12] is the sub-list for field type_name
+	21, // 9: wololo.v1.Job.result_rows:type_name -> wololo.v1.Job.ResultRowsEntry
+	11, // 10: wololo.v1.Job.stages:type_name -> wololo.v1.StageProgress
+	10, // 11: wololo.v1.GetJobResponse.job:type_name -> wololo.v1.Job
+	10, // 12: wololo.v1.WatchJobResponse.job:type_name -> wololo.v1.Job
+	3,  // 13: wololo.v1.JobService.CreateJob:input_type -> wololo.v1.CreateJobRequest
+	5,  // 14: wololo.v1.JobService.Upload:input_type -> wololo.v1.UploadRequest
+	12, // 15: wololo.v1.JobService.GetJob:input_type -> wololo.v1.GetJobRequest
+	14, // 16: wololo.v1.JobService.WatchJob:input_type -> wololo.v1.WatchJobRequest
+	16, // 17: wololo.v1.JobService.GetResults:input_type -> wololo.v1.GetResultsRequest
+	18, // 18: wololo.v1.JobService.DeleteJob:input_type -> wololo.v1.DeleteJobRequest
+	4,  // 19: wololo.v1.JobService.CreateJob:output_type -> wololo.v1.CreateJobResponse
+	8,  // 20: wololo.v1.JobService.Upload:output_type -> wololo.v1.UploadResponse
+	13, // 21: wololo.v1.JobService.GetJob:output_type -> wololo.v1.GetJobResponse
+	15, // 22: wololo.v1.JobService.WatchJob:output_type -> wololo.v1.WatchJobResponse
+	17, // 23: wololo.v1.JobService.GetResults:output_type -> wololo.v1.GetResultsResponse
+	19, // 24: wololo.v1.JobService.DeleteJob:output_type -> wololo.v1.DeleteJobResponse
+	19, // [19:25] is the sub-list for method output_type
+	13, // [13:19] is the sub-list for method input_type
+	13, // [13:13] is the sub-list for extension type_name
+	13, // [13:13] is the sub-list for extension extendee
+	0,  // [0:13] is the sub-list for field type_name
 }
 
 func init() { file_wololo_v1_job_proto_init() }
@@ -1359,7 +1464,7 @@ func file_wololo_v1_job_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_wololo_v1_job_proto_rawDesc), len(file_wololo_v1_job_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   19,
+			NumMessages:   20,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
