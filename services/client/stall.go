@@ -71,13 +71,15 @@ func (w *stallWatch) touch() {
 }
 
 // saw records a state of the job; it is progress when it differs from
-// the one seen before.
+// the one seen before. A running job whose gateway reports no stages (one
+// that does not gather them) cannot be judged, and counts as progress.
 func (w *stallWatch) saw(job *wololov1.Job) {
 	key := progressKey(job)
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.job = job
-	if key != w.seen {
+	blind := job.GetState() == wololov1.JobState_JOB_STATE_RUNNING && len(job.GetStages()) == 0
+	if key != w.seen || blind {
 		w.seen, w.last = key, time.Now()
 	}
 }

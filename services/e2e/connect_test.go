@@ -155,6 +155,7 @@ func TestSubmitStallsWithItsOwnExit(t *testing.T) {
 	if code != 6 {
 		t.Fatalf("exit %d after %s, want 6; output:\n%s", code, took, res)
 	}
+	t.Logf("submit gave up after %s:\n%s", took, res)
 	for _, w := range []string{"job stalled made no progress for 5s (--stall-timeout)", "not answering the gateway", shards[0]} {
 		if !strings.Contains(res, w) {
 			t.Errorf("output lacks %q:\n%s", w, res)
