@@ -152,6 +152,9 @@ func probe(ctx context.Context, addr string, tlsConfig *tls.Config) diagnosis {
 	var d net.Dialer
 	raw, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
+		if ctx.Err() != nil {
+			return diagnosis{silent, "no answer to a connection: the host is down or a firewall drops it"}
+		}
 		return classifyDial(addr, err)
 	}
 	defer raw.Close()
@@ -164,6 +167,9 @@ func probe(ctx context.Context, addr string, tlsConfig *tls.Config) diagnosis {
 	look.NextProtos = []string{"h2"}
 	conn := tls.Client(raw, look)
 	err = conn.HandshakeContext(ctx)
+	if err != nil && ctx.Err() != nil {
+		return diagnosis{silent, "it accepts connections but does not answer the TLS handshake: a process that is stopped or overloaded, or not a Wololo port"}
+	}
 	var leaf *x509.Certificate
 	if certs := conn.ConnectionState().PeerCertificates; len(certs) > 0 {
 		leaf = certs[0]

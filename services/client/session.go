@@ -91,9 +91,9 @@ func (s *Session) ready(ctx context.Context) error {
 			if err := s.judge(last, now.Sub(start)); err != nil {
 				return err
 			}
-			if now.Sub(lastNotice) >= NoticeEvery {
+			if left := s.Reach - now.Sub(start); now.Sub(lastNotice) >= NoticeEvery && left >= 2*time.Second {
 				lastNotice = now
-				s.notify("%s\n", s.waitingFor(last, s.Reach-now.Sub(start)))
+				s.notify("%s\n", s.waitingFor(last, left))
 			}
 		}
 		step, stop := context.WithTimeout(wait, 250*time.Millisecond)

@@ -135,7 +135,7 @@ func MissingClient(dir, name string, exists func(string) bool) error {
 	if len(found) > 0 {
 		return fmt.Errorf("tls: no CA certificate in %s (%s is missing); the deployment's certificates are in %s: pass --tls-dir %s (or set $%s)", dir, ca, strings.Join(found, " and "), found[0], EnvDir)
 	}
-	return fmt.Errorf("tls: no CA certificate in %s (%s is missing): pass the deployment's certificate directory with --tls-dir (or $%s); `wololo local` writes its own in data/local/tls, `make up` in deploy/tls", dir, ca, EnvDir)
+	return fmt.Errorf("tls: no CA certificate in %s (%s is missing): pass the deployment's certificate directory with --tls-dir (or $%s); `wololo local` makes one in data/local/tls when it first starts, `make up` in deploy/tls", dir, ca, EnvDir)
 }
 
 func exists(path string) bool {

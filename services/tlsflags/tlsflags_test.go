@@ -17,7 +17,7 @@ func TestMissingClient(t *testing.T) {
 		notWant string
 	}{
 		{"the CA elsewhere", []string{"data/local/tls/ca.pem", "deploy/tls/ca.pem"}, "tls", []string{"data/local/tls and deploy/tls", "--tls-dir data/local/tls"}, "wololo certs --dir"},
-		{"no CA anywhere", nil, "data/local/tls", []string{"no CA certificate in data/local/tls", "`wololo local` writes its own in data/local/tls"}, "wololo certs --dir"},
+		{"no CA anywhere", nil, "data/local/tls", []string{"no CA certificate in data/local/tls", "`wololo local` makes one in data/local/tls when it first starts"}, "wololo certs --dir"},
 		{"the CA here, a credential missing", []string{"deploy/tls/ca.pem", "deploy/tls/ca/ca.key"}, "deploy/tls", []string{"`wololo certs client --name alice --dir deploy/tls`"}, "new CA"},
 		{"the CA here without its key", []string{"hand/ca.pem"}, "hand", []string{"ask whoever holds the deployment's CA", "`wololo certs client --name alice`"}, "--dir hand"},
 		{"a key missing", []string{"hand/ca.pem", "hand/alice.pem"}, "hand", []string{"hand/alice.key is missing"}, ""},
