@@ -24,6 +24,7 @@ const (
 	ExitJobFailed   = 3   // the job ran and failed (ErrJobFailed)
 	ExitRefused     = 4   // the server answered and refused the request (ErrRefused)
 	ExitUnreachable = 5   // the server could not be reached in time (ErrUnreachable)
+	ExitStalled     = 6   // the job made no progress for the stall timeout (ErrStalled)
 	ExitInterrupted = 130 // SIGINT or SIGTERM stopped the command
 )
 
@@ -38,6 +39,9 @@ var (
 	// ErrUnreachable: the server did not answer within the wait (it is
 	// down, the address is wrong, or its TLS handshake fails).
 	ErrUnreachable = errors.New("the server could not be reached")
+	// ErrStalled: the server answers, but the job made no progress for
+	// the client's stall timeout (a stage down, a process stopped).
+	ErrStalled = errors.New("the job made no progress")
 )
 
 // marked is an error that also matches a kind.
@@ -115,8 +119,9 @@ func Required(fs *flag.FlagSet, names ...string) error {
 }
 
 // ExitCode is the process status for what a command returned: 0 for
-// success or -h, 2 for a usage error, 3, 4 or 5 for an error marked
-// ErrJobFailed, ErrRefused or ErrUnreachable, 1 for anything else. (An
+// success or -h, 2 for a usage error, 3, 4, 5 or 6 for an error marked
+// ErrJobFailed, ErrRefused, ErrUnreachable or ErrStalled, 1 for anything
+// else. (An
 // interrupted command is main's to see: 130.)
 func ExitCode(err error) int {
 	switch {
@@ -130,6 +135,8 @@ func ExitCode(err error) int {
 		return ExitRefused
 	case errors.Is(err, ErrUnreachable):
 		return ExitUnreachable
+	case errors.Is(err, ErrStalled):
+		return ExitStalled
 	default:
 		return ExitError
 	}
@@ -139,11 +146,16 @@ func ExitCode(err error) int {
 const ExitCodes = `exit status:
   0    success
   1    an error (none of the below)
-  2    a wrong command line (unknown flag, stray argument, missing flag)
+  2    a wrong command line (unknown flag, stray argument, missing flag,
+       a malformed --server, a host that does not exist, or a --server
+       that is not the gateway's public port: an admin or internal port)
   3    the job ran and failed (client submit, client watch, demo --grpc, local run)
   4    the gateway refused the request (unknown job, files other than the
        job's, a credential it does not accept, a limit reached)
-  5    the gateway could not be reached within --connect-timeout
+  5    the gateway could not be reached within --connect-timeout (a
+       refused port: within a few seconds), worth retrying
+  6    the job made no progress for --stall-timeout (client submit); it
+       stays at the gateway, and the message says which stage is stuck
   130  interrupted (Ctrl-C, SIGTERM)
 `
 

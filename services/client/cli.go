@@ -126,6 +126,7 @@ func runSubmit(ctx context.Context, args []string, stdout, stderr io.Writer) (er
 	fs.StringVar(&o.Out, "out", "", "directory for q1.csv..q4.csv (required)")
 	fs.StringVar(&o.JobID, "job", "", "job id to create or re-attach to (default: a new one)")
 	fs.BoolVar(&o.Keep, "keep", false, "keep the job at the gateway after fetching its results")
+	fs.DurationVar(&o.StallTimeout, "stall-timeout", DefaultStall, "give up (exit 6, the job kept) when the job makes no progress for this long: no upload byte acknowledged, no row applied by any stage; 0 waits for ever")
 	quiet := fs.Bool("quiet", false, "no progress output")
 	asJSON := fs.Bool("json", false, "print the final report as one JSON object on stdout")
 	maxMalformed := MaxMalformedFlag(fs)
@@ -153,6 +154,10 @@ func runSubmit(ctx context.Context, args []string, stdout, stderr io.Writer) (er
 		}
 	}
 	o.Server, o.Reach = gf.server, gf.reach
+	o.Again = Invocation{Program: os.Args[0], Gateway: gatewayArgs(gf.server, gf.creds.Dir, gf.creds.Name, gf.creds.Insecure)}
+	if err := CheckServer(o.Server); err != nil {
+		return err
+	}
 	if o.TLS, err = gf.creds.GatewayTLS(o.Server); err != nil {
 		return err
 	}
@@ -242,6 +247,9 @@ func runJob(ctx context.Context, cmd string, args []string, stdout, stderr io.Wr
 			return err
 		}
 	}
+	if err := CheckServer(gf.server); err != nil {
+		return err
+	}
 	tlsConfig, err := gf.creds.GatewayTLS(gf.server)
 	if err != nil {
 		return err
@@ -251,6 +259,7 @@ func runJob(ctx context.Context, cmd string, args []string, stdout, stderr io.Wr
 		return err
 	}
 	defer gw.Close()
+	gw.Notify = stderr
 	switch cmd {
 	case "status":
 		job, err := gw.Get(ctx, *id)

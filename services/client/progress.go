@@ -26,6 +26,7 @@ type progress struct {
 	rows     map[wololov1.InputFile]int64
 	lastDraw time.Time
 	drawn    bool
+	moved    func() // told of every offset acknowledged; nil for none
 }
 
 func newProgress(w io.Writer, terminal bool) *progress {
@@ -60,6 +61,9 @@ func (p *progress) ack(f wololov1.InputFile, offset, rows int64) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.offset[f], p.rows[f] = offset, rows
+	if p.moved != nil {
+		p.moved()
+	}
 	now := time.Now()
 	every := 2 * time.Second
 	if p.terminal {

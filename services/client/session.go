@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"io"
 	"time"
 
 	"google.golang.org/grpc"
@@ -34,12 +35,20 @@ type Session struct {
 	Server string
 	Reach  time.Duration
 	Jobs   wololov1.JobServiceClient
-	conn   *grpc.ClientConn
+	// Notify, if set, is told about a wait for the gateway (stderr).
+	Notify  io.Writer
+	conn    *grpc.ClientConn
+	tls     *tls.Config
+	reached bool // the connection was up once
 }
 
 // Open connects to the gateway at server with tlsConfig (nil: plain TCP);
-// reach is DefaultReach if zero.
+// reach is DefaultReach if zero. A malformed address is a usage error
+// (CheckServer).
 func Open(server string, tlsConfig *tls.Config, reach time.Duration) (*Session, error) {
+	if err := CheckServer(server); err != nil {
+		return nil, err
+	}
 	conn, err := Dial(server, tlsConfig)
 	if err != nil {
 		return nil, err
@@ -47,29 +56,106 @@ func Open(server string, tlsConfig *tls.Config, reach time.Duration) (*Session, 
 	if reach <= 0 {
 		reach = DefaultReach
 	}
-	return &Session{Server: server, Reach: reach, Jobs: wololov1.NewJobServiceClient(conn), conn: conn}, nil
+	return &Session{Server: server, Reach: reach, Jobs: wololov1.NewJobServiceClient(conn), conn: conn, tls: tlsConfig}, nil
 }
 
 // Close closes the connection.
 func (s *Session) Close() error { return s.conn.Close() }
 
 // ready waits until the connection is up and the gateway done recovering
-// from its store, at most Reach.
+// from its store, at most Reach. Until the gateway was reached once, a
+// connection that does not come up at once is probed (reach.go): an
+// address that is not the gateway's public port fails at once, a refused
+// port or an unknown host after RefusedGrace (judge); any wait is said on
+// Notify, once and then every NoticeEvery.
 func (s *Session) ready(ctx context.Context) error {
 	wait, cancel := context.WithTimeout(ctx, s.Reach)
 	defer cancel()
 	s.conn.Connect()
+	start := time.Now()
+	var last diagnosis
+	var lastProbe, lastNotice time.Time
 	for {
 		st := s.conn.GetState()
 		if st == connectivity.Ready {
+			s.reached = true
+			if !lastNotice.IsZero() {
+				s.notify("reached the gateway at %s\n", s.Server)
+			}
 			return s.recovered(ctx, wait)
 		}
-		if !s.conn.WaitForStateChange(wait, st) {
+		now := time.Now()
+		if now.Sub(start) >= firstTry && now.Sub(lastProbe) >= time.Second {
+			lastProbe = now
+			last = probe(wait, s.Server, s.tls)
+			if err := s.judge(last, now.Sub(start)); err != nil {
+				return err
+			}
+			if left := s.Reach - now.Sub(start); now.Sub(lastNotice) >= NoticeEvery && left >= 2*time.Second {
+				lastNotice = now
+				s.notify("%s\n", s.waitingFor(last, left))
+			}
+		}
+		step, stop := context.WithTimeout(wait, 250*time.Millisecond)
+		s.conn.WaitForStateChange(step, st)
+		stop()
+		if wait.Err() != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
-			return fmt.Errorf("%w at %s within %s (%s; is it running? --connect-timeout sets the wait)", ErrUnreachable, s.Server, s.Reach, s.lastError(ctx))
+			why := last.what
+			if why == "" {
+				why = s.lastError(ctx)
+			}
+			return fmt.Errorf("%w at %s within %s (%s; is it running? --connect-timeout sets the wait)", ErrUnreachable, s.Server, s.Reach, why)
 		}
+	}
+}
+
+// firstTry is how long gRPC is left to connect before the address is
+// probed.
+const firstTry = 500 * time.Millisecond
+
+// judge is the error a probe's diagnosis ends the wait with, after
+// waited; nil to go on waiting. Once the gateway was reached, nothing
+// ends it but Reach: whatever the probe meets then is a gateway
+// restarting (or one briefly in its place), not a wrong address.
+func (s *Session) judge(d diagnosis, waited time.Duration) error {
+	switch {
+	case s.reached:
+		return nil
+	case d.kind == notGateway:
+		return cli.Mark(fmt.Errorf("cannot use --server %s: %s", s.Server, d.what), cli.ErrUsage)
+	case waited < min(RefusedGrace, s.Reach):
+		return nil
+	case d.kind == unknownHost:
+		return cli.Mark(fmt.Errorf("cannot use --server %s: %s", s.Server, d.what), cli.ErrUsage)
+	case d.kind == refused:
+		return fmt.Errorf("%w at %s within %s: %s", ErrUnreachable, s.Server, min(RefusedGrace, s.Reach), d.what)
+	}
+	return nil
+}
+
+// waitingFor is the line that says what the wait is about, left more
+// of it at most.
+func (s *Session) waitingFor(d diagnosis, left time.Duration) string {
+	if (d.kind == refused || d.kind == unknownHost) && !s.reached {
+		return fmt.Sprintf("%s; retrying for %s", d.what, min(RefusedGrace, s.Reach))
+	}
+	why := d.what
+	switch {
+	case d.kind == answered:
+		why = "the gateway accepts connections but is not ready yet"
+	case why == "":
+		why = "no answer yet"
+	}
+	return fmt.Sprintf("waiting for the gateway at %s (%s), up to %s more (--connect-timeout)", s.Server, why, left.Round(time.Second))
+}
+
+// notify writes a line about the wait to Notify, if set.
+func (s *Session) notify(format string, args ...any) {
+	if s.Notify != nil {
+		fmt.Fprintf(s.Notify, format, args...)
 	}
 }
 
@@ -126,7 +212,7 @@ func (s *Session) retry(ctx context.Context, attempts int, f func(ctx context.Co
 	delay := 200 * time.Millisecond
 	for attempt := 1; ; attempt++ {
 		err := s.call(ctx, f)
-		if err == nil || errors.Is(err, ErrUnreachable) || !retryable(err) || attempt == attempts || ctx.Err() != nil {
+		if err == nil || errors.Is(err, ErrUnreachable) || errors.Is(err, cli.ErrUsage) || !retryable(err) || attempt == attempts || ctx.Err() != nil {
 			return err
 		}
 		select {

@@ -50,6 +50,12 @@ type SubmitOptions struct {
 	// MaxMalformed is the share of a file's records that may be malformed
 	// (0 to 1); past it the job fails. Nil: the gateway's default.
 	MaxMalformed *float64
+	// Again is how the hints printed after a failure run the client again.
+	Again Invocation
+	// StallTimeout ends a job that makes no progress for this long with
+	// an error marked cli.ErrStalled, saying what is stuck; 0 waits for
+	// ever.
+	StallTimeout time.Duration
 }
 
 // Summary is what a finished submit returns.
@@ -87,6 +93,8 @@ func explain(server string, err error) error {
 		return fmt.Errorf("%w at %s: %s", ErrUnreachable, server, st.Message())
 	case codes.DeadlineExceeded:
 		return fmt.Errorf("%w at %s: no answer in time (is it running?)", ErrUnreachable, server)
+	case codes.Unimplemented:
+		return cli.Mark(fmt.Errorf("cannot use --server %s: it answers gRPC but serves no JobService, so it is not the gateway's public port (%d unless the deployment chose another) but another port of the deployment: %s", server, DefaultPublicPort, st.Message()), cli.ErrUsage)
 	case codes.InvalidArgument, codes.NotFound, codes.FailedPrecondition:
 		return cli.Mark(errors.New(st.Message()), cli.ErrRefused)
 	case codes.Unauthenticated, codes.PermissionDenied:
@@ -200,6 +208,7 @@ func Submit(ctx context.Context, o SubmitOptions) (sum *Summary, err error) {
 		return nil, err
 	}
 	defer gw.Close()
+	gw.Notify = o.Progress
 	if o.JobID == "" {
 		// Named here, so that a CreateJob retried after the gateway
 		// restarted finds the same job instead of making a second one.
@@ -217,7 +226,13 @@ func Submit(ctx context.Context, o SubmitOptions) (sum *Summary, err error) {
 		return nil, explain(o.Server, err)
 	}
 	sum = &Summary{JobID: created.JobId, Files: map[string]string{}}
+	// From here until the job ends, it must make progress.
+	ctx, stalled := context.WithCancelCause(ctx)
+	defer stalled(nil)
+	stall := watchStall(o.StallTimeout, stalled)
+	defer stall.stop()
 	p := newProgress(o.Progress, o.Terminal)
+	p.moved = stall.touch
 	if created.Resumed {
 		p.printf("job %s resumed on %s\n", sum.JobID, o.Server)
 	} else {
@@ -226,6 +241,9 @@ func Submit(ctx context.Context, o SubmitOptions) (sum *Summary, err error) {
 	// From here on the job exists at the gateway: every way out says how
 	// to pick it up again, unless the job failed (it cannot be resumed).
 	leftBehind := func(err error) error {
+		if errors.Is(context.Cause(ctx), errStalled) {
+			return cli.WithHint(stalledError(sum.JobID, o.StallTimeout, lastState(gw, sum.JobID, stall.lastJob())), resumeHint(o, sum.JobID))
+		}
 		if status.Code(err) != codes.FailedPrecondition {
 			return cli.WithHint(explain(o.Server, err), resumeHint(o, sum.JobID))
 		}
@@ -252,10 +270,11 @@ func Submit(ctx context.Context, o SubmitOptions) (sum *Summary, err error) {
 	sum.Upload = time.Since(start)
 	p.printf("upload done in %s; waiting for results\n", sum.Upload.Round(time.Millisecond))
 
-	job, err := gw.Watch(ctx, sum.JobID, nil)
+	job, err := gw.Watch(ctx, sum.JobID, stall.saw)
 	if err != nil {
 		return sum, leftBehind(err)
 	}
+	stall.stop()
 	sum.Job = job
 	if job.State != wololov1.JobState_JOB_STATE_DONE {
 		return sum, failed(sum, o.Out)
@@ -264,11 +283,11 @@ func Submit(ctx context.Context, o SubmitOptions) (sum *Summary, err error) {
 		return sum, err
 	}
 	if sum.Files, err = gw.Fetch(ctx, sum.JobID, o.Out); err != nil {
-		return sum, cli.WithHint(explain(o.Server, err), fmt.Sprintf("the job is done and kept at the gateway: fetch its answers with `wololo client results --job %s --out DIR`", sum.JobID))
+		return sum, cli.WithHint(explain(o.Server, err), fmt.Sprintf("the job is done and kept at the gateway: fetch its answers with `%s`", o.Again.command("results", "--job", sum.JobID, "--out", o.Out)))
 	}
 	if !o.Keep {
 		if err := gw.Delete(ctx, sum.JobID); err != nil {
-			p.printf("warning: could not release job %s at the gateway (%v); it is dropped after the gateway's retention, or release it with `wololo client results --job %s --out DIR`\n", sum.JobID, err, sum.JobID)
+			p.printf("warning: could not release job %s at the gateway (%v); it is dropped after the gateway's retention, or release it with `%s`\n", sum.JobID, err, o.Again.command("results", "--job", sum.JobID, "--out", o.Out))
 		}
 	}
 	return sum, nil
@@ -290,10 +309,23 @@ func failed(sum *Summary, out string) error {
 	return cli.Mark(err, cli.ErrJobFailed)
 }
 
+// lastState is the job as the gateway reports it now, for a stalled
+// job's error (asked briefly: the submit's own context is over), else
+// last, as last watched.
+func lastState(gw *Session, id string, last *wololov1.Job) *wololov1.Job {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	if r, err := gw.Jobs.GetJob(ctx, &wololov1.GetJobRequest{JobId: id}); err == nil {
+		return r.Job
+	}
+	return last
+}
+
 // resumeHint says how to pick a job left at the gateway up again.
 func resumeHint(o SubmitOptions, id string) string {
-	return fmt.Sprintf("job %s stays at the gateway: resume it with `wololo client submit --job %s --matches %s --players %s --out %s`, follow it with `wololo client watch --job %s`",
-		id, id, o.Matches, o.Players, o.Out, id)
+	return fmt.Sprintf("job %s stays at the gateway: resume it with `%s`, follow it with `%s`", id,
+		o.Again.command("submit", "--job", id, "--matches", o.Matches, "--players", o.Players, "--out", o.Out),
+		o.Again.command("watch", "--job", id))
 }
 
 // CheckWritable makes dir if needed and checks a file can be written there,
@@ -346,7 +378,7 @@ func uploadWithRetry(ctx context.Context, gw *Session, id, path string, file wol
 		if progressed {
 			attempt, delay = 1, 200*time.Millisecond
 		}
-		if err == nil || errors.Is(err, ErrUnreachable) || !retryable(err) || attempt == attempts || ctx.Err() != nil {
+		if err == nil || errors.Is(err, ErrUnreachable) || errors.Is(err, cli.ErrUsage) || !retryable(err) || attempt == attempts || ctx.Err() != nil {
 			return err
 		}
 		p.printf("upload of %s interrupted (%v); resuming in %s (attempt %d of %d)\n", filepath.Base(path), status.Convert(err).Message(), delay, attempt+1, attempts)

@@ -79,7 +79,8 @@ func uploadedPast(t *testing.T, jobs wololov1.JobServiceClient, job string, afte
 
 // TestClientInterruptedSaysHowToResume: a client interrupted (SIGINT) in the
 // middle of its upload exits 130 and prints the command that resumes the
-// job it leaves at the gateway.
+// job it leaves at the gateway, one that works when pasted: the binary as
+// invoked, with --server and --tls-dir (not the defaults here).
 func TestClientInterruptedSaysHowToResume(t *testing.T) {
 	bin := buildBinary(t)
 	d := testDatasets(t)[2]
@@ -91,6 +92,7 @@ func TestClientInterruptedSaysHowToResume(t *testing.T) {
 	defer conn.Close()
 	jobs := wololov1.NewJobServiceClient(conn)
 	args := []string{"client", "submit", "--tls-dir", clientDir(t, c, "client"), "--server", c.GatewayAddr(), "--job", "killed-client", "--matches", d.matches, "--players", d.players, "--out", t.TempDir(), "--quiet"}
+	tlsDir := args[3]
 	interrupted := exec.Command(bin, args...)
 	var stderr bytes.Buffer
 	interrupted.Stderr = &stderr
@@ -103,7 +105,14 @@ func TestClientInterruptedSaysHowToResume(t *testing.T) {
 	}
 	err = interrupted.Wait()
 	if code := interrupted.ProcessState.ExitCode(); code != 130 || !strings.Contains(stderr.String(), "interrupted") ||
-		!strings.Contains(stderr.String(), "resume it with `wololo client submit --job killed-client") {
+		!strings.Contains(stderr.String(), "resume it with `"+bin+" client submit --job killed-client") {
 		t.Fatalf("interrupted client: exit %d (%v), stderr:\n%s", code, err, stderr.String())
+	}
+	// The hint works when pasted: the binary as invoked, and the gateway
+	// and credential that are not the defaults.
+	for _, want := range []string{"--server " + c.GatewayAddr(), "--tls-dir " + tlsDir} {
+		if !strings.Contains(stderr.String(), want+" ") && !strings.Contains(stderr.String(), want+"`") {
+			t.Errorf("the resume hint lacks %q:\n%s", want, stderr.String())
+		}
 	}
 }

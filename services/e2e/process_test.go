@@ -153,7 +153,7 @@ func TestClientCLIExitCodes(t *testing.T) {
 		{"the files swapped", submit(d.players, d.matches), d.players + `: matches.csv: header has no "ladder" column`, 1},
 		{"missing file", []string{"client", "submit", "--matches", "/nonexistent/m.csv", "--players", d.players, "--out", t.TempDir()}, "/nonexistent/m.csv", 1},
 		{"missing flag", []string{"client", "submit", "--players", d.players, "--out", t.TempDir()}, "--matches is required", 2},
-		{"no credentials", []string{"client", "submit", "--tls-dir", t.TempDir(), "--matches", d.matches, "--players", d.players, "--out", t.TempDir()}, "wololo certs", 1},
+		{"no credentials", []string{"client", "submit", "--tls-dir", t.TempDir(), "--matches", d.matches, "--players", d.players, "--out", t.TempDir()}, "no CA certificate in", 1},
 		{"unreachable", []string{"client", "submit", "--insecure", "--server", "127.0.0.1:1", "--connect-timeout", "1s", "--matches", d.matches, "--players", d.players, "--out", t.TempDir()}, "cannot reach the gateway at 127.0.0.1:1 within 1s", 5},
 		{"status, gateway down", []string{"client", "status", "--insecure", "--server", "127.0.0.1:1", "--connect-timeout", "1s", "--job", "j"}, "cannot reach the gateway at 127.0.0.1:1 within 1s", 5},
 		{"watch, gateway down", []string{"client", "watch", "--insecure", "--server", "127.0.0.1:1", "--connect-timeout", "1s", "--job", "j"}, "cannot reach the gateway at 127.0.0.1:1 within 1s", 5},

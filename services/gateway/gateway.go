@@ -182,6 +182,9 @@ type Gateway struct {
 	// introducer tells the other processes of a new job (introduce.go).
 	introducer Introducer
 
+	// stages says where the graph stands on a job (SetStages).
+	stages StagesFunc
+
 	mu            sync.Mutex
 	pending       []string      // jobs to drop everywhere, for Serve
 	wake          chan struct{} // signals pending (capacity 1)
@@ -214,6 +217,23 @@ func (g *Gateway) Service() wololov1.JobServiceServer { return jobService{g: g} 
 // SetDropper sets how a deleted job is dropped at the other processes.
 // Call it before Serve.
 func (g *Gateway) SetDropper(d Dropper) { g.drop = d }
+
+// StagesFunc says where the graph stands on a job (by its internal id):
+// per stage, the rows applied and the instances that do not answer.
+type StagesFunc func(ctx context.Context, jobID string) []*wololov1.StageProgress
+
+// SetStages sets where a job that runs gets its Job.stages from (the
+// node's view of the deployment); without it they stay empty. Call it
+// before serving.
+func (g *Gateway) SetStages(f StagesFunc) { g.stages = f }
+
+// jobStages is a job's stages while it is neither done nor failed.
+func (g *Gateway) jobStages(ctx context.Context, jobID string, state wololov1.JobState) []*wololov1.StageProgress {
+	if g.stages == nil || state == wololov1.JobState_JOB_STATE_DONE || state == wololov1.JobState_JOB_STATE_FAILED {
+		return nil
+	}
+	return g.stages(ctx, jobID)
+}
 
 // Recover rebuilds the jobs the store holds and queues the drops of the
 // jobs that were deleted (and of those whose description is unreadable),

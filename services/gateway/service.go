@@ -51,18 +51,26 @@ func (s jobService) GetJob(ctx context.Context, req *wololov1.GetJobRequest) (*w
 		return nil, err
 	}
 	view, _ := j.view()
+	view.Stages = s.g.jobStages(ctx, j.id, view.State)
 	return &wololov1.GetJobResponse{Job: view}, nil
 }
 
 // WatchJob streams a job's state on every change (at most every 200 ms,
-// at least every 2 s) until it is done or failed.
+// at least every 2 s) until it is done or failed, where the graph stands
+// on it asked again at most every second.
 func (s jobService) WatchJob(req *wololov1.WatchJobRequest, stream wololov1.JobService_WatchJobServer) error {
 	j, err := s.job(stream.Context(), req.GetJobId())
 	if err != nil {
 		return err
 	}
+	var stages []*wololov1.StageProgress
+	var stagesAt time.Time
 	for {
 		view, changed := j.view()
+		if time.Since(stagesAt) >= time.Second {
+			stages, stagesAt = s.g.jobStages(stream.Context(), j.id, view.State), time.Now()
+		}
+		view.Stages = stages
 		if err := stream.Send(&wololov1.WatchJobResponse{Job: view}); err != nil {
 			return err
 		}

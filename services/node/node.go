@@ -277,6 +277,9 @@ func New(cfg Config) (*Node, error) {
 		}
 		wololov1.RegisterJobServiceServer(n.public.GRPC(), n.Gateway.Service())
 		n.cluster = clusterview.NewGatherer(cfg.Topology, clusterview.StatusOver(n.pool.Conn), n.Gateway.ClusterJobs)
+		n.Gateway.SetStages(func(ctx context.Context, jobID string) []*wololov1.StageProgress {
+			return clusterview.JobStages(cfg.Topology, n.cluster.Get(ctx), jobID)
+		})
 		wololov1.RegisterClusterServer(n.public.GRPC(), clusterview.Service(n.cluster))
 	}
 	if cfg.Admin != nil {

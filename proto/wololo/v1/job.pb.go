@@ -817,8 +817,14 @@ type Job struct {
 	ResultRows map[string]int64 `protobuf:"bytes,6,rep,name=result_rows,json=resultRows,proto3" json:"result_rows,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
 	// Seconds since the job was created.
 	ElapsedSeconds float64 `protobuf:"fixed64,7,opt,name=elapsed_seconds,json=elapsedSeconds,proto3" json:"elapsed_seconds,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// While the job is not done or failed: where the graph stands on it,
+	// one entry per stage (task) of the topology, upstream first, as the
+	// gateway last asked every process (at most a second ago). Empty when
+	// the gateway does not gather it. A client tells a job that makes no
+	// progress by these counts standing still.
+	Stages        []*StageProgress `protobuf:"bytes,16,rep,name=stages,proto3" json:"stages,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Job) Reset() {
@@ -900,6 +906,96 @@ func (x *Job) GetElapsedSeconds() float64 {
 	return 0
 }
 
+func (x *Job) GetStages() []*StageProgress {
+	if x != nil {
+		return x.Stages
+	}
+	return nil
+}
+
+// StageProgress is one stage's (task's) part in a job.
+type StageProgress struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The task's name, e.g. "shard".
+	Stage string `protobuf:"bytes,1,opt,name=stage,proto3" json:"stage,omitempty"`
+	// Its instances, and those of them that did not answer the gateway
+	// (down, stopped, or unreachable from it).
+	Instances   int32    `protobuf:"varint,2,opt,name=instances,proto3" json:"instances,omitempty"`
+	Unreachable []string `protobuf:"bytes,3,rep,name=unreachable,proto3" json:"unreachable,omitempty"`
+	// Rows its answering instances applied for the job from all their
+	// inputs, since each started.
+	RowsIn int64 `protobuf:"varint,4,opt,name=rows_in,json=rowsIn,proto3" json:"rows_in,omitempty"`
+	// Every instance has finished the job.
+	Finished      bool `protobuf:"varint,5,opt,name=finished,proto3" json:"finished,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StageProgress) Reset() {
+	*x = StageProgress{}
+	mi := &file_wololo_v1_job_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StageProgress) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StageProgress) ProtoMessage() {}
+
+func (x *StageProgress) ProtoReflect() protoreflect.Message {
+	mi := &file_wololo_v1_job_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StageProgress.ProtoReflect.Descriptor instead.
+func (*StageProgress) Descriptor() ([]byte, []int) {
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *StageProgress) GetStage() string {
+	if x != nil {
+		return x.Stage
+	}
+	return ""
+}
+
+func (x *StageProgress) GetInstances() int32 {
+	if x != nil {
+		return x.Instances
+	}
+	return 0
+}
+
+func (x *StageProgress) GetUnreachable() []string {
+	if x != nil {
+		return x.Unreachable
+	}
+	return nil
+}
+
+func (x *StageProgress) GetRowsIn() int64 {
+	if x != nil {
+		return x.RowsIn
+	}
+	return 0
+}
+
+func (x *StageProgress) GetFinished() bool {
+	if x != nil {
+		return x.Finished
+	}
+	return false
+}
+
 // GetJobRequest names a job.
 type GetJobRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -911,7 +1007,7 @@ type GetJobRequest struct {
 
 func (x *GetJobRequest) Reset() {
 	*x = GetJobRequest{}
-	mi := &file_wololo_v1_job_proto_msgTypes[10]
+	mi := &file_wololo_v1_job_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -923,7 +1019,7 @@ func (x *GetJobRequest) String() string {
 func (*GetJobRequest) ProtoMessage() {}
 
 func (x *GetJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_job_proto_msgTypes[10]
+	mi := &file_wololo_v1_job_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -936,7 +1032,7 @@ func (x *GetJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetJobRequest.ProtoReflect.Descriptor instead.
 func (*GetJobRequest) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_job_proto_rawDescGZIP(), []int{10}
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *GetJobRequest) GetJobId() string {
@@ -957,7 +1053,7 @@ type GetJobResponse struct {
 
 func (x *GetJobResponse) Reset() {
 	*x = GetJobResponse{}
-	mi := &file_wololo_v1_job_proto_msgTypes[11]
+	mi := &file_wololo_v1_job_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -969,7 +1065,7 @@ func (x *GetJobResponse) String() string {
 func (*GetJobResponse) ProtoMessage() {}
 
 func (x *GetJobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_job_proto_msgTypes[11]
+	mi := &file_wololo_v1_job_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -982,7 +1078,7 @@ func (x *GetJobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetJobResponse.ProtoReflect.Descriptor instead.
 func (*GetJobResponse) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_job_proto_rawDescGZIP(), []int{11}
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *GetJobResponse) GetJob() *Job {
@@ -1003,7 +1099,7 @@ type WatchJobRequest struct {
 
 func (x *WatchJobRequest) Reset() {
 	*x = WatchJobRequest{}
-	mi := &file_wololo_v1_job_proto_msgTypes[12]
+	mi := &file_wololo_v1_job_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1015,7 +1111,7 @@ func (x *WatchJobRequest) String() string {
 func (*WatchJobRequest) ProtoMessage() {}
 
 func (x *WatchJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_job_proto_msgTypes[12]
+	mi := &file_wololo_v1_job_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1028,7 +1124,7 @@ func (x *WatchJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchJobRequest.ProtoReflect.Descriptor instead.
 func (*WatchJobRequest) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_job_proto_rawDescGZIP(), []int{12}
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *WatchJobRequest) GetJobId() string {
@@ -1049,7 +1145,7 @@ type WatchJobResponse struct {
 
 func (x *WatchJobResponse) Reset() {
 	*x = WatchJobResponse{}
-	mi := &file_wololo_v1_job_proto_msgTypes[13]
+	mi := &file_wololo_v1_job_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1061,7 +1157,7 @@ func (x *WatchJobResponse) String() string {
 func (*WatchJobResponse) ProtoMessage() {}
 
 func (x *WatchJobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_job_proto_msgTypes[13]
+	mi := &file_wololo_v1_job_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1074,7 +1170,7 @@ func (x *WatchJobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchJobResponse.ProtoReflect.Descriptor instead.
 func (*WatchJobResponse) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_job_proto_rawDescGZIP(), []int{13}
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *WatchJobResponse) GetJob() *Job {
@@ -1095,7 +1191,7 @@ type GetResultsRequest struct {
 
 func (x *GetResultsRequest) Reset() {
 	*x = GetResultsRequest{}
-	mi := &file_wololo_v1_job_proto_msgTypes[14]
+	mi := &file_wololo_v1_job_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1107,7 +1203,7 @@ func (x *GetResultsRequest) String() string {
 func (*GetResultsRequest) ProtoMessage() {}
 
 func (x *GetResultsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_job_proto_msgTypes[14]
+	mi := &file_wololo_v1_job_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1120,7 +1216,7 @@ func (x *GetResultsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetResultsRequest.ProtoReflect.Descriptor instead.
 func (*GetResultsRequest) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_job_proto_rawDescGZIP(), []int{14}
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *GetResultsRequest) GetJobId() string {
@@ -1143,7 +1239,7 @@ type GetResultsResponse struct {
 
 func (x *GetResultsResponse) Reset() {
 	*x = GetResultsResponse{}
-	mi := &file_wololo_v1_job_proto_msgTypes[15]
+	mi := &file_wololo_v1_job_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1155,7 +1251,7 @@ func (x *GetResultsResponse) String() string {
 func (*GetResultsResponse) ProtoMessage() {}
 
 func (x *GetResultsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_job_proto_msgTypes[15]
+	mi := &file_wololo_v1_job_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1168,7 +1264,7 @@ func (x *GetResultsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetResultsResponse.ProtoReflect.Descriptor instead.
 func (*GetResultsResponse) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_job_proto_rawDescGZIP(), []int{15}
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *GetResultsResponse) GetName() string {
@@ -1196,7 +1292,7 @@ type DeleteJobRequest struct {
 
 func (x *DeleteJobRequest) Reset() {
 	*x = DeleteJobRequest{}
-	mi := &file_wololo_v1_job_proto_msgTypes[16]
+	mi := &file_wololo_v1_job_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1208,7 +1304,7 @@ func (x *DeleteJobRequest) String() string {
 func (*DeleteJobRequest) ProtoMessage() {}
 
 func (x *DeleteJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_job_proto_msgTypes[16]
+	mi := &file_wololo_v1_job_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1221,7 +1317,7 @@ func (x *DeleteJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteJobRequest.ProtoReflect.Descriptor instead.
 func (*DeleteJobRequest) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_job_proto_rawDescGZIP(), []int{16}
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *DeleteJobRequest) GetJobId() string {
@@ -1240,7 +1336,7 @@ type DeleteJobResponse struct {
 
 func (x *DeleteJobResponse) Reset() {
 	*x = DeleteJobResponse{}
-	mi := &file_wololo_v1_job_proto_msgTypes[17]
+	mi := &file_wololo_v1_job_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1252,7 +1348,7 @@ func (x *DeleteJobResponse) String() string {
 func (*DeleteJobResponse) ProtoMessage() {}
 
 func (x *DeleteJobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_job_proto_msgTypes[17]
+	mi := &file_wololo_v1_job_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1265,7 +1361,7 @@ func (x *DeleteJobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteJobResponse.ProtoReflect.Descriptor instead.
 func (*DeleteJobResponse) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_job_proto_rawDescGZIP(), []int{17}
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{18}
 }
 
 // ListJobsRequest asks for the caller's jobs.
@@ -1277,7 +1373,7 @@ type ListJobsRequest struct {
 
 func (x *ListJobsRequest) Reset() {
 	*x = ListJobsRequest{}
-	mi := &file_wololo_v1_job_proto_msgTypes[18]
+	mi := &file_wololo_v1_job_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1289,7 +1385,7 @@ func (x *ListJobsRequest) String() string {
 func (*ListJobsRequest) ProtoMessage() {}
 
 func (x *ListJobsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_job_proto_msgTypes[18]
+	mi := &file_wololo_v1_job_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1302,7 +1398,7 @@ func (x *ListJobsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListJobsRequest.ProtoReflect.Descriptor instead.
 func (*ListJobsRequest) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_job_proto_rawDescGZIP(), []int{18}
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{19}
 }
 
 // ListJobsResponse lists the caller's jobs, oldest first.
@@ -1316,7 +1412,7 @@ type ListJobsResponse struct {
 
 func (x *ListJobsResponse) Reset() {
 	*x = ListJobsResponse{}
-	mi := &file_wololo_v1_job_proto_msgTypes[19]
+	mi := &file_wololo_v1_job_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1328,7 +1424,7 @@ func (x *ListJobsResponse) String() string {
 func (*ListJobsResponse) ProtoMessage() {}
 
 func (x *ListJobsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_job_proto_msgTypes[19]
+	mi := &file_wololo_v1_job_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1341,7 +1437,7 @@ func (x *ListJobsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListJobsResponse.ProtoReflect.Descriptor instead.
 func (*ListJobsResponse) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_job_proto_rawDescGZIP(), []int{19}
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *ListJobsResponse) GetJobs() []*JobSummary {
@@ -1377,7 +1473,7 @@ type JobSummary struct {
 
 func (x *JobSummary) Reset() {
 	*x = JobSummary{}
-	mi := &file_wololo_v1_job_proto_msgTypes[20]
+	mi := &file_wololo_v1_job_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1389,7 +1485,7 @@ func (x *JobSummary) String() string {
 func (*JobSummary) ProtoMessage() {}
 
 func (x *JobSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_job_proto_msgTypes[20]
+	mi := &file_wololo_v1_job_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1402,7 +1498,7 @@ func (x *JobSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobSummary.ProtoReflect.Descriptor instead.
 func (*JobSummary) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_job_proto_rawDescGZIP(), []int{20}
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *JobSummary) GetName() string {
@@ -1513,7 +1609,7 @@ const file_wololo_v1_job_proto_rawDesc = "" +
 	"\x06Reject\x12\x16\n" +
 	"\x06offset\x18\x01 \x01(\x03R\x06offset\x12\x16\n" +
 	"\x06reason\x18\x02 \x01(\tR\x06reason\x12\x12\n" +
-	"\x04head\x18\x03 \x01(\fR\x04head\"\xec\x02\n" +
+	"\x04head\x18\x03 \x01(\fR\x04head\"\x9e\x03\n" +
 	"\x03Job\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12)\n" +
 	"\x05state\x18\x02 \x01(\x0e2\x13.wololo.v1.JobStateR\x05state\x12\x18\n" +
@@ -1522,10 +1618,17 @@ const file_wololo_v1_job_proto_rawDesc = "" +
 	"\aplayers\x18\x05 \x01(\v2\x15.wololo.v1.FileReportR\aplayers\x12?\n" +
 	"\vresult_rows\x18\x06 \x03(\v2\x1e.wololo.v1.Job.ResultRowsEntryR\n" +
 	"resultRows\x12'\n" +
-	"\x0felapsed_seconds\x18\a \x01(\x01R\x0eelapsedSeconds\x1a=\n" +
+	"\x0felapsed_seconds\x18\a \x01(\x01R\x0eelapsedSeconds\x120\n" +
+	"\x06stages\x18\x10 \x03(\v2\x18.wololo.v1.StageProgressR\x06stages\x1a=\n" +
 	"\x0fResultRowsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01\"&\n" +
+	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01\"\x9a\x01\n" +
+	"\rStageProgress\x12\x14\n" +
+	"\x05stage\x18\x01 \x01(\tR\x05stage\x12\x1c\n" +
+	"\tinstances\x18\x02 \x01(\x05R\tinstances\x12 \n" +
+	"\vunreachable\x18\x03 \x03(\tR\vunreachable\x12\x17\n" +
+	"\arows_in\x18\x04 \x01(\x03R\x06rowsIn\x12\x1a\n" +
+	"\bfinished\x18\x05 \x01(\bR\bfinished\"&\n" +
 	"\rGetJobRequest\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\"2\n" +
 	"\x0eGetJobResponse\x12 \n" +
@@ -1590,7 +1693,7 @@ func file_wololo_v1_job_proto_rawDescGZIP() []byte {
 }
 
 var file_wololo_v1_job_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_wololo_v1_job_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
+var file_wololo_v1_job_proto_msgTypes = make([]protoimpl.MessageInfo, 24)
 var file_wololo_v1_job_proto_goTypes = []any{
 	(InputFile)(0),                // 0: wololo.v1.InputFile
 	(JobState)(0),                 // 1: wololo.v1.JobState
@@ -1604,20 +1707,21 @@ var file_wololo_v1_job_proto_goTypes = []any{
 	(*FileReport)(nil),            // 9: wololo.v1.FileReport
 	(*Reject)(nil),                // 10: wololo.v1.Reject
 	(*Job)(nil),                   // 11: wololo.v1.Job
-	(*GetJobRequest)(nil),         // 12: wololo.v1.GetJobRequest
-	(*GetJobResponse)(nil),        // 13: wololo.v1.GetJobResponse
-	(*WatchJobRequest)(nil),       // 14: wololo.v1.WatchJobRequest
-	(*WatchJobResponse)(nil),      // 15: wololo.v1.WatchJobResponse
-	(*GetResultsRequest)(nil),     // 16: wololo.v1.GetResultsRequest
-	(*GetResultsResponse)(nil),    // 17: wololo.v1.GetResultsResponse
-	(*DeleteJobRequest)(nil),      // 18: wololo.v1.DeleteJobRequest
-	(*DeleteJobResponse)(nil),     // 19: wololo.v1.DeleteJobResponse
-	(*ListJobsRequest)(nil),       // 20: wololo.v1.ListJobsRequest
-	(*ListJobsResponse)(nil),      // 21: wololo.v1.ListJobsResponse
-	(*JobSummary)(nil),            // 22: wololo.v1.JobSummary
-	nil,                           // 23: wololo.v1.FileReport.MissingEntry
-	nil,                           // 24: wololo.v1.Job.ResultRowsEntry
-	(*timestamppb.Timestamp)(nil), // 25: google.protobuf.Timestamp
+	(*StageProgress)(nil),         // 12: wololo.v1.StageProgress
+	(*GetJobRequest)(nil),         // 13: wololo.v1.GetJobRequest
+	(*GetJobResponse)(nil),        // 14: wololo.v1.GetJobResponse
+	(*WatchJobRequest)(nil),       // 15: wololo.v1.WatchJobRequest
+	(*WatchJobResponse)(nil),      // 16: wololo.v1.WatchJobResponse
+	(*GetResultsRequest)(nil),     // 17: wololo.v1.GetResultsRequest
+	(*GetResultsResponse)(nil),    // 18: wololo.v1.GetResultsResponse
+	(*DeleteJobRequest)(nil),      // 19: wololo.v1.DeleteJobRequest
+	(*DeleteJobResponse)(nil),     // 20: wololo.v1.DeleteJobResponse
+	(*ListJobsRequest)(nil),       // 21: wololo.v1.ListJobsRequest
+	(*ListJobsResponse)(nil),      // 22: wololo.v1.ListJobsResponse
+	(*JobSummary)(nil),            // 23: wololo.v1.JobSummary
+	nil,                           // 24: wololo.v1.FileReport.MissingEntry
+	nil,                           // 25: wololo.v1.Job.ResultRowsEntry
+	(*timestamppb.Timestamp)(nil), // 26: google.protobuf.Timestamp
 }
 var file_wololo_v1_job_proto_depIdxs = []int32{
 	2,  // 0: wololo.v1.CreateJobRequest.matches:type_name -> wololo.v1.FileHeader
@@ -1625,36 +1729,37 @@ var file_wololo_v1_job_proto_depIdxs = []int32{
 	6,  // 2: wololo.v1.UploadRequest.start:type_name -> wololo.v1.UploadStart
 	7,  // 3: wololo.v1.UploadRequest.finish:type_name -> wololo.v1.UploadFinish
 	0,  // 4: wololo.v1.UploadStart.file:type_name -> wololo.v1.InputFile
-	23, // 5: wololo.v1.FileReport.missing:type_name -> wololo.v1.FileReport.MissingEntry
+	24, // 5: wololo.v1.FileReport.missing:type_name -> wololo.v1.FileReport.MissingEntry
 	10, // 6: wololo.v1.FileReport.rejects:type_name -> wololo.v1.Reject
 	1,  // 7: wololo.v1.Job.state:type_name -> wololo.v1.JobState
 	9,  // 8: wololo.v1.Job.matches:type_name -> wololo.v1.FileReport
 	9,  // 9: wololo.v1.Job.players:type_name -> wololo.v1.FileReport
-	24, // 10: wololo.v1.Job.result_rows:type_name -> wololo.v1.Job.ResultRowsEntry
-	11, // 11: wololo.v1.GetJobResponse.job:type_name -> wololo.v1.Job
-	11, // 12: wololo.v1.WatchJobResponse.job:type_name -> wololo.v1.Job
-	22, // 13: wololo.v1.ListJobsResponse.jobs:type_name -> wololo.v1.JobSummary
-	1,  // 14: wololo.v1.JobSummary.state:type_name -> wololo.v1.JobState
-	25, // 15: wololo.v1.JobSummary.created:type_name -> google.protobuf.Timestamp
-	3,  // 16: wololo.v1.JobService.CreateJob:input_type -> wololo.v1.CreateJobRequest
-	5,  // 17: wololo.v1.JobService.Upload:input_type -> wololo.v1.UploadRequest
-	12, // 18: wololo.v1.JobService.GetJob:input_type -> wololo.v1.GetJobRequest
-	14, // 19: wololo.v1.JobService.WatchJob:input_type -> wololo.v1.WatchJobRequest
-	16, // 20: wololo.v1.JobService.GetResults:input_type -> wololo.v1.GetResultsRequest
-	18, // 21: wololo.v1.JobService.DeleteJob:input_type -> wololo.v1.DeleteJobRequest
-	20, // 22: wololo.v1.JobService.ListJobs:input_type -> wololo.v1.ListJobsRequest
-	4,  // 23: wololo.v1.JobService.CreateJob:output_type -> wololo.v1.CreateJobResponse
-	8,  // 24: wololo.v1.JobService.Upload:output_type -> wololo.v1.UploadResponse
-	13, // 25: wololo.v1.JobService.GetJob:output_type -> wololo.v1.GetJobResponse
-	15, // 26: wololo.v1.JobService.WatchJob:output_type -> wololo.v1.WatchJobResponse
-	17, // 27: wololo.v1.JobService.GetResults:output_type -> wololo.v1.GetResultsResponse
-	19, // 28: wololo.v1.JobService.DeleteJob:output_type -> wololo.v1.DeleteJobResponse
-	21, // 29: wololo.v1.JobService.ListJobs:output_type -> wololo.v1.ListJobsResponse
-	23, // [23:30] is the sub-list for method output_type
-	16, // [16:23] is the sub-list for method input_type
-	16, // [16:16] is the sub-list for extension type_name
-	16, // [16:16] is the sub-list for extension extendee
-	0,  // [0:16] is the sub-list for field type_name
+	25, // 10: wololo.v1.Job.result_rows:type_name -> wololo.v1.Job.ResultRowsEntry
+	12, // 11: wololo.v1.Job.stages:type_name -> wololo.v1.StageProgress
+	11, // 12: wololo.v1.GetJobResponse.job:type_name -> wololo.v1.Job
+	11, // 13: wololo.v1.WatchJobResponse.job:type_name -> wololo.v1.Job
+	23, // 14: wololo.v1.ListJobsResponse.jobs:type_name -> wololo.v1.JobSummary
+	1,  // 15: wololo.v1.JobSummary.state:type_name -> wololo.v1.JobState
+	26, // 16: wololo.v1.JobSummary.created:type_name -> google.protobuf.Timestamp
+	3,  // 17: wololo.v1.JobService.CreateJob:input_type -> wololo.v1.CreateJobRequest
+	5,  // 18: wololo.v1.JobService.Upload:input_type -> wololo.v1.UploadRequest
+	13, // 19: wololo.v1.JobService.GetJob:input_type -> wololo.v1.GetJobRequest
+	15, // 20: wololo.v1.JobService.WatchJob:input_type -> wololo.v1.WatchJobRequest
+	17, // 21: wololo.v1.JobService.GetResults:input_type -> wololo.v1.GetResultsRequest
+	19, // 22: wololo.v1.JobService.DeleteJob:input_type -> wololo.v1.DeleteJobRequest
+	21, // 23: wololo.v1.JobService.ListJobs:input_type -> wololo.v1.ListJobsRequest
+	4,  // 24: wololo.v1.JobService.CreateJob:output_type -> wololo.v1.CreateJobResponse
+	8,  // 25: wololo.v1.JobService.Upload:output_type -> wololo.v1.UploadResponse
+	14, // 26: wololo.v1.JobService.GetJob:output_type -> wololo.v1.GetJobResponse
+	16, // 27: wololo.v1.JobService.WatchJob:output_type -> wololo.v1.WatchJobResponse
+	18, // 28: wololo.v1.JobService.GetResults:output_type -> wololo.v1.GetResultsResponse
+	20, // 29: wololo.v1.JobService.DeleteJob:output_type -> wololo.v1.DeleteJobResponse
+	22, // 30: wololo.v1.JobService.ListJobs:output_type -> wololo.v1.ListJobsResponse
+	24, // [24:31] is the sub-list for method output_type
+	17, // [17:24] is the sub-list for method input_type
+	17, // [17:17] is the sub-list for extension type_name
+	17, // [17:17] is the sub-list for extension extendee
+	0,  // [0:17] is the sub-list for field type_name
 }
 
 func init() { file_wololo_v1_job_proto_init() }
@@ -1674,7 +1779,7 @@ func file_wololo_v1_job_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_wololo_v1_job_proto_rawDesc), len(file_wololo_v1_job_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   23,
+			NumMessages:   24,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -1,0 +1,44 @@
+package clusterview
+
+import (
+	"github.com/wololo/wololo/deploy"
+	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
+)
+
+// JobStages is where the graph stands on one job (its internal id) in a
+// snapshot of top: per stage, upstream first, its instances, those that
+// did not answer, the rows its answering instances applied for the job,
+// and whether every instance finished it. It is what a client is told of
+// a job that runs (JobService's Job.stages), so that one waiting on a
+// stopped shard can say which.
+func JobStages(top deploy.Topology, snap *wololov1.ClusterGetResponse, jobID string) []*wololov1.StageProgress {
+	byName := map[string]*wololov1.ClusterProcess{}
+	for _, p := range snap.GetProcesses() {
+		byName[p.GetInstance()] = p
+	}
+	out := make([]*wololov1.StageProgress, 0, len(top.Stages))
+	for _, stage := range top.Stages {
+		sp := &wololov1.StageProgress{Stage: stage.Name, Instances: int32(stage.Replicas)}
+		finished := 0
+		for i := 0; i < stage.Replicas; i++ {
+			name := deploy.Instance{Stage: stage.Name, Index: i}.Name()
+			p := byName[name]
+			if p == nil || p.GetState() == Unreachable {
+				sp.Unreachable = append(sp.Unreachable, name)
+				continue
+			}
+			for _, j := range p.GetStatus().GetJobs() {
+				if j.GetJobId() != jobID {
+					continue
+				}
+				sp.RowsIn += j.GetRowsIn()
+				if j.GetFinished() {
+					finished++
+				}
+			}
+		}
+		sp.Finished = stage.Replicas > 0 && finished == stage.Replicas
+		out = append(out, sp)
+	}
+	return out
+}
