@@ -59,6 +59,9 @@ type Config struct {
 	// MaxRecordBytes bounds one data record: a longer one is skipped and
 	// counted as malformed (schema.MaxRecordBytes if 0).
 	MaxRecordBytes int
+	// Counters counts uploads, committed records and job outcomes
+	// (/metrics); nil counts nothing.
+	Counters Counters
 }
 
 // The per-client quotas' defaults. A client holds at most 64 jobs,
@@ -119,6 +122,9 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.Identify == nil {
 		c.Identify = func(context.Context) (string, error) { return "", nil }
+	}
+	if c.Counters == nil {
+		c.Counters = noCounters{}
 	}
 	return c
 }
@@ -271,7 +277,9 @@ func (g *Gateway) Finished(id string, records map[string][]byte) {
 		g.cfg.Log.Warn("results for an unknown job", "job", id)
 		return
 	}
-	j.finish(records)
+	if j.finish(records) {
+		g.cfg.Counters.JobEnded(OutcomeDone)
+	}
 }
 
 // FailJob marks a job failed (by its internal id) because reporter found
@@ -293,6 +301,7 @@ func (g *Gateway) FailJob(id, reporter, reason string) error {
 		return nil
 	}
 	j.log.Error("job failed", "reporter", reporter, "reason", reason)
+	g.cfg.Counters.JobEnded(OutcomeFailed)
 	records := map[string][]byte{recordFailed: []byte(reason), recordFailedAt: failedRecord(at)}
 	if err := g.cfg.Committer.Store().Commit(&transport.Commit{Job: id, Records: records}); err != nil {
 		return errorf(ErrStore, "record the failure of job %q: %v", id, err)
@@ -304,10 +313,17 @@ func (g *Gateway) FailJob(id, reporter, reason string) error {
 // drop everywhere else.
 func (g *Gateway) deleteJob(id string) error {
 	g.forgetIntroduction(id)
+	over := true
+	if j, err := g.jobs.get(id); err == nil {
+		over = j.over()
+	}
 	// The tombstone is durable before the client hears back; the other
 	// processes follow, and a restarted gateway resumes telling them.
 	if err := g.jobs.drop(id); err != nil {
 		return err
+	}
+	if !over {
+		g.cfg.Counters.JobEnded(OutcomeDeleted)
 	}
 	g.cfg.Log.Info("job deleted", "job", id)
 	g.queueDrops(id)
@@ -319,6 +335,9 @@ func (g *Gateway) deleteJob(id string) error {
 // way deleteJob does.
 func (g *Gateway) createJob(owner, name string, matches, players *wololov1.FileHeader) (*job, bool, error) {
 	j, resumed, dropped, err := g.jobs.create(owner, name, matches, players)
+	if err == nil && !resumed {
+		g.cfg.Counters.JobCreated()
+	}
 	for _, id := range dropped {
 		g.forgetIntroduction(id)
 	}
