@@ -10,6 +10,9 @@ PROTOC_GEN_GO_VERSION := v1.36.12
 PROTOC_GEN_GO_GRPC_VERSION := v1.5.1
 GRPCURL_VERSION := v1.9.3
 STATICCHECK_VERSION := v0.8.2
+# promtool of Prometheus 3.6 (the module's v0.316.0): checks and unit-tests
+# deploy/observability/alerts.yaml (go test ./deploy/observability).
+PROMTOOL_VERSION := v0.316.0
 
 # What `buf breaking` compares proto/ against: the last release tag, else
 # the previous commit (on a branch, override with BREAKING_AGAINST=main).
@@ -39,7 +42,7 @@ CHAOS_OUT = $(if $(filter file,$(origin OUT)),out/chaos,$(OUT))
 ELECTION_KILLS = $(if $(filter command line environment,$(origin KILLS)),$(KILLS),10)
 ELECTION_OUT = $(if $(filter file,$(origin OUT)),out/chaos-election,$(OUT))
 
-.PHONY: certs images up down logs submit chaos chaos-election-docker e2e-docker swarm-up swarm-down swarm-submit swarm-chaos swarm-chaos-election e2e-swarm help build demo local chaos-local chaos-election test unit chromium lint race proto proto-check tools ci bench bench-micro duckdb duckdb-test fuzz reference datagen clean
+.PHONY: promtool certs images up down logs submit chaos chaos-election-docker e2e-docker swarm-up swarm-down swarm-submit swarm-chaos swarm-chaos-election e2e-swarm help build demo local chaos-local chaos-election test unit chromium lint race proto proto-check tools ci bench bench-micro duckdb duckdb-test fuzz reference datagen clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -73,7 +76,7 @@ endif
 
 test: lint unit e2e-docker e2e-swarm ## everything CI runs: lint, generated-code check, all tests, the docker and swarm e2e where an engine answers
 
-unit: chromium ## all Go tests (unit, fuzz seeds, in-process end to end)
+unit: chromium $(TOOLS)/promtool ## all Go tests (unit, fuzz seeds, in-process end to end)
 	$(GO) test -count=1 -timeout 25m ./...
 
 # The web page's test opens it in headless Chromium (services/e2e,
@@ -87,7 +90,7 @@ chromium: ## install Debian's chromium (for the web page's headless test) when m
 	    echo "chromium: installed $$(command -v chromium)"; \
 	  else echo "chromium: SKIPPED: could not apt-get install chromium; the web page's browser test will skip"; fi
 
-lint: tools $(TOOLS)/staticcheck ## gofmt, go vet, staticcheck, buf lint and breaking, generated code up to date, race tests of the concurrent packages
+lint: tools $(TOOLS)/staticcheck $(TOOLS)/promtool ## gofmt, go vet, staticcheck, buf lint and breaking, generated code up to date, race tests of the concurrent packages
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$unformatted" ]; then echo "gofmt needed: $$unformatted"; exit 1; fi
 	$(GO) vet ./...
@@ -113,6 +116,11 @@ $(TOOLS)/protoc-gen-go-grpc:
 	GOBIN=$(TOOLS) $(GO) install google.golang.org/grpc/cmd/protoc-gen-go-grpc@$(PROTOC_GEN_GO_GRPC_VERSION)
 $(TOOLS)/staticcheck:
 	GOBIN=$(TOOLS) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+promtool: $(TOOLS)/promtool ## install promtool into bin/tools (the alert rules' test skips without it)
+
+# A large build (the Prometheus module): minutes the first time, cached after.
+$(TOOLS)/promtool:
+	GOBIN=$(TOOLS) $(GO) install github.com/prometheus/prometheus/cmd/promtool@$(PROMTOOL_VERSION)
 $(TOOLS)/grpcurl:
 	GOBIN=$(TOOLS) $(GO) install github.com/fullstorydev/grpcurl/cmd/grpcurl@$(GRPCURL_VERSION)
 
