@@ -39,7 +39,7 @@ CHAOS_OUT = $(if $(filter file,$(origin OUT)),out/chaos,$(OUT))
 ELECTION_KILLS = $(if $(filter command line environment,$(origin KILLS)),$(KILLS),10)
 ELECTION_OUT = $(if $(filter file,$(origin OUT)),out/chaos-election,$(OUT))
 
-.PHONY: test-ci test-chromium test-swarm certs images up down logs submit chaos chaos-election-docker e2e-docker swarm-up swarm-down swarm-submit swarm-chaos swarm-chaos-election e2e-swarm help build demo local chaos-local chaos-election test unit chromium lint race proto proto-check tools ci bench bench-micro duckdb duckdb-test fuzz reference datagen clean
+.PHONY: promtool test-ci test-chromium test-swarm certs images up down logs submit chaos chaos-election-docker e2e-docker swarm-up swarm-down swarm-submit swarm-chaos swarm-chaos-election e2e-swarm help build demo local chaos-local chaos-election test unit chromium lint race proto proto-check tools ci bench bench-micro duckdb duckdb-test fuzz reference datagen clean
 
 help: ## list the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -93,7 +93,7 @@ test-swarm:
 	@if [ -n "$(MACHINE_ASKED)" ]; then $(MAKE) --no-print-directory e2e-swarm; \
 	  else echo "e2e-swarm: SKIPPED: it may make a swarm on this engine; WOLOLO_TEST_MACHINE=1 make test (or make e2e-swarm) runs it"; fi
 
-unit: $(TOOLS)/grpcurl ## all Go tests (unit, fuzz seeds, in-process end to end; the docs' grpcurl lines with bin/tools/grpcurl)
+unit: $(TOOLS)/grpcurl $(TOOLS)/promtool ## all Go tests (unit, fuzz seeds, in-process end to end; the docs' grpcurl lines with bin/tools/grpcurl; the alert rules with bin/tools/promtool)
 	$(GO) test -count=1 -timeout 25m ./...
 
 # The web page's test opens it in headless Chromium (services/e2e,
@@ -133,6 +133,23 @@ $(TOOLS)/protoc-gen-go-grpc:
 	GOBIN=$(TOOLS) $(GO) install google.golang.org/grpc/cmd/protoc-gen-go-grpc@$(PROTOC_GEN_GO_GRPC_VERSION)
 $(TOOLS)/staticcheck:
 	GOBIN=$(TOOLS) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+promtool: $(TOOLS)/promtool ## install promtool into bin/tools (the alert rules' test skips without it)
+
+# promtool checks and unit-tests deploy/observability/alerts.yaml (go test
+# ./deploy/observability). It is taken out of Debian's prometheus package
+# (`apt-get download` and `dpkg-deb -x`: nothing is installed, no server is
+# started), because building it from its Go module takes many minutes; the
+# package lists are refreshed with apt-get update only with
+# WOLOLO_TEST_MACHINE=1. Without it the rules' test skips and says so.
+$(TOOLS)/promtool:
+	@mkdir -p $(TOOLS); tmp=$$(mktemp -d); \
+	  if ! (cd $$tmp && apt-get download prometheus >/dev/null 2>&1) && [ -n "$(MACHINE_ASKED)" ]; then \
+	    SUDO=; if [ "$$(id -u)" != 0 ]; then SUDO="sudo -n"; fi; \
+	    $$SUDO apt-get update -qq >/dev/null 2>&1; (cd $$tmp && apt-get download prometheus >/dev/null 2>&1); fi; \
+	  if ls $$tmp/prometheus_*.deb >/dev/null 2>&1 && dpkg-deb -x $$tmp/prometheus_*.deb $$tmp/x && cp $$tmp/x/usr/bin/promtool $@; then \
+	    echo "promtool: $@, from Debian's prometheus package ($$($@ --version 2>&1 | head -1))"; \
+	  else echo "promtool: SKIPPED: Debian's prometheus package could not be downloaded; the alert rules' test will skip"; fi; \
+	  rm -rf $$tmp
 $(TOOLS)/grpcurl:
 	GOBIN=$(TOOLS) $(GO) install github.com/fullstorydev/grpcurl/cmd/grpcurl@$(GRPCURL_VERSION)
 

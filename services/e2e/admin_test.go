@@ -106,7 +106,7 @@ func TestAdminPortKeepsTenantsToTheOperator(t *testing.T) {
 			t.Fatalf("the operator does not see job %s in /api/cluster: %d %s", jobName, code, body)
 		}
 	}
-	tenant := []string{jobID, jobName, `"client"`, `job="`}
+	tenant := []string{jobID, jobName, `"client"`, `client="`, `wololo_job="`}
 
 	attack := func(when string) {
 		t.Helper()
@@ -173,8 +173,8 @@ func TestAdminPortKeepsTenantsToTheOperator(t *testing.T) {
 		t.Errorf("the page at %s: %d %q %.200s", c.DashboardURL(), code, h.Get("Content-Security-Policy"), body)
 	}
 	for _, inst := range []string{"gateway-0", "shard-0"} {
-		if code, body, _ := call("http://"+c.AdminAddr(inst)+"/metrics", "localhost", "Bearer "+token); code != 200 || !strings.Contains(body, `job="`+jobID+`"`) {
-			t.Errorf("the operator's /metrics of %s: %d, no job=%q", inst, code, jobID)
+		if code, body, _ := call("http://"+c.AdminAddr(inst)+"/metrics", "localhost", "Bearer "+token); code != 200 || !strings.Contains(body, `wololo_job="`+jobID+`"`) {
+			t.Errorf("the operator's /metrics of %s: %d, no wololo_job=%q", inst, code, jobID)
 		}
 	}
 }

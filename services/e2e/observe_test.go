@@ -2,9 +2,11 @@ package e2e
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -22,10 +24,12 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"google.golang.org/protobuf/encoding/protojson"
 
+	"github.com/wololo/wololo/deploy/observability"
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 	"github.com/wololo/wololo/services/client"
 	"github.com/wololo/wololo/services/datagen"
 	"github.com/wololo/wololo/services/local"
+	"github.com/wololo/wololo/transport"
 )
 
 // TestWatchingALocalCluster runs the topology as OS processes with its
@@ -136,12 +140,15 @@ func TestWatchingALocalCluster(t *testing.T) {
 	t.Run("metrics during the job", func(t *testing.T) {
 		graph := map[string][]string{
 			"gateway-0": {"wololo_channel_sent_rows_total", "wololo_channel_sent_batches_total", "wololo_channel_sent_bytes_total",
-				"wololo_outbox_depth_batches", "wololo_channel_lag_batches", "wololo_backpressure_wait_seconds_total", "wololo_job_rows_in_total"},
+				"wololo_outbox_depth_batches", "wololo_channel_lag_batches", "wololo_backpressure_wait_seconds_total", "wololo_job_rows_in_total",
+				"wololo_gateway_jobs_created_total", "wololo_gateway_jobs_ended_total", "wololo_gateway_uploads_total", "wololo_gateway_upload_bytes_total",
+				"wololo_gateway_records_total", "wololo_gateway_malformed_records_total", "wololo_gateway_job_state"},
 			"shard-0": {"wololo_channel_received_rows_total", "wololo_channel_received_batches_total", "wololo_channel_received_bytes_total",
 				"wololo_channel_watermark", "wololo_job_rows_in_total", "wololo_job_rows_out_total"},
 		}
 		common := []string{"wololo_store_commits_total", "wololo_store_committed_bytes_total", "wololo_store_syncs_total",
-			"wololo_store_commit_seconds", "wololo_store_sync_seconds", "wololo_recovery_seconds", "wololo_process_incarnation", "go_goroutines"}
+			"wololo_store_commit_seconds", "wololo_store_sync_seconds", "wololo_recovery_seconds", "wololo_process_incarnation", "go_goroutines",
+			"wololo_build_info", "grpc_server_handled_total", "grpc_server_started_total", "wololo_data_filesystem_avail_bytes", "wololo_data_filesystem_size_bytes"}
 		for inst, families := range graph {
 			m := scrape(t, c, inst)
 			for _, f := range append(families, common...) {
@@ -149,8 +156,16 @@ func TestWatchingALocalCluster(t *testing.T) {
 					t.Errorf("%s: no %s", inst, f)
 				}
 			}
-			if got := m["wololo_process_incarnation"].GetMetric(); len(got) != 1 || label(got[0], "instance") != inst || label(got[0], "stage") == "" {
-				t.Errorf("%s: wololo_process_incarnation %v: want one series labelled with its instance and stage", inst, got)
+			if got := m["wololo_process_incarnation"].GetMetric(); len(got) != 1 || label(got[0], "process") != inst || label(got[0], "stage") == "" {
+				t.Errorf("%s: wololo_process_incarnation %v: want one series labelled with its process and stage", inst, got)
+			}
+			// No series may carry the labels a scraper sets on a target.
+			for name, f := range m {
+				for _, s := range f.GetMetric() {
+					if label(s, "job") != "" || label(s, "instance") != "" {
+						t.Errorf("%s: %s carries job or instance: %v", inst, name, s.GetLabel())
+					}
+				}
 			}
 			if n := count(m, "wololo_store_commit_seconds"); n == 0 {
 				t.Errorf("%s: no commit timed in wololo_store_commit_seconds", inst)
@@ -160,14 +175,14 @@ func TestWatchingALocalCluster(t *testing.T) {
 			}
 		}
 		// The masters listen for a leader before they elect one.
-		for deadline := time.Now().Add(15 * time.Second); sum(scrape(t, c, "master-1"), "wololo_master_leader", nil) == 0; time.Sleep(100 * time.Millisecond) {
+		for deadline := time.Now().Add(15 * time.Second); sum(scrape(t, c, "master-1"), "wololo_master_leader_info", nil) == 0; time.Sleep(100 * time.Millisecond) {
 			if time.Now().After(deadline) {
 				t.Fatal("master-1 knows no leader 15 s into the job")
 			}
 		}
 		for _, inst := range []string{"master-1", "master-2", "master-3"} {
 			m := scrape(t, c, inst)
-			for _, f := range []string{"wololo_master_term", "wololo_master_leader", "wololo_master_acting", "wololo_master_is_leader", "wololo_master_failover_seconds", "wololo_master_supervised_processes"} {
+			for _, f := range []string{"wololo_master_term", "wololo_master_leader_info", "wololo_master_acting", "wololo_build_info", "grpc_server_handled_total", "wololo_master_is_leader", "wololo_master_failover_seconds", "wololo_master_supervised_processes"} {
 				if m[f] == nil {
 					t.Errorf("%s: no %s", inst, f)
 				}
@@ -256,7 +271,7 @@ func TestWatchingALocalCluster(t *testing.T) {
 			restarts := 0.0
 			for _, inst := range []string{"master-1", "master-2", "master-3"} {
 				if m := tryScrape(c, inst); m != nil {
-					restarts += sum(m, "wololo_master_restarts_total", map[string]string{"process": "shard-1", "reason": "exited"})
+					restarts += sum(m, "wololo_master_restarts_total", map[string]string{"restarted": "shard-1", "reason": "exited"})
 				}
 			}
 			if restarts >= 1 {
@@ -285,17 +300,64 @@ func TestWatchingALocalCluster(t *testing.T) {
 		}
 	})
 
-	t.Run("failover timed", func(t *testing.T) {
-		leader := 0
-		for _, inst := range []string{"master-1", "master-2", "master-3"} {
-			if m := scrape(t, c, inst); sum(m, "wololo_master_acting", nil) == 1 {
-				leader = int(sum(m, "wololo_master_leader", nil))
+	t.Run("dashboard and alerts read exported metrics", func(t *testing.T) {
+		// A refused call and a refused connection, so that the refusal
+		// counters have series: an anonymous JobService call, and bytes
+		// that are no TLS handshake.
+		anon, err := transport.NewClient(c.GatewayAddr(), &tls.Config{MinVersion: tls.VersionTLS13, InsecureSkipVerify: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer anon.Close()
+		if _, err := wololov1.NewJobServiceClient(anon).GetJob(ctx, &wololov1.GetJobRequest{JobId: "observed"}); err == nil {
+			t.Fatal("an anonymous GetJob was answered")
+		}
+		if raw, err := net.Dial("tcp", c.GatewayAddr()); err == nil {
+			raw.Write([]byte("no handshake\r\n\r\n"))
+			io.Copy(io.Discard, raw) // until the server closes it
+			raw.Close()
+		}
+		exported := map[string]bool{}
+		for _, inst := range []string{"gateway-0", "shard-0", "shard-1", "master-1", "master-2", "master-3"} {
+			for name, f := range scrape(t, c, inst) {
+				exported[name] = true
+				if f.GetType() == dto.MetricType_HISTOGRAM {
+					for _, suffix := range []string{"_bucket", "_count", "_sum"} {
+						exported[name+suffix] = true
+					}
+				}
 			}
 		}
-		if leader == 0 {
-			t.Fatal("no master says it acts")
+		queries, err := observability.DashboardQueries()
+		if err != nil {
+			t.Fatal(err)
 		}
-		old := fmt.Sprintf("master-%d", leader)
+		for name, expr := range observability.AlertQueries() {
+			queries["alert "+name] = append(queries["alert "+name], expr)
+		}
+		for where, exprs := range queries {
+			for _, e := range exprs {
+				for _, n := range observability.MetricNames(e) {
+					if !exported[n] {
+						t.Errorf("%s reads %s, which no process exports", where, n)
+					}
+				}
+			}
+		}
+	})
+
+	t.Run("failover timed", func(t *testing.T) {
+		old := ""
+		for _, inst := range []string{"master-1", "master-2", "master-3"} {
+			if m := scrape(t, c, inst); sum(m, "wololo_master_acting", nil) == 1 {
+				if s := m["wololo_master_leader_info"].GetMetric(); len(s) == 1 {
+					old = label(s[0], "leader")
+				}
+			}
+		}
+		if old == "" {
+			t.Fatal("no master says it acts and names itself in wololo_master_leader_info")
+		}
 		if err := c.Kill(old, syscall.SIGKILL); err != nil {
 			t.Fatal(err)
 		}

@@ -67,7 +67,7 @@
 // headers take at most 64 jobs x 2 x 64 KiB = 8 MiB of the store, all
 // clients' at most 1024 x 128 KiB = 128 MiB.
 //
-// The package is in five parts, each with one concern:
+// The package is in these parts, each with one concern:
 //
 //   - introduce.go, the introductions above (Introducer, set by the node).
 //   - jobs.go, the job domain: create (headers, id and quotas checked;
@@ -85,6 +85,9 @@
 //     FailJob, which fails a job an instance found lost (a store wiped
 //     under it: see transport): the reason is recorded and shown to the
 //     client, uploads end, later results are ignored.
+//   - counters.go, Counters: what the gateway counts for /metrics (jobs
+//     created and how they ended, upload calls and what they committed),
+//     an interface the node fills with services/metrics.Gateway.
 //   - cluster.go, ClusterJobs: every job, with its owner, state and upload
 //     progress, for the operators' view of the deployment
 //     (services/clusterview); it is not client activity.

@@ -63,6 +63,9 @@ type Config struct {
 	// in a job whose client sets none (schema.MalformedLimit); nil:
 	// schema.DefaultMaxMalformed.
 	MaxMalformed *schema.MalformedLimit
+	// Counters counts uploads, committed records and job outcomes
+	// (/metrics); nil counts nothing.
+	Counters Counters
 }
 
 // The per-client quotas' defaults. A client holds at most 64 jobs,
@@ -127,6 +130,9 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.Identify == nil {
 		c.Identify = func(context.Context) (string, error) { return "", nil }
+	}
+	if c.Counters == nil {
+		c.Counters = noCounters{}
 	}
 	return c
 }
@@ -305,7 +311,9 @@ func (g *Gateway) Finished(id string, records map[string][]byte) {
 		g.cfg.Log.Warn("results for an unknown job", "job", id)
 		return
 	}
-	j.finish(records)
+	if j.finish(records) {
+		g.cfg.Counters.JobEnded(OutcomeDone)
+	}
 }
 
 // FailJob marks a job failed (by its internal id) because reporter found
@@ -327,6 +335,7 @@ func (g *Gateway) FailJob(id, reporter, reason string) error {
 		return nil
 	}
 	j.log.Error("job failed", "reporter", reporter, "reason", reason)
+	g.cfg.Counters.JobEnded(OutcomeFailed)
 	records := map[string][]byte{recordFailed: []byte(reason), recordFailedAt: failedRecord(at)}
 	if err := g.cfg.Committer.Store().Commit(&transport.Commit{Job: id, Records: records}); err != nil {
 		return errorf(ErrStore, "record the failure of job %q: %v", id, err)
@@ -341,13 +350,17 @@ func (g *Gateway) deleteJob(id, reason string) error {
 	// What still runs on the job ends: an upload in flight stops, and a
 	// watcher hears that the job failed, and why, instead of following
 	// for ever a job that is no longer there. A done job is left done.
+	over := true
 	if j, err := g.jobs.get(id); err == nil {
-		j.fail(reason, time.Now())
+		over = !j.fail(reason, time.Now())
 	}
 	// The tombstone is durable before the client hears back; the other
 	// processes follow, and a restarted gateway resumes telling them.
 	if err := g.jobs.drop(id); err != nil {
 		return err
+	}
+	if !over {
+		g.cfg.Counters.JobEnded(OutcomeDeleted)
 	}
 	g.cfg.Log.Info("job deleted", "job", id)
 	g.queueDrops(id)
@@ -359,6 +372,9 @@ func (g *Gateway) deleteJob(id, reason string) error {
 // way deleteJob does.
 func (g *Gateway) createJob(owner, name string, matches, players *wololov1.FileHeader, maxMalformed *float64) (*job, bool, error) {
 	j, resumed, dropped, err := g.jobs.create(owner, name, matches, players, maxMalformed)
+	if err == nil && !resumed {
+		g.cfg.Counters.JobCreated()
+	}
 	for _, id := range dropped {
 		g.forgetIntroduction(id)
 	}

@@ -589,12 +589,14 @@ func (u *upload) record(offset int64, report schema.FileReport, done bool) ([]by
 	})
 }
 
-// committed notes that the upload up to offset is durable.
-func (u *upload) committed(offset int64, report schema.FileReport, done bool) {
+// committed notes that the upload up to offset is durable, and returns
+// what that added: bytes of the file, records read and malformed records.
+func (u *upload) committed(offset int64, report schema.FileReport, done bool) (bytes, records, malformed int64) {
 	j := u.j
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	fs := j.files[u.file]
+	bytes, records, malformed = offset-fs.offset, report.Rows-fs.report.Rows, report.Malformed-fs.report.Malformed
 	fs.offset, fs.report, fs.done = offset, cloneReport(report), done
 	j.activity = time.Now()
 	if j.files[0].done && j.files[1].done && j.state == wololov1.JobState_JOB_STATE_UPLOADING {
@@ -602,6 +604,7 @@ func (u *upload) committed(offset int64, report schema.FileReport, done bool) {
 		j.log.Info("both files uploaded; job running")
 	}
 	j.notifyLocked()
+	return bytes, records, malformed
 }
 
 func cloneReport(r schema.FileReport) schema.FileReport {
@@ -615,18 +618,28 @@ func cloneReport(r schema.FileReport) schema.FileReport {
 	return c
 }
 
-// finish records the job's results (the sink's final commit holds them).
+// finish records the job's results (the sink's final commit holds them),
+// and reports whether that made it done (it was not already).
 // A failed job stays failed: what reached the sink after a channel's state
 // was lost cannot be trusted.
-func (j *job) finish(records map[string][]byte) {
+func (j *job) finish(records map[string][]byte) bool {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.state == wololov1.JobState_JOB_STATE_FAILED {
 		j.log.Warn("results of a failed job ignored", "reason", j.message)
-		return
+		return false
 	}
+	was := j.state
 	j.setResultsLocked(records, finishTime(stage.FinishedAt(records)))
 	j.log.Info("job done", "elapsed", j.finished.Sub(j.created).Round(time.Millisecond))
+	return was != wololov1.JobState_JOB_STATE_DONE
+}
+
+// over reports whether the job is done or failed.
+func (j *job) over() bool {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.state == wololov1.JobState_JOB_STATE_DONE || j.state == wololov1.JobState_JOB_STATE_FAILED
 }
 
 // setResultsLocked makes the job done with the results in records, finished

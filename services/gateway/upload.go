@@ -39,7 +39,7 @@ func fileOf(f wololov1.InputFile) (schema.File, error) {
 // (Ingest), commits the rows with the upload's new offset and report
 // through the Committer, and acknowledges the offset. A client whose
 // stream breaks resumes from the last acknowledged offset.
-func (g *Gateway) upload(stream uploadStream) error {
+func (g *Gateway) upload(stream uploadStream) (err error) {
 	// A first frame that does not come within --first-frame-timeout ends
 	// the stream with DeadlineExceeded (services/rpcserver); no upload
 	// slot is taken before it.
@@ -75,6 +75,8 @@ func (g *Gateway) upload(stream uploadStream) error {
 		return stream.Send(&wololov1.UploadResponse{Offset: u.offset, Rows: u.report.Rows, Done: true})
 	}
 	defer u.end()
+	paused := false
+	defer func() { g.cfg.Counters.Upload(file.String(), uploadOutcome(err, paused)) }()
 
 	log := j.log.With("file", file.String())
 	in, err := ingestFor(file, j.files[file].cols, fileStreams[file], u.offset, u.report)
@@ -118,6 +120,7 @@ func (g *Gateway) upload(stream uploadStream) error {
 		}
 		if err == io.EOF {
 			log.Info("upload paused by client", "offset", in.Offset())
+			paused = true
 			return pipe.stop()
 		}
 		if err != nil {
@@ -181,6 +184,19 @@ func (g *Gateway) upload(stream uploadStream) error {
 			return errorf(ErrInvalid, "expected data or finish")
 		}
 	}
+}
+
+// uploadOutcome is how an upload call that took its file's slot ended:
+// paused when the client closed its stream (and nothing failed after),
+// complete when it returned nil otherwise, broken on an error.
+func uploadOutcome(err error, paused bool) string {
+	switch {
+	case err != nil:
+		return UploadBroken
+	case paused:
+		return UploadPaused
+	}
+	return UploadComplete
 }
 
 // commitBytes is about how many uploaded bytes one commit takes at most
@@ -316,12 +332,16 @@ func (p *commitPipe) commitOne(s pendingStep) error {
 	if _, err := p.g.cfg.Committer.Commit(s.step); err != nil {
 		return errorf(ErrStore, "commit upload of %s: %v", p.u.file, err)
 	}
+	failed := s.failure != "" && p.u.j.fail(s.failure, s.at) // before the file is done: the job never runs
+	if failed {
+		p.g.cfg.Counters.JobEnded(OutcomeFailed)
+	}
+	if bytes, records, malformed := p.u.committed(s.offset, s.report, s.done); bytes != 0 || records != 0 || malformed != 0 {
+		p.g.cfg.Counters.Committed(p.u.file.String(), bytes, records, malformed)
+	}
 	if s.failure != "" {
-		p.u.j.fail(s.failure, s.at) // before the file is done: the job never runs
-		p.u.committed(s.offset, s.report, s.done)
 		return nil // the upload ends with the job's failure
 	}
-	p.u.committed(s.offset, s.report, s.done)
 	return p.stream.Send(&wololov1.UploadResponse{Offset: s.offset, Rows: s.report.Rows, Done: s.done})
 }
 

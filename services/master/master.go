@@ -22,6 +22,7 @@ import (
 	"github.com/wololo/wololo/services/admin"
 	"github.com/wololo/wololo/services/metrics"
 	"github.com/wololo/wololo/services/rpcserver"
+	"github.com/wololo/wololo/services/version"
 	"github.com/wololo/wololo/transport"
 	"github.com/wololo/wololo/transport/pki"
 )
@@ -149,7 +150,8 @@ func New(cfg Config) (*Master, error) {
 func (m *Master) Serve(ctx context.Context) error {
 	defer m.peers.Close()
 	refusals := metrics.NewRefusals()
-	srv, err := rpcserver.New(rpcserver.Options{Credentials: m.cfg.Credentials, Status: &statusServer{m: m}, Log: m.cfg.Log.Named("rpc"), Limits: m.cfg.RPCLimits, Refusals: refusals})
+	rpcMetrics := metrics.NewRPCServerMetrics(rpcserver.Internal.String())
+	srv, err := rpcserver.New(rpcserver.Options{Credentials: m.cfg.Credentials, Status: &statusServer{m: m}, Log: m.cfg.Log.Named("rpc"), Limits: m.cfg.RPCLimits, Refusals: refusals, Metrics: rpcMetrics})
 	if err != nil {
 		return err
 	}
@@ -164,8 +166,12 @@ func (m *Master) Serve(ctx context.Context) error {
 	}
 	run(func(ctx context.Context) error { return srv.Serve(ctx, m.cfg.Listener) })
 	if m.cfg.Admin != nil {
-		reg := metrics.New(deploy.MasterStage, m.instance)
-		if err := reg.Register(append(refusals.Collectors(), m.metrics)...); err != nil {
+		reg := metrics.New(deploy.MasterStage, m.instance, deploy.MasterStage, version.Current())
+		collectors := append(refusals.Collectors(), m.metrics, rpcMetrics)
+		if m.cfg.DataDir != "" {
+			collectors = append(collectors, metrics.NewDiskCollector(m.cfg.DataDir))
+		}
+		if err := reg.Register(collectors...); err != nil {
 			return fmt.Errorf("master %d: metrics: %w", m.cfg.Self, err)
 		}
 		run(func(ctx context.Context) error {

@@ -2,10 +2,15 @@ package master
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+
+	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 )
 
 // TestRestartCauses: each way of being due gives its restart its cause,
@@ -60,5 +65,45 @@ func TestFailoverIsTimedFromTheLastRoundThatFollowed(t *testing.T) {
 	}
 	if h := m.GetHistogram(); h.GetSampleCount() != 1 || h.GetSampleSum() != 0.75 {
 		t.Errorf("failovers: %d observed, %v s in all; want one of 0.75 s", h.GetSampleCount(), h.GetSampleSum())
+	}
+}
+
+// TestLeaderIsALabel: whom a master follows is the label of an info
+// series, wololo_master_leader_info{leader="master-2"} 1, absent while it
+// knows no leader; the restarted process is "restarted", since "process"
+// names the master itself on its /metrics.
+func TestLeaderIsALabel(t *testing.T) {
+	mm := newMasterMetrics(nil)
+	mm.restarted("shard-1", CauseExited)
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(mm)
+	for _, c := range []struct {
+		leader int32
+		want   string
+	}{
+		{2, `wololo_master_leader_info{leader="master-2"} 1`},
+		{0, ""},
+	} {
+		mm.status = func() *wololov1.MasterStatus { return &wololov1.MasterStatus{Leader: c.leader, Acting: false} }
+		var text strings.Builder
+		fams, err := reg.Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range fams {
+			if _, err := expfmt.MetricFamilyToText(&text, f); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got := text.String()
+		if c.want != "" && !strings.Contains(got, c.want) || c.want == "" && strings.Contains(got, "wololo_master_leader_info{") {
+			t.Errorf("leader %d: want %q in\n%s", c.leader, c.want, got)
+		}
+		if !strings.Contains(got, `wololo_master_restarts_total{reason="exited",restarted="shard-1"} 1`) {
+			t.Errorf("no restart of shard-1 labelled restarted in\n%s", got)
+		}
+		if strings.Contains(got, "wololo_master_leader ") || strings.Contains(got, "wololo_master_leader{") {
+			t.Errorf("the leader is still a value:\n%s", got)
+		}
 	}
 }

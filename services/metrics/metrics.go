@@ -1,9 +1,22 @@
 // Package metrics is one Wololo process's Prometheus metrics: the registry
-// that labels every series with the process's stage and instance, the
+// that labels every series with the process's stage and name (and serves
+// wololo_build_info), the
 // collector of a graph node (channels, outboxes, backpressure, store,
 // recovery), the store's commit and sync latency histograms, the counters
-// of what the gRPC servers refuse (Refusals), and the HTTP handler
-// /metrics serves.
+// of what the gRPC servers refuse (Refusals), the gRPC servers' own
+// metrics (NewRPCServerMetrics), the gateway's counters of uploads, rows and
+// job outcomes (Gateway), and the HTTP handler /metrics serves.
+//
+// # Labels
+//
+// No Wololo series carries a "job" or "instance" label: those are the
+// labels Prometheus gives every series of a scrape target (the scrape
+// job's name and the target's address), and a series that carries its
+// own either loses it to the target's (as exported_job) or, with
+// honor_labels, overwrites the target's. So a process is named by
+// LabelProcess ("process", e.g. shard-1) beside "stage", and a job by
+// LabelJob ("wololo_job", its internal id); a scraper needs no
+// honor_labels, and its own job and instance labels stay as it set them.
 //
 // Instrumentation is pull-based where it can be: the node collector reads,
 // at scrape time, the counters the transport and the stage runtime keep
@@ -14,7 +27,7 @@
 // A channel's bytes cost nothing extra: a batch travels as its encoding,
 // and the counters add its length.
 //
-// A job's series carry its id in a "job" label, which only the operator
+// A job's series carry its id in the wololo_job label, which only the operator
 // may read (as only the operator may call Cluster/Get): the registry has
 // two handlers, Handler with every label for an authenticated scraper and
 // PublicHandler with TenantLabels summed away for anyone else (redact.go);
@@ -32,26 +45,59 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/wololo/wololo/services/version"
 	"github.com/wololo/wololo/transport"
 )
 
 // Namespace prefixes every Wololo metric.
 const Namespace = "wololo"
 
+// The labels that name a process and a job (see "Labels" in the package
+// doc for why not "instance" and "job").
+const (
+	LabelProcess = "process"
+	LabelJob     = "wololo_job"
+)
+
 // Registry is a process's metrics: every series it gathers carries the
-// process's stage and instance labels.
+// process's stage and LabelProcess labels.
 type Registry struct {
 	reg     *prometheus.Registry
 	labeled prometheus.Registerer
 }
 
-// New returns the registry of the process instance of stage, with the Go
-// runtime's and the process's standard collectors registered.
-func New(stage, instance string) *Registry {
+// New returns the registry of the process named process of stage, with
+// the Go runtime's and the process's standard collectors registered, and
+// wololo_build_info of build with role (the stage's role: gateway,
+// filter, ..., or master).
+func New(stage, process, role string, build version.Info) *Registry {
 	reg := prometheus.NewRegistry()
-	labeled := prometheus.WrapRegistererWith(prometheus.Labels{"stage": stage, "instance": instance}, reg)
-	labeled.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	labeled := prometheus.WrapRegistererWith(prometheus.Labels{"stage": stage, LabelProcess: process}, reg)
+	labeled.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), NewBuildInfo(role, build))
 	return &Registry{reg: reg, labeled: labeled}
+}
+
+// NewBuildInfo is wololo_build_info: one series, always 1, whose labels say
+// which build runs (version, commit, go_version) and as what (role), so
+// that a query can join it to any other series by process, and a
+// dashboard can show which processes run which commit during a rollout.
+// A build without VCS information has commit "unknown"; one with
+// uncommitted changes has "-modified" after its commit.
+func NewBuildInfo(role string, build version.Info) prometheus.Collector {
+	commit := build.Commit
+	switch {
+	case commit == "":
+		commit = "unknown"
+	case build.Modified:
+		commit += "-modified"
+	}
+	g := prometheus.NewGauge(prometheus.GaugeOpts{
+		Namespace: Namespace, Name: "build_info",
+		Help:        "1, labelled with the version, commit and Go version of the binary and the role the process runs as.",
+		ConstLabels: prometheus.Labels{"version": build.Version, "commit": commit, "go_version": build.Go, "role": role},
+	})
+	g.Set(1)
+	return g
 }
 
 // Register adds collectors; their series get the process's labels.

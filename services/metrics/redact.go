@@ -16,7 +16,7 @@ import (
 // internal ids) and a client. Only the operator may read them, as only the
 // operator may call Cluster/Get; everyone else's /metrics has them summed
 // away (PublicHandler).
-var TenantLabels = []string{"job", "client"}
+var TenantLabels = []string{LabelJob, "client"}
 
 // PublicHandler serves the registry with TenantLabels aggregated away:
 // what an unauthenticated scraper of /metrics gets (services/admin).

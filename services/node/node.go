@@ -73,6 +73,7 @@ import (
 	"github.com/wololo/wololo/services/rpcserver"
 	"github.com/wololo/wololo/services/schema"
 	"github.com/wololo/wololo/services/stage"
+	"github.com/wololo/wololo/services/version"
 	"github.com/wololo/wololo/transport"
 	"github.com/wololo/wololo/transport/pki"
 )
@@ -112,6 +113,9 @@ type Config struct {
 	// every commit in them and serves them on Admin (the caller hooks the
 	// syncs up when it opens the store). Made if nil.
 	StoreTimes *metrics.StoreTimes
+	// DataDir, if set, is the store's directory, whose filesystem's free
+	// space Admin serves (metrics.NewDiskCollector).
+	DataDir string
 }
 
 // WithDefaults returns the config with an in-memory store and a null
@@ -220,12 +224,19 @@ func New(cfg Config) (*Node, error) {
 		Topology: cfg.Topology, Instance: cfg.Instance, Spec: spec, Committer: n.committer, Links: n.sender,
 		Log: log.Named("stage"), BatchRows: cfg.BatchRows, OutboxLimit: cfg.OutboxLimit, MaxJobs: cfg.MaxJobs,
 	}
+	var gatewayMetrics *metrics.Gateway
 	if st.Role == "gateway" {
+		gatewayMetrics = metrics.NewGateway(metrics.GatewayLabels{
+			Files:    []string{schema.Matches.String(), schema.Players.String()},
+			Uploads:  []string{gateway.UploadComplete, gateway.UploadPaused, gateway.UploadBroken},
+			Outcomes: []string{gateway.OutcomeDone, gateway.OutcomeFailed, gateway.OutcomeDeleted},
+		}, func() []*wololov1.ClusterJob { return n.Gateway.ClusterJobs() })
 		n.Gateway, err = gateway.New(gateway.Config{
 			Topology: cfg.Topology, Committer: n.committer,
 			Log: log.Named("gateway"), BatchRows: cfg.BatchRows, OutboxLimit: cfg.OutboxLimit, Retention: cfg.Retention, MaxJobs: cfg.MaxJobs, UploadIdle: cfg.UploadIdle,
 			ClientMaxJobs: cfg.ClientMaxJobs, ClientMaxHeldJobs: cfg.ClientMaxHeldJobs, MaxJobBytes: cfg.MaxJobBytes, ClientMaxBytes: cfg.ClientMaxBytes,
 			MaxHeaderBytes: cfg.MaxHeaderBytes, MaxRecordBytes: cfg.MaxRecordBytes, MaxMalformed: cfg.MaxMalformed, Identify: identify(cfg.Credentials),
+			Counters: gatewayMetrics,
 		})
 		if err != nil {
 			return nil, err
@@ -251,7 +262,10 @@ func New(cfg Config) (*Node, error) {
 		loadTime: &n.loadTime, replayTime: &n.replayTime,
 	}
 	n.refusals = metrics.NewRefusals()
-	n.server, err = rpcserver.New(rpcserver.Options{Credentials: cfg.Credentials, Log: log.Named("rpc"), Recovering: true, Status: status, Limits: cfg.RPCLimits, Refusals: n.refusals})
+	collectors := append(cfg.StoreTimes.Collectors(), n.refusals.Collectors()...)
+	internalRPC := metrics.NewRPCServerMetrics(rpcserver.Internal.String())
+	collectors = append(collectors, internalRPC)
+	n.server, err = rpcserver.New(rpcserver.Options{Credentials: cfg.Credentials, Log: log.Named("rpc"), Recovering: true, Status: status, Limits: cfg.RPCLimits, Refusals: n.refusals, Metrics: internalRPC})
 	if err != nil {
 		return nil, err
 	}
@@ -271,7 +285,9 @@ func New(cfg Config) (*Node, error) {
 	}
 	wololov1.RegisterStageServiceServer(n.server.GRPC(), stageServer)
 	if n.Gateway != nil {
-		n.public, err = rpcserver.New(rpcserver.Options{Plane: rpcserver.Public, Credentials: cfg.Credentials, Log: log.Named("public"), Recovering: true, Codec: gateway.UploadCodec(), Limits: cfg.RPCLimits, Refusals: n.refusals})
+		publicRPC := metrics.NewRPCServerMetrics(rpcserver.Public.String())
+		collectors = append(collectors, publicRPC, gatewayMetrics)
+		n.public, err = rpcserver.New(rpcserver.Options{Plane: rpcserver.Public, Credentials: cfg.Credentials, Log: log.Named("public"), Recovering: true, Codec: gateway.UploadCodec(), Limits: cfg.RPCLimits, Refusals: n.refusals, Metrics: publicRPC})
 		if err != nil {
 			return nil, err
 		}
@@ -283,10 +299,14 @@ func New(cfg Config) (*Node, error) {
 		wololov1.RegisterClusterServer(n.public.GRPC(), clusterview.Service(n.cluster))
 	}
 	if cfg.Admin != nil {
-		n.metrics = metrics.New(st.Name, self)
-		err := n.metrics.Register(append(append(cfg.StoreTimes.Collectors(), n.refusals.Collectors()...), metrics.NewNodeCollector(metrics.NodeSource{
+		n.metrics = metrics.New(st.Name, self, st.Role, version.Current())
+		collectors = append(collectors, metrics.NewNodeCollector(metrics.NodeSource{
 			Status: func() *wololov1.GetResponse { r, _ := status.Get(context.Background(), nil); return r },
-		}))...)
+		}))
+		if cfg.DataDir != "" {
+			collectors = append(collectors, metrics.NewDiskCollector(cfg.DataDir))
+		}
+		err := n.metrics.Register(collectors...)
 		if err != nil {
 			return nil, fmt.Errorf("node %s: metrics: %w", self, err)
 		}

@@ -249,6 +249,13 @@ func (b *syncBuffer) String() string {
 // certificate (none for a zero id), each closed with the test.
 func tlsServer(t *testing.T, limits Limits, log hclog.Logger, counter RefusalCounter) (addr string, dial func(id pki.Identity) *grpc.ClientConn) {
 	t.Helper()
+	return tlsServerWith(t, Options{Status: fine{}, Limits: limits, Log: log, Refusals: counter, Grace: 100 * time.Millisecond})
+}
+
+// tlsServerWith is tlsServer with the given options, their Credentials
+// set to instance x-0's.
+func tlsServerWith(t *testing.T, o Options) (addr string, dial func(id pki.Identity) *grpc.ClientConn) {
+	t.Helper()
 	ca, err := pki.NewCA("test CA")
 	if err != nil {
 		t.Fatal(err)
@@ -257,7 +264,8 @@ func tlsServer(t *testing.T, limits Limits, log hclog.Logger, counter RefusalCou
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := New(Options{Status: fine{}, Credentials: creds, Limits: limits, Log: log, Refusals: counter, Grace: 100 * time.Millisecond})
+	o.Credentials = creds
+	s, err := New(o)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -94,6 +94,15 @@
 // method and caller) in full, up to ten, then one summary line with the
 // counts of the rest, so that 50,000 refused calls cost the log a dozen
 // lines instead of 12 MiB.
+//
+// # Metrics
+//
+// Every call that reaches the interceptors is also counted, by method and
+// the code it ended with, by the first interceptor of the chain
+// (Options.Metrics: go-grpc-middleware's grpc_server_*), so that it sees
+// what the others decide; they keep their order (recovery, authorization,
+// the first-frame deadline, the recovering gate). A call refused in the
+// tap (MaxStreamsPerAddr) never reaches them: RefusalCounter has it.
 package rpcserver
 
 import (
@@ -105,6 +114,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	grpcprom "github.com/grpc-ecosystem/go-grpc-middleware/providers/prometheus"
 	"github.com/hashicorp/go-hclog"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -181,6 +191,12 @@ type Options struct {
 	Limits Limits
 	// Refusals, if set, counts what the server refuses (/metrics).
 	Refusals RefusalCounter
+	// Metrics, if set, are the server's gRPC metrics
+	// (services/metrics.NewRPCServerMetrics), observed by the first
+	// interceptor of the chain: every call that reaches the interceptors
+	// is counted with the code it ended with, those that authorization or
+	// recovery refused and the panics recovered included.
+	Metrics *grpcprom.ServerMetrics
 }
 
 // Server is one process's gRPC server.
@@ -221,8 +237,8 @@ func New(o Options) (*Server, error) {
 			Time: transport.KeepaliveTime, Timeout: transport.KeepaliveTimeout, MaxConnectionIdle: MaxConnectionIdle,
 		}),
 		grpc.ConnectionTimeout(o.Limits.FirstFrame),
-		grpc.ChainUnaryInterceptor(recoverUnary(o.Log), s.authorizeUnary, s.gateUnary),
-		grpc.ChainStreamInterceptor(recoverStream(o.Log), s.authorizeStream, firstFrame(o.Limits.FirstFrame, s.refused), s.gateStream),
+		grpc.ChainUnaryInterceptor(append(monitorUnary(o.Metrics), recoverUnary(o.Log), s.authorizeUnary, s.gateUnary)...),
+		grpc.ChainStreamInterceptor(append(monitorStream(o.Metrics), recoverStream(o.Log), s.authorizeStream, firstFrame(o.Limits.FirstFrame, s.refused), s.gateStream)...),
 	)
 	if o.Codec != nil {
 		opts = append(opts, grpc.ForceServerCodecV2(o.Codec))
@@ -329,6 +345,22 @@ func (s *Server) Serve(ctx context.Context, l net.Listener) error {
 	}
 	<-served
 	return nil
+}
+
+// monitorUnary is the metrics' interceptor, first in the chain, so that
+// it sees the code every other one ends a call with; none without metrics.
+func monitorUnary(m *grpcprom.ServerMetrics) []grpc.UnaryServerInterceptor {
+	if m == nil {
+		return nil
+	}
+	return []grpc.UnaryServerInterceptor{m.UnaryServerInterceptor()}
+}
+
+func monitorStream(m *grpcprom.ServerMetrics) []grpc.StreamServerInterceptor {
+	if m == nil {
+		return nil
+	}
+	return []grpc.StreamServerInterceptor{m.StreamServerInterceptor()}
 }
 
 func recovered(log hclog.Logger, method string, p any) error {

@@ -178,7 +178,7 @@ func run(ctx context.Context, cmd string, args []string, stderr io.Writer) error
 		BatchRows: *batchRows, OutboxLimit: *outboxLimit, MaxJobs: *maxJobs, UploadIdle: *uploadIdle,
 		ClientMaxJobs: *clientMaxJobs, ClientMaxHeldJobs: *clientMaxHeldJobs, MaxJobBytes: *maxJobBytes, ClientMaxBytes: *clientMaxBytes,
 		MaxHeaderBytes: *maxHeaderBytes, MaxRecordBytes: *maxRecordBytes, MaxMalformed: &limit,
-		Admin: al, StoreTimes: times, RPCLimits: rpcLimits,
+		Admin: al, StoreTimes: times, RPCLimits: rpcLimits, DataDir: *dataDir,
 	})
 	if err != nil {
 		l.Close()
