@@ -635,13 +635,6 @@ func (j *job) finish(records map[string][]byte) bool {
 	return was != wololov1.JobState_JOB_STATE_DONE
 }
 
-// over reports whether the job is done or failed.
-func (j *job) over() bool {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	return j.state == wololov1.JobState_JOB_STATE_DONE || j.state == wololov1.JobState_JOB_STATE_FAILED
-}
-
 // setResultsLocked makes the job done with the results in records, finished
 // at the time the store records (see finishTime).
 func (j *job) setResultsLocked(records map[string][]byte, finished time.Time) {
