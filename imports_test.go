@@ -69,15 +69,15 @@ var importRules = []importRule{
 	},
 	{
 		name:  "atomicfile",
-		rule:  "services/atomicfile (a leaf anyone may use) imports nothing of this module",
-		from:  func(p string) bool { return p == "services/atomicfile" },
+		rule:  "services/base/atomicfile (a leaf anyone may use) imports nothing of this module",
+		from:  func(p string) bool { return p == "services/base/atomicfile" },
 		allow: func(string) bool { return false },
 	},
 	{
 		name:  "datagen",
-		rule:  "services/datagen imports nothing of this module but services/atomicfile, so it shares no bug with the engines it tests",
-		from:  func(p string) bool { return p == "services/datagen" },
-		allow: func(d string) bool { return d == "services/atomicfile" },
+		rule:  "services/base/datagen imports nothing of this module but services/base/atomicfile, so it shares no bug with the engines it tests",
+		from:  func(p string) bool { return p == "services/base/datagen" },
+		allow: func(d string) bool { return d == "services/base/atomicfile" },
 	},
 }
 
