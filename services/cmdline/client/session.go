@@ -15,7 +15,7 @@ import (
 
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 	"github.com/wololo/wololo/services/cmdline/cli"
-	"github.com/wololo/wololo/services/roles/rpcserver"
+	"github.com/wololo/wololo/transport"
 )
 
 // DefaultReach is how long a client command waits for an unreachable
@@ -169,7 +169,7 @@ func (s *Session) recovered(ctx, wait context.Context) error {
 		if err != nil || r.Status == healthpb.HealthCheckResponse_SERVING {
 			return nil
 		}
-		r, err = health.Check(wait, &healthpb.HealthCheckRequest{Service: rpcserver.RecoveringService})
+		r, err = health.Check(wait, &healthpb.HealthCheckRequest{Service: transport.RecoveringService})
 		if err != nil || r.Status != healthpb.HealthCheckResponse_SERVING {
 			return nil
 		}

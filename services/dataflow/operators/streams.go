@@ -7,13 +7,14 @@ import (
 
 	"github.com/wololo/wololo/deploy"
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
+	"github.com/wololo/wololo/services/dataflow/schema"
 	"github.com/wololo/wololo/services/dataflow/stage"
 )
 
 // The stream names the operators read and write; the topology must use them.
 const (
-	Matches    = "matches"
-	Players    = "players"
+	Matches    = schema.MatchesStream // the rows of matches.csv, as the gateway sends them
+	Players    = schema.PlayersStream // the rows of match_players.csv
 	Q1Tokens   = "q1-tokens"
 	Q3Matches  = "q3-matches"
 	Q4Matches  = "q4-matches"

@@ -27,7 +27,7 @@ func Run(ctx context.Context, args []string, _, stderr io.Writer) error {
 	fs := cli.NewFlagSet("wololo docker-proxy", usage, stderr)
 	listen := fs.String("listen", "", "the Unix socket to serve (required)")
 	upstream := fs.String("upstream", "unix:///var/run/docker.sock", "the engine's socket")
-	project := fs.String("project", "wololo", "the project whose containers may be acted on (label "+LabelProject+")")
+	project := fs.String("project", "wololo", "the project whose containers may be acted on (label "+deploy.LabelProject+")")
 	apiVersion := fs.String("api-version", deploy.DockerAPIVersion, "the one Engine API version admitted, the masters' --docker-api-version (the engine must speak it; Docker Engine 29 and later speak 1.44 and up)")
 	withSwarm := fs.Bool("swarm", false, "also admit the swarm runtime's calls: the project's services listed, inspected and force-updated (nothing else changed), its tasks listed")
 	uid := fs.Int("socket-uid", -1, "owner of the socket (-1: leave)")

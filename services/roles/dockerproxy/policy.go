@@ -51,12 +51,9 @@ import (
 	"strings"
 
 	"github.com/docker/docker/api/types/swarm"
-)
 
-// LabelProject is the label a container of a project carries (see
-// deploy.LabelProject; repeated here so that the policy depends on nothing
-// of the module).
-const LabelProject = "wololo.project"
+	"github.com/wololo/wololo/deploy"
+)
 
 // Policy is what a proxy admits.
 type Policy struct {
@@ -173,7 +170,7 @@ func (p Policy) decide(method, path string, query url.Values) Verdict {
 			return refuse("a container list takes ?all and ?filters and nothing else")
 		}
 		if !filtersProject(query.Get("filters"), p.Project) {
-			return refuse("a container list must be filtered by label " + LabelProject + "=" + p.Project)
+			return refuse("a container list must be filtered by label " + deploy.LabelProject + "=" + p.Project)
 		}
 		return Verdict{Allow: true}
 	case p.Swarm && (path == "/services" || path == "/tasks"):
@@ -185,7 +182,7 @@ func (p Policy) decide(method, path string, query url.Values) Verdict {
 			return refuse("a " + what + " list takes ?filters and nothing else")
 		}
 		if !filtersProject(query.Get("filters"), p.Project) {
-			return refuse("a " + what + " list must be filtered by label " + LabelProject + "=" + p.Project)
+			return refuse("a " + what + " list must be filtered by label " + deploy.LabelProject + "=" + p.Project)
 		}
 		return Verdict{Allow: true}
 	case p.Swarm && perService.MatchString(path):
@@ -279,7 +276,7 @@ func ForcedUpdateOnly(current, requested []byte) error {
 // filtersProject reports whether a container list's filters (the engine's
 // JSON, either form) require the project's label.
 func filtersProject(raw, project string) bool {
-	want := LabelProject + "=" + project
+	want := deploy.LabelProject + "=" + project
 	var byMap map[string]map[string]bool
 	if json.Unmarshal([]byte(raw), &byMap) == nil {
 		return byMap["label"][want]
@@ -297,5 +294,5 @@ func filtersProject(raw, project string) bool {
 
 // Labelled reports whether a container's labels put it in the project.
 func Labelled(labels map[string]string, project string) bool {
-	return labels[LabelProject] == project
+	return labels[deploy.LabelProject] == project
 }

@@ -223,7 +223,7 @@ func (e *fakeEngine) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	e.seen = append(e.seen, call{r.Method, r.URL.Path, r.URL.RawQuery, string(body)})
 	e.mu.Unlock()
 	path := anyVersion.ReplaceAllString(r.URL.Path, "$1")
-	labels := map[string]map[string]string{"mine": {LabelProject: "p"}, "theirs": {LabelProject: "q"}}
+	labels := map[string]map[string]string{"mine": {deploy.LabelProject: "p"}, "theirs": {deploy.LabelProject: "q"}}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Api-Version", "1.41")
 	switch {
@@ -325,7 +325,7 @@ func TestProxyWithTheDockerClient(t *testing.T) {
 	engine, sock := serve(t, Policy{Project: "p", APIVersion: deploy.DockerAPIVersion, Swarm: true})
 	cli := dockerClient(t, sock)
 	ctx := context.Background()
-	own := filters.NewArgs(filters.Arg("label", LabelProject+"=p"))
+	own := filters.NewArgs(filters.Arg("label", deploy.LabelProject+"=p"))
 	if cs, err := cli.ContainerList(ctx, container.ListOptions{All: true, Filters: own}); err != nil || len(cs) != 1 {
 		t.Fatalf("list of the project's containers: %v, %v", cs, err)
 	}

@@ -165,7 +165,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("gateway config: ClientMaxHeldJobs %d (--client-max-held-jobs) is below ClientMaxJobs %d (--client-max-jobs): a client holds its unfinished jobs", d.ClientMaxHeldJobs, d.ClientMaxJobs)
 	}
 	gw := c.Topology.Gateway()
-	for _, stream := range fileStreams {
+	for _, f := range schema.Files {
+		stream := f.Stream()
 		if st, ok := c.Topology.Stream(stream); !ok || st.From != gw.Name {
 			return fmt.Errorf("gateway config: topology has no stream %q from %s", stream, gw.Name)
 		}

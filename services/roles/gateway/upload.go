@@ -8,14 +8,10 @@ import (
 	"time"
 
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
-	"github.com/wololo/wololo/services/dataflow/operators"
 	"github.com/wololo/wololo/services/dataflow/schema"
 	"github.com/wololo/wololo/services/dataflow/stage"
 	"github.com/wololo/wololo/transport"
 )
-
-// fileStreams maps each input file to the stream its rows enter the graph on.
-var fileStreams = map[schema.File]string{schema.Matches: operators.Matches, schema.Players: operators.Players}
 
 // uploadStream is the part of an Upload call the upload path uses: frames
 // in, acknowledged offsets out.
@@ -79,7 +75,7 @@ func (g *Gateway) upload(stream uploadStream) (err error) {
 	defer func() { g.cfg.Counters.Upload(file.String(), uploadOutcome(err, paused)) }()
 
 	log := j.log.With("file", file.String())
-	in, err := ingestFor(file, j.files[file].cols, fileStreams[file], u.offset, u.report)
+	in, err := ingestFor(file, j.files[file].cols, file.Stream(), u.offset, u.report)
 	if err == nil {
 		in.MaxRecord = g.cfg.MaxRecordBytes
 		in.OnOversized = func(at int64) {
@@ -89,7 +85,7 @@ func (g *Gateway) upload(stream uploadStream) (err error) {
 	if err != nil {
 		return kindError{ErrInvalid, err}
 	}
-	out, err := stage.NewOutputs(g.cfg.Topology, g.self, j.id, []string{fileStreams[file]}, g.cfg.BatchRows)
+	out, err := stage.NewOutputs(g.cfg.Topology, g.self, j.id, []string{file.Stream()}, g.cfg.BatchRows)
 	if err != nil {
 		return err
 	}

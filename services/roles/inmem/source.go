@@ -12,7 +12,6 @@ import (
 	"github.com/wololo/wololo/deploy"
 	"github.com/wololo/wololo/services/cmdline/client"
 	"github.com/wololo/wololo/services/dataflow/csvio"
-	"github.com/wololo/wololo/services/dataflow/operators"
 	"github.com/wololo/wololo/services/dataflow/schema"
 	"github.com/wololo/wololo/services/dataflow/stage"
 	"github.com/wololo/wololo/services/roles/gateway"
@@ -37,10 +36,6 @@ type piece struct {
 	// the rest of the file after it too, in order, to the end.
 	tail bool
 }
-
-// fileStreams is the stream each file's rows enter the graph on, as the
-// gateway sends them.
-var fileStreams = [2]string{schema.Matches: operators.Matches, schema.Players: operators.Players}
 
 // source reads, cuts and parses both files and sends their rows from the
 // gateway's instance.
@@ -166,7 +161,7 @@ func (s *source) parse(pieces <-chan piece) {
 	// After a failure the pieces left are taken and dropped, so that the
 	// reader and the ends of the streams are not left waiting for them.
 	failed := false
-	for f := range fileStreams {
+	for f := range schema.Files {
 		var err error
 		if outs[f], err = s.outputs(schema.File(f)); err != nil {
 			s.g.stop(err)
@@ -185,7 +180,7 @@ func (s *source) parse(pieces <-chan piece) {
 }
 
 func (s *source) parsePiece(p piece, out *stage.Outputs) error {
-	in, err := gateway.NewIngest(p.file, s.headers[p.file].columns, fileStreams[p.file], p.offset, schema.FileReport{})
+	in, err := gateway.NewIngest(p.file, s.headers[p.file].columns, p.file.Stream(), p.offset, schema.FileReport{})
 	if err != nil {
 		return err
 	}
@@ -284,5 +279,5 @@ func (s *source) end(file schema.File) error {
 // outputs returns an emitter of a file's stream from the gateway instance.
 func (s *source) outputs(file schema.File) (*stage.Outputs, error) {
 	self := deploy.Instance{Stage: s.top.Gateway().Name}
-	return stage.NewOutputs(s.top, self, job, []string{fileStreams[file]}, s.opts.BatchRows)
+	return stage.NewOutputs(s.top, self, job, []string{file.Stream()}, s.opts.BatchRows)
 }

@@ -10,11 +10,11 @@ import (
 	"time"
 
 	"github.com/wololo/wololo/deploy"
+	"github.com/wololo/wololo/services/base/cpuprofile"
 	"github.com/wololo/wololo/services/cmdline/cli"
 	"github.com/wololo/wololo/services/cmdline/client"
 	"github.com/wololo/wololo/services/cmdline/logflags"
 	"github.com/wololo/wololo/services/cmdline/tlsflags"
-	"github.com/wololo/wololo/services/roles/node"
 )
 
 const usage = `usage: wololo local [flags]            run the topology as OS processes until interrupted
@@ -144,7 +144,7 @@ func runJob(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
-	stopProfile, err := node.CPUProfile(*cpuProfile)
+	stopProfile, err := cpuprofile.Start(*cpuProfile)
 	if err != nil {
 		return err
 	}

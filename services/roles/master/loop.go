@@ -11,7 +11,6 @@ import (
 	"google.golang.org/grpc"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
-	"github.com/wololo/wololo/services/roles/rpcserver"
 	"github.com/wololo/wololo/transport"
 	"github.com/wololo/wololo/transport/pki"
 )
@@ -73,7 +72,7 @@ const (
 	// Serving: the health check answered SERVING.
 	Serving
 	// Recovering: the health check answered NOT_SERVING and the process
-	// reports rpcserver.RecoveringService SERVING: it is loading its store
+	// reports transport.RecoveringService SERVING: it is loading its store
 	// and replaying its state, and serves once that is done.
 	Recovering
 )
@@ -108,7 +107,7 @@ func NewLoop(cfg LoopConfig) *Loop {
 
 // healthProbe is the standard gRPC health check of the whole process
 // (service ""), and only when that is not SERVING a second one of
-// rpcserver.RecoveringService, which a recovering process reports SERVING
+// transport.RecoveringService, which a recovering process reports SERVING
 // (see services/roles/rpcserver).
 func healthProbe(ctx context.Context, conn *grpc.ClientConn) Answer {
 	health := healthpb.NewHealthClient(conn)
@@ -119,7 +118,7 @@ func healthProbe(ctx context.Context, conn *grpc.ClientConn) Answer {
 	case r.Status == healthpb.HealthCheckResponse_SERVING:
 		return Serving
 	}
-	r, err = health.Check(ctx, &healthpb.HealthCheckRequest{Service: rpcserver.RecoveringService})
+	r, err = health.Check(ctx, &healthpb.HealthCheckRequest{Service: transport.RecoveringService})
 	if err == nil && r.Status == healthpb.HealthCheckResponse_SERVING {
 		return Recovering
 	}

@@ -361,7 +361,7 @@ func (n *Node) recover() error {
 // Serve serves until ctx ends (nil) or the node cannot go on (that error:
 // the store cannot be read back, a write to it failed (transport.FailStop),
 // a newer incarnation of it runs, the server broke). It serves at once,
-// recovering (health NOT_SERVING, rpcserver.RecoveringService SERVING, only
+// recovering (health NOT_SERVING, transport.RecoveringService SERVING, only
 // health and Status answered), then recovers the node from its store, and
 // only then serves StageService and JobService, announces its incarnation
 // and resends what its outbox holds. When it returns nothing touches the

@@ -20,7 +20,6 @@ import (
 	"github.com/wololo/wololo/services/cmdline/client"
 	"github.com/wololo/wololo/services/roles/master"
 	"github.com/wololo/wololo/services/roles/node"
-	"github.com/wololo/wololo/services/roles/rpcserver"
 	"github.com/wololo/wololo/transport"
 )
 
@@ -151,7 +150,7 @@ func TestMasterWaitsForASlowRecovery(t *testing.T) {
 		if time.Since(start) > 10*time.Second {
 			t.Fatal("the node never said it was recovering")
 		}
-		if check("") == healthpb.HealthCheckResponse_NOT_SERVING && check(rpcserver.RecoveringService) == healthpb.HealthCheckResponse_SERVING {
+		if check("") == healthpb.HealthCheckResponse_NOT_SERVING && check(transport.RecoveringService) == healthpb.HealthCheckResponse_SERVING {
 			sawRecovering = true
 			st, err := wololov1.NewStatusClient(conn).Get(ctx, &wololov1.GetRequest{})
 			if err != nil || !st.Recovering {

@@ -37,13 +37,13 @@
 // connections:
 //
 //   - health: the process (service "") is NOT_SERVING, and the service
-//     RecoveringService ("wololo.recovering") is SERVING;
+//     transport.RecoveringService ("wololo.recovering") is SERVING;
 //   - Status, Cluster and reflection answer as usual;
 //   - every other call (StageService, JobService) fails with Unavailable
 //     and a message saying the process is recovering, which the callers
 //     already retry with backoff.
 //
-// Recovered makes "" SERVING and RecoveringService NOT_SERVING; a stopping
+// Recovered makes "" SERVING and transport.RecoveringService NOT_SERVING; a stopping
 // server reports both NOT_SERVING. Why a health service name rather than,
 // say, a flag in Status: the standard health protocol has no room for a
 // reason, but it does have service names, and a second name keeps the
@@ -52,7 +52,7 @@
 // `grpcurl -d '{"service":"wololo.recovering"}' ... grpc.health.v1.Health/Check`),
 // while "" stays the plain answer to "may I use this process?" that
 // container health checks and readiness waits expect. The masters ask ""
-// first and RecoveringService only when "" is not SERVING.
+// first and transport.RecoveringService only when "" is not SERVING.
 //
 // # Floods
 //
@@ -145,10 +145,6 @@ const MaxConnectionIdle = 5 * time.Minute
 // DefaultGrace is how long a stopping server lets in-flight calls finish
 // before it closes the rest.
 const DefaultGrace = 2 * time.Second
-
-// RecoveringService is the health service name a recovering process
-// reports SERVING (see the package doc).
-const RecoveringService = "wololo.recovering"
 
 // Plane is which callers a server is for.
 type Plane int
@@ -259,7 +255,7 @@ func New(o Options) (*Server, error) {
 	s.grpc = grpc.NewServer(opts...)
 	if o.Recovering {
 		s.health.SetServingStatus("", healthpb.HealthCheckResponse_NOT_SERVING)
-		s.health.SetServingStatus(RecoveringService, healthpb.HealthCheckResponse_SERVING)
+		s.health.SetServingStatus(transport.RecoveringService, healthpb.HealthCheckResponse_SERVING)
 	} else {
 		s.Recovered()
 	}
@@ -278,7 +274,7 @@ func (s *Server) GRPC() *grpc.Server { return s.grpc }
 // It does nothing once the server is stopping (health stays NOT_SERVING).
 func (s *Server) Recovered() {
 	s.ready.Store(true)
-	s.health.SetServingStatus(RecoveringService, healthpb.HealthCheckResponse_NOT_SERVING)
+	s.health.SetServingStatus(transport.RecoveringService, healthpb.HealthCheckResponse_NOT_SERVING)
 	s.health.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
 }
 

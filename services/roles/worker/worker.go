@@ -20,6 +20,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/wololo/wololo/deploy"
+	"github.com/wololo/wololo/services/base/cpuprofile"
 	"github.com/wololo/wololo/services/cmdline/cli"
 	"github.com/wololo/wololo/services/cmdline/logflags"
 	"github.com/wololo/wololo/services/cmdline/tlsflags"
@@ -144,7 +145,7 @@ func run(ctx context.Context, cmd string, args []string, stderr io.Writer) error
 	if *memLimit > 0 && os.Getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(int64(*memLimit) << 20)
 	}
-	stopProfile, err := node.CPUProfile(*cpuProfile)
+	stopProfile, err := cpuprofile.Start(*cpuProfile)
 	if err != nil {
 		l.Close()
 		return err
