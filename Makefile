@@ -16,8 +16,8 @@ STATICCHECK_VERSION := v0.8.2
 BREAKING_AGAINST ?= $(or $(shell git describe --tags --abbrev=0 2>/dev/null),HEAD~1)
 
 # `wololo version`'s commit for builds the toolchain does not stamp (a
-# linked git worktree, -buildvcs=false): see services/version.
-VERSION_PKG := github.com/wololo/wololo/services/version
+# linked git worktree, -buildvcs=false): see services/cmdline/version.
+VERSION_PKG := github.com/wololo/wololo/services/cmdline/version
 VERSION_LDFLAGS = -X $(VERSION_PKG).Commit=$(shell git rev-parse HEAD 2>/dev/null) -X $(VERSION_PKG).Modified=$(if $(shell git status --porcelain 2>/dev/null | head -1),true,false)
 
 # Where `make demo` and `make reference` read and write.
@@ -121,7 +121,7 @@ lint: tools $(TOOLS)/staticcheck ## gofmt, go vet, staticcheck, buf lint and bre
 	$(MAKE) --no-print-directory race
 
 race: ## the packages with concurrency under the race detector (-short: the full runs are in unit)
-	$(GO) test -race -short -count=1 -timeout 15m ./transport/ ./transport/segstore/ ./services/stage/ ./services/gateway/ ./services/master/ ./election/...
+	$(GO) test -race -short -count=1 -timeout 15m ./transport/ ./transport/segstore/ ./services/dataflow/stage/ ./services/roles/gateway/ ./services/roles/master/ ./election/...
 
 tools: $(TOOLS)/buf $(TOOLS)/protoc-gen-go $(TOOLS)/protoc-gen-go-grpc ## install pinned buf and protoc plugins
 
@@ -339,7 +339,7 @@ duckdb-test: ## vet and test the DuckDB baseline: its answers byte-equal to the 
 	cd tools/duckdb && CGO_ENABLED=1 $(GO) vet ./... && CGO_ENABLED=1 $(GO) test -count=1 ./...
 
 bench-micro: ## Go benchmarks of the hot paths (parsers, batches, generator, operators' tables, durable store)
-	$(GO) test -run '^$$' -bench . -benchmem ./services/csvio/ ./services/schema/ ./services/batch/ ./services/datagen/ ./services/operators/ ./transport/durable/
+	$(GO) test -run '^$$' -bench . -benchmem ./services/dataflow/csvio/ ./services/dataflow/schema/ ./services/dataflow/batch/ ./services/base/datagen/ ./services/dataflow/operators/ ./transport/durable/
 
 # The full dataset (`wololo datagen` defaults), generated once. datagen
 # renames match_players.csv into place last.

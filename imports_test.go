@@ -69,16 +69,79 @@ var importRules = []importRule{
 	},
 	{
 		name:  "atomicfile",
-		rule:  "services/atomicfile (a leaf anyone may use) imports nothing of this module",
-		from:  func(p string) bool { return p == "services/atomicfile" },
+		rule:  "services/base/atomicfile (a leaf anyone may use) imports nothing of this module",
+		from:  func(p string) bool { return p == "services/base/atomicfile" },
 		allow: func(string) bool { return false },
 	},
 	{
-		name:  "datagen",
-		rule:  "services/datagen imports nothing of this module but services/atomicfile, so it shares no bug with the engines it tests",
-		from:  func(p string) bool { return p == "services/datagen" },
-		allow: func(d string) bool { return d == "services/atomicfile" },
+		name:  "floor-base",
+		rule:  "services/base/... (the leaves) imports nothing of this module but services/base/...",
+		from:  func(p string) bool { return under(p, "services/base") },
+		allow: func(d string) bool { return under(d, "services/base") },
 	},
+	{
+		name: "floor-dataflow",
+		rule: "services/dataflow/... imports only services/base, services/dataflow, proto, deploy and transport of this module",
+		from: func(p string) bool { return under(p, "services/dataflow") && p != "services/dataflow/reference" },
+		allow: func(d string) bool {
+			return under(d, "services/base") || under(d, "services/dataflow") || below(d)
+		},
+	},
+	{
+		name:  "reference-apart-from-the-engine",
+		rule:  "services/dataflow/reference (the oracle) imports of this module only services/dataflow/schema and services/cmdline/cli, nothing of the engine it checks",
+		from:  func(p string) bool { return p == "services/dataflow/reference" },
+		allow: func(d string) bool { return d == "services/dataflow/schema" || d == "services/cmdline/cli" },
+	},
+	{
+		name: "floor-cmdline",
+		rule: "services/cmdline/... imports only services/base, services/dataflow, services/cmdline, proto, deploy and transport of this module: never ops or roles",
+		from: func(p string) bool { return under(p, "services/cmdline") },
+		allow: func(d string) bool {
+			return under(d, "services/base") || under(d, "services/dataflow") || under(d, "services/cmdline") || below(d)
+		},
+	},
+	{
+		name: "floor-ops",
+		rule: "services/ops/... imports only services/base, services/cmdline, services/ops, proto, deploy and transport of this module: never dataflow or roles",
+		from: func(p string) bool { return under(p, "services/ops") },
+		allow: func(d string) bool {
+			return under(d, "services/base") || under(d, "services/cmdline") || under(d, "services/ops") || below(d)
+		},
+	},
+	{
+		name:  "e2e-imported-by-nobody",
+		rule:  "nothing imports services/e2e (the end-to-end tests); services/roles, the top floor, may import every other package of services/",
+		from:  func(p string) bool { return !under(p, "services/e2e") },
+		allow: func(d string) bool { return !under(d, "services/e2e") },
+	},
+	{
+		name:  "datagen",
+		rule:  "services/base/datagen imports nothing of this module but services/base/atomicfile, so it shares no bug with the engines it tests",
+		from:  func(p string) bool { return p == "services/base/datagen" },
+		allow: func(d string) bool { return d == "services/base/atomicfile" },
+	},
+}
+
+// floors are the folders services/ is grouped into (services/README.md),
+// lowest first; every package of services/ is in one of them.
+var floors = []string{"services/base", "services/dataflow", "services/cmdline", "services/ops", "services/roles", "services/e2e"}
+
+// below reports whether dep is one of the module's packages outside
+// services/ that every floor above the leaves may import: the API, the
+// deployment description and the channel protocol.
+func below(dep string) bool {
+	return under(dep, "proto") || dep == "deploy" || under(dep, "transport")
+}
+
+// floorOf returns the floor pkg is on, or "" when it is on none.
+func floorOf(pkg string) string {
+	for _, f := range floors {
+		if under(pkg, f) && pkg != f {
+			return f
+		}
+	}
+	return ""
 }
 
 // importGraph is the module's import graph, from `go list -deps -test`:
@@ -248,6 +311,29 @@ func TestImportDirections(t *testing.T) {
 	}
 }
 
+// TestServicesOnFloors checks that every package of services/ is on one of
+// the floors, so that the floor rules constrain it: a package added
+// directly under services/ must first choose its floor.
+func TestServicesOnFloors(t *testing.T) {
+	g := loadImportGraph(t)
+	for _, pkg := range g.packages() {
+		if under(pkg, "services") && floorOf(pkg) == "" && pkg != "services/e2e" {
+			t.Errorf("%s is on no floor of services/ (%s): move it to the floor its imports allow", pkg, strings.Join(floors, ", "))
+		}
+	}
+	for _, f := range floors {
+		if !slices.ContainsFunc(g.packages(), func(p string) bool { return under(p, f) }) {
+			t.Errorf("the floor %s holds no package: was it renamed?", f)
+		}
+	}
+	if got := floorOf("services/stats"); got != "" {
+		t.Errorf("floorOf(services/stats) = %q, want \"\"", got)
+	}
+	if got := floorOf("services/dataflow/stage"); got != "services/dataflow" {
+		t.Errorf("floorOf(services/dataflow/stage) = %q, want services/dataflow", got)
+	}
+}
+
 // TestImportRulesCatchBadImports runs the rules over made-up graphs, so
 // that a checker that lets everything through cannot pass unnoticed.
 func TestImportRulesCatchBadImports(t *testing.T) {
@@ -271,29 +357,58 @@ func TestImportRulesCatchBadImports(t *testing.T) {
 			"transport/durable": {"transport": false},
 		}, nil},
 		{"election imports a service", "election", importGraph{
-			"election": {"services/schema": false},
-		}, []string{"election imports services/schema"}},
+			"election": {"services/dataflow/schema": false},
+		}, []string{"election imports services/dataflow/schema"}},
 		{"a transport test imports a service", "transport", importGraph{
-			"transport/durable": {"transport": false, "services/schema": true},
-		}, []string{"transport/durable imports services/schema (in its tests)"}},
+			"transport/durable": {"transport": false, "services/dataflow/schema": true},
+		}, []string{"transport/durable imports services/dataflow/schema (in its tests)"}},
 		{"a service imports a tool", "tools-imported-only-by-tools-and-main", importGraph{
-			"":                {"tools/datagen": false},
-			"tools/chaos":     {"tools/compose": false},
-			"services/client": {"tools/datagen": false},
-		}, []string{"services/client imports tools/datagen"}},
+			"":                        {"tools/datagen": false},
+			"tools/chaos":             {"tools/compose": false},
+			"services/cmdline/client": {"tools/datagen": false},
+		}, []string{"services/cmdline/client imports tools/datagen"}},
 		{"a service depends on a tool through another", "services-never-on-tools", importGraph{
-			"services/demo":   {"services/client": false},
-			"services/client": {"services/csvio": false},
-			"services/csvio":  {"tools/datagen": false},
+			"services/roles/demo":     {"services/cmdline/client": false},
+			"services/cmdline/client": {"services/dataflow/csvio": false},
+			"services/dataflow/csvio": {"tools/datagen": false},
 		}, []string{
-			"services/client depends on tools/datagen: services/client -> services/csvio -> tools/datagen",
-			"services/csvio depends on tools/datagen: services/csvio -> tools/datagen",
-			"services/demo depends on tools/datagen: services/demo -> services/client -> services/csvio -> tools/datagen",
+			"services/cmdline/client depends on tools/datagen: services/cmdline/client -> services/dataflow/csvio -> tools/datagen",
+			"services/dataflow/csvio depends on tools/datagen: services/dataflow/csvio -> tools/datagen",
+			"services/roles/demo depends on tools/datagen: services/roles/demo -> services/cmdline/client -> services/dataflow/csvio -> tools/datagen",
 		}},
+		{"the floors clean", "floor-dataflow", importGraph{
+			"services/dataflow/stage": {"services/dataflow/operators": false, "transport": false, "deploy": false, "proto/wololo/v1": false},
+			"services/dataflow/batch": {"services/base/atomicfile": false, "services/dataflow/schema": true},
+		}, nil},
+		{"the dataflow imports a role", "floor-dataflow", importGraph{
+			"services/dataflow/batch": {"services/roles/gateway": false, "services/dataflow/schema": false},
+			"services/dataflow/stage": {"services/cmdline/cli": true},
+		}, []string{
+			"services/dataflow/batch imports services/roles/gateway",
+			"services/dataflow/stage imports services/cmdline/cli (in its tests)",
+		}},
+		{"the oracle imports the engine", "reference-apart-from-the-engine", importGraph{
+			"services/dataflow/reference": {"services/dataflow/schema": false, "services/cmdline/cli": false, "services/dataflow/operators": true},
+		}, []string{"services/dataflow/reference imports services/dataflow/operators (in its tests)"}},
+		{"a leaf imports the dataflow", "floor-base", importGraph{
+			"services/base/datagen":    {"services/base/atomicfile": false, "services/dataflow/schema": false},
+			"services/base/atomicfile": {"proto/wololo/v1": false},
+		}, []string{"services/base/atomicfile imports proto/wololo/v1", "services/base/datagen imports services/dataflow/schema"}},
+		{"the client imports the server setup", "floor-cmdline", importGraph{
+			"services/cmdline/client": {"services/roles/rpcserver": false, "services/dataflow/csvio": false, "transport/pki": false},
+		}, []string{"services/cmdline/client imports services/roles/rpcserver"}},
+		{"ops imports a role and the dataflow", "floor-ops", importGraph{
+			"services/ops/top":         {"services/cmdline/client": false, "services/roles/gateway": false},
+			"services/ops/clusterview": {"services/dataflow/operators": false, "services/ops/metrics": false},
+		}, []string{"services/ops/clusterview imports services/dataflow/operators", "services/ops/top imports services/roles/gateway"}},
+		{"a role imports the end-to-end tests", "e2e-imported-by-nobody", importGraph{
+			"services/roles/node": {"services/e2e": true, "services/ops/dashboard": false},
+			"services/e2e":        {"services/roles/node": false},
+		}, []string{"services/roles/node imports services/e2e (in its tests)"}},
 		{"the tests of a dependency are not built", "services-never-on-tools", importGraph{
-			"services/batch":  {"services/schema": false},
-			"services/schema": {"tools/datagen": true},
-		}, []string{"services/schema depends on tools/datagen (in its tests): services/schema -> tools/datagen"}},
+			"services/dataflow/batch":  {"services/dataflow/schema": false},
+			"services/dataflow/schema": {"tools/datagen": true},
+		}, []string{"services/dataflow/schema depends on tools/datagen (in its tests): services/dataflow/schema -> tools/datagen"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -12,7 +12,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/wololo/wololo/services/version"
+	"github.com/wololo/wololo/services/cmdline/version"
 )
 
 // closedAddr is a loopback address nothing listens on.
@@ -27,7 +27,7 @@ func closedAddr(t *testing.T) string {
 }
 
 // The binary the tests run, built once as `make build` builds it:
-// -trimpath, and the commit passed to services/version by the linker.
+// -trimpath, and the commit passed to services/cmdline/version by the linker.
 var (
 	binOnce sync.Once
 	binDir  string
@@ -62,7 +62,7 @@ func wololoBinary(t *testing.T) string {
 			return
 		}
 		binPath = filepath.Join(binDir, "wololo")
-		ldflags := "-X github.com/wololo/wololo/services/version.Commit=" + gitHead()
+		ldflags := "-X github.com/wololo/wololo/services/cmdline/version.Commit=" + gitHead()
 		if out, err := exec.Command("go", "build", "-trimpath", "-ldflags", ldflags, "-o", binPath, ".").CombinedOutput(); err != nil {
 			binErr = fmt.Errorf("build: %v\n%s", err, out)
 		}

@@ -13,5 +13,5 @@ const (
 // runtimes pin (their --docker-api-version) and the only one the
 // docker-proxy admits (its --api-version): engines 20.10 to 28 speak it.
 // Pinned rather than negotiated, so that the proxy can admit exactly what
-// the masters send (services/dockerproxy says why an old version matters).
+// the masters send (services/roles/dockerproxy says why an old version matters).
 const DockerAPIVersion = "1.41"

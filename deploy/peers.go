@@ -4,7 +4,7 @@ package deploy
 // mapping every instance name to the "host:port" it listens on now. A
 // process that is restarted or replaced may listen on a new port; whoever
 // starts it rewrites the file (FormatPeers, then an atomic replace with
-// services/atomicfile), and its peers, which resolve through PeersResolver,
+// services/base/atomicfile), and its peers, which resolve through PeersResolver,
 // find it at the next dial. This package formats and reads the file; it
 // writes none.
 

@@ -11,7 +11,7 @@ import (
 
 // writePeers stands in for the writer of the peers file, which lives
 // outside this package: FormatPeers, then a temporary file renamed over
-// path, as services/atomicfile does.
+// path, as services/base/atomicfile does.
 func writePeers(tb testing.TB, path string, addrs map[string]string) {
 	tb.Helper()
 	b, err := FormatPeers(addrs)

@@ -23,6 +23,14 @@ const (
 	KeepaliveTimeout = 3 * time.Second
 )
 
+// RecoveringService is the gRPC health service name that a process still
+// recovering its state reports SERVING while its overall health ("") is
+// NOT_SERVING (services/roles/rpcserver serves it), so that a caller can
+// tell a process that is loading from one that is down. It is here, with
+// the dialing, because callers on every floor check it (the client, the
+// masters, the node); the server setup that reports it is a role.
+const RecoveringService = "wololo.recovering"
+
 // Resolver maps an instance name to a dialable address.
 type Resolver func(instance string) (string, error)
 

@@ -23,7 +23,7 @@
 //     above is unchanged: the ended mark moves only with a durable commit.
 //   - A receiver takes streams only of jobs the gateway introduced to it
 //     (IntroduceJob: durable at the receiver before the gateway sends any
-//     batch of the job; see services/gateway for why that ordering leaves
+//     batch of the job; see services/roles/gateway for why that ordering leaves
 //     no window). Any other job is refused (ErrUnknownJob, NOT_FOUND with
 //     the ErrorInfo reason JOB_NOT_INTRODUCED) before anything is created
 //     for it, so an instance key alone creates no job anywhere. A sender

@@ -1,6 +1,6 @@
 // Package observability ships what a Prometheus and a Grafana need to
 // watch a Wololo deployment, beside the processes' /metrics
-// (services/metrics): alerts.yaml, the alert rules for the failures an
+// (services/ops/metrics): alerts.yaml, the alert rules for the failures an
 // operator must hear about (no acting leader, a process restarting in a
 // loop, a job stalled, a data disk nearly full), with their unit tests in
 // alerts_test.yaml for `promtool test rules`; and grafana-dashboard.json,

@@ -27,15 +27,15 @@
 //
 // What it may not touch: it imports only package election, the standard
 // library and hclog. No gRPC, no protobuf, no files, no runtime: the term
-// goes through the TermStore it is given (services/master has the
+// goes through the TermStore it is given (services/roles/master has the
 // fsync'ing file; MemTermStore is for tests), messages through the Send
-// function (services/master maps them to ElectionService/Deliver), and
+// function (services/roles/master maps them to ElectionService/Deliver), and
 // who is dead is told to it. A test in this package checks the imports.
 //
 // Why it is not in package election: election is a pure, deterministic
 // state machine, which is what lets its simulation run thousands of seeded
 // schedules and check every invariant after every event. Goroutines, a
-// clock and I/O would end that. Why it is not in services/master: it is
+// clock and I/O would end that. Why it is not in services/roles/master: it is
 // the same for any transport and any store, and on its own it can be
 // tested with an in-memory network and a fake clock (driver_test.go):
 // three Electors elect, persist, fail over, and a paused leader stops

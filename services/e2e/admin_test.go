@@ -12,9 +12,9 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/wololo/wololo/services/admin"
-	"github.com/wololo/wololo/services/client"
-	"github.com/wololo/wololo/services/local"
+	"github.com/wololo/wololo/services/cmdline/client"
+	"github.com/wololo/wololo/services/ops/admin"
+	"github.com/wololo/wololo/services/roles/local"
 	"github.com/wololo/wololo/transport/pki"
 )
 

@@ -16,9 +16,9 @@ import (
 
 	"github.com/wololo/wololo/deploy"
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
-	"github.com/wololo/wololo/services/client"
-	"github.com/wololo/wololo/services/node"
-	"github.com/wololo/wololo/services/schema"
+	"github.com/wololo/wololo/services/cmdline/client"
+	"github.com/wololo/wololo/services/dataflow/schema"
+	"github.com/wololo/wololo/services/roles/node"
 	"github.com/wololo/wololo/transport"
 	"github.com/wololo/wololo/transport/pki"
 )

@@ -8,9 +8,9 @@ import (
 	"testing"
 
 	"github.com/wololo/wololo/deploy"
-	"github.com/wololo/wololo/services/node"
-	"github.com/wololo/wololo/services/reference"
-	"github.com/wololo/wololo/services/schema"
+	"github.com/wololo/wololo/services/dataflow/reference"
+	"github.com/wololo/wololo/services/dataflow/schema"
+	"github.com/wololo/wololo/services/roles/node"
 )
 
 // TestValuesThatAreNotUTF8 runs a dataset whose tokens, civs, servers and

@@ -10,11 +10,11 @@ import (
 	"time"
 
 	"github.com/wololo/wololo/deploy"
-	"github.com/wololo/wololo/services/cli"
-	"github.com/wololo/wololo/services/client"
-	"github.com/wololo/wololo/services/node"
-	"github.com/wololo/wololo/services/schema"
-	"github.com/wololo/wololo/services/tlsflags"
+	"github.com/wololo/wololo/services/cmdline/cli"
+	"github.com/wololo/wololo/services/cmdline/client"
+	"github.com/wololo/wololo/services/cmdline/tlsflags"
+	"github.com/wololo/wololo/services/dataflow/schema"
+	"github.com/wololo/wololo/services/roles/node"
 )
 
 // TestClientJSONAndEnvironment runs `wololo client submit --json` and

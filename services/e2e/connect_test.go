@@ -11,7 +11,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/wololo/wololo/services/local"
+	"github.com/wololo/wololo/services/roles/local"
 )
 
 // TestClientConnectionErrorsFailFast runs `wololo client` against

@@ -10,8 +10,8 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
-	"github.com/wololo/wololo/services/client"
-	"github.com/wololo/wololo/services/local"
+	"github.com/wololo/wololo/services/cmdline/client"
+	"github.com/wololo/wololo/services/roles/local"
 )
 
 // dirBytes is the size of the store files under a local cluster's data

@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/wololo/wololo/deploy"
-	"github.com/wololo/wololo/services/node"
+	"github.com/wololo/wololo/services/roles/node"
 )
 
 // TestFetchedJobIsDroppedEverywhere: once the client has its results (and

@@ -18,11 +18,11 @@ import (
 
 	"github.com/wololo/wololo/deploy"
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
-	"github.com/wololo/wololo/services/client"
-	"github.com/wololo/wololo/services/datagen"
-	"github.com/wololo/wololo/services/node"
-	"github.com/wololo/wololo/services/reference"
-	"github.com/wololo/wololo/services/schema"
+	"github.com/wololo/wololo/services/base/datagen"
+	"github.com/wololo/wololo/services/cmdline/client"
+	"github.com/wololo/wololo/services/dataflow/reference"
+	"github.com/wololo/wololo/services/dataflow/schema"
+	"github.com/wololo/wololo/services/roles/node"
 	"github.com/wololo/wololo/transport/pki"
 	"github.com/wololo/wololo/transport/transporttest"
 )

@@ -22,9 +22,9 @@ import (
 
 	"github.com/wololo/wololo/deploy"
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
-	"github.com/wololo/wololo/services/master"
-	"github.com/wololo/wololo/services/node"
-	"github.com/wololo/wololo/services/rpcserver"
+	"github.com/wololo/wololo/services/roles/master"
+	"github.com/wololo/wololo/services/roles/node"
+	"github.com/wololo/wololo/services/roles/rpcserver"
 	"github.com/wololo/wololo/transport"
 	"github.com/wololo/wololo/transport/pki"
 )

@@ -12,11 +12,11 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/wololo/wololo/deploy"
-	"github.com/wololo/wololo/services/cli"
-	"github.com/wololo/wololo/services/client"
-	"github.com/wololo/wololo/services/node"
-	"github.com/wololo/wololo/services/reference"
-	"github.com/wololo/wololo/services/schema"
+	"github.com/wololo/wololo/services/cmdline/cli"
+	"github.com/wololo/wololo/services/cmdline/client"
+	"github.com/wololo/wololo/services/dataflow/reference"
+	"github.com/wololo/wololo/services/dataflow/schema"
+	"github.com/wololo/wololo/services/roles/node"
 )
 
 // FuzzPipelineVsReference feeds arbitrary bytes as both files through the

@@ -21,7 +21,7 @@ import (
 
 	"github.com/wololo/wololo/deploy"
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
-	"github.com/wololo/wololo/services/local"
+	"github.com/wololo/wololo/services/roles/local"
 )
 
 // lockedBuffer is a command's output, read while it runs.

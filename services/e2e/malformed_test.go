@@ -15,10 +15,10 @@ import (
 	"time"
 
 	"github.com/wololo/wololo/deploy"
-	"github.com/wololo/wololo/services/cli"
-	"github.com/wololo/wololo/services/node"
-	"github.com/wololo/wololo/services/reference"
-	"github.com/wololo/wololo/services/schema"
+	"github.com/wololo/wololo/services/cmdline/cli"
+	"github.com/wololo/wololo/services/dataflow/reference"
+	"github.com/wololo/wololo/services/dataflow/schema"
+	"github.com/wololo/wololo/services/roles/node"
 )
 
 // TestMalformedRecords runs the real binary: `client submit` of a players

@@ -8,9 +8,9 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/wololo/wololo/services/certs"
-	"github.com/wololo/wololo/services/local"
-	"github.com/wololo/wololo/services/master"
+	"github.com/wololo/wololo/services/cmdline/certs"
+	"github.com/wololo/wololo/services/roles/local"
+	"github.com/wololo/wololo/services/roles/master"
 	"github.com/wololo/wololo/transport/pki"
 )
 

@@ -26,9 +26,9 @@ import (
 
 	"github.com/wololo/wololo/deploy/observability"
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
-	"github.com/wololo/wololo/services/client"
-	"github.com/wololo/wololo/services/datagen"
-	"github.com/wololo/wololo/services/local"
+	"github.com/wololo/wololo/services/base/datagen"
+	"github.com/wololo/wololo/services/cmdline/client"
+	"github.com/wololo/wololo/services/roles/local"
 	"github.com/wololo/wololo/transport"
 )
 

@@ -20,10 +20,10 @@ import (
 
 	"github.com/wololo/wololo/deploy"
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
-	"github.com/wololo/wololo/services/client"
-	"github.com/wololo/wololo/services/healthcheck"
-	"github.com/wololo/wololo/services/local"
-	"github.com/wololo/wololo/services/node"
+	"github.com/wololo/wololo/services/cmdline/client"
+	"github.com/wololo/wololo/services/ops/healthcheck"
+	"github.com/wololo/wololo/services/roles/local"
+	"github.com/wololo/wololo/services/roles/node"
 	"github.com/wololo/wololo/transport"
 	"github.com/wololo/wololo/transport/pki"
 )

@@ -13,9 +13,9 @@ import (
 
 	"github.com/wololo/wololo/deploy"
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
-	gw "github.com/wololo/wololo/services/gateway"
-	"github.com/wololo/wololo/services/node"
-	"github.com/wololo/wololo/services/schema"
+	"github.com/wololo/wololo/services/dataflow/schema"
+	gw "github.com/wololo/wololo/services/roles/gateway"
+	"github.com/wololo/wololo/services/roles/node"
 	"github.com/wololo/wololo/transport"
 )
 

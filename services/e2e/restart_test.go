@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"github.com/wololo/wololo/deploy"
-	"github.com/wololo/wololo/services/client"
-	"github.com/wololo/wololo/services/node"
-	"github.com/wololo/wololo/services/stage"
+	"github.com/wololo/wololo/services/cmdline/client"
+	"github.com/wololo/wololo/services/dataflow/stage"
+	"github.com/wololo/wololo/services/roles/node"
 )
 
 // TestRestartsRecoverExactly restarts instances of every kind, the gateway

@@ -11,8 +11,8 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/wololo/wololo/deploy"
-	"github.com/wololo/wololo/services/client"
-	"github.com/wololo/wololo/services/node"
+	"github.com/wololo/wololo/services/cmdline/client"
+	"github.com/wololo/wololo/services/roles/node"
 )
 
 // TestResultsReleasesTheJob: `wololo client results` of a kept job writes

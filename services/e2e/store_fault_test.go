@@ -11,7 +11,7 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
 	"github.com/wololo/wololo/deploy"
-	"github.com/wololo/wololo/services/node"
+	"github.com/wololo/wololo/services/roles/node"
 	"github.com/wololo/wololo/transport"
 	"github.com/wololo/wololo/transport/transporttest"
 )

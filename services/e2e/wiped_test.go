@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/wololo/wololo/deploy"
-	"github.com/wololo/wololo/services/client"
-	"github.com/wololo/wololo/services/node"
+	"github.com/wololo/wololo/services/cmdline/client"
+	"github.com/wololo/wololo/services/roles/node"
 	"github.com/wololo/wololo/transport"
 )
 

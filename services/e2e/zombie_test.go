@@ -13,8 +13,8 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
-	"github.com/wololo/wololo/services/client"
-	"github.com/wololo/wololo/services/local"
+	"github.com/wololo/wololo/services/cmdline/client"
+	"github.com/wololo/wololo/services/roles/local"
 )
 
 // TestZombieIsFenced freezes a stage process with SIGSTOP in the middle of

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wololo/wololo/services/datagen"
+	"github.com/wololo/wololo/services/base/datagen"
 )
 
 // TestBenchSmoke runs the whole bench on a tiny dataset with a freshly

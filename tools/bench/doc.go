@@ -12,7 +12,7 @@
 //   - demo mode (`wololo demo`, the whole graph in one process, in memory):
 //     the same;
 //   - local mode (the topology as separate OS processes with durable segment-log
-//     stores, through services/local on a fresh data directory): the wall
+//     stores, through services/roles/local on a fresh data directory): the wall
 //     time from submit to results on disk, rows/s, and per process its peak
 //     RSS, CPU seconds and store counters (from its Status RPC); outputs
 //     byte-equal to the reference's again;

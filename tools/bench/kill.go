@@ -7,7 +7,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/wololo/wololo/services/local"
+	"github.com/wololo/wololo/services/roles/local"
 	"github.com/wololo/wololo/transport/diskuse"
 )
 

@@ -99,7 +99,7 @@ func Classify(fn string) (group, part string) {
 	}
 	pkg := packageOf(fn)
 	if rest, ok := strings.CutPrefix(pkg, wololoModule); ok {
-		return "wololo's own code", strings.TrimPrefix(rest, "services/")
+		return "wololo's own code", ownPart(rest)
 	}
 	if first, _, _ := strings.Cut(pkg, "/"); strings.Contains(first, ".") {
 		parts := strings.SplitN(pkg, "/", 4)
@@ -184,7 +184,7 @@ func Component(stack []string) (group, part string) {
 		}
 		pkg := packageOf(fn)
 		if rest, ok := strings.CutPrefix(pkg, wololoModule); ok {
-			return "wololo's own code", strings.TrimPrefix(rest, "services/")
+			return "wololo's own code", ownPart(rest)
 		}
 		for _, c := range components {
 			if strings.HasPrefix(pkg, c.prefix) {
@@ -313,4 +313,18 @@ func sortShares(m map[string]float64) []Share {
 		return out[i].Group < out[j].Group
 	})
 	return out
+}
+
+// ownPart names a package of this module (relative to it) in a report: a
+// package of services/ by its own name, without services/ and its floor
+// (operators, not services/dataflow/operators); any other by its path.
+func ownPart(rel string) string {
+	rest, ok := strings.CutPrefix(rel, "services/")
+	if !ok {
+		return rel
+	}
+	if _, pkg, ok := strings.Cut(rest, "/"); ok {
+		return pkg
+	}
+	return rest
 }

@@ -397,13 +397,13 @@ Showing nodes accounting for 20s, 100% of 20s total
         3s 15.00% 40.00%         4s 20.00%  runtime.mallocgc
         2s 10.00% 50.00%         2s 10.00%  runtime.scanobject
         2s 10.00% 60.00%         2s 10.00%  internal/runtime/syscall/linux.Syscall6
-        2s 10.00% 70.00%         9s 45.00%  github.com/wololo/wololo/services/operators.(*joiner).apply
-        1s  5.00% 75.00%         1s  5.00%  github.com/wololo/wololo/services/batch.numberView.at
+        2s 10.00% 70.00%         9s 45.00%  github.com/wololo/wololo/services/dataflow/operators.(*joiner).apply
+        1s  5.00% 75.00%         1s  5.00%  github.com/wololo/wololo/services/dataflow/batch.numberView.at
         1s  5.00% 80.00%         1s  5.00%  github.com/cockroachdb/pebble/v2.(*DB).Apply
         1s  5.00% 85.00%         1s  5.00%  google.golang.org/protobuf/proto.UnmarshalOptions.unmarshal
         1s  5.00% 90.00%         1s  5.00%  runtime.futex
      0.50s  2.50% 92.50%      0.50s  2.50%  runtime.(*mspan).nextFreeIndex
-     0.50s  2.50% 95.00%      0.50s  2.50%  github.com/wololo/wololo/services/operators.glob..func1 (inline)
+     0.50s  2.50% 95.00%      0.50s  2.50%  github.com/wololo/wololo/services/dataflow/operators.glob..func1 (inline)
      0.50s  2.50% 97.50%      0.50s  2.50%  strconv.ParseInt
      0.50s  2.50%   100%      0.50s  2.50%  github.com/klauspost/compress/zstd.(*blockDec).decode
          0     0%   100%        20s   100%  runtime.goexit
@@ -411,7 +411,7 @@ Showing nodes accounting for 20s, 100% of 20s total
 
 func TestParseTopAndGroups(t *testing.T) {
 	flat := ParseTop(pprofTop)
-	if len(flat) != 14 || flat["runtime.memmove"] != 25 || flat["github.com/wololo/wololo/services/operators.glob..func1 (inline)"] != 2.5 || flat["runtime.goexit"] != 0 {
+	if len(flat) != 14 || flat["runtime.memmove"] != 25 || flat["github.com/wololo/wololo/services/dataflow/operators.glob..func1 (inline)"] != 2.5 || flat["runtime.goexit"] != 0 {
 		t.Fatalf("ParseTop: %v", flat)
 	}
 	got := map[string]float64{}
@@ -450,11 +450,11 @@ func TestParseTopAndGroups(t *testing.T) {
 		t.Errorf("WhereTimeGoes: %s", s)
 	}
 	for fn, want := range map[string][2]string{
-		"github.com/some/lib/sub/pkg.Func":                         {"github.com/some/lib", ""},
-		"encoding/json.Marshal":                                    {"Go standard library", "encoding/json"},
-		"golang.org/x/net/http2.(*Framer).ReadFrame":               {"gRPC and HTTP/2", ""},
-		"github.com/wololo/wololo/deploy.Load":                     {"wololo's own code", "deploy"},
-		"github.com/wololo/wololo/services/csvio.(*Splitter).Next": {"wololo's own code", "csvio"},
+		"github.com/some/lib/sub/pkg.Func":                                  {"github.com/some/lib", ""},
+		"encoding/json.Marshal":                                             {"Go standard library", "encoding/json"},
+		"golang.org/x/net/http2.(*Framer).ReadFrame":                        {"gRPC and HTTP/2", ""},
+		"github.com/wololo/wololo/deploy.Load":                              {"wololo's own code", "deploy"},
+		"github.com/wololo/wololo/services/dataflow/csvio.(*Splitter).Next": {"wololo's own code", "csvio"},
 		"aeshashbody": {"maps and hashing", ""},
 		"internal/runtime/syscall/linux.Syscall6": {"system calls (network, disk, fsync)", ""},
 	} {
@@ -482,9 +482,9 @@ Duration: 27.54s, Total samples = 6.56s (23.82%)
 -----------+-------------------------------------------------------
      1.10s   runtime.memmove
              runtime.growslice
-             github.com/wololo/wololo/services/operators.(*tokenMap[go.shape.struct { github.com/wololo/wololo/services/operators.rows uint8 }]).put (inline)
-             github.com/wololo/wololo/services/operators.(*Q2Grouper).Apply.func1
-             github.com/wololo/wololo/services/batch.EachPlayer
+             github.com/wololo/wololo/services/dataflow/operators.(*tokenMap[go.shape.struct { github.com/wololo/wololo/services/dataflow/operators.rows uint8 }]).put (inline)
+             github.com/wololo/wololo/services/dataflow/operators.(*Q2Grouper).Apply.func1
+             github.com/wololo/wololo/services/dataflow/batch.EachPlayer
 -----------+-------------------------------------------------------
      800ms   runtime.memmove
              github.com/cockroachdb/pebble/v2/internal/arenaskl.newNode
@@ -533,8 +533,8 @@ func TestTracesAndComponents(t *testing.T) {
 		t.Errorf("WhereTimeGoes: %s", got)
 	}
 	for fn, want := range map[string]string{
-		"github.com/wololo/wololo/services/operators.(*tokenMap[go.shape.struct { github.com/x/y.z }]).get": "github.com/wololo/wololo/services/operators",
-		"github.com/cockroachdb/pebble/v2.(*DB).Apply":                                                      "github.com/cockroachdb/pebble/v2",
+		"github.com/wololo/wololo/services/dataflow/operators.(*tokenMap[go.shape.struct { github.com/x/y.z }]).get": "github.com/wololo/wololo/services/dataflow/operators",
+		"github.com/cockroachdb/pebble/v2.(*DB).Apply":                                                               "github.com/cockroachdb/pebble/v2",
 		"runtime.memmove":              "runtime",
 		"aeshashbody":                  "aeshashbody",
 		"gopkg.in/yaml%2ev3.Unmarshal": "gopkg.in/yaml%2ev3",

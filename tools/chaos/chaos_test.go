@@ -13,7 +13,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/wololo/wololo/deploy"
-	"github.com/wololo/wololo/services/datagen"
+	"github.com/wololo/wololo/services/base/datagen"
 )
 
 // chaosMatches is the size of the test dataset (about 1.4 MB). The shaping

@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/wololo/wololo/services/reference"
+	"github.com/wololo/wololo/services/dataflow/reference"
 )
 
 // resultFiles are the four outputs, in order.

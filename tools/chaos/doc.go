@@ -1,5 +1,5 @@
 // Package chaos is Wololo's crash harness, `wololo chaos local`: it starts
-// the topology as OS processes (services/local) on a fresh data directory,
+// the topology as OS processes (services/roles/local) on a fresh data directory,
 // submits one job with the client library, and meanwhile SIGKILLs randomly
 // chosen processes at random moments — every kind of process, some while
 // the files upload, some after the upload finished while the graph

@@ -24,10 +24,10 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/wololo/wololo/deploy"
-	"github.com/wololo/wololo/services/certs"
-	"github.com/wololo/wololo/services/healthcheck"
-	"github.com/wololo/wololo/services/local"
-	"github.com/wololo/wololo/services/tlsflags"
+	"github.com/wololo/wololo/services/cmdline/certs"
+	"github.com/wololo/wololo/services/cmdline/tlsflags"
+	"github.com/wololo/wololo/services/ops/healthcheck"
+	"github.com/wololo/wololo/services/roles/local"
 	"github.com/wololo/wololo/transport/pki"
 )
 

@@ -21,7 +21,7 @@ import (
 	"github.com/docker/docker/client"
 
 	"github.com/wololo/wololo/deploy"
-	"github.com/wololo/wololo/services/datagen"
+	"github.com/wololo/wololo/services/base/datagen"
 	"github.com/wololo/wololo/tools/compose"
 )
 

@@ -21,8 +21,8 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/wololo/wololo/deploy"
-	"github.com/wololo/wololo/services/client"
-	"github.com/wololo/wololo/services/local"
+	"github.com/wololo/wololo/services/cmdline/client"
+	"github.com/wololo/wololo/services/roles/local"
 )
 
 // Defaults of an election chaos run.

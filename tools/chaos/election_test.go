@@ -13,7 +13,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/wololo/wololo/election"
-	"github.com/wololo/wololo/services/datagen"
+	"github.com/wololo/wololo/services/base/datagen"
 )
 
 // masterLine is the line a master logs for msg with --log-json: hclog's

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wololo/wololo/services/reference"
-	"github.com/wololo/wololo/services/schema"
+	"github.com/wololo/wololo/services/dataflow/reference"
+	"github.com/wololo/wololo/services/dataflow/schema"
 	"github.com/wololo/wololo/tools/docblocks"
 )
 

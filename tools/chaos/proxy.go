@@ -16,7 +16,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
-	"github.com/wololo/wololo/services/client"
+	"github.com/wololo/wololo/services/cmdline/client"
 )
 
 // shaper is a transparent gRPC proxy between the client and the gateway.

@@ -13,9 +13,9 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/wololo/wololo/deploy"
-	"github.com/wololo/wololo/services/cli"
-	"github.com/wololo/wololo/services/datagen"
-	"github.com/wololo/wololo/services/tlsflags"
+	"github.com/wololo/wololo/services/base/datagen"
+	"github.com/wololo/wololo/services/cmdline/cli"
+	"github.com/wololo/wololo/services/cmdline/tlsflags"
 	"github.com/wololo/wololo/tools/compose"
 )
 

@@ -18,8 +18,8 @@ import (
 
 	"github.com/wololo/wololo/deploy"
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
-	"github.com/wololo/wololo/services/client"
-	"github.com/wololo/wololo/services/local"
+	"github.com/wololo/wololo/services/cmdline/client"
+	"github.com/wololo/wololo/services/roles/local"
 )
 
 func TestPlanCoversEveryKindAndIsSeeded(t *testing.T) {

@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/wololo/wololo/deploy"
-	"github.com/wololo/wololo/services/cli"
+	"github.com/wololo/wololo/services/cmdline/cli"
 )
 
 // DefaultFile is the checked-in compose file: Generate's output for the

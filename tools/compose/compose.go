@@ -8,13 +8,13 @@
 // project network, at its gRPC port plus deploy.AdminPortOffset, for a
 // Prometheus that joins it: each process is given --admin 0.0.0.0:PORT,
 // since its own default is loopback, and the admin listener serves the
-// page and job labels only with the operator's token, services/admin),
+// page and job labels only with the operator's token, services/ops/admin),
 // the masters' published on loopback only (for
 // Status and the chaos tools, behind mutual TLS like every internal port),
 // the masters given the docker-proxy's socket (not the engine's) and
 // logging JSON (the election chaos check reads their logs); every
 // container labelled so that the masters' Docker runtime finds it
-// (services/master: wololo.project, wololo.instance, wololo.address).
+// (services/roles/master: wololo.project, wololo.instance, wololo.address).
 // With Options.LogJSON (`wololo compose --log-json`) every service logs
 // JSON; the default output, deploy/compose.yaml, only the masters.
 //
@@ -27,7 +27,7 @@
 // Only the docker-proxy service holds the engine's socket; it lets the
 // masters list the project's labelled containers and start and SIGKILL
 // them, in the one API version they pin (deploy.DockerAPIVersion), and
-// nothing else (services/dockerproxy). The proxy itself is not a graph
+// nothing else (services/roles/dockerproxy). The proxy itself is not a graph
 // process and carries no project label: the masters do not supervise it,
 // so it is the one service with a restart policy (unless-stopped).
 //
@@ -204,7 +204,7 @@ func command(top deploy.Topology, in deploy.Instance, runtime, project, logLevel
 	}
 	// The admin listener binds to loopback by default, which no published
 	// port and no scraper on the project network reaches: every container
-	// binds it to all its interfaces, guarded as services/admin says (the
+	// binds it to all its interfaces, guarded as services/ops/admin says (the
 	// operator's token for the page and the job labels, Host checked).
 	admin := net.JoinHostPort("0.0.0.0", strconv.Itoa(top.AdminPort(in)))
 	cmd = append(cmd, "--hosts", "{instance}", "--admin", admin, "--data", DataDir, "--log-level", logLevel, "--tls-dir", SecretsDir)

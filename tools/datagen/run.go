@@ -6,8 +6,8 @@ import (
 	"io"
 	"path/filepath"
 
-	"github.com/wololo/wololo/services/cli"
-	"github.com/wololo/wololo/services/datagen"
+	"github.com/wololo/wololo/services/base/datagen"
+	"github.com/wololo/wololo/services/cmdline/cli"
 )
 
 // Run is the `wololo datagen` subcommand. It parses args (without the

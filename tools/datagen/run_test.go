@@ -11,8 +11,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/wololo/wololo/services/cli"
-	"github.com/wololo/wololo/services/datagen"
+	"github.com/wololo/wololo/services/base/datagen"
+	"github.com/wololo/wololo/services/cmdline/cli"
 )
 
 func TestRun(t *testing.T) {

@@ -26,8 +26,8 @@
 // CGO-free: the root module's `go build`, `go vet ./...` and `go test ./...`
 // never see this directory. The program itself imports nothing of Wololo,
 // so that it shares no code, and so no bug, with what it is compared to.
-// Its test does import the reference evaluator (services/reference) and
-// the data generator (services/datagen), through `replace
+// Its test does import the reference evaluator (services/dataflow/reference) and
+// the data generator (services/base/datagen), through `replace
 // github.com/wololo/wololo => ../..` in go.mod: the comparison then always
 // runs against the reference of the same checkout, in process, without
 // building the whole wololo binary first.

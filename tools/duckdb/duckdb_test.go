@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/wololo/wololo/services/datagen"
-	"github.com/wololo/wololo/services/reference"
+	"github.com/wololo/wololo/services/base/datagen"
+	"github.com/wololo/wololo/services/dataflow/reference"
 )
 
 // answerAndCompare runs Answer on two files and checks its four outputs

@@ -2,7 +2,7 @@ package pki
 
 // Tokens: bearer credentials the CA vouches for, for HTTP callers that
 // cannot present a certificate without pain (a browser, Prometheus, curl
-// on the admin listener; see services/admin for why a token and not mutual
+// on the admin listener; see services/ops/admin for why a token and not mutual
 // TLS there).
 //
 // A token is "wololo1.PAYLOAD.SIGNATURE", both parts base64url without

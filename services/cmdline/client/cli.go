@@ -1,0 +1,305 @@
+package client
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
+	"github.com/wololo/wololo/services/cmdline/cli"
+	"github.com/wololo/wololo/services/cmdline/tlsflags"
+	"github.com/wololo/wololo/services/dataflow/schema"
+)
+
+// DefaultServer is the gateway address of the local and compose modes.
+const DefaultServer = "127.0.0.1:7100"
+
+// DefaultTLSDir is where `wololo local` writes the CA and the first client
+// credential (its default data directory's tls/).
+const DefaultTLSDir = "data/local/tls"
+
+// EnvServer gives --server its default; tlsflags.EnvDir and
+// tlsflags.EnvClient do the same for --tls-dir and --name. A flag on the
+// command line wins over its variable, the variable over the built-in
+// default.
+const EnvServer = "WOLOLO_SERVER"
+
+// environment is the part of every client command's help that names its
+// variables and exit statuses.
+const environment = `
+environment (a flag given wins over its variable, the variable over the default):
+  ` + EnvServer + `   --server
+  ` + tlsflags.EnvDir + `  --tls-dir
+  ` + tlsflags.EnvClient + `   --name
+
+` + cli.ExitCodes
+
+// gatewayFlags are the flags every client command reaches the gateway
+// with: --server (default $WOLOLO_SERVER, else DefaultServer), the TLS
+// flags --tls-dir, --name and --insecure (tlsflags: $WOLOLO_TLS_DIR, else
+// DefaultTLSDir; $WOLOLO_CLIENT, else "client") and --connect-timeout.
+type gatewayFlags struct {
+	server string
+	creds  *tlsflags.Flags
+	reach  time.Duration
+}
+
+func registerGateway(fs *flag.FlagSet) *gatewayFlags {
+	g := &gatewayFlags{}
+	cli.StringEnv(fs, &g.server, "server", EnvServer, DefaultServer, "gateway address, host:port")
+	g.creds = tlsflags.RegisterClient(fs, DefaultTLSDir)
+	fs.DurationVar(&g.reach, "connect-timeout", DefaultReach, "give up when the gateway cannot be reached for this long")
+	return g
+}
+
+const usage = `usage: wololo client <command> [flags]
+
+commands:
+  submit   upload matches.csv and match_players.csv, wait, write q1.csv..q4.csv
+  status   show a job's state and report
+  watch    follow a job until it ends (--json: one object per line)
+  results  fetch a finished job's four files
+  list     this client's jobs at the gateway, with their states
+  cancel   drop one of this client's jobs at the gateway (one left uploading, say)
+
+Run 'wololo client <command> -h' for a command's flags.
+` + environment
+
+// Run is the `wololo client` command.
+func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		if len(args) == 0 {
+			fmt.Fprint(stderr, usage)
+			return fmt.Errorf("%w: a command is required", cli.ErrUsage)
+		}
+		fmt.Fprint(stdout, usage)
+		return nil
+	}
+	switch args[0] {
+	case "submit":
+		return runSubmit(ctx, args[1:], stdout, stderr)
+	case "status":
+		return runJob(ctx, "status", args[1:], stdout, stderr)
+	case "watch":
+		return runWatch(ctx, args[1:], stdout, stderr)
+	case "results":
+		return runJob(ctx, "results", args[1:], stdout, stderr)
+	case "list":
+		return runList(ctx, args[1:], stdout, stderr)
+	case "cancel":
+		return runCancel(ctx, args[1:], stdout, stderr)
+	}
+	fmt.Fprint(stderr, usage)
+	return fmt.Errorf("%w: unknown client command %q", cli.ErrUsage, args[0])
+}
+
+// IsTerminal reports whether w is a terminal.
+func IsTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	info, err := f.Stat()
+	return err == nil && info.Mode()&os.ModeCharDevice != 0
+}
+
+func runSubmit(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
+	fs := cli.NewFlagSet("wololo client submit", "usage: wololo client submit --matches F --players F --out DIR [flags]\n\n"+
+		"Creates a job (or re-attaches to --job), uploads both files, waits, and writes q1.csv..q4.csv.\n"+
+		"With --json the final report is one JSON object on stdout (job_id, state, inputs,\n"+
+		"result_rows, outputs with path, rows and bytes, uploaded_bytes, upload_seconds,\n"+
+		"total_seconds; rejects, the path of OUT/rejects.csv, when the job listed malformed\n"+
+		"records); after any failure the same object with error and hint (what to do next),\n"+
+		"and job_id and state \"unknown\" when the job was not created. Progress stays on\n"+
+		"stderr. The first 1000 malformed records of each file (file, offset, reason,\n"+
+		"first_bytes) are written to OUT/rejects.csv, whether the job is done or failed.\n"+environment, stderr)
+	var o SubmitOptions
+	gf := registerGateway(fs)
+	fs.StringVar(&o.Matches, "matches", "", "path of matches.csv (required)")
+	fs.StringVar(&o.Players, "players", "", "path of match_players.csv (required)")
+	fs.StringVar(&o.Out, "out", "", "directory for q1.csv..q4.csv (required)")
+	fs.StringVar(&o.JobID, "job", "", "job id to create or re-attach to (default: a new one)")
+	fs.BoolVar(&o.Keep, "keep", false, "keep the job at the gateway after fetching its results")
+	fs.DurationVar(&o.StallTimeout, "stall-timeout", DefaultStall, "give up (exit 6, the job kept) when the job makes no progress for this long: no upload byte acknowledged, no row applied by any stage; 0 waits for ever")
+	quiet := fs.Bool("quiet", false, "no progress output")
+	asJSON := fs.Bool("json", false, "print the final report as one JSON object on stdout")
+	maxMalformed := MaxMalformedFlag(fs)
+	if err := cli.Parse(fs, args); err != nil {
+		return err
+	}
+	var sum *Summary
+	if *asJSON { // every way out from here prints one object (submitjson.go)
+		defer func() { err = writeSubmitJSON(ctx, stdout, o, sum, err) }()
+	}
+	if err := cli.Required(fs, "matches", "players", "out"); err != nil {
+		return err
+	}
+	if o.MaxMalformed, err = maxMalformed(); err != nil {
+		return err
+	}
+	if !*quiet {
+		o.Progress, o.Terminal = stderr, IsTerminal(stderr)
+	}
+	// The inputs first: a missing file is the likelier mistake, and
+	// says more than a missing credential.
+	for _, path := range []string{o.Matches, o.Players} {
+		if _, err := os.Stat(path); err != nil {
+			return err
+		}
+	}
+	o.Server, o.Reach = gf.server, gf.reach
+	o.Again = Invocation{Program: os.Args[0], Gateway: gatewayArgs(gf.server, gf.creds.Dir, gf.creds.Name, gf.creds.Insecure)}
+	if err := CheckServer(o.Server); err != nil {
+		return err
+	}
+	if o.TLS, err = gf.creds.GatewayTLS(o.Server); err != nil {
+		return err
+	}
+	if sum, err = Submit(ctx, o); err != nil {
+		return err
+	}
+	if !*asJSON {
+		PrintSummary(stdout, sum)
+	}
+	return nil
+}
+
+// PrintSummary prints where the results went and the job report.
+func PrintSummary(w io.Writer, sum *Summary) {
+	fmt.Fprintf(w, "job %s done in %s", sum.JobID, sum.Total.Round(time.Millisecond))
+	if sum.Upload > 0 { // none when nothing was uploaded (the in-memory demo)
+		fmt.Fprintf(w, " (upload %s)", sum.Upload.Round(time.Millisecond))
+	}
+	fmt.Fprintln(w)
+	for _, name := range schema.ResultFiles {
+		fmt.Fprintf(w, "  %-7s %6d rows  %s\n", name, sum.Job.ResultRows[name], sum.Files[name])
+	}
+	if sum.Rejects != "" {
+		fmt.Fprintf(w, "  malformed records (the first of each file) listed in %s\n", sum.Rejects)
+	}
+	PrintReport(w, sum.Job)
+}
+
+// PrintReport prints a job's per-file report.
+func PrintReport(w io.Writer, job *wololov1.Job) {
+	for _, r := range []*wololov1.FileReport{job.Matches, job.Players} {
+		if r == nil {
+			continue
+		}
+		fmt.Fprintf(w, "  %-18s rows read %d, malformed (skipped) %d", r.File, r.Rows, r.Malformed)
+		if len(r.Missing) > 0 {
+			cols := make([]string, 0, len(r.Missing))
+			for c := range r.Missing {
+				cols = append(cols, c)
+			}
+			sort.Strings(cols)
+			var parts []string
+			for _, c := range cols {
+				parts = append(parts, fmt.Sprintf("%s %d", c, r.Missing[c]))
+			}
+			fmt.Fprintf(w, ", missing values (left out) %s", strings.Join(parts, ", "))
+		}
+		if len(r.OversizedAt) > 0 {
+			at := make([]string, len(r.OversizedAt))
+			for i, o := range r.OversizedAt {
+				at[i] = strconv.FormatInt(o, 10)
+			}
+			fmt.Fprintf(w, ", over the record size limit (malformed) at byte %s", strings.Join(at, ", "))
+		}
+		fmt.Fprintln(w)
+	}
+}
+
+func runJob(ctx context.Context, cmd string, args []string, stdout, stderr io.Writer) error {
+	what := map[string]string{"status": "prints a job's state and report", "results": "fetches a finished job's four files into --out"}[cmd]
+	text := strings.ToUpper(what[:1]) + what[1:] + ".\n"
+	if cmd == "status" {
+		text += "With --json, one JSON object on stdout: job_id, state, message, elapsed_seconds,\n" +
+			"inputs (file, size_bytes, uploaded_bytes, uploaded, rows, malformed, missing,\n" +
+			"oversized_at) and result_rows.\n"
+	}
+	fs := cli.NewFlagSet("wololo client "+cmd, "usage: wololo client "+cmd+" --job ID [flags]\n\n"+text+environment, stderr)
+	gf := registerGateway(fs)
+	id := fs.String("job", "", "job id (required)")
+	asJSON := false
+	if cmd == "status" {
+		fs.BoolVar(&asJSON, "json", false, "print the job as one JSON object")
+	}
+	out, keep := "", false
+	if cmd == "results" {
+		fs.StringVar(&out, "out", "", "directory for q1.csv..q4.csv (required)")
+		fs.BoolVar(&keep, "keep", false, "keep the job at the gateway after fetching its results (by default it is released)")
+	}
+	if err := cli.Parse(fs, args); err != nil {
+		return err
+	}
+	if err := cli.Required(fs, "job", "out"); err != nil { // "out" only exists for results
+		return err
+	}
+	if cmd == "results" {
+		if err := CheckWritable(out); err != nil {
+			return err
+		}
+	}
+	if err := CheckServer(gf.server); err != nil {
+		return err
+	}
+	tlsConfig, err := gf.creds.GatewayTLS(gf.server)
+	if err != nil {
+		return err
+	}
+	gw, err := Open(gf.server, tlsConfig, gf.reach)
+	if err != nil {
+		return err
+	}
+	defer gw.Close()
+	gw.Notify = stderr
+	switch cmd {
+	case "status":
+		job, err := gw.Get(ctx, *id)
+		if err != nil {
+			return explain(gf.server, err)
+		}
+		if asJSON {
+			return WriteJSON(stdout, NewJobReport(*id, job))
+		}
+		printJob(stdout, job)
+	case "results":
+		paths, err := gw.Fetch(ctx, *id, out)
+		if err != nil {
+			return explain(gf.server, err)
+		}
+		for _, name := range schema.ResultFiles {
+			fmt.Fprintf(stdout, "wrote %s\n", paths[name])
+		}
+		if !keep {
+			if err := gw.Delete(ctx, *id); err != nil {
+				return fmt.Errorf("the results are written, but job %s could not be released at the gateway (%w); it is dropped after the gateway's retention", *id, explain(gf.server, err))
+			}
+			fmt.Fprintf(stdout, "released job %s at the gateway\n", *id)
+		}
+	}
+	return nil
+}
+
+func printJob(w io.Writer, j *wololov1.Job) {
+	fmt.Fprintf(w, "job %s: %s after %.1fs", j.JobId, StateWord(j.State), j.ElapsedSeconds)
+	for _, r := range []*wololov1.FileReport{j.Matches, j.Players} {
+		if r != nil && r.Size > 0 {
+			fmt.Fprintf(w, ", %s %.0f%%", r.File, 100*float64(r.Offset)/float64(r.Size))
+		}
+	}
+	if j.Message != "" {
+		fmt.Fprintf(w, " (%s)", j.Message)
+	}
+	fmt.Fprintln(w)
+	if j.State == wololov1.JobState_JOB_STATE_DONE || j.State == wololov1.JobState_JOB_STATE_FAILED {
+		PrintReport(w, j)
+	}
+}

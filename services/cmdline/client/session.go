@@ -1,0 +1,299 @@
+package client
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/connectivity"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/status"
+
+	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
+	"github.com/wololo/wololo/services/cmdline/cli"
+	"github.com/wololo/wololo/transport"
+)
+
+// DefaultReach is how long a client command waits for an unreachable
+// gateway before it gives up (--connect-timeout).
+const DefaultReach = 30 * time.Second
+
+// ErrUnreachable is matched by the error of a call that gave up because the
+// gateway could not be reached within the session's Reach. It is a
+// cli.ErrUnreachable: the command exits with status 5.
+var ErrUnreachable = cli.Mark(errors.New("cannot reach the gateway"), cli.ErrUnreachable)
+
+// Session is a client's connection to one gateway. Every call first waits
+// for the connection to be up, but at most Reach, so that no command hangs
+// on a gateway that is down: it ends with ErrUnreachable instead. Once up,
+// calls wait as long as they need (a job may run for minutes).
+type Session struct {
+	Server string
+	Reach  time.Duration
+	Jobs   wololov1.JobServiceClient
+	// Notify, if set, is told about a wait for the gateway (stderr).
+	Notify  io.Writer
+	conn    *grpc.ClientConn
+	tls     *tls.Config
+	reached bool // the connection was up once
+}
+
+// Open connects to the gateway at server with tlsConfig (nil: plain TCP);
+// reach is DefaultReach if zero. A malformed address is a usage error
+// (CheckServer).
+func Open(server string, tlsConfig *tls.Config, reach time.Duration) (*Session, error) {
+	if err := CheckServer(server); err != nil {
+		return nil, err
+	}
+	conn, err := Dial(server, tlsConfig)
+	if err != nil {
+		return nil, err
+	}
+	if reach <= 0 {
+		reach = DefaultReach
+	}
+	return &Session{Server: server, Reach: reach, Jobs: wololov1.NewJobServiceClient(conn), conn: conn, tls: tlsConfig}, nil
+}
+
+// Close closes the connection.
+func (s *Session) Close() error { return s.conn.Close() }
+
+// ready waits until the connection is up and the gateway done recovering
+// from its store, at most Reach. Until the gateway was reached once, a
+// connection that does not come up at once is probed (reach.go): an
+// address that is not the gateway's public port fails at once, a refused
+// port or an unknown host after RefusedGrace (judge); any wait is said on
+// Notify, once and then every NoticeEvery.
+func (s *Session) ready(ctx context.Context) error {
+	wait, cancel := context.WithTimeout(ctx, s.Reach)
+	defer cancel()
+	s.conn.Connect()
+	start := time.Now()
+	var last diagnosis
+	var lastProbe, lastNotice time.Time
+	for {
+		st := s.conn.GetState()
+		if st == connectivity.Ready {
+			s.reached = true
+			if !lastNotice.IsZero() {
+				s.notify("reached the gateway at %s\n", s.Server)
+			}
+			return s.recovered(ctx, wait)
+		}
+		now := time.Now()
+		if now.Sub(start) >= firstTry && now.Sub(lastProbe) >= time.Second {
+			lastProbe = now
+			last = probe(wait, s.Server, s.tls)
+			if err := s.judge(last, now.Sub(start)); err != nil {
+				return err
+			}
+			if left := s.Reach - now.Sub(start); now.Sub(lastNotice) >= NoticeEvery && left >= 2*time.Second {
+				lastNotice = now
+				s.notify("%s\n", s.waitingFor(last, left))
+			}
+		}
+		step, stop := context.WithTimeout(wait, 250*time.Millisecond)
+		s.conn.WaitForStateChange(step, st)
+		stop()
+		if wait.Err() != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			why := last.what
+			if why == "" {
+				why = s.lastError(ctx)
+			}
+			return fmt.Errorf("%w at %s within %s (%s; is it running? --connect-timeout sets the wait)", ErrUnreachable, s.Server, s.Reach, why)
+		}
+	}
+}
+
+// firstTry is how long gRPC is left to connect before the address is
+// probed.
+const firstTry = 500 * time.Millisecond
+
+// judge is the error a probe's diagnosis ends the wait with, after
+// waited; nil to go on waiting. Once the gateway was reached, nothing
+// ends it but Reach: whatever the probe meets then is a gateway
+// restarting (or one briefly in its place), not a wrong address.
+func (s *Session) judge(d diagnosis, waited time.Duration) error {
+	switch {
+	case s.reached:
+		return nil
+	case d.kind == notGateway:
+		return cli.Mark(fmt.Errorf("cannot use --server %s: %s", s.Server, d.what), cli.ErrUsage)
+	case waited < min(RefusedGrace, s.Reach):
+		return nil
+	case d.kind == unknownHost:
+		return cli.Mark(fmt.Errorf("cannot use --server %s: %s", s.Server, d.what), cli.ErrUsage)
+	case d.kind == refused:
+		return fmt.Errorf("%w at %s within %s: %s", ErrUnreachable, s.Server, min(RefusedGrace, s.Reach), d.what)
+	}
+	return nil
+}
+
+// waitingFor is the line that says what the wait is about, left more
+// of it at most.
+func (s *Session) waitingFor(d diagnosis, left time.Duration) string {
+	if (d.kind == refused || d.kind == unknownHost) && !s.reached {
+		return fmt.Sprintf("%s; retrying for %s", d.what, min(RefusedGrace, s.Reach))
+	}
+	why := d.what
+	switch {
+	case d.kind == answered:
+		why = "the gateway accepts connections but is not ready yet"
+	case why == "":
+		why = "no answer yet"
+	}
+	return fmt.Sprintf("waiting for the gateway at %s (%s), up to %s more (--connect-timeout)", s.Server, why, left.Round(time.Second))
+}
+
+// notify writes a line about the wait to Notify, if set.
+func (s *Session) notify(format string, args ...any) {
+	if s.Notify != nil {
+		fmt.Fprintf(s.Notify, format, args...)
+	}
+}
+
+// recovered waits while the gateway answers that it is recovering (health
+// "" NOT_SERVING, "wololo.recovering" SERVING: see services/roles/rpcserver),
+// until wait ends. Any other answer, or none, is left to the call itself.
+func (s *Session) recovered(ctx, wait context.Context) error {
+	health := healthpb.NewHealthClient(s.conn)
+	for {
+		r, err := health.Check(wait, &healthpb.HealthCheckRequest{})
+		if err != nil || r.Status == healthpb.HealthCheckResponse_SERVING {
+			return nil
+		}
+		r, err = health.Check(wait, &healthpb.HealthCheckRequest{Service: transport.RecoveringService})
+		if err != nil || r.Status != healthpb.HealthCheckResponse_SERVING {
+			return nil
+		}
+		select {
+		case <-wait.Done():
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return fmt.Errorf("%w at %s within %s: it is still recovering its jobs from its store (--connect-timeout sets the wait)", ErrUnreachable, s.Server, s.Reach)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+// lastError is why the connection is down, as gRPC reports it to a call
+// that does not wait (a refused connection, a failed TLS handshake).
+func (s *Session) lastError(ctx context.Context) string {
+	probe, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	_, err := s.Jobs.GetJob(probe, &wololov1.GetJobRequest{})
+	if err == nil {
+		return "it answers now"
+	}
+	return status.Convert(err).Message()
+}
+
+// call runs f once the gateway is reachable; f's calls may wait for a
+// connection that breaks meanwhile, it is only the first wait that is
+// bounded by ready.
+func (s *Session) call(ctx context.Context, f func(ctx context.Context) error) error {
+	if err := s.ready(ctx); err != nil {
+		return err
+	}
+	return f(ctx)
+}
+
+// retry calls f until it succeeds, fails for good, or has failed attempts
+// times in a row; a gateway unreachable for longer than Reach ends it too.
+func (s *Session) retry(ctx context.Context, attempts int, f func(ctx context.Context) error) error {
+	delay := 200 * time.Millisecond
+	for attempt := 1; ; attempt++ {
+		err := s.call(ctx, f)
+		if err == nil || errors.Is(err, ErrUnreachable) || errors.Is(err, cli.ErrUsage) || !retryable(err) || attempt == attempts || ctx.Err() != nil {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(delay):
+		}
+		delay = min(2*delay, 2*time.Second)
+	}
+}
+
+// Get returns a job's state.
+func (s *Session) Get(ctx context.Context, id string) (*wololov1.Job, error) {
+	var job *wololov1.Job
+	err := s.retry(ctx, 3, func(ctx context.Context) error {
+		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		r, err := s.Jobs.GetJob(cctx, &wololov1.GetJobRequest{JobId: id}, grpc.WaitForReady(true))
+		if err == nil {
+			job = r.Job
+		}
+		return err
+	})
+	return job, err
+}
+
+// Watch follows a job until it is done or failed; each state goes to fn.
+// A broken stream is opened again; a gateway unreachable for longer than
+// Reach ends it with ErrUnreachable.
+func (s *Session) Watch(ctx context.Context, id string, fn func(*wololov1.Job)) (*wololov1.Job, error) {
+	delay := 200 * time.Millisecond
+	for {
+		if err := s.ready(ctx); err != nil {
+			return nil, err
+		}
+		stream, err := s.Jobs.WatchJob(ctx, &wololov1.WatchJobRequest{JobId: id}, grpc.WaitForReady(true))
+		if err != nil {
+			return nil, err
+		}
+		var last *wololov1.Job
+		for {
+			r, err := stream.Recv()
+			if err == nil {
+				last = r.Job
+				if fn != nil {
+					fn(last)
+				}
+				continue
+			}
+			if last != nil && (last.State == wololov1.JobState_JOB_STATE_DONE || last.State == wololov1.JobState_JOB_STATE_FAILED) {
+				return last, nil
+			}
+			if retryable(err) && ctx.Err() == nil {
+				break
+			}
+			return nil, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(delay):
+		}
+		delay = min(2*delay, 2*time.Second)
+	}
+}
+
+// Fetch writes a finished job's four files into dir.
+func (s *Session) Fetch(ctx context.Context, id, dir string) (map[string]string, error) {
+	var paths map[string]string
+	err := s.retry(ctx, 10, func(ctx context.Context) error {
+		var err error
+		paths, err = FetchResults(ctx, s.Jobs, id, dir)
+		return err
+	})
+	return paths, err
+}
+
+// Delete releases a job at the gateway.
+func (s *Session) Delete(ctx context.Context, id string) error {
+	return s.retry(ctx, 10, func(ctx context.Context) error {
+		_, err := s.Jobs.DeleteJob(ctx, &wololov1.DeleteJobRequest{JobId: id}, grpc.WaitForReady(true))
+		return err
+	})
+}

@@ -1,0 +1,139 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
+	"github.com/wololo/wololo/services/cmdline/cli"
+)
+
+// DefaultStall is how long submit waits for a job that makes no progress
+// before it gives up (--stall-timeout).
+const DefaultStall = 5 * time.Minute
+
+// errStalled is the cause a stalled submit's context is cancelled with.
+var errStalled = errors.New("no progress")
+
+// stallWatch bounds a submit: progress is any upload byte the gateway
+// acknowledges, and then any change in where the graph stands on the job
+// (Job.stages: rows applied, stages finished, the state). When nothing
+// moved for limit, it cancels the submit's context with errStalled.
+// A limit of 0 never fires.
+type stallWatch struct {
+	limit time.Duration
+
+	mu    sync.Mutex
+	last  time.Time
+	seen  string        // the progress last seen, as progressKey
+	job   *wololov1.Job // the job as last watched
+	timer *time.Timer
+}
+
+// watchStall starts a watch that cancels with cancel after limit without
+// progress; stop it with stop.
+func watchStall(limit time.Duration, cancel context.CancelCauseFunc) *stallWatch {
+	w := &stallWatch{limit: limit, last: time.Now()}
+	if limit > 0 {
+		w.timer = time.AfterFunc(limit, func() { w.check(cancel) })
+	}
+	return w
+}
+
+// check fires when the time is up since the last progress, else waits
+// again for the rest.
+func (w *stallWatch) check(cancel context.CancelCauseFunc) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if left := w.limit - time.Since(w.last); left > 0 {
+		w.timer.Reset(left)
+		return
+	}
+	cancel(errStalled)
+}
+
+// stop ends the watch.
+func (w *stallWatch) stop() {
+	if w.timer != nil {
+		w.timer.Stop()
+	}
+}
+
+// touch records progress now.
+func (w *stallWatch) touch() {
+	w.mu.Lock()
+	w.last = time.Now()
+	w.mu.Unlock()
+}
+
+// saw records a state of the job; it is progress when it differs from
+// the one seen before. A running job whose gateway reports no stages (one
+// that does not gather them) cannot be judged, and counts as progress.
+func (w *stallWatch) saw(job *wololov1.Job) {
+	key := progressKey(job)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.job = job
+	blind := job.GetState() == wololov1.JobState_JOB_STATE_RUNNING && len(job.GetStages()) == 0
+	if key != w.seen || blind {
+		w.seen, w.last = key, time.Now()
+	}
+}
+
+// lastJob is the job as last seen, nil if none.
+func (w *stallWatch) lastJob() *wololov1.Job {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.job
+}
+
+// progressKey is what of a job's state counts as progress.
+func progressKey(j *wololov1.Job) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s", j.GetState())
+	for _, f := range []*wololov1.FileReport{j.GetMatches(), j.GetPlayers()} {
+		fmt.Fprintf(&b, " %d", f.GetOffset())
+	}
+	for _, s := range j.GetStages() {
+		fmt.Fprintf(&b, " %s:%d:%t", s.GetStage(), s.GetRowsIn(), s.GetFinished())
+	}
+	return b.String()
+}
+
+// stalledError says what a job that made no progress for limit is stuck
+// on, from its last state (nil: the gateway told nothing of it): the
+// stages with instances that do not answer, else the stages not done
+// with it. It is marked cli.ErrStalled (exit 6).
+func stalledError(id string, limit time.Duration, job *wololov1.Job) error {
+	what := stuckOn(job)
+	return cli.Mark(fmt.Errorf("job %s made no progress for %s (--stall-timeout): %s", id, limit, what), cli.ErrStalled)
+}
+
+// stuckOn describes where a job stands still.
+func stuckOn(job *wololov1.Job) string {
+	if job == nil {
+		return "the gateway acknowledged no upload and reported nothing of the job"
+	}
+	var down, busy []string
+	for _, s := range job.GetStages() {
+		if n := len(s.GetUnreachable()); n > 0 {
+			down = append(down, fmt.Sprintf("stage %s: %s (%d of %d instances) not answering the gateway", s.GetStage(), strings.Join(s.GetUnreachable(), ", "), n, s.GetInstances()))
+		} else if !s.GetFinished() {
+			busy = append(busy, fmt.Sprintf("%s (%d rows applied)", s.GetStage(), s.GetRowsIn()))
+		}
+	}
+	state := StateWord(job.GetState())
+	switch {
+	case len(down) > 0:
+		return fmt.Sprintf("it is %s; %s; a master restarts a process that exited, not one that is stopped or whose host is cut off (`wololo top` shows the processes)", state, strings.Join(down, "; "))
+	case len(busy) > 0:
+		return fmt.Sprintf("it is %s; every process answers, but these stages, not done with it, applied no new rows: %s (`wololo top` shows their backlog)", state, strings.Join(busy, ", "))
+	case job.GetState() == wololov1.JobState_JOB_STATE_UPLOADING:
+		return "it is uploading, and the gateway acknowledged no new bytes"
+	}
+	return fmt.Sprintf("it is %s, and the gateway reports no stage at work on it", state)
+}

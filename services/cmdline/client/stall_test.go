@@ -1,0 +1,75 @@
+package client
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
+	"github.com/wololo/wololo/services/cmdline/cli"
+)
+
+func TestStuckOn(t *testing.T) {
+	running := wololov1.JobState_JOB_STATE_RUNNING
+	for _, c := range []struct {
+		name string
+		job  *wololov1.Job
+		want string
+	}{
+		{"shards down", &wololov1.Job{State: running, Stages: []*wololov1.StageProgress{
+			{Stage: "gateway", Instances: 1, RowsIn: 10, Finished: true},
+			{Stage: "shard", Instances: 2, Unreachable: []string{"shard-0", "shard-1"}},
+		}}, "stage shard: shard-0, shard-1 (2 of 2 instances) not answering the gateway"},
+		{"a stage backed up", &wololov1.Job{State: running, Stages: []*wololov1.StageProgress{
+			{Stage: "shard", Instances: 2, RowsIn: 40, Finished: true},
+			{Stage: "q3-joiner", Instances: 2, RowsIn: 7},
+		}}, "q3-joiner (7 rows applied)"},
+		{"upload", &wololov1.Job{State: wololov1.JobState_JOB_STATE_UPLOADING}, "acknowledged no new bytes"},
+		{"nothing known", nil, "reported nothing"},
+	} {
+		err := stalledError("j", time.Minute, c.job)
+		if !strings.Contains(err.Error(), c.want) || cli.ExitCode(err) != cli.ExitStalled || !strings.Contains(err.Error(), "job j made no progress for 1m0s") {
+			t.Errorf("%s: %v (exit %d), want %q", c.name, err, cli.ExitCode(err), c.want)
+		}
+	}
+}
+
+func TestStallWatchFires(t *testing.T) {
+	fired := make(chan error, 1)
+	w := watchStall(300*time.Millisecond, func(cause error) { fired <- cause })
+	defer w.stop()
+	job := &wololov1.Job{State: wololov1.JobState_JOB_STATE_RUNNING, Stages: []*wololov1.StageProgress{{Stage: "shard", RowsIn: 1}}}
+	start := time.Now()
+	for i := 0; i < 5; i++ { // progress keeps it quiet
+		time.Sleep(100 * time.Millisecond)
+		job.Stages[0].RowsIn++
+		w.saw(job)
+	}
+	select {
+	case <-fired:
+		t.Fatal("fired while the job made progress")
+	default:
+	}
+	blind := &wololov1.Job{State: wololov1.JobState_JOB_STATE_RUNNING}
+	for i := 0; i < 5; i++ { // a gateway that reports no stages cannot be judged
+		time.Sleep(100 * time.Millisecond)
+		w.saw(blind)
+	}
+	select {
+	case <-fired:
+		t.Fatal("fired on a job whose gateway reports no stages")
+	default:
+	}
+	for i := 0; i < 5; i++ { // the same state again is no progress
+		w.saw(job)
+	}
+	select {
+	case cause := <-fired:
+		if !errors.Is(cause, errStalled) || time.Since(start) < 1300*time.Millisecond {
+			t.Fatalf("cause %v after %s", cause, time.Since(start))
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("did not fire")
+	}
+}

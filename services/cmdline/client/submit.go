@@ -1,0 +1,585 @@
+package client
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/tls"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
+	"github.com/wololo/wololo/services/base/atomicfile"
+	"github.com/wololo/wololo/services/cmdline/cli"
+	"github.com/wololo/wololo/services/dataflow/csvio"
+	"github.com/wololo/wololo/services/dataflow/schema"
+	"github.com/wololo/wololo/transport"
+)
+
+// ChunkSize is the number of file bytes per upload message.
+const ChunkSize = 1 << 20
+
+// SubmitOptions describe one job.
+type SubmitOptions struct {
+	Server string
+	// TLS is how to reach the gateway's public port (tlsflags.GatewayTLS);
+	// nil dials plain TCP (a gateway run with --insecure).
+	TLS            *tls.Config
+	Matches        string
+	Players        string
+	Out            string
+	JobID          string    // optional; lets a restarted client re-attach
+	Keep           bool      // do not delete the job at the gateway after fetching
+	Progress       io.Writer // progress output; nil for none
+	Terminal       bool      // draw a progress bar instead of lines
+	UploadAttempts int       // per file; 10 if 0
+	// Reach bounds how long any step waits for an unreachable gateway;
+	// DefaultReach if 0.
+	Reach time.Duration
+	// MaxMalformed is the share of a file's records that may be malformed
+	// (0 to 1); past it the job fails. Nil: the gateway's default.
+	MaxMalformed *float64
+	// Again is how the hints printed after a failure run the client again.
+	Again Invocation
+	// StallTimeout ends a job that makes no progress for this long with
+	// an error marked cli.ErrStalled, saying what is stuck; 0 waits for
+	// ever.
+	StallTimeout time.Duration
+}
+
+// Summary is what a finished submit returns.
+type Summary struct {
+	JobID    string
+	Job      *wololov1.Job
+	Files    map[string]string // result file name → path written
+	Upload   time.Duration
+	Total    time.Duration
+	Uploaded int64 // bytes
+	// Rejects is the path of the rejects.csv written beside the results
+	// (WriteRejects), "" if the job listed no malformed record.
+	Rejects string
+}
+
+// Dial connects to a gateway with tlsConfig (nil: plain TCP).
+func Dial(server string, tlsConfig *tls.Config) (*grpc.ClientConn, error) {
+	conn, err := transport.NewClient(server, tlsConfig)
+	if err != nil {
+		return nil, fmt.Errorf("gateway address %q: %w", server, err)
+	}
+	return conn, nil
+}
+
+// explain turns gRPC errors into messages for people, marked with the
+// kind of failure that sets the exit status: the gateway could not be
+// reached (cli.ErrUnreachable) or it refused the request (cli.ErrRefused).
+func explain(server string, err error) error {
+	st, ok := status.FromError(err)
+	if !ok {
+		return err
+	}
+	switch st.Code() {
+	case codes.Unavailable:
+		return fmt.Errorf("%w at %s: %s", ErrUnreachable, server, st.Message())
+	case codes.DeadlineExceeded:
+		return fmt.Errorf("%w at %s: no answer in time (is it running?)", ErrUnreachable, server)
+	case codes.Unimplemented:
+		return cli.Mark(fmt.Errorf("cannot use --server %s: it answers gRPC but serves no JobService, so it is not the gateway's public port (%d unless the deployment chose another) but another port of the deployment: %s", server, DefaultPublicPort, st.Message()), cli.ErrUsage)
+	case codes.InvalidArgument, codes.NotFound, codes.FailedPrecondition:
+		return cli.Mark(errors.New(st.Message()), cli.ErrRefused)
+	case codes.Unauthenticated, codes.PermissionDenied:
+		return cli.Mark(fmt.Errorf("the gateway at %s refused this client's credential (%s): %s (see --tls-dir and --name)", server, st.Code(), st.Message()), cli.ErrRefused)
+	case codes.ResourceExhausted:
+		return cli.Mark(fmt.Errorf("the gateway at %s is at a limit (%s): %s", server, st.Code(), st.Message()), cli.ErrRefused)
+	}
+	return fmt.Errorf("gateway error (%s): %s", st.Code(), st.Message())
+}
+
+// ReadHeader reads a file's header record and checks it as the gateway and
+// the reference would (required columns once each, a bounded size), so
+// that a wrong file is refused at once, naming the path the user gave.
+// Column names travel as protobuf strings: bytes that are not UTF-8 are
+// replaced, which cannot turn any name into a required one.
+func ReadHeader(path string, file schema.File) (*wololov1.FileHeader, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if info.IsDir() {
+		return nil, fmt.Errorf("%s is a directory, not a CSV file", path)
+	}
+	sc := csvio.NewScanner(f)
+	sc.SetMaxRecordSize(schema.MaxHeaderBytes)
+	if !sc.Scan() {
+		if errors.Is(sc.Err(), csvio.ErrRecordTooLong) {
+			return nil, fmt.Errorf("%s: %w", path, schema.HeaderTooLong(file))
+		}
+		if sc.Err() != nil {
+			return nil, fmt.Errorf("read header of %s: %w", path, sc.Err())
+		}
+		return nil, fmt.Errorf("%s is empty: it needs at least a header row", path)
+	}
+	if sc.Kind() != csvio.Record {
+		return nil, fmt.Errorf("%s: the header row cannot be parsed as CSV", path)
+	}
+	fields := sc.Fields()
+	if file == schema.Matches {
+		_, err = schema.ParseMatchHeader(fields)
+	} else {
+		_, err = schema.ParsePlayerHeader(fields)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	h := &wololov1.FileHeader{DataOffset: sc.Offset(), Size: info.Size()}
+	for _, f := range fields {
+		h.Columns = append(h.Columns, strings.ToValidUTF8(string(f), "\uFFFD"))
+	}
+	if h.Fingerprint, err = Fingerprint(f, info.Size()); err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	return h, nil
+}
+
+// fingerprintSpan is how much of each end of a file its fingerprint reads.
+const fingerprintSpan = 1 << 20
+
+// Fingerprint is what a job remembers of a file's content to tell it from
+// another: SHA-256 over the size and the first and last MiB. Cheap on any
+// file, and enough to catch a resume with other files (another dataset,
+// the two files swapped, a file that grew); a file changed only in its
+// middle passes, which the size usually betrays.
+func Fingerprint(f io.ReaderAt, size int64) ([]byte, error) {
+	h := sha256.New()
+	var n [8]byte
+	binary.BigEndian.PutUint64(n[:], uint64(size))
+	h.Write(n[:])
+	head := min(size, fingerprintSpan)
+	if _, err := io.Copy(h, io.NewSectionReader(f, 0, head)); err != nil {
+		return nil, err
+	}
+	tail := max(head, size-fingerprintSpan)
+	if _, err := io.Copy(h, io.NewSectionReader(f, tail, size-tail)); err != nil {
+		return nil, err
+	}
+	return h.Sum(nil), nil
+}
+
+// Submit runs a whole job: create, upload both files, wait, fetch results.
+// Once the job exists at the gateway it returns a Summary also with an
+// error: what is known of the job (its id, its last state, the time
+// spent). A job that failed gives an error marked cli.ErrJobFailed.
+func Submit(ctx context.Context, o SubmitOptions) (sum *Summary, err error) {
+	start := time.Now()
+	defer func() {
+		if sum != nil {
+			sum.Total = time.Since(start)
+		}
+	}()
+	var mh, ph *wololov1.FileHeader
+	mh, err = ReadHeader(o.Matches, schema.Matches)
+	if err != nil {
+		return nil, fmt.Errorf("the matches file: %w", err)
+	}
+	ph, err = ReadHeader(o.Players, schema.Players)
+	if err != nil {
+		return nil, fmt.Errorf("the players file: %w", err)
+	}
+	if err := CheckWritable(o.Out); err != nil {
+		return nil, err
+	}
+	gw, err := Open(o.Server, o.TLS, o.Reach)
+	if err != nil {
+		return nil, err
+	}
+	defer gw.Close()
+	gw.Notify = o.Progress
+	if o.JobID == "" {
+		// Named here, so that a CreateJob retried after the gateway
+		// restarted finds the same job instead of making a second one.
+		o.JobID = transport.NewJobID()
+	}
+	var created *wololov1.CreateJobResponse
+	err = gw.retry(ctx, 5, func(ctx context.Context) error {
+		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		var err error
+		created, err = gw.Jobs.CreateJob(cctx, &wololov1.CreateJobRequest{Matches: mh, Players: ph, JobId: o.JobID, MaxMalformed: o.MaxMalformed}, grpc.WaitForReady(true))
+		return err
+	})
+	if err != nil {
+		return nil, explain(o.Server, err)
+	}
+	sum = &Summary{JobID: created.JobId, Files: map[string]string{}}
+	// From here until the job ends, it must make progress.
+	ctx, stalled := context.WithCancelCause(ctx)
+	defer stalled(nil)
+	stall := watchStall(o.StallTimeout, stalled)
+	defer stall.stop()
+	p := newProgress(o.Progress, o.Terminal)
+	p.moved = stall.touch
+	if created.Resumed {
+		p.printf("job %s resumed on %s\n", sum.JobID, o.Server)
+	} else {
+		p.printf("job %s created on %s\n", sum.JobID, o.Server)
+	}
+	// From here on the job exists at the gateway: every way out says how
+	// to pick it up again, unless the job failed (it cannot be resumed).
+	leftBehind := func(err error) error {
+		if errors.Is(context.Cause(ctx), errStalled) {
+			return cli.WithHint(stalledError(sum.JobID, o.StallTimeout, lastState(gw, sum.JobID, stall.lastJob())), resumeHint(o, sum.JobID))
+		}
+		if status.Code(err) != codes.FailedPrecondition {
+			return cli.WithHint(explain(o.Server, err), resumeHint(o, sum.JobID))
+		}
+		if job, gerr := gw.Get(ctx, sum.JobID); gerr == nil && job.State == wololov1.JobState_JOB_STATE_FAILED {
+			sum.Job = job
+			return failed(sum, o.Out)
+		}
+		return cli.WithHint(explain(o.Server, err), resumeHint(o, sum.JobID))
+	}
+
+	files := []struct {
+		path string
+		kind wololov1.InputFile
+		size int64
+	}{{o.Matches, wololov1.InputFile_INPUT_FILE_MATCHES, mh.Size}, {o.Players, wololov1.InputFile_INPUT_FILE_PLAYERS, ph.Size}}
+	p.total = mh.Size + ph.Size
+	for _, f := range files {
+		if err := uploadWithRetry(ctx, gw, sum.JobID, f.path, f.kind, o.UploadAttempts, p); err != nil {
+			return sum, leftBehind(err)
+		}
+		sum.Uploaded += f.size
+	}
+	p.finishBar()
+	sum.Upload = time.Since(start)
+	p.printf("upload done in %s; waiting for results\n", sum.Upload.Round(time.Millisecond))
+
+	job, err := gw.Watch(ctx, sum.JobID, stall.saw)
+	if err != nil {
+		return sum, leftBehind(err)
+	}
+	stall.stop()
+	sum.Job = job
+	if job.State != wololov1.JobState_JOB_STATE_DONE {
+		return sum, failed(sum, o.Out)
+	}
+	if sum.Rejects, _, err = WriteRejects(o.Out, job); err != nil {
+		return sum, err
+	}
+	if sum.Files, err = gw.Fetch(ctx, sum.JobID, o.Out); err != nil {
+		return sum, cli.WithHint(explain(o.Server, err), fmt.Sprintf("the job is done and kept at the gateway: fetch its answers with `%s`", o.Again.command("results", "--job", sum.JobID, "--out", o.Out)))
+	}
+	if !o.Keep {
+		if err := gw.Delete(ctx, sum.JobID); err != nil {
+			p.printf("warning: could not release job %s at the gateway (%v); it is dropped after the gateway's retention, or release it with `%s`\n", sum.JobID, err, o.Again.command("results", "--job", sum.JobID, "--out", o.Out))
+		}
+	}
+	return sum, nil
+}
+
+// failed is the error of a job that failed (sum.Job): its message, and
+// where its malformed records are listed if it listed any.
+func failed(sum *Summary, out string) error {
+	job := sum.Job
+	err := fmt.Errorf("job %s %s: %s", sum.JobID, StateWord(job.State), job.Message)
+	path, n, werr := WriteRejects(out, job)
+	switch {
+	case werr != nil:
+		err = fmt.Errorf("%w (and its malformed records could not be listed: %v)", err, werr)
+	case n > 0:
+		sum.Rejects = path
+		err = fmt.Errorf("%w; the first %d malformed records are listed in %s", err, n, path)
+	}
+	return cli.Mark(err, cli.ErrJobFailed)
+}
+
+// lastState is the job as the gateway reports it now, for a stalled
+// job's error (asked briefly: the submit's own context is over), else
+// last, as last watched.
+func lastState(gw *Session, id string, last *wololov1.Job) *wololov1.Job {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	if r, err := gw.Jobs.GetJob(ctx, &wololov1.GetJobRequest{JobId: id}); err == nil {
+		return r.Job
+	}
+	return last
+}
+
+// resumeHint says how to pick a job left at the gateway up again.
+func resumeHint(o SubmitOptions, id string) string {
+	return fmt.Sprintf("job %s stays at the gateway: resume it with `%s`, follow it with `%s`", id,
+		o.Again.command("submit", "--job", id, "--matches", o.Matches, "--players", o.Players, "--out", o.Out),
+		o.Again.command("watch", "--job", id))
+}
+
+// CheckWritable makes dir if needed and checks a file can be written there,
+// so that a job's answers are not computed only to find they cannot be
+// saved.
+func CheckWritable(dir string) error {
+	if dir == "" {
+		return errors.New("an output directory is required (--out)")
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("output directory: %w", err)
+	}
+	f, err := os.CreateTemp(dir, ".wololo-write-check-*")
+	if err != nil {
+		return fmt.Errorf("output directory %s is not writable: %w", dir, err)
+	}
+	f.Close()
+	return os.Remove(f.Name())
+}
+
+// StateWord is a job state as a word: uploading, running, done, failed.
+func StateWord(st wololov1.JobState) string {
+	return strings.ToLower(strings.TrimPrefix(st.String(), "JOB_STATE_"))
+}
+
+// retryable says whether an error is worth retrying after: the gateway
+// went away or broke the call, and a restarted one resumes the job.
+func retryable(err error) bool {
+	switch status.Code(err) {
+	case codes.Unavailable, codes.Aborted, codes.Internal, codes.Unknown, codes.ResourceExhausted:
+		return true
+	}
+	return false
+}
+
+// uploadWithRetry uploads a file, resuming after every break. attempts
+// bounds the breaks in a row without progress; one that moved the
+// committed offset resets the count.
+func uploadWithRetry(ctx context.Context, gw *Session, id, path string, file wololov1.InputFile, attempts int, p *progress) error {
+	if attempts <= 0 {
+		attempts = 10
+	}
+	delay := 200 * time.Millisecond
+	for attempt := 1; ; attempt++ {
+		var progressed bool
+		err := gw.call(ctx, func(ctx context.Context) (err error) {
+			progressed, err = upload(ctx, gw.Jobs, id, path, file, p)
+			return err
+		})
+		if progressed {
+			attempt, delay = 1, 200*time.Millisecond
+		}
+		if err == nil || errors.Is(err, ErrUnreachable) || errors.Is(err, cli.ErrUsage) || !retryable(err) || attempt == attempts || ctx.Err() != nil {
+			return err
+		}
+		p.printf("upload of %s interrupted (%v); resuming in %s (attempt %d of %d)\n", filepath.Base(path), status.Convert(err).Message(), delay, attempt+1, attempts)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(delay):
+		}
+		delay = min(2*delay, 5*time.Second)
+	}
+}
+
+// upload sends one file from the gateway's committed offset to the end.
+func upload(ctx context.Context, jobs wololov1.JobServiceClient, id, path string, file wololov1.InputFile, p *progress) (progressed bool, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return false, err
+	}
+	var acked atomic.Bool
+	defer func() { progressed = acked.Load() }()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stream, err := jobs.Upload(ctx, grpc.WaitForReady(true))
+	if err != nil {
+		return false, err
+	}
+	if err := stream.Send(&wololov1.UploadRequest{Frame: &wololov1.UploadRequest_Start{Start: &wololov1.UploadStart{JobId: id, File: file}}}); err != nil {
+		return false, recvErr(stream, err)
+	}
+	first, err := stream.Recv()
+	if err != nil {
+		return false, err
+	}
+	name := filepath.Base(path)
+	p.setFile(name, file, first.Offset, first.Rows)
+	if first.Done {
+		return false, nil
+	}
+	if _, err := f.Seek(first.Offset, io.SeekStart); err != nil {
+		return false, fmt.Errorf("seek %s to %d: %w", path, first.Offset, err)
+	}
+	acks := make(chan error, 1)
+	var bufs chunkBuffers
+	go func() {
+		for {
+			r, err := stream.Recv()
+			if err != nil {
+				acks <- err
+				return
+			}
+			p.ack(file, r.Offset, r.Rows)
+			bufs.acked(r.Offset)
+			if r.Offset > first.Offset {
+				acked.Store(true)
+			}
+			if r.Done {
+				acks <- nil
+				return
+			}
+		}
+	}()
+	for offset := first.Offset; ; {
+		buf := bufs.get()
+		n, rerr := io.ReadFull(f, buf)
+		if n > 0 {
+			if err := stream.Send(&wololov1.UploadRequest{Frame: &wololov1.UploadRequest_Data{Data: buf[:n]}}); err != nil {
+				return false, waitAck(acks, err)
+			}
+			offset += int64(n)
+			bufs.sent(offset, buf)
+		}
+		if rerr == io.EOF || rerr == io.ErrUnexpectedEOF {
+			break
+		}
+		if rerr != nil {
+			return false, fmt.Errorf("read %s: %w", path, rerr)
+		}
+	}
+	if err := stream.Send(&wololov1.UploadRequest{Frame: &wololov1.UploadRequest_Finish{Finish: &wololov1.UploadFinish{Size: info.Size()}}}); err != nil {
+		return false, waitAck(acks, err)
+	}
+	if err := <-acks; err != nil {
+		return false, err
+	}
+	return false, stream.CloseSend()
+}
+
+// chunkBuffers recycles an upload's read buffers. A sent chunk's buffer
+// may still be held below Send (gRPC may encode or trace a message
+// lazily), but once the gateway acknowledges an offset at or past the
+// chunk's end it has committed those bytes, and nothing holds the message:
+// the buffer is read into again, instead of a new one per chunk (a
+// gigabyte of allocation for a gigabyte uploaded).
+type chunkBuffers struct {
+	mu      sync.Mutex
+	pending []sentChunk // sent, not yet acknowledged, in offset order
+	free    [][]byte
+}
+
+type sentChunk struct {
+	end int64 // the file offset just past the chunk
+	buf []byte
+}
+
+// maxFreeChunks bounds the buffers kept for reuse.
+const maxFreeChunks = 8
+
+// get returns a buffer of ChunkSize bytes to read into.
+func (c *chunkBuffers) get() []byte {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if n := len(c.free); n > 0 {
+		buf := c.free[n-1]
+		c.free = c.free[:n-1]
+		return buf
+	}
+	return make([]byte, ChunkSize)
+}
+
+// sent records that buf was sent, ending at file offset end.
+func (c *chunkBuffers) sent(end int64, buf []byte) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.pending = append(c.pending, sentChunk{end, buf})
+}
+
+// acked frees the buffers of every chunk that ends at or before offset.
+func (c *chunkBuffers) acked(offset int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	i := 0
+	for ; i < len(c.pending) && c.pending[i].end <= offset; i++ {
+		if len(c.free) < maxFreeChunks {
+			c.free = append(c.free, c.pending[i].buf)
+		}
+	}
+	c.pending = append(c.pending[:0], c.pending[i:]...)
+}
+
+// waitAck returns the stream's real error after a failed Send.
+func waitAck(acks chan error, sendErr error) error {
+	select {
+	case err := <-acks:
+		if err != nil {
+			return err
+		}
+	case <-time.After(5 * time.Second):
+	}
+	return sendErr
+}
+
+func recvErr(stream wololov1.JobService_UploadClient, sendErr error) error {
+	if _, err := stream.Recv(); err != nil {
+		return err
+	}
+	return sendErr
+}
+
+// FetchResults writes a finished job's four files into dir.
+func FetchResults(ctx context.Context, jobs wololov1.JobServiceClient, id, dir string) (map[string]string, error) {
+	stream, err := jobs.GetResults(ctx, &wololov1.GetResultsRequest{JobId: id}, grpc.WaitForReady(true))
+	if err != nil {
+		return nil, err
+	}
+	data := map[string][]byte{}
+	for {
+		r, err := stream.Recv()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		data[r.Name] = append(data[r.Name], r.Data...)
+	}
+	for _, name := range schema.ResultFiles {
+		if _, ok := data[name]; !ok {
+			return nil, fmt.Errorf("the gateway sent no %s", name)
+		}
+	}
+	return WriteResults(dir, data)
+}
+
+// WriteResults writes the four result files into dir (created if needed),
+// each atomically, and returns their paths by name.
+func WriteResults(dir string, data map[string][]byte) (map[string]string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("create output directory: %w", err)
+	}
+	paths := map[string]string{}
+	for _, name := range schema.ResultFiles {
+		path := filepath.Join(dir, name)
+		if err := atomicfile.Write(path, data[name], 0o644); err != nil {
+			return nil, fmt.Errorf("write %s: %w", path, err)
+		}
+		paths[name] = path
+	}
+	return paths, nil
+}

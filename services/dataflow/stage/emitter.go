@@ -1,0 +1,194 @@
+package stage
+
+import (
+	"fmt"
+	"sync/atomic"
+
+	"github.com/wololo/wololo/deploy"
+	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
+	"github.com/wololo/wololo/services/dataflow/batch"
+	"github.com/wololo/wololo/transport"
+)
+
+// DefaultBatchRows is the number of rows after which a batch is cut.
+const DefaultBatchRows = 8192
+
+// MaxBatchBytes is about the size after which a batch is cut whatever its
+// rows: with one more row of at most schema.MaxRecordLimit it stays under
+// the 4 MiB a gRPC message may have.
+const MaxBatchBytes = 1 << 20
+
+// slot accumulates the rows bound for one receiver instance.
+type slot struct {
+	ch     transport.ChannelID
+	match  batch.MatchBuilder
+	player batch.PlayerBuilder
+	token  batch.TokenBuilder
+	civ    batch.CivBuilder
+	bytes  int // about what the rows since the last cut take
+}
+
+func (s *slot) rows() int { return s.match.Len() + s.player.Len() + s.token.Len() + s.civ.Len() }
+
+// Outputs is the Emitter of one job at one instance. It routes rows to
+// receiver instances and cuts them into batches; it numbers nothing: the
+// transport.Committer numbers what Drain returns as it commits it, so a
+// failed application can be discarded without a gap in any sequence.
+type Outputs struct {
+	maxRows int
+	streams map[string][]*slot
+	// lastStream and lastSlots remember the last stream's slots.
+	lastStream string
+	lastSlots  []*slot
+	order      []*slot
+	built      []transport.Output
+	records    map[string][]byte
+	rowsOut    atomic.Int64
+	finished   bool
+}
+
+// NewOutputs returns the emitter of job at instance self for the given
+// output streams of the topology.
+func NewOutputs(top deploy.Topology, self deploy.Instance, job string, streams []string, maxRows int) (*Outputs, error) {
+	if maxRows <= 0 {
+		maxRows = DefaultBatchRows
+	}
+	o := &Outputs{maxRows: maxRows, streams: map[string][]*slot{}}
+	for _, name := range streams {
+		st, ok := top.Stream(name)
+		if !ok || st.From != self.Stage {
+			return nil, fmt.Errorf("stage %s does not send stream %q", self.Stage, name)
+		}
+		n := top.Replicas(st.To)
+		slots := make([]*slot, n)
+		for i := range slots {
+			to := deploy.Instance{Stage: st.To, Index: i}
+			slots[i] = &slot{ch: transport.ChannelID{Job: job, Stream: name, Sender: self.Name(), Receiver: to.Name()}}
+			o.order = append(o.order, slots[i])
+		}
+		o.streams[name] = slots
+	}
+	return o, nil
+}
+
+func (o *Outputs) slot(stream string, key []byte) *slot {
+	slots := o.lastSlots
+	if stream != o.lastStream || slots == nil { // rows come in runs of one stream
+		var ok bool
+		if slots, ok = o.streams[stream]; !ok {
+			panic(fmt.Sprintf("operator emitted on undeclared stream %q", stream))
+		}
+		o.lastStream, o.lastSlots = stream, slots
+	}
+	return slots[Route(key, len(slots))]
+}
+
+func (o *Outputs) cut(s *slot) {
+	for _, b := range []interface {
+		Len() int
+		Build() *wololov1.RowBatch
+	}{&s.match, &s.player, &s.token, &s.civ} {
+		if b.Len() > 0 {
+			o.built = append(o.built, transport.Output{Channel: s.ch, Rows: b.Build()})
+		}
+	}
+	s.bytes = 0
+}
+
+// full cuts the slot's batches once they have maxRows rows or about
+// MaxBatchBytes; size is what the last row added (its text, plus a bound
+// on its other fields).
+func (o *Outputs) full(s *slot, size int) {
+	s.bytes += size + 32
+	if s.rows() >= o.maxRows || s.bytes >= MaxBatchBytes {
+		o.cut(s)
+	}
+}
+
+// Match emits a match row keyed by its token.
+func (o *Outputs) Match(stream string, m *batch.Match) {
+	s := o.slot(stream, m.Token)
+	s.match.Add(m)
+	o.full(s, len(m.Token)+len(m.Ladder)+len(m.Map)+len(m.Server)+m.AverageRating.TextLen())
+}
+
+// Player emits a player row keyed by its match.
+func (o *Outputs) Player(stream string, p *batch.Player) {
+	s := o.slot(stream, p.Match)
+	s.player.Add(p)
+	o.full(s, len(p.Match)+len(p.Civ)+p.Rating.TextLen())
+}
+
+// Token emits a token keyed by itself.
+func (o *Outputs) Token(stream string, token []byte) {
+	s := o.slot(stream, token)
+	s.token.Add(token)
+	o.full(s, len(token))
+}
+
+// Civ emits counters keyed by the civilization.
+func (o *Outputs) Civ(stream string, civ string, wins, count int64) {
+	s := o.slot(stream, []byte(civ))
+	s.civ.Add(civ, wins, count)
+	o.full(s, len(civ))
+}
+
+// Built is how many batches were cut since the last Drain.
+func (o *Outputs) Built() int { return len(o.built) }
+
+// Record stores a per-job value in the next commit.
+func (o *Outputs) Record(key string, value []byte) {
+	if o.records == nil {
+		o.records = map[string][]byte{}
+	}
+	o.records[key] = value
+}
+
+// Drain cuts every partial batch and returns everything built since the
+// last Drain, with the records. With eof, every output channel also gets its
+// EOF batch, and nothing more may be emitted.
+func (o *Outputs) Drain(eof bool) ([]transport.Output, map[string][]byte) {
+	if o.finished {
+		return nil, nil
+	}
+	for _, s := range o.order {
+		o.cut(s)
+	}
+	out := make([]transport.Output, 0, len(o.built)+len(o.order))
+	for _, b := range o.built {
+		o.rowsOut.Add(int64(batch.Rows(b.Rows)))
+		out = append(out, b)
+	}
+	if eof {
+		for _, s := range o.order {
+			out = append(out, transport.Output{Channel: s.ch, EOF: true})
+		}
+		o.finished = true
+	}
+	records := o.records
+	o.built, o.records = o.built[:0], nil
+	return out, records
+}
+
+// Discard drops everything emitted since the last Drain.
+func (o *Outputs) Discard() {
+	for _, s := range o.order {
+		s.match.Build()
+		s.player.Build()
+		s.token.Build()
+		s.civ.Build()
+	}
+	o.built, o.records = o.built[:0], nil
+}
+
+// Channels lists every output channel, for flow control.
+func (o *Outputs) Channels() []transport.ChannelID {
+	out := make([]transport.ChannelID, len(o.order))
+	for i, s := range o.order {
+		out[i] = s.ch
+	}
+	return out
+}
+
+// RowsOut is the number of rows emitted so far.
+func (o *Outputs) RowsOut() int64 { return o.rowsOut.Load() }

@@ -1,0 +1,88 @@
+package stage
+
+import (
+	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
+	"github.com/wololo/wololo/services/dataflow/batch"
+)
+
+// Operator is one stage's computation for one job. The runtime calls it
+// from a single goroutine.
+type Operator interface {
+	// Apply consumes one input batch of the named stream.
+	Apply(stream string, rows *wololov1.RowBatch, out Emitter) error
+	// Finish is called once, after the EOF of every input; it emits the
+	// final rows. The operator is discarded afterwards.
+	Finish(out Emitter) error
+}
+
+// StreamEnder is implemented by operators that act when one input stream
+// ends (the EOFs of all its sender instances are applied) before the
+// others do: a joiner stops buffering once it has every qualifying match.
+type StreamEnder interface {
+	EndStream(stream string, out Emitter) error
+}
+
+// RowSink is implemented by operators that can take their input rows one
+// at a time: a chain (see Chain) then hands them each row an operator
+// before them emits, by a call, instead of collecting the rows into a
+// batch first.
+type RowSink interface {
+	// Rows returns the functions that apply one row to the operator, which
+	// emits into out.
+	Rows(out Emitter) RowFuncs
+}
+
+// RowFuncs apply one row of each kind; nil for a kind the operator does not
+// take.
+type RowFuncs struct {
+	Match  func(stream string, m *batch.Match)
+	Player func(stream string, p *batch.Player)
+	Token  func(stream string, token []byte)
+	Civ    func(stream string, civ string, wins, count int64)
+}
+
+// Emitter is where an operator writes its output rows. Each row goes to the
+// receiver instance picked by a stable hash of its key (the match token, or
+// the civilization name).
+type Emitter interface {
+	Match(stream string, m *batch.Match)
+	Player(stream string, p *batch.Player)
+	Token(stream string, token []byte)
+	Civ(stream string, civ string, wins, count int64)
+	// Record stores a small per-job value in the same commit (the gateway's
+	// results).
+	Record(key string, value []byte)
+}
+
+// Snapshotter is implemented by stateful operators that can write their
+// whole state as bytes and read it back, so that the runtime can cut the
+// state log short (see SnapshotMinBytes). AppendSnapshot appends the state
+// to dst and returns the extended slice, so that a chain's operators and
+// the journal record around them share one buffer (a snapshot is tens of
+// megabytes at full scale, and every copy of it costs). Restore is called
+// on a fresh operator with exactly the bytes AppendSnapshot appended.
+type Snapshotter interface {
+	AppendSnapshot(dst []byte) ([]byte, error)
+	Restore(state []byte) error
+}
+
+// Spec describes an operator: the streams it reads and writes (checked
+// against the topology at start-up) and how to make one per job.
+type Spec struct {
+	Inputs  []string
+	Outputs []string
+	New     func() Operator
+	// Stateless operators keep nothing between batches (filters): the
+	// runtime logs no state for them, and a restart needs no replay.
+	Stateless bool
+}
+
+// discard is the Emitter of a replay: what the operator emits then is
+// already in the outbox or acknowledged.
+type discard struct{}
+
+func (discard) Match(string, *batch.Match)       {}
+func (discard) Player(string, *batch.Player)     {}
+func (discard) Token(string, []byte)             {}
+func (discard) Civ(string, string, int64, int64) {}
+func (discard) Record(string, []byte)            {}

@@ -1,0 +1,923 @@
+package stage
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"sort"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/wololo/wololo/deploy"
+	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
+	"github.com/wololo/wololo/services/dataflow/batch"
+	"github.com/wololo/wololo/transport"
+)
+
+// DefaultOutboxLimit is how many unacknowledged batches a channel may hold
+// before the job's actor stops applying input.
+const DefaultOutboxLimit = 32
+
+// MaxGroup is how many queued deliveries one commit may apply together
+// (group commit: one sync for several batches).
+const MaxGroup = 8
+
+// SnapshotMinBytes is the state-log size below which a stateful operator
+// is never snapshotted; above it, a snapshot is taken once the log since the
+// last one is twice the last snapshot's size, so that snapshots cost at most
+// about as much as the log itself and replay stays proportional to the
+// state, not to the job's input. A variable so that tests can lower it.
+var SnapshotMinBytes = 32 << 20
+
+// Records the runtime keeps per job in the store, next to the operator's
+// (and the Committer's transport.EndedRecord of each ended input).
+const (
+	// recordFinished marks a job finished at this stage; it holds when
+	// (FinishedAt), in the final commit itself, so that a restarted
+	// process reports the same finish time as the live one did.
+	recordFinished   = "stage/finished"
+	recordIntroduced = "stage/introduced"
+)
+
+// DefaultSweepEvery is how often a runtime reaps the state of jobs it was
+// never introduced to.
+const DefaultSweepEvery = time.Minute
+
+// finishedRecord is recordFinished's value: the time in Unix milliseconds,
+// in decimal.
+func finishedRecord(at time.Time) []byte { return strconv.AppendInt(nil, at.UnixMilli(), 10) }
+
+// FinishedAt is when a job finished at a stage, read from the records of
+// its final commit (OnFinish's, or the job's records in a store image), to
+// the millisecond; false when the records do not say (no final commit yet,
+// or a store written before the time was recorded, whose record holds 1).
+func FinishedAt(records map[string][]byte) (time.Time, bool) {
+	ms, err := strconv.ParseInt(string(records[recordFinished]), 10, 64)
+	if err != nil || ms <= 1 {
+		return time.Time{}, false
+	}
+	return time.UnixMilli(ms), true
+}
+
+// Config is what a Runtime needs.
+type Config struct {
+	Topology deploy.Topology
+	Instance deploy.Instance
+	Spec     Spec
+	// Committer is the process's exactly-once step: it numbers, commits,
+	// publishes and acknowledges (its Store, Outbox and Inbox are the
+	// process's).
+	Committer *transport.Committer
+	// Links, if set, is told when a job is dropped so that it stops the
+	// job's outbound links (the process's Sender).
+	Links interface{ DropJob(job string) }
+	Log   hclog.Logger
+	// BatchRows is the rows per output batch; DefaultBatchRows if 0.
+	BatchRows int
+	// OutboxLimit is the unacknowledged batches per output channel before
+	// the job's actor waits; DefaultOutboxLimit if 0.
+	OutboxLimit int
+	// OnFinish, if set, is called after a job's final commit with the
+	// records its operator wrote.
+	OnFinish func(job string, records map[string][]byte)
+	// MaxJobs is how many jobs the instance holds at once; an introduction
+	// of one more is refused (transport.ErrTooManyJobs) until one is
+	// dropped. DefaultMaxJobs if 0.
+	MaxJobs int
+	// Known, if set, also admits the jobs it reports (the gateway's: the
+	// jobs its job table holds, which it never introduces to itself). A
+	// job neither introduced nor known has its streams refused
+	// (transport.ErrUnknownJob) and whatever is held of it reaped.
+	Known func(job string) bool
+	// SweepEvery is how often the runtime reaps the state of jobs it does
+	// not admit; DefaultSweepEvery if 0.
+	SweepEvery time.Duration
+}
+
+// DefaultMaxJobs is how many jobs an instance holds at once by default.
+const DefaultMaxJobs = 1024
+
+// WithDefaults returns the config with every unset tunable at its default.
+func (c Config) WithDefaults() Config {
+	if c.Log == nil {
+		c.Log = hclog.NewNullLogger()
+	}
+	if c.BatchRows == 0 {
+		c.BatchRows = DefaultBatchRows
+	}
+	if c.OutboxLimit == 0 {
+		c.OutboxLimit = DefaultOutboxLimit
+	}
+	if c.MaxJobs == 0 {
+		c.MaxJobs = DefaultMaxJobs
+	}
+	if c.SweepEvery == 0 {
+		c.SweepEvery = DefaultSweepEvery
+	}
+	return c
+}
+
+// Validate checks the config, without changing it, and that the operator
+// reads and writes exactly the streams the topology gives its stage.
+func (c Config) Validate() error {
+	if c.Committer == nil {
+		return errors.New("stage config: Committer is required")
+	}
+	if c.Spec.New == nil {
+		return errors.New("stage config: Spec.New is required")
+	}
+	if c.BatchRows < 0 || c.OutboxLimit < 0 || c.MaxJobs < 0 || c.SweepEvery < 0 {
+		return fmt.Errorf("stage config: BatchRows %d, OutboxLimit %d, MaxJobs %d and SweepEvery %s must not be negative", c.BatchRows, c.OutboxLimit, c.MaxJobs, c.SweepEvery)
+	}
+	stage, ok := c.Topology.Stage(c.Instance.Stage)
+	if !ok {
+		return fmt.Errorf("stage config: topology has no stage %q", c.Instance.Stage)
+	}
+	if c.Instance.Index < 0 || c.Instance.Index >= stage.Replicas {
+		return fmt.Errorf("stage config: instance %s beyond %d replicas", c.Instance.Name(), stage.Replicas)
+	}
+	if err := sameStreams("inputs", stage.Name, c.Spec.Inputs, c.Topology.Inputs(stage.Name)); err != nil {
+		return err
+	}
+	if stage.Role != "gateway" { // the gateway's outputs come from the upload, not the operator
+		if err := sameStreams("outputs", stage.Name, c.Spec.Outputs, c.Topology.Outputs(stage.Name)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func sameStreams(what, stage string, want []string, got []deploy.Stream) error {
+	var names []string
+	for _, s := range got {
+		names = append(names, s.Name)
+	}
+	a, b := slices.Clone(want), names
+	sort.Strings(a)
+	sort.Strings(b)
+	if !slices.Equal(a, b) {
+		return fmt.Errorf("stage %s: operator %s are %v but the topology gives %v", stage, what, a, b)
+	}
+	return nil
+}
+
+// Runtime runs one stage instance: it is the transport.Handler of its
+// process's StageService. Its lifecycle is Serve: jobs' actors run from
+// New (a recovered job) or their first delivery until Serve returns.
+type Runtime struct {
+	cfg  Config
+	self string
+
+	// life runs the jobs' actors; a store failure ends it (Fail): the
+	// process's memory is then ahead of its store, and it must stop.
+	life transport.Lifetime
+
+	// introducing serialises introductions, so that the limit check and
+	// the commit that records a job are one step.
+	introducing sync.Mutex
+
+	mu      sync.Mutex
+	jobs    map[string]*job
+	dropped map[string]bool
+	// introduced are the jobs the gateway has introduced (IntroduceJob),
+	// durably: the only ones, with Config.Known's, whose streams are taken.
+	introduced map[string]bool
+	// unrestorable are the jobs Recover could not rebuild (their state log
+	// does not replay), with why; refused like dropped jobs until the
+	// gateway, told by the process, fails and drops them.
+	unrestorable map[string]error
+}
+
+// New returns a Runtime.
+func New(cfg Config) (*Runtime, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.WithDefaults()
+	return &Runtime{cfg: cfg, self: cfg.Instance.Name(), jobs: map[string]*job{}, dropped: map[string]bool{}, introduced: map[string]bool{}, unrestorable: map[string]error{}}, nil
+}
+
+// Serve runs until ctx ends (nil) or a commit fails (that error), and
+// reaps the state of jobs it does not admit every SweepEvery (Sweep).
+// Either way every job's actor has stopped when it returns, so the store
+// may be closed.
+func (r *Runtime) Serve(ctx context.Context) error {
+	r.life.Go(func(ctx context.Context) {
+		t := time.NewTicker(r.cfg.SweepEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				if err := r.Sweep(); err != nil {
+					r.life.Fail(err)
+					return
+				}
+			}
+		}
+	})
+	return r.life.Serve(ctx)
+}
+
+func (r *Runtime) outbox() *transport.Outbox { return r.cfg.Committer.Outbox() }
+func (r *Runtime) inbox() *transport.Inbox   { return r.cfg.Committer.Inbox() }
+
+type input struct {
+	stream string
+	eof    bool
+	// What the live path applied from the channel since this start (not
+	// replays), for Status and metrics; under job.mu.
+	batches, rows, bytes int64
+}
+
+type delivery struct {
+	ch    transport.ChannelID
+	batch *wololov1.Batch
+	done  func(error)
+	rows  int // in the batch, once applied (for the counters)
+}
+
+type job struct {
+	id      string
+	log     hclog.Logger
+	queue   chan delivery
+	op      Operator
+	out     *Outputs
+	rowsIn  atomic.Int64
+	bad     atomic.Int64
+	cancel  context.CancelFunc // ends the actor
+	stopped chan struct{}
+	dropped atomic.Bool
+
+	// logBytes is the state log's size since the last snapshot, and
+	// snapBytes that snapshot's size (actor only).
+	logBytes, snapBytes int
+
+	mu       sync.Mutex // guards inputs, open and finished for Status and Open
+	inputs   map[transport.ChannelID]*input
+	open     int // inputs without EOF
+	finished bool
+}
+
+// Open implements transport.Handler. A channel the topology does not give
+// this instance, or of a job it does not admit (never introduced), is
+// refused before anything is created for its job.
+func (r *Runtime) Open(ch transport.ChannelID) (uint64, error) {
+	if !r.takes(ch) {
+		return 0, fmt.Errorf("%w: %s does not take %s from %s", transport.ErrUnknownChannel, r.self, ch.Stream, ch.Sender)
+	}
+	if _, err := r.job(ch.Job); err != nil {
+		return 0, err
+	}
+	return r.inbox().Watermark(ch), nil
+}
+
+// takes reports whether the topology gives this instance the channel.
+func (r *Runtime) takes(ch transport.ChannelID) bool {
+	if ch.Receiver != r.self {
+		return false
+	}
+	for _, st := range r.cfg.Topology.Inputs(r.cfg.Instance.Stage) {
+		if st.Name != ch.Stream {
+			continue
+		}
+		in, err := deploy.ParseInstance(ch.Sender)
+		return err == nil && in.Stage == st.From && in.Index < r.cfg.Topology.Replicas(st.From) && in.Name() == ch.Sender
+	}
+	return false
+}
+
+// Deliver implements transport.Handler.
+func (r *Runtime) Deliver(ctx context.Context, ch transport.ChannelID, b *wololov1.Batch, done func(error)) error {
+	j, err := r.job(ch.Job)
+	if err != nil {
+		return err
+	}
+	select {
+	case j.queue <- delivery{ch: ch, batch: b, done: done}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-j.stopped:
+		if j.dropped.Load() {
+			return fmt.Errorf("%w: %s", transport.ErrJobDropped, ch.Job)
+		}
+		return status.Error(codes.Unavailable, "stage is stopping")
+	}
+}
+
+// IntroduceJob implements transport.Handler: the gateway tells this
+// instance of a new job before it sends any batch of it. The introduction
+// is durable before it returns, counts against MaxJobs from then on, and
+// is what lets the job's streams in (Open). Introducing a job again does
+// nothing; a dropped job stays dropped.
+func (r *Runtime) IntroduceJob(id string) error {
+	r.introducing.Lock()
+	defer r.introducing.Unlock()
+	r.mu.Lock()
+	switch {
+	case r.dropped[id]:
+		r.mu.Unlock()
+		return fmt.Errorf("%w: %s", transport.ErrJobDropped, id)
+	case r.introduced[id]:
+		r.mu.Unlock()
+		return nil
+	case len(r.introduced) >= r.cfg.MaxJobs:
+		n := len(r.introduced)
+		r.mu.Unlock()
+		return fmt.Errorf("%w: %s holds %d jobs already, its limit (--max-jobs)", transport.ErrTooManyJobs, r.self, n)
+	}
+	r.mu.Unlock()
+	// Only introductions add to introduced, one at a time: the check above
+	// still holds. A DropJob meanwhile wins: it tombstones the job after
+	// this commit or before it, and either way the job is refused.
+	if err := r.cfg.Committer.Store().Commit(&transport.Commit{Job: id, Records: map[string][]byte{recordIntroduced: {1}}}); err != nil {
+		return fmt.Errorf("introduce job %s: %w", id, err)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.dropped[id] {
+		return fmt.Errorf("%w: %s", transport.ErrJobDropped, id)
+	}
+	r.introduced[id] = true
+	r.cfg.Log.Info("job introduced", "job", id)
+	return nil
+}
+
+// admittedLocked reports whether the runtime takes the job's streams: the
+// gateway introduced it, or Known knows it.
+func (r *Runtime) admittedLocked(id string) bool {
+	return r.introduced[id] || (r.cfg.Known != nil && r.cfg.Known(id))
+}
+
+// Sweep reaps what the runtime holds of jobs it does not admit (never
+// introduced, or no longer known to the gateway): their actors, watermarks
+// and outbox, as DropJob does. Serve calls it every SweepEvery; Recover
+// does the same for what the store holds.
+func (r *Runtime) Sweep() error {
+	held := map[string]bool{}
+	for _, id := range append(r.outbox().Jobs(), r.inbox().Jobs()...) {
+		held[id] = true
+	}
+	r.mu.Lock()
+	for id := range r.jobs {
+		held[id] = true
+	}
+	var reap []string
+	for id := range held {
+		if !r.dropped[id] && !r.admittedLocked(id) {
+			reap = append(reap, id)
+		}
+	}
+	r.mu.Unlock()
+	sort.Strings(reap)
+	for _, id := range reap {
+		r.cfg.Log.Warn("reaping a job never introduced", "job", id)
+		if err := r.DropJob(id); err != nil {
+			return fmt.Errorf("reap job %s: %w", id, err)
+		}
+	}
+	return nil
+}
+
+// DropJob implements transport.Handler: it stops the job's actor, forgets
+// its channels and deletes its state, leaving a tombstone so that a late
+// stream of the job is refused rather than starting it anew.
+func (r *Runtime) DropJob(id string) error {
+	r.mu.Lock()
+	j := r.jobs[id]
+	delete(r.jobs, id)
+	delete(r.introduced, id)
+	delete(r.unrestorable, id)
+	already := r.dropped[id]
+	r.dropped[id] = true
+	r.mu.Unlock()
+	if j != nil {
+		j.dropped.Store(true)
+		j.cancel()
+		<-j.stopped
+	}
+	if r.cfg.Links != nil {
+		r.cfg.Links.DropJob(id)
+	}
+	r.outbox().DropJob(id)
+	r.inbox().DropJob(id)
+	if err := r.cfg.Committer.Store().DropJob(id); err != nil {
+		return fmt.Errorf("drop job %s: %w", id, err)
+	}
+	if !already {
+		r.cfg.Log.Info("job dropped", "job", id)
+	}
+	return nil
+}
+
+// errStopping refuses a job that would start after Serve returned.
+var errStopping = status.Error(codes.Unavailable, "stage is stopping")
+
+// job returns the job's state, creating it (and its actor) on first use.
+func (r *Runtime) job(id string) (*job, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if j, ok := r.jobs[id]; ok {
+		return j, nil
+	}
+	if r.dropped[id] {
+		return nil, fmt.Errorf("%w: %s", transport.ErrJobDropped, id)
+	}
+	if !r.admittedLocked(id) {
+		return nil, fmt.Errorf("%w: %s was never told of job %s by the gateway", transport.ErrUnknownJob, r.self, id)
+	}
+	if len(r.jobs) >= r.cfg.MaxJobs {
+		return nil, fmt.Errorf("%w: %s holds %d jobs already, its limit (--max-jobs)", transport.ErrTooManyJobs, r.self, len(r.jobs))
+	}
+	j, err := r.newJob(id)
+	if err != nil {
+		return nil, err
+	}
+	if !r.startLocked(j) {
+		return nil, errStopping
+	}
+	j.log.Info("job started", "inputs", len(j.inputs))
+	return j, nil
+}
+
+// newJob builds a job's state without starting it.
+func (r *Runtime) newJob(id string) (*job, error) {
+	out, err := NewOutputs(r.cfg.Topology, r.cfg.Instance, id, r.cfg.Spec.Outputs, r.cfg.BatchRows)
+	if err != nil {
+		return nil, err
+	}
+	j := &job{
+		id:      id,
+		log:     r.cfg.Log.With("job", id),
+		queue:   make(chan delivery, 2*MaxGroup),
+		op:      r.cfg.Spec.New(),
+		out:     out,
+		inputs:  map[transport.ChannelID]*input{},
+		stopped: make(chan struct{}),
+	}
+	for _, st := range r.cfg.Topology.Inputs(r.cfg.Instance.Stage) {
+		for i := 0; i < r.cfg.Topology.Replicas(st.From); i++ {
+			from := deploy.Instance{Stage: st.From, Index: i}
+			ch := transport.ChannelID{Job: id, Stream: st.Name, Sender: from.Name(), Receiver: r.self}
+			j.inputs[ch] = &input{stream: st.Name}
+		}
+	}
+	j.open = len(j.inputs)
+	return j, nil
+}
+
+// startLocked starts a job's actor; false once Serve has returned.
+func (r *Runtime) startLocked(j *job) bool {
+	cancel, ok := r.life.Go(func(ctx context.Context) { r.actor(ctx, j) })
+	if !ok {
+		close(j.stopped)
+		return false
+	}
+	j.cancel = cancel
+	r.jobs[j.id] = j
+	return true
+}
+
+// Recover rebuilds every job the store holds: which jobs were introduced,
+// which inputs have ended, whether the job finished here, and (for a
+// stateful operator) the operator itself by replaying its state log. The
+// watermarks and the outbox are restored by the Committer
+// (transport.Committer.Restore), which owns them for the whole process.
+//
+// First it reaps every job of the image it does not admit (never
+// introduced, not Known): it drops it from the store and takes it out of
+// img, so call it before Committer.Restore, which then restores nothing of
+// it. Such state is left by streams taken before introductions existed.
+func (r *Runtime) Recover(img *transport.Image) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, id := range img.Dropped {
+		r.dropped[id] = true
+	}
+	for id, ji := range img.Jobs {
+		if ji.Records[recordIntroduced] != nil {
+			r.introduced[id] = true
+		}
+	}
+	for _, id := range slices.Sorted(maps.Keys(img.Jobs)) {
+		if r.admittedLocked(id) {
+			continue
+		}
+		if err := r.cfg.Committer.Store().DropJob(id); err != nil {
+			return fmt.Errorf("reap job %s: %w", id, err)
+		}
+		r.outbox().DropJob(id)
+		r.inbox().DropJob(id)
+		delete(img.Jobs, id)
+		img.Dropped = append(img.Dropped, id)
+		r.dropped[id] = true
+		r.cfg.Log.Warn("reaped a job never introduced", "job", id)
+	}
+	slices.Sort(img.Dropped)
+	for id, ji := range img.Jobs {
+		if _, ok := r.jobs[id]; ok {
+			continue
+		}
+		j, err := r.newJob(id)
+		if err != nil {
+			return err
+		}
+		seen := ji.Records[recordFinished] != nil
+		for ch := range j.inputs {
+			if ji.Watermarks[ch] > 0 {
+				seen = true
+			}
+		}
+		if !seen {
+			continue // a job of the gateway that has sent this stage nothing yet
+		}
+		start := time.Now()
+		if ji.Records[recordFinished] != nil {
+			j.finished, j.op = true, nil
+		} else if !r.cfg.Spec.Stateless {
+			if err := r.replay(j, ji.State); err != nil {
+				// Its state is gone for good (the log is read, it does not
+				// replay: a store written by a build whose state this one
+				// cannot read, say). The job cannot complete; the other
+				// jobs can, so the process goes on without it.
+				err = fmt.Errorf("%s cannot restore the state of job %s: replay state log: %w", r.self, id, err)
+				j.log.Error("job state cannot be restored; the job fails", "error", err)
+				r.dropped[id] = true
+				r.unrestorable[id] = err
+				continue
+			}
+		}
+		// The store is authoritative for ended inputs.
+		j.open = 0
+		for ch, in := range j.inputs {
+			in.eof = ji.Records[transport.EndedRecord(ch)] != nil
+			if !in.eof {
+				j.open++
+			}
+		}
+		if !r.startLocked(j) {
+			return errStopping
+		}
+		j.log.Info("job recovered", "finished", j.finished, "open-inputs", j.open,
+			"state-log-entries", len(ji.State), "replay", time.Since(start).Round(time.Millisecond))
+	}
+	return nil
+}
+
+// Unrestorable returns the jobs Recover could not rebuild, with why: the
+// process reports them failed to the gateway (their streams are refused
+// meanwhile, as a dropped job's are).
+func (r *Runtime) Unrestorable() map[string]error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return maps.Clone(r.unrestorable)
+}
+
+// replay rebuilds a job's operator from its state log. What the operator
+// emits is dropped: it is already in the outbox, or acknowledged.
+func (r *Runtime) replay(j *job, log [][]byte) error {
+	for _, raw := range log {
+		var jr wololov1.Journal
+		if err := proto.Unmarshal(raw, &jr); err != nil {
+			return err
+		}
+		if len(jr.Snapshot) > 0 {
+			op := r.cfg.Spec.New()
+			snap, ok := op.(Snapshotter)
+			if !ok {
+				return fmt.Errorf("log holds a snapshot but operator %T cannot restore one", op)
+			}
+			if err := snap.Restore(jr.Snapshot); err != nil {
+				return fmt.Errorf("restore snapshot: %w", err)
+			}
+			j.op = op
+			j.snapBytes, j.logBytes = len(jr.Snapshot), 0
+			continue
+		}
+		j.logBytes += len(raw)
+		for _, a := range jr.Applied {
+			ch := transport.ChannelID{Job: j.id, Stream: a.Stream, Sender: a.Sender, Receiver: r.self}
+			if _, ok := j.inputs[ch]; !ok {
+				return fmt.Errorf("log names unknown channel %s", ch)
+			}
+			r.step(j, ch, a.Eof, a.Rows, discard{})
+		}
+	}
+	return nil
+}
+
+// actor applies a job's deliveries, up to MaxGroup of them per commit: it
+// plans each group (plan.go), carries the plan out on the operator, and
+// hands the step to the Committer.
+func (r *Runtime) actor(ctx context.Context, j *job) {
+	defer close(j.stopped)
+	group := make([]delivery, 0, MaxGroup)
+	for {
+		group = group[:0]
+		select {
+		case <-ctx.Done():
+			return
+		case d := <-j.queue:
+			group = append(group, d)
+		}
+	more:
+		for len(group) < MaxGroup {
+			select {
+			case d := <-j.queue:
+				group = append(group, d)
+			default:
+				break more
+			}
+		}
+		if err := r.outbox().WaitRoom(ctx, j.out.Channels(), r.cfg.OutboxLimit); err != nil {
+			for _, d := range group {
+				d.done(err)
+			}
+			return
+		}
+		p := planGroup(group, r.inbox().State)
+		for _, x := range p.refused {
+			x.d.done(x.err)
+		}
+		if len(p.apply) == 0 {
+			for _, d := range p.dups {
+				d.done(nil)
+			}
+			continue
+		}
+		s, finishing, err := r.build(j, p)
+		if err == nil {
+			_, err = r.cfg.Committer.Commit(s)
+		}
+		if err != nil {
+			// The operator has run ahead of the store: only a restart
+			// from the store can bring them back together.
+			r.life.Fail(fmt.Errorf("job %s: %w", j.id, err))
+			return
+		}
+		j.count(p.apply)
+		if finishing {
+			j.log.Info("job finished at this stage", "rows-in", j.rowsIn.Load(), "rows-out", j.out.RowsOut(), "unreadable-batches", j.bad.Load())
+			if r.cfg.OnFinish != nil {
+				r.cfg.OnFinish(j.id, s.Records)
+			}
+		}
+	}
+}
+
+// count adds the committed deliveries to their channels' counters: once
+// per batch, under one lock per group.
+func (j *job) count(applied []delivery) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	for _, d := range applied {
+		if in := j.inputs[d.ch]; in != nil {
+			in.batches++
+			in.rows += int64(d.rows)
+			in.bytes += int64(len(d.batch.GetRows()))
+		}
+	}
+}
+
+// build carries a plan out on the job's operator and describes the step
+// the Committer is to write: the watermarks the plan moves to, the ended
+// inputs, what the operator emitted, its journal entry (or a snapshot, or
+// the end of its log when the job finishes), and the acknowledgements of
+// every delivery applied or already applied. It reports whether the job
+// finished. On an error the acknowledgements were refused.
+func (r *Runtime) build(j *job, p plan) (*transport.Step, bool, error) {
+	s := &transport.Step{Commit: transport.Commit{Job: j.id, Inputs: p.marks, Records: map[string][]byte{}}, Ended: p.ended}
+	var journal wololov1.Journal
+	finishing := false
+	for i := range p.apply {
+		d := &p.apply[i]
+		if !r.cfg.Spec.Stateless {
+			// The rows as they arrived: journaled without being encoded again.
+			journal.Applied = append(journal.Applied, &wololov1.Applied{Stream: d.ch.Stream, Sender: d.ch.Sender, Seq: d.batch.Seq, Eof: d.batch.Eof, Rows: d.batch.Rows})
+		}
+		var fin bool
+		fin, d.rows = r.step(j, d.ch, d.batch.Eof, d.batch.Rows, j.out)
+		out, records := j.out.Drain(fin)
+		s.Emit = append(s.Emit, out...)
+		maps.Copy(s.Records, records)
+		finishing = finishing || fin
+	}
+	for _, d := range p.dups {
+		s.Acks = append(s.Acks, d.done)
+	}
+	for _, d := range p.apply {
+		s.Acks = append(s.Acks, d.done)
+	}
+	var err error
+	switch {
+	case finishing:
+		// The operator is gone; its log is no longer needed.
+		s.Records[recordFinished] = finishedRecord(time.Now())
+		s.ResetState = true
+	case r.cfg.Spec.Stateless:
+	default:
+		s.State, s.ResetState, err = r.stateChange(j, &journal)
+	}
+	if err != nil {
+		for _, ack := range s.Acks {
+			ack(err)
+		}
+		return nil, false, err
+	}
+	return s, finishing, nil
+}
+
+// stateChange is what a commit appends to the state log: the journal of
+// the batches it applied, or a snapshot of the operator that replaces the
+// log when the log has grown past the snapshot policy.
+func (r *Runtime) stateChange(j *job, journal *wololov1.Journal) ([]byte, bool, error) {
+	b, err := proto.Marshal(journal)
+	if err != nil {
+		return nil, false, fmt.Errorf("encode journal: %w", err)
+	}
+	j.logBytes += len(b)
+	snap, ok := j.op.(Snapshotter)
+	if !ok || j.logBytes < max(SnapshotMinBytes, 2*j.snapBytes) {
+		return b, false, nil
+	}
+	sb, err := snapshotEntry(snap, j.snapBytes)
+	if err != nil {
+		j.log.Warn("snapshot failed; keeping the log", "error", err)
+		return b, false, nil
+	}
+	j.log.Debug("state snapshot", "bytes", len(sb), "log-bytes", j.logBytes)
+	j.logBytes, j.snapBytes = 0, len(sb)
+	return sb, true, nil
+}
+
+// snapshotEntry returns the state log entry of a snapshot: a Journal with
+// only its snapshot field set, in the encoding proto.Marshal gives it. The
+// operator appends its state straight after room left for the field's tag
+// and length, which are then written in front of it, so that the state,
+// tens of megabytes at full scale, is written once and never copied. last
+// is the previous snapshot's size, a guess at this one's.
+func snapshotEntry(snap Snapshotter, last int) ([]byte, error) {
+	const room = 1 + binary.MaxVarintLen64 // the tag (field 2) and the length
+	b, err := snap.AppendSnapshot(make([]byte, room, room+last+last/4+4096))
+	if err != nil {
+		return nil, err
+	}
+	state := len(b) - room
+	var head [room]byte
+	h := protowire.AppendVarint(protowire.AppendTag(head[:0], journalSnapshotField, protowire.BytesType), uint64(state))
+	start := room - len(h)
+	copy(b[start:], h)
+	return b[start:], nil
+}
+
+// journalSnapshotField is the field number of Journal.snapshot.
+var journalSnapshotField = (&wololov1.Journal{}).ProtoReflect().Descriptor().Fields().ByName("snapshot").Number()
+
+// step applies one input batch (or its EOF) to the operator and reports
+// whether it finished the job, and the rows it applied. Live application
+// and replay both go through it, so a replayed operator ends in the state
+// the live one had. encoded is the batch's RowBatch as it travels; rows
+// that do not decode are dropped and counted, as rows the operator cannot
+// read are.
+func (r *Runtime) step(j *job, ch transport.ChannelID, eof bool, encoded []byte, out Emitter) (finished bool, applied int) {
+	j.mu.Lock()
+	if j.finished {
+		j.mu.Unlock()
+		return false, 0
+	}
+	in := j.inputs[ch]
+	streamEnded, finishing := false, false
+	if eof && !in.eof {
+		in.eof = true
+		j.open--
+		streamEnded = j.streamEndedLocked(ch.Stream)
+		finishing = j.open == 0
+	}
+	j.mu.Unlock()
+	discardOnError := func(what string, err error) {
+		if o, ok := out.(*Outputs); ok {
+			o.Discard()
+		}
+		j.log.Error(what, "stream", ch.Stream, "sender", ch.Sender, "error", err)
+	}
+	if eof {
+		if ender, ok := j.op.(StreamEnder); ok && streamEnded {
+			if err := ender.EndStream(ch.Stream, out); err != nil {
+				discardOnError("operator failed at end of stream", err)
+			}
+		}
+	} else {
+		// A batch this stage cannot read is dropped and counted, not
+		// retried forever; the job goes on without it.
+		rows := &wololov1.RowBatch{}
+		if err := proto.Unmarshal(encoded, rows); err != nil {
+			j.bad.Add(1)
+			discardOnError("dropped undecodable batch", err)
+		} else if err := j.op.Apply(ch.Stream, rows, out); err != nil {
+			j.bad.Add(1)
+			discardOnError("dropped unreadable batch", err)
+		} else {
+			applied = batch.Rows(rows)
+			j.rowsIn.Add(int64(applied))
+		}
+	}
+	if finishing {
+		if err := j.op.Finish(out); err != nil {
+			discardOnError("operator failed to finish; emitting nothing", err)
+		}
+		j.mu.Lock()
+		j.finished = true
+		j.op = nil // its state is no longer needed
+		j.mu.Unlock()
+	}
+	return finishing, applied
+}
+
+// streamEndedLocked reports whether every channel of a stream has ended.
+func (j *job) streamEndedLocked(stream string) bool {
+	for _, in := range j.inputs {
+		if in.stream == stream && !in.eof {
+			return false
+		}
+	}
+	return true
+}
+
+// Progress describes every job the process holds, for Status: the jobs
+// of this runtime, and those it only sends for so far.
+func (r *Runtime) Progress() []*wololov1.JobProgress {
+	r.mu.Lock()
+	jobs := make([]*job, 0, len(r.jobs))
+	for _, j := range r.jobs {
+		jobs = append(jobs, j)
+	}
+	r.mu.Unlock()
+	sort.Slice(jobs, func(a, b int) bool { return jobs[a].id < jobs[b].id })
+	var out []*wololov1.JobProgress
+	for _, j := range jobs {
+		p := &wololov1.JobProgress{JobId: j.id, RowsIn: j.rowsIn.Load()}
+		marks := r.inbox().Marks(j.id)
+		j.mu.Lock()
+		p.Finished = j.finished
+		for ch, in := range j.inputs {
+			p.Inputs = append(p.Inputs, &wololov1.InputChannel{
+				Stream: in.stream, Sender: ch.Sender, Watermark: marks[ch], Eof: in.eof,
+				Batches: in.batches, Rows: in.rows, Bytes: in.bytes,
+			})
+		}
+		j.mu.Unlock()
+		sort.Slice(p.Inputs, func(a, b int) bool {
+			return p.Inputs[a].Stream+p.Inputs[a].Sender < p.Inputs[b].Stream+p.Inputs[b].Sender
+		})
+		p.RowsOut = j.out.RowsOut()
+		r.addOutputs(p)
+		out = append(out, p)
+	}
+	// The jobs that so far only send from this process (the gateway's
+	// uploads, before anything came back).
+	known := make(map[string]bool, len(out))
+	for _, p := range out {
+		known[p.JobId] = true
+	}
+	for _, id := range r.outbox().Jobs() {
+		if !known[id] {
+			p := &wololov1.JobProgress{JobId: id}
+			r.addOutputs(p)
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// addOutputs describes a job's outbound channels and its waits for room.
+func (r *Runtime) addOutputs(p *wololov1.JobProgress) {
+	p.Outputs = outputProgress(r.outbox(), p.JobId)
+	st := r.outbox().Stalled(p.JobId)
+	p.BackpressureWaits, p.BackpressureSeconds = st.Waits, st.Waited.Seconds()
+}
+
+// outputProgress describes a job's outbound channels, for Status.
+func outputProgress(outbox *transport.Outbox, job string) []*wololov1.OutputChannel {
+	var out []*wololov1.OutputChannel
+	for _, c := range outbox.Channels(job) {
+		out = append(out, &wololov1.OutputChannel{
+			Stream: c.Channel.Stream, Receiver: c.Channel.Receiver, LastSeq: c.LastSeq,
+			Acked: c.Acked, OutboxDepth: int64(c.Depth), Connected: c.Connected,
+			Batches: c.Batches, Rows: c.Rows, Bytes: c.Bytes,
+		})
+	}
+	return out
+}

@@ -1,0 +1,668 @@
+package stage_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/wololo/wololo/deploy"
+	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
+	"github.com/wololo/wololo/services/dataflow/batch"
+	"github.com/wololo/wololo/services/dataflow/operators"
+	"github.com/wololo/wololo/services/dataflow/schema"
+	"github.com/wololo/wololo/services/dataflow/stage"
+	"github.com/wololo/wololo/transport"
+	"google.golang.org/protobuf/proto"
+)
+
+// startRuntime runs the instance self with spec on store the way a process
+// does after a (re)start, with no network: the Committer publishes to the
+// outbox alone. stop ends it and returns what Serve returned.
+func startRuntime(t *testing.T, self deploy.Instance, spec stage.Spec, store transport.Store) (rt *stage.Runtime, outbox *transport.Outbox, stop func() error) {
+	t.Helper()
+	img, err := store.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	outbox = transport.NewOutbox(store)
+	committer := transport.NewCommitter(store, outbox, transport.NewInbox(), nil)
+	rt, err = stage.New(stage.Config{Topology: deploy.Default().Logical(), Instance: self, Spec: spec, Committer: committer})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rt.Recover(img); err != nil { // it reaps first: before Restore
+		t.Fatal(err)
+	}
+	committer.Restore(img)
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- rt.Serve(ctx) }()
+	stopped := false
+	stop = func() error {
+		if stopped {
+			return nil
+		}
+		stopped = true
+		cancel()
+		return <-served
+	}
+	t.Cleanup(func() { _ = stop() })
+	return rt, outbox, stop
+}
+
+// grouperRuntime is q2-grouper-0 of the default topology with a MemStore
+// and no network: what it emits stays in its outbox.
+func grouperRuntime(t *testing.T) (*stage.Runtime, *transport.MemStore, *transport.Outbox) {
+	t.Helper()
+	store := transport.NewMemStore()
+	rt, outbox, _ := startRuntime(t, deploy.Instance{Stage: "q2-grouper", Index: 0}, operators.Specs()["q2-grouper"], store)
+	return rt, store, outbox
+}
+
+// introduce introduces jobs to a runtime, as the gateway does before it
+// sends anything of them.
+func introduce(t *testing.T, rt *stage.Runtime, jobs ...string) {
+	t.Helper()
+	for _, job := range jobs {
+		if err := rt.IntroduceJob(job); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// players is a batch of player rows, encoded as it travels.
+func players(rows ...batch.Player) []byte {
+	var b batch.PlayerBuilder
+	for i := range rows {
+		b.Add(&rows[i])
+	}
+	return encode(nil, b.Build())
+}
+
+// encode is a batch's rows as they travel.
+func encode(t *testing.T, rows *wololov1.RowBatch) []byte {
+	b, err := proto.Marshal(rows)
+	if err != nil {
+		if t == nil {
+			panic(err)
+		}
+		t.Fatal(err)
+	}
+	return b
+}
+
+// decode reads an outbox entry's rows.
+func decode(t *testing.T, rows []byte) *wololov1.RowBatch {
+	t.Helper()
+	var rb wololov1.RowBatch
+	if err := proto.Unmarshal(rows, &rb); err != nil {
+		t.Fatal(err)
+	}
+	return &rb
+}
+
+func rating(s string) schema.Number {
+	n, ok := schema.ParseNumber([]byte(s))
+	if !ok {
+		panic(s)
+	}
+	return n
+}
+
+// deliver hands a batch over and waits for its outcome.
+func deliver(t *testing.T, rt *stage.Runtime, ch transport.ChannelID, b *wololov1.Batch) error {
+	t.Helper()
+	res := make(chan error, 1)
+	if err := rt.Deliver(context.Background(), ch, b, func(err error) { res <- err }); err != nil {
+		return err
+	}
+	select {
+	case err := <-res:
+		return err
+	case <-time.After(10 * time.Second):
+		t.Fatal("delivery never completed")
+		return nil
+	}
+}
+
+func TestRuntimeAppliesOnceAndFinishesAfterEveryEOF(t *testing.T) {
+	rt, store, outbox := grouperRuntime(t)
+	from0 := transport.ChannelID{Job: "j1", Stream: operators.Q2Players, Sender: "players-filter-0", Receiver: "q2-grouper-0"}
+	from1 := from0
+	from1.Sender = "players-filter-1"
+	introduce(t, rt, "j1")
+	if wm, err := rt.Open(from0); err != nil || wm != 0 {
+		t.Fatalf("Open = %d, %v", wm, err)
+	}
+	bogus := from0
+	bogus.Stream = operators.Q3Players
+	if _, err := rt.Open(bogus); !errors.Is(err, transport.ErrUnknownChannel) {
+		t.Fatalf("Open of a stream the stage does not read: %v", err)
+	}
+
+	rows := players(
+		batch.Player{Match: []byte("A"), Rating: rating("1400"), HasRating: true, Winner: batch.True},
+		batch.Player{Match: []byte("A"), Rating: rating("2000"), HasRating: true, Winner: batch.False},
+	)
+	if err := deliver(t, rt, from0, &wololov1.Batch{Seq: 1, Rows: rows}); err != nil {
+		t.Fatal(err)
+	}
+	// The same batch again (a resend after a lost ack) is acknowledged and dropped.
+	if err := deliver(t, rt, from0, &wololov1.Batch{Seq: 1, Rows: rows}); err != nil {
+		t.Fatal(err)
+	}
+	if err := deliver(t, rt, from0, &wololov1.Batch{Seq: 3}); !errors.Is(err, transport.ErrSeqGap) {
+		t.Fatalf("seq 3 after 1: %v, want ErrSeqGap", err)
+	}
+	if wm := store.Watermark(from0); wm != 1 {
+		t.Fatalf("committed watermark %d, want 1", wm)
+	}
+	if wm, _ := rt.Open(from0); wm != 1 {
+		t.Fatalf("Hello watermark %d, want 1", wm)
+	}
+	if err := deliver(t, rt, from0, &wololov1.Batch{Seq: 2, Eof: true}); err != nil {
+		t.Fatal(err)
+	}
+	out := transport.ChannelID{Job: "j1", Stream: operators.Q2Tokens, Sender: "q2-grouper-0", Receiver: "gateway-0"}
+	if n := store.OutboxLen(out); n != 0 {
+		t.Fatalf("emitted %d batches before every upstream ended", n)
+	}
+	before := time.UnixMilli(time.Now().UnixMilli())
+	if err := deliver(t, rt, from1, &wololov1.Batch{Seq: 1, Eof: true}); err != nil {
+		t.Fatal(err)
+	}
+	// The final commit says when the job finished, for a restarted process.
+	img, err := store.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if at, ok := stage.FinishedAt(img.Jobs["j1"].Records); !ok || at.Before(before) || at.After(time.Now()) {
+		t.Fatalf("FinishedAt of the final commit = %v, %v; want a time from %v to now", at, ok, before)
+	}
+	// One batch with the qualifying match, then the EOF, in the outbox.
+	if n := store.OutboxLen(out); n != 2 {
+		t.Fatalf("outbox holds %d entries after finishing, want 2 (rows + EOF)", n)
+	}
+	pending, err := outbox.Pending(context.Background(), out, 0)
+	if err != nil || len(pending) != 2 || !pending[1].EOF {
+		t.Fatalf("pending = %+v, %v", pending, err)
+	}
+	var tokens []string
+	if err := batch.EachToken(decode(t, pending[0].Rows).GetTokens(), func(tok []byte) { tokens = append(tokens, string(tok)) }); err != nil {
+		t.Fatal(err)
+	}
+	if len(tokens) != 1 || tokens[0] != "A" {
+		t.Fatalf("emitted %v, want [A]", tokens)
+	}
+	p := rt.Progress()
+	if len(p) != 1 || p[0].RowsIn != 2 || !p[0].Finished || p[0].RowsOut != 1 {
+		t.Fatalf("progress = %+v", p)
+	}
+	// A late duplicate EOF after finishing changes nothing.
+	if err := deliver(t, rt, from1, &wololov1.Batch{Seq: 1, Eof: true}); err != nil {
+		t.Fatal(err)
+	}
+	if n := store.OutboxLen(out); n != 2 {
+		t.Fatalf("outbox grew to %d after a duplicate EOF", n)
+	}
+}
+
+func TestRuntimeDropsUnreadableBatchWithoutStalling(t *testing.T) {
+	rt, store, _ := grouperRuntime(t)
+	ch := transport.ChannelID{Job: "j2", Stream: operators.Q2Players, Sender: "players-filter-0", Receiver: "q2-grouper-0"}
+	introduce(t, rt, "j2")
+	// Token rows on a players stream: the operator refuses them.
+	var tb batch.TokenBuilder
+	tb.Add([]byte("x"))
+	if err := deliver(t, rt, ch, &wololov1.Batch{Seq: 1, Rows: encode(t, tb.Build())}); err != nil {
+		t.Fatal(err)
+	}
+	if wm := store.Watermark(ch); wm != 1 {
+		t.Fatalf("watermark %d: an unreadable batch must still advance the channel", wm)
+	}
+}
+
+func TestConfigRejectsMismatchedOperator(t *testing.T) {
+	cfg := stage.Config{
+		Topology: deploy.Default().Logical(), Instance: deploy.Instance{Stage: "q2-grouper", Index: 0},
+		Spec:      operators.Specs()["q3-joiner"],
+		Committer: transport.NewCommitter(transport.NewMemStore(), transport.NewOutbox(transport.NewMemStore()), transport.NewInbox(), nil),
+	}
+	if err := cfg.Validate(); err == nil {
+		t.Fatal("a joiner operator was accepted on the grouper stage")
+	}
+	cfg.Spec = operators.Specs()["q2-grouper"]
+	cfg.Instance.Index = 7
+	if err := cfg.Validate(); err == nil {
+		t.Fatal("instance index beyond the replica count was accepted")
+	}
+}
+
+func TestRouteIsStableAndSpreads(t *testing.T) {
+	// Fixed values: changing the hash would send keys of a running job to
+	// other instances after an upgrade.
+	cases := []struct {
+		key  string
+		n    int
+		want int
+	}{{"", 1, 0}, {"abc", 2, 1}, {"-0ZDtxkFJRBzxhLf", 3, 2}, {"A", 7, 3}}
+	for _, c := range cases {
+		if got := stage.Route([]byte(c.key), c.n); got != c.want {
+			t.Errorf("Route(%q, %d) = %d, want %d", c.key, c.n, got, c.want)
+		}
+	}
+	for i := 0; i < 1000; i++ { // the same function as the standard library's FNV-1a
+		key := []byte{byte(i), byte(i * 7), 'q', byte(i >> 3)}
+		h := fnv.New64a()
+		h.Write(key)
+		if got, want := stage.Route(key, 5), int(h.Sum64()%5); got != want {
+			t.Fatalf("Route(%v, 5) = %d, FNV-1a says %d", key, got, want)
+		}
+	}
+	counts := make([]int, 4)
+	for i := 0; i < 4000; i++ {
+		counts[stage.Route([]byte{byte(i), byte(i >> 8), 'k'}, 4)]++
+	}
+	for i, c := range counts {
+		if c < 800 || c > 1200 {
+			t.Errorf("instance %d got %d of 4000 keys", i, c)
+		}
+	}
+}
+
+// TestRecoverReplaysLogAndSnapshots restarts an aggregator's runtime on its
+// store after every batch, with snapshots forced on; the rebuilt operator
+// must give the same totals as one that never restarted.
+func TestRecoverReplaysLogAndSnapshots(t *testing.T) {
+	old := stage.SnapshotMinBytes
+	stage.SnapshotMinBytes = 1
+	t.Cleanup(func() { stage.SnapshotMinBytes = old })
+
+	self := deploy.Instance{Stage: "q3-aggregator", Index: 0}
+	store := transport.NewMemStore()
+	civs := func(rows ...[3]any) []byte {
+		var b batch.CivBuilder
+		for _, r := range rows {
+			b.Add(r[0].(string), int64(r[1].(int)), int64(r[2].(int)))
+		}
+		return encode(t, b.Build())
+	}
+	from := []transport.ChannelID{
+		{Job: "j", Stream: operators.Q3Partials, Sender: "q3-joiner-0", Receiver: self.Name()},
+		{Job: "j", Stream: operators.Q3Partials, Sender: "q3-joiner-1", Receiver: self.Name()},
+	}
+	steps := []struct {
+		ch int
+		b  *wololov1.Batch
+	}{
+		{0, &wololov1.Batch{Seq: 1, Rows: civs([3]any{"Aztecs", 1, 2}, [3]any{"Celts", 0, 1})}},
+		{1, &wololov1.Batch{Seq: 1, Rows: civs([3]any{"Aztecs", 2, 3})}},
+		{0, &wololov1.Batch{Seq: 2, Rows: civs([3]any{"Celts", 1, 1})}},
+		{0, &wololov1.Batch{Seq: 2, Rows: civs([3]any{"Celts", 1, 1})}}, // a resend: dropped
+		{0, &wololov1.Batch{Seq: 3, Eof: true}},
+		{1, &wololov1.Batch{Seq: 2, Rows: civs([3]any{"Britons", 4, 4})}},
+		{1, &wololov1.Batch{Seq: 3, Eof: true}},
+	}
+	var outbox *transport.Outbox
+	for i, s := range steps {
+		rt, ob, stop := startRuntime(t, self, operators.Specs()["q3-aggregator"], store)
+		if i == 0 {
+			introduce(t, rt, "j") // once: the introduction is durable
+		}
+		if err := deliver(t, rt, from[s.ch], s.b); err != nil {
+			t.Fatal(err)
+		}
+		if err := stop(); err != nil {
+			t.Fatal(err)
+		}
+		outbox = ob
+	}
+	out := transport.ChannelID{Job: "j", Stream: operators.Q3Civs, Sender: self.Name(), Receiver: "gateway-0"}
+	pending, err := outbox.Pending(context.Background(), out, 0)
+	if err != nil || len(pending) != 2 || !pending[1].EOF {
+		t.Fatalf("outbox = %+v, %v; want totals then EOF", pending, err)
+	}
+	var got []string
+	if err := batch.EachCiv(decode(t, pending[0].Rows).GetCivs(), func(civ string, wins, count int64) {
+		got = append(got, fmt.Sprintf("%s %d/%d", civ, wins, count))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"Aztecs 3/5", "Britons 4/4", "Celts 1/2"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("totals after restarts %v, want %v", got, want)
+	}
+}
+
+// failOnce is a MemStore whose commits fail while failing is set.
+type failOnce struct {
+	*transport.MemStore
+	failing bool
+}
+
+func (s *failOnce) Commit(c *transport.Commit) error {
+	if s.failing {
+		return errors.New("injected commit failure")
+	}
+	return s.MemStore.Commit(c)
+}
+
+// TestRuntimeStopsOnCommitFailure: a failed commit refuses the delivery,
+// leaves the watermark where the store has it, and ends Serve with the
+// error (the operator ran ahead of the store; only a restart recovers).
+func TestRuntimeStopsOnCommitFailure(t *testing.T) {
+	store := &failOnce{MemStore: transport.NewMemStore()}
+	rt, _, stop := startRuntime(t, deploy.Instance{Stage: "q2-grouper", Index: 0}, operators.Specs()["q2-grouper"], store)
+	ch := transport.ChannelID{Job: "j", Stream: operators.Q2Players, Sender: "players-filter-0", Receiver: "q2-grouper-0"}
+	introduce(t, rt, "j")
+	store.failing = true
+	if err := deliver(t, rt, ch, &wololov1.Batch{Seq: 1, Eof: true}); err == nil {
+		t.Fatal("a delivery whose commit failed was acknowledged")
+	}
+	if wm, _ := rt.Open(ch); wm != 0 {
+		t.Fatalf("watermark %d after a failed commit, want 0", wm)
+	}
+	if err := stop(); err == nil || !strings.Contains(err.Error(), "injected commit failure") {
+		t.Fatalf("Serve returned %v, want the commit failure", err)
+	}
+}
+
+// TestRuntimeCreatesNoJobForARefusedChannel: a channel the topology does
+// not give the instance is refused before its job exists, and
+// introductions beyond MaxJobs are refused until a job is dropped.
+func TestRuntimeCreatesNoJobForARefusedChannel(t *testing.T) {
+	store := transport.NewMemStore()
+	rt, err := stage.New(stage.Config{
+		Topology: deploy.Default().Logical(), Instance: deploy.Instance{Stage: "q2-grouper", Index: 0}, Spec: operators.Specs()["q2-grouper"],
+		Committer: transport.NewCommitter(store, transport.NewOutbox(store), transport.NewInbox(), nil), MaxJobs: 1,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go rt.Serve(ctx)
+	ch := func(job, stream, sender string) transport.ChannelID {
+		return transport.ChannelID{Job: job, Stream: stream, Sender: sender, Receiver: "q2-grouper-0"}
+	}
+	for _, bad := range []transport.ChannelID{
+		ch("a", operators.Q3Players, "players-filter-0"), // a stream of another stage
+		ch("a", operators.Q2Players, "players-filter-7"), // beyond the sender's replicas
+		ch("a", operators.Q2Players, "matches-filter-0"), // the wrong sending stage
+		ch("a", operators.Q2Players, "players-filter-00"),
+		{Job: "a", Stream: operators.Q2Players, Sender: "players-filter-0", Receiver: "q2-grouper-1"},
+	} {
+		if _, err := rt.Open(bad); !errors.Is(err, transport.ErrUnknownChannel) {
+			t.Errorf("Open(%s) = %v, want ErrUnknownChannel", bad, err)
+		}
+	}
+	if p := rt.Progress(); len(p) != 0 {
+		t.Fatalf("refused channels created %d jobs", len(p))
+	}
+	introduce(t, rt, "a", "a") // twice: the second does nothing
+	if _, err := rt.Open(ch("a", operators.Q2Players, "players-filter-1")); err != nil {
+		t.Fatal(err)
+	}
+	if err := rt.IntroduceJob("b"); !errors.Is(err, transport.ErrTooManyJobs) || !strings.Contains(err.Error(), "--max-jobs") {
+		t.Fatalf("a job beyond MaxJobs: %v, want ErrTooManyJobs naming --max-jobs", err)
+	}
+	if _, err := rt.Open(ch("b", operators.Q2Players, "players-filter-1")); !errors.Is(err, transport.ErrUnknownJob) {
+		t.Fatalf("a stream of the refused job: %v, want ErrUnknownJob", err)
+	}
+	if err := rt.DropJob("a"); err != nil {
+		t.Fatal(err)
+	}
+	if err := rt.IntroduceJob("a"); !errors.Is(err, transport.ErrJobDropped) {
+		t.Fatalf("introducing a dropped job: %v, want ErrJobDropped", err)
+	}
+	introduce(t, rt, "b")
+	if _, err := rt.Open(ch("b", operators.Q2Players, "players-filter-1")); err != nil {
+		t.Fatalf("after a drop: %v", err)
+	}
+}
+
+// TestRecoverFailsOnlyAJobWhoseStateDoesNotReplay: a job whose state log
+// does not replay (written by a build whose state this one cannot read)
+// is not rebuilt, and not started afresh either: Recover goes on with the
+// other jobs, reports it in Unrestorable with the reason, and its streams
+// are refused as a dropped job's are, until the gateway drops it.
+func TestRecoverFailsOnlyAJobWhoseStateDoesNotReplay(t *testing.T) {
+	self := deploy.Instance{Stage: "q3-aggregator", Index: 0}
+	store := transport.NewMemStore()
+	ch := func(job string) transport.ChannelID {
+		return transport.ChannelID{Job: job, Stream: operators.Q3Partials, Sender: "q3-joiner-0", Receiver: self.Name()}
+	}
+	var b batch.CivBuilder
+	b.Add("Aztecs", 1, 2)
+	rows := encode(t, b.Build())
+	rt, _, stop := startRuntime(t, self, operators.Specs()["q3-aggregator"], store)
+	introduce(t, rt, "good", "bad")
+	for _, job := range []string{"good", "bad"} {
+		if err := deliver(t, rt, ch(job), &wololov1.Batch{Seq: 1, Rows: rows}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	// The bad job's log gets an entry this build cannot read: a snapshot
+	// the aggregator cannot restore.
+	bad, err := proto.Marshal(&wololov1.Journal{Snapshot: []byte{0xff, 0xff, 0xff}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := store.Commit(&transport.Commit{Job: "bad", State: bad}); err != nil {
+		t.Fatal(err)
+	}
+
+	rt, _, _ = startRuntime(t, self, operators.Specs()["q3-aggregator"], store)
+	lost := rt.Unrestorable()
+	if len(lost) != 1 || lost["bad"] == nil || !strings.Contains(lost["bad"].Error(), "replay state log") {
+		t.Fatalf("Unrestorable = %v, want job bad with the reason", lost)
+	}
+	if _, err := rt.Open(ch("bad")); !errors.Is(err, transport.ErrJobDropped) {
+		t.Fatalf("a stream of the unrestorable job: %v, want it refused as dropped", err)
+	}
+	if wm, err := rt.Open(ch("good")); err != nil || wm != 1 {
+		t.Fatalf("the good job: watermark %d, %v", wm, err)
+	}
+	if err := deliver(t, rt, ch("good"), &wololov1.Batch{Seq: 2, Eof: true}); err != nil {
+		t.Fatalf("the good job goes on: %v", err)
+	}
+	if err := rt.DropJob("bad"); err != nil {
+		t.Fatal(err)
+	}
+	if lost := rt.Unrestorable(); len(lost) != 0 {
+		t.Fatalf("after the drop, Unrestorable = %v", lost)
+	}
+}
+
+// TestRuntimeKeepsStateOnlyForIntroducedJobs: streams of jobs the gateway
+// never introduced are refused before anything of them exists, however
+// many; an introduction is durable and lets the job's streams in after a
+// restart; a gateway-style runtime admits the jobs Known reports, and the
+// periodic sweep reaps one Known no longer does; and state a store holds
+// of a job never introduced (left by streams taken before introductions
+// existed) is reaped at recovery, tombstoned, and restored to no one.
+func TestRuntimeKeepsStateOnlyForIntroducedJobs(t *testing.T) {
+	self := deploy.Instance{Stage: "q2-grouper", Index: 0}
+	spec := operators.Specs()["q2-grouper"]
+	ch := func(job, sender string) transport.ChannelID {
+		return transport.ChannelID{Job: job, Stream: operators.Q2Players, Sender: sender, Receiver: self.Name()}
+	}
+	t.Run("phantom streams are refused and leave nothing", func(t *testing.T) {
+		store := transport.NewMemStore()
+		rt, _, _ := startRuntime(t, self, spec, store)
+		for i := 0; i < 2*stage.DefaultMaxJobs; i++ {
+			if _, err := rt.Open(ch(fmt.Sprintf("phantom-%d", i), "players-filter-0")); !errors.Is(err, transport.ErrUnknownJob) {
+				t.Fatalf("stream %d of a job never introduced: %v, want ErrUnknownJob", i, err)
+			}
+		}
+		if err := rt.Deliver(context.Background(), ch("phantom-0", "players-filter-0"), &wololov1.Batch{Seq: 1, Eof: true}, func(error) {}); !errors.Is(err, transport.ErrUnknownJob) {
+			t.Fatalf("a batch of a job never introduced: %v, want ErrUnknownJob", err)
+		}
+		img, _ := store.Load()
+		if len(img.Jobs) != 0 || len(rt.Progress()) != 0 || store.Stats().Commits != 0 {
+			t.Fatalf("phantoms left %d jobs in the store, %d in the runtime, %d commits", len(img.Jobs), len(rt.Progress()), store.Stats().Commits)
+		}
+		introduce(t, rt, "real")
+		if err := deliver(t, rt, ch("real", "players-filter-0"), &wololov1.Batch{Seq: 1, Eof: true}); err != nil {
+			t.Fatalf("the introduced job after the phantoms: %v", err)
+		}
+	})
+	t.Run("an introduction survives a restart", func(t *testing.T) {
+		store := transport.NewMemStore()
+		rt, _, stop := startRuntime(t, self, spec, store)
+		introduce(t, rt, "j")
+		if err := stop(); err != nil {
+			t.Fatal(err)
+		}
+		rt, _, _ = startRuntime(t, self, spec, store)
+		if _, err := rt.Open(ch("j", "players-filter-0")); err != nil {
+			t.Fatalf("an introduced job after a restart: %v", err)
+		}
+	})
+	t.Run("recovery reaps a job never introduced", func(t *testing.T) {
+		store := transport.NewMemStore()
+		out := transport.ChannelID{Job: "phantom", Stream: operators.Q2Tokens, Sender: self.Name(), Receiver: "gateway-0"}
+		// What a stream of a job never introduced left before this build:
+		// a watermark, an ended input, an output entry.
+		if err := store.Commit(&transport.Commit{Job: "phantom", Inputs: map[transport.ChannelID]uint64{ch("phantom", "players-filter-0"): 1},
+			Records: map[string][]byte{transport.EndedRecord(ch("phantom", "players-filter-0")): {1}}, Outputs: []transport.Entry{{Channel: out, Seq: 1}}}); err != nil {
+			t.Fatal(err)
+		}
+		rt, outbox, _ := startRuntime(t, self, spec, store)
+		introduce(t, rt, "real")
+		img, _ := store.Load()
+		if len(img.Jobs) != 1 || img.Jobs["real"] == nil || fmt.Sprint(img.Dropped) != "[phantom]" {
+			t.Fatalf("after recovery the store holds %v, dropped %v; want only the real job, the phantom tombstoned", img.Jobs, img.Dropped)
+		}
+		if len(outbox.Jobs()) != 0 || len(rt.Progress()) != 0 {
+			t.Fatalf("the phantom was restored: outbox %v, progress %v", outbox.Jobs(), rt.Progress())
+		}
+		if _, err := rt.Open(ch("phantom", "players-filter-0")); !errors.Is(err, transport.ErrJobDropped) {
+			t.Fatalf("a stream of the reaped job: %v, want ErrJobDropped", err)
+		}
+	})
+	t.Run("the sweep reaps a job the gateway no longer knows", func(t *testing.T) {
+		store := transport.NewMemStore()
+		committer := transport.NewCommitter(store, transport.NewOutbox(store), transport.NewInbox(), nil)
+		var known sync.Map
+		known.Store("j", true)
+		rt, err := stage.New(stage.Config{Topology: deploy.Default().Logical(), Instance: self, Spec: spec, Committer: committer,
+			Known: func(job string) bool { _, ok := known.Load(job); return ok }, SweepEvery: 10 * time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		go rt.Serve(ctx)
+		if _, err := rt.Open(ch("k", "players-filter-0")); !errors.Is(err, transport.ErrUnknownJob) {
+			t.Fatalf("a job the gateway does not know: %v, want ErrUnknownJob", err)
+		}
+		if err := deliver(t, rt, ch("j", "players-filter-0"), &wololov1.Batch{Seq: 1}); err != nil {
+			t.Fatalf("a job the gateway knows: %v", err)
+		}
+		time.Sleep(50 * time.Millisecond) // sweeps that find nothing to reap
+		if p := rt.Progress(); len(p) != 1 {
+			t.Fatalf("the sweep reaped a known job: %v", p)
+		}
+		known.Delete("j")
+		deadline := time.Now().Add(5 * time.Second)
+		for len(rt.Progress()) != 0 || committer.Inbox().Watermark(ch("j", "players-filter-0")) != 0 {
+			if time.Now().After(deadline) {
+				t.Fatalf("a job the gateway forgot was never reaped: %v", rt.Progress())
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		if img, _ := store.Load(); len(img.Jobs) != 0 || fmt.Sprint(img.Dropped) != "[j]" {
+			t.Fatalf("after the sweep the store holds %v, dropped %v", img.Jobs, img.Dropped)
+		}
+	})
+}
+
+// TestRuntimeRefusesBatchesAfterEOF: once a channel's EOF is applied, a
+// batch or a second EOF numbered past it is refused with ErrAfterEOF and
+// nothing of it is committed (no watermark, no journal entry, no output),
+// before and after a restart; a resend at or below the watermark is still
+// acknowledged and dropped.
+func TestRuntimeRefusesBatchesAfterEOF(t *testing.T) {
+	self := deploy.Instance{Stage: "q3-aggregator", Index: 0} // stateful: it journals what it applies
+	spec := operators.Specs()["q3-aggregator"]
+	store := transport.NewMemStore()
+	from := transport.ChannelID{Job: "j", Stream: operators.Q3Partials, Sender: "q3-joiner-0", Receiver: self.Name()}
+	var b batch.CivBuilder
+	b.Add("Aztecs", 1, 2)
+	rows := encode(t, b.Build())
+	rt, _, stop := startRuntime(t, self, spec, store)
+	introduce(t, rt, "j")
+	for _, bt := range []*wololov1.Batch{{Seq: 1, Rows: rows}, {Seq: 2, Eof: true}} {
+		if err := deliver(t, rt, from, bt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before, _ := store.Load()
+	commits := store.Stats().Commits
+	cases := []struct {
+		name string
+		b    *wololov1.Batch
+		want error // nil: acknowledged
+	}{
+		{"a batch after the EOF", &wololov1.Batch{Seq: 3, Rows: rows}, transport.ErrAfterEOF},
+		{"a second EOF", &wololov1.Batch{Seq: 3, Eof: true}, transport.ErrAfterEOF},
+		{"a batch far past the EOF", &wololov1.Batch{Seq: 1 << 40, Rows: rows}, transport.ErrAfterEOF},
+		{"a resend of the EOF", &wololov1.Batch{Seq: 2, Eof: true}, nil},
+		{"a resend of a batch", &wololov1.Batch{Seq: 1, Rows: rows}, nil},
+	}
+	for restart := 0; restart < 2; restart++ {
+		for _, tc := range cases {
+			err := deliver(t, rt, from, tc.b)
+			if (tc.want == nil) != (err == nil) || (tc.want != nil && !errors.Is(err, tc.want)) {
+				t.Errorf("restarted %d times, %s: %v, want %v", restart, tc.name, err, tc.want)
+			}
+		}
+		after, _ := store.Load()
+		if n := store.Stats().Commits; n != commits || fmt.Sprint(after.Jobs["j"]) != fmt.Sprint(before.Jobs["j"]) {
+			t.Fatalf("restarted %d times: %d commits after the EOF, store %v, was %v", restart, n-commits, after.Jobs["j"], before.Jobs["j"])
+		}
+		if err := stop(); err != nil {
+			t.Fatal(err)
+		}
+		rt, _, stop = startRuntime(t, self, spec, store)
+	}
+}
+
+// TestFinishedAtReadsTheFinalCommit: the finish time is read back to the
+// millisecond; a job not finished, and the mark of a store written before
+// the time was recorded (1), have none.
+func TestFinishedAtReadsTheFinalCommit(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		value  []byte // "stage/finished", as the store holds it
+		want   time.Time
+		wantOK bool
+	}{
+		{"a finish time", []byte("1764120000123"), time.UnixMilli(1764120000123), true},
+		{"not finished", nil, time.Time{}, false},
+		{"a store of an older build", []byte{1}, time.Time{}, false},
+		{"the text 1", []byte("1"), time.Time{}, false},
+		{"garbage", []byte("soon"), time.Time{}, false},
+		{"negative", []byte("-5"), time.Time{}, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			records := map[string][]byte{}
+			if c.value != nil {
+				records["stage/finished"] = c.value
+			}
+			got, ok := stage.FinishedAt(records)
+			if ok != c.wantOK || !got.Equal(c.want) {
+				t.Fatalf("FinishedAt = %v, %v; want %v, %v", got, ok, c.want, c.wantOK)
+			}
+		})
+	}
+}

@@ -1,0 +1,219 @@
+// Package demo is `wololo demo`: the whole graph of the default topology in
+// one process. By default it runs in memory (services/roles/inmem: the tasks as
+// goroutines, batches passed as Go values, the files parsed in parallel);
+// with --grpc every instance is a node with its own gRPC server on a free
+// loopback port, fed by the real client over gRPC, as a deployment is.
+// With no input flags it generates a 100,000-match dataset once into
+// data/demo/ and runs on it.
+//
+// It only wires existing parts (datagen, inmem, node.Cluster, client); it
+// adds no logic of its own.
+package demo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/wololo/wololo/deploy"
+	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
+	"github.com/wololo/wololo/services/base/cpuprofile"
+	"github.com/wololo/wololo/services/base/datagen"
+	"github.com/wololo/wololo/services/cmdline/cli"
+	"github.com/wololo/wololo/services/cmdline/client"
+	"github.com/wololo/wololo/services/cmdline/logflags"
+	"github.com/wololo/wololo/services/dataflow/schema"
+	"github.com/wololo/wololo/services/roles/inmem"
+	"github.com/wololo/wololo/services/roles/node"
+)
+
+// Defaults of the embedded demo.
+const (
+	DefaultMatches = 100_000
+	DefaultData    = "data/demo"
+	DefaultOut     = "out/demo"
+)
+
+// Run is the `wololo demo` command.
+func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := cli.NewFlagSet("wololo demo", "usage: wololo demo [flags]\n\nRuns the whole graph in this process and prints the four answers: in memory\n(tasks as goroutines, no transport, nothing kept), or with --grpc as a\ndeployment runs it, every instance a gRPC node on loopback.\n", stderr)
+	matches := fs.String("matches", "", "matches.csv to run on (default: a generated dataset in --data)")
+	players := fs.String("players", "", "match_players.csv to run on (default: a generated dataset in --data)")
+	out := fs.String("out", DefaultOut, "directory for q1.csv..q4.csv")
+	data := fs.String("data", DefaultData, "where the generated default dataset lives")
+	gen := fs.Int64("gen-matches", DefaultMatches, "size of the generated default dataset, in matches")
+	topoPath := fs.String("topology", "", "topology JSON file (default: the embedded one)")
+	replicas := fs.Int("replicas", 0, "if set, run this many replicas of every stage but the gateway")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the run to this file")
+	logFlags := logflags.Register(fs, "warn")
+	overGRPC := fs.Bool("grpc", false, "run every instance as a node with its own loopback gRPC server, fed by the client over gRPC (the deployment's path), instead of in memory")
+	maxMalformedFlag := client.MaxMalformedFlag(fs)
+	if err := cli.Parse(fs, args); err != nil {
+		return err
+	}
+	maxMalformed, err := maxMalformedFlag()
+	if err != nil {
+		return err
+	}
+	if (*matches == "") != (*players == "") {
+		return cli.Usagef(fs, "give both --matches and --players, or neither for the generated dataset")
+	}
+	top := deploy.Default()
+	if *topoPath != "" {
+		var err error
+		if top, err = deploy.Load(*topoPath); err != nil {
+			return err
+		}
+	}
+	if *replicas > 0 {
+		top = top.Uniform(*replicas)
+	}
+	if *matches == "" {
+		if *matches, *players, err = ensureDataset(*data, *gen, stdout); err != nil {
+			return err
+		}
+	}
+
+	stopProfile, err := cpuprofile.Start(*cpuProfile)
+	if err != nil {
+		return err
+	}
+	defer stopProfile()
+	log := logFlags.Logger("wololo", stderr)
+	start := time.Now()
+	run := runInMemory
+	if *overGRPC {
+		run = runOverGRPC
+	}
+	sum, err := run(ctx, top, runFiles{*matches, *players, *out, maxMalformed}, log, stdout, stderr)
+	if err != nil {
+		return err
+	}
+	client.PrintSummary(stdout, sum)
+	for _, name := range schema.ResultFiles {
+		if err := printHead(stdout, sum.Files[name], 8); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(stdout, "\nelapsed: %s (graph start to results on disk)\n", time.Since(start).Round(time.Millisecond))
+	return nil
+}
+
+// runFiles is what a run reads and writes, and its limit on malformed
+// records (nil: the default).
+type runFiles struct {
+	matches, players, out string
+	maxMalformed          *float64
+}
+
+// runInMemory runs the graph with services/roles/inmem and writes the answers.
+// A file past the limit on malformed records fails the run as it fails a
+// job (cli.ErrJobFailed).
+func runInMemory(ctx context.Context, top deploy.Topology, rf runFiles, log hclog.Logger, stdout, stderr io.Writer) (*client.Summary, error) {
+	fmt.Fprintf(stdout, "graph in memory: tasks %s\n", strings.Join(top.Tasks(), "; "))
+	start := time.Now()
+	progress := newProgress(stderr, client.IsTerminal(stderr))
+	o := inmem.Options{Topology: top, Matches: rf.matches, Players: rf.players, Log: log, Progress: progress.report}
+	if rf.maxMalformed != nil {
+		limit := schema.MalformedLimit(*rf.maxMalformed)
+		o.MaxMalformed = &limit
+	}
+	res, err := inmem.Run(ctx, o)
+	progress.done()
+	var tooBad schema.TooMalformed
+	if errors.As(err, &tooBad) {
+		return nil, cli.Mark(err, cli.ErrJobFailed)
+	}
+	if err != nil {
+		return nil, err
+	}
+	job := &wololov1.Job{JobId: "demo", State: wololov1.JobState_JOB_STATE_DONE, ResultRows: map[string]int64{}}
+	for i, r := range res.Reports {
+		fr := &wololov1.FileReport{File: schema.File(i).String(), Rows: r.Rows, Malformed: r.Malformed, Missing: r.Missing, OversizedAt: r.OversizedAt, Done: true}
+		for _, rj := range r.Rejects {
+			fr.Rejects = append(fr.Rejects, &wololov1.Reject{Offset: rj.Offset, Reason: rj.Reason, Head: rj.Head})
+		}
+		if i == int(schema.Matches) {
+			job.Matches = fr
+		} else {
+			job.Players = fr
+		}
+	}
+	for _, name := range schema.ResultFiles {
+		job.ResultRows[name] = int64(schema.ResultRows(res.Files[name]))
+	}
+	files, err := client.WriteResults(rf.out, res.Files)
+	if err != nil {
+		return nil, err
+	}
+	rejects, _, err := client.WriteRejects(rf.out, job)
+	if err != nil {
+		return nil, err
+	}
+	return &client.Summary{JobID: job.JobId, Job: job, Files: files, Total: time.Since(start), Rejects: rejects}, nil
+}
+
+// runOverGRPC starts every instance as a node on loopback and submits the
+// files with the client.
+func runOverGRPC(ctx context.Context, top deploy.Topology, rf runFiles, log hclog.Logger, stdout, stderr io.Writer) (*client.Summary, error) {
+	cluster, err := node.StartCluster(top, node.ClusterOptions{Log: log})
+	if err != nil {
+		return nil, fmt.Errorf("start the graph: %w", err)
+	}
+	defer cluster.Stop()
+	fmt.Fprintf(stdout, "graph up: %d processes on loopback (mutual TLS, an in-memory CA), gateway at %s\n", len(cluster.Nodes), cluster.GatewayAddr())
+	fmt.Fprintf(stdout, "tasks: %s\n", strings.Join(top.Tasks(), "; "))
+	tlsConfig, err := cluster.ClientTLS("demo")
+	if err != nil {
+		return nil, err
+	}
+	return client.Submit(ctx, client.SubmitOptions{
+		Server: cluster.GatewayAddr(), TLS: tlsConfig, Matches: rf.matches, Players: rf.players, Out: rf.out,
+		Progress: stderr, Terminal: client.IsTerminal(stderr), MaxMalformed: rf.maxMalformed,
+	})
+}
+
+// ensureDataset generates the default dataset unless it is already there.
+func ensureDataset(dir string, matches int64, stdout io.Writer) (string, string, error) {
+	m, p := filepath.Join(dir, "matches.csv"), filepath.Join(dir, "match_players.csv")
+	if fileExists(m) && fileExists(p) {
+		fmt.Fprintf(stdout, "using the dataset in %s\n", dir)
+		return m, p, nil
+	}
+	fmt.Fprintf(stdout, "generating a %d-match dataset into %s (once)\n", matches, dir)
+	st, err := datagen.WriteDir(datagen.Config{Matches: matches, Seed: 1}, dir)
+	if err != nil {
+		return "", "", fmt.Errorf("generate the demo dataset: %w", err)
+	}
+	fmt.Fprintf(stdout, "generated %d match rows and %d player rows in %s\n", st.MatchRows, st.Players, st.Elapsed.Round(time.Millisecond))
+	return m, p, nil
+}
+
+func fileExists(path string) bool {
+	info, err := os.Stat(path)
+	return err == nil && info.Mode().IsRegular() && info.Size() > 0
+}
+
+// printHead prints a result file's first lines.
+func printHead(w io.Writer, path string, lines int) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	rows := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+	fmt.Fprintf(w, "\n== %s (%d rows)\n", filepath.Base(path), len(rows)-1)
+	for i, r := range rows {
+		if i > lines {
+			fmt.Fprintf(w, "... %d more\n", len(rows)-i)
+			break
+		}
+		fmt.Fprintln(w, r)
+	}
+	return nil
+}

@@ -1,0 +1,52 @@
+package gateway
+
+import (
+	"sort"
+	"time"
+
+	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
+	"github.com/wololo/wololo/services/ops/clusterview"
+)
+
+// ClusterJobs describes every job the gateway holds, for the operators'
+// view of the deployment (services/ops/clusterview): its internal id, its
+// owner and name, where it stands and how much of its input is in the
+// graph. It does not count as client activity.
+func (g *Gateway) ClusterJobs() []*wololov1.ClusterJob {
+	g.jobs.mu.Lock()
+	all := make([]*job, 0, len(g.jobs.byID))
+	for _, j := range g.jobs.byID {
+		all = append(all, j)
+	}
+	g.jobs.mu.Unlock()
+	sort.Slice(all, func(a, b int) bool { return all[a].created.Before(all[b].created) })
+	out := make([]*wololov1.ClusterJob, 0, len(all))
+	for _, j := range all {
+		out = append(out, j.summary())
+	}
+	return out
+}
+
+// summary is the job as ClusterJobs describes it.
+func (j *job) summary() *wololov1.ClusterJob {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	end := time.Now()
+	if !j.finished.IsZero() {
+		end = j.finished
+	}
+	s := &wololov1.ClusterJob{JobId: j.id, Client: j.owner, Name: j.name, BytesTotal: j.bytes, ElapsedSeconds: end.Sub(j.created).Seconds()}
+	s.BytesUploaded, _ = sumSizes(j.files[0].offset, j.files[1].offset) // within BytesTotal, checked at creation
+	uploaded := j.files[0].done && j.files[1].done
+	switch {
+	case j.state == wololov1.JobState_JOB_STATE_DONE:
+		s.State = clusterview.JobDone
+	case j.state == wololov1.JobState_JOB_STATE_FAILED:
+		s.State = clusterview.JobFailed
+	case uploaded:
+		s.State = clusterview.JobRunning
+	default:
+		s.State = clusterview.JobUploading
+	}
+	return s
+}

@@ -1,0 +1,128 @@
+// Package gateway is the one public endpoint of a Wololo deployment. It
+// implements JobService: it creates jobs after checking both files' headers,
+// takes each file's upload as raw CSV bytes, parses and validates the rows
+// (skipping and counting malformed ones), projects them to the columns the
+// queries need and shards them into the graph through the channel protocol.
+// It is also the graph's sink: a stage runtime with the results operator
+// collects the four answers, which clients fetch with GetResults.
+//
+// An upload is acknowledged by byte offset, and only at record boundaries
+// after the rows up to there are committed, so a client whose stream breaks
+// resumes by re-sending its file from the last acknowledged offset.
+//
+// Malformed records are skipped, counted, and the first 1000 of each file
+// kept (offset, reason, first 80 bytes: schema.Reject). Each upload commit
+// records, with its offset and counts, only the rejects it found
+// (rejects/FILE/N), so the list is written once and a commit lost to a
+// crash is parsed and written again, never twice. A file more malformed
+// than its job's --max-malformed share (schema.MalformedLimit, set per job
+// by the client, the gateway's flag otherwise) fails its job at the end of
+// its upload, in the commit that ends the file: the share is only known
+// there, and a gateway killed around it either parses the end again or
+// knows the job failed. The rejects are listed in the job's report once it
+// is over, not in every progress report.
+//
+// A job belongs to the client that created it: Config.Identify names each
+// JobService caller (the name of its client certificate; the anonymous ""
+// for a gateway run with --insecure). The client knows its job by the name
+// it chose or was given; the graph and the store know it by an internal id,
+// a fresh random one per job (records written before owners use the name).
+// Three reasons for keeping the two apart: two clients may both call a job
+// "nightly"; a name can never reach another client's job; and a name used
+// again after its job was deleted (and tombstoned in every process) names
+// a new job. A job also records each file's size and fingerprint, and a
+// resume with other files is refused (sameFiles), never mixed in. lookup is the one place that finds a
+// client's job; anyone else's is NotFound with the message of a job that
+// does not exist, so a job's existence does not leak either; ListJobs
+// lists the caller's own jobs (ownedBy), and nobody else's. The quotas
+// per client (unfinished jobs, held jobs, bytes per job, bytes in flight)
+// are decided in one pure function (Limits.admission), before anything is
+// stored.
+//
+// Sizes are claims of the client, and every sum of them (the two files of
+// a job, a client's bytes in flight, the bytes an upload has received) is
+// made with sumSizes, which reports an overflow instead of wrapping: two
+// files declared as 2^63-1 bytes each would otherwise add up to -2 and
+// pass every quota, and an upload's count would pass its declared size.
+// A declared size over a quota is refused at CreateJob.
+//
+// Finished jobs count against their owner too: a client holds at most
+// --client-max-held-jobs (64) jobs, finished ones included, a sixteenth of
+// the --max-jobs (1024) a process holds, so that one client cannot fill the
+// gateway's table (and then every receiver's) with jobs it never fetches.
+// At that limit, or when the gateway is full, a new job drops the client's
+// oldest finished job first, as DeleteJob would (its answers were there to
+// fetch); if none of its jobs is finished the new one is refused. Dropping
+// rather than refusing keeps a client that never deletes (a script that
+// only reads the answers) working, at the cost of its oldest answers.
+//
+// What a job stores of its headers is bounded, and the gateway's memory
+// does not grow with it: each header row is at most --max-header-bytes
+// (64 KiB; a real one is about 100 bytes), a fingerprint 64 bytes, a name
+// 64; a job keeps in memory only where the required columns are (a few
+// integers), and the names stay in its record in the store. The other way,
+// reading headers from the store on demand, would save nothing here: the
+// stores (segstore's index, the MemStore) hold every record's value in
+// memory anyway. So the bound is the product of the limits: a client's
+// headers take at most 64 jobs x 2 x 64 KiB = 8 MiB of the store, all
+// clients' at most 1024 x 128 KiB = 128 MiB.
+//
+// The package is in these parts, each with one concern:
+//
+//   - introduce.go, the introductions above (Introducer, set by the node).
+//   - jobs.go, the job domain: create (headers, id and quotas checked;
+//     admission, the quotas as a pure decision; sizes.go, checked sums),
+//     lookup (ownership), the upload
+//     slots and committed offsets, results, retention; every durable fact a
+//     protobuf record (job_record.proto) in the store. No gRPC.
+//   - upload.go, the upload path: parse a chunk (the pure Ingest), commit
+//     its rows with the new offset through the transport.Committer, then
+//     acknowledge the offset. A failed commit uses up no sequence number.
+//   - service.go, the JobService adapter; errors.go maps the domain's
+//     errors to gRPC codes in one function (toStatus).
+//   - gateway.go, the Gateway itself: its Config and its lifecycle, Serve,
+//     which sweeps abandoned jobs and drops deleted jobs everywhere, and
+//     FailJob, which fails a job an instance found lost (a store wiped
+//     under it: see transport): the reason is recorded and shown to the
+//     client, uploads end, later results are ignored.
+//   - counters.go, Counters: what the gateway counts for /metrics (jobs
+//     created and how they ended, upload calls and what they committed),
+//     an interface the node fills with services/ops/metrics.Gateway.
+//   - cluster.go, ClusterJobs: every job, with its owner, state and upload
+//     progress, for the operators' view of the deployment
+//     (services/ops/clusterview); it is not client activity.
+//
+// Introductions. Every process keeps state only for jobs the gateway has
+// introduced to it (StageService.IntroduceJob, durable there), so that an
+// instance's key alone cannot make a process hold jobs that never were
+// (each would take one of its --max-jobs until every real job stalled).
+// The first upload of a job, before it commits anything, introduces the
+// job to every other process and waits until each has recorded it
+// (introduce.go); the other uploads of the job wait for that one. Why no
+// legitimate stream can arrive before its job's introduction: the upload
+// is the graph's only source, so every batch of a job anywhere follows a
+// commit of its upload (a process emits for a job only after applying a
+// batch of it), which follows the introduction everywhere. Restarts
+// change nothing: introductions are durable at the processes; a gateway
+// that restarts before it finished introducing a job had sent nothing of
+// it, and its first upload after the restart introduces the job again
+// (an introduction is idempotent). The gateway is also a receiver, of the
+// results: its job table, durable from CreateJob on, is its introduction
+// (stage.Config.Known is Knows), so it takes results only of jobs it
+// holds. A stream of a job never introduced is therefore refused outright
+// (NOT_FOUND), not asked to retry: no ordering makes a legitimate one
+// early, and a retryable refusal would only give a forger's streams a
+// place to wait. A process that refuses an introduction for a limit
+// (--max-jobs) or because it has dropped the job fails the job with that
+// reason, which the client sees, instead of the job waiting forever; a
+// sender whose stream is refused for a limit fails it the same way
+// (transport.Sender.OnFailed). What a process holds of a job it does not
+// admit (state written before introductions existed; at the gateway, a
+// job the table no longer has) is reaped when it recovers and by the
+// stage runtime's periodic sweep. A store written before introductions
+// existed has none, so the jobs in flight when a deployment is upgraded
+// are reaped: upgrade with none running.
+//
+// The gateway does not compute any query itself and touches no disk except
+// through the transport Store.
+package gateway

@@ -1,0 +1,144 @@
+package gateway
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
+	"github.com/wololo/wololo/services/dataflow/schema"
+	"github.com/wololo/wololo/transport"
+)
+
+// TestFailedJob: a job reported failed shows the reason to its client,
+// refuses uploads, ignores results that come later, and is still failed
+// after the gateway restarts. A job that is done stays done.
+func TestFailedJob(t *testing.T) {
+	store := transport.NewMemStore()
+	svc := testGateway(t, store, time.Hour, make(chan string, 4))
+	g := svc.(jobService).g
+	ctx := context.Background()
+	for _, name := range []string{"lost", "done"} {
+		if _, err := svc.CreateJob(ctx, createRequest(name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	id := func(name string) string {
+		j, err := g.jobs.lookup("", name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return j.id
+	}
+	results := map[string][]byte{}
+	for _, f := range schema.ResultFiles {
+		results[schema.ResultRecord(f)] = []byte("header\n")
+	}
+	g.Finished(id("done"), results)
+
+	const reason = "channel state lost: shard-0 is at batch 0 of matches from gateway-0 but had acknowledged batch 7"
+	for _, name := range []string{"lost", "done"} {
+		if err := g.FailJob(id(name), "gateway-0", reason); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := g.FailJob("nosuchjob", "shard-1", reason); err != nil {
+		t.Fatalf("a failure of an unknown job: %v", err)
+	}
+	g.Finished(id("lost"), results) // too late
+
+	if r, err := svc.GetJob(ctx, &wololov1.GetJobRequest{JobId: "done"}); err != nil || r.Job.State != wololov1.JobState_JOB_STATE_DONE {
+		t.Fatalf("done job %+v, %v; want done still", r.GetJob(), err)
+	}
+	check := func(when string, svc wololov1.JobServiceServer) {
+		t.Helper()
+		r, err := svc.GetJob(ctx, &wololov1.GetJobRequest{JobId: "lost"})
+		if err != nil || r.Job.State != wololov1.JobState_JOB_STATE_FAILED || r.Job.Message != reason {
+			t.Fatalf("%s: lost job %+v, %v; want failed with the reason", when, r.GetJob(), err)
+		}
+		_, err = uploadMatches(svc, "lost", []string{"x"}, 0)
+		if status.Code(err) != codes.FailedPrecondition || !strings.Contains(err.Error(), reason) {
+			t.Fatalf("%s: upload to the failed job: %v; want FailedPrecondition with the reason", when, err)
+		}
+	}
+	check("live", svc)
+	check("after a restart", testGateway(t, store, time.Hour, make(chan string, 4)))
+}
+
+// TestFinishTimeSurvivesRestart: a done job's and a failed job's elapsed
+// time is the same after the gateway restarts (it used to restart the
+// clock at the recovery: 0.1 s became 20.4 s). A done job's finish time is
+// the sink's final commit's, which also holds its results.
+func TestFinishTimeSurvivesRestart(t *testing.T) {
+	store := transport.NewMemStore()
+	svc := testGateway(t, store, time.Hour, make(chan string, 4))
+	g := svc.(jobService).g
+	ctx := context.Background()
+	for _, name := range []string{"done", "failed"} {
+		if _, err := svc.CreateJob(ctx, createRequest(name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	id := func(name string) string {
+		j, err := g.jobs.lookup("", name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return j.id
+	}
+	time.Sleep(20 * time.Millisecond) // an elapsed time that is not 0
+	// The sink's final commit, as the stage runtime writes it in the
+	// gateway's store, then its OnFinish.
+	records := map[string][]byte{"stage/finished": []byte(strconv.FormatInt(time.Now().UnixMilli(), 10))}
+	for _, f := range schema.ResultFiles {
+		records[schema.ResultRecord(f)] = []byte("header\n")
+	}
+	if err := store.Commit(&transport.Commit{Job: id("done"), Records: records}); err != nil {
+		t.Fatal(err)
+	}
+	g.Finished(id("done"), records)
+	if err := g.FailJob(id("failed"), "shard-0", "channel state lost"); err != nil {
+		t.Fatal(err)
+	}
+	elapsed := func(svc wololov1.JobServiceServer, name string) float64 {
+		t.Helper()
+		r, err := svc.GetJob(ctx, &wololov1.GetJobRequest{JobId: name})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r.Job.ElapsedSeconds
+	}
+	// What top and the web page show (the cluster view's job summary).
+	summarized := func(svc wololov1.JobServiceServer, name string) float64 {
+		t.Helper()
+		j, err := svc.(jobService).g.jobs.lookup("", name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return j.summary().ElapsedSeconds
+	}
+	live := map[string]float64{"done": elapsed(svc, "done"), "failed": elapsed(svc, "failed")}
+	for name, want := range live {
+		if got := summarized(svc, name); got != want {
+			t.Fatalf("%s job: the cluster view says %.3f s, GetJob %.3f s", name, got, want)
+		}
+	}
+	time.Sleep(100 * time.Millisecond) // the gateway is down a while
+	restarted := testGateway(t, store, time.Hour, make(chan string, 4))
+	for name, want := range live {
+		if want < 0.01 {
+			t.Fatalf("%s: elapsed %.3f s live; the test needs one of 20 ms at least", name, want)
+		}
+		if got := elapsed(restarted, name); got != want {
+			t.Errorf("%s job: elapsed %.3f s after a restart, %.3f s before", name, got, want)
+		}
+		if got := summarized(restarted, name); got != want {
+			t.Errorf("%s job: the cluster view says %.3f s after a restart, %.3f s before", name, got, want)
+		}
+	}
+}

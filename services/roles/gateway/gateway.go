@@ -1,0 +1,397 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/wololo/wololo/deploy"
+	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
+	"github.com/wololo/wololo/services/dataflow/schema"
+	"github.com/wololo/wololo/services/dataflow/stage"
+	"github.com/wololo/wololo/transport"
+)
+
+// Config is what a Gateway needs.
+type Config struct {
+	Topology deploy.Topology
+	// Committer is the process's exactly-once step (shared with the sink's
+	// stage runtime); its Store holds the jobs' records.
+	Committer *transport.Committer
+	Log       hclog.Logger
+	// BatchRows is the rows per batch sent into the graph;
+	// stage.DefaultBatchRows if 0.
+	BatchRows int
+	// OutboxLimit is the unacknowledged batches per channel before an
+	// upload waits; stage.DefaultOutboxLimit if 0.
+	OutboxLimit int
+	// Retention is how long a job may go without any client activity
+	// before it is dropped everywhere; DefaultRetention if 0.
+	Retention time.Duration
+	// MaxJobs is how many jobs the gateway holds at once (created and not
+	// yet dropped); stage.DefaultMaxJobs if 0.
+	MaxJobs int
+	// UploadIdle ends an upload that sends no frame for this long, freeing
+	// its file for a resume; DefaultUploadIdle if 0.
+	UploadIdle time.Duration
+	// Identify names the client of a JobService call (its certificate's
+	// name); its error is the call's (Unauthenticated, PermissionDenied).
+	// Nil: every caller is the one anonymous client "" (--insecure).
+	Identify func(ctx context.Context) (string, error)
+	// ClientMaxJobs, ClientMaxHeldJobs, MaxJobBytes and ClientMaxBytes are
+	// the per-client quotas (see Limits); DefaultClientMaxJobs,
+	// DefaultClientMaxHeldJobs, DefaultMaxJobBytes and DefaultClientMaxBytes
+	// if 0. ClientMaxHeldJobs may not be below ClientMaxJobs.
+	ClientMaxJobs     int
+	ClientMaxHeldJobs int
+	MaxJobBytes       int64
+	ClientMaxBytes    int64
+	// MaxHeaderBytes bounds each file's header row in a CreateJob (its
+	// column names, each with a separator); DefaultMaxHeaderBytes if 0, at
+	// most schema.MaxHeaderBytes.
+	MaxHeaderBytes int
+	// MaxRecordBytes bounds one data record: a longer one is skipped and
+	// counted as malformed (schema.MaxRecordBytes if 0).
+	MaxRecordBytes int
+	// MaxMalformed is the share of a file's records that may be malformed
+	// in a job whose client sets none (schema.MalformedLimit); nil:
+	// schema.DefaultMaxMalformed.
+	MaxMalformed *schema.MalformedLimit
+	// Counters counts uploads, committed records and job outcomes
+	// (/metrics); nil counts nothing.
+	Counters Counters
+}
+
+// The per-client quotas' defaults. A client holds at most 64 jobs,
+// finished ones included: a sixteenth of the jobs a process holds
+// (stage.DefaultMaxJobs, 1024), so that no one client fills the gateway.
+const (
+	DefaultClientMaxJobs     = 16
+	DefaultClientMaxHeldJobs = 64
+	DefaultMaxJobBytes       = 8 << 30
+	DefaultClientMaxBytes    = 16 << 30
+)
+
+// DefaultMaxHeaderBytes bounds a header row: 64 KiB, hundreds of times a
+// real one (about 100 bytes), and a job's two then hold at most 128 KiB
+// of the gateway's memory (see the package doc).
+const DefaultMaxHeaderBytes = 64 << 10
+
+// DefaultUploadIdle is how long an upload may send nothing.
+const DefaultUploadIdle = 2 * time.Minute
+
+// DefaultRetention is how long an abandoned job is kept.
+const DefaultRetention = 24 * time.Hour
+
+// WithDefaults returns the config with every unset tunable at its default.
+func (c Config) WithDefaults() Config {
+	if c.Log == nil {
+		c.Log = hclog.NewNullLogger()
+	}
+	if c.BatchRows == 0 {
+		c.BatchRows = stage.DefaultBatchRows
+	}
+	if c.OutboxLimit == 0 {
+		c.OutboxLimit = stage.DefaultOutboxLimit
+	}
+	if c.Retention == 0 {
+		c.Retention = DefaultRetention
+	}
+	if c.MaxJobs == 0 {
+		c.MaxJobs = stage.DefaultMaxJobs
+	}
+	if c.UploadIdle == 0 {
+		c.UploadIdle = DefaultUploadIdle
+	}
+	if c.ClientMaxJobs == 0 {
+		c.ClientMaxJobs = DefaultClientMaxJobs
+	}
+	if c.ClientMaxHeldJobs == 0 {
+		c.ClientMaxHeldJobs = DefaultClientMaxHeldJobs
+	}
+	if c.MaxHeaderBytes == 0 {
+		c.MaxHeaderBytes = DefaultMaxHeaderBytes
+	}
+	if c.MaxJobBytes == 0 {
+		c.MaxJobBytes = DefaultMaxJobBytes
+	}
+	if c.ClientMaxBytes == 0 {
+		c.ClientMaxBytes = DefaultClientMaxBytes
+	}
+	if c.MaxMalformed == nil {
+		l := schema.MalformedLimit(schema.DefaultMaxMalformed)
+		c.MaxMalformed = &l
+	}
+	if c.Identify == nil {
+		c.Identify = func(context.Context) (string, error) { return "", nil }
+	}
+	if c.Counters == nil {
+		c.Counters = noCounters{}
+	}
+	return c
+}
+
+// Validate checks the config without changing it: the Committer is set,
+// no tunable is negative, and the topology sends both input streams from
+// the gateway.
+func (c Config) Validate() error {
+	if c.Committer == nil {
+		return errors.New("gateway config: Committer is required")
+	}
+	if c.BatchRows < 0 || c.OutboxLimit < 0 || c.Retention < 0 || c.MaxJobs < 0 || c.UploadIdle < 0 {
+		return fmt.Errorf("gateway config: BatchRows %d, OutboxLimit %d, Retention %s, MaxJobs %d and UploadIdle %s must not be negative", c.BatchRows, c.OutboxLimit, c.Retention, c.MaxJobs, c.UploadIdle)
+	}
+	if c.MaxRecordBytes > schema.MaxRecordLimit {
+		return fmt.Errorf("gateway config: MaxRecordBytes %d: at most %d (a row must fit a batch message)", c.MaxRecordBytes, schema.MaxRecordLimit)
+	}
+	if c.ClientMaxJobs < 0 || c.ClientMaxHeldJobs < 0 || c.MaxJobBytes < 0 || c.ClientMaxBytes < 0 || c.MaxRecordBytes < 0 || c.MaxHeaderBytes < 0 {
+		return fmt.Errorf("gateway config: ClientMaxJobs %d, ClientMaxHeldJobs %d, MaxJobBytes %d, ClientMaxBytes %d, MaxRecordBytes %d and MaxHeaderBytes %d must not be negative", c.ClientMaxJobs, c.ClientMaxHeldJobs, c.MaxJobBytes, c.ClientMaxBytes, c.MaxRecordBytes, c.MaxHeaderBytes)
+	}
+	if c.MaxMalformed != nil {
+		if err := c.MaxMalformed.Valid(); err != nil {
+			return fmt.Errorf("gateway config: %w", err)
+		}
+	}
+	if c.MaxHeaderBytes > schema.MaxHeaderBytes {
+		return fmt.Errorf("gateway config: MaxHeaderBytes %d: at most %d (no longer row is a header)", c.MaxHeaderBytes, schema.MaxHeaderBytes)
+	}
+	if d := c.WithDefaults(); d.ClientMaxHeldJobs < d.ClientMaxJobs {
+		return fmt.Errorf("gateway config: ClientMaxHeldJobs %d (--client-max-held-jobs) is below ClientMaxJobs %d (--client-max-jobs): a client holds its unfinished jobs", d.ClientMaxHeldJobs, d.ClientMaxJobs)
+	}
+	gw := c.Topology.Gateway()
+	for _, f := range schema.Files {
+		stream := f.Stream()
+		if st, ok := c.Topology.Stream(stream); !ok || st.From != gw.Name {
+			return fmt.Errorf("gateway config: topology has no stream %q from %s", stream, gw.Name)
+		}
+	}
+	return nil
+}
+
+// Dropper deletes a job's state at every process of the graph; it retries
+// until each has done so or ctx ends.
+type Dropper func(ctx context.Context, job string) error
+
+// Gateway is the public endpoint: the job domain (jobs.go), the upload path
+// (upload.go) and the JobService adapter (service.go). Its lifecycle is
+// Serve, which runs the retention sweeper and the drops of deleted jobs.
+type Gateway struct {
+	cfg  Config
+	self deploy.Instance
+	drop Dropper
+	jobs *jobs
+	// introducer tells the other processes of a new job (introduce.go).
+	introducer Introducer
+
+	// stages says where the graph stands on a job (SetStages).
+	stages StagesFunc
+
+	mu            sync.Mutex
+	pending       []string      // jobs to drop everywhere, for Serve
+	wake          chan struct{} // signals pending (capacity 1)
+	introductions map[string]*introduction
+}
+
+// New returns a Gateway.
+func New(cfg Config) (*Gateway, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.WithDefaults()
+	return &Gateway{
+		cfg: cfg, self: deploy.Instance{Stage: cfg.Topology.Gateway().Name},
+		drop:       func(context.Context, string) error { return nil },
+		introducer: func(context.Context, string) error { return nil },
+		jobs: &jobs{store: cfg.Committer.Store(), log: cfg.Log, byID: map[string]*job{}, byName: map[ownedName]*job{}, limits: Limits{
+			MaxJobs: cfg.MaxJobs, ClientMaxJobs: cfg.ClientMaxJobs, ClientMaxHeldJobs: cfg.ClientMaxHeldJobs,
+			MaxJobBytes: cfg.MaxJobBytes, ClientMaxBytes: cfg.ClientMaxBytes, MaxHeaderBytes: cfg.MaxHeaderBytes,
+			MaxMalformed: *cfg.MaxMalformed,
+		}},
+		wake:          make(chan struct{}, 1),
+		introductions: map[string]*introduction{},
+	}, nil
+}
+
+// Service is the gateway's JobService, to register on a gRPC server.
+func (g *Gateway) Service() wololov1.JobServiceServer { return jobService{g: g} }
+
+// SetDropper sets how a deleted job is dropped at the other processes.
+// Call it before Serve.
+func (g *Gateway) SetDropper(d Dropper) { g.drop = d }
+
+// StagesFunc says where the graph stands on a job (by its internal id):
+// per stage, the rows applied and the instances that do not answer.
+type StagesFunc func(ctx context.Context, jobID string) []*wololov1.StageProgress
+
+// SetStages sets where a job that runs gets its Job.stages from (the
+// node's view of the deployment); without it they stay empty. Call it
+// before serving.
+func (g *Gateway) SetStages(f StagesFunc) { g.stages = f }
+
+// jobStages is a job's stages while it is neither done nor failed.
+func (g *Gateway) jobStages(ctx context.Context, jobID string, state wololov1.JobState) []*wololov1.StageProgress {
+	if g.stages == nil || state == wololov1.JobState_JOB_STATE_DONE || state == wololov1.JobState_JOB_STATE_FAILED {
+		return nil
+	}
+	return g.stages(ctx, jobID)
+}
+
+// Recover rebuilds the jobs the store holds and queues the drops of the
+// jobs that were deleted (and of those whose description is unreadable),
+// which Serve carries out. Call it once, before serving.
+func (g *Gateway) Recover(img *transport.Image) error {
+	unreadable, err := g.jobs.recover(img)
+	if err != nil {
+		return err
+	}
+	g.queueDrops(append(unreadable, img.Dropped...)...)
+	return nil
+}
+
+// Serve runs until ctx ends: it drops the jobs without client activity for
+// longer than the retention, and tells every process to drop each deleted
+// job, retrying until they have. It returns nil once those have stopped.
+func (g *Gateway) Serve(ctx context.Context) error {
+	every := min(g.cfg.Retention/10, time.Minute)
+	sweep := time.NewTicker(every)
+	defer sweep.Stop()
+	var drops sync.WaitGroup
+	defer drops.Wait()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-sweep.C:
+			for _, id := range g.jobs.idle(time.Now(), g.cfg.Retention) {
+				g.cfg.Log.Info("dropping abandoned job", "job", id, "retention", g.cfg.Retention)
+				if err := g.deleteJob(id, "dropped by the gateway: no client activity for its retention (--retention)"); err != nil {
+					g.cfg.Log.Error("drop abandoned job", "job", id, "error", err)
+				}
+			}
+		case <-g.wake:
+			g.mu.Lock()
+			ids := g.pending
+			g.pending = nil
+			g.mu.Unlock()
+			for _, id := range ids {
+				drops.Add(1)
+				go func() {
+					defer drops.Done()
+					if err := g.drop(ctx, id); err != nil && ctx.Err() == nil {
+						g.cfg.Log.Error("could not drop the job everywhere", "job", id, "error", err)
+					}
+				}()
+			}
+		}
+	}
+}
+
+func (g *Gateway) queueDrops(ids ...string) {
+	if len(ids) == 0 {
+		return
+	}
+	g.mu.Lock()
+	g.pending = append(g.pending, ids...)
+	g.mu.Unlock()
+	select {
+	case g.wake <- struct{}{}:
+	default: // Serve has been woken already
+	}
+}
+
+// Finished is the sink runtime's OnFinish: the job's results are in.
+func (g *Gateway) Finished(id string, records map[string][]byte) {
+	j, err := g.jobs.get(id)
+	if err != nil {
+		g.cfg.Log.Warn("results for an unknown job", "job", id)
+		return
+	}
+	if j.finish(records) {
+		g.cfg.Counters.JobEnded(OutcomeDone)
+	}
+}
+
+// FailJob marks a job failed (by its internal id) because reporter found
+// that it cannot complete (an instance lost its state: transport.Sender):
+// its client sees the reason, its uploads end, results that come later are
+// ignored, and the failure is recorded in the store so that a restarted
+// gateway still says so. A job that is done, failed already, or unknown
+// (dropped) is left as it is. The job's state elsewhere stays until the
+// client deletes it or the retention drops it.
+func (g *Gateway) FailJob(id, reporter, reason string) error {
+	j, err := g.jobs.get(id)
+	if err != nil {
+		g.cfg.Log.Warn("failure reported for an unknown job", "job", id, "reporter", reporter, "reason", reason)
+		return nil
+	}
+	at := time.UnixMilli(time.Now().UnixMilli()) // as the store keeps it
+	if !j.fail(reason, at) {
+		j.log.Info("failure reported for a job that is over; ignored", "reporter", reporter, "reason", reason)
+		return nil
+	}
+	j.log.Error("job failed", "reporter", reporter, "reason", reason)
+	g.cfg.Counters.JobEnded(OutcomeFailed)
+	records := map[string][]byte{recordFailed: []byte(reason), recordFailedAt: failedRecord(at)}
+	if err := g.cfg.Committer.Store().Commit(&transport.Commit{Job: id, Records: records}); err != nil {
+		return errorf(ErrStore, "record the failure of job %q: %v", id, err)
+	}
+	return nil
+}
+
+// deleteJob drops a job (by its internal id) here, durably, and queues its
+// drop everywhere else; reason is what its watchers hear.
+func (g *Gateway) deleteJob(id, reason string) error {
+	g.forgetIntroduction(id)
+	// What still runs on the job ends: an upload in flight stops, and a
+	// watcher hears that the job failed, and why, instead of following
+	// for ever a job that is no longer there. A done job is left done.
+	over := true
+	if j, err := g.jobs.get(id); err == nil {
+		over = !j.fail(reason, time.Now())
+	}
+	// The tombstone is durable before the client hears back; the other
+	// processes follow, and a restarted gateway resumes telling them.
+	if err := g.jobs.drop(id); err != nil {
+		return err
+	}
+	if !over {
+		g.cfg.Counters.JobEnded(OutcomeDeleted)
+	}
+	g.cfg.Log.Info("job deleted", "job", id)
+	g.queueDrops(id)
+	return nil
+}
+
+// createJob creates the owner's job (jobs.create) and queues the drop
+// everywhere else of the finished jobs it dropped here to make room, the
+// way deleteJob does.
+func (g *Gateway) createJob(owner, name string, matches, players *wololov1.FileHeader, maxMalformed *float64) (*job, bool, error) {
+	j, resumed, dropped, err := g.jobs.create(owner, name, matches, players, maxMalformed)
+	if err == nil && !resumed {
+		g.cfg.Counters.JobCreated()
+	}
+	for _, id := range dropped {
+		g.forgetIntroduction(id)
+	}
+	g.queueDrops(dropped...)
+	return j, resumed, err
+}
+
+// identify names a JobService call's client. Its error is a gRPC status
+// already (Identify's), or becomes Unauthenticated.
+func (g *Gateway) identify(ctx context.Context) (string, error) {
+	owner, err := g.cfg.Identify(ctx)
+	if err == nil {
+		return owner, nil
+	}
+	if _, ok := status.FromError(err); ok {
+		return "", err
+	}
+	return "", status.Error(codes.Unauthenticated, err.Error())
+}

@@ -1,0 +1,779 @@
+package gateway
+
+import (
+	"bytes"
+	"fmt"
+	"maps"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
+	"github.com/wololo/wololo/services/dataflow/schema"
+	"github.com/wololo/wololo/services/dataflow/stage"
+	"github.com/wololo/wololo/transport"
+)
+
+// jobs is the gateway's job domain: which jobs exist, whose each one is,
+// each one's files and how far their uploads got, its results, and when a
+// client last showed interest (for retention). Every change that must
+// survive a restart is a record in the store, in protobuf
+// (job_record.proto). It knows nothing of gRPC: its errors are the kinds of
+// errors.go.
+//
+// A job belongs to the client that created it (its owner) and is known to
+// it by the name it chose (or was given); the job's internal id, under
+// which the graph and the store know it, is a fresh random one (byName maps
+// owner and name to it). lookup is the one place that decides whether a
+// client may see a job.
+type jobs struct {
+	store  transport.Store
+	log    hclog.Logger
+	limits Limits
+
+	mu     sync.Mutex
+	byID   map[string]*job
+	byName map[ownedName]*job
+}
+
+// ownedName is a job's name in its owner's namespace.
+type ownedName struct{ owner, name string }
+
+// Records the gateway keeps per job in the store.
+const (
+	// recordMeta holds the job's description (JobRecord).
+	recordMeta = "job/meta"
+	// recordFailed holds why the job failed, when it did (plain text).
+	recordFailed = "job/failed"
+	// recordFailedAt holds when it failed (Unix milliseconds, decimal),
+	// written with recordFailed. A done job's finish time is the sink's
+	// (stage.FinishedAt), in the commit that holds its results.
+	recordFailedAt = "job/failed-at"
+)
+
+// uploadKey is the record of a file's upload progress (UploadRecord).
+func uploadKey(f schema.File) string { return "upload/" + f.String() }
+
+// rejectsKey is the record of a file's malformed records from the first'th
+// of its list on, found by one upload commit (RejectsRecord).
+func rejectsKey(f schema.File, first int) string {
+	return fmt.Sprintf("%s%06d", rejectsPrefix(f), first)
+}
+
+func rejectsPrefix(f schema.File) string { return "rejects/" + f.String() + "/" }
+
+// fileState is one input file of a job. Of its header it keeps only where
+// the required columns are (cols): the names stay in the store.
+type fileState struct {
+	cols      columns
+	size      int64
+	print     []byte // the client's fingerprint of the file (at most maxFingerprint bytes)
+	offset    int64  // committed: every record before it is in the outbox
+	report    schema.FileReport
+	done      bool
+	uploading bool
+}
+
+type job struct {
+	id      string // internal: the graph's and the store's
+	owner   string // the client that created it
+	name    string // the owner's name for it
+	created time.Time
+	bytes   int64 // both files' declared sizes
+	log     hclog.Logger
+	// maxMalformed is the share of each file's records that may be
+	// malformed: past it the job fails when that file's upload ends.
+	maxMalformed schema.MalformedLimit
+
+	mu       sync.Mutex
+	activity time.Time // last client call or progress, for retention
+	finished time.Time // when the results came in or the job failed, as the store records it
+	state    wololov1.JobState
+	message  string
+	files    [2]*fileState
+	results  map[string][]byte
+	changed  chan struct{} // closed and replaced on every change
+	failed   chan struct{} // closed when the job fails: its uploads end
+}
+
+// headerBytes is the length of a header row of these names (each with its
+// separator), what --max-header-bytes bounds.
+func headerBytes(names []string) int {
+	n := 0
+	for _, c := range names {
+		n += len(c) + 1
+	}
+	return n
+}
+
+// maxFingerprint bounds a file's fingerprint: the client's is a SHA-256
+// (32 bytes); anything much longer is not a fingerprint.
+const maxFingerprint = 64
+
+// Limits are what the jobs domain admits.
+type Limits struct {
+	// MaxJobs is how many jobs the gateway holds at once, of all clients.
+	MaxJobs int
+	// ClientMaxJobs is how many unfinished jobs one client holds at once.
+	ClientMaxJobs int
+	// ClientMaxHeldJobs is how many jobs one client holds at once, finished
+	// ones included; at the limit its oldest finished job is dropped to make
+	// room for a new one.
+	ClientMaxHeldJobs int
+	// MaxHeaderBytes bounds each file's header row (headerBytes).
+	MaxHeaderBytes int
+	// MaxJobBytes bounds the declared sizes of a job's two files together.
+	MaxJobBytes int64
+	// ClientMaxBytes bounds the declared sizes of a client's unfinished
+	// jobs together (the bytes it has in flight).
+	ClientMaxBytes int64
+	// MaxMalformed is the limit of a job whose client sets none.
+	MaxMalformed schema.MalformedLimit
+}
+
+// sameFiles refuses a resume whose files are not the job's: another size
+// or another fingerprint than the job was created with.
+func (j *job) sameFiles(matches, players *wololov1.FileHeader) error {
+	for i, h := range []*wololov1.FileHeader{matches, players} {
+		fs := j.files[i]
+		if h.Size != fs.size || (len(h.Fingerprint) > 0 && len(fs.print) > 0 && !bytes.Equal(h.Fingerprint, fs.print)) {
+			return errorf(ErrConflict, "job %q was created with another %s (%d bytes then, %d now, or other content); it cannot continue with this one: use another --job, or the files it was made from", j.name, schema.File(i), fs.size, h.Size)
+		}
+	}
+	return nil
+}
+
+// heldJob is what admission needs to know of one of a client's jobs.
+type heldJob struct {
+	id       string
+	bytes    int64 // both files' declared sizes
+	done     bool  // finished (done or failed)
+	finished time.Time
+}
+
+// admission decides whether a client holding the jobs held may create one
+// more whose two files declare sizes, while the gateway holds total jobs.
+// It is pure. Admitted, it returns the client's finished jobs to drop
+// first to make room (oldest finished first; none while there is room):
+// one client's finished jobs never hold the table against the others. The
+// quotas on unfinished jobs and bytes refuse before anything is dropped.
+func (l Limits) admission(held []heldJob, total int, sizes [2]int64) (drop []string, err error) {
+	bytes, ok := sumSizes(sizes[0], sizes[1])
+	if !ok || bytes > l.MaxJobBytes {
+		return nil, errorf(ErrFull, "the two files declare %d and %d bytes, more than a job may have (%d, --max-job-bytes)", sizes[0], sizes[1], l.MaxJobBytes)
+	}
+	var finished []heldJob
+	unfinished, inFlight, fits := 0, bytes, true
+	for _, h := range held {
+		if h.done {
+			finished = append(finished, h)
+			continue
+		}
+		unfinished++
+		if fits {
+			inFlight, fits = sumSizes(inFlight, h.bytes)
+		}
+	}
+	if unfinished >= l.ClientMaxJobs {
+		return nil, errorf(ErrFull, "this client has %d unfinished jobs, its limit (--client-max-jobs); fetch or delete one first", unfinished)
+	}
+	if !fits {
+		return nil, errorf(ErrFull, "this client's unfinished jobs would declare more than 2^63-1 bytes, more than its limit (%d, --client-max-bytes)", l.ClientMaxBytes)
+	}
+	if inFlight > l.ClientMaxBytes {
+		return nil, errorf(ErrFull, "this client's unfinished jobs would declare %d bytes, more than its limit (%d, --client-max-bytes)", inFlight, l.ClientMaxBytes)
+	}
+	need := max(len(held)+1-l.ClientMaxHeldJobs, total+1-l.MaxJobs, 0)
+	if need > len(finished) {
+		if len(held) >= l.ClientMaxHeldJobs {
+			return nil, errorf(ErrFull, "this client holds %d jobs, its limit (--client-max-held-jobs), and none of them is finished; fetch or delete one first", len(held))
+		}
+		return nil, errorf(ErrFull, "the gateway holds %d jobs, its limit (--max-jobs); retry once one is fetched", total)
+	}
+	sort.Slice(finished, func(a, b int) bool {
+		if !finished[a].finished.Equal(finished[b].finished) {
+			return finished[a].finished.Before(finished[b].finished)
+		}
+		return finished[a].id < finished[b].id
+	})
+	for _, h := range finished[:need] {
+		drop = append(drop, h.id)
+	}
+	return drop, nil
+}
+
+// heldBy lists the owner's jobs for admission; js.mu is held.
+func (js *jobs) heldBy(owner string) []heldJob {
+	var out []heldJob
+	for _, j := range js.byID {
+		if j.owner != owner {
+			continue
+		}
+		j.mu.Lock()
+		done := j.state == wololov1.JobState_JOB_STATE_DONE || j.state == wololov1.JobState_JOB_STATE_FAILED
+		h := heldJob{id: j.id, bytes: j.bytes, done: done, finished: j.finished}
+		j.mu.Unlock()
+		out = append(out, h)
+	}
+	return out
+}
+
+// checkHeaders refuses a CreateJob whose headers are not a job's: a
+// negative size, data outside the file, a fingerprint that is not one, a
+// header row over MaxHeaderBytes, a required column missing.
+func (l Limits) checkHeaders(matches, players *wololov1.FileHeader) error {
+	if matches == nil || players == nil {
+		return errorf(ErrInvalid, "both file headers are required")
+	}
+	for i, h := range []*wololov1.FileHeader{matches, players} {
+		f := schema.File(i)
+		if h.Size < 0 || h.DataOffset < 0 || h.DataOffset > h.Size {
+			return errorf(ErrInvalid, "%s: a file of %d bytes whose data starts at byte %d", f, h.Size, h.DataOffset)
+		}
+		if len(h.Fingerprint) > maxFingerprint {
+			return errorf(ErrInvalid, "%s: a fingerprint of %d bytes; at most %d", f, len(h.Fingerprint), maxFingerprint)
+		}
+		if n := headerBytes(h.Columns); n > l.MaxHeaderBytes {
+			return errorf(ErrFull, "%s: a header row of %d bytes, more than a header may have (%d, --max-header-bytes)", f, n, l.MaxHeaderBytes)
+		}
+	}
+	for i, h := range []*wololov1.FileHeader{matches, players} {
+		if _, err := parseColumns(schema.File(i), h.Columns); err != nil {
+			return kindError{ErrInvalid, err}
+		}
+	}
+	return nil
+}
+
+// create checks both headers and creates the owner's job, durably, under
+// the given name (a new one if empty). Creating a job that exists is not an
+// error: it is how a client resumes. To make room it may drop the owner's
+// oldest finished jobs (admission), durably here; it returns their ids
+// (also with an error), which the caller drops everywhere else.
+// maxMalformed is the client's limit on the share of malformed records
+// (nil: Limits.MaxMalformed); a job resumed keeps its own.
+func (js *jobs) create(owner, name string, matches, players *wololov1.FileHeader, maxMalformed *float64) (j *job, resumed bool, dropped []string, err error) {
+	if err := js.limits.checkHeaders(matches, players); err != nil {
+		return nil, false, nil, err
+	}
+	limit := js.limits.MaxMalformed
+	if maxMalformed != nil {
+		limit = schema.MalformedLimit(*maxMalformed)
+		if err := limit.Valid(); err != nil {
+			return nil, false, nil, kindError{ErrInvalid, err}
+		}
+	}
+	if name == "" {
+		name = transport.NewJobID()
+	} else if !transport.ValidJobID(name) {
+		return nil, false, nil, errorf(ErrInvalid, "job id %q: use 1-64 letters, digits, '-' or '_'", name)
+	}
+	js.mu.Lock()
+	defer js.mu.Unlock()
+	if j, ok := js.byName[ownedName{owner, name}]; ok {
+		if err := j.sameFiles(matches, players); err != nil {
+			return nil, false, nil, err
+		}
+		j.touch()
+		return j, true, nil, nil
+	}
+	// A fresh internal id each time: a name used again after its job was
+	// deleted (and tombstoned in every process) makes a new job.
+	id := transport.NewJobID()
+	drop, err := js.limits.admission(js.heldBy(owner), len(js.byID), [2]int64{matches.Size, players.Size})
+	if err != nil {
+		return nil, false, nil, err
+	}
+	for _, old := range drop {
+		if err := js.dropLocked(old); err != nil {
+			return nil, false, dropped, err
+		}
+		dropped = append(dropped, old)
+		js.log.Info("finished job dropped to make room for a new one", "job", old, "owner", owner, "limits", "--client-max-held-jobs, --max-jobs")
+	}
+	rec := &wololov1.JobRecord{CreatedUnixMs: time.Now().UnixMilli(), Owner: owner, Name: name, MaxMalformed: proto.Float64(float64(limit))}
+	for _, h := range []*wololov1.FileHeader{matches, players} {
+		rec.Files = append(rec.Files, &wololov1.FileRecord{Columns: h.Columns, Size: h.Size, DataOffset: h.DataOffset, Fingerprint: h.Fingerprint})
+	}
+	b, err := proto.Marshal(rec)
+	if err != nil {
+		return nil, false, dropped, err
+	}
+	// The job exists once its description is durable: a gateway restarted
+	// from now on knows it, and the client can resume its upload.
+	if err := js.store.Commit(&transport.Commit{Job: id, Records: map[string][]byte{recordMeta: b}}); err != nil {
+		return nil, false, dropped, errorf(ErrStore, "store job %q: %v", id, err)
+	}
+	if j, err = js.newJob(id, rec); err != nil {
+		return nil, false, dropped, err
+	}
+	js.add(j)
+	j.log.Info("job created", "matches-bytes", matches.Size, "players-bytes", players.Size)
+	return j, false, dropped, nil
+}
+
+// newJob is the job a description (JobRecord) describes. It refuses one
+// that no CreateJob admits now (a header without a required column, sizes
+// that are negative or overflow together), which a store written before
+// those checks may hold.
+func (js *jobs) newJob(id string, rec *wololov1.JobRecord) (*job, error) {
+	if len(rec.Files) != 2 {
+		return nil, errorf(ErrInvalid, "job %q: a description of %d files", id, len(rec.Files))
+	}
+	name := rec.Name
+	if name == "" { // written before owners: the name is the id
+		name = id
+	}
+	j := &job{
+		id: id, owner: rec.Owner, name: name, created: time.UnixMilli(rec.CreatedUnixMs), activity: time.Now(),
+		log:   js.log.With("job", id, "owner", rec.Owner, "name", name),
+		state: wololov1.JobState_JOB_STATE_UPLOADING, changed: make(chan struct{}), failed: make(chan struct{}),
+	}
+	j.maxMalformed = js.limits.MaxMalformed
+	if rec.MaxMalformed != nil {
+		j.maxMalformed = schema.MalformedLimit(rec.GetMaxMalformed())
+		if err := j.maxMalformed.Valid(); err != nil {
+			return nil, kindError{ErrInvalid, fmt.Errorf("job %q: %w", id, err)}
+		}
+	}
+	var ok bool
+	if j.bytes, ok = sumSizes(rec.Files[0].Size, rec.Files[1].Size); !ok {
+		return nil, errorf(ErrInvalid, "job %q: files of %d and %d bytes", id, rec.Files[0].Size, rec.Files[1].Size)
+	}
+	for i, f := range rec.Files {
+		cols, err := parseColumns(schema.File(i), f.Columns)
+		if err != nil {
+			return nil, kindError{ErrInvalid, fmt.Errorf("job %q: %w", id, err)}
+		}
+		j.files[i] = &fileState{cols: cols, size: f.Size, print: f.Fingerprint, offset: f.DataOffset, report: schema.FileReport{Missing: map[string]int64{}}}
+	}
+	return j, nil
+}
+
+// recover rebuilds the jobs of a store image: descriptions, upload offsets
+// and reports, results. It returns the jobs whose description cannot be
+// read, to be dropped.
+func (js *jobs) recover(img *transport.Image) (unreadable []string, err error) {
+	js.mu.Lock()
+	defer js.mu.Unlock()
+	for id, ji := range img.Jobs {
+		raw := ji.Records[recordMeta]
+		if raw == nil {
+			continue
+		}
+		rec, err := decodeJobRecord(raw)
+		var j *job
+		if err == nil {
+			j, err = js.newJob(id, rec)
+		}
+		if err != nil {
+			js.log.Error("unreadable job description; dropping the job", "job", id, "error", err)
+			unreadable = append(unreadable, id)
+			continue
+		}
+		for i, fs := range j.files {
+			raw := ji.Records[uploadKey(schema.File(i))]
+			if raw == nil {
+				continue
+			}
+			up, err := decodeUploadRecord(raw)
+			if err != nil {
+				return nil, errorf(ErrInvalid, "job %q: upload record of %s: %v", id, schema.File(i), err)
+			}
+			fs.offset, fs.done = up.Offset, up.Done
+			fs.report = schema.FileReport{Rows: up.Rows, Malformed: up.Malformed, Missing: maps.Clone(up.Missing), OversizedAt: up.OversizedAt}
+			if fs.report.Missing == nil {
+				fs.report.Missing = map[string]int64{}
+			}
+			if fs.report.Rejects, err = recoverRejects(ji.Records, schema.File(i)); err != nil {
+				return nil, errorf(ErrInvalid, "job %q: %v", id, err)
+			}
+		}
+		if j.files[0].done && j.files[1].done {
+			j.state = wololov1.JobState_JOB_STATE_RUNNING
+		}
+		if ji.Records[schema.ResultRecord(schema.ResultFiles[0])] != nil {
+			j.setResultsLocked(ji.Records, finishTime(stage.FinishedAt(ji.Records)))
+		}
+		if reason := ji.Records[recordFailed]; reason != nil {
+			// Results that came after a failure are not to be trusted.
+			j.failLocked(string(reason), finishTime(failedAt(ji.Records[recordFailedAt])))
+		}
+		js.add(j)
+		j.log.Info("job recovered", "state", j.state, "matches-offset", j.files[0].offset, "players-offset", j.files[1].offset, "message", j.message)
+	}
+	sort.Strings(unreadable)
+	return unreadable, nil
+}
+
+// recoverRejects gathers the malformed records a file's upload commits
+// listed (rejectsKey), in file order.
+func recoverRejects(records map[string][]byte, file schema.File) ([]schema.Reject, error) {
+	prefix := rejectsPrefix(file)
+	var keys []string
+	for k := range records {
+		if strings.HasPrefix(k, prefix) {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys) // the index is zero-padded: in list order
+	var out []schema.Reject
+	for _, k := range keys {
+		var rec wololov1.RejectsRecord
+		if err := proto.Unmarshal(records[k], &rec); err != nil {
+			return nil, fmt.Errorf("rejects record %s: %w", k, err)
+		}
+		if first, err := strconv.Atoi(strings.TrimPrefix(k, prefix)); err != nil || first != len(out) {
+			return nil, fmt.Errorf("rejects record %s: the list has %d before it", k, len(out))
+		}
+		for _, r := range rec.Rejects {
+			out = append(out, schema.Reject{Offset: r.Offset, Reason: r.Reason, Head: r.Head})
+		}
+	}
+	return out, nil
+}
+
+// rejectsRecord is the RejectsRecord of rejects.
+func rejectsRecord(rejects []schema.Reject) ([]byte, error) {
+	rec := &wololov1.RejectsRecord{}
+	for _, r := range rejects {
+		rec.Rejects = append(rec.Rejects, &wololov1.Reject{Offset: r.Offset, Reason: r.Reason, Head: r.Head})
+	}
+	return proto.Marshal(rec)
+}
+
+// get returns a job by its internal id (for the graph's side: results,
+// retention).
+func (js *jobs) get(id string) (*job, error) {
+	js.mu.Lock()
+	defer js.mu.Unlock()
+	j, ok := js.byID[id]
+	if !ok {
+		return nil, errorf(ErrNoJob, "no job %q", id)
+	}
+	return j, nil
+}
+
+// lookup returns the owner's job of that name. Another client's job is as
+// absent as one that never existed: the same error, the same message.
+func (js *jobs) lookup(owner, name string) (*job, error) {
+	js.mu.Lock()
+	defer js.mu.Unlock()
+	j, ok := js.byName[ownedName{owner, name}]
+	if !ok {
+		return nil, errorf(ErrNoJob, "no job %q", name)
+	}
+	return j, nil
+}
+
+// ownedBy lists the owner's jobs, oldest first (then by name). Like
+// lookup, it never yields another client's job.
+func (js *jobs) ownedBy(owner string) []*job {
+	js.mu.Lock()
+	var out []*job
+	for _, j := range js.byID {
+		if j.owner == owner {
+			out = append(out, j)
+		}
+	}
+	js.mu.Unlock()
+	sort.Slice(out, func(a, b int) bool {
+		if !out[a].created.Equal(out[b].created) {
+			return out[a].created.Before(out[b].created)
+		}
+		return out[a].name < out[b].name
+	})
+	return out
+}
+
+// add indexes a job; js.mu is held.
+func (js *jobs) add(j *job) {
+	js.byID[j.id] = j
+	js.byName[ownedName{j.owner, j.name}] = j
+}
+
+// drop forgets a job and tombstones it in the store (durably), which
+// deletes everything the store holds of it.
+func (js *jobs) drop(id string) error {
+	js.mu.Lock()
+	defer js.mu.Unlock()
+	return js.dropLocked(id)
+}
+
+// dropLocked is drop with js.mu held.
+func (js *jobs) dropLocked(id string) error {
+	if j, ok := js.byID[id]; ok {
+		delete(js.byName, ownedName{j.owner, j.name})
+		delete(js.byID, id)
+	}
+	if err := js.store.DropJob(id); err != nil {
+		return errorf(ErrStore, "drop job %q: %v", id, err)
+	}
+	return nil
+}
+
+// idle lists the jobs without client activity for longer than retention.
+func (js *jobs) idle(now time.Time, retention time.Duration) []string {
+	js.mu.Lock()
+	defer js.mu.Unlock()
+	var out []string
+	for id, j := range js.byID {
+		j.mu.Lock()
+		if now.Sub(j.activity) > retention {
+			out = append(out, id)
+		}
+		j.mu.Unlock()
+	}
+	sort.Strings(out)
+	return out
+}
+
+func (j *job) notifyLocked() {
+	close(j.changed)
+	j.changed = make(chan struct{})
+}
+
+func (j *job) touch() {
+	j.mu.Lock()
+	j.activity = time.Now()
+	j.mu.Unlock()
+}
+
+// upload is one file's upload slot, held by one Upload call at a time.
+type upload struct {
+	j      *job
+	file   schema.File
+	offset int64
+	report schema.FileReport
+}
+
+// beginUpload takes the file's upload slot. done reports that the file is
+// complete already (no slot is taken then).
+func (j *job) beginUpload(file schema.File) (u *upload, done bool, err error) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.activity = time.Now()
+	if err := j.failureLocked(); err != nil {
+		return nil, false, err
+	}
+	fs := j.files[file]
+	if fs.uploading {
+		return nil, false, errorf(ErrBusy, "job %q: %s is already being uploaded", j.name, file)
+	}
+	if fs.done {
+		return &upload{j: j, file: file, offset: fs.offset, report: cloneReport(fs.report)}, true, nil
+	}
+	fs.uploading = true
+	return &upload{j: j, file: file, offset: fs.offset, report: cloneReport(fs.report)}, false, nil
+}
+
+// end releases the upload slot.
+func (u *upload) end() {
+	u.j.mu.Lock()
+	u.j.files[u.file].uploading = false
+	u.j.mu.Unlock()
+}
+
+// record is what a commit of the upload up to offset records.
+func (u *upload) record(offset int64, report schema.FileReport, done bool) ([]byte, error) {
+	return proto.Marshal(&wololov1.UploadRecord{
+		Offset: offset, Done: done, Rows: report.Rows, Malformed: report.Malformed, Missing: maps.Clone(report.Missing),
+		OversizedAt: report.OversizedAt,
+	})
+}
+
+// committed notes that the upload up to offset is durable, and returns
+// what that added: bytes of the file, records read and malformed records.
+func (u *upload) committed(offset int64, report schema.FileReport, done bool) (bytes, records, malformed int64) {
+	j := u.j
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	fs := j.files[u.file]
+	bytes, records, malformed = offset-fs.offset, report.Rows-fs.report.Rows, report.Malformed-fs.report.Malformed
+	fs.offset, fs.report, fs.done = offset, cloneReport(report), done
+	j.activity = time.Now()
+	if j.files[0].done && j.files[1].done && j.state == wololov1.JobState_JOB_STATE_UPLOADING {
+		j.state = wololov1.JobState_JOB_STATE_RUNNING
+		j.log.Info("both files uploaded; job running")
+	}
+	j.notifyLocked()
+	return bytes, records, malformed
+}
+
+func cloneReport(r schema.FileReport) schema.FileReport {
+	c := r
+	c.Missing = maps.Clone(r.Missing)
+	c.OversizedAt = slices.Clone(r.OversizedAt)
+	c.Rejects = slices.Clone(r.Rejects) // the heads are never written to
+	if c.Missing == nil {
+		c.Missing = map[string]int64{}
+	}
+	return c
+}
+
+// finish records the job's results (the sink's final commit holds them),
+// and reports whether that made it done (it was not already).
+// A failed job stays failed: what reached the sink after a channel's state
+// was lost cannot be trusted.
+func (j *job) finish(records map[string][]byte) bool {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.state == wololov1.JobState_JOB_STATE_FAILED {
+		j.log.Warn("results of a failed job ignored", "reason", j.message)
+		return false
+	}
+	was := j.state
+	j.setResultsLocked(records, finishTime(stage.FinishedAt(records)))
+	j.log.Info("job done", "elapsed", j.finished.Sub(j.created).Round(time.Millisecond))
+	return was != wololov1.JobState_JOB_STATE_DONE
+}
+
+// setResultsLocked makes the job done with the results in records, finished
+// at the time the store records (see finishTime).
+func (j *job) setResultsLocked(records map[string][]byte, finished time.Time) {
+	j.results = map[string][]byte{}
+	for _, name := range schema.ResultFiles {
+		j.results[name] = records[schema.ResultRecord(name)]
+	}
+	j.state = wololov1.JobState_JOB_STATE_DONE
+	j.activity = time.Now()
+	j.finished = finished
+	j.notifyLocked()
+}
+
+// finishTime is a job's finish time as its store records it. A job
+// recovered from a store written before finish times were recorded has
+// none: it is taken as now, as it always was then, and its elapsed time
+// includes the time the gateway was down.
+func finishTime(at time.Time, recorded bool) time.Time {
+	if !recorded {
+		return time.Now()
+	}
+	return at
+}
+
+// failedRecord is recordFailedAt's value for a failure at at.
+func failedRecord(at time.Time) []byte { return strconv.AppendInt(nil, at.UnixMilli(), 10) }
+
+// failedAt reads recordFailedAt's value; false if it is missing or
+// unreadable.
+func failedAt(b []byte) (time.Time, bool) {
+	ms, err := strconv.ParseInt(string(b), 10, 64)
+	if err != nil || ms <= 0 {
+		return time.Time{}, false
+	}
+	return time.UnixMilli(ms), true
+}
+
+// fail marks the job failed at at with a reason, unless it is done (its
+// results are in, whatever happened after) or failed already; it reports
+// whether it did. Its uploads end (failure).
+func (j *job) fail(reason string, at time.Time) bool {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.state == wololov1.JobState_JOB_STATE_DONE || j.state == wololov1.JobState_JOB_STATE_FAILED {
+		return false
+	}
+	j.failLocked(reason, at)
+	return true
+}
+
+func (j *job) failLocked(reason string, at time.Time) {
+	if j.state == wololov1.JobState_JOB_STATE_FAILED {
+		return
+	}
+	j.state, j.message, j.results = wololov1.JobState_JOB_STATE_FAILED, reason, nil
+	j.activity = time.Now()
+	j.finished = at
+	close(j.failed)
+	j.notifyLocked()
+}
+
+// failure is the error of a call that needs the job to be alive (an
+// upload), nil while it is.
+func (j *job) failure() error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.failureLocked()
+}
+
+func (j *job) failureLocked() error {
+	if j.state != wololov1.JobState_JOB_STATE_FAILED {
+		return nil
+	}
+	return errorf(ErrJobFailed, "job %q failed: %s", j.name, j.message)
+}
+
+// finalResults returns the results of a done job.
+func (j *job) finalResults() (map[string][]byte, error) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.activity = time.Now()
+	if j.state != wololov1.JobState_JOB_STATE_DONE {
+		return nil, errorf(ErrNotDone, "job %q is %s, not done", j.name, strings.ToLower(strings.TrimPrefix(j.state.String(), "JOB_STATE_")))
+	}
+	return j.results, nil
+}
+
+// listing is the job as ListJobs lists it. Unlike view it is not client
+// activity: a client that lists its jobs now and then does not keep them
+// all from their retention.
+func (j *job) listing() *wololov1.JobSummary {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	end := time.Now()
+	if !j.finished.IsZero() {
+		end = j.finished // a finished job's time stops growing
+	}
+	s := &wololov1.JobSummary{Name: j.name, Id: j.id, State: j.state, Message: j.message, BytesTotal: j.bytes,
+		Created: timestamppb.New(j.created), ElapsedSeconds: end.Sub(j.created).Seconds()}
+	s.BytesUploaded, _ = sumSizes(j.files[0].offset, j.files[1].offset) // within bytes, checked at creation
+	return s
+}
+
+// view returns the job's state for a client, and a channel closed on its
+// next change.
+func (j *job) view() (*wololov1.Job, <-chan struct{}) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.activity = time.Now()
+	end := time.Now()
+	if !j.finished.IsZero() {
+		end = j.finished // a finished job's time stops growing
+	}
+	out := &wololov1.Job{JobId: j.name, State: j.state, Message: j.message, ElapsedSeconds: end.Sub(j.created).Seconds()}
+	for i, fs := range j.files {
+		r := &wololov1.FileReport{
+			File: schema.File(i).String(), Rows: fs.report.Rows, Malformed: fs.report.Malformed,
+			Missing: maps.Clone(fs.report.Missing), Offset: fs.offset, Size: fs.size, Done: fs.done,
+			OversizedAt: slices.Clone(fs.report.OversizedAt),
+		}
+		if r.Missing == nil {
+			r.Missing = map[string]int64{}
+		}
+		if j.state == wololov1.JobState_JOB_STATE_DONE || j.state == wololov1.JobState_JOB_STATE_FAILED {
+			for _, rj := range fs.report.Rejects {
+				r.Rejects = append(r.Rejects, &wololov1.Reject{Offset: rj.Offset, Reason: rj.Reason, Head: rj.Head})
+			}
+		}
+		if i == 0 {
+			out.Matches = r
+		} else {
+			out.Players = r
+		}
+	}
+	if j.results != nil {
+		out.ResultRows = map[string]int64{}
+		for name, data := range j.results {
+			out.ResultRows[name] = int64(schema.ResultRows(data))
+		}
+	}
+	return out, j.changed
+}

@@ -1,0 +1,143 @@
+package gateway
+
+import (
+	"context"
+	"time"
+
+	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
+	"github.com/wololo/wololo/services/dataflow/schema"
+)
+
+// jobService is the JobService adapter: it decodes requests, calls the job
+// domain and the upload path, and maps their errors to gRPC codes
+// (toStatus). It holds no state of its own.
+type jobService struct {
+	wololov1.UnimplementedJobServiceServer
+	g *Gateway
+}
+
+// CreateJob checks both headers and creates the caller's job.
+func (s jobService) CreateJob(ctx context.Context, req *wololov1.CreateJobRequest) (*wololov1.CreateJobResponse, error) {
+	owner, err := s.g.identify(ctx)
+	if err != nil {
+		return nil, err
+	}
+	j, resumed, err := s.g.createJob(owner, req.GetJobId(), req.GetMatches(), req.GetPlayers(), req.MaxMalformed)
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return &wololov1.CreateJobResponse{JobId: j.name, Resumed: resumed}, nil
+}
+
+// job is the caller's job of that name (NotFound for anyone else's).
+func (s jobService) job(ctx context.Context, name string) (*job, error) {
+	owner, err := s.g.identify(ctx)
+	if err != nil {
+		return nil, err
+	}
+	j, err := s.g.jobs.lookup(owner, name)
+	return j, toStatus(err)
+}
+
+// Upload takes one file of a job; see JobService.
+func (s jobService) Upload(stream wololov1.JobService_UploadServer) error {
+	return toStatus(s.g.upload(stream))
+}
+
+// GetJob returns a job's state.
+func (s jobService) GetJob(ctx context.Context, req *wololov1.GetJobRequest) (*wololov1.GetJobResponse, error) {
+	j, err := s.job(ctx, req.GetJobId())
+	if err != nil {
+		return nil, err
+	}
+	view, _ := j.view()
+	view.Stages = s.g.jobStages(ctx, j.id, view.State)
+	return &wololov1.GetJobResponse{Job: view}, nil
+}
+
+// WatchJob streams a job's state on every change (at most every 200 ms,
+// at least every 2 s) until it is done or failed, where the graph stands
+// on it asked again at most every second.
+func (s jobService) WatchJob(req *wololov1.WatchJobRequest, stream wololov1.JobService_WatchJobServer) error {
+	j, err := s.job(stream.Context(), req.GetJobId())
+	if err != nil {
+		return err
+	}
+	var stages []*wololov1.StageProgress
+	var stagesAt time.Time
+	for {
+		view, changed := j.view()
+		if time.Since(stagesAt) >= time.Second {
+			stages, stagesAt = s.g.jobStages(stream.Context(), j.id, view.State), time.Now()
+		}
+		view.Stages = stages
+		if err := stream.Send(&wololov1.WatchJobResponse{Job: view}); err != nil {
+			return err
+		}
+		if view.State == wololov1.JobState_JOB_STATE_DONE || view.State == wololov1.JobState_JOB_STATE_FAILED {
+			return nil
+		}
+		select {
+		case <-stream.Context().Done():
+			return toStatus(stream.Context().Err())
+		case <-changed:
+			time.Sleep(200 * time.Millisecond)
+		case <-time.After(2 * time.Second):
+		}
+	}
+}
+
+// resultChunk is the largest piece of a result file sent in one message.
+const resultChunk = 1 << 20
+
+// GetResults streams the four files of a finished job.
+func (s jobService) GetResults(req *wololov1.GetResultsRequest, stream wololov1.JobService_GetResultsServer) error {
+	j, err := s.job(stream.Context(), req.GetJobId())
+	if err != nil {
+		return err
+	}
+	results, err := j.finalResults()
+	if err != nil {
+		return toStatus(err)
+	}
+	for _, name := range schema.ResultFiles {
+		data := results[name]
+		for {
+			n := min(len(data), resultChunk)
+			if err := stream.Send(&wololov1.GetResultsResponse{Name: name, Data: data[:n]}); err != nil {
+				return err
+			}
+			data = data[n:]
+			if len(data) == 0 {
+				break
+			}
+		}
+	}
+	return nil
+}
+
+// DeleteJob drops a job the client has the results of: here at once
+// (durably), and at every other process in the background.
+func (s jobService) DeleteJob(ctx context.Context, req *wololov1.DeleteJobRequest) (*wololov1.DeleteJobResponse, error) {
+	j, err := s.job(ctx, req.GetJobId())
+	if err != nil {
+		return nil, err
+	}
+	if err := s.g.deleteJob(j.id, "deleted by its client"); err != nil {
+		return nil, toStatus(err)
+	}
+	return &wololov1.DeleteJobResponse{}, nil
+}
+
+// ListJobs lists the caller's own jobs, oldest first.
+func (s jobService) ListJobs(ctx context.Context, _ *wololov1.ListJobsRequest) (*wololov1.ListJobsResponse, error) {
+	owner, err := s.g.identify(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := &wololov1.ListJobsResponse{}
+	for _, j := range s.g.jobs.ownedBy(owner) {
+		out.Jobs = append(out.Jobs, j.listing())
+	}
+	return out, nil
+}

@@ -1,0 +1,404 @@
+package gateway
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
+	"github.com/wololo/wololo/services/dataflow/schema"
+	"github.com/wololo/wololo/services/dataflow/stage"
+	"github.com/wololo/wololo/transport"
+)
+
+// uploadStream is the part of an Upload call the upload path uses: frames
+// in, acknowledged offsets out.
+type uploadStream interface {
+	Context() context.Context
+	Recv() (*wololov1.UploadRequest, error)
+	Send(*wololov1.UploadResponse) error
+}
+
+func fileOf(f wololov1.InputFile) (schema.File, error) {
+	switch f {
+	case wololov1.InputFile_INPUT_FILE_MATCHES:
+		return schema.Matches, nil
+	case wololov1.InputFile_INPUT_FILE_PLAYERS:
+		return schema.Players, nil
+	}
+	return 0, errorf(ErrInvalid, "unknown input file %v", f)
+}
+
+// upload takes one file of a job from a stream: it parses every chunk
+// (Ingest), commits the rows with the upload's new offset and report
+// through the Committer, and acknowledges the offset. A client whose
+// stream breaks resumes from the last acknowledged offset.
+func (g *Gateway) upload(stream uploadStream) (err error) {
+	// A first frame that does not come within --first-frame-timeout ends
+	// the stream with DeadlineExceeded (services/roles/rpcserver); no upload
+	// slot is taken before it.
+	first, err := stream.Recv()
+	if err != nil {
+		return err
+	}
+	start := first.GetStart()
+	if start == nil {
+		return errorf(ErrInvalid, "first upload frame must be start")
+	}
+	owner, err := g.identify(stream.Context())
+	if err != nil {
+		return err
+	}
+	j, err := g.jobs.lookup(owner, start.JobId)
+	if err != nil {
+		return err
+	}
+	// Every process knows the job before the first batch of it is sent.
+	if err := g.introduce(stream.Context(), j); err != nil {
+		return err
+	}
+	file, err := fileOf(start.File)
+	if err != nil {
+		return err
+	}
+	u, done, err := j.beginUpload(file)
+	if err != nil {
+		return err
+	}
+	if done {
+		return stream.Send(&wololov1.UploadResponse{Offset: u.offset, Rows: u.report.Rows, Done: true})
+	}
+	defer u.end()
+	paused := false
+	defer func() { g.cfg.Counters.Upload(file.String(), uploadOutcome(err, paused)) }()
+
+	log := j.log.With("file", file.String())
+	in, err := ingestFor(file, j.files[file].cols, file.Stream(), u.offset, u.report)
+	if err == nil {
+		in.MaxRecord = g.cfg.MaxRecordBytes
+		in.OnOversized = func(at int64) {
+			log.Warn("record over the size limit skipped, counted as malformed", "offset", at, "limit", in.maxRecord(), "flag", "--max-record-bytes")
+		}
+	}
+	if err != nil {
+		return kindError{ErrInvalid, err}
+	}
+	out, err := stage.NewOutputs(g.cfg.Topology, g.self, j.id, []string{file.Stream()}, g.cfg.BatchRows)
+	if err != nil {
+		return err
+	}
+	if err := stream.Send(&wololov1.UploadResponse{Offset: u.offset, Rows: u.report.Rows}); err != nil {
+		return err
+	}
+	log.Info("upload started", "offset", u.offset)
+	// The upload ends when its job fails: the failed channel's outbox is
+	// never acknowledged again, and WaitRoom would wait for it forever.
+	ctx, cancel := context.WithCancel(stream.Context())
+	defer cancel()
+	go func() {
+		select {
+		case <-j.failed:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	received := u.offset
+	frames := g.receive(stream)
+	defer close(frames.done)
+	pipe := g.commitInBackground(u, stream)
+	defer pipe.stop()
+	for {
+		req, err := frames.next(g.cfg.UploadIdle)
+		if err == nil {
+			err = pipe.failed()
+		}
+		if err == io.EOF {
+			log.Info("upload paused by client", "offset", in.Offset())
+			paused = true
+			return pipe.stop()
+		}
+		if err != nil {
+			log.Warn("upload broken", "offset", in.Offset(), "error", err)
+			return err
+		}
+		switch f := req.Frame.(type) {
+		case *wololov1.UploadRequest_Data:
+			if err := g.cfg.Committer.Outbox().WaitRoom(ctx, out.Channels(), g.cfg.OutboxLimit); err != nil {
+				if ferr := j.failure(); ferr != nil {
+					return ferr
+				}
+				return err
+			}
+			// What the client has already sent, up to commitBytes, goes
+			// into the same commit (one sync for several chunks), as long
+			// as the receivers keep up: the batches of this step and those
+			// not yet acknowledged stay within the outbox limit.
+			for data, taken := f.Data, 0; ; {
+				var ok bool
+				if received, ok = sumSizes(received, int64(len(data))); !ok || received > j.files[file].size {
+					return errorf(ErrFull, "%s: more bytes than the %d its header declared; nothing past byte %d is taken", file, j.files[file].size, in.Offset())
+				}
+				in.Feed(data, false, out)
+				taken += len(data)
+				releaseData(data) // the ingest keeps a copy of what it still needs
+				if taken >= commitBytes || out.Built() >= g.cfg.OutboxLimit || !g.cfg.Committer.Outbox().HasRoom(out.Channels(), g.cfg.OutboxLimit) {
+					break
+				}
+				if data = frames.moreData(); data == nil {
+					break
+				}
+			}
+			if err := pipe.commit(ctx, in, out, false); err != nil {
+				return err
+			}
+		case *wololov1.UploadRequest_Finish:
+			if f.Finish.Size != received {
+				return errorf(ErrDataLoss, "%s: client says the file has %d bytes, gateway received up to offset %d", file, f.Finish.Size, received)
+			}
+			in.Feed(nil, true, out)
+			// The share of malformed records is known now: past the job's
+			// limit the job fails, in the same commit as the file's end.
+			tooBad := j.maxMalformed.Check(file, in.Report)
+			if tooBad != nil {
+				pipe.failWith(tooBad.Error())
+			}
+			if err := pipe.commit(ctx, in, out, true); err != nil {
+				return err
+			}
+			if err := pipe.stop(); err != nil {
+				return err
+			}
+			if tooBad != nil {
+				log.Error("job failed", "reason", tooBad, "flag", "--max-malformed")
+				return j.failure()
+			}
+			log.Info("upload complete", "rows", in.Report.Rows, "malformed", in.Report.Malformed)
+			return nil
+		default:
+			return errorf(ErrInvalid, "expected data or finish")
+		}
+	}
+}
+
+// uploadOutcome is how an upload call that took its file's slot ended:
+// paused when the client closed its stream (and nothing failed after),
+// complete when it returned nil otherwise, broken on an error.
+func uploadOutcome(err error, paused bool) string {
+	switch {
+	case err != nil:
+		return UploadBroken
+	case paused:
+		return UploadPaused
+	}
+	return UploadComplete
+}
+
+// commitBytes is about how many uploaded bytes one commit takes at most
+// when the client has sent them already: fewer, larger commits, each
+// synced once.
+const commitBytes = 4 << 20
+
+// readAhead is how many frames the reader may receive before the upload
+// path takes them.
+const readAhead = 4
+
+// frameReader receives an upload's frames in the background, so that the
+// upload path can give up on a client that sends nothing for a while (an
+// idle upload would hold its file's upload slot), and can take what has
+// already arrived into one commit.
+type frameReader struct {
+	frames chan frame
+	done   chan struct{} // closed when the upload path returns
+	back   *frame        // a frame looked at by moreData and not taken
+}
+
+type frame struct {
+	req *wololov1.UploadRequest
+	err error
+}
+
+func (g *Gateway) receive(stream uploadStream) *frameReader {
+	r := &frameReader{frames: make(chan frame, readAhead), done: make(chan struct{})}
+	go func() {
+		for {
+			req, err := stream.Recv()
+			select {
+			case r.frames <- frame{req, err}:
+			case <-r.done:
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	return r
+}
+
+// moreData takes the next frame if it has arrived and carries data; nil
+// otherwise (a frame of another kind, or an error, waits for next).
+func (r *frameReader) moreData() []byte {
+	if r.back != nil {
+		return nil
+	}
+	select {
+	case f := <-r.frames:
+		if d := f.req.GetData(); f.err == nil && d != nil {
+			return d
+		}
+		r.back = &f
+	default:
+	}
+	return nil
+}
+
+// next is the next frame, or an error after idle without one.
+func (r *frameReader) next(idle time.Duration) (*wololov1.UploadRequest, error) {
+	if f := r.back; f != nil {
+		r.back = nil
+		return f.req, f.err
+	}
+	t := time.NewTimer(idle)
+	defer t.Stop()
+	select {
+	case f := <-r.frames:
+		return f.req, f.err
+	case <-t.C:
+		return nil, kindError{context.DeadlineExceeded, fmt.Errorf("no upload frame for %s (--upload-idle): the upload is ended and its file free to resume", idle)}
+	}
+}
+
+// commitPipe commits an upload's steps in order, in the background, so
+// that the next chunk is parsed while the last one's commit is written and
+// synced; each step is acknowledged to the client once it is durable. A
+// step waits while the one before it is queued, so at most two are ahead
+// of the store. After a failed commit nothing more is committed or
+// acknowledged, and no sequence number was used up: the client resumes
+// from the last acknowledged offset.
+type commitPipe struct {
+	g      *Gateway
+	u      *upload
+	stream uploadStream
+	steps  chan pendingStep
+	done   chan struct{} // closed when the committing goroutine ends
+	err    error         // its first error; read after done, or by failed
+	mu     sync.Mutex
+	closed bool
+	// listed is how many of the file's malformed records the steps queued
+	// so far list (each step records only its own: rejectsKey).
+	listed int
+	// failure, when set, fails the job in the next step: its commit
+	// records why, emits nothing, and nothing follows it.
+	failure string
+}
+
+// pendingStep is a step of the upload and where it leaves the file.
+type pendingStep struct {
+	step    *transport.Step
+	offset  int64
+	report  schema.FileReport
+	done    bool
+	failure string    // the job fails with this reason once committed
+	at      time.Time // when, as the store records it
+}
+
+func (g *Gateway) commitInBackground(u *upload, stream uploadStream) *commitPipe {
+	p := &commitPipe{g: g, u: u, stream: stream, steps: make(chan pendingStep, 1), done: make(chan struct{}), listed: len(u.report.Rejects)}
+	go p.run()
+	return p
+}
+
+func (p *commitPipe) run() {
+	defer close(p.done)
+	for s := range p.steps {
+		if p.failed() != nil {
+			continue // drain: nothing after a failure is committed
+		}
+		if err := p.commitOne(s); err != nil {
+			p.mu.Lock()
+			p.err = err
+			p.mu.Unlock()
+		}
+	}
+}
+
+func (p *commitPipe) commitOne(s pendingStep) error {
+	if _, err := p.g.cfg.Committer.Commit(s.step); err != nil {
+		return errorf(ErrStore, "commit upload of %s: %v", p.u.file, err)
+	}
+	failed := s.failure != "" && p.u.j.fail(s.failure, s.at) // before the file is done: the job never runs
+	if failed {
+		p.g.cfg.Counters.JobEnded(OutcomeFailed)
+	}
+	if bytes, records, malformed := p.u.committed(s.offset, s.report, s.done); bytes != 0 || records != 0 || malformed != 0 {
+		p.g.cfg.Counters.Committed(p.u.file.String(), bytes, records, malformed)
+	}
+	if s.failure != "" {
+		return nil // the upload ends with the job's failure
+	}
+	return p.stream.Send(&wololov1.UploadResponse{Offset: s.offset, Rows: s.report.Rows, Done: s.done})
+}
+
+// failed is the first commit or acknowledgement error, if any.
+func (p *commitPipe) failed() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.err
+}
+
+// commit queues what the ingest emitted, with the upload's new offset and
+// report, as the next step.
+func (p *commitPipe) commit(ctx context.Context, in *Ingest, out *stage.Outputs, done bool) error {
+	if err := p.u.j.failure(); err != nil {
+		return err
+	}
+	rec, err := p.u.record(in.Offset(), in.Report, done)
+	if err != nil {
+		return err
+	}
+	records := map[string][]byte{uploadKey(p.u.file): rec}
+	if n := len(in.Report.Rejects); n > p.listed {
+		if records[rejectsKey(p.u.file, p.listed)], err = rejectsRecord(in.Report.Rejects[p.listed:]); err != nil {
+			return err
+		}
+		p.listed = n
+	}
+	s := pendingStep{offset: in.Offset(), report: cloneReport(in.Report), done: done}
+	var emit []transport.Output
+	if p.failure == "" {
+		emit, _ = out.Drain(done)
+	} else {
+		// A failed job's rows are not sent on: its answers would be
+		// ignored. The failure is in the commit that ends the file, so a
+		// gateway killed around it either parses the end again or knows
+		// the job failed.
+		s.failure, s.at = p.failure, time.UnixMilli(time.Now().UnixMilli())
+		records[recordFailed], records[recordFailedAt] = []byte(s.failure), failedRecord(s.at)
+	}
+	s.step = &transport.Step{Commit: transport.Commit{Job: p.u.j.id, Records: records}, Emit: emit}
+	select {
+	case p.steps <- s:
+	case <-p.done:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	return p.failed()
+}
+
+// failWith makes the next step fail the job with reason.
+func (p *commitPipe) failWith(reason string) { p.failure = reason }
+
+// stop waits until every queued step is committed and acknowledged, and
+// returns the first error; it may be called more than once.
+func (p *commitPipe) stop() error {
+	p.mu.Lock()
+	if !p.closed {
+		p.closed = true
+		close(p.steps)
+	}
+	p.mu.Unlock()
+	<-p.done
+	return p.failed()
+}

@@ -1,0 +1,205 @@
+package local
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/wololo/wololo/deploy"
+	"github.com/wololo/wololo/services/base/cpuprofile"
+	"github.com/wololo/wololo/services/cmdline/cli"
+	"github.com/wololo/wololo/services/cmdline/client"
+	"github.com/wololo/wololo/services/cmdline/logflags"
+	"github.com/wololo/wololo/services/cmdline/tlsflags"
+)
+
+const usage = `usage: wololo local [flags]            run the topology as OS processes until interrupted
+       wololo local run --matches F --players F --out DIR [flags]
+                                          start it, run one job, print time and memory, stop
+
+Every instance runs as its own 'wololo gateway' or 'wololo worker' process
+on 127.0.0.1 with its data in DIR/<instance>, its log in DIR/<instance>.log
+and its address in DIR/peers.json. The topology's masters (3 by default)
+run beside them as 'wololo master' processes: they elect a leader, which
+restarts any process that dies or goes silent, masters included. With
+--masters 0 the runner restarts its children itself.
+
+One runner per data directory: a second one on it is refused at once,
+naming the first one's pid (DIR/local.lock). A port in use fails the start,
+naming the port: choose others with --base-port N or --free-ports.
+`
+
+// common are the flags both forms take.
+type common struct {
+	data, topology, binary      string
+	basePort, masters           int
+	freePorts, follow, insecure bool
+	log                         *logflags.Flags
+}
+
+func (c *common) register(fs *flag.FlagSet, defaultData string) {
+	fs.StringVar(&c.data, "data", defaultData, "data directory: DIR/<instance> data, DIR/<instance>.log logs, DIR/peers.json")
+	fs.StringVar(&c.topology, "topology", "", "topology JSON file (default: the embedded one)")
+	fs.IntVar(&c.basePort, "base-port", 0, "first port (default: the topology's base_port)")
+	fs.BoolVar(&c.freePorts, "free-ports", false, "use free loopback ports instead of the topology's")
+	fs.StringVar(&c.binary, "binary", "", "wololo binary to run the processes with (default: this one)")
+	c.log = logflags.Register(fs, "info")
+	fs.Lookup("log-level").Usage = "the processes' log level: trace, debug, info, warn, error (the runner's own is info)"
+	fs.Lookup("log-json").Usage = "log one JSON object per line: the runner here, and every process it starts (passed on as --log-json, and its DIR/<instance>.log all JSON)"
+	fs.IntVar(&c.masters, "masters", -1, "masters to run (default: the topology's); 0: the runner restarts processes itself")
+	fs.BoolVar(&c.follow, "follow", false, "also print every process's log lines here, prefixed with its instance")
+	fs.BoolVar(&c.insecure, "insecure", false, "run every process without TLS or identity checks: for debugging only")
+}
+
+func (c *common) options(stdout, stderr io.Writer) (Options, error) {
+	runner := logflags.Flags{Level: "info", JSON: c.log.JSON}
+	o := Options{Binary: c.binary, DataDir: c.data, BasePort: c.basePort, FreePorts: c.freePorts, LogLevel: c.log.Level, LogJSON: c.log.JSON,
+		Insecure: c.insecure, Log: runner.Logger("local", stderr)}
+	if c.topology != "" {
+		top, err := deploy.Load(c.topology)
+		if err != nil {
+			return o, err
+		}
+		o.Topology = top
+	}
+	o.Masters = c.masters
+	if c.masters < 0 {
+		o.Masters = deploy.Default().Masters
+		if c.topology != "" {
+			o.Masters = o.Topology.Masters
+		}
+	}
+	if c.follow {
+		o.Stdout = stdout
+	}
+	return o, nil
+}
+
+// Run is the `wololo local` command.
+func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) > 0 && args[0] == "run" {
+		return runJob(ctx, args[1:], stdout, stderr)
+	}
+	fs := cli.NewFlagSet("wololo local", usage, stderr)
+	var c common
+	c.register(fs, DefaultDataDir)
+	if err := cli.Parse(fs, args); err != nil {
+		return err
+	}
+	o, err := c.options(stdout, stderr)
+	if err != nil {
+		return err
+	}
+	cl, err := Start(ctx, o)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return err
+	}
+	fmt.Fprintf(stdout, "wololo local: %d processes up; gateway listening on %s\n", len(cl.Instances()), cl.GatewayAddr())
+	if cl.TLSDir() == "" {
+		fmt.Fprintf(stdout, "  INSECURE: no TLS, no identities (--insecure)\n")
+		fmt.Fprintf(stdout, "  submit with: wololo client submit --insecure --server %s --matches F --players F --out DIR\n", cl.GatewayAddr())
+	} else {
+		fmt.Fprintf(stdout, "  submit with: wololo client submit --tls-dir %s --server %s --matches F --players F --out DIR\n", cl.TLSDir(), cl.GatewayAddr())
+		fmt.Fprintf(stdout, "  CA and credentials (client, operator): %s; another client: wololo certs client --dir %s --name NAME\n", cl.TLSDir(), cl.TLSDir())
+	}
+	fmt.Fprintf(stdout, "  data and logs: %s/<instance>{,.log}; peers: %s\n", cl.DataDir(), cl.PeersFile())
+	top := "--tls-dir " + cl.TLSDir()
+	if cl.TLSDir() == "" {
+		top = "--insecure"
+	}
+	fmt.Fprintf(stdout, "  watch it: %s (the web page, the operator's: the address carries operator.token; every process's /metrics on its admin port, job labels with the token as Authorization: Bearer), or wololo top --server %s %s\n", cl.DashboardURL(), cl.GatewayAddr(), top)
+	fmt.Fprintf(stdout, "  Ctrl-C stops every process.\n")
+	<-cl.Done() // ctx cancelled (SIGTERM/Ctrl-C) → Start's watcher stops the cluster
+	if err := cl.Stop(); err != nil {
+		fmt.Fprintf(stderr, "wololo local: %v\n", err)
+	}
+	return nil
+}
+
+// runJob is `wololo local run`.
+func runJob(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := cli.NewFlagSet("wololo local run", usage, stderr)
+	var c common
+	c.register(fs, "")
+	matches := fs.String("matches", "", "path of matches.csv (required)")
+	players := fs.String("players", "", "path of match_players.csv (required)")
+	out := fs.String("out", "", "directory for q1.csv..q4.csv (required)")
+	keep := fs.Bool("keep", false, "keep the data directory (a fresh temporary one unless --data is given)")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of this process (the runner and the submitting client) to this file")
+	maxMalformedFlag := client.MaxMalformedFlag(fs)
+	if err := cli.Parse(fs, args); err != nil {
+		return err
+	}
+	if err := cli.Required(fs, "matches", "players", "out"); err != nil {
+		return err
+	}
+	maxMalformed, err := maxMalformedFlag()
+	if err != nil {
+		return err
+	}
+	stopProfile, err := cpuprofile.Start(*cpuProfile)
+	if err != nil {
+		return err
+	}
+	defer stopProfile()
+	temp := c.data == ""
+	if temp {
+		dir, err := os.MkdirTemp("", "wololo-local-")
+		if err != nil {
+			return err
+		}
+		c.data = dir
+	}
+	o, err := c.options(stdout, stderr)
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	cl, err := Start(ctx, o)
+	if err != nil {
+		return err
+	}
+	up := time.Since(start)
+	fmt.Fprintf(stdout, "%d processes up in %s; gateway at %s; logs in %s\n", len(cl.Instances()), up.Round(time.Millisecond), cl.GatewayAddr(), cl.DataDir())
+	tlsConfig, err := cl.ClientTLS(tlsflags.DefaultClient)
+	if err != nil {
+		cl.Stop()
+		return err
+	}
+	sum, err := client.Submit(ctx, client.SubmitOptions{
+		Server: cl.GatewayAddr(), TLS: tlsConfig, Matches: *matches, Players: *players, Out: *out,
+		Progress: stderr, Terminal: client.IsTerminal(stderr), MaxMalformed: maxMalformed,
+	})
+	procs := cl.Processes() // while alive: VmHWM of each
+	stopErr := cl.Stop()
+	for i, p := range cl.Processes() { // after: rusage, which also covers the last moments
+		if i < len(procs) {
+			procs[i].MaxPeakRSS = max(procs[i].MaxPeakRSS, p.MaxPeakRSS)
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "the processes' logs are in %s/*.log\n", cl.DataDir())
+		return err
+	}
+	client.PrintSummary(stdout, sum)
+	fmt.Fprintf(stdout, "elapsed: job %s (upload %s), cluster start %s, total %s\n",
+		sum.Total.Round(time.Millisecond), sum.Upload.Round(time.Millisecond), up.Round(time.Millisecond), time.Since(start).Round(time.Millisecond))
+	fmt.Fprintf(stdout, "peak resident memory per process:\n")
+	FormatProcesses(stdout, procs)
+	if stopErr != nil {
+		fmt.Fprintf(stderr, "warning: %v (logs in %s)\n", stopErr, cl.DataDir())
+	}
+	if temp && !*keep {
+		if err := os.RemoveAll(cl.DataDir()); err != nil {
+			return errors.Join(stopErr, err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,502 @@
+// Package node assembles one Wololo process of the graph: the internal gRPC
+// server (services/roles/rpcserver: health, reflection, Status) with the
+// StageService (the stage runtime), plus, on the gateway, a public server
+// with JobService and health on a listener of its own. With credentials
+// every claim a peer makes on a stream is bound to its certificate
+// (transport.Server.RequireIdentity). New builds a node; Serve runs it (the
+// server, the stage runtime, the sender's links, the gateway's sweeper)
+// until its context ends or one of them fails, and stops them all before
+// it returns. The embedded demo runs one Node per instance in a single
+// process (Cluster); the standalone roles run exactly one.
+//
+// Recovery happens in Serve, not in New: the servers start first, in
+// rpcserver's recovering mode (health NOT_SERVING with "wololo.recovering"
+// SERVING, Status answering with recovering set, every other call
+// Unavailable), then the node loads its store and replays its operators'
+// state logs, and only then serves, announces itself and resends. So a
+// process whose replay takes seconds answers its masters all along, and
+// they leave it alone (up to their --recovery-grace) instead of counting
+// it silent and killing it before it is done.
+//
+// A node writes to its store through a transport.FailStop: the first write
+// that fails (a full disk, an I/O error), whoever makes it, ends Serve
+// with that error, health goes NOT_SERVING as the server stops, and the
+// command exits non-zero with a log line naming it; the masters restart
+// it, and a restart onto a disk that is still full fails the same way
+// (their crash-loop backoff spaces the attempts) until there is room.
+//
+// A link whose channel cannot complete (transport.Sender.OnFailed: a
+// store wiped or replaced under a running job, a receiver that does not
+// know the job or refuses it for a limit) reports the job failed to the
+// gateway: directly on the gateway, over StageService.FailJob from any
+// other node, retried until the gateway has it. The gateway introduces
+// every job to every other node (StageService.IntroduceJob) before it
+// sends a batch of it; a node takes streams only of jobs introduced to it
+// (see services/roles/gateway).
+//
+// With Config.Admin a node also serves its admin HTTP listener
+// (services/ops/admin): /metrics from services/ops/metrics, read at scrape time
+// from the same state Status reports, with the store's commit (and, as
+// the caller hooked it up, sync) latencies; and on the gateway the web
+// page of the whole deployment (services/ops/dashboard), guarded with the
+// process's credentials (the operator's token; see services/ops/admin). The
+// gateway also serves the Cluster service on its public plane, for
+// operators: a services/ops/clusterview Gatherer that asks every process's
+// Status over the node's own connections.
+//
+// It wires parts together and owns their lifetimes; it holds no protocol or
+// query logic of its own.
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/wololo/wololo/deploy"
+	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
+	"github.com/wololo/wololo/services/cmdline/version"
+	"github.com/wololo/wololo/services/dataflow/operators"
+	"github.com/wololo/wololo/services/dataflow/schema"
+	"github.com/wololo/wololo/services/dataflow/stage"
+	"github.com/wololo/wololo/services/ops/admin"
+	"github.com/wololo/wololo/services/ops/clusterview"
+	"github.com/wololo/wololo/services/ops/dashboard"
+	"github.com/wololo/wololo/services/ops/metrics"
+	"github.com/wololo/wololo/services/roles/gateway"
+	"github.com/wololo/wololo/services/roles/rpcserver"
+	"github.com/wololo/wololo/transport"
+	"github.com/wololo/wololo/transport/pki"
+)
+
+// Config is what a Node needs.
+type Config struct {
+	Topology    deploy.Topology
+	Instance    deploy.Instance
+	Listener    net.Listener       // the internal plane; required
+	Public      net.Listener       // the gateway's public plane; required on the gateway
+	Credentials *pki.Credentials   // this instance's certificate; nil: --insecure
+	Resolver    transport.Resolver // addresses of the other instances; required
+	Store       transport.Store    // a MemStore if nil (WithDefaults)
+	Log         hclog.Logger
+	BatchRows   int
+	OutboxLimit int
+	Retention   time.Duration // gateway: see gateway.Config.Retention
+	MaxJobs     int           // jobs held at once; see stage.Config.MaxJobs
+	UploadIdle  time.Duration // gateway: see gateway.Config.UploadIdle
+	// Quotas per client (gateway): see gateway.Config.
+	ClientMaxJobs     int
+	ClientMaxHeldJobs int
+	MaxJobBytes       int64
+	ClientMaxBytes    int64
+	// MaxHeaderBytes and MaxRecordBytes (gateway): see gateway.Config.
+	MaxHeaderBytes int
+	MaxRecordBytes int
+	// MaxMalformed (gateway): see gateway.Config.
+	MaxMalformed *schema.MalformedLimit
+	// RPCLimits are both gRPC servers' per-address caps and first-frame
+	// deadline (rpcserver.Limits; zero fields take the defaults).
+	RPCLimits rpcserver.Limits
+	// Admin, if set, is the admin HTTP listener (services/ops/admin): /metrics,
+	// and on the gateway the web page of the whole deployment.
+	Admin net.Listener
+	// StoreTimes are the store's latency histograms; the node observes
+	// every commit in them and serves them on Admin (the caller hooks the
+	// syncs up when it opens the store). Made if nil.
+	StoreTimes *metrics.StoreTimes
+	// DataDir, if set, is the store's directory, whose filesystem's free
+	// space Admin serves (metrics.NewDiskCollector).
+	DataDir string
+}
+
+// WithDefaults returns the config with an in-memory store and a null
+// logger where none is given (the stage and the gateway fill their own
+// tunables).
+func (c Config) WithDefaults() Config {
+	if c.Store == nil {
+		c.Store = transport.NewMemStore()
+	}
+	if c.Log == nil {
+		c.Log = hclog.NewNullLogger()
+	}
+	return c
+}
+
+// Validate checks the config without changing it.
+func (c Config) Validate() error {
+	if c.Listener == nil {
+		return errors.New("node config: Listener is required")
+	}
+	if c.Resolver == nil {
+		return errors.New("node config: Resolver is required")
+	}
+	if c.BatchRows < 0 || c.OutboxLimit < 0 || c.Retention < 0 || c.MaxJobs < 0 {
+		return fmt.Errorf("node config: BatchRows %d, OutboxLimit %d, Retention %s and MaxJobs %d must not be negative", c.BatchRows, c.OutboxLimit, c.Retention, c.MaxJobs)
+	}
+	if err := c.RPCLimits.Validate(); err != nil {
+		return fmt.Errorf("node config: %w", err)
+	}
+	st, ok := c.Topology.Stage(c.Instance.Stage)
+	if !ok {
+		return fmt.Errorf("node config: Instance: topology has no stage %q", c.Instance.Stage)
+	}
+	if (st.Role == "gateway") != (c.Public != nil) {
+		return fmt.Errorf("node config: Public: the gateway, and only the gateway, has a public listener")
+	}
+	if c.Credentials != nil && c.Credentials.Self != (pki.Identity{Kind: pki.Instance, Name: c.Instance.Name()}) {
+		return fmt.Errorf("node config: Credentials are %s's, not instance %s's", c.Credentials.Self, c.Instance.Name())
+	}
+	if _, err := operators.SpecFor(c.Topology, st); err != nil {
+		return fmt.Errorf("node config: %w", err)
+	}
+	return nil
+}
+
+// Node is one process of the graph, built by New and run by Serve, which
+// recovers it from its store first.
+type Node struct {
+	cfg         Config
+	log         hclog.Logger
+	Role        string
+	Gateway     *gateway.Gateway // set on the gateway
+	incarnation uint64
+	server      *rpcserver.Server
+	public      *rpcserver.Server // the gateway's
+	pool        *transport.Pool
+	store       *transport.FailStop // cfg.Store: the process stops at its first failed write
+	committer   *transport.Committer
+	runtime     *stage.Runtime
+	sender      *transport.Sender
+	resume      []transport.ChannelID // channels with batches to resend
+	recovering  atomic.Bool
+	announced   atomic.Bool
+	// How long recovery took to load the store and to rebuild the jobs.
+	loadTime, replayTime atomic.Int64          // nanoseconds
+	metrics              *metrics.Registry     // nil without Admin
+	refusals             *metrics.Refusals     // what the gRPC servers refused
+	cluster              *clusterview.Gatherer // the gateway's
+}
+
+// Refusals counts what the node's gRPC servers refused (served on
+// /metrics with Config.Admin).
+func (n *Node) Refusals() *metrics.Refusals { return n.refusals }
+
+// New builds the node: a new incarnation, the stage runtime, the sender,
+// the gateway's job service, the gRPC servers (recovering: see
+// services/roles/rpcserver). Nothing is read from the store, served or sent
+// before Serve.
+func New(cfg Config) (*Node, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.WithDefaults()
+	st, _ := cfg.Topology.Stage(cfg.Instance.Stage)
+	spec, err := operators.SpecFor(cfg.Topology, st)
+	if err != nil {
+		return nil, fmt.Errorf("node %s: %w", cfg.Instance.Name(), err)
+	}
+	self := cfg.Instance.Name()
+	log := cfg.Log.With("stage", st.Name, "instance", self)
+	if cfg.StoreTimes == nil {
+		cfg.StoreTimes = metrics.NewStoreTimes()
+	}
+	store := transport.NewFailStop(metrics.TimeCommits(cfg.Store, cfg.StoreTimes.Commit))
+	incarnation, err := store.NextIncarnation()
+	if err != nil {
+		return nil, fmt.Errorf("node %s: incarnation: %w", self, err)
+	}
+	n := &Node{cfg: cfg, log: log, Role: st.Role, incarnation: incarnation, store: store, pool: transport.NewPool(cfg.Resolver, cfg.Credentials)}
+	n.recovering.Store(true)
+	outbox := transport.NewOutbox(store)
+	n.sender = transport.NewSender(self, incarnation, outbox, n.pool, log.Named("transport"))
+	n.committer = transport.NewCommitter(store, outbox, transport.NewInbox(), n.sender)
+
+	scfg := stage.Config{
+		Topology: cfg.Topology, Instance: cfg.Instance, Spec: spec, Committer: n.committer, Links: n.sender,
+		Log: log.Named("stage"), BatchRows: cfg.BatchRows, OutboxLimit: cfg.OutboxLimit, MaxJobs: cfg.MaxJobs,
+	}
+	var gatewayMetrics *metrics.Gateway
+	if st.Role == "gateway" {
+		gatewayMetrics = metrics.NewGateway(metrics.GatewayLabels{
+			Files:    []string{schema.Matches.String(), schema.Players.String()},
+			Uploads:  []string{gateway.UploadComplete, gateway.UploadPaused, gateway.UploadBroken},
+			Outcomes: []string{gateway.OutcomeDone, gateway.OutcomeFailed, gateway.OutcomeDeleted},
+		}, func() []*wololov1.ClusterJob { return n.Gateway.ClusterJobs() })
+		n.Gateway, err = gateway.New(gateway.Config{
+			Topology: cfg.Topology, Committer: n.committer,
+			Log: log.Named("gateway"), BatchRows: cfg.BatchRows, OutboxLimit: cfg.OutboxLimit, Retention: cfg.Retention, MaxJobs: cfg.MaxJobs, UploadIdle: cfg.UploadIdle,
+			ClientMaxJobs: cfg.ClientMaxJobs, ClientMaxHeldJobs: cfg.ClientMaxHeldJobs, MaxJobBytes: cfg.MaxJobBytes, ClientMaxBytes: cfg.ClientMaxBytes,
+			MaxHeaderBytes: cfg.MaxHeaderBytes, MaxRecordBytes: cfg.MaxRecordBytes, MaxMalformed: cfg.MaxMalformed, Identify: identify(cfg.Credentials),
+			Counters: gatewayMetrics,
+		})
+		if err != nil {
+			return nil, err
+		}
+		scfg.OnFinish = n.Gateway.Finished
+		scfg.Known = n.Gateway.Knows
+	}
+	if n.runtime, err = stage.New(scfg); err != nil {
+		return nil, err
+	}
+	if n.Gateway != nil {
+		n.Gateway.SetDropper(func(ctx context.Context, job string) error {
+			return dropEverywhere(ctx, cfg.Topology, cfg.Instance, n.runtime, n.pool, job)
+		})
+		n.Gateway.SetIntroducer(func(ctx context.Context, job string) error {
+			return introduceEverywhere(ctx, cfg.Topology, cfg.Instance, n.pool, job)
+		})
+	}
+
+	status := &statusServer{
+		role: st.Role, instance: self, incarnation: incarnation, started: time.Now(),
+		addr: cfg.Listener.Addr().String(), progress: n.runtime.Progress, store: cfg.Store, announced: &n.announced, recovering: &n.recovering,
+		loadTime: &n.loadTime, replayTime: &n.replayTime,
+	}
+	n.refusals = metrics.NewRefusals()
+	collectors := append(cfg.StoreTimes.Collectors(), n.refusals.Collectors()...)
+	internalRPC := metrics.NewRPCServerMetrics(rpcserver.Internal.String())
+	collectors = append(collectors, internalRPC)
+	n.server, err = rpcserver.New(rpcserver.Options{Credentials: cfg.Credentials, Log: log.Named("rpc"), Recovering: true, Status: status, Limits: cfg.RPCLimits, Refusals: n.refusals, Metrics: internalRPC})
+	if err != nil {
+		return nil, err
+	}
+	stageServer := transport.NewServer(self, incarnation, n.runtime, log.Named("transport"))
+	stageServer.OnAnnounce(n.sender.SeeReceiver)
+	n.sender.OnFailed(n.reportChannelFailed)
+	if n.Gateway != nil {
+		stageServer.OnFailJob(n.Gateway.FailJob)
+	}
+	peers := map[string]bool{}
+	for _, in := range neighbours(cfg.Topology, cfg.Instance) {
+		peers[in.Name()] = true
+	}
+	stageServer.SetPeers(func(instance string) bool { return peers[instance] })
+	if cfg.Credentials != nil {
+		stageServer.RequireIdentity(deploy.Instance{Stage: cfg.Topology.Gateway().Name}.Name())
+	}
+	wololov1.RegisterStageServiceServer(n.server.GRPC(), stageServer)
+	if n.Gateway != nil {
+		publicRPC := metrics.NewRPCServerMetrics(rpcserver.Public.String())
+		collectors = append(collectors, publicRPC, gatewayMetrics)
+		n.public, err = rpcserver.New(rpcserver.Options{Plane: rpcserver.Public, Credentials: cfg.Credentials, Log: log.Named("public"), Recovering: true, Codec: gateway.UploadCodec(), Limits: cfg.RPCLimits, Refusals: n.refusals, Metrics: publicRPC})
+		if err != nil {
+			return nil, err
+		}
+		wololov1.RegisterJobServiceServer(n.public.GRPC(), n.Gateway.Service())
+		n.cluster = clusterview.NewGatherer(cfg.Topology, clusterview.StatusOver(n.pool.Conn), n.Gateway.ClusterJobs)
+		n.Gateway.SetStages(func(ctx context.Context, jobID string) []*wololov1.StageProgress {
+			return clusterview.JobStages(cfg.Topology, n.cluster.Get(ctx), jobID)
+		})
+		wololov1.RegisterClusterServer(n.public.GRPC(), clusterview.Service(n.cluster))
+	}
+	if cfg.Admin != nil {
+		n.metrics = metrics.New(st.Name, self, st.Role, version.Current())
+		collectors = append(collectors, metrics.NewNodeCollector(metrics.NodeSource{
+			Status: func() *wololov1.GetResponse { r, _ := status.Get(context.Background(), nil); return r },
+		}))
+		if cfg.DataDir != "" {
+			collectors = append(collectors, metrics.NewDiskCollector(cfg.DataDir))
+		}
+		err := n.metrics.Register(collectors...)
+		if err != nil {
+			return nil, fmt.Errorf("node %s: metrics: %w", self, err)
+		}
+	}
+	return n, nil
+}
+
+// adminHandler is what the admin listener serves.
+func (n *Node) adminHandler() http.Handler {
+	h := admin.Handlers{Metrics: n.metrics.Handler(), PublicMetrics: n.metrics.PublicHandler()}
+	if n.cluster != nil {
+		h.Dashboard = dashboard.Handler(n.cluster.Get)
+	}
+	return admin.Handler(h, admin.GuardFor(n.cfg.Credentials, n.cfg.Admin, n.cfg.Instance.Name()))
+}
+
+// Cluster is the gateway's view of the whole deployment (nil elsewhere).
+func (n *Node) Cluster() *clusterview.Gatherer { return n.cluster }
+
+// recover rebuilds the node from its store: the inbox watermarks and the
+// outbox (the Committer's), the stage's jobs with their operators replayed
+// from their state logs, the gateway's jobs. It runs in Serve, while the
+// servers answer that the process is recovering.
+func (n *Node) recover() error {
+	start := time.Now()
+	img, err := n.store.Load()
+	if err != nil {
+		return fmt.Errorf("load store: %w", err)
+	}
+	loaded := time.Since(start)
+	n.loadTime.Store(int64(loaded))
+	defer func() { n.replayTime.Store(int64(time.Since(start) - loaded)) }()
+	// The gateway's jobs first: its runtime admits the jobs they are. The
+	// runtime then reaps what the store holds of jobs it does not admit
+	// and takes them out of img, so the Committer restores none of it.
+	if n.Gateway != nil {
+		if err := n.Gateway.Recover(img); err != nil {
+			return fmt.Errorf("recover jobs: %w", err)
+		}
+	}
+	if err := n.runtime.Recover(img); err != nil {
+		return fmt.Errorf("recover: %w", err)
+	}
+	n.resume = n.committer.Restore(img)
+	if len(img.Jobs) > 0 {
+		n.log.Info("recovered from store", "jobs", len(img.Jobs), "channels-to-resend", len(n.resume),
+			"load", loaded.Round(time.Millisecond), "took", time.Since(start).Round(time.Millisecond))
+	}
+	return nil
+}
+
+// Serve serves until ctx ends (nil) or the node cannot go on (that error:
+// the store cannot be read back, a write to it failed (transport.FailStop),
+// a newer incarnation of it runs, the server broke). It serves at once,
+// recovering (health NOT_SERVING, transport.RecoveringService SERVING, only
+// health and Status answered), then recovers the node from its store, and
+// only then serves StageService and JobService, announces its incarnation
+// and resends what its outbox holds. When it returns nothing touches the
+// store any more, so the caller may close it; a Node serves once.
+func (n *Node) Serve(ctx context.Context) error {
+	defer n.pool.Close()
+	var life transport.Lifetime
+	// The first failed write (a full disk, an I/O error) ends the process,
+	// whoever made it: the stage, the gateway's upload, a trim. Whatever
+	// else fails because of it (the stage's commit) says so the same way.
+	storeFailed := func() error {
+		return fmt.Errorf("store write failed; stopping to restart from what the store holds: %w", n.store.Err())
+	}
+	run := func(what string, serve func(context.Context) error) {
+		life.Go(func(ctx context.Context) {
+			if err := serve(ctx); err != nil {
+				if n.store.Err() != nil {
+					life.Fail(storeFailed())
+					return
+				}
+				life.Fail(fmt.Errorf("%s: %w", what, err))
+			}
+		})
+	}
+	self := n.cfg.Instance.Name()
+	life.Go(func(ctx context.Context) {
+		select {
+		case <-ctx.Done():
+		case <-n.store.Failed():
+			life.Fail(storeFailed())
+		}
+	})
+	run("grpc server", func(ctx context.Context) error { return n.server.Serve(ctx, n.cfg.Listener) })
+	if n.cfg.Admin != nil {
+		run("admin listener", func(ctx context.Context) error { return admin.Serve(ctx, n.cfg.Admin, n.adminHandler()) })
+	}
+	if n.public != nil {
+		run("public grpc server", func(ctx context.Context) error { return n.public.Serve(ctx, n.cfg.Public) })
+	}
+	// The stage runtime serves from the start: recovery starts the actors
+	// of the jobs it rebuilds under it.
+	run("stage", n.runtime.Serve)
+	n.log.Info("recovering", "address", n.Addr(), "role", n.Role, "incarnation", n.incarnation)
+	life.Go(func(ctx context.Context) {
+		if err := n.recover(); err != nil {
+			if ctx.Err() == nil {
+				life.Fail(err)
+			}
+			return
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		run("sender", func(ctx context.Context) error {
+			if err := n.sender.Serve(ctx); err != nil {
+				return fmt.Errorf("%s incarnation %d was replaced: %w", self, n.incarnation, err)
+			}
+			return nil
+		})
+		if n.Gateway != nil {
+			run("gateway", n.Gateway.Serve)
+		}
+		for job, err := range n.runtime.Unrestorable() {
+			life.Go(func(ctx context.Context) { n.reportFailed(ctx, job, err, n.log.With("job", job)) })
+		}
+		// Fence older incarnations of this instance at every receiver
+		// before resending anything, then resend what the store holds.
+		life.Go(func(ctx context.Context) {
+			if announce(ctx, n.cfg.Topology, n.cfg.Instance, n.incarnation, n.pool, n.log, life.Fail) {
+				n.announced.Store(true)
+			}
+			n.sender.Resume(n.resume)
+		})
+		n.recovering.Store(false)
+		n.server.Recovered()
+		if n.public != nil {
+			n.public.Recovered()
+			n.log.Info("serving clients", "address", n.cfg.Public.Addr().String(), "tls", n.cfg.Credentials != nil)
+		}
+		n.log.Info("serving", "address", n.Addr(), "role", n.Role, "incarnation", n.incarnation, "tls", n.cfg.Credentials != nil)
+	})
+	err := life.Serve(ctx)
+	if err != nil {
+		n.log.Error("stopped on a fatal error", "error", err)
+	}
+	return err
+}
+
+// Addr is the node's listening address.
+func (n *Node) Addr() string { return n.cfg.Listener.Addr().String() }
+
+type statusServer struct {
+	wololov1.UnimplementedStatusServer
+	role, instance, addr string
+	incarnation          uint64
+	started              time.Time
+	progress             func() []*wololov1.JobProgress
+	store                transport.Store
+	announced            *atomic.Bool
+	recovering           *atomic.Bool
+	loadTime, replayTime *atomic.Int64
+}
+
+func (s *statusServer) Get(context.Context, *wololov1.GetRequest) (*wololov1.GetResponse, error) {
+	r := &wololov1.GetResponse{
+		Role: s.role, Instance: s.instance, Incarnation: s.incarnation, Pid: int64(os.Getpid()),
+		UptimeSeconds: time.Since(s.started).Seconds(), Address: s.addr,
+		Store: storeCounters(s.store), Announced: s.announced.Load(), Recovering: s.recovering.Load(),
+	}
+	if !r.Recovering { // the runtime's jobs are being rebuilt until then
+		r.Jobs = s.progress()
+		r.RecoveryLoadSeconds = time.Duration(s.loadTime.Load()).Seconds()
+		r.RecoveryReplaySeconds = time.Duration(s.replayTime.Load()).Seconds()
+	}
+	return r, nil
+}
+
+func storeCounters(st transport.Store) *wololov1.StoreCounters {
+	stats := st.Stats()
+	_, inMemory := st.(*transport.MemStore)
+	return &wololov1.StoreCounters{Commits: stats.Commits, Bytes: stats.Bytes, Syncs: stats.Syncs, Durable: !inMemory}
+}
+
+// identify is the gateway's Identify: a JobService caller is the client its
+// certificate names (the public plane's policy admits only clients). Nil
+// without credentials: every caller is the anonymous client.
+func identify(creds *pki.Credentials) func(context.Context) (string, error) {
+	if creds == nil {
+		return nil
+	}
+	return func(ctx context.Context) (string, error) {
+		id, ok := pki.Peer(ctx)
+		if !ok || id.Kind != pki.Client {
+			return "", status.Error(codes.Unauthenticated, "JobService calls need a client certificate of the deployment's CA")
+		}
+		return id.Name, nil
+	}
+}

@@ -1,0 +1,199 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/wololo/wololo/deploy"
+	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
+	"github.com/wololo/wololo/services/dataflow/stage"
+	"github.com/wololo/wololo/transport"
+)
+
+// neighbours lists every instance that self sends to or receives from.
+func neighbours(top deploy.Topology, self deploy.Instance) []deploy.Instance {
+	seen := map[string]bool{}
+	var out []deploy.Instance
+	add := func(stage string) {
+		if seen[stage] {
+			return
+		}
+		seen[stage] = true
+		for i := 0; i < top.Replicas(stage); i++ {
+			out = append(out, deploy.Instance{Stage: stage, Index: i})
+		}
+	}
+	for _, st := range top.Outputs(self.Stage) {
+		add(st.To)
+	}
+	for _, st := range top.Inputs(self.Stage) {
+		add(st.From)
+	}
+	return out
+}
+
+// retry calls f until it succeeds, ctx ends, or it returns a permanent
+// error (a gRPC status other than Unavailable, DeadlineExceeded or
+// Canceled is permanent).
+func retry(ctx context.Context, f func(ctx context.Context) error) error {
+	delay := 100 * time.Millisecond
+	for {
+		callCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		err := f(callCtx)
+		cancel()
+		if err == nil {
+			return nil
+		}
+		switch status.Code(err) {
+		case codes.Unavailable, codes.DeadlineExceeded, codes.Canceled:
+		default:
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(delay + time.Duration(rand.Int64N(int64(delay)/2+1))):
+		}
+		delay = min(2*delay, 2*time.Second)
+	}
+}
+
+// announce tells every neighbour of self that this incarnation exists, so
+// that from now on receivers refuse batches of an older one (a paused
+// zombie) and senders ignore its acknowledgements. A neighbour that already
+// knows a newer incarnation of self means this process has been replaced:
+// it stops. It reports whether every neighbour has heard.
+func announce(ctx context.Context, top deploy.Topology, self deploy.Instance, incarnation uint64, pool *transport.Pool, log hclog.Logger, fail func(error)) bool {
+	all := true
+	for _, to := range neighbours(top, self) {
+		err := retry(ctx, func(ctx context.Context) error {
+			conn, _, err := pool.Conn(to.Name())
+			if err != nil {
+				return status.Error(codes.Unavailable, err.Error())
+			}
+			_, err = wololov1.NewStageServiceClient(conn).Announce(ctx, &wololov1.AnnounceRequest{Sender: self.Name(), Incarnation: incarnation})
+			return err
+		})
+		switch {
+		case err == nil:
+		case ctx.Err() != nil:
+			return false
+		case status.Code(err) == codes.FailedPrecondition:
+			fail(fmt.Errorf("%s incarnation %d was replaced: %w", self.Name(), incarnation, err))
+			return false
+		default:
+			all = false
+			log.Warn("announce failed", "receiver", to.Name(), "error", err)
+		}
+	}
+	log.Debug("announced incarnation", "incarnation", incarnation)
+	return all
+}
+
+// reportChannelFailed is the Sender's OnFailed: a channel of a job cannot
+// complete (its state was lost, its receiver does not know the job or
+// refuses it for a limit), so the job cannot either. The gateway marks it
+// failed, with the reason its client sees: here if this is the gateway,
+// over StageService.FailJob otherwise, retried until the gateway has it or
+// the node stops.
+func (n *Node) reportChannelFailed(ctx context.Context, ch transport.ChannelID, reason error) {
+	n.reportFailed(ctx, ch.Job, reason, n.log.With("job", ch.Job, "stream", ch.Stream, "receiver", ch.Receiver))
+}
+
+// reportFailed tells the gateway that a job cannot complete, and why: a
+// channel cannot complete (reportChannelFailed), or recovery could not restore the
+// job's state (stage.Runtime.Unrestorable).
+func (n *Node) reportFailed(ctx context.Context, job string, reason error, log hclog.Logger) {
+	self := n.cfg.Instance.Name()
+	if n.Gateway != nil {
+		if err := n.Gateway.FailJob(job, self, reason.Error()); err != nil {
+			log.Error("could not fail the job", "error", err)
+		}
+		return
+	}
+	gw := deploy.Instance{Stage: n.cfg.Topology.Gateway().Name}.Name()
+	err := retry(ctx, func(ctx context.Context) error {
+		conn, _, err := n.pool.Conn(gw)
+		if err != nil {
+			return status.Error(codes.Unavailable, err.Error())
+		}
+		_, err = wololov1.NewStageServiceClient(conn).FailJob(ctx, &wololov1.FailJobRequest{JobId: job, Reporter: self, Reason: reason.Error()})
+		return err
+	})
+	switch {
+	case err == nil:
+		log.Info("reported the job failed to the gateway", "gateway", gw)
+	case ctx.Err() == nil:
+		log.Error("could not report the job failed to the gateway", "gateway", gw, "error", err)
+	}
+}
+
+// introduceEverywhere tells every instance of the topology but the gateway
+// itself (whose job table is its introduction) of a new job, over
+// StageService.IntroduceJob, all at once, and returns once each has
+// recorded it; an unreachable one is retried until ctx ends. Its error is
+// the first refusal (a gRPC status, wrapped with the instance's name).
+func introduceEverywhere(ctx context.Context, top deploy.Topology, self deploy.Instance, pool *transport.Pool, job string) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	others := slices.DeleteFunc(top.Instances(), func(in deploy.Instance) bool { return in == self })
+	errs := make(chan error, len(others))
+	for _, in := range others {
+		go func() {
+			err := retry(ctx, func(ctx context.Context) error {
+				conn, _, err := pool.Conn(in.Name())
+				if err != nil {
+					return status.Error(codes.Unavailable, err.Error())
+				}
+				_, err = wololov1.NewStageServiceClient(conn).IntroduceJob(ctx, &wololov1.IntroduceJobRequest{JobId: job})
+				return err
+			})
+			if err != nil {
+				err = fmt.Errorf("introduce job %s to %s: %w", job, in.Name(), err)
+			}
+			errs <- err
+		}()
+	}
+	var first error
+	for range others {
+		if err := <-errs; err != nil && first == nil {
+			first = err
+			cancel() // the job will not run: stop asking the others
+		}
+	}
+	return first
+}
+
+// dropEverywhere drops a job at every instance of the topology: through
+// the local runtime for self, over StageService.DropJob for the others.
+func dropEverywhere(ctx context.Context, top deploy.Topology, self deploy.Instance, local *stage.Runtime, pool *transport.Pool, job string) error {
+	var errs []error
+	for _, in := range top.Instances() {
+		if in == self {
+			if err := local.DropJob(job); err != nil {
+				errs = append(errs, err)
+			}
+			continue
+		}
+		err := retry(ctx, func(ctx context.Context) error {
+			conn, _, err := pool.Conn(in.Name())
+			if err != nil {
+				return status.Error(codes.Unavailable, err.Error())
+			}
+			_, err = wololov1.NewStageServiceClient(conn).DropJob(ctx, &wololov1.DropJobRequest{JobId: job})
+			return err
+		})
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", in.Name(), err))
+		}
+	}
+	return errors.Join(errs...)
+}
