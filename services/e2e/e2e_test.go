@@ -17,6 +17,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/wololo/wololo/deploy"
+	"github.com/wololo/wololo/internal/testkit"
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 	"github.com/wololo/wololo/services/base/datagen"
 	"github.com/wololo/wololo/services/cmdline/client"
@@ -109,21 +110,10 @@ func testDatasets(t *testing.T) []*dataset {
 	return datasets
 }
 
-func testLogger(t *testing.T) hclog.Logger {
-	return hclog.New(&hclog.LoggerOptions{Name: t.Name(), Level: hclog.Warn, Output: testWriter{t}})
-}
-
-type testWriter struct{ t *testing.T }
-
-func (w testWriter) Write(p []byte) (int, error) {
-	w.t.Log(strings.TrimRight(string(p), "\n"))
-	return len(p), nil
-}
-
 func startCluster(t *testing.T, top deploy.Topology, opts node.ClusterOptions) *node.Cluster {
 	t.Helper()
 	if opts.Log == nil {
-		opts.Log = testLogger(t)
+		opts.Log = testkit.Logger(t, hclog.Warn)
 	}
 	c, err := node.StartCluster(top, opts)
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/wololo/wololo/deploy"
+	"github.com/wololo/wololo/internal/testkit"
 )
 
 // buildBinary builds bin/wololo into a temporary directory.
@@ -80,7 +81,7 @@ func TestProcessesRunAJobAndStopOnSIGTERM(t *testing.T) {
 			args = append(args, "--public", fmt.Sprintf("127.0.0.1:%d", top.PublicPort()))
 		}
 		cmd := exec.Command(bin, args...)
-		cmd.Stderr = testWriter{t}
+		cmd.Stderr = testkit.Writer(t)
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}

@@ -6,13 +6,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/wololo/wololo/deploy"
+	"github.com/wololo/wololo/internal/testkit"
 	"github.com/wololo/wololo/services/base/datagen"
 )
 
@@ -38,7 +38,7 @@ func TestChaosLocal(t *testing.T) {
 	top := deploy.Default()
 	for _, seed := range []int64{1, 2} {
 		t.Run(fmt.Sprintf("seed%d", seed), func(t *testing.T) {
-			w := testWriter{t}
+			w := testkit.Writer(t)
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 			defer cancel()
 			start := time.Now()
@@ -84,11 +84,4 @@ func buildBinary(t *testing.T) string {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	return bin
-}
-
-type testWriter struct{ t *testing.T }
-
-func (w testWriter) Write(p []byte) (int, error) {
-	w.t.Log(strings.TrimRight(string(p), "\n"))
-	return len(p), nil
 }

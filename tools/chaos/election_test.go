@@ -13,6 +13,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/wololo/wololo/election"
+	"github.com/wololo/wololo/internal/testkit"
 	"github.com/wololo/wololo/services/base/datagen"
 )
 
@@ -432,7 +433,7 @@ func TestChaosElection(t *testing.T) {
 	if _, err := datagen.WriteDir(datagen.Config{Matches: 5000, Seed: 11}, dir); err != nil {
 		t.Fatal(err)
 	}
-	w := testWriter{t}
+	w := testkit.Writer(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	// No TempDir: a failed run's data directory and logs stay in the

@@ -16,6 +16,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/wololo/wololo/deploy"
+	"github.com/wololo/wololo/internal/testkit"
 	"github.com/wololo/wololo/services/base/datagen"
 	"github.com/wololo/wololo/services/cmdline/client"
 	"github.com/wololo/wololo/services/dataflow/reference"
@@ -146,17 +147,6 @@ func submitAndCompare(t *testing.T, c *Cluster) {
 	}
 }
 
-func waitFor(t *testing.T, what string, d time.Duration, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 func procOf(c *Cluster, instance string) Proc {
 	for _, p := range c.Processes() {
 		if p.Instance == instance && !p.Replaced {
@@ -197,7 +187,7 @@ func TestClusterRunsRestartsAndStops(t *testing.T) {
 		if err := c.Kill(victim, syscall.SIGKILL); err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, victim+" to be restarted", 10*time.Second, func() bool {
+		testkit.WaitFor(t, victim+" to be restarted", 10*time.Second, func() bool {
 			p := procOf(c, victim)
 			return p.Alive && p.PID != old.PID && p.Restarts == old.Restarts+1
 		})
@@ -232,15 +222,15 @@ func TestCrashLoopIsLoggedAndRestartsContinue(t *testing.T) {
 	c, logs := startCluster(t, context.Background())
 	const victim = "shard-1"
 	for i := 1; i <= 5; i++ {
-		waitFor(t, victim+" to be up", 10*time.Second, func() bool { return procOf(c, victim).Alive })
+		testkit.WaitFor(t, victim+" to be up", 10*time.Second, func() bool { return procOf(c, victim).Alive })
 		if err := c.Kill(victim, syscall.SIGKILL); err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, victim+" to die", 5*time.Second, func() bool { return !procOf(c, victim).Alive || procOf(c, victim).Restarts == i })
+		testkit.WaitFor(t, victim+" to die", 5*time.Second, func() bool { return !procOf(c, victim).Alive || procOf(c, victim).Restarts == i })
 	}
-	waitFor(t, "the crash loop to be reported", 5*time.Second, func() bool { return strings.Contains(logs.String(), "CRASH LOOP") })
+	testkit.WaitFor(t, "the crash loop to be reported", 5*time.Second, func() bool { return strings.Contains(logs.String(), "CRASH LOOP") })
 	start := time.Now()
-	waitFor(t, victim+" to come back", 10*time.Second, func() bool { p := procOf(c, victim); return p.Alive && p.Restarts == 5 })
+	testkit.WaitFor(t, victim+" to come back", 10*time.Second, func() bool { p := procOf(c, victim); return p.Alive && p.Restarts == 5 })
 	if waited := time.Since(start); waited < time.Second {
 		t.Errorf("restarted %s after a crash loop within %s; want the maximum backoff (2 s)", victim, waited)
 	}
@@ -342,7 +332,7 @@ func TestLocalCommands(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "wololo local to say where the gateway listens", 30*time.Second, func() bool {
+	testkit.WaitFor(t, "wololo local to say where the gateway listens", 30*time.Second, func() bool {
 		return strings.Contains(stdout.String(), "gateway listening on")
 	})
 	cmd.Process.Signal(syscall.SIGTERM)

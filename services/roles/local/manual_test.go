@@ -16,6 +16,8 @@ import (
 	"google.golang.org/grpc/status"
 
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
+
+	"github.com/wololo/wololo/internal/testkit"
 )
 
 // TestManualModeWaitsToBeToldToStart: with Manual set (the masters decide
@@ -76,7 +78,7 @@ func TestManualModeWaitsToBeToldToStart(t *testing.T) {
 	if _, err := procs.SignalProcess(ctx, &wololov1.SignalProcessRequest{Instance: victim, Signal: int32(syscall.SIGKILL)}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the victim to be seen dead", 5*time.Second, func() bool { return !running(victim).Running })
+	testkit.WaitFor(t, "the victim to be seen dead", 5*time.Second, func() bool { return !running(victim).Running })
 	time.Sleep(500 * time.Millisecond) // longer than the automatic backoff
 	if p := running(victim); p.Running {
 		t.Fatalf("manual mode restarted %s by itself (pid %d)", victim, p.Pid)
