@@ -41,15 +41,9 @@ var (
 	datasetsDir  string // removed by TestMain once every test has run
 )
 
-// TestMain removes the shared datasets (about 11 MB) from the temporary
-// directory after the tests, whatever their outcome.
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if datasetsDir != "" {
-		os.RemoveAll(datasetsDir)
-	}
-	os.Exit(code)
-}
+// TestMain removes the shared datasets (about 11 MB) and the binary from
+// the temporary directory after the tests, whatever their outcome.
+func TestMain(m *testing.M) { testkit.Main(m) }
 
 // TestSharedDatasets: the datasets the tests share are generated, with
 // their reference answers, in one directory of the temporary directory
@@ -81,6 +75,7 @@ func testDatasets(t *testing.T) []*dataset {
 			return
 		}
 		datasetsDir = dir
+		testkit.RemoveAfterTests(dir)
 		configs := []struct {
 			name string
 			cfg  datagen.Config

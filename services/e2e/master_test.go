@@ -20,7 +20,7 @@ import (
 // SIGKILLed worker and a SIGSTOPped one (alive but silent) both come back
 // as new processes within a few seconds, and a job then runs exactly.
 func TestMasterLoopRestartsDeadAndFrozenProcesses(t *testing.T) {
-	bin := buildBinary(t)
+	bin := testkit.WololoBinary(t)
 	c, err := local.Start(context.Background(), local.Options{
 		Binary: bin, DataDir: t.TempDir(), FreePorts: true, LogLevel: "warn", StopGrace: 5 * time.Second,
 		Manual: true, Control: true, Log: hclog.NewNullLogger(),

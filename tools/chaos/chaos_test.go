@@ -3,8 +3,6 @@ package chaos
 import (
 	"context"
 	"fmt"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
@@ -21,6 +19,9 @@ import (
 // about 22 steps rather than in one per file.
 const chaosMatches = 5000
 
+// TestMain removes the binary the tests built after them.
+func TestMain(m *testing.M) { testkit.Main(m) }
+
 // TestChaosLocal is the crash harness on real processes: two seeds, 24
 // SIGKILLs each across every kind of process, the leading master among
 // them, some after the upload, with the 3 masters doing every restart; the
@@ -29,7 +30,7 @@ func TestChaosLocal(t *testing.T) {
 	if testing.Short() {
 		t.Skip("chaos: skipped with -short (builds the binary and runs two 24-kill jobs on OS processes)")
 	}
-	bin := buildBinary(t)
+	bin := testkit.WololoBinary(t)
 	dir := t.TempDir()
 	if _, err := datagen.WriteDir(datagen.Config{Matches: chaosMatches, Seed: 11}, dir); err != nil {
 		t.Fatal(err)
@@ -73,15 +74,4 @@ func TestChaosLocal(t *testing.T) {
 			}
 		})
 	}
-}
-
-func buildBinary(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "wololo")
-	cmd := exec.Command("go", "build", "-o", bin, "../..")
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
 }

@@ -428,7 +428,7 @@ func TestChaosElection(t *testing.T) {
 	if testing.Short() {
 		t.Skip("chaos election: skipped with -short (builds the binary and kills the leading master of OS processes ten times)")
 	}
-	bin := buildBinary(t)
+	bin := testkit.WololoBinary(t)
 	dir := t.TempDir()
 	if _, err := datagen.WriteDir(datagen.Config{Matches: 5000, Seed: 11}, dir); err != nil {
 		t.Fatal(err)

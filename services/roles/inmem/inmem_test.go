@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/wololo/wololo/deploy"
+	"github.com/wololo/wololo/internal/testkit"
 	"github.com/wololo/wololo/services/base/datagen"
 	"github.com/wololo/wololo/services/dataflow/reference"
 	"github.com/wololo/wololo/services/dataflow/schema"
@@ -32,15 +33,9 @@ var (
 	datasetsDir  string // removed by TestMain once every test has run
 )
 
-// TestMain removes the shared datasets (about 11 MB) from the temporary
-// directory after the tests, whatever their outcome.
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if datasetsDir != "" {
-		os.RemoveAll(datasetsDir)
-	}
-	os.Exit(code)
-}
+// TestMain removes the shared datasets (about 11 MB) and the binary from
+// the temporary directory after the tests, whatever their outcome.
+func TestMain(m *testing.M) { testkit.Main(m) }
 
 // TestSharedDatasets: the datasets the tests share are generated, with
 // their reference answers, in one directory of the temporary directory
@@ -73,6 +68,7 @@ func testDatasets(t *testing.T) []*dataset {
 			return
 		}
 		datasetsDir = dir
+		testkit.RemoveAfterTests(dir)
 		for _, c := range []struct {
 			name string
 			cfg  datagen.Config

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -23,10 +24,6 @@ import (
 )
 
 var (
-	buildOnce sync.Once
-	binary    string
-	buildErr  error
-
 	dataOnce sync.Once
 	data     struct {
 		matches, players string
@@ -36,37 +33,7 @@ var (
 )
 
 // TestMain removes the shared binary and dataset after the tests.
-func TestMain(m *testing.M) {
-	code := m.Run()
-	for _, dir := range []string{filepath.Dir(binary), filepath.Dir(data.matches)} {
-		if dir != "." && strings.Contains(dir, "wololo-local-") {
-			os.RemoveAll(dir)
-		}
-	}
-	os.Exit(code)
-}
-
-// wololoBinary builds the wololo binary once per test run.
-func wololoBinary(t *testing.T) string {
-	t.Helper()
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "wololo-local-test-")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		binary = filepath.Join(dir, "wololo")
-		cmd := exec.Command("go", "build", "-o", binary, "../../..")
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			buildErr = errors.New("go build: " + err.Error() + "\n" + string(out))
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return binary
-}
+func TestMain(m *testing.M) { testkit.Main(m) }
 
 func dataset(t *testing.T) (string, string, reference.Result) {
 	t.Helper()
@@ -76,6 +43,7 @@ func dataset(t *testing.T) (string, string, reference.Result) {
 			dataErr = err
 			return
 		}
+		testkit.RemoveAfterTests(dir)
 		if _, dataErr = datagen.WriteDir(datagen.Config{Matches: 3000, Seed: 7}, dir); dataErr != nil {
 			return
 		}
@@ -88,33 +56,14 @@ func dataset(t *testing.T) (string, string, reference.Result) {
 	return data.matches, data.players, data.want
 }
 
-// logBuffer collects the runner's log for assertions.
-type logBuffer struct {
-	t  *testing.T
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	l.b.Write(p)
-	l.mu.Unlock()
-	l.t.Log(strings.TrimRight(string(p), "\n"))
-	return len(p), nil
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
-func startCluster(t *testing.T, ctx context.Context) (*Cluster, *logBuffer) {
+// startCluster starts a local cluster whose runner logs to the test and to
+// the buffer returned, for assertions.
+func startCluster(t *testing.T, ctx context.Context) (*Cluster, *testkit.SyncBuffer) {
 	t.Helper()
-	logs := &logBuffer{t: t}
+	logs := &testkit.SyncBuffer{}
 	c, err := Start(ctx, Options{
-		Binary: wololoBinary(t), DataDir: t.TempDir(), FreePorts: true, LogLevel: "warn",
-		Log: hclog.New(&hclog.LoggerOptions{Name: "local", Level: hclog.Info, Output: logs}), StopGrace: 10 * time.Second,
+		Binary: testkit.WololoBinary(t), DataDir: t.TempDir(), FreePorts: true, LogLevel: "warn",
+		Log: hclog.New(&hclog.LoggerOptions{Name: "local", Level: hclog.Info, Output: io.MultiWriter(logs, testkit.Writer(t))}), StopGrace: 10 * time.Second,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -309,7 +258,7 @@ func TestReplaceMovesAnInstance(t *testing.T) {
 // TestLocalCommands runs `wololo local run` and `wololo local` (stopped by
 // SIGTERM) as a user would.
 func TestLocalCommands(t *testing.T) {
-	bin := wololoBinary(t)
+	bin := testkit.WololoBinary(t)
 	matches, players, want := dataset(t)
 	out := t.TempDir()
 	res, err := exec.Command(bin, "local", "run", "--free-ports", "--matches", matches, "--players", players, "--out", out).CombinedOutput()
@@ -327,8 +276,8 @@ func TestLocalCommands(t *testing.T) {
 
 	data := t.TempDir()
 	cmd := exec.Command(bin, "local", "--free-ports", "--data", data)
-	stdout, stderr := &logBuffer{t: t}, &logBuffer{t: t}
-	cmd.Stdout, cmd.Stderr = stdout, stderr
+	stdout, stderr := &testkit.SyncBuffer{}, &testkit.SyncBuffer{}
+	cmd.Stdout, cmd.Stderr = io.MultiWriter(stdout, testkit.Writer(t)), io.MultiWriter(stderr, testkit.Writer(t))
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package local
 
 import (
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -24,10 +25,10 @@ import (
 // restarts), a killed process stays down until it is started through the
 // ProcessService.
 func TestManualModeWaitsToBeToldToStart(t *testing.T) {
-	logs := &logBuffer{t: t}
+	logs := &testkit.SyncBuffer{}
 	c, err := Start(context.Background(), Options{
-		Binary: wololoBinary(t), DataDir: t.TempDir(), FreePorts: true, LogLevel: "warn", Manual: true, Control: true,
-		Log: hclog.New(&hclog.LoggerOptions{Name: "local", Level: hclog.Info, Output: logs}), StopGrace: 10 * time.Second,
+		Binary: testkit.WololoBinary(t), DataDir: t.TempDir(), FreePorts: true, LogLevel: "warn", Manual: true, Control: true,
+		Log: hclog.New(&hclog.LoggerOptions{Name: "local", Level: hclog.Info, Output: io.MultiWriter(logs, testkit.Writer(t))}), StopGrace: 10 * time.Second,
 	})
 	if err != nil {
 		t.Fatal(err)
