@@ -172,3 +172,42 @@ func git(dir string, args ...string) string {
 	}
 	return strings.TrimSpace(string(out))
 }
+
+// Shared is what the tests of one binary share and make once, such as
+// generated datasets with their reference answers: the first test that
+// asks makes it in a new directory of the temporary directory, which Main
+// removes after the tests. A failure to make it fails every test that
+// asks.
+type Shared[T any] struct {
+	prefix string
+	make   func(dir string) (T, error)
+
+	once sync.Once
+	dir  string
+	v    T
+	err  error
+}
+
+// NewShared is a Shared made by make in a directory named with prefix.
+func NewShared[T any](prefix string, make func(dir string) (T, error)) *Shared[T] {
+	return &Shared[T]{prefix: prefix, make: make}
+}
+
+// Get makes the shared value on the first call and returns it.
+func (s *Shared[T]) Get(t testing.TB) T {
+	t.Helper()
+	s.once.Do(func() {
+		if s.dir, s.err = os.MkdirTemp("", s.prefix); s.err != nil {
+			return
+		}
+		RemoveAfterTests(s.dir)
+		s.v, s.err = s.make(s.dir)
+	})
+	if s.err != nil {
+		t.Fatal(s.err)
+	}
+	return s.v
+}
+
+// Dir is the directory the value was made in, "" before Get.
+func (s *Shared[T]) Dir() string { return s.dir }

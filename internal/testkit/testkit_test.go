@@ -2,6 +2,7 @@ package testkit
 
 import (
 	"fmt"
+	"os"
 	"sync"
 	"testing"
 	"time"
@@ -28,5 +29,21 @@ func TestSyncBufferKeepsEveryConcurrentWrite(t *testing.T) {
 	b.Write([]byte("tail"))
 	if since, n := b.Since(16); since != "tail" || n != 20 {
 		t.Errorf("Since(16) = %q, %d; want \"tail\", 20", since, n)
+	}
+}
+
+func TestSharedIsMadeOnceInItsDirectory(t *testing.T) {
+	made := 0
+	s := NewShared("wololo-testkit-", func(dir string) (string, error) { made++; return dir, nil })
+	if s.Dir() != "" {
+		t.Errorf("Dir before Get = %q", s.Dir())
+	}
+	first, second := s.Get(t), s.Get(t)
+	if made != 1 || first != second || first != s.Dir() {
+		t.Errorf("made %d times, got %q then %q, Dir %q", made, first, second, s.Dir())
+	}
+	removeAll()
+	if _, err := os.Stat(s.Dir()); !os.IsNotExist(err) {
+		t.Errorf("%s still there after the tests: %v", s.Dir(), err)
 	}
 }

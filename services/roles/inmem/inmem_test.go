@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -26,13 +25,6 @@ type dataset struct {
 	want             reference.Result
 }
 
-var (
-	datasetsOnce sync.Once
-	datasets     []*dataset
-	datasetsErr  error
-	datasetsDir  string // removed by TestMain once every test has run
-)
-
 // TestMain removes the shared datasets (about 11 MB) and the binary from
 // the temporary directory after the tests, whatever their outcome.
 func TestMain(m *testing.M) { testkit.Main(m) }
@@ -44,8 +36,8 @@ func TestMain(m *testing.M) { testkit.Main(m) }
 func TestSharedDatasets(t *testing.T) {
 	for _, d := range testDatasets(t) {
 		for _, f := range []string{d.matches, d.players} {
-			if filepath.Dir(filepath.Dir(f)) != datasetsDir {
-				t.Errorf("%s: %s is not in %s", d.name, f, datasetsDir)
+			if filepath.Dir(filepath.Dir(f)) != sharedDatasets.Dir() {
+				t.Errorf("%s: %s is not in %s", d.name, f, sharedDatasets.Dir())
 			}
 			if _, err := os.Stat(f); err != nil {
 				t.Error(err)
@@ -57,43 +49,34 @@ func TestSharedDatasets(t *testing.T) {
 	}
 }
 
-// testDatasets generates the datasets once per test binary, with their
-// reference answers.
+// testDatasets are the datasets, generated once per test binary with
+// their reference answers.
 func testDatasets(t *testing.T) []*dataset {
 	t.Helper()
-	datasetsOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "wololo-inmem-")
-		if err != nil {
-			datasetsErr = err
-			return
-		}
-		datasetsDir = dir
-		testkit.RemoveAfterTests(dir)
-		for _, c := range []struct {
-			name string
-			cfg  datagen.Config
-		}{
-			{"plain-seed1", datagen.Config{Matches: 4000, Seed: 1}},
-			{"messy-seed2", datagen.Config{Matches: 6000, Seed: 2, ShuffleColumns: true, CRLF: true, QuoteAll: true}},
-		} {
-			path := filepath.Join(dir, c.name)
-			if _, err := datagen.WriteDir(c.cfg, path); err != nil {
-				datasetsErr = fmt.Errorf("generate %s: %w", c.name, err)
-				return
-			}
-			d, err := newDataset(c.name, filepath.Join(path, "matches.csv"), filepath.Join(path, "match_players.csv"))
-			if err != nil {
-				datasetsErr = err
-				return
-			}
-			datasets = append(datasets, d)
-		}
-	})
-	if datasetsErr != nil {
-		t.Fatal(datasetsErr)
-	}
-	return datasets
+	return sharedDatasets.Get(t)
 }
+
+var sharedDatasets = testkit.NewShared("wololo-inmem-", func(dir string) ([]*dataset, error) {
+	var datasets []*dataset
+	for _, c := range []struct {
+		name string
+		cfg  datagen.Config
+	}{
+		{"plain-seed1", datagen.Config{Matches: 4000, Seed: 1}},
+		{"messy-seed2", datagen.Config{Matches: 6000, Seed: 2, ShuffleColumns: true, CRLF: true, QuoteAll: true}},
+	} {
+		path := filepath.Join(dir, c.name)
+		if _, err := datagen.WriteDir(c.cfg, path); err != nil {
+			return nil, fmt.Errorf("generate %s: %w", c.name, err)
+		}
+		d, err := newDataset(c.name, filepath.Join(path, "matches.csv"), filepath.Join(path, "match_players.csv"))
+		if err != nil {
+			return nil, err
+		}
+		datasets = append(datasets, d)
+	}
+	return datasets, nil
+})
 
 // newDataset is a dataset of two files with the reference's answers.
 func newDataset(name, matches, players string) (*dataset, error) {

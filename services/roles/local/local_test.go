@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -23,37 +22,29 @@ import (
 	"github.com/wololo/wololo/services/dataflow/reference"
 )
 
-var (
-	dataOnce sync.Once
-	data     struct {
-		matches, players string
-		want             reference.Result
-	}
-	dataErr error
-)
-
 // TestMain removes the shared binary and dataset after the tests.
 func TestMain(m *testing.M) { testkit.Main(m) }
 
+// data is the dataset the tests share, generated once per test binary.
+type data struct {
+	matches, players string
+	want             reference.Result
+}
+
+var sharedData = testkit.NewShared("wololo-local-data-", func(dir string) (data, error) {
+	if _, err := datagen.WriteDir(datagen.Config{Matches: 3000, Seed: 7}, dir); err != nil {
+		return data{}, err
+	}
+	d := data{matches: filepath.Join(dir, "matches.csv"), players: filepath.Join(dir, "match_players.csv")}
+	var err error
+	d.want, err = reference.EvaluateFiles(d.matches, d.players)
+	return d, err
+})
+
 func dataset(t *testing.T) (string, string, reference.Result) {
 	t.Helper()
-	dataOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "wololo-local-data-")
-		if err != nil {
-			dataErr = err
-			return
-		}
-		testkit.RemoveAfterTests(dir)
-		if _, dataErr = datagen.WriteDir(datagen.Config{Matches: 3000, Seed: 7}, dir); dataErr != nil {
-			return
-		}
-		data.matches, data.players = filepath.Join(dir, "matches.csv"), filepath.Join(dir, "match_players.csv")
-		data.want, dataErr = reference.EvaluateFiles(data.matches, data.players)
-	})
-	if dataErr != nil {
-		t.Fatal(dataErr)
-	}
-	return data.matches, data.players, data.want
+	d := sharedData.Get(t)
+	return d.matches, d.players, d.want
 }
 
 // startCluster starts a local cluster whose runner logs to the test and to
