@@ -25,7 +25,15 @@ type importRule struct {
 	from       func(pkg string) bool
 	allow      func(dep string) bool
 	transitive bool
+	// testsMay, when set, also allows the dependencies it accepts to the
+	// package's tests (direct rules only): the shared test helpers.
+	testsMay func(dep string) bool
 }
+
+// testHelpers is the module's one test-helper package: it imports nothing
+// of the module, so a package's tests may use it whatever the package's
+// own rule says.
+func testHelpers(dep string) bool { return dep == "internal/testkit" }
 
 // importRules are the directions the module's dependencies may point in.
 // Tests count: a package's test files are held to its rules.
@@ -53,6 +61,8 @@ var importRules = []importRule{
 		rule:  "transport/... imports only proto/... and transport/... of this module",
 		from:  func(p string) bool { return under(p, "transport") },
 		allow: func(d string) bool { return under(d, "proto") || under(d, "transport") },
+		// The tests share waits and loggers with the rest of the module.
+		testsMay: testHelpers,
 	},
 	{
 		name:  "tools-imported-only-by-tools-and-main",
@@ -114,6 +124,19 @@ var importRules = []importRule{
 		rule:  "nothing imports services/e2e (the end-to-end tests); services/roles, the top floor, may import every other package of services/",
 		from:  func(p string) bool { return !under(p, "services/e2e") },
 		allow: func(d string) bool { return !under(d, "services/e2e") },
+	},
+	{
+		name:  "testkit-imports-nothing",
+		rule:  "internal/testkit (the shared test helpers) imports nothing of this module, so that any package's tests may use it",
+		from:  func(p string) bool { return p == "internal/testkit" },
+		allow: func(string) bool { return false },
+	},
+	{
+		name:     "testkit-only-in-tests",
+		rule:     "only tests import internal/testkit",
+		from:     func(p string) bool { return p != "internal/testkit" },
+		allow:    func(d string) bool { return d != "internal/testkit" },
+		testsMay: testHelpers,
 	},
 	{
 		name:  "datagen",
@@ -240,7 +263,7 @@ func (g importGraph) violations(r importRule) []string {
 		}
 		if !r.transitive {
 			for _, dep := range g.imports(pkg) {
-				if !r.allow(dep) {
+				if !r.allow(dep) && !(g[pkg][dep] && r.testsMay != nil && r.testsMay(dep)) {
 					msgs = append(msgs, show(pkg)+" imports "+show(dep)+g.where(pkg, dep))
 				}
 			}
@@ -362,6 +385,19 @@ func TestImportRulesCatchBadImports(t *testing.T) {
 		{"a transport test imports a service", "transport", importGraph{
 			"transport/durable": {"transport": false, "services/dataflow/schema": true},
 		}, []string{"transport/durable imports services/dataflow/schema (in its tests)"}},
+		{"a transport test uses the test helpers", "transport", importGraph{
+			"transport/durable": {"transport": false, "internal/testkit": true},
+		}, nil},
+		{"transport itself uses the test helpers", "transport", importGraph{
+			"transport/durable": {"internal/testkit": false},
+		}, []string{"transport/durable imports internal/testkit"}},
+		{"the test helpers import the module", "testkit-imports-nothing", importGraph{
+			"internal/testkit": {"services/cmdline/version": false},
+		}, []string{"internal/testkit imports services/cmdline/version"}},
+		{"code outside the tests imports the test helpers", "testkit-only-in-tests", importGraph{
+			"services/roles/node": {"internal/testkit": false},
+			"services/e2e":        {"internal/testkit": true},
+		}, []string{"services/roles/node imports internal/testkit"}},
 		{"a service imports a tool", "tools-imported-only-by-tools-and-main", importGraph{
 			"":                        {"tools/datagen": false},
 			"tools/chaos":             {"tools/compose": false},

@@ -3,15 +3,12 @@ package main
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
 	"net"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
+	"github.com/wololo/wololo/internal/testkit"
 	"github.com/wololo/wololo/services/cmdline/version"
 )
 
@@ -26,22 +23,8 @@ func closedAddr(t *testing.T) string {
 	return l.Addr().String()
 }
 
-// The binary the tests run, built once as `make build` builds it:
-// -trimpath, and the commit passed to services/cmdline/version by the linker.
-var (
-	binOnce sync.Once
-	binDir  string
-	binPath string
-	binErr  error
-)
-
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if binDir != "" {
-		os.RemoveAll(binDir)
-	}
-	os.Exit(code)
-}
+// TestMain removes the binary the tests built after them.
+func TestMain(m *testing.M) { testkit.Main(m) }
 
 // gitHead is the checkout's commit, or "" without git.
 func gitHead() string {
@@ -52,25 +35,14 @@ func gitHead() string {
 	return strings.TrimSpace(string(head))
 }
 
+// wololoBinary is the binary built as `make build` builds it, or skips the
+// test with -short.
 func wololoBinary(t *testing.T) string {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
-	binOnce.Do(func() {
-		if binDir, binErr = os.MkdirTemp("", "wololo-main-test-"); binErr != nil {
-			return
-		}
-		binPath = filepath.Join(binDir, "wololo")
-		ldflags := "-X github.com/wololo/wololo/services/cmdline/version.Commit=" + gitHead()
-		if out, err := exec.Command("go", "build", "-trimpath", "-ldflags", ldflags, "-o", binPath, ".").CombinedOutput(); err != nil {
-			binErr = fmt.Errorf("build: %v\n%s", err, out)
-		}
-	})
-	if binErr != nil {
-		t.Fatal(binErr)
-	}
-	return binPath
+	return testkit.WololoBinary(t)
 }
 
 // TestVersion: `wololo version --json` of a build of this checkout names

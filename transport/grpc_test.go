@@ -12,6 +12,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/wololo/wololo/internal/testkit"
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 	"github.com/wololo/wololo/transport"
 	"github.com/wololo/wololo/transport/transporttest"
@@ -207,7 +208,7 @@ func TestReceiverRestartResumesFromWatermark(t *testing.T) {
 	for i := 0; i < 10; i++ {
 		sender.Publish([]transport.Entry{{Channel: ch, Seq: uint64(i + 1)}})
 	}
-	waitFor(t, func() bool { r.mu.Lock(); defer r.mu.Unlock(); return len(r.applied) == 10 })
+	testkit.WaitFor(t, "the ten batches to be applied", 10*time.Second, func() bool { r.mu.Lock(); defer r.mu.Unlock(); return len(r.applied) == 10 })
 	s.Stop() // the receiving process goes away; its committed state stays
 
 	for i := 0; i < 10; i++ { // the sender keeps producing meanwhile
@@ -217,17 +218,6 @@ func TestReceiverRestartResumesFromWatermark(t *testing.T) {
 	defer s2.Stop()
 	waitEOF(t, r)
 	checkExactlyOnce(t, r, 20)
-}
-
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not reached")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
 }
 
 func TestFencingRefusesOlderIncarnation(t *testing.T) {

@@ -1,7 +1,6 @@
 package driver
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -19,6 +18,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/wololo/wololo/election"
+	"github.com/wololo/wololo/internal/testkit"
 )
 
 // memNet connects Electors in memory; a cut master neither sends nor
@@ -53,7 +53,7 @@ func (n *memNet) setCut(id election.ID, cut bool) {
 // the machine is.
 func (n *memNet) quiesce(t *testing.T) {
 	t.Helper()
-	waitFor(t, "the election messages to be delivered", func() bool {
+	testkit.WaitFor(t, "the election messages to be delivered", 20*time.Second, func() bool {
 		n.mu.Lock()
 		defer n.mu.Unlock()
 		for _, e := range n.nodes {
@@ -76,15 +76,6 @@ func ids(n int) (out []election.ID) {
 		out = append(out, election.ID(i))
 	}
 	return out
-}
-func waitFor(t *testing.T, what string, f func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(20 * time.Second); !f(); {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
 }
 
 // startElectors runs n Electors on one memNet, each with its own store
@@ -181,31 +172,13 @@ func TestElectorCatchesUpTicksBeforeActing(t *testing.T) {
 	}
 }
 
-// syncBuffer is a bytes.Buffer safe for a logger's concurrent writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
-}
-
 // TestStateLinesAreWhatTheChaosCheckReads: the election's state changes
 // are logged under fixed messages; in JSON (what tools/chaos reads) with
 // id, term and leader as numbers and the role by name, in text as they
 // have always read.
 func TestStateLinesAreWhatTheChaosCheckReads(t *testing.T) {
 	clock := newFakeClock()
-	var jsonOut, textOut syncBuffer
+	var jsonOut, textOut testkit.SyncBuffer
 	logs := map[election.ID]hclog.Logger{
 		2: hclog.New(&hclog.LoggerOptions{Name: "master", Output: &jsonOut, JSONFormat: true}),
 		1: hclog.New(&hclog.LoggerOptions{Name: "master", Output: &textOut}),

@@ -12,6 +12,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/wololo/wololo/internal/testkit"
 	"github.com/wololo/wololo/services/cmdline/client"
 	"github.com/wololo/wololo/services/ops/admin"
 	"github.com/wololo/wololo/services/roles/local"
@@ -33,7 +34,7 @@ func TestAdminPortKeepsTenantsToTheOperator(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: starts a local cluster")
 	}
-	bin := buildBinary(t)
+	bin := testkit.WololoBinary(t)
 	dir := t.TempDir()
 	c, err := local.Start(context.Background(), local.Options{
 		Binary: bin, DataDir: filepath.Join(dir, "cluster"), FreePorts: true, LogLevel: "warn", StopGrace: 5 * time.Second,

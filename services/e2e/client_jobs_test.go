@@ -16,6 +16,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/wololo/wololo/deploy"
+	"github.com/wololo/wololo/internal/testkit"
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 	"github.com/wololo/wololo/services/roles/node"
 	"github.com/wololo/wololo/transport"
@@ -100,7 +101,7 @@ func jsonLines(t *testing.T, what, out string) []map[string]any {
 // makes `submit --json` print the object with error and hint and exit 4;
 // and `top` interrupted exits 130.
 func TestClientListsCancelsAndWatchesItsJobs(t *testing.T) {
-	bin := buildBinary(t)
+	bin := testkit.WololoBinary(t)
 	sets := testDatasets(t)
 	small, other, medium := sets[0], sets[1], sets[2]
 	c := startCluster(t, deploy.Default(), node.ClusterOptions{BatchRows: 64, OutboxLimit: 2})

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/wololo/wololo/deploy"
+	"github.com/wololo/wololo/internal/testkit"
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 	"github.com/wololo/wololo/services/roles/node"
 	"github.com/wololo/wololo/transport"
@@ -21,7 +22,7 @@ import (
 // the job to finish with exact results: the gateway kept the committed
 // offset, the new client re-reads its file from there.
 func TestClientKilledMidUploadResumes(t *testing.T) {
-	bin := buildBinary(t)
+	bin := testkit.WololoBinary(t)
 	d := testDatasets(t)[2]
 	c := startCluster(t, deploy.Default(), node.ClusterOptions{BatchRows: 64, OutboxLimit: 2})
 	conn, err := transport.NewClient(c.GatewayAddr(), clientTLS(t, c))
@@ -82,7 +83,7 @@ func uploadedPast(t *testing.T, jobs wololov1.JobServiceClient, job string, afte
 // job it leaves at the gateway, one that works when pasted: the binary as
 // invoked, with --server and --tls-dir (not the defaults here).
 func TestClientInterruptedSaysHowToResume(t *testing.T) {
-	bin := buildBinary(t)
+	bin := testkit.WololoBinary(t)
 	d := testDatasets(t)[2]
 	c := startCluster(t, deploy.Default(), node.ClusterOptions{BatchRows: 64, OutboxLimit: 2})
 	conn, err := transport.NewClient(c.GatewayAddr(), clientTLS(t, c))

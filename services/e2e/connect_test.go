@@ -11,6 +11,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/wololo/wololo/internal/testkit"
 	"github.com/wololo/wololo/services/roles/local"
 )
 
@@ -26,7 +27,7 @@ func TestClientConnectionErrorsFailFast(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: starts a local cluster")
 	}
-	bin := buildBinary(t)
+	bin := testkit.WololoBinary(t)
 	d := testDatasets(t)[0]
 	c, err := local.Start(context.Background(), local.Options{
 		Binary: bin, DataDir: filepath.Join(t.TempDir(), "cluster"), FreePorts: true, LogLevel: "warn", StopGrace: 5 * time.Second, Log: hclog.NewNullLogger(),
@@ -90,7 +91,7 @@ func TestSubmitStallsWithItsOwnExit(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: starts a local cluster")
 	}
-	bin := buildBinary(t)
+	bin := testkit.WololoBinary(t)
 	d := testDatasets(t)[0]
 	c, err := local.Start(context.Background(), local.Options{
 		Binary: bin, DataDir: filepath.Join(t.TempDir(), "cluster"), FreePorts: true, LogLevel: "warn", StopGrace: 5 * time.Second, Log: hclog.NewNullLogger(),

@@ -9,6 +9,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/wololo/wololo/internal/testkit"
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 	"github.com/wololo/wololo/services/cmdline/client"
 	"github.com/wololo/wololo/services/roles/local"
@@ -44,7 +45,7 @@ func dirBytes(t *testing.T, dir string) (tables, wal int64) {
 // its current segment too). Files named *.log (Pebble's write-ahead logs,
 // with --store pebble) are counted apart as a bounded, reused overhead.
 func TestDiskReturnsToBaseline(t *testing.T) {
-	bin := buildBinary(t)
+	bin := testkit.WololoBinary(t)
 	d := testDatasets(t)[2]
 	dir := t.TempDir()
 	c, err := local.Start(context.Background(), local.Options{

@@ -17,6 +17,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/wololo/wololo/deploy"
+	"github.com/wololo/wololo/internal/testkit"
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 	"github.com/wololo/wololo/services/base/datagen"
 	"github.com/wololo/wololo/services/cmdline/client"
@@ -33,22 +34,9 @@ type dataset struct {
 	want             reference.Result
 }
 
-var (
-	datasetsOnce sync.Once
-	datasets     []*dataset
-	datasetsErr  error
-	datasetsDir  string // removed by TestMain once every test has run
-)
-
-// TestMain removes the shared datasets (about 11 MB) from the temporary
-// directory after the tests, whatever their outcome.
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if datasetsDir != "" {
-		os.RemoveAll(datasetsDir)
-	}
-	os.Exit(code)
-}
+// TestMain removes the shared datasets (about 11 MB) and the binary from
+// the temporary directory after the tests, whatever their outcome.
+func TestMain(m *testing.M) { testkit.Main(m) }
 
 // TestSharedDatasets: the datasets the tests share are generated, with
 // their reference answers, in one directory of the temporary directory
@@ -57,8 +45,8 @@ func TestMain(m *testing.M) {
 func TestSharedDatasets(t *testing.T) {
 	for _, d := range testDatasets(t) {
 		for _, f := range []string{d.matches, d.players} {
-			if filepath.Dir(filepath.Dir(f)) != datasetsDir {
-				t.Errorf("%s: %s is not in %s", d.name, f, datasetsDir)
+			if filepath.Dir(filepath.Dir(f)) != sharedDatasets.Dir() {
+				t.Errorf("%s: %s is not in %s", d.name, f, sharedDatasets.Dir())
 			}
 			if _, err := os.Stat(f); err != nil {
 				t.Error(err)
@@ -70,60 +58,42 @@ func TestSharedDatasets(t *testing.T) {
 	}
 }
 
-// testDatasets generates the shared datasets once per test binary.
+// testDatasets are the shared datasets, generated once per test binary.
 func testDatasets(t *testing.T) []*dataset {
 	t.Helper()
-	datasetsOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "wololo-e2e-")
-		if err != nil {
-			datasetsErr = err
-			return
-		}
-		datasetsDir = dir
-		configs := []struct {
-			name string
-			cfg  datagen.Config
-		}{
-			{"small-seed1", datagen.Config{Matches: 3000, Seed: 1}},
-			{"messy-seed2", datagen.Config{Matches: 8000, Seed: 2, ShuffleColumns: true, CRLF: true, QuoteAll: true}},
-			{"medium-seed3", datagen.Config{Matches: 25000, Seed: 3}},
-		}
-		for _, c := range configs {
-			d := &dataset{name: c.name}
-			path := filepath.Join(dir, c.name)
-			if _, err := datagen.WriteDir(c.cfg, path); err != nil {
-				datasetsErr = fmt.Errorf("generate %s: %w", c.name, err)
-				return
-			}
-			d.matches, d.players = filepath.Join(path, "matches.csv"), filepath.Join(path, "match_players.csv")
-			if d.want, err = reference.EvaluateFiles(d.matches, d.players); err != nil {
-				datasetsErr = fmt.Errorf("reference on %s: %w", c.name, err)
-				return
-			}
-			datasets = append(datasets, d)
-		}
-	})
-	if datasetsErr != nil {
-		t.Fatal(datasetsErr)
+	return sharedDatasets.Get(t)
+}
+
+var sharedDatasets = testkit.NewShared("wololo-e2e-", func(dir string) ([]*dataset, error) {
+	var datasets []*dataset
+	configs := []struct {
+		name string
+		cfg  datagen.Config
+	}{
+		{"small-seed1", datagen.Config{Matches: 3000, Seed: 1}},
+		{"messy-seed2", datagen.Config{Matches: 8000, Seed: 2, ShuffleColumns: true, CRLF: true, QuoteAll: true}},
+		{"medium-seed3", datagen.Config{Matches: 25000, Seed: 3}},
 	}
-	return datasets
-}
-
-func testLogger(t *testing.T) hclog.Logger {
-	return hclog.New(&hclog.LoggerOptions{Name: t.Name(), Level: hclog.Warn, Output: testWriter{t}})
-}
-
-type testWriter struct{ t *testing.T }
-
-func (w testWriter) Write(p []byte) (int, error) {
-	w.t.Log(strings.TrimRight(string(p), "\n"))
-	return len(p), nil
-}
+	for _, c := range configs {
+		d := &dataset{name: c.name}
+		path := filepath.Join(dir, c.name)
+		if _, err := datagen.WriteDir(c.cfg, path); err != nil {
+			return nil, fmt.Errorf("generate %s: %w", c.name, err)
+		}
+		d.matches, d.players = filepath.Join(path, "matches.csv"), filepath.Join(path, "match_players.csv")
+		var err error
+		if d.want, err = reference.EvaluateFiles(d.matches, d.players); err != nil {
+			return nil, fmt.Errorf("reference on %s: %w", c.name, err)
+		}
+		datasets = append(datasets, d)
+	}
+	return datasets, nil
+})
 
 func startCluster(t *testing.T, top deploy.Topology, opts node.ClusterOptions) *node.Cluster {
 	t.Helper()
 	if opts.Log == nil {
-		opts.Log = testLogger(t)
+		opts.Log = testkit.Logger(t, hclog.Warn)
 	}
 	c, err := node.StartCluster(top, opts)
 	if err != nil {

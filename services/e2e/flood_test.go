@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"crypto/tls"
 	"net"
@@ -21,6 +20,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/wololo/wololo/deploy"
+	"github.com/wololo/wololo/internal/testkit"
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 	"github.com/wololo/wololo/services/roles/master"
 	"github.com/wololo/wololo/services/roles/node"
@@ -28,26 +28,6 @@ import (
 	"github.com/wololo/wololo/transport"
 	"github.com/wololo/wololo/transport/pki"
 )
-
-// lineLog is a log's output that keeps what it was written, safe for
-// concurrent writers.
-type lineLog struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lineLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-// since is what was written after the first n bytes, and the length now.
-func (l *lineLog) since(n int) (string, int) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return string(l.b.Bytes()[n:]), l.b.Len()
-}
 
 // TestFloodWithoutCertificates floods the gateway from 127.0.0.1 the way
 // the second attack did, on both its ports at once: thousands of
@@ -62,7 +42,7 @@ func (l *lineLog) since(n int) (string, int) {
 // DeadlineExceeded, and the log grows by a bounded number of lines while
 // /metrics counts every refusal.
 func TestFloodWithoutCertificates(t *testing.T) {
-	out := &lineLog{}
+	out := &testkit.SyncBuffer{}
 	log := hclog.New(&hclog.LoggerOptions{Name: t.Name(), Level: hclog.Warn, Output: out})
 	const firstFrame = 2 * time.Second
 	c := startCluster(t, deploy.Default(), node.ClusterOptions{Log: log, RPCLimits: rpcserver.Limits{FirstFrame: firstFrame}})
@@ -166,7 +146,7 @@ func TestFloodWithoutCertificates(t *testing.T) {
 	}
 	mallory := ready(dial(ports["public"], malloryTLS))
 
-	logStart, _ := out.since(0)
+	logStart, _ := out.Since(0)
 	floodStart = time.Now()
 	var flood sync.WaitGroup
 	var watchesHeld, watchesRefused, callsRefused, connsUp atomic.Int64
@@ -325,7 +305,7 @@ func TestFloodWithoutCertificates(t *testing.T) {
 	var lines string
 	summarised := 0
 	for deadline := time.Now().Add(2*rpcserver.RefusalLogPeriod + 5*time.Second); ; {
-		lines, _ = out.since(len(logStart))
+		lines, _ = out.Since(len(logStart))
 		summarised = 0
 		for _, m := range regexp.MustCompile(`refusals not logged one by one: .*refused=(\d+)`).FindAllStringSubmatch(lines, -1) {
 			n, _ := strconv.Atoi(m[1])

@@ -20,6 +20,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/wololo/wololo/deploy"
+	"github.com/wololo/wololo/internal/testkit"
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 	"github.com/wololo/wololo/services/roles/local"
 )
@@ -74,7 +75,7 @@ func freeLocalBasePort(t *testing.T, n int) int {
 // cluster's masters can still restart a killed process through its
 // socket, and a job gives answers byte-equal to the reference.
 func TestSecondLocalClusterIsRefused(t *testing.T) {
-	bin := buildBinary(t)
+	bin := testkit.WololoBinary(t)
 	d := testDatasets(t)[0]
 	top := deploy.Default()
 	base := freeLocalBasePort(t, 1+len(top.Instances())+top.Masters)

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/wololo/wololo/deploy"
+	"github.com/wololo/wololo/internal/testkit"
 	"github.com/wololo/wololo/services/cmdline/cli"
 	"github.com/wololo/wololo/services/dataflow/reference"
 	"github.com/wololo/wololo/services/dataflow/schema"
@@ -29,7 +30,7 @@ import (
 // the same files, and rejects.csv lists each malformed record at its
 // offset in the file; `demo` on the all-garbage file fails the same way.
 func TestMalformedRecords(t *testing.T) {
-	bin := buildBinary(t)
+	bin := testkit.WololoBinary(t)
 	d := testDatasets(t)[0]
 	c := startCluster(t, deploy.Default(), node.ClusterOptions{})
 	tlsDir := clientDir(t, c, "client")

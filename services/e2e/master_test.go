@@ -8,6 +8,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/wololo/wololo/internal/testkit"
 	"github.com/wololo/wololo/services/cmdline/certs"
 	"github.com/wololo/wololo/services/roles/local"
 	"github.com/wololo/wololo/services/roles/master"
@@ -19,7 +20,7 @@ import (
 // SIGKILLed worker and a SIGSTOPped one (alive but silent) both come back
 // as new processes within a few seconds, and a job then runs exactly.
 func TestMasterLoopRestartsDeadAndFrozenProcesses(t *testing.T) {
-	bin := buildBinary(t)
+	bin := testkit.WololoBinary(t)
 	c, err := local.Start(context.Background(), local.Options{
 		Binary: bin, DataDir: t.TempDir(), FreePorts: true, LogLevel: "warn", StopGrace: 5 * time.Second,
 		Manual: true, Control: true, Log: hclog.NewNullLogger(),
@@ -39,7 +40,7 @@ func TestMasterLoopRestartsDeadAndFrozenProcesses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	loop := master.NewLoop(master.LoopConfig{Runtime: rt, Instances: c.Instances(), Credentials: creds, Log: testLogger(t)})
+	loop := master.NewLoop(master.LoopConfig{Runtime: rt, Instances: c.Instances(), Credentials: creds, Log: testkit.Logger(t, hclog.Warn)})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go loop.Run(ctx)

@@ -25,6 +25,7 @@ import (
 	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/wololo/wololo/deploy/observability"
+	"github.com/wololo/wololo/internal/testkit"
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 	"github.com/wololo/wololo/services/base/datagen"
 	"github.com/wololo/wololo/services/cmdline/client"
@@ -47,7 +48,7 @@ func TestWatchingALocalCluster(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: starts a local cluster")
 	}
-	bin := buildBinary(t)
+	bin := testkit.WololoBinary(t)
 	dir := t.TempDir()
 	data := filepath.Join(dir, "dataset")
 	if _, err := datagen.WriteDir(datagen.Config{Matches: 120000, Seed: 4}, data); err != nil {

@@ -19,6 +19,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/wololo/wololo/deploy"
+	"github.com/wololo/wololo/internal/testkit"
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 	"github.com/wololo/wololo/services/cmdline/client"
 	"github.com/wololo/wololo/services/ops/healthcheck"
@@ -186,7 +187,7 @@ func TestRevokedClientIsRefused(t *testing.T) {
 // job's four answers are byte-equal. A key made readable to others is
 // refused by a command that loads it.
 func TestRevocationReachesRealProcesses(t *testing.T) {
-	bin := buildBinary(t)
+	bin := testkit.WololoBinary(t)
 	d := testDatasets(t)[2]
 	dir := t.TempDir()
 	c, err := local.Start(context.Background(), local.Options{

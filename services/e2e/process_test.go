@@ -15,19 +15,8 @@ import (
 	"time"
 
 	"github.com/wololo/wololo/deploy"
+	"github.com/wololo/wololo/internal/testkit"
 )
-
-// buildBinary builds bin/wololo into a temporary directory.
-func buildBinary(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "wololo")
-	cmd := exec.Command("go", "build", "-o", bin, "../..")
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
-}
 
 // freeBasePort finds a run of free loopback ports for a topology.
 func freeBasePort(t *testing.T, n int) int {
@@ -57,7 +46,7 @@ func freeBasePort(t *testing.T, n int) int {
 // exit 0 promptly.
 func TestProcessesRunAJobAndStopOnSIGTERM(t *testing.T) {
 	d := testDatasets(t)[0]
-	bin := buildBinary(t)
+	bin := testkit.WololoBinary(t)
 	top := deploy.Default()
 	top.BasePort = freeBasePort(t, 1+len(top.Instances()))
 	topoFile := filepath.Join(t.TempDir(), "topology.json")
@@ -80,7 +69,7 @@ func TestProcessesRunAJobAndStopOnSIGTERM(t *testing.T) {
 			args = append(args, "--public", fmt.Sprintf("127.0.0.1:%d", top.PublicPort()))
 		}
 		cmd := exec.Command(bin, args...)
-		cmd.Stderr = testWriter{t}
+		cmd.Stderr = testkit.Writer(t)
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
@@ -125,7 +114,7 @@ func TestProcessesRunAJobAndStopOnSIGTERM(t *testing.T) {
 // TestClientCLIExitCodes checks the CLI's refusals end in a non-zero exit
 // and a message that says what is wrong.
 func TestClientCLIExitCodes(t *testing.T) {
-	bin := buildBinary(t)
+	bin := testkit.WololoBinary(t)
 	d := testDatasets(t)[0]
 	bad := t.TempDir()
 	write := func(name, content string) string {

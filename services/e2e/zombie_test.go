@@ -12,6 +12,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/wololo/wololo/internal/testkit"
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 	"github.com/wololo/wololo/services/cmdline/client"
 	"github.com/wololo/wololo/services/roles/local"
@@ -23,7 +24,7 @@ import (
 // old incarnation must not get a single batch applied downstream: every
 // receiver refuses it and it stops itself. The results stay exact.
 func TestZombieIsFenced(t *testing.T) {
-	bin := buildBinary(t)
+	bin := testkit.WololoBinary(t)
 	d := testDatasets(t)[2]
 	dir := t.TempDir()
 	if keep := os.Getenv("WOLOLO_ZOMBIE_DIR"); keep != "" {

@@ -3,16 +3,14 @@ package chaos
 import (
 	"context"
 	"fmt"
-	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/wololo/wololo/deploy"
+	"github.com/wololo/wololo/internal/testkit"
 	"github.com/wololo/wololo/services/base/datagen"
 )
 
@@ -20,6 +18,9 @@ import (
 // proxy cuts its upload into 64 KiB frames, so the gateway commits it in
 // about 22 steps rather than in one per file.
 const chaosMatches = 5000
+
+// TestMain removes the binary the tests built after them.
+func TestMain(m *testing.M) { testkit.Main(m) }
 
 // TestChaosLocal is the crash harness on real processes: two seeds, 24
 // SIGKILLs each across every kind of process, the leading master among
@@ -29,7 +30,7 @@ func TestChaosLocal(t *testing.T) {
 	if testing.Short() {
 		t.Skip("chaos: skipped with -short (builds the binary and runs two 24-kill jobs on OS processes)")
 	}
-	bin := buildBinary(t)
+	bin := testkit.WololoBinary(t)
 	dir := t.TempDir()
 	if _, err := datagen.WriteDir(datagen.Config{Matches: chaosMatches, Seed: 11}, dir); err != nil {
 		t.Fatal(err)
@@ -38,7 +39,7 @@ func TestChaosLocal(t *testing.T) {
 	top := deploy.Default()
 	for _, seed := range []int64{1, 2} {
 		t.Run(fmt.Sprintf("seed%d", seed), func(t *testing.T) {
-			w := testWriter{t}
+			w := testkit.Writer(t)
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 			defer cancel()
 			start := time.Now()
@@ -73,22 +74,4 @@ func TestChaosLocal(t *testing.T) {
 			}
 		})
 	}
-}
-
-func buildBinary(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "wololo")
-	cmd := exec.Command("go", "build", "-o", bin, "../..")
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
-}
-
-type testWriter struct{ t *testing.T }
-
-func (w testWriter) Write(p []byte) (int, error) {
-	w.t.Log(strings.TrimRight(string(p), "\n"))
-	return len(p), nil
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/docker/docker/client"
 
 	"github.com/wololo/wololo/deploy"
+	"github.com/wololo/wololo/internal/testkit"
 	"github.com/wololo/wololo/services/base/datagen"
 	"github.com/wololo/wololo/tools/compose"
 )
@@ -103,7 +104,7 @@ func TestDockerE2E(t *testing.T) {
 	mustMake(t, root, "submit", "MATCHES="+matches, "PLAYERS="+players, "OUT="+out)
 	compareWithReference(t, matches, players, out)
 
-	w := testWriter{t}
+	w := testkit.Writer(t)
 	rep, err := Docker(ctx, Options{
 		Matches: matches, Players: players, Out: t.TempDir(),
 		Kills: 12, Seed: 3, Interval: DefaultDockerInterval, Masters: -1, Stdout: w, Progress: w,

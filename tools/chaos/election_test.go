@@ -13,6 +13,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/wololo/wololo/election"
+	"github.com/wololo/wololo/internal/testkit"
 	"github.com/wololo/wololo/services/base/datagen"
 )
 
@@ -427,12 +428,12 @@ func TestChaosElection(t *testing.T) {
 	if testing.Short() {
 		t.Skip("chaos election: skipped with -short (builds the binary and kills the leading master of OS processes ten times)")
 	}
-	bin := buildBinary(t)
+	bin := testkit.WololoBinary(t)
 	dir := t.TempDir()
 	if _, err := datagen.WriteDir(datagen.Config{Matches: 5000, Seed: 11}, dir); err != nil {
 		t.Fatal(err)
 	}
-	w := testWriter{t}
+	w := testkit.Writer(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	// No TempDir: a failed run's data directory and logs stay in the

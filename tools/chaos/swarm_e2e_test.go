@@ -14,6 +14,7 @@ import (
 	"github.com/docker/docker/client"
 
 	"github.com/wololo/wololo/deploy"
+	"github.com/wololo/wololo/internal/testkit"
 	"github.com/wololo/wololo/services/base/datagen"
 	"github.com/wololo/wololo/tools/compose"
 )
@@ -71,7 +72,7 @@ func TestSwarmE2E(t *testing.T) {
 	mustMake(t, root, "swarm-submit", "MATCHES="+matches, "PLAYERS="+players, "OUT="+out)
 	compareWithReference(t, matches, players, out)
 
-	w := testWriter{t}
+	w := testkit.Writer(t)
 	rep, err := Swarm(ctx, Options{
 		Matches: matches, Players: players, Out: t.TempDir(),
 		Kills: 8, Seed: 3, Interval: DefaultDockerInterval, Masters: -1, Stdout: w, Progress: w,

@@ -13,6 +13,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/wololo/wololo/internal/testkit"
 	"github.com/wololo/wololo/transport"
 	"github.com/wololo/wololo/transport/storetest"
 )
@@ -202,7 +203,7 @@ func TestWALTailCorruption(t *testing.T) {
 						t.Fatalf("Open panicked: %v", p)
 					}
 				}()
-				s, err = Open(dir, Options{Log: hclog.New(&hclog.LoggerOptions{Level: hclog.Info, Output: testWriter{t}})})
+				s, err = Open(dir, Options{Log: hclog.New(&hclog.LoggerOptions{Level: hclog.Info, Output: testkit.Writer(t)})})
 			}()
 			if err != nil {
 				t.Logf("%s: Open fails: %v", v.name, err)

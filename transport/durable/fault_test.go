@@ -11,6 +11,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/wololo/wololo/internal/testkit"
 	"github.com/wololo/wololo/transport"
 	"github.com/wololo/wololo/transport/storetest"
 )
@@ -101,7 +102,7 @@ func (f fullFile) SyncTo(length int64) (bool, error) {
 func TestFullDiskFailsLoudlyAndNeverPanics(t *testing.T) {
 	dir := t.TempDir()
 	var full atomic.Bool
-	s, err := open(dir, Options{Log: hclog.New(&hclog.LoggerOptions{Level: hclog.Warn, Output: testWriter{t}})}, fullFS{FS: vfs.Default, full: &full})
+	s, err := open(dir, Options{Log: hclog.New(&hclog.LoggerOptions{Level: hclog.Warn, Output: testkit.Writer(t)})}, fullFS{FS: vfs.Default, full: &full})
 	if err != nil {
 		t.Fatal(err)
 	}

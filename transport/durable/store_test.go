@@ -7,24 +7,18 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/wololo/wololo/internal/testkit"
 	"github.com/wololo/wololo/transport"
 	"github.com/wololo/wololo/transport/storetest"
 )
 
 func openTest(t *testing.T, dir string) transport.Store {
 	t.Helper()
-	s, err := Open(dir, Options{Log: hclog.New(&hclog.LoggerOptions{Level: hclog.Warn, Output: testWriter{t}})})
+	s, err := Open(dir, Options{Log: hclog.New(&hclog.LoggerOptions{Level: hclog.Warn, Output: testkit.Writer(t)})})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return s
-}
-
-type testWriter struct{ t *testing.T }
-
-func (w testWriter) Write(p []byte) (int, error) {
-	w.t.Log(strings.TrimSpace(string(p)))
-	return len(p), nil
 }
 
 func TestConformance(t *testing.T) { storetest.Run(t, openTest) }

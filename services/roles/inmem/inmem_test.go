@@ -8,11 +8,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 
 	"github.com/wololo/wololo/deploy"
+	"github.com/wololo/wololo/internal/testkit"
 	"github.com/wololo/wololo/services/base/datagen"
 	"github.com/wololo/wololo/services/dataflow/reference"
 	"github.com/wololo/wololo/services/dataflow/schema"
@@ -25,22 +25,9 @@ type dataset struct {
 	want             reference.Result
 }
 
-var (
-	datasetsOnce sync.Once
-	datasets     []*dataset
-	datasetsErr  error
-	datasetsDir  string // removed by TestMain once every test has run
-)
-
-// TestMain removes the shared datasets (about 11 MB) from the temporary
-// directory after the tests, whatever their outcome.
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if datasetsDir != "" {
-		os.RemoveAll(datasetsDir)
-	}
-	os.Exit(code)
-}
+// TestMain removes the shared datasets (about 11 MB) and the binary from
+// the temporary directory after the tests, whatever their outcome.
+func TestMain(m *testing.M) { testkit.Main(m) }
 
 // TestSharedDatasets: the datasets the tests share are generated, with
 // their reference answers, in one directory of the temporary directory
@@ -49,8 +36,8 @@ func TestMain(m *testing.M) {
 func TestSharedDatasets(t *testing.T) {
 	for _, d := range testDatasets(t) {
 		for _, f := range []string{d.matches, d.players} {
-			if filepath.Dir(filepath.Dir(f)) != datasetsDir {
-				t.Errorf("%s: %s is not in %s", d.name, f, datasetsDir)
+			if filepath.Dir(filepath.Dir(f)) != sharedDatasets.Dir() {
+				t.Errorf("%s: %s is not in %s", d.name, f, sharedDatasets.Dir())
 			}
 			if _, err := os.Stat(f); err != nil {
 				t.Error(err)
@@ -62,42 +49,34 @@ func TestSharedDatasets(t *testing.T) {
 	}
 }
 
-// testDatasets generates the datasets once per test binary, with their
-// reference answers.
+// testDatasets are the datasets, generated once per test binary with
+// their reference answers.
 func testDatasets(t *testing.T) []*dataset {
 	t.Helper()
-	datasetsOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "wololo-inmem-")
-		if err != nil {
-			datasetsErr = err
-			return
-		}
-		datasetsDir = dir
-		for _, c := range []struct {
-			name string
-			cfg  datagen.Config
-		}{
-			{"plain-seed1", datagen.Config{Matches: 4000, Seed: 1}},
-			{"messy-seed2", datagen.Config{Matches: 6000, Seed: 2, ShuffleColumns: true, CRLF: true, QuoteAll: true}},
-		} {
-			path := filepath.Join(dir, c.name)
-			if _, err := datagen.WriteDir(c.cfg, path); err != nil {
-				datasetsErr = fmt.Errorf("generate %s: %w", c.name, err)
-				return
-			}
-			d, err := newDataset(c.name, filepath.Join(path, "matches.csv"), filepath.Join(path, "match_players.csv"))
-			if err != nil {
-				datasetsErr = err
-				return
-			}
-			datasets = append(datasets, d)
-		}
-	})
-	if datasetsErr != nil {
-		t.Fatal(datasetsErr)
-	}
-	return datasets
+	return sharedDatasets.Get(t)
 }
+
+var sharedDatasets = testkit.NewShared("wololo-inmem-", func(dir string) ([]*dataset, error) {
+	var datasets []*dataset
+	for _, c := range []struct {
+		name string
+		cfg  datagen.Config
+	}{
+		{"plain-seed1", datagen.Config{Matches: 4000, Seed: 1}},
+		{"messy-seed2", datagen.Config{Matches: 6000, Seed: 2, ShuffleColumns: true, CRLF: true, QuoteAll: true}},
+	} {
+		path := filepath.Join(dir, c.name)
+		if _, err := datagen.WriteDir(c.cfg, path); err != nil {
+			return nil, fmt.Errorf("generate %s: %w", c.name, err)
+		}
+		d, err := newDataset(c.name, filepath.Join(path, "matches.csv"), filepath.Join(path, "match_players.csv"))
+		if err != nil {
+			return nil, err
+		}
+		datasets = append(datasets, d)
+	}
+	return datasets, nil
+})
 
 // newDataset is a dataset of two files with the reference's answers.
 func newDataset(name, matches, players string) (*dataset, error) {

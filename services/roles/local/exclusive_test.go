@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+
+	"github.com/wololo/wololo/internal/testkit"
 )
 
 // TestDataDirLock: a data directory is held by one runner at a time; the
@@ -149,8 +151,8 @@ func TestPortTakenIn(t *testing.T) {
 // runs a job byte-equal to the reference after all that.
 func TestOneClusterPerDataDirectoryAndPort(t *testing.T) {
 	first, err := Start(context.Background(), Options{
-		Binary: wololoBinary(t), DataDir: t.TempDir(), FreePorts: true, LogLevel: "warn", Control: true,
-		Log: hclog.New(&hclog.LoggerOptions{Name: "local", Level: hclog.Info, Output: &logBuffer{t: t}}),
+		Binary: testkit.WololoBinary(t), DataDir: t.TempDir(), FreePorts: true, LogLevel: "warn", Control: true,
+		Log: hclog.New(&hclog.LoggerOptions{Name: "local", Level: hclog.Info, Output: testkit.Writer(t)}),
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -158,7 +160,7 @@ func TestOneClusterPerDataDirectoryAndPort(t *testing.T) {
 	t.Cleanup(func() { first.Stop() })
 	quick := func(what string, o Options) error {
 		t.Helper()
-		o.Binary, o.LogLevel, o.Log, o.ReadyTimeout = wololoBinary(t), "warn", hclog.NewNullLogger(), 60*time.Second
+		o.Binary, o.LogLevel, o.Log, o.ReadyTimeout = testkit.WololoBinary(t), "warn", hclog.NewNullLogger(), 60*time.Second
 		start := time.Now()
 		c, err := Start(context.Background(), o)
 		if err == nil {

@@ -4,11 +4,11 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -16,104 +16,45 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/wololo/wololo/deploy"
+	"github.com/wololo/wololo/internal/testkit"
 	"github.com/wololo/wololo/services/base/datagen"
 	"github.com/wololo/wololo/services/cmdline/client"
 	"github.com/wololo/wololo/services/dataflow/reference"
 )
 
-var (
-	buildOnce sync.Once
-	binary    string
-	buildErr  error
-
-	dataOnce sync.Once
-	data     struct {
-		matches, players string
-		want             reference.Result
-	}
-	dataErr error
-)
-
 // TestMain removes the shared binary and dataset after the tests.
-func TestMain(m *testing.M) {
-	code := m.Run()
-	for _, dir := range []string{filepath.Dir(binary), filepath.Dir(data.matches)} {
-		if dir != "." && strings.Contains(dir, "wololo-local-") {
-			os.RemoveAll(dir)
-		}
-	}
-	os.Exit(code)
+func TestMain(m *testing.M) { testkit.Main(m) }
+
+// data is the dataset the tests share, generated once per test binary.
+type data struct {
+	matches, players string
+	want             reference.Result
 }
 
-// wololoBinary builds the wololo binary once per test run.
-func wololoBinary(t *testing.T) string {
-	t.Helper()
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "wololo-local-test-")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		binary = filepath.Join(dir, "wololo")
-		cmd := exec.Command("go", "build", "-o", binary, "../../..")
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			buildErr = errors.New("go build: " + err.Error() + "\n" + string(out))
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
+var sharedData = testkit.NewShared("wololo-local-data-", func(dir string) (data, error) {
+	if _, err := datagen.WriteDir(datagen.Config{Matches: 3000, Seed: 7}, dir); err != nil {
+		return data{}, err
 	}
-	return binary
-}
+	d := data{matches: filepath.Join(dir, "matches.csv"), players: filepath.Join(dir, "match_players.csv")}
+	var err error
+	d.want, err = reference.EvaluateFiles(d.matches, d.players)
+	return d, err
+})
 
 func dataset(t *testing.T) (string, string, reference.Result) {
 	t.Helper()
-	dataOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "wololo-local-data-")
-		if err != nil {
-			dataErr = err
-			return
-		}
-		if _, dataErr = datagen.WriteDir(datagen.Config{Matches: 3000, Seed: 7}, dir); dataErr != nil {
-			return
-		}
-		data.matches, data.players = filepath.Join(dir, "matches.csv"), filepath.Join(dir, "match_players.csv")
-		data.want, dataErr = reference.EvaluateFiles(data.matches, data.players)
-	})
-	if dataErr != nil {
-		t.Fatal(dataErr)
-	}
-	return data.matches, data.players, data.want
+	d := sharedData.Get(t)
+	return d.matches, d.players, d.want
 }
 
-// logBuffer collects the runner's log for assertions.
-type logBuffer struct {
-	t  *testing.T
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	l.b.Write(p)
-	l.mu.Unlock()
-	l.t.Log(strings.TrimRight(string(p), "\n"))
-	return len(p), nil
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
-func startCluster(t *testing.T, ctx context.Context) (*Cluster, *logBuffer) {
+// startCluster starts a local cluster whose runner logs to the test and to
+// the buffer returned, for assertions.
+func startCluster(t *testing.T, ctx context.Context) (*Cluster, *testkit.SyncBuffer) {
 	t.Helper()
-	logs := &logBuffer{t: t}
+	logs := &testkit.SyncBuffer{}
 	c, err := Start(ctx, Options{
-		Binary: wololoBinary(t), DataDir: t.TempDir(), FreePorts: true, LogLevel: "warn",
-		Log: hclog.New(&hclog.LoggerOptions{Name: "local", Level: hclog.Info, Output: logs}), StopGrace: 10 * time.Second,
+		Binary: testkit.WololoBinary(t), DataDir: t.TempDir(), FreePorts: true, LogLevel: "warn",
+		Log: hclog.New(&hclog.LoggerOptions{Name: "local", Level: hclog.Info, Output: io.MultiWriter(logs, testkit.Writer(t))}), StopGrace: 10 * time.Second,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -143,17 +84,6 @@ func submitAndCompare(t *testing.T, c *Cluster) {
 		if !bytes.Equal(got, w) {
 			t.Errorf("%s differs from the reference", name)
 		}
-	}
-}
-
-func waitFor(t *testing.T, what string, d time.Duration, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
 	}
 }
 
@@ -197,7 +127,7 @@ func TestClusterRunsRestartsAndStops(t *testing.T) {
 		if err := c.Kill(victim, syscall.SIGKILL); err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, victim+" to be restarted", 10*time.Second, func() bool {
+		testkit.WaitFor(t, victim+" to be restarted", 10*time.Second, func() bool {
 			p := procOf(c, victim)
 			return p.Alive && p.PID != old.PID && p.Restarts == old.Restarts+1
 		})
@@ -232,15 +162,15 @@ func TestCrashLoopIsLoggedAndRestartsContinue(t *testing.T) {
 	c, logs := startCluster(t, context.Background())
 	const victim = "shard-1"
 	for i := 1; i <= 5; i++ {
-		waitFor(t, victim+" to be up", 10*time.Second, func() bool { return procOf(c, victim).Alive })
+		testkit.WaitFor(t, victim+" to be up", 10*time.Second, func() bool { return procOf(c, victim).Alive })
 		if err := c.Kill(victim, syscall.SIGKILL); err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, victim+" to die", 5*time.Second, func() bool { return !procOf(c, victim).Alive || procOf(c, victim).Restarts == i })
+		testkit.WaitFor(t, victim+" to die", 5*time.Second, func() bool { return !procOf(c, victim).Alive || procOf(c, victim).Restarts == i })
 	}
-	waitFor(t, "the crash loop to be reported", 5*time.Second, func() bool { return strings.Contains(logs.String(), "CRASH LOOP") })
+	testkit.WaitFor(t, "the crash loop to be reported", 5*time.Second, func() bool { return strings.Contains(logs.String(), "CRASH LOOP") })
 	start := time.Now()
-	waitFor(t, victim+" to come back", 10*time.Second, func() bool { p := procOf(c, victim); return p.Alive && p.Restarts == 5 })
+	testkit.WaitFor(t, victim+" to come back", 10*time.Second, func() bool { p := procOf(c, victim); return p.Alive && p.Restarts == 5 })
 	if waited := time.Since(start); waited < time.Second {
 		t.Errorf("restarted %s after a crash loop within %s; want the maximum backoff (2 s)", victim, waited)
 	}
@@ -319,7 +249,7 @@ func TestReplaceMovesAnInstance(t *testing.T) {
 // TestLocalCommands runs `wololo local run` and `wololo local` (stopped by
 // SIGTERM) as a user would.
 func TestLocalCommands(t *testing.T) {
-	bin := wololoBinary(t)
+	bin := testkit.WololoBinary(t)
 	matches, players, want := dataset(t)
 	out := t.TempDir()
 	res, err := exec.Command(bin, "local", "run", "--free-ports", "--matches", matches, "--players", players, "--out", out).CombinedOutput()
@@ -337,12 +267,12 @@ func TestLocalCommands(t *testing.T) {
 
 	data := t.TempDir()
 	cmd := exec.Command(bin, "local", "--free-ports", "--data", data)
-	stdout, stderr := &logBuffer{t: t}, &logBuffer{t: t}
-	cmd.Stdout, cmd.Stderr = stdout, stderr
+	stdout, stderr := &testkit.SyncBuffer{}, &testkit.SyncBuffer{}
+	cmd.Stdout, cmd.Stderr = io.MultiWriter(stdout, testkit.Writer(t)), io.MultiWriter(stderr, testkit.Writer(t))
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "wololo local to say where the gateway listens", 30*time.Second, func() bool {
+	testkit.WaitFor(t, "wololo local to say where the gateway listens", 30*time.Second, func() bool {
 		return strings.Contains(stdout.String(), "gateway listening on")
 	})
 	cmd.Process.Signal(syscall.SIGTERM)

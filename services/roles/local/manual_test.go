@@ -2,6 +2,7 @@ package local
 
 import (
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,16 +17,18 @@ import (
 	"google.golang.org/grpc/status"
 
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
+
+	"github.com/wololo/wololo/internal/testkit"
 )
 
 // TestManualModeWaitsToBeToldToStart: with Manual set (the masters decide
 // restarts), a killed process stays down until it is started through the
 // ProcessService.
 func TestManualModeWaitsToBeToldToStart(t *testing.T) {
-	logs := &logBuffer{t: t}
+	logs := &testkit.SyncBuffer{}
 	c, err := Start(context.Background(), Options{
-		Binary: wololoBinary(t), DataDir: t.TempDir(), FreePorts: true, LogLevel: "warn", Manual: true, Control: true,
-		Log: hclog.New(&hclog.LoggerOptions{Name: "local", Level: hclog.Info, Output: logs}), StopGrace: 10 * time.Second,
+		Binary: testkit.WololoBinary(t), DataDir: t.TempDir(), FreePorts: true, LogLevel: "warn", Manual: true, Control: true,
+		Log: hclog.New(&hclog.LoggerOptions{Name: "local", Level: hclog.Info, Output: io.MultiWriter(logs, testkit.Writer(t))}), StopGrace: 10 * time.Second,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -76,7 +79,7 @@ func TestManualModeWaitsToBeToldToStart(t *testing.T) {
 	if _, err := procs.SignalProcess(ctx, &wololov1.SignalProcessRequest{Instance: victim, Signal: int32(syscall.SIGKILL)}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the victim to be seen dead", 5*time.Second, func() bool { return !running(victim).Running })
+	testkit.WaitFor(t, "the victim to be seen dead", 5*time.Second, func() bool { return !running(victim).Running })
 	time.Sleep(500 * time.Millisecond) // longer than the automatic backoff
 	if p := running(victim); p.Running {
 		t.Fatalf("manual mode restarted %s by itself (pid %d)", victim, p.Pid)

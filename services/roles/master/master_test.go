@@ -15,18 +15,9 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/wololo/wololo/deploy"
+	"github.com/wololo/wololo/internal/testkit"
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 )
-
-func waitFor(t *testing.T, what string, f func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(20 * time.Second); !f(); {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
-}
 
 // fakeRuntime lists fixed processes.
 type fakeRuntime struct{ procs []Process }
@@ -180,13 +171,13 @@ func TestLoopRoundsDoNotWaitForHungProbes(t *testing.T) {
 			t.Fatalf("round %d waited for the hung probe", round)
 		}
 		<-healthyDone // that round's probe of the healthy process answered
-		waitFor(t, "the healthy process's probe to finish", func() bool {
+		testkit.WaitFor(t, "the healthy process's probe to finish", 20*time.Second, func() bool {
 			l.mu.Lock()
 			defer l.mu.Unlock()
 			return !l.probing["healthy"]
 		})
 	}
-	waitFor(t, "the hung probe to start", func() bool { return pausedProbes.Load() > 0 })
+	testkit.WaitFor(t, "the hung probe to start", 20*time.Second, func() bool { return pausedProbes.Load() > 0 })
 	if got := pausedProbes.Load(); got != 1 {
 		t.Errorf("the hung process was probed %d times at once, want 1", got)
 	}

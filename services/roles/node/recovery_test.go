@@ -1,7 +1,6 @@
 package node_test
 
 import (
-	"bytes"
 	"context"
 	"net"
 	"strings"
@@ -16,6 +15,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/wololo/wololo/deploy"
+	"github.com/wololo/wololo/internal/testkit"
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 	"github.com/wololo/wololo/services/cmdline/client"
 	"github.com/wololo/wololo/services/roles/master"
@@ -64,24 +64,6 @@ func (r *oneProcess) Kill(context.Context, string) error {
 	return nil
 }
 
-// syncBuffer is a log sink safe for the loop's goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
-}
-
 // startSlowNode serves shard-0 of the default topology on a store whose
 // Load takes delay, and returns its address, its store and its Serve's
 // result.
@@ -119,7 +101,7 @@ func startSlowNode(t *testing.T, delay time.Duration) (string, *slowStore, <-cha
 func TestMasterWaitsForASlowRecovery(t *testing.T) {
 	addr, store, _ := startSlowNode(t, 3500*time.Millisecond)
 	rt := &oneProcess{instance: "shard-0", addr: addr}
-	var logs syncBuffer
+	var logs testkit.SyncBuffer
 	loop := master.NewLoop(master.LoopConfig{
 		Runtime: rt, Instances: []string{"shard-0"}, Policy: master.DefaultPolicy,
 		Log: hclog.New(&hclog.LoggerOptions{Output: &logs, Level: hclog.Info}),
@@ -191,7 +173,7 @@ func TestMasterWaitsForASlowRecovery(t *testing.T) {
 func TestMasterRestartsARecoveryPastTheGrace(t *testing.T) {
 	addr, _, _ := startSlowNode(t, 4*time.Second)
 	rt := &oneProcess{instance: "shard-0", addr: addr}
-	var logs syncBuffer
+	var logs testkit.SyncBuffer
 	policy := master.DefaultPolicy
 	policy.RecoveryGrace = time.Second
 	loop := master.NewLoop(master.LoopConfig{

@@ -1,7 +1,6 @@
 package rpcserver
 
 import (
-	"bytes"
 	"context"
 	"crypto/tls"
 	"fmt"
@@ -17,6 +16,7 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/status"
 
+	"github.com/wololo/wololo/internal/testkit"
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 	"github.com/wololo/wololo/transport"
 	"github.com/wololo/wololo/transport/pki"
@@ -226,24 +226,6 @@ func (c *counted) conn(key string) int {
 	return c.conns[key]
 }
 
-// syncBuffer is a log's output, safe for concurrent writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
-}
-
 // tlsServer serves a TLS server (instance x-0 of a new CA) with limits,
 // and returns its address and a dialer of new connections presenting id's
 // certificate (none for a zero id), each closed with the test.
@@ -319,7 +301,7 @@ func watch(ctx context.Context, conn *grpc.ClientConn) error {
 // master's are counted apart (the master's not at all), and a call that
 // ends gives its place back.
 func TestStreamsPerAddress(t *testing.T) {
-	var out syncBuffer
+	var out testkit.SyncBuffer
 	c := &counted{}
 	_, dial := tlsServer(t, Limits{MaxStreamsPerAddr: 3}, hclog.New(&hclog.LoggerOptions{Output: &out}), c)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -494,7 +476,7 @@ func TestFirstFrameDeadline(t *testing.T) {
 // certificate cost the log one line in full and one summary with their
 // count, and are all counted.
 func TestRefusalsAreSummarised(t *testing.T) {
-	var out syncBuffer
+	var out testkit.SyncBuffer
 	c := &counted{}
 	r := newRefusals(Internal, hclog.New(&hclog.LoggerOptions{Output: &out}), c)
 	now := time.Unix(1000, 0)
