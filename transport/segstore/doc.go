@@ -32,9 +32,8 @@
 // write there, and a second Open of the directory fails (an flock on
 // LOCK; the kernel drops it when the process dies), and Open refuses a
 // directory that holds a Pebble store rather than start an empty store
-// beside it. Processes open the
-// Pebble store today (durable.Open); wiring this one in is a separate
-// change.
+// beside it. It is the store processes open by default (`--store
+// segments`); `--store pebble` opens transport/durable instead.
 //
 // # On disk
 //
