@@ -338,8 +338,8 @@ duckdb: ## build bin/duckdb-queries, the DuckDB baseline of make bench (CGO; nee
 duckdb-test: ## vet and test the DuckDB baseline: its answers byte-equal to the reference's
 	cd tools/duckdb && CGO_ENABLED=1 $(GO) vet ./... && CGO_ENABLED=1 $(GO) test -count=1 ./...
 
-bench-micro: ## Go benchmarks of the hot paths (parsers, batches, generator, operators' tables, durable store)
-	$(GO) test -run '^$$' -bench . -benchmem ./services/dataflow/csvio/ ./services/dataflow/schema/ ./services/dataflow/batch/ ./services/base/datagen/ ./services/dataflow/operators/ ./transport/durable/
+bench-micro: ## Go benchmarks of the hot paths (parsers, batches, generator, operators' tables, segment and Pebble stores)
+	WOLOLO_BENCH_JOB_MIB=290 $(GO) test -run '^$$' -bench . -benchmem ./services/dataflow/csvio/ ./services/dataflow/schema/ ./services/dataflow/batch/ ./services/base/datagen/ ./services/dataflow/operators/ ./transport/segstore/ ./transport/durable/
 
 # The full dataset (`wololo datagen` defaults), generated once. datagen
 # renames match_players.csv into place last.

@@ -469,7 +469,7 @@ func Render(w io.Writer, r Report) error {
 	}
 
 	p("## Micro-benchmarks\n\n")
-	p("The Go benchmarks of the hot paths (CSV parsing, schema, batches, the generator, the operators' tables, the durable store) run with `make bench-micro` (`go test -run '^$' -bench . -benchmem ./services/dataflow/csvio/ ./services/dataflow/schema/ ./services/dataflow/batch/ ./services/base/datagen/ ./services/dataflow/operators/ ./transport/durable/`); `make bench` runs them before the end-to-end bench.\n\n")
+	p("The Go benchmarks of the hot paths (CSV parsing, schema, batches, the generator, the operators' tables, the segment store and the Pebble store) run with `make bench-micro` (`WOLOLO_BENCH_JOB_MIB=290 go test -run '^$' -bench . -benchmem ./services/dataflow/csvio/ ./services/dataflow/schema/ ./services/dataflow/batch/ ./services/base/datagen/ ./services/dataflow/operators/ ./transport/segstore/ ./transport/durable/`); `make bench` runs them before the end-to-end bench.\n\n")
 	if r.Micro != "" {
 		p("```\n%s\n```\n\n", strings.TrimRight(r.Micro, "\n"))
 	}

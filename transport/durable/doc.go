@@ -16,9 +16,8 @@
 //
 // github.com/cockroachdb/pebble/v2 (v2.1.7), not v1.1.x. Both commit at
 // the same fsync-bound rate (a scratch benchmark of one 1 KiB batch per
-// synced commit on the machine below: v1.1.5 2.8-3.1k commits/s from one
-// goroutine, 9.6-11.8k from 8; v2.1.7 2.7-3.1k and 8.7-8.9k). The reason is
-// recovery: v1 (by its replayWAL code) and v2 at an old format major
+// synced commit, from one goroutine and from eight, measured them level
+// when v2 was chosen). The reason is recovery: v1 (by its replayWAL code) and v2 at an old format major
 // version end replay of the newest WAL silently at the first bad record,
 // so a corrupt record in the middle of it drops every acknowledged commit
 // after it without an error; v2 at
@@ -28,8 +27,8 @@
 // with the old format it "succeeds" with commits 1..37 of 60). v2 is also
 // the maintained line. The format is set explicitly
 // (FormatValueSeparation, the newest of v2.1.7): the default,
-// FormatMinSupported, lacks WAL sync chunks and measured three times
-// slower for single synced commits (0.8-1.2k commits/s).
+// FormatMinSupported, lacks WAL sync chunks and measured about three
+// times slower for single synced commits.
 //
 // # Commits
 //
@@ -96,9 +95,8 @@
 // caches later), so a cache buys little. MaxOpenFiles 256. Everything else
 // is Pebble's default (L0 and compaction settings, Snappy compression, WAL
 // recycling). The store's own memory is therefore about 100 MiB at most;
-// the whole benchmark process, committing 1 MiB batches back to back at
-// 150-230 MB/s, peaks at 185-250 MiB RSS (peak-RSS-MB below, measured with
-// the large-commit benchmark alone).
+// the large-commit benchmark reports the whole process's peak RSS
+// (peak-RSS-MB) committing 1 MiB batches back to back.
 //
 // # Crash and corruption behaviour
 //
@@ -140,20 +138,12 @@
 // ENOSPC, the rest with ErrFailed, Close returns, nothing panics, and once
 // the disk has room the store opens with every commit that returned nil.
 //
-// # Measured commit rates
+// # Commit rates
 //
-// On a 2-vCPU cloud VM ("Oxide Virtual Turin-like Processor", virtio disk;
-// fdatasync about 0.3 ms), with
-//
-//	go test -run='^$' -bench=. -benchtime=2s -count=3 ./transport/durable/
-//
-//	CommitSmall            1 watermark + 1 output of 1 KiB, 1 goroutine, synced   3.3k commits/s, 1.00 syncs/commit
-//	CommitSmall8Goroutines the same from 8 goroutines (group commit)             6.9k-11.4k commits/s, 0.25 syncs/commit
-//	CommitSmallNoSync      the same, one goroutine, Options.NoSync (reference)   75k-109k commits/s
-//	CommitLarge            one output of 1 MiB, synced                           116-151 commits/s, 127-166 MB/s
-//	Load10k                Load of 10k entries of 1 KiB (+10 channels, 1000 states) 39-49 ms
-//
+// BenchmarkStore (transport/storetest, the same for every Store) measures
+// synced small commits from one goroutine and from eight (group commit),
+// unsynced ones for reference, 1 MiB commits and a Load of 10k entries.
 // The synced rates are bound by the disk's flush latency and vary with the
-// VM's neighbours (single-goroutine runs measured 2.1k-3.4k commits/s over
-// the day).
+// machine's neighbours. The figures are in BENCHMARKS.md
+// (Micro-benchmarks), measured by `make bench`, beside the segment store's.
 package durable

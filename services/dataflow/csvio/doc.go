@@ -60,25 +60,14 @@
 // goes to a byte-level parser, which alone decides Malformed.
 //
 // BenchmarkSplitter and friends (bench_test.go) parse a generated
-// matches.csv-like file of 60,001 records of 11 columns (4.9 MB plain,
-// 6.2 MB with every field quoted). Medians of 10 interleaved runs of
-// "go test -run '^$' -bench 'Splitter|Scanner|EncodingCSV' -cpu 1" on the
-// development VM (2 vCPU AMD EPYC, go1.26; shared and busy, so expect 5 to
-// 10% noise), before and after the exact encoding/csv semantics (bare
-// quotes, "\r\n" in quoted fields, a final '\r'):
-//
-//	                            plain               every field quoted
-//	Splitter.Next, before       3.0 ms  1630 MB/s   3.8 ms  1620 MB/s
-//	Splitter.Next, after        3.2 ms  1530 MB/s   3.8 ms  1630 MB/s
-//	Scanner over bytes.Reader   4.0 ms  1220 MB/s   4.9 ms  1270 MB/s
-//	encoding/csv, ReuseRecord  13.6 ms   360 MB/s  13.6 ms   455 MB/s
-//
-// The one cost of the new rules on the fast path (about 6%) is the
-// search for bare quotes in lines without quoted fields. Splitter stays
-// 4.2x faster than encoding/csv on the plain file and 3.6x on the quoted
-// one (Scanner, which also copies the input and allocates its 1 MiB
-// buffer in every run, 3.4x and 2.8x), with no allocation per record
-// where encoding/csv makes one plus the field strings.
+// matches.csv-like file with every field plain and again with every field
+// quoted, beside encoding/csv with ReuseRecord on the same bytes. Splitter
+// is several times faster than encoding/csv and allocates nothing per
+// record, where encoding/csv makes one allocation plus the field strings;
+// the exact encoding/csv rules (bare quotes, "\r\n" in quoted fields, a
+// final '\r') cost the fast path only its search for bare quotes. The
+// figures are in BENCHMARKS.md (Micro-benchmarks), measured by `make
+// bench`; `make bench-micro` runs them alone.
 //
 // # Boundaries
 //
