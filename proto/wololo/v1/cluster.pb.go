@@ -625,8 +625,12 @@ type ClusterJob struct {
 	ElapsedSeconds float64 `protobuf:"fixed64,9,opt,name=elapsed_seconds,json=elapsedSeconds,proto3" json:"elapsed_seconds,omitempty"`
 	// Graph processes that finished it.
 	InstancesFinished int32 `protobuf:"varint,10,opt,name=instances_finished,json=instancesFinished,proto3" json:"instances_finished,omitempty"`
-	unknownFields     protoimpl.UnknownFields
-	sizeCache         protoimpl.SizeCache
+	// Where its lifecycle stands and whether both files are in the graph:
+	// the facts the gateway reports, from which the view names the state.
+	JobState      JobState `protobuf:"varint,11,opt,name=job_state,json=jobState,proto3,enum=wololo.v1.JobState" json:"job_state,omitempty"`
+	InputComplete bool     `protobuf:"varint,12,opt,name=input_complete,json=inputComplete,proto3" json:"input_complete,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ClusterJob) Reset() {
@@ -729,11 +733,25 @@ func (x *ClusterJob) GetInstancesFinished() int32 {
 	return 0
 }
 
+func (x *ClusterJob) GetJobState() JobState {
+	if x != nil {
+		return x.JobState
+	}
+	return JobState_JOB_STATE_UNSPECIFIED
+}
+
+func (x *ClusterJob) GetInputComplete() bool {
+	if x != nil {
+		return x.InputComplete
+	}
+	return false
+}
+
 var File_wololo_v1_cluster_proto protoreflect.FileDescriptor
 
 const file_wololo_v1_cluster_proto_rawDesc = "" +
 	"\n" +
-	"\x17wololo/v1/cluster.proto\x12\twololo.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x16wololo/v1/status.proto\"\x13\n" +
+	"\x17wololo/v1/cluster.proto\x12\twololo.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x13wololo/v1/job.proto\x1a\x16wololo/v1/status.proto\"\x13\n" +
 	"\x11ClusterGetRequest\"\xee\x02\n" +
 	"\x12ClusterGetResponse\x120\n" +
 	"\x05taken\x18\x01 \x01(\v2\x1a.google.protobuf.TimestampR\x05taken\x12)\n" +
@@ -782,7 +800,7 @@ const file_wololo_v1_cluster_proto_rawDesc = "" +
 	"\x04term\x18\x04 \x01(\x04R\x04term\x12\x16\n" +
 	"\x06leader\x18\x05 \x01(\x05R\x06leader\x12\x16\n" +
 	"\x06acting\x18\x06 \x01(\bR\x06acting\x12#\n" +
-	"\rrestarts_done\x18\a \x01(\x03R\frestartsDone\"\xc2\x02\n" +
+	"\rrestarts_done\x18\a \x01(\x03R\frestartsDone\"\x9b\x03\n" +
 	"\n" +
 	"ClusterJob\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12\x16\n" +
@@ -797,7 +815,9 @@ const file_wololo_v1_cluster_proto_rawDesc = "" +
 	"etaSeconds\x12'\n" +
 	"\x0felapsed_seconds\x18\t \x01(\x01R\x0eelapsedSeconds\x12-\n" +
 	"\x12instances_finished\x18\n" +
-	" \x01(\x05R\x11instancesFinished2M\n" +
+	" \x01(\x05R\x11instancesFinished\x120\n" +
+	"\tjob_state\x18\v \x01(\x0e2\x13.wololo.v1.JobStateR\bjobState\x12%\n" +
+	"\x0einput_complete\x18\f \x01(\bR\rinputComplete2M\n" +
 	"\aCluster\x12B\n" +
 	"\x03Get\x12\x1c.wololo.v1.ClusterGetRequest\x1a\x1d.wololo.v1.ClusterGetResponseB3Z1github.com/wololo/wololo/proto/wololo/v1;wololov1b\x06proto3"
 
@@ -824,6 +844,7 @@ var file_wololo_v1_cluster_proto_goTypes = []any{
 	(*ClusterJob)(nil),            // 6: wololo.v1.ClusterJob
 	(*timestamppb.Timestamp)(nil), // 7: google.protobuf.Timestamp
 	(*GetResponse)(nil),           // 8: wololo.v1.GetResponse
+	(JobState)(0),                 // 9: wololo.v1.JobState
 }
 var file_wololo_v1_cluster_proto_depIdxs = []int32{
 	7, // 0: wololo.v1.ClusterGetResponse.taken:type_name -> google.protobuf.Timestamp
@@ -833,13 +854,14 @@ var file_wololo_v1_cluster_proto_depIdxs = []int32{
 	6, // 4: wololo.v1.ClusterGetResponse.jobs:type_name -> wololo.v1.ClusterJob
 	2, // 5: wololo.v1.ClusterGetResponse.processes:type_name -> wololo.v1.ClusterProcess
 	8, // 6: wololo.v1.ClusterProcess.status:type_name -> wololo.v1.GetResponse
-	0, // 7: wololo.v1.Cluster.Get:input_type -> wololo.v1.ClusterGetRequest
-	1, // 8: wololo.v1.Cluster.Get:output_type -> wololo.v1.ClusterGetResponse
-	8, // [8:9] is the sub-list for method output_type
-	7, // [7:8] is the sub-list for method input_type
-	7, // [7:7] is the sub-list for extension type_name
-	7, // [7:7] is the sub-list for extension extendee
-	0, // [0:7] is the sub-list for field type_name
+	9, // 7: wololo.v1.ClusterJob.job_state:type_name -> wololo.v1.JobState
+	0, // 8: wololo.v1.Cluster.Get:input_type -> wololo.v1.ClusterGetRequest
+	1, // 9: wololo.v1.Cluster.Get:output_type -> wololo.v1.ClusterGetResponse
+	9, // [9:10] is the sub-list for method output_type
+	8, // [8:9] is the sub-list for method input_type
+	8, // [8:8] is the sub-list for extension type_name
+	8, // [8:8] is the sub-list for extension extendee
+	0, // [0:8] is the sub-list for field type_name
 }
 
 func init() { file_wololo_v1_cluster_proto_init() }
@@ -847,6 +869,7 @@ func file_wololo_v1_cluster_proto_init() {
 	if File_wololo_v1_cluster_proto != nil {
 		return
 	}
+	file_wololo_v1_job_proto_init()
 	file_wololo_v1_status_proto_init()
 	type x struct{}
 	out := protoimpl.TypeBuilder{

@@ -225,6 +225,7 @@ func Summarize(top deploy.Topology, answers []Answer, jobs []*wololov1.ClusterJo
 	for _, j := range jobs {
 		cj := proto.Clone(j).(*wololov1.ClusterJob)
 		cj.InstancesFinished = finished[cj.JobId]
+		cj.State = jobState(cj)
 		cur.uploaded[cj.JobId] = cj.BytesUploaded
 		cj.EtaSeconds = -1
 		switch {
@@ -241,4 +242,18 @@ func Summarize(top deploy.Topology, answers []Answer, jobs []*wololov1.ClusterJo
 		out.Jobs = append(out.Jobs, cj)
 	}
 	return out, cur
+}
+
+// jobState names where a job stands from the facts its gateway reports.
+func jobState(j *wololov1.ClusterJob) string {
+	switch {
+	case j.GetJobState() == wololov1.JobState_JOB_STATE_DONE:
+		return JobDone
+	case j.GetJobState() == wololov1.JobState_JOB_STATE_FAILED:
+		return JobFailed
+	case j.GetInputComplete():
+		return JobRunning
+	default:
+		return JobUploading
+	}
 }

@@ -30,7 +30,7 @@ func TestSummarize(t *testing.T) {
 	top := deploy.Default()
 	t0 := time.Unix(1000, 0)
 	gw := Answer{Instance: "gateway-0", Status: &wololov1.GetResponse{Instance: "gateway-0"}}
-	jobs := []*wololov1.ClusterJob{{JobId: "j1", Name: "nightly", State: JobUploading, BytesUploaded: 100, BytesTotal: 1000}}
+	jobs := []*wololov1.ClusterJob{{JobId: "j1", Name: "nightly", JobState: wololov1.JobState_JOB_STATE_UPLOADING, BytesUploaded: 100, BytesTotal: 1000}}
 	first, sample := Summarize(top, []Answer{gw, shard("shard-0", 100, 1000, 0, 0, 3, 3), shard("shard-1", 50, 500, 0, 0, 1, 1),
 		master(1, "follower", 3, 2), master(2, "follower", 3, 2), master(3, "leader", 3, 2)}, jobs, Sample{}, t0)
 	if first.IntervalSeconds != 0 || first.Streams[2].RowsPerSecond != 0 || first.Jobs[0].EtaSeconds != -1 {
@@ -126,6 +126,28 @@ func TestBaseIsAtLeastAWindowOld(t *testing.T) {
 		}
 		if got != c.want {
 			t.Errorf("base at %d ms of %d samples: the one of %d ms, want %d", c.now, len(c.history), got, c.want)
+		}
+	}
+}
+
+// The view names a job's state from what its gateway reports: the
+// lifecycle first, then whether both files are in the graph.
+func TestJobStateNamedFromTheGatewaysFacts(t *testing.T) {
+	for _, c := range []struct {
+		state    wololov1.JobState
+		complete bool
+		want     string
+	}{
+		{wololov1.JobState_JOB_STATE_UNSPECIFIED, false, JobUploading},
+		{wololov1.JobState_JOB_STATE_UPLOADING, false, JobUploading},
+		{wololov1.JobState_JOB_STATE_RUNNING, false, JobUploading},
+		{wololov1.JobState_JOB_STATE_RUNNING, true, JobRunning},
+		{wololov1.JobState_JOB_STATE_DONE, true, JobDone},
+		{wololov1.JobState_JOB_STATE_FAILED, false, JobFailed},
+		{wololov1.JobState_JOB_STATE_FAILED, true, JobFailed},
+	} {
+		if got := jobState(&wololov1.ClusterJob{JobState: c.state, InputComplete: c.complete}); got != c.want {
+			t.Errorf("state %v, input complete %v: %q, want %q", c.state, c.complete, got, c.want)
 		}
 	}
 }

@@ -5,13 +5,13 @@ import (
 	"time"
 
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
-	"github.com/wololo/wololo/services/ops/clusterview"
 )
 
 // ClusterJobs describes every job the gateway holds, for the operators'
 // view of the deployment (services/ops/clusterview): its internal id, its
-// owner and name, where it stands and how much of its input is in the
-// graph. It does not count as client activity.
+// owner and name, where its lifecycle stands and how much of its input is
+// in the graph. The view names the state ("uploading", ...) from those
+// facts; the gateway does not know the view's words. It does not count as client activity.
 func (g *Gateway) ClusterJobs() []*wololov1.ClusterJob {
 	g.jobs.mu.Lock()
 	all := make([]*job, 0, len(g.jobs.byID))
@@ -37,16 +37,6 @@ func (j *job) summary() *wololov1.ClusterJob {
 	}
 	s := &wololov1.ClusterJob{JobId: j.id, Client: j.owner, Name: j.name, BytesTotal: j.bytes, ElapsedSeconds: end.Sub(j.created).Seconds()}
 	s.BytesUploaded, _ = sumSizes(j.files[0].offset, j.files[1].offset) // within BytesTotal, checked at creation
-	uploaded := j.files[0].done && j.files[1].done
-	switch {
-	case j.state == wololov1.JobState_JOB_STATE_DONE:
-		s.State = clusterview.JobDone
-	case j.state == wololov1.JobState_JOB_STATE_FAILED:
-		s.State = clusterview.JobFailed
-	case uploaded:
-		s.State = clusterview.JobRunning
-	default:
-		s.State = clusterview.JobUploading
-	}
+	s.JobState, s.InputComplete = j.state, j.files[0].done && j.files[1].done
 	return s
 }
