@@ -58,13 +58,16 @@ type Command struct {
 	Line int      // in the script, from 1
 	Text string   // the line without its comment, trimmed
 	Args []string // the fields of Text: Args[0] is the command
-	// Notes are the comment lines right above the command, without "#":
-	// what the script says the command is for, repeated in the record.
+	// Notes are the comment lines above the command (since the one
+	// before), without "#": what the script says the command is for,
+	// repeated in the record. An empty note stands for a blank line
+	// between two of them.
 	Notes []string
 }
 
 // ParseScript reads a script: one command a line, "#" starting a comment
-// (a whole line, or the end of one), blank lines ignored.
+// (a whole line, or the end of one), blank lines ignored but between
+// comments.
 func ParseScript(r io.Reader) ([]Command, error) {
 	var cmds []Command
 	var notes []string
@@ -78,8 +81,13 @@ func ParseScript(r io.Reader) ([]Command, error) {
 		text, _, _ := strings.Cut(line, "#")
 		text = strings.TrimSpace(text)
 		if text == "" {
-			notes = nil // a blank line parts a comment from what follows
+			if len(notes) > 0 && notes[len(notes)-1] != "" {
+				notes = append(notes, "") // a paragraph break
+			}
 			continue
+		}
+		if len(notes) > 0 && notes[len(notes)-1] == "" {
+			notes = notes[:len(notes)-1]
 		}
 		cmds = append(cmds, Command{Line: n, Text: text, Args: strings.Fields(text), Notes: notes})
 		notes = nil
@@ -115,6 +123,10 @@ func GoldenScript(t testing.TB, script, golden string, do func(w io.Writer, c Co
 			rec.WriteString("\n")
 		}
 		for _, note := range c.Notes {
+			if note == "" {
+				rec.WriteString("\n")
+				continue
+			}
 			fmt.Fprintf(&rec, "# %s\n", note)
 		}
 		fmt.Fprintf(&rec, "> %s\n", c.Text)

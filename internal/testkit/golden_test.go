@@ -96,14 +96,14 @@ func TestDiff(t *testing.T) {
 }
 
 func TestParseScript(t *testing.T) {
-	cmds, err := ParseScript(strings.NewReader("# about a\n#  and more\na 1 2  # trailing\n\n# parted by a blank line\n\nb\n   \n\tc\t3\n"))
+	cmds, err := ParseScript(strings.NewReader("# about a\n#  and more\na 1 2  # trailing\n\n# a paragraph\n\n\n# of b\n\nb\n   \n\tc\t3\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := []Command{
 		{Line: 3, Text: "a 1 2", Args: []string{"a", "1", "2"}, Notes: []string{"about a", "and more"}},
-		{Line: 7, Text: "b", Args: []string{"b"}},
-		{Line: 9, Text: "c\t3", Args: []string{"c", "3"}},
+		{Line: 10, Text: "b", Args: []string{"b"}, Notes: []string{"a paragraph", "", "of b"}},
+		{Line: 12, Text: "c\t3", Args: []string{"c", "3"}},
 	}
 	if !reflect.DeepEqual(cmds, want) {
 		t.Errorf("parsed\n%+v\nwant\n%+v", cmds, want)
@@ -142,7 +142,7 @@ func TestGoldenScriptNamesTheFailingLine(t *testing.T) {
 		}
 		return nil
 	})
-	if len(r.failures) != 1 || r.failures[0] != "sum.txt:6: print: no printer" {
-		t.Errorf("failures %q, want the one of line 6", r.failures)
+	if len(r.failures) != 1 || r.failures[0] != "sum.txt:8: print: no printer" {
+		t.Errorf("failures %q, want the one of line 8", r.failures)
 	}
 }
