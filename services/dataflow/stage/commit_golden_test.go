@@ -31,15 +31,18 @@ func TestGoldenCommit(t *testing.T) {
 	})
 }
 
-// scriptStore is a MemStore whose commits fail while failing is set.
-type scriptStore struct {
+// FailingStore is a MemStore whose commits fail while Failing is set:
+// the store of the tests of a failed commit, here and in runtime_test.go
+// (whose external test package sees it as stage.FailingStore; it exists
+// only in the package's test build).
+type FailingStore struct {
 	*transport.MemStore
-	failing bool
+	Failing bool
 }
 
-func (s *scriptStore) Commit(c *transport.Commit) error {
-	if s.failing {
-		return errors.New("disk full")
+func (s *FailingStore) Commit(c *transport.Commit) error {
+	if s.Failing {
+		return errors.New("injected commit failure")
 	}
 	return s.MemStore.Commit(c)
 }
@@ -49,13 +52,13 @@ func (s *scriptStore) Commit(c *transport.Commit) error {
 // channels are named after their sender ("a"), output channels after
 // their receiver ("x"), all of job "j".
 type scriptProcess struct {
-	store     *scriptStore
+	store     *FailingStore
 	committer *transport.Committer
 	inputs    map[string]bool // the senders seen, for state
 }
 
 func newScriptProcess() *scriptProcess {
-	p := &scriptProcess{store: &scriptStore{MemStore: transport.NewMemStore()}, inputs: map[string]bool{}}
+	p := &scriptProcess{store: &FailingStore{MemStore: transport.NewMemStore()}, inputs: map[string]bool{}}
 	p.start()
 	return p
 }
@@ -102,9 +105,9 @@ func (p *scriptProcess) do(w io.Writer, args []string) error {
 		}
 		fmt.Fprintf(w, "%s acknowledged up to %d, complete %v\n", args[1], seq, done)
 	case "fail":
-		p.store.failing = true
+		p.store.Failing = true
 	case "heal":
-		p.store.failing = false
+		p.store.Failing = false
 	case "restart":
 		img, err := p.store.Load()
 		if err != nil {
