@@ -87,10 +87,11 @@ var importRules = []importRule{
 		allow: func(string) bool { return false },
 	},
 	{
-		name:  "floor-base",
-		rule:  "services/base/... (the leaves) imports nothing of this module but services/base/...",
-		from:  func(p string) bool { return under(p, "services/base") },
-		allow: func(d string) bool { return under(d, "services/base") },
+		name:     "floor-base",
+		rule:     "services/base/... (the leaves) imports nothing of this module but services/base/...",
+		from:     func(p string) bool { return under(p, "services/base") },
+		allow:    func(d string) bool { return under(d, "services/base") },
+		testsMay: testHelpers,
 	},
 	{
 		name: "floor-dataflow",
@@ -99,6 +100,7 @@ var importRules = []importRule{
 		allow: func(d string) bool {
 			return under(d, "services/base") || under(d, "services/dataflow") || below(d)
 		},
+		testsMay: testHelpers,
 	},
 	{
 		name:  "reference-apart-from-the-engine",
@@ -113,6 +115,7 @@ var importRules = []importRule{
 		allow: func(d string) bool {
 			return under(d, "services/base") || under(d, "services/dataflow") || under(d, "services/cmdline") || below(d)
 		},
+		testsMay: testHelpers,
 	},
 	{
 		name: "floor-ops",
@@ -121,6 +124,7 @@ var importRules = []importRule{
 		allow: func(d string) bool {
 			return under(d, "services/base") || under(d, "services/cmdline") || under(d, "services/ops") || below(d)
 		},
+		testsMay: testHelpers,
 	},
 	{
 		name:  "e2e-imported-by-nobody",
@@ -427,6 +431,9 @@ func TestImportRulesCatchBadImports(t *testing.T) {
 		{"the floors clean", "floor-dataflow", importGraph{
 			"services/dataflow/stage": {"services/dataflow/operators": false, "transport": false, "deploy": false, "proto/wololo/v1": false},
 			"services/dataflow/batch": {"services/base/atomicfile": false, "services/dataflow/schema": true},
+		}, nil},
+		{"the tests of a floor use the test helpers", "floor-ops", importGraph{
+			"services/ops/clusterview": {"internal/testkit": true, "services/ops/metrics": false},
 		}, nil},
 		{"the dataflow imports a role", "floor-dataflow", importGraph{
 			"services/dataflow/batch": {"services/roles/gateway": false, "services/dataflow/schema": false},
