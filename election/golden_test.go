@@ -25,8 +25,8 @@ func TestGoldenElection(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			net = newScriptNet(w, ids)
-			return nil
+			net, err = newScriptNet(w, ids)
+			return err
 		}
 		if net == nil {
 			return fmt.Errorf("no masters yet")
@@ -51,12 +51,14 @@ type scriptNet struct {
 	step      int
 }
 
-func newScriptNet(w io.Writer, ids []ID) *scriptNet {
+func newScriptNet(w io.Writer, ids []ID) (*scriptNet, error) {
 	n := &scriptNet{w: w, ids: slices.Sorted(slices.Values(ids)), nodes: map[ID]*Node{}, persisted: map[ID]Term{}, states: map[ID]State{}, cut: map[[2]ID]bool{}}
 	for _, id := range n.ids {
-		n.start(id)
+		if err := n.start(id); err != nil {
+			return nil, err
+		}
 	}
-	return n
+	return n, nil
 }
 
 func scriptIDs(args []string) ([]ID, error) {
@@ -72,14 +74,15 @@ func scriptIDs(args []string) ([]ID, error) {
 }
 
 // start starts (or restarts) a master on its persisted term.
-func (n *scriptNet) start(id ID) {
+func (n *scriptNet) start(id ID) error {
 	node, err := New(DefaultConfig(id, n.ids), n.persisted[id])
 	if err != nil {
-		panic(err) // the ids were validated by the first start
+		return err
 	}
 	n.nodes[id] = node
 	n.states[id] = node.State()
 	fmt.Fprintf(n.w, "t=%d m%d starts on persisted term %d, listening\n", n.step, id, n.persisted[id])
+	return nil
 }
 
 // The commands that take master ids, and how many.
@@ -131,7 +134,7 @@ func (n *scriptNet) do(args []string) error {
 		if n.nodes[ids[0]] != nil {
 			return fmt.Errorf("m%d is up", ids[0])
 		}
-		n.start(ids[0])
+		return n.start(ids[0])
 	case "confirm-dead":
 		by, dead := ids[0], ids[1]
 		if node := n.nodes[by]; node != nil {
