@@ -150,5 +150,9 @@
 // a bound after the heal, the highest live id after a leader crash, and no
 // deposition by the returning master. A failing seed prints its trace;
 // rerun one with -election.seed=N. bully_test.go holds the table tests;
-// FuzzNode feeds one master arbitrary input.
+// FuzzNode feeds one master arbitrary input. golden_test.go runs the
+// script testdata/election.txt (start, crashes, restarts, confirmations,
+// a partition, forged messages) on a network without chance and compares
+// every decision with testdata/election.golden, the readable record of a
+// whole sequence (-update rewrites it).
 package election

@@ -4,29 +4,28 @@ import (
 	"bytes"
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/wololo/wololo/internal/testkit"
 	"github.com/wololo/wololo/services/base/datagen"
 )
 
-// TestBenchSmoke runs the whole bench on a tiny dataset with a freshly
-// built wololo binary and the DuckDB baseline built from ../duckdb (CGO),
-// two rounds, and checks the report has every section.
+// TestMain removes the binary testkit.WololoBinary built after the tests.
+func TestMain(m *testing.M) { testkit.Main(m) }
+
+// TestBenchSmoke runs the whole bench on a tiny dataset with the wololo
+// binary built as make build builds it (testkit.WololoBinary) and the
+// DuckDB baseline built from ../duckdb (CGO), two rounds, and checks the
+// report has every section.
 func TestBenchSmoke(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds wololo and starts a local cluster")
 	}
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "wololo")
-	build := exec.Command("go", "build", "-o", bin, "../..")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := testkit.WololoBinary(t)
 	data := filepath.Join(dir, "data")
 	if _, err := datagen.WriteDir(datagen.Config{Matches: 2000, Seed: 3}, data); err != nil {
 		t.Fatal(err)

@@ -339,28 +339,15 @@ func TestRecoverReplaysLogAndSnapshots(t *testing.T) {
 	}
 }
 
-// failOnce is a MemStore whose commits fail while failing is set.
-type failOnce struct {
-	*transport.MemStore
-	failing bool
-}
-
-func (s *failOnce) Commit(c *transport.Commit) error {
-	if s.failing {
-		return errors.New("injected commit failure")
-	}
-	return s.MemStore.Commit(c)
-}
-
 // TestRuntimeStopsOnCommitFailure: a failed commit refuses the delivery,
 // leaves the watermark where the store has it, and ends Serve with the
 // error (the operator ran ahead of the store; only a restart recovers).
 func TestRuntimeStopsOnCommitFailure(t *testing.T) {
-	store := &failOnce{MemStore: transport.NewMemStore()}
+	store := &stage.FailingStore{MemStore: transport.NewMemStore()}
 	rt, _, stop := startRuntime(t, deploy.Instance{Stage: "q2-grouper", Index: 0}, operators.Specs()["q2-grouper"], store)
 	ch := transport.ChannelID{Job: "j", Stream: operators.Q2Players, Sender: "players-filter-0", Receiver: "q2-grouper-0"}
 	introduce(t, rt, "j")
-	store.failing = true
+	store.Failing = true
 	if err := deliver(t, rt, ch, &wololov1.Batch{Seq: 1, Eof: true}); err == nil {
 		t.Fatal("a delivery whose commit failed was acknowledged")
 	}

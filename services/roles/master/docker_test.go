@@ -11,7 +11,11 @@ import (
 	"time"
 
 	"github.com/wololo/wololo/deploy"
+	"github.com/wololo/wololo/internal/testkit"
 )
+
+// TestMain removes the binary testkit.WololoBinary built after the tests.
+func TestMain(m *testing.M) { testkit.Main(m) }
 
 // dockerOrSkip skips the test where no Docker engine answers.
 func dockerOrSkip(t *testing.T) {
@@ -39,10 +43,13 @@ func run(t *testing.T, name string, args ...string) string {
 func TestDockerRuntimeFindsKillsAndStartsContainers(t *testing.T) {
 	dockerOrSkip(t)
 	dir := t.TempDir()
-	build := exec.Command("go", "build", "-o", filepath.Join(dir, "wololo"), "../../..")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	bin, err := os.ReadFile(testkit.WololoBinary(t)) // static: CGO_ENABLED=0
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Docker's build context is dir: the binary is copied into it.
+	if err := os.WriteFile(filepath.Join(dir, "wololo"), bin, 0o755); err != nil {
+		t.Fatal(err)
 	}
 	if err := os.WriteFile(filepath.Join(dir, "Dockerfile"), []byte("FROM scratch\nCOPY wololo /wololo\nENTRYPOINT [\"/wololo\"]\n"), 0o644); err != nil {
 		t.Fatal(err)
