@@ -162,7 +162,8 @@ func (c *scriptCluster) do(w io.Writer, t0 time.Time, args []string) error {
 		}
 		ms.Leader, ms.Term = int32(leader), uint64(term)
 	case "job":
-		// job ID NAME STATE uploaded=N total=N
+		// job ID NAME STATE uploaded=N total=N: STATE is what the gateway
+		// reports (gatewayFacts), which the view names again.
 		if len(args) < 4 {
 			return fmt.Errorf("job ID NAME STATE FIELDS")
 		}
@@ -172,7 +173,11 @@ func (c *scriptCluster) do(w io.Writer, t0 time.Time, args []string) error {
 			idx = len(c.jobs) - 1
 		}
 		j := c.jobs[idx]
-		j.Name, j.State = args[2], args[3]
+		facts, ok := gatewayFacts[args[3]]
+		if !ok {
+			return fmt.Errorf("job state %q: want uploading, running, done or failed", args[3])
+		}
+		j.Name, j.JobState, j.InputComplete = args[2], facts.state, facts.complete
 		return fields(args[4:], map[string]*int64{"uploaded": &j.BytesUploaded, "total": &j.BytesTotal}, nil)
 	case "snapshot":
 		d, err := time.ParseDuration(in)
@@ -234,4 +239,16 @@ func (c *scriptCluster) snapshot(w io.Writer, now time.Time) {
 			fmt.Fprintln(w, line)
 		}
 	}
+}
+
+// gatewayFacts are what a gateway reports of a job in each state the
+// script names: its lifecycle and whether both files are in the graph.
+var gatewayFacts = map[string]struct {
+	state    wololov1.JobState
+	complete bool
+}{
+	"uploading": {wololov1.JobState_JOB_STATE_UPLOADING, false},
+	"running":   {wololov1.JobState_JOB_STATE_RUNNING, true},
+	"done":      {wololov1.JobState_JOB_STATE_DONE, true},
+	"failed":    {wololov1.JobState_JOB_STATE_FAILED, true},
 }
