@@ -79,14 +79,9 @@ func TestDockerRuntime(t *testing.T) {
 			image}, gatewayArgs...)...)
 		t.Cleanup(func() { _ = exec.Command("docker", "rm", "-f", name(in)).Run() })
 	}
-	open := func(t *testing.T) master.Runtime {
-		rt, err := master.NewDockerRuntime(project, "", deploy.DockerAPIVersion)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { rt.Close() })
-		return rt
-	}
+	open := opener(func() (*master.DockerRuntime, error) {
+		return master.NewDockerRuntime(project, "", deploy.DockerAPIVersion)
+	})
 	runtimetest.Run(t, runtimetest.Deployment{
 		Runtime: open(t), Instances: instances, Reopen: open,
 		Crash: func(t *testing.T, p master.Process) { docker(t, "kill", name(p.Instance)) },

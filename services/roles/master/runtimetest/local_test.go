@@ -35,6 +35,22 @@ func healthy(ctx context.Context, addr string) bool {
 	return err == nil && r.Status == healthpb.HealthCheckResponse_SERVING
 }
 
+// opener is a Deployment's Reopen: a runtime made by make, closed when
+// the test ends.
+func opener[R interface {
+	master.Runtime
+	Close() error
+}](make func() (R, error)) func(*testing.T) master.Runtime {
+	return func(t *testing.T) master.Runtime {
+		rt, err := make()
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { rt.Close() })
+		return rt
+	}
+}
+
 // signal sends sig to p's process, which the test's own user started.
 func signal(t *testing.T, p master.Process, sig syscall.Signal) {
 	t.Helper()
@@ -68,14 +84,8 @@ func runLocal(t *testing.T, wrap func(master.Runtime) master.Runtime) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Stop() })
-	open := func(t *testing.T) master.Runtime {
-		rt, err := master.NewLocalRuntime(c.ControlAddr())
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { rt.Close() })
-		return wrap(rt)
-	}
+	connect := opener(func() (*master.LocalRuntime, error) { return master.NewLocalRuntime(c.ControlAddr()) })
+	open := func(t *testing.T) master.Runtime { return wrap(connect(t)) }
 	runtimetest.Run(t, runtimetest.Deployment{
 		Runtime:   open(t),
 		Instances: []string{"shard-0", "shard-1", "gateway-0"},

@@ -233,15 +233,26 @@ func (s *suite) kill(t *testing.T, rt master.Runtime, before master.Process) lis
 	return s.await(t, rt, before.Instance+"'s process killed", func(l listing) bool { return s.down(l, before) })
 }
 
+// exited waits until rt lists instance, not running.
+func (s *suite) exited(t *testing.T, rt master.Runtime, instance string) listing {
+	t.Helper()
+	return s.await(t, rt, instance+" listed not running", func(l listing) bool {
+		p, ok := l[instance]
+		return ok && !p.Running
+	})
+}
+
+// runningAgain waits until rt lists instance running.
+func (s *suite) runningAgain(t *testing.T, rt master.Runtime, instance string) listing {
+	t.Helper()
+	return s.await(t, rt, instance+" running again", func(l listing) bool { return running(l, instance) })
+}
+
 // stopped kills instance and waits until it is listed not running.
 func (s *suite) stopped(t *testing.T, before master.Process) master.Process {
 	t.Helper()
 	s.kill(t, s.Runtime, before)
-	l := s.await(t, s.Runtime, before.Instance+" listed not running", func(l listing) bool {
-		p, ok := l[before.Instance]
-		return ok && !p.Running
-	})
-	return l[before.Instance]
+	return s.exited(t, s.Runtime, before.Instance)[before.Instance]
 }
 
 // restarted checks that after, listed running, is a new process of
@@ -301,10 +312,7 @@ func (s *suite) killEndsOnlyIt(t *testing.T) {
 	before := s.list(t, s.Runtime)
 	victim := before[s.Instances[0]]
 	s.kill(t, s.Runtime, victim)
-	l := s.await(t, s.Runtime, victim.Instance+" listed not running", func(l listing) bool {
-		p, ok := l[victim.Instance]
-		return ok && !p.Running
-	})
+	l := s.exited(t, s.Runtime, victim.Instance)
 	if p := l[victim.Instance]; p.Exit == "" || p.Address != victim.Address {
 		t.Errorf("killed %s is listed %+v: want how it ended (Exit) and its Address", victim.Instance, p)
 	}
@@ -335,7 +343,7 @@ func (s *suite) startStopped(t *testing.T) {
 	if started, err := s.Runtime.Start(s.ctx(t), victim.Instance); err != nil || !started {
 		t.Fatalf("Start of stopped %s = %v, %v; want true, nil", victim.Instance, started, err)
 	}
-	l := s.await(t, s.Runtime, victim.Instance+" running again", func(l listing) bool { return running(l, victim.Instance) })
+	l := s.runningAgain(t, s.Runtime, victim.Instance)
 	s.restarted(t, victim, l[victim.Instance], 1)
 	if started, err := s.Runtime.Start(s.ctx(t), victim.Instance); err != nil || started {
 		t.Fatalf("Start of %s once it runs again = %v, %v; want false, nil", victim.Instance, started, err)
@@ -352,7 +360,7 @@ func (s *suite) startTwice(t *testing.T) {
 	if _, err := s.Runtime.Start(s.ctx(t), victim.Instance); err != nil {
 		t.Fatalf("second Start of %s: %v", victim.Instance, err)
 	}
-	l := s.await(t, s.Runtime, victim.Instance+" running again", func(l listing) bool { return running(l, victim.Instance) })
+	l := s.runningAgain(t, s.Runtime, victim.Instance)
 	now := l[victim.Instance]
 	// A second process would replace the first, or show in the count.
 	time.Sleep(time.Second)
@@ -366,17 +374,14 @@ func (s *suite) startTwice(t *testing.T) {
 func (s *suite) crashed(t *testing.T) {
 	victim := s.list(t, s.Runtime)[s.Instances[1]]
 	s.Crash(t, victim)
-	l := s.await(t, s.Runtime, victim.Instance+" listed exited", func(l listing) bool {
-		p, ok := l[victim.Instance]
-		return ok && !p.Running
-	})
+	l := s.exited(t, s.Runtime, victim.Instance)
 	if p := l[victim.Instance]; p.Exit == "" {
 		t.Errorf("%s died, listed without how: %+v", victim.Instance, p)
 	}
 	if started, err := s.Runtime.Start(s.ctx(t), victim.Instance); err != nil || !started {
 		t.Fatalf("Start of crashed %s = %v, %v; want true, nil", victim.Instance, started, err)
 	}
-	l = s.await(t, s.Runtime, victim.Instance+" running again", func(l listing) bool { return running(l, victim.Instance) })
+	l = s.runningAgain(t, s.Runtime, victim.Instance)
 	s.restarted(t, victim, l[victim.Instance], 1)
 }
 
@@ -396,7 +401,7 @@ func (s *suite) paused(t *testing.T) {
 	if started, err := s.Runtime.Start(s.ctx(t), victim.Instance); err != nil || !started {
 		t.Fatalf("Start of %s killed while paused = %v, %v; want true, nil", victim.Instance, started, err)
 	}
-	l := s.await(t, s.Runtime, victim.Instance+" running again", func(l listing) bool { return running(l, victim.Instance) })
+	l := s.runningAgain(t, s.Runtime, victim.Instance)
 	s.restarted(t, victim, l[victim.Instance], 1)
 }
 
@@ -437,14 +442,11 @@ func (s *suite) reopened(t *testing.T) {
 	victim := a[s.Instances[0]]
 	s.kill(t, second, victim)
 	s.await(t, s.Runtime, "the kill seen by the first runtime", func(l listing) bool { return s.down(l, victim) })
-	s.await(t, s.Runtime, victim.Instance+" listed not running", func(l listing) bool {
-		p, ok := l[victim.Instance]
-		return ok && !p.Running
-	})
+	s.exited(t, s.Runtime, victim.Instance)
 	if started, err := second.Start(s.ctx(t), victim.Instance); err != nil || !started {
 		t.Fatalf("the second runtime's Start of stopped %s = %v, %v", victim.Instance, started, err)
 	}
-	l := s.await(t, s.Runtime, "the start seen by the first runtime", func(l listing) bool { return running(l, victim.Instance) })
+	l := s.runningAgain(t, s.Runtime, victim.Instance) // the start seen by the first runtime
 	if started, err := s.Runtime.Start(s.ctx(t), victim.Instance); err != nil || started {
 		t.Fatalf("the first runtime's Start of %s, restarted by the second = %v, %v", victim.Instance, started, err)
 	}

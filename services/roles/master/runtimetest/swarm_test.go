@@ -52,14 +52,9 @@ func TestSwarmRuntime(t *testing.T) {
 		}
 		return id
 	}
-	open := func(t *testing.T) master.Runtime {
-		rt, err := master.NewSwarmRuntime(project, "", deploy.DockerAPIVersion)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { rt.Close() })
-		return rt
-	}
+	open := opener(func() (*master.SwarmRuntime, error) {
+		return master.NewSwarmRuntime(project, "", deploy.DockerAPIVersion)
+	})
 	runtimetest.Run(t, runtimetest.Deployment{
 		Runtime: open(t), Instances: instances, Reopen: open,
 		Crash: func(t *testing.T, p master.Process) { docker(t, "kill", container(t, p)) },
