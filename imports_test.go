@@ -146,6 +146,15 @@ var importRules = []importRule{
 		testsMay: testHelpers,
 	},
 	{
+		name:  "runtimetest-knows-no-runtime",
+		rule:  "services/roles/master/runtimetest (the runtimes' conformance suite) imports of this module only services/roles/master: the runtimes and their processes come from its callers (its own tests bring the local runner and the test helpers)",
+		from:  func(p string) bool { return p == "services/roles/master/runtimetest" },
+		allow: func(d string) bool { return d == "services/roles/master" },
+		testsMay: func(d string) bool {
+			return testHelpers(d) || d == "services/roles/local" || d == "deploy"
+		},
+	},
+	{
 		name:  "datagen",
 		rule:  "services/base/datagen imports nothing of this module but services/base/atomicfile, so it shares no bug with the engines it tests",
 		from:  func(p string) bool { return p == "services/base/datagen" },
@@ -460,6 +469,9 @@ func TestImportRulesCatchBadImports(t *testing.T) {
 			"services/roles/node": {"services/e2e": true, "services/ops/dashboard": false},
 			"services/e2e":        {"services/roles/node": false},
 		}, []string{"services/roles/node imports services/e2e (in its tests)"}},
+		{"the runtime suite knows a runtime", "runtimetest-knows-no-runtime", importGraph{
+			"services/roles/master/runtimetest": {"services/roles/master": false, "services/roles/local": false, "internal/testkit": true, "deploy": true},
+		}, []string{"services/roles/master/runtimetest imports services/roles/local"}},
 		{"the tests of a dependency are not built", "services-never-on-tools", importGraph{
 			"services/dataflow/batch":  {"services/dataflow/schema": false},
 			"services/dataflow/schema": {"tools/datagen": true},

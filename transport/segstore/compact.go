@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"slices"
 	"time"
 
@@ -133,12 +132,12 @@ func (s *Store) deleteDead() error {
 		s.mu.Unlock()
 
 		s.deleteMu.Lock()
-		err := os.Remove(s.path(n))
+		err := s.fs.Remove(s.path(n))
 		if errors.Is(err, fs.ErrNotExist) {
 			err = nil
 		}
 		if err == nil {
-			err = syncDir(s.dir)
+			err = s.fs.SyncDir(s.dir)
 		}
 		if err != nil {
 			s.deleteMu.Unlock()
@@ -234,7 +233,7 @@ func (s *Store) compact(plan []uint64) error {
 		return err
 	}
 	var refs []bigRef
-	files := map[uint64]*os.File{}
+	files := map[uint64]File{}
 	for id, j := range s.ix.jobs {
 		for ch, q := range j.outbox {
 			for _, e := range q {

@@ -32,7 +32,10 @@
 // write there, and a second Open of the directory fails (an flock on
 // LOCK; the kernel drops it when the process dies), and Open refuses a
 // directory that holds a Pebble store rather than start an empty store
-// beside it. It is the store processes open by default (`--store
+// beside it. Every file operation goes through Options.FS (fs.go: open and
+// create, write, sync, read, truncate, remove, the directory's sync and
+// listing, the lock), the operating system's unless a test puts faults
+// there; TestOnlyTheFSTouchesTheDisk keeps the os calls in fs.go. It is the store processes open by default (`--store
 // segments`); `--store pebble` opens transport/durable instead.
 //
 // # On disk
@@ -94,8 +97,10 @@
 // that of NextIncarnation. A segment is synced whole before the first
 // write to the next one, and a new segment's directory entry is synced
 // before anything relies on it, so only the last segment can have a torn
-// tail. A failed write or sync fails the store: every later call returns
-// the error until it is reopened.
+// tail. A failed write or sync (or creation of a segment) fails the
+// store: every later call returns the error until it is reopened. A
+// failed deletion of a dead segment is logged and tried again after the
+// next write.
 //
 // # Index and live bytes
 //
@@ -171,6 +176,13 @@
 // there, no commit is half there. TestTornTail truncates the last segment
 // at every byte offset of its last record: Open drops exactly that
 // record. TestCorruption flips bytes in the first and the last segment.
+// TestFaults makes one call on the FS fail (a write, short or not, a
+// sync, a segment's creation, a directory sync, a removal; once, or from
+// then on with ENOSPC) during a random sequence: the store fail-stops or
+// retries as said above, and reopened on the real file system it holds a
+// prefix of the calls made that includes every one acknowledged durable,
+// and goes on matching the model; TestFaultsAtOpen fails each step of
+// Open in turn.
 // FuzzDecode feeds arbitrary bytes to the decoder and the replay;
 // FuzzCommitRoundTrip checks that what the encoder lays out is what the
 // decoder finds.

@@ -12,5 +12,3 @@ import (
 func lockDir(dir string) (*os.File, error) {
 	return os.OpenFile(filepath.Join(dir, "LOCK"), os.O_RDWR|os.O_CREATE, 0o600)
 }
-
-func unlockDir(f *os.File) error { return f.Close() }

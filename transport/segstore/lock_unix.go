@@ -39,6 +39,3 @@ func lockDir(dir string) (*os.File, error) {
 	}
 	return f, nil
 }
-
-// unlockDir releases the lock (closing the file drops the flock).
-func unlockDir(f *os.File) error { return f.Close() }

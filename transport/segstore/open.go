@@ -36,19 +36,22 @@ func open(dir string, opts Options) (*Store, error) {
 		opts.IdleAfter = DefaultIdleAfter
 	}
 	// The store holds every job's data: only its user may read it.
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	if opts.FS == nil {
+		opts.FS = OS
+	}
+	if err := opts.FS.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
 	}
-	if err := os.Chmod(dir, 0o700); err != nil {
+	if err := opts.FS.Chmod(dir, 0o700); err != nil {
 		return nil, err
 	}
-	lock, err := lockDir(dir)
+	lock, err := opts.FS.Lock(dir)
 	if err != nil {
 		return nil, err
 	}
 	s := &Store{
-		dir: dir, log: opts.Log, opts: opts, lock: lock,
-		ix: newIndex(), files: map[uint64]*os.File{}, pending: &group{},
+		dir: dir, log: opts.Log, opts: opts, fs: opts.FS, lock: lock,
+		ix: newIndex(), files: map[uint64]File{}, pending: &group{},
 		kick: make(chan struct{}, 1), compactReq: make(chan chan struct{}), quit: make(chan struct{}), janitorDone: make(chan struct{}),
 	}
 	s.cond.L = &s.mu
@@ -56,7 +59,7 @@ func open(dir string, opts Options) (*Store, error) {
 		for _, f := range s.files {
 			f.Close()
 		}
-		unlockDir(lock)
+		lock.Close()
 		return nil, err
 	}
 	s.lastWrite = time.Now()
@@ -68,8 +71,8 @@ func open(dir string, opts Options) (*Store, error) {
 // listSegments returns the numbers of the segment files in dir, in order;
 // they must follow one another (segments are only ever deleted oldest
 // first).
-func listSegments(dir string) ([]uint64, error) {
-	ents, err := os.ReadDir(dir)
+func listSegments(fsys FS, dir string) ([]uint64, error) {
+	ents, err := fsys.ReadDir(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -105,7 +108,7 @@ func pebbleFile(name string) bool {
 
 // recover replays the segments and readies the last one for appending.
 func (s *Store) recover() error {
-	segs, err := listSegments(s.dir)
+	segs, err := listSegments(s.fs, s.dir)
 	if err != nil {
 		return err
 	}
@@ -115,7 +118,7 @@ func (s *Store) recover() error {
 		if last {
 			flag = os.O_RDWR
 		}
-		f, err := os.OpenFile(s.path(n), flag, 0)
+		f, err := s.fs.OpenFile(s.path(n), flag, 0)
 		if err != nil {
 			return err
 		}
@@ -130,13 +133,13 @@ func (s *Store) recover() error {
 	}
 	s.order = segs
 	if len(segs) == 0 {
-		f, err := os.OpenFile(s.path(1), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+		f, err := s.fs.OpenFile(s.path(1), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
 		if err != nil {
 			return err
 		}
 		s.files[1] = f
 		s.cur, s.order = 1, []uint64{1}
-		if err := syncDir(s.dir); err != nil {
+		if err := s.fs.SyncDir(s.dir); err != nil {
 			return err
 		}
 	}
@@ -166,7 +169,7 @@ func (s *Store) recover() error {
 // its valid records end. A bad record in the last segment is a torn tail,
 // cut off, unless a later record proves it was on stable storage; in any
 // other segment it is an error.
-func (s *Store) replay(f *os.File, n uint64, last bool) (int64, error) {
+func (s *Store) replay(f File, n uint64, last bool) (int64, error) {
 	fi, err := f.Stat()
 	if err != nil {
 		return 0, err
@@ -220,7 +223,7 @@ func (s *Store) replay(f *os.File, n uint64, last bool) (int64, error) {
 // cutTail handles a bad record at off in the last segment: a torn tail
 // (the write of the last group was cut short) is truncated; a bad record
 // followed by one written after it was durable is corruption.
-func (s *Store) cutTail(f *os.File, n uint64, size, off int64, why string) (int64, error) {
+func (s *Store) cutTail(f File, n uint64, size, off int64, why string) (int64, error) {
 	rest := make([]byte, size-off)
 	if _, err := f.ReadAt(rest, off); err != nil {
 		return 0, fmt.Errorf("read %s at %d: %w", segName(n), off, err)

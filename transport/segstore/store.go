@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -37,6 +38,9 @@ type Options struct {
 	// (for the process's metrics). It must be quick and must not call the
 	// store.
 	OnSync func(time.Duration)
+	// FS is the file system the store works on; nil means OS. Tests put
+	// faults there.
+	FS FS
 }
 
 // Defaults of Options.
@@ -68,7 +72,8 @@ type Store struct {
 	dir  string
 	log  hclog.Logger
 	opts Options
-	lock *os.File
+	fs   FS
+	lock io.Closer
 
 	// life is held shared by every call and exclusively by Close.
 	life   sync.RWMutex
@@ -80,7 +85,7 @@ type Store struct {
 	mu        sync.Mutex
 	cond      sync.Cond // on mu: a group was written
 	ix        *index
-	files     map[uint64]*os.File
+	files     map[uint64]File
 	order     []uint64 // segment numbers, oldest first; the last is current
 	cur       uint64   // the current segment
 	curStart  int64    // end of its header
@@ -98,7 +103,7 @@ type Store struct {
 
 	// wf is the current segment's file for the writer; touched only by the
 	// goroutine leading a write (one at a time, handed over under mu).
-	wf   *os.File
+	wf   File
 	wseg uint64
 
 	// deleteMu is held shared while segments are read (Load) and
@@ -277,10 +282,10 @@ func (s *Store) writeGroup(g *group) error {
 	return nil
 }
 
-func (s *Store) syncFile(f *os.File, n uint64) error {
+func (s *Store) syncFile(f File, n uint64) error {
 	s.syncs.Add(1)
 	start := time.Now()
-	if err := fdatasync(f); err != nil {
+	if err := f.Sync(); err != nil {
 		return fmt.Errorf("sync %s: %w", segName(n), err)
 	}
 	if s.opts.OnSync != nil {
@@ -296,11 +301,11 @@ func (s *Store) startSegment(n uint64) error {
 	if err := s.syncFile(s.wf, s.wseg); err != nil {
 		return err
 	}
-	f, err := os.OpenFile(s.path(n), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	f, err := s.fs.OpenFile(s.path(n), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return fmt.Errorf("create segment: %w", err)
 	}
-	if err := syncDir(s.dir); err != nil {
+	if err := s.fs.SyncDir(s.dir); err != nil {
 		f.Close()
 		return err
 	}
@@ -536,7 +541,7 @@ func (s *Store) load() (*transport.Image, error) {
 	s.loading--
 	s.cond.Broadcast()
 	img, reads := s.ix.image()
-	files := make(map[uint64]*os.File, len(s.files))
+	files := make(map[uint64]File, len(s.files))
 	for n, f := range s.files {
 		files[n] = f
 	}
@@ -552,7 +557,7 @@ func (s *Store) load() (*transport.Image, error) {
 
 // readBack fills the image's entries and state entries, reading each
 // record that holds some once.
-func readBack(files map[uint64]*os.File, reads []read) error {
+func readBack(files map[uint64]File, reads []read) error {
 	slices.SortFunc(reads, func(a, b read) int {
 		if a.seg != b.seg {
 			return cmp.Compare(a.seg, b.seg)
@@ -579,7 +584,7 @@ func readBack(files map[uint64]*os.File, reads []read) error {
 // extents that come one after another (callers read in segment order).
 // The bytes it returns stay valid until the next read.
 type extentReader struct {
-	files map[uint64]*os.File
+	files map[uint64]File
 	buf   []byte
 	seg   uint64
 	rec   int64 // the record in buf, when held
@@ -601,7 +606,7 @@ func (x *extentReader) read(seg uint64, e extent) ([]byte, error) {
 
 // readRecord reads the whole record at off (n bytes with its frame) into
 // buf and verifies it.
-func readRecord(f *os.File, seg uint64, off, n int64, buf []byte) ([]byte, error) {
+func readRecord(f File, seg uint64, off, n int64, buf []byte) ([]byte, error) {
 	if f == nil {
 		return nil, fmt.Errorf("segment %s is not open", segName(seg))
 	}
@@ -668,7 +673,7 @@ func (s *Store) Close() error {
 	}
 	s.files = nil
 	s.mu.Unlock()
-	err = errors.Join(err, unlockDir(s.lock))
+	err = errors.Join(err, s.lock.Close())
 	if err != nil {
 		return fmt.Errorf("segstore: close %s: %w", s.dir, err)
 	}

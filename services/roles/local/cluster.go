@@ -832,8 +832,15 @@ func (c *Cluster) StartInstance(instance string) (bool, error) {
 	if c.stopping {
 		return false, errors.New("the cluster is stopping")
 	}
-	if ins.cur != nil {
-		return false, nil
+	if p := ins.cur; p != nil {
+		select {
+		case <-p.done:
+			// Dead, and its supervise goroutine has not taken note yet
+			// (Processes already lists it exited): it is down, and that
+			// goroutine waits for this request.
+		default:
+			return false, nil
+		}
 	}
 	select {
 	case ins.startReq <- struct{}{}:

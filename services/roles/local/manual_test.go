@@ -23,7 +23,11 @@ import (
 
 // TestManualModeWaitsToBeToldToStart: with Manual set (the masters decide
 // restarts), a killed process stays down until it is started through the
-// ProcessService.
+// ProcessService. What the masters' runtime makes of the service (start,
+// kill, list, a second client) is checked by the runtimes' conformance
+// suite (services/roles/master/runtimetest, TestLocalRuntime); this test
+// keeps what is the runner's own: the socket's modes, the status codes,
+// no restart of its own, and a job after the restart.
 func TestManualModeWaitsToBeToldToStart(t *testing.T) {
 	logs := &testkit.SyncBuffer{}
 	c, err := Start(context.Background(), Options{
@@ -69,9 +73,6 @@ func TestManualModeWaitsToBeToldToStart(t *testing.T) {
 	before := running(victim)
 	if !before.Running || before.Pid == 0 {
 		t.Fatalf("before: %+v", before)
-	}
-	if r, err := procs.StartProcess(ctx, &wololov1.StartProcessRequest{Instance: victim}); err != nil || r.Started {
-		t.Fatalf("StartProcess on a running instance = %v, %v; want not started", r, err)
 	}
 	if _, err := procs.StartProcess(ctx, &wololov1.StartProcessRequest{Instance: "nope-0"}); status.Code(err) != codes.NotFound {
 		t.Fatalf("StartProcess of an unknown instance: %v, want NotFound", err)

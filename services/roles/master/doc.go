@@ -8,7 +8,9 @@
 // instance's process alive, seen when) and the time, and says which
 // instances to restart now, with backoff (services/base/backoff, shared with
 // the local runner), and which are crash-looping. The Runtime adapters
-// only list, start and signal processes; they decide nothing. Which
+// only list, start and signal processes; they decide nothing, and the
+// conformance suite in runtimetest checks each against the contract the
+// Runtime interface states, on real processes. Which
 // master leads, and whether it may act at all, is the election package's
 // business; this package never restarts anything on its own initiative.
 //

@@ -7,6 +7,8 @@ import (
 	"syscall"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 	"github.com/wololo/wololo/transport"
@@ -24,14 +26,27 @@ type Process struct {
 }
 
 // Runtime starts and stops the processes of a deployment. It decides
-// nothing: the leading master calls it.
+// nothing: the leading master calls it. It keeps nothing a master needs
+// either: a second Runtime on the same deployment (a newly elected
+// master's) lists the same processes and drives them as the first does.
+// Its methods are safe for concurrent use, and a call whose context is
+// done fails rather than acting. services/roles/master/runtimetest is the
+// suite that checks every implementation against this contract.
 type Runtime interface {
-	// List describes every instance.
+	// List describes every instance it knows, each once: whether its
+	// process runs (a paused one does: the probes find it silent), what
+	// names the process (Ref), where it serves, and how the last one ended
+	// (Exit) when none runs. An instance whose process is being started
+	// may be left out until it runs.
 	List(ctx context.Context) ([]Process, error)
 	// Start starts an instance that is not running; it reports whether it
-	// had to.
+	// had to. One that runs, or is being started, is left alone: asked
+	// twice, it starts one process. An instance it does not know is an
+	// error.
 	Start(ctx context.Context, instance string) (bool, error)
-	// Kill stops an instance's process at once (a wedged or paused one).
+	// Kill stops an instance's process at once (a wedged or paused one);
+	// one that does not run is left as it is, without an error. An
+	// instance it does not know is an error.
 	Kill(ctx context.Context, instance string) error
 }
 
@@ -76,9 +91,11 @@ func (r *LocalRuntime) Start(ctx context.Context, instance string) (bool, error)
 	return resp.Started, nil
 }
 
-// Kill implements Runtime.
+// Kill implements Runtime. The runner refuses to signal an instance with
+// no running process (FailedPrecondition): there is nothing to kill.
 func (r *LocalRuntime) Kill(ctx context.Context, instance string) error {
-	if _, err := r.procs.SignalProcess(ctx, &wololov1.SignalProcessRequest{Instance: instance, Signal: int32(syscall.SIGKILL)}); err != nil {
+	_, err := r.procs.SignalProcess(ctx, &wololov1.SignalProcessRequest{Instance: instance, Signal: int32(syscall.SIGKILL)})
+	if err != nil && status.Code(err) != codes.FailedPrecondition {
 		return fmt.Errorf("kill %s: %w", instance, err)
 	}
 	return nil
