@@ -112,21 +112,14 @@ type chain struct {
 	inner map[string]RowFuncs
 	// pending holds the rows emitted on each batched internal stream and
 	// not yet handed on, in the order of spec.internal.
-	pending map[string]*pendingRows
+	pending map[string]*batch.Builders
 	out     Emitter // where rows leaving the task go, for the current call
 	err     error
 }
 
-type pendingRows struct {
-	match  batch.MatchBuilder
-	player batch.PlayerBuilder
-	token  batch.TokenBuilder
-	civ    batch.CivBuilder
-}
-
 func (c *chainSpec) new() Operator {
 	ch := &chain{spec: c, ops: make([]Operator, len(c.links)), finished: make([]bool, len(c.links)),
-		ended: map[string]bool{}, inner: map[string]RowFuncs{}, pending: map[string]*pendingRows{}}
+		ended: map[string]bool{}, inner: map[string]RowFuncs{}, pending: map[string]*batch.Builders{}}
 	for i, l := range c.links {
 		ch.ops[i] = l.Spec.New()
 		ch.emit = append(ch.emit, &linkEmitter{c: ch})
@@ -136,20 +129,20 @@ func (c *chainSpec) new() Operator {
 			ch.inner[s] = sink.Rows(ch.emit[c.consumer[s]])
 			continue
 		}
-		p := &pendingRows{}
+		p := &batch.Builders{}
 		ch.pending[s] = p
-		ch.inner[s] = p.funcs()
+		ch.inner[s] = pendingFuncs(p)
 	}
 	return ch
 }
 
-// funcs add rows to the pending batch.
-func (p *pendingRows) funcs() RowFuncs {
+// pendingFuncs add rows to a stream's pending batches.
+func pendingFuncs(p *batch.Builders) RowFuncs {
 	return RowFuncs{
-		Match:  func(_ string, m *batch.Match) { p.match.Add(m) },
-		Player: func(_ string, pl *batch.Player) { p.player.Add(pl) },
-		Token:  func(_ string, t []byte) { p.token.Add(t) },
-		Civ:    func(_ string, civ string, wins, count int64) { p.civ.Add(civ, wins, count) },
+		Match:  func(_ string, m *batch.Match) { p.Match.Add(m) },
+		Player: func(_ string, pl *batch.Player) { p.Player.Add(pl) },
+		Token:  func(_ string, t []byte) { p.Token.Add(t) },
+		Civ:    func(_ string, civ string, wins, count int64) { p.Civ.Add(civ, wins, count) },
 	}
 }
 
@@ -161,10 +154,21 @@ func (c *chain) Apply(stream string, rows *wololov1.RowBatch, out Emitter) error
 	if !ok {
 		return fmt.Errorf("chain: no operator reads stream %s", stream)
 	}
-	if err := c.ops[i].Apply(stream, rows, c.emit[i]); err != nil {
-		return fmt.Errorf("%s: %w", c.spec.links[i].Stage, err)
+	err := c.ops[i].Apply(stream, rows, c.emit[i])
+	if err != nil {
+		err = fmt.Errorf("%s: %w", c.spec.links[i].Stage, err)
+	} else {
+		err = c.flush()
 	}
-	return c.flush()
+	if err != nil {
+		// The batch is dropped (see the package doc): so are the rows it
+		// left on the task's internal streams, as the runtime drops those
+		// it emitted.
+		for _, p := range c.pending {
+			p.Reset()
+		}
+	}
+	return err
 }
 
 // EndStream ends one of the task's inputs; operators whose inputs have all
@@ -247,21 +251,16 @@ func (c *chain) flush() error {
 			if p == nil {
 				continue // handed on row by row
 			}
-			for _, b := range []interface {
-				Len() int
-				Build() *wololov1.RowBatch
-			}{&p.match, &p.player, &p.token, &p.civ} {
-				if b.Len() == 0 {
-					continue
-				}
-				again = true
-				i := c.spec.consumer[s]
-				if c.finished[i] {
-					return fmt.Errorf("chain: %s emitted on %s after %s finished", c.spec.links[c.spec.producer[s]].Stage, s, c.spec.links[i].Stage)
-				}
-				if err := c.ops[i].Apply(s, b.Build(), c.emit[i]); err != nil {
-					return fmt.Errorf("%s: %w", c.spec.links[i].Stage, err)
-				}
+			if p.Len() == 0 {
+				continue
+			}
+			again = true
+			i := c.spec.consumer[s]
+			if c.finished[i] {
+				return fmt.Errorf("chain: %s emitted on %s after %s finished", c.spec.links[c.spec.producer[s]].Stage, s, c.spec.links[i].Stage)
+			}
+			if err := p.BuildErr(func(rb *wololov1.RowBatch) error { return c.ops[i].Apply(s, rb, c.emit[i]) }); err != nil {
+				return fmt.Errorf("%s: %w", c.spec.links[i].Stage, err)
 			}
 		}
 	}
