@@ -250,15 +250,17 @@ type delivery struct {
 }
 
 type job struct {
-	id      string
-	log     hclog.Logger
-	queue   chan delivery
-	drive   *Driver // the operator's (actor only)
-	out     *Outputs
-	rowsIn  atomic.Int64
-	cancel  context.CancelFunc // ends the actor
-	stopped chan struct{}
-	dropped atomic.Bool
+	id     string
+	log    hclog.Logger
+	queue  chan delivery
+	drive  *Driver // the operator's (actor only)
+	out    *Outputs
+	rowsIn atomic.Int64
+	// droppedBatches is drive's count of dropped batches, for Dropped.
+	droppedBatches atomic.Int64
+	cancel         context.CancelFunc // ends the actor
+	stopped        chan struct{}
+	dropped        atomic.Bool
 
 	// logBytes is the state log's size since the last snapshot, and
 	// snapBytes that snapshot's size (actor only).
@@ -818,6 +820,7 @@ func (r *Runtime) step(j *job, ch transport.ChannelID, eof bool, encoded []byte,
 			applied = batch.Rows(rows)
 			j.rowsIn.Add(int64(applied))
 		}
+		j.droppedBatches.Store(j.drive.Dropped())
 		return false, applied
 	}
 	j.mu.Lock()
@@ -837,6 +840,19 @@ func (r *Runtime) step(j *job, ch transport.ChannelID, eof bool, encoded []byte,
 	j.finished = true
 	j.mu.Unlock()
 	return true, 0
+}
+
+// Dropped is how many batches of a job this runtime dropped since it
+// started, live or in replay: batches that did not decode or that the
+// operator rejected (see Driver). False for a job it does not hold.
+func (r *Runtime) Dropped(job string) (int64, bool) {
+	r.mu.Lock()
+	j, ok := r.jobs[job]
+	r.mu.Unlock()
+	if !ok {
+		return 0, false
+	}
+	return j.droppedBatches.Load(), true
 }
 
 // Progress describes every job the process holds, for Status: the jobs
