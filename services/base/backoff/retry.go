@@ -58,7 +58,7 @@ func (p progressed) Unwrap() error { return p.err }
 func (r Retry) Do(ctx context.Context, retryable func(error) bool, f func(ctx context.Context) error) error {
 	sleep, random := r.sleep, r.random
 	if sleep == nil {
-		sleep = sleepCtx
+		sleep = Sleep
 	}
 	if random == nil {
 		random = rand.Float64
@@ -90,8 +90,8 @@ func (r Retry) Do(ctx context.Context, retryable func(error) bool, f func(ctx co
 	}
 }
 
-// sleepCtx waits d, or until ctx ends (its error then).
-func sleepCtx(ctx context.Context, d time.Duration) error {
+// Sleep waits d, or until ctx ends (its error then).
+func Sleep(ctx context.Context, d time.Duration) error {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
