@@ -676,7 +676,7 @@ func (r *Runtime) actor(ctx context.Context, j *job) {
 		}
 		j.count(p.apply)
 		if finishing {
-			j.log.Info("job finished at this stage", "rows-in", j.rowsIn.Load(), "rows-out", j.out.RowsOut(), "dropped-batches", j.drive.Dropped())
+			j.log.Info("job finished at this stage", "rows-in", j.rowsIn.Load(), "rows-out", j.out.RowsOut(), "unreadable-batches", j.drive.Dropped())
 			if r.cfg.OnFinish != nil {
 				r.cfg.OnFinish(j.id, s.Records)
 			}
