@@ -24,6 +24,7 @@ import (
 
 	"github.com/wololo/wololo/deploy"
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
+	"github.com/wololo/wololo/services/base/backoff"
 	"github.com/wololo/wololo/services/cmdline/client"
 	"github.com/wololo/wololo/services/roles/local"
 )
@@ -791,14 +792,7 @@ func gap(rng *rand.Rand, mean time.Duration) time.Duration {
 }
 
 func (k *killer) sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
+	return backoff.Sleep(ctx, d) == nil
 }
 
 // kill SIGKILLs target's current process. If it is down (being

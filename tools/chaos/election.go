@@ -21,6 +21,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/wololo/wololo/deploy"
+	"github.com/wololo/wololo/services/base/backoff"
 	"github.com/wololo/wololo/services/cmdline/client"
 	"github.com/wololo/wololo/services/roles/local"
 )
@@ -789,14 +790,7 @@ func masterName(id int) string {
 
 // sleepCtx waits d unless ctx ends first (then it returns false).
 func sleepCtx(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
+	return backoff.Sleep(ctx, d) == nil
 }
 
 // percentile is the nearest-rank p-th percentile (0 < p <= 100) of ds;

@@ -16,6 +16,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
+	"github.com/wololo/wololo/services/base/backoff"
 	"github.com/wololo/wololo/services/cmdline/client"
 )
 
@@ -179,18 +180,10 @@ func (p *pacer) wait(ctx context.Context, n int) error {
 	at := p.next
 	p.next = p.next.Add(time.Duration(float64(n) / p.rate * float64(time.Second)))
 	p.mu.Unlock()
-	d := time.Until(at)
-	if d <= 0 {
-		return nil
+	if d := time.Until(at); d > 0 {
+		return backoff.Sleep(ctx, d)
 	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
+	return nil
 }
 
 // frame is one gRPC message, undecoded.

@@ -1,18 +1,22 @@
-// Package backoff is the restart backoff that Wololo's two supervisors
-// share: the masters' Supervisor (services/roles/master), which restarts the
-// processes of a deployment, and the local runner (services/roles/local), which
-// restarts its children when no master does. One process that keeps
-// failing waits First, then twice as long after every failure up to Max;
-// one that had stayed up for Stable starts again from First; LoopCount
-// failures within LoopWindow are a crash loop, which the caller reports
-// loudly and which waits Max.
+// Package backoff holds Wololo's two waiting policies: Retry, the one
+// retry loop of a call that fails for a while (retry.go), and Policy, the
+// restart backoff that Wololo's two supervisors share: the masters'
+// Supervisor (services/roles/master), which restarts the processes of a
+// deployment, and the local runner (services/roles/local), which restarts
+// its children when no master does. One process that keeps failing waits
+// First, then twice as long after every failure up to Max; one that had
+// stayed up for Stable starts again from First; LoopCount failures within
+// LoopWindow are a crash loop, which the caller reports loudly and which
+// waits Max.
 //
-// It is pure: the caller tells it when each failure happened and how long
-// the process had been up, and it answers how long to wait. No clock,
+// Policy is pure: the caller tells it when each failure happened and how
+// long the process had been up, and it answers how long to wait. No clock,
 // goroutine or I/O inside, so the callers' tests drive it with made-up
 // times. What the wait is measured from is the caller's business: the
 // runner sleeps it before the restart, the Supervisor restarts at once and
 // lets the next restart of the same process come no sooner than it.
+// Retry.Do sleeps between attempts, through a function its tests replace;
+// it touches nothing else.
 package backoff
 
 import "time"

@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
+	"github.com/wololo/wololo/services/base/backoff"
 	"github.com/wololo/wololo/services/cmdline/cli"
 	"github.com/wololo/wololo/transport"
 )
@@ -206,22 +207,22 @@ func (s *Session) call(ctx context.Context, f func(ctx context.Context) error) e
 	return f(ctx)
 }
 
+// callRetry is how a session retries a call (Attempts is the caller's).
+var callRetry = backoff.Retry{First: 200 * time.Millisecond, Max: 2 * time.Second}
+
 // retry calls f until it succeeds, fails for good, or has failed attempts
 // times in a row; a gateway unreachable for longer than Reach ends it too.
 func (s *Session) retry(ctx context.Context, attempts int, f func(ctx context.Context) error) error {
-	delay := 200 * time.Millisecond
-	for attempt := 1; ; attempt++ {
-		err := s.call(ctx, f)
-		if err == nil || errors.Is(err, ErrUnreachable) || errors.Is(err, cli.ErrUsage) || !retryable(err) || attempt == attempts || ctx.Err() != nil {
-			return err
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(delay):
-		}
-		delay = min(2*delay, 2*time.Second)
-	}
+	r := callRetry
+	r.Attempts = attempts
+	return r.Do(ctx, s.retryable, func(ctx context.Context) error { return s.call(ctx, f) })
+}
+
+// retryable says whether a call's error is worth retrying after: not a
+// gateway unreachable for longer than Reach, not a usage error, and one
+// the package's retryable takes.
+func (s *Session) retryable(err error) bool {
+	return !errors.Is(err, ErrUnreachable) && !errors.Is(err, cli.ErrUsage) && retryable(err)
 }
 
 // Get returns a job's state.
@@ -243,15 +244,19 @@ func (s *Session) Get(ctx context.Context, id string) (*wololov1.Job, error) {
 // A broken stream is opened again; a gateway unreachable for longer than
 // Reach ends it with ErrUnreachable.
 func (s *Session) Watch(ctx context.Context, id string, fn func(*wololov1.Job)) (*wololov1.Job, error) {
-	delay := 200 * time.Millisecond
-	for {
+	var final *wololov1.Job
+	// Only a stream that broke is opened again, not one that failed to open.
+	opened := false
+	err := callRetry.Do(ctx, func(err error) bool { return opened && retryable(err) }, func(ctx context.Context) error {
+		opened = false
 		if err := s.ready(ctx); err != nil {
-			return nil, err
+			return err
 		}
 		stream, err := s.Jobs.WatchJob(ctx, &wololov1.WatchJobRequest{JobId: id}, grpc.WaitForReady(true))
 		if err != nil {
-			return nil, err
+			return err
 		}
+		opened = true
 		var last *wololov1.Job
 		for {
 			r, err := stream.Recv()
@@ -263,20 +268,16 @@ func (s *Session) Watch(ctx context.Context, id string, fn func(*wololov1.Job)) 
 				continue
 			}
 			if last != nil && (last.State == wololov1.JobState_JOB_STATE_DONE || last.State == wololov1.JobState_JOB_STATE_FAILED) {
-				return last, nil
+				final = last
+				return nil
 			}
-			if retryable(err) && ctx.Err() == nil {
-				break
-			}
-			return nil, err
+			return err
 		}
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-time.After(delay):
-		}
-		delay = min(2*delay, 2*time.Second)
+	})
+	if err != nil {
+		return nil, err
 	}
+	return final, nil
 }
 
 // Fetch writes a finished job's four files into dir.

@@ -21,6 +21,7 @@ import (
 
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 	"github.com/wololo/wololo/services/base/atomicfile"
+	"github.com/wololo/wololo/services/base/backoff"
 	"github.com/wololo/wololo/services/cmdline/cli"
 	"github.com/wololo/wololo/services/dataflow/csvio"
 	"github.com/wololo/wololo/services/dataflow/schema"
@@ -368,27 +369,21 @@ func uploadWithRetry(ctx context.Context, gw *Session, id, path string, file wol
 	if attempts <= 0 {
 		attempts = 10
 	}
-	delay := 200 * time.Millisecond
-	for attempt := 1; ; attempt++ {
+	r := backoff.Retry{Attempts: attempts, First: 200 * time.Millisecond, Max: 5 * time.Second}
+	r.OnRetry = func(err error, next int, wait time.Duration) {
+		p.printf("upload of %s interrupted (%v); resuming in %s (attempt %d of %d)\n", filepath.Base(path), status.Convert(err).Message(), wait, next, attempts)
+	}
+	return r.Do(ctx, gw.retryable, func(ctx context.Context) error {
 		var progressed bool
 		err := gw.call(ctx, func(ctx context.Context) (err error) {
 			progressed, err = upload(ctx, gw.Jobs, id, path, file, p)
 			return err
 		})
 		if progressed {
-			attempt, delay = 1, 200*time.Millisecond
+			return backoff.Progressed(err)
 		}
-		if err == nil || errors.Is(err, ErrUnreachable) || errors.Is(err, cli.ErrUsage) || !retryable(err) || attempt == attempts || ctx.Err() != nil {
-			return err
-		}
-		p.printf("upload of %s interrupted (%v); resuming in %s (attempt %d of %d)\n", filepath.Base(path), status.Convert(err).Message(), delay, attempt+1, attempts)
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(delay):
-		}
-		delay = min(2*delay, 5*time.Second)
-	}
+		return err
+	})
 }
 
 // upload sends one file from the gateway's committed offset to the end.

@@ -3,8 +3,13 @@
 //
 // Builders append typed rows into packed columns; readers walk a received
 // batch row by row without allocating per row, and refuse a batch whose
-// columns disagree in length instead of panicking. This package knows the
-// row shapes only: no routing, no I/O, no query logic.
+// columns disagree in length instead of panicking. The row kinds (the
+// oneof of RowBatch) are described once, in the table of kinds.go, with
+// Builders, one builder of each, which every holder of rows in the data
+// path keeps (the stage emitter, a chain's internal streams) and which
+// counts, builds and drops rows of every kind. A new row kind is its proto
+// message, its builder and reader here, and one entry in that table. This
+// package knows the row shapes only: no routing, no I/O, no query logic.
 package batch
 
 import (
@@ -14,7 +19,6 @@ import (
 
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 	"github.com/wololo/wololo/services/dataflow/schema"
-	"github.com/wololo/wololo/transport"
 )
 
 // ErrBadBatch is returned for a batch whose columns are inconsistent.
@@ -367,10 +371,6 @@ func checkTris(b []byte, n int, name string) error {
 	}
 	return nil
 }
-
-// Rows returns the number of rows in a batch (transport.RowCount, which
-// the transport's counters use too).
-func Rows(rb *wololov1.RowBatch) int { return transport.RowCount(rb) }
 
 // EachMatch calls fn for every row of a matches batch. The Match passed to fn
 // is reused between calls.

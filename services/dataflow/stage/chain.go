@@ -101,55 +101,51 @@ type chainSpec struct {
 
 // chain is the operator of one job at a task.
 type chain struct {
-	spec     *chainSpec
-	ops      []Operator
-	emit     []*linkEmitter
-	finished []bool
-	ended    map[string]bool // streams (internal or not) that have ended
+	spec *chainSpec
+	// drive drives each link's operator: its inputs, internal or not,
+	// have one sender each, the chain.
+	drive []*Driver
+	emit  []*linkEmitter
 	// inner takes a row emitted on an internal stream: the reader's own
 	// functions when it is a RowSink, else ones that add the row to the
 	// stream's pending batch.
 	inner map[string]RowFuncs
 	// pending holds the rows emitted on each batched internal stream and
 	// not yet handed on, in the order of spec.internal.
-	pending map[string]*pendingRows
+	pending map[string]*batch.Builders
 	out     Emitter // where rows leaving the task go, for the current call
 	err     error
 }
 
-type pendingRows struct {
-	match  batch.MatchBuilder
-	player batch.PlayerBuilder
-	token  batch.TokenBuilder
-	civ    batch.CivBuilder
-}
-
 func (c *chainSpec) new() Operator {
-	ch := &chain{spec: c, ops: make([]Operator, len(c.links)), finished: make([]bool, len(c.links)),
-		ended: map[string]bool{}, inner: map[string]RowFuncs{}, pending: map[string]*pendingRows{}}
-	for i, l := range c.links {
-		ch.ops[i] = l.Spec.New()
+	ch := &chain{spec: c, inner: map[string]RowFuncs{}, pending: map[string]*batch.Builders{}}
+	for _, l := range c.links {
+		senders := map[string]int{}
+		for _, in := range l.Spec.Inputs {
+			senders[in] = 1
+		}
+		ch.drive = append(ch.drive, NewDriver(l.Spec.New(), senders))
 		ch.emit = append(ch.emit, &linkEmitter{c: ch})
 	}
 	for _, s := range c.internal {
-		if sink, ok := ch.ops[c.consumer[s]].(RowSink); ok {
+		if sink, ok := ch.drive[c.consumer[s]].op.(RowSink); ok {
 			ch.inner[s] = sink.Rows(ch.emit[c.consumer[s]])
 			continue
 		}
-		p := &pendingRows{}
+		p := &batch.Builders{}
 		ch.pending[s] = p
-		ch.inner[s] = p.funcs()
+		ch.inner[s] = pendingFuncs(p)
 	}
 	return ch
 }
 
-// funcs add rows to the pending batch.
-func (p *pendingRows) funcs() RowFuncs {
+// pendingFuncs add rows to a stream's pending batches.
+func pendingFuncs(p *batch.Builders) RowFuncs {
 	return RowFuncs{
-		Match:  func(_ string, m *batch.Match) { p.match.Add(m) },
-		Player: func(_ string, pl *batch.Player) { p.player.Add(pl) },
-		Token:  func(_ string, t []byte) { p.token.Add(t) },
-		Civ:    func(_ string, civ string, wins, count int64) { p.civ.Add(civ, wins, count) },
+		Match:  func(_ string, m *batch.Match) { p.Match.Add(m) },
+		Player: func(_ string, pl *batch.Player) { p.Player.Add(pl) },
+		Token:  func(_ string, t []byte) { p.Token.Add(t) },
+		Civ:    func(_ string, civ string, wins, count int64) { p.Civ.Add(civ, wins, count) },
 	}
 }
 
@@ -161,10 +157,23 @@ func (c *chain) Apply(stream string, rows *wololov1.RowBatch, out Emitter) error
 	if !ok {
 		return fmt.Errorf("chain: no operator reads stream %s", stream)
 	}
-	if err := c.ops[i].Apply(stream, rows, c.emit[i]); err != nil {
-		return fmt.Errorf("%s: %w", c.spec.links[i].Stage, err)
+	// Not the link's Driver.Apply: the error goes up to the task's
+	// Driver, which drops and counts the batch once.
+	err := c.drive[i].op.Apply(stream, rows, c.emit[i])
+	if err != nil {
+		err = fmt.Errorf("%s: %w", c.spec.links[i].Stage, err)
+	} else {
+		err = c.flush()
 	}
-	return c.flush()
+	if err != nil {
+		// The batch is dropped (see the package doc): so are the rows it
+		// left on the task's internal streams, as the runtime drops those
+		// it emitted.
+		for _, p := range c.pending {
+			p.Reset()
+		}
+	}
+	return err
 }
 
 // EndStream ends one of the task's inputs; operators whose inputs have all
@@ -182,8 +191,8 @@ func (c *chain) EndStream(stream string, out Emitter) error {
 func (c *chain) Finish(out Emitter) error {
 	c.out, c.err = out, nil
 	var errs []error
-	for i := range c.ops {
-		if !c.finished[i] {
+	for i, d := range c.drive {
+		if !d.Finished() {
 			errs = append(errs, c.finish(i))
 		}
 	}
@@ -191,26 +200,21 @@ func (c *chain) Finish(out Emitter) error {
 	return errors.Join(errs...)
 }
 
-// end marks a stream ended for its reader, and finishes the reader once
-// all its inputs have.
+// end ends a stream for its reader (a chained operator hears it as a
+// StreamEnder), and finishes the reader once all its inputs have ended.
 func (c *chain) end(stream string) error {
-	if c.ended[stream] {
-		return nil
-	}
-	c.ended[stream] = true
 	i, ok := c.spec.consumer[stream]
-	if !ok || c.finished[i] {
+	if !ok {
 		return nil
 	}
-	if ender, ok := c.ops[i].(StreamEnder); ok {
-		if err := ender.EndStream(stream, c.emit[i]); err != nil {
-			return fmt.Errorf("%s: %w", c.spec.links[i].Stage, err)
-		}
-		if err := c.flush(); err != nil {
-			return err
-		}
+	due, err := c.drive[i].End(stream, "", c.emit[i])
+	if err != nil {
+		return fmt.Errorf("%s: %w", c.spec.links[i].Stage, err)
 	}
-	if !c.inputsEnded(i) {
+	if err := c.flush(); err != nil {
+		return err
+	}
+	if !due {
 		return nil
 	}
 	return c.finish(i)
@@ -219,11 +223,9 @@ func (c *chain) end(stream string) error {
 // finish runs a link's Finish, hands on what it emitted and ends its
 // outputs.
 func (c *chain) finish(i int) error {
-	c.finished[i] = true
-	if err := c.ops[i].Finish(c.emit[i]); err != nil {
+	if err := c.drive[i].Finish(c.emit[i]); err != nil {
 		return fmt.Errorf("%s: %w", c.spec.links[i].Stage, err)
 	}
-	c.ops[i] = nil // its state is no longer needed
 	if err := c.flush(); err != nil {
 		return err
 	}
@@ -247,21 +249,16 @@ func (c *chain) flush() error {
 			if p == nil {
 				continue // handed on row by row
 			}
-			for _, b := range []interface {
-				Len() int
-				Build() *wololov1.RowBatch
-			}{&p.match, &p.player, &p.token, &p.civ} {
-				if b.Len() == 0 {
-					continue
-				}
-				again = true
-				i := c.spec.consumer[s]
-				if c.finished[i] {
-					return fmt.Errorf("chain: %s emitted on %s after %s finished", c.spec.links[c.spec.producer[s]].Stage, s, c.spec.links[i].Stage)
-				}
-				if err := c.ops[i].Apply(s, b.Build(), c.emit[i]); err != nil {
-					return fmt.Errorf("%s: %w", c.spec.links[i].Stage, err)
-				}
+			if p.Len() == 0 {
+				continue
+			}
+			again = true
+			i := c.spec.consumer[s]
+			if c.drive[i].Finished() {
+				return fmt.Errorf("chain: %s emitted on %s after %s finished", c.spec.links[c.spec.producer[s]].Stage, s, c.spec.links[i].Stage)
+			}
+			if err := p.BuildErr(func(rb *wololov1.RowBatch) error { return c.drive[i].op.Apply(s, rb, c.emit[i]) }); err != nil {
+				return fmt.Errorf("%s: %w", c.spec.links[i].Stage, err)
 			}
 		}
 	}
@@ -365,9 +362,11 @@ type snapChain struct{ *chain }
 // readBytes reads like any other), so that no operator's state is copied.
 func (c *snapChain) AppendSnapshot(b []byte) ([]byte, error) {
 	var ended []string
-	for s, done := range c.ended {
-		if done {
-			ended = append(ended, s)
+	for i, l := range c.spec.links {
+		for _, s := range l.Spec.Inputs {
+			if c.drive[i].Ended(s) {
+				ended = append(ended, s)
+			}
 		}
 	}
 	sort.Strings(ended)
@@ -375,9 +374,9 @@ func (c *snapChain) AppendSnapshot(b []byte) ([]byte, error) {
 	for _, s := range ended {
 		b = appendBytes(b, []byte(s))
 	}
-	for i, op := range c.ops {
-		snap, ok := op.(Snapshotter)
-		if c.finished[i] || !ok {
+	for i, d := range c.drive {
+		snap, ok := d.op.(Snapshotter)
+		if d.Finished() || !ok {
 			b = append(b, 0)
 			continue
 		}
@@ -421,9 +420,11 @@ func (c *snapChain) Restore(state []byte) error {
 		if s, state = readBytes(state); s == nil {
 			return bad
 		}
-		c.ended[string(s)] = true
+		if i, ok := c.spec.consumer[string(s)]; ok {
+			c.drive[i].Restore(string(s), "")
+		}
 	}
-	for i := range c.ops {
+	for i, d := range c.drive {
 		if len(state) == 0 {
 			return bad
 		}
@@ -431,8 +432,8 @@ func (c *snapChain) Restore(state []byte) error {
 		state = state[1:]
 		if has == 0 {
 			// Finished, or stateless: finished when all its inputs ended.
-			if c.inputsEnded(i) {
-				c.finished[i], c.ops[i] = true, nil
+			if d.AllEnded() {
+				d.finished, d.op = true, nil
 			}
 			continue
 		}
@@ -440,7 +441,7 @@ func (c *snapChain) Restore(state []byte) error {
 		if b, state = readBytes(state); b == nil {
 			return bad
 		}
-		snap, ok := c.ops[i].(Snapshotter)
+		snap, ok := d.op.(Snapshotter)
 		if !ok {
 			return fmt.Errorf("chain snapshot holds state for %s, which keeps none", c.spec.links[i].Stage)
 		}
@@ -452,16 +453,6 @@ func (c *snapChain) Restore(state []byte) error {
 		return bad
 	}
 	return nil
-}
-
-// inputsEnded reports whether every input of link i has ended.
-func (c *chain) inputsEnded(i int) bool {
-	for _, in := range c.spec.links[i].Spec.Inputs {
-		if !c.ended[in] {
-			return false
-		}
-	}
-	return true
 }
 
 func appendBytes(b, p []byte) []byte {

@@ -194,3 +194,47 @@ func TestChainRefusesWhatCannotRun(t *testing.T) {
 		})
 	}
 }
+
+// halfOp emits its tokens and then rejects the batch when it holds "bad".
+type halfOp struct{ tokenOp }
+
+func (o *halfOp) Apply(stream string, rows *wololov1.RowBatch, out Emitter) error {
+	if err := o.tokenOp.Apply(stream, rows, out); err != nil {
+		return err
+	}
+	var bad bool
+	_ = batch.EachToken(rows.GetTokens(), func(t []byte) { bad = bad || string(t) == "bad" })
+	if bad {
+		return fmt.Errorf("rejected")
+	}
+	return nil
+}
+
+// TestChainDropsARejectedBatchsInternalRows: what an operator emitted
+// inside the task for a batch it then rejected is dropped with the batch,
+// never handed on with the next one.
+func TestChainDropsARejectedBatchsInternalRows(t *testing.T) {
+	var log calls
+	spec, err := Chain([]Link{
+		{Stage: "up", Spec: Spec{Inputs: []string{"in"}, Outputs: []string{"mid"}, New: func() Operator {
+			return &halfOp{tokenOp{name: "up", outs: []string{"mid"}, log: &log}}
+		}, Stateless: true}},
+		{Stage: "down", Spec: Spec{Inputs: []string{"mid"}, Outputs: []string{"out"}, New: func() Operator {
+			return &tokenOp{name: "down", outs: []string{"out"}, log: &log}
+		}}},
+	}, []string{"mid"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	op, out := spec.New(), &recorder{}
+	if err := op.Apply("in", tokens("a", "bad"), out); err == nil {
+		t.Fatal("the rejected batch was applied")
+	}
+	if err := op.Apply("in", tokens("b"), out); err != nil {
+		t.Fatal(err)
+	}
+	want := calls{"up apply in [a bad]", "up apply in [b]", "down apply mid [b]"}
+	if !reflect.DeepEqual(log, want) {
+		t.Errorf("calls:\n got %q\nwant %q", log, want)
+	}
+}

@@ -74,6 +74,29 @@
 // task's have: a joiner learns its matches are complete when the matches
 // input ends, although the players input goes on.
 //
+// Driving an operator. Every place that runs operators drives them
+// through a Driver (driver.go): the runtime each job's, a chain each
+// chained operator, and the in-memory executor (services/roles/inmem)
+// each task's. It is the one definition of a stream's end (every sender's
+// end noted, then StreamEnder.EndStream), of when an operator finishes
+// (every input ended) and of what a rejected batch does.
+//
+// A rejected batch is dropped and counted, in a deployment and in memory
+// alike. A batch the operator rejects (its columns disagree, its rows are
+// of a kind the stream does not carry), or one that does not decode, is
+// skipped: what the operator emitted for it is discarded, the runtime
+// acknowledges it and logs it, and the count (Runtime.Dropped; the
+// in-memory run's Result.DroppedBatches) says how many. It is not retried
+// and does not fail the job. This was chosen over failing the whole job,
+// which the in-memory executor used to do, because it is the product's
+// rule for bad input everywhere else (a malformed record is skipped and
+// counted, and no input crashes a process), because a retry could only
+// fail again (the operators are deterministic, so a batch rejected once
+// is rejected on every replay too), and because failing a job on one bad
+// batch would let one corrupt message cost a client every answer.
+// Both modes doing the same is checked by inmem's
+// TestRejectedBatchDroppedInBothModes.
+//
 // Operators are pure: they read row batches and write through an Emitter.
 // The runtime owns routing (a stable hash of each row's key picks the
 // receiver instance), batching, sequence numbers and commits. It does not

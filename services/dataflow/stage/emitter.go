@@ -20,15 +20,10 @@ const MaxBatchBytes = 1 << 20
 
 // slot accumulates the rows bound for one receiver instance.
 type slot struct {
-	ch     transport.ChannelID
-	match  batch.MatchBuilder
-	player batch.PlayerBuilder
-	token  batch.TokenBuilder
-	civ    batch.CivBuilder
-	bytes  int // about what the rows since the last cut take
+	ch    transport.ChannelID
+	rows  batch.Builders
+	bytes int // about what the rows since the last cut take
 }
-
-func (s *slot) rows() int { return s.match.Len() + s.player.Len() + s.token.Len() + s.civ.Len() }
 
 // Outputs is the Emitter of one job at one instance. It routes rows to
 // receiver instances and cuts them into batches; it numbers nothing: the
@@ -84,14 +79,9 @@ func (o *Outputs) slot(stream string, key []byte) *slot {
 }
 
 func (o *Outputs) cut(s *slot) {
-	for _, b := range []interface {
-		Len() int
-		Build() *wololov1.RowBatch
-	}{&s.match, &s.player, &s.token, &s.civ} {
-		if b.Len() > 0 {
-			o.built = append(o.built, transport.Output{Channel: s.ch, Rows: b.Build()})
-		}
-	}
+	s.rows.Build(func(rb *wololov1.RowBatch) {
+		o.built = append(o.built, transport.Output{Channel: s.ch, Rows: rb})
+	})
 	s.bytes = 0
 }
 
@@ -100,7 +90,7 @@ func (o *Outputs) cut(s *slot) {
 // on its other fields).
 func (o *Outputs) full(s *slot, size int) {
 	s.bytes += size + 32
-	if s.rows() >= o.maxRows || s.bytes >= MaxBatchBytes {
+	if s.rows.Len() >= o.maxRows || s.bytes >= MaxBatchBytes {
 		o.cut(s)
 	}
 }
@@ -108,28 +98,28 @@ func (o *Outputs) full(s *slot, size int) {
 // Match emits a match row keyed by its token.
 func (o *Outputs) Match(stream string, m *batch.Match) {
 	s := o.slot(stream, m.Token)
-	s.match.Add(m)
+	s.rows.Match.Add(m)
 	o.full(s, len(m.Token)+len(m.Ladder)+len(m.Map)+len(m.Server)+m.AverageRating.TextLen())
 }
 
 // Player emits a player row keyed by its match.
 func (o *Outputs) Player(stream string, p *batch.Player) {
 	s := o.slot(stream, p.Match)
-	s.player.Add(p)
+	s.rows.Player.Add(p)
 	o.full(s, len(p.Match)+len(p.Civ)+p.Rating.TextLen())
 }
 
 // Token emits a token keyed by itself.
 func (o *Outputs) Token(stream string, token []byte) {
 	s := o.slot(stream, token)
-	s.token.Add(token)
+	s.rows.Token.Add(token)
 	o.full(s, len(token))
 }
 
 // Civ emits counters keyed by the civilization.
 func (o *Outputs) Civ(stream string, civ string, wins, count int64) {
 	s := o.slot(stream, []byte(civ))
-	s.civ.Add(civ, wins, count)
+	s.rows.Civ.Add(civ, wins, count)
 	o.full(s, len(civ))
 }
 
@@ -173,10 +163,8 @@ func (o *Outputs) Drain(eof bool) ([]transport.Output, map[string][]byte) {
 // Discard drops everything emitted since the last Drain.
 func (o *Outputs) Discard() {
 	for _, s := range o.order {
-		s.match.Build()
-		s.player.Build()
-		s.token.Build()
-		s.civ.Build()
+		s.rows.Reset()
+		s.bytes = 0
 	}
 	o.built, o.records = o.built[:0], nil
 }

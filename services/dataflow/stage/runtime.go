@@ -250,25 +250,25 @@ type delivery struct {
 }
 
 type job struct {
-	id      string
-	log     hclog.Logger
-	queue   chan delivery
-	op      Operator
-	out     *Outputs
-	rowsIn  atomic.Int64
-	bad     atomic.Int64
-	cancel  context.CancelFunc // ends the actor
-	stopped chan struct{}
-	dropped atomic.Bool
+	id     string
+	log    hclog.Logger
+	queue  chan delivery
+	drive  *Driver // the operator's (actor only)
+	out    *Outputs
+	rowsIn atomic.Int64
+	// droppedBatches is drive's count of dropped batches, for Dropped.
+	droppedBatches atomic.Int64
+	cancel         context.CancelFunc // ends the actor
+	stopped        chan struct{}
+	dropped        atomic.Bool
 
 	// logBytes is the state log's size since the last snapshot, and
 	// snapBytes that snapshot's size (actor only).
 	logBytes, snapBytes int
 
-	mu       sync.Mutex // guards inputs, open and finished for Status and Open
+	mu       sync.Mutex // guards inputs and finished for Status
 	inputs   map[transport.ChannelID]*input
-	open     int // inputs without EOF
-	finished bool
+	finished bool // the operator has finished (drive's, for Status)
 }
 
 // Open implements transport.Handler. A channel the topology does not give
@@ -463,19 +463,20 @@ func (r *Runtime) newJob(id string) (*job, error) {
 		id:      id,
 		log:     r.cfg.Log.With("job", id),
 		queue:   make(chan delivery, 2*MaxGroup),
-		op:      r.cfg.Spec.New(),
 		out:     out,
 		inputs:  map[transport.ChannelID]*input{},
 		stopped: make(chan struct{}),
 	}
+	senders := map[string]int{}
 	for _, st := range r.cfg.Topology.Inputs(r.cfg.Instance.Stage) {
+		senders[st.Name] = r.cfg.Topology.Replicas(st.From)
 		for i := 0; i < r.cfg.Topology.Replicas(st.From); i++ {
 			from := deploy.Instance{Stage: st.From, Index: i}
 			ch := transport.ChannelID{Job: id, Stream: st.Name, Sender: from.Name(), Receiver: r.self}
 			j.inputs[ch] = &input{stream: st.Name}
 		}
 	}
-	j.open = len(j.inputs)
+	j.drive = NewDriver(r.cfg.Spec.New(), senders)
 	return j, nil
 }
 
@@ -546,7 +547,10 @@ func (r *Runtime) Recover(img *transport.Image) error {
 		}
 		start := time.Now()
 		if ji.Records[recordFinished] != nil {
-			j.finished, j.op = true, nil
+			// Finished before: what it emitted is committed, and its
+			// operator is not needed.
+			j.finished = true
+			j.drive.finished, j.drive.op = true, nil
 		} else if !r.cfg.Spec.Stateless {
 			if err := r.replay(j, ji.State); err != nil {
 				// Its state is gone for good (the log is read, it does not
@@ -561,17 +565,19 @@ func (r *Runtime) Recover(img *transport.Image) error {
 			}
 		}
 		// The store is authoritative for ended inputs.
-		j.open = 0
+		open := 0
 		for ch, in := range j.inputs {
 			in.eof = ji.Records[transport.EndedRecord(ch)] != nil
-			if !in.eof {
-				j.open++
+			if in.eof {
+				j.drive.Restore(ch.Stream, ch.Sender)
+			} else {
+				open++
 			}
 		}
 		if !r.startLocked(j) {
 			return errStopping
 		}
-		j.log.Info("job recovered", "finished", j.finished, "open-inputs", j.open,
+		j.log.Info("job recovered", "finished", j.finished, "open-inputs", open,
 			"state-log-entries", len(ji.State), "replay", time.Since(start).Round(time.Millisecond))
 	}
 	return nil
@@ -603,7 +609,7 @@ func (r *Runtime) replay(j *job, log [][]byte) error {
 			if err := snap.Restore(jr.Snapshot); err != nil {
 				return fmt.Errorf("restore snapshot: %w", err)
 			}
-			j.op = op
+			j.drive.op = op
 			j.snapBytes, j.logBytes = len(jr.Snapshot), 0
 			continue
 		}
@@ -670,7 +676,7 @@ func (r *Runtime) actor(ctx context.Context, j *job) {
 		}
 		j.count(p.apply)
 		if finishing {
-			j.log.Info("job finished at this stage", "rows-in", j.rowsIn.Load(), "rows-out", j.out.RowsOut(), "unreadable-batches", j.bad.Load())
+			j.log.Info("job finished at this stage", "rows-in", j.rowsIn.Load(), "rows-out", j.out.RowsOut(), "unreadable-batches", j.drive.Dropped())
 			if r.cfg.OnFinish != nil {
 				r.cfg.OnFinish(j.id, s.Records)
 			}
@@ -749,7 +755,7 @@ func (r *Runtime) stateChange(j *job, journal *wololov1.Journal) ([]byte, bool, 
 		return nil, false, fmt.Errorf("encode journal: %w", err)
 	}
 	j.logBytes += len(b)
-	snap, ok := j.op.(Snapshotter)
+	snap, ok := j.drive.op.(Snapshotter)
 	if !ok || j.logBytes < max(SnapshotMinBytes, 2*j.snapBytes) {
 		return b, false, nil
 	}
@@ -786,74 +792,67 @@ func snapshotEntry(snap Snapshotter, last int) ([]byte, error) {
 // journalSnapshotField is the field number of Journal.snapshot.
 var journalSnapshotField = (&wololov1.Journal{}).ProtoReflect().Descriptor().Fields().ByName("snapshot").Number()
 
-// step applies one input batch (or its EOF) to the operator and reports
-// whether it finished the job, and the rows it applied. Live application
-// and replay both go through it, so a replayed operator ends in the state
-// the live one had. encoded is the batch's RowBatch as it travels; rows
-// that do not decode are dropped and counted, as rows the operator cannot
-// read are.
+// step applies one input batch (or its EOF) to the operator, through the
+// job's Driver, and reports whether it finished the job, and the rows it
+// applied. Live application and replay both go through it, so a replayed
+// operator ends in the state the live one had. encoded is the batch's
+// RowBatch as it travels. A batch that does not decode, or that the
+// operator rejects, is dropped and counted (the Driver's rule), not
+// retried forever: the job goes on without it.
 func (r *Runtime) step(j *job, ch transport.ChannelID, eof bool, encoded []byte, out Emitter) (finished bool, applied int) {
-	j.mu.Lock()
-	if j.finished {
-		j.mu.Unlock()
+	if j.drive.Finished() {
 		return false, 0
 	}
-	in := j.inputs[ch]
-	streamEnded, finishing := false, false
-	if eof && !in.eof {
-		in.eof = true
-		j.open--
-		streamEnded = j.streamEndedLocked(ch.Stream)
-		finishing = j.open == 0
-	}
-	j.mu.Unlock()
-	discardOnError := func(what string, err error) {
+	dropOnError := func(what string, err error) {
 		if o, ok := out.(*Outputs); ok {
 			o.Discard()
 		}
 		j.log.Error(what, "stream", ch.Stream, "sender", ch.Sender, "error", err)
 	}
-	if eof {
-		if ender, ok := j.op.(StreamEnder); ok && streamEnded {
-			if err := ender.EndStream(ch.Stream, out); err != nil {
-				discardOnError("operator failed at end of stream", err)
-			}
-		}
-	} else {
-		// A batch this stage cannot read is dropped and counted, not
-		// retried forever; the job goes on without it.
+	if !eof {
 		rows := &wololov1.RowBatch{}
 		if err := proto.Unmarshal(encoded, rows); err != nil {
-			j.bad.Add(1)
-			discardOnError("dropped undecodable batch", err)
-		} else if err := j.op.Apply(ch.Stream, rows, out); err != nil {
-			j.bad.Add(1)
-			discardOnError("dropped unreadable batch", err)
+			j.drive.Drop()
+			dropOnError("dropped undecodable batch", err)
+		} else if err := j.drive.Apply(ch.Stream, rows, out); err != nil {
+			dropOnError("dropped unreadable batch", err)
 		} else {
 			applied = batch.Rows(rows)
 			j.rowsIn.Add(int64(applied))
 		}
+		j.droppedBatches.Store(j.drive.Dropped())
+		return false, applied
 	}
-	if finishing {
-		if err := j.op.Finish(out); err != nil {
-			discardOnError("operator failed to finish; emitting nothing", err)
-		}
-		j.mu.Lock()
-		j.finished = true
-		j.op = nil // its state is no longer needed
-		j.mu.Unlock()
+	j.mu.Lock()
+	j.inputs[ch].eof = true
+	j.mu.Unlock()
+	due, err := j.drive.End(ch.Stream, ch.Sender, out)
+	if err != nil {
+		dropOnError("operator failed at end of stream", err)
 	}
-	return finishing, applied
+	if !due {
+		return false, 0
+	}
+	if err := j.drive.Finish(out); err != nil {
+		dropOnError("operator failed to finish; emitting nothing", err)
+	}
+	j.mu.Lock()
+	j.finished = true
+	j.mu.Unlock()
+	return true, 0
 }
 
-// streamEndedLocked reports whether every channel of a stream has ended.
-func (j *job) streamEndedLocked(stream string) bool {
-	for _, in := range j.inputs {
-		if in.stream == stream && !in.eof {
-			return false
-		}
+// Dropped is how many batches of a job this runtime dropped since it
+// started, live or in replay: batches that did not decode or that the
+// operator rejected (see Driver). False for a job it does not hold.
+func (r *Runtime) Dropped(job string) (int64, bool) {
+	r.mu.Lock()
+	j, ok := r.jobs[job]
+	r.mu.Unlock()
+	if !ok {
+		return 0, false
 	}
-	return true
+	return j.droppedBatches.Load(), true
 }
 
 // Progress describes every job the process holds, for Status: the jobs

@@ -11,7 +11,10 @@
 // batches, and the operators (chained per task by operators.SpecFor) are
 // the ones the nodes run. What it leaves out is everything that makes a
 // deployment survive a crash: it keeps nothing and recovers nothing; a
-// failure ends the run with an error.
+// failure ends the run with an error. A batch an operator rejects is not
+// a failure: each task drives its operator through a stage.Driver, as a
+// deployment's runtime does, and the batch is dropped, logged and counted
+// (Result.DroppedBatches), as a deployment drops it.
 //
 // What it adds is parallel parsing. A deployment's gateway parses an
 // upload as it arrives, in order, on one goroutine. Here the files are on

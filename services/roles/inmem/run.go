@@ -49,6 +49,9 @@ type Result struct {
 	// Reports are the inputs' reports: rows read, malformed (the first
 	// schema.MaxRejectsListed listed), missing.
 	Reports [2]schema.FileReport
+	// DroppedBatches counts the batches an operator rejected, which were
+	// dropped (stage.Driver's rule, as in a deployment), over every task.
+	DroppedBatches int64
 }
 
 // job is the job name every channel carries: one run is one job.
@@ -60,20 +63,18 @@ const inboxBatches = 64
 
 // message is a batch, or a stream's end, from one sender instance.
 type message struct {
-	stream string
-	rows   *wololov1.RowBatch
-	eof    bool
+	stream, sender string
+	rows           *wololov1.RowBatch
+	eof            bool
 }
 
 // task is one instance of a planned stage and its operator.
 type task struct {
-	inst    deploy.Instance
-	log     hclog.Logger
-	op      stage.Operator
-	out     *stage.Outputs
-	inbox   chan message
-	waiting map[string]int // input stream → ends still to come
-	open    int            // input streams not ended
+	inst  deploy.Instance
+	log   hclog.Logger
+	drive *stage.Driver // its operator's
+	out   *stage.Outputs
+	inbox chan message
 }
 
 // graph is every task of a run and where their outputs go.
@@ -86,7 +87,11 @@ type graph struct {
 }
 
 // Run runs the topology on the two files and returns the answers.
-func Run(ctx context.Context, o Options) (*Result, error) {
+func Run(ctx context.Context, o Options) (*Result, error) { return run(ctx, o, nil) }
+
+// run is Run; inject, if set, is called once the tasks run and before the
+// files are read (its tests hand tasks batches of their own there).
+func run(ctx context.Context, o Options, inject func(*graph)) (*Result, error) {
 	top := o.Topology
 	if !top.Planned() {
 		var err error
@@ -123,6 +128,9 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 			}
 		})
 	}
+	if inject != nil {
+		inject(g)
+	}
 	src := &source{g: g, top: top, opts: o}
 	reports := src.run()
 	wg.Wait()
@@ -130,6 +138,9 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		return nil, err
 	}
 	res := &Result{Files: map[string][]byte{}, Reports: reports}
+	for _, t := range g.tasks {
+		res.DroppedBatches += t.drive.Dropped()
+	}
 	for _, name := range schema.ResultFiles {
 		b, ok := g.records[schema.ResultRecord(name)]
 		if !ok {
@@ -153,26 +164,27 @@ func (g *graph) build(top deploy.Topology, o Options) error {
 			if err != nil {
 				return err
 			}
-			t := &task{inst: inst, log: o.Log.With("job", job, "stage", st.Name, "instance", inst.Name()), op: spec.New(), out: out,
-				inbox: make(chan message, inboxBatches), waiting: map[string]int{}}
+			senders := map[string]int{}
 			for _, name := range spec.Inputs {
 				s, ok := top.Stream(name)
 				if !ok {
 					return fmt.Errorf("stage %s reads stream %q, which the topology lacks", st.Name, name)
 				}
-				t.waiting[name] = top.Replicas(s.From)
+				senders[name] = top.Replicas(s.From)
 			}
-			t.open = len(t.waiting)
-			g.tasks[inst.Name()] = t
+			g.tasks[inst.Name()] = &task{inst: inst, log: o.Log.With("job", job, "stage", st.Name, "instance", inst.Name()),
+				drive: stage.NewDriver(spec.New(), senders), out: out, inbox: make(chan message, inboxBatches)}
 		}
 	}
 	return nil
 }
 
 // run applies a task's input until every input stream has ended, then
-// finishes its operator and ends its outputs.
+// finishes its operator and ends its outputs. A batch the operator
+// rejects is dropped and counted, as the stage runtime drops it (see
+// stage.Driver), not a failure of the run.
 func (g *graph) run(t *task) error {
-	if t.open == 0 {
+	if t.drive.AllEnded() {
 		return g.finish(t)
 	}
 	for {
@@ -183,24 +195,20 @@ func (g *graph) run(t *task) error {
 			return nil
 		}
 		if !m.eof {
-			if err := t.op.Apply(m.stream, m.rows, t.out); err != nil {
-				return fmt.Errorf("apply a batch of %s: %w", m.stream, err)
+			if err := t.drive.Apply(m.stream, m.rows, t.out); err != nil {
+				t.out.Discard()
+				t.log.Error("dropped unreadable batch", "stream", m.stream, "sender", m.sender, "error", err)
 			}
 			if err := g.flush(t.out, false); err != nil {
 				return err
 			}
 			continue
 		}
-		if t.waiting[m.stream]--; t.waiting[m.stream] > 0 {
-			continue
+		due, err := t.drive.End(m.stream, m.sender, t.out)
+		if err != nil {
+			return fmt.Errorf("end of %s: %w", m.stream, err)
 		}
-		t.open--
-		if ender, ok := t.op.(stage.StreamEnder); ok {
-			if err := ender.EndStream(m.stream, t.out); err != nil {
-				return fmt.Errorf("end of %s: %w", m.stream, err)
-			}
-		}
-		if t.open == 0 {
+		if due {
 			return g.finish(t)
 		}
 		if err := g.flush(t.out, false); err != nil {
@@ -210,10 +218,10 @@ func (g *graph) run(t *task) error {
 }
 
 func (g *graph) finish(t *task) error {
-	if err := t.op.Finish(t.out); err != nil {
+	if err := t.drive.Finish(t.out); err != nil {
 		return fmt.Errorf("finish: %w", err)
 	}
-	t.log.Debug("finished", "rows-out", t.out.RowsOut())
+	t.log.Debug("finished", "rows-out", t.out.RowsOut(), "dropped-batches", t.drive.Dropped())
 	return g.flush(t.out, true)
 }
 
@@ -239,7 +247,7 @@ func (g *graph) send(batches []transport.Output) error {
 			return fmt.Errorf("stream %s goes to %s, which is no task", b.Channel.Stream, b.Channel.Receiver)
 		}
 		select {
-		case t.inbox <- message{stream: b.Channel.Stream, rows: b.Rows, eof: b.EOF}:
+		case t.inbox <- message{stream: b.Channel.Stream, sender: b.Channel.Sender, rows: b.Rows, eof: b.EOF}:
 		case <-g.ctx.Done():
 			return errStopped
 		}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"slices"
 	"time"
 
@@ -14,6 +13,7 @@ import (
 
 	"github.com/wololo/wololo/deploy"
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
+	"github.com/wololo/wololo/services/base/backoff"
 	"github.com/wololo/wololo/services/dataflow/stage"
 	"github.com/wololo/wololo/transport"
 )
@@ -40,30 +40,29 @@ func neighbours(top deploy.Topology, self deploy.Instance) []deploy.Instance {
 	return out
 }
 
+// neighbourRetry is how a node retries a call to another process: with
+// no bound but its context, each call given callTimeout.
+var neighbourRetry = backoff.Retry{First: 100 * time.Millisecond, Max: 2 * time.Second, Jitter: 0.5}
+
+// callTimeout bounds one call of retry's.
+const callTimeout = 5 * time.Second
+
 // retry calls f until it succeeds, ctx ends, or it returns a permanent
 // error (a gRPC status other than Unavailable, DeadlineExceeded or
 // Canceled is permanent).
 func retry(ctx context.Context, f func(ctx context.Context) error) error {
-	delay := 100 * time.Millisecond
-	for {
-		callCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		err := f(callCtx)
-		cancel()
-		if err == nil {
-			return nil
-		}
+	transient := func(err error) bool {
 		switch status.Code(err) {
 		case codes.Unavailable, codes.DeadlineExceeded, codes.Canceled:
-		default:
-			return err
+			return true
 		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(delay + time.Duration(rand.Int64N(int64(delay)/2+1))):
-		}
-		delay = min(2*delay, 2*time.Second)
+		return false
 	}
+	return neighbourRetry.Do(ctx, transient, func(ctx context.Context) error {
+		callCtx, cancel := context.WithTimeout(ctx, callTimeout)
+		defer cancel()
+		return f(callCtx)
+	})
 }
 
 // announce tells every neighbour of self that this incarnation exists, so

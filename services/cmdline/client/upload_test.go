@@ -1,0 +1,117 @@
+package client
+
+import (
+	"bytes"
+	"context"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
+)
+
+// scriptedUploads is a gateway whose uploads follow a script, one step
+// per Upload call (the last step repeats).
+type scriptedUploads struct {
+	wololov1.UnimplementedJobServiceServer
+	size  int64
+	steps []string // "break": fail at once; "progress": commit some bytes, then fail; "done": the file is in
+
+	mu    sync.Mutex
+	calls int
+}
+
+func (s *scriptedUploads) Upload(stream wololov1.JobService_UploadServer) error {
+	s.mu.Lock()
+	step := s.steps[min(s.calls, len(s.steps)-1)]
+	s.calls++
+	s.mu.Unlock()
+	if _, err := stream.Recv(); err != nil { // the start frame
+		return err
+	}
+	switch step {
+	case "progress":
+		if err := stream.Send(&wololov1.UploadResponse{}); err != nil {
+			return err
+		}
+		if _, err := stream.Recv(); err != nil { // some data
+			return err
+		}
+		if err := stream.Send(&wololov1.UploadResponse{Offset: 4}); err != nil {
+			return err
+		}
+		return status.Error(codes.Unavailable, "connection reset")
+	case "done":
+		return stream.Send(&wololov1.UploadResponse{Offset: s.size, Done: true})
+	}
+	return status.Error(codes.Unavailable, "gateway restarting")
+}
+
+// TestUploadRetries: an upload broken off is resumed after the policy's
+// waits, with a line on stderr for each break; a break after progress
+// counts the attempts from the start again; attempts breaks in a row
+// without progress end it with the last error.
+func TestUploadRetries(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "matches.csv")
+	if err := os.WriteFile(path, []byte("token\nabc\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name  string
+		steps []string
+		fails bool
+		lines []string
+	}{
+		{name: "resumes", steps: []string{"break", "progress", "break", "done"}, lines: []string{
+			"upload of matches.csv interrupted (gateway restarting); resuming in 200ms (attempt 2 of 3)",
+			"upload of matches.csv interrupted (connection reset); resuming in 200ms (attempt 2 of 3)",
+			"upload of matches.csv interrupted (gateway restarting); resuming in 400ms (attempt 3 of 3)",
+		}},
+		{name: "gives up", steps: []string{"break"}, fails: true, lines: []string{
+			"upload of matches.csv interrupted (gateway restarting); resuming in 200ms (attempt 2 of 3)",
+			"upload of matches.csv interrupted (gateway restarting); resuming in 400ms (attempt 3 of 3)",
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			l, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			gw := &scriptedUploads{size: 10, steps: c.steps}
+			srv := grpc.NewServer()
+			wololov1.RegisterJobServiceServer(srv, gw)
+			go srv.Serve(l)
+			defer srv.Stop()
+			s, err := Open(l.Addr().String(), nil, 10*time.Second)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			var stderr bytes.Buffer
+			err = uploadWithRetry(ctx, s, "job", path, wololov1.InputFile_INPUT_FILE_MATCHES, 3, newProgress(&stderr, false))
+			if (err != nil) != c.fails || (c.fails && status.Code(err) != codes.Unavailable) {
+				t.Errorf("uploadWithRetry = %v; want failure %v", err, c.fails)
+			}
+			var got []string
+			for _, line := range strings.Split(stderr.String(), "\n") {
+				if strings.HasPrefix(line, "upload of ") {
+					got = append(got, line)
+				}
+			}
+			if strings.Join(got, "\n") != strings.Join(c.lines, "\n") {
+				t.Errorf("stderr said\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(c.lines, "\n"))
+			}
+		})
+	}
+}
