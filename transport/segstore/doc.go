@@ -189,48 +189,21 @@
 //
 // # Measured
 //
-// On the 2-vCPU VM of the Pebble store's figures (virtio disk, ext4),
-// shared with other work; both stores on the same harness
-// (storetest.BenchCommits, storetest.BenchJob), alternated, three runs
-// each (the job: two) at a quiet moment; at busy ones rates fell by up to
-// 3x for both:
+// Both stores run the same harness (storetest.Benchmarks: small synced
+// commits from one goroutine and from eight, unsynced ones, 1 MiB commits
+// from one and from four, a Load of 10k entries, and a whole job's worth
+// of 1 MiB batches each trimmed a few commits later), so `make bench`
+// measures them side by side in one run; the figures are in BENCHMARKS.md
+// (Micro-benchmarks). What they showed when this store replaced Pebble
+// on the job path: small synced commits as fast as Pebble's (both are
+// bound by fdatasync); 1 MiB commits at several times Pebble's rate and a
+// fraction of its CPU and memory (no memtable, flush or compaction: what
+// is left on top of the write is the rows' encoding and one CRC pass);
+// less disk at the peak of a job, and almost none once it has been idle.
 //
-//	go test -run='^$' -bench=Store/Commit -benchtime=300x ./transport/segstore/ ./transport/durable/
-//	WOLOLO_BENCH_JOB_MIB=290 go test -run='^$' -bench=Store/Job -benchtime=1x ./transport/segstore/ ./transport/durable/
-//
-//	                                      segstore               Pebble
-//	CommitSmall   1 KiB, 1 goroutine      4.4-4.7k commits/s     4.4-4.5k commits/s
-//	              CPU per commit          106-108 us             103-110 us
-//	CommitSmall8  the same, 8 goroutines  14.0-17.4k commits/s   16.9-18.1k commits/s
-//	              CPU per commit          31-34 us               35-37 us
-//	              syncs per commit        0.23-0.24              0.25
-//	CommitSmallNoSync (no fdatasync)      179-183k commits/s     166-173k commits/s
-//	CommitLarge   1 MiB, 1 goroutine      813-839 commits/s      335-352 commits/s
-//	              CPU per commit          0.69-0.73 ms           4.2 ms
-//	              bytes to disk / payload 0.98                   1.16-1.17 (compactions come later)
-//	              peak RSS                17-18 MB               144-150 MB
-//	CommitLarge4  1 MiB, 4 goroutines     1005-1095 commits/s    365-374 commits/s
-//	              CPU per commit          0.63-0.68 ms           3.9-4.3 ms
-//	Load10k       10k entries of 1 KiB    17.7-18.8 ms           22.7-23.7 ms
-//	Job           290 MiB in 1 MiB batches, each trimmed 4 commits later:
-//	              CPU (whole process)     0.25 s                 0.70-0.74 s
-//	              bytes to disk / input   0.98                   1.00
-//	              peak disk / input       0.23                   0.49
-//	              disk after the job      29.7 MiB               141.3-141.4 MiB
-//	              after 3 s idle          4 KiB                  141.8 MiB
-//	              reopened                4 KiB                  16 KiB
-//	              fresh store, idle       4 KiB                  8 KiB
-//
-// So 290 MiB of 1 MiB commits cost 0.2-0.25 CPU-s here against Pebble's
-// 1.2 (its memtable, flush and compactions); 290 plain 1 MiB writes, each
-// followed by fdatasync, took 0.12-0.34 CPU-s on the same VM the same
-// minute. What is left on top of the write is the rows' encoding and one
-// CRC pass.
-//
-// Appending to a file makes
-// fdatasync commit the file's new size too: on this VM an appended 1 KiB
-// write and fdatasync run at 4.0-4.7k/s where overwriting preallocated
-// blocks runs at 5.8-7.2k/s. Pebble recycles preallocated WAL files for
-// that reason; this store does not preallocate, by design, and its small
-// synced commits still ran as fast as Pebble's in these runs.
+// Appending to a file makes fdatasync commit the file's new size too,
+// which costs a little against overwriting preallocated blocks; Pebble
+// recycles preallocated WAL files for that reason. This store does not
+// preallocate, by design, and its small synced commits still run as fast
+// as Pebble's.
 package segstore
