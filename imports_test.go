@@ -431,8 +431,8 @@ func TestImportRulesCatchBadImports(t *testing.T) {
 			"services/base/atomicfile": {"proto/wololo/v1": false},
 		}, []string{"services/base/atomicfile imports proto/wololo/v1", "services/base/datagen imports services/dataflow/schema"}},
 		{"the client imports the server setup", "floor-cmdline", importGraph{
-			"services/cmdline/client": {"services/roles/rpcserver": false, "services/dataflow/csvio": false, "transport/pki": false},
-		}, []string{"services/cmdline/client imports services/roles/rpcserver"}},
+			"services/cmdline/client": {"services/wire/rpc": false, "services/dataflow/csvio": false, "transport/pki": false},
+		}, []string{"services/cmdline/client imports services/wire/rpc"}},
 		{"ops imports a role and the dataflow", "floor-ops", importGraph{
 			"services/ops/top":         {"services/cmdline/client": false, "services/roles/gateway": false},
 			"services/ops/clusterview": {"services/dataflow/operators": false, "services/ops/metrics": false},

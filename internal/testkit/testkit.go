@@ -1,7 +1,9 @@
 // Package testkit is the one home of the helpers this module's tests
 // share: waiting until a condition holds, a logger that writes to the
-// test, a log output safe for concurrent writers, and the wololo binary
-// built as `make build` builds it, once per test binary.
+// test, a log output safe for concurrent writers, the wololo binary
+// built as `make build` builds it, once per test binary, the data a test
+// binary makes once (Shared), and an in-memory network for gRPC servers
+// and clients (BufNet, BufListener).
 //
 // It exists so that each helper is written, and fixed, once: before it,
 // every package kept its own copy, and the copies had drifted (a build

@@ -12,9 +12,10 @@ import (
 	"errors"
 	"fmt"
 
+	"google.golang.org/protobuf/proto"
+
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 	"github.com/wololo/wololo/services/dataflow/schema"
-	"github.com/wololo/wololo/transport"
 )
 
 // ErrBadBatch is returned for a batch whose columns are inconsistent.
@@ -368,9 +369,32 @@ func checkTris(b []byte, n int, name string) error {
 	return nil
 }
 
-// Rows returns the number of rows in a batch (transport.RowCount, which
-// the transport's counters use too).
-func Rows(rb *wololov1.RowBatch) int { return transport.RowCount(rb) }
+// Rows returns the number of rows in a batch: the length of the column
+// every row kind has.
+func Rows(rb *wololov1.RowBatch) int {
+	switch r := rb.GetRows().(type) {
+	case *wololov1.RowBatch_Matches:
+		return len(r.Matches.GetToken().GetEnds())
+	case *wololov1.RowBatch_Players:
+		return len(r.Players.GetMatch().GetEnds())
+	case *wololov1.RowBatch_Tokens:
+		return len(r.Tokens.GetToken().GetEnds())
+	case *wololov1.RowBatch_Civs:
+		return len(r.Civs.GetCiv())
+	}
+	return 0
+}
+
+// Encode returns rb's proto encoding, sized once and allocated to fit, and
+// its rows. It is the one time a batch is encoded: the store, the sender
+// and the receiver's journal keep these bytes, never encoding them again.
+func Encode(rb *wololov1.RowBatch) ([]byte, int, error) {
+	b, err := proto.Marshal(rb)
+	if err != nil {
+		return nil, 0, fmt.Errorf("encode a batch of %d rows: %w", Rows(rb), err)
+	}
+	return b, Rows(rb), nil
+}
 
 // EachMatch calls fn for every row of a matches batch. The Match passed to fn
 // is reused between calls.

@@ -37,7 +37,7 @@ func fileOf(f wololov1.InputFile) (schema.File, error) {
 // stream breaks resumes from the last acknowledged offset.
 func (g *Gateway) upload(stream uploadStream) (err error) {
 	// A first frame that does not come within --first-frame-timeout ends
-	// the stream with DeadlineExceeded (services/roles/rpcserver); no upload
+	// the stream with DeadlineExceeded (services/wire/rpc); no upload
 	// slot is taken before it.
 	first, err := stream.Recv()
 	if err != nil {
@@ -368,7 +368,10 @@ func (p *commitPipe) commit(ctx context.Context, in *Ingest, out *stage.Outputs,
 	s := pendingStep{offset: in.Offset(), report: cloneReport(in.Report), done: done}
 	var emit []transport.Output
 	if p.failure == "" {
-		emit, _ = out.Drain(done)
+		built, _ := out.Drain(done)
+		if emit, err = stage.Encode(built); err != nil {
+			return err
+		}
 	} else {
 		// A failed job's rows are not sent on: its answers would be
 		// ignored. The failure is in the commit that ends the file, so a

@@ -1,4 +1,4 @@
-package rpcserver
+package rpc
 
 import (
 	"context"
@@ -16,7 +16,6 @@ import (
 	"google.golang.org/grpc/status"
 
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
-	"github.com/wololo/wololo/transport"
 )
 
 // panicky is a Status and a JobService whose handlers panic.
@@ -134,7 +133,7 @@ func (fine) GetJob(context.Context, *wololov1.GetJobRequest) (*wololov1.GetJobRe
 }
 
 // TestRecoveringServer: a server started Recovering answers health
-// NOT_SERVING with transport.RecoveringService SERVING, serves Status, and refuses
+// NOT_SERVING with RecoveringService SERVING, serves Status, and refuses
 // the process's own services with Unavailable saying it recovers; after
 // Recovered it serves everything and says so; stopping, it says neither.
 func TestRecoveringServer(t *testing.T) {
@@ -152,7 +151,7 @@ func TestRecoveringServer(t *testing.T) {
 	jobs := wololov1.NewJobServiceClient(conn)
 
 	check("recovering", "", healthpb.HealthCheckResponse_NOT_SERVING)
-	check("recovering", transport.RecoveringService, healthpb.HealthCheckResponse_SERVING)
+	check("recovering", RecoveringService, healthpb.HealthCheckResponse_SERVING)
 	if r, err := wololov1.NewStatusClient(conn).Get(call, &wololov1.GetRequest{}); err != nil || r.Instance != "x-0" {
 		t.Fatalf("recovering: Status = %v, %v; want an answer", r, err)
 	}
@@ -163,7 +162,7 @@ func TestRecoveringServer(t *testing.T) {
 
 	s.Recovered()
 	check("recovered", "", healthpb.HealthCheckResponse_SERVING)
-	check("recovered", transport.RecoveringService, healthpb.HealthCheckResponse_NOT_SERVING)
+	check("recovered", RecoveringService, healthpb.HealthCheckResponse_NOT_SERVING)
 	if _, err := jobs.GetJob(call, &wololov1.GetJobRequest{}); err != nil {
 		t.Fatalf("recovered: GetJob = %v", err)
 	}
@@ -172,7 +171,7 @@ func TestRecoveringServer(t *testing.T) {
 	s.health.Shutdown()
 	s.Recovered()
 	check("stopping", "", healthpb.HealthCheckResponse_NOT_SERVING)
-	check("stopping", transport.RecoveringService, healthpb.HealthCheckResponse_NOT_SERVING)
+	check("stopping", RecoveringService, healthpb.HealthCheckResponse_NOT_SERVING)
 	cancel()
 	if err := <-served; err != nil {
 		t.Fatalf("Serve = %v", err)
