@@ -10,7 +10,7 @@
 // process (Cluster); the standalone roles run exactly one.
 //
 // Recovery happens in Serve, not in New: the servers start first, in
-// rpcserver's recovering mode (health NOT_SERVING with "wololo.recovering"
+// rpc's recovering mode (health NOT_SERVING with "wololo.recovering"
 // SERVING, Status answering with recovering set, every other call
 // Unavailable), then the node loads its store and replays its operators'
 // state logs, and only then serves, announces itself and resends. So a

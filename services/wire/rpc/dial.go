@@ -25,10 +25,9 @@ const (
 
 // RecoveringService is the gRPC health service name that a process still
 // recovering its state reports SERVING while its overall health ("") is
-// NOT_SERVING (services/wire/rpc serves it), so that a caller can
-// tell a process that is loading from one that is down. It is here, with
-// the dialing, because callers on every floor check it (the client, the
-// masters, the node); the server setup that reports it is a role.
+// NOT_SERVING (Options.Recovering), so that a caller can tell a process
+// that is loading from one that is down: the client, the masters and the
+// node check it.
 const RecoveringService = "wololo.recovering"
 
 // Resolver maps an instance name to a dialable address.

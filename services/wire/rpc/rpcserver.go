@@ -1,9 +1,21 @@
-// Package rpcserver builds the gRPC servers every long-running Wololo
-// process serves on (the graph's nodes and the masters), so that what all
-// of them share is set in one place: TLS and who may call what, keepalive
-// and message limits, the interceptors (a panicking handler becomes
-// codes.Internal and a log line, not a dead process), the health service,
-// server reflection and the Status service.
+// Package rpc is how Wololo speaks gRPC: the servers every long-running
+// process serves on (the graph's nodes and the masters) and the client
+// connections every process and command dials, so that what all of them
+// share is set in one place. On the server side: TLS and who may call what,
+// keepalive and message limits, the interceptors (a panicking handler
+// becomes codes.Internal and a log line, not a dead process), the health
+// service, server reflection and the Status service. On the client side
+// (dial.go): NewClient and DialOptions (TLS or plain, keepalive, a short
+// reconnect backoff, a host name looked up again on every reconnect), the
+// TLS credentials both sides use (one system call per write: coalesce.go),
+// and Pool, one connection per instance and address, which the channel
+// protocol's Sender dials through (transport.Conns).
+//
+// It may import services/base, services/wire (pki, for identities) and
+// proto, and nothing of what travels over it: not transport, whose Sender
+// and Server it serves through their small interfaces (Pool is a
+// transport.Conns, PeerInstance a transport.Identify), not the roles whose
+// services it hosts.
 //
 // A server serves one of two planes:
 //
@@ -211,7 +223,7 @@ type Server struct {
 // SERVING, unless o.Recovering.
 func New(o Options) (*Server, error) {
 	if o.Status == nil && o.Plane == Internal {
-		return nil, fmt.Errorf("rpcserver: Options.Status is required on the internal plane")
+		return nil, fmt.Errorf("rpc: Options.Status is required on the internal plane")
 	}
 	if o.Log == nil {
 		o.Log = hclog.NewNullLogger()
