@@ -3,18 +3,17 @@ package rpc
 import (
 	"context"
 	"errors"
-	"net"
 	"strings"
 	"testing"
 	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	rpb "google.golang.org/grpc/reflection/grpc_reflection_v1"
 	"google.golang.org/grpc/status"
 
+	"github.com/wololo/wololo/internal/testkit"
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 )
 
@@ -32,9 +31,10 @@ func (panicky) WatchJob(*wololov1.WatchJobRequest, wololov1.JobService_WatchJobS
 	panic(errors.New("stream exploded"))
 }
 
-// startServer serves a new server with jobs as its JobService on a
-// loopback port until cancel, Serve's result then on served, and returns
-// a client connection to it (closed with the test).
+// startServer serves a new server (plain, without credentials) with jobs
+// as its JobService on an in-memory listener until cancel, Serve's result
+// then on served, and returns a client connection to it (closed with the
+// test).
 func startServer(t *testing.T, o Options, jobs wololov1.JobServiceServer) (s *Server, conn *grpc.ClientConn, cancel context.CancelFunc, served <-chan error) {
 	t.Helper()
 	s, err := New(o)
@@ -42,19 +42,12 @@ func startServer(t *testing.T, o Options, jobs wololov1.JobServiceServer) (s *Se
 		t.Fatal(err)
 	}
 	wololov1.RegisterJobServiceServer(s.GRPC(), jobs)
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	l, dial := testkit.BufListener(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	done := make(chan error, 1)
 	go func() { done <- s.Serve(ctx, l) }()
-	if conn, err = grpc.NewClient(l.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials())); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close() })
-	return s, conn, cancel, done
+	return s, dial(), cancel, done
 }
 
 func TestServer(t *testing.T) {
