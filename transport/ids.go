@@ -42,10 +42,10 @@ var (
 // created for the job.
 //
 // It takes exactly the names the gateway's job ids may be (jobid.Valid;
-// the gateway's tests pin that the two agree), so that moving the job id
-// format out of this package changed what no receiver takes or refuses:
-// a receiver takes streams only of jobs the gateway introduced, and the
-// gateway introduces only ids it checked.
+// the gateway's tests pin that the two agree), so no receiver takes or
+// refuses a name it did not when the job id format lived here; and a
+// receiver takes streams only of jobs the gateway introduced, which it
+// does only under ids it made or checked.
 func ValidJob(job string) bool {
 	if len(job) == 0 || len(job) > MaxJobLen {
 		return false
