@@ -61,10 +61,19 @@ var importRules = []importRule{
 	},
 	{
 		name:  "transport",
-		rule:  "transport/... imports only proto/... and transport/... of this module",
+		rule:  "transport/... (the channel protocol) imports only proto/..., transport/... and the generic leaves of internal/ of this module: not the PKI, not the gRPC setup, nothing that knows rows",
 		from:  func(p string) bool { return under(p, "transport") },
-		allow: func(d string) bool { return under(d, "proto") || under(d, "transport") },
-		// The tests share waits and loggers with the rest of the module.
+		allow: func(d string) bool { return under(d, "proto") || under(d, "transport") || internalLeaf(d) },
+		// The tests share waits, loggers and the in-memory network with
+		// the rest of the module.
+		testsMay: testHelpers,
+	},
+	{
+		name:  "internal-leaves",
+		rule:  "internal/... but testkit (generic leaves anyone may use) imports nothing of this module",
+		from:  internalLeaf,
+		allow: func(string) bool { return false },
+		// Their tests may use the shared test helpers.
 		testsMay: testHelpers,
 	},
 	{
@@ -94,11 +103,21 @@ var importRules = []importRule{
 		testsMay: testHelpers,
 	},
 	{
+		name: "floor-wire",
+		rule: "services/wire/... (how Wololo speaks gRPC and who is who) imports only services/base, services/wire and proto of this module: not transport, which it serves without knowing",
+		from: func(p string) bool { return under(p, "services/wire") },
+		allow: func(d string) bool {
+			return under(d, "services/base") || under(d, "services/wire") || under(d, "proto")
+		},
+		// Its tests serve and dial in memory, as the rest of the module's.
+		testsMay: testHelpers,
+	},
+	{
 		name: "floor-dataflow",
-		rule: "services/dataflow/... imports only services/base, services/dataflow, proto, deploy and transport of this module",
+		rule: "services/dataflow/... imports only services/base, services/wire, services/dataflow, proto, deploy, transport and internal/ of this module",
 		from: func(p string) bool { return under(p, "services/dataflow") && p != "services/dataflow/reference" },
 		allow: func(d string) bool {
-			return under(d, "services/base") || under(d, "services/dataflow") || below(d)
+			return under(d, "services/base") || under(d, "services/wire") || under(d, "services/dataflow") || below(d)
 		},
 		testsMay: testHelpers,
 	},
@@ -110,19 +129,19 @@ var importRules = []importRule{
 	},
 	{
 		name: "floor-cmdline",
-		rule: "services/cmdline/... imports only services/base, services/dataflow, services/cmdline, proto, deploy and transport of this module: never ops or roles",
+		rule: "services/cmdline/... imports only services/base, services/wire, services/dataflow, services/cmdline, proto, deploy, transport and internal/ of this module: never ops or roles",
 		from: func(p string) bool { return under(p, "services/cmdline") },
 		allow: func(d string) bool {
-			return under(d, "services/base") || under(d, "services/dataflow") || under(d, "services/cmdline") || below(d)
+			return under(d, "services/base") || under(d, "services/wire") || under(d, "services/dataflow") || under(d, "services/cmdline") || below(d)
 		},
 		testsMay: testHelpers,
 	},
 	{
 		name: "floor-ops",
-		rule: "services/ops/... imports only services/base, services/cmdline, services/ops, proto, deploy and transport of this module: never dataflow or roles",
+		rule: "services/ops/... imports only services/base, services/wire, services/cmdline, services/ops, proto, deploy, transport and internal/ of this module: never dataflow or roles",
 		from: func(p string) bool { return under(p, "services/ops") },
 		allow: func(d string) bool {
-			return under(d, "services/base") || under(d, "services/cmdline") || under(d, "services/ops") || below(d)
+			return under(d, "services/base") || under(d, "services/wire") || under(d, "services/cmdline") || under(d, "services/ops") || below(d)
 		},
 		testsMay: testHelpers,
 	},
@@ -164,14 +183,19 @@ var importRules = []importRule{
 
 // floors are the folders services/ is grouped into (services/README.md),
 // lowest first; every package of services/ is in one of them.
-var floors = []string{"services/base", "services/dataflow", "services/cmdline", "services/ops", "services/roles", "services/e2e"}
+var floors = []string{"services/base", "services/wire", "services/dataflow", "services/cmdline", "services/ops", "services/roles", "services/e2e"}
 
 // below reports whether dep is one of the module's packages outside
-// services/ that every floor above the leaves may import: the API, the
-// deployment description and the channel protocol.
+// services/ that every floor above base and wire may import: the API, the
+// deployment description, the channel protocol and the generic leaves.
 func below(dep string) bool {
-	return under(dep, "proto") || dep == "deploy" || under(dep, "transport")
+	return under(dep, "proto") || dep == "deploy" || under(dep, "transport") || internalLeaf(dep)
 }
+
+// internalLeaf reports whether dep is one of the generic leaves under
+// internal/ (internal/lifetime): everything there but the test helpers,
+// which only tests may import.
+func internalLeaf(dep string) bool { return under(dep, "internal") && dep != "internal/testkit" }
 
 // floorOf returns the floor pkg is on, or "" when it is on none.
 func floorOf(pkg string) string {
@@ -458,9 +482,29 @@ func TestImportRulesCatchBadImports(t *testing.T) {
 			"services/base/datagen":    {"services/base/atomicfile": false, "services/dataflow/schema": false},
 			"services/base/atomicfile": {"proto/wololo/v1": false},
 		}, []string{"services/base/atomicfile imports proto/wololo/v1", "services/base/datagen imports services/dataflow/schema"}},
-		{"the client imports the server setup", "floor-cmdline", importGraph{
-			"services/cmdline/client": {"services/roles/rpcserver": false, "services/dataflow/csvio": false, "transport/pki": false},
-		}, []string{"services/cmdline/client imports services/roles/rpcserver"}},
+		{"the client imports a role", "floor-cmdline", importGraph{
+			"services/cmdline/client": {"services/roles/gateway": false, "services/dataflow/csvio": false, "services/wire/rpc": false, "internal/lifetime": false},
+		}, []string{"services/cmdline/client imports services/roles/gateway"}},
+		{"wire clean", "floor-wire", importGraph{
+			"services/wire/rpc": {"services/wire/pki": false, "proto/wololo/v1": false, "internal/testkit": true},
+			"services/wire/pki": {"services/base/atomicfile": false},
+		}, nil},
+		{"wire imports the channel protocol and a floor above", "floor-wire", importGraph{
+			"services/wire/rpc": {"services/wire/pki": false, "transport": false, "services/ops/metrics": true},
+			"services/wire/pki": {"deploy": false},
+		}, []string{
+			"services/wire/pki imports deploy",
+			"services/wire/rpc imports services/ops/metrics (in its tests)",
+			"services/wire/rpc imports transport",
+		}},
+		{"the channel protocol imports the PKI and the gRPC setup", "transport", importGraph{
+			"transport":         {"services/wire/pki": false, "internal/lifetime": false},
+			"transport/durable": {"services/wire/rpc": true},
+		}, []string{"transport imports services/wire/pki", "transport/durable imports services/wire/rpc (in its tests)"}},
+		{"a generic leaf imports the module", "internal-leaves", importGraph{
+			"internal/lifetime": {"transport": false, "internal/testkit": true},
+			"internal/testkit":  {"services/cmdline/version": false},
+		}, []string{"internal/lifetime imports transport"}},
 		{"ops imports a role and the dataflow", "floor-ops", importGraph{
 			"services/ops/top":         {"services/cmdline/client": false, "services/roles/gateway": false},
 			"services/ops/clusterview": {"services/dataflow/operators": false, "services/ops/metrics": false},

@@ -3,8 +3,6 @@ package transport
 import (
 	"errors"
 	"fmt"
-
-	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 )
 
 // Errors of the channel protocol.
@@ -65,12 +63,14 @@ type Entry struct {
 	Channel ChannelID
 	Seq     uint64
 	EOF     bool
-	// Rows is the proto encoding of the batch's RowBatch, nil for an EOF
-	// without rows. The Committer encodes it once; the store writes these
-	// bytes and the Sender sends them, so a batch is never encoded again.
+	// Rows are the batch's rows as their producer encoded them (opaque
+	// here), nil for an EOF without rows. The producer encodes them once;
+	// the store writes these bytes and the Sender sends them, so a batch
+	// is never encoded again.
 	Rows []byte
-	// Count is the rows in the batch, for the counters of Status and the
-	// metrics; 0 in entries loaded from a store.
+	// Count is the rows in the batch, as its producer counted them, for
+	// the counters of Status and the metrics; 0 in entries loaded from a
+	// store.
 	Count int
 }
 
@@ -98,20 +98,4 @@ func Check(watermark, seq uint64, ended bool) Verdict {
 	default:
 		return Gap
 	}
-}
-
-// RowCount returns the number of rows in a batch: the length of the column
-// every row kind has.
-func RowCount(rb *wololov1.RowBatch) int {
-	switch r := rb.GetRows().(type) {
-	case *wololov1.RowBatch_Matches:
-		return len(r.Matches.GetToken().GetEnds())
-	case *wololov1.RowBatch_Players:
-		return len(r.Players.GetMatch().GetEnds())
-	case *wololov1.RowBatch_Tokens:
-		return len(r.Tokens.GetToken().GetEnds())
-	case *wololov1.RowBatch_Civs:
-		return len(r.Civs.GetCiv())
-	}
-	return 0
 }

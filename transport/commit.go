@@ -5,9 +5,6 @@ import (
 	"maps"
 	"slices"
 	"sync"
-
-	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
-	"google.golang.org/protobuf/proto"
 )
 
 // Output is one batch an application step emits on a channel, before it has
@@ -15,7 +12,14 @@ import (
 type Output struct {
 	Channel ChannelID
 	EOF     bool
-	Rows    *wololov1.RowBatch
+	// Rows are the batch's rows, encoded by the producer (the stage
+	// emitter, the gateway's ingest) once, sized to fit; nil for an EOF
+	// without rows. From here on (the store, the Sender, the receiver's
+	// journal) they are these bytes, never encoded again.
+	Rows []byte
+	// Count is the rows Rows holds, for the counters of Status and the
+	// metrics.
+	Count int
 }
 
 // Step is one application step as its caller describes it: the input
@@ -91,25 +95,22 @@ func (c *Committer) Commit(s *Step) ([]Entry, error) {
 	if len(s.Outputs) > 0 {
 		panic("transport: Step.Outputs is filled by the Committer; emit through Step.Emit")
 	}
-	entries, err := encodeOutputs(s.Emit)
-	if err == nil {
-		c.outbox.number(entries)
-		cm := s.Commit
-		cm.Outputs = entries
-		if len(s.Ended) > 0 {
-			cm.Records = maps.Clone(cm.Records)
-			if cm.Records == nil {
-				cm.Records = map[string][]byte{}
-			}
-			for _, ch := range s.Ended {
-				cm.Records[EndedRecord(ch)] = []byte{1}
-			}
+	entries := entriesOf(s.Emit)
+	c.outbox.number(entries)
+	cm := s.Commit
+	cm.Outputs = entries
+	if len(s.Ended) > 0 {
+		cm.Records = maps.Clone(cm.Records)
+		if cm.Records == nil {
+			cm.Records = map[string][]byte{}
 		}
-		if err = c.store.Commit(&cm); err != nil {
-			c.outbox.giveBack(entries)
+		for _, ch := range s.Ended {
+			cm.Records[EndedRecord(ch)] = []byte{1}
 		}
 	}
+	err := c.store.Commit(&cm)
 	if err != nil {
+		c.outbox.giveBack(entries)
 		err = fmt.Errorf("commit %d inputs, %d outputs of job %s: %w", len(s.Inputs), len(s.Emit), s.Job, err)
 	} else {
 		c.inbox.advance(s.Inputs)
@@ -125,25 +126,16 @@ func (c *Committer) Commit(s *Step) ([]Entry, error) {
 	return entries, nil
 }
 
-// encodeOutputs makes a step's outputs entries, each batch's rows
-// encoded (the one time they are), not yet numbered.
-func encodeOutputs(outputs []Output) ([]Entry, error) {
+// entriesOf makes a step's outputs entries, not yet numbered.
+func entriesOf(outputs []Output) []Entry {
 	if len(outputs) == 0 {
-		return nil, nil
+		return nil
 	}
 	entries := make([]Entry, len(outputs))
 	for i, out := range outputs {
-		entries[i] = Entry{Channel: out.Channel, EOF: out.EOF}
-		if out.Rows == nil {
-			continue
-		}
-		b, err := proto.Marshal(out.Rows) // sized once, allocated to fit
-		if err != nil {
-			return nil, fmt.Errorf("encode a batch of %s: %w", out.Channel, err)
-		}
-		entries[i].Rows, entries[i].Count = b, RowCount(out.Rows)
+		entries[i] = Entry{Channel: out.Channel, EOF: out.EOF, Rows: out.Rows, Count: out.Count}
 	}
-	return entries, nil
+	return entries
 }
 
 // Restore puts a store's image back after a restart: the inbox watermarks

@@ -1,5 +1,5 @@
 // Package transport is Wololo's channel protocol: exactly-once delivery of
-// numbered row batches from one sender instance to one receiver instance over
+// numbered batches from one sender instance to one receiver instance over
 // a gRPC bidirectional stream, without a broker.
 //
 // A channel is one job, one logical stream, one sender, one receiver
@@ -72,8 +72,9 @@
 //
 // Durability is the Store's: Commit is atomic and synced before the batch
 // is acknowledged; Load gives a restarted process its watermarks, outbox
-// and state log back (transport/durable is the Pebble implementation,
-// MemStore the in-memory model both are tested against in storetest).
+// and state log back (transport/segstore, the processes' default, and
+// transport/durable, on Pebble, are the implementations; MemStore is the
+// in-memory model they are all tested against in storetest).
 // A process runs on its store through a FailStop: the first failed write
 // (a full disk, an I/O error) is kept, every later one is refused, and the
 // process stops, to be restarted from what the store holds.
@@ -85,17 +86,33 @@
 // gateway's upload and every stage runtime go through it, and neither
 // touches the Outbox's numbering.
 //
-// Who speaks is checked before what is said: with credentials (package pki),
-// every connection a Pool dials is TLS verified under the instance's name,
-// and a Server with RequireIdentity takes a stream's or an announcement's
-// sender only from the instance whose certificate it is, an IntroduceJob or
-// a DropJob only from the gateway; SetPeers then limits a sender to the topology's neighbours.
-// Without credentials (--insecure) claims are taken as made.
+// Who speaks is checked before what is said, but not here: this package
+// neither dials nor reads certificates. A Sender reaches its receivers
+// through Conns (services/wire/rpc.Pool in a process: every connection TLS,
+// the peer verified under the instance's name), and a Server with
+// RequireIdentity takes a stream's or an announcement's sender only from
+// the instance whose certificate it is, an IntroduceJob or a DropJob only
+// from the gateway, the certificate read by the Identify it is given
+// (services/wire/rpc.PeerInstance); SetPeers then limits a sender to the
+// topology's neighbours. Without credentials (--insecure) claims are taken
+// as made.
+//
+// Job names are not made here. The gateway makes and checks job ids
+// (services/base/jobid) where it creates jobs and looks them up; every
+// entry point here (Exchange, IntroduceJob, DropJob, FailJob) only checks
+// that the name it is given is safe as a store key and a log field
+// (ValidJob: 1 to MaxJobLen ASCII letters, digits, '-' or '_') before
+// anything is created for it. That is exactly the set of job ids (the
+// gateway's tests pin that the two agree), so a receiver takes every id
+// the gateway makes and refuses what it never could have made; and a
+// receiver takes streams only of jobs the gateway introduced.
 //
 // The logic that decides (Outbox numbering and trimming, Inbox watermarks) is
 // plain data structures; Sender and Server are the thin gRPC adapters around
-// them, each a Serve(ctx) unit. This package knows nothing about rows, operators or queries: a batch
-// is an opaque *wololov1.RowBatch, which the Committer encodes once; from
-// there on (the store, the Sender, the receiver's journal) it is those
-// bytes, never encoded again.
+// them, each a Serve(ctx) unit (their goroutines run under
+// internal/lifetime). This package knows nothing about rows, operators or
+// queries: a batch is opaque bytes and a row count (Output), which its
+// producer (the stage emitter, the gateway's ingest: stage.Encode) encodes
+// once, sized to fit; from there on (the Committer, the store, the Sender,
+// the receiver's journal) it is those bytes, never encoded again.
 package transport

@@ -3,8 +3,8 @@ package transport_test
 import (
 	"context"
 	"errors"
-	"net"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -15,7 +15,6 @@ import (
 	"github.com/wololo/wololo/internal/testkit"
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 	"github.com/wololo/wololo/transport"
-	"github.com/wololo/wololo/transport/transporttest"
 )
 
 // receiver is a Handler that applies batches into a log, committing its
@@ -90,18 +89,40 @@ func (r *receiver) Deliver(_ context.Context, ch transport.ChannelID, b *wololov
 	return nil
 }
 
-func serve(t *testing.T, addr string, h transport.Handler) *grpc.Server {
+// receiverAddr is where the receiver b-0 listens on a test's in-memory
+// network.
+const receiverAddr = "b-0"
+
+// serveAs serves h as receiver b-0 with the given incarnation at
+// receiverAddr on n, until the test ends or the server is stopped (the
+// receiving process goes away; it may come back at the same address).
+func serveAs(t *testing.T, n *testkit.BufNet, h transport.Handler, incarnation uint64) *grpc.Server {
 	t.Helper()
-	_, s := serveAs(t, addr, h, 1)
+	// WaitForHandlers: a stopped server's handlers have returned before a
+	// restarted one shares their handler, as in a process.
+	s := grpc.NewServer(grpc.WaitForHandlers(true))
+	wololov1.RegisterStageServiceServer(s, transport.NewServer("b-0", incarnation, h, nil))
+	go s.Serve(n.Listen(receiverAddr))
+	t.Cleanup(s.Stop)
 	return s
 }
 
-func startSender(t *testing.T, ctx context.Context, addr string, incarnation uint64) (*transport.Outbox, *transport.Sender) {
+// bufConns is a Sender's Conns over an in-memory network: every receiver
+// at receiverAddr.
+type bufConns struct{ n *testkit.BufNet }
+
+func (c bufConns) Conn(string) (*grpc.ClientConn, string, error) {
+	return c.n.Conn(receiverAddr), receiverAddr, nil
+}
+
+func (c bufConns) Resolve(string) (string, error) { return receiverAddr, nil }
+
+// startSender runs the Sender of a-0 with the given incarnation, reaching
+// b-0 on n, until ctx ends.
+func startSender(t *testing.T, ctx context.Context, n *testkit.BufNet, incarnation uint64) (*transport.Outbox, *transport.Sender) {
 	t.Helper()
-	pool := transport.NewPool(transport.StaticResolver(map[string]string{"b-0": addr}), nil)
-	t.Cleanup(pool.Close)
 	o := transport.NewOutbox(transport.NewMemStore())
-	s := transport.NewSender("a-0", incarnation, o, pool, nil)
+	s := transport.NewSender("a-0", incarnation, o, bufConns{n}, nil)
 	go s.Serve(ctx)
 	return o, s
 }
@@ -136,27 +157,17 @@ func TestCutConnectionsResendAndDedup(t *testing.T) {
 	// After committing batches 5 and 40 the stream breaks before the ack:
 	// the sender must learn from Hello that they are applied.
 	r.loseAck[5], r.loseAck[40] = true, true
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := grpc.NewServer(transport.ServerOptions()...)
-	wololov1.RegisterStageServiceServer(s, transport.NewServer("b-0", 1, r, nil))
-	go s.Serve(l)
-	defer s.Stop()
-	proxy, err := transporttest.NewProxy(l.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer proxy.Close()
+	network := testkit.NewBufNet(t)
+	serveAs(t, network, r, 1)
 
-	o, sender := startSender(t, ctx, proxy.Addr(), 1)
+	o, sender := startSender(t, ctx, network, 1)
 	ch := transport.ChannelID{Job: "j", Stream: "s", Sender: "a-0", Receiver: "b-0"}
 	const n = 200
+	var cuts atomic.Int64
 	go func() {
 		for i := 0; i < n; i++ {
 			if i%20 == 10 {
-				proxy.Cut()
+				cuts.Add(int64(network.Cut()))
 			}
 			e := transport.Entry{Channel: ch, Seq: uint64(i + 1), EOF: i == n-1}
 			sender.Publish([]transport.Entry{e})
@@ -165,7 +176,7 @@ func TestCutConnectionsResendAndDedup(t *testing.T) {
 	}()
 	waitEOF(t, r)
 	checkExactlyOnce(t, r, n)
-	if proxy.Cuts() == 0 {
+	if cuts.Load() == 0 {
 		t.Fatal("the test never cut a connection")
 	}
 	r.mu.Lock()
@@ -193,16 +204,10 @@ func TestReceiverRestartResumesFromWatermark(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	r := newReceiver()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	s := grpc.NewServer(transport.ServerOptions()...)
-	wololov1.RegisterStageServiceServer(s, transport.NewServer("b-0", 1, r, nil))
-	go s.Serve(l)
+	network := testkit.NewBufNet(t)
+	s := serveAs(t, network, r, 1)
 
-	_, sender := startSender(t, ctx, addr, 1)
+	_, sender := startSender(t, ctx, network, 1)
 	ch := transport.ChannelID{Job: "j", Stream: "s", Sender: "a-0", Receiver: "b-0"}
 	// The test numbers its entries itself: it plays the Committer.
 	for i := 0; i < 10; i++ {
@@ -214,28 +219,16 @@ func TestReceiverRestartResumesFromWatermark(t *testing.T) {
 	for i := 0; i < 10; i++ { // the sender keeps producing meanwhile
 		sender.Publish([]transport.Entry{{Channel: ch, Seq: uint64(11 + i), EOF: i == 9}})
 	}
-	s2 := serve(t, addr, r)
-	defer s2.Stop()
+	serveAs(t, network, r, 1)
 	waitEOF(t, r)
 	checkExactlyOnce(t, r, 20)
 }
 
 func TestFencingRefusesOlderIncarnation(t *testing.T) {
 	r := newReceiver()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := grpc.NewServer(transport.ServerOptions()...)
-	wololov1.RegisterStageServiceServer(s, transport.NewServer("b-0", 1, r, nil))
-	go s.Serve(l)
-	defer s.Stop()
-	conn, err := grpc.NewClient(l.Addr().String(), transport.DialOptions(nil)...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	client := wololov1.NewStageServiceClient(conn)
+	network := testkit.NewBufNet(t)
+	serveAs(t, network, r, 1)
+	client := wololov1.NewStageServiceClient(network.Conn(receiverAddr))
 	open := func(inc uint64) (wololov1.StageService_ExchangeClient, error) {
 		st, err := client.Exchange(context.Background())
 		if err != nil {
@@ -288,16 +281,8 @@ func TestFencingRefusesOlderIncarnation(t *testing.T) {
 func TestSenderRestartResendsItsOutbox(t *testing.T) {
 	r := newReceiver()
 	r.loseAck[7] = true // batch 7 is applied but its ack is lost with the stream
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := grpc.NewServer(transport.ServerOptions()...)
-	wololov1.RegisterStageServiceServer(s, transport.NewServer("b-0", 1, r, nil))
-	go s.Serve(l)
-	defer s.Stop()
-	pool := transport.NewPool(transport.StaticResolver(map[string]string{"b-0": l.Addr().String()}), nil)
-	defer pool.Close()
+	network := testkit.NewBufNet(t)
+	serveAs(t, network, r, 1)
 
 	store := transport.NewMemStore()
 	ch := transport.ChannelID{Job: "j", Stream: "s", Sender: "a-0", Receiver: "b-0"}
@@ -306,7 +291,7 @@ func TestSenderRestartResendsItsOutbox(t *testing.T) {
 	// First life: commit all 30 entries, send, die after a few acks.
 	ctx1, cancel1 := context.WithCancel(context.Background())
 	o1 := transport.NewOutbox(store)
-	s1 := transport.NewSender("a-0", 1, o1, pool, nil)
+	s1 := transport.NewSender("a-0", 1, o1, bufConns{network}, nil)
 	served1 := make(chan error, 1)
 	go func() { served1 <- s1.Serve(ctx1) }()
 	var all []transport.Entry
@@ -351,7 +336,7 @@ func TestSenderRestartResendsItsOutbox(t *testing.T) {
 	}
 	ctx2, cancel2 := context.WithCancel(context.Background())
 	defer cancel2()
-	s2 := transport.NewSender("a-0", 2, o2, pool, nil)
+	s2 := transport.NewSender("a-0", 2, o2, bufConns{network}, nil)
 	go s2.Serve(ctx2)
 	s2.Resume([]transport.ChannelID{ch})
 	waitEOF(t, r)

@@ -1,15 +1,12 @@
 package transport
 
-import (
-	"crypto/rand"
-	"errors"
-)
+import "errors"
 
 // Bounds on what a peer may claim, checked before any state is created for
 // the claim.
 const (
-	// MaxJobIDLen is the longest job id.
-	MaxJobIDLen = 64
+	// MaxJobLen is the longest job name a frame may carry.
+	MaxJobLen = 64
 	// MaxNameLen is the longest stream or instance name a frame may carry.
 	MaxNameLen = 128
 	// MaxReasonLen is the longest reason a FailJob may give; a longer one
@@ -24,7 +21,7 @@ const (
 
 var (
 	// ErrInvalid: a frame or request that breaks the protocol's rules (a
-	// malformed job id, an oversized name, an incarnation out of range).
+	// malformed job name, an oversized name, an incarnation out of range).
 	ErrInvalid = errors.New("invalid request")
 	// ErrNotPeer: an instance the topology does not connect to this one.
 	ErrNotPeer = errors.New("not a peer of this instance")
@@ -36,31 +33,34 @@ var (
 	ErrUnauthenticated = errors.New("no verified certificate")
 )
 
-// ValidJobID reports whether id is a well-formed job id: 1 to MaxJobIDLen
-// ASCII letters, digits, '-' or '_'. Job ids become store keys, file and log
-// content: every entry point (JobService, Exchange, DropJob) checks them
-// before anything is created for the job.
-func ValidJobID(id string) bool {
-	if len(id) == 0 || len(id) > MaxJobIDLen {
+// ValidJob reports whether job may name a channel's job: 1 to MaxJobLen
+// bytes, each an ASCII letter, digit, '-' or '_'. The channel protocol does
+// not make job names and does not know how they are made (the gateway
+// does, services/base/jobid); it checks only that a name it is given is
+// safe where the name goes: a store key, a log field. Every entry point
+// (Exchange, IntroduceJob, DropJob, FailJob) checks it before anything is
+// created for the job.
+//
+// It takes exactly the names the gateway's job ids may be (jobid.Valid;
+// the gateway's tests pin that the two agree), so no receiver takes or
+// refuses a name it did not when the job id format lived here; and a
+// receiver takes streams only of jobs the gateway introduced, which it
+// does only under ids it made or checked.
+func ValidJob(job string) bool {
+	if len(job) == 0 || len(job) > MaxJobLen {
 		return false
 	}
-	for i := 0; i < len(id); i++ {
-		c := id[i]
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_') {
+	for i := 0; i < len(job); i++ {
+		if !keyByte(job[i]) {
 			return false
 		}
 	}
 	return true
 }
 
-// NewJobID returns a fresh random job id: 12 characters from an alphabet
-// without look-alikes (no l, o, 0, 1).
-func NewJobID() string {
-	const alphabet = "abcdefghijkmnpqrstuvwxyz23456789"
-	b := make([]byte, 12)
-	_, _ = rand.Read(b)
-	for i := range b {
-		b[i] = alphabet[int(b[i])%len(alphabet)]
-	}
-	return string(b)
+// keyByte reports whether c may appear in a job name: an ASCII letter,
+// digit, '-' or '_', nothing a store key or a log line would need to
+// escape.
+func keyByte(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_'
 }

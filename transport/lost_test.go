@@ -4,43 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"google.golang.org/grpc"
-
-	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
+	"github.com/wololo/wololo/internal/testkit"
 	"github.com/wololo/wololo/transport"
 )
-
-// serveAs serves h as receiver b-0 with the given incarnation on addr ("":
-// a free port) and returns the address.
-func serveAs(t *testing.T, addr string, h transport.Handler, incarnation uint64) (string, *grpc.Server) {
-	t.Helper()
-	if addr == "" {
-		addr = "127.0.0.1:0"
-	}
-	var l net.Listener
-	var err error
-	for i := 0; i < 50; i++ { // the port may take a moment to free after a stop
-		if l, err = net.Listen("tcp", addr); err == nil {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := grpc.NewServer(transport.ServerOptions()...)
-	wololov1.RegisterStageServiceServer(s, transport.NewServer("b-0", incarnation, h, nil))
-	go s.Serve(l)
-	t.Cleanup(s.Stop)
-	return l.Addr().String(), s
-}
 
 // opens counts the channels a handler has opened.
 type opens struct {
@@ -119,8 +91,9 @@ func waitAcked(t *testing.T, o *transport.Outbox, job string, seq uint64) {
 func TestReceiverThatLostItsStateIsReported(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	addr, srv := serveAs(t, "", newReceiver(), 1)
-	o, s := startSender(t, ctx, addr, 1)
+	network := testkit.NewBufNet(t)
+	srv := serveAs(t, network, newReceiver(), 1)
+	o, s := startSender(t, ctx, network, 1)
 	lost := watchLost(s)
 	ch := transport.ChannelID{Job: "j", Stream: "s", Sender: "a-0", Receiver: "b-0"}
 	s.Publish(entries(ch, 1, 10, false))
@@ -128,7 +101,7 @@ func TestReceiverThatLostItsStateIsReported(t *testing.T) {
 
 	srv.Stop()
 	wiped := newReceiver()
-	serveAs(t, addr, wiped, 2)
+	serveAs(t, network, wiped, 2)
 	s.Publish(entries(ch, 11, 12, false))
 	err := lost.wait(t, 10*time.Second)
 	if !errors.Is(err, transport.ErrStateLost) || !strings.Contains(err.Error(), "b-0 is at batch 0") || !strings.Contains(err.Error(), "acknowledged batch 10") {
@@ -152,8 +125,9 @@ func TestNewIncarnationOfAReceiverIsChecked(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	kept := newReceiver()
-	addr, srv := serveAs(t, "", kept, 1)
-	o, s := startSender(t, ctx, addr, 1)
+	network := testkit.NewBufNet(t)
+	srv := serveAs(t, network, kept, 1)
+	o, s := startSender(t, ctx, network, 1)
 	lost := watchLost(s)
 	ch := transport.ChannelID{Job: "j", Stream: "s", Sender: "a-0", Receiver: "b-0"}
 	s.Publish(entries(ch, 1, 5, true))
@@ -163,7 +137,7 @@ func TestNewIncarnationOfAReceiverIsChecked(t *testing.T) {
 	// Restarted on its store: checked, nothing to report.
 	srv.Stop()
 	again := &opens{Handler: kept}
-	_, srv = serveAs(t, addr, again, 2)
+	srv = serveAs(t, network, again, 2)
 	s.SeeReceiver("b-0", 2)
 	s.Wait()
 	if n := lost.count(); n != 0 || again.n.Load() != 1 {
@@ -175,7 +149,7 @@ func TestNewIncarnationOfAReceiverIsChecked(t *testing.T) {
 
 	// Restarted on an empty store: reported.
 	srv.Stop()
-	serveAs(t, addr, newReceiver(), 3)
+	serveAs(t, network, newReceiver(), 3)
 	s.SeeReceiver("b-0", 3)
 	err := lost.wait(t, 10*time.Second)
 	if !errors.Is(err, transport.ErrStateLost) || !strings.Contains(err.Error(), "acknowledged batch 5") {
@@ -199,8 +173,9 @@ func TestSenderThatLostItsStateIsReported(t *testing.T) {
 	r := newReceiver()
 	ch := transport.ChannelID{Job: "j", Stream: "s", Sender: "a-0", Receiver: "b-0"}
 	r.watermarks[ch] = 7
-	addr, _ := serveAs(t, "", r, 1)
-	_, s := startSender(t, ctx, addr, 2)
+	network := testkit.NewBufNet(t)
+	serveAs(t, network, r, 1)
+	_, s := startSender(t, ctx, network, 2)
 	lost := watchLost(s)
 	s.Publish(entries(ch, 1, 2, false))
 	err := lost.wait(t, 10*time.Second)
@@ -242,8 +217,9 @@ func TestRefusedJobsFailOrDrop(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			h := &opens{Handler: refusing{newReceiver(), tc.refusal}}
-			addr, _ := serveAs(t, "", h, 1)
-			o, s := startSender(t, ctx, addr, 1)
+			network := testkit.NewBufNet(t)
+			serveAs(t, network, h, 1)
+			o, s := startSender(t, ctx, network, 1)
 			lost := watchLost(s)
 			ch := transport.ChannelID{Job: "j", Stream: "s", Sender: "a-0", Receiver: "b-0"}
 			s.Publish(entries(ch, 1, 3, true))

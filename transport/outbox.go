@@ -76,7 +76,7 @@ type ChannelState struct {
 	Depth     int
 	Connected bool
 	Done      bool
-	// Batches, Rows and Bytes (encoded RowBatch size) committed to the
+	// Batches, Rows and Bytes (the encoded rows' size) committed to the
 	// channel by this process since it started.
 	Batches, Rows, Bytes int64
 }

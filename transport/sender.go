@@ -10,9 +10,11 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/wololo/wololo/internal/lifetime"
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 )
 
@@ -40,11 +42,11 @@ type Sender struct {
 	self        string
 	incarnation uint64
 	outbox      *Outbox
-	pool        *Pool
+	conns       Conns
 	log         hclog.Logger
 	// life runs the links; a refusal of this process as an older
 	// incarnation of itself ends it (Fail).
-	life Lifetime
+	life lifetime.Lifetime
 
 	failed func(ctx context.Context, ch ChannelID, err error) // OnFailed
 
@@ -70,14 +72,27 @@ var (
 	errChecked     = errors.New("channel checked, nothing to send")
 )
 
-// NewSender returns a Sender for the instance self. Its links run from
-// their first Publish or Resume until Serve returns.
-func NewSender(self string, incarnation uint64, outbox *Outbox, pool *Pool, log hclog.Logger) *Sender {
+// Conns gives a Sender its connections to receivers. The channel protocol
+// does not dial: how a connection is made (TLS, whose certificate, the
+// keepalive) is the caller's, services/wire/rpc.Pool in the processes.
+type Conns interface {
+	// Conn returns the connection to an instance and the address it
+	// reaches; the same instance and address should share a connection.
+	Conn(instance string) (conn *grpc.ClientConn, addr string, err error)
+	// Resolve returns an instance's current address: a link whose
+	// receiver's address changes ends its stream and opens another.
+	Resolve(instance string) (addr string, err error)
+}
+
+// NewSender returns a Sender for the instance self, reaching receivers
+// through conns. Its links run from their first Publish or Resume until
+// Serve returns.
+func NewSender(self string, incarnation uint64, outbox *Outbox, conns Conns, log hclog.Logger) *Sender {
 	if log == nil {
 		log = hclog.NewNullLogger()
 	}
 	return &Sender{
-		self: self, incarnation: incarnation, outbox: outbox, pool: pool, log: log,
+		self: self, incarnation: incarnation, outbox: outbox, conns: conns, log: log,
 		links: map[ChannelID]*link{}, receivers: map[string]uint64{},
 	}
 }
@@ -299,7 +314,7 @@ func (s *Sender) session(ctx context.Context, ch ChannelID, l *link) (bool, erro
 }
 
 func (s *Sender) stream(ctx context.Context, ch ChannelID, l *link, progressed *atomic.Bool) error {
-	conn, addr, err := s.pool.Conn(ch.Receiver)
+	conn, addr, err := s.conns.Conn(ch.Receiver)
 	if err != nil {
 		return err
 	}
@@ -414,7 +429,7 @@ func (s *Sender) watchAddress(ctx context.Context, cancel context.CancelFunc, re
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			if now, err := s.pool.Resolve(receiver); err == nil && now != addr {
+			if now, err := s.conns.Resolve(receiver); err == nil && now != addr {
 				s.log.Info("receiver moved; reconnecting", "receiver", receiver, "from", addr, "to", now)
 				cancel()
 				return

@@ -14,7 +14,6 @@ import (
 	"google.golang.org/grpc/status"
 
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
-	"github.com/wololo/wololo/transport/pki"
 )
 
 // Handler is the receiving side a Server feeds: the stage runtime.
@@ -47,8 +46,8 @@ type Server struct {
 	announced   func(instance string, incarnation uint64)
 	failJob     func(job, reporter, reason string) error
 	peers       func(instance string) bool
-	secure      bool   // claims must match the caller's certificate
-	gateway     string // the one instance that may introduce and drop jobs, if secure
+	identify    Identify // set: claims must match the caller's certificate
+	gateway     string   // the one instance that may introduce and drop jobs, if identify is set
 
 	mu           sync.Mutex
 	incarnations map[string]uint64 // newest incarnation seen per sender instance
@@ -77,26 +76,35 @@ func NewServer(self string, incarnation uint64, handler Handler, log hclog.Logge
 // instance is accepted.
 func (s *Server) SetPeers(f func(instance string) bool) { s.peers = f }
 
-// RequireIdentity binds every claim to the caller's certificate (see
-// package pki): a stream's or an announcement's sender must be the instance
-// the caller's certificate names, and only the instance gateway may
-// introduce and drop jobs. Without it (--insecure) claims are taken as made.
-func (s *Server) RequireIdentity(gateway string) {
-	s.secure = true
+// Identify names a call's caller by its verified certificate: the
+// instance the certificate names (instance "" for a caller of another
+// kind, a client or a master), who describes the caller in a refusal, and
+// ok false when the caller presented no verified certificate. The channel
+// protocol does not read certificates; services/wire/rpc.PeerInstance is
+// the real one.
+type Identify func(ctx context.Context) (instance, who string, ok bool)
+
+// RequireIdentity binds every claim to the caller's certificate, as
+// identify reads it: a stream's or an announcement's sender must be the
+// instance the caller's certificate names, and only the instance gateway
+// may introduce and drop jobs. Without it (--insecure) claims are taken as
+// made.
+func (s *Server) RequireIdentity(gateway string, identify Identify) {
+	s.identify = identify
 	s.gateway = gateway
 }
 
 // caller checks that the call's peer is the instance it claims to be.
 func (s *Server) caller(ctx context.Context, claimed string) error {
-	if !s.secure {
+	if s.identify == nil {
 		return nil
 	}
-	id, ok := pki.Peer(ctx)
+	instance, who, ok := s.identify(ctx)
 	switch {
 	case !ok:
 		return ErrUnauthenticated
-	case id.Kind != pki.Instance || id.Name != claimed:
-		return fmt.Errorf("%w: %s claims to be instance %q", ErrNotSelf, id, claimed)
+	case instance == "" || instance != claimed:
+		return fmt.Errorf("%w: %s claims to be instance %q", ErrNotSelf, who, claimed)
 	}
 	return nil
 }
@@ -150,7 +158,7 @@ func (s *Server) FailJob(ctx context.Context, req *wololov1.FailJobRequest) (*wo
 	if err := s.caller(ctx, req.GetReporter()); err != nil {
 		return nil, toStatus(err)
 	}
-	if req.GetReporter() == "" || len(req.GetReporter()) > MaxNameLen || !ValidJobID(req.GetJobId()) {
+	if req.GetReporter() == "" || len(req.GetReporter()) > MaxNameLen || !ValidJob(req.GetJobId()) {
 		return nil, toStatus(fmt.Errorf("%w: reporter %q, job id %q", ErrInvalid, req.GetReporter(), req.GetJobId()))
 	}
 	if s.failJob == nil {
@@ -193,12 +201,12 @@ func (s *Server) IntroduceJob(ctx context.Context, req *wololov1.IntroduceJobReq
 // fromGateway checks a call only the gateway may make about a job: the
 // caller is the gateway (with RequireIdentity) and the job id is valid.
 func (s *Server) fromGateway(ctx context.Context, job string) error {
-	if s.secure {
+	if s.identify != nil {
 		if err := s.caller(ctx, s.gateway); err != nil {
 			return err
 		}
 	}
-	if !ValidJobID(job) {
+	if !ValidJob(job) {
 		return fmt.Errorf("%w: job id %q", ErrInvalid, job)
 	}
 	return nil
@@ -258,7 +266,7 @@ func (s *Server) Exchange(stream wololov1.StageService_ExchangeServer) error {
 		// restart) retries; Unavailable says so.
 		return status.Errorf(codes.Unavailable, "this is %s, not %s", s.self, open.Receiver)
 	}
-	if !ValidJobID(open.JobId) {
+	if !ValidJob(open.JobId) {
 		return toStatus(fmt.Errorf("%w: job id %q", ErrInvalid, open.JobId))
 	}
 	if open.Stream == "" || len(open.Stream) > MaxNameLen {

@@ -28,11 +28,17 @@ func (h *countingHandler) IntroduceJob(string) error { h.introductions++; return
 // openOnly is an Exchange stream that sends one Open frame and ends.
 type openOnly struct {
 	grpc.ServerStream
+	ctx  context.Context // nil: context.Background()
 	open *wololov1.Open
 	sent bool
 }
 
-func (s *openOnly) Context() context.Context { return context.Background() }
+func (s *openOnly) Context() context.Context {
+	if s.ctx != nil {
+		return s.ctx
+	}
+	return context.Background()
+}
 func (s *openOnly) Send(*wololov1.ExchangeResponse) error {
 	return nil
 }
@@ -142,5 +148,95 @@ func TestRefusalCodes(t *testing.T) {
 		if !strings.Contains(c.err.Error(), status.Convert(st).Message()) {
 			t.Errorf("%v: the status says %q", c.err, status.Convert(st).Message())
 		}
+	}
+}
+
+// caller is a verified caller as a test's Identify reads it off a context.
+type caller struct{ instance, who string }
+
+type callerKey struct{}
+
+// as is a call's context from c; a context without one has no verified
+// certificate.
+func as(c caller) context.Context { return context.WithValue(context.Background(), callerKey{}, c) }
+
+func identify(ctx context.Context) (string, string, bool) {
+	c, ok := ctx.Value(callerKey{}).(caller)
+	return c.instance, c.who, ok
+}
+
+// TestServerBindsClaimsToTheCaller: with RequireIdentity, a stream's or an
+// announcement's sender and a failure's reporter must be the instance the
+// caller's certificate names, and only the gateway introduces and drops
+// jobs; nothing reaches the handler or the fencing table before that.
+func TestServerBindsClaimsToTheCaller(t *testing.T) {
+	h := &countingHandler{}
+	s := NewServer("b-0", 1, h, nil)
+	s.SetPeers(func(instance string) bool { return instance == "a-0" || instance == "a-1" })
+	s.RequireIdentity("gw-0", identify)
+	var failed []string
+	s.OnFailJob(func(job, reporter, reason string) error { failed = append(failed, reporter); return nil })
+	var (
+		a0      = as(caller{"a-0", `instance "a-0"`})
+		a1      = as(caller{"a-1", `instance "a-1"`})
+		gw      = as(caller{"gw-0", `instance "gw-0"`})
+		client  = as(caller{"", `client "a-0"`})
+		unknown = context.Background()
+	)
+	open := func(ctx context.Context, sender string) error {
+		return s.Exchange(&openOnly{ctx: ctx, open: &wololov1.Open{JobId: "j", Stream: "s", Sender: sender, Receiver: "b-0", Incarnation: 1}})
+	}
+	announce := func(ctx context.Context, sender string) error {
+		_, err := s.Announce(ctx, &wololov1.AnnounceRequest{Sender: sender, Incarnation: 1})
+		return err
+	}
+	introduce := func(ctx context.Context) error {
+		_, err := s.IntroduceJob(ctx, &wololov1.IntroduceJobRequest{JobId: "j"})
+		return err
+	}
+	drop := func(ctx context.Context) error {
+		_, err := s.DropJob(ctx, &wololov1.DropJobRequest{JobId: "j"})
+		return err
+	}
+	fail := func(ctx context.Context, reporter string) error {
+		_, err := s.FailJob(ctx, &wololov1.FailJobRequest{JobId: "j", Reporter: reporter})
+		return err
+	}
+	refused := []struct {
+		name string
+		err  error
+		want codes.Code
+	}{
+		{"open without a certificate", open(unknown, "a-0"), codes.Unauthenticated},
+		{"open as another instance", open(a1, "a-0"), codes.PermissionDenied},
+		{"open by a client named like the instance", open(client, "a-0"), codes.PermissionDenied},
+		{"announce as another instance", announce(a1, "a-0"), codes.PermissionDenied},
+		{"announce without a certificate", announce(unknown, "a-0"), codes.Unauthenticated},
+		{"introduction by an instance but the gateway", introduce(a0), codes.PermissionDenied},
+		{"introduction without a certificate", introduce(unknown), codes.Unauthenticated},
+		{"drop by an instance but the gateway", drop(a0), codes.PermissionDenied},
+		{"failure reported for another instance", fail(a1, "a-0"), codes.PermissionDenied},
+	}
+	for _, c := range refused {
+		if got := status.Code(c.err); got != c.want {
+			t.Errorf("%s: code %s (%v), want %s", c.name, got, c.err, c.want)
+		}
+	}
+	if h.opens != 0 || h.drops != 0 || h.introductions != 0 || len(failed) != 0 || len(s.incarnations) != 0 {
+		t.Fatalf("refused claims got through: %d opens, %d drops, %d introductions, failures %v, incarnations %v", h.opens, h.drops, h.introductions, failed, s.incarnations)
+	}
+	for name, err := range map[string]error{
+		"introduction by the gateway": introduce(gw),
+		"open as itself":              open(a0, "a-0"),
+		"announce as itself":          announce(a1, "a-1"),
+		"failure reported by itself":  fail(a1, "a-1"),
+		"drop by the gateway":         drop(gw),
+	} {
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	if h.opens != 1 || h.drops != 1 || h.introductions != 1 || len(failed) != 1 {
+		t.Fatalf("the handler saw %d opens, %d drops, %d introductions, failures %v; want one each", h.opens, h.drops, h.introductions, failed)
 	}
 }

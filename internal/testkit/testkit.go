@@ -1,9 +1,11 @@
 // Package testkit is the one home of the helpers this module's tests
 // share: waiting until a condition holds, a logger that writes to the
 // test, a log output safe for concurrent writers, the wololo binary
-// built as `make build` builds it, once per test binary, and golden files:
-// a script of events run through the code under test, and the record of
-// what it decided compared with testdata/ (golden.go; -update rewrites).
+// built as `make build` builds it, once per test binary, the data a test
+// binary makes once (Shared), an in-memory network for gRPC servers and
+// clients (BufNet, BufListener), and golden files: a script of events run
+// through the code under test, and the record of what it decided compared
+// with testdata/ (golden.go; -update rewrites).
 //
 // It exists so that each helper is written, and fixed, once: before it,
 // every package kept its own copy, and the copies had drifted (a build

@@ -16,7 +16,7 @@ import (
 	"github.com/wololo/wololo/services/cmdline/client"
 	"github.com/wololo/wololo/services/ops/admin"
 	"github.com/wololo/wololo/services/roles/local"
-	"github.com/wololo/wololo/transport/pki"
+	"github.com/wololo/wololo/services/wire/pki"
 )
 
 // TestAdminPortKeepsTenantsToTheOperator attacks the admin HTTP listeners

@@ -19,8 +19,8 @@ import (
 	"github.com/wololo/wololo/services/cmdline/client"
 	"github.com/wololo/wololo/services/dataflow/schema"
 	"github.com/wololo/wololo/services/roles/node"
-	"github.com/wololo/wololo/transport"
-	"github.com/wololo/wololo/transport/pki"
+	"github.com/wololo/wololo/services/wire/pki"
+	"github.com/wololo/wololo/services/wire/rpc"
 )
 
 // TestForgedClaimsAreRefused attacks the graph over its real gRPC ports
@@ -47,7 +47,7 @@ func TestForgedClaimsAreRefused(t *testing.T) {
 			}
 			cfg = creds.ClientTLS(instance)
 		}
-		conn, err := transport.NewClient(c.Addrs[instance], cfg)
+		conn, err := rpc.NewClient(c.Addrs[instance], cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -101,7 +101,7 @@ func TestForgedClaimsAreRefused(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			conn, err := transport.NewClient(c.Addrs["gateway-0"], creds.ClientTLS("gateway-0"))
+			conn, err := rpc.NewClient(c.Addrs["gateway-0"], creds.ClientTLS("gateway-0"))
 			if err != nil {
 				return err
 			}
@@ -129,7 +129,7 @@ func TestForgedClaimsAreRefused(t *testing.T) {
 			return err
 		}, codes.Unimplemented},
 		{"StageService called on the public port", func() error {
-			conn, err := transport.NewClient(c.GatewayAddr(), clientTLS(t, c))
+			conn, err := rpc.NewClient(c.GatewayAddr(), clientTLS(t, c))
 			if err != nil {
 				return err
 			}
@@ -137,7 +137,7 @@ func TestForgedClaimsAreRefused(t *testing.T) {
 			return open(wololov1.NewStageServiceClient(conn), results("j", "shard-0", 1))
 		}, codes.Unimplemented}, // not served there at all
 		{"Status called on the public port", func() error {
-			conn, err := transport.NewClient(c.GatewayAddr(), clientTLS(t, c))
+			conn, err := rpc.NewClient(c.GatewayAddr(), clientTLS(t, c))
 			if err != nil {
 				return err
 			}
@@ -150,7 +150,7 @@ func TestForgedClaimsAreRefused(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			conn, err := transport.NewClient(c.GatewayAddr(), creds.GatewayTLS("127.0.0.1"))
+			conn, err := rpc.NewClient(c.GatewayAddr(), creds.GatewayTLS("127.0.0.1"))
 			if err != nil {
 				return err
 			}
@@ -159,7 +159,7 @@ func TestForgedClaimsAreRefused(t *testing.T) {
 			return err
 		}, codes.PermissionDenied},
 		{"JobService called without a certificate", func() error {
-			conn, err := transport.NewClient(c.GatewayAddr(), &tls.Config{MinVersion: tls.VersionTLS13, InsecureSkipVerify: true})
+			conn, err := rpc.NewClient(c.GatewayAddr(), &tls.Config{MinVersion: tls.VersionTLS13, InsecureSkipVerify: true})
 			if err != nil {
 				return err
 			}
@@ -187,7 +187,7 @@ func TestForgedClaimsAreRefused(t *testing.T) {
 			return err
 		}, codes.InvalidArgument},
 		{"a job created under a malformed id", func() error {
-			conn, err := transport.NewClient(c.GatewayAddr(), clientTLS(t, c))
+			conn, err := rpc.NewClient(c.GatewayAddr(), clientTLS(t, c))
 			if err != nil {
 				return err
 			}

@@ -19,8 +19,8 @@ import (
 	"github.com/wololo/wololo/internal/testkit"
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 	"github.com/wololo/wololo/services/roles/node"
-	"github.com/wololo/wololo/transport"
-	"github.com/wololo/wololo/transport/pki"
+	"github.com/wololo/wololo/services/wire/pki"
+	"github.com/wololo/wololo/services/wire/rpc"
 )
 
 // operatorDir writes the cluster's CA certificate and the operator
@@ -116,7 +116,7 @@ func TestClientListsCancelsAndWatchesItsJobs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	conn, err := transport.NewClient(c.GatewayAddr(), aliceTLS)
+	conn, err := rpc.NewClient(c.GatewayAddr(), aliceTLS)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,7 +14,7 @@ import (
 	"github.com/wololo/wololo/internal/testkit"
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 	"github.com/wololo/wololo/services/roles/node"
-	"github.com/wololo/wololo/transport"
+	"github.com/wololo/wololo/services/wire/rpc"
 )
 
 // TestClientKilledMidUploadResumes SIGKILLs a real client process in the
@@ -25,7 +25,7 @@ func TestClientKilledMidUploadResumes(t *testing.T) {
 	bin := testkit.WololoBinary(t)
 	d := testDatasets(t)[2]
 	c := startCluster(t, deploy.Default(), node.ClusterOptions{BatchRows: 64, OutboxLimit: 2})
-	conn, err := transport.NewClient(c.GatewayAddr(), clientTLS(t, c))
+	conn, err := rpc.NewClient(c.GatewayAddr(), clientTLS(t, c))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +86,7 @@ func TestClientInterruptedSaysHowToResume(t *testing.T) {
 	bin := testkit.WololoBinary(t)
 	d := testDatasets(t)[2]
 	c := startCluster(t, deploy.Default(), node.ClusterOptions{BatchRows: 64, OutboxLimit: 2})
-	conn, err := transport.NewClient(c.GatewayAddr(), clientTLS(t, c))
+	conn, err := rpc.NewClient(c.GatewayAddr(), clientTLS(t, c))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,7 +24,7 @@ import (
 	"github.com/wololo/wololo/services/dataflow/reference"
 	"github.com/wololo/wololo/services/dataflow/schema"
 	"github.com/wololo/wololo/services/roles/node"
-	"github.com/wololo/wololo/transport/pki"
+	"github.com/wololo/wololo/services/wire/pki"
 	"github.com/wololo/wololo/transport/transporttest"
 )
 

@@ -24,9 +24,8 @@ import (
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 	"github.com/wololo/wololo/services/roles/master"
 	"github.com/wololo/wololo/services/roles/node"
-	"github.com/wololo/wololo/services/roles/rpcserver"
-	"github.com/wololo/wololo/transport"
-	"github.com/wololo/wololo/transport/pki"
+	"github.com/wololo/wololo/services/wire/pki"
+	"github.com/wololo/wololo/services/wire/rpc"
 )
 
 // TestFloodWithoutCertificates floods the gateway from 127.0.0.1 the way
@@ -45,14 +44,14 @@ func TestFloodWithoutCertificates(t *testing.T) {
 	out := &testkit.SyncBuffer{}
 	log := hclog.New(&hclog.LoggerOptions{Name: t.Name(), Level: hclog.Warn, Output: out})
 	const firstFrame = 2 * time.Second
-	c := startCluster(t, deploy.Default(), node.ClusterOptions{Log: log, RPCLimits: rpcserver.Limits{FirstFrame: firstFrame}})
+	c := startCluster(t, deploy.Default(), node.ClusterOptions{Log: log, RPCLimits: rpc.Limits{FirstFrame: firstFrame}})
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	ports := map[string]string{"public": c.GatewayAddr(), "internal": c.Addrs["gateway-0"]}
 	anonTLS := &tls.Config{MinVersion: tls.VersionTLS13, InsecureSkipVerify: true} // no certificate
 	dial := func(addr string, cfg *tls.Config) *grpc.ClientConn {
 		t.Helper()
-		conn, err := transport.NewClient(addr, cfg)
+		conn, err := rpc.NewClient(addr, cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -113,7 +112,7 @@ func TestFloodWithoutCertificates(t *testing.T) {
 			}
 			maxGap = max(maxGap, time.Since(last))
 			if n%4 == 0 {
-				conn, err := transport.NewClient(ports["internal"], masterTLS)
+				conn, err := rpc.NewClient(ports["internal"], masterTLS)
 				if err == nil {
 					err = probe(conn, 2*time.Second, grpc.WaitForReady(true))
 					conn.Close()
@@ -180,7 +179,7 @@ func TestFloodWithoutCertificates(t *testing.T) {
 			flood.Add(1)
 			go func() {
 				defer flood.Done()
-				conn, err := transport.NewClient(addr, anonTLS)
+				conn, err := rpc.NewClient(addr, anonTLS)
 				if err != nil {
 					return
 				}
@@ -281,15 +280,15 @@ func TestFloodWithoutCertificates(t *testing.T) {
 	})
 	t.Logf("flood of %s: %d watches held, %d refused; %d calls refused; %d of 300 connections without a certificate up",
 		floodTime.Round(time.Millisecond), held, watchesRefused.Load(), callsRefused.Load(), connsUp.Load())
-	if held > 2*rpcserver.DefaultMaxStreamsPerAddr {
-		t.Errorf("%d watches held on the two ports, want at most %d each (--max-streams-per-addr)", held, rpcserver.DefaultMaxStreamsPerAddr)
+	if held > 2*rpc.DefaultMaxStreamsPerAddr {
+		t.Errorf("%d watches held on the two ports, want at most %d each (--max-streams-per-addr)", held, rpc.DefaultMaxStreamsPerAddr)
 	}
 	if watchesRefused.Load() < 5000 {
 		t.Errorf("only %d watches refused; the flood did not reach the cap", watchesRefused.Load())
 	}
 	// 8 of the watch connections per port were up before, and count too.
-	if up := connsUp.Load(); up > 2*rpcserver.DefaultMaxConnsPerAddr {
-		t.Errorf("%d connections without a certificate up on the two ports, want at most %d each (--max-conns-per-addr)", up, rpcserver.DefaultMaxConnsPerAddr)
+	if up := connsUp.Load(); up > 2*rpc.DefaultMaxConnsPerAddr {
+		t.Errorf("%d connections without a certificate up on the two ports, want at most %d each (--max-conns-per-addr)", up, rpc.DefaultMaxConnsPerAddr)
 	}
 	if silent := master.DefaultDetection - master.DefaultEvery; maxGap > silent {
 		t.Errorf("the master's probes went unanswered for %s; past %s it restarts the gateway", maxGap, silent)
@@ -304,7 +303,7 @@ func TestFloodWithoutCertificates(t *testing.T) {
 	// windows, count the refusals.
 	var lines string
 	summarised := 0
-	for deadline := time.Now().Add(2*rpcserver.RefusalLogPeriod + 5*time.Second); ; {
+	for deadline := time.Now().Add(2*rpc.RefusalLogPeriod + 5*time.Second); ; {
 		lines, _ = out.Since(len(logStart))
 		summarised = 0
 		for _, m := range regexp.MustCompile(`refusals not logged one by one: .*refused=(\d+)`).FindAllStringSubmatch(lines, -1) {
@@ -320,7 +319,7 @@ func TestFloodWithoutCertificates(t *testing.T) {
 		t.Errorf("the log's summaries count %d refusals, want the flood's (at least 10,000)", summarised)
 	}
 	n := strings.Count(lines, "\n")
-	windows := int(time.Since(floodStart)/rpcserver.RefusalLogPeriod) + 2
+	windows := int(time.Since(floodStart)/rpc.RefusalLogPeriod) + 2
 	if bound := 2*windows*11 + 10; n > bound {
 		t.Errorf("the log grew by %d lines (%d bytes) during the flood, want at most %d:\n%.3000s", n, len(lines), bound, lines)
 	}

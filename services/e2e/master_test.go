@@ -12,7 +12,7 @@ import (
 	"github.com/wololo/wololo/services/cmdline/certs"
 	"github.com/wololo/wololo/services/roles/local"
 	"github.com/wololo/wololo/services/roles/master"
-	"github.com/wololo/wololo/transport/pki"
+	"github.com/wololo/wololo/services/wire/pki"
 )
 
 // TestMasterLoopRestartsDeadAndFrozenProcesses: with the local runner in

@@ -30,7 +30,7 @@ import (
 	"github.com/wololo/wololo/services/base/datagen"
 	"github.com/wololo/wololo/services/cmdline/client"
 	"github.com/wololo/wololo/services/roles/local"
-	"github.com/wololo/wololo/transport"
+	"github.com/wololo/wololo/services/wire/rpc"
 )
 
 // TestWatchingALocalCluster runs the topology as OS processes with its
@@ -305,7 +305,7 @@ func TestWatchingALocalCluster(t *testing.T) {
 		// A refused call and a refused connection, so that the refusal
 		// counters have series: an anonymous JobService call, and bytes
 		// that are no TLS handshake.
-		anon, err := transport.NewClient(c.GatewayAddr(), &tls.Config{MinVersion: tls.VersionTLS13, InsecureSkipVerify: true})
+		anon, err := rpc.NewClient(c.GatewayAddr(), &tls.Config{MinVersion: tls.VersionTLS13, InsecureSkipVerify: true})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -25,8 +25,8 @@ import (
 	"github.com/wololo/wololo/services/ops/healthcheck"
 	"github.com/wololo/wololo/services/roles/local"
 	"github.com/wololo/wololo/services/roles/node"
-	"github.com/wololo/wololo/transport"
-	"github.com/wololo/wololo/transport/pki"
+	"github.com/wololo/wololo/services/wire/pki"
+	"github.com/wololo/wololo/services/wire/rpc"
 )
 
 // impostor serves whatever it is asked, under creds' certificate, on a
@@ -39,7 +39,7 @@ func impostor(t *testing.T, creds *pki.Credentials) (addr string, calls *atomic.
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := grpc.NewServer(grpc.Creds(transport.TLSCredentials(creds.ServerTLS())),
+	s := grpc.NewServer(grpc.Creds(rpc.TLSCredentials(creds.ServerTLS())),
 		grpc.UnknownServiceHandler(func(any, grpc.ServerStream) error {
 			calls.Add(1)
 			return status.Error(codes.Unimplemented, "impostor")
@@ -121,7 +121,7 @@ func TestRevokedClientIsRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	conn, err := transport.NewClient(c.GatewayAddr(), mallory.GatewayTLS("127.0.0.1"))
+	conn, err := rpc.NewClient(c.GatewayAddr(), mallory.GatewayTLS("127.0.0.1"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -224,7 +224,7 @@ func TestRevocationReachesRealProcesses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	conn, err := transport.NewClient(c.GatewayAddr(), mallory.GatewayTLS("127.0.0.1"))
+	conn, err := rpc.NewClient(c.GatewayAddr(), mallory.GatewayTLS("127.0.0.1"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,7 +16,7 @@ import (
 	"github.com/wololo/wololo/services/dataflow/schema"
 	gw "github.com/wololo/wololo/services/roles/gateway"
 	"github.com/wololo/wololo/services/roles/node"
-	"github.com/wololo/wololo/transport"
+	"github.com/wololo/wololo/services/wire/rpc"
 )
 
 // jobsAs is the JobService of the cluster's gateway, called over its public
@@ -27,7 +27,7 @@ func jobsAs(t *testing.T, c *node.Cluster, name string) wololov1.JobServiceClien
 	if err != nil {
 		t.Fatal(err)
 	}
-	conn, err := transport.NewClient(c.GatewayAddr(), cfg)
+	conn, err := rpc.NewClient(c.GatewayAddr(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,8 +18,9 @@ import (
 	"github.com/wololo/wololo/services/cmdline/client"
 	"github.com/wololo/wololo/services/dataflow/stage"
 	"github.com/wololo/wololo/services/roles/node"
+	"github.com/wololo/wololo/services/wire/pki"
+	"github.com/wololo/wololo/services/wire/rpc"
 	"github.com/wololo/wololo/transport"
-	"github.com/wololo/wololo/transport/pki"
 )
 
 // stageAsInstance is a StageService client of an instance's internal port
@@ -30,7 +31,7 @@ func stageAsInstance(t *testing.T, c *node.Cluster, instance, name string) wolol
 	if err != nil {
 		t.Fatal(err)
 	}
-	conn, err := transport.NewClient(c.Addrs[instance], creds.ClientTLS(instance))
+	conn, err := rpc.NewClient(c.Addrs[instance], creds.ClientTLS(instance))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +42,7 @@ func stageAsInstance(t *testing.T, c *node.Cluster, instance, name string) wolol
 // statusOf reads an instance's Status as the operator.
 func statusOf(t *testing.T, c *node.Cluster, instance string) *wololov1.GetResponse {
 	t.Helper()
-	conn, err := transport.NewClient(c.Addrs[instance], operatorTLS(t, c, instance))
+	conn, err := rpc.NewClient(c.Addrs[instance], operatorTLS(t, c, instance))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,7 @@ import (
 
 	"github.com/wololo/wololo/deploy"
 	"github.com/wololo/wololo/services/roles/node"
-	"github.com/wololo/wololo/transport"
+	"github.com/wololo/wololo/services/wire/rpc"
 	"github.com/wololo/wololo/transport/transporttest"
 )
 
@@ -36,7 +36,7 @@ func TestFullDiskStopsTheProcess(t *testing.T) {
 	out := t.TempDir()
 	submitted := submitInBackground(ctx, t, c, d, out, "full-disk")
 
-	conn, err := transport.NewClient(c.Addrs[victim], operatorTLS(t, c, victim))
+	conn, err := rpc.NewClient(c.Addrs[victim], operatorTLS(t, c, victim))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -27,7 +27,7 @@ import (
 	"github.com/wololo/wololo/services/dataflow/csvio"
 	"github.com/wololo/wololo/services/dataflow/schema"
 	"github.com/wololo/wololo/services/roles/local"
-	"github.com/wololo/wololo/transport"
+	"github.com/wololo/wololo/services/wire/rpc"
 	"github.com/wololo/wololo/transport/diskuse"
 )
 
@@ -315,7 +315,7 @@ func storeCounters(ctx context.Context, cl *local.Cluster, instance string) (*wo
 	if err != nil {
 		return nil, err
 	}
-	conn, err := transport.NewClient(cl.Addr(instance), tlsConfig)
+	conn, err := rpc.NewClient(cl.Addr(instance), tlsConfig)
 	if err != nil {
 		return nil, err
 	}

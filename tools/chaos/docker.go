@@ -28,7 +28,7 @@ import (
 	"github.com/wololo/wololo/services/cmdline/tlsflags"
 	"github.com/wololo/wololo/services/ops/healthcheck"
 	"github.com/wololo/wololo/services/roles/local"
-	"github.com/wololo/wololo/transport/pki"
+	"github.com/wololo/wololo/services/wire/pki"
 )
 
 // dockerTarget is the containers of one compose project, found by the

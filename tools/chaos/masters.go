@@ -9,7 +9,7 @@ import (
 
 	"github.com/wololo/wololo/deploy"
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
-	"github.com/wololo/wololo/transport"
+	"github.com/wololo/wololo/services/wire/rpc"
 )
 
 // MasterView is one master's answer to Status/Get, or why there was none.
@@ -57,7 +57,7 @@ func askMaster(ctx context.Context, cl deployment, in deploy.Instance, timeout t
 		v.Err = err
 		return v
 	}
-	conn, err := transport.NewClient(cl.Addr(in.Name()), tlsConfig)
+	conn, err := rpc.NewClient(cl.Addr(in.Name()), tlsConfig)
 	if err != nil {
 		v.Err = err
 		return v

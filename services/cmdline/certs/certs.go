@@ -34,7 +34,7 @@ import (
 	"github.com/wololo/wololo/deploy"
 	"github.com/wololo/wololo/services/cmdline/cli"
 	"github.com/wololo/wololo/services/cmdline/tlsflags"
-	"github.com/wololo/wololo/transport/pki"
+	"github.com/wololo/wololo/services/wire/pki"
 )
 
 // OperatorName is the operator credential Certify makes.

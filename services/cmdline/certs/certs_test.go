@@ -12,7 +12,7 @@ import (
 
 	"github.com/wololo/wololo/deploy"
 	"github.com/wololo/wololo/services/cmdline/cli"
-	"github.com/wololo/wololo/transport/pki"
+	"github.com/wololo/wololo/services/wire/pki"
 )
 
 func keyStamps(t *testing.T, dir string, ids []pki.Identity) map[string]int64 {

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/wololo/wololo/services/cmdline/cli"
-	"github.com/wololo/wololo/transport/pki"
+	"github.com/wololo/wololo/services/wire/pki"
 )
 
 // Reaching the gateway. gRPC retries every connection failure alike until

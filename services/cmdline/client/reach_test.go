@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/wololo/wololo/services/cmdline/cli"
-	"github.com/wololo/wololo/transport/pki"
+	"github.com/wololo/wololo/services/wire/pki"
 )
 
 func TestCheckServer(t *testing.T) {

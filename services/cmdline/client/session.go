@@ -16,7 +16,7 @@ import (
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 	"github.com/wololo/wololo/services/base/backoff"
 	"github.com/wololo/wololo/services/cmdline/cli"
-	"github.com/wololo/wololo/transport"
+	"github.com/wololo/wololo/services/wire/rpc"
 )
 
 // DefaultReach is how long a client command waits for an unreachable
@@ -161,7 +161,7 @@ func (s *Session) notify(format string, args ...any) {
 }
 
 // recovered waits while the gateway answers that it is recovering (health
-// "" NOT_SERVING, "wololo.recovering" SERVING: see services/roles/rpcserver),
+// "" NOT_SERVING, "wololo.recovering" SERVING: see services/wire/rpc),
 // until wait ends. Any other answer, or none, is left to the call itself.
 func (s *Session) recovered(ctx, wait context.Context) error {
 	health := healthpb.NewHealthClient(s.conn)
@@ -170,7 +170,7 @@ func (s *Session) recovered(ctx, wait context.Context) error {
 		if err != nil || r.Status == healthpb.HealthCheckResponse_SERVING {
 			return nil
 		}
-		r, err = health.Check(wait, &healthpb.HealthCheckRequest{Service: transport.RecoveringService})
+		r, err = health.Check(wait, &healthpb.HealthCheckRequest{Service: rpc.RecoveringService})
 		if err != nil || r.Status != healthpb.HealthCheckResponse_SERVING {
 			return nil
 		}

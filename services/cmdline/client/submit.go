@@ -22,10 +22,11 @@ import (
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 	"github.com/wololo/wololo/services/base/atomicfile"
 	"github.com/wololo/wololo/services/base/backoff"
+	"github.com/wololo/wololo/services/base/jobid"
 	"github.com/wololo/wololo/services/cmdline/cli"
 	"github.com/wololo/wololo/services/dataflow/csvio"
 	"github.com/wololo/wololo/services/dataflow/schema"
-	"github.com/wololo/wololo/transport"
+	"github.com/wololo/wololo/services/wire/rpc"
 )
 
 // ChunkSize is the number of file bytes per upload message.
@@ -74,7 +75,7 @@ type Summary struct {
 
 // Dial connects to a gateway with tlsConfig (nil: plain TCP).
 func Dial(server string, tlsConfig *tls.Config) (*grpc.ClientConn, error) {
-	conn, err := transport.NewClient(server, tlsConfig)
+	conn, err := rpc.NewClient(server, tlsConfig)
 	if err != nil {
 		return nil, fmt.Errorf("gateway address %q: %w", server, err)
 	}
@@ -213,7 +214,7 @@ func Submit(ctx context.Context, o SubmitOptions) (sum *Summary, err error) {
 	if o.JobID == "" {
 		// Named here, so that a CreateJob retried after the gateway
 		// restarted finds the same job instead of making a second one.
-		o.JobID = transport.NewJobID()
+		o.JobID = jobid.New()
 	}
 	var created *wololov1.CreateJobResponse
 	err = gw.retry(ctx, 5, func(ctx context.Context) error {

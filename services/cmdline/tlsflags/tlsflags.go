@@ -23,7 +23,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/wololo/wololo/services/cmdline/cli"
-	"github.com/wololo/wololo/transport/pki"
+	"github.com/wololo/wololo/services/wire/pki"
 )
 
 // Environment variables that give the flags' defaults.

@@ -17,6 +17,8 @@ import (
 	"errors"
 	"fmt"
 
+	"google.golang.org/protobuf/proto"
+
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 	"github.com/wololo/wololo/services/dataflow/schema"
 )
@@ -370,6 +372,17 @@ func checkTris(b []byte, n int, name string) error {
 		}
 	}
 	return nil
+}
+
+// Encode returns rb's proto encoding, sized once and allocated to fit, and
+// its rows. It is the one time a batch is encoded: the store, the sender
+// and the receiver's journal keep these bytes, never encoding them again.
+func Encode(rb *wololov1.RowBatch) ([]byte, int, error) {
+	b, err := proto.Marshal(rb)
+	if err != nil {
+		return nil, 0, fmt.Errorf("encode a batch of %d rows: %w", Rows(rb), err)
+	}
+	return b, Rows(rb), nil
 }
 
 // EachMatch calls fn for every row of a matches batch. The Match passed to fn

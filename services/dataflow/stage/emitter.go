@@ -25,10 +25,41 @@ type slot struct {
 	bytes int // about what the rows since the last cut take
 }
 
+// Emitted is one batch the emitter cut for a channel, as Go values: what
+// the in-memory runner passes on as it is, and what Encode makes the
+// Committer's outputs.
+type Emitted struct {
+	Channel transport.ChannelID
+	EOF     bool
+	Rows    *wololov1.RowBatch // nil for an EOF
+}
+
+// Encode makes emitted batches the Committer's outputs: each batch's rows
+// encoded (batch.Encode: sized once, allocated to fit, the one time they
+// are) with their count.
+func Encode(batches []Emitted) ([]transport.Output, error) {
+	if len(batches) == 0 {
+		return nil, nil
+	}
+	out := make([]transport.Output, len(batches))
+	for i, b := range batches {
+		out[i] = transport.Output{Channel: b.Channel, EOF: b.EOF}
+		if b.Rows == nil {
+			continue
+		}
+		var err error
+		if out[i].Rows, out[i].Count, err = batch.Encode(b.Rows); err != nil {
+			return nil, fmt.Errorf("%s: %w", b.Channel, err)
+		}
+	}
+	return out, nil
+}
+
 // Outputs is the Emitter of one job at one instance. It routes rows to
 // receiver instances and cuts them into batches; it numbers nothing: the
-// transport.Committer numbers what Drain returns as it commits it, so a
-// failed application can be discarded without a gap in any sequence.
+// transport.Committer numbers what Drain returns (encoded) as it commits
+// it, so a failed application can be discarded without a gap in any
+// sequence.
 type Outputs struct {
 	maxRows int
 	streams map[string][]*slot
@@ -36,7 +67,7 @@ type Outputs struct {
 	lastStream string
 	lastSlots  []*slot
 	order      []*slot
-	built      []transport.Output
+	built      []Emitted
 	records    map[string][]byte
 	rowsOut    atomic.Int64
 	finished   bool
@@ -80,7 +111,7 @@ func (o *Outputs) slot(stream string, key []byte) *slot {
 
 func (o *Outputs) cut(s *slot) {
 	s.rows.Build(func(rb *wololov1.RowBatch) {
-		o.built = append(o.built, transport.Output{Channel: s.ch, Rows: rb})
+		o.built = append(o.built, Emitted{Channel: s.ch, Rows: rb})
 	})
 	s.bytes = 0
 }
@@ -137,21 +168,21 @@ func (o *Outputs) Record(key string, value []byte) {
 // Drain cuts every partial batch and returns everything built since the
 // last Drain, with the records. With eof, every output channel also gets its
 // EOF batch, and nothing more may be emitted.
-func (o *Outputs) Drain(eof bool) ([]transport.Output, map[string][]byte) {
+func (o *Outputs) Drain(eof bool) ([]Emitted, map[string][]byte) {
 	if o.finished {
 		return nil, nil
 	}
 	for _, s := range o.order {
 		o.cut(s)
 	}
-	out := make([]transport.Output, 0, len(o.built)+len(o.order))
+	out := make([]Emitted, 0, len(o.built)+len(o.order))
 	for _, b := range o.built {
 		o.rowsOut.Add(int64(batch.Rows(b.Rows)))
 		out = append(out, b)
 	}
 	if eof {
 		for _, s := range o.order {
-			out = append(out, transport.Output{Channel: s.ch, EOF: true})
+			out = append(out, Emitted{Channel: s.ch, EOF: true})
 		}
 		o.finished = true
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/wololo/wololo/deploy"
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
+	"github.com/wololo/wololo/services/base/jobid"
 	"github.com/wololo/wololo/services/dataflow/batch"
 	"github.com/wololo/wololo/services/dataflow/operators"
 	"github.com/wololo/wololo/services/dataflow/stage"
@@ -108,7 +109,7 @@ func FuzzExchange(f *testing.F) {
 		srv.SetPeers(func(in string) bool { return in == "players-filter-0" || in == "players-filter-1" })
 		_ = srv.Exchange(&frameStream{ctx: context.Background(), frames: frames(b)})
 		for _, p := range rt.Progress() {
-			if !transport.ValidJobID(p.JobId) {
+			if !jobid.Valid(p.JobId) {
 				t.Fatalf("a job exists under the malformed id %q", p.JobId)
 			}
 		}

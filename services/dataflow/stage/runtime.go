@@ -20,6 +20,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/wololo/wololo/deploy"
+	"github.com/wololo/wololo/internal/lifetime"
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 	"github.com/wololo/wololo/services/dataflow/batch"
 	"github.com/wololo/wololo/transport"
@@ -181,7 +182,7 @@ type Runtime struct {
 
 	// life runs the jobs' actors; a store failure ends it (Fail): the
 	// process's memory is then ahead of its store, and it must stop.
-	life transport.Lifetime
+	life lifetime.Lifetime
 
 	// introducing serialises introductions, so that the limit check and
 	// the commit that records a job are one step.
@@ -708,6 +709,7 @@ func (r *Runtime) build(j *job, p plan) (*transport.Step, bool, error) {
 	s := &transport.Step{Commit: transport.Commit{Job: j.id, Inputs: p.marks, Records: map[string][]byte{}}, Ended: p.ended}
 	var journal wololov1.Journal
 	finishing := false
+	var err error
 	for i := range p.apply {
 		d := &p.apply[i]
 		if !r.cfg.Spec.Stateless {
@@ -717,7 +719,11 @@ func (r *Runtime) build(j *job, p plan) (*transport.Step, bool, error) {
 		var fin bool
 		fin, d.rows = r.step(j, d.ch, d.batch.Eof, d.batch.Rows, j.out)
 		out, records := j.out.Drain(fin)
-		s.Emit = append(s.Emit, out...)
+		var emit []transport.Output
+		if emit, err = Encode(out); err != nil {
+			break
+		}
+		s.Emit = append(s.Emit, emit...)
 		maps.Copy(s.Records, records)
 		finishing = finishing || fin
 	}
@@ -727,8 +733,8 @@ func (r *Runtime) build(j *job, p plan) (*transport.Step, bool, error) {
 	for _, d := range p.apply {
 		s.Acks = append(s.Acks, d.done)
 	}
-	var err error
 	switch {
+	case err != nil:
 	case finishing:
 		// The operator is gone; its log is no longer needed.
 		s.Records[recordFinished] = finishedRecord(time.Now())

@@ -32,7 +32,7 @@
 // `wololo certs` writes beside operator.pem (0600), signed by the
 // deployment's CA so that every process checks it with the CA certificate
 // it holds anyway and none holds anything that would let it present it
-// (transport/pki). It is presented as "Authorization: Bearer TOKEN", as the
+// (services/wire/pki). It is presented as "Authorization: Bearer TOKEN", as the
 // password of HTTP Basic authentication (any user name), or, for the page
 // only, as ?token=TOKEN in the address a browser opens (the page then sends
 // it as a header). A token rather than mutual TLS with the operator's

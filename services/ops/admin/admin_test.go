@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wololo/wololo/transport/pki"
+	"github.com/wololo/wololo/services/wire/pki"
 )
 
 func text(s string) http.Handler {

@@ -10,7 +10,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/wololo/wololo/transport/pki"
+	"github.com/wololo/wololo/services/wire/pki"
 )
 
 // Guard is who may call an admin listener and by which names.

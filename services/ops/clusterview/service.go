@@ -23,7 +23,7 @@ func (s service) Get(ctx context.Context, _ *wololov1.ClusterGetRequest) (*wolol
 }
 
 // StatusOver asks instances for their Status over connections conn gives
-// (a transport.Pool's Conn, say).
+// (an rpc.Pool's Conn, say).
 func StatusOver(conn func(instance string) (*grpc.ClientConn, string, error)) StatusFunc {
 	return func(ctx context.Context, instance string) (*wololov1.GetResponse, error) {
 		c, _, err := conn(instance)

@@ -23,15 +23,15 @@ import (
 
 	"github.com/wololo/wololo/services/cmdline/cli"
 	"github.com/wololo/wololo/services/cmdline/tlsflags"
-	"github.com/wololo/wololo/transport"
-	"github.com/wololo/wololo/transport/pki"
+	"github.com/wololo/wololo/services/wire/pki"
+	"github.com/wololo/wololo/services/wire/rpc"
 )
 
 // Check asks addr's health service once and reports an error unless it
 // answers SERVING within timeout, over TLS with tlsConfig (nil: plain
 // TCP).
 func Check(ctx context.Context, addr string, tlsConfig *tls.Config, timeout time.Duration) error {
-	conn, err := transport.NewClient(addr, tlsConfig)
+	conn, err := rpc.NewClient(addr, tlsConfig)
 	if err != nil {
 		return fmt.Errorf("health of %s: %w", addr, err)
 	}

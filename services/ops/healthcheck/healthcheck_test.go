@@ -5,7 +5,7 @@ import (
 	"net"
 	"testing"
 
-	"github.com/wololo/wololo/transport/pki"
+	"github.com/wololo/wololo/services/wire/pki"
 )
 
 // TestDialExpectsTheRightServer: what `wololo health` takes at --addr,

@@ -3,7 +3,7 @@ package metrics
 import "github.com/prometheus/client_golang/prometheus"
 
 // Refusals counts what a process's gRPC servers refuse
-// (services/roles/rpcserver.RefusalCounter): calls by plane, gRPC code and
+// (services/wire/rpc.RefusalCounter): calls by plane, gRPC code and
 // method, connections by plane and reason. The labels are bounded: the
 // methods are those the server serves (any other is "unknown"), the codes
 // and reasons a handful; no caller, address or job is a label.

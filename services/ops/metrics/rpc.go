@@ -12,7 +12,7 @@ import (
 // grpc_server_handling_seconds histogram, by grpc_type, grpc_service and
 // grpc_method, with the server's plane ("internal", "public") as a
 // constant label so that a gateway's two servers, which both serve
-// health, stay apart in one registry. services/roles/rpcserver puts its
+// health, stay apart in one registry. services/wire/rpc puts its
 // interceptors first in the chain (Options.Metrics).
 //
 // Why that library: its names and labels are the ones the usual gRPC

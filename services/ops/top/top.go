@@ -24,7 +24,7 @@ import (
 	"github.com/wololo/wololo/services/cmdline/client"
 	"github.com/wololo/wololo/services/cmdline/tlsflags"
 	"github.com/wololo/wololo/services/ops/clusterview"
-	"github.com/wololo/wololo/transport"
+	"github.com/wololo/wololo/services/wire/rpc"
 )
 
 const usage = `usage: wololo top [--server ADDR] [--json] [flags]
@@ -60,7 +60,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	conn, err := transport.NewClient(*server, tlsConfig)
+	conn, err := rpc.NewClient(*server, tlsConfig)
 	if err != nil {
 		return fmt.Errorf("connect to %s: %w", *server, err)
 	}

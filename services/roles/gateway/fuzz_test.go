@@ -10,6 +10,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
+	"github.com/wololo/wololo/services/base/jobid"
 	"github.com/wololo/wololo/transport"
 )
 
@@ -41,7 +42,7 @@ func FuzzJobService(f *testing.F) {
 			return
 		}
 		id = created.JobId
-		if !transport.ValidJobID(id) {
+		if !jobid.Valid(id) {
 			t.Fatalf("job created under the malformed id %q", id)
 		}
 		frames := []*wololov1.UploadRequest{
@@ -67,7 +68,7 @@ func FuzzJobService(f *testing.F) {
 		}
 		img, _ := store.Load()
 		for job := range img.Jobs {
-			if !transport.ValidJobID(job) {
+			if !jobid.Valid(job) {
 				t.Fatalf("the store holds the malformed job id %q", job)
 			}
 		}
@@ -76,4 +77,20 @@ func FuzzJobService(f *testing.F) {
 
 func header2(cols []string) *wololov1.FileHeader {
 	return &wololov1.FileHeader{Columns: cols, Size: 1 << 20, DataOffset: 10}
+}
+
+// FuzzJobIDsAreChannelJobs pins that the job ids the gateway makes and
+// takes (jobid) are exactly the job names the channel protocol takes
+// (transport.ValidJob): an id the gateway accepted that a receiver refused
+// would strand the job, and a name a receiver took that the gateway never
+// could have made would be a job only a forger could name.
+func FuzzJobIDsAreChannelJobs(f *testing.F) {
+	for _, s := range []string{"", "a", "nightly", "a-b_C9", "a.b", "a/b", "a b", "é", "a\x00", strings.Repeat("z", jobid.MaxLen), strings.Repeat("z", jobid.MaxLen+1), jobid.New()} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, id string) {
+		if g, c := jobid.Valid(id), transport.ValidJob(id); g != c {
+			t.Fatalf("jobid.Valid(%q) = %v, transport.ValidJob = %v", id, g, c)
+		}
+	})
 }

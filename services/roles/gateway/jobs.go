@@ -16,6 +16,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
+	"github.com/wololo/wololo/services/base/jobid"
 	"github.com/wololo/wololo/services/dataflow/schema"
 	"github.com/wololo/wololo/services/dataflow/stage"
 	"github.com/wololo/wololo/transport"
@@ -271,8 +272,8 @@ func (js *jobs) create(owner, name string, matches, players *wololov1.FileHeader
 		}
 	}
 	if name == "" {
-		name = transport.NewJobID()
-	} else if !transport.ValidJobID(name) {
+		name = jobid.New()
+	} else if !jobid.Valid(name) {
 		return nil, false, nil, errorf(ErrInvalid, "job id %q: use 1-64 letters, digits, '-' or '_'", name)
 	}
 	js.mu.Lock()
@@ -286,7 +287,7 @@ func (js *jobs) create(owner, name string, matches, players *wololov1.FileHeader
 	}
 	// A fresh internal id each time: a name used again after its job was
 	// deleted (and tombstoned in every process) makes a new job.
-	id := transport.NewJobID()
+	id := jobid.New()
 	drop, err := js.limits.admission(js.heldBy(owner), len(js.byID), [2]int64{matches.Size, players.Size})
 	if err != nil {
 		return nil, false, nil, err

@@ -37,7 +37,7 @@ func fileOf(f wololov1.InputFile) (schema.File, error) {
 // stream breaks resumes from the last acknowledged offset.
 func (g *Gateway) upload(stream uploadStream) (err error) {
 	// A first frame that does not come within --first-frame-timeout ends
-	// the stream with DeadlineExceeded (services/roles/rpcserver); no upload
+	// the stream with DeadlineExceeded (services/wire/rpc); no upload
 	// slot is taken before it.
 	first, err := stream.Recv()
 	if err != nil {
@@ -296,7 +296,11 @@ type commitPipe struct {
 
 // pendingStep is a step of the upload and where it leaves the file.
 type pendingStep struct {
-	step    *transport.Step
+	step *transport.Step
+	// emit is what the step sends on, encoded into step.Emit on the
+	// committing goroutine, so that the next chunk's parse overlaps it as
+	// it overlaps the commit.
+	emit    []stage.Emitted
 	offset  int64
 	report  schema.FileReport
 	done    bool
@@ -325,7 +329,11 @@ func (p *commitPipe) run() {
 }
 
 func (p *commitPipe) commitOne(s pendingStep) error {
-	if _, err := p.g.cfg.Committer.Commit(s.step); err != nil {
+	var err error
+	if s.step.Emit, err = stage.Encode(s.emit); err == nil {
+		_, err = p.g.cfg.Committer.Commit(s.step)
+	}
+	if err != nil {
 		return errorf(ErrStore, "commit upload of %s: %v", p.u.file, err)
 	}
 	failed := s.failure != "" && p.u.j.fail(s.failure, s.at) // before the file is done: the job never runs
@@ -366,9 +374,8 @@ func (p *commitPipe) commit(ctx context.Context, in *Ingest, out *stage.Outputs,
 		p.listed = n
 	}
 	s := pendingStep{offset: in.Offset(), report: cloneReport(in.Report), done: done}
-	var emit []transport.Output
 	if p.failure == "" {
-		emit, _ = out.Drain(done)
+		s.emit, _ = out.Drain(done)
 	} else {
 		// A failed job's rows are not sent on: its answers would be
 		// ignored. The failure is in the commit that ends the file, so a
@@ -377,7 +384,7 @@ func (p *commitPipe) commit(ctx context.Context, in *Ingest, out *stage.Outputs,
 		s.failure, s.at = p.failure, time.UnixMilli(time.Now().UnixMilli())
 		records[recordFailed], records[recordFailedAt] = []byte(s.failure), failedRecord(s.at)
 	}
-	s.step = &transport.Step{Commit: transport.Commit{Job: p.u.j.id, Records: records}, Emit: emit}
+	s.step = &transport.Step{Commit: transport.Commit{Job: p.u.j.id, Records: records}}
 	select {
 	case p.steps <- s:
 	case <-p.done:

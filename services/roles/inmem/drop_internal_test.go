@@ -75,7 +75,7 @@ func TestRejectedBatchDroppedInBothModes(t *testing.T) {
 	}
 	check("in memory", res.Files, res.DroppedBatches)
 
-	files, dropped := runStages(t, top, matches, players, transport.Output{Channel: bad, Rows: rejected()})
+	files, dropped := runStages(t, top, matches, players, stage.Emitted{Channel: bad, Rows: rejected()})
 	check("stage runtime", files, dropped)
 }
 
@@ -85,7 +85,7 @@ func TestRejectedBatchDroppedInBothModes(t *testing.T) {
 // The files are uploaded as the gateway's Ingest parses them, extra
 // committed among the matches. It returns the answers the gateway's
 // instance finished with, and the batches every runtime dropped.
-func runStages(t *testing.T, top deploy.Topology, matches, players string, extra ...transport.Output) (map[string][]byte, int64) {
+func runStages(t *testing.T, top deploy.Topology, matches, players string, extra ...stage.Emitted) (map[string][]byte, int64) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	runtimes := map[string]*stage.Runtime{}
@@ -149,7 +149,11 @@ func runStages(t *testing.T, top deploy.Topology, matches, players string, extra
 			rows = append(rows, extra...)
 		}
 		ends, _ := out.Drain(true)
-		if _, err := upload.Commit(&transport.Step{Commit: transport.Commit{Job: job}, Emit: append(rows, ends...)}); err != nil {
+		emit, err := stage.Encode(append(rows, ends...))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := upload.Commit(&transport.Step{Commit: transport.Commit{Job: job}, Emit: emit}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -14,7 +14,6 @@ import (
 	"github.com/wololo/wololo/services/dataflow/operators"
 	"github.com/wololo/wololo/services/dataflow/schema"
 	"github.com/wololo/wololo/services/dataflow/stage"
-	"github.com/wololo/wololo/transport"
 )
 
 // Options says what to run on what.
@@ -240,7 +239,7 @@ func (g *graph) flush(out *stage.Outputs, eof bool) error {
 }
 
 // send puts each batch in its receiver's inbox.
-func (g *graph) send(batches []transport.Output) error {
+func (g *graph) send(batches []stage.Emitted) error {
 	for _, b := range batches {
 		t, ok := g.tasks[b.Channel.Receiver]
 		if !ok {

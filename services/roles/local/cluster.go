@@ -30,8 +30,8 @@ import (
 	"github.com/wololo/wololo/services/cmdline/certs"
 	"github.com/wololo/wololo/services/cmdline/logflags"
 	"github.com/wololo/wololo/services/cmdline/tlsflags"
-	"github.com/wololo/wololo/transport"
-	"github.com/wololo/wololo/transport/pki"
+	"github.com/wololo/wololo/services/wire/pki"
+	"github.com/wololo/wololo/services/wire/rpc"
 )
 
 // DefaultDataDir is where `wololo local` keeps its data, logs and peers
@@ -694,7 +694,7 @@ func (c *Cluster) probe(ctx context.Context, addr, name string, pid int) error {
 	if err != nil {
 		return err
 	}
-	conn, err := transport.NewClient(addr, tlsConfig)
+	conn, err := rpc.NewClient(addr, tlsConfig)
 	if err != nil {
 		return err
 	}

@@ -15,7 +15,7 @@ import (
 	"github.com/wololo/wololo/services/cmdline/logflags"
 	"github.com/wololo/wololo/services/cmdline/tlsflags"
 	"github.com/wololo/wololo/services/ops/admin"
-	"github.com/wololo/wololo/services/roles/rpcserver"
+	"github.com/wololo/wololo/services/wire/rpc"
 )
 
 const cmdUsage = `usage: wololo master --id N [flags]
@@ -54,7 +54,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	logFlags := logflags.Register(fs, "info")
 	adminAddr := fs.String("admin", "", `admin HTTP listen address, internal like Status: /metrics (default: 127.0.0.1, loopback only, on the topology's admin port of master-N, 1000 above its gRPC one; 0.0.0.0:PORT for a scraper elsewhere; "none": no admin listener)`)
 	tlsFlags := tlsflags.Register(fs, "")
-	var rpcLimits rpcserver.Limits
+	var rpcLimits rpc.Limits
 	rpcLimits.RegisterFlags(fs)
 	if err := cli.Parse(fs, args); err != nil {
 		return err

@@ -25,7 +25,7 @@
 //
 // Recovery. A graph process starting on its store answers its probes
 // before it serves: health NOT_SERVING, and the health service
-// "wololo.recovering" SERVING (services/roles/rpcserver), while it loads the
+// "wololo.recovering" SERVING (services/wire/rpc), while it loads the
 // store and replays its operators' state logs, which may take longer than
 // Timeout. The probe asks "" and, when that is not SERVING, the recovering
 // name (Answer: Serving, Recovering or NoAnswer). A recovering process is
@@ -49,7 +49,7 @@
 //     dead peer delays no one. This package gives it its two seams: the
 //     term file DATA/term (termfile.go: written atomically and fsynced),
 //     and the transport, one-way ElectionService/Deliver calls over a
-//     transport.Pool (master-N resolved by name on every call), with the
+//     rpc.Pool (master-N resolved by name on every call), with the
 //     election's message kinds mapped to the proto's one by one
 //     (electionpb.go: an unknown kind is refused, never cast);
 //   - a Loop probing every graph process and every other master; it feeds

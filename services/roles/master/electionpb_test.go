@@ -13,7 +13,7 @@ import (
 
 	"github.com/wololo/wololo/election"
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
-	"github.com/wololo/wololo/transport"
+	"github.com/wololo/wololo/services/wire/rpc"
 )
 
 // TestElectionKindsMapBothWays: every kind of the election round-trips
@@ -131,7 +131,7 @@ func TestSendDeliversToTheResolvedMaster(t *testing.T) {
 	defer srv.Stop()
 
 	m := newTestMaster(t, 2, &fakeRuntime{})
-	m.peers = transport.NewPool(transport.StaticResolver(map[string]string{"master-3": l.Addr().String()}), nil)
+	m.peers = rpc.NewPool(rpc.StaticResolver(map[string]string{"master-3": l.Addr().String()}), nil)
 	defer m.peers.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()

@@ -12,7 +12,7 @@ import (
 	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/status"
 
-	"github.com/wololo/wololo/transport/pki"
+	"github.com/wololo/wololo/services/wire/pki"
 )
 
 // TestDeliverSpeaksOnlyAsItself: with credentials, an election message is

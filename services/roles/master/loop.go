@@ -11,8 +11,8 @@ import (
 	"google.golang.org/grpc"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
-	"github.com/wololo/wololo/transport"
-	"github.com/wololo/wololo/transport/pki"
+	"github.com/wololo/wololo/services/wire/pki"
+	"github.com/wololo/wololo/services/wire/rpc"
 )
 
 // LoopConfig is what a supervision loop needs.
@@ -72,7 +72,7 @@ const (
 	// Serving: the health check answered SERVING.
 	Serving
 	// Recovering: the health check answered NOT_SERVING and the process
-	// reports transport.RecoveringService SERVING: it is loading its store
+	// reports rpc.RecoveringService SERVING: it is loading its store
 	// and replaying its state, and serves once that is done.
 	Recovering
 )
@@ -107,8 +107,8 @@ func NewLoop(cfg LoopConfig) *Loop {
 
 // healthProbe is the standard gRPC health check of the whole process
 // (service ""), and only when that is not SERVING a second one of
-// transport.RecoveringService, which a recovering process reports SERVING
-// (see services/roles/rpcserver).
+// rpc.RecoveringService, which a recovering process reports SERVING
+// (see services/wire/rpc).
 func healthProbe(ctx context.Context, conn *grpc.ClientConn) Answer {
 	health := healthpb.NewHealthClient(conn)
 	r, err := health.Check(ctx, &healthpb.HealthCheckRequest{})
@@ -118,7 +118,7 @@ func healthProbe(ctx context.Context, conn *grpc.ClientConn) Answer {
 	case r.Status == healthpb.HealthCheckResponse_SERVING:
 		return Serving
 	}
-	r, err = health.Check(ctx, &healthpb.HealthCheckRequest{Service: transport.RecoveringService})
+	r, err = health.Check(ctx, &healthpb.HealthCheckRequest{Service: rpc.RecoveringService})
 	if err == nil && r.Status == healthpb.HealthCheckResponse_SERVING {
 		return Recovering
 	}
@@ -184,7 +184,7 @@ func (l *Loop) round(ctx context.Context, conns map[string]*grpc.ClientConn) {
 		}
 		conn := conns[p.Address]
 		if conn == nil {
-			if conn, err = transport.NewClient(p.Address, transport.TLSFor(l.cfg.Credentials, p.Instance)); err != nil {
+			if conn, err = rpc.NewClient(p.Address, rpc.TLSFor(l.cfg.Credentials, p.Instance)); err != nil {
 				continue
 			}
 			conns[p.Address] = conn

@@ -18,13 +18,13 @@ import (
 	"github.com/wololo/wololo/deploy"
 	"github.com/wololo/wololo/election"
 	"github.com/wololo/wololo/election/driver"
+	"github.com/wololo/wololo/internal/lifetime"
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 	"github.com/wololo/wololo/services/cmdline/version"
 	"github.com/wololo/wololo/services/ops/admin"
 	"github.com/wololo/wololo/services/ops/metrics"
-	"github.com/wololo/wololo/services/roles/rpcserver"
-	"github.com/wololo/wololo/transport"
-	"github.com/wololo/wololo/transport/pki"
+	"github.com/wololo/wololo/services/wire/pki"
+	"github.com/wololo/wololo/services/wire/rpc"
 )
 
 // Config is what a master process needs.
@@ -51,8 +51,8 @@ type Config struct {
 	// guards it with Credentials).
 	Admin net.Listener
 	// RPCLimits are the gRPC server's per-address caps and first-frame
-	// deadline (rpcserver.Limits; zero fields take the defaults).
-	RPCLimits rpcserver.Limits
+	// deadline (rpc.Limits; zero fields take the defaults).
+	RPCLimits rpc.Limits
 }
 
 // Master is one running master: the election, the supervision loop and
@@ -64,7 +64,7 @@ type Master struct {
 	elector  *driver.Elector
 	ids      []election.ID // every master, this one included
 	loop     *Loop
-	peers    *transport.Pool // connections to the other masters
+	peers    *rpc.Pool // connections to the other masters
 	started  time.Time
 	metrics  *masterMetrics
 
@@ -123,7 +123,7 @@ func New(cfg Config) (*Master, error) {
 	for _, in := range cfg.Topology.Instances() {
 		watched = append(watched, in.Name())
 	}
-	m.peers = transport.NewPool(cfg.Resolver, cfg.Credentials)
+	m.peers = rpc.NewPool(cfg.Resolver, cfg.Credentials)
 	m.ids = ids
 	var terms driver.TermStore = driver.NewMemTermStore(0)
 	if cfg.DataDir != "" {
@@ -150,13 +150,13 @@ func New(cfg Config) (*Master, error) {
 func (m *Master) Serve(ctx context.Context) error {
 	defer m.peers.Close()
 	refusals := metrics.NewRefusals()
-	rpcMetrics := metrics.NewRPCServerMetrics(rpcserver.Internal.String())
-	srv, err := rpcserver.New(rpcserver.Options{Credentials: m.cfg.Credentials, Status: &statusServer{m: m}, Log: m.cfg.Log.Named("rpc"), Limits: m.cfg.RPCLimits, Refusals: refusals, Metrics: rpcMetrics})
+	rpcMetrics := metrics.NewRPCServerMetrics(rpc.Internal.String())
+	srv, err := rpc.New(rpc.Options{Credentials: m.cfg.Credentials, Status: &statusServer{m: m}, Log: m.cfg.Log.Named("rpc"), Limits: m.cfg.RPCLimits, Refusals: refusals, Metrics: rpcMetrics})
 	if err != nil {
 		return err
 	}
 	wololov1.RegisterElectionServiceServer(srv.GRPC(), &electionServer{m: m})
-	var life transport.Lifetime
+	var life lifetime.Lifetime
 	run := func(serve func(context.Context) error) {
 		life.Go(func(ctx context.Context) {
 			if err := serve(ctx); err != nil {

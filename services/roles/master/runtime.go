@@ -11,7 +11,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
-	"github.com/wololo/wololo/transport"
+	"github.com/wololo/wololo/services/wire/rpc"
 )
 
 // Process is what a Runtime knows of one instance.
@@ -59,7 +59,7 @@ type LocalRuntime struct {
 
 // NewLocalRuntime connects to a runner's ProcessService at addr.
 func NewLocalRuntime(addr string) (*LocalRuntime, error) {
-	conn, err := transport.NewClient(addr, nil)
+	conn, err := rpc.NewClient(addr, nil)
 	if err != nil {
 		return nil, fmt.Errorf("process service at %s: %w", addr, err)
 	}

@@ -9,9 +9,9 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/wololo/wololo/deploy"
-	"github.com/wololo/wololo/services/roles/rpcserver"
+	"github.com/wololo/wololo/services/wire/pki"
+	"github.com/wololo/wololo/services/wire/rpc"
 	"github.com/wololo/wololo/transport"
-	"github.com/wololo/wololo/transport/pki"
 )
 
 // Cluster is every instance of a topology running in this process, each
@@ -29,7 +29,7 @@ type Cluster struct {
 	CA *pki.CA
 
 	opts     ClusterOptions
-	resolver transport.Resolver
+	resolver rpc.Resolver
 	stores   map[string]transport.Store
 	running  map[string]serving // by instance
 	public   net.Listener
@@ -61,7 +61,7 @@ type ClusterOptions struct {
 	// (Config.MaxJobs); the default for any other.
 	MaxJobs map[string]int
 	// RPCLimits are every instance's: see Config.RPCLimits.
-	RPCLimits rpcserver.Limits
+	RPCLimits rpc.Limits
 }
 
 // StartCluster starts every instance of top on 127.0.0.1; they serve until
@@ -103,7 +103,7 @@ func StartCluster(top deploy.Topology, opts ClusterOptions) (*Cluster, error) {
 			dial[name] = opts.Route(name, addr)
 		}
 	}
-	c.opts, c.resolver = opts, transport.StaticResolver(dial)
+	c.opts, c.resolver = opts, rpc.StaticResolver(dial)
 	c.stores = map[string]transport.Store{}
 	for _, in := range top.Instances() {
 		c.stores[in.Name()] = transport.NewMemStore()

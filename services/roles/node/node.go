@@ -1,5 +1,5 @@
 // Package node assembles one Wololo process of the graph: the internal gRPC
-// server (services/roles/rpcserver: health, reflection, Status) with the
+// server (services/wire/rpc: health, reflection, Status) with the
 // StageService (the stage runtime), plus, on the gateway, a public server
 // with JobService and health on a listener of its own. With credentials
 // every claim a peer makes on a stream is bound to its certificate
@@ -10,7 +10,7 @@
 // process (Cluster); the standalone roles run exactly one.
 //
 // Recovery happens in Serve, not in New: the servers start first, in
-// rpcserver's recovering mode (health NOT_SERVING with "wololo.recovering"
+// rpc's recovering mode (health NOT_SERVING with "wololo.recovering"
 // SERVING, Status answering with recovering set, every other call
 // Unavailable), then the node loads its store and replays its operators'
 // state logs, and only then serves, announces itself and resends. So a
@@ -63,6 +63,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/wololo/wololo/deploy"
+	"github.com/wololo/wololo/internal/lifetime"
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 	"github.com/wololo/wololo/services/cmdline/version"
 	"github.com/wololo/wololo/services/dataflow/operators"
@@ -73,20 +74,20 @@ import (
 	"github.com/wololo/wololo/services/ops/dashboard"
 	"github.com/wololo/wololo/services/ops/metrics"
 	"github.com/wololo/wololo/services/roles/gateway"
-	"github.com/wololo/wololo/services/roles/rpcserver"
+	"github.com/wololo/wololo/services/wire/pki"
+	"github.com/wololo/wololo/services/wire/rpc"
 	"github.com/wololo/wololo/transport"
-	"github.com/wololo/wololo/transport/pki"
 )
 
 // Config is what a Node needs.
 type Config struct {
 	Topology    deploy.Topology
 	Instance    deploy.Instance
-	Listener    net.Listener       // the internal plane; required
-	Public      net.Listener       // the gateway's public plane; required on the gateway
-	Credentials *pki.Credentials   // this instance's certificate; nil: --insecure
-	Resolver    transport.Resolver // addresses of the other instances; required
-	Store       transport.Store    // a MemStore if nil (WithDefaults)
+	Listener    net.Listener     // the internal plane; required
+	Public      net.Listener     // the gateway's public plane; required on the gateway
+	Credentials *pki.Credentials // this instance's certificate; nil: --insecure
+	Resolver    rpc.Resolver     // addresses of the other instances; required
+	Store       transport.Store  // a MemStore if nil (WithDefaults)
 	Log         hclog.Logger
 	BatchRows   int
 	OutboxLimit int
@@ -104,8 +105,8 @@ type Config struct {
 	// MaxMalformed (gateway): see gateway.Config.
 	MaxMalformed *schema.MalformedLimit
 	// RPCLimits are both gRPC servers' per-address caps and first-frame
-	// deadline (rpcserver.Limits; zero fields take the defaults).
-	RPCLimits rpcserver.Limits
+	// deadline (rpc.Limits; zero fields take the defaults).
+	RPCLimits rpc.Limits
 	// Admin, if set, is the admin HTTP listener (services/ops/admin): /metrics,
 	// and on the gateway the web page of the whole deployment.
 	Admin net.Listener
@@ -169,9 +170,9 @@ type Node struct {
 	Role        string
 	Gateway     *gateway.Gateway // set on the gateway
 	incarnation uint64
-	server      *rpcserver.Server
-	public      *rpcserver.Server // the gateway's
-	pool        *transport.Pool
+	server      *rpc.Server
+	public      *rpc.Server // the gateway's
+	pool        *rpc.Pool
 	store       *transport.FailStop // cfg.Store: the process stops at its first failed write
 	committer   *transport.Committer
 	runtime     *stage.Runtime
@@ -192,7 +193,7 @@ func (n *Node) Refusals() *metrics.Refusals { return n.refusals }
 
 // New builds the node: a new incarnation, the stage runtime, the sender,
 // the gateway's job service, the gRPC servers (recovering: see
-// services/roles/rpcserver). Nothing is read from the store, served or sent
+// services/wire/rpc). Nothing is read from the store, served or sent
 // before Serve.
 func New(cfg Config) (*Node, error) {
 	if err := cfg.Validate(); err != nil {
@@ -214,7 +215,7 @@ func New(cfg Config) (*Node, error) {
 	if err != nil {
 		return nil, fmt.Errorf("node %s: incarnation: %w", self, err)
 	}
-	n := &Node{cfg: cfg, log: log, Role: st.Role, incarnation: incarnation, store: store, pool: transport.NewPool(cfg.Resolver, cfg.Credentials)}
+	n := &Node{cfg: cfg, log: log, Role: st.Role, incarnation: incarnation, store: store, pool: rpc.NewPool(cfg.Resolver, cfg.Credentials)}
 	n.recovering.Store(true)
 	outbox := transport.NewOutbox(store)
 	n.sender = transport.NewSender(self, incarnation, outbox, n.pool, log.Named("transport"))
@@ -263,9 +264,9 @@ func New(cfg Config) (*Node, error) {
 	}
 	n.refusals = metrics.NewRefusals()
 	collectors := append(cfg.StoreTimes.Collectors(), n.refusals.Collectors()...)
-	internalRPC := metrics.NewRPCServerMetrics(rpcserver.Internal.String())
+	internalRPC := metrics.NewRPCServerMetrics(rpc.Internal.String())
 	collectors = append(collectors, internalRPC)
-	n.server, err = rpcserver.New(rpcserver.Options{Credentials: cfg.Credentials, Log: log.Named("rpc"), Recovering: true, Status: status, Limits: cfg.RPCLimits, Refusals: n.refusals, Metrics: internalRPC})
+	n.server, err = rpc.New(rpc.Options{Credentials: cfg.Credentials, Log: log.Named("rpc"), Recovering: true, Status: status, Limits: cfg.RPCLimits, Refusals: n.refusals, Metrics: internalRPC})
 	if err != nil {
 		return nil, err
 	}
@@ -281,13 +282,13 @@ func New(cfg Config) (*Node, error) {
 	}
 	stageServer.SetPeers(func(instance string) bool { return peers[instance] })
 	if cfg.Credentials != nil {
-		stageServer.RequireIdentity(deploy.Instance{Stage: cfg.Topology.Gateway().Name}.Name())
+		stageServer.RequireIdentity(deploy.Instance{Stage: cfg.Topology.Gateway().Name}.Name(), rpc.PeerInstance)
 	}
 	wololov1.RegisterStageServiceServer(n.server.GRPC(), stageServer)
 	if n.Gateway != nil {
-		publicRPC := metrics.NewRPCServerMetrics(rpcserver.Public.String())
+		publicRPC := metrics.NewRPCServerMetrics(rpc.Public.String())
 		collectors = append(collectors, publicRPC, gatewayMetrics)
-		n.public, err = rpcserver.New(rpcserver.Options{Plane: rpcserver.Public, Credentials: cfg.Credentials, Log: log.Named("public"), Recovering: true, Codec: gateway.UploadCodec(), Limits: cfg.RPCLimits, Refusals: n.refusals, Metrics: publicRPC})
+		n.public, err = rpc.New(rpc.Options{Plane: rpc.Public, Credentials: cfg.Credentials, Log: log.Named("public"), Recovering: true, Codec: gateway.UploadCodec(), Limits: cfg.RPCLimits, Refusals: n.refusals, Metrics: publicRPC})
 		if err != nil {
 			return nil, err
 		}
@@ -361,14 +362,14 @@ func (n *Node) recover() error {
 // Serve serves until ctx ends (nil) or the node cannot go on (that error:
 // the store cannot be read back, a write to it failed (transport.FailStop),
 // a newer incarnation of it runs, the server broke). It serves at once,
-// recovering (health NOT_SERVING, transport.RecoveringService SERVING, only
+// recovering (health NOT_SERVING, rpc.RecoveringService SERVING, only
 // health and Status answered), then recovers the node from its store, and
 // only then serves StageService and JobService, announces its incarnation
 // and resends what its outbox holds. When it returns nothing touches the
 // store any more, so the caller may close it; a Node serves once.
 func (n *Node) Serve(ctx context.Context) error {
 	defer n.pool.Close()
-	var life transport.Lifetime
+	var life lifetime.Lifetime
 	// The first failed write (a full disk, an I/O error) ends the process,
 	// whoever made it: the stage, the gateway's upload, a trim. Whatever
 	// else fails because of it (the stage's commit) says so the same way.

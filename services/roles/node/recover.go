@@ -15,6 +15,7 @@ import (
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 	"github.com/wololo/wololo/services/base/backoff"
 	"github.com/wololo/wololo/services/dataflow/stage"
+	"github.com/wololo/wololo/services/wire/rpc"
 	"github.com/wololo/wololo/transport"
 )
 
@@ -70,7 +71,7 @@ func retry(ctx context.Context, f func(ctx context.Context) error) error {
 // zombie) and senders ignore its acknowledgements. A neighbour that already
 // knows a newer incarnation of self means this process has been replaced:
 // it stops. It reports whether every neighbour has heard.
-func announce(ctx context.Context, top deploy.Topology, self deploy.Instance, incarnation uint64, pool *transport.Pool, log hclog.Logger, fail func(error)) bool {
+func announce(ctx context.Context, top deploy.Topology, self deploy.Instance, incarnation uint64, pool *rpc.Pool, log hclog.Logger, fail func(error)) bool {
 	all := true
 	for _, to := range neighbours(top, self) {
 		err := retry(ctx, func(ctx context.Context) error {
@@ -140,7 +141,7 @@ func (n *Node) reportFailed(ctx context.Context, job string, reason error, log h
 // StageService.IntroduceJob, all at once, and returns once each has
 // recorded it; an unreachable one is retried until ctx ends. Its error is
 // the first refusal (a gRPC status, wrapped with the instance's name).
-func introduceEverywhere(ctx context.Context, top deploy.Topology, self deploy.Instance, pool *transport.Pool, job string) error {
+func introduceEverywhere(ctx context.Context, top deploy.Topology, self deploy.Instance, pool *rpc.Pool, job string) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	others := slices.DeleteFunc(top.Instances(), func(in deploy.Instance) bool { return in == self })
@@ -173,7 +174,7 @@ func introduceEverywhere(ctx context.Context, top deploy.Topology, self deploy.I
 
 // dropEverywhere drops a job at every instance of the topology: through
 // the local runtime for self, over StageService.DropJob for the others.
-func dropEverywhere(ctx context.Context, top deploy.Topology, self deploy.Instance, local *stage.Runtime, pool *transport.Pool, job string) error {
+func dropEverywhere(ctx context.Context, top deploy.Topology, self deploy.Instance, local *stage.Runtime, pool *rpc.Pool, job string) error {
 	var errs []error
 	for _, in := range top.Instances() {
 		if in == self {

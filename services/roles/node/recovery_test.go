@@ -20,6 +20,7 @@ import (
 	"github.com/wololo/wololo/services/cmdline/client"
 	"github.com/wololo/wololo/services/roles/master"
 	"github.com/wololo/wololo/services/roles/node"
+	"github.com/wololo/wololo/services/wire/rpc"
 	"github.com/wololo/wololo/transport"
 )
 
@@ -76,7 +77,7 @@ func startSlowNode(t *testing.T, delay time.Duration) (string, *slowStore, <-cha
 	store := &slowStore{MemStore: transport.NewMemStore(), delay: delay}
 	n, err := node.New(node.Config{
 		Topology: deploy.Default(), Instance: deploy.Instance{Stage: "shard", Index: 0}, Listener: l,
-		Resolver: transport.StaticResolver(nil), Store: store,
+		Resolver: rpc.StaticResolver(nil), Store: store,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -110,7 +111,7 @@ func TestMasterWaitsForASlowRecovery(t *testing.T) {
 	defer cancel()
 	go loop.Run(ctx)
 
-	conn, err := transport.NewClient(addr, nil)
+	conn, err := rpc.NewClient(addr, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,7 +133,7 @@ func TestMasterWaitsForASlowRecovery(t *testing.T) {
 		if time.Since(start) > 10*time.Second {
 			t.Fatal("the node never said it was recovering")
 		}
-		if check("") == healthpb.HealthCheckResponse_NOT_SERVING && check(transport.RecoveringService) == healthpb.HealthCheckResponse_SERVING {
+		if check("") == healthpb.HealthCheckResponse_NOT_SERVING && check(rpc.RecoveringService) == healthpb.HealthCheckResponse_SERVING {
 			sawRecovering = true
 			st, err := wololov1.NewStatusClient(conn).Get(ctx, &wololov1.GetRequest{})
 			if err != nil || !st.Recovering {
@@ -227,7 +228,7 @@ func TestClientWaitsForARecoveringGateway(t *testing.T) {
 	const delay = 2500 * time.Millisecond
 	n, err := node.New(node.Config{
 		Topology: deploy.Default(), Instance: deploy.Instance{Stage: "gateway"}, Listener: internal, Public: public,
-		Resolver: transport.StaticResolver(nil), Store: &slowStore{MemStore: transport.NewMemStore(), delay: delay},
+		Resolver: rpc.StaticResolver(nil), Store: &slowStore{MemStore: transport.NewMemStore(), delay: delay},
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -28,7 +28,7 @@ import (
 	"github.com/wololo/wololo/services/ops/admin"
 	"github.com/wololo/wololo/services/ops/metrics"
 	"github.com/wololo/wololo/services/roles/node"
-	"github.com/wololo/wololo/services/roles/rpcserver"
+	"github.com/wololo/wololo/services/wire/rpc"
 	"github.com/wololo/wololo/transport"
 	"github.com/wololo/wololo/transport/durable"
 	"github.com/wololo/wololo/transport/segstore"
@@ -90,7 +90,7 @@ func run(ctx context.Context, cmd string, args []string, stderr io.Writer) error
 	maxMalformed := fs.Float64("max-malformed", schema.DefaultMaxMalformed, "gateway: share of a file's records that may be malformed, 0 to 1 (1: no limit), for a job whose client sets none; past it the job fails at the end of that file's upload (up to 10 malformed records are always tolerated unless it is 0)")
 	maxJobs := fs.Int("max-jobs", 0, "jobs this process holds at once; more are refused (ResourceExhausted) until one is fetched (default 1024)")
 	outboxLimit := fs.Int("outbox-limit", 0, "unacknowledged batches per output channel before input stops (default 32)")
-	var rpcLimits rpcserver.Limits
+	var rpcLimits rpc.Limits
 	rpcLimits.RegisterFlags(fs)
 	memLimit := fs.Int("memory-limit-mib", DefaultMemoryLimitMiB, "soft memory limit in MiB: the garbage collector works harder near it (0: none; the GOMEMLIMIT environment variable wins)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of this process to this file until it stops")
@@ -151,7 +151,7 @@ func run(ctx context.Context, cmd string, args []string, stderr io.Writer) error
 		return err
 	}
 	defer stopProfile()
-	var resolver transport.Resolver = deploy.HostResolver(top, *hosts)
+	var resolver rpc.Resolver = deploy.HostResolver(top, *hosts)
 	if *peers != "" {
 		resolver = deploy.PeersResolver(*peers)
 	}

@@ -1,12 +1,17 @@
-package rpcserver
+package rpc
 
 import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"testing"
 
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/status"
 
-	"github.com/wololo/wololo/transport/pki"
+	"github.com/wololo/wololo/services/wire/pki"
 )
 
 func TestAuthorize(t *testing.T) {
@@ -65,6 +70,42 @@ func TestAuthorize(t *testing.T) {
 	for _, tc := range cases {
 		if got := status.Code(authorize(tc.plane, tc.method, tc.id, tc.known)); got != tc.want {
 			t.Errorf("%s plane, %s by %q (known %v): %s, want %s", tc.plane, tc.method, tc.id, tc.known, got, tc.want)
+		}
+	}
+}
+
+// TestPeerInstance: the channel protocol's Server is told the instance a
+// verified certificate names, and nothing for another kind's certificate
+// or none.
+func TestPeerInstance(t *testing.T) {
+	ca, err := pki.NewCA("test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	from := func(id pki.Identity) context.Context {
+		creds, err := ca.Credentials(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		info := credentials.TLSInfo{State: tls.ConnectionState{VerifiedChains: [][]*x509.Certificate{{creds.Leaf()}}}}
+		return peer.NewContext(context.Background(), &peer.Peer{AuthInfo: info})
+	}
+	cases := []struct {
+		name          string
+		ctx           context.Context
+		instance, who string
+		ok            bool
+	}{
+		{"an instance", from(pki.Identity{Kind: pki.Instance, Name: "shard-0"}), "shard-0", `instance "shard-0"`, true},
+		{"a client named like an instance", from(pki.Identity{Kind: pki.Client, Name: "shard-0"}), "", `client "shard-0"`, true},
+		{"a master", from(pki.Identity{Kind: pki.Master, Name: "master-1"}), "", `master "master-1"`, true},
+		{"no peer", context.Background(), "", "", false},
+		{"a peer without a certificate", peer.NewContext(context.Background(), &peer.Peer{AuthInfo: credentials.TLSInfo{}}), "", "", false},
+	}
+	for _, c := range cases {
+		instance, who, ok := PeerInstance(c.ctx)
+		if instance != c.instance || who != c.who || ok != c.ok {
+			t.Errorf("%s: PeerInstance = %q, %q, %v; want %q, %q, %v", c.name, instance, who, ok, c.instance, c.who, c.ok)
 		}
 	}
 }

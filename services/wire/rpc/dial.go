@@ -1,4 +1,4 @@
-package transport
+package rpc
 
 import (
 	"crypto/tls"
@@ -13,7 +13,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/keepalive"
 
-	"github.com/wololo/wololo/transport/pki"
+	"github.com/wololo/wololo/services/wire/pki"
 )
 
 // Keepalive settings: a dead peer surfaces as a stream error within about
@@ -25,10 +25,9 @@ const (
 
 // RecoveringService is the gRPC health service name that a process still
 // recovering its state reports SERVING while its overall health ("") is
-// NOT_SERVING (services/roles/rpcserver serves it), so that a caller can
-// tell a process that is loading from one that is down. It is here, with
-// the dialing, because callers on every floor check it (the client, the
-// masters, the node); the server setup that reports it is a role.
+// NOT_SERVING (Options.Recovering), so that a caller can tell a process
+// that is loading from one that is down: the client, the masters and the
+// node check it.
 const RecoveringService = "wololo.recovering"
 
 // Resolver maps an instance name to a dialable address.

@@ -1,4 +1,4 @@
-package rpcserver
+package rpc
 
 import (
 	"context"
@@ -18,8 +18,7 @@ import (
 
 	"github.com/wololo/wololo/internal/testkit"
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
-	"github.com/wololo/wololo/transport"
-	"github.com/wololo/wololo/transport/pki"
+	"github.com/wololo/wololo/services/wire/pki"
 )
 
 func TestKeyedCounter(t *testing.T) {
@@ -269,7 +268,7 @@ func tlsServerWith(t *testing.T, o Options) (addr string, dial func(id pki.Ident
 			}
 			cfg = c.ClientTLS("x-0")
 		}
-		conn, err := transport.NewClient(l.Addr().String(), cfg)
+		conn, err := NewClient(l.Addr().String(), cfg)
 		if err != nil {
 			t.Fatal(err)
 		}

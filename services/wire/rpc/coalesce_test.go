@@ -1,4 +1,4 @@
-package transport
+package rpc
 
 import (
 	"bytes"
@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wololo/wololo/transport/pki"
+	"github.com/wololo/wololo/services/wire/pki"
 )
 
 // countingConn counts the writes that reach the socket.

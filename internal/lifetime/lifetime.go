@@ -1,4 +1,11 @@
-package transport
+// Package lifetime runs the goroutines of a Serve(ctx) unit that start on
+// demand (a stage's job actors, a sender's links, a node's and a master's
+// helpers) and ends them together: see Lifetime.
+//
+// It is a generic leaf: it imports nothing of this module and knows
+// nothing of what the goroutines do, so that any package may use it
+// (imports_test.go: internal/... but testkit is importable by all).
+package lifetime
 
 import (
 	"context"

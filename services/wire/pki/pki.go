@@ -38,9 +38,9 @@
 // does.
 //
 // It decides who someone is, never what they may do: the policies live with
-// the services (rpcserver for a plane's callers, transport.Server for a
-// stream's claims, the masters for election messages, the gateway for job
-// ownership). It imports nothing of Wololo.
+// the services (services/wire/rpc for a plane's callers, transport.Server,
+// through rpc.PeerInstance, for a stream's claims, the masters for election
+// messages, the gateway for job ownership). It imports nothing of Wololo.
 package pki
 
 import (

@@ -1,4 +1,4 @@
-package rpcserver
+package rpc
 
 import (
 	"fmt"
@@ -8,7 +8,7 @@ import (
 
 	"google.golang.org/grpc/credentials"
 
-	"github.com/wololo/wololo/transport/pki"
+	"github.com/wololo/wololo/services/wire/pki"
 )
 
 // connTable is the bookkeeping of a listener's connections per peer

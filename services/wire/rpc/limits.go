@@ -1,4 +1,4 @@
-package rpcserver
+package rpc
 
 import (
 	"context"
@@ -9,7 +9,7 @@ import (
 
 	"google.golang.org/grpc/peer"
 
-	"github.com/wololo/wololo/transport/pki"
+	"github.com/wololo/wololo/services/wire/pki"
 )
 
 // The defaults of Limits.

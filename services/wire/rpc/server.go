@@ -1,9 +1,21 @@
-// Package rpcserver builds the gRPC servers every long-running Wololo
-// process serves on (the graph's nodes and the masters), so that what all
-// of them share is set in one place: TLS and who may call what, keepalive
-// and message limits, the interceptors (a panicking handler becomes
-// codes.Internal and a log line, not a dead process), the health service,
-// server reflection and the Status service.
+// Package rpc is how Wololo speaks gRPC: the servers every long-running
+// process serves on (the graph's nodes and the masters) and the client
+// connections every process and command dials, so that what all of them
+// share is set in one place. On the server side: TLS and who may call what,
+// keepalive and message limits, the interceptors (a panicking handler
+// becomes codes.Internal and a log line, not a dead process), the health
+// service, server reflection and the Status service. On the client side
+// (dial.go): NewClient and DialOptions (TLS or plain, keepalive, a short
+// reconnect backoff, a host name looked up again on every reconnect), the
+// TLS credentials both sides use (one system call per write: coalesce.go),
+// and Pool, one connection per instance and address, which the channel
+// protocol's Sender dials through (transport.Conns).
+//
+// It may import services/base, services/wire (pki, for identities) and
+// proto, and nothing of what travels over it: not transport, whose Sender
+// and Server it serves through their small interfaces (Pool is a
+// transport.Conns, PeerInstance a transport.Identify), not the roles whose
+// services it hosts.
 //
 // A server serves one of two planes:
 //
@@ -37,13 +49,13 @@
 // connections:
 //
 //   - health: the process (service "") is NOT_SERVING, and the service
-//     transport.RecoveringService ("wololo.recovering") is SERVING;
+//     RecoveringService ("wololo.recovering") is SERVING;
 //   - Status, Cluster and reflection answer as usual;
 //   - every other call (StageService, JobService) fails with Unavailable
 //     and a message saying the process is recovering, which the callers
 //     already retry with backoff.
 //
-// Recovered makes "" SERVING and transport.RecoveringService NOT_SERVING; a stopping
+// Recovered makes "" SERVING and RecoveringService NOT_SERVING; a stopping
 // server reports both NOT_SERVING. Why a health service name rather than,
 // say, a flag in Status: the standard health protocol has no room for a
 // reason, but it does have service names, and a second name keeps the
@@ -52,7 +64,7 @@
 // `grpcurl -d '{"service":"wololo.recovering"}' ... grpc.health.v1.Health/Check`),
 // while "" stays the plain answer to "may I use this process?" that
 // container health checks and readiness waits expect. The masters ask ""
-// first and transport.RecoveringService only when "" is not SERVING.
+// first and RecoveringService only when "" is not SERVING.
 //
 // # Floods
 //
@@ -103,7 +115,7 @@
 // what the others decide; they keep their order (recovery, authorization,
 // the first-frame deadline, the recovering gate). A call refused in the
 // tap (MaxStreamsPerAddr) never reaches them: RefusalCounter has it.
-package rpcserver
+package rpc
 
 import (
 	"context"
@@ -126,8 +138,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
-	"github.com/wololo/wololo/transport"
-	"github.com/wololo/wololo/transport/pki"
+	"github.com/wololo/wololo/services/wire/pki"
 )
 
 // MaxMessageBytes is the largest message a server takes: gRPC's default,
@@ -212,7 +223,7 @@ type Server struct {
 // SERVING, unless o.Recovering.
 func New(o Options) (*Server, error) {
 	if o.Status == nil && o.Plane == Internal {
-		return nil, fmt.Errorf("rpcserver: Options.Status is required on the internal plane")
+		return nil, fmt.Errorf("rpc: Options.Status is required on the internal plane")
 	}
 	if o.Log == nil {
 		o.Log = hclog.NewNullLogger()
@@ -226,11 +237,11 @@ func New(o Options) (*Server, error) {
 	o.Limits = o.Limits.WithDefaults()
 	s := &Server{health: health.NewServer(), grace: o.Grace, opts: o, refused: newRefusals(o.Plane, o.Log, o.Refusals)}
 	s.methods.Store(&map[string]bool{})
-	opts := append(transport.ServerOptions(),
+	opts := append(ServerOptions(),
 		grpc.MaxRecvMsgSize(MaxMessageBytes),
 		grpc.MaxConcurrentStreams(MaxConcurrentStreams),
 		grpc.KeepaliveParams(keepalive.ServerParameters{
-			Time: transport.KeepaliveTime, Timeout: transport.KeepaliveTimeout, MaxConnectionIdle: MaxConnectionIdle,
+			Time: KeepaliveTime, Timeout: KeepaliveTimeout, MaxConnectionIdle: MaxConnectionIdle,
 		}),
 		grpc.ConnectionTimeout(o.Limits.FirstFrame),
 		grpc.ChainUnaryInterceptor(append(monitorUnary(o.Metrics), recoverUnary(o.Log), s.authorizeUnary, s.gateUnary)...),
@@ -248,14 +259,14 @@ func New(o Options) (*Server, error) {
 			methods: func() map[string]bool { return *s.methods.Load() }, refused: s.refused,
 		}
 		opts = append(opts,
-			grpc.Creds(limitedCreds{transport.TLSCredentials(o.Credentials.ServerTLS()), s.conns}),
+			grpc.Creds(limitedCreds{TLSCredentials(o.Credentials.ServerTLS()), s.conns}),
 			grpc.InTapHandle(streams.tap),
 		)
 	}
 	s.grpc = grpc.NewServer(opts...)
 	if o.Recovering {
 		s.health.SetServingStatus("", healthpb.HealthCheckResponse_NOT_SERVING)
-		s.health.SetServingStatus(transport.RecoveringService, healthpb.HealthCheckResponse_SERVING)
+		s.health.SetServingStatus(RecoveringService, healthpb.HealthCheckResponse_SERVING)
 	} else {
 		s.Recovered()
 	}
@@ -274,7 +285,7 @@ func (s *Server) GRPC() *grpc.Server { return s.grpc }
 // It does nothing once the server is stopping (health stays NOT_SERVING).
 func (s *Server) Recovered() {
 	s.ready.Store(true)
-	s.health.SetServingStatus(transport.RecoveringService, healthpb.HealthCheckResponse_NOT_SERVING)
+	s.health.SetServingStatus(RecoveringService, healthpb.HealthCheckResponse_NOT_SERVING)
 	s.health.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
 }
 

@@ -1,4 +1,4 @@
-package rpcserver
+package rpc
 
 import (
 	"context"
@@ -8,7 +8,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/wololo/wololo/transport/pki"
+	"github.com/wololo/wololo/services/wire/pki"
 )
 
 // The services the policy names, by their full gRPC names.
@@ -97,4 +97,20 @@ func (s *Server) authorizeStream(srv any, ss grpc.ServerStream, info *grpc.Strea
 		return err
 	}
 	return handler(srv, ss)
+}
+
+// PeerInstance names a call's caller by its verified certificate, as
+// transport.Server.RequireIdentity asks (transport.Identify): the instance
+// the certificate names ("" for a verified caller of another kind), the
+// identity as a refusal says it, and ok false without a verified
+// certificate.
+func PeerInstance(ctx context.Context) (instance, who string, ok bool) {
+	id, ok := pki.Peer(ctx)
+	if !ok {
+		return "", "", false
+	}
+	if id.Kind != pki.Instance {
+		return "", id.String(), true
+	}
+	return id.Name, id.String(), true
 }

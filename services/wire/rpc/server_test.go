@@ -1,22 +1,20 @@
-package rpcserver
+package rpc
 
 import (
 	"context"
 	"errors"
-	"net"
 	"strings"
 	"testing"
 	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	rpb "google.golang.org/grpc/reflection/grpc_reflection_v1"
 	"google.golang.org/grpc/status"
 
+	"github.com/wololo/wololo/internal/testkit"
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
-	"github.com/wololo/wololo/transport"
 )
 
 // panicky is a Status and a JobService whose handlers panic.
@@ -33,9 +31,10 @@ func (panicky) WatchJob(*wololov1.WatchJobRequest, wololov1.JobService_WatchJobS
 	panic(errors.New("stream exploded"))
 }
 
-// startServer serves a new server with jobs as its JobService on a
-// loopback port until cancel, Serve's result then on served, and returns
-// a client connection to it (closed with the test).
+// startServer serves a new server (plain, without credentials) with jobs
+// as its JobService on an in-memory listener until cancel, Serve's result
+// then on served, and returns a client connection to it (closed with the
+// test).
 func startServer(t *testing.T, o Options, jobs wololov1.JobServiceServer) (s *Server, conn *grpc.ClientConn, cancel context.CancelFunc, served <-chan error) {
 	t.Helper()
 	s, err := New(o)
@@ -43,19 +42,12 @@ func startServer(t *testing.T, o Options, jobs wololov1.JobServiceServer) (s *Se
 		t.Fatal(err)
 	}
 	wololov1.RegisterJobServiceServer(s.GRPC(), jobs)
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	l, dial := testkit.BufListener(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	done := make(chan error, 1)
 	go func() { done <- s.Serve(ctx, l) }()
-	if conn, err = grpc.NewClient(l.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials())); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close() })
-	return s, conn, cancel, done
+	return s, dial(), cancel, done
 }
 
 func TestServer(t *testing.T) {
@@ -134,7 +126,7 @@ func (fine) GetJob(context.Context, *wololov1.GetJobRequest) (*wololov1.GetJobRe
 }
 
 // TestRecoveringServer: a server started Recovering answers health
-// NOT_SERVING with transport.RecoveringService SERVING, serves Status, and refuses
+// NOT_SERVING with RecoveringService SERVING, serves Status, and refuses
 // the process's own services with Unavailable saying it recovers; after
 // Recovered it serves everything and says so; stopping, it says neither.
 func TestRecoveringServer(t *testing.T) {
@@ -152,7 +144,7 @@ func TestRecoveringServer(t *testing.T) {
 	jobs := wololov1.NewJobServiceClient(conn)
 
 	check("recovering", "", healthpb.HealthCheckResponse_NOT_SERVING)
-	check("recovering", transport.RecoveringService, healthpb.HealthCheckResponse_SERVING)
+	check("recovering", RecoveringService, healthpb.HealthCheckResponse_SERVING)
 	if r, err := wololov1.NewStatusClient(conn).Get(call, &wololov1.GetRequest{}); err != nil || r.Instance != "x-0" {
 		t.Fatalf("recovering: Status = %v, %v; want an answer", r, err)
 	}
@@ -163,7 +155,7 @@ func TestRecoveringServer(t *testing.T) {
 
 	s.Recovered()
 	check("recovered", "", healthpb.HealthCheckResponse_SERVING)
-	check("recovered", transport.RecoveringService, healthpb.HealthCheckResponse_NOT_SERVING)
+	check("recovered", RecoveringService, healthpb.HealthCheckResponse_NOT_SERVING)
 	if _, err := jobs.GetJob(call, &wololov1.GetJobRequest{}); err != nil {
 		t.Fatalf("recovered: GetJob = %v", err)
 	}
@@ -172,7 +164,7 @@ func TestRecoveringServer(t *testing.T) {
 	s.health.Shutdown()
 	s.Recovered()
 	check("stopping", "", healthpb.HealthCheckResponse_NOT_SERVING)
-	check("stopping", transport.RecoveringService, healthpb.HealthCheckResponse_NOT_SERVING)
+	check("stopping", RecoveringService, healthpb.HealthCheckResponse_NOT_SERVING)
 	cancel()
 	if err := <-served; err != nil {
 		t.Fatalf("Serve = %v", err)
