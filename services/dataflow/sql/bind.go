@@ -36,7 +36,7 @@ func (lv *level) postExpr(e sqlparser.Expr) (*plan.Expr, *tvar, error) {
 	text := sqlparser.String(e)
 	for i, k := range lv.keyText {
 		if k == text {
-			return lv.typed(&plan.Expr{Kind: plan.ColRef, Col: i, Name: text}, lv.keyVars[i])
+			return lv.typed(&plan.Expr{Kind: plan.ColRef, Col: i, Name: lv.keyNames[i]}, lv.keyVars[i])
 		}
 	}
 	switch x := e.(type) {
@@ -108,7 +108,7 @@ func (lv *level) aggregate(a sqlparser.AggrFunc) (*plan.Expr, *tvar, error) {
 		}
 		agg.Arg = arg
 	}
-	text := agg.String()
+	text := sqlparser.String(a)
 	for i, t := range lv.aggText {
 		if t == text {
 			return lv.typed(&plan.Expr{Kind: plan.ColRef, Col: len(lv.keys) + i, Name: text}, lv.aggVars[i])

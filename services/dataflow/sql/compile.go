@@ -40,7 +40,7 @@ func Compile(query string, cat Catalog) (*plan.Node, error) {
 		}
 		return nil, c.errAt(0, anchor, construct, "only SELECT is supported")
 	}
-	root, err := c.selectPlan(sel)
+	root, err := c.selectPlan(sel, false)
 	if err != nil {
 		return nil, err
 	}
@@ -139,6 +139,7 @@ type level struct {
 	grouped  bool
 	keys     []*plan.Expr
 	keyText  []string // the group keys as the parser renders them
+	keyNames []string // and as the aggregate's output names them
 	keySlots []*slot  // a key that is a column: its slot
 	keyVars  []*tvar
 	aggs     []*plan.Agg
@@ -154,7 +155,8 @@ func (lv *level) err(anchor, construct, format string, args ...any) *Error {
 // at moves the clause cursor to the first token word after this SELECT.
 func (lv *level) at(word string) { lv.clause = lv.c.loc.index(lv.start, word, 0) }
 
-func (c *compiler) selectPlan(sel *sqlparser.Select) (*plan.Node, error) {
+// selectPlan compiles one SELECT; sub says it is an IN subquery.
+func (c *compiler) selectPlan(sel *sqlparser.Select, sub bool) (*plan.Node, error) {
 	lv := &level{c: c}
 	lv.start = c.loc.index(0, "select", c.nSel)
 	lv.clause = lv.start
@@ -199,7 +201,7 @@ func (c *compiler) selectPlan(sel *sqlparser.Select) (*plan.Node, error) {
 					if !ok {
 						return nil, lv.err("select", "subquery", "an IN subquery is one SELECT")
 					}
-					sub, err := c.selectPlan(inner)
+					sub, err := c.selectPlan(inner, true)
 					if err != nil {
 						return nil, err
 					}
@@ -238,6 +240,11 @@ func (c *compiler) selectPlan(sel *sqlparser.Select) (*plan.Node, error) {
 			}
 			lv.keys = append(lv.keys, e)
 			lv.keyText = append(lv.keyText, sqlparser.String(g))
+			name := sqlparser.String(g)
+			if cn, ok := g.(*sqlparser.ColName); ok {
+				name = cn.Name.String()
+			}
+			lv.keyNames = append(lv.keyNames, name)
 			lv.keyVars = append(lv.keyVars, v)
 			var s *slot
 			if cn, ok := g.(*sqlparser.ColName); ok {
@@ -428,7 +435,7 @@ func (c *compiler) selectPlan(sel *sqlparser.Select) (*plan.Node, error) {
 	}
 	if lv.grouped {
 		out := make([]plan.Column, 0, len(lv.keys)+len(lv.aggs))
-		for _, t := range lv.keyText {
+		for _, t := range lv.keyNames {
 			out = append(out, plan.Column{Name: t})
 		}
 		for _, t := range lv.aggText {
@@ -447,7 +454,9 @@ func (c *compiler) selectPlan(sel *sqlparser.Select) (*plan.Node, error) {
 	if sel.Distinct {
 		n = &plan.Node{Op: plan.Distinct, Input: []*plan.Node{n}, Output: slices.Clone(n.Output)}
 	}
-	n = &plan.Node{Op: plan.Sort, Input: []*plan.Node{n}, Order: order, Output: slices.Clone(n.Output)}
+	if !sub || limit >= 0 { // an IN subquery's order does not matter
+		n = &plan.Node{Op: plan.Sort, Input: []*plan.Node{n}, Order: order, Output: slices.Clone(n.Output)}
+	}
 	if limit >= 0 {
 		n = &plan.Node{Op: plan.Limit, Input: []*plan.Node{n}, N: limit, Output: slices.Clone(n.Output)}
 	}

@@ -241,7 +241,7 @@ func (n *Node) write(b *strings.Builder, depth int) {
 				keys[i] += " desc"
 			}
 		}
-		b.WriteString(" by " + strings.Join(keys, ", "))
+		b.WriteString(" by " + strings.Join(append(keys, "all columns"), ", "))
 	case Limit:
 		fmt.Fprintf(b, " %d", n.N)
 	case RowNumber:
