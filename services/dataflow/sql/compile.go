@@ -119,7 +119,6 @@ type scanInfo struct {
 type slot struct {
 	name string
 	v    *tvar
-	pos  int // within its scan
 	refs []*plan.Expr
 }
 
@@ -616,6 +615,9 @@ func (lv *level) table(t *sqlparser.AliasedTableExpr) (*scanInfo, error) {
 	}
 	name := tn.Name.String()
 	cols, ok := lv.c.cat[name]
+	if !ok && name == "dual" { // the parser's table of a SELECT without FROM
+		return nil, lv.err("select", "SELECT without FROM", "a query reads one table or a join of two")
+	}
 	if !ok {
 		return nil, lv.err(name, "table "+name, "no such table")
 	}
@@ -639,6 +641,10 @@ func (lv *level) table(t *sqlparser.AliasedTableExpr) (*scanInfo, error) {
 func (lv *level) finishScans() {
 	offset := 0
 	for _, s := range lv.scans {
+		// In the table's order, whatever order the query names them in.
+		slices.SortStableFunc(s.slots, func(a, b *slot) int {
+			return slices.Index(s.names, a.name) - slices.Index(s.names, b.name)
+		})
 		s.offset = offset
 		s.node.Output = make([]plan.Column, len(s.slots))
 		for i, sl := range s.slots {
@@ -706,7 +712,7 @@ func (lv *level) column(cn *sqlparser.ColName) (*slot, error) {
 		v = &tvar{}
 		lv.c.cols[key] = v
 	}
-	sl := &slot{name: name, v: v, pos: len(found.slots)}
+	sl := &slot{name: name, v: v}
 	found.slots = append(found.slots, sl)
 	return sl, nil
 }

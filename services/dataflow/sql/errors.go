@@ -49,6 +49,9 @@ func newLocator(p *sqlparser.Parser, src string) *locator {
 		for start < tk.Pos && start < len(src) && strings.IndexByte(" \t\r\n", src[start]) >= 0 {
 			start++
 		}
+		if val == "" { // punctuation and operators carry no value
+			val = src[start:min(tk.Pos, len(src))]
+		}
 		l.toks = append(l.toks, token{start: start, end: tk.Pos, word: strings.ToLower(val)})
 		prev = tk.Pos
 		if tk.Pos >= len(src) {
