@@ -213,6 +213,11 @@ func (lv *level) compound(e sqlparser.Expr) (*plan.Expr, *tvar, error) {
 	case *sqlparser.UnaryExpr:
 		switch x.Operator {
 		case sqlparser.UMinusOp:
+			if lit, ok := x.Expr.(*sqlparser.Literal); ok && (lit.Type == sqlparser.IntVal || lit.Type == sqlparser.DecimalVal) {
+				if d, ok := value.ReadNumber([]byte(lit.Val)); ok { // a negative literal
+					return lv.typed(&plan.Expr{Kind: plan.Const, Value: d.Neg().String()}, known(plan.Number))
+				}
+			}
 			a, err := lv.number(x.Expr, "-")
 			if err != nil {
 				return nil, nil, err
