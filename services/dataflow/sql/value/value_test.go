@@ -9,7 +9,7 @@ import (
 func TestReadNumber(t *testing.T) {
 	cases := []struct {
 		in, out string // out "" when not a number
-		scale int32
+		scale   int32
 	}{
 		{"2034", "2034", 0}, {"2034.0", "2034.0", 1}, {"-5.25", "-5.25", 2}, {"02001", "2001", 0},
 		{"-0", "0", 0}, {"0.000", "0.000", 3},
