@@ -2,6 +2,7 @@ package queries_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io/fs"
 	"slices"
@@ -13,6 +14,7 @@ import (
 	"github.com/wololo/wololo/services/dataflow/reference"
 	"github.com/wololo/wololo/services/dataflow/sql"
 	"github.com/wololo/wololo/services/dataflow/sql/exec"
+	"github.com/wololo/wololo/services/dataflow/sql/plan"
 )
 
 // TestFiles checks the embedded files are the four queries, no more.
@@ -144,11 +146,11 @@ func clip(b []byte) []byte {
 // runQueries compiles and executes the four embedded queries.
 func runQueries(t *testing.T, matches, players []byte) map[string][]byte {
 	t.Helper()
-	mt, err := exec.ReadCSV(bytes.NewReader(matches))
+	mt, err := exec.ReadCSV(bytes.NewReader(matches), reference.MaxRecordBytes)
 	if err != nil {
 		t.Fatal(err)
 	}
-	pt, err := exec.ReadCSV(bytes.NewReader(players))
+	pt, err := exec.ReadCSV(bytes.NewReader(players), reference.MaxRecordBytes)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,7 +163,16 @@ func runQueries(t *testing.T, matches, players []byte) map[string][]byte {
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		res, err := exec.Execute(root, tables)
+		// The plan runs as it would after travelling: through JSON.
+		js, err := json.Marshal(root)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var decoded plan.Node
+		if err := json.Unmarshal(js, &decoded); err != nil {
+			t.Fatal(err)
+		}
+		res, err := exec.Execute(&decoded, tables)
 		if err != nil {
 			t.Fatalf("%s: %v\n%s", name, err, root)
 		}

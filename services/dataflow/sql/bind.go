@@ -147,13 +147,13 @@ func (lv *level) compound(e sqlparser.Expr) (*plan.Expr, *tvar, error) {
 	case *sqlparser.Literal:
 		switch x.Type {
 		case sqlparser.StrVal:
-			return lv.typed(&plan.Expr{Kind: plan.Const, Value: x.Val}, known(plan.Text))
+			return lv.typed(&plan.Expr{Kind: plan.Const, Value: []byte(x.Val)}, known(plan.Text))
 		case sqlparser.IntVal, sqlparser.DecimalVal:
 			d, ok := value.ReadNumber([]byte(x.Val))
 			if !ok {
 				return nil, nil, lv.err(x.Val, "number "+x.Val, "numbers are -?[0-9]+(.[0-9]+)?")
 			}
-			return lv.typed(&plan.Expr{Kind: plan.Const, Value: d.String()}, known(plan.Number))
+			return lv.typed(&plan.Expr{Kind: plan.Const, Value: []byte(d.String())}, known(plan.Number))
 		}
 		return nil, nil, lv.err(x.Val, "literal "+x.Val, "floating-point, hexadecimal and bit literals are not supported")
 	case sqlparser.BoolVal:
@@ -161,7 +161,7 @@ func (lv *level) compound(e sqlparser.Expr) (*plan.Expr, *tvar, error) {
 		if x {
 			v = "true"
 		}
-		return lv.typed(&plan.Expr{Kind: plan.Const, Value: v}, known(plan.Bool))
+		return lv.typed(&plan.Expr{Kind: plan.Const, Value: []byte(v)}, known(plan.Bool))
 	case *sqlparser.NullVal:
 		return lv.typed(&plan.Expr{Kind: plan.Const, Null: true}, &tvar{})
 	case *sqlparser.AndExpr:
@@ -215,7 +215,7 @@ func (lv *level) compound(e sqlparser.Expr) (*plan.Expr, *tvar, error) {
 		case sqlparser.UMinusOp:
 			if lit, ok := x.Expr.(*sqlparser.Literal); ok && (lit.Type == sqlparser.IntVal || lit.Type == sqlparser.DecimalVal) {
 				if d, ok := value.ReadNumber([]byte(lit.Val)); ok { // a negative literal
-					return lv.typed(&plan.Expr{Kind: plan.Const, Value: d.Neg().String()}, known(plan.Number))
+					return lv.typed(&plan.Expr{Kind: plan.Const, Value: []byte(d.Neg().String())}, known(plan.Number))
 				}
 			}
 			a, err := lv.number(x.Expr, "-")

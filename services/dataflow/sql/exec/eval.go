@@ -100,10 +100,10 @@ func constVec(e *plan.Expr, n int) (*Vec, error) {
 	switch e.Type {
 	case plan.Text:
 		for range n {
-			out.text([]byte(e.Value))
+			out.text(e.Value)
 		}
 	case plan.Number:
-		d, ok := value.ReadNumber([]byte(e.Value))
+		d, ok := value.ReadNumber(e.Value)
 		if !ok {
 			return nil, fmt.Errorf("constant %q is not a number", e.Value)
 		}
@@ -112,7 +112,7 @@ func constVec(e *plan.Expr, n int) (*Vec, error) {
 		}
 	case plan.Bool:
 		for range n {
-			out.boolean(e.Value == "true")
+			out.boolean(string(e.Value) == "true")
 		}
 	default:
 		return nil, fmt.Errorf("constant of type %q", e.Type)

@@ -45,8 +45,10 @@ const BatchRows = 4096
 
 // ReadCSV reads a CSV file with a header row into a Table, by the rules of
 // docs/queries.md: a record whose field count differs from the header's,
-// or whose quoting is broken, is skipped and counted.
-func ReadCSV(r io.Reader) (*Table, error) {
+// whose quoting is broken, or that is longer than maxRecordBytes (when
+// above 0; blank lines before it count, as the reference counts them) is
+// skipped and counted.
+func ReadCSV(r io.Reader, maxRecordBytes int) (*Table, error) {
 	sc := csvio.NewScanner(r)
 	if !sc.Scan() {
 		if err := sc.Err(); err != nil {
@@ -75,9 +77,10 @@ func ReadCSV(r io.Reader) (*Table, error) {
 		t.Batches = append(t.Batches, b)
 		cur, rows = nil, 0
 	}
-	for sc.Scan() {
+	for from := sc.Offset(); sc.Scan(); from = sc.Offset() {
 		t.Rows++
-		if sc.Kind() != csvio.Record || len(sc.Fields()) != width {
+		tooLong := maxRecordBytes > 0 && sc.Offset()-from > int64(maxRecordBytes)
+		if tooLong || sc.Kind() != csvio.Record || len(sc.Fields()) != width {
 			t.Malformed++
 			continue
 		}

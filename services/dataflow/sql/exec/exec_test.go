@@ -17,7 +17,7 @@ const sample = "id,x,y,flag,name,d\n" +
 
 func query(t *testing.T, q string) (string, *exec.Result) {
 	t.Helper()
-	tab, err := exec.ReadCSV(strings.NewReader(sample))
+	tab, err := exec.ReadCSV(strings.NewReader(sample), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,8 +74,14 @@ func TestStats(t *testing.T) {
 			t.Errorf("%s: missing, invalid = %v, want %v (all: %v)", k, got[k], v, got)
 		}
 	}
-	tab, _ := exec.ReadCSV(strings.NewReader(sample))
+	tab, _ := exec.ReadCSV(strings.NewReader(sample), 0)
 	if tab.Rows != 5 || tab.Malformed != 1 {
 		t.Errorf("rows %d malformed %d, want 5 and 1", tab.Rows, tab.Malformed)
+	}
+	// A record longer than the bound is malformed too (the second is 38
+	// bytes with its "\n", the others at most 24).
+	tab, _ = exec.ReadCSV(strings.NewReader(sample), 30)
+	if tab.Rows != 5 || tab.Malformed != 2 {
+		t.Errorf("with a bound: rows %d malformed %d, want 5 and 2", tab.Rows, tab.Malformed)
 	}
 }

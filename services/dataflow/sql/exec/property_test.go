@@ -302,11 +302,11 @@ func TestExecuteMatchesNaive(t *testing.T) {
 
 func run(t *testing.T, query, tText, uText string) string {
 	t.Helper()
-	tt, err := exec.ReadCSV(strings.NewReader(tText))
+	tt, err := exec.ReadCSV(strings.NewReader(tText), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ut, err := exec.ReadCSV(strings.NewReader(uText))
+	ut, err := exec.ReadCSV(strings.NewReader(uText), 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,8 @@
 // A plan is plain data: structs of exported fields, no interfaces and no
 // functions, so it serialises as it is (encoding/json, and later the
 // job's stored plan) and a process that receives it rebuilds the same
-// operators. The keyed nodes (Join, SemiJoin, Aggregate, Distinct) name
+// operators. Literals are bytes; table and column names go through JSON
+// as strings, so there they must be UTF-8. The keyed nodes (Join, SemiJoin, Aggregate, Distinct) name
 // their keys explicitly, so that a later planner can partition their state
 // across shards by the same keys. String renders the tree for `explain`.
 //
@@ -133,7 +134,7 @@ type Expr struct {
 	Kind  ExprKind `json:"kind"`
 	Type  Type     `json:"type"`
 	Col   int      `json:"col,omitempty"`
-	Value string   `json:"value,omitempty"`
+	Value []byte   `json:"value,omitempty"` // bytes: a text literal need not be UTF-8
 	Null  bool     `json:"null,omitempty"`
 	Fn    string   `json:"fn,omitempty"`
 	Args  []*Expr  `json:"args,omitempty"`
@@ -153,9 +154,9 @@ func (e *Expr) String() string {
 		case e.Null:
 			return "NULL"
 		case e.Type == Text:
-			return "'" + strings.ReplaceAll(e.Value, "'", "''") + "'"
+			return "'" + strings.ReplaceAll(string(e.Value), "'", "''") + "'"
 		}
-		return e.Value
+		return string(e.Value)
 	case Cmp, Arith:
 		return "(" + e.Args[0].String() + " " + e.Fn + " " + e.Args[1].String() + ")"
 	case And, Or:
