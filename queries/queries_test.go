@@ -2,7 +2,6 @@ package queries_test
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"io/fs"
 	"slices"
@@ -164,15 +163,15 @@ func runQueries(t *testing.T, matches, players []byte) map[string][]byte {
 			t.Fatalf("%s: %v", name, err)
 		}
 		// The plan runs as it would after travelling: through JSON.
-		js, err := json.Marshal(root)
+		js, err := plan.Encode(root)
 		if err != nil {
 			t.Fatal(err)
 		}
-		var decoded plan.Node
-		if err := json.Unmarshal(js, &decoded); err != nil {
+		decoded, err := plan.Decode(js)
+		if err != nil {
 			t.Fatal(err)
 		}
-		res, err := exec.Execute(&decoded, tables)
+		res, err := exec.Execute(decoded, tables)
 		if err != nil {
 			t.Fatalf("%s: %v\n%s", name, err, root)
 		}

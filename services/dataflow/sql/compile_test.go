@@ -1,7 +1,6 @@
 package sql_test
 
 import (
-	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -111,16 +110,16 @@ func TestAccepted(t *testing.T) {
 				t.Errorf("scans %q, want %q\n%s", got, c.scans, root)
 			}
 			// A plan is data: it survives JSON unchanged.
-			js, err := json.Marshal(root)
+			js, err := plan.Encode(root)
 			if err != nil {
 				t.Fatal(err)
 			}
-			var back plan.Node
-			if err := json.Unmarshal(js, &back); err != nil {
+			back, err := plan.Decode(js)
+			if err != nil {
 				t.Fatal(err)
 			}
 			if back.String() != root.String() {
-				t.Errorf("JSON round trip changed the plan:\n%s\n%s", root, &back)
+				t.Errorf("JSON round trip changed the plan:\n%s\n%s", root, back)
 			}
 		})
 	}

@@ -16,6 +16,7 @@
 package plan
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 )
@@ -256,4 +257,22 @@ func (n *Node) write(b *strings.Builder, depth int) {
 	for _, in := range n.Input {
 		in.write(b, depth+1)
 	}
+}
+
+// Encode is the plan as JSON, the form it is stored and sent in.
+func Encode(n *Node) ([]byte, error) {
+	b, err := json.Marshal(n)
+	if err != nil {
+		return nil, fmt.Errorf("encode plan: %w", err)
+	}
+	return b, nil
+}
+
+// Decode reads a plan Encode wrote.
+func Decode(b []byte) (*Node, error) {
+	var n Node
+	if err := json.Unmarshal(b, &n); err != nil {
+		return nil, fmt.Errorf("decode plan: %w", err)
+	}
+	return &n, nil
 }

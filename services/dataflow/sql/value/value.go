@@ -14,8 +14,14 @@
 // compare, one division rule) are a few lines over big.Int with an int64
 // fast path.
 //
-// The package is pure: no I/O, no logging, and it imports nothing of this
-// module.
+// Booleans are read by the pipeline's own reader (schema.ParseBool).
+// Numbers and durations are not: schema.Number is exact but canonical (it
+// forgets the scale a value was written with, which the output keeps) and
+// only compares, and schema.ParseDuration saturates at MaxInt64 seconds,
+// where the engine computes with both exactly, at any length.
+//
+// The package is pure: no I/O, no logging; of this module it imports only
+// services/dataflow/schema.
 package value
 
 import (
@@ -23,6 +29,8 @@ import (
 	"math/big"
 	"math/bits"
 	"strconv"
+
+	"github.com/wololo/wololo/services/dataflow/schema"
 )
 
 // Dec is an exact decimal number: unscaled / 10^scale. Its zero value is 0.
@@ -116,38 +124,8 @@ func ReadNumber(b []byte) (Dec, bool) {
 }
 
 // ReadBool reads b as a boolean: true, false, 1 or 0, the words in any
-// ASCII letter case.
-func ReadBool(b []byte) (v, ok bool) {
-	switch len(b) {
-	case 1:
-		switch b[0] {
-		case '1':
-			return true, true
-		case '0':
-			return false, true
-		}
-	case 4:
-		return true, foldEqual(b, "true")
-	case 5:
-		return false, foldEqual(b, "false")
-	}
-	return false, false
-}
-
-// foldEqual compares b with the lower-case ASCII word w, folding ASCII
-// letters only.
-func foldEqual(b []byte, w string) bool {
-	for i := range len(w) {
-		c := b[i]
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		if c != w[i] {
-			return false
-		}
-	}
-	return true
-}
+// ASCII letter case. It is the pipeline's reader (schema.ParseBool).
+func ReadBool(b []byte) (v, ok bool) { return schema.ParseBool(b) }
 
 // ReadDuration reads b as a duration in seconds: H:MM:SS or HH:MM:SS,
 // optionally after "N day, " or "N days, " (N any number of digits);
