@@ -43,6 +43,9 @@ func (lv *level) postExpr(e sqlparser.Expr) (*plan.Expr, *tvar, error) {
 	case *sqlparser.ColName:
 		s, err := lv.column(x)
 		if err != nil {
+			if a, ok := lv.aliases[x.Name.String()]; ok && x.Qualifier.IsEmpty() {
+				return a.e, a.v, nil // HAVING names a SELECT item by its alias
+			}
 			return nil, nil, err
 		}
 		for i, ks := range lv.keySlots {

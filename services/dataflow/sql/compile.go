@@ -145,6 +145,8 @@ type level struct {
 	aggText  []string
 	aggVars  []*tvar
 	post     bool // binding above the aggregate
+
+	aliases map[string]typedExpr // HAVING: the SELECT items by alias
 }
 
 func (lv *level) err(anchor, construct, format string, args ...any) *Error {
@@ -326,6 +328,12 @@ func (c *compiler) selectPlan(sel *sqlparser.Select, sub bool) (*plan.Node, erro
 			return nil, lv.err("having", "HAVING", "HAVING needs GROUP BY or an aggregate")
 		}
 		lv.at("having")
+		lv.aliases = map[string]typedExpr{}
+		for i, name := range names {
+			if i != rowNum {
+				lv.aliases[name] = typedExpr{exprs[i], vars[i]}
+			}
+		}
 		e, v, err := lv.expr(sel.Having.Expr)
 		if err != nil {
 			return nil, err

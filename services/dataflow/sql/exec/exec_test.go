@@ -51,6 +51,8 @@ func TestExpressions(t *testing.T) {
 		{"select count(*), count(x * 1), sum(x), min(x), max(x), avg(x), sum(case when flag then 1 else 0 end) from t",
 			"count(*),count(x * 1),sum(x),min(x),max(x),avg(x),sum(case when flag then 1 else 0 end)\n4,2,7.5,-2.5,10,3.75000,1\n"},
 		{"select sum(x), count(*) from t where x > 100", "sum(x),count(*)\n,0\n"},
+		{"select flag, count(*) as n from t group by flag having n < 2 and (flag or not flag) order by count(*) desc, flag",
+			"flag,n\nfalse,1\ntrue,1\n"},
 		{"select percent(y, 3) as p, y from t where y > 0 order by y", "p,y\n33.3333,1\n66.6667,2\n100.0000,3\n"},
 	}
 	for _, c := range cases {
