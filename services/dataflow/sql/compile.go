@@ -23,7 +23,7 @@ func Compile(query string, cat Catalog) (*plan.Node, error) {
 		return nil, fmt.Errorf("sql: parser: %w", err)
 	}
 	c := &compiler{loc: newLocator(p, query), cat: cat, cols: map[string]*tvar{}, outVars: map[*plan.Node]*tvar{}}
-	stmt, err := p.Parse(query)
+	stmt, err := parse(p, query)
 	if err != nil {
 		return nil, c.loc.syntax(err)
 	}
@@ -55,6 +55,17 @@ func Compile(query string, cat Catalog) (*plan.Node, error) {
 	}
 	fixOutputs(root)
 	return root, nil
+}
+
+// parse is the parser's Parse, with a panic of the parser (it has some:
+// "set````" panics in vitess v0.24.4, found by FuzzParse) as an error.
+func parse(p *sqlparser.Parser, query string) (stmt sqlparser.Statement, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			stmt, err = nil, fmt.Errorf("syntax error at position %d: the parser failed: %v", len(query)+1, r)
+		}
+	}()
+	return p.Parse(query)
 }
 
 // fixOutputs recomputes the columns' types of every node above the scans

@@ -53,6 +53,7 @@ func TestRefused(t *testing.T) {
 		{"select distinct token from matches order by ladder", "ORDER BY", 1, 45},
 		{"select token from (select token from matches) x", "derived table", 1, 20},
 		{"select 1", "SELECT without FROM", 1, 1},
+		{"set````", "syntax", 1, 1}, // the parser panics on it
 	}
 	for _, c := range cases {
 		t.Run(c.query, func(t *testing.T) {
