@@ -54,6 +54,9 @@ func TestRefused(t *testing.T) {
 		{"select token from (select token from matches) x", "derived table", 1, 20},
 		{"select 1", "SELECT without FROM", 1, 1},
 		{"set````", "syntax", 1, 1}, // the parser panics on it
+		{"select civ from match_players where `match` in (select nope from matches)", "column nope", 1, 56},
+		{"select civ from match_players where `match` in (select token, map from matches)", "subquery", 1, 49},
+		{"select civ from match_players where rating > 5 and rating in (select mirror from matches where mirror)", "IN (SELECT ...)", 1, 59},
 	}
 	for _, c := range cases {
 		t.Run(c.query, func(t *testing.T) {
