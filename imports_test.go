@@ -122,6 +122,25 @@ var importRules = []importRule{
 		testsMay: testHelpers,
 	},
 	{
+		name: "sql-engine",
+		rule: "services/dataflow/sql/... (the SQL engine) imports of this module only services/dataflow/sql/..., services/dataflow/csvio and services/dataflow/schema",
+		from: func(p string) bool { return under(p, "services/dataflow/sql") },
+		allow: func(d string) bool {
+			return under(d, "services/dataflow/sql") || d == "services/dataflow/csvio" || d == "services/dataflow/schema"
+		},
+		// Its tests compare it with the reference on generated data.
+		testsMay: func(d string) bool { return d == "services/dataflow/reference" || d == "services/base/datagen" },
+	},
+	{
+		name:  "queries",
+		rule:  "queries (the SQL files of the four queries) imports nothing of this module; its tests run them through the SQL engine against the reference",
+		from:  func(p string) bool { return p == "queries" },
+		allow: func(string) bool { return false },
+		testsMay: func(d string) bool {
+			return under(d, "services/dataflow/sql") || d == "services/dataflow/reference" || d == "services/base/datagen"
+		},
+	},
+	{
 		name:  "reference-apart-from-the-engine",
 		rule:  "services/dataflow/reference (the oracle) imports of this module only services/dataflow/schema and services/cmdline/cli, nothing of the engine it checks",
 		from:  func(p string) bool { return p == "services/dataflow/reference" },

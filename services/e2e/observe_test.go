@@ -22,6 +22,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 	"google.golang.org/protobuf/encoding/protojson"
 
 	"github.com/wololo/wololo/deploy/observability"
@@ -422,7 +423,8 @@ func tryScrape(c *local.Cluster, inst string) families {
 	if err != nil {
 		return nil
 	}
-	m, err := new(expfmt.TextParser).TextToMetricFamilies(strings.NewReader(string(b)))
+	parser := expfmt.NewTextParser(model.LegacyValidation)
+	m, err := parser.TextToMetricFamilies(strings.NewReader(string(b)))
 	if err != nil {
 		return nil
 	}
@@ -434,7 +436,8 @@ func scrape(t *testing.T, c *local.Cluster, inst string) families {
 	t.Helper()
 	addr := c.AdminAddr(inst)
 	b := get(t, "http://"+addr+"/metrics", c.OperatorToken())
-	m, err := new(expfmt.TextParser).TextToMetricFamilies(strings.NewReader(string(b)))
+	parser := expfmt.NewTextParser(model.LegacyValidation)
+	m, err := parser.TextToMetricFamilies(strings.NewReader(string(b)))
 	if err != nil {
 		t.Fatalf("%s/metrics is not the Prometheus text format: %v", addr, err)
 	}

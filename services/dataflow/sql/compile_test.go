@@ -1,0 +1,163 @@
+package sql_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/wololo/wololo/services/dataflow/sql"
+	"github.com/wololo/wololo/services/dataflow/sql/plan"
+)
+
+var catalog = sql.Catalog{
+	"matches":       {"token", "ladder", "mirror", "average_rating", "map", "server", "duration"},
+	"match_players": {"token", "match", "rating", "civ", "winner"},
+	"dup":           {"a", "a", "b"},
+}
+
+// TestRefused: every construct outside the subset, and every unknown name,
+// is an *Error naming the construct and where it starts.
+func TestRefused(t *testing.T) {
+	cases := []struct {
+		query, construct string
+		line, col        int
+	}{
+		{"select token from matches union select token from matches", "UNION", 1, 27},
+		{"insert into matches values (1)", "INSERT statement", 1, 1},
+		{"select token from nope", "table nope", 1, 19},
+		{"select nope from matches", "column nope", 1, 8},
+		{"select token\nfrom matches\nwhere  bogus = 1", "column bogus", 3, 8},
+		{"select m.token from matches as t", "column m.token", 1, 10},
+		{"select token from matches m left join match_players p on m.token = p.`match`", "LEFT JOIN", 1, 29},
+		{"select m.token from matches m, match_players p", "comma join", 1, 30},
+		{"select m.token from matches m join match_players p on m.token < p.`match`", "JOIN condition", 1, 52},
+		{"select token from matches where token like 'a%'", "LIKE", 1, 39},
+		{"select concat(token, 'x') from matches", "function CONCAT", 1, 8},
+		{"select token from matches where mirror is true", "IS TRUE/FALSE", 1, 40},
+		{"select count(distinct token) from matches", "COUNT(DISTINCT ...)", 1, 8},
+		{"select token from matches limit 1 offset 2", "OFFSET", 1, 35},
+		{"with q as (select token from matches) select token from q", "WITH", 1, 1},
+		{"select token from matches where token = (select token from matches)", "subquery", 1, 42},
+		{"select token from matches where not token in (select token from matches)", "subquery", 1, 47},
+		{"select token, count(*) from matches", "column token", 1, 8},
+		{"select token from matches where count(*) > 1", "aggregate COUNT", 1, 33},
+		{"select token from matches where average_rating > 1 and average_rating = 'x'", "comparison =", 1, 71},
+		{"select token from matches where mirror and mirror > 1", "comparison >", 1, 51},
+		{"select a from dup", "column a", 1, 8},
+		{"select token from matches where average_rating > 1e3", "literal 1e3", 1, 50},
+		{"select token from\n  matches order by", "syntax", 2, 19},
+		{"select rank() over (order by token) from matches", "window function", 1, 8},
+		{"select row_number() over (order by token) r, token from matches order by token desc", "ROW_NUMBER()", 1, 21},
+		{"select token from matches where token & 1", "operator &", 1, 39},
+		{"select duration_seconds(token || 'x') from matches", "DURATION_SECONDS", 1, 8},
+		{"select distinct token from matches order by ladder", "ORDER BY", 1, 45},
+		{"select token from (select token from matches) x", "derived table", 1, 20},
+		{"select 1", "SELECT without FROM", 1, 1},
+		{"set````", "syntax", 1, 1}, // the parser panics on it
+		{"select civ from match_players where `match` in (select nope from matches)", "column nope", 1, 56},
+		{"select civ from match_players where `match` in (select token, map from matches)", "subquery", 1, 49},
+		{"select civ from match_players where rating > 5 and rating in (select mirror from matches where mirror)", "IN (SELECT ...)", 1, 59},
+	}
+	for _, c := range cases {
+		t.Run(c.query, func(t *testing.T) {
+			root, err := sql.Compile(c.query, catalog)
+			var e *sql.Error
+			if !errors.As(err, &e) {
+				t.Fatalf("Compile = %v, %v; want an *Error\n%v", err, err, root)
+			}
+			if e.Construct != c.construct || e.Line != c.line || e.Col != c.col {
+				t.Errorf("got %q at %d:%d (%s), want %q at %d:%d", e.Construct, e.Line, e.Col, e.Message, c.construct, c.line, c.col)
+			}
+			if !strings.HasPrefix(e.Error(), "") || e.Message == "" {
+				t.Errorf("no message: %+v", e)
+			}
+		})
+	}
+}
+
+// TestAccepted compiles the forms of the subset and checks the kinds the
+// columns are read as.
+func TestAccepted(t *testing.T) {
+	cases := []struct {
+		query string
+		scans string // the scans' output columns, in plan order
+	}{
+		{"select token from matches", "token text"},
+		{"select * from matches where average_rating >= 2000.5", "token text,ladder text,mirror text,average_rating number,map text,server text,duration text"},
+		{"select token, duration_seconds(duration) / 60 as minutes from matches where not mirror or mirror is null", "token text,mirror bool,duration duration"},
+		{"select m.map, count(*), avg(p.rating) from matches m join match_players p on p.`match` = m.token group by m.map having min(p.civ) <> 'x' order by 2 desc limit 3", "token text,map text|match text,rating number,civ text"},
+		{"select civ, sum(case winner when true then 1 else 0 end) from match_players where civ in ('a', 'b') and -rating < 5 group by civ", "rating number,civ text,winner bool"},
+		{"select distinct ladder from matches where token in (select `match` from match_players where winner) order by ladder", "token text,ladder text|match text,winner bool"},
+	}
+	for _, c := range cases {
+		t.Run(c.query, func(t *testing.T) {
+			root, err := sql.Compile(c.query, catalog)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var scans []string
+			var walk func(n *plan.Node)
+			walk = func(n *plan.Node) {
+				if n.Op == plan.Scan {
+					var cols []string
+					for _, c := range n.Output {
+						cols = append(cols, c.Name+" "+string(c.Type))
+					}
+					scans = append(scans, strings.Join(cols, ","))
+				}
+				for _, in := range n.Input {
+					walk(in)
+				}
+			}
+			walk(root)
+			if got := strings.Join(scans, "|"); got != c.scans {
+				t.Errorf("scans %q, want %q\n%s", got, c.scans, root)
+			}
+			// A plan is data: it survives JSON unchanged.
+			js, err := plan.Encode(root)
+			if err != nil {
+				t.Fatal(err)
+			}
+			back, err := plan.Decode(js)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if back.String() != root.String() {
+				t.Errorf("JSON round trip changed the plan:\n%s\n%s", root, back)
+			}
+		})
+	}
+}
+
+// FuzzParse: any text compiles to a plan or to an *Error, never a panic.
+func FuzzParse(f *testing.F) {
+	for _, s := range []string{
+		"select token from matches",
+		"select civ, count(*) from match_players where `match` in (select token from matches where not mirror) group by civ having count(*) > 1 order by 2 desc limit 5",
+		"select row_number() over (order by count(*) desc, civ) as `rank`, civ, count(*) as players from match_players group by civ order by players desc, civ limit 5",
+		"select case when rating > 1 then rating / 3 else -rating end from match_players",
+		"select m.token from matches m join match_players p on m.token = p.`match`",
+		"select percent(sum(rating), count(*)) from match_players",
+		"select",
+		"",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, q string) {
+		root, err := sql.Compile(q, catalog)
+		if err == nil {
+			if root == nil {
+				t.Fatal("no plan and no error")
+			}
+			_ = root.String()
+			return
+		}
+		var e *sql.Error
+		if !errors.As(err, &e) {
+			t.Fatalf("%q: error %v is not an *Error", q, err)
+		}
+		if e.Line < 1 || e.Col < 1 {
+			t.Fatalf("%q: position %d:%d", q, e.Line, e.Col)
+		}
+	})
+}

@@ -1,0 +1,274 @@
+package exec
+
+import (
+	"bytes"
+	"fmt"
+
+	"github.com/wololo/wololo/services/dataflow/sql/plan"
+	"github.com/wololo/wololo/services/dataflow/sql/value"
+)
+
+// eval computes e over every row of b at once: each node of the
+// expression is one loop over whole column vectors, not a walk of the
+// tree per row.
+func eval(e *plan.Expr, b *Batch) (*Vec, error) {
+	switch e.Kind {
+	case plan.ColRef:
+		if e.Col < 0 || e.Col >= len(b.Cols) {
+			return nil, fmt.Errorf("column #%d of %d", e.Col, len(b.Cols))
+		}
+		return b.Cols[e.Col], nil
+	case plan.Const:
+		return constVec(e, b.N)
+	}
+	args := make([]*Vec, len(e.Args))
+	for i, a := range e.Args {
+		v, err := eval(a, b)
+		if err != nil {
+			return nil, err
+		}
+		args[i] = v
+	}
+	n := b.N
+	switch e.Kind {
+	case plan.Cmp:
+		return cmpVec(e.Fn, args[0], args[1], n)
+	case plan.And, plan.Or:
+		return logicVec(e.Kind == plan.And, args[0], args[1], n), nil
+	case plan.Not:
+		out := newBuilder(plan.Bool, n)
+		for i := range n {
+			if args[0].IsNull(i) {
+				out.null()
+			} else {
+				out.boolean(!args[0].Bools[i])
+			}
+		}
+		return out.v, nil
+	case plan.IsNull:
+		out := newBuilder(plan.Bool, n)
+		for i := range n {
+			out.boolean(args[0].IsNull(i) != (e.Fn == "not"))
+		}
+		return out.v, nil
+	case plan.In:
+		return inVec(args, n), nil
+	case plan.Arith:
+		return arithVec(e.Fn, args[0], args[1], n)
+	case plan.Neg:
+		out := newBuilder(plan.Number, n)
+		for i := range n {
+			if args[0].IsNull(i) {
+				out.null()
+			} else {
+				out.num(args[0].Nums[i].Neg())
+			}
+		}
+		return out.v, nil
+	case plan.Case:
+		return caseVec(e.Type, args, n), nil
+	case plan.Call:
+		if e.Fn != plan.FnPercent || len(args) != 2 {
+			return nil, fmt.Errorf("unknown function %s/%d", e.Fn, len(args))
+		}
+		out := newBuilder(plan.Number, n)
+		for i := range n {
+			if args[0].IsNull(i) || args[1].IsNull(i) {
+				out.null()
+				continue
+			}
+			if d, ok := value.Percent(args[0].Nums[i], args[1].Nums[i]); ok {
+				out.num(d)
+			} else {
+				out.null()
+			}
+		}
+		return out.v, nil
+	}
+	return nil, fmt.Errorf("unknown expression %q", e.Kind)
+}
+
+// constVec is the constant e repeated n times.
+func constVec(e *plan.Expr, n int) (*Vec, error) {
+	out := newBuilder(e.Type, n)
+	if e.Null {
+		for range n {
+			out.null()
+		}
+		return out.v, nil
+	}
+	switch e.Type {
+	case plan.Text:
+		for range n {
+			out.text(e.Value)
+		}
+	case plan.Number:
+		d, ok := value.ReadNumber(e.Value)
+		if !ok {
+			return nil, fmt.Errorf("constant %q is not a number", e.Value)
+		}
+		for range n {
+			out.num(d)
+		}
+	case plan.Bool:
+		for range n {
+			out.boolean(string(e.Value) == "true")
+		}
+	default:
+		return nil, fmt.Errorf("constant of type %q", e.Type)
+	}
+	return out.v, nil
+}
+
+func cmpVec(fn string, l, r *Vec, n int) (*Vec, error) {
+	var test func(c int) bool
+	switch fn {
+	case "=":
+		test = func(c int) bool { return c == 0 }
+	case "<>":
+		test = func(c int) bool { return c != 0 }
+	case "<":
+		test = func(c int) bool { return c < 0 }
+	case "<=":
+		test = func(c int) bool { return c <= 0 }
+	case ">":
+		test = func(c int) bool { return c > 0 }
+	case ">=":
+		test = func(c int) bool { return c >= 0 }
+	default:
+		return nil, fmt.Errorf("unknown comparison %q", fn)
+	}
+	if l.Type != r.Type {
+		return nil, fmt.Errorf("comparison of %s with %s", l.Type, r.Type)
+	}
+	out := newBuilder(plan.Bool, n)
+	switch l.Type {
+	case plan.Text:
+		for i := range n {
+			if l.IsNull(i) || r.IsNull(i) {
+				out.null()
+			} else {
+				out.boolean(test(bytes.Compare(l.Text(i), r.Text(i))))
+			}
+		}
+	case plan.Number:
+		for i := range n {
+			if l.IsNull(i) || r.IsNull(i) {
+				out.null()
+			} else {
+				out.boolean(test(l.Nums[i].Cmp(r.Nums[i])))
+			}
+		}
+	default:
+		for i := range n {
+			if l.IsNull(i) || r.IsNull(i) {
+				out.null()
+			} else {
+				out.boolean(test(compare(l, i, r, i)))
+			}
+		}
+	}
+	return out.v, nil
+}
+
+// logicVec is AND or OR in three-valued logic: false AND NULL is false,
+// true OR NULL is true, otherwise NULL wins.
+func logicVec(and bool, l, r *Vec, n int) *Vec {
+	out := newBuilder(plan.Bool, n)
+	for i := range n {
+		ln, rn := l.IsNull(i), r.IsNull(i)
+		lv, rv := !ln && l.Bools[i], !rn && r.Bools[i]
+		switch {
+		case and && (!ln && !lv || !rn && !rv):
+			out.boolean(false)
+		case !and && (lv || rv):
+			out.boolean(true)
+		case ln || rn:
+			out.null()
+		default:
+			out.boolean(and)
+		}
+	}
+	return out.v
+}
+
+// inVec is args[0] IN (args[1:]): true when equal to one, NULL when not
+// and the value or a list item is NULL, else false.
+func inVec(args []*Vec, n int) *Vec {
+	out := newBuilder(plan.Bool, n)
+	for i := range n {
+		if args[0].IsNull(i) {
+			out.null()
+			continue
+		}
+		found, null := false, false
+		for _, item := range args[1:] {
+			if item.IsNull(i) {
+				null = true
+			} else if compare(args[0], i, item, i) == 0 {
+				found = true
+				break
+			}
+		}
+		if !found && null {
+			out.null()
+		} else {
+			out.boolean(found)
+		}
+	}
+	return out.v
+}
+
+func arithVec(fn string, l, r *Vec, n int) (*Vec, error) {
+	out := newBuilder(plan.Number, n)
+	var op func(a, b value.Dec) (value.Dec, bool)
+	switch fn {
+	case "+":
+		op = func(a, b value.Dec) (value.Dec, bool) { return a.Add(b), true }
+	case "-":
+		op = func(a, b value.Dec) (value.Dec, bool) { return a.Sub(b), true }
+	case "*":
+		op = func(a, b value.Dec) (value.Dec, bool) { return a.Mul(b), true }
+	case "/":
+		op = value.Dec.Div
+	default:
+		return nil, fmt.Errorf("unknown operator %q", fn)
+	}
+	for i := range n {
+		if l.IsNull(i) || r.IsNull(i) {
+			out.null()
+			continue
+		}
+		if d, ok := op(l.Nums[i], r.Nums[i]); ok {
+			out.num(d)
+		} else {
+			out.null() // division by zero
+		}
+	}
+	return out.v, nil
+}
+
+// caseVec picks, per row, the value of the first WHEN that is true, else
+// the ELSE value or NULL.
+func caseVec(t plan.Type, args []*Vec, n int) *Vec {
+	out := newBuilder(t, n)
+	for i := range n {
+		picked := false
+		for k := 0; k+1 < len(args); k += 2 {
+			if !args[k].IsNull(i) && args[k].Bools[i] {
+				out.from(args[k+1], i)
+				picked = true
+				break
+			}
+		}
+		if picked {
+			continue
+		}
+		if len(args)%2 == 1 {
+			out.from(args[len(args)-1], i)
+		} else {
+			out.null()
+		}
+	}
+	return out.v
+}

@@ -1,0 +1,282 @@
+// Package exec runs a logical plan (services/dataflow/sql/plan) over
+// columnar batches in one process: the executor of the SQL engine for now,
+// and the operators a later planner will chain onto the cluster's tasks.
+//
+// A batch is columns of equal length (Vec: text as one arena plus end
+// offsets, the layout of the wire's TextColumn; exact decimals; booleans),
+// and every expression is evaluated one column vector at a time. The
+// keyed operators (the hash join, the semi-join's key set, the hash
+// aggregate, distinct) keep their state in hash tables keyed by the bytes
+// of the key's values (appendKey), so that state can later be split by
+// key across shards. Sort orders by its keys, then by every column, so
+// that the output is the same whatever order the rows arrived in.
+//
+// The scan reads a table's text as the kinds the plan gives its columns
+// (docs/queries.md's value rules, services/dataflow/sql/value) and counts,
+// per column, the values that were empty and those that were present but
+// did not read as the kind; both become NULL.
+//
+// The package does no I/O beyond the readers and writers it is given, and
+// no logging. Execute materialises each node's batches: fine for one
+// process and the tests; streaming operators come with the planner.
+package exec
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/wololo/wololo/services/dataflow/csvio"
+	"github.com/wololo/wololo/services/dataflow/sql/plan"
+	"github.com/wololo/wololo/services/dataflow/sql/value"
+)
+
+// Table is a table's text: its column names and its rows in batches of
+// text Vecs, one per column.
+type Table struct {
+	Columns []string
+	Batches []*Batch
+	// Rows and Malformed count the data records read and those skipped
+	// (broken quoting, or a field count that is not the header's).
+	Rows, Malformed int64
+}
+
+// BatchRows is how many rows ReadCSV puts in a batch.
+const BatchRows = 4096
+
+// ReadCSV reads a CSV file with a header row into a Table, by the rules of
+// docs/queries.md: a record whose field count differs from the header's,
+// whose quoting is broken, or that is longer than maxRecordBytes (when
+// above 0; blank lines before it count, as the reference counts them) is
+// skipped and counted.
+func ReadCSV(r io.Reader, maxRecordBytes int) (*Table, error) {
+	sc := csvio.NewScanner(r)
+	if !sc.Scan() {
+		if err := sc.Err(); err != nil {
+			return nil, fmt.Errorf("read csv header: %w", err)
+		}
+		return nil, fmt.Errorf("read csv: no header row")
+	}
+	if sc.Kind() != csvio.Record {
+		return nil, fmt.Errorf("read csv: the header row is malformed")
+	}
+	t := &Table{}
+	for _, f := range sc.Fields() {
+		t.Columns = append(t.Columns, string(f))
+	}
+	width := len(t.Columns)
+	var cur []*builder
+	rows := 0
+	flush := func() {
+		if rows == 0 {
+			return
+		}
+		b := &Batch{N: rows}
+		for _, c := range cur {
+			b.Cols = append(b.Cols, c.v)
+		}
+		t.Batches = append(t.Batches, b)
+		cur, rows = nil, 0
+	}
+	for from := sc.Offset(); sc.Scan(); from = sc.Offset() {
+		t.Rows++
+		tooLong := maxRecordBytes > 0 && sc.Offset()-from > int64(maxRecordBytes)
+		if tooLong || sc.Kind() != csvio.Record || len(sc.Fields()) != width {
+			t.Malformed++
+			continue
+		}
+		if cur == nil {
+			for range width {
+				cur = append(cur, newBuilder(plan.Text, BatchRows))
+			}
+		}
+		for i, f := range sc.Fields() {
+			cur[i].text(f)
+		}
+		if rows++; rows == BatchRows {
+			flush()
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("read csv: %w", err)
+	}
+	flush()
+	return t, nil
+}
+
+// ColumnStats counts one scanned column's values that read as NULL.
+type ColumnStats struct {
+	Table, Column string
+	Type          plan.Type
+	Missing       int64 // empty fields
+	Invalid       int64 // present, but not a value of Type
+}
+
+// Result is a query's output.
+type Result struct {
+	Columns []plan.Column
+	Rows    *Batch
+	Stats   []ColumnStats // one per column read as a number, boolean or duration, per scan
+}
+
+// Execute runs the plan over the tables (by name).
+func Execute(root *plan.Node, tables map[string]*Table) (*Result, error) {
+	x := &executor{tables: tables}
+	out, err := x.run(root)
+	if err != nil {
+		return nil, err
+	}
+	return &Result{Columns: root.Output, Rows: concat(types(root.Output), out), Stats: x.stats}, nil
+}
+
+type executor struct {
+	tables map[string]*Table
+	stats  []ColumnStats
+}
+
+func (x *executor) run(n *plan.Node) ([]*Batch, error) {
+	var ins [][]*Batch
+	for _, in := range n.Input {
+		b, err := x.run(in)
+		if err != nil {
+			return nil, err
+		}
+		ins = append(ins, b)
+	}
+	want := map[plan.Op]int{plan.Scan: 0, plan.Join: 2, plan.SemiJoin: 2}
+	if k, ok := want[n.Op]; ok && len(ins) != k || !ok && len(ins) != 1 {
+		return nil, fmt.Errorf("%s node with %d inputs", n.Op, len(ins))
+	}
+	switch n.Op {
+	case plan.Scan:
+		return x.scan(n)
+	case plan.Filter:
+		return filter(n.Cond, ins[0])
+	case plan.Project:
+		return project(n.Exprs, ins[0])
+	case plan.Join:
+		return hashJoin(n, ins[0], ins[1])
+	case plan.SemiJoin:
+		return semiJoin(n.LeftKey, ins[0], buildKeySet(ins[1]))
+	case plan.Aggregate:
+		return aggregate(n, ins[0])
+	case plan.Distinct:
+		return distinct(ins[0], len(n.Output)), nil
+	case plan.Sort:
+		return sortRows(n, ins[0]), nil
+	case plan.Limit:
+		return limit(n.N, ins[0]), nil
+	case plan.RowNumber:
+		return rowNumber(n.Col, ins[0])
+	}
+	return nil, fmt.Errorf("unknown plan node %q", n.Op)
+}
+
+// scan reads the table's columns the node names as their kinds.
+func (x *executor) scan(n *plan.Node) ([]*Batch, error) {
+	t, ok := x.tables[n.Table]
+	if !ok {
+		return nil, fmt.Errorf("no table %q", n.Table)
+	}
+	idx := make([]int, len(n.Output))
+	first := len(x.stats)
+	for i, c := range n.Output {
+		idx[i] = -1
+		for j, name := range t.Columns {
+			if name == c.Name {
+				idx[i] = j
+				break
+			}
+		}
+		if idx[i] < 0 {
+			return nil, fmt.Errorf("table %q has no column %q", n.Table, c.Name)
+		}
+		x.stats = append(x.stats, ColumnStats{Table: n.Table, Column: c.Name, Type: c.Type})
+	}
+	out := make([]*Batch, 0, len(t.Batches))
+	for _, b := range t.Batches {
+		nb := &Batch{N: b.N, Cols: make([]*Vec, len(idx))}
+		for i, j := range idx {
+			nb.Cols[i] = readAs(b.Cols[j], n.Output[i].Type, &x.stats[first+i])
+		}
+		out = append(out, nb)
+	}
+	return out, nil
+}
+
+// readAs reads a text column as type t, counting what reads as NULL.
+func readAs(src *Vec, t plan.Type, st *ColumnStats) *Vec {
+	if t == plan.Text {
+		return src
+	}
+	out := newBuilder(valueType(t), src.N)
+	for i := range src.N {
+		f := src.Text(i)
+		var ok bool
+		switch t {
+		case plan.Number, plan.Duration:
+			var d value.Dec
+			if t == plan.Number {
+				d, ok = value.ReadNumber(f)
+			} else {
+				d, ok = value.ReadDuration(f)
+			}
+			if ok {
+				out.num(d)
+			}
+		case plan.Bool:
+			var v bool
+			if v, ok = value.ReadBool(f); ok {
+				out.boolean(v)
+			}
+		}
+		if !ok {
+			out.null()
+			if len(f) == 0 {
+				st.Missing++
+			} else {
+				st.Invalid++
+			}
+		}
+	}
+	return out.v
+}
+
+// CSV writes the result as docs/queries.md formats the output files: a
+// header of the column names, one line per row ending in "\n", a field
+// quoted only when it holds a comma, a double quote or a line break.
+// Text is written as its bytes, numbers in decimal with their scale,
+// booleans as true and false, NULL as an empty field.
+func (r *Result) CSV() []byte {
+	var out []byte
+	for i, c := range r.Columns {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = csvio.AppendField(out, c.Name)
+	}
+	out = append(out, '\n')
+	var num []byte
+	for row := range r.Rows.N {
+		for i, v := range r.Rows.Cols {
+			if i > 0 {
+				out = append(out, ',')
+			}
+			switch {
+			case v.IsNull(row):
+			case v.Type == plan.Text:
+				out = csvio.AppendField(out, string(v.Text(row)))
+			case v.Type == plan.Number:
+				num = v.Nums[row].Append(num[:0])
+				out = append(out, num...)
+			case v.Type == plan.Bool:
+				if v.Bools[row] {
+					out = append(out, "true"...)
+				} else {
+					out = append(out, "false"...)
+				}
+			}
+		}
+		out = append(out, '\n')
+	}
+	return out
+}

@@ -1,0 +1,89 @@
+package exec_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/wololo/wololo/services/dataflow/sql"
+	"github.com/wololo/wololo/services/dataflow/sql/exec"
+)
+
+const sample = "id,x,y,flag,name,d\n" +
+	"1,10,3,true,Bob,1:00:00\n" +
+	"2,-2.5,0,FALSE,\"a,b\",\"1 day, 0:00:01\"\n" +
+	"3,,2,,,bad\n" +
+	"4,abc,1,yes,\xffz,\n" +
+	"5,7,x\n" // malformed: three fields
+
+func query(t *testing.T, q string) (string, *exec.Result) {
+	t.Helper()
+	tab, err := exec.ReadCSV(strings.NewReader(sample), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, err := sql.Compile(q, sql.Catalog{"t": tab.Columns})
+	if err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	res, err := exec.Execute(root, map[string]*exec.Table{"t": tab})
+	if err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	return string(res.CSV()), res
+}
+
+// TestExpressions pins the evaluation of each form, NULLs included.
+func TestExpressions(t *testing.T) {
+	cases := []struct{ query, want string }{
+		{"select id, x + y, x - y, x * y, x / y from t order by id",
+			"id,x + y,x - y,x * y,x / y\n1,13,7,30,3.3333\n2,-2.5,-2.5,0.0,\n3,,,,\n4,,,,\n"},
+		{"select id, -x as neg, case when x > 5 then 'big' when x < 0 then 'neg' end as c from t order by 1",
+			"id,neg,c\n1,-10,big\n2,2.5,neg\n3,,\n4,,\n"},
+		{"select id, flag and x > 0 as a, flag or x > 0 as o, not flag as n from t order by id",
+			"id,a,o,n\n1,true,true,false\n2,false,false,true\n3,,,\n4,,,\n"},
+		{"select id, x in (10, 7.0) as i, x is null as n, name is null as nn from t order by id",
+			"id,i,n,nn\n1,true,false,false\n2,false,false,false\n3,,true,false\n4,,true,false\n"},
+		{"select id, duration_seconds(d) as s from t where duration_seconds(d) > 0 order by s desc",
+			"id,s\n2,86401\n1,3600\n"},
+		{"select name from t order by name", "name\n\nBob\n\"a,b\"\n\xffz\n"},
+		{"select x from t where x * 1 = x order by x desc", "x\n10\n-2.5\n"},
+		{"select x * 1 as x from t order by x", "x\n-2.5\n10\n\n\n"}, // NULLs last
+		{"select count(*), count(x * 1), sum(x), min(x), max(x), avg(x), sum(case when flag then 1 else 0 end) from t",
+			"count(*),count(x * 1),sum(x),min(x),max(x),avg(x),sum(case when flag then 1 else 0 end)\n4,2,7.5,-2.5,10,3.75000,1\n"},
+		{"select sum(x), count(*) from t where x > 100", "sum(x),count(*)\n,0\n"},
+		{"select flag, count(*) as n from t group by flag having n < 2 and (flag or not flag) order by count(*) desc, flag",
+			"flag,n\nfalse,1\ntrue,1\n"},
+		{"select percent(y, 3) as p, y from t where y > 0 order by y", "p,y\n33.3333,1\n66.6667,2\n100.0000,3\n"},
+	}
+	for _, c := range cases {
+		if got, _ := query(t, c.query); got != c.want {
+			t.Errorf("%s:\n got %q\nwant %q", c.query, got, c.want)
+		}
+	}
+}
+
+// TestStats counts, per column read as a kind, the empty values and those
+// that did not read as it; and the malformed records.
+func TestStats(t *testing.T) {
+	_, res := query(t, "select id from t where x > 0 or flag or duration_seconds(d) > 0")
+	got := map[string][2]int64{}
+	for _, s := range res.Stats {
+		got[s.Column+" "+string(s.Type)] = [2]int64{s.Missing, s.Invalid}
+	}
+	want := map[string][2]int64{"x number": {1, 1}, "flag bool": {1, 1}, "d duration": {1, 1}}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s: missing, invalid = %v, want %v (all: %v)", k, got[k], v, got)
+		}
+	}
+	tab, _ := exec.ReadCSV(strings.NewReader(sample), 0)
+	if tab.Rows != 5 || tab.Malformed != 1 {
+		t.Errorf("rows %d malformed %d, want 5 and 1", tab.Rows, tab.Malformed)
+	}
+	// A record longer than the bound is malformed too (the second is 38
+	// bytes with its "\n", the others at most 24).
+	tab, _ = exec.ReadCSV(strings.NewReader(sample), 30)
+	if tab.Rows != 5 || tab.Malformed != 2 {
+		t.Errorf("with a bound: rows %d malformed %d, want 5 and 2", tab.Rows, tab.Malformed)
+	}
+}

@@ -1,0 +1,441 @@
+package exec
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/wololo/wololo/services/dataflow/sql/plan"
+	"github.com/wololo/wololo/services/dataflow/sql/value"
+)
+
+func types(cols []plan.Column) []plan.Type {
+	t := make([]plan.Type, len(cols))
+	for i, c := range cols {
+		t[i] = valueType(c.Type)
+	}
+	return t
+}
+
+func valueType(t plan.Type) plan.Type {
+	if t == plan.Duration {
+		return plan.Number
+	}
+	return t
+}
+
+// filter keeps the rows where cond is true.
+func filter(cond *plan.Expr, in []*Batch) ([]*Batch, error) {
+	var out []*Batch
+	for _, b := range in {
+		c, err := eval(cond, b)
+		if err != nil {
+			return nil, err
+		}
+		rows := make([]int32, 0, b.N)
+		for i := range b.N {
+			if !c.IsNull(i) && c.Bools[i] {
+				rows = append(rows, int32(i))
+			}
+		}
+		if len(rows) > 0 {
+			out = append(out, gatherBatch(b, rows))
+		}
+	}
+	return out, nil
+}
+
+// project computes exprs over each batch.
+func project(exprs []*plan.Expr, in []*Batch) ([]*Batch, error) {
+	out := make([]*Batch, 0, len(in))
+	for _, b := range in {
+		nb := &Batch{N: b.N, Cols: make([]*Vec, len(exprs))}
+		for i, e := range exprs {
+			v, err := eval(e, b)
+			if err != nil {
+				return nil, err
+			}
+			nb.Cols[i] = v
+		}
+		out = append(out, nb)
+	}
+	return out, nil
+}
+
+// keySet is the build side of a semi-join: the distinct non-NULL keys.
+type keySet map[string]struct{}
+
+func buildKeySet(in []*Batch) keySet {
+	set := keySet{}
+	var key []byte
+	for _, b := range in {
+		for i := range b.N {
+			if b.Cols[0].IsNull(i) {
+				continue
+			}
+			key = appendKey(key[:0], b.Cols[0], i)
+			set[string(key)] = struct{}{}
+		}
+	}
+	return set
+}
+
+// semiJoin keeps the rows of in whose key is in the set: each row once,
+// however many times its key is there.
+func semiJoin(key *plan.Expr, in []*Batch, set keySet) ([]*Batch, error) {
+	var out []*Batch
+	var k []byte
+	for _, b := range in {
+		kv, err := eval(key, b)
+		if err != nil {
+			return nil, err
+		}
+		rows := make([]int32, 0, b.N)
+		for i := range b.N {
+			if kv.IsNull(i) {
+				continue
+			}
+			k = appendKey(k[:0], kv, i)
+			if _, ok := set[string(k)]; ok {
+				rows = append(rows, int32(i))
+			}
+		}
+		if len(rows) > 0 {
+			out = append(out, gatherBatch(b, rows))
+		}
+	}
+	return out, nil
+}
+
+// hashJoin is the inner equi-join: a hash table of the right rows by key,
+// probed with each left row. Rows with a NULL key match nothing.
+func hashJoin(n *plan.Node, left, right []*Batch) ([]*Batch, error) {
+	r := concat(types(n.Input[1].Output), right)
+	table := map[string][]int32{}
+	var k []byte
+	if r.N > 0 {
+		rk, err := eval(n.RightKey, r)
+		if err != nil {
+			return nil, err
+		}
+		for i := range r.N {
+			if !rk.IsNull(i) {
+				k = appendKey(k[:0], rk, i)
+				table[string(k)] = append(table[string(k)], int32(i))
+			}
+		}
+	}
+	var out []*Batch
+	for _, b := range left {
+		lk, err := eval(n.LeftKey, b)
+		if err != nil {
+			return nil, err
+		}
+		var lrows, rrows []int32
+		for i := range b.N {
+			if lk.IsNull(i) {
+				continue
+			}
+			k = appendKey(k[:0], lk, i)
+			for _, j := range table[string(k)] {
+				lrows, rrows = append(lrows, int32(i)), append(rrows, j)
+			}
+		}
+		if len(lrows) == 0 {
+			continue
+		}
+		nb := &Batch{N: len(lrows)}
+		nb.Cols = append(gatherBatch(b, lrows).Cols, gatherBatch(r, rrows).Cols...)
+		out = append(out, nb)
+	}
+	return out, nil
+}
+
+// groups is a hash table of group keys: the state of an aggregate (or a
+// distinct) keyed by the key's bytes, so that it can be split by key
+// across shards. A key's values are kept as first seen, numbers without
+// trailing zeros.
+type groups struct {
+	index map[string]int32
+	keys  []*builder
+}
+
+func newGroups(keyTypes []plan.Type) *groups {
+	g := &groups{index: map[string]int32{}}
+	for _, t := range keyTypes {
+		g.keys = append(g.keys, newBuilder(t, 0))
+	}
+	return g
+}
+
+// ids returns the group of each row of the key columns, adding new ones.
+func (g *groups) ids(keys []*Vec, n int) []int32 {
+	ids := make([]int32, n)
+	var k []byte
+	for i := range n {
+		k = k[:0]
+		for _, kv := range keys {
+			k = appendKey(k, kv, i)
+		}
+		id, ok := g.index[string(k)]
+		if !ok {
+			id = int32(len(g.index))
+			g.index[string(k)] = id
+			for c, kv := range keys {
+				if kv.Type == plan.Number && !kv.IsNull(i) {
+					g.keys[c].num(kv.Nums[i].Normal())
+				} else {
+					g.keys[c].from(kv, i)
+				}
+			}
+		}
+		ids[i] = id
+	}
+	return ids
+}
+
+// acc is one aggregate's state, one slot per group.
+type acc struct {
+	agg   *plan.Agg
+	count []int64     // count, count(*), avg's count
+	sum   []value.Dec // sum, avg
+	has   []bool      // sum, min, max: a value was seen
+	best  *Vec        // min, max: the value so far, grown as groups come
+	bestN []int       // min, max: which row of best holds group g's value
+}
+
+func (a *acc) grow(n int) {
+	for len(a.count) < n {
+		a.count = append(a.count, 0)
+		a.sum = append(a.sum, value.Dec{})
+		a.has = append(a.has, false)
+		a.bestN = append(a.bestN, -1)
+	}
+}
+
+// update folds the argument values of a batch into their groups.
+func (a *acc) update(ids []int32, arg *Vec, groups int) {
+	a.grow(groups)
+	switch a.agg.Func {
+	case plan.CountStar:
+		for _, g := range ids {
+			a.count[g]++
+		}
+	case plan.Count:
+		for i, g := range ids {
+			if !arg.IsNull(i) {
+				a.count[g]++
+			}
+		}
+	case plan.Sum, plan.Avg:
+		for i, g := range ids {
+			if !arg.IsNull(i) {
+				a.count[g]++
+				a.sum[g] = a.sum[g].Add(arg.Nums[i])
+				a.has[g] = true
+			}
+		}
+	case plan.Min, plan.Max:
+		if a.best == nil {
+			a.best = newBuilder(arg.Type, 0).v
+		}
+		want := -1
+		if a.agg.Func == plan.Max {
+			want = 1
+		}
+		for i, g := range ids {
+			if arg.IsNull(i) {
+				continue
+			}
+			if a.bestN[g] >= 0 {
+				c := compare(arg, i, a.best, a.bestN[g])
+				// Equal numbers of different scales: the larger scale
+				// wins, so the result does not depend on the order.
+				if c != want && !(c == 0 && arg.Type == plan.Number && arg.Nums[i].Scale() > a.best.Nums[a.bestN[g]].Scale()) {
+					continue
+				}
+			}
+			bl := &builder{v: a.best}
+			bl.from(arg, i)
+			a.bestN[g] = a.best.N - 1
+			a.has[g] = true
+		}
+	}
+}
+
+// result is the aggregate's column over groups 0..n-1.
+func (a *acc) result(n int) *Vec {
+	a.grow(n)
+	switch a.agg.Func {
+	case plan.CountStar, plan.Count:
+		out := newBuilder(plan.Number, n)
+		for g := range n {
+			out.num(value.Int(a.count[g]))
+		}
+		return out.v
+	case plan.Sum, plan.Avg:
+		out := newBuilder(plan.Number, n)
+		for g := range n {
+			switch {
+			case !a.has[g]:
+				out.null()
+			case a.agg.Func == plan.Sum:
+				out.num(a.sum[g])
+			default:
+				d, _ := a.sum[g].Div(value.Int(a.count[g]))
+				out.num(d)
+			}
+		}
+		return out.v
+	}
+	out := newBuilder(valueType(a.agg.Arg.Type), n)
+	for g := range n {
+		if a.has[g] {
+			out.from(a.best, a.bestN[g])
+		} else {
+			out.null()
+		}
+	}
+	return out.v
+}
+
+// aggregate is the hash aggregate: one row per distinct key, the keys then
+// the aggregates. Without keys (no GROUP BY) it makes one row, even over
+// no input.
+func aggregate(n *plan.Node, in []*Batch) ([]*Batch, error) {
+	keyTypes := make([]plan.Type, len(n.Keys))
+	for i, k := range n.Keys {
+		keyTypes[i] = k.Type
+	}
+	g := newGroups(keyTypes)
+	accs := make([]*acc, len(n.Aggs))
+	for i, a := range n.Aggs {
+		accs[i] = &acc{agg: a}
+	}
+	for _, b := range in {
+		keys := make([]*Vec, len(n.Keys))
+		for i, k := range n.Keys {
+			v, err := eval(k, b)
+			if err != nil {
+				return nil, err
+			}
+			keys[i] = v
+		}
+		ids := g.ids(keys, b.N)
+		for _, a := range accs {
+			var arg *Vec
+			if a.agg.Arg != nil {
+				v, err := eval(a.agg.Arg, b)
+				if err != nil {
+					return nil, err
+				}
+				arg = v
+			}
+			a.update(ids, arg, len(g.index))
+		}
+	}
+	count := len(g.index)
+	if len(n.Keys) == 0 && count == 0 {
+		count = 1
+	}
+	out := &Batch{N: count}
+	for _, k := range g.keys {
+		out.Cols = append(out.Cols, k.v)
+	}
+	for _, a := range accs {
+		out.Cols = append(out.Cols, a.result(count))
+	}
+	return []*Batch{out}, nil
+}
+
+// distinct keeps the first row of each distinct row.
+func distinct(in []*Batch, cols int) []*Batch {
+	var out []*Batch
+	seen := map[string]struct{}{}
+	var k []byte
+	for _, b := range in {
+		var rows []int32
+		for i := range b.N {
+			k = k[:0]
+			for c := range cols {
+				k = appendKey(k, b.Cols[c], i)
+			}
+			if _, ok := seen[string(k)]; !ok {
+				seen[string(k)] = struct{}{}
+				rows = append(rows, int32(i))
+			}
+		}
+		if len(rows) > 0 {
+			out = append(out, gatherBatch(b, rows))
+		}
+	}
+	return out
+}
+
+// sortRows orders the rows by the keys, then by every column ascending, so
+// that the output never depends on the order rows arrived in.
+func sortRows(n *plan.Node, in []*Batch) []*Batch {
+	all := concat(types(n.Output), in)
+	perm := make([]int32, all.N)
+	for i := range perm {
+		perm[i] = int32(i)
+	}
+	slices.SortStableFunc(perm, func(x, y int32) int {
+		for _, k := range n.Order {
+			v := all.Cols[k.Col]
+			c := compare(v, int(x), v, int(y))
+			if k.Desc && !v.IsNull(int(x)) && !v.IsNull(int(y)) {
+				c = -c
+			}
+			if c != 0 {
+				return c
+			}
+		}
+		for _, v := range all.Cols {
+			if c := compare(v, int(x), v, int(y)); c != 0 {
+				return c
+			}
+		}
+		return 0
+	})
+	return []*Batch{gatherBatch(all, perm)}
+}
+
+// limit keeps the first n rows.
+func limit(n int64, in []*Batch) []*Batch {
+	var out []*Batch
+	for _, b := range in {
+		if n <= 0 {
+			break
+		}
+		if int64(b.N) > n {
+			rows := make([]int32, n)
+			for i := range rows {
+				rows[i] = int32(i)
+			}
+			b = gatherBatch(b, rows)
+		}
+		out = append(out, b)
+		n -= int64(b.N)
+	}
+	return out
+}
+
+// rowNumber puts 1, 2, ... into column col, in row order.
+func rowNumber(col int, in []*Batch) ([]*Batch, error) {
+	next := int64(1)
+	out := make([]*Batch, 0, len(in))
+	for _, b := range in {
+		if col < 0 || col >= len(b.Cols) {
+			return nil, fmt.Errorf("row number into column #%d of %d", col, len(b.Cols))
+		}
+		nums := newBuilder(plan.Number, b.N)
+		for range b.N {
+			nums.num(value.Int(next))
+			next++
+		}
+		cols := slices.Clone(b.Cols)
+		cols[col] = nums.v
+		out = append(out, &Batch{N: b.N, Cols: cols})
+	}
+	return out, nil
+}

@@ -1,0 +1,215 @@
+package exec
+
+import (
+	"bytes"
+	"encoding/binary"
+
+	"github.com/wololo/wololo/services/dataflow/sql/plan"
+	"github.com/wololo/wololo/services/dataflow/sql/value"
+)
+
+// Vec is one column of a batch, of one type: text as one arena and the
+// end offset of each value (the layout of wololo.v1.TextColumn), numbers
+// as exact decimals, booleans as bools; Null marks the NULL values (nil
+// when there is none). A Vec is not modified once built.
+type Vec struct {
+	Type  plan.Type
+	N     int
+	Null  []bool
+	Data  []byte   // Text
+	Ends  []uint32 // Text: value i is Data[Ends[i-1]:Ends[i]]
+	Nums  []value.Dec
+	Bools []bool
+}
+
+// IsNull reports whether value i is NULL.
+func (v *Vec) IsNull(i int) bool { return v.Null != nil && v.Null[i] }
+
+// Text returns text value i.
+func (v *Vec) Text(i int) []byte {
+	start := uint32(0)
+	if i > 0 {
+		start = v.Ends[i-1]
+	}
+	return v.Data[start:v.Ends[i]]
+}
+
+// Batch is a run of rows as columns of equal length.
+type Batch struct {
+	N    int
+	Cols []*Vec
+}
+
+// builder appends values to a new Vec.
+type builder struct{ v *Vec }
+
+func newBuilder(t plan.Type, capacity int) *builder {
+	v := &Vec{Type: t}
+	switch t {
+	case plan.Text:
+		v.Ends = make([]uint32, 0, capacity)
+	case plan.Number:
+		v.Nums = make([]value.Dec, 0, capacity)
+	case plan.Bool:
+		v.Bools = make([]bool, 0, capacity)
+	}
+	return &builder{v: v}
+}
+
+func (b *builder) null() {
+	v := b.v
+	if v.Null == nil {
+		v.Null = make([]bool, v.N, max(v.N, 8))
+	}
+	v.Null = append(v.Null, true)
+	switch v.Type {
+	case plan.Text:
+		v.Ends = append(v.Ends, uint32(len(v.Data)))
+	case plan.Number:
+		v.Nums = append(v.Nums, value.Dec{})
+	case plan.Bool:
+		v.Bools = append(v.Bools, false)
+	}
+	v.N++
+}
+
+func (b *builder) notNull() {
+	if b.v.Null != nil {
+		b.v.Null = append(b.v.Null, false)
+	}
+	b.v.N++
+}
+
+func (b *builder) text(t []byte) {
+	b.v.Data = append(b.v.Data, t...)
+	b.v.Ends = append(b.v.Ends, uint32(len(b.v.Data)))
+	b.notNull()
+}
+
+func (b *builder) num(d value.Dec) {
+	b.v.Nums = append(b.v.Nums, d)
+	b.notNull()
+}
+
+func (b *builder) boolean(x bool) {
+	b.v.Bools = append(b.v.Bools, x)
+	b.notNull()
+}
+
+// from appends value i of src, of the builder's type.
+func (b *builder) from(src *Vec, i int) {
+	if src.IsNull(i) {
+		b.null()
+		return
+	}
+	switch src.Type {
+	case plan.Text:
+		b.text(src.Text(i))
+	case plan.Number:
+		b.num(src.Nums[i])
+	case plan.Bool:
+		b.boolean(src.Bools[i])
+	}
+}
+
+// gather returns the values of v at rows.
+func gather(v *Vec, rows []int32) *Vec {
+	b := newBuilder(v.Type, len(rows))
+	for _, r := range rows {
+		b.from(v, int(r))
+	}
+	return b.v
+}
+
+// gatherBatch returns the rows of b at rows.
+func gatherBatch(b *Batch, rows []int32) *Batch {
+	out := &Batch{N: len(rows), Cols: make([]*Vec, len(b.Cols))}
+	for i, c := range b.Cols {
+		out.Cols[i] = gather(c, rows)
+	}
+	return out
+}
+
+// concat joins batches of the same columns into one.
+func concat(types []plan.Type, batches []*Batch) *Batch {
+	n := 0
+	for _, b := range batches {
+		n += b.N
+	}
+	out := &Batch{N: n, Cols: make([]*Vec, len(types))}
+	for c, t := range types {
+		bl := newBuilder(t, n)
+		for _, b := range batches {
+			for i := range b.N {
+				bl.from(b.Cols[c], i)
+			}
+		}
+		out.Cols[c] = bl.v
+	}
+	return out
+}
+
+// appendKey appends value i of v to a hash key: a NULL, or the type's one
+// form of the value (a number without trailing zeros, so 2034 and 2034.0
+// are one key), self-delimiting so that keys of several columns
+// concatenate without ambiguity. Equal keys are equal values.
+func appendKey(dst []byte, v *Vec, i int) []byte {
+	if v.IsNull(i) {
+		return append(dst, 0)
+	}
+	switch v.Type {
+	case plan.Text:
+		t := v.Text(i)
+		dst = append(dst, 1)
+		dst = binary.AppendUvarint(dst, uint64(len(t)))
+		return append(dst, t...)
+	case plan.Number:
+		dst = append(dst, 2)
+		mark := len(dst)
+		dst = append(dst, 0) // the uvarint length: one byte when short, else re-encoded below
+		dst = v.Nums[i].Normal().Append(dst)
+		n := len(dst) - mark - 1
+		if n < 128 {
+			dst[mark] = byte(n)
+			return dst
+		}
+		body := bytes.Clone(dst[mark+1:])
+		dst = binary.AppendUvarint(dst[:mark], uint64(n))
+		return append(dst, body...)
+	case plan.Bool:
+		if v.Bools[i] {
+			return append(dst, 3, 1)
+		}
+		return append(dst, 3, 0)
+	}
+	return dst
+}
+
+// compare orders value i of a against value j of b (same type): text by
+// bytes, numbers by value, false before true; NULL after every value.
+func compare(a *Vec, i int, b *Vec, j int) int {
+	an, bn := a.IsNull(i), b.IsNull(j)
+	switch {
+	case an && bn:
+		return 0
+	case an:
+		return 1
+	case bn:
+		return -1
+	}
+	switch a.Type {
+	case plan.Text:
+		return bytes.Compare(a.Text(i), b.Text(j))
+	case plan.Number:
+		return a.Nums[i].Cmp(b.Nums[j])
+	case plan.Bool:
+		switch {
+		case a.Bools[i] == b.Bools[j]:
+			return 0
+		case b.Bools[j]:
+			return -1
+		}
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,278 @@
+// Package plan is the logical plan of a SQL query (services/dataflow/sql
+// makes it, services/dataflow/sql/exec runs it): a tree of Nodes (scan,
+// filter, project, join, semi-join, aggregate, distinct, sort, limit, row
+// number) whose expressions refer to their input's columns by position.
+//
+// A plan is plain data: structs of exported fields, no interfaces and no
+// functions, so it serialises as it is (encoding/json, and later the
+// job's stored plan) and a process that receives it rebuilds the same
+// operators. Literals are bytes; table and column names go through JSON
+// as strings, so there they must be UTF-8. The keyed nodes (Join, SemiJoin, Aggregate, Distinct) name
+// their keys explicitly, so that a later planner can partition their state
+// across shards by the same keys. String renders the tree for `explain`.
+//
+// The package holds types and their rendering only: no parsing, no
+// execution, no I/O; it imports nothing of this module.
+package plan
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// Type is the kind a value is read and computed as.
+type Type string
+
+// The types. A Duration is a column's kind only: the scan reads its text
+// by the duration rule into a Number of seconds.
+const (
+	Text     Type = "text"
+	Number   Type = "number"
+	Bool     Type = "bool"
+	Duration Type = "duration"
+)
+
+// Op names a Node's operator.
+type Op string
+
+// The operators.
+const (
+	Scan      Op = "scan"      // Table's Columns, read as their Types
+	Filter    Op = "filter"    // the rows of Input[0] where Cond is true
+	Project   Op = "project"   // Exprs over Input[0]
+	Join      Op = "join"      // Input[0] × Input[1] where LeftKey = RightKey; the columns of both
+	SemiJoin  Op = "semijoin"  // the rows of Input[0] whose LeftKey is among column 0 of Input[1]
+	Aggregate Op = "aggregate" // one row per distinct Keys: the keys, then Aggs
+	Distinct  Op = "distinct"  // the distinct rows of Input[0]
+	Sort      Op = "sort"      // Input[0] ordered by Order, then by every column ascending
+	Limit     Op = "limit"     // the first N rows of Input[0]
+	RowNumber Op = "rownumber" // Input[0] with column Col replaced by 1, 2, ... in row order
+)
+
+// Column is one output column of a node.
+type Column struct {
+	Name string `json:"name"`
+	Type Type   `json:"type"`
+}
+
+// Node is one operator of a plan. Which fields it uses depends on Op.
+type Node struct {
+	Op     Op       `json:"op"`
+	Input  []*Node  `json:"input,omitempty"`
+	Output []Column `json:"output"` // the node's columns
+
+	Table string `json:"table,omitempty"` // Scan: the table; Output names its columns and their types
+
+	Cond *Expr `json:"cond,omitempty"` // Filter
+
+	Exprs []*Expr `json:"exprs,omitempty"` // Project: one per output column
+
+	LeftKey  *Expr `json:"left_key,omitempty"`  // Join, SemiJoin: over Input[0]
+	RightKey *Expr `json:"right_key,omitempty"` // Join: over Input[1]
+
+	Keys []*Expr `json:"keys,omitempty"` // Aggregate: the group key
+	Aggs []*Agg  `json:"aggs,omitempty"` // Aggregate
+
+	Order []SortKey `json:"order,omitempty"` // Sort
+
+	N int64 `json:"n,omitempty"` // Limit
+
+	Col int `json:"col,omitempty"` // RowNumber
+}
+
+// AggFunc names an aggregate function.
+type AggFunc string
+
+// The aggregate functions.
+const (
+	CountStar AggFunc = "count(*)"
+	Count     AggFunc = "count"
+	Sum       AggFunc = "sum"
+	Min       AggFunc = "min"
+	Max       AggFunc = "max"
+	Avg       AggFunc = "avg"
+)
+
+// Agg is one aggregate of an Aggregate node.
+type Agg struct {
+	Func AggFunc `json:"func"`
+	Arg  *Expr   `json:"arg,omitempty"` // over the node's input; nil for count(*)
+}
+
+// SortKey is one key of a Sort.
+type SortKey struct {
+	Col  int  `json:"col"`
+	Desc bool `json:"desc,omitempty"`
+}
+
+// ExprKind names an expression's form.
+type ExprKind string
+
+// The expression forms.
+const (
+	ColRef ExprKind = "col"    // the input's column Col
+	Const  ExprKind = "const"  // Value read as Type; Null for NULL
+	Cmp    ExprKind = "cmp"    // Args[0] Fn Args[1], Fn one of = <> < <= > >=
+	And    ExprKind = "and"    // Args[0] AND Args[1]
+	Or     ExprKind = "or"     // Args[0] OR Args[1]
+	Not    ExprKind = "not"    // NOT Args[0]
+	IsNull ExprKind = "isnull" // Args[0] IS NULL (Fn "not": IS NOT NULL)
+	In     ExprKind = "in"     // Args[0] IN (Args[1:]...), each a Const
+	Arith  ExprKind = "arith"  // Args[0] Fn Args[1], Fn one of + - * /
+	Neg    ExprKind = "neg"    // -Args[0]
+	Case   ExprKind = "case"   // WHEN Args[0] THEN Args[1] ... [ELSE Args[last]] when len is odd
+	Call   ExprKind = "call"   // the function Fn of Args
+)
+
+// Functions of Call.
+const (
+	FnPercent = "percent" // PERCENT(part, whole): see value.Percent
+)
+
+// Expr is an expression over a node's input columns. Type is its result's.
+type Expr struct {
+	Kind  ExprKind `json:"kind"`
+	Type  Type     `json:"type"`
+	Col   int      `json:"col,omitempty"`
+	Value []byte   `json:"value,omitempty"` // bytes: a text literal need not be UTF-8
+	Null  bool     `json:"null,omitempty"`
+	Fn    string   `json:"fn,omitempty"`
+	Args  []*Expr  `json:"args,omitempty"`
+	Name  string   `json:"name,omitempty"` // ColRef: the column's name, for String
+}
+
+// String renders the expression in SQL-like form, columns by name.
+func (e *Expr) String() string {
+	if e == nil {
+		return "<nil>"
+	}
+	switch e.Kind {
+	case ColRef:
+		return fmt.Sprintf("%s#%d", e.Name, e.Col)
+	case Const:
+		switch {
+		case e.Null:
+			return "NULL"
+		case e.Type == Text:
+			return "'" + strings.ReplaceAll(string(e.Value), "'", "''") + "'"
+		}
+		return string(e.Value)
+	case Cmp, Arith:
+		return "(" + e.Args[0].String() + " " + e.Fn + " " + e.Args[1].String() + ")"
+	case And, Or:
+		return "(" + e.Args[0].String() + " " + strings.ToUpper(string(e.Kind)) + " " + e.Args[1].String() + ")"
+	case Not:
+		return "NOT " + e.Args[0].String()
+	case Neg:
+		return "-" + e.Args[0].String()
+	case IsNull:
+		if e.Fn == "not" {
+			return e.Args[0].String() + " IS NOT NULL"
+		}
+		return e.Args[0].String() + " IS NULL"
+	case In:
+		return e.Args[0].String() + " IN (" + join(e.Args[1:]) + ")"
+	case Case:
+		var b strings.Builder
+		b.WriteString("CASE")
+		n := len(e.Args)
+		for i := 0; i+1 < n; i += 2 {
+			fmt.Fprintf(&b, " WHEN %s THEN %s", e.Args[i], e.Args[i+1])
+		}
+		if n%2 == 1 {
+			fmt.Fprintf(&b, " ELSE %s", e.Args[n-1])
+		}
+		b.WriteString(" END")
+		return b.String()
+	case Call:
+		return strings.ToUpper(e.Fn) + "(" + join(e.Args) + ")"
+	}
+	return string(e.Kind) + "?"
+}
+
+func join(es []*Expr) string {
+	s := make([]string, len(es))
+	for i, e := range es {
+		s[i] = e.String()
+	}
+	return strings.Join(s, ", ")
+}
+
+// String renders an aggregate.
+func (a *Agg) String() string {
+	if a.Func == CountStar {
+		return "count(*)"
+	}
+	return string(a.Func) + "(" + a.Arg.String() + ")"
+}
+
+// String renders the plan as an indented tree, one node a line, the root
+// first, each with its output columns.
+func (n *Node) String() string {
+	var b strings.Builder
+	n.write(&b, 0)
+	return b.String()
+}
+
+func (n *Node) write(b *strings.Builder, depth int) {
+	b.WriteString(strings.Repeat("  ", depth))
+	b.WriteString(string(n.Op))
+	switch n.Op {
+	case Scan:
+		b.WriteString(" " + n.Table)
+	case Filter:
+		b.WriteString(" " + n.Cond.String())
+	case Project:
+		b.WriteString(" " + join(n.Exprs))
+	case Join:
+		fmt.Fprintf(b, " on %s = %s", n.LeftKey, n.RightKey)
+	case SemiJoin:
+		fmt.Fprintf(b, " %s in input 2", n.LeftKey)
+	case Aggregate:
+		aggs := make([]string, len(n.Aggs))
+		for i, a := range n.Aggs {
+			aggs[i] = a.String()
+		}
+		fmt.Fprintf(b, " by [%s] computing [%s]", join(n.Keys), strings.Join(aggs, ", "))
+	case Sort:
+		keys := make([]string, len(n.Order))
+		for i, k := range n.Order {
+			keys[i] = fmt.Sprintf("#%d", k.Col)
+			if k.Desc {
+				keys[i] += " desc"
+			}
+		}
+		b.WriteString(" by " + strings.Join(append(keys, "all columns"), ", "))
+	case Limit:
+		fmt.Fprintf(b, " %d", n.N)
+	case RowNumber:
+		fmt.Fprintf(b, " into #%d", n.Col)
+	}
+	cols := make([]string, len(n.Output))
+	for i, c := range n.Output {
+		cols[i] = c.Name + " " + string(c.Type)
+	}
+	b.WriteString(" -> (" + strings.Join(cols, ", ") + ")\n")
+	for _, in := range n.Input {
+		in.write(b, depth+1)
+	}
+}
+
+// Encode is the plan as JSON, the form it is stored and sent in.
+func Encode(n *Node) ([]byte, error) {
+	b, err := json.Marshal(n)
+	if err != nil {
+		return nil, fmt.Errorf("encode plan: %w", err)
+	}
+	return b, nil
+}
+
+// Decode reads a plan Encode wrote.
+func Decode(b []byte) (*Node, error) {
+	var n Node
+	if err := json.Unmarshal(b, &n); err != nil {
+		return nil, fmt.Errorf("decode plan: %w", err)
+	}
+	return &n, nil
+}

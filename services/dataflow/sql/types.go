@@ -1,0 +1,66 @@
+package sql
+
+import (
+	"github.com/wololo/wololo/services/dataflow/sql/plan"
+)
+
+// tvar is a type variable: a column's kind, or an expression's, which
+// uses unify. Each table column has one per query (over its
+// subqueries too), so a column is read as one kind everywhere in it.
+type tvar struct {
+	parent *tvar
+	t      plan.Type // "" while unknown; on the root only
+	what   string    // what set t, for a conflict's message ("column rating at 1:20")
+}
+
+func known(t plan.Type) *tvar { return &tvar{t: t} }
+
+func (v *tvar) root() *tvar {
+	for v.parent != nil {
+		if v.parent.parent != nil {
+			v.parent = v.parent.parent
+		}
+		v = v.parent
+	}
+	return v
+}
+
+// resolved is the kind v stands for: text when nothing constrained it.
+func (v *tvar) resolved() plan.Type {
+	if t := v.root().t; t != "" {
+		return t
+	}
+	return plan.Text
+}
+
+// valueType is the type of the values an expression of kind t computes: a
+// duration column holds numbers of seconds.
+func valueType(t plan.Type) plan.Type {
+	if t == plan.Duration {
+		return plan.Number
+	}
+	return t
+}
+
+// unify makes a and b one kind, or says why they cannot be.
+func unify(a, b *tvar) (ok bool, ta, tb plan.Type) {
+	ra, rb := a.root(), b.root()
+	if ra == rb {
+		return true, "", ""
+	}
+	switch {
+	case ra.t == "":
+		ra.parent = rb
+		if rb.what == "" {
+			rb.what = ra.what
+		}
+	case rb.t == "" || ra.t == rb.t:
+		rb.parent = ra
+		if ra.what == "" {
+			ra.what = rb.what
+		}
+	default:
+		return false, ra.t, rb.t
+	}
+	return true, "", ""
+}

@@ -1,0 +1,382 @@
+// Package value reads the text of a field as the kinds of the value rules
+// of docs/queries.md (exact decimal numbers, booleans, durations) and does
+// the exact decimal arithmetic and formatting of the SQL engine
+// (services/dataflow/sql).
+//
+// Dec is an exact decimal: an unscaled integer and a scale (the number of
+// digits after the point). The unscaled integer is an int64 while it fits
+// and a math/big.Int from then on, so the common values (ratings, counts,
+// seconds) never allocate, and a number of any length is still exact. Why
+// not a library: of those served, math/big alone has no limit on the
+// digits (cockroachdb/apd and shopspring/decimal both work with a context
+// precision or a rounding of division that we would have to override
+// everywhere), and the rules the engine needs (add, subtract, multiply,
+// compare, one division rule) are a few lines over big.Int with an int64
+// fast path.
+//
+// Booleans are read by the pipeline's own reader (schema.ParseBool).
+// Numbers and durations are not: schema.Number is exact but canonical (it
+// forgets the scale a value was written with, which the output keeps) and
+// only compares, and schema.ParseDuration saturates at MaxInt64 seconds,
+// where the engine computes with both exactly, at any length.
+//
+// The package is pure: no I/O, no logging; of this module it imports only
+// services/dataflow/schema.
+package value
+
+import (
+	"math"
+	"math/big"
+	"math/bits"
+	"strconv"
+
+	"github.com/wololo/wololo/services/dataflow/schema"
+)
+
+// Dec is an exact decimal number: unscaled / 10^scale. Its zero value is 0.
+type Dec struct {
+	i int64    // the unscaled value when b is nil
+	b *big.Int // the unscaled value when it does not fit an int64; never modified once set
+	s int32    // the scale, >= 0
+}
+
+// pow10 holds 10^0 .. 10^18, the powers that fit an int64.
+var pow10 = func() [19]int64 {
+	var p [19]int64
+	p[0] = 1
+	for i := 1; i < len(p); i++ {
+		p[i] = p[i-1] * 10
+	}
+	return p
+}()
+
+// Int returns the integer n as a Dec of scale 0.
+func Int(n int64) Dec { return Dec{i: n} }
+
+// Scale returns the number of digits after the point.
+func (d Dec) Scale() int32 { return d.s }
+
+// big returns the unscaled value as a new big.Int.
+func (d Dec) big() *big.Int {
+	if d.b != nil {
+		return new(big.Int).Set(d.b)
+	}
+	return big.NewInt(d.i)
+}
+
+// fromBig returns v / 10^s, back on the fast path when v fits an int64.
+func fromBig(v *big.Int, s int32) Dec {
+	if v.IsInt64() {
+		return Dec{i: v.Int64(), s: s}
+	}
+	return Dec{b: v, s: s}
+}
+
+// ReadNumber reads b as a number: -?[0-9]+(\.[0-9]+)? exactly, of any
+// length. Anything else (empty, a space, +5, 1e3, 1.) is not a number.
+func ReadNumber(b []byte) (Dec, bool) {
+	i, neg := 0, false
+	if len(b) > 0 && b[0] == '-' {
+		i, neg = 1, true
+	}
+	start, dot, digits := i, -1, 0
+	for ; i < len(b); i++ {
+		c := b[i]
+		switch {
+		case c >= '0' && c <= '9':
+			digits++
+		case c == '.' && dot < 0 && i > start:
+			dot = i
+		default:
+			return Dec{}, false
+		}
+	}
+	if digits == 0 || dot == len(b)-1 {
+		return Dec{}, false
+	}
+	scale := int32(0)
+	if dot >= 0 {
+		scale = int32(len(b) - dot - 1)
+	}
+	if digits <= 18 {
+		var v int64
+		for _, c := range b[start:] {
+			if c != '.' {
+				v = v*10 + int64(c-'0')
+			}
+		}
+		if neg {
+			v = -v
+		}
+		return Dec{i: v, s: scale}, true
+	}
+	digitsOnly := make([]byte, 0, digits+1)
+	if neg {
+		digitsOnly = append(digitsOnly, '-')
+	}
+	for _, c := range b[start:] {
+		if c != '.' {
+			digitsOnly = append(digitsOnly, c)
+		}
+	}
+	v, _ := new(big.Int).SetString(string(digitsOnly), 10)
+	return fromBig(v, scale), true
+}
+
+// ReadBool reads b as a boolean: true, false, 1 or 0, the words in any
+// ASCII letter case. It is the pipeline's reader (schema.ParseBool).
+func ReadBool(b []byte) (v, ok bool) { return schema.ParseBool(b) }
+
+// ReadDuration reads b as a duration in seconds: H:MM:SS or HH:MM:SS,
+// optionally after "N day, " or "N days, " (N any number of digits);
+// minutes and seconds are two digits each and not range-checked.
+func ReadDuration(b []byte) (Dec, bool) {
+	var days []byte
+	for i, c := range b {
+		if c >= '0' && c <= '9' {
+			continue
+		}
+		if c == ' ' && i > 0 {
+			rest := b[i+1:]
+			switch {
+			case len(rest) >= 6 && string(rest[:6]) == "days, ":
+				days, b = b[:i], rest[6:]
+			case len(rest) >= 5 && string(rest[:5]) == "day, ":
+				days, b = b[:i], rest[5:]
+			default:
+				return Dec{}, false
+			}
+		}
+		break
+	}
+	// b is now [H]H:MM:SS.
+	n := len(b)
+	if n != 7 && n != 8 || b[n-3] != ':' || b[n-6] != ':' {
+		return Dec{}, false
+	}
+	var secs int64
+	for _, part := range [][]byte{b[:n-6], b[n-5 : n-3], b[n-2:]} {
+		var v int64
+		for _, c := range part {
+			if c < '0' || c > '9' {
+				return Dec{}, false
+			}
+			v = v*10 + int64(c-'0')
+		}
+		secs = secs*60 + v
+	}
+	if days == nil {
+		return Dec{i: secs}, true
+	}
+	d, _ := ReadNumber(days)
+	return d.Mul(Int(86400)).Add(Int(secs)), true
+}
+
+// rescale returns d with scale s >= d.s.
+func (d Dec) rescale(s int32) Dec {
+	if s == d.s {
+		return d
+	}
+	k := s - d.s
+	if d.b == nil && k < int32(len(pow10)) {
+		hi, lo := bits.Mul64(abs(d.i), uint64(pow10[k]))
+		if hi == 0 && lo <= math.MaxInt64 {
+			v := int64(lo)
+			if d.i < 0 {
+				v = -v
+			}
+			return Dec{i: v, s: s}
+		}
+	}
+	v := d.big()
+	v.Mul(v, new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(k)), nil))
+	return Dec{b: v, s: s}
+}
+
+func abs(v int64) uint64 {
+	if v < 0 {
+		return uint64(-v) // MinInt64 stays 1<<63, which is right as a uint64
+	}
+	return uint64(v)
+}
+
+// align returns a and b at the same scale, the larger of the two.
+func align(a, b Dec) (Dec, Dec) {
+	s := max(a.s, b.s)
+	return a.rescale(s), b.rescale(s)
+}
+
+// Cmp compares a and b exactly: -1, 0 or +1.
+func (d Dec) Cmp(e Dec) int {
+	a, b := align(d, e)
+	if a.b == nil && b.b == nil {
+		switch {
+		case a.i < b.i:
+			return -1
+		case a.i > b.i:
+			return 1
+		}
+		return 0
+	}
+	return a.big().Cmp(b.big())
+}
+
+// Sign returns -1, 0 or +1.
+func (d Dec) Sign() int {
+	if d.b != nil {
+		return d.b.Sign()
+	}
+	switch {
+	case d.i < 0:
+		return -1
+	case d.i > 0:
+		return 1
+	}
+	return 0
+}
+
+// Add returns d + e, at the larger scale of the two.
+func (d Dec) Add(e Dec) Dec {
+	a, b := align(d, e)
+	if a.b == nil && b.b == nil {
+		if s, o := addOverflows(a.i, b.i); !o {
+			return Dec{i: s, s: a.s}
+		}
+	}
+	return fromBig(new(big.Int).Add(a.big(), b.big()), a.s)
+}
+
+func addOverflows(a, b int64) (int64, bool) {
+	s := a + b
+	return s, (a >= 0) == (b >= 0) && (s >= 0) != (a >= 0)
+}
+
+// Neg returns -d.
+func (d Dec) Neg() Dec {
+	if d.b == nil && d.i != math.MinInt64 {
+		return Dec{i: -d.i, s: d.s}
+	}
+	return fromBig(new(big.Int).Neg(d.big()), d.s)
+}
+
+// Sub returns d - e, at the larger scale of the two.
+func (d Dec) Sub(e Dec) Dec { return d.Add(e.Neg()) }
+
+// Mul returns d × e, at the sum of the two scales.
+func (d Dec) Mul(e Dec) Dec {
+	s := d.s + e.s
+	if d.b == nil && e.b == nil {
+		hi, lo := bits.Mul64(abs(d.i), abs(e.i))
+		if hi == 0 && lo <= math.MaxInt64 {
+			v := int64(lo)
+			if (d.i < 0) != (e.i < 0) {
+				v = -v
+			}
+			return Dec{i: v, s: s}
+		}
+	}
+	return fromBig(new(big.Int).Mul(d.big(), e.big()), s)
+}
+
+// DivScale is how many digits a quotient has beyond its dividend's scale.
+const DivScale = 4
+
+// Div returns d / e rounded half away from zero to d's scale + DivScale
+// digits (MySQL's rule), and false when e is zero.
+func (d Dec) Div(e Dec) (Dec, bool) {
+	if e.Sign() == 0 {
+		return Dec{}, false
+	}
+	// q = d.unscaled × 10^(s + e.s - d.s) / e.unscaled, with s the result scale.
+	s := d.s + DivScale
+	num := d.big()
+	num.Mul(num, new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(s+e.s-d.s)), nil))
+	den := e.big()
+	q, r := new(big.Int).QuoRem(num, den, new(big.Int))
+	// Round half away from zero: |2r| >= |den|.
+	r.Abs(r).Lsh(r, 1)
+	if r.Cmp(new(big.Int).Abs(den)) >= 0 {
+		if num.Sign()*den.Sign() < 0 {
+			q.Sub(q, big.NewInt(1))
+		} else {
+			q.Add(q, big.NewInt(1))
+		}
+	}
+	return fromBig(q, s), true
+}
+
+// Normal returns d with no trailing zero after the point: the one form
+// of its value, used for grouping keys.
+func (d Dec) Normal() Dec {
+	for d.s > 0 {
+		if d.b == nil {
+			if d.i%10 != 0 {
+				return d
+			}
+			d = Dec{i: d.i / 10, s: d.s - 1}
+			continue
+		}
+		q, r := new(big.Int).QuoRem(d.b, big.NewInt(10), new(big.Int))
+		if r.Sign() != 0 {
+			return d
+		}
+		d = fromBig(q, d.s-1)
+	}
+	return d
+}
+
+// Append appends d in decimal with exactly Scale digits after the point
+// (none and no point at scale 0), a '-' for a negative value, never "-0".
+func (d Dec) Append(dst []byte) []byte {
+	var digits []byte
+	neg := d.Sign() < 0
+	if d.b == nil {
+		digits = strconv.AppendUint(nil, abs(d.i), 10)
+	} else {
+		digits = new(big.Int).Abs(d.b).Append(nil, 10)
+	}
+	if neg {
+		dst = append(dst, '-')
+	}
+	if d.s == 0 {
+		return append(dst, digits...)
+	}
+	s := int(d.s)
+	if len(digits) <= s {
+		dst = append(dst, '0', '.')
+		for range s - len(digits) {
+			dst = append(dst, '0')
+		}
+		return append(dst, digits...)
+	}
+	dst = append(dst, digits[:len(digits)-s]...)
+	dst = append(dst, '.')
+	return append(dst, digits[len(digits)-s:]...)
+}
+
+// String is Append as a string.
+func (d Dec) String() string { return string(d.Append(nil)) }
+
+// Float64 returns the double nearest to d (round half to even).
+func (d Dec) Float64() float64 {
+	f, _ := strconv.ParseFloat(d.String(), 64)
+	return f
+}
+
+// Percent is 100 × part / whole as the percentage of q3 of docs/queries.md
+// computes it: 100 × part exactly, rounded to the nearest double; whole
+// rounded to the nearest double; their quotient in double arithmetic,
+// written with exactly four decimals (Go's %.4f: the exact binary value
+// rounded half to even). The result is that text read back as a Dec of
+// scale 4. It is false when whole is zero or the quotient is not finite.
+func Percent(part, whole Dec) (Dec, bool) {
+	w := whole.Float64()
+	if w == 0 {
+		return Dec{}, false
+	}
+	q := part.Mul(Int(100)).Float64() / w
+	if math.IsInf(q, 0) || math.IsNaN(q) {
+		return Dec{}, false
+	}
+	return ReadNumber(strconv.AppendFloat(nil, q, 'f', 4, 64))
+}

@@ -1,0 +1,123 @@
+package value
+
+import (
+	"fmt"
+	"math/big"
+	"testing"
+)
+
+func TestReadNumber(t *testing.T) {
+	cases := []struct {
+		in, out string // out "" when not a number
+		scale   int32
+	}{
+		{"2034", "2034", 0}, {"2034.0", "2034.0", 1}, {"-5.25", "-5.25", 2}, {"02001", "2001", 0},
+		{"-0", "0", 0}, {"0.000", "0.000", 3},
+		{"123456789012345678", "123456789012345678", 0},
+		{"1234567890123456789", "1234567890123456789", 0}, // 19 digits: big
+		{"-99999999999999999999999999999.000000000000000000001", "-99999999999999999999999999999.000000000000000000001", 21},
+		{"", "", 0}, {" ", "", 0}, {"+5", "", 0}, {"1e3", "", 0}, {"1.", "", 0}, {".5", "", 0},
+		{"-", "", 0}, {"1,500", "", 0}, {"1.5.5", "", 0}, {"--1", "", 0}, {"2034 ", "", 0}, {"١٢", "", 0},
+	}
+	for _, c := range cases {
+		d, ok := ReadNumber([]byte(c.in))
+		if ok != (c.out != "") || ok && (d.String() != c.out || d.Scale() != c.scale) {
+			t.Errorf("ReadNumber(%q) = %s (scale %d), %v; want %q scale %d", c.in, d, d.Scale(), ok, c.out, c.scale)
+		}
+	}
+}
+
+func TestReadBool(t *testing.T) {
+	for in, want := range map[string]int{"true": 1, "TRUE": 1, "tRuE": 1, "1": 1, "false": 0, "False": 0, "0": 0,
+		"": -1, "yes": -1, "t": -1, " true": -1, "truee": -1, "ſalse": -1, "2": -1, "01": -1} {
+		v, ok := ReadBool([]byte(in))
+		got := -1
+		if ok {
+			got = map[bool]int{true: 1, false: 0}[v]
+		}
+		if got != want {
+			t.Errorf("ReadBool(%q) = %d, want %d", in, got, want)
+		}
+	}
+}
+
+func TestReadDuration(t *testing.T) {
+	for in, want := range map[string]string{
+		"2:00:00": "7200", "02:00:01": "7201", "1:75:00": "8100", "1 day, 2:03:04": "93784", "0 days, 2:00:00": "7200",
+		"99999999999999999999999999 days, 0:00:00": "8639999999999999999999999913600",
+		"3:00": "", "123:00:00": "", " 3:00:00": "", "1 Day, 0:00:00": "", "1 days,0:00:00": "", "": "", "a:00:00": "",
+		"1 day, 1:0a:00": "", "day, 1:00:00": "",
+	} {
+		d, ok := ReadDuration([]byte(in))
+		if ok != (want != "") || ok && d.String() != want {
+			t.Errorf("ReadDuration(%q) = %s, %v; want %q", in, d, ok, want)
+		}
+	}
+}
+
+func num(t *testing.T, s string) Dec {
+	t.Helper()
+	d, ok := ReadNumber([]byte(s))
+	if !ok {
+		t.Fatalf("bad number %q", s)
+	}
+	return d
+}
+
+// TestArithmetic checks every operation against math/big.Rat, across the
+// int64 fast path, its overflow and the big.Int path.
+func TestArithmetic(t *testing.T) {
+	vals := []string{"0", "1", "-1", "2.5", "-0.75", "9223372036854775807", "-9223372036854775808", "922337203685477580.7",
+		"99999999999999999999999.123", "0.000000000000000000001", "7", "3"}
+	rat := func(s string) *big.Rat { r, _ := new(big.Rat).SetString(s); return r }
+	for _, a := range vals {
+		for _, b := range vals {
+			x, y := num(t, a), num(t, b)
+			ra, rb := rat(a), rat(b)
+			check := func(op string, got Dec, want *big.Rat, scale int32) {
+				if rat(got.String()).Cmp(want) != 0 || got.Scale() != scale {
+					t.Errorf("%s %s %s = %s (scale %d), want %s (scale %d)", a, op, b, got, got.Scale(), want.FloatString(int(scale)), scale)
+				}
+			}
+			check("+", x.Add(y), new(big.Rat).Add(ra, rb), max(x.Scale(), y.Scale()))
+			check("-", x.Sub(y), new(big.Rat).Sub(ra, rb), max(x.Scale(), y.Scale()))
+			check("*", x.Mul(y), new(big.Rat).Mul(ra, rb), x.Scale()+y.Scale())
+			if got, want := x.Cmp(y), ra.Cmp(rb); got != want {
+				t.Errorf("Cmp(%s, %s) = %d, want %d", a, b, got, want)
+			}
+		}
+	}
+}
+
+func TestDivAndFormat(t *testing.T) {
+	for _, c := range []struct{ a, b, want string }{
+		{"1", "3", "0.3333"}, {"2", "3", "0.6667"}, {"-2", "3", "-0.6667"}, {"7", "2", "3.5000"}, {"1.00", "3", "0.333333"},
+		{"1", "8", "0.1250"}, {"1", "-8", "-0.1250"}, {"5", "100000", "0.0001"}, {"-5", "100000", "-0.0001"}, {"4", "100000", "0.0000"},
+		{"1", "0", ""}, {"99999999999999999999", "0.5", "199999999999999999998.0000"},
+	} {
+		d, ok := num(t, c.a).Div(num(t, c.b))
+		if ok != (c.want != "") || ok && d.String() != c.want {
+			t.Errorf("%s / %s = %s, %v; want %q", c.a, c.b, d, ok, c.want)
+		}
+	}
+	for in, want := range map[string]string{"2034.000": "2034", "-0.50": "-0.5", "10": "10", "0.0": "0", "100000000000000000000.10": "100000000000000000000.1"} {
+		if got := num(t, in).Normal().String(); got != want {
+			t.Errorf("Normal(%s) = %s, want %s", in, got, want)
+		}
+	}
+}
+
+// TestPercent: the q3 percentage is the reference's fmt.Sprintf("%.4f",
+// float64(100*wins)/float64(played)), ties of the binary value included.
+func TestPercent(t *testing.T) {
+	for _, c := range [][2]int64{{412, 801}, {1, 3}, {2, 3}, {1, 128}, {3, 128}, {1, 32}, {0, 5}, {5, 5}, {1, 160000}, {123456789, 987654321}, {1 << 40, 3 << 41}} {
+		want := fmt.Sprintf("%.4f", float64(100*c[0])/float64(c[1]))
+		got, ok := Percent(Int(c[0]), Int(c[1]))
+		if !ok || got.String() != want {
+			t.Errorf("Percent(%d, %d) = %s, %v; want %s", c[0], c[1], got, ok, want)
+		}
+	}
+	if _, ok := Percent(Int(1), Int(0)); ok {
+		t.Error("Percent(1, 0) is not NULL")
+	}
+}
