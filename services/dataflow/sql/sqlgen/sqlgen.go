@@ -1,0 +1,568 @@
+package sqlgen
+
+import (
+	"bytes"
+	"cmp"
+	"fmt"
+	"math/big"
+	"math/rand/v2"
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// Table is one generated table: its name, its columns and its CSV text
+// (a header row, then the rows, each line ending in "\n").
+type Table struct {
+	Name    string
+	Columns []string
+	CSV     string
+}
+
+// Case is one generated test case.
+type Case struct {
+	Seed   uint64
+	Tables []Table // t, then u
+	// Query is the query, in a form both dialects accept.
+	Query string
+	// DuckDBQuery is Query with its order made total as docs/sql.md
+	// defines it: the ORDER BY keys, then every output column ascending,
+	// NULL last; then its LIMIT.
+	DuckDBQuery string
+	// Want is the rows Query returns by the naive evaluator, as the
+	// engine writes them (docs/sql.md "Output"), without the header row.
+	Want string
+}
+
+// Generate makes the case of a seed: the same seed, the same case.
+func Generate(seed uint64) Case {
+	g := &gen{r: rand.New(rand.NewPCG(seed, 7))}
+	tText, tRows := g.table("t", tableT)
+	uText, uRows := g.table("u", tableU)
+	c := Case{Seed: seed, Tables: []Table{{"t", tableT, tText}, {"u", tableU, uText}}}
+	c.Query, c.DuckDBQuery, c.Want = g.query(tRows, uRows)
+	return c
+}
+
+// val is a value of the naive evaluator.
+type val struct {
+	null  bool
+	kind  byte // 't' text, 'n' number, 'b' bool
+	text  string
+	num   *big.Rat
+	scale int
+	b     bool
+}
+
+var numberRE = regexp.MustCompile(`^-?[0-9]+(\.[0-9]+)?$`)
+
+func readNum(s string) val {
+	if !numberRE.MatchString(s) {
+		return val{null: true, kind: 'n'}
+	}
+	r, _ := new(big.Rat).SetString(s)
+	scale := 0
+	if i := strings.IndexByte(s, '.'); i >= 0 {
+		scale = len(s) - i - 1
+	}
+	return val{kind: 'n', num: r, scale: scale}
+}
+
+func readBool(s string) val {
+	switch strings.ToLower(s) {
+	case "true", "1":
+		return val{kind: 'b', b: true}
+	case "false", "0":
+		return val{kind: 'b'}
+	}
+	return val{null: true, kind: 'b'}
+}
+
+func (v val) format() string {
+	switch {
+	case v.null:
+		return ""
+	case v.kind == 'n':
+		s := v.num.FloatString(v.scale)
+		if strings.Trim(s, "-0.") == "" {
+			s = strings.TrimPrefix(s, "-")
+		}
+		return s
+	case v.kind == 'b':
+		return fmt.Sprint(v.b)
+	}
+	return v.text
+}
+
+// key is the value's grouping identity: numbers by value.
+func (v val) key() string {
+	if v.null {
+		return "\x00"
+	}
+	if v.kind == 'n' {
+		return "n" + v.num.RatString()
+	}
+	return string(v.kind) + v.format()
+}
+
+// compareVals orders two values of one kind, NULL last.
+func compareVals(a, b val) int {
+	switch {
+	case a.null && b.null:
+		return 0
+	case a.null:
+		return 1
+	case b.null:
+		return -1
+	case a.kind == 'n':
+		return a.num.Cmp(b.num)
+	case a.kind == 'b':
+		return cmp.Compare(btoi(a.b), btoi(b.b))
+	}
+	return strings.Compare(a.text, b.text)
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// expr is a generated expression: its SQL and its meaning over a row.
+type expr struct {
+	sql  string
+	kind byte
+	eval func(row map[string]val) val
+}
+
+// gen makes random queries over tables t(k, n, b, s) and u(k, m).
+type gen struct{ r *rand.Rand }
+
+func (g *gen) pick(xs ...string) string { return xs[g.r.IntN(len(xs))] }
+
+var tableT = []string{"k", "n", "b", "s"}
+var tableU = []string{"k", "m"}
+
+var pools = map[string][]string{
+	"k": {"a", "b", "c", "\xff\xfe", ""},
+	"n": {"1", "2", "2.50", "-3", "0", "99999999999999999999.5", "", "x", "1e3", "7.25"},
+	"b": {"true", "FALSE", "1", "0", "", "yes"},
+	"s": {"x", "y,z", `q"`, "", "x"},
+	"m": {"1", "2.0", "", "-1", "3"},
+}
+
+// column reads column c of alias a as its kind.
+func column(a, c string) expr {
+	kind := map[string]byte{"k": 't', "s": 't', "n": 'n', "m": 'n', "b": 'b'}[c]
+	name := a + "." + c
+	return expr{sql: name, kind: kind, eval: func(row map[string]val) val {
+		raw := row[name].text
+		switch kind {
+		case 'n':
+			return readNum(raw)
+		case 'b':
+			return readBool(raw)
+		}
+		return val{kind: 't', text: raw}
+	}}
+}
+
+// number is a number expression over t's columns.
+func (g *gen) number(depth int) expr {
+	if depth <= 0 || g.r.IntN(3) == 0 {
+		if g.r.IntN(3) == 0 {
+			lit := g.pick("2", "0.5", "10", "-1", "100000000000000000000")
+			v := readNum(strings.TrimPrefix(lit, "-"))
+			if strings.HasPrefix(lit, "-") {
+				v.num.Neg(v.num)
+			}
+			return expr{sql: lit, kind: 'n', eval: func(map[string]val) val { return v }}
+		}
+		return column("t", "n")
+	}
+	a, b := g.number(depth-1), g.number(depth-1)
+	op := g.pick("+", "-", "*")
+	return expr{sql: "(" + a.sql + " " + op + " " + b.sql + ")", kind: 'n', eval: func(row map[string]val) val {
+		x, y := a.eval(row), b.eval(row)
+		if x.null || y.null {
+			return val{null: true, kind: 'n'}
+		}
+		r := new(big.Rat)
+		scale := max(x.scale, y.scale)
+		switch op {
+		case "+":
+			r.Add(x.num, y.num)
+		case "-":
+			r.Sub(x.num, y.num)
+		case "*":
+			r.Mul(x.num, y.num)
+			scale = x.scale + y.scale
+		}
+		return val{kind: 'n', num: r, scale: scale}
+	}}
+}
+
+// pred is a condition over t's columns, in three-valued logic.
+func (g *gen) pred(depth int) expr {
+	boolean := func(sqlText string, f func(row map[string]val) val) expr {
+		return expr{sql: sqlText, kind: 'b', eval: f}
+	}
+	if depth <= 0 || g.r.IntN(3) == 0 {
+		switch g.r.IntN(5) {
+		case 0:
+			return column("t", "b")
+		case 1:
+			a, b := g.number(1), g.number(1)
+			op := g.pick("=", "<>", "<", "<=", ">", ">=")
+			return boolean("("+a.sql+" "+op+" "+b.sql+")", func(row map[string]val) val {
+				x, y := a.eval(row), b.eval(row)
+				if x.null || y.null {
+					return val{null: true, kind: 'b'}
+				}
+				c := x.num.Cmp(y.num)
+				return val{kind: 'b', b: map[string]bool{"=": c == 0, "<>": c != 0, "<": c < 0, "<=": c <= 0, ">": c > 0, ">=": c >= 0}[op]}
+			})
+		case 2:
+			c := column("t", g.pick("k", "s"))
+			lit := g.pick("a", "x", "b", "")
+			return boolean("("+c.sql+" >= '"+lit+"')", func(row map[string]val) val {
+				return val{kind: 'b', b: c.eval(row).text >= lit}
+			})
+		case 3:
+			c := column("t", g.pick("n", "b", "k"))
+			not := g.r.IntN(2) == 0
+			sqlText := c.sql + " IS NULL"
+			if not {
+				sqlText = c.sql + " IS NOT NULL"
+			}
+			return boolean(sqlText, func(row map[string]val) val { return val{kind: 'b', b: c.eval(row).null != not} })
+		default:
+			c := column("t", "n")
+			return boolean(c.sql+" IN (1, 2.5, -3)", func(row map[string]val) val {
+				x := c.eval(row)
+				if x.null {
+					return val{null: true, kind: 'b'}
+				}
+				for _, s := range []string{"1", "2.5", "-3"} {
+					if x.num.Cmp(readNum(s).num) == 0 {
+						return val{kind: 'b', b: true}
+					}
+				}
+				return val{kind: 'b'}
+			})
+		}
+	}
+	a := g.pred(depth - 1)
+	if g.r.IntN(4) == 0 {
+		return boolean("NOT "+a.sql, func(row map[string]val) val {
+			x := a.eval(row)
+			return val{null: x.null, kind: 'b', b: !x.b}
+		})
+	}
+	b := g.pred(depth - 1)
+	and := g.r.IntN(2) == 0
+	word := map[bool]string{true: " AND ", false: " OR "}[and]
+	return boolean("("+a.sql+word+b.sql+")", func(row map[string]val) val {
+		x, y := a.eval(row), b.eval(row)
+		switch {
+		case and && (!x.null && !x.b || !y.null && !y.b):
+			return val{kind: 'b', b: false}
+		case !and && (!x.null && x.b || !y.null && y.b):
+			return val{kind: 'b', b: true}
+		case x.null || y.null:
+			return val{null: true, kind: 'b'}
+		}
+		return val{kind: 'b', b: and}
+	})
+}
+
+// table makes a random table's CSV text and its rows.
+func (g *gen) table(alias string, cols []string) (string, []map[string]val) {
+	var b strings.Builder
+	b.WriteString(strings.Join(cols, ",") + "\n")
+	var rows []map[string]val
+	for range g.r.IntN(12) {
+		row := map[string]val{}
+		for i, c := range cols {
+			v := pools[c][g.r.IntN(len(pools[c]))]
+			row[alias+"."+c] = val{kind: 't', text: v}
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			if strings.ContainsAny(v, ",\"") {
+				v = `"` + strings.ReplaceAll(v, `"`, `""`) + `"`
+			}
+			b.WriteString(v)
+		}
+		b.WriteByte('\n')
+		rows = append(rows, row)
+	}
+	return b.String(), rows
+}
+
+// query makes one random query, its DuckDB form and its expected output.
+func (g *gen) query(tRows, uRows []map[string]val) (query, duck, want string) {
+	from := "t"
+	rows := tRows
+	switch g.r.IntN(4) {
+	case 0: // an inner join on k
+		from = "t JOIN u ON t.k = u.k"
+		var joined []map[string]val
+		for _, a := range tRows {
+			for _, b := range uRows {
+				if a["t.k"].text == b["u.k"].text {
+					row := map[string]val{}
+					for k, v := range a {
+						row[k] = v
+					}
+					for k, v := range b {
+						row[k] = v
+					}
+					joined = append(joined, row)
+				}
+			}
+		}
+		rows = joined
+	case 1: // a semi-join: each t row once
+		inSet := map[string]bool{}
+		for _, b := range uRows {
+			if m := readNum(b["u.m"].text); !m.null && m.num.Sign() > 0 {
+				inSet[b["u.k"].text] = true
+			}
+		}
+		var kept []map[string]val
+		for _, a := range tRows {
+			if inSet[a["t.k"].text] {
+				kept = append(kept, a)
+			}
+		}
+		rows = kept
+		from = "t WHERE t.k IN (SELECT k FROM u WHERE m > 0) AND"
+	}
+	where := g.pred(2)
+	var filtered []map[string]val
+	for _, r := range rows {
+		if v := where.eval(r); !v.null && v.b {
+			filtered = append(filtered, r)
+		}
+	}
+	// A column's kind comes from its uses (docs/sql.md): this always-true
+	// condition reads b as a boolean and n as a number in every query.
+	typing := " AND (t.b IS NULL OR t.b OR NOT t.b) AND (t.n IS NULL OR t.n * 1 = t.n)"
+	if strings.HasSuffix(from, "AND") {
+		from += " " + where.sql + typing
+	} else {
+		from += " WHERE " + where.sql + typing
+	}
+
+	var out [][]val
+	grouped := g.r.IntN(2) == 0
+	if grouped {
+		key := column("t", g.pick("k", "n", "b"))
+		arg := g.number(1)
+		aggs := []struct {
+			sql string
+			f   func(vs []val) val
+		}{
+			{"COUNT(*)", func(vs []val) val { return intVal(len(vs)) }},
+			{"COUNT(" + arg.sql + ")", func(vs []val) val {
+				n := 0
+				for _, v := range vs {
+					if !v.null {
+						n++
+					}
+				}
+				return intVal(n)
+			}},
+			{"SUM(" + arg.sql + ")", func(vs []val) val {
+				s := val{null: true, kind: 'n'}
+				for _, v := range vs {
+					if v.null {
+						continue
+					}
+					if s.null {
+						s = val{kind: 'n', num: new(big.Rat)}
+					}
+					s.num = new(big.Rat).Add(s.num, v.num)
+					s.scale = max(s.scale, v.scale)
+				}
+				return s
+			}},
+			{"MIN(" + arg.sql + ")", func(vs []val) val { return best(vs, -1) }},
+			{"MAX(" + arg.sql + ")", func(vs []val) val { return best(vs, 1) }},
+		}
+		chosen := []int{0, 1 + g.r.IntN(4)}
+		groups := map[string][]map[string]val{}
+		var order []string
+		for _, r := range filtered {
+			k := key.eval(r).key()
+			if _, ok := groups[k]; !ok {
+				order = append(order, k)
+			}
+			groups[k] = append(groups[k], r)
+		}
+		having := g.r.IntN(2) == 0
+		for _, k := range order {
+			rs := groups[k]
+			if having && len(rs) < 2 {
+				continue
+			}
+			kv := key.eval(rs[0])
+			if kv.kind == 'n' && !kv.null { // a number key without trailing zeros
+				kv.scale = minScale(kv.num)
+			}
+			row := []val{kv}
+			for _, c := range chosen {
+				var vs []val
+				for _, r := range rs {
+					vs = append(vs, arg.eval(r))
+				}
+				row = append(row, aggs[c].f(vs))
+			}
+			out = append(out, row)
+		}
+		sqlText := "SELECT " + key.sql
+		for _, c := range chosen {
+			sqlText += ", " + aggs[c].sql
+		}
+		sqlText += " FROM " + from + " GROUP BY " + key.sql
+		if having {
+			sqlText += " HAVING COUNT(*) >= 2"
+		}
+		return g.finish(sqlText, 1+len(chosen), out)
+	}
+	items := []expr{column("t", g.pick("k", "s", "n")), g.number(2), column("t", "b")}
+	for _, r := range filtered {
+		row := make([]val, len(items))
+		for i, it := range items {
+			row[i] = it.eval(r)
+		}
+		out = append(out, row)
+	}
+	distinct := g.r.IntN(3) == 0
+	sqlText := "SELECT "
+	if distinct {
+		sqlText += "DISTINCT "
+		seen := map[string]bool{}
+		var kept [][]val
+		for _, row := range out {
+			k := ""
+			for _, v := range row {
+				k += v.key() + "\x01"
+			}
+			if !seen[k] {
+				seen[k] = true
+				kept = append(kept, row)
+			}
+		}
+		out = kept
+	}
+	for i, it := range items {
+		if i > 0 {
+			sqlText += ", "
+		}
+		sqlText += it.sql
+	}
+	return g.finish(sqlText+" FROM "+from, len(items), out)
+}
+
+func intVal(n int) val { return val{kind: 'n', num: new(big.Rat).SetInt64(int64(n))} }
+
+// best is MIN (want -1) or MAX (+1); of equal values the larger scale.
+func best(vs []val, want int) val {
+	b := val{null: true, kind: 'n'}
+	for _, v := range vs {
+		if v.null {
+			continue
+		}
+		if b.null {
+			b = v
+			continue
+		}
+		c := v.num.Cmp(b.num)
+		if c == want || c == 0 && v.scale > b.scale {
+			b = v
+		}
+	}
+	return b
+}
+
+// minScale is the fewest decimals that write r exactly.
+func minScale(r *big.Rat) int {
+	for s := 0; ; s++ {
+		x := new(big.Rat).Mul(r, new(big.Rat).SetInt(new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(s)), nil)))
+		if x.IsInt() {
+			return s
+		}
+	}
+}
+
+// finish adds a random ORDER BY and LIMIT to a query of width output
+// columns, orders the expected rows by them and then by every column, and
+// writes the expected CSV. The DuckDB form orders by every column too.
+func (g *gen) finish(sqlText string, width int, out [][]val) (query, duck, want string) {
+	var keys []int
+	var desc []bool
+	var order, total []string
+	if g.r.IntN(2) == 0 {
+		for range 1 + g.r.IntN(2) {
+			k := g.r.IntN(2) // the first two output columns
+			d := g.r.IntN(2) == 0
+			keys, desc = append(keys, k), append(desc, d)
+			key := fmt.Sprint(k + 1)
+			if d {
+				key += " DESC"
+			}
+			order = append(order, key)
+			total = append(total, key+" NULLS LAST")
+		}
+	}
+	for i := range width {
+		total = append(total, fmt.Sprint(i+1)+" NULLS LAST")
+	}
+	query = sqlText
+	if len(order) > 0 {
+		query += " ORDER BY " + strings.Join(order, ", ")
+	}
+	duck = sqlText + " ORDER BY " + strings.Join(total, ", ")
+	slices.SortStableFunc(out, func(a, b []val) int {
+		for i, k := range keys {
+			c := compareVals(a[k], b[k])
+			if desc[i] && !a[k].null && !b[k].null {
+				c = -c
+			}
+			if c != 0 {
+				return c
+			}
+		}
+		for i := range width {
+			if c := compareVals(a[i], b[i]); c != 0 {
+				return c
+			}
+		}
+		return 0
+	})
+	if g.r.IntN(3) == 0 {
+		n := g.r.IntN(4)
+		query += fmt.Sprintf(" LIMIT %d", n)
+		duck += fmt.Sprintf(" LIMIT %d", n)
+		out = out[:min(n, len(out))]
+	}
+	// The rows only, without the header row.
+	var b bytes.Buffer
+	for _, row := range out {
+		for i, v := range row {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			f := v.format()
+			if strings.ContainsAny(f, ",\"\n\r") {
+				f = `"` + strings.ReplaceAll(f, `"`, `""`) + `"`
+			}
+			b.WriteString(f)
+		}
+		b.WriteByte('\n')
+	}
+	return query, duck, b.String()
+}
