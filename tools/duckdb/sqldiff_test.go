@@ -1,0 +1,349 @@
+package main
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"math/big"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	duckdb "github.com/duckdb/duckdb-go/v2"
+
+	wsql "github.com/wololo/wololo/services/dataflow/sql"
+	"github.com/wololo/wololo/services/dataflow/sql/exec"
+	"github.com/wololo/wololo/services/dataflow/sql/plan"
+	"github.com/wololo/wololo/services/dataflow/sql/sqlgen"
+	"github.com/wololo/wololo/services/dataflow/sql/value"
+)
+
+// The differential test of the SQL engine (issue 25, item 8): random
+// queries of the subset over generated tables (services/dataflow/sql/sqlgen),
+// each run by Wololo's engine (Compile, then Execute) and by DuckDB over
+// the same CSV files, the rows compared.
+//
+// DuckDB reads each file with every column VARCHAR and the columns are
+// then typed by the contract's rules with macros.sql's macros, each column
+// as the kind Wololo's binder inferred for it (the plan's scans name them):
+// a number is wl_number's text cast to a DECIMAL(38, s), s the most
+// fractional digits of the column's numbers; a boolean wl_bool; a text is
+// its bytes, never NULL (coalesce: read_csv makes an empty field NULL).
+//
+// The files are read as Latin-1: DuckDB rejects a row that is not UTF-8,
+// where the contract keeps its bytes. Latin-1 maps each byte to the code
+// point of its value, so the bytes survive; UTF-8 keeps code point order,
+// so DuckDB's text order and equality are the bytes' (as ours are); and the
+// results' texts are mapped back to bytes (latin1Bytes).
+//
+// Rows are compared in order: both sides order them totally (the query's
+// ORDER BY keys, then every column ascending, NULL last: sqlgen's
+// DuckDBQuery says it to DuckDB). Numbers are compared by value, both
+// written as the engine writes a group key (value.Dec.Normal): a DuckDB
+// DECIMAL has one scale per column where ours keeps each value's, which
+// the property test of services/dataflow/sql/exec checks against sqlgen's
+// evaluator.
+//
+// SQLDIFF_QUERIES (default 300) and SQLDIFF_SEED (default 0) choose the
+// cases: the seeds SQLDIFF_SEED, SQLDIFF_SEED+1, ...
+
+// TestSQLAgainstDuckDB runs the seeded random cases.
+func TestSQLAgainstDuckDB(t *testing.T) {
+	n, first := envUint(t, "SQLDIFF_QUERIES", 300), envUint(t, "SQLDIFF_SEED", 0)
+	d := newDiffer(t)
+	var stats diffStats
+	for seed := first; seed < first+n; seed++ {
+		c := sqlgen.Generate(seed)
+		d.check(t, fmt.Sprintf("seed %d", seed), c.Tables, c.Query, c.DuckDBQuery, &stats)
+	}
+	t.Logf("%d queries from seed %d: %d compared (%d returned rows), %d beyond DuckDB's DECIMAL(38)", n, first, stats.compared, stats.nonEmpty, stats.overflow)
+	// The comparison must prove something: most queries return rows, and
+	// few go beyond DuckDB's numbers.
+	if stats.nonEmpty < stats.compared/3 {
+		t.Errorf("only %d of %d compared queries returned rows", stats.nonEmpty, stats.compared)
+	}
+	if uint64(stats.overflow) > n/5 {
+		t.Errorf("%d of %d queries overflowed DuckDB's DECIMAL(38): the generator's numbers are too wide for the comparison", stats.overflow, n)
+	}
+}
+
+func envUint(t *testing.T, name string, def uint64) uint64 {
+	s := os.Getenv(name)
+	if s == "" {
+		return def
+	}
+	v, err := strconv.ParseUint(s, 10, 64)
+	if err != nil {
+		t.Fatalf("%s=%q: %v", name, s, err)
+	}
+	return v
+}
+
+type diffStats struct{ compared, nonEmpty, overflow int }
+
+// differ holds one DuckDB connection with the contract's macros, and a
+// directory for the cases' files.
+type differ struct {
+	conn *sql.Conn
+	dir  string
+}
+
+func newDiffer(t *testing.T) *differ {
+	t.Helper()
+	dir := t.TempDir()
+	conn, closeDB, err := open(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(closeDB)
+	return &differ{conn: conn, dir: dir}
+}
+
+// check runs query with Wololo's engine and duckQuery with DuckDB over the
+// tables and fails the test, naming the case, when their rows differ.
+func (d *differ) check(t *testing.T, name string, tables []sqlgen.Table, query, duckQuery string, stats *diffStats) {
+	t.Helper()
+	ctx := context.Background()
+	root, ours := runOurs(t, name, tables, query)
+	for _, tab := range tables {
+		if err := d.load(ctx, tab, scanKinds(root)[tab.Name]); err != nil {
+			t.Fatalf("%s: loading %s into DuckDB: %v", name, tab.Name, err)
+		}
+	}
+	theirs, err := d.runDuckDB(ctx, duckQuery, root.Output)
+	if err != nil {
+		if isOverflow(err) {
+			stats.overflow++
+			return
+		}
+		t.Fatalf("%s: DuckDB: %v\n%s", name, err, describe(tables, query, duckQuery))
+	}
+	stats.compared++
+	if len(ours) > 0 {
+		stats.nonEmpty++
+	}
+	if !slices.Equal(ours, theirs) {
+		t.Errorf("%s: the rows differ\n%s\n ours:   %q\n duckdb: %q\nplan:\n%s", name, describe(tables, query, duckQuery), ours, theirs, root)
+	}
+}
+
+func describe(tables []sqlgen.Table, query, duckQuery string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "query:  %s\nduckdb: %s\n", query, duckQuery)
+	for _, tab := range tables {
+		fmt.Fprintf(&b, "%s: %q\n", tab.Name, tab.CSV)
+	}
+	return b.String()
+}
+
+// runOurs compiles and executes query over the tables and returns its plan
+// and its rows, each written by row().
+func runOurs(t *testing.T, name string, tables []sqlgen.Table, query string) (*plan.Node, []string) {
+	t.Helper()
+	cat := wsql.Catalog{}
+	data := map[string]*exec.Table{}
+	for _, tab := range tables {
+		tt, err := exec.ReadCSV(strings.NewReader(tab.CSV), 0)
+		if err != nil {
+			t.Fatalf("%s: %s: %v", name, tab.Name, err)
+		}
+		cat[tab.Name], data[tab.Name] = tt.Columns, tt
+	}
+	root, err := wsql.Compile(query, cat)
+	if err != nil {
+		t.Fatalf("%s: Compile(%s): %v", name, query, err)
+	}
+	res, err := exec.Execute(root, data)
+	if err != nil {
+		t.Fatalf("%s: Execute(%s): %v", name, query, err)
+	}
+	var rows []string
+	fields := make([]string, len(res.Columns))
+	for r := range res.Rows.N {
+		for i, v := range res.Rows.Cols {
+			switch {
+			case v.IsNull(r):
+				fields[i] = nullField
+			case v.Type == plan.Number:
+				fields[i] = v.Nums[r].Normal().String()
+			case v.Type == plan.Bool:
+				fields[i] = strconv.FormatBool(v.Bools[r])
+			default:
+				fields[i] = string(v.Text(r))
+			}
+		}
+		rows = append(rows, row(fields))
+	}
+	return root, rows
+}
+
+// nullField stands for NULL in a compared row: no text holds it.
+const nullField = "\x00NULL\x00"
+
+// row joins a row's fields, each quoted, for comparison and messages.
+func row(fields []string) string {
+	quoted := make([]string, len(fields))
+	for i, f := range fields {
+		quoted[i] = strconv.Quote(f)
+	}
+	return strings.Join(quoted, ",")
+}
+
+// scanKinds is the kind of every column the plan's scans read, per table.
+func scanKinds(n *plan.Node) map[string]map[string]plan.Type {
+	kinds := map[string]map[string]plan.Type{}
+	var walk func(n *plan.Node)
+	walk = func(n *plan.Node) {
+		if n.Op == plan.Scan {
+			if kinds[n.Table] == nil {
+				kinds[n.Table] = map[string]plan.Type{}
+			}
+			for _, c := range n.Output {
+				kinds[n.Table][c.Name] = c.Type
+			}
+		}
+		for _, in := range n.Input {
+			walk(in)
+		}
+	}
+	walk(n)
+	return kinds
+}
+
+// load writes tab's file, reads it into raw_NAME (every column VARCHAR)
+// and makes the view NAME that types its columns as kinds says.
+func (d *differ) load(ctx context.Context, tab sqlgen.Table, kinds map[string]plan.Type) error {
+	path := filepath.Join(d.dir, tab.Name+".csv")
+	if err := os.WriteFile(path, []byte(tab.CSV), 0o644); err != nil {
+		return err
+	}
+	cols := make([]string, len(tab.Columns))
+	for i := range cols {
+		cols[i] = fmt.Sprintf("'c%d': 'VARCHAR'", i)
+	}
+	raw := "raw_" + tab.Name
+	create := fmt.Sprintf(`CREATE OR REPLACE TABLE %s AS SELECT * FROM read_csv(%s, columns = {%s}, header = true,
+    auto_detect = false, delim = ',', quote = '"', escape = '"', encoding = 'latin-1')`,
+		raw, sqlString(path), strings.Join(cols, ", "))
+	if _, err := d.conn.ExecContext(ctx, create); err != nil {
+		return err
+	}
+	exprs := make([]string, len(tab.Columns))
+	for i, name := range tab.Columns {
+		c := fmt.Sprintf("c%d", i)
+		switch kinds[name] {
+		case plan.Number:
+			scale, err := d.maxScale(ctx, raw, c)
+			if err != nil {
+				return err
+			}
+			exprs[i] = fmt.Sprintf("CAST(wl_number(%s) AS DECIMAL(38, %d))", c, scale)
+		case plan.Bool:
+			exprs[i] = fmt.Sprintf("wl_bool(%s)", c)
+		case plan.Duration:
+			exprs[i] = fmt.Sprintf("wl_duration(%s)", c)
+		default:
+			exprs[i] = fmt.Sprintf("coalesce(%s, '')", c)
+		}
+		exprs[i] += " AS " + name
+	}
+	view := fmt.Sprintf("CREATE OR REPLACE VIEW %s AS SELECT %s FROM %s", tab.Name, strings.Join(exprs, ", "), raw)
+	_, err := d.conn.ExecContext(ctx, view)
+	return err
+}
+
+// maxScale is the most fractional digits of a number of column c.
+func (d *differ) maxScale(ctx context.Context, raw, c string) (int, error) {
+	var s sql.NullInt64
+	q := fmt.Sprintf("SELECT max(length(split_part(wl_number(%s), '.', 2))) FROM %s", c, raw)
+	err := d.conn.QueryRowContext(ctx, q).Scan(&s)
+	return int(s.Int64), err
+}
+
+// runDuckDB runs query and writes its rows as runOurs does, each column
+// as the plan's output types say.
+func (d *differ) runDuckDB(ctx context.Context, query string, out []plan.Column) ([]string, error) {
+	rs, err := d.conn.QueryContext(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	defer rs.Close()
+	vals := make([]any, len(out))
+	ptrs := make([]any, len(out))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	var rows []string
+	fields := make([]string, len(out))
+	for rs.Next() {
+		if err := rs.Scan(ptrs...); err != nil {
+			return nil, err
+		}
+		for i, v := range vals {
+			if fields[i], err = duckField(v, out[i].Type); err != nil {
+				return nil, fmt.Errorf("column %d (%s): %w", i+1, out[i].Name, err)
+			}
+		}
+		rows = append(rows, row(fields))
+	}
+	return rows, rs.Err()
+}
+
+// duckField writes a DuckDB value of a column of type t as runOurs writes
+// ours.
+func duckField(v any, t plan.Type) (string, error) {
+	if v == nil {
+		return nullField, nil
+	}
+	var text string
+	switch x := v.(type) {
+	case string:
+		if t != plan.Text {
+			return "", fmt.Errorf("text %q for a %s column", x, t)
+		}
+		return latin1Bytes(x)
+	case bool:
+		if t != plan.Bool {
+			return "", fmt.Errorf("boolean %v for a %s column", x, t)
+		}
+		return strconv.FormatBool(x), nil
+	case duckdb.Decimal:
+		text = new(big.Rat).SetFrac(x.Value, new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(x.Scale)), nil)).FloatString(int(x.Scale))
+	case *big.Int:
+		text = x.String()
+	case int64, int32, int16, int8, uint64, uint32, uint16, uint8:
+		text = fmt.Sprint(x)
+	default:
+		return "", fmt.Errorf("unexpected value %v (%T)", v, v)
+	}
+	if t != plan.Number {
+		return "", fmt.Errorf("number %s for a %s column", text, t)
+	}
+	dec, ok := value.ReadNumber([]byte(text))
+	if !ok {
+		return "", fmt.Errorf("DuckDB's number %q does not read as one", text)
+	}
+	return dec.Normal().String(), nil
+}
+
+// latin1Bytes maps a text read as Latin-1 back to its bytes.
+func latin1Bytes(s string) (string, error) {
+	b := make([]byte, 0, len(s))
+	for _, r := range s {
+		if r > 0xff {
+			return "", fmt.Errorf("%q is not Latin-1 text", s)
+		}
+		b = append(b, byte(r))
+	}
+	return string(b), nil
+}
+
+// isOverflow reports a number beyond DuckDB's: its DECIMAL holds 38
+// digits and its HUGEINT 128 bits, where ours has no bound.
+func isOverflow(err error) bool {
+	msg := err.Error()
+	return strings.Contains(msg, "Overflow") || strings.Contains(msg, "out of range")
+}
