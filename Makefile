@@ -39,7 +39,7 @@ CHAOS_OUT = $(if $(filter file,$(origin OUT)),out/chaos,$(OUT))
 ELECTION_KILLS = $(if $(filter command line environment,$(origin KILLS)),$(KILLS),10)
 ELECTION_OUT = $(if $(filter file,$(origin OUT)),out/chaos-election,$(OUT))
 
-.PHONY: promtool test-ci test-chromium test-swarm certs images up down logs submit chaos chaos-election-docker e2e-docker swarm-up swarm-down swarm-submit swarm-chaos swarm-chaos-election e2e-swarm help build demo local chaos-local chaos-election test unit chromium lint race proto proto-check tools ci bench bench-micro duckdb duckdb-test fuzz reference datagen clean
+.PHONY: promtool test-ci test-chromium test-swarm certs images up down logs submit chaos chaos-election-docker e2e-docker swarm-up swarm-down swarm-submit swarm-chaos swarm-chaos-election e2e-swarm help build demo local chaos-local chaos-election test unit chromium lint race proto proto-check tools ci bench bench-micro duckdb duckdb-test sql-diff sql-diff-test fuzz reference datagen clean
 
 help: ## list the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -80,7 +80,7 @@ endif
 WOLOLO_TEST_MACHINE ?=
 MACHINE_ASKED = $(filter 1,$(WOLOLO_TEST_MACHINE))
 
-test: lint test-chromium unit e2e-docker test-swarm ## everything CI runs: lint, generated-code check, all tests, the docker e2e where an engine answers; chromium and the swarm e2e with WOLOLO_TEST_MACHINE=1
+test: lint test-chromium unit sql-diff-test e2e-docker test-swarm ## everything CI runs: lint, generated-code check, all tests, the SQL engine against DuckDB (seeded), the docker e2e where an engine answers; chromium and the swarm e2e with WOLOLO_TEST_MACHINE=1
 
 test-ci: ## make test with WOLOLO_TEST_MACHINE=1: also installs chromium and runs the swarm e2e (what .ci/run runs)
 	@$(MAKE) --no-print-directory test WOLOLO_TEST_MACHINE=1
@@ -337,6 +337,18 @@ duckdb: ## build bin/duckdb-queries, the DuckDB baseline of make bench (CGO; nee
 
 duckdb-test: ## vet and test the DuckDB baseline: its answers byte-equal to the reference's
 	cd tools/duckdb && CGO_ENABLED=1 $(GO) vet ./... && CGO_ENABLED=1 $(GO) test -count=1 ./...
+
+# The SQL engine against DuckDB (tools/duckdb/sqldiff_test.go): random
+# queries of the subset (services/dataflow/sql/sqlgen) run by both over the
+# same files, the rows compared. make test runs a seeded few hundred;
+# sql-diff as many as asked, from any seed.
+SQLDIFF_QUERIES ?= 20000
+SQLDIFF_SEED ?= 0
+sql-diff-test: ## the SQL engine against DuckDB: 500 seeded random queries and the kept cases (CGO; part of make test)
+	cd tools/duckdb && CGO_ENABLED=1 $(GO) test -count=1 -run '^TestSQL' .
+
+sql-diff: ## the SQL engine against DuckDB on many random queries: make sql-diff [SQLDIFF_QUERIES=20000] [SQLDIFF_SEED=0]
+	cd tools/duckdb && SQLDIFF_QUERIES=$(SQLDIFF_QUERIES) SQLDIFF_SEED=$(SQLDIFF_SEED) CGO_ENABLED=1 $(GO) test -count=1 -timeout 0 -v -run '^TestSQL' .
 
 bench-micro: ## Go benchmarks of the hot paths (parsers, batches, generator, operators' tables, segment and Pebble stores)
 	WOLOLO_BENCH_JOB_MIB=290 $(GO) test -run '^$$' -bench . -benchmem ./services/dataflow/csvio/ ./services/dataflow/schema/ ./services/dataflow/batch/ ./services/base/datagen/ ./services/dataflow/operators/ ./transport/segstore/ ./transport/durable/

@@ -14,7 +14,9 @@
 // are plain lower-case words that are keywords in neither dialect, so the
 // query text is the same in ours (MySQL's) and DuckDB's; DuckDBQuery adds
 // the total order that docs/sql.md defines (the ORDER BY keys, then every
-// column ascending, NULL last), which DuckDB leaves open.
+// column ascending, NULL last), which DuckDB leaves open, and writes its
+// one integer literal wider than a BIGINT as a decimal of the same value,
+// which DuckDB types without losing the other operands' scale.
 //
 // What the generator leaves out, and why: `/` and AVG (DuckDB divides
 // decimals in double precision, ours rounds exactly to the dividend's scale

@@ -27,7 +27,8 @@ type Case struct {
 	Query string
 	// DuckDBQuery is Query with its order made total as docs/sql.md
 	// defines it: the ORDER BY keys, then every output column ascending,
-	// NULL last; then its LIMIT.
+	// NULL last; then its LIMIT. Its integer literal wider than a BIGINT
+	// is written as a decimal (wideInt says why).
 	DuckDBQuery string
 	// Want is the rows Query returns by the naive evaluator, as the
 	// engine writes them (docs/sql.md "Output"), without the header row.
@@ -146,9 +147,9 @@ var tableU = []string{"k", "m"}
 
 var pools = map[string][]string{
 	"k": {"a", "b", "c", "\xff\xfe", ""},
-	"n": {"1", "2", "2.50", "-3", "0", "99999999999999999999.5", "", "x", "1e3", "7.25"},
+	"n": {"1", "2", "2.50", "-3", "0", "99999999999999999999.5", "", "x", "1e3", "7.25", "-0.00", "12345678901234567.891"},
 	"b": {"true", "FALSE", "1", "0", "", "yes"},
-	"s": {"x", "y,z", `q"`, "", "x"},
+	"s": {"x", "y,z", `q"`, "", "x", "\xe9t\xe9", "été", "X"},
 	"m": {"1", "2.0", "", "-1", "3"},
 }
 
@@ -168,11 +169,17 @@ func column(a, c string) expr {
 	}}
 }
 
+// wideInt is an integer literal wider than an int64 (and a double's 53
+// bits). DuckDB types it HUGEINT, which it widens to a DECIMAL(38, 0) in a
+// CASE or beside a DECIMAL, rounding the other operand to scale 0: in the
+// DuckDB form it is written wideInt.0, a DECIMAL(22, 1) of the same value.
+const wideInt = "100000000000000000000"
+
 // number is a number expression over t's columns.
 func (g *gen) number(depth int) expr {
 	if depth <= 0 || g.r.IntN(3) == 0 {
 		if g.r.IntN(3) == 0 {
-			lit := g.pick("2", "0.5", "10", "-1", "100000000000000000000")
+			lit := g.pick("2", "0.5", "10", "-1", wideInt)
 			v := readNum(strings.TrimPrefix(lit, "-"))
 			if strings.HasPrefix(lit, "-") {
 				v.num.Neg(v.num)
@@ -180,6 +187,19 @@ func (g *gen) number(depth int) expr {
 			return expr{sql: lit, kind: 'n', eval: func(map[string]val) val { return v }}
 		}
 		return column("t", "n")
+	}
+	switch g.r.IntN(5) {
+	case 0: // CASE, with or without ELSE
+		return g.caseNumber(depth - 1)
+	case 1:
+		a := g.number(depth - 1)
+		return expr{sql: "-(" + a.sql + ")", kind: 'n', eval: func(row map[string]val) val {
+			x := a.eval(row)
+			if !x.null {
+				x.num = new(big.Rat).Neg(x.num)
+			}
+			return x
+		}}
 	}
 	a, b := g.number(depth-1), g.number(depth-1)
 	op := g.pick("+", "-", "*")
@@ -203,15 +223,48 @@ func (g *gen) number(depth int) expr {
 	}}
 }
 
+// caseNumber is CASE WHEN cond THEN a [ELSE b] END: a conditional value,
+// a conditional aggregate inside SUM, MIN or MAX.
+func (g *gen) caseNumber(depth int) expr {
+	cond, a := g.pred(depth), g.number(depth)
+	sqlText := "CASE WHEN " + cond.sql + " THEN " + a.sql
+	var b *expr
+	if g.r.IntN(3) > 0 {
+		e := g.number(depth)
+		b = &e
+		sqlText += " ELSE " + b.sql
+	}
+	return expr{sql: sqlText + " END", kind: 'n', eval: func(row map[string]val) val {
+		if c := cond.eval(row); !c.null && c.b {
+			return a.eval(row)
+		}
+		if b != nil {
+			return b.eval(row)
+		}
+		return val{null: true, kind: 'n'}
+	}}
+}
+
 // pred is a condition over t's columns, in three-valued logic.
 func (g *gen) pred(depth int) expr {
 	boolean := func(sqlText string, f func(row map[string]val) val) expr {
 		return expr{sql: sqlText, kind: 'b', eval: f}
 	}
 	if depth <= 0 || g.r.IntN(3) == 0 {
-		switch g.r.IntN(5) {
+		switch g.r.IntN(6) {
 		case 0:
 			return column("t", "b")
+		case 5: // [NOT] IN a list of texts
+			c := column("t", g.pick("k", "s"))
+			lits := []string{g.pick("a", "x", ""), g.pick("y,z", "\xe9t\xe9", "c")}
+			not := g.r.IntN(2) == 0
+			sqlText := c.sql + " IN ('" + strings.Join(lits, "', '") + "')"
+			if not {
+				sqlText = c.sql + " NOT IN ('" + strings.Join(lits, "', '") + "')"
+			}
+			return boolean(sqlText, func(row map[string]val) val {
+				return val{kind: 'b', b: slices.Contains(lits, c.eval(row).text) != not}
+			})
 		case 1:
 			a, b := g.number(1), g.number(1)
 			op := g.pick("=", "<>", "<", "<=", ">", ">=")
@@ -282,7 +335,7 @@ func (g *gen) table(alias string, cols []string) (string, []map[string]val) {
 	var b strings.Builder
 	b.WriteString(strings.Join(cols, ",") + "\n")
 	var rows []map[string]val
-	for range g.r.IntN(12) {
+	for range g.r.IntN(16) {
 		row := map[string]val{}
 		for i, c := range cols {
 			v := pools[c][g.r.IntN(len(pools[c]))]
@@ -525,7 +578,7 @@ func (g *gen) finish(sqlText string, width int, out [][]val) (query, duck, want 
 	if len(order) > 0 {
 		query += " ORDER BY " + strings.Join(order, ", ")
 	}
-	duck = sqlText + " ORDER BY " + strings.Join(total, ", ")
+	duck = strings.ReplaceAll(sqlText, wideInt, wideInt+".0") + " ORDER BY " + strings.Join(total, ", ")
 	slices.SortStableFunc(out, func(a, b []val) int {
 		for i, k := range keys {
 			c := compareVals(a[k], b[k])
