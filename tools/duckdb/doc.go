@@ -30,7 +30,11 @@
 // the data generator (services/base/datagen), through `replace
 // github.com/wololo/wololo => ../..` in go.mod: the comparison then always
 // runs against the reference of the same checkout, in process, without
-// building the whole wololo binary first.
+// building the whole wololo binary first. sqldiff_test.go, the
+// differential test of the SQL engine (make sql-diff-test, make sql-diff),
+// imports the engine (services/dataflow/sql/...) and its query generator
+// the same way: random queries run by both, over the same files, typed by
+// macros.sql's rules.
 //
 // Where DuckDB's CSV reader and the contract part (never on data that
 // `wololo datagen` writes, and said here rather than papered over in Go):

@@ -246,6 +246,12 @@ func (c *compiler) selectPlan(sel *sqlparser.Select, sub bool) (*plan.Node, erro
 		lv.grouped = true
 		lv.at("group")
 		for _, g := range sel.GroupBy.Exprs {
+			// A whole number in GROUP BY is a position of the SELECT
+			// list in MySQL and DuckDB; grouping by it as a constant
+			// (one group) would be another answer than theirs.
+			if lit, ok := g.(*sqlparser.Literal); ok && lit.Type == sqlparser.IntVal {
+				return nil, lv.err(lit.Val, "GROUP BY position", "not supported: write the expression")
+			}
 			e, v, err := lv.expr(g)
 			if err != nil {
 				return nil, err

@@ -413,13 +413,42 @@ func (g *gen) query(tRows, uRows []map[string]val) (query, duck, want string) {
 	grouped := g.r.IntN(2) == 0
 	if grouped {
 		key := column("t", g.pick("k", "n", "b"))
+		// An expression as the key, but not a literal: a whole number
+		// in GROUP BY is a position, which the engine refuses.
+		if e := g.number(1); g.r.IntN(4) == 0 && !numberRE.MatchString(e.sql) {
+			key = e
+		}
 		arg := g.number(1)
+		over := func(e expr, f func(vs []val) val) func(rs []map[string]val) val {
+			return func(rs []map[string]val) val {
+				vs := make([]val, len(rs))
+				for i, r := range rs {
+					vs[i] = e.eval(r)
+				}
+				return f(vs)
+			}
+		}
+		sum := func(vs []val) val {
+			s := val{null: true, kind: 'n'}
+			for _, v := range vs {
+				if v.null {
+					continue
+				}
+				if s.null {
+					s = val{kind: 'n', num: new(big.Rat)}
+				}
+				s.num = new(big.Rat).Add(s.num, v.num)
+				s.scale = max(s.scale, v.scale)
+			}
+			return s
+		}
+		text := column("t", g.pick("k", "s"))
 		aggs := []struct {
 			sql string
-			f   func(vs []val) val
+			f   func(rs []map[string]val) val
 		}{
-			{"COUNT(*)", func(vs []val) val { return intVal(len(vs)) }},
-			{"COUNT(" + arg.sql + ")", func(vs []val) val {
+			{"COUNT(*)", func(rs []map[string]val) val { return intVal(len(rs)) }},
+			{"COUNT(" + arg.sql + ")", over(arg, func(vs []val) val {
 				n := 0
 				for _, v := range vs {
 					if !v.null {
@@ -427,25 +456,14 @@ func (g *gen) query(tRows, uRows []map[string]val) (query, duck, want string) {
 					}
 				}
 				return intVal(n)
-			}},
-			{"SUM(" + arg.sql + ")", func(vs []val) val {
-				s := val{null: true, kind: 'n'}
-				for _, v := range vs {
-					if v.null {
-						continue
-					}
-					if s.null {
-						s = val{kind: 'n', num: new(big.Rat)}
-					}
-					s.num = new(big.Rat).Add(s.num, v.num)
-					s.scale = max(s.scale, v.scale)
-				}
-				return s
-			}},
-			{"MIN(" + arg.sql + ")", func(vs []val) val { return best(vs, -1) }},
-			{"MAX(" + arg.sql + ")", func(vs []val) val { return best(vs, 1) }},
+			})},
+			{"SUM(" + arg.sql + ")", over(arg, sum)},
+			{"MIN(" + arg.sql + ")", over(arg, func(vs []val) val { return best(vs, -1) })},
+			{"MAX(" + arg.sql + ")", over(arg, func(vs []val) val { return best(vs, 1) })},
+			{"MIN(" + text.sql + ")", over(text, func(vs []val) val { return bestText(vs, -1) })},
+			{"MAX(" + text.sql + ")", over(text, func(vs []val) val { return bestText(vs, 1) })},
 		}
-		chosen := []int{0, 1 + g.r.IntN(4)}
+		chosen := []int{0, 1 + g.r.IntN(len(aggs)-1)}
 		groups := map[string][]map[string]val{}
 		var order []string
 		for _, r := range filtered {
@@ -455,10 +473,26 @@ func (g *gen) query(tRows, uRows []map[string]val) (query, duck, want string) {
 			}
 			groups[k] = append(groups[k], r)
 		}
-		having := g.r.IntN(2) == 0
+		// HAVING: none, or one of three conditions over the group.
+		havings := []struct {
+			sql  string
+			keep func(rs []map[string]val) bool
+		}{
+			{"", func([]map[string]val) bool { return true }},
+			{" HAVING COUNT(*) >= 2", func(rs []map[string]val) bool { return len(rs) >= 2 }},
+			{" HAVING SUM(" + arg.sql + ") > 1", func(rs []map[string]val) bool {
+				s := over(arg, sum)(rs)
+				return !s.null && s.num.Cmp(big.NewRat(1, 1)) > 0
+			}},
+			{" HAVING MAX(" + arg.sql + ") IS NOT NULL", func(rs []map[string]val) bool { return !over(arg, func(vs []val) val { return best(vs, 1) })(rs).null }},
+		}
+		having := havings[0]
+		if g.r.IntN(2) == 0 {
+			having = havings[1+g.r.IntN(len(havings)-1)]
+		}
 		for _, k := range order {
 			rs := groups[k]
-			if having && len(rs) < 2 {
+			if !having.keep(rs) {
 				continue
 			}
 			kv := key.eval(rs[0])
@@ -467,11 +501,7 @@ func (g *gen) query(tRows, uRows []map[string]val) (query, duck, want string) {
 			}
 			row := []val{kv}
 			for _, c := range chosen {
-				var vs []val
-				for _, r := range rs {
-					vs = append(vs, arg.eval(r))
-				}
-				row = append(row, aggs[c].f(vs))
+				row = append(row, aggs[c].f(rs))
 			}
 			out = append(out, row)
 		}
@@ -480,9 +510,7 @@ func (g *gen) query(tRows, uRows []map[string]val) (query, duck, want string) {
 			sqlText += ", " + aggs[c].sql
 		}
 		sqlText += " FROM " + from + " GROUP BY " + key.sql
-		if having {
-			sqlText += " HAVING COUNT(*) >= 2"
-		}
+		sqlText += having.sql
 		return g.finish(sqlText, 1+len(chosen), out)
 	}
 	items := []expr{column("t", g.pick("k", "s", "n")), g.number(2), column("t", "b")}
@@ -535,6 +563,17 @@ func best(vs []val, want int) val {
 		}
 		c := v.num.Cmp(b.num)
 		if c == want || c == 0 && v.scale > b.scale {
+			b = v
+		}
+	}
+	return b
+}
+
+// bestText is MIN (want -1) or MAX (+1) of texts, byte for byte.
+func bestText(vs []val, want int) val {
+	b := val{null: true, kind: 't'}
+	for _, v := range vs {
+		if !v.null && (b.null || strings.Compare(v.text, b.text) == want) {
 			b = v
 		}
 	}

@@ -1,0 +1,71 @@
+package sqlgen
+
+import (
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+// TestGenerateIsAFunctionOfItsSeed: a seed names one case, which a
+// failing run's message can be reproduced from.
+func TestGenerateIsAFunctionOfItsSeed(t *testing.T) {
+	for seed := range uint64(50) {
+		a, b := Generate(seed), Generate(seed)
+		if a.Query != b.Query || a.DuckDBQuery != b.DuckDBQuery || a.Want != b.Want || a.Tables[0].CSV != b.Tables[0].CSV || a.Tables[1].CSV != b.Tables[1].CSV {
+			t.Fatalf("seed %d made two cases:\n%+v\n%+v", seed, a, b)
+		}
+	}
+}
+
+// TestCasesCoverTheSubsetAndTheData: over a few hundred seeds the cases
+// hold every construct and every kind of awkward value the generator is
+// for, so that a comparison over them tests what it claims to.
+func TestCasesCoverTheSubsetAndTheData(t *testing.T) {
+	queries := map[string]bool{
+		" JOIN u ON ": false, " IN (SELECT ": false, "GROUP BY": false, "HAVING": false, "DISTINCT": false,
+		"ORDER BY": false, " DESC": false, "LIMIT": false, "CASE WHEN": false, "SUM(": false, "MIN(": false,
+		"MAX(": false, "COUNT(": false, " NOT IN (": false, "-(": false, wideInt: false,
+	}
+	data := map[string]func(string) bool{
+		"a missing value":           func(csv string) bool { return strings.Contains(csv, ",,") || strings.Contains(csv, ",\n") },
+		"a value that is not UTF-8": func(csv string) bool { return !utf8.ValidString(csv) },
+		"a number wider than a double": func(csv string) bool {
+			return strings.Contains(csv, "99999999999999999999.5")
+		},
+		"a quoted text": func(csv string) bool { return strings.Contains(csv, `"q"""`) },
+	}
+	seen := map[string]bool{}
+	for seed := range uint64(300) {
+		c := Generate(seed)
+		for k := range queries {
+			if strings.Contains(c.Query, k) {
+				queries[k] = true
+			}
+		}
+		for name, has := range data {
+			if has(c.Tables[0].CSV) {
+				seen[name] = true
+			}
+		}
+		if body(c.DuckDBQuery) != strings.ReplaceAll(body(c.Query), wideInt, wideInt+".0") {
+			t.Errorf("seed %d: the DuckDB form is not the query's:\n%s\n%s", seed, c.Query, c.DuckDBQuery)
+		}
+	}
+	for k, ok := range queries {
+		if !ok {
+			t.Errorf("no query of 300 has %q", k)
+		}
+	}
+	for name := range data {
+		if !seen[name] {
+			t.Errorf("no table of 300 has %s", name)
+		}
+	}
+}
+
+// body is a query without its ORDER BY and LIMIT.
+func body(q string) string {
+	q, _, _ = strings.Cut(q, " LIMIT ")
+	q, _, _ = strings.Cut(q, " ORDER BY ")
+	return q
+}
