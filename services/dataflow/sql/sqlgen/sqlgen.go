@@ -356,11 +356,13 @@ func (g *gen) table(alias string, cols []string) (string, []map[string]val) {
 
 // query makes one random query, its DuckDB form and its expected output.
 func (g *gen) query(tRows, uRows []map[string]val) (query, duck, want string) {
+	joined := false
 	from := "t"
 	rows := tRows
 	switch g.r.IntN(4) {
 	case 0: // an inner join on k
 		from = "t JOIN u ON t.k = u.k"
+		joined = true
 		var joined []map[string]val
 		for _, a := range tRows {
 			for _, b := range uRows {
@@ -403,6 +405,9 @@ func (g *gen) query(tRows, uRows []map[string]val) (query, duck, want string) {
 	// A column's kind comes from its uses (docs/sql.md): this always-true
 	// condition reads b as a boolean and n as a number in every query.
 	typing := " AND (t.b IS NULL OR t.b OR NOT t.b) AND (t.n IS NULL OR t.n * 1 = t.n)"
+	if joined { // u.m is selected or grouped by: read it as a number too
+		typing += " AND (u.m IS NULL OR u.m * 1 = u.m)"
+	}
 	if strings.HasSuffix(from, "AND") {
 		from += " " + where.sql + typing
 	} else {
@@ -413,6 +418,9 @@ func (g *gen) query(tRows, uRows []map[string]val) (query, duck, want string) {
 	grouped := g.r.IntN(2) == 0
 	if grouped {
 		key := column("t", g.pick("k", "n", "b"))
+		if joined && g.r.IntN(3) == 0 { // a key of the other side of the join
+			key = column("u", "m")
+		}
 		// An expression as the key, but not a literal: a whole number
 		// in GROUP BY is a position, which the engine refuses.
 		if e := g.number(1); g.r.IntN(4) == 0 && !numberRE.MatchString(e.sql) {
@@ -514,6 +522,9 @@ func (g *gen) query(tRows, uRows []map[string]val) (query, duck, want string) {
 		return g.finish(sqlText, 1+len(chosen), out)
 	}
 	items := []expr{column("t", g.pick("k", "s", "n")), g.number(2), column("t", "b")}
+	if joined {
+		items = append(items, column("u", "m"))
+	}
 	for _, r := range filtered {
 		row := make([]val, len(items))
 		for i, it := range items {
