@@ -252,8 +252,15 @@ func (g *gen) pred(depth int) expr {
 	}
 	if depth <= 0 || g.r.IntN(3) == 0 {
 		switch g.r.IntN(6) {
-		case 0:
-			return column("t", "b")
+		case 0: // a boolean column, as it is or compared with TRUE/FALSE
+			c := column("t", "b")
+			switch g.r.IntN(3) {
+			case 1:
+				return boolean("(t.b = TRUE)", func(row map[string]val) val { return c.eval(row) })
+			case 2:
+				return boolean("(t.b <> FALSE)", func(row map[string]val) val { return c.eval(row) })
+			}
+			return c
 		case 5: // [NOT] IN a list of texts
 			c := column("t", g.pick("k", "s"))
 			lits := []string{g.pick("a", "x", ""), g.pick("y,z", "\xe9t\xe9", "c")}
@@ -292,17 +299,22 @@ func (g *gen) pred(depth int) expr {
 			return boolean(sqlText, func(row map[string]val) val { return val{kind: 'b', b: c.eval(row).null != not} })
 		default:
 			c := column("t", "n")
-			return boolean(c.sql+" IN (1, 2.5, -3)", func(row map[string]val) val {
+			not := g.r.IntN(3) == 0
+			in := " IN (1, 2.5, -3)"
+			if not {
+				in = " NOT" + in
+			}
+			return boolean(c.sql+in, func(row map[string]val) val {
 				x := c.eval(row)
 				if x.null {
 					return val{null: true, kind: 'b'}
 				}
 				for _, s := range []string{"1", "2.5", "-3"} {
 					if x.num.Cmp(readNum(s).num) == 0 {
-						return val{kind: 'b', b: true}
+						return val{kind: 'b', b: !not}
 					}
 				}
-				return val{kind: 'b'}
+				return val{kind: 'b', b: not}
 			})
 		}
 	}
