@@ -433,9 +433,12 @@ func (g *gen) query(tRows, uRows []map[string]val) (query, duck, want string) {
 		if joined && g.r.IntN(3) == 0 { // a key of the other side of the join
 			key = column("u", "m")
 		}
-		// An expression as the key, but not a literal: a whole number
-		// in GROUP BY is a position, which the engine refuses.
-		if e := g.number(1); g.r.IntN(4) == 0 && !numberRE.MatchString(e.sql) {
+		// An expression as the key, but one of a column: a whole number
+		// in GROUP BY is a position, which the engine refuses, and DuckDB
+		// folds a constant such as -(10) into one and reads it as a
+		// position too, where MySQL and ours group by its value (a
+		// difference of the dialects, left out).
+		if e := g.number(1); g.r.IntN(4) == 0 && strings.Contains(e.sql, "t.") {
 			key = e
 		}
 		arg := g.number(1)
