@@ -48,3 +48,12 @@ CREATE MACRO wl_seconds(x) AS
               + CAST(x['h'] AS BIGINT) * 3600 + CAST(x['m'] AS BIGINT) * 60 + CAST(x['s'] AS BIGINT) END;
 CREATE MACRO wl_duration(v) AS
     CASE WHEN regexp_full_match(v, '([0-9]+ days?, )?[0-9]{1,2}:[0-9]{2}:[0-9]{2}') THEN wl_seconds(wl_clock(v)) END;
+
+-- The same, exact for any day count DuckDB's DECIMAL holds (33 digits; a
+-- wider one is an overflow error): the SQL engine's differential test
+-- (sqldiff_test.go) compares it with the engine's exact seconds, where
+-- wl_duration's saturation would differ.
+CREATE MACRO wl_duration_exact(v) AS
+    CASE WHEN regexp_full_match(v, '([0-9]+ days?, )?[0-9]{1,2}:[0-9]{2}:[0-9]{2}') THEN
+        coalesce(CAST(nullif(wl_clock(v)['d'], '') AS DECIMAL(38, 0)), 0) * 86400
+        + CAST(wl_clock(v)['h'] AS BIGINT) * 3600 + CAST(wl_clock(v)['m'] AS BIGINT) * 60 + CAST(wl_clock(v)['s'] AS BIGINT) END;

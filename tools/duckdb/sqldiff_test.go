@@ -30,7 +30,9 @@ import (
 // then typed by the contract's rules with macros.sql's macros, each column
 // as the kind Wololo's binder inferred for it (the plan's scans name them):
 // a number is wl_number's text cast to the narrowest DECIMAL that
-// holds the column's numbers (decimalType); a boolean wl_bool; a text is
+// holds the column's numbers (decimalType); a duration wl_duration_exact's
+// seconds, typed the same way (DURATION_SECONDS is then a macro that
+// returns its argument); a boolean wl_bool; a text is
 // its bytes, never NULL (coalesce: read_csv makes an empty field NULL).
 //
 // The files are read as Latin-1: DuckDB rejects a row that is not UTF-8,
@@ -103,6 +105,18 @@ var keptCases = []struct {
 		duck:  "SELECT t.n, CASE WHEN t.b THEN (100000000000000000000.0 - 0.5) ELSE (t.n + t.n) END FROM t ORDER BY 1, 2",
 		want:  []string{`"1","99999999999999999999.5"`, `"12345678901234567.891","24691357802469135.782"`},
 	},
+	{
+		// DuckDB's side (macros.sql): wl_duration, the baseline's, saturates
+		// a day count of more than 12 digits (no query's bound comes near),
+		// where the contract reads any number of days exactly. Typed by
+		// wl_duration_exact, exact up to 33 digits of days.
+		name: "a duration of more days than wl_duration counts",
+		tables: []sqlgen.Table{{Name: "t", Columns: []string{"k", "n", "b", "s", "d"},
+			CSV: "k,n,b,s,d\na,1,1,x,\"123456789012345678 days, 0:00:01\"\na,1,1,x,\"1 day, 2:03:04\"\n"}},
+		query: "SELECT DURATION_SECONDS(t.d) FROM t",
+		duck:  "SELECT DURATION_SECONDS(t.d) FROM t ORDER BY 1",
+		want:  []string{`"93784"`, `"10666666570666666579201"`},
+	},
 }
 
 // TestSQLKeptCases runs the kept cases.
@@ -145,6 +159,10 @@ func newDiffer(t *testing.T) *differ {
 		t.Fatal(err)
 	}
 	t.Cleanup(closeDB)
+	// A duration column's view already holds its seconds.
+	if _, err := conn.ExecContext(context.Background(), "CREATE MACRO duration_seconds(x) AS x"); err != nil {
+		t.Fatal(err)
+	}
 	return &differ{conn: conn, dir: dir}
 }
 
@@ -283,16 +301,18 @@ func (d *differ) load(ctx context.Context, tab sqlgen.Table, kinds map[string]pl
 	for i, name := range tab.Columns {
 		c := fmt.Sprintf("c%d", i)
 		switch kinds[name] {
-		case plan.Number:
-			typ, err := d.decimalType(ctx, raw, c)
+		case plan.Number, plan.Duration:
+			num := "wl_number(" + c + ")"
+			if kinds[name] == plan.Duration {
+				num = "CAST(wl_duration_exact(" + c + ") AS VARCHAR)"
+			}
+			typ, err := d.decimalType(ctx, raw, num)
 			if err != nil {
 				return err
 			}
-			exprs[i] = fmt.Sprintf("CAST(wl_number(%s) AS %s)", c, typ)
+			exprs[i] = fmt.Sprintf("CAST(%s AS %s)", num, typ)
 		case plan.Bool:
 			exprs[i] = fmt.Sprintf("wl_bool(%s)", c)
-		case plan.Duration:
-			exprs[i] = fmt.Sprintf("wl_duration(%s)", c)
 		default:
 			exprs[i] = fmt.Sprintf("coalesce(%s, '')", c)
 		}
@@ -303,23 +323,23 @@ func (d *differ) load(ctx context.Context, tab sqlgen.Table, kinds map[string]pl
 	return err
 }
 
-// decimalType is the narrowest DECIMAL that holds every number of column
-// c: as many integer digits as its widest number has, as many fractional
+// decimalType is the narrowest DECIMAL that holds every number num (the
+// text of a number of raw's column) reads: as many integer digits as its widest number has, as many fractional
 // ones as its longest fraction. Not DECIMAL(38, s): DuckDB types a CASE
 // or a sum of two DECIMALs by the larger integer part and the larger
 // scale, capped at 38 digits, so a column of 38 would round another
 // operand to its scale (CASE WHEN .. THEN 0.5 ELSE n END was 1 where n
 // was a DECIMAL(38, 0)).
-func (d *differ) decimalType(ctx context.Context, raw, c string) (string, error) {
+func (d *differ) decimalType(ctx context.Context, raw, num string) (string, error) {
 	var whole, frac sql.NullInt64
-	q := fmt.Sprintf(`SELECT max(length(ltrim(split_part(ltrim(wl_number(%[1]s), '-'), '.', 1), '0'))),
-    max(length(split_part(wl_number(%[1]s), '.', 2))) FROM %[2]s`, c, raw)
+	q := fmt.Sprintf(`SELECT max(length(ltrim(split_part(ltrim(%[1]s, '-'), '.', 1), '0'))),
+    max(length(split_part(%[1]s, '.', 2))) FROM %[2]s`, num, raw)
 	if err := d.conn.QueryRowContext(ctx, q).Scan(&whole, &frac); err != nil {
 		return "", err
 	}
 	width := max(whole.Int64, 1) + frac.Int64
 	if width > 38 {
-		return "", fmt.Errorf("column %s has a number of %d digits, more than DuckDB's DECIMAL holds", c, width)
+		return "", fmt.Errorf("%s has a number of %d digits, more than DuckDB's DECIMAL holds", num, width)
 	}
 	return fmt.Sprintf("DECIMAL(%d, %d)", width, frac.Int64), nil
 }

@@ -8,7 +8,7 @@
 // the engine with the naive evaluator, and tools/duckdb's differential test
 // compares it with DuckDB running the same query over the same files.
 //
-// A case is a pure function of its seed. The tables are t(k, n, b, s) and
+// A case is a pure function of its seed. The tables are t(k, n, b, s, d) and
 // u(k, m); their values include missing ones, bytes that are not UTF-8,
 // numbers wider than a double and texts with commas and quotes. Identifiers
 // are plain lower-case words that are keywords in neither dialect, so the

@@ -142,13 +142,14 @@ type gen struct{ r *rand.Rand }
 
 func (g *gen) pick(xs ...string) string { return xs[g.r.IntN(len(xs))] }
 
-var tableT = []string{"k", "n", "b", "s"}
+var tableT = []string{"k", "n", "b", "s", "d"}
 var tableU = []string{"k", "m"}
 
 var pools = map[string][]string{
 	"k": {"a", "b", "c", "\xff\xfe", ""},
 	"n": {"1", "2", "2.50", "-3", "0", "99999999999999999999.5", "", "x", "1e3", "7.25", "-0.00", "12345678901234567.891"},
 	"b": {"true", "FALSE", "1", "0", "", "yes"},
+	"d": {"0:01:02", "1 day, 2:03:04", "12 days, 10:00:00", "1:75:00", "", "bad", "12:00", "007 days, 0:00:01", "123456789012345678 days, 0:00:01"},
 	"s": {"x", "y,z", `q"`, "", "x", "\xe9t\xe9", "été", "X"},
 	"m": {"1", "2.0", "", "-1", "3"},
 }
@@ -169,6 +170,25 @@ func column(a, c string) expr {
 	}}
 }
 
+var durationRE = regexp.MustCompile(`^(?:([0-9]+) days?, )?([0-9]{1,2}):([0-9]{2}):([0-9]{2})$`)
+
+// duration is DURATION_SECONDS(name): the column read by the duration
+// rule of docs/queries.md, in seconds, exactly however many the days.
+func duration(name string) expr {
+	return expr{sql: "DURATION_SECONDS(" + name + ")", kind: 'n', eval: func(row map[string]val) val {
+		m := durationRE.FindStringSubmatch(row[name].text)
+		if m == nil {
+			return val{null: true, kind: 'n'}
+		}
+		secs := new(big.Int)
+		for i, unit := range []int64{86400, 3600, 60, 1} {
+			part, _ := new(big.Int).SetString("0"+m[i+1], 10)
+			secs.Add(secs, part.Mul(part, big.NewInt(unit)))
+		}
+		return val{kind: 'n', num: new(big.Rat).SetInt(secs)}
+	}}
+}
+
 // wideInt is an integer literal wider than an int64 (and a double's 53
 // bits). DuckDB types it HUGEINT, which it widens to a DECIMAL(38, 0) in a
 // CASE or beside a DECIMAL, rounding the other operand to scale 0: in the
@@ -185,6 +205,9 @@ func (g *gen) number(depth int) expr {
 				v.num.Neg(v.num)
 			}
 			return expr{sql: lit, kind: 'n', eval: func(map[string]val) val { return v }}
+		}
+		if g.r.IntN(5) == 0 {
+			return duration("t.d")
 		}
 		return column("t", "n")
 	}
