@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -506,6 +507,7 @@ func (g *gen) query(tRows, uRows []map[string]val) (query, duck, want string) {
 			{"SUM(" + arg.sql + ")", over(arg, sum)},
 			{"MIN(" + arg.sql + ")", over(arg, func(vs []val) val { return best(vs, -1) })},
 			{"MAX(" + arg.sql + ")", over(arg, func(vs []val) val { return best(vs, 1) })},
+			{"PERCENT(SUM(" + arg.sql + "), COUNT(*))", func(rs []map[string]val) val { return percent(over(arg, sum)(rs), len(rs)) }},
 			{"MIN(" + text.sql + ")", over(text, func(vs []val) val { return bestText(vs, -1) })},
 			{"MAX(" + text.sql + ")", over(text, func(vs []val) val { return bestText(vs, 1) })},
 		}
@@ -616,6 +618,18 @@ func best(vs []val, want int) val {
 		}
 	}
 	return b
+}
+
+// percent is PERCENT(part, whole) as docs/sql.md defines it: 100 × part
+// and whole each rounded to the nearest double, their quotient in double
+// arithmetic written with four decimals; NULL when either is NULL or
+// whole is 0.
+func percent(part val, whole int) val {
+	if part.null || whole == 0 {
+		return val{null: true, kind: 'n'}
+	}
+	p, _ := new(big.Rat).Mul(part.num, big.NewRat(100, 1)).Float64()
+	return readNum(strconv.FormatFloat(p/float64(whole), 'f', 4, 64))
 }
 
 // bestText is MIN (want -1) or MAX (+1) of texts, byte for byte.
