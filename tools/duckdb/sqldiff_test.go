@@ -38,7 +38,8 @@ import (
 // The files are read as Latin-1: DuckDB rejects a row that is not UTF-8,
 // where the contract keeps its bytes. Latin-1 maps each byte to the code
 // point of its value, so the bytes survive; UTF-8 keeps code point order,
-// so DuckDB's text order and equality are the bytes' (as ours are); and the
+// so DuckDB's text order and equality are the bytes' (as ours are); the
+// query's text literals are read the same way (latin1Text), and the
 // results' texts are mapped back to bytes (latin1Bytes).
 //
 // Rows are compared in order: both sides order them totally (the query's
@@ -48,6 +49,12 @@ import (
 // DECIMAL has one scale per column where ours keeps each value's, which
 // the property test of services/dataflow/sql/exec checks against sqlgen's
 // evaluator.
+//
+// A query is counted, not compared, where DuckDB's numbers end: its
+// DECIMAL holds 38 digits, so a product may overflow (an error), and a
+// CASE or sum whose operands need more gets a DECIMAL(38, s) that rounds
+// them (beyondScale). Ours has no bound. Any other error or difference
+// fails the test.
 //
 // SQLDIFF_QUERIES (default 500) and SQLDIFF_SEED (default 0) choose the
 // cases: the seeds SQLDIFF_SEED, SQLDIFF_SEED+1, ...
@@ -62,8 +69,8 @@ func TestSQLAgainstDuckDB(t *testing.T) {
 		d.check(t, fmt.Sprintf("seed %d", seed), c.Tables, c.Query, c.DuckDBQuery, &stats)
 	}
 	t.Logf("%d queries from seed %d: %d compared (%d returned rows), %d beyond DuckDB's DECIMAL(38) (an overflow, or a result it rounded to fit)", n, first, stats.compared, stats.nonEmpty, stats.overflow)
-	// The comparison must prove something: most queries return rows, and
-	// few go beyond DuckDB's numbers.
+	// The comparison must prove something: a good share of the queries
+	// return rows, and few go beyond DuckDB's numbers.
 	if stats.nonEmpty < stats.compared/3 {
 		t.Errorf("only %d of %d compared queries returned rows", stats.nonEmpty, stats.compared)
 	}
