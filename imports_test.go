@@ -436,10 +436,10 @@ func TestServicesOnFloors(t *testing.T) {
 	}
 }
 
-// TestRoleAssemblersAssemble keeps the exemption of roles-apart honest:
+// TestImportRoleAssemblers keeps the exemption of roles-apart honest:
 // each of roleAssemblers exists and imports another role, outside its
 // tests; one that no longer does is held to the rule like any role.
-func TestRoleAssemblersAssemble(t *testing.T) {
+func TestImportRoleAssemblers(t *testing.T) {
 	g := loadImportGraph(t)
 	for _, pkg := range roleAssemblers {
 		if _, ok := g[pkg]; !ok {
