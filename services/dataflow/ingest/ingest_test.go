@@ -271,8 +271,12 @@ func playersFile() *csvFile {
 
 func testFiles() []*csvFile { return []*csvFile{matchesFile(), playersFile()} }
 
+// copyReport is a deep copy of r, as a resumed upload's report is read
+// back from the store.
 func copyReport(r schema.FileReport) schema.FileReport {
 	r.Missing = maps.Clone(r.Missing)
+	r.Rejects = slices.Clone(r.Rejects)
+	r.OversizedAt = slices.Clone(r.OversizedAt)
 	return r
 }
 
