@@ -282,16 +282,21 @@ func (pl *planner) grouped(n *plan.Node) (stream, error) {
 		pl.keyed = append(pl.keyed, keyedOp{o, s.class})
 		return stream{at: atShard, task: s.task, in: Input{Op: o.ID}, cols: o.Output(), part: [][]*plan.Expr{outPart(keys)}, class: s.class}, nil
 	}
-	if alt := covering(in.part, keys); alt != nil { // whole groups on each shard
+	alt := covering(in.part, keys)
+	if alt != nil || pl.p.Shard.Replicas == 1 { // whole groups on each shard
 		o := pl.addOp(in.task, n.Op, n, in.in)
 		class := in.class
-		if keyString(alt) != keyString(keys) {
+		if alt == nil || keyString(alt) != keyString(keys) {
 			class = pl.ownClass(o, keys)
 		}
 		pl.keyed = append(pl.keyed, keyedOp{o, class})
-		return stream{at: atShard, task: in.task, in: Input{Op: o.ID}, cols: o.Output(), part: [][]*plan.Expr{outPart(alt)}, class: in.class}, nil
+		out := stream{at: atShard, task: in.task, in: Input{Op: o.ID}, cols: o.Output(), class: in.class}
+		if alt != nil {
+			out.part = [][]*plan.Expr{outPart(alt)}
+		}
+		return out, nil
 	}
-	kind, final := plan.Distinct, plan.Distinct
+	kind, final := PartialDistinct, plan.Distinct
 	partial := *n
 	if n.Op == plan.Aggregate {
 		kind, final = PartialAggregate, FinalAggregate
@@ -327,6 +332,8 @@ func (pl *planner) colocate(s stream, key []*plan.Expr) stream {
 	switch {
 	case s.at == atSource:
 		return pl.shuffle(s, key)
+	case s.at == atShard && pl.p.Shard.Replicas == 1: // one instance has every key
+		return s
 	case s.at == atShard && slices.ContainsFunc(s.part, func(alt []*plan.Expr) bool { return keyString(alt) == keyString(key) }):
 		return s
 	}
@@ -428,6 +435,10 @@ func (pl *planner) carry(ch *Channel, e *plan.Expr, name string) int {
 		if x.Type == e.Type && x.String() == e.String() {
 			return i
 		}
+	}
+	// A column read as two kinds is two columns: the second named by both.
+	if slices.ContainsFunc(ch.Columns, func(c plan.Column) bool { return c.Name == name }) {
+		name += ":" + string(e.Type)
 	}
 	ch.Exprs = append(ch.Exprs, e)
 	ch.Columns = append(ch.Columns, plan.Column{Name: name, Type: e.Type})

@@ -235,6 +235,8 @@ func checkOp(p *Plan, o *Op, ins [][]plan.Column, inParts [][][]*plan.Expr, repl
 		return rebaseAll(part(0), groupKeys), nil
 	case PartialAggregate:
 		return rebaseAll(part(0), groupKeys), nil
+	case PartialDistinct:
+		return part(0), nil
 	case FinalAggregate:
 		if replicas > 1 {
 			return nil, errors.New("merges partials in a task of several instances")

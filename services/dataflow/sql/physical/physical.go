@@ -46,6 +46,9 @@ const (
 	// FinalAggregate merges partial aggregates, grouped by their first
 	// len(Keys) columns, into the logical Aggregate's columns.
 	FinalAggregate plan.Op = "final-aggregate"
+	// PartialDistinct drops the duplicates among one shard's rows; a
+	// Distinct at the gateway drops the rest.
+	PartialDistinct plan.Op = "partial-distinct"
 	// Sink writes its input as the query's output file.
 	Sink plan.Op = "sink"
 )
@@ -181,10 +184,15 @@ func (p *Plan) String() string {
 	}
 	for _, t := range tasks {
 		fmt.Fprintf(&b, "task %s:\n", t)
+		n := 0
 		for _, o := range p.Ops {
 			if o.Task == t.Name {
 				writeOp(&b, o)
+				n++
 			}
+		}
+		if n == 0 {
+			b.WriteString("  (none)\n")
 		}
 	}
 	b.WriteString("channels:\n")
@@ -247,6 +255,8 @@ func writeOp(b *strings.Builder, o *Op) {
 			keys[i] = k.String()
 		}
 		what = fmt.Sprintf("%s by [%s] computing [%s] -> %s", o.Kind, strings.Join(keys, ", "), strings.Join(aggs, ", "), columns(o.Node.Output))
+	case PartialDistinct:
+		what = fmt.Sprintf("%s -> %s", o.Kind, columns(o.Node.Output))
 	default:
 		n := *o.Node
 		n.Input = nil
