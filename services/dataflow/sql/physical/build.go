@@ -31,7 +31,8 @@ func Build(queries []Logical, shape Shape) (*Plan, error) {
 		names:    map[string]bool{},
 	}
 	seen := map[string]bool{}
-	for _, q := range queries {
+	queries = slices.Clone(queries)
+	for i, q := range queries {
 		switch {
 		case q.Name == "":
 			return nil, errors.New("physical: a query has no name")
@@ -41,6 +42,8 @@ func Build(queries []Logical, shape Shape) (*Plan, error) {
 			return nil, fmt.Errorf("physical: query %s has no plan", q.Name)
 		}
 		seen[q.Name] = true
+		queries[i].Plan, _ = prune(q.Plan, nil)
+		q = queries[i]
 		pl.query = q.Name
 		if err := pl.registerScans(q.Plan); err != nil {
 			return nil, err

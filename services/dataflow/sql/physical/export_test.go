@@ -1,0 +1,4 @@
+package physical
+
+// Prune is prune, for the external tests.
+var Prune = prune
