@@ -15,8 +15,9 @@
 //     each as the kind that query reads it as), and each query's filters
 //     and projections over it are pushed down to it (filters above a join
 //     are split into the conjuncts of each side, which run before the
-//     join). A query's rows leave the gateway only where a keyed operator
-//     needs them elsewhere.
+//     join), and a column only they read goes no further (prune.go). A
+//     query's rows leave the gateway only where a keyed operator needs them
+//     elsewhere.
 //   - A keyed operator (a join or semi-join by its key, an aggregate by its
 //     group key, DISTINCT by the whole row) needs the rows of a key
 //     together: its input is shuffled by that key over a channel to the
