@@ -57,8 +57,8 @@ func TestQueriesAndTables(t *testing.T) {
 		"query regions (" + q + "), logical plan:",
 		"scan civs -> (civ text, region text)",
 		"match_players-by-civ: gateway -> shard, by civ",
-		"route 0 -> #4 [regions] where (elo#1 > 1500)",
-		"partial-aggregate by [region#3]",
+		"route 0 -> #4 [regions] where (elo#1 > 1500), reads (civ)",
+		"partial-aggregate by [region#2]",
 		"final-aggregate by [region#0]",
 		"sink regions.csv",
 	} {

@@ -42,7 +42,7 @@ func Build(queries []Logical, shape Shape) (*Plan, error) {
 			return nil, fmt.Errorf("physical: query %s has no plan", q.Name)
 		}
 		seen[q.Name] = true
-		queries[i].Plan, _ = prune(q.Plan, nil)
+		queries[i].Plan = optimize(q.Plan)
 		q = queries[i]
 		pl.query = q.Name
 		if err := pl.registerScans(q.Plan); err != nil {
@@ -175,11 +175,6 @@ func (pl *planner) place(n *plan.Node) (stream, error) {
 		}
 		return s, nil
 	case plan.Filter, plan.Project:
-		if n.Op == plan.Filter && n.Input[0].Op == plan.Join {
-			if m := pushDown(n); m != n {
-				return pl.place(m)
-			}
-		}
 		in, err := pl.place(n.Input[0])
 		if err != nil {
 			return stream{}, err
@@ -501,6 +496,28 @@ func (pl *planner) assignTables() {
 		t.Ops = append(t.Ops, k.op.ID)
 		k.op.Table = t.ID
 	}
+}
+
+// optimize is what Build does to a logical plan before placing it: the
+// filters above joins pushed down, then the columns nothing reads pruned.
+// The plan's answer is the same (TestOptimizeKeepsAnswers).
+func optimize(n *plan.Node) *plan.Node {
+	p, _ := prune(pushFilters(n), nil)
+	return p
+}
+
+// pushFilters returns n with every filter above a join pushed down
+// (pushDown), copying what it changes.
+func pushFilters(n *plan.Node) *plan.Node {
+	c := *n
+	c.Input = make([]*plan.Node, len(n.Input))
+	for i, in := range n.Input {
+		c.Input[i] = pushFilters(in)
+	}
+	if c.Op == plan.Filter && len(c.Input) == 1 && c.Input[0].Op == plan.Join && len(c.Input[0].Input) == 2 {
+		return pushDown(&c)
+	}
+	return &c
 }
 
 // pushDown moves the conjuncts of a filter above a join that read one

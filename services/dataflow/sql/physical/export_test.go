@@ -1,4 +1,4 @@
 package physical
 
-// Prune is prune, for the external tests.
-var Prune = prune
+// Optimize is optimize, for the external tests.
+var Optimize = optimize

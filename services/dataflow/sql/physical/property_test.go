@@ -219,10 +219,11 @@ func shape(t *testing.T, top deploy.Topology) physical.Shape {
 	return s
 }
 
-// TestPruneKeepsAnswers runs random queries through the executor as
-// compiled and as Build prunes them (columns dropped where nothing above
-// reads them), over a generated dataset: the answers must be the same.
-func TestPruneKeepsAnswers(t *testing.T) {
+// TestOptimizeKeepsAnswers runs random queries through the executor as
+// compiled and as Build rewrites them (filters pushed below joins, columns
+// dropped where nothing above reads them), over a generated dataset: the
+// answers must be the same.
+func TestOptimizeKeepsAnswers(t *testing.T) {
 	var m, p bytes.Buffer
 	if _, err := datagen.Generate(datagen.Config{Matches: 400, Seed: 7}, &m, &p); err != nil {
 		t.Fatal(err)
@@ -250,13 +251,13 @@ func TestPruneKeepsAnswers(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", text, err)
 		}
-		pruned, _ := physical.Prune(root, nil)
-		got, err := exec.Execute(pruned, tables)
+		opt := physical.Optimize(root)
+		got, err := exec.Execute(opt, tables)
 		if err != nil {
-			t.Fatalf("%s pruned: %v\n%s", text, err, pruned)
+			t.Fatalf("%s optimized: %v\n%s", text, err, opt)
 		}
 		if !bytes.Equal(got.CSV(), want.CSV()) {
-			t.Fatalf("%s: pruning changed the answer\n%s\n%s", text, root, pruned)
+			t.Fatalf("%s: the rewrite changed the answer\n%s\n%s", text, root, opt)
 		}
 		if bytes.Count(want.CSV(), []byte("\n")) > 1 {
 			nonEmpty++
