@@ -3,6 +3,7 @@ package explain_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wololo/wololo/deploy"
 	"github.com/wololo/wololo/internal/testkit"
 	"github.com/wololo/wololo/services/cmdline/cli"
 	"github.com/wololo/wololo/services/cmdline/explain"
@@ -40,6 +42,25 @@ func write(t *testing.T, dir, name, text string) string {
 		t.Fatal(err)
 	}
 	return path
+}
+
+// TestTopology: --topology names the tasks the plan is on.
+func TestTopology(t *testing.T) {
+	top, err := deploy.Default().WithReplicas(map[string]int{"shard": 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	js, err := json.Marshal(top)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, _, err := run(t, "--topology", write(t, t.TempDir(), "top.json", string(js)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "physical plan on gateway[1] and shard[3]:") || !strings.Contains(out, "task shard[3]:") {
+		t.Errorf("--topology with 3 shards:\n%s", out)
+	}
 }
 
 // TestQueriesAndTables: --query files over --table headers and a

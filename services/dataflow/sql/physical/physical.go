@@ -254,7 +254,11 @@ func writeOp(b *strings.Builder, o *Op) {
 		for i, k := range o.Node.Keys {
 			keys[i] = k.String()
 		}
-		what = fmt.Sprintf("%s by [%s] computing [%s] -> %s", o.Kind, strings.Join(keys, ", "), strings.Join(aggs, ", "), columns(o.Node.Output))
+		verb := "computing"
+		if o.Kind == FinalAggregate { // of the partials: their columns, not these
+			verb = "merging"
+		}
+		what = fmt.Sprintf("%s by [%s] %s [%s] -> %s", o.Kind, strings.Join(keys, ", "), verb, strings.Join(aggs, ", "), columns(o.Node.Output))
 	case PartialDistinct:
 		what = fmt.Sprintf("%s -> %s", o.Kind, columns(o.Node.Output))
 	default:
