@@ -42,12 +42,12 @@ func Build(queries []Logical, shape Shape) (*Plan, error) {
 			return nil, fmt.Errorf("physical: query %s has no plan", q.Name)
 		}
 		seen[q.Name] = true
-		queries[i].Plan = optimize(q.Plan)
-		q = queries[i]
-		pl.query = q.Name
-		if err := pl.registerScans(q.Plan); err != nil {
-			return nil, err
+		if err := wellFormed(q.Plan); err != nil {
+			return nil, fmt.Errorf("physical: query %s: %w", q.Name, err)
 		}
+		queries[i].Plan = optimize(q.Plan)
+		pl.query = q.Name
+		pl.registerScans(queries[i].Plan)
 	}
 	for _, q := range queries {
 		pl.query = q.Name
@@ -112,7 +112,7 @@ type stream struct {
 // registerScans gives every scan's columns a column of its table's one
 // scan (a column read as two kinds is two columns), before any operator
 // reads them.
-func (pl *planner) registerScans(n *plan.Node) error {
+func (pl *planner) registerScans(n *plan.Node) {
 	if n.Op == plan.Scan {
 		s := pl.scans[n.Table]
 		if s == nil {
@@ -127,9 +127,43 @@ func (pl *planner) registerScans(n *plan.Node) error {
 		}
 	}
 	for _, in := range n.Input {
-		if err := pl.registerScans(in); err != nil {
+		pl.registerScans(in)
+	}
+}
+
+// wellFormed checks what Build assumes of a logical plan (sql.Compile's
+// plans hold it; a decoded one may not): each node has the inputs its
+// operator takes, and its expressions read columns its input has.
+func wellFormed(n *plan.Node) error {
+	want := map[plan.Op]int{plan.Scan: 0, plan.Join: 2, plan.SemiJoin: 2}
+	if k, ok := want[n.Op]; ok && len(n.Input) != k || !ok && len(n.Input) != 1 {
+		return fmt.Errorf("%s node with %d inputs", n.Op, len(n.Input))
+	}
+	for _, in := range n.Input {
+		if err := wellFormed(in); err != nil {
 			return err
 		}
+	}
+	if n.Op == plan.Scan {
+		return nil
+	}
+	width := len(n.Input[0].Output)
+	exprs := append(append([]*plan.Expr{n.Cond, n.LeftKey}, n.Exprs...), n.Keys...)
+	for _, a := range n.Aggs {
+		exprs = append(exprs, a.Arg)
+	}
+	for _, e := range exprs {
+		if err := reads(e, width); err != nil {
+			return fmt.Errorf("%s node: %w", n.Op, err)
+		}
+	}
+	if n.Op == plan.Join {
+		if err := reads(n.RightKey, len(n.Input[1].Output)); err != nil {
+			return fmt.Errorf("join's right key: %w", err)
+		}
+	}
+	if n.Op == plan.SemiJoin && len(n.Input[1].Output) == 0 {
+		return errors.New("semijoin of a subquery with no column")
 	}
 	return nil
 }
@@ -162,10 +196,6 @@ func (pl *planner) addOp(task string, kind plan.Op, node *plan.Node, ins ...Inpu
 
 // place places n and what it reads, and returns its rows.
 func (pl *planner) place(n *plan.Node) (stream, error) {
-	want := map[plan.Op]int{plan.Scan: 0, plan.Join: 2, plan.SemiJoin: 2}
-	if k, ok := want[n.Op]; ok && len(n.Input) != k || !ok && len(n.Input) != 1 {
-		return stream{}, fmt.Errorf("%s node with %d inputs", n.Op, len(n.Input))
-	}
 	switch n.Op {
 	case plan.Scan:
 		s := stream{at: atSource, table: n.Table, cols: n.Output}

@@ -8,6 +8,7 @@ import (
 	"github.com/wololo/wololo/queries"
 	"github.com/wololo/wololo/services/dataflow/sql"
 	"github.com/wololo/wololo/services/dataflow/sql/physical"
+	"github.com/wololo/wololo/services/dataflow/sql/plan"
 )
 
 // defaultPlan is the plan of the four default queries on the default
@@ -106,5 +107,31 @@ func TestShapeOf(t *testing.T) {
 	}
 	if _, err := physical.Build(nil, physical.Shape{}); err == nil {
 		t.Error("Build on no shape: no error")
+	}
+}
+
+// TestBuildRefusesMalformedPlans: a logical plan that is not what
+// sql.Compile makes (as a decoded one may be) is an error, not a panic.
+func TestBuildRefusesMalformedPlans(t *testing.T) {
+	scan := &plan.Node{Op: plan.Scan, Table: "matches", Output: []plan.Column{{Name: "token", Type: plan.Text}}}
+	col := func(i int) *plan.Expr { return &plan.Expr{Kind: plan.ColRef, Col: i, Type: plan.Text, Name: "token"} }
+	sh := shape(t, deploy.Default())
+	for _, c := range []struct {
+		name string
+		root *plan.Node
+		want string
+	}{
+		{"a join of one input", &plan.Node{Op: plan.Join, Input: []*plan.Node{scan}, LeftKey: col(0), RightKey: col(0)}, "join node with 1 inputs"},
+		{"a column past the input", &plan.Node{Op: plan.Project, Input: []*plan.Node{scan}, Exprs: []*plan.Expr{col(3)}, Output: scan.Output}, "reads column 3 of 1"},
+		{"a right key past the input", &plan.Node{Op: plan.Join, Input: []*plan.Node{scan, scan}, LeftKey: col(0), RightKey: col(1)}, "join's right key"},
+		{"no plan", nil, "has no plan"},
+	} {
+		_, err := physical.Build([]physical.Logical{{Name: "x", Plan: c.root}}, sh)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: Build = %v, want an error saying %q", c.name, err, c.want)
+		}
+	}
+	if _, err := physical.Build([]physical.Logical{{Name: "x", Plan: scan}, {Name: "x", Plan: scan}}, sh); err == nil {
+		t.Error("two queries named x: no error")
 	}
 }
