@@ -35,6 +35,10 @@ type importRule struct {
 // own rule says.
 func testHelpers(dep string) bool { return dep == "internal/testkit" }
 
+// sqlPhysical is the SQL engine's physical planner, which alone of the
+// engine knows the cluster's tasks.
+const sqlPhysical = "services/dataflow/sql/physical"
+
 // importRules are the directions the module's dependencies may point in.
 // Tests count: a package's test files are held to its rules.
 var importRules = []importRule{
@@ -119,17 +123,28 @@ var importRules = []importRule{
 		allow: func(d string) bool {
 			return under(d, "services/base") || under(d, "services/wire") || under(d, "services/dataflow") || below(d)
 		},
-		testsMay: testHelpers,
+		// Tests may also read the default queries' SQL files, which
+		// import nothing of the module.
+		testsMay: func(d string) bool { return testHelpers(d) || d == "queries" },
 	},
 	{
 		name: "sql-engine",
 		rule: "services/dataflow/sql/... (the SQL engine) imports of this module only services/dataflow/sql/..., services/dataflow/csvio and services/dataflow/schema",
-		from: func(p string) bool { return under(p, "services/dataflow/sql") },
+		from: func(p string) bool { return under(p, "services/dataflow/sql") && p != sqlPhysical },
 		allow: func(d string) bool {
 			return under(d, "services/dataflow/sql") || d == "services/dataflow/csvio" || d == "services/dataflow/schema"
 		},
 		// Its tests compare it with the reference on generated data.
 		testsMay: func(d string) bool { return d == "services/dataflow/reference" || d == "services/base/datagen" },
+	},
+	{
+		name:  "sql-physical",
+		rule:  "services/dataflow/sql/physical (the physical planner) imports of this module only services/dataflow/sql/... and deploy (the cluster's tasks it places operators on)",
+		from:  func(p string) bool { return p == sqlPhysical },
+		allow: func(d string) bool { return under(d, "services/dataflow/sql") || d == "deploy" },
+		// Its golden tests plan the default queries over the generator's
+		// columns.
+		testsMay: func(d string) bool { return testHelpers(d) || d == "queries" || d == "services/base/datagen" },
 	},
 	{
 		name:  "queries",
@@ -148,10 +163,10 @@ var importRules = []importRule{
 	},
 	{
 		name: "floor-cmdline",
-		rule: "services/cmdline/... imports only services/base, services/wire, services/dataflow, services/cmdline, proto, deploy, transport and internal/ of this module: never ops or roles",
+		rule: "services/cmdline/... imports only services/base, services/wire, services/dataflow, services/cmdline, proto, deploy, transport, internal/ and queries (the default queries' SQL files) of this module: never ops or roles",
 		from: func(p string) bool { return under(p, "services/cmdline") },
 		allow: func(d string) bool {
-			return under(d, "services/base") || under(d, "services/wire") || under(d, "services/dataflow") || under(d, "services/cmdline") || below(d)
+			return under(d, "services/base") || under(d, "services/wire") || under(d, "services/dataflow") || under(d, "services/cmdline") || below(d) || d == "queries"
 		},
 		testsMay: testHelpers,
 	},
