@@ -35,6 +35,10 @@ type importRule struct {
 // own rule says.
 func testHelpers(dep string) bool { return dep == "internal/testkit" }
 
+// sqlPhysical is the SQL engine's physical planner, which alone of the
+// engine knows the cluster's tasks.
+const sqlPhysical = "services/dataflow/sql/physical"
+
 // importRules are the directions the module's dependencies may point in.
 // Tests count: a package's test files are held to its rules.
 var importRules = []importRule{
@@ -119,12 +123,14 @@ var importRules = []importRule{
 		allow: func(d string) bool {
 			return under(d, "services/base") || under(d, "services/wire") || under(d, "services/dataflow") || below(d)
 		},
-		testsMay: testHelpers,
+		// Tests may also read the default queries' SQL files, which
+		// import nothing of the module.
+		testsMay: func(d string) bool { return testHelpers(d) || d == "queries" },
 	},
 	{
 		name: "sql-engine",
 		rule: "services/dataflow/sql/... (the SQL engine) imports of this module only services/dataflow/sql/..., services/dataflow/csvio and services/dataflow/schema",
-		from: func(p string) bool { return under(p, "services/dataflow/sql") },
+		from: func(p string) bool { return under(p, "services/dataflow/sql") && p != sqlPhysical },
 		allow: func(d string) bool {
 			return under(d, "services/dataflow/sql") || d == "services/dataflow/csvio" || d == "services/dataflow/schema"
 		},
@@ -136,6 +142,15 @@ var importRules = []importRule{
 		rule:  "services/dataflow/sql/sqlgen (random queries and their naive meaning, an oracle) imports nothing of this module, so it shares no code with the engine it checks",
 		from:  func(p string) bool { return p == "services/dataflow/sql/sqlgen" },
 		allow: func(string) bool { return false },
+	},
+	{
+		name:  "sql-physical",
+		rule:  "services/dataflow/sql/physical (the physical planner) imports of this module only services/dataflow/sql/... and deploy (the cluster's tasks it places operators on)",
+		from:  func(p string) bool { return p == sqlPhysical },
+		allow: func(d string) bool { return under(d, "services/dataflow/sql") || d == "deploy" },
+		// Its golden tests plan the default queries over the generator's
+		// columns.
+		testsMay: func(d string) bool { return testHelpers(d) || d == "queries" || d == "services/base/datagen" },
 	},
 	{
 		name:  "queries",
@@ -154,10 +169,10 @@ var importRules = []importRule{
 	},
 	{
 		name: "floor-cmdline",
-		rule: "services/cmdline/... imports only services/base, services/wire, services/dataflow, services/cmdline, proto, deploy, transport and internal/ of this module: never ops or roles",
+		rule: "services/cmdline/... imports only services/base, services/wire, services/dataflow, services/cmdline, proto, deploy, transport, internal/ and queries (the default queries' SQL files) of this module: never ops or roles",
 		from: func(p string) bool { return under(p, "services/cmdline") },
 		allow: func(d string) bool {
-			return under(d, "services/base") || under(d, "services/wire") || under(d, "services/dataflow") || under(d, "services/cmdline") || below(d)
+			return under(d, "services/base") || under(d, "services/wire") || under(d, "services/dataflow") || under(d, "services/cmdline") || below(d) || d == "queries"
 		},
 		testsMay: testHelpers,
 	},
@@ -199,12 +214,32 @@ var importRules = []importRule{
 		},
 	},
 	{
+		name: "roles-apart",
+		rule: "a package of services/roles that assembles no other role (every one but the assemblers node, worker and demo; master/runtimetest has its own rule) imports no other package of services/roles: a pure parser or constant two roles share belongs on the floor below them (the data path's on the dataflow floor), not in one of them",
+		from: func(p string) bool {
+			return under(p, "services/roles") && !slices.Contains(roleAssemblers, p) && p != "services/roles/master/runtimetest"
+		},
+		allow: func(d string) bool { return !under(d, "services/roles") },
+	},
+	{
+		name:  "inmem-not-the-client",
+		rule:  "services/roles/inmem (the in-memory executor) imports nothing of services/cmdline/client: it reads its files' headers through services/dataflow/ingest, as the client does, not through the client",
+		from:  func(p string) bool { return under(p, "services/roles/inmem") },
+		allow: func(d string) bool { return !under(d, "services/cmdline/client") },
+	},
+	{
 		name:  "datagen",
 		rule:  "services/base/datagen imports nothing of this module but services/base/atomicfile, so it shares no bug with the engines it tests",
 		from:  func(p string) bool { return p == "services/base/datagen" },
 		allow: func(d string) bool { return d == "services/base/atomicfile" },
 	},
 }
+
+// roleAssemblers are the packages of services/roles that put other roles
+// together, and so may import them: the node (a process of the graph, with
+// the gateway's role when it has it), the worker (a node), and the demo
+// (the in-memory executor or the nodes). Every other role stands alone.
+var roleAssemblers = []string{"services/roles/node", "services/roles/worker", "services/roles/demo"}
 
 // floors are the folders services/ is grouped into (services/README.md),
 // lowest first; every package of services/ is in one of them.
@@ -422,6 +457,22 @@ func TestServicesOnFloors(t *testing.T) {
 	}
 }
 
+// TestImportRoleAssemblers keeps the exemption of roles-apart honest:
+// each of roleAssemblers exists and imports another role, outside its
+// tests; one that no longer does is held to the rule like any role.
+func TestImportRoleAssemblers(t *testing.T) {
+	g := loadImportGraph(t)
+	for _, pkg := range roleAssemblers {
+		if _, ok := g[pkg]; !ok {
+			t.Errorf("%s is in roleAssemblers but is no package: was it renamed?", pkg)
+			continue
+		}
+		if !slices.ContainsFunc(g.imports(pkg), func(d string) bool { return under(d, "services/roles") && !g[pkg][d] }) {
+			t.Errorf("%s is in roleAssemblers but imports no other role: take it out, so that roles-apart holds it", pkg)
+		}
+	}
+}
+
 // TestImportRulesCatchBadImports runs the rules over made-up graphs, so
 // that a checker that lets everything through cannot pass unnoticed.
 func TestImportRulesCatchBadImports(t *testing.T) {
@@ -541,6 +592,24 @@ func TestImportRulesCatchBadImports(t *testing.T) {
 		{"the runtime suite knows a runtime", "runtimetest-knows-no-runtime", importGraph{
 			"services/roles/master/runtimetest": {"services/roles/master": false, "services/roles/local": false, "internal/testkit": true, "deploy": true},
 		}, []string{"services/roles/master/runtimetest imports services/roles/local"}},
+		{"roles apart but the assemblers", "roles-apart", importGraph{
+			"services/roles/node":               {"services/roles/gateway": false},
+			"services/roles/worker":             {"services/roles/node": false},
+			"services/roles/demo":               {"services/roles/inmem": false, "services/roles/node": false},
+			"services/roles/master/runtimetest": {"services/roles/master": false},
+			"services/roles/inmem":              {"services/roles/gateway": false, "services/dataflow/ingest": false},
+			"services/roles/local":              {"services/roles/master": false},
+			"services/roles/dockerproxy":        {"services/roles/master": true, "services/cmdline/cli": false},
+			"services/roles/gateway":            {"services/dataflow/ingest": false, "internal/testkit": true},
+		}, []string{
+			"services/roles/dockerproxy imports services/roles/master (in its tests)",
+			"services/roles/inmem imports services/roles/gateway",
+			"services/roles/local imports services/roles/master",
+		}},
+		{"the in-memory executor reads headers through the client", "inmem-not-the-client", importGraph{
+			"services/roles/inmem":   {"services/cmdline/client": true, "services/dataflow/ingest": false, "services/cmdline/cli": false},
+			"services/roles/gateway": {"services/cmdline/client": false},
+		}, []string{"services/roles/inmem imports services/cmdline/client (in its tests)"}},
 		{"the tests of a dependency are not built", "services-never-on-tools", importGraph{
 			"services/dataflow/batch":  {"services/dataflow/schema": false},
 			"services/dataflow/schema": {"tools/datagen": true},

@@ -14,6 +14,7 @@ import (
 	"github.com/wololo/wololo/services/cmdline/certs"
 	"github.com/wololo/wololo/services/cmdline/cli"
 	"github.com/wololo/wololo/services/cmdline/client"
+	"github.com/wololo/wololo/services/cmdline/explain"
 	"github.com/wololo/wololo/services/cmdline/tlsflags"
 	"github.com/wololo/wololo/services/cmdline/version"
 	"github.com/wololo/wololo/services/dataflow/reference"
@@ -49,6 +50,7 @@ var commands = []command{
 	{"compose", "write the docker compose file of a topology (deploy/compose.yaml is its default output)", compose.Run},
 	{"datagen", "generate a matches.csv / match_players.csv dataset", datagen.Run},
 	{"chaos", "crash harness: kill processes of a local cluster during a job, compare with the reference", chaos.Run},
+	{"explain", "print the logical plans of a job's SQL queries and its physical plan on the topology's tasks", explain.Run},
 	{"reference", "answer the four queries with the single-process reference evaluator", reference.Run},
 	{"bench", "measure reference, DuckDB, demo and local mode on a dataset and write a markdown report", bench.Run},
 	{"version", "print the version, the git commit it was built from and the Go version (--json for scripts)", version.Run},

@@ -35,7 +35,7 @@ func TestBufListenerServesOneServer(t *testing.T) {
 	if err := check(dial(), "one"); err != nil {
 		t.Fatal(err)
 	}
-	if dial() != dial() {
+	if first, second := dial(), dial(); first != second {
 		t.Error("dial gave two connections to one listener")
 	}
 }

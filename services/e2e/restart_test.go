@@ -22,7 +22,15 @@ import (
 // Seed 3 snapshots the operators' state after every few kilobytes of state
 // log, so that restarts restore snapshots and replay what came after them.
 func TestRestartsRecoverExactly(t *testing.T) {
-	const minUptime = 100 * time.Millisecond
+	// An instance restarted again before it is back up makes no progress
+	// at all on a loaded machine, so each one gets a breath. The
+	// gateway's is longer: a client reconnects with gRPC's backoff, which
+	// grows to a second between attempts (it is often waiting in one), and then needs a few calls to
+	// resume its upload; restarted every 100-150 ms, a gateway whose
+	// recovery grows with the job (seed 3 restores snapshots) was never
+	// reached again (CI: 199 gateway restarts in 30 s, "cannot reach the
+	// gateway").
+	const minUptime, gatewayUptime = 100 * time.Millisecond, 400 * time.Millisecond
 	for _, seed := range []uint64{1, 2, 3} {
 		if seed == 3 {
 			old := stage.SnapshotMinBytes
@@ -62,10 +70,11 @@ func TestRestartsRecoverExactly(t *testing.T) {
 			if i < len(order) {
 				in = instances[order[i]]
 			}
-			// An instance restarted again before it is back up makes no
-			// progress at all on a loaded machine (a gateway restarted every
-			// 50 ms never answers the client): each one gets a breath.
-			if time.Since(last[in.Name()]) < minUptime {
+			breath := minUptime
+			if in.Stage == top.Gateway().Name {
+				breath = gatewayUptime
+			}
+			if time.Since(last[in.Name()]) < breath {
 				continue
 			}
 			if err := c.Restart(in.Name()); err != nil {
@@ -84,8 +93,12 @@ func TestRestartsRecoverExactly(t *testing.T) {
 			n += k
 		}
 		t.Logf("seed %d: %d restarts during the job: %v", seed, n, restarted)
-		if n < 8 {
-			t.Errorf("only %d restarts landed during the job; the test proves little", n)
+		// Every instance at least once, and more than that in all: on a
+		// quiet machine the job is short (seen: 8 restarts), on a loaded
+		// one long (40), so the bound is the least that still makes the
+		// run prove something.
+		if n < 6 || len(last) < len(instances) {
+			t.Errorf("only %d restarts of %d of the %d instances landed during the job; the test proves little", n, len(last), len(instances))
 		}
 	}
 }

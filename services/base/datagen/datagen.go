@@ -152,6 +152,14 @@ var playerHeader = [numPlayerFields]string{
 	"token", "match", "rating", "color", "civ", "team", "winner", extraPlayerColumn,
 }
 
+// Headers returns the columns of the two files the generator writes by
+// default (without ShuffleColumns, which also adds an extra column), in
+// their order: what a catalog of the default tables names when no file
+// is at hand (wololo explain).
+func Headers() (matches, players []string) {
+	return append([]string(nil), matchHeader[:numMatchFields-1]...), append([]string(nil), playerHeader[:numPlayerFields-1]...)
+}
+
 // Match kinds: the common case and the planted ones.
 type kind uint8
 

@@ -5,5 +5,6 @@
 // client's own jobs at the gateway and cancels one (list.go).
 //
 // It talks only to the gateway's JobService; it never parses rows beyond
-// each file's header.
+// each file's header, which it reads and checks as the gateway will
+// (services/dataflow/ingest.ReadHeader).
 package client

@@ -24,7 +24,7 @@ import (
 	"github.com/wololo/wololo/services/base/backoff"
 	"github.com/wololo/wololo/services/base/jobid"
 	"github.com/wololo/wololo/services/cmdline/cli"
-	"github.com/wololo/wololo/services/dataflow/csvio"
+	"github.com/wololo/wololo/services/dataflow/ingest"
 	"github.com/wololo/wololo/services/dataflow/schema"
 	"github.com/wololo/wololo/services/wire/rpc"
 )
@@ -107,52 +107,21 @@ func explain(server string, err error) error {
 	return fmt.Errorf("gateway error (%s): %s", st.Code(), st.Message())
 }
 
-// ReadHeader reads a file's header record and checks it as the gateway and
-// the reference would (required columns once each, a bounded size), so
-// that a wrong file is refused at once, naming the path the user gave.
-// Column names travel as protobuf strings: bytes that are not UTF-8 are
-// replaced, which cannot turn any name into a required one.
-func ReadHeader(path string, file schema.File) (*wololov1.FileHeader, error) {
+// readHeader opens a file the user named, reads its header record and
+// checks it as the gateway will (ingest.ReadHeader, which names the path
+// in its errors), and fingerprints the file for the job to remember.
+func readHeader(path string, file schema.File) (*wololov1.FileHeader, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	info, err := f.Stat()
+	hd, err := ingest.ReadHeader(f, path, file)
 	if err != nil {
 		return nil, err
 	}
-	if info.IsDir() {
-		return nil, fmt.Errorf("%s is a directory, not a CSV file", path)
-	}
-	sc := csvio.NewScanner(f)
-	sc.SetMaxRecordSize(schema.MaxHeaderBytes)
-	if !sc.Scan() {
-		if errors.Is(sc.Err(), csvio.ErrRecordTooLong) {
-			return nil, fmt.Errorf("%s: %w", path, schema.HeaderTooLong(file))
-		}
-		if sc.Err() != nil {
-			return nil, fmt.Errorf("read header of %s: %w", path, sc.Err())
-		}
-		return nil, fmt.Errorf("%s is empty: it needs at least a header row", path)
-	}
-	if sc.Kind() != csvio.Record {
-		return nil, fmt.Errorf("%s: the header row cannot be parsed as CSV", path)
-	}
-	fields := sc.Fields()
-	if file == schema.Matches {
-		_, err = schema.ParseMatchHeader(fields)
-	} else {
-		_, err = schema.ParsePlayerHeader(fields)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	h := &wololov1.FileHeader{DataOffset: sc.Offset(), Size: info.Size()}
-	for _, f := range fields {
-		h.Columns = append(h.Columns, strings.ToValidUTF8(string(f), "\uFFFD"))
-	}
-	if h.Fingerprint, err = Fingerprint(f, info.Size()); err != nil {
+	h := &wololov1.FileHeader{Columns: hd.Columns, DataOffset: hd.DataOffset, Size: hd.Size}
+	if h.Fingerprint, err = Fingerprint(f, hd.Size); err != nil {
 		return nil, fmt.Errorf("read %s: %w", path, err)
 	}
 	return h, nil
@@ -194,11 +163,11 @@ func Submit(ctx context.Context, o SubmitOptions) (sum *Summary, err error) {
 		}
 	}()
 	var mh, ph *wololov1.FileHeader
-	mh, err = ReadHeader(o.Matches, schema.Matches)
+	mh, err = readHeader(o.Matches, schema.Matches)
 	if err != nil {
 		return nil, fmt.Errorf("the matches file: %w", err)
 	}
-	ph, err = ReadHeader(o.Players, schema.Players)
+	ph, err = readHeader(o.Players, schema.Players)
 	if err != nil {
 		return nil, fmt.Errorf("the players file: %w", err)
 	}

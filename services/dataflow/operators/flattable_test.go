@@ -234,21 +234,36 @@ func TestFlatTableProbesStayShort(t *testing.T) {
 		"binary":     func(i int) []byte { return []byte{byte(i), byte(i >> 8), byte(i >> 16)} },
 		"long equal": func(i int) []byte { return fmt.Appendf(bytes.Repeat([]byte{'a'}, 40), "%d", i) },
 	}
+	// Every table has a seed of its own: before hashToken's final mix,
+	// about one seed in forty clustered one of these sets, so one table
+	// per set passed most runs and failed now and then.
+	seeds := 24
+	if testing.Short() {
+		seeds = 4
+	}
+	// Seeds that clustered a set under the hash without its final mix
+	// (decimal 3.54, long equal 12.72), kept as fixed cases.
+	fixed := []uint64{0x13ddc3b10095daa5, 0x4a1857fcba0bc851}
 	for name, token := range sets {
-		tab := newFlatTable[uint64](0)
-		n := flatLimit(1<<17) - 1
-		for i := range n {
-			tab.slot(token(i))
-		}
-		var dist uint64
-		for i, e := range tab.entries {
-			if e.hash != 0 {
-				dist += uint64((uint32(i) - e.hash) & tab.mask)
+		for k := range len(fixed) + seeds {
+			tab := newFlatTable[uint64](0)
+			if k < len(fixed) {
+				tab.seed = fixed[k]
 			}
-		}
-		// Linear probing at 3/4 load averages 1.5 with a uniform hash.
-		if mean := float64(dist) / float64(n); mean > 3 {
-			t.Errorf("%s: mean distance from the home slot %.2f at load %.2f", name, mean, float64(n)/float64(len(tab.entries)))
+			n := flatLimit(1<<17) - 1
+			for i := range n {
+				tab.slot(token(i))
+			}
+			var dist uint64
+			for i, e := range tab.entries {
+				if e.hash != 0 {
+					dist += uint64((uint32(i) - e.hash) & tab.mask)
+				}
+			}
+			// Linear probing at 3/4 load averages 1.5 with a uniform hash.
+			if mean := float64(dist) / float64(n); mean > 2 {
+				t.Errorf("%s, seed %#x: mean distance from the home slot %.2f at load %.2f", name, tab.seed, mean, float64(n)/float64(len(tab.entries)))
+			}
 		}
 	}
 }

@@ -155,9 +155,12 @@ func tri(v byte) batch.Tri { return batch.Tri(v % 3) }
 // hashed every token again to read it back. Version 2 writes the table's
 // hash seed and arena once, whole, and each group with its hash and its
 // token's place in the arena, all in memory order; reading it back places
-// each entry by its hash, with no token read or hashed. Restore reads
-// both versions.
-const q2SnapshotVersion = 2
+// each entry by its hash, with no token read or hashed. Version 3 is
+// version 2 with the hash that ends in a final mix (hashToken): its
+// stored hashes are the new function's, where version 2's are the old
+// one's, so a version 2 snapshot is read back by hashing each token
+// again. Restore reads all three.
+const q2SnapshotVersion = 3
 
 // AppendSnapshot writes every match's group, and the ratings too wide for
 // units.
@@ -234,7 +237,7 @@ func (g *Q2Grouper) Restore(state []byte) error {
 			m, _ := g.matches.slot(r.bytes())
 			r.group(m, true)
 		}
-	case v == q2SnapshotVersion:
+	case v == 2 || v == q2SnapshotVersion:
 		var seed uint64
 		if len(r.b) < 8 {
 			r.fail()
@@ -246,6 +249,9 @@ func (g *Q2Grouper) Restore(state []byte) error {
 		g.matches = flatTableOf[q2Match](seed, arena, n)
 		for ; n > 0 && r.err == nil; n-- {
 			h, off, size := r.uvarint(), r.uvarint(), r.uvarint()
+			if v == 2 && off <= uint64(len(arena)) && size <= uint64(len(arena))-off {
+				h = uint64(g.matches.hash(arena[off : off+size])) // stored by the old hash
+			}
 			m, ok := g.matches.place(uint32(h), off, uint32(size))
 			if !ok || h > math.MaxUint32 || size > math.MaxUint32 {
 				r.fail()
@@ -254,7 +260,7 @@ func (g *Q2Grouper) Restore(state []byte) error {
 			r.group(m, false)
 		}
 	default:
-		return fmt.Errorf("q2-grouper snapshot of version %d, want 1 or %d", v, q2SnapshotVersion)
+		return fmt.Errorf("q2-grouper snapshot of version %d, want 1 to %d", v, q2SnapshotVersion)
 	}
 	for n := r.count(3); n > 0 && r.err == nil; n-- {
 		token := string(r.bytes())

@@ -75,7 +75,8 @@
 //     lookup (ownership), the upload
 //     slots and committed offsets, results, retention; every durable fact a
 //     protobuf record (job_record.proto) in the store. No gRPC.
-//   - upload.go, the upload path: parse a chunk (the pure Ingest), commit
+//   - upload.go, the upload path: parse a chunk (the pure Ingest of
+//     services/dataflow/ingest; the job keeps its ingest.Columns), commit
 //     its rows with the new offset through the transport.Committer, then
 //     acknowledge the offset. A failed commit uses up no sequence number.
 //   - service.go, the JobService adapter; errors.go maps the domain's

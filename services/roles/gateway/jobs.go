@@ -17,6 +17,7 @@ import (
 
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 	"github.com/wololo/wololo/services/base/jobid"
+	"github.com/wololo/wololo/services/dataflow/ingest"
 	"github.com/wololo/wololo/services/dataflow/schema"
 	"github.com/wololo/wololo/services/dataflow/stage"
 	"github.com/wololo/wololo/transport"
@@ -73,7 +74,7 @@ func rejectsPrefix(f schema.File) string { return "rejects/" + f.String() + "/" 
 // fileState is one input file of a job. Of its header it keeps only where
 // the required columns are (cols): the names stay in the store.
 type fileState struct {
-	cols      columns
+	cols      ingest.Columns
 	size      int64
 	print     []byte // the client's fingerprint of the file (at most maxFingerprint bytes)
 	offset    int64  // committed: every record before it is in the outbox
@@ -246,7 +247,7 @@ func (l Limits) checkHeaders(matches, players *wololov1.FileHeader) error {
 		}
 	}
 	for i, h := range []*wololov1.FileHeader{matches, players} {
-		if _, err := parseColumns(schema.File(i), h.Columns); err != nil {
+		if _, err := ingest.ParseColumns(schema.File(i), h.Columns); err != nil {
 			return kindError{ErrInvalid, err}
 		}
 	}
@@ -349,7 +350,7 @@ func (js *jobs) newJob(id string, rec *wololov1.JobRecord) (*job, error) {
 		return nil, errorf(ErrInvalid, "job %q: files of %d and %d bytes", id, rec.Files[0].Size, rec.Files[1].Size)
 	}
 	for i, f := range rec.Files {
-		cols, err := parseColumns(schema.File(i), f.Columns)
+		cols, err := ingest.ParseColumns(schema.File(i), f.Columns)
 		if err != nil {
 			return nil, kindError{ErrInvalid, fmt.Errorf("job %q: %w", id, err)}
 		}

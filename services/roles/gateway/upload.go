@@ -8,6 +8,7 @@ import (
 	"time"
 
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
+	"github.com/wololo/wololo/services/dataflow/ingest"
 	"github.com/wololo/wololo/services/dataflow/schema"
 	"github.com/wololo/wololo/services/dataflow/stage"
 	"github.com/wololo/wololo/transport"
@@ -75,11 +76,11 @@ func (g *Gateway) upload(stream uploadStream) (err error) {
 	defer func() { g.cfg.Counters.Upload(file.String(), uploadOutcome(err, paused)) }()
 
 	log := j.log.With("file", file.String())
-	in, err := ingestFor(file, j.files[file].cols, file.Stream(), u.offset, u.report)
+	in, err := ingest.FromColumns(file, j.files[file].cols, file.Stream(), u.offset, u.report)
 	if err == nil {
 		in.MaxRecord = g.cfg.MaxRecordBytes
 		in.OnOversized = func(at int64) {
-			log.Warn("record over the size limit skipped, counted as malformed", "offset", at, "limit", in.maxRecord(), "flag", "--max-record-bytes")
+			log.Warn("record over the size limit skipped, counted as malformed", "offset", at, "limit", in.RecordLimit(), "flag", "--max-record-bytes")
 		}
 	}
 	if err != nil {
@@ -358,7 +359,7 @@ func (p *commitPipe) failed() error {
 
 // commit queues what the ingest emitted, with the upload's new offset and
 // report, as the next step.
-func (p *commitPipe) commit(ctx context.Context, in *Ingest, out *stage.Outputs, done bool) error {
+func (p *commitPipe) commit(ctx context.Context, in *ingest.Ingest, out *stage.Outputs, done bool) error {
 	if err := p.u.j.failure(); err != nil {
 		return err
 	}

@@ -6,7 +6,9 @@
 // `wololo demo` runs by default.
 //
 // It computes with the same parts as a deployment, so its answers are the
-// deployment's: the gateway's Ingest parses and projects, stage.Outputs
+// deployment's: the files' headers are checked as the client checks them
+// and their records parsed and projected by the gateway's Ingest (both
+// services/dataflow/ingest), stage.Outputs
 // routes rows to receiver instances by the same hash and cuts the same
 // batches, and the operators (chained per task by operators.SpecFor) are
 // the ones the nodes run. What it leaves out is everything that makes a

@@ -12,12 +12,11 @@ import (
 	"github.com/wololo/wololo/deploy"
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 	"github.com/wololo/wololo/services/base/datagen"
-	"github.com/wololo/wololo/services/cmdline/client"
+	"github.com/wololo/wololo/services/dataflow/ingest"
 	"github.com/wololo/wololo/services/dataflow/operators"
 	"github.com/wololo/wololo/services/dataflow/reference"
 	"github.com/wololo/wololo/services/dataflow/schema"
 	"github.com/wololo/wololo/services/dataflow/stage"
-	"github.com/wololo/wololo/services/roles/gateway"
 	"github.com/wololo/wololo/transport"
 )
 
@@ -127,7 +126,7 @@ func runStages(t *testing.T, top deploy.Topology, matches, players string, extra
 
 	upload := newCommitter()
 	for f, path := range map[schema.File]string{schema.Matches: matches, schema.Players: players} {
-		h, err := client.ReadHeader(path, f)
+		h, err := readHeader(path, f)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -135,7 +134,7 @@ func runStages(t *testing.T, top deploy.Topology, matches, players string, extra
 		if err != nil {
 			t.Fatal(err)
 		}
-		in, err := gateway.NewIngest(f, h.Columns, f.Stream(), h.DataOffset, schema.FileReport{})
+		in, err := ingest.New(f, h.Columns, f.Stream(), h.DataOffset, schema.FileReport{})
 		if err != nil {
 			t.Fatal(err)
 		}

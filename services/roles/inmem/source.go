@@ -10,11 +10,10 @@ import (
 	"sync"
 
 	"github.com/wololo/wololo/deploy"
-	"github.com/wololo/wololo/services/cmdline/client"
 	"github.com/wololo/wololo/services/dataflow/csvio"
+	"github.com/wololo/wololo/services/dataflow/ingest"
 	"github.com/wololo/wololo/services/dataflow/schema"
 	"github.com/wololo/wololo/services/dataflow/stage"
-	"github.com/wololo/wololo/services/roles/gateway"
 )
 
 // DefaultPieceBytes is about how much of a file one piece holds.
@@ -64,7 +63,7 @@ type fileHeader struct {
 func (s *source) run() [2]schema.FileReport {
 	for f, path := range [2]string{schema.Matches: s.opts.Matches, schema.Players: s.opts.Players} {
 		s.reports[f].Missing = map[string]int64{}
-		h, err := client.ReadHeader(path, schema.File(f))
+		h, err := readHeader(path, schema.File(f))
 		if err != nil {
 			s.g.stop(err)
 			return s.reports
@@ -105,6 +104,17 @@ func (s *source) run() [2]schema.FileReport {
 		r.OversizedAt = r.OversizedAt[:min(len(r.OversizedAt), schema.MaxOversizedListed)]
 	}
 	return s.reports
+}
+
+// readHeader reads the header of the file at path as the client reads it
+// before an upload (ingest.ReadHeader).
+func readHeader(path string, file schema.File) (ingest.Header, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return ingest.Header{}, err
+	}
+	defer f.Close()
+	return ingest.ReadHeader(f, path, file)
 }
 
 // cut reads a file and sends it on as pieces that end where records end.
@@ -180,7 +190,7 @@ func (s *source) parse(pieces <-chan piece) {
 }
 
 func (s *source) parsePiece(p piece, out *stage.Outputs) error {
-	in, err := gateway.NewIngest(p.file, s.headers[p.file].columns, p.file.Stream(), p.offset, schema.FileReport{})
+	in, err := ingest.New(p.file, s.headers[p.file].columns, p.file.Stream(), p.offset, schema.FileReport{})
 	if err != nil {
 		return err
 	}
@@ -201,7 +211,7 @@ func (s *source) parsePiece(p piece, out *stage.Outputs) error {
 // parseTail parses a tail piece and then the rest of its file, as the
 // gateway's Ingest parses an upload: in order, skipping a record too long
 // to hold.
-func (s *source) parseTail(p piece, in *gateway.Ingest, out *stage.Outputs) error {
+func (s *source) parseTail(p piece, in *ingest.Ingest, out *stage.Outputs) error {
 	h := s.headers[p.file]
 	f, err := os.Open(h.path)
 	if err != nil {

@@ -465,10 +465,10 @@ func (s *suite) concurrent(t *testing.T) {
 			for i := range 4 {
 				in := s.Instances[(g+i)%len(s.Instances)]
 				if _, err := s.Runtime.List(s.ctx(t)); err != nil {
-					errs <- fmt.Errorf("List: %w", err)
+					errs <- fmt.Errorf("list: %w", err)
 				}
 				if started, err := s.Runtime.Start(s.ctx(t), in); err != nil || started {
-					errs <- fmt.Errorf("Start of running %s = %v, %v", in, started, err)
+					errs <- fmt.Errorf("start of running %s = %v, %v", in, started, err)
 				}
 			}
 		})

@@ -1,4 +1,4 @@
-package gateway
+package ingest
 
 import (
 	"errors"
@@ -271,16 +271,20 @@ func playersFile() *csvFile {
 
 func testFiles() []*csvFile { return []*csvFile{matchesFile(), playersFile()} }
 
+// copyReport is a deep copy of r, as a resumed upload's report is read
+// back from the store.
 func copyReport(r schema.FileReport) schema.FileReport {
 	r.Missing = maps.Clone(r.Missing)
+	r.Rejects = slices.Clone(r.Rejects)
+	r.OversizedAt = slices.Clone(r.OversizedAt)
 	return r
 }
 
 func newIngest(t testing.TB, f *csvFile, offset int64, report schema.FileReport) *Ingest {
 	t.Helper()
-	in, err := NewIngest(f.file, f.columns, f.stream, offset, report)
+	in, err := New(f.file, f.columns, f.stream, offset, report)
 	if err != nil {
-		t.Fatalf("NewIngest: %v", err)
+		t.Fatalf("New: %v", err)
 	}
 	return in
 }
@@ -424,7 +428,7 @@ func TestIngestKeepsGivenReport(t *testing.T) {
 	}
 }
 
-func TestNewIngestHeaders(t *testing.T) {
+func TestNewHeaders(t *testing.T) {
 	cases := []struct {
 		name    string
 		file    schema.File
@@ -491,7 +495,7 @@ func TestNewIngestHeaders(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			in, err := NewIngest(c.file, c.columns, "s", 0, schema.FileReport{})
+			in, err := New(c.file, c.columns, "s", 0, schema.FileReport{})
 			if err != nil {
 				if !errors.Is(err, schema.ErrMissingColumn) {
 					t.Errorf("err = %v, want ErrMissingColumn", err)
@@ -506,8 +510,19 @@ func TestNewIngestHeaders(t *testing.T) {
 			sameRows(t, "rows", out.rows, []string{c.want})
 		})
 	}
-	if _, err := NewIngest(schema.File(7), []string{"token"}, "s", 0, schema.FileReport{}); err == nil {
-		t.Errorf("NewIngest of an unknown file: nil error")
+	if _, err := New(schema.File(7), []string{"token"}, "s", 0, schema.FileReport{}); err == nil {
+		t.Errorf("New of an unknown file: nil error")
+	}
+}
+
+// TestFromColumnsRefusesNegativeStart: an upload cannot start before its
+// file does (a job description recovered from an old store may say so).
+func TestFromColumnsRefusesNegativeStart(t *testing.T) {
+	if _, err := FromColumns(schema.Matches, Columns{}, "s", -1, schema.FileReport{}); err == nil {
+		t.Errorf("an ingest from offset -1: nil error")
+	}
+	if _, err := FromColumns(schema.Matches, Columns{}, "s", 0, schema.FileReport{}); err != nil {
+		t.Errorf("an ingest from offset 0: %v", err)
 	}
 }
 
@@ -524,7 +539,7 @@ func TestIngestSkipsOversizedRecords(t *testing.T) {
 	data := header + body
 	want := []string{`s match="m1" civ="Aztecs" rating=1500 winner=true`, `s match="m4" civ="Celts" rating=900 winner=false`}
 	for _, size := range []int{1, 7, 64, 299, 301, len(body)} {
-		in, err := NewIngest(schema.Players, columns, "s", int64(len(header)), schema.FileReport{})
+		in, err := New(schema.Players, columns, "s", int64(len(header)), schema.FileReport{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -550,7 +565,7 @@ func TestIngestSkipsOversizedRecords(t *testing.T) {
 		}
 	}
 	// Mid-skip, Offset is where the long record began.
-	in, _ := NewIngest(schema.Players, columns, "s", int64(len(header)), schema.FileReport{})
+	in, _ := New(schema.Players, columns, "s", int64(len(header)), schema.FileReport{})
 	in.MaxRecord = 200
 	out := &ingestEmitter{}
 	cut := strings.Index(data, long) + 250 - len(header)
@@ -587,7 +602,7 @@ func TestIngestListsRejects(t *testing.T) {
 	}
 	body := data[len(header):]
 	for _, size := range []int{1, 7, 64, len(body)} {
-		in, err := NewIngest(schema.Players, columns, "s", int64(len(header)), schema.FileReport{})
+		in, err := New(schema.Players, columns, "s", int64(len(header)), schema.FileReport{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -604,7 +619,7 @@ func TestIngestListsRejects(t *testing.T) {
 		}
 	}
 
-	in, _ := NewIngest(schema.Players, columns, "s", int64(len(header)), schema.FileReport{})
+	in, _ := New(schema.Players, columns, "s", int64(len(header)), schema.FileReport{})
 	garbage := strings.Repeat("garbage\n", schema.MaxRejectsListed+10)
 	in.Feed([]byte(garbage), true, &ingestEmitter{})
 	if in.Report.Malformed != schema.MaxRejectsListed+10 || len(in.Report.Rejects) != schema.MaxRejectsListed {

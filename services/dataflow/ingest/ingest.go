@@ -1,4 +1,4 @@
-package gateway
+package ingest
 
 import (
 	"fmt"
@@ -38,51 +38,56 @@ type Ingest struct {
 	p batch.Player
 }
 
-// NewIngest returns an Ingest for a file whose header is columns, starting
-// at the given file offset (the end of the header, or a resume point).
-func NewIngest(file schema.File, columns []string, stream string, offset int64, report schema.FileReport) (*Ingest, error) {
-	cols, err := parseColumns(file, columns)
+// New returns an Ingest for a file whose header is names, starting at the
+// given file offset (the end of the header, or a resume point).
+func New(file schema.File, names []string, stream string, offset int64, report schema.FileReport) (*Ingest, error) {
+	cols, err := ParseColumns(file, names)
 	if err != nil {
 		return &Ingest{file: file, stream: stream, offset: offset, Report: report}, err
 	}
-	return ingestFor(file, cols, stream, offset, report)
+	return FromColumns(file, cols, stream, offset, report)
 }
 
-// columns is where the columns the queries read are in a file's records,
-// and how many fields a record has: all the gateway keeps of a file's
-// header once its job is created (the names stay in the job's record in
-// the store).
-type columns struct {
-	matches schema.MatchColumns
-	players schema.PlayerColumns
+// Columns is where the columns the queries read are in a file's records,
+// and how many fields a record has: all a caller needs to keep of a file's
+// header to parse its records (the gateway keeps it for each job, the
+// names staying in the job's record in the store).
+type Columns struct {
+	Matches schema.MatchColumns  // of a schema.Matches file
+	Players schema.PlayerColumns // of a schema.Players file
 }
 
-// parseColumns finds the required columns of file in its header's names.
-func parseColumns(file schema.File, names []string) (columns, error) {
+// ParseColumns finds the required columns of file in its header's names.
+func ParseColumns(file schema.File, names []string) (Columns, error) {
 	header := make([][]byte, len(names))
 	for i, c := range names {
 		header[i] = []byte(c)
 	}
-	var c columns
+	return parseHeader(file, header)
+}
+
+// parseHeader finds the required columns of file in its header record.
+func parseHeader(file schema.File, header [][]byte) (Columns, error) {
+	var c Columns
 	var err error
 	switch file {
 	case schema.Matches:
-		c.matches, err = schema.ParseMatchHeader(header)
+		c.Matches, err = schema.ParseMatchHeader(header)
 	case schema.Players:
-		c.players, err = schema.ParsePlayerHeader(header)
+		c.Players, err = schema.ParsePlayerHeader(header)
 	default:
 		err = fmt.Errorf("unknown file %d", file)
 	}
 	return c, err
 }
 
-// ingestFor is NewIngest with the header parsed already. The offsets it
-// keeps only grow by the lengths of the bytes it is fed, so they stay
-// within the bytes the upload path has counted, with checked arithmetic
-// (sumSizes), against the file's declared size; a negative start is
-// refused.
-func ingestFor(file schema.File, cols columns, stream string, offset int64, report schema.FileReport) (*Ingest, error) {
-	in := &Ingest{file: file, stream: stream, offset: offset, Report: report, matches: cols.matches, players: cols.players}
+// FromColumns is New with the header parsed already. The offsets it keeps
+// only grow by the lengths of the bytes it is fed, so they stay within the
+// bytes its caller has counted (the gateway's upload path counts them, with
+// checked arithmetic, against the file's declared size); a negative start
+// is refused.
+func FromColumns(file schema.File, cols Columns, stream string, offset int64, report schema.FileReport) (*Ingest, error) {
+	in := &Ingest{file: file, stream: stream, offset: offset, Report: report, matches: cols.Matches, players: cols.Players}
 	if in.Report.Missing == nil {
 		in.Report.Missing = map[string]int64{}
 	}
@@ -130,7 +135,7 @@ func (in *Ingest) Feed(data []byte, atEOF bool, out stage.Emitter) {
 		at := in.offset
 		in.offset += int64(n)
 		reason := schema.RejectQuoting
-		if n > in.maxRecord() && kind != csvio.Blank {
+		if n > in.RecordLimit() && kind != csvio.Blank {
 			kind, reason = csvio.Malformed, schema.RejectTooLong // too long, whole or not: as the reference counts it
 			in.oversized(at)
 		}
@@ -146,7 +151,7 @@ func (in *Ingest) Feed(data []byte, atEOF bool, out stage.Emitter) {
 		}
 	}
 	in.carry = append(in.carry[:0], buf...)
-	if max := in.maxRecord(); len(in.carry) > max && !atEOF {
+	if max := in.RecordLimit(); len(in.carry) > max && !atEOF {
 		// Too long to hold: skip the rest of this record as it comes.
 		in.skipping, in.skipFrom, in.skipper = true, in.offset, csvio.RecordSkipper{}
 		in.skipHead = append(in.skipHead[:0], in.carry[:min(len(in.carry), schema.RejectHeadBytes)]...)
@@ -156,7 +161,9 @@ func (in *Ingest) Feed(data []byte, atEOF bool, out stage.Emitter) {
 	}
 }
 
-func (in *Ingest) maxRecord() int {
+// RecordLimit is the most bytes held for one record: MaxRecord, or
+// schema.MaxRecordBytes unless it is set.
+func (in *Ingest) RecordLimit() int {
 	if in.MaxRecord > 0 {
 		return in.MaxRecord
 	}

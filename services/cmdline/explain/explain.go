@@ -1,0 +1,200 @@
+// Package explain is `wololo explain`: for a job of SQL queries, it prints
+// each query's logical plan (services/dataflow/sql) and the job's
+// physical plan on the topology's tasks (services/dataflow/sql/physical):
+// the operators of each task, the channels with their keys, and the
+// tables the keyed operators share. It runs nothing and contacts nothing:
+// it reads the query files, the header rows of any table files given, and
+// the topology.
+//
+// It may import the dataflow floor (the SQL engine), deploy and the
+// queries' files, never ops or roles.
+package explain
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/wololo/wololo/deploy"
+	"github.com/wololo/wololo/queries"
+	"github.com/wololo/wololo/services/base/datagen"
+	"github.com/wololo/wololo/services/cmdline/cli"
+	"github.com/wololo/wololo/services/dataflow/csvio"
+	"github.com/wololo/wololo/services/dataflow/schema"
+	"github.com/wololo/wololo/services/dataflow/sql"
+	"github.com/wololo/wololo/services/dataflow/sql/physical"
+)
+
+const usage = `usage: wololo explain [--query NAME=FILE.sql ...] [--matches F] [--players F]
+                      [--table NAME=F ...] [--topology F]
+
+Prints, for a job of the given queries, each query's logical plan and the
+job's physical plan on the topology's tasks: the operators each task runs,
+chained in order, the channels between the tasks with their keys and the
+columns they carry, and the tables the keyed operators of a task share
+(docs/sql.md). Nothing runs and nothing is contacted.
+
+--query NAME=FILE.sql adds a query whose rows would be written to
+NAME.csv (repeatable); with none, the job is the four default queries (q1
+.. q4 of queries/). The tables are matches and match_players, with the
+columns of the files the generator writes unless --matches or --players
+names a file whose header row to read instead, and NAME for each --table
+NAME=F (F's header row). A query the SQL engine refuses exits 2 with the
+construct and its line:column.
+`
+
+// pairs is a repeatable NAME=VALUE flag, in the order given.
+type pairs struct {
+	what string // "query", "table": for errors
+	list [][2]string
+}
+
+func (p *pairs) String() string {
+	if p == nil {
+		return ""
+	}
+	s := make([]string, len(p.list))
+	for i, kv := range p.list {
+		s[i] = kv[0] + "=" + kv[1]
+	}
+	return strings.Join(s, ",")
+}
+
+func (p *pairs) Set(v string) error {
+	name, value, ok := strings.Cut(v, "=")
+	if !ok || name == "" || value == "" {
+		return fmt.Errorf("want NAME=FILE, not %q", v)
+	}
+	if slices.ContainsFunc(p.list, func(kv [2]string) bool { return kv[0] == name }) {
+		return fmt.Errorf("%s %s is given twice", p.what, name)
+	}
+	p.list = append(p.list, [2]string{name, value})
+	return nil
+}
+
+// Run is `wololo explain`.
+func Run(_ context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := cli.NewFlagSet("wololo explain", usage, stderr)
+	qs := &pairs{what: "query"}
+	tables := &pairs{what: "table"}
+	fs.Var(qs, "query", "a query of the job, NAME=FILE.sql (repeatable; default: q1..q4)")
+	fs.Var(tables, "table", "another table, NAME=F: F's header row names its columns (repeatable)")
+	matches := fs.String("matches", "", "read the columns of matches from this file's header (default: the generator's)")
+	players := fs.String("players", "", "read the columns of match_players from this file's header (default: the generator's)")
+	topoPath := fs.String("topology", "", "topology JSON file (default: $WOLOLO_TOPOLOGY if set, else the embedded one)")
+	if err := cli.Parse(fs, args); err != nil {
+		return err
+	}
+	cat, err := catalog(fs, *matches, *players, tables.list)
+	if err != nil {
+		return err
+	}
+	top, err := deploy.Select(*topoPath)
+	if err != nil {
+		return err
+	}
+	shape, err := physical.ShapeOf(top)
+	if err != nil {
+		return err
+	}
+	job, err := jobQueries(qs.list)
+	if err != nil {
+		return err
+	}
+	var logical []physical.Logical
+	for _, q := range job {
+		root, err := sql.Compile(q.text, cat)
+		if err != nil {
+			var se *sql.Error
+			if errors.As(err, &se) {
+				err = cli.Mark(err, cli.ErrUsage) // the query is part of the command line
+			}
+			return fmt.Errorf("query %s (%s): %w", q.name, q.from, err)
+		}
+		logical = append(logical, physical.Logical{Name: q.name, Plan: root})
+		fmt.Fprintf(stdout, "query %s (%s), logical plan:\n%s\n", q.name, q.from, root)
+	}
+	p, err := physical.Build(logical, shape)
+	if err != nil {
+		return err
+	}
+	if err := physical.Check(p); err != nil {
+		return fmt.Errorf("the physical plan breaks an invariant (a bug of the planner): %w", err)
+	}
+	_, err = fmt.Fprintf(stdout, "physical plan on %s and %s:\n%s", shape.Gateway, shape.Shard, p)
+	return err
+}
+
+type query struct{ name, from, text string }
+
+// jobQueries reads the query files given, or returns the default queries.
+func jobQueries(given [][2]string) ([]query, error) {
+	var out []query
+	if len(given) == 0 {
+		for _, name := range queries.Names {
+			text, _ := queries.Text(name)
+			out = append(out, query{name, "queries/" + name + ".sql", text})
+		}
+		return out, nil
+	}
+	for _, kv := range given {
+		b, err := os.ReadFile(kv[1])
+		if err != nil {
+			return nil, fmt.Errorf("query %s: %w", kv[0], err)
+		}
+		out = append(out, query{kv[0], kv[1], string(b)})
+	}
+	return out, nil
+}
+
+// catalog is the job's tables: the default two, with the generator's
+// columns or a given file's header, and the --table ones.
+func catalog(fs *flag.FlagSet, matches, players string, tables [][2]string) (sql.Catalog, error) {
+	m, p := datagen.Headers()
+	cat := sql.Catalog{"matches": m, "match_players": p}
+	files := append([][2]string{{"matches", matches}, {"match_players", players}}, tables...)
+	for i, kv := range files {
+		if kv[1] == "" {
+			continue
+		}
+		if i >= 2 && (kv[0] == "matches" || kv[0] == "match_players") {
+			return nil, cli.Usagef(fs, "--table %s: give that table with --%s", kv[0], map[string]string{"matches": "matches", "match_players": "players"}[kv[0]])
+		}
+		cols, err := header(kv[1])
+		if err != nil {
+			return nil, fmt.Errorf("table %s: %w", kv[0], err)
+		}
+		cat[kv[0]] = cols
+	}
+	return cat, nil
+}
+
+// header reads the header row of a CSV file: its column names.
+func header(path string) ([]string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	sc := csvio.NewScanner(f)
+	sc.SetMaxRecordSize(schema.MaxHeaderBytes)
+	if !sc.Scan() {
+		if err := sc.Err(); err != nil {
+			return nil, fmt.Errorf("%s: the header row: %w", path, err)
+		}
+		return nil, fmt.Errorf("%s: no header row", path)
+	}
+	if sc.Kind() != csvio.Record {
+		return nil, fmt.Errorf("%s: the header row is malformed", path)
+	}
+	var cols []string
+	for _, c := range sc.Fields() {
+		cols = append(cols, string(c))
+	}
+	return cols, nil
+}

@@ -1,0 +1,70 @@
+// Package physical is the physical planner of the SQL engine (issue 25,
+// item 5): it takes the logical plans of one job's queries
+// (services/dataflow/sql/plan, made by sql.Compile) and the cluster's shape
+// (the gateway task and the shard task of the deployment's topology,
+// deploy.Topology) and places every operator on a task, with the channels
+// between the tasks: one physical Plan for the whole job, plain data with
+// Encode/Decode (it is to be stored with the job and travel with its
+// streams) and a String for `wololo explain`.
+//
+// The design, and why:
+//
+//   - Rows are parsed at the gateway, where the files arrive, so the work
+//     that needs no other row is done there, once per row: each input
+//     table has one scan for the whole job (the columns any query reads,
+//     each as the kind that query reads it as), and each query's filters
+//     and projections over it are pushed down to it (filters above a join
+//     are split into the conjuncts of each side, which run before the
+//     join), and a column only they read goes no further (prune.go). A
+//     query's rows leave the gateway only where a keyed operator needs them
+//     elsewhere.
+//   - A keyed operator (a join or semi-join by its key, an aggregate by its
+//     group key, DISTINCT by the whole row) needs the rows of a key
+//     together: its input is shuffled by that key over a channel to the
+//     shard task, whose instance a stable hash of the key picks. The shuffle
+//     of a table by a key is one channel for the whole job, whatever the
+//     number of queries that need it: the gateway routes a row once per
+//     distinct key, and the channel carries, per consumer (a route), the
+//     condition the row passed at the gateway (its own filters) and the
+//     columns it reads, so the rows a consumer gets are exactly its own.
+//     Input that is already partitioned by the key an operator needs (the
+//     output of a join on the same key, an aggregate's groups) is not
+//     shuffled again; input partitioned by another key is shuffled again,
+//     from shard to shard.
+//   - Operators keyed by the same key in the same task share one table
+//     (Plan.Tables): the key classes are unions of the channels' keys that
+//     a join or a semi-join makes equal (match_players.match with
+//     matches.token, in q3 and q4), so that the hand-fused MatchTable of
+//     the four default queries (the q2 grouper and the q3 and q4 joiners
+//     over one table keyed by match) is what the planner finds for any
+//     such set of queries.
+//   - An aggregate whose input is partitioned by a part of its group key
+//     sees whole groups on each shard: it runs complete there, and so do
+//     its HAVING and projection (q2's grouper), and only the qualifying
+//     rows go to the gateway. Otherwise (q3 and q4, grouped by civ after a
+//     semi-join by match) each shard computes partial aggregates (an
+//     average as its sum and count) that the gateway merges into the final
+//     aggregate, as today's joiners and aggregators do; HAVING then runs at
+//     the gateway. DISTINCT is the same: complete where the rows are
+//     partitioned by a part of the row, else at the shards and again at
+//     the gateway. A global aggregate (no GROUP BY) over one table runs at
+//     the gateway, where its rows are parsed.
+//   - Sort, LIMIT and ROW_NUMBER need every row: they run at the gateway,
+//     and each query ends in its sink there (NAME.csv). A query that needs
+//     no key (a plain filter) never leaves the gateway.
+//
+// When the topology has one task only (every stage at one replica), the
+// shard task is the gateway's: its keyed operators run there too, fed by
+// channels from the gateway to itself, as deploy.Plan does.
+//
+// A shuffle from shard to shard (a second keyed operator on another key,
+// such as two IN subqueries on different columns) is a channel from the
+// shard task to itself: to run it, the runtime will have to end an output
+// channel when the operator writing it has finished (a chain already
+// finishes an operator when its own inputs end), not when the whole task
+// has. That, and running any of this, is the next step: this package
+// places operators and describes them; it runs nothing.
+//
+// The package is pure: no I/O. It imports the logical plan and deploy (the
+// topology's tasks), nothing else of this module.
+package physical

@@ -1,0 +1,4 @@
+package physical
+
+// Optimize is optimize, for the external tests.
+var Optimize = optimize
