@@ -253,17 +253,17 @@ func TestBrokenStreamsRecoverExactly(t *testing.T) {
 		mu.Unlock()
 		return p.Addr()
 	}
-	c := startCluster(t, deploy.Default(), node.ClusterOptions{Route: route, BatchRows: 500})
+	c := startCluster(t, deploy.Default(), node.ClusterOptions{Route: route, BatchRows: 128, OutboxLimit: 4})
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Add(1)
-	go func() { // cut every worker's inbound connections every 30 ms
+	go func() { // cut every worker's inbound connections every 15 ms
 		defer wg.Done()
 		for {
 			select {
 			case <-stop:
 				return
-			case <-time.After(30 * time.Millisecond):
+			case <-time.After(15 * time.Millisecond):
 			}
 			mu.Lock()
 			for _, p := range proxies {
@@ -280,7 +280,10 @@ func TestBrokenStreamsRecoverExactly(t *testing.T) {
 		cuts += p.Cuts()
 		p.Close()
 	}
-	if cuts < 5 {
+	// A cut counts only a connection that was open: a link being redialed
+	// (its backoff grows from 50 ms) has none to cut, so the count follows
+	// the job's length, 0.3-1 s here (CI once saw 4 at 30 ms a round).
+	if cuts < 3 {
 		t.Fatalf("only %d cuts happened; the test did not break streams mid-job", cuts)
 	}
 	t.Logf("%d connection cuts during the job", cuts)
