@@ -154,7 +154,7 @@ func (x *executor) run(n *plan.Node) ([]*Batch, error) {
 	case plan.Project:
 		return project(n.Exprs, ins[0])
 	case plan.Join:
-		return hashJoin(n, ins[0], ins[1])
+		return hashJoin(n.LeftKey, n.RightKey, n.Input[1].Output, ins[0], ins[1])
 	case plan.SemiJoin:
 		return semiJoin(n.LeftKey, ins[0], buildKeySet(ins[1]))
 	case plan.Aggregate:
@@ -177,19 +177,12 @@ func (x *executor) scan(n *plan.Node) ([]*Batch, error) {
 	if !ok {
 		return nil, fmt.Errorf("no table %q", n.Table)
 	}
-	idx := make([]int, len(n.Output))
+	idx, err := ScanIndex(n, t.Columns)
+	if err != nil {
+		return nil, err
+	}
 	first := len(x.stats)
-	for i, c := range n.Output {
-		idx[i] = -1
-		for j, name := range t.Columns {
-			if name == c.Name {
-				idx[i] = j
-				break
-			}
-		}
-		if idx[i] < 0 {
-			return nil, fmt.Errorf("table %q has no column %q", n.Table, c.Name)
-		}
+	for _, c := range n.Output {
 		x.stats = append(x.stats, ColumnStats{Table: n.Table, Column: c.Name, Type: c.Type})
 	}
 	out := make([]*Batch, 0, len(t.Batches))

@@ -108,12 +108,12 @@ func semiJoin(key *plan.Expr, in []*Batch, set keySet) ([]*Batch, error) {
 
 // hashJoin is the inner equi-join: a hash table of the right rows by key,
 // probed with each left row. Rows with a NULL key match nothing.
-func hashJoin(n *plan.Node, left, right []*Batch) ([]*Batch, error) {
-	r := concat(types(n.Input[1].Output), right)
+func hashJoin(leftKey, rightKey *plan.Expr, rightCols []plan.Column, left, right []*Batch) ([]*Batch, error) {
+	r := concat(types(rightCols), right)
 	table := map[string][]int32{}
 	var k []byte
 	if r.N > 0 {
-		rk, err := eval(n.RightKey, r)
+		rk, err := eval(rightKey, r)
 		if err != nil {
 			return nil, err
 		}
@@ -126,7 +126,7 @@ func hashJoin(n *plan.Node, left, right []*Batch) ([]*Batch, error) {
 	}
 	var out []*Batch
 	for _, b := range left {
-		lk, err := eval(n.LeftKey, b)
+		lk, err := eval(leftKey, b)
 		if err != nil {
 			return nil, err
 		}
@@ -302,70 +302,22 @@ func (a *acc) result(n int) *Vec {
 // the aggregates. Without keys (no GROUP BY) it makes one row, even over
 // no input.
 func aggregate(n *plan.Node, in []*Batch) ([]*Batch, error) {
-	keyTypes := make([]plan.Type, len(n.Keys))
-	for i, k := range n.Keys {
-		keyTypes[i] = k.Type
-	}
-	g := newGroups(keyTypes)
-	accs := make([]*acc, len(n.Aggs))
-	for i, a := range n.Aggs {
-		accs[i] = &acc{agg: a}
-	}
+	a := NewAggregation(n.Keys, n.Aggs)
 	for _, b := range in {
-		keys := make([]*Vec, len(n.Keys))
-		for i, k := range n.Keys {
-			v, err := eval(k, b)
-			if err != nil {
-				return nil, err
-			}
-			keys[i] = v
-		}
-		ids := g.ids(keys, b.N)
-		for _, a := range accs {
-			var arg *Vec
-			if a.agg.Arg != nil {
-				v, err := eval(a.agg.Arg, b)
-				if err != nil {
-					return nil, err
-				}
-				arg = v
-			}
-			a.update(ids, arg, len(g.index))
+		if err := a.Add(b); err != nil {
+			return nil, err
 		}
 	}
-	count := len(g.index)
-	if len(n.Keys) == 0 && count == 0 {
-		count = 1
-	}
-	out := &Batch{N: count}
-	for _, k := range g.keys {
-		out.Cols = append(out.Cols, k.v)
-	}
-	for _, a := range accs {
-		out.Cols = append(out.Cols, a.result(count))
-	}
-	return []*Batch{out}, nil
+	return []*Batch{a.Result()}, nil
 }
 
 // distinct keeps the first row of each distinct row.
 func distinct(in []*Batch, cols int) []*Batch {
 	var out []*Batch
-	seen := map[string]struct{}{}
-	var k []byte
+	d := NewDistinct()
 	for _, b := range in {
-		var rows []int32
-		for i := range b.N {
-			k = k[:0]
-			for c := range cols {
-				k = appendKey(k, b.Cols[c], i)
-			}
-			if _, ok := seen[string(k)]; !ok {
-				seen[string(k)] = struct{}{}
-				rows = append(rows, int32(i))
-			}
-		}
-		if len(rows) > 0 {
-			out = append(out, gatherBatch(b, rows))
+		if nb := d.Add(b, cols); nb != nil {
+			out = append(out, nb)
 		}
 	}
 	return out
@@ -425,17 +377,26 @@ func rowNumber(col int, in []*Batch) ([]*Batch, error) {
 	next := int64(1)
 	out := make([]*Batch, 0, len(in))
 	for _, b := range in {
-		if col < 0 || col >= len(b.Cols) {
-			return nil, fmt.Errorf("row number into column #%d of %d", col, len(b.Cols))
+		nb, err := numberRows(col, next, b)
+		if err != nil {
+			return nil, err
 		}
-		nums := newBuilder(plan.Number, b.N)
-		for range b.N {
-			nums.num(value.Int(next))
-			next++
-		}
-		cols := slices.Clone(b.Cols)
-		cols[col] = nums.v
-		out = append(out, &Batch{N: b.N, Cols: cols})
+		next += int64(b.N)
+		out = append(out, nb)
 	}
 	return out, nil
+}
+
+// numberRows returns b with column col replaced by next, next+1, ...
+func numberRows(col int, next int64, b *Batch) (*Batch, error) {
+	if col < 0 || col >= len(b.Cols) {
+		return nil, fmt.Errorf("row number into column #%d of %d", col, len(b.Cols))
+	}
+	nums := newBuilder(plan.Number, b.N)
+	for i := range b.N {
+		nums.num(value.Int(next + int64(i)))
+	}
+	cols := slices.Clone(b.Cols)
+	cols[col] = nums.v
+	return &Batch{N: b.N, Cols: cols}, nil
 }
