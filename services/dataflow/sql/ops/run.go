@@ -1,8 +1,13 @@
 package ops
 
 import (
+	"bytes"
 	"fmt"
+	"slices"
 
+	"google.golang.org/protobuf/proto"
+
+	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 	"github.com/wololo/wololo/services/dataflow/sql/exec"
 	"github.com/wololo/wololo/services/dataflow/sql/physical"
 	"github.com/wololo/wololo/services/dataflow/sql/plan"
@@ -30,10 +35,20 @@ type Result struct {
 // one of the orders a deployment may apply them in; the operators'
 // output does not depend on which.
 func Run(p *physical.Plan, tables map[string]*exec.Table) (*Result, error) {
+	return run(p, tables, nil)
+}
+
+// restartAt, when not nil, names for each operator instance with state
+// (a stage.Snapshotter) the number of its input batches after which it is
+// restarted: its snapshot written, a fresh operator made and restored
+// from it, the rest fed to that one. -1: not restarted.
+type restartAt func(op, instance, batches int) int
+
+func run(p *physical.Plan, tables map[string]*exec.Table, restart restartAt) (*Result, error) {
 	if p.Gateway.Replicas != 1 {
 		return nil, fmt.Errorf("run: the gateway task has %d replicas; the runner parses the files in one", p.Gateway.Replicas)
 	}
-	r := &runner{p: p, tables: tables, insts: make([][]*instance, len(p.Ops))}
+	r := &runner{p: p, tables: tables, insts: make([][]*instance, len(p.Ops)), restart: restart}
 	for _, o := range p.Ops {
 		if err := r.build(o); err != nil {
 			return nil, err
@@ -64,9 +79,10 @@ func Run(p *physical.Plan, tables map[string]*exec.Table) (*Result, error) {
 }
 
 type runner struct {
-	p      *physical.Plan
-	tables map[string]*exec.Table
-	insts  [][]*instance // per operator, per instance of its task
+	p       *physical.Plan
+	tables  map[string]*exec.Table
+	insts   [][]*instance // per operator, per instance of its task
+	restart restartAt
 }
 
 // instance is one operator on one instance of its task, with the batches
@@ -75,6 +91,9 @@ type instance struct {
 	op    Operator
 	x     *Exchange
 	inbox []arrival
+	// cols are the columns of each input; table, a scan's table's.
+	cols  [][]plan.Column
+	table []string
 }
 
 type arrival struct {
@@ -120,7 +139,7 @@ func (r *runner) build(o *physical.Op) error {
 		return err
 	}
 	for range n {
-		in := &instance{}
+		in := &instance{cols: cols}
 		switch o.Kind {
 		case physical.Exchange:
 			if len(o.Inputs) != 1 {
@@ -142,6 +161,7 @@ func (r *runner) build(o *physical.Op) error {
 			if !ok {
 				return fmt.Errorf("run: no table %q", o.Node.Table)
 			}
+			in.table = t.Columns
 			if in.op, err = New(o, cols, t.Columns); err != nil {
 				return err
 			}
@@ -163,9 +183,23 @@ func (r *runner) build(o *physical.Op) error {
 func (r *runner) step(o *physical.Op, i int, in *instance) error {
 	if in.x != nil {
 		for _, a := range in.inbox {
-			err := in.x.Route(a.b, func(route, to int, b *exec.Batch) {
-				rt := in.x.ch.Routes[route]
-				r.insts[rt.Consumer][to].inbox = append(r.insts[rt.Consumer][to].inbox, arrival{in.x.inputs[route], b})
+			err := in.x.Route(a.b, func(route, to int, b *exec.Batch) error {
+				c := r.insts[in.x.ch.Routes[route].Consumer][to]
+				k := in.x.inputs[route]
+				// Through the wire's form, as a deployment sends it.
+				wire, err := proto.Marshal(ToRows(b))
+				if err != nil {
+					return fmt.Errorf("channel %s: %w", in.x.ch.Name, err)
+				}
+				var rb wololov1.RowBatch
+				if err := proto.Unmarshal(wire, &rb); err != nil {
+					return fmt.Errorf("channel %s: %w", in.x.ch.Name, err)
+				}
+				if b, err = FromRows(&rb, c.cols[k]); err != nil {
+					return fmt.Errorf("channel %s: %w", in.x.ch.Name, err)
+				}
+				c.inbox = append(c.inbox, arrival{k, b})
+				return nil
 			})
 			if err != nil {
 				return err
@@ -175,13 +209,52 @@ func (r *runner) step(o *physical.Op, i int, in *instance) error {
 		return nil
 	}
 	out := func(b *exec.Batch) { r.send(o, i, b) }
-	for _, a := range in.inbox {
+	at := -1
+	if _, ok := in.op.(stage.Snapshotter); ok && r.restart != nil {
+		at = r.restart(o.ID, i, len(in.inbox))
+	}
+	for k, a := range in.inbox {
+		if k == at {
+			if err := r.restore(o, in); err != nil {
+				return err
+			}
+		}
 		if err := in.op.Apply(a.input, a.b, out); err != nil {
+			return err
+		}
+	}
+	if at == len(in.inbox) {
+		if err := r.restore(o, in); err != nil {
 			return err
 		}
 	}
 	in.inbox = nil
 	return in.op.Finish(out)
+}
+
+// restore replaces in's operator by a fresh one restored from its
+// snapshot, which must write the same snapshot again.
+func (r *runner) restore(o *physical.Op, in *instance) error {
+	snap, err := in.op.(stage.Snapshotter).AppendSnapshot(nil)
+	if err != nil {
+		return err
+	}
+	fresh, err := New(o, in.cols, in.table)
+	if err != nil {
+		return err
+	}
+	if err := fresh.(stage.Snapshotter).Restore(slices.Clone(snap)); err != nil {
+		return err
+	}
+	again, err := fresh.(stage.Snapshotter).AppendSnapshot(nil)
+	if err != nil {
+		return err
+	}
+	if !bytes.Equal(again, snap) {
+		return fmt.Errorf("restored, it snapshots %d bytes where it restored %d others", len(again), len(snap))
+	}
+	in.op = fresh
+	return nil
 }
 
 // send hands a batch o's instance i emitted to the operators chained
@@ -243,7 +316,7 @@ func NewExchange(p *physical.Plan, ch *physical.Channel, to int) (*Exchange, err
 
 // Route sends the rows of b, a batch of the producer's input, to send:
 // per route, to each receiving instance, one batch.
-func (x *Exchange) Route(b *exec.Batch, send func(route, to int, b *exec.Batch)) error {
+func (x *Exchange) Route(b *exec.Batch, send func(route, to int, b *exec.Batch) error) error {
 	for ri, rt := range x.ch.Routes {
 		rows := []*exec.Batch{b}
 		if rt.Cond != nil {
@@ -264,7 +337,9 @@ func (x *Exchange) Route(b *exec.Batch, send func(route, to int, b *exec.Batch))
 			return err
 		}
 		if len(x.ch.Key) == 0 || x.to == 1 {
-			send(ri, 0, cols[0])
+			if err := send(ri, 0, cols[0]); err != nil {
+				return err
+			}
 			continue
 		}
 		keys := make([]*plan.Expr, len(x.ch.Key))
@@ -284,7 +359,9 @@ func (x *Exchange) Route(b *exec.Batch, send func(route, to int, b *exec.Batch))
 		}
 		for t, rs := range byTo {
 			if len(rs) > 0 {
-				send(ri, t, cols[0].Rows(rs))
+				if err := send(ri, t, cols[0].Rows(rs)); err != nil {
+					return err
+				}
 			}
 		}
 	}

@@ -1,0 +1,210 @@
+package ops_test
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"testing"
+
+	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
+	"github.com/wololo/wololo/queries"
+	"github.com/wololo/wololo/services/base/datagen"
+	"github.com/wololo/wololo/services/dataflow/batch"
+	"github.com/wololo/wololo/services/dataflow/sql/exec"
+	"github.com/wololo/wololo/services/dataflow/sql/ops"
+	"github.com/wololo/wololo/services/dataflow/sql/physical"
+	"github.com/wololo/wololo/services/dataflow/sql/plan"
+)
+
+// restarting runs p twice, straight and with every operator instance
+// with state restarted from its snapshot at a random point of its input
+// (RunRestarting checks that a restored operator writes the same
+// snapshot again), and fails unless every output is the same.
+func restarting(t *testing.T, p *physical.Plan, tables map[string]*exec.Table, seed uint64) (restarts int) {
+	t.Helper()
+	straight, err := ops.Run(p, tables)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(seed, 3))
+	got, err := ops.RunRestarting(p, tables, func(_, _, batches int) int {
+		restarts++
+		return r.IntN(batches + 1)
+	})
+	if err != nil {
+		t.Fatalf("seed %d: %v", seed, err)
+	}
+	if !maps.EqualFunc(got.Files, straight.Files, bytes.Equal) {
+		for name, want := range straight.Files {
+			if !bytes.Equal(got.Files[name], want) {
+				t.Errorf("seed %d: %s restarted differs:\n got %.400q\nwant %.400q", seed, name, got.Files[name], want)
+			}
+		}
+	}
+	if fmt.Sprint(got.Stats) != fmt.Sprint(straight.Stats) {
+		t.Errorf("seed %d: stats restarted %v, straight %v", seed, got.Stats, straight.Stats)
+	}
+	return restarts
+}
+
+// TestRestartsMatchAStraightRun restarts every operator with state of
+// the four default queries, and of random ones, at random points.
+func TestRestartsMatchAStraightRun(t *testing.T) {
+	var m, pl bytes.Buffer
+	if _, err := datagen.Generate(datagen.Config{Matches: 20000, Seed: 7}, &m, &pl); err != nil {
+		t.Fatal(err)
+	}
+	tables := readTables(t, m.Bytes(), pl.Bytes())
+	kinds := map[plan.Op]bool{}
+	for shards := range 4 {
+		p := planOf(t, defaultTexts(), queries.Names, tables, shards)
+		for seed := range uint64(3) {
+			if n := restarting(t, p, tables, seed); n == 0 {
+				t.Fatal("nothing restarted")
+			}
+		}
+		for _, o := range p.Ops {
+			kinds[o.Kind] = true
+		}
+	}
+	for _, k := range []plan.Op{plan.Scan, plan.Distinct, plan.Aggregate, plan.SemiJoin, physical.PartialAggregate, physical.FinalAggregate, plan.Sort, plan.Limit, plan.RowNumber, physical.Sink} {
+		if !kinds[k] {
+			t.Errorf("the default queries have no %s: it was not restarted", k)
+		}
+	}
+	for seed := range uint64(100) {
+		g := gen{rand.New(rand.NewPCG(seed, 26))}
+		tables := map[string]*exec.Table{}
+		for name, text := range map[string][]byte{
+			"t": g.table("k,n,b,s", keys, numbers, bools, texts),
+			"u": g.table("k,m,c", keys, numbers, texts),
+		} {
+			tab, err := exec.ReadCSV(bytes.NewReader(text), 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tables[name] = tab
+		}
+		qs := map[string]string{}
+		var names []string
+		for i := range 4 {
+			q, _ := g.query()
+			qs[fmt.Sprint("r", i)], names = q, append(names, fmt.Sprint("r", i))
+		}
+		restarting(t, planOf(t, qs, names, tables, 1+int(seed%3)), tables, seed)
+	}
+}
+
+// TestRestoreRefusesCorruptSnapshots: a snapshot cut short, of another
+// version, or with bytes after its end is refused, and no restore panics.
+func TestRestoreRefusesCorruptSnapshots(t *testing.T) {
+	tab, err := exec.ReadCSV(bytes.NewReader([]byte("k,n\na,1\nb,2.5\na,\n")), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tables := map[string]*exec.Table{"t": tab}
+	p := planOf(t, map[string]string{"q": "SELECT k, SUM(n), MAX(n) FROM t GROUP BY k ORDER BY k LIMIT 1"}, []string{"q"}, tables, 2)
+	var snaps int
+	for _, o := range p.Ops {
+		if o.Kind == physical.Exchange {
+			continue
+		}
+		cols, err := ops.InputColumns(p, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mk := func() ops.Operator {
+			op, err := ops.New(o, cols, tab.Columns)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return op
+		}
+		op := mk()
+		type snapshotter interface {
+			AppendSnapshot([]byte) ([]byte, error)
+			Restore([]byte) error
+		}
+		s, ok := op.(snapshotter)
+		if !ok {
+			continue
+		}
+		in := tab.Batches[0]
+		if o.Kind != plan.Scan {
+			in = testBatch(t, cols[0])
+		}
+		if err := op.Apply(0, in, func(*exec.Batch) {}); err != nil {
+			t.Fatalf("#%d %s: %v", o.ID, o.Kind, err)
+		}
+		snap, err := s.AppendSnapshot(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		snaps++
+		bad := [][]byte{append([]byte{9}, snap[1:]...), append(bytes.Clone(snap), 0)}
+		for i := range len(snap) {
+			bad = append(bad, snap[:i])
+		}
+		for _, b := range bad {
+			if err := mk().(snapshotter).Restore(b); err == nil {
+				t.Errorf("#%d %s: restored %q (of %q)", o.ID, o.Kind, b, snap)
+			}
+		}
+	}
+	if snaps < 5 {
+		t.Errorf("%d operators with state checked, want the scan, aggregate, sort, limit and sink at least", snaps)
+	}
+}
+
+// testBatch is a batch of two rows of the given columns, made through
+// their wire form.
+func testBatch(t *testing.T, cols []plan.Column) *exec.Batch {
+	var b batch.ColumnBuilder
+	for i := range 2 {
+		row := make([][]byte, len(cols))
+		for c, col := range cols {
+			switch col.Type {
+			case plan.Number, plan.Duration:
+				row[c] = []byte(fmt.Sprint(i + 1))
+			case plan.Bool:
+				row[c] = []byte("true")
+			default:
+				row[c] = []byte{'a' + byte(i)}
+			}
+		}
+		b.Add(row, nil)
+	}
+	out, err := ops.FromRows(b.Build(), cols)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestFromRowsRefuses: a batch of another kind, width, or whose values do
+// not read as their columns' types is refused as a bad batch.
+func TestFromRowsRefuses(t *testing.T) {
+	cols := []plan.Column{{Name: "n", Type: plan.Number}, {Name: "b", Type: plan.Bool}}
+	var b batch.ColumnBuilder
+	b.Add([][]byte{[]byte("1.50"), []byte("true")}, nil)
+	good := b.Build()
+	if got, err := ops.FromRows(good, cols); err != nil || got.N != 1 || got.Cols[0].Nums[0].String() != "1.50" {
+		t.Fatalf("FromRows = %v, %v", got, err)
+	}
+	b.Add([][]byte{[]byte("1e3"), []byte("true")}, nil)
+	notNumber := b.Build()
+	b.Add([][]byte{[]byte("1"), []byte("TRUE")}, nil)
+	notBool := b.Build()
+	var tb batch.TokenBuilder
+	tb.Add([]byte("x"))
+	for _, rb := range []*wololov1.RowBatch{notNumber, notBool, tb.Build()} {
+		if _, err := ops.FromRows(rb, cols); !errors.Is(err, batch.ErrBadBatch) {
+			t.Errorf("FromRows(%v) = %v, want ErrBadBatch", rb, err)
+		}
+	}
+	if _, err := ops.FromRows(good, cols[:1]); !errors.Is(err, batch.ErrBadBatch) {
+		t.Errorf("a batch of 2 columns read as 1: %v", err)
+	}
+}
