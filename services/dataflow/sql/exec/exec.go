@@ -156,7 +156,7 @@ func (x *executor) run(n *plan.Node) ([]*Batch, error) {
 	case plan.Join:
 		return hashJoin(n.LeftKey, n.RightKey, n.Input[1].Output, ins[0], ins[1])
 	case plan.SemiJoin:
-		return semiJoin(n.LeftKey, ins[0], buildKeySet(ins[1]))
+		return semiJoin(n.LeftKey, ins[0], ins[1])
 	case plan.Aggregate:
 		return aggregate(n, ins[0])
 	case plan.Distinct:

@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
 
 	"github.com/wololo/wololo/services/dataflow/sql/plan"
@@ -172,30 +171,49 @@ func (r *stateReader) done() error {
 	return r.err
 }
 
-// AppendState appends the distinct rows seen (their keys) to dst.
-func (d *Distinct) AppendState(dst []byte) []byte {
+// AppendState appends the set's keys to dst, sorted: the same set, the
+// same bytes, whatever the slots of the table it shares.
+func (s *KeySet) AppendState(dst []byte) []byte {
+	var keys []string
+	for sl, id := range s.v.local {
+		if id >= 0 {
+			keys = append(keys, s.v.t.keys[sl])
+		}
+	}
+	slices.Sort(keys)
 	w := stateWriter{dst}
-	w.uvarint(uint64(len(d.seen)))
-	for _, k := range slices.Sorted(maps.Keys(d.seen)) { // the same state, the same bytes
+	w.uvarint(uint64(len(keys)))
+	for _, k := range keys {
 		w.bytes([]byte(k))
 	}
 	return w.b
 }
 
-// RestoreState reads what AppendState wrote into an empty Distinct.
-func (d *Distinct) RestoreState(state []byte) error {
+// RestoreState reads what AppendState wrote into an empty set.
+func (s *KeySet) RestoreState(state []byte) error {
 	r := stateReader{b: state}
 	for range r.count() {
-		d.seen[string(r.bytes())] = struct{}{}
+		sl := s.v.t.slot(r.bytes())
+		if s.v.get(sl) >= 0 {
+			r.fail(fmt.Errorf("%w: a key twice", errState))
+		}
+		s.v.set(sl, s.n)
+		s.n++
 	}
 	return r.done()
 }
+
+// AppendState appends the distinct rows seen (their keys) to dst.
+func (d *Distinct) AppendState(dst []byte) []byte { return d.set.AppendState(dst) }
+
+// RestoreState reads what AppendState wrote into an empty Distinct.
+func (d *Distinct) RestoreState(state []byte) error { return d.set.RestoreState(state) }
 
 // AppendState appends the groups and every aggregate's value per group
 // to dst.
 func (a *Aggregation) AppendState(dst []byte) []byte {
 	w := stateWriter{dst}
-	n := len(a.g.index)
+	n := int(a.g.n)
 	w.uvarint(uint64(n))
 	for _, k := range a.g.keys {
 		for i := range n {
@@ -235,17 +253,19 @@ func (a *Aggregation) RestoreState(state []byte) error {
 	if r.err != nil {
 		return r.err
 	}
-	var key []byte
+	keys := make([]*Vec, len(a.g.keys))
+	for c, k := range a.g.keys {
+		keys[c] = k.v
+	}
 	for i := range n {
-		key = key[:0]
-		for _, k := range a.g.keys {
-			key = appendKey(key, k.v, i)
-		}
-		if _, dup := a.g.index[string(key)]; dup {
+		a.g.key = rowKey(a.g.key[:0], keys, i)
+		sl := a.g.v.t.slot(a.g.key)
+		if a.g.v.get(sl) >= 0 {
 			return fmt.Errorf("%w: a group twice", errState)
 		}
-		a.g.index[string(key)] = int32(i)
+		a.g.v.set(sl, int32(i))
 	}
+	a.g.n = int32(n)
 	for _, ac := range a.accs {
 		ac.grow(n)
 		for g := range n {

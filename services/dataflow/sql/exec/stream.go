@@ -29,7 +29,7 @@ func HashJoin(n *plan.Node, rightCols []plan.Column, left, right []*Batch) ([]*B
 // SemiJoin keeps the rows of in whose key (over in) is among the values
 // of column 0 of right.
 func SemiJoin(key *plan.Expr, in, right []*Batch) ([]*Batch, error) {
-	return semiJoin(key, in, buildKeySet(right))
+	return semiJoin(key, in, right)
 }
 
 // Sort orders the rows by node n's keys, then by every column.
@@ -76,26 +76,26 @@ func ScanIndex(n *plan.Node, columns []string) ([]int, error) {
 	return idx, nil
 }
 
-// Distinct is the state of a DISTINCT: the rows seen.
+// Distinct is the state of a DISTINCT: the rows seen, as keys of a
+// (shared) KeyTable.
 type Distinct struct {
-	seen map[string]struct{}
-	key  []byte
+	set *KeySet
+	key []byte
 }
 
-// NewDistinct returns an empty DISTINCT.
-func NewDistinct() *Distinct { return &Distinct{seen: map[string]struct{}{}} }
+// NewDistinct returns an empty DISTINCT in table t.
+func NewDistinct(t *KeyTable) *Distinct { return &Distinct{set: NewKeySet(t)} }
 
 // Add returns the rows of b (compared on their first cols columns) not
 // seen before, and remembers them; nil when there is none.
 func (d *Distinct) Add(b *Batch, cols int) *Batch {
 	var rows []int32
+	s := d.set
 	for i := range b.N {
-		d.key = d.key[:0]
-		for c := range cols {
-			d.key = appendKey(d.key, b.Cols[c], i)
-		}
-		if _, ok := d.seen[string(d.key)]; !ok {
-			d.seen[string(d.key)] = struct{}{}
+		d.key = rowKey(d.key[:0], b.Cols[:cols], i)
+		if sl := s.v.t.slot(d.key); s.v.get(sl) < 0 {
+			s.v.set(sl, s.n)
+			s.n++
 			rows = append(rows, int32(i))
 		}
 	}
@@ -104,9 +104,6 @@ func (d *Distinct) Add(b *Batch, cols int) *Batch {
 	}
 	return gatherBatch(b, rows)
 }
-
-// Len is the number of distinct rows seen.
-func (d *Distinct) Len() int { return len(d.seen) }
 
 // Aggregation is the state of a hash aggregate: the groups by key and
 // each aggregate's value per group.
@@ -118,12 +115,12 @@ type Aggregation struct {
 
 // NewAggregation returns an empty aggregate grouping by keys computing
 // aggs, both over its input's columns.
-func NewAggregation(keys []*plan.Expr, aggs []*plan.Agg) *Aggregation {
+func NewAggregation(t *KeyTable, keys []*plan.Expr, aggs []*plan.Agg) *Aggregation {
 	keyTypes := make([]plan.Type, len(keys))
 	for i, k := range keys {
 		keyTypes[i] = k.Type
 	}
-	a := &Aggregation{keys: keys, g: newGroups(keyTypes)}
+	a := &Aggregation{keys: keys, g: newGroups(t, keyTypes)}
 	for _, ag := range aggs {
 		a.accs = append(a.accs, &acc{agg: ag})
 	}
@@ -150,7 +147,7 @@ func (a *Aggregation) Add(b *Batch) error {
 			}
 			arg = v
 		}
-		ac.update(ids, arg, len(a.g.index))
+		ac.update(ids, arg, int(a.g.n))
 	}
 	return nil
 }
@@ -158,7 +155,7 @@ func (a *Aggregation) Add(b *Batch) error {
 // Result is one row per group: the keys, then the aggregates. Without
 // keys it is one row, even over no input.
 func (a *Aggregation) Result() *Batch {
-	count := len(a.g.index)
+	count := int(a.g.n)
 	if len(a.keys) == 0 && count == 0 {
 		count = 1
 	}
@@ -173,4 +170,4 @@ func (a *Aggregation) Result() *Batch {
 }
 
 // Groups is the number of groups.
-func (a *Aggregation) Groups() int { return len(a.g.index) }
+func (a *Aggregation) Groups() int { return int(a.g.n) }

@@ -10,3 +10,9 @@ import (
 func RunRestarting(p *physical.Plan, tables map[string]*exec.Table, at func(op, instance, batches int) int) (*Result, error) {
 	return run(p, tables, at)
 }
+
+// RunKeys runs p and returns the number of keys in its keyed operators'
+// tables at the end; own: a table per operator, not per Plan.Tables entry.
+func RunKeys(p *physical.Plan, tables map[string]*exec.Table, own bool) (*Result, int, error) {
+	return runKeys(p, tables, nil, own)
+}

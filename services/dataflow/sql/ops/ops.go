@@ -24,8 +24,14 @@ type Operator interface {
 
 // New returns the operator of o, one instance's. inputs are the columns
 // of each of o's inputs (InputColumns); a scan's one input is the text of
-// its table's columns, named by table.
-func New(o *physical.Op, inputs [][]plan.Column, table []string) (Operator, error) {
+// its table's columns, named by table. A keyed operator (a join, a
+// semi-join, an aggregate, a distinct) keeps its keys in shared, the
+// table of its instance's Plan.Tables entry that the other operators of
+// that entry share (nil: a table of its own).
+func New(o *physical.Op, inputs [][]plan.Column, table []string, shared *exec.KeyTable) (Operator, error) {
+	if shared == nil {
+		shared = exec.NewKeyTable()
+	}
 	n := o.Node
 	if n == nil && o.Kind != physical.Sink {
 		return nil, fmt.Errorf("operator #%d (%s) has no node", o.ID, o.Kind)
@@ -48,13 +54,9 @@ func New(o *physical.Op, inputs [][]plan.Column, table []string) (Operator, erro
 	case plan.Project:
 		return stateless(func(b *exec.Batch) ([]*exec.Batch, error) { return exec.Project(n.Exprs, []*exec.Batch{b}) }), nil
 	case plan.Join:
-		return &buffered{ins: make([][]*exec.Batch, 2), cols: inputs, done: func(in [][]*exec.Batch) ([]*exec.Batch, error) {
-			return exec.HashJoin(n, inputs[1], in[0], in[1])
-		}}, nil
+		return &join{left: left(inputs[0]), j: exec.NewJoin(shared, n.LeftKey, n.RightKey, inputs[1]), right: inputs[1]}, nil
 	case plan.SemiJoin:
-		return &buffered{ins: make([][]*exec.Batch, 2), cols: inputs, done: func(in [][]*exec.Batch) ([]*exec.Batch, error) {
-			return exec.SemiJoin(n.LeftKey, in[0], in[1])
-		}}, nil
+		return &semiJoin{left: left(inputs[0]), set: exec.NewKeySet(shared), key: n.LeftKey}, nil
 	case plan.Sort:
 		return &buffered{ins: make([][]*exec.Batch, 1), cols: inputs, done: func(in [][]*exec.Batch) ([]*exec.Batch, error) {
 			return exec.Sort(n, in[0]), nil
@@ -62,14 +64,14 @@ func New(o *physical.Op, inputs [][]plan.Column, table []string) (Operator, erro
 	case physical.Sink:
 		return &Sink{buffered{ins: make([][]*exec.Batch, 1), cols: inputs}}, nil
 	case plan.Aggregate:
-		return &aggregate{agg: exec.NewAggregation(n.Keys, n.Aggs)}, nil
+		return &aggregate{agg: exec.NewAggregation(shared, n.Keys, n.Aggs)}, nil
 	case physical.PartialAggregate:
-		return &aggregate{agg: exec.NewAggregation(n.Keys, partialAggs(n.Aggs))}, nil
+		return &aggregate{agg: exec.NewAggregation(shared, n.Keys, partialAggs(n.Aggs))}, nil
 	case physical.FinalAggregate:
 		aggs, post := mergeAggs(n)
-		return &aggregate{agg: exec.NewAggregation(n.Keys, aggs), post: post}, nil
+		return &aggregate{agg: exec.NewAggregation(shared, n.Keys, aggs), post: post}, nil
 	case plan.Distinct, physical.PartialDistinct:
-		return &distinct{d: exec.NewDistinct(), cols: len(n.Output)}, nil
+		return &distinct{d: exec.NewDistinct(shared), cols: len(n.Output)}, nil
 	case plan.Limit:
 		return &limit{n: n.N}, nil
 	case plan.RowNumber:
@@ -250,6 +252,78 @@ func (o *buffered) Finish(out Out) error {
 	}
 	o.ins = nil
 	emit(bs, out)
+	return nil
+}
+
+// left is the buffer of a join's or a semi-join's left rows, held until
+// its right input has ended.
+func left(cols []plan.Column) buffered {
+	return buffered{ins: make([][]*exec.Batch, 1), cols: [][]plan.Column{cols}}
+}
+
+// semiJoin keeps its left rows whose key is among its right input's
+// values (the set, in the shared table), each once: the left rows wait
+// for the whole set.
+type semiJoin struct {
+	left buffered
+	set  *exec.KeySet
+	key  *plan.Expr
+}
+
+func (s *semiJoin) Apply(input int, b *exec.Batch, out Out) error {
+	if input == 1 {
+		if len(b.Cols) < 1 {
+			return fmt.Errorf("semi-join: a right batch of no column")
+		}
+		s.set.Add(b)
+		return nil
+	}
+	return s.left.Apply(input, b, out)
+}
+
+func (s *semiJoin) Finish(out Out) error {
+	for _, b := range s.left.ins[0] {
+		nb, err := s.set.Keep(s.key, b)
+		if err != nil {
+			return err
+		}
+		if nb != nil {
+			out(nb)
+		}
+	}
+	s.left.ins = nil
+	return nil
+}
+
+// join is the inner equi-join: the right rows by key (in the shared
+// table), probed with the left rows once the right input has ended.
+type join struct {
+	left  buffered
+	j     *exec.Join
+	right []plan.Column
+}
+
+func (j *join) Apply(input int, b *exec.Batch, out Out) error {
+	if input == 1 {
+		if len(b.Cols) != len(j.right) {
+			return fmt.Errorf("join: a right batch of %d columns, want %d", len(b.Cols), len(j.right))
+		}
+		return j.j.AddRight(b)
+	}
+	return j.left.Apply(input, b, out)
+}
+
+func (j *join) Finish(out Out) error {
+	for _, b := range j.left.ins[0] {
+		nb, err := j.j.Probe(b)
+		if err != nil {
+			return err
+		}
+		if nb != nil {
+			out(nb)
+		}
+	}
+	j.left.ins = nil
 	return nil
 }
 

@@ -112,3 +112,37 @@ func TestFourQueriesMatchTheReference(t *testing.T) {
 		}
 	}
 }
+
+// TestKeyedOperatorsShareTables: the four default queries' keyed
+// operators of one key in the shard (q1's distinct, q2's aggregate, the
+// semi-joins of q3 and q4) keep their keys in one table per instance, as
+// today's MatchTable: fewer keys in all than a table each, the same
+// answers.
+func TestKeyedOperatorsShareTables(t *testing.T) {
+	var m, pl bytes.Buffer
+	if _, err := datagen.Generate(datagen.Config{Matches: 3000, Seed: 5}, &m, &pl); err != nil {
+		t.Fatal(err)
+	}
+	tables := readTables(t, m.Bytes(), pl.Bytes())
+	p := planOf(t, defaultTexts(), queries.Names, tables, 2)
+	shared, sharedKeys, err := ops.RunKeys(p, tables, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	own, ownKeys, err := ops.RunKeys(p, tables, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range queries.Names {
+		if !bytes.Equal(shared.Files[name], own.Files[name]) {
+			t.Errorf("%s differs with a table per operator", name)
+		}
+	}
+	// The tokens of q1's distinct and of q3's and q4's sets are among
+	// q2's groups' matches (most of them: a match's players are there),
+	// so shared they are counted once.
+	if sharedKeys >= ownKeys {
+		t.Errorf("shared tables hold %d keys, a table each %d: nothing much is shared", sharedKeys, ownKeys)
+	}
+	t.Logf("keys: %d in shared tables, %d in a table per operator", sharedKeys, ownKeys)
+}

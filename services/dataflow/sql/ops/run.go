@@ -45,20 +45,28 @@ func Run(p *physical.Plan, tables map[string]*exec.Table) (*Result, error) {
 type restartAt func(op, instance, batches int) int
 
 func run(p *physical.Plan, tables map[string]*exec.Table, restart restartAt) (*Result, error) {
+	res, _, err := runKeys(p, tables, restart, false)
+	return res, err
+}
+
+// runKeys runs p, and returns the number of keys its keyed operators'
+// tables hold at the end, in all; with own, every keyed operator has a
+// table of its own instead of its Plan.Tables entry's.
+func runKeys(p *physical.Plan, tables map[string]*exec.Table, restart restartAt, own bool) (*Result, int, error) {
 	if p.Gateway.Replicas != 1 {
-		return nil, fmt.Errorf("run: the gateway task has %d replicas; the runner parses the files in one", p.Gateway.Replicas)
+		return nil, 0, fmt.Errorf("run: the gateway task has %d replicas; the runner parses the files in one", p.Gateway.Replicas)
 	}
-	r := &runner{p: p, tables: tables, insts: make([][]*instance, len(p.Ops)), restart: restart}
+	r := &runner{p: p, tables: tables, insts: make([][]*instance, len(p.Ops)), restart: restart, shared: map[[2]int]*exec.KeyTable{}, own: own}
 	for _, o := range p.Ops {
 		if err := r.build(o); err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 	}
 	res := &Result{Files: map[string][]byte{}}
 	for _, o := range p.Ops {
 		for i, in := range r.insts[o.ID] {
 			if err := r.step(o, i, in); err != nil {
-				return nil, fmt.Errorf("run: operator #%d (%s) instance %d: %w", o.ID, o.Kind, i, err)
+				return nil, 0, fmt.Errorf("run: operator #%d (%s) instance %d: %w", o.ID, o.Kind, i, err)
 			}
 			if s, ok := in.op.(*scan); ok {
 				res.Stats = append(res.Stats, s.Stats()...)
@@ -67,15 +75,19 @@ func run(p *physical.Plan, tables map[string]*exec.Table, restart restartAt) (*R
 	}
 	for _, q := range p.Queries {
 		if q.Sink < 0 || q.Sink >= len(p.Ops) || len(r.insts[q.Sink]) != 1 {
-			return nil, fmt.Errorf("run: query %s: sink #%d is not one operator", q.Name, q.Sink)
+			return nil, 0, fmt.Errorf("run: query %s: sink #%d is not one operator", q.Name, q.Sink)
 		}
 		sink, ok := r.insts[q.Sink][0].op.(*Sink)
 		if !ok {
-			return nil, fmt.Errorf("run: query %s: #%d is no sink", q.Name, q.Sink)
+			return nil, 0, fmt.Errorf("run: query %s: #%d is no sink", q.Name, q.Sink)
 		}
 		res.Files[q.Name] = sink.CSV()
 	}
-	return res, nil
+	keys := 0
+	for _, t := range r.shared {
+		keys += t.Len()
+	}
+	return res, keys, nil
 }
 
 type runner struct {
@@ -83,6 +95,8 @@ type runner struct {
 	tables  map[string]*exec.Table
 	insts   [][]*instance // per operator, per instance of its task
 	restart restartAt
+	shared  map[[2]int]*exec.KeyTable // by table ID and instance
+	own     bool                      // a table per operator (runKeys)
 }
 
 // instance is one operator on one instance of its task, with the batches
@@ -94,6 +108,21 @@ type instance struct {
 	// cols are the columns of each input; table, a scan's table's.
 	cols  [][]plan.Column
 	table []string
+	// shared is the table of the instance's Plan.Tables entry.
+	shared *exec.KeyTable
+}
+
+// table returns instance i's table of the plan's table id, made on first
+// use: the one its operators keyed by the same key share.
+func (r *runner) table(id, i int) *exec.KeyTable {
+	k := [2]int{id, i}
+	if r.own {
+		k = [2]int{-len(r.shared) - 1, i}
+	}
+	if r.shared[k] == nil {
+		r.shared[k] = exec.NewKeyTable()
+	}
+	return r.shared[k]
 }
 
 type arrival struct {
@@ -162,14 +191,17 @@ func (r *runner) build(o *physical.Op) error {
 				return fmt.Errorf("run: no table %q", o.Node.Table)
 			}
 			in.table = t.Columns
-			if in.op, err = New(o, cols, t.Columns); err != nil {
+			if in.op, err = New(o, cols, t.Columns, nil); err != nil {
 				return err
 			}
 			for _, b := range t.Batches {
 				in.inbox = append(in.inbox, arrival{0, b})
 			}
 		default:
-			if in.op, err = New(o, cols, nil); err != nil {
+			if o.Table != 0 {
+				in.shared = r.table(o.Table, len(r.insts[o.ID]))
+			}
+			if in.op, err = New(o, cols, nil, in.shared); err != nil {
 				return err
 			}
 		}
@@ -239,7 +271,9 @@ func (r *runner) restore(o *physical.Op, in *instance) error {
 	if err != nil {
 		return err
 	}
-	fresh, err := New(o, in.cols, in.table)
+	// Into the same shared table, which holds the other operators' keys
+	// and this one's already: its view of the table starts empty.
+	fresh, err := New(o, in.cols, in.table, in.shared)
 	if err != nil {
 		return err
 	}

@@ -28,6 +28,8 @@ var errSnapshot = errors.New("snapshot is corrupt")
 var (
 	_ stage.Snapshotter = (*scan)(nil)
 	_ stage.Snapshotter = (*buffered)(nil)
+	_ stage.Snapshotter = (*semiJoin)(nil)
+	_ stage.Snapshotter = (*join)(nil)
 	_ stage.Snapshotter = (*aggregate)(nil)
 	_ stage.Snapshotter = (*distinct)(nil)
 	_ stage.Snapshotter = (*limit)(nil)
@@ -75,7 +77,8 @@ func FromRows(rb *wololov1.RowBatch, cols []plan.Column) (*exec.Batch, error) {
 	if err != nil {
 		return nil, err
 	}
-	if v.Width() != len(cols) {
+	// A batch of no rows is written with no columns (ColumnBuilder).
+	if v.Width() != len(cols) && (v.Rows() != 0 || v.Width() != 0) {
 		return nil, fmt.Errorf("%w: %d columns, want %d", batch.ErrBadBatch, v.Width(), len(cols))
 	}
 	out := &exec.Batch{N: v.Rows(), Cols: make([]*exec.Vec, len(cols))}
@@ -245,6 +248,47 @@ func (o *buffered) Restore(state []byte) error {
 		}
 	}
 	return r.done("buffered rows")
+}
+
+// A semi-join's state is its set of keys, then its left rows.
+func (s *semiJoin) AppendSnapshot(dst []byte) ([]byte, error) {
+	w := start(dst)
+	w.bytes(s.set.AppendState(nil))
+	return s.left.AppendSnapshot(w.b)
+}
+
+func (s *semiJoin) Restore(state []byte) error {
+	r := &snapReader{b: state}
+	r.version("semi-join")
+	if err := s.set.RestoreState(r.bytes()); r.err == nil && err != nil {
+		return fmt.Errorf("restore semi-join: %w", err)
+	}
+	if r.err != nil {
+		return fmt.Errorf("restore semi-join: %w", r.err)
+	}
+	return s.left.Restore(r.b)
+}
+
+// A join's state is its right rows, then its left rows.
+func (j *join) AppendSnapshot(dst []byte) ([]byte, error) {
+	w := start(dst)
+	if err := w.rows(j.j.Right()); err != nil {
+		return nil, err
+	}
+	return j.left.AppendSnapshot(w.b)
+}
+
+func (j *join) Restore(state []byte) error {
+	r := &snapReader{b: state}
+	r.version("join")
+	right := r.rows(j.right)
+	if r.err != nil {
+		return fmt.Errorf("restore join: %w", r.err)
+	}
+	if err := j.j.AddRight(right); err != nil {
+		return fmt.Errorf("restore join: %w", err)
+	}
+	return j.left.Restore(r.b)
 }
 
 // An aggregate's state is its groups (exec.Aggregation's).

@@ -116,7 +116,7 @@ func TestRestoreRefusesCorruptSnapshots(t *testing.T) {
 			t.Fatal(err)
 		}
 		mk := func() ops.Operator {
-			op, err := ops.New(o, cols, tab.Columns)
+			op, err := ops.New(o, cols, tab.Columns, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
