@@ -22,6 +22,13 @@ type Operator interface {
 	Finish(out Out) error
 }
 
+// InputEnder is implemented by operators that act when one input ends
+// before the others (stage.StreamEnder's counterpart): a semi-join or a
+// join stops holding its left rows once its right input has ended.
+type InputEnder interface {
+	EndInput(input int, out Out) error
+}
+
 // New returns the operator of o, one instance's. inputs are the columns
 // of each of o's inputs (InputColumns); a scan's one input is the text of
 // its table's columns, named by table. A keyed operator (a join, a

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"slices"
+	"strconv"
 
 	"google.golang.org/protobuf/proto"
 
@@ -23,26 +24,31 @@ type Result struct {
 
 // Run runs a job's physical plan over its tables (by name) in this
 // process: every instance of every task (the gateway's one, the shard
-// task's p.Shard.Replicas) with its own operators, rows sent between
-// instances on the plan's channels, each to the instance stage.Route
-// picks by the row's key, as the deployment routes. It returns each
-// query's output file.
+// task's p.Shard.Replicas) with its own operators, each driven by a
+// stage.Driver as the stage runtime drives its operators, rows sent
+// between instances on the plan's channels as ColumnBatches (marshalled
+// and read back, as the wire carries them), each to the instance
+// stage.Route picks by the row's key, as the deployment routes. Every
+// sender of an input ends it (a chained operator's one sender, each
+// instance of a channel's producing task); an operator finishes when the
+// driver says every input has ended, and then ends its own outputs. It
+// returns each query's output file.
 //
 // The instances run in the order of the plan's operators (an operator
-// comes after those it reads, over a channel too): each operator instance
-// is given every batch its inputs sent it, in the order they were sent,
-// and then, its inputs having ended on every sender, finished. That is
-// one of the orders a deployment may apply them in; the operators'
-// output does not depend on which.
+// comes after those it reads, over a channel too), each applying what
+// was sent to it in the order it was sent: one of the orders a
+// deployment may apply them in; the operators' output does not depend on
+// which (the tests compare 0 to 3 shards, and restarts).
 func Run(p *physical.Plan, tables map[string]*exec.Table) (*Result, error) {
 	return run(p, tables, nil)
 }
 
 // restartAt, when not nil, names for each operator instance with state
-// (a stage.Snapshotter) the number of its input batches after which it is
-// restarted: its snapshot written, a fresh operator made and restored
-// from it, the rest fed to that one. -1: not restarted.
-type restartAt func(op, instance, batches int) int
+// (a stage.Snapshotter) the number of its arrivals (batches and ends)
+// after which it is restarted: its snapshot written, a fresh operator made
+// and restored from it, a fresh driver told the ends it had noted, the
+// rest fed to those. -1: not restarted.
+type restartAt func(op, instance, arrivals int) int
 
 func run(p *physical.Plan, tables map[string]*exec.Table, restart restartAt) (*Result, error) {
 	res, _, err := runKeys(p, tables, restart, false)
@@ -99,18 +105,32 @@ type runner struct {
 	own     bool                      // a table per operator (runKeys)
 }
 
-// instance is one operator on one instance of its task, with the batches
+// instance is one operator on one instance of its task, with what was
 // sent to it and not yet applied.
 type instance struct {
-	op    Operator
-	x     *Exchange
-	inbox []arrival
+	op      Operator
+	x       *Exchange
+	d       *stage.Driver
+	senders map[string]int
+	ended   [][2]string // the ends the driver noted: stream, sender
+	inbox   []arrival
 	// cols are the columns of each input; table, a scan's table's.
 	cols  [][]plan.Column
 	table []string
 	// shared is the table of the instance's Plan.Tables entry.
 	shared *exec.KeyTable
 }
+
+// arrival is a batch of an input, or (end) the end of it by one sender.
+type arrival struct {
+	input  int
+	b      *exec.Batch
+	end    bool
+	sender int
+}
+
+// stream names input k of an operator for its driver.
+func stream(k int) string { return "in" + strconv.Itoa(k) }
 
 // table returns instance i's table of the plan's table id, made on first
 // use: the one its operators keyed by the same key share.
@@ -123,11 +143,6 @@ func (r *runner) table(id, i int) *exec.KeyTable {
 		r.shared[k] = exec.NewKeyTable()
 	}
 	return r.shared[k]
-}
-
-type arrival struct {
-	input int
-	b     *exec.Batch
 }
 
 func (r *runner) replicas(task string) (int, error) {
@@ -150,25 +165,31 @@ func (r *runner) build(o *physical.Op) error {
 	if err != nil {
 		return err
 	}
-	for _, in := range o.Inputs {
-		from := in.Op
+	senders := map[string]int{}
+	for k, in := range o.Inputs {
+		from, count := in.Op, 1
 		if in.Channel != "" {
 			ch := r.p.Channel(in.Channel)
 			if ch == nil {
 				return fmt.Errorf("run: operator #%d reads channel %q, which is not there", o.ID, in.Channel)
 			}
-			from = ch.Producer
+			if from = ch.Producer; from >= 0 && from < len(r.p.Ops) {
+				if count, err = r.replicas(r.p.Ops[from].Task); err != nil {
+					return err
+				}
+			}
 		}
-		if from >= o.ID {
-			return fmt.Errorf("run: operator #%d reads #%d, which comes after it", o.ID, from)
+		if from >= o.ID || from < 0 {
+			return fmt.Errorf("run: operator #%d reads #%d, which does not come before it", o.ID, from)
 		}
+		senders[stream(k)] = count
 	}
 	cols, err := InputColumns(r.p, o)
 	if err != nil {
 		return err
 	}
 	for range n {
-		in := &instance{cols: cols}
+		in := &instance{cols: cols, senders: senders}
 		switch o.Kind {
 		case physical.Exchange:
 			if len(o.Inputs) != 1 {
@@ -191,17 +212,21 @@ func (r *runner) build(o *physical.Op) error {
 				return fmt.Errorf("run: no table %q", o.Node.Table)
 			}
 			in.table = t.Columns
-			if in.op, err = New(o, cols, t.Columns, nil); err != nil {
-				return err
+			text := make([]plan.Column, len(t.Columns))
+			for c, name := range t.Columns {
+				text[c] = plan.Column{Name: name, Type: plan.Text}
 			}
+			in.cols = [][]plan.Column{text}
 			for _, b := range t.Batches {
-				in.inbox = append(in.inbox, arrival{0, b})
+				in.inbox = append(in.inbox, arrival{b: b})
 			}
 		default:
 			if o.Table != 0 {
 				in.shared = r.table(o.Table, len(r.insts[o.ID]))
 			}
-			if in.op, err = New(o, cols, nil, in.shared); err != nil {
+		}
+		if in.x == nil {
+			if in.op, err = New(o, in.cols, in.table, in.shared); err != nil {
 				return err
 			}
 		}
@@ -210,63 +235,114 @@ func (r *runner) build(o *physical.Op) error {
 	return nil
 }
 
-// step applies what was sent to instance i of o, finishes it and sends
-// on what it emitted.
+// step applies what was sent to instance i of o, in order, and once
+// every input has ended, finishes it and ends its outputs.
 func (r *runner) step(o *physical.Op, i int, in *instance) error {
 	if in.x != nil {
-		for _, a := range in.inbox {
-			err := in.x.Route(a.b, func(route, to int, b *exec.Batch) error {
-				c := r.insts[in.x.ch.Routes[route].Consumer][to]
-				k := in.x.inputs[route]
-				// Through the wire's form, as a deployment sends it.
-				wire, err := proto.Marshal(ToRows(b))
-				if err != nil {
-					return fmt.Errorf("channel %s: %w", in.x.ch.Name, err)
-				}
-				var rb wololov1.RowBatch
-				if err := proto.Unmarshal(wire, &rb); err != nil {
-					return fmt.Errorf("channel %s: %w", in.x.ch.Name, err)
-				}
-				if b, err = FromRows(&rb, c.cols[k]); err != nil {
-					return fmt.Errorf("channel %s: %w", in.x.ch.Name, err)
-				}
-				c.inbox = append(c.inbox, arrival{k, b})
-				return nil
-			})
-			if err != nil {
-				return err
-			}
-		}
-		in.inbox = nil
-		return nil
+		return r.route(o, i, in)
 	}
 	out := func(b *exec.Batch) { r.send(o, i, b) }
+	dv := &driven{op: in.op, cols: in.cols, out: out}
+	in.d = stage.NewDriver(dv, in.senders)
 	at := -1
 	if _, ok := in.op.(stage.Snapshotter); ok && r.restart != nil {
 		at = r.restart(o.ID, i, len(in.inbox))
 	}
-	for k, a := range in.inbox {
+	for k := 0; k <= len(in.inbox); k++ {
 		if k == at {
-			if err := r.restore(o, in); err != nil {
+			if err := r.restore(o, in, dv); err != nil {
 				return err
 			}
 		}
-		if err := in.op.Apply(a.input, a.b, out); err != nil {
+		if k == len(in.inbox) {
+			break
+		}
+		a := in.inbox[k]
+		if !a.end {
+			rows := ToRows(a.b)
+			if in.op == nil {
+				return fmt.Errorf("a batch after the end")
+			}
+			if err := in.d.Apply(stream(a.input), rows, nil); err != nil {
+				return err
+			}
+			continue
+		}
+		in.ended = append(in.ended, [2]string{stream(a.input), strconv.Itoa(a.sender)})
+		due, err := in.d.End(stream(a.input), strconv.Itoa(a.sender), nil)
+		if err != nil {
 			return err
 		}
+		if due {
+			if err := in.d.Finish(nil); err != nil {
+				return err
+			}
+		}
 	}
-	if at == len(in.inbox) {
-		if err := r.restore(o, in); err != nil {
+	in.inbox = nil
+	if !in.d.AllEnded() {
+		return fmt.Errorf("its inputs never ended")
+	}
+	if err := in.d.Finish(nil); err != nil { // an operator without inputs
+		return err
+	}
+	r.end(o, i)
+	return nil
+}
+
+// route sends what an exchange instance was sent on its channel, and
+// ends the channel from this instance once its input has ended.
+func (r *runner) route(o *physical.Op, i int, in *instance) error {
+	ended := false
+	for _, a := range in.inbox {
+		if ended {
+			return fmt.Errorf("a batch after the end")
+		}
+		if a.end {
+			ended = true
+			continue
+		}
+		err := in.x.Route(a.b, func(route, to int, b *exec.Batch) error {
+			c := r.insts[in.x.ch.Routes[route].Consumer][to]
+			k := in.x.inputs[route]
+			// Through the wire's form, as a deployment sends it.
+			wire, err := proto.Marshal(ToRows(b))
+			if err != nil {
+				return fmt.Errorf("channel %s: %w", in.x.ch.Name, err)
+			}
+			var rb wololov1.RowBatch
+			if err := proto.Unmarshal(wire, &rb); err != nil {
+				return fmt.Errorf("channel %s: %w", in.x.ch.Name, err)
+			}
+			if b, err = FromRows(&rb, c.cols[k]); err != nil {
+				return fmt.Errorf("channel %s: %w", in.x.ch.Name, err)
+			}
+			c.inbox = append(c.inbox, arrival{input: k, b: b})
+			return nil
+		})
+		if err != nil {
 			return err
 		}
 	}
 	in.inbox = nil
-	return in.op.Finish(out)
+	if !ended {
+		return fmt.Errorf("its input never ended")
+	}
+	for route, rt := range in.x.ch.Routes {
+		for _, c := range r.insts[rt.Consumer] {
+			c.inbox = append(c.inbox, arrival{input: in.x.inputs[route], end: true, sender: i})
+		}
+	}
+	return nil
 }
 
 // restore replaces in's operator by a fresh one restored from its
-// snapshot, which must write the same snapshot again.
-func (r *runner) restore(o *physical.Op, in *instance) error {
+// snapshot, which must write the same snapshot again, and its driver by
+// a fresh one told the ends the old one had noted.
+func (r *runner) restore(o *physical.Op, in *instance, dv *driven) error {
+	if in.d.Finished() {
+		return nil // nothing left to restart
+	}
 	snap, err := in.op.(stage.Snapshotter).AppendSnapshot(nil)
 	if err != nil {
 		return err
@@ -287,24 +363,82 @@ func (r *runner) restore(o *physical.Op, in *instance) error {
 	if !bytes.Equal(again, snap) {
 		return fmt.Errorf("restored, it snapshots %d bytes where it restored %d others", len(again), len(snap))
 	}
-	in.op = fresh
+	in.op, dv.op = fresh, fresh
+	in.d = stage.NewDriver(dv, in.senders)
+	for _, e := range in.ended {
+		in.d.Restore(e[0], e[1])
+	}
 	return nil
 }
 
 // send hands a batch o's instance i emitted to the operators chained
 // after it, on the same instance.
 func (r *runner) send(o *physical.Op, i int, b *exec.Batch) {
+	r.chained(o, i, arrival{b: b})
+}
+
+// end ends o's instance i's output to the operators chained after it.
+func (r *runner) end(o *physical.Op, i int) {
+	r.chained(o, i, arrival{end: true})
+}
+
+func (r *runner) chained(o *physical.Op, i int, a arrival) {
 	for _, c := range r.p.Ops[o.ID+1:] {
 		if c.Task != o.Task {
 			continue
 		}
 		for k, in := range c.Inputs {
 			if in.Channel == "" && in.Op == o.ID {
-				r.insts[c.ID][i].inbox = append(r.insts[c.ID][i].inbox, arrival{k, b})
+				a.input = k
+				r.insts[c.ID][i].inbox = append(r.insts[c.ID][i].inbox, a)
 			}
 		}
 	}
 }
+
+// driven is an operator as a stage.Operator, for a stage.Driver: its
+// inputs are the streams in0, in1, ... of ColumnBatches, read as their
+// columns; what it emits goes to out, not to the stage's Emitter (whose
+// row kinds are the fixed pipeline's).
+type driven struct {
+	op   Operator
+	cols [][]plan.Column
+	out  Out
+}
+
+func (d *driven) input(s string) (int, error) {
+	k, err := strconv.Atoi(s[min(2, len(s)):])
+	if err != nil || k < 0 || k >= len(d.cols) {
+		return 0, fmt.Errorf("no input stream %q", s)
+	}
+	return k, nil
+}
+
+func (d *driven) Apply(s string, rows *wololov1.RowBatch, _ stage.Emitter) error {
+	k, err := d.input(s)
+	if err != nil {
+		return err
+	}
+	b, err := FromRows(rows, d.cols[k])
+	if err != nil {
+		return err
+	}
+	return d.op.Apply(k, b, d.out)
+}
+
+// EndStream tells an operator that ends an input early (InputEnder).
+func (d *driven) EndStream(s string, _ stage.Emitter) error {
+	k, err := d.input(s)
+	if err != nil {
+		return err
+	}
+	if e, ok := d.op.(InputEnder); ok {
+		return e.EndInput(k, d.out)
+	}
+	return nil
+}
+
+func (d *driven) Finish(stage.Emitter) error { return d.op.Finish(d.out) }
 
 // Exchange writes an operator's output rows on a channel: per route, the
 // rows its condition holds for, as the columns the route reads, each to
