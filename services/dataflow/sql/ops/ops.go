@@ -61,9 +61,9 @@ func New(o *physical.Op, inputs [][]plan.Column, table []string, shared *exec.Ke
 	case plan.Project:
 		return stateless(func(b *exec.Batch) ([]*exec.Batch, error) { return exec.Project(n.Exprs, []*exec.Batch{b}) }), nil
 	case plan.Join:
-		return &join{left: left(inputs[0]), j: exec.NewJoin(shared, n.LeftKey, n.RightKey, inputs[1]), right: inputs[1]}, nil
+		return newJoin(inputs[0], exec.NewJoin(shared, n.LeftKey, n.RightKey, inputs[1]), inputs[1]), nil
 	case plan.SemiJoin:
-		return &semiJoin{left: left(inputs[0]), set: exec.NewKeySet(shared), key: n.LeftKey}, nil
+		return newSemiJoin(inputs[0], exec.NewKeySet(shared), n.LeftKey), nil
 	case plan.Sort:
 		return &buffered{ins: make([][]*exec.Batch, 1), cols: inputs, done: func(in [][]*exec.Batch) ([]*exec.Batch, error) {
 			return exec.Sort(n, in[0]), nil
@@ -268,70 +268,92 @@ func left(cols []plan.Column) buffered {
 	return buffered{ins: make([][]*exec.Batch, 1), cols: [][]plan.Column{cols}}
 }
 
+// probing is what a semi-join and a join share: left rows are held
+// until the right input has ended (the whole set, every right row), then
+// probed, and those that come after it are probed as they come.
+type probing struct {
+	left      buffered
+	rightDone bool
+	probe     func(*exec.Batch) (*exec.Batch, error)
+}
+
+func (p *probing) applyLeft(b *exec.Batch, out Out) error {
+	if !p.rightDone {
+		return p.left.Apply(0, b, out)
+	}
+	nb, err := p.probe(b)
+	if err == nil && nb != nil {
+		out(nb)
+	}
+	return err
+}
+
+// EndInput probes the held left rows when the right input ends.
+func (p *probing) EndInput(input int, out Out) error {
+	if input != 1 || p.rightDone {
+		return nil
+	}
+	p.rightDone = true
+	held := p.left.ins[0]
+	p.left.ins[0] = nil
+	for _, b := range held {
+		if err := p.applyLeft(b, out); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Finish probes what is held: a right input that never ended (a chain
+// finishing what is left) ends here.
+func (p *probing) Finish(out Out) error { return p.EndInput(1, out) }
+
 // semiJoin keeps its left rows whose key is among its right input's
-// values (the set, in the shared table), each once: the left rows wait
-// for the whole set.
+// values (the set, in the shared table), each once.
 type semiJoin struct {
-	left buffered
-	set  *exec.KeySet
-	key  *plan.Expr
+	probing
+	set *exec.KeySet
+}
+
+func newSemiJoin(cols []plan.Column, set *exec.KeySet, key *plan.Expr) *semiJoin {
+	s := &semiJoin{set: set}
+	s.probing = probing{left: left(cols), probe: func(b *exec.Batch) (*exec.Batch, error) { return set.Keep(key, b) }}
+	return s
 }
 
 func (s *semiJoin) Apply(input int, b *exec.Batch, out Out) error {
-	if input == 1 {
-		if len(b.Cols) < 1 {
-			return fmt.Errorf("semi-join: a right batch of no column")
-		}
-		s.set.Add(b)
-		return nil
+	switch {
+	case input == 0:
+		return s.applyLeft(b, out)
+	case len(b.Cols) < 1 || s.rightDone:
+		return fmt.Errorf("semi-join: a right batch of no column, or after the right input's end")
 	}
-	return s.left.Apply(input, b, out)
-}
-
-func (s *semiJoin) Finish(out Out) error {
-	for _, b := range s.left.ins[0] {
-		nb, err := s.set.Keep(s.key, b)
-		if err != nil {
-			return err
-		}
-		if nb != nil {
-			out(nb)
-		}
-	}
-	s.left.ins = nil
+	s.set.Add(b)
 	return nil
 }
 
 // join is the inner equi-join: the right rows by key (in the shared
-// table), probed with the left rows once the right input has ended.
+// table), probed with the left rows.
 type join struct {
-	left  buffered
+	probing
 	j     *exec.Join
 	right []plan.Column
 }
 
-func (j *join) Apply(input int, b *exec.Batch, out Out) error {
-	if input == 1 {
-		if len(b.Cols) != len(j.right) {
-			return fmt.Errorf("join: a right batch of %d columns, want %d", len(b.Cols), len(j.right))
-		}
-		return j.j.AddRight(b)
-	}
-	return j.left.Apply(input, b, out)
+func newJoin(cols []plan.Column, j *exec.Join, right []plan.Column) *join {
+	jo := &join{j: j, right: right}
+	jo.probing = probing{left: left(cols), probe: j.Probe}
+	return jo
 }
 
-func (j *join) Finish(out Out) error {
-	for _, b := range j.left.ins[0] {
-		nb, err := j.j.Probe(b)
-		if err != nil {
-			return err
-		}
-		if nb != nil {
-			out(nb)
-		}
+func (j *join) Apply(input int, b *exec.Batch, out Out) error {
+	switch {
+	case input == 0:
+		return j.applyLeft(b, out)
+	case len(b.Cols) != len(j.right) || j.rightDone:
+		return fmt.Errorf("join: a right batch of %d columns (want %d), or after the right input's end", len(b.Cols), len(j.right))
 	}
-	j.left.ins = nil
-	return nil
+	return j.j.AddRight(b)
 }
 
 // Sink gathers a query's rows at the gateway and formats them as its

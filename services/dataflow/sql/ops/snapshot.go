@@ -103,6 +103,25 @@ func (w *snapWriter) uvarint(v uint64) { w.b = binary.AppendUvarint(w.b, v) }
 func (w *snapWriter) varint(v int64)   { w.b = binary.AppendVarint(w.b, v) }
 func (w *snapWriter) bytes(p []byte)   { w.uvarint(uint64(len(p))); w.b = append(w.b, p...) }
 
+func (w *snapWriter) flag(v bool) {
+	if v {
+		w.uvarint(1)
+	} else {
+		w.uvarint(0)
+	}
+}
+
+func (r *snapReader) flag() bool {
+	switch r.uvarint() {
+	case 0:
+		return false
+	case 1:
+		return true
+	}
+	r.fail(errSnapshot)
+	return false
+}
+
 func (w *snapWriter) rows(b *exec.Batch) error {
 	p, err := proto.Marshal(ToRows(b))
 	if err != nil {
@@ -250,9 +269,11 @@ func (o *buffered) Restore(state []byte) error {
 	return r.done("buffered rows")
 }
 
-// A semi-join's state is its set of keys, then its left rows.
+// A semi-join's state is whether its right input has ended, its set of
+// keys, then its left rows held.
 func (s *semiJoin) AppendSnapshot(dst []byte) ([]byte, error) {
 	w := start(dst)
+	w.flag(s.rightDone)
 	w.bytes(s.set.AppendState(nil))
 	return s.left.AppendSnapshot(w.b)
 }
@@ -260,6 +281,7 @@ func (s *semiJoin) AppendSnapshot(dst []byte) ([]byte, error) {
 func (s *semiJoin) Restore(state []byte) error {
 	r := &snapReader{b: state}
 	r.version("semi-join")
+	s.rightDone = r.flag()
 	if err := s.set.RestoreState(r.bytes()); r.err == nil && err != nil {
 		return fmt.Errorf("restore semi-join: %w", err)
 	}
@@ -269,9 +291,11 @@ func (s *semiJoin) Restore(state []byte) error {
 	return s.left.Restore(r.b)
 }
 
-// A join's state is its right rows, then its left rows.
+// A join's state is whether its right input has ended, its right rows,
+// then its left rows held.
 func (j *join) AppendSnapshot(dst []byte) ([]byte, error) {
 	w := start(dst)
+	w.flag(j.rightDone)
 	if err := w.rows(j.j.Right()); err != nil {
 		return nil, err
 	}
@@ -281,6 +305,7 @@ func (j *join) AppendSnapshot(dst []byte) ([]byte, error) {
 func (j *join) Restore(state []byte) error {
 	r := &snapReader{b: state}
 	r.version("join")
+	j.rightDone = r.flag()
 	right := r.rows(j.right)
 	if r.err != nil {
 		return fmt.Errorf("restore join: %w", r.err)
