@@ -41,7 +41,7 @@ const sqlPhysical = "services/dataflow/sql/physical"
 
 // sqlOps runs the physical plan: it routes rows by the stage runtime's
 // hash.
-const sqlOps = "services/dataflow/sql/ops"
+const sqlOps = "services/dataflow/sql/sqlops"
 
 // importRules are the directions the module's dependencies may point in.
 // Tests count: a package's test files are held to its rules.
@@ -143,10 +143,10 @@ var importRules = []importRule{
 	},
 	{
 		name: "sql-ops",
-		rule: "services/dataflow/sql/ops (the physical plan's operators and its in-process runner) imports of this module only services/dataflow/sql/..., services/dataflow/stage (the route hash and the Snapshotter contract) and services/dataflow/batch",
+		rule: "services/dataflow/sql/sqlops (the physical plan's operators and its in-process runner) imports of this module only services/dataflow/sql/..., services/dataflow/stage (the driver, the route hash and the Snapshotter contract), services/dataflow/batch and proto/wololo/v1 (the ColumnBatch row kind)",
 		from: func(p string) bool { return p == sqlOps },
 		allow: func(d string) bool {
-			return under(d, "services/dataflow/sql") || d == "services/dataflow/stage" || d == "services/dataflow/batch"
+			return under(d, "services/dataflow/sql") || d == "services/dataflow/stage" || d == "services/dataflow/batch" || d == "proto/wololo/v1"
 		},
 		// Its tests run the default queries against the reference on
 		// generated data.

@@ -12,7 +12,7 @@ import (
 
 // The state of the incremental operators as bytes, and values as text:
 // what the physical plan's operators write into their snapshots and onto
-// the wire (services/dataflow/sql/ops). A value's text is the form the
+// the wire (services/dataflow/sql/sqlops). A value's text is the form the
 // value rules read back as the same value: text as its bytes, a number
 // in decimal with its scale, a boolean as true or false.
 

@@ -7,7 +7,7 @@ import (
 )
 
 // This file is what the operators of the physical plan
-// (services/dataflow/sql/ops) run batch by batch: the same code Execute
+// (services/dataflow/sql/sqlops) run batch by batch: the same code Execute
 // runs over a whole node's batches, exported one batch, or one piece of
 // state, at a time, so that each operator's logic is written once.
 

@@ -1,4 +1,4 @@
-package ops_test
+package sqlops_test
 
 import (
 	"bytes"
@@ -10,7 +10,7 @@ import (
 
 	"github.com/wololo/wololo/services/dataflow/sql"
 	"github.com/wololo/wololo/services/dataflow/sql/exec"
-	"github.com/wololo/wololo/services/dataflow/sql/ops"
+	"github.com/wololo/wololo/services/dataflow/sql/sqlops"
 )
 
 // A small generator of random queries over two small random tables, t
@@ -69,7 +69,9 @@ func (g gen) where() string {
 
 // query returns a query and whether its rows' order is its own (ORDER BY).
 func (g gen) query() (string, bool) {
-	switch g.r.IntN(10) {
+	switch g.r.IntN(11) {
+	case 10: // two semi-joins on different keys: a shuffle from shard to shard
+		return "SELECT t.s, COUNT(*) FROM t WHERE t.k IN (SELECT k FROM u) AND t.s IN (SELECT c FROM u WHERE m > 1) GROUP BY t.s", false
 	case 0:
 		return "SELECT " + g.pick("", "DISTINCT ") + "t.k, t.n FROM t" + g.where(), false
 	case 1:
@@ -113,7 +115,7 @@ func TestRandomQueriesMatchExec(t *testing.T) {
 	if testing.Short() {
 		runs = 60
 	}
-	nonEmpty, queries := 0, 0
+	nonEmpty, queries, shardToShard := 0, 0, 0
 	for seed := range runs {
 		g := gen{rand.New(rand.NewPCG(uint64(seed), 25))}
 		tables := map[string]*exec.Table{}
@@ -154,7 +156,13 @@ func TestRandomQueriesMatchExec(t *testing.T) {
 			}
 		}
 		for _, shards := range []int{0, 1, 2, 3} {
-			res, err := ops.Run(planOf(t, texts, names, tables, shards), tables)
+			p := planOf(t, texts, names, tables, shards)
+			for _, ch := range p.Channels {
+				if ch.From == "shard" && ch.To == "shard" {
+					shardToShard++
+				}
+			}
+			res, err := sqlops.Run(p, tables)
 			if err != nil {
 				t.Fatalf("seed %d, %d shards: %v", seed, shards, err)
 			}
@@ -168,6 +176,9 @@ func TestRandomQueriesMatchExec(t *testing.T) {
 				}
 			}
 		}
+	}
+	if shardToShard == 0 {
+		t.Error("no plan had a channel from shard to shard")
 	}
 	if nonEmpty < queries/2 {
 		t.Errorf("only %d of %d queries have rows: the test checks little", nonEmpty, queries)

@@ -1,4 +1,4 @@
-package ops
+package sqlops
 
 import (
 	"github.com/wololo/wololo/services/dataflow/sql/exec"

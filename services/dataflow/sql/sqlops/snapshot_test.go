@@ -1,4 +1,4 @@
-package ops_test
+package sqlops_test
 
 import (
 	"bytes"
@@ -13,9 +13,9 @@ import (
 	"github.com/wololo/wololo/services/base/datagen"
 	"github.com/wololo/wololo/services/dataflow/batch"
 	"github.com/wololo/wololo/services/dataflow/sql/exec"
-	"github.com/wololo/wololo/services/dataflow/sql/ops"
 	"github.com/wololo/wololo/services/dataflow/sql/physical"
 	"github.com/wololo/wololo/services/dataflow/sql/plan"
+	"github.com/wololo/wololo/services/dataflow/sql/sqlops"
 )
 
 // restarting runs p twice, straight and with every operator instance
@@ -24,12 +24,12 @@ import (
 // snapshot again), and fails unless every output is the same.
 func restarting(t *testing.T, p *physical.Plan, tables map[string]*exec.Table, seed uint64) (restarts int) {
 	t.Helper()
-	straight, err := ops.Run(p, tables)
+	straight, err := sqlops.Run(p, tables)
 	if err != nil {
 		t.Fatal(err)
 	}
 	r := rand.New(rand.NewPCG(seed, 3))
-	got, err := ops.RunRestarting(p, tables, func(_, _, batches int) int {
+	got, err := sqlops.RunRestarting(p, tables, func(_, _, batches int) int {
 		restarts++
 		return r.IntN(batches + 1)
 	})
@@ -111,12 +111,12 @@ func TestRestoreRefusesCorruptSnapshots(t *testing.T) {
 		if o.Kind == physical.Exchange {
 			continue
 		}
-		cols, err := ops.InputColumns(p, o)
+		cols, err := sqlops.InputColumns(p, o)
 		if err != nil {
 			t.Fatal(err)
 		}
-		mk := func() ops.Operator {
-			op, err := ops.New(o, cols, tab.Columns, nil)
+		mk := func() sqlops.Operator {
+			op, err := sqlops.New(o, cols, tab.Columns, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -176,7 +176,7 @@ func testBatch(t *testing.T, cols []plan.Column) *exec.Batch {
 		}
 		b.Add(row, nil)
 	}
-	out, err := ops.FromRows(b.Build(), cols)
+	out, err := sqlops.FromRows(b.Build(), cols)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,7 +190,7 @@ func TestFromRowsRefuses(t *testing.T) {
 	var b batch.ColumnBuilder
 	b.Add([][]byte{[]byte("1.50"), []byte("true")}, nil)
 	good := b.Build()
-	if got, err := ops.FromRows(good, cols); err != nil || got.N != 1 || got.Cols[0].Nums[0].String() != "1.50" {
+	if got, err := sqlops.FromRows(good, cols); err != nil || got.N != 1 || got.Cols[0].Nums[0].String() != "1.50" {
 		t.Fatalf("FromRows = %v, %v", got, err)
 	}
 	b.Add([][]byte{[]byte("1e3"), []byte("true")}, nil)
@@ -200,11 +200,11 @@ func TestFromRowsRefuses(t *testing.T) {
 	var tb batch.TokenBuilder
 	tb.Add([]byte("x"))
 	for _, rb := range []*wololov1.RowBatch{notNumber, notBool, tb.Build()} {
-		if _, err := ops.FromRows(rb, cols); !errors.Is(err, batch.ErrBadBatch) {
+		if _, err := sqlops.FromRows(rb, cols); !errors.Is(err, batch.ErrBadBatch) {
 			t.Errorf("FromRows(%v) = %v, want ErrBadBatch", rb, err)
 		}
 	}
-	if _, err := ops.FromRows(good, cols[:1]); !errors.Is(err, batch.ErrBadBatch) {
+	if _, err := sqlops.FromRows(good, cols[:1]); !errors.Is(err, batch.ErrBadBatch) {
 		t.Errorf("a batch of 2 columns read as 1: %v", err)
 	}
 }

@@ -1,4 +1,4 @@
-package ops_test
+package sqlops_test
 
 import (
 	"bytes"
@@ -10,8 +10,8 @@ import (
 	"github.com/wololo/wololo/services/dataflow/reference"
 	"github.com/wololo/wololo/services/dataflow/sql"
 	"github.com/wololo/wololo/services/dataflow/sql/exec"
-	"github.com/wololo/wololo/services/dataflow/sql/ops"
 	"github.com/wololo/wololo/services/dataflow/sql/physical"
+	"github.com/wololo/wololo/services/dataflow/sql/sqlops"
 )
 
 // plan compiles the named queries and places them on a gateway and a
@@ -95,7 +95,7 @@ func TestFourQueriesMatchTheReference(t *testing.T) {
 		for _, shards := range []int{0, 1, 2, 3} {
 			t.Run(fmt.Sprintf("seed%d/shards%d", cfg.Seed, shards), func(t *testing.T) {
 				p := planOf(t, defaultTexts(), queries.Names, tables, shards)
-				res, err := ops.Run(p, tables)
+				res, err := sqlops.Run(p, tables)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -125,11 +125,11 @@ func TestKeyedOperatorsShareTables(t *testing.T) {
 	}
 	tables := readTables(t, m.Bytes(), pl.Bytes())
 	p := planOf(t, defaultTexts(), queries.Names, tables, 2)
-	shared, sharedKeys, err := ops.RunKeys(p, tables, false)
+	shared, sharedKeys, err := sqlops.RunKeys(p, tables, false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	own, ownKeys, err := ops.RunKeys(p, tables, true)
+	own, ownKeys, err := sqlops.RunKeys(p, tables, true)
 	if err != nil {
 		t.Fatal(err)
 	}
