@@ -11,26 +11,11 @@ import (
 // runs over a whole node's batches, exported one batch, or one piece of
 // state, at a time, so that each operator's logic is written once.
 
-// Eval computes e over every row of b (see eval).
-func Eval(e *plan.Expr, b *Batch) (*Vec, error) { return eval(e, b) }
-
 // Filter keeps the rows of the batches where cond is true.
 func Filter(cond *plan.Expr, in []*Batch) ([]*Batch, error) { return filter(cond, in) }
 
 // Project computes exprs over each batch.
 func Project(exprs []*plan.Expr, in []*Batch) ([]*Batch, error) { return project(exprs, in) }
-
-// HashJoin is the inner equi-join of node n (a plan.Join) of the left
-// rows with the right rows.
-func HashJoin(n *plan.Node, rightCols []plan.Column, left, right []*Batch) ([]*Batch, error) {
-	return hashJoin(n.LeftKey, n.RightKey, rightCols, left, right)
-}
-
-// SemiJoin keeps the rows of in whose key (over in) is among the values
-// of column 0 of right.
-func SemiJoin(key *plan.Expr, in, right []*Batch) ([]*Batch, error) {
-	return semiJoin(key, in, right)
-}
 
 // Sort orders the rows by node n's keys, then by every column.
 func Sort(n *plan.Node, in []*Batch) []*Batch { return sortRows(n, in) }
@@ -168,6 +153,3 @@ func (a *Aggregation) Result() *Batch {
 	}
 	return out
 }
-
-// Groups is the number of groups.
-func (a *Aggregation) Groups() int { return int(a.g.n) }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
@@ -97,16 +98,43 @@ func TestRestartsMatchAStraightRun(t *testing.T) {
 	}
 }
 
-// TestRestoreRefusesCorruptSnapshots: a snapshot cut short, of another
-// version, or with bytes after its end is refused, and no restore panics.
-func TestRestoreRefusesCorruptSnapshots(t *testing.T) {
-	tab, err := exec.ReadCSV(bytes.NewReader([]byte("k,n\na,1\nb,2.5\na,\n")), 0)
+// snapshotter is stage.Snapshotter, as the operators here implement it.
+type snapshotter interface {
+	AppendSnapshot([]byte) ([]byte, error)
+	Restore([]byte) error
+}
+
+// stateful is one operator with state of a plan: how to make a fresh one,
+// and the snapshot of one that was fed a batch of each input.
+type stateful struct {
+	what string
+	mk   func() sqlops.Operator
+	snap []byte
+}
+
+// statefulOps are the operators with state of plans covering every kind
+// that has state, each fed a batch of each of its inputs.
+func statefulOps(t testing.TB) []stateful {
+	tt, err := exec.ReadCSV(bytes.NewReader([]byte("k,n\na,1\nb,2.5\na,\n")), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	tables := map[string]*exec.Table{"t": tab}
-	p := planOf(t, map[string]string{"q": "SELECT k, SUM(n), MAX(n) FROM t GROUP BY k ORDER BY k LIMIT 1"}, []string{"q"}, tables, 2)
-	var snaps int
+	ut, err := exec.ReadCSV(bytes.NewReader([]byte("k,m,c\na,1,x\nb,,y\n")), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tables := map[string]*exec.Table{"t": tt, "u": ut}
+	texts := map[string]string{
+		"agg":      "SELECT k, SUM(n), MAX(n) FROM t GROUP BY k ORDER BY k LIMIT 1",
+		"join":     "SELECT t.k, u.c FROM t JOIN u ON t.k = u.k",
+		"distinct": "SELECT DISTINCT u.c FROM t JOIN u ON t.k = u.k",
+		"partial":  "SELECT u.c, AVG(t.n), MIN(t.n) FROM t JOIN u ON t.k = u.k GROUP BY u.c",
+		"semi":     "SELECT k FROM t WHERE k IN (SELECT k FROM u)",
+		"rank":     "SELECT ROW_NUMBER() OVER (ORDER BY COUNT(*) DESC, k) AS r, k FROM t GROUP BY k ORDER BY COUNT(*) DESC, k LIMIT 2",
+	}
+	names := []string{"agg", "join", "distinct", "partial", "semi", "rank"}
+	p := planOf(t, texts, names, tables, 2)
+	var out []stateful
 	for _, o := range p.Ops {
 		if o.Kind == physical.Exchange {
 			continue
@@ -115,52 +143,93 @@ func TestRestoreRefusesCorruptSnapshots(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		var table []string
+		if o.Kind == plan.Scan {
+			table = tables[o.Node.Table].Columns
+		}
 		mk := func() sqlops.Operator {
-			op, err := sqlops.New(o, cols, tab.Columns, nil)
+			op, err := sqlops.New(o, cols, table, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
 			return op
 		}
 		op := mk()
-		type snapshotter interface {
-			AppendSnapshot([]byte) ([]byte, error)
-			Restore([]byte) error
-		}
 		s, ok := op.(snapshotter)
 		if !ok {
 			continue
 		}
-		in := tab.Batches[0]
-		if o.Kind != plan.Scan {
-			in = testBatch(t, cols[0])
-		}
-		if err := op.Apply(0, in, func(*exec.Batch) {}); err != nil {
-			t.Fatalf("#%d %s: %v", o.ID, o.Kind, err)
+		for k := range cols {
+			in := testBatch(t, cols[k])
+			if o.Kind == plan.Scan {
+				in = tables[o.Node.Table].Batches[0]
+			}
+			if err := op.Apply(k, in, func(*exec.Batch) {}); err != nil {
+				t.Fatalf("#%d %s: %v", o.ID, o.Kind, err)
+			}
 		}
 		snap, err := s.AppendSnapshot(nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		snaps++
-		bad := [][]byte{append([]byte{9}, snap[1:]...), append(bytes.Clone(snap), 0)}
-		for i := range len(snap) {
-			bad = append(bad, snap[:i])
+		out = append(out, stateful{fmt.Sprintf("#%d %s", o.ID, o.Kind), mk, snap})
+	}
+	return out
+}
+
+// TestRestoreRefusesCorruptSnapshots: a snapshot cut short, of another
+// version, or with bytes after its end is refused, and no restore panics.
+func TestRestoreRefusesCorruptSnapshots(t *testing.T) {
+	ops := statefulOps(t)
+	kinds := map[string]bool{}
+	for _, o := range ops {
+		kinds[strings.Fields(o.what)[1]] = true
+		if err := o.mk().(snapshotter).Restore(o.snap); err != nil {
+			t.Errorf("%s: its own snapshot: %v", o.what, err)
+		}
+		bad := [][]byte{append([]byte{9}, o.snap[1:]...), append(bytes.Clone(o.snap), 0)}
+		for i := range len(o.snap) {
+			bad = append(bad, o.snap[:i])
 		}
 		for _, b := range bad {
-			if err := mk().(snapshotter).Restore(b); err == nil {
-				t.Errorf("#%d %s: restored %q (of %q)", o.ID, o.Kind, b, snap)
+			if err := o.mk().(snapshotter).Restore(b); err == nil {
+				t.Errorf("%s: restored %q (of %q)", o.what, b, o.snap)
 			}
 		}
 	}
-	if snaps < 5 {
-		t.Errorf("%d operators with state checked, want the scan, aggregate, sort, limit and sink at least", snaps)
+	for _, k := range []plan.Op{plan.Scan, plan.Aggregate, plan.Join, plan.SemiJoin, plan.Distinct, physical.PartialDistinct, physical.PartialAggregate, physical.FinalAggregate, plan.Sort, plan.Limit, plan.RowNumber, physical.Sink} {
+		if !kinds[string(k)] {
+			t.Errorf("no %s among the operators checked", k)
+		}
 	}
+}
+
+// FuzzRestore restores arbitrary bytes into every kind of operator with
+// state. It must never panic: it refuses them, or the operator restored
+// writes a snapshot and finishes.
+//
+//	go test -run='^$' -fuzz=FuzzRestore -fuzztime=30s ./services/dataflow/sql/sqlops
+func FuzzRestore(f *testing.F) {
+	ops := statefulOps(f)
+	for i, o := range ops {
+		f.Add(uint8(i), o.snap)
+	}
+	f.Fuzz(func(t *testing.T, which uint8, data []byte) {
+		o := ops[int(which)%len(ops)]
+		op := o.mk()
+		if err := op.(snapshotter).Restore(data); err != nil {
+			return
+		}
+		if _, err := op.(snapshotter).AppendSnapshot(nil); err != nil {
+			t.Fatalf("%s: restored, no snapshot: %v", o.what, err)
+		}
+		_ = op.Finish(func(*exec.Batch) {})
+	})
 }
 
 // testBatch is a batch of two rows of the given columns, made through
 // their wire form.
-func testBatch(t *testing.T, cols []plan.Column) *exec.Batch {
+func testBatch(t testing.TB, cols []plan.Column) *exec.Batch {
 	var b batch.ColumnBuilder
 	for i := range 2 {
 		row := make([][]byte, len(cols))
