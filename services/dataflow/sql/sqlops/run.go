@@ -34,49 +34,74 @@ type Result struct {
 // driver says every input has ended, and then ends its own outputs. It
 // returns each query's output file.
 //
-// The instances run in the order of the plan's operators (an operator
-// comes after those it reads, over a channel too), each applying what
-// was sent to it in the order it was sent: one of the orders a
-// deployment may apply them in; the operators' output does not depend on
-// which (the tests compare 0 to 3 shards, and restarts).
+// Each instance applies what was sent to it in the order it was sent, one
+// arrival at a time; Run takes the instances in the order of the plan's
+// operators (an operator comes after those it reads, over a channel too),
+// which is one of the orders a deployment may apply them in. The tests
+// run the same plan in random orders, restarting operators from their
+// snapshots on the way, and get the same answers.
 func Run(p *physical.Plan, tables map[string]*exec.Table) (*Result, error) {
-	return run(p, tables, nil)
-}
-
-// restartAt, when not nil, names for each operator instance with state
-// (a stage.Snapshotter) the number of its arrivals (batches and ends)
-// after which it is restarted: its snapshot written, a fresh operator made
-// and restored from it, a fresh driver told the ends it had noted, the
-// rest fed to those. -1: not restarted.
-type restartAt func(op, instance, arrivals int) int
-
-func run(p *physical.Plan, tables map[string]*exec.Table, restart restartAt) (*Result, error) {
-	res, _, err := runKeys(p, tables, restart, false)
+	res, _, err := run(p, tables, options{})
 	return res, err
 }
 
-// runKeys runs p, and returns the number of keys its keyed operators'
-// tables hold at the end, in all; with own, every keyed operator has a
-// table of its own instead of its Plan.Tables entry's.
-func runKeys(p *physical.Plan, tables map[string]*exec.Table, restart restartAt, own bool) (*Result, int, error) {
+// options are how the tests run a plan; Run uses none.
+type options struct {
+	// pick chooses which of n instances ready to apply their next
+	// arrival does; nil: the first, by operator and instance.
+	pick func(n int) int
+	// restart, when not nil, is asked before each arrival of an instance
+	// of an operator with state (a stage.Snapshotter) whether to restart
+	// it first: its snapshot written, a fresh operator made and restored
+	// from it, a fresh driver told the ends the old one had noted.
+	restart func(op, instance int) bool
+	// own gives every keyed operator a table of its own instead of its
+	// Plan.Tables entry's.
+	own bool
+}
+
+// run runs p, and returns as well the number of keys its keyed
+// operators' tables hold at the end, in all.
+func run(p *physical.Plan, tables map[string]*exec.Table, opt options) (*Result, int, error) {
 	if p.Gateway.Replicas != 1 {
 		return nil, 0, fmt.Errorf("run: the gateway task has %d replicas; the runner parses the files in one", p.Gateway.Replicas)
 	}
-	r := &runner{p: p, tables: tables, insts: make([][]*instance, len(p.Ops)), restart: restart, shared: map[[2]int]*exec.KeyTable{}, own: own}
+	r := &runner{p: p, tables: tables, insts: make([][]*instance, len(p.Ops)), opt: opt, shared: map[[2]int]*exec.KeyTable{}}
 	for _, o := range p.Ops {
 		if err := r.build(o); err != nil {
 			return nil, 0, err
 		}
 	}
-	res := &Result{Files: map[string][]byte{}}
+	var all, ready []*instance
 	for _, o := range p.Ops {
-		for i, in := range r.insts[o.ID] {
-			if err := r.step(o, i, in); err != nil {
-				return nil, 0, fmt.Errorf("run: operator #%d (%s) instance %d: %w", o.ID, o.Kind, i, err)
+		all = append(all, r.insts[o.ID]...)
+	}
+	for {
+		ready = ready[:0]
+		for _, in := range all {
+			if !in.done && (len(in.inbox) > 0 || in.x == nil && in.d.AllEnded()) {
+				ready = append(ready, in)
 			}
-			if s, ok := in.op.(*scan); ok {
-				res.Stats = append(res.Stats, s.Stats()...)
-			}
+		}
+		if len(ready) == 0 {
+			break
+		}
+		k := 0
+		if opt.pick != nil {
+			k = opt.pick(len(ready))
+		}
+		in := ready[k]
+		if err := r.next(in); err != nil {
+			return nil, 0, fmt.Errorf("run: operator #%d (%s) instance %d: %w", in.o.ID, in.o.Kind, in.i, err)
+		}
+	}
+	res := &Result{Files: map[string][]byte{}}
+	for _, in := range all {
+		if !in.done {
+			return nil, 0, fmt.Errorf("run: operator #%d (%s) instance %d: its inputs never ended", in.o.ID, in.o.Kind, in.i)
+		}
+		if s, ok := in.op.(*scan); ok {
+			res.Stats = append(res.Stats, s.Stats()...)
 		}
 	}
 	for _, q := range p.Queries {
@@ -97,17 +122,20 @@ func runKeys(p *physical.Plan, tables map[string]*exec.Table, restart restartAt,
 }
 
 type runner struct {
-	p       *physical.Plan
-	tables  map[string]*exec.Table
-	insts   [][]*instance // per operator, per instance of its task
-	restart restartAt
-	shared  map[[2]int]*exec.KeyTable // by table ID and instance
-	own     bool                      // a table per operator (runKeys)
+	p      *physical.Plan
+	tables map[string]*exec.Table
+	insts  [][]*instance // per operator, per instance of its task
+	opt    options
+	shared map[[2]int]*exec.KeyTable // by table ID and instance
 }
 
 // instance is one operator on one instance of its task, with what was
 // sent to it and not yet applied.
 type instance struct {
+	o       *physical.Op
+	i       int
+	done    bool // finished, its outputs ended
+	dv      *driven
 	op      Operator
 	x       *Exchange
 	d       *stage.Driver
@@ -136,7 +164,7 @@ func stream(k int) string { return "in" + strconv.Itoa(k) }
 // use: the one its operators keyed by the same key share.
 func (r *runner) table(id, i int) *exec.KeyTable {
 	k := [2]int{id, i}
-	if r.own {
+	if r.opt.own {
 		k = [2]int{-len(r.shared) - 1, i}
 	}
 	if r.shared[k] == nil {
@@ -189,7 +217,7 @@ func (r *runner) build(o *physical.Op) error {
 		return err
 	}
 	for range n {
-		in := &instance{cols: cols, senders: senders}
+		in := &instance{o: o, i: len(r.insts[o.ID]), cols: cols, senders: senders}
 		switch o.Kind {
 		case physical.Exchange:
 			if len(o.Inputs) != 1 {
@@ -229,117 +257,93 @@ func (r *runner) build(o *physical.Op) error {
 			if in.op, err = New(o, in.cols, in.table, in.shared); err != nil {
 				return err
 			}
+			in.dv = &driven{op: in.op, cols: in.cols, out: func(b *exec.Batch) { r.send(in.o, in.i, b) }}
+			in.d = stage.NewDriver(in.dv, in.senders)
 		}
 		r.insts[o.ID] = append(r.insts[o.ID], in)
 	}
 	return nil
 }
 
-// step applies what was sent to instance i of o, in order, and once
-// every input has ended, finishes it and ends its outputs.
-func (r *runner) step(o *physical.Op, i int, in *instance) error {
+// next applies in's next arrival: a batch, or an input's end by one of
+// its senders; an operator whose inputs have all ended (at once for a
+// scan, once its table's batches are applied) is finished, and its
+// outputs ended.
+func (r *runner) next(in *instance) error {
 	if in.x != nil {
-		return r.route(o, i, in)
+		return r.route(in)
 	}
-	out := func(b *exec.Batch) { r.send(o, i, b) }
-	dv := &driven{op: in.op, cols: in.cols, out: out}
-	in.d = stage.NewDriver(dv, in.senders)
-	at := -1
-	if _, ok := in.op.(stage.Snapshotter); ok && r.restart != nil {
-		at = r.restart(o.ID, i, len(in.inbox))
-	}
-	for k := 0; k <= len(in.inbox); k++ {
-		if k == at {
-			if err := r.restore(o, in, dv); err != nil {
-				return err
-			}
-		}
-		if k == len(in.inbox) {
-			break
-		}
-		a := in.inbox[k]
-		if !a.end {
-			rows := ToRows(a.b)
-			if in.op == nil {
-				return fmt.Errorf("a batch after the end")
-			}
-			if err := in.d.Apply(stream(a.input), rows, nil); err != nil {
-				return err
-			}
-			continue
-		}
-		in.ended = append(in.ended, [2]string{stream(a.input), strconv.Itoa(a.sender)})
-		due, err := in.d.End(stream(a.input), strconv.Itoa(a.sender), nil)
-		if err != nil {
+	if _, ok := in.op.(stage.Snapshotter); ok && r.opt.restart != nil && r.opt.restart(in.o.ID, in.i) {
+		if err := r.restore(in); err != nil {
 			return err
 		}
-		if due {
-			if err := in.d.Finish(nil); err != nil {
-				return err
+	}
+	if len(in.inbox) > 0 {
+		a := in.inbox[0]
+		in.inbox = in.inbox[1:]
+		if !a.end {
+			if in.d.Finished() {
+				return fmt.Errorf("a batch after the end")
 			}
+			return in.d.Apply(stream(a.input), ToRows(a.b), nil)
+		}
+		in.ended = append(in.ended, [2]string{stream(a.input), strconv.Itoa(a.sender)})
+		if _, err := in.d.End(stream(a.input), strconv.Itoa(a.sender), nil); err != nil {
+			return err
 		}
 	}
-	in.inbox = nil
-	if !in.d.AllEnded() {
-		return fmt.Errorf("its inputs never ended")
+	if !in.d.AllEnded() || len(in.inbox) > 0 && in.o.Kind == plan.Scan {
+		return nil
 	}
-	if err := in.d.Finish(nil); err != nil { // an operator without inputs
+	if err := in.d.Finish(nil); err != nil {
 		return err
 	}
-	r.end(o, i)
+	in.done = true
+	r.end(in.o, in.i)
 	return nil
 }
 
-// route sends what an exchange instance was sent on its channel, and
-// ends the channel from this instance once its input has ended.
-func (r *runner) route(o *physical.Op, i int, in *instance) error {
-	ended := false
-	for _, a := range in.inbox {
-		if ended {
-			return fmt.Errorf("a batch after the end")
+// route sends an exchange instance's next arrival on its channel, or,
+// when it is the end of its input, ends the channel from this instance.
+func (r *runner) route(in *instance) error {
+	a := in.inbox[0]
+	in.inbox = in.inbox[1:]
+	if in.done {
+		return fmt.Errorf("a batch after the end")
+	}
+	if a.end {
+		in.done = true
+		for route, rt := range in.x.ch.Routes {
+			for _, c := range r.insts[rt.Consumer] {
+				c.inbox = append(c.inbox, arrival{input: in.x.inputs[route], end: true, sender: in.i})
+			}
 		}
-		if a.end {
-			ended = true
-			continue
-		}
-		err := in.x.Route(a.b, func(route, to int, b *exec.Batch) error {
-			c := r.insts[in.x.ch.Routes[route].Consumer][to]
-			k := in.x.inputs[route]
-			// Through the wire's form, as a deployment sends it.
-			wire, err := proto.Marshal(ToRows(b))
-			if err != nil {
-				return fmt.Errorf("channel %s: %w", in.x.ch.Name, err)
-			}
-			var rb wololov1.RowBatch
-			if err := proto.Unmarshal(wire, &rb); err != nil {
-				return fmt.Errorf("channel %s: %w", in.x.ch.Name, err)
-			}
-			if b, err = FromRows(&rb, c.cols[k]); err != nil {
-				return fmt.Errorf("channel %s: %w", in.x.ch.Name, err)
-			}
-			c.inbox = append(c.inbox, arrival{input: k, b: b})
-			return nil
-		})
+		return nil
+	}
+	return in.x.Route(a.b, func(route, to int, b *exec.Batch) error {
+		c := r.insts[in.x.ch.Routes[route].Consumer][to]
+		k := in.x.inputs[route]
+		// Through the wire's form, as a deployment sends it.
+		wire, err := proto.Marshal(ToRows(b))
 		if err != nil {
-			return err
+			return fmt.Errorf("channel %s: %w", in.x.ch.Name, err)
 		}
-	}
-	in.inbox = nil
-	if !ended {
-		return fmt.Errorf("its input never ended")
-	}
-	for route, rt := range in.x.ch.Routes {
-		for _, c := range r.insts[rt.Consumer] {
-			c.inbox = append(c.inbox, arrival{input: in.x.inputs[route], end: true, sender: i})
+		var rb wololov1.RowBatch
+		if err := proto.Unmarshal(wire, &rb); err != nil {
+			return fmt.Errorf("channel %s: %w", in.x.ch.Name, err)
 		}
-	}
-	return nil
+		if b, err = FromRows(&rb, c.cols[k]); err != nil {
+			return fmt.Errorf("channel %s: %w", in.x.ch.Name, err)
+		}
+		c.inbox = append(c.inbox, arrival{input: k, b: b})
+		return nil
+	})
 }
 
 // restore replaces in's operator by a fresh one restored from its
 // snapshot, which must write the same snapshot again, and its driver by
 // a fresh one told the ends the old one had noted.
-func (r *runner) restore(o *physical.Op, in *instance, dv *driven) error {
+func (r *runner) restore(in *instance) error {
 	if in.d.Finished() {
 		return nil // nothing left to restart
 	}
@@ -349,7 +353,7 @@ func (r *runner) restore(o *physical.Op, in *instance, dv *driven) error {
 	}
 	// Into the same shared table, which holds the other operators' keys
 	// and this one's already: its view of the table starts empty.
-	fresh, err := New(o, in.cols, in.table, in.shared)
+	fresh, err := New(in.o, in.cols, in.table, in.shared)
 	if err != nil {
 		return err
 	}
@@ -363,8 +367,8 @@ func (r *runner) restore(o *physical.Op, in *instance, dv *driven) error {
 	if !bytes.Equal(again, snap) {
 		return fmt.Errorf("restored, it snapshots %d bytes where it restored %d others", len(again), len(snap))
 	}
-	in.op, dv.op = fresh, fresh
-	in.d = stage.NewDriver(dv, in.senders)
+	in.op, in.dv.op = fresh, fresh
+	in.d = stage.NewDriver(in.dv, in.senders)
 	for _, e := range in.ended {
 		in.d.Restore(e[0], e[1])
 	}
