@@ -41,11 +41,17 @@
 // operator of the same plan operator; a corrupt snapshot is refused, and
 // a count the snapshot cannot hold allocates nothing.
 //
-// Run is the runner of a whole plan in one process, for the tests and for
-// what comes next: every instance of every task with its own operators,
-// each driven by a stage.Driver, rows on the channels as marshalled
-// ColumnBatches. It is not wired into jobs, the gateway, the stage runtime
-// or the CLI yet; the operators are to be chained there the same way.
+// Task is one instance of one task of a plan: its operators chained as
+// the plan chains them, each driven by a stage.Driver, given the parsed
+// batches of the tables it scans (at the gateway: what an ingest would
+// call per parsed row batch) and the batches and ends arriving on the
+// channels it reads, handing what its exchanges write (ColumnBatches,
+// each to the instance stage.Route picks) to a Sender. It is the unit a
+// process will run for a job. Run runs a whole plan in one process, for
+// the tests and for what comes next: every instance of every task as a
+// Task, the channels as queues of marshalled ColumnBatches between them.
+// None of it is wired into jobs, the gateway, the stage runtime or the
+// CLI yet.
 //
 // The package does no I/O and no logging.
 package sqlops
