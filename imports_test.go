@@ -39,6 +39,10 @@ func testHelpers(dep string) bool { return dep == "internal/testkit" }
 // engine knows the cluster's tasks.
 const sqlPhysical = "services/dataflow/sql/physical"
 
+// sqlOps runs the physical plan: it routes rows by the stage runtime's
+// hash.
+const sqlOps = "services/dataflow/sql/sqlops"
+
 // importRules are the directions the module's dependencies may point in.
 // Tests count: a package's test files are held to its rules.
 var importRules = []importRule{
@@ -130,7 +134,7 @@ var importRules = []importRule{
 	{
 		name: "sql-engine",
 		rule: "services/dataflow/sql/... (the SQL engine) imports of this module only services/dataflow/sql/..., services/dataflow/csvio and services/dataflow/schema",
-		from: func(p string) bool { return under(p, "services/dataflow/sql") && p != sqlPhysical },
+		from: func(p string) bool { return under(p, "services/dataflow/sql") && p != sqlPhysical && p != sqlOps },
 		allow: func(d string) bool {
 			return under(d, "services/dataflow/sql") || d == "services/dataflow/csvio" || d == "services/dataflow/schema"
 		},
@@ -142,6 +146,19 @@ var importRules = []importRule{
 		rule:  "services/dataflow/sql/sqlgen (random queries and their naive meaning, an oracle) imports nothing of this module, so it shares no code with the engine it checks",
 		from:  func(p string) bool { return p == "services/dataflow/sql/sqlgen" },
 		allow: func(string) bool { return false },
+	},
+	{
+		name: "sql-ops",
+		rule: "services/dataflow/sql/sqlops (the physical plan's operators and its in-process runner) imports of this module only services/dataflow/sql/..., services/dataflow/stage (the driver, the route hash and the Snapshotter contract), services/dataflow/batch and proto/wololo/v1 (the ColumnBatch row kind)",
+		from: func(p string) bool { return p == sqlOps },
+		allow: func(d string) bool {
+			return under(d, "services/dataflow/sql") || d == "services/dataflow/stage" || d == "services/dataflow/batch" || d == "proto/wololo/v1"
+		},
+		// Its tests run the default queries against the reference on
+		// generated data.
+		testsMay: func(d string) bool {
+			return testHelpers(d) || d == "queries" || d == "services/dataflow/reference" || d == "services/base/datagen"
+		},
 	},
 	{
 		name:  "sql-physical",

@@ -35,6 +35,7 @@ type RowBatch struct {
 	//	*RowBatch_Players
 	//	*RowBatch_Tokens
 	//	*RowBatch_Civs
+	//	*RowBatch_Columns
 	Rows          isRowBatch_Rows `protobuf_oneof:"rows"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -113,6 +114,15 @@ func (x *RowBatch) GetCivs() *CivRows {
 	return nil
 }
 
+func (x *RowBatch) GetColumns() *ColumnBatch {
+	if x != nil {
+		if x, ok := x.Rows.(*RowBatch_Columns); ok {
+			return x.Columns
+		}
+	}
+	return nil
+}
+
 type isRowBatch_Rows interface {
 	isRowBatch_Rows()
 }
@@ -137,6 +147,12 @@ type RowBatch_Civs struct {
 	Civs *CivRows `protobuf:"bytes,4,opt,name=civs,proto3,oneof"`
 }
 
+type RowBatch_Columns struct {
+	// Rows of any columns: a SQL query's rows between the operators of
+	// a job's physical plan.
+	Columns *ColumnBatch `protobuf:"bytes,5,opt,name=columns,proto3,oneof"`
+}
+
 func (*RowBatch_Matches) isRowBatch_Rows() {}
 
 func (*RowBatch_Players) isRowBatch_Rows() {}
@@ -144,6 +160,8 @@ func (*RowBatch_Players) isRowBatch_Rows() {}
 func (*RowBatch_Tokens) isRowBatch_Rows() {}
 
 func (*RowBatch_Civs) isRowBatch_Rows() {}
+
+func (*RowBatch_Columns) isRowBatch_Rows() {}
 
 // TextColumn holds one string per row: row i is data[ends[i-1]:ends[i]].
 type TextColumn struct {
@@ -322,6 +340,121 @@ func (x *NumberColumn) GetWide() []string {
 	return nil
 }
 
+// ColumnBatch is a batch of rows of any columns, each as text: the rows
+// of a SQL query's operators. A value reads as its column's type by the
+// value rules of docs/queries.md (a number in decimal, a boolean true or
+// false); what the columns are is the job's plan's, not the batch's.
+type ColumnBatch struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The number of rows (a batch of no columns has rows too: COUNT(*)).
+	Rows uint32 `protobuf:"varint,1,opt,name=rows,proto3" json:"rows,omitempty"`
+	// The columns, every one of rows values.
+	Columns       []*ValueColumn `protobuf:"bytes,2,rep,name=columns,proto3" json:"columns,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ColumnBatch) Reset() {
+	*x = ColumnBatch{}
+	mi := &file_wololo_v1_batch_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ColumnBatch) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ColumnBatch) ProtoMessage() {}
+
+func (x *ColumnBatch) ProtoReflect() protoreflect.Message {
+	mi := &file_wololo_v1_batch_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ColumnBatch.ProtoReflect.Descriptor instead.
+func (*ColumnBatch) Descriptor() ([]byte, []int) {
+	return file_wololo_v1_batch_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *ColumnBatch) GetRows() uint32 {
+	if x != nil {
+		return x.Rows
+	}
+	return 0
+}
+
+func (x *ColumnBatch) GetColumns() []*ValueColumn {
+	if x != nil {
+		return x.Columns
+	}
+	return nil
+}
+
+// ValueColumn is one column of a ColumnBatch: its values' text, and which
+// rows are NULL.
+type ValueColumn struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The values; a NULL row's is empty.
+	Text *TextColumn `protobuf:"bytes,1,opt,name=text,proto3" json:"text,omitempty"`
+	// Bit i (byte i/8, bit i%8) set: row i is NULL. Empty when no row is;
+	// else long enough for every row.
+	Nulls         []byte `protobuf:"bytes,2,opt,name=nulls,proto3" json:"nulls,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ValueColumn) Reset() {
+	*x = ValueColumn{}
+	mi := &file_wololo_v1_batch_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ValueColumn) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ValueColumn) ProtoMessage() {}
+
+func (x *ValueColumn) ProtoReflect() protoreflect.Message {
+	mi := &file_wololo_v1_batch_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ValueColumn.ProtoReflect.Descriptor instead.
+func (*ValueColumn) Descriptor() ([]byte, []int) {
+	return file_wololo_v1_batch_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *ValueColumn) GetText() *TextColumn {
+	if x != nil {
+		return x.Text
+	}
+	return nil
+}
+
+func (x *ValueColumn) GetNulls() []byte {
+	if x != nil {
+		return x.Nulls
+	}
+	return nil
+}
+
 // MatchRows are the columns of matches.csv that some query needs.
 type MatchRows struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -345,7 +478,7 @@ type MatchRows struct {
 
 func (x *MatchRows) Reset() {
 	*x = MatchRows{}
-	mi := &file_wololo_v1_batch_proto_msgTypes[4]
+	mi := &file_wololo_v1_batch_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -357,7 +490,7 @@ func (x *MatchRows) String() string {
 func (*MatchRows) ProtoMessage() {}
 
 func (x *MatchRows) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_batch_proto_msgTypes[4]
+	mi := &file_wololo_v1_batch_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -370,7 +503,7 @@ func (x *MatchRows) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MatchRows.ProtoReflect.Descriptor instead.
 func (*MatchRows) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_batch_proto_rawDescGZIP(), []int{4}
+	return file_wololo_v1_batch_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *MatchRows) GetToken() *TextColumn {
@@ -440,7 +573,7 @@ type PlayerRows struct {
 
 func (x *PlayerRows) Reset() {
 	*x = PlayerRows{}
-	mi := &file_wololo_v1_batch_proto_msgTypes[5]
+	mi := &file_wololo_v1_batch_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -452,7 +585,7 @@ func (x *PlayerRows) String() string {
 func (*PlayerRows) ProtoMessage() {}
 
 func (x *PlayerRows) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_batch_proto_msgTypes[5]
+	mi := &file_wololo_v1_batch_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -465,7 +598,7 @@ func (x *PlayerRows) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlayerRows.ProtoReflect.Descriptor instead.
 func (*PlayerRows) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_batch_proto_rawDescGZIP(), []int{5}
+	return file_wololo_v1_batch_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *PlayerRows) GetMatch() *TextColumn {
@@ -507,7 +640,7 @@ type TokenRows struct {
 
 func (x *TokenRows) Reset() {
 	*x = TokenRows{}
-	mi := &file_wololo_v1_batch_proto_msgTypes[6]
+	mi := &file_wololo_v1_batch_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -519,7 +652,7 @@ func (x *TokenRows) String() string {
 func (*TokenRows) ProtoMessage() {}
 
 func (x *TokenRows) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_batch_proto_msgTypes[6]
+	mi := &file_wololo_v1_batch_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -532,7 +665,7 @@ func (x *TokenRows) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TokenRows.ProtoReflect.Descriptor instead.
 func (*TokenRows) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_batch_proto_rawDescGZIP(), []int{6}
+	return file_wololo_v1_batch_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *TokenRows) GetToken() *TextColumn {
@@ -557,7 +690,7 @@ type CivRows struct {
 
 func (x *CivRows) Reset() {
 	*x = CivRows{}
-	mi := &file_wololo_v1_batch_proto_msgTypes[7]
+	mi := &file_wololo_v1_batch_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -569,7 +702,7 @@ func (x *CivRows) String() string {
 func (*CivRows) ProtoMessage() {}
 
 func (x *CivRows) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_batch_proto_msgTypes[7]
+	mi := &file_wololo_v1_batch_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -582,7 +715,7 @@ func (x *CivRows) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CivRows.ProtoReflect.Descriptor instead.
 func (*CivRows) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_batch_proto_rawDescGZIP(), []int{7}
+	return file_wololo_v1_batch_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *CivRows) GetCiv() [][]byte {
@@ -610,12 +743,13 @@ var File_wololo_v1_batch_proto protoreflect.FileDescriptor
 
 const file_wololo_v1_batch_proto_rawDesc = "" +
 	"\n" +
-	"\x15wololo/v1/batch.proto\x12\twololo.v1\"\xd1\x01\n" +
+	"\x15wololo/v1/batch.proto\x12\twololo.v1\"\x85\x02\n" +
 	"\bRowBatch\x120\n" +
 	"\amatches\x18\x01 \x01(\v2\x14.wololo.v1.MatchRowsH\x00R\amatches\x121\n" +
 	"\aplayers\x18\x02 \x01(\v2\x15.wololo.v1.PlayerRowsH\x00R\aplayers\x12.\n" +
 	"\x06tokens\x18\x03 \x01(\v2\x14.wololo.v1.TokenRowsH\x00R\x06tokens\x12(\n" +
-	"\x04civs\x18\x04 \x01(\v2\x12.wololo.v1.CivRowsH\x00R\x04civsB\x06\n" +
+	"\x04civs\x18\x04 \x01(\v2\x12.wololo.v1.CivRowsH\x00R\x04civs\x122\n" +
+	"\acolumns\x18\x05 \x01(\v2\x16.wololo.v1.ColumnBatchH\x00R\acolumnsB\x06\n" +
 	"\x04rows\"4\n" +
 	"\n" +
 	"TextColumn\x12\x12\n" +
@@ -628,7 +762,13 @@ const file_wololo_v1_batch_proto_rawDesc = "" +
 	"\fNumberColumn\x12\x14\n" +
 	"\x05kinds\x18\x01 \x01(\fR\x05kinds\x12\x14\n" +
 	"\x05units\x18\x02 \x03(\x12R\x05units\x12\x12\n" +
-	"\x04wide\x18\x03 \x03(\tR\x04wide\"\xc2\x02\n" +
+	"\x04wide\x18\x03 \x03(\tR\x04wide\"S\n" +
+	"\vColumnBatch\x12\x12\n" +
+	"\x04rows\x18\x01 \x01(\rR\x04rows\x120\n" +
+	"\acolumns\x18\x02 \x03(\v2\x16.wololo.v1.ValueColumnR\acolumns\"N\n" +
+	"\vValueColumn\x12)\n" +
+	"\x04text\x18\x01 \x01(\v2\x15.wololo.v1.TextColumnR\x04text\x12\x14\n" +
+	"\x05nulls\x18\x02 \x01(\fR\x05nulls\"\xc2\x02\n" +
 	"\tMatchRows\x12+\n" +
 	"\x05token\x18\x01 \x01(\v2\x15.wololo.v1.TextColumnR\x05token\x12-\n" +
 	"\x06ladder\x18\x02 \x01(\v2\x15.wololo.v1.DictColumnR\x06ladder\x12'\n" +
@@ -662,36 +802,41 @@ func file_wololo_v1_batch_proto_rawDescGZIP() []byte {
 	return file_wololo_v1_batch_proto_rawDescData
 }
 
-var file_wololo_v1_batch_proto_msgTypes = make([]protoimpl.MessageInfo, 8)
+var file_wololo_v1_batch_proto_msgTypes = make([]protoimpl.MessageInfo, 10)
 var file_wololo_v1_batch_proto_goTypes = []any{
 	(*RowBatch)(nil),     // 0: wololo.v1.RowBatch
 	(*TextColumn)(nil),   // 1: wololo.v1.TextColumn
 	(*DictColumn)(nil),   // 2: wololo.v1.DictColumn
 	(*NumberColumn)(nil), // 3: wololo.v1.NumberColumn
-	(*MatchRows)(nil),    // 4: wololo.v1.MatchRows
-	(*PlayerRows)(nil),   // 5: wololo.v1.PlayerRows
-	(*TokenRows)(nil),    // 6: wololo.v1.TokenRows
-	(*CivRows)(nil),      // 7: wololo.v1.CivRows
+	(*ColumnBatch)(nil),  // 4: wololo.v1.ColumnBatch
+	(*ValueColumn)(nil),  // 5: wololo.v1.ValueColumn
+	(*MatchRows)(nil),    // 6: wololo.v1.MatchRows
+	(*PlayerRows)(nil),   // 7: wololo.v1.PlayerRows
+	(*TokenRows)(nil),    // 8: wololo.v1.TokenRows
+	(*CivRows)(nil),      // 9: wololo.v1.CivRows
 }
 var file_wololo_v1_batch_proto_depIdxs = []int32{
-	4,  // 0: wololo.v1.RowBatch.matches:type_name -> wololo.v1.MatchRows
-	5,  // 1: wololo.v1.RowBatch.players:type_name -> wololo.v1.PlayerRows
-	6,  // 2: wololo.v1.RowBatch.tokens:type_name -> wololo.v1.TokenRows
-	7,  // 3: wololo.v1.RowBatch.civs:type_name -> wololo.v1.CivRows
-	1,  // 4: wololo.v1.MatchRows.token:type_name -> wololo.v1.TextColumn
-	2,  // 5: wololo.v1.MatchRows.ladder:type_name -> wololo.v1.DictColumn
-	2,  // 6: wololo.v1.MatchRows.map:type_name -> wololo.v1.DictColumn
-	2,  // 7: wololo.v1.MatchRows.server:type_name -> wololo.v1.DictColumn
-	3,  // 8: wololo.v1.MatchRows.average_rating:type_name -> wololo.v1.NumberColumn
-	1,  // 9: wololo.v1.PlayerRows.match:type_name -> wololo.v1.TextColumn
-	2,  // 10: wololo.v1.PlayerRows.civ:type_name -> wololo.v1.DictColumn
-	3,  // 11: wololo.v1.PlayerRows.rating:type_name -> wololo.v1.NumberColumn
-	1,  // 12: wololo.v1.TokenRows.token:type_name -> wololo.v1.TextColumn
-	13, // [13:13] is the sub-list for method output_type
-	13, // [13:13] is the sub-list for method input_type
-	13, // [13:13] is the sub-list for extension type_name
-	13, // [13:13] is the sub-list for extension extendee
-	0,  // [0:13] is the sub-list for field type_name
+	6,  // 0: wololo.v1.RowBatch.matches:type_name -> wololo.v1.MatchRows
+	7,  // 1: wololo.v1.RowBatch.players:type_name -> wololo.v1.PlayerRows
+	8,  // 2: wololo.v1.RowBatch.tokens:type_name -> wololo.v1.TokenRows
+	9,  // 3: wololo.v1.RowBatch.civs:type_name -> wololo.v1.CivRows
+	4,  // 4: wololo.v1.RowBatch.columns:type_name -> wololo.v1.ColumnBatch
+	5,  // 5: wololo.v1.ColumnBatch.columns:type_name -> wololo.v1.ValueColumn
+	1,  // 6: wololo.v1.ValueColumn.text:type_name -> wololo.v1.TextColumn
+	1,  // 7: wololo.v1.MatchRows.token:type_name -> wololo.v1.TextColumn
+	2,  // 8: wololo.v1.MatchRows.ladder:type_name -> wololo.v1.DictColumn
+	2,  // 9: wololo.v1.MatchRows.map:type_name -> wololo.v1.DictColumn
+	2,  // 10: wololo.v1.MatchRows.server:type_name -> wololo.v1.DictColumn
+	3,  // 11: wololo.v1.MatchRows.average_rating:type_name -> wololo.v1.NumberColumn
+	1,  // 12: wololo.v1.PlayerRows.match:type_name -> wololo.v1.TextColumn
+	2,  // 13: wololo.v1.PlayerRows.civ:type_name -> wololo.v1.DictColumn
+	3,  // 14: wololo.v1.PlayerRows.rating:type_name -> wololo.v1.NumberColumn
+	1,  // 15: wololo.v1.TokenRows.token:type_name -> wololo.v1.TextColumn
+	16, // [16:16] is the sub-list for method output_type
+	16, // [16:16] is the sub-list for method input_type
+	16, // [16:16] is the sub-list for extension type_name
+	16, // [16:16] is the sub-list for extension extendee
+	0,  // [0:16] is the sub-list for field type_name
 }
 
 func init() { file_wololo_v1_batch_proto_init() }
@@ -704,6 +849,7 @@ func file_wololo_v1_batch_proto_init() {
 		(*RowBatch_Players)(nil),
 		(*RowBatch_Tokens)(nil),
 		(*RowBatch_Civs)(nil),
+		(*RowBatch_Columns)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -711,7 +857,7 @@ func file_wololo_v1_batch_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_wololo_v1_batch_proto_rawDesc), len(file_wololo_v1_batch_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   8,
+			NumMessages:   10,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -2,6 +2,7 @@ package batch_test
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 
 	"google.golang.org/protobuf/proto"
@@ -63,6 +64,19 @@ func FuzzReaders(f *testing.F) {
 			err = batch.EachToken(r.Tokens, func(token []byte) { calls++; _ = len(token) })
 		case *wololov1.RowBatch_Civs:
 			err = batch.EachCiv(r.Civs, func(civ string, wins, count int64) { calls++; _ = len(civ) })
+		case *wololov1.RowBatch_Columns:
+			var cols batch.Columns
+			if cols, err = batch.ReadColumns(r.Columns); err == nil {
+				for row := range cols.Rows() {
+					calls++
+					for c := range cols.Width() {
+						v, ok := cols.Value(c, row)
+						if !ok && len(v) != 0 {
+							t.Fatalf("NULL value %q", v)
+						}
+					}
+				}
+			}
 		default:
 			if n := batch.Rows(&rb); n != 0 {
 				t.Fatalf("Rows of a batch without rows = %d", n)
@@ -105,13 +119,21 @@ func fuzzSeeds(t testing.TB) []*wololov1.RowBatch {
 	var cb batch.CivBuilder
 	cb.Add("Aztecs", 1, 3)
 	cb.Add("Britons", 0, 2)
+	var vb batch.ColumnBuilder
+	for i := range 10 {
+		vb.Add([][]byte{[]byte("x"), []byte(fmt.Sprint(i))}, []bool{i%3 == 0, false})
+	}
+	var zero batch.ColumnBuilder
+	zero.AddRows(4)
 
 	badMatches := validMatches()
 	badMatches.AverageRating.Kinds = []byte{2, 2}
 	badPlayers := validPlayers()
 	badPlayers.Civ.Codes = []uint32{0, 9}
 	return []*wololov1.RowBatch{
-		mb.Build(), pb.Build(), tb.Build(), cb.Build(),
+		mb.Build(), pb.Build(), tb.Build(), cb.Build(), vb.Build(), zero.Build(),
+		{Rows: &wololov1.RowBatch_Columns{Columns: &wololov1.ColumnBatch{Rows: 3, Columns: []*wololov1.ValueColumn{{Text: &wololov1.TextColumn{Data: []byte("ab"), Ends: []uint32{1, 2}}}}}}},
+		{Rows: &wololov1.RowBatch_Columns{Columns: &wololov1.ColumnBatch{Rows: 2, Columns: []*wololov1.ValueColumn{{Text: &wololov1.TextColumn{Data: []byte("ab"), Ends: []uint32{1, 2}}, Nulls: []byte{1, 0}}}}}},
 		{Rows: &wololov1.RowBatch_Matches{Matches: badMatches}},
 		{Rows: &wololov1.RowBatch_Players{Players: badPlayers}},
 		{Rows: &wololov1.RowBatch_Tokens{Tokens: &wololov1.TokenRows{Token: &wololov1.TextColumn{Data: []byte("x"), Ends: []uint32{1, 0}}}}},

@@ -19,6 +19,7 @@ type Builders struct {
 	Player PlayerBuilder
 	Token  TokenBuilder
 	Civ    CivBuilder
+	Column ColumnBuilder
 }
 
 // kinds is the table of the row kinds, in the order of RowBatch's oneof:
@@ -49,6 +50,10 @@ var kinds = [...]struct {
 	{"civ", func(b *Builders) builder { return &b.Civ }, func(rb *wololov1.RowBatch) (int, bool) {
 		_, ok := rb.GetRows().(*wololov1.RowBatch_Civs)
 		return len(rb.GetCivs().GetCiv()), ok
+	}},
+	{"column", func(b *Builders) builder { return &b.Column }, func(rb *wololov1.RowBatch) (int, bool) {
+		_, ok := rb.GetRows().(*wololov1.RowBatch_Columns)
+		return int(rb.GetColumns().GetRows()), ok
 	}},
 }
 

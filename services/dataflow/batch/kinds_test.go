@@ -14,6 +14,7 @@ func fill(b *Builders, n int) {
 		b.Player.Add(&Player{Match: []byte("t"), Civ: []byte("c")})
 		b.Token.Add([]byte("t"))
 		b.Civ.Add("c", 1, 2)
+		b.Column.Add([][]byte{[]byte("t"), nil}, []bool{false, true})
 	}
 }
 

@@ -1,15 +1,17 @@
 // Package exec runs a logical plan (services/dataflow/sql/plan) over
-// columnar batches in one process: the executor of the SQL engine for now,
-// and the operators a later planner will chain onto the cluster's tasks.
+// columnar batches in one process: the executor of the SQL engine, and
+// the logic of the physical plan's operators (services/dataflow/sql/sqlops
+// runs them batch by batch through stream.go's exported pieces).
 //
 // A batch is columns of equal length (Vec: text as one arena plus end
 // offsets, the layout of the wire's TextColumn; exact decimals; booleans),
 // and every expression is evaluated one column vector at a time. The
 // keyed operators (the hash join, the semi-join's key set, the hash
-// aggregate, distinct) keep their state in hash tables keyed by the bytes
-// of the key's values (appendKey), so that state can later be split by
-// key across shards. Sort orders by its keys, then by every column, so
-// that the output is the same whatever order the rows arrived in.
+// aggregate, distinct) keep their keys in a KeyTable keyed by the bytes
+// of the key's values (appendKey), which the operators of one key on a
+// shard share, each with its own state per key beside it. Sort orders by
+// its keys, then by every column, so that the output is the same
+// whatever order the rows arrived in.
 //
 // The scan reads a table's text as the kinds the plan gives its columns
 // (docs/queries.md's value rules, services/dataflow/sql/value) and counts,
@@ -17,8 +19,10 @@
 // did not read as the kind; both become NULL.
 //
 // The package does no I/O beyond the readers and writers it is given, and
-// no logging. Execute materialises each node's batches: fine for one
-// process and the tests; streaming operators come with the planner.
+// no logging. Execute materialises each node's batches; the incremental
+// state (Aggregation, Distinct, KeySet, Join) is what the physical plan's
+// operators stream through, and it writes and reads its own snapshots
+// (snapshot.go).
 package exec
 
 import (
@@ -154,9 +158,9 @@ func (x *executor) run(n *plan.Node) ([]*Batch, error) {
 	case plan.Project:
 		return project(n.Exprs, ins[0])
 	case plan.Join:
-		return hashJoin(n, ins[0], ins[1])
+		return hashJoin(n.LeftKey, n.RightKey, n.Input[1].Output, ins[0], ins[1])
 	case plan.SemiJoin:
-		return semiJoin(n.LeftKey, ins[0], buildKeySet(ins[1]))
+		return semiJoin(n.LeftKey, ins[0], ins[1])
 	case plan.Aggregate:
 		return aggregate(n, ins[0])
 	case plan.Distinct:
@@ -177,19 +181,12 @@ func (x *executor) scan(n *plan.Node) ([]*Batch, error) {
 	if !ok {
 		return nil, fmt.Errorf("no table %q", n.Table)
 	}
-	idx := make([]int, len(n.Output))
+	idx, err := ScanIndex(n, t.Columns)
+	if err != nil {
+		return nil, err
+	}
 	first := len(x.stats)
-	for i, c := range n.Output {
-		idx[i] = -1
-		for j, name := range t.Columns {
-			if name == c.Name {
-				idx[i] = j
-				break
-			}
-		}
-		if idx[i] < 0 {
-			return nil, fmt.Errorf("table %q has no column %q", n.Table, c.Name)
-		}
+	for _, c := range n.Output {
 		x.stats = append(x.stats, ColumnStats{Table: n.Table, Column: c.Name, Type: c.Type})
 	}
 	out := make([]*Batch, 0, len(t.Batches))

@@ -61,106 +61,60 @@ func project(exprs []*plan.Expr, in []*Batch) ([]*Batch, error) {
 	return out, nil
 }
 
-// keySet is the build side of a semi-join: the distinct non-NULL keys.
-type keySet map[string]struct{}
-
-func buildKeySet(in []*Batch) keySet {
-	set := keySet{}
-	var key []byte
-	for _, b := range in {
-		for i := range b.N {
-			if b.Cols[0].IsNull(i) {
-				continue
-			}
-			key = appendKey(key[:0], b.Cols[0], i)
-			set[string(key)] = struct{}{}
-		}
+// semiJoin keeps the rows of in whose key is among the values of column
+// 0 of right: each row once, however many times its key is there.
+func semiJoin(key *plan.Expr, in, right []*Batch) ([]*Batch, error) {
+	set := NewKeySet(NewKeyTable())
+	for _, b := range right {
+		set.Add(b)
 	}
-	return set
-}
-
-// semiJoin keeps the rows of in whose key is in the set: each row once,
-// however many times its key is there.
-func semiJoin(key *plan.Expr, in []*Batch, set keySet) ([]*Batch, error) {
 	var out []*Batch
-	var k []byte
 	for _, b := range in {
-		kv, err := eval(key, b)
+		nb, err := set.Keep(key, b)
 		if err != nil {
 			return nil, err
 		}
-		rows := make([]int32, 0, b.N)
-		for i := range b.N {
-			if kv.IsNull(i) {
-				continue
-			}
-			k = appendKey(k[:0], kv, i)
-			if _, ok := set[string(k)]; ok {
-				rows = append(rows, int32(i))
-			}
-		}
-		if len(rows) > 0 {
-			out = append(out, gatherBatch(b, rows))
+		if nb != nil {
+			out = append(out, nb)
 		}
 	}
 	return out, nil
 }
 
 // hashJoin is the inner equi-join: a hash table of the right rows by key,
-// probed with each left row. Rows with a NULL key match nothing.
-func hashJoin(n *plan.Node, left, right []*Batch) ([]*Batch, error) {
-	r := concat(types(n.Input[1].Output), right)
-	table := map[string][]int32{}
-	var k []byte
-	if r.N > 0 {
-		rk, err := eval(n.RightKey, r)
-		if err != nil {
+// probed with each left row.
+func hashJoin(leftKey, rightKey *plan.Expr, rightCols []plan.Column, left, right []*Batch) ([]*Batch, error) {
+	j := NewJoin(NewKeyTable(), leftKey, rightKey, rightCols)
+	for _, b := range right {
+		if err := j.AddRight(b); err != nil {
 			return nil, err
-		}
-		for i := range r.N {
-			if !rk.IsNull(i) {
-				k = appendKey(k[:0], rk, i)
-				table[string(k)] = append(table[string(k)], int32(i))
-			}
 		}
 	}
 	var out []*Batch
 	for _, b := range left {
-		lk, err := eval(n.LeftKey, b)
+		nb, err := j.Probe(b)
 		if err != nil {
 			return nil, err
 		}
-		var lrows, rrows []int32
-		for i := range b.N {
-			if lk.IsNull(i) {
-				continue
-			}
-			k = appendKey(k[:0], lk, i)
-			for _, j := range table[string(k)] {
-				lrows, rrows = append(lrows, int32(i)), append(rrows, j)
-			}
+		if nb != nil {
+			out = append(out, nb)
 		}
-		if len(lrows) == 0 {
-			continue
-		}
-		nb := &Batch{N: len(lrows)}
-		nb.Cols = append(gatherBatch(b, lrows).Cols, gatherBatch(r, rrows).Cols...)
-		out = append(out, nb)
 	}
 	return out, nil
 }
 
-// groups is a hash table of group keys: the state of an aggregate (or a
-// distinct) keyed by the key's bytes, so that it can be split by key
-// across shards. A key's values are kept as first seen, numbers without
-// trailing zeros.
+// groups are the groups of an aggregate: its view of a (shared)
+// KeyTable, each key's group numbered in the order first seen, and each
+// group's key values as first seen, numbers without trailing zeros.
 type groups struct {
-	index map[string]int32
-	keys  []*builder
+	v    slots
+	n    int32
+	keys []*builder
+	key  []byte
 }
 
-func newGroups(keyTypes []plan.Type) *groups {
-	g := &groups{index: map[string]int32{}}
+func newGroups(t *KeyTable, keyTypes []plan.Type) *groups {
+	g := &groups{v: slots{t: t}}
 	for _, t := range keyTypes {
 		g.keys = append(g.keys, newBuilder(t, 0))
 	}
@@ -170,16 +124,14 @@ func newGroups(keyTypes []plan.Type) *groups {
 // ids returns the group of each row of the key columns, adding new ones.
 func (g *groups) ids(keys []*Vec, n int) []int32 {
 	ids := make([]int32, n)
-	var k []byte
 	for i := range n {
-		k = k[:0]
-		for _, kv := range keys {
-			k = appendKey(k, kv, i)
-		}
-		id, ok := g.index[string(k)]
-		if !ok {
-			id = int32(len(g.index))
-			g.index[string(k)] = id
+		g.key = rowKey(g.key[:0], keys, i)
+		sl := g.v.t.slot(g.key)
+		id := g.v.get(sl)
+		if id < 0 {
+			id = g.n
+			g.n++
+			g.v.set(sl, id)
 			for c, kv := range keys {
 				if kv.Type == plan.Number && !kv.IsNull(i) {
 					g.keys[c].num(kv.Nums[i].Normal())
@@ -302,70 +254,22 @@ func (a *acc) result(n int) *Vec {
 // the aggregates. Without keys (no GROUP BY) it makes one row, even over
 // no input.
 func aggregate(n *plan.Node, in []*Batch) ([]*Batch, error) {
-	keyTypes := make([]plan.Type, len(n.Keys))
-	for i, k := range n.Keys {
-		keyTypes[i] = k.Type
-	}
-	g := newGroups(keyTypes)
-	accs := make([]*acc, len(n.Aggs))
-	for i, a := range n.Aggs {
-		accs[i] = &acc{agg: a}
-	}
+	a := NewAggregation(NewKeyTable(), n.Keys, n.Aggs)
 	for _, b := range in {
-		keys := make([]*Vec, len(n.Keys))
-		for i, k := range n.Keys {
-			v, err := eval(k, b)
-			if err != nil {
-				return nil, err
-			}
-			keys[i] = v
-		}
-		ids := g.ids(keys, b.N)
-		for _, a := range accs {
-			var arg *Vec
-			if a.agg.Arg != nil {
-				v, err := eval(a.agg.Arg, b)
-				if err != nil {
-					return nil, err
-				}
-				arg = v
-			}
-			a.update(ids, arg, len(g.index))
+		if err := a.Add(b); err != nil {
+			return nil, err
 		}
 	}
-	count := len(g.index)
-	if len(n.Keys) == 0 && count == 0 {
-		count = 1
-	}
-	out := &Batch{N: count}
-	for _, k := range g.keys {
-		out.Cols = append(out.Cols, k.v)
-	}
-	for _, a := range accs {
-		out.Cols = append(out.Cols, a.result(count))
-	}
-	return []*Batch{out}, nil
+	return []*Batch{a.Result()}, nil
 }
 
 // distinct keeps the first row of each distinct row.
 func distinct(in []*Batch, cols int) []*Batch {
 	var out []*Batch
-	seen := map[string]struct{}{}
-	var k []byte
+	d := NewDistinct(NewKeyTable())
 	for _, b := range in {
-		var rows []int32
-		for i := range b.N {
-			k = k[:0]
-			for c := range cols {
-				k = appendKey(k, b.Cols[c], i)
-			}
-			if _, ok := seen[string(k)]; !ok {
-				seen[string(k)] = struct{}{}
-				rows = append(rows, int32(i))
-			}
-		}
-		if len(rows) > 0 {
-			out = append(out, gatherBatch(b, rows))
+		if nb := d.Add(b, cols); nb != nil {
+			out = append(out, nb)
 		}
 	}
 	return out
@@ -425,17 +329,26 @@ func rowNumber(col int, in []*Batch) ([]*Batch, error) {
 	next := int64(1)
 	out := make([]*Batch, 0, len(in))
 	for _, b := range in {
-		if col < 0 || col >= len(b.Cols) {
-			return nil, fmt.Errorf("row number into column #%d of %d", col, len(b.Cols))
+		nb, err := numberRows(col, next, b)
+		if err != nil {
+			return nil, err
 		}
-		nums := newBuilder(plan.Number, b.N)
-		for range b.N {
-			nums.num(value.Int(next))
-			next++
-		}
-		cols := slices.Clone(b.Cols)
-		cols[col] = nums.v
-		out = append(out, &Batch{N: b.N, Cols: cols})
+		next += int64(b.N)
+		out = append(out, nb)
 	}
 	return out, nil
+}
+
+// numberRows returns b with column col replaced by next, next+1, ...
+func numberRows(col int, next int64, b *Batch) (*Batch, error) {
+	if col < 0 || col >= len(b.Cols) {
+		return nil, fmt.Errorf("row number into column #%d of %d", col, len(b.Cols))
+	}
+	nums := newBuilder(plan.Number, b.N)
+	for i := range b.N {
+		nums.num(value.Int(next + int64(i)))
+	}
+	cols := slices.Clone(b.Cols)
+	cols[col] = nums.v
+	return &Batch{N: b.N, Cols: cols}, nil
 }

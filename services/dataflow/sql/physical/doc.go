@@ -59,11 +59,16 @@
 //
 // A shuffle from shard to shard (a second keyed operator on another key,
 // such as two IN subqueries on different columns) is a channel from the
-// shard task to itself: to run it, the runtime will have to end an output
-// channel when the operator writing it has finished (a chain already
-// finishes an operator when its own inputs end), not when the whole task
-// has. That, and running any of this, is the next step: this package
-// places operators and describes them; it runs nothing.
+// shard task to itself: it ends when the exchange writing it has had the
+// end of its own input from every sender, not when the whole task has
+// (services/dataflow/sql/sqlops's runner ends it so; the stage runtime will
+// have to as well).
+//
+// This package places operators and describes them; it runs nothing.
+// services/dataflow/sql/sqlops runs a Plan: each Op as an operator over
+// columnar batches, and in one process the whole plan (sqlops.Run), which
+// the tests hold to exec's answers and the reference's. Running it in the
+// cluster's processes (jobs, the gateway, the stage runtime) is next.
 //
 // The package is pure: no I/O. It imports the logical plan and deploy (the
 // topology's tasks), nothing else of this module.

@@ -1,0 +1,71 @@
+package batch_test
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+
+	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
+	"github.com/wololo/wololo/services/dataflow/batch"
+)
+
+// TestColumnsRoundTrip builds column batches of NULLs at every place in
+// and around a byte of marks, and reads back every value.
+func TestColumnsRoundTrip(t *testing.T) {
+	for rows := 1; rows <= 19; rows++ {
+		for nullAt := -1; nullAt < rows; nullAt++ {
+			var b batch.ColumnBuilder
+			for r := range rows {
+				b.Add([][]byte{[]byte(fmt.Sprint(r)), {}}, []bool{r == nullAt, r%2 == 1})
+			}
+			if b.Len() != rows {
+				t.Fatalf("Len = %d, want %d", b.Len(), rows)
+			}
+			rb := b.Build()
+			if batch.Rows(rb) != rows || b.Len() != 0 {
+				t.Fatalf("Rows = %d, want %d; Len after Build %d", batch.Rows(rb), rows, b.Len())
+			}
+			cols, err := batch.ReadColumns(rb.GetColumns())
+			if err != nil {
+				t.Fatalf("%d rows, NULL at %d: %v", rows, nullAt, err)
+			}
+			if cols.Width() != 2 || cols.Rows() != rows {
+				t.Fatalf("width %d rows %d", cols.Width(), cols.Rows())
+			}
+			for r := range rows {
+				v, ok := cols.Value(0, r)
+				if ok != (r != nullAt) || ok && string(v) != fmt.Sprint(r) {
+					t.Errorf("%d rows, NULL at %d: row %d = %q, %v", rows, nullAt, r, v, ok)
+				}
+				if v, ok := cols.Value(1, r); ok != (r%2 == 0) || len(v) != 0 {
+					t.Errorf("%d rows: column 1 row %d = %q, %v", rows, r, v, ok)
+				}
+			}
+		}
+	}
+	var zero batch.ColumnBuilder
+	zero.AddRows(3)
+	zero.AddRows(2)
+	if rb := zero.Build(); batch.Rows(rb) != 5 {
+		t.Errorf("rows of no columns: %d, want 5", batch.Rows(rb))
+	}
+}
+
+// TestColumnsRefused: a column of another length, offsets beyond the
+// text, and NULL marks of the wrong length are refused.
+func TestColumnsRefused(t *testing.T) {
+	text := func(data string, ends ...uint32) *wololov1.TextColumn {
+		return &wololov1.TextColumn{Data: []byte(data), Ends: ends}
+	}
+	for _, c := range []*wololov1.ColumnBatch{
+		{Rows: 2, Columns: []*wololov1.ValueColumn{{Text: text("ab", 1, 2)}, {Text: text("a", 1)}}},
+		{Rows: 2, Columns: []*wololov1.ValueColumn{{Text: text("ab", 1, 3)}}},
+		{Rows: 2, Columns: []*wololov1.ValueColumn{{Text: text("ab", 2, 1)}}},
+		{Rows: 9, Columns: []*wololov1.ValueColumn{{Text: text("", 0, 0, 0, 0, 0, 0, 0, 0, 0), Nulls: []byte{1}}}},
+		{Rows: 1, Columns: []*wololov1.ValueColumn{{}}},
+	} {
+		if _, err := batch.ReadColumns(c); !errors.Is(err, batch.ErrBadBatch) {
+			t.Errorf("%v: err %v, want ErrBadBatch", c, err)
+		}
+	}
+}

@@ -1,0 +1,155 @@
+package exec
+
+import (
+	"fmt"
+
+	"github.com/wololo/wololo/services/dataflow/sql/plan"
+)
+
+// This file is what the operators of the physical plan
+// (services/dataflow/sql/sqlops) run batch by batch: the same code Execute
+// runs over a whole node's batches, exported one batch, or one piece of
+// state, at a time, so that each operator's logic is written once.
+
+// Filter keeps the rows of the batches where cond is true.
+func Filter(cond *plan.Expr, in []*Batch) ([]*Batch, error) { return filter(cond, in) }
+
+// Project computes exprs over each batch.
+func Project(exprs []*plan.Expr, in []*Batch) ([]*Batch, error) { return project(exprs, in) }
+
+// Sort orders the rows by node n's keys, then by every column.
+func Sort(n *plan.Node, in []*Batch) []*Batch { return sortRows(n, in) }
+
+// Limit keeps the first n rows.
+func Limit(n int64, in []*Batch) []*Batch { return limit(n, in) }
+
+// NumberRows returns b with column col replaced by next, next+1, ...
+func NumberRows(col int, next int64, b *Batch) (*Batch, error) {
+	return numberRows(col, next, b)
+}
+
+// Concat joins batches of columns of the given types into one.
+func Concat(cols []plan.Column, in []*Batch) *Batch { return concat(types(cols), in) }
+
+// Rows returns the rows of b at rows.
+func (b *Batch) Rows(rows []int32) *Batch { return gatherBatch(b, rows) }
+
+// AppendKey appends value i of v to a hash key (see appendKey): equal
+// keys are equal values, a number whatever its trailing zeros.
+func AppendKey(dst []byte, v *Vec, i int) []byte { return appendKey(dst, v, i) }
+
+// ReadAs reads a text column as type t (docs/queries.md's value rules),
+// counting in st the values that read as NULL.
+func ReadAs(src *Vec, t plan.Type, st *ColumnStats) *Vec { return readAs(src, t, st) }
+
+// ScanIndex returns, for each output column of a scan node, the index of
+// the table column it reads.
+func ScanIndex(n *plan.Node, columns []string) ([]int, error) {
+	idx := make([]int, len(n.Output))
+	for i, c := range n.Output {
+		idx[i] = -1
+		for j, name := range columns {
+			if name == c.Name {
+				idx[i] = j
+				break
+			}
+		}
+		if idx[i] < 0 {
+			return nil, fmt.Errorf("table %q has no column %q", n.Table, c.Name)
+		}
+	}
+	return idx, nil
+}
+
+// Distinct is the state of a DISTINCT: the rows seen, as keys of a
+// (shared) KeyTable.
+type Distinct struct {
+	set *KeySet
+	key []byte
+}
+
+// NewDistinct returns an empty DISTINCT in table t.
+func NewDistinct(t *KeyTable) *Distinct { return &Distinct{set: NewKeySet(t)} }
+
+// Add returns the rows of b (compared on their first cols columns) not
+// seen before, and remembers them; nil when there is none.
+func (d *Distinct) Add(b *Batch, cols int) *Batch {
+	var rows []int32
+	s := d.set
+	for i := range b.N {
+		d.key = rowKey(d.key[:0], b.Cols[:cols], i)
+		if sl := s.v.t.slot(d.key); s.v.get(sl) < 0 {
+			s.v.set(sl, s.n)
+			s.n++
+			rows = append(rows, int32(i))
+		}
+	}
+	if len(rows) == 0 {
+		return nil
+	}
+	return gatherBatch(b, rows)
+}
+
+// Aggregation is the state of a hash aggregate: the groups by key and
+// each aggregate's value per group.
+type Aggregation struct {
+	keys []*plan.Expr
+	g    *groups
+	accs []*acc
+}
+
+// NewAggregation returns an empty aggregate grouping by keys computing
+// aggs, both over its input's columns.
+func NewAggregation(t *KeyTable, keys []*plan.Expr, aggs []*plan.Agg) *Aggregation {
+	keyTypes := make([]plan.Type, len(keys))
+	for i, k := range keys {
+		keyTypes[i] = k.Type
+	}
+	a := &Aggregation{keys: keys, g: newGroups(t, keyTypes)}
+	for _, ag := range aggs {
+		a.accs = append(a.accs, &acc{agg: ag})
+	}
+	return a
+}
+
+// Add folds a batch of input rows into the groups.
+func (a *Aggregation) Add(b *Batch) error {
+	keys := make([]*Vec, len(a.keys))
+	for i, k := range a.keys {
+		v, err := eval(k, b)
+		if err != nil {
+			return err
+		}
+		keys[i] = v
+	}
+	ids := a.g.ids(keys, b.N)
+	for _, ac := range a.accs {
+		var arg *Vec
+		if ac.agg.Arg != nil {
+			v, err := eval(ac.agg.Arg, b)
+			if err != nil {
+				return err
+			}
+			arg = v
+		}
+		ac.update(ids, arg, int(a.g.n))
+	}
+	return nil
+}
+
+// Result is one row per group: the keys, then the aggregates. Without
+// keys it is one row, even over no input.
+func (a *Aggregation) Result() *Batch {
+	count := int(a.g.n)
+	if len(a.keys) == 0 && count == 0 {
+		count = 1
+	}
+	out := &Batch{N: count}
+	for _, k := range a.g.keys {
+		out.Cols = append(out.Cols, k.v)
+	}
+	for _, ac := range a.accs {
+		out.Cols = append(out.Cols, ac.result(count))
+	}
+	return out
+}

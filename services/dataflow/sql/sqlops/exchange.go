@@ -1,0 +1,133 @@
+package sqlops
+
+import (
+	"fmt"
+
+	"github.com/wololo/wololo/services/dataflow/sql/exec"
+	"github.com/wololo/wololo/services/dataflow/sql/physical"
+	"github.com/wololo/wololo/services/dataflow/sql/plan"
+	"github.com/wololo/wololo/services/dataflow/stage"
+)
+
+// Exchange writes an operator's output rows on a channel: per route, the
+// rows its condition holds for, as the columns the route reads, each to
+// the receiving instance the hash of the row's key picks (stage.Route of
+// the key's one form: a text key's bytes, else its values' AppendKey).
+type Exchange struct {
+	ch     *physical.Channel
+	to     int   // receiving instances
+	inputs []int // per route, the index of the channel among its consumer's inputs
+	// send takes the batches Apply routes, as ColumnBatches.
+	send Sender
+}
+
+// Apply routes a batch to send (the Task's Sender).
+func (x *Exchange) Apply(_ int, b *exec.Batch, _ Out) error {
+	if x.send == nil {
+		return fmt.Errorf("exchange to %s: nowhere to send", x.ch.Name)
+	}
+	return x.Route(b, func(route, to int, b *exec.Batch) error { return x.send(x.ch, route, to, ToRows(b)) })
+}
+
+// Finish does nothing: the channel's end is the Task's to send.
+func (x *Exchange) Finish(Out) error { return nil }
+
+// NewExchange returns the exchange writing channel ch of plan p, to a
+// task of `to` instances.
+func NewExchange(p *physical.Plan, ch *physical.Channel, to int) (*Exchange, error) {
+	x := &Exchange{ch: ch, to: to}
+	for ri, rt := range ch.Routes {
+		if rt.Consumer < 0 || rt.Consumer >= len(p.Ops) {
+			return nil, fmt.Errorf("channel %s route %d: no consumer #%d", ch.Name, ri, rt.Consumer)
+		}
+		k := -1
+		for j, in := range p.Ops[rt.Consumer].Inputs {
+			if in.Channel == ch.Name && in.Route == ri {
+				k = j
+			}
+		}
+		if k < 0 {
+			return nil, fmt.Errorf("channel %s route %d: #%d does not read it", ch.Name, ri, rt.Consumer)
+		}
+		for _, c := range rt.Cols {
+			if c < 0 || c >= len(ch.Exprs) {
+				return nil, fmt.Errorf("channel %s route %d: column %d of %d", ch.Name, ri, c, len(ch.Exprs))
+			}
+		}
+		x.inputs = append(x.inputs, k)
+	}
+	for _, c := range ch.Key {
+		if c < 0 || c >= len(ch.Exprs) {
+			return nil, fmt.Errorf("channel %s: key column %d of %d", ch.Name, c, len(ch.Exprs))
+		}
+	}
+	return x, nil
+}
+
+// Route sends the rows of b, a batch of the producer's input, to send:
+// per route, to each receiving instance, one batch.
+func (x *Exchange) Route(b *exec.Batch, send func(route, to int, b *exec.Batch) error) error {
+	for ri, rt := range x.ch.Routes {
+		rows := []*exec.Batch{b}
+		if rt.Cond != nil {
+			var err error
+			if rows, err = exec.Filter(rt.Cond, rows); err != nil {
+				return err
+			}
+		}
+		if len(rows) == 0 || rows[0].N == 0 {
+			continue
+		}
+		exprs := make([]*plan.Expr, len(rt.Cols))
+		for i, c := range rt.Cols {
+			exprs[i] = x.ch.Exprs[c]
+		}
+		cols, err := exec.Project(exprs, rows)
+		if err != nil {
+			return err
+		}
+		if len(x.ch.Key) == 0 || x.to == 1 {
+			if err := send(ri, 0, cols[0]); err != nil {
+				return err
+			}
+			continue
+		}
+		keys := make([]*plan.Expr, len(x.ch.Key))
+		for i, c := range x.ch.Key {
+			keys[i] = x.ch.Exprs[c]
+		}
+		kb, err := exec.Project(keys, rows)
+		if err != nil {
+			return err
+		}
+		byTo := make([][]int32, x.to)
+		var key []byte
+		for i := range kb[0].N {
+			key = RouteKey(key[:0], kb[0].Cols, i)
+			t := stage.Route(key, x.to)
+			byTo[t] = append(byTo[t], int32(i))
+		}
+		for t, rs := range byTo {
+			if len(rs) > 0 {
+				if err := send(ri, t, cols[0].Rows(rs)); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// RouteKey appends the bytes a row's key is routed by: the text itself
+// for one text column (as the deployment routes a match token), else each
+// value's exec.AppendKey, so that equal numbers go to one instance
+// whatever their trailing zeros.
+func RouteKey(dst []byte, keys []*exec.Vec, i int) []byte {
+	if len(keys) == 1 && keys[0].Type == plan.Text && !keys[0].IsNull(i) {
+		return append(dst, keys[0].Text(i)...)
+	}
+	for _, k := range keys {
+		dst = exec.AppendKey(dst, k, i)
+	}
+	return dst
+}

@@ -1,0 +1,22 @@
+package sqlops
+
+import (
+	"math/rand/v2"
+
+	"github.com/wololo/wololo/services/dataflow/sql/exec"
+	"github.com/wololo/wololo/services/dataflow/sql/physical"
+)
+
+// RunShuffled is Run with the ready instances taken in a random order,
+// and each instance of an operator with state restarted from its snapshot
+// before an arrival when restart says so.
+func RunShuffled(p *physical.Plan, tables map[string]*exec.Table, r *rand.Rand, restart func(op, instance int) bool) (*Result, error) {
+	res, _, err := run(p, tables, options{pick: r.IntN, restart: restart})
+	return res, err
+}
+
+// RunKeys runs p and returns the number of keys in its keyed operators'
+// tables at the end; own: a table per operator, not per Plan.Tables entry.
+func RunKeys(p *physical.Plan, tables map[string]*exec.Table, own bool) (*Result, int, error) {
+	return run(p, tables, options{own: own})
+}

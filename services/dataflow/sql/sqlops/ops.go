@@ -1,0 +1,442 @@
+package sqlops
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/wololo/wololo/services/dataflow/sql/exec"
+	"github.com/wololo/wololo/services/dataflow/sql/physical"
+	"github.com/wololo/wololo/services/dataflow/sql/plan"
+)
+
+// Out receives an operator's output rows, a batch at a time.
+type Out func(*exec.Batch)
+
+// Operator is one operator of the physical plan, on one instance of its
+// task. Apply takes a batch of its input number input (the index into
+// Op.Inputs; a scan's one input is its table's text); Finish is called
+// once, after the last batch of every input, and emits what the operator
+// held back. Like stage.Operator, it is called from one goroutine.
+type Operator interface {
+	Apply(input int, b *exec.Batch, out Out) error
+	Finish(out Out) error
+}
+
+// InputEnder is implemented by operators that act when one input ends
+// before the others (stage.StreamEnder's counterpart): a semi-join or a
+// join stops holding its left rows once its right input has ended.
+type InputEnder interface {
+	EndInput(input int, out Out) error
+}
+
+// New returns the operator of o, one instance's. inputs are the columns
+// of each of o's inputs (InputColumns); a scan's one input is the text of
+// its table's columns, named by table. A keyed operator (a join, a
+// semi-join, an aggregate, a distinct) keeps its keys in shared, the
+// table of its instance's Plan.Tables entry that the other operators of
+// that entry share (nil: a table of its own).
+func New(o *physical.Op, inputs [][]plan.Column, table []string, shared *exec.KeyTable) (Operator, error) {
+	if shared == nil {
+		shared = exec.NewKeyTable()
+	}
+	n := o.Node
+	if n == nil && o.Kind != physical.Sink {
+		return nil, fmt.Errorf("operator #%d (%s) has no node", o.ID, o.Kind)
+	}
+	want := 1
+	switch o.Kind {
+	case plan.Join, plan.SemiJoin:
+		want = 2
+	case physical.Exchange:
+		return nil, fmt.Errorf("operator #%d: an exchange is the runner's (see Route)", o.ID)
+	}
+	if len(inputs) != want {
+		return nil, fmt.Errorf("operator #%d (%s) with %d inputs, want %d", o.ID, o.Kind, len(inputs), want)
+	}
+	switch o.Kind {
+	case plan.Scan:
+		return newScan(n, table)
+	case plan.Filter:
+		return stateless(func(b *exec.Batch) ([]*exec.Batch, error) { return exec.Filter(n.Cond, []*exec.Batch{b}) }), nil
+	case plan.Project:
+		return stateless(func(b *exec.Batch) ([]*exec.Batch, error) { return exec.Project(n.Exprs, []*exec.Batch{b}) }), nil
+	case plan.Join:
+		return newJoin(inputs[0], exec.NewJoin(shared, n.LeftKey, n.RightKey, inputs[1]), inputs[1]), nil
+	case plan.SemiJoin:
+		return newSemiJoin(inputs[0], exec.NewKeySet(shared), n.LeftKey), nil
+	case plan.Sort:
+		return &buffered{ins: make([][]*exec.Batch, 1), cols: inputs, done: func(in [][]*exec.Batch) ([]*exec.Batch, error) {
+			return exec.Sort(n, in[0]), nil
+		}}, nil
+	case physical.Sink:
+		return &Sink{buffered{ins: make([][]*exec.Batch, 1), cols: inputs}}, nil
+	case plan.Aggregate:
+		return &aggregate{agg: exec.NewAggregation(shared, n.Keys, n.Aggs)}, nil
+	case physical.PartialAggregate:
+		return &aggregate{agg: exec.NewAggregation(shared, n.Keys, partialAggs(n.Aggs))}, nil
+	case physical.FinalAggregate:
+		aggs, post := mergeAggs(n)
+		return &aggregate{agg: exec.NewAggregation(shared, n.Keys, aggs), post: post}, nil
+	case plan.Distinct, physical.PartialDistinct:
+		return &distinct{d: exec.NewDistinct(shared), cols: len(n.Output)}, nil
+	case plan.Limit:
+		return &limit{n: n.N}, nil
+	case plan.RowNumber:
+		return &rowNumber{col: n.Col, next: 1}, nil
+	}
+	return nil, fmt.Errorf("operator #%d: unknown kind %q", o.ID, o.Kind)
+}
+
+// InputColumns returns the columns of o's inputs: a chained operator's
+// output, or the columns a channel's route carries to it.
+func InputColumns(p *physical.Plan, o *physical.Op) ([][]plan.Column, error) {
+	var out [][]plan.Column
+	for _, in := range o.Inputs {
+		if in.Channel == "" {
+			if in.Op < 0 || in.Op >= len(p.Ops) {
+				return nil, fmt.Errorf("operator #%d reads #%d of %d", o.ID, in.Op, len(p.Ops))
+			}
+			out = append(out, p.Ops[in.Op].Output())
+			continue
+		}
+		ch := p.Channel(in.Channel)
+		if ch == nil || in.Route < 0 || in.Route >= len(ch.Routes) {
+			return nil, fmt.Errorf("operator #%d reads route %d of channel %q, which is not there", o.ID, in.Route, in.Channel)
+		}
+		var cols []plan.Column
+		for _, c := range ch.Routes[in.Route].Cols {
+			cols = append(cols, ch.Columns[c])
+		}
+		out = append(out, cols)
+	}
+	if o.Kind == plan.Scan {
+		out = [][]plan.Column{nil}
+	}
+	return out, nil
+}
+
+// partialAggs are the aggregates a partial aggregate computes for aggs
+// (physical.PartialColumns): an average as its sum and its count.
+func partialAggs(aggs []*plan.Agg) []*plan.Agg {
+	var out []*plan.Agg
+	for _, a := range aggs {
+		if a.Func == plan.Avg {
+			out = append(out, &plan.Agg{Func: plan.Sum, Arg: a.Arg}, &plan.Agg{Func: plan.Count, Arg: a.Arg})
+			continue
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+// mergeAggs are the aggregates a final aggregate computes over the
+// partials' columns (the keys, then PartialColumns), and the projection
+// that makes its output of theirs: counts and sums add up, minima and
+// maxima are taken again, an average is the sum of the sums over the sum
+// of the counts (the division exec's avg does).
+func mergeAggs(n *plan.Node) ([]*plan.Agg, []*plan.Expr) {
+	nk := len(n.Keys)
+	col := func(i int, name string) *plan.Expr {
+		return &plan.Expr{Kind: plan.ColRef, Col: i, Type: plan.Number, Name: name}
+	}
+	var aggs []*plan.Agg
+	var post []*plan.Expr
+	for i := range nk {
+		post = append(post, &plan.Expr{Kind: plan.ColRef, Col: i, Type: n.Keys[i].Type, Name: n.Output[i].Name})
+	}
+	in := nk // the partials' column being read
+	for i, a := range n.Aggs {
+		name := n.Output[nk+i].Name
+		switch a.Func {
+		case plan.Avg:
+			aggs = append(aggs, &plan.Agg{Func: plan.Sum, Arg: col(in, name)}, &plan.Agg{Func: plan.Sum, Arg: col(in+1, name)})
+			post = append(post, &plan.Expr{Kind: plan.Arith, Fn: "/", Type: plan.Number, Args: []*plan.Expr{col(nk+len(aggs)-2, name), col(nk+len(aggs)-1, name)}})
+			in += 2
+			continue
+		case plan.Min, plan.Max:
+			arg := col(in, name)
+			arg.Type = valueType(n.Output[nk+i].Type)
+			aggs = append(aggs, &plan.Agg{Func: a.Func, Arg: arg})
+		default: // count(*), count, sum
+			aggs = append(aggs, &plan.Agg{Func: plan.Sum, Arg: col(in, name)})
+		}
+		post = append(post, &plan.Expr{Kind: plan.ColRef, Col: nk + len(aggs) - 1, Type: valueType(n.Output[nk+i].Type), Name: name})
+		in++
+	}
+	return aggs, post
+}
+
+func valueType(t plan.Type) plan.Type {
+	if t == plan.Duration {
+		return plan.Number
+	}
+	return t
+}
+
+// stateless is a filter or a projection: each batch on its own.
+type stateless func(*exec.Batch) ([]*exec.Batch, error)
+
+func (f stateless) Apply(_ int, b *exec.Batch, out Out) error {
+	bs, err := f(b)
+	if err != nil {
+		return err
+	}
+	emit(bs, out)
+	return nil
+}
+
+func (stateless) Finish(Out) error { return nil }
+
+func emit(bs []*exec.Batch, out Out) {
+	for _, b := range bs {
+		if b.N > 0 {
+			out(b)
+		}
+	}
+}
+
+// scan reads its table's text columns as the kinds its node gives them.
+type scan struct {
+	n     *plan.Node
+	idx   []int
+	stats []exec.ColumnStats
+}
+
+func newScan(n *plan.Node, table []string) (*scan, error) {
+	idx, err := exec.ScanIndex(n, table)
+	if err != nil {
+		return nil, err
+	}
+	s := &scan{n: n, idx: idx}
+	for _, c := range n.Output {
+		s.stats = append(s.stats, exec.ColumnStats{Table: n.Table, Column: c.Name, Type: c.Type})
+	}
+	return s, nil
+}
+
+func (s *scan) Apply(_ int, b *exec.Batch, out Out) error {
+	if slices.ContainsFunc(s.idx, func(j int) bool { return j >= len(b.Cols) }) {
+		return fmt.Errorf("scan of %s: a batch of %d columns", s.n.Table, len(b.Cols))
+	}
+	nb := &exec.Batch{N: b.N, Cols: make([]*exec.Vec, len(s.idx))}
+	for i, j := range s.idx {
+		nb.Cols[i] = exec.ReadAs(b.Cols[j], s.n.Output[i].Type, &s.stats[i])
+	}
+	if nb.N > 0 {
+		out(nb)
+	}
+	return nil
+}
+
+func (*scan) Finish(Out) error { return nil }
+
+// Stats are the scan's counts of the values that read as NULL, per column.
+func (s *scan) Stats() []exec.ColumnStats { return s.stats }
+
+// buffered holds every input row until Finish, then computes done over
+// them (the join, the semi-join, sort; the sink keeps them).
+type buffered struct {
+	ins  [][]*exec.Batch
+	cols [][]plan.Column
+	done func([][]*exec.Batch) ([]*exec.Batch, error)
+}
+
+func (o *buffered) Apply(input int, b *exec.Batch, _ Out) error {
+	if input < 0 || input >= len(o.ins) {
+		return fmt.Errorf("input %d of %d", input, len(o.ins))
+	}
+	if len(b.Cols) != len(o.cols[input]) {
+		return fmt.Errorf("input %d: a batch of %d columns, want %d", input, len(b.Cols), len(o.cols[input]))
+	}
+	o.ins[input] = append(o.ins[input], b)
+	return nil
+}
+
+func (o *buffered) Finish(out Out) error {
+	bs, err := o.done(o.ins)
+	if err != nil {
+		return err
+	}
+	o.ins = nil
+	emit(bs, out)
+	return nil
+}
+
+// left is the buffer of a join's or a semi-join's left rows, held until
+// its right input has ended.
+func left(cols []plan.Column) buffered {
+	return buffered{ins: make([][]*exec.Batch, 1), cols: [][]plan.Column{cols}}
+}
+
+// probing is what a semi-join and a join share: left rows are held
+// until the right input has ended (the whole set, every right row), then
+// probed, and those that come after it are probed as they come.
+type probing struct {
+	left      buffered
+	rightDone bool
+	probe     func(*exec.Batch) (*exec.Batch, error)
+}
+
+func (p *probing) applyLeft(b *exec.Batch, out Out) error {
+	if !p.rightDone {
+		return p.left.Apply(0, b, out)
+	}
+	nb, err := p.probe(b)
+	if err == nil && nb != nil {
+		out(nb)
+	}
+	return err
+}
+
+// EndInput probes the held left rows when the right input ends.
+func (p *probing) EndInput(input int, out Out) error {
+	if input != 1 || p.rightDone {
+		return nil
+	}
+	p.rightDone = true
+	held := p.left.ins[0]
+	p.left.ins[0] = nil
+	for _, b := range held {
+		if err := p.applyLeft(b, out); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Finish probes what is held: a right input that never ended (a chain
+// finishing what is left) ends here.
+func (p *probing) Finish(out Out) error { return p.EndInput(1, out) }
+
+// semiJoin keeps its left rows whose key is among its right input's
+// values (the set, in the shared table), each once.
+type semiJoin struct {
+	probing
+	set *exec.KeySet
+}
+
+func newSemiJoin(cols []plan.Column, set *exec.KeySet, key *plan.Expr) *semiJoin {
+	s := &semiJoin{set: set}
+	s.probing = probing{left: left(cols), probe: func(b *exec.Batch) (*exec.Batch, error) { return set.Keep(key, b) }}
+	return s
+}
+
+func (s *semiJoin) Apply(input int, b *exec.Batch, out Out) error {
+	switch {
+	case input == 0:
+		return s.applyLeft(b, out)
+	case len(b.Cols) < 1 || s.rightDone:
+		return fmt.Errorf("semi-join: a right batch of no column, or after the right input's end")
+	}
+	s.set.Add(b)
+	return nil
+}
+
+// join is the inner equi-join: the right rows by key (in the shared
+// table), probed with the left rows.
+type join struct {
+	probing
+	j     *exec.Join
+	right []plan.Column
+}
+
+func newJoin(cols []plan.Column, j *exec.Join, right []plan.Column) *join {
+	jo := &join{j: j, right: right}
+	jo.probing = probing{left: left(cols), probe: j.Probe}
+	return jo
+}
+
+func (j *join) Apply(input int, b *exec.Batch, out Out) error {
+	switch {
+	case input == 0:
+		return j.applyLeft(b, out)
+	case len(b.Cols) != len(j.right) || j.rightDone:
+		return fmt.Errorf("join: a right batch of %d columns (want %d), or after the right input's end", len(b.Cols), len(j.right))
+	}
+	return j.j.AddRight(b)
+}
+
+// Sink gathers a query's rows at the gateway and formats them as its
+// NAME.csv, exactly as exec.Result.CSV does.
+type Sink struct{ buffered }
+
+// Finish emits nothing: the rows stay for CSV.
+func (s *Sink) Finish(Out) error { return nil }
+
+// CSV is the output file: the header of the input's column names, then
+// every row, in the order they came.
+func (s *Sink) CSV() []byte {
+	r := &exec.Result{Columns: s.cols[0], Rows: exec.Concat(s.cols[0], s.ins[0])}
+	return r.CSV()
+}
+
+// aggregate is a complete, partial or final aggregate: the groups, and
+// for a final one the projection of the merged partials onto its output.
+type aggregate struct {
+	agg  *exec.Aggregation
+	post []*plan.Expr
+}
+
+func (a *aggregate) Apply(_ int, b *exec.Batch, _ Out) error { return a.agg.Add(b) }
+
+func (a *aggregate) Finish(out Out) error {
+	res := []*exec.Batch{a.agg.Result()}
+	if a.post != nil {
+		var err error
+		if res, err = exec.Project(a.post, res); err != nil {
+			return err
+		}
+	}
+	emit(res, out)
+	return nil
+}
+
+// distinct passes each row the first time it is seen.
+type distinct struct {
+	d    *exec.Distinct
+	cols int
+}
+
+func (d *distinct) Apply(_ int, b *exec.Batch, out Out) error {
+	if len(b.Cols) < d.cols {
+		return fmt.Errorf("distinct of %d columns: a batch of %d", d.cols, len(b.Cols))
+	}
+	if nb := d.d.Add(b, d.cols); nb != nil {
+		out(nb)
+	}
+	return nil
+}
+
+func (*distinct) Finish(Out) error { return nil }
+
+// limit passes the first n rows.
+type limit struct{ n int64 }
+
+func (l *limit) Apply(_ int, b *exec.Batch, out Out) error {
+	bs := exec.Limit(l.n, []*exec.Batch{b})
+	for _, x := range bs {
+		l.n -= int64(x.N)
+	}
+	emit(bs, out)
+	return nil
+}
+
+func (*limit) Finish(Out) error { return nil }
+
+// rowNumber numbers the rows 1, 2, ... in the order they come.
+type rowNumber struct {
+	col  int
+	next int64
+}
+
+func (r *rowNumber) Apply(_ int, b *exec.Batch, out Out) error {
+	nb, err := exec.NumberRows(r.col, r.next, b)
+	if err != nil {
+		return err
+	}
+	r.next += int64(b.N)
+	emit([]*exec.Batch{nb}, out)
+	return nil
+}
+
+func (*rowNumber) Finish(Out) error { return nil }

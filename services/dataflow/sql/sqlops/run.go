@@ -1,0 +1,249 @@
+package sqlops
+
+import (
+	"fmt"
+	"strconv"
+
+	"google.golang.org/protobuf/proto"
+
+	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
+	"github.com/wololo/wololo/services/dataflow/sql/exec"
+	"github.com/wololo/wololo/services/dataflow/sql/physical"
+	"github.com/wololo/wololo/services/dataflow/sql/plan"
+	"github.com/wololo/wololo/services/dataflow/stage"
+)
+
+// Result is what Run returns: each query's NAME.csv, and the scans'
+// counts of the values that read as NULL.
+type Result struct {
+	Files map[string][]byte
+	Stats []exec.ColumnStats
+}
+
+// Run runs a job's physical plan over its tables (by name) in this
+// process: every instance of every task (the gateway's one, the shard
+// task's p.Shard.Replicas) as a Task, each operator driven by a
+// stage.Driver as the stage runtime drives its operators. What an
+// instance's exchanges write goes to the receiving instance's queue as a
+// marshalled ColumnBatch, as the wire carries it, each row to the
+// instance stage.Route picks by its key, as the deployment routes; every
+// instance of a channel's producing task ends it, and an operator
+// finishes once each of its inputs has ended on every sender. It returns
+// each query's output file.
+//
+// The gateway's instance is given each table's batches, then its end;
+// each instance takes what arrives in the order it was sent. Run takes
+// the instances in a fixed order (the first with something queued); the
+// tests take them in random orders, restarting operators from their
+// snapshots on the way, and get the same answers.
+func Run(p *physical.Plan, tables map[string]*exec.Table) (*Result, error) {
+	res, _, err := run(p, tables, options{})
+	return res, err
+}
+
+// options are how the tests run a plan; Run uses none.
+type options struct {
+	// pick chooses which of n instances with something queued takes its
+	// next message; nil: the first (the gateway, then the shards).
+	pick func(n int) int
+	// restart, when not nil, is asked before each arrival at an operator
+	// with state (a stage.Snapshotter) whether to restart it first: its
+	// snapshot written, a fresh operator made and restored from it, a
+	// fresh driver told the ends the old one had noted.
+	restart func(op, instance int) bool
+	// own gives every keyed operator a table of its own instead of its
+	// Plan.Tables entry's.
+	own bool
+}
+
+// message is what waits in a task instance's queue: a batch of a table
+// or of a channel's route, or (rows nil) its end.
+type message struct {
+	table  string // a table's batch; else a channel's
+	ch     string
+	route  int
+	sender int
+	batch  *exec.Batch // a table's
+	wire   []byte      // a channel's, marshalled
+	end    bool
+}
+
+type queued struct {
+	t     *Task
+	queue []message
+}
+
+// run runs p, and returns as well the number of keys its keyed
+// operators' tables hold at the end, in all.
+func run(p *physical.Plan, tables map[string]*exec.Table, opt options) (*Result, int, error) {
+	if p.Gateway.Replicas != 1 {
+		return nil, 0, fmt.Errorf("run: the gateway task has %d replicas; the runner parses the files in one", p.Gateway.Replicas)
+	}
+	columns := map[string][]string{}
+	for name, t := range tables {
+		columns[name] = t.Columns
+	}
+	type tableKey struct{ task, id, instance int }
+	keyTables := map[tableKey]*exec.KeyTable{}
+	var all []*queued
+	byTask := map[string][]*queued{}
+	tasks := []physical.Task{p.Gateway}
+	if p.Shard.Name != p.Gateway.Name {
+		tasks = append(tasks, p.Shard)
+	}
+	for ti, task := range tasks {
+		for i := range task.Replicas {
+			q := &queued{}
+			shared := func(id int) *exec.KeyTable {
+				k := tableKey{ti, id, i}
+				if opt.own {
+					k.id = -len(keyTables) - 1
+				}
+				if keyTables[k] == nil {
+					keyTables[k] = exec.NewKeyTable()
+				}
+				return keyTables[k]
+			}
+			send := func(ch *physical.Channel, route, to int, rows *wololov1.RowBatch) error {
+				dest := byTask[ch.To]
+				if to < 0 || to >= len(dest) {
+					return fmt.Errorf("channel %s: no instance %d of %s", ch.Name, to, ch.To)
+				}
+				m := message{ch: ch.Name, route: route, sender: i, end: rows == nil}
+				if rows != nil {
+					wire, err := proto.Marshal(rows)
+					if err != nil {
+						return fmt.Errorf("channel %s: %w", ch.Name, err)
+					}
+					m.wire = wire
+				}
+				dest[to].queue = append(dest[to].queue, m)
+				return nil
+			}
+			t, err := NewTask(p, task.Name, i, columns, shared, send)
+			if err != nil {
+				return nil, 0, fmt.Errorf("run: %w", err)
+			}
+			t.restart = opt.restart
+			q.t = t
+			all = append(all, q)
+			byTask[task.Name] = append(byTask[task.Name], q)
+		}
+	}
+	gw := byTask[p.Gateway.Name][0]
+	for _, o := range p.Ops {
+		if o.Kind != plan.Scan {
+			continue
+		}
+		t, ok := tables[o.Node.Table]
+		if !ok {
+			return nil, 0, fmt.Errorf("run: no table %q", o.Node.Table)
+		}
+		for _, b := range t.Batches {
+			gw.queue = append(gw.queue, message{table: o.Node.Table, batch: b})
+		}
+		gw.queue = append(gw.queue, message{table: o.Node.Table, end: true})
+	}
+	var ready []*queued
+	for {
+		ready = ready[:0]
+		for _, q := range all {
+			if len(q.queue) > 0 {
+				ready = append(ready, q)
+			}
+		}
+		if len(ready) == 0 {
+			break
+		}
+		k := 0
+		if opt.pick != nil {
+			k = opt.pick(len(ready))
+		}
+		q := ready[k]
+		m := q.queue[0]
+		q.queue = q.queue[1:]
+		if err := deliver(q.t, m); err != nil {
+			return nil, 0, fmt.Errorf("run: %w", err)
+		}
+	}
+	res := &Result{Files: map[string][]byte{}}
+	for _, q := range all {
+		if !q.t.Done() {
+			return nil, 0, fmt.Errorf("run: task %s[%d]: an operator's inputs never ended", q.t.name, q.t.index)
+		}
+		res.Stats = append(res.Stats, q.t.Stats()...)
+	}
+	for _, qu := range p.Queries {
+		f, ok := gw.t.Sink(qu.Sink)
+		if !ok {
+			return nil, 0, fmt.Errorf("run: query %s: #%d is no finished sink of the gateway", qu.Name, qu.Sink)
+		}
+		res.Files[qu.Name] = f
+	}
+	keys := 0
+	for _, t := range keyTables {
+		keys += t.Len()
+	}
+	return res, keys, nil
+}
+
+// deliver gives a task instance one message.
+func deliver(t *Task, m message) error {
+	switch {
+	case m.table != "" && m.end:
+		return t.EndTable(m.table)
+	case m.table != "":
+		return t.Table(m.table, m.batch)
+	case m.end:
+		return t.End(m.ch, m.route, m.sender)
+	}
+	var rb wololov1.RowBatch
+	if err := proto.Unmarshal(m.wire, &rb); err != nil {
+		return fmt.Errorf("channel %s: %w", m.ch, err)
+	}
+	return t.Receive(m.ch, m.route, m.sender, &rb)
+}
+
+// driven is an operator as a stage.Operator, for a stage.Driver: its
+// inputs are the streams in0, in1, ... of ColumnBatches, read as their
+// columns; what it emits goes to out, not to the stage's Emitter (whose
+// row kinds are the fixed pipeline's).
+type driven struct {
+	op   Operator
+	cols [][]plan.Column
+	out  Out
+}
+
+func (d *driven) input(s string) (int, error) {
+	k, err := strconv.Atoi(s[min(2, len(s)):])
+	if err != nil || k < 0 || k >= len(d.cols) {
+		return 0, fmt.Errorf("no input stream %q", s)
+	}
+	return k, nil
+}
+
+func (d *driven) Apply(s string, rows *wololov1.RowBatch, _ stage.Emitter) error {
+	k, err := d.input(s)
+	if err != nil {
+		return err
+	}
+	b, err := FromRows(rows, d.cols[k])
+	if err != nil {
+		return err
+	}
+	return d.op.Apply(k, b, d.out)
+}
+
+// EndStream tells an operator that ends an input early (InputEnder).
+func (d *driven) EndStream(s string, _ stage.Emitter) error {
+	k, err := d.input(s)
+	if err != nil {
+		return err
+	}
+	if e, ok := d.op.(InputEnder); ok {
+		return e.EndInput(k, d.out)
+	}
+	return nil
+}
+
+func (d *driven) Finish(stage.Emitter) error { return d.op.Finish(d.out) }

@@ -1,0 +1,385 @@
+package sqlops
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+
+	"google.golang.org/protobuf/proto"
+
+	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
+	"github.com/wololo/wololo/services/dataflow/batch"
+	"github.com/wololo/wololo/services/dataflow/sql/exec"
+	"github.com/wololo/wololo/services/dataflow/sql/plan"
+	"github.com/wololo/wololo/services/dataflow/stage"
+)
+
+// Snapshots (stage.Snapshotter): every operator with state writes it as
+// a version byte, then its fields (varints, and byte strings after their
+// length); rows it holds are ColumnBatches, as on the wire. Restore reads
+// a snapshot into a fresh operator of the same plan operator, refusing
+// one of another version, a corrupt one, and counts the rest of the
+// snapshot cannot hold (a corrupt count allocates nothing large).
+
+const snapshotVersion = 1
+
+var errSnapshot = errors.New("snapshot is corrupt")
+
+var (
+	_ stage.Snapshotter = (*scan)(nil)
+	_ stage.Snapshotter = (*buffered)(nil)
+	_ stage.Snapshotter = (*semiJoin)(nil)
+	_ stage.Snapshotter = (*join)(nil)
+	_ stage.Snapshotter = (*aggregate)(nil)
+	_ stage.Snapshotter = (*distinct)(nil)
+	_ stage.Snapshotter = (*limit)(nil)
+	_ stage.Snapshotter = (*rowNumber)(nil)
+)
+
+// ToRows is b as a ColumnBatch.
+func ToRows(b *exec.Batch) *wololov1.RowBatch {
+	var cb batch.ColumnBuilder
+	if len(b.Cols) == 0 {
+		cb.AddRows(b.N)
+		return cb.Build()
+	}
+	vals := make([][]byte, len(b.Cols))
+	nulls := make([]bool, len(b.Cols))
+	var arena []byte
+	for i := range b.N {
+		arena = arena[:0]
+		ends := make([]int, len(b.Cols))
+		for c, v := range b.Cols {
+			nulls[c] = v.IsNull(i)
+			if !nulls[c] {
+				arena = exec.AppendText(arena, v, i)
+			}
+			ends[c] = len(arena)
+		}
+		start := 0
+		for c := range b.Cols {
+			vals[c] = arena[start:ends[c]]
+			start = ends[c]
+		}
+		cb.Add(vals, nulls)
+	}
+	return cb.Build()
+}
+
+// FromRows reads a ColumnBatch of the given columns: a batch of another
+// width, or whose values do not read as their columns' types, is refused.
+func FromRows(rb *wololov1.RowBatch, cols []plan.Column) (*exec.Batch, error) {
+	cb := rb.GetColumns()
+	if cb == nil {
+		return nil, fmt.Errorf("%w: not a column batch", batch.ErrBadBatch)
+	}
+	v, err := batch.ReadColumns(cb)
+	if err != nil {
+		return nil, err
+	}
+	// A batch of no rows is written with no columns (ColumnBuilder).
+	if v.Width() != len(cols) && (v.Rows() != 0 || v.Width() != 0) {
+		return nil, fmt.Errorf("%w: %d columns, want %d", batch.ErrBadBatch, v.Width(), len(cols))
+	}
+	out := &exec.Batch{N: v.Rows(), Cols: make([]*exec.Vec, len(cols))}
+	for c, col := range cols {
+		b := exec.NewVecBuilder(col.Type, v.Rows())
+		for i := range v.Rows() {
+			t, ok := v.Value(c, i)
+			if !ok {
+				b.Null()
+			} else if err := b.Text(t); err != nil {
+				return nil, fmt.Errorf("%w: column %s: %v", batch.ErrBadBatch, col.Name, err)
+			}
+		}
+		out.Cols[c] = b.Vec()
+	}
+	return out, nil
+}
+
+type snapWriter struct{ b []byte }
+
+func (w *snapWriter) uvarint(v uint64) { w.b = binary.AppendUvarint(w.b, v) }
+func (w *snapWriter) varint(v int64)   { w.b = binary.AppendVarint(w.b, v) }
+func (w *snapWriter) bytes(p []byte)   { w.uvarint(uint64(len(p))); w.b = append(w.b, p...) }
+
+func (w *snapWriter) flag(v bool) {
+	if v {
+		w.uvarint(1)
+	} else {
+		w.uvarint(0)
+	}
+}
+
+func (r *snapReader) flag() bool {
+	switch r.uvarint() {
+	case 0:
+		return false
+	case 1:
+		return true
+	}
+	r.fail(errSnapshot)
+	return false
+}
+
+func (w *snapWriter) rows(b *exec.Batch) error {
+	p, err := proto.Marshal(ToRows(b))
+	if err != nil {
+		return fmt.Errorf("snapshot rows: %w", err)
+	}
+	w.bytes(p)
+	return nil
+}
+
+type snapReader struct {
+	b   []byte
+	err error
+}
+
+func (r *snapReader) fail(err error) {
+	if r.err == nil {
+		r.err = err
+	}
+	r.b = nil
+}
+
+func (r *snapReader) uvarint() uint64 {
+	v, n := binary.Uvarint(r.b)
+	if n <= 0 {
+		r.fail(errSnapshot)
+		return 0
+	}
+	r.b = r.b[n:]
+	return v
+}
+
+func (r *snapReader) varint() int64 {
+	v, n := binary.Varint(r.b)
+	if n <= 0 {
+		r.fail(errSnapshot)
+		return 0
+	}
+	r.b = r.b[n:]
+	return v
+}
+
+func (r *snapReader) count() int {
+	n := r.uvarint()
+	if n > uint64(len(r.b)) {
+		r.fail(errSnapshot)
+		return 0
+	}
+	return int(n)
+}
+
+func (r *snapReader) bytes() []byte {
+	n := r.uvarint()
+	if n > uint64(len(r.b)) {
+		r.fail(errSnapshot)
+		return nil
+	}
+	p := r.b[:n]
+	r.b = r.b[n:]
+	return p
+}
+
+func (r *snapReader) rows(cols []plan.Column) *exec.Batch {
+	p := r.bytes()
+	if r.err != nil {
+		return nil
+	}
+	var rb wololov1.RowBatch
+	if err := proto.Unmarshal(p, &rb); err != nil {
+		r.fail(fmt.Errorf("%w: %v", errSnapshot, err))
+		return nil
+	}
+	b, err := FromRows(&rb, cols)
+	if err != nil {
+		r.fail(fmt.Errorf("%w: %v", errSnapshot, err))
+	}
+	return b
+}
+
+// version reads the version byte of what's snapshot.
+func (r *snapReader) version(what string) {
+	if v := r.uvarint(); r.err == nil && v != snapshotVersion {
+		r.fail(fmt.Errorf("%s snapshot of version %d, want %d", what, v, snapshotVersion))
+	}
+}
+
+func (r *snapReader) done(what string) error {
+	if r.err == nil && len(r.b) != 0 {
+		r.fail(fmt.Errorf("%w: %d bytes after the end", errSnapshot, len(r.b)))
+	}
+	if r.err != nil {
+		return fmt.Errorf("restore %s: %w", what, r.err)
+	}
+	return nil
+}
+
+func start(dst []byte) *snapWriter {
+	w := &snapWriter{dst}
+	w.uvarint(snapshotVersion)
+	return w
+}
+
+// A scan's state is its counts of NULLs.
+func (s *scan) AppendSnapshot(dst []byte) ([]byte, error) {
+	w := start(dst)
+	for _, st := range s.stats {
+		w.varint(st.Missing)
+		w.varint(st.Invalid)
+	}
+	return w.b, nil
+}
+
+func (s *scan) Restore(state []byte) error {
+	r := &snapReader{b: state}
+	r.version("scan")
+	for i := range s.stats {
+		s.stats[i].Missing, s.stats[i].Invalid = r.varint(), r.varint()
+	}
+	return r.done("scan")
+}
+
+// A buffering operator's state is the rows it holds, per input.
+func (o *buffered) AppendSnapshot(dst []byte) ([]byte, error) {
+	w := start(dst)
+	for _, in := range o.ins {
+		w.uvarint(uint64(len(in)))
+		for _, b := range in {
+			if err := w.rows(b); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return w.b, nil
+}
+
+func (o *buffered) Restore(state []byte) error {
+	r := &snapReader{b: state}
+	r.version("buffered rows")
+	for i := range o.ins {
+		for range r.count() {
+			if b := r.rows(o.cols[i]); b != nil {
+				o.ins[i] = append(o.ins[i], b)
+			}
+		}
+	}
+	return r.done("buffered rows")
+}
+
+// A semi-join's state is whether its right input has ended, its set of
+// keys, then its left rows held.
+func (s *semiJoin) AppendSnapshot(dst []byte) ([]byte, error) {
+	w := start(dst)
+	w.flag(s.rightDone)
+	w.bytes(s.set.AppendState(nil))
+	return s.left.AppendSnapshot(w.b)
+}
+
+func (s *semiJoin) Restore(state []byte) error {
+	r := &snapReader{b: state}
+	r.version("semi-join")
+	s.rightDone = r.flag()
+	if err := s.set.RestoreState(r.bytes()); r.err == nil && err != nil {
+		return fmt.Errorf("restore semi-join: %w", err)
+	}
+	if r.err != nil {
+		return fmt.Errorf("restore semi-join: %w", r.err)
+	}
+	return s.left.Restore(r.b)
+}
+
+// A join's state is whether its right input has ended, its right rows,
+// then its left rows held.
+func (j *join) AppendSnapshot(dst []byte) ([]byte, error) {
+	w := start(dst)
+	w.flag(j.rightDone)
+	if err := w.rows(j.j.Right()); err != nil {
+		return nil, err
+	}
+	return j.left.AppendSnapshot(w.b)
+}
+
+func (j *join) Restore(state []byte) error {
+	r := &snapReader{b: state}
+	r.version("join")
+	j.rightDone = r.flag()
+	right := r.rows(j.right)
+	if r.err != nil {
+		return fmt.Errorf("restore join: %w", r.err)
+	}
+	if err := j.j.AddRight(right); err != nil {
+		return fmt.Errorf("restore join: %w", err)
+	}
+	return j.left.Restore(r.b)
+}
+
+// An aggregate's state is its groups (exec.Aggregation's).
+func (a *aggregate) AppendSnapshot(dst []byte) ([]byte, error) {
+	w := start(dst)
+	w.bytes(a.agg.AppendState(nil))
+	return w.b, nil
+}
+
+func (a *aggregate) Restore(state []byte) error {
+	r := &snapReader{b: state}
+	r.version("aggregate")
+	st := r.bytes()
+	if err := r.done("aggregate"); err != nil {
+		return err
+	}
+	if err := a.agg.RestoreState(st); err != nil {
+		return fmt.Errorf("restore aggregate: %w", err)
+	}
+	return nil
+}
+
+// A distinct's state is the rows it has seen.
+func (d *distinct) AppendSnapshot(dst []byte) ([]byte, error) {
+	w := start(dst)
+	w.bytes(d.d.AppendState(nil))
+	return w.b, nil
+}
+
+func (d *distinct) Restore(state []byte) error {
+	r := &snapReader{b: state}
+	r.version("distinct")
+	st := r.bytes()
+	if err := r.done("distinct"); err != nil {
+		return err
+	}
+	if err := d.d.RestoreState(st); err != nil {
+		return fmt.Errorf("restore distinct: %w", err)
+	}
+	return nil
+}
+
+// A limit's state is how many rows it may still pass.
+func (l *limit) AppendSnapshot(dst []byte) ([]byte, error) {
+	w := start(dst)
+	w.varint(l.n)
+	return w.b, nil
+}
+
+func (l *limit) Restore(state []byte) error {
+	r := &snapReader{b: state}
+	r.version("limit")
+	l.n = r.varint()
+	return r.done("limit")
+}
+
+// A row number's state is the next number.
+func (rn *rowNumber) AppendSnapshot(dst []byte) ([]byte, error) {
+	w := start(dst)
+	w.varint(rn.next)
+	return w.b, nil
+}
+
+func (rn *rowNumber) Restore(state []byte) error {
+	r := &snapReader{b: state}
+	r.version("row number")
+	rn.next = r.varint()
+	return r.done("row number")
+}

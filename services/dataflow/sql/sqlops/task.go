@@ -1,0 +1,405 @@
+package sqlops
+
+import (
+	"bytes"
+	"fmt"
+	"slices"
+	"strconv"
+
+	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
+	"github.com/wololo/wololo/services/dataflow/sql/exec"
+	"github.com/wololo/wololo/services/dataflow/sql/physical"
+	"github.com/wololo/wololo/services/dataflow/sql/plan"
+	"github.com/wololo/wololo/services/dataflow/stage"
+)
+
+// Task is one instance of one task of a physical plan: the plan's
+// operators of that task, chained as the plan chains them, each driven by
+// a stage.Driver. It is what a process runs for a job: the gateway's
+// instance is given each parsed batch of each table (Table, then
+// EndTable), every instance the batches and the ends that arrive on the
+// channels it reads (Receive, End); it applies each at once through its
+// chain (the scan, the filters and projections, the exchanges that route
+// rows onto channels at the gateway; the keyed operators at the shards;
+// the final aggregate, sort, limit, row number and sink at the gateway)
+// and hands what its exchanges write to Sender. It is not safe for
+// concurrent use.
+type Task struct {
+	p     *physical.Plan
+	name  string
+	index int
+	send  Sender
+	ops   map[int]*instance // the task's operators, by ID
+	order []*instance       // in the plan's order
+	// restart, when not nil, is asked before each arrival of an operator
+	// with state whether to restart it from its snapshot first (tests).
+	restart func(op, instance int) bool
+	// err is the first error of an operator chained after the one being
+	// applied (an Out has no error to return).
+	err error
+}
+
+// Sender takes what a task instance's exchanges write: a batch of route
+// route of channel ch to receiving instance to, or (rows nil) the end of
+// the channel from this instance, once per route and receiving instance.
+type Sender func(ch *physical.Channel, route, to int, rows *wololov1.RowBatch) error
+
+// instance is one operator on a task instance.
+type instance struct {
+	o       *physical.Op
+	op      Operator
+	dv      *driven
+	d       *stage.Driver
+	x       *Exchange
+	senders map[string]int
+	ended   [][2]string // the ends the driver noted: stream, sender
+	// cols are the columns of each input; table, a scan's table's.
+	cols  [][]plan.Column
+	table []string
+	// shared is the table of the operator's Plan.Tables entry.
+	shared *exec.KeyTable
+	done   bool // finished, its outputs ended
+}
+
+// stream names input k of an operator for its driver.
+func stream(k int) string { return "in" + strconv.Itoa(k) }
+
+// NewTask returns instance index of the named task of p. columns are the
+// header of each table the task scans; shared returns the key table of a
+// Plan.Tables entry for this instance (nil: one per operator).
+func NewTask(p *physical.Plan, name string, index int, columns map[string][]string, shared func(id int) *exec.KeyTable, send Sender) (*Task, error) {
+	t := &Task{p: p, name: name, index: index, send: send, ops: map[int]*instance{}}
+	for _, o := range p.Ops {
+		if o.Task != name {
+			continue
+		}
+		in, err := t.build(o, columns, shared)
+		if err != nil {
+			return nil, fmt.Errorf("task %s[%d]: operator #%d (%s): %w", name, index, o.ID, o.Kind, err)
+		}
+		t.ops[o.ID] = in
+		t.order = append(t.order, in)
+	}
+	return t, nil
+}
+
+func (t *Task) replicas(task string) (int, error) {
+	switch task {
+	case t.p.Gateway.Name:
+		return t.p.Gateway.Replicas, nil
+	case t.p.Shard.Name:
+		return t.p.Shard.Replicas, nil
+	}
+	return 0, fmt.Errorf("no task %q", task)
+}
+
+func (t *Task) build(o *physical.Op, columns map[string][]string, shared func(int) *exec.KeyTable) (*instance, error) {
+	senders := map[string]int{}
+	for k, in := range o.Inputs {
+		n := 1
+		if in.Channel != "" {
+			ch := t.p.Channel(in.Channel)
+			if ch == nil || ch.Producer < 0 || ch.Producer >= len(t.p.Ops) {
+				return nil, fmt.Errorf("it reads channel %q, which is not there", in.Channel)
+			}
+			var err error
+			if n, err = t.replicas(t.p.Ops[ch.Producer].Task); err != nil {
+				return nil, err
+			}
+		} else if in.Op < 0 || in.Op >= len(t.p.Ops) || t.p.Ops[in.Op].Task != o.Task {
+			return nil, fmt.Errorf("it reads #%d, not an operator of its task", in.Op)
+		}
+		senders[stream(k)] = n
+	}
+	cols, err := InputColumns(t.p, o)
+	if err != nil {
+		return nil, err
+	}
+	in := &instance{o: o, cols: cols, senders: senders}
+	switch o.Kind {
+	case physical.Exchange:
+		if len(o.Inputs) != 1 {
+			return nil, fmt.Errorf("an exchange with %d inputs", len(o.Inputs))
+		}
+		ch := t.p.Channel(o.Channel)
+		if ch == nil {
+			return nil, fmt.Errorf("it writes channel %q, which is not there", o.Channel)
+		}
+		to, err := t.replicas(ch.To)
+		if err != nil {
+			return nil, err
+		}
+		if in.x, err = NewExchange(t.p, ch, to); err != nil {
+			return nil, err
+		}
+	case plan.Scan:
+		c, ok := columns[o.Node.Table]
+		if !ok {
+			return nil, fmt.Errorf("no table %q", o.Node.Table)
+		}
+		in.table = c
+		text := make([]plan.Column, len(c))
+		for i, name := range c {
+			text[i] = plan.Column{Name: name, Type: plan.Text}
+		}
+		in.cols = [][]plan.Column{text}
+	default:
+		if o.Table != 0 && shared != nil {
+			in.shared = shared(o.Table)
+		}
+	}
+	if in.op, err = t.newOp(in); err != nil {
+		return nil, err
+	}
+	in.dv = &driven{op: in.op, cols: in.cols, out: func(b *exec.Batch) {
+		if err := t.emit(in, b); err != nil && t.err == nil {
+			t.err = err
+		}
+	}}
+	in.d = stage.NewDriver(in.dv, senders)
+	return in, nil
+}
+
+func (t *Task) newOp(in *instance) (Operator, error) {
+	if in.x != nil {
+		in.x.send = t.send
+		return in.x, nil
+	}
+	return New(in.o, in.cols, in.table, in.shared)
+}
+
+// Table applies a parsed batch of a table (its text columns, in its
+// header's order) to the table's scan, and on through the chain.
+func (t *Task) Table(name string, b *exec.Batch) error {
+	in, err := t.scan(name)
+	if err != nil {
+		return err
+	}
+	return t.apply(in, 0, ToRows(b))
+}
+
+// EndTable ends a table: its scan finishes, and ends what it feeds.
+func (t *Task) EndTable(name string) error {
+	in, err := t.scan(name)
+	if err != nil {
+		return err
+	}
+	return t.finish(in)
+}
+
+func (t *Task) scan(name string) (*instance, error) {
+	for _, in := range t.order {
+		if in.o.Kind == plan.Scan && in.o.Node.Table == name {
+			return in, nil
+		}
+	}
+	return nil, fmt.Errorf("task %s[%d] scans no table %q", t.name, t.index, name)
+}
+
+// consumer returns the operator route route of channel ch feeds here,
+// and which of its inputs that is.
+func (t *Task) consumer(ch string, route int) (*instance, int, error) {
+	c := t.p.Channel(ch)
+	if c == nil || route < 0 || route >= len(c.Routes) {
+		return nil, 0, fmt.Errorf("task %s[%d]: no route %d of channel %q", t.name, t.index, route, ch)
+	}
+	in := t.ops[c.Routes[route].Consumer]
+	if in == nil {
+		return nil, 0, fmt.Errorf("task %s[%d]: channel %s's route %d is not read here", t.name, t.index, ch, route)
+	}
+	for k, i := range in.o.Inputs {
+		if i.Channel == ch && i.Route == route {
+			return in, k, nil
+		}
+	}
+	return nil, 0, fmt.Errorf("task %s[%d]: #%d does not read channel %s's route %d", t.name, t.index, in.o.ID, ch, route)
+}
+
+// Receive applies a batch of route route of channel ch, from sending
+// instance sender, to the operator reading it, and on through the chain.
+func (t *Task) Receive(ch string, route, sender int, rows *wololov1.RowBatch) error {
+	in, k, err := t.consumer(ch, route)
+	if err != nil {
+		return err
+	}
+	return t.apply(in, k, rows)
+}
+
+// End notes that sending instance sender has ended route route of
+// channel ch; the operator reading it finishes once all its inputs have
+// ended on every sender, and ends what it feeds.
+func (t *Task) End(ch string, route, sender int) error {
+	in, k, err := t.consumer(ch, route)
+	if err != nil {
+		return err
+	}
+	return t.end(in, k, sender)
+}
+
+// Done reports whether every operator of the task has finished.
+func (t *Task) Done() bool {
+	for _, in := range t.order {
+		if !in.done {
+			return false
+		}
+	}
+	return true
+}
+
+// Sink returns the output file of the query whose sink is operator id, if
+// it is here and has finished.
+func (t *Task) Sink(id int) ([]byte, bool) {
+	in := t.ops[id]
+	if in == nil || !in.done {
+		return nil, false
+	}
+	s, ok := in.op.(*Sink)
+	if !ok {
+		return nil, false
+	}
+	return s.CSV(), true
+}
+
+// Stats are the task's scans' counts of the values that read as NULL.
+func (t *Task) Stats() []exec.ColumnStats {
+	var out []exec.ColumnStats
+	for _, in := range t.order {
+		if s, ok := in.op.(*scan); ok {
+			out = append(out, s.Stats()...)
+		}
+	}
+	return out
+}
+
+func (t *Task) restartFirst(in *instance) error {
+	if _, ok := in.op.(stage.Snapshotter); ok && t.restart != nil && !in.done && t.restart(in.o.ID, t.index) {
+		return t.restore(in)
+	}
+	return nil
+}
+
+func (t *Task) apply(in *instance, k int, rows *wololov1.RowBatch) error {
+	if in.done {
+		return fmt.Errorf("operator #%d (%s): a batch after its end", in.o.ID, in.o.Kind)
+	}
+	if err := t.restartFirst(in); err != nil {
+		return err
+	}
+	if err := in.d.Apply(stream(k), rows, nil); err != nil {
+		return fmt.Errorf("operator #%d (%s): %w", in.o.ID, in.o.Kind, err)
+	}
+	return t.chainErr()
+}
+
+// chainErr returns, once, the error an operator chained after another
+// met while that one emitted.
+func (t *Task) chainErr() error {
+	err := t.err
+	t.err = nil
+	return err
+}
+
+func (t *Task) end(in *instance, k, sender int) error {
+	if err := t.restartFirst(in); err != nil {
+		return err
+	}
+	s := strconv.Itoa(sender)
+	in.ended = append(in.ended, [2]string{stream(k), s})
+	due, err := in.d.End(stream(k), s, nil)
+	if err != nil {
+		return fmt.Errorf("operator #%d (%s): %w", in.o.ID, in.o.Kind, err)
+	}
+	if err := t.chainErr(); err != nil {
+		return err
+	}
+	if due {
+		return t.finish(in)
+	}
+	return nil
+}
+
+// finish finishes an operator and ends its outputs: the operators
+// chained after it, or an exchange's channel to every receiving instance.
+func (t *Task) finish(in *instance) error {
+	if in.done {
+		return nil
+	}
+	if err := in.d.Finish(nil); err != nil {
+		return fmt.Errorf("operator #%d (%s): %w", in.o.ID, in.o.Kind, err)
+	}
+	if err := t.chainErr(); err != nil {
+		return err
+	}
+	in.done = true
+	if in.x != nil {
+		to, err := t.replicas(in.x.ch.To)
+		if err != nil {
+			return err
+		}
+		for route := range in.x.ch.Routes {
+			for i := range to {
+				if err := t.send(in.x.ch, route, i, nil); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	for _, c := range t.order {
+		for k, i := range c.o.Inputs {
+			if i.Channel == "" && i.Op == in.o.ID {
+				if err := t.end(c, k, 0); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// emit hands what an operator emitted to the operators chained after it,
+// or an exchange's rows to the sender.
+func (t *Task) emit(in *instance, b *exec.Batch) error {
+	for _, c := range t.order {
+		for k, i := range c.o.Inputs {
+			if i.Channel == "" && i.Op == in.o.ID {
+				if err := t.apply(c, k, ToRows(b)); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// restore replaces in's operator by a fresh one restored from its
+// snapshot, which must write the same snapshot again, and its driver by
+// a fresh one told the ends the old one had noted.
+func (t *Task) restore(in *instance) error {
+	snap, err := in.op.(stage.Snapshotter).AppendSnapshot(nil)
+	if err != nil {
+		return err
+	}
+	// Into the same shared table, which holds the other operators' keys
+	// and this one's already: its view of the table starts empty.
+	fresh, err := t.newOp(in)
+	if err != nil {
+		return err
+	}
+	if err := fresh.(stage.Snapshotter).Restore(slices.Clone(snap)); err != nil {
+		return err
+	}
+	again, err := fresh.(stage.Snapshotter).AppendSnapshot(nil)
+	if err != nil {
+		return err
+	}
+	if !bytes.Equal(again, snap) {
+		return fmt.Errorf("operator #%d (%s): restored, it snapshots %d bytes where it restored %d others", in.o.ID, in.o.Kind, len(again), len(snap))
+	}
+	in.op, in.dv.op = fresh, fresh
+	in.d = stage.NewDriver(in.dv, in.senders)
+	for _, e := range in.ended {
+		in.d.Restore(e[0], e[1])
+	}
+	return nil
+}

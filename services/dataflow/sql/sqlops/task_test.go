@@ -1,0 +1,144 @@
+package sqlops_test
+
+import (
+	"strings"
+	"testing"
+
+	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
+	"github.com/wololo/wololo/services/dataflow/batch"
+	"github.com/wololo/wololo/services/dataflow/sql/exec"
+	"github.com/wololo/wololo/services/dataflow/sql/physical"
+	"github.com/wololo/wololo/services/dataflow/sql/sqlops"
+	"github.com/wololo/wololo/services/dataflow/stage"
+)
+
+// TestGatewayRoutesByStageRoute feeds the gateway's Task a parsed batch
+// and checks where its exchange sends each row: to the shard stage.Route
+// picks by the row's key (a text key's bytes, a number's one form), the
+// ends to every shard once the table ends.
+func TestGatewayRoutesByStageRoute(t *testing.T) {
+	tab, err := exec.ReadCSV(strings.NewReader("k,n\na,1\nb,2\nc,2.50\nd,2.5\ne,\nf,7\n"), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tables := map[string]*exec.Table{"t": tab}
+	for _, q := range []string{"SELECT k, COUNT(*) FROM t GROUP BY k", "SELECT n, COUNT(*) FROM t WHERE n IS NULL OR n + 0 = n GROUP BY n"} {
+		p := planOf(t, map[string]string{"q": q}, []string{"q"}, tables, 3)
+		var got []sent
+		gw, err := sqlops.NewTask(p, p.Gateway.Name, 0, map[string][]string{"t": tab.Columns}, nil, func(ch *physical.Channel, route, to int, rows *wololov1.RowBatch) error {
+			got = append(got, sent{to, rows})
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := gw.Table("t", tab.Batches[0]); err != nil {
+			t.Fatal(err)
+		}
+		rows := 0
+		for _, s := range got {
+			cols, err := batch.ReadColumns(s.rows.GetColumns())
+			if err != nil {
+				t.Fatal(err)
+			}
+			for r := range cols.Rows() {
+				rows++
+				v, ok := cols.Value(0, r)
+				var key []byte
+				switch {
+				case !ok:
+					key = []byte{0}
+				case strings.Contains(q, "BY k"):
+					key = v
+				default: // a number's key: exec.AppendKey, of its one form
+					vec := exec.NewVecBuilder("number", 1)
+					if err := vec.Text(v); err != nil {
+						t.Fatal(err)
+					}
+					key = exec.AppendKey(nil, vec.Vec(), 0)
+				}
+				if want := stage.Route(key, 3); s.to != want {
+					t.Errorf("%s: row %q went to shard %d, stage.Route says %d", q, v, s.to, want)
+				}
+			}
+		}
+		if strings.Contains(q, "BY n") && !sameShard(got, "2.5", "2.50") {
+			t.Errorf("%s: 2.5 and 2.50 went to different shards", q)
+		}
+		if rows != 6 {
+			t.Errorf("%s: %d rows sent, want 6", q, rows)
+		}
+		got = nil
+		if err := gw.EndTable("t"); err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != 3 || got[0].rows != nil || got[0].to != 0 || got[2].to != 2 {
+			t.Errorf("%s: the table's end sent %v, want an end to each of 3 shards", q, got)
+		}
+		if gw.Done() {
+			t.Errorf("%s: the gateway is done before its sink had the shards' rows", q)
+		}
+	}
+}
+
+// TestTaskRefuses: what a task does not read is refused, not applied.
+func TestTaskRefuses(t *testing.T) {
+	tab, err := exec.ReadCSV(strings.NewReader("k\na\n"), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := planOf(t, map[string]string{"q": "SELECT k, COUNT(*) FROM t GROUP BY k"}, []string{"q"}, map[string]*exec.Table{"t": tab}, 2)
+	send := func(*physical.Channel, int, int, *wololov1.RowBatch) error { return nil }
+	if _, err := sqlops.NewTask(p, p.Gateway.Name, 0, map[string][]string{}, nil, send); err == nil {
+		t.Error("a gateway without its table's header was made")
+	}
+	gw, err := sqlops.NewTask(p, p.Gateway.Name, 0, map[string][]string{"t": {"k"}}, nil, send)
+	if err != nil {
+		t.Fatal(err)
+	}
+	shard, err := sqlops.NewTask(p, p.Shard.Name, 1, nil, nil, send)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tb batch.TokenBuilder
+	tb.Add([]byte("x"))
+	ch := p.Channels[0].Name
+	for name, err := range map[string]error{
+		"an unknown table":            gw.Table("u", tab.Batches[0]),
+		"a table at the shard":        shard.Table("t", tab.Batches[0]),
+		"a route not read here":       gw.Receive(ch, 0, 0, tb.Build()),
+		"an unknown channel":          shard.End("nope", 0, 0),
+		"a batch of another row kind": shard.Receive(ch, 0, 0, tb.Build()),
+	} {
+		if err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+}
+
+// sent is a batch a task's exchange sent, and to which instance; rows
+// nil: the channel's end.
+type sent struct {
+	to   int
+	rows *wololov1.RowBatch
+}
+
+// sameShard reports whether the rows whose first value is a and b were
+// sent to the same instance.
+func sameShard(out []sent, a, b string) bool {
+	where := map[string]int{}
+	for _, s := range out {
+		cols, err := batch.ReadColumns(s.rows.GetColumns())
+		if err != nil {
+			return false
+		}
+		for r := range cols.Rows() {
+			if v, ok := cols.Value(0, r); ok {
+				where[string(v)] = s.to
+			}
+		}
+	}
+	wa, oka := where[a]
+	wb, okb := where[b]
+	return oka && okb && wa == wb
+}
