@@ -133,10 +133,10 @@ var importRules = []importRule{
 	},
 	{
 		name: "sql-engine",
-		rule: "services/dataflow/sql/... (the SQL engine) imports of this module only services/dataflow/sql/..., services/dataflow/csvio and services/dataflow/schema",
+		rule: "services/dataflow/sql/... (the SQL engine) imports of this module only services/dataflow/sql/..., services/dataflow/csvio, services/dataflow/schema and services/base/snapcodec (the snapshot encoding)",
 		from: func(p string) bool { return under(p, "services/dataflow/sql") && p != sqlPhysical && p != sqlOps },
 		allow: func(d string) bool {
-			return under(d, "services/dataflow/sql") || d == "services/dataflow/csvio" || d == "services/dataflow/schema"
+			return under(d, "services/dataflow/sql") || d == "services/dataflow/csvio" || d == "services/dataflow/schema" || d == "services/base/snapcodec"
 		},
 		// Its tests compare it with the reference on generated data.
 		testsMay: func(d string) bool { return d == "services/dataflow/reference" || d == "services/base/datagen" },
@@ -149,10 +149,10 @@ var importRules = []importRule{
 	},
 	{
 		name: "sql-ops",
-		rule: "services/dataflow/sql/sqlops (the physical plan's operators and its in-process runner) imports of this module only services/dataflow/sql/..., services/dataflow/stage (the driver, the route hash and the Snapshotter contract), services/dataflow/batch and proto/wololo/v1 (the ColumnBatch row kind)",
+		rule: "services/dataflow/sql/sqlops (the physical plan's operators and its in-process runner) imports of this module only services/dataflow/sql/..., services/dataflow/stage (the driver, the route hash and the Snapshotter contract), services/dataflow/batch, proto/wololo/v1 (the ColumnBatch row kind) and services/base/snapcodec (the snapshot encoding)",
 		from: func(p string) bool { return p == sqlOps },
 		allow: func(d string) bool {
-			return under(d, "services/dataflow/sql") || d == "services/dataflow/stage" || d == "services/dataflow/batch" || d == "proto/wololo/v1"
+			return under(d, "services/dataflow/sql") || d == "services/dataflow/stage" || d == "services/dataflow/batch" || d == "proto/wololo/v1" || d == "services/base/snapcodec"
 		},
 		// Its tests run the default queries against the reference on
 		// generated data.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
+	"github.com/wololo/wololo/services/base/snapcodec"
 	"github.com/wololo/wololo/services/dataflow/batch"
 	"github.com/wololo/wololo/services/dataflow/stage"
 )
@@ -136,28 +137,28 @@ func (t *MatchTable) Finish(out stage.Emitter) error {
 // pending rows), each as a byte string, and then the grouper's, in place,
 // which holds the joins' flags: their qualifying matches.
 func (t *MatchTable) AppendSnapshot(dst []byte) ([]byte, error) {
-	w := &snapWriter{b: dst}
-	w.byte(snapshotVersion)
+	w := &snapWriter{snapcodec.Writer{B: dst}}
+	w.Byte(snapshotVersion)
 	for _, j := range []*Joiner{t.q3, t.q4} {
 		s, err := j.AppendSnapshot(nil)
 		if err != nil {
 			return nil, err
 		}
-		w.bytes(s)
+		w.Bytes(s)
 	}
-	return t.q2.AppendSnapshot(w.b)
+	return t.q2.AppendSnapshot(w.B)
 }
 
 // Restore reads a snapshot into an empty table: the grouper first, then
 // the joiners, whose qualifying matches are flags in its groups.
 func (t *MatchTable) Restore(state []byte) error {
-	r := &snapReader{b: state}
+	r := newSnapReader(state)
 	r.version("match table")
-	q3, q4 := r.bytes(), r.bytes()
-	if r.err != nil {
-		return r.err
+	q3, q4 := r.Bytes(), r.Bytes()
+	if r.Err != nil {
+		return r.Err
 	}
-	if err := t.q2.Restore(r.b); err != nil {
+	if err := t.q2.Restore(r.B); err != nil {
 		return err
 	}
 	if err := t.q3.Restore(q3); err != nil {

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sort"
 
+	"github.com/wololo/wololo/services/base/snapcodec"
 	"github.com/wololo/wololo/services/dataflow/batch"
 	"github.com/wololo/wololo/services/dataflow/schema"
 )
@@ -27,124 +28,44 @@ const snapshotVersion = 1
 // errSnapshot is a snapshot that cannot be read.
 var errSnapshot = errors.New("snapshot is corrupt")
 
-type snapWriter struct{ b []byte }
+// snapWriter is snapcodec's Writer with this package's pieces.
+type snapWriter struct{ snapcodec.Writer }
 
-func (w *snapWriter) uvarint(v uint64) { w.b = binary.AppendUvarint(w.b, v) }
-func (w *snapWriter) varint(v int64)   { w.b = binary.AppendVarint(w.b, v) }
-func (w *snapWriter) bytes(p []byte)   { w.uvarint(uint64(len(p))); w.b = append(w.b, p...) }
-func (w *snapWriter) byte(v byte)      { w.b = append(w.b, v) }
-func (w *snapWriter) bool(v bool) {
-	if v {
-		w.byte(1)
-	} else {
-		w.byte(0)
-	}
-}
-
-// civs writes a civ → counters map, sorted by name.
 func (w *snapWriter) civs(m map[string]*civCount) {
 	names := make([]string, 0, len(m))
 	for civ := range m {
 		names = append(names, civ)
 	}
 	sort.Strings(names)
-	w.uvarint(uint64(len(names)))
+	w.Uvarint(uint64(len(names)))
 	for _, civ := range names {
-		w.bytes([]byte(civ))
-		w.varint(m[civ].wins)
-		w.varint(m[civ].count)
+		w.Bytes([]byte(civ))
+		w.Varint(m[civ].wins)
+		w.Varint(m[civ].count)
 	}
 }
 
 // snapReader reads what a snapWriter wrote; the first error sticks, and
 // every read after it returns zero values.
-type snapReader struct {
-	b   []byte
-	err error
-}
+type snapReader struct{ snapcodec.Reader }
 
-func (r *snapReader) fail() {
-	if r.err == nil {
-		r.err = errSnapshot
-	}
-	r.b = nil
+// newSnapReader reads state, failing with errSnapshot.
+func newSnapReader(state []byte) *snapReader {
+	return &snapReader{snapcodec.Reader{B: state, Corrupt: errSnapshot}}
 }
-
-func (r *snapReader) uvarint() uint64 {
-	v, n := binary.Uvarint(r.b)
-	if n <= 0 {
-		r.fail()
-		return 0
-	}
-	r.b = r.b[n:]
-	return v
-}
-
-func (r *snapReader) varint() int64 {
-	v, n := binary.Varint(r.b)
-	if n <= 0 {
-		r.fail()
-		return 0
-	}
-	r.b = r.b[n:]
-	return v
-}
-
-// count reads a count of items each at least min bytes long, refusing one
-// the rest of the snapshot cannot hold (so a corrupt count allocates
-// nothing large).
-func (r *snapReader) count(min int) int {
-	n := r.uvarint()
-	if n > uint64(len(r.b)/max(min, 1)) {
-		r.fail()
-		return 0
-	}
-	return int(n)
-}
-
-func (r *snapReader) bytes() []byte {
-	n := r.uvarint()
-	if n > uint64(len(r.b)) {
-		r.fail()
-		return nil
-	}
-	p := r.b[:n]
-	r.b = r.b[n:]
-	return p
-}
-
-func (r *snapReader) byte() byte {
-	if len(r.b) == 0 {
-		r.fail()
-		return 0
-	}
-	v := r.b[0]
-	r.b = r.b[1:]
-	return v
-}
-
-func (r *snapReader) bool() bool { return r.byte() != 0 }
 
 func (r *snapReader) version(what string) {
-	if v := r.byte(); r.err == nil && v != snapshotVersion {
-		r.err = fmt.Errorf("%s snapshot of version %d, want %d", what, v, snapshotVersion)
+	if v := r.Byte(); r.Err == nil && v != snapshotVersion {
+		r.Err = fmt.Errorf("%s snapshot of version %d, want %d", what, v, snapshotVersion)
 	}
 }
 
 // civs reads a civ map into m.
 func (r *snapReader) civs(m map[string]*civCount) {
-	for n := r.count(3); n > 0 && r.err == nil; n-- {
-		civ := string(r.bytes())
-		m[civ] = &civCount{wins: r.varint(), count: r.varint()}
+	for n := r.Count(3); n > 0 && r.Err == nil; n-- {
+		civ := string(r.Bytes())
+		m[civ] = &civCount{wins: r.Varint(), count: r.Varint()}
 	}
-}
-
-// end checks the whole snapshot was read.
-func (r *snapReader) end() error {
-	if r.err == nil && len(r.b) > 0 {
-		r.err = errSnapshot
-	}
-	return r.err
 }
 
 func tri(v byte) batch.Tri { return batch.Tri(v % 3) }
@@ -166,31 +87,31 @@ const q2SnapshotVersion = 3
 // units.
 func (g *Q2Grouper) AppendSnapshot(dst []byte) ([]byte, error) {
 	t := g.matches
-	w := &snapWriter{b: slices.Grow(dst, 64+len(t.arena)+t.len()*28)}
-	w.byte(q2SnapshotVersion)
-	w.b = binary.LittleEndian.AppendUint64(w.b, t.seed)
-	w.bytes(t.arena)
-	w.uvarint(uint64(t.len()))
+	w := &snapWriter{snapcodec.Writer{B: slices.Grow(dst, 64+len(t.arena)+t.len()*28)}}
+	w.Byte(q2SnapshotVersion)
+	w.B = binary.LittleEndian.AppendUint64(w.B, t.seed)
+	w.Bytes(t.arena)
+	w.Uvarint(uint64(t.len()))
 	t.eachSlot(func(h uint32, off uint64, n uint32, m *q2Match) {
-		w.uvarint(uint64(h))
-		w.uvarint(off)
-		w.uvarint(uint64(n))
+		w.Uvarint(uint64(h))
+		w.Uvarint(off)
+		w.Uvarint(uint64(n))
 		w.group(m)
 	})
 	g.appendWide(w)
-	return w.b, nil
+	return w.B, nil
 }
 
 // group writes one match's group: in version 2 with the joins it
 // qualifies for (version 1 had none).
 func (w *snapWriter) group(m *q2Match) {
-	w.byte(m.joins)
-	w.byte(m.rows)
+	w.Byte(m.joins)
+	w.Byte(m.rows)
 	for i := 0; i < 2; i++ {
-		w.byte(byte(m.winner[i]))
-		w.bool(m.hasRating[i])
-		w.bool(m.wide[i])
-		w.varint(m.units[i])
+		w.Byte(byte(m.winner[i]))
+		w.Bool(m.hasRating[i])
+		w.Bool(m.wide[i])
+		w.Varint(m.units[i])
 	}
 }
 
@@ -198,14 +119,14 @@ func (w *snapWriter) group(m *q2Match) {
 // version 1.
 func (r *snapReader) group(m *q2Match, v1 bool) {
 	if !v1 {
-		m.joins = r.byte()
+		m.joins = r.Byte()
 	}
-	m.rows = r.byte()
+	m.rows = r.Byte()
 	for i := 0; i < 2; i++ {
-		m.winner[i] = tri(r.byte())
-		m.hasRating[i] = r.bool()
-		m.wide[i] = r.bool()
-		m.units[i] = r.varint()
+		m.winner[i] = tri(r.Byte())
+		m.hasRating[i] = r.Bool()
+		m.wide[i] = r.Bool()
+		m.units[i] = r.Varint()
 	}
 }
 
@@ -216,45 +137,45 @@ func (g *Q2Grouper) appendWide(w *snapWriter) {
 		tokens = append(tokens, t)
 	}
 	sort.Strings(tokens)
-	w.uvarint(uint64(len(tokens)))
+	w.Uvarint(uint64(len(tokens)))
 	for _, t := range tokens {
-		w.bytes([]byte(t))
+		w.Bytes([]byte(t))
 		for _, n := range g.wide[t] {
-			w.bytes(n.Append(nil))
+			w.Bytes(n.Append(nil))
 		}
 	}
 }
 
 // Restore reads a snapshot of either version into an empty grouper.
 func (g *Q2Grouper) Restore(state []byte) error {
-	r := &snapReader{b: state}
-	switch v := r.byte(); {
-	case r.err != nil:
+	r := newSnapReader(state)
+	switch v := r.Byte(); {
+	case r.Err != nil:
 	case v == 1:
-		n := r.count(8)
+		n := r.Count(8)
 		g.matches = newFlatTable[q2Match](n)
-		for ; n > 0 && r.err == nil; n-- {
-			m, _ := g.matches.slot(r.bytes())
+		for ; n > 0 && r.Err == nil; n-- {
+			m, _ := g.matches.slot(r.Bytes())
 			r.group(m, true)
 		}
 	case v == 2 || v == q2SnapshotVersion:
 		var seed uint64
-		if len(r.b) < 8 {
-			r.fail()
+		if len(r.B) < 8 {
+			r.Fail(nil)
 		} else {
-			seed, r.b = binary.LittleEndian.Uint64(r.b), r.b[8:]
+			seed, r.B = binary.LittleEndian.Uint64(r.B), r.B[8:]
 		}
-		arena := r.bytes()
-		n := r.count(8)
+		arena := r.Bytes()
+		n := r.Count(8)
 		g.matches = flatTableOf[q2Match](seed, arena, n)
-		for ; n > 0 && r.err == nil; n-- {
-			h, off, size := r.uvarint(), r.uvarint(), r.uvarint()
+		for ; n > 0 && r.Err == nil; n-- {
+			h, off, size := r.Uvarint(), r.Uvarint(), r.Uvarint()
 			if v == 2 && off <= uint64(len(arena)) && size <= uint64(len(arena))-off {
 				h = uint64(g.matches.hash(arena[off : off+size])) // stored by the old hash
 			}
 			m, ok := g.matches.place(uint32(h), off, uint32(size))
 			if !ok || h > math.MaxUint32 || size > math.MaxUint32 {
-				r.fail()
+				r.Fail(nil)
 				break
 			}
 			r.group(m, false)
@@ -262,19 +183,19 @@ func (g *Q2Grouper) Restore(state []byte) error {
 	default:
 		return fmt.Errorf("q2-grouper snapshot of version %d, want 1 to %d", v, q2SnapshotVersion)
 	}
-	for n := r.count(3); n > 0 && r.err == nil; n-- {
-		token := string(r.bytes())
+	for n := r.Count(3); n > 0 && r.Err == nil; n-- {
+		token := string(r.Bytes())
 		var ratings [2]schema.Number
 		for i := range ratings {
-			v, ok := schema.ParseNumber(r.bytes())
+			v, ok := schema.ParseNumber(r.Bytes())
 			if !ok {
-				r.fail()
+				r.Fail(nil)
 			}
 			ratings[i] = v
 		}
 		g.wide[token] = ratings
 	}
-	return r.end()
+	return r.End()
 }
 
 // AppendSnapshot writes the qualifying matches, whether they are all known,
@@ -287,74 +208,74 @@ func (j *Joiner) AppendSnapshot(dst []byte) ([]byte, error) {
 	if own != nil {
 		n = own.len()
 	}
-	w := &snapWriter{b: slices.Grow(dst, 64+n*20+len(j.pending)*24)}
-	w.byte(snapshotVersion)
-	w.uvarint(uint64(n))
+	w := &snapWriter{snapcodec.Writer{B: slices.Grow(dst, 64+n*20+len(j.pending)*24)}}
+	w.Byte(snapshotVersion)
+	w.Uvarint(uint64(n))
 	if own != nil {
-		own.each(func(token []byte) { w.bytes(token) })
+		own.each(func(token []byte) { w.Bytes(token) })
 	}
-	w.bool(j.matchesDone)
-	w.uvarint(uint64(len(j.pending)))
+	w.Bool(j.matchesDone)
+	w.Uvarint(uint64(len(j.pending)))
 	for _, p := range j.pending {
-		w.bytes([]byte(p.match))
-		w.bytes([]byte(p.civ))
-		w.bool(p.win)
+		w.Bytes([]byte(p.match))
+		w.Bytes([]byte(p.civ))
+		w.Bool(p.win)
 	}
 	w.civs(j.civs)
-	return w.b, nil
+	return w.B, nil
 }
 
 // Restore reads a snapshot into an empty joiner.
 func (j *Joiner) Restore(state []byte) error {
-	r := &snapReader{b: state}
+	r := newSnapReader(state)
 	r.version("joiner")
-	n := r.count(1)
+	n := r.Count(1)
 	if _, own := j.qualifying.(*tokenSet); own {
 		j.qualifying = newTokenSet(n)
 	}
-	for ; n > 0 && r.err == nil; n-- {
-		j.qualifying.add(r.bytes())
+	for ; n > 0 && r.Err == nil; n-- {
+		j.qualifying.add(r.Bytes())
 	}
-	j.matchesDone = r.bool()
-	for n := r.count(3); n > 0 && r.err == nil; n-- {
-		match := string(r.bytes())
-		civ := j.internCiv(r.bytes())
-		j.pending = append(j.pending, pendingPlayer{match: match, civ: civ, win: r.bool()})
+	j.matchesDone = r.Bool()
+	for n := r.Count(3); n > 0 && r.Err == nil; n-- {
+		match := string(r.Bytes())
+		civ := j.internCiv(r.Bytes())
+		j.pending = append(j.pending, pendingPlayer{match: match, civ: civ, win: r.Bool()})
 	}
 	r.civs(j.civs)
-	return r.end()
+	return r.End()
 }
 
 // AppendSnapshot writes the four answers gathered so far.
 func (r *Results) AppendSnapshot(dst []byte) ([]byte, error) {
-	w := &snapWriter{b: dst}
-	w.byte(snapshotVersion)
+	w := &snapWriter{snapcodec.Writer{B: dst}}
+	w.Byte(snapshotVersion)
 	for _, set := range []map[string]struct{}{r.q1, r.q2} {
 		tokens := make([]string, 0, len(set))
 		for t := range set {
 			tokens = append(tokens, t)
 		}
 		sort.Strings(tokens)
-		w.uvarint(uint64(len(tokens)))
+		w.Uvarint(uint64(len(tokens)))
 		for _, t := range tokens {
-			w.bytes([]byte(t))
+			w.Bytes([]byte(t))
 		}
 	}
 	w.civs(r.q3)
 	w.civs(r.q4)
-	return w.b, nil
+	return w.B, nil
 }
 
 // Restore reads a snapshot into an empty sink.
 func (r *Results) Restore(state []byte) error {
-	rd := &snapReader{b: state}
+	rd := newSnapReader(state)
 	rd.version("results")
 	for _, set := range []map[string]struct{}{r.q1, r.q2} {
-		for n := rd.count(1); n > 0 && rd.err == nil; n-- {
-			set[string(rd.bytes())] = struct{}{}
+		for n := rd.Count(1); n > 0 && rd.Err == nil; n-- {
+			set[string(rd.Bytes())] = struct{}{}
 		}
 	}
 	rd.civs(r.q3)
 	rd.civs(r.q4)
-	return rd.end()
+	return rd.End()
 }

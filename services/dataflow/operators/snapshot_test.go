@@ -181,16 +181,16 @@ func TestQ2SnapshotVersion1StillReads(t *testing.T) {
 	}
 	// Version 1, written as the first format wrote it.
 	w := &snapWriter{}
-	w.byte(1)
-	w.uvarint(uint64(g.matches.len()))
+	w.Byte(1)
+	w.Uvarint(uint64(g.matches.len()))
 	g.matches.each(func(token []byte, m *q2Match) {
-		w.bytes(token)
-		w.byte(m.rows)
+		w.Bytes(token)
+		w.Byte(m.rows)
 		for i := 0; i < 2; i++ {
-			w.byte(byte(m.winner[i]))
-			w.bool(m.hasRating[i])
-			w.bool(m.wide[i])
-			w.varint(m.units[i])
+			w.Byte(byte(m.winner[i]))
+			w.Bool(m.hasRating[i])
+			w.Bool(m.wide[i])
+			w.Varint(m.units[i])
 		}
 	})
 	g.appendWide(w)
@@ -199,7 +199,7 @@ func TestQ2SnapshotVersion1StillReads(t *testing.T) {
 		t.Fatal(err)
 	}
 	var answers []string
-	for _, state := range [][]byte{w.b, v2} {
+	for _, state := range [][]byte{w.B, v2} {
 		back := NewQ2Grouper()
 		if err := back.Restore(state); err != nil {
 			t.Fatalf("restore version %d: %v", state[0], err)
@@ -247,24 +247,24 @@ func TestQ2SnapshotVersion2ReadsWithTheOldHash(t *testing.T) {
 	// Version 2, as the build before the final mix wrote it.
 	tab := half.matches
 	w := &snapWriter{}
-	w.byte(2)
-	w.b = binary.LittleEndian.AppendUint64(w.b, tab.seed)
-	w.bytes(tab.arena)
-	w.uvarint(uint64(tab.len()))
+	w.Byte(2)
+	w.B = binary.LittleEndian.AppendUint64(w.B, tab.seed)
+	w.Bytes(tab.arena)
+	w.Uvarint(uint64(tab.len()))
 	tab.eachSlot(func(_ uint32, off uint64, n uint32, m *q2Match) {
 		h := uint32(hashWithoutFinalMix(tab.seed, tab.arena[off:off+uint64(n)]))
 		if h == 0 {
 			h = 1
 		}
-		w.uvarint(uint64(h))
-		w.uvarint(off)
-		w.uvarint(uint64(n))
+		w.Uvarint(uint64(h))
+		w.Uvarint(off)
+		w.Uvarint(uint64(n))
 		w.group(m)
 	})
 	half.appendWide(w)
 
 	back := NewQ2Grouper()
-	if err := back.Restore(w.b); err != nil {
+	if err := back.Restore(w.B); err != nil {
 		t.Fatal(err)
 	}
 	for i := range after {

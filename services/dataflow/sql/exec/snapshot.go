@@ -1,11 +1,11 @@
 package exec
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"slices"
 
+	"github.com/wololo/wololo/services/base/snapcodec"
 	"github.com/wololo/wololo/services/dataflow/sql/plan"
 	"github.com/wololo/wololo/services/dataflow/sql/value"
 )
@@ -75,100 +75,43 @@ func (b *VecBuilder) Vec() *Vec { return b.b.v }
 // errState is a snapshot that cannot be read.
 var errState = errors.New("operator state is corrupt")
 
-type stateWriter struct{ b []byte }
-
-func (w *stateWriter) uvarint(v uint64) { w.b = binary.AppendUvarint(w.b, v) }
-func (w *stateWriter) varint(v int64)   { w.b = binary.AppendVarint(w.b, v) }
-func (w *stateWriter) bytes(p []byte)   { w.uvarint(uint64(len(p))); w.b = append(w.b, p...) }
+// stateWriter is snapcodec's Writer with the values of vectors.
+type stateWriter struct{ snapcodec.Writer }
 
 // value writes value i of v: 0 for NULL, else 1 and its text.
 func (w *stateWriter) value(v *Vec, i int) {
 	if v.IsNull(i) {
-		w.uvarint(0)
+		w.Uvarint(0)
 		return
 	}
-	w.uvarint(1)
-	mark := len(w.b)
-	w.b = AppendText(w.b, v, i)
-	text := append([]byte(nil), w.b[mark:]...)
-	w.b = w.b[:mark]
-	w.bytes(text)
+	w.Uvarint(1)
+	mark := len(w.B)
+	w.B = AppendText(w.B, v, i)
+	text := append([]byte(nil), w.B[mark:]...)
+	w.B = w.B[:mark]
+	w.Bytes(text)
 }
 
 // stateReader reads what a stateWriter wrote; the first error sticks.
-type stateReader struct {
-	b   []byte
-	err error
-}
+type stateReader struct{ snapcodec.Reader }
 
-func (r *stateReader) fail(err error) {
-	if r.err == nil {
-		r.err = err
-	}
-	r.b = nil
-}
-
-func (r *stateReader) uvarint() uint64 {
-	v, n := binary.Uvarint(r.b)
-	if n <= 0 {
-		r.fail(errState)
-		return 0
-	}
-	r.b = r.b[n:]
-	return v
-}
-
-func (r *stateReader) varint() int64 {
-	v, n := binary.Varint(r.b)
-	if n <= 0 {
-		r.fail(errState)
-		return 0
-	}
-	r.b = r.b[n:]
-	return v
-}
-
-// count reads a count of items of at least one byte each, refusing one
-// the rest cannot hold (a corrupt count allocates nothing large).
-func (r *stateReader) count() int {
-	n := r.uvarint()
-	if n > uint64(len(r.b)) {
-		r.fail(errState)
-		return 0
-	}
-	return int(n)
-}
-
-func (r *stateReader) bytes() []byte {
-	n := r.uvarint()
-	if n > uint64(len(r.b)) {
-		r.fail(errState)
-		return nil
-	}
-	p := r.b[:n]
-	r.b = r.b[n:]
-	return p
+// newStateReader reads state, failing with errState.
+func newStateReader(state []byte) *stateReader {
+	return &stateReader{snapcodec.Reader{B: state, Corrupt: errState}}
 }
 
 // value appends the value value() wrote to b.
 func (r *stateReader) value(b *builder) {
-	switch r.uvarint() {
+	switch r.Uvarint() {
 	case 0:
 		b.null()
 	case 1:
-		if err := (&VecBuilder{b}).Text(r.bytes()); err != nil {
-			r.fail(fmt.Errorf("%w: %v", errState, err))
+		if err := (&VecBuilder{b}).Text(r.Bytes()); err != nil {
+			r.Fail(fmt.Errorf("%w: %v", errState, err))
 		}
 	default:
-		r.fail(errState)
+		r.Fail(nil)
 	}
-}
-
-func (r *stateReader) done() error {
-	if r.err == nil && len(r.b) != 0 {
-		r.fail(fmt.Errorf("%w: %d bytes after the end", errState, len(r.b)))
-	}
-	return r.err
 }
 
 // AppendState appends the set's keys to dst, sorted: the same set, the
@@ -181,26 +124,26 @@ func (s *KeySet) AppendState(dst []byte) []byte {
 		}
 	}
 	slices.Sort(keys)
-	w := stateWriter{dst}
-	w.uvarint(uint64(len(keys)))
+	w := stateWriter{snapcodec.Writer{B: dst}}
+	w.Uvarint(uint64(len(keys)))
 	for _, k := range keys {
-		w.bytes([]byte(k))
+		w.Bytes([]byte(k))
 	}
-	return w.b
+	return w.B
 }
 
 // RestoreState reads what AppendState wrote into an empty set.
 func (s *KeySet) RestoreState(state []byte) error {
-	r := stateReader{b: state}
-	for range r.count() {
-		sl := s.v.t.slot(r.bytes())
+	r := newStateReader(state)
+	for range r.Count(1) {
+		sl := s.v.t.slot(r.Bytes())
 		if s.v.get(sl) >= 0 {
-			r.fail(fmt.Errorf("%w: a key twice", errState))
+			r.Fail(fmt.Errorf("%w: a key twice", errState))
 		}
 		s.v.set(sl, s.n)
 		s.n++
 	}
-	return r.done()
+	return r.End()
 }
 
 // AppendState appends the distinct rows seen (their keys) to dst.
@@ -212,9 +155,9 @@ func (d *Distinct) RestoreState(state []byte) error { return d.set.RestoreState(
 // AppendState appends the groups and every aggregate's value per group
 // to dst.
 func (a *Aggregation) AppendState(dst []byte) []byte {
-	w := stateWriter{dst}
+	w := stateWriter{snapcodec.Writer{B: dst}}
 	n := int(a.g.n)
-	w.uvarint(uint64(n))
+	w.Uvarint(uint64(n))
 	for _, k := range a.g.keys {
 		for i := range n {
 			w.value(k.v, i)
@@ -223,35 +166,35 @@ func (a *Aggregation) AppendState(dst []byte) []byte {
 	for _, ac := range a.accs {
 		ac.grow(n)
 		for g := range n {
-			w.varint(ac.count[g])
+			w.Varint(ac.count[g])
 			if !ac.has[g] {
-				w.uvarint(0)
+				w.Uvarint(0)
 				continue
 			}
-			w.uvarint(1)
-			w.bytes(ac.sum[g].Append(nil))
+			w.Uvarint(1)
+			w.Bytes(ac.sum[g].Append(nil))
 			if ac.bestN[g] >= 0 {
 				w.value(ac.best, ac.bestN[g])
 			} else {
-				w.uvarint(0)
+				w.Uvarint(0)
 			}
 		}
 	}
-	return w.b
+	return w.B
 }
 
 // RestoreState reads what AppendState wrote into an empty Aggregation of
 // the same keys and aggregates.
 func (a *Aggregation) RestoreState(state []byte) error {
-	r := stateReader{b: state}
-	n := r.count()
+	r := newStateReader(state)
+	n := r.Count(1)
 	for _, k := range a.g.keys {
 		for range n {
 			r.value(k)
 		}
 	}
-	if r.err != nil {
-		return r.err
+	if r.Err != nil {
+		return r.Err
 	}
 	keys := make([]*Vec, len(a.g.keys))
 	for c, k := range a.g.keys {
@@ -269,19 +212,19 @@ func (a *Aggregation) RestoreState(state []byte) error {
 	for _, ac := range a.accs {
 		ac.grow(n)
 		for g := range n {
-			ac.count[g] = r.varint()
-			if r.uvarint() == 0 {
+			ac.count[g] = r.Varint()
+			if r.Uvarint() == 0 {
 				continue
 			}
 			ac.has[g] = true
-			d, ok := value.ReadNumber(r.bytes())
+			d, ok := value.ReadNumber(r.Bytes())
 			if !ok {
-				r.fail(errState)
+				r.Fail(nil)
 			}
 			ac.sum[g] = d
 			if ac.agg.Func != plan.Min && ac.agg.Func != plan.Max {
-				if r.uvarint() != 0 {
-					r.fail(errState)
+				if r.Uvarint() != 0 {
+					r.Fail(nil)
 				}
 				continue
 			}
@@ -292,5 +235,5 @@ func (a *Aggregation) RestoreState(state []byte) error {
 			ac.bestN[g] = ac.best.N - 1
 		}
 	}
-	return r.done()
+	return r.End()
 }

@@ -1,13 +1,13 @@
 package sqlops
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 
 	"google.golang.org/protobuf/proto"
 
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
+	"github.com/wololo/wololo/services/base/snapcodec"
 	"github.com/wololo/wololo/services/dataflow/batch"
 	"github.com/wololo/wololo/services/dataflow/sql/exec"
 	"github.com/wololo/wololo/services/dataflow/sql/plan"
@@ -97,28 +97,25 @@ func FromRows(rb *wololov1.RowBatch, cols []plan.Column) (*exec.Batch, error) {
 	return out, nil
 }
 
-type snapWriter struct{ b []byte }
-
-func (w *snapWriter) uvarint(v uint64) { w.b = binary.AppendUvarint(w.b, v) }
-func (w *snapWriter) varint(v int64)   { w.b = binary.AppendVarint(w.b, v) }
-func (w *snapWriter) bytes(p []byte)   { w.uvarint(uint64(len(p))); w.b = append(w.b, p...) }
+// snapWriter is snapcodec's Writer with this package's flags and rows.
+type snapWriter struct{ snapcodec.Writer }
 
 func (w *snapWriter) flag(v bool) {
 	if v {
-		w.uvarint(1)
+		w.Uvarint(1)
 	} else {
-		w.uvarint(0)
+		w.Uvarint(0)
 	}
 }
 
 func (r *snapReader) flag() bool {
-	switch r.uvarint() {
+	switch r.Uvarint() {
 	case 0:
 		return false
 	case 1:
 		return true
 	}
-	r.fail(errSnapshot)
+	r.Fail(nil)
 	return false
 }
 
@@ -127,99 +124,52 @@ func (w *snapWriter) rows(b *exec.Batch) error {
 	if err != nil {
 		return fmt.Errorf("snapshot rows: %w", err)
 	}
-	w.bytes(p)
+	w.Bytes(p)
 	return nil
 }
 
-type snapReader struct {
-	b   []byte
-	err error
-}
+// snapReader reads what a snapWriter wrote; the first error sticks.
+type snapReader struct{ snapcodec.Reader }
 
-func (r *snapReader) fail(err error) {
-	if r.err == nil {
-		r.err = err
-	}
-	r.b = nil
-}
-
-func (r *snapReader) uvarint() uint64 {
-	v, n := binary.Uvarint(r.b)
-	if n <= 0 {
-		r.fail(errSnapshot)
-		return 0
-	}
-	r.b = r.b[n:]
-	return v
-}
-
-func (r *snapReader) varint() int64 {
-	v, n := binary.Varint(r.b)
-	if n <= 0 {
-		r.fail(errSnapshot)
-		return 0
-	}
-	r.b = r.b[n:]
-	return v
-}
-
-func (r *snapReader) count() int {
-	n := r.uvarint()
-	if n > uint64(len(r.b)) {
-		r.fail(errSnapshot)
-		return 0
-	}
-	return int(n)
-}
-
-func (r *snapReader) bytes() []byte {
-	n := r.uvarint()
-	if n > uint64(len(r.b)) {
-		r.fail(errSnapshot)
-		return nil
-	}
-	p := r.b[:n]
-	r.b = r.b[n:]
-	return p
+// newSnapReader reads state, failing with errSnapshot.
+func newSnapReader(state []byte) *snapReader {
+	return &snapReader{snapcodec.Reader{B: state, Corrupt: errSnapshot}}
 }
 
 func (r *snapReader) rows(cols []plan.Column) *exec.Batch {
-	p := r.bytes()
-	if r.err != nil {
+	p := r.Bytes()
+	if r.Err != nil {
 		return nil
 	}
 	var rb wololov1.RowBatch
 	if err := proto.Unmarshal(p, &rb); err != nil {
-		r.fail(fmt.Errorf("%w: %v", errSnapshot, err))
+		r.Fail(fmt.Errorf("%w: %v", errSnapshot, err))
 		return nil
 	}
 	b, err := FromRows(&rb, cols)
 	if err != nil {
-		r.fail(fmt.Errorf("%w: %v", errSnapshot, err))
+		r.Fail(fmt.Errorf("%w: %v", errSnapshot, err))
 	}
 	return b
 }
 
 // version reads the version byte of what's snapshot.
 func (r *snapReader) version(what string) {
-	if v := r.uvarint(); r.err == nil && v != snapshotVersion {
-		r.fail(fmt.Errorf("%s snapshot of version %d, want %d", what, v, snapshotVersion))
+	if v := r.Uvarint(); r.Err == nil && v != snapshotVersion {
+		r.Fail(fmt.Errorf("%s snapshot of version %d, want %d", what, v, snapshotVersion))
 	}
 }
 
 func (r *snapReader) done(what string) error {
-	if r.err == nil && len(r.b) != 0 {
-		r.fail(fmt.Errorf("%w: %d bytes after the end", errSnapshot, len(r.b)))
-	}
-	if r.err != nil {
-		return fmt.Errorf("restore %s: %w", what, r.err)
+	if err := r.End(); err != nil {
+		return fmt.Errorf("restore %s: %w", what, err)
 	}
 	return nil
 }
 
 func start(dst []byte) *snapWriter {
-	w := &snapWriter{dst}
-	w.uvarint(snapshotVersion)
+	w := &snapWriter{snapcodec.Writer{B: dst}}
+	w.Uvarint(snapshotVersion)
 	return w
 }
 
@@ -227,17 +177,17 @@ func start(dst []byte) *snapWriter {
 func (s *scan) AppendSnapshot(dst []byte) ([]byte, error) {
 	w := start(dst)
 	for _, st := range s.stats {
-		w.varint(st.Missing)
-		w.varint(st.Invalid)
+		w.Varint(st.Missing)
+		w.Varint(st.Invalid)
 	}
-	return w.b, nil
+	return w.B, nil
 }
 
 func (s *scan) Restore(state []byte) error {
-	r := &snapReader{b: state}
+	r := newSnapReader(state)
 	r.version("scan")
 	for i := range s.stats {
-		s.stats[i].Missing, s.stats[i].Invalid = r.varint(), r.varint()
+		s.stats[i].Missing, s.stats[i].Invalid = r.Varint(), r.Varint()
 	}
 	return r.done("scan")
 }
@@ -246,21 +196,21 @@ func (s *scan) Restore(state []byte) error {
 func (o *buffered) AppendSnapshot(dst []byte) ([]byte, error) {
 	w := start(dst)
 	for _, in := range o.ins {
-		w.uvarint(uint64(len(in)))
+		w.Uvarint(uint64(len(in)))
 		for _, b := range in {
 			if err := w.rows(b); err != nil {
 				return nil, err
 			}
 		}
 	}
-	return w.b, nil
+	return w.B, nil
 }
 
 func (o *buffered) Restore(state []byte) error {
-	r := &snapReader{b: state}
+	r := newSnapReader(state)
 	r.version("buffered rows")
 	for i := range o.ins {
-		for range r.count() {
+		for range r.Count(1) {
 			if b := r.rows(o.cols[i]); b != nil {
 				o.ins[i] = append(o.ins[i], b)
 			}
@@ -274,21 +224,21 @@ func (o *buffered) Restore(state []byte) error {
 func (s *semiJoin) AppendSnapshot(dst []byte) ([]byte, error) {
 	w := start(dst)
 	w.flag(s.rightDone)
-	w.bytes(s.set.AppendState(nil))
-	return s.left.AppendSnapshot(w.b)
+	w.Bytes(s.set.AppendState(nil))
+	return s.left.AppendSnapshot(w.B)
 }
 
 func (s *semiJoin) Restore(state []byte) error {
-	r := &snapReader{b: state}
+	r := newSnapReader(state)
 	r.version("semi-join")
 	s.rightDone = r.flag()
-	if err := s.set.RestoreState(r.bytes()); r.err == nil && err != nil {
+	if err := s.set.RestoreState(r.Bytes()); r.Err == nil && err != nil {
 		return fmt.Errorf("restore semi-join: %w", err)
 	}
-	if r.err != nil {
-		return fmt.Errorf("restore semi-join: %w", r.err)
+	if r.Err != nil {
+		return fmt.Errorf("restore semi-join: %w", r.Err)
 	}
-	return s.left.Restore(r.b)
+	return s.left.Restore(r.B)
 }
 
 // A join's state is whether its right input has ended, its right rows,
@@ -299,34 +249,34 @@ func (j *join) AppendSnapshot(dst []byte) ([]byte, error) {
 	if err := w.rows(j.j.Right()); err != nil {
 		return nil, err
 	}
-	return j.left.AppendSnapshot(w.b)
+	return j.left.AppendSnapshot(w.B)
 }
 
 func (j *join) Restore(state []byte) error {
-	r := &snapReader{b: state}
+	r := newSnapReader(state)
 	r.version("join")
 	j.rightDone = r.flag()
 	right := r.rows(j.right)
-	if r.err != nil {
-		return fmt.Errorf("restore join: %w", r.err)
+	if r.Err != nil {
+		return fmt.Errorf("restore join: %w", r.Err)
 	}
 	if err := j.j.AddRight(right); err != nil {
 		return fmt.Errorf("restore join: %w", err)
 	}
-	return j.left.Restore(r.b)
+	return j.left.Restore(r.B)
 }
 
 // An aggregate's state is its groups (exec.Aggregation's).
 func (a *aggregate) AppendSnapshot(dst []byte) ([]byte, error) {
 	w := start(dst)
-	w.bytes(a.agg.AppendState(nil))
-	return w.b, nil
+	w.Bytes(a.agg.AppendState(nil))
+	return w.B, nil
 }
 
 func (a *aggregate) Restore(state []byte) error {
-	r := &snapReader{b: state}
+	r := newSnapReader(state)
 	r.version("aggregate")
-	st := r.bytes()
+	st := r.Bytes()
 	if err := r.done("aggregate"); err != nil {
 		return err
 	}
@@ -339,14 +289,14 @@ func (a *aggregate) Restore(state []byte) error {
 // A distinct's state is the rows it has seen.
 func (d *distinct) AppendSnapshot(dst []byte) ([]byte, error) {
 	w := start(dst)
-	w.bytes(d.d.AppendState(nil))
-	return w.b, nil
+	w.Bytes(d.d.AppendState(nil))
+	return w.B, nil
 }
 
 func (d *distinct) Restore(state []byte) error {
-	r := &snapReader{b: state}
+	r := newSnapReader(state)
 	r.version("distinct")
-	st := r.bytes()
+	st := r.Bytes()
 	if err := r.done("distinct"); err != nil {
 		return err
 	}
@@ -359,27 +309,27 @@ func (d *distinct) Restore(state []byte) error {
 // A limit's state is how many rows it may still pass.
 func (l *limit) AppendSnapshot(dst []byte) ([]byte, error) {
 	w := start(dst)
-	w.varint(l.n)
-	return w.b, nil
+	w.Varint(l.n)
+	return w.B, nil
 }
 
 func (l *limit) Restore(state []byte) error {
-	r := &snapReader{b: state}
+	r := newSnapReader(state)
 	r.version("limit")
-	l.n = r.varint()
+	l.n = r.Varint()
 	return r.done("limit")
 }
 
 // A row number's state is the next number.
 func (rn *rowNumber) AppendSnapshot(dst []byte) ([]byte, error) {
 	w := start(dst)
-	w.varint(rn.next)
-	return w.b, nil
+	w.Varint(rn.next)
+	return w.B, nil
 }
 
 func (rn *rowNumber) Restore(state []byte) error {
-	r := &snapReader{b: state}
+	r := newSnapReader(state)
 	r.version("row number")
-	rn.next = r.varint()
+	rn.next = r.Varint()
 	return r.done("row number")
 }
