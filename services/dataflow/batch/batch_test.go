@@ -267,21 +267,32 @@ func TestMatchRoundTrip(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			var b batch.MatchBuilder
-			rows := c.rows(t)
-			for i := range rows {
-				b.Add(&rows[i])
-			}
-			if b.Len() != len(rows) {
-				t.Errorf("Len = %d, want %d", b.Len(), len(rows))
-			}
-			rb := wire(t, b.Build())
-			if got := batch.Rows(rb); got != len(c.want) {
-				t.Errorf("Rows = %d, want %d", got, len(c.want))
-			}
-			sameStrings(t, "matches", readMatches(t, rb), c.want)
+			roundTrip(t, "matches", &batch.MatchBuilder{}, c.rows(t), c.want, readMatches)
 		})
 	}
+}
+
+// roundTrip adds rows to a builder of their kind, checks its Len, builds
+// the batch, sends it through the wire encoding and checks its row count
+// and what read gives back.
+func roundTrip[R any, B interface {
+	*batch.MatchBuilder | *batch.PlayerBuilder
+	Add(*R)
+	Len() int
+	Build() *wololov1.RowBatch
+}](t *testing.T, what string, b B, rows []R, want []string, read func(testing.TB, *wololov1.RowBatch) []string) {
+	t.Helper()
+	for i := range rows {
+		b.Add(&rows[i])
+	}
+	if b.Len() != len(rows) {
+		t.Errorf("Len = %d, want %d", b.Len(), len(rows))
+	}
+	rb := wire(t, b.Build())
+	if got := batch.Rows(rb); got != len(want) {
+		t.Errorf("Rows = %d, want %d", got, len(want))
+	}
+	sameStrings(t, what, read(t, rb), want)
 }
 
 func TestPlayerRoundTrip(t *testing.T) {
@@ -343,19 +354,7 @@ func TestPlayerRoundTrip(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			var b batch.PlayerBuilder
-			rows := c.rows(t)
-			for i := range rows {
-				b.Add(&rows[i])
-			}
-			if b.Len() != len(rows) {
-				t.Errorf("Len = %d, want %d", b.Len(), len(rows))
-			}
-			rb := wire(t, b.Build())
-			if got := batch.Rows(rb); got != len(c.want) {
-				t.Errorf("Rows = %d, want %d", got, len(c.want))
-			}
-			sameStrings(t, "players", readPlayers(t, rb), c.want)
+			roundTrip(t, "players", &batch.PlayerBuilder{}, c.rows(t), c.want, readPlayers)
 		})
 	}
 }
