@@ -118,17 +118,7 @@ func TestRandomQueriesMatchExec(t *testing.T) {
 	nonEmpty, queries, shardToShard := 0, 0, 0
 	for seed := range runs {
 		g := gen{rand.New(rand.NewPCG(uint64(seed), 25))}
-		tables := map[string]*exec.Table{}
-		for name, text := range map[string][]byte{
-			"t": g.table("k,n,b,s", keys, numbers, bools, texts),
-			"u": g.table("k,m,c", keys, numbers, texts),
-		} {
-			tab, err := exec.ReadCSV(bytes.NewReader(text), 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			tables[name] = tab
-		}
+		tables := g.tables(t)
 		cat := sql.Catalog{"t": tables["t"].Columns, "u": tables["u"].Columns}
 		texts := map[string]string{}
 		var names []string
@@ -183,4 +173,22 @@ func TestRandomQueriesMatchExec(t *testing.T) {
 	if nonEmpty < queries/2 {
 		t.Errorf("only %d of %d queries have rows: the test checks little", nonEmpty, queries)
 	}
+}
+
+// tables makes the random tables t(k, n, b, s) and u(k, m, c) the random
+// queries run over.
+func (g gen) tables(t *testing.T) map[string]*exec.Table {
+	t.Helper()
+	tables := map[string]*exec.Table{}
+	for name, text := range map[string][]byte{
+		"t": g.table("k,n,b,s", keys, numbers, bools, texts),
+		"u": g.table("k,m,c", keys, numbers, texts),
+	} {
+		tab, err := exec.ReadCSV(bytes.NewReader(text), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tables[name] = tab
+	}
+	return tables
 }

@@ -84,17 +84,7 @@ func TestRestartsMatchAStraightRun(t *testing.T) {
 	}
 	for seed := range uint64(100) {
 		g := gen{rand.New(rand.NewPCG(seed, 26))}
-		tables := map[string]*exec.Table{}
-		for name, text := range map[string][]byte{
-			"t": g.table("k,n,b,s", keys, numbers, bools, texts),
-			"u": g.table("k,m,c", keys, numbers, texts),
-		} {
-			tab, err := exec.ReadCSV(bytes.NewReader(text), 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			tables[name] = tab
-		}
+		tables := g.tables(t)
 		qs := map[string]string{}
 		ordered := map[string]bool{}
 		var names []string
