@@ -6,8 +6,10 @@
 // it reads the query files, the header rows of any table files given, and
 // the topology.
 //
-// It may import the dataflow floor (the SQL engine), deploy and the
-// queries' files, never ops or roles.
+// Its --query and --table flags, and the compiling and planning of such
+// a job (JobFlags, Job), are exported for `wololo demo --query`, which runs
+// the plan. It may import the dataflow floor (the SQL engine), deploy and
+// the queries' files, never ops or roles.
 package explain
 
 import (
@@ -80,53 +82,97 @@ func (p *pairs) Set(v string) error {
 // Run is `wololo explain`.
 func Run(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := cli.NewFlagSet("wololo explain", usage, stderr)
-	qs := &pairs{what: "query"}
-	tables := &pairs{what: "table"}
-	fs.Var(qs, "query", "a query of the job, NAME=FILE.sql (repeatable; default: q1..q4)")
-	fs.Var(tables, "table", "another table, NAME=F: F's header row names its columns (repeatable)")
+	jf := RegisterJobFlags(fs)
 	matches := fs.String("matches", "", "read the columns of matches from this file's header (default: the generator's)")
 	players := fs.String("players", "", "read the columns of match_players from this file's header (default: the generator's)")
 	topoPath := fs.String("topology", "", "topology JSON file (default: $WOLOLO_TOPOLOGY if set, else the embedded one)")
 	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
-	cat, err := catalog(fs, *matches, *players, tables.list)
-	if err != nil {
-		return err
-	}
 	top, err := deploy.Select(*topoPath)
 	if err != nil {
 		return err
 	}
+	job, err := jf.Plan(fs, *matches, *players, top, stdout)
+	if err != nil {
+		return err
+	}
+	return job.PrintPhysical(stdout)
+}
+
+// JobFlags are the flags of a job of SQL queries that `wololo explain`
+// and `wololo demo` share: --query NAME=FILE.sql and --table NAME=F, both
+// repeatable, in the order given.
+type JobFlags struct {
+	queries, tables *pairs
+}
+
+// RegisterJobFlags adds --query and --table to fs.
+func RegisterJobFlags(fs *flag.FlagSet) *JobFlags {
+	jf := &JobFlags{queries: &pairs{what: "query"}, tables: &pairs{what: "table"}}
+	fs.Var(jf.queries, "query", "a query of the job, NAME=FILE.sql (repeatable; default: q1..q4)")
+	fs.Var(jf.tables, "table", "another table, NAME=F: F's header row names its columns (repeatable)")
+	return jf
+}
+
+// Queries reports whether any --query was given.
+func (jf *JobFlags) Queries() bool { return len(jf.queries.list) > 0 }
+
+// Tables are the --table flags given, NAME and file, in order.
+func (jf *JobFlags) Tables() [][2]string { return slices.Clone(jf.tables.list) }
+
+// Job is a job of SQL queries compiled and planned: each query's logical
+// plan, and the job's physical plan on the topology's tasks.
+type Job struct {
+	Logical []physical.Logical
+	Plan    *physical.Plan
+	Shape   physical.Shape
+}
+
+// Plan compiles the job's queries (the --query ones, else the four
+// default ones) on its tables' columns (matches and match_players: the
+// header of the file given, else the generator's; each --table's header)
+// and builds its physical plan on top. It prints each query's logical plan
+// to w as it is compiled. A query the SQL engine refuses is a usage error
+// (exit 2) naming the query, its file, and the construct's line:column.
+func (jf *JobFlags) Plan(fs *flag.FlagSet, matches, players string, top deploy.Topology, w io.Writer) (*Job, error) {
+	cat, err := catalog(fs, matches, players, jf.tables.list)
+	if err != nil {
+		return nil, err
+	}
 	shape, err := physical.ShapeOf(top)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	job, err := jobQueries(qs.list)
+	qs, err := jobQueries(jf.queries.list)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	var logical []physical.Logical
-	for _, q := range job {
+	job := &Job{Shape: shape}
+	for _, q := range qs {
 		root, err := sql.Compile(q.text, cat)
 		if err != nil {
 			var se *sql.Error
 			if errors.As(err, &se) {
 				err = cli.Mark(err, cli.ErrUsage) // the query is part of the command line
 			}
-			return fmt.Errorf("query %s (%s): %w", q.name, q.from, err)
+			return nil, fmt.Errorf("query %s (%s): %w", q.name, q.from, err)
 		}
-		logical = append(logical, physical.Logical{Name: q.name, Plan: root})
-		fmt.Fprintf(stdout, "query %s (%s), logical plan:\n%s\n", q.name, q.from, root)
+		job.Logical = append(job.Logical, physical.Logical{Name: q.name, Plan: root})
+		fmt.Fprintf(w, "query %s (%s), logical plan:\n%s\n", q.name, q.from, root)
 	}
-	p, err := physical.Build(logical, shape)
-	if err != nil {
-		return err
+	if job.Plan, err = physical.Build(job.Logical, shape); err != nil {
+		return nil, err
 	}
-	if err := physical.Check(p); err != nil {
-		return fmt.Errorf("the physical plan breaks an invariant (a bug of the planner): %w", err)
+	if err := physical.Check(job.Plan); err != nil {
+		return nil, fmt.Errorf("the physical plan breaks an invariant (a bug of the planner): %w", err)
 	}
-	_, err = fmt.Fprintf(stdout, "physical plan on %s and %s:\n%s", shape.Gateway, shape.Shard, p)
+	return job, nil
+}
+
+// PrintPhysical prints the job's physical plan.
+func (j *Job) PrintPhysical(w io.Writer) error {
+	_, err := fmt.Fprintf(w, "physical plan on %s and %s:\n%s", j.Shape.Gateway, j.Shape.Shard, j.Plan)
 	return err
 }
 

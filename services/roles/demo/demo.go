@@ -6,8 +6,14 @@
 // With no input flags it generates a 100,000-match dataset once into
 // data/demo/ and runs on it.
 //
-// It only wires existing parts (datagen, inmem, node.Cluster, client); it
-// adds no logic of its own.
+// With --query it runs a job of the user's SQL queries instead: compiled
+// and planned as `wololo explain` does (services/cmdline/explain), run by
+// the SQL engine's in-process runner (services/dataflow/sql/sqlops) on the
+// tables read whole (services/dataflow/sql/exec), each query's NAME.csv
+// written atomically.
+//
+// It only wires existing parts (datagen, inmem, node.Cluster, client,
+// explain, sqlops); it adds no logic of its own.
 package demo
 
 import (
@@ -27,6 +33,7 @@ import (
 	"github.com/wololo/wololo/services/base/datagen"
 	"github.com/wololo/wololo/services/cmdline/cli"
 	"github.com/wololo/wololo/services/cmdline/client"
+	"github.com/wololo/wololo/services/cmdline/explain"
 	"github.com/wololo/wololo/services/cmdline/logflags"
 	"github.com/wololo/wololo/services/dataflow/schema"
 	"github.com/wololo/wololo/services/roles/inmem"
@@ -40,12 +47,32 @@ const (
 	DefaultOut     = "out/demo"
 )
 
+const usage = `usage: wololo demo [flags]
+       wololo demo --query NAME=FILE.sql ... [--table NAME=F ...] [--explain] [flags]
+
+Runs the whole graph in this process and prints the four answers: in memory
+(tasks as goroutines, no transport, nothing kept), or with --grpc as a
+deployment runs it, every instance a gRPC node on loopback.
+
+With --query, the job is your own SQL queries instead (docs/sql.md), run by
+the SQL engine's in-process runner: each query is compiled, the job's
+physical plan built on the topology's tasks (--topology, --replicas), and
+every instance of every task run in this process on the tables: matches
+(--matches or the generated dataset), match_players (--players or the
+generated dataset) and NAME for each --table NAME=F. Each query's rows go
+to --out as NAME.csv. A query the SQL engine refuses exits 2 at once, with
+its file and the construct's line:column, before any data is read.
+--explain prints the plans (as wololo explain does; without --query, the
+four default queries') and exits without running. Only the demo takes
+--query for now: local run and client submit do not.
+`
+
 // Run is the `wololo demo` command.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := cli.NewFlagSet("wololo demo", "usage: wololo demo [flags]\n\nRuns the whole graph in this process and prints the four answers: in memory\n(tasks as goroutines, no transport, nothing kept), or with --grpc as a\ndeployment runs it, every instance a gRPC node on loopback.\n", stderr)
+	fs := cli.NewFlagSet("wololo demo", usage, stderr)
 	matches := fs.String("matches", "", "matches.csv to run on (default: a generated dataset in --data)")
 	players := fs.String("players", "", "match_players.csv to run on (default: a generated dataset in --data)")
-	out := fs.String("out", DefaultOut, "directory for q1.csv..q4.csv")
+	out := fs.String("out", DefaultOut, "directory for q1.csv..q4.csv (with --query: NAME.csv of each)")
 	data := fs.String("data", DefaultData, "where the generated default dataset lives")
 	gen := fs.Int64("gen-matches", DefaultMatches, "size of the generated default dataset, in matches")
 	topoPath := fs.String("topology", "", "topology JSON file (default: the embedded one)")
@@ -53,6 +80,8 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the run to this file")
 	logFlags := logflags.Register(fs, "warn")
 	overGRPC := fs.Bool("grpc", false, "run every instance as a node with its own loopback gRPC server, fed by the client over gRPC (the deployment's path), instead of in memory")
+	jobFlags := explain.RegisterJobFlags(fs)
+	explainOnly := fs.Bool("explain", false, "print the SQL job's plans and exit without running")
 	maxMalformedFlag := client.MaxMalformedFlag(fs)
 	if err := cli.Parse(fs, args); err != nil {
 		return err
@@ -74,6 +103,28 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if *replicas > 0 {
 		top = top.Uniform(*replicas)
 	}
+	sqlJob := jobFlags.Queries() || *explainOnly
+	var job *explain.Job
+	if sqlJob {
+		if *overGRPC || maxMalformed != nil {
+			return cli.Usagef(fs, "--grpc and --max-malformed are not for --query or --explain: the SQL runner is in memory and skips every malformed record")
+		}
+		if err := checkTables(fs, jobFlags.Tables()); err != nil {
+			return err
+		}
+		plans := io.Discard
+		if *explainOnly {
+			plans = stdout
+		}
+		if job, err = jobFlags.Plan(fs, *matches, *players, top, plans); err != nil {
+			return err
+		}
+		if *explainOnly {
+			return job.PrintPhysical(stdout)
+		}
+	} else if len(jobFlags.Tables()) > 0 {
+		return cli.Usagef(fs, "--table is for the tables of --query")
+	}
 	if *matches == "" {
 		if *matches, *players, err = ensureDataset(*data, *gen, stdout); err != nil {
 			return err
@@ -85,6 +136,9 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer stopProfile()
+	if sqlJob {
+		return runSQL(job, sqlTables(*matches, *players, jobFlags.Tables()), *out, stdout)
+	}
 	log := logFlags.Logger("wololo", stderr)
 	start := time.Now()
 	run := runInMemory
