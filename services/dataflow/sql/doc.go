@@ -1,5 +1,4 @@
-// Package sql is the front end of Wololo's SQL engine (issue 25, first
-// step): it parses a query, checks that it is inside the subset of
+// Package sql is the front end of Wololo's SQL engine: it parses a query, checks that it is inside the subset of
 // docs/sql.md, binds its names against a Catalog (table -> column names,
 // e.g. CSV headers), infers the kind each column is read as, and returns
 // the logical plan (services/dataflow/sql/plan) that

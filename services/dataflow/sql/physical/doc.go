@@ -1,5 +1,4 @@
-// Package physical is the physical planner of the SQL engine (issue 25,
-// item 5): it takes the logical plans of one job's queries
+// Package physical is the physical planner of the SQL engine: it takes the logical plans of one job's queries
 // (services/dataflow/sql/plan, made by sql.Compile) and the cluster's shape
 // (the gateway task and the shard task of the deployment's topology,
 // deploy.Topology) and places every operator on a task, with the channels

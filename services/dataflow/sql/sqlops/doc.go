@@ -1,7 +1,7 @@
 // Package sqlops runs a job's physical plan (services/dataflow/sql/physical):
 // each of the plan's operators as an operator over exec's columnar
 // batches (New), and Run, an in-process runner of the whole plan over the
-// job's tables that returns each query's NAME.csv (issue 25, item 5).
+// job's tables that returns each query's NAME.csv.
 //
 // (Named sqlops, not ops, so that it is not taken for the services/ops
 // floor.) Why a package of its own, and not inside physical or exec: physical is
