@@ -94,17 +94,8 @@ func TestCountersCountUploadsRowsAndOutcomes(t *testing.T) {
 		t.Errorf("uploads counted\n%s\nwant\n%s", got, want)
 	}
 
-	id := func(name string) string {
-		j, err := g.jobs.lookup("", name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return j.id
-	}
-	results := map[string][]byte{}
-	for _, f := range schema.ResultFiles {
-		results[schema.ResultRecord(f)] = []byte("header\n")
-	}
+	id := func(name string) string { return internalID(t, g, name) }
+	results := headerOnlyResults()
 	g.Finished(id("done"), results)
 	g.Finished(id("done"), results) // again: no second end
 	for _, name := range []string{"lost", "done"} {

@@ -11,7 +11,6 @@ import (
 	"google.golang.org/grpc/status"
 
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
-	"github.com/wololo/wololo/services/dataflow/schema"
 	"github.com/wololo/wololo/transport"
 )
 
@@ -28,17 +27,8 @@ func TestFailedJob(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	id := func(name string) string {
-		j, err := g.jobs.lookup("", name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return j.id
-	}
-	results := map[string][]byte{}
-	for _, f := range schema.ResultFiles {
-		results[schema.ResultRecord(f)] = []byte("header\n")
-	}
+	id := func(name string) string { return internalID(t, g, name) }
+	results := headerOnlyResults()
 	g.Finished(id("done"), results)
 
 	const reason = "channel state lost: shard-0 is at batch 0 of matches from gateway-0 but had acknowledged batch 7"
@@ -84,20 +74,12 @@ func TestFinishTimeSurvivesRestart(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	id := func(name string) string {
-		j, err := g.jobs.lookup("", name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return j.id
-	}
+	id := func(name string) string { return internalID(t, g, name) }
 	time.Sleep(20 * time.Millisecond) // an elapsed time that is not 0
 	// The sink's final commit, as the stage runtime writes it in the
 	// gateway's store, then its OnFinish.
-	records := map[string][]byte{"stage/finished": []byte(strconv.FormatInt(time.Now().UnixMilli(), 10))}
-	for _, f := range schema.ResultFiles {
-		records[schema.ResultRecord(f)] = []byte("header\n")
-	}
+	records := headerOnlyResults()
+	records["stage/finished"] = []byte(strconv.FormatInt(time.Now().UnixMilli(), 10))
 	if err := store.Commit(&transport.Commit{Job: id("done"), Records: records}); err != nil {
 		t.Fatal(err)
 	}

@@ -204,3 +204,24 @@ func TestIdleUploadIsEnded(t *testing.T) {
 		t.Fatalf("the file is still held after the idle upload ended: %v", err)
 	}
 }
+
+// internalID is the id under which g holds the job the anonymous client
+// named name.
+func internalID(t *testing.T, g *Gateway, name string) string {
+	t.Helper()
+	j, err := g.jobs.lookup("", name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return j.id
+}
+
+// headerOnlyResults are the sink's result records of a job whose every
+// answer is empty: each file its header alone.
+func headerOnlyResults() map[string][]byte {
+	results := map[string][]byte{}
+	for _, f := range schema.ResultFiles {
+		results[schema.ResultRecord(f)] = []byte("header\n")
+	}
+	return results
+}
