@@ -10,8 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hashicorp/go-hclog"
-
 	"github.com/wololo/wololo/internal/testkit"
 	"github.com/wololo/wololo/services/cmdline/client"
 	"github.com/wololo/wololo/services/ops/admin"
@@ -36,14 +34,10 @@ func TestAdminPortKeepsTenantsToTheOperator(t *testing.T) {
 	}
 	bin := testkit.WololoBinary(t)
 	dir := t.TempDir()
-	c, err := local.Start(context.Background(), local.Options{
-		Binary: bin, DataDir: filepath.Join(dir, "cluster"), FreePorts: true, LogLevel: "warn", StopGrace: 5 * time.Second,
-		Masters: 1, ExtraArgs: []string{"--batch-rows", "64"}, Log: hclog.NewNullLogger(),
+	c := startLocal(t, local.Options{
+		Binary: bin, DataDir: filepath.Join(dir, "cluster"),
+		Masters: 1, ExtraArgs: []string{"--batch-rows", "64"},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Stop()
 	token := c.OperatorToken()
 	if token == "" {
 		t.Fatal("the cluster has no operator token")

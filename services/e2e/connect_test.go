@@ -1,15 +1,12 @@
 package e2e
 
 import (
-	"context"
 	"net"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/hashicorp/go-hclog"
 
 	"github.com/wololo/wololo/internal/testkit"
 	"github.com/wololo/wololo/services/roles/local"
@@ -29,13 +26,9 @@ func TestClientConnectionErrorsFailFast(t *testing.T) {
 	}
 	bin := testkit.WololoBinary(t)
 	d := testDatasets(t)[0]
-	c, err := local.Start(context.Background(), local.Options{
-		Binary: bin, DataDir: filepath.Join(t.TempDir(), "cluster"), FreePorts: true, LogLevel: "warn", StopGrace: 5 * time.Second, Log: hclog.NewNullLogger(),
+	c := startLocal(t, local.Options{
+		Binary: bin, DataDir: filepath.Join(t.TempDir(), "cluster"),
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Stop()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -93,13 +86,9 @@ func TestSubmitStallsWithItsOwnExit(t *testing.T) {
 	}
 	bin := testkit.WololoBinary(t)
 	d := testDatasets(t)[0]
-	c, err := local.Start(context.Background(), local.Options{
-		Binary: bin, DataDir: filepath.Join(t.TempDir(), "cluster"), FreePorts: true, LogLevel: "warn", StopGrace: 5 * time.Second, Log: hclog.NewNullLogger(),
+	c := startLocal(t, local.Options{
+		Binary: bin, DataDir: filepath.Join(t.TempDir(), "cluster"),
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Stop()
 	var shards []string
 	for _, in := range c.Instances() {
 		if strings.HasPrefix(in, "shard-") {

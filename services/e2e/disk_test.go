@@ -7,8 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hashicorp/go-hclog"
-
 	"github.com/wololo/wololo/internal/testkit"
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 	"github.com/wololo/wololo/services/cmdline/client"
@@ -48,14 +46,9 @@ func TestDiskReturnsToBaseline(t *testing.T) {
 	bin := testkit.WololoBinary(t)
 	d := testDatasets(t)[2]
 	dir := t.TempDir()
-	c, err := local.Start(context.Background(), local.Options{
-		Binary: bin, DataDir: dir, FreePorts: true, LogLevel: "warn", StopGrace: 5 * time.Second,
-		Log: hclog.NewNullLogger(),
+	c := startLocal(t, local.Options{
+		Binary: bin, DataDir: dir,
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Stop()
 	time.Sleep(time.Second)
 	baseline, _ := dirBytes(t, dir)
 

@@ -21,14 +21,10 @@ import (
 // as new processes within a few seconds, and a job then runs exactly.
 func TestMasterLoopRestartsDeadAndFrozenProcesses(t *testing.T) {
 	bin := testkit.WololoBinary(t)
-	c, err := local.Start(context.Background(), local.Options{
-		Binary: bin, DataDir: t.TempDir(), FreePorts: true, LogLevel: "warn", StopGrace: 5 * time.Second,
-		Manual: true, Control: true, Log: hclog.NewNullLogger(),
+	c := startLocal(t, local.Options{
+		Binary: bin, DataDir: t.TempDir(),
+		Manual: true, Control: true,
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Stop()
 	rt, err := master.NewLocalRuntime(c.ControlAddr())
 	if err != nil {
 		t.Fatal(err)

@@ -19,7 +19,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hashicorp/go-hclog"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
@@ -55,14 +54,10 @@ func TestWatchingALocalCluster(t *testing.T) {
 	if _, err := datagen.WriteDir(datagen.Config{Matches: 120000, Seed: 4}, data); err != nil {
 		t.Fatal(err)
 	}
-	c, err := local.Start(context.Background(), local.Options{
-		Binary: bin, DataDir: filepath.Join(dir, "cluster"), FreePorts: true, LogLevel: "warn", StopGrace: 5 * time.Second,
-		Masters: 3, ExtraArgs: []string{"--batch-rows", "16"}, Log: hclog.NewNullLogger(),
+	c := startLocal(t, local.Options{
+		Binary: bin, DataDir: filepath.Join(dir, "cluster"),
+		Masters: 3, ExtraArgs: []string{"--batch-rows", "16"},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Stop()
 	t.Logf("dashboard: %s", c.DashboardURL())
 
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)

@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hashicorp/go-hclog"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -190,14 +189,9 @@ func TestRevocationReachesRealProcesses(t *testing.T) {
 	bin := testkit.WololoBinary(t)
 	d := testDatasets(t)[2]
 	dir := t.TempDir()
-	c, err := local.Start(context.Background(), local.Options{
-		Binary: bin, DataDir: dir, FreePorts: true, LogLevel: "warn", StopGrace: 5 * time.Second,
-		Log: hclog.NewNullLogger(),
+	c := startLocal(t, local.Options{
+		Binary: bin, DataDir: dir,
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Stop()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	wololo := func(args ...string) (string, error) {

@@ -31,15 +31,11 @@ func TestZombieIsFenced(t *testing.T) {
 		dir = keep
 	}
 	var logs bytes.Buffer
-	c, err := local.Start(context.Background(), local.Options{
-		Binary: bin, DataDir: dir, FreePorts: true, LogLevel: "info", StopGrace: 5 * time.Second,
+	c := startLocal(t, local.Options{
+		Binary: bin, DataDir: dir, LogLevel: "info",
 		ExtraArgs: []string{"--batch-rows", "128", "--outbox-limit", "4"},
 		Log:       hclog.New(&hclog.LoggerOptions{Name: "local", Level: hclog.Info, Output: &logs}),
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Stop()
 
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
