@@ -629,6 +629,9 @@ type ClusterJob struct {
 	// the facts the gateway reports, from which the view names the state.
 	JobState      JobState `protobuf:"varint,11,opt,name=job_state,json=jobState,proto3,enum=wololo.v1.JobState" json:"job_state,omitempty"`
 	InputComplete bool     `protobuf:"varint,12,opt,name=input_complete,json=inputComplete,proto3" json:"input_complete,omitempty"`
+	// The names of the job's queries, in order (q1..q4 for the default
+	// ones).
+	Queries       []string `protobuf:"bytes,13,rep,name=queries,proto3" json:"queries,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -747,6 +750,13 @@ func (x *ClusterJob) GetInputComplete() bool {
 	return false
 }
 
+func (x *ClusterJob) GetQueries() []string {
+	if x != nil {
+		return x.Queries
+	}
+	return nil
+}
+
 var File_wololo_v1_cluster_proto protoreflect.FileDescriptor
 
 const file_wololo_v1_cluster_proto_rawDesc = "" +
@@ -800,7 +810,7 @@ const file_wololo_v1_cluster_proto_rawDesc = "" +
 	"\x04term\x18\x04 \x01(\x04R\x04term\x12\x16\n" +
 	"\x06leader\x18\x05 \x01(\x05R\x06leader\x12\x16\n" +
 	"\x06acting\x18\x06 \x01(\bR\x06acting\x12#\n" +
-	"\rrestarts_done\x18\a \x01(\x03R\frestartsDone\"\x9b\x03\n" +
+	"\rrestarts_done\x18\a \x01(\x03R\frestartsDone\"\xb5\x03\n" +
 	"\n" +
 	"ClusterJob\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12\x16\n" +
@@ -817,7 +827,8 @@ const file_wololo_v1_cluster_proto_rawDesc = "" +
 	"\x12instances_finished\x18\n" +
 	" \x01(\x05R\x11instancesFinished\x120\n" +
 	"\tjob_state\x18\v \x01(\x0e2\x13.wololo.v1.JobStateR\bjobState\x12%\n" +
-	"\x0einput_complete\x18\f \x01(\bR\rinputComplete2M\n" +
+	"\x0einput_complete\x18\f \x01(\bR\rinputComplete\x12\x18\n" +
+	"\aqueries\x18\r \x03(\tR\aqueries2M\n" +
 	"\aCluster\x12B\n" +
 	"\x03Get\x12\x1c.wololo.v1.ClusterGetRequest\x1a\x1d.wololo.v1.ClusterGetResponseB3Z1github.com/wololo/wololo/proto/wololo/v1;wololov1b\x06proto3"
 

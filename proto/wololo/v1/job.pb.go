@@ -225,7 +225,13 @@ type CreateJobRequest struct {
 	// (1: no limit): past it the job fails at the end of that file's upload.
 	// Unset: the gateway's default (its --max-malformed, 0.1). A job resumed
 	// keeps the limit it was created with.
-	MaxMalformed  *float64 `protobuf:"fixed64,4,opt,name=max_malformed,json=maxMalformed,proto3,oneof" json:"max_malformed,omitempty"`
+	MaxMalformed *float64 `protobuf:"fixed64,4,opt,name=max_malformed,json=maxMalformed,proto3,oneof" json:"max_malformed,omitempty"`
+	// The job's SQL queries (docs/sql.md), over the tables matches and
+	// match_players; each one's rows are the result NAME.csv. None: the four
+	// default queries (q1..q4), run by the built-in graph. A query outside
+	// the subset, or naming an unknown table or column, is refused with
+	// INVALID_ARGUMENT naming the construct and its line:column.
+	Queries       []*Query `protobuf:"bytes,5,rep,name=queries,proto3" json:"queries,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -288,6 +294,68 @@ func (x *CreateJobRequest) GetMaxMalformed() float64 {
 	return 0
 }
 
+func (x *CreateJobRequest) GetQueries() []*Query {
+	if x != nil {
+		return x.Queries
+	}
+	return nil
+}
+
+// Query is one SQL query of a job.
+type Query struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Its name: the result file is NAME.csv. Letters, digits, '_' and '-'.
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// Its text: one SELECT statement.
+	Sql           string `protobuf:"bytes,2,opt,name=sql,proto3" json:"sql,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Query) Reset() {
+	*x = Query{}
+	mi := &file_wololo_v1_job_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Query) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Query) ProtoMessage() {}
+
+func (x *Query) ProtoReflect() protoreflect.Message {
+	mi := &file_wololo_v1_job_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Query.ProtoReflect.Descriptor instead.
+func (*Query) Descriptor() ([]byte, []int) {
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *Query) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *Query) GetSql() string {
+	if x != nil {
+		return x.Sql
+	}
+	return ""
+}
+
 // CreateJobResponse returns the job id.
 type CreateJobResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -295,14 +363,17 @@ type CreateJobResponse struct {
 	JobId string `protobuf:"bytes,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
 	// The job existed already (created earlier with the same files): the
 	// client resumes it.
-	Resumed       bool `protobuf:"varint,2,opt,name=resumed,proto3" json:"resumed,omitempty"`
+	Resumed bool `protobuf:"varint,2,opt,name=resumed,proto3" json:"resumed,omitempty"`
+	// For a job of SQL queries: each query's logical plan and the job's
+	// physical plan on the cluster's tasks, as `wololo explain` prints them.
+	Explain       string `protobuf:"bytes,3,opt,name=explain,proto3" json:"explain,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *CreateJobResponse) Reset() {
 	*x = CreateJobResponse{}
-	mi := &file_wololo_v1_job_proto_msgTypes[2]
+	mi := &file_wololo_v1_job_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -314,7 +385,7 @@ func (x *CreateJobResponse) String() string {
 func (*CreateJobResponse) ProtoMessage() {}
 
 func (x *CreateJobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_job_proto_msgTypes[2]
+	mi := &file_wololo_v1_job_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -327,7 +398,7 @@ func (x *CreateJobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateJobResponse.ProtoReflect.Descriptor instead.
 func (*CreateJobResponse) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_job_proto_rawDescGZIP(), []int{2}
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *CreateJobResponse) GetJobId() string {
@@ -342,6 +413,13 @@ func (x *CreateJobResponse) GetResumed() bool {
 		return x.Resumed
 	}
 	return false
+}
+
+func (x *CreateJobResponse) GetExplain() string {
+	if x != nil {
+		return x.Explain
+	}
+	return ""
 }
 
 // UploadRequest is one frame of an upload.
@@ -361,7 +439,7 @@ type UploadRequest struct {
 
 func (x *UploadRequest) Reset() {
 	*x = UploadRequest{}
-	mi := &file_wololo_v1_job_proto_msgTypes[3]
+	mi := &file_wololo_v1_job_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -373,7 +451,7 @@ func (x *UploadRequest) String() string {
 func (*UploadRequest) ProtoMessage() {}
 
 func (x *UploadRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_job_proto_msgTypes[3]
+	mi := &file_wololo_v1_job_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -386,7 +464,7 @@ func (x *UploadRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UploadRequest.ProtoReflect.Descriptor instead.
 func (*UploadRequest) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_job_proto_rawDescGZIP(), []int{3}
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *UploadRequest) GetFrame() isUploadRequest_Frame {
@@ -461,7 +539,7 @@ type UploadStart struct {
 
 func (x *UploadStart) Reset() {
 	*x = UploadStart{}
-	mi := &file_wololo_v1_job_proto_msgTypes[4]
+	mi := &file_wololo_v1_job_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -473,7 +551,7 @@ func (x *UploadStart) String() string {
 func (*UploadStart) ProtoMessage() {}
 
 func (x *UploadStart) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_job_proto_msgTypes[4]
+	mi := &file_wololo_v1_job_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -486,7 +564,7 @@ func (x *UploadStart) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UploadStart.ProtoReflect.Descriptor instead.
 func (*UploadStart) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_job_proto_rawDescGZIP(), []int{4}
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *UploadStart) GetJobId() string {
@@ -514,7 +592,7 @@ type UploadFinish struct {
 
 func (x *UploadFinish) Reset() {
 	*x = UploadFinish{}
-	mi := &file_wololo_v1_job_proto_msgTypes[5]
+	mi := &file_wololo_v1_job_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -526,7 +604,7 @@ func (x *UploadFinish) String() string {
 func (*UploadFinish) ProtoMessage() {}
 
 func (x *UploadFinish) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_job_proto_msgTypes[5]
+	mi := &file_wololo_v1_job_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -539,7 +617,7 @@ func (x *UploadFinish) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UploadFinish.ProtoReflect.Descriptor instead.
 func (*UploadFinish) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_job_proto_rawDescGZIP(), []int{5}
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *UploadFinish) GetSize() int64 {
@@ -565,7 +643,7 @@ type UploadResponse struct {
 
 func (x *UploadResponse) Reset() {
 	*x = UploadResponse{}
-	mi := &file_wololo_v1_job_proto_msgTypes[6]
+	mi := &file_wololo_v1_job_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -577,7 +655,7 @@ func (x *UploadResponse) String() string {
 func (*UploadResponse) ProtoMessage() {}
 
 func (x *UploadResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_job_proto_msgTypes[6]
+	mi := &file_wololo_v1_job_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -590,7 +668,7 @@ func (x *UploadResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UploadResponse.ProtoReflect.Descriptor instead.
 func (*UploadResponse) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_job_proto_rawDescGZIP(), []int{6}
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *UploadResponse) GetOffset() int64 {
@@ -644,7 +722,7 @@ type FileReport struct {
 
 func (x *FileReport) Reset() {
 	*x = FileReport{}
-	mi := &file_wololo_v1_job_proto_msgTypes[7]
+	mi := &file_wololo_v1_job_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -656,7 +734,7 @@ func (x *FileReport) String() string {
 func (*FileReport) ProtoMessage() {}
 
 func (x *FileReport) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_job_proto_msgTypes[7]
+	mi := &file_wololo_v1_job_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -669,7 +747,7 @@ func (x *FileReport) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FileReport.ProtoReflect.Descriptor instead.
 func (*FileReport) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_job_proto_rawDescGZIP(), []int{7}
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *FileReport) GetFile() string {
@@ -751,7 +829,7 @@ type Reject struct {
 
 func (x *Reject) Reset() {
 	*x = Reject{}
-	mi := &file_wololo_v1_job_proto_msgTypes[8]
+	mi := &file_wololo_v1_job_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -763,7 +841,7 @@ func (x *Reject) String() string {
 func (*Reject) ProtoMessage() {}
 
 func (x *Reject) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_job_proto_msgTypes[8]
+	mi := &file_wololo_v1_job_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -776,7 +854,7 @@ func (x *Reject) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Reject.ProtoReflect.Descriptor instead.
 func (*Reject) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_job_proto_rawDescGZIP(), []int{8}
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *Reject) GetOffset() int64 {
@@ -822,14 +900,17 @@ type Job struct {
 	// gateway last asked every process (at most a second ago). Empty when
 	// the gateway does not gather it. A client tells a job that makes no
 	// progress by these counts standing still.
-	Stages        []*StageProgress `protobuf:"bytes,16,rep,name=stages,proto3" json:"stages,omitempty"`
+	Stages []*StageProgress `protobuf:"bytes,16,rep,name=stages,proto3" json:"stages,omitempty"`
+	// The names of the job's queries, in order (its result files are
+	// NAME.csv); q1..q4 for a job of the default queries.
+	Queries       []string `protobuf:"bytes,17,rep,name=queries,proto3" json:"queries,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Job) Reset() {
 	*x = Job{}
-	mi := &file_wololo_v1_job_proto_msgTypes[9]
+	mi := &file_wololo_v1_job_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -841,7 +922,7 @@ func (x *Job) String() string {
 func (*Job) ProtoMessage() {}
 
 func (x *Job) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_job_proto_msgTypes[9]
+	mi := &file_wololo_v1_job_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -854,7 +935,7 @@ func (x *Job) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Job.ProtoReflect.Descriptor instead.
 func (*Job) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_job_proto_rawDescGZIP(), []int{9}
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *Job) GetJobId() string {
@@ -913,6 +994,13 @@ func (x *Job) GetStages() []*StageProgress {
 	return nil
 }
 
+func (x *Job) GetQueries() []string {
+	if x != nil {
+		return x.Queries
+	}
+	return nil
+}
+
 // StageProgress is one stage's (task's) part in a job.
 type StageProgress struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -933,7 +1021,7 @@ type StageProgress struct {
 
 func (x *StageProgress) Reset() {
 	*x = StageProgress{}
-	mi := &file_wololo_v1_job_proto_msgTypes[10]
+	mi := &file_wololo_v1_job_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -945,7 +1033,7 @@ func (x *StageProgress) String() string {
 func (*StageProgress) ProtoMessage() {}
 
 func (x *StageProgress) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_job_proto_msgTypes[10]
+	mi := &file_wololo_v1_job_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -958,7 +1046,7 @@ func (x *StageProgress) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StageProgress.ProtoReflect.Descriptor instead.
 func (*StageProgress) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_job_proto_rawDescGZIP(), []int{10}
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *StageProgress) GetStage() string {
@@ -1007,7 +1095,7 @@ type GetJobRequest struct {
 
 func (x *GetJobRequest) Reset() {
 	*x = GetJobRequest{}
-	mi := &file_wololo_v1_job_proto_msgTypes[11]
+	mi := &file_wololo_v1_job_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1019,7 +1107,7 @@ func (x *GetJobRequest) String() string {
 func (*GetJobRequest) ProtoMessage() {}
 
 func (x *GetJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_job_proto_msgTypes[11]
+	mi := &file_wololo_v1_job_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1032,7 +1120,7 @@ func (x *GetJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetJobRequest.ProtoReflect.Descriptor instead.
 func (*GetJobRequest) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_job_proto_rawDescGZIP(), []int{11}
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *GetJobRequest) GetJobId() string {
@@ -1053,7 +1141,7 @@ type GetJobResponse struct {
 
 func (x *GetJobResponse) Reset() {
 	*x = GetJobResponse{}
-	mi := &file_wololo_v1_job_proto_msgTypes[12]
+	mi := &file_wololo_v1_job_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1065,7 +1153,7 @@ func (x *GetJobResponse) String() string {
 func (*GetJobResponse) ProtoMessage() {}
 
 func (x *GetJobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_job_proto_msgTypes[12]
+	mi := &file_wololo_v1_job_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1078,7 +1166,7 @@ func (x *GetJobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetJobResponse.ProtoReflect.Descriptor instead.
 func (*GetJobResponse) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_job_proto_rawDescGZIP(), []int{12}
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *GetJobResponse) GetJob() *Job {
@@ -1099,7 +1187,7 @@ type WatchJobRequest struct {
 
 func (x *WatchJobRequest) Reset() {
 	*x = WatchJobRequest{}
-	mi := &file_wololo_v1_job_proto_msgTypes[13]
+	mi := &file_wololo_v1_job_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1111,7 +1199,7 @@ func (x *WatchJobRequest) String() string {
 func (*WatchJobRequest) ProtoMessage() {}
 
 func (x *WatchJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_job_proto_msgTypes[13]
+	mi := &file_wololo_v1_job_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1124,7 +1212,7 @@ func (x *WatchJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchJobRequest.ProtoReflect.Descriptor instead.
 func (*WatchJobRequest) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_job_proto_rawDescGZIP(), []int{13}
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *WatchJobRequest) GetJobId() string {
@@ -1145,7 +1233,7 @@ type WatchJobResponse struct {
 
 func (x *WatchJobResponse) Reset() {
 	*x = WatchJobResponse{}
-	mi := &file_wololo_v1_job_proto_msgTypes[14]
+	mi := &file_wololo_v1_job_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1157,7 +1245,7 @@ func (x *WatchJobResponse) String() string {
 func (*WatchJobResponse) ProtoMessage() {}
 
 func (x *WatchJobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_job_proto_msgTypes[14]
+	mi := &file_wololo_v1_job_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1170,7 +1258,7 @@ func (x *WatchJobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchJobResponse.ProtoReflect.Descriptor instead.
 func (*WatchJobResponse) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_job_proto_rawDescGZIP(), []int{14}
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *WatchJobResponse) GetJob() *Job {
@@ -1191,7 +1279,7 @@ type GetResultsRequest struct {
 
 func (x *GetResultsRequest) Reset() {
 	*x = GetResultsRequest{}
-	mi := &file_wololo_v1_job_proto_msgTypes[15]
+	mi := &file_wololo_v1_job_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1203,7 +1291,7 @@ func (x *GetResultsRequest) String() string {
 func (*GetResultsRequest) ProtoMessage() {}
 
 func (x *GetResultsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_job_proto_msgTypes[15]
+	mi := &file_wololo_v1_job_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1216,7 +1304,7 @@ func (x *GetResultsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetResultsRequest.ProtoReflect.Descriptor instead.
 func (*GetResultsRequest) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_job_proto_rawDescGZIP(), []int{15}
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *GetResultsRequest) GetJobId() string {
@@ -1239,7 +1327,7 @@ type GetResultsResponse struct {
 
 func (x *GetResultsResponse) Reset() {
 	*x = GetResultsResponse{}
-	mi := &file_wololo_v1_job_proto_msgTypes[16]
+	mi := &file_wololo_v1_job_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1251,7 +1339,7 @@ func (x *GetResultsResponse) String() string {
 func (*GetResultsResponse) ProtoMessage() {}
 
 func (x *GetResultsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_job_proto_msgTypes[16]
+	mi := &file_wololo_v1_job_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1264,7 +1352,7 @@ func (x *GetResultsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetResultsResponse.ProtoReflect.Descriptor instead.
 func (*GetResultsResponse) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_job_proto_rawDescGZIP(), []int{16}
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *GetResultsResponse) GetName() string {
@@ -1292,7 +1380,7 @@ type DeleteJobRequest struct {
 
 func (x *DeleteJobRequest) Reset() {
 	*x = DeleteJobRequest{}
-	mi := &file_wololo_v1_job_proto_msgTypes[17]
+	mi := &file_wololo_v1_job_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1304,7 +1392,7 @@ func (x *DeleteJobRequest) String() string {
 func (*DeleteJobRequest) ProtoMessage() {}
 
 func (x *DeleteJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_job_proto_msgTypes[17]
+	mi := &file_wololo_v1_job_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1317,7 +1405,7 @@ func (x *DeleteJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteJobRequest.ProtoReflect.Descriptor instead.
 func (*DeleteJobRequest) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_job_proto_rawDescGZIP(), []int{17}
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *DeleteJobRequest) GetJobId() string {
@@ -1336,7 +1424,7 @@ type DeleteJobResponse struct {
 
 func (x *DeleteJobResponse) Reset() {
 	*x = DeleteJobResponse{}
-	mi := &file_wololo_v1_job_proto_msgTypes[18]
+	mi := &file_wololo_v1_job_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1348,7 +1436,7 @@ func (x *DeleteJobResponse) String() string {
 func (*DeleteJobResponse) ProtoMessage() {}
 
 func (x *DeleteJobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_job_proto_msgTypes[18]
+	mi := &file_wololo_v1_job_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1361,7 +1449,7 @@ func (x *DeleteJobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteJobResponse.ProtoReflect.Descriptor instead.
 func (*DeleteJobResponse) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_job_proto_rawDescGZIP(), []int{18}
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{19}
 }
 
 // ListJobsRequest asks for the caller's jobs.
@@ -1373,7 +1461,7 @@ type ListJobsRequest struct {
 
 func (x *ListJobsRequest) Reset() {
 	*x = ListJobsRequest{}
-	mi := &file_wololo_v1_job_proto_msgTypes[19]
+	mi := &file_wololo_v1_job_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1385,7 +1473,7 @@ func (x *ListJobsRequest) String() string {
 func (*ListJobsRequest) ProtoMessage() {}
 
 func (x *ListJobsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_job_proto_msgTypes[19]
+	mi := &file_wololo_v1_job_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1398,7 +1486,7 @@ func (x *ListJobsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListJobsRequest.ProtoReflect.Descriptor instead.
 func (*ListJobsRequest) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_job_proto_rawDescGZIP(), []int{19}
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{20}
 }
 
 // ListJobsResponse lists the caller's jobs, oldest first.
@@ -1412,7 +1500,7 @@ type ListJobsResponse struct {
 
 func (x *ListJobsResponse) Reset() {
 	*x = ListJobsResponse{}
-	mi := &file_wololo_v1_job_proto_msgTypes[20]
+	mi := &file_wololo_v1_job_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1424,7 +1512,7 @@ func (x *ListJobsResponse) String() string {
 func (*ListJobsResponse) ProtoMessage() {}
 
 func (x *ListJobsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_job_proto_msgTypes[20]
+	mi := &file_wololo_v1_job_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1437,7 +1525,7 @@ func (x *ListJobsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListJobsResponse.ProtoReflect.Descriptor instead.
 func (*ListJobsResponse) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_job_proto_rawDescGZIP(), []int{20}
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ListJobsResponse) GetJobs() []*JobSummary {
@@ -1473,7 +1561,7 @@ type JobSummary struct {
 
 func (x *JobSummary) Reset() {
 	*x = JobSummary{}
-	mi := &file_wololo_v1_job_proto_msgTypes[21]
+	mi := &file_wololo_v1_job_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1485,7 +1573,7 @@ func (x *JobSummary) String() string {
 func (*JobSummary) ProtoMessage() {}
 
 func (x *JobSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_job_proto_msgTypes[21]
+	mi := &file_wololo_v1_job_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1498,7 +1586,7 @@ func (x *JobSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobSummary.ProtoReflect.Descriptor instead.
 func (*JobSummary) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_job_proto_rawDescGZIP(), []int{21}
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *JobSummary) GetName() string {
@@ -1568,16 +1656,21 @@ const file_wololo_v1_job_proto_rawDesc = "" +
 	"\vdata_offset\x18\x02 \x01(\x03R\n" +
 	"dataOffset\x12\x12\n" +
 	"\x04size\x18\x03 \x01(\x03R\x04size\x12 \n" +
-	"\vfingerprint\x18\x04 \x01(\fR\vfingerprint\"\xc7\x01\n" +
+	"\vfingerprint\x18\x04 \x01(\fR\vfingerprint\"\xf3\x01\n" +
 	"\x10CreateJobRequest\x12/\n" +
 	"\amatches\x18\x01 \x01(\v2\x15.wololo.v1.FileHeaderR\amatches\x12/\n" +
 	"\aplayers\x18\x02 \x01(\v2\x15.wololo.v1.FileHeaderR\aplayers\x12\x15\n" +
 	"\x06job_id\x18\x03 \x01(\tR\x05jobId\x12(\n" +
-	"\rmax_malformed\x18\x04 \x01(\x01H\x00R\fmaxMalformed\x88\x01\x01B\x10\n" +
-	"\x0e_max_malformed\"D\n" +
+	"\rmax_malformed\x18\x04 \x01(\x01H\x00R\fmaxMalformed\x88\x01\x01\x12*\n" +
+	"\aqueries\x18\x05 \x03(\v2\x10.wololo.v1.QueryR\aqueriesB\x10\n" +
+	"\x0e_max_malformed\"-\n" +
+	"\x05Query\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x10\n" +
+	"\x03sql\x18\x02 \x01(\tR\x03sql\"^\n" +
 	"\x11CreateJobResponse\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12\x18\n" +
-	"\aresumed\x18\x02 \x01(\bR\aresumed\"\x91\x01\n" +
+	"\aresumed\x18\x02 \x01(\bR\aresumed\x12\x18\n" +
+	"\aexplain\x18\x03 \x01(\tR\aexplain\"\x91\x01\n" +
 	"\rUploadRequest\x12.\n" +
 	"\x05start\x18\x01 \x01(\v2\x16.wololo.v1.UploadStartH\x00R\x05start\x12\x14\n" +
 	"\x04data\x18\x02 \x01(\fH\x00R\x04data\x121\n" +
@@ -1609,7 +1702,7 @@ const file_wololo_v1_job_proto_rawDesc = "" +
 	"\x06Reject\x12\x16\n" +
 	"\x06offset\x18\x01 \x01(\x03R\x06offset\x12\x16\n" +
 	"\x06reason\x18\x02 \x01(\tR\x06reason\x12\x12\n" +
-	"\x04head\x18\x03 \x01(\fR\x04head\"\x9e\x03\n" +
+	"\x04head\x18\x03 \x01(\fR\x04head\"\xb8\x03\n" +
 	"\x03Job\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12)\n" +
 	"\x05state\x18\x02 \x01(\x0e2\x13.wololo.v1.JobStateR\x05state\x12\x18\n" +
@@ -1619,7 +1712,8 @@ const file_wololo_v1_job_proto_rawDesc = "" +
 	"\vresult_rows\x18\x06 \x03(\v2\x1e.wololo.v1.Job.ResultRowsEntryR\n" +
 	"resultRows\x12'\n" +
 	"\x0felapsed_seconds\x18\a \x01(\x01R\x0eelapsedSeconds\x120\n" +
-	"\x06stages\x18\x10 \x03(\v2\x18.wololo.v1.StageProgressR\x06stages\x1a=\n" +
+	"\x06stages\x18\x10 \x03(\v2\x18.wololo.v1.StageProgressR\x06stages\x12\x18\n" +
+	"\aqueries\x18\x11 \x03(\tR\aqueries\x1a=\n" +
 	"\x0fResultRowsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01\"\x9a\x01\n" +
@@ -1693,73 +1787,75 @@ func file_wololo_v1_job_proto_rawDescGZIP() []byte {
 }
 
 var file_wololo_v1_job_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_wololo_v1_job_proto_msgTypes = make([]protoimpl.MessageInfo, 24)
+var file_wololo_v1_job_proto_msgTypes = make([]protoimpl.MessageInfo, 25)
 var file_wololo_v1_job_proto_goTypes = []any{
 	(InputFile)(0),                // 0: wololo.v1.InputFile
 	(JobState)(0),                 // 1: wololo.v1.JobState
 	(*FileHeader)(nil),            // 2: wololo.v1.FileHeader
 	(*CreateJobRequest)(nil),      // 3: wololo.v1.CreateJobRequest
-	(*CreateJobResponse)(nil),     // 4: wololo.v1.CreateJobResponse
-	(*UploadRequest)(nil),         // 5: wololo.v1.UploadRequest
-	(*UploadStart)(nil),           // 6: wololo.v1.UploadStart
-	(*UploadFinish)(nil),          // 7: wololo.v1.UploadFinish
-	(*UploadResponse)(nil),        // 8: wololo.v1.UploadResponse
-	(*FileReport)(nil),            // 9: wololo.v1.FileReport
-	(*Reject)(nil),                // 10: wololo.v1.Reject
-	(*Job)(nil),                   // 11: wololo.v1.Job
-	(*StageProgress)(nil),         // 12: wololo.v1.StageProgress
-	(*GetJobRequest)(nil),         // 13: wololo.v1.GetJobRequest
-	(*GetJobResponse)(nil),        // 14: wololo.v1.GetJobResponse
-	(*WatchJobRequest)(nil),       // 15: wololo.v1.WatchJobRequest
-	(*WatchJobResponse)(nil),      // 16: wololo.v1.WatchJobResponse
-	(*GetResultsRequest)(nil),     // 17: wololo.v1.GetResultsRequest
-	(*GetResultsResponse)(nil),    // 18: wololo.v1.GetResultsResponse
-	(*DeleteJobRequest)(nil),      // 19: wololo.v1.DeleteJobRequest
-	(*DeleteJobResponse)(nil),     // 20: wololo.v1.DeleteJobResponse
-	(*ListJobsRequest)(nil),       // 21: wololo.v1.ListJobsRequest
-	(*ListJobsResponse)(nil),      // 22: wololo.v1.ListJobsResponse
-	(*JobSummary)(nil),            // 23: wololo.v1.JobSummary
-	nil,                           // 24: wololo.v1.FileReport.MissingEntry
-	nil,                           // 25: wololo.v1.Job.ResultRowsEntry
-	(*timestamppb.Timestamp)(nil), // 26: google.protobuf.Timestamp
+	(*Query)(nil),                 // 4: wololo.v1.Query
+	(*CreateJobResponse)(nil),     // 5: wololo.v1.CreateJobResponse
+	(*UploadRequest)(nil),         // 6: wololo.v1.UploadRequest
+	(*UploadStart)(nil),           // 7: wololo.v1.UploadStart
+	(*UploadFinish)(nil),          // 8: wololo.v1.UploadFinish
+	(*UploadResponse)(nil),        // 9: wololo.v1.UploadResponse
+	(*FileReport)(nil),            // 10: wololo.v1.FileReport
+	(*Reject)(nil),                // 11: wololo.v1.Reject
+	(*Job)(nil),                   // 12: wololo.v1.Job
+	(*StageProgress)(nil),         // 13: wololo.v1.StageProgress
+	(*GetJobRequest)(nil),         // 14: wololo.v1.GetJobRequest
+	(*GetJobResponse)(nil),        // 15: wololo.v1.GetJobResponse
+	(*WatchJobRequest)(nil),       // 16: wololo.v1.WatchJobRequest
+	(*WatchJobResponse)(nil),      // 17: wololo.v1.WatchJobResponse
+	(*GetResultsRequest)(nil),     // 18: wololo.v1.GetResultsRequest
+	(*GetResultsResponse)(nil),    // 19: wololo.v1.GetResultsResponse
+	(*DeleteJobRequest)(nil),      // 20: wololo.v1.DeleteJobRequest
+	(*DeleteJobResponse)(nil),     // 21: wololo.v1.DeleteJobResponse
+	(*ListJobsRequest)(nil),       // 22: wololo.v1.ListJobsRequest
+	(*ListJobsResponse)(nil),      // 23: wololo.v1.ListJobsResponse
+	(*JobSummary)(nil),            // 24: wololo.v1.JobSummary
+	nil,                           // 25: wololo.v1.FileReport.MissingEntry
+	nil,                           // 26: wololo.v1.Job.ResultRowsEntry
+	(*timestamppb.Timestamp)(nil), // 27: google.protobuf.Timestamp
 }
 var file_wololo_v1_job_proto_depIdxs = []int32{
 	2,  // 0: wololo.v1.CreateJobRequest.matches:type_name -> wololo.v1.FileHeader
 	2,  // 1: wololo.v1.CreateJobRequest.players:type_name -> wololo.v1.FileHeader
-	6,  // 2: wololo.v1.UploadRequest.start:type_name -> wololo.v1.UploadStart
-	7,  // 3: wololo.v1.UploadRequest.finish:type_name -> wololo.v1.UploadFinish
-	0,  // 4: wololo.v1.UploadStart.file:type_name -> wololo.v1.InputFile
-	24, // 5: wololo.v1.FileReport.missing:type_name -> wololo.v1.FileReport.MissingEntry
-	10, // 6: wololo.v1.FileReport.rejects:type_name -> wololo.v1.Reject
-	1,  // 7: wololo.v1.Job.state:type_name -> wololo.v1.JobState
-	9,  // 8: wololo.v1.Job.matches:type_name -> wololo.v1.FileReport
-	9,  // 9: wololo.v1.Job.players:type_name -> wololo.v1.FileReport
-	25, // 10: wololo.v1.Job.result_rows:type_name -> wololo.v1.Job.ResultRowsEntry
-	12, // 11: wololo.v1.Job.stages:type_name -> wololo.v1.StageProgress
-	11, // 12: wololo.v1.GetJobResponse.job:type_name -> wololo.v1.Job
-	11, // 13: wololo.v1.WatchJobResponse.job:type_name -> wololo.v1.Job
-	23, // 14: wololo.v1.ListJobsResponse.jobs:type_name -> wololo.v1.JobSummary
-	1,  // 15: wololo.v1.JobSummary.state:type_name -> wololo.v1.JobState
-	26, // 16: wololo.v1.JobSummary.created:type_name -> google.protobuf.Timestamp
-	3,  // 17: wololo.v1.JobService.CreateJob:input_type -> wololo.v1.CreateJobRequest
-	5,  // 18: wololo.v1.JobService.Upload:input_type -> wololo.v1.UploadRequest
-	13, // 19: wololo.v1.JobService.GetJob:input_type -> wololo.v1.GetJobRequest
-	15, // 20: wololo.v1.JobService.WatchJob:input_type -> wololo.v1.WatchJobRequest
-	17, // 21: wololo.v1.JobService.GetResults:input_type -> wololo.v1.GetResultsRequest
-	19, // 22: wololo.v1.JobService.DeleteJob:input_type -> wololo.v1.DeleteJobRequest
-	21, // 23: wololo.v1.JobService.ListJobs:input_type -> wololo.v1.ListJobsRequest
-	4,  // 24: wololo.v1.JobService.CreateJob:output_type -> wololo.v1.CreateJobResponse
-	8,  // 25: wololo.v1.JobService.Upload:output_type -> wololo.v1.UploadResponse
-	14, // 26: wololo.v1.JobService.GetJob:output_type -> wololo.v1.GetJobResponse
-	16, // 27: wololo.v1.JobService.WatchJob:output_type -> wololo.v1.WatchJobResponse
-	18, // 28: wololo.v1.JobService.GetResults:output_type -> wololo.v1.GetResultsResponse
-	20, // 29: wololo.v1.JobService.DeleteJob:output_type -> wololo.v1.DeleteJobResponse
-	22, // 30: wololo.v1.JobService.ListJobs:output_type -> wololo.v1.ListJobsResponse
-	24, // [24:31] is the sub-list for method output_type
-	17, // [17:24] is the sub-list for method input_type
-	17, // [17:17] is the sub-list for extension type_name
-	17, // [17:17] is the sub-list for extension extendee
-	0,  // [0:17] is the sub-list for field type_name
+	4,  // 2: wololo.v1.CreateJobRequest.queries:type_name -> wololo.v1.Query
+	7,  // 3: wololo.v1.UploadRequest.start:type_name -> wololo.v1.UploadStart
+	8,  // 4: wololo.v1.UploadRequest.finish:type_name -> wololo.v1.UploadFinish
+	0,  // 5: wololo.v1.UploadStart.file:type_name -> wololo.v1.InputFile
+	25, // 6: wololo.v1.FileReport.missing:type_name -> wololo.v1.FileReport.MissingEntry
+	11, // 7: wololo.v1.FileReport.rejects:type_name -> wololo.v1.Reject
+	1,  // 8: wololo.v1.Job.state:type_name -> wololo.v1.JobState
+	10, // 9: wololo.v1.Job.matches:type_name -> wololo.v1.FileReport
+	10, // 10: wololo.v1.Job.players:type_name -> wololo.v1.FileReport
+	26, // 11: wololo.v1.Job.result_rows:type_name -> wololo.v1.Job.ResultRowsEntry
+	13, // 12: wololo.v1.Job.stages:type_name -> wololo.v1.StageProgress
+	12, // 13: wololo.v1.GetJobResponse.job:type_name -> wololo.v1.Job
+	12, // 14: wololo.v1.WatchJobResponse.job:type_name -> wololo.v1.Job
+	24, // 15: wololo.v1.ListJobsResponse.jobs:type_name -> wololo.v1.JobSummary
+	1,  // 16: wololo.v1.JobSummary.state:type_name -> wololo.v1.JobState
+	27, // 17: wololo.v1.JobSummary.created:type_name -> google.protobuf.Timestamp
+	3,  // 18: wololo.v1.JobService.CreateJob:input_type -> wololo.v1.CreateJobRequest
+	6,  // 19: wololo.v1.JobService.Upload:input_type -> wololo.v1.UploadRequest
+	14, // 20: wololo.v1.JobService.GetJob:input_type -> wololo.v1.GetJobRequest
+	16, // 21: wololo.v1.JobService.WatchJob:input_type -> wololo.v1.WatchJobRequest
+	18, // 22: wololo.v1.JobService.GetResults:input_type -> wololo.v1.GetResultsRequest
+	20, // 23: wololo.v1.JobService.DeleteJob:input_type -> wololo.v1.DeleteJobRequest
+	22, // 24: wololo.v1.JobService.ListJobs:input_type -> wololo.v1.ListJobsRequest
+	5,  // 25: wololo.v1.JobService.CreateJob:output_type -> wololo.v1.CreateJobResponse
+	9,  // 26: wololo.v1.JobService.Upload:output_type -> wololo.v1.UploadResponse
+	15, // 27: wololo.v1.JobService.GetJob:output_type -> wololo.v1.GetJobResponse
+	17, // 28: wololo.v1.JobService.WatchJob:output_type -> wololo.v1.WatchJobResponse
+	19, // 29: wololo.v1.JobService.GetResults:output_type -> wololo.v1.GetResultsResponse
+	21, // 30: wololo.v1.JobService.DeleteJob:output_type -> wololo.v1.DeleteJobResponse
+	23, // 31: wololo.v1.JobService.ListJobs:output_type -> wololo.v1.ListJobsResponse
+	25, // [25:32] is the sub-list for method output_type
+	18, // [18:25] is the sub-list for method input_type
+	18, // [18:18] is the sub-list for extension type_name
+	18, // [18:18] is the sub-list for extension extendee
+	0,  // [0:18] is the sub-list for field type_name
 }
 
 func init() { file_wololo_v1_job_proto_init() }
@@ -1768,7 +1864,7 @@ func file_wololo_v1_job_proto_init() {
 		return
 	}
 	file_wololo_v1_job_proto_msgTypes[1].OneofWrappers = []any{}
-	file_wololo_v1_job_proto_msgTypes[3].OneofWrappers = []any{
+	file_wololo_v1_job_proto_msgTypes[4].OneofWrappers = []any{
 		(*UploadRequest_Start)(nil),
 		(*UploadRequest_Data)(nil),
 		(*UploadRequest_Finish)(nil),
@@ -1779,7 +1875,7 @@ func file_wololo_v1_job_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_wololo_v1_job_proto_rawDesc), len(file_wololo_v1_job_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   24,
+			NumMessages:   25,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -39,7 +39,13 @@ type JobRecord struct {
 	// The job's --max-malformed (CreateJobRequest.max_malformed, or the
 	// gateway's default then). Unset in records written before it: the
 	// gateway's default now.
-	MaxMalformed  *float64 `protobuf:"fixed64,5,opt,name=max_malformed,json=maxMalformed,proto3,oneof" json:"max_malformed,omitempty"`
+	MaxMalformed *float64 `protobuf:"fixed64,5,opt,name=max_malformed,json=maxMalformed,proto3,oneof" json:"max_malformed,omitempty"`
+	// The job's SQL queries (CreateJobRequest.queries); none for a job of
+	// the built-in graph.
+	Queries []*Query `protobuf:"bytes,6,rep,name=queries,proto3" json:"queries,omitempty"`
+	// The physical plan made of them when the job was created (JSON), which
+	// every instance runs (IntroduceJobRequest.plan); empty when none.
+	Plan          []byte `protobuf:"bytes,7,opt,name=plan,proto3" json:"plan,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -107,6 +113,20 @@ func (x *JobRecord) GetMaxMalformed() float64 {
 		return *x.MaxMalformed
 	}
 	return 0
+}
+
+func (x *JobRecord) GetQueries() []*Query {
+	if x != nil {
+		return x.Queries
+	}
+	return nil
+}
+
+func (x *JobRecord) GetPlan() []byte {
+	if x != nil {
+		return x.Plan
+	}
+	return nil
 }
 
 // FileRecord describes one input file of a job as its header announced it.
@@ -328,13 +348,15 @@ var File_wololo_v1_job_record_proto protoreflect.FileDescriptor
 
 const file_wololo_v1_job_record_proto_rawDesc = "" +
 	"\n" +
-	"\x1awololo/v1/job_record.proto\x12\twololo.v1\x1a\x13wololo/v1/job.proto\"\xc6\x01\n" +
+	"\x1awololo/v1/job_record.proto\x12\twololo.v1\x1a\x13wololo/v1/job.proto\"\x86\x02\n" +
 	"\tJobRecord\x12&\n" +
 	"\x0fcreated_unix_ms\x18\x01 \x01(\x03R\rcreatedUnixMs\x12+\n" +
 	"\x05files\x18\x02 \x03(\v2\x15.wololo.v1.FileRecordR\x05files\x12\x14\n" +
 	"\x05owner\x18\x03 \x01(\tR\x05owner\x12\x12\n" +
 	"\x04name\x18\x04 \x01(\tR\x04name\x12(\n" +
-	"\rmax_malformed\x18\x05 \x01(\x01H\x00R\fmaxMalformed\x88\x01\x01B\x10\n" +
+	"\rmax_malformed\x18\x05 \x01(\x01H\x00R\fmaxMalformed\x88\x01\x01\x12*\n" +
+	"\aqueries\x18\x06 \x03(\v2\x10.wololo.v1.QueryR\aqueries\x12\x12\n" +
+	"\x04plan\x18\a \x01(\fR\x04planB\x10\n" +
 	"\x0e_max_malformed\"}\n" +
 	"\n" +
 	"FileRecord\x12\x18\n" +
@@ -375,17 +397,19 @@ var file_wololo_v1_job_record_proto_goTypes = []any{
 	(*UploadRecord)(nil),  // 2: wololo.v1.UploadRecord
 	(*RejectsRecord)(nil), // 3: wololo.v1.RejectsRecord
 	nil,                   // 4: wololo.v1.UploadRecord.MissingEntry
-	(*Reject)(nil),        // 5: wololo.v1.Reject
+	(*Query)(nil),         // 5: wololo.v1.Query
+	(*Reject)(nil),        // 6: wololo.v1.Reject
 }
 var file_wololo_v1_job_record_proto_depIdxs = []int32{
 	1, // 0: wololo.v1.JobRecord.files:type_name -> wololo.v1.FileRecord
-	4, // 1: wololo.v1.UploadRecord.missing:type_name -> wololo.v1.UploadRecord.MissingEntry
-	5, // 2: wololo.v1.RejectsRecord.rejects:type_name -> wololo.v1.Reject
-	3, // [3:3] is the sub-list for method output_type
-	3, // [3:3] is the sub-list for method input_type
-	3, // [3:3] is the sub-list for extension type_name
-	3, // [3:3] is the sub-list for extension extendee
-	0, // [0:3] is the sub-list for field type_name
+	5, // 1: wololo.v1.JobRecord.queries:type_name -> wololo.v1.Query
+	4, // 2: wololo.v1.UploadRecord.missing:type_name -> wololo.v1.UploadRecord.MissingEntry
+	6, // 3: wololo.v1.RejectsRecord.rejects:type_name -> wololo.v1.Reject
+	4, // [4:4] is the sub-list for method output_type
+	4, // [4:4] is the sub-list for method input_type
+	4, // [4:4] is the sub-list for extension type_name
+	4, // [4:4] is the sub-list for extension extendee
+	0, // [0:4] is the sub-list for field type_name
 }
 
 func init() { file_wololo_v1_job_record_proto_init() }

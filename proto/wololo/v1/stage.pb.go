@@ -25,7 +25,11 @@ const (
 type IntroduceJobRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The job's internal id.
-	JobId         string `protobuf:"bytes,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	JobId string `protobuf:"bytes,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	// The job's physical plan (services/dataflow/sql/physical, as JSON) when
+	// it is a job of SQL queries: what each instance runs for it. Empty: the
+	// built-in graph of the four default queries.
+	Plan          []byte `protobuf:"bytes,2,opt,name=plan,proto3" json:"plan,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -65,6 +69,13 @@ func (x *IntroduceJobRequest) GetJobId() string {
 		return x.JobId
 	}
 	return ""
+}
+
+func (x *IntroduceJobRequest) GetPlan() []byte {
+	if x != nil {
+		return x.Plan
+	}
+	return nil
 }
 
 // IntroduceJobResponse answers IntroduceJob: the job is persisted there.
@@ -818,9 +829,10 @@ var File_wololo_v1_stage_proto protoreflect.FileDescriptor
 
 const file_wololo_v1_stage_proto_rawDesc = "" +
 	"\n" +
-	"\x15wololo/v1/stage.proto\x12\twololo.v1\",\n" +
+	"\x15wololo/v1/stage.proto\x12\twololo.v1\"@\n" +
 	"\x13IntroduceJobRequest\x12\x15\n" +
-	"\x06job_id\x18\x01 \x01(\tR\x05jobId\"\x16\n" +
+	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12\x12\n" +
+	"\x04plan\x18\x02 \x01(\fR\x04plan\"\x16\n" +
 	"\x14IntroduceJobResponse\"K\n" +
 	"\x0fAnnounceRequest\x12\x16\n" +
 	"\x06sender\x18\x01 \x01(\tR\x06sender\x12 \n" +
