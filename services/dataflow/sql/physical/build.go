@@ -371,16 +371,31 @@ func (pl *planner) colocate(s stream, key []*plan.Expr) stream {
 // shuffle sends rows being parsed to the shard task by key, on the one
 // channel of the table by that key, as a route of their own.
 func (pl *planner) shuffle(s stream, key []*plan.Expr) stream {
+	return pl.route(s, key, pl.p.Shard)
+}
+
+// route sends rows being parsed to task to, by key (none: to its one
+// instance), on the one channel of the table to that task by that key,
+// as a route of their own. Only exchanges read a scan: what the gateway
+// does while a file is parsed is to route its rows, so that what it
+// does with rows once they are in (the final aggregates, the sorts, the
+// sinks) reads channels, as the shards do, and runs apart from the
+// upload (services/roles/gateway).
+func (pl *planner) route(s stream, key []*plan.Expr, to Task) stream {
 	skey := make([]*plan.Expr, len(key))
 	for i, k := range key {
 		skey[i] = subst(k, s.exprs)
 	}
-	id := s.table + "|" + keyString(skey)
+	id := s.table + "|" + to.Name + "|" + keyString(skey)
 	ch := pl.shuffles[id]
 	scan := pl.scans[s.table]
 	pl.serve(scan)
 	if ch == nil {
-		ch = &Channel{Name: pl.channelName(s.table + "-by-" + keyLabel(skey)), From: pl.p.Gateway.Name, To: pl.p.Shard.Name}
+		name := s.table + "-to-" + to.Name
+		if len(skey) > 0 {
+			name = s.table + "-by-" + keyLabel(skey)
+		}
+		ch = &Channel{Name: pl.channelName(name), From: pl.p.Gateway.Name, To: to.Name}
 		for _, k := range skey {
 			ch.Key = append(ch.Key, pl.carry(ch, k, nameOf(k)))
 		}
@@ -397,12 +412,16 @@ func (pl *planner) shuffle(s stream, key []*plan.Expr) stream {
 		r.Cols = append(r.Cols, pl.carry(ch, e, s.cols[i].Name))
 	}
 	ch.Routes = append(ch.Routes, r)
+	in := Input{Channel: ch.Name, Route: len(ch.Routes) - 1}
+	if len(key) == 0 {
+		return stream{at: atGateway, task: ch.To, in: in, cols: s.cols}
+	}
 	class := s.table + "." + keyLabel(skey)
 	if _, ok := pl.classes[class]; !ok {
 		pl.classes[class] = class
 	}
 	pl.union(class, ch.Name)
-	return stream{at: atShard, task: ch.To, in: Input{Channel: ch.Name, Route: len(ch.Routes) - 1}, cols: s.cols, part: [][]*plan.Expr{key}, class: class}
+	return stream{at: atShard, task: ch.To, in: in, cols: s.cols, part: [][]*plan.Expr{key}, class: class}
 }
 
 // exchange sends rows already in a task to another, by key (none: to its
@@ -433,8 +452,9 @@ func (pl *planner) exchange(s stream, key []*plan.Expr, to Task) stream {
 	return out
 }
 
-// toGateway returns s's rows in the gateway task: materialised from the
-// scan (its filter and projection there), or gathered from the shards.
+// toGateway returns s's rows in the gateway task: sent from the scan on
+// its table's channel to the gateway (its filter and projection the
+// route's), or gathered from the shards.
 func (pl *planner) toGateway(s stream) stream {
 	gw := pl.p.Gateway.Name
 	switch {
@@ -446,15 +466,7 @@ func (pl *planner) toGateway(s stream) stream {
 	case s.at == atShard:
 		return pl.exchange(s, nil, pl.p.Gateway)
 	}
-	scan := pl.scans[s.table]
-	pl.serve(scan)
-	in := Input{Op: scan.ID}
-	if s.cond != nil {
-		f := pl.addOp(gw, plan.Filter, &plan.Node{Op: plan.Filter, Cond: s.cond, Output: scan.Node.Output}, in)
-		in = Input{Op: f.ID}
-	}
-	p := pl.addOp(gw, plan.Project, &plan.Node{Op: plan.Project, Exprs: s.exprs, Output: s.cols}, in)
-	return stream{at: atGateway, task: gw, in: Input{Op: p.ID}, cols: p.Output()}
+	return pl.route(s, nil, pl.p.Gateway)
 }
 
 // carry returns the column of ch that holds e, adding it if need be.

@@ -23,7 +23,10 @@ import (
 //     more than one instance reads rows partitioned by its key (a join or
 //     semi-join each input by its side's key, an aggregate or DISTINCT by a
 //     part of its key), as derived here from the channels' keys and the
-//     operators between them, independently of how Build placed them.
+//     operators between them, independently of how Build placed them;
+//   - only exchanges read a scan, so that what the gateway does as a file
+//     is parsed (route its rows: Source) runs apart from what it does with
+//     rows that come in on channels.
 func Check(p *Plan) error {
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
@@ -48,6 +51,9 @@ func Check(p *Plan) error {
 			}
 			if in.Channel == "" {
 				read[in.Op] = true
+				if p.Ops[in.Op].Kind == plan.Scan && o.Kind != Exchange {
+					bad("#%d %s reads scan #%d: only exchanges may", o.ID, o.Kind, in.Op)
+				}
 			}
 			ins, inParts = append(ins, cols), append(inParts, part)
 		}

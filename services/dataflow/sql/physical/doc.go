@@ -50,7 +50,13 @@
 //     the gateway, where its rows are parsed.
 //   - Sort, LIMIT and ROW_NUMBER need every row: they run at the gateway,
 //     and each query ends in its sink there (NAME.csv). A query that needs
-//     no key (a plain filter) never leaves the gateway.
+//     no key (a plain filter) never leaves the gateway, but its rows still
+//     cross a channel, from the gateway to itself: only exchanges read a
+//     scan (Plan.Source), so that routing the rows of a file as it is
+//     parsed (the gateway's upload) runs apart from everything done with
+//     rows that are in (the gateway's stage runtime), as on the shards.
+//     The cost is one encoding of those rows; the gain is that a process
+//     runs one kind of thing per part of its task.
 //
 // When the topology has one task only (every stage at one replica), the
 // shard task is the gateway's: its keyed operators run there too, fed by

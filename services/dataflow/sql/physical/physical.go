@@ -158,6 +158,19 @@ func Decode(b []byte) (*Plan, error) {
 	return &p, nil
 }
 
+// Source reports whether o runs as the gateway parses a file: a scan, or
+// an exchange that reads one (the only operators that may, Check). The
+// gateway runs these for each upload and the rest of its task apart.
+func (p *Plan) Source(o *Op) bool {
+	switch o.Kind {
+	case plan.Scan:
+		return true
+	case Exchange:
+		return len(o.Inputs) == 1 && o.Inputs[0].Channel == "" && o.Inputs[0].Op >= 0 && o.Inputs[0].Op < len(p.Ops) && p.Ops[o.Inputs[0].Op].Kind == plan.Scan
+	}
+	return false
+}
+
 // Channel returns the named channel, or nil.
 func (p *Plan) Channel(name string) *Channel {
 	for _, c := range p.Channels {
