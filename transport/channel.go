@@ -36,6 +36,10 @@ var (
 	// receiver's watermark is below what it acknowledged, or above what the
 	// sender ever numbered. No resend can repair it; the job fails.
 	ErrStateLost = errors.New("channel state lost")
+	// ErrBadPlan: the plan a job was introduced with cannot run here (it
+	// does not decode, breaks the plan's invariants, or the instance runs
+	// no planned jobs). The job cannot run: it fails with this reason.
+	ErrBadPlan = errors.New("job plan refused")
 )
 
 // ChannelID names one channel.

@@ -41,7 +41,7 @@ func (r *receiver) Open(ch transport.ChannelID) (uint64, error) {
 	return r.watermarks[ch], nil
 }
 
-func (r *receiver) IntroduceJob(string) error { return nil }
+func (r *receiver) IntroduceJob(string, []byte) error { return nil }
 
 func (r *receiver) DropJob(job string) error {
 	r.mu.Lock()

@@ -32,8 +32,10 @@ type Handler interface {
 	// IntroduceJob records durably that the gateway has told this instance
 	// of a new job; Open refuses a job never introduced (ErrUnknownJob).
 	// Idempotent; ErrTooManyJobs when the instance holds as many jobs as it
-	// may, ErrJobDropped when it has dropped the job.
-	IntroduceJob(job string) error
+	// may, ErrJobDropped when it has dropped the job. plan is the job's
+	// physical plan when it is a job of SQL queries (IntroduceJobRequest),
+	// else empty; ErrBadPlan when the instance cannot run it.
+	IntroduceJob(job string, plan []byte) error
 }
 
 // Server is the receiving end of StageService.Exchange.
@@ -192,7 +194,7 @@ func (s *Server) IntroduceJob(ctx context.Context, req *wololov1.IntroduceJobReq
 	if err := s.fromGateway(ctx, req.GetJobId()); err != nil {
 		return nil, toStatus(err)
 	}
-	if err := s.handler.IntroduceJob(req.JobId); err != nil {
+	if err := s.handler.IntroduceJob(req.JobId, req.Plan); err != nil {
 		return nil, toStatus(err)
 	}
 	return &wololov1.IntroduceJobResponse{}, nil
@@ -404,7 +406,7 @@ func toStatus(err error) error {
 		return st.Err()
 	case errors.Is(err, ErrJobDropped):
 		return status.Error(codes.NotFound, err.Error())
-	case errors.Is(err, ErrUnknownChannel), errors.Is(err, ErrInvalid):
+	case errors.Is(err, ErrUnknownChannel), errors.Is(err, ErrInvalid), errors.Is(err, ErrBadPlan):
 		return status.Error(codes.InvalidArgument, err.Error())
 	case errors.Is(err, ErrUnauthenticated):
 		return status.Error(codes.Unauthenticated, err.Error())

@@ -23,7 +23,7 @@ func (h *countingHandler) Deliver(context.Context, ChannelID, *wololov1.Batch, f
 	return nil
 }
 func (h *countingHandler) DropJob(string) error      { h.drops++; return nil }
-func (h *countingHandler) IntroduceJob(string) error { h.introductions++; return nil }
+func (h *countingHandler) IntroduceJob(string, []byte) error { h.introductions++; return nil }
 
 // openOnly is an Exchange stream that sends one Open frame and ends.
 type openOnly struct {

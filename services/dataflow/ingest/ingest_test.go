@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 	"github.com/wololo/wololo/services/dataflow/batch"
 	"github.com/wololo/wololo/services/dataflow/schema"
 	"github.com/wololo/wololo/services/dataflow/stage"
@@ -41,6 +42,10 @@ func (e *ingestEmitter) Civ(stream string, civ string, wins, count int64) {
 func (e *ingestEmitter) Record(key string, value []byte) {
 	e.rows = append(e.rows, fmt.Sprintf("unexpected Record %s %q", key, value))
 }
+
+// Batch and End: the operators under test emit rows one at a time.
+func (e *ingestEmitter) Batch(string, int, *wololov1.RowBatch) {}
+func (e *ingestEmitter) End(string)                            {}
 
 func number(n schema.Number, ok bool) string {
 	if !ok {

@@ -24,11 +24,13 @@ const q2BenchMatches = 3_000_000
 // discard is an Emitter that drops everything.
 type discard struct{}
 
-func (discard) Match(string, *batch.Match)       {}
-func (discard) Player(string, *batch.Player)     {}
-func (discard) Token(string, []byte)             {}
-func (discard) Civ(string, string, int64, int64) {}
-func (discard) Record(string, []byte)            {}
+func (discard) Match(string, *batch.Match)            {}
+func (discard) Player(string, *batch.Player)          {}
+func (discard) Token(string, []byte)                  {}
+func (discard) Civ(string, string, int64, int64)      {}
+func (discard) Record(string, []byte)                 {}
+func (discard) Batch(string, int, *wololov1.RowBatch) {}
+func (discard) End(string)                            {}
 
 var _ stage.Emitter = discard{}
 

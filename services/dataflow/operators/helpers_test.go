@@ -40,6 +40,10 @@ func (e *fakeEmitter) Record(key string, value []byte) {
 	e.calls = append(e.calls, fmt.Sprintf("record %s %q", key, value))
 }
 
+// Batch and End: the operators under test emit rows one at a time.
+func (e *fakeEmitter) Batch(string, int, *wololov1.RowBatch) {}
+func (e *fakeEmitter) End(string)                            {}
+
 // take returns the calls so far and forgets them.
 func (e *fakeEmitter) take() []string {
 	c := e.calls

@@ -351,6 +351,26 @@ func (e *linkEmitter) Civ(stream string, civ string, wins, count int64) {
 
 func (e *linkEmitter) Record(key string, value []byte) { e.c.out.Record(key, value) }
 
+// Batch hands a built batch on when its stream leaves the task; the
+// chained operators take rows, not built batches, inside it.
+func (e *linkEmitter) Batch(stream string, to int, rows *wololov1.RowBatch) {
+	if _, ok := e.route(stream); ok {
+		e.c.misrouted(stream, "built batch")
+		return
+	}
+	e.c.out.Batch(stream, to, rows)
+}
+
+// End ends a stream that leaves the task; inside it, a reader's inputs
+// end when the writer finishes.
+func (e *linkEmitter) End(stream string) {
+	if _, ok := e.route(stream); ok {
+		e.c.misrouted(stream, "end")
+		return
+	}
+	e.c.out.End(stream)
+}
+
 // snapChain is a chain whose stateful operators can all snapshot: its
 // snapshot is the streams that have ended, which operators have finished,
 // and the snapshot of every operator still running.

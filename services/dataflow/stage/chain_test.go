@@ -67,6 +67,10 @@ func (r *recorder) Player(s string, p *batch.Player)   { r.rows = append(r.rows,
 func (r *recorder) Token(s string, t []byte)           { r.rows = append(r.rows, s+":"+string(t)) }
 func (r *recorder) Civ(s string, c string, _, _ int64) { r.rows = append(r.rows, s+":"+c) }
 func (r *recorder) Record(k string, _ []byte)          { r.rows = append(r.rows, "record:"+k) }
+func (r *recorder) Batch(s string, to int, _ *wololov1.RowBatch) {
+	r.rows = append(r.rows, fmt.Sprintf("%s:batch to %d", s, to))
+}
+func (r *recorder) End(s string) { r.rows = append(r.rows, s+":end") }
 
 // TestChainCallsAndEnds: rows on an internal stream reach their reader as
 // soon as the writer returns, rows on the others leave the task, and an

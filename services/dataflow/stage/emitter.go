@@ -2,6 +2,7 @@ package stage
 
 import (
 	"fmt"
+	"strings"
 	"sync/atomic"
 
 	"github.com/wololo/wololo/deploy"
@@ -22,7 +23,8 @@ const MaxBatchBytes = 1 << 20
 type slot struct {
 	ch    transport.ChannelID
 	rows  batch.Builders
-	bytes int // about what the rows since the last cut take
+	bytes int  // about what the rows since the last cut take
+	ended bool // its EOF is emitted (Outputs.End) or committed before
 }
 
 // Emitted is one batch the emitter cut for a channel, as Go values: what
@@ -71,33 +73,75 @@ type Outputs struct {
 	records    map[string][]byte
 	rowsOut    atomic.Int64
 	finished   bool
+	// endedNow are the streams End ended since the last Drain (Discard
+	// opens them again).
+	endedNow []string
+}
+
+// Edge is one stream of a job at one instance, and the stage at its
+// other end with that stage's instance count: where its batches come
+// from (an input) or go to (an output).
+type Edge struct {
+	Stream   string
+	Stage    string
+	Replicas int
+}
+
+// Wiring is what a job reads and writes at an instance of a stage.
+type Wiring struct {
+	Inputs  []Edge
+	Outputs []Edge
+}
+
+// TopologyWiring is the wiring of the topology's streams at stage: the
+// built-in graph's, the same for every job.
+func TopologyWiring(top deploy.Topology, stage string) Wiring {
+	var w Wiring
+	for _, st := range top.Inputs(stage) {
+		w.Inputs = append(w.Inputs, Edge{Stream: st.Name, Stage: st.From, Replicas: top.Replicas(st.From)})
+	}
+	for _, st := range top.Outputs(stage) {
+		w.Outputs = append(w.Outputs, Edge{Stream: st.Name, Stage: st.To, Replicas: top.Replicas(st.To)})
+	}
+	return w
 }
 
 // NewOutputs returns the emitter of job at instance self for the given
 // output streams of the topology.
 func NewOutputs(top deploy.Topology, self deploy.Instance, job string, streams []string, maxRows int) (*Outputs, error) {
-	if maxRows <= 0 {
-		maxRows = DefaultBatchRows
-	}
-	o := &Outputs{maxRows: maxRows, streams: map[string][]*slot{}}
-	for _, name := range streams {
+	links := make([]Edge, len(streams))
+	for i, name := range streams {
 		st, ok := top.Stream(name)
 		if !ok || st.From != self.Stage {
 			return nil, fmt.Errorf("stage %s does not send stream %q", self.Stage, name)
 		}
-		n := top.Replicas(st.To)
-		slots := make([]*slot, n)
-		for i := range slots {
-			to := deploy.Instance{Stage: st.To, Index: i}
-			slots[i] = &slot{ch: transport.ChannelID{Job: job, Stream: name, Sender: self.Name(), Receiver: to.Name()}}
-			o.order = append(o.order, slots[i])
-		}
-		o.streams[name] = slots
+		links[i] = Edge{Stream: name, Stage: st.To, Replicas: top.Replicas(st.To)}
 	}
-	return o, nil
+	return EdgeOutputs(self, job, links, maxRows), nil
 }
 
-func (o *Outputs) slot(stream string, key []byte) *slot {
+// EdgeOutputs returns the emitter of job at instance self for the given
+// output links.
+func EdgeOutputs(self deploy.Instance, job string, links []Edge, maxRows int) *Outputs {
+	if maxRows <= 0 {
+		maxRows = DefaultBatchRows
+	}
+	o := &Outputs{maxRows: maxRows, streams: map[string][]*slot{}}
+	for _, l := range links {
+		slots := make([]*slot, l.Replicas)
+		for i := range slots {
+			to := deploy.Instance{Stage: l.Stage, Index: i}
+			slots[i] = &slot{ch: transport.ChannelID{Job: job, Stream: l.Stream, Sender: self.Name(), Receiver: to.Name()}}
+			o.order = append(o.order, slots[i])
+		}
+		o.streams[l.Stream] = slots
+	}
+	return o
+}
+
+// slots returns a stream's slots; emitting on a stream not declared, or
+// ended, is a bug of the operator.
+func (o *Outputs) slots(stream string) []*slot {
 	slots := o.lastSlots
 	if stream != o.lastStream || slots == nil { // rows come in runs of one stream
 		var ok bool
@@ -106,6 +150,14 @@ func (o *Outputs) slot(stream string, key []byte) *slot {
 		}
 		o.lastStream, o.lastSlots = stream, slots
 	}
+	if len(slots) > 0 && slots[0].ended {
+		panic(fmt.Sprintf("operator emitted on stream %q after its end", stream))
+	}
+	return slots
+}
+
+func (o *Outputs) slot(stream string, key []byte) *slot {
+	slots := o.slots(stream)
 	return slots[Route(key, len(slots))]
 }
 
@@ -154,6 +206,64 @@ func (o *Outputs) Civ(stream string, civ string, wins, count int64) {
 	o.full(s, len(civ))
 }
 
+// Batch emits a batch of rows already routed: to receiver instance to of
+// stream (a SQL plan's exchange, which routes its rows by its own key).
+// The rows emitted on that slot before it are cut first, so the order
+// stays.
+func (o *Outputs) Batch(stream string, to int, rows *wololov1.RowBatch) {
+	slots := o.slots(stream)
+	if to < 0 || to >= len(slots) {
+		panic(fmt.Sprintf("operator emitted to instance %d of stream %q, which has %d", to, stream, len(slots)))
+	}
+	s := slots[to]
+	if s.rows.Len() > 0 {
+		o.cut(s)
+	}
+	o.built = append(o.built, Emitted{Channel: s.ch, Rows: rows})
+}
+
+// End ends a stream before the job does: its EOF goes to every receiver
+// in the next commit, and nothing more may be emitted on it. The commit
+// also records it (EndedOutputRecord), so that a restarted instance does
+// not end it again (MarkEnded). Ending an ended stream does nothing.
+func (o *Outputs) End(stream string) {
+	slots, ok := o.streams[stream]
+	if !ok {
+		panic(fmt.Sprintf("operator ended undeclared stream %q", stream))
+	}
+	if len(slots) == 0 || slots[0].ended {
+		return
+	}
+	for _, s := range slots {
+		o.cut(s)
+		o.built = append(o.built, Emitted{Channel: s.ch, EOF: true})
+		s.ended = true
+	}
+	o.endedNow = append(o.endedNow, stream)
+	o.Record(EndedOutputRecord(stream), []byte{1})
+}
+
+// EndedOutputRecord is the record of a job that says its output stream
+// was ended before the job finished (Outputs.End).
+func EndedOutputRecord(stream string) string { return endedOutputPrefix + stream }
+
+const endedOutputPrefix = "stage/output-ended/"
+
+// MarkEnded notes the output streams the job's records say were ended
+// (EndedOutputRecord), on a restart: their EOFs are committed, and Drain
+// does not send them again. Records of other streams are ignored.
+func (o *Outputs) MarkEnded(records map[string][]byte) {
+	for k := range records {
+		stream, ok := strings.CutPrefix(k, endedOutputPrefix)
+		if !ok {
+			continue
+		}
+		for _, s := range o.streams[stream] {
+			s.ended = true
+		}
+	}
+}
+
 // Built is how many batches were cut since the last Drain.
 func (o *Outputs) Built() int { return len(o.built) }
 
@@ -182,12 +292,14 @@ func (o *Outputs) Drain(eof bool) ([]Emitted, map[string][]byte) {
 	}
 	if eof {
 		for _, s := range o.order {
-			out = append(out, Emitted{Channel: s.ch, EOF: true})
+			if !s.ended {
+				out = append(out, Emitted{Channel: s.ch, EOF: true})
+			}
 		}
 		o.finished = true
 	}
 	records := o.records
-	o.built, o.records = o.built[:0], nil
+	o.built, o.records, o.endedNow = o.built[:0], nil, o.endedNow[:0]
 	return out, records
 }
 
@@ -197,7 +309,12 @@ func (o *Outputs) Discard() {
 		s.rows.Reset()
 		s.bytes = 0
 	}
-	o.built, o.records = o.built[:0], nil
+	for _, stream := range o.endedNow {
+		for _, s := range o.streams[stream] {
+			s.ended = false
+		}
+	}
+	o.built, o.records, o.endedNow = o.built[:0], nil, o.endedNow[:0]
 }
 
 // Channels lists every output channel, for flow control.

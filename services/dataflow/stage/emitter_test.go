@@ -1,10 +1,12 @@
 package stage_test
 
 import (
+	"slices"
 	"testing"
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/wololo/wololo/deploy"
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 	"github.com/wololo/wololo/services/dataflow/batch"
 	"github.com/wololo/wololo/services/dataflow/stage"
@@ -44,5 +46,61 @@ func TestEncodeGivesTheCommitterBytesAndCounts(t *testing.T) {
 	}
 	if out, err := stage.Encode(nil); out != nil || err != nil {
 		t.Errorf("nothing emitted: %v, %v", out, err)
+	}
+}
+
+// TestEndingAStreamEarly: a stream ended before the job (Outputs.End) gets
+// its EOF on every receiver in the next drain, after the rows emitted on
+// it, and a record saying so; the job's final drain does not end it
+// again, nor does a restarted instance told the record (MarkEnded); a
+// discarded step opens it again. A built batch (Batch) goes to the one
+// receiver named, after the rows already on that slot.
+func TestEndingAStreamEarly(t *testing.T) {
+	self := deploy.Instance{Stage: "shard", Index: 0}
+	edges := []stage.Edge{{Stream: "a#0", Stage: "shard", Replicas: 2}, {Stream: "b#0", Stage: "gateway", Replicas: 1}}
+	out := stage.EdgeOutputs(self, "j", edges, 100)
+	var tb batch.TokenBuilder
+	tb.Add([]byte("x"))
+	out.Token("a#0", []byte("t1"))
+	built := tb.Build()
+	out.Batch("a#0", stage.Route([]byte("t1"), 2), built)
+	out.End("a#0")
+	out.End("a#0") // twice: nothing more
+	emitted, records := out.Drain(false)
+	var kinds []string
+	for _, e := range emitted {
+		k := e.Channel.Receiver + ":rows"
+		if e.EOF {
+			k = e.Channel.Receiver + ":eof"
+		}
+		kinds = append(kinds, k)
+	}
+	to := deploy.Instance{Stage: "shard", Index: stage.Route([]byte("t1"), 2)}.Name()
+	want := []string{to + ":rows", to + ":rows", "shard-0:eof", "shard-1:eof"}
+	if !slices.Equal(kinds, want) {
+		t.Errorf("drained %v, want the rows, the built batch, then an EOF to each shard", kinds)
+	}
+	if emitted[1].Rows != built {
+		t.Errorf("the built batch is not the one drained second")
+	}
+	if records[stage.EndedOutputRecord("a#0")] == nil {
+		t.Errorf("no record of the ended stream: %v", records)
+	}
+	final, _ := out.Drain(true)
+	if len(final) != 1 || final[0].Channel.Stream != "b#0" || !final[0].EOF {
+		t.Errorf("the final drain gives %v, want only b#0's EOF", final)
+	}
+
+	restarted := stage.EdgeOutputs(self, "j", edges, 100)
+	restarted.MarkEnded(records)
+	if final, _ := restarted.Drain(true); len(final) != 1 || final[0].Channel.Stream != "b#0" {
+		t.Errorf("a restarted instance's final drain gives %v, want only b#0's EOF", final)
+	}
+
+	discarded := stage.EdgeOutputs(self, "j", edges, 100)
+	discarded.End("a#0")
+	discarded.Discard()
+	if final, _ := discarded.Drain(true); len(final) != 3 {
+		t.Errorf("after a discarded End the final drain gives %d EOFs, want 3", len(final))
 	}
 }

@@ -99,7 +99,7 @@ func FuzzExchange(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := rt.IntroduceJob("j"); err != nil { // the seeds' job; any other is refused
+		if err := rt.IntroduceJob("j", nil); err != nil { // the seeds' job; any other is refused
 			t.Fatal(err)
 		}
 		ctx, cancel := context.WithCancel(context.Background())

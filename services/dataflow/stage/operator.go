@@ -52,6 +52,15 @@ type Emitter interface {
 	// Record stores a small per-job value in the same commit (the gateway's
 	// results).
 	Record(key string, value []byte)
+	// Batch emits rows the operator has built and routed itself: to
+	// receiver instance to of stream (a SQL plan's exchange, whose rows
+	// are a ColumnBatch routed by the plan's key).
+	Batch(stream string, to int, rows *wololov1.RowBatch)
+	// End ends an output stream before the operator finishes: its EOF
+	// goes to every receiver with this step, and nothing more is emitted
+	// on it (a SQL plan's exchange from shard to shard ends when its own
+	// input does, or the shards would wait on each other's ends).
+	End(stream string)
 }
 
 // Snapshotter is implemented by stateful operators that can write their
@@ -81,8 +90,10 @@ type Spec struct {
 // already in the outbox or acknowledged.
 type discard struct{}
 
-func (discard) Match(string, *batch.Match)       {}
-func (discard) Player(string, *batch.Player)     {}
-func (discard) Token(string, []byte)             {}
-func (discard) Civ(string, string, int64, int64) {}
-func (discard) Record(string, []byte)            {}
+func (discard) Match(string, *batch.Match)            {}
+func (discard) Player(string, *batch.Player)          {}
+func (discard) Token(string, []byte)                  {}
+func (discard) Civ(string, string, int64, int64)      {}
+func (discard) Record(string, []byte)                 {}
+func (discard) Batch(string, int, *wololov1.RowBatch) {}
+func (discard) End(string)                            {}

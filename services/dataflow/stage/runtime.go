@@ -49,6 +49,10 @@ const (
 	// process reports the same finish time as the live one did.
 	recordFinished   = "stage/finished"
 	recordIntroduced = "stage/introduced"
+	// recordPlan holds the plan a job was introduced with (IntroduceJob),
+	// when it has one: a restarted instance rebuilds the job's operator
+	// from it.
+	recordPlan = "stage/plan"
 )
 
 // DefaultSweepEvery is how often a runtime reaps the state of jobs it was
@@ -104,6 +108,23 @@ type Config struct {
 	// SweepEvery is how often the runtime reaps the state of jobs it does
 	// not admit; DefaultSweepEvery if 0.
 	SweepEvery time.Duration
+	// Plans, if set, makes what a job with a plan (a job of SQL queries:
+	// IntroduceJobRequest.plan) runs here; such a job is refused without
+	// it. A job without a plan runs Spec, on the topology's streams.
+	Plans func(plan []byte) (JobSpec, error)
+	// PlanOf, if set, is the plan of a job Known admits (the gateway's own
+	// jobs, which it never introduces to itself); nil: none.
+	PlanOf func(job string) []byte
+}
+
+// JobSpec is what one job runs at this instance: the streams it reads
+// and writes, and its operator. Jobs of the built-in graph share one
+// (Config.Spec on the topology's streams); a job with a plan has its own
+// (Config.Plans).
+type JobSpec struct {
+	Wiring    Wiring
+	New       func() Operator
+	Stateless bool
 }
 
 // DefaultMaxJobs is how many jobs an instance holds at once by default.
@@ -194,6 +215,8 @@ type Runtime struct {
 	// introduced are the jobs the gateway has introduced (IntroduceJob),
 	// durably: the only ones, with Config.Known's, whose streams are taken.
 	introduced map[string]bool
+	// plans are the plans of the introduced jobs that have one.
+	plans map[string][]byte
 	// unrestorable are the jobs Recover could not rebuild (their state log
 	// does not replay), with why; refused like dropped jobs until the
 	// gateway, told by the process, fails and drops them.
@@ -206,7 +229,7 @@ func New(cfg Config) (*Runtime, error) {
 		return nil, err
 	}
 	cfg = cfg.WithDefaults()
-	return &Runtime{cfg: cfg, self: cfg.Instance.Name(), jobs: map[string]*job{}, dropped: map[string]bool{}, introduced: map[string]bool{}, unrestorable: map[string]error{}}, nil
+	return &Runtime{cfg: cfg, self: cfg.Instance.Name(), jobs: map[string]*job{}, dropped: map[string]bool{}, introduced: map[string]bool{}, plans: map[string][]byte{}, unrestorable: map[string]error{}}, nil
 }
 
 // Serve runs until ctx ends (nil) or a commit fails (that error), and
@@ -254,6 +277,7 @@ type job struct {
 	id     string
 	log    hclog.Logger
 	queue  chan delivery
+	spec   JobSpec
 	drive  *Driver // the operator's (actor only)
 	out    *Outputs
 	rowsIn atomic.Int64
@@ -272,37 +296,44 @@ type job struct {
 	finished bool // the operator has finished (drive's, for Status)
 }
 
-// Open implements transport.Handler. A channel the topology does not give
-// this instance, or of a job it does not admit (never introduced), is
-// refused before anything is created for its job.
+// Open implements transport.Handler. A channel of a job it does not admit
+// (never introduced) is refused before anything is created for the job,
+// and one the job does not read here (its plan's, or the topology's
+// streams into this stage) before the job takes anything from it.
 func (r *Runtime) Open(ch transport.ChannelID) (uint64, error) {
-	if !r.takes(ch) {
-		return 0, fmt.Errorf("%w: %s does not take %s from %s", transport.ErrUnknownChannel, r.self, ch.Stream, ch.Sender)
+	if ch.Receiver != r.self {
+		return 0, fmt.Errorf("%w: %s is not %s", transport.ErrUnknownChannel, r.self, ch.Receiver)
 	}
-	if _, err := r.job(ch.Job); err != nil {
+	if _, err := r.job(ch.Job, &ch); err != nil {
 		return 0, err
 	}
 	return r.inbox().Watermark(ch), nil
 }
 
-// takes reports whether the topology gives this instance the channel.
-func (r *Runtime) takes(ch transport.ChannelID) bool {
-	if ch.Receiver != r.self {
-		return false
-	}
-	for _, st := range r.cfg.Topology.Inputs(r.cfg.Instance.Stage) {
-		if st.Name != ch.Stream {
+// takes reports whether a job's inputs hold the channel.
+func (j *job) takes(ch transport.ChannelID) bool {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	_, ok := j.inputs[ch]
+	return ok
+}
+
+// topologyTakes reports whether the topology's streams give this
+// instance the channel: what the built-in graph reads here.
+func (r *Runtime) topologyTakes(ch transport.ChannelID) bool {
+	for _, e := range TopologyWiring(r.cfg.Topology, r.cfg.Instance.Stage).Inputs {
+		if e.Stream != ch.Stream {
 			continue
 		}
 		in, err := deploy.ParseInstance(ch.Sender)
-		return err == nil && in.Stage == st.From && in.Index < r.cfg.Topology.Replicas(st.From) && in.Name() == ch.Sender
+		return err == nil && in.Stage == e.Stage && in.Index < e.Replicas && in.Name() == ch.Sender
 	}
 	return false
 }
 
 // Deliver implements transport.Handler.
 func (r *Runtime) Deliver(ctx context.Context, ch transport.ChannelID, b *wololov1.Batch, done func(error)) error {
-	j, err := r.job(ch.Job)
+	j, err := r.job(ch.Job, &ch)
 	if err != nil {
 		return err
 	}
@@ -322,9 +353,19 @@ func (r *Runtime) Deliver(ctx context.Context, ch transport.ChannelID, b *wololo
 // IntroduceJob implements transport.Handler: the gateway tells this
 // instance of a new job before it sends any batch of it. The introduction
 // is durable before it returns, counts against MaxJobs from then on, and
-// is what lets the job's streams in (Open). Introducing a job again does
-// nothing; a dropped job stays dropped.
-func (r *Runtime) IntroduceJob(id string) error {
+// is what lets the job's streams in (Open). A job with a plan runs what
+// Config.Plans makes of it, and a plan it cannot make is refused before
+// anything is recorded. Introducing a job again does nothing; a dropped
+// job stays dropped.
+func (r *Runtime) IntroduceJob(id string, plan []byte) error {
+	if len(plan) > 0 {
+		if r.cfg.Plans == nil {
+			return fmt.Errorf("%w: %s runs no planned jobs", transport.ErrBadPlan, r.self)
+		}
+		if _, err := r.cfg.Plans(plan); err != nil {
+			return fmt.Errorf("%w: job %s: %v", transport.ErrBadPlan, id, err)
+		}
+	}
 	r.introducing.Lock()
 	defer r.introducing.Unlock()
 	r.mu.Lock()
@@ -344,7 +385,11 @@ func (r *Runtime) IntroduceJob(id string) error {
 	// Only introductions add to introduced, one at a time: the check above
 	// still holds. A DropJob meanwhile wins: it tombstones the job after
 	// this commit or before it, and either way the job is refused.
-	if err := r.cfg.Committer.Store().Commit(&transport.Commit{Job: id, Records: map[string][]byte{recordIntroduced: {1}}}); err != nil {
+	records := map[string][]byte{recordIntroduced: {1}}
+	if len(plan) > 0 {
+		records[recordPlan] = plan
+	}
+	if err := r.cfg.Committer.Store().Commit(&transport.Commit{Job: id, Records: records}); err != nil {
 		return fmt.Errorf("introduce job %s: %w", id, err)
 	}
 	r.mu.Lock()
@@ -353,7 +398,10 @@ func (r *Runtime) IntroduceJob(id string) error {
 		return fmt.Errorf("%w: %s", transport.ErrJobDropped, id)
 	}
 	r.introduced[id] = true
-	r.cfg.Log.Info("job introduced", "job", id)
+	if len(plan) > 0 {
+		r.plans[id] = plan
+	}
+	r.cfg.Log.Info("job introduced", "job", id, "planned", len(plan) > 0)
 	return nil
 }
 
@@ -401,6 +449,7 @@ func (r *Runtime) DropJob(id string) error {
 	j := r.jobs[id]
 	delete(r.jobs, id)
 	delete(r.introduced, id)
+	delete(r.plans, id)
 	delete(r.unrestorable, id)
 	already := r.dropped[id]
 	r.dropped[id] = true
@@ -428,16 +477,27 @@ func (r *Runtime) DropJob(id string) error {
 var errStopping = status.Error(codes.Unavailable, "stage is stopping")
 
 // job returns the job's state, creating it (and its actor) on first use.
-func (r *Runtime) job(id string) (*job, error) {
+// With ch, the job must read that channel here, or it is refused
+// (ErrUnknownChannel) and nothing is created for it.
+func (r *Runtime) job(id string, ch *transport.ChannelID) (*job, error) {
+	unknown := func() error {
+		return fmt.Errorf("%w: %s does not take %s from %s", transport.ErrUnknownChannel, r.self, ch.Stream, ch.Sender)
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if j, ok := r.jobs[id]; ok {
+		if ch != nil && !j.takes(*ch) {
+			return nil, unknown()
+		}
 		return j, nil
 	}
 	if r.dropped[id] {
 		return nil, fmt.Errorf("%w: %s", transport.ErrJobDropped, id)
 	}
 	if !r.admittedLocked(id) {
+		if ch != nil && !r.topologyTakes(*ch) {
+			return nil, unknown() // a channel no job of the built-in graph has
+		}
 		return nil, fmt.Errorf("%w: %s was never told of job %s by the gateway", transport.ErrUnknownJob, r.self, id)
 	}
 	if len(r.jobs) >= r.cfg.MaxJobs {
@@ -446,6 +506,9 @@ func (r *Runtime) job(id string) (*job, error) {
 	j, err := r.newJob(id)
 	if err != nil {
 		return nil, err
+	}
+	if ch != nil && !j.takes(*ch) {
+		return nil, unknown()
 	}
 	if !r.startLocked(j) {
 		return nil, errStopping
@@ -456,29 +519,50 @@ func (r *Runtime) job(id string) (*job, error) {
 
 // newJob builds a job's state without starting it.
 func (r *Runtime) newJob(id string) (*job, error) {
-	out, err := NewOutputs(r.cfg.Topology, r.cfg.Instance, id, r.cfg.Spec.Outputs, r.cfg.BatchRows)
+	spec, err := r.specLocked(id)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("job %s: %w", id, err)
 	}
 	j := &job{
 		id:      id,
 		log:     r.cfg.Log.With("job", id),
 		queue:   make(chan delivery, 2*MaxGroup),
-		out:     out,
+		spec:    spec,
+		out:     EdgeOutputs(r.cfg.Instance, id, spec.Wiring.Outputs, r.cfg.BatchRows),
 		inputs:  map[transport.ChannelID]*input{},
 		stopped: make(chan struct{}),
 	}
 	senders := map[string]int{}
-	for _, st := range r.cfg.Topology.Inputs(r.cfg.Instance.Stage) {
-		senders[st.Name] = r.cfg.Topology.Replicas(st.From)
-		for i := 0; i < r.cfg.Topology.Replicas(st.From); i++ {
-			from := deploy.Instance{Stage: st.From, Index: i}
-			ch := transport.ChannelID{Job: id, Stream: st.Name, Sender: from.Name(), Receiver: r.self}
-			j.inputs[ch] = &input{stream: st.Name}
+	for _, e := range spec.Wiring.Inputs {
+		senders[e.Stream] = e.Replicas
+		for i := range e.Replicas {
+			from := deploy.Instance{Stage: e.Stage, Index: i}
+			ch := transport.ChannelID{Job: id, Stream: e.Stream, Sender: from.Name(), Receiver: r.self}
+			j.inputs[ch] = &input{stream: e.Stream}
 		}
 	}
-	j.drive = NewDriver(r.cfg.Spec.New(), senders)
+	j.drive = NewDriver(spec.New(), senders)
 	return j, nil
+}
+
+// specLocked is what job id runs here: what Config.Plans makes of its
+// plan (introduced with it, or Config.PlanOf's), else the built-in Spec.
+func (r *Runtime) specLocked(id string) (JobSpec, error) {
+	plan := r.plans[id]
+	if plan == nil && r.cfg.PlanOf != nil && !r.introduced[id] {
+		plan = r.cfg.PlanOf(id)
+	}
+	if len(plan) == 0 {
+		return JobSpec{Wiring: TopologyWiring(r.cfg.Topology, r.cfg.Instance.Stage), New: r.cfg.Spec.New, Stateless: r.cfg.Spec.Stateless}, nil
+	}
+	if r.cfg.Plans == nil {
+		return JobSpec{}, fmt.Errorf("%w: %s runs no planned jobs", transport.ErrBadPlan, r.self)
+	}
+	spec, err := r.cfg.Plans(plan)
+	if err != nil {
+		return JobSpec{}, fmt.Errorf("%w: %v", transport.ErrBadPlan, err)
+	}
+	return spec, nil
 }
 
 // startLocked starts a job's actor; false once Serve has returned.
@@ -512,6 +596,9 @@ func (r *Runtime) Recover(img *transport.Image) error {
 	for id, ji := range img.Jobs {
 		if ji.Records[recordIntroduced] != nil {
 			r.introduced[id] = true
+			if p := ji.Records[recordPlan]; len(p) > 0 {
+				r.plans[id] = p
+			}
 		}
 	}
 	for _, id := range slices.Sorted(maps.Keys(img.Jobs)) {
@@ -535,8 +622,15 @@ func (r *Runtime) Recover(img *transport.Image) error {
 		}
 		j, err := r.newJob(id)
 		if err != nil {
-			return err
+			// Its plan does not run here (a build that cannot read it):
+			// the job cannot complete; the others can.
+			err = fmt.Errorf("%s cannot restore job %s: %w", r.self, id, err)
+			r.cfg.Log.Error("job cannot be restored; the job fails", "job", id, "error", err)
+			r.dropped[id] = true
+			r.unrestorable[id] = err
+			continue
 		}
+		j.out.MarkEnded(ji.Records)
 		seen := ji.Records[recordFinished] != nil
 		for ch := range j.inputs {
 			if ji.Watermarks[ch] > 0 {
@@ -552,7 +646,7 @@ func (r *Runtime) Recover(img *transport.Image) error {
 			// operator is not needed.
 			j.finished = true
 			j.drive.finished, j.drive.op = true, nil
-		} else if !r.cfg.Spec.Stateless {
+		} else if !j.spec.Stateless {
 			if err := r.replay(j, ji.State); err != nil {
 				// Its state is gone for good (the log is read, it does not
 				// replay: a store written by a build whose state this one
@@ -602,7 +696,7 @@ func (r *Runtime) replay(j *job, log [][]byte) error {
 			return err
 		}
 		if len(jr.Snapshot) > 0 {
-			op := r.cfg.Spec.New()
+			op := j.spec.New()
 			snap, ok := op.(Snapshotter)
 			if !ok {
 				return fmt.Errorf("log holds a snapshot but operator %T cannot restore one", op)
@@ -712,7 +806,7 @@ func (r *Runtime) build(j *job, p plan) (*transport.Step, bool, error) {
 	var err error
 	for i := range p.apply {
 		d := &p.apply[i]
-		if !r.cfg.Spec.Stateless {
+		if !j.spec.Stateless {
 			// The rows as they arrived: journaled without being encoded again.
 			journal.Applied = append(journal.Applied, &wololov1.Applied{Stream: d.ch.Stream, Sender: d.ch.Sender, Seq: d.batch.Seq, Eof: d.batch.Eof, Rows: d.batch.Rows})
 		}
@@ -739,7 +833,7 @@ func (r *Runtime) build(j *job, p plan) (*transport.Step, bool, error) {
 		// The operator is gone; its log is no longer needed.
 		s.Records[recordFinished] = finishedRecord(time.Now())
 		s.ResetState = true
-	case r.cfg.Spec.Stateless:
+	case j.spec.Stateless:
 	default:
 		s.State, s.ResetState, err = r.stateChange(j, &journal)
 	}

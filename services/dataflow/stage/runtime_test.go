@@ -69,7 +69,7 @@ func grouperRuntime(t *testing.T) (*stage.Runtime, *transport.MemStore, *transpo
 func introduce(t *testing.T, rt *stage.Runtime, jobs ...string) {
 	t.Helper()
 	for _, job := range jobs {
-		if err := rt.IntroduceJob(job); err != nil {
+		if err := rt.IntroduceJob(job, nil); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -395,7 +395,7 @@ func TestRuntimeCreatesNoJobForARefusedChannel(t *testing.T) {
 	if _, err := rt.Open(ch("a", operators.Q2Players, "players-filter-1")); err != nil {
 		t.Fatal(err)
 	}
-	if err := rt.IntroduceJob("b"); !errors.Is(err, transport.ErrTooManyJobs) || !strings.Contains(err.Error(), "--max-jobs") {
+	if err := rt.IntroduceJob("b", nil); !errors.Is(err, transport.ErrTooManyJobs) || !strings.Contains(err.Error(), "--max-jobs") {
 		t.Fatalf("a job beyond MaxJobs: %v, want ErrTooManyJobs naming --max-jobs", err)
 	}
 	if _, err := rt.Open(ch("b", operators.Q2Players, "players-filter-1")); !errors.Is(err, transport.ErrUnknownJob) {
@@ -404,7 +404,7 @@ func TestRuntimeCreatesNoJobForARefusedChannel(t *testing.T) {
 	if err := rt.DropJob("a"); err != nil {
 		t.Fatal(err)
 	}
-	if err := rt.IntroduceJob("a"); !errors.Is(err, transport.ErrJobDropped) {
+	if err := rt.IntroduceJob("a", nil); !errors.Is(err, transport.ErrJobDropped) {
 		t.Fatalf("introducing a dropped job: %v, want ErrJobDropped", err)
 	}
 	introduce(t, rt, "b")

@@ -113,7 +113,7 @@ func runStages(t *testing.T, top deploy.Topology, matches, players string, extra
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := rt.IntroduceJob(job); err != nil {
+		if err := rt.IntroduceJob(job, nil); err != nil {
 			t.Fatal(err)
 		}
 		runtimes[in.Name()] = rt

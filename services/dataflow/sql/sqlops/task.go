@@ -68,9 +68,16 @@ func stream(k int) string { return "in" + strconv.Itoa(k) }
 // header of each table the task scans; shared returns the key table of a
 // Plan.Tables entry for this instance (nil: one per operator).
 func NewTask(p *physical.Plan, name string, index int, columns map[string][]string, shared func(id int) *exec.KeyTable, send Sender) (*Task, error) {
+	return newTask(p, name, index, columns, shared, send, func(*physical.Op) bool { return true })
+}
+
+// newTask is NewTask of the task's operators keep keeps only: a part of
+// the task that no other operator of it reads from (the gateway's Source
+// operators, or all but them).
+func newTask(p *physical.Plan, name string, index int, columns map[string][]string, shared func(id int) *exec.KeyTable, send Sender, keep func(*physical.Op) bool) (*Task, error) {
 	t := &Task{p: p, name: name, index: index, send: send, ops: map[int]*instance{}}
 	for _, o := range p.Ops {
-		if o.Task != name {
+		if o.Task != name || !keep(o) {
 			continue
 		}
 		in, err := t.build(o, columns, shared)

@@ -1,0 +1,431 @@
+package sqlops
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
+	"github.com/wololo/wololo/services/dataflow/schema"
+	"github.com/wololo/wololo/services/dataflow/sql/exec"
+	"github.com/wololo/wololo/services/dataflow/sql/physical"
+	"github.com/wololo/wololo/services/dataflow/sql/plan"
+	"github.com/wololo/wololo/services/dataflow/stage"
+)
+
+// A job's plan in the deployment. Each process runs, for each job of SQL
+// queries, its part of the job's plan as one stage.Operator (StageSpec):
+// the stage runtime then gives it what it gives every operator (the
+// inbox's order, exactly-once commits, the journal replayed after a
+// restart, the outputs cut into batches and routed) and does not know the
+// difference. A route of a channel is a stream of the transport
+// (ChannelStream): the channel's name and the route's number, so that a
+// batch is for one consumer, as Task takes it. The gateway's part that
+// runs as a file is parsed (the table's scan and the exchanges reading
+// it: physical.Plan.Source) is a Source of its own, which the upload
+// feeds and commits, as it does the built-in graph's parsed rows.
+
+// ChannelStream is the transport's stream of route route of channel ch:
+// "NAME#ROUTE", the name's bytes other than letters, digits, '_', '-'
+// and '+' written as '_' (a stream is part of store keys and logs).
+func ChannelStream(ch string, route int) string {
+	b := make([]byte, 0, len(ch)+4)
+	for i := 0; i < len(ch); i++ {
+		c := ch[i]
+		if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-' || c == '+' {
+			b = append(b, c)
+		} else {
+			b = append(b, '_')
+		}
+	}
+	b = append(b, '#')
+	return string(strconv.AppendInt(b, int64(route), 10))
+}
+
+// routeOf is a channel's route, and how many instances send on it.
+type routeOf struct {
+	ch      string
+	route   int
+	senders int
+}
+
+// streams names every route of every channel of p (ChannelStream), both
+// ways, refusing a plan where two routes would share a stream.
+type streams struct {
+	byStream map[string]routeOf
+	byRoute  map[string][]string // channel → stream of each route
+}
+
+func planStreams(p *physical.Plan) (*streams, error) {
+	s := &streams{byStream: map[string]routeOf{}, byRoute: map[string][]string{}}
+	for _, c := range p.Channels {
+		n, err := replicasOf(p, c.From)
+		if err != nil {
+			return nil, fmt.Errorf("channel %s: %w", c.Name, err)
+		}
+		for r := range c.Routes {
+			name := ChannelStream(c.Name, r)
+			if prev, ok := s.byStream[name]; ok {
+				return nil, fmt.Errorf("channels %s and %s are both stream %s", prev.ch, c.Name, name)
+			}
+			s.byStream[name] = routeOf{ch: c.Name, route: r, senders: n}
+			s.byRoute[c.Name] = append(s.byRoute[c.Name], name)
+		}
+	}
+	return s, nil
+}
+
+func (s *streams) stream(ch string, route int) (string, error) {
+	names := s.byRoute[ch]
+	if route < 0 || route >= len(names) {
+		return "", fmt.Errorf("no route %d of channel %q", route, ch)
+	}
+	return names[route], nil
+}
+
+func replicasOf(p *physical.Plan, task string) (int, error) {
+	switch task {
+	case p.Gateway.Name:
+		return p.Gateway.Replicas, nil
+	case p.Shard.Name:
+		return p.Shard.Replicas, nil
+	}
+	return 0, fmt.Errorf("no task %q", task)
+}
+
+// edges are the streams of the routes of the channels that ops write,
+// each to the task the channel goes to.
+func edges(p *physical.Plan, s *streams, ops []*physical.Op) ([]stage.Edge, error) {
+	var out []stage.Edge
+	for _, o := range ops {
+		if o.Kind != physical.Exchange {
+			continue
+		}
+		c := p.Channel(o.Channel)
+		if c == nil {
+			return nil, fmt.Errorf("#%d writes channel %q, which is not there", o.ID, o.Channel)
+		}
+		n, err := replicasOf(p, c.To)
+		if err != nil {
+			return nil, err
+		}
+		for _, name := range s.byRoute[c.Name] {
+			out = append(out, stage.Edge{Stream: name, Stage: c.To, Replicas: n})
+		}
+	}
+	return out, nil
+}
+
+// DecodeSpec is what an instance of task runs for a job whose encoded
+// plan (physical.Encode) is plan: StageSpec of the decoded plan, checked
+// first (a plan from the store or the wire must hold the invariants
+// before anything runs it).
+func DecodeSpec(plan []byte, task string) (stage.JobSpec, error) {
+	p, err := physical.Decode(plan)
+	if err != nil {
+		return stage.JobSpec{}, err
+	}
+	if err := physical.Check(p); err != nil {
+		return stage.JobSpec{}, fmt.Errorf("plan: %w", err)
+	}
+	return StageSpec(p, task)
+}
+
+// StageSpec is what an instance of task runs for a job of plan p: every
+// operator of the task but its Source ones, as one stage.Operator whose
+// input streams are the routes of the channels into the task, and whose
+// outputs are the routes of the channels its exchanges write. Where the
+// task holds the queries' sinks (the gateway), the operator's Finish
+// records each query's NAME.csv as the job's result
+// (schema.ResultRecord). It is stateful, and replayed from the journal
+// after a restart.
+func StageSpec(p *physical.Plan, task string) (stage.JobSpec, error) {
+	if _, err := replicasOf(p, task); err != nil {
+		return stage.JobSpec{}, err
+	}
+	s, err := planStreams(p)
+	if err != nil {
+		return stage.JobSpec{}, err
+	}
+	var ops []*physical.Op
+	for _, o := range p.Ops {
+		if o.Task == task && !p.Source(o) {
+			ops = append(ops, o)
+		}
+	}
+	var w stage.Wiring
+	for _, c := range p.Channels {
+		if c.To != task {
+			continue
+		}
+		n, err := replicasOf(p, c.From)
+		if err != nil {
+			return stage.JobSpec{}, err
+		}
+		for _, name := range s.byRoute[c.Name] {
+			w.Inputs = append(w.Inputs, stage.Edge{Stream: name, Stage: c.From, Replicas: n})
+		}
+	}
+	if w.Outputs, err = edges(p, s, ops); err != nil {
+		return stage.JobSpec{}, err
+	}
+	// One operator made now: a plan that does not build fails here, when
+	// the job is introduced, not in its actor.
+	if _, err := newStageOp(p, task, s); err != nil {
+		return stage.JobSpec{}, err
+	}
+	return stage.JobSpec{Wiring: w, New: func() stage.Operator {
+		op, err := newStageOp(p, task, s)
+		if err != nil {
+			return failed{err} // it built a moment ago: it does not fail now
+		}
+		return op
+	}}, nil
+}
+
+// stageOp is a task's part of a job as a stage.Operator: a Task of its
+// operators but the Source ones, fed the batches and ends of the routes
+// it reads.
+type stageOp struct {
+	t       *Task
+	p       *physical.Plan
+	streams *streams
+	// out is the Emitter of the call being served: where the exchanges'
+	// batches and ends go.
+	out stage.Emitter
+}
+
+func newStageOp(p *physical.Plan, task string, s *streams) (*stageOp, error) {
+	tables := map[int]*exec.KeyTable{}
+	shared := func(id int) *exec.KeyTable {
+		if tables[id] == nil {
+			tables[id] = exec.NewKeyTable()
+		}
+		return tables[id]
+	}
+	o := &stageOp{p: p, streams: s}
+	t, err := newTask(p, task, 0, nil, shared, o.send, func(op *physical.Op) bool { return !p.Source(op) })
+	if err != nil {
+		return nil, err
+	}
+	o.t = t
+	return o, nil
+}
+
+// send hands what an exchange writes to the runtime's Emitter: a batch
+// for one receiving instance, or (rows nil) the end of the route, once the
+// exchange has finished.
+func (o *stageOp) send(ch *physical.Channel, route, to int, rows *wololov1.RowBatch) error {
+	name, err := o.streams.stream(ch.Name, route)
+	if err != nil {
+		return err
+	}
+	if rows == nil {
+		o.out.End(name)
+		return nil
+	}
+	o.out.Batch(name, to, rows)
+	return nil
+}
+
+func (o *stageOp) route(stream string) (routeOf, error) {
+	r, ok := o.streams.byStream[stream]
+	if !ok {
+		return routeOf{}, fmt.Errorf("no stream %q in the job's plan", stream)
+	}
+	return r, nil
+}
+
+// Apply implements stage.Operator.
+func (o *stageOp) Apply(stream string, rows *wololov1.RowBatch, out stage.Emitter) error {
+	r, err := o.route(stream)
+	if err != nil {
+		return err
+	}
+	o.out = out
+	return o.t.Receive(r.ch, r.route, 0, rows)
+}
+
+// EndStream implements stage.StreamEnder: the runtime's Driver calls it
+// once every sender has ended the stream, and the Task is told of each
+// sender's end, as it counts them itself.
+func (o *stageOp) EndStream(stream string, out stage.Emitter) error {
+	r, err := o.route(stream)
+	if err != nil {
+		return err
+	}
+	o.out = out
+	for sender := range r.senders {
+		if err := o.t.End(r.ch, r.route, sender); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Finish implements stage.Operator: every input has ended, so every
+// operator has finished; the task's sinks become the job's results.
+func (o *stageOp) Finish(out stage.Emitter) error {
+	o.out = out
+	if !o.t.Done() {
+		return fmt.Errorf("task %s: every input ended, but not every operator finished", o.t.name)
+	}
+	for _, q := range o.p.Queries {
+		if o.p.Ops[q.Sink].Task != o.t.name {
+			continue
+		}
+		csv, ok := o.t.Sink(q.Sink)
+		if !ok {
+			return fmt.Errorf("query %s: its sink #%d has not finished", q.Name, q.Sink)
+		}
+		out.Record(schema.ResultRecord(q.Name+".csv"), csv)
+	}
+	return nil
+}
+
+// failed is an operator that could not be made: it refuses everything.
+type failed struct{ err error }
+
+func (f failed) Apply(string, *wololov1.RowBatch, stage.Emitter) error { return f.err }
+func (f failed) Finish(stage.Emitter) error                            { return f.err }
+
+// Source is the gateway's part of a job's plan for one table: the
+// table's scan and the exchanges that read it, which route each row the
+// upload parses onto the channels, as the plan's routes say. Rows come in
+// one at a time as text fields (Row: what ingest parses of a record);
+// Flush applies them as one batch, so the upload calls it before each
+// commit and the commit holds every row up to its offset. It is not safe
+// for concurrent use.
+type Source struct {
+	t       *Task
+	table   string
+	width   int
+	streams *streams
+	outputs []stage.Edge
+	cols    []*exec.VecBuilder
+	rows    int
+	bytes   int
+	out     stage.Emitter
+}
+
+// sourceBatchBytes is about the most text a Source applies as one batch,
+// so that what it routes to one receiver stays well within a message.
+const sourceBatchBytes = 1 << 20
+
+// NewSource returns the Source of the named table of p at its gateway,
+// whose file's header row is header. A plan that does not scan the table
+// has a Source that routes nothing.
+func NewSource(p *physical.Plan, table string, header []string) (*Source, error) {
+	s, err := planStreams(p)
+	if err != nil {
+		return nil, err
+	}
+	src := &Source{table: table, width: len(header), streams: s}
+	keep := func(o *physical.Op) bool {
+		if o.Kind == plan.Scan {
+			return o.Node.Table == table
+		}
+		return p.Source(o) && p.Ops[o.Inputs[0].Op].Node.Table == table
+	}
+	var ops []*physical.Op
+	for _, o := range p.Ops {
+		if o.Task == p.Gateway.Name && keep(o) {
+			ops = append(ops, o)
+		}
+	}
+	if src.outputs, err = edges(p, s, ops); err != nil {
+		return nil, err
+	}
+	if len(ops) == 0 {
+		return src, nil
+	}
+	send := func(ch *physical.Channel, route, to int, rows *wololov1.RowBatch) error {
+		name, err := s.stream(ch.Name, route)
+		if err != nil {
+			return err
+		}
+		if rows == nil {
+			src.out.End(name)
+		} else {
+			src.out.Batch(name, to, rows)
+		}
+		return nil
+	}
+	if src.t, err = newTask(p, p.Gateway.Name, 0, map[string][]string{table: slices.Clone(header)}, nil, send, keep); err != nil {
+		return nil, fmt.Errorf("table %s: %w", table, err)
+	}
+	return src, nil
+}
+
+// Outputs are the streams the Source writes: the routes of its table's
+// channels, to their tasks.
+func (s *Source) Outputs() []stage.Edge { return s.outputs }
+
+// Width is the number of fields a record of the table has.
+func (s *Source) Width() int { return s.width }
+
+// Row holds a record's fields (Width of them, copied) until the next
+// Flush; the caller flushes when Full.
+func (s *Source) Row(fields [][]byte) {
+	if s.t == nil {
+		return
+	}
+	if s.cols == nil {
+		s.cols = make([]*exec.VecBuilder, s.width)
+		for i := range s.cols {
+			s.cols[i] = exec.NewVecBuilder(plan.Text, exec.BatchRows)
+		}
+	}
+	for i, f := range fields {
+		_ = s.cols[i].Text(f) // text takes any bytes
+		s.bytes += len(f)
+	}
+	s.rows++
+}
+
+// Full reports whether the rows held are a batch's worth: the caller
+// flushes them (with the Emitter it commits).
+func (s *Source) Full() bool { return s.rows >= exec.BatchRows || s.bytes >= sourceBatchBytes }
+
+// Flush applies the rows held to the scan, and routes them into out.
+func (s *Source) Flush(out stage.Emitter) error {
+	if s.t == nil || s.rows == 0 {
+		return nil
+	}
+	b := &exec.Batch{N: s.rows, Cols: make([]*exec.Vec, s.width)}
+	for i, c := range s.cols {
+		b.Cols[i] = c.Vec()
+	}
+	s.cols, s.rows, s.bytes = nil, 0, 0
+	s.out = out
+	return s.t.Table(s.table, b)
+}
+
+// End flushes the rows held and ends the table: every channel route its
+// exchanges write ends (out.End).
+func (s *Source) End(out stage.Emitter) error {
+	if err := s.Flush(out); err != nil {
+		return err
+	}
+	if s.t == nil {
+		return nil
+	}
+	s.out = out
+	return s.t.EndTable(s.table)
+}
+
+// Stats are the scan's counts of the values that read as NULL, by
+// column name, since the Source was made.
+func (s *Source) Stats() map[string]int64 {
+	out := map[string]int64{}
+	if s.t == nil {
+		return out
+	}
+	for _, st := range s.t.Stats() {
+		if n := st.Missing + st.Invalid; n > 0 {
+			out[strings.TrimPrefix(st.Column, s.table+".")] += n
+		}
+	}
+	return out
+}
