@@ -29,6 +29,14 @@ type Ingest struct {
 	// OnOversized, if set, hears the file offset of each record skipped
 	// for its size.
 	OnOversized func(offset int64)
+	// Text, when set, takes each well-formed record's fields (valid only
+	// during the call) instead of the file's typed row: the upload of a
+	// job of SQL queries, whose plan reads the file's columns as text
+	// (services/dataflow/sql/sqlops.Source). A record of another field
+	// count than TextWidth is malformed, as the typed rows' rule has it.
+	Text      func(fields [][]byte)
+	TextWidth int
+
 	skipping    bool
 	skipFrom    int64  // where the record being skipped began
 	skipHead    []byte // its first bytes, for its Reject
@@ -191,6 +199,15 @@ func (in *Ingest) missing(column string) { in.Report.Missing[column]++ }
 // record emits the row of a record of fields, the bytes raw at offset at,
 // or counts it malformed for its field count.
 func (in *Ingest) record(f [][]byte, at int64, raw []byte, out stage.Emitter) {
+	if in.Text != nil {
+		if len(f) != in.TextWidth {
+			in.Report.Malformed++
+			in.Report.AddReject(at, schema.RejectFieldCount, raw)
+			return
+		}
+		in.Text(f)
+		return
+	}
 	if in.file == schema.Matches {
 		c := &in.matches
 		if len(f) != c.Fields {

@@ -75,6 +75,7 @@ func rejectsPrefix(f schema.File) string { return "rejects/" + f.String() + "/" 
 // the required columns are (cols): the names stay in the store.
 type fileState struct {
 	cols      ingest.Columns
+	names     []string // the header's column names, in file order (a job with a plan only)
 	size      int64
 	print     []byte // the client's fingerprint of the file (at most maxFingerprint bytes)
 	offset    int64  // committed: every record before it is in the outbox
@@ -100,9 +101,12 @@ type job struct {
 	state    wololov1.JobState
 	message  string
 	files    [2]*fileState
-	results  map[string][]byte
-	changed  chan struct{} // closed and replaced on every change
-	failed   chan struct{} // closed when the job fails: its uploads end
+	// plan is the job's physical plan (physical.Encode) when it is a job
+	// of SQL queries; nil for the built-in graph.
+	plan    []byte
+	results map[string][]byte
+	changed chan struct{} // closed and replaced on every change
+	failed  chan struct{} // closed when the job fails: its uploads end
 }
 
 // headerBytes is the length of a header row of these names (each with its
@@ -345,6 +349,7 @@ func (js *jobs) newJob(id string, rec *wololov1.JobRecord) (*job, error) {
 			return nil, kindError{ErrInvalid, fmt.Errorf("job %q: %w", id, err)}
 		}
 	}
+	j.plan = rec.Plan
 	var ok bool
 	if j.bytes, ok = sumSizes(rec.Files[0].Size, rec.Files[1].Size); !ok {
 		return nil, errorf(ErrInvalid, "job %q: files of %d and %d bytes", id, rec.Files[0].Size, rec.Files[1].Size)
@@ -355,6 +360,9 @@ func (js *jobs) newJob(id string, rec *wololov1.JobRecord) (*job, error) {
 			return nil, kindError{ErrInvalid, fmt.Errorf("job %q: %w", id, err)}
 		}
 		j.files[i] = &fileState{cols: cols, size: f.Size, print: f.Fingerprint, offset: f.DataOffset, report: schema.FileReport{Missing: map[string]int64{}}}
+		if len(j.plan) > 0 { // its plan reads the columns by name; a job of the built-in graph keeps none
+			j.files[i].names = f.Columns
+		}
 	}
 	return j, nil
 }

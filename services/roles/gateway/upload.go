@@ -86,8 +86,14 @@ func (g *Gateway) upload(stream uploadStream) (err error) {
 	if err != nil {
 		return kindError{ErrInvalid, err}
 	}
-	out, err := stage.NewOutputs(g.cfg.Topology, g.self, j.id, []string{file.Stream()}, g.cfg.BatchRows)
-	if err != nil {
+	var out *stage.Outputs
+	var plan *planUpload // a job of SQL queries: its plan routes the rows
+	if len(j.plan) > 0 {
+		if plan, err = g.newPlanUpload(j, file, in); err != nil {
+			return err
+		}
+		out = plan.out
+	} else if out, err = stage.NewOutputs(g.cfg.Topology, g.self, j.id, []string{file.Stream()}, g.cfg.BatchRows); err != nil {
 		return err
 	}
 	if err := stream.Send(&wololov1.UploadResponse{Offset: u.offset, Rows: u.report.Rows}); err != nil {
@@ -151,6 +157,11 @@ func (g *Gateway) upload(stream uploadStream) (err error) {
 					break
 				}
 			}
+			if plan != nil {
+				if err := plan.flush(in); err != nil {
+					return err
+				}
+			}
 			if err := pipe.commit(ctx, in, out, false); err != nil {
 				return err
 			}
@@ -159,6 +170,11 @@ func (g *Gateway) upload(stream uploadStream) (err error) {
 				return errorf(ErrDataLoss, "%s: client says the file has %d bytes, gateway received up to offset %d", file, f.Finish.Size, received)
 			}
 			in.Feed(nil, true, out)
+			if plan != nil {
+				if err := plan.end(in); err != nil {
+					return err
+				}
+			}
 			// The share of malformed records is known now: past the job's
 			// limit the job fails, in the same commit as the file's end.
 			tooBad := j.maxMalformed.Check(file, in.Report)

@@ -68,6 +68,7 @@ import (
 	"github.com/wololo/wololo/services/cmdline/version"
 	"github.com/wololo/wololo/services/dataflow/operators"
 	"github.com/wololo/wololo/services/dataflow/schema"
+	"github.com/wololo/wololo/services/dataflow/sql/sqlops"
 	"github.com/wololo/wololo/services/dataflow/stage"
 	"github.com/wololo/wololo/services/ops/admin"
 	"github.com/wololo/wololo/services/ops/clusterview"
@@ -224,6 +225,8 @@ func New(cfg Config) (*Node, error) {
 	scfg := stage.Config{
 		Topology: cfg.Topology, Instance: cfg.Instance, Spec: spec, Committer: n.committer, Links: n.sender,
 		Log: log.Named("stage"), BatchRows: cfg.BatchRows, OutboxLimit: cfg.OutboxLimit, MaxJobs: cfg.MaxJobs,
+		// A job of SQL queries runs this task's part of its plan.
+		Plans: func(plan []byte) (stage.JobSpec, error) { return sqlops.DecodeSpec(plan, st.Name) },
 	}
 	var gatewayMetrics *metrics.Gateway
 	if st.Role == "gateway" {
@@ -244,6 +247,7 @@ func New(cfg Config) (*Node, error) {
 		}
 		scfg.OnFinish = n.Gateway.Finished
 		scfg.Known = n.Gateway.Knows
+		scfg.PlanOf = n.Gateway.PlanOf
 	}
 	if n.runtime, err = stage.New(scfg); err != nil {
 		return nil, err
