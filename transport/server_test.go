@@ -22,7 +22,7 @@ func (h *countingHandler) Open(ChannelID) (uint64, error) { h.opens++; return 0,
 func (h *countingHandler) Deliver(context.Context, ChannelID, *wololov1.Batch, func(error)) error {
 	return nil
 }
-func (h *countingHandler) DropJob(string) error      { h.drops++; return nil }
+func (h *countingHandler) DropJob(string) error              { h.drops++; return nil }
 func (h *countingHandler) IntroduceJob(string, []byte) error { h.introductions++; return nil }
 
 // openOnly is an Exchange stream that sends one Open frame and ends.

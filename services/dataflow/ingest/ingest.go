@@ -37,10 +37,10 @@ type Ingest struct {
 	Text      func(fields [][]byte)
 	TextWidth int
 
-	skipping    bool
-	skipFrom    int64  // where the record being skipped began
-	skipHead    []byte // its first bytes, for its Reject
-	skipper     csvio.RecordSkipper
+	skipping bool
+	skipFrom int64  // where the record being skipped began
+	skipHead []byte // its first bytes, for its Reject
+	skipper  csvio.RecordSkipper
 
 	m batch.Match
 	p batch.Player
