@@ -647,7 +647,11 @@ func (r *Runtime) Recover(img *transport.Image) error {
 			j.finished = true
 			j.drive.finished, j.drive.op = true, nil
 		} else if !j.spec.Stateless {
-			if err := r.replay(j, ji.State); err != nil {
+			err := r.endsBeforeLog(j, ji)
+			if err == nil {
+				err = r.replay(j, ji.State)
+			}
+			if err != nil {
 				// Its state is gone for good (the log is read, it does not
 				// replay: a store written by a build whose state this one
 				// cannot read, say). The job cannot complete; the other
@@ -685,6 +689,41 @@ func (r *Runtime) Unrestorable() map[string]error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return maps.Clone(r.unrestorable)
+}
+
+// endsBeforeLog notes, before a job's state log is replayed, the ended
+// inputs whose EOF is not in the log: applied before the snapshot the log
+// starts with, so that the snapshot holds what the operator did of them.
+// Without it, the EOF of a stream's last sender replayed from the log
+// would not be the stream's end (its other senders' ends noted only after
+// the replay), and the operator would never hear that the stream ended. A
+// log without a snapshot holds every EOF applied: nothing to note.
+func (r *Runtime) endsBeforeLog(j *job, ji *transport.JobImage) error {
+	if len(ji.State) == 0 {
+		return nil
+	}
+	var first wololov1.Journal
+	if err := proto.Unmarshal(ji.State[0], &first); err != nil || len(first.Snapshot) == 0 {
+		return err
+	}
+	logged := map[[2]string]bool{}
+	for _, raw := range ji.State[1:] {
+		var jr wololov1.Journal
+		if err := proto.Unmarshal(raw, &jr); err != nil {
+			return err
+		}
+		for _, a := range jr.Applied {
+			if a.Eof {
+				logged[[2]string{a.Stream, a.Sender}] = true
+			}
+		}
+	}
+	for ch := range j.inputs {
+		if ji.Records[transport.EndedRecord(ch)] != nil && !logged[[2]string{ch.Stream, ch.Sender}] {
+			j.drive.Restore(ch.Stream, ch.Sender)
+		}
+	}
+	return nil
 }
 
 // replay rebuilds a job's operator from its state log. What the operator

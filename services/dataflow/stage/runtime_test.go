@@ -1,6 +1,7 @@
 package stage_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -651,5 +652,81 @@ func TestFinishedAtReadsTheFinalCommit(t *testing.T) {
 				t.Fatalf("FinishedAt = %v, %v; want %v, %v", got, ok, c.want, c.wantOK)
 			}
 		})
+	}
+}
+
+// endsOp hears the ends of its input streams and keeps them as its
+// state, padded so that its snapshot is larger than a journal entry (the
+// log after it is then journaled, not snapshotted again); at Finish it
+// emits one row naming the streams it heard end.
+type endsOp struct{ heard []string }
+
+func (o *endsOp) Apply(string, *wololov1.RowBatch, stage.Emitter) error { return nil }
+func (o *endsOp) EndStream(s string, _ stage.Emitter) error {
+	o.heard = append(o.heard, s)
+	return nil
+}
+func (o *endsOp) Finish(out stage.Emitter) error {
+	out.Civ(operators.Q3Partials, strings.Join(o.heard, "+"), 0, 0)
+	return nil
+}
+func (o *endsOp) AppendSnapshot(dst []byte) ([]byte, error) {
+	dst = append(dst, strings.Join(o.heard, "+")...)
+	return append(dst, make([]byte, 1000)...), nil
+}
+func (o *endsOp) Restore(state []byte) error {
+	if s := string(bytes.TrimRight(state, "\x00")); s != "" {
+		o.heard = strings.Split(s, "+")
+	}
+	return nil
+}
+
+// TestRecoverKeepsAnEndAcrossASnapshot: a stream whose first sender's
+// end was applied before the snapshot the state log starts with, and
+// whose last sender's end is in the journal after it, has ended for the
+// recovered operator: it hears so during the replay (not only the
+// stream's other input, at the job's end).
+func TestRecoverKeepsAnEndAcrossASnapshot(t *testing.T) {
+	old := stage.SnapshotMinBytes
+	stage.SnapshotMinBytes = 1
+	t.Cleanup(func() { stage.SnapshotMinBytes = old })
+	self := deploy.Instance{Stage: "q3-joiner", Index: 0}
+	spec := operators.Specs()["q3-joiner"]
+	spec.New = func() stage.Operator { return &endsOp{} }
+	store := transport.NewMemStore()
+	ch := func(stream, sender string) transport.ChannelID {
+		return transport.ChannelID{Job: "j", Stream: stream, Sender: sender, Receiver: self.Name()}
+	}
+	steps := []transport.ChannelID{
+		ch(operators.Q3Matches, "matches-filter-0"), // its commit snapshots
+		ch(operators.Q3Matches, "matches-filter-1"), // journaled after the snapshot
+		ch(operators.Q3Players, "players-filter-0"),
+		ch(operators.Q3Players, "players-filter-1"),
+	}
+	var outbox *transport.Outbox
+	for i, c := range steps {
+		rt, ob, stop := startRuntime(t, self, spec, store)
+		if i == 0 {
+			introduce(t, rt, "j")
+		}
+		if err := deliver(t, rt, c, &wololov1.Batch{Seq: 1, Eof: true}); err != nil {
+			t.Fatal(err)
+		}
+		if err := stop(); err != nil {
+			t.Fatal(err)
+		}
+		outbox = ob
+	}
+	out := transport.ChannelID{Job: "j", Stream: operators.Q3Partials, Sender: self.Name(), Receiver: "q3-aggregator-0"}
+	pending, err := outbox.Pending(context.Background(), out, 0)
+	if err != nil || len(pending) != 2 {
+		t.Fatalf("outbox = %+v, %v; want the row then EOF", pending, err)
+	}
+	var heard string
+	if err := batch.EachCiv(decode(t, pending[0].Rows).GetCivs(), func(civ string, _, _ int64) { heard = civ }); err != nil {
+		t.Fatal(err)
+	}
+	if want := operators.Q3Matches + "+" + operators.Q3Players; heard != want {
+		t.Fatalf("the operator heard %q end, want %q", heard, want)
 	}
 }

@@ -269,7 +269,13 @@ func (o *stageOp) EndStream(stream string, out stage.Emitter) error {
 func (o *stageOp) Finish(out stage.Emitter) error {
 	o.out = out
 	if !o.t.Done() {
-		return fmt.Errorf("task %s: every input ended, but not every operator finished", o.t.name)
+		var open []string
+		for _, in := range o.t.order {
+			if !in.done {
+				open = append(open, fmt.Sprintf("#%d %s", in.o.ID, in.o.Kind))
+			}
+		}
+		return fmt.Errorf("task %s: every input ended, but not every operator finished: %s", o.t.name, strings.Join(open, ", "))
 	}
 	for _, q := range o.p.Queries {
 		if o.p.Ops[q.Sink].Task != o.t.name {

@@ -31,7 +31,10 @@ import (
 // channel's in its order, as the inbox takes them). An instance may
 // restart before any message: a fresh operator replays its journal
 // through an Emitter that keeps nothing, and fresh Outputs are told the
-// streams its commits ended, as the runtime's Recover does.
+// streams its commits ended, as the runtime's Recover does; or, half the
+// time, the log is cut by a snapshot of the operator first, as the
+// runtime cuts it, and the fresh operator restored from it replays only
+// what came after.
 type deployed struct {
 	t       *testing.T
 	p       *physical.Plan
@@ -40,6 +43,8 @@ type deployed struct {
 	inst    map[string]*instance
 	names   []string
 	results map[string][]byte
+	// restarts and snapshots count what the run did.
+	restarts, snapshots int
 }
 
 type message struct {
@@ -51,10 +56,13 @@ type message struct {
 type instance struct {
 	self    deploy.Instance
 	spec    stage.JobSpec
+	op      stage.Operator
 	drive   *stage.Driver
 	out     *stage.Outputs
 	queue   []message
-	journal []message
+	journal []message // since snap
+	snap    []byte
+	ended   [][2]string       // the input ends applied: stream, sender
 	records map[string][]byte // what its commits recorded
 	done    bool
 }
@@ -76,7 +84,7 @@ func newDeployed(t *testing.T, p *physical.Plan, r *rand.Rand, restart float64) 
 		}
 		for i := range task.Replicas {
 			in := &instance{self: deploy.Instance{Stage: task.Name, Index: i}, spec: spec, records: map[string][]byte{}}
-			in.start()
+			in.start(t)
 			d.inst[in.self.Name()] = in
 			d.names = append(d.names, in.self.Name())
 		}
@@ -84,12 +92,42 @@ func newDeployed(t *testing.T, p *physical.Plan, r *rand.Rand, restart float64) 
 	return d
 }
 
-func (in *instance) start() {
+// start makes the instance's operator afresh: restored from its
+// snapshot, the journal since replayed, the ends applied noted.
+func (in *instance) start(t *testing.T) {
 	senders := map[string]int{}
 	for _, e := range in.spec.Wiring.Inputs {
 		senders[e.Stream] = e.Replicas
 	}
-	in.drive = stage.NewDriver(in.spec.New(), senders)
+	in.op = in.spec.New()
+	if in.snap != nil {
+		if err := in.op.(stage.Snapshotter).Restore(bytes.Clone(in.snap)); err != nil {
+			t.Fatalf("%s: restore: %v", in.self.Name(), err)
+		}
+	}
+	in.drive = stage.NewDriver(in.op, senders)
+	// As the runtime's Recover: the ends before the snapshot first (the
+	// snapshot holds what the operator did of them), then the journal,
+	// then every end applied.
+	logged := map[[2]string]bool{}
+	for _, m := range in.journal {
+		if m.eof {
+			logged[[2]string{m.stream, m.sender}] = true
+		}
+	}
+	for _, e := range in.ended {
+		if in.snap != nil && !logged[e] {
+			in.drive.Restore(e[0], e[1])
+		}
+	}
+	for _, m := range in.journal {
+		if _, err := in.apply(m, nothing{}); err != nil {
+			t.Fatalf("%s: replay: %v", in.self.Name(), err)
+		}
+	}
+	for _, e := range in.ended {
+		in.drive.Restore(e[0], e[1])
+	}
 	in.out = stage.EdgeOutputs(in.self, "j", in.spec.Wiring.Outputs, 100)
 	in.out.MarkEnded(in.records)
 }
@@ -149,7 +187,7 @@ func (d *deployed) upload(name string, tab *exec.Table) {
 				fields[c] = b.Cols[c].Text(r)
 			}
 			src.Row(fields)
-			if src.Full() || d.r.IntN(500) == 0 {
+			if src.Full() || d.r.IntN(100) == 0 {
 				if err := src.Flush(out); err != nil {
 					d.t.Fatal(err)
 				}
@@ -177,12 +215,16 @@ func (d *deployed) run() {
 		}
 		in := ready[d.r.IntN(len(ready))]
 		if d.r.Float64() < d.restart {
-			in.start()
-			for _, m := range in.journal {
-				if _, err := in.apply(m, nothing{}); err != nil {
-					d.t.Fatalf("%s: replay: %v", in.self.Name(), err)
+			if d.r.IntN(2) == 0 {
+				snap, err := in.op.(stage.Snapshotter).AppendSnapshot(nil)
+				if err != nil {
+					d.t.Fatalf("%s: snapshot: %v", in.self.Name(), err)
 				}
+				in.snap, in.journal = snap, nil
+				d.snapshots++
 			}
+			in.start(d.t)
+			d.restarts++
 		}
 		m := in.queue[0]
 		in.queue = in.queue[1:]
@@ -191,6 +233,9 @@ func (d *deployed) run() {
 			d.t.Fatalf("%s: %s from %s: %v", in.self.Name(), m.stream, m.sender, err)
 		}
 		in.journal = append(in.journal, m)
+		if m.eof {
+			in.ended = append(in.ended, [2]string{m.stream, m.sender})
+		}
 		emitted, records := in.out.Drain(fin)
 		maps.Copy(in.records, records)
 		d.send(in.self.Name(), emitted)
@@ -245,7 +290,7 @@ func TestDeployedPlanMatchesTheReference(t *testing.T) {
 	texts["few"] = "SELECT token, map FROM matches WHERE server = 'ukwest' ORDER BY token LIMIT 7"
 	names := append(append([]string{}, queries.Names...), "maps", "wide", "twice", "few")
 	for _, shards := range []int{0, 1, 2, 3} {
-		for _, restart := range []float64{0, 0.05} {
+		for _, restart := range []float64{0, 0.2} {
 			t.Run(fmt.Sprintf("shards%d/restart%v", shards, restart), func(t *testing.T) {
 				p := planOf(t, texts, names, tables, shards)
 				want, err := sqlops.Run(p, tables)
@@ -259,6 +304,9 @@ func TestDeployedPlanMatchesTheReference(t *testing.T) {
 				d.upload("matches", tables["matches"])
 				d.upload("match_players", tables["match_players"])
 				d.run()
+				if restart > 0 && (d.restarts < 10 || d.snapshots < 3) {
+					t.Errorf("%d restarts, %d from a snapshot: too few to test them", d.restarts, d.snapshots)
+				}
 				for i, name := range names {
 					w := want.Files[name]
 					if i < len(queries.Names) {

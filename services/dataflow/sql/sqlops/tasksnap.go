@@ -1,0 +1,106 @@
+package sqlops
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/wololo/wololo/services/base/snapcodec"
+	"github.com/wololo/wololo/services/dataflow/stage"
+)
+
+// A task's snapshot: what a Task's operators hold, so that the stage
+// runtime can cut a planned job's state log short (stage.Snapshotter) as
+// it does the built-in graph's. For each of the task's operators, in
+// order: its ID, whether it has finished, the ends of its inputs it has
+// been told (stream and sender), and its own snapshot when it has state
+// and runs, or is a sink (a finished sink's rows are the query's answer;
+// a finished operator's other state is no longer needed, and may have
+// been let go). Restored into a fresh Task of the same plan, the
+// keyed operators of one shared table each put their keys back into the
+// task's one table.
+
+// taskSnapshotVersion is the first byte of a task's snapshot.
+const taskSnapshotVersion = 1
+
+var errTaskSnapshot = errors.New("sqlops: corrupt task snapshot")
+
+// AppendSnapshot appends the task's state to dst.
+func (t *Task) AppendSnapshot(dst []byte) ([]byte, error) {
+	w := snapcodec.Writer{B: dst}
+	w.Byte(taskSnapshotVersion)
+	w.Uvarint(uint64(len(t.order)))
+	for _, in := range t.order {
+		w.Uvarint(uint64(in.o.ID))
+		w.Bool(in.done)
+		w.Uvarint(uint64(len(in.ended)))
+		for _, e := range in.ended {
+			w.Bytes([]byte(e[0]))
+			w.Bytes([]byte(e[1]))
+		}
+		snap, ok := snapshotted(in)
+		if !ok {
+			continue
+		}
+		b, err := snap.AppendSnapshot(nil)
+		if err != nil {
+			return nil, fmt.Errorf("operator #%d (%s): %w", in.o.ID, in.o.Kind, err)
+		}
+		w.Bytes(b)
+	}
+	return w.B, nil
+}
+
+// Restore reads a snapshot AppendSnapshot wrote into a Task just made of
+// the same plan and task.
+func (t *Task) Restore(state []byte) error {
+	r := snapcodec.Reader{B: state, Corrupt: errTaskSnapshot}
+	if v := r.Byte(); r.Err == nil && v != taskSnapshotVersion {
+		return fmt.Errorf("%w: version %d, want %d", errTaskSnapshot, v, taskSnapshotVersion)
+	}
+	if n := r.Count(3); r.Err == nil && n != len(t.order) {
+		return fmt.Errorf("%w: %d operators, the task has %d", errTaskSnapshot, n, len(t.order))
+	}
+	for _, in := range t.order {
+		if id := r.Uvarint(); r.Err == nil && id != uint64(in.o.ID) {
+			return fmt.Errorf("%w: operator #%d where #%d is", errTaskSnapshot, id, in.o.ID)
+		}
+		in.done = r.Bool()
+		n := r.Count(2)
+		for range n {
+			e := [2]string{string(r.Bytes()), string(r.Bytes())}
+			if r.Err != nil {
+				break
+			}
+			in.ended = append(in.ended, e)
+			in.d.Restore(e[0], e[1])
+		}
+		snap, ok := snapshotted(in)
+		if r.Err != nil || !ok {
+			continue
+		}
+		b := r.Bytes()
+		if r.Err != nil {
+			break
+		}
+		if err := snap.Restore(b); err != nil {
+			return fmt.Errorf("operator #%d (%s): %w", in.o.ID, in.o.Kind, err)
+		}
+	}
+	return r.End()
+}
+
+// snapshotted returns the operator's Snapshotter when its state is in the
+// task's snapshot.
+func snapshotted(in *instance) (stage.Snapshotter, bool) {
+	snap, ok := in.op.(stage.Snapshotter)
+	if _, sink := in.op.(*Sink); !ok || in.done && !sink {
+		return nil, false
+	}
+	return snap, true
+}
+
+// AppendSnapshot implements stage.Snapshotter.
+func (o *stageOp) AppendSnapshot(dst []byte) ([]byte, error) { return o.t.AppendSnapshot(dst) }
+
+// Restore implements stage.Snapshotter.
+func (o *stageOp) Restore(state []byte) error { return o.t.Restore(state) }
