@@ -307,6 +307,7 @@ type Source struct {
 	t       *Task
 	table   string
 	width   int
+	used    []bool // the columns the scan reads: the others are not kept
 	streams *streams
 	outputs []stage.Edge
 	cols    []*exec.VecBuilder
@@ -335,9 +336,19 @@ func NewSource(p *physical.Plan, table string, header []string) (*Source, error)
 		return p.Source(o) && p.Ops[o.Inputs[0].Op].Node.Table == table
 	}
 	var ops []*physical.Op
+	src.used = make([]bool, len(header))
 	for _, o := range p.Ops {
 		if o.Task == p.Gateway.Name && keep(o) {
 			ops = append(ops, o)
+		}
+		if o.Kind == plan.Scan && o.Node.Table == table {
+			idx, err := exec.ScanIndex(o.Node, header)
+			if err != nil {
+				return nil, err
+			}
+			for _, j := range idx {
+				src.used[j] = true
+			}
 		}
 	}
 	if src.outputs, err = edges(p, s, ops); err != nil {
@@ -380,12 +391,16 @@ func (s *Source) Row(fields [][]byte) {
 	if s.cols == nil {
 		s.cols = make([]*exec.VecBuilder, s.width)
 		for i := range s.cols {
-			s.cols[i] = exec.NewVecBuilder(plan.Text, exec.BatchRows)
+			if s.used[i] {
+				s.cols[i] = exec.NewVecBuilder(plan.Text, exec.BatchRows)
+			}
 		}
 	}
 	for i, f := range fields {
-		_ = s.cols[i].Text(f) // text takes any bytes
-		s.bytes += len(f)
+		if s.used[i] {
+			_ = s.cols[i].Text(f) // text takes any bytes
+			s.bytes += len(f)
+		}
 	}
 	s.rows++
 }
@@ -401,7 +416,9 @@ func (s *Source) Flush(out stage.Emitter) error {
 	}
 	b := &exec.Batch{N: s.rows, Cols: make([]*exec.Vec, s.width)}
 	for i, c := range s.cols {
-		b.Cols[i] = c.Vec()
+		if c != nil {
+			b.Cols[i] = c.Vec()
+		}
 	}
 	s.cols, s.rows, s.bytes = nil, 0, 0
 	s.out = out

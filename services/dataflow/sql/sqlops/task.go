@@ -182,7 +182,19 @@ func (t *Task) Table(name string, b *exec.Batch) error {
 	if err != nil {
 		return err
 	}
-	return t.apply(in, 0, ToRows(b))
+	if in.done {
+		return fmt.Errorf("scan of %s: a batch after its end", name)
+	}
+	if err := t.restartFirst(in); err != nil {
+		return err
+	}
+	// Straight to the scan, which reads the columns it needs of b (and
+	// only those need be there): a table's batch is not a channel's,
+	// and needs no encoding to a ColumnBatch and back.
+	if err := in.op.Apply(0, b, in.dv.out); err != nil {
+		return fmt.Errorf("operator #%d (%s): %w", in.o.ID, in.o.Kind, err)
+	}
+	return t.chainErr()
 }
 
 // EndTable ends a table: its scan finishes, and ends what it feeds.
