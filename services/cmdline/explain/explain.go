@@ -108,23 +108,53 @@ func Run(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	return PrintPhysical(stdout, job)
 }
 
+// QueryFlags is --query NAME=FILE.sql, repeatable, in the order given:
+// the queries of a job, which `wololo explain`, `wololo demo`, `wololo
+// client submit` and `wololo local run` take. A NAME that is not a query's
+// (sqljob.CheckName) or given twice is a usage error.
+type QueryFlags struct{ p *pairs }
+
+// RegisterQueryFlags adds --query to fs, with that help text.
+func RegisterQueryFlags(fs *flag.FlagSet, help string) *QueryFlags {
+	q := &QueryFlags{p: &pairs{what: "query"}}
+	fs.Var(q.p, "query", help)
+	return q
+}
+
+// Given reports whether any --query was given.
+func (q *QueryFlags) Given() bool { return len(q.p.list) > 0 }
+
+// Read reads the files of the queries given, in order (none: nil). A file
+// that cannot be read is an error naming the query.
+func (q *QueryFlags) Read() ([]sqljob.Query, error) {
+	var out []sqljob.Query
+	for _, kv := range q.p.list {
+		b, err := os.ReadFile(kv[1])
+		if err != nil {
+			return nil, fmt.Errorf("query %s: %w", kv[0], err)
+		}
+		out = append(out, sqljob.Query{Name: kv[0], From: kv[1], Text: string(b)})
+	}
+	return out, nil
+}
+
 // JobFlags are the flags of a job of SQL queries that `wololo explain`
 // and `wololo demo` share: --query NAME=FILE.sql and --table NAME=F, both
 // repeatable, in the order given.
 type JobFlags struct {
-	queries, tables *pairs
+	queries *QueryFlags
+	tables  *pairs
 }
 
 // RegisterJobFlags adds --query and --table to fs.
 func RegisterJobFlags(fs *flag.FlagSet) *JobFlags {
-	jf := &JobFlags{queries: &pairs{what: "query"}, tables: &pairs{what: "table"}}
-	fs.Var(jf.queries, "query", "a query of the job, NAME=FILE.sql (repeatable; default: q1..q4)")
+	jf := &JobFlags{queries: RegisterQueryFlags(fs, "a query of the job, NAME=FILE.sql (repeatable; default: q1..q4)"), tables: &pairs{what: "table"}}
 	fs.Var(jf.tables, "table", "another table, NAME=F: F's header row names its columns (repeatable)")
 	return jf
 }
 
 // Queries reports whether any --query was given.
-func (jf *JobFlags) Queries() bool { return len(jf.queries.list) > 0 }
+func (jf *JobFlags) Queries() bool { return jf.queries.Given() }
 
 // Tables are the --table flags given, NAME and file, in order.
 func (jf *JobFlags) Tables() [][2]string { return slices.Clone(jf.tables.list) }
@@ -145,7 +175,7 @@ func (jf *JobFlags) Plan(fs *flag.FlagSet, matches, players string, top deploy.T
 	if err != nil {
 		return nil, err
 	}
-	qs, err := jobQueries(jf.queries.list)
+	qs, err := jobQueries(jf.queries)
 	if err != nil {
 		return nil, err
 	}
@@ -168,21 +198,14 @@ func PrintPhysical(w io.Writer, j *sqljob.Job) error {
 }
 
 // jobQueries reads the query files given, or returns the default queries.
-func jobQueries(given [][2]string) ([]sqljob.Query, error) {
-	var out []sqljob.Query
-	if len(given) == 0 {
-		for _, name := range queries.Names {
-			text, _ := queries.Text(name)
-			out = append(out, sqljob.Query{Name: name, From: "queries/" + name + ".sql", Text: text})
-		}
-		return out, nil
+func jobQueries(given *QueryFlags) ([]sqljob.Query, error) {
+	if given.Given() {
+		return given.Read()
 	}
-	for _, kv := range given {
-		b, err := os.ReadFile(kv[1])
-		if err != nil {
-			return nil, fmt.Errorf("query %s: %w", kv[0], err)
-		}
-		out = append(out, sqljob.Query{Name: kv[0], From: kv[1], Text: string(b)})
+	var out []sqljob.Query
+	for _, name := range queries.Names {
+		text, _ := queries.Text(name)
+		out = append(out, sqljob.Query{Name: name, From: "queries/" + name + ".sql", Text: text})
 	}
 	return out, nil
 }

@@ -49,11 +49,19 @@ var ErrName = errors.New("bad query name")
 // planner, not of the queries.
 var ErrPlanner = errors.New("the physical plan breaks an invariant (a bug of the planner)")
 
+// Reserved is the one name no query may have, in any letter case: the
+// client writes the malformed records it was told of to rejects.csv
+// beside the results.
+const Reserved = "rejects"
+
 // CheckName refuses a name that is not a query's: 1-64 letters, digits,
-// '_' or '-', not starting with '-'.
+// '_' or '-', not starting with '-', and not Reserved.
 func CheckName(name string) error {
 	if !nameRE.MatchString(name) {
 		return fmt.Errorf("%w: %q: use 1-%d letters, digits, '_' or '-', not starting with '-'", ErrName, name, MaxNameLen)
+	}
+	if strings.EqualFold(name, Reserved) { // case-insensitive file systems too
+		return fmt.Errorf("%w: %q is reserved: %s.csv beside the results lists the malformed records", ErrName, name, name)
 	}
 	return nil
 }

@@ -26,7 +26,7 @@ func TestCheckName(t *testing.T) {
 	}{
 		{"q1", true}, {"by_civ", true}, {"by-civ", true}, {"_x", true}, {"9", true}, {long, true},
 		{"", false}, {"-x", false}, {"a.b", false}, {"a/b", false}, {"../x", false}, {"a b", false},
-		{long + "a", false}, {"é", false},
+		{long + "a", false}, {"é", false}, {"rejects", false}, {"Rejects", false}, {"rejects2", true},
 	} {
 		err := sqljob.CheckName(c.name)
 		if (err == nil) != c.ok || (err != nil && !errors.Is(err, sqljob.ErrName)) {
