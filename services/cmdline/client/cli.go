@@ -5,7 +5,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -13,8 +15,8 @@ import (
 
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 	"github.com/wololo/wololo/services/cmdline/cli"
+	sqlflags "github.com/wololo/wololo/services/cmdline/explain"
 	"github.com/wololo/wololo/services/cmdline/tlsflags"
-	"github.com/wololo/wololo/services/dataflow/schema"
 )
 
 // DefaultServer is the gateway address of the local and compose modes.
@@ -61,10 +63,11 @@ func registerGateway(fs *flag.FlagSet) *gatewayFlags {
 const usage = `usage: wololo client <command> [flags]
 
 commands:
-  submit   upload matches.csv and match_players.csv, wait, write q1.csv..q4.csv
+  submit   upload matches.csv and match_players.csv, wait, write the results
+           (q1.csv..q4.csv, or NAME.csv of each --query NAME=FILE.sql)
   status   show a job's state and report
   watch    follow a job until it ends (--json: one object per line)
-  results  fetch a finished job's four files
+  results  fetch a finished job's result files
   list     this client's jobs at the gateway, with their states
   cancel   drop one of this client's jobs at the gateway (one left uploading, say)
 
@@ -110,12 +113,18 @@ func IsTerminal(w io.Writer) bool {
 }
 
 func runSubmit(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
-	fs := cli.NewFlagSet("wololo client submit", "usage: wololo client submit --matches F --players F --out DIR [flags]\n\n"+
-		"Creates a job (or re-attaches to --job), uploads both files, waits, and writes q1.csv..q4.csv.\n"+
+	fs := cli.NewFlagSet("wololo client submit", "usage: wololo client submit --matches F --players F --out DIR\n"+
+		"                            [--query NAME=FILE.sql ... [--explain]] [flags]\n\n"+
+		"Creates a job (or re-attaches to --job), uploads both files, waits, and writes the\n"+
+		"results: q1.csv..q4.csv of the four default queries, or with --query NAME=FILE.sql\n"+
+		"(repeatable) the job's own SQL queries (docs/sql.md) over the tables matches and\n"+
+		"match_players, and NAME.csv of each. The gateway compiles them; one it refuses\n"+
+		"exits 4 with its message, which names the construct and its line:column.\n"+
+		"--explain prints the plans the gateway made of them before the upload.\n"+
 		"With --json the final report is one JSON object on stdout (job_id, state, inputs,\n"+
-		"result_rows, outputs with path, rows and bytes, uploaded_bytes, upload_seconds,\n"+
+		"result_rows, queries, outputs with path, rows and bytes, uploaded_bytes, upload_seconds,\n"+
 		"total_seconds; rejects, the path of OUT/rejects.csv, when the job listed malformed\n"+
-		"records); after any failure the same object with error and hint (what to do next),\n"+
+		"records; explain, the plans, with --explain); after any failure the same object with error and hint (what to do next),\n"+
 		"and job_id and state \"unknown\" when the job was not created. Progress stays on\n"+
 		"stderr. The first 1000 malformed records of each file (file, offset, reason,\n"+
 		"first_bytes) are written to OUT/rejects.csv, whether the job is done or failed.\n"+environment, stderr)
@@ -123,7 +132,9 @@ func runSubmit(ctx context.Context, args []string, stdout, stderr io.Writer) (er
 	gf := registerGateway(fs)
 	fs.StringVar(&o.Matches, "matches", "", "path of matches.csv (required)")
 	fs.StringVar(&o.Players, "players", "", "path of match_players.csv (required)")
-	fs.StringVar(&o.Out, "out", "", "directory for q1.csv..q4.csv (required)")
+	fs.StringVar(&o.Out, "out", "", "directory for the results, q1.csv..q4.csv or NAME.csv of each --query (required)")
+	queryFlags := sqlflags.RegisterQueryFlags(fs, "a SQL query of the job, NAME=FILE.sql: its rows are written to NAME.csv (repeatable; default: the four default queries)")
+	printPlans := fs.Bool("explain", false, "print the plans the gateway made of the --query queries before uploading (with --json: in the object, as explain)")
 	fs.StringVar(&o.JobID, "job", "", "job id to create or re-attach to (default: a new one)")
 	fs.BoolVar(&o.Keep, "keep", false, "keep the job at the gateway after fetching its results")
 	fs.DurationVar(&o.StallTimeout, "stall-timeout", DefaultStall, "give up (exit 6, the job kept) when the job makes no progress for this long: no upload byte acknowledged, no row applied by any stage; 0 waits for ever")
@@ -142,6 +153,18 @@ func runSubmit(ctx context.Context, args []string, stdout, stderr io.Writer) (er
 	}
 	if o.MaxMalformed, err = maxMalformed(); err != nil {
 		return err
+	}
+	if *printPlans && !queryFlags.Given() {
+		return cli.Usagef(fs, "--explain is for the plans of --query queries")
+	}
+	if o.Queries, err = queryFlags.Read(); err != nil {
+		return err
+	}
+	if *printPlans {
+		o.Explain = stdout
+		if *asJSON {
+			o.Explain = io.Discard // the object carries them
+		}
 	}
 	if !*quiet {
 		o.Progress, o.Terminal = stderr, IsTerminal(stderr)
@@ -177,8 +200,13 @@ func PrintSummary(w io.Writer, sum *Summary) {
 		fmt.Fprintf(w, " (upload %s)", sum.Upload.Round(time.Millisecond))
 	}
 	fmt.Fprintln(w)
-	for _, name := range schema.ResultFiles {
-		fmt.Fprintf(w, "  %-7s %6d rows  %s\n", name, sum.Job.ResultRows[name], sum.Files[name])
+	names := ResultFiles(sum.Job)
+	width := 7 // q1.csv and a space
+	for _, name := range names {
+		width = max(width, len(name)+1)
+	}
+	for _, name := range names {
+		fmt.Fprintf(w, "  %-*s %6d rows  %s\n", width, name, sum.Job.ResultRows[name], sum.Files[name])
 	}
 	if sum.Rejects != "" {
 		fmt.Fprintf(w, "  malformed records (the first of each file) listed in %s\n", sum.Rejects)
@@ -217,12 +245,12 @@ func PrintReport(w io.Writer, job *wololov1.Job) {
 }
 
 func runJob(ctx context.Context, cmd string, args []string, stdout, stderr io.Writer) error {
-	what := map[string]string{"status": "prints a job's state and report", "results": "fetches a finished job's four files into --out"}[cmd]
+	what := map[string]string{"status": "prints a job's state and report", "results": "fetches a finished job's result files into --out (q1.csv..q4.csv, or NAME.csv of each of its queries)"}[cmd]
 	text := strings.ToUpper(what[:1]) + what[1:] + ".\n"
 	if cmd == "status" {
 		text += "With --json, one JSON object on stdout: job_id, state, message, elapsed_seconds,\n" +
 			"inputs (file, size_bytes, uploaded_bytes, uploaded, rows, malformed, missing,\n" +
-			"oversized_at) and result_rows.\n"
+			"oversized_at), result_rows and queries.\n"
 	}
 	fs := cli.NewFlagSet("wololo client "+cmd, "usage: wololo client "+cmd+" --job ID [flags]\n\n"+text+environment, stderr)
 	gf := registerGateway(fs)
@@ -233,7 +261,7 @@ func runJob(ctx context.Context, cmd string, args []string, stdout, stderr io.Wr
 	}
 	out, keep := "", false
 	if cmd == "results" {
-		fs.StringVar(&out, "out", "", "directory for q1.csv..q4.csv (required)")
+		fs.StringVar(&out, "out", "", "directory for the result files (required)")
 		fs.BoolVar(&keep, "keep", false, "keep the job at the gateway after fetching its results (by default it is released)")
 	}
 	if err := cli.Parse(fs, args); err != nil {
@@ -275,7 +303,7 @@ func runJob(ctx context.Context, cmd string, args []string, stdout, stderr io.Wr
 		if err != nil {
 			return explain(gf.server, err)
 		}
-		for _, name := range schema.ResultFiles {
+		for _, name := range slices.Sorted(maps.Keys(paths)) {
 			fmt.Fprintf(stdout, "wrote %s\n", paths[name])
 		}
 		if !keep {

@@ -1,7 +1,9 @@
 // Package client is Wololo's command-line client and its library form: it
 // submits a job (both files' headers, then each file's bytes, resuming from
-// the gateway's acknowledged offset after a broken stream), follows the job,
-// fetches the four result files and prints the job report; it lists the
+// the gateway's acknowledged offset after a broken stream), with the job's
+// own SQL queries if it has any (--query NAME=FILE.sql, compiled by the
+// gateway), follows the job, fetches its result files (q1.csv..q4.csv, or
+// NAME.csv of each query) and prints the job report; it lists the
 // client's own jobs at the gateway and cancels one (list.go).
 //
 // It talks only to the gateway's JobService; it never parses rows beyond

@@ -9,7 +9,6 @@ import (
 
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 	"github.com/wololo/wololo/services/cmdline/cli"
-	"github.com/wololo/wololo/services/dataflow/schema"
 )
 
 // JobReport is a job as `wololo client status --json` prints it: one JSON
@@ -20,7 +19,8 @@ type JobReport struct {
 	Message        string           `json:"message,omitempty"`
 	ElapsedSeconds float64          `json:"elapsed_seconds"`
 	Inputs         []InputReport    `json:"inputs"`
-	ResultRows     map[string]int64 `json:"result_rows,omitempty"` // q1.csv .. q4.csv, once done
+	ResultRows     map[string]int64 `json:"result_rows,omitempty"` // q1.csv .. q4.csv (NAME.csv of each query), once done
+	Queries        []string         `json:"queries,omitempty"`     // the names of the job's queries, in order
 }
 
 // InputReport is one input file of a job.
@@ -46,6 +46,7 @@ type SubmitReport struct {
 	UploadSeconds float64        `json:"upload_seconds"`
 	TotalSeconds  float64        `json:"total_seconds"`
 	Rejects       string         `json:"rejects,omitempty"` // rejects.csv written, if any malformed record was listed
+	Explain       string         `json:"explain,omitempty"` // the plans of the job's queries, with --explain
 	Error         string         `json:"error,omitempty"`
 	Hint          string         `json:"hint,omitempty"`
 }
@@ -75,14 +76,15 @@ func NewJobReport(id string, job *wololov1.Job) JobReport {
 	if len(job.ResultRows) > 0 {
 		r.ResultRows = job.ResultRows
 	}
+	r.Queries = job.Queries
 	return r
 }
 
 // NewSubmitReport describes what Submit returned: sum and err.
 func NewSubmitReport(sum *Summary, err error) SubmitReport {
 	r := SubmitReport{JobReport: NewJobReport(sum.JobID, sum.Job), Outputs: []OutputReport{}, UploadedBytes: sum.Uploaded,
-		UploadSeconds: sum.Upload.Seconds(), TotalSeconds: sum.Total.Seconds(), Rejects: sum.Rejects}
-	for _, name := range schema.ResultFiles {
+		UploadSeconds: sum.Upload.Seconds(), TotalSeconds: sum.Total.Seconds(), Rejects: sum.Rejects, Explain: sum.Explain}
+	for _, name := range ResultFiles(sum.Job) {
 		path, ok := sum.Files[name]
 		if !ok {
 			continue

@@ -280,7 +280,7 @@ func (s *Session) Watch(ctx context.Context, id string, fn func(*wololov1.Job)) 
 	return final, nil
 }
 
-// Fetch writes a finished job's four files into dir.
+// Fetch writes a finished job's result files into dir (FetchResults).
 func (s *Session) Fetch(ctx context.Context, id, dir string) (map[string]string, error) {
 	var paths map[string]string
 	err := s.retry(ctx, 10, func(ctx context.Context) error {

@@ -8,8 +8,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -26,6 +28,7 @@ import (
 	"github.com/wololo/wololo/services/cmdline/cli"
 	"github.com/wololo/wololo/services/dataflow/ingest"
 	"github.com/wololo/wololo/services/dataflow/schema"
+	"github.com/wololo/wololo/services/dataflow/sql/sqljob"
 	"github.com/wololo/wololo/services/wire/rpc"
 )
 
@@ -58,6 +61,24 @@ type SubmitOptions struct {
 	// an error marked cli.ErrStalled, saying what is stuck; 0 waits for
 	// ever.
 	StallTimeout time.Duration
+	// Queries are the job's own SQL queries (docs/sql.md), whose results
+	// are NAME.csv of each; none: the four default ones (q1.csv..q4.csv).
+	// The gateway compiles them; one it refuses fails the submit with its
+	// message (cli.ErrRefused), which names the construct and line:column.
+	Queries []sqljob.Query
+	// Explain, if set, is where the plans the gateway made of the
+	// queries are printed once the job is created, before the upload
+	// (--explain; io.Discard with --json, whose object carries them).
+	Explain io.Writer
+}
+
+// requestQueries are the queries as CreateJob takes them.
+func requestQueries(qs []sqljob.Query) []*wololov1.Query {
+	var out []*wololov1.Query
+	for _, q := range qs {
+		out = append(out, &wololov1.Query{Name: q.Name, Sql: q.Text})
+	}
+	return out
 }
 
 // Summary is what a finished submit returns.
@@ -71,6 +92,9 @@ type Summary struct {
 	// Rejects is the path of the rejects.csv written beside the results
 	// (WriteRejects), "" if the job listed no malformed record.
 	Rejects string
+	// Explain is the gateway's plans of the job's queries
+	// (CreateJobResponse.explain), "" for the built-in job.
+	Explain string
 }
 
 // Dial connects to a gateway with tlsConfig (nil: plain TCP).
@@ -190,13 +214,18 @@ func Submit(ctx context.Context, o SubmitOptions) (sum *Summary, err error) {
 		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		defer cancel()
 		var err error
-		created, err = gw.Jobs.CreateJob(cctx, &wololov1.CreateJobRequest{Matches: mh, Players: ph, JobId: o.JobID, MaxMalformed: o.MaxMalformed}, grpc.WaitForReady(true))
+		created, err = gw.Jobs.CreateJob(cctx, &wololov1.CreateJobRequest{Matches: mh, Players: ph, JobId: o.JobID, MaxMalformed: o.MaxMalformed, Queries: requestQueries(o.Queries)}, grpc.WaitForReady(true))
 		return err
 	})
 	if err != nil {
 		return nil, explain(o.Server, err)
 	}
-	sum = &Summary{JobID: created.JobId, Files: map[string]string{}}
+	sum = &Summary{JobID: created.JobId, Files: map[string]string{}, Explain: created.Explain}
+	if o.Explain != nil && created.Explain != "" {
+		if _, err := io.WriteString(o.Explain, created.Explain); err != nil {
+			return sum, fmt.Errorf("print the plans: %w", err)
+		}
+	}
 	// From here until the job ends, it must make progress.
 	ctx, stalled := context.WithCancelCause(ctx)
 	defer stalled(nil)
@@ -507,7 +536,10 @@ func recvErr(stream wololov1.JobService_UploadClient, sendErr error) error {
 	return sendErr
 }
 
-// FetchResults writes a finished job's four files into dir.
+// FetchResults writes a finished job's result files into dir: every file
+// the gateway sends (q1.csv..q4.csv for the built-in job, NAME.csv of each
+// query of a job of queries), each name checked (ResultName) before
+// anything is written.
 func FetchResults(ctx context.Context, jobs wololov1.JobServiceClient, id, dir string) (map[string]string, error) {
 	stream, err := jobs.GetResults(ctx, &wololov1.GetResultsRequest{JobId: id}, grpc.WaitForReady(true))
 	if err != nil {
@@ -524,22 +556,54 @@ func FetchResults(ctx context.Context, jobs wololov1.JobServiceClient, id, dir s
 		}
 		data[r.Name] = append(data[r.Name], r.Data...)
 	}
-	for _, name := range schema.ResultFiles {
-		if _, ok := data[name]; !ok {
-			return nil, fmt.Errorf("the gateway sent no %s", name)
-		}
+	if len(data) == 0 {
+		return nil, errors.New("the gateway sent no result file")
 	}
 	return WriteResults(dir, data)
 }
 
-// WriteResults writes the four result files into dir (created if needed),
-// each atomically, and returns their paths by name.
+// ResultName refuses a result file name that is not NAME.csv of a query
+// name (sqljob.CheckName): what the gateway sends is written into the
+// output directory under that name, so it must stay a plain file there.
+func ResultName(file string) error {
+	name, ok := strings.CutSuffix(file, ".csv")
+	if !ok {
+		return fmt.Errorf("a result file named %q: not NAME.csv", file)
+	}
+	if err := sqljob.CheckName(name); err != nil {
+		return fmt.Errorf("a result file named %q: %w", file, err)
+	}
+	return nil
+}
+
+// ResultFiles are a job's result files, in its queries' order: NAME.csv
+// of each (Job.queries), else (a gateway that does not say) q1.csv..q4.csv.
+func ResultFiles(job *wololov1.Job) []string {
+	if len(job.GetQueries()) == 0 {
+		return slices.Clone(schema.ResultFiles)
+	}
+	out := make([]string, len(job.GetQueries()))
+	for i, q := range job.GetQueries() {
+		out[i] = q + ".csv"
+	}
+	return out
+}
+
+// WriteResults writes every result file of data into dir (created if
+// needed), each atomically, and returns their paths by name. Each name is
+// checked (ResultName) before anything is written.
 func WriteResults(dir string, data map[string][]byte) (map[string]string, error) {
+	names := slices.Sorted(maps.Keys(data))
+	for _, name := range names {
+		if err := ResultName(name); err != nil {
+			return nil, err
+		}
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("create output directory: %w", err)
 	}
 	paths := map[string]string{}
-	for _, name := range schema.ResultFiles {
+	for _, name := range names {
 		path := filepath.Join(dir, name)
 		if err := atomicfile.Write(path, data[name], 0o644); err != nil {
 			return nil, fmt.Errorf("write %s: %w", path, err)

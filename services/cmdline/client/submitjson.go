@@ -21,6 +21,9 @@ func writeSubmitJSON(ctx context.Context, w io.Writer, o SubmitOptions, sum *Sum
 		sum = &Summary{JobID: o.JobID}
 	}
 	r := NewSubmitReport(sum, err)
+	if o.Explain == nil {
+		r.Explain = "" // asked for with --explain only
+	}
 	if err != nil && r.Hint == "" {
 		r.Hint = submitHint(ctx, o.Server, sum.JobID, created, err)
 	}

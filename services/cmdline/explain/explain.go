@@ -6,9 +6,11 @@
 // it reads the query files, the header rows of any table files given, and
 // the topology.
 //
-// Its --query and --table flags, and the compiling and planning of such
-// a job (JobFlags, Job), are exported for `wololo demo --query`, which runs
-// the plan. It may import the dataflow floor (the SQL engine), deploy and
+// Its --query and --table flags and the reading of such a job's files
+// (JobFlags) are exported for `wololo demo --query`, which runs the plan,
+// and `wololo client submit --query`, which sends the queries to the
+// gateway; the compiling and planning is services/dataflow/sql/sqljob's,
+// which the gateway shares. It may import the dataflow floor (the SQL engine), deploy and
 // the queries' files, never ops or roles.
 package explain
 
@@ -30,6 +32,7 @@ import (
 	"github.com/wololo/wololo/services/dataflow/schema"
 	"github.com/wololo/wololo/services/dataflow/sql"
 	"github.com/wololo/wololo/services/dataflow/sql/physical"
+	"github.com/wololo/wololo/services/dataflow/sql/sqljob"
 )
 
 const usage = `usage: wololo explain [--query NAME=FILE.sql ...] [--matches F] [--players F]
@@ -72,6 +75,11 @@ func (p *pairs) Set(v string) error {
 	if !ok || name == "" || value == "" {
 		return fmt.Errorf("want NAME=FILE, not %q", v)
 	}
+	if p.what == "query" {
+		if err := sqljob.CheckName(name); err != nil {
+			return err
+		}
+	}
 	if slices.ContainsFunc(p.list, func(kv [2]string) bool { return kv[0] == name }) {
 		return fmt.Errorf("%s %s is given twice", p.what, name)
 	}
@@ -97,45 +105,68 @@ func Run(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	return job.PrintPhysical(stdout)
+	return PrintPhysical(stdout, job)
+}
+
+// QueryFlags is --query NAME=FILE.sql, repeatable, in the order given:
+// the queries of a job, which `wololo explain`, `wololo demo`, `wololo
+// client submit` and `wololo local run` take. A NAME that is not a query's
+// (sqljob.CheckName) or given twice is a usage error.
+type QueryFlags struct{ p *pairs }
+
+// RegisterQueryFlags adds --query to fs, with that help text.
+func RegisterQueryFlags(fs *flag.FlagSet, help string) *QueryFlags {
+	q := &QueryFlags{p: &pairs{what: "query"}}
+	fs.Var(q.p, "query", help)
+	return q
+}
+
+// Given reports whether any --query was given.
+func (q *QueryFlags) Given() bool { return len(q.p.list) > 0 }
+
+// Read reads the files of the queries given, in order (none: nil). A file
+// that cannot be read is an error naming the query.
+func (q *QueryFlags) Read() ([]sqljob.Query, error) {
+	var out []sqljob.Query
+	for _, kv := range q.p.list {
+		b, err := os.ReadFile(kv[1])
+		if err != nil {
+			return nil, fmt.Errorf("query %s: %w", kv[0], err)
+		}
+		out = append(out, sqljob.Query{Name: kv[0], From: kv[1], Text: string(b)})
+	}
+	return out, nil
 }
 
 // JobFlags are the flags of a job of SQL queries that `wololo explain`
 // and `wololo demo` share: --query NAME=FILE.sql and --table NAME=F, both
 // repeatable, in the order given.
 type JobFlags struct {
-	queries, tables *pairs
+	queries *QueryFlags
+	tables  *pairs
 }
 
 // RegisterJobFlags adds --query and --table to fs.
 func RegisterJobFlags(fs *flag.FlagSet) *JobFlags {
-	jf := &JobFlags{queries: &pairs{what: "query"}, tables: &pairs{what: "table"}}
-	fs.Var(jf.queries, "query", "a query of the job, NAME=FILE.sql (repeatable; default: q1..q4)")
+	jf := &JobFlags{queries: RegisterQueryFlags(fs, "a query of the job, NAME=FILE.sql (repeatable; default: q1..q4)"), tables: &pairs{what: "table"}}
 	fs.Var(jf.tables, "table", "another table, NAME=F: F's header row names its columns (repeatable)")
 	return jf
 }
 
 // Queries reports whether any --query was given.
-func (jf *JobFlags) Queries() bool { return len(jf.queries.list) > 0 }
+func (jf *JobFlags) Queries() bool { return jf.queries.Given() }
 
 // Tables are the --table flags given, NAME and file, in order.
 func (jf *JobFlags) Tables() [][2]string { return slices.Clone(jf.tables.list) }
 
-// Job is a job of SQL queries compiled and planned: each query's logical
-// plan, and the job's physical plan on the topology's tasks.
-type Job struct {
-	Logical []physical.Logical
-	Plan    *physical.Plan
-	Shape   physical.Shape
-}
-
 // Plan compiles the job's queries (the --query ones, else the four
 // default ones) on its tables' columns (matches and match_players: the
 // header of the file given, else the generator's; each --table's header)
-// and builds its physical plan on top. It prints each query's logical plan
-// to w as it is compiled. A query the SQL engine refuses is a usage error
-// (exit 2) naming the query, its file, and the construct's line:column.
-func (jf *JobFlags) Plan(fs *flag.FlagSet, matches, players string, top deploy.Topology, w io.Writer) (*Job, error) {
+// and builds its physical plan on top (sqljob.Plan). With plans set, it
+// prints each query's logical plan to w. A query the SQL engine refuses is
+// a usage error (exit 2) naming the query, its file, and the construct's
+// line:column.
+func (jf *JobFlags) Plan(fs *flag.FlagSet, matches, players string, top deploy.Topology, w io.Writer) (*sqljob.Job, error) {
 	cat, err := catalog(fs, matches, players, jf.tables.list)
 	if err != nil {
 		return nil, err
@@ -144,56 +175,37 @@ func (jf *JobFlags) Plan(fs *flag.FlagSet, matches, players string, top deploy.T
 	if err != nil {
 		return nil, err
 	}
-	qs, err := jobQueries(jf.queries.list)
+	qs, err := jobQueries(jf.queries)
 	if err != nil {
 		return nil, err
 	}
-	job := &Job{Shape: shape}
-	for _, q := range qs {
-		root, err := sql.Compile(q.text, cat)
-		if err != nil {
-			var se *sql.Error
-			if errors.As(err, &se) {
-				err = cli.Mark(err, cli.ErrUsage) // the query is part of the command line
-			}
-			return nil, fmt.Errorf("query %s (%s): %w", q.name, q.from, err)
+	job, err := sqljob.Plan(qs, cat, shape)
+	if err != nil {
+		var se *sql.Error
+		if errors.As(err, &se) || errors.Is(err, sqljob.ErrName) {
+			err = cli.Mark(err, cli.ErrUsage) // the query is part of the command line
 		}
-		job.Logical = append(job.Logical, physical.Logical{Name: q.name, Plan: root})
-		fmt.Fprintf(w, "query %s (%s), logical plan:\n%s\n", q.name, q.from, root)
-	}
-	if job.Plan, err = physical.Build(job.Logical, shape); err != nil {
 		return nil, err
 	}
-	if err := physical.Check(job.Plan); err != nil {
-		return nil, fmt.Errorf("the physical plan breaks an invariant (a bug of the planner): %w", err)
-	}
-	return job, nil
+	_, err = io.WriteString(w, job.LogicalText())
+	return job, err
 }
 
 // PrintPhysical prints the job's physical plan.
-func (j *Job) PrintPhysical(w io.Writer) error {
-	_, err := fmt.Fprintf(w, "physical plan on %s and %s:\n%s", j.Shape.Gateway, j.Shape.Shard, j.Plan)
+func PrintPhysical(w io.Writer, j *sqljob.Job) error {
+	_, err := io.WriteString(w, j.PhysicalText())
 	return err
 }
 
-type query struct{ name, from, text string }
-
 // jobQueries reads the query files given, or returns the default queries.
-func jobQueries(given [][2]string) ([]query, error) {
-	var out []query
-	if len(given) == 0 {
-		for _, name := range queries.Names {
-			text, _ := queries.Text(name)
-			out = append(out, query{name, "queries/" + name + ".sql", text})
-		}
-		return out, nil
+func jobQueries(given *QueryFlags) ([]sqljob.Query, error) {
+	if given.Given() {
+		return given.Read()
 	}
-	for _, kv := range given {
-		b, err := os.ReadFile(kv[1])
-		if err != nil {
-			return nil, fmt.Errorf("query %s: %w", kv[0], err)
-		}
-		out = append(out, query{kv[0], kv[1], string(b)})
+	var out []sqljob.Query
+	for _, name := range queries.Names {
+		text, _ := queries.Text(name)
+		out = append(out, sqljob.Query{Name: name, From: "queries/" + name + ".sql", Text: text})
 	}
 	return out, nil
 }

@@ -1,6 +1,9 @@
 package clusterview
 
 import (
+	"fmt"
+	"slices"
+
 	"github.com/wololo/wololo/deploy"
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 )
@@ -41,4 +44,35 @@ func JobStages(top deploy.Topology, snap *wololov1.ClusterGetResponse, jobID str
 		out = append(out, sp)
 	}
 	return out
+}
+
+// DefaultQueries are the names of the built-in job's queries, q1..q4, and
+// DefaultQueriesLabel how QueriesLabel shortens them.
+var DefaultQueries = []string{"q1", "q2", "q3", "q4"}
+
+const DefaultQueriesLabel = "q1..q4"
+
+// queriesLabelMax is about how long a QueriesLabel gets before it names
+// the rest by their number.
+const queriesLabelMax = 40
+
+// QueriesLabel is how an operator's view shows a job's queries (its
+// ClusterJob.queries): "q1..q4" for the built-in job's, else their names
+// joined by ",", the ones past about 40 characters counted ("a,b +3");
+// "-" for none (a gateway that does not say).
+func QueriesLabel(names []string) string {
+	if len(names) == 0 {
+		return "-"
+	}
+	if slices.Equal(names, DefaultQueries) {
+		return DefaultQueriesLabel
+	}
+	label := names[0]
+	for i, n := range names[1:] {
+		if len(label)+1+len(n) > queriesLabelMax {
+			return fmt.Sprintf("%s +%d", label, len(names)-1-i)
+		}
+		label += "," + n
+	}
+	return label
 }

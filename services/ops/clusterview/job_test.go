@@ -41,3 +41,22 @@ func TestJobStages(t *testing.T) {
 		}
 	}
 }
+
+func TestQueriesLabel(t *testing.T) {
+	for _, c := range []struct {
+		names []string
+		want  string
+	}{
+		{nil, "-"},
+		{[]string{"q1", "q2", "q3", "q4"}, "q1..q4"},
+		{[]string{"q1", "q2", "q3"}, "q1,q2,q3"},
+		{[]string{"civs", "by-map"}, "civs,by-map"},
+		{[]string{"a_rather_long_query_name", "another_long_one", "third", "fourth"}, "a_rather_long_query_name +3"},
+		{[]string{"aaaaaaaaaa", "bbbbbbbbbb", "cccccccccc", "dddddddd", "e"}, "aaaaaaaaaa,bbbbbbbbbb,cccccccccc +2"},        // 41 characters with d
+		{[]string{"aaaaaaaaaa", "bbbbbbbbbb", "cccccccccc", "ddddddd", "e"}, "aaaaaaaaaa,bbbbbbbbbb,cccccccccc,ddddddd +1"}, // 40 with d
+	} {
+		if got := QueriesLabel(c.names); got != c.want {
+			t.Errorf("QueriesLabel(%q) = %q, want %q", c.names, got, c.want)
+		}
+	}
+}

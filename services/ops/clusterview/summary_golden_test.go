@@ -162,8 +162,9 @@ func (c *scriptCluster) do(w io.Writer, t0 time.Time, args []string) error {
 		}
 		ms.Leader, ms.Term = int32(leader), uint64(term)
 	case "job":
-		// job ID NAME STATE uploaded=N total=N: STATE is what the gateway
-		// reports (gatewayFacts), which the view names again.
+		// job ID NAME STATE uploaded=N total=N [queries=A,B]: STATE is what
+		// the gateway reports (gatewayFacts), which the view names again;
+		// the queries' names pass through.
 		if len(args) < 4 {
 			return fmt.Errorf("job ID NAME STATE FIELDS")
 		}
@@ -178,7 +179,11 @@ func (c *scriptCluster) do(w io.Writer, t0 time.Time, args []string) error {
 			return fmt.Errorf("job state %q: want uploading, running, done or failed", args[3])
 		}
 		j.Name, j.JobState, j.InputComplete = args[2], facts.state, facts.complete
-		return fields(args[4:], map[string]*int64{"uploaded": &j.BytesUploaded, "total": &j.BytesTotal}, nil)
+		rest := args[4:]
+		if n := len(rest); n > 0 && strings.HasPrefix(rest[n-1], "queries=") {
+			j.Queries, rest = strings.Split(strings.TrimPrefix(rest[n-1], "queries="), ","), rest[:n-1]
+		}
+		return fields(rest, map[string]*int64{"uploaded": &j.BytesUploaded, "total": &j.BytesTotal}, nil)
 	case "snapshot":
 		d, err := time.ParseDuration(in)
 		if err != nil {
@@ -230,7 +235,11 @@ func (c *scriptCluster) snapshot(w io.Writer, now time.Time) {
 		fmt.Fprintf(w, "master %s: %s, leader %d, term %d, acting %v, %d restarts done\n", m.Instance, m.ElectionRole, m.Leader, m.Term, m.Acting, m.RestartsDone)
 	}
 	for _, j := range snap.Jobs {
-		fmt.Fprintf(w, "job %s (%s): %s, progress %s, eta %ss, %d instances finished\n", j.JobId, j.Name, j.State, num(j.Progress), num(j.EtaSeconds), j.InstancesFinished)
+		fmt.Fprintf(w, "job %s (%s): %s, progress %s, eta %ss, %d instances finished", j.JobId, j.Name, j.State, num(j.Progress), num(j.EtaSeconds), j.InstancesFinished)
+		if len(j.Queries) > 0 {
+			fmt.Fprintf(w, ", queries %s", strings.Join(j.Queries, ","))
+		}
+		fmt.Fprintln(w)
 		for _, sp := range JobStages(c.top, snap, j.JobId) {
 			line := fmt.Sprintf("  at %s: %d instances, %d rows in, finished %v", sp.Stage, sp.Instances, sp.RowsIn, sp.Finished)
 			if len(sp.Unreachable) > 0 {

@@ -2,13 +2,16 @@ package dashboard
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"net/http/httptest"
+	"os/exec"
 	"regexp"
 	"strings"
 	"testing"
 
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
+	"github.com/wololo/wololo/services/ops/clusterview"
 	"google.golang.org/protobuf/encoding/protojson"
 )
 
@@ -60,5 +63,48 @@ func TestPageAndSnapshot(t *testing.T) {
 	}
 	if !strings.Contains(js, `"rows_per_second"`) { // the names the page reads
 		t.Errorf("/api/cluster does not use the proto field names:\n%s", js)
+	}
+}
+
+// TestQueriesColumn: the jobs table has a queries column, whose label is
+// clusterview.QueriesLabel's (what `wololo top` shows), checked by running
+// the page's function with node when there is one.
+func TestQueriesColumn(t *testing.T) {
+	html := string(page)
+	if !strings.Contains(html, "<th>client</th><th>queries</th>") || !strings.Contains(html, "queriesLabel(j.queries)") {
+		t.Fatal("the jobs table has no queries column")
+	}
+	start := strings.Index(html, "function queriesLabel(")
+	if start < 0 {
+		t.Fatal("the page has no function queriesLabel")
+	}
+	end := strings.Index(html[start:], "\n}\n")
+	if end < 0 {
+		t.Fatal("the page's function queriesLabel has no end")
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("no node to run the page's queriesLabel with")
+	}
+	cases := [][]string{
+		{"q1", "q2", "q3", "q4"}, {"q1", "q2"}, {"civs", "by-map"}, {"x"},
+		{"a_rather_long_query_name", "another_long_one", "third", "fourth"},
+		{"aaaaaaaaaa", "bbbbbbbbbb", "cccccccccc", "ddddddd", "e"},
+		{"aaaaaaaaaa", "bbbbbbbbbb", "cccccccccc", "dddddddd", "e"},
+	}
+	in, _ := json.Marshal(cases)
+	script := html[start:start+end+2] + "console.log(JSON.stringify(" + string(in) + ".map(queriesLabel)));"
+	out, err := exec.Command(node, "-e", script).Output()
+	if err != nil {
+		t.Fatalf("node: %v", err)
+	}
+	var got []string
+	if err := json.Unmarshal(out, &got); err != nil || len(got) != len(cases) {
+		t.Fatalf("node printed %q (%v)", out, err)
+	}
+	for i, c := range cases {
+		if want := clusterview.QueriesLabel(c); got[i] != want {
+			t.Errorf("queriesLabel(%q) = %q on the page, %q in top", c, got[i], want)
+		}
 	}
 }

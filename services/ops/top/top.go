@@ -170,13 +170,13 @@ func Render(w io.Writer, server string, s *wololov1.ClusterGetResponse) {
 		fmt.Fprintln(w, "no jobs")
 	} else {
 		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "JOB\tCLIENT\tSTATE\tPROGRESS\tELAPSED\tETA\tFINISHED BY")
+		fmt.Fprintln(tw, "JOB\tCLIENT\tQUERIES\tSTATE\tPROGRESS\tELAPSED\tETA\tFINISHED BY")
 		for _, j := range s.GetJobs() {
 			eta := "-"
 			if j.GetEtaSeconds() >= 0 {
 				eta = (time.Duration(j.GetEtaSeconds()*10) * time.Second / 10).String()
 			}
-			fmt.Fprintf(tw, "%s (%s)\t%s\t%s\t%s %5.1f%%\t%s\t%s\t%d processes\n", j.GetName(), j.GetJobId(), j.GetClient(), j.GetState(),
+			fmt.Fprintf(tw, "%s (%s)\t%s\t%s\t%s\t%s %5.1f%%\t%s\t%s\t%d processes\n", j.GetName(), j.GetJobId(), j.GetClient(), clusterview.QueriesLabel(j.GetQueries()), j.GetState(),
 				bar(j.GetProgress(), 20), 100*j.GetProgress(), (time.Duration(j.GetElapsedSeconds()*10) * time.Second / 10).String(), eta, j.GetInstancesFinished())
 		}
 		tw.Flush()

@@ -18,10 +18,13 @@ import (
 func TestRenderShowsWhatAnOperatorLooksFor(t *testing.T) {
 	snap := &wololov1.ClusterGetResponse{
 		Taken: timestamppb.New(time.Unix(0, 0)), IntervalSeconds: 1,
-		Stages:    []*wololov1.ClusterStage{{Name: "shard", Instances: 2, Serving: 1, Unreachable: 1, Health: "degraded", RowsInPerSecond: 12345, OutboxDepth: 3, MaxLagBatches: 2, Restarts: 4}},
-		Streams:   []*wololov1.ClusterStream{{Name: "matches", From: "gateway", To: "shard", RowsPerSecond: 2_500_000, Rows: 99}},
-		Masters:   []*wololov1.ClusterMaster{{Instance: "master-1", Reachable: true, ElectionRole: "leader", Term: 7, Leader: 1, Acting: true}, {Instance: "master-2"}},
-		Jobs:      []*wololov1.ClusterJob{{JobId: "x1", Name: "nightly", Client: "alice", State: "uploading", Progress: 0.5, EtaSeconds: 12.34, ElapsedSeconds: 3}},
+		Stages:  []*wololov1.ClusterStage{{Name: "shard", Instances: 2, Serving: 1, Unreachable: 1, Health: "degraded", RowsInPerSecond: 12345, OutboxDepth: 3, MaxLagBatches: 2, Restarts: 4}},
+		Streams: []*wololov1.ClusterStream{{Name: "matches", From: "gateway", To: "shard", RowsPerSecond: 2_500_000, Rows: 99}},
+		Masters: []*wololov1.ClusterMaster{{Instance: "master-1", Reachable: true, ElectionRole: "leader", Term: 7, Leader: 1, Acting: true}, {Instance: "master-2"}},
+		Jobs: []*wololov1.ClusterJob{
+			{JobId: "x1", Name: "nightly", Client: "alice", State: "uploading", Progress: 0.5, EtaSeconds: 12.34, ElapsedSeconds: 3, Queries: []string{"q1", "q2", "q3", "q4"}},
+			{JobId: "x2", Name: "adhoc", Client: "bob", State: "running", Progress: 1, EtaSeconds: -1, ElapsedSeconds: 9, Queries: []string{"civs", "by-map"}},
+		},
 		Processes: []*wololov1.ClusterProcess{{Instance: "shard-1", State: "unreachable", Error: "connection refused"}, {Instance: "shard-0", State: "serving"}},
 	}
 	var b strings.Builder
@@ -38,8 +41,9 @@ MASTER    ROLE         TERM  LEADER    ACTING  RESTARTS DONE
 master-1  leader       7     master-1  yes     0
 master-2  unreachable                          
 
-JOB           CLIENT  STATE      PROGRESS                       ELAPSED  ETA    FINISHED BY
-nightly (x1)  alice   uploading  [##########..........]  50.0%  3s       12.3s  0 processes
+JOB           CLIENT  QUERIES      STATE      PROGRESS                       ELAPSED  ETA    FINISHED BY
+nightly (x1)  alice   q1..q4       uploading  [##########..........]  50.0%  3s       12.3s  0 processes
+adhoc (x2)    bob     civs,by-map  running    [####################] 100.0%  9s       -      0 processes
 
 not serving:
   shard-1: unreachable (connection refused)

@@ -36,6 +36,7 @@ import (
 	"github.com/wololo/wololo/services/cmdline/explain"
 	"github.com/wololo/wololo/services/cmdline/logflags"
 	"github.com/wololo/wololo/services/dataflow/schema"
+	"github.com/wololo/wololo/services/dataflow/sql/sqljob"
 	"github.com/wololo/wololo/services/roles/inmem"
 	"github.com/wololo/wololo/services/roles/node"
 )
@@ -104,7 +105,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		top = top.Uniform(*replicas)
 	}
 	sqlJob := jobFlags.Queries() || *explainOnly
-	var job *explain.Job
+	var job *sqljob.Job
 	if sqlJob {
 		if *overGRPC || maxMalformed != nil {
 			return cli.Usagef(fs, "--grpc and --max-malformed are not for --query or --explain: the SQL runner is in memory and skips every malformed record")
@@ -120,7 +121,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 		if *explainOnly {
-			return job.PrintPhysical(stdout)
+			return explain.PrintPhysical(stdout, job)
 		}
 	} else if len(jobFlags.Tables()) > 0 {
 		return cli.Usagef(fs, "--table is for the tables of --query")

@@ -10,9 +10,9 @@ import (
 
 	"github.com/wololo/wololo/services/base/atomicfile"
 	"github.com/wololo/wololo/services/cmdline/cli"
-	"github.com/wololo/wololo/services/cmdline/explain"
 	"github.com/wololo/wololo/services/dataflow/schema"
 	"github.com/wololo/wololo/services/dataflow/sql/exec"
+	"github.com/wololo/wololo/services/dataflow/sql/sqljob"
 	"github.com/wololo/wololo/services/dataflow/sql/sqlops"
 )
 
@@ -25,7 +25,7 @@ func sqlTables(matches, players string, given [][2]string) [][2]string {
 // runSQL reads the tables and runs the job's physical plan on them with
 // sqlops.Run in this process, writes NAME.csv for each query into out
 // (each atomically), and prints what it wrote.
-func runSQL(job *explain.Job, files [][2]string, out string, stdout io.Writer) error {
+func runSQL(job *sqljob.Job, files [][2]string, out string, stdout io.Writer) error {
 	fmt.Fprintf(stdout, "SQL job in this process (the SQL engine's runner): %d queries on %s and %s\n", len(job.Logical), job.Shape.Gateway, job.Shape.Shard)
 	start := time.Now()
 	tables := map[string]*exec.Table{}

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"slices"
 	"sort"
 	"time"
 
@@ -9,7 +10,7 @@ import (
 
 // ClusterJobs describes every job the gateway holds, for the operators'
 // view of the deployment (services/ops/clusterview): its internal id, its
-// owner and name, where its lifecycle stands and how much of its input is
+// owner and name, its queries' names, where its lifecycle stands and how much of its input is
 // in the graph. The view names the state ("uploading", ...) from those
 // facts; the gateway does not know the view's words. It does not count as client activity.
 func (g *Gateway) ClusterJobs() []*wololov1.ClusterJob {
@@ -38,5 +39,6 @@ func (j *job) summary() *wololov1.ClusterJob {
 	s := &wololov1.ClusterJob{JobId: j.id, Client: j.owner, Name: j.name, BytesTotal: j.bytes, ElapsedSeconds: end.Sub(j.created).Seconds()}
 	s.BytesUploaded, _ = sumSizes(j.files[0].offset, j.files[1].offset) // within BytesTotal, checked at creation
 	s.JobState, s.InputComplete = j.state, j.files[0].done && j.files[1].done
+	s.Queries = slices.Clone(j.queries)
 	return s
 }

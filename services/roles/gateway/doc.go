@@ -4,7 +4,18 @@
 // (skipping and counting malformed ones), projects them to the columns the
 // queries need and shards them into the graph through the channel protocol.
 // It is also the graph's sink: a stage runtime with the results operator
-// collects the four answers, which clients fetch with GetResults.
+// collects the answers, which clients fetch with GetResults.
+//
+// A job is either the built-in one (the four default queries, results
+// q1.csv..q4.csv) or a job of the client's own SQL queries
+// (CreateJobRequest.queries, queries.go): checked against --max-queries and
+// --max-query-bytes, compiled against the job's two headers and planned on
+// the deployment's tasks (services/dataflow/sql/sqljob) before the job
+// exists, refused with InvalidArgument naming the query, the construct and
+// its line:column. Its record keeps the queries and the physical plan, which
+// IntroduceJob carries to every process and PlanOf hands to the gateway's
+// own stage runtime; its results are NAME.csv of each query. A resume with
+// other queries is refused as one with other files is.
 //
 // An upload is acknowledged by byte offset, and only at record boundaries
 // after the rows up to there are committed, so a client whose stream breaks

@@ -14,6 +14,7 @@ import (
 	"github.com/wololo/wololo/deploy"
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 	"github.com/wololo/wololo/services/dataflow/schema"
+	"github.com/wololo/wololo/services/dataflow/sql/physical"
 	"github.com/wololo/wololo/services/dataflow/stage"
 	"github.com/wololo/wololo/transport"
 )
@@ -66,6 +67,11 @@ type Config struct {
 	// Counters counts uploads, committed records and job outcomes
 	// (/metrics); nil counts nothing.
 	Counters Counters
+	// MaxQueries bounds a job's SQL queries (CreateJobRequest.queries),
+	// MaxQueryBytes their texts' bytes together; DefaultMaxQueries and
+	// DefaultMaxQueryBytes if 0.
+	MaxQueries    int
+	MaxQueryBytes int
 }
 
 // The per-client quotas' defaults. A client holds at most 64 jobs,
@@ -134,6 +140,12 @@ func (c Config) WithDefaults() Config {
 	if c.Counters == nil {
 		c.Counters = noCounters{}
 	}
+	if c.MaxQueries == 0 {
+		c.MaxQueries = DefaultMaxQueries
+	}
+	if c.MaxQueryBytes == 0 {
+		c.MaxQueryBytes = DefaultMaxQueryBytes
+	}
 	return c
 }
 
@@ -152,6 +164,9 @@ func (c Config) Validate() error {
 	}
 	if c.ClientMaxJobs < 0 || c.ClientMaxHeldJobs < 0 || c.MaxJobBytes < 0 || c.ClientMaxBytes < 0 || c.MaxRecordBytes < 0 || c.MaxHeaderBytes < 0 {
 		return fmt.Errorf("gateway config: ClientMaxJobs %d, ClientMaxHeldJobs %d, MaxJobBytes %d, ClientMaxBytes %d, MaxRecordBytes %d and MaxHeaderBytes %d must not be negative", c.ClientMaxJobs, c.ClientMaxHeldJobs, c.MaxJobBytes, c.ClientMaxBytes, c.MaxRecordBytes, c.MaxHeaderBytes)
+	}
+	if c.MaxQueries < 0 || c.MaxQueryBytes < 0 {
+		return fmt.Errorf("gateway config: MaxQueries %d and MaxQueryBytes %d must not be negative", c.MaxQueries, c.MaxQueryBytes)
 	}
 	if c.MaxMalformed != nil {
 		if err := c.MaxMalformed.Valid(); err != nil {
@@ -204,15 +219,16 @@ func New(cfg Config) (*Gateway, error) {
 		return nil, err
 	}
 	cfg = cfg.WithDefaults()
+	shape, shapeErr := physical.ShapeOf(cfg.Topology)
 	return &Gateway{
 		cfg: cfg, self: deploy.Instance{Stage: cfg.Topology.Gateway().Name},
 		drop:       func(context.Context, string) error { return nil },
-		introducer: func(context.Context, string) error { return nil },
+		introducer: func(context.Context, string, []byte) error { return nil },
 		jobs: &jobs{store: cfg.Committer.Store(), log: cfg.Log, byID: map[string]*job{}, byName: map[ownedName]*job{}, limits: Limits{
 			MaxJobs: cfg.MaxJobs, ClientMaxJobs: cfg.ClientMaxJobs, ClientMaxHeldJobs: cfg.ClientMaxHeldJobs,
 			MaxJobBytes: cfg.MaxJobBytes, ClientMaxBytes: cfg.ClientMaxBytes, MaxHeaderBytes: cfg.MaxHeaderBytes,
-			MaxMalformed: *cfg.MaxMalformed,
-		}},
+			MaxMalformed: *cfg.MaxMalformed, MaxQueries: cfg.MaxQueries, MaxQueryBytes: cfg.MaxQueryBytes,
+		}, shape: shape, shapeErr: shapeErr},
 		wake:          make(chan struct{}, 1),
 		introductions: map[string]*introduction{},
 	}, nil
@@ -371,16 +387,16 @@ func (g *Gateway) deleteJob(id, reason string) error {
 // createJob creates the owner's job (jobs.create) and queues the drop
 // everywhere else of the finished jobs it dropped here to make room, the
 // way deleteJob does.
-func (g *Gateway) createJob(owner, name string, matches, players *wololov1.FileHeader, maxMalformed *float64) (*job, bool, error) {
-	j, resumed, dropped, err := g.jobs.create(owner, name, matches, players, maxMalformed)
-	if err == nil && !resumed {
+func (g *Gateway) createJob(owner string, req *wololov1.CreateJobRequest) (created, error) {
+	c, err := g.jobs.create(owner, req)
+	if err == nil && !c.resumed {
 		g.cfg.Counters.JobCreated()
 	}
-	for _, id := range dropped {
+	for _, id := range c.dropped {
 		g.forgetIntroduction(id)
 	}
-	g.queueDrops(dropped...)
-	return j, resumed, err
+	g.queueDrops(c.dropped...)
+	return c, err
 }
 
 // identify names a JobService call's client. Its error is a gRPC status

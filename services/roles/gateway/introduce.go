@@ -8,12 +8,13 @@ import (
 	"google.golang.org/grpc/status"
 )
 
-// Introducer tells every other process of the graph of a new job and
-// returns once each has recorded it (StageService.IntroduceJob), retrying
+// Introducer tells every other process of the graph of a new job, with
+// its physical plan (nil for the built-in job: IntroduceJobRequest.plan),
+// and returns once each has recorded it (StageService.IntroduceJob), retrying
 // while one is unreachable, until ctx ends. Its error is otherwise the
 // first refusal, a gRPC status: RESOURCE_EXHAUSTED when a process holds as
 // many jobs as it may, NOT_FOUND when one has dropped the job.
-type Introducer func(ctx context.Context, job string) error
+type Introducer func(ctx context.Context, job string, plan []byte) error
 
 // introduction is one job's introduction, run by the first upload that
 // needs it; the other uploads of the job wait for it.
@@ -33,6 +34,12 @@ func (g *Gateway) Knows(id string) bool {
 	_, err := g.jobs.get(id)
 	return err == nil
 }
+
+// PlanOf is the physical plan of a job the job table holds (by its
+// internal id), as its record holds it (physical.Encode), nil for the
+// built-in job; ok reports whether the job is known (Knows). The
+// gateway's own stage runtime runs a job's plan from it.
+func (g *Gateway) PlanOf(id string) (plan []byte, ok bool) { return g.jobs.planOf(id) }
 
 // introduce makes sure that every process of the graph has recorded job j
 // before an upload of it sends anything: the processes keep state only for
@@ -78,7 +85,7 @@ func (g *Gateway) introduce(ctx context.Context, j *job) error {
 // introduceOnce calls the Introducer and fails the job if a process
 // refused it.
 func (g *Gateway) introduceOnce(ctx context.Context, j *job) error {
-	err := g.introducer(ctx, j.id)
+	err := g.introducer(ctx, j.id, j.plan)
 	switch {
 	case err == nil:
 		j.log.Debug("job introduced everywhere")

@@ -47,8 +47,11 @@ func TestUploadIntroducesTheJobFirst(t *testing.T) {
 				t.Fatalf("Knows: %v for the job, %v for another id", g.Knows(j.id), g.Knows("someone-elses"))
 			}
 			var calls atomic.Int32
-			g.SetIntroducer(func(_ context.Context, job string) error {
+			g.SetIntroducer(func(_ context.Context, job string, plan []byte) error {
 				calls.Add(1)
+				if plan != nil {
+					t.Errorf("the built-in job introduced with a plan of %d bytes", len(plan))
+				}
 				if img, _ := store.Load(); job != j.id || (img.Jobs[job] != nil && len(img.Jobs[job].Reserved) != 0) {
 					t.Errorf("introduced %q (the job is %q) after batches of it were committed", job, j.id)
 				}

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"fmt"
 	"maps"
 	"slices"
@@ -19,6 +20,8 @@ import (
 	"github.com/wololo/wololo/services/base/jobid"
 	"github.com/wololo/wololo/services/dataflow/ingest"
 	"github.com/wololo/wololo/services/dataflow/schema"
+	"github.com/wololo/wololo/services/dataflow/sql/physical"
+	"github.com/wololo/wololo/services/dataflow/sql/sqljob"
 	"github.com/wololo/wololo/services/dataflow/stage"
 	"github.com/wololo/wololo/transport"
 )
@@ -39,6 +42,10 @@ type jobs struct {
 	store  transport.Store
 	log    hclog.Logger
 	limits Limits
+	// shape is the deployment's tasks a job's queries are planned on
+	// (physical.ShapeOf of the topology); shapeErr why there is none.
+	shape    physical.Shape
+	shapeErr error
 
 	mu     sync.Mutex
 	byID   map[string]*job
@@ -94,6 +101,14 @@ type job struct {
 	// maxMalformed is the share of each file's records that may be
 	// malformed: past it the job fails when that file's upload ends.
 	maxMalformed schema.MalformedLimit
+	// queries are the names of the job's queries, in order: its results
+	// are NAME.csv of each (builtinQueries for the built-in job).
+	queries []string
+	// queriesPrint tells its queries from others (queriesPrint).
+	queriesPrint [sha256.Size]byte
+	// plan is the job's physical plan (physical.Encode), nil for the
+	// built-in job.
+	plan []byte
 
 	mu       sync.Mutex
 	activity time.Time // last client call or progress, for retention
@@ -101,12 +116,9 @@ type job struct {
 	state    wololov1.JobState
 	message  string
 	files    [2]*fileState
-	// plan is the job's physical plan (physical.Encode) when it is a job
-	// of SQL queries; nil for the built-in graph.
-	plan    []byte
-	results map[string][]byte
-	changed chan struct{} // closed and replaced on every change
-	failed  chan struct{} // closed when the job fails: its uploads end
+	results  map[string][]byte
+	changed  chan struct{} // closed and replaced on every change
+	failed   chan struct{} // closed when the job fails: its uploads end
 }
 
 // headerBytes is the length of a header row of these names (each with its
@@ -142,6 +154,10 @@ type Limits struct {
 	ClientMaxBytes int64
 	// MaxMalformed is the limit of a job whose client sets none.
 	MaxMalformed schema.MalformedLimit
+	// MaxQueries bounds a job's SQL queries; MaxQueryBytes their texts'
+	// bytes together.
+	MaxQueries    int
+	MaxQueryBytes int
 }
 
 // sameFiles refuses a resume whose files are not the job's: another size
@@ -258,71 +274,99 @@ func (l Limits) checkHeaders(matches, players *wololov1.FileHeader) error {
 	return nil
 }
 
-// create checks both headers and creates the owner's job, durably, under
-// the given name (a new one if empty). Creating a job that exists is not an
-// error: it is how a client resumes. To make room it may drop the owner's
-// oldest finished jobs (admission), durably here; it returns their ids
-// (also with an error), which the caller drops everywhere else.
-// maxMalformed is the client's limit on the share of malformed records
-// (nil: Limits.MaxMalformed); a job resumed keeps its own.
-func (js *jobs) create(owner, name string, matches, players *wololov1.FileHeader, maxMalformed *float64) (j *job, resumed bool, dropped []string, err error) {
+// created is what create made: the job, whether it existed already
+// (resumed), the explain text of its queries' plans ("" for the built-in
+// job), and the finished jobs it dropped to make room.
+type created struct {
+	j       *job
+	resumed bool
+	explain string
+	dropped []string
+}
+
+// create checks both headers and the queries and creates the owner's job,
+// durably, under the given name (a new one if empty). Creating a job that
+// exists, with the same files and queries, is not an error: it is how a
+// client resumes. To make room it may drop the owner's oldest finished
+// jobs (admission), durably here; it returns their ids (also with an
+// error), which the caller drops everywhere else. The request's
+// max_malformed is the client's limit on the share of malformed records
+// (unset: Limits.MaxMalformed); a job resumed keeps its own.
+func (js *jobs) create(owner string, req *wololov1.CreateJobRequest) (c created, err error) {
+	name, matches, players, maxMalformed := req.GetJobId(), req.GetMatches(), req.GetPlayers(), req.MaxMalformed
 	if err := js.limits.checkHeaders(matches, players); err != nil {
-		return nil, false, nil, err
+		return c, err
+	}
+	jp, err := js.limits.planQueries(req.GetQueries(), matches, players, js.shape, js.shapeErr)
+	if err != nil {
+		return c, err
+	}
+	if jp != nil {
+		c.explain = jp.explain
 	}
 	limit := js.limits.MaxMalformed
 	if maxMalformed != nil {
 		limit = schema.MalformedLimit(*maxMalformed)
 		if err := limit.Valid(); err != nil {
-			return nil, false, nil, kindError{ErrInvalid, err}
+			return c, kindError{ErrInvalid, err}
 		}
 	}
 	if name == "" {
 		name = jobid.New()
 	} else if !jobid.Valid(name) {
-		return nil, false, nil, errorf(ErrInvalid, "job id %q: use 1-64 letters, digits, '-' or '_'", name)
+		return c, errorf(ErrInvalid, "job id %q: use 1-64 letters, digits, '-' or '_'", name)
 	}
 	js.mu.Lock()
 	defer js.mu.Unlock()
 	if j, ok := js.byName[ownedName{owner, name}]; ok {
 		if err := j.sameFiles(matches, players); err != nil {
-			return nil, false, nil, err
+			return c, err
+		}
+		if err := j.sameQueries(req.GetQueries()); err != nil {
+			return c, err
 		}
 		j.touch()
-		return j, true, nil, nil
+		c.j, c.resumed = j, true
+		return c, nil
 	}
 	// A fresh internal id each time: a name used again after its job was
 	// deleted (and tombstoned in every process) makes a new job.
 	id := jobid.New()
 	drop, err := js.limits.admission(js.heldBy(owner), len(js.byID), [2]int64{matches.Size, players.Size})
 	if err != nil {
-		return nil, false, nil, err
+		return c, err
 	}
 	for _, old := range drop {
 		if err := js.dropLocked(old); err != nil {
-			return nil, false, dropped, err
+			return c, err
 		}
-		dropped = append(dropped, old)
+		c.dropped = append(c.dropped, old)
 		js.log.Info("finished job dropped to make room for a new one", "job", old, "owner", owner, "limits", "--client-max-held-jobs, --max-jobs")
 	}
 	rec := &wololov1.JobRecord{CreatedUnixMs: time.Now().UnixMilli(), Owner: owner, Name: name, MaxMalformed: proto.Float64(float64(limit))}
 	for _, h := range []*wololov1.FileHeader{matches, players} {
 		rec.Files = append(rec.Files, &wololov1.FileRecord{Columns: h.Columns, Size: h.Size, DataOffset: h.DataOffset, Fingerprint: h.Fingerprint})
 	}
+	if jp != nil {
+		rec.Queries, rec.Plan = jp.queries, jp.plan
+	}
 	b, err := proto.Marshal(rec)
 	if err != nil {
-		return nil, false, dropped, err
+		return c, err
 	}
 	// The job exists once its description is durable: a gateway restarted
 	// from now on knows it, and the client can resume its upload.
 	if err := js.store.Commit(&transport.Commit{Job: id, Records: map[string][]byte{recordMeta: b}}); err != nil {
-		return nil, false, dropped, errorf(ErrStore, "store job %q: %v", id, err)
+		return c, errorf(ErrStore, "store job %q: %v", id, err)
 	}
-	if j, err = js.newJob(id, rec); err != nil {
-		return nil, false, dropped, err
+	j, err := js.newJob(id, rec)
+	if err != nil {
+		return c, err
 	}
 	js.add(j)
-	j.log.Info("job created", "matches-bytes", matches.Size, "players-bytes", players.Size)
-	return j, false, dropped, nil
+	j.log.Info("job created", "matches-bytes", matches.Size, "players-bytes", players.Size, "queries", strings.Join(j.queries, ","))
+	c.j = j
+	return c, nil
 }
 
 // newJob is the job a description (JobRecord) describes. It refuses one
@@ -349,7 +393,20 @@ func (js *jobs) newJob(id string, rec *wololov1.JobRecord) (*job, error) {
 			return nil, kindError{ErrInvalid, fmt.Errorf("job %q: %w", id, err)}
 		}
 	}
-	j.plan = rec.Plan
+	j.queries, j.queriesPrint, j.plan = builtinQueries, queriesPrint(rec.Queries), nil
+	if len(rec.Queries) > 0 {
+		if len(rec.Plan) == 0 {
+			return nil, errorf(ErrInvalid, "job %q: %d queries and no plan", id, len(rec.Queries))
+		}
+		qs := queriesOf(rec.Queries)
+		if err := sqljob.CheckNames(qs); err != nil {
+			return nil, kindError{ErrInvalid, fmt.Errorf("job %q: %w", id, err)}
+		}
+		j.queries, j.plan = make([]string, len(qs)), rec.Plan
+		for i, q := range qs {
+			j.queries[i] = q.Name
+		}
+	}
 	var ok bool
 	if j.bytes, ok = sumSizes(rec.Files[0].Size, rec.Files[1].Size); !ok {
 		return nil, errorf(ErrInvalid, "job %q: files of %d and %d bytes", id, rec.Files[0].Size, rec.Files[1].Size)
@@ -409,7 +466,7 @@ func (js *jobs) recover(img *transport.Image) (unreadable []string, err error) {
 		if j.files[0].done && j.files[1].done {
 			j.state = wololov1.JobState_JOB_STATE_RUNNING
 		}
-		if ji.Records[schema.ResultRecord(schema.ResultFiles[0])] != nil {
+		if ji.Records[schema.ResultRecord(j.resultFiles()[0])] != nil {
 			j.setResultsLocked(ji.Records, finishTime(stage.FinishedAt(ji.Records)))
 		}
 		if reason := ji.Records[recordFailed]; reason != nil {
@@ -649,7 +706,7 @@ func (j *job) finish(records map[string][]byte) bool {
 // at the time the store records (see finishTime).
 func (j *job) setResultsLocked(records map[string][]byte, finished time.Time) {
 	j.results = map[string][]byte{}
-	for _, name := range schema.ResultFiles {
+	for _, name := range j.resultFiles() {
 		j.results[name] = records[schema.ResultRecord(name)]
 	}
 	j.state = wololov1.JobState_JOB_STATE_DONE
@@ -758,7 +815,7 @@ func (j *job) view() (*wololov1.Job, <-chan struct{}) {
 	if !j.finished.IsZero() {
 		end = j.finished // a finished job's time stops growing
 	}
-	out := &wololov1.Job{JobId: j.name, State: j.state, Message: j.message, ElapsedSeconds: end.Sub(j.created).Seconds()}
+	out := &wololov1.Job{JobId: j.name, State: j.state, Message: j.message, ElapsedSeconds: end.Sub(j.created).Seconds(), Queries: slices.Clone(j.queries)}
 	for i, fs := range j.files {
 		r := &wololov1.FileReport{
 			File: schema.File(i).String(), Rows: fs.report.Rows, Malformed: fs.report.Malformed,

@@ -90,13 +90,3 @@ func (u *planUpload) count(in *ingest.Ingest) {
 	}
 }
 
-// PlanOf is the plan of a job the gateway holds, for its stage runtime
-// (stage.Config.PlanOf): nil for a job of the built-in graph, or one it
-// does not hold.
-func (g *Gateway) PlanOf(id string) []byte {
-	j, err := g.jobs.get(id)
-	if err != nil {
-		return nil
-	}
-	return j.plan
-}

@@ -5,7 +5,6 @@ import (
 	"time"
 
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
-	"github.com/wololo/wololo/services/dataflow/schema"
 )
 
 // jobService is the JobService adapter: it decodes requests, calls the job
@@ -16,17 +15,18 @@ type jobService struct {
 	g *Gateway
 }
 
-// CreateJob checks both headers and creates the caller's job.
+// CreateJob checks both headers and the job's queries, and creates the
+// caller's job; for a job of queries it answers with their plans.
 func (s jobService) CreateJob(ctx context.Context, req *wololov1.CreateJobRequest) (*wololov1.CreateJobResponse, error) {
 	owner, err := s.g.identify(ctx)
 	if err != nil {
 		return nil, err
 	}
-	j, resumed, err := s.g.createJob(owner, req.GetJobId(), req.GetMatches(), req.GetPlayers(), req.MaxMalformed)
+	c, err := s.g.createJob(owner, req)
 	if err != nil {
 		return nil, toStatus(err)
 	}
-	return &wololov1.CreateJobResponse{JobId: j.name, Resumed: resumed}, nil
+	return &wololov1.CreateJobResponse{JobId: c.j.name, Resumed: c.resumed, Explain: c.explain}, nil
 }
 
 // job is the caller's job of that name (NotFound for anyone else's).
@@ -90,7 +90,8 @@ func (s jobService) WatchJob(req *wololov1.WatchJobRequest, stream wololov1.JobS
 // resultChunk is the largest piece of a result file sent in one message.
 const resultChunk = 1 << 20
 
-// GetResults streams the four files of a finished job.
+// GetResults streams the result files of a finished job: NAME.csv of each
+// of its queries, in order (q1.csv..q4.csv for the built-in job).
 func (s jobService) GetResults(req *wololov1.GetResultsRequest, stream wololov1.JobService_GetResultsServer) error {
 	j, err := s.job(stream.Context(), req.GetJobId())
 	if err != nil {
@@ -100,7 +101,7 @@ func (s jobService) GetResults(req *wololov1.GetResultsRequest, stream wololov1.
 	if err != nil {
 		return toStatus(err)
 	}
-	for _, name := range schema.ResultFiles {
+	for _, name := range j.resultFiles() {
 		data := results[name]
 		for {
 			n := min(len(data), resultChunk)

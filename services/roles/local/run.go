@@ -13,12 +13,13 @@ import (
 	"github.com/wololo/wololo/services/base/cpuprofile"
 	"github.com/wololo/wololo/services/cmdline/cli"
 	"github.com/wololo/wololo/services/cmdline/client"
+	"github.com/wololo/wololo/services/cmdline/explain"
 	"github.com/wololo/wololo/services/cmdline/logflags"
 	"github.com/wololo/wololo/services/cmdline/tlsflags"
 )
 
 const usage = `usage: wololo local [flags]            run the topology as OS processes until interrupted
-       wololo local run --matches F --players F --out DIR [flags]
+       wololo local run --matches F --players F --out DIR [--query NAME=FILE.sql ...] [flags]
                                           start it, run one job, print time and memory, stop
 
 Every instance runs as its own 'wololo gateway' or 'wololo worker' process
@@ -31,6 +32,11 @@ restarts any process that dies or goes silent, masters included. With
 One runner per data directory: a second one on it is refused at once,
 naming the first one's pid (DIR/local.lock). A port in use fails the start,
 naming the port: choose others with --base-port N or --free-ports.
+
+'local run' submits its job as 'wololo client submit' does: the four
+default queries (q1.csv..q4.csv), or with --query NAME=FILE.sql (repeatable)
+the job's own SQL queries (docs/sql.md), NAME.csv of each; --explain prints
+the plans the gateway made of them before the upload.
 `
 
 // common are the flags both forms take.
@@ -130,7 +136,9 @@ func runJob(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	c.register(fs, "")
 	matches := fs.String("matches", "", "path of matches.csv (required)")
 	players := fs.String("players", "", "path of match_players.csv (required)")
-	out := fs.String("out", "", "directory for q1.csv..q4.csv (required)")
+	out := fs.String("out", "", "directory for the results, q1.csv..q4.csv or NAME.csv of each --query (required)")
+	queryFlags := explain.RegisterQueryFlags(fs, "a SQL query of the job, NAME=FILE.sql: its rows are written to NAME.csv (repeatable; default: the four default queries)")
+	printPlans := fs.Bool("explain", false, "print the plans the gateway made of the --query queries before uploading")
 	keep := fs.Bool("keep", false, "keep the data directory (a fresh temporary one unless --data is given)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of this process (the runner and the submitting client) to this file")
 	maxMalformedFlag := client.MaxMalformedFlag(fs)
@@ -143,6 +151,17 @@ func runJob(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	maxMalformed, err := maxMalformedFlag()
 	if err != nil {
 		return err
+	}
+	if *printPlans && !queryFlags.Given() {
+		return cli.Usagef(fs, "--explain is for the plans of --query queries")
+	}
+	queries, err := queryFlags.Read()
+	if err != nil {
+		return err
+	}
+	var plans io.Writer
+	if *printPlans {
+		plans = stdout
 	}
 	stopProfile, err := cpuprofile.Start(*cpuProfile)
 	if err != nil {
@@ -176,6 +195,7 @@ func runJob(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	sum, err := client.Submit(ctx, client.SubmitOptions{
 		Server: cl.GatewayAddr(), TLS: tlsConfig, Matches: *matches, Players: *players, Out: *out,
 		Progress: stderr, Terminal: client.IsTerminal(stderr), MaxMalformed: maxMalformed,
+		Queries: queries, Explain: plans,
 	})
 	procs := cl.Processes() // while alive: VmHWM of each
 	stopErr := cl.Stop()

@@ -105,6 +105,10 @@ type Config struct {
 	MaxRecordBytes int
 	// MaxMalformed (gateway): see gateway.Config.
 	MaxMalformed *schema.MalformedLimit
+	// MaxQueries and MaxQueryBytes (gateway): a job's SQL queries; see
+	// gateway.Config.
+	MaxQueries    int
+	MaxQueryBytes int
 	// RPCLimits are both gRPC servers' per-address caps and first-frame
 	// deadline (rpc.Limits; zero fields take the defaults).
 	RPCLimits rpc.Limits
@@ -240,14 +244,14 @@ func New(cfg Config) (*Node, error) {
 			Log: log.Named("gateway"), BatchRows: cfg.BatchRows, OutboxLimit: cfg.OutboxLimit, Retention: cfg.Retention, MaxJobs: cfg.MaxJobs, UploadIdle: cfg.UploadIdle,
 			ClientMaxJobs: cfg.ClientMaxJobs, ClientMaxHeldJobs: cfg.ClientMaxHeldJobs, MaxJobBytes: cfg.MaxJobBytes, ClientMaxBytes: cfg.ClientMaxBytes,
 			MaxHeaderBytes: cfg.MaxHeaderBytes, MaxRecordBytes: cfg.MaxRecordBytes, MaxMalformed: cfg.MaxMalformed, Identify: identify(cfg.Credentials),
-			Counters: gatewayMetrics,
+			MaxQueries: cfg.MaxQueries, MaxQueryBytes: cfg.MaxQueryBytes, Counters: gatewayMetrics,
 		})
 		if err != nil {
 			return nil, err
 		}
 		scfg.OnFinish = n.Gateway.Finished
 		scfg.Known = n.Gateway.Knows
-		scfg.PlanOf = n.Gateway.PlanOf
+		scfg.PlanOf = func(job string) []byte { plan, _ := n.Gateway.PlanOf(job); return plan }
 	}
 	if n.runtime, err = stage.New(scfg); err != nil {
 		return nil, err
@@ -256,8 +260,8 @@ func New(cfg Config) (*Node, error) {
 		n.Gateway.SetDropper(func(ctx context.Context, job string) error {
 			return dropEverywhere(ctx, cfg.Topology, cfg.Instance, n.runtime, n.pool, job)
 		})
-		n.Gateway.SetIntroducer(func(ctx context.Context, job string) error {
-			return introduceEverywhere(ctx, cfg.Topology, cfg.Instance, n.pool, job)
+		n.Gateway.SetIntroducer(func(ctx context.Context, job string, plan []byte) error {
+			return introduceEverywhere(ctx, cfg.Topology, cfg.Instance, n.pool, job, plan)
 		})
 	}
 

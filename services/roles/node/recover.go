@@ -137,11 +137,12 @@ func (n *Node) reportFailed(ctx context.Context, job string, reason error, log h
 }
 
 // introduceEverywhere tells every instance of the topology but the gateway
-// itself (whose job table is its introduction) of a new job, over
+// itself (whose job table is its introduction) of a new job and its
+// physical plan (nil for the built-in job), over
 // StageService.IntroduceJob, all at once, and returns once each has
 // recorded it; an unreachable one is retried until ctx ends. Its error is
 // the first refusal (a gRPC status, wrapped with the instance's name).
-func introduceEverywhere(ctx context.Context, top deploy.Topology, self deploy.Instance, pool *rpc.Pool, job string) error {
+func introduceEverywhere(ctx context.Context, top deploy.Topology, self deploy.Instance, pool *rpc.Pool, job string, plan []byte) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	others := slices.DeleteFunc(top.Instances(), func(in deploy.Instance) bool { return in == self })
@@ -153,7 +154,7 @@ func introduceEverywhere(ctx context.Context, top deploy.Topology, self deploy.I
 				if err != nil {
 					return status.Error(codes.Unavailable, err.Error())
 				}
-				_, err = wololov1.NewStageServiceClient(conn).IntroduceJob(ctx, &wololov1.IntroduceJobRequest{JobId: job})
+				_, err = wololov1.NewStageServiceClient(conn).IntroduceJob(ctx, &wololov1.IntroduceJobRequest{JobId: job, Plan: plan})
 				return err
 			})
 			if err != nil {

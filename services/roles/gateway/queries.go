@@ -1,0 +1,156 @@
+package gateway
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"strings"
+
+	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
+	"github.com/wololo/wololo/services/dataflow/schema"
+	"github.com/wololo/wololo/services/dataflow/sql"
+	"github.com/wololo/wololo/services/dataflow/sql/physical"
+	"github.com/wololo/wololo/services/dataflow/sql/sqljob"
+)
+
+// A job's SQL queries (CreateJobRequest.queries): a job made of them runs
+// their physical plan instead of the built-in graph, and its results are
+// NAME.csv of each. The gateway checks their names and sizes against its
+// limits, compiles them against the job's two headers (the tables matches
+// and match_players) and plans them on the deployment's tasks
+// (sqljob.Plan) before the job exists; the plan is recorded with the job
+// (JobRecord.plan) and carried to every process by IntroduceJob.
+
+// The query quotas' defaults: a job of 16 queries of 4 KiB each is far more
+// than the four default ones (2 KiB together).
+const (
+	DefaultMaxQueries    = 16
+	DefaultMaxQueryBytes = 64 << 10
+)
+
+// builtinQueries are the names of the default queries' results, q1..q4,
+// those of a job without queries of its own.
+var builtinQueries = func() []string {
+	out := make([]string, len(schema.ResultFiles))
+	for i, f := range schema.ResultFiles {
+		out[i] = strings.TrimSuffix(f, ".csv")
+	}
+	return out
+}()
+
+// checkQueries refuses queries over the limits (how many, their texts'
+// bytes together: ResourceExhausted) or whose names are not names
+// (InvalidArgument). It is pure.
+func (l Limits) checkQueries(queries []sqljob.Query) error {
+	if len(queries) > l.MaxQueries {
+		return errorf(ErrFull, "%d queries, more than a job may have (%d, --max-queries)", len(queries), l.MaxQueries)
+	}
+	if n := sqljob.TextBytes(queries); n > l.MaxQueryBytes {
+		return errorf(ErrFull, "queries of %d bytes together, more than a job may have (%d, --max-query-bytes)", n, l.MaxQueryBytes)
+	}
+	if err := sqljob.CheckNames(queries); err != nil {
+		return kindError{ErrInvalid, err}
+	}
+	return nil
+}
+
+// queriesOf are a request's queries, as sqljob takes them.
+func queriesOf(qs []*wololov1.Query) []sqljob.Query {
+	out := make([]sqljob.Query, len(qs))
+	for i, q := range qs {
+		out[i] = sqljob.Query{Name: q.GetName(), Text: q.GetSql()}
+	}
+	return out
+}
+
+// jobPlan is a job's queries planned: what the job records and its
+// client is told.
+type jobPlan struct {
+	queries []*wololov1.Query
+	plan    []byte // physical.Encode of the plan
+	explain string // sqljob.Job.Explain
+}
+
+// planQueries checks a CreateJob's queries against the limits, compiles
+// them over the two headers' columns and plans them on shape. No query:
+// nil, the built-in job. A query the engine refuses is InvalidArgument
+// naming the query, the construct and its line:column; a plan that
+// breaks the planner's invariants is an internal error.
+func (l Limits) planQueries(queries []*wololov1.Query, matches, players *wololov1.FileHeader, shape physical.Shape, shapeErr error) (*jobPlan, error) {
+	if len(queries) == 0 {
+		return nil, nil
+	}
+	qs := queriesOf(queries)
+	if err := l.checkQueries(qs); err != nil {
+		return nil, err
+	}
+	if shapeErr != nil {
+		return nil, fmt.Errorf("the deployment's tasks for a plan: %w", shapeErr)
+	}
+	cat := sql.Catalog{"matches": matches.Columns, "match_players": players.Columns}
+	job, err := sqljob.Plan(qs, cat, shape)
+	if err != nil {
+		if errors.Is(err, sqljob.ErrPlanner) {
+			return nil, err
+		}
+		return nil, kindError{ErrInvalid, err}
+	}
+	b, err := job.Encode()
+	if err != nil {
+		return nil, err
+	}
+	return &jobPlan{queries: queries, plan: b, explain: job.Explain()}, nil
+}
+
+// queriesPrint is a fingerprint of a job's queries, names and texts in
+// order, by which a resume with other queries is told apart; the zero
+// value for none.
+func queriesPrint(queries []*wololov1.Query) [sha256.Size]byte {
+	if len(queries) == 0 {
+		return [sha256.Size]byte{}
+	}
+	h := sha256.New()
+	for _, q := range queries {
+		for _, s := range []string{q.GetName(), q.GetSql()} {
+			h.Write(binary.AppendUvarint(nil, uint64(len(s))))
+			h.Write([]byte(s))
+		}
+	}
+	var out [sha256.Size]byte
+	h.Sum(out[:0])
+	return out
+}
+
+// sameQueries refuses a resume with other queries than the job was
+// created with (or queries for a built-in job, or none for a job of
+// queries), as sameFiles refuses other files.
+func (j *job) sameQueries(queries []*wololov1.Query) error {
+	if queriesPrint(queries) == j.queriesPrint {
+		return nil
+	}
+	return errorf(ErrConflict, "job %q was created with other queries (%s then); it cannot continue with these: use another --job, or the queries it was made from", j.name, strings.Join(j.queries, ", "))
+}
+
+// resultFiles are the job's result files, NAME.csv of each of its queries
+// in order (schema.ResultFiles for the built-in job).
+func (j *job) resultFiles() []string {
+	out := make([]string, len(j.queries))
+	for i, q := range j.queries {
+		out[i] = q + ".csv"
+	}
+	return out
+}
+
+// planOf is the physical plan of a job (by its internal id) as its record
+// holds it (physical.Encode), nil for the built-in job; ok reports whether
+// the job is known. The stage runtime runs a known job's plan.
+func (js *jobs) planOf(id string) (plan []byte, ok bool) {
+	js.mu.Lock()
+	defer js.mu.Unlock()
+	j, ok := js.byID[id]
+	if !ok {
+		return nil, false
+	}
+	return j.plan, true
+}
