@@ -545,6 +545,22 @@ func (r *Runtime) newJob(id string) (*job, error) {
 	return j, nil
 }
 
+// builtin is what a job of the built-in graph runs here: Config.Spec,
+// reading the topology's streams into this stage and writing the
+// streams its Outputs name (not every stream from the stage: the
+// gateway's upload writes the streams of the files).
+func (r *Runtime) builtin() (JobSpec, error) {
+	w := Wiring{Inputs: TopologyWiring(r.cfg.Topology, r.cfg.Instance.Stage).Inputs}
+	for _, name := range r.cfg.Spec.Outputs {
+		st, ok := r.cfg.Topology.Stream(name)
+		if !ok || st.From != r.cfg.Instance.Stage {
+			return JobSpec{}, fmt.Errorf("stage %s does not send stream %q", r.cfg.Instance.Stage, name)
+		}
+		w.Outputs = append(w.Outputs, Edge{Stream: name, Stage: st.To, Replicas: r.cfg.Topology.Replicas(st.To)})
+	}
+	return JobSpec{Wiring: w, New: r.cfg.Spec.New, Stateless: r.cfg.Spec.Stateless}, nil
+}
+
 // specLocked is what job id runs here: what Config.Plans makes of its
 // plan (introduced with it, or Config.PlanOf's), else the built-in Spec.
 func (r *Runtime) specLocked(id string) (JobSpec, error) {
@@ -553,7 +569,7 @@ func (r *Runtime) specLocked(id string) (JobSpec, error) {
 		plan = r.cfg.PlanOf(id)
 	}
 	if len(plan) == 0 {
-		return JobSpec{Wiring: TopologyWiring(r.cfg.Topology, r.cfg.Instance.Stage), New: r.cfg.Spec.New, Stateless: r.cfg.Spec.Stateless}, nil
+		return r.builtin()
 	}
 	if r.cfg.Plans == nil {
 		return JobSpec{}, fmt.Errorf("%w: %s runs no planned jobs", transport.ErrBadPlan, r.self)
