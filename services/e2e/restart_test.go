@@ -9,6 +9,7 @@ import (
 
 	"github.com/wololo/wololo/deploy"
 	"github.com/wololo/wololo/services/cmdline/client"
+	"github.com/wololo/wololo/services/dataflow/sql/sqljob"
 	"github.com/wololo/wololo/services/dataflow/stage"
 	"github.com/wololo/wololo/services/roles/node"
 )
@@ -22,6 +23,15 @@ import (
 // Seed 3 snapshots the operators' state after every few kilobytes of state
 // log, so that restarts restore snapshots and replay what came after them.
 func TestRestartsRecoverExactly(t *testing.T) {
+	for _, seed := range []uint64{1, 2, 3} {
+		restartDuringJob(t, seed, nil)
+	}
+}
+
+// restartDuringJob runs a job of queries (none: the built-in graph) on
+// dataset 2 and restarts instances at random meanwhile (seed 3:
+// snapshots every few kilobytes of state log), and checks its answers.
+func restartDuringJob(t *testing.T, seed uint64, queries []sqljob.Query) {
 	// An instance restarted again before it is back up makes no progress
 	// at all on a loaded machine, so each one gets a breath. The
 	// gateway's is longer: a client reconnects with gRPC's backoff, which
@@ -31,7 +41,7 @@ func TestRestartsRecoverExactly(t *testing.T) {
 	// reached again (CI: 199 gateway restarts in 30 s, "cannot reach the
 	// gateway").
 	const minUptime, gatewayUptime = 100 * time.Millisecond, 400 * time.Millisecond
-	for _, seed := range []uint64{1, 2, 3} {
+	{
 		if seed == 3 {
 			old := stage.SnapshotMinBytes
 			stage.SnapshotMinBytes = 4 << 10
@@ -53,7 +63,7 @@ func TestRestartsRecoverExactly(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			defer close(done)
-			_, submitErr = client.Submit(ctx, client.SubmitOptions{Server: c.GatewayAddr(), TLS: clientTLS(t, c), Matches: d.matches, Players: d.players, Out: out, JobID: "restarts"})
+			_, submitErr = client.Submit(ctx, client.SubmitOptions{Server: c.GatewayAddr(), TLS: clientTLS(t, c), Matches: d.matches, Players: d.players, Out: out, JobID: "restarts", Queries: queries})
 		}()
 		restarted := map[string]int{}
 		last := map[string]time.Time{} // when each instance was restarted
@@ -87,7 +97,11 @@ func TestRestartsRecoverExactly(t *testing.T) {
 		if submitErr != nil {
 			t.Fatalf("seed %d: submit: %v (restarts %v)", seed, submitErr, restarted)
 		}
-		compareOutputs(t, d, out)
+		if queries == nil {
+			compareOutputs(t, d, out)
+		} else {
+			compareSQL(t, d, queries, out)
+		}
 		n := 0
 		for _, k := range restarted {
 			n += k

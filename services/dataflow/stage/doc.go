@@ -15,7 +15,10 @@
 // Per job, one goroutine (the job's actor) applies batches one at a time, in
 // arrival order across all input channels, so operators need no locks. A
 // job's actor waits for outbox room before it applies anything, so a slow
-// receiver stops it and, through unacknowledged batches, its senders. When
+// receiver stops it and, through unacknowledged batches, its senders. It
+// waits only on channels to other stages: on a channel from a stage to
+// itself (a SQL plan's shuffle from shard to shard) two instances would
+// each wait for the other to take a batch while taking none. When
 // the EOFs of every upstream instance are applied the actor calls
 // Operator.Finish, and the final rows plus an EOF on every output channel go
 // out in that same commit.

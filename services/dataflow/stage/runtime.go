@@ -280,6 +280,9 @@ type job struct {
 	spec   JobSpec
 	drive  *Driver // the operator's (actor only)
 	out    *Outputs
+	// flow are the output channels the actor waits for room on: those to
+	// other stages (flowControlled).
+	flow []transport.ChannelID
 	rowsIn atomic.Int64
 	// droppedBatches is drive's count of dropped batches, for Dropped.
 	droppedBatches atomic.Int64
@@ -542,7 +545,24 @@ func (r *Runtime) newJob(id string) (*job, error) {
 		}
 	}
 	j.drive = NewDriver(spec.New(), senders)
+	j.flow = flowControlled(j.out.Channels(), r.cfg.Instance.Stage)
 	return j, nil
+}
+
+// flowControlled are the channels of outs a job's actor waits for room on
+// before it applies anything: those to another stage. A channel from a
+// stage to itself (a plan's shuffle from shard to shard) is left out:
+// two instances that each wait for the other to take a batch, when
+// neither takes anything while it waits, would wait for ever. Its outbox
+// is bounded by what the job sends on it, not by OutboxLimit.
+func flowControlled(outs []transport.ChannelID, stage string) []transport.ChannelID {
+	var flow []transport.ChannelID
+	for _, ch := range outs {
+		if to, err := deploy.ParseInstance(ch.Receiver); err != nil || to.Stage != stage {
+			flow = append(flow, ch)
+		}
+	}
+	return flow
 }
 
 // builtin is what a job of the built-in graph runs here: Config.Spec,
@@ -798,7 +818,7 @@ func (r *Runtime) actor(ctx context.Context, j *job) {
 				break more
 			}
 		}
-		if err := r.outbox().WaitRoom(ctx, j.out.Channels(), r.cfg.OutboxLimit); err != nil {
+		if err := r.outbox().WaitRoom(ctx, j.flow, r.cfg.OutboxLimit); err != nil {
 			for _, d := range group {
 				d.done(err)
 			}

@@ -12,6 +12,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/wololo/wololo/deploy"
+	"github.com/wololo/wololo/services/dataflow/sql/physical"
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 	"github.com/wololo/wololo/services/base/backoff"
 	"github.com/wololo/wololo/services/dataflow/stage"
@@ -37,6 +38,13 @@ func neighbours(top deploy.Topology, self deploy.Instance) []deploy.Instance {
 	}
 	for _, st := range top.Inputs(self.Stage) {
 		add(st.From)
+	}
+	// A job of SQL queries sends between any instances of the gateway's
+	// task and the shard task (its plan's shape): from the gateway to
+	// itself, from shard to shard.
+	if shape, err := physical.ShapeOf(top); err == nil && (self.Stage == shape.Gateway.Name || self.Stage == shape.Shard.Name) {
+		add(shape.Gateway.Name)
+		add(shape.Shard.Name)
 	}
 	return out
 }

@@ -140,9 +140,14 @@ func DecodeSpec(plan []byte, task string) (stage.JobSpec, error) {
 // records each query's NAME.csv as the job's result
 // (schema.ResultRecord). It is stateful, and replayed from the journal
 // after a restart.
+//
+// A task that is neither the plan's gateway nor its shard task (a stage
+// of the built-in graph that runs apart, such as an aggregator with
+// replicas of its own) runs nothing of the job: no streams, an operator
+// that is never given anything.
 func StageSpec(p *physical.Plan, task string) (stage.JobSpec, error) {
 	if _, err := replicasOf(p, task); err != nil {
-		return stage.JobSpec{}, err
+		return stage.JobSpec{New: func() stage.Operator { return failed{fmt.Errorf("task %s runs nothing of this job", task)} }, Stateless: true}, nil
 	}
 	s, err := planStreams(p)
 	if err != nil {
