@@ -274,15 +274,15 @@ type delivery struct {
 }
 
 type job struct {
-	id     string
-	log    hclog.Logger
-	queue  chan delivery
-	spec   JobSpec
-	drive  *Driver // the operator's (actor only)
-	out    *Outputs
+	id    string
+	log   hclog.Logger
+	queue chan delivery
+	spec  JobSpec
+	drive *Driver // the operator's (actor only)
+	out   *Outputs
 	// flow are the output channels the actor waits for room on: those to
 	// other stages (flowControlled).
-	flow []transport.ChannelID
+	flow   []transport.ChannelID
 	rowsIn atomic.Int64
 	// droppedBatches is drive's count of dropped batches, for Dropped.
 	droppedBatches atomic.Int64

@@ -89,4 +89,3 @@ func (u *planUpload) count(in *ingest.Ingest) {
 		in.Report.Missing[col] = u.missing[col] + n
 	}
 }
-

@@ -12,9 +12,9 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/wololo/wololo/deploy"
-	"github.com/wololo/wololo/services/dataflow/sql/physical"
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 	"github.com/wololo/wololo/services/base/backoff"
+	"github.com/wololo/wololo/services/dataflow/sql/physical"
 	"github.com/wololo/wololo/services/dataflow/stage"
 	"github.com/wololo/wololo/services/wire/rpc"
 	"github.com/wololo/wololo/transport"
