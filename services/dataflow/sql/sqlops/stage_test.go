@@ -36,7 +36,7 @@ import (
 // runtime cuts it, and the fresh operator restored from it replays only
 // what came after.
 type deployed struct {
-	t       *testing.T
+	t       testing.TB
 	p       *physical.Plan
 	r       *rand.Rand
 	restart float64
@@ -67,7 +67,7 @@ type instance struct {
 	done    bool
 }
 
-func newDeployed(t *testing.T, p *physical.Plan, r *rand.Rand, restart float64) *deployed {
+func newDeployed(t testing.TB, p *physical.Plan, r *rand.Rand, restart float64) *deployed {
 	d := &deployed{t: t, p: p, r: r, restart: restart, inst: map[string]*instance{}, results: map[string][]byte{}}
 	tasks := []physical.Task{p.Gateway}
 	if p.Shard.Name != p.Gateway.Name {
@@ -94,7 +94,7 @@ func newDeployed(t *testing.T, p *physical.Plan, r *rand.Rand, restart float64) 
 
 // start makes the instance's operator afresh: restored from its
 // snapshot, the journal since replayed, the ends applied noted.
-func (in *instance) start(t *testing.T) {
+func (in *instance) start(t testing.TB) {
 	senders := map[string]int{}
 	for _, e := range in.spec.Wiring.Inputs {
 		senders[e.Stream] = e.Replicas
@@ -322,4 +322,25 @@ func TestDeployedPlanMatchesTheReference(t *testing.T) {
 			})
 		}
 	}
+}
+
+// BenchmarkDeployedPlan runs the four default queries as SQL as the
+// deployment runs them on two shards (TestDeployedPlanMatchesTheReference's
+// harness, no restarts): the gateway's Sources, the shards' and the
+// gateway's parts, every batch encoded as it travels. Per player row.
+func BenchmarkDeployedPlan(b *testing.B) {
+	var m, pl bytes.Buffer
+	if _, err := datagen.Generate(datagen.Config{Matches: 20000, Seed: 3}, &m, &pl); err != nil {
+		b.Fatal(err)
+	}
+	tables := readTables(b, m.Bytes(), pl.Bytes())
+	p := planOf(b, defaultTexts(), queries.Names, tables, 2)
+	b.ResetTimer()
+	for i := range b.N {
+		d := newDeployed(b, p, rand.New(rand.NewPCG(uint64(i), 7)), 0)
+		d.upload("matches", tables["matches"])
+		d.upload("match_players", tables["match_players"])
+		d.run()
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(tables["match_players"].Rows), "ns/player-row")
 }
