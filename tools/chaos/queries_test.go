@@ -230,3 +230,22 @@ func TestChaosLocalSQL(t *testing.T) {
 		})
 	}
 }
+
+// TestLocalRefusedQueryStartsNothing: a query the SQL engine refuses
+// fails the run before the cluster starts: no report, nothing made in
+// the run's temporary directory.
+func TestLocalRefusedQueryStartsNothing(t *testing.T) {
+	matches, players := smallDataset(t, 200)
+	tmp := t.TempDir()
+	var stdout bytes.Buffer
+	rep, err := Local(context.Background(), Options{
+		Matches: matches, Players: players, Out: t.TempDir(), TempDir: tmp, Kills: 4, Stdout: &stdout,
+		Queries: []sqljob.Query{{Name: "bad", From: "bad.sql", Text: "SELECT nope FROM matches"}},
+	})
+	if err == nil || rep != nil || !strings.Contains(err.Error(), "query bad (bad.sql): 1:8: column nope") {
+		t.Fatalf("report %v, error %v", rep, err)
+	}
+	if left, _ := os.ReadDir(tmp); len(left) > 0 {
+		t.Errorf("the run made %d entries in its temporary directory", len(left))
+	}
+}
