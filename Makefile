@@ -32,6 +32,11 @@ FUZZTIME ?= 15s
 KILLS ?= 20
 SEED ?= 1
 CHAOS_OUT = $(if $(filter file,$(origin OUT)),out/chaos,$(OUT))
+# SQL=1: the chaos job (chaos-local, chaos, swarm-chaos) is one of SQL
+# queries (--sql: the four defaults as SQL and tools/chaos/sql's user
+# queries) instead of the built-in graph.
+SQL ?=
+CHAOS_SQL = $(if $(filter 1 yes true,$(SQL)),--sql)
 
 # `make chaos-election`: kills of the leading master, 10 unless KILLS is
 # given on the command line or in the environment (KILLS's default of 20
@@ -57,11 +62,11 @@ endif
 local: build ## run the topology as OS processes until Ctrl-C (data and logs in data/local)
 	$(BIN) local
 
-chaos-local: build ## crash harness: make chaos-local [MATCHES=F PLAYERS=F] [OUT=D] [KILLS=20] [SEED=1]
+chaos-local: build ## crash harness: make chaos-local [MATCHES=F PLAYERS=F] [OUT=D] [KILLS=20] [SEED=1] [SQL=1]
 ifeq ($(MATCHES),)
-	$(BIN) chaos local --dataset data/chaos --out $(CHAOS_OUT) --kills $(KILLS) --seed $(SEED)
+	$(BIN) chaos local --dataset data/chaos --out $(CHAOS_OUT) --kills $(KILLS) --seed $(SEED) $(CHAOS_SQL)
 else
-	$(BIN) chaos local --matches $(MATCHES) --players $(PLAYERS) --out $(CHAOS_OUT) --kills $(KILLS) --seed $(SEED)
+	$(BIN) chaos local --matches $(MATCHES) --players $(PLAYERS) --out $(CHAOS_OUT) --kills $(KILLS) --seed $(SEED) $(CHAOS_SQL)
 endif
 
 chaos-election: build ## kill the leading master during a job, time failovers, check one leader per term: make chaos-election [MATCHES=F PLAYERS=F] [OUT=D] [KILLS=10] [SEED=1]
@@ -222,11 +227,11 @@ submit: build ## run a job on the deployment: make submit MATCHES=F PLAYERS=F OU
 	@if [ -z "$(MATCHES)" ] || [ -z "$(PLAYERS)" ]; then echo "usage: make submit MATCHES=F PLAYERS=F [OUT=DIR]"; exit 2; fi
 	$(BIN) client submit --tls-dir $(TLS_DIR) --server $(GATEWAY) --matches $(MATCHES) --players $(PLAYERS) --out $(DOCKER_OUT)
 
-chaos: build ## kill containers of every kind (and pause one) during a job on the deployment: make chaos [MATCHES=F PLAYERS=F] [OUT=DIR] [KILLS=N]
+chaos: build ## kill containers of every kind (and pause one) during a job on the deployment: make chaos [MATCHES=F PLAYERS=F] [OUT=DIR] [KILLS=N] [SQL=1]
 ifeq ($(MATCHES),)
-	$(BIN) chaos docker --project $(PROJECT) --dataset data/chaos --out $(if $(filter file,$(origin OUT)),out/chaos-docker,$(OUT)) --kills $(KILLS) --seed $(SEED)
+	$(BIN) chaos docker --project $(PROJECT) --dataset data/chaos --out $(if $(filter file,$(origin OUT)),out/chaos-docker,$(OUT)) --kills $(KILLS) --seed $(SEED) $(CHAOS_SQL)
 else
-	$(BIN) chaos docker --project $(PROJECT) --matches $(MATCHES) --players $(PLAYERS) --out $(if $(filter file,$(origin OUT)),out/chaos-docker,$(OUT)) --kills $(KILLS) --seed $(SEED)
+	$(BIN) chaos docker --project $(PROJECT) --matches $(MATCHES) --players $(PLAYERS) --out $(if $(filter file,$(origin OUT)),out/chaos-docker,$(OUT)) --kills $(KILLS) --seed $(SEED) $(CHAOS_SQL)
 endif
 
 PARTITION ?= 6s
@@ -300,11 +305,11 @@ swarm-submit: build ## run a job on the swarm stack: make swarm-submit MATCHES=F
 	@if [ -z "$(MATCHES)" ] || [ -z "$(PLAYERS)" ]; then echo "usage: make swarm-submit MATCHES=F PLAYERS=F [OUT=DIR]"; exit 2; fi
 	$(BIN) client submit --tls-dir $(TLS_DIR) --server $(SWARM_GATEWAY) --matches $(MATCHES) --players $(PLAYERS) --out $(SWARM_OUT)
 
-swarm-chaos: build ## kill tasks of every kind (the leading master among them), pause one, during a job on the stack: make swarm-chaos [KILLS=N] [MATCHES=F PLAYERS=F] [OUT=DIR]
+swarm-chaos: build ## kill tasks of every kind (the leading master among them), pause one, during a job on the stack: make swarm-chaos [KILLS=N] [MATCHES=F PLAYERS=F] [OUT=DIR] [SQL=1]
 ifeq ($(MATCHES),)
-	$(BIN) chaos swarm --project $(STACK) --port-base $(SWARM_PORT) --tls-dir $(TLS_DIR) --dataset data/chaos --out $(if $(filter file,$(origin OUT)),out/chaos-swarm,$(OUT)) --kills $(KILLS) --seed $(SEED)
+	$(BIN) chaos swarm --project $(STACK) --port-base $(SWARM_PORT) --tls-dir $(TLS_DIR) --dataset data/chaos --out $(if $(filter file,$(origin OUT)),out/chaos-swarm,$(OUT)) --kills $(KILLS) --seed $(SEED) $(CHAOS_SQL)
 else
-	$(BIN) chaos swarm --project $(STACK) --port-base $(SWARM_PORT) --tls-dir $(TLS_DIR) --matches $(MATCHES) --players $(PLAYERS) --out $(if $(filter file,$(origin OUT)),out/chaos-swarm,$(OUT)) --kills $(KILLS) --seed $(SEED)
+	$(BIN) chaos swarm --project $(STACK) --port-base $(SWARM_PORT) --tls-dir $(TLS_DIR) --matches $(MATCHES) --players $(PLAYERS) --out $(if $(filter file,$(origin OUT)),out/chaos-swarm,$(OUT)) --kills $(KILLS) --seed $(SEED) $(CHAOS_SQL)
 endif
 
 swarm-chaos-election: build ## chaos-election against the stack's masters (failover times on swarm): [KILLS=10] [MATCHES=F PLAYERS=F]

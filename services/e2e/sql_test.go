@@ -13,7 +13,6 @@ import (
 	"github.com/wololo/wololo/queries"
 	"github.com/wololo/wololo/services/cmdline/client"
 	"github.com/wololo/wololo/services/dataflow/reference"
-	"github.com/wololo/wololo/services/dataflow/sql"
 	"github.com/wololo/wololo/services/dataflow/sql/exec"
 	"github.com/wololo/wololo/services/dataflow/sql/physical"
 	"github.com/wololo/wololo/services/dataflow/sql/sqljob"
@@ -70,11 +69,11 @@ func compareSQL(t *testing.T, d *dataset, qs []sqljob.Query, dir string) {
 	}
 }
 
-// inProcess is what sqlops.Run answers to the queries on d's files.
+// inProcess is what the SQL engine answers in this process to the
+// queries on d's files (sqlops.Answer).
 func inProcess(t *testing.T, d *dataset, qs []sqljob.Query) map[string][]byte {
 	t.Helper()
 	tables := map[string]*exec.Table{}
-	cat := sql.Catalog{}
 	for name, path := range map[string]string{"matches": d.matches, "match_players": d.players} {
 		f, err := os.Open(path)
 		if err != nil {
@@ -85,21 +84,17 @@ func inProcess(t *testing.T, d *dataset, qs []sqljob.Query) map[string][]byte {
 		if err != nil {
 			t.Fatal(err)
 		}
-		tables[name], cat[name] = tab, tab.Columns
+		tables[name] = tab
 	}
 	shape, err := physical.ShapeOf(deploy.Default())
 	if err != nil {
 		t.Fatal(err)
 	}
-	job, err := sqljob.Plan(qs, cat, shape)
+	files, err := sqlops.Answer(qs, tables, shape)
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := sqlops.Run(job.Plan, tables)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return res.Files
+	return files
 }
 
 // TestSQLJobsMatchTheReference runs a job of SQL queries (the four

@@ -26,6 +26,7 @@ import (
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 	"github.com/wololo/wololo/services/base/backoff"
 	"github.com/wololo/wololo/services/cmdline/client"
+	"github.com/wololo/wololo/services/dataflow/sql/sqljob"
 	"github.com/wololo/wololo/services/roles/local"
 )
 
@@ -44,8 +45,15 @@ type Options struct {
 	Binary string
 	// Topology to run; deploy.Default() if it has no stages.
 	Topology deploy.Topology
-	// The job: both input files and the directory for q1.csv..q4.csv.
+	// The job: both input files and the directory for its outputs
+	// (q1.csv..q4.csv, or NAME.csv for each of Queries).
 	Matches, Players, Out string
+	// Queries, if any, are the job's own SQL queries (docs/sql.md): the
+	// job runs their physical plan instead of the built-in graph, and
+	// writes NAME.csv for each. A default query (q1..q4 with the text of
+	// queries/NAME.sql) must match the reference evaluator's answer, any
+	// other the SQL engine's in-process one (sqlops.Answer).
+	Queries []sqljob.Query
 	// Kills is how many SIGKILLs to deliver during the job.
 	Kills int
 	// Seed picks the victims and the intervals.
@@ -122,8 +130,9 @@ type Report struct {
 	Elapsed  time.Duration  // submit to results on disk
 	Rate     int64          // upload pace in bytes/s (0: direct)
 	Frames   int64          // upload frames the proxy forwarded
-	// Equal reports whether all four outputs matched the reference; Diffs
-	// describes each file that did not.
+	// Equal reports whether every output matched what it should be (the
+	// reference's, or for a query of the user's the SQL engine's
+	// in-process answer); Diffs describes each file that did not.
 	Equal     bool
 	Diffs     []string
 	SubmitErr error
@@ -162,6 +171,10 @@ func Local(ctx context.Context, o Options) (*Report, error) {
 		return nil, err
 	}
 	out := o.Stdout
+	want, err := o.expect()
+	if err != nil {
+		return nil, err
+	}
 	var extra []string
 	if o.BatchRows > 0 {
 		extra = append(extra, "--batch-rows", strconv.Itoa(o.BatchRows))
@@ -203,7 +216,7 @@ func Local(ctx context.Context, o Options) (*Report, error) {
 		}
 	}
 
-	return drive(ctx, o, cl, cl.GatewayAddr(), rep, stop, size, pre, post, rng)
+	return drive(ctx, o, want, cl, cl.GatewayAddr(), rep, stop, size, pre, post, rng)
 }
 
 // target is what a harness run kills: the processes of a local cluster, or
@@ -233,7 +246,7 @@ const clientName = "client"
 // drive runs the job against gateway while it kills the planned victims
 // of tgt, then checks the outputs; finish is called once the job is over
 // (it stops a local cluster) and before the summary.
-func drive(ctx context.Context, o Options, tgt target, gateway string, rep *Report, finish func(), size int64, pre, post []string, rng *rand.Rand) (*Report, error) {
+func drive(ctx context.Context, o Options, want *answers, tgt target, gateway string, rep *Report, finish func(), size int64, pre, post []string, rng *rand.Rand) (*Report, error) {
 	out := o.Stdout
 	stop := finish
 	defer stop()
@@ -305,7 +318,7 @@ func drive(ctx context.Context, o Options, tgt target, gateway string, rep *Repo
 	}()
 	sum, err := client.Submit(sctx, client.SubmitOptions{
 		Server: server, TLS: submitTLS, Matches: o.Matches, Players: o.Players, Out: o.Out, JobID: rep.JobID,
-		Progress: o.Progress, UploadAttempts: 100,
+		Progress: o.Progress, UploadAttempts: 100, Queries: o.Queries,
 	})
 	scancel()
 	rep.Elapsed = time.Since(start)
@@ -342,11 +355,11 @@ func drive(ctx context.Context, o Options, tgt target, gateway string, rep *Repo
 			problems = append(problems, "the gateway stopped knowing the job after a restart (job state not durable)")
 		}
 	} else {
-		rep.Equal, rep.Diffs, rep.RefDir, err = compare(o.Matches, o.Players, o.Out, filepath.Join(dataDir, "reference"))
+		rep.Equal, rep.Diffs, rep.RefDir, err = compare(want, o.Out, filepath.Join(dataDir, "reference"))
 		if err != nil {
-			problems = append(problems, fmt.Sprintf("reference: %v", err))
+			problems = append(problems, fmt.Sprintf("compare the outputs: %v", err))
 		} else if !rep.Equal {
-			problems = append(problems, "outputs differ from the reference:\n    "+strings.Join(rep.Diffs, "\n    "))
+			problems = append(problems, "outputs differ from "+want.from+":\n    "+strings.Join(rep.Diffs, "\n    "))
 		}
 	}
 	if o.freeze != nil && rep.Frozen == "" {
@@ -392,11 +405,24 @@ func drive(ctx context.Context, o Options, tgt target, gateway string, rep *Repo
 		fmt.Fprintf(out, "chaos: the processes' logs: %s\n", rep.LogsAt)
 		return rep, errors.New(problems[0])
 	}
-	fmt.Fprintf(out, "chaos: PASS: %d kills, q1.csv..q4.csv byte-equal to the reference\n", len(rep.Kills))
+	fmt.Fprintf(out, "chaos: PASS: %d kills, %s\n", len(rep.Kills), outputsMatch(o.Queries))
 	if !o.Keep {
 		os.RemoveAll(dataDir)
 	}
 	return rep, nil
+}
+
+// expect works out the run's expected outputs before anything starts, so
+// that a query the SQL engine refuses fails the run before any process
+// starts or dies.
+func (o *Options) expect() (*answers, error) {
+	start := time.Now()
+	want, err := expected(o.Matches, o.Players, o.Queries, o.Topology)
+	if err != nil {
+		return nil, fmt.Errorf("the expected answers: %w", err)
+	}
+	fmt.Fprintf(o.Stdout, "chaos: %d expected output files, %s, in %s\n", len(want.names), want.from, time.Since(start).Round(time.Millisecond))
+	return want, nil
 }
 
 func (o *Options) defaults() error {

@@ -7,40 +7,149 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/wololo/wololo/deploy"
 	"github.com/wololo/wololo/services/dataflow/reference"
+	"github.com/wololo/wololo/services/dataflow/sql/exec"
+	"github.com/wololo/wololo/services/dataflow/sql/physical"
+	"github.com/wololo/wololo/services/dataflow/sql/sqljob"
+	"github.com/wololo/wololo/services/dataflow/sql/sqlops"
 )
 
-// resultFiles are the four outputs, in order.
+// resultFiles are the four outputs of a job of the built-in graph, in
+// order.
 var resultFiles = []string{"q1.csv", "q2.csv", "q3.csv", "q4.csv"}
 
-// compare answers the files with the reference evaluator and compares the
-// four outputs in outDir with it, byte for byte. When they differ, the
-// reference's files are written to refDir for a diff, and diffs describes
-// each differing file.
-func compare(matches, players, outDir, refDir string) (equal bool, diffs []string, refPath string, err error) {
-	want, err := reference.EvaluateFiles(matches, players)
-	if err != nil {
-		return false, nil, "", err
-	}
-	wantFiles := map[string][]byte{"q1.csv": want.Q1, "q2.csv": want.Q2, "q3.csv": want.Q3, "q4.csv": want.Q4}
-	for _, name := range resultFiles {
+// answers are what a job's output files should hold.
+type answers struct {
+	names []string          // the files, in order
+	files map[string][]byte // by name
+	from  string            // where they come from, for messages
+}
+
+// compare checks the outputs in outDir, byte for byte, against want.
+// When they differ, the expected files are written to refDir for a diff,
+// and diffs describes each differing file.
+func compare(want *answers, outDir, refDir string) (equal bool, diffs []string, refPath string, err error) {
+	for _, name := range want.names {
 		got, err := os.ReadFile(filepath.Join(outDir, name))
 		if err != nil {
 			diffs = append(diffs, fmt.Sprintf("%s: %v", name, err))
 			continue
 		}
-		if d := diffSummary(name, got, wantFiles[name]); d != "" {
+		if d := diffSummary(name, got, want.files[name]); d != "" {
 			diffs = append(diffs, d)
 		}
 	}
 	if len(diffs) == 0 {
 		return true, nil, "", nil
 	}
-	if err := reference.WriteDir(want, refDir); err != nil {
+	if err := os.MkdirAll(refDir, 0o755); err != nil {
 		return false, diffs, "", err
 	}
-	diffs = append(diffs, fmt.Sprintf("the reference's answers are in %s; compare with: diff -ru %s %s", refDir, refDir, outDir))
+	for _, name := range want.names {
+		if err := os.WriteFile(filepath.Join(refDir, name), want.files[name], 0o644); err != nil {
+			return false, diffs, "", err
+		}
+	}
+	diffs = append(diffs, fmt.Sprintf("%s are in %s; compare with: diff -ru %s %s", want.from, refDir, refDir, outDir))
 	return false, diffs, refDir, nil
+}
+
+// expected is what a job's output files should hold, and their names in
+// order. A job of the built-in graph (no queries) has q1.csv..q4.csv, the
+// reference evaluator's answers. A job of SQL queries has NAME.csv for
+// each query: a default one's (q1..q4 with the text of queries/NAME.sql)
+// is the reference's answer too, which shares no code with the SQL
+// engine; any other query's is the SQL engine's answer in this process on
+// the same files and the same topology's tasks (sqlops.Answer).
+func expected(matches, players string, qs []sqljob.Query, top deploy.Topology) (*answers, error) {
+	var names []string
+	var user []sqljob.Query
+	if len(qs) == 0 {
+		names = resultFiles
+	}
+	for _, q := range qs {
+		names = append(names, q.Name+".csv")
+		if !isDefault(q) {
+			user = append(user, q)
+		}
+	}
+	want := map[string][]byte{}
+	if len(user) < len(qs) || len(qs) == 0 {
+		ref, err := reference.EvaluateFiles(matches, players)
+		if err != nil {
+			return nil, fmt.Errorf("the reference: %w", err)
+		}
+		want["q1.csv"], want["q2.csv"], want["q3.csv"], want["q4.csv"] = ref.Q1, ref.Q2, ref.Q3, ref.Q4
+	}
+	if len(user) > 0 {
+		files, err := inProcess(matches, players, user, top)
+		if err != nil {
+			return nil, err
+		}
+		for _, q := range user {
+			want[q.Name+".csv"] = files[q.Name]
+		}
+	}
+	return &answers{names: names, files: want, from: expectedFrom(qs)}, nil
+}
+
+// inProcess is the SQL engine's answer to the queries on the files, run in
+// this process on the topology's tasks.
+func inProcess(matches, players string, qs []sqljob.Query, top deploy.Topology) (map[string][]byte, error) {
+	tables := map[string]*exec.Table{}
+	for name, path := range map[string]string{"matches": matches, "match_players": players} {
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, fmt.Errorf("the SQL engine's answers: %w", err)
+		}
+		t, err := exec.ReadCSV(f, reference.MaxRecordBytes)
+		f.Close()
+		if err != nil {
+			return nil, fmt.Errorf("the SQL engine's answers: read %s: %w", path, err)
+		}
+		tables[name] = t
+	}
+	shape, err := physical.ShapeOf(top)
+	if err != nil {
+		return nil, fmt.Errorf("the SQL engine's answers: %w", err)
+	}
+	files, err := sqlops.Answer(qs, tables, shape)
+	if err != nil {
+		return nil, fmt.Errorf("the SQL engine's answers: %w", err)
+	}
+	return files, nil
+}
+
+// expectedFrom says where a job's expected answers come from, for
+// messages.
+func expectedFrom(qs []sqljob.Query) string {
+	var def, user []string
+	for _, q := range qs {
+		if isDefault(q) {
+			def = append(def, q.Name+".csv")
+		} else {
+			user = append(user, q.Name+".csv")
+		}
+	}
+	switch {
+	case len(qs) == 0:
+		return "the reference's answers"
+	case len(user) == 0:
+		return "the reference's answers (" + strings.Join(def, ", ") + ")"
+	case len(def) == 0:
+		return "the SQL engine's in-process answers (" + strings.Join(user, ", ") + ")"
+	}
+	return "the reference's answers (" + strings.Join(def, ", ") + ") and the SQL engine's in-process ones (" + strings.Join(user, ", ") + ")"
+}
+
+// outputsMatch is the verdict's description of the outputs when they all
+// matched.
+func outputsMatch(qs []sqljob.Query) string {
+	if len(qs) == 0 {
+		return "q1.csv..q4.csv byte-equal to the reference"
+	}
+	return "every output byte-equal to " + expectedFrom(qs)
 }
 
 // diffSummary describes how got differs from want in one line ("" if

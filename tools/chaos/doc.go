@@ -4,8 +4,16 @@
 // chosen processes at random moments — every kind of process, some while
 // the files upload, some after the upload finished while the graph
 // finishes and the results flush — and lets the local runner restart them.
-// Then it answers the same files with the reference evaluator and passes
-// only if all four outputs are byte-equal.
+// It passes only if all four outputs are byte-equal to the reference
+// evaluator's answers on the same files, worked out before the job starts.
+//
+// The job may be one of SQL queries instead of the built-in graph
+// (Options.Queries; --query NAME=FILE.sql, --sql for the four defaults as
+// SQL and the user queries embedded from sql/): then every NAME.csv is
+// compared, a default query's (q1..q4 with the text of queries/NAME.sql)
+// with the reference, any other with the SQL engine's answer in this
+// process on the same files and the topology's tasks (sqlops.Answer, which
+// the end-to-end tests use too).
 //
 // The schedule is seeded: the same seed kills the same instances in the
 // same order (the moments depend on timing). To make N kills fit in a job

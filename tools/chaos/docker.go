@@ -591,6 +591,10 @@ func runDocker(ctx context.Context, o Options, tgt *dockerTarget) (*Report, erro
 	if err := tgt.checkGateway(ctx); err != nil {
 		return nil, fmt.Errorf("chaos docker: the gateway of project %s does not answer (is it up? %s): %w", project, tgt.upHint(), err)
 	}
+	want, err := o.expect()
+	if err != nil {
+		return nil, err
+	}
 	size, work, err := prepare(o.Matches, o.Players, o.TempDir, "wololo-chaos-docker-")
 	if err != nil {
 		return nil, err
@@ -610,7 +614,7 @@ func runDocker(ctx context.Context, o Options, tgt *dockerTarget) (*Report, erro
 	}
 	tgt.Processes() // remember every container's current start
 	o.freeze = tgt
-	return drive(ctx, o, tgt, gateway, rep, finish, size, pre, post, rng)
+	return drive(ctx, o, want, tgt, gateway, rep, finish, size, pre, post, rng)
 }
 
 // checkGateway asks the gateway's public port for its health, over TLS

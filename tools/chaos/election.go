@@ -330,7 +330,11 @@ func electionDrive(ctx context.Context, o ElectionOptions, tgt target, gateway s
 	if res.err != nil {
 		problems = append(problems, fmt.Sprintf("submit failed: %v", res.err))
 	} else {
-		rep.Equal, rep.Diffs, rep.RefDir, err = compare(o.Matches, o.Players, o.Out, filepath.Join(dataDir, "reference"))
+		var want *answers
+		want, err = expected(o.Matches, o.Players, nil, tgt.Topology())
+		if err == nil {
+			rep.Equal, rep.Diffs, rep.RefDir, err = compare(want, o.Out, filepath.Join(dataDir, "reference"))
+		}
 		switch {
 		case err != nil:
 			problems = append(problems, fmt.Sprintf("reference: %v", err))

@@ -15,7 +15,9 @@ import (
 	"github.com/wololo/wololo/deploy"
 	"github.com/wololo/wololo/services/base/datagen"
 	"github.com/wololo/wololo/services/cmdline/cli"
+	"github.com/wololo/wololo/services/cmdline/explain"
 	"github.com/wololo/wololo/services/cmdline/tlsflags"
+	"github.com/wololo/wololo/services/dataflow/sql/sqljob"
 	"github.com/wololo/wololo/tools/compose"
 )
 
@@ -27,9 +29,9 @@ const (
 	DefaultBatchRows  = 500
 )
 
-const usage = `usage: wololo chaos local [--matches F --players F] [--out DIR] [--kills N] [--seed S] [flags]
-       wololo chaos docker [--matches F --players F] [--out DIR] [--kills N] [--project P] [flags]
-       wololo chaos swarm [--matches F --players F] [--out DIR] [--kills N] [--project P] [--port-base N] [flags]
+const usage = `usage: wololo chaos local [--matches F --players F] [--out DIR] [--kills N] [--seed S] [--sql] [--query NAME=FILE.sql ...] [flags]
+       wololo chaos docker [--matches F --players F] [--out DIR] [--kills N] [--project P] [--sql] [--query NAME=FILE.sql ...] [flags]
+       wololo chaos swarm [--matches F --players F] [--out DIR] [--kills N] [--project P] [--port-base N] [--sql] [--query NAME=FILE.sql ...] [flags]
        wololo chaos election [--matches F --players F] [--out DIR] [--kills N] [--seed S] [flags]
 
 local: starts the topology as OS processes on a fresh data directory, with
@@ -46,6 +48,15 @@ swarm: the same against a swarm stack on this one-node swarm (make
 swarm-up): the tasks' containers killed and paused, the masters replacing
 them with forced service updates; the stack's ports published from
 --port-base.
+
+A job of SQL queries instead of the built-in graph (local, docker, swarm;
+docs/sql.md): --query NAME=FILE.sql adds a query (repeatable), --sql the
+four default queries as SQL (queries/q1.sql .. q4.sql) and the user
+queries of tools/chaos/sql (maps: a join grouped by map; twice: two
+semi-joins on different keys, a shuffle from shard to shard). The job
+writes NAME.csv for each query; a default one must be byte-equal to the
+reference evaluator's answer, any other to the SQL engine's answer in
+this process on the same files and tasks.
 
 election: starts the topology as OS processes with its masters, submits one
 job, and SIGKILLs the leading master --kills times while it runs (sometimes
@@ -96,7 +107,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	fs.StringVar(&o.Matches, "matches", "", "matches.csv (default: a generated dataset in --dataset)")
 	fs.StringVar(&o.Players, "players", "", "match_players.csv (default: a generated dataset in --dataset)")
-	fs.StringVar(&o.Out, "out", out, "directory for q1.csv..q4.csv")
+	fs.StringVar(&o.Out, "out", out, "directory for the outputs: q1.csv..q4.csv, or NAME.csv for each query")
 	fs.IntVar(&o.Kills, "kills", kills, "SIGKILLs to deliver during the job")
 	fs.Int64Var(&o.Seed, "seed", 1, "seed of the kill schedule")
 	fs.DurationVar(&o.Interval, "interval", interval, "mean time between kills during the upload (after it: a burst with gaps of 1/20 to 1/5 of it)")
@@ -107,6 +118,8 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.DurationVar(&o.Timeout, "timeout", DefaultTimeout, "give up on the job after this long")
 	fs.BoolVar(&o.DryRun, "dry-run", false, "send the null signal instead of SIGKILL: see when the kills would land, harm nothing")
 	topoPath := fs.String("topology", "", "topology JSON file (default: the embedded one)")
+	queryFlags := explain.RegisterQueryFlags(fs, "a SQL query of the job, NAME=FILE.sql (repeatable): the job runs its queries, NAME.csv each, instead of the built-in graph")
+	withSQL := fs.Bool("sql", false, "the job's queries: the four default ones as SQL and the user queries of tools/chaos/sql, before any --query")
 	var verbose *bool
 	var project, host *string
 	var portBase *int
@@ -130,6 +143,10 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err := parseInputs(fs, args[1:], &o.Matches, &o.Players, stdout); err != nil {
 		return err
 	}
+	var err error
+	if o.Queries, err = jobQueries(fs, *withSQL, queryFlags); err != nil {
+		return err
+	}
 	if *topoPath != "" {
 		top, err := deploy.Load(*topoPath)
 		if err != nil {
@@ -143,7 +160,6 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	o.Log = hclog.New(&hclog.LoggerOptions{Name: "chaos", Level: level, Output: stderr})
 	o.Stdout, o.Progress = stdout, stderr
-	var err error
 	switch mode {
 	case "docker":
 		_, err = Docker(ctx, o, *project, *host, tlsFlags.DirOrInsecure())
@@ -218,6 +234,27 @@ func runElection(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	}
 	_, err = ElectionDocker(ctx, o, top, *project, *host, tlsFlags.DirOrInsecure())
 	return err
+}
+
+// jobQueries are the queries of a run: with sql, SQLQueries, then each
+// --query. A name given twice is a usage error.
+func jobQueries(fs *flag.FlagSet, sql bool, given *explain.QueryFlags) ([]sqljob.Query, error) {
+	var qs []sqljob.Query
+	if sql {
+		var err error
+		if qs, err = SQLQueries(); err != nil {
+			return nil, err
+		}
+	}
+	more, err := given.Read()
+	if err != nil {
+		return nil, err
+	}
+	qs = append(qs, more...)
+	if err := sqljob.CheckNames(qs); err != nil {
+		return nil, cli.Usagef(fs, "%v", err)
+	}
+	return qs, nil
 }
 
 // parseInputs registers the generated dataset's flags, parses args and

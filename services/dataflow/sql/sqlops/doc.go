@@ -1,7 +1,10 @@
 // Package sqlops runs a job's physical plan (services/dataflow/sql/physical):
 // each of the plan's operators as an operator over exec's columnar
 // batches (New), and Run, an in-process runner of the whole plan over the
-// job's tables that returns each query's NAME.csv.
+// job's tables that returns each query's NAME.csv; Answer plans a job's
+// queries as the gateway does (sqljob) and runs them with Run, the
+// expected answers the end-to-end tests and the chaos harness compare a
+// cluster's with.
 //
 // (Named sqlops, not ops, so that it is not taken for the services/ops
 // floor.) Why a package of its own, and not inside physical or exec: physical is

@@ -1,0 +1,86 @@
+package sqlops_test
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/wololo/wololo/queries"
+	"github.com/wololo/wololo/services/base/datagen"
+	"github.com/wololo/wololo/services/dataflow/reference"
+	"github.com/wololo/wololo/services/dataflow/sql"
+	"github.com/wololo/wololo/services/dataflow/sql/physical"
+	"github.com/wololo/wololo/services/dataflow/sql/sqljob"
+	"github.com/wololo/wololo/services/dataflow/sql/sqlops"
+)
+
+// TestAnswer: Answer plans a job's queries over the tables' columns and
+// runs them: the four defaults byte-equal to the reference, a user's
+// query equal to the same query planned by hand and run, and a query the
+// engine refuses, a name that is not one or no query at all an error.
+func TestAnswer(t *testing.T) {
+	var m, pl bytes.Buffer
+	if _, err := datagen.Generate(datagen.Config{Matches: 2000, Seed: 6}, &m, &pl); err != nil {
+		t.Fatal(err)
+	}
+	ref, err := reference.Evaluate(bytes.NewReader(m.Bytes()), bytes.NewReader(pl.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tables := readTables(t, m.Bytes(), pl.Bytes())
+	shape := physical.Shape{Gateway: physical.Task{Name: "gateway", Replicas: 1}, Shard: physical.Task{Name: "shard", Replicas: 2}}
+	const civs = "SELECT p.civ, COUNT(*) AS n FROM match_players p JOIN matches m ON p.match = m.token GROUP BY p.civ ORDER BY n DESC, p.civ"
+
+	var job []sqljob.Query
+	for _, name := range queries.Names {
+		text, _ := queries.Text(name)
+		job = append(job, sqljob.Query{Name: name, Text: text})
+	}
+	job = append(job, sqljob.Query{Name: "civs", Text: civs})
+	got, err := sqlops.Answer(job, tables, shape)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][]byte{"q1": ref.Q1, "q2": ref.Q2, "q3": ref.Q3, "q4": ref.Q4}
+	res, err := sqlops.Run(planOf(t, map[string]string{"civs": civs}, []string{"civs"}, tables, 2), tables)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want["civs"] = res.Files["civs"]
+	if len(got) != len(want) {
+		t.Errorf("%d files, want %d", len(got), len(want))
+	}
+	for name, w := range want {
+		if !bytes.Equal(got[name], w) {
+			t.Errorf("%s differs:\n got %.300q\nwant %.300q", name, got[name], w)
+		}
+		if bytes.Count(w, []byte("\n")) < 2 {
+			t.Errorf("%s: the expected answer has no rows: the test checks nothing", name)
+		}
+	}
+
+	for _, tc := range []struct {
+		name  string
+		job   []sqljob.Query
+		check func(error) bool
+	}{
+		{"refused", []sqljob.Query{{Name: "bad", Text: "SELECT token FROM matches LEFT JOIN match_players p ON p.match = token"}}, func(err error) bool {
+			var se *sql.Error
+			return errors.As(err, &se) && strings.Contains(err.Error(), "query bad")
+		}},
+		{"unknown table", []sqljob.Query{{Name: "nope", Text: "SELECT a FROM nowhere"}}, func(err error) bool {
+			var se *sql.Error
+			return errors.As(err, &se)
+		}},
+		{"bad name", []sqljob.Query{{Name: "a.b", Text: civs}}, func(err error) bool { return errors.Is(err, sqljob.ErrName) }},
+		{"none", nil, func(err error) bool { return err != nil }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			files, err := sqlops.Answer(tc.job, tables, shape)
+			if files != nil || !tc.check(err) {
+				t.Errorf("got %d files and error %v", len(files), err)
+			}
+		})
+	}
+}
