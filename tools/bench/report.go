@@ -31,6 +31,9 @@ type Report struct {
 	// Demo and Local are the runs of median wall time of their modes.
 	Demo  ProcessRun
 	Local LocalRun
+	// SQL are demo mode's runs of SQL jobs (ModeDemoSQL, ModeDemoExamples),
+	// each its run of median wall time, in modeOrder.
+	SQL []SQLRun
 	// Rounds is how many times DuckDB, demo and local mode ran,
 	// interleaved; Samples is every run of every mode, in the order they
 	// ran (the reference's one run first).
@@ -98,6 +101,37 @@ type ProcessRun struct {
 	// the kernel) used meanwhile: the machine's busy time minus this
 	// run's and the bench's own. Noise, when large.
 	OtherCPU time.Duration
+}
+
+// SQLRun is demo mode's run of a job of SQL queries.
+type SQLRun struct {
+	Mode    string
+	Queries []string // the job's query names
+	// Reference: the outputs are the four default answers, compared with
+	// the reference's; otherwise only checked to be written.
+	Reference bool
+	Run       ProcessRun
+}
+
+// SQLOf is the run of mode's SQL job (ok false when it did not run).
+func (r Report) SQLOf(mode string) (SQLRun, bool) {
+	for _, s := range r.SQL {
+		if s.Mode == mode {
+			return s, true
+		}
+	}
+	return SQLRun{}, false
+}
+
+// outputs says how a run's outputs compared, by its mode.
+func outputs(mode string, p ProcessRun) string {
+	if mode == ModeDemoExamples && p.Wall > 0 {
+		if p.Equal {
+			return "every file written (no reference: tools/duckdb's test holds them against DuckDB)"
+		}
+		return "**some file missing**"
+	}
+	return equal(p)
 }
 
 // otherShare is OtherCPU as a part of the machine's capacity over d.
@@ -306,6 +340,7 @@ func Render(w io.Writer, r Report) error {
 	}
 	p("| Every local-mode process < %s peak RSS | %s | %s |\n", mib(TargetRSS), rssMeasured, rssMet)
 	renderVsDuckDBTargets(p, r)
+	renderSQLTargets(p, r)
 	renderStorageTargets(p, r)
 	p("\n")
 	renderKills(p, r)
@@ -352,6 +387,11 @@ func Render(w io.Writer, r Report) error {
 	p("| Demo: whole graph in one process, in memory | %s | %s | %s | %s | %s | %s |\n",
 		secs(r.Demo.Wall), rate(rows, r.Demo.Wall), mib(r.Demo.PeakRSS), secs(r.Demo.CPU), equal(r.Demo),
 		otherShare(r.Demo.OtherCPU, r.Demo.Wall, cpus))
+	for _, sr := range r.SQL {
+		p("| %s | %s | %s | %s | %s | %s | %s |\n", modeLabel(sr.Mode),
+			secs(sr.Run.Wall), rate(rows, sr.Run.Wall), mib(sr.Run.PeakRSS), secs(sr.Run.CPU), outputs(sr.Mode, sr.Run),
+			otherShare(sr.Run.OtherCPU, sr.Run.Wall, cpus))
+	}
 	tot := r.Local.Totals()
 	largest := "—"
 	if len(r.Local.Procs) > 0 {
@@ -380,6 +420,7 @@ func Render(w io.Writer, r Report) error {
 	p("Other work on the machine is the CPU time the rest of the machine (other programs and the kernel) used during the run, as a part of all %d CPUs: /proc/stat's busy time minus the run's own and the bench's; large values mean noisy figures.\n\n", cpus)
 
 	renderVsDuckDB(p, r)
+	renderSQL(p, r)
 
 	p("## Local mode, per process\n\n")
 	if len(r.Local.Procs) == 0 {
@@ -545,7 +586,7 @@ func renderVsDuckDB(p func(string, ...any), r Report) {
 	p("| Run | Mode | Wall time | CPU | Peak RSS | Outputs | Other work on the machine |\n|---:|---|---:|---:|---:|---|---:|\n")
 	for _, s := range r.Samples {
 		p("| %d | %s | %s | %s | %s | %s | %s |\n", s.Run, modeLabel(s.Mode), secs(s.Wall), secs(s.CPU), mib(s.PeakRSS),
-			equal(ProcessRun{Wall: s.Wall, Equal: s.Equal}), otherShare(s.OtherCPU, s.Span, r.Machine.CPUs))
+			outputs(s.Mode, ProcessRun{Wall: s.Wall, Equal: s.Equal}), otherShare(s.OtherCPU, s.Span, r.Machine.CPUs))
 	}
 	p("\nRun 0 is the reference evaluator's, whose outputs the others are compared with. ")
 	p("CPU is each child process's from the kernel's rusage (every thread); for local mode, its processes' added up plus the client's (the bench process's during the job), and its peak RSS is the largest process's. ")

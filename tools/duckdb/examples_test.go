@@ -14,14 +14,14 @@ import (
 // examplesDir holds the example queries of queries/examples/README.md.
 const examplesDir = "../../queries/examples"
 
-// TestExamplesAgainstDuckDB runs every example query of queries/examples
+// TestSQLExamplesAgainstDuckDB runs every example query of queries/examples
 // with Wololo's engine and with DuckDB over a generated dataset
 // (malformed records, missing and invalid values and all), as
 // TestSQLAgainstDuckDB does its random queries, and fails on any
 // difference. Each example must return rows, so that the comparison
 // proves something. DuckDB reads the query's text with its backquoted
 // names in double quotes, and sorts NULL last as ours does.
-func TestExamplesAgainstDuckDB(t *testing.T) {
+func TestSQLExamplesAgainstDuckDB(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join(examplesDir, "*.sql"))
 	if err != nil {
 		t.Fatal(err)
