@@ -69,14 +69,18 @@ func ReadCSV(r io.Reader, maxRecordBytes int) (*Table, error) {
 	}
 	width := len(t.Columns)
 	var cur []*builder
+	// sizes are each column's bytes in the last batch: the next one's
+	// arena is allocated once at about that size, not grown value by value.
+	sizes := make([]int, width)
 	rows := 0
 	flush := func() {
 		if rows == 0 {
 			return
 		}
 		b := &Batch{N: rows}
-		for _, c := range cur {
+		for i, c := range cur {
 			b.Cols = append(b.Cols, c.v)
+			sizes[i] = len(c.v.Data)
 		}
 		t.Batches = append(t.Batches, b)
 		cur, rows = nil, 0
@@ -89,8 +93,10 @@ func ReadCSV(r io.Reader, maxRecordBytes int) (*Table, error) {
 			continue
 		}
 		if cur == nil {
-			for range width {
-				cur = append(cur, newBuilder(plan.Text, BatchRows))
+			for i := range width {
+				c := newBuilder(plan.Text, BatchRows)
+				c.v.Data = make([]byte, 0, sizes[i]+sizes[i]/8)
+				cur = append(cur, c)
 			}
 		}
 		for i, f := range sc.Fields() {

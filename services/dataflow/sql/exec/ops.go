@@ -145,23 +145,73 @@ func (g *groups) ids(keys []*Vec, n int) []int32 {
 	return ids
 }
 
-// acc is one aggregate's state, one slot per group.
+// acc is one aggregate's state, one slot per group: only the slices its
+// function uses are kept (the others stay nil and read as zero, see the
+// accessors below), so that an aggregate of many groups costs the bytes
+// of its function's state alone.
 type acc struct {
 	agg   *plan.Agg
-	count []int64     // count, count(*), avg's count
+	count []int64     // count, count(*), sum and avg's count
 	sum   []value.Dec // sum, avg
-	has   []bool      // sum, min, max: a value was seen
+	has   []bool      // sum, avg, min, max: a value was seen
 	best  *Vec        // min, max: the value so far, grown as groups come
 	bestN []int       // min, max: which row of best holds group g's value
 }
 
-func (a *acc) grow(n int) {
-	for len(a.count) < n {
-		a.count = append(a.count, 0)
-		a.sum = append(a.sum, value.Dec{})
-		a.has = append(a.has, false)
-		a.bestN = append(a.bestN, -1)
+// uses reports which of count, sum, has and bestN the function keeps.
+func (a *acc) uses() (count, sum, has, best bool) {
+	switch a.agg.Func {
+	case plan.CountStar, plan.Count:
+		return true, false, false, false
+	case plan.Sum, plan.Avg:
+		return true, true, true, false
 	}
+	return false, false, true, true
+}
+
+func (a *acc) grow(n int) {
+	count, sum, has, best := a.uses()
+	if count && len(a.count) < n {
+		a.count = append(a.count, make([]int64, n-len(a.count))...)
+	}
+	if sum && len(a.sum) < n {
+		a.sum = append(a.sum, make([]value.Dec, n-len(a.sum))...)
+	}
+	if has && len(a.has) < n {
+		a.has = append(a.has, make([]bool, n-len(a.has))...)
+	}
+	if best && len(a.bestN) < n {
+		from := len(a.bestN)
+		a.bestN = append(a.bestN, make([]int, n-from)...)
+		for i := from; i < n; i++ {
+			a.bestN[i] = -1
+		}
+	}
+}
+
+// countOf, hasOf, sumOf and bestOf are group g's state, zero where the
+// function keeps none.
+func (a *acc) countOf(g int) int64 {
+	if a.count == nil {
+		return 0
+	}
+	return a.count[g]
+}
+
+func (a *acc) hasOf(g int) bool { return a.has != nil && a.has[g] }
+
+func (a *acc) sumOf(g int) value.Dec {
+	if a.sum == nil {
+		return value.Dec{}
+	}
+	return a.sum[g]
+}
+
+func (a *acc) bestOf(g int) int {
+	if a.bestN == nil {
+		return -1
+	}
+	return a.bestN[g]
 }
 
 // update folds the argument values of a batch into their groups.
