@@ -120,7 +120,7 @@ func (s *KeySet) AppendState(dst []byte) []byte {
 	var keys []string
 	for sl, id := range s.v.local {
 		if id >= 0 {
-			keys = append(keys, s.v.t.keys[sl])
+			keys = append(keys, string(s.v.t.key(int32(sl))))
 		}
 	}
 	slices.Sort(keys)
