@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/wololo/wololo/services/base/atomicfile"
@@ -13,6 +14,8 @@ import (
 	"github.com/wololo/wololo/services/cmdline/explain"
 	"github.com/wololo/wololo/services/dataflow/schema"
 	"github.com/wololo/wololo/services/dataflow/sql/exec"
+	"github.com/wololo/wololo/services/dataflow/sql/physical"
+	"github.com/wololo/wololo/services/dataflow/sql/plan"
 	"github.com/wololo/wololo/services/dataflow/sql/sqlops"
 )
 
@@ -29,8 +32,9 @@ func runSQL(job *explain.Job, files [][2]string, out string, stdout io.Writer) e
 	fmt.Fprintf(stdout, "SQL job in this process (the SQL engine's runner): %d queries on %s and %s\n", len(job.Logical), job.Shape.Gateway, job.Shape.Shard)
 	start := time.Now()
 	tables := map[string]*exec.Table{}
+	read := scanned(job.Plan)
 	for _, f := range files {
-		t, err := readTable(f[1])
+		t, err := readTable(f[1], read[f[0]]...)
 		if err != nil {
 			return fmt.Errorf("table %s: %w", f[0], err)
 		}
@@ -66,14 +70,35 @@ func runSQL(job *explain.Job, files [][2]string, out string, stdout io.Writer) e
 	return nil
 }
 
-// readTable reads a table's file whole.
-func readTable(path string) (*exec.Table, error) {
+// scanned is the columns the plan's scans read, by table.
+func scanned(p *physical.Plan) map[string][]string {
+	cols := map[string][]string{}
+	for _, o := range p.Ops {
+		if o.Kind != plan.Scan {
+			continue
+		}
+		for _, c := range o.Node.Output {
+			if !slices.Contains(cols[o.Node.Table], c.Name) {
+				cols[o.Node.Table] = append(cols[o.Node.Table], c.Name)
+			}
+		}
+	}
+	return cols
+}
+
+// readTable reads a table's file whole: the text of the columns named
+// (every one when none is), the others empty (exec.ReadCSVColumns).
+func readTable(path string, columns ...string) (*exec.Table, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	t, err := exec.ReadCSV(f, schema.MaxRecordBytes)
+	var keep []string
+	if len(columns) > 0 {
+		keep = columns
+	}
+	t, err := exec.ReadCSVColumns(f, schema.MaxRecordBytes, keep)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}

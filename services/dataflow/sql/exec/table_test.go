@@ -2,6 +2,7 @@ package exec
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 )
 
@@ -35,6 +36,35 @@ func TestKeyTable(t *testing.T) {
 		}
 		if 4*tab.Len() >= 3*len(tab.index) {
 			t.Errorf("n=%d: %d keys in an index of %d", n, tab.Len(), len(tab.index))
+		}
+	}
+}
+
+// TestReadCSVColumns: the columns not kept read as empty text, the kept
+// ones as ReadCSV reads them, and records are counted the same.
+func TestReadCSVColumns(t *testing.T) {
+	const file = "a,b,c\n1,x,p\n2,y\n3,\"z,z\",q\n"
+	all, err := ReadCSV(strings.NewReader(file), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	some, err := ReadCSVColumns(strings.NewReader(file), 0, []string{"b", "nothere"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if some.Rows != 3 || some.Malformed != 1 || all.Rows != 3 || all.Malformed != 1 || len(some.Batches) != 1 {
+		t.Fatalf("counts: %+v, ReadCSV's %+v", some, all)
+	}
+	b, want := some.Batches[0], all.Batches[0]
+	for c := range 3 {
+		for i := range b.N {
+			got, w := string(b.Cols[c].Text(i)), string(want.Cols[c].Text(i))
+			if c != 1 {
+				w = ""
+			}
+			if got != w || b.Cols[c].IsNull(i) {
+				t.Errorf("column %d row %d: %q, want %q", c, i, got, w)
+			}
 		}
 	}
 }
