@@ -23,25 +23,39 @@ func valueType(t plan.Type) plan.Type {
 	return t
 }
 
-// filter keeps the rows where cond is true.
+// filter keeps the rows where cond is true: a batch whose rows all are
+// is kept as it is (a Vec is not modified once built).
 func filter(cond *plan.Expr, in []*Batch) ([]*Batch, error) {
 	var out []*Batch
 	for _, b := range in {
-		c, err := eval(cond, b)
+		rows, err := trueRows(cond, b)
 		if err != nil {
 			return nil, err
 		}
-		rows := make([]int32, 0, b.N)
-		for i := range b.N {
-			if !c.IsNull(i) && c.Bools[i] {
-				rows = append(rows, int32(i))
-			}
-		}
-		if len(rows) > 0 {
+		switch len(rows) {
+		case 0:
+		case b.N:
+			out = append(out, b)
+		default:
 			out = append(out, gatherBatch(b, rows))
 		}
 	}
 	return out, nil
+}
+
+// trueRows is the rows of b where cond is true.
+func trueRows(cond *plan.Expr, b *Batch) ([]int32, error) {
+	c, err := eval(cond, b)
+	if err != nil {
+		return nil, err
+	}
+	rows := make([]int32, 0, b.N)
+	for i := range b.N {
+		if !c.IsNull(i) && c.Bools[i] {
+			rows = append(rows, int32(i))
+		}
+	}
+	return rows, nil
 }
 
 // project computes exprs over each batch.

@@ -184,8 +184,11 @@ func (s *KeySet) Keep(key *plan.Expr, b *Batch) (*Batch, error) {
 			rows = append(rows, int32(i))
 		}
 	}
-	if len(rows) == 0 {
+	switch len(rows) {
+	case 0:
 		return nil, nil
+	case b.N:
+		return b, nil
 	}
 	return gatherBatch(b, rows), nil
 }
