@@ -34,7 +34,7 @@ type Report struct {
 	// SQL are demo mode's runs of SQL jobs (ModeDemoSQL, ModeDemoExamples),
 	// each its run of median wall time, in modeOrder.
 	SQL []SQLRun
-	// Rounds is how many times DuckDB, demo and local mode ran,
+	// Rounds is how many times each mode of the rounds ran,
 	// interleaved; Samples is every run of every mode, in the order they
 	// ran (the reference's one run first).
 	Rounds  int
@@ -413,7 +413,7 @@ func Render(w io.Writer, r Report) error {
 			100*(r.Local.Wall.Seconds()/r.LocalInsecure.Wall.Seconds()-1), 100*(tot.CPU.Seconds()/plain.CPU.Seconds()-1), secs(tot.CPU), secs(plain.CPU))
 	}
 	if r.Rounds > 1 {
-		p("DuckDB, demo and local mode ran %d times each (below); their rows here are their runs of median wall time (of two middle ones, the faster). ", r.Rounds)
+		p("%s ran %d times each (below); their rows here are their runs of median wall time (of two middle ones, the faster). ", r.roundModeNames(), r.Rounds)
 	}
 	p("Reference, DuckDB and demo run as child processes of the bench: their wall time is the whole process (start, read, compute, write), their peak RSS and CPU come from the kernel's rusage. ")
 	p("Local mode's wall time runs from the client's submit to the four results on disk; starting the cluster (%s) is not included. ", secs(r.Local.Startup))
@@ -561,10 +561,10 @@ func renderVsDuckDB(p func(string, ...any), r Report) {
 		return
 	}
 	if r.MedianOf(ModeDuckDB).Runs > 0 {
-		p("Each mode's median over its runs; DuckDB, demo and local mode ran %d time(s) each, interleaved (DuckDB, demo, local, then again), after the reference evaluator's one run. ", max(r.Rounds, 1))
+		p("Each mode's median over its runs; %s ran %d time(s) each, interleaved (in that order, then again), after the reference evaluator's one run. ", r.roundModeNames(), max(r.Rounds, 1))
 		p("A ratio is the mode's median over DuckDB's: below 1.00x is faster than DuckDB.\n\n")
 	} else {
-		p("Each mode's median over its runs; demo and local mode ran %d time(s) each, interleaved, after the reference evaluator's one run. Without DuckDB there is no ratio.\n\n", max(r.Rounds, 1))
+		p("Each mode's median over its runs; %s ran %d time(s) each, interleaved, after the reference evaluator's one run. Without DuckDB there is no ratio.\n\n", r.roundModeNames(), max(r.Rounds, 1))
 	}
 	p("| Mode | Runs | Median wall time | Wall time vs DuckDB | Median CPU | CPU vs DuckDB |\n|---|---:|---:|---:|---:|---:|\n")
 	for _, mode := range modeOrder {
@@ -724,4 +724,22 @@ func renderKills(p func(string, ...any), r Report) {
 		p("| %s | %s | %s | %+.2f s | %d | %s |\n", k.Killed, secs(k.KilledAt), secs(k.Wall), d.Seconds(), restarts, equal(ProcessRun{Wall: k.Wall, Equal: k.Equal}))
 	}
 	p("\n")
+}
+
+// roundModeNames names the modes that ran in the rounds, in the order
+// they ran: "DuckDB, demo mode and local mode".
+func (r Report) roundModeNames() string {
+	var names []string
+	for _, mode := range roundModes {
+		if r.MedianOf(mode).Runs > 0 {
+			names = append(names, runName(Sample{Mode: mode}))
+		}
+	}
+	switch len(names) {
+	case 0:
+		return "no mode"
+	case 1:
+		return names[0]
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
 }

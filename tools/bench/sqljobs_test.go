@@ -91,6 +91,7 @@ func TestRenderSQL(t *testing.T) {
 		"| Demo, SQL job of the example user queries (one process, in memory) | 10: a, b, c, d, ... | 3 | 20.00 s | 35.00 s | 2917 ns | 1.94x | every file written",
 		"The job of 10 example queries costs 1.84x the CPU",
 		"| 3 | Demo, SQL job of the example user queries (one process, in memory) | 20.00 s | 35.00 s |",
+		"DuckDB, demo mode, demo mode's SQL plan of the four queries, demo mode's job of example queries and local mode ran 3 time(s) each, interleaved (in that order",
 	} {
 		if !strings.Contains(out, s) {
 			t.Errorf("report lacks %q", s)
