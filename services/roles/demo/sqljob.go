@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/wololo/wololo/services/base/atomicfile"
@@ -31,13 +32,21 @@ func sqlTables(matches, players string, given [][2]string) [][2]string {
 func runSQL(job *explain.Job, files [][2]string, out string, stdout io.Writer) error {
 	fmt.Fprintf(stdout, "SQL job in this process (the SQL engine's runner): %d queries on %s and %s\n", len(job.Logical), job.Shape.Gateway, job.Shape.Shard)
 	start := time.Now()
-	tables := map[string]*exec.Table{}
+	// The tables are read at once, each by a goroutine of its own.
 	read := scanned(job.Plan)
-	for _, f := range files {
-		t, err := readTable(f[1], read[f[0]]...)
-		if err != nil {
-			return fmt.Errorf("table %s: %w", f[0], err)
+	got := make([]*exec.Table, len(files))
+	errs := make([]error, len(files))
+	var wg sync.WaitGroup
+	for i, f := range files {
+		wg.Go(func() { got[i], errs[i] = readTable(f[1], read[f[0]]...) })
+	}
+	wg.Wait()
+	tables := map[string]*exec.Table{}
+	for i, f := range files {
+		if errs[i] != nil {
+			return fmt.Errorf("table %s: %w", f[0], errs[i])
 		}
+		t := got[i]
 		tables[f[0]] = t
 		fmt.Fprintf(stdout, "  %-18s rows read %d, malformed (skipped) %d\n", f[0], t.Rows, t.Malformed)
 	}
