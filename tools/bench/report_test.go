@@ -198,8 +198,8 @@ func TestRender(t *testing.T) {
 				r.ProfileNote = "Profiling was off (--profile=false)."
 			},
 			want: []string{
-				"| End to end in local mode (durable, separate processes) < 30 s | — | **no** |",
-				"| Every local-mode process < 512 MiB peak RSS | not measured | **no** |",
+				"| End to end in local mode (durable, separate processes) < 30 s | — | not run |",
+				"| Every local-mode process < 512 MiB peak RSS | not measured | not run |",
 				"| Local: 0 processes, in memory, mutual TLS | — | — | — | — | not run | — |",
 				"## Local mode, per process\n\nNot measured.",
 				"## Slowest stage\n\nNot measured.\n\nProfiling was off (--profile=false).",

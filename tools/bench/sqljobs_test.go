@@ -106,6 +106,29 @@ func TestRenderSQL(t *testing.T) {
 	if !strings.Contains(b.String(), "| 1.17x (21.00 s against 18.00 s of CPU, 1750 ns against 1500 ns per input row) | **no** |") {
 		t.Errorf("a median of 21 s against 18 s is not over the target:\n%s", b.String())
 	}
+	// Modes --modes left out: their targets are neither met nor missed.
+	only := r
+	only.Samples = nil
+	for _, s := range r.Samples {
+		if s.Mode == ModeDemoSQL || s.Mode == ModeReference {
+			only.Samples = append(only.Samples, s)
+		}
+	}
+	only.Local = LocalRun{}
+	b.Reset()
+	if err := Render(&b, only); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{
+		"| End to end in local mode (durable, separate processes) < 30 s | — | not run |",
+		"| Every local-mode process < 512 MiB peak RSS | not measured | not run |",
+		"| In-memory demo <= 0.5x DuckDB's wall time (median of 3) | not measured: DuckDB did not run | not run |",
+		"| The four default queries as SQL in demo mode <= 1.1x the CPU per row of the hand-written graph (medians) | not measured | not run |",
+	} {
+		if !strings.Contains(b.String(), s) {
+			t.Errorf("report of some modes lacks %q", s)
+		}
+	}
 	// Without SQL jobs, neither the rows nor the section.
 	b.Reset()
 	if err := Render(&b, fixedReport()); err != nil {

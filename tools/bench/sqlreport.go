@@ -15,22 +15,24 @@ func renderSQLTargets(p func(string, ...any), r Report) {
 	}
 	sqlMed, graphMed := r.MedianOf(ModeDemoSQL), r.MedianOf(ModeDemo)
 	text, met := "not measured", false
-	if ratio, ok := r.CPURatio(ModeDemoSQL, ModeDemo); ok {
+	ratio, ran := r.CPURatio(ModeDemoSQL, ModeDemo)
+	if ran {
 		text = fmt.Sprintf("%.2fx (%s against %s of CPU, %s against %s per input row)", ratio,
 			secs(sqlMed.CPU), secs(graphMed.CPU), perRow(sqlMed.CPU, r.Dataset.Rows()), perRow(graphMed.CPU, r.Dataset.Rows()))
 		met = ratio <= TargetSQLVsGraph
 	}
-	p("| The four default queries as SQL in demo mode <= %gx the CPU per row of the hand-written graph (medians) | %s | %s |\n", TargetSQLVsGraph, text, yesNo(met))
+	p("| The four default queries as SQL in demo mode <= %gx the CPU per row of the hand-written graph (medians) | %s | %s |\n", TargetSQLVsGraph, text, metIf(ran, met))
 	n := 0
 	if ex, ok := r.SQLOf(ModeDemoExamples); ok {
 		n = len(ex.Queries)
 	}
 	text, met = "not measured", false
-	if ratio, ok := r.CPURatio(ModeDemoExamples, ModeDemoSQL); ok {
+	ratio, ran = r.CPURatio(ModeDemoExamples, ModeDemoSQL)
+	if ran {
 		text = fmt.Sprintf("%.2fx (%s against %s of CPU)", ratio, secs(r.MedianOf(ModeDemoExamples).CPU), secs(sqlMed.CPU))
 		met = ratio <= TargetExamplesVsSQL
 	}
-	p("| A job of %d user queries in demo mode <= %gx the CPU of the four default ones as SQL (medians) | %s | %s |\n", n, TargetExamplesVsSQL, text, yesNo(met))
+	p("| A job of %d user queries in demo mode <= %gx the CPU of the four default ones as SQL (medians) | %s | %s |\n", n, TargetExamplesVsSQL, text, metIf(ran, met))
 }
 
 // renderSQL writes demo mode's SQL jobs beside the hand-written graph.
