@@ -44,7 +44,7 @@ CHAOS_SQL = $(if $(filter 1 yes true,$(SQL)),--sql)
 ELECTION_KILLS = $(if $(filter command line environment,$(origin KILLS)),$(KILLS),10)
 ELECTION_OUT = $(if $(filter file,$(origin OUT)),out/chaos-election,$(OUT))
 
-.PHONY: promtool test-ci test-chromium test-swarm certs images up down logs submit chaos chaos-election-docker e2e-docker swarm-up swarm-down swarm-submit swarm-chaos swarm-chaos-election e2e-swarm help build demo local chaos-local chaos-election test unit chromium lint race proto proto-check tools ci bench bench-micro duckdb duckdb-test sql-diff sql-diff-test fuzz reference datagen clean
+.PHONY: promtool test-ci test-chromium test-swarm certs images up down logs submit chaos chaos-election-docker e2e-docker swarm-up swarm-down swarm-submit swarm-chaos swarm-chaos-election e2e-swarm help build demo local chaos-local chaos-election test unit chromium lint race proto proto-check tools ci bench bench-sql bench-micro duckdb duckdb-test sql-diff sql-diff-test fuzz reference datagen clean
 
 help: ## list the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -328,10 +328,14 @@ e2e-swarm: ## the swarm end-to-end test (swarm-up, a job under kills, a leader k
 
 ci: test-ci ## what .ci/run runs
 
-bench: build data/full/match_players.csv ## micro-benchmarks, then reference, DuckDB, demo and local (3 interleaved rounds) on the full dataset → BENCHMARKS.md
+bench: build data/full/match_players.csv ## micro-benchmarks, then reference, DuckDB, demo (the graph, and SQL: the four queries, the ten examples) and local (3 interleaved rounds) on the full dataset → BENCHMARKS.md
 	@mkdir -p out
 	set -o pipefail; $(MAKE) --no-print-directory bench-micro | tee out/bench-micro.txt
 	$(BIN) bench --matches data/full/matches.csv --players data/full/match_players.csv --out BENCHMARKS.md --micro out/bench-micro.txt --go $(GO) --runs 3
+
+bench-sql: build data/full/match_players.csv ## demo mode only: the hand-written graph, the four queries as SQL and the ten example queries (3 interleaved rounds, full dataset) → out/bench-sql.md
+	@mkdir -p out
+	$(BIN) bench --matches data/full/matches.csv --players data/full/match_players.csv --out out/bench-sql.md --go $(GO) --runs 3 --modes demo,demo-sql,demo-examples --kills=false --scaling ""
 
 # The DuckDB baseline of `make bench`: tools/duckdb is a Go module of its
 # own because go-duckdb needs CGO (and a C compiler), which the static

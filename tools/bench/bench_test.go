@@ -18,8 +18,9 @@ func TestMain(m *testing.M) { testkit.Main(m) }
 
 // TestBenchSmoke runs the whole bench on a tiny dataset with the wololo
 // binary built as make build builds it (testkit.WololoBinary) and the
-// DuckDB baseline built from ../duckdb (CGO), two rounds, and checks the
-// report has every section.
+// DuckDB baseline built from ../duckdb (CGO), two rounds of every mode
+// (the SQL jobs of ../../queries too), and checks the report has every
+// section.
 func TestBenchSmoke(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds wololo and starts a local cluster")
@@ -42,6 +43,7 @@ func TestBenchSmoke(t *testing.T) {
 		"--matches", filepath.Join(data, "matches.csv"), "--players", filepath.Join(data, "match_players.csv"),
 		"--out", out, "--binary", bin, "--work", filepath.Join(dir, "work"), "--local-data", filepath.Join(dir, "local"),
 		"--micro", micro, "--runs", "2", "--duckdb", filepath.Join(dir, "duckdb-queries"), "--duckdb-src", "../duckdb",
+		"--queries", "../../queries", "--examples", "../../queries/examples",
 	}, &stdout, &stderr)
 	if err != nil {
 		t.Fatalf("bench: %v\n%s", err, stderr.String())
@@ -62,6 +64,9 @@ func TestBenchSmoke(t *testing.T) {
 		"| In-memory demo <= 0.5x DuckDB's wall time (median of 2) | ", "| DuckDB (SQL, one process; the baseline) | 2 | ",
 		"### Every run", "| 0 | Reference evaluator (one process) |", "| 2 | DuckDB (SQL, one process; the baseline) |",
 		"| 2 | Local (separate processes, segment logs, fsync, mutual TLS) |",
+		"## SQL plans in demo mode", "| The four default queries as SQL in demo mode <= 1.1x the CPU per row",
+		"| 2 | Demo, SQL plan of the four default queries (one process, in memory) |",
+		"| 2 | Demo, SQL job of the example user queries (one process, in memory) |",
 	} {
 		if !strings.Contains(report, s) {
 			t.Errorf("report lacks %q", s)

@@ -31,7 +31,10 @@ type Report struct {
 	// Demo and Local are the runs of median wall time of their modes.
 	Demo  ProcessRun
 	Local LocalRun
-	// Rounds is how many times DuckDB, demo and local mode ran,
+	// SQL are demo mode's runs of SQL jobs (ModeDemoSQL, ModeDemoExamples),
+	// each its run of median wall time, in modeOrder.
+	SQL []SQLRun
+	// Rounds is how many times each mode of the rounds ran,
 	// interleaved; Samples is every run of every mode, in the order they
 	// ran (the reference's one run first).
 	Rounds  int
@@ -98,6 +101,37 @@ type ProcessRun struct {
 	// the kernel) used meanwhile: the machine's busy time minus this
 	// run's and the bench's own. Noise, when large.
 	OtherCPU time.Duration
+}
+
+// SQLRun is demo mode's run of a job of SQL queries.
+type SQLRun struct {
+	Mode    string
+	Queries []string // the job's query names
+	// Reference: the outputs are the four default answers, compared with
+	// the reference's; otherwise only checked to be written.
+	Reference bool
+	Run       ProcessRun
+}
+
+// SQLOf is the run of mode's SQL job (ok false when it did not run).
+func (r Report) SQLOf(mode string) (SQLRun, bool) {
+	for _, s := range r.SQL {
+		if s.Mode == mode {
+			return s, true
+		}
+	}
+	return SQLRun{}, false
+}
+
+// outputs says how a run's outputs compared, by its mode.
+func outputs(mode string, p ProcessRun) string {
+	if mode == ModeDemoExamples && p.Wall > 0 {
+		if p.Equal {
+			return "every file written (no reference: tools/duckdb's test holds them against DuckDB)"
+		}
+		return "**some file missing**"
+	}
+	return equal(p)
 }
 
 // otherShare is OtherCPU as a part of the machine's capacity over d.
@@ -291,12 +325,13 @@ func Render(w io.Writer, r Report) error {
 	t := r.Local.Targets()
 	p("## Targets\n\n")
 	p("| Target | Measured | Met |\n|---|---|---|\n")
-	p("| End to end in local mode (durable, separate processes) < %g s | %s | %s |\n", TargetWall.Seconds(), secs(r.Local.Wall), yesNo(t.WallMet))
+	localRan := r.Local.Wall > 0 || r.MedianOf(ModeLocal).Runs > 0
+	p("| End to end in local mode (durable, separate processes) < %g s | %s | %s |\n", TargetWall.Seconds(), secs(r.Local.Wall), metIf(localRan, t.WallMet))
 	rssMeasured := "not measured"
 	if len(r.Local.Procs) > 0 {
 		rssMeasured = fmt.Sprintf("largest %s (%s)", mib(t.MaxRSS.PeakRSS), t.MaxRSS.Instance)
 	}
-	rssMet := yesNo(t.RSSMet)
+	rssMet := metIf(localRan, t.RSSMet)
 	if len(t.Offenders) > 0 {
 		var names []string
 		for _, o := range t.Offenders {
@@ -306,6 +341,7 @@ func Render(w io.Writer, r Report) error {
 	}
 	p("| Every local-mode process < %s peak RSS | %s | %s |\n", mib(TargetRSS), rssMeasured, rssMet)
 	renderVsDuckDBTargets(p, r)
+	renderSQLTargets(p, r)
 	renderStorageTargets(p, r)
 	p("\n")
 	renderKills(p, r)
@@ -352,6 +388,11 @@ func Render(w io.Writer, r Report) error {
 	p("| Demo: whole graph in one process, in memory | %s | %s | %s | %s | %s | %s |\n",
 		secs(r.Demo.Wall), rate(rows, r.Demo.Wall), mib(r.Demo.PeakRSS), secs(r.Demo.CPU), equal(r.Demo),
 		otherShare(r.Demo.OtherCPU, r.Demo.Wall, cpus))
+	for _, sr := range r.SQL {
+		p("| %s | %s | %s | %s | %s | %s | %s |\n", modeLabel(sr.Mode),
+			secs(sr.Run.Wall), rate(rows, sr.Run.Wall), mib(sr.Run.PeakRSS), secs(sr.Run.CPU), outputs(sr.Mode, sr.Run),
+			otherShare(sr.Run.OtherCPU, sr.Run.Wall, cpus))
+	}
 	tot := r.Local.Totals()
 	largest := "—"
 	if len(r.Local.Procs) > 0 {
@@ -373,13 +414,14 @@ func Render(w io.Writer, r Report) error {
 			100*(r.Local.Wall.Seconds()/r.LocalInsecure.Wall.Seconds()-1), 100*(tot.CPU.Seconds()/plain.CPU.Seconds()-1), secs(tot.CPU), secs(plain.CPU))
 	}
 	if r.Rounds > 1 {
-		p("DuckDB, demo and local mode ran %d times each (below); their rows here are their runs of median wall time (of two middle ones, the faster). ", r.Rounds)
+		p("%s ran %d times each (below); their rows here are their runs of median wall time (of two middle ones, the faster). ", r.roundModeNames(), r.Rounds)
 	}
 	p("Reference, DuckDB and demo run as child processes of the bench: their wall time is the whole process (start, read, compute, write), their peak RSS and CPU come from the kernel's rusage. ")
 	p("Local mode's wall time runs from the client's submit to the four results on disk; starting the cluster (%s) is not included. ", secs(r.Local.Startup))
 	p("Other work on the machine is the CPU time the rest of the machine (other programs and the kernel) used during the run, as a part of all %d CPUs: /proc/stat's busy time minus the run's own and the bench's; large values mean noisy figures.\n\n", cpus)
 
 	renderVsDuckDB(p, r)
+	renderSQL(p, r)
 
 	p("## Local mode, per process\n\n")
 	if len(r.Local.Procs) == 0 {
@@ -502,7 +544,7 @@ func renderVsDuckDBTargets(p func(string, ...any), r Report) {
 		case d.Runs == 0:
 			text = "not measured: DuckDB did not run"
 		}
-		p("| %s <= %gx DuckDB's wall time (median of %d) | %s | %s |\n", t.Label, t.Max, max(m.Runs, r.Rounds), text, yesNo(met))
+		p("| %s <= %gx DuckDB's wall time (median of %d) | %s | %s |\n", t.Label, t.Max, max(m.Runs, r.Rounds), text, metIf(m.Runs > 0, met))
 	}
 }
 
@@ -520,10 +562,10 @@ func renderVsDuckDB(p func(string, ...any), r Report) {
 		return
 	}
 	if r.MedianOf(ModeDuckDB).Runs > 0 {
-		p("Each mode's median over its runs; DuckDB, demo and local mode ran %d time(s) each, interleaved (DuckDB, demo, local, then again), after the reference evaluator's one run. ", max(r.Rounds, 1))
+		p("Each mode's median over its runs; %s ran %d time(s) each, interleaved (in that order, then again), after the reference evaluator's one run. ", r.roundModeNames(), max(r.Rounds, 1))
 		p("A ratio is the mode's median over DuckDB's: below 1.00x is faster than DuckDB.\n\n")
 	} else {
-		p("Each mode's median over its runs; demo and local mode ran %d time(s) each, interleaved, after the reference evaluator's one run. Without DuckDB there is no ratio.\n\n", max(r.Rounds, 1))
+		p("Each mode's median over its runs; %s ran %d time(s) each, interleaved, after the reference evaluator's one run. Without DuckDB there is no ratio.\n\n", r.roundModeNames(), max(r.Rounds, 1))
 	}
 	p("| Mode | Runs | Median wall time | Wall time vs DuckDB | Median CPU | CPU vs DuckDB |\n|---|---:|---:|---:|---:|---:|\n")
 	for _, mode := range modeOrder {
@@ -545,7 +587,7 @@ func renderVsDuckDB(p func(string, ...any), r Report) {
 	p("| Run | Mode | Wall time | CPU | Peak RSS | Outputs | Other work on the machine |\n|---:|---|---:|---:|---:|---|---:|\n")
 	for _, s := range r.Samples {
 		p("| %d | %s | %s | %s | %s | %s | %s |\n", s.Run, modeLabel(s.Mode), secs(s.Wall), secs(s.CPU), mib(s.PeakRSS),
-			equal(ProcessRun{Wall: s.Wall, Equal: s.Equal}), otherShare(s.OtherCPU, s.Span, r.Machine.CPUs))
+			outputs(s.Mode, ProcessRun{Wall: s.Wall, Equal: s.Equal}), otherShare(s.OtherCPU, s.Span, r.Machine.CPUs))
 	}
 	p("\nRun 0 is the reference evaluator's, whose outputs the others are compared with. ")
 	p("CPU is each child process's from the kernel's rusage (every thread); for local mode, its processes' added up plus the client's (the bench process's during the job), and its peak RSS is the largest process's. ")
@@ -563,6 +605,15 @@ func renderProfile(p func(string, ...any), prof *Profile) {
 		p("By kind of work (flat time of the functions themselves): %s.\n\n", WhereTimeGoes(prof.Groups))
 	}
 	p("`%s`:\n\n```\n%s\n```\n\n", prof.Command, strings.TrimRight(prof.Top, "\n"))
+}
+
+// metIf is yesNo of met when its mode ran, else "not run" (--modes left
+// it out): a target of a mode that did not run is neither met nor missed.
+func metIf(ran, met bool) string {
+	if !ran {
+		return "not run"
+	}
+	return yesNo(met)
 }
 
 func yesNo(ok bool) string {
@@ -683,4 +734,22 @@ func renderKills(p func(string, ...any), r Report) {
 		p("| %s | %s | %s | %+.2f s | %d | %s |\n", k.Killed, secs(k.KilledAt), secs(k.Wall), d.Seconds(), restarts, equal(ProcessRun{Wall: k.Wall, Equal: k.Equal}))
 	}
 	p("\n")
+}
+
+// roundModeNames names the modes that ran in the rounds, in the order
+// they ran: "DuckDB, demo mode and local mode".
+func (r Report) roundModeNames() string {
+	var names []string
+	for _, mode := range roundModes {
+		if r.MedianOf(mode).Runs > 0 {
+			names = append(names, runName(Sample{Mode: mode}))
+		}
+	}
+	switch len(names) {
+	case 0:
+		return "no mode"
+	case 1:
+		return names[0]
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
 }

@@ -113,7 +113,7 @@ func TestRender(t *testing.T) {
 				"| In-memory demo <= 0.5x DuckDB's wall time (median of 3) | 0.25x (10.00 s against 40.00 s) | **yes** |",
 				"| DuckDB: SQL in one process (the baseline) | 40.00 s | 300 k | 900 MiB | 65.00 s | byte-equal to the reference | 10% |",
 				"## Against DuckDB\n\nDuckDB answers the same four queries in SQL",
-				"DuckDB, demo and local mode ran 3 time(s) each, interleaved",
+				"DuckDB, demo mode and local mode ran 3 time(s) each, interleaved",
 				"| DuckDB (SQL, one process; the baseline) | 3 | 40.00 s | 1.00x | 65.00 s | 1.00x |",
 				"| Reference evaluator (one process) | 1 | 20.00 s | 0.50x | 25.00 s | 0.38x |",
 				"| Demo (whole graph in one process, in memory) | 3 | 10.00 s | 0.25x | 18.00 s | 0.28x |",
@@ -198,8 +198,8 @@ func TestRender(t *testing.T) {
 				r.ProfileNote = "Profiling was off (--profile=false)."
 			},
 			want: []string{
-				"| End to end in local mode (durable, separate processes) < 30 s | — | **no** |",
-				"| Every local-mode process < 512 MiB peak RSS | not measured | **no** |",
+				"| End to end in local mode (durable, separate processes) < 30 s | — | not run |",
+				"| Every local-mode process < 512 MiB peak RSS | not measured | not run |",
 				"| Local: 0 processes, in memory, mutual TLS | — | — | — | — | not run | — |",
 				"## Local mode, per process\n\nNot measured.",
 				"## Slowest stage\n\nNot measured.\n\nProfiling was off (--profile=false).",

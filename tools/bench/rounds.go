@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 )
@@ -23,7 +24,12 @@ type bencher struct {
 	want        map[string][]byte // the reference's outputs
 	mismatch    []string
 	logf        func(format string, args ...any)
+	// jobs are the SQL jobs of the modes that run them, by mode.
+	jobs map[string]SQLJob
 }
+
+// runs reports whether mode runs in the rounds.
+func (b *bencher) runs(mode string) bool { return slices.Contains(b.o.Modes, mode) }
 
 // Bench runs every measurement and returns the report. With ErrMismatch
 // the report is complete but some outputs differ from the reference.
@@ -45,26 +51,36 @@ func Bench(ctx context.Context, o Options) (Report, error) {
 	}
 	b.logf("dataset: %s + %s rows, %s", count(r.Dataset.MatchRows), count(r.Dataset.PlayerRows), mb(r.Dataset.Bytes()))
 
-	b.duck, r.DuckDBNote = b.prepareDuckDB(ctx)
+	if b.runs(ModeDuckDB) {
+		b.duck, r.DuckDBNote = b.prepareDuckDB(ctx)
+	} else {
+		r.DuckDBNote = "its mode was not asked for (--modes)."
+	}
 	if err := b.reference(ctx, &r); err != nil {
 		return r, err
 	}
 	if err := b.rounds(ctx, &r); err != nil {
 		return r, err
 	}
-	if err := b.insecure(ctx, &r); err != nil {
-		return r, err
-	}
-	if b.o.Kills {
-		if err := b.kills(ctx, &r); err != nil {
+	if b.runs(ModeLocal) {
+		if err := b.insecure(ctx, &r); err != nil {
+			return r, err
+		}
+		if b.o.Kills {
+			if err := b.kills(ctx, &r); err != nil {
+				return r, err
+			}
+		}
+		if err := b.scaling(ctx, &r); err != nil {
 			return r, err
 		}
 	}
-	if err := b.scaling(ctx, &r); err != nil {
-		return r, err
-	}
 	r.Notes = append(r.Notes, noiseNotes(r)...)
-	b.profiles(ctx, &r)
+	if b.runs(ModeLocal) {
+		b.profiles(ctx, &r)
+	} else {
+		r.ProfileNote = "Local mode did not run (--modes), so no process was profiled."
+	}
 	if len(b.mismatch) > 0 {
 		for _, m := range b.mismatch {
 			r.Notes = append(r.Notes, "MISMATCH: "+m)
@@ -89,6 +105,30 @@ func newBencher(o Options) (*bencher, error) {
 		o.Go = "go"
 	}
 	o.Runs = max(o.Runs, 1)
+	if len(o.Modes) == 0 {
+		o.Modes = slices.Clone(roundModes)
+	}
+	if o.Queries == "" {
+		o.Queries = DefaultQueries
+	}
+	if o.Examples == "" {
+		o.Examples = DefaultExamples
+	}
+	jobs := map[string]SQLJob{}
+	if slices.Contains(o.Modes, ModeDemoSQL) {
+		j, err := DefaultsJob(o.Queries)
+		if err != nil {
+			return nil, err
+		}
+		jobs[j.Mode] = j
+	}
+	if slices.Contains(o.Modes, ModeDemoExamples) {
+		j, err := ExamplesJob(o.Examples)
+		if err != nil {
+			return nil, err
+		}
+		jobs[j.Mode] = j
+	}
 	if o.Binary == "" {
 		exe, err := os.Executable()
 		if err != nil {
@@ -104,7 +144,7 @@ func newBencher(o Options) (*bencher, error) {
 		return nil, err
 	}
 	progress := o.Progress
-	return &bencher{o: o, bin: bin, logf: func(format string, args ...any) {
+	return &bencher{o: o, bin: bin, jobs: jobs, logf: func(format string, args ...any) {
 		fmt.Fprintf(progress, "bench: "+format+"\n", args...)
 	}}, nil
 }
@@ -191,11 +231,13 @@ func (b *bencher) reference(ctx context.Context, r *Report) error {
 	return nil
 }
 
-// rounds runs DuckDB, demo and local mode o.Runs times, interleaved, and
-// keeps each mode's run of median wall time as its detailed run.
+// rounds runs the modes of o.Modes (DuckDB, demo, demo's SQL jobs and
+// local mode) o.Runs times, interleaved, and keeps each mode's run of
+// median wall time as its detailed run.
 func (b *bencher) rounds(ctx context.Context, r *Report) error {
 	var ducks, demos []ProcessRun
 	var locals []LocalRun
+	sqlRuns := map[string][]ProcessRun{}
 	for k := 1; k <= b.o.Runs; k++ {
 		if b.duck != "" {
 			run, err := b.runDuckDB(ctx, k)
@@ -210,27 +252,82 @@ func (b *bencher) rounds(ctx context.Context, r *Report) error {
 				r.Samples = append(r.Samples, sampleOf(ModeDuckDB, k, run))
 			}
 		}
-		demo, err := b.runDemo(ctx, k)
-		if err != nil {
-			return err
+		if b.runs(ModeDemo) {
+			demo, err := b.runDemo(ctx, k)
+			if err != nil {
+				return err
+			}
+			demos = append(demos, demo)
+			r.Samples = append(r.Samples, sampleOf(ModeDemo, k, demo))
 		}
-		demos = append(demos, demo)
-		r.Samples = append(r.Samples, sampleOf(ModeDemo, k, demo))
-		local, err := b.runLocalRound(ctx, k)
-		if err != nil {
-			return err
+		for _, mode := range []string{ModeDemoSQL, ModeDemoExamples} {
+			j, ok := b.jobs[mode]
+			if !ok {
+				continue
+			}
+			run, err := b.runDemoSQL(ctx, k, j)
+			if err != nil {
+				return err
+			}
+			sqlRuns[mode] = append(sqlRuns[mode], run)
+			r.Samples = append(r.Samples, sampleOf(mode, k, run))
 		}
-		locals = append(locals, local)
-		r.Samples = append(r.Samples, localSample(k, local))
+		if b.runs(ModeLocal) {
+			local, err := b.runLocalRound(ctx, k)
+			if err != nil {
+				return err
+			}
+			locals = append(locals, local)
+			r.Samples = append(r.Samples, localSample(k, local))
+		}
 	}
 	if i := MedianRun(r.SamplesOf(ModeDuckDB)); i >= 0 {
 		r.DuckDB = ducks[i]
 		r.Machine.DuckDB = b.duckVersion
 	}
-	r.Demo = demos[MedianRun(r.SamplesOf(ModeDemo))]
+	if i := MedianRun(r.SamplesOf(ModeDemo)); i >= 0 {
+		r.Demo = demos[i]
+	}
+	for mode, runs := range sqlRuns {
+		j := b.jobs[mode]
+		sr := SQLRun{Mode: mode, Queries: j.Names(), Reference: j.Reference, Run: runs[MedianRun(r.SamplesOf(mode))]}
+		r.SQL = append(r.SQL, sr)
+	}
+	slices.SortFunc(r.SQL, func(a, c SQLRun) int { return slices.Index(modeOrder, a.Mode) - slices.Index(modeOrder, c.Mode) })
 	i := MedianRun(r.SamplesOf(ModeLocal))
+	if i < 0 {
+		return nil
+	}
 	r.Local = locals[i]
 	return b.keepProfiles(i + 1)
+}
+
+// runDemoSQL is one run of demo mode on a job of SQL queries: its outputs
+// byte-equal to the reference's when they are the four default answers,
+// else each there with its header.
+func (b *bencher) runDemoSQL(ctx context.Context, k int, j SQLJob) (ProcessRun, error) {
+	dir := filepath.Join(b.o.Work, j.Mode)
+	if err := os.RemoveAll(dir); err != nil {
+		return ProcessRun{}, err
+	}
+	b.logf("run %d/%d: %s (%d SQL queries)...", k, b.o.Runs, j.Mode, len(j.Queries))
+	args := append([]string{"demo", "--matches", b.o.Matches, "--players", b.o.Players, "--out", dir, "--log-level", "warn"}, j.Args()...)
+	run, err := runChild(ctx, "wololo demo --query", b.bin, filepath.Join(b.o.Work, j.Mode+".log"), args...)
+	if err != nil {
+		return run, err
+	}
+	what := fmt.Sprintf("%s (run %d)", j.Mode, k)
+	if j.Reference {
+		run.Equal = b.check(what, dir)
+	} else {
+		diffs := checkSQLOutputs(j, dir)
+		for _, d := range diffs {
+			b.mismatch = append(b.mismatch, what+" "+d)
+		}
+		run.Equal = len(diffs) == 0
+	}
+	b.logf("run %d/%d: %s %s, CPU %s, peak RSS %s, outputs as expected: %v", k, b.o.Runs, j.Mode, secs(run.Wall), secs(run.CPU), mib(run.PeakRSS), run.Equal)
+	return run, nil
 }
 
 // runDuckDB is one run of the DuckDB baseline.
@@ -366,7 +463,8 @@ func noiseNotes(r Report) []string {
 
 // runName names a sample in a sentence.
 func runName(s Sample) string {
-	name := map[string]string{ModeDuckDB: "DuckDB", ModeReference: "the reference evaluator", ModeDemo: "demo mode", ModeLocal: "local mode"}[s.Mode]
+	name := map[string]string{ModeDuckDB: "DuckDB", ModeReference: "the reference evaluator", ModeDemo: "demo mode", ModeLocal: "local mode",
+		ModeDemoSQL: "demo mode's SQL plan of the four queries", ModeDemoExamples: "demo mode's job of example queries"}[s.Mode]
 	if name == "" {
 		name = s.Mode
 	}

@@ -81,6 +81,17 @@ type Options struct {
 	Scaling []int
 	// Topology is local mode's; deploy.Default() if it has no stages.
 	Topology deploy.Topology
+	// Modes are the modes that run in the rounds (ModeDuckDB, ModeDemo,
+	// ModeDemoSQL, ModeDemoExamples, ModeLocal); every one if empty.
+	// Without local mode, neither do its runs after the rounds (insecure,
+	// kills, scaling) nor its profiles.
+	Modes []string
+	// Queries holds q1.sql .. q4.sql (ModeDemoSQL's job); DefaultQueries
+	// if empty.
+	Queries string
+	// Examples holds the example queries (ModeDemoExamples's job, every
+	// *.sql); DefaultExamples if empty.
+	Examples string
 	// Command is shown in the report.
 	Command string
 	// Progress receives what the bench is doing; nil for nothing.
@@ -90,13 +101,15 @@ type Options struct {
 const usage = `usage: wololo bench --matches F --players F [--out BENCHMARKS.md] [--runs 3] [flags]
 
 Measures the reference evaluator, the DuckDB baseline (tools/duckdb, built
-with CGO into --duckdb first), demo mode and local mode (separate
-processes, durable segment-log stores) on one dataset: DuckDB, demo and local
-mode --runs times, interleaved, for their medians and their ratios to
+with CGO into --duckdb first), demo mode (the hand-written graph; the SQL
+plan of the four default queries, --queries/q1.sql .. q4.sql; and a job of
+the example user queries, every --examples/*.sql) and local mode (separate
+processes, durable segment-log stores) on one dataset: each mode of
+--modes --runs times, interleaved, for their medians and their ratios to
 DuckDB's; then local mode once per --scaling replica count of the shard
 task, for the CPU-seconds a row costs. Checks that every mode's outputs
-are byte-equal to the reference's, profiles the local processes and
-writes a markdown report.
+are byte-equal to the reference's (the example queries' only that they
+are written), profiles the local processes and writes a markdown report.
 Where DuckDB cannot be built, the report says so and the bench goes on
 without it. If the outputs differ, the report goes to OUT.failed.md
 instead and the command fails.
@@ -120,6 +133,9 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&o.Runs, "runs", 3, "run DuckDB, demo and local mode this many times, interleaved, and report their medians")
 	fs.StringVar(&o.DuckDB, "duckdb", DefaultDuckDB, "the DuckDB baseline (duckdb-queries) to run; \"\" for none")
 	fs.StringVar(&o.DuckDBSrc, "duckdb-src", DefaultDuckDBSrc, "build --duckdb from this module first (CGO_ENABLED=1 go build); \"\" to run it as it is")
+	modes := fs.String("modes", "all", "the modes to run in the rounds, some of "+strings.Join(roundModes, ",")+"; without local, no local runs at all")
+	fs.StringVar(&o.Queries, "queries", DefaultQueries, "directory of q1.sql .. q4.sql, the SQL plan demo-sql runs")
+	fs.StringVar(&o.Examples, "examples", DefaultExamples, "directory of the example queries demo-examples runs as one job (every *.sql)")
 	scaling := fs.String("scaling", "1,2,4", "run local mode once more at each of these replica counts of the "+ScaledTask+" task, for the CPU per row; \"\" for none")
 	if err := cli.Parse(fs, args); err != nil {
 		return err
@@ -127,6 +143,9 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var err error
 	if o.Scaling, err = ParseScaling(*scaling); err != nil {
 		return cli.Usagef(fs, "--scaling: %v", err)
+	}
+	if o.Modes, err = ParseModes(*modes); err != nil {
+		return cli.Usagef(fs, "--modes: %v", err)
 	}
 	if o.Matches == "" || o.Players == "" {
 		fs.Usage()

@@ -12,7 +12,24 @@ const (
 	ModeReference = "reference"
 	ModeDemo      = "demo"
 	ModeLocal     = "local"
+	// ModeDemoSQL is demo mode running the SQL plan of the four default
+	// queries (queries/q1.sql .. q4.sql through `wololo demo --query`).
+	ModeDemoSQL = "demo-sql"
+	// ModeDemoExamples is demo mode running a job of the example user
+	// queries (queries/examples).
+	ModeDemoExamples = "demo-examples"
 )
+
+// SQL targets, on CPU time: the SQL plan of the four default queries
+// against the hand-written graph (both in demo mode), and a job of ten
+// user queries against the four default ones (both SQL).
+const (
+	TargetSQLVsGraph    = 1.1
+	TargetExamplesVsSQL = 2.0
+)
+
+// roundModes are the modes that run in the rounds, in their order.
+var roundModes = []string{ModeDuckDB, ModeDemo, ModeDemoSQL, ModeDemoExamples, ModeLocal}
 
 // Targets against the DuckDB baseline: a mode's median wall time at most
 // this many times DuckDB's.
@@ -22,7 +39,7 @@ const (
 )
 
 // modeOrder is the order modes are listed in.
-var modeOrder = []string{ModeDuckDB, ModeReference, ModeDemo, ModeLocal}
+var modeOrder = []string{ModeDuckDB, ModeReference, ModeDemo, ModeDemoSQL, ModeDemoExamples, ModeLocal}
 
 // modeLabel names a mode in the report.
 func modeLabel(mode string) string {
@@ -35,6 +52,10 @@ func modeLabel(mode string) string {
 		return "Demo (whole graph in one process, in memory)"
 	case ModeLocal:
 		return "Local (separate processes, segment logs, fsync, mutual TLS)"
+	case ModeDemoSQL:
+		return "Demo, SQL plan of the four default queries (one process, in memory)"
+	case ModeDemoExamples:
+		return "Demo, SQL job of the example user queries (one process, in memory)"
 	}
 	return mode
 }
@@ -163,4 +184,14 @@ var vsDuckDBTargets = []VsDuckDB{
 func (t VsDuckDB) Met(r Report) (met, measured bool) {
 	ratio := r.RatioToDuckDB(t.Mode)
 	return ratio.ok && ratio.Wall <= t.Max, ratio.ok
+}
+
+// CPURatio is mode's median CPU time over base's (ok false when either
+// has no run).
+func (r Report) CPURatio(mode, base string) (ratio float64, ok bool) {
+	m, b := r.MedianOf(mode), r.MedianOf(base)
+	if m.Runs == 0 || b.Runs == 0 || m.CPU <= 0 || b.CPU <= 0 {
+		return 0, false
+	}
+	return m.CPU.Seconds() / b.CPU.Seconds(), true
 }

@@ -6,12 +6,16 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
+	"sync"
 	"time"
 
 	"github.com/wololo/wololo/services/base/atomicfile"
 	"github.com/wololo/wololo/services/cmdline/cli"
 	"github.com/wololo/wololo/services/dataflow/schema"
 	"github.com/wololo/wololo/services/dataflow/sql/exec"
+	"github.com/wololo/wololo/services/dataflow/sql/physical"
+	"github.com/wololo/wololo/services/dataflow/sql/plan"
 	"github.com/wololo/wololo/services/dataflow/sql/sqljob"
 	"github.com/wololo/wololo/services/dataflow/sql/sqlops"
 )
@@ -28,12 +32,21 @@ func sqlTables(matches, players string, given [][2]string) [][2]string {
 func runSQL(job *sqljob.Job, files [][2]string, out string, stdout io.Writer) error {
 	fmt.Fprintf(stdout, "SQL job in this process (the SQL engine's runner): %d queries on %s and %s\n", len(job.Logical), job.Shape.Gateway, job.Shape.Shard)
 	start := time.Now()
+	// The tables are read at once, each by a goroutine of its own.
+	read := scanned(job.Plan)
+	got := make([]*exec.Table, len(files))
+	errs := make([]error, len(files))
+	var wg sync.WaitGroup
+	for i, f := range files {
+		wg.Go(func() { got[i], errs[i] = readTable(f[1], read[f[0]]...) })
+	}
+	wg.Wait()
 	tables := map[string]*exec.Table{}
-	for _, f := range files {
-		t, err := readTable(f[1])
-		if err != nil {
-			return fmt.Errorf("table %s: %w", f[0], err)
+	for i, f := range files {
+		if errs[i] != nil {
+			return fmt.Errorf("table %s: %w", f[0], errs[i])
 		}
+		t := got[i]
 		tables[f[0]] = t
 		fmt.Fprintf(stdout, "  %-18s rows read %d, malformed (skipped) %d\n", f[0], t.Rows, t.Malformed)
 	}
@@ -66,14 +79,35 @@ func runSQL(job *sqljob.Job, files [][2]string, out string, stdout io.Writer) er
 	return nil
 }
 
-// readTable reads a table's file whole.
-func readTable(path string) (*exec.Table, error) {
+// scanned is the columns the plan's scans read, by table.
+func scanned(p *physical.Plan) map[string][]string {
+	cols := map[string][]string{}
+	for _, o := range p.Ops {
+		if o.Kind != plan.Scan {
+			continue
+		}
+		for _, c := range o.Node.Output {
+			if !slices.Contains(cols[o.Node.Table], c.Name) {
+				cols[o.Node.Table] = append(cols[o.Node.Table], c.Name)
+			}
+		}
+	}
+	return cols
+}
+
+// readTable reads a table's file whole: the text of the columns named
+// (every one when none is), the others empty (exec.ReadCSVColumns).
+func readTable(path string, columns ...string) (*exec.Table, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	t, err := exec.ReadCSV(f, schema.MaxRecordBytes)
+	var keep []string
+	if len(columns) > 0 {
+		keep = columns
+	}
+	t, err := exec.ReadCSVColumns(f, schema.MaxRecordBytes, keep)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}

@@ -107,24 +107,7 @@ func TestSQLUserQuery(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	tables := map[string]*exec.Table{}
-	cat := sql.Catalog{}
-	for name, file := range map[string]string{"matches": "matches.csv", "match_players": "match_players.csv", "regions": "regions.csv"} {
-		tab, err := readTable(filepath.Join(dir, file))
-		if err != nil {
-			t.Fatal(err)
-		}
-		tables[name], cat[name] = tab, tab.Columns
-	}
-	root, err := sql.Compile(userQuery, cat)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := exec.Execute(root, tables)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := res.CSV()
+	want := executorAnswer(t, dir, userQuery, "regions")
 	if !bytes.Equal(got, want) {
 		t.Errorf("wins.csv:\n%s\nwant (the executor's):\n%s", got, want)
 	}
@@ -133,6 +116,69 @@ func TestSQLUserQuery(t *testing.T) {
 	}
 	if !strings.Contains(stdout.String(), "wins.csv") {
 		t.Errorf("the summary does not name wins.csv:\n%s", stdout.String())
+	}
+}
+
+// executorAnswer is query's output file as services/dataflow/sql/exec
+// computes it directly on the files of dir: matches.csv,
+// match_players.csv and NAME.csv of each of more.
+func executorAnswer(t *testing.T, dir, query string, more ...string) []byte {
+	t.Helper()
+	files := map[string]string{"matches": "matches.csv", "match_players": "match_players.csv"}
+	for _, name := range more {
+		files[name] = name + ".csv"
+	}
+	tables := map[string]*exec.Table{}
+	cat := sql.Catalog{}
+	for name, file := range files {
+		tab, err := readTable(filepath.Join(dir, file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		tables[name], cat[name] = tab, tab.Columns
+	}
+	root, err := sql.Compile(query, cat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := exec.Execute(root, tables)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.CSV()
+}
+
+// TestSQLExamples: the example queries of queries/examples, run together
+// as one job on three shards, each write the rows the executor computes
+// on the same files (tools/duckdb holds them against DuckDB).
+func TestSQLExamples(t *testing.T) {
+	dir, flags := sqlDataset(t)
+	files, err := filepath.Glob(filepath.Join("..", "..", "..", "queries", "examples", "*.sql"))
+	if err != nil || len(files) < 10 {
+		t.Fatalf("example queries: %v, %v", files, err)
+	}
+	out := t.TempDir()
+	args := append(flags, "--out", out, "--replicas", "3")
+	for _, f := range files {
+		args = append(args, "--query", strings.TrimSuffix(filepath.Base(f), ".sql")+"="+f)
+	}
+	var stdout, stderr bytes.Buffer
+	if err := Run(context.Background(), args, &stdout, &stderr); err != nil {
+		t.Fatalf("demo: %v\n%s", err, stderr.String())
+	}
+	for _, f := range files {
+		name := strings.TrimSuffix(filepath.Base(f), ".sql")
+		query, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := os.ReadFile(filepath.Join(out, name+".csv"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := executorAnswer(t, dir, string(query)); !bytes.Equal(got, want) {
+			t.Errorf("%s.csv:\n%s\nwant (the executor's):\n%s", name, got, want)
+		}
 	}
 }
 

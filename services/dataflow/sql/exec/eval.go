@@ -10,8 +10,29 @@ import (
 
 // eval computes e over every row of b at once: each node of the
 // expression is one loop over whole column vectors, not a walk of the
-// tree per row.
+// tree per row. A constant is one value that the loops read for every
+// row (at), not a column of b.N copies; only a constant that is the
+// whole expression is made a column.
 func eval(e *plan.Expr, b *Batch) (*Vec, error) {
+	v, err := evalAt(e, b)
+	if err != nil || v.N == b.N {
+		return v, err
+	}
+	return gather(v, make([]int32, b.N)), nil // a constant: value 0, b.N times
+}
+
+// at is the index of row i's value in v: v's one value when v is a
+// constant (a Vec of one value, read for every row; of a batch of one
+// row, the same index), else i.
+func at(v *Vec, i int) int {
+	if v.N == 1 {
+		return 0
+	}
+	return i
+}
+
+// evalAt is eval, but a constant is a Vec of one value (see at).
+func evalAt(e *plan.Expr, b *Batch) (*Vec, error) {
 	switch e.Kind {
 	case plan.ColRef:
 		if e.Col < 0 || e.Col >= len(b.Cols) {
@@ -19,11 +40,11 @@ func eval(e *plan.Expr, b *Batch) (*Vec, error) {
 		}
 		return b.Cols[e.Col], nil
 	case plan.Const:
-		return constVec(e, b.N)
+		return constVec(e, 1)
 	}
 	args := make([]*Vec, len(e.Args))
 	for i, a := range e.Args {
-		v, err := eval(a, b)
+		v, err := evalAt(a, b)
 		if err != nil {
 			return nil, err
 		}
@@ -38,17 +59,17 @@ func eval(e *plan.Expr, b *Batch) (*Vec, error) {
 	case plan.Not:
 		out := newBuilder(plan.Bool, n)
 		for i := range n {
-			if args[0].IsNull(i) {
+			if j := at(args[0], i); args[0].IsNull(j) {
 				out.null()
 			} else {
-				out.boolean(!args[0].Bools[i])
+				out.boolean(!args[0].Bools[j])
 			}
 		}
 		return out.v, nil
 	case plan.IsNull:
 		out := newBuilder(plan.Bool, n)
 		for i := range n {
-			out.boolean(args[0].IsNull(i) != (e.Fn == "not"))
+			out.boolean(args[0].IsNull(at(args[0], i)) != (e.Fn == "not"))
 		}
 		return out.v, nil
 	case plan.In:
@@ -58,10 +79,10 @@ func eval(e *plan.Expr, b *Batch) (*Vec, error) {
 	case plan.Neg:
 		out := newBuilder(plan.Number, n)
 		for i := range n {
-			if args[0].IsNull(i) {
+			if j := at(args[0], i); args[0].IsNull(j) {
 				out.null()
 			} else {
-				out.num(args[0].Nums[i].Neg())
+				out.num(args[0].Nums[j].Neg())
 			}
 		}
 		return out.v, nil
@@ -73,11 +94,12 @@ func eval(e *plan.Expr, b *Batch) (*Vec, error) {
 		}
 		out := newBuilder(plan.Number, n)
 		for i := range n {
-			if args[0].IsNull(i) || args[1].IsNull(i) {
+			p, w := at(args[0], i), at(args[1], i)
+			if args[0].IsNull(p) || args[1].IsNull(w) {
 				out.null()
 				continue
 			}
-			if d, ok := value.Percent(args[0].Nums[i], args[1].Nums[i]); ok {
+			if d, ok := value.Percent(args[0].Nums[p], args[1].Nums[w]); ok {
 				out.num(d)
 			} else {
 				out.null()
@@ -145,26 +167,29 @@ func cmpVec(fn string, l, r *Vec, n int) (*Vec, error) {
 	switch l.Type {
 	case plan.Text:
 		for i := range n {
-			if l.IsNull(i) || r.IsNull(i) {
+			li, ri := at(l, i), at(r, i)
+			if l.IsNull(li) || r.IsNull(ri) {
 				out.null()
 			} else {
-				out.boolean(test(bytes.Compare(l.Text(i), r.Text(i))))
+				out.boolean(test(bytes.Compare(l.Text(li), r.Text(ri))))
 			}
 		}
 	case plan.Number:
 		for i := range n {
-			if l.IsNull(i) || r.IsNull(i) {
+			li, ri := at(l, i), at(r, i)
+			if l.IsNull(li) || r.IsNull(ri) {
 				out.null()
 			} else {
-				out.boolean(test(l.Nums[i].Cmp(r.Nums[i])))
+				out.boolean(test(l.Nums[li].Cmp(r.Nums[ri])))
 			}
 		}
 	default:
 		for i := range n {
-			if l.IsNull(i) || r.IsNull(i) {
+			li, ri := at(l, i), at(r, i)
+			if l.IsNull(li) || r.IsNull(ri) {
 				out.null()
 			} else {
-				out.boolean(test(compare(l, i, r, i)))
+				out.boolean(test(compare(l, li, r, ri)))
 			}
 		}
 	}
@@ -176,8 +201,9 @@ func cmpVec(fn string, l, r *Vec, n int) (*Vec, error) {
 func logicVec(and bool, l, r *Vec, n int) *Vec {
 	out := newBuilder(plan.Bool, n)
 	for i := range n {
-		ln, rn := l.IsNull(i), r.IsNull(i)
-		lv, rv := !ln && l.Bools[i], !rn && r.Bools[i]
+		li, ri := at(l, i), at(r, i)
+		ln, rn := l.IsNull(li), r.IsNull(ri)
+		lv, rv := !ln && l.Bools[li], !rn && r.Bools[ri]
 		switch {
 		case and && (!ln && !lv || !rn && !rv):
 			out.boolean(false)
@@ -197,15 +223,16 @@ func logicVec(and bool, l, r *Vec, n int) *Vec {
 func inVec(args []*Vec, n int) *Vec {
 	out := newBuilder(plan.Bool, n)
 	for i := range n {
-		if args[0].IsNull(i) {
+		x := at(args[0], i)
+		if args[0].IsNull(x) {
 			out.null()
 			continue
 		}
 		found, null := false, false
 		for _, item := range args[1:] {
-			if item.IsNull(i) {
+			if j := at(item, i); item.IsNull(j) {
 				null = true
-			} else if compare(args[0], i, item, i) == 0 {
+			} else if compare(args[0], x, item, j) == 0 {
 				found = true
 				break
 			}
@@ -235,11 +262,12 @@ func arithVec(fn string, l, r *Vec, n int) (*Vec, error) {
 		return nil, fmt.Errorf("unknown operator %q", fn)
 	}
 	for i := range n {
-		if l.IsNull(i) || r.IsNull(i) {
+		li, ri := at(l, i), at(r, i)
+		if l.IsNull(li) || r.IsNull(ri) {
 			out.null()
 			continue
 		}
-		if d, ok := op(l.Nums[i], r.Nums[i]); ok {
+		if d, ok := op(l.Nums[li], r.Nums[ri]); ok {
 			out.num(d)
 		} else {
 			out.null() // division by zero
@@ -255,8 +283,8 @@ func caseVec(t plan.Type, args []*Vec, n int) *Vec {
 	for i := range n {
 		picked := false
 		for k := 0; k+1 < len(args); k += 2 {
-			if !args[k].IsNull(i) && args[k].Bools[i] {
-				out.from(args[k+1], i)
+			if c := at(args[k], i); !args[k].IsNull(c) && args[k].Bools[c] {
+				out.from(args[k+1], at(args[k+1], i))
 				picked = true
 				break
 			}
@@ -264,8 +292,8 @@ func caseVec(t plan.Type, args []*Vec, n int) *Vec {
 		if picked {
 			continue
 		}
-		if len(args)%2 == 1 {
-			out.from(args[len(args)-1], i)
+		if e := args[len(args)-1]; len(args)%2 == 1 {
+			out.from(e, at(e, i))
 		} else {
 			out.null()
 		}

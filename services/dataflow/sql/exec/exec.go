@@ -28,6 +28,7 @@ package exec
 import (
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/wololo/wololo/services/dataflow/csvio"
 	"github.com/wololo/wololo/services/dataflow/sql/plan"
@@ -53,6 +54,15 @@ const BatchRows = 4096
 // above 0; blank lines before it count, as the reference counts them) is
 // skipped and counted.
 func ReadCSV(r io.Reader, maxRecordBytes int) (*Table, error) {
+	return ReadCSVColumns(r, maxRecordBytes, nil)
+}
+
+// ReadCSVColumns is ReadCSV keeping the text of the columns keep names
+// only (every column when keep is nil): any other column of the header
+// reads as empty text in every row, and costs no memory, so that a job's
+// tables hold what its scans read. Records are checked and counted the
+// same.
+func ReadCSVColumns(r io.Reader, maxRecordBytes int, keep []string) (*Table, error) {
 	sc := csvio.NewScanner(r)
 	if !sc.Scan() {
 		if err := sc.Err(); err != nil {
@@ -68,15 +78,29 @@ func ReadCSV(r io.Reader, maxRecordBytes int) (*Table, error) {
 		t.Columns = append(t.Columns, string(f))
 	}
 	width := len(t.Columns)
+	kept := make([]bool, width)
+	for i, c := range t.Columns {
+		kept[i] = keep == nil || slices.Contains(keep, c)
+	}
+	// empty is a dropped column of every batch: BatchRows empty values.
+	empty := make([]uint32, BatchRows)
 	var cur []*builder
+	// sizes are each column's bytes in the last batch: the next one's
+	// arena is allocated once at about that size, not grown value by value.
+	sizes := make([]int, width)
 	rows := 0
 	flush := func() {
 		if rows == 0 {
 			return
 		}
 		b := &Batch{N: rows}
-		for _, c := range cur {
+		for i, c := range cur {
+			if !kept[i] {
+				b.Cols = append(b.Cols, &Vec{Type: plan.Text, N: rows, Ends: empty[:rows]})
+				continue
+			}
 			b.Cols = append(b.Cols, c.v)
+			sizes[i] = len(c.v.Data)
 		}
 		t.Batches = append(t.Batches, b)
 		cur, rows = nil, 0
@@ -89,12 +113,16 @@ func ReadCSV(r io.Reader, maxRecordBytes int) (*Table, error) {
 			continue
 		}
 		if cur == nil {
-			for range width {
-				cur = append(cur, newBuilder(plan.Text, BatchRows))
+			for i := range width {
+				c := newBuilder(plan.Text, BatchRows)
+				c.v.Data = make([]byte, 0, sizes[i]+sizes[i]/8)
+				cur = append(cur, c)
 			}
 		}
 		for i, f := range sc.Fields() {
-			cur[i].text(f)
+			if kept[i] {
+				cur[i].text(f)
+			}
 		}
 		if rows++; rows == BatchRows {
 			flush()

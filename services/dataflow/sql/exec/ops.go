@@ -23,25 +23,39 @@ func valueType(t plan.Type) plan.Type {
 	return t
 }
 
-// filter keeps the rows where cond is true.
+// filter keeps the rows where cond is true: a batch whose rows all are
+// is kept as it is (a Vec is not modified once built).
 func filter(cond *plan.Expr, in []*Batch) ([]*Batch, error) {
 	var out []*Batch
 	for _, b := range in {
-		c, err := eval(cond, b)
+		rows, err := trueRows(cond, b)
 		if err != nil {
 			return nil, err
 		}
-		rows := make([]int32, 0, b.N)
-		for i := range b.N {
-			if !c.IsNull(i) && c.Bools[i] {
-				rows = append(rows, int32(i))
-			}
-		}
-		if len(rows) > 0 {
+		switch len(rows) {
+		case 0:
+		case b.N:
+			out = append(out, b)
+		default:
 			out = append(out, gatherBatch(b, rows))
 		}
 	}
 	return out, nil
+}
+
+// trueRows is the rows of b where cond is true.
+func trueRows(cond *plan.Expr, b *Batch) ([]int32, error) {
+	c, err := eval(cond, b)
+	if err != nil {
+		return nil, err
+	}
+	rows := make([]int32, 0, b.N)
+	for i := range b.N {
+		if !c.IsNull(i) && c.Bools[i] {
+			rows = append(rows, int32(i))
+		}
+	}
+	return rows, nil
 }
 
 // project computes exprs over each batch.
@@ -145,23 +159,73 @@ func (g *groups) ids(keys []*Vec, n int) []int32 {
 	return ids
 }
 
-// acc is one aggregate's state, one slot per group.
+// acc is one aggregate's state, one slot per group: only the slices its
+// function uses are kept (the others stay nil and read as zero, see the
+// accessors below), so that an aggregate of many groups costs the bytes
+// of its function's state alone.
 type acc struct {
 	agg   *plan.Agg
-	count []int64     // count, count(*), avg's count
+	count []int64     // count, count(*), sum and avg's count
 	sum   []value.Dec // sum, avg
-	has   []bool      // sum, min, max: a value was seen
+	has   []bool      // sum, avg, min, max: a value was seen
 	best  *Vec        // min, max: the value so far, grown as groups come
 	bestN []int       // min, max: which row of best holds group g's value
 }
 
-func (a *acc) grow(n int) {
-	for len(a.count) < n {
-		a.count = append(a.count, 0)
-		a.sum = append(a.sum, value.Dec{})
-		a.has = append(a.has, false)
-		a.bestN = append(a.bestN, -1)
+// uses reports which of count, sum, has and bestN the function keeps.
+func (a *acc) uses() (count, sum, has, best bool) {
+	switch a.agg.Func {
+	case plan.CountStar, plan.Count:
+		return true, false, false, false
+	case plan.Sum, plan.Avg:
+		return true, true, true, false
 	}
+	return false, false, true, true
+}
+
+func (a *acc) grow(n int) {
+	count, sum, has, best := a.uses()
+	if count && len(a.count) < n {
+		a.count = append(a.count, make([]int64, n-len(a.count))...)
+	}
+	if sum && len(a.sum) < n {
+		a.sum = append(a.sum, make([]value.Dec, n-len(a.sum))...)
+	}
+	if has && len(a.has) < n {
+		a.has = append(a.has, make([]bool, n-len(a.has))...)
+	}
+	if best && len(a.bestN) < n {
+		from := len(a.bestN)
+		a.bestN = append(a.bestN, make([]int, n-from)...)
+		for i := from; i < n; i++ {
+			a.bestN[i] = -1
+		}
+	}
+}
+
+// countOf, hasOf, sumOf and bestOf are group g's state, zero where the
+// function keeps none.
+func (a *acc) countOf(g int) int64 {
+	if a.count == nil {
+		return 0
+	}
+	return a.count[g]
+}
+
+func (a *acc) hasOf(g int) bool { return a.has != nil && a.has[g] }
+
+func (a *acc) sumOf(g int) value.Dec {
+	if a.sum == nil {
+		return value.Dec{}
+	}
+	return a.sum[g]
+}
+
+func (a *acc) bestOf(g int) int {
+	if a.bestN == nil {
+		return -1
+	}
+	return a.bestN[g]
 }
 
 // update folds the argument values of a batch into their groups.

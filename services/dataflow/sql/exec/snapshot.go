@@ -120,7 +120,7 @@ func (s *KeySet) AppendState(dst []byte) []byte {
 	var keys []string
 	for sl, id := range s.v.local {
 		if id >= 0 {
-			keys = append(keys, s.v.t.keys[sl])
+			keys = append(keys, string(s.v.t.key(int32(sl))))
 		}
 	}
 	slices.Sort(keys)
@@ -166,15 +166,15 @@ func (a *Aggregation) AppendState(dst []byte) []byte {
 	for _, ac := range a.accs {
 		ac.grow(n)
 		for g := range n {
-			w.Varint(ac.count[g])
-			if !ac.has[g] {
+			w.Varint(ac.countOf(g))
+			if !ac.hasOf(g) {
 				w.Uvarint(0)
 				continue
 			}
 			w.Uvarint(1)
-			w.Bytes(ac.sum[g].Append(nil))
-			if ac.bestN[g] >= 0 {
-				w.value(ac.best, ac.bestN[g])
+			w.Bytes(ac.sumOf(g).Append(nil))
+			if b := ac.bestOf(g); b >= 0 {
+				w.value(ac.best, b)
 			} else {
 				w.Uvarint(0)
 			}
@@ -211,17 +211,28 @@ func (a *Aggregation) RestoreState(state []byte) error {
 	a.g.n = int32(n)
 	for _, ac := range a.accs {
 		ac.grow(n)
+		count, sum, has, _ := ac.uses()
 		for g := range n {
-			ac.count[g] = r.Varint()
+			if c := r.Varint(); count {
+				ac.count[g] = c
+			} else if c != 0 {
+				r.Fail(nil)
+			}
 			if r.Uvarint() == 0 {
 				continue
+			}
+			if !has {
+				r.Fail(nil)
+				break
 			}
 			ac.has[g] = true
 			d, ok := value.ReadNumber(r.Bytes())
 			if !ok {
 				r.Fail(nil)
 			}
-			ac.sum[g] = d
+			if sum {
+				ac.sum[g] = d
+			}
 			if ac.agg.Func != plan.Min && ac.agg.Func != plan.Max {
 				if r.Uvarint() != 0 {
 					r.Fail(nil)

@@ -1,6 +1,9 @@
 package exec
 
 import (
+	"bytes"
+	"hash/maphash"
+
 	"github.com/wololo/wololo/services/dataflow/sql/plan"
 )
 
@@ -10,33 +13,95 @@ import (
 // four default queries). Each operator keeps its own state per slot in
 // arrays beside it (see slots), so a key is stored and hashed into one
 // table whatever the number of operators keyed by it.
+//
+// It is open addressing over one arena: the keys' bytes are appended to
+// arena (slot s's is arena[ends[s-1]:ends[s]]), and index, a power of two
+// long, holds at each position a slot + 1 (0: empty) with its hash's top
+// bits beside it, probed linearly. A key costs its bytes and about 20
+// bytes of index and offsets, and no allocation of its own.
 type KeyTable struct {
-	index map[string]int32
-	keys  []string // by slot: the key (the same string as index's)
+	seed  maphash.Seed
+	index []entry
+	arena []byte
+	ends  []int
+}
+
+// entry is a position of the index: a slot + 1 (0: empty), and the top
+// 32 bits of its key's hash, compared before the key's bytes.
+type entry struct {
+	slot int32
+	hash uint32
 }
 
 // NewKeyTable returns an empty table.
-func NewKeyTable() *KeyTable { return &KeyTable{index: map[string]int32{}} }
+func NewKeyTable() *KeyTable {
+	return &KeyTable{seed: maphash.MakeSeed(), index: make([]entry, 64)}
+}
 
 // Len is the number of keys.
-func (t *KeyTable) Len() int { return len(t.keys) }
+func (t *KeyTable) Len() int { return len(t.ends) }
+
+// key is slot s's key.
+func (t *KeyTable) key(s int32) []byte {
+	start := 0
+	if s > 0 {
+		start = t.ends[s-1]
+	}
+	return t.arena[start:t.ends[s]]
+}
+
+// find returns key's hash and the position of the index that holds it,
+// or the empty one where it would go.
+func (t *KeyTable) find(key []byte) (uint64, int) {
+	h := maphash.Bytes(t.seed, key)
+	mask := len(t.index) - 1
+	top := uint32(h >> 32)
+	for i := int(h) & mask; ; i = (i + 1) & mask {
+		e := t.index[i]
+		if e.slot == 0 || e.hash == top && bytes.Equal(t.key(e.slot-1), key) {
+			return h, i
+		}
+	}
+}
 
 // slot returns key's slot, adding the key when it is new.
 func (t *KeyTable) slot(key []byte) int32 {
-	if s, ok := t.index[string(key)]; ok {
-		return s
+	h, i := t.find(key)
+	if e := t.index[i]; e.slot != 0 {
+		return e.slot - 1
 	}
-	k := string(key)
-	s := int32(len(t.keys))
-	t.index[k] = s
-	t.keys = append(t.keys, k)
+	s := int32(len(t.ends))
+	t.arena = append(t.arena, key...)
+	t.ends = append(t.ends, len(t.arena))
+	t.index[i] = entry{slot: s + 1, hash: uint32(h >> 32)}
+	if 4*len(t.ends) >= 3*len(t.index) { // at most three quarters full
+		t.grow()
+	}
 	return s
+}
+
+// grow doubles the index and places every key again.
+func (t *KeyTable) grow() {
+	index := make([]entry, 2*len(t.index))
+	mask := len(index) - 1
+	for s := range int32(len(t.ends)) {
+		h := maphash.Bytes(t.seed, t.key(s))
+		i := int(h) & mask
+		for index[i].slot != 0 {
+			i = (i + 1) & mask
+		}
+		index[i] = entry{slot: s + 1, hash: uint32(h >> 32)}
+	}
+	t.index = index
 }
 
 // lookup returns key's slot, if it has one.
 func (t *KeyTable) lookup(key []byte) (int32, bool) {
-	s, ok := t.index[string(key)]
-	return s, ok
+	_, i := t.find(key)
+	if e := t.index[i]; e.slot != 0 {
+		return e.slot - 1, true
+	}
+	return 0, false
 }
 
 // slots is one operator's view of a shared KeyTable: per slot, the
@@ -119,8 +184,11 @@ func (s *KeySet) Keep(key *plan.Expr, b *Batch) (*Batch, error) {
 			rows = append(rows, int32(i))
 		}
 	}
-	if len(rows) == 0 {
+	switch len(rows) {
+	case 0:
 		return nil, nil
+	case b.N:
+		return b, nil
 	}
 	return gatherBatch(b, rows), nil
 }

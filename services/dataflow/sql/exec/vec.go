@@ -112,13 +112,40 @@ func (b *builder) from(src *Vec, i int) {
 	}
 }
 
-// gather returns the values of v at rows.
+// gather returns the values of v at rows, each column's memory
+// allocated once at its size.
 func gather(v *Vec, rows []int32) *Vec {
-	b := newBuilder(v.Type, len(rows))
-	for _, r := range rows {
-		b.from(v, int(r))
+	out := &Vec{Type: v.Type, N: len(rows)}
+	if v.Null != nil {
+		out.Null = make([]bool, len(rows))
+		for k, r := range rows {
+			out.Null[k] = v.Null[r]
+		}
 	}
-	return b.v
+	switch v.Type {
+	case plan.Text:
+		size := 0
+		for _, r := range rows {
+			size += len(v.Text(int(r)))
+		}
+		out.Data = make([]byte, 0, size)
+		out.Ends = make([]uint32, len(rows))
+		for k, r := range rows {
+			out.Data = append(out.Data, v.Text(int(r))...)
+			out.Ends[k] = uint32(len(out.Data))
+		}
+	case plan.Number:
+		out.Nums = make([]value.Dec, len(rows))
+		for k, r := range rows {
+			out.Nums[k] = v.Nums[r]
+		}
+	case plan.Bool:
+		out.Bools = make([]bool, len(rows))
+		for k, r := range rows {
+			out.Bools[k] = v.Bools[r]
+		}
+	}
+	return out
 }
 
 // gatherBatch returns the rows of b at rows.

@@ -65,47 +65,72 @@ func NewExchange(p *physical.Plan, ch *physical.Channel, to int) (*Exchange, err
 }
 
 // Route sends the rows of b, a batch of the producer's input, to send:
-// per route, to each receiving instance, one batch.
+// per route, to each receiving instance, one batch. Each row's receiving
+// instance is computed once for every route, and a route's rows are its
+// columns gathered once per instance (no copy of rows its condition
+// drops, or of columns it does not carry).
 func (x *Exchange) Route(b *exec.Batch, send func(route, to int, b *exec.Batch) error) error {
+	if b.N == 0 {
+		return nil
+	}
+	var dest []int32 // each row's receiving instance; nil: all to 0
+	if len(x.ch.Key) > 0 && x.to > 1 {
+		keys := make([]*plan.Expr, len(x.ch.Key))
+		for i, c := range x.ch.Key {
+			keys[i] = x.ch.Exprs[c]
+		}
+		kb, err := exec.Project(keys, []*exec.Batch{b})
+		if err != nil {
+			return err
+		}
+		dest = make([]int32, b.N)
+		var key []byte
+		for i := range b.N {
+			key = RouteKey(key[:0], kb[0].Cols, i)
+			dest[i] = int32(stage.Route(key, x.to))
+		}
+	}
 	for ri, rt := range x.ch.Routes {
-		rows := []*exec.Batch{b}
+		var rows []int32 // the rows the route's condition holds for; nil: all
 		if rt.Cond != nil {
 			var err error
-			if rows, err = exec.Filter(rt.Cond, rows); err != nil {
+			if rows, err = exec.TrueRows(rt.Cond, b); err != nil {
 				return err
 			}
-		}
-		if len(rows) == 0 || rows[0].N == 0 {
-			continue
+			if len(rows) == 0 {
+				continue
+			}
+			if len(rows) == b.N {
+				rows = nil
+			}
 		}
 		exprs := make([]*plan.Expr, len(rt.Cols))
 		for i, c := range rt.Cols {
 			exprs[i] = x.ch.Exprs[c]
 		}
-		cols, err := exec.Project(exprs, rows)
+		cols, err := exec.Project(exprs, []*exec.Batch{b})
 		if err != nil {
 			return err
 		}
-		if len(x.ch.Key) == 0 || x.to == 1 {
-			if err := send(ri, 0, cols[0]); err != nil {
+		if dest == nil {
+			out := cols[0]
+			if rows != nil {
+				out = out.Rows(rows)
+			}
+			if err := send(ri, 0, out); err != nil {
 				return err
 			}
 			continue
 		}
-		keys := make([]*plan.Expr, len(x.ch.Key))
-		for i, c := range x.ch.Key {
-			keys[i] = x.ch.Exprs[c]
-		}
-		kb, err := exec.Project(keys, rows)
-		if err != nil {
-			return err
-		}
 		byTo := make([][]int32, x.to)
-		var key []byte
-		for i := range kb[0].N {
-			key = RouteKey(key[:0], kb[0].Cols, i)
-			t := stage.Route(key, x.to)
-			byTo[t] = append(byTo[t], int32(i))
+		if rows == nil {
+			for i, t := range dest {
+				byTo[t] = append(byTo[t], int32(i))
+			}
+		} else {
+			for _, i := range rows {
+				byTo[dest[i]] = append(byTo[dest[i]], i)
+			}
 		}
 		for t, rs := range byTo {
 			if len(rs) > 0 {

@@ -3,6 +3,8 @@ package sqlops
 import (
 	"errors"
 	"fmt"
+	"slices"
+	"sync"
 
 	"google.golang.org/protobuf/proto"
 
@@ -36,39 +38,114 @@ var (
 	_ stage.Snapshotter = (*rowNumber)(nil)
 )
 
-// ToRows is b as a ColumnBatch.
+// ToRows is b as a ColumnBatch, built a column at a time: a text
+// column's arena and offsets are the Vec's own (a Vec is not modified
+// once built, and a NULL's text is empty in both), a number's or a
+// boolean's text is written (exec.AppendText). A batch of no rows has no
+// columns, as batch.ColumnBuilder writes it.
 func ToRows(b *exec.Batch) *wololov1.RowBatch {
-	var cb batch.ColumnBuilder
-	if len(b.Cols) == 0 {
-		cb.AddRows(b.N)
-		return cb.Build()
-	}
-	vals := make([][]byte, len(b.Cols))
-	nulls := make([]bool, len(b.Cols))
-	var arena []byte
-	for i := range b.N {
-		arena = arena[:0]
-		ends := make([]int, len(b.Cols))
+	cb := &wololov1.ColumnBatch{Rows: uint32(b.N)}
+	if b.N > 0 {
+		cb.Columns = make([]*wololov1.ValueColumn, len(b.Cols))
 		for c, v := range b.Cols {
-			nulls[c] = v.IsNull(i)
-			if !nulls[c] {
-				arena = exec.AppendText(arena, v, i)
-			}
-			ends[c] = len(arena)
+			cb.Columns[c] = valueColumn(v, b.N)
 		}
-		start := 0
-		for c := range b.Cols {
-			vals[c] = arena[start:ends[c]]
-			start = ends[c]
-		}
-		cb.Add(vals, nulls)
 	}
-	return cb.Build()
+	rb := &wololov1.RowBatch{Rows: &wololov1.RowBatch_Columns{Columns: cb}}
+	made.put(rb, b)
+	return rb
+}
+
+// made remembers the last batches ToRows made, by the RowBatch it
+// returned, so that FromRows of one of them gives the batch back instead
+// of reading its text again: a hop between two operators of a task
+// (Task.emit hands an operator's output to the next as ToRows's RowBatch,
+// which the next one's FromRows reads at once) costs no parsing. What
+// goes on the wire is marshalled, so a channel's batches are read anew.
+var made madeBatches
+
+// madeSize is how many batches made remembers: a hop is read right after
+// it is made, but an exchange's batches pass through it unread.
+const madeSize = 16
+
+type madeBatches struct {
+	mu    sync.Mutex
+	rows  [madeSize]*wololov1.RowBatch
+	batch [madeSize]*exec.Batch
+	next  int
+}
+
+func (m *madeBatches) put(rb *wololov1.RowBatch, b *exec.Batch) {
+	m.mu.Lock()
+	m.rows[m.next], m.batch[m.next] = rb, b
+	m.next = (m.next + 1) % madeSize
+	m.mu.Unlock()
+}
+
+// take returns, and forgets, the batch ToRows made rb of, if it is
+// remembered and its columns are of the types of cols (a duration is a
+// number). rb must not have been modified since.
+func (m *madeBatches) take(rb *wololov1.RowBatch, cols []plan.Column) (*exec.Batch, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for i, r := range m.rows {
+		if r != rb {
+			continue
+		}
+		b := m.batch[i]
+		m.rows[i], m.batch[i] = nil, nil
+		if len(b.Cols) != len(cols) {
+			return nil, false
+		}
+		for c, v := range b.Cols {
+			if t := cols[c].Type; v.Type != t && !(t == plan.Duration && v.Type == plan.Number) {
+				return nil, false
+			}
+		}
+		return b, true
+	}
+	return nil, false
+}
+
+// valueColumn is the first n values of v as a ValueColumn.
+func valueColumn(v *exec.Vec, n int) *wololov1.ValueColumn {
+	vc := &wololov1.ValueColumn{}
+	if v.Null != nil && slices.Contains(v.Null[:n], true) {
+		vc.Nulls = make([]byte, (n+7)/8)
+		for i, null := range v.Null[:n] {
+			if null {
+				vc.Nulls[i/8] |= 1 << (i % 8)
+			}
+		}
+	}
+	if v.Type == plan.Text {
+		vc.Text = &wololov1.TextColumn{Data: v.Data[:v.Ends[n-1]], Ends: v.Ends[:n]}
+		return vc
+	}
+	width := 8 // a rating's text, "1523.0"
+	if v.Type == plan.Bool {
+		width = 5
+	}
+	tc := &wololov1.TextColumn{Data: make([]byte, 0, n*width), Ends: make([]uint32, n)}
+	for i := range n {
+		if !v.IsNull(i) {
+			tc.Data = exec.AppendText(tc.Data, v, i)
+		}
+		tc.Ends[i] = uint32(len(tc.Data))
+	}
+	vc.Text = tc
+	return vc
 }
 
 // FromRows reads a ColumnBatch of the given columns: a batch of another
 // width, or whose values do not read as their columns' types, is refused.
+// A text column of the result aliases rb's arena and offsets, which must
+// not be modified afterwards; a RowBatch ToRows made lately is its batch
+// again (see made).
 func FromRows(rb *wololov1.RowBatch, cols []plan.Column) (*exec.Batch, error) {
+	if b, ok := made.take(rb, cols); ok {
+		return b, nil
+	}
 	cb := rb.GetColumns()
 	if cb == nil {
 		return nil, fmt.Errorf("%w: not a column batch", batch.ErrBadBatch)
@@ -81,10 +158,27 @@ func FromRows(rb *wololov1.RowBatch, cols []plan.Column) (*exec.Batch, error) {
 	if v.Width() != len(cols) && (v.Rows() != 0 || v.Width() != 0) {
 		return nil, fmt.Errorf("%w: %d columns, want %d", batch.ErrBadBatch, v.Width(), len(cols))
 	}
-	out := &exec.Batch{N: v.Rows(), Cols: make([]*exec.Vec, len(cols))}
+	n := v.Rows()
+	out := &exec.Batch{N: n, Cols: make([]*exec.Vec, len(cols))}
 	for c, col := range cols {
-		b := exec.NewVecBuilder(col.Type, v.Rows())
-		for i := range v.Rows() {
+		if n == 0 {
+			out.Cols[c] = exec.NewVecBuilder(col.Type, 0).Vec()
+			continue
+		}
+		vc := cb.Columns[c]
+		var null []bool
+		if bits := vc.GetNulls(); len(bits) > 0 {
+			null = make([]bool, n)
+			for i := range null {
+				null[i] = bits[i/8]&(1<<(i%8)) != 0
+			}
+		}
+		if col.Type == plan.Text {
+			out.Cols[c] = &exec.Vec{Type: plan.Text, N: n, Null: null, Data: vc.Text.GetData(), Ends: vc.Text.GetEnds()}
+			continue
+		}
+		b := exec.NewVecBuilder(col.Type, n)
+		for i := range n {
 			t, ok := v.Value(c, i)
 			if !ok {
 				b.Null()

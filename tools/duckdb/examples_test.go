@@ -1,0 +1,66 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/wololo/wololo/services/base/datagen"
+	"github.com/wololo/wololo/services/dataflow/sql/sqlgen"
+)
+
+// examplesDir holds the example queries of queries/examples/README.md.
+const examplesDir = "../../queries/examples"
+
+// TestSQLExamplesAgainstDuckDB runs every example query of queries/examples
+// with Wololo's engine and with DuckDB over a generated dataset
+// (malformed records, missing and invalid values and all), as
+// TestSQLAgainstDuckDB does its random queries, and fails on any
+// difference. Each example must return rows, so that the comparison
+// proves something. DuckDB reads the query's text with its backquoted
+// names in double quotes, and sorts NULL last as ours does.
+func TestSQLExamplesAgainstDuckDB(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join(examplesDir, "*.sql"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) < 10 {
+		t.Fatalf("%d example queries in %s, want at least 10", len(files), examplesDir)
+	}
+	var m, p bytes.Buffer
+	if _, err := datagen.Generate(datagen.Config{Matches: 20000, Seed: 11}, &m, &p); err != nil {
+		t.Fatal(err)
+	}
+	mh, ph := datagen.Headers()
+	tables := []sqlgen.Table{
+		{Name: "matches", Columns: mh, CSV: m.String()},
+		{Name: "match_players", Columns: ph, CSV: p.String()},
+	}
+	d := newDiffer(t)
+	if _, err := d.conn.ExecContext(t.Context(), "SET default_null_order = 'nulls_last'"); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		text, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		name := strings.TrimSuffix(filepath.Base(f), ".sql")
+		query := string(text)
+		var stats diffStats
+		ours := d.check(t, name, tables, query, duckDBForm(query), &stats)
+		if stats.compared != 1 {
+			t.Errorf("%s: not compared (beyond DuckDB's DECIMAL)", name)
+		}
+		if len(ours) == 0 {
+			t.Errorf("%s: no rows on the generated dataset: the comparison proves nothing", name)
+		}
+	}
+}
+
+// duckDBForm is a query of our dialect (MySQL's) as DuckDB reads it: a
+// backquoted name in double quotes. The examples hold no backquote in a
+// text literal.
+func duckDBForm(query string) string { return strings.ReplaceAll(query, "`", `"`) }
