@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sync"
 
 	"google.golang.org/protobuf/proto"
 
@@ -52,59 +51,7 @@ func ToRows(b *exec.Batch) *wololov1.RowBatch {
 		}
 	}
 	rb := &wololov1.RowBatch{Rows: &wololov1.RowBatch_Columns{Columns: cb}}
-	made.put(rb, b)
 	return rb
-}
-
-// made remembers the last batches ToRows made, by the RowBatch it
-// returned, so that FromRows of one of them gives the batch back instead
-// of reading its text again: a hop between two operators of a task
-// (Task.emit hands an operator's output to the next as ToRows's RowBatch,
-// which the next one's FromRows reads at once) costs no parsing. What
-// goes on the wire is marshalled, so a channel's batches are read anew.
-var made madeBatches
-
-// madeSize is how many batches made remembers: a hop is read right after
-// it is made, but an exchange's batches pass through it unread.
-const madeSize = 16
-
-type madeBatches struct {
-	mu    sync.Mutex
-	rows  [madeSize]*wololov1.RowBatch
-	batch [madeSize]*exec.Batch
-	next  int
-}
-
-func (m *madeBatches) put(rb *wololov1.RowBatch, b *exec.Batch) {
-	m.mu.Lock()
-	m.rows[m.next], m.batch[m.next] = rb, b
-	m.next = (m.next + 1) % madeSize
-	m.mu.Unlock()
-}
-
-// take returns, and forgets, the batch ToRows made rb of, if it is
-// remembered and its columns are of the types of cols (a duration is a
-// number). rb must not have been modified since.
-func (m *madeBatches) take(rb *wololov1.RowBatch, cols []plan.Column) (*exec.Batch, bool) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	for i, r := range m.rows {
-		if r != rb {
-			continue
-		}
-		b := m.batch[i]
-		m.rows[i], m.batch[i] = nil, nil
-		if len(b.Cols) != len(cols) {
-			return nil, false
-		}
-		for c, v := range b.Cols {
-			if t := cols[c].Type; v.Type != t && !(t == plan.Duration && v.Type == plan.Number) {
-				return nil, false
-			}
-		}
-		return b, true
-	}
-	return nil, false
 }
 
 // valueColumn is the first n values of v as a ValueColumn.
@@ -140,12 +87,8 @@ func valueColumn(v *exec.Vec, n int) *wololov1.ValueColumn {
 // FromRows reads a ColumnBatch of the given columns: a batch of another
 // width, or whose values do not read as their columns' types, is refused.
 // A text column of the result aliases rb's arena and offsets, which must
-// not be modified afterwards; a RowBatch ToRows made lately is its batch
-// again (see made).
+// not be modified afterwards.
 func FromRows(rb *wololov1.RowBatch, cols []plan.Column) (*exec.Batch, error) {
-	if b, ok := made.take(rb, cols); ok {
-		return b, nil
-	}
 	cb := rb.GetColumns()
 	if cb == nil {
 		return nil, fmt.Errorf("%w: not a column batch", batch.ErrBadBatch)

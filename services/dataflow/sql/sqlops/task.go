@@ -182,19 +182,9 @@ func (t *Task) Table(name string, b *exec.Batch) error {
 	if err != nil {
 		return err
 	}
-	if in.done {
-		return fmt.Errorf("scan of %s: a batch after its end", name)
-	}
-	if err := t.restartFirst(in); err != nil {
-		return err
-	}
 	// Straight to the scan, which reads the columns it needs of b (and
-	// only those need be there): a table's batch is not a channel's,
-	// and needs no encoding to a ColumnBatch and back.
-	if err := in.op.Apply(0, b, in.dv.out); err != nil {
-		return fmt.Errorf("operator #%d (%s): %w", in.o.ID, in.o.Kind, err)
-	}
-	return t.chainErr()
+	// only those need be there).
+	return t.applyBatch(in, 0, b)
 }
 
 // EndTable ends a table: its scan finishes, and ends what it feeds.
@@ -310,6 +300,23 @@ func (t *Task) apply(in *instance, k int, rows *wololov1.RowBatch) error {
 	return t.chainErr()
 }
 
+// applyBatch hands a batch an operator of the task emitted to the one
+// chained after it, as it is: a batch inside a task is not a channel's,
+// and needs no encoding to a ColumnBatch and back (the operators do not
+// change the batches they are given, so one batch may go to several).
+func (t *Task) applyBatch(in *instance, k int, b *exec.Batch) error {
+	if in.done {
+		return fmt.Errorf("operator #%d (%s): a batch after its end", in.o.ID, in.o.Kind)
+	}
+	if err := t.restartFirst(in); err != nil {
+		return err
+	}
+	if err := in.op.Apply(k, b, in.dv.out); err != nil {
+		return fmt.Errorf("operator #%d (%s): %w", in.o.ID, in.o.Kind, err)
+	}
+	return t.chainErr()
+}
+
 // chainErr returns, once, the error an operator chained after another
 // met while that one emitted.
 func (t *Task) chainErr() error {
@@ -382,7 +389,7 @@ func (t *Task) emit(in *instance, b *exec.Batch) error {
 	for _, c := range t.order {
 		for k, i := range c.o.Inputs {
 			if i.Channel == "" && i.Op == in.o.ID {
-				if err := t.apply(c, k, ToRows(b)); err != nil {
+				if err := t.applyBatch(c, k, b); err != nil {
 					return err
 				}
 			}
