@@ -33,9 +33,10 @@ type Result struct {
 //
 // The gateway's instance is given each table's batches, then its end;
 // each instance takes what arrives in the order it was sent. Run takes
-// the instances in a fixed order (the first with something queued); the
-// tests take them in random orders, restarting operators from their
-// snapshots on the way, and get the same answers.
+// the instances in a fixed order (the last with something queued: the
+// shards before the gateway); the tests take them in random orders,
+// restarting operators from their snapshots on the way, and get the same
+// answers.
 func Run(p *physical.Plan, tables map[string]*exec.Table) (*Result, error) {
 	res, _, err := run(p, tables, options{})
 	return res, err
@@ -155,7 +156,10 @@ func run(p *physical.Plan, tables map[string]*exec.Table, opt options) (*Result,
 		if len(ready) == 0 {
 			break
 		}
-		k := 0
+		// The last ready first: the shards drain what the gateway sent
+		// before it parses its next batch, so that what waits in the
+		// queues is bounded by one batch's worth, not a whole table's.
+		k := len(ready) - 1
 		if opt.pick != nil {
 			k = opt.pick(len(ready))
 		}

@@ -328,10 +328,11 @@ func (d Dec) Normal() Dec {
 // Append appends d in decimal with exactly Scale digits after the point
 // (none and no point at scale 0), a '-' for a negative value, never "-0".
 func (d Dec) Append(dst []byte) []byte {
+	var buf [20]byte // a uint64's digits: no allocation for the common case
 	var digits []byte
 	neg := d.Sign() < 0
 	if d.b == nil {
-		digits = strconv.AppendUint(nil, abs(d.i), 10)
+		digits = strconv.AppendUint(buf[:0], abs(d.i), 10)
 	} else {
 		digits = new(big.Int).Abs(d.b).Append(nil, 10)
 	}
