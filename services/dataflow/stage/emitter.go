@@ -25,6 +25,7 @@ type slot struct {
 	rows  batch.Builders
 	bytes int  // about what the rows since the last cut take
 	ended bool // its EOF is emitted (Outputs.End) or committed before
+	built int  // batches cut for it since the last Drain
 }
 
 // Emitted is one batch the emitter cut for a channel, as Go values: what
@@ -76,6 +77,7 @@ type Outputs struct {
 	// endedNow are the streams End ended since the last Drain (Discard
 	// opens them again).
 	endedNow []string
+	most     int // Built
 }
 
 // Edge is one stream of a job at one instance, and the stage at its
@@ -164,6 +166,7 @@ func (o *Outputs) slot(stream string, key []byte) *slot {
 func (o *Outputs) cut(s *slot) {
 	s.rows.Build(func(rb *wololov1.RowBatch) {
 		o.built = append(o.built, Emitted{Channel: s.ch, Rows: rb})
+		o.count(s)
 	})
 	s.bytes = 0
 }
@@ -220,6 +223,7 @@ func (o *Outputs) Batch(stream string, to int, rows *wololov1.RowBatch) {
 		o.cut(s)
 	}
 	o.built = append(o.built, Emitted{Channel: s.ch, Rows: rows})
+	o.count(s)
 }
 
 // End ends a stream before the job does: its EOF goes to every receiver
@@ -264,8 +268,22 @@ func (o *Outputs) MarkEnded(records map[string][]byte) {
 	}
 }
 
-// Built is how many batches were cut since the last Drain.
-func (o *Outputs) Built() int { return len(o.built) }
+// Built is the most batches cut for one channel since the last Drain:
+// what an outbox limit per channel is to be compared with.
+func (o *Outputs) Built() int { return o.most }
+
+func (o *Outputs) count(s *slot) {
+	s.built++
+	o.most = max(o.most, s.built)
+}
+
+// resetCounts starts Built again from none.
+func (o *Outputs) resetCounts() {
+	for _, s := range o.order {
+		s.built = 0
+	}
+	o.most = 0
+}
 
 // Record stores a per-job value in the next commit.
 func (o *Outputs) Record(key string, value []byte) {
@@ -300,6 +318,7 @@ func (o *Outputs) Drain(eof bool) ([]Emitted, map[string][]byte) {
 	}
 	records := o.records
 	o.built, o.records, o.endedNow = o.built[:0], nil, o.endedNow[:0]
+	o.resetCounts()
 	return out, records
 }
 
@@ -315,6 +334,7 @@ func (o *Outputs) Discard() {
 		}
 	}
 	o.built, o.records, o.endedNow = o.built[:0], nil, o.endedNow[:0]
+	o.resetCounts()
 }
 
 // Channels lists every output channel, for flow control.
