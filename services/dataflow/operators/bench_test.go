@@ -21,19 +21,6 @@ import (
 // the full dataset's scale, where the grouper's state outgrows every cache.
 const q2BenchMatches = 3_000_000
 
-// discard is an Emitter that drops everything.
-type discard struct{}
-
-func (discard) Match(string, *batch.Match)            {}
-func (discard) Player(string, *batch.Player)          {}
-func (discard) Token(string, []byte)                  {}
-func (discard) Civ(string, string, int64, int64)      {}
-func (discard) Record(string, []byte)                 {}
-func (discard) Batch(string, int, *wololov1.RowBatch) {}
-func (discard) End(string)                            {}
-
-var _ stage.Emitter = discard{}
-
 // benchToken writes the 16-character token of match i: distinct for
 // distinct i (the first 11 characters spell a bijection of i), in the
 // alphabet of datagen's tokens.
@@ -131,14 +118,14 @@ func BenchmarkQ2Grouper(b *testing.B) {
 	for range b.N {
 		g := NewQ2Grouper()
 		for _, rb := range batches {
-			if err := g.Apply(Q2Players, rb, discard{}); err != nil {
+			if err := g.Apply(Q2Players, rb, stage.Discard); err != nil {
 				b.Fatal(err)
 			}
 		}
 		b.StopTimer()
 		live = settledHeap() - base
 		b.StartTimer()
-		if err := g.Finish(discard{}); err != nil {
+		if err := g.Finish(stage.Discard); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -191,7 +178,7 @@ func BenchmarkQ2Snapshot(b *testing.B) {
 	batches, _ := loadQ2Bench()
 	g := NewQ2Grouper()
 	for _, rb := range batches {
-		if err := g.Apply(Q2Players, rb, discard{}); err != nil {
+		if err := g.Apply(Q2Players, rb, stage.Discard); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -86,8 +86,11 @@ type Spec struct {
 	Stateless bool
 }
 
-// discard is the Emitter of a replay: what the operator emits then is
-// already in the outbox or acknowledged.
+// Discard is an Emitter that keeps nothing: a replay's (what the
+// operator emits then is already in the outbox, or acknowledged), and
+// the tests' and benchmarks' that look only at an operator's state.
+var Discard Emitter = discard{}
+
 type discard struct{}
 
 func (discard) Match(string, *batch.Match)            {}

@@ -14,7 +14,6 @@ import (
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 	"github.com/wololo/wololo/queries"
 	"github.com/wololo/wololo/services/base/datagen"
-	"github.com/wololo/wololo/services/dataflow/batch"
 	"github.com/wololo/wololo/services/dataflow/reference"
 	"github.com/wololo/wololo/services/dataflow/schema"
 	"github.com/wololo/wololo/services/dataflow/sql/exec"
@@ -121,7 +120,7 @@ func (in *instance) start(t testing.TB) {
 		}
 	}
 	for _, m := range in.journal {
-		if _, err := in.apply(m, nothing{}); err != nil {
+		if _, err := in.apply(m, stage.Discard); err != nil {
 			t.Fatalf("%s: replay: %v", in.self.Name(), err)
 		}
 	}
@@ -254,18 +253,6 @@ func (d *deployed) run() {
 		}
 	}
 }
-
-// nothing is the Emitter of a replay: what the operator emits then was
-// sent before.
-type nothing struct{}
-
-func (nothing) Match(string, *batch.Match)            {}
-func (nothing) Player(string, *batch.Player)          {}
-func (nothing) Token(string, []byte)                  {}
-func (nothing) Civ(string, string, int64, int64)      {}
-func (nothing) Record(string, []byte)                 {}
-func (nothing) Batch(string, int, *wololov1.RowBatch) {}
-func (nothing) End(string)                            {}
 
 // TestDeployedPlanMatchesTheReference runs the four default queries, and
 // queries that shuffle from shard to shard, as the deployment runs a
