@@ -26,7 +26,51 @@ func (x *Exchange) Apply(_ int, b *exec.Batch, _ Out) error {
 	if x.send == nil {
 		return fmt.Errorf("exchange to %s: nowhere to send", x.ch.Name)
 	}
-	return x.Route(b, func(route, to int, b *exec.Batch) error { return x.send(x.ch, route, to, ToRows(b)) })
+	return x.Route(b, func(route, to int, b *exec.Batch) error {
+		for _, c := range chunks(b) {
+			if err := x.send(x.ch, route, to, ToRows(c)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// Chunks bound what one message carries: at most chunkRows rows and
+// about chunkBytes of values, well within a message of the transport
+// (services/wire/rpc.MaxMessageBytes, 4 MiB), whatever an operator made
+// of its input (a join's rows are as wide as both sides').
+const (
+	chunkRows  = 8192
+	chunkBytes = 1 << 20
+)
+
+// chunks cuts b into runs of rows within the chunk bounds: b itself when
+// it is.
+func chunks(b *exec.Batch) []*exec.Batch {
+	size := 0
+	for _, v := range b.Cols {
+		switch {
+		case v.Type == plan.Text && b.N > 0:
+			size += int(v.Ends[b.N-1]) + 4*b.N
+		default:
+			size += 8 * b.N // about a number's or a boolean's text
+		}
+	}
+	n := max((b.N+chunkRows-1)/chunkRows, (size+chunkBytes-1)/chunkBytes)
+	if n <= 1 {
+		return []*exec.Batch{b}
+	}
+	out := make([]*exec.Batch, 0, n)
+	per := (b.N + n - 1) / n
+	for start := 0; start < b.N; start += per {
+		rows := make([]int32, 0, per)
+		for r := start; r < min(start+per, b.N); r++ {
+			rows = append(rows, int32(r))
+		}
+		out = append(out, b.Rows(rows))
+	}
+	return out
 }
 
 // Finish does nothing: the channel's end is the Task's to send.

@@ -20,3 +20,6 @@ func RunShuffled(p *physical.Plan, tables map[string]*exec.Table, r *rand.Rand, 
 func RunKeys(p *physical.Plan, tables map[string]*exec.Table, own bool) (*Result, int, error) {
 	return run(p, tables, options{own: own})
 }
+
+// Chunks is chunks, for its test.
+var Chunks = chunks

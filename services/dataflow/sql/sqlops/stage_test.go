@@ -14,6 +14,7 @@ import (
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 	"github.com/wololo/wololo/queries"
 	"github.com/wololo/wololo/services/base/datagen"
+	"github.com/wololo/wololo/services/dataflow/batch"
 	"github.com/wololo/wololo/services/dataflow/reference"
 	"github.com/wololo/wololo/services/dataflow/schema"
 	"github.com/wololo/wololo/services/dataflow/sql/exec"
@@ -42,8 +43,9 @@ type deployed struct {
 	inst    map[string]*instance
 	names   []string
 	results map[string][]byte
-	// restarts and snapshots count what the run did.
-	restarts, snapshots int
+	// restarts and snapshots count what the run did; mostRows is the most
+	// rows one batch sent had.
+	restarts, snapshots, mostRows int
 }
 
 type message struct {
@@ -140,6 +142,7 @@ func (d *deployed) send(from string, emitted []stage.Emitted) {
 		}
 		m := message{stream: e.Channel.Stream, sender: from, eof: e.EOF}
 		if e.Rows != nil {
+			d.mostRows = max(d.mostRows, batch.Rows(e.Rows))
 			var err error
 			if m.rows, err = proto.Marshal(e.Rows); err != nil {
 				d.t.Fatal(err)
@@ -330,4 +333,32 @@ func BenchmarkDeployedPlan(b *testing.B) {
 		d.run()
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(tables["match_players"].Rows), "ns/player-row")
+}
+
+// TestJoinOutputTravelsInChunks: a join that makes more rows than it is
+// given (the players of a match with each other) sends no batch of more
+// than 8192 rows, and the answer is the in-process runner's (chunks
+// themselves: TestChunksBoundRowsAndBytes).
+func TestJoinOutputTravelsInChunks(t *testing.T) {
+	var m, pl bytes.Buffer
+	if _, err := datagen.Generate(datagen.Config{Matches: 8000, Seed: 4}, &m, &pl); err != nil {
+		t.Fatal(err)
+	}
+	tables := readTables(t, m.Bytes(), pl.Bytes())
+	texts := map[string]string{"wide": "SELECT a.token, b.token AS other, a.civ FROM match_players a JOIN match_players b ON a.`match` = b.`match` ORDER BY a.token, other"}
+	p := planOf(t, texts, []string{"wide"}, tables, 1)
+	want, err := sqlops.Run(p, tables)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := newDeployed(t, p, rand.New(rand.NewPCG(1, 2)), 0)
+	d.upload("matches", tables["matches"])
+	d.upload("match_players", tables["match_players"])
+	d.run()
+	if !bytes.Equal(d.results["wide"], want.Files["wide"]) {
+		t.Errorf("wide differs from the in-process runner's")
+	}
+	if d.mostRows > 8192 {
+		t.Errorf("a batch of %d rows was sent: want at most 8192", d.mostRows)
+	}
 }
