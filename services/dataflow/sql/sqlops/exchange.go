@@ -45,8 +45,8 @@ const (
 	chunkBytes = 1 << 20
 )
 
-// chunks cuts b into runs of rows within the chunk bounds: b itself when
-// it is.
+// chunks cuts b into runs of rows within the chunk bounds (of rows of
+// about the batch's average width): b itself when it is within them.
 func chunks(b *exec.Batch) []*exec.Batch {
 	size := 0
 	for _, v := range b.Cols {
@@ -57,12 +57,14 @@ func chunks(b *exec.Batch) []*exec.Batch {
 			size += 8 * b.N // about a number's or a boolean's text
 		}
 	}
-	n := max((b.N+chunkRows-1)/chunkRows, (size+chunkBytes-1)/chunkBytes)
-	if n <= 1 {
+	per := chunkRows
+	if size > chunkBytes {
+		per = min(per, max(1, int(int64(b.N)*chunkBytes/int64(size))))
+	}
+	if b.N <= per {
 		return []*exec.Batch{b}
 	}
-	out := make([]*exec.Batch, 0, n)
-	per := (b.N + n - 1) / n
+	out := make([]*exec.Batch, 0, (b.N+per-1)/per)
 	for start := 0; start < b.N; start += per {
 		rows := make([]int32, 0, per)
 		for r := start; r < min(start+per, b.N); r++ {

@@ -27,7 +27,7 @@ func TestChunksBoundRowsAndBytes(t *testing.T) {
 	}{
 		{"small", text(100, 10), 1},
 		{"many rows", text(20000, 1), 3},
-		{"wide rows", text(10, 300_000), 3},
+		{"wide rows", text(10, 300_000), 4},
 	} {
 		got := sqlops.Chunks(c.b)
 		if len(got) != c.wantChunks {
