@@ -181,7 +181,20 @@ func Summarize(top deploy.Topology, answers []Answer, jobs []*wololov1.ClusterJo
 					lag := int64(metrics.Lag(o))
 					cs.OutboxDepth += o.GetOutboxDepth()
 					cs.MaxLagBatches = max(cs.MaxLagBatches, lag)
-					if s := streams[o.GetStream()]; s != nil {
+					s := streams[o.GetStream()]
+					if s == nil {
+						// A stream of a job's own plan (a route of one
+						// of its channels, NAME#ROUTE): listed after the
+						// topology's, once per name, whatever the jobs.
+						to, err := deploy.ParseInstance(o.GetReceiver())
+						if err != nil {
+							continue
+						}
+						s = &wololov1.ClusterStream{Name: o.GetStream(), From: stage.Name, To: to.Stage}
+						streams[s.Name] = s
+						out.Streams = append(out.Streams, s)
+					}
+					{
 						s.Rows += o.GetRows()
 						s.OutboxDepth += o.GetOutboxDepth()
 						s.MaxLagBatches = max(s.MaxLagBatches, lag)
