@@ -349,7 +349,13 @@ type ColumnBatch struct {
 	// The number of rows (a batch of no columns has rows too: COUNT(*)).
 	Rows uint32 `protobuf:"varint,1,opt,name=rows,proto3" json:"rows,omitempty"`
 	// The columns, every one of rows values.
-	Columns       []*ValueColumn `protobuf:"bytes,2,rep,name=columns,proto3" json:"columns,omitempty"`
+	Columns []*ValueColumn `protobuf:"bytes,2,rep,name=columns,proto3" json:"columns,omitempty"`
+	// On a channel of a SQL plan with more than one route: for each row, the
+	// routes (the channel's consumers) it is for, bit r for route r. A row
+	// goes once, with every column any of its routes reads; each consumer
+	// takes its rows and its columns of it. Empty: every row is for the
+	// channel's one route.
+	Routes        []uint64 `protobuf:"varint,3,rep,packed,name=routes,proto3" json:"routes,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -394,6 +400,13 @@ func (x *ColumnBatch) GetRows() uint32 {
 func (x *ColumnBatch) GetColumns() []*ValueColumn {
 	if x != nil {
 		return x.Columns
+	}
+	return nil
+}
+
+func (x *ColumnBatch) GetRoutes() []uint64 {
+	if x != nil {
+		return x.Routes
 	}
 	return nil
 }
@@ -762,10 +775,11 @@ const file_wololo_v1_batch_proto_rawDesc = "" +
 	"\fNumberColumn\x12\x14\n" +
 	"\x05kinds\x18\x01 \x01(\fR\x05kinds\x12\x14\n" +
 	"\x05units\x18\x02 \x03(\x12R\x05units\x12\x12\n" +
-	"\x04wide\x18\x03 \x03(\tR\x04wide\"S\n" +
+	"\x04wide\x18\x03 \x03(\tR\x04wide\"k\n" +
 	"\vColumnBatch\x12\x12\n" +
 	"\x04rows\x18\x01 \x01(\rR\x04rows\x120\n" +
-	"\acolumns\x18\x02 \x03(\v2\x16.wololo.v1.ValueColumnR\acolumns\"N\n" +
+	"\acolumns\x18\x02 \x03(\v2\x16.wololo.v1.ValueColumnR\acolumns\x12\x16\n" +
+	"\x06routes\x18\x03 \x03(\x04R\x06routes\"N\n" +
 	"\vValueColumn\x12)\n" +
 	"\x04text\x18\x01 \x01(\v2\x15.wololo.v1.TextColumnR\x04text\x12\x14\n" +
 	"\x05nulls\x18\x02 \x01(\fR\x05nulls\"\xc2\x02\n" +

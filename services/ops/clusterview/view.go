@@ -183,8 +183,8 @@ func Summarize(top deploy.Topology, answers []Answer, jobs []*wololov1.ClusterJo
 					cs.MaxLagBatches = max(cs.MaxLagBatches, lag)
 					s := streams[o.GetStream()]
 					if s == nil {
-						// A stream of a job's own plan (a route of one
-						// of its channels, NAME#ROUTE): listed after the
+						// A stream of a job's own plan (one of its
+						// channels, by name): listed after the
 						// topology's, once per name, whatever the jobs.
 						to, err := deploy.ParseInstance(o.GetReceiver())
 						if err != nil {

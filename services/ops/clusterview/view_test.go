@@ -161,14 +161,14 @@ func TestPlanStreamsAreListed(t *testing.T) {
 	planned := func(name string, rows int64) Answer {
 		return Answer{Instance: name, Status: &wololov1.GetResponse{Instance: name, Jobs: []*wololov1.JobProgress{{
 			JobId:   "j2",
-			Outputs: []*wololov1.OutputChannel{{Stream: "q2-to-gateway#0", Receiver: "gateway-0", Rows: rows, Bytes: 8 * rows}},
+			Outputs: []*wololov1.OutputChannel{{Stream: "q2-to-gateway", Receiver: "gateway-0", Rows: rows, Bytes: 8 * rows}},
 		}}}}
 	}
 	_, sample := Summarize(top, []Answer{planned("shard-0", 10), planned("shard-1", 20)}, nil, Sample{}, t0)
 	s, _ := Summarize(top, []Answer{planned("shard-0", 110), planned("shard-1", 70)}, nil, sample, t0.Add(time.Second))
 	var got []*wololov1.ClusterStream
 	for _, st := range s.Streams {
-		if st.Name == "q2-to-gateway#0" {
+		if st.Name == "q2-to-gateway" {
 			got = append(got, st)
 		}
 	}
@@ -176,6 +176,6 @@ func TestPlanStreamsAreListed(t *testing.T) {
 		t.Fatalf("the plan's stream is listed %d times, want once: %v", len(got), s.Streams)
 	}
 	if st := got[0]; st.From != "shard" || st.To != "gateway" || st.Rows != 180 || st.RowsPerSecond != 150 {
-		t.Errorf("q2-to-gateway#0: %v, want shard -> gateway, 180 rows, 150 a second", st)
+		t.Errorf("q2-to-gateway: %v, want shard -> gateway, 180 rows, 150 a second", st)
 	}
 }

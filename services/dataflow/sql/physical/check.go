@@ -24,6 +24,8 @@ import (
 //     semi-join each input by its side's key, an aggregate or DISTINCT by a
 //     part of its key), as derived here from the channels' keys and the
 //     operators between them, independently of how Build placed them;
+//   - a channel has at most MaxRoutes routes (a row names its routes in
+//     a 64-bit mask);
 //   - only exchanges read a scan, so that what the gateway does as a file
 //     is parsed (route its rows: Source) runs apart from what it does with
 //     rows that come in on channels.
@@ -74,6 +76,9 @@ func Check(p *Plan) error {
 	for _, c := range p.Channels {
 		if c.Producer < 0 || c.Producer >= len(p.Ops) || p.Ops[c.Producer].Kind != Exchange || p.Ops[c.Producer].Channel != c.Name || p.Ops[c.Producer].Task != c.From {
 			bad("channel %s: its producer #%d is not an exchange onto it in %s", c.Name, c.Producer, c.From)
+		}
+		if len(c.Routes) > MaxRoutes {
+			bad("channel %s: %d routes, more than a row can name (%d)", c.Name, len(c.Routes), MaxRoutes)
 		}
 		for i, r := range c.Routes {
 			if r.Consumer < 0 || r.Consumer >= len(p.Ops) || !slices.Contains(p.Ops[r.Consumer].Inputs, Input{Channel: c.Name, Route: i}) {

@@ -106,6 +106,11 @@ type Channel struct {
 	Routes []Route `json:"routes"`
 }
 
+// MaxRoutes is the most routes a channel may have: a row crosses a
+// channel once, with a 64-bit mask of the routes it is for
+// (wololo.v1.ColumnBatch.routes).
+const MaxRoutes = 64
+
 // Route is one consumer of a channel.
 type Route struct {
 	Consumer int        `json:"consumer"`       // the operator that reads it

@@ -28,8 +28,9 @@
 //     are taken again, an AVG is the sum of sums over the sum of counts,
 //     the same division exec's AVG does);
 //   - the exchange (Exchange), which writes an operator's rows on a
-//     channel: per route the rows its condition holds for, as the columns
-//     it reads, to the instance stage.Route picks by the row's key (a text
+//     channel: each row once, with the channel's columns and the routes
+//     whose condition it holds for, to the instance stage.Route picks by
+//     the row's key (a text
 //     key's bytes, else exec.AppendKey's, so that 2.5 and 2.50 go to one
 //     instance);
 //   - the shared tables: the keyed operators of one Plan.Tables entry on

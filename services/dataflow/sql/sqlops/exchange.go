@@ -2,6 +2,7 @@ package sqlops
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/wololo/wololo/services/dataflow/sql/exec"
 	"github.com/wololo/wololo/services/dataflow/sql/physical"
@@ -9,31 +10,49 @@ import (
 	"github.com/wololo/wololo/services/dataflow/stage"
 )
 
-// Exchange writes an operator's output rows on a channel: per route, the
-// rows its condition holds for, as the columns the route reads, each to
-// the receiving instance the hash of the row's key picks (stage.Route of
-// the key's one form: a text key's bytes, else its values' AppendKey).
+// Exchange writes an operator's output rows on a channel: each row that
+// some route's condition holds for, once, as the channel's columns, with
+// the routes it is for, to the receiving instance the hash of the row's
+// key picks (stage.Route of the key's one form: a text key's bytes, else
+// its values' AppendKey). The receiving Task hands each route's consumer
+// its rows and columns (Task.Receive).
 type Exchange struct {
-	ch     *physical.Channel
-	to     int   // receiving instances
-	inputs []int // per route, the index of the channel among its consumer's inputs
+	ch *physical.Channel
+	to int // receiving instances
 	// send takes the batches Apply routes, as ColumnBatches.
 	send Sender
 }
 
-// Apply routes a batch to send (the Task's Sender).
+// Apply routes a batch to send (the Task's Sender): per receiving
+// instance, its rows in chunks, each row once with the routes it is for.
 func (x *Exchange) Apply(_ int, b *exec.Batch, _ Out) error {
 	if x.send == nil {
 		return fmt.Errorf("exchange to %s: nowhere to send", x.ch.Name)
 	}
-	return x.Route(b, func(route, to int, b *exec.Batch) error {
-		for _, c := range chunks(b) {
-			if err := x.send(x.ch, route, to, ToRows(c)); err != nil {
+	return x.Route(b, func(to int, b *exec.Batch, routes []uint64) error {
+		for _, r := range chunkRanges(b) {
+			c, rs := b, routes
+			if r[0] != 0 || r[1] != b.N {
+				c = b.Rows(span(r[0], r[1]))
+				if rs != nil {
+					rs = rs[r[0]:r[1]]
+				}
+			}
+			if err := x.send(x.ch, to, ToRoutedRows(c, rs)); err != nil {
 				return err
 			}
 		}
 		return nil
 	})
+}
+
+// span is the rows start..end-1.
+func span(start, end int) []int32 {
+	rows := make([]int32, 0, end-start)
+	for r := start; r < end; r++ {
+		rows = append(rows, int32(r))
+	}
+	return rows
 }
 
 // Chunks bound what one message carries: at most chunkRows rows and
@@ -45,9 +64,10 @@ const (
 	chunkBytes = 1 << 20
 )
 
-// chunks cuts b into runs of rows within the chunk bounds (of rows of
-// about the batch's average width): b itself when it is within them.
-func chunks(b *exec.Batch) []*exec.Batch {
+// chunkRanges cuts b's rows into runs within the chunk bounds (of rows of
+// about the batch's average width), as [start, end) pairs: one run of
+// all its rows when it is within them.
+func chunkRanges(b *exec.Batch) [][2]int {
 	size := 0
 	for _, v := range b.Cols {
 		switch {
@@ -61,16 +81,9 @@ func chunks(b *exec.Batch) []*exec.Batch {
 	if size > chunkBytes {
 		per = min(per, max(1, int(int64(b.N)*chunkBytes/int64(size))))
 	}
-	if b.N <= per {
-		return []*exec.Batch{b}
-	}
-	out := make([]*exec.Batch, 0, (b.N+per-1)/per)
+	out := make([][2]int, 0, (b.N+per-1)/per)
 	for start := 0; start < b.N; start += per {
-		rows := make([]int32, 0, per)
-		for r := start; r < min(start+per, b.N); r++ {
-			rows = append(rows, int32(r))
-		}
-		out = append(out, b.Rows(rows))
+		out = append(out, [2]int{start, min(start+per, b.N)})
 	}
 	return out
 }
@@ -86,13 +99,7 @@ func NewExchange(p *physical.Plan, ch *physical.Channel, to int) (*Exchange, err
 		if rt.Consumer < 0 || rt.Consumer >= len(p.Ops) {
 			return nil, fmt.Errorf("channel %s route %d: no consumer #%d", ch.Name, ri, rt.Consumer)
 		}
-		k := -1
-		for j, in := range p.Ops[rt.Consumer].Inputs {
-			if in.Channel == ch.Name && in.Route == ri {
-				k = j
-			}
-		}
-		if k < 0 {
+		if !slices.Contains(p.Ops[rt.Consumer].Inputs, physical.Input{Channel: ch.Name, Route: ri}) {
 			return nil, fmt.Errorf("channel %s route %d: #%d does not read it", ch.Name, ri, rt.Consumer)
 		}
 		for _, c := range rt.Cols {
@@ -100,7 +107,6 @@ func NewExchange(p *physical.Plan, ch *physical.Channel, to int) (*Exchange, err
 				return nil, fmt.Errorf("channel %s route %d: column %d of %d", ch.Name, ri, c, len(ch.Exprs))
 			}
 		}
-		x.inputs = append(x.inputs, k)
 	}
 	for _, c := range ch.Key {
 		if c < 0 || c >= len(ch.Exprs) {
@@ -111,11 +117,12 @@ func NewExchange(p *physical.Plan, ch *physical.Channel, to int) (*Exchange, err
 }
 
 // Route sends the rows of b, a batch of the producer's input, to send:
-// per route, to each receiving instance, one batch. Each row's receiving
-// instance is computed once for every route, and a route's rows are its
-// columns gathered once per instance (no copy of rows its condition
-// drops, or of columns it does not carry).
-func (x *Exchange) Route(b *exec.Batch, send func(route, to int, b *exec.Batch) error) error {
+// to each receiving instance one batch of the rows any route's condition
+// holds for, each once, as the channel's columns, with the routes each
+// is for (nil when the channel has one route: every row is its). Each
+// row's receiving instance is computed once, and the columns once for
+// the rows that go anywhere.
+func (x *Exchange) Route(b *exec.Batch, send func(to int, b *exec.Batch, routes []uint64) error) error {
 	if b.N == 0 {
 		return nil
 	}
@@ -136,57 +143,107 @@ func (x *Exchange) Route(b *exec.Batch, send func(route, to int, b *exec.Batch) 
 			dest[i] = int32(stage.Route(key, x.to))
 		}
 	}
+	// Which routes each row is for.
+	var masks []uint64
+	many := len(x.ch.Routes) > 1
+	if many {
+		masks = make([]uint64, b.N)
+	}
+	all := true // every row is for some route
 	for ri, rt := range x.ch.Routes {
-		var rows []int32 // the rows the route's condition holds for; nil: all
-		if rt.Cond != nil {
-			var err error
-			if rows, err = exec.TrueRows(rt.Cond, b); err != nil {
-				return err
-			}
-			if len(rows) == 0 {
-				continue
-			}
-			if len(rows) == b.N {
-				rows = nil
-			}
-		}
-		exprs := make([]*plan.Expr, len(rt.Cols))
-		for i, c := range rt.Cols {
-			exprs[i] = x.ch.Exprs[c]
-		}
-		cols, err := exec.Project(exprs, []*exec.Batch{b})
-		if err != nil {
-			return err
-		}
-		if dest == nil {
-			out := cols[0]
-			if rows != nil {
-				out = out.Rows(rows)
-			}
-			if err := send(ri, 0, out); err != nil {
-				return err
+		if rt.Cond == nil {
+			if many {
+				for i := range masks {
+					masks[i] |= 1 << ri
+				}
 			}
 			continue
 		}
-		byTo := make([][]int32, x.to)
-		if rows == nil {
-			for i, t := range dest {
-				byTo[t] = append(byTo[t], int32(i))
+		rows, err := exec.TrueRows(rt.Cond, b)
+		if err != nil {
+			return err
+		}
+		if !many {
+			if len(rows) == 0 {
+				return nil
 			}
-		} else {
-			for _, i := range rows {
-				byTo[dest[i]] = append(byTo[dest[i]], i)
+			if len(rows) < b.N {
+				b, all = b.Rows(rows), true // the kept rows only, from here on
+				if dest != nil {
+					kept := make([]int32, len(rows))
+					for i, r := range rows {
+						kept[i] = dest[r]
+					}
+					dest = kept
+				}
+			}
+			continue
+		}
+		for _, r := range rows {
+			masks[r] |= 1 << ri
+		}
+	}
+	var keep []int32 // the rows some route is for, when not all are
+	if many {
+		for _, m := range masks {
+			if m == 0 {
+				all = false
+				break
 			}
 		}
-		for t, rs := range byTo {
-			if len(rs) > 0 {
-				if err := send(ri, t, cols[0].Rows(rs)); err != nil {
-					return err
+		if !all {
+			for i, m := range masks {
+				if m != 0 {
+					keep = append(keep, int32(i))
 				}
+			}
+			if len(keep) == 0 {
+				return nil
+			}
+		}
+	}
+	cols, err := exec.Project(x.ch.Exprs, []*exec.Batch{b})
+	if err != nil {
+		return err
+	}
+	out := cols[0]
+	if dest == nil {
+		if keep != nil {
+			out = out.Rows(keep)
+			masks = pick(masks, keep)
+		}
+		return send(0, out, masks)
+	}
+	byTo := make([][]int32, x.to)
+	if keep == nil {
+		for i, t := range dest {
+			byTo[t] = append(byTo[t], int32(i))
+		}
+	} else {
+		for _, i := range keep {
+			byTo[dest[i]] = append(byTo[dest[i]], i)
+		}
+	}
+	for t, rs := range byTo {
+		if len(rs) > 0 {
+			if err := send(t, out.Rows(rs), pick(masks, rs)); err != nil {
+				return err
 			}
 		}
 	}
 	return nil
+}
+
+// pick is masks' values at rows (nil for nil masks).
+func pick(masks []uint64, rows []int32) []uint64 {
+	if masks == nil {
+		return nil
+	}
+	out := make([]uint64, len(rows))
+	for i, r := range rows {
+		out[i] = masks[r]
+	}
+	return out
 }
 
 // RouteKey appends the bytes a row's key is routed by: the text itself

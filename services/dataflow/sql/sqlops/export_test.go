@@ -21,5 +21,5 @@ func RunKeys(p *physical.Plan, tables map[string]*exec.Table, own bool) (*Result
 	return run(p, tables, options{own: own})
 }
 
-// Chunks is chunks, for its test.
-var Chunks = chunks
+// ChunkRanges is chunkRanges, for its test.
+var ChunkRanges = chunkRanges

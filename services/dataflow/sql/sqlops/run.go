@@ -58,11 +58,10 @@ type options struct {
 }
 
 // message is what waits in a task instance's queue: a batch of a table
-// or of a channel's route, or (rows nil) its end.
+// or of a channel, or (rows nil) its end.
 type message struct {
 	table  string // a table's batch; else a channel's
 	ch     string
-	route  int
 	sender int
 	batch  *exec.Batch // a table's
 	wire   []byte      // a channel's, marshalled
@@ -105,12 +104,12 @@ func run(p *physical.Plan, tables map[string]*exec.Table, opt options) (*Result,
 				}
 				return keyTables[k]
 			}
-			send := func(ch *physical.Channel, route, to int, rows *wololov1.RowBatch) error {
+			send := func(ch *physical.Channel, to int, rows *wololov1.RowBatch) error {
 				dest := byTask[ch.To]
 				if to < 0 || to >= len(dest) {
 					return fmt.Errorf("channel %s: no instance %d of %s", ch.Name, to, ch.To)
 				}
-				m := message{ch: ch.Name, route: route, sender: i, end: rows == nil}
+				m := message{ch: ch.Name, sender: i, end: rows == nil}
 				if rows != nil {
 					wire, err := proto.Marshal(rows)
 					if err != nil {
@@ -199,13 +198,13 @@ func deliver(t *Task, m message) error {
 	case m.table != "":
 		return t.Table(m.table, m.batch)
 	case m.end:
-		return t.End(m.ch, m.route, m.sender)
+		return t.End(m.ch, m.sender)
 	}
 	var rb wololov1.RowBatch
 	if err := proto.Unmarshal(m.wire, &rb); err != nil {
 		return fmt.Errorf("channel %s: %w", m.ch, err)
 	}
-	return t.Receive(m.ch, m.route, m.sender, &rb)
+	return t.Receive(m.ch, m.sender, &rb)
 }
 
 // driven is an operator as a stage.Operator, for a stage.Driver: its

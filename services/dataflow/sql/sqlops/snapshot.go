@@ -54,6 +54,14 @@ func ToRows(b *exec.Batch) *wololov1.RowBatch {
 	return rb
 }
 
+// ToRoutedRows is ToRows of a channel's batch, with the routes each row
+// is for (nil: the channel's one route).
+func ToRoutedRows(b *exec.Batch, routes []uint64) *wololov1.RowBatch {
+	rb := ToRows(b)
+	rb.GetColumns().Routes = routes
+	return rb
+}
+
 // valueColumn is the first n values of v as a ValueColumn.
 func valueColumn(v *exec.Vec, n int) *wololov1.ValueColumn {
 	vc := &wololov1.ValueColumn{}

@@ -3,7 +3,6 @@ package sqlops
 import (
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
@@ -19,18 +18,18 @@ import (
 // the stage runtime then gives it what it gives every operator (the
 // inbox's order, exactly-once commits, the journal replayed after a
 // restart, the outputs cut into batches and routed) and does not know the
-// difference. A route of a channel is a stream of the transport
-// (ChannelStream): the channel's name and the route's number, so that a
-// batch is for one consumer, as Task takes it. The gateway's part that
-// runs as a file is parsed (the table's scan and the exchanges reading
-// it: physical.Plan.Source) is a Source of its own, which the upload
-// feeds and commits, as it does the built-in graph's parsed rows.
+// difference. A channel is a stream of the transport (ChannelStream):
+// each row crosses it once, with the routes (consumers) it is for, and
+// the receiving Task hands each consumer its rows. The gateway's part
+// that runs as a file is parsed (the table's scan and the exchanges
+// reading it: physical.Plan.Source) is a Source of its own, which the
+// upload feeds and commits, as it does the built-in graph's parsed rows.
 
-// ChannelStream is the transport's stream of route route of channel ch:
-// "NAME#ROUTE", the name's bytes other than letters, digits, '_', '-'
-// and '+' written as '_' (a stream is part of store keys and logs).
-func ChannelStream(ch string, route int) string {
-	b := make([]byte, 0, len(ch)+4)
+// ChannelStream is the transport's stream of channel ch: its name, its
+// bytes other than letters, digits, '_', '-' and '+' written as '_' (a
+// stream is part of store keys and logs).
+func ChannelStream(ch string) string {
+	b := make([]byte, 0, len(ch))
 	for i := 0; i < len(ch); i++ {
 		c := ch[i]
 		if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-' || c == '+' {
@@ -39,49 +38,37 @@ func ChannelStream(ch string, route int) string {
 			b = append(b, '_')
 		}
 	}
-	b = append(b, '#')
-	return string(strconv.AppendInt(b, int64(route), 10))
+	return string(b)
 }
 
-// routeOf is a channel's route, and how many instances send on it.
-type routeOf struct {
+// channelOf is a channel, and how many instances send on it.
+type channelOf struct {
 	ch      string
-	route   int
 	senders int
 }
 
-// streams names every route of every channel of p (ChannelStream), both
-// ways, refusing a plan where two routes would share a stream.
+// streams names every channel of p (ChannelStream), both ways, refusing
+// a plan where two channels would share a stream.
 type streams struct {
-	byStream map[string]routeOf
-	byRoute  map[string][]string // channel → stream of each route
+	byStream  map[string]channelOf
+	byChannel map[string]string
 }
 
 func planStreams(p *physical.Plan) (*streams, error) {
-	s := &streams{byStream: map[string]routeOf{}, byRoute: map[string][]string{}}
+	s := &streams{byStream: map[string]channelOf{}, byChannel: map[string]string{}}
 	for _, c := range p.Channels {
 		n, err := replicasOf(p, c.From)
 		if err != nil {
 			return nil, fmt.Errorf("channel %s: %w", c.Name, err)
 		}
-		for r := range c.Routes {
-			name := ChannelStream(c.Name, r)
-			if prev, ok := s.byStream[name]; ok {
-				return nil, fmt.Errorf("channels %s and %s are both stream %s", prev.ch, c.Name, name)
-			}
-			s.byStream[name] = routeOf{ch: c.Name, route: r, senders: n}
-			s.byRoute[c.Name] = append(s.byRoute[c.Name], name)
+		name := ChannelStream(c.Name)
+		if prev, ok := s.byStream[name]; ok {
+			return nil, fmt.Errorf("channels %s and %s are both stream %s", prev.ch, c.Name, name)
 		}
+		s.byStream[name] = channelOf{ch: c.Name, senders: n}
+		s.byChannel[c.Name] = name
 	}
 	return s, nil
-}
-
-func (s *streams) stream(ch string, route int) (string, error) {
-	names := s.byRoute[ch]
-	if route < 0 || route >= len(names) {
-		return "", fmt.Errorf("no route %d of channel %q", route, ch)
-	}
-	return names[route], nil
 }
 
 func replicasOf(p *physical.Plan, task string) (int, error) {
@@ -94,8 +81,8 @@ func replicasOf(p *physical.Plan, task string) (int, error) {
 	return 0, fmt.Errorf("no task %q", task)
 }
 
-// edges are the streams of the routes of the channels that ops write,
-// each to the task the channel goes to.
+// edges are the streams of the channels that ops write, each to the
+// task the channel goes to.
 func edges(p *physical.Plan, s *streams, ops []*physical.Op) ([]stage.Edge, error) {
 	var out []stage.Edge
 	for _, o := range ops {
@@ -110,9 +97,7 @@ func edges(p *physical.Plan, s *streams, ops []*physical.Op) ([]stage.Edge, erro
 		if err != nil {
 			return nil, err
 		}
-		for _, name := range s.byRoute[c.Name] {
-			out = append(out, stage.Edge{Stream: name, Stage: c.To, Replicas: n})
-		}
+		out = append(out, stage.Edge{Stream: s.byChannel[c.Name], Stage: c.To, Replicas: n})
 	}
 	return out, nil
 }
@@ -168,9 +153,7 @@ func StageSpec(p *physical.Plan, task string) (stage.JobSpec, error) {
 		if err != nil {
 			return stage.JobSpec{}, err
 		}
-		for _, name := range s.byRoute[c.Name] {
-			w.Inputs = append(w.Inputs, stage.Edge{Stream: name, Stage: c.From, Replicas: n})
-		}
+		w.Inputs = append(w.Inputs, stage.Edge{Stream: s.byChannel[c.Name], Stage: c.From, Replicas: n})
 	}
 	if w.Outputs, err = edges(p, s, ops); err != nil {
 		return stage.JobSpec{}, err
@@ -221,48 +204,54 @@ func newStageOp(p *physical.Plan, task string, s *streams) (*stageOp, error) {
 // send hands what an exchange writes to the runtime's Emitter: a batch
 // for one receiving instance, or (rows nil) the end of the route, once the
 // exchange has finished.
-func (o *stageOp) send(ch *physical.Channel, route, to int, rows *wololov1.RowBatch) error {
-	name, err := o.streams.stream(ch.Name, route)
-	if err != nil {
-		return err
+func (o *stageOp) send(ch *physical.Channel, to int, rows *wololov1.RowBatch) error {
+	return emitOn(o.out, o.streams, ch, to, rows)
+}
+
+// emitOn hands a batch an exchange wrote (or, rows nil, its end) to out,
+// on the channel's stream.
+func emitOn(out stage.Emitter, s *streams, ch *physical.Channel, to int, rows *wololov1.RowBatch) error {
+	name, ok := s.byChannel[ch.Name]
+	if !ok {
+		return fmt.Errorf("no channel %q in the job's plan", ch.Name)
 	}
 	if rows == nil {
-		o.out.End(name)
+		out.End(name)
 		return nil
 	}
-	o.out.Batch(name, to, rows)
+	out.Batch(name, to, rows)
 	return nil
 }
 
-func (o *stageOp) route(stream string) (routeOf, error) {
-	r, ok := o.streams.byStream[stream]
+func (o *stageOp) channel(stream string) (channelOf, error) {
+	c, ok := o.streams.byStream[stream]
 	if !ok {
-		return routeOf{}, fmt.Errorf("no stream %q in the job's plan", stream)
+		return channelOf{}, fmt.Errorf("no stream %q in the job's plan", stream)
 	}
-	return r, nil
+	return c, nil
 }
 
 // Apply implements stage.Operator.
 func (o *stageOp) Apply(stream string, rows *wololov1.RowBatch, out stage.Emitter) error {
-	r, err := o.route(stream)
+	c, err := o.channel(stream)
 	if err != nil {
 		return err
 	}
 	o.out = out
-	return o.t.Receive(r.ch, r.route, 0, rows)
+	return o.t.Receive(c.ch, 0, rows)
 }
 
 // EndStream implements stage.StreamEnder: the runtime's Driver calls it
 // once every sender has ended the stream, and the Task is told of each
 // sender's end, as it counts them itself.
 func (o *stageOp) EndStream(stream string, out stage.Emitter) error {
-	r, err := o.route(stream)
+	c, err := o.channel(stream)
 	if err != nil {
 		return err
 	}
 	o.out = out
-	for sender := range r.senders {
-		if err := o.t.End(r.ch, r.route, sender); err != nil {
+	for sender := range c.senders {
+		if err := o.t.End(c.ch, sender); err != nil {
 			return err
 		}
 	}
@@ -362,17 +351,8 @@ func NewSource(p *physical.Plan, table string, header []string) (*Source, error)
 	if len(ops) == 0 {
 		return src, nil
 	}
-	send := func(ch *physical.Channel, route, to int, rows *wololov1.RowBatch) error {
-		name, err := s.stream(ch.Name, route)
-		if err != nil {
-			return err
-		}
-		if rows == nil {
-			src.out.End(name)
-		} else {
-			src.out.Batch(name, to, rows)
-		}
-		return nil
+	send := func(ch *physical.Channel, to int, rows *wololov1.RowBatch) error {
+		return emitOn(src.out, s, ch, to, rows)
 	}
 	if src.t, err = newTask(p, p.Gateway.Name, 0, map[string][]string{table: slices.Clone(header)}, nil, send, keep); err != nil {
 		return nil, fmt.Errorf("table %s: %w", table, err)

@@ -39,10 +39,11 @@ type Task struct {
 	err error
 }
 
-// Sender takes what a task instance's exchanges write: a batch of route
-// route of channel ch to receiving instance to, or (rows nil) the end of
-// the channel from this instance, once per route and receiving instance.
-type Sender func(ch *physical.Channel, route, to int, rows *wololov1.RowBatch) error
+// Sender takes what a task instance's exchanges write: a batch of
+// channel ch to receiving instance to (each row once, with the routes it
+// is for: ToRoutedRows), or (rows nil) the end of the channel from this
+// instance, once per receiving instance.
+type Sender func(ch *physical.Channel, to int, rows *wololov1.RowBatch) error
 
 // instance is one operator on a task instance.
 type instance struct {
@@ -224,25 +225,89 @@ func (t *Task) consumer(ch string, route int) (*instance, int, error) {
 	return nil, 0, fmt.Errorf("task %s[%d]: #%d does not read channel %s's route %d", t.name, t.index, in.o.ID, ch, route)
 }
 
-// Receive applies a batch of route route of channel ch, from sending
-// instance sender, to the operator reading it, and on through the chain.
-func (t *Task) Receive(ch string, route, sender int, rows *wololov1.RowBatch) error {
-	in, k, err := t.consumer(ch, route)
-	if err != nil {
-		return err
+// Receive applies a batch of channel ch from sending instance sender:
+// to each route's consumer, the rows that are for it (the batch's
+// routes) as the columns it reads, and on through the chain. A batch
+// whose columns are not the channel's, or whose routes are not, is
+// refused before any consumer has any of it.
+func (t *Task) Receive(ch string, sender int, rows *wololov1.RowBatch) error {
+	c := t.p.Channel(ch)
+	if c == nil {
+		return fmt.Errorf("task %s[%d]: no channel %q", t.name, t.index, ch)
 	}
-	return t.apply(in, k, rows)
+	type target struct {
+		in *instance
+		k  int
+	}
+	targets := make([]target, len(c.Routes))
+	for r := range c.Routes {
+		in, k, err := t.consumer(ch, r)
+		if err != nil {
+			return err
+		}
+		targets[r] = target{in, k}
+	}
+	b, err := FromRows(rows, c.Columns)
+	if err != nil {
+		return fmt.Errorf("channel %s: %w", ch, err)
+	}
+	masks := rows.GetColumns().GetRoutes()
+	switch {
+	case len(masks) == 0 && len(c.Routes) != 1:
+		return fmt.Errorf("channel %s: a batch that names no routes, of %d", ch, len(c.Routes))
+	case len(masks) != 0 && len(masks) != b.N:
+		return fmt.Errorf("channel %s: routes of %d rows in a batch of %d", ch, len(masks), b.N)
+	}
+	for _, m := range masks {
+		if m>>len(c.Routes) != 0 {
+			return fmt.Errorf("channel %s: a row for a route the channel does not have (%#x of %d routes)", ch, m, len(c.Routes))
+		}
+	}
+	for r, rt := range c.Routes {
+		sub := b
+		if len(masks) != 0 {
+			var rs []int32
+			for i, m := range masks {
+				if m&(1<<r) != 0 {
+					rs = append(rs, int32(i))
+				}
+			}
+			if len(rs) == 0 {
+				continue
+			}
+			if len(rs) < b.N {
+				sub = b.Rows(rs)
+			}
+		}
+		cols := make([]*exec.Vec, len(rt.Cols))
+		for i, col := range rt.Cols {
+			cols[i] = sub.Cols[col]
+		}
+		if err := t.applyBatch(targets[r].in, targets[r].k, &exec.Batch{N: sub.N, Cols: cols}); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
-// End notes that sending instance sender has ended route route of
-// channel ch; the operator reading it finishes once all its inputs have
-// ended on every sender, and ends what it feeds.
-func (t *Task) End(ch string, route, sender int) error {
-	in, k, err := t.consumer(ch, route)
-	if err != nil {
-		return err
+// End notes that sending instance sender has ended channel ch: every
+// route's consumer hears it; an operator finishes once all its inputs
+// have ended on every sender, and ends what it feeds.
+func (t *Task) End(ch string, sender int) error {
+	c := t.p.Channel(ch)
+	if c == nil {
+		return fmt.Errorf("task %s[%d]: no channel %q", t.name, t.index, ch)
 	}
-	return t.end(in, k, sender)
+	for r := range c.Routes {
+		in, k, err := t.consumer(ch, r)
+		if err != nil {
+			return err
+		}
+		if err := t.end(in, k, sender); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Done reports whether every operator of the task has finished.
@@ -287,23 +352,10 @@ func (t *Task) restartFirst(in *instance) error {
 	return nil
 }
 
-func (t *Task) apply(in *instance, k int, rows *wololov1.RowBatch) error {
-	if in.done {
-		return fmt.Errorf("operator #%d (%s): a batch after its end", in.o.ID, in.o.Kind)
-	}
-	if err := t.restartFirst(in); err != nil {
-		return err
-	}
-	if err := in.d.Apply(stream(k), rows, nil); err != nil {
-		return fmt.Errorf("operator #%d (%s): %w", in.o.ID, in.o.Kind, err)
-	}
-	return t.chainErr()
-}
-
-// applyBatch hands a batch an operator of the task emitted to the one
-// chained after it, as it is: a batch inside a task is not a channel's,
-// and needs no encoding to a ColumnBatch and back (the operators do not
-// change the batches they are given, so one batch may go to several).
+// applyBatch hands a batch to an operator of the task: a table's to its
+// scan, a channel route's to its consumer, what an operator emitted to
+// the one chained after it, as it is (the operators do not change the
+// batches they are given, so one batch may go to several).
 func (t *Task) applyBatch(in *instance, k int, b *exec.Batch) error {
 	if in.done {
 		return fmt.Errorf("operator #%d (%s): a batch after its end", in.o.ID, in.o.Kind)
@@ -362,11 +414,9 @@ func (t *Task) finish(in *instance) error {
 		if err != nil {
 			return err
 		}
-		for route := range in.x.ch.Routes {
-			for i := range to {
-				if err := t.send(in.x.ch, route, i, nil); err != nil {
-					return err
-				}
+		for i := range to {
+			if err := t.send(in.x.ch, i, nil); err != nil {
+				return err
 			}
 		}
 		return nil

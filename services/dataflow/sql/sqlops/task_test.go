@@ -25,7 +25,7 @@ func TestGatewayRoutesByStageRoute(t *testing.T) {
 	for _, q := range []string{"SELECT k, COUNT(*) FROM t GROUP BY k", "SELECT n, COUNT(*) FROM t WHERE n IS NULL OR n + 0 = n GROUP BY n"} {
 		p := planOf(t, map[string]string{"q": q}, []string{"q"}, tables, 3)
 		var got []sent
-		gw, err := sqlops.NewTask(p, p.Gateway.Name, 0, map[string][]string{"t": tab.Columns}, nil, func(ch *physical.Channel, route, to int, rows *wololov1.RowBatch) error {
+		gw, err := sqlops.NewTask(p, p.Gateway.Name, 0, map[string][]string{"t": tab.Columns}, nil, func(ch *physical.Channel, to int, rows *wololov1.RowBatch) error {
 			got = append(got, sent{to, rows})
 			return nil
 		})
@@ -88,7 +88,7 @@ func TestTaskRefuses(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := planOf(t, map[string]string{"q": "SELECT k, COUNT(*) FROM t GROUP BY k"}, []string{"q"}, map[string]*exec.Table{"t": tab}, 2)
-	send := func(*physical.Channel, int, int, *wololov1.RowBatch) error { return nil }
+	send := func(*physical.Channel, int, *wololov1.RowBatch) error { return nil }
 	if _, err := sqlops.NewTask(p, p.Gateway.Name, 0, map[string][]string{}, nil, send); err == nil {
 		t.Error("a gateway without its table's header was made")
 	}
@@ -106,9 +106,9 @@ func TestTaskRefuses(t *testing.T) {
 	for name, err := range map[string]error{
 		"an unknown table":            gw.Table("u", tab.Batches[0]),
 		"a table at the shard":        shard.Table("t", tab.Batches[0]),
-		"a route not read here":       gw.Receive(ch, 0, 0, tb.Build()),
-		"an unknown channel":          shard.End("nope", 0, 0),
-		"a batch of another row kind": shard.Receive(ch, 0, 0, tb.Build()),
+		"a channel not read here":     gw.Receive(ch, 0, tb.Build()),
+		"an unknown channel":          shard.End("nope", 0),
+		"a batch of another row kind": shard.Receive(ch, 0, tb.Build()),
 	} {
 		if err == nil {
 			t.Errorf("%s: accepted", name)
