@@ -135,8 +135,10 @@
 // relative rate error r). A paused process is the real danger: the adapter
 // must count ticks from a monotonic clock and catch up every missed tick
 // before it trusts Acting, and the supervisor must check Acting right before
-// each restart. DefaultConfig (tick 100 ms): heartbeats every 200 ms, lease
-// 800 ms, leader lost after 1 s, listen 1.2 s.
+// each restart. DefaultConfig at a tick of 100 ms: heartbeats every 200 ms,
+// lease 800 ms, leader lost after 1 s, listen 1.2 s, election timeout 300
+// ms; the masters tick every 70 ms (services/roles/master.DefaultTick):
+// 140, 560, 700, 840 and 210 ms.
 //
 // # Liveness and its limits
 //
