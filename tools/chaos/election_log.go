@@ -246,6 +246,10 @@ type jsonLogLine struct {
 	Term      json.RawMessage `json:"term"`
 	Role      json.RawMessage `json:"role"`
 	Leader    json.RawMessage `json:"leader"`
+	// StoppedAt, on an "acting stopped" line that a tick caused, is when
+	// that tick was due: acting ended then, however late the line was
+	// written (election/driver's StoppedAtKey).
+	StoppedAt string `json:"stopped-at"`
 }
 
 // parseJSONLine reads an hclog JSON line (--log-json).
@@ -269,6 +273,15 @@ func parseJSONLine(line string, ev logEvent) (logEvent, bool, string) {
 		return ev, false, fmt.Sprintf("unreadable timestamp %q", l.Timestamp)
 	}
 	ev.at = at
+	if ev.kind == evActingStopped && l.StoppedAt != "" {
+		stopped, err := time.Parse(time.RFC3339Nano, l.StoppedAt)
+		if err != nil {
+			return ev, false, fmt.Sprintf("unreadable stopped-at %q", l.StoppedAt)
+		}
+		if stopped.Before(at) {
+			ev.at = stopped
+		}
+	}
 	if l.ID != nil {
 		if err := json.Unmarshal(l.ID, &ev.id); err != nil || ev.id < 0 {
 			return ev, false, fmt.Sprintf("bad id %s", l.ID)
