@@ -36,7 +36,11 @@ import (
 // after it set its state and "acting stopped" after it cleared it, both
 // under the lock that Acting takes, so every moment in which the master
 // could have answered Acting()=true lies inside a logged interval (one
-// that ends at the process's exit when it was killed).
+// that ends at the process's exit when it was killed). When a tick ended
+// acting (a lease ran out), the line carries "stopped-at", the moment that
+// tick was due, and the interval ends there if that is earlier than the
+// line: Acting feeds every due tick before it answers, so it answered false
+// from then on, however late a starved process wrote the line.
 
 // ActingInterval is a span of time in which one master may have acted
 // (restarted processes), as its log tells it.
