@@ -155,7 +155,7 @@ func DefaultConfig(self ID, peers []ID) Config {
 		LeaseTicks:         8,
 		LeaderTimeout:      10,
 		ListenTicks:        12,
-		ElectionTimeout:    6,
+		ElectionTimeout:    3,
 		CoordinatorTimeout: 10,
 	}
 }
@@ -231,7 +231,8 @@ type Node struct {
 	listenUntil  int64 // no election before this
 	lastContact  int64 // last Coordinator/Heartbeat of a term >= ours
 	contactFrom  ID
-	promiseUntil int64 // no acknowledgement of another term before this
+	promiseUntil int64   // no acknowledgement of another term before this
+	held         Message // newest higher-term leader held back by the promise
 
 	round    uint64 // election round
 	awaiting bool   // got ALIVE, waiting for COORDINATOR
@@ -267,15 +268,20 @@ func New(cfg Config, persisted Term) (*Node, error) {
 		ackSeq:      make([]int64, len(peers)),
 		deadUntil:   make([]int64, len(peers)),
 	}
-	// We may have acknowledged a leader just before we stopped: keep that
-	// promise as if we had acknowledged it now. A master that never
-	// acknowledged anything promised nothing.
-	if persisted > 0 {
-		n.promiseUntil = int64(cfg.LeaderTimeout)
-	}
 	for i := range n.deadUntil {
 		n.ackSeq[i] = -1
 		n.deadUntil[i] = never
+	}
+	// We may have acknowledged a leader just before we stopped: keep that
+	// promise as if we had acknowledged it now. A master that never
+	// acknowledged anything promised nothing, and neither did one whose
+	// persisted term is its own: it accepts no other leader of that term
+	// (only its owner may lead it), and to accept a higher one it would
+	// have persisted that first. So a leader that is killed and restarted
+	// acknowledges its successor at once, instead of holding every failover
+	// that needs its vote for LeaderTimeout.
+	if persisted > 0 && n.owner(persisted) != cfg.Self {
+		n.promiseUntil = int64(cfg.LeaderTimeout)
 	}
 	return n, nil
 }
@@ -288,6 +294,7 @@ func (n *Node) State() State {
 // Tick advances logical time by one tick.
 func (n *Node) Tick() Output {
 	n.now++
+	n.acceptHeld()
 	switch n.role {
 	case RoleFollower:
 		if n.leaderLost() {
@@ -314,6 +321,13 @@ func (n *Node) Tick() Output {
 func (n *Node) Receive(m Message) Output {
 	from := n.index(m.From)
 	if m.To != n.cfg.Self || from < 0 || from == n.self || m.Kind == KindUnspecified || m.Kind > KindHeartbeatAck {
+		return n.output()
+	}
+	if (m.Kind == KindCoordinator || m.Kind == KindHeartbeat) && n.deadUntil[from] > n.now {
+		// Sent before the death the runtime confirmed, and delivered since:
+		// a restarted master listens longer than a confirmation lasts
+		// before it can lead. Following it would only renew a promise to
+		// a dead leader.
 		return n.output()
 	}
 	n.deadUntil[from] = never // it talks, so it is not (or no longer) dead
@@ -365,13 +379,40 @@ func (n *Node) ConfirmDead(id ID) Output {
 		if n.leader == id {
 			n.leader = None
 		}
+		// A newer leader we held back for the promise is accepted now;
+		// otherwise, with no leader left, the election starts at once
+		// rather than at the next tick.
+		n.acceptHeld()
+		if n.role == RoleFollower && n.leaderLost() {
+			n.startElection()
+		}
 	}
 	return n.output()
+}
+
+// acceptHeld acknowledges the newest COORDINATOR or HEARTBEAT of a higher
+// term that the promise held back, once the promise is over: as if the
+// network had delivered it again now.
+func (n *Node) acceptHeld() {
+	if n.held.Kind == KindUnspecified || n.now < n.promiseUntil {
+		return
+	}
+	m := n.held
+	n.held = Message{}
+	if m.Term > n.term {
+		n.onLeader(m)
+	}
 }
 
 func (n *Node) onElection(m Message) {
 	if m.From > n.cfg.Self {
 		return // elections only go up
+	}
+	if n.role == RoleFollower && n.now < n.listenUntil {
+		// Listening after a start: we cannot take over before it ends, so
+		// an ALIVE would only hold the caller for CoordinatorTimeout. Say
+		// nothing: it takes over after ElectionTimeout, and we follow it.
+		return
 	}
 	n.emit(KindAlive, m.From, m.Seq)
 	switch n.role {
@@ -414,9 +455,14 @@ func (n *Node) onLeader(m Message) {
 		n.lastContact, n.contactFrom = n.now, m.From
 		if n.now < n.promiseUntil {
 			// Still promised to the current leader: accept the new one only
-			// once that promise has run out (its lease has then too).
+			// once that promise has run out (its lease has then too), or is
+			// void (acceptHeld), without waiting for its next heartbeat.
+			if m.Term >= n.held.Term {
+				n.held = m
+			}
 			return
 		}
+		n.held = Message{}
 		n.term = m.Term
 		n.persist = true
 		n.follow(m.From)

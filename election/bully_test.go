@@ -237,18 +237,55 @@ func TestPromiseHoldsBackNewTerm(t *testing.T) {
 			t.Fatalf("tick %d: switched while promised to 2: %+v persist=%v send=%v", i, o.State, o.Persist, o.Send)
 		}
 	}
-	// 2 falls silent: once the promise runs out, 3's heartbeat is accepted.
+	// 2 falls silent: at the very tick the promise runs out, the newest of
+	// 3's heartbeats that it held back is accepted (its Seq echoed), without
+	// waiting for the next one.
 	for i := range n.cfg.LeaderTimeout {
-		n.Tick()
-		o = n.Receive(Message{Kind: KindHeartbeat, From: 3, To: 1, Term: 2, Seq: uint64(100 + i)})
-		switched := o.Persist != nil
-		if want := n.now == lastAck+int64(n.cfg.LeaderTimeout); switched != want {
-			t.Fatalf("%d ticks after the last acknowledgement to 2: switched=%v: %+v", n.now-lastAck, switched, o.State)
+		held := uint64(100 + i - 1)
+		if i == 0 {
+			held = uint64(3*n.cfg.LeaderTimeout - 1)
 		}
-		if switched && (o.Leader != 3 || *o.Persist != 2 || len(o.Send) != 1 || o.Send[0].Kind != KindHeartbeatAck || o.Send[0].Term != 2) {
-			t.Fatalf("did not follow 3 after the promise ran out: %+v send=%v", o.State, o.Send)
+		ot := n.Tick()
+		o = n.Receive(Message{Kind: KindHeartbeat, From: 3, To: 1, Term: 2, Seq: uint64(100 + i)})
+		switched := ot.Persist != nil
+		if want := n.now == lastAck+int64(n.cfg.LeaderTimeout); switched != want || o.Persist != nil {
+			t.Fatalf("%d ticks after the last acknowledgement to 2: switched=%v: %+v", n.now-lastAck, switched, ot.State)
+		}
+		if switched && (ot.Leader != 3 || *ot.Persist != 2 || !slices.Equal(ot.Send, []Message{{Kind: KindHeartbeatAck, From: 1, To: 3, Term: 2, Seq: held}})) {
+			t.Fatalf("did not follow 3 after the promise ran out: %+v send=%v", ot.State, ot.Send)
 		}
 	}
+}
+
+// A follower whose promised leader the runtime confirms dead acknowledges
+// the newer leader it held back at once, and one with no newer leader in
+// sight calls its election at once, not at the next tick.
+func TestConfirmDeadActsAtOnce(t *testing.T) {
+	following := func(t *testing.T, self ID) *Node {
+		n := newNode(t, self, three, 0)
+		ticks(n, n.cfg.ListenTicks)
+		n.Receive(Message{Kind: KindCoordinator, From: 3, To: self, Term: 2, Seq: 1})
+		return n
+	}
+	t.Run("held leader", func(t *testing.T) {
+		n := following(t, 1)
+		coord := Message{Kind: KindCoordinator, From: 2, To: 1, Term: 4, Seq: 7}
+		if o := n.Receive(coord); o.Persist != nil || len(o.Send) > 0 || o.Leader != 3 {
+			t.Fatalf("accepted term 4 while promised to 3: %+v %v", o.State, o.Send)
+		}
+		o := n.ConfirmDead(3)
+		want := []Message{{Kind: KindCoordinatorAck, From: 1, To: 2, Term: 4, Seq: 7}}
+		if o.Leader != 2 || o.Persist == nil || *o.Persist != 4 || !slices.Equal(o.Send, want) {
+			t.Fatalf("confirmed dead: %+v persist=%v send=%v, want to follow 2 with %v", o.State, o.Persist, o.Send, want)
+		}
+	})
+	t.Run("no leader", func(t *testing.T) {
+		n := following(t, 2)
+		o := n.ConfirmDead(3)
+		if o.Role != RoleLeader || o.Persist == nil || *o.Persist != 4 {
+			t.Fatalf("confirmed dead, nobody higher alive: %+v persist=%v, want to claim term 4 at once", o.State, o.Persist)
+		}
+	})
 }
 
 // A master that restarts keeps the promise it may have made just before:
@@ -268,10 +305,21 @@ func TestRestartKeepsPromise(t *testing.T) {
 	if o = fresh.Receive(Message{Kind: KindHeartbeat, From: 3, To: 1, Term: 2, Seq: 60}); o.Leader != 3 || o.Persist == nil {
 		t.Fatalf("did not follow the newer term after LeaderTimeout: %+v", o.State)
 	}
-	// A master that never acknowledged anything has nothing to keep.
-	first := newNode(t, 1, three, 0)
-	if o = first.Receive(Message{Kind: KindHeartbeat, From: 3, To: 1, Term: 2, Seq: 60}); o.Leader != 3 {
-		t.Fatalf("a first start held back: %+v", o.State)
+	// A master that never acknowledged anything has nothing to keep, nor
+	// has one whose persisted term is its own (a killed leader): it
+	// acknowledges its successor at once.
+	for _, tc := range []struct {
+		name      string
+		persisted Term
+	}{
+		{"first start", 0},
+		{"own term", 3}, // term 3 is master 1's
+	} {
+		n := newNode(t, 1, three, tc.persisted)
+		o := n.Receive(Message{Kind: KindHeartbeat, From: 3, To: 1, Term: 5, Seq: 60})
+		if o.Leader != 3 || o.Persist == nil || *o.Persist != 5 || len(o.Send) != 1 || o.Send[0].Kind != KindHeartbeatAck || o.Send[0].Term != 5 {
+			t.Fatalf("%s: held back: %+v persist=%v send=%v", tc.name, o.State, o.Persist, o.Send)
+		}
 	}
 }
 
@@ -280,9 +328,11 @@ func TestElectionAnswers(t *testing.T) {
 	election := Message{Kind: KindElection, From: 1, To: 3, Term: 0, Seq: 4}
 	alive := Message{Kind: KindAlive, From: 3, To: 1, Term: 0, Seq: 4}
 
-	// Listening: answer, but do not call an election yet.
+	// Listening: say nothing (it cannot take over before it has listened;
+	// an ALIVE would hold the caller for CoordinatorTimeout), and do not
+	// call an election yet.
 	n := newNode(t, 3, three, 0)
-	if o := n.Receive(election); !slices.Equal(o.Send, []Message{alive}) || o.Role != RoleFollower {
+	if o := n.Receive(election); len(o.Send) > 0 || o.Role != RoleFollower {
 		t.Fatalf("listening: %+v %v", o.State, o.Send)
 	}
 	// Following a healthy leader: answer only.

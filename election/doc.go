@@ -40,7 +40,12 @@
 //     COORDINATOR, then start over; no ALIVE within ElectionTimeout (or no
 //     higher id to ask) and it claims a term. A master that gets an ELECTION
 //     from a lower id answers ALIVE, and calls its own election if it has
-//     no leader either. A candidate that heard no ALIVE ignores a lower id's
+//     no leader either; while it listens it does not answer (it cannot
+//     take over before the listening ends, and an ALIVE would hold the
+//     caller for CoordinatorTimeout), so the caller takes over after
+//     ElectionTimeout and the listener follows it. A follower whose
+//     leader the runtime confirms dead calls its election at once, not at
+//     the next tick. A candidate that heard no ALIVE ignores a lower id's
 //     newer COORDINATOR: it is about to claim a higher term itself. So when
 //     an election happens, after a leader failure, the highest live id wins;
 //     a returning higher id does not force one.
@@ -54,10 +59,18 @@
 //     leader). It acknowledges a higher term only after its promise to its
 //     current leader has run out, that is LeaderTimeout after its last
 //     acknowledgement, or as soon as the runtime confirms that leader dead;
-//     then it persists the new term before the acknowledgement goes out. A
-//     lower term gets a refusal carrying its own term. A restart renews the
+//     then it persists the new term before the acknowledgement goes out,
+//     and acknowledges at that moment the newest such leader message it
+//     held back, without waiting for the next heartbeat. A COORDINATOR or
+//     HEARTBEAT from a master confirmed dead less than LeaseTicks ago is
+//     dropped: it was sent before the death (a restarted master listens
+//     longer than that before it can lead), and following it would renew
+//     a promise to a dead leader. A lower term gets a refusal carrying its own term. A restart renews the
 //     promise (the master may have acknowledged just before it stopped),
-//     unless it never acknowledged anything (persisted term 0).
+//     unless it never acknowledged anything (persisted term 0) or its
+//     persisted term is its own: no other master leads that term, and a
+//     higher one it would have persisted before acknowledging it. So a
+//     killed leader, restarted, votes for its successor at once.
 //  5. Step down. A leader that sees a higher term in any message stops
 //     leading and acting at once, before it acknowledges anything.
 //  6. Acting. A leader acts only while, counting itself, a majority has
@@ -80,7 +93,9 @@
 // by X of a heartbeat that the leader sent at tick s keeps that leader
 // acting until s+LeaseTicks at most, and X, having acknowledged at some
 // t >= s, acknowledges no other term before t+LeaderTimeout >
-// s+LeaseTicks. A restart of X renews the promise; the runtime voids it
+// s+LeaseTicks. A restart of X renews the promise (X's persisted term is
+// then the leader's, not X's own: X persisted it before acknowledging, and
+// persists any later one before acknowledging that); the runtime voids it
 // only when the leader it protects is dead, and a dead leader does not act.
 // A candidate claims a term only once its own promise has run out. Now
 // take two leaders A and B acting at once.
@@ -120,8 +135,10 @@
 // relative rate error r). A paused process is the real danger: the adapter
 // must count ticks from a monotonic clock and catch up every missed tick
 // before it trusts Acting, and the supervisor must check Acting right before
-// each restart. DefaultConfig (tick 100 ms): heartbeats every 200 ms, lease
-// 800 ms, leader lost after 1 s, listen 1.2 s.
+// each restart. DefaultConfig at a tick of 100 ms: heartbeats every 200 ms,
+// lease 800 ms, leader lost after 1 s, listen 1.2 s, election timeout 300
+// ms; the masters tick every 70 ms (services/roles/master.DefaultTick):
+// 140, 560, 700, 840 and 210 ms.
 //
 // # Liveness and its limits
 //

@@ -10,8 +10,9 @@
 //     deaths the runtime saw (ConfirmDead);
 //   - carries out each Output in the order the election requires: Save the
 //     term through a TermStore, then take the new State (logging every
-//     change: "election state", "acting started", "acting stopped"), then
-//     queue the messages;
+//     change: "election state", "acting started", "acting stopped", the
+//     last with stopped-at, the moment its tick was due, when a tick ended
+//     acting), then queue the messages;
 //   - sends them through Config.Send from one goroutine per peer, each
 //     with a small bounded queue, so a dead or slow peer delays no one and
 //     an overflow is dropped (the algorithm repeats what matters);

@@ -56,6 +56,10 @@ type Elector struct {
 	failMu sync.Once
 }
 
+// StoppedAtKey is the key of an "acting stopped" line that gives the
+// moment the tick that ended acting was due (see setStateLocked).
+const StoppedAtKey = "stopped-at"
+
 // sendQueue bounds the messages waiting for one peer; more are dropped
 // (the algorithm repeats what matters).
 const sendQueue = 32
@@ -167,13 +171,17 @@ func (e *Elector) catchUpLocked() {
 	due := int64(e.cfg.Now().Sub(e.start) / e.cfg.Tick)
 	for e.ticks < due && e.fatal == nil {
 		e.ticks++
-		e.applyLocked(e.node.Tick())
+		e.applyAtLocked(e.node.Tick(), e.start.Add(time.Duration(e.ticks)*e.cfg.Tick))
 	}
 }
 
 // applyLocked carries out an Output in the order the election needs:
 // persist, then state, then send.
-func (e *Elector) applyLocked(out election.Output) {
+func (e *Elector) applyLocked(out election.Output) { e.applyAtLocked(out, time.Time{}) }
+
+// applyAtLocked is applyLocked for the Output of the tick due at tick (zero:
+// not a tick's).
+func (e *Elector) applyAtLocked(out election.Output, tick time.Time) {
 	if e.fatal != nil {
 		return
 	}
@@ -185,7 +193,7 @@ func (e *Elector) applyLocked(out election.Output) {
 			return
 		}
 	}
-	e.setStateLocked(out.State)
+	e.setStateLocked(out.State, tick)
 	for _, m := range out.Send {
 		q, ok := e.queues[m.To]
 		if !ok {
@@ -204,14 +212,25 @@ func (e *Elector) applyLocked(out election.Output) {
 // stopped" lines are what the election chaos checker reads (as JSON, with
 // the keys id, term, role and leader). The role is logged by name: hclog's
 // text format names it anyway, its JSON format would write its number.
-func (e *Elector) setStateLocked(s election.State) {
+//
+// Acting that a tick ended (a lease run out) stopped when that tick was
+// due, however late the ticker or the next question fed it: Acting feeds
+// every due tick before it answers, so it answered false from then on.
+// That moment goes on the line as "stopped-at" (RFC 3339, UTC): the line
+// itself may be written much later by a process starved of CPU, and the
+// checker would otherwise see this master act after its successor began.
+func (e *Elector) setStateLocked(s election.State, tick time.Time) {
 	old := e.state
 	e.state = s
 	if old == s {
 		return
 	}
 	if old.Acting && (!s.Acting || s.Term != old.Term) {
-		e.log.Info("acting stopped", "id", e.cfg.Election.Self, "term", old.Term, "role", s.Role.String())
+		kv := []any{"id", e.cfg.Election.Self, "term", old.Term, "role", s.Role.String()}
+		if !tick.IsZero() {
+			kv = append(kv, StoppedAtKey, tick.UTC().Format(time.RFC3339Nano))
+		}
+		e.log.Info("acting stopped", kv...)
 	}
 	if old.Role != s.Role || old.Leader != s.Leader || old.Term != s.Term {
 		e.log.Info("election state", "id", e.cfg.Election.Self, "role", s.Role.String(), "leader", s.Leader, "term", s.Term)

@@ -223,6 +223,48 @@ func TestStateLinesAreWhatTheChaosCheckReads(t *testing.T) {
 	}
 }
 
+// TestActingStoppedCarriesTheDueTick: a leader paused past its lease
+// logs "acting stopped" only when it next runs, but the line says when the
+// tick that ended acting was due (StoppedAtKey), which is when Acting began
+// to answer false: the lease's end, long before the line.
+func TestActingStoppedCarriesTheDueTick(t *testing.T) {
+	clock := newFakeClock()
+	var jsonOut testkit.SyncBuffer
+	logs := map[election.ID]hclog.Logger{
+		2: hclog.New(&hclog.LoggerOptions{Name: "master", Output: &jsonOut, JSONFormat: true, TimeFn: clock.now}),
+	}
+	net := startElectors(t, 2, clock.now, map[election.ID]*MemTermStore{}, logs)
+	stepUntil(t, net, clock, "master 2 to lead and act", func() bool {
+		return net.nodes[1].State().Leader == 2 && net.nodes[2].Acting()
+	})
+	net.setCut(1, true)
+	paused := clock.now()
+	clock.advance(100 * 5 * time.Millisecond) // 100 ticks at once: far past the lease
+	if net.nodes[2].Acting() {
+		t.Fatal("still acting after its lease ran out during a pause")
+	}
+	var stop struct {
+		Message   string `json:"@message"`
+		Timestamp string `json:"@timestamp"`
+		StoppedAt string `json:"stopped-at"`
+	}
+	for _, l := range strings.Split(strings.TrimSpace(jsonOut.String()), "\n") {
+		if strings.Contains(l, `"acting stopped"`) {
+			if err := json.Unmarshal([]byte(l), &stop); err != nil {
+				t.Fatalf("not a JSON line: %q: %v", l, err)
+			}
+		}
+	}
+	at, err := time.Parse(time.RFC3339Nano, stop.StoppedAt)
+	if err != nil {
+		t.Fatalf("acting stopped without a readable %s: %+v", StoppedAtKey, stop)
+	}
+	lease := time.Duration(election.DefaultConfig(2, ids(2)).LeaseTicks) * 5 * time.Millisecond
+	if at.Before(paused) || at.After(paused.Add(lease+5*time.Millisecond)) {
+		t.Errorf("stopped-at %s: want within a lease (%s) of the pause at %s, line written at %s", at, lease, paused.UTC(), stop.Timestamp)
+	}
+}
+
 // slicesHaveInOrder reports whether want is a subsequence of got.
 func slicesHaveInOrder(got, want []string) bool {
 	for _, g := range got {

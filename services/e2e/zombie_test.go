@@ -3,6 +3,7 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -84,6 +85,13 @@ func TestZombieIsFenced(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("froze %s (pid %d)", victim, pid)
+	// kill(2) returns before the signal has stopped every thread: one
+	// running on the other CPU, or on a vCPU the host has descheduled,
+	// can still commit a batch and acknowledge it. Should that land after
+	// the copy read the store, the senders hold an acknowledgement that the
+	// replacement's copy lacks, and its Hello is rightly refused as
+	// "channel state lost". Copy only once every thread is stopped.
+	waitStopped(t, pid)
 	copyTo := filepath.Join(dir, victim+"-copy")
 	// Copy by reading through the page cache: cp may take the store's
 	// preallocated write-ahead log for a hole and copy zeros.
@@ -119,16 +127,22 @@ func TestZombieIsFenced(t *testing.T) {
 	}
 	t.Logf("woke the zombie (pid %d)", pid)
 
+	// A failure keeps every process's log: the test's data directory goes
+	// with the test.
+	dumpLogs := func(lines int) {
+		for _, in := range c.Instances() {
+			b, _ := os.ReadFile(c.LogFile(in))
+			t.Logf("== %s\n%s", in, tail(string(b), lines))
+		}
+	}
 	select {
 	case err := <-done:
 		if err != nil {
+			dumpLogs(60)
 			t.Fatalf("submit: %v\n%s", err, logs.String())
 		}
 	case <-ctx.Done():
-		for _, in := range c.Instances() {
-			b, _ := os.ReadFile(c.LogFile(in))
-			t.Logf("== %s\n%s", in, tail(string(b), 15))
-		}
+		dumpLogs(15)
 		t.Fatal("job did not finish")
 	}
 	compareOutputs(t, d, out)
@@ -146,6 +160,48 @@ func TestZombieIsFenced(t *testing.T) {
 	if !strings.Contains(string(victimLog), "was replaced") {
 		t.Errorf("the zombie's log does not say it was replaced:\n%s", tail(string(victimLog), 30))
 	}
+}
+
+// waitStopped waits until every thread of process pid is in the stopped
+// state (T in /proc/PID/task/TID/stat).
+func waitStopped(t *testing.T, pid int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		stopped, err := allThreadsStopped(pid)
+		if err != nil {
+			t.Fatalf("read the state of pid %d: %v", pid, err)
+		}
+		if stopped {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("pid %d: not every thread stopped 10 s after SIGSTOP", pid)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+func allThreadsStopped(pid int) (bool, error) {
+	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	if err != nil {
+		return false, err
+	}
+	for _, task := range tasks {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/stat", pid, task.Name()))
+		if err != nil {
+			return false, err
+		}
+		// pid (comm) STATE ...: comm may hold spaces and parentheses.
+		i := bytes.LastIndexByte(b, ')')
+		if i < 0 || i+2 >= len(b) {
+			return false, fmt.Errorf("unexpected stat line %q", b)
+		}
+		if state := b[i+2]; state != 'T' && state != 't' {
+			return false, nil
+		}
+	}
+	return true, nil
 }
 
 func tail(s string, n int) string {

@@ -119,11 +119,20 @@ type ElectionKill struct {
 	// JobRunning reports whether the job was still running at the kill.
 	JobRunning bool
 	// Failover is the time from the kill until every master that answers
-	// Status named the same new leader, which said it leads and acts.
+	// Status, the victims of this kill left out, named the same new
+	// leader, which said it leads and acts.
 	Failover  time.Duration
 	Completed bool
 	NewLeader int
 	NewTerm   uint64
+	// Rejoin is the time from the kill until every master that answers,
+	// the restarted victims included, named one acting leader. A victim
+	// that comes back listens, and keeps the promise it may have made to
+	// the leader it had, before it names the new one. It is timed by the
+	// wait before the next kill (RejoinOK false when that kill came right
+	// after an election, which does not wait for it).
+	Rejoin   time.Duration
+	RejoinOK bool
 	// Back is the time from the kill until every killed master ran again
 	// (BackOK false if one never did within FailoverTimeout).
 	Back   time.Duration
@@ -138,9 +147,12 @@ type ElectionReport struct {
 	JobID string
 	Kills []ElectionKill
 	// Failovers are the completed failover times, in kill order; P50, P99
-	// and Max are their nearest-rank percentiles.
+	// and Max are their nearest-rank percentiles. Rejoins and RejoinMax
+	// are the same for the rejoin times.
 	Failovers     []time.Duration
 	P50, P99, Max time.Duration
+	Rejoins       []time.Duration
+	RejoinMax     time.Duration
 	// MeetsTarget reports whether Max stayed under ElectionOptions.Target.
 	MeetsTarget bool
 	// StatusViolations come from polling every master's Status (two ids
@@ -319,9 +331,13 @@ func electionDrive(ctx context.Context, o ElectionOptions, tgt target, gateway s
 		if kl.Completed {
 			rep.Failovers = append(rep.Failovers, kl.Failover)
 		}
+		if kl.RejoinOK {
+			rep.Rejoins = append(rep.Rejoins, kl.Rejoin)
+		}
 	}
 	rep.P50, rep.P99 = percentile(rep.Failovers, 50), percentile(rep.Failovers, 99)
 	rep.Max = percentile(rep.Failovers, 100)
+	rep.RejoinMax = percentile(rep.Rejoins, 100)
 	rep.MeetsTarget = len(rep.Failovers) > 0 && rep.Max < o.Target
 
 	if len(rep.Violations) > 0 {
@@ -514,17 +530,18 @@ func (k *leaderKiller) run(ctx context.Context) ([]ElectionKill, []string) {
 		// that answers agrees, after a pause.
 		if !rightAfter {
 			wctx, cancel := context.WithTimeout(ctx, k.o.FailoverTimeout)
-			_, _, err := k.waitLeader(wctx, nil, false)
+			_, _, err := k.waitLeader(wctx, nil, false, nil)
 			cancel()
 			if err != nil {
 				return kills, []string{fmt.Sprintf("before kill %d: %v", n, err)}
 			}
+			k.rejoined(kills)
 			if !sleepCtx(ctx, pause) {
 				return kills, []string{fmt.Sprintf("kill %d: %v", n, ctx.Err())}
 			}
 		}
 		wctx, cancel = context.WithTimeout(ctx, k.o.FailoverTimeout)
-		leader, term, err := k.waitLeader(wctx, nil, rightAfter)
+		leader, term, err := k.waitLeader(wctx, nil, rightAfter, nil)
 		cancel()
 		if err != nil {
 			return kills, []string{fmt.Sprintf("before kill %d: %v", n, err)}
@@ -579,10 +596,13 @@ func (k *leaderKiller) run(ctx context.Context) ([]ElectionKill, []string) {
 			killed[in.Index] = true
 		}
 
-		// The failover: every answering master names the same new leader,
-		// which leads and acts.
+		// The failover: every answering master but the victims names the
+		// same new leader, which leads and acts. A victim restarted by then
+		// answers too, but it listens first and may be bound by a promise
+		// to the leader it had (election's rule 4): its rejoin is timed
+		// apart.
 		fctx, cancel := context.WithTimeout(ctx, k.o.FailoverTimeout)
-		newLeader, newTerm, err := k.waitLeader(fctx, killed, false)
+		newLeader, newTerm, err := k.waitLeader(fctx, killed, false, killed)
 		cancel()
 		if err == nil {
 			kl.Completed, kl.Failover, kl.NewLeader, kl.NewTerm = true, k.leaderAt.Sub(killedAt), newLeader, newTerm
@@ -594,6 +614,7 @@ func (k *leaderKiller) run(ctx context.Context) ([]ElectionKill, []string) {
 		if berr == nil {
 			kl.Back, kl.BackOK = time.Since(killedAt), true
 		}
+
 		kills = append(kills, kl)
 		k.printKill(kl)
 		switch {
@@ -602,6 +623,13 @@ func (k *leaderKiller) run(ctx context.Context) ([]ElectionKill, []string) {
 		case !kl.BackOK:
 			return kills, []string{fmt.Sprintf("kill %d: not every killed master came back within %s: %v", n, k.o.FailoverTimeout, berr)}
 		}
+	}
+	if len(kills) > 0 {
+		wctx, cancel := context.WithTimeout(ctx, k.o.FailoverTimeout)
+		if _, _, err := k.waitLeader(wctx, nil, false, nil); err == nil {
+			k.rejoined(kills)
+		}
+		cancel()
 	}
 	if k.o.Partition > 0 {
 		c, ok := k.cl.(cutter)
@@ -635,7 +663,7 @@ func (k *leaderKiller) partition(ctx context.Context, c cutter, masters []deploy
 	var leader int
 	var term uint64
 	if err == nil {
-		leader, term, err = k.waitLeader(wctx, nil, false)
+		leader, term, err = k.waitLeader(wctx, nil, false, nil)
 	}
 	cancel()
 	if err != nil {
@@ -650,7 +678,7 @@ func (k *leaderKiller) partition(ctx context.Context, c cutter, masters []deploy
 	kl.Leader, kl.Term, kl.Victims, kl.PIDs = leader, term, []string{victim}, []int{0}
 	kl.At, kl.LeaderAge = cutAt.Sub(k.start), cutAt.Sub(k.leaderAt)
 	fctx, cancel := context.WithTimeout(ctx, k.o.FailoverTimeout)
-	newLeader, newTerm, ferr := k.waitLeader(fctx, map[int]bool{leader: true}, false)
+	newLeader, newTerm, ferr := k.waitLeader(fctx, map[int]bool{leader: true}, false, nil)
 	cancel()
 	if ferr == nil {
 		kl.Completed, kl.Failover, kl.NewLeader, kl.NewTerm = true, k.leaderAt.Sub(cutAt), newLeader, newTerm
@@ -662,7 +690,7 @@ func (k *leaderKiller) partition(ctx context.Context, c cutter, masters []deploy
 	bctx, cancel := context.WithTimeout(ctx, k.o.FailoverTimeout)
 	berr := k.waitAllRunning(bctx, masters)
 	if berr == nil {
-		_, _, berr = k.waitLeader(bctx, nil, false)
+		_, _, berr = k.waitLeader(bctx, nil, false, nil)
 	}
 	cancel()
 	if berr == nil {
@@ -675,6 +703,20 @@ func (k *leaderKiller) partition(ctx context.Context, c cutter, masters []deploy
 		return kl, fmt.Sprintf("partition: the masters did not agree again after %s was reconnected: %v", victim, berr)
 	}
 	return kl, ""
+}
+
+// rejoined times the rejoin of the last kill, now that every master agrees.
+func (k *leaderKiller) rejoined(kills []ElectionKill) {
+	if len(kills) == 0 {
+		return
+	}
+	kl := &kills[len(kills)-1]
+	if kl.RejoinOK || !kl.Completed {
+		return
+	}
+	kl.Rejoin, kl.RejoinOK = time.Since(k.start.Add(kl.At)), true
+	fmt.Fprintf(k.out, "kill %2d/%d  every master, %s included, agrees on %s after %s\n",
+		kl.N, k.o.Kills, strings.Join(kl.Victims, ", "), masterName(kl.NewLeader), secs(kl.Rejoin))
 }
 
 func (k *leaderKiller) printKill(kl ElectionKill) {
@@ -708,17 +750,27 @@ func (k *leaderKiller) printKill(kl ElectionKill) {
 
 // waitLeader waits until every master that answers Status names the same
 // leader, not one of excluded, and that leader says it leads and acts;
-// with undecided, masters that answer but name no leader are left out. It
-// returns the leader and its term. The first time it sees a leader other
-// than the last one it saw, it notes the moment (leaderAt).
-func (k *leaderKiller) waitLeader(ctx context.Context, excluded map[int]bool, undecided bool) (int, uint64, error) {
+// the masters in ignore are left out, and with undecided so are masters
+// that answer but name no leader. It returns the leader and its term. The
+// first time it sees a leader other than the last one it saw, it notes
+// the moment (leaderAt).
+func (k *leaderKiller) waitLeader(ctx context.Context, excluded map[int]bool, undecided bool, ignore map[int]bool) (int, uint64, error) {
 	for {
 		views := masterViews(ctx, k.cl, 500*time.Millisecond)
 		now := time.Now()
-		agreed := agreedLeader(views)
-		if undecided {
-			agreed = agreedLeader(decided(views))
+		considered := views
+		if len(ignore) > 0 {
+			considered = nil
+			for _, v := range views {
+				if !ignore[v.ID] {
+					considered = append(considered, v)
+				}
+			}
 		}
+		if undecided {
+			considered = decided(considered)
+		}
+		agreed := agreedLeader(considered)
 		if id := agreed; id != 0 && !excluded[id] {
 			if id != k.leader {
 				k.leader, k.leaderAt = id, now
@@ -838,6 +890,8 @@ func printElectionSummary(w io.Writer, o ElectionOptions, rep *ElectionReport) {
 		}
 		fmt.Fprintf(w, "chaos election: failover p50 %s, p99 %s, max %s (target max < %s: %s)\n",
 			secs(rep.P50), secs(rep.P99), secs(rep.Max), o.Target, verdict)
+		fmt.Fprintf(w, "chaos election: every master, restarted victims included, agreeing (%d timed): p50 %s, max %s\n",
+			len(rep.Rejoins), secs(percentile(rep.Rejoins, 50)), secs(rep.RejoinMax))
 	}
 	masters := map[string]bool{}
 	for _, iv := range rep.Intervals {

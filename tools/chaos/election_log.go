@@ -36,7 +36,11 @@ import (
 // after it set its state and "acting stopped" after it cleared it, both
 // under the lock that Acting takes, so every moment in which the master
 // could have answered Acting()=true lies inside a logged interval (one
-// that ends at the process's exit when it was killed).
+// that ends at the process's exit when it was killed). When a tick ended
+// acting (a lease ran out), the line carries "stopped-at", the moment that
+// tick was due, and the interval ends there if that is earlier than the
+// line: Acting feeds every due tick before it answers, so it answered false
+// from then on, however late a starved process wrote the line.
 
 // ActingInterval is a span of time in which one master may have acted
 // (restarted processes), as its log tells it.
@@ -246,6 +250,10 @@ type jsonLogLine struct {
 	Term      json.RawMessage `json:"term"`
 	Role      json.RawMessage `json:"role"`
 	Leader    json.RawMessage `json:"leader"`
+	// StoppedAt, on an "acting stopped" line that a tick caused, is when
+	// that tick was due: acting ended then, however late the line was
+	// written (election/driver's StoppedAtKey).
+	StoppedAt string `json:"stopped-at"`
 }
 
 // parseJSONLine reads an hclog JSON line (--log-json).
@@ -269,6 +277,15 @@ func parseJSONLine(line string, ev logEvent) (logEvent, bool, string) {
 		return ev, false, fmt.Sprintf("unreadable timestamp %q", l.Timestamp)
 	}
 	ev.at = at
+	if ev.kind == evActingStopped && l.StoppedAt != "" {
+		stopped, err := time.Parse(time.RFC3339Nano, l.StoppedAt)
+		if err != nil {
+			return ev, false, fmt.Sprintf("unreadable stopped-at %q", l.StoppedAt)
+		}
+		if stopped.Before(at) {
+			ev.at = stopped
+		}
+	}
 	if l.ID != nil {
 		if err := json.Unmarshal(l.ID, &ev.id); err != nil || ev.id < 0 {
 			return ev, false, fmt.Sprintf("bad id %s", l.ID)

@@ -13,6 +13,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/wololo/wololo/election"
+	"github.com/wololo/wololo/election/driver"
 	"github.com/wololo/wololo/internal/testkit"
 	"github.com/wololo/wololo/services/base/datagen"
 )
@@ -42,6 +43,13 @@ func started(s float64, id int, term int) string {
 
 func stoppedLine(s float64, id int, term int) string {
 	return masterLine(s, id, "acting stopped", "id", election.ID(id), "term", election.Term(term), "role", election.RoleFollower.String())
+}
+
+// leaseEndLine is "acting stopped" as the driver logs it when a tick ended
+// acting: written at s, the tick due at due.
+func leaseEndLine(s, due float64, id int, term int) string {
+	return masterLine(s, id, "acting stopped", "id", election.ID(id), "term", election.Term(term), "role", election.RoleLeader.String(),
+		driver.StoppedAtKey, at(due).Format(time.RFC3339Nano))
 }
 
 func state(s float64, id int, role string, leader, term int) string {
@@ -260,6 +268,21 @@ func TestCheckMasterLogs(t *testing.T) {
 			name: "overlap in time",
 			logs: map[string][]byte{
 				"master-3": logText(started(1, 3, 2), stoppedLine(5.5, 3, 2)),
+				"master-2": logText(started(5.2, 2, 4), stoppedLine(9, 2, 4)),
+			},
+			want: []string{"id 3 and id 2 acted at the same time for 300ms"},
+		},
+		{
+			name: "a lease that ran out before its line was written (a starved master): its stopped-at counts",
+			logs: map[string][]byte{
+				"master-3": logText(started(1, 3, 2), leaseEndLine(5.5, 5.1, 3, 2)),
+				"master-2": logText(started(5.2, 2, 4), stoppedLine(9, 2, 4)),
+			},
+		},
+		{
+			name: "a stopped-at after the line's own time is not believed",
+			logs: map[string][]byte{
+				"master-3": logText(started(1, 3, 2), leaseEndLine(5.5, 6, 3, 2)),
 				"master-2": logText(started(5.2, 2, 4), stoppedLine(9, 2, 4)),
 			},
 			want: []string{"id 3 and id 2 acted at the same time for 300ms"},

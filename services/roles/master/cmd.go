@@ -8,7 +8,6 @@ import (
 	"net"
 	"os"
 	"strconv"
-	"time"
 
 	"github.com/wololo/wololo/deploy"
 	"github.com/wololo/wololo/services/cmdline/cli"
@@ -50,7 +49,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	dockerAPIVersion := fs.String("docker-api-version", deploy.DockerAPIVersion, "docker and swarm runtimes: the Engine API version spoken, pinned, not negotiated (the docker-proxy's --api-version admits only its own; Docker Engine 29 and later need 1.44 or above)")
 	timeout := fs.Duration("timeout", DefaultDetection, "a dead or silent process is detected within this (probes every 250ms) and restarted")
 	recoveryGrace := fs.Duration("recovery-grace", DefaultRecoveryGrace, "a process that answers it is recovering (loading its store) is left alone this long, then restarted as stuck")
-	tick := fs.Duration("tick", 100*time.Millisecond, "election tick; every master must use the same")
+	tick := fs.Duration("tick", DefaultTick, "election tick; every master must use the same")
 	logFlags := logflags.Register(fs, "info")
 	adminAddr := fs.String("admin", "", `admin HTTP listen address, internal like Status: /metrics (default: 127.0.0.1, loopback only, on the topology's admin port of master-N, 1000 above its gRPC one; 0.0.0.0:PORT for a scraper elsewhere; "none": no admin listener)`)
 	tlsFlags := tlsflags.Register(fs, "")
