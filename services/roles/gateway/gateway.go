@@ -70,10 +70,10 @@ type Config struct {
 	// MaxQueries bounds a job's SQL queries (CreateJobRequest.queries),
 	// MaxQueryBytes their texts' bytes together; DefaultMaxQueries and
 	// DefaultMaxQueryBytes if 0.
-	MaxQueries    int
+	MaxQueries int
 	// MaxTables bounds a job's extra tables (CreateJobRequest.tables);
 	// DefaultMaxTables when 0.
-	MaxTables int
+	MaxTables     int
 	MaxQueryBytes int
 }
 
