@@ -494,10 +494,10 @@ func (js *jobs) newJob(id string, rec *wololov1.JobRecord) (*job, error) {
 			fs.cols = cols
 		} else {
 			name := rec.Tables[i-len(schema.Files)]
-			if err := checkTableName(name); err != nil || seen[name] {
+			if err := checkTableName(name); err != nil || seen[strings.ToLower(name)] {
 				return nil, errorf(ErrInvalid, "job %q: table %q: not a name, or given twice", id, name)
 			}
-			seen[name] = true
+			seen[strings.ToLower(name)] = true
 			fs.input = tableInput(name)
 		}
 		if len(j.plan) > 0 { // its plan reads the columns by name; a job of the built-in graph keeps none

@@ -89,10 +89,10 @@ func (l Limits) checkTables(tables []*wololov1.Table, queries int) error {
 		if err := checkTableName(name); err != nil {
 			return errorf(ErrInvalid, "table %d: %v", i+1, err)
 		}
-		if seen[name] {
-			return errorf(ErrInvalid, "table %q given twice", name)
+		if seen[strings.ToLower(name)] {
+			return errorf(ErrInvalid, "table %q given twice (names are told apart regardless of case)", name)
 		}
-		seen[name] = true
+		seen[strings.ToLower(name)] = true
 		if t.GetHeader() == nil {
 			return errorf(ErrInvalid, "table %q: no header", name)
 		}
@@ -102,7 +102,7 @@ func (l Limits) checkTables(tables []*wololov1.Table, queries int) error {
 
 // checkTableName refuses a name that is not a table's: an identifier
 // (letters, digits and '_', not starting with a digit, at most 64
-// bytes), not matches or match_players.
+// bytes), not matches or match_players in any case.
 func checkTableName(name string) error {
 	if name == "" || len(name) > 64 {
 		return fmt.Errorf("table name %q: 1 to 64 letters, digits or '_'", name)
@@ -114,7 +114,7 @@ func checkTableName(name string) error {
 		}
 	}
 	for _, f := range schema.Files {
-		if name == TableOf(f) {
+		if strings.EqualFold(name, TableOf(f)) {
 			return fmt.Errorf("table name %q is the table of %s", name, f)
 		}
 	}
