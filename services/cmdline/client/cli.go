@@ -115,7 +115,7 @@ func IsTerminal(w io.Writer) bool {
 func runSubmit(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
 	fs := cli.NewFlagSet("wololo client submit", "usage: wololo client submit --matches F --players F --out DIR\n"+
 		"                            [--query NAME=FILE.sql ... [--table NAME=F ...] [--explain]] [flags]\n\n"+
-		"Creates a job (or re-attaches to --job), uploads both files, waits, and writes the\n"+
+		"Creates a job (or re-attaches to --job), uploads its files, waits, and writes the\n"+
 		"results: q1.csv..q4.csv of the four default queries, or with --query NAME=FILE.sql\n"+
 		"(repeatable) the job's own SQL queries (docs/sql.md) over the tables matches and\n"+
 		"match_players, and NAME.csv of each; --table NAME=F (repeatable) adds the CSV file F,\n"+

@@ -42,7 +42,7 @@ type InputReport struct {
 type SubmitReport struct {
 	JobReport
 	Outputs       []OutputReport `json:"outputs"`
-	UploadedBytes int64          `json:"uploaded_bytes"` // both files, by this run
+	UploadedBytes int64          `json:"uploaded_bytes"` // its files and tables, by this run
 	UploadSeconds float64        `json:"upload_seconds"`
 	TotalSeconds  float64        `json:"total_seconds"`
 	Rejects       string         `json:"rejects,omitempty"` // rejects.csv written, if any malformed record was listed

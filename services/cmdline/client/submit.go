@@ -224,7 +224,8 @@ func Fingerprint(f io.ReaderAt, size int64) ([]byte, error) {
 	return h.Sum(nil), nil
 }
 
-// Submit runs a whole job: create, upload both files, wait, fetch results.
+// Submit runs a whole job: create, upload both files and then its
+// tables, wait, fetch results.
 // Once the job exists at the gateway it returns a Summary also with an
 // error: what is known of the job (its id, its last state, the time
 // spent). A job that failed gives an error marked cli.ErrJobFailed.
