@@ -175,7 +175,7 @@ func (j *job) sameFiles(inputs []inputHeader) error {
 	for i, in := range inputs {
 		fs, h := j.files[i], in.h
 		if h.Size != fs.size || (len(h.Fingerprint) > 0 && len(fs.print) > 0 && !bytes.Equal(h.Fingerprint, fs.print)) {
-			return errorf(ErrConflict, "job %q was created with another %s (%d bytes then, %d now, or other content); it cannot continue with this one: use another --job, or the files it was made from", j.name, fs.name, fs.size, h.Size)
+			return errorf(ErrConflict, "job %q was created with another %s (%d bytes then, %d now, or other content); it cannot continue with this one: use another --job, or the files it was made from", j.name, fs.input, fs.size, h.Size)
 		}
 	}
 	return nil
@@ -307,7 +307,7 @@ func (l Limits) checkHeaders(inputs []inputHeader) error {
 		return errorf(ErrInvalid, "both file headers are required")
 	}
 	for _, in := range inputs {
-		f, h := in.in.name, in.h
+		f, h := in.in, in.h
 		if h.Size < 0 || h.DataOffset < 0 || h.DataOffset > h.Size {
 			return errorf(ErrInvalid, "%s: a file of %d bytes whose data starts at byte %d", f, h.Size, h.DataOffset)
 		}
@@ -536,7 +536,7 @@ func (js *jobs) recover(img *transport.Image) (unreadable []string, err error) {
 			}
 			up, err := decodeUploadRecord(raw)
 			if err != nil {
-				return nil, errorf(ErrInvalid, "job %q: upload record of %s: %v", id, fs.name, err)
+				return nil, errorf(ErrInvalid, "job %q: upload record of %s: %v", id, fs.input, err)
 			}
 			fs.offset, fs.done = up.Offset, up.Done
 			fs.report = schema.FileReport{Rows: up.Rows, Malformed: up.Malformed, Missing: maps.Clone(up.Missing), OversizedAt: up.OversizedAt}
@@ -718,7 +718,7 @@ func (j *job) beginUpload(file int) (u *upload, done bool, err error) {
 	}
 	fs := j.files[file]
 	if fs.uploading {
-		return nil, false, errorf(ErrBusy, "job %q: %s is already being uploaded", j.name, fs.name)
+		return nil, false, errorf(ErrBusy, "job %q: %s is already being uploaded", j.name, fs.input)
 	}
 	u = &upload{j: j, file: file, in: fs.input, offset: fs.offset, report: cloneReport(fs.report)}
 	if fs.done {

@@ -44,6 +44,14 @@ type input struct {
 	isTable bool
 }
 
+// String is how messages name it: the file's name, or "table NAME".
+func (in input) String() string {
+	if in.isTable {
+		return "table " + in.name
+	}
+	return in.name
+}
+
 func fileInput(f schema.File) input {
 	return input{name: f.String(), table: TableOf(f), key: f.String(), counter: f.String(), file: f}
 }
@@ -129,5 +137,5 @@ func (in input) checkMalformed(l schema.MalformedLimit, r schema.FileReport) err
 	if err == nil || !in.isTable {
 		return err
 	}
-	return schema.TooMalformed("table " + in.name + strings.TrimPrefix(err.Error(), in.file.String()))
+	return schema.TooMalformed(in.String() + strings.TrimPrefix(err.Error(), in.file.String()))
 }

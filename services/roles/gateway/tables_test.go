@@ -101,10 +101,10 @@ func TestTablesRefused(t *testing.T) {
 			r.Tables = append(r.Tables, regions(func(tb *wololov1.Table) { tb.Name, tb.Header = "other", nil }))
 		}, codes.InvalidArgument, `table "other": no header`},
 		{"too many tables", func(r *wololov1.CreateJobRequest) { r.Tables = append(r.Tables, named("b"), named("c")) }, codes.ResourceExhausted, "3 tables, more than a job may have (2, --max-tables)"},
-		{"a negative size", func(r *wololov1.CreateJobRequest) { r.Tables[0].Header.Size = -1 }, codes.InvalidArgument, "regions: a file of -1 bytes"},
+		{"a negative size", func(r *wololov1.CreateJobRequest) { r.Tables[0].Header.Size = -1 }, codes.InvalidArgument, "table regions: a file of -1 bytes"},
 		{"a long header row", func(r *wololov1.CreateJobRequest) {
 			r.Tables[0].Header.Columns = append(r.Tables[0].Header.Columns, strings.Repeat("x", 100))
-		}, codes.ResourceExhausted, "regions: a header row of"},
+		}, codes.ResourceExhausted, "table regions: a header row of"},
 		{"past the job's bytes", func(r *wololov1.CreateJobRequest) { r.Tables[0].Header.Size = 1000 }, codes.ResourceExhausted, "--max-job-bytes"},
 		{"sizes that wrap together", func(r *wololov1.CreateJobRequest) { r.Tables[0].Header.Size = 1<<63 - 1 }, codes.ResourceExhausted, "--max-job-bytes"},
 		{"a column the table lacks", func(r *wololov1.CreateJobRequest) { r.Tables[0].Header.Columns = []string{"civ", "area"} }, codes.InvalidArgument, "query regions: 1:96: column r.region: no such column"},

@@ -160,7 +160,7 @@ func (g *Gateway) upload(stream uploadStream) (err error) {
 			for data, taken := f.Data, 0; ; {
 				var ok bool
 				if received, ok = sumSizes(received, int64(len(data))); !ok || received > j.files[file].size {
-					return errorf(ErrFull, "%s: more bytes than the %d its header declared; nothing past byte %d is taken", u.in.name, j.files[file].size, in.Offset())
+					return errorf(ErrFull, "%s: more bytes than the %d its header declared; nothing past byte %d is taken", u.in, j.files[file].size, in.Offset())
 				}
 				in.Feed(data, false, out)
 				taken += len(data)
@@ -182,7 +182,7 @@ func (g *Gateway) upload(stream uploadStream) (err error) {
 			}
 		case *wololov1.UploadRequest_Finish:
 			if f.Finish.Size != received {
-				return errorf(ErrDataLoss, "%s: client says the file has %d bytes, gateway received up to offset %d", u.in.name, f.Finish.Size, received)
+				return errorf(ErrDataLoss, "%s: client says the file has %d bytes, gateway received up to offset %d", u.in, f.Finish.Size, received)
 			}
 			in.Feed(nil, true, out)
 			if plan != nil {
@@ -366,7 +366,7 @@ func (p *commitPipe) commitOne(s pendingStep) error {
 		_, err = p.g.cfg.Committer.Commit(s.step)
 	}
 	if err != nil {
-		return errorf(ErrStore, "commit upload of %s: %v", p.u.in.name, err)
+		return errorf(ErrStore, "commit upload of %s: %v", p.u.in, err)
 	}
 	failed := s.failure != "" && p.u.j.fail(s.failure, s.at) // before the file is done: the job never runs
 	if failed {
