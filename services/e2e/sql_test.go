@@ -12,11 +12,7 @@ import (
 	"github.com/wololo/wololo/deploy"
 	"github.com/wololo/wololo/queries"
 	"github.com/wololo/wololo/services/cmdline/client"
-	"github.com/wololo/wololo/services/dataflow/reference"
-	"github.com/wololo/wololo/services/dataflow/sql/exec"
-	"github.com/wololo/wololo/services/dataflow/sql/physical"
 	"github.com/wololo/wololo/services/dataflow/sql/sqljob"
-	"github.com/wololo/wololo/services/dataflow/sql/sqlops"
 	"github.com/wololo/wololo/services/roles/node"
 )
 
@@ -73,28 +69,7 @@ func compareSQL(t *testing.T, d *dataset, qs []sqljob.Query, dir string) {
 // queries on d's files (sqlops.Answer).
 func inProcess(t *testing.T, d *dataset, qs []sqljob.Query) map[string][]byte {
 	t.Helper()
-	tables := map[string]*exec.Table{}
-	for name, path := range map[string]string{"matches": d.matches, "match_players": d.players} {
-		f, err := os.Open(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		tab, err := exec.ReadCSV(f, reference.MaxRecordBytes)
-		f.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
-		tables[name] = tab
-	}
-	shape, err := physical.ShapeOf(deploy.Default())
-	if err != nil {
-		t.Fatal(err)
-	}
-	files, err := sqlops.Answer(qs, tables, shape)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return files
+	return answerOn(t, map[string]string{"matches": d.matches, "match_players": d.players}, qs)
 }
 
 // TestSQLJobsMatchTheReference runs a job of SQL queries (the four

@@ -625,7 +625,8 @@ type ClusterJob struct {
 	ElapsedSeconds float64 `protobuf:"fixed64,9,opt,name=elapsed_seconds,json=elapsedSeconds,proto3" json:"elapsed_seconds,omitempty"`
 	// Graph processes that finished it.
 	InstancesFinished int32 `protobuf:"varint,10,opt,name=instances_finished,json=instancesFinished,proto3" json:"instances_finished,omitempty"`
-	// Where its lifecycle stands and whether both files are in the graph:
+	// Where its lifecycle stands and whether every input (both files and
+	// the job's extra tables) is in the graph:
 	// the facts the gateway reports, from which the view names the state.
 	JobState      JobState `protobuf:"varint,11,opt,name=job_state,json=jobState,proto3,enum=wololo.v1.JobState" json:"job_state,omitempty"`
 	InputComplete bool     `protobuf:"varint,12,opt,name=input_complete,json=inputComplete,proto3" json:"input_complete,omitempty"`

@@ -231,7 +231,16 @@ type CreateJobRequest struct {
 	// default queries (q1..q4), run by the built-in graph. A query outside
 	// the subset, or naming an unknown table or column, is refused with
 	// INVALID_ARGUMENT naming the construct and its line:column.
-	Queries       []*Query `protobuf:"bytes,5,rep,name=queries,proto3" json:"queries,omitempty"`
+	Queries []*Query `protobuf:"bytes,5,rep,name=queries,proto3" json:"queries,omitempty"`
+	// Extra tables of a job of queries, besides matches and match_players:
+	// any CSV file with a header row, uploaded as UploadStart.table after
+	// CreateJob. Only a job with queries takes tables (else
+	// INVALID_ARGUMENT); their names are identifiers (letters, digits and
+	// '_', not starting with a digit), unique, neither matches nor
+	// match_players; how many a job may have is the gateway's
+	// --max-tables (RESOURCE_EXHAUSTED past it). Their sizes count in the
+	// job's and the client's byte quotas with the two files'.
+	Tables        []*Table `protobuf:"bytes,6,rep,name=tables,proto3" json:"tables,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -301,6 +310,69 @@ func (x *CreateJobRequest) GetQueries() []*Query {
 	return nil
 }
 
+func (x *CreateJobRequest) GetTables() []*Table {
+	if x != nil {
+		return x.Tables
+	}
+	return nil
+}
+
+// Table is an extra table of a job: its name in the queries and its
+// file's header.
+type Table struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The table's name in the queries.
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// Its file's header (no column is required).
+	Header        *FileHeader `protobuf:"bytes,2,opt,name=header,proto3" json:"header,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Table) Reset() {
+	*x = Table{}
+	mi := &file_wololo_v1_job_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Table) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Table) ProtoMessage() {}
+
+func (x *Table) ProtoReflect() protoreflect.Message {
+	mi := &file_wololo_v1_job_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Table.ProtoReflect.Descriptor instead.
+func (*Table) Descriptor() ([]byte, []int) {
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *Table) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *Table) GetHeader() *FileHeader {
+	if x != nil {
+		return x.Header
+	}
+	return nil
+}
+
 // Query is one SQL query of a job.
 type Query struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -314,7 +386,7 @@ type Query struct {
 
 func (x *Query) Reset() {
 	*x = Query{}
-	mi := &file_wololo_v1_job_proto_msgTypes[2]
+	mi := &file_wololo_v1_job_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -326,7 +398,7 @@ func (x *Query) String() string {
 func (*Query) ProtoMessage() {}
 
 func (x *Query) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_job_proto_msgTypes[2]
+	mi := &file_wololo_v1_job_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -339,7 +411,7 @@ func (x *Query) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Query.ProtoReflect.Descriptor instead.
 func (*Query) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_job_proto_rawDescGZIP(), []int{2}
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *Query) GetName() string {
@@ -373,7 +445,7 @@ type CreateJobResponse struct {
 
 func (x *CreateJobResponse) Reset() {
 	*x = CreateJobResponse{}
-	mi := &file_wololo_v1_job_proto_msgTypes[3]
+	mi := &file_wololo_v1_job_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -385,7 +457,7 @@ func (x *CreateJobResponse) String() string {
 func (*CreateJobResponse) ProtoMessage() {}
 
 func (x *CreateJobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_job_proto_msgTypes[3]
+	mi := &file_wololo_v1_job_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -398,7 +470,7 @@ func (x *CreateJobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateJobResponse.ProtoReflect.Descriptor instead.
 func (*CreateJobResponse) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_job_proto_rawDescGZIP(), []int{3}
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *CreateJobResponse) GetJobId() string {
@@ -439,7 +511,7 @@ type UploadRequest struct {
 
 func (x *UploadRequest) Reset() {
 	*x = UploadRequest{}
-	mi := &file_wololo_v1_job_proto_msgTypes[4]
+	mi := &file_wololo_v1_job_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -451,7 +523,7 @@ func (x *UploadRequest) String() string {
 func (*UploadRequest) ProtoMessage() {}
 
 func (x *UploadRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_job_proto_msgTypes[4]
+	mi := &file_wololo_v1_job_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -464,7 +536,7 @@ func (x *UploadRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UploadRequest.ProtoReflect.Descriptor instead.
 func (*UploadRequest) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_job_proto_rawDescGZIP(), []int{4}
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *UploadRequest) GetFrame() isUploadRequest_Frame {
@@ -531,15 +603,18 @@ type UploadStart struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The job.
 	JobId string `protobuf:"bytes,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
-	// The file.
-	File          InputFile `protobuf:"varint,2,opt,name=file,proto3,enum=wololo.v1.InputFile" json:"file,omitempty"`
+	// The file; INPUT_FILE_UNSPECIFIED when table is set.
+	File InputFile `protobuf:"varint,2,opt,name=file,proto3,enum=wololo.v1.InputFile" json:"file,omitempty"`
+	// An extra table of the job (CreateJobRequest.tables), by name, instead
+	// of one of the two files.
+	Table         string `protobuf:"bytes,3,opt,name=table,proto3" json:"table,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *UploadStart) Reset() {
 	*x = UploadStart{}
-	mi := &file_wololo_v1_job_proto_msgTypes[5]
+	mi := &file_wololo_v1_job_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -551,7 +626,7 @@ func (x *UploadStart) String() string {
 func (*UploadStart) ProtoMessage() {}
 
 func (x *UploadStart) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_job_proto_msgTypes[5]
+	mi := &file_wololo_v1_job_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -564,7 +639,7 @@ func (x *UploadStart) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UploadStart.ProtoReflect.Descriptor instead.
 func (*UploadStart) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_job_proto_rawDescGZIP(), []int{5}
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *UploadStart) GetJobId() string {
@@ -581,6 +656,13 @@ func (x *UploadStart) GetFile() InputFile {
 	return InputFile_INPUT_FILE_UNSPECIFIED
 }
 
+func (x *UploadStart) GetTable() string {
+	if x != nil {
+		return x.Table
+	}
+	return ""
+}
+
 // UploadFinish ends the file.
 type UploadFinish struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -592,7 +674,7 @@ type UploadFinish struct {
 
 func (x *UploadFinish) Reset() {
 	*x = UploadFinish{}
-	mi := &file_wololo_v1_job_proto_msgTypes[6]
+	mi := &file_wololo_v1_job_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -604,7 +686,7 @@ func (x *UploadFinish) String() string {
 func (*UploadFinish) ProtoMessage() {}
 
 func (x *UploadFinish) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_job_proto_msgTypes[6]
+	mi := &file_wololo_v1_job_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -617,7 +699,7 @@ func (x *UploadFinish) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UploadFinish.ProtoReflect.Descriptor instead.
 func (*UploadFinish) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_job_proto_rawDescGZIP(), []int{6}
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *UploadFinish) GetSize() int64 {
@@ -643,7 +725,7 @@ type UploadResponse struct {
 
 func (x *UploadResponse) Reset() {
 	*x = UploadResponse{}
-	mi := &file_wololo_v1_job_proto_msgTypes[7]
+	mi := &file_wololo_v1_job_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -655,7 +737,7 @@ func (x *UploadResponse) String() string {
 func (*UploadResponse) ProtoMessage() {}
 
 func (x *UploadResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_job_proto_msgTypes[7]
+	mi := &file_wololo_v1_job_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -668,7 +750,7 @@ func (x *UploadResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UploadResponse.ProtoReflect.Descriptor instead.
 func (*UploadResponse) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_job_proto_rawDescGZIP(), []int{7}
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *UploadResponse) GetOffset() int64 {
@@ -722,7 +804,7 @@ type FileReport struct {
 
 func (x *FileReport) Reset() {
 	*x = FileReport{}
-	mi := &file_wololo_v1_job_proto_msgTypes[8]
+	mi := &file_wololo_v1_job_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -734,7 +816,7 @@ func (x *FileReport) String() string {
 func (*FileReport) ProtoMessage() {}
 
 func (x *FileReport) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_job_proto_msgTypes[8]
+	mi := &file_wololo_v1_job_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -747,7 +829,7 @@ func (x *FileReport) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FileReport.ProtoReflect.Descriptor instead.
 func (*FileReport) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_job_proto_rawDescGZIP(), []int{8}
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *FileReport) GetFile() string {
@@ -829,7 +911,7 @@ type Reject struct {
 
 func (x *Reject) Reset() {
 	*x = Reject{}
-	mi := &file_wololo_v1_job_proto_msgTypes[9]
+	mi := &file_wololo_v1_job_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -841,7 +923,7 @@ func (x *Reject) String() string {
 func (*Reject) ProtoMessage() {}
 
 func (x *Reject) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_job_proto_msgTypes[9]
+	mi := &file_wololo_v1_job_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -854,7 +936,7 @@ func (x *Reject) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Reject.ProtoReflect.Descriptor instead.
 func (*Reject) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_job_proto_rawDescGZIP(), []int{9}
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *Reject) GetOffset() int64 {
@@ -903,14 +985,18 @@ type Job struct {
 	Stages []*StageProgress `protobuf:"bytes,16,rep,name=stages,proto3" json:"stages,omitempty"`
 	// The names of the job's queries, in order (its result files are
 	// NAME.csv); q1..q4 for a job of the default queries.
-	Queries       []string `protobuf:"bytes,17,rep,name=queries,proto3" json:"queries,omitempty"`
+	Queries []string `protobuf:"bytes,17,rep,name=queries,proto3" json:"queries,omitempty"`
+	// The job's extra tables (CreateJobRequest.tables), in order; each
+	// one's FileReport.file is the table's name (not a file name: the
+	// client's file may be called anything).
+	Tables        []*FileReport `protobuf:"bytes,18,rep,name=tables,proto3" json:"tables,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Job) Reset() {
 	*x = Job{}
-	mi := &file_wololo_v1_job_proto_msgTypes[10]
+	mi := &file_wololo_v1_job_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -922,7 +1008,7 @@ func (x *Job) String() string {
 func (*Job) ProtoMessage() {}
 
 func (x *Job) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_job_proto_msgTypes[10]
+	mi := &file_wololo_v1_job_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -935,7 +1021,7 @@ func (x *Job) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Job.ProtoReflect.Descriptor instead.
 func (*Job) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_job_proto_rawDescGZIP(), []int{10}
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *Job) GetJobId() string {
@@ -1001,6 +1087,13 @@ func (x *Job) GetQueries() []string {
 	return nil
 }
 
+func (x *Job) GetTables() []*FileReport {
+	if x != nil {
+		return x.Tables
+	}
+	return nil
+}
+
 // StageProgress is one stage's (task's) part in a job.
 type StageProgress struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1021,7 +1114,7 @@ type StageProgress struct {
 
 func (x *StageProgress) Reset() {
 	*x = StageProgress{}
-	mi := &file_wololo_v1_job_proto_msgTypes[11]
+	mi := &file_wololo_v1_job_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1033,7 +1126,7 @@ func (x *StageProgress) String() string {
 func (*StageProgress) ProtoMessage() {}
 
 func (x *StageProgress) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_job_proto_msgTypes[11]
+	mi := &file_wololo_v1_job_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1046,7 +1139,7 @@ func (x *StageProgress) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StageProgress.ProtoReflect.Descriptor instead.
 func (*StageProgress) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_job_proto_rawDescGZIP(), []int{11}
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *StageProgress) GetStage() string {
@@ -1095,7 +1188,7 @@ type GetJobRequest struct {
 
 func (x *GetJobRequest) Reset() {
 	*x = GetJobRequest{}
-	mi := &file_wololo_v1_job_proto_msgTypes[12]
+	mi := &file_wololo_v1_job_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1107,7 +1200,7 @@ func (x *GetJobRequest) String() string {
 func (*GetJobRequest) ProtoMessage() {}
 
 func (x *GetJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_job_proto_msgTypes[12]
+	mi := &file_wololo_v1_job_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1120,7 +1213,7 @@ func (x *GetJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetJobRequest.ProtoReflect.Descriptor instead.
 func (*GetJobRequest) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_job_proto_rawDescGZIP(), []int{12}
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *GetJobRequest) GetJobId() string {
@@ -1141,7 +1234,7 @@ type GetJobResponse struct {
 
 func (x *GetJobResponse) Reset() {
 	*x = GetJobResponse{}
-	mi := &file_wololo_v1_job_proto_msgTypes[13]
+	mi := &file_wololo_v1_job_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1153,7 +1246,7 @@ func (x *GetJobResponse) String() string {
 func (*GetJobResponse) ProtoMessage() {}
 
 func (x *GetJobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_job_proto_msgTypes[13]
+	mi := &file_wololo_v1_job_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1166,7 +1259,7 @@ func (x *GetJobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetJobResponse.ProtoReflect.Descriptor instead.
 func (*GetJobResponse) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_job_proto_rawDescGZIP(), []int{13}
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *GetJobResponse) GetJob() *Job {
@@ -1187,7 +1280,7 @@ type WatchJobRequest struct {
 
 func (x *WatchJobRequest) Reset() {
 	*x = WatchJobRequest{}
-	mi := &file_wololo_v1_job_proto_msgTypes[14]
+	mi := &file_wololo_v1_job_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1199,7 +1292,7 @@ func (x *WatchJobRequest) String() string {
 func (*WatchJobRequest) ProtoMessage() {}
 
 func (x *WatchJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_job_proto_msgTypes[14]
+	mi := &file_wololo_v1_job_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1212,7 +1305,7 @@ func (x *WatchJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchJobRequest.ProtoReflect.Descriptor instead.
 func (*WatchJobRequest) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_job_proto_rawDescGZIP(), []int{14}
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *WatchJobRequest) GetJobId() string {
@@ -1233,7 +1326,7 @@ type WatchJobResponse struct {
 
 func (x *WatchJobResponse) Reset() {
 	*x = WatchJobResponse{}
-	mi := &file_wololo_v1_job_proto_msgTypes[15]
+	mi := &file_wololo_v1_job_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1245,7 +1338,7 @@ func (x *WatchJobResponse) String() string {
 func (*WatchJobResponse) ProtoMessage() {}
 
 func (x *WatchJobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_job_proto_msgTypes[15]
+	mi := &file_wololo_v1_job_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1258,7 +1351,7 @@ func (x *WatchJobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchJobResponse.ProtoReflect.Descriptor instead.
 func (*WatchJobResponse) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_job_proto_rawDescGZIP(), []int{15}
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *WatchJobResponse) GetJob() *Job {
@@ -1279,7 +1372,7 @@ type GetResultsRequest struct {
 
 func (x *GetResultsRequest) Reset() {
 	*x = GetResultsRequest{}
-	mi := &file_wololo_v1_job_proto_msgTypes[16]
+	mi := &file_wololo_v1_job_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1291,7 +1384,7 @@ func (x *GetResultsRequest) String() string {
 func (*GetResultsRequest) ProtoMessage() {}
 
 func (x *GetResultsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_job_proto_msgTypes[16]
+	mi := &file_wololo_v1_job_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1304,7 +1397,7 @@ func (x *GetResultsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetResultsRequest.ProtoReflect.Descriptor instead.
 func (*GetResultsRequest) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_job_proto_rawDescGZIP(), []int{16}
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *GetResultsRequest) GetJobId() string {
@@ -1327,7 +1420,7 @@ type GetResultsResponse struct {
 
 func (x *GetResultsResponse) Reset() {
 	*x = GetResultsResponse{}
-	mi := &file_wololo_v1_job_proto_msgTypes[17]
+	mi := &file_wololo_v1_job_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1339,7 +1432,7 @@ func (x *GetResultsResponse) String() string {
 func (*GetResultsResponse) ProtoMessage() {}
 
 func (x *GetResultsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_job_proto_msgTypes[17]
+	mi := &file_wololo_v1_job_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1352,7 +1445,7 @@ func (x *GetResultsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetResultsResponse.ProtoReflect.Descriptor instead.
 func (*GetResultsResponse) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_job_proto_rawDescGZIP(), []int{17}
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *GetResultsResponse) GetName() string {
@@ -1380,7 +1473,7 @@ type DeleteJobRequest struct {
 
 func (x *DeleteJobRequest) Reset() {
 	*x = DeleteJobRequest{}
-	mi := &file_wololo_v1_job_proto_msgTypes[18]
+	mi := &file_wololo_v1_job_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1392,7 +1485,7 @@ func (x *DeleteJobRequest) String() string {
 func (*DeleteJobRequest) ProtoMessage() {}
 
 func (x *DeleteJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_job_proto_msgTypes[18]
+	mi := &file_wololo_v1_job_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1405,7 +1498,7 @@ func (x *DeleteJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteJobRequest.ProtoReflect.Descriptor instead.
 func (*DeleteJobRequest) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_job_proto_rawDescGZIP(), []int{18}
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *DeleteJobRequest) GetJobId() string {
@@ -1424,7 +1517,7 @@ type DeleteJobResponse struct {
 
 func (x *DeleteJobResponse) Reset() {
 	*x = DeleteJobResponse{}
-	mi := &file_wololo_v1_job_proto_msgTypes[19]
+	mi := &file_wololo_v1_job_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1436,7 +1529,7 @@ func (x *DeleteJobResponse) String() string {
 func (*DeleteJobResponse) ProtoMessage() {}
 
 func (x *DeleteJobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_job_proto_msgTypes[19]
+	mi := &file_wololo_v1_job_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1449,7 +1542,7 @@ func (x *DeleteJobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteJobResponse.ProtoReflect.Descriptor instead.
 func (*DeleteJobResponse) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_job_proto_rawDescGZIP(), []int{19}
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{20}
 }
 
 // ListJobsRequest asks for the caller's jobs.
@@ -1461,7 +1554,7 @@ type ListJobsRequest struct {
 
 func (x *ListJobsRequest) Reset() {
 	*x = ListJobsRequest{}
-	mi := &file_wololo_v1_job_proto_msgTypes[20]
+	mi := &file_wololo_v1_job_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1473,7 +1566,7 @@ func (x *ListJobsRequest) String() string {
 func (*ListJobsRequest) ProtoMessage() {}
 
 func (x *ListJobsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_job_proto_msgTypes[20]
+	mi := &file_wololo_v1_job_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1486,7 +1579,7 @@ func (x *ListJobsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListJobsRequest.ProtoReflect.Descriptor instead.
 func (*ListJobsRequest) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_job_proto_rawDescGZIP(), []int{20}
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{21}
 }
 
 // ListJobsResponse lists the caller's jobs, oldest first.
@@ -1500,7 +1593,7 @@ type ListJobsResponse struct {
 
 func (x *ListJobsResponse) Reset() {
 	*x = ListJobsResponse{}
-	mi := &file_wololo_v1_job_proto_msgTypes[21]
+	mi := &file_wololo_v1_job_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1512,7 +1605,7 @@ func (x *ListJobsResponse) String() string {
 func (*ListJobsResponse) ProtoMessage() {}
 
 func (x *ListJobsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_job_proto_msgTypes[21]
+	mi := &file_wololo_v1_job_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1525,7 +1618,7 @@ func (x *ListJobsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListJobsResponse.ProtoReflect.Descriptor instead.
 func (*ListJobsResponse) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_job_proto_rawDescGZIP(), []int{21}
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *ListJobsResponse) GetJobs() []*JobSummary {
@@ -1561,7 +1654,7 @@ type JobSummary struct {
 
 func (x *JobSummary) Reset() {
 	*x = JobSummary{}
-	mi := &file_wololo_v1_job_proto_msgTypes[22]
+	mi := &file_wololo_v1_job_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1573,7 +1666,7 @@ func (x *JobSummary) String() string {
 func (*JobSummary) ProtoMessage() {}
 
 func (x *JobSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_job_proto_msgTypes[22]
+	mi := &file_wololo_v1_job_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1586,7 +1679,7 @@ func (x *JobSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobSummary.ProtoReflect.Descriptor instead.
 func (*JobSummary) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_job_proto_rawDescGZIP(), []int{22}
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *JobSummary) GetName() string {
@@ -1656,14 +1749,18 @@ const file_wololo_v1_job_proto_rawDesc = "" +
 	"\vdata_offset\x18\x02 \x01(\x03R\n" +
 	"dataOffset\x12\x12\n" +
 	"\x04size\x18\x03 \x01(\x03R\x04size\x12 \n" +
-	"\vfingerprint\x18\x04 \x01(\fR\vfingerprint\"\xf3\x01\n" +
+	"\vfingerprint\x18\x04 \x01(\fR\vfingerprint\"\x9d\x02\n" +
 	"\x10CreateJobRequest\x12/\n" +
 	"\amatches\x18\x01 \x01(\v2\x15.wololo.v1.FileHeaderR\amatches\x12/\n" +
 	"\aplayers\x18\x02 \x01(\v2\x15.wololo.v1.FileHeaderR\aplayers\x12\x15\n" +
 	"\x06job_id\x18\x03 \x01(\tR\x05jobId\x12(\n" +
 	"\rmax_malformed\x18\x04 \x01(\x01H\x00R\fmaxMalformed\x88\x01\x01\x12*\n" +
-	"\aqueries\x18\x05 \x03(\v2\x10.wololo.v1.QueryR\aqueriesB\x10\n" +
-	"\x0e_max_malformed\"-\n" +
+	"\aqueries\x18\x05 \x03(\v2\x10.wololo.v1.QueryR\aqueries\x12(\n" +
+	"\x06tables\x18\x06 \x03(\v2\x10.wololo.v1.TableR\x06tablesB\x10\n" +
+	"\x0e_max_malformed\"J\n" +
+	"\x05Table\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12-\n" +
+	"\x06header\x18\x02 \x01(\v2\x15.wololo.v1.FileHeaderR\x06header\"-\n" +
 	"\x05Query\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x10\n" +
 	"\x03sql\x18\x02 \x01(\tR\x03sql\"^\n" +
@@ -1675,10 +1772,11 @@ const file_wololo_v1_job_proto_rawDesc = "" +
 	"\x05start\x18\x01 \x01(\v2\x16.wololo.v1.UploadStartH\x00R\x05start\x12\x14\n" +
 	"\x04data\x18\x02 \x01(\fH\x00R\x04data\x121\n" +
 	"\x06finish\x18\x03 \x01(\v2\x17.wololo.v1.UploadFinishH\x00R\x06finishB\a\n" +
-	"\x05frame\"N\n" +
+	"\x05frame\"d\n" +
 	"\vUploadStart\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12(\n" +
-	"\x04file\x18\x02 \x01(\x0e2\x14.wololo.v1.InputFileR\x04file\"\"\n" +
+	"\x04file\x18\x02 \x01(\x0e2\x14.wololo.v1.InputFileR\x04file\x12\x14\n" +
+	"\x05table\x18\x03 \x01(\tR\x05table\"\"\n" +
 	"\fUploadFinish\x12\x12\n" +
 	"\x04size\x18\x01 \x01(\x03R\x04size\"P\n" +
 	"\x0eUploadResponse\x12\x16\n" +
@@ -1702,7 +1800,7 @@ const file_wololo_v1_job_proto_rawDesc = "" +
 	"\x06Reject\x12\x16\n" +
 	"\x06offset\x18\x01 \x01(\x03R\x06offset\x12\x16\n" +
 	"\x06reason\x18\x02 \x01(\tR\x06reason\x12\x12\n" +
-	"\x04head\x18\x03 \x01(\fR\x04head\"\xb8\x03\n" +
+	"\x04head\x18\x03 \x01(\fR\x04head\"\xe7\x03\n" +
 	"\x03Job\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12)\n" +
 	"\x05state\x18\x02 \x01(\x0e2\x13.wololo.v1.JobStateR\x05state\x12\x18\n" +
@@ -1713,7 +1811,8 @@ const file_wololo_v1_job_proto_rawDesc = "" +
 	"resultRows\x12'\n" +
 	"\x0felapsed_seconds\x18\a \x01(\x01R\x0eelapsedSeconds\x120\n" +
 	"\x06stages\x18\x10 \x03(\v2\x18.wololo.v1.StageProgressR\x06stages\x12\x18\n" +
-	"\aqueries\x18\x11 \x03(\tR\aqueries\x1a=\n" +
+	"\aqueries\x18\x11 \x03(\tR\aqueries\x12-\n" +
+	"\x06tables\x18\x12 \x03(\v2\x15.wololo.v1.FileReportR\x06tables\x1a=\n" +
 	"\x0fResultRowsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01\"\x9a\x01\n" +
@@ -1787,75 +1886,79 @@ func file_wololo_v1_job_proto_rawDescGZIP() []byte {
 }
 
 var file_wololo_v1_job_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_wololo_v1_job_proto_msgTypes = make([]protoimpl.MessageInfo, 25)
+var file_wololo_v1_job_proto_msgTypes = make([]protoimpl.MessageInfo, 26)
 var file_wololo_v1_job_proto_goTypes = []any{
 	(InputFile)(0),                // 0: wololo.v1.InputFile
 	(JobState)(0),                 // 1: wololo.v1.JobState
 	(*FileHeader)(nil),            // 2: wololo.v1.FileHeader
 	(*CreateJobRequest)(nil),      // 3: wololo.v1.CreateJobRequest
-	(*Query)(nil),                 // 4: wololo.v1.Query
-	(*CreateJobResponse)(nil),     // 5: wololo.v1.CreateJobResponse
-	(*UploadRequest)(nil),         // 6: wololo.v1.UploadRequest
-	(*UploadStart)(nil),           // 7: wololo.v1.UploadStart
-	(*UploadFinish)(nil),          // 8: wololo.v1.UploadFinish
-	(*UploadResponse)(nil),        // 9: wololo.v1.UploadResponse
-	(*FileReport)(nil),            // 10: wololo.v1.FileReport
-	(*Reject)(nil),                // 11: wololo.v1.Reject
-	(*Job)(nil),                   // 12: wololo.v1.Job
-	(*StageProgress)(nil),         // 13: wololo.v1.StageProgress
-	(*GetJobRequest)(nil),         // 14: wololo.v1.GetJobRequest
-	(*GetJobResponse)(nil),        // 15: wololo.v1.GetJobResponse
-	(*WatchJobRequest)(nil),       // 16: wololo.v1.WatchJobRequest
-	(*WatchJobResponse)(nil),      // 17: wololo.v1.WatchJobResponse
-	(*GetResultsRequest)(nil),     // 18: wololo.v1.GetResultsRequest
-	(*GetResultsResponse)(nil),    // 19: wololo.v1.GetResultsResponse
-	(*DeleteJobRequest)(nil),      // 20: wololo.v1.DeleteJobRequest
-	(*DeleteJobResponse)(nil),     // 21: wololo.v1.DeleteJobResponse
-	(*ListJobsRequest)(nil),       // 22: wololo.v1.ListJobsRequest
-	(*ListJobsResponse)(nil),      // 23: wololo.v1.ListJobsResponse
-	(*JobSummary)(nil),            // 24: wololo.v1.JobSummary
-	nil,                           // 25: wololo.v1.FileReport.MissingEntry
-	nil,                           // 26: wololo.v1.Job.ResultRowsEntry
-	(*timestamppb.Timestamp)(nil), // 27: google.protobuf.Timestamp
+	(*Table)(nil),                 // 4: wololo.v1.Table
+	(*Query)(nil),                 // 5: wololo.v1.Query
+	(*CreateJobResponse)(nil),     // 6: wololo.v1.CreateJobResponse
+	(*UploadRequest)(nil),         // 7: wololo.v1.UploadRequest
+	(*UploadStart)(nil),           // 8: wololo.v1.UploadStart
+	(*UploadFinish)(nil),          // 9: wololo.v1.UploadFinish
+	(*UploadResponse)(nil),        // 10: wololo.v1.UploadResponse
+	(*FileReport)(nil),            // 11: wololo.v1.FileReport
+	(*Reject)(nil),                // 12: wololo.v1.Reject
+	(*Job)(nil),                   // 13: wololo.v1.Job
+	(*StageProgress)(nil),         // 14: wololo.v1.StageProgress
+	(*GetJobRequest)(nil),         // 15: wololo.v1.GetJobRequest
+	(*GetJobResponse)(nil),        // 16: wololo.v1.GetJobResponse
+	(*WatchJobRequest)(nil),       // 17: wololo.v1.WatchJobRequest
+	(*WatchJobResponse)(nil),      // 18: wololo.v1.WatchJobResponse
+	(*GetResultsRequest)(nil),     // 19: wololo.v1.GetResultsRequest
+	(*GetResultsResponse)(nil),    // 20: wololo.v1.GetResultsResponse
+	(*DeleteJobRequest)(nil),      // 21: wololo.v1.DeleteJobRequest
+	(*DeleteJobResponse)(nil),     // 22: wololo.v1.DeleteJobResponse
+	(*ListJobsRequest)(nil),       // 23: wololo.v1.ListJobsRequest
+	(*ListJobsResponse)(nil),      // 24: wololo.v1.ListJobsResponse
+	(*JobSummary)(nil),            // 25: wololo.v1.JobSummary
+	nil,                           // 26: wololo.v1.FileReport.MissingEntry
+	nil,                           // 27: wololo.v1.Job.ResultRowsEntry
+	(*timestamppb.Timestamp)(nil), // 28: google.protobuf.Timestamp
 }
 var file_wololo_v1_job_proto_depIdxs = []int32{
 	2,  // 0: wololo.v1.CreateJobRequest.matches:type_name -> wololo.v1.FileHeader
 	2,  // 1: wololo.v1.CreateJobRequest.players:type_name -> wololo.v1.FileHeader
-	4,  // 2: wololo.v1.CreateJobRequest.queries:type_name -> wololo.v1.Query
-	7,  // 3: wololo.v1.UploadRequest.start:type_name -> wololo.v1.UploadStart
-	8,  // 4: wololo.v1.UploadRequest.finish:type_name -> wololo.v1.UploadFinish
-	0,  // 5: wololo.v1.UploadStart.file:type_name -> wololo.v1.InputFile
-	25, // 6: wololo.v1.FileReport.missing:type_name -> wololo.v1.FileReport.MissingEntry
-	11, // 7: wololo.v1.FileReport.rejects:type_name -> wololo.v1.Reject
-	1,  // 8: wololo.v1.Job.state:type_name -> wololo.v1.JobState
-	10, // 9: wololo.v1.Job.matches:type_name -> wololo.v1.FileReport
-	10, // 10: wololo.v1.Job.players:type_name -> wololo.v1.FileReport
-	26, // 11: wololo.v1.Job.result_rows:type_name -> wololo.v1.Job.ResultRowsEntry
-	13, // 12: wololo.v1.Job.stages:type_name -> wololo.v1.StageProgress
-	12, // 13: wololo.v1.GetJobResponse.job:type_name -> wololo.v1.Job
-	12, // 14: wololo.v1.WatchJobResponse.job:type_name -> wololo.v1.Job
-	24, // 15: wololo.v1.ListJobsResponse.jobs:type_name -> wololo.v1.JobSummary
-	1,  // 16: wololo.v1.JobSummary.state:type_name -> wololo.v1.JobState
-	27, // 17: wololo.v1.JobSummary.created:type_name -> google.protobuf.Timestamp
-	3,  // 18: wololo.v1.JobService.CreateJob:input_type -> wololo.v1.CreateJobRequest
-	6,  // 19: wololo.v1.JobService.Upload:input_type -> wololo.v1.UploadRequest
-	14, // 20: wololo.v1.JobService.GetJob:input_type -> wololo.v1.GetJobRequest
-	16, // 21: wololo.v1.JobService.WatchJob:input_type -> wololo.v1.WatchJobRequest
-	18, // 22: wololo.v1.JobService.GetResults:input_type -> wololo.v1.GetResultsRequest
-	20, // 23: wololo.v1.JobService.DeleteJob:input_type -> wololo.v1.DeleteJobRequest
-	22, // 24: wololo.v1.JobService.ListJobs:input_type -> wololo.v1.ListJobsRequest
-	5,  // 25: wololo.v1.JobService.CreateJob:output_type -> wololo.v1.CreateJobResponse
-	9,  // 26: wololo.v1.JobService.Upload:output_type -> wololo.v1.UploadResponse
-	15, // 27: wololo.v1.JobService.GetJob:output_type -> wololo.v1.GetJobResponse
-	17, // 28: wololo.v1.JobService.WatchJob:output_type -> wololo.v1.WatchJobResponse
-	19, // 29: wololo.v1.JobService.GetResults:output_type -> wololo.v1.GetResultsResponse
-	21, // 30: wololo.v1.JobService.DeleteJob:output_type -> wololo.v1.DeleteJobResponse
-	23, // 31: wololo.v1.JobService.ListJobs:output_type -> wololo.v1.ListJobsResponse
-	25, // [25:32] is the sub-list for method output_type
-	18, // [18:25] is the sub-list for method input_type
-	18, // [18:18] is the sub-list for extension type_name
-	18, // [18:18] is the sub-list for extension extendee
-	0,  // [0:18] is the sub-list for field type_name
+	5,  // 2: wololo.v1.CreateJobRequest.queries:type_name -> wololo.v1.Query
+	4,  // 3: wololo.v1.CreateJobRequest.tables:type_name -> wololo.v1.Table
+	2,  // 4: wololo.v1.Table.header:type_name -> wololo.v1.FileHeader
+	8,  // 5: wololo.v1.UploadRequest.start:type_name -> wololo.v1.UploadStart
+	9,  // 6: wololo.v1.UploadRequest.finish:type_name -> wololo.v1.UploadFinish
+	0,  // 7: wololo.v1.UploadStart.file:type_name -> wololo.v1.InputFile
+	26, // 8: wololo.v1.FileReport.missing:type_name -> wololo.v1.FileReport.MissingEntry
+	12, // 9: wololo.v1.FileReport.rejects:type_name -> wololo.v1.Reject
+	1,  // 10: wololo.v1.Job.state:type_name -> wololo.v1.JobState
+	11, // 11: wololo.v1.Job.matches:type_name -> wololo.v1.FileReport
+	11, // 12: wololo.v1.Job.players:type_name -> wololo.v1.FileReport
+	27, // 13: wololo.v1.Job.result_rows:type_name -> wololo.v1.Job.ResultRowsEntry
+	14, // 14: wololo.v1.Job.stages:type_name -> wololo.v1.StageProgress
+	11, // 15: wololo.v1.Job.tables:type_name -> wololo.v1.FileReport
+	13, // 16: wololo.v1.GetJobResponse.job:type_name -> wololo.v1.Job
+	13, // 17: wololo.v1.WatchJobResponse.job:type_name -> wololo.v1.Job
+	25, // 18: wololo.v1.ListJobsResponse.jobs:type_name -> wololo.v1.JobSummary
+	1,  // 19: wololo.v1.JobSummary.state:type_name -> wololo.v1.JobState
+	28, // 20: wololo.v1.JobSummary.created:type_name -> google.protobuf.Timestamp
+	3,  // 21: wololo.v1.JobService.CreateJob:input_type -> wololo.v1.CreateJobRequest
+	7,  // 22: wololo.v1.JobService.Upload:input_type -> wololo.v1.UploadRequest
+	15, // 23: wololo.v1.JobService.GetJob:input_type -> wololo.v1.GetJobRequest
+	17, // 24: wololo.v1.JobService.WatchJob:input_type -> wololo.v1.WatchJobRequest
+	19, // 25: wololo.v1.JobService.GetResults:input_type -> wololo.v1.GetResultsRequest
+	21, // 26: wololo.v1.JobService.DeleteJob:input_type -> wololo.v1.DeleteJobRequest
+	23, // 27: wololo.v1.JobService.ListJobs:input_type -> wololo.v1.ListJobsRequest
+	6,  // 28: wololo.v1.JobService.CreateJob:output_type -> wololo.v1.CreateJobResponse
+	10, // 29: wololo.v1.JobService.Upload:output_type -> wololo.v1.UploadResponse
+	16, // 30: wololo.v1.JobService.GetJob:output_type -> wololo.v1.GetJobResponse
+	18, // 31: wololo.v1.JobService.WatchJob:output_type -> wololo.v1.WatchJobResponse
+	20, // 32: wololo.v1.JobService.GetResults:output_type -> wololo.v1.GetResultsResponse
+	22, // 33: wololo.v1.JobService.DeleteJob:output_type -> wololo.v1.DeleteJobResponse
+	24, // 34: wololo.v1.JobService.ListJobs:output_type -> wololo.v1.ListJobsResponse
+	28, // [28:35] is the sub-list for method output_type
+	21, // [21:28] is the sub-list for method input_type
+	21, // [21:21] is the sub-list for extension type_name
+	21, // [21:21] is the sub-list for extension extendee
+	0,  // [0:21] is the sub-list for field type_name
 }
 
 func init() { file_wololo_v1_job_proto_init() }
@@ -1864,7 +1967,7 @@ func file_wololo_v1_job_proto_init() {
 		return
 	}
 	file_wololo_v1_job_proto_msgTypes[1].OneofWrappers = []any{}
-	file_wololo_v1_job_proto_msgTypes[4].OneofWrappers = []any{
+	file_wololo_v1_job_proto_msgTypes[5].OneofWrappers = []any{
 		(*UploadRequest_Start)(nil),
 		(*UploadRequest_Data)(nil),
 		(*UploadRequest_Finish)(nil),
@@ -1875,7 +1978,7 @@ func file_wololo_v1_job_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_wololo_v1_job_proto_rawDesc), len(file_wololo_v1_job_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   25,
+			NumMessages:   26,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

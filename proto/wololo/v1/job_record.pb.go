@@ -27,7 +27,8 @@ type JobRecord struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// When the job was created, in Unix milliseconds.
 	CreatedUnixMs int64 `protobuf:"varint,1,opt,name=created_unix_ms,json=createdUnixMs,proto3" json:"created_unix_ms,omitempty"`
-	// The input files, matches.csv then match_players.csv.
+	// The input files, matches.csv then match_players.csv, then the
+	// job's extra tables in the order of tables.
 	Files []*FileRecord `protobuf:"bytes,2,rep,name=files,proto3" json:"files,omitempty"`
 	// The client that created the job (its certificate's name; empty for a
 	// gateway run with --insecure, and in records written before owners).
@@ -45,7 +46,11 @@ type JobRecord struct {
 	Queries []*Query `protobuf:"bytes,6,rep,name=queries,proto3" json:"queries,omitempty"`
 	// The physical plan made of them when the job was created (JSON), which
 	// every instance runs (IntroduceJobRequest.plan); empty when none.
-	Plan          []byte `protobuf:"bytes,7,opt,name=plan,proto3" json:"plan,omitempty"`
+	Plan []byte `protobuf:"bytes,7,opt,name=plan,proto3" json:"plan,omitempty"`
+	// The names of the job's extra tables (CreateJobRequest.tables), in
+	// order: files[2+i] is the file of tables[i]. None in records written
+	// before tables.
+	Tables        []string `protobuf:"bytes,8,rep,name=tables,proto3" json:"tables,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -125,6 +130,13 @@ func (x *JobRecord) GetQueries() []*Query {
 func (x *JobRecord) GetPlan() []byte {
 	if x != nil {
 		return x.Plan
+	}
+	return nil
+}
+
+func (x *JobRecord) GetTables() []string {
+	if x != nil {
+		return x.Tables
 	}
 	return nil
 }
@@ -348,7 +360,7 @@ var File_wololo_v1_job_record_proto protoreflect.FileDescriptor
 
 const file_wololo_v1_job_record_proto_rawDesc = "" +
 	"\n" +
-	"\x1awololo/v1/job_record.proto\x12\twololo.v1\x1a\x13wololo/v1/job.proto\"\x86\x02\n" +
+	"\x1awololo/v1/job_record.proto\x12\twololo.v1\x1a\x13wololo/v1/job.proto\"\x9e\x02\n" +
 	"\tJobRecord\x12&\n" +
 	"\x0fcreated_unix_ms\x18\x01 \x01(\x03R\rcreatedUnixMs\x12+\n" +
 	"\x05files\x18\x02 \x03(\v2\x15.wololo.v1.FileRecordR\x05files\x12\x14\n" +
@@ -356,7 +368,8 @@ const file_wololo_v1_job_record_proto_rawDesc = "" +
 	"\x04name\x18\x04 \x01(\tR\x04name\x12(\n" +
 	"\rmax_malformed\x18\x05 \x01(\x01H\x00R\fmaxMalformed\x88\x01\x01\x12*\n" +
 	"\aqueries\x18\x06 \x03(\v2\x10.wololo.v1.QueryR\aqueries\x12\x12\n" +
-	"\x04plan\x18\a \x01(\fR\x04planB\x10\n" +
+	"\x04plan\x18\a \x01(\fR\x04plan\x12\x16\n" +
+	"\x06tables\x18\b \x03(\tR\x06tablesB\x10\n" +
 	"\x0e_max_malformed\"}\n" +
 	"\n" +
 	"FileRecord\x12\x18\n" +

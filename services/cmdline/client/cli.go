@@ -114,11 +114,13 @@ func IsTerminal(w io.Writer) bool {
 
 func runSubmit(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
 	fs := cli.NewFlagSet("wololo client submit", "usage: wololo client submit --matches F --players F --out DIR\n"+
-		"                            [--query NAME=FILE.sql ... [--explain]] [flags]\n\n"+
-		"Creates a job (or re-attaches to --job), uploads both files, waits, and writes the\n"+
+		"                            [--query NAME=FILE.sql ... [--table NAME=F ...] [--explain]] [flags]\n\n"+
+		"Creates a job (or re-attaches to --job), uploads its files, waits, and writes the\n"+
 		"results: q1.csv..q4.csv of the four default queries, or with --query NAME=FILE.sql\n"+
 		"(repeatable) the job's own SQL queries (docs/sql.md) over the tables matches and\n"+
-		"match_players, and NAME.csv of each. The gateway compiles them; one it refuses\n"+
+		"match_players, and NAME.csv of each; --table NAME=F (repeatable) adds the CSV file F,\n"+
+		"whose header row names its columns, as table NAME, uploaded after the two files.\n"+
+		"The gateway compiles the queries; one it refuses\n"+
 		"exits 4 with its message, which names the construct and its line:column.\n"+
 		"--explain prints the plans the gateway made of them before the upload.\n"+
 		"With --json the final report is one JSON object on stdout (job_id, state, inputs,\n"+
@@ -134,6 +136,7 @@ func runSubmit(ctx context.Context, args []string, stdout, stderr io.Writer) (er
 	fs.StringVar(&o.Players, "players", "", "path of match_players.csv (required)")
 	fs.StringVar(&o.Out, "out", "", "directory for the results, q1.csv..q4.csv or NAME.csv of each --query (required)")
 	queryFlags := sqlflags.RegisterQueryFlags(fs, "a SQL query of the job, NAME=FILE.sql: its rows are written to NAME.csv (repeatable; default: the four default queries)")
+	tableFlags := sqlflags.RegisterTableFlags(fs, "another table of the --query queries, NAME=F: F's header row names its columns (repeatable)")
 	printPlans := fs.Bool("explain", false, "print the plans the gateway made of the --query queries before uploading (with --json: in the object, as explain)")
 	fs.StringVar(&o.JobID, "job", "", "job id to create or re-attach to (default: a new one)")
 	fs.BoolVar(&o.Keep, "keep", false, "keep the job at the gateway after fetching its results")
@@ -157,8 +160,16 @@ func runSubmit(ctx context.Context, args []string, stdout, stderr io.Writer) (er
 	if *printPlans && !queryFlags.Given() {
 		return cli.Usagef(fs, "--explain is for the plans of --query queries")
 	}
+	if len(tableFlags.List()) > 0 && !queryFlags.Given() {
+		return cli.Usagef(fs, "--table is for the tables of --query queries")
+	}
 	if o.Queries, err = queryFlags.Read(); err != nil {
 		return err
+	}
+	paths := []string{o.Matches, o.Players}
+	for _, kv := range tableFlags.List() {
+		o.Tables = append(o.Tables, Table{Name: kv[0], Path: kv[1]})
+		paths = append(paths, kv[1])
 	}
 	if *printPlans {
 		o.Explain = stdout
@@ -171,7 +182,7 @@ func runSubmit(ctx context.Context, args []string, stdout, stderr io.Writer) (er
 	}
 	// The inputs first: a missing file is the likelier mistake, and
 	// says more than a missing credential.
-	for _, path := range []string{o.Matches, o.Players} {
+	for _, path := range paths {
 		if _, err := os.Stat(path); err != nil {
 			return err
 		}
@@ -216,7 +227,7 @@ func PrintSummary(w io.Writer, sum *Summary) {
 
 // PrintReport prints a job's per-file report.
 func PrintReport(w io.Writer, job *wololov1.Job) {
-	for _, r := range []*wololov1.FileReport{job.Matches, job.Players} {
+	for _, r := range InputReports(job) {
 		if r == nil {
 			continue
 		}

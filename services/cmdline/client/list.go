@@ -23,9 +23,9 @@ type JobListing struct {
 	ID             string    `json:"id"`     // the gateway's internal id, as `wololo top` and the logs name it
 	State          string    `json:"state"`  // uploading, running, done, failed
 	Message        string    `json:"message,omitempty"`
-	Progress       float64   `json:"progress"`       // 0..1: the share of both files committed; 1 once done
-	UploadedBytes  int64     `json:"uploaded_bytes"` // both files, committed by the gateway
-	SizeBytes      int64     `json:"size_bytes"`     // both files, declared
+	Progress       float64   `json:"progress"`       // 0..1: the share of its files and tables committed; 1 once done
+	UploadedBytes  int64     `json:"uploaded_bytes"` // its files and tables, committed by the gateway
+	SizeBytes      int64     `json:"size_bytes"`     // its files and tables, declared
 	Created        time.Time `json:"created"`        // RFC 3339
 	ElapsedSeconds float64   `json:"elapsed_seconds"`
 }

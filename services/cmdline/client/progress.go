@@ -6,8 +6,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 )
 
 // progress shows the upload: a redrawn bar on a terminal, a plain line
@@ -15,15 +13,15 @@ import (
 type progress struct {
 	w        io.Writer
 	terminal bool
-	total    int64 // bytes of both files
+	total    int64 // bytes of every file and table
 
 	mu       sync.Mutex
 	start    time.Time
 	name     string
-	base     map[wololov1.InputFile]int64 // offset where this session started, per file
-	baseRows map[wololov1.InputFile]int64 // rows the gateway had before this session, per file
-	offset   map[wololov1.InputFile]int64
-	rows     map[wololov1.InputFile]int64
+	base     map[string]int64 // offset where this session started, per file
+	baseRows map[string]int64 // rows the gateway had before this session, per file
+	offset   map[string]int64
+	rows     map[string]int64
 	lastDraw time.Time
 	drawn    bool
 	moved    func() // told of every offset acknowledged; nil for none
@@ -31,7 +29,7 @@ type progress struct {
 
 func newProgress(w io.Writer, terminal bool) *progress {
 	return &progress{w: w, terminal: terminal, start: time.Now(),
-		base: map[wololov1.InputFile]int64{}, baseRows: map[wololov1.InputFile]int64{}, offset: map[wololov1.InputFile]int64{}, rows: map[wololov1.InputFile]int64{}}
+		base: map[string]int64{}, baseRows: map[string]int64{}, offset: map[string]int64{}, rows: map[string]int64{}}
 }
 
 func (p *progress) printf(format string, args ...any) {
@@ -47,7 +45,7 @@ func (p *progress) printf(format string, args ...any) {
 	fmt.Fprintf(p.w, format, args...)
 }
 
-func (p *progress) setFile(name string, f wololov1.InputFile, offset, rows int64) {
+func (p *progress) setFile(name string, f string, offset, rows int64) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.name = name
@@ -57,7 +55,7 @@ func (p *progress) setFile(name string, f wololov1.InputFile, offset, rows int64
 	p.offset[f], p.rows[f] = offset, rows
 }
 
-func (p *progress) ack(f wololov1.InputFile, offset, rows int64) {
+func (p *progress) ack(f string, offset, rows int64) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.offset[f], p.rows[f] = offset, rows

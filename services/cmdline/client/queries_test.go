@@ -32,8 +32,9 @@ type queryGateway struct {
 	results map[string]string // result file → content
 	sent    []string          // the result files GetResults sends, in order
 
-	mu  sync.Mutex
-	req *wololov1.CreateJobRequest
+	mu      sync.Mutex
+	req     *wololov1.CreateJobRequest
+	uploads []*wololov1.UploadStart // the uploads' starts, in order
 }
 
 const fakeExplain = "query civs, logical plan:\nscan match_players\n\nphysical plan on gateway[1] and shard[2]:\n"
@@ -54,9 +55,15 @@ func (g *queryGateway) Upload(stream wololov1.JobService_UploadServer) error {
 		return err
 	}
 	g.mu.Lock()
+	g.uploads = append(g.uploads, start.GetStart())
 	size := g.req.Matches.Size
 	if start.GetStart().GetFile() == wololov1.InputFile_INPUT_FILE_PLAYERS {
 		size = g.req.Players.Size
+	}
+	for _, t := range g.req.Tables {
+		if t.Name == start.GetStart().GetTable() {
+			size = t.Header.Size
+		}
 	}
 	g.mu.Unlock()
 	return stream.Send(&wololov1.UploadResponse{Offset: size, Done: true})

@@ -30,7 +30,7 @@ func WriteRejects(dir string, job *wololov1.Job) (string, int, error) {
 	w := csv.NewWriter(&buf)
 	w.Write([]string{"file", "offset", "reason", "first_bytes"})
 	n := 0
-	for _, f := range []*wololov1.FileReport{job.GetMatches(), job.GetPlayers()} {
+	for _, f := range InputReports(job) {
 		for _, r := range f.GetRejects() {
 			w.Write([]string{f.File, strconv.FormatInt(r.Offset, 10), r.Reason, string(trimLineEnd(r.Head))})
 			n++

@@ -42,7 +42,7 @@ type InputReport struct {
 type SubmitReport struct {
 	JobReport
 	Outputs       []OutputReport `json:"outputs"`
-	UploadedBytes int64          `json:"uploaded_bytes"` // both files, by this run
+	UploadedBytes int64          `json:"uploaded_bytes"` // its files and tables, by this run
 	UploadSeconds float64        `json:"upload_seconds"`
 	TotalSeconds  float64        `json:"total_seconds"`
 	Rejects       string         `json:"rejects,omitempty"` // rejects.csv written, if any malformed record was listed
@@ -59,6 +59,13 @@ type OutputReport struct {
 	Bytes int64  `json:"bytes"`
 }
 
+// InputReports are a job's reports of its inputs: the two files, then its
+// extra tables (Job.tables, FileReport.file their names), in order; a
+// report the gateway did not send is nil.
+func InputReports(job *wololov1.Job) []*wololov1.FileReport {
+	return append([]*wololov1.FileReport{job.GetMatches(), job.GetPlayers()}, job.GetTables()...)
+}
+
 // NewJobReport describes job (nil: State "unknown").
 func NewJobReport(id string, job *wololov1.Job) JobReport {
 	r := JobReport{JobID: id, State: "unknown", Inputs: []InputReport{}}
@@ -66,7 +73,7 @@ func NewJobReport(id string, job *wololov1.Job) JobReport {
 		return r
 	}
 	r.JobID, r.State, r.Message, r.ElapsedSeconds = job.JobId, StateWord(job.State), job.Message, job.ElapsedSeconds
-	for _, f := range []*wololov1.FileReport{job.Matches, job.Players} {
+	for _, f := range InputReports(job) {
 		if f == nil {
 			continue
 		}

@@ -95,7 +95,7 @@ func (w *stallWatch) lastJob() *wololov1.Job {
 func progressKey(j *wololov1.Job) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s", j.GetState())
-	for _, f := range []*wololov1.FileReport{j.GetMatches(), j.GetPlayers()} {
+	for _, f := range InputReports(j) {
 		fmt.Fprintf(&b, " %d", f.GetOffset())
 	}
 	for _, s := range j.GetStages() {

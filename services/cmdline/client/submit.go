@@ -26,6 +26,7 @@ import (
 	"github.com/wololo/wololo/services/base/backoff"
 	"github.com/wololo/wololo/services/base/jobid"
 	"github.com/wololo/wololo/services/cmdline/cli"
+	sqlflags "github.com/wololo/wololo/services/cmdline/explain"
 	"github.com/wololo/wololo/services/dataflow/ingest"
 	"github.com/wololo/wololo/services/dataflow/schema"
 	"github.com/wololo/wololo/services/dataflow/sql/sqljob"
@@ -66,10 +67,58 @@ type SubmitOptions struct {
 	// The gateway compiles them; one it refuses fails the submit with its
 	// message (cli.ErrRefused), which names the construct and line:column.
 	Queries []sqljob.Query
+	// Tables are the job's extra tables (--table NAME=F, a job of Queries
+	// only), uploaded after the two files.
+	Tables []Table
 	// Explain, if set, is where the plans the gateway made of the
 	// queries are printed once the job is created, before the upload
 	// (--explain; io.Discard with --json, whose object carries them).
 	Explain io.Writer
+}
+
+// Table is an extra table of a job: its name in the queries and the path
+// of its CSV file, whose header row names its columns.
+type Table struct{ Name, Path string }
+
+// input is one input of a job to upload: one of the two files, or a
+// table (file unspecified).
+type input struct {
+	path  string
+	file  wololov1.InputFile
+	table string
+	size  int64
+}
+
+// start is the first frame of the input's upload to job id.
+func (in input) start(id string) *wololov1.UploadStart {
+	return &wololov1.UploadStart{JobId: id, File: in.file, Table: in.table}
+}
+
+// key tells the input from the job's others in the progress.
+func (in input) key() string {
+	if in.table != "" {
+		return "table " + in.table
+	}
+	return in.file.String()
+}
+
+// readTableHeader opens a table's file, reads its header row
+// (explain.TableHeader: no column required) and fingerprints it.
+func readTableHeader(path string) (*wololov1.FileHeader, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	hd, err := sqlflags.TableHeader(f, path)
+	if err != nil {
+		return nil, err
+	}
+	h := &wololov1.FileHeader{Columns: hd.Columns, DataOffset: hd.DataOffset, Size: hd.Size}
+	if h.Fingerprint, err = Fingerprint(f, hd.Size); err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	return h, nil
 }
 
 // requestQueries are the queries as CreateJob takes them.
@@ -175,7 +224,8 @@ func Fingerprint(f io.ReaderAt, size int64) ([]byte, error) {
 	return h.Sum(nil), nil
 }
 
-// Submit runs a whole job: create, upload both files, wait, fetch results.
+// Submit runs a whole job: create, upload both files and then its
+// tables, wait, fetch results.
 // Once the job exists at the gateway it returns a Summary also with an
 // error: what is known of the job (its id, its last state, the time
 // spent). A job that failed gives an error marked cli.ErrJobFailed.
@@ -194,6 +244,14 @@ func Submit(ctx context.Context, o SubmitOptions) (sum *Summary, err error) {
 	ph, err = readHeader(o.Players, schema.Players)
 	if err != nil {
 		return nil, fmt.Errorf("the players file: %w", err)
+	}
+	var tables []*wololov1.Table
+	for _, t := range o.Tables {
+		h, err := readTableHeader(t.Path)
+		if err != nil {
+			return nil, fmt.Errorf("table %s: %w", t.Name, err)
+		}
+		tables = append(tables, &wololov1.Table{Name: t.Name, Header: h})
 	}
 	if err := CheckWritable(o.Out); err != nil {
 		return nil, err
@@ -214,7 +272,7 @@ func Submit(ctx context.Context, o SubmitOptions) (sum *Summary, err error) {
 		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 		defer cancel()
 		var err error
-		created, err = gw.Jobs.CreateJob(cctx, &wololov1.CreateJobRequest{Matches: mh, Players: ph, JobId: o.JobID, MaxMalformed: o.MaxMalformed, Queries: requestQueries(o.Queries)}, grpc.WaitForReady(true))
+		created, err = gw.Jobs.CreateJob(cctx, &wololov1.CreateJobRequest{Matches: mh, Players: ph, JobId: o.JobID, MaxMalformed: o.MaxMalformed, Queries: requestQueries(o.Queries), Tables: tables}, grpc.WaitForReady(true))
 		return err
 	})
 	if err != nil {
@@ -254,17 +312,18 @@ func Submit(ctx context.Context, o SubmitOptions) (sum *Summary, err error) {
 		return cli.WithHint(explain(o.Server, err), resumeHint(o, sum.JobID))
 	}
 
-	files := []struct {
-		path string
-		kind wololov1.InputFile
-		size int64
-	}{{o.Matches, wololov1.InputFile_INPUT_FILE_MATCHES, mh.Size}, {o.Players, wololov1.InputFile_INPUT_FILE_PLAYERS, ph.Size}}
-	p.total = mh.Size + ph.Size
-	for _, f := range files {
-		if err := uploadWithRetry(ctx, gw, sum.JobID, f.path, f.kind, o.UploadAttempts, p); err != nil {
+	inputs := []input{{path: o.Matches, file: wololov1.InputFile_INPUT_FILE_MATCHES, size: mh.Size}, {path: o.Players, file: wololov1.InputFile_INPUT_FILE_PLAYERS, size: ph.Size}}
+	for i, t := range o.Tables {
+		inputs = append(inputs, input{path: t.Path, table: t.Name, size: tables[i].Header.Size})
+	}
+	for _, in := range inputs {
+		p.total += in.size
+	}
+	for _, in := range inputs {
+		if err := uploadWithRetry(ctx, gw, sum.JobID, in, o.UploadAttempts, p); err != nil {
 			return sum, leftBehind(err)
 		}
-		sum.Uploaded += f.size
+		sum.Uploaded += in.size
 	}
 	p.finishBar()
 	sum.Upload = time.Since(start)
@@ -321,10 +380,20 @@ func lastState(gw *Session, id string, last *wololov1.Job) *wololov1.Job {
 	return last
 }
 
-// resumeHint says how to pick a job left at the gateway up again.
+// resumeHint says how to pick a job left at the gateway up again: the
+// same files, queries and tables (a resume with others is refused).
 func resumeHint(o SubmitOptions, id string) string {
+	args := []string{"--job", id, "--matches", o.Matches, "--players", o.Players}
+	for _, q := range o.Queries {
+		if q.From != "" {
+			args = append(args, "--query", q.Name+"="+q.From)
+		}
+	}
+	for _, t := range o.Tables {
+		args = append(args, "--table", t.Name+"="+t.Path)
+	}
 	return fmt.Sprintf("job %s stays at the gateway: resume it with `%s`, follow it with `%s`", id,
-		o.Again.command("submit", "--job", id, "--matches", o.Matches, "--players", o.Players, "--out", o.Out),
+		o.Again.command("submit", append(args, "--out", o.Out)...),
 		o.Again.command("watch", "--job", id))
 }
 
@@ -361,21 +430,21 @@ func retryable(err error) bool {
 	return false
 }
 
-// uploadWithRetry uploads a file, resuming after every break. attempts
-// bounds the breaks in a row without progress; one that moved the
-// committed offset resets the count.
-func uploadWithRetry(ctx context.Context, gw *Session, id, path string, file wololov1.InputFile, attempts int, p *progress) error {
+// uploadWithRetry uploads a file or table, resuming after every break.
+// attempts bounds the breaks in a row without progress; one that moved
+// the committed offset resets the count.
+func uploadWithRetry(ctx context.Context, gw *Session, id string, in input, attempts int, p *progress) error {
 	if attempts <= 0 {
 		attempts = 10
 	}
 	r := backoff.Retry{Attempts: attempts, First: 200 * time.Millisecond, Max: 5 * time.Second}
 	r.OnRetry = func(err error, next int, wait time.Duration) {
-		p.printf("upload of %s interrupted (%v); resuming in %s (attempt %d of %d)\n", filepath.Base(path), status.Convert(err).Message(), wait, next, attempts)
+		p.printf("upload of %s interrupted (%v); resuming in %s (attempt %d of %d)\n", filepath.Base(in.path), status.Convert(err).Message(), wait, next, attempts)
 	}
 	return r.Do(ctx, gw.retryable, func(ctx context.Context) error {
 		var progressed bool
 		err := gw.call(ctx, func(ctx context.Context) (err error) {
-			progressed, err = upload(ctx, gw.Jobs, id, path, file, p)
+			progressed, err = upload(ctx, gw.Jobs, id, in, p)
 			return err
 		})
 		if progressed {
@@ -385,8 +454,10 @@ func uploadWithRetry(ctx context.Context, gw *Session, id, path string, file wol
 	})
 }
 
-// upload sends one file from the gateway's committed offset to the end.
-func upload(ctx context.Context, jobs wololov1.JobServiceClient, id, path string, file wololov1.InputFile, p *progress) (progressed bool, err error) {
+// upload sends one file or table from the gateway's committed offset to
+// the end.
+func upload(ctx context.Context, jobs wololov1.JobServiceClient, id string, in input, p *progress) (progressed bool, err error) {
+	path, file := in.path, in.key()
 	f, err := os.Open(path)
 	if err != nil {
 		return false, err
@@ -404,7 +475,7 @@ func upload(ctx context.Context, jobs wololov1.JobServiceClient, id, path string
 	if err != nil {
 		return false, err
 	}
-	if err := stream.Send(&wololov1.UploadRequest{Frame: &wololov1.UploadRequest_Start{Start: &wololov1.UploadStart{JobId: id, File: file}}}); err != nil {
+	if err := stream.Send(&wololov1.UploadRequest{Frame: &wololov1.UploadRequest_Start{Start: in.start(id)}}); err != nil {
 		return false, recvErr(stream, err)
 	}
 	first, err := stream.Recv()

@@ -99,7 +99,7 @@ func TestUploadRetries(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
 			var stderr bytes.Buffer
-			err = uploadWithRetry(ctx, s, "job", path, wololov1.InputFile_INPUT_FILE_MATCHES, 3, newProgress(&stderr, false))
+			err = uploadWithRetry(ctx, s, "job", input{path: path, file: wololov1.InputFile_INPUT_FILE_MATCHES}, 3, newProgress(&stderr, false))
 			if (err != nil) != c.fails || (c.fails && status.Code(err) != codes.Unavailable) {
 				t.Errorf("uploadWithRetry = %v; want failure %v", err, c.fails)
 			}

@@ -20,6 +20,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"slices"
 	"strings"
@@ -29,6 +30,7 @@ import (
 	"github.com/wololo/wololo/services/base/datagen"
 	"github.com/wololo/wololo/services/cmdline/cli"
 	"github.com/wololo/wololo/services/dataflow/csvio"
+	"github.com/wololo/wololo/services/dataflow/ingest"
 	"github.com/wololo/wololo/services/dataflow/schema"
 	"github.com/wololo/wololo/services/dataflow/sql"
 	"github.com/wololo/wololo/services/dataflow/sql/physical"
@@ -138,26 +140,44 @@ func (q *QueryFlags) Read() ([]sqljob.Query, error) {
 	return out, nil
 }
 
+// TableFlags is --table NAME=F, repeatable, in the order given: the
+// extra tables of a job of queries, which `wololo explain`, `wololo
+// demo`, `wololo client submit` and `wololo local run` take. A NAME given
+// twice is a usage error; whether it is a table's name is the SQL
+// engine's (and the gateway's) to say.
+type TableFlags struct{ p *pairs }
+
+// RegisterTableFlags adds --table to fs, with that help text.
+func RegisterTableFlags(fs *flag.FlagSet, help string) *TableFlags {
+	t := &TableFlags{p: &pairs{what: "table"}}
+	fs.Var(t.p, "table", help)
+	return t
+}
+
+// List is the --table flags given, NAME and file, in order.
+func (t *TableFlags) List() [][2]string { return slices.Clone(t.p.list) }
+
 // JobFlags are the flags of a job of SQL queries that `wololo explain`
 // and `wololo demo` share: --query NAME=FILE.sql and --table NAME=F, both
 // repeatable, in the order given.
 type JobFlags struct {
 	queries *QueryFlags
-	tables  *pairs
+	tables  *TableFlags
 }
 
 // RegisterJobFlags adds --query and --table to fs.
 func RegisterJobFlags(fs *flag.FlagSet) *JobFlags {
-	jf := &JobFlags{queries: RegisterQueryFlags(fs, "a query of the job, NAME=FILE.sql (repeatable; default: q1..q4)"), tables: &pairs{what: "table"}}
-	fs.Var(jf.tables, "table", "another table, NAME=F: F's header row names its columns (repeatable)")
-	return jf
+	return &JobFlags{
+		queries: RegisterQueryFlags(fs, "a query of the job, NAME=FILE.sql (repeatable; default: q1..q4)"),
+		tables:  RegisterTableFlags(fs, "another table, NAME=F: F's header row names its columns (repeatable)"),
+	}
 }
 
 // Queries reports whether any --query was given.
 func (jf *JobFlags) Queries() bool { return jf.queries.Given() }
 
 // Tables are the --table flags given, NAME and file, in order.
-func (jf *JobFlags) Tables() [][2]string { return slices.Clone(jf.tables.list) }
+func (jf *JobFlags) Tables() [][2]string { return jf.tables.List() }
 
 // Plan compiles the job's queries (the --query ones, else the four
 // default ones) on its tables' columns (matches and match_players: the
@@ -167,7 +187,7 @@ func (jf *JobFlags) Tables() [][2]string { return slices.Clone(jf.tables.list) }
 // a usage error (exit 2) naming the query, its file, and the construct's
 // line:column.
 func (jf *JobFlags) Plan(fs *flag.FlagSet, matches, players string, top deploy.Topology, w io.Writer) (*sqljob.Job, error) {
-	cat, err := catalog(fs, matches, players, jf.tables.list)
+	cat, err := catalog(fs, matches, players, jf.tables.p.list)
 	if err != nil {
 		return nil, err
 	}
@@ -223,36 +243,52 @@ func catalog(fs *flag.FlagSet, matches, players string, tables [][2]string) (sql
 		if i >= 2 && (kv[0] == "matches" || kv[0] == "match_players") {
 			return nil, cli.Usagef(fs, "--table %s: give that table with --%s", kv[0], map[string]string{"matches": "matches", "match_players": "players"}[kv[0]])
 		}
-		cols, err := header(kv[1])
+		h, err := readHeader(kv[1])
 		if err != nil {
 			return nil, fmt.Errorf("table %s: %w", kv[0], err)
 		}
-		cat[kv[0]] = cols
+		cat[kv[0]] = h.Columns
 	}
 	return cat, nil
 }
 
-// header reads the header row of a CSV file: its column names.
-func header(path string) ([]string, error) {
+// readHeader reads the header row of a CSV file (TableHeader).
+func readHeader(path string) (ingest.Header, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, err
+		return ingest.Header{}, err
 	}
 	defer f.Close()
+	return TableHeader(f, path)
+}
+
+// TableHeader reads the header row of a table's CSV file from f, which
+// its caller opened and names name in every error: its column names (none
+// required, each made valid UTF-8 as ingest.ReadHeader makes the two
+// files'), where its records begin and the file's size. The client reads
+// an extra table's header with it before it uploads the file.
+func TableHeader(f fs.File, name string) (ingest.Header, error) {
+	info, err := f.Stat()
+	if err != nil {
+		return ingest.Header{}, err
+	}
+	if info.IsDir() {
+		return ingest.Header{}, fmt.Errorf("%s is a directory, not a CSV file", name)
+	}
 	sc := csvio.NewScanner(f)
 	sc.SetMaxRecordSize(schema.MaxHeaderBytes)
 	if !sc.Scan() {
 		if err := sc.Err(); err != nil {
-			return nil, fmt.Errorf("%s: the header row: %w", path, err)
+			return ingest.Header{}, fmt.Errorf("%s: the header row: %w", name, err)
 		}
-		return nil, fmt.Errorf("%s: no header row", path)
+		return ingest.Header{}, fmt.Errorf("%s: no header row", name)
 	}
 	if sc.Kind() != csvio.Record {
-		return nil, fmt.Errorf("%s: the header row is malformed", path)
+		return ingest.Header{}, fmt.Errorf("%s: the header row is malformed", name)
 	}
-	var cols []string
+	h := ingest.Header{DataOffset: sc.Offset(), Size: info.Size()}
 	for _, c := range sc.Fields() {
-		cols = append(cols, string(c))
+		h.Columns = append(h.Columns, strings.ToValidUTF8(string(c), "\uFFFD"))
 	}
-	return cols, nil
+	return h, nil
 }

@@ -37,8 +37,8 @@ func (j *job) summary() *wololov1.ClusterJob {
 		end = j.finished
 	}
 	s := &wololov1.ClusterJob{JobId: j.id, Client: j.owner, Name: j.name, BytesTotal: j.bytes, ElapsedSeconds: end.Sub(j.created).Seconds()}
-	s.BytesUploaded, _ = sumSizes(j.files[0].offset, j.files[1].offset) // within BytesTotal, checked at creation
-	s.JobState, s.InputComplete = j.state, j.files[0].done && j.files[1].done
+	s.BytesUploaded = j.uploaded()
+	s.JobState, s.InputComplete = j.state, j.inputDone()
 	s.Queries = slices.Clone(j.queries)
 	return s
 }

@@ -17,6 +17,19 @@
 // own stage runtime; its results are NAME.csv of each query. A resume with
 // other queries is refused as one with other files is.
 //
+// A job of queries may have extra tables besides the two files
+// (CreateJobRequest.tables, tables.go: any CSV file with a header row,
+// table NAME, checked against --max-tables, its header and size counted
+// as the files' are, compiled into the queries' catalog), uploaded by
+// name (UploadStart.table) into the plan's Source of that table. A job's
+// inputs are one list, job.files: the two files at their schema.File
+// index, then the tables in order, each with its input (name, table,
+// store key "table/NAME", counter label). One list rather than the two
+// files and a map of tables: the upload, its records and rejects in the
+// store, the reports, the quotas and the resume checks are the same code
+// for a file and a table, and only the typed rows of the built-in graph
+// ask which file it is. The job runs once every file and table is in.
+//
 // An upload is acknowledged by byte offset, and only at record boundaries
 // after the rows up to there are committed, so a client whose stream breaks
 // resumes by re-sending its file from the last acknowledged offset.

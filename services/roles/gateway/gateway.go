@@ -70,7 +70,10 @@ type Config struct {
 	// MaxQueries bounds a job's SQL queries (CreateJobRequest.queries),
 	// MaxQueryBytes their texts' bytes together; DefaultMaxQueries and
 	// DefaultMaxQueryBytes if 0.
-	MaxQueries    int
+	MaxQueries int
+	// MaxTables bounds a job's extra tables (CreateJobRequest.tables);
+	// DefaultMaxTables when 0.
+	MaxTables     int
 	MaxQueryBytes int
 }
 
@@ -140,6 +143,9 @@ func (c Config) WithDefaults() Config {
 	if c.Counters == nil {
 		c.Counters = noCounters{}
 	}
+	if c.MaxTables == 0 {
+		c.MaxTables = DefaultMaxTables
+	}
 	if c.MaxQueries == 0 {
 		c.MaxQueries = DefaultMaxQueries
 	}
@@ -164,6 +170,9 @@ func (c Config) Validate() error {
 	}
 	if c.ClientMaxJobs < 0 || c.ClientMaxHeldJobs < 0 || c.MaxJobBytes < 0 || c.ClientMaxBytes < 0 || c.MaxRecordBytes < 0 || c.MaxHeaderBytes < 0 {
 		return fmt.Errorf("gateway config: ClientMaxJobs %d, ClientMaxHeldJobs %d, MaxJobBytes %d, ClientMaxBytes %d, MaxRecordBytes %d and MaxHeaderBytes %d must not be negative", c.ClientMaxJobs, c.ClientMaxHeldJobs, c.MaxJobBytes, c.ClientMaxBytes, c.MaxRecordBytes, c.MaxHeaderBytes)
+	}
+	if c.MaxTables < 0 {
+		return fmt.Errorf("gateway config: MaxTables %d must not be negative", c.MaxTables)
 	}
 	if c.MaxQueries < 0 || c.MaxQueryBytes < 0 {
 		return fmt.Errorf("gateway config: MaxQueries %d and MaxQueryBytes %d must not be negative", c.MaxQueries, c.MaxQueryBytes)
@@ -227,7 +236,7 @@ func New(cfg Config) (*Gateway, error) {
 		jobs: &jobs{store: cfg.Committer.Store(), log: cfg.Log, byID: map[string]*job{}, byName: map[ownedName]*job{}, limits: Limits{
 			MaxJobs: cfg.MaxJobs, ClientMaxJobs: cfg.ClientMaxJobs, ClientMaxHeldJobs: cfg.ClientMaxHeldJobs,
 			MaxJobBytes: cfg.MaxJobBytes, ClientMaxBytes: cfg.ClientMaxBytes, MaxHeaderBytes: cfg.MaxHeaderBytes,
-			MaxMalformed: *cfg.MaxMalformed, MaxQueries: cfg.MaxQueries, MaxQueryBytes: cfg.MaxQueryBytes,
+			MaxMalformed: *cfg.MaxMalformed, MaxQueries: cfg.MaxQueries, MaxQueryBytes: cfg.MaxQueryBytes, MaxTables: cfg.MaxTables,
 		}, shape: shape, shapeErr: shapeErr},
 		wake:          make(chan struct{}, 1),
 		introductions: map[string]*introduction{},

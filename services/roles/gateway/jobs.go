@@ -67,22 +67,25 @@ const (
 	recordFailedAt = "job/failed-at"
 )
 
-// uploadKey is the record of a file's upload progress (UploadRecord).
-func uploadKey(f schema.File) string { return "upload/" + f.String() }
+// uploadKey is the record of an input's upload progress (UploadRecord);
+// key is the input's (input.key).
+func uploadKey(key string) string { return "upload/" + key }
 
-// rejectsKey is the record of a file's malformed records from the first'th
-// of its list on, found by one upload commit (RejectsRecord).
-func rejectsKey(f schema.File, first int) string {
-	return fmt.Sprintf("%s%06d", rejectsPrefix(f), first)
+// rejectsKey is the record of an input's malformed records from the
+// first'th of its list on, found by one upload commit (RejectsRecord).
+func rejectsKey(key string, first int) string {
+	return fmt.Sprintf("%s%06d", rejectsPrefix(key), first)
 }
 
-func rejectsPrefix(f schema.File) string { return "rejects/" + f.String() + "/" }
+func rejectsPrefix(key string) string { return "rejects/" + key + "/" }
 
-// fileState is one input file of a job. Of its header it keeps only where
-// the required columns are (cols): the names stay in the store.
+// fileState is one input of a job: one of its two files or one of its
+// tables (tables.go). Of a file's header it keeps only where the required
+// columns are (cols): the names stay in the store.
 type fileState struct {
-	cols      ingest.Columns
-	names     []string // the header's column names, in file order (a job with a plan only)
+	input
+	cols      ingest.Columns // of the two files only
+	names     []string       // the header's column names, in file order (a job with a plan only)
 	size      int64
 	print     []byte // the client's fingerprint of the file (at most maxFingerprint bytes)
 	offset    int64  // committed: every record before it is in the outbox
@@ -96,7 +99,7 @@ type job struct {
 	owner   string // the client that created it
 	name    string // the owner's name for it
 	created time.Time
-	bytes   int64 // both files' declared sizes
+	bytes   int64 // its inputs' declared sizes together
 	log     hclog.Logger
 	// maxMalformed is the share of each file's records that may be
 	// malformed: past it the job fails when that file's upload ends.
@@ -115,7 +118,7 @@ type job struct {
 	finished time.Time // when the results came in or the job failed, as the store records it
 	state    wololov1.JobState
 	message  string
-	files    [2]*fileState
+	files    []*fileState // the two files at their schema.File index, then its tables (tables.go)
 	results  map[string][]byte
 	changed  chan struct{} // closed and replaced on every change
 	failed   chan struct{} // closed when the job fails: its uploads end
@@ -158,38 +161,73 @@ type Limits struct {
 	// bytes together.
 	MaxQueries    int
 	MaxQueryBytes int
+	// MaxTables bounds a job's extra tables.
+	MaxTables int
 }
 
-// sameFiles refuses a resume whose files are not the job's: another size
-// or another fingerprint than the job was created with.
-func (j *job) sameFiles(matches, players *wololov1.FileHeader) error {
-	for i, h := range []*wololov1.FileHeader{matches, players} {
-		fs := j.files[i]
+// sameFiles refuses a resume whose inputs are not the job's: other
+// tables, or a file or table of another size or another fingerprint than
+// the job was created with.
+func (j *job) sameFiles(inputs []inputHeader) error {
+	if len(inputs) != len(j.files) || !slices.EqualFunc(inputs, j.files, func(in inputHeader, fs *fileState) bool { return in.in.key == fs.key }) {
+		return errorf(ErrConflict, "job %q was created with other tables (%s then); it cannot continue with these: use another --job, or the tables it was made from", j.name, strings.Join(j.tableNames(), ", "))
+	}
+	for i, in := range inputs {
+		fs, h := j.files[i], in.h
 		if h.Size != fs.size || (len(h.Fingerprint) > 0 && len(fs.print) > 0 && !bytes.Equal(h.Fingerprint, fs.print)) {
-			return errorf(ErrConflict, "job %q was created with another %s (%d bytes then, %d now, or other content); it cannot continue with this one: use another --job, or the files it was made from", j.name, schema.File(i), fs.size, h.Size)
+			return errorf(ErrConflict, "job %q was created with another %s (%d bytes then, %d now, or other content); it cannot continue with this one: use another --job, or the files it was made from", j.name, fs.input, fs.size, h.Size)
 		}
 	}
 	return nil
 }
 
+// tableNames are the names of the job's tables, in order.
+func (j *job) tableNames() []string {
+	var out []string
+	for _, fs := range j.files[len(schema.Files):] {
+		out = append(out, fs.table)
+	}
+	return out
+}
+
+// inputDone reports whether every input of the job is in; j.mu is held.
+func (j *job) inputDone() bool {
+	for _, fs := range j.files {
+		if !fs.done {
+			return false
+		}
+	}
+	return true
+}
+
+// uploaded is the bytes of its inputs committed; j.mu is held. It is
+// within j.bytes, checked at creation.
+func (j *job) uploaded() int64 {
+	var n int64
+	for _, fs := range j.files {
+		n, _ = sumSizes(n, fs.offset)
+	}
+	return n
+}
+
 // heldJob is what admission needs to know of one of a client's jobs.
 type heldJob struct {
 	id       string
-	bytes    int64 // both files' declared sizes
+	bytes    int64 // its inputs' declared sizes together
 	done     bool  // finished (done or failed)
 	finished time.Time
 }
 
 // admission decides whether a client holding the jobs held may create one
-// more whose two files declare sizes, while the gateway holds total jobs.
+// more whose inputs (files and tables) declare sizes, while the gateway holds total jobs.
 // It is pure. Admitted, it returns the client's finished jobs to drop
 // first to make room (oldest finished first; none while there is room):
 // one client's finished jobs never hold the table against the others. The
 // quotas on unfinished jobs and bytes refuse before anything is dropped.
-func (l Limits) admission(held []heldJob, total int, sizes [2]int64) (drop []string, err error) {
-	bytes, ok := sumSizes(sizes[0], sizes[1])
+func (l Limits) admission(held []heldJob, total int, sizes []int64) (drop []string, err error) {
+	bytes, ok := sumSizes(sizes...)
 	if !ok || bytes > l.MaxJobBytes {
-		return nil, errorf(ErrFull, "the two files declare %d and %d bytes, more than a job may have (%d, --max-job-bytes)", sizes[0], sizes[1], l.MaxJobBytes)
+		return nil, errorf(ErrFull, "the job's files declare %s bytes, more than a job may have (%d, --max-job-bytes)", sizesText(sizes), l.MaxJobBytes)
 	}
 	var finished []heldJob
 	unfinished, inFlight, fits := 0, bytes, true
@@ -247,15 +285,29 @@ func (js *jobs) heldBy(owner string) []heldJob {
 	return out
 }
 
+// sizesText writes a job's inputs' sizes for a message: "1, 2 and 3".
+func sizesText(sizes []int64) string {
+	s := make([]string, len(sizes))
+	for i, n := range sizes {
+		s[i] = strconv.FormatInt(n, 10)
+	}
+	if len(s) < 2 {
+		return strings.Join(s, "")
+	}
+	return strings.Join(s[:len(s)-1], ", ") + " and " + s[len(s)-1]
+}
+
 // checkHeaders refuses a CreateJob whose headers are not a job's: a
 // negative size, data outside the file, a fingerprint that is not one, a
-// header row over MaxHeaderBytes, a required column missing.
-func (l Limits) checkHeaders(matches, players *wololov1.FileHeader) error {
-	if matches == nil || players == nil {
+// header row over MaxHeaderBytes, a required column missing from one of
+// the two files. inputs are inputsOf the request, its tables checked
+// (checkTables).
+func (l Limits) checkHeaders(inputs []inputHeader) error {
+	if inputs[schema.Matches].h == nil || inputs[schema.Players].h == nil {
 		return errorf(ErrInvalid, "both file headers are required")
 	}
-	for i, h := range []*wololov1.FileHeader{matches, players} {
-		f := schema.File(i)
+	for _, in := range inputs {
+		f, h := in.in, in.h
 		if h.Size < 0 || h.DataOffset < 0 || h.DataOffset > h.Size {
 			return errorf(ErrInvalid, "%s: a file of %d bytes whose data starts at byte %d", f, h.Size, h.DataOffset)
 		}
@@ -266,8 +318,8 @@ func (l Limits) checkHeaders(matches, players *wololov1.FileHeader) error {
 			return errorf(ErrFull, "%s: a header row of %d bytes, more than a header may have (%d, --max-header-bytes)", f, n, l.MaxHeaderBytes)
 		}
 	}
-	for i, h := range []*wololov1.FileHeader{matches, players} {
-		if _, err := ingest.ParseColumns(schema.File(i), h.Columns); err != nil {
+	for _, f := range schema.Files {
+		if _, err := ingest.ParseColumns(f, inputs[f].h.Columns); err != nil {
 			return kindError{ErrInvalid, err}
 		}
 	}
@@ -293,11 +345,15 @@ type created struct {
 // max_malformed is the client's limit on the share of malformed records
 // (unset: Limits.MaxMalformed); a job resumed keeps its own.
 func (js *jobs) create(owner string, req *wololov1.CreateJobRequest) (c created, err error) {
-	name, matches, players, maxMalformed := req.GetJobId(), req.GetMatches(), req.GetPlayers(), req.MaxMalformed
-	if err := js.limits.checkHeaders(matches, players); err != nil {
+	name, maxMalformed := req.GetJobId(), req.MaxMalformed
+	if err := js.limits.checkTables(req.GetTables(), len(req.GetQueries())); err != nil {
 		return c, err
 	}
-	jp, err := js.limits.planQueries(req.GetQueries(), matches, players, js.shape, js.shapeErr)
+	inputs := inputsOf(req)
+	if err := js.limits.checkHeaders(inputs); err != nil {
+		return c, err
+	}
+	jp, err := js.limits.planQueries(req.GetQueries(), inputs, js.shape, js.shapeErr)
 	if err != nil {
 		return c, err
 	}
@@ -319,7 +375,7 @@ func (js *jobs) create(owner string, req *wololov1.CreateJobRequest) (c created,
 	js.mu.Lock()
 	defer js.mu.Unlock()
 	if j, ok := js.byName[ownedName{owner, name}]; ok {
-		if err := j.sameFiles(matches, players); err != nil {
+		if err := j.sameFiles(inputs); err != nil {
 			return c, err
 		}
 		if err := j.sameQueries(req.GetQueries()); err != nil {
@@ -332,7 +388,11 @@ func (js *jobs) create(owner string, req *wololov1.CreateJobRequest) (c created,
 	// A fresh internal id each time: a name used again after its job was
 	// deleted (and tombstoned in every process) makes a new job.
 	id := jobid.New()
-	drop, err := js.limits.admission(js.heldBy(owner), len(js.byID), [2]int64{matches.Size, players.Size})
+	sizes := make([]int64, len(inputs))
+	for i, in := range inputs {
+		sizes[i] = in.h.Size
+	}
+	drop, err := js.limits.admission(js.heldBy(owner), len(js.byID), sizes)
 	if err != nil {
 		return c, err
 	}
@@ -344,8 +404,12 @@ func (js *jobs) create(owner string, req *wololov1.CreateJobRequest) (c created,
 		js.log.Info("finished job dropped to make room for a new one", "job", old, "owner", owner, "limits", "--client-max-held-jobs, --max-jobs")
 	}
 	rec := &wololov1.JobRecord{CreatedUnixMs: time.Now().UnixMilli(), Owner: owner, Name: name, MaxMalformed: proto.Float64(float64(limit))}
-	for _, h := range []*wololov1.FileHeader{matches, players} {
+	for _, in := range inputs {
+		h := in.h
 		rec.Files = append(rec.Files, &wololov1.FileRecord{Columns: h.Columns, Size: h.Size, DataOffset: h.DataOffset, Fingerprint: h.Fingerprint})
+	}
+	for _, t := range req.GetTables() {
+		rec.Tables = append(rec.Tables, t.GetName())
 	}
 	if jp != nil {
 		rec.Queries, rec.Plan = jp.queries, jp.plan
@@ -364,18 +428,21 @@ func (js *jobs) create(owner string, req *wololov1.CreateJobRequest) (c created,
 		return c, err
 	}
 	js.add(j)
-	j.log.Info("job created", "matches-bytes", matches.Size, "players-bytes", players.Size, "queries", strings.Join(j.queries, ","))
+	j.log.Info("job created", "matches-bytes", sizes[schema.Matches], "players-bytes", sizes[schema.Players], "queries", strings.Join(j.queries, ","), "tables", strings.Join(j.tableNames(), ","))
 	c.j = j
 	return c, nil
 }
 
 // newJob is the job a description (JobRecord) describes. It refuses one
 // that no CreateJob admits now (a header without a required column, sizes
-// that are negative or overflow together), which a store written before
-// those checks may hold.
+// that are negative or overflow together, a table name that is not one),
+// which a store written before those checks may hold.
 func (js *jobs) newJob(id string, rec *wololov1.JobRecord) (*job, error) {
-	if len(rec.Files) != 2 {
-		return nil, errorf(ErrInvalid, "job %q: a description of %d files", id, len(rec.Files))
+	if len(rec.Files) != len(schema.Files)+len(rec.Tables) {
+		return nil, errorf(ErrInvalid, "job %q: a description of %d files and %d tables", id, len(rec.Files), len(rec.Tables))
+	}
+	if len(rec.Tables) > 0 && len(rec.Queries) == 0 {
+		return nil, errorf(ErrInvalid, "job %q: %d tables and no queries", id, len(rec.Tables))
 	}
 	name := rec.Name
 	if name == "" { // written before owners: the name is the id
@@ -407,19 +474,36 @@ func (js *jobs) newJob(id string, rec *wololov1.JobRecord) (*job, error) {
 			j.queries[i] = q.Name
 		}
 	}
-	var ok bool
-	if j.bytes, ok = sumSizes(rec.Files[0].Size, rec.Files[1].Size); !ok {
-		return nil, errorf(ErrInvalid, "job %q: files of %d and %d bytes", id, rec.Files[0].Size, rec.Files[1].Size)
-	}
+	sizes := make([]int64, len(rec.Files))
 	for i, f := range rec.Files {
-		cols, err := ingest.ParseColumns(schema.File(i), f.Columns)
-		if err != nil {
-			return nil, kindError{ErrInvalid, fmt.Errorf("job %q: %w", id, err)}
+		sizes[i] = f.Size
+	}
+	var ok bool
+	if j.bytes, ok = sumSizes(sizes...); !ok {
+		return nil, errorf(ErrInvalid, "job %q: files of %s bytes", id, sizesText(sizes))
+	}
+	seen := map[string]bool{}
+	for i, f := range rec.Files {
+		fs := &fileState{size: f.Size, print: f.Fingerprint, offset: f.DataOffset, report: schema.FileReport{Missing: map[string]int64{}}}
+		if i < len(schema.Files) {
+			fs.input = fileInput(schema.File(i))
+			cols, err := ingest.ParseColumns(schema.File(i), f.Columns)
+			if err != nil {
+				return nil, kindError{ErrInvalid, fmt.Errorf("job %q: %w", id, err)}
+			}
+			fs.cols = cols
+		} else {
+			name := rec.Tables[i-len(schema.Files)]
+			if err := checkTableName(name); err != nil || seen[strings.ToLower(name)] {
+				return nil, errorf(ErrInvalid, "job %q: table %q: not a name, or given twice", id, name)
+			}
+			seen[strings.ToLower(name)] = true
+			fs.input = tableInput(name)
 		}
-		j.files[i] = &fileState{cols: cols, size: f.Size, print: f.Fingerprint, offset: f.DataOffset, report: schema.FileReport{Missing: map[string]int64{}}}
 		if len(j.plan) > 0 { // its plan reads the columns by name; a job of the built-in graph keeps none
-			j.files[i].names = f.Columns
+			fs.names = f.Columns
 		}
+		j.files = append(j.files, fs)
 	}
 	return j, nil
 }
@@ -445,25 +529,25 @@ func (js *jobs) recover(img *transport.Image) (unreadable []string, err error) {
 			unreadable = append(unreadable, id)
 			continue
 		}
-		for i, fs := range j.files {
-			raw := ji.Records[uploadKey(schema.File(i))]
+		for _, fs := range j.files {
+			raw := ji.Records[uploadKey(fs.key)]
 			if raw == nil {
 				continue
 			}
 			up, err := decodeUploadRecord(raw)
 			if err != nil {
-				return nil, errorf(ErrInvalid, "job %q: upload record of %s: %v", id, schema.File(i), err)
+				return nil, errorf(ErrInvalid, "job %q: upload record of %s: %v", id, fs.input, err)
 			}
 			fs.offset, fs.done = up.Offset, up.Done
 			fs.report = schema.FileReport{Rows: up.Rows, Malformed: up.Malformed, Missing: maps.Clone(up.Missing), OversizedAt: up.OversizedAt}
 			if fs.report.Missing == nil {
 				fs.report.Missing = map[string]int64{}
 			}
-			if fs.report.Rejects, err = recoverRejects(ji.Records, schema.File(i)); err != nil {
+			if fs.report.Rejects, err = recoverRejects(ji.Records, fs.key); err != nil {
 				return nil, errorf(ErrInvalid, "job %q: %v", id, err)
 			}
 		}
-		if j.files[0].done && j.files[1].done {
+		if j.inputDone() {
 			j.state = wololov1.JobState_JOB_STATE_RUNNING
 		}
 		if ji.Records[schema.ResultRecord(j.resultFiles()[0])] != nil {
@@ -480,10 +564,10 @@ func (js *jobs) recover(img *transport.Image) (unreadable []string, err error) {
 	return unreadable, nil
 }
 
-// recoverRejects gathers the malformed records a file's upload commits
-// listed (rejectsKey), in file order.
-func recoverRejects(records map[string][]byte, file schema.File) ([]schema.Reject, error) {
-	prefix := rejectsPrefix(file)
+// recoverRejects gathers the malformed records an input's upload commits
+// listed (rejectsKey of its key), in file order.
+func recoverRejects(records map[string][]byte, key string) ([]schema.Reject, error) {
+	prefix := rejectsPrefix(key)
 	var keys []string
 	for k := range records {
 		if strings.HasPrefix(k, prefix) {
@@ -613,17 +697,19 @@ func (j *job) touch() {
 	j.mu.Unlock()
 }
 
-// upload is one file's upload slot, held by one Upload call at a time.
+// upload is one input's upload slot, held by one Upload call at a time.
 type upload struct {
 	j      *job
-	file   schema.File
+	file   int // the input's index in j.files
+	in     input
 	offset int64
 	report schema.FileReport
 }
 
-// beginUpload takes the file's upload slot. done reports that the file is
-// complete already (no slot is taken then).
-func (j *job) beginUpload(file schema.File) (u *upload, done bool, err error) {
+// beginUpload takes the upload slot of the input of index file in
+// j.files. done reports that the input is complete already (no slot is
+// taken then).
+func (j *job) beginUpload(file int) (u *upload, done bool, err error) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	j.activity = time.Now()
@@ -632,13 +718,14 @@ func (j *job) beginUpload(file schema.File) (u *upload, done bool, err error) {
 	}
 	fs := j.files[file]
 	if fs.uploading {
-		return nil, false, errorf(ErrBusy, "job %q: %s is already being uploaded", j.name, file)
+		return nil, false, errorf(ErrBusy, "job %q: %s is already being uploaded", j.name, fs.input)
 	}
+	u = &upload{j: j, file: file, in: fs.input, offset: fs.offset, report: cloneReport(fs.report)}
 	if fs.done {
-		return &upload{j: j, file: file, offset: fs.offset, report: cloneReport(fs.report)}, true, nil
+		return u, true, nil
 	}
 	fs.uploading = true
-	return &upload{j: j, file: file, offset: fs.offset, report: cloneReport(fs.report)}, false, nil
+	return u, false, nil
 }
 
 // end releases the upload slot.
@@ -666,9 +753,9 @@ func (u *upload) committed(offset int64, report schema.FileReport, done bool) (b
 	bytes, records, malformed = offset-fs.offset, report.Rows-fs.report.Rows, report.Malformed-fs.report.Malformed
 	fs.offset, fs.report, fs.done = offset, cloneReport(report), done
 	j.activity = time.Now()
-	if j.files[0].done && j.files[1].done && j.state == wololov1.JobState_JOB_STATE_UPLOADING {
+	if j.inputDone() && j.state == wololov1.JobState_JOB_STATE_UPLOADING {
 		j.state = wololov1.JobState_JOB_STATE_RUNNING
-		j.log.Info("both files uploaded; job running")
+		j.log.Info("every file and table uploaded; job running")
 	}
 	j.notifyLocked()
 	return bytes, records, malformed
@@ -801,7 +888,7 @@ func (j *job) listing() *wololov1.JobSummary {
 	}
 	s := &wololov1.JobSummary{Name: j.name, Id: j.id, State: j.state, Message: j.message, BytesTotal: j.bytes,
 		Created: timestamppb.New(j.created), ElapsedSeconds: end.Sub(j.created).Seconds()}
-	s.BytesUploaded, _ = sumSizes(j.files[0].offset, j.files[1].offset) // within bytes, checked at creation
+	s.BytesUploaded = j.uploaded()
 	return s
 }
 
@@ -818,7 +905,7 @@ func (j *job) view() (*wololov1.Job, <-chan struct{}) {
 	out := &wololov1.Job{JobId: j.name, State: j.state, Message: j.message, ElapsedSeconds: end.Sub(j.created).Seconds(), Queries: slices.Clone(j.queries)}
 	for i, fs := range j.files {
 		r := &wololov1.FileReport{
-			File: schema.File(i).String(), Rows: fs.report.Rows, Malformed: fs.report.Malformed,
+			File: fs.name, Rows: fs.report.Rows, Malformed: fs.report.Malformed,
 			Missing: maps.Clone(fs.report.Missing), Offset: fs.offset, Size: fs.size, Done: fs.done,
 			OversizedAt: slices.Clone(fs.report.OversizedAt),
 		}
@@ -830,10 +917,13 @@ func (j *job) view() (*wololov1.Job, <-chan struct{}) {
 				r.Rejects = append(r.Rejects, &wololov1.Reject{Offset: rj.Offset, Reason: rj.Reason, Head: rj.Head})
 			}
 		}
-		if i == 0 {
+		switch i {
+		case int(schema.Matches):
 			out.Matches = r
-		} else {
+		case int(schema.Players):
 			out.Players = r
+		default:
+			out.Tables = append(out.Tables, r)
 		}
 	}
 	if j.results != nil {

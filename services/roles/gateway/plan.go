@@ -40,15 +40,15 @@ type planUpload struct {
 	missing map[string]int64
 }
 
-// newPlanUpload makes the Source of a job's plan for file, and hooks it
-// to the ingest: each well-formed record's fields go to it, applied a
-// batch at a time.
-func (g *Gateway) newPlanUpload(j *job, file schema.File, in *ingest.Ingest) (*planUpload, error) {
+// newPlanUpload makes the Source of a job's plan for the table of one of
+// its inputs (a file or a table), and hooks it to the ingest: each
+// well-formed record's fields go to it, applied a batch at a time.
+func (g *Gateway) newPlanUpload(j *job, fs *fileState, in *ingest.Ingest) (*planUpload, error) {
 	p, err := physical.Decode(j.plan)
 	if err != nil {
 		return nil, fmt.Errorf("job %s: its plan: %w", j.id, err)
 	}
-	src, err := sqlops.NewSource(p, TableOf(file), j.files[file].names)
+	src, err := sqlops.NewSource(p, fs.table, fs.names)
 	if err != nil {
 		return nil, fmt.Errorf("job %s: %w", j.id, err)
 	}

@@ -73,11 +73,12 @@ type jobPlan struct {
 }
 
 // planQueries checks a CreateJob's queries against the limits, compiles
-// them over the two headers' columns and plans them on shape. No query:
+// them over its inputs' headers' columns (the two files' tables and its
+// own) and plans them on shape. No query:
 // nil, the built-in job. A query the engine refuses is InvalidArgument
 // naming the query, the construct and its line:column; a plan that
 // breaks the planner's invariants is an internal error.
-func (l Limits) planQueries(queries []*wololov1.Query, matches, players *wololov1.FileHeader, shape physical.Shape, shapeErr error) (*jobPlan, error) {
+func (l Limits) planQueries(queries []*wololov1.Query, inputs []inputHeader, shape physical.Shape, shapeErr error) (*jobPlan, error) {
 	if len(queries) == 0 {
 		return nil, nil
 	}
@@ -88,7 +89,10 @@ func (l Limits) planQueries(queries []*wololov1.Query, matches, players *wololov
 	if shapeErr != nil {
 		return nil, fmt.Errorf("the deployment's tasks for a plan: %w", shapeErr)
 	}
-	cat := sql.Catalog{"matches": matches.Columns, "match_players": players.Columns}
+	cat := sql.Catalog{}
+	for _, in := range inputs {
+		cat[in.in.table] = in.h.Columns
+	}
 	job, err := sqljob.Plan(qs, cat, shape)
 	if err != nil {
 		if errors.Is(err, sqljob.ErrPlanner) {

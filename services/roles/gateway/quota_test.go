@@ -59,47 +59,47 @@ func TestAdmission(t *testing.T) {
 		name  string
 		held  []heldJob
 		total int
-		sizes [2]int64
+		sizes []int64
 		drop  []string
 		flag  string  // refused naming it; "" admitted
 		l     *Limits // other limits than l
 	}{
-		{name: "a first job", sizes: [2]int64{40, 60}},
-		{name: "one byte over a job's limit", sizes: [2]int64{40, 61}, flag: "--max-job-bytes"},
-		{name: "one file of 2^63-1 bytes", sizes: [2]int64{math.MaxInt64, 10}, flag: "--max-job-bytes"},
-		{name: "both of 2^63-1 (the sum wraps negative)", sizes: [2]int64{math.MaxInt64, math.MaxInt64}, flag: "--max-job-bytes"},
-		{name: "unfinished at the limit", held: []heldJob{running("a", 1), running("b", 1)}, total: 2, sizes: [2]int64{1, 1}, flag: "--client-max-jobs"},
-		{name: "bytes in flight over the limit", held: []heldJob{running("a", 100)}, total: 1, sizes: [2]int64{30, 30}, flag: "--client-max-bytes"},
-		{name: "bytes in flight at the limit", held: []heldJob{running("a", 100)}, total: 1, sizes: [2]int64{25, 25}},
-		{name: "finished jobs hold no bytes in flight", held: []heldJob{done("a", 1), done("b", 2)}, total: 2, sizes: [2]int64{50, 50}},
+		{name: "a first job", sizes: []int64{40, 60}},
+		{name: "one byte over a job's limit", sizes: []int64{40, 61}, flag: "--max-job-bytes"},
+		{name: "one file of 2^63-1 bytes", sizes: []int64{math.MaxInt64, 10}, flag: "--max-job-bytes"},
+		{name: "both of 2^63-1 (the sum wraps negative)", sizes: []int64{math.MaxInt64, math.MaxInt64}, flag: "--max-job-bytes"},
+		{name: "unfinished at the limit", held: []heldJob{running("a", 1), running("b", 1)}, total: 2, sizes: []int64{1, 1}, flag: "--client-max-jobs"},
+		{name: "bytes in flight over the limit", held: []heldJob{running("a", 100)}, total: 1, sizes: []int64{30, 30}, flag: "--client-max-bytes"},
+		{name: "bytes in flight at the limit", held: []heldJob{running("a", 100)}, total: 1, sizes: []int64{25, 25}},
+		{name: "finished jobs hold no bytes in flight", held: []heldJob{done("a", 1), done("b", 2)}, total: 2, sizes: []int64{50, 50}},
 		{
-			name: "in flight past 2^63-1, every limit at its largest", held: []heldJob{running("a", math.MaxInt64-5)}, total: 1, sizes: [2]int64{3, 3},
+			name: "in flight past 2^63-1, every limit at its largest", held: []heldJob{running("a", math.MaxInt64-5)}, total: 1, sizes: []int64{3, 3},
 			flag: "--client-max-bytes", l: &Limits{MaxJobs: 10, ClientMaxJobs: 5, ClientMaxHeldJobs: 5, MaxJobBytes: math.MaxInt64, ClientMaxBytes: math.MaxInt64},
 		},
-		{name: "a held job whose bytes overflow the sum", held: []heldJob{running("a", math.MaxInt64)}, total: 1, sizes: [2]int64{1, 1}, flag: "--client-max-bytes"},
+		{name: "a held job whose bytes overflow the sum", held: []heldJob{running("a", math.MaxInt64)}, total: 1, sizes: []int64{1, 1}, flag: "--client-max-bytes"},
 		{
 			name: "held at the limit: the oldest finished is dropped",
-			held: []heldJob{done("new", 9), running("r", 1), done("old", 3), done("mid", 5)}, total: 4, sizes: [2]int64{1, 1},
+			held: []heldJob{done("new", 9), running("r", 1), done("old", 3), done("mid", 5)}, total: 4, sizes: []int64{1, 1},
 			drop: []string{"old"},
 		},
 		{
 			name: "held over the limit (a lowered flag): enough are dropped",
-			held: []heldJob{done("d5", 5), done("d1", 1), done("d4", 4), done("d2", 2), done("d3", 3), running("r", 1)}, total: 6, sizes: [2]int64{1, 1},
+			held: []heldJob{done("d5", 5), done("d1", 1), done("d4", 4), done("d2", 2), done("d3", 3), running("r", 1)}, total: 6, sizes: []int64{1, 1},
 			drop: []string{"d1", "d2", "d3"},
 		},
 		{
 			name: "finished at the same time: by id",
-			held: []heldJob{done("b", 1), done("a", 1), done("c", 1), done("d", 1)}, total: 4, sizes: [2]int64{1, 1},
+			held: []heldJob{done("b", 1), done("a", 1), done("c", 1), done("d", 1)}, total: 4, sizes: []int64{1, 1},
 			drop: []string{"a"},
 		},
 		{
 			name: "held at the limit, none finished",
-			held: []heldJob{running("a", 1), running("b", 1), running("c", 1), running("d", 1)}, total: 4, sizes: [2]int64{1, 1},
+			held: []heldJob{running("a", 1), running("b", 1), running("c", 1), running("d", 1)}, total: 4, sizes: []int64{1, 1},
 			flag: "--client-max-held-jobs", l: &Limits{MaxJobs: 10, ClientMaxJobs: 5, ClientMaxHeldJobs: 4, MaxJobBytes: 100, ClientMaxBytes: 150},
 		},
-		{name: "the gateway full: the client's own finished job makes room", held: []heldJob{done("mine", 1)}, total: 10, sizes: [2]int64{1, 1}, drop: []string{"mine"}},
-		{name: "the gateway full, nothing of the client's finished", held: []heldJob{running("a", 1)}, total: 10, sizes: [2]int64{1, 1}, flag: "--max-jobs"},
-		{name: "the gateway full, the client holds nothing", total: 10, sizes: [2]int64{1, 1}, flag: "--max-jobs"},
+		{name: "the gateway full: the client's own finished job makes room", held: []heldJob{done("mine", 1)}, total: 10, sizes: []int64{1, 1}, drop: []string{"mine"}},
+		{name: "the gateway full, nothing of the client's finished", held: []heldJob{running("a", 1)}, total: 10, sizes: []int64{1, 1}, flag: "--max-jobs"},
+		{name: "the gateway full, the client holds nothing", total: 10, sizes: []int64{1, 1}, flag: "--max-jobs"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -155,7 +155,7 @@ func TestCheckHeaders(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			err := l.checkHeaders(c.headers[0], c.headers[1])
+			err := l.checkHeaders(inputsOf(&wololov1.CreateJobRequest{Matches: c.headers[0], Players: c.headers[1]}))
 			if c.want == nil {
 				if err != nil {
 					t.Fatalf("refused: %v", err)

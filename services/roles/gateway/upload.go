@@ -22,14 +22,27 @@ type uploadStream interface {
 	Send(*wololov1.UploadResponse) error
 }
 
-func fileOf(f wololov1.InputFile) (schema.File, error) {
-	switch f {
-	case wololov1.InputFile_INPUT_FILE_MATCHES:
-		return schema.Matches, nil
-	case wololov1.InputFile_INPUT_FILE_PLAYERS:
-		return schema.Players, nil
+// inputOf is the index in j.files of the input an upload names: one of
+// the two files, or one of the job's tables by name (file unspecified).
+func (j *job) inputOf(start *wololov1.UploadStart) (int, error) {
+	if start.Table != "" {
+		if start.File != wololov1.InputFile_INPUT_FILE_UNSPECIFIED {
+			return 0, errorf(ErrInvalid, "an upload of %v and of table %q: name one", start.File, start.Table)
+		}
+		for i, fs := range j.files {
+			if fs.isTable && fs.table == start.Table {
+				return i, nil
+			}
+		}
+		return 0, errorf(ErrInvalid, "job %q has no table %q", j.name, start.Table)
 	}
-	return 0, errorf(ErrInvalid, "unknown input file %v", f)
+	switch start.File {
+	case wololov1.InputFile_INPUT_FILE_MATCHES:
+		return int(schema.Matches), nil
+	case wololov1.InputFile_INPUT_FILE_PLAYERS:
+		return int(schema.Players), nil
+	}
+	return 0, errorf(ErrInvalid, "unknown input file %v", start.File)
 }
 
 // upload takes one file of a job from a stream: it parses every chunk
@@ -60,7 +73,7 @@ func (g *Gateway) upload(stream uploadStream) (err error) {
 	if err := g.introduce(stream.Context(), j); err != nil {
 		return err
 	}
-	file, err := fileOf(start.File)
+	file, err := j.inputOf(start)
 	if err != nil {
 		return err
 	}
@@ -73,10 +86,12 @@ func (g *Gateway) upload(stream uploadStream) (err error) {
 	}
 	defer u.end()
 	paused := false
-	defer func() { g.cfg.Counters.Upload(file.String(), uploadOutcome(err, paused)) }()
+	defer func() { g.cfg.Counters.Upload(u.in.counter, uploadOutcome(err, paused)) }()
 
-	log := j.log.With("file", file.String())
-	in, err := ingest.FromColumns(file, j.files[file].cols, file.Stream(), u.offset, u.report)
+	log := j.log.With("file", u.in.name)
+	// A table's records are only ever parsed as text (planUpload): its
+	// ingest's file and stream are the typed rows', never used.
+	in, err := ingest.FromColumns(u.in.file, j.files[file].cols, u.in.file.Stream(), u.offset, u.report)
 	if err == nil {
 		in.MaxRecord = g.cfg.MaxRecordBytes
 		in.OnOversized = func(at int64) {
@@ -89,11 +104,11 @@ func (g *Gateway) upload(stream uploadStream) (err error) {
 	var out *stage.Outputs
 	var plan *planUpload // a job of SQL queries: its plan routes the rows
 	if len(j.plan) > 0 {
-		if plan, err = g.newPlanUpload(j, file, in); err != nil {
+		if plan, err = g.newPlanUpload(j, j.files[file], in); err != nil {
 			return err
 		}
 		out = plan.out
-	} else if out, err = stage.NewOutputs(g.cfg.Topology, g.self, j.id, []string{file.Stream()}, g.cfg.BatchRows); err != nil {
+	} else if out, err = stage.NewOutputs(g.cfg.Topology, g.self, j.id, []string{u.in.file.Stream()}, g.cfg.BatchRows); err != nil {
 		return err
 	}
 	if err := stream.Send(&wololov1.UploadResponse{Offset: u.offset, Rows: u.report.Rows}); err != nil {
@@ -145,7 +160,7 @@ func (g *Gateway) upload(stream uploadStream) (err error) {
 			for data, taken := f.Data, 0; ; {
 				var ok bool
 				if received, ok = sumSizes(received, int64(len(data))); !ok || received > j.files[file].size {
-					return errorf(ErrFull, "%s: more bytes than the %d its header declared; nothing past byte %d is taken", file, j.files[file].size, in.Offset())
+					return errorf(ErrFull, "%s: more bytes than the %d its header declared; nothing past byte %d is taken", u.in, j.files[file].size, in.Offset())
 				}
 				in.Feed(data, false, out)
 				taken += len(data)
@@ -167,7 +182,7 @@ func (g *Gateway) upload(stream uploadStream) (err error) {
 			}
 		case *wololov1.UploadRequest_Finish:
 			if f.Finish.Size != received {
-				return errorf(ErrDataLoss, "%s: client says the file has %d bytes, gateway received up to offset %d", file, f.Finish.Size, received)
+				return errorf(ErrDataLoss, "%s: client says the file has %d bytes, gateway received up to offset %d", u.in, f.Finish.Size, received)
 			}
 			in.Feed(nil, true, out)
 			if plan != nil {
@@ -177,7 +192,7 @@ func (g *Gateway) upload(stream uploadStream) (err error) {
 			}
 			// The share of malformed records is known now: past the job's
 			// limit the job fails, in the same commit as the file's end.
-			tooBad := j.maxMalformed.Check(file, in.Report)
+			tooBad := u.in.checkMalformed(j.maxMalformed, in.Report)
 			if tooBad != nil {
 				pipe.failWith(tooBad.Error())
 			}
@@ -351,14 +366,14 @@ func (p *commitPipe) commitOne(s pendingStep) error {
 		_, err = p.g.cfg.Committer.Commit(s.step)
 	}
 	if err != nil {
-		return errorf(ErrStore, "commit upload of %s: %v", p.u.file, err)
+		return errorf(ErrStore, "commit upload of %s: %v", p.u.in, err)
 	}
 	failed := s.failure != "" && p.u.j.fail(s.failure, s.at) // before the file is done: the job never runs
 	if failed {
 		p.g.cfg.Counters.JobEnded(OutcomeFailed)
 	}
 	if bytes, records, malformed := p.u.committed(s.offset, s.report, s.done); bytes != 0 || records != 0 || malformed != 0 {
-		p.g.cfg.Counters.Committed(p.u.file.String(), bytes, records, malformed)
+		p.g.cfg.Counters.Committed(p.u.in.counter, bytes, records, malformed)
 	}
 	if s.failure != "" {
 		return nil // the upload ends with the job's failure
@@ -383,9 +398,9 @@ func (p *commitPipe) commit(ctx context.Context, in *ingest.Ingest, out *stage.O
 	if err != nil {
 		return err
 	}
-	records := map[string][]byte{uploadKey(p.u.file): rec}
+	records := map[string][]byte{uploadKey(p.u.in.key): rec}
 	if n := len(in.Report.Rejects); n > p.listed {
-		if records[rejectsKey(p.u.file, p.listed)], err = rejectsRecord(in.Report.Rejects[p.listed:]); err != nil {
+		if records[rejectsKey(p.u.in.key, p.listed)], err = rejectsRecord(in.Report.Rejects[p.listed:]); err != nil {
 			return err
 		}
 		p.listed = n

@@ -35,8 +35,9 @@ naming the port: choose others with --base-port N or --free-ports.
 
 'local run' submits its job as 'wololo client submit' does: the four
 default queries (q1.csv..q4.csv), or with --query NAME=FILE.sql (repeatable)
-the job's own SQL queries (docs/sql.md), NAME.csv of each; --explain prints
-the plans the gateway made of them before the upload.
+the job's own SQL queries (docs/sql.md), NAME.csv of each; --table NAME=F
+(repeatable) adds the CSV file F as table NAME of the queries; --explain
+prints the plans the gateway made of them before the upload.
 `
 
 // common are the flags both forms take.
@@ -138,6 +139,7 @@ func runJob(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	players := fs.String("players", "", "path of match_players.csv (required)")
 	out := fs.String("out", "", "directory for the results, q1.csv..q4.csv or NAME.csv of each --query (required)")
 	queryFlags := explain.RegisterQueryFlags(fs, "a SQL query of the job, NAME=FILE.sql: its rows are written to NAME.csv (repeatable; default: the four default queries)")
+	tableFlags := explain.RegisterTableFlags(fs, "another table of the --query queries, NAME=F: F's header row names its columns (repeatable)")
 	printPlans := fs.Bool("explain", false, "print the plans the gateway made of the --query queries before uploading")
 	keep := fs.Bool("keep", false, "keep the data directory (a fresh temporary one unless --data is given)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of this process (the runner and the submitting client) to this file")
@@ -155,9 +157,19 @@ func runJob(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if *printPlans && !queryFlags.Given() {
 		return cli.Usagef(fs, "--explain is for the plans of --query queries")
 	}
+	if len(tableFlags.List()) > 0 && !queryFlags.Given() {
+		return cli.Usagef(fs, "--table is for the tables of --query queries")
+	}
 	queries, err := queryFlags.Read()
 	if err != nil {
 		return err
+	}
+	var tables []client.Table
+	for _, kv := range tableFlags.List() {
+		if _, err := os.Stat(kv[1]); err != nil {
+			return cli.Usagef(fs, "--table %s=%s: %v", kv[0], kv[1], err)
+		}
+		tables = append(tables, client.Table{Name: kv[0], Path: kv[1]})
 	}
 	var plans io.Writer
 	if *printPlans {
@@ -195,7 +207,7 @@ func runJob(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	sum, err := client.Submit(ctx, client.SubmitOptions{
 		Server: cl.GatewayAddr(), TLS: tlsConfig, Matches: *matches, Players: *players, Out: *out,
 		Progress: stderr, Terminal: client.IsTerminal(stderr), MaxMalformed: maxMalformed,
-		Queries: queries, Explain: plans,
+		Queries: queries, Tables: tables, Explain: plans,
 	})
 	procs := cl.Processes() // while alive: VmHWM of each
 	stopErr := cl.Stop()

@@ -109,6 +109,8 @@ type Config struct {
 	// gateway.Config.
 	MaxQueries    int
 	MaxQueryBytes int
+	// MaxTables (gateway): a job's extra tables (--max-tables).
+	MaxTables int
 	// RPCLimits are both gRPC servers' per-address caps and first-frame
 	// deadline (rpc.Limits; zero fields take the defaults).
 	RPCLimits rpc.Limits
@@ -244,7 +246,7 @@ func New(cfg Config) (*Node, error) {
 			Log: log.Named("gateway"), BatchRows: cfg.BatchRows, OutboxLimit: cfg.OutboxLimit, Retention: cfg.Retention, MaxJobs: cfg.MaxJobs, UploadIdle: cfg.UploadIdle,
 			ClientMaxJobs: cfg.ClientMaxJobs, ClientMaxHeldJobs: cfg.ClientMaxHeldJobs, MaxJobBytes: cfg.MaxJobBytes, ClientMaxBytes: cfg.ClientMaxBytes,
 			MaxHeaderBytes: cfg.MaxHeaderBytes, MaxRecordBytes: cfg.MaxRecordBytes, MaxMalformed: cfg.MaxMalformed, Identify: identify(cfg.Credentials),
-			MaxQueries: cfg.MaxQueries, MaxQueryBytes: cfg.MaxQueryBytes, Counters: gatewayMetrics,
+			MaxQueries: cfg.MaxQueries, MaxTables: cfg.MaxTables, MaxQueryBytes: cfg.MaxQueryBytes, Counters: gatewayMetrics,
 		})
 		if err != nil {
 			return nil, err

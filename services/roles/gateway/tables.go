@@ -1,0 +1,141 @@
+package gateway
+
+import (
+	"fmt"
+	"strings"
+
+	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
+	"github.com/wololo/wololo/services/dataflow/schema"
+)
+
+// A job's inputs: its two files (matches.csv and match_players.csv, the
+// tables matches and match_players), then, for a job of SQL queries, its
+// extra tables (CreateJobRequest.tables: any CSV file with a header row,
+// table NAME). The job keeps them in one list, job.files, the two files
+// first at their schema.File index and the tables after them in the
+// request's order: every path that works on "a file of the job" (the
+// upload, its records in the store, the reports, the quotas) works on any
+// input through its index and its input, and only what is particular to
+// the two files (the built-in graph's typed rows, their required columns)
+// asks which one it is.
+
+// DefaultMaxTables is how many extra tables a job may have unless
+// --max-tables says otherwise.
+const DefaultMaxTables = 8
+
+// input is what names one input of a job.
+type input struct {
+	// name is how messages and the job's report call it: the file's
+	// name (matches.csv), or the table's name for a table (its client's
+	// file may be called anything).
+	name string
+	// table is its SQL table.
+	table string
+	// key is its part of its records' keys in the store (uploadKey,
+	// rejectsKey): the file's name, "table/NAME" for a table, which no
+	// file's name is.
+	key string
+	// counter is its label on the gateway's upload counters: the file's
+	// name, "table" for every table (a label per table name would grow
+	// without bound).
+	counter string
+	// file is which of the two files it is; isTable is set for a table.
+	file    schema.File
+	isTable bool
+}
+
+// String is how messages name it: the file's name, or "table NAME".
+func (in input) String() string {
+	if in.isTable {
+		return "table " + in.name
+	}
+	return in.name
+}
+
+func fileInput(f schema.File) input {
+	return input{name: f.String(), table: TableOf(f), key: f.String(), counter: f.String(), file: f}
+}
+
+func tableInput(name string) input {
+	return input{name: name, table: name, key: "table/" + name, counter: "table", isTable: true}
+}
+
+// inputHeader is one input of a CreateJob and its header.
+type inputHeader struct {
+	in input
+	h  *wololov1.FileHeader
+}
+
+// inputsOf lists a CreateJob's inputs: the two files, then its tables in
+// order.
+func inputsOf(req *wololov1.CreateJobRequest) []inputHeader {
+	out := []inputHeader{{fileInput(schema.Matches), req.GetMatches()}, {fileInput(schema.Players), req.GetPlayers()}}
+	for _, t := range req.GetTables() {
+		out = append(out, inputHeader{tableInput(t.GetName()), t.GetHeader()})
+	}
+	return out
+}
+
+// checkTables refuses a CreateJob's tables that no job may have: tables
+// without queries to read them, a name that is not an identifier or is
+// one of the two files' tables or is given twice, a table without a
+// header (InvalidArgument); more tables than MaxTables
+// (ResourceExhausted). It is pure.
+func (l Limits) checkTables(tables []*wololov1.Table, queries int) error {
+	if len(tables) == 0 {
+		return nil
+	}
+	if queries == 0 {
+		return errorf(ErrInvalid, "%d tables and no queries: only a job of queries reads tables (--query)", len(tables))
+	}
+	if len(tables) > l.MaxTables {
+		return errorf(ErrFull, "%d tables, more than a job may have (%d, --max-tables)", len(tables), l.MaxTables)
+	}
+	seen := map[string]bool{}
+	for i, t := range tables {
+		name := t.GetName()
+		if err := checkTableName(name); err != nil {
+			return errorf(ErrInvalid, "table %d: %v", i+1, err)
+		}
+		if seen[strings.ToLower(name)] {
+			return errorf(ErrInvalid, "table %q given twice (names are told apart regardless of case)", name)
+		}
+		seen[strings.ToLower(name)] = true
+		if t.GetHeader() == nil {
+			return errorf(ErrInvalid, "table %q: no header", name)
+		}
+	}
+	return nil
+}
+
+// checkTableName refuses a name that is not a table's: an identifier
+// (letters, digits and '_', not starting with a digit, at most 64
+// bytes), not matches or match_players in any case.
+func checkTableName(name string) error {
+	if name == "" || len(name) > 64 {
+		return fmt.Errorf("table name %q: 1 to 64 letters, digits or '_'", name)
+	}
+	for i, c := range name {
+		letter := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_'
+		if !letter && !(i > 0 && c >= '0' && c <= '9') {
+			return fmt.Errorf("table name %q: letters, digits and '_' only, not starting with a digit", name)
+		}
+	}
+	for _, f := range schema.Files {
+		if strings.EqualFold(name, TableOf(f)) {
+			return fmt.Errorf("table name %q is the table of %s", name, f)
+		}
+	}
+	return nil
+}
+
+// checkMalformed is the limit's error for the input whose whole report is
+// r (schema.MalformedLimit.Check), naming it: Check names one of the two
+// files, so a table's message is Check's with the table's name for it.
+func (in input) checkMalformed(l schema.MalformedLimit, r schema.FileReport) error {
+	err := l.Check(in.file, r)
+	if err == nil || !in.isTable {
+		return err
+	}
+	return schema.TooMalformed(in.String() + strings.TrimPrefix(err.Error(), in.file.String()))
+}
