@@ -328,7 +328,7 @@ e2e-swarm: ## the swarm end-to-end test (swarm-up, a job under kills, a leader k
 
 ci: test-ci ## what .ci/run runs
 
-bench: build data/full/match_players.csv ## micro-benchmarks, then reference, DuckDB, demo (the graph, and SQL: the four queries, the ten examples) and local (3 interleaved rounds) on the full dataset → BENCHMARKS.md
+bench: build data/full/match_players.csv ## micro-benchmarks, then reference, plain and exact DuckDB, demo (the graph, and SQL: the four queries, the ten examples) and local (3 interleaved rounds) on the full dataset → BENCHMARKS.md
 	@mkdir -p out
 	set -o pipefail; $(MAKE) --no-print-directory bench-micro | tee out/bench-micro.txt
 	$(BIN) bench --matches data/full/matches.csv --players data/full/match_players.csv --out BENCHMARKS.md --micro out/bench-micro.txt --go $(GO) --runs 3
@@ -337,14 +337,14 @@ bench-sql: build data/full/match_players.csv ## demo mode only: the hand-written
 	@mkdir -p out
 	$(BIN) bench --matches data/full/matches.csv --players data/full/match_players.csv --out out/bench-sql.md --go $(GO) --runs 3 --modes demo,demo-sql,demo-examples --kills=false --scaling ""
 
-# The DuckDB baseline of `make bench`: tools/duckdb is a Go module of its
+# The DuckDB baselines of `make bench`: tools/duckdb is a Go module of its
 # own because go-duckdb needs CGO (and a C compiler), which the static
 # bin/wololo must not. `wololo bench` builds it itself; these build and
 # test it alone.
-duckdb: ## build bin/duckdb-queries, the DuckDB baseline of make bench (CGO; needs a C compiler)
+duckdb: ## build bin/duckdb-queries, the DuckDB baselines of make bench, exact and --plain (CGO; needs a C compiler)
 	cd tools/duckdb && CGO_ENABLED=1 $(GO) build -o ../../bin/duckdb-queries .
 
-duckdb-test: ## vet and test the DuckDB baseline: its answers byte-equal to the reference's
+duckdb-test: ## vet and test the DuckDB baselines: exact's answers byte-equal to the reference's, plain's differences pinned
 	cd tools/duckdb && CGO_ENABLED=1 $(GO) vet ./... && CGO_ENABLED=1 $(GO) test -count=1 ./...
 
 # The SQL engine against DuckDB (tools/duckdb/sqldiff_test.go): random

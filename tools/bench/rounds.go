@@ -21,9 +21,12 @@ type bencher struct {
 	duck string // the DuckDB baseline, absolute; "" when there is none
 	// duckVersion is the DuckDB version the baseline reported.
 	duckVersion string
-	want        map[string][]byte // the reference's outputs
-	mismatch    []string
-	logf        func(format string, args ...any)
+	// plainDiffs are the files where plain DuckDB's last run differs from
+	// the reference (not a mismatch: plain DuckDB is not held to it).
+	plainDiffs []string
+	want       map[string][]byte // the reference's outputs
+	mismatch   []string
+	logf       func(format string, args ...any)
 	// jobs are the SQL jobs of the modes that run them, by mode.
 	jobs map[string]SQLJob
 }
@@ -51,10 +54,10 @@ func Bench(ctx context.Context, o Options) (Report, error) {
 	}
 	b.logf("dataset: %s + %s rows, %s", count(r.Dataset.MatchRows), count(r.Dataset.PlayerRows), mb(r.Dataset.Bytes()))
 
-	if b.runs(ModeDuckDB) {
+	if b.runs(ModeDuckDB) || b.runs(ModeDuckDBPlain) {
 		b.duck, r.DuckDBNote = b.prepareDuckDB(ctx)
 	} else {
-		r.DuckDBNote = "its mode was not asked for (--modes)."
+		r.DuckDBNote = "its modes were not asked for (--modes)."
 	}
 	if err := b.reference(ctx, &r); err != nil {
 		return r, err
@@ -235,22 +238,32 @@ func (b *bencher) reference(ctx context.Context, r *Report) error {
 // local mode) o.Runs times, interleaved, and keeps each mode's run of
 // median wall time as its detailed run.
 func (b *bencher) rounds(ctx context.Context, r *Report) error {
-	var ducks, demos []ProcessRun
+	var demos []ProcessRun
 	var locals []LocalRun
+	ducks := map[string][]ProcessRun{}
+	duckFailed := map[string]bool{}
 	sqlRuns := map[string][]ProcessRun{}
 	for k := 1; k <= b.o.Runs; k++ {
-		if b.duck != "" {
-			run, err := b.runDuckDB(ctx, k)
-			if err != nil {
-				b.logf("DuckDB: %v; going on without it", err)
-				r.DuckDBNote = fmt.Sprintf("it failed in run %d (%s), so the bench went on without it; its log is %s.",
-					k, firstLine(err.Error()), relPath(filepath.Join(b.o.Work, "duckdb.log")))
-				b.duck, ducks = "", nil
-				r.Samples = dropMode(r.Samples, ModeDuckDB)
-			} else {
-				ducks = append(ducks, run)
-				r.Samples = append(r.Samples, sampleOf(ModeDuckDB, k, run))
+		for _, mode := range []string{ModeDuckDBPlain, ModeDuckDB} {
+			if b.duck == "" || !b.runs(mode) || duckFailed[mode] {
+				continue
 			}
+			run, err := b.runDuckDB(ctx, k, mode)
+			if err != nil {
+				b.logf("%s: %v; going on without it", modeLabel(mode), err)
+				note := fmt.Sprintf("it failed in run %d (%s), so the bench went on without it; its log is %s.",
+					k, firstLine(err.Error()), relPath(filepath.Join(b.o.Work, mode+".log")))
+				if mode == ModeDuckDBPlain {
+					r.DuckDBPlainNote = note
+				} else {
+					r.DuckDBNote = note
+				}
+				duckFailed[mode], ducks[mode] = true, nil
+				r.Samples = dropMode(r.Samples, mode)
+				continue
+			}
+			ducks[mode] = append(ducks[mode], run)
+			r.Samples = append(r.Samples, sampleOf(mode, k, run))
 		}
 		if b.runs(ModeDemo) {
 			demo, err := b.runDemo(ctx, k)
@@ -282,7 +295,12 @@ func (b *bencher) rounds(ctx context.Context, r *Report) error {
 		}
 	}
 	if i := MedianRun(r.SamplesOf(ModeDuckDB)); i >= 0 {
-		r.DuckDB = ducks[i]
+		r.DuckDB = ducks[ModeDuckDB][i]
+		r.Machine.DuckDB = b.duckVersion
+	}
+	if i := MedianRun(r.SamplesOf(ModeDuckDBPlain)); i >= 0 {
+		r.DuckDBPlain = ducks[ModeDuckDBPlain][i]
+		r.PlainDiffs = b.plainDiffs
 		r.Machine.DuckDB = b.duckVersion
 	}
 	if i := MedianRun(r.SamplesOf(ModeDemo)); i >= 0 {
@@ -330,23 +348,35 @@ func (b *bencher) runDemoSQL(ctx context.Context, k int, j SQLJob) (ProcessRun, 
 	return run, nil
 }
 
-// runDuckDB is one run of the DuckDB baseline.
-func (b *bencher) runDuckDB(ctx context.Context, k int) (ProcessRun, error) {
-	dir := filepath.Join(b.o.Work, "duckdb")
+// runDuckDB is one run of a DuckDB baseline: exact DuckDB (ModeDuckDB),
+// whose outputs must equal the reference's, or plain DuckDB
+// (ModeDuckDBPlain, duckdb-queries --plain), whose differences from the
+// reference are kept in b.plainDiffs, not counted as a mismatch.
+func (b *bencher) runDuckDB(ctx context.Context, k int, mode string) (ProcessRun, error) {
+	dir := filepath.Join(b.o.Work, mode)
 	if err := os.RemoveAll(dir); err != nil {
 		return ProcessRun{}, err
 	}
-	b.logf("run %d/%d: DuckDB...", k, b.o.Runs)
-	run, err := runChild(ctx, "duckdb-queries", b.duck, filepath.Join(b.o.Work, "duckdb.log"),
-		"--matches", b.o.Matches, "--players", b.o.Players, "--out", dir)
+	args := []string{"--matches", b.o.Matches, "--players", b.o.Players, "--out", dir}
+	if mode == ModeDuckDBPlain {
+		args = append(args, "--plain")
+	}
+	b.logf("run %d/%d: %s...", k, b.o.Runs, mode)
+	logPath := filepath.Join(b.o.Work, mode+".log")
+	run, err := runChild(ctx, "duckdb-queries", b.duck, logPath, args...)
 	if err != nil {
 		return run, err
 	}
-	if log, err := os.ReadFile(filepath.Join(b.o.Work, "duckdb.log")); err == nil {
+	if log, err := os.ReadFile(logPath); err == nil {
 		b.duckVersion = duckDBVersion(log)
 	}
-	run.Equal = b.check(fmt.Sprintf("duckdb (run %d)", k), dir)
-	b.logf("run %d/%d: DuckDB %s, CPU %s, peak RSS %s, outputs equal: %v", k, b.o.Runs, secs(run.Wall), secs(run.CPU), mib(run.PeakRSS), run.Equal)
+	if mode == ModeDuckDBPlain {
+		b.plainDiffs = compareResults(b.want, dir)
+		run.Equal = len(b.plainDiffs) == 0
+	} else {
+		run.Equal = b.check(fmt.Sprintf("%s (run %d)", mode, k), dir)
+	}
+	b.logf("run %d/%d: %s %s, CPU %s, peak RSS %s, outputs equal: %v", k, b.o.Runs, mode, secs(run.Wall), secs(run.CPU), mib(run.PeakRSS), run.Equal)
 	return run, nil
 }
 
@@ -463,7 +493,7 @@ func noiseNotes(r Report) []string {
 
 // runName names a sample in a sentence.
 func runName(s Sample) string {
-	name := map[string]string{ModeDuckDB: "DuckDB", ModeReference: "the reference evaluator", ModeDemo: "demo mode", ModeLocal: "local mode",
+	name := map[string]string{ModeDuckDB: "exact DuckDB", ModeDuckDBPlain: "plain DuckDB", ModeReference: "the reference evaluator", ModeDemo: "demo mode", ModeLocal: "local mode",
 		ModeDemoSQL: "demo mode's SQL plan of the four queries", ModeDemoExamples: "demo mode's job of example queries"}[s.Mode]
 	if name == "" {
 		name = s.Mode

@@ -61,7 +61,7 @@ type Options struct {
 	KeepData bool
 	// Go is the go command, for `go tool pprof`; "go" if empty.
 	Go string
-	// Runs is how many times DuckDB, demo and local mode run, interleaved
+	// Runs is how many times both DuckDBs, demo and local mode run, interleaved
 	// (the reference runs once, before them); 1 if less.
 	Runs int
 	// Kills runs local mode once more per kind of process with that
@@ -100,16 +100,17 @@ type Options struct {
 
 const usage = `usage: wololo bench --matches F --players F [--out BENCHMARKS.md] [--runs 3] [flags]
 
-Measures the reference evaluator, the DuckDB baseline (tools/duckdb, built
-with CGO into --duckdb first), demo mode (the hand-written graph; the SQL
+Measures the reference evaluator, the DuckDB baselines (tools/duckdb, built
+with CGO into --duckdb first: plain DuckDB, the SQL a user would write, run
+with --plain, and exact DuckDB, the contract's value rules), demo mode (the hand-written graph; the SQL
 plan of the four default queries, --queries/q1.sql .. q4.sql; and a job of
 the example user queries, every --examples/*.sql) and local mode (separate
 processes, durable segment-log stores) on one dataset: each mode of
 --modes --runs times, interleaved, for their medians and their ratios to
-DuckDB's; then local mode once per --scaling replica count of the shard
+plain and exact DuckDB's; then local mode once per --scaling replica count of the shard
 task, for the CPU-seconds a row costs. Checks that every mode's outputs
 are byte-equal to the reference's (the example queries' only that they
-are written), profiles the local processes and writes a markdown report.
+are written; plain DuckDB's differences are reported, not a failure), profiles the local processes and writes a markdown report.
 Where DuckDB cannot be built, the report says so and the bench goes on
 without it. If the outputs differ, the report goes to OUT.failed.md
 instead and the command fails.

@@ -8,6 +8,12 @@ import (
 
 // Modes, as Sample names them.
 const (
+	// ModeDuckDBPlain is the DuckDB a user would write (duckdb-queries
+	// --plain: read_csv, try_cast, plain SQL): the baseline the targets
+	// against DuckDB are set on, not held to the reference's answers.
+	ModeDuckDBPlain = "duckdb-plain"
+	// ModeDuckDB is exact DuckDB: the contract's value rules in SQL, its
+	// answers byte-equal to the reference's.
 	ModeDuckDB    = "duckdb"
 	ModeReference = "reference"
 	ModeDemo      = "demo"
@@ -29,23 +35,28 @@ const (
 )
 
 // roundModes are the modes that run in the rounds, in their order.
-var roundModes = []string{ModeDuckDB, ModeDemo, ModeDemoSQL, ModeDemoExamples, ModeLocal}
+var roundModes = []string{ModeDuckDBPlain, ModeDuckDB, ModeDemo, ModeDemoSQL, ModeDemoExamples, ModeLocal}
 
-// Targets against the DuckDB baseline: a mode's median wall time at most
-// this many times DuckDB's.
+// Targets against the DuckDB baselines: a mode's median wall time at most
+// this many times exact DuckDB's (ModeDuckDB), or plain DuckDB's
+// (ModeDuckDBPlain, issue 27's).
 const (
 	TargetLocalVsDuckDB = 0.8
 	TargetDemoVsDuckDB  = 0.5
+	TargetLocalVsPlain  = 0.7
+	TargetDemoVsPlain   = 0.4
 )
 
 // modeOrder is the order modes are listed in.
-var modeOrder = []string{ModeDuckDB, ModeReference, ModeDemo, ModeDemoSQL, ModeDemoExamples, ModeLocal}
+var modeOrder = []string{ModeDuckDBPlain, ModeDuckDB, ModeReference, ModeDemo, ModeDemoSQL, ModeDemoExamples, ModeLocal}
 
 // modeLabel names a mode in the report.
 func modeLabel(mode string) string {
 	switch mode {
+	case ModeDuckDBPlain:
+		return "Plain DuckDB (SQL as a user writes it, one process; the baseline)"
 	case ModeDuckDB:
-		return "DuckDB (SQL, one process; the baseline)"
+		return "Exact DuckDB (the value rules in SQL, one process)"
 	case ModeReference:
 		return "Reference evaluator (one process)"
 	case ModeDemo:
@@ -146,17 +157,17 @@ func MedianRun(samples []Sample) int {
 	return idx[(len(idx)-1)/2]
 }
 
-// Ratio is a mode's median against DuckDB's: wall time and CPU, each the
-// mode's over DuckDB's (below 1 is faster than DuckDB). ok is false when
+// Ratio is a mode's median against a baseline's: wall time and CPU, each
+// the mode's over the baseline's (below 1 is faster). ok is false when
 // either has no run.
 type Ratio struct {
 	Wall, CPU float64
 	ok        bool
 }
 
-// RatioToDuckDB is mode's Ratio.
-func (r Report) RatioToDuckDB(mode string) Ratio {
-	m, d := r.MedianOf(mode), r.MedianOf(ModeDuckDB)
+// RatioTo is mode's Ratio to base's (ModeDuckDBPlain or ModeDuckDB).
+func (r Report) RatioTo(mode, base string) Ratio {
+	m, d := r.MedianOf(mode), r.MedianOf(base)
 	if m.Runs == 0 || d.Runs == 0 || m.Wall <= 0 || d.Wall <= 0 {
 		return Ratio{}
 	}
@@ -167,22 +178,26 @@ func (r Report) RatioToDuckDB(mode string) Ratio {
 	return ratio
 }
 
-// VsDuckDB is a target on a mode's median wall time against DuckDB's.
+// VsDuckDB is a target on a mode's median wall time against a DuckDB
+// baseline's.
 type VsDuckDB struct {
 	Mode  string
 	Label string // how the target names the mode
+	Base  string // ModeDuckDBPlain or ModeDuckDB
 	Max   float64
 }
 
-// vsDuckDBTargets are the targets against the baseline.
+// vsDuckDBTargets are the targets against the baselines.
 var vsDuckDBTargets = []VsDuckDB{
-	{ModeLocal, "Durable local mode", TargetLocalVsDuckDB},
-	{ModeDemo, "In-memory demo", TargetDemoVsDuckDB},
+	{ModeLocal, "Durable local mode", ModeDuckDBPlain, TargetLocalVsPlain},
+	{ModeDemo, "In-memory demo", ModeDuckDBPlain, TargetDemoVsPlain},
+	{ModeLocal, "Durable local mode", ModeDuckDB, TargetLocalVsDuckDB},
+	{ModeDemo, "In-memory demo", ModeDuckDB, TargetDemoVsDuckDB},
 }
 
 // Met says whether r meets t, and whether it could be measured at all.
 func (t VsDuckDB) Met(r Report) (met, measured bool) {
-	ratio := r.RatioToDuckDB(t.Mode)
+	ratio := r.RatioTo(t.Mode, t.Base)
 	return ratio.ok && ratio.Wall <= t.Max, ratio.ok
 }
 

@@ -16,8 +16,13 @@ import (
 type Options struct {
 	Matches, Players string // the input files
 	Out              string // the output directory
-	// MaxRecordBytes bounds a data record; a longer one is skipped.
+	// MaxRecordBytes bounds a data record; a longer one is skipped. The
+	// plain queries ignore it (DuckDB's own max_line_size applies).
 	MaxRecordBytes int
+	// Plain runs plain.sql, the queries as a user would write them, instead
+	// of the contract's exact ones; no header check either (DuckDB's binder
+	// names a missing column).
+	Plain bool
 }
 
 // Summary is what a run did.
@@ -41,19 +46,23 @@ var resultFiles = []struct{ name, header string }{
 }
 
 // Answer loads both files into an in-memory DuckDB database, runs the four
-// queries and writes q1.csv..q4.csv into o.Out.
+// queries and writes q1.csv..q4.csv into o.Out: exactly, with the
+// contract's value rules (macros.sql, queries.sql), or, with o.Plain, as a
+// user would write them (plain.sql).
 func Answer(ctx context.Context, o Options) (Summary, error) {
 	if o.MaxRecordBytes == 0 {
 		o.MaxRecordBytes = MaxRecordBytes
 	}
-	// Both headers are checked before any row is read.
-	mh, err := readHeader(o.Matches, matchColumns)
-	if err != nil {
-		return Summary{}, err
-	}
-	ph, err := readHeader(o.Players, playerColumns)
-	if err != nil {
-		return Summary{}, err
+	var mh, ph header
+	if !o.Plain {
+		// Both headers are checked before any row is read.
+		var err error
+		if mh, err = readHeader(o.Matches, matchColumns); err != nil {
+			return Summary{}, err
+		}
+		if ph, err = readHeader(o.Players, playerColumns); err != nil {
+			return Summary{}, err
+		}
 	}
 	if err := os.MkdirAll(o.Out, 0o755); err != nil {
 		return Summary{}, fmt.Errorf("output directory: %w", err)
@@ -73,15 +82,23 @@ func Answer(ctx context.Context, o Options) (Summary, error) {
 	if err := conn.QueryRowContext(ctx, "SELECT version()").Scan(&sum.Version); err != nil {
 		return sum, fmt.Errorf("DuckDB version: %w", err)
 	}
-	if sum.MatchRows, err = load(ctx, conn, matchesTable(o.Matches, mh, o.MaxRecordBytes)); err != nil {
-		return sum, fmt.Errorf("loading %s: %w", o.Matches, err)
+	var queries []string
+	if o.Plain {
+		queries, err = loadPlain(ctx, conn, o.Matches, o.Players)
+	} else {
+		queries, err = loadExact(ctx, conn, o, mh, ph)
 	}
-	if sum.PlayerRows, err = load(ctx, conn, playersTable(o.Players, ph, o.MaxRecordBytes)); err != nil {
-		return sum, fmt.Errorf("loading %s: %w", o.Players, err)
+	if err != nil {
+		return sum, err
 	}
-	queries := strings.Split(queriesSQL, "\n-- next\n")
 	if len(queries) != len(resultFiles) {
-		return sum, fmt.Errorf("queries.sql has %d statements, want %d", len(queries), len(resultFiles))
+		return sum, fmt.Errorf("%d queries, want %d", len(queries), len(resultFiles))
+	}
+	if sum.MatchRows, err = count(ctx, conn, "m"); err != nil {
+		return sum, fmt.Errorf("counting %s: %w", o.Matches, err)
+	}
+	if sum.PlayerRows, err = count(ctx, conn, "p"); err != nil {
+		return sum, fmt.Errorf("counting %s: %w", o.Players, err)
 	}
 	for i, f := range resultFiles {
 		if err := answerQuery(ctx, conn, queries[i], f.header, filepath.Join(o.Out, f.name)); err != nil {
@@ -91,8 +108,23 @@ func Answer(ctx context.Context, o Options) (Summary, error) {
 	return sum, nil
 }
 
-// open starts an in-memory database spilling into tmp, with the contract's
-// macros and wl_cmp, and returns its one connection.
+// loadExact creates the contract's value rules, loads tables m and p with
+// them and returns the four queries of queries.sql.
+func loadExact(ctx context.Context, conn *sql.Conn, o Options, mh, ph header) ([]string, error) {
+	if err := valueRules(ctx, conn); err != nil {
+		return nil, err
+	}
+	if err := load(ctx, conn, matchesTable(o.Matches, mh, o.MaxRecordBytes)); err != nil {
+		return nil, fmt.Errorf("loading %s: %w", o.Matches, err)
+	}
+	if err := load(ctx, conn, playersTable(o.Players, ph, o.MaxRecordBytes)); err != nil {
+		return nil, fmt.Errorf("loading %s: %w", o.Players, err)
+	}
+	return strings.Split(queriesSQL, "\n-- next\n"), nil
+}
+
+// open starts an in-memory database spilling into tmp and returns its one
+// connection.
 func open(ctx context.Context, tmp string) (*sql.Conn, func(), error) {
 	db, err := sql.Open("duckdb", "")
 	if err != nil {
@@ -107,26 +139,36 @@ func open(ctx context.Context, tmp string) (*sql.Conn, func(), error) {
 		conn.Close()
 		db.Close()
 	}
-	if err := duckdb.RegisterScalarUDF(conn, "wl_cmp", exactCmp{}); err != nil {
+	if _, err := conn.ExecContext(ctx, "SET temp_directory = "+sqlString(tmp)); err != nil {
 		closeAll()
-		return nil, nil, fmt.Errorf("registering wl_cmp: %w", err)
-	}
-	setup := "SET temp_directory = " + sqlString(tmp) + ";\n" + macrosSQL
-	if _, err := conn.ExecContext(ctx, setup); err != nil {
-		closeAll()
-		return nil, nil, fmt.Errorf("creating the macros: %w", err)
+		return nil, nil, fmt.Errorf("setting DuckDB's temp_directory: %w", err)
 	}
 	return conn, closeAll, nil
 }
 
-// load runs one CREATE TABLE ... AS statement and counts the table's rows.
-func load(ctx context.Context, conn *sql.Conn, stmt table) (int64, error) {
-	if _, err := conn.ExecContext(ctx, stmt.create); err != nil {
-		return 0, err
+// valueRules creates the contract's value rules on conn: wl_cmp and the
+// macros of macros.sql.
+func valueRules(ctx context.Context, conn *sql.Conn) error {
+	if err := duckdb.RegisterScalarUDF(conn, "wl_cmp", exactCmp{}); err != nil {
+		return fmt.Errorf("registering wl_cmp: %w", err)
 	}
+	if _, err := conn.ExecContext(ctx, macrosSQL); err != nil {
+		return fmt.Errorf("creating the macros: %w", err)
+	}
+	return nil
+}
+
+// count is the number of rows of a table.
+func count(ctx context.Context, conn *sql.Conn, table string) (int64, error) {
 	var n int64
-	err := conn.QueryRowContext(ctx, "SELECT count(*) FROM "+stmt.name).Scan(&n)
+	err := conn.QueryRowContext(ctx, "SELECT count(*) FROM "+table).Scan(&n)
 	return n, err
+}
+
+// load runs one CREATE TABLE ... AS statement.
+func load(ctx context.Context, conn *sql.Conn, stmt table) error {
+	_, err := conn.ExecContext(ctx, stmt.create)
+	return err
 }
 
 // table is a table to create from a CSV file.

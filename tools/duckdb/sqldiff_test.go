@@ -180,6 +180,9 @@ func newDiffer(t *testing.T) *differ {
 		t.Fatal(err)
 	}
 	t.Cleanup(closeDB)
+	if err := valueRules(context.Background(), conn); err != nil {
+		t.Fatal(err)
+	}
 	// Our functions in DuckDB: a duration column's view already holds
 	// its seconds; PERCENT is docs/sql.md's double arithmetic, written
 	// with four decimals.
