@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/wololo/wololo/services/dataflow/sql/sqljob"
 )
 
 // bencher is one bench run in progress: what every step needs, and the
@@ -123,6 +125,14 @@ func newBencher(o Options) (*bencher, error) {
 		if err != nil {
 			return nil, err
 		}
+		jobs[j.Mode] = j
+	}
+	if slices.Contains(o.Modes, ModeLocalSQL) {
+		j, err := DefaultsJob(o.Queries)
+		if err != nil {
+			return nil, err
+		}
+		j.Mode = ModeLocalSQL
 		jobs[j.Mode] = j
 	}
 	if slices.Contains(o.Modes, ModeDemoExamples) {
@@ -293,6 +303,14 @@ func (b *bencher) rounds(ctx context.Context, r *Report) error {
 			locals = append(locals, local)
 			r.Samples = append(r.Samples, localSample(k, local))
 		}
+		if j, ok := b.jobs[ModeLocalSQL]; ok {
+			run, err := b.runLocalSQL(ctx, k, j)
+			if err != nil {
+				return err
+			}
+			sqlRuns[ModeLocalSQL] = append(sqlRuns[ModeLocalSQL], run)
+			r.Samples = append(r.Samples, sampleOf(ModeLocalSQL, k, run))
+		}
 	}
 	if i := MedianRun(r.SamplesOf(ModeDuckDB)); i >= 0 {
 		r.DuckDB = ducks[ModeDuckDB][i]
@@ -345,6 +363,33 @@ func (b *bencher) runDemoSQL(ctx context.Context, k int, j SQLJob) (ProcessRun, 
 		run.Equal = len(diffs) == 0
 	}
 	b.logf("run %d/%d: %s %s, CPU %s, peak RSS %s, outputs as expected: %v", k, b.o.Runs, j.Mode, secs(run.Wall), secs(run.CPU), mib(run.PeakRSS), run.Equal)
+	return run, nil
+}
+
+// runLocalSQL is one run of durable local mode on a job of SQL queries
+// (the four default ones, outputs byte-equal to the reference's), as
+// `wololo local run --query ...` runs it, measured as local mode is: the
+// processes' CPU and the client's, the largest process's peak RSS.
+func (b *bencher) runLocalSQL(ctx context.Context, k int, j SQLJob) (ProcessRun, error) {
+	b.logf("run %d/%d: %s (%d SQL queries)...", k, b.o.Runs, j.Mode, len(j.Queries))
+	o := b.o
+	for _, q := range j.Queries {
+		text, err := os.ReadFile(q[1])
+		if err != nil {
+			return ProcessRun{}, fmt.Errorf("%s: %w", j.Mode, err)
+		}
+		o.localQueries = append(o.localQueries, sqljob.Query{Name: q[0], From: q[1], Text: string(text)})
+	}
+	out := filepath.Join(b.o.Work, j.Mode)
+	profiles := filepath.Join(b.o.Work, "profiles-"+j.Mode)
+	l, err := runLocal(ctx, o, b.bin, out, profiles, false, b.logf)
+	os.RemoveAll(profiles)
+	if err != nil {
+		return ProcessRun{}, err
+	}
+	run := ProcessRun{Wall: l.Wall, CPU: l.Totals().CPU + l.ClientCPU, PeakRSS: l.Targets().MaxRSS.PeakRSS, OtherCPU: l.OtherCPU}
+	run.Equal = b.check(fmt.Sprintf("%s (run %d)", j.Mode, k), out)
+	b.logf("run %d/%d: %s %s end to end, CPU %s, outputs equal: %v", k, b.o.Runs, j.Mode, secs(run.Wall), secs(run.CPU), run.Equal)
 	return run, nil
 }
 

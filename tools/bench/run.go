@@ -26,6 +26,7 @@ import (
 	"github.com/wololo/wololo/services/cmdline/tlsflags"
 	"github.com/wololo/wololo/services/dataflow/csvio"
 	"github.com/wololo/wololo/services/dataflow/schema"
+	"github.com/wololo/wololo/services/dataflow/sql/sqljob"
 	"github.com/wololo/wololo/services/roles/local"
 	"github.com/wololo/wololo/services/wire/rpc"
 	"github.com/wololo/wololo/transport/diskuse"
@@ -46,6 +47,10 @@ var ErrMismatch = errors.New("outputs differ from the reference")
 
 // Options of one bench run.
 type Options struct {
+	// localQueries, when set, are the queries runLocal's job carries (a
+	// local run of a SQL job).
+	localQueries []sqljob.Query
+
 	Matches, Players string
 	// Binary is the wololo binary every child runs; os.Executable() if
 	// empty.
@@ -82,7 +87,7 @@ type Options struct {
 	// Topology is local mode's; deploy.Default() if it has no stages.
 	Topology deploy.Topology
 	// Modes are the modes that run in the rounds (ModeDuckDB, ModeDemo,
-	// ModeDemoSQL, ModeDemoExamples, ModeLocal); every one if empty.
+	// ModeDemoSQL, ModeDemoExamples, ModeLocal, ModeLocalSQL); every one if empty.
 	// Without local mode, neither do its runs after the rounds (insecure,
 	// kills, scaling) nor its profiles.
 	Modes []string
@@ -237,7 +242,7 @@ func runLocal(ctx context.Context, o Options, bin, outDir, profDir string, insec
 		alongside.Go(func() { f(jobCtx, cl) })
 	}
 	sum, err := client.Submit(ctx, client.SubmitOptions{
-		Server: cl.GatewayAddr(), TLS: tlsConfig, Matches: o.Matches, Players: o.Players, Out: outDir,
+		Server: cl.GatewayAddr(), TLS: tlsConfig, Matches: o.Matches, Players: o.Players, Out: outDir, Queries: o.localQueries,
 	})
 	lr.Wall = time.Since(s0)
 	jobDone()

@@ -24,6 +24,9 @@ const (
 	// ModeDemoExamples is demo mode running a job of the example user
 	// queries (queries/examples).
 	ModeDemoExamples = "demo-examples"
+	// ModeLocalSQL is durable local mode running the SQL plan of the four
+	// default queries (`wololo local run --query q1=queries/q1.sql ...`).
+	ModeLocalSQL = "local-sql"
 )
 
 // SQL targets, on CPU time: the SQL plan of the four default queries
@@ -35,7 +38,7 @@ const (
 )
 
 // roundModes are the modes that run in the rounds, in their order.
-var roundModes = []string{ModeDuckDBPlain, ModeDuckDB, ModeDemo, ModeDemoSQL, ModeDemoExamples, ModeLocal}
+var roundModes = []string{ModeDuckDBPlain, ModeDuckDB, ModeDemo, ModeDemoSQL, ModeDemoExamples, ModeLocal, ModeLocalSQL}
 
 // Targets against the DuckDB baselines: a mode's median wall time at most
 // this many times exact DuckDB's (ModeDuckDB), or plain DuckDB's
@@ -48,7 +51,7 @@ const (
 )
 
 // modeOrder is the order modes are listed in.
-var modeOrder = []string{ModeDuckDBPlain, ModeDuckDB, ModeReference, ModeDemo, ModeDemoSQL, ModeDemoExamples, ModeLocal}
+var modeOrder = []string{ModeDuckDBPlain, ModeDuckDB, ModeReference, ModeDemo, ModeDemoSQL, ModeDemoExamples, ModeLocal, ModeLocalSQL}
 
 // modeLabel names a mode in the report.
 func modeLabel(mode string) string {
@@ -67,6 +70,8 @@ func modeLabel(mode string) string {
 		return "Demo, SQL plan of the four default queries (one process, in memory)"
 	case ModeDemoExamples:
 		return "Demo, SQL job of the example user queries (one process, in memory)"
+	case ModeLocalSQL:
+		return "Local, SQL plan of the four default queries (separate processes, segment logs, fsync, mutual TLS)"
 	}
 	return mode
 }
