@@ -163,6 +163,7 @@ func (a *Aggregation) AppendState(dst []byte) []byte {
 			w.value(k.v, i)
 		}
 	}
+	var sum []byte // a sum's text, written again for every group
 	for _, ac := range a.accs {
 		ac.grow(n)
 		for g := range n {
@@ -172,7 +173,8 @@ func (a *Aggregation) AppendState(dst []byte) []byte {
 				continue
 			}
 			w.Uvarint(1)
-			w.Bytes(ac.sumOf(g).Append(nil))
+			sum = ac.sumOf(g).Append(sum[:0])
+			w.Bytes(sum)
 			if b := ac.bestOf(g); b >= 0 {
 				w.value(ac.best, b)
 			} else {

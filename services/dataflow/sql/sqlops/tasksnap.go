@@ -1,6 +1,7 @@
 package sqlops
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 
@@ -19,8 +20,9 @@ import (
 // keyed operators of one shared table each put their keys back into the
 // task's one table.
 
-// taskSnapshotVersion is the first byte of a task's snapshot.
-const taskSnapshotVersion = 1
+// taskSnapshotVersion is the first byte of a task's snapshot (2: an
+// operator's snapshot after a fixed 8-byte length).
+const taskSnapshotVersion = 2
 
 var errTaskSnapshot = errors.New("sqlops: corrupt task snapshot")
 
@@ -41,11 +43,16 @@ func (t *Task) AppendSnapshot(dst []byte) ([]byte, error) {
 		if !ok {
 			continue
 		}
-		b, err := snap.AppendSnapshot(nil)
+		// In place, after its length's room (8 bytes, filled in after):
+		// a snapshot is tens of megabytes at full scale, and is not
+		// copied.
+		at := len(w.B)
+		b, err := snap.AppendSnapshot(append(w.B, make([]byte, 8)...))
 		if err != nil {
 			return nil, fmt.Errorf("operator #%d (%s): %w", in.o.ID, in.o.Kind, err)
 		}
-		w.Bytes(b)
+		binary.LittleEndian.PutUint64(b[at:], uint64(len(b)-at-8))
+		w.B = b
 	}
 	return w.B, nil
 }
@@ -78,10 +85,17 @@ func (t *Task) Restore(state []byte) error {
 		if r.Err != nil || !ok {
 			continue
 		}
-		b := r.Bytes()
-		if r.Err != nil {
+		if len(r.B) < 8 {
+			r.Fail(nil)
 			break
 		}
+		size := binary.LittleEndian.Uint64(r.B)
+		if size > uint64(len(r.B)-8) {
+			r.Fail(nil)
+			break
+		}
+		b := r.B[8 : 8+size]
+		r.B = r.B[8+size:]
 		if err := snap.Restore(b); err != nil {
 			return fmt.Errorf("operator #%d (%s): %w", in.o.ID, in.o.Kind, err)
 		}
