@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"github.com/wololo/wololo/queries"
 	"github.com/wololo/wololo/services/cmdline/client"
 	"github.com/wololo/wololo/services/dataflow/sql/sqljob"
+	"github.com/wololo/wololo/services/dataflow/sql/sqlops"
 	"github.com/wololo/wololo/services/roles/node"
 )
 
@@ -117,4 +119,24 @@ func TestSQLJobsMatchTheReference(t *testing.T) {
 // and the answers are exact.
 func TestSQLJobRestartsRecoverExactly(t *testing.T) {
 	restartDuringJob(t, 3, sqlQueries())
+}
+
+// TestTooLargeAnAnswerFailsOnlyItsJob: a job whose query's answer is
+// more than the gateway holds (sqlops.MaxHeldBytes, lowered here) fails
+// with that reason, and the gateway goes on: the next job's answers are
+// exact.
+func TestTooLargeAnAnswerFailsOnlyItsJob(t *testing.T) {
+	old := sqlops.MaxHeldBytes
+	sqlops.MaxHeldBytes = 100_000
+	t.Cleanup(func() { sqlops.MaxHeldBytes = old })
+	d := testDatasets(t)[0]
+	c := startCluster(t, deploy.Default(), node.ClusterOptions{})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	all := []sqljob.Query{{Name: "all", Text: "SELECT token, civ FROM match_players ORDER BY token"}}
+	_, err := client.Submit(ctx, client.SubmitOptions{Server: c.GatewayAddr(), TLS: clientTLS(t, c), Matches: d.matches, Players: d.players, Out: t.TempDir(), Queries: all})
+	if err == nil || !strings.Contains(err.Error(), "too large") {
+		t.Fatalf("submit of a job whose answer is too large: %v, want its failure saying so", err)
+	}
+	submit(t, c, d)
 }

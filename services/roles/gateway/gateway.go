@@ -337,6 +337,14 @@ func (g *Gateway) Finished(id string, records map[string][]byte) {
 		g.cfg.Log.Warn("results for an unknown job", "job", id)
 		return
 	}
+	if reason := records[schema.FailedResultsRecord]; reason != nil {
+		// The job's plan gave no results: an answer larger than the
+		// gateway holds (sqlops.MaxHeldBytes). It fails, and says why.
+		if err := g.FailJob(id, g.self.Name(), string(reason)); err != nil {
+			g.cfg.Log.Error("recording a job's failure", "job", id, "error", err)
+		}
+		return
+	}
 	if j.finish(records) {
 		g.cfg.Counters.JobEnded(OutcomeDone)
 	}

@@ -553,6 +553,12 @@ func (js *jobs) recover(img *transport.Image) (unreadable []string, err error) {
 		if ji.Records[schema.ResultRecord(j.resultFiles()[0])] != nil {
 			j.setResultsLocked(ji.Records, finishTime(stage.FinishedAt(ji.Records)))
 		}
+		if reason := ji.Records[schema.FailedResultsRecord]; reason != nil {
+			// The final commit says the job has no results (its answer
+			// too large): failed at its finish, whether or not the
+			// failure was recorded before the gateway stopped.
+			j.failLocked(string(reason), finishTime(stage.FinishedAt(ji.Records)))
+		}
 		if reason := ji.Records[recordFailed]; reason != nil {
 			// Results that came after a failure are not to be trusted.
 			j.failLocked(string(reason), finishTime(failedAt(ji.Records[recordFailedAt])))

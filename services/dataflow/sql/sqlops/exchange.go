@@ -68,15 +68,7 @@ const (
 // about the batch's average width), as [start, end) pairs: one run of
 // all its rows when it is within them.
 func chunkRanges(b *exec.Batch) [][2]int {
-	size := 0
-	for _, v := range b.Cols {
-		switch {
-		case v.Type == plan.Text && b.N > 0:
-			size += int(v.Ends[b.N-1]) + 4*b.N
-		default:
-			size += 8 * b.N // about a number's or a boolean's text
-		}
-	}
+	size := batchBytes(b)
 	per := chunkRows
 	if size > chunkBytes {
 		per = min(per, max(1, int(int64(b.N)*chunkBytes/int64(size))))
@@ -86,6 +78,21 @@ func chunkRanges(b *exec.Batch) [][2]int {
 		out = append(out, [2]int{start, min(start+per, b.N)})
 	}
 	return out
+}
+
+// batchBytes is about the bytes of b's values: a text column's text and
+// offsets, 8 bytes a number or a boolean.
+func batchBytes(b *exec.Batch) int {
+	size := 0
+	for _, v := range b.Cols {
+		switch {
+		case v.Type == plan.Text && b.N > 0:
+			size += int(v.Ends[b.N-1]) + 4*b.N
+		default:
+			size += 8 * b.N
+		}
+	}
+	return size
 }
 
 // Finish does nothing: the channel's end is the Task's to send.

@@ -239,6 +239,27 @@ type buffered struct {
 	ins  [][]*exec.Batch
 	cols [][]plan.Column
 	done func([][]*exec.Batch) ([]*exec.Batch, error)
+	// limit, when above 0, is about the most bytes of values it holds:
+	// past it the rows that come are let go and over is set, so that its
+	// task reports the job's answer too large rather than run out of
+	// memory (Task.Overflowed). held is what it holds.
+	limit, held int64
+	over        bool
+}
+
+// limitHeld sets the most bytes the operator holds (heldLimiter).
+func (o *buffered) limitHeld(n int64) { o.limit = n }
+
+// heldState and restoreHeld are what a task's snapshot keeps of it.
+func (o *buffered) heldState() (int64, bool)          { return o.held, o.over }
+func (o *buffered) restoreHeld(held int64, over bool) { o.held, o.over = held, over }
+
+// heldLimiter is an operator that holds rows until its inputs end, and
+// can be told the most it may hold.
+type heldLimiter interface {
+	limitHeld(n int64)
+	heldState() (held int64, over bool)
+	restoreHeld(held int64, over bool)
 }
 
 func (o *buffered) Apply(input int, b *exec.Batch, _ Out) error {
@@ -247,6 +268,15 @@ func (o *buffered) Apply(input int, b *exec.Batch, _ Out) error {
 	}
 	if len(b.Cols) != len(o.cols[input]) {
 		return fmt.Errorf("input %d: a batch of %d columns, want %d", input, len(b.Cols), len(o.cols[input]))
+	}
+	if o.limit > 0 {
+		if o.over {
+			return nil
+		}
+		if o.held += int64(batchBytes(b)); o.held > o.limit {
+			o.over = true
+			return nil
+		}
 	}
 	o.ins[input] = append(o.ins[input], b)
 	return nil

@@ -193,7 +193,11 @@ func newStageOp(p *physical.Plan, task string, s *streams) (*stageOp, error) {
 		return tables[id]
 	}
 	o := &stageOp{p: p, streams: s}
-	t, err := newTask(p, task, 0, nil, shared, o.send, func(op *physical.Op) bool { return !p.Source(op) })
+	limit := int64(0)
+	if task == p.Gateway.Name {
+		limit = MaxHeldBytes
+	}
+	t, err := newTask(p, task, 0, nil, shared, o.send, func(op *physical.Op) bool { return !p.Source(op) }, limit)
 	if err != nil {
 		return nil, err
 	}
@@ -258,10 +262,22 @@ func (o *stageOp) EndStream(stream string, out stage.Emitter) error {
 	return nil
 }
 
+// MaxHeldBytes is about the most bytes of values one operator of a job
+// holds at the gateway until its inputs end (a sort, a sink: a query's
+// answer): past it the job fails, its answer too large, rather than the
+// gateway run out of memory for every job. A variable for the tests.
+var MaxHeldBytes int64 = 256 << 20
+
 // Finish implements stage.Operator: every input has ended, so every
-// operator has finished; the task's sinks become the job's results.
+// operator has finished; the task's sinks become the job's results, or,
+// when an operator was given more rows than it may hold, the job's
+// failure (schema.FailedResultsRecord).
 func (o *stageOp) Finish(out stage.Emitter) error {
 	o.out = out
+	if what, over := o.t.Overflowed(); over {
+		out.Record(schema.FailedResultsRecord, fmt.Appendf(nil, "the answer is too large: %s was given more than %d MiB of rows to hold at the gateway", what, MaxHeldBytes>>20))
+		return nil
+	}
 	if !o.t.Done() {
 		var open []string
 		for _, in := range o.t.order {
@@ -354,7 +370,7 @@ func NewSource(p *physical.Plan, table string, header []string) (*Source, error)
 	send := func(ch *physical.Channel, to int, rows *wololov1.RowBatch) error {
 		return emitOn(src.out, s, ch, to, rows)
 	}
-	if src.t, err = newTask(p, p.Gateway.Name, 0, map[string][]string{table: slices.Clone(header)}, nil, send, keep); err != nil {
+	if src.t, err = newTask(p, p.Gateway.Name, 0, map[string][]string{table: slices.Clone(header)}, nil, send, keep, 0); err != nil {
 		return nil, fmt.Errorf("table %s: %w", table, err)
 	}
 	return src, nil

@@ -362,3 +362,40 @@ func TestJoinOutputTravelsInChunks(t *testing.T) {
 		t.Errorf("a batch of %d rows was sent: want at most 8192", d.mostRows)
 	}
 }
+
+// TestTooLargeAnAnswerFailsTheJob: a query whose answer the gateway
+// would hold more of than MaxHeldBytes ends the job with the reason in
+// its final commit (schema.FailedResultsRecord) and no results, also
+// when the gateway restarts from its snapshots and journal on the way;
+// under the limit, the same plan gives its answers.
+func TestTooLargeAnAnswerFailsTheJob(t *testing.T) {
+	var m, pl bytes.Buffer
+	if _, err := datagen.Generate(datagen.Config{Matches: 1500, Seed: 8}, &m, &pl); err != nil {
+		t.Fatal(err)
+	}
+	tables := readTables(t, m.Bytes(), pl.Bytes())
+	texts := map[string]string{"all": "SELECT token, civ FROM match_players ORDER BY token", "few": "SELECT civ, COUNT(*) AS n FROM match_players GROUP BY civ ORDER BY civ"}
+	p := planOf(t, texts, []string{"all", "few"}, tables, 2)
+	old := sqlops.MaxHeldBytes
+	t.Cleanup(func() { sqlops.MaxHeldBytes = old })
+	for _, c := range []struct {
+		limit   int64
+		restart float64
+		fails   bool
+	}{{1 << 30, 0, false}, {20_000, 0, true}, {20_000, 0.3, true}} {
+		sqlops.MaxHeldBytes = c.limit
+		d := newDeployed(t, p, rand.New(rand.NewPCG(5, 6)), c.restart)
+		d.upload("matches", tables["matches"])
+		d.upload("match_players", tables["match_players"])
+		d.run()
+		reason := d.inst["gateway-0"].records[schema.FailedResultsRecord]
+		switch {
+		case c.fails && (reason == nil || len(d.results) != 0):
+			t.Errorf("limit %d, restarts %v: reason %q and %d results, want the failure and none", c.limit, c.restart, reason, len(d.results))
+		case c.fails && !bytes.Contains(reason, []byte("too large")):
+			t.Errorf("the reason %q does not say the answer is too large", reason)
+		case !c.fails && (reason != nil || len(d.results) != 2):
+			t.Errorf("limit %d: reason %q and %d results, want both answers", c.limit, reason, len(d.results))
+		}
+	}
+}

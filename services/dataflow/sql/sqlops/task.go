@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 	"github.com/wololo/wololo/services/dataflow/sql/exec"
@@ -37,6 +38,11 @@ type Task struct {
 	// err is the first error of an operator chained after the one being
 	// applied (an Out has no error to return).
 	err error
+	// heldLimit, when above 0, is the most bytes each operator that holds
+	// rows until its inputs end may hold (the gateway's in the
+	// deployment: StageSpec); past it the job's answer is too large
+	// (Overflowed).
+	heldLimit int64
 }
 
 // Sender takes what a task instance's exchanges write: a batch of
@@ -69,14 +75,15 @@ func stream(k int) string { return "in" + strconv.Itoa(k) }
 // header of each table the task scans; shared returns the key table of a
 // Plan.Tables entry for this instance (nil: one per operator).
 func NewTask(p *physical.Plan, name string, index int, columns map[string][]string, shared func(id int) *exec.KeyTable, send Sender) (*Task, error) {
-	return newTask(p, name, index, columns, shared, send, func(*physical.Op) bool { return true })
+	return newTask(p, name, index, columns, shared, send, func(*physical.Op) bool { return true }, 0)
 }
 
 // newTask is NewTask of the task's operators keep keeps only: a part of
 // the task that no other operator of it reads from (the gateway's Source
-// operators, or all but them).
-func newTask(p *physical.Plan, name string, index int, columns map[string][]string, shared func(id int) *exec.KeyTable, send Sender, keep func(*physical.Op) bool) (*Task, error) {
-	t := &Task{p: p, name: name, index: index, send: send, ops: map[int]*instance{}}
+// operators, or all but them), each operator that holds rows holding at
+// most heldLimit bytes (0: no limit; see Task.heldLimit).
+func newTask(p *physical.Plan, name string, index int, columns map[string][]string, shared func(id int) *exec.KeyTable, send Sender, keep func(*physical.Op) bool, heldLimit int64) (*Task, error) {
+	t := &Task{p: p, name: name, index: index, send: send, ops: map[int]*instance{}, heldLimit: heldLimit}
 	for _, o := range p.Ops {
 		if o.Task != name || !keep(o) {
 			continue
@@ -173,7 +180,25 @@ func (t *Task) newOp(in *instance) (Operator, error) {
 		in.x.send = t.send
 		return in.x, nil
 	}
-	return New(in.o, in.cols, in.table, in.shared)
+	op, err := New(in.o, in.cols, in.table, in.shared)
+	if l, ok := op.(heldLimiter); ok && err == nil && t.heldLimit > 0 {
+		l.limitHeld(t.heldLimit)
+	}
+	return op, err
+}
+
+// Overflowed names the first operator of the task that was given more
+// rows to hold than the task's limit allows, if one was: its answer is
+// not whole, and the job is to fail.
+func (t *Task) Overflowed() (string, bool) {
+	for _, in := range t.order {
+		if l, ok := in.op.(heldLimiter); ok {
+			if _, over := l.heldState(); over {
+				return fmt.Sprintf("operator #%d (%s) of %s", in.o.ID, in.o.Kind, strings.Join(in.o.Queries, ", ")), true
+			}
+		}
+	}
+	return "", false
 }
 
 // Table applies a parsed batch of a table (its text columns, in its

@@ -13,7 +13,8 @@ import (
 // runtime can cut a planned job's state log short (stage.Snapshotter) as
 // it does the built-in graph's. For each of the task's operators, in
 // order: its ID, whether it has finished, the ends of its inputs it has
-// been told (stream and sender), and its own snapshot when it has state
+// been told (stream and sender), what it holds against the task's limit
+// (heldLimiter), and its own snapshot when it has state
 // and runs, or is a sink (a finished sink's rows are the query's answer;
 // a finished operator's other state is no longer needed, and may have
 // been let go). Restored into a fresh Task of the same plan, the
@@ -21,8 +22,9 @@ import (
 // task's one table.
 
 // taskSnapshotVersion is the first byte of a task's snapshot (2: an
-// operator's snapshot after a fixed 8-byte length).
-const taskSnapshotVersion = 2
+// operator's snapshot after a fixed 8-byte length; 3: what an operator
+// that holds rows holds, and whether it was given too much).
+const taskSnapshotVersion = 3
 
 var errTaskSnapshot = errors.New("sqlops: corrupt task snapshot")
 
@@ -39,6 +41,13 @@ func (t *Task) AppendSnapshot(dst []byte) ([]byte, error) {
 			w.Bytes([]byte(e[0]))
 			w.Bytes([]byte(e[1]))
 		}
+		var held int64
+		var over bool
+		if l, ok := in.op.(heldLimiter); ok {
+			held, over = l.heldState()
+		}
+		w.Varint(held)
+		w.Bool(over)
 		snap, ok := snapshotted(in)
 		if !ok {
 			continue
@@ -80,6 +89,10 @@ func (t *Task) Restore(state []byte) error {
 			}
 			in.ended = append(in.ended, e)
 			in.d.Restore(e[0], e[1])
+		}
+		held, over := r.Varint(), r.Bool()
+		if l, ok := in.op.(heldLimiter); ok {
+			l.restoreHeld(held, over)
 		}
 		snap, ok := snapshotted(in)
 		if r.Err != nil || !ok {
