@@ -14,7 +14,6 @@ import (
 	"github.com/wololo/wololo/queries"
 	"github.com/wololo/wololo/services/cmdline/client"
 	"github.com/wololo/wololo/services/dataflow/sql/sqljob"
-	"github.com/wololo/wololo/services/dataflow/sql/sqlops"
 	"github.com/wololo/wololo/services/roles/node"
 )
 
@@ -122,15 +121,12 @@ func TestSQLJobRestartsRecoverExactly(t *testing.T) {
 }
 
 // TestTooLargeAnAnswerFailsOnlyItsJob: a job whose query's answer is
-// more than the gateway holds (sqlops.MaxHeldBytes, lowered here) fails
+// more than the gateway holds (--max-held-bytes, lowered here) fails
 // with that reason, and the gateway goes on: the next job's answers are
 // exact.
 func TestTooLargeAnAnswerFailsOnlyItsJob(t *testing.T) {
-	old := sqlops.MaxHeldBytes
-	sqlops.MaxHeldBytes = 100_000
-	t.Cleanup(func() { sqlops.MaxHeldBytes = old })
 	d := testDatasets(t)[0]
-	c := startCluster(t, deploy.Default(), node.ClusterOptions{})
+	c := startCluster(t, deploy.Default(), node.ClusterOptions{MaxHeldBytes: 100_000})
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	all := []sqljob.Query{{Name: "all", Text: "SELECT token, civ FROM match_players ORDER BY token"}}

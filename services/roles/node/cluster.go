@@ -62,6 +62,8 @@ type ClusterOptions struct {
 	MaxJobs map[string]int
 	// RPCLimits are every instance's: see Config.RPCLimits.
 	RPCLimits rpc.Limits
+	// MaxHeldBytes is the gateway's: see Config.MaxHeldBytes.
+	MaxHeldBytes int64
 }
 
 // StartCluster starts every instance of top on 127.0.0.1; they serve until
@@ -118,7 +120,7 @@ func StartCluster(top deploy.Topology, opts ClusterOptions) (*Cluster, error) {
 func (c *Cluster) start(in deploy.Instance, l net.Listener) error {
 	cfg := Config{
 		Topology: c.Topology, Instance: in, Listener: l, Resolver: c.resolver, Store: c.stores[in.Name()],
-		Log: c.opts.Log, BatchRows: c.opts.BatchRows, OutboxLimit: c.opts.OutboxLimit, MaxJobs: c.opts.MaxJobs[in.Name()],
+		Log: c.opts.Log, BatchRows: c.opts.BatchRows, OutboxLimit: c.opts.OutboxLimit, MaxJobs: c.opts.MaxJobs[in.Name()], MaxHeldBytes: c.opts.MaxHeldBytes,
 		RPCLimits: c.opts.RPCLimits,
 	}
 	if in.Stage == c.Topology.Gateway().Name {

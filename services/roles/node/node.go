@@ -111,6 +111,10 @@ type Config struct {
 	MaxQueryBytes int
 	// MaxTables (gateway): a job's extra tables (--max-tables).
 	MaxTables int
+	// MaxHeldBytes (gateway): what one operator of a job's plan holds
+	// there until its inputs end, a query's answer (--max-held-bytes;
+	// sqlops.DefaultMaxHeldBytes if 0).
+	MaxHeldBytes int64
 	// RPCLimits are both gRPC servers' per-address caps and first-frame
 	// deadline (rpc.Limits; zero fields take the defaults).
 	RPCLimits rpc.Limits
@@ -232,7 +236,7 @@ func New(cfg Config) (*Node, error) {
 		Topology: cfg.Topology, Instance: cfg.Instance, Spec: spec, Committer: n.committer, Links: n.sender,
 		Log: log.Named("stage"), BatchRows: cfg.BatchRows, OutboxLimit: cfg.OutboxLimit, MaxJobs: cfg.MaxJobs,
 		// A job of SQL queries runs this task's part of its plan.
-		Plans: func(plan []byte) (stage.JobSpec, error) { return sqlops.DecodeSpec(plan, st.Name) },
+		Plans: func(plan []byte) (stage.JobSpec, error) { return sqlops.DecodeSpec(plan, st.Name, cfg.MaxHeldBytes) },
 	}
 	var gatewayMetrics *metrics.Gateway
 	if st.Role == "gateway" {

@@ -85,6 +85,7 @@ func run(ctx context.Context, cmd string, args []string, stderr io.Writer) error
 	clientMaxHeldJobs := fs.Int("client-max-held-jobs", 0, "gateway: jobs one client holds at once, finished ones included; at the limit its oldest finished job is dropped for a new one (default 64, a sixteenth of --max-jobs; at least --client-max-jobs)")
 	maxHeaderBytes := fs.Int("max-header-bytes", 0, "gateway: bytes of one file's header row in a job (default 64 KiB, at most 1 MiB)")
 	maxQueries := fs.Int("max-queries", 0, "gateway: SQL queries of one job (default 16)")
+	maxHeld := fs.Int64("max-held-bytes", 0, "gateway: bytes of rows one operator of a job's SQL plan holds there until its inputs end, a query's answer; past it the job fails (default 256 MiB)")
 	maxTables := fs.Int("max-tables", 0, "gateway: extra tables of one job, --table NAME=F (default 8)")
 	maxQueryBytes := fs.Int("max-query-bytes", 0, "gateway: bytes of one job's SQL query texts together (default 64 KiB)")
 	maxJobBytes := fs.Int64("max-job-bytes", 0, "gateway: declared bytes of one job's two files together (default 8 GiB)")
@@ -181,7 +182,7 @@ func run(ctx context.Context, cmd string, args []string, stderr io.Writer) error
 		Topology: top, Instance: in, Listener: l, Public: pl, Credentials: creds, Resolver: resolver, Store: store, Log: log, Retention: *retention,
 		BatchRows: *batchRows, OutboxLimit: *outboxLimit, MaxJobs: *maxJobs, UploadIdle: *uploadIdle,
 		ClientMaxJobs: *clientMaxJobs, ClientMaxHeldJobs: *clientMaxHeldJobs, MaxJobBytes: *maxJobBytes, ClientMaxBytes: *clientMaxBytes,
-		MaxHeaderBytes: *maxHeaderBytes, MaxQueries: *maxQueries, MaxTables: *maxTables, MaxQueryBytes: *maxQueryBytes, MaxRecordBytes: *maxRecordBytes, MaxMalformed: &limit,
+		MaxHeaderBytes: *maxHeaderBytes, MaxQueries: *maxQueries, MaxHeldBytes: *maxHeld, MaxTables: *maxTables, MaxQueryBytes: *maxQueryBytes, MaxRecordBytes: *maxRecordBytes, MaxMalformed: &limit,
 		Admin: al, StoreTimes: times, RPCLimits: rpcLimits, DataDir: *dataDir,
 	})
 	if err != nil {

@@ -106,7 +106,7 @@ func edges(p *physical.Plan, s *streams, ops []*physical.Op) ([]stage.Edge, erro
 // plan (physical.Encode) is plan: StageSpec of the decoded plan, checked
 // first (a plan from the store or the wire must hold the invariants
 // before anything runs it).
-func DecodeSpec(plan []byte, task string) (stage.JobSpec, error) {
+func DecodeSpec(plan []byte, task string, maxHeld int64) (stage.JobSpec, error) {
 	p, err := physical.Decode(plan)
 	if err != nil {
 		return stage.JobSpec{}, err
@@ -114,7 +114,7 @@ func DecodeSpec(plan []byte, task string) (stage.JobSpec, error) {
 	if err := physical.Check(p); err != nil {
 		return stage.JobSpec{}, fmt.Errorf("plan: %w", err)
 	}
-	return StageSpec(p, task)
+	return StageSpec(p, task, maxHeld)
 }
 
 // StageSpec is what an instance of task runs for a job of plan p: every
@@ -130,7 +130,13 @@ func DecodeSpec(plan []byte, task string) (stage.JobSpec, error) {
 // of the built-in graph that runs apart, such as an aggregator with
 // replicas of its own) runs nothing of the job: no streams, an operator
 // that is never given anything.
-func StageSpec(p *physical.Plan, task string) (stage.JobSpec, error) {
+//
+// maxHeld is about the most bytes of values an operator of the gateway's
+// task holds until its inputs end (a sort, a sink): past it the job's
+// answer is too large, and Finish records the job's failure
+// (schema.FailedResultsRecord) instead of results. 0:
+// DefaultMaxHeldBytes.
+func StageSpec(p *physical.Plan, task string, maxHeld int64) (stage.JobSpec, error) {
 	if _, err := replicasOf(p, task); err != nil {
 		return stage.JobSpec{New: func() stage.Operator { return failed{fmt.Errorf("task %s runs nothing of this job", task)} }, Stateless: true}, nil
 	}
@@ -160,11 +166,14 @@ func StageSpec(p *physical.Plan, task string) (stage.JobSpec, error) {
 	}
 	// One operator made now: a plan that does not build fails here, when
 	// the job is introduced, not in its actor.
-	if _, err := newStageOp(p, task, s); err != nil {
+	if maxHeld <= 0 {
+		maxHeld = DefaultMaxHeldBytes
+	}
+	if _, err := newStageOp(p, task, s, maxHeld); err != nil {
 		return stage.JobSpec{}, err
 	}
 	return stage.JobSpec{Wiring: w, New: func() stage.Operator {
-		op, err := newStageOp(p, task, s)
+		op, err := newStageOp(p, task, s, maxHeld)
 		if err != nil {
 			return failed{err} // it built a moment ago: it does not fail now
 		}
@@ -179,12 +188,13 @@ type stageOp struct {
 	t       *Task
 	p       *physical.Plan
 	streams *streams
+	maxHeld int64 // the gateway's limit, for the failure's reason
 	// out is the Emitter of the call being served: where the exchanges'
 	// batches and ends go.
 	out stage.Emitter
 }
 
-func newStageOp(p *physical.Plan, task string, s *streams) (*stageOp, error) {
+func newStageOp(p *physical.Plan, task string, s *streams, maxHeld int64) (*stageOp, error) {
 	tables := map[int]*exec.KeyTable{}
 	shared := func(id int) *exec.KeyTable {
 		if tables[id] == nil {
@@ -192,10 +202,10 @@ func newStageOp(p *physical.Plan, task string, s *streams) (*stageOp, error) {
 		}
 		return tables[id]
 	}
-	o := &stageOp{p: p, streams: s}
+	o := &stageOp{p: p, streams: s, maxHeld: maxHeld}
 	limit := int64(0)
 	if task == p.Gateway.Name {
-		limit = MaxHeldBytes
+		limit = maxHeld
 	}
 	t, err := newTask(p, task, 0, nil, shared, o.send, func(op *physical.Op) bool { return !p.Source(op) }, limit)
 	if err != nil {
@@ -262,11 +272,12 @@ func (o *stageOp) EndStream(stream string, out stage.Emitter) error {
 	return nil
 }
 
-// MaxHeldBytes is about the most bytes of values one operator of a job
-// holds at the gateway until its inputs end (a sort, a sink: a query's
-// answer): past it the job fails, its answer too large, rather than the
-// gateway run out of memory for every job. A variable for the tests.
-var MaxHeldBytes int64 = 256 << 20
+// DefaultMaxHeldBytes is about the most bytes of values one operator of
+// a job holds at the gateway until its inputs end (a sort, a sink: a
+// query's answer) unless the gateway says otherwise (--max-held-bytes):
+// past it the job fails, its answer too large, rather than the gateway
+// run out of memory for every job.
+const DefaultMaxHeldBytes = 256 << 20
 
 // Finish implements stage.Operator: every input has ended, so every
 // operator has finished; the task's sinks become the job's results, or,
@@ -275,7 +286,7 @@ var MaxHeldBytes int64 = 256 << 20
 func (o *stageOp) Finish(out stage.Emitter) error {
 	o.out = out
 	if what, over := o.t.Overflowed(); over {
-		out.Record(schema.FailedResultsRecord, fmt.Appendf(nil, "the answer is too large: %s was given more than %d MiB of rows to hold at the gateway", what, MaxHeldBytes>>20))
+		out.Record(schema.FailedResultsRecord, fmt.Appendf(nil, "the answer is too large: %s was given more than %d MiB of rows to hold at the gateway (--max-held-bytes)", what, o.maxHeld>>20))
 		return nil
 	}
 	if !o.t.Done() {

@@ -69,6 +69,11 @@ type instance struct {
 }
 
 func newDeployed(t testing.TB, p *physical.Plan, r *rand.Rand, restart float64) *deployed {
+	return newDeployedHolding(t, p, r, restart, 0)
+}
+
+// newDeployedHolding is newDeployed with the gateway's maxHeld.
+func newDeployedHolding(t testing.TB, p *physical.Plan, r *rand.Rand, restart float64, maxHeld int64) *deployed {
 	d := &deployed{t: t, p: p, r: r, restart: restart, inst: map[string]*instance{}, results: map[string][]byte{}}
 	tasks := []physical.Task{p.Gateway}
 	if p.Shard.Name != p.Gateway.Name {
@@ -79,7 +84,7 @@ func newDeployed(t testing.TB, p *physical.Plan, r *rand.Rand, restart float64) 
 		if err != nil {
 			t.Fatal(err)
 		}
-		spec, err := sqlops.DecodeSpec(enc, task.Name)
+		spec, err := sqlops.DecodeSpec(enc, task.Name, maxHeld)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -364,7 +369,7 @@ func TestJoinOutputTravelsInChunks(t *testing.T) {
 }
 
 // TestTooLargeAnAnswerFailsTheJob: a query whose answer the gateway
-// would hold more of than MaxHeldBytes ends the job with the reason in
+// would hold more of than its limit ends the job with the reason in
 // its final commit (schema.FailedResultsRecord) and no results, also
 // when the gateway restarts from its snapshots and journal on the way;
 // under the limit, the same plan gives its answers.
@@ -376,15 +381,12 @@ func TestTooLargeAnAnswerFailsTheJob(t *testing.T) {
 	tables := readTables(t, m.Bytes(), pl.Bytes())
 	texts := map[string]string{"all": "SELECT token, civ FROM match_players ORDER BY token", "few": "SELECT civ, COUNT(*) AS n FROM match_players GROUP BY civ ORDER BY civ"}
 	p := planOf(t, texts, []string{"all", "few"}, tables, 2)
-	old := sqlops.MaxHeldBytes
-	t.Cleanup(func() { sqlops.MaxHeldBytes = old })
 	for _, c := range []struct {
 		limit   int64
 		restart float64
 		fails   bool
 	}{{1 << 30, 0, false}, {20_000, 0, true}, {20_000, 0.3, true}} {
-		sqlops.MaxHeldBytes = c.limit
-		d := newDeployed(t, p, rand.New(rand.NewPCG(5, 6)), c.restart)
+		d := newDeployedHolding(t, p, rand.New(rand.NewPCG(5, 6)), c.restart, c.limit)
 		d.upload("matches", tables["matches"])
 		d.upload("match_players", tables["match_players"])
 		d.run()
