@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"sync"
 	"testing"
@@ -55,60 +56,66 @@ func restartDuringJob(t *testing.T, seed uint64, queries []sqljob.Query) {
 
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 		defer cancel()
-		out := t.TempDir()
-		var wg sync.WaitGroup
-		var submitErr error
-		done := make(chan struct{})
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer close(done)
-			_, submitErr = client.Submit(ctx, client.SubmitOptions{Server: c.GatewayAddr(), TLS: clientTLS(t, c), Matches: d.matches, Players: d.players, Out: out, JobID: "restarts", Queries: queries})
-		}()
 		restarted := map[string]int{}
 		last := map[string]time.Time{} // when each instance was restarted
 		// Every stage once, in random order, then random instances.
 		order := rng.Perm(len(instances))
-	loop:
-		for i := 0; ; i++ {
-			select {
-			case <-done:
-				break loop
-			case <-time.After(time.Duration(5+rng.IntN(25)) * time.Millisecond):
-			}
-			in := instances[rng.IntN(len(instances))]
-			if i < len(order) {
-				in = instances[order[i]]
-			}
-			breath := minUptime
-			if in.Stage == top.Gateway().Name {
-				breath = gatewayUptime
-			}
-			if time.Since(last[in.Name()]) < breath {
-				continue
-			}
-			if err := c.Restart(in.Name()); err != nil {
-				t.Fatalf("restart %s: %v", in.Name(), err)
-			}
-			last[in.Name()] = time.Now()
-			restarted[in.Stage]++
-		}
-		wg.Wait()
-		if submitErr != nil {
-			t.Fatalf("seed %d: submit: %v (restarts %v)", seed, submitErr, restarted)
-		}
-		if queries == nil {
-			compareOutputs(t, d, out)
-		} else {
-			compareSQL(t, d, queries, out)
-		}
+		// A job on a quiet machine may end before enough restarts have
+		// landed in it (seen: 5 in one job, CI): another job then runs on
+		// the same cluster, its answers checked too, the restarts going on
+		// during it, until enough have landed during jobs (at most three
+		// jobs). The bound is not lowered: every restart counted was
+		// during a job whose answers are checked.
 		n := 0
-		for _, k := range restarted {
-			n += k
+		for job := 0; job < 3 && (n < 6 || len(last) < len(instances)); job++ {
+			out := t.TempDir()
+			var wg sync.WaitGroup
+			var submitErr error
+			done := make(chan struct{})
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				defer close(done)
+				_, submitErr = client.Submit(ctx, client.SubmitOptions{Server: c.GatewayAddr(), TLS: clientTLS(t, c), Matches: d.matches, Players: d.players, Out: out, JobID: fmt.Sprintf("restarts-%d", job), Queries: queries})
+			}()
+		loop:
+			for i := 0; ; i++ {
+				select {
+				case <-done:
+					break loop
+				case <-time.After(time.Duration(5+rng.IntN(25)) * time.Millisecond):
+				}
+				in := instances[rng.IntN(len(instances))]
+				if i < len(order) && job == 0 {
+					in = instances[order[i]]
+				}
+				breath := minUptime
+				if in.Stage == top.Gateway().Name {
+					breath = gatewayUptime
+				}
+				if time.Since(last[in.Name()]) < breath {
+					continue
+				}
+				if err := c.Restart(in.Name()); err != nil {
+					t.Fatalf("restart %s: %v", in.Name(), err)
+				}
+				last[in.Name()] = time.Now()
+				restarted[in.Stage]++
+				n++
+			}
+			wg.Wait()
+			if submitErr != nil {
+				t.Fatalf("seed %d, job %d: submit: %v (restarts %v)", seed, job, submitErr, restarted)
+			}
+			if queries == nil {
+				compareOutputs(t, d, out)
+			} else {
+				compareSQL(t, d, queries, out)
+			}
+			t.Logf("seed %d: %d restarts during %d jobs: %v", seed, n, job+1, restarted)
 		}
-		t.Logf("seed %d: %d restarts during the job: %v", seed, n, restarted)
 		// Every instance at least once, and more than that in all: on a
-		// quiet machine the job is short (seen: 8 restarts), on a loaded
+		// quiet machine a job is short (seen: 5 restarts), on a loaded
 		// one long (40), so the bound is the least that still makes the
 		// run prove something.
 		if n < 6 || len(last) < len(instances) {
