@@ -196,23 +196,29 @@ func (in *Ingest) oversized(at int64) {
 
 func (in *Ingest) missing(column string) { in.Report.Missing[column]++ }
 
+// widthRight reports whether a record has the header's width of fields,
+// and counts and lists it malformed when it has not.
+func (in *Ingest) widthRight(f [][]byte, width int, at int64, raw []byte) bool {
+	if len(f) == width {
+		return true
+	}
+	in.Report.Malformed++
+	in.Report.AddReject(at, schema.RejectFieldCount, raw)
+	return false
+}
+
 // record emits the row of a record of fields, the bytes raw at offset at,
 // or counts it malformed for its field count.
 func (in *Ingest) record(f [][]byte, at int64, raw []byte, out stage.Emitter) {
 	if in.Text != nil {
-		if len(f) != in.TextWidth {
-			in.Report.Malformed++
-			in.Report.AddReject(at, schema.RejectFieldCount, raw)
-			return
+		if in.widthRight(f, in.TextWidth, at, raw) {
+			in.Text(f)
 		}
-		in.Text(f)
 		return
 	}
 	if in.file == schema.Matches {
 		c := &in.matches
-		if len(f) != c.Fields {
-			in.Report.Malformed++
-			in.Report.AddReject(at, schema.RejectFieldCount, raw)
+		if !in.widthRight(f, c.Fields, at, raw) {
 			return
 		}
 		m := &in.m
@@ -233,9 +239,7 @@ func (in *Ingest) record(f [][]byte, at int64, raw []byte, out stage.Emitter) {
 		return
 	}
 	c := &in.players
-	if len(f) != c.Fields {
-		in.Report.Malformed++
-		in.Report.AddReject(at, schema.RejectFieldCount, raw)
+	if !in.widthRight(f, c.Fields, at, raw) {
 		return
 	}
 	p := &in.p
