@@ -114,11 +114,7 @@ func readTableHeader(path string) (*wololov1.FileHeader, error) {
 	if err != nil {
 		return nil, err
 	}
-	h := &wololov1.FileHeader{Columns: hd.Columns, DataOffset: hd.DataOffset, Size: hd.Size}
-	if h.Fingerprint, err = Fingerprint(f, hd.Size); err != nil {
-		return nil, fmt.Errorf("read %s: %w", path, err)
-	}
-	return h, nil
+	return fileHeader(f, path, hd)
 }
 
 // requestQueries are the queries as CreateJob takes them.
@@ -193,7 +189,14 @@ func readHeader(path string, file schema.File) (*wololov1.FileHeader, error) {
 	if err != nil {
 		return nil, err
 	}
+	return fileHeader(f, path, hd)
+}
+
+// fileHeader is a header read from f as CreateJob takes it, with the
+// file's fingerprint.
+func fileHeader(f *os.File, path string, hd ingest.Header) (*wololov1.FileHeader, error) {
 	h := &wololov1.FileHeader{Columns: hd.Columns, DataOffset: hd.DataOffset, Size: hd.Size}
+	var err error
 	if h.Fingerprint, err = Fingerprint(f, hd.Size); err != nil {
 		return nil, fmt.Errorf("read %s: %w", path, err)
 	}
