@@ -64,8 +64,9 @@ generated dataset) and NAME for each --table NAME=F. Each query's rows go
 to --out as NAME.csv. A query the SQL engine refuses exits 2 at once, with
 its file and the construct's line:column, before any data is read.
 --explain prints the plans (as wololo explain does; without --query, the
-four default queries') and exits without running. Only the demo takes
---query for now: local run and client submit do not.
+four default queries') and exits without running. wololo local run and
+wololo client submit take the same --query and --table to run such a job
+in a cluster, durably and exactly once.
 `
 
 // Run is the `wololo demo` command.
