@@ -34,7 +34,11 @@ var (
 	// ErrStateLost: one end of a channel lost batches the other end holds
 	// as delivered (a store wiped or replaced under a running job): the
 	// receiver's watermark is below what it acknowledged, or above what the
-	// sender ever numbered. No resend can repair it; the job fails.
+	// sender ever numbered. No resend can repair it; the job fails, as
+	// lost (JobFailure.StateLost), which its attached client runs again.
+	// A receiver that does not know a job its sender holds
+	// (ErrUnknownJob) lost it the same way: the sender reports that
+	// wrapped in ErrStateLost.
 	ErrStateLost = errors.New("channel state lost")
 	// ErrBadPlan: the plan a job was introduced with cannot run here (it
 	// does not decode, breaks the plan's invariants, or the instance runs

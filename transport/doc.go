@@ -54,7 +54,9 @@
 //     duplicates). Either is ErrStateLost: the link ends and reports it
 //     (Sender.OnFailed), and the process tells the gateway (StageService
 //     FailJob, taken by Server.OnFailJob), which fails the job with the
-//     reason its client sees. A link whose channel is complete has ended,
+//     reason its client sees, marked as lost state (JobFailure.StateLost:
+//     a client attached to the job submits it again, under a new job id).
+//     A link whose channel is complete has ended,
 //     so a receiver's new incarnation (Announce) gets a check link on each
 //     such channel: one Hello, then it ends if there is nothing to send.
 //     This is the smallest change that covers it: Hello already carries

@@ -200,15 +200,16 @@ func (r refusing) Open(transport.ChannelID) (uint64, error) { return 0, r.err }
 // TestRefusedJobsFailOrDrop: a receiver that does not know the job (it was
 // never introduced there, or its store lost it) or refuses it for a limit
 // makes the link report the job failed with the receiver's reason and end,
-// once, instead of retrying forever; one that dropped the job makes it drop
-// the channel quietly, as before.
+// once, instead of retrying forever (an unknown job as lost state,
+// ErrStateLost, which the job's client runs again; a limit not); one that
+// dropped the job makes it drop the channel quietly, as before.
 func TestRefusedJobsFailOrDrop(t *testing.T) {
 	cases := []struct {
 		name    string
 		refusal error
 		report  string // "": nothing reported, the channel dropped
 	}{
-		{"unknown job", fmt.Errorf("%w: b-0 was never told of job j", transport.ErrUnknownJob), "b-0 refused stream s from a-0: job not introduced: b-0 was never told of job j; this sender holds the job, so b-0 lost this job's state (its store wiped or replaced?) and the job cannot complete"},
+		{"unknown job", fmt.Errorf("%w: b-0 was never told of job j", transport.ErrUnknownJob), "channel state lost: b-0 refused stream s from a-0: job not introduced: b-0 was never told of job j; this sender holds the job, so b-0 lost this job's state (its store wiped or replaced?) and the job cannot complete"},
 		{"too many jobs", fmt.Errorf("%w: b-0 holds 3 jobs already (--max-jobs)", transport.ErrTooManyJobs), "b-0 refused stream s from a-0: too many jobs: b-0 holds 3 jobs already (--max-jobs)"},
 		{"dropped job", fmt.Errorf("%w: j", transport.ErrJobDropped), ""},
 	}
@@ -224,8 +225,12 @@ func TestRefusedJobsFailOrDrop(t *testing.T) {
 			ch := transport.ChannelID{Job: "j", Stream: "s", Sender: "a-0", Receiver: "b-0"}
 			s.Publish(entries(ch, 1, 3, true))
 			if tc.report != "" {
-				if err := lost.wait(t, 10*time.Second); err.Error() != tc.report {
+				err := lost.wait(t, 10*time.Second)
+				if err.Error() != tc.report {
 					t.Fatalf("reported %q, want %q", err, tc.report)
+				}
+				if got, want := errors.Is(err, transport.ErrStateLost), tc.name == "unknown job"; got != want {
+					t.Fatalf("reported %q as lost state: %v, want %v", err, got, want)
 				}
 			}
 			s.Wait() // the link has ended: no retry

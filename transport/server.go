@@ -46,7 +46,7 @@ type Server struct {
 	handler     Handler
 	log         hclog.Logger
 	announced   func(instance string, incarnation uint64)
-	failJob     func(job, reporter, reason string) error
+	failJob     func(JobFailure) error
 	peers       func(instance string) bool
 	identify    Identify // set: claims must match the caller's certificate
 	gateway     string   // the one instance that may introduce and drop jobs, if identify is set
@@ -149,9 +149,19 @@ func (s *Server) Announce(ctx context.Context, req *wololov1.AnnounceRequest) (*
 	return &wololov1.AnnounceResponse{Incarnation: s.incarnation}, nil
 }
 
+// JobFailure is an instance's report that a job cannot complete
+// (StageService.FailJob).
+type JobFailure struct {
+	Job, Reporter, Reason string
+	// StateLost: the reporter found state lost (ErrStateLost: a store
+	// wiped, replaced or unreadable), not a fault of the job, which can
+	// run again from its input.
+	StateLost bool
+}
+
 // OnFailJob makes this server take FailJob calls (the gateway's, which
 // marks the job failed); without it they are refused.
-func (s *Server) OnFailJob(f func(job, reporter, reason string) error) { s.failJob = f }
+func (s *Server) OnFailJob(f func(JobFailure) error) { s.failJob = f }
 
 // FailJob takes the report of an instance that found a job's channel state
 // lost (see Sender). The reporter must be the caller, but need not be a
@@ -170,7 +180,7 @@ func (s *Server) FailJob(ctx context.Context, req *wololov1.FailJobRequest) (*wo
 	if len(reason) > MaxReasonLen {
 		reason = strings.ToValidUTF8(reason[:MaxReasonLen], "")
 	}
-	if err := s.failJob(req.JobId, req.Reporter, reason); err != nil {
+	if err := s.failJob(JobFailure{Job: req.JobId, Reporter: req.Reporter, Reason: reason, StateLost: req.StateLost}); err != nil {
 		return nil, toStatus(err)
 	}
 	return &wololov1.FailJobResponse{}, nil

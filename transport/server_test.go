@@ -175,7 +175,7 @@ func TestServerBindsClaimsToTheCaller(t *testing.T) {
 	s.SetPeers(func(instance string) bool { return instance == "a-0" || instance == "a-1" })
 	s.RequireIdentity("gw-0", identify)
 	var failed []string
-	s.OnFailJob(func(job, reporter, reason string) error { failed = append(failed, reporter); return nil })
+	s.OnFailJob(func(f JobFailure) error { failed = append(failed, f.Reporter); return nil })
 	var (
 		a0      = as(caller{"a-0", `instance "a-0"`})
 		a1      = as(caller{"a-1", `instance "a-1"`})

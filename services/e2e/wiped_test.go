@@ -18,7 +18,8 @@ import (
 // the job acknowledged by it and trimmed them. No resend can repair that;
 // instead of waiting forever for batches 1..N-1, the job fails within
 // seconds with a reason its client sees, in submit's error and in `wololo
-// client status`.
+// client status` (a client that submits lost jobs again, --rebuilds, is
+// TestLostStoresRebuildTheJob's).
 func TestWipedStoreFailsTheJob(t *testing.T) {
 	d := testDatasets(t)[2]
 	c := startCluster(t, deploy.Default(), node.ClusterOptions{BatchRows: 128, OutboxLimit: 4})
@@ -27,26 +28,7 @@ func TestWipedStoreFailsTheJob(t *testing.T) {
 	defer cancel()
 	submitted := submitInBackground(ctx, t, c, d, t.TempDir(), job)
 
-	// Until the gateway has trimmed batches shard-0 acknowledged.
-	gateway := c.Store("gateway-0")
-	for acked := uint64(0); acked == 0; {
-		select {
-		case err := <-submitted:
-			t.Fatalf("the job ended (%v) before shard-0 acknowledged anything", err)
-		case <-time.After(2 * time.Millisecond):
-		}
-		img, err := gateway.Load()
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, ji := range img.Jobs {
-			for ch, a := range ji.Acked {
-				if ch.Receiver == victim {
-					acked = max(acked, a)
-				}
-			}
-		}
-	}
+	waitAcked(t, c, victim, submitted)
 	c.SetStore(victim, transport.NewMemStore())
 	wiped := time.Now()
 	if err := c.Restart(victim); err != nil {
@@ -72,4 +54,91 @@ func TestWipedStoreFailsTheJob(t *testing.T) {
 		t.Fatalf("wololo client status says:\n%s", s)
 	}
 	t.Logf("wololo client status:\n%s", out.String())
+
+	// A client that follows the job without its files learns that it was
+	// lost and how to run it again.
+	out.Reset()
+	err = client.Run(ctx, []string{"watch", "--server", c.GatewayAddr(), "--tls-dir", clientDir(t, c, "client"), "--job", job}, &out, &errOut)
+	if err == nil || !strings.Contains(err.Error(), "the job was lost") || !strings.Contains(err.Error(), "client submit --job wiped") {
+		t.Fatalf("wololo client watch of the lost job: %v; want the hint that runs it again", err)
+	}
+	t.Logf("wololo client watch: %v", err)
+}
+
+// waitAcked waits until the gateway has trimmed batches that victim
+// acknowledged (so that a wipe of victim's store
+// loses state the gateway cannot resend), failing the test if submitted
+// ends first.
+func waitAcked(t *testing.T, c *node.Cluster, victim string, submitted <-chan error) {
+	t.Helper()
+	gateway := c.Store("gateway-0")
+	for {
+		select {
+		case err := <-submitted:
+			t.Fatalf("the job ended (%v) before %s acknowledged anything", err, victim)
+		case <-time.After(2 * time.Millisecond):
+		}
+		img, err := gateway.Load()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ji := range img.Jobs {
+			for ch, a := range ji.Acked {
+				if ch.Receiver == victim && a > 0 {
+					return
+				}
+			}
+		}
+	}
+}
+
+// TestLostStoresRebuildTheJob: a process whose store is wiped in the
+// middle of a job (a shard's, after the gateway trimmed batches it
+// acknowledged, or the gateway's own, losing the job) fails the job as
+// lost (Job.state_lost), and the client attached to it submits it again
+// from its files, says so, and ends with all four answers byte-equal to
+// the reference.
+func TestLostStoresRebuildTheJob(t *testing.T) {
+	for _, victim := range []string{"shard-1", "gateway-0"} {
+		t.Run(victim, func(t *testing.T) {
+			d := testDatasets(t)[2]
+			c := startCluster(t, deploy.Default(), node.ClusterOptions{BatchRows: 128, OutboxLimit: 4})
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+			defer cancel()
+			out := t.TempDir()
+			var notices bytes.Buffer
+			type result struct {
+				sum *client.Summary
+				err error
+			}
+			done := make(chan result, 1)
+			submitted := make(chan error, 1)
+			tlsConfig := clientTLS(t, c)
+			go func() {
+				sum, err := client.Submit(ctx, client.SubmitOptions{Server: c.GatewayAddr(), TLS: tlsConfig, Matches: d.matches, Players: d.players,
+					Out: out, JobID: "rebuilt", Rebuilds: 2, Notices: &notices})
+				done <- result{sum, err}
+				submitted <- err
+			}()
+			waitAcked(t, c, "shard-1", submitted)
+			c.SetStore(victim, transport.NewMemStore())
+			if err := c.Restart(victim); err != nil {
+				t.Fatal(err)
+			}
+			var r result
+			select {
+			case r = <-done:
+			case <-ctx.Done():
+				t.Fatal("the job did not end")
+			}
+			if r.err != nil {
+				t.Fatalf("submit after %s lost its store: %v\nnotices: %s", victim, r.err, notices.String())
+			}
+			compareOutputs(t, d, out)
+			if len(r.sum.Rebuilds) != 1 || !strings.Contains(notices.String(), "submitting it again from your files") {
+				t.Fatalf("rebuilds %q; notices:\n%s\nwant one rebuild, said on the notices", r.sum.Rebuilds, notices.String())
+			}
+			t.Logf("notices:\n%s", notices.String())
+		})
+	}
 }

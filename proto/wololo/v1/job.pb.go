@@ -989,7 +989,13 @@ type Job struct {
 	// The job's extra tables (CreateJobRequest.tables), in order; each
 	// one's FileReport.file is the table's name (not a file name: the
 	// client's file may be called anything).
-	Tables        []*FileReport `protobuf:"bytes,18,rep,name=tables,proto3" json:"tables,omitempty"`
+	Tables []*FileReport `protobuf:"bytes,18,rep,name=tables,proto3" json:"tables,omitempty"`
+	// A failed job failed because a process lost its state (a store wiped
+	// or replaced under the job, or a gateway that lost the job): nothing
+	// is wrong with the job or its files, and submitting it again from the
+	// same files gives its answers. An attached `wololo client submit`
+	// does so by itself (--rebuilds).
+	StateLost     bool `protobuf:"varint,19,opt,name=state_lost,json=stateLost,proto3" json:"state_lost,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1092,6 +1098,13 @@ func (x *Job) GetTables() []*FileReport {
 		return x.Tables
 	}
 	return nil
+}
+
+func (x *Job) GetStateLost() bool {
+	if x != nil {
+		return x.StateLost
+	}
+	return false
 }
 
 // StageProgress is one stage's (task's) part in a job.
@@ -1800,7 +1813,7 @@ const file_wololo_v1_job_proto_rawDesc = "" +
 	"\x06Reject\x12\x16\n" +
 	"\x06offset\x18\x01 \x01(\x03R\x06offset\x12\x16\n" +
 	"\x06reason\x18\x02 \x01(\tR\x06reason\x12\x12\n" +
-	"\x04head\x18\x03 \x01(\fR\x04head\"\xe7\x03\n" +
+	"\x04head\x18\x03 \x01(\fR\x04head\"\x86\x04\n" +
 	"\x03Job\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12)\n" +
 	"\x05state\x18\x02 \x01(\x0e2\x13.wololo.v1.JobStateR\x05state\x12\x18\n" +
@@ -1812,7 +1825,9 @@ const file_wololo_v1_job_proto_rawDesc = "" +
 	"\x0felapsed_seconds\x18\a \x01(\x01R\x0eelapsedSeconds\x120\n" +
 	"\x06stages\x18\x10 \x03(\v2\x18.wololo.v1.StageProgressR\x06stages\x12\x18\n" +
 	"\aqueries\x18\x11 \x03(\tR\aqueries\x12-\n" +
-	"\x06tables\x18\x12 \x03(\v2\x15.wololo.v1.FileReportR\x06tables\x1a=\n" +
+	"\x06tables\x18\x12 \x03(\v2\x15.wololo.v1.FileReportR\x06tables\x12\x1d\n" +
+	"\n" +
+	"state_lost\x18\x13 \x01(\bR\tstateLost\x1a=\n" +
 	"\x0fResultRowsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01\"\x9a\x01\n" +

@@ -307,7 +307,12 @@ type FailJobRequest struct {
 	// The instance that found it out.
 	Reporter string `protobuf:"bytes,2,opt,name=reporter,proto3" json:"reporter,omitempty"`
 	// Why, for the job's client.
-	Reason        string `protobuf:"bytes,3,opt,name=reason,proto3" json:"reason,omitempty"`
+	Reason string `protobuf:"bytes,3,opt,name=reason,proto3" json:"reason,omitempty"`
+	// The job failed because an instance lost state it had acknowledged
+	// (its store wiped or replaced, or unreadable): nothing is wrong with
+	// the job itself, and running it again from the same input gives its
+	// answers (Job.state_lost).
+	StateLost     bool `protobuf:"varint,4,opt,name=state_lost,json=stateLost,proto3" json:"state_lost,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -361,6 +366,13 @@ func (x *FailJobRequest) GetReason() string {
 		return x.Reason
 	}
 	return ""
+}
+
+func (x *FailJobRequest) GetStateLost() bool {
+	if x != nil {
+		return x.StateLost
+	}
+	return false
 }
 
 // FailJobResponse answers FailJob.
@@ -841,11 +853,13 @@ const file_wololo_v1_stage_proto_rawDesc = "" +
 	"\vincarnation\x18\x01 \x01(\x04R\vincarnation\"'\n" +
 	"\x0eDropJobRequest\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\"\x11\n" +
-	"\x0fDropJobResponse\"[\n" +
+	"\x0fDropJobResponse\"z\n" +
 	"\x0eFailJobRequest\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12\x1a\n" +
 	"\breporter\x18\x02 \x01(\tR\breporter\x12\x16\n" +
-	"\x06reason\x18\x03 \x01(\tR\x06reason\"\x11\n" +
+	"\x06reason\x18\x03 \x01(\tR\x06reason\x12\x1d\n" +
+	"\n" +
+	"state_lost\x18\x04 \x01(\bR\tstateLost\"\x11\n" +
 	"\x0fFailJobResponse\"k\n" +
 	"\x0fExchangeRequest\x12%\n" +
 	"\x04open\x18\x01 \x01(\v2\x0f.wololo.v1.OpenH\x00R\x04open\x12(\n" +

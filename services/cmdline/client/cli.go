@@ -126,10 +126,13 @@ func runSubmit(ctx context.Context, args []string, stdout, stderr io.Writer) (er
 		"With --json the final report is one JSON object on stdout (job_id, state, inputs,\n"+
 		"result_rows, queries, outputs with path, rows and bytes, uploaded_bytes, upload_seconds,\n"+
 		"total_seconds; rejects, the path of OUT/rejects.csv, when the job listed malformed\n"+
-		"records; explain, the plans, with --explain); after any failure the same object with error and hint (what to do next),\n"+
+		"records; explain, the plans, with --explain; rebuilds, why the job was lost each time it\n"+
+		"was submitted again); after any failure the same object with error and hint (what to do next),\n"+
 		"and job_id and state \"unknown\" when the job was not created. Progress stays on\n"+
 		"stderr. The first 1000 malformed records of each file (file, offset, reason,\n"+
-		"first_bytes) are written to OUT/rejects.csv, whether the job is done or failed.\n"+environment, stderr)
+		"first_bytes) are written to OUT/rejects.csv, whether the job is done or failed.\n"+
+		"A job lost under the client (a process lost its state, or the gateway lost the job)\n"+
+		"is submitted again from the same files, at most --rebuilds times, saying so on stderr.\n"+environment, stderr)
 	var o SubmitOptions
 	gf := registerGateway(fs)
 	fs.StringVar(&o.Matches, "matches", "", "path of matches.csv (required)")
@@ -141,6 +144,7 @@ func runSubmit(ctx context.Context, args []string, stdout, stderr io.Writer) (er
 	fs.StringVar(&o.JobID, "job", "", "job id to create or re-attach to (default: a new one)")
 	fs.BoolVar(&o.Keep, "keep", false, "keep the job at the gateway after fetching its results")
 	fs.DurationVar(&o.StallTimeout, "stall-timeout", DefaultStall, "give up (exit 6, the job kept) when the job makes no progress for this long: no upload byte acknowledged, no row applied by any stage; 0 waits for ever")
+	fs.IntVar(&o.Rebuilds, "rebuilds", DefaultRebuilds, "submit a lost job again from its files at most this many times (a process lost its state under it, or the gateway lost it), saying so on stderr; 0 gives up at the first loss")
 	quiet := fs.Bool("quiet", false, "no progress output")
 	asJSON := fs.Bool("json", false, "print the final report as one JSON object on stdout")
 	maxMalformed := MaxMalformedFlag(fs)
@@ -180,6 +184,10 @@ func runSubmit(ctx context.Context, args []string, stdout, stderr io.Writer) (er
 	if !*quiet {
 		o.Progress, o.Terminal = stderr, IsTerminal(stderr)
 	}
+	if o.Rebuilds < 0 {
+		return cli.Usagef(fs, "--rebuilds must be 0 or more")
+	}
+	o.Notices = stderr
 	// The inputs first: a missing file is the likelier mistake, and
 	// says more than a missing credential.
 	for _, path := range paths {
@@ -188,7 +196,7 @@ func runSubmit(ctx context.Context, args []string, stdout, stderr io.Writer) (er
 		}
 	}
 	o.Server, o.Reach = gf.server, gf.reach
-	o.Again = Invocation{Program: os.Args[0], Gateway: gatewayArgs(gf.server, gf.creds.Dir, gf.creds.Name, gf.creds.Insecure)}
+	o.Again = gf.again()
 	if err := CheckServer(o.Server); err != nil {
 		return err
 	}
@@ -221,6 +229,9 @@ func PrintSummary(w io.Writer, sum *Summary) {
 	}
 	if sum.Rejects != "" {
 		fmt.Fprintf(w, "  malformed records (the first of each file) listed in %s\n", sum.Rejects)
+	}
+	for i, why := range sum.Rebuilds {
+		fmt.Fprintf(w, "  lost and submitted again (%d): %s\n", i+1, why)
 	}
 	PrintReport(w, sum.Job)
 }
@@ -303,7 +314,7 @@ func runJob(ctx context.Context, cmd string, args []string, stdout, stderr io.Wr
 	case "status":
 		job, err := gw.Get(ctx, *id)
 		if err != nil {
-			return explain(gf.server, err)
+			return withLostHint(explain(gf.server, err), err, gf.again(), *id, nil)
 		}
 		if asJSON {
 			return WriteJSON(stdout, NewJobReport(*id, job))

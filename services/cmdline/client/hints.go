@@ -1,7 +1,15 @@
 package client
 
 import (
+	"fmt"
+	"os"
 	"strings"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
+	"github.com/wololo/wololo/services/cmdline/cli"
 )
 
 // Hints are commands a user pastes: each must work as printed. So it is
@@ -67,4 +75,32 @@ func shellQuote(s string) string {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// again is how a hint runs the client again against the gateway of g.
+func (g *gatewayFlags) again() Invocation {
+	return Invocation{Program: os.Args[0], Gateway: gatewayArgs(g.server, g.creds.Dir, g.creds.Name, g.creds.Insecure)}
+}
+
+// rerun says how to run lost job id again: a command that only names a
+// job does not know its files, so they are placeholders.
+func (in Invocation) rerun(id string) string {
+	return fmt.Sprintf("nothing is wrong with the job or its files: run it again from them with `%s`",
+		in.command("submit", "--job", id, "--matches", "MATCHES.csv", "--players", "PLAYERS.csv", "--out", "DIR"))
+}
+
+// withLostHint adds to err, the error of a command that follows job id
+// (explained: explain's of the gateway's status raw), how to run the job
+// again when it was lost: failed because a process lost its state
+// (job.state_lost), or unknown to the gateway (NOT_FOUND: deleted,
+// dropped after its retention, or lost with the gateway's store).
+func withLostHint(err, raw error, in Invocation, id string, job *wololov1.Job) error {
+	switch {
+	case job != nil && job.State == wololov1.JobState_JOB_STATE_FAILED && job.StateLost:
+		return cli.WithHint(err, "the job was lost; "+in.rerun(id))
+	case status.Code(raw) == codes.NotFound:
+		return cli.WithHint(err, "the gateway has no such job: it was deleted, dropped after its retention, or lost with the gateway's store; a job that was lost runs again with `"+
+			in.command("submit", "--job", id, "--matches", "MATCHES.csv", "--players", "PLAYERS.csv", "--out", "DIR")+"`")
+	}
+	return err
 }

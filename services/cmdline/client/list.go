@@ -244,13 +244,13 @@ func runWatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	job, err := gw.Watch(ctx, *id, show)
 	if err != nil {
-		return explain(gf.server, err)
+		return withLostHint(explain(gf.server, err), err, gf.again(), *id, nil)
 	}
 	if werr != nil {
 		return werr
 	}
 	if job.State == wololov1.JobState_JOB_STATE_FAILED {
-		return cli.Mark(fmt.Errorf("job %s failed: %s", job.JobId, job.Message), cli.ErrJobFailed)
+		return withLostHint(cli.Mark(fmt.Errorf("job %s failed: %s", job.JobId, job.Message), cli.ErrJobFailed), nil, gf.again(), *id, job)
 	}
 	return nil
 }

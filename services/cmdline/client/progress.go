@@ -32,6 +32,15 @@ func newProgress(w io.Writer, terminal bool) *progress {
 		base: map[string]int64{}, baseRows: map[string]int64{}, offset: map[string]int64{}, rows: map[string]int64{}}
 }
 
+// restart starts the count again for a job uploaded again from the
+// start (a lost job submitted again).
+func (p *progress) restart() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.start = time.Now()
+	p.base, p.baseRows, p.offset, p.rows = map[string]int64{}, map[string]int64{}, map[string]int64{}, map[string]int64{}
+}
+
 func (p *progress) printf(format string, args ...any) {
 	if p.w == nil {
 		return

@@ -45,8 +45,9 @@ type SubmitReport struct {
 	UploadedBytes int64          `json:"uploaded_bytes"` // its files and tables, by this run
 	UploadSeconds float64        `json:"upload_seconds"`
 	TotalSeconds  float64        `json:"total_seconds"`
-	Rejects       string         `json:"rejects,omitempty"` // rejects.csv written, if any malformed record was listed
-	Explain       string         `json:"explain,omitempty"` // the plans of the job's queries, with --explain
+	Rejects       string         `json:"rejects,omitempty"`  // rejects.csv written, if any malformed record was listed
+	Explain       string         `json:"explain,omitempty"`  // the plans of the job's queries, with --explain
+	Rebuilds      []string       `json:"rebuilds,omitempty"` // why the job was lost, each time it was submitted again
 	Error         string         `json:"error,omitempty"`
 	Hint          string         `json:"hint,omitempty"`
 }
@@ -90,7 +91,7 @@ func NewJobReport(id string, job *wololov1.Job) JobReport {
 // NewSubmitReport describes what Submit returned: sum and err.
 func NewSubmitReport(sum *Summary, err error) SubmitReport {
 	r := SubmitReport{JobReport: NewJobReport(sum.JobID, sum.Job), Outputs: []OutputReport{}, UploadedBytes: sum.Uploaded,
-		UploadSeconds: sum.Upload.Seconds(), TotalSeconds: sum.Total.Seconds(), Rejects: sum.Rejects, Explain: sum.Explain}
+		UploadSeconds: sum.Upload.Seconds(), TotalSeconds: sum.Total.Seconds(), Rejects: sum.Rejects, Explain: sum.Explain, Rebuilds: sum.Rebuilds}
 	for _, name := range ResultFiles(sum.Job) {
 		path, ok := sum.Files[name]
 		if !ok {

@@ -74,6 +74,25 @@ type SubmitOptions struct {
 	// queries are printed once the job is created, before the upload
 	// (--explain; io.Discard with --json, whose object carries them).
 	Explain io.Writer
+	// Rebuilds is how many times a job that was lost is submitted again
+	// from its files (see lostJob): a process lost its state under it
+	// (Job.state_lost) or the gateway no longer has it. 0 gives up at the
+	// first loss.
+	Rebuilds int
+	// Notices is where what is not progress but changes what happens is
+	// said (a lost job submitted again), --quiet or not: stderr; nil for
+	// nowhere.
+	Notices io.Writer
+}
+
+// DefaultRebuilds is how many times a lost job is submitted again.
+const DefaultRebuilds = 3
+
+// notice says something on o.Notices.
+func (o SubmitOptions) notice(format string, args ...any) {
+	if o.Notices != nil {
+		fmt.Fprintf(o.Notices, format, args...)
+	}
 }
 
 // Table is an extra table of a job: its name in the queries and the path
@@ -140,6 +159,9 @@ type Summary struct {
 	// Explain is the gateway's plans of the job's queries
 	// (CreateJobResponse.explain), "" for the built-in job.
 	Explain string
+	// Rebuilds are why the job was lost and submitted again from its
+	// files, one entry each time (SubmitOptions.Rebuilds).
+	Rebuilds []string
 }
 
 // Dial connects to a gateway with tlsConfig (nil: plain TCP).
@@ -270,14 +292,8 @@ func Submit(ctx context.Context, o SubmitOptions) (sum *Summary, err error) {
 		// restarted finds the same job instead of making a second one.
 		o.JobID = jobid.New()
 	}
-	var created *wololov1.CreateJobResponse
-	err = gw.retry(ctx, 5, func(ctx context.Context) error {
-		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		defer cancel()
-		var err error
-		created, err = gw.Jobs.CreateJob(cctx, &wololov1.CreateJobRequest{Matches: mh, Players: ph, JobId: o.JobID, MaxMalformed: o.MaxMalformed, Queries: requestQueries(o.Queries), Tables: tables}, grpc.WaitForReady(true))
-		return err
-	})
+	req := &wololov1.CreateJobRequest{Matches: mh, Players: ph, JobId: o.JobID, MaxMalformed: o.MaxMalformed, Queries: requestQueries(o.Queries), Tables: tables}
+	created, err := create(ctx, gw, req)
 	if err != nil {
 		return nil, explain(o.Server, err)
 	}
@@ -322,17 +338,24 @@ func Submit(ctx context.Context, o SubmitOptions) (sum *Summary, err error) {
 	for _, in := range inputs {
 		p.total += in.size
 	}
-	for _, in := range inputs {
-		if err := uploadWithRetry(ctx, gw, sum.JobID, in, o.UploadAttempts, p); err != nil {
+	var job *wololov1.Job
+	for {
+		job, err = run(ctx, gw, sum, inputs, o, p, stall.saw)
+		why, lost := lostJob(ctx, gw, sum.JobID, job, err)
+		if !lost {
+			break
+		}
+		sum.Job = job
+		if len(sum.Rebuilds) >= o.Rebuilds {
+			return sum, lostError(o, sum, why)
+		}
+		sum.Rebuilds = append(sum.Rebuilds, why)
+		o.notice("job %s was lost: %s; submitting it again from your files (%d of at most %d)\n", sum.JobID, why, len(sum.Rebuilds), o.Rebuilds)
+		if err := recreate(ctx, gw, req); err != nil {
 			return sum, leftBehind(err)
 		}
-		sum.Uploaded += in.size
+		p.restart()
 	}
-	p.finishBar()
-	sum.Upload = time.Since(start)
-	p.printf("upload done in %s; waiting for results\n", sum.Upload.Round(time.Millisecond))
-
-	job, err := gw.Watch(ctx, sum.JobID, stall.saw)
 	if err != nil {
 		return sum, leftBehind(err)
 	}
@@ -353,6 +376,88 @@ func Submit(ctx context.Context, o SubmitOptions) (sum *Summary, err error) {
 		}
 	}
 	return sum, nil
+}
+
+// run uploads every input of the job sum.JobID (each from where the
+// gateway stands) and follows it until it is done or failed.
+func run(ctx context.Context, gw *Session, sum *Summary, inputs []input, o SubmitOptions, p *progress, saw func(*wololov1.Job)) (*wololov1.Job, error) {
+	start := time.Now()
+	sum.Uploaded = 0
+	for _, in := range inputs {
+		if err := uploadWithRetry(ctx, gw, sum.JobID, in, o.UploadAttempts, p); err != nil {
+			return nil, err
+		}
+		sum.Uploaded += in.size
+	}
+	p.finishBar()
+	sum.Upload = time.Since(start)
+	p.printf("upload done in %s; waiting for results\n", sum.Upload.Round(time.Millisecond))
+	return gw.Watch(ctx, sum.JobID, saw)
+}
+
+// create creates the job req describes (or finds it, when a retry
+// follows a CreateJob whose answer was lost: it is named).
+func create(ctx context.Context, gw *Session, req *wololov1.CreateJobRequest) (created *wololov1.CreateJobResponse, err error) {
+	err = gw.retry(ctx, 5, func(ctx context.Context) error {
+		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		var err error
+		created, err = gw.Jobs.CreateJob(cctx, req, grpc.WaitForReady(true))
+		return err
+	})
+	return created, err
+}
+
+// recreate submits a lost job again under its name: what is left of it
+// at the gateway (a failed job) is dropped first, then it is created
+// anew, a new job with the same files and queries.
+func recreate(ctx context.Context, gw *Session, req *wololov1.CreateJobRequest) error {
+	if err := gw.Delete(ctx, req.JobId); err != nil && status.Code(err) != codes.NotFound {
+		return err
+	}
+	_, err := create(ctx, gw, req)
+	return err
+}
+
+// lostJob says whether a job ended lost, and why: failed because a
+// process lost its state under it (Job.state_lost), or gone from the
+// gateway while this client followed it (NOT_FOUND: the gateway lost
+// its store; a job deleted on purpose is seen failed first). Neither is
+// a fault of the job: submitting it again from its files gives its
+// answers. job and err are how following it ended.
+func lostJob(ctx context.Context, gw *Session, id string, job *wololov1.Job, err error) (string, bool) {
+	if ctx.Err() != nil {
+		return "", false
+	}
+	switch status.Code(err) {
+	case codes.OK:
+		if job != nil && job.State == wololov1.JobState_JOB_STATE_FAILED && job.StateLost {
+			return job.Message, true
+		}
+		return "", false
+	case codes.NotFound:
+		return "the gateway no longer has it (its store lost or replaced?)", true
+	case codes.FailedPrecondition: // an upload to a job that failed meanwhile
+		j, gerr := gw.Get(ctx, id)
+		if status.Code(gerr) == codes.NotFound {
+			return "the gateway no longer has it (its store lost or replaced?)", true
+		}
+		if gerr == nil && j.State == wololov1.JobState_JOB_STATE_FAILED && j.StateLost {
+			return j.Message, true
+		}
+	}
+	return "", false
+}
+
+// lostError is the error of a job that was lost more times than
+// o.Rebuilds allows: why, and the command that submits it again.
+func lostError(o SubmitOptions, sum *Summary, why string) error {
+	err := fmt.Errorf("job %s failed, lost: %s", sum.JobID, why)
+	if n := len(sum.Rebuilds); n > 0 {
+		err = fmt.Errorf("%w (it was submitted again %d times, and lost each time)", err, n)
+	}
+	err = cli.Mark(err, cli.ErrJobFailed)
+	return cli.WithHint(err, fmt.Sprintf("nothing is wrong with the job or its files: run it again with `%s`", o.Again.command("submit", submitArgs(o, sum.JobID)...)))
 }
 
 // failed is the error of a job that failed (sum.Job): its message, and
@@ -386,6 +491,14 @@ func lastState(gw *Session, id string, last *wololov1.Job) *wololov1.Job {
 // resumeHint says how to pick a job left at the gateway up again: the
 // same files, queries and tables (a resume with others is refused).
 func resumeHint(o SubmitOptions, id string) string {
+	return fmt.Sprintf("job %s stays at the gateway: resume it with `%s`, follow it with `%s`", id,
+		o.Again.command("submit", submitArgs(o, id)...),
+		o.Again.command("watch", "--job", id))
+}
+
+// submitArgs are the arguments of a submit of job id with o's files,
+// queries, tables and output directory.
+func submitArgs(o SubmitOptions, id string) []string {
 	args := []string{"--job", id, "--matches", o.Matches, "--players", o.Players}
 	for _, q := range o.Queries {
 		if q.From != "" {
@@ -395,9 +508,7 @@ func resumeHint(o SubmitOptions, id string) string {
 	for _, t := range o.Tables {
 		args = append(args, "--table", t.Name+"="+t.Path)
 	}
-	return fmt.Sprintf("job %s stays at the gateway: resume it with `%s`, follow it with `%s`", id,
-		o.Again.command("submit", append(args, "--out", o.Out)...),
-		o.Again.command("watch", "--job", id))
+	return append(args, "--out", o.Out)
 }
 
 // CheckWritable makes dir if needed and checks a file can be written there,

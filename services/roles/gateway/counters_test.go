@@ -99,7 +99,7 @@ func TestCountersCountUploadsRowsAndOutcomes(t *testing.T) {
 	g.Finished(id("done"), results)
 	g.Finished(id("done"), results) // again: no second end
 	for _, name := range []string{"lost", "done"} {
-		if err := g.FailJob(id(name), "shard-0", "state lost"); err != nil {
+		if err := g.FailJob(transport.JobFailure{Job: id(name), Reporter: "shard-0", Reason: "state lost", StateLost: true}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -16,7 +16,9 @@ import (
 
 // TestFailedJob: a job reported failed shows the reason to its client,
 // refuses uploads, ignores results that come later, and is still failed
-// after the gateway restarts. A job that is done stays done.
+// after the gateway restarts, saying whether it was lost state (an
+// attached client submits such a job again). A job that is done stays
+// done.
 func TestFailedJob(t *testing.T) {
 	store := transport.NewMemStore()
 	svc := testGateway(t, store, time.Hour, make(chan string, 4))
@@ -33,11 +35,11 @@ func TestFailedJob(t *testing.T) {
 
 	const reason = "channel state lost: shard-0 is at batch 0 of matches from gateway-0 but had acknowledged batch 7"
 	for _, name := range []string{"lost", "done"} {
-		if err := g.FailJob(id(name), "gateway-0", reason); err != nil {
+		if err := g.FailJob(transport.JobFailure{Job: id(name), Reporter: "gateway-0", Reason: reason, StateLost: true}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := g.FailJob("nosuchjob", "shard-1", reason); err != nil {
+	if err := g.FailJob(transport.JobFailure{Job: "nosuchjob", Reporter: "shard-1", Reason: reason}); err != nil {
 		t.Fatalf("a failure of an unknown job: %v", err)
 	}
 	g.Finished(id("lost"), results) // too late
@@ -50,6 +52,9 @@ func TestFailedJob(t *testing.T) {
 		r, err := svc.GetJob(ctx, &wololov1.GetJobRequest{JobId: "lost"})
 		if err != nil || r.Job.State != wololov1.JobState_JOB_STATE_FAILED || r.Job.Message != reason {
 			t.Fatalf("%s: lost job %+v, %v; want failed with the reason", when, r.GetJob(), err)
+		}
+		if !r.Job.StateLost {
+			t.Fatalf("%s: lost job %+v: not marked state_lost", when, r.GetJob())
 		}
 		_, err = uploadMatches(svc, "lost", []string{"x"}, 0)
 		if status.Code(err) != codes.FailedPrecondition || !strings.Contains(err.Error(), reason) {
@@ -84,7 +89,7 @@ func TestFinishTimeSurvivesRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	g.Finished(id("done"), records)
-	if err := g.FailJob(id("failed"), "shard-0", "channel state lost"); err != nil {
+	if err := g.FailJob(transport.JobFailure{Job: id("failed"), Reporter: "shard-0", Reason: "channel state lost", StateLost: true}); err != nil {
 		t.Fatal(err)
 	}
 	elapsed := func(svc wololov1.JobServiceServer, name string) float64 {

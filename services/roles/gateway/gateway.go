@@ -340,7 +340,7 @@ func (g *Gateway) Finished(id string, records map[string][]byte) {
 	if reason := records[schema.FailedResultsRecord]; reason != nil {
 		// The job's plan gave no results: an answer larger than the
 		// gateway holds (sqlops.MaxHeldBytes). It fails, and says why.
-		if err := g.FailJob(id, g.self.Name(), string(reason)); err != nil {
+		if err := g.FailJob(transport.JobFailure{Job: id, Reporter: g.self.Name(), Reason: string(reason)}); err != nil {
 			g.cfg.Log.Error("recording a job's failure", "job", id, "error", err)
 		}
 		return
@@ -350,29 +350,34 @@ func (g *Gateway) Finished(id string, records map[string][]byte) {
 	}
 }
 
-// FailJob marks a job failed (by its internal id) because reporter found
-// that it cannot complete (an instance lost its state: transport.Sender):
-// its client sees the reason, its uploads end, results that come later are
-// ignored, and the failure is recorded in the store so that a restarted
-// gateway still says so. A job that is done, failed already, or unknown
-// (dropped) is left as it is. The job's state elsewhere stays until the
-// client deletes it or the retention drops it.
-func (g *Gateway) FailJob(id, reporter, reason string) error {
-	j, err := g.jobs.get(id)
+// FailJob marks a job failed (by its internal id, f.Job) because
+// f.Reporter found that it cannot complete (an instance lost its state:
+// transport.Sender): its client sees the reason, and whether it was lost
+// state (Job.state_lost: an attached client submits it again), its
+// uploads end, results that come later are ignored, and the failure is
+// recorded in the store so that a restarted gateway still says so. A job
+// that is done, failed already, or unknown (dropped) is left as it is.
+// The job's state elsewhere stays until the client deletes it or the
+// retention drops it.
+func (g *Gateway) FailJob(f transport.JobFailure) error {
+	j, err := g.jobs.get(f.Job)
 	if err != nil {
-		g.cfg.Log.Warn("failure reported for an unknown job", "job", id, "reporter", reporter, "reason", reason)
+		g.cfg.Log.Warn("failure reported for an unknown job", "job", f.Job, "reporter", f.Reporter, "reason", f.Reason)
 		return nil
 	}
 	at := time.UnixMilli(time.Now().UnixMilli()) // as the store keeps it
-	if !j.fail(reason, at) {
-		j.log.Info("failure reported for a job that is over; ignored", "reporter", reporter, "reason", reason)
+	if !j.fail(f.Reason, at, f.StateLost) {
+		j.log.Info("failure reported for a job that is over; ignored", "reporter", f.Reporter, "reason", f.Reason)
 		return nil
 	}
-	j.log.Error("job failed", "reporter", reporter, "reason", reason)
+	j.log.Error("job failed", "reporter", f.Reporter, "reason", f.Reason, "state-lost", f.StateLost)
 	g.cfg.Counters.JobEnded(OutcomeFailed)
-	records := map[string][]byte{recordFailed: []byte(reason), recordFailedAt: failedRecord(at)}
-	if err := g.cfg.Committer.Store().Commit(&transport.Commit{Job: id, Records: records}); err != nil {
-		return errorf(ErrStore, "record the failure of job %q: %v", id, err)
+	records := map[string][]byte{recordFailed: []byte(f.Reason), recordFailedAt: failedRecord(at)}
+	if f.StateLost {
+		records[recordFailedLost] = []byte("1")
+	}
+	if err := g.cfg.Committer.Store().Commit(&transport.Commit{Job: f.Job, Records: records}); err != nil {
+		return errorf(ErrStore, "record the failure of job %q: %v", f.Job, err)
 	}
 	return nil
 }
@@ -386,7 +391,7 @@ func (g *Gateway) deleteJob(id, reason string) error {
 	// for ever a job that is no longer there. A done job is left done.
 	over := true
 	if j, err := g.jobs.get(id); err == nil {
-		over = !j.fail(reason, time.Now())
+		over = !j.fail(reason, time.Now(), false)
 	}
 	// The tombstone is durable before the client hears back; the other
 	// processes follow, and a restarted gateway resumes telling them.

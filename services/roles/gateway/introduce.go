@@ -6,6 +6,8 @@ import (
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"github.com/wololo/wololo/transport"
 )
 
 // Introducer tells every other process of the graph of a new job, with
@@ -96,7 +98,7 @@ func (g *Gateway) introduceOnce(ctx context.Context, j *job) error {
 	switch status.Code(err) {
 	case codes.ResourceExhausted, codes.NotFound:
 		reason := "the graph refused the job: " + statusMessage(err)
-		if ferr := g.FailJob(j.id, g.self.Name(), reason); ferr != nil {
+		if ferr := g.FailJob(transport.JobFailure{Job: j.id, Reporter: g.self.Name(), Reason: reason}); ferr != nil {
 			return ferr
 		}
 		if ferr := j.failure(); ferr != nil {

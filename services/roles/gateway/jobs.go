@@ -65,6 +65,9 @@ const (
 	// written with recordFailed. A done job's finish time is the sink's
 	// (stage.FinishedAt), in the commit that holds its results.
 	recordFailedAt = "job/failed-at"
+	// recordFailedLost is present, written with recordFailed, when the job
+	// failed because a process lost its state (Job.state_lost).
+	recordFailedLost = "job/failed-lost"
 )
 
 // uploadKey is the record of an input's upload progress (UploadRecord);
@@ -118,6 +121,7 @@ type job struct {
 	finished time.Time // when the results came in or the job failed, as the store records it
 	state    wololov1.JobState
 	message  string
+	lost     bool         // failed because a process lost its state (Job.state_lost)
 	files    []*fileState // the two files at their schema.File index, then its tables (tables.go)
 	results  map[string][]byte
 	changed  chan struct{} // closed and replaced on every change
@@ -562,6 +566,7 @@ func (js *jobs) recover(img *transport.Image) (unreadable []string, err error) {
 		if reason := ji.Records[recordFailed]; reason != nil {
 			// Results that came after a failure are not to be trusted.
 			j.failLocked(string(reason), finishTime(failedAt(ji.Records[recordFailedAt])))
+			j.lost = ji.Records[recordFailedLost] != nil
 		}
 		js.add(j)
 		j.log.Info("job recovered", "state", j.state, "matches-offset", j.files[0].offset, "players-offset", j.files[1].offset, "message", j.message)
@@ -834,14 +839,16 @@ func failedAt(b []byte) (time.Time, bool) {
 
 // fail marks the job failed at at with a reason, unless it is done (its
 // results are in, whatever happened after) or failed already; it reports
-// whether it did. Its uploads end (failure).
-func (j *job) fail(reason string, at time.Time) bool {
+// whether it did. Its uploads end (failure). lost says the reason is a
+// process's lost state (Job.state_lost).
+func (j *job) fail(reason string, at time.Time, lost bool) bool {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.state == wololov1.JobState_JOB_STATE_DONE || j.state == wololov1.JobState_JOB_STATE_FAILED {
 		return false
 	}
 	j.failLocked(reason, at)
+	j.lost = lost
 	return true
 }
 
@@ -908,7 +915,7 @@ func (j *job) view() (*wololov1.Job, <-chan struct{}) {
 	if !j.finished.IsZero() {
 		end = j.finished // a finished job's time stops growing
 	}
-	out := &wololov1.Job{JobId: j.name, State: j.state, Message: j.message, ElapsedSeconds: end.Sub(j.created).Seconds(), Queries: slices.Clone(j.queries)}
+	out := &wololov1.Job{JobId: j.name, State: j.state, Message: j.message, StateLost: j.lost, ElapsedSeconds: end.Sub(j.created).Seconds(), Queries: slices.Clone(j.queries)}
 	for i, fs := range j.files {
 		r := &wololov1.FileReport{
 			File: fs.name, Rows: fs.report.Rows, Malformed: fs.report.Malformed,

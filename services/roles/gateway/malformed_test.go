@@ -105,7 +105,7 @@ func TestFewMalformedRecordsAreListed(t *testing.T) {
 	}
 	g := svc.(jobService).g
 	j, _ := g.jobs.lookup("", "few")
-	j.fail("over for the test", time.Now())
+	j.fail("over for the test", time.Now(), false)
 	job = getJob(t, svc, "few")
 	want := []*wololov1.Reject{
 		{Offset: int64(len(matchesHeader) + len(matchRows(0, 40))), Reason: "field-count", Head: []byte("bad row\n")},

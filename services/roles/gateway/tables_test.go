@@ -207,7 +207,7 @@ func TestJobWithATable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	j.fail("for the test", time.Now())
+	j.fail("for the test", time.Now(), false)
 	job := getJob(t, svc, "t")
 	if rj := job.Tables[0].Rejects; len(rj) != 1 || string(rj[0].Head) != "not,a,row\n" || rj[0].Reason != schema.RejectFieldCount {
 		t.Errorf("the table's rejects: %v", rj)

@@ -368,7 +368,7 @@ func (p *commitPipe) commitOne(s pendingStep) error {
 	if err != nil {
 		return errorf(ErrStore, "commit upload of %s: %v", p.u.in, err)
 	}
-	failed := s.failure != "" && p.u.j.fail(s.failure, s.at) // before the file is done: the job never runs
+	failed := s.failure != "" && p.u.j.fail(s.failure, s.at, false) // before the file is done: the job never runs
 	if failed {
 		p.g.cfg.Counters.JobEnded(OutcomeFailed)
 	}

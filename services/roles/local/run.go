@@ -208,6 +208,7 @@ func runJob(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		Server: cl.GatewayAddr(), TLS: tlsConfig, Matches: *matches, Players: *players, Out: *out,
 		Progress: stderr, Terminal: client.IsTerminal(stderr), MaxMalformed: maxMalformed,
 		Queries: queries, Tables: tables, Explain: plans,
+		Rebuilds: client.DefaultRebuilds, Notices: stderr,
 	})
 	procs := cl.Processes() // while alive: VmHWM of each
 	stopErr := cl.Stop()

@@ -440,7 +440,9 @@ func (n *Node) Serve(ctx context.Context) error {
 			run("gateway", n.Gateway.Serve)
 		}
 		for job, err := range n.runtime.Unrestorable() {
-			life.Go(func(ctx context.Context) { n.reportFailed(ctx, job, err, n.log.With("job", job)) })
+			life.Go(func(ctx context.Context) {
+				n.reportFailed(ctx, transport.JobFailure{Job: job, Reason: err.Error(), StateLost: true}, n.log.With("job", job))
+			})
 		}
 		// Fence older incarnations of this instance at every receiver
 		// before resending anything, then resend what the store holds.

@@ -113,16 +113,20 @@ func announce(ctx context.Context, top deploy.Topology, self deploy.Instance, in
 // over StageService.FailJob otherwise, retried until the gateway has it or
 // the node stops.
 func (n *Node) reportChannelFailed(ctx context.Context, ch transport.ChannelID, reason error) {
-	n.reportFailed(ctx, ch.Job, reason, n.log.With("job", ch.Job, "stream", ch.Stream, "receiver", ch.Receiver))
+	n.reportFailed(ctx, transport.JobFailure{Job: ch.Job, Reason: reason.Error(), StateLost: errors.Is(reason, transport.ErrStateLost)},
+		n.log.With("job", ch.Job, "stream", ch.Stream, "receiver", ch.Receiver))
 }
 
-// reportFailed tells the gateway that a job cannot complete, and why: a
-// channel cannot complete (reportChannelFailed), or recovery could not restore the
-// job's state (stage.Runtime.Unrestorable).
-func (n *Node) reportFailed(ctx context.Context, job string, reason error, log hclog.Logger) {
+// reportFailed tells the gateway that a job cannot complete, and why
+// (f, but for its reporter, this instance): a channel cannot complete
+// (reportChannelFailed), or recovery could not restore the job's state
+// (stage.Runtime.Unrestorable). Lost state is said so (f.StateLost), so
+// that the job's client knows running it again gives its answers.
+func (n *Node) reportFailed(ctx context.Context, f transport.JobFailure, log hclog.Logger) {
 	self := n.cfg.Instance.Name()
+	f.Reporter = self
 	if n.Gateway != nil {
-		if err := n.Gateway.FailJob(job, self, reason.Error()); err != nil {
+		if err := n.Gateway.FailJob(f); err != nil {
 			log.Error("could not fail the job", "error", err)
 		}
 		return
@@ -133,7 +137,7 @@ func (n *Node) reportFailed(ctx context.Context, job string, reason error, log h
 		if err != nil {
 			return status.Error(codes.Unavailable, err.Error())
 		}
-		_, err = wololov1.NewStageServiceClient(conn).FailJob(ctx, &wololov1.FailJobRequest{JobId: job, Reporter: self, Reason: reason.Error()})
+		_, err = wololov1.NewStageServiceClient(conn).FailJob(ctx, &wololov1.FailJobRequest{JobId: f.Job, Reporter: self, Reason: f.Reason, StateLost: f.StateLost})
 		return err
 	})
 	switch {
