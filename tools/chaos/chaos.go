@@ -6,10 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -56,6 +58,13 @@ type Options struct {
 	Queries []sqljob.Query
 	// Kills is how many SIGKILLs to deliver during the job.
 	Kills int
+	// DiskLosses is how many of the kills also lose their victim's disk
+	// (a gateway or worker, never a master): its data directory is
+	// deleted before the restart, as on a new node (local only: a target
+	// with LoseDisk). The job is then lost, and the client submits it
+	// again from its files (client.SubmitOptions.Rebuilds). Negative: a
+	// tenth of the kills.
+	DiskLosses int
 	// Seed picks the victims and the intervals.
 	Seed int64
 	// Interval is the mean time between kills during the upload; after it
@@ -101,6 +110,30 @@ type Options struct {
 	freeze pauser
 }
 
+// diskLoser is a target that can lose an instance's disk: SIGKILL it and
+// restart it on an empty data directory (local.Cluster.LoseDisk).
+type diskLoser interface {
+	LoseDisk(instance string) (int, error)
+}
+
+// pickDiskLosses picks which kills (numbered from 1, in the order they
+// land) also lose their victim's disk: n of those whose planned victim is
+// not a master, at random.
+func pickDiskLosses(top deploy.Topology, victims []string, n int, rng *rand.Rand) map[int]bool {
+	var can []int
+	for i, v := range victims {
+		if in, err := deploy.ParseInstance(v); v != LeaderTarget && err == nil && in.Stage != deploy.MasterStage {
+			can = append(can, i+1)
+		}
+	}
+	rng.Shuffle(len(can), func(i, j int) { can[i], can[j] = can[j], can[i] })
+	lose := map[int]bool{}
+	for _, k := range can[:min(n, len(can))] {
+		lose[k] = true
+	}
+	return lose
+}
+
 // pauser freezes an instance's process without killing it.
 type pauser interface {
 	Pause(instance string) (int, error)
@@ -116,6 +149,9 @@ type Kill struct {
 	Stage    string
 	PID      int
 	Phase    string // the job's phase when it landed: upload, after-upload, done
+	// Disk: the victim's data directory was deleted before its restart
+	// (Options.DiskLosses).
+	Disk bool
 }
 
 // Report is what a run did.
@@ -140,8 +176,11 @@ type Report struct {
 	Processes []local.Proc
 	Restarts  int
 	JobLost   bool // the gateway stopped knowing the job after a restart
-	RefDir    string
-	LogsAt    string // where the processes' logs are, for a failed run
+	// Rebuilds are why the job was lost (a disk lost) and submitted
+	// again, each time.
+	Rebuilds []string
+	RefDir   string
+	LogsAt   string // where the processes' logs are, for a failed run
 	// Frozen is the instance paused during the run ("" if none), and
 	// FrozenFor how long it stayed frozen until the masters replaced it
 	// (0: they never did).
@@ -301,6 +340,13 @@ func drive(ctx context.Context, o Options, want *answers, tgt target, gateway st
 		k.sig = syscall.Signal(0)
 		fmt.Fprintf(out, "chaos: dry run: the kills below are the null signal; nothing dies\n")
 	}
+	if _, ok := tgt.(diskLoser); ok && o.DiskLosses > 0 && !o.DryRun {
+		// A generator of its own: the kills' schedule stays the seed's.
+		k.lose = pickDiskLosses(o.Topology, append(append([]string(nil), pre...), post...), o.DiskLosses, newRNG(o.Seed^0x6469736b))
+		fmt.Fprintf(out, "chaos: %d of the kills also lose their victim's disk (kills %s): the client submits the lost job again\n", len(k.lose), killNumbers(k.lose))
+	} else if o.DiskLosses > 0 && !o.DryRun {
+		fmt.Fprintf(out, "chaos: note: this harness cannot lose a disk; --disk-losses ignored\n")
+	}
 	go func() {
 		defer wg.Done()
 		k.run(jobCtx, pre, post)
@@ -319,6 +365,9 @@ func drive(ctx context.Context, o Options, want *answers, tgt target, gateway st
 	sum, err := client.Submit(sctx, client.SubmitOptions{
 		Server: server, TLS: submitTLS, Matches: o.Matches, Players: o.Players, Out: o.Out, JobID: rep.JobID,
 		Progress: o.Progress, UploadAttempts: 100, Queries: o.Queries,
+		// Each lost disk loses the job at most once: the job submitted
+		// again runs under a new id, which the lost store never held.
+		Rebuilds: len(k.lose), Notices: out,
 	})
 	scancel()
 	rep.Elapsed = time.Since(start)
@@ -333,6 +382,9 @@ func drive(ctx context.Context, o Options, want *answers, tgt target, gateway st
 	}
 	rep.SubmitErr = err
 	rep.Kills = k.kills
+	if sum != nil {
+		rep.Rebuilds = sum.Rebuilds
+	}
 	if sh != nil {
 		rep.Frames = sh.frames.Load()
 	}
@@ -431,6 +483,9 @@ func (o *Options) defaults() error {
 	}
 	if o.Kills < 0 {
 		return fmt.Errorf("chaos: kills must be at least 0, got %d", o.Kills)
+	}
+	if o.DiskLosses < 0 {
+		o.DiskLosses = o.Kills / 10
 	}
 	if o.Binary == "" {
 		exe, err := os.Executable()
@@ -638,6 +693,12 @@ func (m *monitor) observe(j *wololov1.Job) {
 		return
 	}
 	old := m.phase.Load()
+	if old >= phaseFailed && p < phaseFailed {
+		// A job lost and submitted again by the client (a lost disk):
+		// its phases start over.
+		fmt.Fprintf(m.out, "chaos: +%s job %s submitted again; following it from the start\n", fmtDur(time.Since(m.start)), j.JobId)
+		m.uploadAt, m.doneAt, old = 0, 0, phaseCreate
+	}
 	if p <= old {
 		return // phases only move forward (a restarted gateway may report an older view briefly)
 	}
@@ -700,6 +761,7 @@ type killer struct {
 	gaps     []time.Duration // the pause before each kill during the upload
 	sig      syscall.Signal
 	freeze   pauser
+	lose     map[int]bool // the kills (by number) that also lose the victim's disk
 
 	mu      sync.Mutex
 	kills   []Kill
@@ -854,7 +916,7 @@ func (k *killer) kill(ctx context.Context, target string, total int, late bool) 
 			}
 			continue
 		}
-		pid, err := k.cl.Signal(target, k.sig)
+		pid, disk, err := k.signal(target)
 		if err == nil {
 			in, _ := deploy.ParseInstance(target)
 			phase := phaseNames[min(int(k.mon.phase.Load()), len(phaseNames)-1)]
@@ -862,12 +924,15 @@ func (k *killer) kill(ctx context.Context, target string, total int, late bool) 
 				phase = "upload"
 			}
 			k.mu.Lock()
-			kl := Kill{N: len(k.kills) + 1, At: time.Since(k.start), Instance: target, Stage: in.Stage, PID: pid, Phase: phase}
+			kl := Kill{N: len(k.kills) + 1, At: time.Since(k.start), Instance: target, Stage: in.Stage, PID: pid, Phase: phase, Disk: disk}
 			k.kills = append(k.kills, kl)
 			k.mu.Unlock()
 			detail := ""
 			if phase == "upload" {
 				detail = fmt.Sprintf(" %d%%", k.mon.pct.Load())
+			}
+			if disk {
+				detail += ", disk lost"
 			}
 			fmt.Fprintf(k.out, "kill %3d/%d  +%-8s %-18s pid %-7d (%s%s)\n", kl.N, total, fmtDur(kl.At), target, pid, phase, detail)
 			return true
@@ -889,6 +954,30 @@ func (k *killer) kill(ctx context.Context, target string, total int, late bool) 
 			return false
 		}
 	}
+}
+
+// signal SIGKILLs target (k.sig), losing its disk too when this kill is
+// one of k.lose and the target is not a master; disk reports whether it
+// did.
+func (k *killer) signal(target string) (pid int, disk bool, err error) {
+	k.mu.Lock()
+	lose := k.lose[len(k.kills)+1]
+	k.mu.Unlock()
+	if in, perr := deploy.ParseInstance(target); lose && perr == nil && in.Stage != deploy.MasterStage {
+		pid, err = k.cl.(diskLoser).LoseDisk(target)
+		return pid, err == nil, err
+	}
+	pid, err = k.cl.Signal(target, k.sig)
+	return pid, false, err
+}
+
+// killNumbers lists the kills of a set by number, in order.
+func killNumbers(set map[int]bool) string {
+	var ns []string
+	for _, n := range slices.Sorted(maps.Keys(set)) {
+		ns = append(ns, strconv.Itoa(n))
+	}
+	return strings.Join(ns, ", ")
 }
 
 // leader waits until every master runs and they agree on an acting
@@ -977,6 +1066,15 @@ func printSummary(w io.Writer, o Options, rep *Report) {
 	fmt.Fprintf(w, "chaos: %d kills by kind: %s\n", len(rep.Kills), strings.Join(stages, ", "))
 	fmt.Fprintf(w, "chaos: %d kills by phase: %s; upload finished at +%s, job done at +%s, results on disk at +%s\n",
 		len(rep.Kills), strings.Join(phases, ", "), fmtDur(rep.UploadAt), fmtDur(rep.DoneAt), fmtDur(rep.Elapsed))
+	disks := 0
+	for _, kl := range rep.Kills {
+		if kl.Disk {
+			disks++
+		}
+	}
+	if disks > 0 {
+		fmt.Fprintf(w, "chaos: %d kills lost their victim's disk; the client submitted the lost job again %d times\n", disks, len(rep.Rebuilds))
+	}
 	if rep.Frozen != "" {
 		fmt.Fprintf(w, "chaos: paused %s; the masters replaced it after %s\n", rep.Frozen, fmtDur(rep.FrozenFor))
 	}

@@ -24,8 +24,10 @@ func TestMain(m *testing.M) { testkit.Main(m) }
 
 // TestChaosLocal is the crash harness on real processes: two seeds, 24
 // SIGKILLs each across every kind of process, the leading master among
-// them, some after the upload, with the 3 masters doing every restart; the
-// four outputs must be byte-equal to the reference.
+// them, some after the upload, with the 3 masters doing every restart (in
+// the second seed's, two of them lose their victim's disk, and the client
+// submits the lost job again); the four outputs must be byte-equal to the
+// reference.
 func TestChaosLocal(t *testing.T) {
 	if testing.Short() {
 		t.Skip("chaos: skipped with -short (builds the binary and runs two 24-kill jobs on OS processes)")
@@ -45,7 +47,7 @@ func TestChaosLocal(t *testing.T) {
 			start := time.Now()
 			rep, err := Local(ctx, Options{
 				Binary: bin, Matches: matches, Players: players, Out: t.TempDir(),
-				Kills: 24, Seed: seed, BatchRows: 500, Masters: 3,
+				Kills: 24, Seed: seed, BatchRows: 500, Masters: 3, DiskLosses: int(seed-1) * 2,
 				Stdout: w, Progress: w, Log: hclog.New(&hclog.LoggerOptions{Name: "chaos", Level: hclog.Warn, Output: w}),
 			})
 			if err != nil {
@@ -72,6 +74,16 @@ func TestChaosLocal(t *testing.T) {
 			if !rep.Equal {
 				t.Errorf("outputs differ: %v", rep.Diffs)
 			}
+			disks := 0
+			for _, kl := range rep.Kills {
+				if kl.Disk {
+					disks++
+				}
+			}
+			if seed == 2 && disks == 0 {
+				t.Errorf("no kill lost its victim's disk")
+			}
+			t.Logf("seed %d: %d disks lost, the job submitted again %d times", seed, disks, len(rep.Rebuilds))
 		})
 	}
 }

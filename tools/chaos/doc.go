@@ -7,6 +7,17 @@
 // It passes only if all four outputs are byte-equal to the reference
 // evaluator's answers on the same files, worked out before the job starts.
 //
+// Some kills also lose their victim's disk (Options.DiskLosses, a tenth of
+// the kills by default; local only, local.Cluster.LoseDisk): a gateway or
+// worker is SIGKILLed and restarted on an empty data directory, as a
+// process brought back on a new node would be. The job is then lost
+// (Job.state_lost, or gone from a gateway that lost its store), and the
+// client submits it again from its files (client.SubmitOptions.Rebuilds,
+// one per lost disk at most); the outputs are still compared byte for
+// byte. Masters never lose theirs: the harness's masters restart the
+// others. Which kills those are comes from a generator of their own, so a
+// seed kills the same instances in the same order with or without them.
+//
 // The job may be one of SQL queries instead of the built-in graph
 // (Options.Queries; --query NAME=FILE.sql, --sql for the four defaults as
 // SQL and the user queries embedded from sql/): then every NAME.csv is

@@ -335,3 +335,35 @@ func TestLateKillsSpareTheMasters(t *testing.T) {
 		t.Errorf("late kills picked %v, want every graph instance", seen)
 	}
 }
+
+// TestDiskLossesSpareTheMasters: the kills picked to lose their victim's
+// disk are as many as asked (while there are victims to pick), distinct,
+// and never a master's or the leader's: a master's disk holds what
+// restarts the others.
+func TestDiskLossesSpareTheMasters(t *testing.T) {
+	top := deploy.Default()
+	for seed := uint64(1); seed <= 20; seed++ {
+		pre, post := plan(top, 30, rand.New(rand.NewPCG(seed, 1)))
+		victims := append(append([]string(nil), pre...), post...)
+		for _, n := range []int{0, 3, 100} {
+			lose := pickDiskLosses(top, victims, n, rand.New(rand.NewPCG(seed, 2)))
+			eligible := 0
+			for _, v := range victims {
+				if v != LeaderTarget && !strings.HasPrefix(v, deploy.MasterStage+"-") {
+					eligible++
+				}
+			}
+			if want := min(n, eligible); len(lose) != want {
+				t.Fatalf("seed %d: %d disk losses picked of %d asked, want %d", seed, len(lose), n, want)
+			}
+			for k := range lose {
+				if k < 1 || k > len(victims) {
+					t.Fatalf("seed %d: kill number %d of %d", seed, k, len(victims))
+				}
+				if v := victims[k-1]; v == LeaderTarget || strings.HasPrefix(v, deploy.MasterStage+"-") {
+					t.Fatalf("seed %d: kill %d of %s picked to lose its disk", seed, k, v)
+				}
+			}
+		}
+	}
+}

@@ -341,6 +341,14 @@ func Submit(ctx context.Context, o SubmitOptions) (sum *Summary, err error) {
 	var job *wololov1.Job
 	for {
 		job, err = run(ctx, gw, sum, inputs, o, p, stall.saw)
+		if err == nil && job.State == wololov1.JobState_JOB_STATE_DONE {
+			stall.stop()
+			// A gateway that loses its store now loses the answers too:
+			// NOT_FOUND here is a lost job like any other.
+			if sum.Files, err = gw.Fetch(ctx, sum.JobID, o.Out); err != nil && status.Code(err) != codes.NotFound {
+				return sum, cli.WithHint(explain(o.Server, err), fmt.Sprintf("the job is done and kept at the gateway: fetch its answers with `%s`", o.Again.command("results", "--job", sum.JobID, "--out", o.Out)))
+			}
+		}
 		why, lost := lostJob(ctx, gw, sum.JobID, job, err)
 		if !lost {
 			break
@@ -366,9 +374,6 @@ func Submit(ctx context.Context, o SubmitOptions) (sum *Summary, err error) {
 	}
 	if sum.Rejects, _, err = WriteRejects(o.Out, job); err != nil {
 		return sum, err
-	}
-	if sum.Files, err = gw.Fetch(ctx, sum.JobID, o.Out); err != nil {
-		return sum, cli.WithHint(explain(o.Server, err), fmt.Sprintf("the job is done and kept at the gateway: fetch its answers with `%s`", o.Again.command("results", "--job", sum.JobID, "--out", o.Out)))
 	}
 	if !o.Keep {
 		if err := gw.Delete(ctx, sum.JobID); err != nil {

@@ -163,6 +163,8 @@ type instance struct {
 	maxRSS   int64
 	backoff  *backoff.Backoff
 	startReq chan struct{} // Manual mode: a request to start the instance
+	// loseDisk: the next start deletes the data directory first (LoseDisk).
+	loseDisk bool
 }
 
 type proc struct {
@@ -399,8 +401,16 @@ func (c *Cluster) tlsArgs() []string {
 	return []string{"--tls-dir", c.tlsDir}
 }
 
-// spawnLocked starts a process for ins and a goroutine that reaps it.
+// spawnLocked starts a process for ins and a goroutine that reaps it,
+// on an empty data directory if ins lost its disk (LoseDisk).
 func (c *Cluster) spawnLocked(ins *instance) (*proc, error) {
+	lost := ins.loseDisk
+	if lost {
+		if err := os.RemoveAll(ins.dataDir); err != nil {
+			return nil, fmt.Errorf("delete the data directory of %s: %w", ins.name, err)
+		}
+		ins.loseDisk = false
+	}
 	if err := os.MkdirAll(ins.dataDir, 0o700); err != nil {
 		return nil, err
 	}
@@ -414,6 +424,9 @@ func (c *Cluster) spawnLocked(ins *instance) (*proc, error) {
 	}
 	args := c.argsLocked(ins)
 	ins.starts++
+	if lost {
+		c.mark(logf, time.Now(), fmt.Sprintf("data directory %s deleted before start #%d: the disk of %s was lost", ins.dataDir, ins.starts, ins.name), "disk lost", "instance", ins.name, "data", ins.dataDir)
+	}
 	command := filepath.Base(c.opts.Binary) + " " + strings.Join(args, " ")
 	c.mark(logf, time.Now(), fmt.Sprintf("start #%d of %s: %s", ins.starts, ins.name, command), "start", "instance", ins.name, "start", ins.starts, "command", command)
 	cmd := exec.Command(c.opts.Binary, args...)
@@ -877,6 +890,39 @@ func (c *Cluster) Signal(instance string, sig syscall.Signal) (int, error) {
 	// been reused.
 	if err := syscall.Kill(p.pid, sig); err != nil {
 		return 0, fmt.Errorf("signal %s (pid %d): %w", instance, p.pid, err)
+	}
+	return p.pid, nil
+}
+
+// LoseDisk plays the loss of an instance's machine: it SIGKILLs the
+// instance's process and has its next start (the supervisor's, or the
+// masters') begin on an empty data directory, as a process restarted on
+// a new node or a new volume would. It returns the killed pid, or an
+// error wrapping ErrNotRunning while the instance is down (its disk is
+// then left as it is).
+func (c *Cluster) LoseDisk(instance string) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ins, ok := c.insts[instance]
+	if !ok {
+		return 0, fmt.Errorf("no instance %q", instance)
+	}
+	if ins.cmd == "master" {
+		return 0, fmt.Errorf("%s: a master's disk is not to be lost here (it restarts the others)", instance)
+	}
+	p := ins.cur
+	if p == nil || c.stopping {
+		return 0, fmt.Errorf("%s: %w", instance, ErrNotRunning)
+	}
+	select {
+	case <-p.done:
+		return 0, fmt.Errorf("%s: %w", instance, ErrNotRunning)
+	default:
+	}
+	ins.loseDisk = true // before the kill: the restart it causes starts empty
+	if err := syscall.Kill(p.pid, syscall.SIGKILL); err != nil {
+		ins.loseDisk = false
+		return 0, fmt.Errorf("kill %s (pid %d): %w", instance, p.pid, err)
 	}
 	return p.pid, nil
 }
