@@ -121,6 +121,14 @@ func TestLostStoresRebuildTheJob(t *testing.T) {
 				submitted <- err
 			}()
 			waitAcked(t, c, "shard-1", submitted)
+			img, err := c.Store("gateway-0").Load()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var lostIDs []string // the job's internal id before the loss
+			for id := range img.Jobs {
+				lostIDs = append(lostIDs, id)
+			}
 			c.SetStore(victim, transport.NewMemStore())
 			if err := c.Restart(victim); err != nil {
 				t.Fatal(err)
@@ -139,6 +147,27 @@ func TestLostStoresRebuildTheJob(t *testing.T) {
 				t.Fatalf("rebuilds %q; notices:\n%s\nwant one rebuild, said on the notices", r.sum.Rebuilds, notices.String())
 			}
 			t.Logf("notices:\n%s", notices.String())
+			// Nothing of the lost run stays anywhere: a shard that holds
+			// it hears from the gateway (FailJob: not held) that it is
+			// dropped, when the gateway lost it; else the client's delete.
+			for _, shard := range []string{"shard-0", "shard-1"} {
+				for _, id := range lostIDs {
+					deadline := time.Now().Add(20 * time.Second)
+					for {
+						img, err := c.Store(shard).Load()
+						if err != nil {
+							t.Fatal(err)
+						}
+						if _, held := img.Jobs[id]; !held {
+							break
+						}
+						if time.Now().After(deadline) {
+							t.Fatalf("%s still holds job %s of the lost run 20 s after the job ended", shard, id)
+						}
+						time.Sleep(20 * time.Millisecond)
+					}
+				}
+			}
 		})
 	}
 }

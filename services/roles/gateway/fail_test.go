@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"errors"
 	"strconv"
 	"strings"
 	"testing"
@@ -39,8 +40,10 @@ func TestFailedJob(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := g.FailJob(transport.JobFailure{Job: "nosuchjob", Reporter: "shard-1", Reason: reason}); err != nil {
-		t.Fatalf("a failure of an unknown job: %v", err)
+	// A job the gateway does not hold: the reporter is told it is
+	// dropped, and drops what it keeps of it.
+	if err := g.FailJob(transport.JobFailure{Job: "nosuchjob", Reporter: "shard-1", Reason: reason}); !errors.Is(err, transport.ErrJobDropped) {
+		t.Fatalf("a failure of an unknown job: %v; want ErrJobDropped", err)
 	}
 	g.Finished(id("lost"), results) // too late
 

@@ -356,14 +356,20 @@ func (g *Gateway) Finished(id string, records map[string][]byte) {
 // state (Job.state_lost: an attached client submits it again), its
 // uploads end, results that come later are ignored, and the failure is
 // recorded in the store so that a restarted gateway still says so. A job
-// that is done, failed already, or unknown (dropped) is left as it is.
-// The job's state elsewhere stays until the client deletes it or the
-// retention drops it.
+// that is done or failed already is left as it is; one the gateway does
+// not hold (deleted, or lost with its store) is an error wrapping
+// transport.ErrJobDropped, on which the reporter drops the job (nothing
+// else would: no client fetches it, no retention runs out on it). The
+// state elsewhere of a job that failed stays until the client deletes it
+// or the retention drops it.
 func (g *Gateway) FailJob(f transport.JobFailure) error {
 	j, err := g.jobs.get(f.Job)
 	if err != nil {
-		g.cfg.Log.Warn("failure reported for an unknown job", "job", f.Job, "reporter", f.Reporter, "reason", f.Reason)
-		return nil
+		// Deleted, dropped, or lost with this gateway's store: the
+		// reporter holds state of a job that no client will ever fetch,
+		// and drops it when told so (NOT_FOUND).
+		g.cfg.Log.Warn("failure reported for a job the gateway does not hold; the reporter drops it", "job", f.Job, "reporter", f.Reporter, "reason", f.Reason)
+		return fmt.Errorf("%w: the gateway holds no job %s (deleted, or lost with its store)", transport.ErrJobDropped, f.Job)
 	}
 	at := time.UnixMilli(time.Now().UnixMilli()) // as the store keeps it
 	if !j.fail(f.Reason, at, f.StateLost) {

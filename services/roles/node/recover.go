@@ -126,7 +126,7 @@ func (n *Node) reportFailed(ctx context.Context, f transport.JobFailure, log hcl
 	self := n.cfg.Instance.Name()
 	f.Reporter = self
 	if n.Gateway != nil {
-		if err := n.Gateway.FailJob(f); err != nil {
+		if err := n.Gateway.FailJob(f); err != nil && !errors.Is(err, transport.ErrJobDropped) {
 			log.Error("could not fail the job", "error", err)
 		}
 		return
@@ -143,6 +143,17 @@ func (n *Node) reportFailed(ctx context.Context, f transport.JobFailure, log hcl
 	switch {
 	case err == nil:
 		log.Info("reported the job failed to the gateway", "gateway", gw)
+	case status.Code(err) == codes.NotFound:
+		// The gateway does not hold the job (it was deleted, or lost
+		// with the gateway's store): what this process keeps of it would
+		// wait for ever. It is dropped here as a DropJob would, on a
+		// goroutine of its own: this one may be a link the drop ends.
+		log.Warn("the gateway does not hold the job; dropping it here", "gateway", gw, "error", err)
+		go func() {
+			if err := n.runtime.DropJob(f.Job); err != nil {
+				log.Error("drop the job", "error", err)
+			}
+		}()
 	case ctx.Err() == nil:
 		log.Error("could not report the job failed to the gateway", "gateway", gw, "error", err)
 	}
