@@ -3,6 +3,8 @@ package sqlops
 import (
 	"fmt"
 	"strconv"
+	"sync"
+	"sync/atomic"
 
 	"google.golang.org/protobuf/proto"
 
@@ -32,11 +34,11 @@ type Result struct {
 // each query's output file.
 //
 // The gateway's instance is given each table's batches, then its end;
-// each instance takes what arrives in the order it was sent. Run takes
-// the instances in a fixed order (the last with something queued: the
-// shards before the gateway); the tests take them in random orders,
-// restarting operators from their snapshots on the way, and get the same
-// answers.
+// each instance takes what arrives in the order it was sent. Run runs
+// every instance on a goroutine of its own (parallel), as the deployment
+// runs them in processes of their own, so that a job uses every core; the
+// tests take the instances one at a time in random orders, restarting
+// operators from their snapshots on the way, and get the same answers.
 func Run(p *physical.Plan, tables map[string]*exec.Table) (*Result, error) {
 	res, _, err := run(p, tables, options{})
 	return res, err
@@ -71,6 +73,44 @@ type message struct {
 type queued struct {
 	t     *Task
 	queue []message
+	// The parallel runner's: mu guards queue, more tells the instance's
+	// goroutine that something was queued (or that the run ended).
+	mu   sync.Mutex
+	more chan struct{}
+}
+
+// push queues m for the instance: under its lock, with a wake-up for its
+// goroutine when the run is parallel.
+func (q *queued) push(m message) {
+	q.mu.Lock()
+	q.queue = append(q.queue, m)
+	q.mu.Unlock()
+	if q.more != nil {
+		select {
+		case q.more <- struct{}{}:
+		default: // a wake-up is pending already
+		}
+	}
+}
+
+// pop takes the instance's next message, if it has one.
+func (q *queued) pop() (message, bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if len(q.queue) == 0 {
+		return message{}, false
+	}
+	m := q.queue[0]
+	q.queue[0] = message{}
+	q.queue = q.queue[1:]
+	return m, true
+}
+
+// depth is how many messages wait for the instance.
+func (q *queued) depth() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.queue)
 }
 
 // run runs p, and returns as well the number of keys its keyed
@@ -85,8 +125,10 @@ func run(p *physical.Plan, tables map[string]*exec.Table, opt options) (*Result,
 	}
 	type tableKey struct{ task, id, instance int }
 	keyTables := map[tableKey]*exec.KeyTable{}
+	var keyMu sync.Mutex // keyTables, when an instance asks for a table while others run
 	var all []*queued
 	byTask := map[string][]*queued{}
+	var pending atomic.Int64 // messages queued and not yet delivered, in all
 	tasks := []physical.Task{p.Gateway}
 	if p.Shard.Name != p.Gateway.Name {
 		tasks = append(tasks, p.Shard)
@@ -95,6 +137,8 @@ func run(p *physical.Plan, tables map[string]*exec.Table, opt options) (*Result,
 		for i := range task.Replicas {
 			q := &queued{}
 			shared := func(id int) *exec.KeyTable {
+				keyMu.Lock()
+				defer keyMu.Unlock()
 				k := tableKey{ti, id, i}
 				if opt.own {
 					k.id = -len(keyTables) - 1
@@ -117,7 +161,8 @@ func run(p *physical.Plan, tables map[string]*exec.Table, opt options) (*Result,
 					}
 					m.wire = wire
 				}
-				dest[to].queue = append(dest[to].queue, m)
+				pending.Add(1)
+				dest[to].push(m)
 				return nil
 			}
 			t, err := NewTask(p, task.Name, i, columns, shared, send)
@@ -144,30 +189,15 @@ func run(p *physical.Plan, tables map[string]*exec.Table, opt options) (*Result,
 		}
 		gw.queue = append(gw.queue, message{table: o.Node.Table, end: true})
 	}
-	var ready []*queued
-	for {
-		ready = ready[:0]
-		for _, q := range all {
-			if len(q.queue) > 0 {
-				ready = append(ready, q)
-			}
-		}
-		if len(ready) == 0 {
-			break
-		}
-		// The last ready first: the shards drain what the gateway sent
-		// before it parses its next batch, so that what waits in the
-		// queues is bounded by one batch's worth, not a whole table's.
-		k := len(ready) - 1
-		if opt.pick != nil {
-			k = opt.pick(len(ready))
-		}
-		q := ready[k]
-		m := q.queue[0]
-		q.queue = q.queue[1:]
-		if err := deliver(q.t, m); err != nil {
-			return nil, 0, fmt.Errorf("run: %w", err)
-		}
+	pending.Add(int64(len(gw.queue)))
+	var err error
+	if opt.pick == nil && opt.restart == nil {
+		err = runParallel(all, gw, &pending)
+	} else {
+		err = runInTurn(all, opt.pick)
+	}
+	if err != nil {
+		return nil, 0, err
 	}
 	res := &Result{Files: map[string][]byte{}}
 	for _, q := range all {
@@ -188,6 +218,115 @@ func run(p *physical.Plan, tables map[string]*exec.Table, opt options) (*Result,
 		keys += t.Len()
 	}
 	return res, keys, nil
+}
+
+// runInTurn delivers the queued messages one at a time, each to the
+// instance pick chooses among those with something queued (nil: the
+// last, so that the shards drain what the gateway sent before it routes
+// its next batch, and what waits is bounded by one batch's worth).
+func runInTurn(all []*queued, pick func(n int) int) error {
+	var ready []*queued
+	for {
+		ready = ready[:0]
+		for _, q := range all {
+			if q.depth() > 0 {
+				ready = append(ready, q)
+			}
+		}
+		if len(ready) == 0 {
+			return nil
+		}
+		k := len(ready) - 1
+		if pick != nil {
+			k = pick(len(ready))
+		}
+		m, _ := ready[k].pop()
+		if err := deliver(ready[k].t, m); err != nil {
+			return fmt.Errorf("run: %w", err)
+		}
+	}
+}
+
+// maxAhead is how many messages the parallel runner lets wait for the
+// other instances before the gateway routes its next table batch: what
+// waits is then a few batches' worth per instance, not a whole table's.
+const maxAhead = 8
+
+// runParallel delivers every instance's messages on a goroutine of its
+// own until none is pending (pending counts the messages queued and not
+// yet delivered, everywhere) or one fails. The gateway waits before it
+// routes a table batch while the others have more than maxAhead waiting:
+// only it waits, and only before a batch of its own input, so the others,
+// which never wait, always drain what it waits for, and no cycle of
+// waits can form.
+func runParallel(all []*queued, gw *queued, pending *atomic.Int64) error {
+	done := make(chan struct{})
+	var once sync.Once
+	var first error
+	stop := func(err error) {
+		once.Do(func() {
+			first = err
+			close(done)
+		})
+	}
+	if pending.Load() == 0 {
+		stop(nil)
+	}
+	for _, q := range all {
+		q.more = make(chan struct{}, 1)
+	}
+	drained := make(chan struct{}, 1) // another instance delivered a message
+	var wg sync.WaitGroup
+	for _, q := range all {
+		wg.Go(func() {
+			for {
+				m, ok := q.pop()
+				if !ok {
+					select {
+					case <-q.more:
+						continue
+					case <-done:
+						return
+					}
+				}
+				if q == gw && m.table != "" {
+					for behind(all, gw) > maxAhead*(len(all)-1) {
+						select {
+						case <-done:
+							return
+						case <-drained:
+						}
+					}
+				}
+				if err := deliver(q.t, m); err != nil {
+					stop(fmt.Errorf("run: %w", err))
+					return
+				}
+				if pending.Add(-1) == 0 {
+					stop(nil)
+				}
+				if q != gw {
+					select {
+					case drained <- struct{}{}:
+					default:
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return first
+}
+
+// behind is how many messages wait for the instances other than gw.
+func behind(all []*queued, gw *queued) int {
+	n := 0
+	for _, q := range all {
+		if q != gw {
+			n += q.depth()
+		}
+	}
+	return n
 }
 
 // deliver gives a task instance one message.
