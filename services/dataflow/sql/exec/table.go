@@ -37,7 +37,8 @@ type KeyTable struct {
 	// hashes.
 	rowKey []byte
 	hashes []uint64
-	looked int // the keys Slots has looked up (Lookups)
+	sink   int32 // what touch read, kept so that its loads are made
+	looked int   // the keys Slots has looked up (Lookups)
 }
 
 // entry is a position of the index: a slot + 1 (0: empty), and the top
@@ -234,6 +235,7 @@ func (t *KeyTable) textSlots(v *Vec, mode []KeyMode, dst []int32) {
 		}
 		start = end
 	}
+	t.touch(t.hashes)
 	var lenBytes [binary.MaxVarintLen64]byte
 	start = 0
 	for i, h := range t.hashes {
@@ -267,6 +269,32 @@ func (t *KeyTable) textSlots(v *Vec, mode []KeyMode, dst []int32) {
 			dst[i] = t.added(p, h)
 		}
 	}
+}
+
+// touch reads, for each hash, the index position it starts at, and the
+// key of the slot there when its hash is the key's: loads of one row
+// that do not wait for another's, so that the memory of a table larger
+// than the caches is fetched for many rows at once, not one row after
+// the other as the probes that follow would (each waiting on its
+// position, then on its key). What it reads is only kept in sink.
+func (t *KeyTable) touch(hashes []uint64) {
+	mask := len(t.index) - 1
+	var sink int32
+	for _, h := range hashes {
+		sink ^= t.index[int(h)&mask].slot
+	}
+	var at int
+	for _, h := range hashes {
+		if e := t.index[int(h)&mask]; e.slot != 0 && e.hash == uint32(h>>32) {
+			at ^= t.ends[e.slot-1]
+		}
+	}
+	for _, h := range hashes {
+		if e := t.index[int(h)&mask]; e.slot != 0 && e.hash == uint32(h>>32) {
+			sink ^= int32(t.arena[t.ends[e.slot-1]-1])
+		}
+	}
+	t.sink = sink ^ int32(at)
 }
 
 // nullKey is the key of a NULL (appendKey's).
