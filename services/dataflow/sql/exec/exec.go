@@ -9,9 +9,11 @@
 // keyed operators (the hash join, the semi-join's key set, the hash
 // aggregate, distinct) keep their keys in a KeyTable keyed by the bytes
 // of the key's values (appendKey), which the operators of one key on a
-// shard share, each with its own state per key beside it. Sort orders by
-// its keys, then by every column, so that the output is the same
-// whatever order the rows arrived in.
+// shard share, each with its own state per key beside it; each also
+// takes the slots of a batch's keys looked up once for all of them
+// (KeyTable.Slots; AddSlots, KeepSlots, ProbeSlots). Sort orders by its
+// keys, then by every column, so that the output is the same whatever
+// order the rows arrived in.
 //
 // The scan reads a table's text as the kinds the plan gives its columns
 // (docs/queries.md's value rules, services/dataflow/sql/value) and counts,

@@ -121,10 +121,10 @@ func hashJoin(leftKey, rightKey *plan.Expr, rightCols []plan.Column, left, right
 // KeyTable, each key's group numbered in the order first seen, and each
 // group's key values as first seen, numbers without trailing zeros.
 type groups struct {
-	v    slots
-	n    int32
-	keys []*builder
-	key  []byte
+	v     slots
+	n     int32
+	keys  []*builder
+	slots []int32 // scratch: the slots of a batch's keys
 }
 
 func newGroups(t *KeyTable, keyTypes []plan.Type) *groups {
@@ -135,17 +135,20 @@ func newGroups(t *KeyTable, keyTypes []plan.Type) *groups {
 	return g
 }
 
-// ids returns the group of each row of the key columns, adding new ones.
-func (g *groups) ids(keys []*Vec, n int) []int32 {
+// ids returns the group of each row of the key columns, adding new ones:
+// sl are the rows' slots (Slots, every key added; nil: looked up here).
+func (g *groups) ids(keys []*Vec, n int, sl []int32) []int32 {
+	if sl == nil {
+		g.slots = g.v.t.Slots(keys, n, nil, g.slots)
+		sl = g.slots
+	}
 	ids := make([]int32, n)
-	for i := range n {
-		g.key = rowKey(g.key[:0], keys, i)
-		sl := g.v.t.slot(g.key)
-		id := g.v.get(sl)
+	for i, s := range sl[:n] {
+		id := g.v.get(s)
 		if id < 0 {
 			id = g.n
 			g.n++
-			g.v.set(sl, id)
+			g.v.set(s, id)
 			for c, kv := range keys {
 				if kv.Type == plan.Number && !kv.IsNull(i) {
 					g.keys[c].num(kv.Nums[i].Normal())

@@ -202,9 +202,7 @@ func (a *Aggregation) RestoreState(state []byte) error {
 	for c, k := range a.g.keys {
 		keys[c] = k.v
 	}
-	for i := range n {
-		a.g.key = rowKey(a.g.key[:0], keys, i)
-		sl := a.g.v.t.slot(a.g.key)
+	for i, sl := range a.g.v.t.Slots(keys, n, nil, nil) {
 		if a.g.v.get(sl) >= 0 {
 			return fmt.Errorf("%w: a group twice", errState)
 		}

@@ -67,8 +67,8 @@ func ScanIndex(n *plan.Node, columns []string) ([]int, error) {
 // Distinct is the state of a DISTINCT: the rows seen, as keys of a
 // (shared) KeyTable.
 type Distinct struct {
-	set *KeySet
-	key []byte
+	set   *KeySet
+	slots []int32 // scratch: the slots of a batch's rows
 }
 
 // NewDistinct returns an empty DISTINCT in table t.
@@ -76,13 +76,20 @@ func NewDistinct(t *KeyTable) *Distinct { return &Distinct{set: NewKeySet(t)} }
 
 // Add returns the rows of b (compared on their first cols columns) not
 // seen before, and remembers them; nil when there is none.
-func (d *Distinct) Add(b *Batch, cols int) *Batch {
+func (d *Distinct) Add(b *Batch, cols int) *Batch { return d.AddSlots(b, cols, nil) }
+
+// AddSlots is Add given the slots of the rows (Slots over the first cols
+// columns, every key added; nil: looked up here).
+func (d *Distinct) AddSlots(b *Batch, cols int, sl []int32) *Batch {
 	var rows []int32
 	s := d.set
+	if sl == nil {
+		d.slots = s.v.t.Slots(b.Cols[:cols], b.N, nil, d.slots)
+		sl = d.slots
+	}
 	for i := range b.N {
-		d.key = rowKey(d.key[:0], b.Cols[:cols], i)
-		if sl := s.v.t.slot(d.key); s.v.get(sl) < 0 {
-			s.v.set(sl, s.n)
+		if s.v.get(sl[i]) < 0 {
+			s.v.set(sl[i], s.n)
 			s.n++
 			rows = append(rows, int32(i))
 		}
@@ -116,7 +123,11 @@ func NewAggregation(t *KeyTable, keys []*plan.Expr, aggs []*plan.Agg) *Aggregati
 }
 
 // Add folds a batch of input rows into the groups.
-func (a *Aggregation) Add(b *Batch) error {
+func (a *Aggregation) Add(b *Batch) error { return a.AddSlots(b, nil) }
+
+// AddSlots is Add given the slots of the rows' keys (Slots, every key
+// added; nil: looked up here).
+func (a *Aggregation) AddSlots(b *Batch, sl []int32) error {
 	keys := make([]*Vec, len(a.keys))
 	for i, k := range a.keys {
 		v, err := eval(k, b)
@@ -125,7 +136,7 @@ func (a *Aggregation) Add(b *Batch) error {
 		}
 		keys[i] = v
 	}
-	ids := a.g.ids(keys, b.N)
+	ids := a.g.ids(keys, b.N, sl)
 	for _, ac := range a.accs {
 		var arg *Vec
 		if ac.agg.Arg != nil {

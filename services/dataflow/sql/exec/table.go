@@ -2,7 +2,9 @@ package exec
 
 import (
 	"bytes"
+	"encoding/binary"
 	"hash/maphash"
+	"slices"
 
 	"github.com/wololo/wololo/services/dataflow/sql/plan"
 )
@@ -12,18 +14,31 @@ import (
 // same key share (the physical plan's Tables; today's MatchTable for the
 // four default queries). Each operator keeps its own state per slot in
 // arrays beside it (see slots), so a key is stored and hashed into one
-// table whatever the number of operators keyed by it.
+// table whatever the number of operators keyed by it; and where those
+// operators read one batch (a channel's, in sqlops), the batch's keys
+// are looked up once for all of them (Slots), each operator given the
+// slots with its rows.
 //
 // It is open addressing over one arena: the keys' bytes are appended to
 // arena (slot s's is arena[ends[s-1]:ends[s]]), and index, a power of two
 // long, holds at each position a slot + 1 (0: empty) with its hash's top
 // bits beside it, probed linearly. A key costs its bytes and about 20
 // bytes of index and offsets, and no allocation of its own.
+//
+// A key that is one text value is hashed over the text alone (see
+// hashKey), so that a column of text is looked up straight from its
+// Vec's bytes, without its keys being written out first.
 type KeyTable struct {
 	seed  maphash.Seed
 	index []entry
 	arena []byte
 	ends  []int
+	// rowKey and hashes are Slots' scratch: a row's key, the rows'
+	// hashes.
+	rowKey []byte
+	hashes []uint64
+	sink   int32 // what touch read, kept so that its loads are made
+	looked int   // the keys Slots has looked up (Lookups)
 }
 
 // entry is a position of the index: a slot + 1 (0: empty), and the top
@@ -41,6 +56,10 @@ func NewKeyTable() *KeyTable {
 // Len is the number of keys.
 func (t *KeyTable) Len() int { return len(t.ends) }
 
+// Lookups is how many keys Slots has looked up or added: a row's key
+// counts once however many operators then read its slot.
+func (t *KeyTable) Lookups() int { return t.looked }
+
 // key is slot s's key.
 func (t *KeyTable) key(s int32) []byte {
 	start := 0
@@ -50,28 +69,76 @@ func (t *KeyTable) key(s int32) []byte {
 	return t.arena[start:t.ends[s]]
 }
 
-// find returns key's hash and the position of the index that holds it,
-// or the empty one where it would go.
-func (t *KeyTable) find(key []byte) (uint64, int) {
-	h := maphash.Bytes(t.seed, key)
+// textBody returns the text of a key that is one text value (appendKey's
+// 1, the text's length as a uvarint, the text), and whether it is one.
+func textBody(key []byte) ([]byte, bool) {
+	if len(key) < 2 || key[0] != 1 {
+		return nil, false
+	}
+	n, w := binary.Uvarint(key[1:])
+	if w <= 0 || n != uint64(len(key)-1-w) {
+		return nil, false
+	}
+	return key[1+w:], true
+}
+
+// hashKey is key's hash: that of its text when it is one text value,
+// else of its bytes. Either way equal keys hash alike.
+func (t *KeyTable) hashKey(key []byte) uint64 {
+	if body, ok := textBody(key); ok {
+		return maphash.Bytes(t.seed, body)
+	}
+	return maphash.Bytes(t.seed, key)
+}
+
+// find returns the position of the index that holds key, of hash h, or
+// the empty one where it would go.
+func (t *KeyTable) find(h uint64, key []byte) int {
 	mask := len(t.index) - 1
 	top := uint32(h >> 32)
 	for i := int(h) & mask; ; i = (i + 1) & mask {
 		e := t.index[i]
 		if e.slot == 0 || e.hash == top && bytes.Equal(t.key(e.slot-1), key) {
-			return h, i
+			return i
+		}
+	}
+}
+
+// findText is find of the key that is one text value, text (its
+// uvarint length is lenBytes), compared without the key being written.
+func (t *KeyTable) findText(h uint64, text, lenBytes []byte) int {
+	mask := len(t.index) - 1
+	top := uint32(h >> 32)
+	want := 1 + len(lenBytes) + len(text)
+	for i := int(h) & mask; ; i = (i + 1) & mask {
+		e := t.index[i]
+		if e.slot == 0 {
+			return i
+		}
+		if e.hash != top {
+			continue
+		}
+		if k := t.key(e.slot - 1); len(k) == want && k[0] == 1 && bytes.Equal(k[1:1+len(lenBytes)], lenBytes) && bytes.Equal(k[1+len(lenBytes):], text) {
+			return i
 		}
 	}
 }
 
 // slot returns key's slot, adding the key when it is new.
 func (t *KeyTable) slot(key []byte) int32 {
-	h, i := t.find(key)
+	h := t.hashKey(key)
+	i := t.find(h, key)
 	if e := t.index[i]; e.slot != 0 {
 		return e.slot - 1
 	}
-	s := int32(len(t.ends))
 	t.arena = append(t.arena, key...)
+	return t.added(i, h)
+}
+
+// added gives the key just appended to the arena the next slot, at
+// position i of the index (its hash h), and returns the slot.
+func (t *KeyTable) added(i int, h uint64) int32 {
+	s := int32(len(t.ends))
 	t.ends = append(t.ends, len(t.arena))
 	t.index[i] = entry{slot: s + 1, hash: uint32(h >> 32)}
 	if 4*len(t.ends) >= 3*len(t.index) { // at most three quarters full
@@ -85,7 +152,7 @@ func (t *KeyTable) grow() {
 	index := make([]entry, 2*len(t.index))
 	mask := len(index) - 1
 	for s := range int32(len(t.ends)) {
-		h := maphash.Bytes(t.seed, t.key(s))
+		h := t.hashKey(t.key(s))
 		i := int(h) & mask
 		for index[i].slot != 0 {
 			i = (i + 1) & mask
@@ -97,12 +164,141 @@ func (t *KeyTable) grow() {
 
 // lookup returns key's slot, if it has one.
 func (t *KeyTable) lookup(key []byte) (int32, bool) {
-	_, i := t.find(key)
+	i := t.find(t.hashKey(key), key)
 	if e := t.index[i]; e.slot != 0 {
 		return e.slot - 1, true
 	}
 	return 0, false
 }
+
+// KeyMode is what Slots does with a row's key.
+type KeyMode uint8
+
+const (
+	// SkipKey leaves the row alone: its slot is -1.
+	SkipKey KeyMode = iota
+	// FindKey looks the key up: its slot, or -1 when it has none.
+	FindKey
+	// AddKey looks the key up, adding it when it is new: its slot.
+	AddKey
+)
+
+// Slots returns the slot of the key (rowKey's) of each of the n rows of
+// the key columns, in dst's memory: each row's as mode says (nil: every
+// key added). It is the one lookup of a row that every operator keyed by
+// the table then reads (each its own state at the slot), and what their
+// own Add, Keep and Probe do first.
+func (t *KeyTable) Slots(keys []*Vec, n int, mode []KeyMode, dst []int32) []int32 {
+	dst = slices.Grow(dst[:0], n)[:n]
+	t.looked += n
+	for _, m := range mode {
+		if m == SkipKey {
+			t.looked--
+		}
+	}
+	if len(keys) == 1 && keys[0].Type == plan.Text {
+		t.textSlots(keys[0], mode, dst)
+		return dst
+	}
+	for i := range n {
+		m := AddKey
+		if mode != nil {
+			m = mode[i]
+		}
+		dst[i] = -1
+		switch m {
+		case AddKey:
+			t.rowKey = rowKey(t.rowKey[:0], keys, i)
+			dst[i] = t.slot(t.rowKey)
+		case FindKey:
+			t.rowKey = rowKey(t.rowKey[:0], keys, i)
+			if s, ok := t.lookup(t.rowKey); ok {
+				dst[i] = s
+			}
+		}
+	}
+	return dst
+}
+
+// textSlots is Slots of one text column, its keys read from v's bytes:
+// every row's hash first, in one loop, then each row's position.
+func (t *KeyTable) textSlots(v *Vec, mode []KeyMode, dst []int32) {
+	n := len(dst)
+	t.hashes = slices.Grow(t.hashes[:0], n)[:n]
+	start := uint32(0)
+	for i := range n {
+		end := v.Ends[i]
+		if v.IsNull(i) {
+			t.hashes[i] = maphash.Bytes(t.seed, nullKey)
+		} else {
+			t.hashes[i] = maphash.Bytes(t.seed, v.Data[start:end])
+		}
+		start = end
+	}
+	t.touch(t.hashes)
+	var lenBytes [binary.MaxVarintLen64]byte
+	start = 0
+	for i, h := range t.hashes {
+		end := v.Ends[i]
+		text := v.Data[start:end]
+		start = end
+		m := AddKey
+		if mode != nil {
+			m = mode[i]
+		}
+		dst[i] = -1
+		if m == SkipKey {
+			continue
+		}
+		if v.IsNull(i) {
+			if m == AddKey {
+				dst[i] = t.slot(nullKey)
+			} else if s, ok := t.lookup(nullKey); ok {
+				dst[i] = s
+			}
+			continue
+		}
+		lb := lenBytes[:binary.PutUvarint(lenBytes[:], uint64(len(text)))]
+		p := t.findText(h, text, lb)
+		if e := t.index[p]; e.slot != 0 {
+			dst[i] = e.slot - 1
+			continue
+		}
+		if m == AddKey {
+			t.arena = append(append(append(t.arena, 1), lb...), text...)
+			dst[i] = t.added(p, h)
+		}
+	}
+}
+
+// touch reads, for each hash, the index position it starts at, and the
+// key of the slot there when its hash is the key's: loads of one row
+// that do not wait for another's, so that the memory of a table larger
+// than the caches is fetched for many rows at once, not one row after
+// the other as the probes that follow would (each waiting on its
+// position, then on its key). What it reads is only kept in sink.
+func (t *KeyTable) touch(hashes []uint64) {
+	mask := len(t.index) - 1
+	var sink int32
+	for _, h := range hashes {
+		sink ^= t.index[int(h)&mask].slot
+	}
+	var at int
+	for _, h := range hashes {
+		if e := t.index[int(h)&mask]; e.slot != 0 && e.hash == uint32(h>>32) {
+			at ^= t.ends[e.slot-1]
+		}
+	}
+	for _, h := range hashes {
+		if e := t.index[int(h)&mask]; e.slot != 0 && e.hash == uint32(h>>32) {
+			sink ^= int32(t.arena[t.ends[e.slot-1]-1])
+		}
+	}
+	t.sink = sink ^ int32(at)
+}
+
+// nullKey is the key of a NULL (appendKey's).
+var nullKey = []byte{0}
 
 // slots is one operator's view of a shared KeyTable: per slot, the
 // operator's own index for that key (a group, a row list), or -1 when it
@@ -114,16 +310,22 @@ type slots struct {
 
 // get returns the operator's index of slot s, or -1.
 func (v *slots) get(s int32) int32 {
-	if int(s) >= len(v.local) {
+	if s < 0 || int(s) >= len(v.local) {
 		return -1
 	}
 	return v.local[s]
 }
 
-// set gives slot s the operator's index i.
+// set gives slot s the operator's index i, the view grown at once to
+// the table's size when s is past its end.
 func (v *slots) set(s, i int32) {
-	for int(s) >= len(v.local) {
-		v.local = append(v.local, -1)
+	if int(s) >= len(v.local) {
+		from := len(v.local)
+		v.local = slices.Grow(v.local, max(int(s)+1, v.t.Len())-from)
+		v.local = v.local[:cap(v.local)]
+		for k := from; k < len(v.local); k++ {
+			v.local[k] = -1
+		}
 	}
 	v.local[s] = i
 }
@@ -136,51 +338,71 @@ func rowKey(dst []byte, keys []*Vec, i int) []byte {
 	return dst
 }
 
+// keyModes is the mode of each row of key column v for Slots (nil: every
+// key added): m, but SkipKey for a NULL, which matches nothing (a
+// semi-join's, a join's key).
+func keyModes(v *Vec, m KeyMode) []KeyMode {
+	if v.Null == nil && m == AddKey {
+		return nil
+	}
+	modes := make([]KeyMode, v.N)
+	for i := range modes {
+		if !v.IsNull(i) {
+			modes[i] = m
+		}
+	}
+	return modes
+}
+
 // KeySet is the build side of a semi-join: the distinct non-NULL values
 // of column 0 of its right input, as slots of a (shared) KeyTable.
 type KeySet struct {
-	v   slots
-	n   int32
-	key []byte
+	v     slots
+	n     int32
+	slots []int32 // scratch: the slots of a batch's keys
 }
 
 // NewKeySet returns an empty set in table t.
 func NewKeySet(t *KeyTable) *KeySet { return &KeySet{v: slots{t: t}} }
 
 // Add adds the values of column 0 of b.
-func (s *KeySet) Add(b *Batch) {
+func (s *KeySet) Add(b *Batch) { s.AddSlots(b, nil) }
+
+// AddSlots is Add given the slots of column 0's values (Slots, every
+// non-NULL one added; nil: looked up here).
+func (s *KeySet) AddSlots(b *Batch, sl []int32) {
+	kv := b.Cols[0]
+	if sl == nil {
+		s.slots = s.v.t.Slots(b.Cols[:1], b.N, keyModes(kv, AddKey), s.slots)
+		sl = s.slots
+	}
 	for i := range b.N {
-		if b.Cols[0].IsNull(i) {
-			continue
-		}
-		s.key = appendKey(s.key[:0], b.Cols[0], i)
-		if sl := s.v.t.slot(s.key); s.v.get(sl) < 0 {
-			s.v.set(sl, s.n)
+		if !kv.IsNull(i) && s.v.get(sl[i]) < 0 {
+			s.v.set(sl[i], s.n)
 			s.n++
 		}
 	}
 }
 
-// has reports whether key is in the set.
-func (s *KeySet) has(key []byte) bool {
-	sl, ok := s.v.t.lookup(key)
-	return ok && s.v.get(sl) >= 0
-}
-
 // Keep returns the rows of b whose key (over b) is in the set: each row
 // once, however many times its key was added; nil when none is.
-func (s *KeySet) Keep(key *plan.Expr, b *Batch) (*Batch, error) {
+func (s *KeySet) Keep(key *plan.Expr, b *Batch) (*Batch, error) { return s.KeepSlots(key, b, nil) }
+
+// KeepSlots is Keep given the slots of the rows' keys (Slots, each
+// non-NULL one found or added; -1: not in the table; nil: looked up
+// here).
+func (s *KeySet) KeepSlots(key *plan.Expr, b *Batch, sl []int32) (*Batch, error) {
 	kv, err := eval(key, b)
 	if err != nil {
 		return nil, err
 	}
+	if sl == nil {
+		s.slots = s.v.t.Slots([]*Vec{kv}, b.N, keyModes(kv, FindKey), s.slots)
+		sl = s.slots
+	}
 	rows := make([]int32, 0, b.N)
 	for i := range b.N {
-		if kv.IsNull(i) {
-			continue
-		}
-		s.key = appendKey(s.key[:0], kv, i)
-		if s.has(s.key) {
+		if !kv.IsNull(i) && s.v.get(sl[i]) >= 0 {
 			rows = append(rows, int32(i))
 		}
 	}
@@ -202,7 +424,7 @@ type Join struct {
 	right             []*builder // the right rows, by column
 	rows              [][]int32  // per the operator's index of a key: its right rows
 	n                 int
-	key               []byte
+	slots             []int32 // scratch: the slots of a batch's keys
 }
 
 // NewJoin returns an empty join in table t of right rows of rightCols.
@@ -215,22 +437,28 @@ func NewJoin(t *KeyTable, leftKey, rightKey *plan.Expr, rightCols []plan.Column)
 }
 
 // AddRight adds right rows.
-func (j *Join) AddRight(b *Batch) error {
+func (j *Join) AddRight(b *Batch) error { return j.AddRightSlots(b, nil) }
+
+// AddRightSlots is AddRight given the slots of the rows' right keys
+// (Slots, every non-NULL one added; nil: looked up here).
+func (j *Join) AddRightSlots(b *Batch, sl []int32) error {
 	rk, err := eval(j.rightKey, b)
 	if err != nil {
 		return err
+	}
+	if sl == nil {
+		j.slots = j.v.t.Slots([]*Vec{rk}, b.N, keyModes(rk, AddKey), j.slots)
+		sl = j.slots
 	}
 	for i := range b.N {
 		for c, bl := range j.right {
 			bl.from(b.Cols[c], i)
 		}
 		if !rk.IsNull(i) {
-			j.key = appendKey(j.key[:0], rk, i)
-			sl := j.v.t.slot(j.key)
-			id := j.v.get(sl)
+			id := j.v.get(sl[i])
 			if id < 0 {
 				id = int32(len(j.rows))
-				j.v.set(sl, id)
+				j.v.set(sl[i], id)
 				j.rows = append(j.rows, nil)
 			}
 			j.rows[id] = append(j.rows[id], int32(j.n))
@@ -251,22 +479,30 @@ func (j *Join) Right() *Batch {
 
 // Probe returns the rows of b joined with the right rows of their key,
 // the left columns then the right; nil when none matches.
-func (j *Join) Probe(b *Batch) (*Batch, error) {
+func (j *Join) Probe(b *Batch) (*Batch, error) { return j.ProbeSlots(b, nil) }
+
+// ProbeSlots is Probe given the slots of the rows' left keys (Slots,
+// each non-NULL one found or added; -1: not in the table; nil: looked
+// up here).
+func (j *Join) ProbeSlots(b *Batch, sl []int32) (*Batch, error) {
 	lk, err := eval(j.leftKey, b)
 	if err != nil {
 		return nil, err
+	}
+	if sl == nil {
+		j.slots = j.v.t.Slots([]*Vec{lk}, b.N, keyModes(lk, FindKey), j.slots)
+		sl = j.slots
 	}
 	var lrows, rrows []int32
 	for i := range b.N {
 		if lk.IsNull(i) {
 			continue
 		}
-		j.key = appendKey(j.key[:0], lk, i)
-		sl, ok := j.v.t.lookup(j.key)
-		if !ok || j.v.get(sl) < 0 {
+		id := j.v.get(sl[i])
+		if id < 0 {
 			continue
 		}
-		for _, r := range j.rows[j.v.get(sl)] {
+		for _, r := range j.rows[id] {
 			lrows, rrows = append(lrows, int32(i)), append(rrows, r)
 		}
 	}

@@ -2,8 +2,13 @@ package exec
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"strings"
+	"syscall"
 	"testing"
+
+	"github.com/wololo/wololo/services/dataflow/sql/plan"
+	"github.com/wololo/wololo/services/dataflow/sql/value"
 )
 
 // TestKeyTable: slots are numbered in the order keys first come, stay the
@@ -65,6 +70,126 @@ func TestReadCSVColumns(t *testing.T) {
 			if got != w || b.Cols[c].IsNull(i) {
 				t.Errorf("column %d row %d: %q, want %q", c, i, got, w)
 			}
+		}
+	}
+}
+
+// textKeys returns a text Vec of n keys, key i being key-<perm[i]>.
+func textKeys(perm []int) *Vec {
+	b := newBuilder(plan.Text, len(perm))
+	for _, k := range perm {
+		b.text(fmt.Appendf(nil, "key-%011d", k))
+	}
+	return b.v
+}
+
+// BenchmarkKeyTableSlots looks up batches of a text column in a table of
+// a million keys (most absent from the caches, as a shard's match table
+// is): Slots of one column, as Task.Receive does for the operators of a
+// shared table.
+func BenchmarkKeyTableSlots(b *testing.B) {
+	const keys, batch = 1 << 20, BatchRows
+	r := rand.New(rand.NewPCG(1, 2))
+	tab := NewKeyTable()
+	all := textKeys(r.Perm(keys))
+	tab.Slots([]*Vec{all}, all.N, nil, nil)
+	var batches []*Vec
+	for range 64 {
+		perm := make([]int, batch)
+		for i := range perm {
+			perm[i] = r.IntN(keys)
+		}
+		batches = append(batches, textKeys(perm))
+	}
+	var dst []int32
+	cpu0 := cpuTime()
+	b.ResetTimer()
+	for i := range b.N {
+		v := batches[i%len(batches)]
+		dst = tab.Slots([]*Vec{v}, v.N, nil, dst)
+	}
+	b.StopTimer()
+	// CPU time, not the wall's: on a busy machine the wall counts the
+	// other processes' turns.
+	b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N*batch), "cpu-ns/key")
+}
+
+// cpuTime is the CPU time the process has used, in nanoseconds.
+func cpuTime() int64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return ru.Utime.Nano() + ru.Stime.Nano()
+}
+
+// TestSlots: Slots gives a row the slot its key (rowKey's bytes) has or
+// gets in the table, whichever way the key came in (a text column's
+// straight from its bytes, other keys written out, slot's): added when
+// its mode says so, else found or -1, and a skipped row -1.
+func TestSlots(t *testing.T) {
+	text := newBuilder(plan.Text, 0)
+	num := newBuilder(plan.Number, 0)
+	for i := range 300 {
+		switch {
+		case i%50 == 7:
+			text.null()
+			num.null()
+		default:
+			text.text(fmt.Appendf(nil, "t%d", i%120)) // "t0" and "" are keys too
+			num.num(value.Int(int64(i % 120)))
+		}
+	}
+	text.text(nil)
+	num.num(value.Int(0))
+	for _, keys := range [][]*Vec{{text.v}, {num.v}, {text.v, num.v}} {
+		n := keys[0].N
+		tab := NewKeyTable()
+		// Some keys are there already, added as bytes.
+		var key []byte
+		for i := 0; i < n; i += 3 {
+			key = rowKey(key[:0], keys, i)
+			tab.slot(key)
+		}
+		before := tab.Len()
+		modes := make([]KeyMode, n)
+		for i := range modes {
+			modes[i] = KeyMode(i % 3)
+		}
+		got := tab.Slots(keys, n, modes, nil)
+		for i, s := range got {
+			key = rowKey(key[:0], keys, i)
+			want, ok := tab.lookup(key)
+			switch {
+			case modes[i] == SkipKey:
+				if s != -1 {
+					t.Errorf("%d key columns: skipped row %d has slot %d", len(keys), i, s)
+				}
+			case modes[i] == AddKey && (!ok || s != want):
+				t.Errorf("%d key columns: row %d added as slot %d, its key's is %d (%v)", len(keys), i, s, want, ok)
+			case modes[i] == FindKey && ok && s != want, modes[i] == FindKey && !ok && s != -1:
+				t.Errorf("%d key columns: row %d found as slot %d, its key's is %d (%v)", len(keys), i, s, want, ok)
+			}
+		}
+		// Every key added: the table holds each distinct key once, the
+		// rows of one key have one slot.
+		all := tab.Slots(keys, n, nil, nil)
+		bySlot := map[int32]string{}
+		for i, s := range all {
+			k := string(rowKey(nil, keys, i))
+			if prev, ok := bySlot[s]; ok && prev != k {
+				t.Fatalf("%d key columns: slot %d is keys %q and %q", len(keys), s, prev, k)
+			}
+			bySlot[s] = k
+			if string(tab.key(s)) != k {
+				t.Errorf("%d key columns: slot %d holds %q, row %d's key is %q", len(keys), s, tab.key(s), i, k)
+			}
+		}
+		if tab.Len() != len(bySlot) || tab.Len() < before {
+			t.Errorf("%d key columns: %d keys in the table, %d distinct", len(keys), tab.Len(), len(bySlot))
+		}
+		if want := n - (n+2)/3 + n; tab.Lookups() != want { // each row once a call, but the skipped
+			t.Errorf("%d key columns: %d lookups, want %d", len(keys), tab.Lookups(), want)
 		}
 	}
 }

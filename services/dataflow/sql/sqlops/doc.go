@@ -36,7 +36,9 @@
 //   - the shared tables: the keyed operators of one Plan.Tables entry on
 //     one instance keep their keys in one exec.KeyTable (the plan's
 //     MatchTable for the four default queries), each with its own state
-//     per slot beside it;
+//     per slot beside it; a batch arriving on a channel has each row's
+//     key looked up in the table once for all of them that read it (the
+//     slots handed to each with its rows: Task.Receive), not once each;
 //   - the sink, which formats the query's NAME.csv as exec does.
 //
 // Every operator with state implements stage.Snapshotter: a version, then

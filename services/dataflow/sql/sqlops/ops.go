@@ -29,6 +29,37 @@ type InputEnder interface {
 	EndInput(input int, out Out) error
 }
 
+// slotted is a keyed operator that can be given, with a batch of one of
+// its inputs, the slot of each row's key in its table: the task looks a
+// row's key up once for every operator of one shared table that reads
+// the batch (Task.Receive), and each reads its own state at the slots.
+type slotted interface {
+	// keyOf says how the operator keys input, when its key there is one
+	// column of the input's batch.
+	keyOf(input int) (keyUse, bool)
+	// applySlots is Apply given slots, the slots of b's rows' keys
+	// (exec.KeyTable.Slots, each looked up as keyOf's modes say).
+	applySlots(input int, b *exec.Batch, slots []int32, out Out) error
+}
+
+// keyUse is how a keyed operator keys one of its inputs: the column of
+// the input's batch that is its key, and what the operator does with a
+// row's key in its table (exec.AddKey: it adds it; exec.FindKey: it
+// only looks it up), and with a NULL key (a group of its own, or
+// exec.SkipKey: a NULL matches nothing).
+type keyUse struct {
+	col        int
+	mode, null exec.KeyMode
+}
+
+// colKey is the keyUse of key expression e when it is a column.
+func colKey(e *plan.Expr, mode, null exec.KeyMode) (keyUse, bool) {
+	if e == nil || e.Kind != plan.ColRef {
+		return keyUse{}, false
+	}
+	return keyUse{col: e.Col, mode: mode, null: null}, true
+}
+
 // New returns the operator of o, one instance's. inputs are the columns
 // of each of o's inputs (InputColumns); a scan's one input is the text of
 // its table's columns, named by table. A keyed operator (a join, a
@@ -61,7 +92,7 @@ func New(o *physical.Op, inputs [][]plan.Column, table []string, shared *exec.Ke
 	case plan.Project:
 		return stateless(func(b *exec.Batch) ([]*exec.Batch, error) { return exec.Project(n.Exprs, []*exec.Batch{b}) }), nil
 	case plan.Join:
-		return newJoin(inputs[0], exec.NewJoin(shared, n.LeftKey, n.RightKey, inputs[1]), inputs[1]), nil
+		return newJoin(inputs[0], exec.NewJoin(shared, n.LeftKey, n.RightKey, inputs[1]), inputs[1], n.LeftKey, n.RightKey), nil
 	case plan.SemiJoin:
 		return newSemiJoin(inputs[0], exec.NewKeySet(shared), n.LeftKey), nil
 	case plan.Sort:
@@ -71,12 +102,12 @@ func New(o *physical.Op, inputs [][]plan.Column, table []string, shared *exec.Ke
 	case physical.Sink:
 		return &Sink{buffered{ins: make([][]*exec.Batch, 1), cols: inputs}}, nil
 	case plan.Aggregate:
-		return &aggregate{agg: exec.NewAggregation(shared, n.Keys, n.Aggs)}, nil
+		return &aggregate{agg: exec.NewAggregation(shared, n.Keys, n.Aggs), keys: n.Keys}, nil
 	case physical.PartialAggregate:
-		return &aggregate{agg: exec.NewAggregation(shared, n.Keys, partialAggs(n.Aggs))}, nil
+		return &aggregate{agg: exec.NewAggregation(shared, n.Keys, partialAggs(n.Aggs)), keys: n.Keys}, nil
 	case physical.FinalAggregate:
 		aggs, post := mergeAggs(n)
-		return &aggregate{agg: exec.NewAggregation(shared, n.Keys, aggs), post: post}, nil
+		return &aggregate{agg: exec.NewAggregation(shared, n.Keys, aggs), keys: n.Keys, post: post}, nil
 	case plan.Distinct, physical.PartialDistinct:
 		return &distinct{d: exec.NewDistinct(shared), cols: len(n.Output)}, nil
 	case plan.Limit:
@@ -300,18 +331,20 @@ func left(cols []plan.Column) buffered {
 
 // probing is what a semi-join and a join share: left rows are held
 // until the right input has ended (the whole set, every right row), then
-// probed, and those that come after it are probed as they come.
+// probed, and those that come after it are probed as they come. probe
+// is given the slots of the rows' keys, or nil (held rows, whose keys
+// may have come into the table since: looked up then).
 type probing struct {
 	left      buffered
 	rightDone bool
-	probe     func(*exec.Batch) (*exec.Batch, error)
+	probe     func(b *exec.Batch, slots []int32) (*exec.Batch, error)
 }
 
-func (p *probing) applyLeft(b *exec.Batch, out Out) error {
+func (p *probing) applyLeft(b *exec.Batch, slots []int32, out Out) error {
 	if !p.rightDone {
 		return p.left.Apply(0, b, out)
 	}
-	nb, err := p.probe(b)
+	nb, err := p.probe(b, slots)
 	if err == nil && nb != nil {
 		out(nb)
 	}
@@ -327,7 +360,7 @@ func (p *probing) EndInput(input int, out Out) error {
 	held := p.left.ins[0]
 	p.left.ins[0] = nil
 	for _, b := range held {
-		if err := p.applyLeft(b, out); err != nil {
+		if err := p.applyLeft(b, nil, out); err != nil {
 			return err
 		}
 	}
@@ -343,22 +376,38 @@ func (p *probing) Finish(out Out) error { return p.EndInput(1, out) }
 type semiJoin struct {
 	probing
 	set *exec.KeySet
+	key *plan.Expr
 }
 
 func newSemiJoin(cols []plan.Column, set *exec.KeySet, key *plan.Expr) *semiJoin {
-	s := &semiJoin{set: set}
-	s.probing = probing{left: left(cols), probe: func(b *exec.Batch) (*exec.Batch, error) { return set.Keep(key, b) }}
+	s := &semiJoin{set: set, key: key}
+	s.probing = probing{left: left(cols), probe: func(b *exec.Batch, slots []int32) (*exec.Batch, error) {
+		return set.KeepSlots(key, b, slots)
+	}}
 	return s
 }
 
 func (s *semiJoin) Apply(input int, b *exec.Batch, out Out) error {
+	return s.applySlots(input, b, nil, out)
+}
+
+// keyOf: the left key, looked up; the right input's column 0, added;
+// a NULL matches nothing.
+func (s *semiJoin) keyOf(input int) (keyUse, bool) {
+	if input == 0 {
+		return colKey(s.key, exec.FindKey, exec.SkipKey)
+	}
+	return keyUse{col: 0, mode: exec.AddKey, null: exec.SkipKey}, true
+}
+
+func (s *semiJoin) applySlots(input int, b *exec.Batch, slots []int32, out Out) error {
 	switch {
 	case input == 0:
-		return s.applyLeft(b, out)
+		return s.applyLeft(b, slots, out)
 	case len(b.Cols) < 1 || s.rightDone:
 		return fmt.Errorf("semi-join: a right batch of no column, or after the right input's end")
 	}
-	s.set.Add(b)
+	s.set.AddSlots(b, slots)
 	return nil
 }
 
@@ -366,24 +415,38 @@ func (s *semiJoin) Apply(input int, b *exec.Batch, out Out) error {
 // table), probed with the left rows.
 type join struct {
 	probing
-	j     *exec.Join
-	right []plan.Column
+	j                 *exec.Join
+	right             []plan.Column
+	leftKey, rightKey *plan.Expr
 }
 
-func newJoin(cols []plan.Column, j *exec.Join, right []plan.Column) *join {
-	jo := &join{j: j, right: right}
-	jo.probing = probing{left: left(cols), probe: j.Probe}
+func newJoin(cols []plan.Column, j *exec.Join, right []plan.Column, leftKey, rightKey *plan.Expr) *join {
+	jo := &join{j: j, right: right, leftKey: leftKey, rightKey: rightKey}
+	jo.probing = probing{left: left(cols), probe: j.ProbeSlots}
 	return jo
 }
 
 func (j *join) Apply(input int, b *exec.Batch, out Out) error {
+	return j.applySlots(input, b, nil, out)
+}
+
+// keyOf: the left key, looked up; the right key, added; a NULL matches
+// nothing.
+func (j *join) keyOf(input int) (keyUse, bool) {
+	if input == 0 {
+		return colKey(j.leftKey, exec.FindKey, exec.SkipKey)
+	}
+	return colKey(j.rightKey, exec.AddKey, exec.SkipKey)
+}
+
+func (j *join) applySlots(input int, b *exec.Batch, slots []int32, out Out) error {
 	switch {
 	case input == 0:
-		return j.applyLeft(b, out)
+		return j.applyLeft(b, slots, out)
 	case len(b.Cols) != len(j.right) || j.rightDone:
 		return fmt.Errorf("join: a right batch of %d columns (want %d), or after the right input's end", len(b.Cols), len(j.right))
 	}
-	return j.j.AddRight(b)
+	return j.j.AddRightSlots(b, slots)
 }
 
 // Sink gathers a query's rows at the gateway and formats them as its
@@ -404,10 +467,23 @@ func (s *Sink) CSV() []byte {
 // for a final one the projection of the merged partials onto its output.
 type aggregate struct {
 	agg  *exec.Aggregation
+	keys []*plan.Expr
 	post []*plan.Expr
 }
 
 func (a *aggregate) Apply(_ int, b *exec.Batch, _ Out) error { return a.agg.Add(b) }
+
+// keyOf: a key of one column, added, NULL a group of its own.
+func (a *aggregate) keyOf(int) (keyUse, bool) {
+	if len(a.keys) != 1 {
+		return keyUse{}, false
+	}
+	return colKey(a.keys[0], exec.AddKey, exec.AddKey)
+}
+
+func (a *aggregate) applySlots(_ int, b *exec.Batch, slots []int32, _ Out) error {
+	return a.agg.AddSlots(b, slots)
+}
 
 func (a *aggregate) Finish(out Out) error {
 	res := []*exec.Batch{a.agg.Result()}
@@ -428,10 +504,22 @@ type distinct struct {
 }
 
 func (d *distinct) Apply(_ int, b *exec.Batch, out Out) error {
+	return d.applySlots(0, b, nil, out)
+}
+
+// keyOf: a row of one column is its key, added, NULL a row of its own.
+func (d *distinct) keyOf(int) (keyUse, bool) {
+	if d.cols != 1 {
+		return keyUse{}, false
+	}
+	return keyUse{col: 0, mode: exec.AddKey, null: exec.AddKey}, true
+}
+
+func (d *distinct) applySlots(_ int, b *exec.Batch, slots []int32, out Out) error {
 	if len(b.Cols) < d.cols {
 		return fmt.Errorf("distinct of %d columns: a batch of %d", d.cols, len(b.Cols))
 	}
-	if nb := d.d.Add(b, d.cols); nb != nil {
+	if nb := d.d.AddSlots(b, d.cols, slots); nb != nil {
 		out(nb)
 	}
 	return nil

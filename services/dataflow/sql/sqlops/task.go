@@ -43,6 +43,22 @@ type Task struct {
 	// deployment: StageSpec); past it the job's answer is too large
 	// (Overflowed).
 	heldLimit int64
+	// keyed are, per channel into the task, its routes whose consumers
+	// are keyed by a column of the channel in a shared table, by table
+	// and column (keyGroups).
+	keyed map[string][]keyGroup
+}
+
+// keyGroup is the routes of a channel whose consumers here are keyed by
+// one column of the channel in one shared table (slotted operators of
+// one Plan.Tables entry): Receive looks each arriving row's key up in
+// the table once, and hands every one of them the slots with its rows,
+// where each would look the key up again.
+type keyGroup struct {
+	table  *exec.KeyTable
+	col    int      // the channel's column that is the key
+	routes []int    // the routes, in order
+	uses   []keyUse // how each route's consumer keys its input
 }
 
 // Sender takes what a task instance's exchanges write: a batch of
@@ -95,7 +111,44 @@ func newTask(p *physical.Plan, name string, index int, columns map[string][]stri
 		t.ops[o.ID] = in
 		t.order = append(t.order, in)
 	}
+	t.keyed = t.keyGroups()
 	return t, nil
+}
+
+// keyGroups finds, for each channel into the task, the routes whose
+// consumers are slotted operators keyed by a column of the channel in a
+// shared table, grouped by table and column.
+func (t *Task) keyGroups() map[string][]keyGroup {
+	out := map[string][]keyGroup{}
+	for _, c := range t.p.Channels {
+		var groups []keyGroup
+		for r, rt := range c.Routes {
+			in, k, err := t.consumer(c.Name, r)
+			if err != nil || in.shared == nil {
+				continue
+			}
+			s, ok := in.op.(slotted)
+			if !ok {
+				continue
+			}
+			use, ok := s.keyOf(k)
+			if !ok || use.col < 0 || use.col >= len(rt.Cols) {
+				continue
+			}
+			col := rt.Cols[use.col]
+			g := slices.IndexFunc(groups, func(g keyGroup) bool { return g.table == in.shared && g.col == col })
+			if g < 0 {
+				groups = append(groups, keyGroup{table: in.shared, col: col})
+				g = len(groups) - 1
+			}
+			groups[g].routes = append(groups[g].routes, r)
+			groups[g].uses = append(groups[g].uses, use)
+		}
+		if len(groups) > 0 {
+			out[c.Name] = groups
+		}
+	}
+	return out
 }
 
 func (t *Task) replicas(task string) (int, error) {
@@ -288,10 +341,11 @@ func (t *Task) Receive(ch string, sender int, rows *wololov1.RowBatch) error {
 			return fmt.Errorf("channel %s: a row for a route the channel does not have (%#x of %d routes)", ch, m, len(c.Routes))
 		}
 	}
+	slots := t.slots(ch, b, masks)
 	for r, rt := range c.Routes {
-		sub := b
+		sub, sl := b, slots[r]
 		if len(masks) != 0 {
-			var rs []int32
+			rs := make([]int32, 0, b.N)
 			for i, m := range masks {
 				if m&(1<<r) != 0 {
 					rs = append(rs, int32(i))
@@ -302,17 +356,79 @@ func (t *Task) Receive(ch string, sender int, rows *wololov1.RowBatch) error {
 			}
 			if len(rs) < b.N {
 				sub = b.Rows(rs)
+				if sl != nil {
+					sl = gatherSlots(sl, rs)
+				}
 			}
 		}
 		cols := make([]*exec.Vec, len(rt.Cols))
 		for i, col := range rt.Cols {
 			cols[i] = sub.Cols[col]
 		}
-		if err := t.applyBatch(targets[r].in, targets[r].k, &exec.Batch{N: sub.N, Cols: cols}); err != nil {
+		if err := t.applyRoute(targets[r].in, targets[r].k, &exec.Batch{N: sub.N, Cols: cols}, sl); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// slots returns, per route of channel ch, the slots of the keys of the
+// rows of b (a batch of it, whose rows are for the routes masks says) in
+// the table of the route's key group, or nil for a route of none: each
+// row's key looked up once for the group's routes that take it, added
+// when one of them adds it.
+func (t *Task) slots(ch string, b *exec.Batch, masks []uint64) [][]int32 {
+	out := make([][]int32, len(t.p.Channel(ch).Routes))
+	for _, g := range t.keyed[ch] {
+		key := b.Cols[g.col]
+		modes := make([]exec.KeyMode, b.N)
+		for j, r := range g.routes {
+			use := g.uses[j]
+			for i := range modes {
+				if len(masks) != 0 && masks[i]&(1<<r) == 0 {
+					continue
+				}
+				m := use.mode
+				if key.IsNull(i) {
+					m = use.null
+				}
+				modes[i] = max(modes[i], m)
+			}
+		}
+		sl := g.table.Slots([]*exec.Vec{key}, b.N, modes, nil)
+		for _, r := range g.routes {
+			out[r] = sl
+		}
+	}
+	return out
+}
+
+// gatherSlots returns the slots at rows.
+func gatherSlots(slots, rows []int32) []int32 {
+	out := make([]int32, len(rows))
+	for k, r := range rows {
+		out[k] = slots[r]
+	}
+	return out
+}
+
+// applyRoute hands a channel route's batch to its consumer: with the
+// slots of its rows' keys (slots not nil: a slotted operator), or as
+// applyBatch does.
+func (t *Task) applyRoute(in *instance, k int, b *exec.Batch, slots []int32) error {
+	if slots == nil {
+		return t.applyBatch(in, k, b)
+	}
+	if in.done {
+		return fmt.Errorf("operator #%d (%s): a batch after its end", in.o.ID, in.o.Kind)
+	}
+	if err := t.restartFirst(in); err != nil {
+		return err
+	}
+	if err := in.op.(slotted).applySlots(k, b, slots, in.dv.out); err != nil {
+		return fmt.Errorf("operator #%d (%s): %w", in.o.ID, in.o.Kind, err)
+	}
+	return t.chainErr()
 }
 
 // End notes that sending instance sender has ended channel ch: every

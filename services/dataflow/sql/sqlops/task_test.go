@@ -1,10 +1,13 @@
 package sqlops_test
 
 import (
+	"bytes"
 	"strings"
 	"testing"
 
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
+	"github.com/wololo/wololo/queries"
+	"github.com/wololo/wololo/services/base/datagen"
 	"github.com/wololo/wololo/services/dataflow/batch"
 	"github.com/wololo/wololo/services/dataflow/sql/exec"
 	"github.com/wololo/wololo/services/dataflow/sql/physical"
@@ -141,4 +144,102 @@ func sameShard(out []sent, a, b string) bool {
 	wa, oka := where[a]
 	wb, okb := where[b]
 	return oka && okb && wa == wb
+}
+
+// TestSharedTableLooksUpOnce: the shard's operators of one shared table
+// (q1's distinct, q2's aggregate, the semi-joins of q3 and q4) have each
+// row that arrives on a channel they read looked up in the table once,
+// not once per operator: at most a lookup per row arrived.
+func TestSharedTableLooksUpOnce(t *testing.T) {
+	var m, pl bytes.Buffer
+	if _, err := datagen.Generate(datagen.Config{Matches: 500, Seed: 3}, &m, &pl); err != nil {
+		t.Fatal(err)
+	}
+	tables := readTables(t, m.Bytes(), pl.Bytes())
+	p := planOf(t, defaultTexts(), queries.Names, tables, 1)
+	type msg struct {
+		ch   string
+		rows *wololov1.RowBatch
+	}
+	var queue []msg
+	columns := map[string][]string{}
+	for name, tab := range tables {
+		columns[name] = tab.Columns
+	}
+	gw, err := sqlops.NewTask(p, p.Gateway.Name, 0, columns, nil, func(ch *physical.Channel, _ int, rows *wololov1.RowBatch) error {
+		if ch.To == p.Shard.Name {
+			queue = append(queue, msg{ch.Name, rows})
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyTables := map[int]*exec.KeyTable{}
+	shard, err := sqlops.NewTask(p, p.Shard.Name, 0, nil, func(id int) *exec.KeyTable {
+		if keyTables[id] == nil {
+			keyTables[id] = exec.NewKeyTable()
+		}
+		return keyTables[id]
+	}, func(*physical.Channel, int, *wololov1.RowBatch) error { return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"matches", "match_players"} {
+		for _, b := range tables[name].Batches {
+			if err := gw.Table(name, b); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := gw.EndTable(name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	arrived := map[string]int{}
+	for _, q := range queue {
+		if q.rows == nil {
+			if err := shard.End(q.ch, 0); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		arrived[q.ch] += int(q.rows.GetColumns().GetRows())
+		if err := shard.Receive(q.ch, 0, q.rows); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !shard.Done() {
+		t.Fatal("the shard has not finished")
+	}
+	checked := false
+	for _, tab := range p.Tables {
+		if tab.Task != p.Shard.Name || len(tab.Ops) < 2 {
+			continue
+		}
+		rows := 0
+		for ch := range channelsOf(p, tab.Ops) {
+			rows += arrived[ch]
+		}
+		got := keyTables[tab.ID].Lookups()
+		if got == 0 || got > rows {
+			t.Errorf("table %d (%s) of %d operators: %d lookups for %d rows arrived", tab.ID, tab.Key, len(tab.Ops), got, rows)
+		}
+		checked = true
+	}
+	if !checked {
+		t.Fatal("no shared table in the shard: the test checks nothing")
+	}
+}
+
+// channelsOf is the channels that operators ops of p read.
+func channelsOf(p *physical.Plan, ops []int) map[string]bool {
+	out := map[string]bool{}
+	for _, id := range ops {
+		for _, in := range p.Ops[id].Inputs {
+			if in.Channel != "" {
+				out[in.Channel] = true
+			}
+		}
+	}
+	return out
 }
