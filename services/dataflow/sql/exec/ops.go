@@ -165,49 +165,68 @@ func (g *groups) ids(keys []*Vec, n int, sl []int32) []int32 {
 // acc is one aggregate's state, one slot per group: only the slices its
 // function uses are kept (the others stay nil and read as zero, see the
 // accessors below), so that an aggregate of many groups costs the bytes
-// of its function's state alone.
+// of its function's state alone. The minimum or maximum of numbers is
+// kept in place per group (nums); of text or booleans, as the rows of a
+// Vec that grows with each improvement (best, bestN).
 type acc struct {
 	agg   *plan.Agg
 	count []int64     // count, count(*), sum and avg's count
 	sum   []value.Dec // sum, avg
 	has   []bool      // sum, avg, min, max: a value was seen
-	best  *Vec        // min, max: the value so far, grown as groups come
-	bestN []int       // min, max: which row of best holds group g's value
+	nums  []value.Dec // min, max of numbers: group g's value so far
+	best  *Vec        // min, max of text or booleans: the values so far, grown as groups come
+	bestN []int32     // min, max of text or booleans: which row of best holds group g's value
 }
 
-// uses reports which of count, sum, has and bestN the function keeps.
-func (a *acc) uses() (count, sum, has, best bool) {
+// accState names the slices of an acc that a function keeps.
+type accState struct{ count, sum, has, nums, best bool }
+
+// uses reports which slices the function keeps.
+func (a *acc) uses() accState {
 	switch a.agg.Func {
 	case plan.CountStar, plan.Count:
-		return true, false, false, false
+		return accState{count: true}
 	case plan.Sum, plan.Avg:
-		return true, true, true, false
+		return accState{count: true, sum: true, has: true}
 	}
-	return false, false, true, true
+	if a.numeric() {
+		return accState{has: true, nums: true}
+	}
+	return accState{has: true, best: true}
 }
 
+// numeric reports whether the argument is a number (a duration is one).
+func (a *acc) numeric() bool {
+	return a.agg.Arg != nil && valueType(a.agg.Arg.Type) == plan.Number
+}
+
+// grow makes room for groups 0..n-1 (append's growth is amortised: the
+// slices double, they are not reallocated at every batch).
 func (a *acc) grow(n int) {
-	count, sum, has, best := a.uses()
-	if count && len(a.count) < n {
+	u := a.uses()
+	if u.count && len(a.count) < n {
 		a.count = append(a.count, make([]int64, n-len(a.count))...)
 	}
-	if sum && len(a.sum) < n {
+	if u.sum && len(a.sum) < n {
 		a.sum = append(a.sum, make([]value.Dec, n-len(a.sum))...)
 	}
-	if has && len(a.has) < n {
+	if u.has && len(a.has) < n {
 		a.has = append(a.has, make([]bool, n-len(a.has))...)
 	}
-	if best && len(a.bestN) < n {
+	if u.nums && len(a.nums) < n {
+		a.nums = append(a.nums, make([]value.Dec, n-len(a.nums))...)
+	}
+	if u.best && len(a.bestN) < n {
 		from := len(a.bestN)
-		a.bestN = append(a.bestN, make([]int, n-from)...)
+		a.bestN = append(a.bestN, make([]int32, n-from)...)
 		for i := from; i < n; i++ {
 			a.bestN[i] = -1
 		}
 	}
 }
 
-// countOf, hasOf, sumOf and bestOf are group g's state, zero where the
-// function keeps none.
+// countOf, hasOf and sumOf are group g's state, zero where the function
+// keeps none.
 func (a *acc) countOf(g int) int64 {
 	if a.count == nil {
 		return 0
@@ -222,13 +241,6 @@ func (a *acc) sumOf(g int) value.Dec {
 		return value.Dec{}
 	}
 	return a.sum[g]
-}
-
-func (a *acc) bestOf(g int) int {
-	if a.bestN == nil {
-		return -1
-	}
-	return a.bestN[g]
 }
 
 // update folds the argument values of a batch into their groups.
@@ -254,30 +266,55 @@ func (a *acc) update(ids []int32, arg *Vec, groups int) {
 			}
 		}
 	case plan.Min, plan.Max:
-		if a.best == nil {
-			a.best = newBuilder(arg.Type, 0).v
-		}
 		want := -1
 		if a.agg.Func == plan.Max {
 			want = 1
 		}
-		for i, g := range ids {
-			if arg.IsNull(i) {
+		if a.nums != nil {
+			a.updateNums(ids, arg, want)
+		} else {
+			a.updateBest(ids, arg, want)
+		}
+	}
+}
+
+// updateNums folds numbers into the minimum (want -1) or maximum (+1) of
+// their groups. Equal numbers of different scales: the larger scale
+// wins, so the result does not depend on the order.
+func (a *acc) updateNums(ids []int32, arg *Vec, want int) {
+	for i, g := range ids {
+		if arg.IsNull(i) {
+			continue
+		}
+		d := arg.Nums[i]
+		if a.has[g] {
+			c := d.Cmp(a.nums[g])
+			if c != want && (c != 0 || d.Scale() <= a.nums[g].Scale()) {
 				continue
 			}
-			if a.bestN[g] >= 0 {
-				c := compare(arg, i, a.best, a.bestN[g])
-				// Equal numbers of different scales: the larger scale
-				// wins, so the result does not depend on the order.
-				if c != want && !(c == 0 && arg.Type == plan.Number && arg.Nums[i].Scale() > a.best.Nums[a.bestN[g]].Scale()) {
-					continue
-				}
-			}
-			bl := &builder{v: a.best}
-			bl.from(arg, i)
-			a.bestN[g] = a.best.N - 1
-			a.has[g] = true
 		}
+		a.nums[g] = d
+		a.has[g] = true
+	}
+}
+
+// updateBest folds text or booleans into the minimum (want -1) or
+// maximum (+1) of their groups: an improvement appends its value to best.
+func (a *acc) updateBest(ids []int32, arg *Vec, want int) {
+	if a.best == nil {
+		a.best = newBuilder(arg.Type, 0).v
+	}
+	bl := &builder{v: a.best}
+	for i, g := range ids {
+		if arg.IsNull(i) {
+			continue
+		}
+		if b := a.bestN[g]; b >= 0 && compare(arg, i, a.best, int(b)) != want {
+			continue
+		}
+		bl.from(arg, i)
+		a.bestN[g] = int32(a.best.N - 1)
+		a.has[g] = true
 	}
 }
 
@@ -308,10 +345,13 @@ func (a *acc) result(n int) *Vec {
 	}
 	out := newBuilder(valueType(a.agg.Arg.Type), n)
 	for g := range n {
-		if a.has[g] {
-			out.from(a.best, a.bestN[g])
-		} else {
+		switch {
+		case !a.has[g]:
 			out.null()
+		case a.nums != nil:
+			out.num(a.nums[g])
+		default:
+			out.from(a.best, int(a.bestN[g]))
 		}
 	}
 	return out.v

@@ -175,11 +175,7 @@ func (a *Aggregation) AppendState(dst []byte) []byte {
 			w.Uvarint(1)
 			sum = ac.sumOf(g).Append(sum[:0])
 			w.Bytes(sum)
-			if b := ac.bestOf(g); b >= 0 {
-				w.value(ac.best, b)
-			} else {
-				w.Uvarint(0)
-			}
+			sum = ac.writeBest(&w, g, sum)
 		}
 	}
 	return w.B
@@ -211,9 +207,9 @@ func (a *Aggregation) RestoreState(state []byte) error {
 	a.g.n = int32(n)
 	for _, ac := range a.accs {
 		ac.grow(n)
-		count, sum, has, _ := ac.uses()
+		u := ac.uses()
 		for g := range n {
-			if c := r.Varint(); count {
+			if c := r.Varint(); u.count {
 				ac.count[g] = c
 			} else if c != 0 {
 				r.Fail(nil)
@@ -221,7 +217,7 @@ func (a *Aggregation) RestoreState(state []byte) error {
 			if r.Uvarint() == 0 {
 				continue
 			}
-			if !has {
+			if !u.has {
 				r.Fail(nil)
 				break
 			}
@@ -230,21 +226,55 @@ func (a *Aggregation) RestoreState(state []byte) error {
 			if !ok {
 				r.Fail(nil)
 			}
-			if sum {
+			if u.sum {
 				ac.sum[g] = d
 			}
-			if ac.agg.Func != plan.Min && ac.agg.Func != plan.Max {
-				if r.Uvarint() != 0 {
-					r.Fail(nil)
-				}
-				continue
-			}
-			if ac.best == nil {
-				ac.best = newBuilder(valueType(ac.agg.Arg.Type), 0).v
-			}
-			r.value(&builder{v: ac.best})
-			ac.bestN[g] = ac.best.N - 1
+			ac.readBest(r, g)
 		}
 	}
 	return r.End()
+}
+
+// writeBest writes group g's minimum or maximum as stateWriter.value
+// does (a number as its text, made in scratch, which it returns), or 0
+// when the function keeps none.
+func (a *acc) writeBest(w *stateWriter, g int, scratch []byte) []byte {
+	switch {
+	case a.nums != nil:
+		w.Uvarint(1)
+		scratch = a.nums[g].Append(scratch[:0])
+		w.Bytes(scratch)
+	case a.bestN != nil && a.bestN[g] >= 0:
+		w.value(a.best, int(a.bestN[g]))
+	default:
+		w.Uvarint(0)
+	}
+	return scratch
+}
+
+// readBest reads what writeBest wrote for group g, which has a value.
+func (a *acc) readBest(r *stateReader, g int) {
+	u := a.uses()
+	switch {
+	case u.nums:
+		if r.Uvarint() != 1 {
+			r.Fail(nil)
+			return
+		}
+		d, ok := value.ReadNumber(r.Bytes())
+		if !ok {
+			r.Fail(nil)
+		}
+		a.nums[g] = d
+	case u.best:
+		if a.best == nil {
+			a.best = newBuilder(valueType(a.agg.Arg.Type), 0).v
+		}
+		r.value(&builder{v: a.best})
+		a.bestN[g] = int32(a.best.N - 1)
+	default:
+		if r.Uvarint() != 0 {
+			r.Fail(nil)
+		}
+	}
 }

@@ -1,0 +1,75 @@
+package exec_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/wololo/wololo/services/dataflow/sql"
+	"github.com/wololo/wololo/services/dataflow/sql/exec"
+	"github.com/wololo/wololo/services/dataflow/sql/plan"
+)
+
+// q2Aggregate is q2's aggregate (queries/q2.sql): by match, counts and
+// maxima of CASEs over winner and rating (the match column is game).
+const q2Aggregate = "select game, count(*), count(case when winner then 1 end), " +
+	"count(case when not winner then 1 end), count(rating), " +
+	"max(case when winner then rating end), max(case when not winner then rating end) " +
+	"from p group by game"
+
+// playerBatches compiles q and returns its aggregate node and its scan's
+// batches over rows player rows of two per match, some ratings missing.
+func playerBatches(b *testing.B, q string, rows int) (*plan.Node, []*exec.Batch) {
+	var csv strings.Builder
+	csv.WriteString("game,rating,winner\n")
+	for i := range rows {
+		rating := fmt.Sprint(800 + i*7919%1600)
+		if i%13 == 0 {
+			rating = ""
+		}
+		fmt.Fprintf(&csv, "m%d,%s,%t\n", i/2, rating, i%2 == 0)
+	}
+	tab, err := exec.ReadCSV(strings.NewReader(csv.String()), 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	root, err := sql.Compile(q, sql.Catalog{"p": tab.Columns})
+	if err != nil {
+		b.Fatal(err)
+	}
+	agg := root
+	for agg.Op != plan.Aggregate {
+		agg = agg.Input[0]
+	}
+	scan := agg.Input[0]
+	idx, err := exec.ScanIndex(scan, tab.Columns)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var st exec.ColumnStats
+	var out []*exec.Batch
+	for _, tb := range tab.Batches {
+		nb := &exec.Batch{N: tb.N}
+		for i, j := range idx {
+			nb.Cols = append(nb.Cols, exec.ReadAs(tb.Cols[j], scan.Output[i].Type, &st))
+		}
+		out = append(out, nb)
+	}
+	return agg, out
+}
+
+// BenchmarkAggregateQ2 folds player rows into q2's aggregate and makes
+// its result.
+func BenchmarkAggregateQ2(b *testing.B) {
+	agg, batches := playerBatches(b, q2Aggregate, 1<<17)
+	b.ResetTimer()
+	for range b.N {
+		a := exec.NewAggregation(exec.NewKeyTable(), agg.Keys, agg.Aggs)
+		for _, in := range batches {
+			if err := a.Add(in); err != nil {
+				b.Fatal(err)
+			}
+		}
+		a.Result()
+	}
+}
