@@ -54,6 +54,17 @@ func TestExpressions(t *testing.T) {
 		{"select flag, count(*) as n from t group by flag having n < 2 and (flag or not flag) order by count(*) desc, flag",
 			"flag,n\nfalse,1\ntrue,1\n"},
 		{"select percent(y, 3) as p, y from t where y > 0 order by y", "p,y\n33.3333,1\n66.6667,2\n100.0000,3\n"},
+		// Conditional aggregates (read without the CASE's column): a NULL
+		// condition is not true, an ELSE constant stands for the other
+		// rows, NULL THEN values are not counted; two share a condition.
+		{"select count(case when flag then 1 end) as a, count(case when not flag then x end) as b, " +
+			"sum(case when flag then x else 0.00 end) as c, sum(case when x > 100 then 1 else 0 end) as d, " +
+			"max(case when not flag then x end) as e, min(case when y > 0 then name end) as f, " +
+			"max(case when y > 0 then name else 'zz' end) as g, avg(case when flag then y else 1 end) as h, " +
+			"min(case when x > 100 then y end) as i from t",
+			"a,b,c,d,e,f,g,h,i\n1,1,10.00,0,-2.5,,\xffz,1.5000,\n"},
+		{"select flag, max(case when y > 1 then y end) as m, max(case when y > 1 then y * 1.0 end) as s from t group by flag order by flag",
+			"flag,m,s\n,2,2.0\nFALSE,,\ntrue,3,3.0\nyes,,\n"},
 	}
 	for _, c := range cases {
 		if got, _ := query(t, c.query); got != c.want {

@@ -2,6 +2,7 @@ package exec
 
 import (
 	"fmt"
+	"reflect"
 	"slices"
 
 	"github.com/wololo/wololo/services/dataflow/sql/plan"
@@ -56,6 +57,24 @@ func trueRows(cond *plan.Expr, b *Batch) ([]int32, error) {
 		}
 	}
 	return rows, nil
+}
+
+// trueMask is, for each row of b, whether cond is true there: the
+// condition's own Bools when it has no NULL (a boolean column is read as
+// it is), else a new slice.
+func trueMask(cond *plan.Expr, b *Batch) ([]bool, error) {
+	c, err := eval(cond, b)
+	switch {
+	case err != nil:
+		return nil, err
+	case c.Null == nil:
+		return c.Bools, nil
+	}
+	mask := make([]bool, b.N)
+	for i := range mask {
+		mask[i] = !c.Null[i] && c.Bools[i]
+	}
+	return mask, nil
 }
 
 // project computes exprs over each batch.
@@ -170,12 +189,74 @@ func (g *groups) ids(keys []*Vec, n int, sl []int32) []int32 {
 // Vec that grows with each improvement (best, bestN).
 type acc struct {
 	agg   *plan.Agg
+	in    aggInput    // what it reads of each row
 	count []int64     // count, count(*), sum and avg's count
 	sum   []value.Dec // sum, avg
 	has   []bool      // sum, avg, min, max: a value was seen
 	nums  []value.Dec // min, max of numbers: group g's value so far
 	best  *Vec        // min, max of text or booleans: the values so far, grown as groups come
 	bestN []int32     // min, max of text or booleans: which row of best holds group g's value
+}
+
+// aggInput is what an aggregate reads of a row: its argument; or, when
+// the argument is CASE WHEN cond THEN then [ELSE k] END with k a
+// constant, then where cond is true and k (NULL without an ELSE)
+// elsewhere. The second is the CASE's value without its column: COUNT(CASE
+// WHEN c THEN 1 END) counts the rows where c is true, and the aggregates of
+// an Aggregation evaluate each distinct condition once per batch.
+type aggInput struct {
+	arg  *plan.Expr // the argument, or the THEN; nil for count(*)
+	cond int        // the WHEN's index among the Aggregation's conditions; -1: none
+	els  *Vec       // the ELSE as one value, when cond >= 0; nil: NULL
+}
+
+// newAggInput is how ag reads its argument; conds are the conditions
+// of the aggregates before it, to which it adds its own when it is new.
+func newAggInput(ag *plan.Agg, conds *[]*plan.Expr) aggInput {
+	in := aggInput{arg: ag.Arg, cond: -1}
+	e := ag.Arg
+	if e == nil || e.Kind != plan.Case || len(e.Args) != 2 && len(e.Args) != 3 {
+		return in
+	}
+	for _, x := range e.Args[1:] {
+		if valueType(x.Type) != valueType(e.Type) {
+			return in
+		}
+	}
+	var els *Vec
+	if len(e.Args) == 3 {
+		k := e.Args[2]
+		if k.Kind != plan.Const {
+			return in
+		}
+		v, err := constVec(k, 1)
+		if err != nil {
+			return in
+		}
+		if !k.Null {
+			els = v
+		}
+	}
+	cond := slices.IndexFunc(*conds, func(c *plan.Expr) bool { return reflect.DeepEqual(c, e.Args[0]) })
+	if cond < 0 {
+		cond = len(*conds)
+		*conds = append(*conds, e.Args[0])
+	}
+	return aggInput{arg: e.Args[1], cond: cond, els: els}
+}
+
+// pick is the Vec and index of row i's value for an aggregate that reads
+// arg, or, with a condition, arg where when is true and els (nil: NULL)
+// elsewhere; ok is false for a NULL.
+func pick(arg *Vec, when []bool, els *Vec, i int) (v *Vec, j int, ok bool) {
+	v, j = arg, at(arg, i)
+	if when != nil && !when[i] {
+		if els == nil {
+			return nil, 0, false
+		}
+		v, j = els, 0
+	}
+	return v, j, !v.IsNull(j)
 }
 
 // accState names the slices of an acc that a function keeps.
@@ -243,8 +324,11 @@ func (a *acc) sumOf(g int) value.Dec {
 	return a.sum[g]
 }
 
-// update folds the argument values of a batch into their groups.
-func (a *acc) update(ids []int32, arg *Vec, groups int) {
+// update folds the values of a batch's rows into their groups: arg's
+// (a Vec of the batch's rows, or a constant's one value, see at), or,
+// when when is not nil, arg's where it is true and els's (nil: NULL)
+// elsewhere (see aggInput).
+func (a *acc) update(ids []int32, arg *Vec, when []bool, els *Vec, groups int) {
 	a.grow(groups)
 	switch a.agg.Func {
 	case plan.CountStar:
@@ -253,15 +337,15 @@ func (a *acc) update(ids []int32, arg *Vec, groups int) {
 		}
 	case plan.Count:
 		for i, g := range ids {
-			if !arg.IsNull(i) {
+			if _, _, ok := pick(arg, when, els, i); ok {
 				a.count[g]++
 			}
 		}
 	case plan.Sum, plan.Avg:
 		for i, g := range ids {
-			if !arg.IsNull(i) {
+			if v, j, ok := pick(arg, when, els, i); ok {
 				a.count[g]++
-				a.sum[g] = a.sum[g].Add(arg.Nums[i])
+				a.sum[g] = a.sum[g].Add(v.Nums[j])
 				a.has[g] = true
 			}
 		}
@@ -271,9 +355,9 @@ func (a *acc) update(ids []int32, arg *Vec, groups int) {
 			want = 1
 		}
 		if a.nums != nil {
-			a.updateNums(ids, arg, want)
+			a.updateNums(ids, arg, when, els, want)
 		} else {
-			a.updateBest(ids, arg, want)
+			a.updateBest(ids, arg, when, els, want)
 		}
 	}
 }
@@ -281,12 +365,13 @@ func (a *acc) update(ids []int32, arg *Vec, groups int) {
 // updateNums folds numbers into the minimum (want -1) or maximum (+1) of
 // their groups. Equal numbers of different scales: the larger scale
 // wins, so the result does not depend on the order.
-func (a *acc) updateNums(ids []int32, arg *Vec, want int) {
+func (a *acc) updateNums(ids []int32, arg *Vec, when []bool, els *Vec, want int) {
 	for i, g := range ids {
-		if arg.IsNull(i) {
+		v, j, ok := pick(arg, when, els, i)
+		if !ok {
 			continue
 		}
-		d := arg.Nums[i]
+		d := v.Nums[j]
 		if a.has[g] {
 			c := d.Cmp(a.nums[g])
 			if c != want && (c != 0 || d.Scale() <= a.nums[g].Scale()) {
@@ -300,19 +385,20 @@ func (a *acc) updateNums(ids []int32, arg *Vec, want int) {
 
 // updateBest folds text or booleans into the minimum (want -1) or
 // maximum (+1) of their groups: an improvement appends its value to best.
-func (a *acc) updateBest(ids []int32, arg *Vec, want int) {
+func (a *acc) updateBest(ids []int32, arg *Vec, when []bool, els *Vec, want int) {
 	if a.best == nil {
 		a.best = newBuilder(arg.Type, 0).v
 	}
 	bl := &builder{v: a.best}
 	for i, g := range ids {
-		if arg.IsNull(i) {
+		v, j, ok := pick(arg, when, els, i)
+		if !ok {
 			continue
 		}
-		if b := a.bestN[g]; b >= 0 && compare(arg, i, a.best, int(b)) != want {
+		if b := a.bestN[g]; b >= 0 && compare(v, j, a.best, int(b)) != want {
 			continue
 		}
-		bl.from(arg, i)
+		bl.from(v, j)
 		a.bestN[g] = int32(a.best.N - 1)
 		a.has[g] = true
 	}

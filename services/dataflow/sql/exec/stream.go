@@ -103,9 +103,10 @@ func (d *Distinct) AddSlots(b *Batch, cols int, sl []int32) *Batch {
 // Aggregation is the state of a hash aggregate: the groups by key and
 // each aggregate's value per group.
 type Aggregation struct {
-	keys []*plan.Expr
-	g    *groups
-	accs []*acc
+	keys  []*plan.Expr
+	g     *groups
+	accs  []*acc
+	conds []*plan.Expr // the distinct conditions of the aggregates (aggInput)
 }
 
 // NewAggregation returns an empty aggregate grouping by keys computing
@@ -117,7 +118,7 @@ func NewAggregation(t *KeyTable, keys []*plan.Expr, aggs []*plan.Agg) *Aggregati
 	}
 	a := &Aggregation{keys: keys, g: newGroups(t, keyTypes)}
 	for _, ag := range aggs {
-		a.accs = append(a.accs, &acc{agg: ag})
+		a.accs = append(a.accs, &acc{agg: ag, in: newAggInput(ag, &a.conds)})
 	}
 	return a
 }
@@ -137,16 +138,28 @@ func (a *Aggregation) AddSlots(b *Batch, sl []int32) error {
 		keys[i] = v
 	}
 	ids := a.g.ids(keys, b.N, sl)
+	when := make([][]bool, len(a.conds))
+	for i, c := range a.conds {
+		w, err := trueMask(c, b)
+		if err != nil {
+			return err
+		}
+		when[i] = w
+	}
 	for _, ac := range a.accs {
 		var arg *Vec
-		if ac.agg.Arg != nil {
-			v, err := eval(ac.agg.Arg, b)
+		if ac.in.arg != nil {
+			v, err := evalAt(ac.in.arg, b)
 			if err != nil {
 				return err
 			}
 			arg = v
 		}
-		ac.update(ids, arg, int(a.g.n))
+		var w []bool
+		if ac.in.cond >= 0 {
+			w = when[ac.in.cond]
+		}
+		ac.update(ids, arg, w, ac.in.els, int(a.g.n))
 	}
 	return nil
 }
