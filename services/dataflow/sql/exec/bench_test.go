@@ -29,7 +29,13 @@ func playerBatches(b *testing.B, q string, rows int) (*plan.Node, []*exec.Batch)
 		}
 		fmt.Fprintf(&csv, "m%d,%s,%t\n", i/2, rating, i%2 == 0)
 	}
-	tab, err := exec.ReadCSV(strings.NewReader(csv.String()), 0)
+	return scanned(b, q, csv.String(), plan.Aggregate)
+}
+
+// scanned compiles q over the table p of text csv and returns its first
+// node of op from the root and the batches of the scan below it.
+func scanned(b *testing.B, q, csv string, op plan.Op) (*plan.Node, []*exec.Batch) {
+	tab, err := exec.ReadCSV(strings.NewReader(csv), 0)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -38,7 +44,7 @@ func playerBatches(b *testing.B, q string, rows int) (*plan.Node, []*exec.Batch)
 		b.Fatal(err)
 	}
 	agg := root
-	for agg.Op != plan.Aggregate {
+	for agg.Op != op {
 		agg = agg.Input[0]
 	}
 	scan := agg.Input[0]
@@ -71,5 +77,26 @@ func BenchmarkAggregateQ2(b *testing.B) {
 			}
 		}
 		a.Result()
+	}
+}
+
+// BenchmarkFilterQ1 evaluates q1's WHERE (queries/q1.sql: a number and a
+// duration compared with constants, text IN a list, AND) over match rows.
+func BenchmarkFilterQ1(b *testing.B) {
+	var csv strings.Builder
+	csv.WriteString("token,average_rating,server,duration\n")
+	servers := []string{"koreacentral", "westeurope", "eastus", "ukwest", "southeastasia"}
+	for i := range 1 << 17 {
+		fmt.Fprintf(&csv, "t%d,%d,%s,%d:%02d:%02d\n", i, 900+i*7919%1500, servers[i%len(servers)], i%3, i%60, i*7%60)
+	}
+	filter, batches := scanned(b, "select token from p where average_rating > 2000 "+
+		"and server in ('koreacentral', 'southeastasia', 'eastus') and duration_seconds(duration) > 7200", csv.String(), plan.Filter)
+	b.ResetTimer()
+	for range b.N {
+		for _, in := range batches {
+			if _, err := exec.TrueRows(filter.Cond, in); err != nil {
+				b.Fatal(err)
+			}
+		}
 	}
 }

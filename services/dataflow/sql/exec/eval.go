@@ -57,21 +57,13 @@ func evalAt(e *plan.Expr, b *Batch) (*Vec, error) {
 	case plan.And, plan.Or:
 		return logicVec(e.Kind == plan.And, args[0], args[1], n), nil
 	case plan.Not:
-		out := newBuilder(plan.Bool, n)
-		for i := range n {
-			if j := at(args[0], i); args[0].IsNull(j) {
-				out.null()
-			} else {
-				out.boolean(!args[0].Bools[j])
-			}
-		}
-		return out.v, nil
+		return notVec(args[0], n), nil
 	case plan.IsNull:
-		out := newBuilder(plan.Bool, n)
+		out := newBools(n)
 		for i := range n {
-			out.boolean(args[0].IsNull(at(args[0], i)) != (e.Fn == "not"))
+			out.Bools[i] = args[0].IsNull(at(args[0], i)) != (e.Fn == "not")
 		}
-		return out.v, nil
+		return out, nil
 	case plan.In:
 		return inVec(args, n), nil
 	case plan.Arith:
@@ -142,90 +134,154 @@ func constVec(e *plan.Expr, n int) (*Vec, error) {
 	return out.v, nil
 }
 
+// newBools is a Bool Vec of n false values, to be set in place; its
+// Null is made at the first NULL (setNull). A NULL's Bools value stays
+// false, as a builder's.
+func newBools(n int) *Vec { return &Vec{Type: plan.Bool, N: n, Bools: make([]bool, n)} }
+
+// setNull makes value i of v, a Vec being made in place, NULL.
+func setNull(v *Vec, i int) {
+	if v.Null == nil {
+		v.Null = make([]bool, v.N)
+	}
+	v.Null[i] = true
+}
+
+// notVec is NOT x: NULL stays NULL.
+func notVec(x *Vec, n int) *Vec {
+	out := newBools(n)
+	for i := range n {
+		if j := at(x, i); x.IsNull(j) {
+			setNull(out, i)
+		} else {
+			out.Bools[i] = !x.Bools[j]
+		}
+	}
+	return out
+}
+
+// cmpTests are, for each comparison, whether it holds of a comparison's
+// result -1, 0 or +1 (at index result + 1).
+var cmpTests = map[string][3]bool{
+	"=":  {false, true, false},
+	"<>": {true, false, true},
+	"<":  {true, false, false},
+	"<=": {true, true, false},
+	">":  {false, false, true},
+	">=": {false, true, true},
+}
+
+// cmpVec is l fn r, NULL where either is. A column compared with a
+// constant reads the constant once, not at each row.
 func cmpVec(fn string, l, r *Vec, n int) (*Vec, error) {
-	var test func(c int) bool
-	switch fn {
-	case "=":
-		test = func(c int) bool { return c == 0 }
-	case "<>":
-		test = func(c int) bool { return c != 0 }
-	case "<":
-		test = func(c int) bool { return c < 0 }
-	case "<=":
-		test = func(c int) bool { return c <= 0 }
-	case ">":
-		test = func(c int) bool { return c > 0 }
-	case ">=":
-		test = func(c int) bool { return c >= 0 }
-	default:
+	test, ok := cmpTests[fn]
+	if !ok {
 		return nil, fmt.Errorf("unknown comparison %q", fn)
 	}
 	if l.Type != r.Type {
 		return nil, fmt.Errorf("comparison of %s with %s", l.Type, r.Type)
 	}
-	out := newBuilder(plan.Bool, n)
-	switch l.Type {
-	case plan.Text:
-		for i := range n {
-			li, ri := at(l, i), at(r, i)
-			if l.IsNull(li) || r.IsNull(ri) {
-				out.null()
-			} else {
-				out.boolean(test(bytes.Compare(l.Text(li), r.Text(ri))))
-			}
+	out := newBools(n)
+	if l.N == n && r.N == 1 && n > 1 && !r.IsNull(0) {
+		cmpConst(out, test, l, r)
+		return out, nil
+	}
+	for i := range n {
+		li, ri := at(l, i), at(r, i)
+		if l.IsNull(li) || r.IsNull(ri) {
+			setNull(out, i)
+			continue
 		}
-	case plan.Number:
-		for i := range n {
-			li, ri := at(l, i), at(r, i)
-			if l.IsNull(li) || r.IsNull(ri) {
-				out.null()
-			} else {
-				out.boolean(test(l.Nums[li].Cmp(r.Nums[ri])))
-			}
+		var c int
+		switch l.Type {
+		case plan.Text:
+			c = bytes.Compare(l.Text(li), r.Text(ri))
+		case plan.Number:
+			c = l.Nums[li].Cmp(r.Nums[ri])
+		default:
+			c = compare(l, li, r, ri)
 		}
-	default:
-		for i := range n {
-			li, ri := at(l, i), at(r, i)
-			if l.IsNull(li) || r.IsNull(ri) {
-				out.null()
-			} else {
-				out.boolean(test(compare(l, li, r, ri)))
-			}
+		out.Bools[i] = test[c+1]
+	}
+	return out, nil
+}
+
+// cmpConst sets out to the comparison of each value of column l with
+// the one value of r, which is not NULL.
+func cmpConst(out *Vec, test [3]bool, l, r *Vec) {
+	for i := range out.N {
+		if l.IsNull(i) {
+			setNull(out, i)
 		}
 	}
-	return out.v, nil
+	switch l.Type {
+	case plan.Text:
+		k := r.Text(0)
+		for i := range out.N {
+			out.Bools[i] = test[bytes.Compare(l.Text(i), k)+1]
+		}
+	case plan.Number:
+		k := r.Nums[0]
+		for i := range out.N {
+			out.Bools[i] = test[l.Nums[i].Cmp(k)+1]
+		}
+	default:
+		for i := range out.N {
+			out.Bools[i] = test[compare(l, i, r, 0)+1]
+		}
+	}
+	if out.Null != nil {
+		for i, null := range out.Null {
+			out.Bools[i] = out.Bools[i] && !null
+		}
+	}
 }
 
 // logicVec is AND or OR in three-valued logic: false AND NULL is false,
 // true OR NULL is true, otherwise NULL wins.
 func logicVec(and bool, l, r *Vec, n int) *Vec {
-	out := newBuilder(plan.Bool, n)
+	out := newBools(n)
+	if l.N == n && r.N == n && l.Null == nil && r.Null == nil {
+		for i := range n {
+			if and {
+				out.Bools[i] = l.Bools[i] && r.Bools[i]
+			} else {
+				out.Bools[i] = l.Bools[i] || r.Bools[i]
+			}
+		}
+		return out
+	}
 	for i := range n {
 		li, ri := at(l, i), at(r, i)
 		ln, rn := l.IsNull(li), r.IsNull(ri)
 		lv, rv := !ln && l.Bools[li], !rn && r.Bools[ri]
 		switch {
 		case and && (!ln && !lv || !rn && !rv):
-			out.boolean(false)
 		case !and && (lv || rv):
-			out.boolean(true)
+			out.Bools[i] = true
 		case ln || rn:
-			out.null()
+			setNull(out, i)
 		default:
-			out.boolean(and)
+			out.Bools[i] = and
 		}
 	}
-	return out.v
+	return out
 }
 
 // inVec is args[0] IN (args[1:]): true when equal to one, NULL when not
-// and the value or a list item is NULL, else false.
+// and the value or a list item is NULL, else false. Text against a list
+// of constants compares the bytes of each.
 func inVec(args []*Vec, n int) *Vec {
-	out := newBuilder(plan.Bool, n)
+	if x := args[0]; x.Type == plan.Text && x.N == n && n > 1 {
+		if out := inTexts(x, args[1:]); out != nil {
+			return out
+		}
+	}
+	out := newBools(n)
 	for i := range n {
 		x := at(args[0], i)
 		if args[0].IsNull(x) {
-			out.null()
+			setNull(out, i)
 			continue
 		}
 		found, null := false, false
@@ -238,12 +294,39 @@ func inVec(args []*Vec, n int) *Vec {
 			}
 		}
 		if !found && null {
-			out.null()
+			setNull(out, i)
 		} else {
-			out.boolean(found)
+			out.Bools[i] = found
 		}
 	}
-	return out.v
+	return out
+}
+
+// inTexts is inVec of a text column x and items that are constants none
+// of which is NULL; nil when they are not.
+func inTexts(x *Vec, items []*Vec) *Vec {
+	list := make([][]byte, len(items))
+	for k, item := range items {
+		if item.N != 1 || item.IsNull(0) {
+			return nil
+		}
+		list[k] = item.Text(0)
+	}
+	out := newBools(x.N)
+	for i := range x.N {
+		if x.IsNull(i) {
+			setNull(out, i)
+			continue
+		}
+		t := x.Text(i)
+		for _, k := range list {
+			if bytes.Equal(t, k) {
+				out.Bools[i] = true
+				break
+			}
+		}
+	}
+	return out
 }
 
 func arithVec(fn string, l, r *Vec, n int) (*Vec, error) {

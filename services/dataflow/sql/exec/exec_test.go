@@ -41,6 +41,8 @@ func TestExpressions(t *testing.T) {
 			"id,neg,c\n1,-10,big\n2,2.5,neg\n3,,\n4,,\n"},
 		{"select id, flag and x > 0 as a, flag or x > 0 as o, not flag as n from t order by id",
 			"id,a,o,n\n1,true,true,false\n2,false,false,true\n3,,,\n4,,,\n"},
+		{"select id, name in ('Bob', 'zz') as a, name in ('Bob', null) as b, name <> 'Bob' as c, flag = true as d, 2 < x as e, not (x > 0) as f from t order by id",
+			"id,a,b,c,d,e,f\n1,true,true,false,true,true,false\n2,false,,true,false,false,true\n3,false,,true,,,\n4,false,,true,,,\n"},
 		{"select id, x in (10, 7.0) as i, x is null as n, name is null as nn from t order by id",
 			"id,i,n,nn\n1,true,false,false\n2,false,false,false\n3,,true,false\n4,,true,false\n"},
 		{"select id, duration_seconds(d) as s from t where duration_seconds(d) > 0 order by s desc",

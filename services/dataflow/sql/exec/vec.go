@@ -56,10 +56,12 @@ func newBuilder(t plan.Type, capacity int) *builder {
 	return &builder{v: v}
 }
 
+// null appends a NULL; the first makes Null, at the capacity of the
+// values (newBuilder's), so that it does not grow value by value.
 func (b *builder) null() {
 	v := b.v
 	if v.Null == nil {
-		v.Null = make([]bool, v.N, max(v.N, 8))
+		v.Null = make([]bool, v.N, max(v.N+1, cap(v.Ends), cap(v.Nums), cap(v.Bools), 8))
 	}
 	v.Null = append(v.Null, true)
 	switch v.Type {

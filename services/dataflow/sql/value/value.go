@@ -206,8 +206,18 @@ func align(a, b Dec) (Dec, Dec) {
 	return a.rescale(s), b.rescale(s)
 }
 
-// Cmp compares a and b exactly: -1, 0 or +1.
+// Cmp compares a and b exactly: -1, 0 or +1. Two int64s of one scale
+// (the common case: ratings, counts) compare without aligning.
 func (d Dec) Cmp(e Dec) int {
+	if d.s == e.s && d.b == nil && e.b == nil {
+		switch {
+		case d.i < e.i:
+			return -1
+		case d.i > e.i:
+			return 1
+		}
+		return 0
+	}
 	a, b := align(d, e)
 	if a.b == nil && b.b == nil {
 		switch {
@@ -235,8 +245,14 @@ func (d Dec) Sign() int {
 	return 0
 }
 
-// Add returns d + e, at the larger scale of the two.
+// Add returns d + e, at the larger scale of the two. Two int64s of one
+// scale add without aligning, while the sum fits.
 func (d Dec) Add(e Dec) Dec {
+	if d.s == e.s && d.b == nil && e.b == nil {
+		if s, o := addOverflows(d.i, e.i); !o {
+			return Dec{i: s, s: d.s}
+		}
+	}
 	a, b := align(d, e)
 	if a.b == nil && b.b == nil {
 		if s, o := addOverflows(a.i, b.i); !o {

@@ -68,7 +68,7 @@ func num(t *testing.T, s string) Dec {
 // int64 fast path, its overflow and the big.Int path.
 func TestArithmetic(t *testing.T) {
 	vals := []string{"0", "1", "-1", "2.5", "-0.75", "9223372036854775807", "-9223372036854775808", "922337203685477580.7",
-		"99999999999999999999999.123", "0.000000000000000000001", "7", "3"}
+		"99999999999999999999999.123", "0.000000000000000000001", "7", "3", "2000", "-2000", "-2.5", "92233720368547758.07"}
 	rat := func(s string) *big.Rat { r, _ := new(big.Rat).SetString(s); return r }
 	for _, a := range vals {
 		for _, b := range vals {
