@@ -43,3 +43,31 @@ func TestConditionalAggregatesShareTheirCondition(t *testing.T) {
 		t.Errorf("count without ELSE or a sum of a non-constant ELSE read otherwise: %+v %+v", a.accs[1].in, a.accs[5].in)
 	}
 }
+
+// TestExtendDoubles: extend keeps the values, zeroes the new ones, and
+// at least doubles the capacity when it reallocates, so that n groups
+// added one batch at a time reallocate O(log n) times.
+func TestExtendDoubles(t *testing.T) {
+	var s []int64
+	reallocs := 0
+	for n := 1; n <= 1<<20; n += 4096 {
+		old := cap(s)
+		s = extend(s, n)
+		if cap(s) != old {
+			reallocs++
+			if old > 0 && cap(s) < 2*old {
+				t.Fatalf("capacity %d -> %d", old, cap(s))
+			}
+		}
+		if len(s) != n || s[n-1] != 0 {
+			t.Fatalf("len %d (want %d), last %d", len(s), n, s[n-1])
+		}
+		s[n-1] = int64(n)
+	}
+	if s[1] != 0 || s[4096] != 4097 || reallocs > 16 {
+		t.Errorf("s[1] %d s[4096] %d, %d reallocations", s[1], s[4096], reallocs)
+	}
+	if got := extend(s, 5); len(got) != len(s) {
+		t.Errorf("extend to a shorter length: %d, want %d", len(got), len(s))
+	}
+}

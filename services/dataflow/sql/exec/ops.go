@@ -281,29 +281,46 @@ func (a *acc) numeric() bool {
 	return a.agg.Arg != nil && valueType(a.agg.Arg.Type) == plan.Number
 }
 
-// grow makes room for groups 0..n-1 (append's growth is amortised: the
-// slices double, they are not reallocated at every batch).
+// grow makes room for groups 0..n-1.
 func (a *acc) grow(n int) {
 	u := a.uses()
-	if u.count && len(a.count) < n {
-		a.count = append(a.count, make([]int64, n-len(a.count))...)
+	if u.count {
+		a.count = extend(a.count, n)
 	}
-	if u.sum && len(a.sum) < n {
-		a.sum = append(a.sum, make([]value.Dec, n-len(a.sum))...)
+	if u.sum {
+		a.sum = extend(a.sum, n)
 	}
-	if u.has && len(a.has) < n {
-		a.has = append(a.has, make([]bool, n-len(a.has))...)
+	if u.has {
+		a.has = extend(a.has, n)
 	}
-	if u.nums && len(a.nums) < n {
-		a.nums = append(a.nums, make([]value.Dec, n-len(a.nums))...)
+	if u.nums {
+		a.nums = extend(a.nums, n)
 	}
 	if u.best && len(a.bestN) < n {
 		from := len(a.bestN)
-		a.bestN = append(a.bestN, make([]int32, n-from)...)
+		a.bestN = extend(a.bestN, n)
 		for i := from; i < n; i++ {
 			a.bestN[i] = -1
 		}
 	}
+}
+
+// extend returns s at length n at least, the new elements zero. Its
+// capacity doubles when it must grow (append grows a large slice by a
+// quarter, which copies the state of many groups many times over).
+func extend[T any](s []T, n int) []T {
+	from := len(s)
+	if n <= from {
+		return s
+	}
+	if n > cap(s) {
+		t := make([]T, from, max(n, 2*cap(s), 64))
+		copy(t, s)
+		s = t
+	}
+	s = s[:n]
+	clear(s[from:])
+	return s
 }
 
 // countOf, hasOf and sumOf are group g's state, zero where the function
@@ -336,11 +353,7 @@ func (a *acc) update(ids []int32, arg *Vec, when []bool, els *Vec, groups int) {
 			a.count[g]++
 		}
 	case plan.Count:
-		for i, g := range ids {
-			if _, _, ok := pick(arg, when, els, i); ok {
-				a.count[g]++
-			}
-		}
+		a.updateCount(ids, arg, when, els)
 	case plan.Sum, plan.Avg:
 		for i, g := range ids {
 			if v, j, ok := pick(arg, when, els, i); ok {
@@ -358,6 +371,37 @@ func (a *acc) update(ids []int32, arg *Vec, when []bool, els *Vec, groups int) {
 			a.updateNums(ids, arg, when, els, want)
 		} else {
 			a.updateBest(ids, arg, when, els, want)
+		}
+	}
+}
+
+// updateCount counts the values that are not NULL (see update). The
+// common forms count in one test per row, or none: a column without
+// NULL, and a constant that is not NULL under a condition without ELSE
+// (COUNT(CASE WHEN c THEN 1 END)).
+func (a *acc) updateCount(ids []int32, arg *Vec, when []bool, els *Vec) {
+	switch {
+	case when == nil && arg.Null == nil:
+		for _, g := range ids {
+			a.count[g]++
+		}
+	case when == nil && arg.N == len(ids):
+		for i, g := range ids {
+			if !arg.Null[i] {
+				a.count[g]++
+			}
+		}
+	case when != nil && els == nil && arg.N == 1 && !arg.IsNull(0):
+		for i, g := range ids {
+			if when[i] {
+				a.count[g]++
+			}
+		}
+	default:
+		for i, g := range ids {
+			if _, _, ok := pick(arg, when, els, i); ok {
+				a.count[g]++
+			}
 		}
 	}
 }
@@ -409,11 +453,11 @@ func (a *acc) result(n int) *Vec {
 	a.grow(n)
 	switch a.agg.Func {
 	case plan.CountStar, plan.Count:
-		out := newBuilder(plan.Number, n)
+		out := &Vec{Type: plan.Number, N: n, Nums: make([]value.Dec, n)}
 		for g := range n {
-			out.num(value.Int(a.count[g]))
+			out.Nums[g] = value.Int(a.count[g])
 		}
-		return out.v
+		return out
 	case plan.Sum, plan.Avg:
 		out := newBuilder(plan.Number, n)
 		for g := range n {
@@ -429,15 +473,21 @@ func (a *acc) result(n int) *Vec {
 		}
 		return out.v
 	}
+	if a.nums != nil {
+		out := &Vec{Type: plan.Number, N: n, Nums: slices.Clone(a.nums[:n])}
+		for g := range n {
+			if !a.has[g] {
+				setNull(out, g)
+			}
+		}
+		return out
+	}
 	out := newBuilder(valueType(a.agg.Arg.Type), n)
 	for g := range n {
-		switch {
-		case !a.has[g]:
-			out.null()
-		case a.nums != nil:
-			out.num(a.nums[g])
-		default:
+		if a.has[g] {
 			out.from(a.best, int(a.bestN[g]))
+		} else {
+			out.null()
 		}
 	}
 	return out.v
