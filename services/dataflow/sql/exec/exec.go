@@ -15,6 +15,12 @@
 // keys, then by every column, so that the output is the same whatever
 // order the rows arrived in.
 //
+// An aggregate of CASE WHEN c THEN x [ELSE constant] END (q2's and q3's
+// conditional counts, sums and maxima) reads x where c is true and the
+// constant (without ELSE, NULL) elsewhere, without making the CASE's
+// column; the aggregates of one condition evaluate it once per batch
+// (aggInput).
+//
 // The scan reads a table's text as the kinds the plan gives its columns
 // (docs/queries.md's value rules, services/dataflow/sql/value) and counts,
 // per column, the values that were empty and those that were present but
