@@ -71,3 +71,48 @@ func TestExtendDoubles(t *testing.T) {
 		t.Errorf("extend to a shorter length: %d, want %d", len(got), len(s))
 	}
 }
+
+// TestMinMaxOfLongNumbers: a minimum or maximum whose unscaled value is
+// not an int64 is kept exactly, and replaced by a short one, in a
+// snapshot too; equal values of two scales keep the larger scale.
+func TestMinMaxOfLongNumbers(t *testing.T) {
+	arg := &plan.Expr{Kind: plan.ColRef, Col: 0, Type: plan.Number}
+	a := NewAggregation(NewKeyTable(), nil, []*plan.Agg{{Func: plan.Min, Arg: arg}, {Func: plan.Max, Arg: arg}})
+	in := NewVecBuilder(plan.Number, 0)
+	for _, v := range []string{"99999999999999999999999.5", "-99999999999999999999999", "7", "-99999999999999999999999.0", "99999999999999999999999.50"} {
+		if err := in.Text([]byte(v)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, rows := range [][]int32{{0}, {1, 2}, {3, 4}} {
+		if err := a.Add((&Batch{N: 5, Cols: []*Vec{in.Vec()}}).Rows(rows)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check := func(a *Aggregation) {
+		t.Helper()
+		res := a.Result()
+		if got := res.Cols[0].Nums[0].String() + " " + res.Cols[1].Nums[0].String(); got != "-99999999999999999999999.0 99999999999999999999999.50" {
+			t.Errorf("min, max = %s", got)
+		}
+	}
+	check(a)
+	b := NewAggregation(NewKeyTable(), nil, []*plan.Agg{{Func: plan.Min, Arg: arg}, {Func: plan.Max, Arg: arg}})
+	if err := b.RestoreState(a.AppendState(nil)); err != nil {
+		t.Fatal(err)
+	}
+	check(b)
+	// A minimum that was long and becomes short drops the long one.
+	c := NewAggregation(NewKeyTable(), nil, []*plan.Agg{{Func: plan.Min, Arg: arg}})
+	for _, rows := range [][]int32{{0}, {2}} {
+		if err := c.Add((&Batch{N: 5, Cols: []*Vec{in.Vec()}}).Rows(rows)); err != nil {
+			t.Fatal(err)
+		}
+		if got, want := len(c.accs[0].numBig), 1-int(rows[0])/2; got != want {
+			t.Errorf("%d long values kept, want %d", got, want)
+		}
+	}
+	if got := c.Result().Cols[0].Nums[0].String(); got != "7" {
+		t.Errorf("min = %s, want 7", got)
+	}
+}

@@ -240,9 +240,9 @@ func (a *Aggregation) RestoreState(state []byte) error {
 // when the function keeps none.
 func (a *acc) writeBest(w *stateWriter, g int, scratch []byte) []byte {
 	switch {
-	case a.nums != nil:
+	case a.numS != nil:
 		w.Uvarint(1)
-		scratch = a.nums[g].Append(scratch[:0])
+		scratch = a.num(int32(g)).Append(scratch[:0])
 		w.Bytes(scratch)
 	case a.bestN != nil && a.bestN[g] >= 0:
 		w.value(a.best, int(a.bestN[g]))
@@ -265,7 +265,7 @@ func (a *acc) readBest(r *stateReader, g int) {
 		if !ok {
 			r.Fail(nil)
 		}
-		a.nums[g] = d
+		a.setNum(int32(g), d)
 	case u.best:
 		if a.best == nil {
 			a.best = newBuilder(valueType(a.agg.Arg.Type), 0).v

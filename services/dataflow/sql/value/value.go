@@ -53,6 +53,15 @@ var pow10 = func() [19]int64 {
 // Int returns the integer n as a Dec of scale 0.
 func Int(n int64) Dec { return Dec{i: n} }
 
+// Unscaled returns d's unscaled value and scale (d is unscaled /
+// 10^scale), and false when the unscaled value does not fit an int64: the
+// form to keep many numbers in without pointers (FromUnscaled).
+func (d Dec) Unscaled() (unscaled int64, scale int32, ok bool) { return d.i, d.s, d.b == nil }
+
+// FromUnscaled returns unscaled / 10^scale, scale >= 0: Unscaled's
+// inverse.
+func FromUnscaled(unscaled int64, scale int32) Dec { return Dec{i: unscaled, s: scale} }
+
 // Scale returns the number of digits after the point.
 func (d Dec) Scale() int32 { return d.s }
 
