@@ -3,6 +3,7 @@ package exec
 import (
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/wololo/wololo/services/base/snapcodec"
@@ -11,10 +12,13 @@ import (
 )
 
 // The state of the incremental operators as bytes, and values as text:
-// what the physical plan's operators write into their snapshots and onto
-// the wire (services/dataflow/sql/sqlops). A value's text is the form the
-// value rules read back as the same value: text as its bytes, a number
-// in decimal with its scale, a boolean as true or false.
+// what the physical plan's operators write into their snapshots
+// (services/dataflow/sql/sqlops). A value's text (AppendText) is the form
+// the value rules read back as the same value: text as its bytes, a
+// number in decimal with its scale, a boolean as true or false. In a
+// snapshot a value is binary, not text (stateWriter.value): formatting
+// and parsing every number of a million groups is most of the cost of a
+// snapshot.
 
 // AppendText appends the text of value i of v, which is not NULL.
 func AppendText(dst []byte, v *Vec, i int) []byte {
@@ -78,18 +82,37 @@ var errState = errors.New("operator state is corrupt")
 // stateWriter is snapcodec's Writer with the values of vectors.
 type stateWriter struct{ snapcodec.Writer }
 
-// value writes value i of v: 0 for NULL, else 1 and its text.
+// value writes value i of v: 0 for NULL, else 1 and the value: text as
+// its bytes, a number as dec writes it, a boolean as a byte 0 or 1.
 func (w *stateWriter) value(v *Vec, i int) {
 	if v.IsNull(i) {
 		w.Uvarint(0)
 		return
 	}
 	w.Uvarint(1)
-	mark := len(w.B)
-	w.B = AppendText(w.B, v, i)
-	text := append([]byte(nil), w.B[mark:]...)
-	w.B = w.B[:mark]
-	w.Bytes(text)
+	switch v.Type {
+	case plan.Text:
+		w.Bytes(v.Text(i))
+	case plan.Number:
+		w.dec(v.Nums[i])
+	case plan.Bool:
+		w.Bool(v.Bools[i])
+	}
+}
+
+// dec writes a number exactly, scale included: its scale times two (plus
+// one for a wide number), then its unscaled value as a varint, or the
+// decimal text of a wide number (one whose unscaled value does not fit
+// an int64).
+func (w *stateWriter) dec(d value.Dec) {
+	u, scale, ok := d.Unscaled()
+	if !ok {
+		w.Uvarint(uint64(scale)<<1 | 1)
+		w.Bytes(d.Append(nil))
+		return
+	}
+	w.Uvarint(uint64(scale) << 1)
+	w.Varint(u)
 }
 
 // stateReader reads what a stateWriter wrote; the first error sticks.
@@ -106,12 +129,51 @@ func (r *stateReader) value(b *builder) {
 	case 0:
 		b.null()
 	case 1:
-		if err := (&VecBuilder{b}).Text(r.Bytes()); err != nil {
-			r.Fail(fmt.Errorf("%w: %v", errState, err))
+		switch b.v.Type {
+		case plan.Text:
+			b.text(r.Bytes())
+		case plan.Number:
+			b.num(r.dec())
+		case plan.Bool:
+			b.boolean(r.boolean())
+		default:
+			r.Fail(nil)
 		}
 	default:
 		r.Fail(nil)
 	}
+}
+
+// dec reads what stateWriter.dec wrote. A wide number that fits an int64
+// is not what dec writes, and is refused: a restored state writes the
+// same bytes again.
+func (r *stateReader) dec() value.Dec {
+	h := r.Uvarint()
+	if h>>1 > math.MaxInt32 {
+		r.Fail(nil)
+		return value.Dec{}
+	}
+	scale := int32(h >> 1)
+	if h&1 == 0 {
+		return value.FromUnscaled(r.Varint(), scale)
+	}
+	d, ok := value.ReadNumber(r.Bytes())
+	if _, _, fits := d.Unscaled(); !ok || fits || d.Scale() != scale {
+		r.Fail(nil)
+	}
+	return d
+}
+
+// boolean reads a byte 0 or 1.
+func (r *stateReader) boolean() bool {
+	switch r.Byte() {
+	case 0:
+		return false
+	case 1:
+		return true
+	}
+	r.Fail(nil)
+	return false
 }
 
 // AppendState appends the set's keys to dst, sorted: the same set, the
@@ -163,7 +225,6 @@ func (a *Aggregation) AppendState(dst []byte) []byte {
 			w.value(k.v, i)
 		}
 	}
-	var sum []byte // a sum's text, written again for every group
 	for _, ac := range a.accs {
 		ac.grow(n)
 		for g := range n {
@@ -173,9 +234,8 @@ func (a *Aggregation) AppendState(dst []byte) []byte {
 				continue
 			}
 			w.Uvarint(1)
-			sum = ac.sumOf(g).Append(sum[:0])
-			w.Bytes(sum)
-			sum = ac.writeBest(&w, g, sum)
+			w.dec(ac.sumOf(g))
+			ac.writeBest(&w, g)
 		}
 	}
 	return w.B
@@ -222,10 +282,7 @@ func (a *Aggregation) RestoreState(state []byte) error {
 				break
 			}
 			ac.has[g] = true
-			d, ok := value.ReadNumber(r.Bytes())
-			if !ok {
-				r.Fail(nil)
-			}
+			d := r.dec()
 			if u.sum {
 				ac.sum[g] = d
 			}
@@ -236,20 +293,17 @@ func (a *Aggregation) RestoreState(state []byte) error {
 }
 
 // writeBest writes group g's minimum or maximum as stateWriter.value
-// does (a number as its text, made in scratch, which it returns), or 0
-// when the function keeps none.
-func (a *acc) writeBest(w *stateWriter, g int, scratch []byte) []byte {
+// does (a number as dec writes it), or 0 when the function keeps none.
+func (a *acc) writeBest(w *stateWriter, g int) {
 	switch {
 	case a.numS != nil:
 		w.Uvarint(1)
-		scratch = a.num(int32(g)).Append(scratch[:0])
-		w.Bytes(scratch)
+		w.dec(a.num(int32(g)))
 	case a.bestN != nil && a.bestN[g] >= 0:
 		w.value(a.best, int(a.bestN[g]))
 	default:
 		w.Uvarint(0)
 	}
-	return scratch
 }
 
 // readBest reads what writeBest wrote for group g, which has a value.
@@ -261,11 +315,7 @@ func (a *acc) readBest(r *stateReader, g int) {
 			r.Fail(nil)
 			return
 		}
-		d, ok := value.ReadNumber(r.Bytes())
-		if !ok {
-			r.Fail(nil)
-		}
-		a.setNum(int32(g), d)
+		a.setNum(int32(g), r.dec())
 	case u.best:
 		if a.best == nil {
 			a.best = newBuilder(valueType(a.agg.Arg.Type), 0).v

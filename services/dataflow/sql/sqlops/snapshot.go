@@ -17,12 +17,17 @@ import (
 
 // Snapshots (stage.Snapshotter): every operator with state writes it as
 // a version byte, then its fields (varints, and byte strings after their
-// length); rows it holds are ColumnBatches, as on the wire. Restore reads
-// a snapshot into a fresh operator of the same plan operator, refusing
-// one of another version, a corrupt one, and counts the rest of the
-// snapshot cannot hold (a corrupt count allocates nothing large).
+// length); rows it holds are ColumnBatches, as on the wire; the state of
+// an aggregate or a distinct (exec's, values in binary) comes last, in
+// place, without a length. Restore reads a snapshot into a fresh
+// operator of the same plan operator, refusing one of another version, a
+// corrupt one, and counts the rest of the snapshot cannot hold (a
+// corrupt count allocates nothing large).
 
-const snapshotVersion = 1
+// snapshotVersion is the first byte of an operator's snapshot (2: values
+// in binary, not text, in exec's states and in the ColumnBatches of rows
+// held; an aggregate's and a distinct's state in place).
+const snapshotVersion = 2
 
 var errSnapshot = errors.New("snapshot is corrupt")
 
@@ -311,41 +316,36 @@ func (j *join) Restore(state []byte) error {
 	return j.left.Restore(r.B)
 }
 
-// An aggregate's state is its groups (exec.Aggregation's).
+// An aggregate's state is its groups (exec.Aggregation's), appended in
+// place: tens of megabytes at full scale, not copied.
 func (a *aggregate) AppendSnapshot(dst []byte) ([]byte, error) {
-	w := start(dst)
-	w.Bytes(a.agg.AppendState(nil))
-	return w.B, nil
+	return a.agg.AppendState(start(dst).B), nil
 }
 
 func (a *aggregate) Restore(state []byte) error {
 	r := newSnapReader(state)
 	r.version("aggregate")
-	st := r.Bytes()
-	if err := r.done("aggregate"); err != nil {
-		return err
+	if r.Err != nil {
+		return fmt.Errorf("restore aggregate: %w", r.Err)
 	}
-	if err := a.agg.RestoreState(st); err != nil {
+	if err := a.agg.RestoreState(r.B); err != nil {
 		return fmt.Errorf("restore aggregate: %w", err)
 	}
 	return nil
 }
 
-// A distinct's state is the rows it has seen.
+// A distinct's state is the rows it has seen, appended in place.
 func (d *distinct) AppendSnapshot(dst []byte) ([]byte, error) {
-	w := start(dst)
-	w.Bytes(d.d.AppendState(nil))
-	return w.B, nil
+	return d.d.AppendState(start(dst).B), nil
 }
 
 func (d *distinct) Restore(state []byte) error {
 	r := newSnapReader(state)
 	r.version("distinct")
-	st := r.Bytes()
-	if err := r.done("distinct"); err != nil {
-		return err
+	if r.Err != nil {
+		return fmt.Errorf("restore distinct: %w", r.Err)
 	}
-	if err := d.d.RestoreState(st); err != nil {
+	if err := d.d.RestoreState(r.B); err != nil {
 		return fmt.Errorf("restore distinct: %w", err)
 	}
 	return nil
