@@ -340,9 +340,11 @@ func (x *NumberColumn) GetWide() []string {
 	return nil
 }
 
-// ColumnBatch is a batch of rows of any columns, each as text: the rows
-// of a SQL query's operators. A value reads as its column's type by the
-// value rules of docs/queries.md (a number in decimal, a boolean true or
+// ColumnBatch is a batch of rows of any columns: the rows of a SQL
+// query's operators. A column travels in the form of its type: text as
+// text, a number as a DecimalColumn, a boolean as bools. A number's or a
+// boolean's column may also travel as text, each value read by the value
+// rules of docs/queries.md (a number in decimal, a boolean true or
 // false); what the columns are is the job's plan's, not the batch's.
 type ColumnBatch struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -411,15 +413,19 @@ func (x *ColumnBatch) GetRoutes() []uint64 {
 	return nil
 }
 
-// ValueColumn is one column of a ColumnBatch: its values' text, and which
-// rows are NULL.
+// ValueColumn is one column of a ColumnBatch: its values in exactly one
+// of the forms text, numbers or bools, and which rows are NULL.
 type ValueColumn struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// The values; a NULL row's is empty.
+	// The values as text; a NULL row's is empty.
 	Text *TextColumn `protobuf:"bytes,1,opt,name=text,proto3" json:"text,omitempty"`
 	// Bit i (byte i/8, bit i%8) set: row i is NULL. Empty when no row is;
 	// else long enough for every row.
-	Nulls         []byte `protobuf:"bytes,2,opt,name=nulls,proto3" json:"nulls,omitempty"`
+	Nulls []byte `protobuf:"bytes,2,opt,name=nulls,proto3" json:"nulls,omitempty"`
+	// The values of a number column; a NULL row's is 0.
+	Numbers *DecimalColumn `protobuf:"bytes,3,opt,name=numbers,proto3" json:"numbers,omitempty"`
+	// The values of a boolean column: per row 1 true, 0 false (and NULL).
+	Bools         []byte `protobuf:"bytes,4,opt,name=bools,proto3" json:"bools,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -468,6 +474,110 @@ func (x *ValueColumn) GetNulls() []byte {
 	return nil
 }
 
+func (x *ValueColumn) GetNumbers() *DecimalColumn {
+	if x != nil {
+		return x.Numbers
+	}
+	return nil
+}
+
+func (x *ValueColumn) GetBools() []byte {
+	if x != nil {
+		return x.Bools
+	}
+	return nil
+}
+
+// DecimalColumn holds exact decimal numbers, each as its unscaled integer
+// and its scale (value = unscaled / 10^scale), so that a number crosses
+// the wire neither formatted nor parsed and keeps its trailing zeros
+// (1523.0 is 15230 at scale 1). A number whose unscaled integer does not
+// fit an int64 travels as its decimal text.
+type DecimalColumn struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Per row: the unscaled integer; 0 for a wide row.
+	Unscaled []int64 `protobuf:"zigzag64,1,rep,packed,name=unscaled,proto3" json:"unscaled,omitempty"`
+	// Per row: the scale, when the rows' scales differ; empty when every
+	// row's is scale.
+	Scales []uint32 `protobuf:"varint,2,rep,packed,name=scales,proto3" json:"scales,omitempty"`
+	// The scale of every row, when scales is empty.
+	Scale uint32 `protobuf:"varint,3,opt,name=scale,proto3" json:"scale,omitempty"`
+	// Bit i (byte i/8, bit i%8) set: row i is wide, its value the next of
+	// wide (its unscaled and scale entries are not read). Empty when no
+	// row is; else long enough for every row.
+	WideRows []byte `protobuf:"bytes,4,opt,name=wide_rows,json=wideRows,proto3" json:"wide_rows,omitempty"`
+	// The wide rows' values in decimal (e.g. 123456789012345678901.50), in
+	// row order.
+	Wide          [][]byte `protobuf:"bytes,5,rep,name=wide,proto3" json:"wide,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DecimalColumn) Reset() {
+	*x = DecimalColumn{}
+	mi := &file_wololo_v1_batch_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DecimalColumn) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DecimalColumn) ProtoMessage() {}
+
+func (x *DecimalColumn) ProtoReflect() protoreflect.Message {
+	mi := &file_wololo_v1_batch_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DecimalColumn.ProtoReflect.Descriptor instead.
+func (*DecimalColumn) Descriptor() ([]byte, []int) {
+	return file_wololo_v1_batch_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *DecimalColumn) GetUnscaled() []int64 {
+	if x != nil {
+		return x.Unscaled
+	}
+	return nil
+}
+
+func (x *DecimalColumn) GetScales() []uint32 {
+	if x != nil {
+		return x.Scales
+	}
+	return nil
+}
+
+func (x *DecimalColumn) GetScale() uint32 {
+	if x != nil {
+		return x.Scale
+	}
+	return 0
+}
+
+func (x *DecimalColumn) GetWideRows() []byte {
+	if x != nil {
+		return x.WideRows
+	}
+	return nil
+}
+
+func (x *DecimalColumn) GetWide() [][]byte {
+	if x != nil {
+		return x.Wide
+	}
+	return nil
+}
+
 // MatchRows are the columns of matches.csv that some query needs.
 type MatchRows struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -491,7 +601,7 @@ type MatchRows struct {
 
 func (x *MatchRows) Reset() {
 	*x = MatchRows{}
-	mi := &file_wololo_v1_batch_proto_msgTypes[6]
+	mi := &file_wololo_v1_batch_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -503,7 +613,7 @@ func (x *MatchRows) String() string {
 func (*MatchRows) ProtoMessage() {}
 
 func (x *MatchRows) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_batch_proto_msgTypes[6]
+	mi := &file_wololo_v1_batch_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -516,7 +626,7 @@ func (x *MatchRows) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MatchRows.ProtoReflect.Descriptor instead.
 func (*MatchRows) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_batch_proto_rawDescGZIP(), []int{6}
+	return file_wololo_v1_batch_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *MatchRows) GetToken() *TextColumn {
@@ -586,7 +696,7 @@ type PlayerRows struct {
 
 func (x *PlayerRows) Reset() {
 	*x = PlayerRows{}
-	mi := &file_wololo_v1_batch_proto_msgTypes[7]
+	mi := &file_wololo_v1_batch_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -598,7 +708,7 @@ func (x *PlayerRows) String() string {
 func (*PlayerRows) ProtoMessage() {}
 
 func (x *PlayerRows) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_batch_proto_msgTypes[7]
+	mi := &file_wololo_v1_batch_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -611,7 +721,7 @@ func (x *PlayerRows) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PlayerRows.ProtoReflect.Descriptor instead.
 func (*PlayerRows) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_batch_proto_rawDescGZIP(), []int{7}
+	return file_wololo_v1_batch_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *PlayerRows) GetMatch() *TextColumn {
@@ -653,7 +763,7 @@ type TokenRows struct {
 
 func (x *TokenRows) Reset() {
 	*x = TokenRows{}
-	mi := &file_wololo_v1_batch_proto_msgTypes[8]
+	mi := &file_wololo_v1_batch_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -665,7 +775,7 @@ func (x *TokenRows) String() string {
 func (*TokenRows) ProtoMessage() {}
 
 func (x *TokenRows) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_batch_proto_msgTypes[8]
+	mi := &file_wololo_v1_batch_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -678,7 +788,7 @@ func (x *TokenRows) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TokenRows.ProtoReflect.Descriptor instead.
 func (*TokenRows) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_batch_proto_rawDescGZIP(), []int{8}
+	return file_wololo_v1_batch_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *TokenRows) GetToken() *TextColumn {
@@ -703,7 +813,7 @@ type CivRows struct {
 
 func (x *CivRows) Reset() {
 	*x = CivRows{}
-	mi := &file_wololo_v1_batch_proto_msgTypes[9]
+	mi := &file_wololo_v1_batch_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -715,7 +825,7 @@ func (x *CivRows) String() string {
 func (*CivRows) ProtoMessage() {}
 
 func (x *CivRows) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_batch_proto_msgTypes[9]
+	mi := &file_wololo_v1_batch_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -728,7 +838,7 @@ func (x *CivRows) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CivRows.ProtoReflect.Descriptor instead.
 func (*CivRows) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_batch_proto_rawDescGZIP(), []int{9}
+	return file_wololo_v1_batch_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *CivRows) GetCiv() [][]byte {
@@ -779,10 +889,18 @@ const file_wololo_v1_batch_proto_rawDesc = "" +
 	"\vColumnBatch\x12\x12\n" +
 	"\x04rows\x18\x01 \x01(\rR\x04rows\x120\n" +
 	"\acolumns\x18\x02 \x03(\v2\x16.wololo.v1.ValueColumnR\acolumns\x12\x16\n" +
-	"\x06routes\x18\x03 \x03(\x04R\x06routes\"N\n" +
+	"\x06routes\x18\x03 \x03(\x04R\x06routes\"\x98\x01\n" +
 	"\vValueColumn\x12)\n" +
 	"\x04text\x18\x01 \x01(\v2\x15.wololo.v1.TextColumnR\x04text\x12\x14\n" +
-	"\x05nulls\x18\x02 \x01(\fR\x05nulls\"\xc2\x02\n" +
+	"\x05nulls\x18\x02 \x01(\fR\x05nulls\x122\n" +
+	"\anumbers\x18\x03 \x01(\v2\x18.wololo.v1.DecimalColumnR\anumbers\x12\x14\n" +
+	"\x05bools\x18\x04 \x01(\fR\x05bools\"\x8a\x01\n" +
+	"\rDecimalColumn\x12\x1a\n" +
+	"\bunscaled\x18\x01 \x03(\x12R\bunscaled\x12\x16\n" +
+	"\x06scales\x18\x02 \x03(\rR\x06scales\x12\x14\n" +
+	"\x05scale\x18\x03 \x01(\rR\x05scale\x12\x1b\n" +
+	"\twide_rows\x18\x04 \x01(\fR\bwideRows\x12\x12\n" +
+	"\x04wide\x18\x05 \x03(\fR\x04wide\"\xc2\x02\n" +
 	"\tMatchRows\x12+\n" +
 	"\x05token\x18\x01 \x01(\v2\x15.wololo.v1.TextColumnR\x05token\x12-\n" +
 	"\x06ladder\x18\x02 \x01(\v2\x15.wololo.v1.DictColumnR\x06ladder\x12'\n" +
@@ -816,41 +934,43 @@ func file_wololo_v1_batch_proto_rawDescGZIP() []byte {
 	return file_wololo_v1_batch_proto_rawDescData
 }
 
-var file_wololo_v1_batch_proto_msgTypes = make([]protoimpl.MessageInfo, 10)
+var file_wololo_v1_batch_proto_msgTypes = make([]protoimpl.MessageInfo, 11)
 var file_wololo_v1_batch_proto_goTypes = []any{
-	(*RowBatch)(nil),     // 0: wololo.v1.RowBatch
-	(*TextColumn)(nil),   // 1: wololo.v1.TextColumn
-	(*DictColumn)(nil),   // 2: wololo.v1.DictColumn
-	(*NumberColumn)(nil), // 3: wololo.v1.NumberColumn
-	(*ColumnBatch)(nil),  // 4: wololo.v1.ColumnBatch
-	(*ValueColumn)(nil),  // 5: wololo.v1.ValueColumn
-	(*MatchRows)(nil),    // 6: wololo.v1.MatchRows
-	(*PlayerRows)(nil),   // 7: wololo.v1.PlayerRows
-	(*TokenRows)(nil),    // 8: wololo.v1.TokenRows
-	(*CivRows)(nil),      // 9: wololo.v1.CivRows
+	(*RowBatch)(nil),      // 0: wololo.v1.RowBatch
+	(*TextColumn)(nil),    // 1: wololo.v1.TextColumn
+	(*DictColumn)(nil),    // 2: wololo.v1.DictColumn
+	(*NumberColumn)(nil),  // 3: wololo.v1.NumberColumn
+	(*ColumnBatch)(nil),   // 4: wololo.v1.ColumnBatch
+	(*ValueColumn)(nil),   // 5: wololo.v1.ValueColumn
+	(*DecimalColumn)(nil), // 6: wololo.v1.DecimalColumn
+	(*MatchRows)(nil),     // 7: wololo.v1.MatchRows
+	(*PlayerRows)(nil),    // 8: wololo.v1.PlayerRows
+	(*TokenRows)(nil),     // 9: wololo.v1.TokenRows
+	(*CivRows)(nil),       // 10: wololo.v1.CivRows
 }
 var file_wololo_v1_batch_proto_depIdxs = []int32{
-	6,  // 0: wololo.v1.RowBatch.matches:type_name -> wololo.v1.MatchRows
-	7,  // 1: wololo.v1.RowBatch.players:type_name -> wololo.v1.PlayerRows
-	8,  // 2: wololo.v1.RowBatch.tokens:type_name -> wololo.v1.TokenRows
-	9,  // 3: wololo.v1.RowBatch.civs:type_name -> wololo.v1.CivRows
+	7,  // 0: wololo.v1.RowBatch.matches:type_name -> wololo.v1.MatchRows
+	8,  // 1: wololo.v1.RowBatch.players:type_name -> wololo.v1.PlayerRows
+	9,  // 2: wololo.v1.RowBatch.tokens:type_name -> wololo.v1.TokenRows
+	10, // 3: wololo.v1.RowBatch.civs:type_name -> wololo.v1.CivRows
 	4,  // 4: wololo.v1.RowBatch.columns:type_name -> wololo.v1.ColumnBatch
 	5,  // 5: wololo.v1.ColumnBatch.columns:type_name -> wololo.v1.ValueColumn
 	1,  // 6: wololo.v1.ValueColumn.text:type_name -> wololo.v1.TextColumn
-	1,  // 7: wololo.v1.MatchRows.token:type_name -> wololo.v1.TextColumn
-	2,  // 8: wololo.v1.MatchRows.ladder:type_name -> wololo.v1.DictColumn
-	2,  // 9: wololo.v1.MatchRows.map:type_name -> wololo.v1.DictColumn
-	2,  // 10: wololo.v1.MatchRows.server:type_name -> wololo.v1.DictColumn
-	3,  // 11: wololo.v1.MatchRows.average_rating:type_name -> wololo.v1.NumberColumn
-	1,  // 12: wololo.v1.PlayerRows.match:type_name -> wololo.v1.TextColumn
-	2,  // 13: wololo.v1.PlayerRows.civ:type_name -> wololo.v1.DictColumn
-	3,  // 14: wololo.v1.PlayerRows.rating:type_name -> wololo.v1.NumberColumn
-	1,  // 15: wololo.v1.TokenRows.token:type_name -> wololo.v1.TextColumn
-	16, // [16:16] is the sub-list for method output_type
-	16, // [16:16] is the sub-list for method input_type
-	16, // [16:16] is the sub-list for extension type_name
-	16, // [16:16] is the sub-list for extension extendee
-	0,  // [0:16] is the sub-list for field type_name
+	6,  // 7: wololo.v1.ValueColumn.numbers:type_name -> wololo.v1.DecimalColumn
+	1,  // 8: wololo.v1.MatchRows.token:type_name -> wololo.v1.TextColumn
+	2,  // 9: wololo.v1.MatchRows.ladder:type_name -> wololo.v1.DictColumn
+	2,  // 10: wololo.v1.MatchRows.map:type_name -> wololo.v1.DictColumn
+	2,  // 11: wololo.v1.MatchRows.server:type_name -> wololo.v1.DictColumn
+	3,  // 12: wololo.v1.MatchRows.average_rating:type_name -> wololo.v1.NumberColumn
+	1,  // 13: wololo.v1.PlayerRows.match:type_name -> wololo.v1.TextColumn
+	2,  // 14: wololo.v1.PlayerRows.civ:type_name -> wololo.v1.DictColumn
+	3,  // 15: wololo.v1.PlayerRows.rating:type_name -> wololo.v1.NumberColumn
+	1,  // 16: wololo.v1.TokenRows.token:type_name -> wololo.v1.TextColumn
+	17, // [17:17] is the sub-list for method output_type
+	17, // [17:17] is the sub-list for method input_type
+	17, // [17:17] is the sub-list for extension type_name
+	17, // [17:17] is the sub-list for extension extendee
+	0,  // [0:17] is the sub-list for field type_name
 }
 
 func init() { file_wololo_v1_batch_proto_init() }
@@ -871,7 +991,7 @@ func file_wololo_v1_batch_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_wololo_v1_batch_proto_rawDesc), len(file_wololo_v1_batch_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   10,
+			NumMessages:   11,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

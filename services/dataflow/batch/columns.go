@@ -2,6 +2,9 @@ package batch
 
 import (
 	"fmt"
+	"math"
+	"math/bits"
+	"slices"
 
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 )
@@ -86,18 +89,24 @@ func (b *ColumnBuilder) Build() *wololov1.RowBatch {
 	return &wololov1.RowBatch{Rows: &wololov1.RowBatch_Columns{Columns: rows}}
 }
 
-// Columns is a checked ColumnBatch: every column has Rows values.
+// Columns is a checked ColumnBatch: every column has Rows values, in one
+// form.
 type Columns struct{ c *wololov1.ColumnBatch }
 
-// ReadColumns checks a ColumnBatch: every column has as many values as
-// the batch has rows, its offsets stay within its text, and its NULL
-// marks are none or one bit per row. A batch whose columns disagree is
-// refused with an error wrapping ErrBadBatch.
+// ReadColumns checks a ColumnBatch: every column is in at most one form
+// (text, numbers or bools; in one unless the batch has no rows) and has
+// as many values as the batch has rows; a text column's offsets stay
+// within its text, a number column has a scale per row or one for all
+// (each within an int32) and a wide value for each row marked wide, a
+// boolean column's values are 0 or 1; its NULL marks are none or one bit
+// per row. A batch whose columns disagree is refused with an error
+// wrapping ErrBadBatch. That a wide value reads as a number is the
+// reader's to check (the value rules are not this package's).
 func ReadColumns(c *wololov1.ColumnBatch) (Columns, error) {
 	n := int(c.GetRows())
 	for i, col := range c.GetColumns() {
 		name := fmt.Sprintf("#%d", i)
-		if err := checkText(col.GetText(), n, name); err != nil {
+		if err := checkForm(col, n, name); err != nil {
 			return Columns{}, err
 		}
 		if nb := len(col.GetNulls()); nb != 0 && nb != (n+7)/8 {
@@ -107,14 +116,77 @@ func ReadColumns(c *wololov1.ColumnBatch) (Columns, error) {
 	return Columns{c: c}, nil
 }
 
+// checkForm checks that a column is in at most one form, and its values
+// in it.
+func checkForm(col *wololov1.ValueColumn, n int, name string) error {
+	forms := 0
+	for _, in := range []bool{col.GetText() != nil, col.GetNumbers() != nil, len(col.GetBools()) > 0} {
+		if in {
+			forms++
+		}
+	}
+	switch {
+	case forms > 1:
+		return fmt.Errorf("%w: column %s is in %d forms", ErrBadBatch, name, forms)
+	case forms == 0 && n > 0:
+		return fmt.Errorf("%w: column %s has no values", ErrBadBatch, name)
+	case col.GetNumbers() != nil:
+		return checkDecimals(col.GetNumbers(), n, name)
+	case len(col.GetBools()) > 0:
+		return checkBools(col.GetBools(), n, name)
+	case col.GetText() != nil:
+		return checkText(col.GetText(), n, name)
+	}
+	return nil
+}
+
+// checkDecimals checks a number column of n rows.
+func checkDecimals(c *wololov1.DecimalColumn, n int, name string) error {
+	if len(c.GetUnscaled()) != n {
+		return fmt.Errorf("%w: column %s has %d rows, want %d", ErrBadBatch, name, len(c.GetUnscaled()), n)
+	}
+	if ns := len(c.GetScales()); ns != 0 && ns != n {
+		return fmt.Errorf("%w: column %s has %d scales for %d rows", ErrBadBatch, name, ns, n)
+	}
+	if c.GetScale() > math.MaxInt32 || slices.ContainsFunc(c.GetScales(), func(s uint32) bool { return s > math.MaxInt32 }) {
+		return fmt.Errorf("%w: column %s has a scale beyond an int32", ErrBadBatch, name)
+	}
+	wide := c.GetWideRows()
+	if nb := len(wide); nb != 0 && nb != (n+7)/8 {
+		return fmt.Errorf("%w: column %s has %d bytes of wide marks for %d rows", ErrBadBatch, name, nb, n)
+	}
+	marked := 0
+	for i, b := range wide {
+		if i == len(wide)-1 && n%8 != 0 {
+			b &= 1<<(n%8) - 1 // the bits past the last row are not rows
+		}
+		marked += bits.OnesCount8(b)
+	}
+	if marked != len(c.GetWide()) {
+		return fmt.Errorf("%w: column %s has %d wide values for %d wide rows", ErrBadBatch, name, len(c.GetWide()), marked)
+	}
+	return nil
+}
+
+// checkBools checks a boolean column of n rows.
+func checkBools(b []byte, n int, name string) error {
+	if len(b) != n {
+		return fmt.Errorf("%w: column %s has %d rows, want %d", ErrBadBatch, name, len(b), n)
+	}
+	if slices.ContainsFunc(b, func(v byte) bool { return v > 1 }) {
+		return fmt.Errorf("%w: column %s has a boolean that is not 0 or 1", ErrBadBatch, name)
+	}
+	return nil
+}
+
 // Rows is the number of rows.
 func (c Columns) Rows() int { return int(c.c.GetRows()) }
 
 // Width is the number of columns.
 func (c Columns) Width() int { return len(c.c.GetColumns()) }
 
-// Value returns column col's value of row row, and false when it is NULL.
-// The bytes alias the batch.
+// Value returns column col's value of row row, and false when it is NULL,
+// of a column in text form (Text). The bytes alias the batch.
 func (c Columns) Value(col, row int) ([]byte, bool) {
 	vc := c.c.Columns[col]
 	if nulls := vc.GetNulls(); len(nulls) > 0 && nulls[row/8]&(1<<(row%8)) != 0 {
@@ -122,3 +194,9 @@ func (c Columns) Value(col, row int) ([]byte, bool) {
 	}
 	return textAt(vc.Text, row), true
 }
+
+// Text reports whether column col is in text form.
+func (c Columns) Text(col int) bool { return c.c.Columns[col].GetText() != nil }
+
+// Column returns column col, checked.
+func (c Columns) Column(col int) *wololov1.ValueColumn { return c.c.Columns[col] }

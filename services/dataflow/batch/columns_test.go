@@ -52,12 +52,29 @@ func TestColumnsRoundTrip(t *testing.T) {
 }
 
 // TestColumnsRefused: a column of another length, offsets beyond the
-// text, and NULL marks of the wrong length are refused.
+// text, NULL marks of the wrong length, a column in two forms or none,
+// numbers whose scales or wide values do not match their rows, a scale
+// beyond an int32 and a boolean other than 0 or 1 are refused.
 func TestColumnsRefused(t *testing.T) {
 	text := func(data string, ends ...uint32) *wololov1.TextColumn {
 		return &wololov1.TextColumn{Data: []byte(data), Ends: ends}
 	}
+	nums := func(d *wololov1.DecimalColumn) *wololov1.ColumnBatch {
+		return &wololov1.ColumnBatch{Rows: 2, Columns: []*wololov1.ValueColumn{{Numbers: d}}}
+	}
 	for _, c := range []*wololov1.ColumnBatch{
+		nums(&wololov1.DecimalColumn{Unscaled: []int64{1}}),
+		nums(&wololov1.DecimalColumn{Unscaled: []int64{1, 2}, Scales: []uint32{1}}),
+		nums(&wololov1.DecimalColumn{Unscaled: []int64{1, 2}, Scale: 1 << 31}),
+		nums(&wololov1.DecimalColumn{Unscaled: []int64{1, 2}, Scales: []uint32{0, 1 << 31}}),
+		nums(&wololov1.DecimalColumn{Unscaled: []int64{1, 2}, WideRows: []byte{2}}),
+		nums(&wololov1.DecimalColumn{Unscaled: []int64{1, 2}, WideRows: []byte{4}, Wide: [][]byte{[]byte("1")}}),
+		nums(&wololov1.DecimalColumn{Unscaled: []int64{1, 2}, Wide: [][]byte{[]byte("1")}}),
+		nums(&wololov1.DecimalColumn{Unscaled: []int64{1, 2}, WideRows: []byte{1, 0}, Wide: [][]byte{[]byte("1")}}),
+		{Rows: 2, Columns: []*wololov1.ValueColumn{{Bools: []byte{1}}}},
+		{Rows: 2, Columns: []*wololov1.ValueColumn{{Bools: []byte{1, 2}}}},
+		{Rows: 2, Columns: []*wololov1.ValueColumn{{Bools: []byte{1, 0}, Text: text("ab", 1, 2)}}},
+		{Rows: 2, Columns: []*wololov1.ValueColumn{{Bools: []byte{1, 0}, Numbers: &wololov1.DecimalColumn{Unscaled: []int64{1, 2}}}}},
 		{Rows: 2, Columns: []*wololov1.ValueColumn{{Text: text("ab", 1, 2)}, {Text: text("a", 1)}}},
 		{Rows: 2, Columns: []*wololov1.ValueColumn{{Text: text("ab", 1, 3)}}},
 		{Rows: 2, Columns: []*wololov1.ValueColumn{{Text: text("ab", 2, 1)}}},

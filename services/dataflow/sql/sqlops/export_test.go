@@ -3,6 +3,7 @@ package sqlops
 import (
 	"math/rand/v2"
 
+	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 	"github.com/wololo/wololo/services/dataflow/sql/exec"
 	"github.com/wololo/wololo/services/dataflow/sql/physical"
 )
@@ -23,3 +24,12 @@ func RunKeys(p *physical.Plan, tables map[string]*exec.Table, own bool) (*Result
 
 // ChunkRanges is chunkRanges, for its test.
 var ChunkRanges = chunkRanges
+
+// ToSelectedRows is toRows of the rows of b at rows, or (rows nil) of its
+// run start..end-1.
+func ToSelectedRows(b *exec.Batch, rows []int32, start, end int) *wololov1.RowBatch {
+	if rows != nil {
+		return toRows(b, selection{rows: rows, n: len(rows)}, nil)
+	}
+	return toRows(b, selection{start: start, n: end - start}, nil)
+}

@@ -3,7 +3,6 @@ package sqlops
 import (
 	"errors"
 	"fmt"
-	"slices"
 
 	"google.golang.org/protobuf/proto"
 
@@ -12,6 +11,7 @@ import (
 	"github.com/wololo/wololo/services/dataflow/batch"
 	"github.com/wololo/wololo/services/dataflow/sql/exec"
 	"github.com/wololo/wololo/services/dataflow/sql/plan"
+	"github.com/wololo/wololo/services/dataflow/sql/value"
 	"github.com/wololo/wololo/services/dataflow/stage"
 )
 
@@ -42,65 +42,160 @@ var (
 	_ stage.Snapshotter = (*rowNumber)(nil)
 )
 
-// ToRows is b as a ColumnBatch, built a column at a time: a text
-// column's arena and offsets are the Vec's own (a Vec is not modified
-// once built, and a NULL's text is empty in both), a number's or a
-// boolean's text is written (exec.AppendText). A batch of no rows has no
-// columns, as batch.ColumnBuilder writes it.
-func ToRows(b *exec.Batch) *wololov1.RowBatch {
-	cb := &wololov1.ColumnBatch{Rows: uint32(b.N)}
-	if b.N > 0 {
-		cb.Columns = make([]*wololov1.ValueColumn, len(b.Cols))
-		for c, v := range b.Cols {
-			cb.Columns[c] = valueColumn(v, b.N)
-		}
-	}
-	rb := &wololov1.RowBatch{Rows: &wololov1.RowBatch_Columns{Columns: cb}}
-	return rb
-}
+// ToRows is b as a ColumnBatch, built a column at a time, each in the
+// form of its type: a text column's arena and offsets are the Vec's own
+// (a Vec is not modified once built, and a NULL's text is empty in
+// both), a number column's values are written as their unscaled integers
+// and scales (decimalColumn), a boolean column's as bytes. A batch of no
+// rows has no columns, as batch.ColumnBuilder writes it.
+func ToRows(b *exec.Batch) *wololov1.RowBatch { return toRows(b, selection{n: b.N}, nil) }
 
 // ToRoutedRows is ToRows of a channel's batch, with the routes each row
 // is for (nil: the channel's one route).
 func ToRoutedRows(b *exec.Batch, routes []uint64) *wololov1.RowBatch {
-	rb := ToRows(b)
-	rb.GetColumns().Routes = routes
-	return rb
+	return toRows(b, selection{n: b.N}, routes)
 }
 
-// valueColumn is the first n values of v as a ValueColumn.
-func valueColumn(v *exec.Vec, n int) *wololov1.ValueColumn {
+// selection is some rows of a batch, in order: rows when it is not nil,
+// else the run start..start+n-1.
+type selection struct {
+	rows     []int32
+	start, n int
+}
+
+// at is the batch's row of the selection's k-th.
+func (s selection) at(k int) int {
+	if s.rows != nil {
+		return int(s.rows[k])
+	}
+	return s.start + k
+}
+
+// toRows is ToRows of the selected rows of b, with the routes each is
+// for (nil: the channel's one route): the rows are written from b's
+// columns, not gathered into a batch first.
+func toRows(b *exec.Batch, s selection, routes []uint64) *wololov1.RowBatch {
+	cb := &wololov1.ColumnBatch{Rows: uint32(s.n), Routes: routes}
+	if s.n > 0 {
+		cb.Columns = make([]*wololov1.ValueColumn, len(b.Cols))
+		for c, v := range b.Cols {
+			cb.Columns[c] = valueColumn(v, s)
+		}
+	}
+	return &wololov1.RowBatch{Rows: &wololov1.RowBatch_Columns{Columns: cb}}
+}
+
+// valueColumn is the selected values of v as a ValueColumn.
+func valueColumn(v *exec.Vec, s selection) *wololov1.ValueColumn {
 	vc := &wololov1.ValueColumn{}
-	if v.Null != nil && slices.Contains(v.Null[:n], true) {
-		vc.Nulls = make([]byte, (n+7)/8)
-		for i, null := range v.Null[:n] {
-			if null {
-				vc.Nulls[i/8] |= 1 << (i % 8)
+	var null []bool // per selected row, whether it is NULL; nil if none is
+	if v.Null != nil {
+		for k := range s.n {
+			if v.Null[s.at(k)] {
+				if null == nil {
+					null = make([]bool, s.n)
+					vc.Nulls = make([]byte, (s.n+7)/8)
+				}
+				null[k] = true
+				vc.Nulls[k/8] |= 1 << (k % 8)
 			}
 		}
 	}
-	if v.Type == plan.Text {
-		vc.Text = &wololov1.TextColumn{Data: v.Data[:v.Ends[n-1]], Ends: v.Ends[:n]}
-		return vc
-	}
-	width := 8 // a rating's text, "1523.0"
-	if v.Type == plan.Bool {
-		width = 5
-	}
-	tc := &wololov1.TextColumn{Data: make([]byte, 0, n*width), Ends: make([]uint32, n)}
-	for i := range n {
-		if !v.IsNull(i) {
-			tc.Data = exec.AppendText(tc.Data, v, i)
+	switch v.Type {
+	case plan.Text:
+		vc.Text = textColumn(v, s)
+	case plan.Number:
+		vc.Numbers = decimalColumn(v.Nums, s, null)
+	case plan.Bool:
+		vc.Bools = make([]byte, s.n)
+		for k := range s.n {
+			if v.Bools[s.at(k)] && (null == nil || !null[k]) {
+				vc.Bools[k] = 1
+			}
 		}
-		tc.Ends[i] = uint32(len(tc.Data))
 	}
-	vc.Text = tc
 	return vc
 }
 
+// textColumn is the selected values of a text Vec: its own arena and
+// offsets for a run from its first row, its arena and offsets made
+// relative to the run's start for a later run, the values copied for
+// other rows.
+func textColumn(v *exec.Vec, s selection) *wololov1.TextColumn {
+	if s.rows == nil {
+		base := uint32(0)
+		if s.start > 0 {
+			base = v.Ends[s.start-1]
+		}
+		ends := v.Ends[s.start : s.start+s.n]
+		data := v.Data[base:ends[len(ends)-1]]
+		if base == 0 {
+			return &wololov1.TextColumn{Data: data, Ends: ends}
+		}
+		rel := make([]uint32, len(ends))
+		for k, e := range ends {
+			rel[k] = e - base
+		}
+		return &wololov1.TextColumn{Data: data, Ends: rel}
+	}
+	size := 0
+	for _, r := range s.rows {
+		size += len(v.Text(int(r)))
+	}
+	tc := &wololov1.TextColumn{Data: make([]byte, 0, size), Ends: make([]uint32, s.n)}
+	for k, r := range s.rows {
+		tc.Data = append(tc.Data, v.Text(int(r))...)
+		tc.Ends[k] = uint32(len(tc.Data))
+	}
+	return tc
+}
+
+// decimalColumn is the selected numbers as a DecimalColumn: one scale for
+// all rows when the rows that are neither NULL (null, per selected row)
+// nor wide agree on it (a column's usual case), and a NULL row as 0,
+// whatever its Dec holds.
+func decimalColumn(nums []value.Dec, s selection, null []bool) *wololov1.DecimalColumn {
+	dc := &wololov1.DecimalColumn{Unscaled: make([]int64, s.n)}
+	scale, mixed, first := int32(0), false, true
+	for k := range s.n {
+		if null != nil && null[k] {
+			continue
+		}
+		d := nums[s.at(k)]
+		u, ds, ok := d.Unscaled()
+		if !ok {
+			if dc.WideRows == nil {
+				dc.WideRows = make([]byte, (s.n+7)/8)
+			}
+			dc.WideRows[k/8] |= 1 << (k % 8)
+			dc.Wide = append(dc.Wide, d.Append(nil))
+			continue
+		}
+		dc.Unscaled[k] = u
+		if first {
+			scale, first = ds, false
+		} else if ds != scale {
+			mixed = true
+		}
+	}
+	if !mixed {
+		dc.Scale = uint32(scale)
+		return dc
+	}
+	dc.Scales = make([]uint32, s.n)
+	for k := range s.n {
+		if (null == nil || !null[k]) && (dc.WideRows == nil || dc.WideRows[k/8]&(1<<(k%8)) == 0) {
+			dc.Scales[k] = uint32(nums[s.at(k)].Scale())
+		}
+	}
+	return dc
+}
+
 // FromRows reads a ColumnBatch of the given columns: a batch of another
-// width, or whose values do not read as their columns' types, is refused.
-// A text column of the result aliases rb's arena and offsets, which must
-// not be modified afterwards.
+// width, whose columns are not in their types' forms (a number's or a
+// boolean's may also be text), or whose values do not read as their
+// columns' types, is refused. A text column of the result aliases rb's
+// arena and offsets, which must not be modified afterwards.
 func FromRows(rb *wololov1.RowBatch, cols []plan.Column) (*exec.Batch, error) {
 	cb := rb.GetColumns()
 	if cb == nil {
@@ -121,30 +216,92 @@ func FromRows(rb *wololov1.RowBatch, cols []plan.Column) (*exec.Batch, error) {
 			out.Cols[c] = exec.NewVecBuilder(col.Type, 0).Vec()
 			continue
 		}
-		vc := cb.Columns[c]
-		var null []bool
-		if bits := vc.GetNulls(); len(bits) > 0 {
-			null = make([]bool, n)
-			for i := range null {
-				null[i] = bits[i/8]&(1<<(i%8)) != 0
-			}
+		vec, err := fromColumn(v, c, col.Type, n)
+		if err != nil {
+			return nil, fmt.Errorf("%w: column %s: %v", batch.ErrBadBatch, col.Name, err)
 		}
-		if col.Type == plan.Text {
-			out.Cols[c] = &exec.Vec{Type: plan.Text, N: n, Null: null, Data: vc.Text.GetData(), Ends: vc.Text.GetEnds()}
-			continue
-		}
-		b := exec.NewVecBuilder(col.Type, n)
-		for i := range n {
-			t, ok := v.Value(c, i)
-			if !ok {
-				b.Null()
-			} else if err := b.Text(t); err != nil {
-				return nil, fmt.Errorf("%w: column %s: %v", batch.ErrBadBatch, col.Name, err)
-			}
-		}
-		out.Cols[c] = b.Vec()
+		out.Cols[c] = vec
 	}
 	return out, nil
+}
+
+// fromColumn reads column c, of n rows, of a checked batch as a Vec of
+// type t.
+func fromColumn(v batch.Columns, c int, t plan.Type, n int) (*exec.Vec, error) {
+	vc := v.Column(c)
+	var null []bool
+	if bits := vc.GetNulls(); len(bits) > 0 {
+		null = make([]bool, n)
+		for i := range null {
+			null[i] = bits[i/8]&(1<<(i%8)) != 0
+		}
+	}
+	switch {
+	case t == plan.Text && vc.GetText() != nil:
+		return &exec.Vec{Type: plan.Text, N: n, Null: null, Data: vc.Text.GetData(), Ends: vc.Text.GetEnds()}, nil
+	case (t == plan.Number || t == plan.Duration) && vc.GetNumbers() != nil:
+		nums, err := decimals(vc.GetNumbers(), null)
+		if err != nil {
+			return nil, err
+		}
+		return &exec.Vec{Type: plan.Number, N: n, Null: null, Nums: nums}, nil
+	case t == plan.Bool && len(vc.GetBools()) > 0:
+		bools := make([]bool, n)
+		for i, b := range vc.GetBools() {
+			bools[i] = b == 1
+		}
+		return &exec.Vec{Type: plan.Bool, N: n, Null: null, Bools: bools}, nil
+	case t != plan.Text && vc.GetText() != nil:
+		b := exec.NewVecBuilder(t, n)
+		for i := range n {
+			text, ok := v.Value(c, i)
+			if !ok {
+				b.Null()
+				continue
+			}
+			if err := b.Text(text); err != nil {
+				return nil, err
+			}
+		}
+		return b.Vec(), nil
+	}
+	return nil, fmt.Errorf("not in the form of a %s", t)
+}
+
+// decimals reads a checked DecimalColumn (batch.ReadColumns); a NULL
+// row's number is 0, and a wide value must read as a number.
+func decimals(dc *wololov1.DecimalColumn, null []bool) ([]value.Dec, error) {
+	unscaled, scales, wide := dc.GetUnscaled(), dc.GetScales(), dc.GetWideRows()
+	nums := make([]value.Dec, len(unscaled))
+	if scales == nil && wide == nil && null == nil {
+		for i, u := range unscaled {
+			nums[i] = value.FromUnscaled(u, int32(dc.GetScale()))
+		}
+		return nums, nil
+	}
+	next := 0 // the next wide value
+	for i, u := range unscaled {
+		if wide != nil && wide[i/8]&(1<<(i%8)) != 0 {
+			d, ok := value.ReadNumber(dc.Wide[next])
+			if !ok {
+				return nil, fmt.Errorf("%q is not a number", dc.Wide[next])
+			}
+			next++
+			if null == nil || !null[i] {
+				nums[i] = d
+			}
+			continue
+		}
+		if null != nil && null[i] {
+			continue
+		}
+		scale := dc.GetScale()
+		if scales != nil {
+			scale = scales[i]
+		}
+		nums[i] = value.FromUnscaled(u, int32(scale))
+	}
+	return nums, nil
 }
 
 // snapWriter is snapcodec's Writer with this package's flags and rows.

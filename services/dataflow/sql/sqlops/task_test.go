@@ -2,6 +2,7 @@ package sqlops_test
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -11,6 +12,7 @@ import (
 	"github.com/wololo/wololo/services/dataflow/batch"
 	"github.com/wololo/wololo/services/dataflow/sql/exec"
 	"github.com/wololo/wololo/services/dataflow/sql/physical"
+	"github.com/wololo/wololo/services/dataflow/sql/plan"
 	"github.com/wololo/wololo/services/dataflow/sql/sqlops"
 	"github.com/wololo/wololo/services/dataflow/stage"
 )
@@ -40,32 +42,25 @@ func TestGatewayRoutesByStageRoute(t *testing.T) {
 		}
 		rows := 0
 		for _, s := range got {
-			cols, err := batch.ReadColumns(s.rows.GetColumns())
-			if err != nil {
-				t.Fatal(err)
-			}
-			for r := range cols.Rows() {
+			b := sentColumns(t, s.rows)
+			for r := range b.N {
 				rows++
-				v, ok := cols.Value(0, r)
+				v := b.Cols[0]
 				var key []byte
 				switch {
-				case !ok:
+				case v.IsNull(r):
 					key = []byte{0}
 				case strings.Contains(q, "BY k"):
-					key = v
+					key = v.Text(r)
 				default: // a number's key: exec.AppendKey, of its one form
-					vec := exec.NewVecBuilder("number", 1)
-					if err := vec.Text(v); err != nil {
-						t.Fatal(err)
-					}
-					key = exec.AppendKey(nil, vec.Vec(), 0)
+					key = exec.AppendKey(nil, v, r)
 				}
 				if want := stage.Route(key, 3); s.to != want {
-					t.Errorf("%s: row %q went to shard %d, stage.Route says %d", q, v, s.to, want)
+					t.Errorf("%s: row %q went to shard %d, stage.Route says %d", q, exec.AppendText(nil, v, r), s.to, want)
 				}
 			}
 		}
-		if strings.Contains(q, "BY n") && !sameShard(got, "2.5", "2.50") {
+		if strings.Contains(q, "BY n") && !sameShard(t, got, "2.5", "2.50") {
 			t.Errorf("%s: 2.5 and 2.50 went to different shards", q)
 		}
 		if rows != 6 {
@@ -126,18 +121,40 @@ type sent struct {
 	rows *wololov1.RowBatch
 }
 
-// sameShard reports whether the rows whose first value is a and b were
-// sent to the same instance.
-func sameShard(out []sent, a, b string) bool {
+// sentColumns reads a batch a task's exchange sent, each column as the
+// type of its form (text, numbers or booleans).
+func sentColumns(t testing.TB, rb *wololov1.RowBatch) *exec.Batch {
+	t.Helper()
+	cols, err := batch.ReadColumns(rb.GetColumns())
+	if err != nil {
+		t.Fatal(err)
+	}
+	types := make([]plan.Column, cols.Width())
+	for c := range types {
+		types[c] = plan.Column{Name: fmt.Sprint("#", c), Type: plan.Text}
+		switch vc := cols.Column(c); {
+		case vc.GetNumbers() != nil:
+			types[c].Type = plan.Number
+		case len(vc.GetBools()) > 0:
+			types[c].Type = plan.Bool
+		}
+	}
+	b, err := sqlops.FromRows(rb, types)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// sameShard reports whether the rows whose first value's text is a and b
+// were sent to the same instance.
+func sameShard(t testing.TB, out []sent, a, b string) bool {
 	where := map[string]int{}
 	for _, s := range out {
-		cols, err := batch.ReadColumns(s.rows.GetColumns())
-		if err != nil {
-			return false
-		}
-		for r := range cols.Rows() {
-			if v, ok := cols.Value(0, r); ok {
-				where[string(v)] = s.to
+		got := sentColumns(t, s.rows)
+		for r := range got.N {
+			if v := got.Cols[0]; !v.IsNull(r) {
+				where[string(exec.AppendText(nil, v, r))] = s.to
 			}
 		}
 	}
