@@ -24,35 +24,33 @@ type Exchange struct {
 }
 
 // Apply routes a batch to send (the Task's Sender): per receiving
-// instance, its rows in chunks, each row once with the routes it is for.
+// instance, its rows in chunks, each row once with the routes it is for,
+// written straight from the projected batch into the chunk's
+// ColumnBatch (toRows), not gathered into a batch of their own first.
 func (x *Exchange) Apply(_ int, b *exec.Batch, _ Out) error {
 	if x.send == nil {
 		return fmt.Errorf("exchange to %s: nowhere to send", x.ch.Name)
 	}
-	return x.Route(b, func(to int, b *exec.Batch, routes []uint64) error {
-		for _, r := range chunkRanges(b) {
-			c, rs := b, routes
-			if r[0] != 0 || r[1] != b.N {
-				c = b.Rows(span(r[0], r[1]))
-				if rs != nil {
-					rs = rs[r[0]:r[1]]
-				}
+	return x.Route(b, func(to int, b *exec.Batch, rows []int32, routes []uint64) error {
+		n := b.N
+		if rows != nil {
+			n = len(rows)
+		}
+		for _, r := range ranges(n, batchBytes(b)*n/b.N) {
+			s := selection{start: r[0], n: r[1] - r[0]}
+			if rows != nil {
+				s = selection{rows: rows[r[0]:r[1]], n: r[1] - r[0]}
 			}
-			if err := x.send(x.ch, to, ToRoutedRows(c, rs)); err != nil {
+			rs := routes
+			if rs != nil {
+				rs = rs[r[0]:r[1]]
+			}
+			if err := x.send(x.ch, to, toRows(b, s, rs)); err != nil {
 				return err
 			}
 		}
 		return nil
 	})
-}
-
-// span is the rows start..end-1.
-func span(start, end int) []int32 {
-	rows := make([]int32, 0, end-start)
-	for r := start; r < end; r++ {
-		rows = append(rows, int32(r))
-	}
-	return rows
 }
 
 // Chunks bound what one message carries: at most chunkRows rows and
@@ -67,15 +65,18 @@ const (
 // chunkRanges cuts b's rows into runs within the chunk bounds (of rows of
 // about the batch's average width), as [start, end) pairs: one run of
 // all its rows when it is within them.
-func chunkRanges(b *exec.Batch) [][2]int {
-	size := batchBytes(b)
+func chunkRanges(b *exec.Batch) [][2]int { return ranges(b.N, batchBytes(b)) }
+
+// ranges cuts n rows of about size bytes in all into runs within the
+// chunk bounds, as chunkRanges does.
+func ranges(n, size int) [][2]int {
 	per := chunkRows
 	if size > chunkBytes {
-		per = min(per, max(1, int(int64(b.N)*chunkBytes/int64(size))))
+		per = min(per, max(1, int(int64(n)*chunkBytes/int64(size))))
 	}
-	out := make([][2]int, 0, (b.N+per-1)/per)
-	for start := 0; start < b.N; start += per {
-		out = append(out, [2]int{start, min(start+per, b.N)})
+	out := make([][2]int, 0, (n+per-1)/per)
+	for start := 0; start < n; start += per {
+		out = append(out, [2]int{start, min(start+per, n)})
 	}
 	return out
 }
@@ -124,90 +125,33 @@ func NewExchange(p *physical.Plan, ch *physical.Channel, to int) (*Exchange, err
 }
 
 // Route sends the rows of b, a batch of the producer's input, to send:
-// to each receiving instance one batch of the rows any route's condition
-// holds for, each once, as the channel's columns, with the routes each
-// is for (nil when the channel has one route: every row is its). Each
-// row's receiving instance is computed once, and the columns once for
-// the rows that go anywhere.
-func (x *Exchange) Route(b *exec.Batch, send func(to int, b *exec.Batch, routes []uint64) error) error {
+// to each receiving instance the rows any route's condition holds for,
+// each once, as the channel's columns, with the routes each is for (nil
+// when the channel has one route: every row is its). What send is given
+// is a batch of the channel's columns and the rows of it that go to the
+// instance (nil: all of them), not a copy of those rows: each row's
+// receiving instance is computed once, the columns once, and a column
+// that is one of b's is b's own.
+func (x *Exchange) Route(b *exec.Batch, send func(to int, b *exec.Batch, rows []int32, routes []uint64) error) error {
 	if b.N == 0 {
 		return nil
 	}
-	var dest []int32 // each row's receiving instance; nil: all to 0
-	if len(x.ch.Key) > 0 && x.to > 1 {
-		keys := make([]*plan.Expr, len(x.ch.Key))
-		for i, c := range x.ch.Key {
-			keys[i] = x.ch.Exprs[c]
-		}
-		kb, err := exec.Project(keys, []*exec.Batch{b})
-		if err != nil {
-			return err
-		}
-		dest = make([]int32, b.N)
-		var key []byte
-		for i := range b.N {
-			key = RouteKey(key[:0], kb[0].Cols, i)
-			dest[i] = int32(stage.Route(key, x.to))
-		}
+	dest, err := x.destinations(b)
+	if err != nil {
+		return err
 	}
-	// Which routes each row is for.
-	var masks []uint64
-	many := len(x.ch.Routes) > 1
-	if many {
-		masks = make([]uint64, b.N)
+	masks, keep, err := x.routes(b)
+	if err != nil {
+		return err
 	}
-	all := true // every row is for some route
-	for ri, rt := range x.ch.Routes {
-		if rt.Cond == nil {
-			if many {
-				for i := range masks {
-					masks[i] |= 1 << ri
-				}
-			}
-			continue
-		}
-		rows, err := exec.TrueRows(rt.Cond, b)
-		if err != nil {
-			return err
-		}
-		if !many {
-			if len(rows) == 0 {
-				return nil
-			}
-			if len(rows) < b.N {
-				b, all = b.Rows(rows), true // the kept rows only, from here on
-				if dest != nil {
-					kept := make([]int32, len(rows))
-					for i, r := range rows {
-						kept[i] = dest[r]
-					}
-					dest = kept
-				}
-			}
-			continue
-		}
-		for _, r := range rows {
-			masks[r] |= 1 << ri
-		}
+	if keep != nil && len(keep) == 0 {
+		return nil
 	}
-	var keep []int32 // the rows some route is for, when not all are
-	if many {
-		for _, m := range masks {
-			if m == 0 {
-				all = false
-				break
-			}
-		}
-		if !all {
-			for i, m := range masks {
-				if m != 0 {
-					keep = append(keep, int32(i))
-				}
-			}
-			if len(keep) == 0 {
-				return nil
-			}
-		}
+	if keep != nil && !plainRefs(x.ch.Exprs) {
+		// The kept rows only, from here on: the columns computed for
+		// them alone.
+		b, dest, masks = b.Rows(keep), pick(dest, keep), pick(masks, keep)
+		keep = nil
 	}
 	cols, err := exec.Project(x.ch.Exprs, []*exec.Batch{b})
 	if err != nil {
@@ -215,25 +159,11 @@ func (x *Exchange) Route(b *exec.Batch, send func(to int, b *exec.Batch, routes 
 	}
 	out := cols[0]
 	if dest == nil {
-		if keep != nil {
-			out = out.Rows(keep)
-			masks = pick(masks, keep)
-		}
-		return send(0, out, masks)
+		return send(0, out, keep, pick(masks, keep))
 	}
-	byTo := make([][]int32, x.to)
-	if keep == nil {
-		for i, t := range dest {
-			byTo[t] = append(byTo[t], int32(i))
-		}
-	} else {
-		for _, i := range keep {
-			byTo[dest[i]] = append(byTo[dest[i]], i)
-		}
-	}
-	for t, rs := range byTo {
+	for t, rs := range byDestination(dest, keep, x.to) {
 		if len(rs) > 0 {
-			if err := send(t, out.Rows(rs), pick(masks, rs)); err != nil {
+			if err := send(t, out, rs, pick(masks, rs)); err != nil {
 				return err
 			}
 		}
@@ -241,14 +171,132 @@ func (x *Exchange) Route(b *exec.Batch, send func(to int, b *exec.Batch, routes 
 	return nil
 }
 
-// pick is masks' values at rows (nil for nil masks).
-func pick(masks []uint64, rows []int32) []uint64 {
-	if masks == nil {
-		return nil
+// destinations is each row's receiving instance (stage.Route of its key);
+// nil when every row goes to instance 0.
+func (x *Exchange) destinations(b *exec.Batch) ([]int32, error) {
+	if len(x.ch.Key) == 0 || x.to <= 1 {
+		return nil, nil
 	}
-	out := make([]uint64, len(rows))
+	keys := make([]*plan.Expr, len(x.ch.Key))
+	for i, c := range x.ch.Key {
+		keys[i] = x.ch.Exprs[c]
+	}
+	kb, err := exec.Project(keys, []*exec.Batch{b})
+	if err != nil {
+		return nil, err
+	}
+	dest := make([]int32, b.N)
+	var key []byte
+	for i := range b.N {
+		key = RouteKey(key[:0], kb[0].Cols, i)
+		dest[i] = int32(stage.Route(key, x.to))
+	}
+	return dest, nil
+}
+
+// routes is which routes each row of b is for (masks, bit r for route r;
+// nil when the channel has one route), and the rows some route is for
+// (keep; nil when every row is, empty when none is).
+func (x *Exchange) routes(b *exec.Batch) (masks []uint64, keep []int32, err error) {
+	if len(x.ch.Routes) == 1 {
+		if cond := x.ch.Routes[0].Cond; cond != nil {
+			rows, err := exec.TrueRows(cond, b)
+			if err != nil || len(rows) < b.N {
+				return nil, nonNil(rows), err
+			}
+		}
+		return nil, nil, nil
+	}
+	masks = make([]uint64, b.N)
+	for ri, rt := range x.ch.Routes {
+		if rt.Cond == nil {
+			for i := range masks {
+				masks[i] |= 1 << ri
+			}
+			continue
+		}
+		rows, err := exec.TrueRows(rt.Cond, b)
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, r := range rows {
+			masks[r] |= 1 << ri
+		}
+	}
+	if !slices.Contains(masks, 0) {
+		return masks, nil, nil
+	}
+	keep = []int32{}
+	for i, m := range masks {
+		if m != 0 {
+			keep = append(keep, int32(i))
+		}
+	}
+	return masks, keep, nil
+}
+
+// nonNil is rows, empty rather than nil when there are none.
+func nonNil(rows []int32) []int32 {
+	if rows == nil {
+		return []int32{}
+	}
+	return rows
+}
+
+// plainRefs reports whether every expression is a column of the input,
+// which a projection does not copy.
+func plainRefs(exprs []*plan.Expr) bool {
+	for _, e := range exprs {
+		if e.Kind != plan.ColRef {
+			return false
+		}
+	}
+	return true
+}
+
+// byDestination is, per receiving instance, the rows (of keep, or all
+// rows when keep is nil) dest sends to it, in order: one allocation for
+// all instances, counted first.
+func byDestination(dest, keep []int32, to int) [][]int32 {
+	counts := make([]int, to)
+	n := len(dest)
+	if keep != nil {
+		n = len(keep)
+		for _, i := range keep {
+			counts[dest[i]]++
+		}
+	} else {
+		for _, t := range dest {
+			counts[t]++
+		}
+	}
+	all := make([]int32, n)
+	out := make([][]int32, to)
+	at := 0
+	for t, c := range counts {
+		out[t] = all[at : at : at+c]
+		at += c
+	}
+	if keep != nil {
+		for _, i := range keep {
+			out[dest[i]] = append(out[dest[i]], i)
+		}
+		return out
+	}
+	for i, t := range dest {
+		out[t] = append(out[t], int32(i))
+	}
+	return out
+}
+
+// pick is values at rows (nil for nil values, all of them for nil rows).
+func pick[T any](values []T, rows []int32) []T {
+	if values == nil || rows == nil {
+		return values
+	}
+	out := make([]T, len(rows))
 	for i, r := range rows {
-		out[i] = masks[r]
+		out[i] = values[r]
 	}
 	return out
 }

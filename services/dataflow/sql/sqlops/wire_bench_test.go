@@ -1,13 +1,17 @@
 package sqlops_test
 
 import (
+	"bytes"
 	"fmt"
 	"testing"
 
 	"google.golang.org/protobuf/proto"
 
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
+	"github.com/wololo/wololo/queries"
+	"github.com/wololo/wololo/services/base/datagen"
 	"github.com/wololo/wololo/services/dataflow/sql/exec"
+	"github.com/wololo/wololo/services/dataflow/sql/physical"
 	"github.com/wololo/wololo/services/dataflow/sql/plan"
 	"github.com/wololo/wololo/services/dataflow/sql/sqlops"
 )
@@ -50,4 +54,38 @@ func BenchmarkRowsOnTheWire(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(size)/n, "bytes/row")
+}
+
+// BenchmarkGatewayExchanges feeds the gateway of the four default
+// queries' plan (two shards) the parsed batches of both tables: what it
+// does with them is mostly its exchanges' routing and writing of rows
+// onto channels (Exchange.Route, ToRows).
+func BenchmarkGatewayExchanges(b *testing.B) {
+	var m, pl bytes.Buffer
+	if _, err := datagen.Generate(datagen.Config{Matches: 20000, Seed: 7}, &m, &pl); err != nil {
+		b.Fatal(err)
+	}
+	tables := readTables(b, m.Bytes(), pl.Bytes())
+	p := planOf(b, defaultTexts(), queries.Names, tables, 2)
+	headers := map[string][]string{}
+	for name, t := range tables {
+		headers[name] = t.Columns
+	}
+	sent := 0
+	gw, err := sqlops.NewTask(p, p.Gateway.Name, 0, headers, nil, func(_ *physical.Channel, _ int, rows *wololov1.RowBatch) error {
+		sent += int(rows.GetColumns().GetRows())
+		return nil
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		for name, t := range tables {
+			for _, tb := range t.Batches {
+				if err := gw.Table(name, tb); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+	}
 }
