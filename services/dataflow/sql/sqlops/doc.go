@@ -53,11 +53,12 @@
 // call per parsed row batch) and the batches and ends arriving on the
 // channels it reads, handing what its exchanges write (ColumnBatches,
 // each to the instance stage.Route picks) to a Sender. It is the unit a
-// process will run for a job. Run runs a whole plan in one process, for
-// the tests and for what comes next: every instance of every task as a
-// Task, the channels as queues of marshalled ColumnBatches between them.
-// None of it is wired into jobs, the gateway, the stage runtime or the
-// CLI yet.
+// process runs for a job: StageSpec makes it the stage.Operator each
+// process of a deployment runs for a job of queries (the gateway's upload
+// feeds its scans through Source). Run runs a whole plan in one process,
+// for `wololo demo --query`, sqlops.Answer and the tests: every instance
+// of every task as a Task on a goroutine of its own, the channels as
+// queues of marshalled ColumnBatches between them.
 //
 // The package does no I/O and no logging.
 package sqlops
