@@ -873,18 +873,9 @@ func (c *Cluster) Kill(instance string, sig syscall.Signal) error {
 func (c *Cluster) Signal(instance string, sig syscall.Signal) (int, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	ins, ok := c.insts[instance]
-	if !ok {
-		return 0, fmt.Errorf("no instance %q", instance)
-	}
-	p := ins.cur
-	if p == nil || c.stopping {
-		return 0, fmt.Errorf("%s: %w", instance, ErrNotRunning)
-	}
-	select {
-	case <-p.done:
-		return 0, fmt.Errorf("%s: %w", instance, ErrNotRunning)
-	default:
+	_, p, err := c.runningLocked(instance)
+	if err != nil {
+		return 0, err
 	}
 	// The process is not reaped before done closes, so its pid cannot have
 	// been reused.
@@ -892,6 +883,25 @@ func (c *Cluster) Signal(instance string, sig syscall.Signal) (int, error) {
 		return 0, fmt.Errorf("signal %s (pid %d): %w", instance, p.pid, err)
 	}
 	return p.pid, nil
+}
+
+// runningLocked is the instance and its current process, or an error
+// wrapping ErrNotRunning while it is down (or the cluster stops).
+func (c *Cluster) runningLocked(name string) (*instance, *proc, error) {
+	ins, ok := c.insts[name]
+	if !ok {
+		return nil, nil, fmt.Errorf("no instance %q", name)
+	}
+	p := ins.cur
+	if p == nil || c.stopping {
+		return nil, nil, fmt.Errorf("%s: %w", name, ErrNotRunning)
+	}
+	select {
+	case <-p.done:
+		return nil, nil, fmt.Errorf("%s: %w", name, ErrNotRunning)
+	default:
+	}
+	return ins, p, nil
 }
 
 // LoseDisk plays the loss of an instance's machine: it SIGKILLs the
@@ -903,21 +913,12 @@ func (c *Cluster) Signal(instance string, sig syscall.Signal) (int, error) {
 func (c *Cluster) LoseDisk(instance string) (int, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	ins, ok := c.insts[instance]
-	if !ok {
-		return 0, fmt.Errorf("no instance %q", instance)
+	ins, p, err := c.runningLocked(instance)
+	if err != nil {
+		return 0, err
 	}
 	if ins.cmd == "master" {
 		return 0, fmt.Errorf("%s: a master's disk is not to be lost here (it restarts the others)", instance)
-	}
-	p := ins.cur
-	if p == nil || c.stopping {
-		return 0, fmt.Errorf("%s: %w", instance, ErrNotRunning)
-	}
-	select {
-	case <-p.done:
-		return 0, fmt.Errorf("%s: %w", instance, ErrNotRunning)
-	default:
 	}
 	ins.loseDisk = true // before the kill: the restart it causes starts empty
 	if err := syscall.Kill(p.pid, syscall.SIGKILL); err != nil {
