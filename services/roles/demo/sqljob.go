@@ -42,7 +42,9 @@ func runSQL(job *sqljob.Job, files [][2]string, out string, stdout io.Writer) er
 	}
 	wg.Wait()
 	tables := map[string]*exec.Table{}
+	var order []string // as a client uploads them: the two files, then the tables
 	for i, f := range files {
+		order = append(order, f[0])
 		if errs[i] != nil {
 			return fmt.Errorf("table %s: %w", f[0], errs[i])
 		}
@@ -50,7 +52,7 @@ func runSQL(job *sqljob.Job, files [][2]string, out string, stdout io.Writer) er
 		tables[f[0]] = t
 		fmt.Fprintf(stdout, "  %-18s rows read %d, malformed (skipped) %d\n", f[0], t.Rows, t.Malformed)
 	}
-	res, err := sqlops.Run(job.Plan, tables)
+	res, err := sqlops.Run(job.Plan, tables, order...)
 	if err != nil {
 		return fmt.Errorf("run the plan: %w", err)
 	}

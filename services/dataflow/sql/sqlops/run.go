@@ -2,6 +2,7 @@ package sqlops
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -39,8 +40,15 @@ type Result struct {
 // runs them in processes of their own, so that a job uses every core; the
 // tests take the instances one at a time in random orders, restarting
 // operators from their snapshots on the way, and get the same answers.
-func Run(p *physical.Plan, tables map[string]*exec.Table) (*Result, error) {
-	res, _, err := run(p, tables, options{})
+//
+// order names the tables in the order the gateway is given them, as a
+// client uploads a job's inputs (its two files, then its tables); the
+// scans of the tables it does not name come after, in the plan's order.
+// The answers do not depend on it, but what an operator holds does: a
+// join holds its left rows until its right input has ended, so a right
+// table given first (matches before match_players) holds none.
+func Run(p *physical.Plan, tables map[string]*exec.Table, order ...string) (*Result, error) {
+	res, _, err := run(p, tables, options{order: order})
 	return res, err
 }
 
@@ -57,6 +65,8 @@ type options struct {
 	// own gives every keyed operator a table of its own instead of its
 	// Plan.Tables entry's.
 	own bool
+	// order is the tables' order (Run's).
+	order []string
 }
 
 // message is what waits in a task instance's queue: a batch of a table
@@ -176,18 +186,15 @@ func run(p *physical.Plan, tables map[string]*exec.Table, opt options) (*Result,
 		}
 	}
 	gw := byTask[p.Gateway.Name][0]
-	for _, o := range p.Ops {
-		if o.Kind != plan.Scan {
-			continue
-		}
-		t, ok := tables[o.Node.Table]
+	for _, name := range scanOrder(p, opt.order) {
+		t, ok := tables[name]
 		if !ok {
-			return nil, 0, fmt.Errorf("run: no table %q", o.Node.Table)
+			return nil, 0, fmt.Errorf("run: no table %q", name)
 		}
 		for _, b := range t.Batches {
-			gw.queue = append(gw.queue, message{table: o.Node.Table, batch: b})
+			gw.queue = append(gw.queue, message{table: name, batch: b})
 		}
-		gw.queue = append(gw.queue, message{table: o.Node.Table, end: true})
+		gw.queue = append(gw.queue, message{table: name, end: true})
 	}
 	pending.Add(int64(len(gw.queue)))
 	var err error
@@ -218,6 +225,29 @@ func run(p *physical.Plan, tables map[string]*exec.Table, opt options) (*Result,
 		keys += t.Len()
 	}
 	return res, keys, nil
+}
+
+// scanOrder is the tables p scans, those of order first, in its order,
+// then the others in the order of p's scans.
+func scanOrder(p *physical.Plan, order []string) []string {
+	var scanned []string
+	for _, o := range p.Ops {
+		if o.Kind == plan.Scan {
+			scanned = append(scanned, o.Node.Table)
+		}
+	}
+	var out []string
+	for _, name := range order {
+		if slices.Contains(scanned, name) && !slices.Contains(out, name) {
+			out = append(out, name)
+		}
+	}
+	for _, name := range scanned {
+		if !slices.Contains(out, name) {
+			out = append(out, name)
+		}
+	}
+	return out
 }
 
 // runInTurn delivers the queued messages one at a time, each to the
