@@ -248,14 +248,14 @@ func TestSQLExplain(t *testing.T) {
 	}
 }
 
-// TestSQLHelp: the usage says what --query runs on and what does not take
-// it yet.
+// TestSQLHelp: the usage says what --query runs on, and that a cluster
+// takes the same queries.
 func TestSQLHelp(t *testing.T) {
 	var stderr bytes.Buffer
 	if err := Run(context.Background(), []string{"-h"}, &bytes.Buffer{}, &stderr); cli.ExitCode(err) != 0 {
 		t.Fatalf("-h: %v", err)
 	}
-	for _, w := range []string{"--query NAME=FILE.sql", "in-process runner", "local run and client submit do not", "-explain", "-table value"} {
+	for _, w := range []string{"--query NAME=FILE.sql", "in-process runner", "wololo client submit take the same --query", "-explain", "-table value"} {
 		if !strings.Contains(stderr.String(), w) {
 			t.Errorf("the help lacks %q:\n%s", w, stderr.String())
 		}
