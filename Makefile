@@ -69,11 +69,11 @@ else
 	$(BIN) chaos local --matches $(MATCHES) --players $(PLAYERS) --out $(CHAOS_OUT) --kills $(KILLS) --seed $(SEED) $(CHAOS_SQL)
 endif
 
-chaos-election: build ## kill the leading master during a job, time failovers, check one leader per term: make chaos-election [MATCHES=F PLAYERS=F] [OUT=D] [KILLS=10] [SEED=1]
+chaos-election: build ## kill the leading master during a job, time failovers, check one leader per term: make chaos-election [MATCHES=F PLAYERS=F] [OUT=D] [KILLS=10] [SEED=1] [SQL=1]
 ifeq ($(MATCHES),)
-	$(BIN) chaos election --dataset data/chaos --out $(ELECTION_OUT) --kills $(ELECTION_KILLS) --seed $(SEED)
+	$(BIN) chaos election --dataset data/chaos --out $(ELECTION_OUT) --kills $(ELECTION_KILLS) --seed $(SEED) $(CHAOS_SQL)
 else
-	$(BIN) chaos election --matches $(MATCHES) --players $(PLAYERS) --out $(ELECTION_OUT) --kills $(ELECTION_KILLS) --seed $(SEED)
+	$(BIN) chaos election --matches $(MATCHES) --players $(PLAYERS) --out $(ELECTION_OUT) --kills $(ELECTION_KILLS) --seed $(SEED) $(CHAOS_SQL)
 endif
 
 # What `make test` does beyond the checkout and the temporary directory:

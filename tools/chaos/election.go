@@ -23,6 +23,7 @@ import (
 	"github.com/wololo/wololo/deploy"
 	"github.com/wololo/wololo/services/base/backoff"
 	"github.com/wololo/wololo/services/cmdline/client"
+	"github.com/wololo/wololo/services/dataflow/sql/sqljob"
 	"github.com/wololo/wololo/services/roles/local"
 )
 
@@ -52,8 +53,12 @@ type ElectionOptions struct {
 	// empty.
 	Binary string
 	// The job that runs meanwhile: both input files and the directory for
-	// q1.csv..q4.csv.
+	// its outputs (q1.csv..q4.csv, or NAME.csv for each of Queries).
 	Matches, Players, Out string
+	// Queries, if any, are the job's own SQL queries, compared as
+	// Options.Queries are (a default query with the reference, any other
+	// with the SQL engine's in-process answer).
+	Queries []sqljob.Query
 	// Kills is how many times the leading master is killed.
 	Kills int
 	// Seed picks the kinds of kill, the pauses and the second victims.
@@ -167,7 +172,8 @@ type ElectionReport struct {
 	// the logs' oddities that are not violations.
 	Intervals []ActingInterval
 	LogNotes  []string
-	// The job: Equal reports whether q1..q4 matched the reference.
+	// The job: Equal reports whether its outputs matched (q1..q4 the
+	// reference's).
 	Equal     bool
 	Diffs     []string
 	SubmitErr error
@@ -284,7 +290,7 @@ func electionDrive(ctx context.Context, o ElectionOptions, tgt target, gateway s
 	go func() {
 		_, err := client.Submit(runCtx, client.SubmitOptions{
 			Server: server, TLS: submitTLS, Matches: o.Matches, Players: o.Players, Out: o.Out, JobID: rep.JobID,
-			Progress: o.Progress, UploadAttempts: 100,
+			Progress: o.Progress, UploadAttempts: 100, Queries: o.Queries,
 		})
 		jobDone.Store(true)
 		submitted <- submitResult{err, time.Since(start)}
@@ -347,7 +353,7 @@ func electionDrive(ctx context.Context, o ElectionOptions, tgt target, gateway s
 		problems = append(problems, fmt.Sprintf("submit failed: %v", res.err))
 	} else {
 		var want *answers
-		want, err = expected(o.Matches, o.Players, nil, tgt.Topology())
+		want, err = expected(o.Matches, o.Players, o.Queries, tgt.Topology())
 		if err == nil {
 			rep.Equal, rep.Diffs, rep.RefDir, err = compare(want, o.Out, filepath.Join(dataDir, "reference"))
 		}
@@ -365,7 +371,7 @@ func electionDrive(ctx context.Context, o ElectionOptions, tgt target, gateway s
 		fmt.Fprintf(out, "chaos election: the processes' logs: %s\n", logsAt)
 		return rep, errors.New(problems[0])
 	}
-	fmt.Fprintf(out, "chaos election: PASS: %d kills, %d failovers, no violation, q1.csv..q4.csv byte-equal to the reference\n", len(rep.Kills), len(rep.Failovers))
+	fmt.Fprintf(out, "chaos election: PASS: %d kills, %d failovers, no violation, %s\n", len(rep.Kills), len(rep.Failovers), outputsMatch(o.Queries))
 	if !o.Keep {
 		os.RemoveAll(dataDir)
 	}
@@ -909,7 +915,7 @@ func printElectionSummary(w io.Writer, o ElectionOptions, rep *ElectionReport) {
 	case rep.SubmitErr != nil:
 		fmt.Fprintf(w, "chaos election: job: FAIL: %v\n", rep.SubmitErr)
 	case rep.Equal:
-		fmt.Fprintf(w, "chaos election: job: PASS, q1.csv..q4.csv byte-equal to the reference (%s)\n", secs(rep.Elapsed))
+		fmt.Fprintf(w, "chaos election: job: PASS, %s (%s)\n", outputsMatch(o.Queries), secs(rep.Elapsed))
 	default:
 		fmt.Fprintf(w, "chaos election: job: FAIL, outputs differ from the reference:\n    %s\n", strings.Join(rep.Diffs, "\n    "))
 	}

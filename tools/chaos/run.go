@@ -178,7 +178,7 @@ func runElection(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	var o ElectionOptions
 	fs.StringVar(&o.Matches, "matches", "", "matches.csv (default: a generated dataset in --dataset)")
 	fs.StringVar(&o.Players, "players", "", "match_players.csv (default: a generated dataset in --dataset)")
-	fs.StringVar(&o.Out, "out", DefaultElectionOut, "directory for q1.csv..q4.csv")
+	fs.StringVar(&o.Out, "out", DefaultElectionOut, "directory for the outputs: q1.csv..q4.csv, or NAME.csv for each query")
 	fs.IntVar(&o.Kills, "kills", DefaultElectionKills, "times to SIGKILL the leading master during the job")
 	fs.Int64Var(&o.Seed, "seed", 1, "seed of the kinds of kill, the pauses and the second victims")
 	fs.Float64Var(&o.Double, "double", DefaultDoubleKills, "fraction of kills that also SIGKILL a second, random master at the same moment")
@@ -200,7 +200,13 @@ func runElection(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	fs.DurationVar(&o.Partition, "partition", 0, "with --docker: end by cutting the leader off the network (docker network disconnect) for this long")
 	topoPath := fs.String("topology", "", "with --docker: the deployed topology (default: the embedded one)")
 	tlsFlags := tlsflags.Register(fs, DefaultDockerTLSDir)
+	queryFlags := explain.RegisterQueryFlags(fs, "a SQL query of the job, NAME=FILE.sql (repeatable): the job runs its queries, NAME.csv each, instead of the built-in graph")
+	withSQL := fs.Bool("sql", false, "the job's queries: the four default ones as SQL and the user queries of tools/chaos/sql, before any --query")
 	if err := parseInputs(fs, args, &o.Matches, &o.Players, stdout); err != nil {
+		return err
+	}
+	var err error
+	if o.Queries, err = jobQueries(fs, *withSQL, queryFlags); err != nil {
 		return err
 	}
 	level := hclog.Error
