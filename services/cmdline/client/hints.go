@@ -1,7 +1,6 @@
 package client
 
 import (
-	"fmt"
 	"os"
 	"strings"
 
@@ -82,11 +81,10 @@ func (g *gatewayFlags) again() Invocation {
 	return Invocation{Program: os.Args[0], Gateway: gatewayArgs(g.server, g.creds.Dir, g.creds.Name, g.creds.Insecure)}
 }
 
-// rerun says how to run lost job id again: a command that only names a
-// job does not know its files, so they are placeholders.
-func (in Invocation) rerun(id string) string {
-	return fmt.Sprintf("nothing is wrong with the job or its files: run it again from them with `%s`",
-		in.command("submit", "--job", id, "--matches", "MATCHES.csv", "--players", "PLAYERS.csv", "--out", "DIR"))
+// rerunCommand runs lost job id again: a command that only names a job
+// does not know its files, so they are placeholders.
+func (in Invocation) rerunCommand(id string) string {
+	return in.command("submit", "--job", id, "--matches", "MATCHES.csv", "--players", "PLAYERS.csv", "--out", "DIR")
 }
 
 // withLostHint adds to err, the error of a command that follows job id
@@ -97,10 +95,9 @@ func (in Invocation) rerun(id string) string {
 func withLostHint(err, raw error, in Invocation, id string, job *wololov1.Job) error {
 	switch {
 	case job != nil && job.State == wololov1.JobState_JOB_STATE_FAILED && job.StateLost:
-		return cli.WithHint(err, "the job was lost; "+in.rerun(id))
+		return cli.WithHint(err, "the job was lost; nothing is wrong with the job or its files: run it again from them with `"+in.rerunCommand(id)+"`")
 	case status.Code(raw) == codes.NotFound:
-		return cli.WithHint(err, "the gateway has no such job: it was deleted, dropped after its retention, or lost with the gateway's store; a job that was lost runs again with `"+
-			in.command("submit", "--job", id, "--matches", "MATCHES.csv", "--players", "PLAYERS.csv", "--out", "DIR")+"`")
+		return cli.WithHint(err, "the gateway has no such job: it was deleted, dropped after its retention, or lost with the gateway's store; a job that was lost runs again with `"+in.rerunCommand(id)+"`")
 	}
 	return err
 }

@@ -63,6 +63,15 @@ func (w *stallWatch) stop() {
 	}
 }
 
+// restart starts the watch again from now, after a stop (a lost job
+// submitted again after its fetch had stopped the watch).
+func (w *stallWatch) restart() {
+	w.touch()
+	if w.timer != nil {
+		w.timer.Reset(w.limit)
+	}
+}
+
 // touch records progress now.
 func (w *stallWatch) touch() {
 	w.mu.Lock()

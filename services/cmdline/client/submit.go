@@ -363,6 +363,7 @@ func Submit(ctx context.Context, o SubmitOptions) (sum *Summary, err error) {
 			return sum, leftBehind(err)
 		}
 		p.restart()
+		stall.restart()
 	}
 	if err != nil {
 		return sum, leftBehind(err)
@@ -441,11 +442,11 @@ func lostJob(ctx context.Context, gw *Session, id string, job *wololov1.Job, err
 		}
 		return "", false
 	case codes.NotFound:
-		return "the gateway no longer has it (its store lost or replaced?)", true
+		return goneFromGateway, true
 	case codes.FailedPrecondition: // an upload to a job that failed meanwhile
 		j, gerr := gw.Get(ctx, id)
 		if status.Code(gerr) == codes.NotFound {
-			return "the gateway no longer has it (its store lost or replaced?)", true
+			return goneFromGateway, true
 		}
 		if gerr == nil && j.State == wololov1.JobState_JOB_STATE_FAILED && j.StateLost {
 			return j.Message, true
@@ -453,6 +454,10 @@ func lostJob(ctx context.Context, gw *Session, id string, job *wololov1.Job, err
 	}
 	return "", false
 }
+
+// goneFromGateway is why a job that the gateway stopped knowing while
+// this client followed it was lost.
+const goneFromGateway = "the gateway no longer has it (its store lost or replaced?)"
 
 // lostError is the error of a job that was lost more times than
 // o.Rebuilds allows: why, and the command that submits it again.
@@ -462,7 +467,7 @@ func lostError(o SubmitOptions, sum *Summary, why string) error {
 		err = fmt.Errorf("%w (it was submitted again %d times, and lost each time)", err, n)
 	}
 	err = cli.Mark(err, cli.ErrJobFailed)
-	return cli.WithHint(err, fmt.Sprintf("nothing is wrong with the job or its files: run it again with `%s`", o.Again.command("submit", submitArgs(o, sum.JobID)...)))
+	return cli.WithHint(err, "nothing is wrong with the job or its files: run it again with `"+o.Again.command("submit", submitArgs(o, sum.JobID)...)+"`")
 }
 
 // failed is the error of a job that failed (sum.Job): its message, and

@@ -39,22 +39,6 @@ func ref(c int, t plan.Type) *plan.Expr {
 	return &plan.Expr{Kind: plan.ColRef, Type: t, Col: c, Name: fmt.Sprint("c", c)}
 }
 
-// resultText is a batch's values as text, row by row.
-func resultText(b *exec.Batch) string {
-	var out []byte
-	for i := range b.N {
-		for _, v := range b.Cols {
-			if v.IsNull(i) {
-				out = append(out, "NULL"...)
-			} else {
-				out = exec.AppendText(out, v, i)
-			}
-			out = append(out, ',')
-		}
-		out = append(out, '\n')
-	}
-	return string(out)
-}
 
 // TestAggregationStateRoundTrips: an aggregation restored from its state
 // has the same groups and values, scales and wide numbers included, and
@@ -86,7 +70,7 @@ func TestAggregationStateRoundTrips(t *testing.T) {
 	if err := back.RestoreState(state); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := resultText(back.Result()), resultText(a.Result()); got != want {
+	if got, want := back.Result().String(), a.Result().String(); got != want {
 		t.Errorf("restored:\n%s\nwant:\n%s", got, want)
 	}
 	if again := back.AppendState(nil); !bytes.Equal(again, state) {

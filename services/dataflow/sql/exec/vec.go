@@ -40,6 +40,24 @@ type Batch struct {
 	Cols []*Vec
 }
 
+// String is the batch's values as text (AppendText's), a row a line, each
+// value followed by a comma, a NULL as NULL: for tests and debugging.
+func (b *Batch) String() string {
+	var out []byte
+	for i := range b.N {
+		for _, v := range b.Cols {
+			if v.IsNull(i) {
+				out = append(out, "NULL"...)
+			} else {
+				out = AppendText(out, v, i)
+			}
+			out = append(out, ',')
+		}
+		out = append(out, '\n')
+	}
+	return string(out)
+}
+
 // builder appends values to a new Vec.
 type builder struct{ v *Vec }
 

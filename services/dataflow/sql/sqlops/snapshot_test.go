@@ -365,8 +365,8 @@ func TestRowsRoundTrip(t *testing.T) {
 		if err != nil {
 			t.Fatalf("round %d: %v", round, err)
 		}
-		if want := valuesOf(b); valuesOf(got) != want {
-			t.Fatalf("round %d: read back\n%s\nwant\n%s", round, valuesOf(got), want)
+		if want := b.String(); got.String() != want {
+			t.Fatalf("round %d: read back\n%s\nwant\n%s", round, got.String(), want)
 		}
 		// Some rows, as an exchange sends them: a run, and rows picked.
 		start := r.IntN(n)
@@ -395,29 +395,13 @@ func TestRowsRoundTrip(t *testing.T) {
 			if err != nil {
 				t.Fatalf("round %d: %v", round, err)
 			}
-			if valuesOf(got) != valuesOf(sel.want) {
-				t.Fatalf("round %d: rows read back\n%s\nwant\n%s", round, valuesOf(got), valuesOf(sel.want))
+			if got.String() != sel.want.String() {
+				t.Fatalf("round %d: rows read back\n%s\nwant\n%s", round, got.String(), sel.want.String())
 			}
 		}
 	}
 }
 
-// valuesOf is a batch's values as text, row by row, NULL as NULL.
-func valuesOf(b *exec.Batch) string {
-	var out []byte
-	for i := range b.N {
-		for _, v := range b.Cols {
-			if v.IsNull(i) {
-				out = append(out, "NULL"...)
-			} else {
-				out = exec.AppendText(out, v, i)
-			}
-			out = append(out, ' ')
-		}
-		out = append(out, '\n')
-	}
-	return string(out)
-}
 
 // FuzzFromRows reads arbitrary bytes as a ColumnBatch of a text, a number
 // and a boolean column. It must never panic: FromRows refuses them with
@@ -462,8 +446,8 @@ func FuzzFromRows(f *testing.F) {
 		if err != nil {
 			t.Fatalf("written again, refused: %v", err)
 		}
-		if valuesOf(again) != valuesOf(got) {
-			t.Fatalf("written again as\n%s\nwas\n%s", valuesOf(again), valuesOf(got))
+		if again.String() != got.String() {
+			t.Fatalf("written again as\n%s\nwas\n%s", again.String(), got.String())
 		}
 	})
 }

@@ -25,6 +25,7 @@
 package value
 
 import (
+	"cmp"
 	"math"
 	"math/big"
 	"math/bits"
@@ -219,23 +220,11 @@ func align(a, b Dec) (Dec, Dec) {
 // (the common case: ratings, counts) compare without aligning.
 func (d Dec) Cmp(e Dec) int {
 	if d.s == e.s && d.b == nil && e.b == nil {
-		switch {
-		case d.i < e.i:
-			return -1
-		case d.i > e.i:
-			return 1
-		}
-		return 0
+		return cmp.Compare(d.i, e.i)
 	}
 	a, b := align(d, e)
 	if a.b == nil && b.b == nil {
-		switch {
-		case a.i < b.i:
-			return -1
-		case a.i > b.i:
-			return 1
-		}
-		return 0
+		return cmp.Compare(a.i, b.i)
 	}
 	return a.big().Cmp(b.big())
 }
