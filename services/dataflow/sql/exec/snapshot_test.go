@@ -39,7 +39,6 @@ func ref(c int, t plan.Type) *plan.Expr {
 	return &plan.Expr{Kind: plan.ColRef, Type: t, Col: c, Name: fmt.Sprint("c", c)}
 }
 
-
 // TestAggregationStateRoundTrips: an aggregation restored from its state
 // has the same groups and values, scales and wide numbers included, and
 // writes the same state again; a state cut short or with a byte more is

@@ -402,7 +402,6 @@ func TestRowsRoundTrip(t *testing.T) {
 	}
 }
 
-
 // FuzzFromRows reads arbitrary bytes as a ColumnBatch of a text, a number
 // and a boolean column. It must never panic: FromRows refuses them with
 // ErrBadBatch, or what it read writes a batch that reads back the same.
