@@ -242,10 +242,19 @@ else
 	$(BIN) chaos election --docker --project $(PROJECT) --partition $(PARTITION) --matches $(MATCHES) --players $(PLAYERS) --out $(ELECTION_OUT) --kills $(ELECTION_KILLS) --seed $(SEED)
 endif
 
+# recap_on_failure runs a verbose end-to-end test ($(2)) with its output
+# kept in out/$(1).log and, when it fails, prints its own lines again at
+# the end (the Errorf and Logf of the test and its helpers, the harness's
+# progress lines left out), so that a failure deep in a long log is the
+# last thing a CI log shows.
+recap_on_failure = mkdir -p out && { set -o pipefail; $(2) 2>&1 | tee out/$(1).log; } || { \
+	  echo "---- $(1) FAILED; the test's own lines again (out/$(1).log has all):"; \
+	  grep -E '^\s+[A-Za-z0-9_]+\.go:[0-9]+: ' out/$(1).log | grep -v 'testkit.go:' | tail -60; exit 1; }
+
 e2e-docker: ## the docker end-to-end test through make up, make submit and make down (a job, kills, the docs' grpcurl lines); skipped without an engine
 	@if ! docker info >/dev/null 2>&1; then echo "e2e-docker: SKIPPED: no Docker engine answers (docker info failed)"; exit 0; fi; \
 	  $(MAKE) --no-print-directory $(TOOLS)/grpcurl && \
-	  WOLOLO_E2E_DOCKER=1 $(GO) test -count=1 -timeout 15m -run '^TestDockerE2E$$' -v ./tools/chaos
+	  $(call recap_on_failure,e2e-docker,WOLOLO_E2E_DOCKER=1 $(GO) test -count=1 -timeout 15m -run '^TestDockerE2E$$' -v ./tools/chaos)
 
 # ---- Docker Swarm: the checked-in deploy/stack.yaml (regenerate it with
 # `bin/wololo compose --swarm --out deploy/stack.yaml`; a test keeps it in
@@ -324,7 +333,7 @@ e2e-swarm: ## the swarm end-to-end test (swarm-up, a job under kills, a leader k
 	  state=$$(docker info --format '{{.Swarm.LocalNodeState}}'); \
 	  if [ "$$state" != inactive ] && [ ! -f $(SWARM_MARKER) ]; then echo "e2e-swarm: SKIPPED: this engine is already in a swarm ($$state) that make did not make; the test would not leave it as it found it"; exit 0; fi; \
 	  $(MAKE) --no-print-directory build && \
-	  WOLOLO_E2E_SWARM=1 $(GO) test -count=1 -timeout 10m -run '^TestSwarmE2E$$' -v ./tools/chaos
+	  $(call recap_on_failure,e2e-swarm,WOLOLO_E2E_SWARM=1 $(GO) test -count=1 -timeout 10m -run '^TestSwarmE2E$$' -v ./tools/chaos)
 
 ci: test-ci ## what .ci/run runs
 
