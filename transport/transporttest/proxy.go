@@ -14,9 +14,10 @@ type Proxy struct {
 	l      net.Listener
 	target string
 
-	mu    sync.Mutex
-	conns map[net.Conn]bool
-	cuts  int
+	mu     sync.Mutex
+	conns  map[net.Conn]bool
+	cuts   int
+	refuse bool
 }
 
 // NewProxy listens on a free loopback port and forwards to target.
@@ -54,6 +55,13 @@ func (p *Proxy) track(c net.Conn, on bool) {
 }
 
 func (p *Proxy) serve(in net.Conn) {
+	p.mu.Lock()
+	refuse := p.refuse
+	p.mu.Unlock()
+	if refuse {
+		in.Close()
+		return
+	}
 	out, err := net.Dial("tcp", p.target)
 	if err != nil {
 		in.Close()
@@ -88,6 +96,18 @@ func (p *Proxy) Cut() int {
 		p.cuts++
 	}
 	return n
+}
+
+// Refuse, while on, closes every connection at once (the open ones when
+// it is turned on): the target is unreachable through the proxy, as
+// behind a partition, until it is turned off.
+func (p *Proxy) Refuse(on bool) {
+	p.mu.Lock()
+	p.refuse = on
+	p.mu.Unlock()
+	if on {
+		p.Cut()
+	}
 }
 
 // Cuts is how many times Cut closed at least one connection.

@@ -995,7 +995,12 @@ type Job struct {
 	// is wrong with the job or its files, and submitting it again from the
 	// same files gives its answers. An attached `wololo client submit`
 	// does so by itself (--rebuilds).
-	StateLost     bool `protobuf:"varint,19,opt,name=state_lost,json=stateLost,proto3" json:"state_lost,omitempty"`
+	StateLost bool `protobuf:"varint,19,opt,name=state_lost,json=stateLost,proto3" json:"state_lost,omitempty"`
+	// Each time a process lost its state while the job ran and the gateway
+	// ran the job again from the input it retained (no client needed), one
+	// line saying who lost what, when, and how long the replay took; the
+	// job's answers are exact all the same. Empty when that never happened.
+	Rebuilds      []string `protobuf:"bytes,20,rep,name=rebuilds,proto3" json:"rebuilds,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1105,6 +1110,13 @@ func (x *Job) GetStateLost() bool {
 		return x.StateLost
 	}
 	return false
+}
+
+func (x *Job) GetRebuilds() []string {
+	if x != nil {
+		return x.Rebuilds
+	}
+	return nil
 }
 
 // StageProgress is one stage's (task's) part in a job.
@@ -1813,7 +1825,7 @@ const file_wololo_v1_job_proto_rawDesc = "" +
 	"\x06Reject\x12\x16\n" +
 	"\x06offset\x18\x01 \x01(\x03R\x06offset\x12\x16\n" +
 	"\x06reason\x18\x02 \x01(\tR\x06reason\x12\x12\n" +
-	"\x04head\x18\x03 \x01(\fR\x04head\"\x86\x04\n" +
+	"\x04head\x18\x03 \x01(\fR\x04head\"\xa2\x04\n" +
 	"\x03Job\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12)\n" +
 	"\x05state\x18\x02 \x01(\x0e2\x13.wololo.v1.JobStateR\x05state\x12\x18\n" +
@@ -1827,7 +1839,8 @@ const file_wololo_v1_job_proto_rawDesc = "" +
 	"\aqueries\x18\x11 \x03(\tR\aqueries\x12-\n" +
 	"\x06tables\x18\x12 \x03(\v2\x15.wololo.v1.FileReportR\x06tables\x12\x1d\n" +
 	"\n" +
-	"state_lost\x18\x13 \x01(\bR\tstateLost\x1a=\n" +
+	"state_lost\x18\x13 \x01(\bR\tstateLost\x12\x1a\n" +
+	"\brebuilds\x18\x14 \x03(\tR\brebuilds\x1a=\n" +
 	"\x0fResultRowsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01\"\x9a\x01\n" +

@@ -50,7 +50,14 @@ type JobRecord struct {
 	// The names of the job's extra tables (CreateJobRequest.tables), in
 	// order: files[2+i] is the file of tables[i]. None in records written
 	// before tables.
-	Tables        []string `protobuf:"bytes,8,rep,name=tables,proto3" json:"tables,omitempty"`
+	Tables []string `protobuf:"bytes,8,rep,name=tables,proto3" json:"tables,omitempty"`
+	// Set when the gateway made this record to run a job again from its
+	// retained input (a process had lost its state): the internal id of the
+	// run it replaces, dropped everywhere once this record is durable.
+	RebuildOf string `protobuf:"bytes,9,opt,name=rebuild_of,json=rebuildOf,proto3" json:"rebuild_of,omitempty"`
+	// What happened, one line per rebuild so far (Job.rebuilds), the
+	// replaced runs' lines first.
+	Rebuilds      []string `protobuf:"bytes,10,rep,name=rebuilds,proto3" json:"rebuilds,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -137,6 +144,20 @@ func (x *JobRecord) GetPlan() []byte {
 func (x *JobRecord) GetTables() []string {
 	if x != nil {
 		return x.Tables
+	}
+	return nil
+}
+
+func (x *JobRecord) GetRebuildOf() string {
+	if x != nil {
+		return x.RebuildOf
+	}
+	return ""
+}
+
+func (x *JobRecord) GetRebuilds() []string {
+	if x != nil {
+		return x.Rebuilds
 	}
 	return nil
 }
@@ -360,7 +381,7 @@ var File_wololo_v1_job_record_proto protoreflect.FileDescriptor
 
 const file_wololo_v1_job_record_proto_rawDesc = "" +
 	"\n" +
-	"\x1awololo/v1/job_record.proto\x12\twololo.v1\x1a\x13wololo/v1/job.proto\"\x9e\x02\n" +
+	"\x1awololo/v1/job_record.proto\x12\twololo.v1\x1a\x13wololo/v1/job.proto\"\xd9\x02\n" +
 	"\tJobRecord\x12&\n" +
 	"\x0fcreated_unix_ms\x18\x01 \x01(\x03R\rcreatedUnixMs\x12+\n" +
 	"\x05files\x18\x02 \x03(\v2\x15.wololo.v1.FileRecordR\x05files\x12\x14\n" +
@@ -369,7 +390,11 @@ const file_wololo_v1_job_record_proto_rawDesc = "" +
 	"\rmax_malformed\x18\x05 \x01(\x01H\x00R\fmaxMalformed\x88\x01\x01\x12*\n" +
 	"\aqueries\x18\x06 \x03(\v2\x10.wololo.v1.QueryR\aqueries\x12\x12\n" +
 	"\x04plan\x18\a \x01(\fR\x04plan\x12\x16\n" +
-	"\x06tables\x18\b \x03(\tR\x06tablesB\x10\n" +
+	"\x06tables\x18\b \x03(\tR\x06tables\x12\x1d\n" +
+	"\n" +
+	"rebuild_of\x18\t \x01(\tR\trebuildOf\x12\x1a\n" +
+	"\brebuilds\x18\n" +
+	" \x03(\tR\brebuildsB\x10\n" +
 	"\x0e_max_malformed\"}\n" +
 	"\n" +
 	"FileRecord\x12\x18\n" +

@@ -16,6 +16,7 @@ import (
 	"github.com/wololo/wololo/services/dataflow/schema"
 	"github.com/wololo/wololo/services/dataflow/sql/physical"
 	"github.com/wololo/wololo/services/dataflow/stage"
+	"github.com/wololo/wololo/services/roles/gateway/inputlog"
 	"github.com/wololo/wololo/transport"
 )
 
@@ -26,6 +27,11 @@ type Config struct {
 	// stage runtime); its Store holds the jobs' records.
 	Committer *transport.Committer
 	Log       hclog.Logger
+	// Inputs, when set, keeps a copy of every job's uploaded input until
+	// the job is over, from which a job that a process lost is run again
+	// (rebuild.go); nil keeps none, and such a job fails (state lost) for
+	// its client to submit again.
+	Inputs *inputlog.Dir
 	// BatchRows is the rows per batch sent into the graph;
 	// stage.DefaultBatchRows if 0.
 	BatchRows int
@@ -233,7 +239,7 @@ func New(cfg Config) (*Gateway, error) {
 		cfg: cfg, self: deploy.Instance{Stage: cfg.Topology.Gateway().Name},
 		drop:       func(context.Context, string) error { return nil },
 		introducer: func(context.Context, string, []byte) error { return nil },
-		jobs: &jobs{store: cfg.Committer.Store(), log: cfg.Log, byID: map[string]*job{}, byName: map[ownedName]*job{}, limits: Limits{
+		jobs: &jobs{store: cfg.Committer.Store(), inputs: cfg.Inputs, log: cfg.Log, byID: map[string]*job{}, byName: map[ownedName]*job{}, limits: Limits{
 			MaxJobs: cfg.MaxJobs, ClientMaxJobs: cfg.ClientMaxJobs, ClientMaxHeldJobs: cfg.ClientMaxHeldJobs,
 			MaxJobBytes: cfg.MaxJobBytes, ClientMaxBytes: cfg.ClientMaxBytes, MaxHeaderBytes: cfg.MaxHeaderBytes,
 			MaxMalformed: *cfg.MaxMalformed, MaxQueries: cfg.MaxQueries, MaxQueryBytes: cfg.MaxQueryBytes, MaxTables: cfg.MaxTables,
@@ -276,6 +282,7 @@ func (g *Gateway) Recover(img *transport.Image) error {
 		return err
 	}
 	g.queueDrops(append(unreadable, img.Dropped...)...)
+	g.jobs.dropStaleInputs()
 	return nil
 }
 
@@ -283,6 +290,7 @@ func (g *Gateway) Recover(img *transport.Image) error {
 // longer than the retention, and tells every process to drop each deleted
 // job, retrying until they have. It returns nil once those have stopped.
 func (g *Gateway) Serve(ctx context.Context) error {
+	g.resumeReplays()
 	every := min(g.cfg.Retention/10, time.Minute)
 	sweep := time.NewTicker(every)
 	defer sweep.Stop()
@@ -348,6 +356,7 @@ func (g *Gateway) Finished(id string, records map[string][]byte) {
 	if j.finish(records) {
 		g.cfg.Counters.JobEnded(OutcomeDone)
 	}
+	g.jobs.dropInput(id) // the job is over: nothing will run it again
 }
 
 // FailJob marks a job failed (by its internal id, f.Job) because
@@ -371,6 +380,11 @@ func (g *Gateway) FailJob(f transport.JobFailure) error {
 		g.cfg.Log.Warn("failure reported for a job the gateway does not hold; the reporter drops it", "job", f.Job, "reporter", f.Reporter, "reason", f.Reason)
 		return fmt.Errorf("%w: the gateway holds no job %s (deleted, or lost with its store)", transport.ErrJobDropped, f.Job)
 	}
+	if f.StateLost {
+		if g.rebuild(j, &f) {
+			return nil
+		}
+	}
 	at := time.UnixMilli(time.Now().UnixMilli()) // as the store keeps it
 	if !j.fail(f.Reason, at, f.StateLost) {
 		j.log.Info("failure reported for a job that is over; ignored", "reporter", f.Reporter, "reason", f.Reason)
@@ -385,6 +399,7 @@ func (g *Gateway) FailJob(f transport.JobFailure) error {
 	if err := g.cfg.Committer.Store().Commit(&transport.Commit{Job: f.Job, Records: records}); err != nil {
 		return errorf(ErrStore, "record the failure of job %q: %v", f.Job, err)
 	}
+	g.jobs.dropInput(f.Job) // the job is over: nothing will run it again
 	return nil
 }
 
@@ -430,6 +445,9 @@ func (g *Gateway) createJob(owner string, req *wololov1.CreateJobRequest) (creat
 // identify names a JobService call's client. Its error is a gRPC status
 // already (Identify's), or becomes Unauthenticated.
 func (g *Gateway) identify(ctx context.Context) (string, error) {
+	if owner, ok := ctx.Value(replayOwner{}).(string); ok {
+		return owner, nil // a replay of the owner's job (rebuild.go), not a call
+	}
 	owner, err := g.cfg.Identify(ctx)
 	if err == nil {
 		return owner, nil

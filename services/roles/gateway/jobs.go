@@ -23,6 +23,7 @@ import (
 	"github.com/wololo/wololo/services/dataflow/sql/physical"
 	"github.com/wololo/wololo/services/dataflow/sql/sqljob"
 	"github.com/wololo/wololo/services/dataflow/stage"
+	"github.com/wololo/wololo/services/roles/gateway/inputlog"
 	"github.com/wololo/wololo/transport"
 )
 
@@ -39,7 +40,11 @@ import (
 // owner and name to it). lookup is the one place that decides whether a
 // client may see a job.
 type jobs struct {
-	store  transport.Store
+	store transport.Store
+	// inputs keeps every job's uploaded input until the job is over, to
+	// run it again from (rebuild.go); nil where the gateway keeps none
+	// (no data directory: nothing outlives the process anyway).
+	inputs *inputlog.Dir
 	log    hclog.Logger
 	limits Limits
 	// shape is the deployment's tasks a job's queries are planned on
@@ -115,6 +120,9 @@ type job struct {
 	// plan is the job's physical plan (physical.Encode), nil for the
 	// built-in job.
 	plan []byte
+	// rebuildOf is the run this one replaced (JobRecord.rebuild_of), ""
+	// for a job's first run.
+	rebuildOf string
 
 	mu       sync.Mutex
 	activity time.Time // last client call or progress, for retention
@@ -125,6 +133,15 @@ type job struct {
 	files    []*fileState // the two files at their schema.File index, then its tables (tables.go)
 	results  map[string][]byte
 	changed  chan struct{} // closed and replaced on every change
+	// rebuilding is set once a loss of the job's state is being
+	// repaired by a rebuild (claimRebuild).
+	rebuilding bool
+	// replaced is the run that took the job over when this one lost a
+	// process's state (rebuild.go): its watchers follow it.
+	replaced *job
+	// rebuilds says what happened each time the job was run again
+	// (Job.rebuilds).
+	rebuilds []string
 	failed   chan struct{} // closed when the job fails: its uploads end
 }
 
@@ -454,6 +471,7 @@ func (js *jobs) newJob(id string, rec *wololov1.JobRecord) (*job, error) {
 	}
 	j := &job{
 		id: id, owner: rec.Owner, name: name, created: time.UnixMilli(rec.CreatedUnixMs), activity: time.Now(),
+		rebuildOf: rec.RebuildOf, rebuilds: slices.Clone(rec.Rebuilds),
 		log:   js.log.With("job", id, "owner", rec.Owner, "name", name),
 		state: wololov1.JobState_JOB_STATE_UPLOADING, changed: make(chan struct{}), failed: make(chan struct{}),
 	}
@@ -513,8 +531,8 @@ func (js *jobs) newJob(id string, rec *wololov1.JobRecord) (*job, error) {
 }
 
 // recover rebuilds the jobs of a store image: descriptions, upload offsets
-// and reports, results. It returns the jobs whose description cannot be
-// read, to be dropped.
+// and reports, results. It returns the jobs to be dropped: those whose
+// description cannot be read, and runs a rebuild replaced.
 func (js *jobs) recover(img *transport.Image) (unreadable []string, err error) {
 	js.mu.Lock()
 	defer js.mu.Unlock()
@@ -570,6 +588,26 @@ func (js *jobs) recover(img *transport.Image) (unreadable []string, err error) {
 		}
 		js.add(j)
 		j.log.Info("job recovered", "state", j.state, "matches-offset", j.files[0].offset, "players-offset", j.files[1].offset, "message", j.message)
+	}
+	// A rebuild's description is durable before the run it replaces is
+	// dropped (rebuild.go): a gateway stopped in between holds both, and
+	// the rebuild wins.
+	for _, j := range js.byID {
+		old, ok := js.byID[j.rebuildOf]
+		if !ok {
+			continue
+		}
+		js.byName[ownedName{j.owner, j.name}] = j
+		if js.inputs != nil && !js.inputs.Has(j.id) {
+			if err := js.inputs.Rename(old.id, j.id); err != nil {
+				js.log.Error("the retained input of a rebuilt job could not be given to its new run", "job", j.id, "error", err)
+			}
+		}
+		if err := js.dropLocked(old.id); err != nil {
+			return nil, err
+		}
+		j.log.Info("job recovered as the rebuild of a run that is dropped now", "replaces", old.id)
+		unreadable = append(unreadable, old.id)
 	}
 	sort.Strings(unreadable)
 	return unreadable, nil
@@ -672,12 +710,15 @@ func (js *jobs) drop(id string) error {
 // dropLocked is drop with js.mu held.
 func (js *jobs) dropLocked(id string) error {
 	if j, ok := js.byID[id]; ok {
-		delete(js.byName, ownedName{j.owner, j.name})
+		if k := (ownedName{j.owner, j.name}); js.byName[k] == j { // not the run that replaced it
+			delete(js.byName, k)
+		}
 		delete(js.byID, id)
 	}
 	if err := js.store.DropJob(id); err != nil {
 		return errorf(ErrStore, "drop job %q: %v", id, err)
 	}
+	js.dropInput(id)
 	return nil
 }
 
@@ -915,7 +956,7 @@ func (j *job) view() (*wololov1.Job, <-chan struct{}) {
 	if !j.finished.IsZero() {
 		end = j.finished // a finished job's time stops growing
 	}
-	out := &wololov1.Job{JobId: j.name, State: j.state, Message: j.message, StateLost: j.lost, ElapsedSeconds: end.Sub(j.created).Seconds(), Queries: slices.Clone(j.queries)}
+	out := &wololov1.Job{JobId: j.name, State: j.state, Message: j.message, StateLost: j.lost, ElapsedSeconds: end.Sub(j.created).Seconds(), Queries: slices.Clone(j.queries), Rebuilds: slices.Clone(j.rebuilds)}
 	for i, fs := range j.files {
 		r := &wololov1.FileReport{
 			File: fs.name, Rows: fs.report.Rows, Malformed: fs.report.Malformed,

@@ -66,6 +66,7 @@ func (s jobService) WatchJob(req *wololov1.WatchJobRequest, stream wololov1.JobS
 	var stages []*wololov1.StageProgress
 	var stagesAt time.Time
 	for {
+		j = j.follow() // a rebuilt job's new run (rebuild.go)
 		view, changed := j.view()
 		if time.Since(stagesAt) >= time.Second {
 			stages, stagesAt = s.g.jobStages(stream.Context(), j.id, view.State), time.Now()

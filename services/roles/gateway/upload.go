@@ -85,6 +85,11 @@ func (g *Gateway) upload(stream uploadStream) (err error) {
 		return stream.Send(&wololov1.UploadResponse{Offset: u.offset, Rows: u.report.Rows, Done: true})
 	}
 	defer u.end()
+	keep, err := g.retainer(stream, j, file)
+	if err != nil {
+		return err
+	}
+	defer keep.Close()
 	paused := false
 	defer func() { g.cfg.Counters.Upload(u.in.counter, uploadOutcome(err, paused)) }()
 
@@ -162,6 +167,9 @@ func (g *Gateway) upload(stream uploadStream) (err error) {
 				if received, ok = sumSizes(received, int64(len(data))); !ok || received > j.files[file].size {
 					return errorf(ErrFull, "%s: more bytes than the %d its header declared; nothing past byte %d is taken", u.in, j.files[file].size, in.Offset())
 				}
+				if err := keep.WriteAt(data, received-int64(len(data))); err != nil {
+					return errorf(ErrStore, "%s: %v", u.in, err)
+				}
 				in.Feed(data, false, out)
 				taken += len(data)
 				releaseData(data) // the ingest keeps a copy of what it still needs
@@ -195,6 +203,11 @@ func (g *Gateway) upload(stream uploadStream) (err error) {
 			tooBad := u.in.checkMalformed(j.maxMalformed, in.Report)
 			if tooBad != nil {
 				pipe.failWith(tooBad.Error())
+			}
+			// The copy a rebuild would replay is whole on disk before
+			// the file is recorded complete (inputlog).
+			if err := keep.Sync(); err != nil {
+				return errorf(ErrStore, "%s: %v", u.in, err)
 			}
 			if err := pipe.commit(ctx, in, out, true); err != nil {
 				return err

@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"fmt"
 	"net"
+	"path/filepath"
 
 	"github.com/hashicorp/go-hclog"
 
@@ -64,6 +65,12 @@ type ClusterOptions struct {
 	RPCLimits rpc.Limits
 	// MaxHeldBytes is the gateway's: see Config.MaxHeldBytes.
 	MaxHeldBytes int64
+	// DataDir, if set, gives each instance DataDir/INSTANCE as its
+	// Config.DataDir (the stores stay the cluster's, SetStore's): there the
+	// gateway keeps the jobs' inputs, which a rebuild replays. Without it
+	// the gateway keeps none, and a lost job fails for its client to
+	// submit again.
+	DataDir string
 }
 
 // StartCluster starts every instance of top on 127.0.0.1; they serve until
@@ -125,6 +132,9 @@ func (c *Cluster) start(in deploy.Instance, l net.Listener) error {
 	}
 	if in.Stage == c.Topology.Gateway().Name {
 		cfg.Public = c.public
+	}
+	if c.opts.DataDir != "" {
+		cfg.DataDir = filepath.Join(c.opts.DataDir, in.Name())
 	}
 	if c.CA != nil {
 		spec := pki.Spec{ID: pki.Identity{Kind: pki.Instance, Name: in.Name()}, Gateway: in.Stage == c.Topology.Gateway().Name}

@@ -55,6 +55,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"sync/atomic"
 	"time"
 
@@ -75,6 +76,7 @@ import (
 	"github.com/wololo/wololo/services/ops/dashboard"
 	"github.com/wololo/wololo/services/ops/metrics"
 	"github.com/wololo/wololo/services/roles/gateway"
+	"github.com/wololo/wololo/services/roles/gateway/inputlog"
 	"github.com/wololo/wololo/services/wire/pki"
 	"github.com/wololo/wololo/services/wire/rpc"
 	"github.com/wololo/wololo/transport"
@@ -245,8 +247,17 @@ func New(cfg Config) (*Node, error) {
 			Uploads:  []string{gateway.UploadComplete, gateway.UploadPaused, gateway.UploadBroken},
 			Outcomes: []string{gateway.OutcomeDone, gateway.OutcomeFailed, gateway.OutcomeDeleted},
 		}, func() []*wololov1.ClusterJob { return n.Gateway.ClusterJobs() })
+		// The copies of the jobs' inputs a rebuild replays live beside
+		// the store, on the same disk: lost with it, when the client
+		// submits the job again instead.
+		var inputs *inputlog.Dir
+		if cfg.DataDir != "" {
+			if inputs, err = inputlog.Open(filepath.Join(cfg.DataDir, "input")); err != nil {
+				return nil, err
+			}
+		}
 		n.Gateway, err = gateway.New(gateway.Config{
-			Topology: cfg.Topology, Committer: n.committer,
+			Topology: cfg.Topology, Committer: n.committer, Inputs: inputs,
 			Log: log.Named("gateway"), BatchRows: cfg.BatchRows, OutboxLimit: cfg.OutboxLimit, Retention: cfg.Retention, MaxJobs: cfg.MaxJobs, UploadIdle: cfg.UploadIdle,
 			ClientMaxJobs: cfg.ClientMaxJobs, ClientMaxHeldJobs: cfg.ClientMaxHeldJobs, MaxJobBytes: cfg.MaxJobBytes, ClientMaxBytes: cfg.ClientMaxBytes,
 			MaxHeaderBytes: cfg.MaxHeaderBytes, MaxRecordBytes: cfg.MaxRecordBytes, MaxMalformed: cfg.MaxMalformed, Identify: identify(cfg.Credentials),

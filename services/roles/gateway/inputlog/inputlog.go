@@ -1,0 +1,207 @@
+// Package inputlog keeps, on the gateway's disk, a copy of every job's
+// uploaded input until the job is over: the bytes of each file at their
+// offsets in the file, so that the gateway can run the job again from its
+// first byte when a process lost its state (gateway/rebuild.go), without
+// the client.
+//
+// It is a directory of plain files, one per input of a job
+// (DIR/JOB/INPUT), written at the offsets the client sent, so that a
+// resent chunk overwrites its own bytes and an upload resumed after a
+// gateway restart needs no bookkeeping here: the upload's committed offset
+// (in the store) says how far the copy is good. The bytes before a file's
+// first record (its header) are never written; the file is sparse there.
+//
+// Durability: writes are not synced one by one (that would double the
+// upload's syncs); Sync is called when an input's upload ends, before the
+// commit that records it complete. So a job whose every upload is
+// complete has its whole input on disk, and only such a job is run again
+// from it; a process crash (not a machine's) loses nothing written anyway,
+// as the page cache outlives the process.
+//
+// Why not the transport Store: its implementations hold every live value
+// (segstore's index, the MemStore) or entry in memory after a restart, and
+// a job's input is hundreds of megabytes; here nothing is read until a
+// rebuild, and then sequentially. What it costs on disk: 1.0x the input
+// of every job that is not over (raw bytes, not compressed).
+//
+// The package touches only its directory; what a job and an input are is
+// the caller's (names are checked to be plain file names).
+package inputlog
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Dir is the directory of retained inputs.
+type Dir struct{ path string }
+
+// Open makes (if needed) and opens the directory.
+func Open(path string) (*Dir, error) {
+	if err := os.MkdirAll(path, 0o700); err != nil {
+		return nil, fmt.Errorf("input log: %w", err)
+	}
+	return &Dir{path: path}, nil
+}
+
+// Path is the directory's path.
+func (d *Dir) Path() string { return d.path }
+
+func checkName(what, name string) error {
+	if name == "" || name == "." || name == ".." || strings.ContainsAny(name, `/\`) || strings.ContainsRune(name, 0) {
+		return fmt.Errorf("input log: %s %q is not a plain file name", what, name)
+	}
+	return nil
+}
+
+func (d *Dir) file(job, input string) (string, error) {
+	if err := checkName("job", job); err != nil {
+		return "", err
+	}
+	if err := checkName("input", input); err != nil {
+		return "", err
+	}
+	return filepath.Join(d.path, job, input), nil
+}
+
+// Writer is one input's copy, open for writing. A nil Writer keeps
+// nothing: its methods do nothing (an upload that retains no copy).
+type Writer struct{ f *os.File }
+
+// Writer opens an input's copy for writing at any offset (creating it).
+func (d *Dir) Writer(job, input string) (*Writer, error) {
+	p, err := d.file(job, input)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+		return nil, fmt.Errorf("input log: %w", err)
+	}
+	f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("input log: %w", err)
+	}
+	return &Writer{f: f}, nil
+}
+
+// WriteAt writes data at offset off of the input.
+func (w *Writer) WriteAt(data []byte, off int64) error {
+	if w == nil {
+		return nil
+	}
+	if _, err := w.f.WriteAt(data, off); err != nil {
+		return fmt.Errorf("input log: %w", err)
+	}
+	return nil
+}
+
+// Sync makes what was written durable.
+func (w *Writer) Sync() error {
+	if w == nil {
+		return nil
+	}
+	if err := w.f.Sync(); err != nil {
+		return fmt.Errorf("input log: %w", err)
+	}
+	return nil
+}
+
+// Close closes the copy.
+func (w *Writer) Close() error {
+	if w == nil {
+		return nil
+	}
+	return w.f.Close()
+}
+
+// Reader opens an input's copy for reading; it must hold at least size
+// bytes (the whole file as its header declared it), else the copy is not
+// whole and an error says so.
+func (d *Dir) Reader(job, input string, size int64) (io.ReadSeekCloser, error) {
+	p, err := d.file(job, input)
+	if err != nil {
+		return nil, err
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		return nil, fmt.Errorf("input log: %w", err)
+	}
+	st, err := f.Stat()
+	if err == nil && st.Size() < size {
+		err = fmt.Errorf("input log: %s holds %d bytes, not the %d of the file", p, st.Size(), size)
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+// Has reports whether a job has any retained input.
+func (d *Dir) Has(job string) bool {
+	if checkName("job", job) != nil {
+		return false
+	}
+	_, err := os.Stat(filepath.Join(d.path, job))
+	return err == nil
+}
+
+// Rename gives a job's retained inputs to another job id (a rebuild's).
+// A job with none is not an error: there is nothing to give.
+func (d *Dir) Rename(from, to string) error {
+	if err := checkName("job", from); err != nil {
+		return err
+	}
+	if err := checkName("job", to); err != nil {
+		return err
+	}
+	err := os.Rename(filepath.Join(d.path, from), filepath.Join(d.path, to))
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("input log: %w", err)
+	}
+	return nil
+}
+
+// Drop deletes a job's retained inputs (none is not an error).
+func (d *Dir) Drop(job string) error {
+	if err := checkName("job", job); err != nil {
+		return err
+	}
+	if err := os.RemoveAll(filepath.Join(d.path, job)); err != nil {
+		return fmt.Errorf("input log: %w", err)
+	}
+	return nil
+}
+
+// Jobs lists the jobs that have retained inputs.
+func (d *Dir) Jobs() ([]string, error) {
+	ents, err := os.ReadDir(d.path)
+	if err != nil {
+		return nil, fmt.Errorf("input log: %w", err)
+	}
+	var jobs []string
+	for _, e := range ents {
+		if e.IsDir() {
+			jobs = append(jobs, e.Name())
+		}
+	}
+	return jobs, nil
+}
+
+// Bytes is the size of the retained inputs (a header's hole included).
+func (d *Dir) Bytes() int64 {
+	var n int64
+	filepath.WalkDir(d.path, func(_ string, e os.DirEntry, err error) error {
+		if err == nil && !e.IsDir() {
+			if info, err := e.Info(); err == nil {
+				n += info.Size()
+			}
+		}
+		return nil
+	})
+	return n
+}

@@ -1,0 +1,105 @@
+package inputlog
+
+import (
+	"io"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestCopyAtOffsetsResentAndRead(t *testing.T) {
+	d, err := Open(filepath.Join(t.TempDir(), "input"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := d.Writer("job1", "0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A header of 4 bytes never written, then chunks; the second sent
+	// twice (a resume after a restart) and the file closed and opened
+	// again in between.
+	for _, c := range []struct {
+		at   int64
+		data string
+	}{{4, "abc"}, {7, "defg"}} {
+		if err := w.WriteAt([]byte(c.data), c.at); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.Close()
+	if w, err = d.Writer("job1", "0"); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.WriteAt([]byte("defg"), 7); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.WriteAt([]byte("h"), 11); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+
+	if _, err := d.Reader("job1", "0", 13); err == nil || !strings.Contains(err.Error(), "not the 13") {
+		t.Fatalf("a copy shorter than the file: %v, want an error saying so", err)
+	}
+	r, err := d.Reader("job1", "0", 12)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Seek(4, io.SeekStart); err != nil {
+		t.Fatal(err)
+	}
+	got, err := io.ReadAll(r)
+	r.Close()
+	if err != nil || string(got) != "abcdefgh" {
+		t.Fatalf("read %q, %v; want abcdefgh", got, err)
+	}
+
+	if err := d.Rename("job1", "job2"); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Rename("nosuch", "job3"); err != nil {
+		t.Fatalf("renaming a job with no copy: %v", err)
+	}
+	if jobs, err := d.Jobs(); err != nil || !slices.Equal(jobs, []string{"job2"}) || d.Has("job1") || !d.Has("job2") {
+		t.Fatalf("after the rename: %v, %v", jobs, err)
+	}
+	if n := d.Bytes(); n != 12 {
+		t.Fatalf("Bytes %d, want 12", n)
+	}
+	if err := d.Drop("job2"); err != nil {
+		t.Fatal(err)
+	}
+	if jobs, _ := d.Jobs(); len(jobs) != 0 {
+		t.Fatalf("after the drop: %v", jobs)
+	}
+}
+
+func TestNamesArePlainFileNames(t *testing.T) {
+	d, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []string{"", ".", "..", "../x", "a/b", `a\b`, "a\x00b"} {
+		if _, err := d.Writer(bad, "0"); err == nil {
+			t.Errorf("job %q accepted", bad)
+		}
+		if _, err := d.Writer("job", bad); err == nil {
+			t.Errorf("input %q accepted", bad)
+		}
+		if err := d.Drop(bad); err == nil {
+			t.Errorf("drop of %q accepted", bad)
+		}
+	}
+}
+
+func TestNilWriterKeepsNothing(t *testing.T) {
+	var w *Writer
+	if w.WriteAt([]byte("x"), 0) != nil || w.Sync() != nil || w.Close() != nil {
+		t.Fatal("a nil Writer failed")
+	}
+}

@@ -1,0 +1,355 @@
+package gateway
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strconv"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
+	"github.com/wololo/wololo/services/base/jobid"
+	"github.com/wololo/wololo/services/roles/gateway/inputlog"
+	"github.com/wololo/wololo/transport"
+)
+
+// Rebuilds: a job whose every input is in, and which a process then finds
+// lost (its store wiped or replaced: transport reports it with
+// JobFailure.StateLost), does not fail. The gateway runs it again from the
+// input it retained (Config.Inputs, services/roles/gateway/inputlog),
+// under a new internal id, and its client sees only a job that takes
+// longer (Job.rebuilds says why).
+//
+// Why the answers stay exact: every process keys all it holds of a job
+// (inbox watermarks, outbox, operator state, results) by the job's
+// internal id, and the new run's id is fresh, so the new run starts from
+// nothing everywhere: it is the job submitted again from the same bytes,
+// not a repair of the old run. The old run is fenced by its id: the
+// gateway forgets it (its results, if any come, are for an id it does not
+// hold and are dropped) and drops it everywhere; a process that still
+// sends for it is refused as a sender of an unknown job and drops it
+// (transport.ErrJobDropped). The order makes a crash harmless: the new
+// run's description (JobRecord.rebuild_of names the old run) is durable
+// before the old run is dropped, and a gateway that restarts with both
+// keeps the new one and drops the old (jobs.recover); a gateway that
+// restarts before the new run's input is all replayed resumes the replay
+// from the offsets its store committed, as a client resumes an upload
+// (resumeReplays).
+//
+// The replay is an upload: replayStream feeds the retained bytes through
+// the same upload path a client's frames take (parse, commit, route), the
+// files in their order, so nothing about a rebuilt job's input is parsed
+// or counted by other code.
+//
+// Not rebuilt: a job whose upload is not complete (the attached client
+// submits it again from its files: client.SubmitOptions.Rebuilds), and
+// any job where the gateway retains no input (no data directory).
+
+// replayOwner is the context key under which a replay's upload carries
+// its job's owner, in place of a client's certificate.
+type replayOwner struct{}
+
+// claimRebuild decides whether the job is run again from its retained
+// input, once: it reports whether this caller rebuilds it (every input in,
+// not over, not claimed before), and whether another has claimed it
+// already (a second report of the same loss, which is then moot).
+func (j *job) claimRebuild() (claimed, taken bool) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.rebuilding {
+		return false, true
+	}
+	if j.state != wololov1.JobState_JOB_STATE_RUNNING {
+		return false, false
+	}
+	for _, fs := range j.files {
+		if !fs.done {
+			return false, false
+		}
+	}
+	j.rebuilding = true
+	return true, false
+}
+
+// follow is the run that holds the job now: j, or the last run that
+// replaced it.
+func (j *job) follow() *job {
+	for {
+		j.mu.Lock()
+		next := j.replaced
+		j.mu.Unlock()
+		if next == nil {
+			return j
+		}
+		j = next
+	}
+}
+
+// dropInput deletes a job's retained input, if the gateway keeps any.
+func (js *jobs) dropInput(id string) {
+	if js.inputs == nil {
+		return
+	}
+	if err := js.inputs.Drop(id); err != nil {
+		js.log.Error("could not delete a job's retained input", "job", id, "error", err)
+	}
+}
+
+// replace makes the run that takes old over: old's description under a
+// fresh internal id, with the rebuild's line added, durable before the
+// run is known; the job's name then names it, and old's watchers follow
+// it. The caller drops old.
+func (js *jobs) replace(old *job, line string) (*job, error) {
+	// The description is read back from the store: a job keeps no header
+	// names in memory (see the package doc), and a rebuild is rare.
+	img, err := js.store.Load()
+	if err != nil {
+		return nil, errorf(ErrStore, "read job %q back for its rebuild: %v", old.name, err)
+	}
+	ji := img.Jobs[old.id]
+	if ji == nil || ji.Records[recordMeta] == nil {
+		return nil, errorf(ErrStore, "job %q: no description in the store to rebuild it from", old.name)
+	}
+	rec, err := decodeJobRecord(ji.Records[recordMeta])
+	if err != nil {
+		return nil, err
+	}
+	rec.RebuildOf = old.id
+	rec.Rebuilds = append(rec.Rebuilds, line)
+	id := jobid.New()
+	b, err := proto.Marshal(rec)
+	if err != nil {
+		return nil, err
+	}
+	if err := js.store.Commit(&transport.Commit{Job: id, Records: map[string][]byte{recordMeta: b}}); err != nil {
+		return nil, errorf(ErrStore, "store the rebuild of job %q: %v", old.name, err)
+	}
+	nj, err := js.newJob(id, rec)
+	if err != nil {
+		return nil, err
+	}
+	if err := js.inputs.Rename(old.id, id); err != nil {
+		return nil, err
+	}
+	js.mu.Lock()
+	js.add(nj)
+	js.mu.Unlock()
+	old.mu.Lock()
+	old.replaced = nj
+	old.notifyLocked()
+	old.mu.Unlock()
+	return nj, nil
+}
+
+// rebuild runs a job that lost a process's state again from its retained
+// input, if it can (claimRebuild, and the gateway retains input); it
+// reports whether the failure is handled (rebuilt, now or by another
+// report). When it is not, f's reason may say why no rebuild was made.
+func (g *Gateway) rebuild(old *job, f *transport.JobFailure) bool {
+	if g.jobs.inputs == nil {
+		return false
+	}
+	claimed, taken := old.claimRebuild()
+	if !claimed {
+		return taken
+	}
+	at := time.Now()
+	line := fmt.Sprintf("state lost at %s UTC, found by %s: %s; the job replayed its input", at.UTC().Format("15:04:05"), f.Reporter, f.Reason)
+	nj, err := g.jobs.replace(old, line)
+	if err != nil {
+		// Not rebuilt: the job fails as lost (its client may submit it
+		// again), with why the rebuild could not be made.
+		old.log.Error("could not rebuild the job from its retained input", "error", err)
+		f.Reason += fmt.Sprintf(" (and the gateway could not run it again from its retained input: %v)", err)
+		old.mu.Lock()
+		old.rebuilding = false
+		old.mu.Unlock()
+		return false
+	}
+	old.log.Warn("a process lost the job's state; the job runs again from its retained input", "reporter", f.Reporter, "reason", f.Reason, "new-run", nj.id)
+	g.forgetIntroduction(old.id)
+	if err := g.jobs.drop(old.id); err != nil {
+		g.cfg.Log.Error("drop the run a rebuild replaced", "job", old.id, "error", err)
+	}
+	g.queueDrops(old.id)
+	go g.replay(nj, at)
+	return true
+}
+
+// dropStaleInputs deletes the retained input of every job that is not
+// held, or is over (a gateway stopped between a job's end and the
+// deletion of its input; or a job dropped while it was down).
+func (js *jobs) dropStaleInputs() {
+	if js.inputs == nil {
+		return
+	}
+	ids, err := js.inputs.Jobs()
+	if err != nil {
+		js.log.Error("could not list the retained inputs", "error", err)
+		return
+	}
+	for _, id := range ids {
+		js.mu.Lock()
+		j := js.byID[id]
+		js.mu.Unlock()
+		if j != nil {
+			j.mu.Lock()
+			over := j.state == wololov1.JobState_JOB_STATE_DONE || j.state == wololov1.JobState_JOB_STATE_FAILED
+			j.mu.Unlock()
+			if !over {
+				continue
+			}
+		}
+		js.dropInput(id)
+	}
+}
+
+// resumeReplays goes on with the replays a restarted gateway found
+// unfinished: rebuilt jobs whose input is not all in again.
+func (g *Gateway) resumeReplays() {
+	if g.jobs.inputs == nil {
+		return
+	}
+	g.jobs.mu.Lock()
+	var todo []*job
+	for _, j := range g.jobs.byID {
+		if j.rebuildOf != "" && !j.inputDone() {
+			todo = append(todo, j)
+		}
+	}
+	g.jobs.mu.Unlock()
+	for _, j := range todo {
+		j.log.Info("resuming the replay of a rebuilt job's input")
+		go g.replay(j, time.Now())
+	}
+}
+
+// replay uploads the job's retained input, file by file in the job's
+// order, through the upload path; since is when the rebuild began. A
+// replay that fails fails the job with the reason.
+func (g *Gateway) replay(j *job, since time.Time) {
+	ctx := context.WithValue(context.Background(), replayOwner{}, j.owner)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		select {
+		case <-j.failed:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	for i, fs := range j.files {
+		r, err := g.jobs.inputs.Reader(j.id, inputName(i), fs.size)
+		if err == nil {
+			err = g.upload(newReplayStream(ctx, j, i, r))
+			r.Close()
+		}
+		if err != nil {
+			if j.failure() == nil {
+				reason := fmt.Sprintf("the replay of %s after a lost state failed: %v", fs.input, err)
+				if ferr := g.FailJob(transport.JobFailure{Job: j.id, Reporter: g.self.Name(), Reason: reason}); ferr != nil {
+					j.log.Error("record a failed replay", "error", ferr)
+				}
+			}
+			return
+		}
+	}
+	took := time.Since(since).Round(100 * time.Millisecond)
+	j.log.Info("rebuilt job's input replayed", "took", took)
+	j.mu.Lock()
+	if n := len(j.rebuilds); n > 0 {
+		j.rebuilds[n-1] += fmt.Sprintf(" in %s", took)
+		j.notifyLocked()
+	}
+	j.mu.Unlock()
+}
+
+// inputName is the name of a job's i'th input's retained copy: its index
+// (a table's key is not a file name).
+func inputName(i int) string { return strconv.Itoa(i) }
+
+// retainer is where an upload of the job's file'th input keeps a copy of
+// the bytes it takes: nil (keep none) for a replay, whose bytes are the
+// copy, and where the gateway retains no input.
+func (g *Gateway) retainer(stream uploadStream, j *job, file int) (*inputlog.Writer, error) {
+	if _, replay := stream.(*replayStream); replay || g.jobs.inputs == nil {
+		return nil, nil
+	}
+	w, err := g.jobs.inputs.Writer(j.id, inputName(file))
+	if err != nil {
+		return nil, errorf(ErrStore, "%v", err)
+	}
+	return w, nil
+}
+
+// replayStream is an upload stream that a replay feeds from a retained
+// copy of one input: the start frame, then the bytes from the offset the
+// upload path acknowledges first (its committed offset), in chunks, then
+// the finish.
+type replayStream struct {
+	ctx   context.Context
+	start *wololov1.UploadStart
+	size  int64
+	r     io.ReadSeeker
+	// at is the next offset to send; -1 until the first answer says it.
+	at       int64
+	started  bool
+	finished bool
+}
+
+func newReplayStream(ctx context.Context, j *job, file int, r io.ReadSeeker) *replayStream {
+	fs := j.files[file]
+	start := &wololov1.UploadStart{JobId: j.name}
+	if fs.isTable {
+		start.Table = fs.table
+	} else if file == 0 {
+		start.File = wololov1.InputFile_INPUT_FILE_MATCHES
+	} else {
+		start.File = wololov1.InputFile_INPUT_FILE_PLAYERS
+	}
+	return &replayStream{ctx: ctx, start: start, size: fs.size, r: r, at: -1}
+}
+
+// replayChunk is the size of a replay's data frames, a client's.
+const replayChunk = 1 << 20
+
+func (s *replayStream) Context() context.Context { return s.ctx }
+
+// Send takes the upload path's answers: the first says where to start.
+func (s *replayStream) Send(resp *wololov1.UploadResponse) error {
+	if s.at < 0 {
+		s.at = resp.GetOffset()
+		if _, err := s.r.Seek(s.at, io.SeekStart); err != nil {
+			return fmt.Errorf("replay: %w", err)
+		}
+	}
+	return nil
+}
+
+// Recv gives the next frame.
+func (s *replayStream) Recv() (*wololov1.UploadRequest, error) {
+	if err := s.ctx.Err(); err != nil {
+		return nil, err
+	}
+	switch {
+	case !s.started:
+		s.started = true
+		return &wololov1.UploadRequest{Frame: &wololov1.UploadRequest_Start{Start: s.start}}, nil
+	case s.at < 0:
+		return nil, fmt.Errorf("replay: data asked for before the upload said where to start")
+	case s.at < s.size:
+		n := min(int64(replayChunk), s.size-s.at)
+		data := getData(int(n))
+		if _, err := io.ReadFull(s.r, data); err != nil {
+			return nil, fmt.Errorf("replay at offset %d: %w", s.at, err)
+		}
+		s.at += n
+		return &wololov1.UploadRequest{Frame: &wololov1.UploadRequest_Data{Data: data}}, nil
+	case !s.finished:
+		s.finished = true
+		return &wololov1.UploadRequest{Frame: &wololov1.UploadRequest_Finish{Finish: &wololov1.UploadFinish{Size: s.size}}}, nil
+	}
+	return nil, io.EOF
+}

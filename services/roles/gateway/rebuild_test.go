@@ -1,0 +1,98 @@
+package gateway
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+
+	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
+	"github.com/wololo/wololo/services/roles/gateway/inputlog"
+	"github.com/wololo/wololo/transport"
+)
+
+// TestRebuildSurvivesARestartBeforeTheOldRunIsDropped: a gateway that
+// stops after a rebuild's description is durable and before the run it
+// replaces is dropped holds both runs of the job when it restarts; the
+// rebuild wins (the name names it, the old run is dropped here and queued
+// for every other process, its retained input is the new run's), and a
+// job without the rebuild is left alone.
+func TestRebuildSurvivesARestartBeforeTheOldRunIsDropped(t *testing.T) {
+	store := transport.NewMemStore()
+	inputs, err := inputlog.Open(filepath.Join(t.TempDir(), "input"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := testGatewayWith(t, store, Config{Retention: time.Hour, Inputs: inputs}, make(chan string, 4))
+	g := svc.(jobService).g
+	for _, name := range []string{"lost", "other"} {
+		if _, err := svc.CreateJob(context.Background(), createRequest(name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	oldID, otherID := internalID(t, g, "lost"), internalID(t, g, "other")
+	w, err := inputs.Writer(oldID, inputName(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.WriteAt([]byte("the retained bytes"), 0)
+	w.Close()
+
+	// What replace commits, and the stop before the drop.
+	img, err := store.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := decodeJobRecord(img.Jobs[oldID].Records[recordMeta])
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec.RebuildOf, rec.Rebuilds = oldID, []string{"state lost at 12:00:00 UTC, found by gateway-0: shard-1 lost this job's state"}
+	b, _ := proto.Marshal(rec)
+	const newID = "rebuiltrun01"
+	records := map[string][]byte{recordMeta: b}
+	// Its replay is over (else the restarted gateway would resume it).
+	for _, key := range []string{"matches.csv", "match_players.csv"} {
+		records[uploadKey(key)], _ = proto.Marshal(&wololov1.UploadRecord{Offset: 100, Done: true})
+	}
+	if err := store.Commit(&transport.Commit{Job: newID, Records: records}); err != nil {
+		t.Fatal(err)
+	}
+
+	dropped := make(chan string, 4)
+	svc = testGatewayWith(t, store, Config{Retention: time.Hour, Inputs: inputs}, dropped)
+	g = svc.(jobService).g
+	if id := internalID(t, g, "lost"); id != newID {
+		t.Fatalf("the job's name names run %s after the restart, want the rebuild %s", id, newID)
+	}
+	if id := internalID(t, g, "other"); id != otherID {
+		t.Fatalf("the other job is run %s, want %s still", id, otherID)
+	}
+	r, err := svc.GetJob(context.Background(), &wololov1.GetJobRequest{JobId: "lost"})
+	if err != nil || !slices.Equal(r.Job.Rebuilds, rec.Rebuilds) {
+		t.Fatalf("the rebuilt job says %v, %v; want its rebuild's line", r.GetJob().GetRebuilds(), err)
+	}
+	img, err = store.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, held := img.Jobs[oldID]; held || !slices.Contains(img.Dropped, oldID) {
+		t.Fatalf("the replaced run is still in the store (dropped: %v)", img.Dropped)
+	}
+	select {
+	case id := <-dropped:
+		if id != oldID {
+			t.Fatalf("dropped %s everywhere, want the replaced run %s", id, oldID)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the replaced run was not dropped everywhere")
+	}
+	data, err := os.ReadFile(filepath.Join(inputs.Path(), newID, inputName(0)))
+	if err != nil || string(data) != "the retained bytes" || inputs.Has(oldID) {
+		t.Fatalf("the new run's retained input: %q, %v (the old run's still there: %v)", data, err, inputs.Has(oldID))
+	}
+}
