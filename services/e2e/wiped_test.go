@@ -247,7 +247,10 @@ func TestLostShardIsRebuiltFromTheRetainedInput(t *testing.T) {
 	if rb := r.sum.Job.GetRebuilds(); len(rb) != 1 || !strings.Contains(rb[0], "shard-1 lost this job's state") || !strings.Contains(rb[0], "replayed its input in") {
 		t.Errorf("the job's report says %q; want one rebuild, naming shard-1 and the replay's time", rb)
 	}
-	t.Logf("the job's report: %q", r.sum.Job.GetRebuilds())
+	if !strings.Contains(notices.String(), "the gateway runs it again from the input it kept") {
+		t.Errorf("the client did not say the job was run again; its notices:\n%s", notices.String())
+	}
+	t.Logf("the job's report: %q; the client's notices:\n%s", r.sum.Job.GetRebuilds(), notices.String())
 	for _, in := range []string{"shard-0", "shard-1", "gateway-0"} {
 		for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 			img, err := c.Store(in).Load()

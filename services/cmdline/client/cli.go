@@ -264,6 +264,9 @@ func PrintReport(w io.Writer, job *wololov1.Job) {
 		}
 		fmt.Fprintln(w)
 	}
+	for _, line := range job.GetRebuilds() {
+		fmt.Fprintf(w, "  run again by the gateway: %s\n", line)
+	}
 }
 
 func runJob(ctx context.Context, cmd string, args []string, stdout, stderr io.Writer) error {

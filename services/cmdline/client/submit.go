@@ -338,9 +338,19 @@ func Submit(ctx context.Context, o SubmitOptions) (sum *Summary, err error) {
 	for _, in := range inputs {
 		p.total += in.size
 	}
+	// A rebuild by the gateway (Job.rebuilds) is said when it is seen:
+	// the job takes longer, and nothing is asked of the client.
+	rebuildsSeen := 0
+	saw := func(j *wololov1.Job) {
+		stall.saw(j)
+		for ; rebuildsSeen < len(j.GetRebuilds()); rebuildsSeen++ {
+			o.notice("job %s: %s (the gateway runs it again from the input it kept; nothing to do here)\n", sum.JobID, j.GetRebuilds()[rebuildsSeen])
+		}
+	}
 	var job *wololov1.Job
 	for {
-		job, err = run(ctx, gw, sum, inputs, o, p, stall.saw)
+		rebuildsSeen = 0 // a job submitted again is a new job
+		job, err = run(ctx, gw, sum, inputs, o, p, saw)
 		if err == nil && job.State == wololov1.JobState_JOB_STATE_DONE {
 			stall.stop()
 			// A gateway that loses its store now loses the answers too:

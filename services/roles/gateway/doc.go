@@ -105,6 +105,8 @@
 //     acknowledge the offset. A failed commit uses up no sequence number.
 //   - service.go, the JobService adapter; errors.go maps the domain's
 //     errors to gRPC codes in one function (toStatus).
+//   - rebuild.go, a lost job run again from its retained input: the new
+//     run, the replay through the upload path, its recovery.
 //   - gateway.go, the Gateway itself: its Config and its lifecycle, Serve,
 //     which sweeps abandoned jobs and drops deleted jobs everywhere, and
 //     FailJob, which fails a job an instance found lost (a store wiped
@@ -148,6 +150,13 @@
 // existed has none, so the jobs in flight when a deployment is upgraded
 // are reaped: upgrade with none running.
 //
+// Rebuilds (rebuild.go): a job whose every input is in, and which a
+// process then finds lost (its store wiped or replaced), is run again from
+// the copy of its input the gateway keeps (Config.Inputs, inputlog) under
+// a fresh internal id, without its client; rebuild.go holds the argument
+// that its answers stay exact.
+//
 // The gateway does not compute any query itself and touches no disk except
-// through the transport Store.
+// through the transport Store and the directory of retained inputs
+// (inputlog).
 package gateway

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"time"
 
 	"google.golang.org/protobuf/proto"
@@ -156,7 +157,7 @@ func (g *Gateway) rebuild(old *job, f *transport.JobFailure) bool {
 		return taken
 	}
 	at := time.Now()
-	line := fmt.Sprintf("state lost at %s UTC, found by %s: %s; the job replayed its input", at.UTC().Format("15:04:05"), f.Reporter, f.Reason)
+	line := fmt.Sprintf("state lost at %s UTC, found by %s: %s; the job replayed its input", at.UTC().Format("15:04:05"), f.Reporter, strings.TrimSuffix(f.Reason, " and the job cannot complete"))
 	nj, err := g.jobs.replace(old, line)
 	if err != nil {
 		// Not rebuilt: the job fails as lost (its client may submit it
