@@ -25,8 +25,8 @@ master, named volumes, the gateway's port published, the masters given the
 docker-proxy's socket, no restart policies (the masters restart).
 
 With --swarm, the Docker Swarm stack instead (docker stack deploy): one
-service of one replica per instance, each pinned to the node labelled
-<project>.<instance>=true, the masters on managers with the swarm runtime,
+service of one replica per instance, the gateway and the masters pinned
+to the node labelled <project>.<instance>=true (shards run anywhere), the masters on managers with the swarm runtime,
 an encrypted overlay network, the certificates as swarm secrets, resource
 limits, ports published in host mode (not through the routing mesh) from --port-base.
 `, stderr)

@@ -17,10 +17,16 @@ import (
 //     with deploy.restart_policy condition none (the masters supervise),
 //     restarted by the masters' swarm runtime with a forced update; the
 //     update order is stop-first, so an instance never runs twice;
-//   - every instance is pinned to the node carrying the node label
-//     NODELABEL == true (NodeLabel: "<project>.<instance>"), since its named
-//     volume lives on one node; the masters also need a manager node
-//     (node.role == manager), where the docker-proxy runs;
+//   - the gateway and the masters are pinned to the node carrying the
+//     node label NODELABEL == true (NodeLabel: "<project>.<instance>"),
+//     since their named volume lives on one node and holds what nothing
+//     else can give back (the jobs and their retained input; the masters'
+//     terms and promises); the masters also need a manager node
+//     (node.role == manager), where the docker-proxy runs. The shards are
+//     not pinned: a shard started on another node starts with an empty
+//     volume there, and the jobs whose state it lost are run again from
+//     their input (by the gateway, or by their attached client while an
+//     upload is not over), so Swarm may place it on any live node;
 //   - the docker-proxy is a global service on the managers with --swarm
 //     (the masters' calls are service and task calls), restarted by Swarm
 //     itself (it is no graph process); it shares a node-local volume with
@@ -87,6 +93,12 @@ func (o *StackOptions) defaults() {
 	o.Options.defaults()
 }
 
+// pinned reports whether an instance must run on the node of its volume:
+// the gateway and the masters (see the stack's notes above), not a shard.
+func pinned(top deploy.Topology, in deploy.Instance) bool {
+	return in.Stage == deploy.MasterStage || in.Stage == top.Gateway().Name
+}
+
 // NodeLabel is the node label that must be "true" on the node an instance
 // runs on (where its volume is): "<project>.<instance>".
 func NodeLabel(project, instance string) string { return project + "." + instance }
@@ -113,7 +125,8 @@ func GenerateStack(top deploy.Topology, o StackOptions) ([]byte, error) {
 	fmt.Fprintf(&w, "# A Docker Swarm stack of %d graph processes and %d masters: deploy it as\n", len(top.Instances()), top.Masters)
 	fmt.Fprintf(&w, "# `docker stack deploy -c stack.yaml %s` (make swarm-up). Swarm restarts\n", o.Project)
 	fmt.Fprintf(&w, "# nothing but the docker-proxy: the leading master restarts what dies.\n")
-	fmt.Fprintf(&w, "# Each instance runs on the node labelled %s.<instance>=true (its volume's).\n", o.Project)
+	fmt.Fprintf(&w, "# The gateway and each master run on the node labelled %s.<instance>=true (its volume's);\n", o.Project)
+	fmt.Fprintf(&w, "# a shard runs on any node (what it loses with its volume is replayed).\n")
 	fmt.Fprintf(&w, "version: \"3.8\"\n\n")
 	if custom != "" {
 		fmt.Fprintf(&w, "x-topology: &topology '%s'\n\n", strings.ReplaceAll(custom, "'", "''"))
@@ -127,7 +140,10 @@ func GenerateStack(top deploy.Topology, o StackOptions) ([]byte, error) {
 		master := in.Stage == deploy.MasterStage
 		var ports []string
 		mounts := []string{name + "-data:" + DataDir}
-		constraints := []string{"node.labels." + NodeLabel(o.Project, name) + " == true"}
+		var constraints []string
+		if pinned(top, in) {
+			constraints = []string{"node.labels." + NodeLabel(o.Project, name) + " == true"}
+		}
 		switch {
 		case master:
 			ports = []string{publish(port, port+shift)}
@@ -170,7 +186,9 @@ func GenerateStack(top deploy.Topology, o StackOptions) ([]byte, error) {
 		writeLabels(&w, "      ", labels)
 		w.WriteString("      restart_policy: {condition: none}\n")
 		w.WriteString("      update_config: {parallelism: 1, delay: 0s, order: stop-first, failure_action: continue, monitor: 1s}\n")
-		fmt.Fprintf(&w, "      placement: {constraints: %s}\n", flow(constraints))
+		if len(constraints) > 0 {
+			fmt.Fprintf(&w, "      placement: {constraints: %s}\n", flow(constraints))
+		}
 		writeStackLimits(&w, limitsOf(in))
 	}
 	writeStackProxy(&w, o)
