@@ -25,8 +25,8 @@ func TestMain(m *testing.M) { testkit.Main(m) }
 // TestChaosLocal is the crash harness on real processes: two seeds, 24
 // SIGKILLs each across every kind of process, the leading master among
 // them, some after the upload, with the 3 masters doing every restart (in
-// the second seed's, two of them lose their victim's disk, and the client
-// submits the lost job again); the four outputs must be byte-equal to the
+// the second seed's, two of them lose their victim's disk, and the gateway
+// or the client runs the lost job again); the four outputs must be byte-equal to the
 // reference.
 func TestChaosLocal(t *testing.T) {
 	if testing.Short() {
