@@ -19,6 +19,11 @@ const (
 	KillAt = 0.7
 	// TargetKillCost bounds what one SIGKILL adds to the job.
 	TargetKillCost = 3 * time.Second
+	// TargetDiskLossSlack bounds what a SIGKILL that also loses the
+	// victim's data directory adds to the job beyond the time to replay
+	// the input up to the kill (taken as the time to the kill: the input
+	// came in at that pace).
+	TargetDiskLossSlack = 2 * time.Second
 	// TargetIdleDisk bounds what an idle cluster's stores hold, per store.
 	TargetIdleDisk = 16 << 20
 	// TargetDiskRatio bounds the stores' peak during a job, as a multiple
@@ -28,15 +33,23 @@ const (
 
 // kills runs local mode once per kind of process (the gateway, and the
 // last instance of every other task), SIGKILLing it at KillAt of the
-// median local run's wall time.
+// median local run's wall time; then once more with the last of those
+// (a shard) SIGKILLed there and its data directory deleted before its
+// restart (LocalRun.DiskLost), as a node that does not come back.
 func (b *bencher) kills(ctx context.Context, r *Report) error {
 	if r.Local.Wall <= 0 {
 		return nil
 	}
 	at := time.Duration(float64(r.Local.Wall) * KillAt)
-	for _, victim := range killVictims(r.Local.Procs) {
-		b.logf("local mode with %s SIGKILLed after %s...", victim, secs(at))
-		out := filepath.Join(b.o.Work, "local-kill-"+victim)
+	victims := killVictims(r.Local.Procs)
+	for i, victim := range append(victims, victims[len(victims)-1]) {
+		lose := i == len(victims)
+		what, name := "SIGKILLed", victim
+		if lose {
+			what, name = "SIGKILLed and its data directory deleted", victim+"-disk"
+		}
+		b.logf("local mode with %s %s after %s...", victim, what, secs(at))
+		out := filepath.Join(b.o.Work, "local-kill-"+name)
 		var killedAt time.Duration // set by the killing function, which runLocal waits for
 		run, err := runLocal(ctx, b.o, b.bin, out, filepath.Join(b.o.Work, "profiles-kill"), false, b.logf,
 			func(ctx context.Context, cl *local.Cluster) {
@@ -46,19 +59,25 @@ func (b *bencher) kills(ctx context.Context, r *Report) error {
 					return
 				case <-time.After(at):
 				}
-				if err := cl.Kill(victim, syscall.SIGKILL); err != nil {
+				var err error
+				if lose {
+					_, err = cl.LoseDisk(victim)
+				} else {
+					err = cl.Kill(victim, syscall.SIGKILL)
+				}
+				if err != nil {
 					b.logf("kill %s: %v", victim, err)
 					return
 				}
 				killedAt = time.Since(start)
 			})
 		if err != nil {
-			return fmt.Errorf("local mode with %s killed: %w", victim, err)
+			return fmt.Errorf("local mode with %s %s: %w", victim, what, err)
 		}
-		run.Killed, run.KilledAt = victim, killedAt
-		run.Equal = b.check("local with "+victim+" killed", out)
+		run.Killed, run.KilledAt, run.DiskLost = victim, killedAt, lose
+		run.Equal = b.check("local with "+victim+" "+what, out)
 		r.Kills = append(r.Kills, run)
-		b.logf("local with %s killed at %s: %s end to end (+%s), outputs equal: %v", victim, secs(run.KilledAt), secs(run.Wall), secs(run.Wall-r.Local.Wall), run.Equal)
+		b.logf("local with %s %s at %s: %s end to end (+%s), outputs equal: %v", victim, what, secs(run.KilledAt), secs(run.Wall), secs(run.Wall-r.Local.Wall), run.Equal)
 	}
 	return nil
 }
@@ -89,24 +108,36 @@ func killVictims(procs []ProcStat) []string {
 // run, and whether that is within TargetKillCost (and the outputs exact).
 func (r Report) KillCost(k LocalRun) (time.Duration, bool) {
 	d := k.Wall - r.Local.Wall
+	if k.DiskLost {
+		return d, k.Equal && d <= k.KilledAt+TargetDiskLossSlack
+	}
 	return d, k.Equal && d <= TargetKillCost
 }
 
 // sampleDisk measures dir every period until ctx ends, then sends the
-// largest value seen.
-func sampleDisk(ctx context.Context, dir string, period time.Duration) <-chan int64 {
-	peak := make(chan int64, 1)
+// largest values seen: of the stores (dir without the gateway's retained
+// input, DIR/*/input) and of the retained input.
+func sampleDisk(ctx context.Context, dir string, period time.Duration) <-chan [2]int64 {
+	peak := make(chan [2]int64, 1)
+	measure := func(most [2]int64) [2]int64 {
+		var retained int64
+		inputs, _ := filepath.Glob(filepath.Join(dir, "*", "input"))
+		for _, in := range inputs {
+			retained += diskuse.Dir(in)
+		}
+		return [2]int64{max(most[0], diskuse.Dir(dir)-retained), max(most[1], retained)}
+	}
 	go func() {
-		most := diskuse.Dir(dir)
+		most := measure([2]int64{})
 		t := time.NewTicker(period)
 		defer t.Stop()
 		for {
 			select {
 			case <-ctx.Done():
-				peak <- max(most, diskuse.Dir(dir))
+				peak <- measure(most)
 				return
 			case <-t.C:
-				most = max(most, diskuse.Dir(dir))
+				most = measure(most)
 			}
 		}
 	}()

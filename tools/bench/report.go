@@ -171,13 +171,18 @@ type LocalRun struct {
 	// OtherCPU is MachineBusy minus the processes' and the client's CPU.
 	OtherCPU time.Duration
 	// DiskIdle is what the processes' data directories held on disk once
-	// the cluster was up, before the job; DiskPeak the most they held
-	// during the job (sampled).
+	// the cluster was up, before the job; DiskPeak the most their stores
+	// held during the job (sampled), RetainedPeak the most the gateway's
+	// copy of the job's input (inputlog) held.
 	DiskIdle, DiskPeak int64
+	RetainedPeak       int64 `json:",omitempty"`
 	// Killed is the instance SIGKILLed during the job ("" for none), and
 	// KilledAt when, from the submit.
 	Killed   string
 	KilledAt time.Duration
+	// DiskLost: the killed instance's data directory was deleted before
+	// its restart (local.Cluster.LoseDisk).
+	DiskLost bool `json:",omitempty"`
 }
 
 // stageOf is an instance's stage: "q3-joiner-1" → "q3-joiner".
@@ -738,13 +743,16 @@ func renderStorageTargets(p func(string, ...any), r Report) {
 	}
 	if in := r.Dataset.Bytes(); in > 0 && r.Local.DiskPeak > 0 {
 		ratio := float64(r.Local.DiskPeak) / float64(in)
-		p("| Disk used during the job <= %.1fx the input | %s at the peak, %.2fx the input | %s |\n",
-			TargetDiskRatio, mib(r.Local.DiskPeak), ratio, yesNo(ratio <= TargetDiskRatio))
+		p("| The stores' disk during the job <= %.1fx the input | %s at the peak, %.2fx the input; besides, the gateway's copy of the input a rebuild replays: %s, %.2fx | %s |\n",
+			TargetDiskRatio, mib(r.Local.DiskPeak), ratio, mib(r.Local.RetainedPeak), float64(r.Local.RetainedPeak)/float64(in), yesNo(ratio <= TargetDiskRatio))
 	}
 	if len(r.Kills) > 0 {
 		worst, met := time.Duration(0), true
 		victim := ""
 		for _, k := range r.Kills {
+			if k.DiskLost {
+				continue
+			}
 			d, ok := r.KillCost(k)
 			met = met && ok
 			if victim == "" || d > worst {
@@ -753,6 +761,13 @@ func renderStorageTargets(p func(string, ...any), r Report) {
 		}
 		p("| A SIGKILL of any one process at %.0f%% of the job adds <= %g s | worst %+.2f s (%s) | %s |\n",
 			KillAt*100, TargetKillCost.Seconds(), worst.Seconds(), victim, yesNo(met))
+		for _, k := range r.Kills {
+			if k.DiskLost {
+				d, ok := r.KillCost(k)
+				p("| %s SIGKILLed at %.0f%% of the job with its data directory deleted adds <= the time to that point + %g s | %+.2f s (killed at %s) | %s |\n",
+					k.Killed, KillAt*100, TargetDiskLossSlack.Seconds(), d.Seconds(), secs(k.KilledAt), yesNo(ok))
+			}
+		}
 	}
 }
 
@@ -762,7 +777,7 @@ func renderKills(p func(string, ...any), r Report) {
 		return
 	}
 	p("## A SIGKILL at %.0f%% of the job\n\n", KillAt*100)
-	p("Local mode again, once per kind of process, with that process SIGKILLed at %.0f%% of the median local run's wall time (%s); the masters restart it, it recovers from its store, and the job goes on.\n\n", KillAt*100, secs(r.Local.Wall))
+	p("Local mode again, once per kind of process, with that process SIGKILLed at %.0f%% of the median local run's wall time (%s); the masters restart it, it recovers from its store, and the job goes on. The last row's victim also loses its data directory before the restart, as a node that does not come back: the job runs again from its input (the gateway replays it when its upload was over, else the client submits it again).\n\n", KillAt*100, secs(r.Local.Wall))
 	p("| Killed | At | Job wall time | Added to the median run | Restarts | Outputs |\n|---|---:|---:|---:|---:|---|\n")
 	for _, k := range r.Kills {
 		d, _ := r.KillCost(k)
@@ -772,7 +787,11 @@ func renderKills(p func(string, ...any), r Report) {
 				restarts = ps.Restarts
 			}
 		}
-		p("| %s | %s | %s | %+.2f s | %d | %s |\n", k.Killed, secs(k.KilledAt), secs(k.Wall), d.Seconds(), restarts, equal(ProcessRun{Wall: k.Wall, Equal: k.Equal}))
+		killed := k.Killed
+		if k.DiskLost {
+			killed += ", data directory deleted"
+		}
+		p("| %s | %s | %s | %+.2f s | %d | %s |\n", killed, secs(k.KilledAt), secs(k.Wall), d.Seconds(), restarts, equal(ProcessRun{Wall: k.Wall, Equal: k.Equal}))
 	}
 	p("\n")
 }

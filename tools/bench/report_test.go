@@ -735,10 +735,13 @@ func TestRenderStorageAndKills(t *testing.T) {
 	r := fixedReport()
 	r.Local.Procs[0].DiskIdle = 2 << 20
 	r.Local.Procs[1].DiskIdle = 40 << 20
-	r.Local.DiskIdle, r.Local.DiskPeak = 42<<20, 900e6
+	r.Local.DiskIdle, r.Local.DiskPeak, r.Local.RetainedPeak = 42<<20, 900e6, 800e6
 	r.Kills = []LocalRun{
 		{Killed: "gateway-0", KilledAt: 17 * time.Second, Wall: 25 * time.Second, Equal: true, Procs: []ProcStat{{Instance: "gateway-0", Restarts: 1}}},
 		{Killed: "q3-joiner-0", KilledAt: 17 * time.Second, Wall: 28 * time.Second, Equal: true},
+		// The disk loss: allowed the time to the kill and 2 s more, and
+		// left out of the plain kills' worst.
+		{Killed: "shard-1", KilledAt: 17 * time.Second, Wall: 42 * time.Second, Equal: true, DiskLost: true},
 	}
 	var b strings.Builder
 	if err := Render(&b, r); err != nil {
@@ -746,10 +749,12 @@ func TestRenderStorageAndKills(t *testing.T) {
 	}
 	for _, want := range []string{
 		"| An idle store <= 16 MiB on disk | largest 40 MiB (q3-joiner-0); 42 MiB for the whole idle cluster | **no** |",
-		"| Disk used during the job <= 1.5x the input | 858 MiB at the peak, 1.12x the input | **yes** |",
+		"| The stores' disk during the job <= 1.5x the input | 858 MiB at the peak, 1.12x the input; besides, the gateway's copy of the input a rebuild replays: 763 MiB, 1.00x | **yes** |",
 		"| A SIGKILL of any one process at 70% of the job adds <= 3 s | worst +4.00 s (q3-joiner-0) | **no** |",
 		"## A SIGKILL at 70% of the job",
 		"| gateway-0 | 17.00 s | 25.00 s | +1.00 s | 1 | byte-equal to the reference |",
+		"| shard-1, data directory deleted | 17.00 s | 42.00 s | +18.00 s | 0 | byte-equal to the reference |",
+		"| shard-1 SIGKILLed at 70% of the job with its data directory deleted adds <= the time to that point + 2 s | +18.00 s (killed at 17.00 s) | **yes** |",
 	} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("report lacks %q", want)

@@ -247,7 +247,8 @@ func runLocal(ctx context.Context, o Options, bin, outDir, profDir string, insec
 	lr.Wall = time.Since(s0)
 	jobDone()
 	alongside.Wait() // what runs during the job is done with the cluster before it stops
-	lr.DiskPeak = <-peak
+	peaks := <-peak
+	lr.DiskPeak, lr.RetainedPeak = peaks[0], peaks[1]
 	if err != nil {
 		return lr, fmt.Errorf("local mode: %w (logs in %s/*.log)", err, cl.DataDir())
 	}

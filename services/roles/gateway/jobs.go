@@ -95,6 +95,7 @@ type fileState struct {
 	cols      ingest.Columns // of the two files only
 	names     []string       // the header's column names, in file order (a job with a plan only)
 	size      int64
+	start     int64  // the offset of its first record, past the header
 	print     []byte // the client's fingerprint of the file (at most maxFingerprint bytes)
 	offset    int64  // committed: every record before it is in the outbox
 	report    schema.FileReport
@@ -506,7 +507,7 @@ func (js *jobs) newJob(id string, rec *wololov1.JobRecord) (*job, error) {
 	}
 	seen := map[string]bool{}
 	for i, f := range rec.Files {
-		fs := &fileState{size: f.Size, print: f.Fingerprint, offset: f.DataOffset, report: schema.FileReport{Missing: map[string]int64{}}}
+		fs := &fileState{size: f.Size, start: f.DataOffset, print: f.Fingerprint, offset: f.DataOffset, report: schema.FileReport{Missing: map[string]int64{}}}
 		if i < len(schema.Files) {
 			fs.input = fileInput(schema.File(i))
 			cols, err := ingest.ParseColumns(schema.File(i), f.Columns)

@@ -53,10 +53,11 @@ import (
 type replayOwner struct{}
 
 // claimRebuild decides whether the job is run again from its retained
-// input, once: it reports whether this caller rebuilds it (every input in,
-// not over, not claimed before), and whether another has claimed it
-// already (a second report of the same loss, which is then moot).
-func (j *job) claimRebuild() (claimed, taken bool) {
+// input, once: it reports whether this caller rebuilds it (every input in
+// and whole: a copy of each, not over, not claimed before), and whether
+// another has claimed it already (a second report of the same loss, which
+// is then moot).
+func (j *job) claimRebuild(whole func() bool) (claimed, taken bool) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.rebuilding {
@@ -69,6 +70,9 @@ func (j *job) claimRebuild() (claimed, taken bool) {
 		if !fs.done {
 			return false, false
 		}
+	}
+	if !whole() {
+		return false, false
 	}
 	j.rebuilding = true
 	return true, false
@@ -152,7 +156,15 @@ func (g *Gateway) rebuild(old *job, f *transport.JobFailure) bool {
 	if g.jobs.inputs == nil {
 		return false
 	}
-	claimed, taken := old.claimRebuild()
+	claimed, taken := old.claimRebuild(func() bool {
+		for i, fs := range old.files {
+			if !g.jobs.inputs.Whole(old.id, inputName(i), fs.size) {
+				old.log.Warn("no whole copy of the job's input to run it again from", "file", fs.input)
+				return false
+			}
+		}
+		return true
+	})
 	if !claimed {
 		return taken
 	}
@@ -278,7 +290,11 @@ func (g *Gateway) retainer(stream uploadStream, j *job, file int) (*inputlog.Wri
 	if _, replay := stream.(*replayStream); replay || g.jobs.inputs == nil {
 		return nil, nil
 	}
-	w, err := g.jobs.inputs.Writer(j.id, inputName(file))
+	fs := j.files[file]
+	j.mu.Lock()
+	from := fs.offset
+	j.mu.Unlock()
+	w, err := g.jobs.inputs.Writer(j.id, inputName(file), fs.start, from)
 	if err != nil {
 		return nil, errorf(ErrStore, "%v", err)
 	}

@@ -35,7 +35,7 @@ func TestRebuildSurvivesARestartBeforeTheOldRunIsDropped(t *testing.T) {
 		}
 	}
 	oldID, otherID := internalID(t, g, "lost"), internalID(t, g, "other")
-	w, err := inputs.Writer(oldID, inputName(0))
+	w, err := inputs.Writer(oldID, inputName(0), 0, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -128,8 +128,14 @@ type Config struct {
 	// syncs up when it opens the store). Made if nil.
 	StoreTimes *metrics.StoreTimes
 	// DataDir, if set, is the store's directory, whose filesystem's free
-	// space Admin serves (metrics.NewDiskCollector).
+	// space Admin serves (metrics.NewDiskCollector); the gateway keeps
+	// the jobs' retained input in DataDir/input (gateway.Config.Inputs).
 	DataDir string
+	// NoRetainedInput (gateway, --retain-input=false) keeps no copy of
+	// the jobs' input: a job a process loses fails for its client to
+	// submit again, and the gateway's disk holds 1.0x less of each
+	// unfinished job's input.
+	NoRetainedInput bool
 }
 
 // WithDefaults returns the config with an in-memory store and a null
@@ -251,7 +257,7 @@ func New(cfg Config) (*Node, error) {
 		// the store, on the same disk: lost with it, when the client
 		// submits the job again instead.
 		var inputs *inputlog.Dir
-		if cfg.DataDir != "" {
+		if cfg.DataDir != "" && !cfg.NoRetainedInput {
 			if inputs, err = inputlog.Open(filepath.Join(cfg.DataDir, "input")); err != nil {
 				return nil, err
 			}

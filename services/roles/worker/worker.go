@@ -92,6 +92,7 @@ func run(ctx context.Context, cmd string, args []string, stderr io.Writer) error
 	clientMaxBytes := fs.Int64("client-max-bytes", 0, "gateway: declared bytes of one client's unfinished jobs together (default 16 GiB)")
 	maxRecordBytes := fs.Int("max-record-bytes", 0, "gateway: a data record longer than this is skipped and counted as malformed (default 1 MiB, at most 2 MiB; the reference's --max-record-bytes must match)")
 	maxMalformed := fs.Float64("max-malformed", schema.DefaultMaxMalformed, "gateway: share of a file's records that may be malformed, 0 to 1 (1: no limit), for a job whose client sets none; past it the job fails at the end of that file's upload (up to 10 malformed records are always tolerated unless it is 0)")
+	retainInput := fs.Bool("retain-input", true, "gateway with --data: keep a copy of each job's uploaded input in DATA/input until the job is over (1.0x the input of every unfinished job), from which a job a process lost runs again without its client; false: such a job fails, and an attached client submits it again")
 	maxJobs := fs.Int("max-jobs", 0, "jobs this process holds at once; more are refused (ResourceExhausted) until one is fetched (default 1024)")
 	outboxLimit := fs.Int("outbox-limit", 0, "unacknowledged batches per output channel before input stops (default 32)")
 	var rpcLimits rpc.Limits
@@ -183,7 +184,7 @@ func run(ctx context.Context, cmd string, args []string, stderr io.Writer) error
 		BatchRows: *batchRows, OutboxLimit: *outboxLimit, MaxJobs: *maxJobs, UploadIdle: *uploadIdle,
 		ClientMaxJobs: *clientMaxJobs, ClientMaxHeldJobs: *clientMaxHeldJobs, MaxJobBytes: *maxJobBytes, ClientMaxBytes: *clientMaxBytes,
 		MaxHeaderBytes: *maxHeaderBytes, MaxQueries: *maxQueries, MaxHeldBytes: *maxHeld, MaxTables: *maxTables, MaxQueryBytes: *maxQueryBytes, MaxRecordBytes: *maxRecordBytes, MaxMalformed: &limit,
-		Admin: al, StoreTimes: times, RPCLimits: rpcLimits, DataDir: *dataDir,
+		Admin: al, StoreTimes: times, RPCLimits: rpcLimits, DataDir: *dataDir, NoRetainedInput: !*retainInput,
 	})
 	if err != nil {
 		l.Close()

@@ -13,7 +13,7 @@ func TestCopyAtOffsetsResentAndRead(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := d.Writer("job1", "0")
+	w, err := d.Writer("job1", "0", 4, 4)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,7 +29,7 @@ func TestCopyAtOffsetsResentAndRead(t *testing.T) {
 		}
 	}
 	w.Close()
-	if w, err = d.Writer("job1", "0"); err != nil {
+	if w, err = d.Writer("job1", "0", 4, 7); err != nil || w == nil {
 		t.Fatal(err)
 	}
 	if err := w.WriteAt([]byte("defg"), 7); err != nil {
@@ -79,16 +79,35 @@ func TestCopyAtOffsetsResentAndRead(t *testing.T) {
 	}
 }
 
+// TestNoCopyWithAHole: an upload that resumes past what the copy holds
+// (the copy lost, or kept by no gateway when those bytes came) gets no
+// Writer, and the partial copy is deleted, so that no replay reads a hole.
+func TestNoCopyWithAHole(t *testing.T) {
+	d, err := Open(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w, err := d.Writer("job", "0", 10, 50); err != nil || w != nil {
+		t.Fatalf("a resume at 50 with no copy: %v, %v; want no Writer", w, err)
+	}
+	w, _ := d.Writer("job", "0", 10, 10)
+	w.WriteAt(make([]byte, 20), 10)
+	w.Close()
+	if w, err := d.Writer("job", "0", 10, 50); err != nil || w != nil || d.Whole("job", "0", 30) {
+		t.Fatalf("a resume at 50 with a copy to 30: %v, %v (copy whole: %v); want no Writer, the copy gone", w, err, d.Whole("job", "0", 30))
+	}
+}
+
 func TestNamesArePlainFileNames(t *testing.T) {
 	d, err := Open(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, bad := range []string{"", ".", "..", "../x", "a/b", `a\b`, "a\x00b"} {
-		if _, err := d.Writer(bad, "0"); err == nil {
+		if _, err := d.Writer(bad, "0", 0, 0); err == nil {
 			t.Errorf("job %q accepted", bad)
 		}
-		if _, err := d.Writer("job", bad); err == nil {
+		if _, err := d.Writer("job", bad, 0, 0); err == nil {
 			t.Errorf("input %q accepted", bad)
 		}
 		if err := d.Drop(bad); err == nil {
