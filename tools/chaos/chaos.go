@@ -177,8 +177,10 @@ type Report struct {
 	Restarts  int
 	JobLost   bool // the gateway stopped knowing the job after a restart
 	// Rebuilds are why the job was lost (a disk lost) and submitted
-	// again, each time.
+	// again by the client, each time; Replays the gateway's runs of the
+	// (last) job again from its retained input (Job.rebuilds).
 	Rebuilds []string
+	Replays  []string
 	RefDir   string
 	LogsAt   string // where the processes' logs are, for a failed run
 	// Frozen is the instance paused during the run ("" if none), and
@@ -383,7 +385,7 @@ func drive(ctx context.Context, o Options, want *answers, tgt target, gateway st
 	rep.SubmitErr = err
 	rep.Kills = k.kills
 	if sum != nil {
-		rep.Rebuilds = sum.Rebuilds
+		rep.Rebuilds, rep.Replays = sum.Rebuilds, sum.Job.GetRebuilds()
 	}
 	if sh != nil {
 		rep.Frames = sh.frames.Load()
@@ -1073,7 +1075,10 @@ func printSummary(w io.Writer, o Options, rep *Report) {
 		}
 	}
 	if disks > 0 {
-		fmt.Fprintf(w, "chaos: %d kills lost their victim's disk; the client submitted the lost job again %d times\n", disks, len(rep.Rebuilds))
+		fmt.Fprintf(w, "chaos: %d kills lost their victim's disk; the gateway ran the job again from its retained input %d times, the client submitted it again %d times\n", disks, len(rep.Replays), len(rep.Rebuilds))
+		for _, r := range rep.Replays {
+			fmt.Fprintf(w, "chaos:   run again by the gateway: %s\n", r)
+		}
 	}
 	if rep.Frozen != "" {
 		fmt.Fprintf(w, "chaos: paused %s; the masters replaced it after %s\n", rep.Frozen, fmtDur(rep.FrozenFor))

@@ -8,9 +8,12 @@
 // evaluator's answers on the same files, worked out before the job starts.
 //
 // Some kills also lose their victim's disk (Options.DiskLosses, a tenth of
-// the kills by default; local only, local.Cluster.LoseDisk): a gateway or
-// worker is SIGKILLed and restarted on an empty data directory, as a
-// process brought back on a new node would be. The job is then lost
+// the kills by default; local.Cluster.LoseDisk, and for containers
+// dockerTarget.LoseDisk, which empties the volume through its directory on
+// this machine): a gateway or worker is SIGKILLed and restarted on an
+// empty data directory, as a process brought back on a new node would be.
+// A job whose input was all in is then run again by the gateway from the
+// input it kept (Job.rebuilds, Report.Replays); otherwise it is lost
 // (Job.state_lost, or gone from a gateway that lost its store), and the
 // client submits it again from its files (client.SubmitOptions.Rebuilds,
 // one per lost disk at most); the outputs are still compared byte for

@@ -8,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"sync"
@@ -29,6 +31,7 @@ import (
 	"github.com/wololo/wololo/services/ops/healthcheck"
 	"github.com/wololo/wololo/services/roles/local"
 	"github.com/wololo/wololo/services/wire/pki"
+	"github.com/wololo/wololo/tools/compose"
 )
 
 // dockerTarget is the containers of one compose project, found by the
@@ -254,6 +257,75 @@ func (d *dockerTarget) Signal(instance string, sig syscall.Signal) (int, error) 
 		}
 	}
 	return c.State.Pid, nil
+}
+
+// LoseDisk SIGKILLs an instance's container and empties its data volume
+// before the masters start it again, as a node whose disk does not come
+// back. The volume is emptied through its directory on this machine
+// (the engine's Mountpoint): a remote engine's cannot be, and that is an
+// error. A container the masters started again before the volume was
+// empty (it may have read part of it) is killed and emptied again.
+func (d *dockerTarget) LoseDisk(instance string) (int, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, err := d.inspect(ctx, instance)
+	if err != nil {
+		return 0, err
+	}
+	dir := ""
+	for _, m := range c.Mounts {
+		if m.Destination == compose.DataDir && m.Name != "" {
+			v, err := d.cli.VolumeInspect(ctx, m.Name)
+			if err != nil {
+				return 0, fmt.Errorf("lose %s's disk: %w", instance, err)
+			}
+			dir = v.Mountpoint
+		}
+	}
+	if dir == "" {
+		return 0, fmt.Errorf("lose %s's disk: no named volume at %s", instance, compose.DataDir)
+	}
+	if _, err := os.Stat(dir); err != nil {
+		return 0, fmt.Errorf("lose %s's disk: its volume's directory is not on this machine (a remote engine?): %w", instance, err)
+	}
+	pid := 0
+	for attempt := 0; ; attempt++ {
+		killed := time.Now()
+		p, err := d.Signal(instance, syscall.SIGKILL)
+		if err != nil && attempt == 0 {
+			return 0, err
+		}
+		if attempt == 0 {
+			pid = p
+		}
+		if err := emptyDir(dir); err != nil {
+			return pid, fmt.Errorf("lose %s's disk: %w", instance, err)
+		}
+		wiped := time.Now()
+		// Started again while the volume was being emptied: it may have
+		// read part of the old store.
+		again, err := d.inspect(ctx, instance)
+		if err != nil || again.State == nil || !again.State.Running || attempt == 3 {
+			return pid, nil
+		}
+		if started, err := time.Parse(time.RFC3339Nano, again.State.StartedAt); err != nil || started.Before(killed) || started.After(wiped) {
+			return pid, nil
+		}
+	}
+}
+
+// emptyDir deletes everything in dir, not dir itself.
+func emptyDir(dir string) error {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	for _, e := range ents {
+		if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Pause freezes an instance's container (docker pause).

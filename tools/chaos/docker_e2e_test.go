@@ -107,7 +107,7 @@ func TestDockerE2E(t *testing.T) {
 	w := testkit.Writer(t)
 	rep, err := Docker(ctx, Options{
 		Matches: matches, Players: players, Out: t.TempDir(),
-		Kills: 12, Seed: 3, Interval: DefaultDockerInterval, Masters: -1, Stdout: w, Progress: w,
+		Kills: 12, DiskLosses: 2, Seed: 3, Interval: DefaultDockerInterval, Masters: -1, Stdout: w, Progress: w,
 	}, project, "127.0.0.1", tlsDir)
 	if err != nil {
 		t.Fatalf("chaos against the containers: %v", err)
