@@ -184,7 +184,7 @@ func compileConjunct(e *plan.Expr) conjunct {
 }
 
 // TrueRows is, for each condition, the rows of b where it is true, in
-// order.
+// order: slices to read only, which conditions may share.
 func (c *Conds) TrueRows(b *Batch) ([][]int32, error) {
 	all := make([]int32, b.N)
 	for i := range all {
@@ -214,7 +214,7 @@ func (c *Conds) TrueRows(b *Batch) ([][]int32, error) {
 }
 
 // rows is the rows of sel (rows of b, in order) where the conjunct is
-// true: a new slice.
+// true: a new slice, or sel itself when it is every row of sel.
 func (c *conjunct) rows(b *Batch, sel []int32) ([]int32, error) {
 	var v *Vec
 	if c.form != general {
@@ -224,6 +224,12 @@ func (c *conjunct) rows(b *Batch, sel []int32) ([]int32, error) {
 		if v = b.Cols[c.col]; v.Type != c.typ {
 			return c.evalRows(b, sel)
 		}
+	}
+	if c.form == isNull && v.Null == nil { // no row is NULL
+		if c.want {
+			return []int32{}, nil
+		}
+		return sel, nil
 	}
 	out := make([]int32, 0, len(sel))
 	switch c.form {

@@ -144,15 +144,20 @@ func gather(v *Vec, rows []int32) *Vec {
 	}
 	switch v.Type {
 	case plan.Text:
-		size := 0
-		for _, r := range rows {
-			size += len(v.Text(int(r)))
-		}
-		out.Data = make([]byte, 0, size)
 		out.Ends = make([]uint32, len(rows))
+		end := uint32(0)
 		for k, r := range rows {
-			out.Data = append(out.Data, v.Text(int(r))...)
-			out.Ends[k] = uint32(len(out.Data))
+			if r > 0 {
+				end -= v.Ends[r-1]
+			}
+			end += v.Ends[r]
+			out.Ends[k] = end
+		}
+		out.Data = make([]byte, end)
+		start := uint32(0)
+		for k, r := range rows {
+			copy(out.Data[start:out.Ends[k]], v.Text(int(r)))
+			start = out.Ends[k]
 		}
 	case plan.Number:
 		out.Nums = make([]value.Dec, len(rows))

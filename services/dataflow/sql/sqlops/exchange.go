@@ -197,9 +197,10 @@ func (x *Exchange) destinations(b *exec.Batch, keep []int32) ([]int32, error) {
 		return nil, err
 	}
 	dest := make([]int32, b.N)
-	var key []byte
+	var buf []byte
 	route := func(i int) {
-		key = RouteKey(key[:0], kb[0].Cols, i)
+		var key []byte
+		key, buf = routeKey(buf[:0], kb[0].Cols, i)
 		dest[i] = int32(stage.Route(key, x.to))
 	}
 	if keep == nil {
@@ -326,16 +327,17 @@ func pick[T any](values []T, rows []int32) []T {
 	return out
 }
 
-// RouteKey appends the bytes a row's key is routed by: the text itself
-// for one text column (as the deployment routes a match token), else each
-// value's exec.AppendKey, so that equal numbers go to one instance
-// whatever their trailing zeros.
-func RouteKey(dst []byte, keys []*exec.Vec, i int) []byte {
+// routeKey is the bytes row i's key is routed by: the text itself for one
+// text column (as the deployment routes a match token; not copied), else
+// each value's exec.AppendKey appended to buf, so that equal numbers go
+// to one instance whatever their trailing zeros; buf is returned for
+// reuse.
+func routeKey(buf []byte, keys []*exec.Vec, i int) (key, _ []byte) {
 	if len(keys) == 1 && keys[0].Type == plan.Text && !keys[0].IsNull(i) {
-		return append(dst, keys[0].Text(i)...)
+		return keys[0].Text(i), buf
 	}
 	for _, k := range keys {
-		dst = exec.AppendKey(dst, k, i)
+		buf = exec.AppendKey(buf, k, i)
 	}
-	return dst
+	return buf, buf
 }
