@@ -231,14 +231,13 @@ func (c *conjunct) rows(b *Batch, sel []int32) ([]int32, error) {
 		}
 		return sel, nil
 	}
-	out := make([]int32, 0, len(sel))
+	// Each row of sel is written at out[n], n counting those kept: no
+	// branch on the outcome.
+	out, n := make([]int32, len(sel)), 0
 	switch c.form {
 	case cmpText:
 		k := c.text[0]
 		for _, r := range sel {
-			if v.IsNull(int(r)) {
-				continue
-			}
 			t := v.Text(int(r))
 			var keep bool
 			if c.eq {
@@ -246,54 +245,56 @@ func (c *conjunct) rows(b *Batch, sel []int32) ([]int32, error) {
 			} else {
 				keep = c.test[bytes.Compare(t, k)+1]
 			}
-			if keep {
-				out = append(out, r)
-			}
+			out[n] = r
+			n += one(keep && !v.IsNull(int(r)))
 		}
 	case cmpNum:
 		for _, r := range sel {
-			if !v.IsNull(int(r)) && c.test[c.compareNum(v.Nums[r])+1] {
-				out = append(out, r)
+			// As int64s when the row's number is one at a scale the
+			// constant has an int64 at (numAt), else by Dec.Cmp.
+			d, cmpd := v.Nums[r], 0
+			if u, s, ok := d.Unscaled(); ok && uint(s) < uint(len(c.numAt)) && c.numAt[s].ok {
+				cmpd = cmp.Compare(u, c.numAt[s].u)
+			} else {
+				cmpd = d.Cmp(c.num)
 			}
+			out[n] = r
+			n += one(c.test[cmpd+1] && !v.IsNull(int(r)))
 		}
 	case inText:
 		for _, r := range sel {
-			if v.IsNull(int(r)) {
-				continue
-			}
-			t := v.Text(int(r))
+			t, keep := v.Text(int(r)), false
 			for _, k := range c.text {
 				if bytes.Equal(t, k) {
-					out = append(out, r)
+					keep = true
 					break
 				}
 			}
+			out[n] = r
+			n += one(keep && !v.IsNull(int(r)))
 		}
 	case boolCol:
 		for _, r := range sel {
-			if !v.IsNull(int(r)) && v.Bools[r] == c.want {
-				out = append(out, r)
-			}
+			out[n] = r
+			n += one(v.Bools[r] == c.want && !v.IsNull(int(r)))
 		}
 	case isNull:
 		for _, r := range sel {
-			if v.IsNull(int(r)) == c.want {
-				out = append(out, r)
-			}
+			out[n] = r
+			n += one(v.IsNull(int(r)) == c.want)
 		}
 	default:
 		return c.evalRows(b, sel)
 	}
-	return out, nil
+	return out[:n], nil
 }
 
-// compareNum compares d with the conjunct's number: as int64s when d is one
-// at a scale the number has an int64 at, else by Dec.Cmp.
-func (c *conjunct) compareNum(d value.Dec) int {
-	if u, s, ok := d.Unscaled(); ok && int(s) < len(c.numAt) && c.numAt[s].ok {
-		return cmp.Compare(u, c.numAt[s].u)
+// one is 1 for true, 0 for false.
+func one(b bool) int {
+	if b {
+		return 1
 	}
-	return d.Cmp(c.num)
+	return 0
 }
 
 // evalRows is rows by eval: over the whole batch when sel is all of it,
