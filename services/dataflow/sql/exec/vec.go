@@ -153,11 +153,22 @@ func gather(v *Vec, rows []int32) *Vec {
 			end += v.Ends[r]
 			out.Ends[k] = end
 		}
+		// The text of each run of consecutive rows in one copy.
 		out.Data = make([]byte, end)
-		start := uint32(0)
-		for k, r := range rows {
-			copy(out.Data[start:out.Ends[k]], v.Text(int(r)))
-			start = out.Ends[k]
+		for k := 0; k < len(rows); {
+			j := k + 1
+			for j < len(rows) && rows[j] == rows[j-1]+1 {
+				j++
+			}
+			from, at := uint32(0), uint32(0)
+			if rows[k] > 0 {
+				from = v.Ends[rows[k]-1]
+			}
+			if k > 0 {
+				at = out.Ends[k-1]
+			}
+			copy(out.Data[at:out.Ends[j-1]], v.Data[from:v.Ends[rows[j-1]]])
+			k = j
 		}
 	case plan.Number:
 		out.Nums = make([]value.Dec, len(rows))
