@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"fmt"
 	"reflect"
+	"slices"
 
 	"github.com/wololo/wololo/services/dataflow/sql/plan"
 	"github.com/wololo/wololo/services/dataflow/sql/value"
@@ -64,12 +65,16 @@ type conjunct struct {
 	num  value.Dec
 	// numAt is num's unscaled value at each scale (ok false where it
 	// has none: below its scale, or too large for an int64).
-	numAt [19]struct {
+	numAt [numScales]struct {
 		u  int64
 		ok bool
 	}
 	want bool
 }
+
+// numScales is how many scales, from 0, numAt holds the constant at: an
+// int64 has 19 digits at most.
+const numScales = 19
 
 // NewConds compiles the conditions (none nil).
 func NewConds(conds []*plan.Expr) *Conds {
@@ -86,9 +91,9 @@ func NewConds(conds []*plan.Expr) *Conds {
 			c.order[k].conjs = append(c.order[k].conjs, i)
 		}
 	}
-	// The conjuncts of more conditions first (of a condition's, those
-	// first seen first among equals), then each condition starts from the
-	// earlier one sharing the most first conjuncts.
+	// The conjuncts of more conditions first, then those seen first (a
+	// condition alone keeps its order), and each condition starts from
+	// the earlier one sharing the most first conjuncts.
 	uses := make([]int, len(c.conjs))
 	for _, o := range c.order {
 		for _, i := range o.conjs {
@@ -97,7 +102,7 @@ func NewConds(conds []*plan.Expr) *Conds {
 	}
 	for k := range c.order {
 		o := &c.order[k]
-		sortStable(o.conjs, func(a, b int) bool { return uses[a] > uses[b] })
+		slices.SortFunc(o.conjs, func(a, b int) int { return cmp.Or(cmp.Compare(uses[b], uses[a]), cmp.Compare(a, b)) })
 		for j := range k {
 			n := commonPrefix(o.conjs, c.order[j].conjs)
 			if n > o.shared {
@@ -106,16 +111,6 @@ func NewConds(conds []*plan.Expr) *Conds {
 		}
 	}
 	return c
-}
-
-// sortStable sorts s by less, keeping equal elements in their order: an
-// insertion sort, as a condition has few conjuncts.
-func sortStable(s []int, less func(a, b int) bool) {
-	for i := 1; i < len(s); i++ {
-		for j := i; j > 0 && less(s[j], s[j-1]); j-- {
-			s[j], s[j-1] = s[j-1], s[j]
-		}
-	}
 }
 
 func commonPrefix(a, b []int) int {

@@ -28,6 +28,7 @@ func TestCondsMatchEval(t *testing.T) {
 	wheres := []string{
 		"t = 'a' and n > 2 and not b",
 		"t = 'a' and n > 2",
+		"n > 2 and t = 'a' and b",
 		"n > 2 and t in ('a', 'c') and b",
 		"2 < n and t <> ''",
 		"n >= 1.5 and b is not null and t <> ''",
