@@ -71,11 +71,11 @@ func (d Dec) UnscaledAt(s int32) (int64, bool) {
 		return 0, false
 	}
 	hi, lo := bits.Mul64(abs(d.i), uint64(pow10[k]))
-	if hi != 0 || lo > math.MaxInt64 {
+	switch {
+	case hi != 0 || lo > 1<<63 || lo == 1<<63 && d.i > 0:
 		return 0, false
-	}
-	if d.i < 0 {
-		return -int64(lo), true
+	case d.i < 0:
+		return -int64(lo), true // -2^63 too
 	}
 	return int64(lo), true
 }
