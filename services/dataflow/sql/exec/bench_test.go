@@ -34,7 +34,7 @@ func playerBatches(b *testing.B, q string, rows int) (*plan.Node, []*exec.Batch)
 
 // scanned compiles q over the table p of text csv and returns its first
 // node of op from the root and the batches of the scan below it.
-func scanned(b *testing.B, q, csv string, op plan.Op) (*plan.Node, []*exec.Batch) {
+func scanned(b testing.TB, q, csv string, op plan.Op) (*plan.Node, []*exec.Batch) {
 	tab, err := exec.ReadCSV(strings.NewReader(csv), 0)
 	if err != nil {
 		b.Fatal(err)

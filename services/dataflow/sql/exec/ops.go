@@ -44,19 +44,13 @@ func filter(cond *plan.Expr, in []*Batch) ([]*Batch, error) {
 	return out, nil
 }
 
-// trueRows is the rows of b where cond is true.
+// trueRows is the rows of b where cond is true (see Conds).
 func trueRows(cond *plan.Expr, b *Batch) ([]int32, error) {
-	c, err := eval(cond, b)
+	rows, err := NewConds([]*plan.Expr{cond}).TrueRows(b)
 	if err != nil {
 		return nil, err
 	}
-	rows := make([]int32, 0, b.N)
-	for i := range b.N {
-		if !c.IsNull(i) && c.Bools[i] {
-			rows = append(rows, int32(i))
-		}
-	}
-	return rows, nil
+	return rows[0], nil
 }
 
 // trueMask is, for each row of b, whether cond is true there: the

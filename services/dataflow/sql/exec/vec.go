@@ -144,15 +144,31 @@ func gather(v *Vec, rows []int32) *Vec {
 	}
 	switch v.Type {
 	case plan.Text:
-		size := 0
-		for _, r := range rows {
-			size += len(v.Text(int(r)))
-		}
-		out.Data = make([]byte, 0, size)
 		out.Ends = make([]uint32, len(rows))
+		end := uint32(0)
 		for k, r := range rows {
-			out.Data = append(out.Data, v.Text(int(r))...)
-			out.Ends[k] = uint32(len(out.Data))
+			if r > 0 {
+				end -= v.Ends[r-1]
+			}
+			end += v.Ends[r]
+			out.Ends[k] = end
+		}
+		// The text of each run of consecutive rows in one copy.
+		out.Data = make([]byte, end)
+		for k := 0; k < len(rows); {
+			j := k + 1
+			for j < len(rows) && rows[j] == rows[j-1]+1 {
+				j++
+			}
+			from, at := uint32(0), uint32(0)
+			if rows[k] > 0 {
+				from = v.Ends[rows[k]-1]
+			}
+			if k > 0 {
+				at = out.Ends[k-1]
+			}
+			copy(out.Data[at:out.Ends[j-1]], v.Data[from:v.Ends[rows[j-1]]])
+			k = j
 		}
 	case plan.Number:
 		out.Nums = make([]value.Dec, len(rows))

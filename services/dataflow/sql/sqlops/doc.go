@@ -29,10 +29,10 @@
 //     the same division exec's AVG does);
 //   - the exchange (Exchange), which writes an operator's rows on a
 //     channel: each row once, with the channel's columns and the routes
-//     whose condition it holds for, to the instance stage.Route picks by
-//     the row's key (a text
-//     key's bytes, else exec.AppendKey's, so that 2.5 and 2.50 go to one
-//     instance);
+//     whose condition it holds for (the routes' conditions found in one
+//     pass, exec.Conds), to the instance stage.Route picks by the row's
+//     key (a text key's bytes, else exec.AppendKey's, so that 2.5 and
+//     2.50 go to one instance), which is hashed for those rows alone;
 //   - the shared tables: the keyed operators of one Plan.Tables entry on
 //     one instance keep their keys in one exec.KeyTable (the plan's
 //     MatchTable for the four default queries), each with its own state

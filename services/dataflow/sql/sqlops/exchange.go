@@ -19,6 +19,10 @@ import (
 type Exchange struct {
 	ch *physical.Channel
 	to int // receiving instances
+	// conds are the conditions of the routes that have one, in one
+	// pass (exec.Conds), condOf the route of each.
+	conds  *exec.Conds
+	condOf []int
 	// send takes the batches Apply routes, as ColumnBatches.
 	send Sender
 }
@@ -103,6 +107,7 @@ func (x *Exchange) Finish(Out) error { return nil }
 // task of `to` instances.
 func NewExchange(p *physical.Plan, ch *physical.Channel, to int) (*Exchange, error) {
 	x := &Exchange{ch: ch, to: to}
+	var conds []*plan.Expr
 	for ri, rt := range ch.Routes {
 		if rt.Consumer < 0 || rt.Consumer >= len(p.Ops) {
 			return nil, fmt.Errorf("channel %s route %d: no consumer #%d", ch.Name, ri, rt.Consumer)
@@ -115,7 +120,12 @@ func NewExchange(p *physical.Plan, ch *physical.Channel, to int) (*Exchange, err
 				return nil, fmt.Errorf("channel %s route %d: column %d of %d", ch.Name, ri, c, len(ch.Exprs))
 			}
 		}
+		if rt.Cond != nil {
+			conds = append(conds, rt.Cond)
+			x.condOf = append(x.condOf, ri)
+		}
 	}
+	x.conds = exec.NewConds(conds)
 	for _, c := range ch.Key {
 		if c < 0 || c >= len(ch.Exprs) {
 			return nil, fmt.Errorf("channel %s: key column %d of %d", ch.Name, c, len(ch.Exprs))
@@ -136,10 +146,6 @@ func (x *Exchange) Route(b *exec.Batch, send func(to int, b *exec.Batch, rows []
 	if b.N == 0 {
 		return nil
 	}
-	dest, err := x.destinations(b)
-	if err != nil {
-		return err
-	}
 	masks, keep, err := x.routes(b)
 	if err != nil {
 		return err
@@ -150,8 +156,12 @@ func (x *Exchange) Route(b *exec.Batch, send func(to int, b *exec.Batch, rows []
 	if keep != nil && !plainRefs(x.ch.Exprs) {
 		// The kept rows only, from here on: the columns computed for
 		// them alone.
-		b, dest, masks = b.Rows(keep), pick(dest, keep), pick(masks, keep)
+		b, masks = b.Rows(keep), pick(masks, keep)
 		keep = nil
+	}
+	dest, err := x.destinations(b, keep)
+	if err != nil {
+		return err
 	}
 	cols, err := exec.Project(x.ch.Exprs, []*exec.Batch{b})
 	if err != nil {
@@ -171,9 +181,10 @@ func (x *Exchange) Route(b *exec.Batch, send func(to int, b *exec.Batch, rows []
 	return nil
 }
 
-// destinations is each row's receiving instance (stage.Route of its key);
-// nil when every row goes to instance 0.
-func (x *Exchange) destinations(b *exec.Batch) ([]int32, error) {
+// destinations is each row's receiving instance (stage.Route of its key),
+// computed for the rows of keep alone (nil: all rows); nil when every
+// row goes to instance 0.
+func (x *Exchange) destinations(b *exec.Batch, keep []int32) ([]int32, error) {
 	if len(x.ch.Key) == 0 || x.to <= 1 {
 		return nil, nil
 	}
@@ -186,10 +197,19 @@ func (x *Exchange) destinations(b *exec.Batch) ([]int32, error) {
 		return nil, err
 	}
 	dest := make([]int32, b.N)
-	var key []byte
-	for i := range b.N {
-		key = RouteKey(key[:0], kb[0].Cols, i)
+	var buf []byte
+	route := func(i int) {
+		var key []byte
+		key, buf = routeKey(buf[:0], kb[0].Cols, i)
 		dest[i] = int32(stage.Route(key, x.to))
+	}
+	if keep == nil {
+		for i := range b.N {
+			route(i)
+		}
+	}
+	for _, i := range keep {
+		route(int(i))
 	}
 	return dest, nil
 }
@@ -198,32 +218,35 @@ func (x *Exchange) destinations(b *exec.Batch) ([]int32, error) {
 // nil when the channel has one route), and the rows some route is for
 // (keep; nil when every row is, empty when none is).
 func (x *Exchange) routes(b *exec.Batch) (masks []uint64, keep []int32, err error) {
+	rows, err := x.conds.TrueRows(b)
+	if err != nil {
+		return nil, nil, err
+	}
 	if len(x.ch.Routes) == 1 {
-		if cond := x.ch.Routes[0].Cond; cond != nil {
-			rows, err := exec.TrueRows(cond, b)
-			if err != nil || len(rows) < b.N {
-				return nil, nonNil(rows), err
-			}
+		if len(rows) == 1 && len(rows[0]) < b.N {
+			return nil, nonNil(rows[0]), nil
 		}
 		return nil, nil, nil
 	}
 	masks = make([]uint64, b.N)
+	all := uint64(0) // the routes without a condition
 	for ri, rt := range x.ch.Routes {
 		if rt.Cond == nil {
-			for i := range masks {
-				masks[i] |= 1 << ri
-			}
-			continue
-		}
-		rows, err := exec.TrueRows(rt.Cond, b)
-		if err != nil {
-			return nil, nil, err
-		}
-		for _, r := range rows {
-			masks[r] |= 1 << ri
+			all |= 1 << ri
 		}
 	}
-	if !slices.Contains(masks, 0) {
+	if all != 0 {
+		for i := range masks {
+			masks[i] = all
+		}
+	}
+	for k, rs := range rows {
+		bit := uint64(1) << x.condOf[k]
+		for _, r := range rs {
+			masks[r] |= bit
+		}
+	}
+	if all != 0 {
 		return masks, nil, nil
 	}
 	keep = []int32{}
@@ -231,6 +254,9 @@ func (x *Exchange) routes(b *exec.Batch) (masks []uint64, keep []int32, err erro
 		if m != 0 {
 			keep = append(keep, int32(i))
 		}
+	}
+	if len(keep) == b.N {
+		keep = nil
 	}
 	return masks, keep, nil
 }
@@ -301,16 +327,17 @@ func pick[T any](values []T, rows []int32) []T {
 	return out
 }
 
-// RouteKey appends the bytes a row's key is routed by: the text itself
-// for one text column (as the deployment routes a match token), else each
-// value's exec.AppendKey, so that equal numbers go to one instance
-// whatever their trailing zeros.
-func RouteKey(dst []byte, keys []*exec.Vec, i int) []byte {
+// routeKey is the bytes row i's key is routed by: the text itself for one
+// text column (as the deployment routes a match token; not copied), else
+// each value's exec.AppendKey appended to buf, so that equal numbers go
+// to one instance whatever their trailing zeros; buf is returned for
+// reuse.
+func routeKey(buf []byte, keys []*exec.Vec, i int) (key, _ []byte) {
 	if len(keys) == 1 && keys[0].Type == plan.Text && !keys[0].IsNull(i) {
-		return append(dst, keys[0].Text(i)...)
+		return keys[0].Text(i), buf
 	}
 	for _, k := range keys {
-		dst = exec.AppendKey(dst, k, i)
+		buf = exec.AppendKey(buf, k, i)
 	}
-	return dst
+	return buf, buf
 }

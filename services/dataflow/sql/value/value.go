@@ -63,6 +63,23 @@ func (d Dec) Unscaled() (unscaled int64, scale int32, ok bool) { return d.i, d.s
 // inverse.
 func FromUnscaled(unscaled int64, scale int32) Dec { return Dec{i: unscaled, s: scale} }
 
+// UnscaledAt returns d's unscaled value at scale s (d is it / 10^s), and
+// false when s is below d's scale or that value does not fit an int64.
+func (d Dec) UnscaledAt(s int32) (int64, bool) {
+	k := s - d.s
+	if k < 0 || k >= int32(len(pow10)) || d.b != nil {
+		return 0, false
+	}
+	hi, lo := bits.Mul64(abs(d.i), uint64(pow10[k]))
+	switch {
+	case hi != 0 || lo > 1<<63 || lo == 1<<63 && d.i > 0:
+		return 0, false
+	case d.i < 0:
+		return -int64(lo), true // -2^63 too
+	}
+	return int64(lo), true
+}
+
 // Scale returns the number of digits after the point.
 func (d Dec) Scale() int32 { return d.s }
 
@@ -187,19 +204,11 @@ func (d Dec) rescale(s int32) Dec {
 	if s == d.s {
 		return d
 	}
-	k := s - d.s
-	if d.b == nil && k < int32(len(pow10)) {
-		hi, lo := bits.Mul64(abs(d.i), uint64(pow10[k]))
-		if hi == 0 && lo <= math.MaxInt64 {
-			v := int64(lo)
-			if d.i < 0 {
-				v = -v
-			}
-			return Dec{i: v, s: s}
-		}
+	if i, ok := d.UnscaledAt(s); ok {
+		return Dec{i: i, s: s}
 	}
 	v := d.big()
-	v.Mul(v, new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(k)), nil))
+	v.Mul(v, new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(s-d.s)), nil))
 	return Dec{b: v, s: s}
 }
 

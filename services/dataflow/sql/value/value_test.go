@@ -121,3 +121,29 @@ func TestPercent(t *testing.T) {
 		t.Error("Percent(1, 0) is not NULL")
 	}
 }
+
+// TestUnscaledAt: a number's unscaled value at a scale at or above its
+// own, while it fits an int64 (-2^63 does, 2^63 does not).
+func TestUnscaledAt(t *testing.T) {
+	cases := []struct {
+		d     Dec
+		scale int32
+		want  int64
+		ok    bool
+	}{
+		{FromUnscaled(2000, 0), 0, 2000, true}, {FromUnscaled(2000, 0), 2, 200000, true},
+		{FromUnscaled(-15, 1), 3, -1500, true}, {FromUnscaled(15, 1), 0, 0, false},
+		{FromUnscaled(2000, 0), 15, 2000e15, true}, {FromUnscaled(2000, 0), 16, 0, false},
+		{FromUnscaled(-1<<63, 0), 0, -1 << 63, true}, {FromUnscaled(-1<<62, 0), 1, 0, false},
+		{FromUnscaled(1, 0), 19, 0, false}, {FromUnscaled(1, 0), 18, 1e18, true},
+	}
+	for _, c := range cases {
+		if got, ok := c.d.UnscaledAt(c.scale); got != c.want || ok != c.ok {
+			t.Errorf("%s.UnscaledAt(%d) = %d, %v; want %d, %v", c.d, c.scale, got, ok, c.want, c.ok)
+		}
+	}
+	wide := Int(1 << 62).Mul(Int(4)) // 2^64: not an int64
+	if _, ok := wide.UnscaledAt(0); ok {
+		t.Errorf("%s.UnscaledAt(0) fits an int64", wide)
+	}
+}
