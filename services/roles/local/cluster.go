@@ -188,6 +188,14 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 			return nil, fmt.Errorf("local: find the wololo binary: %w", err)
 		}
 		o.Binary = exe
+	} else if strings.ContainsRune(o.Binary, filepath.Separator) {
+		// A path like bin/wololo: the processes run in their own
+		// directories, where it would name nothing.
+		abs, err := filepath.Abs(o.Binary)
+		if err != nil {
+			return nil, fmt.Errorf("local: the wololo binary %s: %w", o.Binary, err)
+		}
+		o.Binary = abs
 	}
 	if len(o.Topology.Stages) == 0 {
 		o.Topology = deploy.Default()
