@@ -37,13 +37,25 @@ func AppendText(dst []byte, v *Vec, i int) []byte {
 }
 
 // VecBuilder builds a Vec of one type from values' text.
-type VecBuilder struct{ b *builder }
+type VecBuilder struct {
+	b *builder
+	t plan.Type // the type it was made for, a duration's included
+}
 
 // NewVecBuilder returns a builder of a Vec of type t (a duration is a
 // number of seconds).
 func NewVecBuilder(t plan.Type, capacity int) *VecBuilder {
-	return &VecBuilder{newBuilder(valueType(t), capacity)}
+	return &VecBuilder{newBuilder(valueType(t), capacity), t}
 }
+
+// Reserve makes room for n more bytes of text values, so that a text
+// Vec whose size is known about does not grow value by value.
+func (b *VecBuilder) Reserve(n int) { b.b.v.Data = slices.Grow(b.b.v.Data, n) }
+
+// Read appends field f of a table as a scan reads it (ReadAs): text as
+// it is; else NULL when f is empty or not a value of the builder's type,
+// counted in st.
+func (b *VecBuilder) Read(f []byte, st *ColumnStats) { b.b.read(f, b.t, st) }
 
 // Null appends a NULL.
 func (b *VecBuilder) Null() { b.b.null() }

@@ -226,11 +226,20 @@ func emit(bs []*exec.Batch, out Out) {
 	}
 }
 
-// scan reads its table's text columns as the kinds its node gives them.
+// scan reads its table's text columns as the kinds its node gives them:
+// a batch of them (Apply), or a record's fields at a time (row), held
+// until flush.
 type scan struct {
 	n     *plan.Node
 	idx   []int
 	stats []exec.ColumnStats
+	// cols are the columns of the rows read since the last flush; rows
+	// and bytes, how many and the bytes of their fields. text is the
+	// bytes of each text column's values in the last batch flushed,
+	// which the next one's make room for.
+	cols        []*exec.VecBuilder
+	rows, bytes int
+	text        []int
 }
 
 func newScan(n *plan.Node, table []string) (*scan, error) {
@@ -260,6 +269,39 @@ func (s *scan) Apply(_ int, b *exec.Batch, out Out) error {
 }
 
 func (*scan) Finish(Out) error { return nil }
+
+// row reads a record's fields (the table's, in its header's order) into
+// the scan's columns, as Apply reads a batch of them.
+func (s *scan) row(fields [][]byte) {
+	if s.cols == nil {
+		s.cols = make([]*exec.VecBuilder, len(s.idx))
+		s.text = slices.Grow(s.text, len(s.idx))[:len(s.idx)]
+		for i := range s.cols {
+			s.cols[i] = exec.NewVecBuilder(s.n.Output[i].Type, exec.BatchRows)
+			s.cols[i].Reserve(s.text[i] + s.text[i]/8)
+		}
+	}
+	for i, j := range s.idx {
+		f := fields[j]
+		s.cols[i].Read(f, &s.stats[i])
+		s.bytes += len(f)
+	}
+	s.rows++
+}
+
+// flush emits the rows read since the last flush as one batch.
+func (s *scan) flush(out Out) {
+	if s.rows == 0 {
+		return
+	}
+	b := &exec.Batch{N: s.rows, Cols: make([]*exec.Vec, len(s.cols))}
+	for i, c := range s.cols {
+		b.Cols[i] = c.Vec()
+		s.text[i] = len(b.Cols[i].Data)
+	}
+	s.cols, s.rows, s.bytes = nil, 0, 0
+	out(b)
+}
 
 // Stats are the scan's counts of the values that read as NULL, per column.
 func (s *scan) Stats() []exec.ColumnStats { return s.stats }

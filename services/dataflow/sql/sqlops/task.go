@@ -266,6 +266,16 @@ func (t *Task) Table(name string, b *exec.Batch) error {
 	return t.applyBatch(in, 0, b)
 }
 
+// flushScan applies the rows a table's scan has read a record at a time
+// (scan.row) since its last flush, as one batch, on through the chain.
+func (t *Task) flushScan(in *instance) error {
+	if in.done {
+		return fmt.Errorf("operator #%d (%s): rows after its end", in.o.ID, in.o.Kind)
+	}
+	in.op.(*scan).flush(in.dv.out)
+	return t.chainErr()
+}
+
 // EndTable ends a table: its scan finishes, and ends what it feeds.
 func (t *Task) EndTable(name string) error {
 	in, err := t.scan(name)
