@@ -56,6 +56,14 @@ func NewKeyTable() *KeyTable {
 // Len is the number of keys.
 func (t *KeyTable) Len() int { return len(t.ends) }
 
+// meanKey is the mean bytes of a key (0 when there is none).
+func (t *KeyTable) meanKey() int {
+	if len(t.ends) == 0 {
+		return 0
+	}
+	return len(t.arena) / len(t.ends)
+}
+
 // Lookups is how many keys Slots has looked up or added: a row's key
 // counts once however many operators then read its slot.
 func (t *KeyTable) Lookups() int { return t.looked }

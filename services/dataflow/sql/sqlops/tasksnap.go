@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/wololo/wololo/services/base/snapcodec"
 	"github.com/wololo/wololo/services/dataflow/stage"
@@ -30,7 +31,15 @@ var errTaskSnapshot = errors.New("sqlops: corrupt task snapshot")
 
 // AppendSnapshot appends the task's state to dst.
 func (t *Task) AppendSnapshot(dst []byte) ([]byte, error) {
-	w := snapcodec.Writer{B: dst}
+	size := 0
+	for _, in := range t.order {
+		if s, ok := in.op.(stateSizer); ok {
+			if _, ok := snapshotted(in); ok {
+				size += s.stateSize()
+			}
+		}
+	}
+	w := snapcodec.Writer{B: slices.Grow(dst, size+size/8)}
 	w.Byte(taskSnapshotVersion)
 	w.Uvarint(uint64(len(t.order)))
 	for _, in := range t.order {
