@@ -139,7 +139,7 @@ func (t *KeyTable) slot(key []byte) int32 {
 	if e := t.index[i]; e.slot != 0 {
 		return e.slot - 1
 	}
-	t.arena = append(t.arena, key...)
+	t.arena = appendDoubling(t.arena, key...)
 	return t.added(i, h)
 }
 
@@ -147,7 +147,7 @@ func (t *KeyTable) slot(key []byte) int32 {
 // position i of the index (its hash h), and returns the slot.
 func (t *KeyTable) added(i int, h uint64) int32 {
 	s := int32(len(t.ends))
-	t.ends = append(t.ends, len(t.arena))
+	t.ends = appendDoubling(t.ends, len(t.arena))
 	t.index[i] = entry{slot: s + 1, hash: uint32(h >> 32)}
 	if 4*len(t.ends) >= 3*len(t.index) { // at most three quarters full
 		t.grow()
@@ -273,7 +273,7 @@ func (t *KeyTable) textSlots(v *Vec, mode []KeyMode, dst []int32) {
 			continue
 		}
 		if m == AddKey {
-			t.arena = append(append(append(t.arena, 1), lb...), text...)
+			t.arena = appendDoubling(appendDoubling(appendDoubling(t.arena, 1), lb...), text...)
 			dst[i] = t.added(p, h)
 		}
 	}

@@ -3,6 +3,7 @@ package exec
 import (
 	"bytes"
 	"encoding/binary"
+	"slices"
 
 	"github.com/wololo/wololo/services/dataflow/sql/plan"
 	"github.com/wololo/wololo/services/dataflow/sql/value"
@@ -101,9 +102,20 @@ func (b *builder) notNull() {
 }
 
 func (b *builder) text(t []byte) {
-	b.v.Data = append(b.v.Data, t...)
-	b.v.Ends = append(b.v.Ends, uint32(len(b.v.Data)))
+	b.v.Data = appendDoubling(b.v.Data, t...)
+	b.v.Ends = appendDoubling(b.v.Ends, uint32(len(b.v.Data)))
 	b.notNull()
+}
+
+// appendDoubling is append(dst, p...), but dst's capacity doubles when it
+// must grow: append grows a large slice by a quarter, which copies an
+// arena that grows value by value (a table's keys, an aggregate's
+// groups' keys) many times over.
+func appendDoubling[T any](dst []T, p ...T) []T {
+	if len(dst)+len(p) > cap(dst) {
+		dst = slices.Grow(dst, max(len(p), cap(dst)))
+	}
+	return append(dst, p...)
 }
 
 func (b *builder) num(d value.Dec) {
