@@ -180,6 +180,32 @@ func gather(v *Vec, rows []int32) *Vec {
 	return out
 }
 
+// slice returns rows from..to-1 of v (from < to), sharing its memory
+// but for a text Vec's offsets, made relative to the first row's start.
+func slice(v *Vec, from, to int) *Vec {
+	out := &Vec{Type: v.Type, N: to - from}
+	if v.Null != nil {
+		out.Null = v.Null[from:to]
+	}
+	switch v.Type {
+	case plan.Text:
+		base := uint32(0)
+		if from > 0 {
+			base = v.Ends[from-1]
+		}
+		out.Ends = make([]uint32, to-from)
+		for k, e := range v.Ends[from:to] {
+			out.Ends[k] = e - base
+		}
+		out.Data = v.Data[base:v.Ends[to-1]]
+	case plan.Number:
+		out.Nums = v.Nums[from:to]
+	case plan.Bool:
+		out.Bools = v.Bools[from:to]
+	}
+	return out
+}
+
 // gatherBatch returns the rows of b at rows.
 func gatherBatch(b *Batch, rows []int32) *Batch {
 	out := &Batch{N: len(rows), Cols: make([]*Vec, len(b.Cols))}

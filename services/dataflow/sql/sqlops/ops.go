@@ -527,15 +527,24 @@ func (a *aggregate) applySlots(_ int, b *exec.Batch, slots []int32, _ Out) error
 	return a.agg.AddSlots(b, slots)
 }
 
+// finishRows is the most groups of an aggregate's result that Finish
+// makes and emits as one batch: the result of 1.5M groups, and what the
+// operators after it make of it (a HAVING's filter: a vector per
+// comparison), is never held whole.
+const finishRows = 1 << 16
+
 func (a *aggregate) Finish(out Out) error {
-	res := []*exec.Batch{a.agg.Result()}
-	if a.post != nil {
-		var err error
-		if res, err = exec.Project(a.post, res); err != nil {
-			return err
+	n := a.agg.Groups()
+	for from := 0; from < n; from += finishRows {
+		res := []*exec.Batch{a.agg.ResultRange(from, min(from+finishRows, n))}
+		if a.post != nil {
+			var err error
+			if res, err = exec.Project(a.post, res); err != nil {
+				return err
+			}
 		}
+		emit(res, out)
 	}
-	emit(res, out)
 	return nil
 }
 
