@@ -234,11 +234,12 @@ type scan struct {
 	idx   []int
 	stats []exec.ColumnStats
 	// cols are the columns of the rows read since the last flush; rows
-	// and bytes, how many and the bytes of their fields. text is the
-	// bytes of each text column's values in the last batch flushed,
-	// which the next one's make room for.
+	// and bytes, how many and the bytes of their fields. last is the
+	// rows of the last batch flushed, and text the bytes of each of its
+	// text columns' values, which the next one's make room for.
 	cols        []*exec.VecBuilder
 	rows, bytes int
+	last        int
 	text        []int
 }
 
@@ -277,7 +278,7 @@ func (s *scan) row(fields [][]byte) {
 		s.cols = make([]*exec.VecBuilder, len(s.idx))
 		s.text = slices.Grow(s.text, len(s.idx))[:len(s.idx)]
 		for i := range s.cols {
-			s.cols[i] = exec.NewVecBuilder(s.n.Output[i].Type, exec.BatchRows)
+			s.cols[i] = exec.NewVecBuilder(s.n.Output[i].Type, max(s.last, exec.BatchRows))
 			s.cols[i].Reserve(s.text[i] + s.text[i]/8)
 		}
 	}
@@ -299,7 +300,7 @@ func (s *scan) flush(out Out) {
 		b.Cols[i] = c.Vec()
 		s.text[i] = len(b.Cols[i].Data)
 	}
-	s.cols, s.rows, s.bytes = nil, 0, 0
+	s.cols, s.last, s.rows, s.bytes = nil, s.rows, 0, 0
 	out(b)
 }
 

@@ -335,9 +335,16 @@ type Source struct {
 	out     stage.Emitter
 }
 
-// sourceBatchBytes is about the most text a Source applies as one batch,
-// so that what it routes to one receiver stays well within a message.
-const sourceBatchBytes = 1 << 20
+// sourceBatchRows and sourceBatchBytes are the most rows, and about the
+// most text, a Source applies as one batch: what it routes to one
+// receiver stays well within a message, and is about the built-in
+// graph's batch (stage.DefaultBatchRows) when two shards share it, not
+// a quarter of one (each message costs its encoding, commit, journal
+// entry and lookups on both sides).
+const (
+	sourceBatchRows  = 4 * exec.BatchRows
+	sourceBatchBytes = 1 << 20
+)
 
 // NewSource returns the Source of the named table of p at its gateway,
 // whose file's header row is header. A plan that does not scan the table
@@ -400,7 +407,7 @@ func (s *Source) Full() bool {
 		return false
 	}
 	sc := s.scan.op.(*scan)
-	return sc.rows >= exec.BatchRows || sc.bytes >= sourceBatchBytes
+	return sc.rows >= sourceBatchRows || sc.bytes >= sourceBatchBytes
 }
 
 // Flush applies the rows held to the scan's chain, and routes them into
