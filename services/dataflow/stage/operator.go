@@ -75,6 +75,13 @@ type Snapshotter interface {
 	Restore(state []byte) error
 }
 
+// SnapshotSizer is a Snapshotter that knows about the size of its next
+// snapshot, so that the runtime makes room for it at once: a snapshot
+// that outgrows its buffer is copied into a larger one.
+type SnapshotSizer interface {
+	SnapshotSize() int
+}
+
 // Spec describes an operator: the streams it reads and writes (checked
 // against the topology at start-up) and how to make one per job.
 type Spec struct {

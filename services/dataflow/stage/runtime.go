@@ -949,10 +949,15 @@ func (r *Runtime) stateChange(j *job, journal *wololov1.Journal) ([]byte, bool, 
 // operator appends its state straight after room left for the field's tag
 // and length, which are then written in front of it, so that the state,
 // tens of megabytes at full scale, is written once and never copied. last
-// is the previous snapshot's size, a guess at this one's.
+// is the previous snapshot's size, a guess at this one's unless the
+// operator knows better (SnapshotSizer).
 func snapshotEntry(snap Snapshotter, last int) ([]byte, error) {
 	const room = 1 + binary.MaxVarintLen64 // the tag (field 2) and the length
-	b, err := snap.AppendSnapshot(make([]byte, room, room+last+last/4+4096))
+	size := last + last/4 + 4096
+	if s, ok := snap.(SnapshotSizer); ok {
+		size = max(size, s.SnapshotSize())
+	}
+	b, err := snap.AppendSnapshot(make([]byte, room, room+size))
 	if err != nil {
 		return nil, err
 	}

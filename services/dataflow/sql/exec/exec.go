@@ -243,35 +243,44 @@ func readAs(src *Vec, t plan.Type, st *ColumnStats) *Vec {
 	}
 	out := newBuilder(valueType(t), src.N)
 	for i := range src.N {
-		f := src.Text(i)
-		var ok bool
-		switch t {
-		case plan.Number, plan.Duration:
-			var d value.Dec
-			if t == plan.Number {
-				d, ok = value.ReadNumber(f)
-			} else {
-				d, ok = value.ReadDuration(f)
-			}
-			if ok {
-				out.num(d)
-			}
-		case plan.Bool:
-			var v bool
-			if v, ok = value.ReadBool(f); ok {
-				out.boolean(v)
-			}
-		}
-		if !ok {
-			out.null()
-			if len(f) == 0 {
-				st.Missing++
-			} else {
-				st.Invalid++
-			}
-		}
+		out.read(src.Text(i), t, st)
 	}
 	return out.v
+}
+
+// read appends field f of a table read as type t (docs/queries.md's
+// value rules), the builder's (valueType's): text as it is; else NULL
+// when f is empty or not a value of t, counted in st.
+func (b *builder) read(f []byte, t plan.Type, st *ColumnStats) {
+	var ok bool
+	switch t {
+	case plan.Text:
+		b.text(f)
+		return
+	case plan.Number, plan.Duration:
+		var d value.Dec
+		if t == plan.Number {
+			d, ok = value.ReadNumber(f)
+		} else {
+			d, ok = value.ReadDuration(f)
+		}
+		if ok {
+			b.num(d)
+		}
+	case plan.Bool:
+		var v bool
+		if v, ok = value.ReadBool(f); ok {
+			b.boolean(v)
+		}
+	}
+	if !ok {
+		b.null()
+		if len(f) == 0 {
+			st.Missing++
+		} else {
+			st.Invalid++
+		}
+	}
 }
 
 // CSV writes the result as docs/queries.md formats the output files: a

@@ -37,13 +37,25 @@ func AppendText(dst []byte, v *Vec, i int) []byte {
 }
 
 // VecBuilder builds a Vec of one type from values' text.
-type VecBuilder struct{ b *builder }
+type VecBuilder struct {
+	b *builder
+	t plan.Type // the type it was made for, a duration's included
+}
 
 // NewVecBuilder returns a builder of a Vec of type t (a duration is a
 // number of seconds).
 func NewVecBuilder(t plan.Type, capacity int) *VecBuilder {
-	return &VecBuilder{newBuilder(valueType(t), capacity)}
+	return &VecBuilder{newBuilder(valueType(t), capacity), t}
 }
+
+// Reserve makes room for n more bytes of text values, so that a text
+// Vec whose size is known about does not grow value by value.
+func (b *VecBuilder) Reserve(n int) { b.b.v.Data = slices.Grow(b.b.v.Data, n) }
+
+// Read appends field f of a table as a scan reads it (ReadAs): text as
+// it is; else NULL when f is empty or not a value of the builder's type,
+// counted in st.
+func (b *VecBuilder) Read(f []byte, st *ColumnStats) { b.b.read(f, b.t, st) }
 
 // Null appends a NULL.
 func (b *VecBuilder) Null() { b.b.null() }
@@ -176,22 +188,28 @@ func (r *stateReader) boolean() bool {
 	return false
 }
 
-// AppendState appends the set's keys to dst, sorted: the same set, the
-// same bytes, whatever the slots of the table it shares.
+// AppendState appends the set's keys to dst in the order they were
+// added (their ids): the same set, the same bytes, whatever the slots of
+// the table it shares, and RestoreState adds them again in that order.
 func (s *KeySet) AppendState(dst []byte) []byte {
-	var keys []string
+	bySlot := make([]int32, s.n) // the slot of each id
 	for sl, id := range s.v.local {
 		if id >= 0 {
-			keys = append(keys, string(s.v.t.key(int32(sl))))
+			bySlot[id] = int32(sl)
 		}
 	}
-	slices.Sort(keys)
-	w := stateWriter{snapcodec.Writer{B: dst}}
-	w.Uvarint(uint64(len(keys)))
-	for _, k := range keys {
-		w.Bytes([]byte(k))
+	w := stateWriter{snapcodec.Writer{B: slices.Grow(dst, s.StateSize())}}
+	w.Uvarint(uint64(s.n))
+	for _, sl := range bySlot {
+		w.Bytes(s.v.t.key(sl))
 	}
 	return w.B
+}
+
+// StateSize is about the bytes AppendState appends, to make room for
+// them at once: the state of many keys is not grown piece by piece.
+func (s *KeySet) StateSize() int {
+	return int(s.n) * (2 + s.v.t.meanKey())
 }
 
 // RestoreState reads what AppendState wrote into an empty set.
@@ -208,6 +226,9 @@ func (s *KeySet) RestoreState(state []byte) error {
 	return r.End()
 }
 
+// StateSize is about the bytes AppendState appends.
+func (d *Distinct) StateSize() int { return d.set.StateSize() }
+
 // AppendState appends the distinct rows seen (their keys) to dst.
 func (d *Distinct) AppendState(dst []byte) []byte { return d.set.AppendState(dst) }
 
@@ -217,7 +238,7 @@ func (d *Distinct) RestoreState(state []byte) error { return d.set.RestoreState(
 // AppendState appends the groups and every aggregate's value per group
 // to dst.
 func (a *Aggregation) AppendState(dst []byte) []byte {
-	w := stateWriter{snapcodec.Writer{B: dst}}
+	w := stateWriter{snapcodec.Writer{B: slices.Grow(dst, a.StateSize())}}
 	n := int(a.g.n)
 	w.Uvarint(uint64(n))
 	for _, k := range a.g.keys {
@@ -239,6 +260,20 @@ func (a *Aggregation) AppendState(dst []byte) []byte {
 		}
 	}
 	return w.B
+}
+
+// StateSize is about the bytes AppendState appends, to make room for
+// them at once: the state of 1.5M groups is not grown piece by piece.
+// A group's keys cost their bytes, and each aggregate of it its count, a
+// flag, and a number (scale and unscaled value) or two at most, which
+// are mostly small.
+func (a *Aggregation) StateSize() int {
+	n := int(a.g.n)
+	size := n * 8 * len(a.accs)
+	for _, k := range a.g.keys {
+		size += len(k.v.Data) + n*4
+	}
+	return size
 }
 
 // RestoreState reads what AppendState wrote into an empty Aggregation of

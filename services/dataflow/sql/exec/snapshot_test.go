@@ -39,16 +39,17 @@ func ref(c int, t plan.Type) *plan.Expr {
 	return &plan.Expr{Kind: plan.ColRef, Type: t, Col: c, Name: fmt.Sprint("c", c)}
 }
 
-// TestAggregationStateRoundTrips: an aggregation restored from its state
-// has the same groups and values, scales and wide numbers included, and
+// TestAggregationStateRoundTrips: an aggregation's result made a few
+// groups at a time is its result; restored from its state it has the
+// same groups and values, scales and wide numbers included, and
 // writes the same state again; a state cut short or with a byte more is
 // refused.
 func TestAggregationStateRoundTrips(t *testing.T) {
 	in := batchOf(t,
-		column{plan.Text, []string{"a", "b", "a", "", "c", "b"}},
-		column{plan.Bool, []string{"true", "false", "true", "", "false", "false"}},
-		column{plan.Number, []string{"1523.0", "-0.50", "123456789012345678901234.5", "7", "", "2.000"}},
-		column{plan.Text, []string{"x", "y", "", "z", "w", "v"}},
+		column{plan.Text, []string{"a", "b", "a", "", "c", "b", "c"}},
+		column{plan.Bool, []string{"true", "false", "true", "", "false", "false", "false"}},
+		column{plan.Number, []string{"1523.0", "-0.50", "123456789012345678901234.5", "7", "", "2.000", "-98765432109876543210.25"}},
+		column{plan.Text, []string{"x", "y", "", "z", "w", "v", "u"}},
 	)
 	aggs := []*plan.Agg{
 		{Func: plan.CountStar},
@@ -63,6 +64,15 @@ func TestAggregationStateRoundTrips(t *testing.T) {
 	a := exec.NewAggregation(exec.NewKeyTable(), keys, aggs)
 	if err := a.Add(in); err != nil {
 		t.Fatal(err)
+	}
+	for _, rows := range []int{1, 2, 4} {
+		var got string
+		for from := 0; from < a.Groups(); from += rows {
+			got += a.ResultRange(from, min(from+rows, a.Groups())).String()
+		}
+		if want := a.Result().String(); got != want {
+			t.Errorf("result %d groups at a time:\n%s\nwant:\n%s", rows, got, want)
+		}
 	}
 	state := a.AppendState(nil)
 	back := exec.NewAggregation(exec.NewKeyTable(), keys, aggs)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/wololo/wololo/services/dataflow/sql/plan"
+	"github.com/wololo/wololo/services/dataflow/sql/value"
 )
 
 // This file is what the operators of the physical plan
@@ -164,19 +165,61 @@ func (a *Aggregation) AddSlots(b *Batch, sl []int32) error {
 	return nil
 }
 
+// Groups is the number of rows of Result: one per group, or, without
+// keys, one even over no input.
+func (a *Aggregation) Groups() int {
+	if len(a.keys) == 0 && a.g.n == 0 {
+		return 1
+	}
+	return int(a.g.n)
+}
+
 // Result is one row per group: the keys, then the aggregates. Without
 // keys it is one row, even over no input.
-func (a *Aggregation) Result() *Batch {
-	count := int(a.g.n)
-	if len(a.keys) == 0 && count == 0 {
-		count = 1
-	}
-	out := &Batch{N: count}
+func (a *Aggregation) Result() *Batch { return a.ResultRange(0, a.Groups()) }
+
+// ResultRange is rows from..to-1 of Result (0 <= from < to <= Groups),
+// made alone: the result of 1.5M groups need not be made, its values
+// held, at once.
+func (a *Aggregation) ResultRange(from, to int) *Batch {
+	out := &Batch{N: to - from}
 	for _, k := range a.g.keys {
-		out.Cols = append(out.Cols, k.v)
+		v := k.v
+		if from > 0 || to < v.N {
+			v = slice(v, from, to)
+		}
+		out.Cols = append(out.Cols, v)
 	}
 	for _, ac := range a.accs {
-		out.Cols = append(out.Cols, ac.result(count))
+		out.Cols = append(out.Cols, ac.window(from, to).result(to-from))
 	}
 	return out
+}
+
+// window is a's state of groups from..to-1 alone, as its groups 0..: its
+// per-group slices cut (not copied), its wide minima or maxima (numBig)
+// renumbered; the values of text or booleans (best) are a's.
+func (a *acc) window(from, to int) *acc {
+	a.grow(to)
+	w := *a
+	w.count, w.sum, w.has = cut(a.count, from, to), cut(a.sum, from, to), cut(a.has, from, to)
+	w.numI, w.numS, w.bestN = cut(a.numI, from, to), cut(a.numS, from, to), cut(a.bestN, from, to)
+	if a.numBig != nil {
+		w.numBig = map[int32]value.Dec{}
+		for g, d := range a.numBig {
+			if int(g) >= from && int(g) < to {
+				w.numBig[g-int32(from)] = d
+			}
+		}
+	}
+	return &w
+}
+
+// cut is s[from:to], nil when s is, at a capacity that appending to it
+// cannot write past to.
+func cut[T any](s []T, from, to int) []T {
+	if s == nil {
+		return nil
+	}
+	return s[from:to:to]
 }

@@ -56,6 +56,14 @@ func NewKeyTable() *KeyTable {
 // Len is the number of keys.
 func (t *KeyTable) Len() int { return len(t.ends) }
 
+// meanKey is the mean bytes of a key (0 when there is none).
+func (t *KeyTable) meanKey() int {
+	if len(t.ends) == 0 {
+		return 0
+	}
+	return len(t.arena) / len(t.ends)
+}
+
 // Lookups is how many keys Slots has looked up or added: a row's key
 // counts once however many operators then read its slot.
 func (t *KeyTable) Lookups() int { return t.looked }
@@ -131,7 +139,7 @@ func (t *KeyTable) slot(key []byte) int32 {
 	if e := t.index[i]; e.slot != 0 {
 		return e.slot - 1
 	}
-	t.arena = append(t.arena, key...)
+	t.arena = appendDoubling(t.arena, key...)
 	return t.added(i, h)
 }
 
@@ -139,7 +147,7 @@ func (t *KeyTable) slot(key []byte) int32 {
 // position i of the index (its hash h), and returns the slot.
 func (t *KeyTable) added(i int, h uint64) int32 {
 	s := int32(len(t.ends))
-	t.ends = append(t.ends, len(t.arena))
+	t.ends = appendDoubling(t.ends, len(t.arena))
 	t.index[i] = entry{slot: s + 1, hash: uint32(h >> 32)}
 	if 4*len(t.ends) >= 3*len(t.index) { // at most three quarters full
 		t.grow()
@@ -265,7 +273,7 @@ func (t *KeyTable) textSlots(v *Vec, mode []KeyMode, dst []int32) {
 			continue
 		}
 		if m == AddKey {
-			t.arena = append(append(append(t.arena, 1), lb...), text...)
+			t.arena = appendDoubling(appendDoubling(appendDoubling(t.arena, 1), lb...), text...)
 			dst[i] = t.added(p, h)
 		}
 	}

@@ -3,6 +3,7 @@ package exec
 import (
 	"bytes"
 	"encoding/binary"
+	"slices"
 
 	"github.com/wololo/wololo/services/dataflow/sql/plan"
 	"github.com/wololo/wololo/services/dataflow/sql/value"
@@ -101,9 +102,20 @@ func (b *builder) notNull() {
 }
 
 func (b *builder) text(t []byte) {
-	b.v.Data = append(b.v.Data, t...)
-	b.v.Ends = append(b.v.Ends, uint32(len(b.v.Data)))
+	b.v.Data = appendDoubling(b.v.Data, t...)
+	b.v.Ends = appendDoubling(b.v.Ends, uint32(len(b.v.Data)))
 	b.notNull()
+}
+
+// appendDoubling is append(dst, p...), but dst's capacity doubles when it
+// must grow: append grows a large slice by a quarter, which copies an
+// arena that grows value by value (a table's keys, an aggregate's
+// groups' keys) many times over.
+func appendDoubling[T any](dst []T, p ...T) []T {
+	if len(dst)+len(p) > cap(dst) {
+		dst = slices.Grow(dst, max(len(p), cap(dst)))
+	}
+	return append(dst, p...)
 }
 
 func (b *builder) num(d value.Dec) {
@@ -180,6 +192,32 @@ func gather(v *Vec, rows []int32) *Vec {
 		for k, r := range rows {
 			out.Bools[k] = v.Bools[r]
 		}
+	}
+	return out
+}
+
+// slice returns rows from..to-1 of v (from < to), sharing its memory
+// but for a text Vec's offsets, made relative to the first row's start.
+func slice(v *Vec, from, to int) *Vec {
+	out := &Vec{Type: v.Type, N: to - from}
+	if v.Null != nil {
+		out.Null = v.Null[from:to]
+	}
+	switch v.Type {
+	case plan.Text:
+		base := uint32(0)
+		if from > 0 {
+			base = v.Ends[from-1]
+		}
+		out.Ends = make([]uint32, to-from)
+		for k, e := range v.Ends[from:to] {
+			out.Ends[k] = e - base
+		}
+		out.Data = v.Data[base:v.Ends[to-1]]
+	case plan.Number:
+		out.Nums = v.Nums[from:to]
+	case plan.Bool:
+		out.Bools = v.Bools[from:to]
 	}
 	return out
 }

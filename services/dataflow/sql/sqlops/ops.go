@@ -226,11 +226,21 @@ func emit(bs []*exec.Batch, out Out) {
 	}
 }
 
-// scan reads its table's text columns as the kinds its node gives them.
+// scan reads its table's text columns as the kinds its node gives them:
+// a batch of them (Apply), or a record's fields at a time (row), held
+// until flush.
 type scan struct {
 	n     *plan.Node
 	idx   []int
 	stats []exec.ColumnStats
+	// cols are the columns of the rows read since the last flush; rows
+	// and bytes, how many and the bytes of their fields. last is the
+	// rows of the last batch flushed, and text the bytes of each of its
+	// text columns' values, which the next one's make room for.
+	cols        []*exec.VecBuilder
+	rows, bytes int
+	last        int
+	text        []int
 }
 
 func newScan(n *plan.Node, table []string) (*scan, error) {
@@ -260,6 +270,39 @@ func (s *scan) Apply(_ int, b *exec.Batch, out Out) error {
 }
 
 func (*scan) Finish(Out) error { return nil }
+
+// row reads a record's fields (the table's, in its header's order) into
+// the scan's columns, as Apply reads a batch of them.
+func (s *scan) row(fields [][]byte) {
+	if s.cols == nil {
+		s.cols = make([]*exec.VecBuilder, len(s.idx))
+		s.text = slices.Grow(s.text, len(s.idx))[:len(s.idx)]
+		for i := range s.cols {
+			s.cols[i] = exec.NewVecBuilder(s.n.Output[i].Type, max(s.last, exec.BatchRows))
+			s.cols[i].Reserve(s.text[i] + s.text[i]/8)
+		}
+	}
+	for i, j := range s.idx {
+		f := fields[j]
+		s.cols[i].Read(f, &s.stats[i])
+		s.bytes += len(f)
+	}
+	s.rows++
+}
+
+// flush emits the rows read since the last flush as one batch.
+func (s *scan) flush(out Out) {
+	if s.rows == 0 {
+		return
+	}
+	b := &exec.Batch{N: s.rows, Cols: make([]*exec.Vec, len(s.cols))}
+	for i, c := range s.cols {
+		b.Cols[i] = c.Vec()
+		s.text[i] = len(b.Cols[i].Data)
+	}
+	s.cols, s.last, s.rows, s.bytes = nil, s.rows, 0, 0
+	out(b)
+}
 
 // Stats are the scan's counts of the values that read as NULL, per column.
 func (s *scan) Stats() []exec.ColumnStats { return s.stats }
@@ -485,15 +528,24 @@ func (a *aggregate) applySlots(_ int, b *exec.Batch, slots []int32, _ Out) error
 	return a.agg.AddSlots(b, slots)
 }
 
+// finishRows is the most groups of an aggregate's result that Finish
+// makes and emits as one batch: the result of 1.5M groups, and what the
+// operators after it make of it (a HAVING's filter: a vector per
+// comparison), is never held whole.
+const finishRows = 1 << 16
+
 func (a *aggregate) Finish(out Out) error {
-	res := []*exec.Batch{a.agg.Result()}
-	if a.post != nil {
-		var err error
-		if res, err = exec.Project(a.post, res); err != nil {
-			return err
+	n := a.agg.Groups()
+	for from := 0; from < n; from += finishRows {
+		res := []*exec.Batch{a.agg.ResultRange(from, min(from+finishRows, n))}
+		if a.post != nil {
+			var err error
+			if res, err = exec.Project(a.post, res); err != nil {
+				return err
+			}
 		}
+		emit(res, out)
 	}
-	emit(res, out)
 	return nil
 }
 

@@ -426,6 +426,15 @@ func (o *buffered) Restore(state []byte) error {
 	return r.done("buffered rows")
 }
 
+// stateSizer is an operator whose snapshot may be large: about its
+// size, so that the task's snapshot makes room for it at once
+// (Task.AppendSnapshot) rather than grow, copied, as it is written.
+type stateSizer interface{ stateSize() int }
+
+func (s *semiJoin) stateSize() int  { return s.set.StateSize() }
+func (a *aggregate) stateSize() int { return a.agg.StateSize() }
+func (d *distinct) stateSize() int  { return d.d.StateSize() }
+
 // A semi-join's state is whether its right input has ended, its set of
 // keys, then its left rows held.
 func (s *semiJoin) AppendSnapshot(dst []byte) ([]byte, error) {

@@ -320,26 +320,31 @@ func (f failed) Finish(stage.Emitter) error                            { return 
 // Source is the gateway's part of a job's plan for one table: the
 // table's scan and the exchanges that read it, which route each row the
 // upload parses onto the channels, as the plan's routes say. Rows come in
-// one at a time as text fields (Row: what ingest parses of a record);
+// one at a time as text fields (Row: what ingest parses of a record),
+// which the scan reads straight into the typed columns of its next batch;
 // Flush applies them as one batch, so the upload calls it before each
 // commit and the commit holds every row up to its offset. It is not safe
 // for concurrent use.
 type Source struct {
 	t       *Task
+	scan    *instance // the table's scan in t
 	table   string
 	width   int
-	used    []bool // the columns the scan reads: the others are not kept
 	streams *streams
 	outputs []stage.Edge
-	cols    []*exec.VecBuilder
-	rows    int
-	bytes   int
 	out     stage.Emitter
 }
 
-// sourceBatchBytes is about the most text a Source applies as one batch,
-// so that what it routes to one receiver stays well within a message.
-const sourceBatchBytes = 1 << 20
+// sourceBatchRows and sourceBatchBytes are the most rows, and about the
+// most text, a Source applies as one batch: what it routes to one
+// receiver stays well within a message, and is about the built-in
+// graph's batch (stage.DefaultBatchRows) when two shards share it, not
+// a quarter of one (each message costs its encoding, commit, journal
+// entry and lookups on both sides).
+const (
+	sourceBatchRows  = 4 * exec.BatchRows
+	sourceBatchBytes = 1 << 20
+)
 
 // NewSource returns the Source of the named table of p at its gateway,
 // whose file's header row is header. A plan that does not scan the table
@@ -357,19 +362,9 @@ func NewSource(p *physical.Plan, table string, header []string) (*Source, error)
 		return p.Source(o) && p.Ops[o.Inputs[0].Op].Node.Table == table
 	}
 	var ops []*physical.Op
-	src.used = make([]bool, len(header))
 	for _, o := range p.Ops {
 		if o.Task == p.Gateway.Name && keep(o) {
 			ops = append(ops, o)
-		}
-		if o.Kind == plan.Scan && o.Node.Table == table {
-			idx, err := exec.ScanIndex(o.Node, header)
-			if err != nil {
-				return nil, err
-			}
-			for _, j := range idx {
-				src.used[j] = true
-			}
 		}
 	}
 	if src.outputs, err = edges(p, s, ops); err != nil {
@@ -384,6 +379,9 @@ func NewSource(p *physical.Plan, table string, header []string) (*Source, error)
 	if src.t, err = newTask(p, p.Gateway.Name, 0, map[string][]string{table: slices.Clone(header)}, nil, send, keep, 0); err != nil {
 		return nil, fmt.Errorf("table %s: %w", table, err)
 	}
+	if src.scan, err = src.t.scan(table); err != nil {
+		return nil, err
+	}
 	return src, nil
 }
 
@@ -394,47 +392,32 @@ func (s *Source) Outputs() []stage.Edge { return s.outputs }
 // Width is the number of fields a record of the table has.
 func (s *Source) Width() int { return s.width }
 
-// Row holds a record's fields (Width of them, copied) until the next
-// Flush; the caller flushes when Full.
+// Row reads a record's fields (Width of them) into the rows held until
+// the next Flush; the caller flushes when Full.
 func (s *Source) Row(fields [][]byte) {
-	if s.t == nil {
-		return
+	if s.t != nil {
+		s.scan.op.(*scan).row(fields)
 	}
-	if s.cols == nil {
-		s.cols = make([]*exec.VecBuilder, s.width)
-		for i := range s.cols {
-			if s.used[i] {
-				s.cols[i] = exec.NewVecBuilder(plan.Text, exec.BatchRows)
-			}
-		}
-	}
-	for i, f := range fields {
-		if s.used[i] {
-			_ = s.cols[i].Text(f) // text takes any bytes
-			s.bytes += len(f)
-		}
-	}
-	s.rows++
 }
 
 // Full reports whether the rows held are a batch's worth: the caller
 // flushes them (with the Emitter it commits).
-func (s *Source) Full() bool { return s.rows >= exec.BatchRows || s.bytes >= sourceBatchBytes }
+func (s *Source) Full() bool {
+	if s.t == nil {
+		return false
+	}
+	sc := s.scan.op.(*scan)
+	return sc.rows >= sourceBatchRows || sc.bytes >= sourceBatchBytes
+}
 
-// Flush applies the rows held to the scan, and routes them into out.
+// Flush applies the rows held to the scan's chain, and routes them into
+// out.
 func (s *Source) Flush(out stage.Emitter) error {
-	if s.t == nil || s.rows == 0 {
+	if s.t == nil || s.scan.op.(*scan).rows == 0 {
 		return nil
 	}
-	b := &exec.Batch{N: s.rows, Cols: make([]*exec.Vec, s.width)}
-	for i, c := range s.cols {
-		if c != nil {
-			b.Cols[i] = c.Vec()
-		}
-	}
-	s.cols, s.rows, s.bytes = nil, 0, 0
 	s.out = out
-	return s.t.Table(s.table, b)
+	return s.t.flushScan(s.scan)
 }
 
 // End flushes the rows held and ends the table: every channel route its

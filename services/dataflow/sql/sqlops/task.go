@@ -266,6 +266,16 @@ func (t *Task) Table(name string, b *exec.Batch) error {
 	return t.applyBatch(in, 0, b)
 }
 
+// flushScan applies the rows a table's scan has read a record at a time
+// (scan.row) since its last flush, as one batch, on through the chain.
+func (t *Task) flushScan(in *instance) error {
+	if in.done {
+		return fmt.Errorf("operator #%d (%s): rows after its end", in.o.ID, in.o.Kind)
+	}
+	in.op.(*scan).flush(in.dv.out)
+	return t.chainErr()
+}
+
 // EndTable ends a table: its scan finishes, and ends what it feeds.
 func (t *Task) EndTable(name string) error {
 	in, err := t.scan(name)
@@ -343,7 +353,13 @@ func (t *Task) Receive(ch string, sender int, rows *wololov1.RowBatch) error {
 	}
 	slots := t.slots(ch, b, masks)
 	for r, rt := range c.Routes {
-		sub, sl := b, slots[r]
+		// The columns the route reads, then its rows of them: a column
+		// of the channel the route does not read is not gathered.
+		cols := make([]*exec.Vec, len(rt.Cols))
+		for i, col := range rt.Cols {
+			cols[i] = b.Cols[col]
+		}
+		sub, sl := &exec.Batch{N: b.N, Cols: cols}, slots[r]
 		if len(masks) != 0 {
 			rs := make([]int32, 0, b.N)
 			for i, m := range masks {
@@ -355,17 +371,13 @@ func (t *Task) Receive(ch string, sender int, rows *wololov1.RowBatch) error {
 				continue
 			}
 			if len(rs) < b.N {
-				sub = b.Rows(rs)
+				sub = sub.Rows(rs)
 				if sl != nil {
 					sl = gatherSlots(sl, rs)
 				}
 			}
 		}
-		cols := make([]*exec.Vec, len(rt.Cols))
-		for i, col := range rt.Cols {
-			cols[i] = sub.Cols[col]
-		}
-		if err := t.applyRoute(targets[r].in, targets[r].k, &exec.Batch{N: sub.N, Cols: cols}, sl); err != nil {
+		if err := t.applyRoute(targets[r].in, targets[r].k, sub, sl); err != nil {
 			return err
 		}
 	}
