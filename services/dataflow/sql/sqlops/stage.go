@@ -331,9 +331,7 @@ type Source struct {
 	used    []bool // the columns the scan reads: the others are not kept
 	streams *streams
 	outputs []stage.Edge
-	cols    []*exec.VecBuilder
-	rows    int
-	bytes   int
+	rows    *exec.TextRows // the rows held
 	out     stage.Emitter
 }
 
@@ -384,6 +382,7 @@ func NewSource(p *physical.Plan, table string, header []string) (*Source, error)
 	if src.t, err = newTask(p, p.Gateway.Name, 0, map[string][]string{table: slices.Clone(header)}, nil, send, keep, 0); err != nil {
 		return nil, fmt.Errorf("table %s: %w", table, err)
 	}
+	src.rows = exec.NewTextRows(src.used)
 	return src, nil
 }
 
@@ -397,42 +396,26 @@ func (s *Source) Width() int { return s.width }
 // Row holds a record's fields (Width of them, copied) until the next
 // Flush; the caller flushes when Full.
 func (s *Source) Row(fields [][]byte) {
-	if s.t == nil {
-		return
+	if s.t != nil {
+		s.rows.Add(fields)
 	}
-	if s.cols == nil {
-		s.cols = make([]*exec.VecBuilder, s.width)
-		for i := range s.cols {
-			if s.used[i] {
-				s.cols[i] = exec.NewVecBuilder(plan.Text, exec.BatchRows)
-			}
-		}
-	}
-	for i, f := range fields {
-		if s.used[i] {
-			_ = s.cols[i].Text(f) // text takes any bytes
-			s.bytes += len(f)
-		}
-	}
-	s.rows++
 }
 
 // Full reports whether the rows held are a batch's worth: the caller
 // flushes them (with the Emitter it commits).
-func (s *Source) Full() bool { return s.rows >= exec.BatchRows || s.bytes >= sourceBatchBytes }
+func (s *Source) Full() bool {
+	return s.t != nil && (s.rows.Rows() >= exec.BatchRows || s.rows.Bytes() >= sourceBatchBytes)
+}
 
 // Flush applies the rows held to the scan, and routes them into out.
 func (s *Source) Flush(out stage.Emitter) error {
-	if s.t == nil || s.rows == 0 {
+	if s.t == nil {
 		return nil
 	}
-	b := &exec.Batch{N: s.rows, Cols: make([]*exec.Vec, s.width)}
-	for i, c := range s.cols {
-		if c != nil {
-			b.Cols[i] = c.Vec()
-		}
+	b := s.rows.Batch()
+	if b == nil {
+		return nil
 	}
-	s.cols, s.rows, s.bytes = nil, 0, 0
 	s.out = out
 	return s.t.Table(s.table, b)
 }
