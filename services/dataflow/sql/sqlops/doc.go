@@ -59,7 +59,8 @@
 // for sqlops.Answer and the tests, and RunFeeds, for `wololo demo
 // --query`, the same with the tables given batch by batch as the plan
 // runs: every instance of every task as a Task on a goroutine of its own,
-// the channels as queues of marshalled ColumnBatches between them.
+// the channels as queues of ColumnBatches between them, handed over as
+// they are (not marshalled: what is sent is not modified afterwards).
 //
 // The package does no I/O and no logging.
 package sqlops

@@ -7,8 +7,6 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"google.golang.org/protobuf/proto"
-
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 	"github.com/wololo/wololo/services/dataflow/sql/exec"
 	"github.com/wololo/wololo/services/dataflow/sql/physical"
@@ -27,9 +25,11 @@ type Result struct {
 // process: every instance of every task (the gateway's one, the shard
 // task's p.Shard.Replicas) as a Task, each operator driven by a
 // stage.Driver as the stage runtime drives its operators. What an
-// instance's exchanges write goes to the receiving instance's queue as a
-// marshalled ColumnBatch, as the wire carries it, each row to the
-// instance stage.Route picks by its key, as the deployment routes; every
+// instance's exchanges write goes to the receiving instance's queue as
+// the ColumnBatch itself, not marshalled, each row to the instance
+// stage.Route picks by its key, as the deployment routes (no exchange
+// modifies a batch once sent, nor the memory its text may share with the
+// batch it was cut from, which no operator modifies either); every
 // instance of a channel's producing task ends it, and an operator
 // finishes once each of its inputs has ended on every sender. It returns
 // each query's output file.
@@ -134,8 +134,8 @@ type message struct {
 	table  string // a table's batch; else a channel's
 	ch     string
 	sender int
-	batch  *exec.Batch // a table's
-	wire   []byte      // a channel's, marshalled
+	batch  *exec.Batch        // a table's
+	rows   *wololov1.RowBatch // a channel's
 	end    bool
 }
 
@@ -226,16 +226,8 @@ func run(p *physical.Plan, feeds []Feed, opt options) (*Result, int, error) {
 				if to < 0 || to >= len(dest) {
 					return fmt.Errorf("channel %s: no instance %d of %s", ch.Name, to, ch.To)
 				}
-				m := message{ch: ch.Name, sender: i, end: rows == nil}
-				if rows != nil {
-					wire, err := proto.Marshal(rows)
-					if err != nil {
-						return fmt.Errorf("channel %s: %w", ch.Name, err)
-					}
-					m.wire = wire
-				}
 				pending.Add(1)
-				dest[to].push(m)
+				dest[to].push(message{ch: ch.Name, sender: i, rows: rows, end: rows == nil})
 				return nil
 			}
 			t, err := NewTask(p, task.Name, i, columns, shared, send)
@@ -468,11 +460,7 @@ func deliver(t *Task, m message) error {
 	case m.end:
 		return t.End(m.ch, m.sender)
 	}
-	var rb wololov1.RowBatch
-	if err := proto.Unmarshal(m.wire, &rb); err != nil {
-		return fmt.Errorf("channel %s: %w", m.ch, err)
-	}
-	return t.Receive(m.ch, m.sender, &rb)
+	return t.Receive(m.ch, m.sender, m.rows)
 }
 
 // driven is an operator as a stage.Operator, for a stage.Driver: its
