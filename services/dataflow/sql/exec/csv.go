@@ -63,45 +63,50 @@ func ReadCSVColumns(r io.Reader, maxRecordBytes int, keep []string) (*Table, err
 // text Vec per column of the header, holding the text of the columns
 // kept, and empty text (no memory) in every row of the others. Each
 // column's arena is allocated once per batch, at about its size in the
-// batch before (the same number of bytes a row), not grown value by
-// value. It is what both ReadCSV's parsers and the gateway's upload of a
+// rows before (the same number of bytes a row, with room to spare), not
+// grown value by value. It is what both ReadCSV's parsers and the gateway's upload of a
 // job of SQL queries (services/dataflow/sql/sqlops.Source) build batches
 // with. It is not safe for concurrent use.
 type TextRows struct {
-	kept  []bool
-	cols  []*builder // nil when no row is held
+	width int
+	kept  []int  // the indexes of the columns kept
+	held  []*Vec // per column kept, the rows held; nil when none is
 	rows  int
 	bytes int
-	// perRow is each column's bytes a row in the last batch, when it had
-	// rows; empty is a dropped column's Ends, all zero.
-	perRow []float64
-	empty  []uint32
+	// seen and sizes are the rows of the batches made, and each kept
+	// column's bytes in them; empty is a dropped column's Ends, all zero.
+	seen  int
+	sizes []int
+	empty []uint32
 }
 
 // NewTextRows returns the builder of a table of len(kept) columns, kept[i]
 // saying whether column i's text is kept.
 func NewTextRows(kept []bool) *TextRows {
-	return &TextRows{kept: kept, perRow: make([]float64, len(kept))}
-}
-
-// Add holds a record of len(kept) fields (their text copied) until the
-// next Batch.
-func (t *TextRows) Add(fields [][]byte) {
-	if t.cols == nil {
-		t.cols = make([]*builder, len(t.kept))
-		for i, k := range t.kept {
-			if k {
-				c := newBuilder(plan.Text, BatchRows)
-				c.v.Data = make([]byte, 0, int(t.perRow[i]*BatchRows*9/8)+64)
-				t.cols[i] = c
-			}
+	t := &TextRows{width: len(kept)}
+	for i, k := range kept {
+		if k {
+			t.kept = append(t.kept, i)
 		}
 	}
-	for i, f := range fields {
-		if c := t.cols[i]; c != nil {
-			c.text(f)
-			t.bytes += len(f)
+	t.sizes = make([]int, len(t.kept))
+	return t
+}
+
+// Add holds a record of the table's width of fields (their text copied)
+// until the next Batch.
+func (t *TextRows) Add(fields [][]byte) {
+	if t.held == nil {
+		t.held = make([]*Vec, len(t.kept))
+		for k := range t.kept {
+			t.held[k] = &Vec{Type: plan.Text, Data: make([]byte, 0, t.arena(k)), Ends: make([]uint32, 0, BatchRows)}
 		}
+	}
+	for k, i := range t.kept {
+		v, f := t.held[k], fields[i]
+		v.Data = append(v.Data, f...)
+		v.Ends = append(v.Ends, uint32(len(v.Data)))
+		t.bytes += len(f)
 	}
 	t.rows++
 }
@@ -120,17 +125,31 @@ func (t *TextRows) Batch() *Batch {
 	if len(t.empty) < n {
 		t.empty = make([]uint32, max(n, BatchRows))
 	}
-	b := &Batch{N: n, Cols: make([]*Vec, len(t.kept))}
-	for i, c := range t.cols {
-		if c == nil {
-			b.Cols[i] = &Vec{Type: plan.Text, N: n, Ends: t.empty[:n:n]}
-			continue
-		}
-		b.Cols[i] = c.v
-		t.perRow[i] = float64(len(c.v.Data)) / float64(n)
+	b := &Batch{N: n, Cols: make([]*Vec, t.width)}
+	for k, i := range t.kept {
+		v := t.held[k]
+		v.N = n
+		b.Cols[i] = v
+		t.sizes[k] += len(v.Data)
 	}
-	t.cols, t.rows, t.bytes = nil, 0, 0
+	for i, v := range b.Cols {
+		if v == nil {
+			b.Cols[i] = &Vec{Type: plan.Text, N: n, Ends: t.empty[:n:n]}
+		}
+	}
+	t.seen += n
+	t.held, t.rows, t.bytes = nil, 0, 0
 	return b
+}
+
+// arena is the capacity of kept column k's arena in a batch: BatchRows rows
+// of the bytes a row it has had, an eighth more, or (before any) a
+// little.
+func (t *TextRows) arena(k int) int {
+	if t.seen == 0 {
+		return 4 << 10
+	}
+	return int(int64(t.sizes[k])*BatchRows/int64(t.seen))*9/8 + 64
 }
 
 // pieceBytes is about how much of a file a CSVReader's parser parses at

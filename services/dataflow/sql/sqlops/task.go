@@ -343,7 +343,13 @@ func (t *Task) Receive(ch string, sender int, rows *wololov1.RowBatch) error {
 	}
 	slots := t.slots(ch, b, masks)
 	for r, rt := range c.Routes {
-		sub, sl := b, slots[r]
+		// The columns the route reads, of the rows that are for it (those
+		// alone gathered).
+		cols := make([]*exec.Vec, len(rt.Cols))
+		for i, col := range rt.Cols {
+			cols[i] = b.Cols[col]
+		}
+		sub, sl := &exec.Batch{N: b.N, Cols: cols}, slots[r]
 		if len(masks) != 0 {
 			rs := make([]int32, 0, b.N)
 			for i, m := range masks {
@@ -355,17 +361,13 @@ func (t *Task) Receive(ch string, sender int, rows *wololov1.RowBatch) error {
 				continue
 			}
 			if len(rs) < b.N {
-				sub = b.Rows(rs)
+				sub = sub.Rows(rs)
 				if sl != nil {
 					sl = gatherSlots(sl, rs)
 				}
 			}
 		}
-		cols := make([]*exec.Vec, len(rt.Cols))
-		for i, col := range rt.Cols {
-			cols[i] = sub.Cols[col]
-		}
-		if err := t.applyRoute(targets[r].in, targets[r].k, &exec.Batch{N: sub.N, Cols: cols}, sl); err != nil {
+		if err := t.applyRoute(targets[r].in, targets[r].k, sub, sl); err != nil {
 			return err
 		}
 	}
