@@ -117,3 +117,28 @@ func BenchmarkCSVReader(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkReadAs reads a batch's text as numbers, durations and
+// booleans, as a scan does, a value in 13 empty.
+func BenchmarkReadAs(b *testing.B) {
+	var csv strings.Builder
+	csv.WriteString("n,d,w\n")
+	for i := range exec.BatchRows {
+		n, d := fmt.Sprint(800+i*7919%1600, ".5"), fmt.Sprintf("0:%02d:%02d", i%60, i*7%60)
+		if i%13 == 0 {
+			n, d = "", ""
+		}
+		fmt.Fprintf(&csv, "%s,%s,%t\n", n, d, i%2 == 0)
+	}
+	tab, err := exec.ReadCSV(strings.NewReader(csv.String()), 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	cols := tab.Batches[0].Cols
+	var st exec.ColumnStats
+	for b.Loop() {
+		exec.ReadAs(cols[0], plan.Number, &st)
+		exec.ReadAs(cols[1], plan.Duration, &st)
+		exec.ReadAs(cols[2], plan.Bool, &st)
+	}
+}

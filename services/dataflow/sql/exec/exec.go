@@ -139,42 +139,48 @@ func (x *executor) scan(n *plan.Node) ([]*Batch, error) {
 	return out, nil
 }
 
-// readAs reads a text column as type t, counting what reads as NULL.
+// readAs reads a text column as type t, counting what reads as NULL:
+// each value written in place into a column allocated once at its size.
 func readAs(src *Vec, t plan.Type, st *ColumnStats) *Vec {
 	if t == plan.Text {
 		return src
 	}
-	out := newBuilder(valueType(t), src.N)
-	for i := range src.N {
-		f := src.Text(i)
+	out := &Vec{Type: valueType(t), N: src.N}
+	if out.Type == plan.Bool {
+		out.Bools = make([]bool, src.N)
+	} else {
+		out.Nums = make([]value.Dec, src.N)
+	}
+	start := uint32(0)
+	for i, end := range src.Ends[:src.N] {
+		f := src.Data[start:end]
+		start = end
 		var ok bool
 		switch t {
-		case plan.Number, plan.Duration:
-			var d value.Dec
-			if t == plan.Number {
-				d, ok = value.ReadNumber(f)
-			} else {
-				d, ok = value.ReadDuration(f)
-			}
-			if ok {
-				out.num(d)
-			}
+		case plan.Number:
+			out.Nums[i], ok = value.ReadNumber(f)
+		case plan.Duration:
+			out.Nums[i], ok = value.ReadDuration(f)
 		case plan.Bool:
-			var v bool
-			if v, ok = value.ReadBool(f); ok {
-				out.boolean(v)
-			}
+			out.Bools[i], ok = value.ReadBool(f)
 		}
-		if !ok {
-			out.null()
-			if len(f) == 0 {
-				st.Missing++
-			} else {
-				st.Invalid++
-			}
+		if ok {
+			continue
+		}
+		// NULL: the value a NULL holds, as a builder writes it.
+		if out.Bools != nil {
+			out.Bools[i] = false
+		} else {
+			out.Nums[i] = value.Dec{}
+		}
+		setNull(out, i)
+		if len(f) == 0 {
+			st.Missing++
+		} else {
+			st.Invalid++
 		}
 	}
-	return out.v
+	return out
 }
 
 // CSV writes the result as docs/queries.md formats the output files: a
