@@ -170,7 +170,8 @@ const (
 // order while the pieces after are read and parsed, a few pieces ahead
 // at most. Each piece is parsed on its own; the blank lines before a
 // record stay in its piece, so that records are checked and counted as
-// one reading of the file in order checks and counts them.
+// one reading of the file in order checks and counts them. Next is not
+// safe for concurrent use.
 type CSVReader struct {
 	// Columns is the header's names.
 	Columns []string
@@ -258,8 +259,15 @@ func newCSVReader(r io.Reader, maxRecordBytes int, keep []string, parsers, size 
 }
 
 // Next returns the next batch of the file; nil at its end, after which
-// Counts has the records' counts.
+// Counts has the records' counts. After Close, it returns an error.
 func (cr *CSVReader) Next() (*Batch, error) {
+	select {
+	case <-cr.stop:
+		if !cr.ended {
+			cr.err, cr.ended, cr.cur = errors.New("read csv: closed before its end"), true, nil
+		}
+	default:
+	}
 	for len(cr.cur) == 0 {
 		if cr.ended {
 			return nil, cr.err

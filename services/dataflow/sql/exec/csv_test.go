@@ -153,4 +153,7 @@ func TestCSVReaderErrors(t *testing.T) {
 		t.Fatalf("first batch: %v, %v", b, err)
 	}
 	cr.Close()
+	if b, err := cr.Next(); b != nil || err == nil {
+		t.Errorf("after Close: %v, %v", b, err)
+	}
 }
