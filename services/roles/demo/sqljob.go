@@ -45,7 +45,7 @@ func runSQL(job *sqljob.Job, files [][2]string, out string, stdout io.Writer) er
 	}()
 	var feeds []sqlops.Feed
 	for i, f := range files {
-		r, err := openTable(f[1], read[f[0]]...)
+		r, err := openTable(f[1], read[f[0]])
 		if err != nil {
 			return fmt.Errorf("table %s: %w", f[0], err)
 		}
@@ -118,17 +118,14 @@ type tableFile struct {
 }
 
 // openTable starts reading a table's file batch by batch: the text of the
-// columns named (every one when none is), the others empty
-// (exec.CSVReader).
-func openTable(path string, columns ...string) (*tableFile, error) {
+// columns named, the others empty (none kept for a table no scan reads a
+// column of: its records are only checked and counted; exec.CSVReader).
+func openTable(path string, columns []string) (*tableFile, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
-	var keep []string
-	if len(columns) > 0 {
-		keep = columns
-	}
+	keep := append([]string{}, columns...) // not nil: nil keeps every column
 	r, err := exec.NewCSVReader(f, schema.MaxRecordBytes, keep, 0)
 	if err != nil {
 		f.Close()
