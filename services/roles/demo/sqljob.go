@@ -33,7 +33,7 @@ func runSQL(job *sqljob.Job, files [][2]string, out string, stdout io.Writer) er
 	fmt.Fprintf(stdout, "SQL job in this process (the SQL engine's runner): %d queries on %s and %s\n", len(job.Logical), job.Shape.Gateway, job.Shape.Shard)
 	start := time.Now()
 	// Every table is read from the start, a few pieces ahead of the plan
-	// at most (matches_players' meanwhile the plan is given matches).
+	// at most (match_players' while the plan is given matches).
 	read := scanned(job.Plan)
 	readers := make([]*tableFile, len(files))
 	defer func() {
