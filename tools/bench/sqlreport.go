@@ -60,7 +60,7 @@ func renderSQL(p func(string, ...any), r Report) {
 	}
 	rows := r.Dataset.Rows()
 	p("## SQL plans\n\n")
-	p("`wololo demo --query NAME=FILE.sql ...` runs a job of SQL queries with the SQL engine's in-process runner (`sqlops.Run`: every table read whole, the columns its scans read, then every instance of the gateway and shard tasks of the physical plan in this process, rows between them as marshalled ColumnBatches); `wololo demo` without `--query` runs the hand-written graph. `wololo local run --query ...` runs the same SQL job in the durable local cluster (each process its task's part of the job's plan); without `--query`, the hand-written graph. ")
+	p("`wololo demo --query NAME=FILE.sql ...` runs a job of SQL queries with the SQL engine's in-process runner (`sqlops.RunFeeds`: every table streamed in as the plan runs, the columns its scans read, parsed on every core a few pieces ahead, and every instance of the gateway and shard tasks of the physical plan in this process, rows between them as ColumnBatches handed over, not marshalled); `wololo demo` without `--query` runs the hand-written graph. `wololo local run --query ...` runs the same SQL job in the durable local cluster (each process its task's part of the job's plan); without `--query`, the hand-written graph. ")
 	p("Each row is the mode's median over its runs; CPU per row is the median CPU over the %s input rows of both files, and the last but one column is the median CPU against the hand-written graph's in the same mode (demo or local).\n\n", count(rows))
 	p("| Mode | Queries | Runs | Median wall time | Median CPU | CPU per input row | CPU vs the hand-written graph | Outputs |\n|---|---|---:|---:|---:|---:|---:|---|\n")
 	if m := r.MedianOf(ModeDemo); m.Runs > 0 {

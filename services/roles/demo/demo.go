@@ -9,8 +9,9 @@
 // With --query it runs a job of the user's SQL queries instead: compiled
 // and planned as `wololo explain` does (services/cmdline/explain), run by
 // the SQL engine's in-process runner (services/dataflow/sql/sqlops) on the
-// tables read whole (services/dataflow/sql/exec), each query's NAME.csv
-// written atomically.
+// tables streamed into it as it runs (exec.CSVReader: each file cut into
+// pieces parsed side by side, a few pieces ahead of the plan), each
+// query's NAME.csv written atomically.
 //
 // It only wires existing parts (datagen, inmem, node.Cluster, client,
 // explain, sqlops); it adds no logic of its own.

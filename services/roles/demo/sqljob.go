@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/wololo/wololo/services/base/atomicfile"
@@ -26,35 +25,50 @@ func sqlTables(matches, players string, given [][2]string) [][2]string {
 	return append([][2]string{{"matches", matches}, {"match_players", players}}, given...)
 }
 
-// runSQL reads the tables and runs the job's physical plan on them with
-// sqlops.Run in this process, writes NAME.csv for each query into out
-// (each atomically), and prints what it wrote.
+// runSQL runs the job's physical plan with sqlops.RunFeeds in this
+// process on the tables, each streamed into it by an exec.CSVReader as
+// the plan runs, in the order of files; writes NAME.csv for each query
+// into out (each atomically), and prints what it read and wrote.
 func runSQL(job *sqljob.Job, files [][2]string, out string, stdout io.Writer) error {
 	fmt.Fprintf(stdout, "SQL job in this process (the SQL engine's runner): %d queries on %s and %s\n", len(job.Logical), job.Shape.Gateway, job.Shape.Shard)
 	start := time.Now()
-	// The tables are read at once, each by a goroutine of its own.
+	// Every table is read from the start, a few pieces ahead of the plan
+	// at most (match_players' while the plan is given matches).
 	read := scanned(job.Plan)
-	got := make([]*exec.Table, len(files))
-	errs := make([]error, len(files))
-	var wg sync.WaitGroup
-	for i, f := range files {
-		wg.Go(func() { got[i], errs[i] = readTable(f[1], read[f[0]]...) })
-	}
-	wg.Wait()
-	tables := map[string]*exec.Table{}
-	var order []string // as a client uploads them: the two files, then the tables
-	for i, f := range files {
-		order = append(order, f[0])
-		if errs[i] != nil {
-			return fmt.Errorf("table %s: %w", f[0], errs[i])
+	readers := make([]*tableFile, len(files))
+	defer func() {
+		for _, r := range readers {
+			if r != nil {
+				r.Close()
+			}
 		}
-		t := got[i]
-		tables[f[0]] = t
-		fmt.Fprintf(stdout, "  %-18s rows read %d, malformed (skipped) %d\n", f[0], t.Rows, t.Malformed)
+	}()
+	var feeds []sqlops.Feed
+	for i, f := range files {
+		r, err := openTable(f[1], read[f[0]])
+		if err != nil {
+			return fmt.Errorf("table %s: %w", f[0], err)
+		}
+		readers[i] = r
+		feeds = append(feeds, sqlops.Feed{Table: f[0], Columns: r.Columns, Next: r.Next})
 	}
-	res, err := sqlops.Run(job.Plan, tables, order...)
+	res, err := sqlops.RunFeeds(job.Plan, feeds)
 	if err != nil {
 		return fmt.Errorf("run the plan: %w", err)
+	}
+	for i, f := range files {
+		// The tables the plan does not scan are read to be counted.
+		for {
+			b, err := readers[i].Next()
+			if err != nil {
+				return fmt.Errorf("table %s: %w", f[0], err)
+			}
+			if b == nil {
+				break
+			}
+		}
+		rows, malformed := readers[i].Counts()
+		fmt.Fprintf(stdout, "  %-18s rows read %d, malformed (skipped) %d\n", f[0], rows, malformed)
 	}
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return fmt.Errorf("create output directory: %w", err)
@@ -97,23 +111,33 @@ func scanned(p *physical.Plan) map[string][]string {
 	return cols
 }
 
-// readTable reads a table's file whole: the text of the columns named
-// (every one when none is), the others empty (exec.ReadCSVColumns).
-func readTable(path string, columns ...string) (*exec.Table, error) {
+// tableFile is a table's file being read batch by batch.
+type tableFile struct {
+	*exec.CSVReader
+	f *os.File
+}
+
+// openTable starts reading a table's file batch by batch: the text of the
+// columns named, the others empty (none kept for a table no scan reads a
+// column of: its records are only checked and counted; exec.CSVReader).
+func openTable(path string, columns []string) (*tableFile, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	var keep []string
-	if len(columns) > 0 {
-		keep = columns
-	}
-	t, err := exec.ReadCSVColumns(f, schema.MaxRecordBytes, keep)
+	keep := append([]string{}, columns...) // not nil: nil keeps every column
+	r, err := exec.NewCSVReader(f, schema.MaxRecordBytes, keep, 0)
 	if err != nil {
+		f.Close()
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	return t, nil
+	return &tableFile{r, f}, nil
+}
+
+// Close stops the reading and closes the file.
+func (t *tableFile) Close() {
+	t.CSVReader.Close()
+	t.f.Close()
 }
 
 // checkTables refuses, as a usage error, a --table whose file is not

@@ -13,6 +13,7 @@ import (
 	"github.com/wololo/wololo/services/base/datagen"
 	"github.com/wololo/wololo/services/cmdline/cli"
 	"github.com/wololo/wololo/services/dataflow/reference"
+	"github.com/wololo/wololo/services/dataflow/schema"
 	"github.com/wololo/wololo/services/dataflow/sql"
 	"github.com/wololo/wololo/services/dataflow/sql/exec"
 )
@@ -131,7 +132,12 @@ func executorAnswer(t *testing.T, dir, query string, more ...string) []byte {
 	tables := map[string]*exec.Table{}
 	cat := sql.Catalog{}
 	for name, file := range files {
-		tab, err := readTable(filepath.Join(dir, file))
+		f, err := os.Open(filepath.Join(dir, file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		tab, err := exec.ReadCSV(f, schema.MaxRecordBytes)
+		f.Close()
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -100,3 +100,45 @@ func BenchmarkFilterQ1(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkCSVReader reads a file of player-like records, keeping three
+// of its seven columns, as a job's scans read match_players.
+func BenchmarkCSVReader(b *testing.B) {
+	var csv strings.Builder
+	csv.WriteString("token,match,rating,color,civ,team,winner\n")
+	for i := range 200_000 {
+		fmt.Fprintf(&csv, "tok%013d,match%011d,%d.0,Blue,Franks,%d,%t\n", i, i/2, 800+i*7919%1600, 1+i%2, i%2 == 0)
+	}
+	file := csv.String()
+	b.SetBytes(int64(len(file)))
+	for b.Loop() {
+		if _, err := exec.ReadCSVColumns(strings.NewReader(file), 0, []string{"match", "rating", "winner"}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkReadAs reads a batch's text as numbers, durations and
+// booleans, as a scan does, a value in 13 empty.
+func BenchmarkReadAs(b *testing.B) {
+	var csv strings.Builder
+	csv.WriteString("n,d,w\n")
+	for i := range exec.BatchRows {
+		n, d := fmt.Sprint(800+i*7919%1600, ".5"), fmt.Sprintf("0:%02d:%02d", i%60, i*7%60)
+		if i%13 == 0 {
+			n, d = "", ""
+		}
+		fmt.Fprintf(&csv, "%s,%s,%t\n", n, d, i%2 == 0)
+	}
+	tab, err := exec.ReadCSV(strings.NewReader(csv.String()), 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	cols := tab.Batches[0].Cols
+	var st exec.ColumnStats
+	for b.Loop() {
+		exec.ReadAs(cols[0], plan.Number, &st)
+		exec.ReadAs(cols[1], plan.Duration, &st)
+		exec.ReadAs(cols[2], plan.Bool, &st)
+	}
+}

@@ -26,6 +26,12 @@
 // per column, the values that were empty and those that were present but
 // did not read as the kind; both become NULL.
 //
+// ReadCSV and CSVReader read a CSV file's records into batches of text
+// (TextRows): CSVReader batch by batch, its pieces parsed on goroutines
+// of its own, ReadCSV the same taken whole. (The gateway's upload reads
+// its records' fields straight into its scan's typed columns instead,
+// with the builder's read, as readAs reads a text column.)
+//
 // The package does no I/O beyond the readers and writers it is given, and
 // no logging. Execute materialises each node's batches; the incremental
 // state (Aggregation, Distinct, KeySet, Join) is what the physical plan's
@@ -35,113 +41,11 @@ package exec
 
 import (
 	"fmt"
-	"io"
-	"slices"
 
 	"github.com/wololo/wololo/services/dataflow/csvio"
 	"github.com/wololo/wololo/services/dataflow/sql/plan"
 	"github.com/wololo/wololo/services/dataflow/sql/value"
 )
-
-// Table is a table's text: its column names and its rows in batches of
-// text Vecs, one per column.
-type Table struct {
-	Columns []string
-	Batches []*Batch
-	// Rows and Malformed count the data records read and those skipped
-	// (broken quoting, or a field count that is not the header's).
-	Rows, Malformed int64
-}
-
-// BatchRows is how many rows ReadCSV puts in a batch.
-const BatchRows = 4096
-
-// ReadCSV reads a CSV file with a header row into a Table, by the rules of
-// docs/queries.md: a record whose field count differs from the header's,
-// whose quoting is broken, or that is longer than maxRecordBytes (when
-// above 0; blank lines before it count, as the reference counts them) is
-// skipped and counted.
-func ReadCSV(r io.Reader, maxRecordBytes int) (*Table, error) {
-	return ReadCSVColumns(r, maxRecordBytes, nil)
-}
-
-// ReadCSVColumns is ReadCSV keeping the text of the columns keep names
-// only (every column when keep is nil): any other column of the header
-// reads as empty text in every row, and costs no memory, so that a job's
-// tables hold what its scans read. Records are checked and counted the
-// same.
-func ReadCSVColumns(r io.Reader, maxRecordBytes int, keep []string) (*Table, error) {
-	sc := csvio.NewScanner(r)
-	if !sc.Scan() {
-		if err := sc.Err(); err != nil {
-			return nil, fmt.Errorf("read csv header: %w", err)
-		}
-		return nil, fmt.Errorf("read csv: no header row")
-	}
-	if sc.Kind() != csvio.Record {
-		return nil, fmt.Errorf("read csv: the header row is malformed")
-	}
-	t := &Table{}
-	for _, f := range sc.Fields() {
-		t.Columns = append(t.Columns, string(f))
-	}
-	width := len(t.Columns)
-	kept := make([]bool, width)
-	for i, c := range t.Columns {
-		kept[i] = keep == nil || slices.Contains(keep, c)
-	}
-	// empty is a dropped column of every batch: BatchRows empty values.
-	empty := make([]uint32, BatchRows)
-	var cur []*builder
-	// sizes are each column's bytes in the last batch: the next one's
-	// arena is allocated once at about that size, not grown value by value.
-	sizes := make([]int, width)
-	rows := 0
-	flush := func() {
-		if rows == 0 {
-			return
-		}
-		b := &Batch{N: rows}
-		for i, c := range cur {
-			if !kept[i] {
-				b.Cols = append(b.Cols, &Vec{Type: plan.Text, N: rows, Ends: empty[:rows]})
-				continue
-			}
-			b.Cols = append(b.Cols, c.v)
-			sizes[i] = len(c.v.Data)
-		}
-		t.Batches = append(t.Batches, b)
-		cur, rows = nil, 0
-	}
-	for from := sc.Offset(); sc.Scan(); from = sc.Offset() {
-		t.Rows++
-		tooLong := maxRecordBytes > 0 && sc.Offset()-from > int64(maxRecordBytes)
-		if tooLong || sc.Kind() != csvio.Record || len(sc.Fields()) != width {
-			t.Malformed++
-			continue
-		}
-		if cur == nil {
-			for i := range width {
-				c := newBuilder(plan.Text, BatchRows)
-				c.v.Data = make([]byte, 0, sizes[i]+sizes[i]/8)
-				cur = append(cur, c)
-			}
-		}
-		for i, f := range sc.Fields() {
-			if kept[i] {
-				cur[i].text(f)
-			}
-		}
-		if rows++; rows == BatchRows {
-			flush()
-		}
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("read csv: %w", err)
-	}
-	flush()
-	return t, nil
-}
 
 // ColumnStats counts one scanned column's values that read as NULL.
 type ColumnStats struct {

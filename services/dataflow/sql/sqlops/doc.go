@@ -56,9 +56,11 @@
 // process runs for a job: StageSpec makes it the stage.Operator each
 // process of a deployment runs for a job of queries (the gateway's upload
 // feeds its scans through Source). Run runs a whole plan in one process,
-// for `wololo demo --query`, sqlops.Answer and the tests: every instance
-// of every task as a Task on a goroutine of its own, the channels as
-// queues of marshalled ColumnBatches between them.
+// for sqlops.Answer and the tests, and RunFeeds, for `wololo demo
+// --query`, the same with the tables given batch by batch as the plan
+// runs: every instance of every task as a Task on a goroutine of its own,
+// the channels as queues of ColumnBatches between them, handed over as
+// they are (not marshalled: what is sent is not modified afterwards).
 //
 // The package does no I/O and no logging.
 package sqlops

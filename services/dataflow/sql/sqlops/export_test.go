@@ -12,14 +12,14 @@ import (
 // and each instance of an operator with state restarted from its snapshot
 // before an arrival when restart says so.
 func RunShuffled(p *physical.Plan, tables map[string]*exec.Table, r *rand.Rand, restart func(op, instance int) bool) (*Result, error) {
-	res, _, err := run(p, tables, options{pick: r.IntN, restart: restart})
+	res, _, err := run(p, tableFeeds(p, tables, nil), options{pick: r.IntN, restart: restart})
 	return res, err
 }
 
 // RunKeys runs p and returns the number of keys in its keyed operators'
 // tables at the end; own: a table per operator, not per Plan.Tables entry.
 func RunKeys(p *physical.Plan, tables map[string]*exec.Table, own bool) (*Result, int, error) {
-	return run(p, tables, options{own: own})
+	return run(p, tableFeeds(p, tables, nil), options{own: own})
 }
 
 // ChunkRanges is chunkRanges, for its test.

@@ -7,8 +7,6 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"google.golang.org/protobuf/proto"
-
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 	"github.com/wololo/wololo/services/dataflow/sql/exec"
 	"github.com/wololo/wololo/services/dataflow/sql/physical"
@@ -27,9 +25,11 @@ type Result struct {
 // process: every instance of every task (the gateway's one, the shard
 // task's p.Shard.Replicas) as a Task, each operator driven by a
 // stage.Driver as the stage runtime drives its operators. What an
-// instance's exchanges write goes to the receiving instance's queue as a
-// marshalled ColumnBatch, as the wire carries it, each row to the
-// instance stage.Route picks by its key, as the deployment routes; every
+// instance's exchanges write goes to the receiving instance's queue as
+// the ColumnBatch itself, not marshalled, each row to the instance
+// stage.Route picks by its key, as the deployment routes (no exchange
+// modifies a batch once sent, nor the memory its text may share with the
+// batch it was cut from, which no operator modifies either); every
 // instance of a channel's producing task ends it, and an operator
 // finishes once each of its inputs has ended on every sender. It returns
 // each query's output file.
@@ -48,8 +48,69 @@ type Result struct {
 // join holds its left rows until its right input has ended, so a right
 // table given first (matches before match_players) holds none.
 func Run(p *physical.Plan, tables map[string]*exec.Table, order ...string) (*Result, error) {
-	res, _, err := run(p, tables, options{order: order})
+	res, _, err := run(p, tableFeeds(p, tables, order), options{})
 	return res, err
+}
+
+// Feed is a table given to RunFeeds batch by batch: its name, its
+// header's columns, and Next, which returns its batches (text Vecs, one
+// per column, as exec.CSVReader reads them) in order, then nil.
+type Feed struct {
+	Table   string
+	Columns []string
+	Next    func() (*exec.Batch, error)
+}
+
+// RunFeeds is Run over tables given batch by batch, in the order of
+// feeds (Run's order: see there why it matters), each batch taken when
+// the gateway's instance is about to want it, a few batches ahead of it
+// at most: the tables need not be held whole, and the reading of one
+// overlaps the running of the plan. The feeds of tables p does not scan
+// are not read.
+func RunFeeds(p *physical.Plan, feeds []Feed) (*Result, error) {
+	res, _, err := run(p, feeds, options{})
+	return res, err
+}
+
+// tableFeeds is the feeds of the tables p scans, in scanOrder.
+func tableFeeds(p *physical.Plan, tables map[string]*exec.Table, order []string) []Feed {
+	var feeds []Feed
+	for _, name := range scanOrder(p, order) {
+		t, ok := tables[name]
+		if !ok {
+			continue // run refuses the plan
+		}
+		next := 0
+		feeds = append(feeds, Feed{Table: name, Columns: t.Columns, Next: func() (*exec.Batch, error) {
+			if next == len(t.Batches) {
+				return nil, nil
+			}
+			next++
+			return t.Batches[next-1], nil
+		}})
+	}
+	return feeds
+}
+
+// scannedFeeds is the feeds of the tables p scans, in their order (the
+// first of a table's), refusing a plan that scans a table with none.
+func scannedFeeds(p *physical.Plan, feeds []Feed) ([]Feed, error) {
+	scanned := scanOrder(p, nil)
+	has := func(fs []Feed, table string) bool {
+		return slices.ContainsFunc(fs, func(f Feed) bool { return f.Table == table })
+	}
+	var out []Feed
+	for _, f := range feeds {
+		if slices.Contains(scanned, f.Table) && !has(out, f.Table) {
+			out = append(out, f)
+		}
+	}
+	for _, name := range scanned {
+		if !has(out, name) {
+			return nil, fmt.Errorf("run: no table %q", name)
+		}
+	}
+	return out, nil
 }
 
 // options are how the tests run a plan; Run uses none.
@@ -65,8 +126,6 @@ type options struct {
 	// own gives every keyed operator a table of its own instead of its
 	// Plan.Tables entry's.
 	own bool
-	// order is the tables' order (Run's).
-	order []string
 }
 
 // message is what waits in a task instance's queue: a batch of a table
@@ -75,8 +134,8 @@ type message struct {
 	table  string // a table's batch; else a channel's
 	ch     string
 	sender int
-	batch  *exec.Batch // a table's
-	wire   []byte      // a channel's, marshalled
+	batch  *exec.Batch        // a table's
+	rows   *wololov1.RowBatch // a channel's
 	end    bool
 }
 
@@ -125,13 +184,17 @@ func (q *queued) depth() int {
 
 // run runs p, and returns as well the number of keys its keyed
 // operators' tables hold at the end, in all.
-func run(p *physical.Plan, tables map[string]*exec.Table, opt options) (*Result, int, error) {
+func run(p *physical.Plan, feeds []Feed, opt options) (*Result, int, error) {
 	if p.Gateway.Replicas != 1 {
 		return nil, 0, fmt.Errorf("run: the gateway task has %d replicas; the runner parses the files in one", p.Gateway.Replicas)
 	}
+	feeds, err := scannedFeeds(p, feeds)
+	if err != nil {
+		return nil, 0, err
+	}
 	columns := map[string][]string{}
-	for name, t := range tables {
-		columns[name] = t.Columns
+	for _, f := range feeds {
+		columns[f.Table] = f.Columns
 	}
 	type tableKey struct{ task, id, instance int }
 	keyTables := map[tableKey]*exec.KeyTable{}
@@ -163,16 +226,8 @@ func run(p *physical.Plan, tables map[string]*exec.Table, opt options) (*Result,
 				if to < 0 || to >= len(dest) {
 					return fmt.Errorf("channel %s: no instance %d of %s", ch.Name, to, ch.To)
 				}
-				m := message{ch: ch.Name, sender: i, end: rows == nil}
-				if rows != nil {
-					wire, err := proto.Marshal(rows)
-					if err != nil {
-						return fmt.Errorf("channel %s: %w", ch.Name, err)
-					}
-					m.wire = wire
-				}
 				pending.Add(1)
-				dest[to].push(m)
+				dest[to].push(message{ch: ch.Name, sender: i, rows: rows, end: rows == nil})
 				return nil
 			}
 			t, err := NewTask(p, task.Name, i, columns, shared, send)
@@ -186,21 +241,22 @@ func run(p *physical.Plan, tables map[string]*exec.Table, opt options) (*Result,
 		}
 	}
 	gw := byTask[p.Gateway.Name][0]
-	for _, name := range scanOrder(p, opt.order) {
-		t, ok := tables[name]
-		if !ok {
-			return nil, 0, fmt.Errorf("run: no table %q", name)
-		}
-		for _, b := range t.Batches {
-			gw.queue = append(gw.queue, message{table: name, batch: b})
-		}
-		gw.queue = append(gw.queue, message{table: name, end: true})
-	}
-	pending.Add(int64(len(gw.queue)))
-	var err error
 	if opt.pick == nil && opt.restart == nil {
-		err = runParallel(all, gw, &pending)
+		err = runParallel(all, gw, feeds, &pending)
 	} else {
+		// One step at a time: every table's batches queued first.
+		for _, f := range feeds {
+			for {
+				b, err := f.Next()
+				if err != nil {
+					return nil, 0, fmt.Errorf("run: table %s: %w", f.Table, err)
+				}
+				gw.queue = append(gw.queue, message{table: f.Table, batch: b, end: b == nil})
+				if b == nil {
+					break
+				}
+			}
+		}
 		err = runInTurn(all, opt.pick)
 	}
 	if err != nil {
@@ -280,16 +336,20 @@ func runInTurn(all []*queued, pick func(n int) int) error {
 // maxAhead is how many messages the parallel runner lets wait for the
 // other instances before the gateway routes its next table batch: what
 // waits is then a few batches' worth per instance, not a whole table's.
+// It is also how many messages it lets wait for the gateway before it
+// takes the next batch of a feed.
 const maxAhead = 8
 
 // runParallel delivers every instance's messages on a goroutine of its
 // own until none is pending (pending counts the messages queued and not
-// yet delivered, everywhere) or one fails. The gateway waits before it
-// routes a table batch while the others have more than maxAhead waiting:
-// only it waits, and only before a batch of its own input, so the others,
-// which never wait, always drain what it waits for, and no cycle of
-// waits can form.
-func runParallel(all []*queued, gw *queued, pending *atomic.Int64) error {
+// yet delivered, everywhere, and the feeds until the last has ended) or
+// one fails; another goroutine queues the feeds' batches and ends for the
+// gateway, in order. The feeds wait while more than maxAhead messages
+// wait for the gateway, and the gateway waits before it routes a table
+// batch while the others have more than maxAhead waiting: only they
+// wait, the feeds for the gateway and the gateway for the others, which
+// never wait, and no cycle of waits can form.
+func runParallel(all []*queued, gw *queued, feeds []Feed, pending *atomic.Int64) error {
 	done := make(chan struct{})
 	var once sync.Once
 	var first error
@@ -299,14 +359,39 @@ func runParallel(all []*queued, gw *queued, pending *atomic.Int64) error {
 			close(done)
 		})
 	}
-	if pending.Load() == 0 {
-		stop(nil)
-	}
 	for _, q := range all {
 		q.more = make(chan struct{}, 1)
 	}
 	drained := make(chan struct{}, 1) // another instance delivered a message
+	taken := make(chan struct{}, 1)   // the gateway took a message
 	var wg sync.WaitGroup
+	pending.Add(1) // the feeds
+	wg.Go(func() {
+		for _, f := range feeds {
+			for {
+				b, err := f.Next()
+				if err != nil {
+					stop(fmt.Errorf("run: table %s: %w", f.Table, err))
+					return
+				}
+				for gw.depth() > maxAhead {
+					select {
+					case <-done:
+						return
+					case <-taken:
+					}
+				}
+				pending.Add(1)
+				gw.push(message{table: f.Table, batch: b, end: b == nil})
+				if b == nil {
+					break
+				}
+			}
+		}
+		if pending.Add(-1) == 0 {
+			stop(nil)
+		}
+	})
 	for _, q := range all {
 		wg.Go(func() {
 			for {
@@ -317,6 +402,12 @@ func runParallel(all []*queued, gw *queued, pending *atomic.Int64) error {
 						continue
 					case <-done:
 						return
+					}
+				}
+				if q == gw {
+					select {
+					case taken <- struct{}{}:
+					default:
 					}
 				}
 				if q == gw && m.table != "" {
@@ -369,11 +460,7 @@ func deliver(t *Task, m message) error {
 	case m.end:
 		return t.End(m.ch, m.sender)
 	}
-	var rb wololov1.RowBatch
-	if err := proto.Unmarshal(m.wire, &rb); err != nil {
-		return fmt.Errorf("channel %s: %w", m.ch, err)
-	}
-	return t.Receive(m.ch, m.sender, &rb)
+	return t.Receive(m.ch, m.sender, m.rows)
 }
 
 // driven is an operator as a stage.Operator, for a stage.Driver: its

@@ -1,0 +1,159 @@
+package exec
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+	"testing/iotest"
+
+	"github.com/wololo/wololo/services/dataflow/csvio"
+)
+
+// readInOrder is what a CSVReader reads, as one csvio.Scanner reading the
+// file in order reads it: the header, each kept row's fields (the others
+// empty), the records read and those skipped.
+func readInOrder(t *testing.T, file string, maxRecordBytes int, keep []string) (header []string, rows [][]string, read, malformed int64) {
+	t.Helper()
+	sc := csvio.NewScanner(strings.NewReader(file))
+	if !sc.Scan() || sc.Kind() != csvio.Record {
+		return nil, nil, 0, 0
+	}
+	for _, f := range sc.Fields() {
+		header = append(header, string(f))
+	}
+	for from := sc.Offset(); sc.Scan(); from = sc.Offset() {
+		read++
+		tooLong := maxRecordBytes > 0 && sc.Offset()-from > int64(maxRecordBytes)
+		if tooLong || sc.Kind() != csvio.Record || len(sc.Fields()) != len(header) {
+			malformed++
+			continue
+		}
+		row := make([]string, len(header))
+		for i, f := range sc.Fields() {
+			if keep == nil || slices.Contains(keep, header[i]) {
+				row[i] = string(f)
+			}
+		}
+		rows = append(rows, row)
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return header, rows, read, malformed
+}
+
+// randomCSV is a file of a header of three columns and records of every
+// kind: blank lines, quoted fields with commas, quotes and line ends,
+// broken quoting, other field counts, "\r\n" line ends, a byte order mark.
+func randomCSV(r *rand.Rand) string {
+	var b strings.Builder
+	if r.IntN(4) == 0 {
+		b.WriteString("\xEF\xBB\xBF")
+	}
+	for range r.IntN(3) {
+		b.WriteString("\n")
+	}
+	b.WriteString("a,b,c\n")
+	fields := []string{"", "x", "yy", "1.5", `"q,q"`, `"l` + "\n" + `l"`, `"a""b"`, `b"ad`, `"x"y`, "\r", "zzzzzzzzzzzz"}
+	ends := []string{"\n", "\r\n", "\n\n", "\r\n\r\n", "\n\r\n"}
+	for range r.IntN(60) {
+		for i := range 2 + r.IntN(3) {
+			if i > 0 {
+				b.WriteString(",")
+			}
+			b.WriteString(fields[r.IntN(len(fields))])
+		}
+		b.WriteString(ends[r.IntN(len(ends))])
+	}
+	if r.IntN(2) == 0 {
+		b.WriteString("last,one,x") // no final line end
+	}
+	return b.String()
+}
+
+// TestCSVReader: read in pieces of any size, parsed side by side, a file's
+// rows, in order, and its counts are those of one reading in order; the
+// blank lines before a record count in its length whatever piece they
+// fall in.
+func TestCSVReader(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	for i := range 1000 {
+		file := randomCSV(r)
+		max := []int{0, 12, 20}[r.IntN(3)]
+		keep := [][]string{nil, {"b"}, {"a", "c"}}[r.IntN(3)]
+		size, parsers := 1+r.IntN(40), 1+r.IntN(3)
+		header, want, read, malformed := readInOrder(t, file, max, keep)
+		cr, err := newCSVReader(iotest.HalfReader(strings.NewReader(file)), max, keep, parsers, size)
+		if err != nil {
+			t.Fatalf("case %d: %v\n%q", i, err, file)
+		}
+		var got [][]string
+		for {
+			b, err := cr.Next()
+			if err != nil {
+				t.Fatalf("case %d: %v", i, err)
+			}
+			if b == nil {
+				break
+			}
+			for row := range b.N {
+				var fields []string
+				for _, v := range b.Cols {
+					fields = append(fields, string(v.Text(row)))
+				}
+				got = append(got, fields)
+			}
+		}
+		cr.Close()
+		gr, gm := cr.Counts()
+		if !slices.Equal(cr.Columns, header) || gr != read || gm != malformed || fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("case %d (max %d, pieces of %d): header %q, %d read, %d malformed, rows\n%q\nwant %q, %d, %d,\n%q\nfile %q",
+				i, max, size, cr.Columns, gr, gm, got, header, read, malformed, want, file)
+		}
+	}
+}
+
+// TestCSVReaderErrors: a file without a header, or whose reading fails, is
+// an error; Close stops a reader that is not read to the end.
+func TestCSVReaderErrors(t *testing.T) {
+	if _, err := NewCSVReader(strings.NewReader("\n\n"), 0, nil, 1); err == nil {
+		t.Error("no header: no error")
+	}
+	if _, err := NewCSVReader(strings.NewReader("a,\"b\n"), 0, nil, 1); err == nil {
+		t.Error("a malformed header: no error")
+	}
+	broken := io.MultiReader(strings.NewReader("a,b\n1,2\n"), iotest.ErrReader(errors.New("disk gone")))
+	cr, err := newCSVReader(broken, 0, nil, 2, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		b, err := cr.Next()
+		if err != nil {
+			if !strings.Contains(err.Error(), "disk gone") {
+				t.Errorf("error %v", err)
+			}
+			break
+		}
+		if b == nil {
+			t.Fatal("a read error, and no error")
+		}
+	}
+	cr.Close()
+	long := strings.Repeat("x,y\n", 100_000)
+	cr, err = newCSVReader(strings.NewReader("a,b\n"+long), 0, nil, 2, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, err := cr.Next(); b == nil || err != nil {
+		t.Fatalf("first batch: %v, %v", b, err)
+	}
+	cr.Close()
+	if b, err := cr.Next(); b != nil || err == nil {
+		t.Errorf("after Close: %v, %v", b, err)
+	}
+}
