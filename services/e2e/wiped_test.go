@@ -176,96 +176,116 @@ func TestLostStoresRebuildTheJob(t *testing.T) {
 }
 
 // TestLostShardIsRebuiltFromTheRetainedInput: when a shard's store is
-// wiped after the job's whole input is in (the shards cannot reach the
-// gateway meanwhile, so the job cannot end first), the gateway runs the
-// job again from the input it retained (gateway/rebuild.go): the client
-// sees no failure and submits nothing again, the job's report says what
-// happened, the four answers are byte-equal to the reference, and nothing
-// of the lost run or of the retained input stays behind.
+// wiped, the gateway runs the job again from the input it retained
+// (gateway/rebuild.go): after the whole input is in (the shards cannot
+// reach the gateway meanwhile, so the job cannot end first), and while the
+// client still uploads (it resumes into the new run once the replay is
+// over). The client sees no failure and submits nothing again, the job's
+// report and the client's notices say what happened, the four answers are
+// byte-equal to the reference, and nothing of the lost run or of the
+// retained input stays behind.
 func TestLostShardIsRebuiltFromTheRetainedInput(t *testing.T) {
-	d := testDatasets(t)[2]
-	var toGateway *transporttest.Proxy
-	route := func(instance, addr string) string {
-		if instance != "gateway-0" {
-			return addr
-		}
-		p, err := transporttest.NewProxy(addr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(p.Close)
-		toGateway = p
-		return p.Addr()
-	}
-	data := t.TempDir()
-	c := startCluster(t, deploy.Default(), node.ClusterOptions{Route: route, BatchRows: 128, OutboxLimit: 1 << 20, DataDir: data})
-	toGateway.Refuse(true) // the shards' results wait (in outboxes large enough to hold them all); the upload does not
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	out := t.TempDir()
-	var notices bytes.Buffer
-	type result struct {
-		sum *client.Summary
-		err error
-	}
-	done := make(chan result, 1)
-	go func() {
-		sum, err := client.Submit(ctx, client.SubmitOptions{Server: c.GatewayAddr(), TLS: clientTLS(t, c), Matches: d.matches, Players: d.players,
-			Out: out, JobID: "replayed", Rebuilds: 2, Notices: &notices})
-		done <- result{sum, err}
-	}()
-	// Every byte in: the gateway holds the whole input, and the job runs.
-	var lostID string
-	for deadline := time.Now().Add(time.Minute); lostID == ""; time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the upload did not complete within a minute")
-		}
-		for _, j := range c.Nodes["gateway-0"].Gateway.ClusterJobs() {
-			if j.BytesTotal > 0 && j.BytesUploaded == j.BytesTotal {
-				lostID = j.JobId
+	for _, when := range []string{"after the upload", "during the upload"} {
+		t.Run(strings.ReplaceAll(when, " ", "-"), func(t *testing.T) {
+			d := testDatasets(t)[2]
+			var toGateway *transporttest.Proxy
+			route := func(instance, addr string) string {
+				if instance != "gateway-0" {
+					return addr
+				}
+				p, err := transporttest.NewProxy(addr)
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(p.Close)
+				toGateway = p
+				return p.Addr()
 			}
-		}
-	}
-	c.SetStore("shard-1", transport.NewMemStore())
-	if err := c.Restart("shard-1"); err != nil {
-		t.Fatal(err)
-	}
-	toGateway.Refuse(false)
-	var r result
-	select {
-	case r = <-done:
-	case <-ctx.Done():
-		t.Fatal("the job did not end")
-	}
-	if r.err != nil {
-		t.Fatalf("submit after shard-1 lost its store: %v\nnotices: %s", r.err, notices.String())
-	}
-	compareOutputs(t, d, out)
-	if len(r.sum.Rebuilds) != 0 {
-		t.Errorf("the client submitted the job again (%q); the gateway should have rebuilt it", r.sum.Rebuilds)
-	}
-	if rb := r.sum.Job.GetRebuilds(); len(rb) != 1 || !strings.Contains(rb[0], "shard-1 lost this job's state") || !strings.Contains(rb[0], "replayed its input in") {
-		t.Errorf("the job's report says %q; want one rebuild, naming shard-1 and the replay's time", rb)
-	}
-	if !strings.Contains(notices.String(), "the gateway runs it again from the input it kept") {
-		t.Errorf("the client did not say the job was run again; its notices:\n%s", notices.String())
-	}
-	t.Logf("the job's report: %q; the client's notices:\n%s", r.sum.Job.GetRebuilds(), notices.String())
-	for _, in := range []string{"shard-0", "shard-1", "gateway-0"} {
-		for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-			img, err := c.Store(in).Load()
-			if err != nil {
+			data := t.TempDir()
+			opts := node.ClusterOptions{Route: route, BatchRows: 128, OutboxLimit: 4, DataDir: data}
+			after := when == "after the upload"
+			if after {
+				opts.OutboxLimit = 1 << 20 // the shards' results wait in outboxes that hold them all
+			}
+			c := startCluster(t, deploy.Default(), opts)
+			toGateway.Refuse(after) // the results wait; the upload does not
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+			defer cancel()
+			out := t.TempDir()
+			var notices bytes.Buffer
+			type result struct {
+				sum *client.Summary
+				err error
+			}
+			done := make(chan result, 1)
+			submitted := make(chan error, 1)
+			go func() {
+				sum, err := client.Submit(ctx, client.SubmitOptions{Server: c.GatewayAddr(), TLS: clientTLS(t, c), Matches: d.matches, Players: d.players,
+					Out: out, JobID: "replayed", Rebuilds: 2, Notices: &notices})
+				done <- result{sum, err}
+				submitted <- err
+			}()
+			var lostID string
+			if after {
+				// Every byte in: the gateway holds the whole input.
+				for deadline := time.Now().Add(time.Minute); lostID == ""; time.Sleep(5 * time.Millisecond) {
+					if time.Now().After(deadline) {
+						t.Fatal("the upload did not complete within a minute")
+					}
+					for _, j := range c.Nodes["gateway-0"].Gateway.ClusterJobs() {
+						if j.BytesTotal > 0 && j.BytesUploaded == j.BytesTotal {
+							lostID = j.JobId
+						}
+					}
+				}
+			} else {
+				waitAcked(t, c, "shard-1", submitted)
+				for _, j := range c.Nodes["gateway-0"].Gateway.ClusterJobs() {
+					lostID = j.JobId
+				}
+			}
+			c.SetStore("shard-1", transport.NewMemStore())
+			if err := c.Restart("shard-1"); err != nil {
 				t.Fatal(err)
 			}
-			if _, held := img.Jobs[lostID]; !held {
-				break
+			toGateway.Refuse(false)
+			var r result
+			select {
+			case r = <-done:
+			case <-ctx.Done():
+				t.Fatal("the job did not end")
 			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%s still holds the lost run %s 20 s after the job ended", in, lostID)
+			if r.err != nil {
+				t.Fatalf("submit after shard-1 lost its store: %v\nnotices: %s", r.err, notices.String())
 			}
-		}
-	}
-	if ents, err := os.ReadDir(filepath.Join(data, "gateway-0", "input")); err != nil || len(ents) != 0 {
-		t.Errorf("retained input left after the job ended: %v, %v", ents, err)
+			compareOutputs(t, d, out)
+			if len(r.sum.Rebuilds) != 0 {
+				t.Errorf("the client submitted the job again (%q); the gateway should have rebuilt it", r.sum.Rebuilds)
+			}
+			if rb := r.sum.Job.GetRebuilds(); len(rb) != 1 || !strings.Contains(rb[0], "shard-1 lost this job's state") || !strings.Contains(rb[0], "replayed its input in") {
+				t.Errorf("the job's report says %q; want one rebuild, naming shard-1 and the replay's time", rb)
+			}
+			if !strings.Contains(notices.String(), "the gateway runs it again from the input it kept") {
+				t.Errorf("the client did not say the job was run again; its notices:\n%s", notices.String())
+			}
+			t.Logf("the job's report: %q; the client's notices:\n%s", r.sum.Job.GetRebuilds(), notices.String())
+			for _, in := range []string{"shard-0", "shard-1", "gateway-0"} {
+				for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+					img, err := c.Store(in).Load()
+					if err != nil {
+						t.Fatal(err)
+					}
+					if _, held := img.Jobs[lostID]; !held {
+						break
+					}
+					if time.Now().After(deadline) {
+						t.Fatalf("%s still holds the lost run %s 20 s after the job ended", in, lostID)
+					}
+				}
+			}
+			if ents, err := os.ReadDir(filepath.Join(data, "gateway-0", "input")); err != nil || len(ents) != 0 {
+				t.Errorf("retained input left after the job ended: %v, %v", ents, err)
+			}
+		})
 	}
 }

@@ -150,11 +150,11 @@
 // existed has none, so the jobs in flight when a deployment is upgraded
 // are reaped: upgrade with none running.
 //
-// Rebuilds (rebuild.go): a job whose every input is in, and which a
-// process then finds lost (its store wiped or replaced), is run again from
-// the copy of its input the gateway keeps (Config.Inputs, inputlog) under
-// a fresh internal id, without its client; rebuild.go holds the argument
-// that its answers stay exact.
+// Rebuilds (rebuild.go): a job that a process finds lost (its store wiped
+// or replaced) is run again from the copy of its input the gateway keeps
+// (Config.Inputs, inputlog) under a fresh internal id, without its client
+// (one still uploading resumes into the new run); rebuild.go holds the
+// argument that its answers stay exact.
 //
 // The gateway does not compute any query itself and touches no disk except
 // through the transport Store and the directory of retained inputs

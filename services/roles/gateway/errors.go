@@ -33,6 +33,9 @@ var (
 	// ErrJobFailed: the job failed (see its message); it takes no more
 	// uploads.
 	ErrJobFailed = errors.New("job failed")
+	// ErrRebuilt: the run an upload was feeding was replaced by a
+	// rebuild (rebuild.go); the upload resumes into the new run.
+	ErrRebuilt = errors.New("job run again")
 )
 
 // kindError is an error of one of the kinds above with its own message.
@@ -65,7 +68,7 @@ func toStatus(err error) error {
 		code = codes.FailedPrecondition
 	case errors.Is(err, ErrDataLoss):
 		code = codes.DataLoss
-	case errors.Is(err, ErrStore):
+	case errors.Is(err, ErrStore), errors.Is(err, ErrRebuilt):
 		code = codes.Unavailable
 	case errors.Is(err, ErrFull):
 		code = codes.ResourceExhausted

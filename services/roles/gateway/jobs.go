@@ -138,8 +138,14 @@ type job struct {
 	// repaired by a rebuild (claimRebuild).
 	rebuilding bool
 	// replaced is the run that took the job over when this one lost a
-	// process's state (rebuild.go): its watchers follow it.
+	// process's state (rebuild.go): its watchers follow it, and gone is
+	// closed then (its uploads end, for the new run).
 	replaced *job
+	gone     chan struct{}
+	// replayed is closed when the run's replay of its retained input is
+	// over (rebuild.go; closed from the start for a first run): a
+	// client's upload waits for it.
+	replayed chan struct{}
 	// rebuilds says what happened each time the job was run again
 	// (Job.rebuilds).
 	rebuilds []string
@@ -475,6 +481,7 @@ func (js *jobs) newJob(id string, rec *wololov1.JobRecord) (*job, error) {
 		rebuildOf: rec.RebuildOf, rebuilds: slices.Clone(rec.Rebuilds),
 		log:   js.log.With("job", id, "owner", rec.Owner, "name", name),
 		state: wololov1.JobState_JOB_STATE_UPLOADING, changed: make(chan struct{}), failed: make(chan struct{}),
+		gone: make(chan struct{}), replayed: closedChan(),
 	}
 	j.maxMalformed = js.limits.MaxMalformed
 	if rec.MaxMalformed != nil {
@@ -586,6 +593,11 @@ func (js *jobs) recover(img *transport.Image) (unreadable []string, err error) {
 			// Results that came after a failure are not to be trusted.
 			j.failLocked(string(reason), finishTime(failedAt(ji.Records[recordFailedAt])))
 			j.lost = ji.Records[recordFailedLost] != nil
+		}
+		if js.inputs != nil && j.rebuildOf != "" && !j.inputDone() && j.state == wololov1.JobState_JOB_STATE_UPLOADING {
+			// A rebuild's replay to go on with (resumeReplays); the
+			// client's upload waits for it.
+			j.replayed = make(chan struct{})
 		}
 		js.add(j)
 		j.log.Info("job recovered", "state", j.state, "matches-offset", j.files[0].offset, "players-offset", j.files[1].offset, "message", j.message)
@@ -785,7 +797,31 @@ func (j *job) beginUpload(file int) (u *upload, done bool, err error) {
 func (u *upload) end() {
 	u.j.mu.Lock()
 	u.j.files[u.file].uploading = false
+	u.j.notifyLocked() // for uploadsOver
 	u.j.mu.Unlock()
+}
+
+// uploadsOver waits until no upload holds a slot of the job (each has
+// committed its last step), or until timeout.
+func (j *job) uploadsOver(timeout time.Duration) bool {
+	deadline := time.After(timeout)
+	for {
+		j.mu.Lock()
+		busy := false
+		for _, fs := range j.files {
+			busy = busy || fs.uploading
+		}
+		changed := j.changed
+		j.mu.Unlock()
+		if !busy {
+			return true
+		}
+		select {
+		case <-changed:
+		case <-deadline:
+			return false
+		}
+	}
 }
 
 // record is what a commit of the upload up to offset records.

@@ -16,12 +16,16 @@ import (
 	"github.com/wololo/wololo/transport"
 )
 
-// Rebuilds: a job whose every input is in, and which a process then finds
-// lost (its store wiped or replaced: transport reports it with
-// JobFailure.StateLost), does not fail. The gateway runs it again from the
-// input it retained (Config.Inputs, services/roles/gateway/inputlog),
-// under a new internal id, and its client sees only a job that takes
-// longer (Job.rebuilds says why).
+// Rebuilds: a job that a process finds lost (its store wiped or
+// replaced: transport reports it with JobFailure.StateLost) does not
+// fail. The gateway runs it again from the input it retained
+// (Config.Inputs, services/roles/gateway/inputlog), under a new internal
+// id, and its client sees only a job that takes longer (Job.rebuilds says
+// why). While the client still uploads, the old run's uploads end with
+// ErrRebuilt (Unavailable: the client resumes), the replay sends what the
+// copy holds of each file (to its end, or as far as it goes), and the
+// client's upload into the new run waits for the replay (job.replayed),
+// then resumes from the new run's committed offset, as after any break.
 //
 // Why the answers stay exact: every process keys all it holds of a job
 // (inbox watermarks, outbox, operator state, results) by the job's
@@ -44,38 +48,53 @@ import (
 // files in their order, so nothing about a rebuilt job's input is parsed
 // or counted by other code.
 //
-// Not rebuilt: a job whose upload is not complete (the attached client
-// submits it again from its files: client.SubmitOptions.Rebuilds), and
-// any job where the gateway retains no input (no data directory).
+// The old run is dropped only once its uploads have ended
+// (job.uploadsOver): a step one of them committed after the drop would
+// make the store hold the old run again.
+//
+// Not rebuilt: a job where the gateway retains no input (no data
+// directory, --retain-input=false) or whose copy does not hold what the
+// run had (inputlog.Writer deleted it); it fails as lost, and its attached
+// client submits it again from its files (client.SubmitOptions.Rebuilds).
 
 // replayOwner is the context key under which a replay's upload carries
 // its job's owner, in place of a client's certificate.
 type replayOwner struct{}
 
 // claimRebuild decides whether the job is run again from its retained
-// input, once: it reports whether this caller rebuilds it (every input in
-// and whole: a copy of each, not over, not claimed before), and whether
-// another has claimed it already (a second report of the same loss, which
-// is then moot).
-func (j *job) claimRebuild(whole func() bool) (claimed, taken bool) {
+// input, once: it reports whether this caller rebuilds it (not over, not
+// claimed before, and held(file, need) for each input the run has bytes
+// of: the copy holds what the run has, the whole file if its upload is
+// over), and whether another has claimed it already (a second report of
+// the same loss, which is then moot).
+func (j *job) claimRebuild(held func(file int, need int64) bool) (claimed, taken bool) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.rebuilding {
 		return false, true
 	}
-	if j.state != wololov1.JobState_JOB_STATE_RUNNING {
+	if j.state != wololov1.JobState_JOB_STATE_RUNNING && j.state != wololov1.JobState_JOB_STATE_UPLOADING {
 		return false, false
 	}
-	for _, fs := range j.files {
-		if !fs.done {
+	for i, fs := range j.files {
+		need := fs.offset // what the run has of it
+		if fs.done {
+			need = fs.size
+		}
+		if need > fs.start && !held(i, need) {
+			j.log.Warn("no copy of the job's input to run it again from", "file", fs.input, "need", need)
 			return false, false
 		}
 	}
-	if !whole() {
-		return false, false
-	}
 	j.rebuilding = true
 	return true, false
+}
+
+// closedChan is a closed channel: a wait on it is over.
+func closedChan() chan struct{} {
+	c := make(chan struct{})
+	close(c)
+	return c
 }
 
 // follow is the run that holds the job now: j, or the last run that
@@ -135,6 +154,7 @@ func (js *jobs) replace(old *job, line string) (*job, error) {
 	if err != nil {
 		return nil, err
 	}
+	nj.replayed = make(chan struct{}) // closed by its replay
 	if err := js.inputs.Rename(old.id, id); err != nil {
 		return nil, err
 	}
@@ -143,6 +163,7 @@ func (js *jobs) replace(old *job, line string) (*job, error) {
 	js.mu.Unlock()
 	old.mu.Lock()
 	old.replaced = nj
+	close(old.gone) // its uploads end; their clients resume into nj
 	old.notifyLocked()
 	old.mu.Unlock()
 	return nj, nil
@@ -156,14 +177,8 @@ func (g *Gateway) rebuild(old *job, f *transport.JobFailure) bool {
 	if g.jobs.inputs == nil {
 		return false
 	}
-	claimed, taken := old.claimRebuild(func() bool {
-		for i, fs := range old.files {
-			if !g.jobs.inputs.Whole(old.id, inputName(i), fs.size) {
-				old.log.Warn("no whole copy of the job's input to run it again from", "file", fs.input)
-				return false
-			}
-		}
-		return true
+	claimed, taken := old.claimRebuild(func(file int, need int64) bool {
+		return g.jobs.inputs.Whole(old.id, inputName(file), need)
 	})
 	if !claimed {
 		return taken
@@ -182,6 +197,12 @@ func (g *Gateway) rebuild(old *job, f *transport.JobFailure) bool {
 		return false
 	}
 	old.log.Warn("a process lost the job's state; the job runs again from its retained input", "reporter", f.Reporter, "reason", f.Reason, "new-run", nj.id)
+	// The old run's uploads end (replace closed old.gone) before it is
+	// dropped: a step they commit after the drop would make the store
+	// hold the old run again.
+	if !old.uploadsOver(30 * time.Second) {
+		old.log.Error("an upload of the replaced run did not end within 30 s; dropping the run all the same")
+	}
 	g.forgetIntroduction(old.id)
 	if err := g.jobs.drop(old.id); err != nil {
 		g.cfg.Log.Error("drop the run a rebuild replaced", "job", old.id, "error", err)
@@ -220,7 +241,8 @@ func (js *jobs) dropStaleInputs() {
 }
 
 // resumeReplays goes on with the replays a restarted gateway found
-// unfinished: rebuilt jobs whose input is not all in again.
+// unfinished: rebuilt jobs whose input is not all in again (jobs.recover
+// left their replayed open).
 func (g *Gateway) resumeReplays() {
 	if g.jobs.inputs == nil {
 		return
@@ -228,7 +250,9 @@ func (g *Gateway) resumeReplays() {
 	g.jobs.mu.Lock()
 	var todo []*job
 	for _, j := range g.jobs.byID {
-		if j.rebuildOf != "" && !j.inputDone() {
+		select {
+		case <-j.replayed:
+		default: // set by recover
 			todo = append(todo, j)
 		}
 	}
@@ -240,9 +264,13 @@ func (g *Gateway) resumeReplays() {
 }
 
 // replay uploads the job's retained input, file by file in the job's
-// order, through the upload path; since is when the rebuild began. A
-// replay that fails fails the job with the reason.
+// order, through the upload path; since is when the rebuild began. A file
+// whose copy is whole is uploaded to its end; one whose copy is not (its
+// client was uploading it) as far as the copy goes, and the client
+// resumes from there (an upload waits for j.replayed, which closes at the
+// end). A replay that fails fails the job with the reason.
 func (g *Gateway) replay(j *job, since time.Time) {
+	defer close(j.replayed)
 	ctx := context.WithValue(context.Background(), replayOwner{}, j.owner)
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -254,9 +282,16 @@ func (g *Gateway) replay(j *job, since time.Time) {
 		}
 	}()
 	for i, fs := range j.files {
-		r, err := g.jobs.inputs.Reader(j.id, inputName(i), fs.size)
+		held := g.jobs.inputs.Size(j.id, inputName(i))
+		j.mu.Lock()
+		from := fs.offset
+		j.mu.Unlock()
+		if held <= from {
+			continue // nothing of it to replay: the client sends it
+		}
+		r, err := g.jobs.inputs.Reader(j.id, inputName(i), min(held, fs.size))
 		if err == nil {
-			err = g.upload(newReplayStream(ctx, j, i, r))
+			err = g.upload(newReplayStream(ctx, j, i, r, min(held, fs.size)))
 			r.Close()
 		}
 		if err != nil {
@@ -308,7 +343,8 @@ func (g *Gateway) retainer(stream uploadStream, j *job, file int) (*inputlog.Wri
 type replayStream struct {
 	ctx   context.Context
 	start *wololov1.UploadStart
-	size  int64
+	size  int64 // the file's
+	end   int64 // what the copy holds of it: the size, or less (then a pause, not a finish)
 	r     io.ReadSeeker
 	// at is the next offset to send; -1 until the first answer says it.
 	at       int64
@@ -316,7 +352,7 @@ type replayStream struct {
 	finished bool
 }
 
-func newReplayStream(ctx context.Context, j *job, file int, r io.ReadSeeker) *replayStream {
+func newReplayStream(ctx context.Context, j *job, file int, r io.ReadSeeker, end int64) *replayStream {
 	fs := j.files[file]
 	start := &wololov1.UploadStart{JobId: j.name}
 	if fs.isTable {
@@ -326,7 +362,7 @@ func newReplayStream(ctx context.Context, j *job, file int, r io.ReadSeeker) *re
 	} else {
 		start.File = wololov1.InputFile_INPUT_FILE_PLAYERS
 	}
-	return &replayStream{ctx: ctx, start: start, size: fs.size, r: r, at: -1}
+	return &replayStream{ctx: ctx, start: start, size: fs.size, end: end, r: r, at: -1}
 }
 
 // replayChunk is the size of a replay's data frames, a client's.
@@ -356,15 +392,15 @@ func (s *replayStream) Recv() (*wololov1.UploadRequest, error) {
 		return &wololov1.UploadRequest{Frame: &wololov1.UploadRequest_Start{Start: s.start}}, nil
 	case s.at < 0:
 		return nil, fmt.Errorf("replay: data asked for before the upload said where to start")
-	case s.at < s.size:
-		n := min(int64(replayChunk), s.size-s.at)
+	case s.at < s.end:
+		n := min(int64(replayChunk), s.end-s.at)
 		data := getData(int(n))
 		if _, err := io.ReadFull(s.r, data); err != nil {
 			return nil, fmt.Errorf("replay at offset %d: %w", s.at, err)
 		}
 		s.at += n
 		return &wololov1.UploadRequest{Frame: &wololov1.UploadRequest_Data{Data: data}}, nil
-	case !s.finished:
+	case !s.finished && s.end == s.size:
 		s.finished = true
 		return &wololov1.UploadRequest{Frame: &wololov1.UploadRequest_Finish{Finish: &wololov1.UploadFinish{Size: s.size}}}, nil
 	}

@@ -69,6 +69,22 @@ func (g *Gateway) upload(stream uploadStream) (err error) {
 	if err != nil {
 		return err
 	}
+	// A rebuilt run takes the client's bytes once its replay of the
+	// retained ones is over (rebuild.go).
+	if _, replay := stream.(*replayStream); !replay {
+		select {
+		case <-j.replayed:
+		case <-stream.Context().Done():
+			return stream.Context().Err()
+		}
+	}
+	// A run replaced while this upload fed it (rebuild.go): the client
+	// resumes into the new run.
+	defer func() {
+		if err != nil && j.follow() != j {
+			err = errorf(ErrRebuilt, "job %q lost a process's state and runs again from the input the gateway kept; resume the upload", j.name)
+		}
+	}()
 	// Every process knows the job before the first batch of it is sent.
 	if err := g.introduce(stream.Context(), j); err != nil {
 		return err
@@ -127,6 +143,8 @@ func (g *Gateway) upload(stream uploadStream) (err error) {
 	go func() {
 		select {
 		case <-j.failed:
+			cancel()
+		case <-j.gone:
 			cancel()
 		case <-ctx.Done():
 		}

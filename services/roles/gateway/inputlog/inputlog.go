@@ -176,6 +176,20 @@ func (d *Dir) Whole(job, input string, size int64) bool {
 	return true
 }
 
+// Size is how many bytes of an input the copy holds (its length; 0 when
+// there is none).
+func (d *Dir) Size(job, input string) int64 {
+	p, err := d.file(job, input)
+	if err != nil {
+		return 0
+	}
+	st, err := os.Stat(p)
+	if err != nil {
+		return 0
+	}
+	return st.Size()
+}
+
 // Has reports whether a job has any retained input.
 func (d *Dir) Has(job string) bool {
 	if checkName("job", job) != nil {
