@@ -147,6 +147,16 @@ func swarmProcess(name string, in *swarmInstance) (Process, bool) {
 		p.Exit = taskExit(t)
 		p.Ref = shortID(t.ID)
 		return p, true
+	case taskEnded(t.DesiredState):
+		// Told to stop, and no forced update is making its successor (the
+		// case above): with the restart policy none, the orchestrator runs
+		// nothing in its place. Swarm does this when the task's node goes
+		// down: the task stays as the node last reported it (running, or
+		// assigned and never started) until the node comes back, which may
+		// be never. Waiting for it would leave the instance down for good.
+		p.Exit = fmt.Sprintf("%s, told to %s (its node down?)", t.Status.State, t.DesiredState)
+		p.Ref = shortID(t.ID)
+		return p, true
 	case t.Status.State == swarm.TaskStateRunning && t.DesiredState == swarm.TaskStateRunning:
 		p.Running, p.Ref = true, shortID(t.ID)
 		if cs := t.Status.ContainerStatus; cs != nil {
@@ -154,8 +164,7 @@ func swarmProcess(name string, in *swarmInstance) (Process, bool) {
 		}
 		return p, true
 	default:
-		// On its way (new .. starting, or running but told to stop: being
-		// replaced).
+		// On its way (new .. starting).
 		return p, false
 	}
 }

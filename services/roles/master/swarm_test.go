@@ -55,7 +55,10 @@ func TestSwarmProcess(t *testing.T) {
 		{"the new task waits for the old to stop", 1, []swarm.Task{
 			swarmTask("a", t0, 0, swarm.TaskStateRunning, swarm.TaskStateShutdown),
 			swarmTask("b", t0.Add(time.Second), 1, swarm.TaskStateReady, swarm.TaskStateReady)}, false, false, ""},
-		{"running but told to stop", 0, []swarm.Task{swarmTask("a", t0, 0, swarm.TaskStateRunning, swarm.TaskStateShutdown)}, false, false, ""},
+		{"running but told to stop, nothing coming (its node down)", 0, []swarm.Task{swarmTask("a", t0, 0, swarm.TaskStateRunning, swarm.TaskStateShutdown)}, true, false, "running, told to shutdown (its node down?)"},
+		{"forced update's task assigned to a node that went down", 1, []swarm.Task{
+			swarmTask("a", t0, 0, swarm.TaskStateRunning, swarm.TaskStateShutdown),
+			swarmTask("b", t0.Add(time.Second), 1, swarm.TaskStateAssigned, swarm.TaskStateShutdown)}, true, false, "assigned, told to shutdown (its node down?)"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
