@@ -325,6 +325,15 @@ func (f failed) Finish(stage.Emitter) error                            { return 
 // Flush applies them as one batch, so the upload calls it before each
 // commit and the commit holds every row up to its offset. It is not safe
 // for concurrent use.
+//
+// When one exchange reads the table, keyed by one of its text columns,
+// to several instances (the usual plan: each table's rows go by their
+// match token to the shards), the Source routes each record as it reads
+// it, by the key's field (the bytes the exchange routes a text key by),
+// into a batch per receiving instance, and Flush gives the exchange
+// each as rows all for that instance: a row's key is hashed once, and
+// its values are not copied again from a batch of every instance's rows
+// into each instance's message.
 type Source struct {
 	t       *Task
 	scan    *instance // the table's scan in t
@@ -333,6 +342,10 @@ type Source struct {
 	streams *streams
 	outputs []stage.Edge
 	out     stage.Emitter
+	// x, when not nil, is the one exchange the rows are routed for as
+	// they are read, by field key.
+	x   *instance
+	key int
 }
 
 // sourceBatchRows and sourceBatchBytes are the most rows, and about the
@@ -382,7 +395,34 @@ func NewSource(p *physical.Plan, table string, header []string) (*Source, error)
 	if src.scan, err = src.t.scan(table); err != nil {
 		return nil, err
 	}
+	src.x, src.key = routedBy(src.t, src.scan)
 	return src, nil
+}
+
+// routedBy returns the exchange of t that a Source routes its rows for
+// as it reads them, and the field of the table that is its key: when it
+// is the one exchange, it reads the scan sc, sends to several instances,
+// and is keyed by one column of the scan's read as text (whose value is
+// the field, never NULL: the bytes the exchange routes it by). Else nil.
+func routedBy(t *Task, sc *instance) (*instance, int) {
+	var x *instance
+	for _, in := range t.order {
+		if in.x != nil {
+			if x != nil {
+				return nil, 0
+			}
+			x = in
+		}
+	}
+	if x == nil || x.o.Inputs[0].Op != sc.o.ID || x.x.to <= 1 || len(x.x.ch.Key) != 1 {
+		return nil, 0
+	}
+	s := sc.op.(*scan)
+	e := x.x.ch.Exprs[x.x.ch.Key[0]]
+	if e.Kind != plan.ColRef || e.Col < 0 || e.Col >= len(s.idx) || s.n.Output[e.Col].Type != plan.Text {
+		return nil, 0
+	}
+	return x, s.idx[e.Col]
 }
 
 // Outputs are the streams the Source writes: the routes of its table's
@@ -395,7 +435,10 @@ func (s *Source) Width() int { return s.width }
 // Row reads a record's fields (Width of them) into the rows held until
 // the next Flush; the caller flushes when Full.
 func (s *Source) Row(fields [][]byte) {
-	if s.t != nil {
+	switch {
+	case s.x != nil:
+		s.scan.op.(*scan).rowTo(stage.Route(fields[s.key], s.x.x.to), fields)
+	case s.t != nil:
 		s.scan.op.(*scan).row(fields)
 	}
 }
@@ -417,7 +460,18 @@ func (s *Source) Flush(out stage.Emitter) error {
 		return nil
 	}
 	s.out = out
-	return s.t.flushScan(s.scan)
+	if s.x == nil {
+		return s.t.flushScan(s.scan)
+	}
+	sc := s.scan.op.(*scan)
+	for to := range sc.held {
+		if b := sc.take(to); b != nil {
+			if err := s.x.x.ApplyTo(to, b); err != nil {
+				return fmt.Errorf("operator #%d (%s): %w", s.x.o.ID, s.x.o.Kind, err)
+			}
+		}
+	}
+	return nil
 }
 
 // End flushes the rows held and ends the table: every channel route its
