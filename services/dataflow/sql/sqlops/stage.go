@@ -327,13 +327,14 @@ func (f failed) Finish(stage.Emitter) error                            { return 
 // for concurrent use.
 //
 // When one exchange reads the table, keyed by one of its text columns,
-// to several instances (the usual plan: each table's rows go by their
-// match token to the shards), the Source routes each record as it reads
-// it, by the key's field (the bytes the exchange routes a text key by),
-// into a batch per receiving instance, and Flush gives the exchange
-// each as rows all for that instance: a row's key is hashed once, and
-// its values are not copied again from a batch of every instance's rows
-// into each instance's message.
+// to several instances, and sends every row (the usual plan's
+// match_players: each row goes by its match token to a shard, for q2),
+// the Source routes each record as it reads it, by the key's field (the
+// bytes the exchange routes a text key by), into a batch per receiving
+// instance, and Flush gives the exchange each as rows all for that
+// instance: a row's key is hashed once, and its values are not copied
+// again from a batch of every instance's rows into each instance's
+// message.
 type Source struct {
 	t       *Task
 	scan    *instance // the table's scan in t
@@ -401,9 +402,12 @@ func NewSource(p *physical.Plan, table string, header []string) (*Source, error)
 
 // routedBy returns the exchange of t that a Source routes its rows for
 // as it reads them, and the field of the table that is its key: when it
-// is the one exchange, it reads the scan sc, sends to several instances,
-// and is keyed by one column of the scan's read as text (whose value is
-// the field, never NULL: the bytes the exchange routes it by). Else nil.
+// is the one exchange, it reads the scan sc, sends to several instances
+// every row (a route of the channel has no condition: where every route
+// has one, the exchange routes only the rows some condition keeps, often
+// few), and is keyed by one column of the scan's read as text (whose
+// value is the field, never NULL: the bytes the exchange routes it by).
+// Else nil.
 func routedBy(t *Task, sc *instance) (*instance, int) {
 	var x *instance
 	for _, in := range t.order {
@@ -415,6 +419,9 @@ func routedBy(t *Task, sc *instance) (*instance, int) {
 		}
 	}
 	if x == nil || x.o.Inputs[0].Op != sc.o.ID || x.x.to <= 1 || len(x.x.ch.Key) != 1 {
+		return nil, 0
+	}
+	if !slices.ContainsFunc(x.x.ch.Routes, func(r physical.Route) bool { return r.Cond == nil }) {
 		return nil, 0
 	}
 	s := sc.op.(*scan)
