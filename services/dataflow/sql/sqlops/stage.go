@@ -338,6 +338,7 @@ func (f failed) Finish(stage.Emitter) error                            { return 
 type Source struct {
 	t       *Task
 	scan    *instance // the table's scan in t
+	sc      *scan     // its operator
 	table   string
 	width   int
 	streams *streams
@@ -396,6 +397,7 @@ func NewSource(p *physical.Plan, table string, header []string) (*Source, error)
 	if src.scan, err = src.t.scan(table); err != nil {
 		return nil, err
 	}
+	src.sc = src.scan.op.(*scan)
 	src.x, src.key = routedBy(src.t, src.scan)
 	return src, nil
 }
@@ -444,35 +446,30 @@ func (s *Source) Width() int { return s.width }
 func (s *Source) Row(fields [][]byte) {
 	switch {
 	case s.x != nil:
-		s.scan.op.(*scan).rowTo(stage.Route(fields[s.key], s.x.x.to), fields)
+		s.sc.rowTo(stage.Route(fields[s.key], s.x.x.to), fields)
 	case s.t != nil:
-		s.scan.op.(*scan).row(fields)
+		s.sc.row(fields)
 	}
 }
 
 // Full reports whether the rows held are a batch's worth: the caller
 // flushes them (with the Emitter it commits).
 func (s *Source) Full() bool {
-	if s.t == nil {
-		return false
-	}
-	sc := s.scan.op.(*scan)
-	return sc.rows >= sourceBatchRows || sc.bytes >= sourceBatchBytes
+	return s.t != nil && (s.sc.rows >= sourceBatchRows || s.sc.bytes >= sourceBatchBytes)
 }
 
 // Flush applies the rows held to the scan's chain, and routes them into
 // out.
 func (s *Source) Flush(out stage.Emitter) error {
-	if s.t == nil || s.scan.op.(*scan).rows == 0 {
+	if s.t == nil || s.sc.rows == 0 {
 		return nil
 	}
 	s.out = out
 	if s.x == nil {
 		return s.t.flushScan(s.scan)
 	}
-	sc := s.scan.op.(*scan)
-	for to := range sc.held {
-		if b := sc.take(to); b != nil {
+	for to := range s.sc.held {
+		if b := s.sc.take(to); b != nil {
 			if err := s.x.x.ApplyTo(to, b); err != nil {
 				return fmt.Errorf("operator #%d (%s): %w", s.x.o.ID, s.x.o.Kind, err)
 			}
