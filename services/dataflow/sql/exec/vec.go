@@ -102,21 +102,37 @@ func (b *builder) notNull() {
 }
 
 func (b *builder) text(t []byte) {
-	b.v.Data = appendDoubling(b.v.Data, t...)
-	b.v.Ends = appendDoubling(b.v.Ends, uint32(len(b.v.Data)))
+	// As appendDoubling, but each slice grown apart, so that the appends,
+	// to the slices they extend, write only their lengths: a slice
+	// written back whole writes its pointer, which costs a write barrier
+	// whenever the collector runs (a scan reads every value of a table
+	// here).
+	v := b.v
+	if len(v.Data)+len(t) > cap(v.Data) {
+		v.Data = doubled(v.Data, len(t))
+	}
+	v.Data = append(v.Data, t...)
+	if len(v.Ends) == cap(v.Ends) {
+		v.Ends = doubled(v.Ends, 1)
+	}
+	v.Ends = append(v.Ends, uint32(len(v.Data)))
 	b.notNull()
 }
 
 // appendDoubling is append(dst, p...), but dst's capacity doubles when it
-// must grow: append grows a large slice by a quarter, which copies an
-// arena that grows value by value (a table's keys, an aggregate's
-// groups' keys) many times over.
+// must grow (doubled): append grows a large slice by a quarter, which
+// copies an arena that grows value by value (a table's keys, an
+// aggregate's groups' keys) many times over.
 func appendDoubling[T any](dst []T, p ...T) []T {
 	if len(dst)+len(p) > cap(dst) {
-		dst = slices.Grow(dst, max(len(p), cap(dst)))
+		dst = doubled(dst, len(p))
 	}
 	return append(dst, p...)
 }
+
+// doubled is dst with room for n more values, its capacity at least
+// doubled.
+func doubled[T any](dst []T, n int) []T { return slices.Grow(dst, max(n, cap(dst))) }
 
 func (b *builder) num(d value.Dec) {
 	b.v.Nums = append(b.v.Nums, d)

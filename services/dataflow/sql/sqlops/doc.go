@@ -55,7 +55,9 @@
 // each to the instance stage.Route picks) to a Sender. It is the unit a
 // process runs for a job: StageSpec makes it the stage.Operator each
 // process of a deployment runs for a job of queries (the gateway's upload
-// feeds its scans through Source). Run runs a whole plan in one process,
+// feeds its scans through Source, which routes a record to its receiving
+// instance as it reads it when one exchange keyed by a text column reads
+// the table, each instance's rows a batch of their own). Run runs a whole plan in one process,
 // for sqlops.Answer and the tests, and RunFeeds, for `wololo demo
 // --query`, the same with the tables given batch by batch as the plan
 // runs: every instance of every task as a Task on a goroutine of its own,

@@ -35,26 +35,40 @@ func (x *Exchange) Apply(_ int, b *exec.Batch, _ Out) error {
 	if x.send == nil {
 		return fmt.Errorf("exchange to %s: nowhere to send", x.ch.Name)
 	}
-	return x.Route(b, func(to int, b *exec.Batch, rows []int32, routes []uint64) error {
-		n := b.N
+	return x.Route(b, x.sendRows)
+}
+
+// ApplyTo is Apply of a batch whose rows all go to receiving instance
+// to: rows whose keys route there (a Source routes each record as it
+// reads it), not routed again.
+func (x *Exchange) ApplyTo(to int, b *exec.Batch) error {
+	if x.send == nil {
+		return fmt.Errorf("exchange to %s: nowhere to send", x.ch.Name)
+	}
+	return x.route(b, to, x.sendRows)
+}
+
+// sendRows sends the rows of b (nil: all of them) to instance to, in
+// chunks, as Apply does.
+func (x *Exchange) sendRows(to int, b *exec.Batch, rows []int32, routes []uint64) error {
+	n := b.N
+	if rows != nil {
+		n = len(rows)
+	}
+	for _, r := range ranges(n, batchBytes(b)*n/b.N) {
+		s := selection{start: r[0], n: r[1] - r[0]}
 		if rows != nil {
-			n = len(rows)
+			s = selection{rows: rows[r[0]:r[1]], n: r[1] - r[0]}
 		}
-		for _, r := range ranges(n, batchBytes(b)*n/b.N) {
-			s := selection{start: r[0], n: r[1] - r[0]}
-			if rows != nil {
-				s = selection{rows: rows[r[0]:r[1]], n: r[1] - r[0]}
-			}
-			rs := routes
-			if rs != nil {
-				rs = rs[r[0]:r[1]]
-			}
-			if err := x.send(x.ch, to, toRows(b, s, rs)); err != nil {
-				return err
-			}
+		rs := routes
+		if rs != nil {
+			rs = rs[r[0]:r[1]]
 		}
-		return nil
-	})
+		if err := x.send(x.ch, to, toRows(b, s, rs)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Chunks bound what one message carries: at most chunkRows rows and
@@ -143,6 +157,12 @@ func NewExchange(p *physical.Plan, ch *physical.Channel, to int) (*Exchange, err
 // receiving instance is computed once, the columns once, and a column
 // that is one of b's is b's own.
 func (x *Exchange) Route(b *exec.Batch, send func(to int, b *exec.Batch, rows []int32, routes []uint64) error) error {
+	return x.route(b, -1, send)
+}
+
+// route is Route, of rows that all go to instance `to` when it is not
+// -1 (none is routed by its key).
+func (x *Exchange) route(b *exec.Batch, to int, send func(to int, b *exec.Batch, rows []int32, routes []uint64) error) error {
 	if b.N == 0 {
 		return nil
 	}
@@ -159,9 +179,12 @@ func (x *Exchange) Route(b *exec.Batch, send func(to int, b *exec.Batch, rows []
 		b, masks = b.Rows(keep), pick(masks, keep)
 		keep = nil
 	}
-	dest, err := x.destinations(b, keep)
-	if err != nil {
-		return err
+	var dest []int32
+	if to < 0 {
+		to = 0
+		if dest, err = x.destinations(b, keep); err != nil {
+			return err
+		}
 	}
 	cols, err := exec.Project(x.ch.Exprs, []*exec.Batch{b})
 	if err != nil {
@@ -169,7 +192,7 @@ func (x *Exchange) Route(b *exec.Batch, send func(to int, b *exec.Batch, rows []
 	}
 	out := cols[0]
 	if dest == nil {
-		return send(0, out, keep, pick(masks, keep))
+		return send(to, out, keep, pick(masks, keep))
 	}
 	for t, rs := range byDestination(dest, keep, x.to) {
 		if len(rs) > 0 {

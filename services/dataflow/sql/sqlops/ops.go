@@ -227,20 +227,28 @@ func emit(bs []*exec.Batch, out Out) {
 }
 
 // scan reads its table's text columns as the kinds its node gives them:
-// a batch of them (Apply), or a record's fields at a time (row), held
-// until flush.
+// a batch of them (Apply), or a record's fields at a time (row, rowTo),
+// held until flush.
 type scan struct {
 	n     *plan.Node
 	idx   []int
 	stats []exec.ColumnStats
-	// cols are the columns of the rows read since the last flush; rows
-	// and bytes, how many and the bytes of their fields. last is the
-	// rows of the last batch flushed, and text the bytes of each of its
-	// text columns' values, which the next one's make room for.
-	cols        []*exec.VecBuilder
+	// held are the rows read since the last flush, per part (rowTo);
+	// rows and bytes, how many in all and the bytes of their fields.
+	held        []heldRows
 	rows, bytes int
-	last        int
-	text        []int
+}
+
+// heldRows are a part's rows read since the last flush, as columns
+// (none yet: nil). last is the rows of its last batch, and text the
+// bytes of each of its text columns' values, which the next one's make
+// room for (and a little more: the parts' batches are not all of one
+// size).
+type heldRows struct {
+	cols []*exec.VecBuilder
+	rows int
+	last int
+	text []int
 }
 
 func newScan(n *plan.Node, table []string) (*scan, error) {
@@ -273,35 +281,59 @@ func (*scan) Finish(Out) error { return nil }
 
 // row reads a record's fields (the table's, in its header's order) into
 // the scan's columns, as Apply reads a batch of them.
-func (s *scan) row(fields [][]byte) {
-	if s.cols == nil {
-		s.cols = make([]*exec.VecBuilder, len(s.idx))
-		s.text = slices.Grow(s.text, len(s.idx))[:len(s.idx)]
-		for i := range s.cols {
-			s.cols[i] = exec.NewVecBuilder(s.n.Output[i].Type, max(s.last, exec.BatchRows))
-			s.cols[i].Reserve(s.text[i] + s.text[i]/8)
+func (s *scan) row(fields [][]byte) { s.rowTo(0, fields) }
+
+// rowTo is row into part `part` of the rows held, which take and flush
+// make a batch of their own.
+func (s *scan) rowTo(part int, fields [][]byte) {
+	if part >= len(s.held) {
+		s.held = append(s.held, make([]heldRows, part+1-len(s.held))...)
+	}
+	h := &s.held[part]
+	if h.cols == nil {
+		h.cols = make([]*exec.VecBuilder, len(s.idx))
+		h.text = slices.Grow(h.text, len(s.idx))[:len(s.idx)]
+		for i := range h.cols {
+			h.cols[i] = exec.NewVecBuilder(s.n.Output[i].Type, max(h.last+h.last/16, exec.BatchRows))
+			h.cols[i].Reserve(h.text[i] + h.text[i]/8)
 		}
 	}
 	for i, j := range s.idx {
 		f := fields[j]
-		s.cols[i].Read(f, &s.stats[i])
+		h.cols[i].Read(f, &s.stats[i])
 		s.bytes += len(f)
 	}
+	h.rows++
 	s.rows++
 }
 
-// flush emits the rows read since the last flush as one batch.
-func (s *scan) flush(out Out) {
-	if s.rows == 0 {
-		return
+// take returns the rows of a part held since the last flush as one
+// batch, and lets them go; nil when there are none.
+func (s *scan) take(part int) *exec.Batch {
+	if part >= len(s.held) || s.held[part].rows == 0 {
+		return nil
 	}
-	b := &exec.Batch{N: s.rows, Cols: make([]*exec.Vec, len(s.cols))}
-	for i, c := range s.cols {
+	h := &s.held[part]
+	b := &exec.Batch{N: h.rows, Cols: make([]*exec.Vec, len(h.cols))}
+	for i, c := range h.cols {
 		b.Cols[i] = c.Vec()
-		s.text[i] = len(b.Cols[i].Data)
+		h.text[i] = len(b.Cols[i].Data)
 	}
-	s.cols, s.last, s.rows, s.bytes = nil, s.rows, 0, 0
-	out(b)
+	s.rows -= h.rows
+	if s.rows == 0 {
+		s.bytes = 0
+	}
+	h.cols, h.last, h.rows = nil, h.rows, 0
+	return b
+}
+
+// flush emits the rows held since the last flush, a batch per part.
+func (s *scan) flush(out Out) {
+	for part := range s.held {
+		if b := s.take(part); b != nil {
+			out(b)
+		}
+	}
 }
 
 // Stats are the scan's counts of the values that read as NULL, per column.

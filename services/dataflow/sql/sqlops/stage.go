@@ -325,14 +325,29 @@ func (f failed) Finish(stage.Emitter) error                            { return 
 // Flush applies them as one batch, so the upload calls it before each
 // commit and the commit holds every row up to its offset. It is not safe
 // for concurrent use.
+//
+// When one exchange reads the table, keyed by one of its text columns,
+// to several instances, and sends every row (the usual plan's
+// match_players: each row goes by its match token to a shard, for q2),
+// the Source routes each record as it reads it, by the key's field (the
+// bytes the exchange routes a text key by), into a batch per receiving
+// instance, and Flush gives the exchange each as rows all for that
+// instance: a row's key is hashed once, and its values are not copied
+// again from a batch of every instance's rows into each instance's
+// message.
 type Source struct {
 	t       *Task
 	scan    *instance // the table's scan in t
+	sc      *scan     // its operator
 	table   string
 	width   int
 	streams *streams
 	outputs []stage.Edge
 	out     stage.Emitter
+	// x, when not nil, is the one exchange the rows are routed for as
+	// they are read, by field key.
+	x   *instance
+	key int
 }
 
 // sourceBatchRows and sourceBatchBytes are the most rows, and about the
@@ -382,7 +397,41 @@ func NewSource(p *physical.Plan, table string, header []string) (*Source, error)
 	if src.scan, err = src.t.scan(table); err != nil {
 		return nil, err
 	}
+	src.sc = src.scan.op.(*scan)
+	src.x, src.key = routedBy(src.t, src.scan)
 	return src, nil
+}
+
+// routedBy returns the exchange of t that a Source routes its rows for
+// as it reads them, and the field of the table that is its key: when it
+// is the one exchange, it reads the scan sc, sends to several instances
+// every row (a route of the channel has no condition: where every route
+// has one, the exchange routes only the rows some condition keeps, often
+// few), and is keyed by one column of the scan's read as text (whose
+// value is the field, never NULL: the bytes the exchange routes it by).
+// Else nil.
+func routedBy(t *Task, sc *instance) (*instance, int) {
+	var x *instance
+	for _, in := range t.order {
+		if in.x != nil {
+			if x != nil {
+				return nil, 0
+			}
+			x = in
+		}
+	}
+	if x == nil || x.o.Inputs[0].Op != sc.o.ID || x.x.to <= 1 || len(x.x.ch.Key) != 1 {
+		return nil, 0
+	}
+	if !slices.ContainsFunc(x.x.ch.Routes, func(r physical.Route) bool { return r.Cond == nil }) {
+		return nil, 0
+	}
+	s := sc.op.(*scan)
+	e := x.x.ch.Exprs[x.x.ch.Key[0]]
+	if e.Kind != plan.ColRef || e.Col < 0 || e.Col >= len(s.idx) || s.n.Output[e.Col].Type != plan.Text {
+		return nil, 0
+	}
+	return x, s.idx[e.Col]
 }
 
 // Outputs are the streams the Source writes: the routes of its table's
@@ -395,29 +444,38 @@ func (s *Source) Width() int { return s.width }
 // Row reads a record's fields (Width of them) into the rows held until
 // the next Flush; the caller flushes when Full.
 func (s *Source) Row(fields [][]byte) {
-	if s.t != nil {
-		s.scan.op.(*scan).row(fields)
+	switch {
+	case s.x != nil:
+		s.sc.rowTo(stage.Route(fields[s.key], s.x.x.to), fields)
+	case s.t != nil:
+		s.sc.row(fields)
 	}
 }
 
 // Full reports whether the rows held are a batch's worth: the caller
 // flushes them (with the Emitter it commits).
 func (s *Source) Full() bool {
-	if s.t == nil {
-		return false
-	}
-	sc := s.scan.op.(*scan)
-	return sc.rows >= sourceBatchRows || sc.bytes >= sourceBatchBytes
+	return s.t != nil && (s.sc.rows >= sourceBatchRows || s.sc.bytes >= sourceBatchBytes)
 }
 
 // Flush applies the rows held to the scan's chain, and routes them into
 // out.
 func (s *Source) Flush(out stage.Emitter) error {
-	if s.t == nil || s.scan.op.(*scan).rows == 0 {
+	if s.t == nil || s.sc.rows == 0 {
 		return nil
 	}
 	s.out = out
-	return s.t.flushScan(s.scan)
+	if s.x == nil {
+		return s.t.flushScan(s.scan)
+	}
+	for to := range s.sc.held {
+		if b := s.sc.take(to); b != nil {
+			if err := s.x.x.ApplyTo(to, b); err != nil {
+				return fmt.Errorf("operator #%d (%s): %w", s.x.o.ID, s.x.o.Kind, err)
+			}
+		}
+	}
+	return nil
 }
 
 // End flushes the rows held and ends the table: every channel route its

@@ -402,3 +402,67 @@ func TestTooLargeAnAnswerFailsTheJob(t *testing.T) {
 		}
 	}
 }
+
+// TestSourceRoutesEachRowByItsKey: the rows a Source routes as it reads
+// them (match_players, which q2 sends whole to the shards) each go to the
+// instance stage.Route picks for its match, every row once, whichever
+// batch of the Source's it came in.
+func TestSourceRoutesEachRowByItsKey(t *testing.T) {
+	var m, pl bytes.Buffer
+	if _, err := datagen.Generate(datagen.Config{Matches: 1000, Seed: 6}, &m, &pl); err != nil {
+		t.Fatal(err)
+	}
+	tables := readTables(t, m.Bytes(), pl.Bytes())
+	const shards = 3
+	p := planOf(t, defaultTexts(), queries.Names, tables, shards)
+	tab := tables["match_players"]
+	src, err := sqlops.NewSource(p, "match_players", tab.Columns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch := p.Channel("match_players-by-match")
+	if ch == nil {
+		t.Fatalf("no channel match_players-by-match:\n%s", p)
+	}
+	out := stage.EdgeOutputs(deploy.Instance{Stage: p.Gateway.Name}, "j", src.Outputs(), 100)
+	fields := make([][]byte, len(tab.Columns))
+	rows := 0
+	for _, b := range tab.Batches {
+		for r := range b.N {
+			for c := range fields {
+				fields[c] = b.Cols[c].Text(r)
+			}
+			src.Row(fields)
+			rows++
+			if src.Full() || rows%777 == 0 {
+				if err := src.Flush(out); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
+	if err := src.End(out); err != nil {
+		t.Fatal(err)
+	}
+	emitted, _ := out.Drain(true)
+	sent := 0
+	for _, e := range emitted {
+		if e.Rows == nil || e.Channel.Stream != sqlops.ChannelStream(ch.Name) {
+			continue
+		}
+		b, err := sqlops.FromRows(e.Rows, ch.Columns)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range b.N {
+			key := b.Cols[ch.Key[0]].Text(i)
+			if want := fmt.Sprintf("%s-%d", p.Shard.Name, stage.Route(key, shards)); e.Channel.Receiver != want {
+				t.Fatalf("the row of match %s went to %s, want %s", key, e.Channel.Receiver, want)
+			}
+		}
+		sent += b.N
+	}
+	if sent != rows {
+		t.Errorf("%d rows sent on %s, want the %d read", sent, ch.Name, rows)
+	}
+}
