@@ -109,21 +109,8 @@ func TestLostStoresRebuildTheJob(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 			defer cancel()
 			out := t.TempDir()
-			var notices bytes.Buffer
-			type result struct {
-				sum *client.Summary
-				err error
-			}
-			done := make(chan result, 1)
-			submitted := make(chan error, 1)
-			tlsConfig := clientTLS(t, c)
-			go func() {
-				sum, err := client.Submit(ctx, client.SubmitOptions{Server: c.GatewayAddr(), TLS: tlsConfig, Matches: d.matches, Players: d.players,
-					Out: out, JobID: "rebuilt", Rebuilds: 2, Notices: &notices})
-				done <- result{sum, err}
-				submitted <- err
-			}()
-			waitAcked(t, c, "shard-1", submitted)
+			a := submitAttached(ctx, t, c, d, out, "rebuilt")
+			waitAcked(t, c, "shard-1", a.submitted)
 			img, err := c.Store("gateway-0").Load()
 			if err != nil {
 				t.Fatal(err)
@@ -136,40 +123,17 @@ func TestLostStoresRebuildTheJob(t *testing.T) {
 			if err := c.Restart(victim); err != nil {
 				t.Fatal(err)
 			}
-			var r result
-			select {
-			case r = <-done:
-			case <-ctx.Done():
-				t.Fatal("the job did not end")
-			}
-			if r.err != nil {
-				t.Fatalf("submit after %s lost its store: %v\nnotices: %s", victim, r.err, notices.String())
-			}
+			sum := a.wait(ctx, t, victim+" lost its store")
 			compareOutputs(t, d, out)
-			if len(r.sum.Rebuilds) != 1 || !strings.Contains(notices.String(), "submitting it again from your files") {
-				t.Fatalf("rebuilds %q; notices:\n%s\nwant one rebuild, said on the notices", r.sum.Rebuilds, notices.String())
+			if len(sum.Rebuilds) != 1 || !strings.Contains(a.notices.String(), "submitting it again from your files") {
+				t.Fatalf("rebuilds %q; notices:\n%s\nwant one rebuild, said on the notices", sum.Rebuilds, a.notices.String())
 			}
-			t.Logf("notices:\n%s", notices.String())
+			t.Logf("notices:\n%s", a.notices.String())
 			// Nothing of the lost run stays anywhere: a shard that holds
 			// it hears from the gateway (FailJob: not held) that it is
 			// dropped, when the gateway lost it; else the client's delete.
-			for _, shard := range []string{"shard-0", "shard-1"} {
-				for _, id := range lostIDs {
-					deadline := time.Now().Add(20 * time.Second)
-					for {
-						img, err := c.Store(shard).Load()
-						if err != nil {
-							t.Fatal(err)
-						}
-						if _, held := img.Jobs[id]; !held {
-							break
-						}
-						if time.Now().After(deadline) {
-							t.Fatalf("%s still holds job %s of the lost run 20 s after the job ended", shard, id)
-						}
-						time.Sleep(20 * time.Millisecond)
-					}
-				}
+			for _, id := range lostIDs {
+				waitDropped(t, c, id, "shard-0", "shard-1")
 			}
 		})
 	}
@@ -212,19 +176,7 @@ func TestLostShardIsRebuiltFromTheRetainedInput(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 			defer cancel()
 			out := t.TempDir()
-			var notices bytes.Buffer
-			type result struct {
-				sum *client.Summary
-				err error
-			}
-			done := make(chan result, 1)
-			submitted := make(chan error, 1)
-			go func() {
-				sum, err := client.Submit(ctx, client.SubmitOptions{Server: c.GatewayAddr(), TLS: clientTLS(t, c), Matches: d.matches, Players: d.players,
-					Out: out, JobID: "replayed", Rebuilds: 2, Notices: &notices})
-				done <- result{sum, err}
-				submitted <- err
-			}()
+			a := submitAttached(ctx, t, c, d, out, "replayed")
 			var lostID string
 			if after {
 				// Every byte in: the gateway holds the whole input.
@@ -239,7 +191,7 @@ func TestLostShardIsRebuiltFromTheRetainedInput(t *testing.T) {
 					}
 				}
 			} else {
-				waitAcked(t, c, "shard-1", submitted)
+				waitAcked(t, c, "shard-1", a.submitted)
 				for _, j := range c.Nodes["gateway-0"].Gateway.ClusterJobs() {
 					lostID = j.JobId
 				}
@@ -249,43 +201,83 @@ func TestLostShardIsRebuiltFromTheRetainedInput(t *testing.T) {
 				t.Fatal(err)
 			}
 			toGateway.Refuse(false)
-			var r result
-			select {
-			case r = <-done:
-			case <-ctx.Done():
-				t.Fatal("the job did not end")
-			}
-			if r.err != nil {
-				t.Fatalf("submit after shard-1 lost its store: %v\nnotices: %s", r.err, notices.String())
-			}
+			sum := a.wait(ctx, t, "shard-1 lost its store")
 			compareOutputs(t, d, out)
-			if len(r.sum.Rebuilds) != 0 {
-				t.Errorf("the client submitted the job again (%q); the gateway should have rebuilt it", r.sum.Rebuilds)
+			if len(sum.Rebuilds) != 0 {
+				t.Errorf("the client submitted the job again (%q); the gateway should have rebuilt it", sum.Rebuilds)
 			}
-			if rb := r.sum.Job.GetRebuilds(); len(rb) != 1 || !strings.Contains(rb[0], "shard-1 lost this job's state") || !strings.Contains(rb[0], "replayed its input in") {
+			if rb := sum.Job.GetRebuilds(); len(rb) != 1 || !strings.Contains(rb[0], "shard-1 lost this job's state") || !strings.Contains(rb[0], "replayed its input in") {
 				t.Errorf("the job's report says %q; want one rebuild, naming shard-1 and the replay's time", rb)
 			}
-			if !strings.Contains(notices.String(), "the gateway runs it again from the input it kept") {
-				t.Errorf("the client did not say the job was run again; its notices:\n%s", notices.String())
+			if !strings.Contains(a.notices.String(), "the gateway runs it again from the input it kept") {
+				t.Errorf("the client did not say the job was run again; its notices:\n%s", a.notices.String())
 			}
-			t.Logf("the job's report: %q; the client's notices:\n%s", r.sum.Job.GetRebuilds(), notices.String())
-			for _, in := range []string{"shard-0", "shard-1", "gateway-0"} {
-				for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-					img, err := c.Store(in).Load()
-					if err != nil {
-						t.Fatal(err)
-					}
-					if _, held := img.Jobs[lostID]; !held {
-						break
-					}
-					if time.Now().After(deadline) {
-						t.Fatalf("%s still holds the lost run %s 20 s after the job ended", in, lostID)
-					}
-				}
-			}
+			t.Logf("the job's report: %q; the client's notices:\n%s", sum.Job.GetRebuilds(), a.notices.String())
+			waitDropped(t, c, lostID, "shard-0", "shard-1", "gateway-0")
 			if ents, err := os.ReadDir(filepath.Join(data, "gateway-0", "input")); err != nil || len(ents) != 0 {
 				t.Errorf("retained input left after the job ended: %v, %v", ents, err)
 			}
 		})
+	}
+}
+
+// attached is a client.Submit with --rebuilds 2 running in the background,
+// its notices kept: the client attached to a job whose state a test loses.
+type attached struct {
+	notices   bytes.Buffer
+	done      chan attachedResult
+	submitted chan error // the error again, for waitAcked
+}
+
+type attachedResult struct {
+	sum *client.Summary
+	err error
+}
+
+func submitAttached(ctx context.Context, t *testing.T, c *node.Cluster, d *dataset, out, job string) *attached {
+	t.Helper()
+	a := &attached{done: make(chan attachedResult, 1), submitted: make(chan error, 1)}
+	tlsConfig := clientTLS(t, c)
+	go func() {
+		sum, err := client.Submit(ctx, client.SubmitOptions{Server: c.GatewayAddr(), TLS: tlsConfig, Matches: d.matches, Players: d.players,
+			Out: out, JobID: job, Rebuilds: 2, Notices: &a.notices})
+		a.done <- attachedResult{sum, err}
+		a.submitted <- err
+	}()
+	return a
+}
+
+// wait is the submit's end, which must be a success.
+func (a *attached) wait(ctx context.Context, t *testing.T, what string) *client.Summary {
+	t.Helper()
+	var r attachedResult
+	select {
+	case r = <-a.done:
+	case <-ctx.Done():
+		t.Fatal("the job did not end")
+	}
+	if r.err != nil {
+		t.Fatalf("submit after %s: %v\nnotices: %s", what, r.err, a.notices.String())
+	}
+	return r.sum
+}
+
+// waitDropped waits until none of the instances' stores holds job id,
+// failing the test after 20 s.
+func waitDropped(t *testing.T, c *node.Cluster, id string, instances ...string) {
+	t.Helper()
+	for _, in := range instances {
+		for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+			img, err := c.Store(in).Load()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, held := img.Jobs[id]; !held {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s still holds job %s of the lost run 20 s after the job ended", in, id)
+			}
+		}
 	}
 }

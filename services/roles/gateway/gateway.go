@@ -13,10 +13,10 @@ import (
 
 	"github.com/wololo/wololo/deploy"
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
+	"github.com/wololo/wololo/services/base/inputlog"
 	"github.com/wololo/wololo/services/dataflow/schema"
 	"github.com/wololo/wololo/services/dataflow/sql/physical"
 	"github.com/wololo/wololo/services/dataflow/stage"
-	"github.com/wololo/wololo/services/roles/gateway/inputlog"
 	"github.com/wololo/wololo/transport"
 )
 

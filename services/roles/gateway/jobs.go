@@ -17,13 +17,13 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
+	"github.com/wololo/wololo/services/base/inputlog"
 	"github.com/wololo/wololo/services/base/jobid"
 	"github.com/wololo/wololo/services/dataflow/ingest"
 	"github.com/wololo/wololo/services/dataflow/schema"
 	"github.com/wololo/wololo/services/dataflow/sql/physical"
 	"github.com/wololo/wololo/services/dataflow/sql/sqljob"
 	"github.com/wololo/wololo/services/dataflow/stage"
-	"github.com/wololo/wololo/services/roles/gateway/inputlog"
 	"github.com/wololo/wololo/transport"
 )
 

@@ -11,15 +11,15 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
+	"github.com/wololo/wololo/services/base/inputlog"
 	"github.com/wololo/wololo/services/base/jobid"
-	"github.com/wololo/wololo/services/roles/gateway/inputlog"
 	"github.com/wololo/wololo/transport"
 )
 
 // Rebuilds: a job that a process finds lost (its store wiped or
 // replaced: transport reports it with JobFailure.StateLost) does not
 // fail. The gateway runs it again from the input it retained
-// (Config.Inputs, services/roles/gateway/inputlog), under a new internal
+// (Config.Inputs, services/base/inputlog), under a new internal
 // id, and its client sees only a job that takes longer (Job.rebuilds says
 // why). While the client still uploads, the old run's uploads end with
 // ErrRebuilt (Unavailable: the client resumes), the replay sends what the

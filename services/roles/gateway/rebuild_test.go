@@ -11,7 +11,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
-	"github.com/wololo/wololo/services/roles/gateway/inputlog"
+	"github.com/wololo/wololo/services/base/inputlog"
 	"github.com/wololo/wololo/transport"
 )
 
