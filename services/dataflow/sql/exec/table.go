@@ -22,8 +22,10 @@ import (
 // It is open addressing over one arena: the keys' bytes are appended to
 // arena (slot s's is arena[ends[s-1]:ends[s]]), and index, a power of two
 // long, holds at each position a slot + 1 (0: empty) with its hash's top
-// bits beside it, probed linearly. A key costs its bytes and about 20
-// bytes of index and offsets, and no allocation of its own.
+// 32 bits beside it, probed linearly from the position those bits' top
+// ones name (home). A key costs its bytes and about 20 bytes of index and
+// offsets, and no allocation of its own; and the index doubles without a
+// key being read or hashed again, its entries' homes doubled in order.
 //
 // A key that is one text value is hashed over the text alone (see
 // hashKey), so that a column of text is looked up straight from its
@@ -31,6 +33,7 @@ import (
 type KeyTable struct {
 	seed  maphash.Seed
 	index []entry
+	shift uint8 // 32 - log2(len(index)): home's shift
 	arena []byte
 	ends  []int
 	// rowKey and hashes are Slots' scratch: a row's key, the rows'
@@ -42,7 +45,8 @@ type KeyTable struct {
 }
 
 // entry is a position of the index: a slot + 1 (0: empty), and the top
-// 32 bits of its key's hash, compared before the key's bytes.
+// 32 bits of its key's hash, which name its home and are compared before
+// the key's bytes.
 type entry struct {
 	slot int32
 	hash uint32
@@ -50,8 +54,12 @@ type entry struct {
 
 // NewKeyTable returns an empty table.
 func NewKeyTable() *KeyTable {
-	return &KeyTable{seed: maphash.MakeSeed(), index: make([]entry, 64)}
+	return &KeyTable{seed: maphash.MakeSeed(), index: make([]entry, 64), shift: 32 - 6}
 }
+
+// home is the position of the index where the probe for a key of hash h
+// starts: the top bits of the entry's hash.
+func (t *KeyTable) home(h uint64) int { return int(uint32(h>>32) >> t.shift) }
 
 // Len is the number of keys.
 func (t *KeyTable) Len() int { return len(t.ends) }
@@ -104,7 +112,7 @@ func (t *KeyTable) hashKey(key []byte) uint64 {
 func (t *KeyTable) find(h uint64, key []byte) int {
 	mask := len(t.index) - 1
 	top := uint32(h >> 32)
-	for i := int(h) & mask; ; i = (i + 1) & mask {
+	for i := t.home(h); ; i = (i + 1) & mask {
 		e := t.index[i]
 		if e.slot == 0 || e.hash == top && bytes.Equal(t.key(e.slot-1), key) {
 			return i
@@ -118,7 +126,7 @@ func (t *KeyTable) findText(h uint64, text, lenBytes []byte) int {
 	mask := len(t.index) - 1
 	top := uint32(h >> 32)
 	want := 1 + len(lenBytes) + len(text)
-	for i := int(h) & mask; ; i = (i + 1) & mask {
+	for i := t.home(h); ; i = (i + 1) & mask {
 		e := t.index[i]
 		if e.slot == 0 {
 			return i
@@ -155,17 +163,22 @@ func (t *KeyTable) added(i int, h uint64) int32 {
 	return s
 }
 
-// grow doubles the index and places every key again.
+// grow doubles the index and places every entry again, at its home
+// from its hash (one bit more of it): in the order of the old index,
+// so that the new one is written nearly in order too.
 func (t *KeyTable) grow() {
 	index := make([]entry, 2*len(t.index))
 	mask := len(index) - 1
-	for s := range int32(len(t.ends)) {
-		h := t.hashKey(t.key(s))
-		i := int(h) & mask
+	t.shift--
+	for _, e := range t.index {
+		if e.slot == 0 {
+			continue
+		}
+		i := int(e.hash >> t.shift)
 		for index[i].slot != 0 {
 			i = (i + 1) & mask
 		}
-		index[i] = entry{slot: s + 1, hash: uint32(h >> 32)}
+		index[i] = e
 	}
 	t.index = index
 }
@@ -286,19 +299,18 @@ func (t *KeyTable) textSlots(v *Vec, mode []KeyMode, dst []int32) {
 // the other as the probes that follow would (each waiting on its
 // position, then on its key). What it reads is only kept in sink.
 func (t *KeyTable) touch(hashes []uint64) {
-	mask := len(t.index) - 1
 	var sink int32
 	for _, h := range hashes {
-		sink ^= t.index[int(h)&mask].slot
+		sink ^= t.index[t.home(h)].slot
 	}
 	var at int
 	for _, h := range hashes {
-		if e := t.index[int(h)&mask]; e.slot != 0 && e.hash == uint32(h>>32) {
+		if e := t.index[t.home(h)]; e.slot != 0 && e.hash == uint32(h>>32) {
 			at ^= t.ends[e.slot-1]
 		}
 	}
 	for _, h := range hashes {
-		if e := t.index[int(h)&mask]; e.slot != 0 && e.hash == uint32(h>>32) {
+		if e := t.index[t.home(h)]; e.slot != 0 && e.hash == uint32(h>>32) {
 			sink ^= int32(t.arena[t.ends[e.slot-1]-1])
 		}
 	}
