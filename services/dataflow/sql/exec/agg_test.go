@@ -1,6 +1,8 @@
 package exec
 
 import (
+	"math"
+	"strings"
 	"testing"
 
 	"github.com/wololo/wololo/services/dataflow/sql/plan"
@@ -115,4 +117,50 @@ func TestMinMaxOfLongNumbers(t *testing.T) {
 	if got := c.Result().Cols[0].Nums[0].String(); got != "7" {
 		t.Errorf("min = %s, want 7", got)
 	}
+}
+
+// TestCountsPast32Bits: a count is exact past 2^32-1, in a result made
+// a few groups at a time and in a snapshot; counts set to any int64
+// read back as set.
+func TestCountsPast32Bits(t *testing.T) {
+	var c counts
+	c.lo = extend(c.lo, 3)
+	for _, n := range []int64{0, 1, 1<<32 - 1, 1 << 32, 5<<32 + 7, -1, -1 << 40, math.MaxInt64, math.MinInt64} {
+		c.set(1, n)
+		if got := c.get(1); got != n || c.get(0) != 0 || c.get(2) != 0 {
+			t.Errorf("set %d: get %d (beside it %d, %d)", n, got, c.get(0), c.get(2))
+		}
+	}
+	keys := []*plan.Expr{{Kind: plan.ColRef, Col: 0, Type: plan.Text}}
+	aggs := []*plan.Agg{{Func: plan.CountStar}}
+	in := NewVecBuilder(plan.Text, 0)
+	for _, k := range []string{"a", "b", "c", "b"} {
+		if err := in.Text([]byte(k)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a := NewAggregation(NewKeyTable(), keys, aggs)
+	if err := a.Add((&Batch{N: 4, Cols: []*Vec{in.Vec()}}).Rows([]int32{0, 1, 2})); err != nil {
+		t.Fatal(err)
+	}
+	a.accs[0].count.set(1, 1<<32-1)
+	if err := a.Add((&Batch{N: 4, Cols: []*Vec{in.Vec()}}).Rows([]int32{3})); err != nil {
+		t.Fatal(err)
+	}
+	check := func(a *Aggregation) {
+		t.Helper()
+		var got []string
+		for g := range a.Groups() {
+			got = append(got, a.ResultRange(g, g+1).Cols[1].Nums[0].String())
+		}
+		if s := strings.Join(got, " "); s != "1 4294967296 1" {
+			t.Errorf("counts %s", s)
+		}
+	}
+	check(a)
+	b := NewAggregation(NewKeyTable(), keys, aggs)
+	if err := b.RestoreState(a.AppendState(nil)); err != nil {
+		t.Fatal(err)
+	}
+	check(b)
 }

@@ -178,7 +178,8 @@ func (g *groups) ids(keys []*Vec, n int, sl []int32) []int32 {
 // acc is one aggregate's state, one slot per group: only the slices its
 // function uses are kept (the others stay nil and read as zero, see the
 // accessors below), so that an aggregate of many groups costs the bytes
-// of its function's state alone. The minimum or maximum of numbers is
+// of its function's state alone. A count takes 4 bytes of a group (and a
+// map entry past 2^32-1, see counts). The minimum or maximum of numbers is
 // kept in place per group, as an int64 and a scale while it fits (numI,
 // numS: no pointer for the garbage collector to scan in 1.5M groups'
 // state, half a Dec's bytes), else as a Dec in numBig; of text or
@@ -187,7 +188,7 @@ func (g *groups) ids(keys []*Vec, n int, sl []int32) []int32 {
 type acc struct {
 	agg    *plan.Agg
 	in     aggInput            // what it reads of each row
-	count  []int64             // count, count(*), sum and avg's count
+	count  counts              // count, count(*), sum and avg's count
 	sum    []value.Dec         // sum, avg
 	has    []bool              // sum, avg, min, max: a value was seen
 	numI   []int64             // min, max of numbers: group g's value so far, unscaled,
@@ -308,7 +309,7 @@ func (a *acc) numeric() bool {
 func (a *acc) grow(n int) {
 	u := a.uses()
 	if u.count {
-		a.count = extend(a.count, n)
+		a.count.lo = extend(a.count.lo, n)
 	}
 	if u.sum {
 		a.sum = extend(a.sum, n)
@@ -347,13 +348,51 @@ func extend[T any](s []T, n int) []T {
 	return s
 }
 
+// counts are the count of each group, exact whatever its size in 4
+// bytes a group and no pointer: its low 32 bits in lo, and, of the few
+// counts of 2^32 or more (or below 0), the rest (count >> 32) in hi.
+type counts struct {
+	lo []uint32
+	hi map[int32]int64
+}
+
+// inc adds 1 to group g's count.
+func (c *counts) inc(g int32) {
+	c.lo[g]++
+	if c.lo[g] == 0 {
+		c.carry(g, 1)
+	}
+}
+
+// carry adds d to group g's count >> 32.
+func (c *counts) carry(g int32, d int64) {
+	if c.hi == nil {
+		c.hi = map[int32]int64{}
+	}
+	if c.hi[g] += d; c.hi[g] == 0 {
+		delete(c.hi, g)
+	}
+}
+
+// get is group g's count.
+func (c *counts) get(g int) int64 { return int64(c.lo[g]) + c.hi[int32(g)]<<32 }
+
+// set makes n group g's count.
+func (c *counts) set(g int, n int64) {
+	c.lo[g] = uint32(n)
+	delete(c.hi, int32(g))
+	if n>>32 != 0 {
+		c.carry(int32(g), n>>32)
+	}
+}
+
 // countOf, hasOf and sumOf are group g's state, zero where the function
 // keeps none.
 func (a *acc) countOf(g int) int64 {
-	if a.count == nil {
+	if a.count.lo == nil {
 		return 0
 	}
-	return a.count[g]
+	return a.count.get(g)
 }
 
 func (a *acc) hasOf(g int) bool { return a.has != nil && a.has[g] }
@@ -374,14 +413,14 @@ func (a *acc) update(ids []int32, arg *Vec, when []bool, els *Vec, groups int) {
 	switch a.agg.Func {
 	case plan.CountStar:
 		for _, g := range ids {
-			a.count[g]++
+			a.count.inc(g)
 		}
 	case plan.Count:
 		a.updateCount(ids, arg, when, els)
 	case plan.Sum, plan.Avg:
 		for i, g := range ids {
 			if v, j, ok := pick(arg, when, els, i); ok {
-				a.count[g]++
+				a.count.inc(g)
 				a.sum[g] = a.sum[g].Add(v.Nums[j])
 				a.has[g] = true
 			}
@@ -407,24 +446,24 @@ func (a *acc) updateCount(ids []int32, arg *Vec, when []bool, els *Vec) {
 	switch {
 	case when == nil && arg.Null == nil:
 		for _, g := range ids {
-			a.count[g]++
+			a.count.inc(g)
 		}
 	case when == nil && arg.N == len(ids):
 		for i, g := range ids {
 			if !arg.Null[i] {
-				a.count[g]++
+				a.count.inc(g)
 			}
 		}
 	case when != nil && els == nil && arg.N == 1 && !arg.IsNull(0):
 		for i, g := range ids {
 			if when[i] {
-				a.count[g]++
+				a.count.inc(g)
 			}
 		}
 	default:
 		for i, g := range ids {
 			if _, _, ok := pick(arg, when, els, i); ok {
-				a.count[g]++
+				a.count.inc(g)
 			}
 		}
 	}
@@ -480,7 +519,7 @@ func (a *acc) result(n int) *Vec {
 	case plan.CountStar, plan.Count:
 		out := &Vec{Type: plan.Number, N: n, Nums: make([]value.Dec, n)}
 		for g := range n {
-			out.Nums[g] = value.Int(a.count[g])
+			out.Nums[g] = value.Int(a.count.get(g))
 		}
 		return out
 	case plan.Sum, plan.Avg:
@@ -492,7 +531,7 @@ func (a *acc) result(n int) *Vec {
 			case a.agg.Func == plan.Sum:
 				out.num(a.sum[g])
 			default:
-				d, _ := a.sum[g].Div(value.Int(a.count[g]))
+				d, _ := a.sum[g].Div(value.Int(a.count.get(g)))
 				out.num(d)
 			}
 		}

@@ -305,7 +305,7 @@ func (a *Aggregation) RestoreState(state []byte) error {
 		u := ac.uses()
 		for g := range n {
 			if c := r.Varint(); u.count {
-				ac.count[g] = c
+				ac.count.set(g, c)
 			} else if c != 0 {
 				r.Fail(nil)
 			}

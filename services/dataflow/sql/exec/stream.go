@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"github.com/wololo/wololo/services/dataflow/sql/plan"
-	"github.com/wololo/wololo/services/dataflow/sql/value"
 )
 
 // This file is what the operators of the physical plan
@@ -197,22 +196,31 @@ func (a *Aggregation) ResultRange(from, to int) *Batch {
 }
 
 // window is a's state of groups from..to-1 alone, as its groups 0..: its
-// per-group slices cut (not copied), its wide minima or maxima (numBig)
-// renumbered; the values of text or booleans (best) are a's.
+// per-group slices cut (not copied), its wide counts and minima or maxima
+// (count.hi, numBig) renumbered; the values of text or booleans (best) are a's.
 func (a *acc) window(from, to int) *acc {
 	a.grow(to)
 	w := *a
-	w.count, w.sum, w.has = cut(a.count, from, to), cut(a.sum, from, to), cut(a.has, from, to)
+	w.count = counts{lo: cut(a.count.lo, from, to), hi: renumber(a.count.hi, from, to)}
+	w.sum, w.has = cut(a.sum, from, to), cut(a.has, from, to)
 	w.numI, w.numS, w.bestN = cut(a.numI, from, to), cut(a.numS, from, to), cut(a.bestN, from, to)
-	if a.numBig != nil {
-		w.numBig = map[int32]value.Dec{}
-		for g, d := range a.numBig {
-			if int(g) >= from && int(g) < to {
-				w.numBig[g-int32(from)] = d
-			}
+	w.numBig = renumber(a.numBig, from, to)
+	return &w
+}
+
+// renumber is the entries of m of groups from..to-1, as groups 0..; nil
+// when m is.
+func renumber[V any](m map[int32]V, from, to int) map[int32]V {
+	if m == nil {
+		return nil
+	}
+	w := map[int32]V{}
+	for g, v := range m {
+		if int(g) >= from && int(g) < to {
+			w[g-int32(from)] = v
 		}
 	}
-	return &w
+	return w
 }
 
 // cut is s[from:to], nil when s is, at a capacity that appending to it

@@ -22,8 +22,10 @@ import (
 // It is open addressing over one arena: the keys' bytes are appended to
 // arena (slot s's is arena[ends[s-1]:ends[s]]), and index, a power of two
 // long, holds at each position a slot + 1 (0: empty) with its hash's top
-// bits beside it, probed linearly. A key costs its bytes and about 20
-// bytes of index and offsets, and no allocation of its own.
+// 32 bits beside it, probed linearly from the position those bits' top
+// ones name (home). A key costs its bytes and about 20 bytes of index and
+// offsets, and no allocation of its own; and the index doubles without a
+// key being read or hashed again, its entries' homes doubled in order.
 //
 // A key that is one text value is hashed over the text alone (see
 // hashKey), so that a column of text is looked up straight from its
@@ -31,18 +33,21 @@ import (
 type KeyTable struct {
 	seed  maphash.Seed
 	index []entry
+	shift uint8 // 32 - log2(len(index)): home's shift
 	arena []byte
 	ends  []int
 	// rowKey and hashes are Slots' scratch: a row's key, the rows'
 	// hashes.
 	rowKey []byte
 	hashes []uint64
+	from   []int // touch's: per hash, where its probe may start
 	sink   int32 // what touch read, kept so that its loads are made
 	looked int   // the keys Slots has looked up (Lookups)
 }
 
 // entry is a position of the index: a slot + 1 (0: empty), and the top
-// 32 bits of its key's hash, compared before the key's bytes.
+// 32 bits of its key's hash, which name its home and are compared before
+// the key's bytes.
 type entry struct {
 	slot int32
 	hash uint32
@@ -50,8 +55,12 @@ type entry struct {
 
 // NewKeyTable returns an empty table.
 func NewKeyTable() *KeyTable {
-	return &KeyTable{seed: maphash.MakeSeed(), index: make([]entry, 64)}
+	return &KeyTable{seed: maphash.MakeSeed(), index: make([]entry, 64), shift: 32 - 6}
 }
+
+// home is the position of the index where the probe for a key of hash h
+// starts: the top bits of the entry's hash.
+func (t *KeyTable) home(h uint64) int { return int(uint32(h>>32) >> t.shift) }
 
 // Len is the number of keys.
 func (t *KeyTable) Len() int { return len(t.ends) }
@@ -104,7 +113,7 @@ func (t *KeyTable) hashKey(key []byte) uint64 {
 func (t *KeyTable) find(h uint64, key []byte) int {
 	mask := len(t.index) - 1
 	top := uint32(h >> 32)
-	for i := int(h) & mask; ; i = (i + 1) & mask {
+	for i := t.home(h); ; i = (i + 1) & mask {
 		e := t.index[i]
 		if e.slot == 0 || e.hash == top && bytes.Equal(t.key(e.slot-1), key) {
 			return i
@@ -113,12 +122,14 @@ func (t *KeyTable) find(h uint64, key []byte) int {
 }
 
 // findText is find of the key that is one text value, text (its
-// uvarint length is lenBytes), compared without the key being written.
-func (t *KeyTable) findText(h uint64, text, lenBytes []byte) int {
+// uvarint length is lenBytes), compared without the key being written;
+// its probe starts at position from, its home or a later one of its
+// probe before which none holds it (touch's).
+func (t *KeyTable) findText(h uint64, from int, text, lenBytes []byte) int {
 	mask := len(t.index) - 1
 	top := uint32(h >> 32)
 	want := 1 + len(lenBytes) + len(text)
-	for i := int(h) & mask; ; i = (i + 1) & mask {
+	for i := from; ; i = (i + 1) & mask {
 		e := t.index[i]
 		if e.slot == 0 {
 			return i
@@ -155,17 +166,22 @@ func (t *KeyTable) added(i int, h uint64) int32 {
 	return s
 }
 
-// grow doubles the index and places every key again.
+// grow doubles the index and places every entry again, at its home
+// from its hash (one bit more of it): in the order of the old index,
+// so that the new one is written nearly in order too.
 func (t *KeyTable) grow() {
 	index := make([]entry, 2*len(t.index))
 	mask := len(index) - 1
-	for s := range int32(len(t.ends)) {
-		h := t.hashKey(t.key(s))
-		i := int(h) & mask
+	t.shift--
+	for _, e := range t.index {
+		if e.slot == 0 {
+			continue
+		}
+		i := int(e.hash >> t.shift)
 		for index[i].slot != 0 {
 			i = (i + 1) & mask
 		}
-		index[i] = entry{slot: s + 1, hash: uint32(h >> 32)}
+		index[i] = e
 	}
 	t.index = index
 }
@@ -228,8 +244,14 @@ func (t *KeyTable) Slots(keys []*Vec, n int, mode []KeyMode, dst []int32) []int3
 	return dst
 }
 
+// touchRows is how many rows' keys textSlots touches before it probes
+// for them: few enough that what touch fetched is still in the caches
+// when the probes read it.
+const touchRows = 64
+
 // textSlots is Slots of one text column, its keys read from v's bytes:
-// every row's hash first, in one loop, then each row's position.
+// every row's hash first, in one loop, then each row's position, in
+// blocks of touchRows rows touched first.
 func (t *KeyTable) textSlots(v *Vec, mode []KeyMode, dst []int32) {
 	n := len(dst)
 	t.hashes = slices.Grow(t.hashes[:0], n)[:n]
@@ -243,10 +265,14 @@ func (t *KeyTable) textSlots(v *Vec, mode []KeyMode, dst []int32) {
 		}
 		start = end
 	}
-	t.touch(t.hashes)
 	var lenBytes [binary.MaxVarintLen64]byte
 	start = 0
+	touched := 0 // the index's length when touch ran
 	for i, h := range t.hashes {
+		if i%touchRows == 0 {
+			t.touch(t.hashes[i:min(i+touchRows, n)])
+			touched = len(t.index)
+		}
 		end := v.Ends[i]
 		text := v.Data[start:end]
 		start = end
@@ -267,7 +293,11 @@ func (t *KeyTable) textSlots(v *Vec, mode []KeyMode, dst []int32) {
 			continue
 		}
 		lb := lenBytes[:binary.PutUvarint(lenBytes[:], uint64(len(text)))]
-		p := t.findText(h, text, lb)
+		from := t.home(h)
+		if len(t.index) == touched { // not grown since: the positions hold
+			from = t.from[i%touchRows]
+		}
+		p := t.findText(h, from, text, lb)
 		if e := t.index[p]; e.slot != 0 {
 			dst[i] = e.slot - 1
 			continue
@@ -279,26 +309,38 @@ func (t *KeyTable) textSlots(v *Vec, mode []KeyMode, dst []int32) {
 	}
 }
 
-// touch reads, for each hash, the index position it starts at, and the
-// key of the slot there when its hash is the key's: loads of one row
-// that do not wait for another's, so that the memory of a table larger
-// than the caches is fetched for many rows at once, not one row after
-// the other as the probes that follow would (each waiting on its
-// position, then on its key). What it reads is only kept in sink.
+// touch reads, for each hash, the index position it starts at; then
+// finds the first position of its probe that is empty or has its hash
+// (from: no position before it can hold the key, and none will, as a
+// key only fills an empty one), and reads the key of the slot there:
+// loads of one row that do not wait for another's, so that the memory
+// of a table larger than the caches is fetched for many rows at once,
+// not one row after the other as the probes that follow would (each
+// waiting on its position, then on its key). What it reads is only kept
+// in sink.
 func (t *KeyTable) touch(hashes []uint64) {
-	mask := len(t.index) - 1
 	var sink int32
 	for _, h := range hashes {
-		sink ^= t.index[int(h)&mask].slot
+		sink ^= t.index[t.home(h)].slot
+	}
+	mask := len(t.index) - 1
+	t.from = slices.Grow(t.from[:0], len(hashes))[:len(hashes)]
+	for k, h := range hashes {
+		top := uint32(h >> 32)
+		i := t.home(h)
+		for e := t.index[i]; e.slot != 0 && e.hash != top; e = t.index[i] {
+			i = (i + 1) & mask
+		}
+		t.from[k] = i
 	}
 	var at int
-	for _, h := range hashes {
-		if e := t.index[int(h)&mask]; e.slot != 0 && e.hash == uint32(h>>32) {
+	for _, i := range t.from {
+		if e := t.index[i]; e.slot != 0 {
 			at ^= t.ends[e.slot-1]
 		}
 	}
-	for _, h := range hashes {
-		if e := t.index[int(h)&mask]; e.slot != 0 && e.hash == uint32(h>>32) {
+	for _, i := range t.from {
+		if e := t.index[i]; e.slot != 0 {
 			sink ^= int32(t.arena[t.ends[e.slot-1]-1])
 		}
 	}

@@ -393,26 +393,39 @@ func (t *Task) slots(ch string, b *exec.Batch, masks []uint64) [][]int32 {
 	out := make([][]int32, len(t.p.Channel(ch).Routes))
 	for _, g := range t.keyed[ch] {
 		key := b.Cols[g.col]
-		modes := make([]exec.KeyMode, b.N)
-		for j, r := range g.routes {
-			use := g.uses[j]
-			for i := range modes {
-				if len(masks) != 0 && masks[i]&(1<<r) == 0 {
-					continue
-				}
-				m := use.mode
-				if key.IsNull(i) {
-					m = use.null
-				}
-				modes[i] = max(modes[i], m)
-			}
-		}
-		sl := g.table.Slots([]*exec.Vec{key}, b.N, modes, nil)
+		sl := g.table.Slots([]*exec.Vec{key}, b.N, g.modes(key, b.N, masks), nil)
 		for _, r := range g.routes {
 			out[r] = sl
 		}
 	}
 	return out
+}
+
+// modes is the mode of each of the n rows of key, a batch's key column, for
+// Slots: the most of the modes of the group's routes that take the row
+// (masks; none: every route); nil, every key added, when a route that
+// adds every key, NULL included, takes every row (an aggregate's).
+func (g *keyGroup) modes(key *exec.Vec, n int, masks []uint64) []exec.KeyMode {
+	for j, r := range g.routes {
+		if use := g.uses[j]; use.mode == exec.AddKey && use.null == exec.AddKey && !slices.ContainsFunc(masks, func(m uint64) bool { return m&(1<<r) == 0 }) {
+			return nil
+		}
+	}
+	modes := make([]exec.KeyMode, n)
+	for j, r := range g.routes {
+		use := g.uses[j]
+		for i := range modes {
+			if len(masks) != 0 && masks[i]&(1<<r) == 0 {
+				continue
+			}
+			m := use.mode
+			if key.IsNull(i) {
+				m = use.null
+			}
+			modes[i] = max(modes[i], m)
+		}
+	}
+	return modes
 }
 
 // gatherSlots returns the slots at rows.
