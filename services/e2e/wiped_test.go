@@ -3,6 +3,7 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -123,7 +124,7 @@ func TestLostStoresRebuildTheJob(t *testing.T) {
 			if err := c.Restart(victim); err != nil {
 				t.Fatal(err)
 			}
-			sum := a.wait(ctx, t, victim+" lost its store")
+			sum := a.wait(ctx, t, c, victim+" lost its store")
 			compareOutputs(t, d, out)
 			if len(sum.Rebuilds) != 1 || !strings.Contains(a.notices.String(), "submitting it again from your files") {
 				t.Fatalf("rebuilds %q; notices:\n%s\nwant one rebuild, said on the notices", sum.Rebuilds, a.notices.String())
@@ -173,7 +174,7 @@ func TestLostShardIsRebuiltFromTheRetainedInput(t *testing.T) {
 			}
 			c := startCluster(t, deploy.Default(), opts)
 			toGateway.Refuse(after) // the results wait; the upload does not
-			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+			ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
 			defer cancel()
 			out := t.TempDir()
 			a := submitAttached(ctx, t, c, d, out, "replayed")
@@ -201,7 +202,7 @@ func TestLostShardIsRebuiltFromTheRetainedInput(t *testing.T) {
 				t.Fatal(err)
 			}
 			toGateway.Refuse(false)
-			sum := a.wait(ctx, t, "shard-1 lost its store")
+			sum := a.wait(ctx, t, c, "shard-1 lost its store")
 			compareOutputs(t, d, out)
 			if len(sum.Rebuilds) != 0 {
 				t.Errorf("the client submitted the job again (%q); the gateway should have rebuilt it", sum.Rebuilds)
@@ -247,14 +248,30 @@ func submitAttached(ctx context.Context, t *testing.T, c *node.Cluster, d *datas
 	return a
 }
 
-// wait is the submit's end, which must be a success.
-func (a *attached) wait(ctx context.Context, t *testing.T, what string) *client.Summary {
+// wait is the submit's end, which must be a success. A job that does not
+// end is failed with what every store holds of every job, to tell where it
+// stands.
+func (a *attached) wait(ctx context.Context, t *testing.T, c *node.Cluster, what string) *client.Summary {
 	t.Helper()
 	var r attachedResult
 	select {
 	case r = <-a.done:
 	case <-ctx.Done():
-		t.Fatal("the job did not end")
+		var where strings.Builder
+		for _, j := range c.Nodes["gateway-0"].Gateway.ClusterJobs() {
+			fmt.Fprintf(&where, "gateway job %s (%s): %s, %d of %d bytes\n", j.Name, j.JobId, j.State, j.BytesUploaded, j.BytesTotal)
+		}
+		for _, in := range c.Topology.Instances() {
+			img, err := c.Store(in.Name()).Load()
+			if err != nil {
+				fmt.Fprintf(&where, "%s: %v\n", in.Name(), err)
+				continue
+			}
+			for id, ji := range img.Jobs {
+				fmt.Fprintf(&where, "%s holds job %s: watermarks %v, acked %v, reserved %v, records %d\n", in.Name(), id, ji.Watermarks, ji.Acked, ji.Reserved, len(ji.Records))
+			}
+		}
+		t.Fatalf("the job did not end; notices:\n%s\nwhere the stores stand:\n%s", a.notices.String(), where.String())
 	}
 	if r.err != nil {
 		t.Fatalf("submit after %s: %v\nnotices: %s", what, r.err, a.notices.String())
