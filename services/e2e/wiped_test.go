@@ -174,7 +174,7 @@ func TestLostShardIsRebuiltFromTheRetainedInput(t *testing.T) {
 			}
 			c := startCluster(t, deploy.Default(), opts)
 			toGateway.Refuse(after) // the results wait; the upload does not
-			ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 			defer cancel()
 			out := t.TempDir()
 			a := submitAttached(ctx, t, c, d, out, "replayed")
