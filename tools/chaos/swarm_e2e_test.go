@@ -75,7 +75,7 @@ func TestSwarmE2E(t *testing.T) {
 	w := testkit.Writer(t)
 	rep, err := Swarm(ctx, Options{
 		Matches: matches, Players: players, Out: t.TempDir(),
-		Kills: 8, Seed: 3, Interval: DefaultDockerInterval, Masters: -1, Stdout: w, Progress: w,
+		Kills: 8, DiskLosses: 1, Seed: 3, Interval: DefaultDockerInterval, Masters: -1, Stdout: w, Progress: w,
 	}, stack, "127.0.0.1", tlsDir, compose.DefaultPortBase)
 	if err != nil {
 		t.Fatalf("chaos against the stack: %v", err)
