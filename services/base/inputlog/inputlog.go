@@ -57,9 +57,6 @@ func Open(path string) (*Dir, error) {
 	return &Dir{path: path}, nil
 }
 
-// Path is the directory's path.
-func (d *Dir) Path() string { return d.path }
-
 func checkName(what, name string) error {
 	if name == "" || name == "." || name == ".." || strings.ContainsAny(name, `/\`) || strings.ContainsRune(name, 0) {
 		return fmt.Errorf("input log: %s %q is not a plain file name", what, name)
@@ -165,16 +162,9 @@ func (d *Dir) Reader(job, input string, size int64) (io.ReadSeekCloser, error) {
 	return f, nil
 }
 
-// Whole reports whether an input's copy holds at least size bytes (see
-// Reader).
-func (d *Dir) Whole(job, input string, size int64) bool {
-	r, err := d.Reader(job, input, size)
-	if err != nil {
-		return false
-	}
-	r.Close()
-	return true
-}
+// Whole reports whether an input's copy holds at least size bytes (what
+// Reader checks).
+func (d *Dir) Whole(job, input string, size int64) bool { return d.Size(job, input) >= size }
 
 // Size is how many bytes of an input the copy holds (its length; 0 when
 // there is none).
@@ -239,18 +229,4 @@ func (d *Dir) Jobs() ([]string, error) {
 		}
 	}
 	return jobs, nil
-}
-
-// Bytes is the size of the retained inputs (a header's hole included).
-func (d *Dir) Bytes() int64 {
-	var n int64
-	filepath.WalkDir(d.path, func(_ string, e os.DirEntry, err error) error {
-		if err == nil && !e.IsDir() {
-			if info, err := e.Info(); err == nil {
-				n += info.Size()
-			}
-		}
-		return nil
-	})
-	return n
 }

@@ -68,8 +68,8 @@ func TestCopyAtOffsetsResentAndRead(t *testing.T) {
 	if jobs, err := d.Jobs(); err != nil || !slices.Equal(jobs, []string{"job2"}) || d.Has("job1") || !d.Has("job2") {
 		t.Fatalf("after the rename: %v, %v", jobs, err)
 	}
-	if n := d.Bytes(); n != 12 {
-		t.Fatalf("Bytes %d, want 12", n)
+	if n := d.Size("job2", "0"); n != 12 || !d.Whole("job2", "0", 12) || d.Whole("job2", "0", 13) {
+		t.Fatalf("Size %d, want 12 (whole to 12, not to 13)", n)
 	}
 	if err := d.Drop("job2"); err != nil {
 		t.Fatal(err)

@@ -130,8 +130,18 @@ func (r *Reader) Byte() byte {
 	return v
 }
 
-// Bool reads what Writer.Bool wrote (any byte but 0 is true).
-func (r *Reader) Bool() bool { return r.Byte() != 0 }
+// Bool reads what Writer.Bool wrote: a byte 0 or 1 (a uvarint 0 or 1 is
+// the same byte); any other is corrupt.
+func (r *Reader) Bool() bool {
+	switch r.Byte() {
+	case 0:
+		return false
+	case 1:
+		return true
+	}
+	r.Fail(nil)
+	return false
+}
 
 // End returns the Reader's error, or a corrupt error when bytes are left
 // unread.

@@ -42,6 +42,7 @@ func TestCorruptReadsStick(t *testing.T) {
 		"huge count":       {[]byte{0xff, 0xff, 0x03, 1, 2}, func(r *Reader) { r.Count(1) }},
 		"count of wide":    {[]byte{2, 1, 2, 3}, func(r *Reader) { r.Count(2) }},
 		"empty byte":       {nil, func(r *Reader) { r.Byte() }},
+		"bool not 0 or 1":  {[]byte{2}, func(r *Reader) { r.Bool() }},
 	} {
 		r := &Reader{B: c.b, Corrupt: mine}
 		c.read(r)

@@ -23,7 +23,8 @@ import (
 // job without the rebuild is left alone.
 func TestRebuildSurvivesARestartBeforeTheOldRunIsDropped(t *testing.T) {
 	store := transport.NewMemStore()
-	inputs, err := inputlog.Open(filepath.Join(t.TempDir(), "input"))
+	inputDir := filepath.Join(t.TempDir(), "input")
+	inputs, err := inputlog.Open(inputDir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +92,7 @@ func TestRebuildSurvivesARestartBeforeTheOldRunIsDropped(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("the replaced run was not dropped everywhere")
 	}
-	data, err := os.ReadFile(filepath.Join(inputs.Path(), newID, inputName(0)))
+	data, err := os.ReadFile(filepath.Join(inputDir, newID, inputName(0)))
 	if err != nil || string(data) != "the retained bytes" || inputs.Has(oldID) {
 		t.Fatalf("the new run's retained input: %q, %v (the old run's still there: %v)", data, err, inputs.Has(oldID))
 	}

@@ -147,7 +147,7 @@ func (r *stateReader) value(b *builder) {
 		case plan.Number:
 			b.num(r.dec())
 		case plan.Bool:
-			b.boolean(r.boolean())
+			b.boolean(r.Bool())
 		default:
 			r.Fail(nil)
 		}
@@ -174,18 +174,6 @@ func (r *stateReader) dec() value.Dec {
 		r.Fail(nil)
 	}
 	return d
-}
-
-// boolean reads a byte 0 or 1.
-func (r *stateReader) boolean() bool {
-	switch r.Byte() {
-	case 0:
-		return false
-	case 1:
-		return true
-	}
-	r.Fail(nil)
-	return false
 }
 
 // AppendState appends the set's keys to dst in the order they were

@@ -304,27 +304,10 @@ func decimals(dc *wololov1.DecimalColumn, null []bool) ([]value.Dec, error) {
 	return nums, nil
 }
 
-// snapWriter is snapcodec's Writer with this package's flags and rows.
+// snapWriter is snapcodec's Writer with this package's rows. (A flag is
+// snapcodec's Bool: the byte 0 or 1, the bytes a uvarint 0 or 1 was, as
+// older snapshots wrote it.)
 type snapWriter struct{ snapcodec.Writer }
-
-func (w *snapWriter) flag(v bool) {
-	if v {
-		w.Uvarint(1)
-	} else {
-		w.Uvarint(0)
-	}
-}
-
-func (r *snapReader) flag() bool {
-	switch r.Uvarint() {
-	case 0:
-		return false
-	case 1:
-		return true
-	}
-	r.Fail(nil)
-	return false
-}
 
 func (w *snapWriter) rows(b *exec.Batch) error {
 	p, err := proto.Marshal(ToRows(b))
@@ -439,7 +422,7 @@ func (d *distinct) stateSize() int  { return d.d.StateSize() }
 // keys, then its left rows held.
 func (s *semiJoin) AppendSnapshot(dst []byte) ([]byte, error) {
 	w := start(dst)
-	w.flag(s.rightDone)
+	w.Bool(s.rightDone)
 	w.Bytes(s.set.AppendState(nil))
 	return s.left.AppendSnapshot(w.B)
 }
@@ -447,7 +430,7 @@ func (s *semiJoin) AppendSnapshot(dst []byte) ([]byte, error) {
 func (s *semiJoin) Restore(state []byte) error {
 	r := newSnapReader(state)
 	r.version("semi-join")
-	s.rightDone = r.flag()
+	s.rightDone = r.Bool()
 	if err := s.set.RestoreState(r.Bytes()); r.Err == nil && err != nil {
 		return fmt.Errorf("restore semi-join: %w", err)
 	}
@@ -461,7 +444,7 @@ func (s *semiJoin) Restore(state []byte) error {
 // then its left rows held.
 func (j *join) AppendSnapshot(dst []byte) ([]byte, error) {
 	w := start(dst)
-	w.flag(j.rightDone)
+	w.Bool(j.rightDone)
 	if err := w.rows(j.j.Right()); err != nil {
 		return nil, err
 	}
@@ -471,7 +454,7 @@ func (j *join) AppendSnapshot(dst []byte) ([]byte, error) {
 func (j *join) Restore(state []byte) error {
 	r := newSnapReader(state)
 	r.version("join")
-	j.rightDone = r.flag()
+	j.rightDone = r.Bool()
 	right := r.rows(j.right)
 	if r.Err != nil {
 		return fmt.Errorf("restore join: %w", r.Err)
