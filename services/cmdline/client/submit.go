@@ -74,6 +74,11 @@ type SubmitOptions struct {
 	// queries are printed once the job is created, before the upload
 	// (--explain; io.Discard with --json, whose object carries them).
 	Explain io.Writer
+	// BuiltinGraph runs the four default queries on the hand-written
+	// graph instead of as SQL (CreateJobRequest.builtin_graph;
+	// --builtin-graph): the baseline of make bench. Not with Queries or
+	// Tables.
+	BuiltinGraph bool
 	// Rebuilds is how many times a job that was lost is submitted again
 	// from its files (see lostJob): a process lost its state under it
 	// (Job.state_lost) or the gateway no longer has it. 0 gives up at the
@@ -292,7 +297,7 @@ func Submit(ctx context.Context, o SubmitOptions) (sum *Summary, err error) {
 		// restarted finds the same job instead of making a second one.
 		o.JobID = jobid.New()
 	}
-	req := &wololov1.CreateJobRequest{Matches: mh, Players: ph, JobId: o.JobID, MaxMalformed: o.MaxMalformed, Queries: requestQueries(o.Queries), Tables: tables}
+	req := &wololov1.CreateJobRequest{Matches: mh, Players: ph, JobId: o.JobID, MaxMalformed: o.MaxMalformed, Queries: requestQueries(o.Queries), Tables: tables, BuiltinGraph: o.BuiltinGraph}
 	created, err := create(ctx, gw, req)
 	if err != nil {
 		return nil, explain(o.Server, err)
@@ -527,6 +532,9 @@ func submitArgs(o SubmitOptions, id string) []string {
 	}
 	for _, t := range o.Tables {
 		args = append(args, "--table", t.Name+"="+t.Path)
+	}
+	if o.BuiltinGraph {
+		args = append(args, "--builtin-graph")
 	}
 	return append(args, "--out", o.Out)
 }

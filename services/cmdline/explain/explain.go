@@ -157,6 +157,25 @@ func RegisterTableFlags(fs *flag.FlagSet, help string) *TableFlags {
 // List is the --table flags given, NAME and file, in order.
 func (t *TableFlags) List() [][2]string { return slices.Clone(t.p.list) }
 
+// BuiltinHelp is the help text of --builtin-graph, which `wololo demo`,
+// `wololo local run` and `wololo client submit` take.
+const BuiltinHelp = "run the four default queries on the hand-written graph (the operators written for them) instead of as SQL: the baseline make bench measures the SQL plan against"
+
+// CheckBuiltin refuses --builtin-graph with what only a job of SQL
+// queries has: queries or tables of its own, or plans to explain (a
+// usage error).
+func CheckBuiltin(fs *flag.FlagSet, builtin bool, queries *QueryFlags, tables *TableFlags, explain bool) error {
+	switch {
+	case !builtin:
+		return nil
+	case queries.Given() || len(tables.List()) > 0:
+		return cli.Usagef(fs, "--builtin-graph runs the four default queries on the hand-written graph: it takes no --query or --table")
+	case explain:
+		return cli.Usagef(fs, "--builtin-graph runs the hand-written graph, which has no plan to explain")
+	}
+	return nil
+}
+
 // JobFlags are the flags of a job of SQL queries that `wololo explain`
 // and `wololo demo` share: --query NAME=FILE.sql and --table NAME=F, both
 // repeatable, in the order given.
@@ -164,6 +183,9 @@ type JobFlags struct {
 	queries *QueryFlags
 	tables  *TableFlags
 }
+
+// Given are the job's --query and --table flags.
+func (jf *JobFlags) Given() (*QueryFlags, *TableFlags) { return jf.queries, jf.tables }
 
 // RegisterJobFlags adds --query and --table to fs.
 func RegisterJobFlags(fs *flag.FlagSet) *JobFlags {

@@ -61,11 +61,16 @@ func (l MalformedLimit) Exceeded(rows, malformed int64) bool {
 // the limit (Exceeded), nil otherwise: which file, how many of how many
 // records, the limit, and the first malformed record as r lists it.
 func (l MalformedLimit) Check(file File, r FileReport) error {
+	return l.CheckNamed(file.String(), r)
+}
+
+// CheckNamed is Check of an input named name (a table's "table NAME").
+func (l MalformedLimit) CheckNamed(name string, r FileReport) error {
 	if !l.Exceeded(r.Rows, r.Malformed) {
 		return nil
 	}
 	msg := fmt.Sprintf("%s: %s of %s records malformed (%s), more than --max-malformed %s",
-		file, thousands(r.Malformed), thousands(r.Rows), percent(float64(r.Malformed)/float64(r.Rows)), percent(float64(l)))
+		name, thousands(r.Malformed), thousands(r.Rows), percent(float64(r.Malformed)/float64(r.Rows)), percent(float64(l)))
 	if len(r.Rejects) > 0 {
 		first := r.Rejects[0]
 		msg += fmt.Sprintf("; first at byte %d (%s): %q", first.Offset, first.Reason, first.Head)

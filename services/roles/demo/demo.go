@@ -1,17 +1,21 @@
-// Package demo is `wololo demo`: the whole graph of the default topology in
-// one process. By default it runs in memory (services/roles/inmem: the tasks as
-// goroutines, batches passed as Go values, the files parsed in parallel);
-// with --grpc every instance is a node with its own gRPC server on a free
-// loopback port, fed by the real client over gRPC, as a deployment is.
-// With no input flags it generates a 100,000-match dataset once into
-// data/demo/ and runs on it.
+// Package demo is `wololo demo`: a whole job of the default topology in
+// one process. With no input flags it generates a 100,000-match dataset
+// once into data/demo/ and runs on it.
 //
-// With --query it runs a job of the user's SQL queries instead: compiled
-// and planned as `wololo explain` does (services/cmdline/explain), run by
-// the SQL engine's in-process runner (services/dataflow/sql/sqlops) on the
-// tables streamed into it as it runs (exec.CSVReader: each file cut into
-// pieces parsed side by side, a few pieces ahead of the plan), each
-// query's NAME.csv written atomically.
+// By default it runs the job's SQL queries (the --query ones, else the
+// four default ones of queries/) in memory: compiled and planned as
+// `wololo explain` does (services/cmdline/explain), run by the SQL
+// engine's in-process runner (services/dataflow/sql/sqlops) on the tables
+// streamed into it as it runs (exec.CSVReader: each file cut into pieces
+// parsed side by side, a few pieces ahead of the plan), each query's
+// NAME.csv written atomically; the files' malformed records are counted,
+// listed in OUT/rejects.csv and held to --max-malformed as a job's are.
+// With --grpc every instance is a node with its own gRPC server on a free
+// loopback port, fed by the real client over gRPC, as a deployment is.
+// With --builtin-graph the four default queries run on the hand-written
+// graph instead (services/roles/inmem in memory: the tasks as goroutines,
+// batches passed as Go values, the files parsed in parallel), the
+// baseline make bench measures the SQL plan against.
 //
 // It only wires existing parts (datagen, inmem, node.Cluster, client,
 // explain, sqlops); it adds no logic of its own.
@@ -52,22 +56,24 @@ const (
 const usage = `usage: wololo demo [flags]
        wololo demo --query NAME=FILE.sql ... [--table NAME=F ...] [--explain] [flags]
 
-Runs the whole graph in this process and prints the four answers: in memory
-(tasks as goroutines, no transport, nothing kept), or with --grpc as a
-deployment runs it, every instance a gRPC node on loopback.
+Runs a whole job in this process and prints its answers: the four default
+queries (the SQL files of queries/, docs/queries.md) unless --query gives
+the job's own (docs/sql.md). In memory by default, by the SQL engine's
+in-process runner: each query is compiled, the job's physical plan built
+on the topology's tasks (--topology, --replicas), and every instance of
+every task run in this process on the tables: matches (--matches or the
+generated dataset), match_players (--players or the generated dataset)
+and NAME for each --table NAME=F. Each query's rows go to --out as
+NAME.csv. A query the SQL engine refuses exits 2 at once, with its file
+and the construct's line:column, before any data is read. --explain
+prints the plans (as wololo explain does) and exits without running.
 
-With --query, the job is your own SQL queries instead (docs/sql.md), run by
-the SQL engine's in-process runner: each query is compiled, the job's
-physical plan built on the topology's tasks (--topology, --replicas), and
-every instance of every task run in this process on the tables: matches
-(--matches or the generated dataset), match_players (--players or the
-generated dataset) and NAME for each --table NAME=F. Each query's rows go
-to --out as NAME.csv. A query the SQL engine refuses exits 2 at once, with
-its file and the construct's line:column, before any data is read.
---explain prints the plans (as wololo explain does; without --query, the
-four default queries') and exits without running. wololo local run and
-wololo client submit take the same --query and --table to run such a job
-in a cluster, durably and exactly once.
+With --grpc the job runs as a deployment runs it, every instance a gRPC
+node on loopback, fed by the client. With --builtin-graph the four default
+queries run on the hand-written graph instead (the baseline make bench
+measures the SQL plan against). wololo local run and wololo client submit
+take the same --query and --table to run a job in a cluster, durably and
+exactly once.
 `
 
 // Run is the `wololo demo` command.
@@ -85,6 +91,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	overGRPC := fs.Bool("grpc", false, "run every instance as a node with its own loopback gRPC server, fed by the client over gRPC (the deployment's path), instead of in memory")
 	jobFlags := explain.RegisterJobFlags(fs)
 	explainOnly := fs.Bool("explain", false, "print the SQL job's plans and exit without running")
+	builtin := fs.Bool("builtin-graph", false, explain.BuiltinHelp)
 	maxMalformedFlag := client.MaxMalformedFlag(fs)
 	if err := cli.Parse(fs, args); err != nil {
 		return err
@@ -106,15 +113,18 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if *replicas > 0 {
 		top = top.Uniform(*replicas)
 	}
-	sqlJob := jobFlags.Queries() || *explainOnly
+	queryFlags, tableFlags := jobFlags.Given()
+	if err := explain.CheckBuiltin(fs, *builtin, queryFlags, tableFlags, *explainOnly); err != nil {
+		return err
+	}
+	if len(jobFlags.Tables()) > 0 && !jobFlags.Queries() {
+		return cli.Usagef(fs, "--table is for the tables of --query queries")
+	}
+	if err := checkTables(fs, jobFlags.Tables()); err != nil {
+		return err
+	}
 	var job *sqljob.Job
-	if sqlJob {
-		if *overGRPC || maxMalformed != nil {
-			return cli.Usagef(fs, "--grpc and --max-malformed are not for --query or --explain: the SQL runner is in memory and skips every malformed record")
-		}
-		if err := checkTables(fs, jobFlags.Tables()); err != nil {
-			return err
-		}
+	if !*builtin && !*overGRPC {
 		plans := io.Discard
 		if *explainOnly {
 			plans = stdout
@@ -125,8 +135,8 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if *explainOnly {
 			return explain.PrintPhysical(stdout, job)
 		}
-	} else if len(jobFlags.Tables()) > 0 {
-		return cli.Usagef(fs, "--table is for the tables of --query")
+	} else if *explainOnly {
+		return cli.Usagef(fs, "--explain prints the plans of the job run in memory; leave out --grpc")
 	}
 	if *matches == "" {
 		if *matches, *players, err = ensureDataset(*data, *gen, stdout); err != nil {
@@ -139,21 +149,31 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer stopProfile()
-	if sqlJob {
-		return runSQL(job, sqlTables(*matches, *players, jobFlags.Tables()), *out, stdout)
-	}
 	log := logFlags.Logger("wololo", stderr)
 	start := time.Now()
-	run := runInMemory
-	if *overGRPC {
-		run = runOverGRPC
-	}
-	sum, err := run(ctx, top, runFiles{*matches, *players, *out, maxMalformed}, log, stdout, stderr)
-	if err != nil {
-		return err
+	rf := runFiles{*matches, *players, *out, jobFlags.Tables(), maxMalformed}
+	var sum *client.Summary
+	switch {
+	case *overGRPC:
+		queries, err := queryFlags.Read()
+		if err != nil {
+			return err
+		}
+		sum, err = runOverGRPC(ctx, top, rf, queries, *builtin, log, stdout, stderr)
+		if err != nil {
+			return err
+		}
+	case *builtin:
+		if sum, err = runInMemory(ctx, top, rf, log, stdout, stderr); err != nil {
+			return err
+		}
+	default:
+		if sum, err = runSQL(job, rf, log, stdout); err != nil {
+			return err
+		}
 	}
 	client.PrintSummary(stdout, sum)
-	for _, name := range schema.ResultFiles {
+	for _, name := range client.ResultFiles(sum.Job) {
 		if err := printHead(stdout, sum.Files[name], 8); err != nil {
 			return err
 		}
@@ -166,6 +186,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 // records (nil: the default).
 type runFiles struct {
 	matches, players, out string
+	tables                [][2]string // --table NAME=F
 	maxMalformed          *float64
 }
 
@@ -218,7 +239,7 @@ func runInMemory(ctx context.Context, top deploy.Topology, rf runFiles, log hclo
 
 // runOverGRPC starts every instance as a node on loopback and submits the
 // files with the client.
-func runOverGRPC(ctx context.Context, top deploy.Topology, rf runFiles, log hclog.Logger, stdout, stderr io.Writer) (*client.Summary, error) {
+func runOverGRPC(ctx context.Context, top deploy.Topology, rf runFiles, queries []sqljob.Query, builtin bool, log hclog.Logger, stdout, stderr io.Writer) (*client.Summary, error) {
 	cluster, err := node.StartCluster(top, node.ClusterOptions{Log: log})
 	if err != nil {
 		return nil, fmt.Errorf("start the graph: %w", err)
@@ -233,6 +254,7 @@ func runOverGRPC(ctx context.Context, top deploy.Topology, rf runFiles, log hclo
 	return client.Submit(ctx, client.SubmitOptions{
 		Server: cluster.GatewayAddr(), TLS: tlsConfig, Matches: rf.matches, Players: rf.players, Out: rf.out,
 		Progress: stderr, Terminal: client.IsTerminal(stderr), MaxMalformed: rf.maxMalformed,
+		Queries: queries, Tables: clientTables(rf.tables), BuiltinGraph: builtin,
 	})
 }
 

@@ -32,8 +32,10 @@ func TestLogJSON(t *testing.T) {
 	}{
 		// The lines of a job's life, from the gateway and from the stages.
 		{"grpc", []string{"--grpc"}, []string{"job created", "upload complete", "job started", "job finished at this stage", "job done"}},
+		// The SQL runner's tables and end.
+		{"in-memory", nil, []string{"table read", "job done"}},
 		// Each task instance's end.
-		{"in-memory", nil, []string{"finished"}},
+		{"builtin-graph", []string{"--builtin-graph"}, []string{"finished"}},
 	} {
 		t.Run(c.name, func(t *testing.T) { checkLogJSON(t, dir, c.flags, c.lines) })
 	}

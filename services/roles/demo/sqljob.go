@@ -5,36 +5,43 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
-	"slices"
+	"strings"
 	"time"
 
-	"github.com/wololo/wololo/services/base/atomicfile"
+	"github.com/hashicorp/go-hclog"
+	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 	"github.com/wololo/wololo/services/cmdline/cli"
+	"github.com/wololo/wololo/services/cmdline/client"
 	"github.com/wololo/wololo/services/dataflow/schema"
 	"github.com/wololo/wololo/services/dataflow/sql/exec"
-	"github.com/wololo/wololo/services/dataflow/sql/physical"
-	"github.com/wololo/wololo/services/dataflow/sql/plan"
 	"github.com/wololo/wololo/services/dataflow/sql/sqljob"
 	"github.com/wololo/wololo/services/dataflow/sql/sqlops"
 )
 
-// sqlTables are the files of a job of SQL queries, by table name, in the
-// order they are read: matches, match_players, then each --table.
-func sqlTables(matches, players string, given [][2]string) [][2]string {
-	return append([][2]string{{"matches", matches}, {"match_players", players}}, given...)
+// clientTables are the --table flags as the client takes them.
+func clientTables(given [][2]string) []client.Table {
+	var out []client.Table
+	for _, kv := range given {
+		out = append(out, client.Table{Name: kv[0], Path: kv[1]})
+	}
+	return out
 }
 
 // runSQL runs the job's physical plan with sqlops.RunFeeds in this
-// process on the tables, each streamed into it by an exec.CSVReader as
-// the plan runs, in the order of files; writes NAME.csv for each query
-// into out (each atomically), and prints what it read and wrote.
-func runSQL(job *sqljob.Job, files [][2]string, out string, stdout io.Writer) error {
-	fmt.Fprintf(stdout, "SQL job in this process (the SQL engine's runner): %d queries on %s and %s\n", len(job.Logical), job.Shape.Gateway, job.Shape.Shard)
+// process on the tables (matches, match_players, then each --table), each
+// streamed into it by an exec.CSVReader as the plan runs; holds each
+// table's malformed records to the limit (failing as a job fails,
+// cli.ErrJobFailed, naming the first); writes NAME.csv for each query into
+// out (each atomically) and OUT/rejects.csv, and returns the job's
+// summary as a gateway would report it.
+func runSQL(job *sqljob.Job, rf runFiles, log hclog.Logger, stdout io.Writer) (*client.Summary, error) {
+	log = log.With("job", "demo", "stage", job.Shape.Gateway.Name, "instance", "demo")
+	fmt.Fprintf(stdout, "SQL job in this process (the SQL engine's runner): queries %s on %s and %s\n", strings.Join(queryNames(job), ", "), job.Shape.Gateway, job.Shape.Shard)
 	start := time.Now()
+	files := append([][2]string{{"matches", rf.matches}, {"match_players", rf.players}}, rf.tables...)
 	// Every table is read from the start, a few pieces ahead of the plan
 	// at most (match_players' while the plan is given matches).
-	read := scanned(job.Plan)
+	read := job.Plan.Scanned()
 	readers := make([]*tableFile, len(files))
 	defer func() {
 		for _, r := range readers {
@@ -47,68 +54,121 @@ func runSQL(job *sqljob.Job, files [][2]string, out string, stdout io.Writer) er
 	for i, f := range files {
 		r, err := openTable(f[1], read[f[0]])
 		if err != nil {
-			return fmt.Errorf("table %s: %w", f[0], err)
+			return nil, fmt.Errorf("table %s: %w", f[0], err)
 		}
 		readers[i] = r
 		feeds = append(feeds, sqlops.Feed{Table: f[0], Columns: r.Columns, Next: r.Next})
 	}
 	res, err := sqlops.RunFeeds(job.Plan, feeds)
 	if err != nil {
-		return fmt.Errorf("run the plan: %w", err)
+		return nil, fmt.Errorf("run the plan: %w", err)
 	}
+	limit := schema.MalformedLimit(schema.DefaultMaxMalformed)
+	if rf.maxMalformed != nil {
+		limit = schema.MalformedLimit(*rf.maxMalformed)
+	}
+	nulls := nullCounts(res.Stats)
+	sum := &client.Summary{JobID: "demo", Files: map[string]string{}}
+	sum.Job = &wololov1.Job{JobId: "demo", State: wololov1.JobState_JOB_STATE_DONE, ResultRows: map[string]int64{}}
 	for i, f := range files {
 		// The tables the plan does not scan are read to be counted.
 		for {
 			b, err := readers[i].Next()
 			if err != nil {
-				return fmt.Errorf("table %s: %w", f[0], err)
+				return nil, fmt.Errorf("table %s: %w", f[0], err)
 			}
 			if b == nil {
 				break
 			}
 		}
-		rows, malformed := readers[i].Counts()
-		fmt.Fprintf(stdout, "  %-18s rows read %d, malformed (skipped) %d\n", f[0], rows, malformed)
+		name := inputName(i, f[0])
+		r := schema.FileReport{Missing: nulls[f[0]]}
+		r.Rows, r.Malformed = readers[i].Counts()
+		for _, rj := range readers[i].Rejects() {
+			r.AddReject(rj.Offset, rejectReason[rj.Kind], rj.Head)
+		}
+		log.Info("table read", "table", f[0], "rows", r.Rows, "malformed", r.Malformed)
+		if err := limit.CheckNamed(name, r); err != nil {
+			log.Error("job failed", "error", err)
+			return nil, cli.Mark(err, cli.ErrJobFailed)
+		}
+		fr := &wololov1.FileReport{File: name, Rows: r.Rows, Malformed: r.Malformed, Missing: r.Missing, Done: true}
+		for _, rj := range r.Rejects {
+			fr.Rejects = append(fr.Rejects, &wololov1.Reject{Offset: rj.Offset, Reason: rj.Reason, Head: rj.Head})
+		}
+		switch i {
+		case 0:
+			sum.Job.Matches = fr
+		case 1:
+			sum.Job.Players = fr
+		default:
+			sum.Job.Tables = append(sum.Job.Tables, fr)
+		}
 	}
-	if err := os.MkdirAll(out, 0o755); err != nil {
-		return fmt.Errorf("create output directory: %w", err)
-	}
-	var paths []string
+	out := map[string][]byte{}
 	for _, q := range job.Logical {
 		data, ok := res.Files[q.Name]
 		if !ok {
-			return fmt.Errorf("run the plan: no output of query %s", q.Name)
+			return nil, fmt.Errorf("run the plan: no output of query %s", q.Name)
 		}
-		path := filepath.Join(out, q.Name+".csv")
-		if err := atomicfile.Write(path, data, 0o644); err != nil {
-			return fmt.Errorf("write %s: %w", path, err)
-		}
-		paths = append(paths, path)
-		fmt.Fprintf(stdout, "  %-18s %6d rows  %s\n", q.Name+".csv", schema.ResultRows(data), path)
+		out[q.Name+".csv"] = data
+		sum.Job.Queries = append(sum.Job.Queries, q.Name)
+		sum.Job.ResultRows[q.Name+".csv"] = int64(schema.ResultRows(data))
 	}
-	for _, path := range paths {
-		if err := printHead(stdout, path, 8); err != nil {
-			return err
-		}
+	if sum.Files, err = client.WriteResults(rf.out, out); err != nil {
+		return nil, err
 	}
-	fmt.Fprintf(stdout, "\nelapsed: %s (tables read, plan run, results on disk)\n", time.Since(start).Round(time.Millisecond))
-	return nil
+	if sum.Rejects, _, err = client.WriteRejects(rf.out, sum.Job); err != nil {
+		return nil, err
+	}
+	sum.Total = time.Since(start)
+	log.Info("job done", "queries", strings.Join(queryNames(job), ","), "elapsed", sum.Total)
+	return sum, nil
 }
 
-// scanned is the columns the plan's scans read, by table.
-func scanned(p *physical.Plan) map[string][]string {
-	cols := map[string][]string{}
-	for _, o := range p.Ops {
-		if o.Kind != plan.Scan {
+// queryNames are the job's queries' names, in order.
+func queryNames(job *sqljob.Job) []string {
+	var out []string
+	for _, q := range job.Logical {
+		out = append(out, q.Name)
+	}
+	return out
+}
+
+// inputName is how the job's report names its i-th table, as the
+// gateway's does: the two files by their file names, the others "table
+// NAME".
+func inputName(i int, table string) string {
+	if i < len(schema.Files) {
+		return schema.File(i).String()
+	}
+	return "table " + table
+}
+
+// rejectReason is the report's word for each kind of malformed record.
+var rejectReason = map[exec.RejectKind]string{
+	exec.TooLong:    schema.RejectTooLong,
+	exec.Quoting:    schema.RejectQuoting,
+	exec.FieldCount: schema.RejectFieldCount,
+}
+
+// nullCounts are the values that read as NULL (missing or not of their
+// type), by table and column, as the job's report counts them: each
+// column once, however many scans read it.
+func nullCounts(stats []exec.ColumnStats) map[string]map[string]int64 {
+	out := map[string]map[string]int64{}
+	for _, st := range stats {
+		n := st.Missing + st.Invalid
+		if n == 0 {
 			continue
 		}
-		for _, c := range o.Node.Output {
-			if !slices.Contains(cols[o.Node.Table], c.Name) {
-				cols[o.Node.Table] = append(cols[o.Node.Table], c.Name)
-			}
+		if out[st.Table] == nil {
+			out[st.Table] = map[string]int64{}
 		}
+		col := strings.TrimPrefix(st.Column, st.Table+".")
+		out[st.Table][col] = max(out[st.Table][col], n)
 	}
-	return cols
+	return out
 }
 
 // tableFile is a table's file being read batch by batch.

@@ -204,7 +204,8 @@ func TestSQLRefused(t *testing.T) {
 	}{
 		{[]string{"--query", "bad=" + bad}, "query bad (" + bad + "): 2:"},
 		{[]string{"--query", "q1=" + queryFile("q1"), "--table", "civs=" + filepath.Join(dir, "nothere.csv")}, "--table civs=" + filepath.Join(dir, "nothere.csv")},
-		{[]string{"--query", "q1=" + queryFile("q1"), "--grpc"}, "--grpc"},
+		{[]string{"--query", "q1=" + queryFile("q1"), "--builtin-graph"}, "--builtin-graph"},
+		{[]string{"--explain", "--grpc"}, "leave out --grpc"},
 		{[]string{"--table", "civs=" + bad}, "--table is for the tables of --query"},
 	} {
 		var stdout, stderr bytes.Buffer
@@ -261,7 +262,7 @@ func TestSQLHelp(t *testing.T) {
 	if err := Run(context.Background(), []string{"-h"}, &bytes.Buffer{}, &stderr); cli.ExitCode(err) != 0 {
 		t.Fatalf("-h: %v", err)
 	}
-	for _, w := range []string{"--query NAME=FILE.sql", "in-process runner", "wololo client submit take the same --query", "-explain", "-table value"} {
+	for _, w := range []string{"--query NAME=FILE.sql", "in-process runner", "wololo client submit\ntake the same --query", "-explain", "-table value"} {
 		if !strings.Contains(stderr.String(), w) {
 			t.Errorf("the help lacks %q:\n%s", w, stderr.String())
 		}

@@ -93,7 +93,7 @@ func uploadMatches(g wololov1.JobServiceServer, id string, chunks []string, fini
 func matchRows(from, to int) string {
 	var b strings.Builder
 	for i := from; i < to; i++ {
-		fmt.Fprintf(&b, "tok%04d,RM_1v1,False,1200,arabia,ukwest,0:20:00\n", i)
+		fmt.Fprintf(&b, "tok%04d,RM_1v1,False,1200,arena,ukwest,0:20:00\n", i)
 	}
 	return b.String()
 }

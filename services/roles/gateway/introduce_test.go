@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
 	"strings"
 	"sync/atomic"
@@ -49,8 +50,8 @@ func TestUploadIntroducesTheJobFirst(t *testing.T) {
 			var calls atomic.Int32
 			g.SetIntroducer(func(_ context.Context, job string, plan []byte) error {
 				calls.Add(1)
-				if plan != nil {
-					t.Errorf("the built-in job introduced with a plan of %d bytes", len(plan))
+				if want, _ := g.PlanOf(j.id); len(plan) == 0 || !bytes.Equal(plan, want) {
+					t.Errorf("the job introduced with a plan of %d bytes, not its own (%d)", len(plan), len(want))
 				}
 				if img, _ := store.Load(); job != j.id || (img.Jobs[job] != nil && len(img.Jobs[job].Reserved) != 0) {
 					t.Errorf("introduced %q (the job is %q) after batches of it were committed", job, j.id)

@@ -374,6 +374,10 @@ type created struct {
 // (unset: Limits.MaxMalformed); a job resumed keeps its own.
 func (js *jobs) create(owner string, req *wololov1.CreateJobRequest) (c created, err error) {
 	name, maxMalformed := req.GetJobId(), req.MaxMalformed
+	queries, own, err := jobQueries(req)
+	if err != nil {
+		return c, err
+	}
 	if err := js.limits.checkTables(req.GetTables(), len(req.GetQueries())); err != nil {
 		return c, err
 	}
@@ -381,7 +385,7 @@ func (js *jobs) create(owner string, req *wololov1.CreateJobRequest) (c created,
 	if err := js.limits.checkHeaders(inputs); err != nil {
 		return c, err
 	}
-	jp, err := js.limits.planQueries(req.GetQueries(), inputs, js.shape, js.shapeErr)
+	jp, err := js.limits.planQueries(queries, own, inputs, js.shape, js.shapeErr)
 	if err != nil {
 		return c, err
 	}
@@ -406,8 +410,11 @@ func (js *jobs) create(owner string, req *wololov1.CreateJobRequest) (c created,
 		if err := j.sameFiles(inputs); err != nil {
 			return c, err
 		}
-		if err := j.sameQueries(req.GetQueries()); err != nil {
+		if err := j.sameQueries(queries); err != nil {
 			return c, err
+		}
+		if len(j.plan) == 0 { // the built-in graph's, resumed without builtin_graph
+			c.explain = ""
 		}
 		j.touch()
 		c.j, c.resumed = j, true
@@ -491,6 +498,7 @@ func (js *jobs) newJob(id string, rec *wololov1.JobRecord) (*job, error) {
 		}
 	}
 	j.queries, j.queriesPrint, j.plan = builtinQueries, queriesPrint(rec.Queries), nil
+	var scanned map[string][]string // of a plan
 	if len(rec.Queries) > 0 {
 		if len(rec.Plan) == 0 {
 			return nil, errorf(ErrInvalid, "job %q: %d queries and no plan", id, len(rec.Queries))
@@ -503,6 +511,11 @@ func (js *jobs) newJob(id string, rec *wololov1.JobRecord) (*job, error) {
 		for i, q := range qs {
 			j.queries[i] = q.Name
 		}
+		p, err := physical.Decode(rec.Plan)
+		if err != nil {
+			return nil, kindError{ErrInvalid, fmt.Errorf("job %q: %w", id, err)}
+		}
+		scanned = p.Scanned()
 	}
 	sizes := make([]int64, len(rec.Files))
 	for i, f := range rec.Files {
@@ -531,11 +544,24 @@ func (js *jobs) newJob(id string, rec *wololov1.JobRecord) (*job, error) {
 			fs.input = tableInput(name)
 		}
 		if len(j.plan) > 0 { // its plan reads the columns by name; a job of the built-in graph keeps none
-			fs.names = f.Columns
+			fs.names = scannedOnly(f.Columns, scanned[fs.table])
 		}
 		j.files = append(j.files, fs)
 	}
 	return j, nil
+}
+
+// scannedOnly is a header with only the names a plan's scans read of it
+// kept, the others "" (a column's place is all the plan needs of it), so
+// that what a job keeps in memory does not grow with its headers.
+func scannedOnly(header, read []string) []string {
+	out := make([]string, len(header))
+	for i, name := range header {
+		if slices.Contains(read, name) {
+			out[i] = strings.Clone(name)
+		}
+	}
+	return out
 }
 
 // recover rebuilds the jobs of a store image: descriptions, upload offsets

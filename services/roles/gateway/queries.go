@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
+	"github.com/wololo/wololo/queries"
 	"github.com/wololo/wololo/services/dataflow/schema"
 	"github.com/wololo/wololo/services/dataflow/sql"
 	"github.com/wololo/wololo/services/dataflow/sql/physical"
@@ -30,7 +31,7 @@ const (
 )
 
 // builtinQueries are the names of the default queries' results, q1..q4,
-// those of a job without queries of its own.
+// those of a job of the built-in graph.
 var builtinQueries = func() []string {
 	out := make([]string, len(schema.ResultFiles))
 	for i, f := range schema.ResultFiles {
@@ -38,6 +39,41 @@ var builtinQueries = func() []string {
 	}
 	return out
 }()
+
+// defaultQueries are the four queries of docs/queries.md as SQL (the
+// files of queries/), those of a job that gives none.
+var defaultQueries = func() []*wololov1.Query {
+	out := make([]*wololov1.Query, len(queries.Names))
+	for i, name := range queries.Names {
+		text, ok := queries.Text(name)
+		if !ok {
+			panic("queries: no " + name + ".sql")
+		}
+		out[i] = &wololov1.Query{Name: name, Sql: text}
+	}
+	return out
+}()
+
+// defaultPrint is queriesPrint(defaultQueries): a job of the default
+// queries, whether it ran them as SQL or on the built-in graph, is the
+// same job to a client that resumes it without queries.
+var defaultPrint = textsPrint(defaultQueries)
+
+// jobQueries are the queries a CreateJob asks for: its own, else the
+// default ones, else (builtin_graph) none, for the built-in graph; and
+// whether they are the client's (which the quotas bound). builtin_graph
+// with queries or tables of its own is InvalidArgument.
+func jobQueries(req *wololov1.CreateJobRequest) (qs []*wololov1.Query, own bool, err error) {
+	switch {
+	case req.GetBuiltinGraph() && (len(req.GetQueries()) > 0 || len(req.GetTables()) > 0):
+		return nil, false, errorf(ErrInvalid, "builtin_graph runs the four default queries on the hand-written graph: it takes no queries or tables of its own")
+	case req.GetBuiltinGraph():
+		return nil, false, nil
+	case len(req.GetQueries()) > 0:
+		return req.GetQueries(), true, nil
+	}
+	return defaultQueries, false, nil
+}
 
 // checkQueries refuses queries over the limits (how many, their texts'
 // bytes together: ResourceExhausted) or whose names are not names
@@ -72,19 +108,21 @@ type jobPlan struct {
 	explain string // sqljob.Job.Explain
 }
 
-// planQueries checks a CreateJob's queries against the limits, compiles
-// them over its inputs' headers' columns (the two files' tables and its
-// own) and plans them on shape. No query:
+// planQueries checks a CreateJob's queries against the limits (when they
+// are the client's own), compiles them over its inputs' headers' columns
+// (the two files' tables and its own) and plans them on shape. No query:
 // nil, the built-in job. A query the engine refuses is InvalidArgument
 // naming the query, the construct and its line:column; a plan that
 // breaks the planner's invariants is an internal error.
-func (l Limits) planQueries(queries []*wololov1.Query, inputs []inputHeader, shape physical.Shape, shapeErr error) (*jobPlan, error) {
+func (l Limits) planQueries(queries []*wololov1.Query, own bool, inputs []inputHeader, shape physical.Shape, shapeErr error) (*jobPlan, error) {
 	if len(queries) == 0 {
 		return nil, nil
 	}
 	qs := queriesOf(queries)
-	if err := l.checkQueries(qs); err != nil {
-		return nil, err
+	if own {
+		if err := l.checkQueries(qs); err != nil {
+			return nil, err
+		}
 	}
 	if shapeErr != nil {
 		return nil, fmt.Errorf("the deployment's tasks for a plan: %w", shapeErr)
@@ -109,11 +147,17 @@ func (l Limits) planQueries(queries []*wololov1.Query, inputs []inputHeader, sha
 
 // queriesPrint is a fingerprint of a job's queries, names and texts in
 // order, by which a resume with other queries is told apart; the zero
-// value for none.
+// value for none (the built-in graph) or the default queries.
 func queriesPrint(queries []*wololov1.Query) [sha256.Size]byte {
-	if len(queries) == 0 {
-		return [sha256.Size]byte{}
+	if p := textsPrint(queries); len(queries) > 0 && p != defaultPrint {
+		return p
 	}
+	return [sha256.Size]byte{}
+}
+
+// textsPrint is the SHA-256 of the queries' names and texts in order,
+// each length-prefixed.
+func textsPrint(queries []*wololov1.Query) [sha256.Size]byte {
 	h := sha256.New()
 	for _, q := range queries {
 		for _, s := range []string{q.GetName(), q.GetSql()} {
@@ -127,8 +171,8 @@ func queriesPrint(queries []*wololov1.Query) [sha256.Size]byte {
 }
 
 // sameQueries refuses a resume with other queries than the job was
-// created with (or queries for a built-in job, or none for a job of
-// queries), as sameFiles refuses other files.
+// created with (or queries of its own for a job of the default ones, or
+// none for a job of the client's own), as sameFiles refuses other files.
 func (j *job) sameQueries(queries []*wololov1.Query) error {
 	if queriesPrint(queries) == j.queriesPrint {
 		return nil

@@ -14,6 +14,7 @@ import (
 
 	"github.com/wololo/wololo/deploy"
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
+	"github.com/wololo/wololo/queries"
 	"github.com/wololo/wololo/services/dataflow/schema"
 	"github.com/wololo/wololo/services/dataflow/sql"
 	"github.com/wololo/wololo/services/dataflow/sql/physical"
@@ -225,13 +226,16 @@ func TestJobOfQueries(t *testing.T) {
 	}
 }
 
-// TestBuiltinJobUnchanged: a job without queries is the built-in one: no
+// TestBuiltinJobUnchanged: a job of builtin_graph is the built-in one: no
 // explain, no plan (introduced without one), results q1..q4, and queries
-// given to resume it are refused.
+// given to resume it are refused; resumed without the flag (by a client
+// of the default queries), it goes on as it was.
 func TestBuiltinJobUnchanged(t *testing.T) {
 	store := transport.NewMemStore()
 	svc := testGateway(t, store, time.Hour, make(chan string, 1))
-	r, err := svc.CreateJob(context.Background(), createRequest("b"))
+	req := createRequest("b")
+	req.BuiltinGraph = true
+	r, err := svc.CreateJob(context.Background(), req)
 	if err != nil || r.Explain != "" {
 		t.Fatalf("CreateJob: %v, %v", r, err)
 	}
@@ -256,9 +260,71 @@ func TestBuiltinJobUnchanged(t *testing.T) {
 	if _, err := svc.CreateJob(context.Background(), queryRequest("b", civsQuery)); status.Code(err) != codes.FailedPrecondition {
 		t.Errorf("resume of the built-in job with queries: %v", err)
 	}
+	if r, err := svc.CreateJob(context.Background(), createRequest("b")); err != nil || !r.Resumed || r.Explain != "" {
+		t.Errorf("resume of the built-in job without the flag: %v, %v", r, err)
+	}
 	g.Finished(id, headerOnlyResults())
 	var c collect
 	if err := svc.GetResults(&wololov1.GetResultsRequest{JobId: "b"}, &c); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(c.names, schema.ResultFiles) {
+		t.Errorf("GetResults sent %q, want %q", c.names, schema.ResultFiles)
+	}
+}
+
+// TestDefaultQueriesRunAsSQL: a job that gives no queries runs the four of
+// queries/ as SQL: its record holds them and their plan, its explain is
+// theirs, its results are q1..q4; a resume without queries, or with the
+// four default files given as queries, is the same job; builtin_graph with
+// queries or tables of its own is refused; and the quotas, which bound
+// the client's own queries, do not refuse the default ones.
+func TestDefaultQueriesRunAsSQL(t *testing.T) {
+	store := transport.NewMemStore()
+	small := testGatewayWith(t, transport.NewMemStore(), Config{MaxQueries: 1, MaxQueryBytes: 10}, make(chan string, 1))
+	if _, err := small.CreateJob(context.Background(), createRequest("d")); err != nil {
+		t.Errorf("the default queries on a gateway of --max-queries 1: %v", err)
+	}
+	svc := testGateway(t, store, time.Hour, make(chan string, 1))
+	r, err := svc.CreateJob(context.Background(), createRequest("d"))
+	if err != nil || !strings.Contains(r.Explain, "query q4, logical plan") {
+		t.Fatalf("CreateJob: %v, %v", r, err)
+	}
+	g := svc.(jobService).g
+	id := internalID(t, g, "d")
+	img, _ := store.Load()
+	rec, err := decodeJobRecord(img.Jobs[id].Records[recordMeta])
+	if err != nil || len(rec.Queries) != 4 || len(rec.Plan) == 0 {
+		t.Fatalf("the default job's record: %d queries, a plan of %d bytes (%v)", len(rec.GetQueries()), len(rec.GetPlan()), err)
+	}
+	for i, q := range rec.Queries {
+		if text, _ := queries.Text(queries.Names[i]); q.Name != queries.Names[i] || q.Sql != text {
+			t.Errorf("query %d recorded as %q, want %s.sql", i, q.Name, queries.Names[i])
+		}
+	}
+	if plan, ok := g.PlanOf(id); !ok || !bytes.Equal(plan, rec.Plan) {
+		t.Errorf("PlanOf the default job: %d bytes, %v", len(plan), ok)
+	}
+	if r, err := svc.CreateJob(context.Background(), createRequest("d")); err != nil || !r.Resumed {
+		t.Errorf("resumed without queries: %v, %v", r, err)
+	}
+	given := createRequest("d")
+	given.Queries = defaultQueries
+	if r, err := svc.CreateJob(context.Background(), given); err != nil || !r.Resumed {
+		t.Errorf("resumed with the default files as queries: %v, %v", r, err)
+	}
+	for _, bad := range []*wololov1.CreateJobRequest{queryRequest("x", civsQuery), createRequest("y")} {
+		bad.BuiltinGraph = true
+		if len(bad.Queries) == 0 {
+			bad.Tables = []*wololov1.Table{{Name: "t", Header: header([]string{"a"})}}
+		}
+		if _, err := svc.CreateJob(context.Background(), bad); status.Code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), "builtin_graph") {
+			t.Errorf("builtin_graph with %d queries and %d tables: %v", len(bad.Queries), len(bad.Tables), err)
+		}
+	}
+	g.Finished(id, headerOnlyResults())
+	var c collect
+	if err := svc.GetResults(&wololov1.GetResultsRequest{JobId: "d"}, &c); err != nil {
 		t.Fatal(err)
 	}
 	if !slices.Equal(c.names, schema.ResultFiles) {

@@ -130,12 +130,7 @@ func checkTableName(name string) error {
 }
 
 // checkMalformed is the limit's error for the input whose whole report is
-// r (schema.MalformedLimit.Check), naming it: Check names one of the two
-// files, so a table's message is Check's with the table's name for it.
+// r (schema.MalformedLimit.CheckNamed), naming it.
 func (in input) checkMalformed(l schema.MalformedLimit, r schema.FileReport) error {
-	err := l.Check(in.file, r)
-	if err == nil || !in.isTable {
-		return err
-	}
-	return schema.TooMalformed(in.String() + strings.TrimPrefix(err.Error(), in.file.String()))
+	return l.CheckNamed(in.String(), r)
 }

@@ -140,7 +140,8 @@ func runJob(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	out := fs.String("out", "", "directory for the results, q1.csv..q4.csv or NAME.csv of each --query (required)")
 	queryFlags := explain.RegisterQueryFlags(fs, "a SQL query of the job, NAME=FILE.sql: its rows are written to NAME.csv (repeatable; default: the four default queries)")
 	tableFlags := explain.RegisterTableFlags(fs, "another table of the --query queries, NAME=F: F's header row names its columns (repeatable)")
-	printPlans := fs.Bool("explain", false, "print the plans the gateway made of the --query queries before uploading")
+	printPlans := fs.Bool("explain", false, "print the plans the gateway made of the job's queries (the --query ones, else the four default ones) before uploading")
+	builtin := fs.Bool("builtin-graph", false, explain.BuiltinHelp)
 	keep := fs.Bool("keep", false, "keep the data directory (a fresh temporary one unless --data is given)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of this process (the runner and the submitting client) to this file")
 	maxMalformedFlag := client.MaxMalformedFlag(fs)
@@ -154,8 +155,8 @@ func runJob(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
-	if *printPlans && !queryFlags.Given() {
-		return cli.Usagef(fs, "--explain is for the plans of --query queries")
+	if err := explain.CheckBuiltin(fs, *builtin, queryFlags, tableFlags, *printPlans); err != nil {
+		return err
 	}
 	if len(tableFlags.List()) > 0 && !queryFlags.Given() {
 		return cli.Usagef(fs, "--table is for the tables of --query queries")
@@ -207,7 +208,7 @@ func runJob(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	sum, err := client.Submit(ctx, client.SubmitOptions{
 		Server: cl.GatewayAddr(), TLS: tlsConfig, Matches: *matches, Players: *players, Out: *out,
 		Progress: stderr, Terminal: client.IsTerminal(stderr), MaxMalformed: maxMalformed,
-		Queries: queries, Tables: tables, Explain: plans,
+		Queries: queries, Tables: tables, Explain: plans, BuiltinGraph: *builtin,
 		Rebuilds: client.DefaultRebuilds, Notices: stderr,
 	})
 	procs := cl.Processes() // while alive: VmHWM of each

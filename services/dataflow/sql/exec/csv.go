@@ -183,15 +183,42 @@ type CSVReader struct {
 
 	cur             []*Batch
 	rows, malformed int64
+	rejects         []Reject
 	err             error
 	ended           bool
 }
+
+// Reject is a malformed record a CSVReader skipped: where it starts in
+// the file, why, and its first bytes (RejectHead at most).
+type Reject struct {
+	Offset int64
+	Kind   RejectKind
+	Head   []byte
+}
+
+// RejectKind is why a record was skipped.
+type RejectKind int
+
+// The kinds of malformed records, in the order a record is checked.
+const (
+	TooLong    RejectKind = iota // longer than the reader's limit on a record
+	Quoting                      // not CSV: a quote out of place, or a quoted field not closed
+	FieldCount                   // not the header's number of fields
+)
+
+// The rejects a CSVReader lists: the first MaxRejects of a file, each
+// with its first RejectHead bytes.
+const (
+	MaxRejects = 1000
+	RejectHead = 80
+)
 
 // parsed is what a parser made of a piece.
 type parsed struct {
 	batches         []*Batch
 	rows, malformed int64
-	err             error // reading the piece failed
+	rejects         []Reject // the first MaxRejects of the piece
+	err             error    // reading the piece failed
 }
 
 // NewCSVReader reads the header of r and starts reading its records,
@@ -222,6 +249,7 @@ func newCSVReader(r io.Reader, maxRecordBytes int, keep []string, parsers, size 
 		defer close(work)
 		defer close(pieces)
 		for {
+			base := c.pos
 			data, err := c.next()
 			if data == nil && err == nil {
 				return
@@ -237,7 +265,7 @@ func newCSVReader(r io.Reader, maxRecordBytes int, keep []string, parsers, size 
 				return
 			}
 			select {
-			case work <- piece{data: data, res: res}:
+			case work <- piece{data: data, base: base, res: res}:
 			case <-cr.stop:
 				return
 			}
@@ -247,7 +275,7 @@ func newCSVReader(r io.Reader, maxRecordBytes int, keep []string, parsers, size 
 		cr.wg.Go(func() {
 			p := &pieceParser{max: maxRecordBytes, width: len(header), rows: NewTextRows(kept)}
 			for w := range work {
-				w.res <- p.parse(w.data)
+				w.res <- p.parse(w.data, w.base)
 				select {
 				case c.free <- w.data[:0]:
 				default:
@@ -285,6 +313,7 @@ func (cr *CSVReader) Next() (*Batch, error) {
 		}
 		cr.rows += p.rows
 		cr.malformed += p.malformed
+		cr.rejects = append(cr.rejects, p.rejects[:min(len(p.rejects), MaxRejects-len(cr.rejects))]...)
 		cr.cur = p.batches
 	}
 	b := cr.cur[0]
@@ -297,6 +326,10 @@ func (cr *CSVReader) Next() (*Batch, error) {
 // returned the end.
 func (cr *CSVReader) Counts() (rows, malformed int64) { return cr.rows, cr.malformed }
 
+// Rejects are the first MaxRejects records skipped, in the file's order,
+// once Next has returned the end.
+func (cr *CSVReader) Rejects() []Reject { return cr.rejects }
+
 // Close stops the reading and parsing, and waits until they have stopped.
 func (cr *CSVReader) Close() {
 	cr.once.Do(func() { close(cr.stop) })
@@ -306,6 +339,7 @@ func (cr *CSVReader) Close() {
 // piece is a run of whole records to parse, and where its result goes.
 type piece struct {
 	data []byte
+	base int64 // where data starts in the file
 	res  chan<- parsed
 }
 
@@ -318,18 +352,20 @@ type pieceParser struct {
 }
 
 // parse parses a piece of whole records (the end of an input, as far as
-// its records go) into batches: a full batch at each BatchRows rows, the
-// rest in one more.
-func (p *pieceParser) parse(data []byte) parsed {
+// its records go), which starts at byte base of the file, into batches: a
+// full batch at each BatchRows rows, the rest in one more.
+func (p *pieceParser) parse(data []byte, base int64) parsed {
 	var out parsed
 	span := 0 // the record's bytes, the blank lines before it included
-	for len(data) > 0 {
+	for at := base; len(data) > 0; {
 		kind, fields, n := p.sp.Next(data, true)
 		if kind == csvio.NeedMore {
 			break
 		}
+		raw := data[:n]
 		data, span = data[n:], span+n
 		if kind == csvio.Blank {
+			at += int64(n)
 			continue
 		}
 		out.rows++
@@ -337,8 +373,19 @@ func (p *pieceParser) parse(data []byte) parsed {
 		span = 0
 		if tooLong || kind != csvio.Record || len(fields) != p.width {
 			out.malformed++
+			if len(out.rejects) < MaxRejects {
+				why := FieldCount
+				if tooLong {
+					why = TooLong
+				} else if kind != csvio.Record {
+					why = Quoting
+				}
+				out.rejects = append(out.rejects, Reject{Offset: at, Kind: why, Head: slices.Clone(raw[:min(len(raw), RejectHead)])})
+			}
+			at += int64(n)
 			continue
 		}
+		at += int64(n)
 		p.rows.Add(fields)
 		if p.rows.Rows() == BatchRows {
 			out.batches = append(out.batches, p.rows.Batch())
@@ -355,6 +402,7 @@ type cutter struct {
 	r     io.Reader
 	size  int    // how much to read at once
 	carry []byte // read, not yet cut
+	pos   int64  // where carry starts in the file
 	own   []byte // carry's memory between pieces
 	eof   bool
 	free  chan []byte // pieces parsed, whose memory may be read into again
@@ -389,6 +437,7 @@ func (c *cutter) header() ([]string, error) {
 					names[i] = string(f)
 				}
 				c.carry = c.carry[at+n:]
+				c.pos = int64(at + n)
 				return names, nil
 			}
 		}
@@ -412,6 +461,7 @@ func (c *cutter) next() ([]byte, error) {
 			if len(p) == 0 {
 				return nil, nil
 			}
+			c.pos += int64(len(p))
 			return p, nil
 		}
 		if err := c.fill(); err != nil {
@@ -427,6 +477,7 @@ func (c *cutter) next() ([]byte, error) {
 		p := c.carry[:whole]
 		c.own = append(c.own[:0], c.carry[whole:]...)
 		c.carry = c.own
+		c.pos += int64(whole)
 		return p, nil
 	}
 }

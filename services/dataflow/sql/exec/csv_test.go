@@ -17,10 +17,18 @@ import (
 // file in order reads it: the header, each kept row's fields (the others
 // empty), the records read and those skipped.
 func readInOrder(t *testing.T, file string, maxRecordBytes int, keep []string) (header []string, rows [][]string, read, malformed int64) {
+	header, rows, read, malformed, _ = readRejects(t, file, maxRecordBytes, keep)
+	return header, rows, read, malformed
+}
+
+// readRejects is readInOrder with the records skipped, as a CSVReader
+// lists them: each one's start (after the blank lines before it), why,
+// and its first bytes.
+func readRejects(t *testing.T, file string, maxRecordBytes int, keep []string) (header []string, rows [][]string, read, malformed int64, rejects []Reject) {
 	t.Helper()
 	sc := csvio.NewScanner(strings.NewReader(file))
 	if !sc.Scan() || sc.Kind() != csvio.Record {
-		return nil, nil, 0, 0
+		return nil, nil, 0, 0, nil
 	}
 	for _, f := range sc.Fields() {
 		header = append(header, string(f))
@@ -30,6 +38,25 @@ func readInOrder(t *testing.T, file string, maxRecordBytes int, keep []string) (
 		tooLong := maxRecordBytes > 0 && sc.Offset()-from > int64(maxRecordBytes)
 		if tooLong || sc.Kind() != csvio.Record || len(sc.Fields()) != len(header) {
 			malformed++
+			start := from
+			for {
+				if strings.HasPrefix(file[start:], "\n") {
+					start++
+				} else if strings.HasPrefix(file[start:], "\r\n") {
+					start += 2
+				} else {
+					break
+				}
+			}
+			why := FieldCount
+			if tooLong {
+				why = TooLong
+			} else if sc.Kind() != csvio.Record {
+				why = Quoting
+			}
+			if len(rejects) < MaxRejects {
+				rejects = append(rejects, Reject{Offset: start, Kind: why, Head: []byte(file[start:min(sc.Offset(), start+RejectHead)])})
+			}
 			continue
 		}
 		row := make([]string, len(header))
@@ -43,7 +70,7 @@ func readInOrder(t *testing.T, file string, maxRecordBytes int, keep []string) (
 	if err := sc.Err(); err != nil {
 		t.Fatal(err)
 	}
-	return header, rows, read, malformed
+	return header, rows, read, malformed, rejects
 }
 
 // randomCSV is a file of a header of three columns and records of every
@@ -76,7 +103,8 @@ func randomCSV(r *rand.Rand) string {
 }
 
 // TestCSVReader: read in pieces of any size, parsed side by side, a file's
-// rows, in order, and its counts are those of one reading in order; the
+// rows, in order, its counts and the records it skipped (where each
+// starts, why, its first bytes) are those of one reading in order; the
 // blank lines before a record count in its length whatever piece they
 // fall in.
 func TestCSVReader(t *testing.T) {
@@ -86,7 +114,7 @@ func TestCSVReader(t *testing.T) {
 		max := []int{0, 12, 20}[r.IntN(3)]
 		keep := [][]string{nil, {"b"}, {"a", "c"}}[r.IntN(3)]
 		size, parsers := 1+r.IntN(40), 1+r.IntN(3)
-		header, want, read, malformed := readInOrder(t, file, max, keep)
+		header, want, read, malformed, rejects := readRejects(t, file, max, keep)
 		cr, err := newCSVReader(iotest.HalfReader(strings.NewReader(file)), max, keep, parsers, size)
 		if err != nil {
 			t.Fatalf("case %d: %v\n%q", i, err, file)
@@ -113,6 +141,9 @@ func TestCSVReader(t *testing.T) {
 		if !slices.Equal(cr.Columns, header) || gr != read || gm != malformed || fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Fatalf("case %d (max %d, pieces of %d): header %q, %d read, %d malformed, rows\n%q\nwant %q, %d, %d,\n%q\nfile %q",
 				i, max, size, cr.Columns, gr, gm, got, header, read, malformed, want, file)
+		}
+		if fmt.Sprint(cr.Rejects()) != fmt.Sprint(rejects) {
+			t.Fatalf("case %d (max %d, pieces of %d): rejects\n%+v\nwant\n%+v\nfile %q", i, max, size, cr.Rejects(), rejects, file)
 		}
 	}
 }

@@ -176,6 +176,23 @@ func (p *Plan) Source(o *Op) bool {
 	return false
 }
 
+// Scanned is the columns the plan's scans read, by table, each table's
+// in the order the scans name them.
+func (p *Plan) Scanned() map[string][]string {
+	cols := map[string][]string{}
+	for _, o := range p.Ops {
+		if o.Kind != plan.Scan {
+			continue
+		}
+		for _, c := range o.Node.Output {
+			if !slices.Contains(cols[o.Node.Table], c.Name) {
+				cols[o.Node.Table] = append(cols[o.Node.Table], c.Name)
+			}
+		}
+	}
+	return cols
+}
+
 // Channel returns the named channel, or nil.
 func (p *Plan) Channel(name string) *Channel {
 	for _, c := range p.Channels {
