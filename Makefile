@@ -32,11 +32,13 @@ FUZZTIME ?= 15s
 KILLS ?= 20
 SEED ?= 1
 CHAOS_OUT = $(if $(filter file,$(origin OUT)),out/chaos,$(OUT))
-# SQL=1: the chaos job (chaos-local, chaos, swarm-chaos) is one of SQL
-# queries (--sql: the four defaults as SQL and tools/chaos/sql's user
-# queries) instead of the built-in graph.
+# SQL=1: the chaos job (chaos-local, chaos, swarm-chaos) is one of more
+# SQL queries (--sql: the four defaults and tools/chaos/sql's user
+# queries) than the four default ones it runs otherwise; GRAPH=1: the four
+# on the hand-written graph (--builtin-graph).
 SQL ?=
-CHAOS_SQL = $(if $(filter 1 yes true,$(SQL)),--sql)
+GRAPH ?=
+CHAOS_SQL = $(if $(filter 1 yes true,$(SQL)),--sql) $(if $(filter 1 yes true,$(GRAPH)),--builtin-graph)
 
 # `make chaos-election`: kills of the leading master, 10 unless KILLS is
 # given on the command line or in the environment (KILLS's default of 20

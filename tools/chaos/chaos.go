@@ -56,6 +56,9 @@ type Options struct {
 	// queries/NAME.sql) must match the reference evaluator's answer, any
 	// other the SQL engine's in-process one (sqlops.Answer).
 	Queries []sqljob.Query
+	// BuiltinGraph runs the four default queries on the hand-written
+	// graph instead of as SQL (client.SubmitOptions.BuiltinGraph).
+	BuiltinGraph bool
 	// Kills is how many SIGKILLs to deliver during the job.
 	Kills int
 	// DiskLosses is how many of the kills also lose their victim's disk
@@ -366,7 +369,7 @@ func drive(ctx context.Context, o Options, want *answers, tgt target, gateway st
 	}()
 	sum, err := client.Submit(sctx, client.SubmitOptions{
 		Server: server, TLS: submitTLS, Matches: o.Matches, Players: o.Players, Out: o.Out, JobID: rep.JobID,
-		Progress: o.Progress, UploadAttempts: 100, Queries: o.Queries,
+		Progress: o.Progress, UploadAttempts: 100, Queries: o.Queries, BuiltinGraph: o.BuiltinGraph,
 		// Each lost disk loses the job at most once: the job submitted
 		// again runs under a new id, which the lost store never held.
 		Rebuilds: len(k.lose), Notices: out,
