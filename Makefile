@@ -339,14 +339,14 @@ e2e-swarm: ## the swarm end-to-end test (swarm-up, a job under kills, a leader k
 
 ci: test-ci ## what .ci/run runs
 
-bench: build data/full/match_players.csv ## micro-benchmarks, then reference, plain and exact DuckDB, demo (the graph, and SQL: the four queries, the ten examples) and local (3 interleaved rounds) on the full dataset → BENCHMARKS.md
+bench: build data/full/match_players.csv ## micro-benchmarks, then reference, plain and exact DuckDB, demo (the four default queries as SQL, the default; the same on the hand-written graph; the ten examples) and local (the SQL plan; the hand-written graph) (3 interleaved rounds) on the full dataset → BENCHMARKS.md
 	@mkdir -p out
 	set -o pipefail; $(MAKE) --no-print-directory bench-micro | tee out/bench-micro.txt
 	$(BIN) bench --matches data/full/matches.csv --players data/full/match_players.csv --out BENCHMARKS.md --micro out/bench-micro.txt --go $(GO) --runs 3
 
-bench-sql: build data/full/match_players.csv ## the SQL plans beside the hand-written graph: demo (the four as SQL, the ten examples) and durable local (the four as SQL), 3 interleaved rounds, full dataset → out/bench-sql.md
+bench-sql: build data/full/match_players.csv ## the SQL plans beside the hand-written graph: demo (the four as SQL, the default; --builtin-graph; the ten examples) and durable local (the four as SQL; --builtin-graph), 3 interleaved rounds, full dataset → out/bench-sql.md
 	@mkdir -p out
-	$(BIN) bench --matches data/full/matches.csv --players data/full/match_players.csv --out out/bench-sql.md --go $(GO) --runs 3 --modes demo,demo-sql,demo-examples,local,local-sql --kills=false --scaling "" --profile=false
+	$(BIN) bench --matches data/full/matches.csv --players data/full/match_players.csv --out out/bench-sql.md --go $(GO) --runs 3 --modes demo,demo-graph,demo-examples,local,local-graph --kills=false --scaling "" --profile=false
 
 # The DuckDB baselines of `make bench`: tools/duckdb is a Go module of its
 # own because go-duckdb needs CGO (and a C compiler), which the static

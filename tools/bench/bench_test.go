@@ -19,8 +19,9 @@ func TestMain(m *testing.M) { testkit.Main(m) }
 // TestBenchSmoke runs the whole bench on a tiny dataset with the wololo
 // binary built as make build builds it (testkit.WololoBinary) and the
 // DuckDB baselines (plain and exact) built from ../duckdb (CGO), two rounds of every mode
-// (the SQL jobs of ../../queries too), and checks the report has every
-// section.
+// (demo and local mode's defaults, the SQL plan of the four default
+// queries; the same on the hand-written graph; the job of
+// ../../queries/examples), and checks the report has every section.
 func TestBenchSmoke(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds wololo and starts a local cluster")
@@ -43,7 +44,7 @@ func TestBenchSmoke(t *testing.T) {
 		"--matches", filepath.Join(data, "matches.csv"), "--players", filepath.Join(data, "match_players.csv"),
 		"--out", out, "--binary", bin, "--work", filepath.Join(dir, "work"), "--local-data", filepath.Join(dir, "local"),
 		"--micro", micro, "--runs", "2", "--duckdb", filepath.Join(dir, "duckdb-queries"), "--duckdb-src", "../duckdb",
-		"--queries", "../../queries", "--examples", "../../queries/examples",
+		"--examples", "../../queries/examples",
 	}, &stdout, &stderr)
 	if err != nil {
 		t.Fatalf("bench: %v\n%s", err, stderr.String())
@@ -56,7 +57,7 @@ func TestBenchSmoke(t *testing.T) {
 	for _, s := range []string{
 		"## Targets", "## Machine", "## Dataset", "## Summary", "## Local mode, per process", "## Slowest stage",
 		"## Micro-benchmarks", "## Reproduce", "BenchmarkX-2",
-		"| Demo: whole graph in one process, in memory |", "| Local: 3 processes, segment logs, fsync, mutual TLS |",
+		"| Demo: the four default queries, SQL plan (one process, in memory) |", "| Local, the four default queries' SQL plan: 3 processes, segment logs, fsync, mutual TLS |",
 		"| gateway-0 |", "| shard-1 |", "byte-equal to the reference",
 		"Where the time of", "By kind of work", "go tool pprof -top -nodecount=15", "flat%",
 		"| Exact DuckDB (the value rules in SQL, one process) |", "| DuckDB (the baselines, through go-duckdb) | v",
@@ -67,12 +68,14 @@ func TestBenchSmoke(t *testing.T) {
 		"| Plain DuckDB (SQL as a user writes it, one process; the baseline) | 2 | ",
 		"### Every run", "| 0 | Reference evaluator (one process) |", "| 2 | Exact DuckDB (the value rules in SQL, one process) |",
 		"| 2 | Plain DuckDB (SQL as a user writes it, one process; the baseline) |",
-		"| 2 | Local (separate processes, segment logs, fsync, mutual TLS) |",
-		"## SQL plans", "| The four default queries as SQL in demo mode <= 1.1x the CPU per row",
-		"| 2 | Demo, SQL plan of the four default queries (one process, in memory) |",
-		"| 2 | Demo, SQL job of the example user queries (one process, in memory) |",
-		"| 2 | Local, SQL plan of the four default queries (separate processes, segment logs, fsync, mutual TLS) |",
-		"| The four default queries as SQL in durable local mode <= 1.1x the CPU of the hand-written graph there (medians) | ",
+		"| 2 | Local: the four default queries, SQL plan (separate processes, segment logs, fsync, mutual TLS) |",
+		"| 2 | Demo: the four default queries, SQL plan (one process, in memory) |",
+		"## SQL plans and the hand-written graph", "| The four default queries through SQL in demo mode (`demo`) <= 1.1x the CPU per row of the hand-written graph (`demo-graph`, medians) | ",
+		"| 2 | Demo, hand-written graph (--builtin-graph) |",
+		"| 2 | Demo: a SQL job of the example user queries (one process, in memory) |",
+		"| 2 | Local, hand-written graph (--builtin-graph) |",
+		"| The four default queries through SQL in durable local mode (`local`) <= 1.1x the CPU per row of the hand-written graph there (`local-graph`, medians) | ",
+		"| Demo, hand-written graph (--builtin-graph) | the four, hand-written | 2 |", "| Local, hand-written graph (--builtin-graph) | the four, hand-written | 2 |",
 	} {
 		if !strings.Contains(report, s) {
 			t.Errorf("report lacks %q", s)

@@ -36,12 +36,15 @@ type Report struct {
 	DuckDBPlain     ProcessRun
 	DuckDBPlainNote string
 	PlainDiffs      []string
-	// Demo and Local are the runs of median wall time of their modes.
+	// Demo and Local are the runs of median wall time of their modes (the
+	// defaults: the SQL plan of the four default queries).
 	Demo  ProcessRun
 	Local LocalRun
-	// SQL are demo mode's runs of SQL jobs (ModeDemoSQL, ModeDemoExamples),
-	// each its run of median wall time, in modeOrder.
-	SQL []SQLRun
+	// Compared are the runs of the modes measured beside the defaults:
+	// the hand-written graph (ModeDemoGraph, ModeLocalGraph) and the job
+	// of example queries (ModeDemoExamples), each its run of median wall
+	// time, in modeOrder.
+	Compared []ComparedRun
 	// Rounds is how many times each mode of the rounds ran,
 	// interleaved; Samples is every run of every mode, in the order they
 	// ran (the reference's one run first).
@@ -111,24 +114,35 @@ type ProcessRun struct {
 	OtherCPU time.Duration
 }
 
-// SQLRun is demo mode's run of a job of SQL queries.
-type SQLRun struct {
-	Mode    string
-	Queries []string // the job's query names
+// ComparedRun is a run of a mode measured beside the defaults: the
+// hand-written graph, or demo mode on a job of SQL queries of its own.
+type ComparedRun struct {
+	Mode string
+	// Queries are the names of the job's queries, none for the
+	// hand-written graph (the four default queries).
+	Queries []string
 	// Reference: the outputs are the four default answers, compared with
 	// the reference's; otherwise only checked to be written.
 	Reference bool
 	Run       ProcessRun
+	// Span is what Run.OtherCPU was measured over: the wall time, and for
+	// local mode the cluster's start too.
+	Span time.Duration
+	// Local is the whole run of a mode of local mode (ModeLocalGraph),
+	// whose Run sums it up as Sample does: its processes' CPU and the
+	// client's, the largest process's peak RSS. Zero for the others.
+	Local LocalRun
 }
 
-// SQLOf is the run of mode's SQL job (ok false when it did not run).
-func (r Report) SQLOf(mode string) (SQLRun, bool) {
-	for _, s := range r.SQL {
-		if s.Mode == mode {
-			return s, true
+// ComparedOf is the run of a mode measured beside the defaults (ok false
+// when it did not run).
+func (r Report) ComparedOf(mode string) (ComparedRun, bool) {
+	for _, c := range r.Compared {
+		if c.Mode == mode {
+			return c, true
 		}
 	}
-	return SQLRun{}, false
+	return ComparedRun{}, false
 }
 
 // outputs says how a run's outputs compared, by its mode.
@@ -402,30 +416,42 @@ func Render(w io.Writer, r Report) error {
 			secs(d.run.Wall), rate(rows, d.run.Wall), mib(d.run.PeakRSS), secs(d.run.CPU), outputs(d.mode, d.run),
 			otherShare(d.run.OtherCPU, d.run.Wall, cpus))
 	}
-	p("| Demo: whole graph in one process, in memory | %s | %s | %s | %s | %s | %s |\n",
+	p("| %s | %s | %s | %s | %s | %s | %s |\n", modeLabel(ModeDemo),
 		secs(r.Demo.Wall), rate(rows, r.Demo.Wall), mib(r.Demo.PeakRSS), secs(r.Demo.CPU), equal(r.Demo),
 		otherShare(r.Demo.OtherCPU, r.Demo.Wall, cpus))
-	for _, sr := range r.SQL {
-		p("| %s | %s | %s | %s | %s | %s | %s |\n", modeLabel(sr.Mode),
-			secs(sr.Run.Wall), rate(rows, sr.Run.Wall), mib(sr.Run.PeakRSS), secs(sr.Run.CPU), outputs(sr.Mode, sr.Run),
-			otherShare(sr.Run.OtherCPU, sr.Run.Wall, cpus))
+	for _, c := range r.Compared {
+		if c.Mode != ModeLocalGraph {
+			p("| %s | %s | %s | %s | %s | %s | %s |\n", modeLabel(c.Mode),
+				secs(c.Run.Wall), rate(rows, c.Run.Wall), mib(c.Run.PeakRSS), secs(c.Run.CPU), outputs(c.Mode, c.Run),
+				otherShare(c.Run.OtherCPU, c.Span, cpus))
+		}
+	}
+	// A run of local mode: its processes' CPU (the client's not counted)
+	// and their peak RSS, the largest and summed.
+	localRow := func(label string, l LocalRun) {
+		lt, ltot := l.Targets(), l.Totals()
+		largest := "—"
+		if len(l.Procs) > 0 {
+			largest = fmt.Sprintf("%s largest, %s summed", mib(lt.MaxRSS.PeakRSS), mib(ltot.PeakRSS))
+		}
+		store := "in memory"
+		if l.Durable {
+			store = "segment logs, fsync"
+		}
+		p("| %s: %d processes, %s, mutual TLS | %s | %s | %s | %s | %s | %s |\n",
+			label, len(l.Procs), store, secs(l.Wall), rate(rows, l.Wall), largest, secs(ltot.CPU), equal(ProcessRun{Equal: l.Equal, Wall: l.Wall}),
+			otherShare(l.OtherCPU, l.Startup+l.Wall, cpus))
 	}
 	tot := r.Local.Totals()
-	largest := "—"
-	if len(r.Local.Procs) > 0 {
-		largest = fmt.Sprintf("%s largest, %s summed", mib(t.MaxRSS.PeakRSS), mib(tot.PeakRSS))
-	}
-	store := "in memory"
-	if r.Local.Durable {
-		store = "segment logs, fsync"
-	}
-	p("| Local: %d processes, %s, mutual TLS | %s | %s | %s | %s | %s | %s |\n",
-		len(r.Local.Procs), store, secs(r.Local.Wall), rate(rows, r.Local.Wall), largest, secs(tot.CPU), equal(ProcessRun{Equal: r.Local.Equal, Wall: r.Local.Wall}),
-		otherShare(r.Local.OtherCPU, r.Local.Startup+r.Local.Wall, cpus))
+	localRow("Local, the four default queries' SQL plan", r.Local)
 	plain := r.LocalInsecure.Totals()
-	p("| Local again with `--insecure` (no TLS) | %s | %s | %s | %s | %s | %s |\n\n",
+	p("| Local again with `--insecure` (no TLS) | %s | %s | %s | %s | %s | %s |\n",
 		secs(r.LocalInsecure.Wall), rate(rows, r.LocalInsecure.Wall), mib(plain.PeakRSS)+" summed", secs(plain.CPU),
 		equal(ProcessRun{Equal: r.LocalInsecure.Equal, Wall: r.LocalInsecure.Wall}), otherShare(r.LocalInsecure.OtherCPU, r.LocalInsecure.Startup+r.LocalInsecure.Wall, cpus))
+	if c, ok := r.ComparedOf(ModeLocalGraph); ok {
+		localRow(modeLabel(ModeLocalGraph), c.Local)
+	}
+	p("\n")
 	if r.LocalInsecure.Wall > 0 && plain.CPU > 0 {
 		p("What TLS costs, local mode against itself with `--insecure` in the same run: %+.1f%% wall time, %+.1f%% CPU time (%s against %s of CPU).\n\n",
 			100*(r.Local.Wall.Seconds()/r.LocalInsecure.Wall.Seconds()-1), 100*(tot.CPU.Seconds()/plain.CPU.Seconds()-1), secs(tot.CPU), secs(plain.CPU))
@@ -438,7 +464,7 @@ func Render(w io.Writer, r Report) error {
 	p("Other work on the machine is the CPU time the rest of the machine (other programs and the kernel) used during the run, as a part of all %d CPUs: /proc/stat's busy time minus the run's own and the bench's; large values mean noisy figures.\n\n", cpus)
 
 	renderVsDuckDB(p, r)
-	renderSQL(p, r)
+	renderCompared(p, r)
 
 	p("## Local mode, per process\n\n")
 	if len(r.Local.Procs) == 0 {

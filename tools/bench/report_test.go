@@ -93,8 +93,8 @@ func TestRender(t *testing.T) {
 				// 12M rows in 20 s, 10 s, 24 s.
 				// Others: 4 s of 2 × 20 s; 0; 17 s of 2 × 25.5 s.
 				"| Reference evaluator (one process) | 20.00 s | 600 k | 1500 MiB | 25.00 s | the reference | 10% |",
-				"| Demo: whole graph in one process, in memory | 10.00 s | 1.20 M | 700 MiB | 18.00 s | byte-equal to the reference | 0% |",
-				"| Local: 2 processes, segment logs, fsync, mutual TLS | 24.00 s | 500 k | 300 MiB largest, 400 MiB summed | 20.00 s | byte-equal to the reference | 33% |",
+				"| Demo: the four default queries, SQL plan (one process, in memory) | 10.00 s | 1.20 M | 700 MiB | 18.00 s | byte-equal to the reference | 0% |",
+				"| Local, the four default queries' SQL plan: 2 processes, segment logs, fsync, mutual TLS | 24.00 s | 500 k | 300 MiB largest, 400 MiB summed | 20.00 s | byte-equal to the reference | 33% |",
 				"starting the cluster (1.50 s) is not included",
 				// 2000 commits / 24 s = 83/s; 12 s of 20 s = 60%.
 				"| q3-joiner-0 | 300 MiB | 12.00 s | 60.0% | 2,000 | 83 | 900 | 100.0 MB | 1 |",
@@ -121,19 +121,19 @@ func TestRender(t *testing.T) {
 				"| Exact DuckDB (the value rules in SQL, one process) | 40.00 s | 300 k | 900 MiB | 65.00 s | byte-equal to the reference | 10% |",
 				"## Against DuckDB\n\nDuckDB answers the same four queries in SQL",
 				"Plain DuckDB's answers are **not exact**", "Its files that differ from the reference's: data/bench/duckdb-plain/q1.csv differs (90 bytes, the reference's 100).\n",
-				"plain DuckDB, exact DuckDB, demo mode and local mode ran 3 time(s) each, interleaved",
+				"plain DuckDB, exact DuckDB, demo mode (SQL) and local mode (SQL) ran 3 time(s) each, interleaved",
 				"| Mode | Runs | Median wall time | Wall vs plain DuckDB | Wall vs exact DuckDB | Median CPU | CPU vs plain DuckDB | CPU vs exact DuckDB |",
 				"| Plain DuckDB (SQL as a user writes it, one process; the baseline) | 3 | 36.00 s | 1.00x | 0.90x | 52.00 s | 1.00x | 0.80x |",
 				"| Exact DuckDB (the value rules in SQL, one process) | 3 | 40.00 s | 1.11x | 1.00x | 65.00 s | 1.25x | 1.00x |",
 				"| Reference evaluator (one process) | 1 | 20.00 s | 0.56x | 0.50x | 25.00 s | 0.48x | 0.38x |",
-				"| Demo (whole graph in one process, in memory) | 3 | 10.00 s | 0.28x | 0.25x | 18.00 s | 0.35x | 0.28x |",
-				"| Local (separate processes, segment logs, fsync, mutual TLS) | 3 | 24.00 s | 0.67x | 0.60x | 23.00 s | 0.44x | 0.35x |",
+				"| Demo: the four default queries, SQL plan (one process, in memory) | 3 | 10.00 s | 0.28x | 0.25x | 18.00 s | 0.35x | 0.28x |",
+				"| Local: the four default queries, SQL plan (separate processes, segment logs, fsync, mutual TLS) | 3 | 24.00 s | 0.67x | 0.60x | 23.00 s | 0.44x | 0.35x |",
 				"### Every run\n\n| Run | Mode | Wall time | CPU | Peak RSS | Outputs | Other work on the machine |\n|---:|---|---:|---:|---:|---|---:|\n" +
 					"| 0 | Reference evaluator (one process) | 20.00 s | 25.00 s | 1500 MiB | byte-equal to the reference | 10% |\n" +
 					"| 1 | Plain DuckDB (SQL as a user writes it, one process; the baseline) | 38.00 s | 50.00 s | 100 MiB | not exact: differs from the reference (see Against DuckDB) | 0% |\n" +
 					"| 1 | Exact DuckDB (the value rules in SQL, one process) | 42.00 s | 60.00 s | 100 MiB | byte-equal to the reference | 0% |\n" +
-					"| 1 | Demo (whole graph in one process, in memory) | 11.00 s | 18.00 s | 100 MiB | byte-equal to the reference | 0% |\n" +
-					"| 1 | Local (separate processes, segment logs, fsync, mutual TLS) | 26.00 s | 23.00 s | 100 MiB | byte-equal to the reference | 0% |\n" +
+					"| 1 | Demo: the four default queries, SQL plan (one process, in memory) | 11.00 s | 18.00 s | 100 MiB | byte-equal to the reference | 0% |\n" +
+					"| 1 | Local: the four default queries, SQL plan (separate processes, segment logs, fsync, mutual TLS) | 26.00 s | 23.00 s | 100 MiB | byte-equal to the reference | 0% |\n" +
 					"| 2 | Plain DuckDB (SQL as a user writes it, one process; the baseline) | 34.00 s | 55.00 s | 100 MiB | not exact: differs from the reference (see Against DuckDB) | 0% |\n" +
 					"| 2 | Exact DuckDB (the value rules in SQL, one process) | 38.00 s | 70.00 s | 100 MiB | byte-equal to the reference | 39% |\n",
 				"their rows here are their runs of median wall time",
@@ -188,7 +188,7 @@ func TestRender(t *testing.T) {
 				"| In-memory demo <= 0.4x plain DuckDB's wall time (median of 3) | 0.56x (10.00 s against 18.00 s) | **no** |",
 				"| Durable local mode <= 0.8x exact DuckDB's wall time (median of 3) | 2.40x (24.00 s against 10.00 s) | **no** |",
 				"| In-memory demo <= 0.5x exact DuckDB's wall time (median of 3) | 1.00x (10.00 s against 10.00 s) | **no** |",
-				"| Local (separate processes, segment logs, fsync, mutual TLS) | 3 | 24.00 s | 1.33x | 2.40x | 23.00 s | 0.44x | 0.35x |",
+				"| Local: the four default queries, SQL plan (separate processes, segment logs, fsync, mutual TLS) | 3 | 24.00 s | 1.33x | 2.40x | 23.00 s | 0.44x | 0.35x |",
 				"Plain DuckDB's answers were byte-equal to the reference's on this dataset.",
 			},
 			notWant: []string{"not exact"},
@@ -207,8 +207,8 @@ func TestRender(t *testing.T) {
 				"| Plain DuckDB (SQL as a user writes it, one process; the baseline) | — | — | — | — | not run | — |",
 				"| Exact DuckDB (the value rules in SQL, one process) | — | — | — | — | not run | — |",
 				"the reference's. **No DuckDB baseline in this run**: building it failed (`CGO_ENABLED=1 go build` in tools/duckdb: exit status 1: cgo: C compiler \"gcc\" not found), so the bench went on without it.\n",
-				"| Demo (whole graph in one process, in memory) | 3 | 10.00 s | — | — | 18.00 s | — | — |",
-				"| 1 | Demo (whole graph in one process, in memory) | 11.00 s |",
+				"| Demo: the four default queries, SQL plan (one process, in memory) | 3 | 10.00 s | — | — | 18.00 s | — | — |",
+				"| 1 | Demo: the four default queries, SQL plan (one process, in memory) | 11.00 s |",
 			},
 			notWant: []string{"| Exact DuckDB (the value rules in SQL, one process) | 3", "1.00x", "Plain DuckDB's answers"},
 		},
@@ -223,7 +223,7 @@ func TestRender(t *testing.T) {
 				"| Durable local mode <= 0.7x plain DuckDB's wall time (median of 3) | not measured: plain DuckDB did not run | **no** |",
 				"| Durable local mode <= 0.8x exact DuckDB's wall time (median of 3) | 0.60x (24.00 s against 40.00 s) | **yes** |",
 				" **No plain DuckDB in this run**: it failed in run 1 (exit status 1), so the bench went on without it; its log is data/bench/duckdb-plain.log.\n",
-				"| Local (separate processes, segment logs, fsync, mutual TLS) | 3 | 24.00 s | — | 0.60x | 23.00 s | — | 0.35x |",
+				"| Local: the four default queries, SQL plan (separate processes, segment logs, fsync, mutual TLS) | 3 | 24.00 s | — | 0.60x | 23.00 s | — | 0.35x |",
 			},
 		},
 		{
@@ -237,11 +237,11 @@ func TestRender(t *testing.T) {
 			want: []string{
 				"| End to end in local mode (durable, separate processes) < 30 s | — | not run |",
 				"| Every local-mode process < 512 MiB peak RSS | not measured | not run |",
-				"| Local: 0 processes, in memory, mutual TLS | — | — | — | — | not run | — |",
+				"| Local, the four default queries' SQL plan: 0 processes, in memory, mutual TLS | — | — | — | — | not run | — |",
 				"## Local mode, per process\n\nNot measured.",
 				"## Slowest stage\n\nNot measured.\n\nProfiling was off (--profile=false).",
 			},
-			notWant: []string{"Where its time goes", "```\nBenchmark", "| Local (separate processes"},
+			notWant: []string{"Where its time goes", "```\nBenchmark", "| Local: the four default queries, SQL plan (separate processes"},
 		},
 	}
 	for _, c := range cases {
@@ -363,11 +363,14 @@ func TestRatiosAndVsDuckDBTargets(t *testing.T) {
 
 func TestSamples(t *testing.T) {
 	l := fixedReport().Local
-	s := localSample(2, l)
+	s := localSample(ModeLocal, 2, l)
 	// 8 s + 12 s of the processes and 3 s of the client; the largest RSS;
 	// other work over the start and the job.
 	if s.Mode != ModeLocal || s.Run != 2 || s.CPU != 23*time.Second || s.PeakRSS != 300*mib64 || s.Span != 25500*time.Millisecond || s.OtherCPU != 17*time.Second || !s.Equal {
 		t.Errorf("localSample %+v", s)
+	}
+	if g := localSample(ModeLocalGraph, 1, l); g.Mode != ModeLocalGraph || g.CPU != s.CPU || g.Span != s.Span {
+		t.Errorf("localSample of the hand-written graph %+v", g)
 	}
 	p := sampleOf(ModeDuckDB, 1, ProcessRun{Wall: time.Second, CPU: 2 * time.Second, PeakRSS: 5, OtherCPU: time.Millisecond})
 	if p.Span != time.Second || p.CPU != 2*time.Second || p.Mode != ModeDuckDB || p.Equal {

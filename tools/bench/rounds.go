@@ -11,8 +11,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-
-	"github.com/wololo/wololo/services/dataflow/sql/sqljob"
 )
 
 // bencher is one bench run in progress: what every step needs, and the
@@ -29,8 +27,8 @@ type bencher struct {
 	want       map[string][]byte // the reference's outputs
 	mismatch   []string
 	logf       func(format string, args ...any)
-	// jobs are the SQL jobs of the modes that run them, by mode.
-	jobs map[string]SQLJob
+	// examples is ModeDemoExamples's job, when it runs.
+	examples SQLJob
 }
 
 // runs reports whether mode runs in the rounds.
@@ -113,34 +111,15 @@ func newBencher(o Options) (*bencher, error) {
 	if len(o.Modes) == 0 {
 		o.Modes = slices.Clone(roundModes)
 	}
-	if o.Queries == "" {
-		o.Queries = DefaultQueries
-	}
 	if o.Examples == "" {
 		o.Examples = DefaultExamples
 	}
-	jobs := map[string]SQLJob{}
-	if slices.Contains(o.Modes, ModeDemoSQL) {
-		j, err := DefaultsJob(o.Queries)
-		if err != nil {
-			return nil, err
-		}
-		jobs[j.Mode] = j
-	}
-	if slices.Contains(o.Modes, ModeLocalSQL) {
-		j, err := DefaultsJob(o.Queries)
-		if err != nil {
-			return nil, err
-		}
-		j.Mode = ModeLocalSQL
-		jobs[j.Mode] = j
-	}
+	var examples SQLJob
 	if slices.Contains(o.Modes, ModeDemoExamples) {
-		j, err := ExamplesJob(o.Examples)
-		if err != nil {
+		var err error
+		if examples, err = ExamplesJob(o.Examples); err != nil {
 			return nil, err
 		}
-		jobs[j.Mode] = j
 	}
 	if o.Binary == "" {
 		exe, err := os.Executable()
@@ -157,7 +136,7 @@ func newBencher(o Options) (*bencher, error) {
 		return nil, err
 	}
 	progress := o.Progress
-	return &bencher{o: o, bin: bin, jobs: jobs, logf: func(format string, args ...any) {
+	return &bencher{o: o, bin: bin, examples: examples, logf: func(format string, args ...any) {
 		fmt.Fprintf(progress, "bench: "+format+"\n", args...)
 	}}, nil
 }
@@ -244,15 +223,16 @@ func (b *bencher) reference(ctx context.Context, r *Report) error {
 	return nil
 }
 
-// rounds runs the modes of o.Modes (DuckDB, demo, demo's SQL jobs and
-// local mode) o.Runs times, interleaved, and keeps each mode's run of
-// median wall time as its detailed run.
+// rounds runs the modes of o.Modes (DuckDB, demo, demo on the
+// hand-written graph, demo's job of example queries, local mode, local
+// mode on the hand-written graph) o.Runs times, interleaved, and keeps
+// each mode's run of median wall time as its detailed run.
 func (b *bencher) rounds(ctx context.Context, r *Report) error {
 	var demos []ProcessRun
 	var locals []LocalRun
 	ducks := map[string][]ProcessRun{}
 	duckFailed := map[string]bool{}
-	sqlRuns := map[string][]ProcessRun{}
+	compared := map[string][]ComparedRun{}
 	for k := 1; k <= b.o.Runs; k++ {
 		for _, mode := range []string{ModeDuckDBPlain, ModeDuckDB} {
 			if b.duck == "" || !b.runs(mode) || duckFailed[mode] {
@@ -276,24 +256,28 @@ func (b *bencher) rounds(ctx context.Context, r *Report) error {
 			r.Samples = append(r.Samples, sampleOf(mode, k, run))
 		}
 		if b.runs(ModeDemo) {
-			demo, err := b.runDemo(ctx, k)
+			demo, err := b.runDemo(ctx, k, ModeDemo)
 			if err != nil {
 				return err
 			}
 			demos = append(demos, demo)
 			r.Samples = append(r.Samples, sampleOf(ModeDemo, k, demo))
 		}
-		for _, mode := range []string{ModeDemoSQL, ModeDemoExamples} {
-			j, ok := b.jobs[mode]
-			if !ok {
-				continue
-			}
-			run, err := b.runDemoSQL(ctx, k, j)
+		if b.runs(ModeDemoGraph) {
+			run, err := b.runDemo(ctx, k, ModeDemoGraph)
 			if err != nil {
 				return err
 			}
-			sqlRuns[mode] = append(sqlRuns[mode], run)
-			r.Samples = append(r.Samples, sampleOf(mode, k, run))
+			compared[ModeDemoGraph] = append(compared[ModeDemoGraph], ComparedRun{Mode: ModeDemoGraph, Reference: true, Run: run, Span: run.Wall})
+			r.Samples = append(r.Samples, sampleOf(ModeDemoGraph, k, run))
+		}
+		if b.runs(ModeDemoExamples) {
+			run, err := b.runDemoSQL(ctx, k, b.examples)
+			if err != nil {
+				return err
+			}
+			compared[ModeDemoExamples] = append(compared[ModeDemoExamples], ComparedRun{Mode: ModeDemoExamples, Queries: b.examples.Names(), Run: run, Span: run.Wall})
+			r.Samples = append(r.Samples, sampleOf(ModeDemoExamples, k, run))
 		}
 		if b.runs(ModeLocal) {
 			local, err := b.runLocalRound(ctx, k)
@@ -301,15 +285,16 @@ func (b *bencher) rounds(ctx context.Context, r *Report) error {
 				return err
 			}
 			locals = append(locals, local)
-			r.Samples = append(r.Samples, localSample(k, local))
+			r.Samples = append(r.Samples, localSample(ModeLocal, k, local))
 		}
-		if j, ok := b.jobs[ModeLocalSQL]; ok {
-			run, err := b.runLocalSQL(ctx, k, j)
+		if b.runs(ModeLocalGraph) {
+			l, err := b.runLocalGraph(ctx, k)
 			if err != nil {
 				return err
 			}
-			sqlRuns[ModeLocalSQL] = append(sqlRuns[ModeLocalSQL], run)
-			r.Samples = append(r.Samples, sampleOf(ModeLocalSQL, k, run))
+			run := ProcessRun{Wall: l.Wall, CPU: l.Totals().CPU + l.ClientCPU, PeakRSS: l.Targets().MaxRSS.PeakRSS, Equal: l.Equal, OtherCPU: l.OtherCPU}
+			compared[ModeLocalGraph] = append(compared[ModeLocalGraph], ComparedRun{Mode: ModeLocalGraph, Reference: true, Run: run, Span: l.Startup + l.Wall, Local: l})
+			r.Samples = append(r.Samples, localSample(ModeLocalGraph, k, l))
 		}
 	}
 	if i := MedianRun(r.SamplesOf(ModeDuckDB)); i >= 0 {
@@ -324,12 +309,11 @@ func (b *bencher) rounds(ctx context.Context, r *Report) error {
 	if i := MedianRun(r.SamplesOf(ModeDemo)); i >= 0 {
 		r.Demo = demos[i]
 	}
-	for mode, runs := range sqlRuns {
-		j := b.jobs[mode]
-		sr := SQLRun{Mode: mode, Queries: j.Names(), Reference: j.Reference, Run: runs[MedianRun(r.SamplesOf(mode))]}
-		r.SQL = append(r.SQL, sr)
+	for _, mode := range modeOrder {
+		if runs := compared[mode]; len(runs) > 0 {
+			r.Compared = append(r.Compared, runs[MedianRun(r.SamplesOf(mode))])
+		}
 	}
-	slices.SortFunc(r.SQL, func(a, c SQLRun) int { return slices.Index(modeOrder, a.Mode) - slices.Index(modeOrder, c.Mode) })
 	i := MedianRun(r.SamplesOf(ModeLocal))
 	if i < 0 {
 		return nil
@@ -338,9 +322,8 @@ func (b *bencher) rounds(ctx context.Context, r *Report) error {
 	return b.keepProfiles(i + 1)
 }
 
-// runDemoSQL is one run of demo mode on a job of SQL queries: its outputs
-// byte-equal to the reference's when they are the four default answers,
-// else each there with its header.
+// runDemoSQL is one run of demo mode on a job of SQL queries of its own
+// (given as --query flags): each output there with its header.
 func (b *bencher) runDemoSQL(ctx context.Context, k int, j SQLJob) (ProcessRun, error) {
 	dir := filepath.Join(b.o.Work, j.Mode)
 	if err := os.RemoveAll(dir); err != nil {
@@ -353,44 +336,33 @@ func (b *bencher) runDemoSQL(ctx context.Context, k int, j SQLJob) (ProcessRun, 
 		return run, err
 	}
 	what := fmt.Sprintf("%s (run %d)", j.Mode, k)
-	if j.Reference {
-		run.Equal = b.check(what, dir)
-	} else {
-		diffs := checkSQLOutputs(j, dir)
-		for _, d := range diffs {
-			b.mismatch = append(b.mismatch, what+" "+d)
-		}
-		run.Equal = len(diffs) == 0
+	diffs := checkSQLOutputs(j, dir)
+	for _, d := range diffs {
+		b.mismatch = append(b.mismatch, what+" "+d)
 	}
+	run.Equal = len(diffs) == 0
 	b.logf("run %d/%d: %s %s, CPU %s, peak RSS %s, outputs as expected: %v", k, b.o.Runs, j.Mode, secs(run.Wall), secs(run.CPU), mib(run.PeakRSS), run.Equal)
 	return run, nil
 }
 
-// runLocalSQL is one run of durable local mode on a job of SQL queries
-// (the four default ones, outputs byte-equal to the reference's), as
-// `wololo local run --query ...` runs it, measured as local mode is: the
-// processes' CPU and the client's, the largest process's peak RSS.
-func (b *bencher) runLocalSQL(ctx context.Context, k int, j SQLJob) (ProcessRun, error) {
-	b.logf("run %d/%d: %s (%d SQL queries)...", k, b.o.Runs, j.Mode, len(j.Queries))
+// runLocalGraph is one run of durable local mode on the hand-written
+// graph (ModeLocalGraph: the job submitted with BuiltinGraph, as `wololo
+// local run --builtin-graph` submits it), its outputs byte-equal to the
+// reference's; its profiles, if any, are not kept.
+func (b *bencher) runLocalGraph(ctx context.Context, k int) (LocalRun, error) {
+	b.logf("run %d/%d: %s (the hand-written graph)...", k, b.o.Runs, ModeLocalGraph)
 	o := b.o
-	for _, q := range j.Queries {
-		text, err := os.ReadFile(q[1])
-		if err != nil {
-			return ProcessRun{}, fmt.Errorf("%s: %w", j.Mode, err)
-		}
-		o.localQueries = append(o.localQueries, sqljob.Query{Name: q[0], From: q[1], Text: string(text)})
-	}
-	out := filepath.Join(b.o.Work, j.Mode)
-	profiles := filepath.Join(b.o.Work, "profiles-"+j.Mode)
+	o.builtinGraph = true
+	out := filepath.Join(b.o.Work, ModeLocalGraph)
+	profiles := filepath.Join(b.o.Work, "profiles-"+ModeLocalGraph)
 	l, err := runLocal(ctx, o, b.bin, out, profiles, false, b.logf)
 	os.RemoveAll(profiles)
 	if err != nil {
-		return ProcessRun{}, err
+		return l, err
 	}
-	run := ProcessRun{Wall: l.Wall, CPU: l.Totals().CPU + l.ClientCPU, PeakRSS: l.Targets().MaxRSS.PeakRSS, OtherCPU: l.OtherCPU}
-	run.Equal = b.check(fmt.Sprintf("%s (run %d)", j.Mode, k), out)
-	b.logf("run %d/%d: %s %s end to end, CPU %s, outputs equal: %v", k, b.o.Runs, j.Mode, secs(run.Wall), secs(run.CPU), run.Equal)
-	return run, nil
+	l.Equal = b.check(fmt.Sprintf("%s (run %d)", ModeLocalGraph, k), out)
+	b.logf("run %d/%d: %s %s end to end, CPU %s, outputs equal: %v", k, b.o.Runs, ModeLocalGraph, secs(l.Wall), secs(l.Totals().CPU+l.ClientCPU), l.Equal)
+	return l, nil
 }
 
 // runDuckDB is one run of a DuckDB baseline: exact DuckDB (ModeDuckDB),
@@ -425,20 +397,28 @@ func (b *bencher) runDuckDB(ctx context.Context, k int, mode string) (ProcessRun
 	return run, nil
 }
 
-// runDemo is one run of demo mode.
-func (b *bencher) runDemo(ctx context.Context, k int) (ProcessRun, error) {
-	dir := filepath.Join(b.o.Work, "demo")
+// runDemo is one run of demo mode as `wololo demo` runs by default
+// (ModeDemo: the SQL plan of the four default queries) or with
+// --builtin-graph (ModeDemoGraph: the hand-written graph), its outputs
+// byte-equal to the reference's either way.
+func (b *bencher) runDemo(ctx context.Context, k int, mode string) (ProcessRun, error) {
+	dir := filepath.Join(b.o.Work, mode)
 	if err := os.RemoveAll(dir); err != nil {
 		return ProcessRun{}, err
 	}
-	b.logf("run %d/%d: demo mode...", k, b.o.Runs)
-	run, err := runChild(ctx, "wololo demo", b.bin, filepath.Join(b.o.Work, "demo.log"),
-		"demo", "--matches", b.o.Matches, "--players", b.o.Players, "--out", dir, "--log-level", "warn")
+	args := []string{"demo", "--matches", b.o.Matches, "--players", b.o.Players, "--out", dir, "--log-level", "warn"}
+	name := "wololo demo"
+	if mode == ModeDemoGraph {
+		args = append(args, "--builtin-graph")
+		name += " --builtin-graph"
+	}
+	b.logf("run %d/%d: %s (%s)...", k, b.o.Runs, mode, name)
+	run, err := runChild(ctx, name, b.bin, filepath.Join(b.o.Work, mode+".log"), args...)
 	if err != nil {
 		return run, err
 	}
-	run.Equal = b.check(fmt.Sprintf("demo (run %d)", k), dir)
-	b.logf("run %d/%d: demo %s, CPU %s, peak RSS %s, outputs equal: %v", k, b.o.Runs, secs(run.Wall), secs(run.CPU), mib(run.PeakRSS), run.Equal)
+	run.Equal = b.check(fmt.Sprintf("%s (run %d)", mode, k), dir)
+	b.logf("run %d/%d: %s %s, CPU %s, peak RSS %s, outputs equal: %v", k, b.o.Runs, mode, secs(run.Wall), secs(run.CPU), mib(run.PeakRSS), run.Equal)
 	return run, nil
 }
 
@@ -538,8 +518,9 @@ func noiseNotes(r Report) []string {
 
 // runName names a sample in a sentence.
 func runName(s Sample) string {
-	name := map[string]string{ModeDuckDB: "exact DuckDB", ModeDuckDBPlain: "plain DuckDB", ModeReference: "the reference evaluator", ModeDemo: "demo mode", ModeLocal: "local mode",
-		ModeDemoSQL: "demo mode's SQL plan of the four queries", ModeDemoExamples: "demo mode's job of example queries"}[s.Mode]
+	name := map[string]string{ModeDuckDB: "exact DuckDB", ModeDuckDBPlain: "plain DuckDB", ModeReference: "the reference evaluator",
+		ModeDemo: "demo mode (SQL)", ModeDemoGraph: "demo mode on the hand-written graph", ModeDemoExamples: "demo mode's job of example queries",
+		ModeLocal: "local mode (SQL)", ModeLocalGraph: "local mode on the hand-written graph"}[s.Mode]
 	if name == "" {
 		name = s.Mode
 	}

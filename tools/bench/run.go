@@ -26,7 +26,6 @@ import (
 	"github.com/wololo/wololo/services/cmdline/tlsflags"
 	"github.com/wololo/wololo/services/dataflow/csvio"
 	"github.com/wololo/wololo/services/dataflow/schema"
-	"github.com/wololo/wololo/services/dataflow/sql/sqljob"
 	"github.com/wololo/wololo/services/roles/local"
 	"github.com/wololo/wololo/services/wire/rpc"
 	"github.com/wololo/wololo/transport/diskuse"
@@ -47,9 +46,10 @@ var ErrMismatch = errors.New("outputs differ from the reference")
 
 // Options of one bench run.
 type Options struct {
-	// localQueries, when set, are the queries runLocal's job carries (a
-	// local run of a SQL job).
-	localQueries []sqljob.Query
+	// builtinGraph submits runLocal's job with BuiltinGraph: the
+	// hand-written graph (ModeLocalGraph) rather than the SQL plan of the
+	// four default queries.
+	builtinGraph bool
 
 	Matches, Players string
 	// Binary is the wololo binary every child runs; os.Executable() if
@@ -66,7 +66,7 @@ type Options struct {
 	KeepData bool
 	// Go is the go command, for `go tool pprof`; "go" if empty.
 	Go string
-	// Runs is how many times both DuckDBs, demo and local mode run, interleaved
+	// Runs is how many times every mode of Modes runs, interleaved
 	// (the reference runs once, before them); 1 if less.
 	Runs int
 	// Kills runs local mode once more per kind of process with that
@@ -86,14 +86,12 @@ type Options struct {
 	Scaling []int
 	// Topology is local mode's; deploy.Default() if it has no stages.
 	Topology deploy.Topology
-	// Modes are the modes that run in the rounds (ModeDuckDB, ModeDemo,
-	// ModeDemoSQL, ModeDemoExamples, ModeLocal, ModeLocalSQL); every one if empty.
-	// Without local mode, neither do its runs after the rounds (insecure,
-	// kills, scaling) nor its profiles.
+	// Modes are the modes that run in the rounds (ModeDuckDBPlain,
+	// ModeDuckDB, ModeDemo, ModeDemoGraph, ModeDemoExamples, ModeLocal,
+	// ModeLocalGraph); every one if empty. Without local mode, neither do
+	// its runs after the rounds (insecure, kills, scaling) nor its
+	// profiles.
 	Modes []string
-	// Queries holds q1.sql .. q4.sql (ModeDemoSQL's job); DefaultQueries
-	// if empty.
-	Queries string
 	// Examples holds the example queries (ModeDemoExamples's job, every
 	// *.sql); DefaultExamples if empty.
 	Examples string
@@ -107,13 +105,18 @@ const usage = `usage: wololo bench --matches F --players F [--out BENCHMARKS.md]
 
 Measures the reference evaluator, the DuckDB baselines (tools/duckdb, built
 with CGO into --duckdb first: plain DuckDB, the SQL a user would write, run
-with --plain, and exact DuckDB, the contract's value rules), demo mode (the hand-written graph; the SQL
-plan of the four default queries, --queries/q1.sql .. q4.sql; and a job of
-the example user queries, every --examples/*.sql) and local mode (separate
-processes, durable segment-log stores) on one dataset: each mode of
---modes --runs times, interleaved, for their medians and their ratios to
-plain and exact DuckDB's; then local mode once per --scaling replica count of the shard
-task, for the CPU-seconds a row costs. Checks that every mode's outputs
+with --plain, and exact DuckDB, the contract's value rules), demo mode
+(demo: wololo demo as a user runs it, the four default queries through
+their SQL plan; demo-graph: the same with --builtin-graph, the hand-written
+graph; demo-examples: a job of the example user queries, every
+--examples/*.sql) and local mode (separate processes, durable segment-log
+stores; local: the SQL plan of the four default queries, as wololo local
+run submits a job; local-graph: the same with --builtin-graph) on one
+dataset: each mode of --modes --runs times, interleaved, for their medians,
+their ratios to plain and exact DuckDB's and the SQL plan's CPU against the
+hand-written graph's; then local mode (the SQL plan) with --insecure, once
+per kind of process SIGKILLed, and once per --scaling replica count of the
+shard task, for the CPU-seconds a row costs. Checks that every mode's outputs
 are byte-equal to the reference's (the example queries' only that they
 are written; plain DuckDB's differences are reported, not a failure), profiles the local processes and writes a markdown report.
 Where DuckDB cannot be built, the report says so and the bench goes on
@@ -136,11 +139,10 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.BoolVar(&o.KeepData, "keep-data", false, "keep the local processes' stores after the run (their logs are kept either way)")
 	fs.StringVar(&o.Go, "go", "go", "go command, for go tool pprof")
 	fs.StringVar(&o.Micro, "micro", "", "file with `go test -bench` output to include in the report")
-	fs.IntVar(&o.Runs, "runs", 3, "run DuckDB, demo and local mode this many times, interleaved, and report their medians")
+	fs.IntVar(&o.Runs, "runs", 3, "run every mode of --modes this many times, interleaved, and report their medians")
 	fs.StringVar(&o.DuckDB, "duckdb", DefaultDuckDB, "the DuckDB baseline (duckdb-queries) to run; \"\" for none")
 	fs.StringVar(&o.DuckDBSrc, "duckdb-src", DefaultDuckDBSrc, "build --duckdb from this module first (CGO_ENABLED=1 go build); \"\" to run it as it is")
-	modes := fs.String("modes", "all", "the modes to run in the rounds, some of "+strings.Join(roundModes, ",")+"; without local, no local runs at all")
-	fs.StringVar(&o.Queries, "queries", DefaultQueries, "directory of q1.sql .. q4.sql, the SQL plan demo-sql runs")
+	modes := fs.String("modes", "all", "the modes to run in the rounds, some of "+strings.Join(roundModes, ",")+" (demo and local: the four default queries through SQL, as users run them; -graph: the same with --builtin-graph, the hand-written graph); without local, no local runs at all")
 	fs.StringVar(&o.Examples, "examples", DefaultExamples, "directory of the example queries demo-examples runs as one job (every *.sql)")
 	scaling := fs.String("scaling", "1,2,4", "run local mode once more at each of these replica counts of the "+ScaledTask+" task, for the CPU per row; \"\" for none")
 	if err := cli.Parse(fs, args); err != nil {
@@ -242,7 +244,7 @@ func runLocal(ctx context.Context, o Options, bin, outDir, profDir string, insec
 		alongside.Go(func() { f(jobCtx, cl) })
 	}
 	sum, err := client.Submit(ctx, client.SubmitOptions{
-		Server: cl.GatewayAddr(), TLS: tlsConfig, Matches: o.Matches, Players: o.Players, Out: outDir, Queries: o.localQueries,
+		Server: cl.GatewayAddr(), TLS: tlsConfig, Matches: o.Matches, Players: o.Players, Out: outDir, BuiltinGraph: o.builtinGraph,
 	})
 	lr.Wall = time.Since(s0)
 	jobDone()

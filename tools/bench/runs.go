@@ -16,29 +16,46 @@ const (
 	// answers byte-equal to the reference's.
 	ModeDuckDB    = "duckdb"
 	ModeReference = "reference"
-	ModeDemo      = "demo"
-	ModeLocal     = "local"
-	// ModeDemoSQL is demo mode running the SQL plan of the four default
-	// queries (queries/q1.sql .. q4.sql through `wololo demo --query`).
-	ModeDemoSQL = "demo-sql"
+	// ModeDemo is `wololo demo` as a user runs it: the four default
+	// queries (queries/q1.sql .. q4.sql, in the binary) compiled to their
+	// SQL plan and run by the SQL engine's in-process runner.
+	ModeDemo = "demo"
+	// ModeLocal is `wololo local run` as a user runs it: the durable local
+	// cluster running the SQL plan of the four default queries (the
+	// gateway fills them in for a job without queries of its own).
+	ModeLocal = "local"
+	// ModeDemoGraph is demo mode with --builtin-graph: the four default
+	// queries on the hand-written graph, the baseline ModeDemo is held to.
+	ModeDemoGraph = "demo-graph"
 	// ModeDemoExamples is demo mode running a job of the example user
-	// queries (queries/examples).
+	// queries (queries/examples, given as --query NAME=FILE).
 	ModeDemoExamples = "demo-examples"
-	// ModeLocalSQL is durable local mode running the SQL plan of the four
-	// default queries (`wololo local run --query q1=queries/q1.sql ...`).
-	ModeLocalSQL = "local-sql"
+	// ModeLocalGraph is durable local mode with --builtin-graph
+	// (client.SubmitOptions.BuiltinGraph): the hand-written graph, the
+	// baseline ModeLocal is held to.
+	ModeLocalGraph = "local-graph"
 )
 
-// SQL targets, on CPU time: the SQL plan of the four default queries
-// against the hand-written graph (both in demo mode), and a job of ten
-// user queries against the four default ones (both SQL).
+// retiredModes are mode names of earlier benches, refused by ParseModes
+// with the names that took their place: before the four default queries
+// ran as SQL by default, "demo" and "local" were the hand-written graph
+// and these were the SQL plan.
+var retiredModes = map[string]string{
+	"demo-sql":  "demo (the SQL plan is now the default; demo-graph is the hand-written graph)",
+	"local-sql": "local (the SQL plan is now the default; local-graph is the hand-written graph)",
+}
+
+// SQL targets, on CPU time: the SQL plan of the four default queries (the
+// default) against the hand-written graph (--builtin-graph), in demo
+// mode and in durable local mode, and a job of ten user queries against
+// the four default ones (both SQL, demo mode).
 const (
 	TargetSQLVsGraph    = 1.1
 	TargetExamplesVsSQL = 2.0
 )
 
 // roundModes are the modes that run in the rounds, in their order.
-var roundModes = []string{ModeDuckDBPlain, ModeDuckDB, ModeDemo, ModeDemoSQL, ModeDemoExamples, ModeLocal, ModeLocalSQL}
+var roundModes = []string{ModeDuckDBPlain, ModeDuckDB, ModeDemo, ModeDemoGraph, ModeDemoExamples, ModeLocal, ModeLocalGraph}
 
 // Targets against the DuckDB baselines: a mode's median wall time at most
 // this many times exact DuckDB's (ModeDuckDB), or plain DuckDB's
@@ -51,7 +68,7 @@ const (
 )
 
 // modeOrder is the order modes are listed in.
-var modeOrder = []string{ModeDuckDBPlain, ModeDuckDB, ModeReference, ModeDemo, ModeDemoSQL, ModeDemoExamples, ModeLocal, ModeLocalSQL}
+var modeOrder = []string{ModeDuckDBPlain, ModeDuckDB, ModeReference, ModeDemo, ModeDemoGraph, ModeDemoExamples, ModeLocal, ModeLocalGraph}
 
 // modeLabel names a mode in the report.
 func modeLabel(mode string) string {
@@ -63,15 +80,15 @@ func modeLabel(mode string) string {
 	case ModeReference:
 		return "Reference evaluator (one process)"
 	case ModeDemo:
-		return "Demo (whole graph in one process, in memory)"
-	case ModeLocal:
-		return "Local (separate processes, segment logs, fsync, mutual TLS)"
-	case ModeDemoSQL:
-		return "Demo, SQL plan of the four default queries (one process, in memory)"
+		return "Demo: the four default queries, SQL plan (one process, in memory)"
+	case ModeDemoGraph:
+		return "Demo, hand-written graph (--builtin-graph)"
 	case ModeDemoExamples:
-		return "Demo, SQL job of the example user queries (one process, in memory)"
-	case ModeLocalSQL:
-		return "Local, SQL plan of the four default queries (separate processes, segment logs, fsync, mutual TLS)"
+		return "Demo: a SQL job of the example user queries (one process, in memory)"
+	case ModeLocal:
+		return "Local: the four default queries, SQL plan (separate processes, segment logs, fsync, mutual TLS)"
+	case ModeLocalGraph:
+		return "Local, hand-written graph (--builtin-graph)"
 	}
 	return mode
 }
@@ -99,9 +116,10 @@ func sampleOf(mode string, run int, p ProcessRun) Sample {
 	return Sample{Mode: mode, Run: run, Wall: p.Wall, CPU: p.CPU, PeakRSS: p.PeakRSS, Equal: p.Equal, OtherCPU: p.OtherCPU, Span: p.Wall}
 }
 
-// localSample is a local-mode run as a Sample.
-func localSample(run int, l LocalRun) Sample {
-	return Sample{Mode: ModeLocal, Run: run, Wall: l.Wall, CPU: l.Totals().CPU + l.ClientCPU, PeakRSS: l.Targets().MaxRSS.PeakRSS,
+// localSample is a run of local mode (ModeLocal or ModeLocalGraph) as a
+// Sample.
+func localSample(mode string, run int, l LocalRun) Sample {
+	return Sample{Mode: mode, Run: run, Wall: l.Wall, CPU: l.Totals().CPU + l.ClientCPU, PeakRSS: l.Targets().MaxRSS.PeakRSS,
 		Equal: l.Equal, OtherCPU: l.OtherCPU, Span: l.Startup + l.Wall}
 }
 

@@ -6,29 +6,22 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-
-	"github.com/wololo/wololo/services/dataflow/schema"
 )
 
-// Defaults of the SQL jobs.
-const (
-	DefaultQueries  = "queries"
-	DefaultExamples = "queries/examples"
-)
+// DefaultExamples is the directory of the example user queries, the job
+// ModeDemoExamples runs.
+const DefaultExamples = "queries/examples"
 
-// SQLJob is a job of SQL queries that a mode runs: each query given as
-// --query NAME=FILE, as `wololo demo` takes them (and as `wololo local
-// run` will: a mode "local, SQL" is runLocal given Args).
+// SQLJob is a job of SQL queries of its own that a mode runs, each query
+// given as --query NAME=FILE, as `wololo demo` takes them. (The four
+// default queries need none: `wololo demo` and `wololo local run` run
+// them as SQL when given no --query.)
 type SQLJob struct {
 	Mode string
 	// Queries are the job's queries, NAME and FILE each; the outputs are
-	// NAME.csv.
+	// NAME.csv, each only checked to be there with its header (their
+	// answers are checked against DuckDB by tools/duckdb's tests).
 	Queries [][2]string
-	// Reference says the outputs are the four files of the reference
-	// evaluator, to be byte-equal to its; otherwise each output must only
-	// be there, with its header (their answers are checked against DuckDB
-	// by tools/duckdb's tests).
-	Reference bool
 }
 
 // Args are the job's --query flags.
@@ -47,21 +40,6 @@ func (j SQLJob) Names() []string {
 		names = append(names, q[0])
 	}
 	return names
-}
-
-// DefaultsJob is the four default queries as SQL: NAME.sql in dir for
-// each output file of the reference (q1 .. q4).
-func DefaultsJob(dir string) (SQLJob, error) {
-	j := SQLJob{Mode: ModeDemoSQL, Reference: true}
-	for _, f := range schema.ResultFiles {
-		name := strings.TrimSuffix(f, ".csv")
-		path := filepath.Join(dir, name+".sql")
-		if _, err := os.Stat(path); err != nil {
-			return j, fmt.Errorf("the SQL of the default queries: %w", err)
-		}
-		j.Queries = append(j.Queries, [2]string{name, path})
-	}
-	return j, nil
 }
 
 // ExamplesJob is every *.sql file of dir (queries/examples), in name
@@ -100,7 +78,8 @@ func checkSQLOutputs(j SQLJob, dir string) []string {
 }
 
 // ParseModes reads a list of the modes that run in the rounds, such as
-// "demo,demo-sql"; "" or "all" is every one.
+// "demo,demo-graph"; "" or "all" is every one. A retired name (demo-sql,
+// local-sql) is refused with the names that took its place.
 func ParseModes(s string) ([]string, error) {
 	if s = strings.TrimSpace(s); s == "" || s == "all" {
 		return slices.Clone(roundModes), nil
@@ -109,6 +88,9 @@ func ParseModes(s string) ([]string, error) {
 	for f := range strings.SplitSeq(s, ",") {
 		if f = strings.TrimSpace(f); f == "" {
 			continue
+		}
+		if now, ok := retiredModes[f]; ok {
+			return nil, fmt.Errorf("mode %q is no more: use %s", f, now)
 		}
 		if !slices.Contains(roundModes, f) {
 			return nil, fmt.Errorf("mode %q: want some of %s", f, strings.Join(roundModes, ", "))

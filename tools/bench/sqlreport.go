@@ -6,78 +6,109 @@ import (
 	"time"
 )
 
-// renderSQLTargets writes the rows of the SQL targets, when a SQL job ran:
-// the four default queries as SQL against the hand-written graph, and a
-// job of the example queries against the four, on median CPU time.
+// renderSQLTargets writes the rows of the SQL targets, when a mode
+// measured beside the defaults ran: the four default queries as SQL (the
+// default) against the hand-written graph (--builtin-graph) in demo mode
+// and, when it ran, in durable local mode, and a job of the example
+// queries against the four, on median CPU time.
 func renderSQLTargets(p func(string, ...any), r Report) {
-	if len(r.SQL) == 0 {
+	if len(r.Compared) == 0 {
 		return
 	}
-	sqlMed, graphMed := r.MedianOf(ModeDemoSQL), r.MedianOf(ModeDemo)
+	rows := r.Dataset.Rows()
+	sqlMed, graphMed := r.MedianOf(ModeDemo), r.MedianOf(ModeDemoGraph)
 	text, met := "not measured", false
-	ratio, ran := r.CPURatio(ModeDemoSQL, ModeDemo)
+	ratio, ran := r.CPURatio(ModeDemo, ModeDemoGraph)
 	if ran {
 		text = fmt.Sprintf("%.2fx (%s against %s of CPU, %s against %s per input row)", ratio,
-			secs(sqlMed.CPU), secs(graphMed.CPU), perRow(sqlMed.CPU, r.Dataset.Rows()), perRow(graphMed.CPU, r.Dataset.Rows()))
+			secs(sqlMed.CPU), secs(graphMed.CPU), perRow(sqlMed.CPU, rows), perRow(graphMed.CPU, rows))
 		met = ratio <= TargetSQLVsGraph
 	}
-	p("| The four default queries as SQL in demo mode <= %gx the CPU per row of the hand-written graph (medians) | %s | %s |\n", TargetSQLVsGraph, text, metIf(ran, met))
-	n := 0
-	if ex, ok := r.SQLOf(ModeDemoExamples); ok {
-		n = len(ex.Queries)
+	p("| The four default queries through SQL in demo mode (`%s`) <= %gx the CPU per row of the hand-written graph (`%s`, medians) | %s | %s |\n",
+		ModeDemo, TargetSQLVsGraph, ModeDemoGraph, text, metIf(ran, met))
+	job := "the example user queries"
+	if ex, ok := r.ComparedOf(ModeDemoExamples); ok {
+		job = fmt.Sprintf("%d user queries", len(ex.Queries))
 	}
 	text, met = "not measured", false
-	ratio, ran = r.CPURatio(ModeDemoExamples, ModeDemoSQL)
+	ratio, ran = r.CPURatio(ModeDemoExamples, ModeDemo)
 	if ran {
 		text = fmt.Sprintf("%.2fx (%s against %s of CPU)", ratio, secs(r.MedianOf(ModeDemoExamples).CPU), secs(sqlMed.CPU))
 		met = ratio <= TargetExamplesVsSQL
 	}
-	p("| A job of %d user queries in demo mode <= %gx the CPU of the four default ones as SQL (medians) | %s | %s |\n", n, TargetExamplesVsSQL, text, metIf(ran, met))
-	if _, ok := r.SQLOf(ModeLocalSQL); ok {
+	p("| A job of %s in demo mode (`%s`) <= %gx the CPU of the four default queries through SQL (`%s`, medians) | %s | %s |\n",
+		job, ModeDemoExamples, TargetExamplesVsSQL, ModeDemo, text, metIf(ran, met))
+	if _, ok := r.ComparedOf(ModeLocalGraph); ok {
 		text, met = "not measured", false
-		ratio, ran = r.CPURatio(ModeLocalSQL, ModeLocal)
+		sqlMed, graphMed = r.MedianOf(ModeLocal), r.MedianOf(ModeLocalGraph)
+		ratio, ran = r.CPURatio(ModeLocal, ModeLocalGraph)
 		if ran {
-			text = fmt.Sprintf("%.2fx (%s against %s of CPU)", ratio, secs(r.MedianOf(ModeLocalSQL).CPU), secs(r.MedianOf(ModeLocal).CPU))
+			text = fmt.Sprintf("%.2fx (%s against %s of CPU, %s against %s per input row)", ratio,
+				secs(sqlMed.CPU), secs(graphMed.CPU), perRow(sqlMed.CPU, rows), perRow(graphMed.CPU, rows))
 			met = ratio <= TargetSQLVsGraph
 		}
-		p("| The four default queries as SQL in durable local mode <= %gx the CPU of the hand-written graph there (medians) | %s | %s |\n", TargetSQLVsGraph, text, metIf(ran, met))
+		p("| The four default queries through SQL in durable local mode (`%s`) <= %gx the CPU per row of the hand-written graph there (`%s`, medians) | %s | %s |\n",
+			ModeLocal, TargetSQLVsGraph, ModeLocalGraph, text, metIf(ran, met))
 	}
 }
 
-// sqlBase is the mode a SQL job's mode is compared with: the
-// hand-written graph in the same mode.
-func sqlBase(mode string) string {
-	if mode == ModeLocalSQL {
-		return ModeLocal
+// graphBase is the mode a mode's CPU is compared with in the table of
+// renderCompared: the hand-written graph in the same place (demo or
+// local).
+func graphBase(mode string) string {
+	if mode == ModeLocal || mode == ModeLocalGraph {
+		return ModeLocalGraph
 	}
-	return ModeDemo
+	return ModeDemoGraph
 }
 
-// renderSQL writes demo mode's SQL jobs beside the hand-written graph.
-func renderSQL(p func(string, ...any), r Report) {
-	if len(r.SQL) == 0 {
+// renderCompared writes the SQL plan of the four default queries (demo
+// and local mode's defaults) beside the hand-written graph, and demo
+// mode's job of example queries, when any of the modes measured beside
+// the defaults ran.
+func renderCompared(p func(string, ...any), r Report) {
+	if len(r.Compared) == 0 {
 		return
 	}
 	rows := r.Dataset.Rows()
-	p("## SQL plans\n\n")
-	p("`wololo demo --query NAME=FILE.sql ...` runs a job of SQL queries with the SQL engine's in-process runner (`sqlops.RunFeeds`: every table streamed in as the plan runs, the columns its scans read, parsed on every core a few pieces ahead, and every instance of the gateway and shard tasks of the physical plan in this process, rows between them as ColumnBatches handed over, not marshalled); `wololo demo` without `--query` runs the hand-written graph. `wololo local run --query ...` runs the same SQL job in the durable local cluster (each process its task's part of the job's plan); without `--query`, the hand-written graph. ")
+	p("## SQL plans and the hand-written graph\n\n")
+	p("`wololo demo` runs the four default queries (`queries/q1.sql` .. `q4.sql`, compiled into the binary) as SQL, with the SQL engine's in-process runner (`sqlops.RunFeeds`: every table streamed in as the plan runs, the columns its scans read, parsed on every core a few pieces ahead, and every instance of the gateway and shard tasks of the physical plan in this process, rows between them as ColumnBatches handed over, not marshalled); `--query NAME=FILE.sql ...` runs a job of other queries the same way (the example queries); `--builtin-graph` runs the four default queries on the hand-written graph instead (`%s`). ", ModeDemoGraph)
+	p("`wololo local run` runs the same SQL plan in the durable local cluster (the gateway fills in the four default queries; each process its task's part of the job's plan); with `--builtin-graph`, the hand-written graph (`%s`). ", ModeLocalGraph)
 	p("Each row is the mode's median over its runs; CPU per row is the median CPU over the %s input rows of both files, and the last but one column is the median CPU against the hand-written graph's in the same mode (demo or local).\n\n", count(rows))
 	p("| Mode | Queries | Runs | Median wall time | Median CPU | CPU per input row | CPU vs the hand-written graph | Outputs |\n|---|---|---:|---:|---:|---:|---:|---|\n")
-	if m := r.MedianOf(ModeDemo); m.Runs > 0 {
-		p("| %s | the four, hand-written | %d | %s | %s | %s | 1.00x | %s |\n", modeLabel(ModeDemo), m.Runs, secs(m.Wall), secs(m.CPU), perRow(m.CPU, rows), equal(r.Demo))
-	}
-	for _, sr := range r.SQL {
-		m := r.MedianOf(sr.Mode)
+	for _, mode := range modeOrder {
+		m := r.MedianOf(mode)
+		if m.Runs == 0 {
+			continue
+		}
+		var queries, out string
+		switch mode {
+		case ModeDemo:
+			queries, out = "q1, q2, q3, q4: the defaults, SQL", equal(r.Demo)
+		case ModeLocal:
+			queries, out = "q1, q2, q3, q4: the defaults, SQL", equal(ProcessRun{Wall: r.Local.Wall, Equal: r.Local.Equal})
+		case ModeDemoGraph, ModeLocalGraph, ModeDemoExamples:
+			c, ok := r.ComparedOf(mode)
+			if !ok {
+				continue
+			}
+			queries, out = queryList(c.Queries), outputs(mode, c.Run)
+			if len(c.Queries) == 0 {
+				queries = "the four, hand-written"
+			}
+		default:
+			continue
+		}
 		vs := "—"
-		if ratio, ok := r.CPURatio(sr.Mode, sqlBase(sr.Mode)); ok {
+		if ratio, ok := r.CPURatio(mode, graphBase(mode)); ok {
 			vs = fmt.Sprintf("%.2fx", ratio)
 		}
-		p("| %s | %s | %d | %s | %s | %s | %s | %s |\n", modeLabel(sr.Mode), queryList(sr.Queries), m.Runs, secs(m.Wall), secs(m.CPU), perRow(m.CPU, rows), vs, outputs(sr.Mode, sr.Run))
+		p("| %s | %s | %d | %s | %s | %s | %s | %s |\n", modeLabel(mode), queries, m.Runs, secs(m.Wall), secs(m.CPU), perRow(m.CPU, rows), vs, out)
 	}
 	p("\n")
-	if ratio, ok := r.CPURatio(ModeDemoExamples, ModeDemoSQL); ok {
-		ex, _ := r.SQLOf(ModeDemoExamples)
-		p("The job of %d example queries costs %.2fx the CPU of the four default ones as SQL: the tables are scanned once for the job, and a table shuffled by a key is one channel whatever the number of queries reading it (docs/sql.md, Physical plans). ", len(ex.Queries), ratio)
+	if ratio, ok := r.CPURatio(ModeDemoExamples, ModeDemo); ok {
+		ex, _ := r.ComparedOf(ModeDemoExamples)
+		p("The job of %d example queries costs %.2fx the CPU of the four default queries through SQL: the tables are scanned once for the job, and a table shuffled by a key is one channel whatever the number of queries reading it (docs/sql.md, Physical plans). ", len(ex.Queries), ratio)
 	}
 	p("The example queries are `queries/examples/*.sql` (their README lists them); this bench only checks that each wrote its file: `make sql-diff-test` (tools/duckdb) holds their answers against DuckDB's on a generated dataset.\n\n")
 }
