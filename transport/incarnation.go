@@ -19,9 +19,10 @@ const (
 	// IncarnationClockMargin is how far ahead of the checking process's
 	// own clock a claimed incarnation may be (IncarnationCeiling): a
 	// peer's clock may run that much ahead of this one's, and a forged or
-	// buggy claim up to that bound locks the real instance out for at most
-	// that long (until its clock, which floors its next start's number,
-	// passes the claim).
+	// buggy claim up to that bound locks the real instance out for that
+	// long (until its clock, which floors its next start's number, passes
+	// the claim; each further claim stacked on it through the step term
+	// adds MaxIncarnationStep ms).
 	IncarnationClockMargin = time.Hour
 )
 
@@ -83,4 +84,13 @@ func checkIncarnation(who, instance string, incarnation, newest uint64, now time
 			ErrInvalid, who, instance, incarnation, ceiling, newest, MaxIncarnationStep, IncarnationClockMargin)
 	}
 	return nil
+}
+
+// clockOr is the time a bound on incarnations is taken at: now's, or
+// time.Now's when now is nil (a test sets its own).
+func clockOr(now func() time.Time) time.Time {
+	if now != nil {
+		return now()
+	}
+	return time.Now()
 }

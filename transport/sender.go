@@ -194,19 +194,11 @@ func (s *Sender) currentReceiver(instance string, incarnation uint64) bool {
 func (s *Sender) seeReceiver(instance string, incarnation uint64) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err := checkIncarnation("receiver", instance, incarnation, s.receivers[instance], s.clock()); err != nil {
+	if err := checkIncarnation("receiver", instance, incarnation, s.receivers[instance], clockOr(s.now)); err != nil {
 		return err
 	}
 	s.receivers[instance] = incarnation
 	return nil
-}
-
-// clock is the time the bound on receivers' incarnations is taken at.
-func (s *Sender) clock() time.Time {
-	if s.now != nil {
-		return s.now()
-	}
-	return time.Now()
 }
 
 // Publish hands committed entries to the outbox and makes sure each of

@@ -234,7 +234,7 @@ func (s *Server) fence(sender string, incarnation uint64) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	newest := s.incarnations[sender]
-	if err := checkIncarnation("sender", sender, incarnation, newest, s.clock()); err != nil {
+	if err := checkIncarnation("sender", sender, incarnation, newest, clockOr(s.now)); err != nil {
 		return err
 	}
 	s.incarnations[sender] = incarnation
@@ -246,14 +246,6 @@ func (s *Server) fence(sender string, incarnation uint64) error {
 		}
 	}
 	return nil
-}
-
-// clock is the time the bound on claimed incarnations is taken at.
-func (s *Server) clock() time.Time {
-	if s.now != nil {
-		return s.now()
-	}
-	return time.Now()
 }
 
 // track registers an open stream until the returned function is called.
