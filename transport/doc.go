@@ -34,15 +34,16 @@
 //   - On (re)connect the receiver answers Open with Hello{watermark} and the
 //     sender resends everything above it. gRPC keeps one stream in order, so
 //     a watermark per channel is all the receiver needs.
-//   - Every process has an incarnation that grows with each start (the Store
-//     persists it). A starting sender Announces it to every receiver before
-//     it resends anything; a receiver refuses streams from an incarnation
-//     older than the newest it has seen of that sender and ends the ones
-//     already open, so a paused zombie that wakes up learns at once that it
-//     was replaced (Sender.Serve returns) and stops. The other way round, Hello carries
-//     the receiver's incarnation and a link refuses an older receiver than
-//     one it has talked to, and ends its stream when the receiver's address
-//     changes (it was replaced elsewhere).
+//   - Every process has an incarnation that grows with each start, on its
+//     store and across stores (see Incarnations below). A starting sender
+//     Announces it to every receiver before it resends anything; a receiver
+//     refuses streams from an incarnation older than the newest it has seen
+//     of that sender and ends the ones already open, so a paused zombie
+//     that wakes up learns at once that it was replaced (Sender.Serve
+//     returns) and stops. The other way round, Hello carries the receiver's
+//     incarnation and a link refuses an older receiver than one it has
+//     talked to, and ends its stream when the receiver's address changes
+//     (it was replaced elsewhere).
 //   - A store wiped or replaced under a running job is detected, not waited
 //     for. Both ends keep their numbers durably, so on every Hello the
 //     sender can tell (Outbox.CheckHello): a receiver watermark below the
@@ -71,6 +72,70 @@
 //     ErrJobDropped, on which the sender drops the channel too.
 //   - The Outbox is bounded: the stage runtime waits for room before it
 //     applies more input, which pushes back all the way to the upload.
+//
+// # Incarnations
+//
+// An incarnation is a start of an instance, numbered so that a later start
+// has a higher number than every earlier one, whatever store it runs on: a
+// process takes NextIncarnation(ClockIncarnation(now)) from its store, one
+// above the last number the store handed out or its start's Unix time in
+// milliseconds, whichever is higher. The store keeps the number it handed
+// out (durably, before the process uses it), so on one store numbers
+// increase even when the clock goes back; and a start on an empty store (a
+// wiped disk, a new volume), which counting alone would number 1 again,
+// still comes out above the starts before it on other stores, since those
+// were at most their own, earlier, clock (or a few counts above it).
+//
+// That is what makes a wiped process visible. Its neighbours see its
+// announcement as a newer incarnation: a receiver's fence takes it, and a
+// Sender starts a check link on every channel to it (SeeReceiver), so a
+// channel acknowledged whole, EOF included, which has no link running, is
+// checked as well and its loss reported (ErrStateLost), instead of the job
+// waiting for a process that no sender would ever talk to again. Numbered
+// from 1, the announcement was no news to them (or was refused as older).
+//
+// Fencing is unchanged: a number below the newest known of an instance is
+// refused (ErrStaleIncarnation). A paused zombie keeps the number it
+// started with, which is below its replacement's; so it is refused as a
+// sender, and its acknowledgements as a receiver no longer count. Nor does
+// exactly-once rest on the numbers being right: watermarks and the outbox
+// (CheckHello) decide what is applied and what was lost; incarnations only
+// fence zombies and trigger the checks.
+//
+// A claim is bounded as well, before it is recorded (IncarnationCeiling):
+// at most MaxIncarnationStep above the newest known of the instance, or
+// IncarnationClockMargin (an hour) ahead of the checking process's own
+// clock, whichever is higher. The step alone, the old bound, refused every
+// clock-based number: milliseconds since 1970 are far more than 2^20 above
+// a counted 5, or above a start 20 minutes earlier. The clock term takes
+// them while still stopping a forged or buggy claim from locking an
+// instance out for good: a claim at the ceiling fences the real instance
+// only until its clock passes the claim, since its next start is floored
+// by that clock; that is the margin, plus 2^20 ms (17.5 minutes) for each
+// further claim stacked on it through the step term, which stays so that
+// a store that counted past its clock (the clock set back by more than the
+// margin) still gets its next start in. (Only the instance's own
+// certificate may make a claim at all, with RequireIdentity.) A server
+// bounds senders' claims (Open, Announce) this way, a Sender its
+// receivers' (Hello).
+//
+// What this costs: clocks must agree within the margin (a peer whose clock
+// runs more than an hour ahead is refused, ErrInvalid, until they agree),
+// and a start on an empty store whose clock reads earlier than the start it
+// replaces is refused as older (a clock stepped back across a disk swap):
+// the process stops as replaced, and its supervisor's next starts are
+// refused the same way until its clock passes the older number. Both are
+// refusals, never a zombie let in. And a process of a build from before
+// this rule bounds claims by the step alone, so it refuses clock-based
+// numbers: a cluster is upgraded whole, not one process at a time.
+//
+// Other designs were weighed. A random start id beside the counter would
+// show a sender that its receiver restarted, but not which of two starts
+// is the newer, so it could not fence a zombie. Starting above the newest
+// number the peers know (asking them first) needs every peer reachable
+// before a process may start, and a peer that restarted itself has
+// forgotten (the fence is kept in memory). The clock needs neither, and a
+// wrong clock costs a refusal, never safety.
 //
 // Durability is the Store's: Commit is atomic and synced before the batch
 // is acknowledged; Load gives a restarted process its watermarks, outbox

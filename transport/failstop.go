@@ -95,10 +95,10 @@ func (f *FailStop) DropJob(job string) error {
 }
 
 // NextIncarnation implements Store.
-func (f *FailStop) NextIncarnation() (uint64, error) {
+func (f *FailStop) NextIncarnation(atLeast uint64) (uint64, error) {
 	if err := f.refuse(); err != nil {
 		return 0, err
 	}
-	n, err := f.Store.NextIncarnation()
+	n, err := f.Store.NextIncarnation(atLeast)
 	return n, f.check(err)
 }

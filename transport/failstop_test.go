@@ -51,7 +51,7 @@ func TestFailStop(t *testing.T) {
 			t.Errorf("%s after the failure: %v, want ErrStoreFailed naming the first error", name, err)
 		}
 	}
-	if _, err := fs.NextIncarnation(); !errors.Is(err, transport.ErrStoreFailed) {
+	if _, err := fs.NextIncarnation(0); !errors.Is(err, transport.ErrStoreFailed) {
 		t.Errorf("incarnation after the failure: %v", err)
 	}
 	if mem.Stats().Commits != before || mem.Watermark(ch) != 2 {

@@ -3,7 +3,7 @@ package transport
 import "errors"
 
 // Bounds on what a peer may claim, checked before any state is created for
-// the claim.
+// the claim (the bounds on incarnations are in incarnation.go).
 const (
 	// MaxJobLen is the longest job name a frame may carry.
 	MaxJobLen = 64
@@ -12,11 +12,6 @@ const (
 	// MaxReasonLen is the longest reason a FailJob may give; a longer one
 	// is cut.
 	MaxReasonLen = 1024
-	// MaxIncarnationStep is how far above the newest incarnation known of
-	// an instance (0 for one not seen yet) a claimed incarnation may be.
-	// Real incarnations count up by one per start; a claim far above would
-	// fence every real one to come.
-	MaxIncarnationStep = 1 << 20
 )
 
 var (

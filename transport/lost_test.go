@@ -10,7 +10,11 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
 	"github.com/wololo/wololo/internal/testkit"
+	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 	"github.com/wololo/wololo/transport"
 )
 
@@ -244,5 +248,82 @@ func TestRefusedJobsFailOrDrop(t *testing.T) {
 				t.Fatalf("channels after the refusal: %+v", cs)
 			}
 		})
+	}
+}
+
+// TestReceiverRestartedOnAnEmptyStoreIsChecked: the hole of a wiped
+// receiver whose senders had nothing left to send it. b-0 acknowledged a
+// whole channel, EOF included, so the sender runs no link to it; then b-0
+// restarts on an empty store. Counting alone, that store would number the
+// start 1 again, no news to a sender that knows b-0 at a higher number.
+// Floored by the clock (the node passes ClockIncarnation of its start),
+// the start is newer than the one before: its announcement passes the
+// sender process's fence, the Sender checks the channel, finds that b-0
+// lost what it acknowledged and reports it. The old incarnation, woken up,
+// is refused from then on.
+func TestReceiverRestartedOnAnEmptyStoreIsChecked(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	start := time.Now()
+	first, err := transport.NewMemStore().NextIncarnation(transport.ClockIncarnation(start))
+	if err != nil {
+		t.Fatal(err)
+	}
+	network := testkit.NewBufNet(t)
+	kept := newReceiver()
+	srv := serveAs(t, network, kept, first)
+	o, s := startSender(t, ctx, network, 1)
+	lost := watchLost(s)
+	// a-0's Server, where b-0 announces itself (a node's OnAnnounce).
+	announced := transport.NewServer("a-0", 1, newReceiver(), nil)
+	announced.OnAnnounce(s.SeeReceiver)
+	announce := func(inc uint64) error {
+		_, err := announced.Announce(ctx, &wololov1.AnnounceRequest{Sender: "b-0", Incarnation: inc})
+		return err
+	}
+	if err := announce(first); err != nil {
+		t.Fatalf("b-0's first announcement: %v", err)
+	}
+	ch := transport.ChannelID{Job: "j", Stream: "s", Sender: "a-0", Receiver: "b-0"}
+	s.Publish(entries(ch, 1, 5, true))
+	waitEOF(t, kept)
+	s.Wait() // everything acknowledged: no link runs
+	if cs := o.Channels("j"); len(cs) != 1 || !cs[0].Done || cs[0].Acked != 5 {
+		t.Fatalf("channel before the wipe: %+v", cs)
+	}
+
+	srv.Stop()
+	if n, err := transport.NewMemStore().NextIncarnation(0); err != nil || n > first {
+		t.Fatalf("an empty store counting alone numbers its start %d (%v); the hole is a number at most %d", n, err, first)
+	}
+	// The restart, a second later, on an empty store.
+	wiped, err := transport.NewMemStore().NextIncarnation(transport.ClockIncarnation(start.Add(time.Second)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if wiped <= first {
+		t.Fatalf("the start on an empty store is incarnation %d, not above %d", wiped, first)
+	}
+	empty := newReceiver()
+	serveAs(t, network, empty, wiped)
+	if err := announce(wiped); err != nil {
+		t.Fatalf("the wiped b-0's announcement was refused: %v", err)
+	}
+	err = lost.wait(t, 10*time.Second)
+	if !errors.Is(err, transport.ErrStateLost) || !strings.Contains(err.Error(), "b-0 is at batch 0") || !strings.Contains(err.Error(), "acknowledged batch 5") {
+		t.Fatalf("reported %v", err)
+	}
+	t.Logf("reported: %v", err)
+	s.Wait()
+	empty.mu.Lock()
+	applied := len(empty.applied)
+	empty.mu.Unlock()
+	if applied != 0 || lost.count() != 1 {
+		t.Fatalf("the wiped receiver applied %d batches, %d reports; want 0 and 1", applied, lost.count())
+	}
+
+	// The old incarnation, a paused zombie waking up, is refused.
+	if err := announce(first); status.Code(err) != codes.FailedPrecondition {
+		t.Fatalf("the old incarnation's announcement after the wipe: %v, want FailedPrecondition", err)
 	}
 }

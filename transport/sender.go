@@ -25,8 +25,9 @@ import (
 //
 // A link also guards against zombies on the receiving side: it remembers
 // the newest incarnation each receiver instance has answered with and
-// refuses an older one, and it ends its stream when the receiver's address
-// changes (the receiver was replaced elsewhere).
+// refuses an older one (and one above IncarnationCeiling), and it ends its
+// stream when the receiver's address changes (the receiver was replaced
+// elsewhere).
 //
 // And it checks every Hello against its outbox (Outbox.CheckHello): a
 // receiver that lost batches it had acknowledged, or holds batches this
@@ -53,6 +54,7 @@ type Sender struct {
 	mu        sync.Mutex
 	links     map[ChannelID]*link // the running ones
 	receivers map[string]uint64   // newest incarnation seen per receiver instance
+	now       func() time.Time    // the clock of IncarnationCeiling; nil: time.Now (tests set it)
 }
 
 // link is one channel's running link.
@@ -185,12 +187,15 @@ func (s *Sender) currentReceiver(instance string, incarnation uint64) bool {
 	return s.receivers[instance] <= incarnation
 }
 
-// seeReceiver records a receiver's incarnation and refuses an older one.
+// seeReceiver records the incarnation a receiver answered with (Hello) and
+// refuses an older one than the newest known (a zombie) or one above
+// IncarnationCeiling (a claim that would make this sender refuse every
+// real incarnation of the receiver to come).
 func (s *Sender) seeReceiver(instance string, incarnation uint64) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if newest := s.receivers[instance]; incarnation < newest {
-		return fmt.Errorf("%w: receiver %s answered as incarnation %d, newest is %d", ErrStaleIncarnation, instance, incarnation, newest)
+	if err := checkIncarnation("receiver", instance, incarnation, s.receivers[instance], clockOr(s.now)); err != nil {
+		return err
 	}
 	s.receivers[instance] = incarnation
 	return nil

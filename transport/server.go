@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
@@ -48,8 +49,9 @@ type Server struct {
 	announced   func(instance string, incarnation uint64)
 	failJob     func(JobFailure) error
 	peers       func(instance string) bool
-	identify    Identify // set: claims must match the caller's certificate
-	gateway     string   // the one instance that may introduce and drop jobs, if identify is set
+	identify    Identify         // set: claims must match the caller's certificate
+	gateway     string           // the one instance that may introduce and drop jobs, if identify is set
+	now         func() time.Time // the clock of IncarnationCeiling; nil: time.Now (tests set it)
 
 	mu           sync.Mutex
 	incarnations map[string]uint64 // newest incarnation seen per sender instance
@@ -224,18 +226,16 @@ func (s *Server) fromGateway(ctx context.Context, job string) error {
 	return nil
 }
 
-// fence records a sender's incarnation and refuses older ones; a newer
-// incarnation ends the open streams of the older ones, so that a woken
-// zombie learns at once that it was replaced.
+// fence records a sender's incarnation and refuses older ones and ones
+// above IncarnationCeiling; a newer incarnation ends the open streams of
+// the older ones, so that a woken zombie learns at once that it was
+// replaced.
 func (s *Server) fence(sender string, incarnation uint64) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	newest := s.incarnations[sender]
-	if incarnation < newest {
-		return fmt.Errorf("%w: %s incarnation %d, newest is %d", ErrStaleIncarnation, sender, incarnation, newest)
-	}
-	if incarnation > newest+MaxIncarnationStep {
-		return fmt.Errorf("%w: %s claims incarnation %d, more than %d above the newest known (%d)", ErrInvalid, sender, incarnation, MaxIncarnationStep, newest)
+	if err := checkIncarnation("sender", sender, incarnation, newest, clockOr(s.now)); err != nil {
+		return err
 	}
 	s.incarnations[sender] = incarnation
 	if incarnation > newest {
@@ -289,7 +289,7 @@ func (s *Server) Exchange(stream wololov1.StageService_ExchangeServer) error {
 	}
 	ch := ChannelID{Job: open.JobId, Stream: open.Stream, Sender: open.Sender, Receiver: s.self}
 	if err := s.fence(open.Sender, open.Incarnation); err != nil {
-		s.log.Warn("refused stream from stale incarnation", "job", ch.Job, "stream", ch.Stream, "sender", ch.Sender, "error", err)
+		s.log.Warn("refused stream: its sender's incarnation", "job", ch.Job, "stream", ch.Stream, "sender", ch.Sender, "error", err)
 		return toStatus(err)
 	}
 	wm, err := s.handler.Open(ch)

@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"fmt"
 	"maps"
 	"slices"
 	"sync"
@@ -49,8 +50,10 @@ type Store interface {
 	// (Load reports it), so a late stream for it can be refused.
 	DropJob(job string) error
 	// NextIncarnation returns a number greater than any it returned before,
-	// across restarts; it is durable before it returns.
-	NextIncarnation() (uint64, error)
+	// across restarts, and at least atLeast (the start's clock,
+	// ClockIncarnation): transport.NextIncarnation of the last one and
+	// atLeast. It is durable before it returns.
+	NextIncarnation(atLeast uint64) (uint64, error)
 	// Load returns everything committed and not dropped, for recovery at
 	// start-up.
 	Load() (*Image, error)
@@ -179,12 +182,16 @@ func (s *MemStore) DropJob(job string) error {
 	return nil
 }
 
-// NextIncarnation counts up.
-func (s *MemStore) NextIncarnation() (uint64, error) {
+// NextIncarnation counts up from the last one, or from atLeast if higher.
+func (s *MemStore) NextIncarnation(atLeast uint64) (uint64, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.incarnation++
-	return s.incarnation, nil
+	n, err := NextIncarnation(s.incarnation, atLeast)
+	if err != nil {
+		return 0, fmt.Errorf("memstore: next incarnation: %w", err)
+	}
+	s.incarnation = n
+	return n, nil
 }
 
 // Load returns a deep copy of the content.

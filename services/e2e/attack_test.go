@@ -79,6 +79,9 @@ func TestForgedClaimsAreRefused(t *testing.T) {
 	results := func(job, sender string, inc uint64) *wololov1.Open {
 		return &wololov1.Open{JobId: job, Stream: "q3-partials", Sender: sender, Receiver: "gateway-0", Incarnation: inc}
 	}
+	// shard-0's own incarnation: a claim the fence takes, so that what
+	// else an Open claims is what is refused.
+	shard0Inc := statusOf(t, c, "shard-0").Incarnation
 	otherCA, err := pki.NewCA("someone else's CA")
 	if err != nil {
 		t.Fatal(err)
@@ -171,7 +174,7 @@ func TestForgedClaimsAreRefused(t *testing.T) {
 		// What the right caller claims.
 		{"a sender that is no neighbour", func() error { return open(stageAs(inst("q9-stranger-0")), results("j", "q9-stranger-0", 1)) }, codes.PermissionDenied},
 		{"a stream the gateway does not take from that sender", func() error {
-			return open(stageAs(shard0), &wololov1.Open{JobId: "j", Stream: "matches", Sender: "shard-0", Receiver: "gateway-0", Incarnation: 1})
+			return open(stageAs(shard0), &wololov1.Open{JobId: "j", Stream: "matches", Sender: "shard-0", Receiver: "gateway-0", Incarnation: shard0Inc})
 		}, codes.InvalidArgument},
 		{"a job id with a NUL byte", func() error { return open(stageAs(shard0), results("a\x00b", "shard-0", 1)) }, codes.InvalidArgument},
 		{"a 1 MB job id", func() error {

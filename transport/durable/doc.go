@@ -49,14 +49,15 @@
 // Trim is a DeleteRange of the channel's entries up to seq plus the acked
 // mark, applied without sync: a lost trim only causes a resend. DropJob is
 // a DeleteRange of all the job's keys plus a tombstone, synced.
-// NextIncarnation reads, increments and writes the counter, synced (also
-// under Options.NoSync).
+// NextIncarnation reads the last number handed out and writes the next,
+// one above it or the floor passed (the start's clock) if higher, synced
+// (also under Options.NoSync).
 //
 // # Key layout
 //
 // One byte selects the keyspace. The small meta keyspace:
 //
-//	"m" "i"                  incarnation counter, uint64 big-endian
+//	"m" "i"                  last incarnation handed out, uint64 big-endian
 //	"m" "t" job              tombstone of a dropped job (empty value)
 //
 // and the job keyspace, every key prefixed with "j" job 0x00:

@@ -163,7 +163,7 @@ func TestFullDiskFailsLoudlyAndNeverPanics(t *testing.T) {
 	if err := s.DropJob("b"); !errors.Is(err, ErrFailed) {
 		t.Errorf("a drop after the failure: %v, want ErrFailed", err)
 	}
-	if _, err := s.NextIncarnation(); !errors.Is(err, ErrFailed) {
+	if _, err := s.NextIncarnation(0); !errors.Is(err, ErrFailed) {
 		t.Errorf("an incarnation after the failure: %v, want ErrFailed", err)
 	}
 	closed := make(chan error, 1)

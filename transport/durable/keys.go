@@ -12,7 +12,7 @@ import (
 
 // Key layout (see doc.go). Two keyspaces:
 //
-//	m i                      incarnation counter (uint64 big-endian)
+//	m i                      last incarnation handed out (uint64 big-endian)
 //	m t <job>                tombstone of a dropped job (empty value)
 //	j <job> 0x00             job marker: the job exists (empty value)
 //	j <job> 0x00 a <ch>      acked mark of an output channel

@@ -534,16 +534,17 @@ func (s *Store) compact(job string, start, end []byte) {
 	}
 }
 
-// NextIncarnation reads, increments and writes the counter, synced.
-func (s *Store) NextIncarnation() (uint64, error) {
-	n, err := s.nextIncarnation()
+// NextIncarnation reads the last number, writes the next one (one above,
+// or atLeast if higher: transport.NextIncarnation), synced, and returns it.
+func (s *Store) NextIncarnation(atLeast uint64) (uint64, error) {
+	n, err := s.nextIncarnation(atLeast)
 	if err != nil {
 		return 0, fmt.Errorf("durable: next incarnation: %w", err)
 	}
 	return n, nil
 }
 
-func (s *Store) nextIncarnation() (uint64, error) {
+func (s *Store) nextIncarnation(atLeast uint64) (uint64, error) {
 	if err := s.enterWrite(); err != nil {
 		return 0, err
 	}
@@ -551,12 +552,16 @@ func (s *Store) nextIncarnation() (uint64, error) {
 	b := s.db.NewBatch()
 	defer b.Close()
 	s.mu.Lock()
-	n, err := s.getU64(incarnationKey)
+	last, err := s.getU64(incarnationKey)
 	if err != nil {
 		s.mu.Unlock()
 		return 0, err
 	}
-	n++
+	n, err := transport.NextIncarnation(last, atLeast)
+	if err != nil {
+		s.mu.Unlock()
+		return 0, err
+	}
 	if err := b.Set(incarnationKey, u64(n), nil); err != nil {
 		s.mu.Unlock()
 		return 0, err

@@ -257,7 +257,7 @@ func faultRun(t *testing.T, dir string, fs *faultFS, ops []storetest.Op) bool {
 			if _, err := s.Load(); err == nil || !errors.Is(err, fs.err) {
 				t.Errorf("Load after the failure: %v, want the failure", err)
 			}
-			if _, err := s.NextIncarnation(); err == nil {
+			if _, err := s.NextIncarnation(0); err == nil {
 				t.Error("NextIncarnation after the failure succeeded")
 			}
 		}

@@ -478,17 +478,18 @@ func (s *Store) dropJob(job string) error {
 	return s.waitLocked(g)
 }
 
-// NextIncarnation appends the next number and returns it once synced
-// (also under Options.NoSync: a number must never be handed out twice).
-func (s *Store) NextIncarnation() (uint64, error) {
-	n, err := s.nextIncarnation()
+// NextIncarnation appends the next number (one above the last, or atLeast
+// if higher: transport.NextIncarnation) and returns it once synced (also
+// under Options.NoSync: a number must never be handed out twice).
+func (s *Store) NextIncarnation(atLeast uint64) (uint64, error) {
+	n, err := s.nextIncarnation(atLeast)
 	if err != nil {
 		return 0, fmt.Errorf("segstore: next incarnation: %w", err)
 	}
 	return n, nil
 }
 
-func (s *Store) nextIncarnation() (uint64, error) {
+func (s *Store) nextIncarnation(atLeast uint64) (uint64, error) {
 	if err := s.enter(); err != nil {
 		return 0, err
 	}
@@ -499,9 +500,13 @@ func (s *Store) nextIncarnation() (uint64, error) {
 	if s.failed != nil {
 		return 0, s.failed
 	}
-	var n uint64 = 1
+	var last uint64
 	if s.ix.incarnation != nil {
-		n = s.ix.incarnation.v + 1
+		last = s.ix.incarnation.v
+	}
+	n, err := transport.NextIncarnation(last, atLeast)
+	if err != nil {
+		return 0, err
 	}
 	a := s.appendSmallLocked(incarnationPayload(n, 0))
 	s.ix.apply(&record{kind: kindIncarnation, inc: n}, a, nil)

@@ -36,7 +36,7 @@ func CrashChild(s transport.Store, w io.Writer) error {
 		fmt.Fprintf(out, format+"\n", args...)
 		out.Flush() // one write per line, after the commit returned
 	}
-	inc, err := s.NextIncarnation()
+	inc, err := s.NextIncarnation(transport.ClockIncarnation(time.Now()))
 	if err != nil {
 		return err
 	}

@@ -1,19 +1,24 @@
 // Package storetest is a conformance suite for transport.Store
 // implementations: it drives a store through sequences of Commit, Trim,
 // DropJob and NextIncarnation and checks Load against hand-written
-// expectations and against transport.MemStore, the model.
+// expectations and against transport.MemStore, the model, and the numbers
+// NextIncarnation hands out (above every one before, across reopens, and
+// at least the floor passed, the clock, even when it goes back) against
+// exact expectations.
 package storetest
 
 import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"sort"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"google.golang.org/protobuf/proto"
 
@@ -272,7 +277,24 @@ func Run(t *testing.T, open func(t *testing.T, dir string) transport.Store) {
 	t.Run("incarnations increase", func(t *testing.T) {
 		s := open(t, t.TempDir())
 		defer s.Close()
-		incarnations(t, s, 5, 0)
+		if last := incarnations(t, s, 5, 0); last != 5 {
+			t.Fatalf("five incarnations without a floor end at %d, want 5", last)
+		}
+	})
+	t.Run("incarnations floored", func(t *testing.T) {
+		s := open(t, t.TempDir())
+		defer s.Close()
+		takeIncarnations(t, s, floorSteps)
+	})
+	t.Run("incarnations exhausted", func(t *testing.T) {
+		// The largest number there is can be handed out once; after it
+		// the store refuses rather than wrap around to a small one.
+		s := open(t, t.TempDir())
+		defer s.Close()
+		takeIncarnations(t, s, []incarnationStep{{math.MaxUint64, math.MaxUint64}})
+		if n, err := s.NextIncarnation(0); err == nil {
+			t.Fatalf("incarnation %d after the largest one", n)
+		}
 	})
 	t.Run("stats", func(t *testing.T) {
 		s := open(t, t.TempDir())
@@ -327,6 +349,18 @@ func RunReopen(t *testing.T, open func(t *testing.T, dir string) transport.Store
 			t.Fatalf("last incarnation %d, want 12", last)
 		}
 	})
+	t.Run("floored incarnations across reopens", func(t *testing.T) {
+		// One step per open: the floor taken, kept when the clock goes
+		// back, counted up from when it stands still.
+		dir := t.TempDir()
+		for _, step := range floorSteps {
+			s := open(t, dir)
+			takeIncarnations(t, s, []incarnationStep{step})
+			if err := s.Close(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
 	t.Run("random sequence across reopens", func(t *testing.T) {
 		dir := t.TempDir()
 		model := transport.NewMemStore()
@@ -334,7 +368,7 @@ func RunReopen(t *testing.T, open func(t *testing.T, dir string) transport.Store
 		var lastInc uint64
 		for len(ops) > 0 {
 			s := open(t, dir)
-			n, err := s.NextIncarnation()
+			n, err := s.NextIncarnation(transport.ClockIncarnation(time.Now()))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -355,12 +389,45 @@ func RunReopen(t *testing.T, open func(t *testing.T, dir string) transport.Store
 	})
 }
 
-// incarnations takes n incarnations from s, each above the one before,
-// the first above last, and returns the last one.
+// incarnationStep is one NextIncarnation call: the floor passed (the
+// start's clock) and the number it must return.
+type incarnationStep struct{ atLeast, want uint64 }
+
+// floorSteps are starts of one store whose clock floors their numbers: a
+// store that counted 1 and 2 meets a clock far ahead (a number such as
+// ClockIncarnation's), starts twice within its millisecond, sees the clock
+// go back (or no floor at all), and then jump ahead again. Every number is
+// above the one before.
+var floorSteps = []incarnationStep{
+	{0, 1}, {0, 2},
+	{1_700_000_000_000, 1_700_000_000_000},
+	{1_700_000_000_000, 1_700_000_000_001},
+	{1_600_000_000_000, 1_700_000_000_002},
+	{0, 1_700_000_000_003},
+	{1_800_000_000_000, 1_800_000_000_000},
+}
+
+// takeIncarnations takes one incarnation from s per step, with the step's
+// floor, and checks that each is the step's number.
+func takeIncarnations(t *testing.T, s transport.Store, steps []incarnationStep) {
+	t.Helper()
+	for i, step := range steps {
+		n, err := s.NextIncarnation(step.atLeast)
+		if err != nil {
+			t.Fatalf("step %d: NextIncarnation(%d): %v", i, step.atLeast, err)
+		}
+		if n != step.want {
+			t.Fatalf("step %d: NextIncarnation(%d) = %d, want %d", i, step.atLeast, n, step.want)
+		}
+	}
+}
+
+// incarnations takes n incarnations from s without a floor, each above the
+// one before, the first above last, and returns the last one.
 func incarnations(t *testing.T, s transport.Store, n int, last uint64) uint64 {
 	t.Helper()
 	for range n {
-		inc, err := s.NextIncarnation()
+		inc, err := s.NextIncarnation(0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -707,7 +774,7 @@ func StatsAndClosed(t *testing.T, s transport.Store, closed error) {
 		"Trim":   s.Trim(ch, 1),
 		"Drop":   s.DropJob("j"),
 		"Load":   func() error { _, err := s.Load(); return err }(),
-		"Inc":    func() error { _, err := s.NextIncarnation(); return err }(),
+		"Inc":    func() error { _, err := s.NextIncarnation(0); return err }(),
 	} {
 		if !errors.Is(err, closed) {
 			t.Errorf("%s after Close: %v, want %v", name, err, closed)

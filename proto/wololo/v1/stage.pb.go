@@ -120,7 +120,12 @@ type AnnounceRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The sending instance.
 	Sender string `protobuf:"bytes,1,opt,name=sender,proto3" json:"sender,omitempty"`
-	// Its incarnation.
+	// Its incarnation: above every earlier one of the instance, even after a
+	// restart on an empty store (at least the start's Unix time in
+	// milliseconds, and one above the last its store handed out). An older
+	// one is refused (FAILED_PRECONDITION), and so is one above the
+	// neighbour's bound, 2^20 above the newest it knows of the instance or an
+	// hour ahead of its own clock, whichever is higher (INVALID_ARGUMENT).
 	Incarnation   uint64 `protobuf:"varint,2,opt,name=incarnation,proto3" json:"incarnation,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -597,7 +602,8 @@ type Open struct {
 	Sender string `protobuf:"bytes,3,opt,name=sender,proto3" json:"sender,omitempty"`
 	// The receiving instance the sender meant to reach.
 	Receiver string `protobuf:"bytes,4,opt,name=receiver,proto3" json:"receiver,omitempty"`
-	// The sender's incarnation; older incarnations are refused.
+	// The sender's incarnation (see AnnounceRequest.incarnation); older
+	// incarnations are refused, as are ones above the receiver's bound.
 	Incarnation   uint64 `protobuf:"varint,5,opt,name=incarnation,proto3" json:"incarnation,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -673,8 +679,9 @@ type Hello struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The highest sequence number the receiver has applied on this channel.
 	Watermark uint64 `protobuf:"varint,1,opt,name=watermark,proto3" json:"watermark,omitempty"`
-	// The receiver's incarnation; a sender refuses a receiver older than one
-	// it has already talked to (a zombie that woke up).
+	// The receiver's incarnation (see AnnounceRequest.incarnation); a sender
+	// refuses a receiver older than one it has already talked to (a zombie
+	// that woke up), or one above its bound.
 	Incarnation   uint64 `protobuf:"varint,2,opt,name=incarnation,proto3" json:"incarnation,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache

@@ -38,9 +38,13 @@ type StageServiceClient interface {
 	// Hello with its watermark, the sender resends its outbox above it and then
 	// new batches; the receiver acknowledges each batch once it is committed.
 	Exchange(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[ExchangeRequest, ExchangeResponse], error)
-	// Announce tells a receiver that a sender instance has started with a new
-	// incarnation, before it sends anything: from then on the receiver refuses
-	// every stream of an older incarnation of that instance (a paused zombie).
+	// Announce tells a neighbour that an instance has started with a new
+	// incarnation, before it sends anything: from then on the neighbour
+	// refuses every stream of an older incarnation of that instance (a paused
+	// zombie) and ignores its acknowledgements, and checks every channel it
+	// sends to the instance (does the new incarnation still hold what the old
+	// one acknowledged?). A start on an empty store is a new incarnation too:
+	// see AnnounceRequest.incarnation.
 	Announce(ctx context.Context, in *AnnounceRequest, opts ...grpc.CallOption) (*AnnounceResponse, error)
 	// DropJob deletes everything an instance holds of a job whose results the
 	// client has. Idempotent; later streams of the job are refused.
@@ -134,9 +138,13 @@ type StageServiceServer interface {
 	// Hello with its watermark, the sender resends its outbox above it and then
 	// new batches; the receiver acknowledges each batch once it is committed.
 	Exchange(grpc.BidiStreamingServer[ExchangeRequest, ExchangeResponse]) error
-	// Announce tells a receiver that a sender instance has started with a new
-	// incarnation, before it sends anything: from then on the receiver refuses
-	// every stream of an older incarnation of that instance (a paused zombie).
+	// Announce tells a neighbour that an instance has started with a new
+	// incarnation, before it sends anything: from then on the neighbour
+	// refuses every stream of an older incarnation of that instance (a paused
+	// zombie) and ignores its acknowledgements, and checks every channel it
+	// sends to the instance (does the new incarnation still hold what the old
+	// one acknowledged?). A start on an empty store is a new incarnation too:
+	// see AnnounceRequest.incarnation.
 	Announce(context.Context, *AnnounceRequest) (*AnnounceResponse, error)
 	// DropJob deletes everything an instance holds of a job whose results the
 	// client has. Idempotent; later streams of the job are refused.

@@ -66,7 +66,8 @@ type GetResponse struct {
 	Role string `protobuf:"bytes,1,opt,name=role,proto3" json:"role,omitempty"`
 	// Its instance name, e.g. "q3-joiner-1".
 	Instance string `protobuf:"bytes,2,opt,name=instance,proto3" json:"instance,omitempty"`
-	// Its incarnation: grows with every start.
+	// Its incarnation: grows with every start, even on an empty store (at
+	// least the start's Unix time in milliseconds).
 	Incarnation uint64 `protobuf:"varint,3,opt,name=incarnation,proto3" json:"incarnation,omitempty"`
 	// Seconds since it started.
 	UptimeSeconds float64 `protobuf:"fixed64,4,opt,name=uptime_seconds,json=uptimeSeconds,proto3" json:"uptime_seconds,omitempty"`

@@ -43,7 +43,7 @@ var (
 	descCommitBytes = desc("store_committed_bytes_total", "Bytes the store's commits wrote.")
 	descSyncs       = desc("store_syncs_total", "Syncs of the store to stable storage (fewer than commits when commits were grouped).")
 
-	descIncarnation = desc("process_incarnation", "This start's incarnation number (grows with every start).")
+	descIncarnation = desc("process_incarnation", "This start's incarnation number (grows with every start, even on an empty store: at least the start's Unix time in ms).")
 	descRecovering  = desc("process_recovering", "1 while the process loads its store and replays its state.")
 	descAnnounced   = desc("process_announced", "1 once this incarnation has announced itself to every receiver.")
 	descRecovery    = desc("recovery_seconds", "How long this start's recovery took, by phase: load (reading the store), replay (rebuilding the jobs from it).", "phase")

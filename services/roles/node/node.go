@@ -230,7 +230,10 @@ func New(cfg Config) (*Node, error) {
 		cfg.StoreTimes = metrics.NewStoreTimes()
 	}
 	store := transport.NewFailStop(metrics.TimeCommits(cfg.Store, cfg.StoreTimes.Commit))
-	incarnation, err := store.NextIncarnation()
+	// Floored by the clock, so that a start on an empty store (a wiped
+	// disk) is still newer than the starts before it: its neighbours then
+	// check what it holds (see transport, "Incarnations").
+	incarnation, err := store.NextIncarnation(transport.ClockIncarnation(time.Now()))
 	if err != nil {
 		return nil, fmt.Errorf("node %s: incarnation: %w", self, err)
 	}
