@@ -116,10 +116,17 @@ type gateway interface {
 // in out, else the error submit returned.
 func submitInBackground(ctx context.Context, t *testing.T, c gateway, d *dataset, out, job string) <-chan error {
 	t.Helper()
-	tlsConfig := clientTLS(t, c) // here: t.Fatal must not run on another goroutine
+	return submitOptsInBackground(ctx, t, c, client.SubmitOptions{Matches: d.matches, Players: d.players, Out: out, JobID: job})
+}
+
+// submitOptsInBackground is submitInBackground of any SubmitOptions (its
+// Server and TLS are c's).
+func submitOptsInBackground(ctx context.Context, t *testing.T, c gateway, o client.SubmitOptions) <-chan error {
+	t.Helper()
+	o.Server, o.TLS = c.GatewayAddr(), clientTLS(t, c) // here: t.Fatal must not run on another goroutine
 	done := make(chan error, 1)
 	go func() {
-		_, err := client.Submit(ctx, client.SubmitOptions{Server: c.GatewayAddr(), TLS: tlsConfig, Matches: d.matches, Players: d.players, Out: out, JobID: job})
+		_, err := client.Submit(ctx, o)
 		done <- err
 	}()
 	return done

@@ -217,7 +217,7 @@ func TestBatchesAfterEOFAreRefused(t *testing.T) {
 	defer cancel()
 	sets := testDatasets(t)
 	out := t.TempDir()
-	if _, err := client.Submit(ctx, client.SubmitOptions{Server: c.GatewayAddr(), TLS: clientTLS(t, c), Matches: sets[0].matches, Players: sets[0].players, Out: out, JobID: "kept", Keep: true}); err != nil {
+	if _, err := client.Submit(ctx, client.SubmitOptions{Server: c.GatewayAddr(), TLS: clientTLS(t, c), Matches: sets[0].matches, Players: sets[0].players, Out: out, JobID: "kept", Keep: true, BuiltinGraph: true}); err != nil {
 		t.Fatal(err)
 	}
 	compareOutputs(t, sets[0], out)

@@ -41,7 +41,10 @@ func TestZombieIsFenced(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	out := t.TempDir()
-	done := submitInBackground(ctx, t, c, d, out, "zombie")
+	// The hand-written graph: its shards send results while the upload
+	// goes on, so the victim has streams open when it is frozen (the SQL
+	// plan's shards send theirs at the end).
+	done := submitOptsInBackground(ctx, t, c, client.SubmitOptions{Matches: d.matches, Players: d.players, Out: out, JobID: "zombie", BuiltinGraph: true})
 	// Wait until the players upload is under way, so the victim has work.
 	conn, err := client.Dial(c.GatewayAddr(), clientTLS(t, c))
 	if err != nil {

@@ -498,9 +498,11 @@ func (r *Runtime) job(id string, ch *transport.ChannelID) (*job, error) {
 		return nil, fmt.Errorf("%w: %s", transport.ErrJobDropped, id)
 	}
 	if !r.admittedLocked(id) {
-		if ch != nil && !r.topologyTakes(*ch) {
-			return nil, unknown() // a channel no job of the built-in graph has
-		}
+		// Whatever the channel: a job of a plan this process was told of
+		// and then lost with its store has channels no job of the
+		// built-in graph has, and its sender must learn the job is not
+		// here (and whether it had acknowledged any of it), not that the
+		// channel is unknown, which it would retry for ever.
 		return nil, fmt.Errorf("%w: %s was never told of job %s by the gateway", transport.ErrUnknownJob, r.self, id)
 	}
 	if len(r.jobs) >= r.cfg.MaxJobs {

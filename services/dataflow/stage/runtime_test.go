@@ -361,8 +361,11 @@ func TestRuntimeStopsOnCommitFailure(t *testing.T) {
 }
 
 // TestRuntimeCreatesNoJobForARefusedChannel: a channel the topology does
-// not give the instance is refused before its job exists, and
-// introductions beyond MaxJobs are refused until a job is dropped.
+// not give the instance is refused before its job exists (a job never
+// introduced as ErrUnknownJob, whatever the channel, so that a sender
+// whose receiver lost the job with its store learns that; an introduced
+// one as ErrUnknownChannel), and introductions beyond MaxJobs are refused
+// until a job is dropped.
 func TestRuntimeCreatesNoJobForARefusedChannel(t *testing.T) {
 	store := transport.NewMemStore()
 	rt, err := stage.New(stage.Config{
@@ -378,21 +381,32 @@ func TestRuntimeCreatesNoJobForARefusedChannel(t *testing.T) {
 	ch := func(job, stream, sender string) transport.ChannelID {
 		return transport.ChannelID{Job: job, Stream: stream, Sender: sender, Receiver: "q2-grouper-0"}
 	}
-	for _, bad := range []transport.ChannelID{
+	bads := []transport.ChannelID{
 		ch("a", operators.Q3Players, "players-filter-0"), // a stream of another stage
 		ch("a", operators.Q2Players, "players-filter-7"), // beyond the sender's replicas
 		ch("a", operators.Q2Players, "matches-filter-0"), // the wrong sending stage
 		ch("a", operators.Q2Players, "players-filter-00"),
-		{Job: "a", Stream: operators.Q2Players, Sender: "players-filter-0", Receiver: "q2-grouper-1"},
-	} {
-		if _, err := rt.Open(bad); !errors.Is(err, transport.ErrUnknownChannel) {
-			t.Errorf("Open(%s) = %v, want ErrUnknownChannel", bad, err)
+	}
+	for _, bad := range bads {
+		if _, err := rt.Open(bad); !errors.Is(err, transport.ErrUnknownJob) {
+			t.Errorf("Open(%s) of a job never introduced = %v, want ErrUnknownJob", bad, err)
 		}
+	}
+	if _, err := rt.Open(transport.ChannelID{Job: "a", Stream: operators.Q2Players, Sender: "players-filter-0", Receiver: "q2-grouper-1"}); !errors.Is(err, transport.ErrUnknownChannel) {
+		t.Errorf("Open for another receiver = %v, want ErrUnknownChannel", err)
 	}
 	if p := rt.Progress(); len(p) != 0 {
 		t.Fatalf("refused channels created %d jobs", len(p))
 	}
 	introduce(t, rt, "a", "a") // twice: the second does nothing
+	for _, bad := range bads {
+		if _, err := rt.Open(bad); !errors.Is(err, transport.ErrUnknownChannel) {
+			t.Errorf("Open(%s) of an introduced job = %v, want ErrUnknownChannel", bad, err)
+		}
+	}
+	if p := rt.Progress(); len(p) != 0 {
+		t.Fatalf("refused channels created %d jobs", len(p))
+	}
 	if _, err := rt.Open(ch("a", operators.Q2Players, "players-filter-1")); err != nil {
 		t.Fatal(err)
 	}
