@@ -173,9 +173,13 @@ func TestForgedClaimsAreRefused(t *testing.T) {
 
 		// What the right caller claims.
 		{"a sender that is no neighbour", func() error { return open(stageAs(inst("q9-stranger-0")), results("j", "q9-stranger-0", 1)) }, codes.PermissionDenied},
+		// Of a job the gateway never made, every stream is refused as
+		// such (NotFound, job not introduced), whether or not a job would
+		// take it: so a sender whose receiver lost a plan's job with its
+		// store learns that, rather than "unknown channel" for ever.
 		{"a stream the gateway does not take from that sender", func() error {
 			return open(stageAs(shard0), &wololov1.Open{JobId: "j", Stream: "matches", Sender: "shard-0", Receiver: "gateway-0", Incarnation: shard0Inc})
-		}, codes.InvalidArgument},
+		}, codes.NotFound},
 		{"a job id with a NUL byte", func() error { return open(stageAs(shard0), results("a\x00b", "shard-0", 1)) }, codes.InvalidArgument},
 		{"a 1 MB job id", func() error {
 			return open(stageAs(shard0), results(strings.Repeat("j", 1<<20), "shard-0", 1))
