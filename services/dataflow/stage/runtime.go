@@ -321,19 +321,6 @@ func (j *job) takes(ch transport.ChannelID) bool {
 	return ok
 }
 
-// topologyTakes reports whether the topology's streams give this
-// instance the channel: what the built-in graph reads here.
-func (r *Runtime) topologyTakes(ch transport.ChannelID) bool {
-	for _, e := range TopologyWiring(r.cfg.Topology, r.cfg.Instance.Stage).Inputs {
-		if e.Stream != ch.Stream {
-			continue
-		}
-		in, err := deploy.ParseInstance(ch.Sender)
-		return err == nil && in.Stage == e.Stage && in.Index < e.Replicas && in.Name() == ch.Sender
-	}
-	return false
-}
-
 // Deliver implements transport.Handler.
 func (r *Runtime) Deliver(ctx context.Context, ch transport.ChannelID, b *wololov1.Batch, done func(error)) error {
 	j, err := r.job(ch.Job, &ch)

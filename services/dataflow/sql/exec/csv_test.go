@@ -13,17 +13,11 @@ import (
 	"github.com/wololo/wololo/services/dataflow/csvio"
 )
 
-// readInOrder is what a CSVReader reads, as one csvio.Scanner reading the
+// readRejects is what a CSVReader reads, as one csvio.Scanner reading the
 // file in order reads it: the header, each kept row's fields (the others
-// empty), the records read and those skipped.
-func readInOrder(t *testing.T, file string, maxRecordBytes int, keep []string) (header []string, rows [][]string, read, malformed int64) {
-	header, rows, read, malformed, _ = readRejects(t, file, maxRecordBytes, keep)
-	return header, rows, read, malformed
-}
-
-// readRejects is readInOrder with the records skipped, as a CSVReader
-// lists them: each one's start (after the blank lines before it), why,
-// and its first bytes.
+// empty), the records read and those skipped, and the records skipped as
+// a CSVReader lists them: each one's start (after the blank lines before
+// it), why, and its first bytes.
 func readRejects(t *testing.T, file string, maxRecordBytes int, keep []string) (header []string, rows [][]string, read, malformed int64, rejects []Reject) {
 	t.Helper()
 	sc := csvio.NewScanner(strings.NewReader(file))
