@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/wololo/wololo/services/dataflow/sql/plan"
+	"github.com/wololo/wololo/services/dataflow/sql/value"
 )
 
 // TestConditionalAggregatesShareTheirCondition: an aggregate of CASE WHEN
@@ -110,7 +111,7 @@ func TestMinMaxOfLongNumbers(t *testing.T) {
 		if err := c.Add((&Batch{N: 5, Cols: []*Vec{in.Vec()}}).Rows(rows)); err != nil {
 			t.Fatal(err)
 		}
-		if got, want := len(c.accs[0].numBig), 1-int(rows[0])/2; got != want {
+		if got, want := len(c.accs[0].nums.big), 1-int(rows[0])/2; got != want {
 			t.Errorf("%d long values kept, want %d", got, want)
 		}
 	}
@@ -163,4 +164,43 @@ func TestCountsPast32Bits(t *testing.T) {
 		t.Fatal(err)
 	}
 	check(b)
+}
+
+// TestDecsAddIsDecAdd: a group's sum kept in place (decs.add) is what
+// Dec.Add makes of the same numbers, through int64 overflow both ways,
+// scales that differ and numbers wider than an int64, and the group is
+// back in place once its sum fits again.
+func TestDecsAddIsDecAdd(t *testing.T) {
+	num := func(s string) value.Dec {
+		d, ok := value.ReadNumber([]byte(s))
+		if !ok {
+			t.Fatalf("not a number: %q", s)
+		}
+		return d
+	}
+	for _, seq := range [][]string{
+		{"1", "2", "-3", "40"},
+		{"9223372036854775807", "1", "-1", "-9223372036854775807"},
+		{"-9223372036854775808", "-1", "1"},
+		{"1.5", "2", "0.25", "-3.75"},
+		{"123456789012345678901234567890", "-123456789012345678901234567890", "7"},
+		{"0.1", "0.20", "9223372036854775.807", "1"},
+	} {
+		var d decs
+		d.grow(3)
+		want := value.Dec{}
+		for _, s := range seq {
+			d.add(1, num(s))
+			want = want.Add(num(s))
+			if got := d.get(1); got.Cmp(want) != 0 || got.Scale() != want.Scale() {
+				t.Fatalf("%q: after %s, %s (scale %d), want %s (scale %d)", seq, s, got, got.Scale(), want, want.Scale())
+			}
+		}
+		if d.get(0).Cmp(value.Dec{}) != 0 || d.get(2).Cmp(value.Dec{}) != 0 {
+			t.Errorf("%q: the other groups moved: %s, %s", seq, d.get(0), d.get(2))
+		}
+		if _, _, fits := want.Unscaled(); fits && (d.s[1] < 0 || len(d.big) != 0) {
+			t.Errorf("%q: a sum that fits is kept apart (scale %d, %d apart)", seq, d.s[1], len(d.big))
+		}
+	}
 }

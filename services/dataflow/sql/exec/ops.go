@@ -179,47 +179,84 @@ func (g *groups) ids(keys []*Vec, n int, sl []int32) []int32 {
 // function uses are kept (the others stay nil and read as zero, see the
 // accessors below), so that an aggregate of many groups costs the bytes
 // of its function's state alone. A count takes 4 bytes of a group (and a
-// map entry past 2^32-1, see counts). The minimum or maximum of numbers is
-// kept in place per group, as an int64 and a scale while it fits (numI,
-// numS: no pointer for the garbage collector to scan in 1.5M groups'
-// state, half a Dec's bytes), else as a Dec in numBig; of text or
+// map entry past 2^32-1, see counts). A sum, and the minimum or maximum of
+// numbers, is kept in place per group as decs (an int64 and a scale while
+// it fits: no pointer for the garbage collector to scan in millions of
+// groups' state, half a Dec's bytes); the minimum or maximum of text or
 // booleans, as the rows of a Vec that grows with each improvement (best,
 // bestN).
 type acc struct {
-	agg    *plan.Agg
-	in     aggInput            // what it reads of each row
-	count  counts              // count, count(*), sum and avg's count
-	sum    []value.Dec         // sum, avg
-	has    []bool              // sum, avg, min, max: a value was seen
-	numI   []int64             // min, max of numbers: group g's value so far, unscaled,
-	numS   []int32             // at this scale; -1: the value is numBig[g]
-	numBig map[int32]value.Dec // min, max of numbers whose unscaled value is not an int64
-	best   *Vec                // min, max of text or booleans: the values so far, grown as groups come
-	bestN  []int32             // min, max of text or booleans: which row of best holds group g's value
+	agg   *plan.Agg
+	in    aggInput // what it reads of each row
+	count counts   // count, count(*), sum and avg's count
+	sum   decs     // sum, avg
+	has   []bool   // sum, avg, min, max: a value was seen
+	nums  decs     // min, max of numbers: group g's value so far
+	best  *Vec     // min, max of text or booleans: the values so far, grown as groups come
+	bestN []int32  // min, max of text or booleans: which row of best holds group g's value
 }
 
-// num is group g's minimum or maximum number (numI, numS, numBig).
-func (a *acc) num(g int32) value.Dec {
-	if s := a.numS[g]; s >= 0 {
-		return value.FromUnscaled(a.numI[g], s)
-	}
-	return a.numBig[g]
+// decs are a number per group, without pointers: group g's is i[g]
+// unscaled at scale s[g] while that fits an int64, else (s[g] == -1)
+// big[g]. A group's number starts at zero.
+type decs struct {
+	i   []int64
+	s   []int32
+	big map[int32]value.Dec
 }
 
-// setNum makes d group g's minimum or maximum number.
-func (a *acc) setNum(g int32, d value.Dec) {
-	if a.numS[g] < 0 {
-		delete(a.numBig, g)
+// grow makes room for n groups.
+func (d *decs) grow(n int) {
+	d.i = extend(d.i, n)
+	d.s = extend(d.s, n)
+}
+
+// used reports whether d keeps numbers (grow was called).
+func (d *decs) used() bool { return d.s != nil }
+
+// get is group g's number.
+func (d *decs) get(g int32) value.Dec {
+	if s := d.s[g]; s >= 0 {
+		return value.FromUnscaled(d.i[g], s)
 	}
-	if i, s, ok := d.Unscaled(); ok {
-		a.numI[g], a.numS[g] = i, s
+	return d.big[g]
+}
+
+// set makes v group g's number.
+func (d *decs) set(g int32, v value.Dec) {
+	if d.s[g] < 0 {
+		delete(d.big, g)
+	}
+	if i, s, ok := v.Unscaled(); ok {
+		d.i[g], d.s[g] = i, s
 		return
 	}
-	if a.numBig == nil {
-		a.numBig = map[int32]value.Dec{}
+	if d.big == nil {
+		d.big = map[int32]value.Dec{}
 	}
-	a.numS[g] = -1
-	a.numBig[g] = d
+	d.s[g] = -1
+	d.big[g] = v
+}
+
+// add adds v to group g's number: in place when both are int64s of one
+// scale and their sum does not overflow, else through Dec.Add.
+func (d *decs) add(g int32, v value.Dec) {
+	if s := d.s[g]; s >= 0 {
+		if vi, vs, ok := v.Unscaled(); ok && vs == s {
+			sum := d.i[g] + vi
+			if (d.i[g] >= 0) != (vi >= 0) || (sum >= 0) == (vi >= 0) {
+				d.i[g] = sum
+				return
+			}
+		}
+	}
+	d.set(g, d.get(g).Add(v))
+}
+
+// window is d's numbers of groups from..to-1 alone, as groups 0..: the
+// slices cut (not copied), big renumbered.
+func (d decs) window(from, to int) decs {
+	return decs{i: cut(d.i, from, to), s: cut(d.s, from, to), big: renumber(d.big, from, to)}
 }
 
 // aggInput is what an aggregate reads of a row: its argument; or, when
@@ -312,14 +349,13 @@ func (a *acc) grow(n int) {
 		a.count.lo = extend(a.count.lo, n)
 	}
 	if u.sum {
-		a.sum = extend(a.sum, n)
+		a.sum.grow(n)
 	}
 	if u.has {
 		a.has = extend(a.has, n)
 	}
 	if u.nums {
-		a.numI = extend(a.numI, n)
-		a.numS = extend(a.numS, n)
+		a.nums.grow(n)
 	}
 	if u.best && len(a.bestN) < n {
 		from := len(a.bestN)
@@ -398,10 +434,10 @@ func (a *acc) countOf(g int) int64 {
 func (a *acc) hasOf(g int) bool { return a.has != nil && a.has[g] }
 
 func (a *acc) sumOf(g int) value.Dec {
-	if a.sum == nil {
+	if !a.sum.used() {
 		return value.Dec{}
 	}
-	return a.sum[g]
+	return a.sum.get(int32(g))
 }
 
 // update folds the values of a batch's rows into their groups: arg's
@@ -421,7 +457,7 @@ func (a *acc) update(ids []int32, arg *Vec, when []bool, els *Vec, groups int) {
 		for i, g := range ids {
 			if v, j, ok := pick(arg, when, els, i); ok {
 				a.count.inc(g)
-				a.sum[g] = a.sum[g].Add(v.Nums[j])
+				a.sum.add(g, v.Nums[j])
 				a.has[g] = true
 			}
 		}
@@ -430,7 +466,7 @@ func (a *acc) update(ids []int32, arg *Vec, when []bool, els *Vec, groups int) {
 		if a.agg.Func == plan.Max {
 			want = 1
 		}
-		if a.numS != nil {
+		if a.nums.used() {
 			a.updateNums(ids, arg, when, els, want)
 		} else {
 			a.updateBest(ids, arg, when, els, want)
@@ -480,13 +516,13 @@ func (a *acc) updateNums(ids []int32, arg *Vec, when []bool, els *Vec, want int)
 		}
 		d := v.Nums[j]
 		if a.has[g] {
-			cur := a.num(g)
+			cur := a.nums.get(g)
 			c := d.Cmp(cur)
 			if c != want && (c != 0 || d.Scale() <= cur.Scale()) {
 				continue
 			}
 		}
-		a.setNum(g, d)
+		a.nums.set(g, d)
 		a.has[g] = true
 	}
 }
@@ -529,19 +565,19 @@ func (a *acc) result(n int) *Vec {
 			case !a.has[g]:
 				out.null()
 			case a.agg.Func == plan.Sum:
-				out.num(a.sum[g])
+				out.num(a.sum.get(int32(g)))
 			default:
-				d, _ := a.sum[g].Div(value.Int(a.count.get(g)))
+				d, _ := a.sum.get(int32(g)).Div(value.Int(a.count.get(g)))
 				out.num(d)
 			}
 		}
 		return out.v
 	}
-	if a.numS != nil {
+	if a.nums.used() {
 		out := &Vec{Type: plan.Number, N: n, Nums: make([]value.Dec, n)}
 		for g := range n {
 			if a.has[g] {
-				out.Nums[g] = a.num(int32(g))
+				out.Nums[g] = a.nums.get(int32(g))
 			} else {
 				setNull(out, g)
 			}

@@ -307,7 +307,7 @@ func (a *Aggregation) RestoreState(state []byte) error {
 			ac.has[g] = true
 			d := r.dec()
 			if u.sum {
-				ac.sum[g] = d
+				ac.sum.set(int32(g), d)
 			}
 			ac.readBest(r, g)
 		}
@@ -319,9 +319,9 @@ func (a *Aggregation) RestoreState(state []byte) error {
 // does (a number as dec writes it), or 0 when the function keeps none.
 func (a *acc) writeBest(w *stateWriter, g int) {
 	switch {
-	case a.numS != nil:
+	case a.nums.used():
 		w.Uvarint(1)
-		w.dec(a.num(int32(g)))
+		w.dec(a.nums.get(int32(g)))
 	case a.bestN != nil && a.bestN[g] >= 0:
 		w.value(a.best, int(a.bestN[g]))
 	default:
@@ -338,7 +338,7 @@ func (a *acc) readBest(r *stateReader, g int) {
 			r.Fail(nil)
 			return
 		}
-		a.setNum(int32(g), r.dec())
+		a.nums.set(int32(g), r.dec())
 	case u.best:
 		if a.best == nil {
 			a.best = newBuilder(valueType(a.agg.Arg.Type), 0).v

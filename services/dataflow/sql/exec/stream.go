@@ -197,14 +197,13 @@ func (a *Aggregation) ResultRange(from, to int) *Batch {
 
 // window is a's state of groups from..to-1 alone, as its groups 0..: its
 // per-group slices cut (not copied), its wide counts and minima or maxima
-// (count.hi, numBig) renumbered; the values of text or booleans (best) are a's.
+// (count.hi, the numbers' big) renumbered; the values of text or booleans (best) are a's.
 func (a *acc) window(from, to int) *acc {
 	a.grow(to)
 	w := *a
 	w.count = counts{lo: cut(a.count.lo, from, to), hi: renumber(a.count.hi, from, to)}
-	w.sum, w.has = cut(a.sum, from, to), cut(a.has, from, to)
-	w.numI, w.numS, w.bestN = cut(a.numI, from, to), cut(a.numS, from, to), cut(a.bestN, from, to)
-	w.numBig = renumber(a.numBig, from, to)
+	w.sum, w.has = a.sum.window(from, to), cut(a.has, from, to)
+	w.nums, w.bestN = a.nums.window(from, to), cut(a.bestN, from, to)
 	return &w
 }
 
