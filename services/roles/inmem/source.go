@@ -256,12 +256,15 @@ func (s *source) add(p piece, r schema.FileReport) {
 		slices.SortFunc(sum.Rejects, func(a, b schema.Reject) int { return cmp.Compare(a.Offset, b.Offset) })
 		sum.Rejects = sum.Rejects[:min(len(sum.Rejects), schema.MaxRejectsListed)]
 	}
-	s.parsed[p.file] += int64(len(p.data))
+	// Pieces are parsed side by side, the last one maybe first: what is
+	// parsed counts up to the file's size, never past it.
+	total := s.headers[p.file].size - s.headers[p.file].data
+	s.parsed[p.file] = min(s.parsed[p.file]+int64(len(p.data)), total)
 	if p.tail || p.last {
-		s.parsed[p.file] = s.headers[p.file].size - s.headers[p.file].data
+		s.parsed[p.file] = total
 	}
 	if s.opts.Progress != nil {
-		s.opts.Progress(p.file, s.parsed[p.file], s.headers[p.file].size-s.headers[p.file].data)
+		s.opts.Progress(p.file, s.parsed[p.file], total)
 	}
 }
 
