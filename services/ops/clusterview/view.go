@@ -143,13 +143,18 @@ func Summarize(top deploy.Topology, answers []Answer, jobs []*wololov1.ClusterJo
 		out.Processes = append(out.Processes, p)
 	}
 
-	// Streams between tasks, and the counters they are summed from.
+	// Streams between tasks, and the counters they are summed from: the
+	// topology's (the hand-written graph's), in its order, those that an
+	// instance sends on (a job of that graph runs or is kept); then a job's
+	// own plan's channels, by name, as they are first seen.
 	streams := map[string]*wololov1.ClusterStream{}
+	var topology, planned []*wololov1.ClusterStream
 	for _, st := range top.Streams {
 		cs := &wololov1.ClusterStream{Name: st.Name, From: st.From, To: st.To}
 		streams[st.Name] = cs
-		out.Streams = append(out.Streams, cs)
+		topology = append(topology, cs)
 	}
+	sent := map[*wololov1.ClusterStream]bool{}
 	finished := map[string]int32{}
 	for _, stage := range top.Stages {
 		cs := &wololov1.ClusterStage{Name: stage.Name}
@@ -192,8 +197,9 @@ func Summarize(top deploy.Topology, answers []Answer, jobs []*wololov1.ClusterJo
 						}
 						s = &wololov1.ClusterStream{Name: o.GetStream(), From: stage.Name, To: to.Stage}
 						streams[s.Name] = s
-						out.Streams = append(out.Streams, s)
+						planned = append(planned, s)
 					}
+					sent[s] = true
 					{
 						s.Rows += o.GetRows()
 						s.OutboxDepth += o.GetOutboxDepth()
@@ -221,6 +227,12 @@ func Summarize(top deploy.Topology, answers []Answer, jobs []*wololov1.ClusterJo
 		}
 		out.Stages = append(out.Stages, cs)
 	}
+	for _, s := range topology {
+		if sent[s] {
+			out.Streams = append(out.Streams, s)
+		}
+	}
+	out.Streams = append(out.Streams, planned...)
 	for _, s := range out.Streams {
 		s.RowsPerSecond = cur.rate(prev, "rows/"+s.Name, secs)
 		s.BytesPerSecond = cur.rate(prev, "bytes/"+s.Name, secs)

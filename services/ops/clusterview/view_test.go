@@ -33,8 +33,12 @@ func TestSummarize(t *testing.T) {
 	jobs := []*wololov1.ClusterJob{{JobId: "j1", Name: "nightly", JobState: wololov1.JobState_JOB_STATE_UPLOADING, BytesUploaded: 100, BytesTotal: 1000}}
 	first, sample := Summarize(top, []Answer{gw, shard("shard-0", 100, 1000, 0, 0, 3, 3), shard("shard-1", 50, 500, 0, 0, 1, 1),
 		master(1, "follower", 3, 2), master(2, "follower", 3, 2), master(3, "leader", 3, 2)}, jobs, Sample{}, t0)
-	if first.IntervalSeconds != 0 || first.Streams[2].RowsPerSecond != 0 || first.Jobs[0].EtaSeconds != -1 {
-		t.Errorf("first snapshot: interval %v, q1 rate %v, eta %v: want no rates", first.IntervalSeconds, first.Streams[2].RowsPerSecond, first.Jobs[0].EtaSeconds)
+	// Of the topology's streams, only those an instance sends on.
+	if len(first.Streams) != 1 || first.Streams[0].Name != "q1-tokens" {
+		t.Fatalf("streams %v, want q1-tokens alone (no instance sends on the others)", first.Streams)
+	}
+	if first.IntervalSeconds != 0 || first.Streams[0].RowsPerSecond != 0 || first.Jobs[0].EtaSeconds != -1 {
+		t.Errorf("first snapshot: interval %v, q1 rate %v, eta %v: want no rates", first.IntervalSeconds, first.Streams[0].RowsPerSecond, first.Jobs[0].EtaSeconds)
 	}
 
 	jobs[0].BytesUploaded = 300
@@ -45,7 +49,7 @@ func TestSummarize(t *testing.T) {
 	}{
 		{"rates, lag, restarts, eta", []Answer{gw, shard("shard-0", 300, 3000, 0, 4, 9, 5), shard("shard-1", 150, 1500, 0, 0, 2, 2), master(3, "leader", 3, 2)},
 			func(t *testing.T, s *wololov1.ClusterGetResponse) {
-				q1 := s.Streams[2]
+				q1 := s.Streams[0]
 				if q1.Name != "q1-tokens" || q1.RowsPerSecond != 300 || q1.BytesPerSecond != 3000 || q1.Rows != 450 || q1.MaxLagBatches != 4 || q1.OutboxDepth != 4 {
 					t.Errorf("q1-tokens: %v", q1)
 				}
@@ -62,7 +66,7 @@ func TestSummarize(t *testing.T) {
 			}},
 		{"a restarted sender's counters give no negative rate", []Answer{gw, shard("shard-0", 10, 10, 0, 0, 1, 1), shard("shard-1", 150, 1500, 0, 0, 2, 2)},
 			func(t *testing.T, s *wololov1.ClusterGetResponse) {
-				if r := s.Streams[2].RowsPerSecond; r != 110 {
+				if r := s.Streams[0].RowsPerSecond; r != 110 {
 					t.Errorf("q1-tokens rate %v, want 110 (shard-1's increase of 100, and the 10 shard-0 sent since it started again)", r)
 				}
 			}},
@@ -89,7 +93,7 @@ func TestSummarize(t *testing.T) {
 	// An instance that did not answer before counts from now on only.
 	_, noShard1 := Summarize(top, []Answer{gw, shard("shard-0", 100, 1000, 0, 0, 3, 3)}, jobs, Sample{}, t0)
 	back, _ := Summarize(top, []Answer{gw, shard("shard-0", 100, 1000, 0, 0, 3, 3), shard("shard-1", 5000, 500, 0, 0, 1, 1)}, jobs, noShard1, t0.Add(time.Second))
-	if r := back.Streams[2].RowsPerSecond; r != 0 {
+	if r := back.Streams[0].RowsPerSecond; r != 0 {
 		t.Errorf("shard-1 back after not answering: q1-tokens rate %v, want 0", r)
 	}
 	for _, c := range cases {
