@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"bytes"
 	"fmt"
 
 	"github.com/wololo/wololo/services/dataflow/batch"
@@ -120,7 +121,9 @@ func (in *Ingest) Offset() int64 {
 
 // Feed parses every complete record of the bytes fed so far and emits its
 // row. With atEOF the input ends here and a last record without a newline
-// is complete.
+// is complete. The records that lie whole in data are parsed where they
+// are: only a record cut by a chunk's end is copied, into the carry, and
+// completed with the start of the next chunk (joinCarry).
 func (in *Ingest) Feed(data []byte, atEOF bool, out stage.Emitter) {
 	if in.skipping {
 		n, ended := in.skipper.Skip(data)
@@ -131,12 +134,49 @@ func (in *Ingest) Feed(data []byte, atEOF bool, out stage.Emitter) {
 		}
 		in.endSkip()
 	}
+	if len(in.carry) > 0 {
+		data = in.joinCarry(data, atEOF, out)
+	}
+	in.carry = append(in.carry, in.parse(data, atEOF, out)...)
+	if max := in.RecordLimit(); len(in.carry) > max && !atEOF {
+		// Too long to hold: skip the rest of this record as it comes.
+		in.skipping, in.skipFrom, in.skipper = true, in.offset, csvio.RecordSkipper{}
+		in.skipHead = append(in.skipHead[:0], in.carry[:min(len(in.carry), schema.RejectHeadBytes)]...)
+		carry := in.carry
+		in.carry = nil // let the held bytes go
+		in.Feed(carry, false, out)
+	}
+}
+
+// joinCarry parses the carry (the bytes of a record not yet complete)
+// with data's bytes up to its first line end, which usually complete it,
+// and returns the bytes of data it did not take. When the carry still
+// holds a record that is not complete (a quoted field with a line break)
+// and data has more, it takes all of data, as if fed at once.
+func (in *Ingest) joinCarry(data []byte, atEOF bool, out stage.Emitter) []byte {
+	line := len(data)
+	if i := bytes.IndexByte(data, '\n'); i >= 0 {
+		line = i + 1
+	}
+	in.carry = append(in.carry, data[:line]...)
+	data = data[line:]
+	in.carry = append(in.carry[:0], in.parse(in.carry, atEOF && len(data) == 0, out)...)
+	if len(in.carry) == 0 || len(data) == 0 {
+		return data
+	}
 	in.carry = append(in.carry, data...)
-	buf := in.carry
+	in.carry = append(in.carry[:0], in.parse(in.carry, atEOF, out)...)
+	return nil
+}
+
+// parse emits the records of buf, counting every one, and returns the
+// bytes after the last complete one: a record that needs more (none when
+// atEOF).
+func (in *Ingest) parse(buf []byte, atEOF bool, out stage.Emitter) []byte {
 	for {
 		kind, fields, n := in.split.Next(buf, atEOF)
 		if kind == csvio.NeedMore {
-			break
+			return buf
 		}
 		raw := buf[:n]
 		buf = buf[n:]
@@ -157,15 +197,6 @@ func (in *Ingest) Feed(data []byte, atEOF bool, out stage.Emitter) {
 			in.Report.Rows++
 			in.record(fields, at, raw, out)
 		}
-	}
-	in.carry = append(in.carry[:0], buf...)
-	if max := in.RecordLimit(); len(in.carry) > max && !atEOF {
-		// Too long to hold: skip the rest of this record as it comes.
-		in.skipping, in.skipFrom, in.skipper = true, in.offset, csvio.RecordSkipper{}
-		in.skipHead = append(in.skipHead[:0], in.carry[:min(len(in.carry), schema.RejectHeadBytes)]...)
-		carry := in.carry
-		in.carry = nil // let the held bytes go
-		in.Feed(carry, false, out)
 	}
 }
 
