@@ -48,6 +48,15 @@ func NewVecBuilder(t plan.Type, capacity int) *VecBuilder {
 	return &VecBuilder{newBuilder(valueType(t), capacity), t}
 }
 
+// NewVecBuilderIn is NewVecBuilder building a number or boolean Vec in
+// the memory of spent's values (a Vec of the same type, nil for none),
+// which nothing may read any more: a batch built again and again (a
+// Source's) allocates them once. A text Vec is built in memory of its own
+// whatever spent is (a wire batch may alias it).
+func NewVecBuilderIn(t plan.Type, capacity int, spent *Vec) *VecBuilder {
+	return &VecBuilder{newBuilderIn(valueType(t), capacity, spent), t}
+}
+
 // Reserve makes room for n more bytes of text values, so that a text
 // Vec whose size is known about does not grow value by value.
 func (b *VecBuilder) Reserve(n int) { b.b.v.Data = slices.Grow(b.b.v.Data, n) }

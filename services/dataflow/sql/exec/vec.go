@@ -12,7 +12,9 @@ import (
 // Vec is one column of a batch, of one type: text as one arena and the
 // end offset of each value (the layout of wololo.v1.TextColumn), numbers
 // as exact decimals, booleans as bools; Null marks the NULL values (nil
-// when there is none). A Vec is not modified once built.
+// when there is none). A Vec is not modified once built; the memory of a
+// Vec that nothing reads any more may be built into again
+// (NewVecBuilderIn).
 type Vec struct {
 	Type  plan.Type
 	N     int
@@ -62,17 +64,35 @@ func (b *Batch) String() string {
 // builder appends values to a new Vec.
 type builder struct{ v *Vec }
 
-func newBuilder(t plan.Type, capacity int) *builder {
+func newBuilder(t plan.Type, capacity int) *builder { return newBuilderIn(t, capacity, nil) }
+
+// newBuilderIn is newBuilder building into the memory of spent's numbers
+// or booleans (spent nil, or a Vec of type t that nothing reads any more)
+// when it has room for capacity values; a text Vec's memory is never
+// taken.
+func newBuilderIn(t plan.Type, capacity int, spent *Vec) *builder {
+	if spent == nil || spent.Type != t {
+		spent = &Vec{}
+	}
 	v := &Vec{Type: t}
 	switch t {
 	case plan.Text:
 		v.Ends = make([]uint32, 0, capacity)
 	case plan.Number:
-		v.Nums = make([]value.Dec, 0, capacity)
+		v.Nums = room(spent.Nums, capacity)
 	case plan.Bool:
-		v.Bools = make([]bool, 0, capacity)
+		v.Bools = room(spent.Bools, capacity)
 	}
 	return &builder{v: v}
+}
+
+// room is spent emptied when it has room for capacity values, else a new
+// slice of that capacity.
+func room[T any](spent []T, capacity int) []T {
+	if spent != nil && cap(spent) >= capacity {
+		return spent[:0]
+	}
+	return make([]T, 0, capacity)
 }
 
 // null appends a NULL; the first makes Null, at the capacity of the

@@ -243,12 +243,14 @@ type scan struct {
 // (none yet: nil). last is the rows of its last batch, and text the
 // bytes of each of its text columns' values, which the next one's make
 // room for (and a little more: the parts' batches are not all of one
-// size).
+// size). spent is the columns of its last batch once read (spend): the
+// next one's numbers and booleans are built in their memory.
 type heldRows struct {
-	cols []*exec.VecBuilder
-	rows int
-	last int
-	text []int
+	cols  []*exec.VecBuilder
+	rows  int
+	last  int
+	text  []int
+	spent []*exec.Vec
 }
 
 func newScan(n *plan.Node, table []string) (*scan, error) {
@@ -294,9 +296,14 @@ func (s *scan) rowTo(part int, fields [][]byte) {
 		h.cols = make([]*exec.VecBuilder, len(s.idx))
 		h.text = slices.Grow(h.text, len(s.idx))[:len(s.idx)]
 		for i := range h.cols {
-			h.cols[i] = exec.NewVecBuilder(s.n.Output[i].Type, max(h.last+h.last/16, exec.BatchRows))
+			var spent *exec.Vec
+			if h.spent != nil {
+				spent = h.spent[i]
+			}
+			h.cols[i] = exec.NewVecBuilderIn(s.n.Output[i].Type, max(h.last+h.last/16, exec.BatchRows), spent)
 			h.cols[i].Reserve(h.text[i] + h.text[i]/8)
 		}
+		h.spent = nil
 	}
 	for i, j := range s.idx {
 		f := fields[j]
@@ -327,11 +334,22 @@ func (s *scan) take(part int) *exec.Batch {
 	return b
 }
 
-// flush emits the rows held since the last flush, a batch per part.
+// spend tells the scan that b, the batch take made of a part's rows, has
+// been read and is read no more: the part's next batch is built in the
+// memory of its numbers and booleans. Only a Source's scan is told so:
+// what reads its batches is the exchanges of its table alone, which write
+// the rows they route onto the wire, copying numbers and booleans
+// (ToRows), and keep nothing.
+func (s *scan) spend(part int, b *exec.Batch) { s.held[part].spent = b.Cols }
+
+// flush emits the rows held since the last flush, a batch per part, and
+// spends each once emitted (the consumers of a scan read a batch as it is
+// emitted).
 func (s *scan) flush(out Out) {
 	for part := range s.held {
 		if b := s.take(part); b != nil {
 			out(b)
+			s.spend(part, b)
 		}
 	}
 }

@@ -473,6 +473,7 @@ func (s *Source) Flush(out stage.Emitter) error {
 			if err := s.x.x.ApplyTo(to, b); err != nil {
 				return fmt.Errorf("operator #%d (%s): %w", s.x.o.ID, s.x.o.Kind, err)
 			}
+			s.sc.spend(to, b)
 		}
 	}
 	return nil

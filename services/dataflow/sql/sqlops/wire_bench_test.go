@@ -7,6 +7,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/wololo/wololo/deploy"
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 	"github.com/wololo/wololo/queries"
 	"github.com/wololo/wololo/services/base/datagen"
@@ -14,6 +15,7 @@ import (
 	"github.com/wololo/wololo/services/dataflow/sql/physical"
 	"github.com/wololo/wololo/services/dataflow/sql/plan"
 	"github.com/wololo/wololo/services/dataflow/sql/sqlops"
+	"github.com/wololo/wololo/services/dataflow/stage"
 )
 
 // BenchmarkRowsOnTheWire writes a batch of 8192 player rows (a match
@@ -88,4 +90,58 @@ func BenchmarkGatewayExchanges(b *testing.B) {
 			}
 		}
 	}
+}
+
+// BenchmarkSourceUpload is the gateway's part of an upload of both
+// tables for the four default queries' plan (two shards), past the CSV
+// parse: each record's fields to its table's Source, a flush when full,
+// the batches drained and encoded as each commit encodes them
+// (stage.Encode). Per player row.
+func BenchmarkSourceUpload(b *testing.B) {
+	var m, pl bytes.Buffer
+	if _, err := datagen.Generate(datagen.Config{Matches: 100000, Seed: 7}, &m, &pl); err != nil {
+		b.Fatal(err)
+	}
+	tables := readTables(b, m.Bytes(), pl.Bytes())
+	p := planOf(b, defaultTexts(), queries.Names, tables, 2)
+	gw := deploy.Instance{Stage: p.Gateway.Name}
+	upload := func(name string) {
+		tab := tables[name]
+		src, err := sqlops.NewSource(p, name, tab.Columns)
+		if err != nil {
+			b.Fatal(err)
+		}
+		out := stage.EdgeOutputs(gw, "j", src.Outputs(), 0)
+		commit := func(eof bool) {
+			emitted, _ := out.Drain(eof)
+			if _, err := stage.Encode(emitted); err != nil {
+				b.Fatal(err)
+			}
+		}
+		fields := make([][]byte, len(tab.Columns))
+		for _, tb := range tab.Batches {
+			for r := range tb.N {
+				for c := range fields {
+					fields[c] = tb.Cols[c].Text(r)
+				}
+				src.Row(fields)
+				if src.Full() {
+					if err := src.Flush(out); err != nil {
+						b.Fatal(err)
+					}
+					commit(false)
+				}
+			}
+		}
+		if err := src.End(out); err != nil {
+			b.Fatal(err)
+		}
+		commit(true)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		upload("matches")
+		upload("match_players")
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(tables["match_players"].Rows), "ns/player-row")
 }
