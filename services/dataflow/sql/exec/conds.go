@@ -26,9 +26,17 @@ import (
 // compared with a constant (text or number), a text column IN constants,
 // a boolean column or its NOT, a column IS [NOT] NULL. Any other is
 // evaluated (eval) over the selected rows of the columns it reads.
+//
+// The selections are made in memory the Conds keeps from one TrueRows to
+// the next (scratch), so that routing batch after batch (an exchange's
+// Conds) allocates them once.
 type Conds struct {
 	conjs []conjunct
 	order []condOrder
+	// scratch: every row's index (all), and per condition the memory of
+	// its selection after each of its conjuncts.
+	all  []int32
+	bufs [][][]int32
 }
 
 // condOrder is how one condition is evaluated: its conjuncts, then the
@@ -78,7 +86,7 @@ const numScales = 19
 
 // NewConds compiles the conditions (none nil).
 func NewConds(conds []*plan.Expr) *Conds {
-	c := &Conds{order: make([]condOrder, len(conds))}
+	c := &Conds{order: make([]condOrder, len(conds)), bufs: make([][][]int32, len(conds))}
 	for k, cond := range conds {
 		for _, e := range conjuncts(cond, nil) {
 			i := 0
@@ -90,6 +98,7 @@ func NewConds(conds []*plan.Expr) *Conds {
 			}
 			c.order[k].conjs = append(c.order[k].conjs, i)
 		}
+		c.bufs[k] = make([][]int32, len(c.order[k].conjs))
 	}
 	// The conjuncts of more conditions first, then those seen first (a
 	// condition alone keeps its order), and each condition starts from
@@ -179,12 +188,13 @@ func compileConjunct(e *plan.Expr) conjunct {
 }
 
 // TrueRows is, for each condition, the rows of b where it is true, in
-// order: slices to read only, which conditions may share.
+// order: slices to read only, which conditions may share, and which the
+// next call of TrueRows overwrites.
 func (c *Conds) TrueRows(b *Batch) ([][]int32, error) {
-	all := make([]int32, b.N)
-	for i := range all {
-		all[i] = int32(i)
+	for i := len(c.all); i < b.N; i++ {
+		c.all = append(c.all, int32(i))
 	}
+	all := c.all[:b.N]
 	sels := make([][][]int32, len(c.order)) // per condition, its selection after each conjunct
 	out := make([][]int32, len(c.order))
 	for k, o := range c.order {
@@ -196,8 +206,11 @@ func (c *Conds) TrueRows(b *Batch) ([][]int32, error) {
 		}
 		for d := o.shared; d < len(o.conjs); d++ {
 			if len(sel) > 0 {
+				if cap(c.bufs[k][d]) < len(sel) {
+					c.bufs[k][d] = make([]int32, max(len(sel), b.N))
+				}
 				var err error
-				if sel, err = c.conjs[o.conjs[d]].rows(b, sel); err != nil {
+				if sel, err = c.conjs[o.conjs[d]].rows(b, sel, c.bufs[k][d][:len(sel)]); err != nil {
 					return nil, err
 				}
 			}
@@ -209,8 +222,9 @@ func (c *Conds) TrueRows(b *Batch) ([][]int32, error) {
 }
 
 // rows is the rows of sel (rows of b, in order) where the conjunct is
-// true: a new slice, or sel itself when it is every row of sel.
-func (c *conjunct) rows(b *Batch, sel []int32) ([]int32, error) {
+// true: written in dst (len(sel) long), or a new slice, or sel itself
+// when it is every row of sel.
+func (c *conjunct) rows(b *Batch, sel, dst []int32) ([]int32, error) {
 	var v *Vec
 	if c.form != general {
 		if c.col < 0 || c.col >= len(b.Cols) {
@@ -228,7 +242,7 @@ func (c *conjunct) rows(b *Batch, sel []int32) ([]int32, error) {
 	}
 	// Each row of sel is written at out[n], n counting those kept: no
 	// branch on the outcome.
-	out, n := make([]int32, len(sel)), 0
+	out, n := dst, 0
 	switch c.form {
 	case cmpText:
 		k := c.text[0]
