@@ -106,12 +106,16 @@ func ReadNumber(b []byte) (Dec, bool) {
 	if len(b) > 0 && b[0] == '-' {
 		i, neg = 1, true
 	}
-	start, dot, digits := i, -1, 0
+	// One pass checks the text and reads its digits as an int64, which
+	// is the value when there are at most 18 (past those it wraps and is
+	// not used).
+	start, dot, digits, v := i, -1, 0, int64(0)
 	for ; i < len(b); i++ {
 		c := b[i]
 		switch {
 		case c >= '0' && c <= '9':
 			digits++
+			v = v*10 + int64(c-'0')
 		case c == '.' && dot < 0 && i > start:
 			dot = i
 		default:
@@ -126,12 +130,6 @@ func ReadNumber(b []byte) (Dec, bool) {
 		scale = int32(len(b) - dot - 1)
 	}
 	if digits <= 18 {
-		var v int64
-		for _, c := range b[start:] {
-			if c != '.' {
-				v = v*10 + int64(c-'0')
-			}
-		}
 		if neg {
 			v = -v
 		}
@@ -146,8 +144,8 @@ func ReadNumber(b []byte) (Dec, bool) {
 			digitsOnly = append(digitsOnly, c)
 		}
 	}
-	v, _ := new(big.Int).SetString(string(digitsOnly), 10)
-	return fromBig(v, scale), true
+	wide, _ := new(big.Int).SetString(string(digitsOnly), 10)
+	return fromBig(wide, scale), true
 }
 
 // ReadBool reads b as a boolean: true, false, 1 or 0, the words in any

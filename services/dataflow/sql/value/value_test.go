@@ -147,3 +147,14 @@ func TestUnscaledAt(t *testing.T) {
 		t.Errorf("%s.UnscaledAt(0) fits an int64", wide)
 	}
 }
+
+// BenchmarkReadNumber reads the numbers of the dataset's rating columns
+// (an integer, one or two decimals), and one that is not a number.
+func BenchmarkReadNumber(b *testing.B) {
+	vals := [][]byte{[]byte("1432.0"), []byte("1411"), []byte("1465.5"), []byte("1599.25"), []byte("987"), []byte("n/a")}
+	for b.Loop() {
+		for _, v := range vals {
+			ReadNumber(v)
+		}
+	}
+}
