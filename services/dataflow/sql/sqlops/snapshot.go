@@ -90,14 +90,14 @@ func valueColumn(v *exec.Vec, s selection) *wololov1.ValueColumn {
 	vc := &wololov1.ValueColumn{}
 	var null []bool // per selected row, whether it is NULL; nil if none is
 	if v.Null != nil {
-		for k := range s.n {
-			if v.Null[s.at(k)] {
-				if null == nil {
-					null = make([]bool, s.n)
+		sel := selected(v.Null, s)
+		for k, isNull := range sel {
+			if isNull {
+				if vc.Nulls == nil {
 					vc.Nulls = make([]byte, (s.n+7)/8)
 				}
-				null[k] = true
 				vc.Nulls[k/8] |= 1 << (k % 8)
+				null = sel
 			}
 		}
 	}
@@ -108,13 +108,26 @@ func valueColumn(v *exec.Vec, s selection) *wololov1.ValueColumn {
 		vc.Numbers = decimalColumn(v.Nums, s, null)
 	case plan.Bool:
 		vc.Bools = make([]byte, s.n)
-		for k := range s.n {
-			if v.Bools[s.at(k)] && (null == nil || !null[k]) {
+		for k, b := range selected(v.Bools, s) {
+			if b && (null == nil || !null[k]) {
 				vc.Bools[k] = 1
 			}
 		}
 	}
 	return vc
+}
+
+// selected is the selected ones of values, one per selected row: for a
+// run, values' own (not copied).
+func selected[T any](values []T, s selection) []T {
+	if s.rows == nil {
+		return values[s.start : s.start+s.n]
+	}
+	out := make([]T, s.n)
+	for k, r := range s.rows {
+		out[k] = values[r]
+	}
+	return out
 }
 
 // textColumn is the selected values of a text Vec: its own arena and
