@@ -314,6 +314,16 @@ func TestWatchingALocalCluster(t *testing.T) {
 			io.Copy(io.Discard, raw) // until the server closes it
 			raw.Close()
 		}
+		// The server may count the refused connection after it has closed
+		// it: wait for the count rather than race it.
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+			if _, ok := scrape(t, c, "gateway-0")["wololo_rpc_refused_connections_total"]; ok {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("the gateway never counted the connection that was no TLS handshake")
+			}
+		}
 		exported := map[string]bool{}
 		for _, inst := range []string{"gateway-0", "shard-0", "shard-1", "master-1", "master-2", "master-3"} {
 			for name, f := range scrape(t, c, inst) {
