@@ -28,12 +28,13 @@ func valueType(t plan.Type) plan.Type {
 // is kept as it is (a Vec is not modified once built).
 func filter(cond *plan.Expr, in []*Batch) ([]*Batch, error) {
 	var out []*Batch
+	c := NewConds([]*plan.Expr{cond}) // compiled once, its memory reused batch after batch
 	for _, b := range in {
-		rows, err := trueRows(cond, b)
+		sels, err := c.TrueRows(b)
 		if err != nil {
 			return nil, err
 		}
-		switch len(rows) {
+		switch rows := sels[0]; len(rows) {
 		case 0:
 		case b.N:
 			out = append(out, b)
