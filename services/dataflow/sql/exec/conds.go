@@ -33,10 +33,14 @@ import (
 type Conds struct {
 	conjs []conjunct
 	order []condOrder
-	// scratch: every row's index (all), and per condition the memory of
-	// its selection after each of its conjuncts.
+	// scratch: every row's index (all); per condition the memory of its
+	// selection after each of its conjuncts (bufs), and that selection
+	// (sels: in bufs, or all, or another condition's); and what TrueRows
+	// returns (out).
 	all  []int32
 	bufs [][][]int32
+	sels [][][]int32
+	out  [][]int32
 }
 
 // condOrder is how one condition is evaluated: its conjuncts, then the
@@ -86,7 +90,12 @@ const numScales = 19
 
 // NewConds compiles the conditions (none nil).
 func NewConds(conds []*plan.Expr) *Conds {
-	c := &Conds{order: make([]condOrder, len(conds)), bufs: make([][][]int32, len(conds))}
+	c := &Conds{
+		order: make([]condOrder, len(conds)),
+		bufs:  make([][][]int32, len(conds)),
+		sels:  make([][][]int32, len(conds)),
+		out:   make([][]int32, len(conds)),
+	}
 	for k, cond := range conds {
 		for _, e := range conjuncts(cond, nil) {
 			i := 0
@@ -99,6 +108,7 @@ func NewConds(conds []*plan.Expr) *Conds {
 			c.order[k].conjs = append(c.order[k].conjs, i)
 		}
 		c.bufs[k] = make([][]int32, len(c.order[k].conjs))
+		c.sels[k] = make([][]int32, len(c.order[k].conjs))
 	}
 	// The conjuncts of more conditions first, then those seen first (a
 	// condition alone keeps its order), and each condition starts from
@@ -194,11 +204,8 @@ func (c *Conds) TrueRows(b *Batch) ([][]int32, error) {
 	for i := len(c.all); i < b.N; i++ {
 		c.all = append(c.all, int32(i))
 	}
-	all := c.all[:b.N]
-	sels := make([][][]int32, len(c.order)) // per condition, its selection after each conjunct
-	out := make([][]int32, len(c.order))
+	all, sels, out := c.all[:b.N], c.sels, c.out
 	for k, o := range c.order {
-		sels[k] = make([][]int32, len(o.conjs))
 		copy(sels[k], sels[o.from][:o.shared])
 		sel := all
 		if o.shared > 0 {
