@@ -98,11 +98,9 @@ func NewConds(conds []*plan.Expr) *Conds {
 	}
 	for k, cond := range conds {
 		for _, e := range conjuncts(cond, nil) {
-			i := 0
-			for i < len(c.conjs) && !reflect.DeepEqual(c.conjs[i].e, e) {
-				i++
-			}
-			if i == len(c.conjs) {
+			i := slices.IndexFunc(c.conjs, func(x conjunct) bool { return reflect.DeepEqual(x.e, e) })
+			if i < 0 {
+				i = len(c.conjs)
 				c.conjs = append(c.conjs, compileConjunct(e))
 			}
 			c.order[k].conjs = append(c.order[k].conjs, i)
