@@ -364,8 +364,9 @@ func (p *pieceParser) parse(data []byte, base int64) parsed {
 		}
 		raw := data[:n]
 		data, span = data[n:], span+n
+		start := at // where the record starts, after the blank lines before it
+		at += int64(n)
 		if kind == csvio.Blank {
-			at += int64(n)
 			continue
 		}
 		out.rows++
@@ -380,12 +381,10 @@ func (p *pieceParser) parse(data []byte, base int64) parsed {
 				} else if kind != csvio.Record {
 					why = Quoting
 				}
-				out.rejects = append(out.rejects, Reject{Offset: at, Kind: why, Head: slices.Clone(raw[:min(len(raw), RejectHead)])})
+				out.rejects = append(out.rejects, Reject{Offset: start, Kind: why, Head: slices.Clone(raw[:min(len(raw), RejectHead)])})
 			}
-			at += int64(n)
 			continue
 		}
-		at += int64(n)
 		p.rows.Add(fields)
 		if p.rows.Rows() == BatchRows {
 			out.batches = append(out.batches, p.rows.Batch())
