@@ -189,15 +189,15 @@ func (r *stateReader) dec() value.Dec {
 // added (their ids): the same set, the same bytes, whatever the slots of
 // the table it shares, and RestoreState adds them again in that order.
 func (s *KeySet) AppendState(dst []byte) []byte {
-	bySlot := make([]int32, s.n) // the slot of each id
+	slotOf := make([]int32, s.n) // the slot of each id
 	for sl, id := range s.v.local {
 		if id >= 0 {
-			bySlot[id] = int32(sl)
+			slotOf[id] = int32(sl)
 		}
 	}
 	w := stateWriter{snapcodec.Writer{B: slices.Grow(dst, s.StateSize())}}
 	w.Uvarint(uint64(s.n))
-	for _, sl := range bySlot {
+	for _, sl := range slotOf {
 		w.Bytes(s.v.t.key(sl))
 	}
 	return w.B
