@@ -186,8 +186,9 @@ func (r *stateReader) dec() value.Dec {
 }
 
 // AppendState appends the set's keys to dst in the order they were
-// added (their ids): the same set, the same bytes, whatever the slots of
-// the table it shares, and RestoreState adds them again in that order.
+// added (their ids): the same keys added in the same order, the same
+// bytes, whatever the slots of the table it shares (other operators'
+// keys in it); RestoreState adds them again in that order.
 func (s *KeySet) AppendState(dst []byte) []byte {
 	slotOf := make([]int32, s.n) // the slot of each id
 	for sl, id := range s.v.local {
