@@ -183,9 +183,13 @@ func TestLostShardIsRebuiltFromTheRetainedInput(t *testing.T) {
 			defer cancel()
 			out := t.TempDir()
 			a := submitAttached(ctx, t, c, d, out, "replayed")
-			var lostID string
+			waitAcked(t, c, "shard-1", a.submitted)
+			jobs := c.Nodes["gateway-0"].Gateway.ClusterJobs()
+			if len(jobs) != 1 {
+				t.Fatalf("the gateway holds %d jobs, want the one submitted", len(jobs))
+			}
+			lostID := jobs[0].JobId
 			if after {
-				waitAcked(t, c, "shard-1", a.submitted)
 				if when == "after the upload" {
 					// Once shard-1 has some of the job, it is cut off: the
 					// rest of the upload waits for it in the gateway's
@@ -194,14 +198,9 @@ func TestLostShardIsRebuiltFromTheRetainedInput(t *testing.T) {
 					toShard1.Refuse(true)
 				}
 				// Every byte in: the gateway holds the whole input.
-				for deadline := time.Now().Add(time.Minute); lostID == ""; time.Sleep(5 * time.Millisecond) {
+				for deadline := time.Now().Add(time.Minute); !uploaded(c, lostID); time.Sleep(5 * time.Millisecond) {
 					if time.Now().After(deadline) {
 						t.Fatal("the upload did not complete within a minute")
-					}
-					for _, j := range c.Nodes["gateway-0"].Gateway.ClusterJobs() {
-						if j.BytesTotal > 0 && j.BytesUploaded == j.BytesTotal {
-							lostID = j.JobId
-						}
 					}
 				}
 				if when == "after shard-1 acknowledged it all" {
@@ -209,11 +208,6 @@ func TestLostShardIsRebuiltFromTheRetainedInput(t *testing.T) {
 					// only because its start is a newer incarnation (see
 					// transport, "Incarnations").
 					waitAllAcknowledged(t, c, lostID, "shard-1")
-				}
-			} else {
-				waitAcked(t, c, "shard-1", a.submitted)
-				for _, j := range c.Nodes["gateway-0"].Gateway.ClusterJobs() {
-					lostID = j.JobId
 				}
 			}
 			c.SetStore("shard-1", transport.NewMemStore())
@@ -240,6 +234,16 @@ func TestLostShardIsRebuiltFromTheRetainedInput(t *testing.T) {
 			}
 		})
 	}
+}
+
+// uploaded reports whether the gateway holds every byte of job's input.
+func uploaded(c *node.Cluster, job string) bool {
+	for _, j := range c.Nodes["gateway-0"].Gateway.ClusterJobs() {
+		if j.JobId == job {
+			return j.BytesTotal > 0 && j.BytesUploaded == j.BytesTotal
+		}
+	}
+	return false
 }
 
 // waitAllAcknowledged waits until receiver has applied the EOF of every

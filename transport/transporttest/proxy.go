@@ -55,8 +55,13 @@ func (p *Proxy) track(c net.Conn, on bool) {
 }
 
 func (p *Proxy) serve(in net.Conn) {
+	// The refusal is read and in tracked under one lock: a Refuse(true)
+	// that comes while the target is dialled cuts in, and the pipe ends.
 	p.mu.Lock()
 	refuse := p.refuse
+	if !refuse {
+		p.conns[in] = true
+	}
 	p.mu.Unlock()
 	if refuse {
 		in.Close()
@@ -65,9 +70,9 @@ func (p *Proxy) serve(in net.Conn) {
 	out, err := net.Dial("tcp", p.target)
 	if err != nil {
 		in.Close()
+		p.track(in, false)
 		return
 	}
-	p.track(in, true)
 	p.track(out, true)
 	done := make(chan struct{}, 2)
 	pipe := func(dst, src net.Conn) {

@@ -90,9 +90,19 @@ func TestNoCopyWithAHole(t *testing.T) {
 	if w, err := d.Writer("job", "0", 10, 50); err != nil || w != nil {
 		t.Fatalf("a resume at 50 with no copy: %v, %v; want no Writer", w, err)
 	}
-	w, _ := d.Writer("job", "0", 10, 10)
-	w.WriteAt(make([]byte, 20), 10)
-	w.Close()
+	w, err := d.Writer("job", "0", 10, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.WriteAt(make([]byte, 20), 10); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if !d.Whole("job", "0", 30) {
+		t.Fatalf("the copy holds %d bytes, want 30", d.Size("job", "0"))
+	}
 	if w, err := d.Writer("job", "0", 10, 50); err != nil || w != nil || d.Whole("job", "0", 30) {
 		t.Fatalf("a resume at 50 with a copy to 30: %v, %v (copy whole: %v); want no Writer, the copy gone", w, err, d.Whole("job", "0", 30))
 	}

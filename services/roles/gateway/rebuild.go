@@ -318,18 +318,14 @@ func (g *Gateway) replay(j *job, since time.Time) {
 // (a table's key is not a file name).
 func inputName(i int) string { return strconv.Itoa(i) }
 
-// retainer is where an upload of the job's file'th input keeps a copy of
-// the bytes it takes: nil (keep none) for a replay, whose bytes are the
-// copy, and where the gateway retains no input.
-func (g *Gateway) retainer(stream uploadStream, j *job, file int) (*inputlog.Writer, error) {
-	if _, replay := stream.(*replayStream); replay || g.jobs.inputs == nil {
+// retainer is where upload u keeps a copy of the bytes it takes, from its
+// offset on: nil (keep none) for a replay, whose bytes are the copy, and
+// where the gateway retains no input.
+func (g *Gateway) retainer(u *upload, replay bool) (*inputlog.Writer, error) {
+	if replay || g.jobs.inputs == nil {
 		return nil, nil
 	}
-	fs := j.files[file]
-	j.mu.Lock()
-	from := fs.offset
-	j.mu.Unlock()
-	w, err := g.jobs.inputs.Writer(j.id, inputName(file), fs.start, from)
+	w, err := g.jobs.inputs.Writer(u.j.id, inputName(u.file), u.j.files[u.file].start, u.offset)
 	if err != nil {
 		return nil, errorf(ErrStore, "%v", err)
 	}

@@ -40,8 +40,12 @@ func TestRebuildSurvivesARestartBeforeTheOldRunIsDropped(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w.WriteAt([]byte("the retained bytes"), 0)
-	w.Close()
+	if err := w.WriteAt([]byte("the retained bytes"), 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
 
 	// What replace commits, and the stop before the drop.
 	img, err := store.Load()
@@ -53,12 +57,17 @@ func TestRebuildSurvivesARestartBeforeTheOldRunIsDropped(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec.RebuildOf, rec.Rebuilds = oldID, []string{"state lost at 12:00:00 UTC, found by gateway-0: shard-1 lost this job's state"}
-	b, _ := proto.Marshal(rec)
+	b, err := proto.Marshal(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
 	const newID = "rebuiltrun01"
 	records := map[string][]byte{recordMeta: b}
 	// Its replay is over (else the restarted gateway would resume it).
 	for _, key := range []string{"matches.csv", "match_players.csv"} {
-		records[uploadKey(key)], _ = proto.Marshal(&wololov1.UploadRecord{Offset: 100, Done: true})
+		if records[uploadKey(key)], err = proto.Marshal(&wololov1.UploadRecord{Offset: 100, Done: true}); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if err := store.Commit(&transport.Commit{Job: newID, Records: records}); err != nil {
 		t.Fatal(err)

@@ -71,7 +71,8 @@ func (g *Gateway) upload(stream uploadStream) (err error) {
 	}
 	// A rebuilt run takes the client's bytes once its replay of the
 	// retained ones is over (rebuild.go).
-	if _, replay := stream.(*replayStream); !replay {
+	_, replay := stream.(*replayStream)
+	if !replay {
 		select {
 		case <-j.replayed:
 		case <-stream.Context().Done():
@@ -101,7 +102,7 @@ func (g *Gateway) upload(stream uploadStream) (err error) {
 		return stream.Send(&wololov1.UploadResponse{Offset: u.offset, Rows: u.report.Rows, Done: true})
 	}
 	defer u.end()
-	keep, err := g.retainer(stream, j, file)
+	keep, err := g.retainer(u, replay)
 	if err != nil {
 		return err
 	}
