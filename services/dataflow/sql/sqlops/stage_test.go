@@ -324,11 +324,7 @@ func TestDeployedPlanMatchesTheReference(t *testing.T) {
 // harness, no restarts): the gateway's Sources, the shards' and the
 // gateway's parts, every batch encoded as it travels. Per player row.
 func BenchmarkDeployedPlan(b *testing.B) {
-	var m, pl bytes.Buffer
-	if _, err := datagen.Generate(datagen.Config{Matches: 20000, Seed: 3}, &m, &pl); err != nil {
-		b.Fatal(err)
-	}
-	tables := readTables(b, m.Bytes(), pl.Bytes())
+	_, _, tables := generated(b, 20000, 3)
 	p := planOf(b, defaultTexts(), queries.Names, tables, 2)
 	b.ResetTimer()
 	for i := range b.N {
@@ -346,11 +342,7 @@ func BenchmarkDeployedPlan(b *testing.B) {
 // more, and the answer is the in-process runner's (chunks themselves:
 // TestChunksBoundRowsAndBytes).
 func TestJoinOutputTravelsInChunks(t *testing.T) {
-	var m, pl bytes.Buffer
-	if _, err := datagen.Generate(datagen.Config{Matches: 600, Seed: 4}, &m, &pl); err != nil {
-		t.Fatal(err)
-	}
-	tables := readTables(t, m.Bytes(), pl.Bytes())
+	_, _, tables := generated(t, 600, 4)
 	texts := map[string]string{"wide": "SELECT a.token, b.token AS other FROM match_players a JOIN match_players b ON a.civ = b.civ ORDER BY a.token, other"}
 	p := planOf(t, texts, []string{"wide"}, tables, 1)
 	want, err := sqlops.Run(p, tables)
@@ -375,11 +367,7 @@ func TestJoinOutputTravelsInChunks(t *testing.T) {
 // when the gateway restarts from its snapshots and journal on the way;
 // under the limit, the same plan gives its answers.
 func TestTooLargeAnAnswerFailsTheJob(t *testing.T) {
-	var m, pl bytes.Buffer
-	if _, err := datagen.Generate(datagen.Config{Matches: 1500, Seed: 8}, &m, &pl); err != nil {
-		t.Fatal(err)
-	}
-	tables := readTables(t, m.Bytes(), pl.Bytes())
+	_, _, tables := generated(t, 1500, 8)
 	texts := map[string]string{"all": "SELECT token, civ FROM match_players ORDER BY token", "few": "SELECT civ, COUNT(*) AS n FROM match_players GROUP BY civ ORDER BY civ"}
 	p := planOf(t, texts, []string{"all", "few"}, tables, 2)
 	for _, c := range []struct {
@@ -408,11 +396,7 @@ func TestTooLargeAnAnswerFailsTheJob(t *testing.T) {
 // instance stage.Route picks for its match, every row once, whichever
 // batch of the Source's it came in.
 func TestSourceRoutesEachRowByItsKey(t *testing.T) {
-	var m, pl bytes.Buffer
-	if _, err := datagen.Generate(datagen.Config{Matches: 1000, Seed: 6}, &m, &pl); err != nil {
-		t.Fatal(err)
-	}
-	tables := readTables(t, m.Bytes(), pl.Bytes())
+	_, _, tables := generated(t, 1000, 6)
 	const shards = 3
 	p := planOf(t, defaultTexts(), queries.Names, tables, shards)
 	tab := tables["match_players"]
