@@ -183,29 +183,45 @@ func (d *deployed) upload(name string, tab *exec.Table) {
 		d.t.Fatal(err)
 	}
 	out := stage.EdgeOutputs(gw, "j", src.Outputs(), 100)
-	commit := func(eof bool) {
+	feedSource(d.t, src, tab, out, func(int) bool { return d.r.IntN(100) == 0 }, func(eof bool) {
 		emitted, _ := out.Drain(eof)
 		d.send(gw.Name(), emitted)
-	}
+	})
+}
+
+// feedSource gives src every row of tab as ingest does, a record's text
+// fields at a time, and flushes into out when it is Full or when flushToo
+// (if any) says so of the rows given so far; commit (if any) is called
+// after each flush, and with eof once the table is ended. It returns the
+// number of rows given.
+func feedSource(t testing.TB, src *sqlops.Source, tab *exec.Table, out stage.Emitter, flushToo func(rows int) bool, commit func(eof bool)) int {
+	t.Helper()
 	fields := make([][]byte, len(tab.Columns))
+	rows := 0
 	for _, b := range tab.Batches {
 		for r := range b.N {
 			for c := range fields {
 				fields[c] = b.Cols[c].Text(r)
 			}
 			src.Row(fields)
-			if src.Full() || d.r.IntN(100) == 0 {
+			rows++
+			if src.Full() || flushToo != nil && flushToo(rows) {
 				if err := src.Flush(out); err != nil {
-					d.t.Fatal(err)
+					t.Fatal(err)
 				}
-				commit(false)
+				if commit != nil {
+					commit(false)
+				}
 			}
 		}
 	}
 	if err := src.End(out); err != nil {
-		d.t.Fatal(err)
+		t.Fatal(err)
 	}
-	commit(true)
+	if commit != nil {
+		commit(true)
+	}
+	return rows
 }
 
 // run takes the queued messages in a random order until none is left.
@@ -409,25 +425,7 @@ func TestSourceRoutesEachRowByItsKey(t *testing.T) {
 		t.Fatalf("no channel match_players-by-match:\n%s", p)
 	}
 	out := stage.EdgeOutputs(deploy.Instance{Stage: p.Gateway.Name}, "j", src.Outputs(), 100)
-	fields := make([][]byte, len(tab.Columns))
-	rows := 0
-	for _, b := range tab.Batches {
-		for r := range b.N {
-			for c := range fields {
-				fields[c] = b.Cols[c].Text(r)
-			}
-			src.Row(fields)
-			rows++
-			if src.Full() || rows%777 == 0 {
-				if err := src.Flush(out); err != nil {
-					t.Fatal(err)
-				}
-			}
-		}
-	}
-	if err := src.End(out); err != nil {
-		t.Fatal(err)
-	}
+	rows := feedSource(t, src, tab, out, func(rows int) bool { return rows%777 == 0 }, nil)
 	emitted, _ := out.Drain(true)
 	sent := 0
 	for _, e := range emitted {

@@ -102,31 +102,12 @@ func BenchmarkSourceUpload(b *testing.B) {
 			b.Fatal(err)
 		}
 		out := stage.EdgeOutputs(gw, "j", src.Outputs(), 0)
-		commit := func(eof bool) {
+		feedSource(b, src, tab, out, nil, func(eof bool) {
 			emitted, _ := out.Drain(eof)
 			if _, err := stage.Encode(emitted); err != nil {
 				b.Fatal(err)
 			}
-		}
-		fields := make([][]byte, len(tab.Columns))
-		for _, tb := range tab.Batches {
-			for r := range tb.N {
-				for c := range fields {
-					fields[c] = tb.Cols[c].Text(r)
-				}
-				src.Row(fields)
-				if src.Full() {
-					if err := src.Flush(out); err != nil {
-						b.Fatal(err)
-					}
-					commit(false)
-				}
-			}
-		}
-		if err := src.End(out); err != nil {
-			b.Fatal(err)
-		}
-		commit(true)
+		})
 	}
 	b.ReportAllocs()
 	for b.Loop() {
