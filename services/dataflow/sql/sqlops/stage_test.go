@@ -13,7 +13,6 @@ import (
 	"github.com/wololo/wololo/deploy"
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 	"github.com/wololo/wololo/queries"
-	"github.com/wololo/wololo/services/base/datagen"
 	"github.com/wololo/wololo/services/dataflow/batch"
 	"github.com/wololo/wololo/services/dataflow/reference"
 	"github.com/wololo/wololo/services/dataflow/schema"
@@ -285,15 +284,11 @@ func (d *deployed) run() {
 // and compares every output with the reference's (the four) or the
 // in-process runner's (the others), byte for byte.
 func TestDeployedPlanMatchesTheReference(t *testing.T) {
-	var m, pl bytes.Buffer
-	if _, err := datagen.Generate(datagen.Config{Matches: 2000, Seed: 9}, &m, &pl); err != nil {
-		t.Fatal(err)
-	}
-	ref, err := reference.Evaluate(bytes.NewReader(m.Bytes()), bytes.NewReader(pl.Bytes()))
+	m, pl, tables := generated(t, 2000, 9)
+	ref, err := reference.Evaluate(bytes.NewReader(m), bytes.NewReader(pl))
 	if err != nil {
 		t.Fatal(err)
 	}
-	tables := readTables(t, m.Bytes(), pl.Bytes())
 	texts := defaultTexts()
 	texts["maps"] = "SELECT m.map, COUNT(*) AS players, MAX(p.rating) AS top FROM matches m JOIN match_players p ON p.match = m.token GROUP BY m.map ORDER BY players DESC, m.map"
 	texts["wide"] = "SELECT DISTINCT civ FROM match_players WHERE rating > 2000 ORDER BY civ"
