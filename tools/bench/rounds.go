@@ -292,9 +292,9 @@ func (b *bencher) rounds(ctx context.Context, r *Report) error {
 			if err != nil {
 				return err
 			}
-			run := ProcessRun{Wall: l.Wall, CPU: l.Totals().CPU + l.ClientCPU, PeakRSS: l.Targets().MaxRSS.PeakRSS, Equal: l.Equal, OtherCPU: l.OtherCPU}
-			compared[ModeLocalGraph] = append(compared[ModeLocalGraph], ComparedRun{Mode: ModeLocalGraph, Reference: true, Run: run, Span: l.Startup + l.Wall, Local: l})
-			r.Samples = append(r.Samples, localSample(ModeLocalGraph, k, l))
+			s := localSample(ModeLocalGraph, k, l)
+			compared[ModeLocalGraph] = append(compared[ModeLocalGraph], ComparedRun{Mode: ModeLocalGraph, Reference: true, Run: l.processRun(), Span: s.Span, Local: l})
+			r.Samples = append(r.Samples, s)
 		}
 	}
 	if i := MedianRun(r.SamplesOf(ModeDuckDB)); i >= 0 {
@@ -361,7 +361,7 @@ func (b *bencher) runLocalGraph(ctx context.Context, k int) (LocalRun, error) {
 		return l, err
 	}
 	l.Equal = b.check(fmt.Sprintf("%s (run %d)", ModeLocalGraph, k), out)
-	b.logf("run %d/%d: %s %s end to end, CPU %s, outputs equal: %v", k, b.o.Runs, ModeLocalGraph, secs(l.Wall), secs(l.Totals().CPU+l.ClientCPU), l.Equal)
+	b.logf("run %d/%d: %s %s end to end, CPU %s, outputs equal: %v", k, b.o.Runs, ModeLocalGraph, secs(l.Wall), secs(l.processRun().CPU), l.Equal)
 	return l, nil
 }
 

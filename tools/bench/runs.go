@@ -117,10 +117,17 @@ func sampleOf(mode string, run int, p ProcessRun) Sample {
 }
 
 // localSample is a run of local mode (ModeLocal or ModeLocalGraph) as a
-// Sample.
+// Sample: its other work measured over the cluster's start too.
 func localSample(mode string, run int, l LocalRun) Sample {
-	return Sample{Mode: mode, Run: run, Wall: l.Wall, CPU: l.Totals().CPU + l.ClientCPU, PeakRSS: l.Targets().MaxRSS.PeakRSS,
-		Equal: l.Equal, OtherCPU: l.OtherCPU, Span: l.Startup + l.Wall}
+	s := sampleOf(mode, run, l.processRun())
+	s.Span = l.Startup + l.Wall
+	return s
+}
+
+// processRun sums a run of local mode up as one process's: its
+// processes' CPU and the client's, the largest process's peak RSS.
+func (l LocalRun) processRun() ProcessRun {
+	return ProcessRun{Wall: l.Wall, CPU: l.Totals().CPU + l.ClientCPU, PeakRSS: l.Targets().MaxRSS.PeakRSS, Equal: l.Equal, OtherCPU: l.OtherCPU}
 }
 
 // SamplesOf is the runs of one mode, in the order they ran.

@@ -102,12 +102,7 @@ func comparedReport() Report {
 func TestRenderCompared(t *testing.T) {
 	sec := func(n int) time.Duration { return time.Duration(n) * time.Second }
 	r := comparedReport()
-	var b strings.Builder
-	if err := Render(&b, r); err != nil {
-		t.Fatal(err)
-	}
-	out := b.String()
-	for _, s := range []string{
+	out := renderHas(t, "", r,
 		"| The four default queries through SQL in demo mode (`demo`) <= 1.1x the CPU per row of the hand-written graph (`demo-graph`, medians) | 1.06x (18.00 s against 17.00 s of CPU, 1500 ns against 1417 ns per input row) | **yes** |",
 		"| A job of 10 user queries in demo mode (`demo-examples`) <= 2x the CPU of the four default queries through SQL (`demo`, medians) | 1.94x (35.00 s against 18.00 s of CPU) | **yes** |",
 		"| The four default queries through SQL in durable local mode (`local`) <= 1.1x the CPU per row of the hand-written graph there (`local-graph`, medians) | 1.05x (23.00 s against 22.00 s of CPU, 1917 ns against 1833 ns per input row) | **yes** |",
@@ -120,63 +115,38 @@ func TestRenderCompared(t *testing.T) {
 		"The job of 10 example queries costs 1.94x the CPU of the four default queries through SQL",
 		// The summary: the graph beside each default, local's after local
 		// mode's own rows.
-		"| Demo: the four default queries, SQL plan (one process, in memory) | 10.00 s | 1.20 M | 700 MiB | 18.00 s | byte-equal to the reference | 0% |\n" +
-			"| Demo, hand-written graph (--builtin-graph) | 9.00 s | 1.33 M | 600 MiB | 17.00 s | byte-equal to the reference | 0% |\n" +
+		"| Demo: the four default queries, SQL plan (one process, in memory) | 10.00 s | 1.20 M | 700 MiB | 18.00 s | byte-equal to the reference | 0% |\n"+
+			"| Demo, hand-written graph (--builtin-graph) | 9.00 s | 1.33 M | 600 MiB | 17.00 s | byte-equal to the reference | 0% |\n"+
 			"| Demo: a SQL job of the example user queries (one process, in memory) | 20.00 s | 600 k | — | 35.00 s | every file written",
-		"| Local again with `--insecure` (no TLS) | — | — | — summed | — | not run | — |\n" +
+		"| Local again with `--insecure` (no TLS) | — | — | — summed | — | not run | — |\n"+
 			"| Local, hand-written graph (--builtin-graph): 2 processes, segment logs, fsync, mutual TLS | 20.00 s | 600 k | 280 MiB largest, 400 MiB summed | 19.00 s | byte-equal to the reference | 5% |\n\n",
 		"| 3 | Demo, hand-written graph (--builtin-graph) | 9.00 s | 18.00 s |",
 		"| 3 | Local, hand-written graph (--builtin-graph) | 20.00 s | 23.00 s |",
 		"plain DuckDB, exact DuckDB, demo mode (SQL), demo mode on the hand-written graph, demo mode's job of example queries, local mode (SQL) and local mode on the hand-written graph ran 3 time(s) each, interleaved (in that order",
-	} {
-		if !strings.Contains(out, s) {
-			t.Errorf("report lacks %q", s)
-		}
-	}
+	)
 	if t.Failed() {
 		t.Logf("report:\n%s", out)
 	}
 	// Over the targets: not met. Demo's CPU 17 18 19 40 41 (median 19 s)
 	// against the graph's 17 s; local's 22 23 25 40 (24 s) against 22 s.
 	r.Samples = append(r.Samples, Sample{Mode: ModeDemo, Run: 4, CPU: sec(40)}, Sample{Mode: ModeDemo, Run: 5, CPU: sec(41)}, Sample{Mode: ModeLocal, Run: 4, CPU: sec(40)})
-	b.Reset()
-	if err := Render(&b, r); err != nil {
-		t.Fatal(err)
-	}
-	for _, s := range []string{
+	renderHas(t, "over the target: ", r,
 		"(`demo-graph`, medians) | 1.12x (19.00 s against 17.00 s of CPU, 1583 ns against 1417 ns per input row) | **no** |",
 		"(`local-graph`, medians) | 1.09x (24.00 s against 22.00 s of CPU, 2000 ns against 1833 ns per input row) | **yes** |",
-	} {
-		if !strings.Contains(b.String(), s) {
-			t.Errorf("over the target: report lacks %q", s)
-		}
-	}
+	)
 	r.Samples = append(r.Samples, Sample{Mode: ModeLocal, Run: 5, CPU: sec(41)})
-	b.Reset()
-	if err := Render(&b, r); err != nil {
-		t.Fatal(err)
-	}
-	if s := "(`local-graph`, medians) | 1.14x (25.00 s against 22.00 s of CPU, 2083 ns against 1833 ns per input row) | **no** |"; !strings.Contains(b.String(), s) {
-		t.Errorf("a median of 25 s against 22 s is not over the target: report lacks %q", s)
-	}
+	renderHas(t, "a median of 25 s against 22 s is not over the target: ", r,
+		"(`local-graph`, medians) | 1.14x (25.00 s against 22.00 s of CPU, 2083 ns against 1833 ns per input row) | **no** |")
 	// The graph's outputs differ: said where its rows are. Without the
 	// job of examples, its target is there, not run.
 	bad := comparedReport()
 	bad.Compared = bad.Compared[:1]
 	bad.Compared[0].Run.Equal = false
 	bad.Samples = dropMode(bad.Samples, ModeDemoExamples)
-	b.Reset()
-	if err := Render(&b, bad); err != nil {
-		t.Fatal(err)
-	}
-	for _, s := range []string{
+	renderHas(t, "the graph's outputs differ: ", bad,
 		"| Demo, hand-written graph (--builtin-graph) | the four, hand-written | 3 | 9.00 s | 17.00 s | 1417 ns | 1.00x | **DIFFER from the reference** |",
 		"| A job of the example user queries in demo mode (`demo-examples`) <= 2x the CPU of the four default queries through SQL (`demo`, medians) | not measured | not run |",
-	} {
-		if !strings.Contains(b.String(), s) {
-			t.Errorf("report lacks %q", s)
-		}
-	}
+	)
 	// Modes --modes left out (demo and its job of examples ran, the
 	// graph and local mode did not): their targets are neither met nor
 	// missed, and local's against the graph is not there at all.
@@ -189,11 +159,7 @@ func TestRenderCompared(t *testing.T) {
 	}
 	only.Compared = []ComparedRun{only.Compared[1]}
 	only.Local = LocalRun{}
-	b.Reset()
-	if err := Render(&b, only); err != nil {
-		t.Fatal(err)
-	}
-	for _, s := range []string{
+	out = renderHas(t, "of some modes: ", only,
 		"| End to end in local mode (durable, separate processes) < 30 s | — | not run |",
 		"| Every local-mode process < 512 MiB peak RSS | not measured | not run |",
 		"| In-memory demo <= 0.5x exact DuckDB's wall time (median of 3) | not measured: exact DuckDB did not run | **no** |",
@@ -201,23 +167,31 @@ func TestRenderCompared(t *testing.T) {
 		"| A job of 10 user queries in demo mode (`demo-examples`) <= 2x the CPU of the four default queries through SQL (`demo`, medians) | 1.94x (35.00 s against 18.00 s of CPU) | **yes** |",
 		"| Demo: the four default queries, SQL plan (one process, in memory) | q1, q2, q3, q4: the defaults, SQL | 3 | 10.00 s | 18.00 s | 1500 ns | — | byte-equal to the reference |",
 		"| Demo: a SQL job of the example user queries (one process, in memory) | 10: a, b, c, d, ... | 3 | 20.00 s | 35.00 s | 2917 ns | — | every file written",
-	} {
-		if !strings.Contains(b.String(), s) {
-			t.Errorf("report of some modes lacks %q", s)
-		}
-	}
+	)
 	for _, s := range []string{"durable local mode (`local`)", "hand-written graph (--builtin-graph)", "| Local: the four default queries, SQL plan (separate processes, segment logs, fsync, mutual TLS) | q1"} {
-		if strings.Contains(b.String(), s) {
-			t.Errorf("report of some modes has %q, of a mode that did not run:\n%s", s, b.String())
+		if strings.Contains(out, s) {
+			t.Errorf("report of some modes has %q, of a mode that did not run:\n%s", s, out)
 		}
 	}
 	// Without the modes beside the defaults, neither the rows nor the
 	// section.
-	b.Reset()
-	if err := Render(&b, fixedReport()); err != nil {
-		t.Fatal(err)
-	}
-	if strings.Contains(b.String(), "## SQL plans") || strings.Contains(b.String(), "through SQL in demo mode") {
+	if out = renderHas(t, "", fixedReport()); strings.Contains(out, "## SQL plans") || strings.Contains(out, "through SQL in demo mode") {
 		t.Error("the section of the hand-written graph without its runs")
 	}
+}
+
+// renderHas renders r and fails t for each of want that the report
+// lacks (of says which report); it returns the report.
+func renderHas(t *testing.T, of string, r Report, want ...string) string {
+	t.Helper()
+	var b strings.Builder
+	if err := Render(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range want {
+		if !strings.Contains(b.String(), s) {
+			t.Errorf("%sreport lacks %q", of, s)
+		}
+	}
+	return b.String()
 }

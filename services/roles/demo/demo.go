@@ -213,15 +213,7 @@ func runInMemory(ctx context.Context, top deploy.Topology, rf runFiles, log hclo
 	}
 	job := &wololov1.Job{JobId: "demo", State: wololov1.JobState_JOB_STATE_DONE, ResultRows: map[string]int64{}}
 	for i, r := range res.Reports {
-		fr := &wololov1.FileReport{File: schema.File(i).String(), Rows: r.Rows, Malformed: r.Malformed, Missing: r.Missing, OversizedAt: r.OversizedAt, Done: true}
-		for _, rj := range r.Rejects {
-			fr.Rejects = append(fr.Rejects, &wololov1.Reject{Offset: rj.Offset, Reason: rj.Reason, Head: rj.Head})
-		}
-		if i == int(schema.Matches) {
-			job.Matches = fr
-		} else {
-			job.Players = fr
-		}
+		addFileReport(job, i, schema.File(i).String(), r)
 	}
 	for _, name := range schema.ResultFiles {
 		job.ResultRows[name] = int64(schema.ResultRows(res.Files[name]))
@@ -235,6 +227,24 @@ func runInMemory(ctx context.Context, top deploy.Topology, rf runFiles, log hclo
 		return nil, err
 	}
 	return &client.Summary{JobID: job.JobId, Job: job, Files: files, Total: time.Since(start), Rejects: rejects}, nil
+}
+
+// addFileReport puts the report of the job's i-th input, named name, in
+// its place in the job's report, as the gateway's: the two files, then
+// the tables.
+func addFileReport(job *wololov1.Job, i int, name string, r schema.FileReport) {
+	fr := &wololov1.FileReport{File: name, Rows: r.Rows, Malformed: r.Malformed, Missing: r.Missing, OversizedAt: r.OversizedAt, Done: true}
+	for _, rj := range r.Rejects {
+		fr.Rejects = append(fr.Rejects, &wololov1.Reject{Offset: rj.Offset, Reason: rj.Reason, Head: rj.Head})
+	}
+	switch i {
+	case int(schema.Matches):
+		job.Matches = fr
+	case int(schema.Players):
+		job.Players = fr
+	default:
+		job.Tables = append(job.Tables, fr)
+	}
 }
 
 // runOverGRPC starts every instance as a node on loopback and submits the

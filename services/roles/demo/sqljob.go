@@ -92,18 +92,7 @@ func runSQL(job *sqljob.Job, rf runFiles, log hclog.Logger, stdout io.Writer) (*
 			log.Error("job failed", "error", err)
 			return nil, cli.Mark(err, cli.ErrJobFailed)
 		}
-		fr := &wololov1.FileReport{File: name, Rows: r.Rows, Malformed: r.Malformed, Missing: r.Missing, Done: true}
-		for _, rj := range r.Rejects {
-			fr.Rejects = append(fr.Rejects, &wololov1.Reject{Offset: rj.Offset, Reason: rj.Reason, Head: rj.Head})
-		}
-		switch i {
-		case 0:
-			sum.Job.Matches = fr
-		case 1:
-			sum.Job.Players = fr
-		default:
-			sum.Job.Tables = append(sum.Job.Tables, fr)
-		}
+		addFileReport(sum.Job, i, name, r)
 	}
 	out := map[string][]byte{}
 	for _, q := range job.Logical {

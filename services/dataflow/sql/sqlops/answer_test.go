@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/wololo/wololo/queries"
-	"github.com/wololo/wololo/services/base/datagen"
 	"github.com/wololo/wololo/services/dataflow/reference"
 	"github.com/wololo/wololo/services/dataflow/sql"
 	"github.com/wololo/wololo/services/dataflow/sql/physical"
@@ -20,15 +19,11 @@ import (
 // query equal to the same query planned by hand and run, and a query the
 // engine refuses, a name that is not one or no query at all an error.
 func TestAnswer(t *testing.T) {
-	var m, pl bytes.Buffer
-	if _, err := datagen.Generate(datagen.Config{Matches: 2000, Seed: 6}, &m, &pl); err != nil {
-		t.Fatal(err)
-	}
-	ref, err := reference.Evaluate(bytes.NewReader(m.Bytes()), bytes.NewReader(pl.Bytes()))
+	m, pl, tables := generated(t, 2000, 6)
+	ref, err := reference.Evaluate(bytes.NewReader(m), bytes.NewReader(pl))
 	if err != nil {
 		t.Fatal(err)
 	}
-	tables := readTables(t, m.Bytes(), pl.Bytes())
 	shape := physical.Shape{Gateway: physical.Task{Name: "gateway", Replicas: 1}, Shard: physical.Task{Name: "shard", Replicas: 2}}
 	const civs = "SELECT p.civ, COUNT(*) AS n FROM match_players p JOIN matches m ON p.match = m.token GROUP BY p.civ ORDER BY n DESC, p.civ"
 

@@ -342,16 +342,19 @@ func (s *scan) take(part int) *exec.Batch {
 // (ToRows), and keep nothing.
 func (s *scan) spend(part int, b *exec.Batch) { s.held[part].spent = b.Cols }
 
-// flush emits the rows held since the last flush, a batch per part, and
-// spends each once emitted (the consumers of a scan read a batch as it is
-// emitted).
-func (s *scan) flush(out Out) {
+// flush gives emit the rows held since the last flush, a batch per part,
+// and spends each once emit has returned (what emit gives it to reads a
+// batch then, and keeps nothing of it); it stops at emit's first error.
+func (s *scan) flush(emit func(part int, b *exec.Batch) error) error {
 	for part := range s.held {
 		if b := s.take(part); b != nil {
-			out(b)
+			if err := emit(part, b); err != nil {
+				return err
+			}
 			s.spend(part, b)
 		}
 	}
+	return nil
 }
 
 // Stats are the scan's counts of the values that read as NULL, per column.

@@ -119,11 +119,7 @@ func TestFourQueriesMatchTheReference(t *testing.T) {
 // today's MatchTable: fewer keys in all than a table each, the same
 // answers.
 func TestKeyedOperatorsShareTables(t *testing.T) {
-	var m, pl bytes.Buffer
-	if _, err := datagen.Generate(datagen.Config{Matches: 3000, Seed: 5}, &m, &pl); err != nil {
-		t.Fatal(err)
-	}
-	tables := readTables(t, m.Bytes(), pl.Bytes())
+	_, _, tables := generated(t, 3000, 5)
 	p := planOf(t, defaultTexts(), queries.Names, tables, 2)
 	shared, sharedKeys, err := sqlops.RunKeys(p, tables, false)
 	if err != nil {
@@ -145,4 +141,15 @@ func TestKeyedOperatorsShareTables(t *testing.T) {
 		t.Errorf("shared tables hold %d keys, a table each %d: nothing much is shared", sharedKeys, ownKeys)
 	}
 	t.Logf("keys: %d in shared tables, %d in a table per operator", sharedKeys, ownKeys)
+}
+
+// generated is a dataset of n matches generated from seed: its two
+// files' bytes and their tables (readTables).
+func generated(t testing.TB, n, seed int64) (matches, players []byte, tables map[string]*exec.Table) {
+	t.Helper()
+	var m, pl bytes.Buffer
+	if _, err := datagen.Generate(datagen.Config{Matches: n, Seed: seed}, &m, &pl); err != nil {
+		t.Fatal(err)
+	}
+	return m.Bytes(), pl.Bytes(), readTables(t, m.Bytes(), pl.Bytes())
 }

@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/wololo/wololo/queries"
-	"github.com/wololo/wololo/services/base/datagen"
 	"github.com/wololo/wololo/services/dataflow/reference"
 	"github.com/wololo/wololo/services/dataflow/sql/exec"
 	"github.com/wololo/wololo/services/dataflow/sql/sqlops"
@@ -18,11 +17,7 @@ import (
 // scan is not read, one it scans and is not given is refused, and a
 // table whose reading fails fails the run.
 func TestRunFeeds(t *testing.T) {
-	var m, pl bytes.Buffer
-	if _, err := datagen.Generate(datagen.Config{Matches: 3000, Seed: 9}, &m, &pl); err != nil {
-		t.Fatal(err)
-	}
-	tables := readTables(t, m.Bytes(), pl.Bytes())
+	m, pl, tables := generated(t, 3000, 9)
 	p := planOf(t, defaultTexts(), queries.Names, tables, 2)
 	want, err := sqlops.Run(p, tables, "matches", "match_players")
 	if err != nil {
@@ -40,7 +35,7 @@ func TestRunFeeds(t *testing.T) {
 		t.Error("a table the plan does not scan is read")
 		return nil, nil
 	}}
-	got, err := sqlops.RunFeeds(p, []sqlops.Feed{feed("matches", m.Bytes()), unread, feed("match_players", pl.Bytes())})
+	got, err := sqlops.RunFeeds(p, []sqlops.Feed{feed("matches", m), unread, feed("match_players", pl)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,12 +45,12 @@ func TestRunFeeds(t *testing.T) {
 		}
 	}
 
-	if _, err := sqlops.RunFeeds(p, []sqlops.Feed{feed("matches", m.Bytes())}); err == nil || !strings.Contains(err.Error(), `no table "match_players"`) {
+	if _, err := sqlops.RunFeeds(p, []sqlops.Feed{feed("matches", m)}); err == nil || !strings.Contains(err.Error(), `no table "match_players"`) {
 		t.Errorf("a scanned table not given: %v", err)
 	}
-	broken := feed("match_players", pl.Bytes())
+	broken := feed("match_players", pl)
 	broken.Next = func() (*exec.Batch, error) { return nil, errors.New("disk gone") }
-	if _, err := sqlops.RunFeeds(p, []sqlops.Feed{feed("matches", m.Bytes()), broken}); err == nil || !strings.Contains(err.Error(), "disk gone") {
+	if _, err := sqlops.RunFeeds(p, []sqlops.Feed{feed("matches", m), broken}); err == nil || !strings.Contains(err.Error(), "disk gone") {
 		t.Errorf("a table whose reading fails: %v", err)
 	}
 }

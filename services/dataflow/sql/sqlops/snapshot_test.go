@@ -13,7 +13,6 @@ import (
 
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 	"github.com/wololo/wololo/queries"
-	"github.com/wololo/wololo/services/base/datagen"
 	"github.com/wololo/wololo/services/dataflow/batch"
 	"github.com/wololo/wololo/services/dataflow/sql/exec"
 	"github.com/wololo/wololo/services/dataflow/sql/physical"
@@ -63,11 +62,7 @@ func restarting(t *testing.T, p *physical.Plan, tables map[string]*exec.Table, o
 // TestRestartsMatchAStraightRun restarts every operator with state of
 // the four default queries, and of random ones, at random points.
 func TestRestartsMatchAStraightRun(t *testing.T) {
-	var m, pl bytes.Buffer
-	if _, err := datagen.Generate(datagen.Config{Matches: 20000, Seed: 7}, &m, &pl); err != nil {
-		t.Fatal(err)
-	}
-	tables := readTables(t, m.Bytes(), pl.Bytes())
+	_, _, tables := generated(t, 20000, 7)
 	restarted := map[plan.Op]bool{}
 	ordered := map[string]bool{}
 	for _, n := range queries.Names {

@@ -468,15 +468,12 @@ func (s *Source) Flush(out stage.Emitter) error {
 	if s.x == nil {
 		return s.t.flushScan(s.scan)
 	}
-	for to := range s.sc.held {
-		if b := s.sc.take(to); b != nil {
-			if err := s.x.x.ApplyTo(to, b); err != nil {
-				return fmt.Errorf("operator #%d (%s): %w", s.x.o.ID, s.x.o.Kind, err)
-			}
-			s.sc.spend(to, b)
+	return s.sc.flush(func(to int, b *exec.Batch) error {
+		if err := s.x.x.ApplyTo(to, b); err != nil {
+			return fmt.Errorf("operator #%d (%s): %w", s.x.o.ID, s.x.o.Kind, err)
 		}
-	}
-	return nil
+		return nil
+	})
 }
 
 // End flushes the rows held and ends the table: every channel route its

@@ -13,7 +13,6 @@ import (
 	"github.com/wololo/wololo/deploy"
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 	"github.com/wololo/wololo/queries"
-	"github.com/wololo/wololo/services/base/datagen"
 	"github.com/wololo/wololo/services/dataflow/batch"
 	"github.com/wololo/wololo/services/dataflow/reference"
 	"github.com/wololo/wololo/services/dataflow/schema"
@@ -183,29 +182,45 @@ func (d *deployed) upload(name string, tab *exec.Table) {
 		d.t.Fatal(err)
 	}
 	out := stage.EdgeOutputs(gw, "j", src.Outputs(), 100)
-	commit := func(eof bool) {
+	feedSource(d.t, src, tab, out, func(int) bool { return d.r.IntN(100) == 0 }, func(eof bool) {
 		emitted, _ := out.Drain(eof)
 		d.send(gw.Name(), emitted)
-	}
+	})
+}
+
+// feedSource gives src every row of tab as ingest does, a record's text
+// fields at a time, and flushes into out when it is Full or when flushToo
+// (if any) says so of the rows given so far; commit (if any) is called
+// after each flush, and with eof once the table is ended. It returns the
+// number of rows given.
+func feedSource(t testing.TB, src *sqlops.Source, tab *exec.Table, out stage.Emitter, flushToo func(rows int) bool, commit func(eof bool)) int {
+	t.Helper()
 	fields := make([][]byte, len(tab.Columns))
+	rows := 0
 	for _, b := range tab.Batches {
 		for r := range b.N {
 			for c := range fields {
 				fields[c] = b.Cols[c].Text(r)
 			}
 			src.Row(fields)
-			if src.Full() || d.r.IntN(100) == 0 {
+			rows++
+			if src.Full() || flushToo != nil && flushToo(rows) {
 				if err := src.Flush(out); err != nil {
-					d.t.Fatal(err)
+					t.Fatal(err)
 				}
-				commit(false)
+				if commit != nil {
+					commit(false)
+				}
 			}
 		}
 	}
 	if err := src.End(out); err != nil {
-		d.t.Fatal(err)
+		t.Fatal(err)
 	}
-	commit(true)
+	if commit != nil {
+		commit(true)
+	}
+	return rows
 }
 
 // run takes the queued messages in a random order until none is left.
@@ -269,15 +284,11 @@ func (d *deployed) run() {
 // and compares every output with the reference's (the four) or the
 // in-process runner's (the others), byte for byte.
 func TestDeployedPlanMatchesTheReference(t *testing.T) {
-	var m, pl bytes.Buffer
-	if _, err := datagen.Generate(datagen.Config{Matches: 2000, Seed: 9}, &m, &pl); err != nil {
-		t.Fatal(err)
-	}
-	ref, err := reference.Evaluate(bytes.NewReader(m.Bytes()), bytes.NewReader(pl.Bytes()))
+	m, pl, tables := generated(t, 2000, 9)
+	ref, err := reference.Evaluate(bytes.NewReader(m), bytes.NewReader(pl))
 	if err != nil {
 		t.Fatal(err)
 	}
-	tables := readTables(t, m.Bytes(), pl.Bytes())
 	texts := defaultTexts()
 	texts["maps"] = "SELECT m.map, COUNT(*) AS players, MAX(p.rating) AS top FROM matches m JOIN match_players p ON p.match = m.token GROUP BY m.map ORDER BY players DESC, m.map"
 	texts["wide"] = "SELECT DISTINCT civ FROM match_players WHERE rating > 2000 ORDER BY civ"
@@ -324,11 +335,7 @@ func TestDeployedPlanMatchesTheReference(t *testing.T) {
 // harness, no restarts): the gateway's Sources, the shards' and the
 // gateway's parts, every batch encoded as it travels. Per player row.
 func BenchmarkDeployedPlan(b *testing.B) {
-	var m, pl bytes.Buffer
-	if _, err := datagen.Generate(datagen.Config{Matches: 20000, Seed: 3}, &m, &pl); err != nil {
-		b.Fatal(err)
-	}
-	tables := readTables(b, m.Bytes(), pl.Bytes())
+	_, _, tables := generated(b, 20000, 3)
 	p := planOf(b, defaultTexts(), queries.Names, tables, 2)
 	b.ResetTimer()
 	for i := range b.N {
@@ -346,11 +353,7 @@ func BenchmarkDeployedPlan(b *testing.B) {
 // more, and the answer is the in-process runner's (chunks themselves:
 // TestChunksBoundRowsAndBytes).
 func TestJoinOutputTravelsInChunks(t *testing.T) {
-	var m, pl bytes.Buffer
-	if _, err := datagen.Generate(datagen.Config{Matches: 600, Seed: 4}, &m, &pl); err != nil {
-		t.Fatal(err)
-	}
-	tables := readTables(t, m.Bytes(), pl.Bytes())
+	_, _, tables := generated(t, 600, 4)
 	texts := map[string]string{"wide": "SELECT a.token, b.token AS other FROM match_players a JOIN match_players b ON a.civ = b.civ ORDER BY a.token, other"}
 	p := planOf(t, texts, []string{"wide"}, tables, 1)
 	want, err := sqlops.Run(p, tables)
@@ -375,11 +378,7 @@ func TestJoinOutputTravelsInChunks(t *testing.T) {
 // when the gateway restarts from its snapshots and journal on the way;
 // under the limit, the same plan gives its answers.
 func TestTooLargeAnAnswerFailsTheJob(t *testing.T) {
-	var m, pl bytes.Buffer
-	if _, err := datagen.Generate(datagen.Config{Matches: 1500, Seed: 8}, &m, &pl); err != nil {
-		t.Fatal(err)
-	}
-	tables := readTables(t, m.Bytes(), pl.Bytes())
+	_, _, tables := generated(t, 1500, 8)
 	texts := map[string]string{"all": "SELECT token, civ FROM match_players ORDER BY token", "few": "SELECT civ, COUNT(*) AS n FROM match_players GROUP BY civ ORDER BY civ"}
 	p := planOf(t, texts, []string{"all", "few"}, tables, 2)
 	for _, c := range []struct {
@@ -408,11 +407,7 @@ func TestTooLargeAnAnswerFailsTheJob(t *testing.T) {
 // instance stage.Route picks for its match, every row once, whichever
 // batch of the Source's it came in.
 func TestSourceRoutesEachRowByItsKey(t *testing.T) {
-	var m, pl bytes.Buffer
-	if _, err := datagen.Generate(datagen.Config{Matches: 1000, Seed: 6}, &m, &pl); err != nil {
-		t.Fatal(err)
-	}
-	tables := readTables(t, m.Bytes(), pl.Bytes())
+	_, _, tables := generated(t, 1000, 6)
 	const shards = 3
 	p := planOf(t, defaultTexts(), queries.Names, tables, shards)
 	tab := tables["match_players"]
@@ -425,25 +420,7 @@ func TestSourceRoutesEachRowByItsKey(t *testing.T) {
 		t.Fatalf("no channel match_players-by-match:\n%s", p)
 	}
 	out := stage.EdgeOutputs(deploy.Instance{Stage: p.Gateway.Name}, "j", src.Outputs(), 100)
-	fields := make([][]byte, len(tab.Columns))
-	rows := 0
-	for _, b := range tab.Batches {
-		for r := range b.N {
-			for c := range fields {
-				fields[c] = b.Cols[c].Text(r)
-			}
-			src.Row(fields)
-			rows++
-			if src.Full() || rows%777 == 0 {
-				if err := src.Flush(out); err != nil {
-					t.Fatal(err)
-				}
-			}
-		}
-	}
-	if err := src.End(out); err != nil {
-		t.Fatal(err)
-	}
+	rows := feedSource(t, src, tab, out, func(rows int) bool { return rows%777 == 0 }, nil)
 	emitted, _ := out.Drain(true)
 	sent := 0
 	for _, e := range emitted {

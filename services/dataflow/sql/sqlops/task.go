@@ -272,7 +272,10 @@ func (t *Task) flushScan(in *instance) error {
 	if in.done {
 		return fmt.Errorf("operator #%d (%s): rows after its end", in.o.ID, in.o.Kind)
 	}
-	in.op.(*scan).flush(in.dv.out)
+	in.op.(*scan).flush(func(_ int, b *exec.Batch) error {
+		in.dv.out(b)
+		return nil
+	})
 	return t.chainErr()
 }
 

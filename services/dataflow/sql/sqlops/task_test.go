@@ -1,14 +1,12 @@
 package sqlops_test
 
 import (
-	"bytes"
 	"fmt"
 	"strings"
 	"testing"
 
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 	"github.com/wololo/wololo/queries"
-	"github.com/wololo/wololo/services/base/datagen"
 	"github.com/wololo/wololo/services/dataflow/batch"
 	"github.com/wololo/wololo/services/dataflow/sql/exec"
 	"github.com/wololo/wololo/services/dataflow/sql/physical"
@@ -168,11 +166,7 @@ func sameShard(t testing.TB, out []sent, a, b string) bool {
 // row that arrives on a channel they read looked up in the table once,
 // not once per operator: at most a lookup per row arrived.
 func TestSharedTableLooksUpOnce(t *testing.T) {
-	var m, pl bytes.Buffer
-	if _, err := datagen.Generate(datagen.Config{Matches: 500, Seed: 3}, &m, &pl); err != nil {
-		t.Fatal(err)
-	}
-	tables := readTables(t, m.Bytes(), pl.Bytes())
+	_, _, tables := generated(t, 500, 3)
 	p := planOf(t, defaultTexts(), queries.Names, tables, 1)
 	type msg struct {
 		ch   string

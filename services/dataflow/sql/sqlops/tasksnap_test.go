@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/wololo/wololo/queries"
-	"github.com/wololo/wololo/services/base/datagen"
 	"github.com/wololo/wololo/services/dataflow/stage"
 )
 
@@ -15,11 +14,7 @@ import (
 // bytes again; cut short anywhere, or with a byte changed in its
 // framing, it is refused with an error, never a panic.
 func TestTaskSnapshotRefusesWhatIsCut(t *testing.T) {
-	var m, pl bytes.Buffer
-	if _, err := datagen.Generate(datagen.Config{Matches: 300, Seed: 6}, &m, &pl); err != nil {
-		t.Fatal(err)
-	}
-	tables := readTables(t, m.Bytes(), pl.Bytes())
+	_, _, tables := generated(t, 300, 6)
 	p := planOf(t, defaultTexts(), queries.Names, tables, 2)
 	d := newDeployed(t, p, rand.New(rand.NewPCG(3, 4)), 0)
 	d.upload("matches", tables["matches"])

@@ -1,7 +1,6 @@
 package sqlops_test
 
 import (
-	"bytes"
 	"fmt"
 	"testing"
 
@@ -10,7 +9,6 @@ import (
 	"github.com/wololo/wololo/deploy"
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 	"github.com/wololo/wololo/queries"
-	"github.com/wololo/wololo/services/base/datagen"
 	"github.com/wololo/wololo/services/dataflow/sql/exec"
 	"github.com/wololo/wololo/services/dataflow/sql/physical"
 	"github.com/wololo/wololo/services/dataflow/sql/plan"
@@ -63,11 +61,7 @@ func BenchmarkRowsOnTheWire(b *testing.B) {
 // does with them is mostly its exchanges' routing and writing of rows
 // onto channels (Exchange.Route, ToRows).
 func BenchmarkGatewayExchanges(b *testing.B) {
-	var m, pl bytes.Buffer
-	if _, err := datagen.Generate(datagen.Config{Matches: 20000, Seed: 7}, &m, &pl); err != nil {
-		b.Fatal(err)
-	}
-	tables := readTables(b, m.Bytes(), pl.Bytes())
+	_, _, tables := generated(b, 20000, 7)
 	p := planOf(b, defaultTexts(), queries.Names, tables, 2)
 	headers := map[string][]string{}
 	for name, t := range tables {
@@ -98,11 +92,7 @@ func BenchmarkGatewayExchanges(b *testing.B) {
 // the batches drained and encoded as each commit encodes them
 // (stage.Encode). Per player row.
 func BenchmarkSourceUpload(b *testing.B) {
-	var m, pl bytes.Buffer
-	if _, err := datagen.Generate(datagen.Config{Matches: 100000, Seed: 7}, &m, &pl); err != nil {
-		b.Fatal(err)
-	}
-	tables := readTables(b, m.Bytes(), pl.Bytes())
+	_, _, tables := generated(b, 100000, 7)
 	p := planOf(b, defaultTexts(), queries.Names, tables, 2)
 	gw := deploy.Instance{Stage: p.Gateway.Name}
 	upload := func(name string) {
@@ -112,31 +102,12 @@ func BenchmarkSourceUpload(b *testing.B) {
 			b.Fatal(err)
 		}
 		out := stage.EdgeOutputs(gw, "j", src.Outputs(), 0)
-		commit := func(eof bool) {
+		feedSource(b, src, tab, out, nil, func(eof bool) {
 			emitted, _ := out.Drain(eof)
 			if _, err := stage.Encode(emitted); err != nil {
 				b.Fatal(err)
 			}
-		}
-		fields := make([][]byte, len(tab.Columns))
-		for _, tb := range tab.Batches {
-			for r := range tb.N {
-				for c := range fields {
-					fields[c] = tb.Cols[c].Text(r)
-				}
-				src.Row(fields)
-				if src.Full() {
-					if err := src.Flush(out); err != nil {
-						b.Fatal(err)
-					}
-					commit(false)
-				}
-			}
-		}
-		if err := src.End(out); err != nil {
-			b.Fatal(err)
-		}
-		commit(true)
+		})
 	}
 	b.ReportAllocs()
 	for b.Loop() {
