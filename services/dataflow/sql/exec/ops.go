@@ -24,34 +24,46 @@ func valueType(t plan.Type) plan.Type {
 	return t
 }
 
-// filter keeps the rows where cond is true: a batch whose rows all are
-// is kept as it is (a Vec is not modified once built).
+// filter keeps the rows where cond is true (see RowFilter).
 func filter(cond *plan.Expr, in []*Batch) ([]*Batch, error) {
+	f := NewRowFilter(cond)
 	var out []*Batch
-	c := NewConds([]*plan.Expr{cond}) // compiled once, its memory reused batch after batch
 	for _, b := range in {
-		sels, err := c.TrueRows(b)
+		kept, err := f.Apply(b)
 		if err != nil {
 			return nil, err
 		}
-		switch rows := sels[0]; len(rows) {
-		case 0:
-		case b.N:
-			out = append(out, b)
-		default:
-			out = append(out, gatherBatch(b, rows))
+		if kept != nil {
+			out = append(out, kept)
 		}
 	}
 	return out, nil
 }
 
-// trueRows is the rows of b where cond is true (see Conds).
-func trueRows(cond *plan.Expr, b *Batch) ([]int32, error) {
-	rows, err := NewConds([]*plan.Expr{cond}).TrueRows(b)
+// RowFilter keeps the rows of batch after batch where a condition is
+// true: compiled once (NewConds), its memory reused from one batch to the
+// next.
+type RowFilter struct{ c *Conds }
+
+// NewRowFilter compiles cond.
+func NewRowFilter(cond *plan.Expr) *RowFilter { return &RowFilter{NewConds([]*plan.Expr{cond})} }
+
+// Apply is the rows of b where the condition is true: b itself when they
+// all are (a Vec is not modified once built), nil when none is, else a
+// batch of those rows.
+func (f *RowFilter) Apply(b *Batch) (*Batch, error) {
+	sels, err := f.c.TrueRows(b)
 	if err != nil {
 		return nil, err
 	}
-	return rows[0], nil
+	switch rows := sels[0]; len(rows) {
+	case 0:
+		return nil, nil
+	case b.N:
+		return b, nil
+	default:
+		return gatherBatch(b, rows), nil
+	}
 }
 
 // trueMask is, for each row of b, whether cond is true there: the

@@ -11,12 +11,6 @@ import (
 // runs over a whole node's batches, exported one batch, or one piece of
 // state, at a time, so that each operator's logic is written once.
 
-// Filter keeps the rows of the batches where cond is true.
-func Filter(cond *plan.Expr, in []*Batch) ([]*Batch, error) { return filter(cond, in) }
-
-// TrueRows is the rows of b where cond is true, in order.
-func TrueRows(cond *plan.Expr, b *Batch) ([]int32, error) { return trueRows(cond, b) }
-
 // Project computes exprs over each batch.
 func Project(exprs []*plan.Expr, in []*Batch) ([]*Batch, error) { return project(exprs, in) }
 

@@ -88,7 +88,14 @@ func New(o *physical.Op, inputs [][]plan.Column, table []string, shared *exec.Ke
 	case plan.Scan:
 		return newScan(n, table)
 	case plan.Filter:
-		return stateless(func(b *exec.Batch) ([]*exec.Batch, error) { return exec.Filter(n.Cond, []*exec.Batch{b}) }), nil
+		f := exec.NewRowFilter(n.Cond)
+		return stateless(func(b *exec.Batch) ([]*exec.Batch, error) {
+			kept, err := f.Apply(b)
+			if kept == nil {
+				return nil, err
+			}
+			return []*exec.Batch{kept}, err
+		}), nil
 	case plan.Project:
 		return stateless(func(b *exec.Batch) ([]*exec.Batch, error) { return exec.Project(n.Exprs, []*exec.Batch{b}) }), nil
 	case plan.Join:
