@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/connectivity"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 )
@@ -18,6 +19,20 @@ func healthServer(service string) *grpc.Server {
 	h.SetServingStatus(service, healthpb.HealthCheckResponse_SERVING)
 	healthpb.RegisterHealthServer(s, h)
 	return s
+}
+
+// waitNotReady waits until conn has seen its connection end (it leaves
+// READY): an RPC sent before would go on the dying transport and fail
+// with Unavailable, which WaitForReady does not retry.
+func waitNotReady(t *testing.T, conn *grpc.ClientConn) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	for s := conn.GetState(); s == connectivity.Ready; s = conn.GetState() {
+		if !conn.WaitForStateChange(ctx, s) {
+			t.Fatal("the client never saw its connection end")
+		}
+	}
 }
 
 func check(conn *grpc.ClientConn, service string) error {
@@ -52,6 +67,7 @@ func TestBufNetRestartAndCut(t *testing.T) {
 		t.Fatal(err)
 	}
 	first.Stop()
+	waitNotReady(t, conn)
 	second := healthServer("second")
 	go second.Serve(n.Listen("b-0"))
 	t.Cleanup(second.Stop)
@@ -72,6 +88,7 @@ func TestBufNetRestartAndCut(t *testing.T) {
 	if _, err := watch.Recv(); err == nil {
 		t.Fatal("a stream outlived the cut")
 	}
+	waitNotReady(t, conn)
 	if err := check(conn, "second"); err != nil {
 		t.Fatalf("after the cut: %v", err)
 	}
