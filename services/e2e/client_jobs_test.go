@@ -214,10 +214,12 @@ func TestClientListsCancelsAndWatchesItsJobs(t *testing.T) {
 	}
 
 	// watch --json follows a running job: one object per line, to done.
+	// The submit keeps its job: a small job can finish, and its submit
+	// release it, before watch asks for it.
 	watchedOut := t.TempDir()
 	submitted := make(chan ran, 1)
 	go func() {
-		cmd := exec.Command(bin, as(alice, "submit", "--quiet", "--job", "watched", "--matches", small.matches, "--players", small.players, "--out", watchedOut)...)
+		cmd := exec.Command(bin, as(alice, "submit", "--quiet", "--keep", "--job", "watched", "--matches", small.matches, "--players", small.players, "--out", watchedOut)...)
 		var o, e bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &o, &e
 		_ = cmd.Run()
