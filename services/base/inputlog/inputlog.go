@@ -15,8 +15,11 @@
 // upload's syncs); Sync is called when an input's upload ends, before the
 // commit that records it complete. So a job whose every upload is
 // complete has its whole input on disk, and only such a job is run again
-// from it; a process crash (not a machine's) loses nothing written anyway,
-// as the page cache outlives the process.
+// from it. Before that, a process crash (not a machine's) loses nothing
+// committed: the gateway commits an upload step only once the file holds
+// its bytes (Writer.Written), and what is in the file outlives the
+// process. How the bytes are written, off the caller's goroutine and past
+// the page cache, and why, is Writer's doc.
 //
 // Why not the transport Store: its implementations hold every live value
 // (segstore's index, the MemStore) or entry in memory after a restart, and
@@ -47,7 +50,10 @@ import (
 )
 
 // Dir is the directory of retained inputs.
-type Dir struct{ path string }
+type Dir struct {
+	path     string
+	buffered bool // never direct I/O (tests of the fallback)
+}
 
 // Open makes (if needed) and opens the directory.
 func Open(path string) (*Dir, error) {
@@ -72,71 +78,6 @@ func (d *Dir) file(job, input string) (string, error) {
 		return "", err
 	}
 	return filepath.Join(d.path, job, input), nil
-}
-
-// Writer is one input's copy, open for writing. A nil Writer keeps
-// nothing: its methods do nothing (an upload that retains no copy).
-type Writer struct{ f *os.File }
-
-// Writer opens an input's copy for writing at any offset (creating it),
-// for an upload that resumes at offset from: the copy must hold every
-// byte before from already, which it does when from is the file's first
-// record (start) or the copy reaches from (every upload wrote its bytes
-// before they were committed). Otherwise (the copy was lost, or the
-// gateway kept none when those bytes came) no copy of the input can be
-// whole: it is deleted, and Writer returns nil (keep nothing), so that
-// Reader fails rather than replay a hole.
-func (d *Dir) Writer(job, input string, start, from int64) (*Writer, error) {
-	p, err := d.file(job, input)
-	if err != nil {
-		return nil, err
-	}
-	if from > start {
-		if st, err := os.Stat(p); err != nil || st.Size() < from {
-			if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
-				return nil, fmt.Errorf("input log: %w", err)
-			}
-			return nil, nil
-		}
-	}
-	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
-		return nil, fmt.Errorf("input log: %w", err)
-	}
-	f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE, 0o600)
-	if err != nil {
-		return nil, fmt.Errorf("input log: %w", err)
-	}
-	return &Writer{f: f}, nil
-}
-
-// WriteAt writes data at offset off of the input.
-func (w *Writer) WriteAt(data []byte, off int64) error {
-	if w == nil {
-		return nil
-	}
-	if _, err := w.f.WriteAt(data, off); err != nil {
-		return fmt.Errorf("input log: %w", err)
-	}
-	return nil
-}
-
-// Sync makes what was written durable.
-func (w *Writer) Sync() error {
-	if w == nil {
-		return nil
-	}
-	if err := w.f.Sync(); err != nil {
-		return fmt.Errorf("input log: %w", err)
-	}
-	return nil
-}
-
-// Close closes the copy.
-func (w *Writer) Close() error {
-	if w == nil {
-		return nil
-	}
-	return w.f.Close()
 }
 
 // Reader opens an input's copy for reading; it must hold at least size

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
+	"github.com/wololo/wololo/services/base/inputlog"
 	"github.com/wololo/wololo/services/dataflow/ingest"
 	"github.com/wololo/wololo/services/dataflow/schema"
 	"github.com/wololo/wololo/services/dataflow/stage"
@@ -153,7 +154,7 @@ func (g *Gateway) upload(stream uploadStream) (err error) {
 	received := u.offset
 	frames := g.receive(stream)
 	defer close(frames.done)
-	pipe := g.commitInBackground(u, stream)
+	pipe := g.commitInBackground(u, stream, keep)
 	defer pipe.stop()
 	for {
 		req, err := frames.next(g.cfg.UploadIdle)
@@ -345,6 +346,9 @@ type commitPipe struct {
 	g      *Gateway
 	u      *upload
 	stream uploadStream
+	// keep is the upload's copy for a rebuild: a step is committed only
+	// once the copy holds its bytes (inputlog.Writer.Written).
+	keep   *inputlog.Writer
 	steps  chan pendingStep
 	done   chan struct{} // closed when the committing goroutine ends
 	err    error         // its first error; read after done, or by failed
@@ -372,8 +376,8 @@ type pendingStep struct {
 	at      time.Time // when, as the store records it
 }
 
-func (g *Gateway) commitInBackground(u *upload, stream uploadStream) *commitPipe {
-	p := &commitPipe{g: g, u: u, stream: stream, steps: make(chan pendingStep, 1), done: make(chan struct{}), listed: len(u.report.Rejects)}
+func (g *Gateway) commitInBackground(u *upload, stream uploadStream, keep *inputlog.Writer) *commitPipe {
+	p := &commitPipe{g: g, u: u, stream: stream, keep: keep, steps: make(chan pendingStep, 1), done: make(chan struct{}), listed: len(u.report.Rejects)}
 	go p.run()
 	return p
 }
@@ -393,6 +397,9 @@ func (p *commitPipe) run() {
 }
 
 func (p *commitPipe) commitOne(s pendingStep) error {
+	if err := p.keep.Written(s.offset); err != nil {
+		return errorf(ErrStore, "%s: %v", p.u.in, err)
+	}
 	var err error
 	if s.step.Emit, err = stage.Encode(s.emit); err == nil {
 		_, err = p.g.cfg.Committer.Commit(s.step)
@@ -449,6 +456,11 @@ func (p *commitPipe) commit(ctx context.Context, in *ingest.Ingest, out *stage.O
 		records[recordFailed], records[recordFailedAt] = []byte(s.failure), failedRecord(s.at)
 	}
 	s.step = &transport.Step{Commit: transport.Commit{Job: p.u.j.id, Records: records}}
+	// The copy's writer starts on the step's bytes now; the committing
+	// goroutine waits for them (commitOne).
+	if err := p.keep.Push(); err != nil {
+		return errorf(ErrStore, "%s: %v", p.u.in, err)
+	}
 	select {
 	case p.steps <- s:
 	case <-p.done:
