@@ -49,7 +49,8 @@ type Sender struct {
 	// incarnation of itself ends it (Fail).
 	life lifetime.Lifetime
 
-	failed func(ctx context.Context, ch ChannelID, err error) // OnFailed
+	failed    func(ctx context.Context, ch ChannelID, err error) // OnFailed
+	retrySoon func(error) bool                                   // RetrySoon
 
 	mu        sync.Mutex
 	links     map[ChannelID]*link // the running ones
@@ -106,6 +107,14 @@ func NewSender(self string, incarnation uint64, outbox *Outbox, conns Conns, log
 // ending link's goroutine, with a context that ends with Serve. Set it
 // before Serve.
 func (s *Sender) OnFailed(f func(ctx context.Context, ch ChannelID, err error)) { s.failed = f }
+
+// RetrySoon sets which refusals of a receiver mean that it is up but not
+// serving yet (recovering its state after a restart: rpc.IsRecovering): a
+// link refused so asks again at its first backoff, not a doubled one, so
+// that it reconnects within that backoff of the receiver's recovery
+// instead of up to the 2 s a receiver that is down is waited for. Set it
+// before Serve.
+func (s *Sender) RetrySoon(f func(error) bool) { s.retrySoon = f }
 
 // Serve runs until ctx ends (nil) or a receiver refuses this process as an
 // older incarnation of itself (that error: it has been replaced and must
@@ -233,7 +242,7 @@ func (s *Sender) Wait() { s.life.Wait() }
 
 func (s *Sender) run(ctx context.Context, ch ChannelID, l *link) {
 	log := s.log.With("job", ch.Job, "stream", ch.Stream, "receiver", ch.Receiver)
-	delay := 50 * time.Millisecond
+	delay := firstBackoff
 	for attempt := 1; ; attempt++ {
 		progressed, err := s.session(ctx, ch, l)
 		s.outbox.SetConnected(ch, false)
@@ -274,22 +283,42 @@ func (s *Sender) run(ctx context.Context, ch ChannelID, l *link) {
 		if ctx.Err() != nil {
 			return
 		}
-		if progressed {
-			delay = 50 * time.Millisecond
-		}
+		var wait time.Duration
+		wait, delay = backoff(delay, progressed, s.retrySoon != nil && s.retrySoon(err))
 		level := hclog.Debug
 		if attempt > 3 {
 			level = hclog.Warn
 		}
-		log.Log(level, "stream to receiver broken, reconnecting", "error", err, "attempt", attempt, "backoff", delay)
-		jitter := time.Duration(rand.Int64N(int64(delay)/2 + 1))
+		log.Log(level, "stream to receiver broken, reconnecting", "error", err, "attempt", attempt, "backoff", wait)
+		jitter := time.Duration(rand.Int64N(int64(wait)/2 + 1))
 		select {
 		case <-ctx.Done():
 			return
-		case <-time.After(delay + jitter):
+		case <-time.After(wait + jitter):
 		}
-		delay = min(delay*2, 2*time.Second)
 	}
+}
+
+// A link's backoff between attempts: firstBackoff, doubled after each
+// failed one up to maxBackoff, back to firstBackoff after an attempt that
+// got somewhere or was refused by a receiver that is recovering.
+const (
+	firstBackoff = 50 * time.Millisecond
+	maxBackoff   = 2 * time.Second
+)
+
+// backoff is how long a link waits after a failed attempt (before
+// jitter), given the backoff it had (delay), whether the attempt got
+// somewhere and whether its receiver is recovering (soon), and the
+// backoff it has after the next attempt fails too.
+func backoff(delay time.Duration, progressed, soon bool) (wait, next time.Duration) {
+	if progressed || soon {
+		delay = firstBackoff
+	}
+	if soon {
+		return delay, delay
+	}
+	return delay, min(2*delay, maxBackoff)
 }
 
 // refusal is a receiver's refusal of a channel as its job's failure

@@ -307,6 +307,7 @@ func New(cfg Config) (*Node, error) {
 	stageServer := transport.NewServer(self, incarnation, n.runtime, log.Named("transport"))
 	stageServer.OnAnnounce(n.sender.SeeReceiver)
 	n.sender.OnFailed(n.reportChannelFailed)
+	n.sender.RetrySoon(rpc.IsRecovering)
 	if n.Gateway != nil {
 		stageServer.OnFailJob(n.Gateway.FailJob)
 	}

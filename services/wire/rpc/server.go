@@ -128,6 +128,7 @@ import (
 
 	grpcprom "github.com/grpc-ecosystem/go-grpc-middleware/providers/prometheus"
 	"github.com/hashicorp/go-hclog"
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/encoding"
@@ -290,9 +291,37 @@ func (s *Server) Recovered() {
 }
 
 // errRecovering is what a call that needs the process gets while it
-// recovers; callers retry on Unavailable.
+// recovers; callers retry on Unavailable, and can tell this refusal from
+// a process that is down by its ErrorInfo (IsRecovering).
 func errRecovering(method string) error {
-	return status.Errorf(codes.Unavailable, "%s: this process is recovering its state from its store; retry shortly", method)
+	st := status.Newf(codes.Unavailable, "%s: this process is recovering its state from its store; retry shortly", method)
+	if withInfo, err := st.WithDetails(&errdetails.ErrorInfo{Reason: reasonRecovering, Domain: errorDomain}); err == nil {
+		st = withInfo
+	}
+	return st.Err()
+}
+
+// The ErrorInfo of errRecovering.
+const (
+	reasonRecovering = "RECOVERING"
+	errorDomain      = "wololo.rpc"
+)
+
+// IsRecovering reports whether err is a server's refusal of a call while
+// it recovers its state: the process is up and will serve within its
+// recovery's time, so a caller may ask again soon rather than back off as
+// from a process that is down (transport.Sender.RetrySoon).
+func IsRecovering(err error) bool {
+	st, ok := status.FromError(err)
+	if !ok || st.Code() != codes.Unavailable {
+		return false
+	}
+	for _, d := range st.Details() {
+		if info, ok := d.(*errdetails.ErrorInfo); ok && info.Domain == errorDomain && info.Reason == reasonRecovering {
+			return true
+		}
+	}
+	return false
 }
 
 // servedWhileRecovering: health, Status and reflection answer at once.

@@ -149,8 +149,12 @@ func TestRecoveringServer(t *testing.T) {
 		t.Fatalf("recovering: Status = %v, %v; want an answer", r, err)
 	}
 	_, err := jobs.GetJob(call, &wololov1.GetJobRequest{})
-	if status.Code(err) != codes.Unavailable || !strings.Contains(err.Error(), "recovering") {
-		t.Fatalf("recovering: GetJob = %v; want Unavailable, recovering", err)
+	if status.Code(err) != codes.Unavailable || !strings.Contains(err.Error(), "recovering") || !IsRecovering(err) {
+		t.Fatalf("recovering: GetJob = %v (IsRecovering %v); want Unavailable, recovering", err, IsRecovering(err))
+	}
+	// A process that is down is Unavailable too, and not recovering.
+	if down := status.Error(codes.Unavailable, "connection refused"); IsRecovering(down) {
+		t.Fatalf("IsRecovering(%v) = true", down)
 	}
 
 	s.Recovered()
