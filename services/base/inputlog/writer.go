@@ -67,16 +67,14 @@ type Writer struct {
 	stop sync.Once     // Close's
 }
 
-// write is a staging buffer handed to the writing goroutine: data from
-// file offset at; whole is how many of its bytes are whole blocks (the
-// rest, the end of a block, goes through the page cache), and keep says
-// whether the buffer is the caller's still (a tail it goes on filling) or
-// free once written.
+// write is a staging buffer handed to the writing goroutine, free again
+// once written: data from file offset at; whole is how many of its bytes
+// are whole blocks (the rest, the end of a block, goes through the page
+// cache).
 type write struct {
 	data  []byte
 	at    int64
 	whole int
-	keep  bool
 }
 
 // Writer opens an input's copy for writing at any offset (creating it),
