@@ -753,13 +753,20 @@ func (r *Runtime) endsBeforeLog(j *job, ji *transport.JobImage) error {
 
 // replay rebuilds a job's operator from its state log. What the operator
 // emits is dropped: it is already in the outbox, or acknowledged.
-func (r *Runtime) replay(j *job, log [][]byte) error {
+func (r *Runtime) replay(j *job, log [][]byte) (err error) {
+	var restore time.Duration
+	defer func() {
+		if err == nil {
+			j.log.Info("state rebuilt", "snapshot-bytes", j.snapBytes, "restore", restore.Round(time.Millisecond), "log-bytes", j.logBytes)
+		}
+	}()
 	for _, raw := range log {
 		var jr wololov1.Journal
 		if err := proto.Unmarshal(raw, &jr); err != nil {
 			return err
 		}
 		if len(jr.Snapshot) > 0 {
+			start := time.Now()
 			op := j.spec.New()
 			snap, ok := op.(Snapshotter)
 			if !ok {
@@ -768,6 +775,7 @@ func (r *Runtime) replay(j *job, log [][]byte) error {
 			if err := snap.Restore(jr.Snapshot); err != nil {
 				return fmt.Errorf("restore snapshot: %w", err)
 			}
+			restore += time.Since(start)
 			j.drive.op = op
 			j.snapBytes, j.logBytes = len(jr.Snapshot), 0
 			continue
