@@ -283,10 +283,14 @@ func (s *Sender) run(ctx context.Context, ch ChannelID, l *link) {
 		if ctx.Err() != nil {
 			return
 		}
+		soon := s.retrySoon != nil && s.retrySoon(err)
 		var wait time.Duration
-		wait, delay = backoff(delay, progressed, s.retrySoon != nil && s.retrySoon(err))
+		wait, delay = backoff(delay, progressed, soon)
+		// A receiver recovering is asked every firstBackoff for as long as
+		// its recovery takes (a minute at most, the masters' grace): that
+		// is no news worth a warning each time.
 		level := hclog.Debug
-		if attempt > 3 {
+		if attempt > 3 && !soon {
 			level = hclog.Warn
 		}
 		log.Log(level, "stream to receiver broken, reconnecting", "error", err, "attempt", attempt, "backoff", wait)
