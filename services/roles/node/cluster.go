@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"path/filepath"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 
@@ -121,8 +122,26 @@ func StartCluster(top deploy.Topology, opts ClusterOptions) (*Cluster, error) {
 			return nil, err
 		}
 	}
+	// Started is serving: every node has recovered its (empty) store, so
+	// that a first call is not refused as one to a recovering process.
+	timeout := time.After(startTimeout)
+	for name, n := range c.Nodes {
+		select {
+		case <-n.Recovered():
+		case <-c.running[name].done:
+			err := fmt.Errorf("%s stopped before it served: %v", name, *c.running[name].err)
+			c.Stop()
+			return nil, err
+		case <-timeout:
+			c.Stop()
+			return nil, fmt.Errorf("%s did not recover its empty store within %s", name, startTimeout)
+		}
+	}
 	return c, nil
 }
+
+// startTimeout bounds how long StartCluster waits for its nodes to serve.
+const startTimeout = time.Minute
 
 func (c *Cluster) start(in deploy.Instance, l net.Listener) error {
 	cfg := Config{

@@ -198,6 +198,7 @@ type Node struct {
 	sender      *transport.Sender
 	resume      []transport.ChannelID // channels with batches to resend
 	recovering  atomic.Bool
+	recovered   chan struct{} // closed once recovery is over and the node serves
 	announced   atomic.Bool
 	// How long recovery took to load the store and to rebuild the jobs.
 	loadTime, replayTime atomic.Int64          // nanoseconds
@@ -205,6 +206,11 @@ type Node struct {
 	refusals             *metrics.Refusals     // what the gRPC servers refused
 	cluster              *clusterview.Gatherer // the gateway's
 }
+
+// Recovered is closed once the node has recovered its store and serves
+// every call (until then its servers refuse all but health and status:
+// rpc.IsRecovering). It stays open if the node stops first.
+func (n *Node) Recovered() <-chan struct{} { return n.recovered }
 
 // Refusals counts what the node's gRPC servers refused (served on
 // /metrics with Config.Admin).
@@ -239,6 +245,7 @@ func New(cfg Config) (*Node, error) {
 	}
 	n := &Node{cfg: cfg, log: log, Role: st.Role, incarnation: incarnation, store: store, pool: rpc.NewPool(cfg.Resolver, cfg.Credentials)}
 	n.recovering.Store(true)
+	n.recovered = make(chan struct{})
 	outbox := transport.NewOutbox(store)
 	n.sender = transport.NewSender(self, incarnation, outbox, n.pool, log.Named("transport"))
 	n.committer = transport.NewCommitter(store, outbox, transport.NewInbox(), n.sender)
@@ -479,6 +486,7 @@ func (n *Node) Serve(ctx context.Context) error {
 			n.public.Recovered()
 			n.log.Info("serving clients", "address", n.cfg.Public.Addr().String(), "tls", n.cfg.Credentials != nil)
 		}
+		close(n.recovered)
 		n.log.Info("serving", "address", n.Addr(), "role", n.Role, "incarnation", n.incarnation, "tls", n.cfg.Credentials != nil)
 	})
 	err := life.Serve(ctx)
