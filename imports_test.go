@@ -112,10 +112,10 @@ var importRules = []importRule{
 	},
 	{
 		name: "floor-wire",
-		rule: "services/wire/... (how Wololo speaks gRPC and who is who) imports only services/base, services/wire and proto of this module: not transport, which it serves without knowing",
+		rule: "services/wire/... (how Wololo speaks gRPC and who is who) imports only services/base, services/wire, proto and the generic leaves of internal/ of this module: not transport, which it serves without knowing",
 		from: func(p string) bool { return under(p, "services/wire") },
 		allow: func(d string) bool {
-			return under(d, "services/base") || under(d, "services/wire") || under(d, "proto")
+			return under(d, "services/base") || under(d, "services/wire") || under(d, "proto") || internalLeaf(d)
 		},
 		// Its tests serve and dial in memory, as the rest of the module's.
 		testsMay: testHelpers,
@@ -271,7 +271,7 @@ func below(dep string) bool {
 }
 
 // internalLeaf reports whether dep is one of the generic leaves under
-// internal/ (internal/lifetime): everything there but the test helpers,
+// internal/ (internal/lifetime, internal/errinfo): everything there but the test helpers,
 // which only tests may import.
 func internalLeaf(dep string) bool { return under(dep, "internal") && dep != "internal/testkit" }
 

@@ -10,10 +10,10 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
-	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/wololo/wololo/internal/errinfo"
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 )
 
@@ -385,19 +385,7 @@ const errorDomain = "wololo.v1.StageService"
 // IsUnknownJob reports whether err is a receiver's refusal of a job it was
 // never introduced to (ErrUnknownJob), locally or as a gRPC status.
 func IsUnknownJob(err error) bool {
-	if errors.Is(err, ErrUnknownJob) {
-		return true
-	}
-	st, ok := status.FromError(err)
-	if !ok || st.Code() != codes.NotFound {
-		return false
-	}
-	for _, d := range st.Details() {
-		if info, ok := d.(*errdetails.ErrorInfo); ok && info.Domain == errorDomain && info.Reason == ReasonUnknownJob {
-			return true
-		}
-	}
-	return false
+	return errors.Is(err, ErrUnknownJob) || errinfo.Is(err, codes.NotFound, errorDomain, ReasonUnknownJob)
 }
 
 // toStatus maps protocol errors to gRPC status codes.
@@ -409,11 +397,7 @@ func toStatus(err error) error {
 	case errors.Is(err, ErrStaleIncarnation), errors.Is(err, ErrAfterEOF):
 		return status.Error(codes.FailedPrecondition, err.Error())
 	case errors.Is(err, ErrUnknownJob):
-		st, derr := status.New(codes.NotFound, err.Error()).WithDetails(&errdetails.ErrorInfo{Reason: ReasonUnknownJob, Domain: errorDomain})
-		if derr != nil {
-			return status.Error(codes.NotFound, err.Error())
-		}
-		return st.Err()
+		return errinfo.New(codes.NotFound, err.Error(), errorDomain, ReasonUnknownJob)
 	case errors.Is(err, ErrJobDropped):
 		return status.Error(codes.NotFound, err.Error())
 	case errors.Is(err, ErrUnknownChannel), errors.Is(err, ErrInvalid), errors.Is(err, ErrBadPlan):

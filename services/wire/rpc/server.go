@@ -128,7 +128,6 @@ import (
 
 	grpcprom "github.com/grpc-ecosystem/go-grpc-middleware/providers/prometheus"
 	"github.com/hashicorp/go-hclog"
-	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/encoding"
@@ -138,6 +137,7 @@ import (
 	"google.golang.org/grpc/reflection"
 	"google.golang.org/grpc/status"
 
+	"github.com/wololo/wololo/internal/errinfo"
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 	"github.com/wololo/wololo/services/wire/pki"
 )
@@ -294,11 +294,7 @@ func (s *Server) Recovered() {
 // recovers; callers retry on Unavailable, and can tell this refusal from
 // a process that is down by its ErrorInfo (IsRecovering).
 func errRecovering(method string) error {
-	st := status.Newf(codes.Unavailable, "%s: this process is recovering its state from its store; retry shortly", method)
-	if withInfo, err := st.WithDetails(&errdetails.ErrorInfo{Reason: reasonRecovering, Domain: errorDomain}); err == nil {
-		st = withInfo
-	}
-	return st.Err()
+	return errinfo.New(codes.Unavailable, method+": this process is recovering its state from its store; retry shortly", errorDomain, reasonRecovering)
 }
 
 // The ErrorInfo of errRecovering.
@@ -312,16 +308,7 @@ const (
 // recovery's time, so a caller may ask again soon rather than back off as
 // from a process that is down (transport.Sender.RetrySoon).
 func IsRecovering(err error) bool {
-	st, ok := status.FromError(err)
-	if !ok || st.Code() != codes.Unavailable {
-		return false
-	}
-	for _, d := range st.Details() {
-		if info, ok := d.(*errdetails.ErrorInfo); ok && info.Domain == errorDomain && info.Reason == reasonRecovering {
-			return true
-		}
-	}
-	return false
+	return errinfo.Is(err, codes.Unavailable, errorDomain, reasonRecovering)
 }
 
 // servedWhileRecovering: health, Status and reflection answer at once.
