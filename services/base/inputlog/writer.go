@@ -164,10 +164,7 @@ func (w *Writer) WriteAt(data []byte, off int64) error {
 		return nil
 	}
 	if off != w.next {
-		if err := w.Push(); err != nil {
-			return err
-		}
-		if err := w.waitFor(w.sent); err != nil {
+		if err := w.drain(); err != nil {
 			return err
 		}
 		w.free <- w.cur[:0]
@@ -201,22 +198,24 @@ func (w *Writer) Push() error {
 	if w.next == w.sent {
 		return nil
 	}
+	// The bytes of an unfinished block, if any, begin the next buffer,
+	// which the next direct write writes whole; this write puts them in
+	// the file through the page cache meanwhile.
 	whole := len(w.cur) - len(w.cur)%block
-	if whole == len(w.cur) {
-		// Whole blocks only: the buffer goes, the next starts empty.
-		w.work <- write{data: w.cur, at: w.base, whole: whole}
-		w.cur, w.base = (<-w.free)[:0], w.next
-	} else {
-		// The unfinished block's bytes begin the next buffer, which the
-		// next direct write writes whole; this write puts them in the file
-		// through the page cache meanwhile.
-		next := (<-w.free)[:len(w.cur)-whole]
-		copy(next, w.cur[whole:])
-		w.work <- write{data: w.cur, at: w.base, whole: whole}
-		w.cur, w.base = next, w.base+int64(whole)
-	}
-	w.sent = w.next
+	next := (<-w.free)[:len(w.cur)-whole]
+	copy(next, w.cur[whole:])
+	w.work <- write{data: w.cur, at: w.base, whole: whole}
+	w.cur, w.base, w.sent = next, w.base+int64(whole), w.next
 	return nil
+}
+
+// drain hands over every byte written so far and waits until the file
+// holds them.
+func (w *Writer) drain() error {
+	if err := w.Push(); err != nil {
+		return err
+	}
+	return w.waitFor(w.sent)
 }
 
 // Written waits until the file holds every byte of the input before off
@@ -296,10 +295,7 @@ func (w *Writer) Sync() error {
 	if w == nil {
 		return nil
 	}
-	if err := w.Push(); err != nil {
-		return err
-	}
-	if err := w.waitFor(w.sent); err != nil {
+	if err := w.drain(); err != nil {
 		return err
 	}
 	if err := w.f.Sync(); err != nil {
