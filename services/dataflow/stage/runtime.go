@@ -666,6 +666,7 @@ func (r *Runtime) Recover(img *transport.Image) error {
 			continue // a job of the gateway that has sent this stage nothing yet
 		}
 		start := time.Now()
+		var restore time.Duration // of the snapshot the state log starts with, if any
 		if ji.Records[recordFinished] != nil {
 			// Finished before: what it emitted is committed, and its
 			// operator is not needed.
@@ -674,7 +675,7 @@ func (r *Runtime) Recover(img *transport.Image) error {
 		} else if !j.spec.Stateless {
 			err := r.endsBeforeLog(j, ji)
 			if err == nil {
-				err = r.replay(j, ji.State)
+				restore, err = r.replay(j, ji.State)
 			}
 			if err != nil {
 				// Its state is gone for good (the log is read, it does not
@@ -702,7 +703,8 @@ func (r *Runtime) Recover(img *transport.Image) error {
 			return errStopping
 		}
 		j.log.Info("job recovered", "finished", j.finished, "open-inputs", open,
-			"state-log-entries", len(ji.State), "replay", time.Since(start).Round(time.Millisecond))
+			"state-log-entries", len(ji.State), "replay", time.Since(start).Round(time.Millisecond),
+			"snapshot-bytes", j.snapBytes, "restore", restore.Round(time.Millisecond), "log-bytes", j.logBytes)
 	}
 	return nil
 }
@@ -752,28 +754,23 @@ func (r *Runtime) endsBeforeLog(j *job, ji *transport.JobImage) error {
 }
 
 // replay rebuilds a job's operator from its state log. What the operator
-// emits is dropped: it is already in the outbox, or acknowledged.
-func (r *Runtime) replay(j *job, log [][]byte) (err error) {
-	var restore time.Duration
-	defer func() {
-		if err == nil {
-			j.log.Info("state rebuilt", "snapshot-bytes", j.snapBytes, "restore", restore.Round(time.Millisecond), "log-bytes", j.logBytes)
-		}
-	}()
+// emits is dropped: it is already in the outbox, or acknowledged. It
+// returns how long restoring the snapshot the log starts with took.
+func (r *Runtime) replay(j *job, log [][]byte) (restore time.Duration, err error) {
 	for _, raw := range log {
 		var jr wololov1.Journal
 		if err := proto.Unmarshal(raw, &jr); err != nil {
-			return err
+			return 0, err
 		}
 		if len(jr.Snapshot) > 0 {
 			start := time.Now()
 			op := j.spec.New()
 			snap, ok := op.(Snapshotter)
 			if !ok {
-				return fmt.Errorf("log holds a snapshot but operator %T cannot restore one", op)
+				return 0, fmt.Errorf("log holds a snapshot but operator %T cannot restore one", op)
 			}
 			if err := snap.Restore(jr.Snapshot); err != nil {
-				return fmt.Errorf("restore snapshot: %w", err)
+				return 0, fmt.Errorf("restore snapshot: %w", err)
 			}
 			restore += time.Since(start)
 			j.drive.op = op
@@ -784,12 +781,12 @@ func (r *Runtime) replay(j *job, log [][]byte) (err error) {
 		for _, a := range jr.Applied {
 			ch := transport.ChannelID{Job: j.id, Stream: a.Stream, Sender: a.Sender, Receiver: r.self}
 			if _, ok := j.inputs[ch]; !ok {
-				return fmt.Errorf("log names unknown channel %s", ch)
+				return 0, fmt.Errorf("log names unknown channel %s", ch)
 			}
 			r.step(j, ch, a.Eof, a.Rows, discard{})
 		}
 	}
-	return nil
+	return restore, nil
 }
 
 // actor applies a job's deliveries, up to MaxGroup of them per commit: it
