@@ -128,7 +128,7 @@ lint: tools $(TOOLS)/staticcheck ## gofmt, go vet, staticcheck, buf lint and bre
 	$(MAKE) --no-print-directory race
 
 race: ## the packages with concurrency under the race detector (-short: the full runs are in unit)
-	$(GO) test -race -short -count=1 -timeout 15m ./transport/ ./transport/segstore/ ./services/dataflow/stage/ ./services/roles/gateway/ ./services/base/inputlog/ ./services/roles/master/ ./election/...
+	$(GO) test -race -short -count=1 -timeout 15m ./transport/ ./transport/segstore/ ./services/dataflow/stage/ ./services/roles/gateway/ ./services/base/inputlog/ ./internal/directio/ ./services/roles/master/ ./election/...
 
 tools: $(TOOLS)/buf $(TOOLS)/protoc-gen-go $(TOOLS)/protoc-gen-go-grpc ## install pinned buf and protoc plugins
 

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wololo/wololo/internal/directio"
 	"github.com/wololo/wololo/transport"
 	"github.com/wololo/wololo/transport/storetest"
 )
@@ -18,6 +19,9 @@ const (
 	helperEnv    = "WOLOLO_SEGSTORE_HELPER"
 	helperDirEnv = "WOLOLO_SEGSTORE_HELPER_DIR"
 	helperSegEnv = "WOLOLO_SEGSTORE_HELPER_SEGMENT"
+	// helperEveryBlockEnv set: the child writes every whole block
+	// directly (minDirect), not only large groups.
+	helperEveryBlockEnv = "WOLOLO_SEGSTORE_HELPER_EVERY_BLOCK"
 )
 
 // TestHelperProcess is the child of the crash test; it does nothing in a
@@ -39,6 +43,9 @@ func helper(mode, dir string) error {
 		return fmt.Errorf("unknown mode %q", mode)
 	}
 	segSize, _ := strconv.ParseInt(os.Getenv(helperSegEnv), 10, 64)
+	if os.Getenv(helperEveryBlockEnv) != "" {
+		minDirect = directio.Block
+	}
 	// IdleAfter short: the janitor's idle compaction runs too.
 	s, err := Open(dir, Options{SegmentSize: segSize, IdleAfter: 5 * time.Millisecond})
 	if err != nil {
@@ -58,7 +65,9 @@ func helperCmd(mode, dir string, extraEnv ...string) *exec.Cmd {
 // times over the same directory, and checks after each kill that every
 // commit the child saw return is there and that no commit is half there.
 // Half of the rounds use 48 KiB segments, so that the kill may land in a
-// rotation, a compaction or a deletion of segments.
+// rotation, a compaction or a deletion of segments, and write every whole
+// block directly, so that it may land between a group's direct write and
+// the buffered write of its last block's end.
 func TestCrashAtomicity(t *testing.T) {
 	if testing.Short() {
 		t.Skip("spawns processes")
@@ -73,7 +82,11 @@ func TestCrashAtomicity(t *testing.T) {
 	storetest.CrashTest{
 		Rounds: 16, MaxCommits: 200,
 		Child: func(round int) *exec.Cmd {
-			return helperCmd("loop", dir, fmt.Sprint(helperSegEnv, "=", segSize(round)))
+			env := []string{fmt.Sprint(helperSegEnv, "=", segSize(round))}
+			if segSize(round) != 0 {
+				env = append(env, helperEveryBlockEnv+"=1")
+			}
+			return helperCmd("loop", dir, env...)
 		},
 		Open: func(int) (transport.Store, error) { return Open(dir, Options{Log: testLog(t), IdleAfter: -1}) },
 		Describe: func(round int, s transport.Store) string {

@@ -23,8 +23,8 @@
 //
 // # What it may touch
 //
-// The standard library, proto/ and transport/ of this module, and
-// go-hclog for its log: nothing of services/. It knows nothing of
+// The standard library, proto/, transport/ and internal/directio of this
+// module, and go-hclog for its log: nothing of services/. It knows nothing of
 // operators, rows or queries: an entry's rows (the encoding of a
 // RowBatch, made by the Committer), records and state entries are opaque
 // bytes, written as they come; it must not grow knowledge of the stage
@@ -83,7 +83,9 @@
 // under the lock the store takes the job's state-log index, places the
 // record at the end of the current segment, applies it to the index and
 // queues it. The first caller to find no write in flight writes every
-// queued record and calls fdatasync once (syscall.Fdatasync on Linux,
+// queued record (staged in aligned memory and written at once: a large
+// group's whole blocks with direct I/O, past the page cache, the rest
+// through it; direct.go says why) and calls fdatasync once (syscall.Fdatasync on Linux,
 // (*os.File).Sync elsewhere), then wakes every caller whose record it
 // carried: commits that arrive while a sync runs share the next one.
 // Commit returns once its record is on stable storage. Commit bodies are

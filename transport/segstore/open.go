@@ -144,6 +144,7 @@ func (s *Store) recover() error {
 		}
 	}
 	s.wf, s.wseg = s.files[s.cur], s.cur
+	s.app = s.appender(s.wf, s.cur)
 	if s.curOff == 0 { // a new segment, or a last one whose header was torn
 		rec := frameRecord(headerPayload(s.cur))
 		if _, err := s.wf.WriteAt(rec, 0); err != nil {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/wololo/wololo/internal/directio"
 	"github.com/wololo/wololo/transport"
 )
 
@@ -101,10 +102,12 @@ type Store struct {
 	failed    error
 	lastWrite time.Time
 
-	// wf is the current segment's file for the writer; touched only by the
-	// goroutine leading a write (one at a time, handed over under mu).
+	// wf is the current segment's file for the writer, app what appends
+	// to it (direct.go); touched only by the goroutine leading a write
+	// (one at a time, handed over under mu).
 	wf   File
 	wseg uint64
+	app  *directio.Appender
 
 	// deleteMu is held shared while segments are read (Load) and
 	// exclusively while one is deleted.
@@ -266,13 +269,12 @@ func (s *Store) writeGroup(g *group) error {
 		if w.seg != s.wseg {
 			return fmt.Errorf("write to segment %d while %d is current", w.seg, s.wseg)
 		}
-		off := w.off
-		for _, b := range w.bufs {
-			if _, err := s.wf.WriteAt(b, off); err != nil {
-				return fmt.Errorf("write %s at %d: %w", segName(w.seg), off, err)
-			}
-			off += int64(len(b))
+		if err := s.app.Stage(w.off, w.bufs...); err != nil {
+			return fmt.Errorf("write %s at %d: %w", segName(w.seg), w.off, err)
 		}
+	}
+	if err := s.app.Flush(); err != nil {
+		return fmt.Errorf("write %s: %w", segName(s.wseg), err)
 	}
 	if g.sync {
 		if err := s.syncFile(s.wf, s.wseg); err != nil {
@@ -298,6 +300,9 @@ func (s *Store) syncFile(f File, n uint64) error {
 // segment is whole on stable storage before anything goes to a later one,
 // so only the last segment can have a torn tail.
 func (s *Store) startSegment(n uint64) error {
+	if err := s.app.Flush(); err != nil {
+		return fmt.Errorf("write %s: %w", segName(s.wseg), err)
+	}
 	if err := s.syncFile(s.wf, s.wseg); err != nil {
 		return err
 	}
@@ -312,7 +317,8 @@ func (s *Store) startSegment(n uint64) error {
 	s.mu.Lock()
 	s.files[n] = f
 	s.mu.Unlock()
-	s.wf, s.wseg = f, n
+	s.app.Close()
+	s.wf, s.wseg, s.app = f, n, s.appender(f, n)
 	return nil
 }
 
@@ -673,6 +679,9 @@ func (s *Store) Close() error {
 	s.mu.Unlock()
 	s.bg.Wait()
 	s.mu.Lock()
+	if s.app != nil {
+		err = errors.Join(err, s.app.Close())
+	}
 	for _, f := range s.files {
 		err = errors.Join(err, f.Close())
 	}

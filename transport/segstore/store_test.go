@@ -8,6 +8,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/wololo/wololo/internal/directio"
 	"github.com/wololo/wololo/transport"
 	"github.com/wololo/wololo/transport/storetest"
 )
@@ -57,6 +58,39 @@ func TestReopen(t *testing.T) { storetest.RunReopen(t, openTest) }
 func TestConformanceTinySegments(t *testing.T) { storetest.Run(t, openTiny) }
 
 func TestReopenTinySegments(t *testing.T) { storetest.RunReopen(t, openTiny) }
+
+// TestConformanceDirectEveryBlock runs the suite with every whole block
+// of a group written directly (direct.go's minDirect), not only large
+// groups, on 64 KiB segments: the appends, rotations, compactions and
+// reopens then go through direct writes and the read-back of an
+// unfinished block all the time. It fails if the file system refuses
+// direct I/O, which would leave the direct path untested.
+func TestConformanceDirectEveryBlock(t *testing.T) {
+	defer func(m int) { minDirect = m }(minDirect)
+	minDirect = directio.Block
+	open := func(t *testing.T, dir string) transport.Store {
+		s := openWith(t, dir, Options{SegmentSize: 64 << 10, IdleAfter: -1})
+		if directio.Flag != 0 && !s.app.Direct() {
+			t.Fatalf("the store in %s writes through the page cache only: the file system refuses direct I/O", dir)
+		}
+		return s
+	}
+	storetest.Run(t, open)
+	storetest.RunReopen(t, open)
+	storetest.LargeCommit(t, open)
+
+	// A large commit goes direct, and the file system took it (a refused
+	// write would have closed the direct file).
+	s := open(t, t.TempDir()).(*Store)
+	defer s.Close()
+	ch := storetest.Ch("j", "s", "a", "b")
+	if err := s.Commit(&transport.Commit{Job: "j", Outputs: []transport.Entry{storetest.E(ch, 1, false, strings.Repeat("x", 300<<10))}}); err != nil {
+		t.Fatal(err)
+	}
+	if directio.Flag != 0 && !s.app.Direct() {
+		t.Fatal("a direct write of the store was refused")
+	}
+}
 
 func TestStatsAndClosed(t *testing.T) {
 	storetest.StatsAndClosed(t, openWith(t, t.TempDir(), Options{}), ErrClosed)

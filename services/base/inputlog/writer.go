@@ -7,14 +7,9 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
-	"syscall"
-	"unsafe"
-)
 
-// block is the unit of direct I/O: the offsets, lengths and memory of a
-// direct write are multiples of it (4 KiB covers 512-byte and 4 KiB
-// logical blocks alike).
-const block = 4096
+	"github.com/wololo/wololo/internal/directio"
+)
 
 // stagingBytes is the size of a staging buffer: a direct write takes at
 // most this much, and a WriteAt that fills one hands it to the writing
@@ -31,14 +26,12 @@ const buffers = 3
 //
 // The caller's goroutine only copies what it is given into a staging
 // buffer; a goroutine of the Writer's own writes the buffers to the file,
-// with direct I/O (O_DIRECT, whole aligned blocks, past the page cache)
-// where the file system takes it. On this project's machines that costs a
-// tenth of the CPU of a buffered write into a new file (the kernel's page
-// cache bookkeeping, not the copy, is the cost of those), and it leaves no
+// with direct I/O (O_DIRECT, whole aligned blocks, past the page cache:
+// the package directio, which says why) where the file system takes it;
+// where it is refused, through the page cache. Direct writes also leave no
 // dirty pages for the final Sync to write: a buffered copy of the whole
 // input made that Sync, on the upload's last step, write hundreds of
-// megabytes at once. Where direct I/O is refused (a file system without
-// it; any OS but Linux) the same goroutine writes through the page cache.
+// megabytes at once.
 //
 // Push hands over what was written so far, including the end of a block
 // that is not whole, which it writes through the page cache (the next
@@ -47,8 +40,8 @@ const buffers = 3
 // before committing it, so that a committed offset is always in the file,
 // whatever kills the process after (the page cache outlives the process).
 type Writer struct {
-	f      *os.File // buffered: a block's unfinished end, and everything where direct I/O is refused
-	direct *os.File // the same file with O_DIRECT; nil where refused
+	f    *os.File      // the copy, read and synced through the page cache
+	pair directio.Pair // f, and the same file open for direct writes
 
 	// The caller's: cur holds the bytes from base (a multiple of block)
 	// to next, not yet handed over.
@@ -68,13 +61,10 @@ type Writer struct {
 }
 
 // write is a staging buffer handed to the writing goroutine, free again
-// once written: data from file offset at; whole is how many of its bytes
-// are whole blocks (the rest, the end of a block, goes through the page
-// cache).
+// once written: data from file offset at (a multiple of directio.Block).
 type write struct {
-	data  []byte
-	at    int64
-	whole int
+	data []byte
+	at   int64
 }
 
 // Writer opens an input's copy for writing at any offset (creating it),
@@ -105,11 +95,13 @@ func (d *Dir) Writer(job, input string, start, from int64) (*Writer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("input log: %w", err)
 	}
-	var direct *os.File
+	pair := directio.Pair{Buffered: f}
 	if !d.buffered {
-		direct = openDirect(p)
+		if direct := directio.OpenDirect(p); direct != nil {
+			pair.Direct = direct
+		}
 	}
-	w := newWriter(f, direct)
+	w := newWriter(f, pair)
 	if err := w.startAt(from); err != nil {
 		w.Close()
 		return nil, err
@@ -117,22 +109,14 @@ func (d *Dir) Writer(job, input string, start, from int64) (*Writer, error) {
 	return w, nil
 }
 
-func newWriter(f, direct *os.File) *Writer {
-	w := &Writer{f: f, direct: direct, work: make(chan write, buffers), free: make(chan []byte, buffers), done: make(chan struct{})}
+func newWriter(f *os.File, pair directio.Pair) *Writer {
+	w := &Writer{f: f, pair: pair, work: make(chan write, buffers), free: make(chan []byte, buffers), done: make(chan struct{})}
 	w.cond = sync.NewCond(&w.mu)
 	for range buffers {
-		w.free <- alignedBuffer(stagingBytes)
+		w.free <- directio.AlignedBuffer(stagingBytes)
 	}
 	go w.run()
 	return w
-}
-
-// alignedBuffer is n bytes whose first is at a multiple of block in
-// memory, as direct I/O needs.
-func alignedBuffer(n int) []byte {
-	b := make([]byte, n+block)
-	skip := (block - int(uintptr(unsafe.Pointer(&b[0]))%block)) % block
-	return b[skip : skip : skip+n]
 }
 
 // startAt begins the staging at from: a direct write starts at a block's
@@ -141,7 +125,7 @@ func alignedBuffer(n int) []byte {
 // is never written, and reads as zeros).
 func (w *Writer) startAt(from int64) error {
 	w.cur = <-w.free
-	w.base, w.next, w.sent = from-from%block, from, from
+	w.base, w.next, w.sent = from-from%directio.Block, from, from
 	w.mu.Lock()
 	w.upTo = from
 	w.mu.Unlock()
@@ -201,10 +185,10 @@ func (w *Writer) Push() error {
 	// The bytes of an unfinished block, if any, begin the next buffer,
 	// which the next direct write writes whole; this write puts them in
 	// the file through the page cache meanwhile.
-	whole := len(w.cur) - len(w.cur)%block
+	whole := len(w.cur) - len(w.cur)%directio.Block
 	next := (<-w.free)[:len(w.cur)-whole]
 	copy(next, w.cur[whole:])
-	w.work <- write{data: w.cur, at: w.base, whole: whole}
+	w.work <- write{data: w.cur, at: w.base}
 	w.cur, w.base, w.sent = next, w.base+int64(whole), w.next
 	return nil
 }
@@ -266,26 +250,7 @@ func (w *Writer) run() {
 // writeOut writes one handed-over buffer: its whole blocks directly where
 // the file system takes it, the rest through the page cache.
 func (w *Writer) writeOut(wr write) error {
-	data, whole := wr.data, wr.whole
-	if w.direct != nil && whole > 0 {
-		_, err := w.direct.WriteAt(data[:whole], wr.at)
-		if errors.Is(err, syscall.EINVAL) {
-			// Refused after all (a file system that opens O_DIRECT but
-			// cannot do it here): this and every later write goes through
-			// the page cache.
-			w.direct.Close()
-			w.direct, err = nil, nil
-		} else if err == nil {
-			data, wr.at = data[whole:], wr.at+int64(whole)
-		}
-		if err != nil {
-			return err
-		}
-	}
-	if len(data) == 0 {
-		return nil
-	}
-	_, err := w.f.WriteAt(data, wr.at)
+	_, err := w.pair.WriteAt(wr.data, wr.at, 0)
 	return err
 }
 
@@ -316,9 +281,7 @@ func (w *Writer) Close() error {
 	if err == nil {
 		err = w.failed()
 	}
-	if w.direct != nil {
-		w.direct.Close()
-	}
+	w.pair.Close()
 	if cerr := w.f.Close(); err == nil && cerr != nil {
 		err = fmt.Errorf("input log: %w", cerr)
 	}

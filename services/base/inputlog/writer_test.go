@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/wololo/wololo/internal/directio"
 )
 
 // TestWriterKeepsEveryByteAtItsOffset writes an input in chunks of random
@@ -32,7 +34,7 @@ func TestWriterKeepsEveryByteAtItsOffset(t *testing.T) {
 			for i := range input {
 				input[i] = byte(rng.Uint32())
 			}
-			start := int64(rng.IntN(min(size, 3*block)))
+			start := int64(rng.IntN(min(size, 3*directio.Block)))
 			w, err := d.Writer("job", "0", start, start)
 			if err != nil || w == nil {
 				t.Fatal(w, err)
@@ -91,38 +93,5 @@ func TestWriterKeepsEveryByteAtItsOffset(t *testing.T) {
 				t.Fatalf("buffered=%v seed %d: the copy is %d bytes, want %d", buffered, seed, d.Size("job", "0"), size)
 			}
 		}
-	}
-}
-
-// TestWriterFallsBackWhenDirectIOIsRefused: a direct write the file
-// system refuses with EINVAL (here: memory not aligned, which the Writer
-// itself never hands over) is written through the page cache instead, and
-// every later write too.
-func TestWriterFallsBackWhenDirectIOIsRefused(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "copy")
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
-	if err != nil {
-		t.Fatal(err)
-	}
-	direct := openDirect(path)
-	if direct == nil {
-		t.Skip("no direct I/O here: the fallback is all there is")
-	}
-	w := newWriter(f, direct)
-	defer w.Close()
-	data := make([]byte, 2*block+1)
-	for i := range data {
-		data[i] = byte(i)
-	}
-	misaligned := data[1:] // 2 blocks, one byte off the buffer's alignment
-	if err := w.writeOut(write{data: misaligned, at: 0, whole: 2 * block}); err != nil {
-		t.Fatalf("writeOut: %v, want the refused direct write done through the page cache", err)
-	}
-	if w.direct != nil {
-		t.Fatal("the Writer still writes direct after EINVAL")
-	}
-	got, err := os.ReadFile(path)
-	if err != nil || !bytes.Equal(got, misaligned) {
-		t.Fatalf("the copy holds %d bytes (%v), want the %d written", len(got), err, len(misaligned))
 	}
 }
