@@ -151,7 +151,7 @@ func TestAppenderKeepsEveryByteAtItsOffset(t *testing.T) {
 type refusingDirect struct{ closed bool }
 
 func (r *refusingDirect) WriteAt([]byte, int64) (int, error) { return 0, syscall.EINVAL }
-func (r *refusingDirect) Close() error                        { r.closed = true; return nil }
+func (r *refusingDirect) Close() error                       { r.closed = true; return nil }
 
 // TestAppenderFallsBackWhenDirectIOIsRefused: a refused direct write is
 // written through the page cache, as is every later one.
