@@ -558,7 +558,7 @@ func (c *Cluster) supervise(ins *instance) {
 		}
 		uptime := p.exited.Sub(p.started)
 		d := ins.backoff.Failed(p.exited, uptime)
-		delay, loop, recent := d.Delay, d.CrashLoop, d.Recent
+		delay, loop, recent := restartDelay(d), d.CrashLoop, d.Recent
 		c.mu.Unlock()
 		exit := describeExit(p.state, nil)
 		if loop {

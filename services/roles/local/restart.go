@@ -6,9 +6,11 @@ import (
 	"github.com/wololo/wololo/services/base/backoff"
 )
 
-// RestartPolicy is how the runner restarts a child that died: after
-// MinBackoff, doubling for every death up to MaxBackoff; a child that stayed
-// up for StableAfter starts again from MinBackoff. LoopDeaths deaths within
+// RestartPolicy is how the runner restarts a child that died: at once
+// when it is its only death within LoopWindow (a SIGKILLed process costs
+// its job no wait: 100 ms of a shard's recovery was that wait); else after
+// MinBackoff, doubling for every death up to MaxBackoff; a child that
+// stayed up for StableAfter starts again from MinBackoff. LoopDeaths deaths within
 // LoopWindow is a crash loop: logged loudly, restarted at MaxBackoff. It is
 // a backoff.Policy (services/base/backoff, shared with the masters) under the
 // runner's names.
@@ -60,4 +62,14 @@ func newBackoff(p RestartPolicy) *backoff.Backoff {
 	return backoff.New(backoff.Policy{
 		First: p.MinBackoff, Max: p.MaxBackoff, Stable: p.StableAfter, LoopCount: p.LoopDeaths, LoopWindow: p.LoopWindow,
 	})
+}
+
+// restartDelay is the wait before restarting a child that died, given
+// what its backoff said of the death: none when it is the child's only
+// death within LoopWindow, else the backoff's.
+func restartDelay(d backoff.Decision) time.Duration {
+	if d.Recent == 1 && !d.CrashLoop {
+		return 0
+	}
+	return d.Delay
 }

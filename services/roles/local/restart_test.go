@@ -53,3 +53,20 @@ func TestBackoffCrashLoop(t *testing.T) {
 		t.Fatalf("after a quiet minute: loop %v, recent %d", d.CrashLoop, d.Recent)
 	}
 }
+
+// TestRestartDelay: a child's only death within LoopWindow restarts at
+// once; a second one within the window waits the backoff.
+func TestRestartDelay(t *testing.T) {
+	b := newBackoff(RestartPolicy{})
+	now := time.Unix(0, 0)
+	if d := restartDelay(b.Failed(now, 5*time.Second)); d != 0 {
+		t.Fatalf("a first death: wait %v, want none", d)
+	}
+	if d := restartDelay(b.Failed(now.Add(time.Second), time.Second)); d != 200*time.Millisecond {
+		t.Fatalf("a second death within the window: wait %v, want the backoff's 200ms", d)
+	}
+	now = now.Add(time.Minute)
+	if d := restartDelay(b.Failed(now, 50*time.Second)); d != 0 {
+		t.Fatalf("a death after a quiet minute: wait %v, want none", d)
+	}
+}
