@@ -753,7 +753,7 @@ func TestRenderStorageAndKills(t *testing.T) {
 	for _, want := range []string{
 		"| An idle store <= 16 MiB on disk | largest 40 MiB (q3-joiner-0); 42 MiB for the whole idle cluster | **no** |",
 		"| The stores' disk during the job <= 1.5x the input | 858 MiB at the peak, 1.12x the input; besides, the gateway's copy of the input a rebuild replays: 763 MiB, 1.00x | **yes** |",
-		"| A SIGKILL of any one process at 70% of the job adds <= 3 s | worst +4.00 s (q3-joiner-0) | **no** |",
+		"| A SIGKILL of any one process at 70% of the job adds <= 1 s | worst +4.00 s (q3-joiner-0) | **no** |",
 		"## A SIGKILL at 70% of the job",
 		"| gateway-0 | 17.00 s | 25.00 s | +1.00 s | 1 | byte-equal to the reference |",
 		"| shard-1, data directory deleted | 17.00 s | 42.00 s | +18.00 s | 0 | byte-equal to the reference |",
