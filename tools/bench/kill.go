@@ -33,55 +33,95 @@ const (
 	TargetDiskRatio = 1.5
 )
 
-// kills runs local mode once per kind of process (the gateway, and the
+// kills runs local mode for each kind of process (the gateway, and the
 // last instance of every other task), SIGKILLing it at KillAt of the
-// median local run's wall time; then once more with the last of those
-// (a shard) SIGKILLed there and its data directory deleted before its
-// restart (LocalRun.DiskLost), as a node that does not come back.
+// median local run's wall time; then with the last of those (a shard)
+// SIGKILLed there and its data directory deleted before its restart
+// (LocalRun.DiskLost), as a node that does not come back. Each case runs
+// Options.Runs times, interleaved with the others, and reports its median
+// run: one kill's cost varies by a few tenths of a second with where in
+// the victim's snapshot cycle it lands, more than a target should be
+// judged on.
 func (b *bencher) kills(ctx context.Context, r *Report) error {
 	if r.Local.Wall <= 0 {
 		return nil
 	}
 	at := time.Duration(float64(r.Local.Wall) * KillAt)
 	victims := killVictims(r.Local.Procs)
-	for i, victim := range append(victims, victims[len(victims)-1]) {
-		lose := i == len(victims)
-		what, name := "SIGKILLed", victim
-		if lose {
-			what, name = "SIGKILLed and its data directory deleted", victim+"-disk"
+	cases := append(victims, victims[len(victims)-1])
+	runs := make([][]LocalRun, len(cases))
+	for round := range max(1, b.o.Runs) {
+		for i, victim := range cases {
+			run, err := b.kill(ctx, victim, i == len(victims), at, round)
+			if err != nil {
+				return err
+			}
+			runs[i] = append(runs[i], run)
 		}
-		b.logf("local mode with %s %s after %s...", victim, what, secs(at))
-		out := filepath.Join(b.o.Work, "local-kill-"+name)
-		var killedAt time.Duration // set by the killing function, which runLocal waits for
-		run, err := runLocal(ctx, b.o, b.bin, out, filepath.Join(b.o.Work, "profiles-kill"), false, b.logf,
-			func(ctx context.Context, cl *local.Cluster) {
-				start := time.Now()
-				select {
-				case <-ctx.Done():
-					return
-				case <-time.After(at):
-				}
-				var err error
-				if lose {
-					_, err = cl.LoseDisk(victim)
-				} else {
-					err = cl.Kill(victim, syscall.SIGKILL)
-				}
-				if err != nil {
-					b.logf("kill %s: %v", victim, err)
-					return
-				}
-				killedAt = time.Since(start)
-			})
-		if err != nil {
-			return fmt.Errorf("local mode with %s %s: %w", victim, what, err)
-		}
-		run.Killed, run.KilledAt, run.DiskLost = victim, killedAt, lose
-		run.Equal = b.check("local with "+victim+" "+what, out)
-		r.Kills = append(r.Kills, run)
-		b.logf("local with %s %s at %s: %s end to end (+%s), outputs equal: %v", victim, what, secs(run.KilledAt), secs(run.Wall), secs(run.Wall-r.Local.Wall), run.Equal)
+	}
+	for _, rs := range runs {
+		r.Kills = append(r.Kills, medianKill(rs))
 	}
 	return nil
+}
+
+// kill is one local run with victim SIGKILLed at at (and its data
+// directory deleted, if lose).
+func (b *bencher) kill(ctx context.Context, victim string, lose bool, at time.Duration, round int) (LocalRun, error) {
+	what, name := "SIGKILLed", victim
+	if lose {
+		what, name = "SIGKILLed and its data directory deleted", victim+"-disk"
+	}
+	b.logf("local mode with %s %s after %s (round %d)...", victim, what, secs(at), round+1)
+	out := filepath.Join(b.o.Work, "local-kill-"+name)
+	var killedAt time.Duration // set by the killing function, which runLocal waits for
+	run, err := runLocal(ctx, b.o, b.bin, out, filepath.Join(b.o.Work, "profiles-kill"), false, b.logf,
+		func(ctx context.Context, cl *local.Cluster) {
+			start := time.Now()
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(at):
+			}
+			var err error
+			if lose {
+				_, err = cl.LoseDisk(victim)
+			} else {
+				err = cl.Kill(victim, syscall.SIGKILL)
+			}
+			if err != nil {
+				b.logf("kill %s: %v", victim, err)
+				return
+			}
+			killedAt = time.Since(start)
+		})
+	if err != nil {
+		return run, fmt.Errorf("local mode with %s %s: %w", victim, what, err)
+	}
+	run.Killed, run.KilledAt, run.DiskLost = victim, killedAt, lose
+	run.Equal = b.check("local with "+victim+" "+what, out)
+	b.logf("local with %s %s at %s: %s end to end, outputs equal: %v", victim, what, secs(run.KilledAt), secs(run.Wall), run.Equal)
+	return run, nil
+}
+
+// medianKill is the run of median wall time among one case's runs, with
+// every run's wall time (KillWalls) and its outputs equal only if every
+// run's were.
+func medianKill(runs []LocalRun) LocalRun {
+	samples := make([]Sample, len(runs))
+	walls := make([]time.Duration, len(runs))
+	equal := true
+	for i, run := range runs {
+		samples[i] = Sample{Wall: run.Wall}
+		walls[i] = run.Wall
+		equal = equal && run.Equal
+	}
+	m := runs[MedianRun(samples)]
+	m.Equal = equal
+	if len(runs) > 1 {
+		m.KillWalls = walls
+	}
+	return m
 }
 
 // killVictims picks one instance of every task: the gateway, and the last

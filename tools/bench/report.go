@@ -197,6 +197,10 @@ type LocalRun struct {
 	// DiskLost: the killed instance's data directory was deleted before
 	// its restart (local.Cluster.LoseDisk).
 	DiskLost bool `json:",omitempty"`
+	// KillWalls are the wall times of every run of a kill case, in the
+	// order they ran, when it ran more than once (the LocalRun is the
+	// median one's).
+	KillWalls []time.Duration `json:",omitempty"`
 }
 
 // stageOf is an instance's stage: "q3-joiner-1" → "q3-joiner".
@@ -785,7 +789,7 @@ func renderStorageTargets(p func(string, ...any), r Report) {
 				worst, victim = d, k.Killed
 			}
 		}
-		p("| A SIGKILL of any one process at %.0f%% of the job adds <= %g s | worst %+.2f s (%s) | %s |\n",
+		p("| A SIGKILL of any one process at %.0f%% of the job adds <= %g s (median run) | worst %+.2f s (%s) | %s |\n",
 			KillAt*100, TargetKillCost.Seconds(), worst.Seconds(), victim, yesNo(met))
 		for _, k := range r.Kills {
 			if k.DiskLost {
@@ -803,8 +807,8 @@ func renderKills(p func(string, ...any), r Report) {
 		return
 	}
 	p("## A SIGKILL at %.0f%% of the job\n\n", KillAt*100)
-	p("Local mode again, once per kind of process, with that process SIGKILLed at %.0f%% of the median local run's wall time (%s); the masters restart it, it recovers from its store, and the job goes on. The last row's victim also loses its data directory before the restart, as a node that does not come back: the job runs again from its input (the gateway replays it when its upload was over, else the client submits it again).\n\n", KillAt*100, secs(r.Local.Wall))
-	p("| Killed | At | Job wall time | Added to the median run | Restarts | Outputs |\n|---|---:|---:|---:|---:|---|\n")
+	p("Local mode again, once per kind of process, with that process SIGKILLed at %.0f%% of the median local run's wall time (%s); the runner restarts it (local mode without masters, as above), it recovers from its store, and the job goes on. The last row's victim also loses its data directory before the restart, as a node that does not come back: the job runs again from its input (the gateway replays it when its upload was over, else the client submits it again). Each case ran as many times as the rounds above, interleaved; a row is its median run, and the wall time of every run is beside it.\n\n", KillAt*100, secs(r.Local.Wall))
+	p("| Killed | At | Job wall time | Added to the median run | Every run | Restarts | Outputs |\n|---|---:|---:|---:|---|---:|---|\n")
 	for _, k := range r.Kills {
 		d, _ := r.KillCost(k)
 		restarts := 0
@@ -817,7 +821,15 @@ func renderKills(p func(string, ...any), r Report) {
 		if k.DiskLost {
 			killed += ", data directory deleted"
 		}
-		p("| %s | %s | %s | %+.2f s | %d | %s |\n", killed, secs(k.KilledAt), secs(k.Wall), d.Seconds(), restarts, equal(ProcessRun{Wall: k.Wall, Equal: k.Equal}))
+		every := secs(k.Wall)
+		if len(k.KillWalls) > 0 {
+			var ws []string
+			for _, w := range k.KillWalls {
+				ws = append(ws, secs(w))
+			}
+			every = strings.Join(ws, ", ")
+		}
+		p("| %s | %s | %s | %+.2f s | %s | %d | %s |\n", killed, secs(k.KilledAt), secs(k.Wall), d.Seconds(), every, restarts, equal(ProcessRun{Wall: k.Wall, Equal: k.Equal}))
 	}
 	p("\n")
 }

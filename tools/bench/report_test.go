@@ -740,7 +740,8 @@ func TestRenderStorageAndKills(t *testing.T) {
 	r.Local.Procs[1].DiskIdle = 40 << 20
 	r.Local.DiskIdle, r.Local.DiskPeak, r.Local.RetainedPeak = 42<<20, 900e6, 800e6
 	r.Kills = []LocalRun{
-		{Killed: "gateway-0", KilledAt: 17 * time.Second, Wall: 25 * time.Second, Equal: true, Procs: []ProcStat{{Instance: "gateway-0", Restarts: 1}}},
+		{Killed: "gateway-0", KilledAt: 17 * time.Second, Wall: 25 * time.Second, Equal: true, Procs: []ProcStat{{Instance: "gateway-0", Restarts: 1}},
+			KillWalls: []time.Duration{26 * time.Second, 25 * time.Second, 24 * time.Second}},
 		{Killed: "q3-joiner-0", KilledAt: 17 * time.Second, Wall: 28 * time.Second, Equal: true},
 		// The disk loss: allowed the time to the kill and 2 s more, and
 		// left out of the plain kills' worst.
@@ -753,10 +754,10 @@ func TestRenderStorageAndKills(t *testing.T) {
 	for _, want := range []string{
 		"| An idle store <= 16 MiB on disk | largest 40 MiB (q3-joiner-0); 42 MiB for the whole idle cluster | **no** |",
 		"| The stores' disk during the job <= 1.5x the input | 858 MiB at the peak, 1.12x the input; besides, the gateway's copy of the input a rebuild replays: 763 MiB, 1.00x | **yes** |",
-		"| A SIGKILL of any one process at 70% of the job adds <= 1 s | worst +4.00 s (q3-joiner-0) | **no** |",
+		"| A SIGKILL of any one process at 70% of the job adds <= 1 s (median run) | worst +4.00 s (q3-joiner-0) | **no** |",
 		"## A SIGKILL at 70% of the job",
-		"| gateway-0 | 17.00 s | 25.00 s | +1.00 s | 1 | byte-equal to the reference |",
-		"| shard-1, data directory deleted | 17.00 s | 42.00 s | +18.00 s | 0 | byte-equal to the reference |",
+		"| gateway-0 | 17.00 s | 25.00 s | +1.00 s | 26.00 s, 25.00 s, 24.00 s | 1 | byte-equal to the reference |",
+		"| shard-1, data directory deleted | 17.00 s | 42.00 s | +18.00 s | 42.00 s | 0 | byte-equal to the reference |",
 		"| shard-1 SIGKILLed at 70% of the job with its data directory deleted adds <= the time to that point + 2 s | +18.00 s (killed at 17.00 s) | **yes** |",
 	} {
 		if !strings.Contains(b.String(), want) {
@@ -799,5 +800,22 @@ func TestScaling(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("no %q in:\n%s", want, out)
 		}
+	}
+}
+
+// TestMedianKill: a kill case reports its run of median wall time, every
+// run's wall time, and outputs equal only if every run's were.
+func TestMedianKill(t *testing.T) {
+	runs := []LocalRun{
+		{Wall: 30 * time.Second, Equal: true, KilledAt: 1},
+		{Wall: 25 * time.Second, Equal: false, KilledAt: 2},
+		{Wall: 27 * time.Second, Equal: true, KilledAt: 3},
+	}
+	m := medianKill(runs)
+	if m.Wall != 27*time.Second || m.KilledAt != 3 || m.Equal || len(m.KillWalls) != 3 || m.KillWalls[1] != 25*time.Second {
+		t.Fatalf("median of 30, 25 (unequal), 27 s: %+v", m)
+	}
+	if one := medianKill(runs[:1]); one.Wall != 30*time.Second || !one.Equal || one.KillWalls != nil {
+		t.Fatalf("one run: %+v", one)
 	}
 }
