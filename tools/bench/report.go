@@ -50,6 +50,10 @@ type Report struct {
 	// ran (the reference's one run first).
 	Rounds  int
 	Samples []Sample
+	// Compose are the runs of the job on a deployed compose project
+	// (Options.Compose), in the order they ran; their CPU is the
+	// machine's busy time but the bench's own.
+	Compose []ProcessRun `json:",omitempty"`
 	// LocalInsecure is local mode again with --insecure (no TLS), for
 	// what TLS costs.
 	LocalInsecure LocalRun
@@ -455,6 +459,14 @@ func Render(w io.Writer, r Report) error {
 	if c, ok := r.ComparedOf(ModeLocalGraph); ok {
 		localRow(modeLabel(ModeLocalGraph), c.Local)
 	}
+	if c, ok := r.ComposeMedian(); ok {
+		var walls []string
+		for _, run := range r.Compose {
+			walls = append(walls, secs(run.Wall))
+		}
+		p("| The compose deployment (`make up`, then the job as `make submit` sends it; runs: %s): containers, segment logs, fsync, mutual TLS | %s | %s | — | %s of the machine | %s | — |\n",
+			strings.Join(walls, ", "), secs(c.Wall), rate(rows, c.Wall), secs(c.CPU), equal(c))
+	}
 	p("\n")
 	if r.LocalInsecure.Wall > 0 && plain.CPU > 0 {
 		p("What TLS costs, local mode against itself with `--insecure` in the same run: %+.1f%% wall time, %+.1f%% CPU time (%s against %s of CPU).\n\n",
@@ -850,4 +862,21 @@ func (r Report) roundModeNames() string {
 		return names[0]
 	}
 	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
+}
+
+// ComposeMedian is the compose deployment's run of median wall time, its
+// outputs equal only if every run's were; false when it did not run.
+func (r Report) ComposeMedian() (ProcessRun, bool) {
+	if len(r.Compose) == 0 {
+		return ProcessRun{}, false
+	}
+	samples := make([]Sample, len(r.Compose))
+	equal := true
+	for i, c := range r.Compose {
+		samples[i] = Sample{Wall: c.Wall}
+		equal = equal && c.Equal
+	}
+	m := r.Compose[MedianRun(samples)]
+	m.Equal = equal
+	return m, true
 }

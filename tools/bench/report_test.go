@@ -819,3 +819,30 @@ func TestMedianKill(t *testing.T) {
 		t.Fatalf("one run: %+v", one)
 	}
 }
+
+// TestRenderCompose: the compose deployment's runs give a summary row of
+// their median run and every run's wall time; one run that differs from
+// the reference makes the row say so.
+func TestRenderCompose(t *testing.T) {
+	r := fixedReport()
+	r.Compose = []ProcessRun{
+		{Wall: 9 * time.Second, CPU: 12 * time.Second, Equal: true},
+		{Wall: 8 * time.Second, CPU: 11 * time.Second, Equal: true},
+		{Wall: 10 * time.Second, CPU: 13 * time.Second, Equal: true},
+	}
+	var b strings.Builder
+	if err := Render(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	want := "| The compose deployment (`make up`, then the job as `make submit` sends it; runs: 9.00 s, 8.00 s, 10.00 s): containers, segment logs, fsync, mutual TLS | 9.00 s |"
+	if !strings.Contains(b.String(), want) {
+		t.Errorf("report lacks %q", want)
+	}
+	r.Compose[2].Equal = false
+	if m, ok := r.ComposeMedian(); !ok || m.Wall != 9*time.Second || m.Equal {
+		t.Errorf("a differing run: median %+v, %v; want 9 s, not equal", m, ok)
+	}
+	if _, ok := (Report{}).ComposeMedian(); ok {
+		t.Error("no compose runs, yet a median")
+	}
+}

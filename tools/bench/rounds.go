@@ -11,6 +11,10 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/wololo/wololo/services/cmdline/client"
+	"github.com/wololo/wololo/services/cmdline/tlsflags"
+	"github.com/wololo/wololo/services/wire/pki"
 )
 
 // bencher is one bench run in progress: what every step needs, and the
@@ -75,6 +79,11 @@ func Bench(ctx context.Context, o Options) (Report, error) {
 			}
 		}
 		if err := b.scaling(ctx, &r); err != nil {
+			return r, err
+		}
+	}
+	if b.o.Compose != "" {
+		if err := b.compose(ctx, &r); err != nil {
 			return r, err
 		}
 	}
@@ -556,3 +565,59 @@ func duckDBVersion(log []byte) string {
 }
 
 var duckDBVersionRE = regexp.MustCompile(`duckdb-queries: DuckDB (v[0-9][^ ,]*)`)
+
+// compose submits the job, as `make submit` does, Runs times to the
+// deployed compose project at Options.Compose, each run's outputs checked
+// against the reference's.
+func (b *bencher) compose(ctx context.Context, r *Report) (err error) {
+	if b.o.ComposeUp != "" {
+		b.logf("compose deployment: %s", b.o.ComposeUp)
+		if err := b.shell(ctx, b.o.ComposeUp); err != nil {
+			return fmt.Errorf("compose deployment: %s: %w", b.o.ComposeUp, err)
+		}
+	}
+	if b.o.ComposeDown != "" {
+		defer func() {
+			b.logf("compose deployment: %s", b.o.ComposeDown)
+			if derr := b.shell(context.WithoutCancel(ctx), b.o.ComposeDown); derr != nil && err == nil {
+				err = fmt.Errorf("compose deployment: %s: %w", b.o.ComposeDown, derr)
+			}
+		}()
+	}
+	creds, err := pki.Load(b.o.ComposeTLS, tlsflags.DefaultClient)
+	if err != nil {
+		return fmt.Errorf("compose deployment: %w (is it up? make up)", err)
+	}
+	tlsConfig := creds.GatewayTLS(tlsflags.Host(b.o.Compose))
+	for round := range max(1, b.o.Runs) {
+		b.logf("compose deployment at %s: submitting (round %d)...", b.o.Compose, round+1)
+		out := filepath.Join(b.o.Work, "compose")
+		if err := os.RemoveAll(out); err != nil {
+			return err
+		}
+		busy0, _ := machineBusy()
+		self0 := selfCPU()
+		start := time.Now()
+		_, err := client.Submit(ctx, client.SubmitOptions{Server: b.o.Compose, TLS: tlsConfig, Matches: b.o.Matches, Players: b.o.Players, Out: out})
+		run := ProcessRun{Wall: time.Since(start)}
+		if err != nil {
+			return fmt.Errorf("compose deployment at %s: %w", b.o.Compose, err)
+		}
+		// The containers' CPU is not this process's to read (they are
+		// the engine's children): the machine's busy time stands for it.
+		if busy1, err := machineBusy(); err == nil && busy0 > 0 {
+			run.CPU = busy1 - busy0 - (selfCPU() - self0)
+		}
+		run.Equal = b.check("compose", out)
+		r.Compose = append(r.Compose, run)
+		b.logf("compose: %s end to end, outputs equal: %v", secs(run.Wall), run.Equal)
+	}
+	return nil
+}
+
+// shell runs command with sh -c, its output going to the progress log.
+func (b *bencher) shell(ctx context.Context, command string) error {
+	cmd := exec.CommandContext(ctx, "sh", "-c", command)
+	cmd.Stdout, cmd.Stderr = b.o.Progress, b.o.Progress
+	return cmd.Run()
+}

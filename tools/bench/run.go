@@ -95,6 +95,19 @@ type Options struct {
 	// Examples holds the example queries (ModeDemoExamples's job, every
 	// *.sql); DefaultExamples if empty.
 	Examples string
+	// Compose is the client address of a deployed compose project's
+	// gateway (`make up`'s 127.0.0.1:7100); "" runs none. Its job, the
+	// four default queries as `make submit` sends them, runs Runs times
+	// after the rounds, for the deployment's time beside local mode's.
+	Compose string
+	// ComposeTLS is that deployment's certificate directory (`make up`
+	// writes deploy/tls); the client presents tlsflags.DefaultClient.
+	ComposeTLS string
+	// ComposeUp and ComposeDown, if set, are shell commands run before
+	// the compose runs and after them (`make up`, `make down`), so that
+	// the deployment's containers are not on the machine while the other
+	// modes are measured.
+	ComposeUp, ComposeDown string
 	// Command is shown in the report.
 	Command string
 	// Progress receives what the bench is doing; nil for nothing.
@@ -119,6 +132,10 @@ per kind of process SIGKILLed, and once per --scaling replica count of the
 shard task, for the CPU-seconds a row costs. Checks that every mode's outputs
 are byte-equal to the reference's (the example queries' only that they
 are written; plain DuckDB's differences are reported, not a failure), profiles the local processes and writes a markdown report.
+With --compose ADDR it also submits the job --runs times to the compose
+deployment whose gateway is there, last (--compose-up and --compose-down:
+commands that deploy it before those runs and remove it after, as make
+bench passes make up and make down).
 Where DuckDB cannot be built, the report says so and the bench goes on
 without it. If the outputs differ, the report goes to OUT.failed.md
 instead and the command fails.
@@ -144,6 +161,10 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&o.DuckDBSrc, "duckdb-src", DefaultDuckDBSrc, "build --duckdb from this module first (CGO_ENABLED=1 go build); \"\" to run it as it is")
 	modes := fs.String("modes", "all", "the modes to run in the rounds, some of "+strings.Join(roundModes, ",")+" (demo and local: the four default queries through SQL, as users run them; -graph: the same with --builtin-graph, the hand-written graph); without local, no local runs at all")
 	fs.StringVar(&o.Examples, "examples", DefaultExamples, "directory of the example queries demo-examples runs as one job (every *.sql)")
+	fs.StringVar(&o.Compose, "compose", "", "also submit the job --runs times to the compose deployment whose gateway is at this address (make up's 127.0.0.1:7100); \"\" for none")
+	fs.StringVar(&o.ComposeUp, "compose-up", "", "shell command that deploys the compose project before its runs (make up); \"\" if it is up already")
+	fs.StringVar(&o.ComposeDown, "compose-down", "", "shell command that removes it after them (make down), run even when they fail")
+	fs.StringVar(&o.ComposeTLS, "compose-tls", "deploy/tls", "the compose deployment's certificate directory (the client presents its \""+tlsflags.DefaultClient+"\" credential)")
 	scaling := fs.String("scaling", "1,2,4", "run local mode once more at each of these replica counts of the "+ScaledTask+" task, for the CPU per row; \"\" for none")
 	if err := cli.Parse(fs, args); err != nil {
 		return err
@@ -159,7 +180,14 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		fs.Usage()
 		return errors.New("--matches and --players are required")
 	}
-	o.Command = "wololo bench " + strings.Join(args, " ")
+	shown := make([]string, len(args))
+	for i, a := range args {
+		shown[i] = a
+		if a == "" || strings.ContainsAny(a, " '\"$") {
+			shown[i] = shQuote(a)
+		}
+	}
+	o.Command = "wololo bench " + strings.Join(shown, " ")
 	rep, err := Bench(ctx, o)
 	if err != nil && !errors.Is(err, ErrMismatch) {
 		return err
