@@ -114,12 +114,11 @@ func (p *Pair) Close() error {
 // for the device, which a few bytes are not worth), and a staging that
 // fills up is written at once.
 type Appender struct {
-	pair    Pair
-	read    io.ReaderAt // the buffered file, to read a block's start back
-	buf     []byte      // the file's bytes from base; the first from of them are in the file
-	base    int64       // a multiple of Block
-	from    int
-	started bool
+	pair Pair
+	read io.ReaderAt // the buffered file, to read a block's start back
+	buf  []byte      // the file's bytes from base; the first from of them are in the file
+	base int64       // a multiple of Block; -1 before the first Stage
+	from int
 	// MinDirect is the smallest run of whole blocks a flush writes
 	// directly (not counting a full staging, always written directly).
 	MinDirect int
@@ -131,7 +130,7 @@ func NewAppender(p Pair, r io.ReaderAt, staging int) *Appender {
 	if staging < Block || staging%Block != 0 {
 		panic(fmt.Sprintf("directio: staging of %d bytes, not a positive multiple of %d", staging, Block))
 	}
-	return &Appender{pair: p, read: r, buf: AlignedBuffer(staging), MinDirect: 64 << 10}
+	return &Appender{pair: p, read: r, buf: AlignedBuffer(staging), base: -1, MinDirect: 64 << 10}
 }
 
 // Direct reports whether writes still go direct (false where the file
@@ -143,7 +142,7 @@ func (a *Appender) Direct() bool { return a.pair.Direct != nil }
 // found there): when off is not where the staged bytes end, what is
 // staged is written and the start of off's block is read back.
 func (a *Appender) Stage(off int64, bufs ...[]byte) error {
-	if !a.started || off != a.base+int64(len(a.buf)) {
+	if off != a.base+int64(len(a.buf)) {
 		if err := a.Flush(); err != nil {
 			return err
 		}
@@ -190,23 +189,31 @@ func (a *Appender) flush(minDirect int) error {
 	return nil
 }
 
-// startAt begins the staging at off: a direct write starts at a block's
-// first byte, so the bytes of off's block before it are read back (none
-// beyond the file's end, which read as zeros).
+// startAt begins the staging at off, with the bytes of off's block
+// before it (ReadBlockStart).
 func (a *Appender) startAt(off int64) error {
-	a.started = true
-	a.base = off - off%Block
-	a.buf = a.buf[:off-a.base]
+	var err error
+	a.base, a.buf, err = ReadBlockStart(a.read, a.buf, off)
 	a.from = len(a.buf)
-	if len(a.buf) == 0 {
-		return nil
+	return err
+}
+
+// ReadBlockStart is where a direct write that goes on at off begins: the
+// first byte of off's block (base), and that block's bytes before off,
+// read from r into buf (aligned memory of at least Block bytes, its
+// contents replaced). Bytes beyond r's end read as zeros.
+func ReadBlockStart(r io.ReaderAt, buf []byte, off int64) (base int64, start []byte, err error) {
+	base = off - off%Block
+	start = buf[:off-base]
+	if len(start) == 0 {
+		return base, start, nil
 	}
-	n, err := a.read.ReadAt(a.buf, a.base)
-	if err != nil && n < len(a.buf) && !errors.Is(err, io.EOF) {
-		return fmt.Errorf("read back the block at %d: %w", a.base, err)
+	n, err := r.ReadAt(start, base)
+	if err != nil && n < len(start) && !errors.Is(err, io.EOF) {
+		return base, start, fmt.Errorf("read back the block at %d: %w", base, err)
 	}
-	clear(a.buf[n:])
-	return nil
+	clear(start[n:])
+	return base, start, nil
 }
 
 // Close closes the direct file (the buffered one is the caller's); it

@@ -20,7 +20,7 @@ const (
 	helperDirEnv = "WOLOLO_SEGSTORE_HELPER_DIR"
 	helperSegEnv = "WOLOLO_SEGSTORE_HELPER_SEGMENT"
 	// helperEveryBlockEnv set: the child writes every whole block
-	// directly (minDirect), not only large groups.
+	// directly (Options.minDirect), not only large groups.
 	helperEveryBlockEnv = "WOLOLO_SEGSTORE_HELPER_EVERY_BLOCK"
 )
 
@@ -43,11 +43,11 @@ func helper(mode, dir string) error {
 		return fmt.Errorf("unknown mode %q", mode)
 	}
 	segSize, _ := strconv.ParseInt(os.Getenv(helperSegEnv), 10, 64)
+	opts := Options{SegmentSize: segSize, IdleAfter: 5 * time.Millisecond} // the janitor's idle compaction runs too
 	if os.Getenv(helperEveryBlockEnv) != "" {
-		minDirect = directio.Block
+		opts.minDirect = directio.Block
 	}
-	// IdleAfter short: the janitor's idle compaction runs too.
-	s, err := Open(dir, Options{SegmentSize: segSize, IdleAfter: 5 * time.Millisecond})
+	s, err := Open(dir, opts)
 	if err != nil {
 		return err
 	}

@@ -1,6 +1,7 @@
 package segstore
 
 import (
+	"cmp"
 	"os"
 
 	"github.com/wololo/wololo/internal/directio"
@@ -23,10 +24,10 @@ import (
 // larger than it (a snapshot) is written a staging at a time.
 const stagingBytes = 1 << 20
 
-// minDirect is the smallest group (in whole blocks) written directly:
-// a direct write waits for the device, which a trim's few bytes are not
-// worth. A variable so that tests can send every block direct.
-var minDirect = 64 << 10
+// defaultMinDirect is the smallest group (in whole blocks' bytes)
+// written directly: a direct write waits for the device, which a trim's
+// few bytes are not worth. Options.minDirect, for tests, overrides it.
+const defaultMinDirect = 64 << 10
 
 // appender appends to segment n, open as f: the same file opened again
 // with directio.Flag (through the store's FS) takes the direct writes.
@@ -38,6 +39,6 @@ func (s *Store) appender(f File, n uint64) *directio.Appender {
 		}
 	}
 	a := directio.NewAppender(p, f, stagingBytes)
-	a.MinDirect = minDirect
+	a.MinDirect = cmp.Or(s.opts.minDirect, defaultMinDirect)
 	return a
 }

@@ -42,6 +42,9 @@ type Options struct {
 	// FS is the file system the store works on; nil means OS. Tests put
 	// faults there.
 	FS FS
+	// minDirect, if set, replaces defaultMinDirect (direct.go): tests
+	// send every whole block direct.
+	minDirect int
 }
 
 // Defaults of Options.

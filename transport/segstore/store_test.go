@@ -60,16 +60,14 @@ func TestConformanceTinySegments(t *testing.T) { storetest.Run(t, openTiny) }
 func TestReopenTinySegments(t *testing.T) { storetest.RunReopen(t, openTiny) }
 
 // TestConformanceDirectEveryBlock runs the suite with every whole block
-// of a group written directly (direct.go's minDirect), not only large
+// of a group written directly (Options.minDirect), not only large
 // groups, on 64 KiB segments: the appends, rotations, compactions and
 // reopens then go through direct writes and the read-back of an
 // unfinished block all the time. It fails if the file system refuses
 // direct I/O, which would leave the direct path untested.
 func TestConformanceDirectEveryBlock(t *testing.T) {
-	defer func(m int) { minDirect = m }(minDirect)
-	minDirect = directio.Block
 	open := func(t *testing.T, dir string) transport.Store {
-		s := openWith(t, dir, Options{SegmentSize: 64 << 10, IdleAfter: -1})
+		s := openWith(t, dir, Options{SegmentSize: 64 << 10, IdleAfter: -1, minDirect: directio.Block})
 		if directio.Flag != 0 && !s.app.Direct() {
 			t.Fatalf("the store in %s writes through the page cache only: the file system refuses direct I/O", dir)
 		}

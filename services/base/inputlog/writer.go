@@ -3,7 +3,6 @@ package inputlog
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"sync"
@@ -119,25 +118,19 @@ func newWriter(f *os.File, pair directio.Pair) *Writer {
 	return w
 }
 
-// startAt begins the staging at from: a direct write starts at a block's
-// first byte, so the bytes of from's block before it are read back from
-// the copy (none beyond its end: the header before a file's first record
-// is never written, and reads as zeros).
+// startAt begins the staging at from, with the bytes of from's block
+// before it read back from the copy (directio.ReadBlockStart; none beyond
+// its end: the header before a file's first record is never written, and
+// reads as zeros).
 func (w *Writer) startAt(from int64) error {
-	w.cur = <-w.free
-	w.base, w.next, w.sent = from-from%directio.Block, from, from
+	base, cur, err := directio.ReadBlockStart(w.f, <-w.free, from)
+	w.cur, w.base, w.next, w.sent = cur, base, from, from
 	w.mu.Lock()
 	w.upTo = from
 	w.mu.Unlock()
-	w.cur = w.cur[:from-w.base]
-	if len(w.cur) == 0 {
-		return nil
-	}
-	n, err := w.f.ReadAt(w.cur, w.base)
-	if err != nil && n < len(w.cur) && !errors.Is(err, io.EOF) {
+	if err != nil {
 		return fmt.Errorf("input log: %w", err)
 	}
-	clear(w.cur[n:])
 	return nil
 }
 
