@@ -344,8 +344,7 @@ bench: build data/full/match_players.csv ## micro-benchmarks, then reference, pl
 	set -o pipefail; $(MAKE) --no-print-directory bench-micro | tee out/bench-micro.txt
 	@if docker info >/dev/null 2>&1; then compose="--compose $(GATEWAY) --compose-tls $(TLS_DIR) --compose-up '$(MAKE) --no-print-directory up' --compose-down '$(MAKE) --no-print-directory down'"; \
 	  else echo "bench: no Docker engine answers: the compose deployment is not measured"; compose=; fi; \
-	  echo "$(BIN) bench --matches data/full/matches.csv --players data/full/match_players.csv --out BENCHMARKS.md --micro out/bench-micro.txt --go $(GO) --runs 3 $$compose"; \
-	  eval "$(BIN) bench --matches data/full/matches.csv --players data/full/match_players.csv --out BENCHMARKS.md --micro out/bench-micro.txt --go $(GO) --runs 3 $$compose"
+	  set -x; eval "$(BIN) bench --matches data/full/matches.csv --players data/full/match_players.csv --out BENCHMARKS.md --micro out/bench-micro.txt --go $(GO) --runs 3 $$compose"
 
 bench-sql: build data/full/match_players.csv ## the SQL plans beside the hand-written graph: demo (the four as SQL, the default; --builtin-graph; the ten examples) and durable local (the four as SQL; --builtin-graph), 3 interleaved rounds, full dataset → out/bench-sql.md
 	@mkdir -p out

@@ -108,18 +108,12 @@ func (b *bencher) kill(ctx context.Context, victim string, lose bool, at time.Du
 // every run's wall time (KillWalls) and its outputs equal only if every
 // run's were.
 func medianKill(runs []LocalRun) LocalRun {
-	samples := make([]Sample, len(runs))
-	walls := make([]time.Duration, len(runs))
-	equal := true
-	for i, run := range runs {
-		samples[i] = Sample{Wall: run.Wall}
-		walls[i] = run.Wall
-		equal = equal && run.Equal
-	}
-	m := runs[MedianRun(samples)]
+	m, equal := medianOfRuns(runs, func(l LocalRun) (time.Duration, bool) { return l.Wall, l.Equal })
 	m.Equal = equal
 	if len(runs) > 1 {
-		m.KillWalls = walls
+		for _, run := range runs {
+			m.KillWalls = append(m.KillWalls, run.Wall)
+		}
 	}
 	return m
 }

@@ -870,13 +870,7 @@ func (r Report) ComposeMedian() (ProcessRun, bool) {
 	if len(r.Compose) == 0 {
 		return ProcessRun{}, false
 	}
-	samples := make([]Sample, len(r.Compose))
-	equal := true
-	for i, c := range r.Compose {
-		samples[i] = Sample{Wall: c.Wall}
-		equal = equal && c.Equal
-	}
-	m := r.Compose[MedianRun(samples)]
+	m, equal := medianOfRuns(r.Compose, func(p ProcessRun) (time.Duration, bool) { return p.Wall, p.Equal })
 	m.Equal = equal
 	return m, true
 }

@@ -14,7 +14,6 @@ import (
 
 	"github.com/wololo/wololo/services/cmdline/client"
 	"github.com/wololo/wololo/services/cmdline/tlsflags"
-	"github.com/wololo/wololo/services/wire/pki"
 )
 
 // bencher is one bench run in progress: what every step needs, and the
@@ -584,11 +583,10 @@ func (b *bencher) compose(ctx context.Context, r *Report) (err error) {
 			}
 		}()
 	}
-	creds, err := pki.Load(b.o.ComposeTLS, tlsflags.DefaultClient)
+	tlsConfig, err := (&tlsflags.Flags{Dir: b.o.ComposeTLS, Name: tlsflags.DefaultClient}).GatewayTLS(b.o.Compose)
 	if err != nil {
-		return fmt.Errorf("compose deployment: %w (is it up? make up)", err)
+		return fmt.Errorf("compose deployment: %w", err)
 	}
-	tlsConfig := creds.GatewayTLS(tlsflags.Host(b.o.Compose))
 	for round := range max(1, b.o.Runs) {
 		b.logf("compose deployment at %s: submitting (round %d)...", b.o.Compose, round+1)
 		out := filepath.Join(b.o.Work, "compose")

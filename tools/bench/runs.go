@@ -187,6 +187,20 @@ func MedianRun(samples []Sample) int {
 	return idx[(len(idx)-1)/2]
 }
 
+// medianOfRuns is the run of median wall time among runs (MedianRun's
+// pick; runs must not be empty) and whether every run's outputs were
+// equal to the reference's: what each run gives is said by of.
+func medianOfRuns[T any](runs []T, of func(T) (wall time.Duration, equal bool)) (T, bool) {
+	samples := make([]Sample, len(runs))
+	all := true
+	for i, run := range runs {
+		wall, equal := of(run)
+		samples[i] = Sample{Wall: wall}
+		all = all && equal
+	}
+	return runs[MedianRun(samples)], all
+}
+
 // Ratio is a mode's median against a baseline's: wall time and CPU, each
 // the mode's over the baseline's (below 1 is faster). ok is false when
 // either has no run.
