@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/experimental"
 	"google.golang.org/grpc/keepalive"
 
 	"github.com/wololo/wololo/services/wire/pki"
@@ -71,6 +72,7 @@ func DialOptions(tlsConfig *tls.Config) []grpc.DialOption {
 	return []grpc.DialOption{
 		grpc.WithTransportCredentials(creds),
 		grpc.WithWriteBufferSize(writeBufferSize),
+		experimental.WithBufferPool(dirtyPool),
 		grpc.WithKeepaliveParams(keepalive.ClientParameters{Time: KeepaliveTime, Timeout: KeepaliveTimeout, PermitWithoutStream: true}),
 		grpc.WithConnectParams(grpc.ConnectParams{
 			Backoff:           backoff.Config{BaseDelay: 50 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: time.Second},
@@ -91,6 +93,7 @@ func TLSCredentials(config *tls.Config) credentials.TransportCredentials {
 func ServerOptions() []grpc.ServerOption {
 	return []grpc.ServerOption{
 		grpc.WriteBufferSize(writeBufferSize),
+		experimental.BufferPool(dirtyPool),
 		// Stop waits for handlers to return, so none writes to a closed store.
 		grpc.WaitForHandlers(true),
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: time.Second, PermitWithoutStream: true}),
