@@ -164,12 +164,23 @@ func (*RowBatch_Civs) isRowBatch_Rows() {}
 func (*RowBatch_Columns) isRowBatch_Rows() {}
 
 // TextColumn holds one string per row: row i is data[ends[i-1]:ends[i]].
+// In a ColumnBatch the ends may instead travel in a compact form, which
+// costs a byte per value, or nothing, where packed varints cost two to
+// four: lengths when every value is shorter than 256 bytes, width when
+// all have one length (a match token's 16). A column has one of ends,
+// lengths and width; a reader turns either compact form back into ends
+// (batch.ReadColumns).
 type TextColumn struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// All values concatenated.
 	Data []byte `protobuf:"bytes,1,opt,name=data,proto3" json:"data,omitempty"`
 	// End offset of every value in data.
-	Ends          []uint32 `protobuf:"varint,2,rep,packed,name=ends,proto3" json:"ends,omitempty"`
+	Ends []uint32 `protobuf:"varint,2,rep,packed,name=ends,proto3" json:"ends,omitempty"`
+	// The length of every value, one byte each (ColumnBatch only).
+	Lengths []byte `protobuf:"bytes,3,opt,name=lengths,proto3" json:"lengths,omitempty"`
+	// The length of every value, when all have this one, above 0
+	// (ColumnBatch only).
+	Width         uint32 `protobuf:"varint,4,opt,name=width,proto3" json:"width,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -216,6 +227,20 @@ func (x *TextColumn) GetEnds() []uint32 {
 		return x.Ends
 	}
 	return nil
+}
+
+func (x *TextColumn) GetLengths() []byte {
+	if x != nil {
+		return x.Lengths
+	}
+	return nil
+}
+
+func (x *TextColumn) GetWidth() uint32 {
+	if x != nil {
+		return x.Width
+	}
+	return 0
 }
 
 // DictColumn holds low-cardinality text as codes into a per-batch dictionary.
@@ -873,11 +898,13 @@ const file_wololo_v1_batch_proto_rawDesc = "" +
 	"\x06tokens\x18\x03 \x01(\v2\x14.wololo.v1.TokenRowsH\x00R\x06tokens\x12(\n" +
 	"\x04civs\x18\x04 \x01(\v2\x12.wololo.v1.CivRowsH\x00R\x04civs\x122\n" +
 	"\acolumns\x18\x05 \x01(\v2\x16.wololo.v1.ColumnBatchH\x00R\acolumnsB\x06\n" +
-	"\x04rows\"4\n" +
+	"\x04rows\"d\n" +
 	"\n" +
 	"TextColumn\x12\x12\n" +
 	"\x04data\x18\x01 \x01(\fR\x04data\x12\x12\n" +
-	"\x04ends\x18\x02 \x03(\rR\x04ends\"6\n" +
+	"\x04ends\x18\x02 \x03(\rR\x04ends\x12\x18\n" +
+	"\alengths\x18\x03 \x01(\fR\alengths\x12\x14\n" +
+	"\x05width\x18\x04 \x01(\rR\x05width\"6\n" +
 	"\n" +
 	"DictColumn\x12\x12\n" +
 	"\x04dict\x18\x01 \x03(\fR\x04dict\x12\x14\n" +

@@ -100,8 +100,10 @@ type Columns struct{ c *wololov1.ColumnBatch }
 // (each within an int32) and a wide value for each row marked wide, a
 // boolean column's values are 0 or 1; its NULL marks are none or one bit
 // per row. A batch whose columns disagree is refused with an error
-// wrapping ErrBadBatch. That a wide value reads as a number is the
-// reader's to check (the value rules are not this package's).
+// wrapping ErrBadBatch. A text column in a compact form (lengths or a
+// width) is turned into end offsets here, in c (expandText). That a wide
+// value reads as a number is the reader's to check (the value rules are
+// not this package's).
 func ReadColumns(c *wololov1.ColumnBatch) (Columns, error) {
 	n := int(c.GetRows())
 	for i, col := range c.GetColumns() {
@@ -135,8 +137,55 @@ func checkForm(col *wololov1.ValueColumn, n int, name string) error {
 	case len(col.GetBools()) > 0:
 		return checkBools(col.GetBools(), n, name)
 	case col.GetText() != nil:
+		if err := expandText(col.GetText(), n, name); err != nil {
+			return err
+		}
 		return checkText(col.GetText(), n, name)
 	}
+	return nil
+}
+
+// expandText turns a text column of n rows that travelled in a compact
+// form (its values' lengths, or one width for all) back into end offsets,
+// in place, so that what reads the column reads ends, whatever form it
+// came in. A column in more than one form, or whose lengths do not add up
+// to its text, is refused.
+func expandText(c *wololov1.TextColumn, n int, name string) error {
+	lengths, width := c.GetLengths(), int(c.GetWidth())
+	if lengths == nil && width == 0 {
+		return nil
+	}
+	if (lengths != nil && width != 0) || len(c.GetEnds()) != 0 {
+		return fmt.Errorf("%w: column %s has its text's offsets in more than one form", ErrBadBatch, name)
+	}
+	size := uint64(0) // n and width are each below 2^32
+	switch {
+	case width != 0:
+		size = uint64(n) * uint64(width)
+	case len(lengths) != n:
+		return fmt.Errorf("%w: column %s has %d lengths, want %d", ErrBadBatch, name, len(lengths), n)
+	default:
+		for _, l := range lengths {
+			size += uint64(l)
+		}
+	}
+	if size != uint64(len(c.GetData())) {
+		return fmt.Errorf("%w: column %s has %d bytes of text, its lengths say %d", ErrBadBatch, name, len(c.GetData()), size)
+	}
+	ends := make([]uint32, n)
+	end := uint32(0)
+	if width != 0 {
+		for i := range ends {
+			end += uint32(width)
+			ends[i] = end
+		}
+	} else {
+		for i, l := range lengths {
+			end += uint32(l)
+			ends[i] = end
+		}
+	}
+	c.Ends, c.Lengths, c.Width = ends, nil, 0
 	return nil
 }
 

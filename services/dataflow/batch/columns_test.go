@@ -80,9 +80,47 @@ func TestColumnsRefused(t *testing.T) {
 		{Rows: 2, Columns: []*wololov1.ValueColumn{{Text: text("ab", 2, 1)}}},
 		{Rows: 9, Columns: []*wololov1.ValueColumn{{Text: text("", 0, 0, 0, 0, 0, 0, 0, 0, 0), Nulls: []byte{1}}}},
 		{Rows: 1, Columns: []*wololov1.ValueColumn{{}}},
+		// Offsets in a compact form that does not fit the text or the
+		// rows, or in two forms.
+		{Rows: 2, Columns: []*wololov1.ValueColumn{{Text: &wololov1.TextColumn{Data: []byte("abc"), Width: 2}}}},
+		{Rows: 2, Columns: []*wololov1.ValueColumn{{Text: &wololov1.TextColumn{Data: []byte("abcd"), Width: 1 << 31}}}},
+		{Rows: 2, Columns: []*wololov1.ValueColumn{{Text: &wololov1.TextColumn{Data: []byte("abc"), Lengths: []byte{1, 1}}}}},
+		{Rows: 2, Columns: []*wololov1.ValueColumn{{Text: &wololov1.TextColumn{Data: []byte("abc"), Lengths: []byte{3}}}}},
+		{Rows: 2, Columns: []*wololov1.ValueColumn{{Text: &wololov1.TextColumn{Data: []byte("ab"), Lengths: []byte{1, 1}, Width: 1}}}},
+		{Rows: 2, Columns: []*wololov1.ValueColumn{{Text: &wololov1.TextColumn{Data: []byte("ab"), Lengths: []byte{1, 1}, Ends: []uint32{1, 2}}}}},
+		{Rows: 2, Columns: []*wololov1.ValueColumn{{Text: &wololov1.TextColumn{Data: []byte("ab"), Width: 1, Ends: []uint32{1, 2}}}}},
 	} {
 		if _, err := batch.ReadColumns(c); !errors.Is(err, batch.ErrBadBatch) {
 			t.Errorf("%v: err %v, want ErrBadBatch", c, err)
+		}
+	}
+}
+
+// TestColumnsCompactText: a text column whose offsets travel as one
+// width, or as a byte per length, reads back the values they cut, and is
+// left with end offsets (what every reader of the column reads).
+func TestColumnsCompactText(t *testing.T) {
+	for _, tc := range []struct {
+		text *wololov1.TextColumn
+		rows int
+		want []string
+	}{
+		{&wololov1.TextColumn{Data: []byte("abcdef"), Width: 2}, 3, []string{"ab", "cd", "ef"}},
+		{&wololov1.TextColumn{Data: []byte("abcdef"), Lengths: []byte{0, 1, 5}}, 3, []string{"", "a", "bcdef"}},
+		{&wololov1.TextColumn{Data: []byte("abc"), Ends: []uint32{1, 3}}, 2, []string{"a", "bc"}},
+	} {
+		cb := &wololov1.ColumnBatch{Rows: uint32(tc.rows), Columns: []*wololov1.ValueColumn{{Text: tc.text}}}
+		cols, err := batch.ReadColumns(cb)
+		if err != nil {
+			t.Fatalf("%v: %v", tc.text, err)
+		}
+		for r, want := range tc.want {
+			if v, ok := cols.Value(0, r); !ok || string(v) != want {
+				t.Errorf("%v: row %d = %q, want %q", tc.text, r, v, want)
+			}
+		}
+		if got := cols.Column(0).GetText(); len(got.Ends) != tc.rows || got.Lengths != nil || got.Width != 0 {
+			t.Errorf("%v: not left as ends", got)
 		}
 	}
 }

@@ -130,35 +130,53 @@ func selected[T any](values []T, s selection) []T {
 	return out
 }
 
-// textColumn is the selected values of a text Vec: its own arena and
-// offsets for a run from its first row, its arena and offsets made
-// relative to the run's start for a later run, the values copied for
-// other rows.
+// textColumn is the selected values of a text Vec: its arena (a run's
+// part of it, not copied) for a run of rows, the values copied for other
+// rows; their offsets in the most compact form that holds them (one
+// width, a byte per length, else ends; see wololov1.TextColumn).
 func textColumn(v *exec.Vec, s selection) *wololov1.TextColumn {
+	length := func(k int) uint32 { // the length of selected value k
+		r := s.at(k)
+		if r == 0 {
+			return v.Ends[0]
+		}
+		return v.Ends[r] - v.Ends[r-1]
+	}
+	size, longest, same := uint32(0), uint32(0), true
+	for k := range s.n {
+		l := length(k)
+		size += l
+		same = same && (k == 0 || l == longest)
+		longest = max(longest, l)
+	}
+	tc := &wololov1.TextColumn{}
 	if s.rows == nil {
 		base := uint32(0)
 		if s.start > 0 {
 			base = v.Ends[s.start-1]
 		}
-		ends := v.Ends[s.start : s.start+s.n]
-		data := v.Data[base:ends[len(ends)-1]]
-		if base == 0 {
-			return &wololov1.TextColumn{Data: data, Ends: ends}
+		tc.Data = v.Data[base : base+size]
+	} else {
+		tc.Data = make([]byte, 0, size)
+		for _, r := range s.rows {
+			tc.Data = append(tc.Data, v.Text(int(r))...)
 		}
-		rel := make([]uint32, len(ends))
-		for k, e := range ends {
-			rel[k] = e - base
+	}
+	switch {
+	case same && longest > 0:
+		tc.Width = longest
+	case longest < 256:
+		tc.Lengths = make([]byte, s.n)
+		for k := range s.n {
+			tc.Lengths[k] = byte(length(k))
 		}
-		return &wololov1.TextColumn{Data: data, Ends: rel}
-	}
-	size := 0
-	for _, r := range s.rows {
-		size += len(v.Text(int(r)))
-	}
-	tc := &wololov1.TextColumn{Data: make([]byte, 0, size), Ends: make([]uint32, s.n)}
-	for k, r := range s.rows {
-		tc.Data = append(tc.Data, v.Text(int(r))...)
-		tc.Ends[k] = uint32(len(tc.Data))
+	default:
+		tc.Ends = make([]uint32, s.n)
+		end := uint32(0)
+		for k := range s.n {
+			end += length(k)
+			tc.Ends[k] = end
+		}
 	}
 	return tc
 }

@@ -286,13 +286,23 @@ func randomColumn(r *rand.Rand, typ plan.Type, n int) []string {
 	out := make([]string, n)
 	oneScale := r.IntN(2) == 0
 	scale := r.IntN(4)
+	// Text of every length, of one length, or with values past 255
+	// bytes: each compact form of a text column's offsets, and ends.
+	textKind := r.IntN(3)
 	for i := range out {
 		if r.IntN(5) == 0 {
 			continue // NULL
 		}
 		switch typ {
 		case plan.Text:
-			out[i] = fmt.Sprint("t", r.IntN(1000))
+			switch textKind {
+			case 0:
+				out[i] = fmt.Sprint("t", r.IntN(1000))
+			case 1:
+				out[i] = fmt.Sprintf("t%04d", r.IntN(10000))
+			default:
+				out[i] = strings.Repeat("x", 1+r.IntN(400))
+			}
 		case plan.Bool:
 			out[i] = fmt.Sprint(r.IntN(2) == 0)
 		default:
@@ -328,6 +338,14 @@ func randomColumn(r *rand.Rand, typ plan.Type, n int) []string {
 func TestRowsRoundTrip(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	cols := []plan.Column{{Name: "t", Type: plan.Text}, {Name: "n", Type: plan.Number}, {Name: "b", Type: plan.Bool}, {Name: "d", Type: plan.Duration}}
+	forms := map[[3]bool]int{} // text columns written with a width, lengths, ends
+	defer func() {
+		for _, f := range [][3]bool{{true, false, false}, {false, true, false}, {false, false, true}} {
+			if forms[f] == 0 {
+				t.Errorf("no text column was written in the form (width, lengths, ends) %v: %v", f, forms)
+			}
+		}
+	}()
 	for round := range 200 {
 		n := 1 + r.IntN(40)
 		b := &exec.Batch{N: n}
@@ -346,6 +364,9 @@ func TestRowsRoundTrip(t *testing.T) {
 		for c, vc := range rb.GetColumns().GetColumns() {
 			if cols[c].Type != plan.Text && vc.GetText() != nil {
 				t.Fatalf("column %s travels as text", cols[c].Name)
+			}
+			if tc := vc.GetText(); tc != nil {
+				forms[[3]bool{tc.Width != 0, tc.Lengths != nil, tc.Ends != nil}]++
 			}
 		}
 		wire, err := proto.Marshal(rb)
