@@ -1,7 +1,12 @@
 package stage
 
 import (
+	"fmt"
+
+	"google.golang.org/protobuf/proto"
+
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
+	"github.com/wololo/wololo/services/dataflow/batch"
 )
 
 // Driver drives one operator through its inputs: it applies their
@@ -51,6 +56,34 @@ func (d *Driver) Apply(stream string, rows *wololov1.RowBatch, out Emitter) erro
 		return err
 	}
 	return nil
+}
+
+// ApplyEncoded is Apply of a batch as it travels (its RowBatch's bytes):
+// given to the operator as bytes where it reads them so
+// (EncodedApplier), else decoded first. It returns the rows applied. A
+// batch that does not decode is dropped and counted as a rejected one
+// is.
+func (d *Driver) ApplyEncoded(stream string, encoded []byte, out Emitter) (int, error) {
+	if d.finished {
+		return 0, nil
+	}
+	if ea, ok := d.op.(EncodedApplier); ok {
+		n, err := ea.ApplyEncoded(stream, encoded, out)
+		if err != nil {
+			d.dropped++
+			return 0, err
+		}
+		return n, nil
+	}
+	rows := &wololov1.RowBatch{}
+	if err := proto.Unmarshal(encoded, rows); err != nil {
+		d.dropped++
+		return 0, fmt.Errorf("batch does not decode: %w", err)
+	}
+	if err := d.Apply(stream, rows, out); err != nil {
+		return 0, err
+	}
+	return batch.Rows(rows), nil
 }
 
 // Drop counts a batch dropped before the operator saw it (one that does

@@ -5,6 +5,8 @@ import (
 	"reflect"
 	"testing"
 
+	"google.golang.org/protobuf/proto"
+
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 	"github.com/wololo/wololo/services/dataflow/batch"
 )
@@ -89,5 +91,57 @@ func TestDriverRestore(t *testing.T) {
 	// An operator without inputs is due at once.
 	if !NewDriver(op, nil).AllEnded() {
 		t.Error("an operator without inputs is not due")
+	}
+}
+
+// bytesOp reads its batches as bytes (EncodedApplier): a batch of n bytes
+// is n rows, an empty one is refused.
+type bytesOp struct {
+	tokenOp
+	got [][]byte
+}
+
+func (o *bytesOp) ApplyEncoded(stream string, encoded []byte, _ Emitter) (int, error) {
+	if len(encoded) == 0 {
+		return 0, batch.ErrBadBatch
+	}
+	o.got = append(o.got, encoded)
+	return len(encoded), nil
+}
+
+// TestDriverApplyEncoded: a batch as it travels reaches an operator that
+// reads bytes as those bytes, and any other operator decoded; a batch
+// that does not decode, or that the operator refuses, is dropped and
+// counted, and the rows applied are returned.
+func TestDriverApplyEncoded(t *testing.T) {
+	var log calls
+	out := &recorder{}
+	wire, err := proto.Marshal(tokens("x", "y"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain := NewDriver(&tokenOp{name: "op", log: &log}, map[string]int{"a": 1})
+	if n, err := plain.ApplyEncoded("a", wire, out); err != nil || n != 2 {
+		t.Errorf("decoded for the operator: %d rows, %v; want 2", n, err)
+	}
+	if n, err := plain.ApplyEncoded("a", []byte{0xff}, out); err == nil || n != 0 || plain.Dropped() != 1 {
+		t.Errorf("undecodable bytes: %d rows, %v, %d dropped; want an error and one dropped", n, err, plain.Dropped())
+	}
+	if want := (calls{"op apply a [x y]"}); !reflect.DeepEqual(log, want) {
+		t.Errorf("operator calls %q, want %q", log, want)
+	}
+	op := &bytesOp{tokenOp: tokenOp{name: "bytes", log: &log}}
+	raw := NewDriver(op, map[string]int{"a": 1})
+	if n, err := raw.ApplyEncoded("a", []byte{0xff, 1, 2}, out); err != nil || n != 3 || len(op.got) != 1 {
+		t.Errorf("bytes for the operator that reads them: %d rows, %v", n, err)
+	}
+	if _, err := raw.ApplyEncoded("a", nil, out); !errors.Is(err, batch.ErrBadBatch) || raw.Dropped() != 1 {
+		t.Errorf("refused bytes: %v, %d dropped", err, raw.Dropped())
+	}
+	if err := raw.Finish(out); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := raw.ApplyEncoded("a", []byte{1}, out); n != 0 || err != nil || len(op.got) != 1 {
+		t.Error("bytes reached the operator after Finish")
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"sync/atomic"
 
+	"google.golang.org/protobuf/proto"
+
 	"github.com/wololo/wololo/deploy"
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 	"github.com/wololo/wololo/services/dataflow/batch"
@@ -34,7 +36,31 @@ type slot struct {
 type Emitted struct {
 	Channel transport.ChannelID
 	EOF     bool
-	Rows    *wololov1.RowBatch // nil for an EOF
+	Rows    *wololov1.RowBatch // nil for an EOF, or when Encoded holds them
+	// Encoded is the batch as the operator encoded it (EncodedEmitter),
+	// of Count rows, when Rows is nil.
+	Encoded []byte
+	Count   int
+}
+
+// RowBatch is the batch's rows as Go values: Rows, or Encoded decoded.
+func (e Emitted) RowBatch() (*wololov1.RowBatch, error) {
+	if e.Rows != nil || e.Encoded == nil {
+		return e.Rows, nil
+	}
+	rows := &wololov1.RowBatch{}
+	if err := proto.Unmarshal(e.Encoded, rows); err != nil {
+		return nil, fmt.Errorf("%s: %w", e.Channel, err)
+	}
+	return rows, nil
+}
+
+// rows is how many rows the batch holds.
+func (e Emitted) rows() int {
+	if e.Rows == nil {
+		return e.Count
+	}
+	return batch.Rows(e.Rows)
 }
 
 // Encode makes emitted batches the Committer's outputs: each batch's rows
@@ -48,6 +74,7 @@ func Encode(batches []Emitted) ([]transport.Output, error) {
 	for i, b := range batches {
 		out[i] = transport.Output{Channel: b.Channel, EOF: b.EOF}
 		if b.Rows == nil {
+			out[i].Rows, out[i].Count = b.Encoded, b.Count
 			continue
 		}
 		var err error
@@ -214,6 +241,17 @@ func (o *Outputs) Civ(stream string, civ string, wins, count int64) {
 // The rows emitted on that slot before it are cut first, so the order
 // stays.
 func (o *Outputs) Batch(stream string, to int, rows *wololov1.RowBatch) {
+	o.routed(stream, to, Emitted{Rows: rows})
+}
+
+// Encoded implements EncodedEmitter: Batch of rows already encoded.
+func (o *Outputs) Encoded(stream string, to int, encoded []byte, rows int) {
+	o.routed(stream, to, Emitted{Encoded: encoded, Count: rows})
+}
+
+// routed emits a batch the operator routed itself (Batch, Encoded) on
+// receiver instance to's channel of stream.
+func (o *Outputs) routed(stream string, to int, e Emitted) {
 	slots := o.slots(stream)
 	if to < 0 || to >= len(slots) {
 		panic(fmt.Sprintf("operator emitted to instance %d of stream %q, which has %d", to, stream, len(slots)))
@@ -222,7 +260,8 @@ func (o *Outputs) Batch(stream string, to int, rows *wololov1.RowBatch) {
 	if s.rows.Len() > 0 {
 		o.cut(s)
 	}
-	o.built = append(o.built, Emitted{Channel: s.ch, Rows: rows})
+	e.Channel = s.ch
+	o.built = append(o.built, e)
 	o.count(s)
 }
 
@@ -305,7 +344,7 @@ func (o *Outputs) Drain(eof bool) ([]Emitted, map[string][]byte) {
 	}
 	out := make([]Emitted, 0, len(o.built)+len(o.order))
 	for _, b := range o.built {
-		o.rowsOut.Add(int64(batch.Rows(b.Rows)))
+		o.rowsOut.Add(int64(b.rows()))
 		out = append(out, b)
 	}
 	if eof {

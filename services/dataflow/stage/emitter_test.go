@@ -104,3 +104,41 @@ func TestEndingAStreamEarly(t *testing.T) {
 		t.Errorf("after a discarded End the final drain gives %d EOFs, want 3", len(final))
 	}
 }
+
+// TestEncodedBatchesPassAsTheyAre: a batch emitted already encoded
+// (EncodedEmitter) reaches the Committer as those very bytes with its
+// count, after the rows emitted on its slot before it; its rows count
+// among the rows out; and it reads back as Go values (RowBatch) for a
+// runner that hands batches on so.
+func TestEncodedBatchesPassAsTheyAre(t *testing.T) {
+	self := deploy.Instance{Stage: "gateway", Index: 0}
+	out := stage.EdgeOutputs(self, "j", []stage.Edge{{Stream: "a#0", Stage: "shard", Replicas: 1}}, 100)
+	var tb batch.TokenBuilder
+	tb.Add([]byte("x"))
+	tb.Add([]byte("y"))
+	wire, err := proto.Marshal(tb.Build())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ee stage.EncodedEmitter = out
+	out.Token("a#0", []byte("t1"))
+	ee.Encoded("a#0", 0, wire, 2)
+	emitted, _ := out.Drain(true)
+	if len(emitted) != 3 || emitted[0].Rows == nil || string(emitted[1].Encoded) != string(wire) || emitted[1].Rows != nil || !emitted[2].EOF {
+		t.Fatalf("emitted %+v: want the token's batch, the encoded one, the EOF", emitted)
+	}
+	if out.RowsOut() != 3 {
+		t.Errorf("rows out %d, want 3", out.RowsOut())
+	}
+	rb, err := emitted[1].RowBatch()
+	if err != nil || batch.Rows(rb) != 2 {
+		t.Errorf("read back: %d rows, %v", batch.Rows(rb), err)
+	}
+	outputs, err := stage.Encode(emitted)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := outputs[1]; &got.Rows[0] != &wire[0] || got.Count != 2 || got.EOF {
+		t.Errorf("committed %+v: want the encoded bytes themselves, 2 rows", got)
+	}
+}

@@ -63,6 +63,26 @@ type Emitter interface {
 	End(stream string)
 }
 
+// EncodedApplier is implemented by operators that read a batch straight
+// from the bytes it travels as (a SQL plan's ColumnBatch, read by
+// sqlops' wire codec), skipping the RowBatch the runtime would decode it
+// into first. ApplyEncoded is Apply of those bytes, and returns the rows
+// applied; nothing the operator keeps may alias encoded. The runtime
+// prefers it to Apply (Driver.ApplyEncoded).
+type EncodedApplier interface {
+	ApplyEncoded(stream string, encoded []byte, out Emitter) (rows int, err error)
+}
+
+// EncodedEmitter is implemented by Emitters that take a batch already
+// encoded, as a RowBatch's bytes (a SQL plan's exchange writes its rows
+// straight from its columns to the bytes they travel as): Encoded is
+// Batch of those bytes, of the given rows. An operator uses it where its
+// Emitter has it, and Batch where not (the in-process runners, which
+// hand batches on as Go values).
+type EncodedEmitter interface {
+	Encoded(stream string, to int, encoded []byte, rows int)
+}
+
 // Snapshotter is implemented by stateful operators that can write their
 // whole state as bytes and read it back, so that the runtime can cut the
 // state log short (see SnapshotMinBytes). AppendSnapshot appends the state

@@ -22,7 +22,6 @@ import (
 	"github.com/wololo/wololo/deploy"
 	"github.com/wololo/wololo/internal/lifetime"
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
-	"github.com/wololo/wololo/services/dataflow/batch"
 	"github.com/wololo/wololo/transport"
 )
 
@@ -984,14 +983,11 @@ func (r *Runtime) step(j *job, ch transport.ChannelID, eof bool, encoded []byte,
 		j.log.Error(what, "stream", ch.Stream, "sender", ch.Sender, "error", err)
 	}
 	if !eof {
-		rows := &wololov1.RowBatch{}
-		if err := proto.Unmarshal(encoded, rows); err != nil {
-			j.drive.Drop()
-			dropOnError("dropped undecodable batch", err)
-		} else if err := j.drive.Apply(ch.Stream, rows, out); err != nil {
+		n, err := j.drive.ApplyEncoded(ch.Stream, encoded, out)
+		if err != nil {
 			dropOnError("dropped unreadable batch", err)
 		} else {
-			applied = batch.Rows(rows)
+			applied = n
 			j.rowsIn.Add(int64(applied))
 		}
 		j.droppedBatches.Store(j.drive.Dropped())

@@ -245,8 +245,12 @@ func (g *graph) send(batches []stage.Emitted) error {
 		if !ok {
 			return fmt.Errorf("stream %s goes to %s, which is no task", b.Channel.Stream, b.Channel.Receiver)
 		}
+		rows, err := b.RowBatch()
+		if err != nil {
+			return err
+		}
 		select {
-		case t.inbox <- message{stream: b.Channel.Stream, sender: b.Channel.Sender, rows: b.Rows, eof: b.EOF}:
+		case t.inbox <- message{stream: b.Channel.Stream, sender: b.Channel.Sender, rows: rows, eof: b.EOF}:
 		case <-g.ctx.Done():
 			return errStopped
 		}

@@ -30,7 +30,7 @@ type Exchange struct {
 // Apply routes a batch to send (the Task's Sender): per receiving
 // instance, its rows in chunks, each row once with the routes it is for,
 // written straight from the projected batch into the chunk's
-// ColumnBatch (toRows), not gathered into a batch of their own first.
+// ColumnBatch (Rows), not gathered into a batch of their own first.
 func (x *Exchange) Apply(_ int, b *exec.Batch, _ Out) error {
 	if x.send == nil {
 		return fmt.Errorf("exchange to %s: nowhere to send", x.ch.Name)
@@ -64,7 +64,7 @@ func (x *Exchange) sendRows(to int, b *exec.Batch, rows []int32, routes []uint64
 		if rs != nil {
 			rs = rs[r[0]:r[1]]
 		}
-		if err := x.send(x.ch, to, toRows(b, s, rs)); err != nil {
+		if err := x.send(x.ch, to, &Rows{b: b, s: s, routes: rs}); err != nil {
 			return err
 		}
 	}

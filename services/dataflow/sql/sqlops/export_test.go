@@ -33,3 +33,27 @@ func ToSelectedRows(b *exec.Batch, rows []int32, start, end int) *wololov1.RowBa
 	}
 	return toRows(b, selection{start: start, n: end - start}, nil)
 }
+
+// WireWriter is a wireWriter kept between batches.
+type WireWriter struct{ w wireWriter }
+
+// Append is what the wire codec writes of the rows of b at rows, or
+// (rows nil) of its run start..end-1, with routes.
+func (w *WireWriter) Append(dst []byte, b *exec.Batch, rows []int32, start, end int, routes []uint64) []byte {
+	return w.w.appendRows(dst, b, selectionOf(rows, start, end), routes)
+}
+
+// ToRoutedSelection is toRows of the same rows and routes.
+func ToRoutedSelection(b *exec.Batch, rows []int32, start, end int, routes []uint64) *wololov1.RowBatch {
+	return toRows(b, selectionOf(rows, start, end), routes)
+}
+
+func selectionOf(rows []int32, start, end int) selection {
+	if rows != nil {
+		return selection{rows: rows, n: len(rows)}
+	}
+	return selection{start: start, n: end - start}
+}
+
+// ReadWireRows is readRows.
+var ReadWireRows = readRows

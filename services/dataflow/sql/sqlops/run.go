@@ -221,13 +221,13 @@ func run(p *physical.Plan, feeds []Feed, opt options) (*Result, int, error) {
 				}
 				return keyTables[k]
 			}
-			send := func(ch *physical.Channel, to int, rows *wololov1.RowBatch) error {
+			send := func(ch *physical.Channel, to int, rows *Rows) error {
 				dest := byTask[ch.To]
 				if to < 0 || to >= len(dest) {
 					return fmt.Errorf("channel %s: no instance %d of %s", ch.Name, to, ch.To)
 				}
 				pending.Add(1)
-				dest[to].push(message{ch: ch.Name, sender: i, rows: rows, end: rows == nil})
+				dest[to].push(message{ch: ch.Name, sender: i, rows: rows.RowBatch(), end: rows == nil})
 				return nil
 			}
 			t, err := NewTask(p, task.Name, i, columns, shared, send)

@@ -190,8 +190,9 @@ type stageOp struct {
 	streams *streams
 	maxHeld int64 // the gateway's limit, for the failure's reason
 	// out is the Emitter of the call being served: where the exchanges'
-	// batches and ends go.
-	out stage.Emitter
+	// batches and ends go; wire writes the batches.
+	out  stage.Emitter
+	wire wireWriter
 }
 
 func newStageOp(p *physical.Plan, task string, s *streams, maxHeld int64) (*stageOp, error) {
@@ -218,22 +219,26 @@ func newStageOp(p *physical.Plan, task string, s *streams, maxHeld int64) (*stag
 // send hands what an exchange writes to the runtime's Emitter: a batch
 // for one receiving instance, or (rows nil) the end of the route, once the
 // exchange has finished.
-func (o *stageOp) send(ch *physical.Channel, to int, rows *wololov1.RowBatch) error {
-	return emitOn(o.out, o.streams, ch, to, rows)
+func (o *stageOp) send(ch *physical.Channel, to int, rows *Rows) error {
+	return emitOn(o.out, o.streams, ch, to, rows, &o.wire)
 }
 
 // emitOn hands a batch an exchange wrote (or, rows nil, its end) to out,
-// on the channel's stream.
-func emitOn(out stage.Emitter, s *streams, ch *physical.Channel, to int, rows *wololov1.RowBatch) error {
+// on the channel's stream: as the bytes it travels as, written by w,
+// where out takes them (stage.EncodedEmitter), else as a RowBatch.
+func emitOn(out stage.Emitter, s *streams, ch *physical.Channel, to int, rows *Rows, w *wireWriter) error {
 	name, ok := s.byChannel[ch.Name]
 	if !ok {
 		return fmt.Errorf("no channel %q in the job's plan", ch.Name)
 	}
-	if rows == nil {
+	switch ee, encoded := out.(stage.EncodedEmitter); {
+	case rows == nil:
 		out.End(name)
-		return nil
+	case encoded:
+		ee.Encoded(name, to, w.appendRows(nil, rows.b, rows.s, rows.routes), rows.Len())
+	default:
+		out.Batch(name, to, rows.RowBatch())
 	}
-	out.Batch(name, to, rows)
 	return nil
 }
 
@@ -253,6 +258,17 @@ func (o *stageOp) Apply(stream string, rows *wololov1.RowBatch, out stage.Emitte
 	}
 	o.out = out
 	return o.t.Receive(c.ch, 0, rows)
+}
+
+// ApplyEncoded implements stage.EncodedApplier: the batch read with the
+// wire codec (Task.ReceiveEncoded).
+func (o *stageOp) ApplyEncoded(stream string, encoded []byte, out stage.Emitter) (int, error) {
+	c, err := o.channel(stream)
+	if err != nil {
+		return 0, err
+	}
+	o.out = out
+	return o.t.ReceiveEncoded(c.ch, 0, encoded)
 }
 
 // EndStream implements stage.StreamEnder: the runtime's Driver calls it
@@ -344,6 +360,7 @@ type Source struct {
 	streams *streams
 	outputs []stage.Edge
 	out     stage.Emitter
+	wire    wireWriter // writes the batches out takes as bytes
 	// x, when not nil, is the one exchange the rows are routed for as
 	// they are read, by field key.
 	x   *instance
@@ -388,8 +405,8 @@ func NewSource(p *physical.Plan, table string, header []string) (*Source, error)
 	if len(ops) == 0 {
 		return src, nil
 	}
-	send := func(ch *physical.Channel, to int, rows *wololov1.RowBatch) error {
-		return emitOn(src.out, s, ch, to, rows)
+	send := func(ch *physical.Channel, to int, rows *Rows) error {
+		return emitOn(src.out, s, ch, to, rows, &src.wire)
 	}
 	if src.t, err = newTask(p, p.Gateway.Name, 0, map[string][]string{table: slices.Clone(header)}, nil, send, keep, 0); err != nil {
 		return nil, fmt.Errorf("table %s: %w", table, err)

@@ -8,12 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"google.golang.org/protobuf/proto"
 
 	"github.com/wololo/wololo/deploy"
-	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 	"github.com/wololo/wololo/queries"
-	"github.com/wololo/wololo/services/dataflow/batch"
 	"github.com/wololo/wololo/services/dataflow/reference"
 	"github.com/wololo/wololo/services/dataflow/schema"
 	"github.com/wololo/wololo/services/dataflow/sql/exec"
@@ -137,22 +134,22 @@ func (in *instance) start(t testing.TB) {
 	in.out.MarkEnded(in.records)
 }
 
-// send hands what an Outputs drained to the receiving instances' queues.
+// send hands what an Outputs drained to the receiving instances' queues,
+// encoded as a commit encodes it (stage.Encode).
 func (d *deployed) send(from string, emitted []stage.Emitted) {
-	for _, e := range emitted {
+	outputs, err := stage.Encode(emitted)
+	if err != nil {
+		d.t.Fatal(err)
+	}
+	for _, e := range outputs {
 		to := d.inst[e.Channel.Receiver]
 		if to == nil {
 			d.t.Fatalf("%s sent to %s, which is not there", from, e.Channel.Receiver)
 		}
-		m := message{stream: e.Channel.Stream, sender: from, eof: e.EOF}
-		if e.Rows != nil {
-			d.mostRows = max(d.mostRows, batch.Rows(e.Rows))
-			var err error
-			if m.rows, err = proto.Marshal(e.Rows); err != nil {
-				d.t.Fatal(err)
-			}
+		if !e.EOF {
+			d.mostRows = max(d.mostRows, e.Count)
 		}
-		to.queue = append(to.queue, m)
+		to.queue = append(to.queue, message{stream: e.Channel.Stream, sender: from, eof: e.EOF, rows: e.Rows})
 	}
 }
 
@@ -166,11 +163,8 @@ func (in *instance) apply(m message, out stage.Emitter) (bool, error) {
 		}
 		return true, in.drive.Finish(out)
 	}
-	var rb wololov1.RowBatch
-	if err := proto.Unmarshal(m.rows, &rb); err != nil {
-		return false, err
-	}
-	return false, in.drive.Apply(m.stream, &rb, out)
+	_, err := in.drive.ApplyEncoded(m.stream, m.rows, out)
+	return false, err
 }
 
 // upload feeds a table's rows to its Source as the gateway's upload
@@ -424,10 +418,14 @@ func TestSourceRoutesEachRowByItsKey(t *testing.T) {
 	emitted, _ := out.Drain(true)
 	sent := 0
 	for _, e := range emitted {
-		if e.Rows == nil || e.Channel.Stream != sqlops.ChannelStream(ch.Name) {
+		if e.EOF || e.Channel.Stream != sqlops.ChannelStream(ch.Name) {
 			continue
 		}
-		b, err := sqlops.FromRows(e.Rows, ch.Columns)
+		rb, err := e.RowBatch()
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := sqlops.FromRows(rb, ch.Columns)
 		if err != nil {
 			t.Fatal(err)
 		}

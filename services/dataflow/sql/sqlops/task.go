@@ -7,7 +7,10 @@ import (
 	"strconv"
 	"strings"
 
+	"google.golang.org/protobuf/proto"
+
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
+	"github.com/wololo/wololo/services/dataflow/batch"
 	"github.com/wololo/wololo/services/dataflow/sql/exec"
 	"github.com/wololo/wololo/services/dataflow/sql/physical"
 	"github.com/wololo/wololo/services/dataflow/sql/plan"
@@ -63,9 +66,32 @@ type keyGroup struct {
 
 // Sender takes what a task instance's exchanges write: a batch of
 // channel ch to receiving instance to (each row once, with the routes it
-// is for: ToRoutedRows), or (rows nil) the end of the channel from this
-// instance, once per receiving instance.
-type Sender func(ch *physical.Channel, to int, rows *wololov1.RowBatch) error
+// is for), or (rows nil) the end of the channel from this instance, once
+// per receiving instance.
+type Sender func(ch *physical.Channel, to int, rows *Rows) error
+
+// Rows is a batch an exchange sends: some rows of a batch, with the
+// routes each is for (nil: the channel's one route). The Sender makes of
+// them what it hands on: a RowBatch (RowBatch, the in-process runner's),
+// or the bytes they travel as, written straight from the columns (the
+// wire codec, a deployment's: emitOn).
+type Rows struct {
+	b      *exec.Batch
+	s      selection
+	routes []uint64
+}
+
+// Len is the number of rows.
+func (r *Rows) Len() int { return r.s.n }
+
+// RowBatch is the rows as a ColumnBatch (toRows); nil for a nil Rows (a
+// channel's end).
+func (r *Rows) RowBatch() *wololov1.RowBatch {
+	if r == nil {
+		return nil
+	}
+	return toRows(r.b, r.s, r.routes)
+}
 
 // instance is one operator on a task instance.
 type instance struct {
@@ -326,6 +352,40 @@ func (t *Task) Receive(ch string, sender int, rows *wololov1.RowBatch) error {
 	if c == nil {
 		return fmt.Errorf("task %s[%d]: no channel %q", t.name, t.index, ch)
 	}
+	b, err := FromRows(rows, c.Columns)
+	if err != nil {
+		return fmt.Errorf("channel %s: %w", ch, err)
+	}
+	return t.receive(c, b, rows.GetColumns().GetRoutes())
+}
+
+// ReceiveEncoded is Receive of a batch as it travels (a RowBatch's
+// bytes), read with the wire codec (readRows) where it is in the codec's
+// form, else by way of the RowBatch; it returns the batch's rows.
+func (t *Task) ReceiveEncoded(ch string, sender int, encoded []byte) (int, error) {
+	c := t.p.Channel(ch)
+	if c == nil {
+		return 0, fmt.Errorf("task %s[%d]: no channel %q", t.name, t.index, ch)
+	}
+	b, masks, ok := readRows(encoded, c.Columns)
+	if !ok {
+		rows := &wololov1.RowBatch{}
+		if err := proto.Unmarshal(encoded, rows); err != nil {
+			return 0, fmt.Errorf("channel %s: %w: %v", ch, batch.ErrBadBatch, err)
+		}
+		var err error
+		if b, err = FromRows(rows, c.Columns); err != nil {
+			return 0, fmt.Errorf("channel %s: %w", ch, err)
+		}
+		masks = rows.GetColumns().GetRoutes()
+	}
+	return b.N, t.receive(c, b, masks)
+}
+
+// receive is Receive of a batch b of channel c read, with the routes of
+// its rows.
+func (t *Task) receive(c *physical.Channel, b *exec.Batch, masks []uint64) error {
+	ch := c.Name
 	type target struct {
 		in *instance
 		k  int
@@ -338,11 +398,6 @@ func (t *Task) Receive(ch string, sender int, rows *wololov1.RowBatch) error {
 		}
 		targets[r] = target{in, k}
 	}
-	b, err := FromRows(rows, c.Columns)
-	if err != nil {
-		return fmt.Errorf("channel %s: %w", ch, err)
-	}
-	masks := rows.GetColumns().GetRoutes()
 	switch {
 	case len(masks) == 0 && len(c.Routes) != 1:
 		return fmt.Errorf("channel %s: a batch that names no routes, of %d", ch, len(c.Routes))

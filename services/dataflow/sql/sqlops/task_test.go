@@ -28,8 +28,8 @@ func TestGatewayRoutesByStageRoute(t *testing.T) {
 	for _, q := range []string{"SELECT k, COUNT(*) FROM t GROUP BY k", "SELECT n, COUNT(*) FROM t WHERE n IS NULL OR n + 0 = n GROUP BY n"} {
 		p := planOf(t, map[string]string{"q": q}, []string{"q"}, tables, 3)
 		var got []sent
-		gw, err := sqlops.NewTask(p, p.Gateway.Name, 0, map[string][]string{"t": tab.Columns}, nil, func(ch *physical.Channel, to int, rows *wololov1.RowBatch) error {
-			got = append(got, sent{to, rows})
+		gw, err := sqlops.NewTask(p, p.Gateway.Name, 0, map[string][]string{"t": tab.Columns}, nil, func(ch *physical.Channel, to int, rows *sqlops.Rows) error {
+			got = append(got, sent{to, rows.RowBatch()})
 			return nil
 		})
 		if err != nil {
@@ -84,7 +84,7 @@ func TestTaskRefuses(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := planOf(t, map[string]string{"q": "SELECT k, COUNT(*) FROM t GROUP BY k"}, []string{"q"}, map[string]*exec.Table{"t": tab}, 2)
-	send := func(*physical.Channel, int, *wololov1.RowBatch) error { return nil }
+	send := func(*physical.Channel, int, *sqlops.Rows) error { return nil }
 	if _, err := sqlops.NewTask(p, p.Gateway.Name, 0, map[string][]string{}, nil, send); err == nil {
 		t.Error("a gateway without its table's header was made")
 	}
@@ -177,9 +177,9 @@ func TestSharedTableLooksUpOnce(t *testing.T) {
 	for name, tab := range tables {
 		columns[name] = tab.Columns
 	}
-	gw, err := sqlops.NewTask(p, p.Gateway.Name, 0, columns, nil, func(ch *physical.Channel, _ int, rows *wololov1.RowBatch) error {
+	gw, err := sqlops.NewTask(p, p.Gateway.Name, 0, columns, nil, func(ch *physical.Channel, _ int, rows *sqlops.Rows) error {
 		if ch.To == p.Shard.Name {
-			queue = append(queue, msg{ch.Name, rows})
+			queue = append(queue, msg{ch.Name, rows.RowBatch()})
 		}
 		return nil
 	})
@@ -192,7 +192,7 @@ func TestSharedTableLooksUpOnce(t *testing.T) {
 			keyTables[id] = exec.NewKeyTable()
 		}
 		return keyTables[id]
-	}, func(*physical.Channel, int, *wololov1.RowBatch) error { return nil })
+	}, func(*physical.Channel, int, *sqlops.Rows) error { return nil })
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,7 +19,8 @@ import (
 // BenchmarkRowsOnTheWire writes a batch of 8192 player rows (a match
 // token, a civilization, a rating, whether the player won) as a
 // marshalled ColumnBatch and reads it back, as a channel between
-// instances carries it.
+// instances carries it: by way of the RowBatch message (the in-process
+// runner's), and with the wire codec (a deployment's).
 func BenchmarkRowsOnTheWire(b *testing.B) {
 	const n = 8192
 	cols := []plan.Column{{Name: "match", Type: plan.Text}, {Name: "civ", Type: plan.Text}, {Name: "rating", Type: plan.Number}, {Name: "winner", Type: plan.Bool}}
@@ -39,21 +40,36 @@ func BenchmarkRowsOnTheWire(b *testing.B) {
 		in.Cols = append(in.Cols, vb.Vec())
 	}
 	var size int
-	for b.Loop() {
-		wire, err := proto.Marshal(sqlops.ToRows(in))
-		if err != nil {
-			b.Fatal(err)
+	b.Run("protobuf", func(b *testing.B) {
+		for b.Loop() {
+			wire, err := proto.Marshal(sqlops.ToRows(in))
+			if err != nil {
+				b.Fatal(err)
+			}
+			size = len(wire)
+			var rb wololov1.RowBatch
+			if err := proto.Unmarshal(wire, &rb); err != nil {
+				b.Fatal(err)
+			}
+			if _, err := sqlops.FromRows(&rb, cols); err != nil {
+				b.Fatal(err)
+			}
 		}
-		size = len(wire)
-		var rb wololov1.RowBatch
-		if err := proto.Unmarshal(wire, &rb); err != nil {
-			b.Fatal(err)
+		b.ReportMetric(float64(size)/n, "bytes/row")
+	})
+	// The same bytes, written and read by the wire codec.
+	b.Run("codec", func(b *testing.B) {
+		var w sqlops.WireWriter
+		var wire []byte
+		for b.Loop() {
+			wire = w.Append(wire[:0], in, nil, 0, n, nil)
+			size = len(wire)
+			if _, _, ok := sqlops.ReadWireRows(wire, cols); !ok {
+				b.Fatal("the codec does not read what it wrote")
+			}
 		}
-		if _, err := sqlops.FromRows(&rb, cols); err != nil {
-			b.Fatal(err)
-		}
-	}
-	b.ReportMetric(float64(size)/n, "bytes/row")
+		b.ReportMetric(float64(size)/n, "bytes/row")
+	})
 }
 
 // BenchmarkGatewayExchanges feeds the gateway of the four default
@@ -68,8 +84,8 @@ func BenchmarkGatewayExchanges(b *testing.B) {
 		headers[name] = t.Columns
 	}
 	sent := 0
-	gw, err := sqlops.NewTask(p, p.Gateway.Name, 0, headers, nil, func(_ *physical.Channel, _ int, rows *wololov1.RowBatch) error {
-		sent += int(rows.GetColumns().GetRows())
+	gw, err := sqlops.NewTask(p, p.Gateway.Name, 0, headers, nil, func(_ *physical.Channel, _ int, rows *sqlops.Rows) error {
+		sent += int(rows.RowBatch().GetColumns().GetRows())
 		return nil
 	})
 	if err != nil {

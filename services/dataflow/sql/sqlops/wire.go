@@ -1,0 +1,663 @@
+package sqlops
+
+import (
+	"encoding/binary"
+	"math"
+	"slices"
+
+	"google.golang.org/protobuf/encoding/protowire"
+
+	"github.com/wololo/wololo/services/dataflow/sql/exec"
+	"github.com/wololo/wololo/services/dataflow/sql/plan"
+	"github.com/wololo/wololo/services/dataflow/sql/value"
+)
+
+// The wire codec: a channel's batch written straight from an exchange's
+// columns to the bytes it travels as, and read straight from those bytes
+// into a batch, without the RowBatch message in between (toRows and
+// proto.Marshal, proto.Unmarshal and FromRows), which cost as much again
+// as the bytes' own reading and writing and allocated every column twice.
+// The bytes are the same: appendRows writes exactly what proto.Marshal
+// writes of toRows's RowBatch, and readRows reads what FromRows reads,
+// both held to it by differential tests and a fuzz test. readRows reads
+// only the form appendRows writes (fields in order, each once, packed,
+// nothing unknown, every column in its type's form);
+// for anything else it reports false and the caller reads the batch the
+// long way, which accepts every encoding protobuf does and refuses what
+// FromRows refuses, with its errors. Both ways are kept because the
+// in-process runner (RunFeeds) hands RowBatches on as Go values, never
+// as bytes.
+
+// Field numbers of wololo.v1.RowBatch and the messages in it (batch.proto).
+const (
+	fieldRowBatchColumns = 5
+
+	fieldBatchRows    = 1
+	fieldBatchColumns = 2
+	fieldBatchRoutes  = 3
+
+	fieldColumnText    = 1
+	fieldColumnNulls   = 2
+	fieldColumnNumbers = 3
+	fieldColumnBools   = 4
+
+	fieldTextData    = 1
+	fieldTextEnds    = 2
+	fieldTextLengths = 3
+	fieldTextWidth   = 4
+
+	fieldDecUnscaled = 1
+	fieldDecScales   = 2
+	fieldDecScale    = 3
+	fieldDecWideRows = 4
+	fieldDecWide     = 5
+)
+
+// wireWriter writes batches (appendRows), keeping its scratch between
+// them.
+type wireWriter struct {
+	cols []wireColumn
+}
+
+// wireColumn is one column's part of a batch being written: what its
+// ValueColumn holds, sized before anything is written.
+type wireColumn struct {
+	v     *exec.Vec
+	nulls []byte // the selection's NULL marks; nil when none is NULL
+	size  int    // of the ValueColumn's fields
+
+	// Text: the values' bytes, and where they end in one of three forms.
+	textSize, longest uint32
+	sameWidth         bool
+	endsSize          int // of the packed ends, when that is the form
+	tcSize            int
+
+	// Number: the packed unscaled values and scales, the one scale, the
+	// wide values.
+	unscaled, scales []byte
+	scale            uint32
+	wideRows         []byte
+	wide             [][]byte
+	dcSize           int
+}
+
+// sizeField is the size of a length-delimited field of n bytes.
+func sizeField(n int) int { return 1 + protowire.SizeVarint(uint64(n)) + n }
+
+// sizeBytes is sizeField of a proto3 bytes or packed field: nothing when
+// it is empty.
+func sizeBytes(n int) int {
+	if n == 0 {
+		return 0
+	}
+	return sizeField(n)
+}
+
+func appendHead(dst []byte, field protowire.Number, n int) []byte {
+	return protowire.AppendVarint(protowire.AppendTag(dst, field, protowire.BytesType), uint64(n))
+}
+
+func appendBytes(dst []byte, field protowire.Number, b []byte) []byte {
+	if len(b) == 0 {
+		return dst
+	}
+	return append(appendHead(dst, field, len(b)), b...)
+}
+
+// appendRows appends the selected rows of b, with the routes each is for
+// (nil: the channel's one route), as proto.Marshal writes toRows(b, s,
+// routes), and returns the extended slice.
+func (w *wireWriter) appendRows(dst []byte, b *exec.Batch, s selection, routes []uint64) []byte {
+	cbSize := 0
+	if s.n != 0 {
+		cbSize += 1 + protowire.SizeVarint(uint64(s.n))
+		if cap(w.cols) < len(b.Cols) {
+			w.cols = make([]wireColumn, len(b.Cols))
+		}
+		w.cols = w.cols[:len(b.Cols)]
+		for c, v := range b.Cols {
+			w.cols[c].plan(v, s)
+			cbSize += sizeField(w.cols[c].size)
+		}
+	}
+	routesSize := 0
+	for _, r := range routes {
+		routesSize += protowire.SizeVarint(r)
+	}
+	cbSize += sizeBytes(routesSize)
+
+	dst = slices.Grow(dst, sizeField(cbSize))
+	dst = appendHead(dst, fieldRowBatchColumns, cbSize)
+	if s.n != 0 {
+		dst = protowire.AppendVarint(protowire.AppendTag(dst, fieldBatchRows, protowire.VarintType), uint64(s.n))
+		for c := range b.Cols {
+			dst = w.cols[c].append(dst, s)
+		}
+	}
+	if routesSize > 0 {
+		dst = appendHead(dst, fieldBatchRoutes, routesSize)
+		for _, r := range routes {
+			dst = protowire.AppendVarint(dst, r)
+		}
+	}
+	return dst
+}
+
+// plan sizes v's selected values as valueColumn writes them.
+func (c *wireColumn) plan(v *exec.Vec, s selection) {
+	c.v, c.nulls, c.size = v, c.nulls[:0], 0
+	anyNull := false
+	if v.Null != nil {
+		for k := range s.n {
+			if v.Null[s.at(k)] {
+				if !anyNull {
+					m := (s.n + 7) / 8
+					c.nulls = slices.Grow(c.nulls[:0], m)[:m]
+					clear(c.nulls)
+					anyNull = true
+				}
+				c.nulls[k/8] |= 1 << (k % 8)
+			}
+		}
+	}
+	if !anyNull {
+		c.nulls = nil
+	}
+	c.size += sizeBytes(len(c.nulls))
+	switch v.Type {
+	case plan.Text:
+		c.planText(s)
+		c.size += sizeField(c.tcSize)
+	case plan.Number:
+		c.planNumbers(s)
+		c.size += sizeField(c.dcSize)
+	case plan.Bool:
+		c.size += sizeBytes(s.n)
+	}
+}
+
+// length is the length of selected text value k.
+func (c *wireColumn) length(s selection, k int) uint32 {
+	r := s.at(k)
+	if r == 0 {
+		return c.v.Ends[0]
+	}
+	return c.v.Ends[r] - c.v.Ends[r-1]
+}
+
+// planText sizes a text column as textColumn writes it.
+func (c *wireColumn) planText(s selection) {
+	c.textSize, c.longest, c.sameWidth, c.endsSize = 0, 0, true, 0
+	for k := range s.n {
+		l := c.length(s, k)
+		c.textSize += l
+		c.sameWidth = c.sameWidth && (k == 0 || l == c.longest)
+		c.longest = max(c.longest, l)
+	}
+	c.tcSize = sizeBytes(int(c.textSize))
+	switch {
+	case c.sameWidth && c.longest > 0:
+		c.tcSize += 1 + protowire.SizeVarint(uint64(c.longest))
+	case c.longest < 256:
+		c.tcSize += sizeBytes(s.n)
+	default:
+		end := uint32(0)
+		for k := range s.n {
+			end += c.length(s, k)
+			c.endsSize += protowire.SizeVarint(uint64(end))
+		}
+		c.tcSize += sizeBytes(c.endsSize)
+	}
+}
+
+// planNumbers writes a number column's packed values as decimalColumn
+// makes them, and sizes its DecimalColumn.
+func (c *wireColumn) planNumbers(s selection) {
+	// Room for every value's varint, so that appending never grows.
+	c.unscaled = slices.Grow(c.unscaled[:0], s.n*binary.MaxVarintLen64)
+	c.scales, c.wideRows, c.wide = c.scales[:0], c.wideRows[:0], c.wide[:0]
+	scale, mixed, first := int32(0), false, true
+	null := func(k int) bool { return c.nulls != nil && c.nulls[k/8]&(1<<(k%8)) != 0 }
+	nums := c.v.Nums
+	for k := range s.n {
+		if c.nulls != nil && null(k) {
+			c.unscaled = append(c.unscaled, 0)
+			continue
+		}
+		d := nums[s.at(k)]
+		u, ds, ok := d.Unscaled()
+		if !ok {
+			if len(c.wideRows) == 0 {
+				m := (s.n + 7) / 8
+				c.wideRows = slices.Grow(c.wideRows, m)[:m]
+				clear(c.wideRows)
+			}
+			c.wideRows[k/8] |= 1 << (k % 8)
+			c.wide = append(c.wide, d.Append(nil))
+			c.unscaled = append(c.unscaled, 0)
+			continue
+		}
+		c.unscaled = protowire.AppendVarint(c.unscaled, protowire.EncodeZigZag(u))
+		if first {
+			scale, first = ds, false
+		} else if ds != scale {
+			mixed = true
+		}
+	}
+	c.scale = 0
+	if !mixed {
+		c.scale = uint32(scale)
+	} else {
+		wide := func(k int) bool { return len(c.wideRows) != 0 && c.wideRows[k/8]&(1<<(k%8)) != 0 }
+		for k := range s.n {
+			sc := uint32(0)
+			if !null(k) && !wide(k) {
+				sc = uint32(c.v.Nums[s.at(k)].Scale())
+			}
+			c.scales = protowire.AppendVarint(c.scales, uint64(sc))
+		}
+	}
+	c.dcSize = sizeBytes(len(c.unscaled)) + sizeBytes(len(c.scales)) + sizeBytes(len(c.wideRows))
+	if c.scale != 0 {
+		c.dcSize += 1 + protowire.SizeVarint(uint64(c.scale))
+	}
+	for _, w := range c.wide {
+		c.dcSize += sizeField(len(w))
+	}
+}
+
+// append writes the column planned as a ValueColumn field of the batch.
+func (c *wireColumn) append(dst []byte, s selection) []byte {
+	dst = appendHead(dst, fieldBatchColumns, c.size)
+	v := c.v
+	switch v.Type {
+	case plan.Text:
+		dst = appendHead(dst, fieldColumnText, c.tcSize)
+		if c.textSize > 0 {
+			dst = appendHead(dst, fieldTextData, int(c.textSize))
+			if s.rows == nil {
+				base := uint32(0)
+				if s.start > 0 {
+					base = v.Ends[s.start-1]
+				}
+				dst = append(dst, v.Data[base:base+c.textSize]...)
+			} else {
+				for _, r := range s.rows {
+					dst = append(dst, v.Text(int(r))...)
+				}
+			}
+		}
+		switch {
+		case c.sameWidth && c.longest > 0:
+			dst = protowire.AppendVarint(protowire.AppendTag(dst, fieldTextWidth, protowire.VarintType), uint64(c.longest))
+		case c.longest < 256:
+			if s.n > 0 {
+				dst = appendHead(dst, fieldTextLengths, s.n)
+				for k := range s.n {
+					dst = append(dst, byte(c.length(s, k)))
+				}
+			}
+		default:
+			dst = appendHead(dst, fieldTextEnds, c.endsSize)
+			end := uint32(0)
+			for k := range s.n {
+				end += c.length(s, k)
+				dst = protowire.AppendVarint(dst, uint64(end))
+			}
+		}
+		dst = appendBytes(dst, fieldColumnNulls, c.nulls)
+	case plan.Number:
+		dst = appendBytes(dst, fieldColumnNulls, c.nulls)
+		dst = appendHead(dst, fieldColumnNumbers, c.dcSize)
+		dst = appendBytes(dst, fieldDecUnscaled, c.unscaled)
+		dst = appendBytes(dst, fieldDecScales, c.scales)
+		if c.scale != 0 {
+			dst = protowire.AppendVarint(protowire.AppendTag(dst, fieldDecScale, protowire.VarintType), uint64(c.scale))
+		}
+		dst = appendBytes(dst, fieldDecWideRows, c.wideRows)
+		for _, w := range c.wide {
+			dst = append(appendHead(dst, fieldDecWide, len(w)), w...)
+		}
+	case plan.Bool:
+		dst = appendBytes(dst, fieldColumnNulls, c.nulls)
+		dst = appendHead(dst, fieldColumnBools, s.n)
+		for k := range s.n {
+			r := s.at(k)
+			if v.Bools[r] && (v.Null == nil || !v.Null[r]) {
+				dst = append(dst, 1)
+			} else {
+				dst = append(dst, 0)
+			}
+		}
+	default:
+		dst = appendBytes(dst, fieldColumnNulls, c.nulls)
+	}
+	return dst
+}
+
+// wireReader reads a message's fields in the order appendRows writes
+// them: each field's number must be above the last one's (or equal, for
+// the one repeated field named), or the reader stops.
+type wireReader struct {
+	b    []byte
+	last protowire.Number
+	ok   bool
+}
+
+// next reads the next field, of type want, if its number is above the
+// last one's (repeat: or equal to it); false at the end or on any other
+// field (ok false then).
+func (r *wireReader) next(want protowire.Type, repeat protowire.Number) (protowire.Number, []byte, uint64, bool) {
+	if len(r.b) == 0 || !r.ok {
+		return 0, nil, 0, false
+	}
+	num, typ, n := protowire.ConsumeTag(r.b)
+	if n < 0 || typ != want || num < 1 || num < r.last || (num == r.last && num != repeat) {
+		r.ok = false
+		return 0, nil, 0, false
+	}
+	r.b, r.last = r.b[n:], num
+	switch typ {
+	case protowire.VarintType:
+		v, n := protowire.ConsumeVarint(r.b)
+		if n < 0 {
+			r.ok = false
+			return 0, nil, 0, false
+		}
+		r.b = r.b[n:]
+		return num, nil, v, true
+	case protowire.BytesType:
+		v, n := protowire.ConsumeBytes(r.b)
+		if n < 0 {
+			r.ok = false
+			return 0, nil, 0, false
+		}
+		r.b = r.b[n:]
+		return num, v, 0, true
+	}
+	r.ok = false
+	return 0, nil, 0, false
+}
+
+// peek is the type of the next field's tag, and false at the end.
+func (r *wireReader) peek() (protowire.Type, bool) {
+	if len(r.b) == 0 || !r.ok {
+		return 0, false
+	}
+	_, typ, n := protowire.ConsumeTag(r.b)
+	if n < 0 {
+		r.ok = false
+		return 0, false
+	}
+	return typ, true
+}
+
+// readRows reads encoded, a RowBatch in the form appendRows writes, as a
+// batch of the given columns and the routes of its rows (nil when it
+// names none), as FromRows reads the RowBatch proto.Unmarshal makes of
+// it; false when encoded is in any other form or FromRows would refuse
+// it (the caller then reads it the long way). Nothing of the batch
+// aliases encoded.
+func readRows(encoded []byte, cols []plan.Column) (*exec.Batch, []uint64, bool) {
+	top := wireReader{b: encoded, ok: true}
+	num, cb, _, ok := top.next(protowire.BytesType, 0)
+	if !ok || num != fieldRowBatchColumns || len(top.b) != 0 {
+		return nil, nil, false
+	}
+	r := wireReader{b: cb, ok: true}
+	var n uint64
+	var columns [][]byte
+	var routes []byte
+	for {
+		typ, more := r.peek()
+		if !more {
+			break
+		}
+		num, b, v, ok := r.next(typ, fieldBatchColumns)
+		switch {
+		case !ok:
+			return nil, nil, false
+		case num == fieldBatchRows && typ == protowire.VarintType:
+			n = v
+		case num == fieldBatchColumns && typ == protowire.BytesType:
+			columns = append(columns, b)
+		case num == fieldBatchRoutes && typ == protowire.BytesType:
+			routes = b
+		default:
+			return nil, nil, false
+		}
+	}
+	if !r.ok || n == 0 || n > math.MaxUint32 || len(columns) != len(cols) {
+		return nil, nil, false
+	}
+	rows := int(n)
+	out := &exec.Batch{N: rows, Cols: make([]*exec.Vec, len(cols))}
+	for c, col := range cols {
+		v, ok := readColumn(columns[c], col.Type, rows)
+		if !ok {
+			return nil, nil, false
+		}
+		out.Cols[c] = v
+	}
+	var masks []uint64
+	if len(routes) > 0 {
+		masks = make([]uint64, 0, rows)
+		for len(routes) > 0 {
+			m, k := protowire.ConsumeVarint(routes)
+			if k < 0 {
+				return nil, nil, false
+			}
+			masks = append(masks, m)
+			routes = routes[k:]
+		}
+	}
+	return out, masks, true
+}
+
+// readColumn reads a ValueColumn of n rows in the form of type t.
+func readColumn(b []byte, t plan.Type, n int) (*exec.Vec, bool) {
+	r := wireReader{b: b, ok: true}
+	var text, nulls, numbers, bools []byte
+	var seen [fieldColumnBools + 1]bool
+	for {
+		_, more := r.peek()
+		if !more {
+			break
+		}
+		num, f, _, ok := r.next(protowire.BytesType, 0)
+		if !ok || num > fieldColumnBools {
+			return nil, false
+		}
+		seen[num] = true
+		switch num {
+		case fieldColumnText:
+			text = f
+		case fieldColumnNulls:
+			nulls = f
+		case fieldColumnNumbers:
+			numbers = f
+		case fieldColumnBools:
+			bools = f
+		}
+	}
+	if !r.ok {
+		return nil, false
+	}
+	v := &exec.Vec{Type: t, N: n}
+	if len(nulls) > 0 {
+		if len(nulls) != (n+7)/8 {
+			return nil, false
+		}
+		v.Null = make([]bool, n)
+		for i := range v.Null {
+			v.Null[i] = nulls[i/8]&(1<<(i%8)) != 0
+		}
+	}
+	// Exactly the form of the column's type.
+	switch {
+	case t == plan.Text && seen[fieldColumnText] && !seen[fieldColumnNumbers] && len(bools) == 0:
+		return v, readText(v, text, n)
+	case (t == plan.Number || t == plan.Duration) && seen[fieldColumnNumbers] && !seen[fieldColumnText] && len(bools) == 0:
+		v.Type = plan.Number
+		return v, readNumbers(v, numbers, n)
+	case t == plan.Bool && len(bools) > 0 && !seen[fieldColumnText] && !seen[fieldColumnNumbers]:
+		if len(bools) != n {
+			return nil, false
+		}
+		v.Bools = make([]bool, n)
+		for i, x := range bools {
+			if x > 1 {
+				return nil, false
+			}
+			v.Bools[i] = x == 1
+		}
+		return v, true
+	}
+	return nil, false
+}
+
+// readText reads a TextColumn of n rows into v: its bytes copied, its
+// ends in whichever form they came.
+func readText(v *exec.Vec, b []byte, n int) bool {
+	r := wireReader{b: b, ok: true}
+	var data, ends, lengths []byte
+	var width uint64
+	for {
+		typ, more := r.peek()
+		if !more {
+			break
+		}
+		num, f, x, ok := r.next(typ, 0)
+		switch {
+		case !ok:
+			return false
+		case num == fieldTextData && typ == protowire.BytesType:
+			data = f
+		case num == fieldTextEnds && typ == protowire.BytesType:
+			ends = f
+		case num == fieldTextLengths && typ == protowire.BytesType:
+			lengths = f
+		case num == fieldTextWidth && typ == protowire.VarintType:
+			width = x
+		default:
+			return false
+		}
+	}
+	if !r.ok || uint64(len(data)) > math.MaxUint32 {
+		return false
+	}
+	v.Ends = make([]uint32, n)
+	end := uint64(0)
+	switch {
+	case width != 0 && ends == nil && lengths == nil:
+		if width > math.MaxUint32 || uint64(n)*width != uint64(len(data)) {
+			return false
+		}
+		for i := range v.Ends {
+			end += width
+			v.Ends[i] = uint32(end)
+		}
+	case lengths != nil && ends == nil && width == 0:
+		if len(lengths) != n {
+			return false
+		}
+		for i, l := range lengths {
+			end += uint64(l)
+			v.Ends[i] = uint32(end)
+		}
+	case ends != nil && lengths == nil && width == 0:
+		i := 0
+		for len(ends) > 0 {
+			e, k := protowire.ConsumeVarint(ends)
+			if k < 0 || i == n || e < end || e > math.MaxUint32 {
+				return false
+			}
+			v.Ends[i], end, ends = uint32(e), e, ends[k:]
+			i++
+		}
+		if i != n {
+			return false
+		}
+	default:
+		return false
+	}
+	if end != uint64(len(data)) {
+		// FromRows takes ends short of the text (its tail unread);
+		// appendRows never writes them.
+		return false
+	}
+	v.Data = append([]byte(nil), data...)
+	return true
+}
+
+// readNumbers reads a DecimalColumn of n rows into v, as decimals does:
+// a NULL's value is the zero Dec, a wide value is read from its text.
+func readNumbers(v *exec.Vec, b []byte, n int) bool {
+	r := wireReader{b: b, ok: true}
+	var unscaled, scales, wideRows []byte
+	var wide [][]byte
+	var scale uint64
+	for {
+		typ, more := r.peek()
+		if !more {
+			break
+		}
+		num, f, x, ok := r.next(typ, fieldDecWide)
+		switch {
+		case !ok:
+			return false
+		case num == fieldDecUnscaled && typ == protowire.BytesType:
+			unscaled = f
+		case num == fieldDecScales && typ == protowire.BytesType:
+			scales = f
+		case num == fieldDecScale && typ == protowire.VarintType:
+			scale = x
+		case num == fieldDecWideRows && typ == protowire.BytesType:
+			wideRows = f
+		case num == fieldDecWide && typ == protowire.BytesType:
+			wide = append(wide, f)
+		default:
+			return false
+		}
+	}
+	if !r.ok || scale > math.MaxInt32 || (len(wideRows) != 0 && len(wideRows) != (n+7)/8) {
+		return false
+	}
+	v.Nums = make([]value.Dec, n)
+	perRow := len(scales) > 0 // a scale per row, not one for all
+	i, next := 0, 0           // the row, the next wide value
+	for len(unscaled) > 0 {
+		u, k := protowire.ConsumeVarint(unscaled)
+		if k < 0 || i == n || perRow && len(scales) == 0 {
+			return false
+		}
+		unscaled = unscaled[k:]
+		s := scale
+		if perRow {
+			var k int
+			if s, k = protowire.ConsumeVarint(scales); k < 0 || s > math.MaxInt32 {
+				return false
+			}
+			scales = scales[k:]
+		}
+		null := v.Null != nil && v.Null[i]
+		switch {
+		case len(wideRows) != 0 && wideRows[i/8]&(1<<(i%8)) != 0:
+			if next == len(wide) {
+				return false
+			}
+			d, ok := value.ReadNumber(wide[next])
+			if !ok {
+				return false
+			}
+			if !null {
+				v.Nums[i] = d
+			}
+			next++
+		case !null:
+			v.Nums[i] = value.FromUnscaled(protowire.DecodeZigZag(u), int32(s))
+		}
+		i++
+	}
+	return i == n && len(scales) == 0 && next == len(wide)
+}
