@@ -57,12 +57,20 @@
 // process of a deployment runs for a job of queries (the gateway's upload
 // feeds its scans through Source, which routes a record to its receiving
 // instance as it reads it when one exchange keyed by a text column reads
-// the table, each instance's rows a batch of their own). Run runs a whole plan in one process,
-// for sqlops.Answer and the tests, and RunFeeds, for `wololo demo
+// the table, each instance's rows a batch of their own). Run runs a
+// whole plan in one process, for sqlops.Answer and the tests, and RunFeeds, for `wololo demo
 // --query`, the same with the tables given batch by batch as the plan
 // runs: every instance of every task as a Task on a goroutine of its own,
 // the channels as queues of ColumnBatches between them, handed over as
 // they are (not marshalled: what is sent is not modified afterwards).
+//
+// In a deployment a channel's batches are bytes, and the wire codec
+// (wire.go) writes them straight from an exchange's columns (to an
+// Emitter that takes encoded batches, stage.EncodedEmitter) and reads
+// them straight into a receiving Task's batch (stage.EncodedApplier),
+// without the RowBatch message in between; the bytes are protobuf's, and
+// whatever the codec does not read is read the long way (FromRows). The
+// in-process runners keep the RowBatch path: it has no bytes to write.
 //
 // The package does no I/O and no logging.
 package sqlops

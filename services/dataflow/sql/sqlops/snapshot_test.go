@@ -348,18 +348,7 @@ func TestRowsRoundTrip(t *testing.T) {
 	}()
 	for round := range 200 {
 		n := 1 + r.IntN(40)
-		b := &exec.Batch{N: n}
-		for _, c := range cols {
-			vb := exec.NewVecBuilder(c.Type, n)
-			for _, s := range randomColumn(r, c.Type, n) {
-				if s == "" {
-					vb.Null()
-				} else if err := vb.Text([]byte(s)); err != nil {
-					t.Fatal(err)
-				}
-			}
-			b.Cols = append(b.Cols, vb.Vec())
-		}
+		b := randomBatch(t, r, cols, n)
 		rb := sqlops.ToRows(b)
 		for c, vc := range rb.GetColumns().GetColumns() {
 			if cols[c].Type != plan.Text && vc.GetText() != nil {
@@ -427,19 +416,7 @@ func FuzzFromRows(f *testing.F) {
 	cols := []plan.Column{{Name: "t", Type: plan.Text}, {Name: "n", Type: plan.Number}, {Name: "b", Type: plan.Bool}}
 	r := rand.New(rand.NewPCG(3, 4))
 	for range 4 {
-		b := &exec.Batch{N: 5}
-		for _, c := range cols {
-			vb := exec.NewVecBuilder(c.Type, 5)
-			for _, s := range randomColumn(r, c.Type, 5) {
-				if s == "" {
-					vb.Null()
-				} else if err := vb.Text([]byte(s)); err != nil {
-					f.Fatal(err)
-				}
-			}
-			b.Cols = append(b.Cols, vb.Vec())
-		}
-		wire, err := proto.Marshal(sqlops.ToRows(b))
+		wire, err := proto.Marshal(sqlops.ToRows(randomBatch(f, r, cols, 5)))
 		if err != nil {
 			f.Fatal(err)
 		}

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-
 	"github.com/wololo/wololo/deploy"
 	"github.com/wololo/wololo/queries"
 	"github.com/wololo/wololo/services/dataflow/reference"

@@ -336,60 +336,64 @@ func (c *wireColumn) append(dst []byte, s selection) []byte {
 }
 
 // wireReader reads a message's fields in the order appendRows writes
-// them: each field's number must be above the last one's (or equal, for
-// the one repeated field named), or the reader stops.
+// them: each field's number above the last one's (or equal, for the one
+// repeated field named), a varint or length-delimited; on any other
+// field it stops, not ok.
 type wireReader struct {
-	b    []byte
-	last protowire.Number
-	ok   bool
+	b      []byte
+	repeat protowire.Number // the field that may come again
+	last   protowire.Number
+	ok     bool
 }
 
-// next reads the next field, of type want, if its number is above the
-// last one's (repeat: or equal to it); false at the end or on any other
-// field (ok false then).
-func (r *wireReader) next(want protowire.Type, repeat protowire.Number) (protowire.Number, []byte, uint64, bool) {
+// wireField is a field read: its bytes (length-delimited) or value.
+type wireField struct {
+	num   protowire.Number
+	typ   protowire.Type
+	bytes []byte
+	value uint64
+}
+
+func newWireReader(b []byte, repeat protowire.Number) *wireReader {
+	return &wireReader{b: b, repeat: repeat, ok: true}
+}
+
+// next reads the next field; false at the end, or (ok false) at a field
+// out of order or that does not read.
+func (r *wireReader) next() (wireField, bool) {
 	if len(r.b) == 0 || !r.ok {
-		return 0, nil, 0, false
-	}
-	num, typ, n := protowire.ConsumeTag(r.b)
-	if n < 0 || typ != want || num < 1 || num < r.last || (num == r.last && num != repeat) {
-		r.ok = false
-		return 0, nil, 0, false
-	}
-	r.b, r.last = r.b[n:], num
-	switch typ {
-	case protowire.VarintType:
-		v, n := protowire.ConsumeVarint(r.b)
-		if n < 0 {
-			r.ok = false
-			return 0, nil, 0, false
-		}
-		r.b = r.b[n:]
-		return num, nil, v, true
-	case protowire.BytesType:
-		v, n := protowire.ConsumeBytes(r.b)
-		if n < 0 {
-			r.ok = false
-			return 0, nil, 0, false
-		}
-		r.b = r.b[n:]
-		return num, v, 0, true
+		return wireField{}, false
 	}
 	r.ok = false
-	return 0, nil, 0, false
+	num, typ, n := protowire.ConsumeTag(r.b)
+	if n < 0 || num < 1 || num < r.last || (num == r.last && num != r.repeat) {
+		return wireField{}, false
+	}
+	f := wireField{num: num, typ: typ}
+	var k int
+	switch typ {
+	case protowire.VarintType:
+		f.value, k = protowire.ConsumeVarint(r.b[n:])
+	case protowire.BytesType:
+		f.bytes, k = protowire.ConsumeBytes(r.b[n:])
+	default:
+		return wireField{}, false
+	}
+	if k < 0 {
+		return wireField{}, false
+	}
+	r.b, r.last, r.ok = r.b[n+k:], num, true
+	return f, true
 }
 
-// peek is the type of the next field's tag, and false at the end.
-func (r *wireReader) peek() (protowire.Type, bool) {
-	if len(r.b) == 0 || !r.ok {
-		return 0, false
-	}
-	_, typ, n := protowire.ConsumeTag(r.b)
-	if n < 0 {
-		r.ok = false
-		return 0, false
-	}
-	return typ, true
+// bytesField reports whether f is field num, length-delimited.
+func (f wireField) bytesField(num protowire.Number) bool {
+	return f.num == num && f.typ == protowire.BytesType
+}
+
+// varintField reports whether f is field num, a varint.
+func (f wireField) varintField(num protowire.Number) bool {
+	return f.num == num && f.typ == protowire.VarintType
 }
 
 // readRows reads encoded, a RowBatch in the form appendRows writes, as a
@@ -399,30 +403,23 @@ func (r *wireReader) peek() (protowire.Type, bool) {
 // it (the caller then reads it the long way). Nothing of the batch
 // aliases encoded.
 func readRows(encoded []byte, cols []plan.Column) (*exec.Batch, []uint64, bool) {
-	top := wireReader{b: encoded, ok: true}
-	num, cb, _, ok := top.next(protowire.BytesType, 0)
-	if !ok || num != fieldRowBatchColumns || len(top.b) != 0 {
+	top := newWireReader(encoded, 0)
+	rb, ok := top.next()
+	if !ok || !rb.bytesField(fieldRowBatchColumns) || len(top.b) != 0 {
 		return nil, nil, false
 	}
-	r := wireReader{b: cb, ok: true}
+	r := newWireReader(rb.bytes, fieldBatchColumns)
 	var n uint64
 	var columns [][]byte
 	var routes []byte
-	for {
-		typ, more := r.peek()
-		if !more {
-			break
-		}
-		num, b, v, ok := r.next(typ, fieldBatchColumns)
+	for f, more := r.next(); more; f, more = r.next() {
 		switch {
-		case !ok:
-			return nil, nil, false
-		case num == fieldBatchRows && typ == protowire.VarintType:
-			n = v
-		case num == fieldBatchColumns && typ == protowire.BytesType:
-			columns = append(columns, b)
-		case num == fieldBatchRoutes && typ == protowire.BytesType:
-			routes = b
+		case f.varintField(fieldBatchRows):
+			n = f.value
+		case f.bytesField(fieldBatchColumns):
+			columns = append(columns, f.bytes)
+		case f.bytesField(fieldBatchRoutes):
+			routes = f.bytes
 		default:
 			return nil, nil, false
 		}
@@ -456,28 +453,23 @@ func readRows(encoded []byte, cols []plan.Column) (*exec.Batch, []uint64, bool) 
 
 // readColumn reads a ValueColumn of n rows in the form of type t.
 func readColumn(b []byte, t plan.Type, n int) (*exec.Vec, bool) {
-	r := wireReader{b: b, ok: true}
+	r := newWireReader(b, 0)
 	var text, nulls, numbers, bools []byte
 	var seen [fieldColumnBools + 1]bool
-	for {
-		_, more := r.peek()
-		if !more {
-			break
-		}
-		num, f, _, ok := r.next(protowire.BytesType, 0)
-		if !ok || num > fieldColumnBools {
+	for f, more := r.next(); more; f, more = r.next() {
+		if f.typ != protowire.BytesType || f.num > fieldColumnBools {
 			return nil, false
 		}
-		seen[num] = true
-		switch num {
+		seen[f.num] = true
+		switch f.num {
 		case fieldColumnText:
-			text = f
+			text = f.bytes
 		case fieldColumnNulls:
-			nulls = f
+			nulls = f.bytes
 		case fieldColumnNumbers:
-			numbers = f
+			numbers = f.bytes
 		case fieldColumnBools:
-			bools = f
+			bools = f.bytes
 		}
 	}
 	if !r.ok {
@@ -519,26 +511,19 @@ func readColumn(b []byte, t plan.Type, n int) (*exec.Vec, bool) {
 // readText reads a TextColumn of n rows into v: its bytes copied, its
 // ends in whichever form they came.
 func readText(v *exec.Vec, b []byte, n int) bool {
-	r := wireReader{b: b, ok: true}
+	r := newWireReader(b, 0)
 	var data, ends, lengths []byte
 	var width uint64
-	for {
-		typ, more := r.peek()
-		if !more {
-			break
-		}
-		num, f, x, ok := r.next(typ, 0)
+	for f, more := r.next(); more; f, more = r.next() {
 		switch {
-		case !ok:
-			return false
-		case num == fieldTextData && typ == protowire.BytesType:
-			data = f
-		case num == fieldTextEnds && typ == protowire.BytesType:
-			ends = f
-		case num == fieldTextLengths && typ == protowire.BytesType:
-			lengths = f
-		case num == fieldTextWidth && typ == protowire.VarintType:
-			width = x
+		case f.bytesField(fieldTextData):
+			data = f.bytes
+		case f.bytesField(fieldTextEnds):
+			ends = f.bytes
+		case f.bytesField(fieldTextLengths):
+			lengths = f.bytes
+		case f.varintField(fieldTextWidth):
+			width = f.value
 		default:
 			return false
 		}
@@ -593,29 +578,22 @@ func readText(v *exec.Vec, b []byte, n int) bool {
 // readNumbers reads a DecimalColumn of n rows into v, as decimals does:
 // a NULL's value is the zero Dec, a wide value is read from its text.
 func readNumbers(v *exec.Vec, b []byte, n int) bool {
-	r := wireReader{b: b, ok: true}
+	r := newWireReader(b, fieldDecWide)
 	var unscaled, scales, wideRows []byte
 	var wide [][]byte
 	var scale uint64
-	for {
-		typ, more := r.peek()
-		if !more {
-			break
-		}
-		num, f, x, ok := r.next(typ, fieldDecWide)
+	for f, more := r.next(); more; f, more = r.next() {
 		switch {
-		case !ok:
-			return false
-		case num == fieldDecUnscaled && typ == protowire.BytesType:
-			unscaled = f
-		case num == fieldDecScales && typ == protowire.BytesType:
-			scales = f
-		case num == fieldDecScale && typ == protowire.VarintType:
-			scale = x
-		case num == fieldDecWideRows && typ == protowire.BytesType:
-			wideRows = f
-		case num == fieldDecWide && typ == protowire.BytesType:
-			wide = append(wide, f)
+		case f.bytesField(fieldDecUnscaled):
+			unscaled = f.bytes
+		case f.bytesField(fieldDecScales):
+			scales = f.bytes
+		case f.varintField(fieldDecScale):
+			scale = f.value
+		case f.bytesField(fieldDecWideRows):
+			wideRows = f.bytes
+		case f.bytesField(fieldDecWide):
+			wide = append(wide, f.bytes)
 		default:
 			return false
 		}
