@@ -126,7 +126,13 @@ func (w *wireWriter) appendRows(dst []byte, b *exec.Batch, s selection, routes [
 	}
 	cbSize += sizeBytes(routesSize)
 
-	dst = slices.Grow(dst, sizeField(cbSize))
+	if dst == nil {
+		// Allocated to fit, as batch.Encode's are: what the store and
+		// the sender keep is no larger than the message.
+		dst = make([]byte, 0, sizeField(cbSize))
+	} else {
+		dst = slices.Grow(dst, sizeField(cbSize))
+	}
 	dst = appendHead(dst, fieldRowBatchColumns, cbSize)
 	if s.n != 0 {
 		dst = protowire.AppendVarint(protowire.AppendTag(dst, fieldBatchRows, protowire.VarintType), uint64(s.n))

@@ -74,8 +74,8 @@ func TestWireCodecIsProtobufs(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !bytes.Equal(wire, want) {
-				t.Fatalf("round %d: wire codec wrote\n%x\nproto.Marshal\n%x", round, wire, want)
+			if !bytes.Equal(wire, want) || cap(wire) != len(wire) {
+				t.Fatalf("round %d: wire codec wrote (capacity %d)\n%x\nproto.Marshal\n%x", round, cap(wire), wire, want)
 			}
 			var back wololov1.RowBatch
 			if err := proto.Unmarshal(want, &back); err != nil {
