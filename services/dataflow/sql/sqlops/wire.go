@@ -430,7 +430,10 @@ func readRows(encoded []byte, cols []plan.Column) (*exec.Batch, []uint64, bool) 
 			return nil, nil, false
 		}
 	}
-	if !r.ok || n == 0 || n > math.MaxUint32 || len(columns) != len(cols) {
+	// Every column holds at least a byte or a varint per row, or n times
+	// its width in text: a batch that says it has more rows than bytes
+	// lies, and nothing is allocated for them.
+	if !r.ok || n == 0 || n > uint64(len(rb.bytes)) || len(columns) != len(cols) {
 		return nil, nil, false
 	}
 	rows := int(n)

@@ -3,7 +3,9 @@ package sqlops_test
 import (
 	"bytes"
 	"errors"
+	"math"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"testing"
 
@@ -138,4 +140,35 @@ func FuzzReadWireRows(f *testing.F) {
 			t.Fatalf("read straight\n%s%v\nthe long way\n%s%v", got, masks, want, rb.GetColumns().GetRoutes())
 		}
 	})
+}
+
+// TestWireCodecRefusesRowsItHasNoBytesFor: a batch that says it has far
+// more rows than it has bytes is refused by both ways of reading it,
+// without memory allocated for the rows it says it has.
+func TestWireCodecRefusesRowsItHasNoBytesFor(t *testing.T) {
+	cols := []plan.Column{{Name: "t", Type: plan.Text}, {Name: "n", Type: plan.Number}}
+	for _, vc := range [][]*wololov1.ValueColumn{
+		{{Text: &wololov1.TextColumn{Data: []byte("x"), Width: 1}}, {Numbers: &wololov1.DecimalColumn{Unscaled: []int64{1}}}},
+		{{Text: &wololov1.TextColumn{Data: []byte("x"), Lengths: []byte{1}}}, {Numbers: &wololov1.DecimalColumn{Unscaled: []int64{1}}}},
+	} {
+		wire, err := proto.Marshal(&wololov1.RowBatch{Rows: &wololov1.RowBatch_Columns{Columns: &wololov1.ColumnBatch{Rows: math.MaxUint32, Columns: vc}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		_, _, ok := sqlops.ReadWireRows(wire, cols)
+		var rb wololov1.RowBatch
+		if err := proto.Unmarshal(wire, &rb); err != nil {
+			t.Fatal(err)
+		}
+		_, longErr := sqlops.FromRows(&rb, cols)
+		runtime.ReadMemStats(&after)
+		if ok || !errors.Is(longErr, batch.ErrBadBatch) {
+			t.Errorf("a batch of %d rows in %d bytes: read straight %v, the long way %v", uint32(math.MaxUint32), len(wire), ok, longErr)
+		}
+		if grew := after.TotalAlloc - before.TotalAlloc; grew > 1<<20 {
+			t.Errorf("reading it allocated %d bytes", grew)
+		}
+	}
 }
