@@ -134,8 +134,8 @@ type message struct {
 	table  string // a table's batch; else a channel's
 	ch     string
 	sender int
-	batch  *exec.Batch // a table's
-	rows   *Rows       // a channel's, as the exchange sent them
+	batch  *exec.Batch        // a table's
+	rows   *wololov1.RowBatch // a channel's
 	end    bool
 }
 
@@ -227,7 +227,7 @@ func run(p *physical.Plan, feeds []Feed, opt options) (*Result, int, error) {
 					return fmt.Errorf("channel %s: no instance %d of %s", ch.Name, to, ch.To)
 				}
 				pending.Add(1)
-				dest[to].push(message{ch: ch.Name, sender: i, rows: rows, end: rows == nil})
+				dest[to].push(message{ch: ch.Name, sender: i, rows: rows.RowBatch(), end: rows == nil})
 				return nil
 			}
 			t, err := NewTask(p, task.Name, i, columns, shared, send)
@@ -460,7 +460,7 @@ func deliver(t *Task, m message) error {
 	case m.end:
 		return t.End(m.ch, m.sender)
 	}
-	return t.receiveRows(m.ch, m.rows)
+	return t.Receive(m.ch, m.sender, m.rows)
 }
 
 // driven is an operator as a stage.Operator, for a stage.Driver: its

@@ -84,23 +84,6 @@ type Rows struct {
 // Len is the number of rows.
 func (r *Rows) Len() int { return r.s.n }
 
-// batch is the rows as a batch: the batch itself when they are all of
-// it, else its rows gathered.
-func (r *Rows) batch() *exec.Batch {
-	s := r.s
-	if s.rows != nil {
-		return r.b.Rows(s.rows)
-	}
-	if s.start == 0 && s.n == r.b.N {
-		return r.b
-	}
-	run := make([]int32, s.n)
-	for k := range run {
-		run[k] = int32(s.start + k)
-	}
-	return r.b.Rows(run)
-}
-
 // RowBatch is the rows as a ColumnBatch (toRows); nil for a nil Rows (a
 // channel's end).
 func (r *Rows) RowBatch() *wololov1.RowBatch {
@@ -397,44 +380,6 @@ func (t *Task) ReceiveEncoded(ch string, sender int, encoded []byte) (int, error
 		masks = rows.GetColumns().GetRoutes()
 	}
 	return b.N, t.receive(c, b, masks)
-}
-
-// receiveRows is Receive of rows an exchange in this process sent, as Go
-// values: the batch itself when they are all of its rows (what the
-// exchange sent is not modified afterwards), else its rows gathered; no
-// RowBatch is made of them.
-func (t *Task) receiveRows(ch string, rows *Rows) error {
-	c := t.p.Channel(ch)
-	if c == nil {
-		return fmt.Errorf("task %s[%d]: no channel %q", t.name, t.index, ch)
-	}
-	b := rows.batch()
-	if !ofColumns(b, c.Columns) {
-		// Not in the channel's types: read as a batch from the wire is.
-		var err error
-		if b, err = FromRows(rows.RowBatch(), c.Columns); err != nil {
-			return fmt.Errorf("channel %s: %w", ch, err)
-		}
-	}
-	return t.receive(c, b, rows.routes)
-}
-
-// ofColumns reports whether b's columns are cols, each a Vec of its
-// column's type (a duration's, a number).
-func ofColumns(b *exec.Batch, cols []plan.Column) bool {
-	if len(b.Cols) != len(cols) {
-		return false
-	}
-	for i, col := range cols {
-		want := col.Type
-		if want == plan.Duration {
-			want = plan.Number
-		}
-		if b.Cols[i].Type != want {
-			return false
-		}
-	}
-	return true
 }
 
 // receive is Receive of a batch b of channel c read, with the routes of
