@@ -76,6 +76,11 @@ func (r *Reader) corrupt() error {
 
 // Uvarint reads an unsigned varint.
 func (r *Reader) Uvarint() uint64 {
+	if len(r.B) > 0 && r.B[0] < 0x80 { // one byte: most of a state's
+		v := uint64(r.B[0])
+		r.B = r.B[1:]
+		return v
+	}
 	v, n := binary.Uvarint(r.B)
 	if n <= 0 {
 		r.Fail(nil)
@@ -87,6 +92,11 @@ func (r *Reader) Uvarint() uint64 {
 
 // Varint reads a signed varint.
 func (r *Reader) Varint() int64 {
+	if len(r.B) > 0 && r.B[0] < 0x80 { // one byte, zigzag: -64..63
+		u := r.B[0]
+		r.B = r.B[1:]
+		return int64(u>>1) ^ -int64(u&1)
+	}
 	v, n := binary.Varint(r.B)
 	if n <= 0 {
 		r.Fail(nil)

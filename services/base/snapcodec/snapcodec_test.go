@@ -29,6 +29,41 @@ func TestRoundTrip(t *testing.T) {
 	}
 }
 
+// TestVarintsOfEveryLength: every value around the one-byte varints
+// (which Reader reads on a path of their own) and the longer ones reads
+// back as written, and leaves the reader where the next value starts.
+func TestVarintsOfEveryLength(t *testing.T) {
+	var us []uint64
+	var vs []int64
+	for x := range 300 {
+		us = append(us, uint64(x))
+		vs = append(vs, int64(x-150))
+	}
+	us = append(us, 1<<14-1, 1<<14, 1<<35, math.MaxUint64)
+	vs = append(vs, math.MinInt64, math.MaxInt64, -1<<20, 1<<20)
+	w := &Writer{}
+	for i := range us {
+		w.Uvarint(us[i])
+	}
+	for i := range vs {
+		w.Varint(vs[i])
+	}
+	r := &Reader{B: w.B}
+	for _, u := range us {
+		if got := r.Uvarint(); got != u {
+			t.Fatalf("Uvarint %d read back as %d", u, got)
+		}
+	}
+	for _, v := range vs {
+		if got := r.Varint(); got != v {
+			t.Fatalf("Varint %d read back as %d", v, got)
+		}
+	}
+	if err := r.End(); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // A corrupt snapshot sets the first error, which sticks; reads after it
 // return zero values; a count the rest cannot hold is refused.
 func TestCorruptReadsStick(t *testing.T) {

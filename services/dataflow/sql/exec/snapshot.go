@@ -213,7 +213,9 @@ func (s *KeySet) StateSize() int {
 // RestoreState reads what AppendState wrote into an empty set.
 func (s *KeySet) RestoreState(state []byte) error {
 	r := newStateReader(state)
-	for range r.Count(1) {
+	n := r.Count(1)
+	s.v.t.reserve(n, len(state))
+	for range n {
 		sl := s.v.t.slot(r.Bytes())
 		if s.v.get(sl) >= 0 {
 			r.Fail(fmt.Errorf("%w: a key twice", errState))
@@ -288,9 +290,12 @@ func (a *Aggregation) RestoreState(state []byte) error {
 		return r.Err
 	}
 	keys := make([]*Vec, len(a.g.keys))
+	keyBytes := 0
 	for c, k := range a.g.keys {
 		keys[c] = k.v
+		keyBytes += len(k.v.Data) + n // a text key's bytes, a value's tag
 	}
+	a.g.v.t.reserve(n, keyBytes)
 	for i, sl := range a.g.v.t.Slots(keys, n, nil, nil) {
 		if a.g.v.get(sl) >= 0 {
 			return fmt.Errorf("%w: a group twice", errState)
