@@ -1,6 +1,7 @@
 package batch
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/bits"
@@ -151,42 +152,57 @@ func checkForm(col *wololov1.ValueColumn, n int, name string) error {
 // came in. A column in more than one form, or whose lengths do not add up
 // to its text, is refused.
 func expandText(c *wololov1.TextColumn, n int, name string) error {
-	lengths, width := c.GetLengths(), int(c.GetWidth())
+	lengths, width := c.GetLengths(), c.GetWidth()
 	if lengths == nil && width == 0 {
 		return nil
 	}
-	if (lengths != nil && width != 0) || len(c.GetEnds()) != 0 {
+	if len(c.GetEnds()) != 0 {
 		return fmt.Errorf("%w: column %s has its text's offsets in more than one form", ErrBadBatch, name)
 	}
-	size := uint64(0) // n and width are each below 2^32
-	switch {
-	case width != 0:
-		size = uint64(n) * uint64(width)
-	case len(lengths) != n:
-		return fmt.Errorf("%w: column %s has %d lengths, want %d", ErrBadBatch, name, len(lengths), n)
-	default:
-		for _, l := range lengths {
-			size += uint64(l)
-		}
-	}
-	if size != uint64(len(c.GetData())) {
-		return fmt.Errorf("%w: column %s has %d bytes of text, its lengths say %d", ErrBadBatch, name, len(c.GetData()), size)
-	}
-	ends := make([]uint32, n)
-	end := uint32(0)
-	if width != 0 {
-		for i := range ends {
-			end += uint32(width)
-			ends[i] = end
-		}
-	} else {
-		for i, l := range lengths {
-			end += uint32(l)
-			ends[i] = end
-		}
+	ends, err := CompactEnds(n, uint64(width), lengths, len(c.GetData()))
+	if err != nil {
+		return fmt.Errorf("%w: column %s %v", ErrBadBatch, name, err)
 	}
 	c.Ends, c.Lengths, c.Width = ends, nil, 0
 	return nil
+}
+
+// CompactEnds is the end offsets of n text values of size bytes in all
+// whose offsets travelled in a compact form (wololov1.TextColumn): every
+// value width bytes long, or (width 0) each as long as its byte of
+// lengths. It allocates nothing for a form that does not fit n values of
+// size bytes, which it refuses, nor for one in both forms at once. Both
+// readers of a ColumnBatch use it: ReadColumns, and sqlops' wire codec.
+func CompactEnds(n int, width uint64, lengths []byte, size int) ([]uint32, error) {
+	total := uint64(0)
+	switch {
+	case width != 0 && lengths != nil:
+		return nil, errors.New("has its text's offsets in more than one form")
+	case width > uint64(size):
+		return nil, fmt.Errorf("has %d bytes of text, a value's width is %d", size, width)
+	case width != 0:
+		total = uint64(n) * width // n below 2^32, width at most size
+	case len(lengths) != n:
+		return nil, fmt.Errorf("has %d lengths, want %d", len(lengths), n)
+	default:
+		for _, l := range lengths {
+			total += uint64(l)
+		}
+	}
+	if total != uint64(size) {
+		return nil, fmt.Errorf("has %d bytes of text, its lengths say %d", size, total)
+	}
+	ends := make([]uint32, n)
+	end := uint32(0)
+	for i := range ends {
+		if width != 0 {
+			end += uint32(width)
+		} else {
+			end += uint32(lengths[i])
+		}
+		ends[i] = end
+	}
+	return ends, nil
 }
 
 // checkDecimals checks a number column of n rows.

@@ -3,9 +3,12 @@ package sqlops_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/wololo/wololo/deploy"
 	"github.com/wololo/wololo/queries"
 	"github.com/wololo/wololo/services/dataflow/reference"
 	"github.com/wololo/wololo/services/dataflow/sql"
@@ -77,5 +80,49 @@ func TestAnswer(t *testing.T) {
 				t.Errorf("got %d files and error %v", len(files), err)
 			}
 		})
+	}
+}
+
+// TestOrderedLimitOverManyBatches: the first rows of a filtered table in
+// order, over a table of many batches spread on two shards, are the ones
+// a plain loop over the table finds. It holds the in-process runner to
+// reading what an exchange sends as it sends it: an exchange's row lists
+// are scratch its next batch overwrites, and reading them later once gave
+// other rows, which this query showed and the runner's other tests did
+// not.
+func TestOrderedLimitOverManyBatches(t *testing.T) {
+	_, _, tables := generated(t, 25000, 3)
+	shape, err := physical.ShapeOf(deploy.Default())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, server := range []string{"ukwest", "eastus"} {
+		q := sqljob.Query{Name: "few", Text: fmt.Sprintf("SELECT token, map FROM matches WHERE server = '%s' ORDER BY token LIMIT 7", server)}
+		got, err := sqlops.Answer([]sqljob.Query{q}, tables, shape)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := tables["matches"]
+		col := func(name string) int { return slices.Index(m.Columns, name) }
+		token, mp, srv := col("token"), col("map"), col("server")
+		var rows []string
+		for _, b := range m.Batches {
+			for i := range b.N {
+				if string(b.Cols[srv].Text(i)) == server {
+					rows = append(rows, string(b.Cols[token].Text(i))+","+string(b.Cols[mp].Text(i))+"\n")
+				}
+			}
+		}
+		slices.Sort(rows)
+		want := "token,map\n"
+		for _, r := range rows[:min(7, len(rows))] {
+			want += r
+		}
+		if len(m.Batches) < 2 || len(rows) < 7 {
+			t.Fatalf("%d batches, %d rows of %s: too few to test", len(m.Batches), len(rows), server)
+		}
+		if string(got["few"]) != want {
+			t.Errorf("server %s: got\n%s\nwant\n%s", server, got["few"], want)
+		}
 	}
 }

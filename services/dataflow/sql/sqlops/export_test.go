@@ -26,12 +26,9 @@ func RunKeys(p *physical.Plan, tables map[string]*exec.Table, own bool) (*Result
 var ChunkRanges = chunkRanges
 
 // ToSelectedRows is toRows of the rows of b at rows, or (rows nil) of its
-// run start..end-1.
-func ToSelectedRows(b *exec.Batch, rows []int32, start, end int) *wololov1.RowBatch {
-	if rows != nil {
-		return toRows(b, selection{rows: rows, n: len(rows)}, nil)
-	}
-	return toRows(b, selection{start: start, n: end - start}, nil)
+// run start..end-1, with routes.
+func ToSelectedRows(b *exec.Batch, rows []int32, start, end int, routes []uint64) *wololov1.RowBatch {
+	return toRows(b, selectionOf(rows, start, end), routes)
 }
 
 // WireWriter is a wireWriter kept between batches.
@@ -41,11 +38,6 @@ type WireWriter struct{ w wireWriter }
 // (rows nil) of its run start..end-1, with routes.
 func (w *WireWriter) Append(dst []byte, b *exec.Batch, rows []int32, start, end int, routes []uint64) []byte {
 	return w.w.appendRows(dst, b, selectionOf(rows, start, end), routes)
-}
-
-// ToRoutedSelection is toRows of the same rows and routes.
-func ToRoutedSelection(b *exec.Batch, rows []int32, start, end int, routes []uint64) *wololov1.RowBatch {
-	return toRows(b, selectionOf(rows, start, end), routes)
 }
 
 func selectionOf(rows []int32, start, end int) selection {

@@ -132,53 +132,96 @@ func selected[T any](values []T, s selection) []T {
 
 // textColumn is the selected values of a text Vec: its arena (a run's
 // part of it, not copied) for a run of rows, the values copied for other
-// rows; their offsets in the most compact form that holds them (one
-// width, a byte per length, else ends; see wololov1.TextColumn).
+// rows; their offsets in the most compact form that holds them
+// (textShape.form).
 func textColumn(v *exec.Vec, s selection) *wololov1.TextColumn {
-	length := func(k int) uint32 { // the length of selected value k
-		r := s.at(k)
-		if r == 0 {
-			return v.Ends[0]
-		}
-		return v.Ends[r] - v.Ends[r-1]
-	}
-	size, longest, same := uint32(0), uint32(0), true
-	for k := range s.n {
-		l := length(k)
-		size += l
-		same = same && (k == 0 || l == longest)
-		longest = max(longest, l)
-	}
+	sh := textShapeOf(v, s)
 	tc := &wololov1.TextColumn{}
 	if s.rows == nil {
-		base := uint32(0)
-		if s.start > 0 {
-			base = v.Ends[s.start-1]
-		}
-		tc.Data = v.Data[base : base+size]
+		tc.Data = runText(v, s, sh.size)
 	} else {
-		tc.Data = make([]byte, 0, size)
+		tc.Data = make([]byte, 0, sh.size)
 		for _, r := range s.rows {
 			tc.Data = append(tc.Data, v.Text(int(r))...)
 		}
 	}
-	switch {
-	case same && longest > 0:
-		tc.Width = longest
-	case longest < 256:
+	switch sh.form() {
+	case textWidth:
+		tc.Width = sh.longest
+	case textLengths:
 		tc.Lengths = make([]byte, s.n)
 		for k := range s.n {
-			tc.Lengths[k] = byte(length(k))
+			tc.Lengths[k] = byte(textLength(v, s, k))
 		}
 	default:
 		tc.Ends = make([]uint32, s.n)
 		end := uint32(0)
 		for k := range s.n {
-			end += length(k)
+			end += textLength(v, s, k)
 			tc.Ends[k] = end
 		}
 	}
 	return tc
+}
+
+// textShape is what decides how a selection of a text Vec's values is
+// written, by toRows and by the wire codec alike: their bytes in all,
+// the longest one, and whether all have one length.
+type textShape struct {
+	size, longest uint32
+	same          bool
+}
+
+// textForm is the form a text column's offsets travel in
+// (wololov1.TextColumn).
+type textForm int
+
+const (
+	textWidth   textForm = iota // one width for all values
+	textLengths                 // a byte per value
+	textEnds                    // end offsets
+)
+
+func textShapeOf(v *exec.Vec, s selection) textShape {
+	sh := textShape{same: true}
+	for k := range s.n {
+		l := textLength(v, s, k)
+		sh.size += l
+		sh.same = sh.same && (k == 0 || l == sh.longest)
+		sh.longest = max(sh.longest, l)
+	}
+	return sh
+}
+
+// form is the most compact form that holds the values: one width when
+// they all have it (above 0), a byte per length when all are shorter
+// than 256 bytes, else ends.
+func (sh textShape) form() textForm {
+	switch {
+	case sh.same && sh.longest > 0:
+		return textWidth
+	case sh.longest < 256:
+		return textLengths
+	}
+	return textEnds
+}
+
+// runText is the bytes of the values of a run s, size in all: v's own.
+func runText(v *exec.Vec, s selection, size uint32) []byte {
+	base := uint32(0)
+	if s.start > 0 {
+		base = v.Ends[s.start-1]
+	}
+	return v.Data[base : base+size]
+}
+
+// textLength is the length of v's selected value k.
+func textLength(v *exec.Vec, s selection, k int) uint32 {
+	r := s.at(k)
+	if r == 0 {
+		return v.Ends[0]
+	}
+	return v.Ends[r] - v.Ends[r-1]
 }
 
 // decimalColumn is the selected numbers as a DecimalColumn: one scale for
@@ -260,13 +303,7 @@ func FromRows(rb *wololov1.RowBatch, cols []plan.Column) (*exec.Batch, error) {
 // type t.
 func fromColumn(v batch.Columns, c int, t plan.Type, n int) (*exec.Vec, error) {
 	vc := v.Column(c)
-	var null []bool
-	if bits := vc.GetNulls(); len(bits) > 0 {
-		null = make([]bool, n)
-		for i := range null {
-			null[i] = bits[i/8]&(1<<(i%8)) != 0
-		}
-	}
+	null := nullMarks(vc.GetNulls(), n)
 	switch {
 	case t == plan.Text && vc.GetText() != nil:
 		return &exec.Vec{Type: plan.Text, N: n, Null: null, Data: vc.Text.GetData(), Ends: vc.Text.GetEnds()}, nil
@@ -297,6 +334,19 @@ func fromColumn(v batch.Columns, c int, t plan.Type, n int) (*exec.Vec, error) {
 		return b.Vec(), nil
 	}
 	return nil, fmt.Errorf("not in the form of a %s", t)
+}
+
+// nullMarks is a column's NULL marks, one bit per row of n, as a bool
+// per row; nil when there are none.
+func nullMarks(bits []byte, n int) []bool {
+	if len(bits) == 0 {
+		return nil
+	}
+	null := make([]bool, n)
+	for i := range null {
+		null[i] = bits[i/8]&(1<<(i%8)) != 0
+	}
+	return null
 }
 
 // decimals reads a checked DecimalColumn (batch.ReadColumns); a NULL

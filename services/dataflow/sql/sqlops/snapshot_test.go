@@ -393,8 +393,8 @@ func TestRowsRoundTrip(t *testing.T) {
 			rb   *wololov1.RowBatch
 			want *exec.Batch
 		}{
-			{sqlops.ToSelectedRows(b, nil, start, end), b.Rows(run)},
-			{sqlops.ToSelectedRows(b, rows, 0, 0), b.Rows(rows)},
+			{sqlops.ToSelectedRows(b, nil, start, end, nil), b.Rows(run)},
+			{sqlops.ToSelectedRows(b, rows, 0, 0, nil), b.Rows(rows)},
 		} {
 			got, err := sqlops.FromRows(sel.rb, cols)
 			if err != nil {

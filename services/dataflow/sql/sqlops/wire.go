@@ -2,11 +2,17 @@ package sqlops
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math"
 	"slices"
 
 	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
 
+	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
+
+	"github.com/wololo/wololo/services/dataflow/batch"
 	"github.com/wololo/wololo/services/dataflow/sql/exec"
 	"github.com/wololo/wololo/services/dataflow/sql/plan"
 	"github.com/wololo/wololo/services/dataflow/sql/value"
@@ -28,30 +34,41 @@ import (
 // in-process runner (RunFeeds) hands RowBatches on as Go values, never
 // as bytes.
 
-// Field numbers of wololo.v1.RowBatch and the messages in it (batch.proto).
-const (
-	fieldRowBatchColumns = 5
+// Field numbers of wololo.v1.RowBatch and the messages in it, read from
+// batch.proto's descriptors: the one place they are written down.
+var (
+	fieldRowBatchColumns = fieldOf(&wololov1.RowBatch{}, "columns")
 
-	fieldBatchRows    = 1
-	fieldBatchColumns = 2
-	fieldBatchRoutes  = 3
+	fieldBatchRows    = fieldOf(&wololov1.ColumnBatch{}, "rows")
+	fieldBatchColumns = fieldOf(&wololov1.ColumnBatch{}, "columns")
+	fieldBatchRoutes  = fieldOf(&wololov1.ColumnBatch{}, "routes")
 
-	fieldColumnText    = 1
-	fieldColumnNulls   = 2
-	fieldColumnNumbers = 3
-	fieldColumnBools   = 4
+	fieldColumnText    = fieldOf(&wololov1.ValueColumn{}, "text")
+	fieldColumnNulls   = fieldOf(&wololov1.ValueColumn{}, "nulls")
+	fieldColumnNumbers = fieldOf(&wololov1.ValueColumn{}, "numbers")
+	fieldColumnBools   = fieldOf(&wololov1.ValueColumn{}, "bools")
 
-	fieldTextData    = 1
-	fieldTextEnds    = 2
-	fieldTextLengths = 3
-	fieldTextWidth   = 4
+	fieldTextData    = fieldOf(&wololov1.TextColumn{}, "data")
+	fieldTextEnds    = fieldOf(&wololov1.TextColumn{}, "ends")
+	fieldTextLengths = fieldOf(&wololov1.TextColumn{}, "lengths")
+	fieldTextWidth   = fieldOf(&wololov1.TextColumn{}, "width")
 
-	fieldDecUnscaled = 1
-	fieldDecScales   = 2
-	fieldDecScale    = 3
-	fieldDecWideRows = 4
-	fieldDecWide     = 5
+	fieldDecUnscaled = fieldOf(&wololov1.DecimalColumn{}, "unscaled")
+	fieldDecScales   = fieldOf(&wololov1.DecimalColumn{}, "scales")
+	fieldDecScale    = fieldOf(&wololov1.DecimalColumn{}, "scale")
+	fieldDecWideRows = fieldOf(&wololov1.DecimalColumn{}, "wide_rows")
+	fieldDecWide     = fieldOf(&wololov1.DecimalColumn{}, "wide")
 )
+
+// fieldOf is the number of m's field name; a name m does not have
+// panics when the package loads.
+func fieldOf(m proto.Message, name protoreflect.Name) protowire.Number {
+	f := m.ProtoReflect().Descriptor().Fields().ByName(name)
+	if f == nil {
+		panic(fmt.Sprintf("sqlops: %s has no field %s", m.ProtoReflect().Descriptor().FullName(), name))
+	}
+	return f.Number()
+}
 
 // wireWriter writes batches (appendRows), keeping its scratch between
 // them.
@@ -66,11 +83,11 @@ type wireColumn struct {
 	nulls []byte // the selection's NULL marks; nil when none is NULL
 	size  int    // of the ValueColumn's fields
 
-	// Text: the values' bytes, and where they end in one of three forms.
-	textSize, longest uint32
-	sameWidth         bool
-	endsSize          int // of the packed ends, when that is the form
-	tcSize            int
+	// Text: what decides the form of its offsets, the size of the
+	// packed ends when that is the form, the TextColumn's size.
+	text     textShape
+	endsSize int
+	tcSize   int
 
 	// Number: the packed unscaled values and scales, the one scale, the
 	// wide values.
@@ -182,34 +199,19 @@ func (c *wireColumn) plan(v *exec.Vec, s selection) {
 	}
 }
 
-// length is the length of selected text value k.
-func (c *wireColumn) length(s selection, k int) uint32 {
-	r := s.at(k)
-	if r == 0 {
-		return c.v.Ends[0]
-	}
-	return c.v.Ends[r] - c.v.Ends[r-1]
-}
-
 // planText sizes a text column as textColumn writes it.
 func (c *wireColumn) planText(s selection) {
-	c.textSize, c.longest, c.sameWidth, c.endsSize = 0, 0, true, 0
-	for k := range s.n {
-		l := c.length(s, k)
-		c.textSize += l
-		c.sameWidth = c.sameWidth && (k == 0 || l == c.longest)
-		c.longest = max(c.longest, l)
-	}
-	c.tcSize = sizeBytes(int(c.textSize))
-	switch {
-	case c.sameWidth && c.longest > 0:
-		c.tcSize += 1 + protowire.SizeVarint(uint64(c.longest))
-	case c.longest < 256:
+	c.text, c.endsSize = textShapeOf(c.v, s), 0
+	c.tcSize = sizeBytes(int(c.text.size))
+	switch c.text.form() {
+	case textWidth:
+		c.tcSize += 1 + protowire.SizeVarint(uint64(c.text.longest))
+	case textLengths:
 		c.tcSize += sizeBytes(s.n)
 	default:
 		end := uint32(0)
 		for k := range s.n {
-			end += c.length(s, k)
+			end += textLength(c.v, s, k)
 			c.endsSize += protowire.SizeVarint(uint64(end))
 		}
 		c.tcSize += sizeBytes(c.endsSize)
@@ -226,7 +228,7 @@ func (c *wireColumn) planNumbers(s selection) {
 	null := func(k int) bool { return c.nulls != nil && c.nulls[k/8]&(1<<(k%8)) != 0 }
 	nums := c.v.Nums
 	for k := range s.n {
-		if c.nulls != nil && null(k) {
+		if null(k) {
 			c.unscaled = append(c.unscaled, 0)
 			continue
 		}
@@ -279,35 +281,31 @@ func (c *wireColumn) append(dst []byte, s selection) []byte {
 	switch v.Type {
 	case plan.Text:
 		dst = appendHead(dst, fieldColumnText, c.tcSize)
-		if c.textSize > 0 {
-			dst = appendHead(dst, fieldTextData, int(c.textSize))
+		if size := c.text.size; size > 0 {
+			dst = appendHead(dst, fieldTextData, int(size))
 			if s.rows == nil {
-				base := uint32(0)
-				if s.start > 0 {
-					base = v.Ends[s.start-1]
-				}
-				dst = append(dst, v.Data[base:base+c.textSize]...)
+				dst = append(dst, runText(v, s, size)...)
 			} else {
 				for _, r := range s.rows {
 					dst = append(dst, v.Text(int(r))...)
 				}
 			}
 		}
-		switch {
-		case c.sameWidth && c.longest > 0:
-			dst = protowire.AppendVarint(protowire.AppendTag(dst, fieldTextWidth, protowire.VarintType), uint64(c.longest))
-		case c.longest < 256:
+		switch c.text.form() {
+		case textWidth:
+			dst = protowire.AppendVarint(protowire.AppendTag(dst, fieldTextWidth, protowire.VarintType), uint64(c.text.longest))
+		case textLengths:
 			if s.n > 0 {
 				dst = appendHead(dst, fieldTextLengths, s.n)
 				for k := range s.n {
-					dst = append(dst, byte(c.length(s, k)))
+					dst = append(dst, byte(textLength(v, s, k)))
 				}
 			}
 		default:
 			dst = appendHead(dst, fieldTextEnds, c.endsSize)
 			end := uint32(0)
 			for k := range s.n {
-				end += c.length(s, k)
+				end += textLength(v, s, k)
 				dst = protowire.AppendVarint(dst, uint64(end))
 			}
 		}
@@ -464,44 +462,36 @@ func readRows(encoded []byte, cols []plan.Column) (*exec.Batch, []uint64, bool) 
 func readColumn(b []byte, t plan.Type, n int) (*exec.Vec, bool) {
 	r := newWireReader(b, 0)
 	var text, nulls, numbers, bools []byte
-	var seen [fieldColumnBools + 1]bool
+	hasText, hasNumbers := false, false // present, if empty
 	for f, more := r.next(); more; f, more = r.next() {
-		if f.typ != protowire.BytesType || f.num > fieldColumnBools {
-			return nil, false
-		}
-		seen[f.num] = true
-		switch f.num {
-		case fieldColumnText:
-			text = f.bytes
-		case fieldColumnNulls:
+		switch {
+		case f.bytesField(fieldColumnText):
+			text, hasText = f.bytes, true
+		case f.bytesField(fieldColumnNulls):
 			nulls = f.bytes
-		case fieldColumnNumbers:
-			numbers = f.bytes
-		case fieldColumnBools:
+		case f.bytesField(fieldColumnNumbers):
+			numbers, hasNumbers = f.bytes, true
+		case f.bytesField(fieldColumnBools):
 			bools = f.bytes
+		default:
+			return nil, false
 		}
 	}
 	if !r.ok {
 		return nil, false
 	}
-	v := &exec.Vec{Type: t, N: n}
-	if len(nulls) > 0 {
-		if len(nulls) != (n+7)/8 {
-			return nil, false
-		}
-		v.Null = make([]bool, n)
-		for i := range v.Null {
-			v.Null[i] = nulls[i/8]&(1<<(i%8)) != 0
-		}
+	if len(nulls) != 0 && len(nulls) != (n+7)/8 {
+		return nil, false
 	}
+	v := &exec.Vec{Type: t, N: n, Null: nullMarks(nulls, n)}
 	// Exactly the form of the column's type.
 	switch {
-	case t == plan.Text && seen[fieldColumnText] && !seen[fieldColumnNumbers] && len(bools) == 0:
+	case t == plan.Text && hasText && !hasNumbers && len(bools) == 0:
 		return v, readText(v, text, n)
-	case (t == plan.Number || t == plan.Duration) && seen[fieldColumnNumbers] && !seen[fieldColumnText] && len(bools) == 0:
+	case (t == plan.Number || t == plan.Duration) && hasNumbers && !hasText && len(bools) == 0:
 		v.Type = plan.Number
 		return v, readNumbers(v, numbers, n)
-	case t == plan.Bool && len(bools) > 0 && !seen[fieldColumnText] && !seen[fieldColumnNumbers]:
+	case t == plan.Bool && len(bools) > 0 && !hasText && !hasNumbers:
 		if len(bools) != n {
 			return nil, false
 		}
@@ -540,48 +530,41 @@ func readText(v *exec.Vec, b []byte, n int) bool {
 	if !r.ok || uint64(len(data)) > math.MaxUint32 {
 		return false
 	}
-	v.Ends = make([]uint32, n)
-	end := uint64(0)
 	switch {
-	case width != 0 && ends == nil && lengths == nil:
-		if width > math.MaxUint32 || uint64(n)*width != uint64(len(data)) {
+	case ends == nil:
+		var err error
+		if v.Ends, err = batch.CompactEnds(n, width, lengths, len(data)); err != nil {
 			return false
 		}
-		for i := range v.Ends {
-			end += width
-			v.Ends[i] = uint32(end)
-		}
-	case lengths != nil && ends == nil && width == 0:
-		if len(lengths) != n {
-			return false
-		}
-		for i, l := range lengths {
-			end += uint64(l)
-			v.Ends[i] = uint32(end)
-		}
-	case ends != nil && lengths == nil && width == 0:
-		i := 0
-		for len(ends) > 0 {
-			e, k := protowire.ConsumeVarint(ends)
-			if k < 0 || i == n || e < end || e > math.MaxUint32 {
-				return false
-			}
-			v.Ends[i], end, ends = uint32(e), e, ends[k:]
-			i++
-		}
-		if i != n {
-			return false
-		}
+	case lengths != nil || width != 0:
+		return false
 	default:
-		return false
-	}
-	if end != uint64(len(data)) {
-		// FromRows takes ends short of the text (its tail unread);
-		// appendRows never writes them.
-		return false
+		if v.Ends = packedEnds(ends, n, len(data)); v.Ends == nil {
+			return false
+		}
 	}
 	v.Data = append([]byte(nil), data...)
 	return true
+}
+
+// packedEnds reads n end offsets packed as varints, in order, the last
+// at size; nil when they are not. (FromRows takes ends short of the
+// text, its tail unread; appendRows never writes them.)
+func packedEnds(packed []byte, n, size int) []uint32 {
+	ends := make([]uint32, n)
+	end, i := uint64(0), 0
+	for len(packed) > 0 {
+		e, k := protowire.ConsumeVarint(packed)
+		if k < 0 || i == n || e < end || e > math.MaxUint32 {
+			return nil
+		}
+		ends[i], end, packed = uint32(e), e, packed[k:]
+		i++
+	}
+	if i != n || end != uint64(size) {
+		return nil
+	}
+	return ends
 }
 
 // readNumbers reads a DecimalColumn of n rows into v, as decimals does:

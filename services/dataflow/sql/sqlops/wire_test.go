@@ -72,7 +72,7 @@ func TestWireCodecIsProtobufs(t *testing.T) {
 				}
 			}
 			wire := w.Append(nil, b, sel.rows, sel.start, sel.end, routes)
-			want, err := proto.Marshal(sqlops.ToRoutedSelection(b, sel.rows, sel.start, sel.end, routes))
+			want, err := proto.Marshal(sqlops.ToSelectedRows(b, sel.rows, sel.start, sel.end, routes))
 			if err != nil {
 				t.Fatal(err)
 			}
