@@ -86,12 +86,8 @@ func (d *Driver) ApplyEncoded(stream string, encoded []byte, out Emitter) (int, 
 	return batch.Rows(rows), nil
 }
 
-// Drop counts a batch dropped before the operator saw it (one that does
-// not decode).
-func (d *Driver) Drop() { d.dropped++ }
-
 // Dropped is how many batches were dropped: rejected by the operator, or
-// counted by Drop.
+// not decoded (ApplyEncoded).
 func (d *Driver) Dropped() int64 { return d.dropped }
 
 // End notes that sender has ended stream. When that was the stream's last

@@ -38,9 +38,11 @@ func TestDriver(t *testing.T) {
 	if err := d.Apply("a", badTokens(), out); !errors.Is(err, batch.ErrBadBatch) {
 		t.Errorf("a rejected batch: %v, want the operator's ErrBadBatch", err)
 	}
-	d.Drop()
+	if _, err := d.ApplyEncoded("a", []byte{0xff}, out); err == nil {
+		t.Error("a batch that does not decode was applied")
+	}
 	if d.Dropped() != 2 {
-		t.Errorf("Dropped = %d, want 2 (one rejected, one Drop)", d.Dropped())
+		t.Errorf("Dropped = %d, want 2 (one rejected, one that does not decode)", d.Dropped())
 	}
 	if must(d.End("a", "s0", out)) || d.Ended("a") {
 		t.Error("a ended with one of its two senders")

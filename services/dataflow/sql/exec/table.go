@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"hash/maphash"
+	"math/bits"
 	"slices"
 
 	"github.com/wololo/wololo/services/dataflow/sql/plan"
@@ -167,25 +168,32 @@ func (t *KeyTable) added(i int, h uint64) int32 {
 }
 
 // reserve makes room for n more keys of about keyBytes bytes in all, so
-// that adding them grows nothing on the way (a restore adds a snapshot's
-// keys at once: the index doubled some twenty times for 1.5M keys, each
-// time placing every entry again).
+// that adding them grows nothing on the way: a restore adds a snapshot's
+// keys at once, and the index doubled some twenty times for 1.5M keys,
+// placing every entry again each time; here it is placed once.
 func (t *KeyTable) reserve(n, keyBytes int) {
-	want := len(t.ends) + n
-	for 4*want >= 3*len(t.index) {
-		t.grow()
+	size := len(t.index)
+	for 4*(len(t.ends)+n) >= 3*size {
+		size *= 2
+	}
+	if size > len(t.index) {
+		t.resize(size)
 	}
 	t.ends = slices.Grow(t.ends, n)
 	t.arena = slices.Grow(t.arena, keyBytes)
 }
 
-// grow doubles the index and places every entry again, at its home
-// from its hash (one bit more of it): in the order of the old index,
-// so that the new one is written nearly in order too.
-func (t *KeyTable) grow() {
-	index := make([]entry, 2*len(t.index))
-	mask := len(index) - 1
-	t.shift--
+// grow doubles the index.
+func (t *KeyTable) grow() { t.resize(2 * len(t.index)) }
+
+// resize makes the index size long (a larger power of two) and places
+// every entry again, at its home from its hash (more bits of it): in the
+// order of the old index, so that the new one is written nearly in order
+// too.
+func (t *KeyTable) resize(size int) {
+	index := make([]entry, size)
+	mask := size - 1
+	t.shift -= uint8(bits.Len(uint(size)) - bits.Len(uint(len(t.index))))
 	for _, e := range t.index {
 		if e.slot == 0 {
 			continue

@@ -45,6 +45,38 @@ func TestKeyTable(t *testing.T) {
 	}
 }
 
+// TestKeyTableReserve: room reserved on a table that holds keys already
+// (a restore into a table other operators share) keeps every key's slot,
+// leaves the index at most three quarters full once the reserved keys are
+// in without growing it again, and finds them all.
+func TestKeyTableReserve(t *testing.T) {
+	for _, held := range []int{0, 5, 3000} {
+		tab := NewKeyTable()
+		for i := range held {
+			tab.slot(fmt.Appendf(nil, "held-%d", i))
+		}
+		const more = 100_000
+		tab.reserve(more, 12*more)
+		size := len(tab.index)
+		for i := range more {
+			tab.slot(fmt.Appendf(nil, "more-%d", i))
+		}
+		if len(tab.index) != size || 4*tab.Len() >= 3*size {
+			t.Errorf("held %d: index %d after reserve, %d after %d keys more (%d in all)", held, size, len(tab.index), more, tab.Len())
+		}
+		for i := range held {
+			if s, ok := tab.lookup(fmt.Appendf(nil, "held-%d", i)); !ok || s != int32(i) {
+				t.Fatalf("held %d: key %d at slot %d, %v", held, i, s, ok)
+			}
+		}
+		for i := range more {
+			if s, ok := tab.lookup(fmt.Appendf(nil, "more-%d", i)); !ok || s != int32(held+i) {
+				t.Fatalf("held %d: reserved key %d at slot %d, %v", held, i, s, ok)
+			}
+		}
+	}
+}
+
 // TestReadCSVColumns: the columns not kept read as empty text, the kept
 // ones as ReadCSV reads them, and records are counted the same.
 func TestReadCSVColumns(t *testing.T) {
