@@ -193,7 +193,7 @@ func (s *Store) replay(f File, n uint64, last bool) (int64, error) {
 		} else if off+frameLen+plen > size {
 			why = fmt.Sprintf("a record of %d bytes running past the end of the file", frameLen+plen)
 		} else {
-			buf = slices.Grow(buf[:0], int(plen))[:plen]
+			buf = readBuffer(buf, int(plen))
 			if _, err := io.ReadFull(br, buf); err != nil {
 				return 0, fmt.Errorf("read %s at %d: %w", segName(n), off, err)
 			}

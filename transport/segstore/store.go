@@ -624,7 +624,7 @@ func readRecord(f File, seg uint64, off, n int64, buf []byte) ([]byte, error) {
 	if f == nil {
 		return nil, fmt.Errorf("segment %s is not open", segName(seg))
 	}
-	buf = slices.Grow(buf[:0], int(n))[:n]
+	buf = readBuffer(buf, int(n))
 	if _, err := f.ReadAt(buf, off); err != nil {
 		return nil, fmt.Errorf("read %s at %d: %w", segName(seg), off, err)
 	}
@@ -633,6 +633,18 @@ func readRecord(f File, seg uint64, off, n int64, buf []byte) ([]byte, error) {
 		return nil, fmt.Errorf("%w: %s: record at offset %d no longer matches its checksum", ErrCorrupt, segName(seg), off)
 	}
 	return buf, nil
+}
+
+// readBuffer is a buffer of n bytes to read a record into: buf when it
+// has room, else a new one of at least twice its capacity. What buf held
+// is not kept: growing it as append does would copy it, and clear the new
+// room, for bytes the read then overwrites (megabytes per record, a
+// snapshot's).
+func readBuffer(buf []byte, n int) []byte {
+	if cap(buf) >= n {
+		return buf[:n]
+	}
+	return make([]byte, n, max(n, 2*cap(buf)))
 }
 
 // Stats returns the counters since Open: Syncs counts the fdatasync

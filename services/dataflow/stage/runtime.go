@@ -729,13 +729,13 @@ func (r *Runtime) endsBeforeLog(j *job, ji *transport.JobImage) error {
 		return nil
 	}
 	var first wololov1.Journal
-	if err := proto.Unmarshal(ji.State[0], &first); err != nil || len(first.Snapshot) == 0 {
+	if err := readJournal(ji.State[0], &first); err != nil || len(first.Snapshot) == 0 {
 		return err
 	}
 	logged := map[[2]string]bool{}
+	var jr wololov1.Journal
 	for _, raw := range ji.State[1:] {
-		var jr wololov1.Journal
-		if err := proto.Unmarshal(raw, &jr); err != nil {
+		if err := readJournal(raw, &jr); err != nil {
 			return err
 		}
 		for _, a := range jr.Applied {
@@ -756,9 +756,9 @@ func (r *Runtime) endsBeforeLog(j *job, ji *transport.JobImage) error {
 // emits is dropped: it is already in the outbox, or acknowledged. It
 // returns how long restoring the snapshot the log starts with took.
 func (r *Runtime) replay(j *job, log [][]byte) (restore time.Duration, err error) {
+	var jr wololov1.Journal
 	for _, raw := range log {
-		var jr wololov1.Journal
-		if err := proto.Unmarshal(raw, &jr); err != nil {
+		if err := readJournal(raw, &jr); err != nil {
 			return 0, err
 		}
 		if len(jr.Snapshot) > 0 {
@@ -961,9 +961,6 @@ func snapshotEntry(snap Snapshotter, last int) ([]byte, error) {
 	copy(b[start:], h)
 	return b[start:], nil
 }
-
-// journalSnapshotField is the field number of Journal.snapshot.
-var journalSnapshotField = (&wololov1.Journal{}).ProtoReflect().Descriptor().Fields().ByName("snapshot").Number()
 
 // step applies one input batch (or its EOF) to the operator, through the
 // job's Driver, and reports whether it finished the job, and the rows it

@@ -2,16 +2,14 @@ package sqlops
 
 import (
 	"encoding/binary"
-	"fmt"
 	"math"
 	"slices"
 
 	"google.golang.org/protobuf/encoding/protowire"
-	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/reflect/protoreflect"
 
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 
+	"github.com/wololo/wololo/services/base/protoscan"
 	"github.com/wololo/wololo/services/dataflow/batch"
 	"github.com/wololo/wololo/services/dataflow/sql/exec"
 	"github.com/wololo/wololo/services/dataflow/sql/plan"
@@ -37,38 +35,28 @@ import (
 // Field numbers of wololo.v1.RowBatch and the messages in it, read from
 // batch.proto's descriptors: the one place they are written down.
 var (
-	fieldRowBatchColumns = fieldOf(&wololov1.RowBatch{}, "columns")
+	fieldRowBatchColumns = protoscan.FieldOf(&wololov1.RowBatch{}, "columns")
 
-	fieldBatchRows    = fieldOf(&wololov1.ColumnBatch{}, "rows")
-	fieldBatchColumns = fieldOf(&wololov1.ColumnBatch{}, "columns")
-	fieldBatchRoutes  = fieldOf(&wololov1.ColumnBatch{}, "routes")
+	fieldBatchRows    = protoscan.FieldOf(&wololov1.ColumnBatch{}, "rows")
+	fieldBatchColumns = protoscan.FieldOf(&wololov1.ColumnBatch{}, "columns")
+	fieldBatchRoutes  = protoscan.FieldOf(&wololov1.ColumnBatch{}, "routes")
 
-	fieldColumnText    = fieldOf(&wololov1.ValueColumn{}, "text")
-	fieldColumnNulls   = fieldOf(&wololov1.ValueColumn{}, "nulls")
-	fieldColumnNumbers = fieldOf(&wololov1.ValueColumn{}, "numbers")
-	fieldColumnBools   = fieldOf(&wololov1.ValueColumn{}, "bools")
+	fieldColumnText    = protoscan.FieldOf(&wololov1.ValueColumn{}, "text")
+	fieldColumnNulls   = protoscan.FieldOf(&wololov1.ValueColumn{}, "nulls")
+	fieldColumnNumbers = protoscan.FieldOf(&wololov1.ValueColumn{}, "numbers")
+	fieldColumnBools   = protoscan.FieldOf(&wololov1.ValueColumn{}, "bools")
 
-	fieldTextData    = fieldOf(&wololov1.TextColumn{}, "data")
-	fieldTextEnds    = fieldOf(&wololov1.TextColumn{}, "ends")
-	fieldTextLengths = fieldOf(&wololov1.TextColumn{}, "lengths")
-	fieldTextWidth   = fieldOf(&wololov1.TextColumn{}, "width")
+	fieldTextData    = protoscan.FieldOf(&wololov1.TextColumn{}, "data")
+	fieldTextEnds    = protoscan.FieldOf(&wololov1.TextColumn{}, "ends")
+	fieldTextLengths = protoscan.FieldOf(&wololov1.TextColumn{}, "lengths")
+	fieldTextWidth   = protoscan.FieldOf(&wololov1.TextColumn{}, "width")
 
-	fieldDecUnscaled = fieldOf(&wololov1.DecimalColumn{}, "unscaled")
-	fieldDecScales   = fieldOf(&wololov1.DecimalColumn{}, "scales")
-	fieldDecScale    = fieldOf(&wololov1.DecimalColumn{}, "scale")
-	fieldDecWideRows = fieldOf(&wololov1.DecimalColumn{}, "wide_rows")
-	fieldDecWide     = fieldOf(&wololov1.DecimalColumn{}, "wide")
+	fieldDecUnscaled = protoscan.FieldOf(&wololov1.DecimalColumn{}, "unscaled")
+	fieldDecScales   = protoscan.FieldOf(&wololov1.DecimalColumn{}, "scales")
+	fieldDecScale    = protoscan.FieldOf(&wololov1.DecimalColumn{}, "scale")
+	fieldDecWideRows = protoscan.FieldOf(&wololov1.DecimalColumn{}, "wide_rows")
+	fieldDecWide     = protoscan.FieldOf(&wololov1.DecimalColumn{}, "wide")
 )
-
-// fieldOf is the number of m's field name; a name m does not have
-// panics when the package loads.
-func fieldOf(m proto.Message, name protoreflect.Name) protowire.Number {
-	f := m.ProtoReflect().Descriptor().Fields().ByName(name)
-	if f == nil {
-		panic(fmt.Sprintf("sqlops: %s has no field %s", m.ProtoReflect().Descriptor().FullName(), name))
-	}
-	return f.Number()
-}
 
 // wireWriter writes batches (appendRows), keeping its scratch between
 // them.
@@ -339,67 +327,6 @@ func (c *wireColumn) append(dst []byte, s selection) []byte {
 	return dst
 }
 
-// wireReader reads a message's fields in the order appendRows writes
-// them: each field's number above the last one's (or equal, for the one
-// repeated field named), a varint or length-delimited; on any other
-// field it stops, not ok.
-type wireReader struct {
-	b      []byte
-	repeat protowire.Number // the field that may come again
-	last   protowire.Number
-	ok     bool
-}
-
-// wireField is a field read: its bytes (length-delimited) or value.
-type wireField struct {
-	num   protowire.Number
-	typ   protowire.Type
-	bytes []byte
-	value uint64
-}
-
-func newWireReader(b []byte, repeat protowire.Number) *wireReader {
-	return &wireReader{b: b, repeat: repeat, ok: true}
-}
-
-// next reads the next field; false at the end, or (ok false) at a field
-// out of order or that does not read.
-func (r *wireReader) next() (wireField, bool) {
-	if len(r.b) == 0 || !r.ok {
-		return wireField{}, false
-	}
-	r.ok = false
-	num, typ, n := protowire.ConsumeTag(r.b)
-	if n < 0 || num < 1 || num < r.last || (num == r.last && num != r.repeat) {
-		return wireField{}, false
-	}
-	f := wireField{num: num, typ: typ}
-	var k int
-	switch typ {
-	case protowire.VarintType:
-		f.value, k = protowire.ConsumeVarint(r.b[n:])
-	case protowire.BytesType:
-		f.bytes, k = protowire.ConsumeBytes(r.b[n:])
-	default:
-		return wireField{}, false
-	}
-	if k < 0 {
-		return wireField{}, false
-	}
-	r.b, r.last, r.ok = r.b[n+k:], num, true
-	return f, true
-}
-
-// bytesField reports whether f is field num, length-delimited.
-func (f wireField) bytesField(num protowire.Number) bool {
-	return f.num == num && f.typ == protowire.BytesType
-}
-
-// varintField reports whether f is field num, a varint.
-func (f wireField) varintField(num protowire.Number) bool {
-	return f.num == num && f.typ == protowire.VarintType
-}
-
 // readRows reads encoded, a RowBatch in the form appendRows writes, as a
 // batch of the given columns and the routes of its rows (nil when it
 // names none), as FromRows reads the RowBatch proto.Unmarshal makes of
@@ -407,23 +334,23 @@ func (f wireField) varintField(num protowire.Number) bool {
 // it (the caller then reads it the long way). Nothing of the batch
 // aliases encoded.
 func readRows(encoded []byte, cols []plan.Column) (*exec.Batch, []uint64, bool) {
-	top := newWireReader(encoded, 0)
-	rb, ok := top.next()
-	if !ok || !rb.bytesField(fieldRowBatchColumns) || len(top.b) != 0 {
+	top := protoscan.New(encoded, 0)
+	rb, ok := top.Next()
+	if !ok || !rb.IsBytes(fieldRowBatchColumns) || !top.End() {
 		return nil, nil, false
 	}
-	r := newWireReader(rb.bytes, fieldBatchColumns)
+	r := protoscan.New(rb.Bytes, fieldBatchColumns)
 	var n uint64
 	var columns [][]byte
 	var routes []byte
-	for f, more := r.next(); more; f, more = r.next() {
+	for f, more := r.Next(); more; f, more = r.Next() {
 		switch {
-		case f.varintField(fieldBatchRows):
-			n = f.value
-		case f.bytesField(fieldBatchColumns):
-			columns = append(columns, f.bytes)
-		case f.bytesField(fieldBatchRoutes):
-			routes = f.bytes
+		case f.IsVarint(fieldBatchRows):
+			n = f.Value
+		case f.IsBytes(fieldBatchColumns):
+			columns = append(columns, f.Bytes)
+		case f.IsBytes(fieldBatchRoutes):
+			routes = f.Bytes
 		default:
 			return nil, nil, false
 		}
@@ -431,7 +358,7 @@ func readRows(encoded []byte, cols []plan.Column) (*exec.Batch, []uint64, bool) 
 	// Every column holds at least a byte or a varint per row, or n times
 	// its width in text: a batch that says it has more rows than bytes
 	// lies, and nothing is allocated for them.
-	if !r.ok || n == 0 || n > uint64(len(rb.bytes)) || len(columns) != len(cols) {
+	if !r.OK() || n == 0 || n > uint64(len(rb.Bytes)) || len(columns) != len(cols) {
 		return nil, nil, false
 	}
 	rows := int(n)
@@ -460,24 +387,24 @@ func readRows(encoded []byte, cols []plan.Column) (*exec.Batch, []uint64, bool) 
 
 // readColumn reads a ValueColumn of n rows in the form of type t.
 func readColumn(b []byte, t plan.Type, n int) (*exec.Vec, bool) {
-	r := newWireReader(b, 0)
+	r := protoscan.New(b, 0)
 	var text, nulls, numbers, bools []byte
 	hasText, hasNumbers := false, false // present, if empty
-	for f, more := r.next(); more; f, more = r.next() {
+	for f, more := r.Next(); more; f, more = r.Next() {
 		switch {
-		case f.bytesField(fieldColumnText):
-			text, hasText = f.bytes, true
-		case f.bytesField(fieldColumnNulls):
-			nulls = f.bytes
-		case f.bytesField(fieldColumnNumbers):
-			numbers, hasNumbers = f.bytes, true
-		case f.bytesField(fieldColumnBools):
-			bools = f.bytes
+		case f.IsBytes(fieldColumnText):
+			text, hasText = f.Bytes, true
+		case f.IsBytes(fieldColumnNulls):
+			nulls = f.Bytes
+		case f.IsBytes(fieldColumnNumbers):
+			numbers, hasNumbers = f.Bytes, true
+		case f.IsBytes(fieldColumnBools):
+			bools = f.Bytes
 		default:
 			return nil, false
 		}
 	}
-	if !r.ok {
+	if !r.OK() {
 		return nil, false
 	}
 	if len(nulls) != 0 && len(nulls) != (n+7)/8 {
@@ -510,24 +437,24 @@ func readColumn(b []byte, t plan.Type, n int) (*exec.Vec, bool) {
 // readText reads a TextColumn of n rows into v: its bytes copied, its
 // ends in whichever form they came.
 func readText(v *exec.Vec, b []byte, n int) bool {
-	r := newWireReader(b, 0)
+	r := protoscan.New(b, 0)
 	var data, ends, lengths []byte
 	var width uint64
-	for f, more := r.next(); more; f, more = r.next() {
+	for f, more := r.Next(); more; f, more = r.Next() {
 		switch {
-		case f.bytesField(fieldTextData):
-			data = f.bytes
-		case f.bytesField(fieldTextEnds):
-			ends = f.bytes
-		case f.bytesField(fieldTextLengths):
-			lengths = f.bytes
-		case f.varintField(fieldTextWidth):
-			width = f.value
+		case f.IsBytes(fieldTextData):
+			data = f.Bytes
+		case f.IsBytes(fieldTextEnds):
+			ends = f.Bytes
+		case f.IsBytes(fieldTextLengths):
+			lengths = f.Bytes
+		case f.IsVarint(fieldTextWidth):
+			width = f.Value
 		default:
 			return false
 		}
 	}
-	if !r.ok || uint64(len(data)) > math.MaxUint32 {
+	if !r.OK() || uint64(len(data)) > math.MaxUint32 {
 		return false
 	}
 	switch {
@@ -570,27 +497,27 @@ func packedEnds(packed []byte, n, size int) []uint32 {
 // readNumbers reads a DecimalColumn of n rows into v, as decimals does:
 // a NULL's value is the zero Dec, a wide value is read from its text.
 func readNumbers(v *exec.Vec, b []byte, n int) bool {
-	r := newWireReader(b, fieldDecWide)
+	r := protoscan.New(b, fieldDecWide)
 	var unscaled, scales, wideRows []byte
 	var wide [][]byte
 	var scale uint64
-	for f, more := r.next(); more; f, more = r.next() {
+	for f, more := r.Next(); more; f, more = r.Next() {
 		switch {
-		case f.bytesField(fieldDecUnscaled):
-			unscaled = f.bytes
-		case f.bytesField(fieldDecScales):
-			scales = f.bytes
-		case f.varintField(fieldDecScale):
-			scale = f.value
-		case f.bytesField(fieldDecWideRows):
-			wideRows = f.bytes
-		case f.bytesField(fieldDecWide):
-			wide = append(wide, f.bytes)
+		case f.IsBytes(fieldDecUnscaled):
+			unscaled = f.Bytes
+		case f.IsBytes(fieldDecScales):
+			scales = f.Bytes
+		case f.IsVarint(fieldDecScale):
+			scale = f.Value
+		case f.IsBytes(fieldDecWideRows):
+			wideRows = f.Bytes
+		case f.IsBytes(fieldDecWide):
+			wide = append(wide, f.Bytes)
 		default:
 			return false
 		}
 	}
-	if !r.ok || scale > math.MaxInt32 || (len(wideRows) != 0 && len(wideRows) != (n+7)/8) {
+	if !r.OK() || scale > math.MaxInt32 || (len(wideRows) != 0 && len(wideRows) != (n+7)/8) {
 		return false
 	}
 	v.Nums = make([]value.Dec, n)
