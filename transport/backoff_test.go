@@ -7,8 +7,8 @@ import (
 
 // TestBackoff: a link's backoff doubles up to its ceiling while its
 // receiver is down, starts again after an attempt that got somewhere, and
-// stays at its first while the receiver says it is recovering, so that a
-// link reconnects within one first backoff of the receiver's recovery.
+// is a short poll while the receiver says it is recovering, so that a
+// link reconnects within one poll of the receiver's recovery.
 func TestBackoff(t *testing.T) {
 	type step struct {
 		progressed, soon bool
@@ -26,8 +26,8 @@ func TestBackoff(t *testing.T) {
 			{false, false, maxBackoff, maxBackoff},
 		}},
 		{"progress starts again", ms(800), []step{{true, false, ms(50), ms(100)}}},
-		{"recovering: the first backoff, not doubled", ms(400), []step{
-			{false, true, ms(50), ms(50)}, {false, true, ms(50), ms(50)}, {false, false, ms(50), ms(100)},
+		{"recovering: polled, then the first backoff, not doubled", ms(400), []step{
+			{false, true, recoveringPoll, ms(50)}, {false, true, recoveringPoll, ms(50)}, {false, false, ms(50), ms(100)},
 		}},
 	} {
 		delay := c.delay
