@@ -613,7 +613,7 @@ func upload(ctx context.Context, jobs wololov1.JobServiceClient, id string, in i
 	defer func() { progressed = acked.Load() }()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	stream, err := jobs.Upload(ctx, grpc.WaitForReady(true))
+	stream, err := jobs.Upload(ctx, grpc.WaitForReady(true), grpc.ForceCodecV2(newUploadCodec()))
 	if err != nil {
 		return false, err
 	}
