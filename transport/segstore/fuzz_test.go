@@ -21,7 +21,7 @@ func seedRecords(t testing.TB) [][]byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	commit := append(append([]byte{}, enc.body...), commitTail(7, 123)...)
+	commit := append(enc.payload(), commitTail(7, 123)...)
 	ce := newCopyEncoder()
 	ce.add(copyItem{tag: tagJob, job: "j"}, nil)
 	ce.add(copyItem{tag: tagWatermark, job: "j", ch: ch, v: 9}, nil)
@@ -131,9 +131,10 @@ func FuzzCommitRoundTrip(f *testing.F) {
 			t.Fatal(err)
 		}
 		enc.rec.n = n
-		p := append(append([]byte{}, enc.body...), commitTail(n, 42)...)
-		if checksum(enc.crc, p[len(enc.body):]) != checksum(0, p) {
-			t.Fatal("the body's checksum does not extend to the payload's")
+		body := enc.payload()
+		p := append(body, commitTail(n, 42)...)
+		if checksum(enc.crc, p[len(body):]) != checksum(0, p) {
+			t.Fatal("the body's and state's checksum does not extend to the payload's")
 		}
 		r, err := decodePayload(p)
 		if err != nil {
@@ -197,4 +198,10 @@ func normalize(c commitRec) commitRec {
 	}
 	c.records = recs
 	return c
+}
+
+// payload is the encoded commit's bytes as the record holds them, before
+// its tail: the body, then the state.
+func (e *encodedCommit) payload() []byte {
+	return append(append([]byte{}, e.body...), e.state...)
 }

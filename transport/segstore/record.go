@@ -397,19 +397,25 @@ func decodeItem(d *decoder) copyItem {
 	return it
 }
 
-// encodedCommit is a commit's payload without its tail: the body is built
-// outside the store's lock, the tail (state index and trailer) under it.
+// encodedCommit is a commit's payload without its tail: the body, then
+// the state, are built outside the store's lock, the tail (state index
+// and trailer) under it.
 type encodedCommit struct {
-	body []byte
-	crc  uint32 // of body
-	rec  *commitRec
+	body  []byte
+	state []byte // c.State itself, the end of the body's bytes on disk
+	crc   uint32 // of body and state
+	rec   *commitRec
 }
 
 // encodeCommit encodes everything of c that does not depend on earlier
-// commits; rows (encoded by the Committer) are copied into the body.
+// commits; rows (encoded by the Committer) are copied into the body. The
+// state, the bulk of a stage's commits (its journal of the batches it
+// applied, or a snapshot of tens of megabytes), is not: the record is
+// written from c.State itself, after the body, which Commit may do as it
+// returns only once the record is written.
 func encodeCommit(c *transport.Commit) (*encodedCommit, error) {
 	rec := &commitRec{job: c.Job, reset: c.ResetState, hasState: c.State != nil}
-	size := 1 + stringSize(c.Job) + 1 + 3*binary.MaxVarintLen64 + binary.MaxVarintLen64 + len(c.State)
+	size := 1 + stringSize(c.Job) + 1 + 3*binary.MaxVarintLen64 + binary.MaxVarintLen64
 	for ch := range c.Inputs {
 		size += channelSize(c.Job, ch) + binary.MaxVarintLen64
 	}
@@ -472,10 +478,9 @@ func encodeCommit(c *transport.Commit) (*encodedCommit, error) {
 		start := len(b)
 		b = binary.AppendUvarint(b, uint64(len(c.State)))
 		rec.stateOff, rec.stateLen = len(b), len(c.State)
-		b = append(b, c.State...)
-		rec.stateSz = len(b) - start
+		rec.stateSz = len(b) - start + len(c.State)
 	}
-	return &encodedCommit{body: b, crc: checksum(0, b), rec: rec}, nil
+	return &encodedCommit{body: b, state: c.State, crc: checksum(checksum(0, b), c.State), rec: rec}, nil
 }
 
 // Commit bodies are recycled once written: a 1 MiB commit then costs

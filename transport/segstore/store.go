@@ -395,7 +395,7 @@ func (s *Store) commit(c *transport.Commit) error {
 		return err
 	}
 	defer s.leave()
-	enc, err := encodeCommit(c) // outside mu: the rows are copied here
+	enc, err := encodeCommit(c) // outside mu: the rows are copied here, the state is not
 	if err != nil {
 		return err
 	}
@@ -406,7 +406,7 @@ func (s *Store) commit(c *transport.Commit) error {
 		return s.failed
 	}
 	n := s.ix.nextState(c.Job)
-	plen := len(enc.body) + uvarintLen(n) + trailerLen
+	plen := len(enc.body) + len(enc.state) + uvarintLen(n) + trailerLen
 	if plen > maxPayload {
 		return fmt.Errorf("commit of %d bytes: a record holds at most %d", plen, maxPayload)
 	}
@@ -414,7 +414,7 @@ func (s *Store) commit(c *transport.Commit) error {
 	s.placeLocked(size)
 	tail := commitTail(n, s.syncedOff)
 	frame := appendFrame(make([]byte, 0, frameLen), plen, checksum(enc.crc, tail))
-	a := s.appendLocked(size, frame, enc.body, tail)
+	a := s.appendLocked(size, frame, enc.body, enc.state, tail)
 	s.pending.writes[len(s.pending.writes)-1].body = enc.body
 	enc.rec.n = n
 	s.ix.apply(&record{kind: kindCommit, commit: enc.rec}, a, nil)
