@@ -68,8 +68,10 @@
 // (wire.go) writes them straight from an exchange's columns (to an
 // Emitter that takes encoded batches, stage.EncodedEmitter) and reads
 // them straight into a receiving Task's batch (stage.EncodedApplier),
-// without the RowBatch message in between; the bytes are protobuf's, and
-// whatever the codec does not read is read the long way (FromRows). The
+// without the RowBatch message in between; the bytes are protobuf's,
+// read field by field in place (services/base/protoscan, which the stage
+// runtime reads its state log with too), and whatever the codec does not
+// read is read the long way (FromRows). The
 // in-process runners keep the RowBatch path: it has no bytes to write.
 //
 // The package does no I/O and no logging.
