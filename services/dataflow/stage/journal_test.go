@@ -5,6 +5,7 @@ import (
 	"testing"
 	"unsafe"
 
+	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
@@ -83,9 +84,9 @@ func TestReadJournalIsProtoUnmarshal(t *testing.T) {
 // refuses it.
 func TestReadJournalFallsBack(t *testing.T) {
 	a1, _ := proto.Marshal(&wololov1.Applied{Stream: "s", Rows: []byte{1}})
-	applied := append([]byte{byte(journalAppliedField<<3 | 2), byte(len(a1))}, a1...)
-	snap := []byte{byte(journalSnapshotField<<3 | 2), 1, 9}
-	unknown := []byte{15<<3 | 0, 1}
+	applied := protowire.AppendBytes(protowire.AppendTag(nil, journalAppliedField, protowire.BytesType), a1)
+	snap := protowire.AppendBytes(protowire.AppendTag(nil, journalSnapshotField, protowire.BytesType), []byte{9})
+	unknown := protowire.AppendVarint(protowire.AppendTag(nil, 15, protowire.VarintType), 1)
 	for name, raw := range map[string][]byte{
 		"snapshot before applied": append(append([]byte{}, snap...), applied...),
 		"an unknown field":        append(append([]byte{}, applied...), unknown...),
@@ -101,7 +102,7 @@ func TestReadJournalFallsBack(t *testing.T) {
 			t.Fatalf("%s: read %v (%v), want %v", name, &got, err, &want)
 		}
 	}
-	bad := []byte{byte(journalAppliedField<<3 | 2), 5, 1}
+	bad := protowire.AppendVarint(protowire.AppendTag(nil, journalAppliedField, protowire.BytesType), 5) // 5 bytes said, 0 there
 	var got wololov1.Journal
 	if err := readJournal(bad, &got); err == nil {
 		t.Fatal("a cut entry was read")
