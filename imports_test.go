@@ -149,10 +149,10 @@ var importRules = []importRule{
 	},
 	{
 		name: "sql-ops",
-		rule: "services/dataflow/sql/sqlops (the physical plan's operators and its in-process runner) imports of this module only services/dataflow/sql/..., services/dataflow/stage (the driver, the route hash and the Snapshotter contract), services/dataflow/batch, proto/wololo/v1 (the ColumnBatch row kind), services/dataflow/schema (the name of a job's result record) and services/base/snapcodec (the snapshot encoding)",
+		rule: "services/dataflow/sql/sqlops (the physical plan's operators and its in-process runner) imports of this module only services/dataflow/sql/..., services/dataflow/stage (the driver, the route hash and the Snapshotter contract), services/dataflow/batch, proto/wololo/v1 (the ColumnBatch row kind), services/dataflow/schema (the name of a job's result record), services/base/snapcodec (the snapshot encoding) and services/base/protoscan (the wire codec's reader)",
 		from: func(p string) bool { return p == sqlOps },
 		allow: func(d string) bool {
-			return under(d, "services/dataflow/sql") || d == "services/dataflow/stage" || d == "services/dataflow/batch" || d == "proto/wololo/v1" || d == "services/dataflow/schema" || d == "services/base/snapcodec"
+			return under(d, "services/dataflow/sql") || d == "services/dataflow/stage" || d == "services/dataflow/batch" || d == "proto/wololo/v1" || d == "services/dataflow/schema" || d == "services/base/snapcodec" || d == "services/base/protoscan"
 		},
 		// Its tests run the default queries against the reference on
 		// generated data, and plans as the deployment's instances
