@@ -51,6 +51,7 @@ type Sender struct {
 
 	failed    func(ctx context.Context, ch ChannelID, err error) // OnFailed
 	retrySoon func(error) bool                                   // RetrySoon
+	checkAlso func(receiver string) []ChannelID                  // CheckAlso
 
 	mu        sync.Mutex
 	links     map[ChannelID]*link // the running ones
@@ -115,6 +116,17 @@ func (s *Sender) OnFailed(f func(ctx context.Context, ch ChannelID, err error)) 
 // of up to the 2 s a receiver that is down is waited for. Set it
 // before Serve.
 func (s *Sender) RetrySoon(f func(error) bool) { s.retrySoon = f }
+
+// CheckAlso sets the channels, beyond those the outbox holds, that a
+// receiver's new incarnation gets a check link on (SeeReceiver): the
+// output channels to it of every job the process holds, whether or not
+// anything was committed to them yet. A job that never sent a receiver
+// anything would otherwise never hear that the receiver lost it: a shard
+// told of a job that the gateway then lost with its store, before the
+// gateway sent it a batch, held the job for ever. A check link's Hello
+// (or its refusal: the job not introduced, the job dropped) says so as it
+// does for a channel with entries. Set it before Serve.
+func (s *Sender) CheckAlso(f func(receiver string) []ChannelID) { s.checkAlso = f }
 
 // Serve runs until ctx ends (nil) or a receiver refuses this process as an
 // older incarnation of itself (that error: it has been replaced and must
@@ -181,6 +193,9 @@ func (s *Sender) SeeReceiver(instance string, incarnation uint64) {
 		return
 	}
 	channels := s.outbox.channelsTo(instance)
+	if s.checkAlso != nil {
+		channels = append(channels, s.checkAlso(instance)...)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, ch := range channels {

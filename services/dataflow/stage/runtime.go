@@ -462,6 +462,31 @@ func (r *Runtime) DropJob(id string) error {
 	return nil
 }
 
+// ChannelsTo lists the output channels to receiver of every job this
+// process was told of (introduced, or known to the gateway), making the
+// job first where no stream has made it yet, as its first stream would:
+// the channels a new incarnation of receiver is asked about
+// (transport.Sender.CheckAlso), so that a job the receiver no longer
+// holds is found even when nothing was ever sent to it.
+func (r *Runtime) ChannelsTo(receiver string) []transport.ChannelID {
+	r.mu.Lock()
+	ids := slices.Sorted(maps.Keys(r.introduced))
+	r.mu.Unlock()
+	var out []transport.ChannelID
+	for _, id := range ids {
+		j, err := r.job(id, nil)
+		if err != nil {
+			continue // dropped, stopping, over the limit or unreadable: no channel to ask about
+		}
+		for _, ch := range j.out.Channels() {
+			if ch.Receiver == receiver {
+				out = append(out, ch)
+			}
+		}
+	}
+	return out
+}
+
 // errStopping refuses a job that would start after Serve returned.
 var errStopping = status.Error(codes.Unavailable, "stage is stopping")
 

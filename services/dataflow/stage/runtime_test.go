@@ -744,3 +744,39 @@ func TestRecoverKeepsAnEndAcrossASnapshot(t *testing.T) {
 		t.Fatalf("the operator heard %q end, want %q", heard, want)
 	}
 }
+
+// TestChannelsToAnIntroducedJob: a job this process was told of is asked
+// about on its output channels to a receiver's new incarnation, though
+// no stream has made it yet and nothing was sent on them; a dropped job
+// is not.
+func TestChannelsToAnIntroducedJob(t *testing.T) {
+	rt, _, _ := grouperRuntime(t)
+	top := deploy.Default().Logical()
+	outs := top.Outputs("q2-grouper")
+	if len(outs) == 0 {
+		t.Fatal("q2-grouper has no outputs in the default topology")
+	}
+	receiver := deploy.Instance{Stage: outs[0].To, Index: 0}.Name()
+	if got := rt.ChannelsTo(receiver); len(got) != 0 {
+		t.Fatalf("channels of no job: %v", got)
+	}
+	introduce(t, rt, "a")
+	got := rt.ChannelsTo(receiver)
+	if len(got) == 0 {
+		t.Fatalf("no channel to %s of the introduced job", receiver)
+	}
+	for _, ch := range got {
+		if ch.Job != "a" || ch.Sender != "q2-grouper-0" || ch.Receiver != receiver {
+			t.Errorf("channel %s: not job a's from q2-grouper-0 to %s", ch, receiver)
+		}
+	}
+	if other := rt.ChannelsTo("no-such-receiver-0"); len(other) != 0 {
+		t.Errorf("channels to a receiver the job does not send to: %v", other)
+	}
+	if err := rt.DropJob("a"); err != nil {
+		t.Fatal(err)
+	}
+	if after := rt.ChannelsTo(receiver); len(after) != 0 {
+		t.Errorf("channels of a dropped job: %v", after)
+	}
+}

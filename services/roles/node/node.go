@@ -313,6 +313,7 @@ func New(cfg Config) (*Node, error) {
 	}
 	stageServer := transport.NewServer(self, incarnation, n.runtime, log.Named("transport"))
 	stageServer.OnAnnounce(n.sender.SeeReceiver)
+	n.sender.CheckAlso(n.runtime.ChannelsTo)
 	n.sender.OnFailed(n.reportChannelFailed)
 	n.sender.RetrySoon(rpc.IsRecovering)
 	if n.Gateway != nil {
