@@ -462,9 +462,9 @@ func (r *Runtime) DropJob(id string) error {
 	return nil
 }
 
-// ChannelsTo lists the output channels to receiver of every job this
-// process was told of (introduced, or known to the gateway), making the
-// job first where no stream has made it yet, as its first stream would:
+// ChannelsTo lists the output channels to receiver of every job the
+// gateway introduced here, making the job first where no stream has made
+// it yet, as its first stream would:
 // the channels a new incarnation of receiver is asked about
 // (transport.Sender.CheckAlso), so that a job the receiver no longer
 // holds is found even when nothing was ever sent to it.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -761,14 +762,14 @@ func TestChannelsToAnIntroducedJob(t *testing.T) {
 		t.Fatalf("channels of no job: %v", got)
 	}
 	introduce(t, rt, "a")
-	got := rt.ChannelsTo(receiver)
-	if len(got) == 0 {
-		t.Fatalf("no channel to %s of the introduced job", receiver)
-	}
-	for _, ch := range got {
-		if ch.Job != "a" || ch.Sender != "q2-grouper-0" || ch.Receiver != receiver {
-			t.Errorf("channel %s: not job a's from q2-grouper-0 to %s", ch, receiver)
+	var want []transport.ChannelID
+	for _, st := range outs {
+		if st.To == outs[0].To {
+			want = append(want, transport.ChannelID{Job: "a", Stream: st.Name, Sender: "q2-grouper-0", Receiver: receiver})
 		}
+	}
+	if got := rt.ChannelsTo(receiver); !slices.Equal(got, want) {
+		t.Fatalf("channels to %s of the introduced job: %v, want %v", receiver, got, want)
 	}
 	if other := rt.ChannelsTo("no-such-receiver-0"); len(other) != 0 {
 		t.Errorf("channels to a receiver the job does not send to: %v", other)

@@ -9,6 +9,7 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
+	"github.com/wololo/wololo/services/base/protoscan"
 )
 
 // UploadCodec is the codec of the gateway's public gRPC server: gRPC's
@@ -28,8 +29,8 @@ func UploadCodec() encoding.CodecV2 {
 
 type uploadCodec struct{ encoding.CodecV2 }
 
-// dataTag is the key of UploadRequest.data: field 2, length-delimited.
-var dataTag = protowire.AppendTag(nil, 2, protowire.BytesType)
+// uploadDataField is the field number of UploadRequest.data.
+var uploadDataField = protoscan.FieldOf(&wololov1.UploadRequest{}, "data")
 
 func (c uploadCodec) Unmarshal(data mem.BufferSlice, v any) error {
 	if req, ok := v.(*wololov1.UploadRequest); ok {
@@ -45,17 +46,18 @@ func (c uploadCodec) Unmarshal(data mem.BufferSlice, v any) error {
 // and nothing else, in a buffer of dataBuffers; false for any other
 // message.
 func readData(data mem.BufferSlice) ([]byte, bool) {
-	var head [1 + binary.MaxVarintLen64]byte
+	var head [2 * binary.MaxVarintLen64]byte // the tag and the length
 	n := copyFrom(data, 0, head[:])
-	if n < 2 || head[0] != dataTag[0] {
+	num, typ, t := protowire.ConsumeTag(head[:n])
+	if t < 0 || num != uploadDataField || typ != protowire.BytesType {
 		return nil, false
 	}
-	size, k := protowire.ConsumeVarint(head[1:n])
-	if k < 0 || uint64(data.Len()) != 1+uint64(k)+size {
+	size, k := protowire.ConsumeVarint(head[t:n])
+	if k < 0 || uint64(data.Len()) != uint64(t+k)+size {
 		return nil, false
 	}
 	b := getData(int(size))
-	copyFrom(data, 1+k, b)
+	copyFrom(data, t+k, b)
 	return b, true
 }
 
