@@ -1,6 +1,7 @@
 package stage
 
 import (
+	"errors"
 	"fmt"
 
 	"google.golang.org/protobuf/proto"
@@ -30,10 +31,28 @@ type Driver struct {
 	senders map[string]int
 	ended   map[string]map[string]bool
 	open    int // input streams not ended
-	// finished: Finish was called; op is gone.
+	// finished: Finish was called, or the operator failed the job
+	// (failed); op is gone.
 	finished bool
+	failed   error
 	dropped  int64
 }
+
+// rejected takes an operator's error: one that fails the job
+// (ErrFailsJob) lets the operator go, as Finish does, and is kept
+// (Failed); any other drops the batch, counted.
+func (d *Driver) rejected(err error) error {
+	if errors.Is(err, ErrFailsJob) {
+		d.finished, d.op, d.failed = true, nil, err
+		return err
+	}
+	d.dropped++
+	return err
+}
+
+// Failed is the error with which the operator failed the job
+// (ErrFailsJob), or nil.
+func (d *Driver) Failed() error { return d.failed }
 
 // NewDriver returns the driver of op, whose input streams are the keys of
 // senders, each ended by as many senders as its value.
@@ -52,8 +71,7 @@ func (d *Driver) Apply(stream string, rows *wololov1.RowBatch, out Emitter) erro
 		return nil
 	}
 	if err := d.op.Apply(stream, rows, out); err != nil {
-		d.dropped++
-		return err
+		return d.rejected(err)
 	}
 	return nil
 }
@@ -70,8 +88,7 @@ func (d *Driver) ApplyEncoded(stream string, encoded []byte, out Emitter) (int, 
 	if ea, ok := d.op.(EncodedApplier); ok {
 		n, err := ea.ApplyEncoded(stream, encoded, out)
 		if err != nil {
-			d.dropped++
-			return 0, err
+			return 0, d.rejected(err)
 		}
 		return n, nil
 	}
@@ -104,7 +121,10 @@ func (d *Driver) End(stream, sender string, out Emitter) (due bool, err error) {
 		return false, nil
 	}
 	if ender, ok := d.op.(StreamEnder); ok {
-		err = ender.EndStream(stream, out)
+		if err = ender.EndStream(stream, out); errors.Is(err, ErrFailsJob) {
+			d.rejected(err)
+			return false, err
+		}
 	}
 	return d.open == 0, err
 }
@@ -151,7 +171,11 @@ func (d *Driver) Finish(out Emitter) error {
 	}
 	op := d.op
 	d.finished, d.op = true, nil
-	return op.Finish(out)
+	err := op.Finish(out)
+	if errors.Is(err, ErrFailsJob) {
+		d.failed = err
+	}
+	return err
 }
 
 // Finished reports whether Finish was called.

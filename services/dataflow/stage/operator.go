@@ -1,6 +1,8 @@
 package stage
 
 import (
+	"errors"
+
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 	"github.com/wololo/wololo/services/dataflow/batch"
 )
@@ -14,6 +16,15 @@ type Operator interface {
 	// final rows. The operator is discarded afterwards.
 	Finish(out Emitter) error
 }
+
+// ErrFailsJob marks an operator's error that the job cannot go past at
+// this instance: a budget of the job's is spent (sqlops.OverBudget). Such
+// an error is not a rejected batch, dropped and counted while the job
+// goes on: the Driver lets the operator go, and the runtime fails the job
+// here in the commit of the step that met it (nothing emitted, its state
+// log dropped, the failure recorded so that a restart does not replay the
+// job into it again), and reports it (Config.OnFail). Operators wrap it.
+var ErrFailsJob = errors.New("the job cannot go on")
 
 // StreamEnder is implemented by operators that act when one input stream
 // ends (the EOFs of all its sender instances are applied) before the

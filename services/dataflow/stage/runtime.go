@@ -52,6 +52,12 @@ const (
 	// when it has one: a restarted instance rebuilds the job's operator
 	// from it.
 	recordPlan = "stage/plan"
+	// recordFailed marks a job failed at this stage, holding why: its
+	// operator met an error that fails the job (ErrFailsJob, a budget
+	// spent). The job's state log was dropped in the same commit; a
+	// restarted process does not replay it, reports the failure again
+	// (Failed), and acknowledges its batches without applying them.
+	recordFailed = "stage/failed"
 )
 
 // DefaultSweepEvery is how often a runtime reaps the state of jobs it was
@@ -95,6 +101,11 @@ type Config struct {
 	// OnFinish, if set, is called after a job's final commit with the
 	// records its operator wrote.
 	OnFinish func(job string, records map[string][]byte)
+	// OnFail, if set, is called after the commit that failed a job here
+	// (its operator met an ErrFailsJob), with why, on a goroutine of its
+	// own whose context ends with Serve: the process tells the gateway,
+	// which fails the job for its client.
+	OnFail func(ctx context.Context, job, reason string)
 	// MaxJobs is how many jobs the instance holds at once; an introduction
 	// of one more is refused (transport.ErrTooManyJobs) until one is
 	// dropped. DefaultMaxJobs if 0.
@@ -220,6 +231,9 @@ type Runtime struct {
 	// does not replay), with why; refused like dropped jobs until the
 	// gateway, told by the process, fails and drops them.
 	unrestorable map[string]error
+	// failed are the jobs Recover found failed here before (recordFailed),
+	// with why: the process reports them to the gateway again.
+	failed map[string]string
 }
 
 // New returns a Runtime.
@@ -228,7 +242,7 @@ func New(cfg Config) (*Runtime, error) {
 		return nil, err
 	}
 	cfg = cfg.WithDefaults()
-	return &Runtime{cfg: cfg, self: cfg.Instance.Name(), jobs: map[string]*job{}, dropped: map[string]bool{}, introduced: map[string]bool{}, plans: map[string][]byte{}, unrestorable: map[string]error{}}, nil
+	return &Runtime{cfg: cfg, self: cfg.Instance.Name(), jobs: map[string]*job{}, dropped: map[string]bool{}, introduced: map[string]bool{}, plans: map[string][]byte{}, unrestorable: map[string]error{}, failed: map[string]string{}}, nil
 }
 
 // Serve runs until ctx ends (nil) or a commit fails (that error), and
@@ -292,6 +306,12 @@ type job struct {
 	// logBytes is the state log's size since the last snapshot, and
 	// snapBytes that snapshot's size (actor only).
 	logBytes, snapBytes int
+
+	// failure is why the job failed here (its operator met an
+	// ErrFailsJob), "" while it has not; failureKept: the store records
+	// it (actor only).
+	failure     string
+	failureKept bool
 
 	mu       sync.Mutex // guards inputs and finished for Status
 	inputs   map[transport.ChannelID]*input
@@ -691,7 +711,13 @@ func (r *Runtime) Recover(img *transport.Image) error {
 		}
 		start := time.Now()
 		var restore time.Duration // of the snapshot the state log starts with, if any
-		if ji.Records[recordFinished] != nil {
+		if reason := ji.Records[recordFailed]; reason != nil {
+			// Failed here before: nothing to replay, the failure to
+			// report again.
+			j.failure, j.failureKept = string(reason), true
+			j.drive.finished, j.drive.op = true, nil
+			r.failed[id] = j.failure
+		} else if ji.Records[recordFinished] != nil {
 			// Finished before: what it emitted is committed, and its
 			// operator is not needed.
 			j.finished = true
@@ -712,6 +738,12 @@ func (r *Runtime) Recover(img *transport.Image) error {
 				r.unrestorable[id] = err
 				continue
 			}
+			if j.failure != "" {
+				// The log replays into a failure (a budget lowered since
+				// it was written): the job fails as it would have live,
+				// recorded with the next step.
+				r.failed[id] = j.failure
+			}
 		}
 		// The store is authoritative for ended inputs.
 		open := 0
@@ -731,6 +763,15 @@ func (r *Runtime) Recover(img *transport.Image) error {
 			"snapshot-bytes", j.snapBytes, "restore", restore.Round(time.Millisecond), "log-bytes", j.logBytes)
 	}
 	return nil
+}
+
+// Failed returns the jobs Recover found failed here by their operator
+// (ErrFailsJob), with why: the process reports them to the gateway again,
+// which may not have heard it before the restart.
+func (r *Runtime) Failed() map[string]string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return maps.Clone(r.failed)
 }
 
 // Unrestorable returns the jobs Recover could not rebuild, with why: the
@@ -863,6 +904,14 @@ func (r *Runtime) actor(ctx context.Context, j *job) {
 			return
 		}
 		j.count(p.apply)
+		if j.failure != "" && !j.failureKept {
+			j.failureKept = true
+			j.log.Error("job failed here; its state is dropped and its batches are acknowledged without being applied", "reason", j.failure)
+			if r.cfg.OnFail != nil {
+				job, reason := j.id, j.failure
+				r.life.Go(func(ctx context.Context) { r.cfg.OnFail(ctx, job, reason) })
+			}
+		}
 		if finishing {
 			j.log.Info("job finished at this stage", "rows-in", j.rowsIn.Load(), "rows-out", j.out.RowsOut(), "unreadable-batches", j.drive.Dropped())
 			if r.cfg.OnFinish != nil {
@@ -922,6 +971,12 @@ func (r *Runtime) build(j *job, p plan) (*transport.Step, bool, error) {
 	}
 	switch {
 	case err != nil:
+	case j.failure != "" && !j.failureKept:
+		// The operator failed the job in this step: nothing it emitted
+		// goes out, its log goes, and the failure is what is kept.
+		s.Emit, s.Records = nil, map[string][]byte{recordFailed: []byte(j.failure)}
+		s.ResetState, finishing = true, false
+	case j.failure != "":
 	case finishing:
 		// The operator is gone; its log is no longer needed.
 		s.Records[recordFinished] = finishedRecord(time.Now())
@@ -1002,6 +1057,10 @@ func (r *Runtime) step(j *job, ch transport.ChannelID, eof bool, encoded []byte,
 		if o, ok := out.(*Outputs); ok {
 			o.Discard()
 		}
+		if failed := j.drive.Failed(); failed != nil {
+			j.failure = failed.Error() // build commits it
+			return
+		}
 		j.log.Error(what, "stream", ch.Stream, "sender", ch.Sender, "error", err)
 	}
 	if !eof {
@@ -1027,6 +1086,9 @@ func (r *Runtime) step(j *job, ch transport.ChannelID, eof bool, encoded []byte,
 	}
 	if err := j.drive.Finish(out); err != nil {
 		dropOnError("operator failed to finish; emitting nothing", err)
+		if j.failure != "" {
+			return false, 0
+		}
 	}
 	j.mu.Lock()
 	j.finished = true

@@ -11,6 +11,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/wololo/wololo/deploy"
+	"github.com/wololo/wololo/services/dataflow/sql/sqlops"
 	"github.com/wololo/wololo/services/wire/pki"
 	"github.com/wololo/wololo/services/wire/rpc"
 	"github.com/wololo/wololo/transport"
@@ -66,6 +67,8 @@ type ClusterOptions struct {
 	RPCLimits rpc.Limits
 	// MaxHeldBytes is the gateway's: see Config.MaxHeldBytes.
 	MaxHeldBytes int64
+	// JobBudget is every instance's: see Config.JobBudget.
+	JobBudget sqlops.Budget
 	// DataDir, if set, gives each instance DataDir/INSTANCE as its
 	// Config.DataDir (the stores stay the cluster's, SetStore's): there the
 	// gateway keeps the jobs' inputs, which a rebuild replays. Without it
@@ -147,7 +150,7 @@ func (c *Cluster) start(in deploy.Instance, l net.Listener) error {
 	cfg := Config{
 		Topology: c.Topology, Instance: in, Listener: l, Resolver: c.resolver, Store: c.stores[in.Name()],
 		Log: c.opts.Log, BatchRows: c.opts.BatchRows, OutboxLimit: c.opts.OutboxLimit, MaxJobs: c.opts.MaxJobs[in.Name()], MaxHeldBytes: c.opts.MaxHeldBytes,
-		RPCLimits: c.opts.RPCLimits,
+		JobBudget: c.opts.JobBudget, RPCLimits: c.opts.RPCLimits,
 	}
 	if in.Stage == c.Topology.Gateway().Name {
 		cfg.Public = c.public

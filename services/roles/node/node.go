@@ -117,6 +117,11 @@ type Config struct {
 	// there until its inputs end, a query's answer (--max-held-bytes;
 	// sqlops.DefaultMaxHeldBytes if 0).
 	MaxHeldBytes int64
+	// JobBudget is what one job may make this instance hold and make
+	// (--job-max-state-bytes, --job-max-join-rows, --job-max-step-bytes;
+	// zero fields: sqlops.DefaultBudget's); past it the job fails here.
+	// Its HeldBytes is MaxHeldBytes's.
+	JobBudget sqlops.Budget
 	// RPCLimits are both gRPC servers' per-address caps and first-frame
 	// deadline (rpc.Limits; zero fields take the defaults).
 	RPCLimits rpc.Limits
@@ -254,7 +259,11 @@ func New(cfg Config) (*Node, error) {
 		Topology: cfg.Topology, Instance: cfg.Instance, Spec: spec, Committer: n.committer, Links: n.sender,
 		Log: log.Named("stage"), BatchRows: cfg.BatchRows, OutboxLimit: cfg.OutboxLimit, MaxJobs: cfg.MaxJobs,
 		// A job of SQL queries runs this task's part of its plan.
-		Plans: func(plan []byte) (stage.JobSpec, error) { return sqlops.DecodeSpec(plan, st.Name, cfg.MaxHeldBytes) },
+		Plans: func(plan []byte) (stage.JobSpec, error) {
+			b := cfg.JobBudget
+			b.HeldBytes = cfg.MaxHeldBytes
+			return sqlops.DecodeSpec(plan, st.Name, b)
+		},
 	}
 	var gatewayMetrics *metrics.Gateway
 	if st.Role == "gateway" {
@@ -285,6 +294,11 @@ func New(cfg Config) (*Node, error) {
 		scfg.OnFinish = n.Gateway.Finished
 		scfg.Known = n.Gateway.Knows
 		scfg.PlanOf = func(job string) []byte { plan, _ := n.Gateway.PlanOf(job); return plan }
+	}
+	// A job that an operator here failed (its budget spent) fails for
+	// its client: the gateway hears it.
+	scfg.OnFail = func(ctx context.Context, job, reason string) {
+		n.reportFailed(ctx, transport.JobFailure{Job: job, Reason: reason}, n.log.With("job", job))
 	}
 	if n.runtime, err = stage.New(scfg); err != nil {
 		return nil, err
@@ -467,6 +481,11 @@ func (n *Node) Serve(ctx context.Context) error {
 		})
 		if n.Gateway != nil {
 			run("gateway", n.Gateway.Serve)
+		}
+		for job, reason := range n.runtime.Failed() {
+			life.Go(func(ctx context.Context) {
+				n.reportFailed(ctx, transport.JobFailure{Job: job, Reason: reason}, n.log.With("job", job))
+			})
 		}
 		for job, err := range n.runtime.Unrestorable() {
 			life.Go(func(ctx context.Context) {

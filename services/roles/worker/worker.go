@@ -25,6 +25,7 @@ import (
 	"github.com/wololo/wololo/services/cmdline/logflags"
 	"github.com/wololo/wololo/services/cmdline/tlsflags"
 	"github.com/wololo/wololo/services/dataflow/schema"
+	"github.com/wololo/wololo/services/dataflow/sql/sqlops"
 	"github.com/wololo/wololo/services/ops/admin"
 	"github.com/wololo/wololo/services/ops/metrics"
 	"github.com/wololo/wololo/services/roles/node"
@@ -86,6 +87,9 @@ func run(ctx context.Context, cmd string, args []string, stderr io.Writer) error
 	maxHeaderBytes := fs.Int("max-header-bytes", 0, "gateway: bytes of one file's header row in a job (default 64 KiB, at most 1 MiB)")
 	maxQueries := fs.Int("max-queries", 0, "gateway: SQL queries of one job (default 16)")
 	maxHeld := fs.Int64("max-held-bytes", 0, "gateway: bytes of rows one operator of a job's SQL plan holds there until its inputs end, a query's answer; past it the job fails (default 256 MiB)")
+	stateBytes := fs.Int64("job-max-state-bytes", 0, "bytes of values one job's SQL plan may hold in this process: its tables' keys, a join's rows, an aggregate's groups, rows waiting for the other side of a join; past it the job fails (default 768 MiB)")
+	joinRows := fs.Int64("job-max-join-rows", 0, "rows one job's joins may make in this process, in all; past it the job fails (default 67108864)")
+	stepBytes := fs.Int64("job-max-step-bytes", 0, "bytes of rows one batch given to a job's SQL plan may make this process send on (a join's rows), held until its commit; past it the job fails (default 128 MiB)")
 	maxTables := fs.Int("max-tables", 0, "gateway: extra tables of one job, --table NAME=F (default 8)")
 	maxQueryBytes := fs.Int("max-query-bytes", 0, "gateway: bytes of one job's SQL query texts together (default 64 KiB)")
 	maxJobBytes := fs.Int64("max-job-bytes", 0, "gateway: declared bytes of one job's two files together (default 8 GiB)")
@@ -183,7 +187,7 @@ func run(ctx context.Context, cmd string, args []string, stderr io.Writer) error
 		Topology: top, Instance: in, Listener: l, Public: pl, Credentials: creds, Resolver: resolver, Store: store, Log: log, Retention: *retention,
 		BatchRows: *batchRows, OutboxLimit: *outboxLimit, MaxJobs: *maxJobs, UploadIdle: *uploadIdle,
 		ClientMaxJobs: *clientMaxJobs, ClientMaxHeldJobs: *clientMaxHeldJobs, MaxJobBytes: *maxJobBytes, ClientMaxBytes: *clientMaxBytes,
-		MaxHeaderBytes: *maxHeaderBytes, MaxQueries: *maxQueries, MaxHeldBytes: *maxHeld, MaxTables: *maxTables, MaxQueryBytes: *maxQueryBytes, MaxRecordBytes: *maxRecordBytes, MaxMalformed: &limit,
+		MaxHeaderBytes: *maxHeaderBytes, MaxQueries: *maxQueries, MaxHeldBytes: *maxHeld, JobBudget: sqlops.Budget{StateBytes: *stateBytes, JoinRows: *joinRows, StepBytes: *stepBytes}, MaxTables: *maxTables, MaxQueryBytes: *maxQueryBytes, MaxRecordBytes: *maxRecordBytes, MaxMalformed: &limit,
 		Admin: al, StoreTimes: times, RPCLimits: rpcLimits, DataDir: *dataDir, NoRetainedInput: !*retainInput,
 	})
 	if err != nil {

@@ -550,21 +550,42 @@ func (j *Join) Right() *Batch {
 
 // Probe returns the rows of b joined with the right rows of their key,
 // the left columns then the right; nil when none matches.
-func (j *Join) Probe(b *Batch) (*Batch, error) { return j.ProbeSlots(b, nil) }
+func (j *Join) Probe(b *Batch) (*Batch, error) {
+	var out *Batch
+	err := j.ProbeChunks(b, nil, 0, func(nb *Batch) error {
+		out = nb
+		return nil
+	})
+	return out, err
+}
 
-// ProbeSlots is Probe given the slots of the rows' left keys (Slots,
+// ProbeChunks is Probe given the slots of the rows' left keys (Slots,
 // each non-NULL one found or added; -1: not in the table; nil: looked
-// up here).
-func (j *Join) ProbeSlots(b *Batch, sl []int32) (*Batch, error) {
+// up here), its rows handed to emit in the order Probe makes them, at
+// most chunk rows at a time (0: all at once), each chunk made only when
+// the one before it has been taken. A join's output is not bounded by
+// its input (a key shared by n left and m right rows makes n*m rows):
+// so it is never made whole, and emit's error (a budget spent) stops it
+// between two chunks.
+func (j *Join) ProbeChunks(b *Batch, sl []int32, chunk int, emit func(*Batch) error) error {
 	lk, err := eval(j.leftKey, b)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if sl == nil {
 		j.slots = j.v.t.Slots([]*Vec{lk}, b.N, keyModes(lk, FindKey), j.slots)
 		sl = j.slots
 	}
 	var lrows, rrows []int32
+	flush := func() error {
+		if len(lrows) == 0 {
+			return nil
+		}
+		nb := &Batch{N: len(lrows)}
+		nb.Cols = append(gatherBatch(b, lrows).Cols, gatherBatch(j.Right(), rrows).Cols...)
+		lrows, rrows = lrows[:0], rrows[:0] // gathered: the chunk holds copies
+		return emit(nb)
+	}
 	for i := range b.N {
 		if lk.IsNull(i) {
 			continue
@@ -575,12 +596,12 @@ func (j *Join) ProbeSlots(b *Batch, sl []int32) (*Batch, error) {
 		}
 		for _, r := range j.rows[id] {
 			lrows, rrows = append(lrows, int32(i)), append(rrows, r)
+			if chunk > 0 && len(lrows) == chunk {
+				if err := flush(); err != nil {
+					return err
+				}
+			}
 		}
 	}
-	if len(lrows) == 0 {
-		return nil, nil
-	}
-	nb := &Batch{N: len(lrows)}
-	nb.Cols = append(gatherBatch(b, lrows).Cols, gatherBatch(j.Right(), rrows).Cols...)
-	return nb, nil
+	return flush()
 }

@@ -16,6 +16,12 @@ func RunShuffled(p *physical.Plan, tables map[string]*exec.Table, r *rand.Rand, 
 	return res, err
 }
 
+// RunBudget is Run with every instance held to budget b.
+func RunBudget(p *physical.Plan, tables map[string]*exec.Table, b Budget, order ...string) (*Result, error) {
+	res, _, err := run(p, tableFeeds(p, tables, order), options{budget: b})
+	return res, err
+}
+
 // RunKeys runs p and returns the number of keys in its keyed operators'
 // tables at the end; own: a table per operator, not per Plan.Tables entry.
 func RunKeys(p *physical.Plan, tables map[string]*exec.Table, own bool) (*Result, int, error) {

@@ -403,25 +403,26 @@ func (o *buffered) Apply(input int, b *exec.Batch, _ Out) error {
 	if len(b.Cols) != len(o.cols[input]) {
 		return fmt.Errorf("input %d: a batch of %d columns, want %d", input, len(b.Cols), len(o.cols[input]))
 	}
-	if o.limit > 0 {
-		if o.over {
-			return nil
-		}
-		if o.held += int64(batchBytes(b)); o.held > o.limit {
-			o.over = true
-			return nil
-		}
+	if o.over {
+		return nil
+	}
+	if o.held += int64(batchBytes(b)); o.limit > 0 && o.held > o.limit {
+		o.over = true
+		return nil
 	}
 	o.ins[input] = append(o.ins[input], b)
 	return nil
 }
+
+// stateBytes is what it holds (holder).
+func (o *buffered) stateBytes() int64 { return o.held }
 
 func (o *buffered) Finish(out Out) error {
 	bs, err := o.done(o.ins)
 	if err != nil {
 		return err
 	}
-	o.ins = nil
+	o.ins, o.held = nil, 0
 	emit(bs, out)
 	return nil
 }
@@ -436,22 +437,19 @@ func left(cols []plan.Column) buffered {
 // until the right input has ended (the whole set, every right row), then
 // probed, and those that come after it are probed as they come. probe
 // is given the slots of the rows' keys, or nil (held rows, whose keys
-// may have come into the table since: looked up then).
+// may have come into the table since: looked up then), and emits what
+// they make.
 type probing struct {
 	left      buffered
 	rightDone bool
-	probe     func(b *exec.Batch, slots []int32) (*exec.Batch, error)
+	probe     func(b *exec.Batch, slots []int32, out Out) error
 }
 
 func (p *probing) applyLeft(b *exec.Batch, slots []int32, out Out) error {
 	if !p.rightDone {
 		return p.left.Apply(0, b, out)
 	}
-	nb, err := p.probe(b, slots)
-	if err == nil && nb != nil {
-		out(nb)
-	}
-	return err
+	return p.probe(b, slots, out)
 }
 
 // EndInput probes the held left rows when the right input ends.
@@ -461,7 +459,7 @@ func (p *probing) EndInput(input int, out Out) error {
 	}
 	p.rightDone = true
 	held := p.left.ins[0]
-	p.left.ins[0] = nil
+	p.left.ins[0], p.left.held = nil, 0
 	for _, b := range held {
 		if err := p.applyLeft(b, nil, out); err != nil {
 			return err
@@ -484,11 +482,18 @@ type semiJoin struct {
 
 func newSemiJoin(cols []plan.Column, set *exec.KeySet, key *plan.Expr) *semiJoin {
 	s := &semiJoin{set: set, key: key}
-	s.probing = probing{left: left(cols), probe: func(b *exec.Batch, slots []int32) (*exec.Batch, error) {
-		return set.KeepSlots(key, b, slots)
+	s.probing = probing{left: left(cols), probe: func(b *exec.Batch, slots []int32, out Out) error {
+		kept, err := set.KeepSlots(key, b, slots)
+		if kept != nil {
+			out(kept)
+		}
+		return err
 	}}
 	return s
 }
+
+// stateBytes: the left rows held, and the set's view of its table.
+func (s *semiJoin) stateBytes() int64 { return s.left.held + s.set.Bytes() }
 
 func (s *semiJoin) Apply(input int, b *exec.Batch, out Out) error {
 	return s.applySlots(input, b, nil, out)
@@ -515,19 +520,44 @@ func (s *semiJoin) applySlots(input int, b *exec.Batch, slots []int32, out Out) 
 }
 
 // join is the inner equi-join: the right rows by key (in the shared
-// table), probed with the left rows.
+// table), probed with the left rows. What it makes is not bounded by
+// what it is given (a key of n left and m right rows makes n*m rows):
+// it makes it in chunks of at most chunkRows rows, each handed on before
+// the next is made, and stops at its task's budget (meter, nil: none),
+// where says which join it is.
 type join struct {
 	probing
 	j                 *exec.Join
 	right             []plan.Column
 	leftKey, rightKey *plan.Expr
+	meter             *meter
+	where             string
 }
 
 func newJoin(cols []plan.Column, j *exec.Join, right []plan.Column, leftKey, rightKey *plan.Expr) *join {
 	jo := &join{j: j, right: right, leftKey: leftKey, rightKey: rightKey}
-	jo.probing = probing{left: left(cols), probe: j.ProbeSlots}
+	jo.probing = probing{left: left(cols), probe: jo.probe}
 	return jo
 }
+
+// probe emits the rows b's make, chunk by chunk, each counted against
+// the budget first; a bound passed (by this join, or by what a chunk
+// made the task send) stops it.
+func (j *join) probe(b *exec.Batch, slots []int32, out Out) error {
+	return j.j.ProbeChunks(b, slots, chunkRows, func(nb *exec.Batch) error {
+		if err := j.meter.joined(nb.N, j.where); err != nil {
+			return err
+		}
+		out(nb)
+		if j.meter != nil {
+			return j.meter.err()
+		}
+		return nil
+	})
+}
+
+// stateBytes: the left rows held, and the right rows.
+func (j *join) stateBytes() int64 { return j.left.held + j.j.Bytes() }
 
 func (j *join) Apply(input int, b *exec.Batch, out Out) error {
 	return j.applySlots(input, b, nil, out)
@@ -575,6 +605,9 @@ type aggregate struct {
 }
 
 func (a *aggregate) Apply(_ int, b *exec.Batch, _ Out) error { return a.agg.Add(b) }
+
+// stateBytes: the groups' keys and state.
+func (a *aggregate) stateBytes() int64 { return a.agg.Bytes() }
 
 // keyOf: a key of one column, added, NULL a group of its own.
 func (a *aggregate) keyOf(int) (keyUse, bool) {
@@ -638,6 +671,9 @@ func (d *distinct) applySlots(_ int, b *exec.Batch, slots []int32, out Out) erro
 }
 
 func (*distinct) Finish(Out) error { return nil }
+
+// stateBytes: its view of its table.
+func (d *distinct) stateBytes() int64 { return d.d.Bytes() }
 
 // limit passes the first n rows.
 type limit struct{ n int64 }

@@ -126,6 +126,9 @@ type options struct {
 	// own gives every keyed operator a table of its own instead of its
 	// Plan.Tables entry's.
 	own bool
+	// budget holds the job at every instance (its zero fields at their
+	// defaults: Run's, as a deployment's).
+	budget Budget
 }
 
 // message is what waits in a task instance's queue: a batch of a table
@@ -230,7 +233,7 @@ func run(p *physical.Plan, feeds []Feed, opt options) (*Result, int, error) {
 				dest[to].push(message{ch: ch.Name, sender: i, rows: rows.RowBatch(), end: rows == nil})
 				return nil
 			}
-			t, err := NewTask(p, task.Name, i, columns, shared, send)
+			t, err := newTask(p, task.Name, i, columns, shared, send, func(*physical.Op) bool { return true }, opt.budget)
 			if err != nil {
 				return nil, 0, fmt.Errorf("run: %w", err)
 			}

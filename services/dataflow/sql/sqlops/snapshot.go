@@ -484,6 +484,7 @@ func (o *buffered) Restore(state []byte) error {
 		for range r.Count(1) {
 			if b := r.rows(o.cols[i]); b != nil {
 				o.ins[i] = append(o.ins[i], b)
+				o.held += int64(batchBytes(b))
 			}
 		}
 	}

@@ -106,7 +106,7 @@ func edges(p *physical.Plan, s *streams, ops []*physical.Op) ([]stage.Edge, erro
 // plan (physical.Encode) is plan: StageSpec of the decoded plan, checked
 // first (a plan from the store or the wire must hold the invariants
 // before anything runs it).
-func DecodeSpec(plan []byte, task string, maxHeld int64) (stage.JobSpec, error) {
+func DecodeSpec(plan []byte, task string, b Budget) (stage.JobSpec, error) {
 	p, err := physical.Decode(plan)
 	if err != nil {
 		return stage.JobSpec{}, err
@@ -114,7 +114,7 @@ func DecodeSpec(plan []byte, task string, maxHeld int64) (stage.JobSpec, error) 
 	if err := physical.Check(p); err != nil {
 		return stage.JobSpec{}, fmt.Errorf("plan: %w", err)
 	}
-	return StageSpec(p, task, maxHeld)
+	return StageSpec(p, task, b)
 }
 
 // StageSpec is what an instance of task runs for a job of plan p: every
@@ -131,12 +131,13 @@ func DecodeSpec(plan []byte, task string, maxHeld int64) (stage.JobSpec, error) 
 // replicas of its own) runs nothing of the job: no streams, an operator
 // that is never given anything.
 //
-// maxHeld is about the most bytes of values an operator of the gateway's
-// task holds until its inputs end (a sort, a sink): past it the job's
-// answer is too large, and Finish records the job's failure
-// (schema.FailedResultsRecord) instead of results. 0:
-// DefaultMaxHeldBytes.
-func StageSpec(p *physical.Plan, task string, maxHeld int64) (stage.JobSpec, error) {
+// The job is held to budget b there (its zero fields at their defaults;
+// past one, the job fails: OverBudget). Its HeldBytes is about the most
+// bytes of values an operator of the gateway's task holds until its
+// inputs end (a sort, a sink): past it the job's answer is too large,
+// and Finish records the job's failure (schema.FailedResultsRecord)
+// instead of results. 0: DefaultMaxHeldBytes.
+func StageSpec(p *physical.Plan, task string, b Budget) (stage.JobSpec, error) {
 	if _, err := replicasOf(p, task); err != nil {
 		return stage.JobSpec{New: func() stage.Operator { return failed{fmt.Errorf("task %s runs nothing of this job", task)} }, Stateless: true}, nil
 	}
@@ -166,14 +167,14 @@ func StageSpec(p *physical.Plan, task string, maxHeld int64) (stage.JobSpec, err
 	}
 	// One operator made now: a plan that does not build fails here, when
 	// the job is introduced, not in its actor.
-	if maxHeld <= 0 {
-		maxHeld = DefaultMaxHeldBytes
+	if b.HeldBytes <= 0 {
+		b.HeldBytes = DefaultMaxHeldBytes
 	}
-	if _, err := newStageOp(p, task, s, maxHeld); err != nil {
+	if _, err := newStageOp(p, task, s, b); err != nil {
 		return stage.JobSpec{}, err
 	}
 	return stage.JobSpec{Wiring: w, New: func() stage.Operator {
-		op, err := newStageOp(p, task, s, maxHeld)
+		op, err := newStageOp(p, task, s, b)
 		if err != nil {
 			return failed{err} // it built a moment ago: it does not fail now
 		}
@@ -195,7 +196,7 @@ type stageOp struct {
 	wire wireWriter
 }
 
-func newStageOp(p *physical.Plan, task string, s *streams, maxHeld int64) (*stageOp, error) {
+func newStageOp(p *physical.Plan, task string, s *streams, b Budget) (*stageOp, error) {
 	tables := map[int]*exec.KeyTable{}
 	shared := func(id int) *exec.KeyTable {
 		if tables[id] == nil {
@@ -203,12 +204,11 @@ func newStageOp(p *physical.Plan, task string, s *streams, maxHeld int64) (*stag
 		}
 		return tables[id]
 	}
-	o := &stageOp{p: p, streams: s, maxHeld: maxHeld}
-	limit := int64(0)
-	if task == p.Gateway.Name {
-		limit = maxHeld
+	o := &stageOp{p: p, streams: s, maxHeld: b.HeldBytes}
+	if task != p.Gateway.Name {
+		b.HeldBytes = 0 // it holds no answer
 	}
-	t, err := newTask(p, task, 0, nil, shared, o.send, func(op *physical.Op) bool { return !p.Source(op) }, limit)
+	t, err := newTask(p, task, 0, nil, shared, o.send, func(op *physical.Op) bool { return !p.Source(op) }, b)
 	if err != nil {
 		return nil, err
 	}
@@ -408,7 +408,7 @@ func NewSource(p *physical.Plan, table string, header []string) (*Source, error)
 	send := func(ch *physical.Channel, to int, rows *Rows) error {
 		return emitOn(src.out, s, ch, to, rows, &src.wire)
 	}
-	if src.t, err = newTask(p, p.Gateway.Name, 0, map[string][]string{table: slices.Clone(header)}, nil, send, keep, 0); err != nil {
+	if src.t, err = newTask(p, p.Gateway.Name, 0, map[string][]string{table: slices.Clone(header)}, nil, send, keep, DefaultBudget); err != nil {
 		return nil, fmt.Errorf("table %s: %w", table, err)
 	}
 	if src.scan, err = src.t.scan(table); err != nil {

@@ -64,11 +64,11 @@ type instance struct {
 }
 
 func newDeployed(t testing.TB, p *physical.Plan, r *rand.Rand, restart float64) *deployed {
-	return newDeployedHolding(t, p, r, restart, 0)
+	return newDeployedHolding(t, p, r, restart, sqlops.Budget{})
 }
 
-// newDeployedHolding is newDeployed with the gateway's maxHeld.
-func newDeployedHolding(t testing.TB, p *physical.Plan, r *rand.Rand, restart float64, maxHeld int64) *deployed {
+// newDeployedHolding is newDeployed with every instance held to budget b.
+func newDeployedHolding(t testing.TB, p *physical.Plan, r *rand.Rand, restart float64, b sqlops.Budget) *deployed {
 	d := &deployed{t: t, p: p, r: r, restart: restart, inst: map[string]*instance{}, results: map[string][]byte{}}
 	tasks := []physical.Task{p.Gateway}
 	if p.Shard.Name != p.Gateway.Name {
@@ -79,7 +79,7 @@ func newDeployedHolding(t testing.TB, p *physical.Plan, r *rand.Rand, restart fl
 		if err != nil {
 			t.Fatal(err)
 		}
-		spec, err := sqlops.DecodeSpec(enc, task.Name, maxHeld)
+		spec, err := sqlops.DecodeSpec(enc, task.Name, b)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -379,7 +379,7 @@ func TestTooLargeAnAnswerFailsTheJob(t *testing.T) {
 		restart float64
 		fails   bool
 	}{{1 << 30, 0, false}, {20_000, 0, true}, {20_000, 0.3, true}} {
-		d := newDeployedHolding(t, p, rand.New(rand.NewPCG(5, 6)), c.restart, c.limit)
+		d := newDeployedHolding(t, p, rand.New(rand.NewPCG(5, 6)), c.restart, sqlops.Budget{HeldBytes: c.limit})
 		d.upload("matches", tables["matches"])
 		d.upload("match_players", tables["match_players"])
 		d.run()

@@ -41,11 +41,11 @@ type Task struct {
 	// err is the first error of an operator chained after the one being
 	// applied (an Out has no error to return).
 	err error
-	// heldLimit, when above 0, is the most bytes each operator that holds
-	// rows until its inputs end may hold (the gateway's in the
-	// deployment: StageSpec); past it the job's answer is too large
-	// (Overflowed).
-	heldLimit int64
+	// meter counts the job here against its Budget; its HeldBytes, when
+	// above 0, is the most bytes each operator that holds rows until its
+	// inputs end may hold (the gateway's in the deployment: StageSpec),
+	// past which the job's answer is too large (Overflowed).
+	meter *meter
 	// keyed are, per channel into the task, its routes whose consumers
 	// are keyed by a column of the channel in a shared table, by table
 	// and column (keyGroups).
@@ -84,6 +84,14 @@ type Rows struct {
 // Len is the number of rows.
 func (r *Rows) Len() int { return r.s.n }
 
+// bytes is about the bytes of the rows' values (batchBytes's, pro rata).
+func (r *Rows) bytes() int {
+	if r.b.N == 0 {
+		return 0
+	}
+	return int(int64(batchBytes(r.b)) * int64(r.s.n) / int64(r.b.N))
+}
+
 // RowBatch is the rows as a ColumnBatch (toRows); nil for a nil Rows (a
 // channel's end).
 func (r *Rows) RowBatch() *wololov1.RowBatch {
@@ -105,8 +113,9 @@ type instance struct {
 	// cols are the columns of each input; table, a scan's table's.
 	cols  [][]plan.Column
 	table []string
-	// shared is the table of the operator's Plan.Tables entry.
-	shared *exec.KeyTable
+	// shared is the table of the operator's Plan.Tables entry; keys, the
+	// table it keys in (shared, or one of its own), for its size.
+	shared, keys *exec.KeyTable
 	done   bool // finished, its outputs ended
 }
 
@@ -116,16 +125,26 @@ func stream(k int) string { return "in" + strconv.Itoa(k) }
 // NewTask returns instance index of the named task of p. columns are the
 // header of each table the task scans; shared returns the key table of a
 // Plan.Tables entry for this instance (nil: one per operator).
+//
+// The job may make the instance hold and make what DefaultBudget allows.
 func NewTask(p *physical.Plan, name string, index int, columns map[string][]string, shared func(id int) *exec.KeyTable, send Sender) (*Task, error) {
-	return newTask(p, name, index, columns, shared, send, func(*physical.Op) bool { return true }, 0)
+	return newTask(p, name, index, columns, shared, send, func(*physical.Op) bool { return true }, DefaultBudget)
 }
 
 // newTask is NewTask of the task's operators keep keeps only: a part of
 // the task that no other operator of it reads from (the gateway's Source
-// operators, or all but them), each operator that holds rows holding at
-// most heldLimit bytes (0: no limit; see Task.heldLimit).
-func newTask(p *physical.Plan, name string, index int, columns map[string][]string, shared func(id int) *exec.KeyTable, send Sender, keep func(*physical.Op) bool, heldLimit int64) (*Task, error) {
-	t := &Task{p: p, name: name, index: index, send: send, ops: map[int]*instance{}, heldLimit: heldLimit}
+// operators, or all but them), the job held to budget b (its zero
+// fields at their defaults; see Task.meter).
+func newTask(p *physical.Plan, name string, index int, columns map[string][]string, shared func(id int) *exec.KeyTable, send Sender, keep func(*physical.Op) bool, b Budget) (*Task, error) {
+	t := &Task{p: p, name: name, index: index, ops: map[int]*instance{}, meter: &meter{b: b.withDefaults()}}
+	t.send = func(ch *physical.Channel, to int, rows *Rows) error {
+		if rows != nil && rows.Len() > 0 {
+			if err := t.meter.sent(rows.bytes(), "the channel "+ch.Name); err != nil {
+				return err
+			}
+		}
+		return send(ch, to, rows)
+	}
 	for _, o := range p.Ops {
 		if o.Task != name || !keep(o) {
 			continue
@@ -241,6 +260,9 @@ func (t *Task) build(o *physical.Op, columns map[string][]string, shared func(in
 		if o.Table != 0 && shared != nil {
 			in.shared = shared(o.Table)
 		}
+		if in.keys = in.shared; in.keys == nil {
+			in.keys = exec.NewKeyTable()
+		}
 	}
 	if in.op, err = t.newOp(in); err != nil {
 		return nil, err
@@ -259,11 +281,68 @@ func (t *Task) newOp(in *instance) (Operator, error) {
 		in.x.send = t.send
 		return in.x, nil
 	}
-	op, err := New(in.o, in.cols, in.table, in.shared)
-	if l, ok := op.(heldLimiter); ok && err == nil && t.heldLimit > 0 {
-		l.limitHeld(t.heldLimit)
+	op, err := New(in.o, in.cols, in.table, in.keys)
+	if err != nil {
+		return nil, err
 	}
-	return op, err
+	if l, ok := op.(heldLimiter); ok && t.meter.b.HeldBytes > 0 {
+		l.limitHeld(t.meter.b.HeldBytes)
+	}
+	if j, ok := op.(*join); ok {
+		j.meter, j.where = t.meter, "the join #"+strconv.Itoa(in.o.ID)+" of "+strings.Join(in.o.Queries, ", ")
+	}
+	return op, nil
+}
+
+// holder is an operator whose state grows with its input: about the
+// bytes it holds, besides the keys of its table.
+type holder interface{ stateBytes() int64 }
+
+// stateBytes is about the bytes of values the task's operators hold: the
+// keys of their tables (each table once) and each one's own state. It
+// also names the operator that holds the most of its own.
+func (t *Task) stateBytes() (int64, *instance) {
+	var n, most int64
+	var top *instance
+	var tables []*exec.KeyTable
+	for _, in := range t.order {
+		if in.keys != nil && !slices.Contains(tables, in.keys) {
+			tables = append(tables, in.keys)
+			n += in.keys.Bytes()
+		}
+		if s, ok := in.op.(holder); ok && !in.done {
+			b := s.stateBytes()
+			if n += b; top == nil || b > most {
+				top, most = in, b
+			}
+		}
+	}
+	return n, top
+}
+
+// step starts the task's count of what one batch or end given to it
+// makes it send (Budget.StepBytes).
+func (t *Task) step() { t.meter.step() }
+
+// checked is err, or, without one, the error of a job past its budget
+// once the batch or end given to the task is applied: what its
+// operators hold (Budget.StateBytes), or a bound an operator passed.
+func (t *Task) checked(err error) error {
+	if err != nil {
+		return err
+	}
+	if err := t.meter.err(); err != nil {
+		return err
+	}
+	n, top := t.stateBytes()
+	if n <= t.meter.b.StateBytes {
+		return nil
+	}
+	where := "the operators of task " + t.name
+	if top != nil {
+		where = fmt.Sprintf("the operators of task %s (the most, #%d %s of %s)", t.name, top.o.ID, top.o.Kind, strings.Join(top.o.Queries, ", "))
+	}
+	return t.meter.held(n, where)
 }
 
 // Overflowed names the first operator of the task that was given more
@@ -289,7 +368,8 @@ func (t *Task) Table(name string, b *exec.Batch) error {
 	}
 	// Straight to the scan, which reads the columns it needs of b (and
 	// only those need be there).
-	return t.applyBatch(in, 0, b)
+	t.step()
+	return t.checked(t.applyBatch(in, 0, b))
 }
 
 // flushScan applies the rows a table's scan has read a record at a time
@@ -298,11 +378,12 @@ func (t *Task) flushScan(in *instance) error {
 	if in.done {
 		return fmt.Errorf("operator #%d (%s): rows after its end", in.o.ID, in.o.Kind)
 	}
+	t.step()
 	in.op.(*scan).flush(func(_ int, b *exec.Batch) error {
 		in.dv.out(b)
 		return nil
 	})
-	return t.chainErr()
+	return t.checked(t.chainErr())
 }
 
 // EndTable ends a table: its scan finishes, and ends what it feeds.
@@ -311,7 +392,8 @@ func (t *Task) EndTable(name string) error {
 	if err != nil {
 		return err
 	}
-	return t.finish(in)
+	t.step()
+	return t.checked(t.finish(in))
 }
 
 func (t *Task) scan(name string) (*instance, error) {
@@ -356,7 +438,8 @@ func (t *Task) Receive(ch string, sender int, rows *wololov1.RowBatch) error {
 	if err != nil {
 		return fmt.Errorf("channel %s: %w", ch, err)
 	}
-	return t.receive(c, b, rows.GetColumns().GetRoutes())
+	t.step()
+	return t.checked(t.receive(c, b, rows.GetColumns().GetRoutes()))
 }
 
 // ReceiveEncoded is Receive of a batch as it travels (a RowBatch's
@@ -379,7 +462,8 @@ func (t *Task) ReceiveEncoded(ch string, sender int, encoded []byte) (int, error
 		}
 		masks = rows.GetColumns().GetRoutes()
 	}
-	return b.N, t.receive(c, b, masks)
+	t.step()
+	return b.N, t.checked(t.receive(c, b, masks))
 }
 
 // receive is Receive of a batch b of channel c read, with the routes of
@@ -522,16 +606,17 @@ func (t *Task) End(ch string, sender int) error {
 	if c == nil {
 		return fmt.Errorf("task %s[%d]: no channel %q", t.name, t.index, ch)
 	}
+	t.step()
 	for r := range c.Routes {
 		in, k, err := t.consumer(ch, r)
 		if err != nil {
 			return err
 		}
 		if err := t.end(in, k, sender); err != nil {
-			return err
+			return t.checked(err)
 		}
 	}
-	return nil
+	return t.checked(nil)
 }
 
 // Done reports whether every operator of the task has finished.

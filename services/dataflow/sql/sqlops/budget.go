@@ -1,0 +1,156 @@
+package sqlops
+
+import (
+	"fmt"
+
+	"github.com/wololo/wololo/services/dataflow/stage"
+)
+
+// Budget is what one job may make one instance of a task hold and make:
+// the bounds a client cannot take a process past, whatever its query
+// (a self-join on a key of few values makes the square of its input;
+// rows that wait for the other side of a join are held until it ends).
+// A Task counts against it as it goes, and an operator past a bound
+// fails the job with an *OverBudget, at once and in the commit of the
+// batch that took it there (stage.ErrFailsJob), so that a restarted
+// process does not take the job up again. A zero field is its default
+// (DefaultBudget); each is a flag of `wololo worker`.
+//
+// The budgets are each process's own (its flags), not the job's: a
+// process bounds what it holds, whoever asks. They are per job and per
+// instance, not per client or per process: what several jobs hold
+// together is bounded by how many a process takes (--max-jobs).
+type Budget struct {
+	// StateBytes is about the most bytes of values the job's operators
+	// hold here: the keys of its tables, a join's right rows and the
+	// left rows that wait for them, an aggregate's groups, a distinct's
+	// or a semi-join's keys (--job-max-state-bytes).
+	StateBytes int64
+	// JoinRows is the most rows the job's joins make here, in all
+	// (--job-max-join-rows).
+	JoinRows int64
+	// StepBytes is about the most bytes of rows one batch given to the
+	// task (or an input's end) may make it send on, all of which the
+	// step holds until its commit (--job-max-step-bytes).
+	StepBytes int64
+	// HeldBytes is about the most bytes of values an operator that holds
+	// rows until its inputs end holds at the gateway (a sort, a sink: a
+	// query's answer); past it the job fails at its end, its answer too
+	// large (--max-held-bytes; 0 at the shards: no such operator there).
+	HeldBytes int64
+}
+
+// The defaults fit a shard of the compose deployment (2 GB of memory)
+// with room for the ordinary jobs of the full dataset: the four default
+// queries hold about 90 MB of state per shard and make 5.2M join rows
+// per shard at 3.1M matches, and an aggregate's end makes about 40 MB.
+const (
+	DefaultStateBytes = 768 << 20
+	DefaultJoinRows   = 64 << 20
+	DefaultStepBytes  = 128 << 20
+)
+
+// DefaultBudget is the budget of the zero Budget's fields, but HeldBytes
+// (a task's own: StageSpec's).
+var DefaultBudget = Budget{StateBytes: DefaultStateBytes, JoinRows: DefaultJoinRows, StepBytes: DefaultStepBytes}
+
+// withDefaults is b with each unset bound at its default.
+func (b Budget) withDefaults() Budget {
+	if b.StateBytes <= 0 {
+		b.StateBytes = DefaultStateBytes
+	}
+	if b.JoinRows <= 0 {
+		b.JoinRows = DefaultJoinRows
+	}
+	if b.StepBytes <= 0 {
+		b.StepBytes = DefaultStepBytes
+	}
+	return b
+}
+
+// OverBudget is the error of a job past a bound of its Budget: which, by
+// how much, and the flag that sets it. It fails the job (Is
+// stage.ErrFailsJob).
+type OverBudget struct {
+	// What is spent, as the flag's text says it ("bytes of state"), and
+	// Verb what the job did with it ("held", "made").
+	What, Verb string
+	// Flag sets the bound.
+	Flag string
+	// Limit is the bound, Spent what the job had taken when it failed.
+	Limit, Spent int64
+	// Where is the operator, and its queries, that went past it.
+	Where string
+}
+
+func (e *OverBudget) Error() string {
+	return fmt.Sprintf("the job is over its budget: %s %s %d %s on one instance, more than the %d a job may (%s of wololo worker)", e.Where, e.Verb, e.Spent, e.What, e.Limit, e.Flag)
+}
+
+// Is makes an OverBudget fail the job where it is met.
+func (e *OverBudget) Is(target error) bool { return target == stage.ErrFailsJob }
+
+// meter is a task instance's count of its job against its budget. The
+// step's count starts again with each batch or end given to the task
+// (step); the others are the job's.
+type meter struct {
+	b         Budget
+	joinRows  int64
+	stepBytes int64
+	// over is the first bound passed, sticky: every operator of the task
+	// stops at it (the one passing it may not be the one running).
+	over *OverBudget
+}
+
+// step starts the count of what one batch or end makes the task send.
+func (m *meter) step() { m.stepBytes = 0 }
+
+// err is the bound passed, if one was.
+func (m *meter) err() error {
+	if m.over == nil {
+		return nil
+	}
+	return m.over
+}
+
+// pass records the bound passed, the first only.
+func (m *meter) pass(e *OverBudget) error {
+	if m.over == nil {
+		m.over = e
+	}
+	return m.over
+}
+
+// joined counts n rows a join made (where: the join), and says when the
+// job's joins have made more than their budget.
+func (m *meter) joined(n int, where string) error {
+	if m == nil {
+		return nil
+	}
+	if m.joinRows += int64(n); m.joinRows > m.b.JoinRows {
+		return m.pass(&OverBudget{What: "rows of joins", Verb: "made", Flag: "--job-max-join-rows", Limit: m.b.JoinRows, Spent: m.joinRows, Where: where})
+	}
+	return m.err()
+}
+
+// sent counts n bytes the task sends in this step (where: the exchange).
+func (m *meter) sent(n int, where string) error {
+	if m == nil {
+		return nil
+	}
+	if m.stepBytes += int64(n); m.stepBytes > m.b.StepBytes {
+		return m.pass(&OverBudget{What: "bytes to send from one batch", Verb: "was given", Flag: "--job-max-step-bytes", Limit: m.b.StepBytes, Spent: m.stepBytes, Where: where})
+	}
+	return m.err()
+}
+
+// held checks n bytes of state the task holds (where: the task).
+func (m *meter) held(n int64, where string) error {
+	if m == nil {
+		return nil
+	}
+	if n > m.b.StateBytes {
+		return m.pass(&OverBudget{What: "bytes of state", Verb: "held", Flag: "--job-max-state-bytes", Limit: m.b.StateBytes, Spent: n, Where: where})
+	}
+	return m.err()
+}
