@@ -116,7 +116,7 @@ type instance struct {
 	// shared is the table of the operator's Plan.Tables entry; keys, the
 	// table it keys in (shared, or one of its own), for its size.
 	shared, keys *exec.KeyTable
-	done   bool // finished, its outputs ended
+	done         bool // finished, its outputs ended
 }
 
 // stream names input k of an operator for its driver.
