@@ -460,6 +460,7 @@ func (r *Runtime) DropJob(id string) error {
 	delete(r.introduced, id)
 	delete(r.plans, id)
 	delete(r.unrestorable, id)
+	delete(r.failed, id)
 	already := r.dropped[id]
 	r.dropped[id] = true
 	r.mu.Unlock()

@@ -24,8 +24,9 @@ import (
 
 // startRuntime runs the instance self with spec on store the way a process
 // does after a (re)start, with no network: the Committer publishes to the
-// outbox alone. stop ends it and returns what Serve returned.
-func startRuntime(t *testing.T, self deploy.Instance, spec stage.Spec, store transport.Store) (rt *stage.Runtime, outbox *transport.Outbox, stop func() error) {
+// outbox alone. stop ends it and returns what Serve returned. set, if
+// any, changes the runtime's config first.
+func startRuntime(t *testing.T, self deploy.Instance, spec stage.Spec, store transport.Store, set ...func(*stage.Config)) (rt *stage.Runtime, outbox *transport.Outbox, stop func() error) {
 	t.Helper()
 	img, err := store.Load()
 	if err != nil {
@@ -33,7 +34,11 @@ func startRuntime(t *testing.T, self deploy.Instance, spec stage.Spec, store tra
 	}
 	outbox = transport.NewOutbox(store)
 	committer := transport.NewCommitter(store, outbox, transport.NewInbox(), nil)
-	rt, err = stage.New(stage.Config{Topology: deploy.Default().Logical(), Instance: self, Spec: spec, Committer: committer})
+	cfg := stage.Config{Topology: deploy.Default().Logical(), Instance: self, Spec: spec, Committer: committer}
+	for _, f := range set {
+		f(&cfg)
+	}
+	rt, err = stage.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

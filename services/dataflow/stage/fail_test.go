@@ -1,0 +1,129 @@
+package stage_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/wololo/wololo/deploy"
+	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
+	"github.com/wololo/wololo/services/dataflow/batch"
+	"github.com/wololo/wololo/services/dataflow/operators"
+	"github.com/wololo/wololo/services/dataflow/stage"
+	"github.com/wololo/wololo/transport"
+)
+
+// overBudget is the error of an operator past a budget of its job.
+type overBudget struct{}
+
+func (overBudget) Error() string        { return "over its budget (--flag)" }
+func (overBudget) Is(target error) bool { return target == stage.ErrFailsJob }
+
+// failingOp is an operator that emits a civ for every batch it is given
+// and fails the job (stage.ErrFailsJob) on its second, after emitting;
+// applied counts the batches given to every one made.
+type failingOp struct{ mine, applied *int }
+
+func (o *failingOp) Apply(_ string, _ *wololov1.RowBatch, out stage.Emitter) error {
+	*o.mine++
+	*o.applied++
+	out.Civ(operators.Q3Civs, "Aztecs", 1, 1)
+	if *o.mine == 2 {
+		return fmt.Errorf("operator: %w", overBudget{})
+	}
+	return nil
+}
+
+func (o *failingOp) Finish(out stage.Emitter) error {
+	out.Civ(operators.Q3Civs, "Finished", 1, 1)
+	return nil
+}
+
+// TestAnOperatorThatFailsTheJobFailsItOnce: an operator's error that fails
+// the job (stage.ErrFailsJob) is not a dropped batch: the commit of the
+// step that met it emits nothing, drops the job's state log and records
+// the failure, OnFail hears it once, and the job's later batches and ends
+// are acknowledged without the operator (nothing emitted, no finish).
+// After a restart the job is not replayed,
+// Failed reports it again, and its channels are still taken.
+func TestAnOperatorThatFailsTheJobFailsItOnce(t *testing.T) {
+	self := deploy.Instance{Stage: "q3-aggregator", Index: 0}
+	store := transport.NewMemStore()
+	applied := 0
+	spec := operators.Specs()["q3-aggregator"]
+	spec.New = func() stage.Operator { return &failingOp{mine: new(int), applied: &applied} }
+	ch := transport.ChannelID{Job: "j", Stream: operators.Q3Partials, Sender: "q3-joiner-0", Receiver: self.Name()}
+	var b batch.CivBuilder
+	b.Add("Aztecs", 1, 2)
+	rows := encode(t, b.Build())
+	failed := make(chan string, 4)
+	onFail := func(c *stage.Config) {
+		c.OnFail = func(_ context.Context, job, reason string) { failed <- job + ": " + reason }
+	}
+
+	rt, outbox, stop := startRuntime(t, self, spec, store, onFail)
+	introduce(t, rt, "j")
+	for seq := uint64(1); seq <= 3; seq++ {
+		if err := deliver(t, rt, ch, &wololov1.Batch{Seq: seq, Rows: rows}); err != nil {
+			t.Fatalf("batch %d: %v", seq, err)
+		}
+	}
+	if err := deliver(t, rt, ch, &wololov1.Batch{Seq: 4, Eof: true}); err != nil {
+		t.Fatalf("the end: %v", err)
+	}
+	select {
+	case got := <-failed:
+		if !strings.HasPrefix(got, "j: ") || !strings.Contains(got, "over its budget") {
+			t.Fatalf("OnFail heard %q", got)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("OnFail never heard of the failure")
+	}
+	out := transport.ChannelID{Job: "j", Stream: operators.Q3Civs, Sender: self.Name(), Receiver: "gateway-0"}
+	pending, err := outbox.Pending(context.Background(), out, 0)
+	if err != nil || len(pending) != 1 || pending[0].EOF {
+		t.Fatalf("outbox %+v, %v: want the first batch's civ alone (no later one, no finish, no end)", pending, err)
+	}
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	img, err := store.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ji := img.Jobs["j"]
+	if ji == nil || !strings.Contains(string(ji.Records["stage/failed"]), "over its budget") || len(ji.State) != 0 {
+		t.Fatalf("the store holds %+v: want the failure recorded and no state log", ji)
+	}
+	if applied != 2 {
+		t.Fatalf("%d batches applied before the restart, want 2 (none after the failure)", applied)
+	}
+
+	rt, _, _ = startRuntime(t, self, spec, store, onFail)
+	if applied != 2 {
+		t.Fatalf("the restart replayed the failed job (%d batches applied in all)", applied)
+	}
+	if got := rt.Failed(); !strings.Contains(got["j"], "over its budget") {
+		t.Fatalf("Failed after the restart = %v", got)
+	}
+	if wm, err := rt.Open(ch); err != nil || wm != 4 {
+		t.Fatalf("the failed job's channel after the restart: watermark %d, %v; want 4", wm, err)
+	}
+	select {
+	case got := <-failed:
+		t.Fatalf("OnFail heard %q again from Recover: the process reports Failed itself", got)
+	default:
+	}
+	if err := rt.DropJob("j"); err != nil {
+		t.Fatal(err)
+	}
+	if got := rt.Failed(); len(got) != 0 {
+		t.Fatalf("after the drop, Failed = %v", got)
+	}
+	if !errors.Is(overBudget{}, stage.ErrFailsJob) {
+		t.Fatal("the test's error does not fail the job")
+	}
+}
