@@ -14,6 +14,7 @@ import (
 	"github.com/wololo/wololo/queries"
 	"github.com/wololo/wololo/services/cmdline/client"
 	"github.com/wololo/wololo/services/dataflow/sql/sqljob"
+	"github.com/wololo/wololo/services/dataflow/sql/sqlops"
 	"github.com/wololo/wololo/services/roles/node"
 )
 
@@ -135,4 +136,41 @@ func TestTooLargeAnAnswerFailsOnlyItsJob(t *testing.T) {
 		t.Fatalf("submit of a job whose answer is too large: %v, want its failure saying so", err)
 	}
 	submit(t, c, d)
+}
+
+// TestAJobOverItsBudgetFailsOnlyItself is issue 37's W4 as a test: a
+// self-join on a key of few values (the square of its input) fails its
+// job with the budget it passed and the flag that sets it (the budget of
+// join rows lowered here, so that a small dataset passes it), while a
+// job of the four queries beside it gives its exact answers; then every
+// shard restarts on its store and does not take the failed job up again
+// (no replay into the same failure, no crash loop), and the next job is
+// exact.
+func TestAJobOverItsBudgetFailsOnlyItself(t *testing.T) {
+	d := testDatasets(t)[0]
+	c := startCluster(t, deploy.Default(), node.ClusterOptions{JobBudget: sqlops.Budget{JoinRows: 200_000}})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	out := t.TempDir()
+	legit := submitInBackground(ctx, t, c, d, out, "beside")
+	square := []sqljob.Query{{Name: "square", Text: "SELECT a.token, b.token AS other FROM match_players a JOIN match_players b ON a.civ = b.civ ORDER BY a.token, other LIMIT 10"}}
+	_, err := client.Submit(ctx, client.SubmitOptions{Server: c.GatewayAddr(), TLS: clientTLS(t, c), Matches: d.matches, Players: d.players, Out: t.TempDir(), Queries: square, JobID: "square"})
+	if err == nil || !strings.Contains(err.Error(), "over its budget") || !strings.Contains(err.Error(), "--job-max-join-rows") {
+		t.Fatalf("submit of a self-join past the budget: %v, want its failure naming the budget", err)
+	}
+	if err := <-legit; err != nil {
+		t.Fatalf("the job beside it: %v", err)
+	}
+	compareOutputs(t, d, out)
+	for _, shard := range []string{"shard-0", "shard-1"} {
+		if err := c.Restart(shard); err != nil {
+			t.Fatal(err)
+		}
+	}
+	submit(t, c, d)
+	for _, shard := range []string{"shard-0", "shard-1"} {
+		if err := c.Err(shard); err != nil {
+			t.Errorf("%s after the restart: %v", shard, err)
+		}
+	}
 }
