@@ -36,14 +36,32 @@ type Driver struct {
 	finished bool
 	failed   error
 	dropped  int64
+	// usage is what the operator spent of its job's budget when it was
+	// let go (Spender), for the log.
+	usage []any
 }
+
+// release lets the operator go, keeping what it spent.
+func (d *Driver) release() Operator {
+	op := d.op
+	if s, ok := op.(Spender); ok {
+		d.usage = s.Usage()
+	}
+	d.finished, d.op = true, nil
+	return op
+}
+
+// Usage is what the operator spent of its job's budget (Spender), once
+// it has been let go (finished, or failed the job); nil otherwise.
+func (d *Driver) Usage() []any { return d.usage }
 
 // rejected takes an operator's error: one that fails the job
 // (ErrFailsJob) lets the operator go, as Finish does, and is kept
 // (Failed); any other drops the batch, counted.
 func (d *Driver) rejected(err error) error {
 	if errors.Is(err, ErrFailsJob) {
-		d.finished, d.op, d.failed = true, nil, err
+		d.release()
+		d.failed = err
 		return err
 	}
 	d.dropped++
@@ -169,8 +187,7 @@ func (d *Driver) Finish(out Emitter) error {
 	if d.finished {
 		return nil
 	}
-	op := d.op
-	d.finished, d.op = true, nil
+	op := d.release()
 	err := op.Finish(out)
 	if errors.Is(err, ErrFailsJob) {
 		d.failed = err

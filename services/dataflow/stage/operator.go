@@ -26,6 +26,13 @@ type Operator interface {
 // job into it again), and reports it (Config.OnFail). Operators wrap it.
 var ErrFailsJob = errors.New("the job cannot go on")
 
+// Spender is implemented by operators that count what their job spends
+// of a budget (sqlops): Usage is that, as log key-values, which the
+// runtime logs when the job finishes or fails here.
+type Spender interface {
+	Usage() []any
+}
+
 // StreamEnder is implemented by operators that act when one input stream
 // ends (the EOFs of all its sender instances are applied) before the
 // others do: a joiner stops buffering once it has every qualifying match.

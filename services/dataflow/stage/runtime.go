@@ -907,14 +907,14 @@ func (r *Runtime) actor(ctx context.Context, j *job) {
 		j.count(p.apply)
 		if j.failure != "" && !j.failureKept {
 			j.failureKept = true
-			j.log.Error("job failed here; its state is dropped and its batches are acknowledged without being applied", "reason", j.failure)
+			j.log.Error("job failed here; its state is dropped and its batches are acknowledged without being applied", append([]any{"reason", j.failure}, j.drive.Usage()...)...)
 			if r.cfg.OnFail != nil {
 				job, reason := j.id, j.failure
 				r.life.Go(func(ctx context.Context) { r.cfg.OnFail(ctx, job, reason) })
 			}
 		}
 		if finishing {
-			j.log.Info("job finished at this stage", "rows-in", j.rowsIn.Load(), "rows-out", j.out.RowsOut(), "unreadable-batches", j.drive.Dropped())
+			j.log.Info("job finished at this stage", append([]any{"rows-in", j.rowsIn.Load(), "rows-out", j.out.RowsOut(), "unreadable-batches", j.drive.Dropped()}, j.drive.Usage()...)...)
 			if r.cfg.OnFinish != nil {
 				r.cfg.OnFinish(j.id, s.Records)
 			}

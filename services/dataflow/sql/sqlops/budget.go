@@ -100,6 +100,14 @@ type meter struct {
 	// over is the first bound passed, sticky: every operator of the task
 	// stops at it (the one passing it may not be the one running).
 	over *OverBudget
+	// mostState and mostStep are the most state held and the most bytes
+	// one step sent, seen so far (Usage).
+	mostState, mostStep int64
+}
+
+// usage is what the job has spent of each budget, as log key-values.
+func (m *meter) usage() []any {
+	return []any{"most-state-bytes", m.mostState, "join-rows", m.joinRows, "most-step-bytes", m.mostStep}
 }
 
 // step starts the count of what one batch or end makes the task send.
@@ -138,7 +146,9 @@ func (m *meter) sent(n int, where string) error {
 	if m == nil {
 		return nil
 	}
-	if m.stepBytes += int64(n); m.stepBytes > m.b.StepBytes {
+	m.stepBytes += int64(n)
+	m.mostStep = max(m.mostStep, m.stepBytes)
+	if m.stepBytes > m.b.StepBytes {
 		return m.pass(&OverBudget{What: "bytes to send from one batch", Verb: "was given", Flag: "--job-max-step-bytes", Limit: m.b.StepBytes, Spent: m.stepBytes, Where: where})
 	}
 	return m.err()
@@ -149,6 +159,7 @@ func (m *meter) held(n int64, where string) error {
 	if m == nil {
 		return nil
 	}
+	m.mostState = max(m.mostState, n)
 	if n > m.b.StateBytes {
 		return m.pass(&OverBudget{What: "bytes of state", Verb: "held", Flag: "--job-max-state-bytes", Limit: m.b.StateBytes, Spent: n, Where: where})
 	}

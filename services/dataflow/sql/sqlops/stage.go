@@ -295,6 +295,9 @@ func (o *stageOp) EndStream(stream string, out stage.Emitter) error {
 // run out of memory for every job.
 const DefaultMaxHeldBytes = 256 << 20
 
+// Usage implements stage.Spender: what the job spent here of its Budget.
+func (o *stageOp) Usage() []any { return o.t.meter.usage() }
+
 // Finish implements stage.Operator: every input has ended, so every
 // operator has finished; the task's sinks become the job's results, or,
 // when an operator was given more rows than it may hold, the job's

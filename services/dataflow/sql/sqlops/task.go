@@ -336,6 +336,7 @@ func (t *Task) checked(err error) error {
 	}
 	n, top := t.stateBytes()
 	if n <= t.meter.b.StateBytes {
+		t.meter.mostState = max(t.meter.mostState, n)
 		return nil
 	}
 	where := "the operators of task " + t.name
