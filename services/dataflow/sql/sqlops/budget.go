@@ -41,9 +41,13 @@ type Budget struct {
 }
 
 // The defaults fit a shard of the compose deployment (2 GB of memory)
-// with room for the ordinary jobs of the full dataset: the four default
-// queries hold about 90 MB of state per shard and make 5.2M join rows
-// per shard at 3.1M matches, and an aggregate's end makes about 40 MB.
+// with room for the ordinary jobs of the full dataset: at 3.1M matches
+// the four default queries hold at most 203 MB of state on a shard of
+// two (their key tables and groups), make no join rows (their joins are
+// semi-joins), and one batch makes a shard send at most 0.9 MB (logged
+// where a job finishes: 'wololo local run' of data/full). A job of
+// several times that state needs more than one process's memory: that
+// is the spilling of state to the store, not a larger default.
 const (
 	DefaultStateBytes = 768 << 20
 	DefaultJoinRows   = 64 << 20
