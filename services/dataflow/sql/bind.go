@@ -172,6 +172,9 @@ func (lv *level) compound(e sqlparser.Expr) (*plan.Expr, *tvar, error) {
 			return lv.typed(&plan.Expr{Kind: plan.Const, Value: []byte(x.Val)}, known(plan.Text))
 		case sqlparser.IntVal, sqlparser.DecimalVal:
 			d, ok := value.ReadNumber([]byte(x.Val))
+			if !ok && strings.Count(x.Val, ".")+value.MaxDigits < len(x.Val) {
+				return nil, nil, lv.err(x.Val, "number", "more than %d digits (the limit of a number, docs/sql.md)", value.MaxDigits)
+			}
 			if !ok {
 				return nil, nil, lv.err(x.Val, "number "+x.Val, "numbers are -?[0-9]+(.[0-9]+)?")
 			}

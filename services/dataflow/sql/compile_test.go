@@ -46,6 +46,8 @@ func TestRefused(t *testing.T) {
 		{"select token from matches where mirror and mirror > 1", "comparison >", 1, 51},
 		{"select a from dup", "column a", 1, 8},
 		{"select token from matches where average_rating > 1e3", "literal 1e3", 1, 50},
+		{"select token from matches where average_rating > 1" + strings.Repeat("0", 38), "number", 1, 50}, // 39 digits: past the bound
+		{"select token from matches where average_rating > 0." + strings.Repeat("0", 38) + "1", "number", 1, 50},
 		{"select token from\n  matches order by", "syntax", 2, 19},
 		{"select rank() over (order by token) from matches", "window function", 1, 8},
 		{"select row_number() over (order by token) r, token from matches order by token desc", "ROW_NUMBER()", 1, 21},
