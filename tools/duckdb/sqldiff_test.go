@@ -54,8 +54,9 @@ import (
 // A query is counted, not compared, where DuckDB's numbers end: its
 // DECIMAL holds 38 digits, so a product may overflow (an error), and a
 // CASE or sum whose operands need more gets a DECIMAL(38, s) that rounds
-// them (beyondScale). Ours has no bound. Any other error or difference
-// fails the test.
+// them (beyondScale). Ours holds 38 digits too (docs/sql.md "Numbers"),
+// but makes a result past them NULL where DuckDB fails. Any other error
+// or difference fails the test.
 //
 // SQLDIFF_QUERIES (default 500) and SQLDIFF_SEED (default 0) choose the
 // cases: the seeds SQLDIFF_SEED, SQLDIFF_SEED+1, ...
@@ -129,8 +130,9 @@ var keptCases = []struct {
 		// Neither side: DuckDB's DECIMAL holds 38 digits. It types
 		// d * d as a DECIMAL(38, 0), and the CASE of it and n (a
 		// DECIMAL(19, 3)) as a DECIMAL(38, 0) too, rounding 7.25 to 7
-		// (seed 216511). Ours is exact; the test counts such a query
-		// with the overflows (beyondScale) instead of failing it.
+		// (seed 216511). Ours makes the product NULL (past 38 digits);
+		// the test counts such a query with the overflows (beyondScale)
+		// instead of failing it.
 		name: "a CASE of a decimal and a product of 38 digits",
 		tables: []sqlgen.Table{{Name: "t", Columns: []string{"k", "n", "b", "s", "d"},
 			CSV: "k,n,b,s,d\na,7.25,0,x,\"123456789012345678 days, 0:00:01\"\n"}},

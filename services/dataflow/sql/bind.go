@@ -33,11 +33,8 @@ func (lv *level) typed(x *plan.Expr, v *tvar) (*plan.Expr, *tvar, error) {
 // postExpr binds an expression above the aggregate: a group key, an
 // aggregate, or an expression of them.
 func (lv *level) postExpr(e sqlparser.Expr) (*plan.Expr, *tvar, error) {
-	text := sqlparser.String(e)
-	for i, k := range lv.keyText {
-		if k == text {
-			return lv.typed(&plan.Expr{Kind: plan.ColRef, Col: i, Name: lv.keyNames[i]}, lv.keyVars[i])
-		}
+	if i := lv.keyIndex(e); i >= 0 {
+		return lv.typed(&plan.Expr{Kind: plan.ColRef, Col: i, Name: lv.keyNames[i]}, lv.keyVars[i])
 	}
 	switch x := e.(type) {
 	case *sqlparser.ColName:
@@ -58,6 +55,26 @@ func (lv *level) postExpr(e sqlparser.Expr) (*plan.Expr, *tvar, error) {
 		return lv.aggregate(x)
 	}
 	return lv.compound(e)
+}
+
+// keyIndex is the index of the group key that e is (the same text as
+// the parser renders them), or -1. Only an e of a key's size is rendered:
+// the nodes of one size on a path from the root are one at most, so
+// the texts rendered for one size are of disjoint subtrees, and the work
+// is linear in the expression (times the number of distinct key sizes),
+// where rendering e at every level of postExpr's descent was quadratic.
+func (lv *level) keyIndex(e sqlparser.Expr) int {
+	keys := lv.keySizes[lv.c.exprSize(e)]
+	if len(keys) == 0 {
+		return -1
+	}
+	text := lv.c.render(e)
+	for _, i := range keys {
+		if lv.keyText[i] == text {
+			return i
+		}
+	}
+	return -1
 }
 
 // aggregate binds an aggregate call: its argument over the FROM row, the
@@ -111,12 +128,14 @@ func (lv *level) aggregate(a sqlparser.AggrFunc) (*plan.Expr, *tvar, error) {
 		}
 		agg.Arg = arg
 	}
-	text := sqlparser.String(a)
-	for i, t := range lv.aggText {
-		if t == text {
-			return lv.typed(&plan.Expr{Kind: plan.ColRef, Col: len(lv.keys) + i, Name: text}, lv.aggVars[i])
-		}
+	text := lv.c.render(a)
+	if i, ok := lv.aggIndex[text]; ok {
+		return lv.typed(&plan.Expr{Kind: plan.ColRef, Col: len(lv.keys) + i, Name: text}, lv.aggVars[i])
 	}
+	if lv.aggIndex == nil {
+		lv.aggIndex = map[string]int{}
+	}
+	lv.aggIndex[text] = len(lv.aggs)
 	lv.aggs = append(lv.aggs, agg)
 	lv.aggText = append(lv.aggText, text)
 	lv.aggVars = append(lv.aggVars, result)
@@ -153,6 +172,9 @@ func (lv *level) compound(e sqlparser.Expr) (*plan.Expr, *tvar, error) {
 			return lv.typed(&plan.Expr{Kind: plan.Const, Value: []byte(x.Val)}, known(plan.Text))
 		case sqlparser.IntVal, sqlparser.DecimalVal:
 			d, ok := value.ReadNumber([]byte(x.Val))
+			if !ok && strings.Count(x.Val, ".")+value.MaxDigits < len(x.Val) {
+				return nil, nil, lv.err(x.Val, "number", "more than %d digits (the limit of a number, docs/sql.md)", value.MaxDigits)
+			}
 			if !ok {
 				return nil, nil, lv.err(x.Val, "number "+x.Val, "numbers are -?[0-9]+(.[0-9]+)?")
 			}

@@ -18,14 +18,27 @@ type Catalog map[string][]string
 // Compile parses query, checks it against the subset and the catalog, and
 // returns its logical plan. Every refusal is an *Error.
 func Compile(query string, cat Catalog) (*plan.Node, error) {
+	root, _, err := compile(query, cat)
+	return root, err
+}
+
+// compile is Compile, with the compiler for the tests to look into.
+func compile(query string, cat Catalog) (*plan.Node, *compiler, error) {
 	p, err := sqlparser.New(sqlparser.Options{})
 	if err != nil {
-		return nil, fmt.Errorf("sql: parser: %w", err)
+		return nil, nil, fmt.Errorf("sql: parser: %w", err)
 	}
 	c := &compiler{loc: newLocator(p, query), cat: cat, cols: map[string]*tvar{}, outVars: map[*plan.Node]*tvar{}}
+	if e := c.checkParens(); e != nil {
+		return nil, c, e
+	}
 	stmt, err := parse(p, query)
 	if err != nil {
-		return nil, c.loc.syntax(err)
+		return nil, c, c.loc.syntax(err)
+	}
+	var e *Error
+	if c.sizes, e = c.exprSizes(stmt); e != nil {
+		return nil, c, e
 	}
 	sel, ok := stmt.(*sqlparser.Select)
 	if !ok {
@@ -38,11 +51,11 @@ func Compile(query string, cat Catalog) (*plan.Node, error) {
 			anchor = c.loc.toks[0].word
 			construct = strings.ToUpper(anchor) + " statement"
 		}
-		return nil, c.errAt(0, anchor, construct, "only SELECT is supported")
+		return nil, c, c.errAt(0, anchor, construct, "only SELECT is supported")
 	}
 	root, err := c.selectPlan(sel, false)
 	if err != nil {
-		return nil, err
+		return nil, c, err
 	}
 	// The kinds are known once the whole statement is bound.
 	for _, u := range c.typed {
@@ -54,7 +67,7 @@ func Compile(query string, cat Catalog) (*plan.Node, error) {
 		}
 	}
 	fixOutputs(root)
-	return root, nil
+	return root, c, nil
 }
 
 // parse is the parser's Parse, with a panic of the parser (it has some:
@@ -104,7 +117,10 @@ type compiler struct {
 	cols  map[string]*tvar // "table.column" -> its kind, over the whole statement
 	typed []typedExpr      // expressions whose type is known at the end
 	scans []*scanInfo
-	nSel  int // SELECT keywords met so far, to find each one's clauses
+	nSel  int                    // SELECT keywords met so far, to find each one's clauses
+	sizes map[sqlparser.Expr]int // the expressions' sizes (exprSizes)
+
+	rendered int // bytes of query text rendered by render, which the tests bound
 
 	outVars map[*plan.Node]*tvar // a subquery's root -> the kind of its one column
 }
@@ -133,6 +149,13 @@ type slot struct {
 	refs []*plan.Expr
 }
 
+// render is the parser's rendering of n, counted in c.rendered.
+func (c *compiler) render(n sqlparser.SQLNode) string {
+	s := sqlparser.String(n)
+	c.rendered += len(s)
+	return s
+}
+
 func (c *compiler) errAt(from int, anchor, construct, format string, args ...any) *Error {
 	line, col := c.loc.lineCol(c.loc.find(from, anchor))
 	return &Error{Construct: construct, Line: line, Col: col, Message: fmt.Sprintf(format, args...)}
@@ -148,12 +171,14 @@ type level struct {
 	// The aggregate stage, when the query groups.
 	grouped  bool
 	keys     []*plan.Expr
-	keyText  []string // the group keys as the parser renders them
-	keyNames []string // and as the aggregate's output names them
-	keySlots []*slot  // a key that is a column: its slot
+	keyText  []string      // the group keys as the parser renders them
+	keySizes map[int][]int // the keys by their sizes (exprSize), for keyIndex
+	keyNames []string      // and as the aggregate's output names them
+	keySlots []*slot       // a key that is a column: its slot
 	keyVars  []*tvar
 	aggs     []*plan.Agg
 	aggText  []string
+	aggIndex map[string]int // aggText's index of each text
 	aggVars  []*tvar
 	post     bool // binding above the aggregate
 
@@ -256,9 +281,14 @@ func (c *compiler) selectPlan(sel *sqlparser.Select, sub bool) (*plan.Node, erro
 			if err != nil {
 				return nil, err
 			}
+			if lv.keySizes == nil {
+				lv.keySizes = map[int][]int{}
+			}
+			size := c.exprSize(g)
+			lv.keySizes[size] = append(lv.keySizes[size], len(lv.keys))
 			lv.keys = append(lv.keys, e)
-			lv.keyText = append(lv.keyText, sqlparser.String(g))
-			name := sqlparser.String(g)
+			lv.keyText = append(lv.keyText, c.render(g))
+			name := lv.keyText[len(lv.keyText)-1]
 			if cn, ok := g.(*sqlparser.ColName); ok {
 				name = cn.Name.String()
 			}
@@ -310,7 +340,7 @@ func (c *compiler) selectPlan(sel *sqlparser.Select, sub bool) (*plan.Node, erro
 				if cn, ok := it.Expr.(*sqlparser.ColName); ok {
 					name = cn.Name.String()
 				} else {
-					name = sqlparser.String(it.Expr)
+					name = c.render(it.Expr)
 				}
 			}
 			if w, ok := it.Expr.(*sqlparser.ArgumentLessWindowExpr); ok && w.Type == sqlparser.RowNumberExprType {
@@ -364,6 +394,15 @@ func (c *compiler) selectPlan(sel *sqlparser.Select, sub bool) (*plan.Node, erro
 	// ORDER BY: an output column by name or position, else an expression
 	// computed as a hidden column.
 	lv.at("order")
+	// exprText is exprs[i].String(), rendered once each (a key compares
+	// with every output column).
+	var texts []string
+	exprText := func(i int) string {
+		for len(texts) <= i {
+			texts = append(texts, exprs[len(texts)].String())
+		}
+		return texts[i]
+	}
 	orderKeys := func(ob sqlparser.OrderBy, hiddenOK bool) ([]plan.SortKey, error) {
 		var keys []plan.SortKey
 		for _, o := range ob {
@@ -388,8 +427,9 @@ func (c *compiler) selectPlan(sel *sqlparser.Select, sub bool) (*plan.Node, erro
 				if err != nil {
 					return nil, err
 				}
-				for i, x := range exprs {
-					if x.String() == e.String() {
+				text := e.String()
+				for i := range exprs {
+					if exprText(i) == text {
 						col = i
 						break
 					}
@@ -419,7 +459,7 @@ func (c *compiler) selectPlan(sel *sqlparser.Select, sub bool) (*plan.Node, erro
 		if err != nil {
 			return nil, err
 		}
-		if !sameKeys(wkeys, order, exprs) {
+		if !sameKeys(wkeys, order, exprText) {
 			return nil, lv.err("over", "ROW_NUMBER()", "its ORDER BY must be the query's ORDER BY (it numbers the output rows in their order)")
 		}
 	}
@@ -500,13 +540,13 @@ func (c *compiler) selectPlan(sel *sqlparser.Select, sub bool) (*plan.Node, erro
 }
 
 // sameKeys reports whether two orderings sort by the same expressions in
-// the same directions.
-func sameKeys(a, b []plan.SortKey, exprs []*plan.Expr) bool {
+// the same directions; exprText renders the output column col's.
+func sameKeys(a, b []plan.SortKey, exprText func(col int) string) bool {
 	if len(a) != len(b) {
 		return false
 	}
 	for i := range a {
-		if a[i].Desc != b[i].Desc || exprs[a[i].Col].String() != exprs[b[i].Col].String() {
+		if a[i].Desc != b[i].Desc || exprText(a[i].Col) != exprText(b[i].Col) {
 			return false
 		}
 	}
@@ -521,11 +561,16 @@ func andAll(es []*plan.Expr) *plan.Expr {
 	return e
 }
 
-func conjuncts(e sqlparser.Expr) []sqlparser.Expr {
+func conjuncts(e sqlparser.Expr) []sqlparser.Expr { return appendConjuncts(nil, e) }
+
+// appendConjuncts appends e's conjuncts to dst: one slice for the whole
+// chain, where concatenating each side's would copy a chain of n ANDs
+// n times.
+func appendConjuncts(dst []sqlparser.Expr, e sqlparser.Expr) []sqlparser.Expr {
 	if a, ok := e.(*sqlparser.AndExpr); ok {
-		return append(conjuncts(a.Left), conjuncts(a.Right)...)
+		return appendConjuncts(appendConjuncts(dst, a.Left), a.Right)
 	}
-	return []sqlparser.Expr{e}
+	return append(dst, e)
 }
 
 // hasAggregate reports whether the SELECT list, HAVING or ORDER BY calls

@@ -2,6 +2,7 @@ package sql_test
 
 import (
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -45,6 +46,8 @@ func TestRefused(t *testing.T) {
 		{"select token from matches where mirror and mirror > 1", "comparison >", 1, 51},
 		{"select a from dup", "column a", 1, 8},
 		{"select token from matches where average_rating > 1e3", "literal 1e3", 1, 50},
+		{"select token from matches where average_rating > 1" + strings.Repeat("0", 38), "number", 1, 50}, // 39 digits: past the bound
+		{"select token from matches where average_rating > 0." + strings.Repeat("0", 38) + "1", "number", 1, 50},
 		{"select token from\n  matches order by", "syntax", 2, 19},
 		{"select rank() over (order by token) from matches", "window function", 1, 8},
 		{"select row_number() over (order by token) r, token from matches order by token desc", "ROW_NUMBER()", 1, 21},
@@ -164,4 +167,68 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("%q: position %d:%d", q, e.Line, e.Col)
 		}
 	})
+}
+
+// TestExprLimits: a query at MaxExprDepth and MaxExprNodes compiles; one
+// level or one node more is refused, naming the limit and where.
+func TestExprLimits(t *testing.T) {
+	const where = "select token from match_players where " // 38 bytes
+	repeat := strings.Repeat
+	parens := func(d int) string { return where + repeat("(", d) + "rating" + repeat(")", d) + " > 1" }
+	// The comparison, d minus signs, the column: d+2 levels.
+	neg := func(d int) string { return where + repeat("-(", d) + "rating" + repeat(")", d) + " > 1" }
+	// The comparison, d additions (left-deep), the column: d+2.
+	chain := func(d int) string { return where + "rating" + repeat(" + 1", d) + " > 1" }
+	// d NOTs, the column: d+1.
+	not := func(d int) string { return where + repeat("not ", d) + "winner" }
+	// The select item, the comparison, its column, the tuple and its d
+	// values: d+4 nodes.
+	in := func(d int) string {
+		vals := make([]string, d)
+		for i := range vals {
+			vals[i] = strconv.Itoa(i)
+		}
+		return where + "rating in (" + strings.Join(vals, ", ") + ")"
+	}
+	cases := []struct {
+		name, query string
+		construct   string // "" when accepted
+		line, col   int
+	}{
+		{"parentheses at the limit", parens(sql.MaxExprDepth), "", 0, 0},
+		{"parentheses past it", parens(sql.MaxExprDepth + 1), "expression depth", 1, 39 + sql.MaxExprDepth},
+		{"minus signs at the limit", neg(sql.MaxExprDepth - 2), "", 0, 0},
+		{"minus signs past it", neg(sql.MaxExprDepth - 1), "expression depth", 1, 39 + 2*(sql.MaxExprDepth-1)}, // at the column
+		{"a chain of additions at the limit", chain(sql.MaxExprDepth - 2), "", 0, 0},
+		{"a chain of additions past it", chain(sql.MaxExprDepth - 1), "expression depth", 1, 39}, // at the column
+		{"NOTs at the limit", not(sql.MaxExprDepth - 1), "", 0, 0},
+		{"NOTs past it", not(sql.MaxExprDepth), "expression depth", 1, 39 + 4*sql.MaxExprDepth}, // at the column
+		{"an IN list at the node limit", in(sql.MaxExprNodes - 4), "", 0, 0},
+		{"an IN list past it", in(sql.MaxExprNodes - 3), "expression size", 1, strings.LastIndex(in(sql.MaxExprNodes-3), " ") + 2}, // at its last value
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			root, err := sql.Compile(c.query, catalog)
+			if c.construct == "" {
+				if err != nil {
+					t.Fatalf("refused: %v", err)
+				}
+				if root == nil {
+					t.Fatal("no plan")
+				}
+				return
+			}
+			var e *sql.Error
+			if !errors.As(err, &e) {
+				t.Fatalf("Compile = %v; want an *Error", err)
+			}
+			limit := strconv.Itoa(sql.MaxExprDepth)
+			if c.construct == "expression size" {
+				limit = strconv.Itoa(sql.MaxExprNodes)
+			}
+			if e.Construct != c.construct || e.Line != c.line || e.Col != c.col || !strings.Contains(e.Message, limit) {
+				t.Errorf("got %v, want %q at %d:%d naming %s", e, c.construct, c.line, c.col, limit)
+			}
+		})
+	}
 }

@@ -16,6 +16,14 @@
 // tokens for the construct's first word from the start of the clause
 // being checked (locator).
 //
+// A query's cost is bounded before it is bound (limits.go, docs/sql.md
+// "Limits"): parentheses nested deeper than MaxExprDepth are refused from
+// the tokens before parsing, and expressions nested deeper than
+// MaxExprDepth or of more than MaxExprNodes nodes in all after parsing.
+// Compiling is linear in the query: each expression is rendered as text
+// (to match a group key, to name a column) a bounded number of times,
+// not once per level above it.
+//
 // A column has one kind per query, inferred from its uses (compared with a
 // number, summed, tested as a condition, passed to DURATION_SECONDS),
 // text when nothing says otherwise; two uses that disagree are refused.

@@ -80,6 +80,24 @@ func BenchmarkAggregateQ2(b *testing.B) {
 	}
 }
 
+// BenchmarkArithmetic folds arithmetic of decimals into sums and an
+// average by match (a product, a sum, a division, a negation and a
+// decimal constant per row), the int64 fast path of value.Dec that the
+// bound's check (value.Dec.Fits) runs on after every operation.
+func BenchmarkArithmetic(b *testing.B) {
+	agg, batches := playerBatches(b, "select game, sum(rating * 7 + 1), avg(rating / 3), sum(-rating * 1.5 - 2) from p group by game", 1<<17)
+	b.ResetTimer()
+	for range b.N {
+		a := exec.NewAggregation(exec.NewKeyTable(), agg.Keys, agg.Aggs)
+		for _, in := range batches {
+			if err := a.Add(in); err != nil {
+				b.Fatal(err)
+			}
+		}
+		a.Result()
+	}
+}
+
 // BenchmarkFilterQ1 evaluates q1's WHERE (queries/q1.sql: a number and a
 // duration compared with constants, text IN a list, AND) over match rows.
 func BenchmarkFilterQ1(b *testing.B) {

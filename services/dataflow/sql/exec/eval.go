@@ -350,10 +350,10 @@ func arithVec(fn string, l, r *Vec, n int) (*Vec, error) {
 			out.null()
 			continue
 		}
-		if d, ok := op(l.Nums[li], r.Nums[ri]); ok {
+		if d, ok := op(l.Nums[li], r.Nums[ri]); ok && d.Fits() {
 			out.num(d)
 		} else {
-			out.null() // division by zero
+			out.null() // division by zero, or past value.MaxDigits
 		}
 	}
 	return out.v, nil

@@ -21,6 +21,13 @@
 // column; the aggregates of one condition evaluate it once per batch
 // (aggInput).
 //
+// Numbers are bounded (value.MaxDigits, docs/sql.md "Numbers"): the scan
+// reads a wider field as NULL, and an arithmetic result, a SUM or an AVG
+// past the bound is NULL, so that every number of a Vec Fits and every
+// operation works on bounded numbers. A partial aggregate's sums are the
+// exception: kept whole (NewPartialAggregation) for the final aggregate,
+// which bounds the total.
+//
 // The scan reads a table's text as the kinds the plan gives its columns
 // (docs/queries.md's value rules, services/dataflow/sql/value) and counts,
 // per column, the values that were empty and those that were present but

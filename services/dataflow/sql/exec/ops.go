@@ -199,14 +199,15 @@ func (g *groups) ids(keys []*Vec, n int, sl []int32) []int32 {
 // booleans, as the rows of a Vec that grows with each improvement (best,
 // bestN).
 type acc struct {
-	agg   *plan.Agg
-	in    aggInput // what it reads of each row
-	count counts   // count, count(*), sum and avg's count
-	sum   decs     // sum, avg
-	has   []bool   // sum, avg, min, max: a value was seen
-	nums  decs     // min, max of numbers: group g's value so far
-	best  *Vec     // min, max of text or booleans: the values so far, grown as groups come
-	bestN []int32  // min, max of text or booleans: which row of best holds group g's value
+	agg     *plan.Agg
+	partial bool     // a partial aggregate's: its sums are kept whole (see result)
+	in      aggInput // what it reads of each row
+	count   counts   // count, count(*), sum and avg's count
+	sum     decs     // sum, avg
+	has     []bool   // sum, avg, min, max: a value was seen
+	nums    decs     // min, max of numbers: group g's value so far
+	best    *Vec     // min, max of text or booleans: the values so far, grown as groups come
+	bestN   []int32  // min, max of text or booleans: which row of best holds group g's value
 }
 
 // decs are a number per group, without pointers: group g's is i[g]
@@ -578,10 +579,23 @@ func (a *acc) result(n int) *Vec {
 			case !a.has[g]:
 				out.null()
 			case a.agg.Func == plan.Sum:
-				out.num(a.sum.get(int32(g)))
-			default:
-				d, _ := a.sum.get(int32(g)).Div(value.Int(a.count.get(g)))
-				out.num(d)
+				// A sum past value.MaxDigits is NULL, but a partial
+				// sum is not the answer: the final aggregate adds the
+				// partials up (bounded by value.MaxStoredDigits) and
+				// bounds the total, so that the answer does not depend
+				// on how the rows were split among the shards.
+				if s := a.sum.get(int32(g)); a.partial || s.Fits() {
+					out.num(s)
+				} else {
+					out.null()
+				}
+			default: // AVG is SUM / COUNT: NULL when either does not fit
+				s := a.sum.get(int32(g))
+				if d, ok := s.Div(value.Int(a.count.get(g))); ok && s.Fits() && d.Fits() {
+					out.num(d)
+				} else {
+					out.null()
+				}
 			}
 		}
 		return out.v

@@ -76,7 +76,7 @@ func (b *VecBuilder) Text(t []byte) error {
 	case plan.Text:
 		b.b.text(t)
 	case plan.Number:
-		d, ok := value.ReadNumber(t)
+		d, ok := value.ReadStored(t)
 		if !ok {
 			return fmt.Errorf("%q is not a number", t)
 		}
@@ -178,7 +178,7 @@ func (r *stateReader) dec() value.Dec {
 	if h&1 == 0 {
 		return value.FromUnscaled(r.Varint(), scale)
 	}
-	d, ok := value.ReadNumber(r.Bytes())
+	d, ok := value.ReadStored(r.Bytes())
 	if _, _, fits := d.Unscaled(); !ok || fits || d.Scale() != scale {
 		r.Fail(nil)
 	}

@@ -117,6 +117,18 @@ func NewAggregation(t *KeyTable, keys []*plan.Expr, aggs []*plan.Agg) *Aggregati
 	return a
 }
 
+// NewPartialAggregation is NewAggregation for a partial aggregate, whose
+// result a final aggregate adds up: its sums are written whole, even past
+// value.MaxDigits digits (they stay within value.MaxStoredDigits), where
+// an aggregate's answer makes such a sum NULL.
+func NewPartialAggregation(t *KeyTable, keys []*plan.Expr, aggs []*plan.Agg) *Aggregation {
+	a := NewAggregation(t, keys, aggs)
+	for _, ac := range a.accs {
+		ac.partial = true
+	}
+	return a
+}
+
 // Add folds a batch of input rows into the groups.
 func (a *Aggregation) Add(b *Batch) error { return a.AddSlots(b, nil) }
 

@@ -471,8 +471,9 @@ func (pl *planner) toGateway(s stream) stream {
 
 // carry returns the column of ch that holds e, adding it if need be.
 func (pl *planner) carry(ch *Channel, e *plan.Expr, name string) int {
+	text := e.String()
 	for i, x := range ch.Exprs {
-		if x.Type == e.Type && x.String() == e.String() {
+		if x.Type == e.Type && x.String() == text {
 			return i
 		}
 	}

@@ -18,6 +18,7 @@ package plan
 import (
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -142,69 +143,104 @@ type Expr struct {
 	Name  string   `json:"name,omitempty"` // ColRef: the column's name, for String
 }
 
-// String renders the expression in SQL-like form, columns by name.
-func (e *Expr) String() string {
+// String renders the expression in SQL-like form, columns by name. It
+// writes the whole tree into one buffer (AppendTo), so its work is linear
+// in the expression's size, however deep it nests.
+func (e *Expr) String() string { return string(e.AppendTo(nil)) }
+
+// AppendTo appends String's text to dst.
+func (e *Expr) AppendTo(dst []byte) []byte {
 	if e == nil {
-		return "<nil>"
+		return append(dst, "<nil>"...)
 	}
 	switch e.Kind {
 	case ColRef:
-		return fmt.Sprintf("%s#%d", e.Name, e.Col)
+		dst = append(dst, e.Name...)
+		dst = append(dst, '#')
+		return strconv.AppendInt(dst, int64(e.Col), 10)
 	case Const:
 		switch {
 		case e.Null:
-			return "NULL"
+			return append(dst, "NULL"...)
 		case e.Type == Text:
-			return "'" + strings.ReplaceAll(string(e.Value), "'", "''") + "'"
+			dst = append(dst, '\'')
+			for _, c := range e.Value {
+				if c == '\'' {
+					dst = append(dst, '\'')
+				}
+				dst = append(dst, c)
+			}
+			return append(dst, '\'')
 		}
-		return string(e.Value)
-	case Cmp, Arith:
-		return "(" + e.Args[0].String() + " " + e.Fn + " " + e.Args[1].String() + ")"
-	case And, Or:
-		return "(" + e.Args[0].String() + " " + strings.ToUpper(string(e.Kind)) + " " + e.Args[1].String() + ")"
+		return append(dst, e.Value...)
+	case Cmp, Arith, And, Or:
+		op := e.Fn
+		if e.Kind == And || e.Kind == Or {
+			op = strings.ToUpper(string(e.Kind))
+		}
+		dst = append(dst, '(')
+		dst = e.Args[0].AppendTo(dst)
+		dst = append(dst, ' ')
+		dst = append(dst, op...)
+		dst = append(dst, ' ')
+		dst = e.Args[1].AppendTo(dst)
+		return append(dst, ')')
 	case Not:
-		return "NOT " + e.Args[0].String()
+		return e.Args[0].AppendTo(append(dst, "NOT "...))
 	case Neg:
-		return "-" + e.Args[0].String()
+		return e.Args[0].AppendTo(append(dst, '-'))
 	case IsNull:
+		dst = e.Args[0].AppendTo(dst)
 		if e.Fn == "not" {
-			return e.Args[0].String() + " IS NOT NULL"
+			return append(dst, " IS NOT NULL"...)
 		}
-		return e.Args[0].String() + " IS NULL"
+		return append(dst, " IS NULL"...)
 	case In:
-		return e.Args[0].String() + " IN (" + join(e.Args[1:]) + ")"
+		dst = e.Args[0].AppendTo(dst)
+		dst = appendList(append(dst, " IN ("...), e.Args[1:])
+		return append(dst, ')')
 	case Case:
-		var b strings.Builder
-		b.WriteString("CASE")
+		dst = append(dst, "CASE"...)
 		n := len(e.Args)
 		for i := 0; i+1 < n; i += 2 {
-			fmt.Fprintf(&b, " WHEN %s THEN %s", e.Args[i], e.Args[i+1])
+			dst = e.Args[i].AppendTo(append(dst, " WHEN "...))
+			dst = e.Args[i+1].AppendTo(append(dst, " THEN "...))
 		}
 		if n%2 == 1 {
-			fmt.Fprintf(&b, " ELSE %s", e.Args[n-1])
+			dst = e.Args[n-1].AppendTo(append(dst, " ELSE "...))
 		}
-		b.WriteString(" END")
-		return b.String()
+		return append(dst, " END"...)
 	case Call:
-		return strings.ToUpper(e.Fn) + "(" + join(e.Args) + ")"
+		dst = append(dst, strings.ToUpper(e.Fn)...)
+		dst = appendList(append(dst, '('), e.Args)
+		return append(dst, ')')
 	}
-	return string(e.Kind) + "?"
+	dst = append(dst, e.Kind...)
+	return append(dst, '?')
 }
 
-func join(es []*Expr) string {
-	s := make([]string, len(es))
+// appendList appends the expressions, separated by ", ".
+func appendList(dst []byte, es []*Expr) []byte {
 	for i, e := range es {
-		s[i] = e.String()
+		if i > 0 {
+			dst = append(dst, ", "...)
+		}
+		dst = e.AppendTo(dst)
 	}
-	return strings.Join(s, ", ")
+	return dst
 }
 
 // String renders an aggregate.
-func (a *Agg) String() string {
+func (a *Agg) String() string { return string(a.AppendTo(nil)) }
+
+// AppendTo appends String's text to dst.
+func (a *Agg) AppendTo(dst []byte) []byte {
 	if a.Func == CountStar {
-		return "count(*)"
+		return append(dst, "count(*)"...)
 	}
-	return string(a.Func) + "(" + a.Arg.String() + ")"
+	dst = append(dst, a.Func...)
+	dst = a.Arg.AppendTo(append(dst, '('))
+	return append(dst, ')')
 }
 
 // String renders the plan as an indented tree, one node a line, the root
@@ -216,44 +252,58 @@ func (n *Node) String() string {
 }
 
 func (n *Node) write(b *strings.Builder, depth int) {
-	b.WriteString(strings.Repeat("  ", depth))
-	b.WriteString(string(n.Op))
+	var buf []byte // one line, written into b at its end
+	for range depth {
+		buf = append(buf, "  "...)
+	}
+	buf = append(buf, n.Op...)
 	switch n.Op {
 	case Scan:
-		b.WriteString(" " + n.Table)
+		buf = append(append(buf, ' '), n.Table...)
 	case Filter:
-		b.WriteString(" " + n.Cond.String())
+		buf = n.Cond.AppendTo(append(buf, ' '))
 	case Project:
-		b.WriteString(" " + join(n.Exprs))
+		buf = appendList(append(buf, ' '), n.Exprs)
 	case Join:
-		fmt.Fprintf(b, " on %s = %s", n.LeftKey, n.RightKey)
+		buf = n.LeftKey.AppendTo(append(buf, " on "...))
+		buf = n.RightKey.AppendTo(append(buf, " = "...))
 	case SemiJoin:
-		fmt.Fprintf(b, " %s in input 2", n.LeftKey)
+		buf = n.LeftKey.AppendTo(append(buf, ' '))
+		buf = append(buf, " in input 2"...)
 	case Aggregate:
-		aggs := make([]string, len(n.Aggs))
+		buf = appendList(append(buf, " by ["...), n.Keys)
+		buf = append(buf, "] computing ["...)
 		for i, a := range n.Aggs {
-			aggs[i] = a.String()
-		}
-		fmt.Fprintf(b, " by [%s] computing [%s]", join(n.Keys), strings.Join(aggs, ", "))
-	case Sort:
-		keys := make([]string, len(n.Order))
-		for i, k := range n.Order {
-			keys[i] = fmt.Sprintf("#%d", k.Col)
-			if k.Desc {
-				keys[i] += " desc"
+			if i > 0 {
+				buf = append(buf, ", "...)
 			}
+			buf = a.AppendTo(buf)
 		}
-		b.WriteString(" by " + strings.Join(append(keys, "all columns"), ", "))
+		buf = append(buf, ']')
+	case Sort:
+		buf = append(buf, " by "...)
+		for _, k := range n.Order {
+			buf = strconv.AppendInt(append(buf, '#'), int64(k.Col), 10)
+			if k.Desc {
+				buf = append(buf, " desc"...)
+			}
+			buf = append(buf, ", "...)
+		}
+		buf = append(buf, "all columns"...)
 	case Limit:
-		fmt.Fprintf(b, " %d", n.N)
+		buf = strconv.AppendInt(append(buf, ' '), n.N, 10)
 	case RowNumber:
-		fmt.Fprintf(b, " into #%d", n.Col)
+		buf = strconv.AppendInt(append(buf, " into #"...), int64(n.Col), 10)
 	}
-	cols := make([]string, len(n.Output))
+	buf = append(buf, " -> ("...)
 	for i, c := range n.Output {
-		cols[i] = c.Name + " " + string(c.Type)
+		if i > 0 {
+			buf = append(buf, ", "...)
+		}
+		buf = append(append(append(buf, c.Name...), ' '), c.Type...)
 	}
-	b.WriteString(" -> (" + strings.Join(cols, ", ") + ")\n")
+	buf = append(buf, ")\n"...)
+	b.Write(buf)
 	for _, in := range n.Input {
 		in.write(b, depth+1)
 	}

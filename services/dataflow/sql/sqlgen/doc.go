@@ -25,6 +25,11 @@
 // one integer literal wider than a BIGINT as a decimal of the same value,
 // which DuckDB types without losing the other operands' scale.
 //
+// The evaluator bounds numbers as docs/sql.md "Numbers" does: a number
+// read, computed or summed (the total) past 38 digits, those after the
+// point included, is NULL; products of the tables' widest values (21 to
+// 23 digits) go past it.
+//
 // What the generator leaves out, and why: `/` and AVG (DuckDB divides
 // decimals in double precision, ours rounds exactly to the dividend's scale
 // plus 4, docs/sql.md "Numbers": a real difference of the dialects, not a

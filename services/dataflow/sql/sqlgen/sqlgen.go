@@ -67,7 +67,26 @@ func readNum(s string) val {
 	if i := strings.IndexByte(s, '.'); i >= 0 {
 		scale = len(s) - i - 1
 	}
-	return val{kind: 'n', num: r, scale: scale}
+	return bounded(val{kind: 'n', num: r, scale: scale})
+}
+
+// maxDigits is docs/sql.md's bound of a number: at most 38 digits, those
+// after the point included.
+const maxDigits = 38
+
+// bounded is v, or NULL when v is a number of more than maxDigits digits
+// at its scale (docs/sql.md "Numbers": a number read or computed past the
+// bound is NULL).
+func bounded(v val) val {
+	if v.null || v.kind != 'n' {
+		return v
+	}
+	limit := new(big.Int).Exp(big.NewInt(10), big.NewInt(maxDigits), nil)
+	unscaled := new(big.Rat).Mul(v.num, new(big.Rat).SetInt(new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(v.scale)), nil)))
+	if v.scale > maxDigits || new(big.Int).Abs(unscaled.Num()).Cmp(limit) >= 0 {
+		return val{null: true, kind: 'n'}
+	}
+	return v
 }
 
 func readBool(s string) val {
@@ -186,7 +205,7 @@ func duration(name string) expr {
 			part, _ := new(big.Int).SetString("0"+m[i+1], 10)
 			secs.Add(secs, part.Mul(part, big.NewInt(unit)))
 		}
-		return val{kind: 'n', num: new(big.Rat).SetInt(secs)}
+		return bounded(val{kind: 'n', num: new(big.Rat).SetInt(secs)})
 	}}
 }
 
@@ -243,7 +262,7 @@ func (g *gen) number(depth int) expr {
 			r.Mul(x.num, y.num)
 			scale = x.scale + y.scale
 		}
-		return val{kind: 'n', num: r, scale: scale}
+		return bounded(val{kind: 'n', num: r, scale: scale})
 	}}
 }
 
@@ -487,7 +506,7 @@ func (g *gen) query(tRows, uRows []map[string]val) (query, duck, want string) {
 				s.num = new(big.Rat).Add(s.num, v.num)
 				s.scale = max(s.scale, v.scale)
 			}
-			return s
+			return bounded(s) // the total, whatever the running sum was
 		}
 		text := column("t", g.pick("k", "s"))
 		aggs := []struct {

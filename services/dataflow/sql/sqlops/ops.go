@@ -111,7 +111,7 @@ func New(o *physical.Op, inputs [][]plan.Column, table []string, shared *exec.Ke
 	case plan.Aggregate:
 		return &aggregate{agg: exec.NewAggregation(shared, n.Keys, n.Aggs), keys: n.Keys}, nil
 	case physical.PartialAggregate:
-		return &aggregate{agg: exec.NewAggregation(shared, n.Keys, partialAggs(n.Aggs)), keys: n.Keys}, nil
+		return &aggregate{agg: exec.NewPartialAggregation(shared, n.Keys, partialAggs(n.Aggs)), keys: n.Keys}, nil
 	case physical.FinalAggregate:
 		aggs, post := mergeAggs(n)
 		return &aggregate{agg: exec.NewAggregation(shared, n.Keys, aggs), keys: n.Keys, post: post}, nil

@@ -20,7 +20,7 @@ import (
 // ORDER BY, LIMIT), not their meaning, which exec's own property test
 // checks against a naive evaluator; here the physical plan's answer is
 // compared with exec's. Values include NULLs, invalid values, numbers
-// wider than a double, equal numbers of different scales (one group
+// wider than a double and as wide as a number may be, equal numbers of different scales (one group
 // whichever shard sees them) and bytes that are not UTF-8.
 type gen struct{ r *rand.Rand }
 
@@ -46,8 +46,10 @@ func (g gen) table(header string, cols ...[]string) []byte {
 }
 
 var (
-	keys    = []string{"a", "b", "c", "d", "\xff", ""}
-	numbers = []string{"1", "2.5", "2.50", "-3", "", "x", "100000000000000000000000.5", "0", "7"}
+	keys = []string{"a", "b", "c", "d", "\xff", ""}
+	// 38 nines: value.MaxDigits, which sums of two pass (a partial sum
+	// keeps them, the final sum is NULL only when the total is past).
+	numbers = []string{"1", "2.5", "2.50", "-3", "", "x", "100000000000000000000000.5", "0", "7", "99999999999999999999999999999999999999"}
 	bools   = []string{"true", "FALSE", "1", "0", "", "maybe"}
 	texts   = []string{"x", "y,z", "", "\xfe", "w"}
 )

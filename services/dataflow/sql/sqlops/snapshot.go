@@ -363,7 +363,7 @@ func decimals(dc *wololov1.DecimalColumn, null []bool) ([]value.Dec, error) {
 	next := 0 // the next wide value
 	for i, u := range unscaled {
 		if wide != nil && wide[i/8]&(1<<(i%8)) != 0 {
-			d, ok := value.ReadNumber(dc.Wide[next])
+			d, ok := value.ReadStored(dc.Wide[next])
 			if !ok {
 				return nil, fmt.Errorf("%q is not a number", dc.Wide[next])
 			}

@@ -543,7 +543,7 @@ func readNumbers(v *exec.Vec, b []byte, n int) bool {
 			if next == len(wide) {
 				return false
 			}
-			d, ok := value.ReadNumber(wide[next])
+			d, ok := value.ReadStored(wide[next])
 			if !ok {
 				return false
 			}

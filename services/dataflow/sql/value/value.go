@@ -6,13 +6,27 @@
 // Dec is an exact decimal: an unscaled integer and a scale (the number of
 // digits after the point). The unscaled integer is an int64 while it fits
 // and a math/big.Int from then on, so the common values (ratings, counts,
-// seconds) never allocate, and a number of any length is still exact. Why
-// not a library: of those served, math/big alone has no limit on the
-// digits (cockroachdb/apd and shopspring/decimal both work with a context
-// precision or a rounding of division that we would have to override
-// everywhere), and the rules the engine needs (add, subtract, multiply,
-// compare, one division rule) are a few lines over big.Int with an int64
-// fast path.
+// seconds) never allocate, and a wider number is still exact. Why not a
+// library: cockroachdb/apd and shopspring/decimal both work with a
+// context precision or a rounding of division that we would have to
+// override everywhere, and the rules the engine needs (add, subtract,
+// multiply, compare, one division rule) are a few lines over big.Int with
+// an int64 fast path.
+//
+// A number has at most MaxDigits (38) digits, those after the point
+// included: it fits a DECIMAL(38, s), s <= 38, DuckDB's widest decimal
+// (and SQL Server's; MySQL's is 65). Unbounded, the cost of a value was
+// not: multiplying a 2,000-digit input by itself through an 8 KB query
+// grew it at every step (55.7 CPU-seconds a row). 38 digits hold every
+// number of the dataset by far (ratings, counts, seconds: at most 19, an
+// int64), fit in 128 bits, and keep the differential test's comparison
+// with DuckDB on numbers both sides hold. ReadNumber reads a wider text
+// as not a number (the scan's NULL, counted invalid); the arithmetic is
+// exact (Add, Sub, Mul, Div of numbers within the bound are at most
+// about twice as wide, their scales at most 76) and the engine makes a
+// result that does not Fit NULL (services/dataflow/sql/exec). A running
+// SUM is kept exact, wider (ReadStored), and bounded when it is the
+// answer, so that it does not depend on the order rows are added in.
 //
 // Booleans are read by the pipeline's own reader (schema.ParseBool).
 // Numbers and durations are not: schema.Number is exact but canonical (it
@@ -50,6 +64,30 @@ var pow10 = func() [19]int64 {
 	}
 	return p
 }()
+
+// MaxDigits is the most digits a number may have, those after the point
+// included (the package doc says why 38): |unscaled| < 10^MaxDigits and
+// scale <= MaxDigits.
+const MaxDigits = 38
+
+// MaxStoredDigits bounds the numbers the engine keeps and sends between
+// its own operators (ReadStored), of which a SUM's running total is the
+// widest: values of at most MaxDigits digits aligned to a scale of at
+// most MaxDigits are below 10^(2×MaxDigits) unscaled, and fewer than 2^63
+// (< 10^19) of them add up to below 10^(2×MaxDigits+19).
+const MaxStoredDigits = 2*MaxDigits + 19
+
+// maxUnscaled is 10^MaxDigits - 1, the widest unscaled value that Fits.
+var maxUnscaled = new(big.Int).Sub(new(big.Int).Exp(big.NewInt(10), big.NewInt(MaxDigits), nil), big.NewInt(1))
+
+// Fits reports whether d has at most MaxDigits digits, those after the
+// point included. On the int64 fast path (at most 19 digits) it compares
+// the scale alone.
+func (d Dec) Fits() bool { return d.b == nil && d.s <= MaxDigits || d.fitsBig() }
+
+func (d Dec) fitsBig() bool {
+	return d.b != nil && d.s <= MaxDigits && d.b.CmpAbs(maxUnscaled) <= 0
+}
 
 // Int returns the integer n as a Dec of scale 0.
 func Int(n int64) Dec { return Dec{i: n} }
@@ -99,9 +137,20 @@ func fromBig(v *big.Int, s int32) Dec {
 	return Dec{b: v, s: s}
 }
 
-// ReadNumber reads b as a number: -?[0-9]+(\.[0-9]+)? exactly, of any
-// length. Anything else (empty, a space, +5, 1e3, 1.) is not a number.
-func ReadNumber(b []byte) (Dec, bool) {
+// ReadNumber reads b as a number: -?[0-9]+(\.[0-9]+)? exactly, of at
+// most MaxDigits digits (leading zeros aside, those after the point
+// included: it Fits). Anything else (empty, a space, +5, 1e3, 1., 39
+// nines) is not a number.
+func ReadNumber(b []byte) (Dec, bool) { return readNumber(b, MaxDigits) }
+
+// ReadStored is ReadNumber for the numbers the engine writes itself (its
+// snapshots, the batches its operators send each other): up to
+// MaxStoredDigits digits, for a SUM's running total.
+func ReadStored(b []byte) (Dec, bool) { return readNumber(b, MaxStoredDigits) }
+
+// readNumber reads b as a number of at most limit digits, refusing a
+// longer one before any big.Int work.
+func readNumber(b []byte, limit int) (Dec, bool) {
 	i, neg := 0, false
 	if len(b) > 0 && b[0] == '-' {
 		i, neg = 1, true
@@ -110,11 +159,15 @@ func ReadNumber(b []byte) (Dec, bool) {
 	// is the value when there are at most 18 (past those it wraps and is
 	// not used).
 	start, dot, digits, v := i, -1, 0, int64(0)
+	sig := 0 // digits from the first that is not 0: the unscaled value's
 	for ; i < len(b); i++ {
 		c := b[i]
 		switch {
 		case c >= '0' && c <= '9':
 			digits++
+			if sig > 0 || c != '0' {
+				sig++
+			}
 			v = v*10 + int64(c-'0')
 		case c == '.' && dot < 0 && i > start:
 			dot = i
@@ -125,15 +178,18 @@ func ReadNumber(b []byte) (Dec, bool) {
 	if digits == 0 || dot == len(b)-1 {
 		return Dec{}, false
 	}
-	scale := int32(0)
+	scale := 0
 	if dot >= 0 {
-		scale = int32(len(b) - dot - 1)
+		scale = len(b) - dot - 1
+	}
+	if sig > limit || scale > limit {
+		return Dec{}, false
 	}
 	if digits <= 18 {
 		if neg {
 			v = -v
 		}
-		return Dec{i: v, s: scale}, true
+		return Dec{i: v, s: int32(scale)}, true
 	}
 	digitsOnly := make([]byte, 0, digits+1)
 	if neg {
@@ -145,7 +201,7 @@ func ReadNumber(b []byte) (Dec, bool) {
 		}
 	}
 	wide, _ := new(big.Int).SetString(string(digitsOnly), 10)
-	return fromBig(wide, scale), true
+	return fromBig(wide, int32(scale)), true
 }
 
 // ReadBool reads b as a boolean: true, false, 1 or 0, the words in any
@@ -153,8 +209,9 @@ func ReadNumber(b []byte) (Dec, bool) {
 func ReadBool(b []byte) (v, ok bool) { return schema.ParseBool(b) }
 
 // ReadDuration reads b as a duration in seconds: H:MM:SS or HH:MM:SS,
-// optionally after "N day, " or "N days, " (N any number of digits);
-// minutes and seconds are two digits each and not range-checked.
+// optionally after "N day, " or "N days, " (N digits); minutes and
+// seconds are two digits each and not range-checked. A duration of more
+// seconds than a number holds (MaxDigits digits) is not one.
 func ReadDuration(b []byte) (Dec, bool) {
 	var days []byte
 	for i, c := range b {
@@ -193,8 +250,12 @@ func ReadDuration(b []byte) (Dec, bool) {
 	if days == nil {
 		return Dec{i: secs}, true
 	}
-	d, _ := ReadNumber(days)
-	return d.Mul(Int(86400)).Add(Int(secs)), true
+	d, ok := ReadNumber(days)
+	if !ok {
+		return Dec{}, false
+	}
+	d = d.Mul(Int(86400)).Add(Int(secs))
+	return d, d.Fits()
 }
 
 // rescale returns d with scale s >= d.s.
@@ -250,6 +311,11 @@ func (d Dec) Sign() int {
 	return 0
 }
 
+// The arithmetic is exact, whatever the digits: the engine makes a
+// result that does not Fit NULL. Of operands within MaxStoredDigits the
+// results are bounded too (a product at most twice as wide, a scale at
+// most twice MaxDigits), so no value grows without bound.
+
 // Add returns d + e, at the larger scale of the two. Two int64s of one
 // scale add without aligning, while the sum fits.
 func (d Dec) Add(e Dec) Dec {
@@ -303,7 +369,8 @@ func (d Dec) Mul(e Dec) Dec {
 const DivScale = 4
 
 // Div returns d / e rounded half away from zero to d's scale + DivScale
-// digits (MySQL's rule), and false when e is zero.
+// digits (MySQL's rule), and false when e is zero. A dividend of scale
+// above MaxDigits - DivScale gives a quotient that does not Fit.
 func (d Dec) Div(e Dec) (Dec, bool) {
 	if e.Sign() == 0 {
 		return Dec{}, false
@@ -390,7 +457,8 @@ func (d Dec) Float64() float64 {
 // rounded to the nearest double; their quotient in double arithmetic,
 // written with exactly four decimals (Go's %.4f: the exact binary value
 // rounded half to even). The result is that text read back as a Dec of
-// scale 4. It is false when whole is zero or the quotient is not finite.
+// scale 4. It is false when whole is zero, the quotient is not finite or
+// it is past MaxDigits digits (a double can be 309 digits long).
 func Percent(part, whole Dec) (Dec, bool) {
 	w := whole.Float64()
 	if w == 0 {

@@ -3,6 +3,8 @@ package value
 import (
 	"fmt"
 	"math/big"
+	"regexp"
+	"strings"
 	"testing"
 )
 
@@ -14,8 +16,15 @@ func TestReadNumber(t *testing.T) {
 		{"2034", "2034", 0}, {"2034.0", "2034.0", 1}, {"-5.25", "-5.25", 2}, {"02001", "2001", 0},
 		{"-0", "0", 0}, {"0.000", "0.000", 3},
 		{"123456789012345678", "123456789012345678", 0},
-		{"1234567890123456789", "1234567890123456789", 0}, // 19 digits: big
-		{"-99999999999999999999999999999.000000000000000000001", "-99999999999999999999999999999.000000000000000000001", 21},
+		{"1234567890123456789", "1234567890123456789", 0},                                            // 19 digits: big
+		{"-99999999.000000000000000000000000000001", "-99999999.000000000000000000000000000001", 30}, // 38 digits
+		{"-99999999999999999999999999999.000000000000000000001", "", 0},                              // 50 digits
+		{strings.Repeat("9", 38), strings.Repeat("9", 38), 0}, {"-" + strings.Repeat("9", 38), "-" + strings.Repeat("9", 38), 0},
+		{strings.Repeat("9", 39), "", 0}, {"1" + strings.Repeat("0", 38), "", 0}, {strings.Repeat("9", 2000), "", 0},
+		{strings.Repeat("0", 50) + "1", "1", 0}, // leading zeros are not digits of the value
+		{"0." + strings.Repeat("0", 37) + "1", "0." + strings.Repeat("0", 37) + "1", 38},
+		{"0." + strings.Repeat("0", 38) + "1", "", 0}, {"0." + strings.Repeat("0", 39), "", 0}, // scale 39
+		{"9." + strings.Repeat("9", 37), "9." + strings.Repeat("9", 37), 37}, {"99." + strings.Repeat("9", 37), "", 0},
 		{"", "", 0}, {" ", "", 0}, {"+5", "", 0}, {"1e3", "", 0}, {"1.", "", 0}, {".5", "", 0},
 		{"-", "", 0}, {"1,500", "", 0}, {"1.5.5", "", 0}, {"--1", "", 0}, {"2034 ", "", 0}, {"١٢", "", 0},
 	}
@@ -44,7 +53,9 @@ func TestReadBool(t *testing.T) {
 func TestReadDuration(t *testing.T) {
 	for in, want := range map[string]string{
 		"2:00:00": "7200", "02:00:01": "7201", "1:75:00": "8100", "1 day, 2:03:04": "93784", "0 days, 2:00:00": "7200",
-		"99999999999999999999999999 days, 0:00:00": "8639999999999999999999999913600",
+		"99999999999999999999999999 days, 0:00:00":       "8639999999999999999999999913600",
+		"1" + strings.Repeat("0", 33) + " days, 0:00:00": "864" + strings.Repeat("0", 35), // 38 digits
+		"1" + strings.Repeat("0", 34) + " days, 0:00:00": "", "1" + strings.Repeat("0", 40) + " days, 0:00:00": "",
 		"3:00": "", "123:00:00": "", " 3:00:00": "", "1 Day, 0:00:00": "", "1 days,0:00:00": "", "": "", "a:00:00": "",
 		"1 day, 1:0a:00": "", "day, 1:00:00": "",
 	} {
@@ -157,4 +168,115 @@ func BenchmarkReadNumber(b *testing.B) {
 			ReadNumber(v)
 		}
 	}
+}
+
+// TestReadStored: the engine's own numbers (a SUM's running total) are
+// read up to MaxStoredDigits digits, and no further.
+func TestReadStored(t *testing.T) {
+	for _, c := range []struct {
+		in string
+		ok bool
+	}{
+		{strings.Repeat("9", MaxStoredDigits), true}, {"-" + strings.Repeat("9", MaxStoredDigits), true},
+		{strings.Repeat("9", MaxStoredDigits+1), false}, {"0." + strings.Repeat("1", MaxStoredDigits), true},
+		{"0." + strings.Repeat("1", MaxStoredDigits+1), false}, {"1e3", false},
+	} {
+		d, ok := ReadStored([]byte(c.in))
+		if ok != c.ok || ok && d.String() != c.in {
+			t.Errorf("ReadStored(%q) = %s, %v; want %v", c.in, d, ok, c.ok)
+		}
+	}
+}
+
+// TestFits: at most MaxDigits digits at the number's scale, on the int64
+// path and the big.Int path, and what the arithmetic makes of the widest
+// numbers.
+func TestFits(t *testing.T) {
+	nines := num(t, strings.Repeat("9", MaxDigits))
+	tiny := num(t, "0."+strings.Repeat("0", MaxDigits-1)+"1")
+	for _, c := range []struct {
+		name string
+		d    Dec
+		fits bool
+	}{
+		{"0", Dec{}, true}, {"an int64", Int(-1 << 63), true},
+		{"scale 38 on the int64 path", FromUnscaled(5, MaxDigits), true},
+		{"scale 39 on the int64 path", FromUnscaled(5, MaxDigits+1), false},
+		{"38 nines", nines, true}, {"-38 nines", nines.Neg(), true},
+		{"38 nines + 1", nines.Add(Int(1)), false}, {"-38 nines - 1", nines.Neg().Sub(Int(1)), false},
+		{"38 nines - 1", nines.Sub(Int(1)), true},
+		{"38 nines × 38 nines", nines.Mul(nines), false}, {"38 nines × 1.0", nines.Mul(num(t, "1.0")), false},
+		{"38 nines × 0.1", nines.Mul(num(t, "0.1")), true},
+		{"10^-38 × 10^-38", tiny.Mul(tiny), false}, {"10^-38 × 1", tiny.Mul(Int(1)), true},
+		{"1 / 3 at scale 34", mustDiv(t, FromUnscaled(1, MaxDigits-DivScale), Int(3)), true},
+		{"1 / 3 at scale 35", mustDiv(t, FromUnscaled(1, MaxDigits-DivScale+1), Int(3)), false},
+		{"38 nines / 0.5", mustDiv(t, nines, num(t, "0.5")), false},
+	} {
+		if got := c.d.Fits(); got != c.fits {
+			t.Errorf("%s: %s (scale %d) Fits = %v, want %v", c.name, c.d, c.d.Scale(), got, c.fits)
+		}
+	}
+	// Percent of numbers that fit can be past the bound: a double of
+	// 10^40 is written with 41 digits and four decimals.
+	if d, ok := Percent(nines, tiny); ok {
+		t.Errorf("Percent(38 nines, 10^-38) = %s, want false", d)
+	}
+}
+
+func mustDiv(t *testing.T, a, b Dec) Dec {
+	t.Helper()
+	d, ok := a.Div(b)
+	if !ok {
+		t.Fatalf("%s / %s: false", a, b)
+	}
+	return d
+}
+
+var numberSyntax = regexp.MustCompile(`^-?[0-9]+(\.[0-9]+)?$`)
+
+// FuzzReadNumber: ReadNumber reads exactly the texts of the number syntax
+// whose value has at most MaxDigits digits at their scale (counted here
+// with math/big.Rat), as the value of the text at its scale, and never
+// panics; ReadStored the same up to MaxStoredDigits.
+func FuzzReadNumber(f *testing.F) {
+	for _, s := range []string{"2034", "2034.0", "-5.25", "-0", "0.000", "1.", ".5", "+5", "1e3", "--1", "",
+		strings.Repeat("9", 38), strings.Repeat("9", 39), "0." + strings.Repeat("0", 38), strings.Repeat("0", 60) + "7",
+		"-99999999999999999999999999999.000000000000000000001", "1234567890123456789"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		for _, c := range []struct {
+			read  func([]byte) (Dec, bool)
+			limit int
+		}{{ReadNumber, MaxDigits}, {ReadStored, MaxStoredDigits}} {
+			d, ok := c.read([]byte(s))
+			want := false
+			var r *big.Rat
+			scale := 0
+			if numberSyntax.MatchString(s) {
+				r, _ = new(big.Rat).SetString(s)
+				if i := strings.IndexByte(s, '.'); i >= 0 {
+					scale = len(s) - i - 1
+				}
+				unscaled := new(big.Rat).Mul(r, new(big.Rat).SetInt(new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(scale)), nil)))
+				width := len(new(big.Int).Abs(unscaled.Num()).String())
+				if unscaled.Sign() == 0 {
+					width = 0
+				}
+				want = scale <= c.limit && width <= c.limit
+			}
+			if ok != want {
+				t.Fatalf("read(%q) ok = %v, want %v (limit %d)", s, ok, want, c.limit)
+			}
+			if !ok {
+				continue
+			}
+			if got, _ := new(big.Rat).SetString(d.String()); got.Cmp(r) != 0 || d.Scale() != int32(scale) {
+				t.Fatalf("read(%q) = %s scale %d, want the value at scale %d", s, d, d.Scale(), scale)
+			}
+			if c.limit == MaxDigits && !d.Fits() {
+				t.Fatalf("ReadNumber(%q) = %s, which does not Fit", s, d)
+			}
+		}
+	})
 }
