@@ -368,8 +368,10 @@ type created struct {
 // durably, under the given name (a new one if empty). Creating a job that
 // exists, with the same files and queries, is not an error: it is how a
 // client resumes. To make room it may drop the owner's oldest finished
-// jobs (admission), durably here; it returns their ids (also with an
-// error), which the caller drops everywhere else. The request's
+// jobs (admission), durably here once the new job is; it returns their
+// ids, which the caller drops everywhere else. A CreateJob it refuses
+// stores nothing and drops nothing: every check, newJob's included, comes
+// before the job's description is committed. The request's
 // max_malformed is the client's limit on the share of malformed records
 // (unset: Limits.MaxMalformed); a job resumed keeps its own.
 func (js *jobs) create(owner string, req *wololov1.CreateJobRequest) (c created, err error) {
@@ -431,13 +433,6 @@ func (js *jobs) create(owner string, req *wololov1.CreateJobRequest) (c created,
 	if err != nil {
 		return c, err
 	}
-	for _, old := range drop {
-		if err := js.dropLocked(old); err != nil {
-			return c, err
-		}
-		c.dropped = append(c.dropped, old)
-		js.log.Info("finished job dropped to make room for a new one", "job", old, "owner", owner, "limits", "--client-max-held-jobs, --max-jobs")
-	}
 	rec := &wololov1.JobRecord{CreatedUnixMs: time.Now().UnixMilli(), Owner: owner, Name: name, MaxMalformed: proto.Float64(float64(limit))}
 	for _, in := range inputs {
 		h := in.h
@@ -451,6 +446,13 @@ func (js *jobs) create(owner string, req *wololov1.CreateJobRequest) (c created,
 	}
 	b, err := proto.Marshal(rec)
 	if err != nil {
+		return c, fmt.Errorf("encode the description of job %q: %w", id, err)
+	}
+	// The job is made from its description before anything is stored, as
+	// a restarted gateway will make it: a description it refuses is
+	// refused here, and a refused CreateJob leaves nothing in the store.
+	j, err := js.newJob(id, rec)
+	if err != nil {
 		return c, err
 	}
 	// The job exists once its description is durable: a gateway restarted
@@ -458,14 +460,28 @@ func (js *jobs) create(owner string, req *wololov1.CreateJobRequest) (c created,
 	if err := js.store.Commit(&transport.Commit{Job: id, Records: map[string][]byte{recordMeta: b}}); err != nil {
 		return c, errorf(ErrStore, "store job %q: %v", id, err)
 	}
-	j, err := js.newJob(id, rec)
-	if err != nil {
-		return c, err
-	}
+	c.dropped = js.dropForRoom(drop, owner)
 	js.add(j)
 	j.log.Info("job created", "matches-bytes", sizes[schema.Matches], "players-bytes", sizes[schema.Players], "queries", strings.Join(j.queries, ","), "tables", strings.Join(j.tableNames(), ","))
 	c.j = j
 	return c, nil
+}
+
+// dropForRoom drops the finished jobs admission chose to make room for
+// the owner's new job, once that job is durable (a CreateJob refused
+// later drops nothing); js.mu is held. It returns them all, for their
+// drop everywhere else, even one whose tombstone the store refused here:
+// the drop everywhere tombstones it here again (the gateway's own
+// runtime shares the store), and the new job stands either way.
+func (js *jobs) dropForRoom(drop []string, owner string) []string {
+	for _, old := range drop {
+		if err := js.dropLocked(old); err != nil {
+			js.log.Error("dropping a finished job to make room for a new one", "job", old, "owner", owner, "error", err)
+			continue
+		}
+		js.log.Info("finished job dropped to make room for a new one", "job", old, "owner", owner, "limits", "--client-max-held-jobs, --max-jobs")
+	}
+	return drop
 }
 
 // newJob is the job a description (JobRecord) describes. It refuses one
