@@ -140,10 +140,16 @@
 // (NOT_FOUND), not asked to retry: no ordering makes a legitimate one
 // early, and a retryable refusal would only give a forger's streams a
 // place to wait. A process that refuses an introduction for a limit
-// (--max-jobs) or because it has dropped the job fails the job with that
-// reason, which the client sees, instead of the job waiting forever; a
-// sender whose stream is refused for a limit fails it the same way
-// (transport.Sender.OnFailed). What a process holds of a job it does not
+// (--max-jobs), because it has dropped the job or because it cannot run
+// its plan fails the job with that reason, which its client sees,
+// instead of the job waiting forever (or listed uploading for ever), and
+// the job is dropped at every other process (those that took the
+// introduction before another refused it keep nothing of it); the
+// gateway keeps the failed job for its client, as any failed one. A sender whose
+// stream is refused for a limit fails it (transport.Sender.OnFailed).
+// CreateJob checks a job's plan as the processes do (checkPlanRuns)
+// before the job exists, so a plan is refused there, with nothing
+// stored, not at the first upload. What a process holds of a job it does not
 // admit (state written before introductions existed; at the gateway, a
 // job the table no longer has) is reaped when it recovers and by the
 // stage runtime's periodic sweep. A store written before introductions

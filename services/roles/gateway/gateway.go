@@ -204,9 +204,18 @@ func (c Config) Validate() error {
 	return nil
 }
 
-// Dropper deletes a job's state at every process of the graph; it retries
-// until each has done so or ctx ends.
-type Dropper func(ctx context.Context, job string) error
+// Dropper deletes a job's state at every process of the graph, this one
+// included unless onlyOthers; it retries until each has done so or ctx
+// ends.
+type Dropper func(ctx context.Context, job string, onlyOthers bool) error
+
+// pendingDrop is a job to drop at the other processes (Dropper), and here
+// too unless onlyOthers (a job the graph refused, whose failure the
+// gateway keeps for its client: introduce.go).
+type pendingDrop struct {
+	id         string
+	onlyOthers bool
+}
 
 // Gateway is the public endpoint: the job domain (jobs.go), the upload path
 // (upload.go) and the JobService adapter (service.go). Its lifecycle is
@@ -223,7 +232,7 @@ type Gateway struct {
 	stages StagesFunc
 
 	mu            sync.Mutex
-	pending       []string      // jobs to drop everywhere, for Serve
+	pending       []pendingDrop // jobs to drop everywhere, for Serve
 	wake          chan struct{} // signals pending (capacity 1)
 	introductions map[string]*introduction
 }
@@ -237,7 +246,7 @@ func New(cfg Config) (*Gateway, error) {
 	shape, shapeErr := physical.ShapeOf(cfg.Topology)
 	return &Gateway{
 		cfg: cfg, self: deploy.Instance{Stage: cfg.Topology.Gateway().Name},
-		drop:       func(context.Context, string) error { return nil },
+		drop:       func(context.Context, string, bool) error { return nil },
 		introducer: func(context.Context, string, []byte) error { return nil },
 		jobs: &jobs{store: cfg.Committer.Store(), inputs: cfg.Inputs, log: cfg.Log, byID: map[string]*job{}, byName: map[ownedName]*job{}, limits: Limits{
 			MaxJobs: cfg.MaxJobs, ClientMaxJobs: cfg.ClientMaxJobs, ClientMaxHeldJobs: cfg.ClientMaxHeldJobs,
@@ -312,12 +321,12 @@ func (g *Gateway) Serve(ctx context.Context) error {
 			ids := g.pending
 			g.pending = nil
 			g.mu.Unlock()
-			for _, id := range ids {
+			for _, d := range ids {
 				drops.Add(1)
 				go func() {
 					defer drops.Done()
-					if err := g.drop(ctx, id); err != nil && ctx.Err() == nil {
-						g.cfg.Log.Error("could not drop the job everywhere", "job", id, "error", err)
+					if err := g.drop(ctx, d.id, d.onlyOthers); err != nil && ctx.Err() == nil {
+						g.cfg.Log.Error("could not drop the job everywhere", "job", d.id, "error", err)
 					}
 				}()
 			}
@@ -326,11 +335,15 @@ func (g *Gateway) Serve(ctx context.Context) error {
 }
 
 func (g *Gateway) queueDrops(ids ...string) {
-	if len(ids) == 0 {
-		return
+	for _, id := range ids {
+		g.queueDrop(pendingDrop{id: id})
 	}
+}
+
+// queueDrop has Serve drop a job everywhere (or at the others only).
+func (g *Gateway) queueDrop(d pendingDrop) {
 	g.mu.Lock()
-	g.pending = append(g.pending, ids...)
+	g.pending = append(g.pending, d)
 	g.mu.Unlock()
 	select {
 	case g.wake <- struct{}{}:

@@ -290,8 +290,8 @@ func New(cfg Config) (*Node, error) {
 		return nil, err
 	}
 	if n.Gateway != nil {
-		n.Gateway.SetDropper(func(ctx context.Context, job string) error {
-			return dropEverywhere(ctx, cfg.Topology, cfg.Instance, n.runtime, n.pool, job)
+		n.Gateway.SetDropper(func(ctx context.Context, job string, onlyOthers bool) error {
+			return dropEverywhere(ctx, cfg.Topology, cfg.Instance, n.runtime, n.pool, job, onlyOthers)
 		})
 		n.Gateway.SetIntroducer(func(ctx context.Context, job string, plan []byte) error {
 			return introduceEverywhere(ctx, cfg.Topology, cfg.Instance, n.pool, job, plan)
