@@ -63,6 +63,19 @@
 // are decided in one pure function (Limits.admission), before anything is
 // stored.
 //
+// Compiling a job's queries takes CPU that grows with them, so CreateJob
+// calls that compile (every one but the built-in graph's) run within
+// compile slots (compiles.go): at most --client-max-compiles (2) of one
+// client at once, a call past it refused at once (ResourceExhausted naming
+// the flag, never queued), and at most --max-compiles (GOMAXPROCS, at
+// least 4) of all clients, a call past it waiting for a slot as long as
+// its context allows, then refused naming that flag. So one client's
+// flood of heavy queries takes at most two cores' worth, and another
+// client's CreateJob, a Status or an upload is still answered. (A single
+// compile is not bounded in time here; the SQL compiler bounds the
+// expressions it takes.) Clients are told apart by Config.Identify: with
+// --insecure every caller is the one client "".
+//
 // Sizes are claims of the client, and every sum of them (the two files of
 // a job, a client's bytes in flight, the bytes an upload has received) is
 // made with sumSizes, which reports an overflow instead of wrapping: two
@@ -94,6 +107,7 @@
 // The package is in these parts, each with one concern:
 //
 //   - introduce.go, the introductions above (Introducer, set by the node).
+//   - compiles.go, the compile slots above.
 //   - jobs.go, the job domain: create (headers, id and quotas checked;
 //     admission, the quotas as a pure decision; sizes.go, checked sums),
 //     lookup (ownership), the upload

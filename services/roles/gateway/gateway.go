@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 	"time"
 
@@ -81,7 +82,25 @@ type Config struct {
 	// DefaultMaxTables when 0.
 	MaxTables     int
 	MaxQueryBytes int
+	// ClientMaxCompiles bounds the CreateJob calls of one client that
+	// compile queries at once (past it: ResourceExhausted at once),
+	// MaxCompiles those of all clients (past it a call waits, as long as
+	// its context allows: compiles.go); DefaultClientMaxCompiles and
+	// DefaultMaxCompiles() if 0.
+	ClientMaxCompiles int
+	MaxCompiles       int
 }
+
+// DefaultClientMaxCompiles is how many CreateJob calls of one client
+// compile queries at once: a client that submits jobs one after the other
+// never waits, and one that floods the gateway takes two cores at most.
+const DefaultClientMaxCompiles = 2
+
+// DefaultMaxCompiles is how many CreateJob calls compile queries at once,
+// of all clients: the cores the process may use (GOMAXPROCS), and at
+// least twice DefaultClientMaxCompiles, so that one client's compiles
+// always leave room for another's.
+func DefaultMaxCompiles() int { return max(runtime.GOMAXPROCS(0), 2*DefaultClientMaxCompiles) }
 
 // The per-client quotas' defaults. A client holds at most 64 jobs,
 // finished ones included: a sixteenth of the jobs a process holds
@@ -158,6 +177,12 @@ func (c Config) WithDefaults() Config {
 	if c.MaxQueryBytes == 0 {
 		c.MaxQueryBytes = DefaultMaxQueryBytes
 	}
+	if c.ClientMaxCompiles == 0 {
+		c.ClientMaxCompiles = DefaultClientMaxCompiles
+	}
+	if c.MaxCompiles == 0 {
+		c.MaxCompiles = DefaultMaxCompiles()
+	}
 	return c
 }
 
@@ -179,6 +204,9 @@ func (c Config) Validate() error {
 	}
 	if c.MaxTables < 0 {
 		return fmt.Errorf("gateway config: MaxTables %d must not be negative", c.MaxTables)
+	}
+	if c.ClientMaxCompiles < 0 || c.MaxCompiles < 0 {
+		return fmt.Errorf("gateway config: ClientMaxCompiles %d and MaxCompiles %d must not be negative", c.ClientMaxCompiles, c.MaxCompiles)
 	}
 	if c.MaxQueries < 0 || c.MaxQueryBytes < 0 {
 		return fmt.Errorf("gateway config: MaxQueries %d and MaxQueryBytes %d must not be negative", c.MaxQueries, c.MaxQueryBytes)
@@ -225,6 +253,8 @@ type Gateway struct {
 	self deploy.Instance
 	drop Dropper
 	jobs *jobs
+	// compiles bounds the CreateJob calls compiling at once (compiles.go).
+	compiles *compileSlots
 	// introducer tells the other processes of a new job (introduce.go).
 	introducer Introducer
 
@@ -253,6 +283,7 @@ func New(cfg Config) (*Gateway, error) {
 			MaxJobBytes: cfg.MaxJobBytes, ClientMaxBytes: cfg.ClientMaxBytes, MaxHeaderBytes: cfg.MaxHeaderBytes,
 			MaxMalformed: *cfg.MaxMalformed, MaxQueries: cfg.MaxQueries, MaxQueryBytes: cfg.MaxQueryBytes, MaxTables: cfg.MaxTables,
 		}, shape: shape, shapeErr: shapeErr},
+		compiles:      newCompileSlots(cfg.ClientMaxCompiles, cfg.MaxCompiles),
 		wake:          make(chan struct{}, 1),
 		introductions: map[string]*introduction{},
 	}, nil
@@ -442,8 +473,16 @@ func (g *Gateway) deleteJob(id, reason string) error {
 
 // createJob creates the owner's job (jobs.create) and queues the drop
 // everywhere else of the finished jobs it dropped here to make room, the
-// way deleteJob does.
-func (g *Gateway) createJob(owner string, req *wololov1.CreateJobRequest) (created, error) {
+// way deleteJob does. A job of queries is compiled within one of the
+// owner's compile slots (compiles.go), which ctx bounds the wait for.
+func (g *Gateway) createJob(ctx context.Context, owner string, req *wololov1.CreateJobRequest) (created, error) {
+	if !req.GetBuiltinGraph() { // the default queries, or the client's own: compiled
+		release, err := g.compiles.acquire(ctx, owner)
+		if err != nil {
+			return created{}, err
+		}
+		defer release()
+	}
 	c, err := g.jobs.create(owner, req)
 	if err == nil && !c.resumed {
 		g.cfg.Counters.JobCreated()

@@ -113,6 +113,11 @@ type Config struct {
 	MaxQueryBytes int
 	// MaxTables (gateway): a job's extra tables (--max-tables).
 	MaxTables int
+	// ClientMaxCompiles and MaxCompiles (gateway): the CreateJob calls
+	// compiling queries at once, per client and in all; see
+	// gateway.Config.
+	ClientMaxCompiles int
+	MaxCompiles       int
 	// MaxHeldBytes (gateway): what one operator of a job's plan holds
 	// there until its inputs end, a query's answer (--max-held-bytes;
 	// sqlops.DefaultMaxHeldBytes if 0).
@@ -278,6 +283,7 @@ func New(cfg Config) (*Node, error) {
 			ClientMaxJobs: cfg.ClientMaxJobs, ClientMaxHeldJobs: cfg.ClientMaxHeldJobs, MaxJobBytes: cfg.MaxJobBytes, ClientMaxBytes: cfg.ClientMaxBytes,
 			MaxHeaderBytes: cfg.MaxHeaderBytes, MaxRecordBytes: cfg.MaxRecordBytes, MaxMalformed: cfg.MaxMalformed, Identify: identify(cfg.Credentials),
 			MaxQueries: cfg.MaxQueries, MaxTables: cfg.MaxTables, MaxQueryBytes: cfg.MaxQueryBytes, Counters: gatewayMetrics,
+			ClientMaxCompiles: cfg.ClientMaxCompiles, MaxCompiles: cfg.MaxCompiles,
 		})
 		if err != nil {
 			return nil, err
