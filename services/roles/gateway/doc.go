@@ -87,11 +87,16 @@
 // --client-max-held-jobs (64) jobs, finished ones included, a sixteenth of
 // the --max-jobs (1024) a process holds, so that one client cannot fill the
 // gateway's table (and then every receiver's) with jobs it never fetches.
-// At that limit, or when the gateway is full, a new job drops the client's
-// oldest finished job first, as DeleteJob would (its answers were there to
-// fetch); if none of its jobs is finished the new one is refused. Dropping
-// rather than refusing keeps a client that never deletes (a script that
-// only reads the answers) working, at the cost of its oldest answers.
+// At that limit a new job drops the client's oldest finished job first, as
+// DeleteJob would (its answers were there to fetch); if none of its jobs
+// is finished the new one is refused. When the gateway is full
+// (--max-jobs), a new job drops the oldest finished job of any client, the
+// caller's or another's: 16 clients x 64 finished jobs would otherwise
+// lock every new client out for the retention (24 h). Only unfinished
+// jobs are never dropped; if every job is unfinished the new one is
+// refused. Dropping rather than refusing keeps a client that never deletes
+// (a script that only reads the answers) working, at the cost of the
+// oldest answers.
 //
 // What a job stores of its headers is bounded, and the gateway's memory
 // does not grow with it: each header row is at most --max-header-bytes

@@ -238,7 +238,7 @@ func (j *job) uploaded() int64 {
 	return n
 }
 
-// heldJob is what admission needs to know of one of a client's jobs.
+// heldJob is what admission needs to know of a job.
 type heldJob struct {
 	id       string
 	bytes    int64 // its inputs' declared sizes together
@@ -247,12 +247,18 @@ type heldJob struct {
 }
 
 // admission decides whether a client holding the jobs held may create one
-// more whose inputs (files and tables) declare sizes, while the gateway holds total jobs.
-// It is pure. Admitted, it returns the client's finished jobs to drop
-// first to make room (oldest finished first; none while there is room):
-// one client's finished jobs never hold the table against the others. The
-// quotas on unfinished jobs and bytes refuse before anything is dropped.
-func (l Limits) admission(held []heldJob, total int, sizes []int64) (drop []string, err error) {
+// more whose inputs (files and tables) declare sizes, while the gateway
+// holds total jobs, of which others are the other clients' finished ones.
+// It is pure. Admitted, it returns the finished jobs to drop first to make
+// room (none while there is room): past its --client-max-held-jobs, the
+// client's own oldest finished ones; past the gateway's --max-jobs, the
+// oldest finished ones of any client, the caller's or another's. So no
+// client's finished jobs hold the table against the others, and a new
+// client is never locked out by others' jobs that are over (their
+// answers were there to fetch); only unfinished jobs are never dropped.
+// The quotas on unfinished jobs and bytes refuse before anything is
+// dropped.
+func (l Limits) admission(held, others []heldJob, total int, sizes []int64) (drop []string, err error) {
 	bytes, ok := sumSizes(sizes...)
 	if !ok || bytes > l.MaxJobBytes {
 		return nil, errorf(ErrFull, "the job's files declare %s bytes, more than a job may have (%d, --max-job-bytes)", sizesText(sizes), l.MaxJobBytes)
@@ -278,39 +284,53 @@ func (l Limits) admission(held []heldJob, total int, sizes []int64) (drop []stri
 	if inFlight > l.ClientMaxBytes {
 		return nil, errorf(ErrFull, "this client's unfinished jobs would declare %d bytes, more than its limit (%d, --client-max-bytes)", inFlight, l.ClientMaxBytes)
 	}
-	need := max(len(held)+1-l.ClientMaxHeldJobs, total+1-l.MaxJobs, 0)
-	if need > len(finished) {
-		if len(held) >= l.ClientMaxHeldJobs {
-			return nil, errorf(ErrFull, "this client holds %d jobs, its limit (--client-max-held-jobs), and none of them is finished; fetch or delete one first", len(held))
-		}
-		return nil, errorf(ErrFull, "the gateway holds %d jobs, its limit (--max-jobs); retry once one is fetched", total)
+	own := max(len(held)+1-l.ClientMaxHeldJobs, 0)
+	if own > len(finished) {
+		return nil, errorf(ErrFull, "this client holds %d jobs, its limit (--client-max-held-jobs), and none of them is finished; fetch or delete one first", len(held))
 	}
-	sort.Slice(finished, func(a, b int) bool {
-		if !finished[a].finished.Equal(finished[b].finished) {
-			return finished[a].finished.Before(finished[b].finished)
-		}
-		return finished[a].id < finished[b].id
-	})
-	for _, h := range finished[:need] {
+	sortOldestFinished(finished)
+	for _, h := range finished[:own] {
 		drop = append(drop, h.id)
+	}
+	if need := total + 1 - own - l.MaxJobs; need > 0 {
+		pool := append(slices.Clone(finished[own:]), others...)
+		if need > len(pool) {
+			return nil, errorf(ErrFull, "the gateway holds %d jobs, its limit (--max-jobs), and none of them is finished; retry once one is", total)
+		}
+		sortOldestFinished(pool)
+		for _, h := range pool[:need] {
+			drop = append(drop, h.id)
+		}
 	}
 	return drop, nil
 }
 
-// heldBy lists the owner's jobs for admission; js.mu is held.
-func (js *jobs) heldBy(owner string) []heldJob {
-	var out []heldJob
-	for _, j := range js.byID {
-		if j.owner != owner {
-			continue
+// sortOldestFinished sorts finished jobs oldest first (then by id).
+func sortOldestFinished(jobs []heldJob) {
+	sort.Slice(jobs, func(a, b int) bool {
+		if !jobs[a].finished.Equal(jobs[b].finished) {
+			return jobs[a].finished.Before(jobs[b].finished)
 		}
+		return jobs[a].id < jobs[b].id
+	})
+}
+
+// heldBy lists, for admission, the owner's jobs and the other clients'
+// finished jobs; js.mu is held.
+func (js *jobs) heldBy(owner string) (held, others []heldJob) {
+	for _, j := range js.byID {
 		j.mu.Lock()
 		done := j.state == wololov1.JobState_JOB_STATE_DONE || j.state == wololov1.JobState_JOB_STATE_FAILED
 		h := heldJob{id: j.id, bytes: j.bytes, done: done, finished: j.finished}
 		j.mu.Unlock()
-		out = append(out, h)
+		switch {
+		case j.owner == owner:
+			held = append(held, h)
+		case done:
+			others = append(others, h)
+		}
 	}
-	return out
+	return held, others
 }
 
 // sizesText writes a job's inputs' sizes for a message: "1, 2 and 3".
@@ -429,7 +449,8 @@ func (js *jobs) create(owner string, req *wololov1.CreateJobRequest) (c created,
 	for i, in := range inputs {
 		sizes[i] = in.h.Size
 	}
-	drop, err := js.limits.admission(js.heldBy(owner), len(js.byID), sizes)
+	held, others := js.heldBy(owner)
+	drop, err := js.limits.admission(held, others, len(js.byID), sizes)
 	if err != nil {
 		return c, err
 	}
@@ -475,11 +496,15 @@ func (js *jobs) create(owner string, req *wololov1.CreateJobRequest) (c created,
 // runtime shares the store), and the new job stands either way.
 func (js *jobs) dropForRoom(drop []string, owner string) []string {
 	for _, old := range drop {
+		var was string // the dropped job's owner, for the log
+		if j, ok := js.byID[old]; ok {
+			was = j.owner
+		}
 		if err := js.dropLocked(old); err != nil {
-			js.log.Error("dropping a finished job to make room for a new one", "job", old, "owner", owner, "error", err)
+			js.log.Error("dropping a finished job to make room for a new one", "job", old, "owner", was, "for", owner, "error", err)
 			continue
 		}
-		js.log.Info("finished job dropped to make room for a new one", "job", old, "owner", owner, "limits", "--client-max-held-jobs, --max-jobs")
+		js.log.Info("finished job dropped to make room for a new one", "job", old, "owner", was, "for", owner, "limits", "--client-max-held-jobs, --max-jobs")
 	}
 	return drop
 }
