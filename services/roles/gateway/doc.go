@@ -63,6 +63,19 @@
 // are decided in one pure function (Limits.admission), before anything is
 // stored.
 //
+// Compiling a job's queries takes CPU that grows with them, so CreateJob
+// calls that compile (every one but the built-in graph's) run within
+// compile slots (compiles.go): at most --client-max-compiles (2) of one
+// client at once, a call past it refused at once (ResourceExhausted naming
+// the flag, never queued), and at most --max-compiles (GOMAXPROCS, at
+// least 4) of all clients, a call past it waiting for a slot as long as
+// its context allows, then refused naming that flag. So one client's
+// flood of heavy queries takes at most two cores' worth, and another
+// client's CreateJob, a Status or an upload is still answered. (A single
+// compile is not bounded in time here; the SQL compiler bounds the
+// expressions it takes.) Clients are told apart by Config.Identify: with
+// --insecure every caller is the one client "".
+//
 // Sizes are claims of the client, and every sum of them (the two files of
 // a job, a client's bytes in flight, the bytes an upload has received) is
 // made with sumSizes, which reports an overflow instead of wrapping: two
@@ -74,11 +87,16 @@
 // --client-max-held-jobs (64) jobs, finished ones included, a sixteenth of
 // the --max-jobs (1024) a process holds, so that one client cannot fill the
 // gateway's table (and then every receiver's) with jobs it never fetches.
-// At that limit, or when the gateway is full, a new job drops the client's
-// oldest finished job first, as DeleteJob would (its answers were there to
-// fetch); if none of its jobs is finished the new one is refused. Dropping
-// rather than refusing keeps a client that never deletes (a script that
-// only reads the answers) working, at the cost of its oldest answers.
+// At that limit a new job drops the client's oldest finished job first, as
+// DeleteJob would (its answers were there to fetch); if none of its jobs
+// is finished the new one is refused. When the gateway is full
+// (--max-jobs), a new job drops the oldest finished job of any client, the
+// caller's or another's: 16 clients x 64 finished jobs would otherwise
+// lock every new client out for the retention (24 h). Only unfinished
+// jobs are never dropped; if every job is unfinished the new one is
+// refused. Dropping rather than refusing keeps a client that never deletes
+// (a script that only reads the answers) working, at the cost of the
+// oldest answers.
 //
 // What a job stores of its headers is bounded, and the gateway's memory
 // does not grow with it: each header row is at most --max-header-bytes
@@ -94,6 +112,7 @@
 // The package is in these parts, each with one concern:
 //
 //   - introduce.go, the introductions above (Introducer, set by the node).
+//   - compiles.go, the compile slots above.
 //   - jobs.go, the job domain: create (headers, id and quotas checked;
 //     admission, the quotas as a pure decision; sizes.go, checked sums),
 //     lookup (ownership), the upload
@@ -140,10 +159,16 @@
 // (NOT_FOUND), not asked to retry: no ordering makes a legitimate one
 // early, and a retryable refusal would only give a forger's streams a
 // place to wait. A process that refuses an introduction for a limit
-// (--max-jobs) or because it has dropped the job fails the job with that
-// reason, which the client sees, instead of the job waiting forever; a
-// sender whose stream is refused for a limit fails it the same way
-// (transport.Sender.OnFailed). What a process holds of a job it does not
+// (--max-jobs), because it has dropped the job or because it cannot run
+// its plan fails the job with that reason, which its client sees,
+// instead of the job waiting forever (or listed uploading for ever), and
+// the job is dropped at every other process (those that took the
+// introduction before another refused it keep nothing of it); the
+// gateway keeps the failed job for its client, as any failed one. A sender whose
+// stream is refused for a limit fails it (transport.Sender.OnFailed).
+// CreateJob checks a job's plan as the processes do (checkPlanRuns)
+// before the job exists, so a plan is refused there, with nothing
+// stored, not at the first upload. What a process holds of a job it does not
 // admit (state written before introductions existed; at the gateway, a
 // job the table no longer has) is reaped when it recovers and by the
 // stage runtime's periodic sweep. A store written before introductions

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 	"time"
 
@@ -81,7 +82,25 @@ type Config struct {
 	// DefaultMaxTables when 0.
 	MaxTables     int
 	MaxQueryBytes int
+	// ClientMaxCompiles bounds the CreateJob calls of one client that
+	// compile queries at once (past it: ResourceExhausted at once),
+	// MaxCompiles those of all clients (past it a call waits, as long as
+	// its context allows: compiles.go); DefaultClientMaxCompiles and
+	// DefaultMaxCompiles() if 0.
+	ClientMaxCompiles int
+	MaxCompiles       int
 }
+
+// DefaultClientMaxCompiles is how many CreateJob calls of one client
+// compile queries at once: a client that submits jobs one after the other
+// never waits, and one that floods the gateway takes two cores at most.
+const DefaultClientMaxCompiles = 2
+
+// DefaultMaxCompiles is how many CreateJob calls compile queries at once,
+// of all clients: the cores the process may use (GOMAXPROCS), and at
+// least twice DefaultClientMaxCompiles, so that one client's compiles
+// always leave room for another's.
+func DefaultMaxCompiles() int { return max(runtime.GOMAXPROCS(0), 2*DefaultClientMaxCompiles) }
 
 // The per-client quotas' defaults. A client holds at most 64 jobs,
 // finished ones included: a sixteenth of the jobs a process holds
@@ -158,6 +177,12 @@ func (c Config) WithDefaults() Config {
 	if c.MaxQueryBytes == 0 {
 		c.MaxQueryBytes = DefaultMaxQueryBytes
 	}
+	if c.ClientMaxCompiles == 0 {
+		c.ClientMaxCompiles = DefaultClientMaxCompiles
+	}
+	if c.MaxCompiles == 0 {
+		c.MaxCompiles = DefaultMaxCompiles()
+	}
 	return c
 }
 
@@ -179,6 +204,9 @@ func (c Config) Validate() error {
 	}
 	if c.MaxTables < 0 {
 		return fmt.Errorf("gateway config: MaxTables %d must not be negative", c.MaxTables)
+	}
+	if c.ClientMaxCompiles < 0 || c.MaxCompiles < 0 {
+		return fmt.Errorf("gateway config: ClientMaxCompiles %d and MaxCompiles %d must not be negative", c.ClientMaxCompiles, c.MaxCompiles)
 	}
 	if c.MaxQueries < 0 || c.MaxQueryBytes < 0 {
 		return fmt.Errorf("gateway config: MaxQueries %d and MaxQueryBytes %d must not be negative", c.MaxQueries, c.MaxQueryBytes)
@@ -204,9 +232,18 @@ func (c Config) Validate() error {
 	return nil
 }
 
-// Dropper deletes a job's state at every process of the graph; it retries
-// until each has done so or ctx ends.
-type Dropper func(ctx context.Context, job string) error
+// Dropper deletes a job's state at every process of the graph, this one
+// included unless onlyOthers; it retries until each has done so or ctx
+// ends.
+type Dropper func(ctx context.Context, job string, onlyOthers bool) error
+
+// pendingDrop is a job to drop at the other processes (Dropper), and here
+// too unless onlyOthers (a job the graph refused, whose failure the
+// gateway keeps for its client: introduce.go).
+type pendingDrop struct {
+	id         string
+	onlyOthers bool
+}
 
 // Gateway is the public endpoint: the job domain (jobs.go), the upload path
 // (upload.go) and the JobService adapter (service.go). Its lifecycle is
@@ -216,6 +253,8 @@ type Gateway struct {
 	self deploy.Instance
 	drop Dropper
 	jobs *jobs
+	// compiles bounds the CreateJob calls compiling at once (compiles.go).
+	compiles *compileSlots
 	// introducer tells the other processes of a new job (introduce.go).
 	introducer Introducer
 
@@ -223,7 +262,7 @@ type Gateway struct {
 	stages StagesFunc
 
 	mu            sync.Mutex
-	pending       []string      // jobs to drop everywhere, for Serve
+	pending       []pendingDrop // jobs to drop everywhere, for Serve
 	wake          chan struct{} // signals pending (capacity 1)
 	introductions map[string]*introduction
 }
@@ -237,13 +276,14 @@ func New(cfg Config) (*Gateway, error) {
 	shape, shapeErr := physical.ShapeOf(cfg.Topology)
 	return &Gateway{
 		cfg: cfg, self: deploy.Instance{Stage: cfg.Topology.Gateway().Name},
-		drop:       func(context.Context, string) error { return nil },
+		drop:       func(context.Context, string, bool) error { return nil },
 		introducer: func(context.Context, string, []byte) error { return nil },
 		jobs: &jobs{store: cfg.Committer.Store(), inputs: cfg.Inputs, log: cfg.Log, byID: map[string]*job{}, byName: map[ownedName]*job{}, limits: Limits{
 			MaxJobs: cfg.MaxJobs, ClientMaxJobs: cfg.ClientMaxJobs, ClientMaxHeldJobs: cfg.ClientMaxHeldJobs,
 			MaxJobBytes: cfg.MaxJobBytes, ClientMaxBytes: cfg.ClientMaxBytes, MaxHeaderBytes: cfg.MaxHeaderBytes,
 			MaxMalformed: *cfg.MaxMalformed, MaxQueries: cfg.MaxQueries, MaxQueryBytes: cfg.MaxQueryBytes, MaxTables: cfg.MaxTables,
 		}, shape: shape, shapeErr: shapeErr},
+		compiles:      newCompileSlots(cfg.ClientMaxCompiles, cfg.MaxCompiles),
 		wake:          make(chan struct{}, 1),
 		introductions: map[string]*introduction{},
 	}, nil
@@ -312,12 +352,12 @@ func (g *Gateway) Serve(ctx context.Context) error {
 			ids := g.pending
 			g.pending = nil
 			g.mu.Unlock()
-			for _, id := range ids {
+			for _, d := range ids {
 				drops.Add(1)
 				go func() {
 					defer drops.Done()
-					if err := g.drop(ctx, id); err != nil && ctx.Err() == nil {
-						g.cfg.Log.Error("could not drop the job everywhere", "job", id, "error", err)
+					if err := g.drop(ctx, d.id, d.onlyOthers); err != nil && ctx.Err() == nil {
+						g.cfg.Log.Error("could not drop the job everywhere", "job", d.id, "error", err)
 					}
 				}()
 			}
@@ -326,11 +366,15 @@ func (g *Gateway) Serve(ctx context.Context) error {
 }
 
 func (g *Gateway) queueDrops(ids ...string) {
-	if len(ids) == 0 {
-		return
+	for _, id := range ids {
+		g.queueDrop(pendingDrop{id: id})
 	}
+}
+
+// queueDrop has Serve drop a job everywhere (or at the others only).
+func (g *Gateway) queueDrop(d pendingDrop) {
 	g.mu.Lock()
-	g.pending = append(g.pending, ids...)
+	g.pending = append(g.pending, d)
 	g.mu.Unlock()
 	select {
 	case g.wake <- struct{}{}:
@@ -429,8 +473,16 @@ func (g *Gateway) deleteJob(id, reason string) error {
 
 // createJob creates the owner's job (jobs.create) and queues the drop
 // everywhere else of the finished jobs it dropped here to make room, the
-// way deleteJob does.
-func (g *Gateway) createJob(owner string, req *wololov1.CreateJobRequest) (created, error) {
+// way deleteJob does. A job of queries is compiled within one of the
+// owner's compile slots (compiles.go), which ctx bounds the wait for.
+func (g *Gateway) createJob(ctx context.Context, owner string, req *wololov1.CreateJobRequest) (created, error) {
+	if !req.GetBuiltinGraph() { // the default queries, or the client's own: compiled
+		release, err := g.compiles.acquire(ctx, owner)
+		if err != nil {
+			return created{}, err
+		}
+		defer release()
+	}
 	c, err := g.jobs.create(owner, req)
 	if err == nil && !c.resumed {
 		g.cfg.Counters.JobCreated()

@@ -47,7 +47,7 @@ func testGatewayWith(t *testing.T, store transport.Store, cfg Config, dropped ch
 	if err != nil {
 		t.Fatal(err)
 	}
-	g.SetDropper(func(_ context.Context, job string) error {
+	g.SetDropper(func(_ context.Context, job string, _ bool) error {
 		dropped <- job
 		return nil
 	})

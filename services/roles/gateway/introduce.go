@@ -47,9 +47,9 @@ func (g *Gateway) PlanOf(id string) (plan []byte, ok bool) { return g.jobs.planO
 // before an upload of it sends anything: the processes keep state only for
 // jobs introduced to them (see the package doc). It runs once per job and
 // gateway incarnation; after a restart the first upload of a job
-// introduces it again, which the processes take as done already. A process
-// that refuses the job for a limit, or has dropped it, fails it with that
-// reason, which its client sees.
+// introduces it again, which the processes take as done already. A job a
+// process refuses fails, and is dropped at every other process
+// (introduceOnce).
 func (g *Gateway) introduce(ctx context.Context, j *job) error {
 	for {
 		if err := j.failure(); err != nil {
@@ -84,8 +84,15 @@ func (g *Gateway) introduce(ctx context.Context, j *job) error {
 	}
 }
 
-// introduceOnce calls the Introducer and fails the job if a process
-// refused it.
+// introduceOnce calls the Introducer. A job the graph refuses
+// (refusedIntroduction) can never run: it fails with the refusing
+// process's words, recorded as any failure is (FailJob), which its
+// upload, its watchers and its listing show, and it is dropped at every
+// other process, so that those that took the introduction before another
+// refused it hold nothing of it (each held one of its --max-jobs). The
+// gateway keeps the failed job for its client until it is deleted or its
+// retention ends, as any failed job. Any other error ends the upload, and
+// the next one tries again.
 func (g *Gateway) introduceOnce(ctx context.Context, j *job) error {
 	err := g.introducer(ctx, j.id, j.plan)
 	switch {
@@ -94,19 +101,33 @@ func (g *Gateway) introduceOnce(ctx context.Context, j *job) error {
 		return nil
 	case ctx.Err() != nil:
 		return ctx.Err()
+	case !refusedIntroduction(err):
+		j.log.Warn("could not introduce the job", "error", err)
+		return err
 	}
-	switch status.Code(err) {
-	case codes.ResourceExhausted, codes.NotFound:
-		reason := "the graph refused the job: " + statusMessage(err)
-		if ferr := g.FailJob(transport.JobFailure{Job: j.id, Reporter: g.self.Name(), Reason: reason}); ferr != nil {
-			return ferr
-		}
-		if ferr := j.failure(); ferr != nil {
-			return ferr
-		}
+	j.log.Warn("job refused by the graph; it fails, and is dropped at every other process", "error", err)
+	reason := "the graph refused the job: " + statusMessage(err)
+	if ferr := g.FailJob(transport.JobFailure{Job: j.id, Reporter: g.self.Name(), Reason: reason}); ferr != nil {
+		return ferr
 	}
-	j.log.Warn("could not introduce the job", "error", err)
+	g.queueDrop(pendingDrop{id: j.id, onlyOthers: true})
+	if ferr := j.failure(); ferr != nil {
+		return ferr
+	}
 	return err
+}
+
+// refusedIntroduction reports whether an Introducer's error is a process's
+// refusal of the job, which asking again will not change: a limit
+// (RESOURCE_EXHAUSTED, --max-jobs), a job it has dropped (NOT_FOUND), a
+// plan it cannot run (INVALID_ARGUMENT; CreateJob checks plans as the
+// processes do, so only a process of another build refuses one).
+func refusedIntroduction(err error) bool {
+	switch status.Code(err) {
+	case codes.ResourceExhausted, codes.NotFound, codes.InvalidArgument:
+		return true
+	}
+	return false
 }
 
 // statusMessage is the message of the gRPC status err wraps (the refusing

@@ -3,6 +3,7 @@ package gateway
 import (
 	"bytes"
 	"context"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -17,25 +18,30 @@ import (
 
 // TestUploadIntroducesTheJobFirst: the first upload of a job introduces it
 // to the other processes before anything of it is committed, once; a
-// refusal for a limit or of a dropped job fails the job with the refusing
-// process's words, which its client sees, and is not retried; any other
-// error ends the upload and the next one tries again.
+// refusal for a limit, of a dropped job or of its plan fails the job with
+// the refusing process's words, which its client sees, is not retried,
+// and has the job dropped at the other processes (which may have taken
+// the introduction before one refused it), while the gateway keeps the
+// failed job for its client; any other error ends the upload and the
+// next one tries again.
 func TestUploadIntroducesTheJobFirst(t *testing.T) {
 	cases := []struct {
 		name    string
 		answer  error
-		failed  bool // the job fails with the answer's words
+		refused bool // the job fails with the answer's words and is dropped elsewhere
 		retried bool // a second upload introduces again
 	}{
 		{"introduced", nil, false, false},
 		{"refused for a limit", status.Error(codes.ResourceExhausted, "too many jobs: shard-1 holds 1024 jobs already, its limit (--max-jobs)"), true, false},
 		{"dropped there", status.Error(codes.NotFound, "job dropped: shard-0 has dropped it"), true, false},
+		{"its plan refused", status.Error(codes.InvalidArgument, "job plan refused: channels a and b are both stream a"), true, false},
 		{"refused otherwise", status.Error(codes.PermissionDenied, "not the gateway"), false, true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			store := transport.NewMemStore()
-			svc := testGateway(t, store, time.Hour, make(chan string, 4))
+			dropped := make(chan string, 4)
+			svc := testGateway(t, store, time.Hour, dropped)
 			g := svc.(jobService).g
 			if _, err := svc.CreateJob(context.Background(), createRequest("j")); err != nil {
 				t.Fatal(err)
@@ -63,7 +69,7 @@ func TestUploadIntroducesTheJobFirst(t *testing.T) {
 				switch {
 				case tc.answer == nil && err != nil:
 					t.Fatalf("upload %d: %v", i+1, err)
-				case tc.failed && (status.Code(err) != codes.FailedPrecondition || !strings.Contains(err.Error(), status.Convert(tc.answer).Message())):
+				case tc.refused && (status.Code(err) != codes.FailedPrecondition || !strings.Contains(err.Error(), status.Convert(tc.answer).Message())):
 					t.Fatalf("upload %d: %v; want FailedPrecondition with the refusal", i+1, err)
 				case tc.retried && status.Code(err) != status.Code(tc.answer):
 					t.Fatalf("upload %d: %v; want %v", i+1, err, tc.answer)
@@ -77,8 +83,22 @@ func TestUploadIntroducesTheJobFirst(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if failed := r.Job.State == wololov1.JobState_JOB_STATE_FAILED; failed != tc.failed || (tc.failed && !strings.Contains(r.Job.Message, status.Convert(tc.answer).Message())) {
-				t.Fatalf("job after the uploads: %v %q; want failed %v with the refusal", r.Job.State, r.Job.Message, tc.failed)
+			if failed := r.Job.State == wololov1.JobState_JOB_STATE_FAILED; failed != tc.refused || (tc.refused && !strings.Contains(r.Job.Message, status.Convert(tc.answer).Message())) {
+				t.Fatalf("job after the uploads: %v %q; want failed %v with the refusal", r.Job.State, r.Job.Message, tc.refused)
+			}
+			if !tc.refused {
+				return
+			}
+			select {
+			case got := <-dropped:
+				if got != j.id {
+					t.Fatalf("dropped %s at the other processes, want the refused job %s", got, j.id)
+				}
+			case <-time.After(5 * time.Second):
+				t.Fatal("the refused job was never dropped at the other processes")
+			}
+			if held := storedJobs(t, store); !slices.Contains(held, j.id) {
+				t.Fatalf("the gateway's store no longer holds the refused job %s, whose failure its client is to see: %v", j.id, held)
 			}
 		})
 	}

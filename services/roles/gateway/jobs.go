@@ -238,7 +238,7 @@ func (j *job) uploaded() int64 {
 	return n
 }
 
-// heldJob is what admission needs to know of one of a client's jobs.
+// heldJob is what admission needs to know of a job.
 type heldJob struct {
 	id       string
 	bytes    int64 // its inputs' declared sizes together
@@ -247,12 +247,18 @@ type heldJob struct {
 }
 
 // admission decides whether a client holding the jobs held may create one
-// more whose inputs (files and tables) declare sizes, while the gateway holds total jobs.
-// It is pure. Admitted, it returns the client's finished jobs to drop
-// first to make room (oldest finished first; none while there is room):
-// one client's finished jobs never hold the table against the others. The
-// quotas on unfinished jobs and bytes refuse before anything is dropped.
-func (l Limits) admission(held []heldJob, total int, sizes []int64) (drop []string, err error) {
+// more whose inputs (files and tables) declare sizes, while the gateway
+// holds total jobs, of which others are the other clients' finished ones.
+// It is pure. Admitted, it returns the finished jobs to drop first to make
+// room (none while there is room): past its --client-max-held-jobs, the
+// client's own oldest finished ones; past the gateway's --max-jobs, the
+// oldest finished ones of any client, the caller's or another's. So no
+// client's finished jobs hold the table against the others, and a new
+// client is never locked out by others' jobs that are over (their
+// answers were there to fetch); only unfinished jobs are never dropped.
+// The quotas on unfinished jobs and bytes refuse before anything is
+// dropped.
+func (l Limits) admission(held, others []heldJob, total int, sizes []int64) (drop []string, err error) {
 	bytes, ok := sumSizes(sizes...)
 	if !ok || bytes > l.MaxJobBytes {
 		return nil, errorf(ErrFull, "the job's files declare %s bytes, more than a job may have (%d, --max-job-bytes)", sizesText(sizes), l.MaxJobBytes)
@@ -278,39 +284,53 @@ func (l Limits) admission(held []heldJob, total int, sizes []int64) (drop []stri
 	if inFlight > l.ClientMaxBytes {
 		return nil, errorf(ErrFull, "this client's unfinished jobs would declare %d bytes, more than its limit (%d, --client-max-bytes)", inFlight, l.ClientMaxBytes)
 	}
-	need := max(len(held)+1-l.ClientMaxHeldJobs, total+1-l.MaxJobs, 0)
-	if need > len(finished) {
-		if len(held) >= l.ClientMaxHeldJobs {
-			return nil, errorf(ErrFull, "this client holds %d jobs, its limit (--client-max-held-jobs), and none of them is finished; fetch or delete one first", len(held))
-		}
-		return nil, errorf(ErrFull, "the gateway holds %d jobs, its limit (--max-jobs); retry once one is fetched", total)
+	own := max(len(held)+1-l.ClientMaxHeldJobs, 0)
+	if own > len(finished) {
+		return nil, errorf(ErrFull, "this client holds %d jobs, its limit (--client-max-held-jobs), and none of them is finished; fetch or delete one first", len(held))
 	}
-	sort.Slice(finished, func(a, b int) bool {
-		if !finished[a].finished.Equal(finished[b].finished) {
-			return finished[a].finished.Before(finished[b].finished)
-		}
-		return finished[a].id < finished[b].id
-	})
-	for _, h := range finished[:need] {
+	sortOldestFinished(finished)
+	for _, h := range finished[:own] {
 		drop = append(drop, h.id)
+	}
+	if need := total + 1 - own - l.MaxJobs; need > 0 {
+		pool := append(slices.Clone(finished[own:]), others...)
+		if need > len(pool) {
+			return nil, errorf(ErrFull, "the gateway holds %d jobs, its limit (--max-jobs), and none of them is finished; retry once one is", total)
+		}
+		sortOldestFinished(pool)
+		for _, h := range pool[:need] {
+			drop = append(drop, h.id)
+		}
 	}
 	return drop, nil
 }
 
-// heldBy lists the owner's jobs for admission; js.mu is held.
-func (js *jobs) heldBy(owner string) []heldJob {
-	var out []heldJob
-	for _, j := range js.byID {
-		if j.owner != owner {
-			continue
+// sortOldestFinished sorts finished jobs oldest first (then by id).
+func sortOldestFinished(jobs []heldJob) {
+	sort.Slice(jobs, func(a, b int) bool {
+		if !jobs[a].finished.Equal(jobs[b].finished) {
+			return jobs[a].finished.Before(jobs[b].finished)
 		}
+		return jobs[a].id < jobs[b].id
+	})
+}
+
+// heldBy lists, for admission, the owner's jobs and the other clients'
+// finished jobs; js.mu is held.
+func (js *jobs) heldBy(owner string) (held, others []heldJob) {
+	for _, j := range js.byID {
 		j.mu.Lock()
 		done := j.state == wololov1.JobState_JOB_STATE_DONE || j.state == wololov1.JobState_JOB_STATE_FAILED
 		h := heldJob{id: j.id, bytes: j.bytes, done: done, finished: j.finished}
 		j.mu.Unlock()
-		out = append(out, h)
+		switch {
+		case j.owner == owner:
+			held = append(held, h)
+		case done:
+			others = append(others, h)
+		}
 	}
-	return out
+	return held, others
 }
 
 // sizesText writes a job's inputs' sizes for a message: "1, 2 and 3".
@@ -368,8 +388,10 @@ type created struct {
 // durably, under the given name (a new one if empty). Creating a job that
 // exists, with the same files and queries, is not an error: it is how a
 // client resumes. To make room it may drop the owner's oldest finished
-// jobs (admission), durably here; it returns their ids (also with an
-// error), which the caller drops everywhere else. The request's
+// jobs (admission), durably here once the new job is; it returns their
+// ids, which the caller drops everywhere else. A CreateJob it refuses
+// stores nothing and drops nothing: every check, newJob's included, comes
+// before the job's description is committed. The request's
 // max_malformed is the client's limit on the share of malformed records
 // (unset: Limits.MaxMalformed); a job resumed keeps its own.
 func (js *jobs) create(owner string, req *wololov1.CreateJobRequest) (c created, err error) {
@@ -427,16 +449,10 @@ func (js *jobs) create(owner string, req *wololov1.CreateJobRequest) (c created,
 	for i, in := range inputs {
 		sizes[i] = in.h.Size
 	}
-	drop, err := js.limits.admission(js.heldBy(owner), len(js.byID), sizes)
+	held, others := js.heldBy(owner)
+	drop, err := js.limits.admission(held, others, len(js.byID), sizes)
 	if err != nil {
 		return c, err
-	}
-	for _, old := range drop {
-		if err := js.dropLocked(old); err != nil {
-			return c, err
-		}
-		c.dropped = append(c.dropped, old)
-		js.log.Info("finished job dropped to make room for a new one", "job", old, "owner", owner, "limits", "--client-max-held-jobs, --max-jobs")
 	}
 	rec := &wololov1.JobRecord{CreatedUnixMs: time.Now().UnixMilli(), Owner: owner, Name: name, MaxMalformed: proto.Float64(float64(limit))}
 	for _, in := range inputs {
@@ -451,6 +467,13 @@ func (js *jobs) create(owner string, req *wololov1.CreateJobRequest) (c created,
 	}
 	b, err := proto.Marshal(rec)
 	if err != nil {
+		return c, fmt.Errorf("encode the description of job %q: %w", id, err)
+	}
+	// The job is made from its description before anything is stored, as
+	// a restarted gateway will make it: a description it refuses is
+	// refused here, and a refused CreateJob leaves nothing in the store.
+	j, err := js.newJob(id, rec)
+	if err != nil {
 		return c, err
 	}
 	// The job exists once its description is durable: a gateway restarted
@@ -458,14 +481,32 @@ func (js *jobs) create(owner string, req *wololov1.CreateJobRequest) (c created,
 	if err := js.store.Commit(&transport.Commit{Job: id, Records: map[string][]byte{recordMeta: b}}); err != nil {
 		return c, errorf(ErrStore, "store job %q: %v", id, err)
 	}
-	j, err := js.newJob(id, rec)
-	if err != nil {
-		return c, err
-	}
+	c.dropped = js.dropForRoom(drop, owner)
 	js.add(j)
 	j.log.Info("job created", "matches-bytes", sizes[schema.Matches], "players-bytes", sizes[schema.Players], "queries", strings.Join(j.queries, ","), "tables", strings.Join(j.tableNames(), ","))
 	c.j = j
 	return c, nil
+}
+
+// dropForRoom drops the finished jobs admission chose to make room for
+// the owner's new job, once that job is durable (a CreateJob refused
+// later drops nothing); js.mu is held. It returns them all, for their
+// drop everywhere else, even one whose tombstone the store refused here:
+// the drop everywhere tombstones it here again (the gateway's own
+// runtime shares the store), and the new job stands either way.
+func (js *jobs) dropForRoom(drop []string, owner string) []string {
+	for _, old := range drop {
+		var was string // the dropped job's owner, for the log
+		if j, ok := js.byID[old]; ok {
+			was = j.owner
+		}
+		if err := js.dropLocked(old); err != nil {
+			js.log.Error("dropping a finished job to make room for a new one", "job", old, "owner", was, "for", owner, "error", err)
+			continue
+		}
+		js.log.Info("finished job dropped to make room for a new one", "job", old, "owner", was, "for", owner, "limits", "--client-max-held-jobs, --max-jobs")
+	}
+	return drop
 }
 
 // newJob is the job a description (JobRecord) describes. It refuses one

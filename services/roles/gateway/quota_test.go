@@ -56,13 +56,14 @@ func TestAdmission(t *testing.T) {
 	running := func(id string, bytes int64) heldJob { return heldJob{id: id, bytes: bytes} }
 	done := func(id string, s int) heldJob { return heldJob{id: id, bytes: 50, done: true, finished: at(s)} }
 	cases := []struct {
-		name  string
-		held  []heldJob
-		total int
-		sizes []int64
-		drop  []string
-		flag  string  // refused naming it; "" admitted
-		l     *Limits // other limits than l
+		name   string
+		held   []heldJob
+		others []heldJob // the other clients' finished jobs
+		total  int
+		sizes  []int64
+		drop   []string
+		flag   string  // refused naming it; "" admitted
+		l      *Limits // other limits than l
 	}{
 		{name: "a first job", sizes: []int64{40, 60}},
 		{name: "one byte over a job's limit", sizes: []int64{40, 61}, flag: "--max-job-bytes"},
@@ -99,7 +100,15 @@ func TestAdmission(t *testing.T) {
 		},
 		{name: "the gateway full: the client's own finished job makes room", held: []heldJob{done("mine", 1)}, total: 10, sizes: []int64{1, 1}, drop: []string{"mine"}},
 		{name: "the gateway full, nothing of the client's finished", held: []heldJob{running("a", 1)}, total: 10, sizes: []int64{1, 1}, flag: "--max-jobs"},
-		{name: "the gateway full, the client holds nothing", total: 10, sizes: []int64{1, 1}, flag: "--max-jobs"},
+		{name: "the gateway full of unfinished jobs, the client holds nothing", total: 10, sizes: []int64{1, 1}, flag: "--max-jobs"},
+		{name: "the gateway full: another client's finished job makes room", held: []heldJob{running("a", 1)}, others: []heldJob{done("theirs", 2)}, total: 10, sizes: []int64{1, 1}, drop: []string{"theirs"}},
+		{name: "the gateway full, the client holds nothing: the oldest finished of the others", others: []heldJob{done("new", 7), done("old", 2)}, total: 10, sizes: []int64{1, 1}, drop: []string{"old"}},
+		{name: "the gateway full: the oldest finished of any client, not the caller's first", held: []heldJob{done("mine", 5)}, others: []heldJob{done("theirs", 2)}, total: 10, sizes: []int64{1, 1}, drop: []string{"theirs"}},
+		{
+			name: "held at its limit and the gateway over full: its own oldest, then the oldest of any",
+			held: []heldJob{done("m1", 3), done("m2", 4), done("m3", 6), done("m4", 8)}, others: []heldJob{done("t2", 5), done("t1", 1)}, total: 11, sizes: []int64{1, 1},
+			drop: []string{"m1", "t1"},
+		},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -107,7 +116,7 @@ func TestAdmission(t *testing.T) {
 			if c.l != nil {
 				limits = *c.l
 			}
-			drop, err := limits.admission(c.held, c.total, c.sizes)
+			drop, err := limits.admission(c.held, c.others, c.total, c.sizes)
 			if c.flag != "" {
 				if !errors.Is(err, ErrFull) || !strings.Contains(err.Error(), c.flag) || drop != nil {
 					t.Fatalf("admission = %v, %v; want ErrFull naming %s and nothing dropped", drop, err, c.flag)
@@ -438,5 +447,73 @@ func TestRecoveredSizesAreChecked(t *testing.T) {
 	}
 	if !got["wraps"] || !got["negative"] {
 		t.Errorf("dropped %v; want wraps and negative", got)
+	}
+}
+
+// TestNewClientIsNotLockedOutByOthersFinishedJobs: with the gateway at
+// --max-jobs, every job finished and none of them a new client's, the new
+// client's job is created, and the oldest finished job (another client's)
+// is dropped for it, here and everywhere else; with every job unfinished
+// the new client is refused naming --max-jobs, and nothing is dropped.
+func TestNewClientIsNotLockedOutByOthersFinishedJobs(t *testing.T) {
+	for _, finishThem := range []bool{true, false} {
+		store := transport.NewMemStore()
+		dropped := make(chan string, 8)
+		svc := testGatewayWith(t, store, Config{MaxJobs: 4, ClientMaxJobs: 2, ClientMaxHeldJobs: 2}, dropped)
+		g := svc.(jobService).g
+		var oldest string
+		for _, client := range []string{"alice", "bob"} {
+			for _, name := range []string{"one", "two"} {
+				if _, err := svc.CreateJob(as(client), createRequest(name)); err != nil {
+					t.Fatalf("%s's %s: %v", client, name, err)
+				}
+				if !finishThem {
+					continue
+				}
+				j, err := g.jobs.lookup(client, name)
+				if err != nil {
+					t.Fatal(err)
+				}
+				g.Finished(j.id, finishedResults())
+				if oldest == "" {
+					oldest = j.id
+				}
+				time.Sleep(time.Millisecond) // distinct finish times
+			}
+		}
+		_, err := svc.CreateJob(as("carol"), createRequest("new"))
+		if !finishThem {
+			if status.Code(err) != codes.ResourceExhausted || !strings.Contains(err.Error(), "--max-jobs") {
+				t.Fatalf("carol's job with the gateway full of unfinished jobs: %v; want ResourceExhausted naming --max-jobs", err)
+			}
+			if n := len(g.ClusterJobs()); n != 4 {
+				t.Fatalf("the gateway holds %d jobs after carol's refusal; want the 4 unfinished ones", n)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("carol's first job with the gateway full of others' finished jobs: %v", err)
+		}
+		if _, err := svc.GetJob(as("alice"), &wololov1.GetJobRequest{JobId: "one"}); status.Code(err) != codes.NotFound {
+			t.Fatalf("alice's one, the oldest finished job: %v; want it dropped (NotFound)", err)
+		}
+		for _, client := range []string{"alice", "bob"} {
+			for _, name := range []string{"one", "two"} {
+				if client == "alice" && name == "one" {
+					continue
+				}
+				if _, err := svc.GetJob(as(client), &wololov1.GetJobRequest{JobId: name}); err != nil {
+					t.Fatalf("%s's %s, not the oldest: %v", client, name, err)
+				}
+			}
+		}
+		select {
+		case id := <-dropped:
+			if id != oldest {
+				t.Fatalf("dropped %s everywhere; want alice's one, %s", id, oldest)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatal("alice's one was never dropped everywhere")
+		}
 	}
 }

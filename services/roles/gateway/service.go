@@ -22,7 +22,7 @@ func (s jobService) CreateJob(ctx context.Context, req *wololov1.CreateJobReques
 	if err != nil {
 		return nil, err
 	}
-	c, err := s.g.createJob(owner, req)
+	c, err := s.g.createJob(ctx, owner, req)
 	if err != nil {
 		return nil, toStatus(err)
 	}

@@ -113,6 +113,11 @@ type Config struct {
 	MaxQueryBytes int
 	// MaxTables (gateway): a job's extra tables (--max-tables).
 	MaxTables int
+	// ClientMaxCompiles and MaxCompiles (gateway): the CreateJob calls
+	// compiling queries at once, per client and in all; see
+	// gateway.Config.
+	ClientMaxCompiles int
+	MaxCompiles       int
 	// MaxHeldBytes (gateway): what one operator of a job's plan holds
 	// there until its inputs end, a query's answer (--max-held-bytes;
 	// sqlops.DefaultMaxHeldBytes if 0).
@@ -287,6 +292,7 @@ func New(cfg Config) (*Node, error) {
 			ClientMaxJobs: cfg.ClientMaxJobs, ClientMaxHeldJobs: cfg.ClientMaxHeldJobs, MaxJobBytes: cfg.MaxJobBytes, ClientMaxBytes: cfg.ClientMaxBytes,
 			MaxHeaderBytes: cfg.MaxHeaderBytes, MaxRecordBytes: cfg.MaxRecordBytes, MaxMalformed: cfg.MaxMalformed, Identify: identify(cfg.Credentials),
 			MaxQueries: cfg.MaxQueries, MaxTables: cfg.MaxTables, MaxQueryBytes: cfg.MaxQueryBytes, Counters: gatewayMetrics,
+			ClientMaxCompiles: cfg.ClientMaxCompiles, MaxCompiles: cfg.MaxCompiles,
 		})
 		if err != nil {
 			return nil, err
@@ -304,8 +310,8 @@ func New(cfg Config) (*Node, error) {
 		return nil, err
 	}
 	if n.Gateway != nil {
-		n.Gateway.SetDropper(func(ctx context.Context, job string) error {
-			return dropEverywhere(ctx, cfg.Topology, cfg.Instance, n.runtime, n.pool, job)
+		n.Gateway.SetDropper(func(ctx context.Context, job string, onlyOthers bool) error {
+			return dropEverywhere(ctx, cfg.Topology, cfg.Instance, n.runtime, n.pool, job, onlyOthers)
 		})
 		n.Gateway.SetIntroducer(func(ctx context.Context, job string, plan []byte) error {
 			return introduceEverywhere(ctx, cfg.Topology, cfg.Instance, n.pool, job, plan)

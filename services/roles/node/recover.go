@@ -197,11 +197,16 @@ func introduceEverywhere(ctx context.Context, top deploy.Topology, self deploy.I
 }
 
 // dropEverywhere drops a job at every instance of the topology: through
-// the local runtime for self, over StageService.DropJob for the others.
-func dropEverywhere(ctx context.Context, top deploy.Topology, self deploy.Instance, local *stage.Runtime, pool *rpc.Pool, job string) error {
+// the local runtime for self (unless onlyOthers: the gateway keeps its
+// record of a job the graph refused), over StageService.DropJob for the
+// others.
+func dropEverywhere(ctx context.Context, top deploy.Topology, self deploy.Instance, local *stage.Runtime, pool *rpc.Pool, job string, onlyOthers bool) error {
 	var errs []error
 	for _, in := range top.Instances() {
 		if in == self {
+			if onlyOthers {
+				continue
+			}
 			if err := local.DropJob(job); err != nil {
 				errs = append(errs, err)
 			}

@@ -92,6 +92,8 @@ func run(ctx context.Context, cmd string, args []string, stderr io.Writer) error
 	stepBytes := fs.Int64("job-max-step-bytes", 0, "bytes of rows one batch given to a job's SQL plan may make this process send on (a join's rows), held until its commit; past it the job fails (default 128 MiB)")
 	maxTables := fs.Int("max-tables", 0, "gateway: extra tables of one job, --table NAME=F (default 8)")
 	maxQueryBytes := fs.Int("max-query-bytes", 0, "gateway: bytes of one job's SQL query texts together (default 64 KiB)")
+	clientMaxCompiles := fs.Int("client-max-compiles", 0, "gateway: CreateJob calls of one client compiling queries at once; past it a call is refused at once (ResourceExhausted) (default 2)")
+	maxCompiles := fs.Int("max-compiles", 0, "gateway: CreateJob calls of all clients compiling queries at once; past it a call waits for one to finish, as long as its deadline allows (default the cores the process may use, at least 4)")
 	maxJobBytes := fs.Int64("max-job-bytes", 0, "gateway: declared bytes of one job's two files together (default 8 GiB)")
 	clientMaxBytes := fs.Int64("client-max-bytes", 0, "gateway: declared bytes of one client's unfinished jobs together (default 16 GiB)")
 	maxRecordBytes := fs.Int("max-record-bytes", 0, "gateway: a data record longer than this is skipped and counted as malformed (default 1 MiB, at most 2 MiB; the reference's --max-record-bytes must match)")
@@ -188,6 +190,7 @@ func run(ctx context.Context, cmd string, args []string, stderr io.Writer) error
 		BatchRows: *batchRows, OutboxLimit: *outboxLimit, MaxJobs: *maxJobs, UploadIdle: *uploadIdle,
 		ClientMaxJobs: *clientMaxJobs, ClientMaxHeldJobs: *clientMaxHeldJobs, MaxJobBytes: *maxJobBytes, ClientMaxBytes: *clientMaxBytes,
 		MaxHeaderBytes: *maxHeaderBytes, MaxQueries: *maxQueries, MaxHeldBytes: *maxHeld, JobBudget: sqlops.Budget{StateBytes: *stateBytes, JoinRows: *joinRows, StepBytes: *stepBytes}, MaxTables: *maxTables, MaxQueryBytes: *maxQueryBytes, MaxRecordBytes: *maxRecordBytes, MaxMalformed: &limit,
+		ClientMaxCompiles: *clientMaxCompiles, MaxCompiles: *maxCompiles,
 		Admin: al, StoreTimes: times, RPCLimits: rpcLimits, DataDir: *dataDir, NoRetainedInput: !*retainInput,
 	})
 	if err != nil {
