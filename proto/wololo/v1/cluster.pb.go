@@ -22,6 +22,90 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// ClusterDeleteJobRequest names the job to drop.
+type ClusterDeleteJobRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The internal id, as ClusterJob.job_id and `wololo top` show it.
+	JobId         string `protobuf:"bytes,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ClusterDeleteJobRequest) Reset() {
+	*x = ClusterDeleteJobRequest{}
+	mi := &file_wololo_v1_cluster_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ClusterDeleteJobRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ClusterDeleteJobRequest) ProtoMessage() {}
+
+func (x *ClusterDeleteJobRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_wololo_v1_cluster_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ClusterDeleteJobRequest.ProtoReflect.Descriptor instead.
+func (*ClusterDeleteJobRequest) Descriptor() ([]byte, []int) {
+	return file_wololo_v1_cluster_proto_rawDescGZIP(), []int{0}
+}
+
+func (x *ClusterDeleteJobRequest) GetJobId() string {
+	if x != nil {
+		return x.JobId
+	}
+	return ""
+}
+
+// ClusterDeleteJobResponse is empty: the job is dropped at the gateway,
+// durably, and its drop is on its way to every other process.
+type ClusterDeleteJobResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ClusterDeleteJobResponse) Reset() {
+	*x = ClusterDeleteJobResponse{}
+	mi := &file_wololo_v1_cluster_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ClusterDeleteJobResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ClusterDeleteJobResponse) ProtoMessage() {}
+
+func (x *ClusterDeleteJobResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_wololo_v1_cluster_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ClusterDeleteJobResponse.ProtoReflect.Descriptor instead.
+func (*ClusterDeleteJobResponse) Descriptor() ([]byte, []int) {
+	return file_wololo_v1_cluster_proto_rawDescGZIP(), []int{1}
+}
+
 // ClusterGetRequest is empty.
 type ClusterGetRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -31,7 +115,7 @@ type ClusterGetRequest struct {
 
 func (x *ClusterGetRequest) Reset() {
 	*x = ClusterGetRequest{}
-	mi := &file_wololo_v1_cluster_proto_msgTypes[0]
+	mi := &file_wololo_v1_cluster_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -43,7 +127,7 @@ func (x *ClusterGetRequest) String() string {
 func (*ClusterGetRequest) ProtoMessage() {}
 
 func (x *ClusterGetRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_cluster_proto_msgTypes[0]
+	mi := &file_wololo_v1_cluster_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -56,7 +140,7 @@ func (x *ClusterGetRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClusterGetRequest.ProtoReflect.Descriptor instead.
 func (*ClusterGetRequest) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_cluster_proto_rawDescGZIP(), []int{0}
+	return file_wololo_v1_cluster_proto_rawDescGZIP(), []int{2}
 }
 
 // ClusterGetResponse is one snapshot of the deployment.
@@ -84,7 +168,7 @@ type ClusterGetResponse struct {
 
 func (x *ClusterGetResponse) Reset() {
 	*x = ClusterGetResponse{}
-	mi := &file_wololo_v1_cluster_proto_msgTypes[1]
+	mi := &file_wololo_v1_cluster_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -96,7 +180,7 @@ func (x *ClusterGetResponse) String() string {
 func (*ClusterGetResponse) ProtoMessage() {}
 
 func (x *ClusterGetResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_cluster_proto_msgTypes[1]
+	mi := &file_wololo_v1_cluster_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -109,7 +193,7 @@ func (x *ClusterGetResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClusterGetResponse.ProtoReflect.Descriptor instead.
 func (*ClusterGetResponse) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_cluster_proto_rawDescGZIP(), []int{1}
+	return file_wololo_v1_cluster_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *ClusterGetResponse) GetTaken() *timestamppb.Timestamp {
@@ -180,7 +264,7 @@ type ClusterProcess struct {
 
 func (x *ClusterProcess) Reset() {
 	*x = ClusterProcess{}
-	mi := &file_wololo_v1_cluster_proto_msgTypes[2]
+	mi := &file_wololo_v1_cluster_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -192,7 +276,7 @@ func (x *ClusterProcess) String() string {
 func (*ClusterProcess) ProtoMessage() {}
 
 func (x *ClusterProcess) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_cluster_proto_msgTypes[2]
+	mi := &file_wololo_v1_cluster_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -205,7 +289,7 @@ func (x *ClusterProcess) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClusterProcess.ProtoReflect.Descriptor instead.
 func (*ClusterProcess) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_cluster_proto_rawDescGZIP(), []int{2}
+	return file_wololo_v1_cluster_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *ClusterProcess) GetInstance() string {
@@ -281,7 +365,7 @@ type ClusterStage struct {
 
 func (x *ClusterStage) Reset() {
 	*x = ClusterStage{}
-	mi := &file_wololo_v1_cluster_proto_msgTypes[3]
+	mi := &file_wololo_v1_cluster_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -293,7 +377,7 @@ func (x *ClusterStage) String() string {
 func (*ClusterStage) ProtoMessage() {}
 
 func (x *ClusterStage) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_cluster_proto_msgTypes[3]
+	mi := &file_wololo_v1_cluster_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -306,7 +390,7 @@ func (x *ClusterStage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClusterStage.ProtoReflect.Descriptor instead.
 func (*ClusterStage) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_cluster_proto_rawDescGZIP(), []int{3}
+	return file_wololo_v1_cluster_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *ClusterStage) GetName() string {
@@ -423,7 +507,7 @@ type ClusterStream struct {
 
 func (x *ClusterStream) Reset() {
 	*x = ClusterStream{}
-	mi := &file_wololo_v1_cluster_proto_msgTypes[4]
+	mi := &file_wololo_v1_cluster_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -435,7 +519,7 @@ func (x *ClusterStream) String() string {
 func (*ClusterStream) ProtoMessage() {}
 
 func (x *ClusterStream) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_cluster_proto_msgTypes[4]
+	mi := &file_wololo_v1_cluster_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -448,7 +532,7 @@ func (x *ClusterStream) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClusterStream.ProtoReflect.Descriptor instead.
 func (*ClusterStream) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_cluster_proto_rawDescGZIP(), []int{4}
+	return file_wololo_v1_cluster_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *ClusterStream) GetName() string {
@@ -525,7 +609,7 @@ type ClusterMaster struct {
 
 func (x *ClusterMaster) Reset() {
 	*x = ClusterMaster{}
-	mi := &file_wololo_v1_cluster_proto_msgTypes[5]
+	mi := &file_wololo_v1_cluster_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -537,7 +621,7 @@ func (x *ClusterMaster) String() string {
 func (*ClusterMaster) ProtoMessage() {}
 
 func (x *ClusterMaster) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_cluster_proto_msgTypes[5]
+	mi := &file_wololo_v1_cluster_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -550,7 +634,7 @@ func (x *ClusterMaster) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClusterMaster.ProtoReflect.Descriptor instead.
 func (*ClusterMaster) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_cluster_proto_rawDescGZIP(), []int{5}
+	return file_wololo_v1_cluster_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *ClusterMaster) GetInstance() string {
@@ -639,7 +723,7 @@ type ClusterJob struct {
 
 func (x *ClusterJob) Reset() {
 	*x = ClusterJob{}
-	mi := &file_wololo_v1_cluster_proto_msgTypes[6]
+	mi := &file_wololo_v1_cluster_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -651,7 +735,7 @@ func (x *ClusterJob) String() string {
 func (*ClusterJob) ProtoMessage() {}
 
 func (x *ClusterJob) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_cluster_proto_msgTypes[6]
+	mi := &file_wololo_v1_cluster_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -664,7 +748,7 @@ func (x *ClusterJob) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClusterJob.ProtoReflect.Descriptor instead.
 func (*ClusterJob) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_cluster_proto_rawDescGZIP(), []int{6}
+	return file_wololo_v1_cluster_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *ClusterJob) GetJobId() string {
@@ -762,7 +846,10 @@ var File_wololo_v1_cluster_proto protoreflect.FileDescriptor
 
 const file_wololo_v1_cluster_proto_rawDesc = "" +
 	"\n" +
-	"\x17wololo/v1/cluster.proto\x12\twololo.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x13wololo/v1/job.proto\x1a\x16wololo/v1/status.proto\"\x13\n" +
+	"\x17wololo/v1/cluster.proto\x12\twololo.v1\x1a\x1fgoogle/protobuf/timestamp.proto\x1a\x13wololo/v1/job.proto\x1a\x16wololo/v1/status.proto\"0\n" +
+	"\x17ClusterDeleteJobRequest\x12\x15\n" +
+	"\x06job_id\x18\x01 \x01(\tR\x05jobId\"\x1a\n" +
+	"\x18ClusterDeleteJobResponse\"\x13\n" +
 	"\x11ClusterGetRequest\"\xee\x02\n" +
 	"\x12ClusterGetResponse\x120\n" +
 	"\x05taken\x18\x01 \x01(\v2\x1a.google.protobuf.TimestampR\x05taken\x12)\n" +
@@ -829,9 +916,10 @@ const file_wololo_v1_cluster_proto_rawDesc = "" +
 	" \x01(\x05R\x11instancesFinished\x120\n" +
 	"\tjob_state\x18\v \x01(\x0e2\x13.wololo.v1.JobStateR\bjobState\x12%\n" +
 	"\x0einput_complete\x18\f \x01(\bR\rinputComplete\x12\x18\n" +
-	"\aqueries\x18\r \x03(\tR\aqueries2M\n" +
+	"\aqueries\x18\r \x03(\tR\aqueries2\xa3\x01\n" +
 	"\aCluster\x12B\n" +
-	"\x03Get\x12\x1c.wololo.v1.ClusterGetRequest\x1a\x1d.wololo.v1.ClusterGetResponseB3Z1github.com/wololo/wololo/proto/wololo/v1;wololov1b\x06proto3"
+	"\x03Get\x12\x1c.wololo.v1.ClusterGetRequest\x1a\x1d.wololo.v1.ClusterGetResponse\x12T\n" +
+	"\tDeleteJob\x12\".wololo.v1.ClusterDeleteJobRequest\x1a#.wololo.v1.ClusterDeleteJobResponseB3Z1github.com/wololo/wololo/proto/wololo/v1;wololov1b\x06proto3"
 
 var (
 	file_wololo_v1_cluster_proto_rawDescOnce sync.Once
@@ -845,35 +933,39 @@ func file_wololo_v1_cluster_proto_rawDescGZIP() []byte {
 	return file_wololo_v1_cluster_proto_rawDescData
 }
 
-var file_wololo_v1_cluster_proto_msgTypes = make([]protoimpl.MessageInfo, 7)
+var file_wololo_v1_cluster_proto_msgTypes = make([]protoimpl.MessageInfo, 9)
 var file_wololo_v1_cluster_proto_goTypes = []any{
-	(*ClusterGetRequest)(nil),     // 0: wololo.v1.ClusterGetRequest
-	(*ClusterGetResponse)(nil),    // 1: wololo.v1.ClusterGetResponse
-	(*ClusterProcess)(nil),        // 2: wololo.v1.ClusterProcess
-	(*ClusterStage)(nil),          // 3: wololo.v1.ClusterStage
-	(*ClusterStream)(nil),         // 4: wololo.v1.ClusterStream
-	(*ClusterMaster)(nil),         // 5: wololo.v1.ClusterMaster
-	(*ClusterJob)(nil),            // 6: wololo.v1.ClusterJob
-	(*timestamppb.Timestamp)(nil), // 7: google.protobuf.Timestamp
-	(*GetResponse)(nil),           // 8: wololo.v1.GetResponse
-	(JobState)(0),                 // 9: wololo.v1.JobState
+	(*ClusterDeleteJobRequest)(nil),  // 0: wololo.v1.ClusterDeleteJobRequest
+	(*ClusterDeleteJobResponse)(nil), // 1: wololo.v1.ClusterDeleteJobResponse
+	(*ClusterGetRequest)(nil),        // 2: wololo.v1.ClusterGetRequest
+	(*ClusterGetResponse)(nil),       // 3: wololo.v1.ClusterGetResponse
+	(*ClusterProcess)(nil),           // 4: wololo.v1.ClusterProcess
+	(*ClusterStage)(nil),             // 5: wololo.v1.ClusterStage
+	(*ClusterStream)(nil),            // 6: wololo.v1.ClusterStream
+	(*ClusterMaster)(nil),            // 7: wololo.v1.ClusterMaster
+	(*ClusterJob)(nil),               // 8: wololo.v1.ClusterJob
+	(*timestamppb.Timestamp)(nil),    // 9: google.protobuf.Timestamp
+	(*GetResponse)(nil),              // 10: wololo.v1.GetResponse
+	(JobState)(0),                    // 11: wololo.v1.JobState
 }
 var file_wololo_v1_cluster_proto_depIdxs = []int32{
-	7, // 0: wololo.v1.ClusterGetResponse.taken:type_name -> google.protobuf.Timestamp
-	3, // 1: wololo.v1.ClusterGetResponse.stages:type_name -> wololo.v1.ClusterStage
-	4, // 2: wololo.v1.ClusterGetResponse.streams:type_name -> wololo.v1.ClusterStream
-	5, // 3: wololo.v1.ClusterGetResponse.masters:type_name -> wololo.v1.ClusterMaster
-	6, // 4: wololo.v1.ClusterGetResponse.jobs:type_name -> wololo.v1.ClusterJob
-	2, // 5: wololo.v1.ClusterGetResponse.processes:type_name -> wololo.v1.ClusterProcess
-	8, // 6: wololo.v1.ClusterProcess.status:type_name -> wololo.v1.GetResponse
-	9, // 7: wololo.v1.ClusterJob.job_state:type_name -> wololo.v1.JobState
-	0, // 8: wololo.v1.Cluster.Get:input_type -> wololo.v1.ClusterGetRequest
-	1, // 9: wololo.v1.Cluster.Get:output_type -> wololo.v1.ClusterGetResponse
-	9, // [9:10] is the sub-list for method output_type
-	8, // [8:9] is the sub-list for method input_type
-	8, // [8:8] is the sub-list for extension type_name
-	8, // [8:8] is the sub-list for extension extendee
-	0, // [0:8] is the sub-list for field type_name
+	9,  // 0: wololo.v1.ClusterGetResponse.taken:type_name -> google.protobuf.Timestamp
+	5,  // 1: wololo.v1.ClusterGetResponse.stages:type_name -> wololo.v1.ClusterStage
+	6,  // 2: wololo.v1.ClusterGetResponse.streams:type_name -> wololo.v1.ClusterStream
+	7,  // 3: wololo.v1.ClusterGetResponse.masters:type_name -> wololo.v1.ClusterMaster
+	8,  // 4: wololo.v1.ClusterGetResponse.jobs:type_name -> wololo.v1.ClusterJob
+	4,  // 5: wololo.v1.ClusterGetResponse.processes:type_name -> wololo.v1.ClusterProcess
+	10, // 6: wololo.v1.ClusterProcess.status:type_name -> wololo.v1.GetResponse
+	11, // 7: wololo.v1.ClusterJob.job_state:type_name -> wololo.v1.JobState
+	2,  // 8: wololo.v1.Cluster.Get:input_type -> wololo.v1.ClusterGetRequest
+	0,  // 9: wololo.v1.Cluster.DeleteJob:input_type -> wololo.v1.ClusterDeleteJobRequest
+	3,  // 10: wololo.v1.Cluster.Get:output_type -> wololo.v1.ClusterGetResponse
+	1,  // 11: wololo.v1.Cluster.DeleteJob:output_type -> wololo.v1.ClusterDeleteJobResponse
+	10, // [10:12] is the sub-list for method output_type
+	8,  // [8:10] is the sub-list for method input_type
+	8,  // [8:8] is the sub-list for extension type_name
+	8,  // [8:8] is the sub-list for extension extendee
+	0,  // [0:8] is the sub-list for field type_name
 }
 
 func init() { file_wololo_v1_cluster_proto_init() }
@@ -889,7 +981,7 @@ func file_wololo_v1_cluster_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_wololo_v1_cluster_proto_rawDesc), len(file_wololo_v1_cluster_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   7,
+			NumMessages:   9,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -19,7 +19,8 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	Cluster_Get_FullMethodName = "/wololo.v1.Cluster/Get"
+	Cluster_Get_FullMethodName       = "/wololo.v1.Cluster/Get"
+	Cluster_DeleteJob_FullMethodName = "/wololo.v1.Cluster/DeleteJob"
 )
 
 // ClusterClient is the client API for Cluster service.
@@ -35,6 +36,11 @@ type ClusterClient interface {
 	// one snapshot, with rates over the time since the gateway's previous
 	// snapshot.
 	Get(ctx context.Context, in *ClusterGetRequest, opts ...grpc.CallOption) (*ClusterGetResponse, error)
+	// DeleteJob drops any client's job, as its client's DeleteJob does:
+	// the operator's way to stop a job that costs the deployment too much
+	// (`wololo client cancel --operator ID`). NOT_FOUND for a job the
+	// gateway does not hold.
+	DeleteJob(ctx context.Context, in *ClusterDeleteJobRequest, opts ...grpc.CallOption) (*ClusterDeleteJobResponse, error)
 }
 
 type clusterClient struct {
@@ -55,6 +61,16 @@ func (c *clusterClient) Get(ctx context.Context, in *ClusterGetRequest, opts ...
 	return out, nil
 }
 
+func (c *clusterClient) DeleteJob(ctx context.Context, in *ClusterDeleteJobRequest, opts ...grpc.CallOption) (*ClusterDeleteJobResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ClusterDeleteJobResponse)
+	err := c.cc.Invoke(ctx, Cluster_DeleteJob_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // ClusterServer is the server API for Cluster service.
 // All implementations must embed UnimplementedClusterServer
 // for forward compatibility.
@@ -68,6 +84,11 @@ type ClusterServer interface {
 	// one snapshot, with rates over the time since the gateway's previous
 	// snapshot.
 	Get(context.Context, *ClusterGetRequest) (*ClusterGetResponse, error)
+	// DeleteJob drops any client's job, as its client's DeleteJob does:
+	// the operator's way to stop a job that costs the deployment too much
+	// (`wololo client cancel --operator ID`). NOT_FOUND for a job the
+	// gateway does not hold.
+	DeleteJob(context.Context, *ClusterDeleteJobRequest) (*ClusterDeleteJobResponse, error)
 	mustEmbedUnimplementedClusterServer()
 }
 
@@ -80,6 +101,9 @@ type UnimplementedClusterServer struct{}
 
 func (UnimplementedClusterServer) Get(context.Context, *ClusterGetRequest) (*ClusterGetResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method Get not implemented")
+}
+func (UnimplementedClusterServer) DeleteJob(context.Context, *ClusterDeleteJobRequest) (*ClusterDeleteJobResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method DeleteJob not implemented")
 }
 func (UnimplementedClusterServer) mustEmbedUnimplementedClusterServer() {}
 func (UnimplementedClusterServer) testEmbeddedByValue()                 {}
@@ -120,6 +144,24 @@ func _Cluster_Get_Handler(srv interface{}, ctx context.Context, dec func(interfa
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Cluster_DeleteJob_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ClusterDeleteJobRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ClusterServer).DeleteJob(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Cluster_DeleteJob_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ClusterServer).DeleteJob(ctx, req.(*ClusterDeleteJobRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Cluster_ServiceDesc is the grpc.ServiceDesc for Cluster service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -130,6 +172,10 @@ var Cluster_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Get",
 			Handler:    _Cluster_Get_Handler,
+		},
+		{
+			MethodName: "DeleteJob",
+			Handler:    _Cluster_DeleteJob_Handler,
 		},
 	},
 	Streams:  []grpc.StreamDesc{},

@@ -2,8 +2,10 @@ package client
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -13,7 +15,9 @@ import (
 	"google.golang.org/grpc/status"
 
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
+	"github.com/wololo/wololo/services/cmdline/certs"
 	"github.com/wololo/wololo/services/cmdline/cli"
+	"github.com/wololo/wololo/services/cmdline/tlsflags"
 )
 
 // JobListing is one of a client's jobs as `wololo client list --json`
@@ -143,6 +147,7 @@ type CancelReport struct {
 
 const cancelUsage = `usage: wololo client cancel --job NAME [flags]
        wololo client cancel NAME [flags]
+       wololo client cancel --operator --job ID [flags]
 
 Drops one of this client's jobs at the gateway, whatever its state: a job
 left uploading after Ctrl-C (which the gateway would otherwise keep for its
@@ -151,6 +156,12 @@ The gateway forgets it at once and has every process of the graph drop it;
 its name may be used again, for a new job. 'wololo client list' shows the
 jobs. With --json, one JSON object on stdout: job_id, state (when it was
 dropped), cancelled.
+
+With --operator, --job (or the first argument) is any client's job by its id, as 'wololo top' shows
+it, and the credential presented is the operator's (--name operator unless
+--name is given): the operator's way to stop a job that costs the
+deployment too much. Its client's watch and submit end, saying that the
+operator deleted it.
 `
 
 func runCancel(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -158,6 +169,7 @@ func runCancel(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	gf := registerGateway(fs)
 	id := fs.String("job", "", "the job's name, as 'wololo client list' shows it (or the first argument)")
 	asJSON := fs.Bool("json", false, "print the outcome as one JSON object")
+	operator := fs.Bool("operator", false, "drop any client's job by its id (as wololo top shows it), as the operator credential")
 	// The name may come first, before the flags: `cancel NAME`.
 	var named string
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
@@ -173,6 +185,9 @@ func runCancel(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		*id = named
 	case *id == "":
 		return cli.Usagef(fs, "the job to cancel is required: --job NAME")
+	}
+	if *operator {
+		return cancelAsOperator(ctx, fs, gf, *id, *asJSON, stdout)
 	}
 	gw, err := gf.open()
 	if err != nil {
@@ -190,6 +205,32 @@ func runCancel(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return WriteJSON(stdout, CancelReport{JobID: *id, State: StateWord(job.State), Cancelled: true})
 	}
 	fmt.Fprintf(stdout, "cancelled job %s (it was %s); the gateway dropped it\n", *id, describeState(job))
+	return nil
+}
+
+// cancelAsOperator drops any client's job by its internal id, presenting
+// the operator credential (--name operator unless --name was given).
+func cancelAsOperator(ctx context.Context, fs *flag.FlagSet, gf *gatewayFlags, id string, asJSON bool, stdout io.Writer) error {
+	named := false
+	fs.Visit(func(f *flag.Flag) { named = named || f.Name == "name" })
+	if !named && os.Getenv(tlsflags.EnvClient) == "" {
+		gf.creds.Name = certs.OperatorName
+	}
+	gw, err := gf.open()
+	if err != nil {
+		return err
+	}
+	defer gw.Close()
+	if err := gw.DeleteAny(ctx, id); err != nil {
+		if status.Code(err) == codes.PermissionDenied {
+			return fmt.Errorf("the gateway refused %s: --operator needs the operator credential (--name %s of --tls-dir): %s", gf.creds.Name, certs.OperatorName, status.Convert(err).Message())
+		}
+		return explain(gf.server, err)
+	}
+	if asJSON {
+		return WriteJSON(stdout, CancelReport{JobID: id, State: "deleted", Cancelled: true})
+	}
+	fmt.Fprintf(stdout, "cancelled job %s as the operator; the gateway dropped it\n", id)
 	return nil
 }
 

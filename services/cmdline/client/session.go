@@ -298,3 +298,13 @@ func (s *Session) Delete(ctx context.Context, id string) error {
 		return err
 	})
 }
+
+// DeleteAny drops any client's job by its internal id (Cluster.DeleteJob),
+// as the operator: the session's credential must be the operator's.
+func (s *Session) DeleteAny(ctx context.Context, id string) error {
+	cluster := wololov1.NewClusterClient(s.conn)
+	return s.retry(ctx, 10, func(ctx context.Context) error {
+		_, err := cluster.DeleteJob(ctx, &wololov1.ClusterDeleteJobRequest{JobId: id}, grpc.WaitForReady(true))
+		return err
+	})
+}

@@ -4,17 +4,35 @@ import (
 	"context"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
 
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 )
 
-// Service is the Cluster gRPC service on a Gatherer.
-func Service(g *Gatherer) wololov1.ClusterServer { return service{g: g} }
+// Service is the Cluster gRPC service on a Gatherer; del drops a job by
+// its internal id (the gateway's; its error a gRPC status).
+func Service(g *Gatherer, del func(job string) error) wololov1.ClusterServer {
+	return service{g: g, del: del}
+}
 
 type service struct {
 	wololov1.UnimplementedClusterServer
-	g *Gatherer
+	g   *Gatherer
+	del func(job string) error
+}
+
+// DeleteJob drops any client's job (the operator's: the service is
+// served to operator certificates only).
+func (s service) DeleteJob(_ context.Context, req *wololov1.ClusterDeleteJobRequest) (*wololov1.ClusterDeleteJobResponse, error) {
+	if req.GetJobId() == "" {
+		return nil, status.Error(codes.InvalidArgument, "the job's id is required (as wololo top shows it)")
+	}
+	if err := s.del(req.GetJobId()); err != nil {
+		return nil, err
+	}
+	return &wololov1.ClusterDeleteJobResponse{}, nil
 }
 
 // Get returns a snapshot of the deployment.

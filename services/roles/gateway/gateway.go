@@ -471,6 +471,20 @@ func (g *Gateway) deleteJob(id, reason string) error {
 	return nil
 }
 
+// DeleteAnyJob drops any client's job by its internal id, as its client's
+// DeleteJob would: the operator's way to stop a job that costs the
+// deployment too much (Cluster.DeleteJob, `wololo client cancel
+// --operator`). Its watchers hear that the operator deleted it. The error
+// is a gRPC status: NotFound for a job the gateway does not hold.
+func (g *Gateway) DeleteAnyJob(id string) error {
+	j, err := g.jobs.get(id)
+	if err != nil {
+		return toStatus(err)
+	}
+	j.log.Warn("job deleted by the operator")
+	return toStatus(g.deleteJob(id, "deleted by the operator"))
+}
+
 // createJob creates the owner's job (jobs.create) and queues the drop
 // everywhere else of the finished jobs it dropped here to make room, the
 // way deleteJob does. A job of queries is compiled within one of the

@@ -360,7 +360,7 @@ func New(cfg Config) (*Node, error) {
 		n.Gateway.SetStages(func(ctx context.Context, jobID string) []*wololov1.StageProgress {
 			return clusterview.JobStages(cfg.Topology, n.cluster.Get(ctx), jobID)
 		})
-		wololov1.RegisterClusterServer(n.public.GRPC(), clusterview.Service(n.cluster))
+		wololov1.RegisterClusterServer(n.public.GRPC(), clusterview.Service(n.cluster, n.Gateway.DeleteAnyJob))
 	}
 	if cfg.Admin != nil {
 		n.metrics = metrics.New(st.Name, self, st.Role, version.Current())
