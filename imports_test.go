@@ -271,7 +271,7 @@ func below(dep string) bool {
 }
 
 // internalLeaf reports whether dep is one of the generic leaves under
-// internal/ (internal/lifetime, internal/errinfo, internal/directio): everything there but the test helpers,
+// internal/ (internal/lifetime, internal/errinfo, internal/directio, internal/ratelog): everything there but the test helpers,
 // which only tests may import.
 func internalLeaf(dep string) bool { return under(dep, "internal") && dep != "internal/testkit" }
 

@@ -174,6 +174,14 @@
 // the gateway makes and refuses what it never could have made; and a
 // receiver takes streams only of jobs the gateway introduced.
 //
+// Warnings that repeat are rate-limited (internal/ratelog): a link that
+// keeps failing logs its "stream to receiver broken" WARN once per channel
+// a minute, and a Server refusing a fenced sender's opens once per sender
+// a minute, each line after the first with the count it left out
+// ("suppressed"), instead of one every two seconds per channel or one per
+// call. The errors that end a link or fail a job are logged once each,
+// as they happen.
+//
 // The logic that decides (Outbox numbering and trimming, Inbox watermarks) is
 // plain data structures; Sender and Server are the thin gRPC adapters around
 // them, each a Serve(ctx) unit (their goroutines run under

@@ -15,6 +15,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/wololo/wololo/internal/lifetime"
+	"github.com/wololo/wololo/internal/ratelog"
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 )
 
@@ -57,6 +58,9 @@ type Sender struct {
 	links     map[ChannelID]*link // the running ones
 	receivers map[string]uint64   // newest incarnation seen per receiver instance
 	now       func() time.Time    // the clock of IncarnationCeiling; nil: time.Now (tests set it)
+	// warns rate-limits the warnings a link repeats while it retries,
+	// per channel, on the clock now.
+	warns *ratelog.Limiter
 }
 
 // link is one channel's running link.
@@ -95,10 +99,12 @@ func NewSender(self string, incarnation uint64, outbox *Outbox, conns Conns, log
 	if log == nil {
 		log = hclog.NewNullLogger()
 	}
-	return &Sender{
+	s := &Sender{
 		self: self, incarnation: incarnation, outbox: outbox, conns: conns, log: log,
 		links: map[ChannelID]*link{}, receivers: map[string]uint64{},
 	}
+	s.warns = ratelog.New(ratelog.DefaultInterval, func() time.Time { return clockOr(s.now) })
+	return s
 }
 
 // OnFailed sets what is told of a channel that cannot complete (see
@@ -308,7 +314,13 @@ func (s *Sender) run(ctx context.Context, ch ChannelID, l *link) {
 		if attempt > 3 && !soon {
 			level = hclog.Warn
 		}
-		log.Log(level, "stream to receiver broken, reconnecting", "error", err, "attempt", attempt, "backoff", wait)
+		if level == hclog.Warn {
+			// A channel refused for ever retries every maxBackoff: one
+			// line per channel a minute, with the count left out.
+			s.warns.Log(log, level, "reconnect/"+ch.String(), "stream to receiver broken, reconnecting", "error", err, "attempt", attempt, "backoff", wait)
+		} else {
+			log.Log(level, "stream to receiver broken, reconnecting", "error", err, "attempt", attempt, "backoff", wait)
+		}
 		jitter := time.Duration(rand.Int64N(int64(wait)/2 + 1))
 		select {
 		case <-ctx.Done():

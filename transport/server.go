@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/wololo/wololo/internal/errinfo"
+	"github.com/wololo/wololo/internal/ratelog"
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 )
 
@@ -52,6 +53,9 @@ type Server struct {
 	identify    Identify         // set: claims must match the caller's certificate
 	gateway     string           // the one instance that may introduce and drop jobs, if identify is set
 	now         func() time.Time // the clock of IncarnationCeiling; nil: time.Now (tests set it)
+	// warns rate-limits the warnings a peer repeats on every call (a
+	// fenced incarnation's opens), per peer, on the clock now.
+	warns *ratelog.Limiter
 
 	mu           sync.Mutex
 	incarnations map[string]uint64 // newest incarnation seen per sender instance
@@ -71,7 +75,9 @@ func NewServer(self string, incarnation uint64, handler Handler, log hclog.Logge
 	if log == nil {
 		log = hclog.NewNullLogger()
 	}
-	return &Server{self: self, incarnation: incarnation, handler: handler, log: log, incarnations: map[string]uint64{}, open: map[string]map[*openStream]bool{}}
+	s := &Server{self: self, incarnation: incarnation, handler: handler, log: log, incarnations: map[string]uint64{}, open: map[string]map[*openStream]bool{}}
+	s.warns = ratelog.New(ratelog.DefaultInterval, func() time.Time { return clockOr(s.now) })
+	return s
 }
 
 // SetPeers sets which instances may open streams to this one or announce
@@ -289,7 +295,9 @@ func (s *Server) Exchange(stream wololov1.StageService_ExchangeServer) error {
 	}
 	ch := ChannelID{Job: open.JobId, Stream: open.Stream, Sender: open.Sender, Receiver: s.self}
 	if err := s.fence(open.Sender, open.Incarnation); err != nil {
-		s.log.Warn("refused stream: its sender's incarnation", "job", ch.Job, "stream", ch.Stream, "sender", ch.Sender, "error", err)
+		// A zombie retries for as long as it lives: one line per sender
+		// a minute, with the count of those left out.
+		s.warns.Log(s.log, hclog.Warn, "fenced/"+ch.Sender, "refused stream: its sender's incarnation", "job", ch.Job, "stream", ch.Stream, "sender", ch.Sender, "error", err)
 		return toStatus(err)
 	}
 	wm, err := s.handler.Open(ch)

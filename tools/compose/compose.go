@@ -15,6 +15,8 @@
 // logging JSON (the election chaos check reads their logs); every
 // container labelled so that the masters' Docker runtime finds it
 // (services/roles/master: wololo.project, wololo.instance, wololo.address).
+// Every service's log is rotated (json-file, LogMaxFiles files of
+// LogMaxSize), in the stack too.
 // With Options.LogJSON (`wololo compose --log-json`) every service logs
 // JSON; the default output, deploy/compose.yaml, only the masters.
 //
@@ -143,6 +145,23 @@ func writeConfinement(w *bytes.Buffer, user string, swarm bool) {
 	}
 }
 
+// LogMaxSize and LogMaxFiles are every service's log rotation: the
+// json-file driver keeps at most LogMaxFiles files of LogMaxSize each (30
+// MB a container), so that a process that logs without end (a refused
+// channel, a client flooding the gateway) cannot fill the host's disk.
+// The engine's own default keeps one file that grows for ever.
+const (
+	LogMaxSize  = "10m"
+	LogMaxFiles = "3"
+)
+
+// writeLogging writes a service's logging: the json-file driver, which
+// `docker logs` and the chaos checks read, rotated (LogMaxSize,
+// LogMaxFiles). The same in the compose file and the stack.
+func writeLogging(w *bytes.Buffer) {
+	fmt.Fprintf(w, "    logging: {driver: json-file, options: {max-size: %s, max-file: %s}}\n", quote(LogMaxSize), quote(LogMaxFiles))
+}
+
 // writeComposeLimits writes a compose service's limits.
 func writeComposeLimits(w *bytes.Buffer, l Limits) {
 	fmt.Fprintf(w, "    cpus: %s\n    mem_limit: %s\n", quote(l.CPUs), l.Memory)
@@ -268,6 +287,7 @@ func Generate(top deploy.Topology, o Options) ([]byte, error) {
 		fmt.Fprintf(&w, "    hostname: %s\n", name)
 		writeConfinement(&w, User, false)
 		writeComposeLimits(&w, limitsOf(in))
+		writeLogging(&w)
 		fmt.Fprintf(&w, "    command: %s\n", flow(cmd))
 		if custom != "" {
 			fmt.Fprintf(&w, "    environment:\n      %s: *topology\n", deploy.EnvTopology)
@@ -326,6 +346,7 @@ func writeProxy(w *bytes.Buffer, o Options) {
 	fmt.Fprintf(w, "    container_name: %s-%s\n", o.Project, proxyVolume)
 	writeConfinement(w, ProxyUser, false)
 	writeComposeLimits(w, ProxyLimits)
+	writeLogging(w)
 	fmt.Fprintf(w, "    command: %s\n", flow(proxyCommand(o, false)))
 	fmt.Fprintf(w, "    restart: unless-stopped\n")
 	fmt.Fprintf(w, "    volumes: %s\n", flow([]string{"/var/run/docker.sock:/var/run/docker.sock", proxyVolume + ":" + ProxyDir}))

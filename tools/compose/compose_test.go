@@ -361,3 +361,27 @@ func TestEveryContainerIsConfined(t *testing.T) {
 		t.Error("the proxy's command must name --socket-gid 10001 and no --socket-uid")
 	}
 }
+
+// TestEveryServiceRotatesItsLogs: every service of the compose file and
+// of the stack, the docker-proxy included, has the json-file driver with
+// a bounded size and count of files, so that no container's log grows
+// without end on its host.
+func TestEveryServiceRotatesItsLogs(t *testing.T) {
+	top := deploy.Default().Uniform(3)
+	top.Masters = 5
+	services := len(top.Instances()) + top.Masters + 1 // and the docker-proxy
+	want := fmt.Sprintf("\n    logging: {driver: json-file, options: {max-size: %q, max-file: %q}}\n", LogMaxSize, LogMaxFiles)
+	compose, err := Generate(top, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stack, err := GenerateStack(top, StackOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for what, b := range map[string][]byte{"compose file": compose, "stack": stack} {
+		if got := strings.Count(string(b), want); got != services {
+			t.Errorf("the %s rotates the logs of %d services; want all %d", what, got, services)
+		}
+	}
+}

@@ -161,6 +161,7 @@ func GenerateStack(top deploy.Topology, o StackOptions) ([]byte, error) {
 		fmt.Fprintf(&w, "    image: %s\n", quote(o.Image))
 		fmt.Fprintf(&w, "    hostname: %s\n", name)
 		writeConfinement(&w, User, true)
+		writeLogging(&w)
 		fmt.Fprintf(&w, "    command: %s\n", flow(cmd))
 		if custom != "" {
 			fmt.Fprintf(&w, "    environment:\n      %s: *topology\n", deploy.EnvTopology)
@@ -205,6 +206,7 @@ func writeStackProxy(w *bytes.Buffer, o StackOptions) {
 	fmt.Fprintf(w, "  %s:\n", proxyVolume)
 	fmt.Fprintf(w, "    image: %s\n", quote(o.Image))
 	writeConfinement(w, ProxyUser, true)
+	writeLogging(w)
 	fmt.Fprintf(w, "    command: %s\n", flow(proxyCommand(o.Options, true)))
 	fmt.Fprintf(w, "    volumes: %s\n", flow([]string{"/var/run/docker.sock:/var/run/docker.sock", proxyVolume + ":" + ProxyDir}))
 	fmt.Fprintf(w, "    networks: [%s]\n", stackNetwork)

@@ -98,6 +98,28 @@
 // (a script that only reads the answers) working, at the cost of the
 // oldest answers.
 //
+// Answers are bounded too (answers.go). A done job's result files stay in
+// the gateway's memory (and in its store, which holds every record's
+// value in memory) until the job is deleted or dropped, so a job whose
+// answers together pass --max-answer-bytes (256 MiB, one
+// --max-held-bytes) fails with a reason naming the flag instead of being
+// held, and the commit that records the failure replaces the store's copy
+// of them with nothing. A client's done jobs hold at most
+// --client-max-answer-bytes (1 GiB) of answers together: when a job's
+// answers would pass it, the client's oldest finished jobs are dropped,
+// as DeleteJob would, until they fit (never the new job, whose answers
+// alone fit, and never another client's). Dropping rather than refusing
+// the new answers, for the reasons the held-jobs limit drops: the new job
+// is the one the client waits for and has paid its run already, refusing
+// it would throw that away and keep answers the client has most likely
+// fetched; and a client that never deletes (a script that only reads the
+// answers) keeps working. A whole job rather than its answers alone: a
+// done job without answers is of no use, and its tombstone frees the
+// store's copy too. Each answer's rows are counted once (answersOf):
+// when it comes in, with no lock held, or when a restarted gateway
+// recovers it, before it serves; so a GetJob copies sixteen numbers at
+// most, whatever the answers' size, and never waits behind a count.
+//
 // What a job stores of its headers is bounded, and the gateway's memory
 // does not grow with it: each header row is at most --max-header-bytes
 // (64 KiB; a real one is about 100 bytes), a fingerprint 64 bytes, a name
@@ -113,6 +135,7 @@
 //
 //   - introduce.go, the introductions above (Introducer, set by the node).
 //   - compiles.go, the compile slots above.
+//   - answers.go, the bounds on held answers above.
 //   - jobs.go, the job domain: create (headers, id and quotas checked;
 //     admission, the quotas as a pure decision; sizes.go, checked sums),
 //     lookup (ownership), the upload

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"runtime"
 	"sync"
 	"time"
@@ -89,6 +90,14 @@ type Config struct {
 	// DefaultMaxCompiles() if 0.
 	ClientMaxCompiles int
 	MaxCompiles       int
+	// MaxAnswerBytes bounds a job's answers together (its result files):
+	// a job past it fails instead of being held. ClientMaxAnswerBytes
+	// bounds a client's held answers (its done jobs' together): past it
+	// the client's oldest finished jobs are dropped (answers.go).
+	// DefaultMaxAnswerBytes and DefaultClientMaxAnswerBytes if 0;
+	// ClientMaxAnswerBytes may not be below MaxAnswerBytes.
+	MaxAnswerBytes       int64
+	ClientMaxAnswerBytes int64
 }
 
 // DefaultClientMaxCompiles is how many CreateJob calls of one client
@@ -183,6 +192,12 @@ func (c Config) WithDefaults() Config {
 	if c.MaxCompiles == 0 {
 		c.MaxCompiles = DefaultMaxCompiles()
 	}
+	if c.MaxAnswerBytes == 0 {
+		c.MaxAnswerBytes = DefaultMaxAnswerBytes
+	}
+	if c.ClientMaxAnswerBytes == 0 {
+		c.ClientMaxAnswerBytes = DefaultClientMaxAnswerBytes
+	}
 	return c
 }
 
@@ -207,6 +222,12 @@ func (c Config) Validate() error {
 	}
 	if c.ClientMaxCompiles < 0 || c.MaxCompiles < 0 {
 		return fmt.Errorf("gateway config: ClientMaxCompiles %d and MaxCompiles %d must not be negative", c.ClientMaxCompiles, c.MaxCompiles)
+	}
+	if c.MaxAnswerBytes < 0 || c.ClientMaxAnswerBytes < 0 {
+		return fmt.Errorf("gateway config: MaxAnswerBytes %d and ClientMaxAnswerBytes %d must not be negative", c.MaxAnswerBytes, c.ClientMaxAnswerBytes)
+	}
+	if d := c.WithDefaults(); d.ClientMaxAnswerBytes < d.MaxAnswerBytes {
+		return fmt.Errorf("gateway config: ClientMaxAnswerBytes %d (--client-max-answer-bytes) is below MaxAnswerBytes %d (--max-answer-bytes): a client holds the answers of the job it waits for", d.ClientMaxAnswerBytes, d.MaxAnswerBytes)
 	}
 	if c.MaxQueries < 0 || c.MaxQueryBytes < 0 {
 		return fmt.Errorf("gateway config: MaxQueries %d and MaxQueryBytes %d must not be negative", c.MaxQueries, c.MaxQueryBytes)
@@ -397,9 +418,30 @@ func (g *Gateway) Finished(id string, records map[string][]byte) {
 		}
 		return
 	}
-	if j.finish(records) {
+	names := j.resultFiles()
+	if n := answerBytes(names, records); n > g.cfg.MaxAnswerBytes {
+		// Not held: the job fails, and the store's copy of its answers
+		// (the sink's final commit) is replaced by nothing in the commit
+		// that records the failure.
+		reason := fmt.Sprintf("the answers are too large: the job's %d result files are %d bytes together, more than a job's answers may be at the gateway (%d, --max-answer-bytes)", len(names), n, g.cfg.MaxAnswerBytes)
+		cleared := make(map[string][]byte, len(names))
+		for _, name := range names {
+			cleared[schema.ResultRecord(name)] = []byte{}
+		}
+		if err := g.failJob(transport.JobFailure{Job: id, Reporter: g.self.Name(), Reason: reason}, cleared); err != nil {
+			g.cfg.Log.Error("recording a job's failure", "job", id, "error", err)
+		}
+		return
+	}
+	// Rows counted here, once, with no lock held: GetJob only reads them.
+	done, dropped := g.jobs.finish(j, answersOf(names, records), finishTime(stage.FinishedAt(records)), g.cfg.ClientMaxAnswerBytes)
+	if done {
 		g.cfg.Counters.JobEnded(OutcomeDone)
 	}
+	for _, old := range dropped {
+		g.forgetIntroduction(old)
+	}
+	g.queueDrops(dropped...)
 	g.jobs.dropInput(id) // the job is over: nothing will run it again
 }
 
@@ -415,7 +457,11 @@ func (g *Gateway) Finished(id string, records map[string][]byte) {
 // else would: no client fetches it, no retention runs out on it). The
 // state elsewhere of a job that failed stays until the client deletes it
 // or the retention drops it.
-func (g *Gateway) FailJob(f transport.JobFailure) error {
+func (g *Gateway) FailJob(f transport.JobFailure) error { return g.failJob(f, nil) }
+
+// failJob is FailJob, whose commit also replaces the records in extra
+// (a job's answers, which it does not hold).
+func (g *Gateway) failJob(f transport.JobFailure, extra map[string][]byte) error {
 	j, err := g.jobs.get(f.Job)
 	if err != nil {
 		// Deleted, dropped, or lost with this gateway's store: the
@@ -437,6 +483,7 @@ func (g *Gateway) FailJob(f transport.JobFailure) error {
 	j.log.Error("job failed", "reporter", f.Reporter, "reason", f.Reason, "state-lost", f.StateLost)
 	g.cfg.Counters.JobEnded(OutcomeFailed)
 	records := map[string][]byte{recordFailed: []byte(f.Reason), recordFailedAt: failedRecord(at)}
+	maps.Copy(records, extra)
 	if f.StateLost {
 		records[recordFailedLost] = []byte("1")
 	}

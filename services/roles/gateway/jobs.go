@@ -132,8 +132,10 @@ type job struct {
 	message  string
 	lost     bool         // failed because a process lost its state (Job.state_lost)
 	files    []*fileState // the two files at their schema.File index, then its tables (tables.go)
-	results  map[string][]byte
-	changed  chan struct{} // closed and replaced on every change
+	// answers are its results while it is done (answers.go), their rows
+	// counted once; nil otherwise.
+	answers *answers
+	changed chan struct{} // closed and replaced on every change
 	// rebuilding is set once a loss of the job's state is being
 	// repaired by a rebuild (claimRebuild).
 	rebuilding bool
@@ -647,8 +649,11 @@ func (js *jobs) recover(img *transport.Image) (unreadable []string, err error) {
 		if j.inputDone() {
 			j.state = wololov1.JobState_JOB_STATE_RUNNING
 		}
-		if ji.Records[schema.ResultRecord(j.resultFiles()[0])] != nil {
-			j.setResultsLocked(ji.Records, finishTime(stage.FinishedAt(ji.Records)))
+		failed := ji.Records[schema.FailedResultsRecord] != nil || ji.Records[recordFailed] != nil
+		if names := j.resultFiles(); !failed && ji.Records[schema.ResultRecord(names[0])] != nil {
+			// Counted once, here, before the gateway serves: recover
+			// holds js.mu, but no call waits for it yet.
+			j.setResultsLocked(answersOf(names, ji.Records), finishTime(stage.FinishedAt(ji.Records)))
 		}
 		if reason := ji.Records[schema.FailedResultsRecord]; reason != nil {
 			// The final commit says the job has no results (its answer
@@ -928,30 +933,29 @@ func cloneReport(r schema.FileReport) schema.FileReport {
 	return c
 }
 
-// finish records the job's results (the sink's final commit holds them),
-// and reports whether that made it done (it was not already).
-// A failed job stays failed: what reached the sink after a channel's state
-// was lost cannot be trusted.
-func (j *job) finish(records map[string][]byte) bool {
+// finish records the job's answers (made by answersOf from the sink's
+// final commit, which holds them), finished when that commit says. It
+// reports whether it holds them now (the job did not fail) and whether
+// that made it done (it was not already). A failed job stays failed: what
+// reached the sink after a channel's state was lost cannot be trusted.
+// Nothing it does under j.mu grows with the answers.
+func (j *job) finish(a *answers, finished time.Time) (held, done bool) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.state == wololov1.JobState_JOB_STATE_FAILED {
 		j.log.Warn("results of a failed job ignored", "reason", j.message)
-		return false
+		return false, false
 	}
 	was := j.state
-	j.setResultsLocked(records, finishTime(stage.FinishedAt(records)))
-	j.log.Info("job done", "elapsed", j.finished.Sub(j.created).Round(time.Millisecond))
-	return was != wololov1.JobState_JOB_STATE_DONE
+	j.setResultsLocked(a, finished)
+	j.log.Info("job done", "elapsed", j.finished.Sub(j.created).Round(time.Millisecond), "answer-bytes", a.bytes)
+	return true, was != wololov1.JobState_JOB_STATE_DONE
 }
 
-// setResultsLocked makes the job done with the results in records, finished
-// at the time the store records (see finishTime).
-func (j *job) setResultsLocked(records map[string][]byte, finished time.Time) {
-	j.results = map[string][]byte{}
-	for _, name := range j.resultFiles() {
-		j.results[name] = records[schema.ResultRecord(name)]
-	}
+// setResultsLocked makes the job done with its answers, finished at the
+// time the store records (see finishTime).
+func (j *job) setResultsLocked(a *answers, finished time.Time) {
+	j.answers = a
 	j.state = wololov1.JobState_JOB_STATE_DONE
 	j.activity = time.Now()
 	j.finished = finished
@@ -1001,7 +1005,7 @@ func (j *job) failLocked(reason string, at time.Time) {
 	if j.state == wololov1.JobState_JOB_STATE_FAILED {
 		return
 	}
-	j.state, j.message, j.results = wololov1.JobState_JOB_STATE_FAILED, reason, nil
+	j.state, j.message, j.answers = wololov1.JobState_JOB_STATE_FAILED, reason, nil
 	j.activity = time.Now()
 	j.finished = at
 	close(j.failed)
@@ -1031,7 +1035,7 @@ func (j *job) finalResults() (map[string][]byte, error) {
 	if j.state != wololov1.JobState_JOB_STATE_DONE {
 		return nil, errorf(ErrNotDone, "job %q is %s, not done", j.name, strings.ToLower(strings.TrimPrefix(j.state.String(), "JOB_STATE_")))
 	}
-	return j.results, nil
+	return j.answers.files, nil
 }
 
 // listing is the job as ListJobs lists it. Unlike view it is not client
@@ -1084,11 +1088,8 @@ func (j *job) view() (*wololov1.Job, <-chan struct{}) {
 			out.Tables = append(out.Tables, r)
 		}
 	}
-	if j.results != nil {
-		out.ResultRows = map[string]int64{}
-		for name, data := range j.results {
-			out.ResultRows[name] = int64(schema.ResultRows(data))
-		}
+	if j.answers != nil {
+		out.ResultRows = maps.Clone(j.answers.rows) // counted when they came in (answersOf)
 	}
 	return out, j.changed
 }

@@ -118,6 +118,10 @@ type Config struct {
 	// gateway.Config.
 	ClientMaxCompiles int
 	MaxCompiles       int
+	// MaxAnswerBytes and ClientMaxAnswerBytes (gateway): the answers it
+	// holds of one job and of one client's jobs; see gateway.Config.
+	MaxAnswerBytes       int64
+	ClientMaxAnswerBytes int64
 	// MaxHeldBytes (gateway): what one operator of a job's plan holds
 	// there until its inputs end, a query's answer (--max-held-bytes;
 	// sqlops.DefaultMaxHeldBytes if 0).
@@ -293,6 +297,7 @@ func New(cfg Config) (*Node, error) {
 			MaxHeaderBytes: cfg.MaxHeaderBytes, MaxRecordBytes: cfg.MaxRecordBytes, MaxMalformed: cfg.MaxMalformed, Identify: identify(cfg.Credentials),
 			MaxQueries: cfg.MaxQueries, MaxTables: cfg.MaxTables, MaxQueryBytes: cfg.MaxQueryBytes, Counters: gatewayMetrics,
 			ClientMaxCompiles: cfg.ClientMaxCompiles, MaxCompiles: cfg.MaxCompiles,
+			MaxAnswerBytes: cfg.MaxAnswerBytes, ClientMaxAnswerBytes: cfg.ClientMaxAnswerBytes,
 		})
 		if err != nil {
 			return nil, err

@@ -87,6 +87,8 @@ func run(ctx context.Context, cmd string, args []string, stderr io.Writer) error
 	maxHeaderBytes := fs.Int("max-header-bytes", 0, "gateway: bytes of one file's header row in a job (default 64 KiB, at most 1 MiB)")
 	maxQueries := fs.Int("max-queries", 0, "gateway: SQL queries of one job (default 16)")
 	maxHeld := fs.Int64("max-held-bytes", 0, "gateway: bytes of rows one operator of a job's SQL plan holds there until its inputs end, a query's answer; past it the job fails (default 256 MiB)")
+	maxAnswerBytes := fs.Int64("max-answer-bytes", 0, "gateway: bytes of one job's answers together (its result files), which the gateway holds until the job is fetched and deleted; past it the job fails (default 256 MiB)")
+	clientMaxAnswerBytes := fs.Int64("client-max-answer-bytes", 0, "gateway: bytes of the answers of one client's finished jobs held together; past it its oldest finished jobs are dropped for a new one's answers (default 1 GiB; at least --max-answer-bytes)")
 	stateBytes := fs.Int64("job-max-state-bytes", 0, "bytes of values one job's SQL plan may hold in this process: its tables' keys, a join's rows, an aggregate's groups, rows waiting for the other side of a join; past it the job fails (default 768 MiB)")
 	joinRows := fs.Int64("job-max-join-rows", 0, "rows one job's joins may make in this process, in all; past it the job fails (default 67108864)")
 	stepBytes := fs.Int64("job-max-step-bytes", 0, "bytes of rows one batch given to a job's SQL plan may make this process send on (a join's rows), held until its commit; past it the job fails (default 128 MiB)")
@@ -190,7 +192,7 @@ func run(ctx context.Context, cmd string, args []string, stderr io.Writer) error
 		BatchRows: *batchRows, OutboxLimit: *outboxLimit, MaxJobs: *maxJobs, UploadIdle: *uploadIdle,
 		ClientMaxJobs: *clientMaxJobs, ClientMaxHeldJobs: *clientMaxHeldJobs, MaxJobBytes: *maxJobBytes, ClientMaxBytes: *clientMaxBytes,
 		MaxHeaderBytes: *maxHeaderBytes, MaxQueries: *maxQueries, MaxHeldBytes: *maxHeld, JobBudget: sqlops.Budget{StateBytes: *stateBytes, JoinRows: *joinRows, StepBytes: *stepBytes}, MaxTables: *maxTables, MaxQueryBytes: *maxQueryBytes, MaxRecordBytes: *maxRecordBytes, MaxMalformed: &limit,
-		ClientMaxCompiles: *clientMaxCompiles, MaxCompiles: *maxCompiles,
+		ClientMaxCompiles: *clientMaxCompiles, MaxCompiles: *maxCompiles, MaxAnswerBytes: *maxAnswerBytes, ClientMaxAnswerBytes: *clientMaxAnswerBytes,
 		Admin: al, StoreTimes: times, RPCLimits: rpcLimits, DataDir: *dataDir, NoRetainedInput: !*retainInput,
 	})
 	if err != nil {
