@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -56,6 +57,30 @@ type Server struct {
 	mu           sync.Mutex
 	incarnations map[string]uint64 // newest incarnation seen per sender instance
 	open         map[string]map[*openStream]bool
+	// fenced: the senders whose last claim was refused as older than the
+	// newest seen of them (Fenced); ahead: those whose claim above
+	// IncarnationCeiling was logged. Both hold at most maxTracked
+	// instances (names that passed checkPeer: neighbours, in a process).
+	fenced map[string]*Fenced
+	ahead  map[string]bool
+}
+
+// maxTracked bounds the instances a Server remembers as fenced or as
+// having claimed ahead of its clock: far more than a topology's
+// neighbours, so a bound only a Server without peers could reach.
+const maxTracked = 1024
+
+// Fenced is a sender instance that a Server refuses as older than the
+// newest incarnation it has seen of it: a zombie, or the real instance
+// after a forged claim above its incarnation. It stays listed until a
+// claim of the instance at or above the newest is taken again.
+type Fenced struct {
+	Instance string
+	// Refused is the last incarnation refused, Newest the newest seen.
+	Refused, Newest uint64
+	// Refusals counts the refused claims since the first, at Since.
+	Refusals uint64
+	Since    time.Time
 }
 
 // openStream is a running Exchange, so that a newer incarnation of its
@@ -71,7 +96,11 @@ func NewServer(self string, incarnation uint64, handler Handler, log hclog.Logge
 	if log == nil {
 		log = hclog.NewNullLogger()
 	}
-	return &Server{self: self, incarnation: incarnation, handler: handler, log: log, incarnations: map[string]uint64{}, open: map[string]map[*openStream]bool{}}
+	return &Server{
+		self: self, incarnation: incarnation, handler: handler, log: log,
+		incarnations: map[string]uint64{}, open: map[string]map[*openStream]bool{},
+		fenced: map[string]*Fenced{}, ahead: map[string]bool{},
+	}
 }
 
 // SetPeers sets which instances may open streams to this one or announce
@@ -229,14 +258,19 @@ func (s *Server) fromGateway(ctx context.Context, job string) error {
 // fence records a sender's incarnation and refuses older ones and ones
 // above IncarnationCeiling; a newer incarnation ends the open streams of
 // the older ones, so that a woken zombie learns at once that it was
-// replaced.
+// replaced. A refused older claim lists the sender as fenced (Fenced),
+// logged when it starts; a claim above the ceiling is logged the first
+// time an instance makes one, not on every call.
 func (s *Server) fence(sender string, incarnation uint64) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	newest := s.incarnations[sender]
-	if err := checkIncarnation("sender", sender, incarnation, newest, clockOr(s.now)); err != nil {
+	now := clockOr(s.now)
+	if err := checkIncarnation("sender", sender, incarnation, newest, now); err != nil {
+		s.refusedLocked(sender, incarnation, newest, now, err)
 		return err
 	}
+	delete(s.fenced, sender)
 	s.incarnations[sender] = incarnation
 	if incarnation > newest {
 		for o := range s.open[sender] {
@@ -246,6 +280,45 @@ func (s *Server) fence(sender string, incarnation uint64) error {
 		}
 	}
 	return nil
+}
+
+// refusedLocked records a refused claim: a fenced sender (its claim older
+// than the newest seen), or a claim ahead of the clock, each logged once.
+func (s *Server) refusedLocked(sender string, incarnation, newest uint64, now time.Time, err error) {
+	switch {
+	case errors.Is(err, ErrStaleIncarnation):
+		if f := s.fenced[sender]; f != nil {
+			f.Refused, f.Newest = incarnation, newest
+			f.Refusals++
+			return
+		}
+		if len(s.fenced) >= maxTracked {
+			return
+		}
+		s.fenced[sender] = &Fenced{Instance: sender, Refused: incarnation, Newest: newest, Refusals: 1, Since: now}
+		s.log.Warn("fenced: refusing a sender's incarnation, a newer one was seen; listed in Status until it is taken again",
+			"sender", sender, "incarnation", incarnation, "newest", newest)
+	case errors.Is(err, errIncarnationAhead):
+		if s.ahead[sender] || len(s.ahead) >= maxTracked {
+			return
+		}
+		s.ahead[sender] = true
+		s.log.Warn("refused an incarnation ahead of this process's clock (a forged claim, or clocks that disagree); its later refusals are not logged",
+			"sender", sender, "incarnation", incarnation, "error", err)
+	}
+}
+
+// Fenced lists the sender instances this server refuses now as older than
+// the newest incarnation seen of them, by name.
+func (s *Server) Fenced() []Fenced {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]Fenced, 0, len(s.fenced))
+	for _, f := range s.fenced {
+		out = append(out, *f)
+	}
+	slices.SortFunc(out, func(a, b Fenced) int { return strings.Compare(a.Instance, b.Instance) })
+	return out
 }
 
 // track registers an open stream until the returned function is called.
@@ -289,7 +362,8 @@ func (s *Server) Exchange(stream wololov1.StageService_ExchangeServer) error {
 	}
 	ch := ChannelID{Job: open.JobId, Stream: open.Stream, Sender: open.Sender, Receiver: s.self}
 	if err := s.fence(open.Sender, open.Incarnation); err != nil {
-		s.log.Warn("refused stream: its sender's incarnation", "job", ch.Job, "stream", ch.Stream, "sender", ch.Sender, "error", err)
+		// fence logged the refusal the first time; this is every stream.
+		s.log.Debug("refused stream: its sender's incarnation", "job", ch.Job, "stream", ch.Stream, "sender", ch.Sender, "error", err)
 		return toStatus(err)
 	}
 	wm, err := s.handler.Open(ch)
