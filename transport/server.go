@@ -207,11 +207,7 @@ func (s *Server) FailJob(ctx context.Context, req *wololov1.FailJobRequest) (*wo
 	if s.failJob == nil {
 		return nil, status.Errorf(codes.FailedPrecondition, "%s does not take job failures; the gateway does", s.self)
 	}
-	reason := req.GetReason()
-	if len(reason) > MaxReasonLen {
-		reason = strings.ToValidUTF8(reason[:MaxReasonLen], "")
-	}
-	if err := s.failJob(JobFailure{Job: req.JobId, Reporter: req.Reporter, Reason: reason, StateLost: req.StateLost}); err != nil {
+	if err := s.failJob(JobFailure{Job: req.JobId, Reporter: req.Reporter, Reason: CleanReason(req.GetReason()), StateLost: req.StateLost}); err != nil {
 		return nil, toStatus(err)
 	}
 	return &wololov1.FailJobResponse{}, nil
