@@ -196,7 +196,11 @@ func (s *Server) OnFailJob(f func(JobFailure) error) { s.failJob = f }
 
 // FailJob takes the report of an instance that found a job's channel state
 // lost (see Sender). The reporter must be the caller, but need not be a
-// neighbour: any instance of the graph may find a job lost.
+// neighbour: any instance of the graph may find a job lost. Which
+// instances those are is the taker's to say (the gateway takes reports
+// only from the instances that run its jobs, and refuses others with
+// ErrNotPeer, PERMISSION_DENIED). The reason is cleaned (CleanReason)
+// before the taker sees it.
 func (s *Server) FailJob(ctx context.Context, req *wololov1.FailJobRequest) (*wololov1.FailJobResponse, error) {
 	if err := s.caller(ctx, req.GetReporter()); err != nil {
 		return nil, toStatus(err)
