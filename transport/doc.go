@@ -103,31 +103,42 @@
 // fence zombies and trigger the checks.
 //
 // A claim is bounded as well, before it is recorded (IncarnationCeiling):
-// at most MaxIncarnationStep above the newest known of the instance, or
-// IncarnationClockMargin (an hour) ahead of the checking process's own
-// clock, whichever is higher. The step alone, the old bound, refused every
-// clock-based number: milliseconds since 1970 are far more than 2^20 above
-// a counted 5, or above a start 20 minutes earlier. The clock term takes
-// them while still stopping a forged or buggy claim from locking an
-// instance out for good: a claim at the ceiling fences the real instance
-// only until its clock passes the claim, since its next start is floored
-// by that clock; that is the margin, plus 2^20 ms (17.5 minutes) for each
-// further claim stacked on it through the step term, which stays so that
-// a store that counted past its clock (the clock set back by more than the
-// margin) still gets its next start in. (Only the instance's own
+// at most IncarnationClockMargin (an hour) ahead of the checking process's
+// own clock, whatever the claims taken before it. The counted numbers of
+// old, a step of up to 2^20 above the newest known, refused every
+// clock-based number (milliseconds since 1970 are far more than 2^20 above
+// a counted 5); the clock takes them, while stopping a forged or buggy
+// claim from locking an instance out for good: a claim at the ceiling
+// fences the real instance only until its clock passes the claim, since
+// its next start is floored by that clock, so for the margin at most. For
+// a while the bound was the higher of the clock term and that step above
+// the newest known, so that a store that counted past its clock could
+// still start; but then each claim taken raised the next one's bound, and
+// eleven announcements made with one instance's key fenced it for 3.9
+// hours. The bound is now the clock's alone. (Only the instance's own
 // certificate may make a claim at all, with RequireIdentity.) A server
 // bounds senders' claims (Open, Announce) this way, a Sender its
-// receivers' (Hello).
+// receivers' (Hello); the server logs the first claim ahead of its clock
+// of each instance, not every one.
+//
+// A fence is visible, not only logged: a Server lists the senders whose
+// last claim it refused as older than the newest it saw (Server.Fenced,
+// which a process shows in its Status: GetResponse.fenced), whether a
+// zombie or the real instance after a forged claim above it, until a
+// claim at the newest is taken again.
 //
 // What this costs: clocks must agree within the margin (a peer whose clock
-// runs more than an hour ahead is refused, ErrInvalid, until they agree),
-// and a start on an empty store whose clock reads earlier than the start it
-// replaces is refused as older (a clock stepped back across a disk swap):
-// the process stops as replaced, and its supervisor's next starts are
-// refused the same way until its clock passes the older number. Both are
-// refusals, never a zombie let in. And a process of a build from before
-// this rule bounds claims by the step alone, so it refuses clock-based
-// numbers: a cluster is upgraded whole, not one process at a time.
+// runs more than an hour ahead is refused, ErrInvalid, until they agree);
+// a store whose numbers ran more than the margin ahead of its peers'
+// clocks (its clock was that far ahead, then set back) is refused until
+// their clocks pass its last number; and a start on an empty store whose
+// clock reads earlier than the start it replaces is refused as older (a
+// clock stepped back across a disk swap): the process stops as replaced,
+// and its supervisor's next starts are refused the same way until its
+// clock passes the older number. All are refusals, never a zombie let in.
+// And a process of a build from before the clock rule bounds claims by the
+// step alone, so it refuses clock-based numbers: a cluster is upgraded
+// whole, not one process at a time.
 //
 // Other designs were weighed. A random start id beside the counter would
 // show a sender that its receiver restarted, but not which of two starts

@@ -1,6 +1,11 @@
 package transport
 
-import "errors"
+import (
+	"errors"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
 
 // Bounds on what a peer may claim, checked before any state is created for
 // the claim (the bounds on incarnations are in incarnation.go).
@@ -10,7 +15,7 @@ const (
 	// MaxNameLen is the longest stream or instance name a frame may carry.
 	MaxNameLen = 128
 	// MaxReasonLen is the longest reason a FailJob may give; a longer one
-	// is cut.
+	// is cut (CleanReason).
 	MaxReasonLen = 1024
 )
 
@@ -58,4 +63,32 @@ func ValidJob(job string) bool {
 // escape.
 func keyByte(c byte) bool {
 	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_'
+}
+
+// CleanReason is a job's failure reason as a client may be shown it: one
+// line of printable text of at most MaxReasonLen bytes. Every rune that is
+// not printable (unicode.IsPrint: the C0 and C1 controls, ESC of a
+// terminal's escape sequences, \r, \n and \t among them, DEL, format
+// characters such as the bidirectional overrides, line and paragraph
+// separators) becomes a space, a byte that is not UTF-8 becomes U+FFFD,
+// and the text is cut at the last whole rune that fits. A reason comes
+// from a process's error text, which may quote what a peer or a job's
+// input said: cleaned, it cannot move a client's cursor, recolour its
+// terminal or fake a line of its own. FailJob cleans what a reporter says
+// before anything else reads it, and the gateway cleans every failure it
+// records or shows (services/roles/gateway).
+func CleanReason(reason string) string {
+	var b strings.Builder
+	for len(reason) > 0 {
+		r, n := utf8.DecodeRuneInString(reason)
+		reason = reason[n:]
+		if r != ' ' && !unicode.IsPrint(r) { // an invalid byte is RuneError, printable
+			r = ' '
+		}
+		if b.Len()+utf8.RuneLen(r) > MaxReasonLen {
+			break
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -60,6 +61,30 @@ type Server struct {
 	mu           sync.Mutex
 	incarnations map[string]uint64 // newest incarnation seen per sender instance
 	open         map[string]map[*openStream]bool
+	// fenced: the senders whose last claim was refused as older than the
+	// newest seen of them (Fenced); ahead: those whose claim above
+	// IncarnationCeiling was logged. Both hold at most maxTracked
+	// instances (names that passed checkPeer: neighbours, in a process).
+	fenced map[string]*Fenced
+	ahead  map[string]bool
+}
+
+// maxTracked bounds the instances a Server remembers as fenced or as
+// having claimed ahead of its clock: far more than a topology's
+// neighbours, so a bound only a Server without peers could reach.
+const maxTracked = 1024
+
+// Fenced is a sender instance that a Server refuses as older than the
+// newest incarnation it has seen of it: a zombie, or the real instance
+// after a forged claim above its incarnation. It stays listed until a
+// claim of the instance at or above the newest is taken again.
+type Fenced struct {
+	Instance string
+	// Refused is the last incarnation refused, Newest the newest seen.
+	Refused, Newest uint64
+	// Refusals counts the refused claims since the first, at Since.
+	Refusals uint64
+	Since    time.Time
 }
 
 // openStream is a running Exchange, so that a newer incarnation of its
@@ -75,7 +100,11 @@ func NewServer(self string, incarnation uint64, handler Handler, log hclog.Logge
 	if log == nil {
 		log = hclog.NewNullLogger()
 	}
-	s := &Server{self: self, incarnation: incarnation, handler: handler, log: log, incarnations: map[string]uint64{}, open: map[string]map[*openStream]bool{}}
+	s := &Server{
+		self: self, incarnation: incarnation, handler: handler, log: log,
+		incarnations: map[string]uint64{}, open: map[string]map[*openStream]bool{},
+		fenced: map[string]*Fenced{}, ahead: map[string]bool{},
+	}
 	s.warns = ratelog.New(ratelog.DefaultInterval, func() time.Time { return clockOr(s.now) })
 	return s
 }
@@ -173,7 +202,11 @@ func (s *Server) OnFailJob(f func(JobFailure) error) { s.failJob = f }
 
 // FailJob takes the report of an instance that found a job's channel state
 // lost (see Sender). The reporter must be the caller, but need not be a
-// neighbour: any instance of the graph may find a job lost.
+// neighbour: any instance of the graph may find a job lost. Which
+// instances those are is the taker's to say (the gateway takes reports
+// only from the instances that run its jobs, and refuses others with
+// ErrNotPeer, PERMISSION_DENIED). The reason is cleaned (CleanReason)
+// before the taker sees it.
 func (s *Server) FailJob(ctx context.Context, req *wololov1.FailJobRequest) (*wololov1.FailJobResponse, error) {
 	if err := s.caller(ctx, req.GetReporter()); err != nil {
 		return nil, toStatus(err)
@@ -184,11 +217,7 @@ func (s *Server) FailJob(ctx context.Context, req *wololov1.FailJobRequest) (*wo
 	if s.failJob == nil {
 		return nil, status.Errorf(codes.FailedPrecondition, "%s does not take job failures; the gateway does", s.self)
 	}
-	reason := req.GetReason()
-	if len(reason) > MaxReasonLen {
-		reason = strings.ToValidUTF8(reason[:MaxReasonLen], "")
-	}
-	if err := s.failJob(JobFailure{Job: req.JobId, Reporter: req.Reporter, Reason: reason, StateLost: req.StateLost}); err != nil {
+	if err := s.failJob(JobFailure{Job: req.JobId, Reporter: req.Reporter, Reason: CleanReason(req.GetReason()), StateLost: req.StateLost}); err != nil {
 		return nil, toStatus(err)
 	}
 	return &wololov1.FailJobResponse{}, nil
@@ -235,14 +264,19 @@ func (s *Server) fromGateway(ctx context.Context, job string) error {
 // fence records a sender's incarnation and refuses older ones and ones
 // above IncarnationCeiling; a newer incarnation ends the open streams of
 // the older ones, so that a woken zombie learns at once that it was
-// replaced.
+// replaced. A refused older claim lists the sender as fenced (Fenced),
+// logged when it starts; a claim above the ceiling is logged the first
+// time an instance makes one, not on every call.
 func (s *Server) fence(sender string, incarnation uint64) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	newest := s.incarnations[sender]
-	if err := checkIncarnation("sender", sender, incarnation, newest, clockOr(s.now)); err != nil {
+	now := clockOr(s.now)
+	if err := checkIncarnation("sender", sender, incarnation, newest, now); err != nil {
+		s.refusedLocked(sender, incarnation, newest, now, err)
 		return err
 	}
+	delete(s.fenced, sender)
 	s.incarnations[sender] = incarnation
 	if incarnation > newest {
 		for o := range s.open[sender] {
@@ -252,6 +286,45 @@ func (s *Server) fence(sender string, incarnation uint64) error {
 		}
 	}
 	return nil
+}
+
+// refusedLocked records a refused claim: a fenced sender (its claim older
+// than the newest seen), or a claim ahead of the clock, each logged once.
+func (s *Server) refusedLocked(sender string, incarnation, newest uint64, now time.Time, err error) {
+	switch {
+	case errors.Is(err, ErrStaleIncarnation):
+		if f := s.fenced[sender]; f != nil {
+			f.Refused, f.Newest = incarnation, newest
+			f.Refusals++
+			return
+		}
+		if len(s.fenced) >= maxTracked {
+			return
+		}
+		s.fenced[sender] = &Fenced{Instance: sender, Refused: incarnation, Newest: newest, Refusals: 1, Since: now}
+		s.log.Warn("fenced: refusing a sender's incarnation, a newer one was seen; listed in Status until it is taken again",
+			"sender", sender, "incarnation", incarnation, "newest", newest)
+	case errors.Is(err, errIncarnationAhead):
+		if s.ahead[sender] || len(s.ahead) >= maxTracked {
+			return
+		}
+		s.ahead[sender] = true
+		s.log.Warn("refused an incarnation ahead of this process's clock (a forged claim, or clocks that disagree); its later refusals are not logged",
+			"sender", sender, "incarnation", incarnation, "error", err)
+	}
+}
+
+// Fenced lists the sender instances this server refuses now as older than
+// the newest incarnation seen of them, by name.
+func (s *Server) Fenced() []Fenced {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]Fenced, 0, len(s.fenced))
+	for _, f := range s.fenced {
+		out = append(out, *f)
+	}
+	slices.SortFunc(out, func(a, b Fenced) int { return strings.Compare(a.Instance, b.Instance) })
+	return out
 }
 
 // track registers an open stream until the returned function is called.

@@ -115,6 +115,14 @@ func TestForgedClaimsAreRefused(t *testing.T) {
 			_, err := stageAs(inst("shard-1")).Announce(ctx, &wololov1.AnnounceRequest{Sender: "shard-0", Incarnation: 1})
 			return err
 		}, codes.PermissionDenied},
+		// Issue 37, W7: a certificate of an instance outside the topology
+		// failed another client's job, and made the gateway rebuild one
+		// again and again. Refused before the job is even looked up (it
+		// used to be NotFound here, for a job the gateway does not hold).
+		{"a job failed by an instance outside the topology", func() error {
+			_, err := stageAs(inst("evil-9")).FailJob(ctx, &wololov1.FailJobRequest{JobId: "j", Reporter: "evil-9", Reason: "\x1b[31mre-submit at https://evil\x1b[0m", StateLost: true})
+			return err
+		}, codes.PermissionDenied},
 		{"a job dropped by an instance that is not the gateway", func() error {
 			_, err := wololov1.NewStageServiceClient(dial("shard-1", shard0)).DropJob(ctx, &wololov1.DropJobRequest{JobId: "j"})
 			return err

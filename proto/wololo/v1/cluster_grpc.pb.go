@@ -38,7 +38,7 @@ type ClusterClient interface {
 	Get(ctx context.Context, in *ClusterGetRequest, opts ...grpc.CallOption) (*ClusterGetResponse, error)
 	// DeleteJob drops any client's job, as its client's DeleteJob does:
 	// the operator's way to stop a job that costs the deployment too much
-	// (`wololo client cancel --operator ID`). NOT_FOUND for a job the
+	// (`wololo client cancel --operator --job ID`). NOT_FOUND for a job the
 	// gateway does not hold.
 	DeleteJob(ctx context.Context, in *ClusterDeleteJobRequest, opts ...grpc.CallOption) (*ClusterDeleteJobResponse, error)
 }
@@ -86,7 +86,7 @@ type ClusterServer interface {
 	Get(context.Context, *ClusterGetRequest) (*ClusterGetResponse, error)
 	// DeleteJob drops any client's job, as its client's DeleteJob does:
 	// the operator's way to stop a job that costs the deployment too much
-	// (`wololo client cancel --operator ID`). NOT_FOUND for a job the
+	// (`wololo client cancel --operator --job ID`). NOT_FOUND for a job the
 	// gateway does not hold.
 	DeleteJob(context.Context, *ClusterDeleteJobRequest) (*ClusterDeleteJobResponse, error)
 	mustEmbedUnimplementedClusterServer()

@@ -123,9 +123,9 @@ type AnnounceRequest struct {
 	// Its incarnation: above every earlier one of the instance, even after a
 	// restart on an empty store (at least the start's Unix time in
 	// milliseconds, and one above the last its store handed out). An older
-	// one is refused (FAILED_PRECONDITION), and so is one above the
-	// neighbour's bound, 2^20 above the newest it knows of the instance or an
-	// hour ahead of its own clock, whichever is higher (INVALID_ARGUMENT).
+	// one is refused (FAILED_PRECONDITION), and so is one more than an hour
+	// ahead of the neighbour's own clock, whatever it took before
+	// (INVALID_ARGUMENT).
 	Incarnation   uint64 `protobuf:"varint,2,opt,name=incarnation,proto3" json:"incarnation,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -309,9 +309,11 @@ type FailJobRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The job.
 	JobId string `protobuf:"bytes,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
-	// The instance that found it out.
+	// The instance that found it out: the caller itself, and an instance of
+	// the topology (any other is PERMISSION_DENIED).
 	Reporter string `protobuf:"bytes,2,opt,name=reporter,proto3" json:"reporter,omitempty"`
-	// Why, for the job's client.
+	// Why, for the job's client: shown as one line of printable text, at
+	// most 1024 bytes (control characters become spaces).
 	Reason string `protobuf:"bytes,3,opt,name=reason,proto3" json:"reason,omitempty"`
 	// The job failed because an instance lost state it had acknowledged
 	// (its store wiped or replaced, or unreadable): nothing is wrong with

@@ -92,7 +92,13 @@ type GetResponse struct {
 	RecoveryReplaySeconds float64 `protobuf:"fixed64,12,opt,name=recovery_replay_seconds,json=recoveryReplaySeconds,proto3" json:"recovery_replay_seconds,omitempty"`
 	// Its process id (in its own pid namespace): how `wololo local` tells
 	// its own child from another process answering on the same port.
-	Pid           int64 `protobuf:"varint,13,opt,name=pid,proto3" json:"pid,omitempty"`
+	Pid int64 `protobuf:"varint,13,opt,name=pid,proto3" json:"pid,omitempty"`
+	// The sender instances this process refuses now as older than the
+	// newest incarnation it has seen of them: a zombie, or the real instance
+	// after a forged or buggy claim above its incarnation (it stays fenced
+	// until its clock passes the claim, at most an hour). Listed until a
+	// claim at the newest is taken again.
+	Fenced        []*FencedInstance `protobuf:"bytes,14,rep,name=fenced,proto3" json:"fenced,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -218,6 +224,93 @@ func (x *GetResponse) GetPid() int64 {
 	return 0
 }
 
+func (x *GetResponse) GetFenced() []*FencedInstance {
+	if x != nil {
+		return x.Fenced
+	}
+	return nil
+}
+
+// FencedInstance is a sender instance a process refuses as an older
+// incarnation than the newest it has seen of it.
+type FencedInstance struct {
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Instance string                 `protobuf:"bytes,1,opt,name=instance,proto3" json:"instance,omitempty"`
+	// The last incarnation refused, and the newest seen.
+	RefusedIncarnation uint64 `protobuf:"varint,2,opt,name=refused_incarnation,json=refusedIncarnation,proto3" json:"refused_incarnation,omitempty"`
+	NewestIncarnation  uint64 `protobuf:"varint,3,opt,name=newest_incarnation,json=newestIncarnation,proto3" json:"newest_incarnation,omitempty"`
+	// The refusals since the first, and the seconds since it.
+	Refusals      uint64  `protobuf:"varint,4,opt,name=refusals,proto3" json:"refusals,omitempty"`
+	Seconds       float64 `protobuf:"fixed64,5,opt,name=seconds,proto3" json:"seconds,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FencedInstance) Reset() {
+	*x = FencedInstance{}
+	mi := &file_wololo_v1_status_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FencedInstance) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FencedInstance) ProtoMessage() {}
+
+func (x *FencedInstance) ProtoReflect() protoreflect.Message {
+	mi := &file_wololo_v1_status_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FencedInstance.ProtoReflect.Descriptor instead.
+func (*FencedInstance) Descriptor() ([]byte, []int) {
+	return file_wololo_v1_status_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *FencedInstance) GetInstance() string {
+	if x != nil {
+		return x.Instance
+	}
+	return ""
+}
+
+func (x *FencedInstance) GetRefusedIncarnation() uint64 {
+	if x != nil {
+		return x.RefusedIncarnation
+	}
+	return 0
+}
+
+func (x *FencedInstance) GetNewestIncarnation() uint64 {
+	if x != nil {
+		return x.NewestIncarnation
+	}
+	return 0
+}
+
+func (x *FencedInstance) GetRefusals() uint64 {
+	if x != nil {
+		return x.Refusals
+	}
+	return 0
+}
+
+func (x *FencedInstance) GetSeconds() float64 {
+	if x != nil {
+		return x.Seconds
+	}
+	return 0
+}
+
 // MasterStatus is a master's view of the election and of every process it
 // supervises. Only the leader restarts anything, and only while acting.
 type MasterStatus struct {
@@ -247,7 +340,7 @@ type MasterStatus struct {
 
 func (x *MasterStatus) Reset() {
 	*x = MasterStatus{}
-	mi := &file_wololo_v1_status_proto_msgTypes[2]
+	mi := &file_wololo_v1_status_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -259,7 +352,7 @@ func (x *MasterStatus) String() string {
 func (*MasterStatus) ProtoMessage() {}
 
 func (x *MasterStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_status_proto_msgTypes[2]
+	mi := &file_wololo_v1_status_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -272,7 +365,7 @@ func (x *MasterStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MasterStatus.ProtoReflect.Descriptor instead.
 func (*MasterStatus) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_status_proto_rawDescGZIP(), []int{2}
+	return file_wololo_v1_status_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *MasterStatus) GetId() int32 {
@@ -360,7 +453,7 @@ type SupervisedProcess struct {
 
 func (x *SupervisedProcess) Reset() {
 	*x = SupervisedProcess{}
-	mi := &file_wololo_v1_status_proto_msgTypes[3]
+	mi := &file_wololo_v1_status_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -372,7 +465,7 @@ func (x *SupervisedProcess) String() string {
 func (*SupervisedProcess) ProtoMessage() {}
 
 func (x *SupervisedProcess) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_status_proto_msgTypes[3]
+	mi := &file_wololo_v1_status_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -385,7 +478,7 @@ func (x *SupervisedProcess) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SupervisedProcess.ProtoReflect.Descriptor instead.
 func (*SupervisedProcess) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_status_proto_rawDescGZIP(), []int{3}
+	return file_wololo_v1_status_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *SupervisedProcess) GetInstance() string {
@@ -454,7 +547,7 @@ type StoreCounters struct {
 
 func (x *StoreCounters) Reset() {
 	*x = StoreCounters{}
-	mi := &file_wololo_v1_status_proto_msgTypes[4]
+	mi := &file_wololo_v1_status_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -466,7 +559,7 @@ func (x *StoreCounters) String() string {
 func (*StoreCounters) ProtoMessage() {}
 
 func (x *StoreCounters) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_status_proto_msgTypes[4]
+	mi := &file_wololo_v1_status_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -479,7 +572,7 @@ func (x *StoreCounters) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StoreCounters.ProtoReflect.Descriptor instead.
 func (*StoreCounters) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_status_proto_rawDescGZIP(), []int{4}
+	return file_wololo_v1_status_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *StoreCounters) GetCommits() int64 {
@@ -535,7 +628,7 @@ type JobProgress struct {
 
 func (x *JobProgress) Reset() {
 	*x = JobProgress{}
-	mi := &file_wololo_v1_status_proto_msgTypes[5]
+	mi := &file_wololo_v1_status_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -547,7 +640,7 @@ func (x *JobProgress) String() string {
 func (*JobProgress) ProtoMessage() {}
 
 func (x *JobProgress) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_status_proto_msgTypes[5]
+	mi := &file_wololo_v1_status_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -560,7 +653,7 @@ func (x *JobProgress) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobProgress.ProtoReflect.Descriptor instead.
 func (*JobProgress) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_status_proto_rawDescGZIP(), []int{5}
+	return file_wololo_v1_status_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *JobProgress) GetJobId() string {
@@ -641,7 +734,7 @@ type InputChannel struct {
 
 func (x *InputChannel) Reset() {
 	*x = InputChannel{}
-	mi := &file_wololo_v1_status_proto_msgTypes[6]
+	mi := &file_wololo_v1_status_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -653,7 +746,7 @@ func (x *InputChannel) String() string {
 func (*InputChannel) ProtoMessage() {}
 
 func (x *InputChannel) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_status_proto_msgTypes[6]
+	mi := &file_wololo_v1_status_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -666,7 +759,7 @@ func (x *InputChannel) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InputChannel.ProtoReflect.Descriptor instead.
 func (*InputChannel) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_status_proto_rawDescGZIP(), []int{6}
+	return file_wololo_v1_status_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *InputChannel) GetStream() string {
@@ -744,7 +837,7 @@ type OutputChannel struct {
 
 func (x *OutputChannel) Reset() {
 	*x = OutputChannel{}
-	mi := &file_wololo_v1_status_proto_msgTypes[7]
+	mi := &file_wololo_v1_status_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -756,7 +849,7 @@ func (x *OutputChannel) String() string {
 func (*OutputChannel) ProtoMessage() {}
 
 func (x *OutputChannel) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_status_proto_msgTypes[7]
+	mi := &file_wololo_v1_status_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -769,7 +862,7 @@ func (x *OutputChannel) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OutputChannel.ProtoReflect.Descriptor instead.
 func (*OutputChannel) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_status_proto_rawDescGZIP(), []int{7}
+	return file_wololo_v1_status_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *OutputChannel) GetStream() string {
@@ -841,7 +934,7 @@ const file_wololo_v1_status_proto_rawDesc = "" +
 	"\n" +
 	"\x16wololo/v1/status.proto\x12\twololo.v1\x1a\x1fgoogle/protobuf/timestamp.proto\"\f\n" +
 	"\n" +
-	"GetRequest\"\xe9\x03\n" +
+	"GetRequest\"\x9c\x04\n" +
 	"\vGetResponse\x12\x12\n" +
 	"\x04role\x18\x01 \x01(\tR\x04role\x12\x1a\n" +
 	"\binstance\x18\x02 \x01(\tR\binstance\x12 \n" +
@@ -858,7 +951,14 @@ const file_wololo_v1_status_proto_rawDesc = "" +
 	"recovering\x122\n" +
 	"\x15recovery_load_seconds\x18\v \x01(\x01R\x13recoveryLoadSeconds\x126\n" +
 	"\x17recovery_replay_seconds\x18\f \x01(\x01R\x15recoveryReplaySeconds\x12\x10\n" +
-	"\x03pid\x18\r \x01(\x03R\x03pid\"\x98\x02\n" +
+	"\x03pid\x18\r \x01(\x03R\x03pid\x121\n" +
+	"\x06fenced\x18\x0e \x03(\v2\x19.wololo.v1.FencedInstanceR\x06fenced\"\xc2\x01\n" +
+	"\x0eFencedInstance\x12\x1a\n" +
+	"\binstance\x18\x01 \x01(\tR\binstance\x12/\n" +
+	"\x13refused_incarnation\x18\x02 \x01(\x04R\x12refusedIncarnation\x12-\n" +
+	"\x12newest_incarnation\x18\x03 \x01(\x04R\x11newestIncarnation\x12\x1a\n" +
+	"\brefusals\x18\x04 \x01(\x04R\brefusals\x12\x18\n" +
+	"\aseconds\x18\x05 \x01(\x01R\aseconds\"\x98\x02\n" +
 	"\fMasterStatus\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x05R\x02id\x12#\n" +
 	"\relection_role\x18\x02 \x01(\tR\felectionRole\x12\x12\n" +
@@ -925,33 +1025,35 @@ func file_wololo_v1_status_proto_rawDescGZIP() []byte {
 	return file_wololo_v1_status_proto_rawDescData
 }
 
-var file_wololo_v1_status_proto_msgTypes = make([]protoimpl.MessageInfo, 8)
+var file_wololo_v1_status_proto_msgTypes = make([]protoimpl.MessageInfo, 9)
 var file_wololo_v1_status_proto_goTypes = []any{
 	(*GetRequest)(nil),            // 0: wololo.v1.GetRequest
 	(*GetResponse)(nil),           // 1: wololo.v1.GetResponse
-	(*MasterStatus)(nil),          // 2: wololo.v1.MasterStatus
-	(*SupervisedProcess)(nil),     // 3: wololo.v1.SupervisedProcess
-	(*StoreCounters)(nil),         // 4: wololo.v1.StoreCounters
-	(*JobProgress)(nil),           // 5: wololo.v1.JobProgress
-	(*InputChannel)(nil),          // 6: wololo.v1.InputChannel
-	(*OutputChannel)(nil),         // 7: wololo.v1.OutputChannel
-	(*timestamppb.Timestamp)(nil), // 8: google.protobuf.Timestamp
+	(*FencedInstance)(nil),        // 2: wololo.v1.FencedInstance
+	(*MasterStatus)(nil),          // 3: wololo.v1.MasterStatus
+	(*SupervisedProcess)(nil),     // 4: wololo.v1.SupervisedProcess
+	(*StoreCounters)(nil),         // 5: wololo.v1.StoreCounters
+	(*JobProgress)(nil),           // 6: wololo.v1.JobProgress
+	(*InputChannel)(nil),          // 7: wololo.v1.InputChannel
+	(*OutputChannel)(nil),         // 8: wololo.v1.OutputChannel
+	(*timestamppb.Timestamp)(nil), // 9: google.protobuf.Timestamp
 }
 var file_wololo_v1_status_proto_depIdxs = []int32{
-	5, // 0: wololo.v1.GetResponse.jobs:type_name -> wololo.v1.JobProgress
-	4, // 1: wololo.v1.GetResponse.store:type_name -> wololo.v1.StoreCounters
-	2, // 2: wololo.v1.GetResponse.master:type_name -> wololo.v1.MasterStatus
-	3, // 3: wololo.v1.MasterStatus.processes:type_name -> wololo.v1.SupervisedProcess
-	8, // 4: wololo.v1.SupervisedProcess.last_seen:type_name -> google.protobuf.Timestamp
-	6, // 5: wololo.v1.JobProgress.inputs:type_name -> wololo.v1.InputChannel
-	7, // 6: wololo.v1.JobProgress.outputs:type_name -> wololo.v1.OutputChannel
-	0, // 7: wololo.v1.Status.Get:input_type -> wololo.v1.GetRequest
-	1, // 8: wololo.v1.Status.Get:output_type -> wololo.v1.GetResponse
-	8, // [8:9] is the sub-list for method output_type
-	7, // [7:8] is the sub-list for method input_type
-	7, // [7:7] is the sub-list for extension type_name
-	7, // [7:7] is the sub-list for extension extendee
-	0, // [0:7] is the sub-list for field type_name
+	6, // 0: wololo.v1.GetResponse.jobs:type_name -> wololo.v1.JobProgress
+	5, // 1: wololo.v1.GetResponse.store:type_name -> wololo.v1.StoreCounters
+	3, // 2: wololo.v1.GetResponse.master:type_name -> wololo.v1.MasterStatus
+	2, // 3: wololo.v1.GetResponse.fenced:type_name -> wololo.v1.FencedInstance
+	4, // 4: wololo.v1.MasterStatus.processes:type_name -> wololo.v1.SupervisedProcess
+	9, // 5: wololo.v1.SupervisedProcess.last_seen:type_name -> google.protobuf.Timestamp
+	7, // 6: wololo.v1.JobProgress.inputs:type_name -> wololo.v1.InputChannel
+	8, // 7: wololo.v1.JobProgress.outputs:type_name -> wololo.v1.OutputChannel
+	0, // 8: wololo.v1.Status.Get:input_type -> wololo.v1.GetRequest
+	1, // 9: wololo.v1.Status.Get:output_type -> wololo.v1.GetResponse
+	9, // [9:10] is the sub-list for method output_type
+	8, // [8:9] is the sub-list for method input_type
+	8, // [8:8] is the sub-list for extension type_name
+	8, // [8:8] is the sub-list for extension extendee
+	0, // [0:8] is the sub-list for field type_name
 }
 
 func init() { file_wololo_v1_status_proto_init() }
@@ -965,7 +1067,7 @@ func file_wololo_v1_status_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_wololo_v1_status_proto_rawDesc), len(file_wololo_v1_status_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   8,
+			NumMessages:   9,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -46,6 +46,7 @@ var (
 	descIncarnation = desc("process_incarnation", "This start's incarnation number (grows with every start, even on an empty store: at least the start's Unix time in ms).")
 	descRecovering  = desc("process_recovering", "1 while the process loads its store and replays its state.")
 	descAnnounced   = desc("process_announced", "1 once this incarnation has announced itself to every receiver.")
+	descFenced      = desc("fenced_senders", "Sender instances this process refuses now as older incarnations than the newest it has seen of them: zombies, or real instances after a forged claim above them (Status lists which).")
 	descRecovery    = desc("recovery_seconds", "How long this start's recovery took, by phase: load (reading the store), replay (rebuilding the jobs from it).", "phase")
 )
 
@@ -61,7 +62,7 @@ func (nodeCollector) Describe(ch chan<- *prometheus.Desc) {
 		descSentBatches, descSentRows, descSentBytes, descOutbox, descLag, descConnected,
 		descRecvBatches, descRecvRows, descRecvBytes, descWatermark,
 		descStallWaits, descStallSeconds, descCommits, descCommitBytes, descSyncs,
-		descIncarnation, descRecovering, descAnnounced, descRecovery,
+		descIncarnation, descRecovering, descAnnounced, descRecovery, descFenced,
 	} {
 		ch <- d
 	}
@@ -78,6 +79,7 @@ func (c nodeCollector) Collect(ch chan<- prometheus.Metric) {
 	gauge(descIncarnation, float64(st.GetIncarnation()))
 	gauge(descRecovering, Bool(st.GetRecovering()))
 	gauge(descAnnounced, Bool(st.GetAnnounced()))
+	gauge(descFenced, float64(len(st.GetFenced())))
 	counter(descCommits, float64(st.GetStore().GetCommits()))
 	counter(descCommitBytes, float64(st.GetStore().GetBytes()))
 	counter(descSyncs, float64(st.GetStore().GetSyncs()))

@@ -153,7 +153,10 @@
 //     which sweeps abandoned jobs and drops deleted jobs everywhere, and
 //     FailJob, which fails a job an instance found lost (a store wiped
 //     under it: see transport): the reason is recorded and shown to the
-//     client, uploads end, later results are ignored.
+//     client, uploads end, later results are ignored. Only the
+//     topology's instances may fail a job (every one runs every job);
+//     any other reporter is refused (PermissionDenied) and changes
+//     nothing.
 //   - counters.go, Counters: what the gateway counts for /metrics (jobs
 //     created and how they ended, upload calls and what they committed),
 //     an interface the node fills with services/ops/metrics.Gateway.
@@ -202,7 +205,16 @@
 // or replaced) is run again from the copy of its input the gateway keeps
 // (Config.Inputs, inputlog) under a fresh internal id, without its client
 // (one still uploading resumes into the new run); rebuild.go holds the
-// argument that its answers stay exact.
+// argument that its answers stay exact. A job is run again at most
+// Config.MaxRebuilds times (DefaultMaxRebuilds, 3); one more loss fails it
+// as lost too often.
+//
+// Failure reasons. What a client is shown of a job's failure (Job.message,
+// JobSummary.message, an upload's refusal, a rebuild's line) quotes
+// processes' error texts, which may quote a peer or the job's input; it is
+// cleaned where it enters a job (job.failLocked, with
+// transport.CleanReason: one line of printable text, no terminal escape,
+// no carriage return), so a reporter cannot write to a client's terminal.
 //
 // The gateway does not compute any query itself and touches no disk except
 // through the transport Store and the directory of retained inputs

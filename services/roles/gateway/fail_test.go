@@ -132,3 +132,82 @@ func TestFinishTimeSurvivesRestart(t *testing.T) {
 		}
 	}
 }
+
+// TestFailJobOnlyFromTheJobsInstances: a FailJob whose reporter runs no
+// job of the topology (an instance certificate outside it, a master) is
+// refused with PermissionDenied and changes nothing: the job runs on, the
+// store holds no failure, and no rebuild is made of a "lost" report. An
+// instance of the topology fails the job, and the reason its client sees
+// (GetJob, ListJobs, an upload's refusal, after a restart too) has no
+// control characters left: no terminal escape, no carriage return, no
+// line break.
+func TestFailJobOnlyFromTheJobsInstances(t *testing.T) {
+	store := transport.NewMemStore()
+	svc := testGateway(t, store, time.Hour, make(chan string, 4))
+	g := svc.(jobService).g
+	ctx := context.Background()
+	if _, err := svc.CreateJob(ctx, createRequest("j")); err != nil {
+		t.Fatal(err)
+	}
+	id := internalID(t, g, "j")
+	// The gateway's StageService, as a process serves it (claims taken
+	// as made: the reporter's certificate is checked before the gateway
+	// is asked, see transport.Server.RequireIdentity).
+	server := transport.NewServer("gateway-0", 1, nil, nil)
+	server.OnFailJob(g.FailJob)
+	const forged = "\x1b[31mlost: re-submit at https://evil.example/\x1b[0m\r\nsecond line\x07"
+	const cleaned = " [31mlost: re-submit at https://evil.example/ [0m  second line "
+	for _, reporter := range []string{"evil-9", "master-1", "shard-2", "gateway-1"} {
+		for _, lost := range []bool{false, true} {
+			_, err := server.FailJob(ctx, &wololov1.FailJobRequest{JobId: id, Reporter: reporter, Reason: forged, StateLost: lost})
+			if status.Code(err) != codes.PermissionDenied {
+				t.Fatalf("a failure reported by %s (state lost %v): %v; want PermissionDenied", reporter, lost, err)
+			}
+		}
+	}
+	r, err := svc.GetJob(ctx, &wololov1.GetJobRequest{JobId: "j"})
+	if err != nil || r.Job.State != wololov1.JobState_JOB_STATE_UPLOADING || r.Job.Message != "" || len(r.Job.Rebuilds) != 0 || internalID(t, g, "j") != id {
+		t.Fatalf("after refused reports the job is %+v, %v; want it uploading, unchanged", r.GetJob(), err)
+	}
+	img, err := store.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec := img.Jobs[id].Records[recordFailed]; rec != nil {
+		t.Fatalf("the store holds a failure after refused reports: %q", rec)
+	}
+
+	if _, err := server.FailJob(ctx, &wololov1.FailJobRequest{JobId: id, Reporter: "shard-1", Reason: forged}); err != nil {
+		t.Fatalf("a failure reported by shard-1: %v", err)
+	}
+	check := func(when string, svc wololov1.JobServiceServer) {
+		t.Helper()
+		r, err := svc.GetJob(ctx, &wololov1.GetJobRequest{JobId: "j"})
+		if err != nil || r.Job.State != wololov1.JobState_JOB_STATE_FAILED || r.Job.Message != cleaned {
+			t.Fatalf("%s: GetJob says %+v, %v; want failed with %q", when, r.GetJob(), err, cleaned)
+		}
+		l, err := svc.ListJobs(ctx, &wololov1.ListJobsRequest{})
+		if err != nil || len(l.Jobs) != 1 || l.Jobs[0].Message != cleaned {
+			t.Fatalf("%s: ListJobs says %v, %v; want the cleaned reason", when, l.GetJobs(), err)
+		}
+		_, err = uploadMatches(svc, "j", []string{"x"}, 0)
+		if status.Code(err) != codes.FailedPrecondition || !strings.Contains(err.Error(), cleaned) {
+			t.Fatalf("%s: upload to the failed job: %v; want FailedPrecondition with the cleaned reason", when, err)
+		}
+	}
+	check("live", svc)
+	check("after a restart", testGateway(t, store, time.Hour, make(chan string, 4)))
+
+	// A store written before reasons were cleaned: what it holds is
+	// cleaned when shown.
+	if _, err := svc.CreateJob(ctx, createRequest("old")); err != nil {
+		t.Fatal(err)
+	}
+	if err := store.Commit(&transport.Commit{Job: internalID(t, g, "old"), Records: map[string][]byte{recordFailed: []byte(forged), recordFailedAt: failedRecord(time.Now())}}); err != nil {
+		t.Fatal(err)
+	}
+	r, err = testGateway(t, store, time.Hour, make(chan string, 4)).GetJob(ctx, &wololov1.GetJobRequest{JobId: "old"})
+	if err != nil || r.Job.Message != cleaned {
+		t.Fatalf("a raw reason in the store: GetJob says %+v, %v; want %q", r.GetJob(), err, cleaned)
+	}
+}

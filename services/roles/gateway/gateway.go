@@ -98,7 +98,17 @@ type Config struct {
 	// ClientMaxAnswerBytes may not be below MaxAnswerBytes.
 	MaxAnswerBytes       int64
 	ClientMaxAnswerBytes int64
+	// MaxRebuilds is how many times one job is run again from its
+	// retained input after processes lost its state (rebuild.go); a loss
+	// past it fails the job, not marked as lost state. DefaultMaxRebuilds
+	// if 0.
+	MaxRebuilds int
 }
+
+// DefaultMaxRebuilds is how many times the gateway runs one job again
+// after a lost state: a wiped disk or two under a job is bad luck, more is
+// a fault (or a forged report) that running it again will not get past.
+const DefaultMaxRebuilds = 3
 
 // DefaultClientMaxCompiles is how many CreateJob calls of one client
 // compile queries at once: a client that submits jobs one after the other
@@ -198,6 +208,9 @@ func (c Config) WithDefaults() Config {
 	if c.ClientMaxAnswerBytes == 0 {
 		c.ClientMaxAnswerBytes = DefaultClientMaxAnswerBytes
 	}
+	if c.MaxRebuilds == 0 {
+		c.MaxRebuilds = DefaultMaxRebuilds
+	}
 	return c
 }
 
@@ -220,8 +233,8 @@ func (c Config) Validate() error {
 	if c.MaxTables < 0 {
 		return fmt.Errorf("gateway config: MaxTables %d must not be negative", c.MaxTables)
 	}
-	if c.ClientMaxCompiles < 0 || c.MaxCompiles < 0 {
-		return fmt.Errorf("gateway config: ClientMaxCompiles %d and MaxCompiles %d must not be negative", c.ClientMaxCompiles, c.MaxCompiles)
+	if c.ClientMaxCompiles < 0 || c.MaxCompiles < 0 || c.MaxRebuilds < 0 {
+		return fmt.Errorf("gateway config: ClientMaxCompiles %d, MaxCompiles %d and MaxRebuilds %d must not be negative", c.ClientMaxCompiles, c.MaxCompiles, c.MaxRebuilds)
 	}
 	if c.MaxAnswerBytes < 0 || c.ClientMaxAnswerBytes < 0 {
 		return fmt.Errorf("gateway config: MaxAnswerBytes %d and ClientMaxAnswerBytes %d must not be negative", c.MaxAnswerBytes, c.ClientMaxAnswerBytes)
@@ -281,6 +294,9 @@ type Gateway struct {
 
 	// stages says where the graph stands on a job (SetStages).
 	stages StagesFunc
+	// reporters are the instances that run every job (the topology's),
+	// the only ones whose reports fail a job (FailJob).
+	reporters map[string]bool
 
 	mu            sync.Mutex
 	pending       []pendingDrop // jobs to drop everywhere, for Serve
@@ -295,8 +311,13 @@ func New(cfg Config) (*Gateway, error) {
 	}
 	cfg = cfg.WithDefaults()
 	shape, shapeErr := physical.ShapeOf(cfg.Topology)
+	reporters := map[string]bool{}
+	for _, in := range cfg.Topology.Instances() {
+		reporters[in.Name()] = true
+	}
 	return &Gateway{
 		cfg: cfg, self: deploy.Instance{Stage: cfg.Topology.Gateway().Name},
+		reporters:  reporters,
 		drop:       func(context.Context, string, bool) error { return nil },
 		introducer: func(context.Context, string, []byte) error { return nil },
 		jobs: &jobs{store: cfg.Committer.Store(), inputs: cfg.Inputs, log: cfg.Log, byID: map[string]*job{}, byName: map[ownedName]*job{}, limits: Limits{
@@ -457,10 +478,26 @@ func (g *Gateway) Finished(id string, records map[string][]byte) {
 // else would: no client fetches it, no retention runs out on it). The
 // state elsewhere of a job that failed stays until the client deletes it
 // or the retention drops it.
-func (g *Gateway) FailJob(f transport.JobFailure) error { return g.failJob(f, nil) }
+//
+// Only an instance that runs the job may fail it: one of the topology's
+// instances, which every job is introduced to (introduceEverywhere).
+// Any other reporter, a certificate of an instance outside the topology
+// or a master, is refused with an error wrapping transport.ErrNotPeer
+// (PermissionDenied) before anything is looked up or changed. (The
+// transport.Server has checked that the reporter is its caller.) The
+// reason is cleaned (transport.CleanReason) before anything reads it.
+func (g *Gateway) FailJob(f transport.JobFailure) error {
+	f.Reason = transport.CleanReason(f.Reason)
+	if !g.reporters[f.Reporter] {
+		g.cfg.Log.Warn("refused a job failure from an instance that runs no job of this topology", "job", f.Job, "reporter", f.Reporter, "reason", f.Reason)
+		return fmt.Errorf("%w: %q runs no job of this gateway's topology, and only an instance that runs a job may fail it", transport.ErrNotPeer, f.Reporter)
+	}
+	return g.failJob(f, nil)
+}
 
-// failJob is FailJob, whose commit also replaces the records in extra
-// (a job's answers, which it does not hold).
+// failJob is FailJob without the reporter's check (the gateway's own
+// failures), whose commit also replaces the records in extra (a job's
+// answers, which it does not hold).
 func (g *Gateway) failJob(f transport.JobFailure, extra map[string][]byte) error {
 	j, err := g.jobs.get(f.Job)
 	if err != nil {

@@ -528,7 +528,7 @@ func (js *jobs) newJob(id string, rec *wololov1.JobRecord) (*job, error) {
 	}
 	j := &job{
 		id: id, owner: rec.Owner, name: name, created: time.UnixMilli(rec.CreatedUnixMs), activity: time.Now(),
-		rebuildOf: rec.RebuildOf, rebuilds: slices.Clone(rec.Rebuilds),
+		rebuildOf: rec.RebuildOf, rebuilds: cleanReasons(rec.Rebuilds),
 		log:   js.log.With("job", id, "owner", rec.Owner, "name", name),
 		state: wololov1.JobState_JOB_STATE_UPLOADING, changed: make(chan struct{}), failed: make(chan struct{}),
 		gone: make(chan struct{}), replayed: closedChan(),
@@ -1001,11 +1001,15 @@ func (j *job) fail(reason string, at time.Time, lost bool) bool {
 	return true
 }
 
+// failLocked marks the job failed; its reason is cleaned here
+// (transport.CleanReason), where every failure the gateway shows a client
+// enters a job, live or read back from the store: a reporter's, an
+// upload's, a deletion's.
 func (j *job) failLocked(reason string, at time.Time) {
 	if j.state == wololov1.JobState_JOB_STATE_FAILED {
 		return
 	}
-	j.state, j.message, j.answers = wololov1.JobState_JOB_STATE_FAILED, reason, nil
+	j.state, j.message, j.answers = wololov1.JobState_JOB_STATE_FAILED, transport.CleanReason(reason), nil
 	j.activity = time.Now()
 	j.finished = at
 	close(j.failed)
@@ -1092,4 +1096,19 @@ func (j *job) view() (*wololov1.Job, <-chan struct{}) {
 		out.ResultRows = maps.Clone(j.answers.rows) // counted when they came in (answersOf)
 	}
 	return out, j.changed
+}
+
+// cleanReasons is lines of a job's history as a client may be shown them
+// (transport.CleanReason): a rebuild's line quotes its reporter's reason,
+// and a store written before reasons were cleaned may hold one that was
+// not.
+func cleanReasons(lines []string) []string {
+	if lines == nil {
+		return nil
+	}
+	out := make([]string, len(lines))
+	for i, l := range lines {
+		out[i] = transport.CleanReason(l)
+	}
+	return out
 }

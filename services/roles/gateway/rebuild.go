@@ -56,6 +56,11 @@ import (
 // directory, --retain-input=false) or whose copy does not hold what the
 // run had (inputlog.Writer deleted it); it fails as lost, and its attached
 // client submits it again from its files (client.SubmitOptions.Rebuilds).
+// Nor a job that was run again Config.MaxRebuilds times already
+// (DefaultMaxRebuilds, 3): it fails for its client as lost too often, not
+// marked as lost state, so that no one runs it again unasked. Only the
+// topology's instances may report a loss at all (FailJob), but one of them
+// could report it again and again, each report a new run of the job.
 
 // replayOwner is the context key under which a replay's upload carries
 // its job's owner, in place of a client's certificate.
@@ -88,6 +93,15 @@ func (j *job) claimRebuild(held func(file int, need int64) bool) (claimed, taken
 	}
 	j.rebuilding = true
 	return true, false
+}
+
+// rebuildCount is how many times the job was run again (Job.rebuilds):
+// 0 for its first run; and whether it runs still (a loss of a job that is
+// over changes nothing).
+func (j *job) rebuildCount() (n int, running bool) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return len(j.rebuilds), j.state == wololov1.JobState_JOB_STATE_RUNNING || j.state == wololov1.JobState_JOB_STATE_UPLOADING
 }
 
 // closedChan is a closed channel: a wait on it is over.
@@ -175,6 +189,16 @@ func (js *jobs) replace(old *job, line string) (*job, error) {
 // report). When it is not, f's reason may say why no rebuild was made.
 func (g *Gateway) rebuild(old *job, f *transport.JobFailure) bool {
 	if g.jobs.inputs == nil {
+		return false
+	}
+	if n, running := old.rebuildCount(); running && n >= g.cfg.MaxRebuilds {
+		// Lost too often: a fault that running the job again does not
+		// get past, or reports forged to make the gateway run it for
+		// ever. It fails, not marked as lost state, so that its client
+		// does not submit it again on its own either.
+		old.log.Error("the job lost a process's state once more than the rebuilds it may have; it fails", "rebuilds", n, "max-rebuilds", g.cfg.MaxRebuilds, "reporter", f.Reporter, "reason", f.Reason)
+		f.Reason = fmt.Sprintf("lost too often: processes lost this job's state %d times and the gateway ran it again %d times, the most it does (found by %s: %s)", n+1, n, f.Reporter, f.Reason)
+		f.StateLost = false
 		return false
 	}
 	claimed, taken := old.claimRebuild(func(file int, need int64) bool {

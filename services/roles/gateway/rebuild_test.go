@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -104,5 +105,52 @@ func TestRebuildSurvivesARestartBeforeTheOldRunIsDropped(t *testing.T) {
 	data, err := os.ReadFile(filepath.Join(inputDir, newID, inputName(0)))
 	if err != nil || string(data) != "the retained bytes" || inputs.Has(oldID) {
 		t.Fatalf("the new run's retained input: %q, %v (the old run's still there: %v)", data, err, inputs.Has(oldID))
+	}
+}
+
+// TestRebuildsPerJobAreCapped: a job whose state processes lose again and
+// again is run again DefaultMaxRebuilds times, then fails for its client
+// as lost too often, not marked as lost state (an attached client would
+// submit it again). A forged or looping report cannot make the gateway
+// run one job for ever.
+func TestRebuildsPerJobAreCapped(t *testing.T) {
+	inputs, err := inputlog.Open(filepath.Join(t.TempDir(), "input"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc := testGatewayWith(t, transport.NewMemStore(), Config{Retention: time.Hour, Inputs: inputs}, make(chan string, 16))
+	g := svc.(jobService).g
+	ctx := context.Background()
+	if _, err := svc.CreateJob(ctx, createRequest("lost")); err != nil {
+		t.Fatal(err)
+	}
+	lose := func() {
+		t.Helper()
+		if err := g.FailJob(transport.JobFailure{Job: internalID(t, g, "lost"), Reporter: "shard-1", Reason: "channel state lost", StateLost: true}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := 1; i <= DefaultMaxRebuilds; i++ {
+		before := internalID(t, g, "lost")
+		lose()
+		r, err := svc.GetJob(ctx, &wololov1.GetJobRequest{JobId: "lost"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Job.State == wololov1.JobState_JOB_STATE_FAILED || len(r.Job.Rebuilds) != i || internalID(t, g, "lost") == before {
+			t.Fatalf("loss %d: the job is %s with %d rebuilds (%q); want it run again", i, r.Job.State, len(r.Job.Rebuilds), r.Job.Message)
+		}
+	}
+	last := internalID(t, g, "lost")
+	lose()
+	r, err := svc.GetJob(ctx, &wololov1.GetJobRequest{JobId: "lost"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Job.State != wololov1.JobState_JOB_STATE_FAILED || !strings.HasPrefix(r.Job.Message, "lost too often") || r.Job.StateLost {
+		t.Fatalf("after %d rebuilds, one more loss leaves the job %s (state lost %v): %q; want it failed as lost too often", DefaultMaxRebuilds, r.Job.State, r.Job.StateLost, r.Job.Message)
+	}
+	if id := internalID(t, g, "lost"); id != last || len(r.Job.Rebuilds) != DefaultMaxRebuilds {
+		t.Fatalf("the failed job is run %s with %d rebuilds; want run %s with %d", id, len(r.Job.Rebuilds), last, DefaultMaxRebuilds)
 	}
 }

@@ -337,6 +337,7 @@ func New(cfg Config) (*Node, error) {
 		return nil, err
 	}
 	stageServer := transport.NewServer(self, incarnation, n.runtime, log.Named("transport"))
+	status.fenced = stageServer.Fenced
 	stageServer.OnAnnounce(n.sender.SeeReceiver)
 	n.sender.CheckAlso(n.runtime.ChannelsTo)
 	n.sender.OnFailed(n.reportChannelFailed)
@@ -540,6 +541,9 @@ type statusServer struct {
 	announced            *atomic.Bool
 	recovering           *atomic.Bool
 	loadTime, replayTime *atomic.Int64
+	// fenced lists the senders the process's StageService refuses as
+	// older incarnations (transport.Server.Fenced); nil: none.
+	fenced func() []transport.Fenced
 }
 
 func (s *statusServer) Get(context.Context, *wololov1.GetRequest) (*wololov1.GetResponse, error) {
@@ -547,6 +551,12 @@ func (s *statusServer) Get(context.Context, *wololov1.GetRequest) (*wololov1.Get
 		Role: s.role, Instance: s.instance, Incarnation: s.incarnation, Pid: int64(os.Getpid()),
 		UptimeSeconds: time.Since(s.started).Seconds(), Address: s.addr,
 		Store: storeCounters(s.store), Announced: s.announced.Load(), Recovering: s.recovering.Load(),
+	}
+	if s.fenced != nil {
+		for _, f := range s.fenced() {
+			r.Fenced = append(r.Fenced, &wololov1.FencedInstance{Instance: f.Instance, RefusedIncarnation: f.Refused, NewestIncarnation: f.Newest,
+				Refusals: f.Refusals, Seconds: time.Since(f.Since).Seconds()})
+		}
 	}
 	if !r.Recovering { // the runtime's jobs are being rebuilt until then
 		r.Jobs = s.progress()
