@@ -325,5 +325,17 @@ func (c *Cluster) Stop() {
 	}
 }
 
+// ReloadRevocations has every instance read the revocation list again
+// now (ClusterOptions.RevocationList), as each does by itself every
+// pki.ReloadEvery: a test takes a revocation in at once, and the calls of
+// a certificate it revokes are ended before it returns.
+func (c *Cluster) ReloadRevocations() {
+	for _, n := range c.Nodes {
+		if n.cfg.Credentials != nil {
+			n.cfg.Credentials.ReloadRevocations()
+		}
+	}
+}
+
 // Store returns an instance's store.
 func (c *Cluster) Store(instance string) transport.Store { return c.stores[instance] }
