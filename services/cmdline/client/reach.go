@@ -36,8 +36,13 @@ import (
 //     waited for up to --connect-timeout, saying so once and then every
 //     NoticeEvery.
 //
-// The probe sends nothing but a TLS ClientHello: whatever it learns from
-// an unverified certificate only words an error, it is never trusted.
+// The probe sends nothing but a TLS ClientHello, and no client
+// certificate, to a server it has not verified: whatever it learns from
+// an unverified certificate only words an error, it is never trusted. Only
+// once the server's certificate is the gateway's does a second handshake,
+// which verifies it against the deployment's CA before it presents the
+// client's certificate (TLS 1.3 sends it after the server's is checked),
+// say what else is wrong.
 // Once the session has reached the gateway, any of these is a gateway
 // restarting, and is waited for up to --connect-timeout like the rest.
 
@@ -145,7 +150,8 @@ func classifyHandshake(addr string, err error, leaf *x509.Certificate, roots *x5
 }
 
 // probe dials addr once and, with tlsConfig, shakes hands without
-// verifying anything, to tell why gRPC cannot connect.
+// verifying anything and without presenting the client's certificate, to
+// tell why gRPC cannot connect.
 func probe(ctx context.Context, addr string, tlsConfig *tls.Config) diagnosis {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
@@ -164,6 +170,10 @@ func probe(ctx context.Context, addr string, tlsConfig *tls.Config) diagnosis {
 	look := tlsConfig.Clone()
 	look.InsecureSkipVerify = true // read what it presents; nothing is sent over it
 	look.VerifyConnection, look.VerifyPeerCertificate = nil, nil
+	// Nor is the client's certificate: a server not verified (yet) is
+	// shown none, whatever it asks. The handshake below presents it, to a
+	// server it has verified first.
+	look.Certificates, look.GetClientCertificate = nil, nil
 	look.NextProtos = []string{"h2"}
 	conn := tls.Client(raw, look)
 	err = conn.HandshakeContext(ctx)

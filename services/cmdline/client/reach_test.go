@@ -165,3 +165,77 @@ func TestHintsPaste(t *testing.T) {
 		}
 	}
 }
+
+// TestProbePresentsNoCertificateUnverified is issue 37's W11: the probe's
+// handshake that reads what an unverified server presents sends no
+// client certificate, so a server of another CA (a typo'd address, a
+// server posing as the gateway) learns nothing of the client's; the
+// probe's second handshake, which verifies the server against the
+// deployment's CA first, presents it to the real gateway.
+func TestProbePresentsNoCertificateUnverified(t *testing.T) {
+	ca, err := pki.NewCA("test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, _ := pki.NewCA("someone else")
+	alice, err := ca.Credentials(pki.Identity{Kind: pki.Client, Name: "alice"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name      string
+		ca        *pki.CA
+		want      failure
+		presented []int // client certificates each handshake the server took saw
+	}{
+		{"a server of another CA", other, notGateway, []int{0}},
+		{"the gateway", ca, answered, []int{0, 1}},
+	} {
+		creds, err := c.ca.CredentialsFor(pki.Spec{ID: pki.Identity{Kind: pki.Instance, Name: "gateway-0"}, Gateway: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// A server that asks for a client certificate and takes any,
+		// unverified, to see what a client sends it.
+		cfg := creds.ServerTLS()
+		cfg.ClientAuth, cfg.ClientCAs, cfg.VerifyConnection = tls.RequestClientCert, nil, nil
+		cfg.NextProtos = []string{"h2"}
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen := make(chan int, 8)
+		go func() {
+			for {
+				conn, err := l.Accept()
+				if err != nil {
+					return
+				}
+				s := tls.Server(conn, cfg)
+				s.SetDeadline(time.Now().Add(5 * time.Second))
+				if s.Handshake() == nil {
+					seen <- len(s.ConnectionState().PeerCertificates)
+				}
+				s.Close()
+			}
+		}()
+		d := probe(t.Context(), l.Addr().String(), alice.GatewayTLS("127.0.0.1"))
+		l.Close()
+		if d.kind != c.want {
+			t.Errorf("%s: the probe found %+v, want kind %d", c.name, d, c.want)
+		}
+		var got []int
+		for len(got) < len(c.presented) {
+			select {
+			case n := <-seen:
+				got = append(got, n)
+				continue
+			case <-time.After(5 * time.Second):
+			}
+			break
+		}
+		if fmt.Sprint(got) != fmt.Sprint(c.presented) {
+			t.Errorf("%s: the client presented %v certificates in the server's handshakes, want %v", c.name, got, c.presented)
+		}
+	}
+}

@@ -186,6 +186,10 @@ func explain(server string, err error) error {
 	if !ok {
 		return err
 	}
+	if rpc.IsRevoked(err) {
+		// The gateway says it all: whose certificate, and what to do.
+		return cli.Mark(errors.New(st.Message()), cli.ErrRefused)
+	}
 	switch st.Code() {
 	case codes.Unavailable:
 		return fmt.Errorf("%w at %s: %s", ErrUnreachable, server, st.Message())

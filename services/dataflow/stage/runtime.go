@@ -135,6 +135,12 @@ type JobSpec struct {
 	Wiring    Wiring
 	New       func() Operator
 	Stateless bool
+	// MetricStreams is what the job's streams are called in metrics
+	// (MetricStreams), by stream, for a job whose streams are named after
+	// what its client wrote (a plan's channels, named after its queries
+	// and keys); nil for the built-in graph's, which name nothing of a
+	// client's and keep their names.
+	MetricStreams map[string]string
 }
 
 // DefaultMaxJobs is how many jobs an instance holds at once by default.
@@ -234,6 +240,10 @@ type Runtime struct {
 	// failed are the jobs Recover found failed here before (recordFailed),
 	// with why: the process reports them to the gateway again.
 	failed map[string]string
+	// metricStreams are MetricStreams' answers for planned jobs this
+	// runtime holds no job of (they only send from here so far: the
+	// gateway's uploads), made from the plan once.
+	metricStreams map[string]map[string]string
 }
 
 // New returns a Runtime.
@@ -242,7 +252,7 @@ func New(cfg Config) (*Runtime, error) {
 		return nil, err
 	}
 	cfg = cfg.WithDefaults()
-	return &Runtime{cfg: cfg, self: cfg.Instance.Name(), jobs: map[string]*job{}, dropped: map[string]bool{}, introduced: map[string]bool{}, plans: map[string][]byte{}, unrestorable: map[string]error{}, failed: map[string]string{}}, nil
+	return &Runtime{cfg: cfg, self: cfg.Instance.Name(), jobs: map[string]*job{}, dropped: map[string]bool{}, introduced: map[string]bool{}, plans: map[string][]byte{}, unrestorable: map[string]error{}, failed: map[string]string{}, metricStreams: map[string]map[string]string{}}, nil
 }
 
 // Serve runs until ctx ends (nil) or a commit fails (that error), and
@@ -291,8 +301,10 @@ type job struct {
 	log   hclog.Logger
 	queue chan delivery
 	spec  JobSpec
-	drive *Driver // the operator's (actor only)
-	out   *Outputs
+	// planned: the job has a plan (its spec is Config.Plans').
+	planned bool
+	drive   *Driver // the operator's (actor only)
+	out     *Outputs
 	// flow are the output channels the actor waits for room on: those to
 	// other stages (flowControlled).
 	flow   []transport.ChannelID
@@ -461,6 +473,7 @@ func (r *Runtime) DropJob(id string) error {
 	delete(r.plans, id)
 	delete(r.unrestorable, id)
 	delete(r.failed, id)
+	delete(r.metricStreams, id)
 	already := r.dropped[id]
 	r.dropped[id] = true
 	r.mu.Unlock()
@@ -565,6 +578,7 @@ func (r *Runtime) newJob(id string) (*job, error) {
 		log:     r.cfg.Log.With("job", id),
 		queue:   make(chan delivery, 2*MaxGroup),
 		spec:    spec,
+		planned: len(r.planLocked(id)) > 0,
 		out:     EdgeOutputs(r.cfg.Instance, id, spec.Wiring.Outputs, r.cfg.BatchRows),
 		inputs:  map[transport.ChannelID]*input{},
 		stopped: make(chan struct{}),
@@ -615,13 +629,20 @@ func (r *Runtime) builtin() (JobSpec, error) {
 	return JobSpec{Wiring: w, New: r.cfg.Spec.New, Stateless: r.cfg.Spec.Stateless}, nil
 }
 
-// specLocked is what job id runs here: what Config.Plans makes of its
-// plan (introduced with it, or Config.PlanOf's), else the built-in Spec.
-func (r *Runtime) specLocked(id string) (JobSpec, error) {
+// planLocked is job id's plan: the one it was introduced with, or
+// Config.PlanOf's; nil for a job of the built-in graph.
+func (r *Runtime) planLocked(id string) []byte {
 	plan := r.plans[id]
 	if plan == nil && r.cfg.PlanOf != nil && !r.introduced[id] {
 		plan = r.cfg.PlanOf(id)
 	}
+	return plan
+}
+
+// specLocked is what job id runs here: what Config.Plans makes of its
+// plan (planLocked), else the built-in Spec.
+func (r *Runtime) specLocked(id string) (JobSpec, error) {
+	plan := r.planLocked(id)
 	if len(plan) == 0 {
 		return r.builtin()
 	}
@@ -1154,6 +1175,52 @@ func (r *Runtime) Progress() []*wololov1.JobProgress {
 		}
 	}
 	return out
+}
+
+// MetricStreams is what the streams of job id are called in metrics, and
+// whether they must be renamed: a job of the built-in graph (false) keeps
+// its streams' names, which are the system's; a planned job's streams go
+// by the names its JobSpec.MetricStreams gives (Progress and the logs
+// keep the plan's names, for the operator). Where this runtime holds no
+// job of a planned id yet (the gateway's upload sends before anything
+// comes back), the spec is made from the plan once and kept until the
+// job is held or dropped. Whatever is not known to be of the built-in
+// graph is renamed, with no names where none are known (nil, true): a
+// job dropped or forgotten since Status listed it, a plan that makes no
+// spec here.
+func (r *Runtime) MetricStreams(id string) (map[string]string, bool) {
+	r.mu.Lock()
+	if j, ok := r.jobs[id]; ok {
+		delete(r.metricStreams, id)
+		r.mu.Unlock()
+		return j.spec.MetricStreams, j.planned
+	}
+	if names, ok := r.metricStreams[id]; ok {
+		r.mu.Unlock()
+		return names, true
+	}
+	if r.dropped[id] || !r.admittedLocked(id) {
+		r.mu.Unlock()
+		return nil, true
+	}
+	plan := r.planLocked(id)
+	r.mu.Unlock()
+	if len(plan) == 0 {
+		return nil, false
+	}
+	if r.cfg.Plans == nil {
+		return nil, true
+	}
+	spec, err := r.cfg.Plans(plan)
+	if err != nil {
+		return nil, true
+	}
+	r.mu.Lock()
+	if !r.dropped[id] {
+		r.metricStreams[id] = spec.MetricStreams
+	}
+	r.mu.Unlock()
+	return spec.MetricStreams, true
 }
 
 // addOutputs describes a job's outbound channels and its waits for room.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -785,4 +786,52 @@ func TestChannelsToAnIntroducedJob(t *testing.T) {
 	if after := rt.ChannelsTo(receiver); len(after) != 0 {
 		t.Errorf("channels of a dropped job: %v", after)
 	}
+}
+
+// TestMetricStreamsRenameOnlyWhatIsNotTheSystems: a job of the built-in
+// graph keeps its streams' names in metrics; a planned job's streams go
+// by its spec's MetricStreams, made from the plan once while the runtime
+// holds no job of it (the gateway's uploads) and then the held job's; a
+// job that is not (or no longer) admitted is renamed with no names, so
+// that a scrape racing a drop shows nothing of the plan's names.
+func TestMetricStreamsRenameOnlyWhatIsNotTheSystems(t *testing.T) {
+	spec := operators.Specs()["q2-grouper"]
+	names := map[string]string{"acme_payroll-by-employee_ssn": "ch0"}
+	var made int
+	rt, _, _ := startRuntime(t, deploy.Instance{Stage: "q2-grouper", Index: 0}, spec, transport.NewMemStore(), func(c *stage.Config) {
+		c.Plans = func([]byte) (stage.JobSpec, error) {
+			made++
+			return stage.JobSpec{New: spec.New, MetricStreams: names}, nil
+		}
+	})
+	introduce(t, rt, "builtin")
+	if err := rt.IntroduceJob("planned", []byte("a plan")); err != nil {
+		t.Fatal(err)
+	}
+	check := func(when, job string, wantNames map[string]string, wantRename bool) {
+		t.Helper()
+		got, rename := rt.MetricStreams(job)
+		if rename != wantRename || !maps.Equal(got, wantNames) {
+			t.Errorf("%s: MetricStreams(%s) = %v, %v; want %v, %v", when, job, got, rename, wantNames, wantRename)
+		}
+	}
+	check("introduced", "builtin", nil, false)
+	made = 0
+	check("introduced, not held", "planned", names, true)
+	check("introduced, not held, again", "planned", names, true)
+	if made != 1 {
+		t.Errorf("the plan's spec was made %d times for two scrapes, want once", made)
+	}
+	check("never introduced", "stranger", nil, true)
+	rt.ChannelsTo("nobody-0") // makes the introduced jobs held, as a first stream would
+	made = 0
+	check("held", "builtin", nil, false)
+	check("held", "planned", names, true)
+	if made != 0 {
+		t.Errorf("the held job's spec was made again %d times", made)
+	}
+	if err := rt.DropJob("planned"); err != nil {
+		t.Fatal(err)
+	}
+	check("dropped", "planned", nil, true)
 }

@@ -33,6 +33,14 @@
 // PublicHandler with TenantLabels summed away for anyone else (redact.go);
 // services/ops/admin picks one per request.
 //
+// No series names a client's query, table or column, whoever scrapes: a
+// channel's stream label is the stream's name for the built-in graph's
+// streams (matches, q3-partials: the system's own), and for a job of SQL
+// queries, whose streams are named after its queries, tables and keys,
+// the channel's number in the job's plan ("ch3", NodeSource.Streams). The
+// names are the operator's to read where the operator's credential is
+// asked for: Status, the dashboard page, /api/cluster.
+//
 // It reads state; it never changes it, serves nothing itself and opens no
 // sockets (services/ops/admin serves the handlers).
 package metrics

@@ -8,9 +8,31 @@ import (
 
 // NodeSource is where a graph node's collector reads, at scrape time:
 // the process's Status (its jobs only once it has recovered, as Status
-// reports them).
+// reports them), and what a job's streams are called in metrics.
 type NodeSource struct {
 	Status func() *wololov1.GetResponse
+	// Streams, given a job, is what its streams are called in metrics and
+	// whether they must be renamed (stage.Runtime.MetricStreams): a job
+	// of SQL queries has streams named after its client's queries and
+	// keys, which no series may show. Nil: every job's streams keep their
+	// names (a process that runs only the built-in graph).
+	Streams func(job string) (names map[string]string, rename bool)
+}
+
+// UnnamedStream is the stream label of a renamed job's stream that its
+// names do not list: it shows nothing of the stream's own name.
+const UnnamedStream = "unknown"
+
+// streamLabel is the stream label of stream, given what the job's
+// streams are called (NodeSource.Streams).
+func streamLabel(stream string, names map[string]string, rename bool) string {
+	if !rename {
+		return stream
+	}
+	if n, ok := names[stream]; ok {
+		return n
+	}
+	return UnnamedStream
 }
 
 func desc(name, help string, labels ...string) *prometheus.Desc {
@@ -92,13 +114,18 @@ func (c nodeCollector) Collect(ch chan<- prometheus.Metric) {
 	gauge(descJobs, float64(len(jobs)))
 	for _, j := range jobs {
 		id := j.GetJobId()
+		var names map[string]string
+		var rename bool
+		if c.src.Streams != nil {
+			names, rename = c.src.Streams(id)
+		}
 		gauge(descJobFinished, Bool(j.GetFinished()), id)
 		counter(descRowsIn, float64(j.GetRowsIn()), id)
 		counter(descRowsOut, float64(j.GetRowsOut()), id)
 		counter(descStallWaits, float64(j.GetBackpressureWaits()), id)
 		counter(descStallSeconds, j.GetBackpressureSeconds(), id)
 		for _, o := range j.GetOutputs() {
-			l := []string{id, o.GetStream(), o.GetReceiver()}
+			l := []string{id, streamLabel(o.GetStream(), names, rename), o.GetReceiver()}
 			counter(descSentBatches, float64(o.GetBatches()), l...)
 			counter(descSentRows, float64(o.GetRows()), l...)
 			counter(descSentBytes, float64(o.GetBytes()), l...)
@@ -107,7 +134,7 @@ func (c nodeCollector) Collect(ch chan<- prometheus.Metric) {
 			gauge(descConnected, Bool(o.GetConnected()), l...)
 		}
 		for _, in := range j.GetInputs() {
-			l := []string{id, in.GetStream(), in.GetSender()}
+			l := []string{id, streamLabel(in.GetStream(), names, rename), in.GetSender()}
 			counter(descRecvBatches, float64(in.GetBatches()), l...)
 			counter(descRecvRows, float64(in.GetRows()), l...)
 			counter(descRecvBytes, float64(in.GetBytes()), l...)

@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"io"
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -73,5 +74,51 @@ func TestNodeMetricsFollowTheJobs(t *testing.T) {
 	text = scrape()
 	if !strings.Contains(text, `wololo_process_recovering{process="shard-1",stage="shard"} 1`) || strings.Contains(text, `wololo_job="j2"`) || strings.Contains(text, "wololo_recovery_seconds") {
 		t.Errorf("while recovering:\n%s", text)
+	}
+}
+
+// TestNodeMetricsNumberAPlansStreams: a job whose streams Streams renames
+// (a job of SQL queries) has its channels' series labelled by the names
+// given (stream="ch0"), and a stream it gives none by UnnamedStream,
+// never by the stream's own name, made of the client's query and column
+// names; a job of the built-in graph keeps its streams' names.
+func TestNodeMetricsNumberAPlansStreams(t *testing.T) {
+	reg := New("shard", "shard-1", "shard", version.Info{})
+	err := reg.Register(NewNodeCollector(NodeSource{
+		Status: func() *wololov1.GetResponse {
+			return &wololov1.GetResponse{Jobs: []*wololov1.JobProgress{
+				{JobId: "sql", Outputs: []*wololov1.OutputChannel{{Stream: "acme_payroll-to-gateway", Receiver: "gateway-0", Rows: 3}},
+					Inputs: []*wololov1.InputChannel{{Stream: "acme_staff-by-employee_ssn", Sender: "gateway-0", Rows: 5}}},
+				{JobId: "graph", Outputs: []*wololov1.OutputChannel{{Stream: "q3-partials", Receiver: "q3-aggregator-0", Rows: 7}}},
+			}}
+		},
+		Streams: func(job string) (map[string]string, bool) {
+			if job == "sql" {
+				return map[string]string{"acme_payroll-to-gateway": "ch1"}, true
+			}
+			return nil, false
+		},
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, h := range map[string]http.Handler{"Handler": reg.Handler(), "PublicHandler": reg.PublicHandler()} {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+		text := rec.Body.String()
+		for _, want := range []string{
+			`wololo_channel_sent_rows_total{process="shard-1",receiver="gateway-0",stage="shard",stream="ch1"`,
+			`wololo_channel_received_rows_total{process="shard-1",sender="gateway-0",stage="shard",stream="` + UnnamedStream + `"`,
+			`wololo_channel_sent_rows_total{process="shard-1",receiver="q3-aggregator-0",stage="shard",stream="q3-partials"`,
+		} {
+			if !strings.Contains(text, want) {
+				t.Errorf("%s: no %s in\n%s", name, want, text)
+			}
+		}
+		for _, tenant := range []string{"acme", "employee_ssn"} {
+			if strings.Contains(text, tenant) {
+				t.Errorf("%s shows %q:\n%s", name, tenant, text)
+			}
+		}
 	}
 }

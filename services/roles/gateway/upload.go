@@ -157,7 +157,7 @@ func (g *Gateway) upload(stream uploadStream) (err error) {
 	pipe := g.commitInBackground(u, stream, keep)
 	defer pipe.stop()
 	for {
-		req, err := frames.next(g.cfg.UploadIdle)
+		req, err := frames.next(stream.Context(), g.cfg.UploadIdle)
 		if err == nil {
 			err = pipe.failed()
 		}
@@ -319,8 +319,11 @@ func (r *frameReader) moreData() []byte {
 	return nil
 }
 
-// next is the next frame, or an error after idle without one.
-func (r *frameReader) next(idle time.Duration) (*wololov1.UploadRequest, error) {
+// next is the next frame, or an error after idle without one, or once ctx
+// (the call's) ends: the client went, or the server ended the call (its
+// certificate was revoked: services/wire/rpc), while the reader may still
+// wait for a frame.
+func (r *frameReader) next(ctx context.Context, idle time.Duration) (*wololov1.UploadRequest, error) {
 	if f := r.back; f != nil {
 		r.back = nil
 		return f.req, f.err
@@ -332,6 +335,8 @@ func (r *frameReader) next(idle time.Duration) (*wololov1.UploadRequest, error) 
 		return f.req, f.err
 	case <-t.C:
 		return nil, kindError{context.DeadlineExceeded, fmt.Errorf("no upload frame for %s (--upload-idle): the upload is ended and its file free to resume", idle)}
+	case <-ctx.Done():
+		return nil, ctx.Err()
 	}
 }
 

@@ -30,6 +30,9 @@ type Cluster struct {
 	PublicAddr string
 	// CA is the cluster's certificate authority; nil if Insecure.
 	CA *pki.CA
+	// AdminAddrs are the instances' admin HTTP listeners (/metrics), by
+	// instance, with ClusterOptions.Admin; nil without.
+	AdminAddrs map[string]string
 
 	opts     ClusterOptions
 	resolver rpc.Resolver
@@ -75,6 +78,10 @@ type ClusterOptions struct {
 	// the gateway keeps none, and a lost job fails for its client to
 	// submit again.
 	DataDir string
+	// Admin gives every instance an admin HTTP listener on a free
+	// loopback port (Config.Admin; Cluster.AdminAddrs), as a process of
+	// the deployment has: its /metrics, and the gateway's page.
+	Admin bool
 }
 
 // StartCluster starts every instance of top on 127.0.0.1; they serve until
@@ -155,21 +162,41 @@ func (c *Cluster) start(in deploy.Instance, l net.Listener) error {
 	if in.Stage == c.Topology.Gateway().Name {
 		cfg.Public = c.public
 	}
+	fail := func(err error) error {
+		l.Close()
+		if cfg.Admin != nil {
+			cfg.Admin.Close()
+		}
+		return err
+	}
 	if c.opts.DataDir != "" {
 		cfg.DataDir = filepath.Join(c.opts.DataDir, in.Name())
+	}
+	if c.opts.Admin {
+		addr := c.AdminAddrs[in.Name()] // the same address after a Restart
+		if addr == "" {
+			addr = "127.0.0.1:0"
+		}
+		al, err := net.Listen("tcp", addr)
+		if err != nil {
+			return fail(fmt.Errorf("listen for %s's admin: %w", in.Name(), err))
+		}
+		if c.AdminAddrs == nil {
+			c.AdminAddrs = map[string]string{}
+		}
+		c.AdminAddrs[in.Name()] = al.Addr().String()
+		cfg.Admin = al
 	}
 	if c.CA != nil {
 		spec := pki.Spec{ID: pki.Identity{Kind: pki.Instance, Name: in.Name()}, Gateway: in.Stage == c.Topology.Gateway().Name}
 		creds, err := c.CA.CredentialsFor(spec)
 		if err != nil {
-			l.Close()
-			return err
+			return fail(err)
 		}
 		if c.opts.RevocationList != "" {
 			list, err := pki.OpenRevocations(c.opts.RevocationList, c.CA.Cert)
 			if err != nil {
-				l.Close()
-				return err
+				return fail(err)
 			}
 			creds.CheckRevocations(list)
 			creds.SetLog(c.opts.Log)
@@ -178,8 +205,7 @@ func (c *Cluster) start(in deploy.Instance, l net.Listener) error {
 	}
 	n, err := New(cfg)
 	if err != nil {
-		l.Close()
-		return err
+		return fail(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	run := serving{stop: cancel, done: make(chan struct{}), err: new(error)}
@@ -296,6 +322,18 @@ func (c *Cluster) Stop() {
 	for name, run := range c.running {
 		<-run.done
 		delete(c.running, name)
+	}
+}
+
+// ReloadRevocations has every instance read the revocation list again
+// now (ClusterOptions.RevocationList), as each does by itself every
+// pki.ReloadEvery: a test takes a revocation in at once, and the calls of
+// a certificate it revokes are ended before it returns.
+func (c *Cluster) ReloadRevocations() {
+	for _, n := range c.Nodes {
+		if n.cfg.Credentials != nil {
+			n.cfg.Credentials.ReloadRevocations()
+		}
 	}
 }
 

@@ -371,7 +371,8 @@ func New(cfg Config) (*Node, error) {
 	if cfg.Admin != nil {
 		n.metrics = metrics.New(st.Name, self, st.Role, version.Current())
 		collectors = append(collectors, metrics.NewNodeCollector(metrics.NodeSource{
-			Status: func() *wololov1.GetResponse { r, _ := status.Get(context.Background(), nil); return r },
+			Status:  func() *wololov1.GetResponse { r, _ := status.Get(context.Background(), nil); return r },
+			Streams: n.runtime.MetricStreams,
 		}))
 		if cfg.DataDir != "" {
 			collectors = append(collectors, metrics.NewDiskCollector(cfg.DataDir))

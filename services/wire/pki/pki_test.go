@@ -456,7 +456,10 @@ func TestLegacyCAKeyIsMoved(t *testing.T) {
 // TestRevocation: a revoked client is refused at the handshake and on an
 // open connection's next call once the list is read again, without new
 // credentials; another client goes on; a broken or older list keeps the
-// last good one.
+// last good one. The public plane's handshake (PublicServerTLS) lets a
+// revoked client through, to be told why on its calls, but no other
+// kind. A list read anew that revokes more is said to OnRevocation's
+// subscribers, once; one that revokes nothing more is not.
 func TestRevocation(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "tls")
 	ca, _, err := OpenCA(dir, "")
@@ -476,11 +479,13 @@ func TestRevocation(t *testing.T) {
 		return c
 	}
 	server, alice, bob := load("gateway-0"), load("alice"), load("bob")
-	server.revoked.every = 0 // read the list again at every check
 	connected := func(c *Credentials) error {
 		_, _, err := handshake(server.ServerTLS(), c.GatewayTLS("localhost"))
 		return err
 	}
+	told := 0
+	stop := server.OnRevocation(func() { told++ })
+	defer stop()
 	// an open connection of alice's, as a call's context shows it
 	callCtx := peer.NewContext(context.Background(), &peer.Peer{AuthInfo: credentials.TLSInfo{State: tls.ConnectionState{VerifiedChains: [][]*x509.Certificate{{alice.Leaf()}}}}})
 	if connected(alice) != nil || connected(bob) != nil || server.CheckPeer(callCtx) != nil {
@@ -492,6 +497,36 @@ func TestRevocation(t *testing.T) {
 	}
 	if added, _ := ca.Revoke(RevocationPath(dir), alice.Leaf().SerialNumber); added != 0 {
 		t.Errorf("revoked twice: %d", added)
+	}
+	if !server.ReloadRevocations() || told != 1 {
+		t.Fatalf("a list that revokes alice read anew: told %d times, want once", told)
+	}
+	if server.ReloadRevocations() || told != 1 {
+		t.Errorf("the same list again: told %d times, want no more", told)
+	}
+	server.revoked.every = 0 // read the list again at every check
+	if id, _, err := handshake(server.PublicServerTLS(), alice.GatewayTLS("localhost")); err != nil || id != alice.Self {
+		t.Errorf("the public plane's handshake with the revoked client: %v, %v; want it through, to be told why", id, err)
+	}
+	if err := server.CheckPeer(callCtx); !errors.Is(err, ErrRevoked) || !server.RevokedCert(alice.Leaf()) || server.RevokedCert(bob.Leaf()) {
+		t.Fatalf("a call of the revoked client's: %v", err)
+	}
+	// An instance's revoked certificate fails even the public handshake.
+	shard, err := ca.CredentialsFor(Spec{ID: Identity{Instance, "shard-0"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := handshake(server.PublicServerTLS(), shard.GatewayTLS("localhost")); err != nil {
+		t.Fatalf("an instance's certificate before its revocation: %v", err)
+	}
+	if _, err := ca.Revoke(RevocationPath(dir), shard.Leaf().SerialNumber); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := handshake(server.PublicServerTLS(), shard.GatewayTLS("localhost")); err == nil {
+		t.Error("a revoked instance's certificate passed the public plane's handshake")
+	}
+	if told != 2 {
+		t.Errorf("told %d times after a second revocation read at a handshake, want 2", told)
 	}
 	if err := connected(alice); err == nil {
 		t.Fatal("the revoked client got through the handshake")

@@ -27,7 +27,11 @@ import (
 // fails the start) and then, at most every ReloadEvery, looks whether the
 // file changed and reads it again: a revocation takes effect without any
 // restart, for new connections at the handshake and for open ones at
-// their next call (Credentials.CheckPeer). The CA rewrites the file in
+// their next call (Credentials.CheckPeer). A list read anew that revokes
+// more than the last tells those who asked (OnChange): a server then ends
+// the calls it has open for the newly revoked certificates, which may
+// make no next call for a long time (a Watch stream). Reload reads it at
+// once, for a server's periodic look and for tests. The CA rewrites the file in
 // place, not through a rename, so that a container that has it
 // bind-mounted (compose's secrets) sees the new list too; a reader that
 // catches it half-written fails its signature check and reads it again a
@@ -49,6 +53,11 @@ type Revocations struct {
 	stamp   stamp // of the file last read
 	checked time.Time
 	every   time.Duration // ReloadEvery; tests shorten it
+
+	// subs are told of every list read anew that revokes a serial the
+	// last did not (OnChange); next numbers them.
+	subs map[int]func()
+	next int
 }
 
 // stamp tells a file's versions apart.
@@ -82,12 +91,50 @@ func (r *Revocations) SetLog(log hclog.Logger) {
 // if it changed and was last looked at ReloadEvery ago or more.
 func (r *Revocations) Revoked(cert *x509.Certificate) bool {
 	r.mu.Lock()
-	defer r.mu.Unlock()
+	var tell []func()
 	if now := time.Now(); now.Sub(r.checked) >= r.every {
 		r.checked = now
-		r.refresh()
+		_, tell = r.refresh()
 	}
-	return r.serials[cert.SerialNumber.String()]
+	revoked := r.serials[cert.SerialNumber.String()]
+	r.mu.Unlock()
+	for _, f := range tell {
+		f()
+	}
+	return revoked
+}
+
+// Reload reads the list again now if the file changed, and reports
+// whether it now revokes a serial it did not before; those who asked
+// (OnChange) are told before it returns.
+func (r *Revocations) Reload() bool {
+	r.mu.Lock()
+	r.checked = time.Now()
+	grew, tell := r.refresh()
+	r.mu.Unlock()
+	for _, f := range tell {
+		f()
+	}
+	return grew
+}
+
+// OnChange has f called, on the goroutine that read it, after every list
+// read anew that revokes a serial the last did not; stop ends that. f
+// must not wait for anything that reads the list.
+func (r *Revocations) OnChange(f func()) (stop func()) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.subs == nil {
+		r.subs = map[int]func(){}
+	}
+	id := r.next
+	r.next++
+	r.subs[id] = f
+	return func() {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		delete(r.subs, id)
+	}
 }
 
 // Len is how many certificates the list revokes.
@@ -97,22 +144,35 @@ func (r *Revocations) Len() int {
 	return len(r.serials)
 }
 
-func (r *Revocations) refresh() {
+// refresh reads the list again if the file changed, and reports whether
+// it revokes a serial the last list did not, and then whom to tell
+// (OnChange's). Call it with mu held, and them without.
+func (r *Revocations) refresh() (grew bool, tell []func()) {
 	st, err := os.Stat(r.path)
 	if err != nil {
 		if !errors.Is(err, fs.ErrNotExist) {
 			r.log.Warn("revocation list unreadable; the last one read stays", "path", r.path, "error", err)
 		}
-		return
+		return false, nil
 	}
 	if (stamp{st.ModTime(), st.Size()}) == r.stamp {
-		return
+		return false, nil
 	}
+	before := r.serials
 	if err := r.load(); err != nil {
 		r.log.Warn("revocation list not reloaded; the last one read stays", "path", r.path, "error", err)
-		return
+		return false, nil
 	}
 	r.log.Info("revocation list reloaded", "path", r.path, "revoked", len(r.serials), "number", r.number.String())
+	for serial := range r.serials {
+		if !before[serial] {
+			for _, f := range r.subs {
+				tell = append(tell, f)
+			}
+			return true, tell
+		}
+	}
+	return false, nil
 }
 
 // load reads the file: its stamp first, so that a change while reading is

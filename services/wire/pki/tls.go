@@ -62,6 +62,28 @@ func (c *Credentials) Leaf() *x509.Certificate { return c.cert.Leaf }
 // refuse a peer whose certificate r lists.
 func (c *Credentials) CheckRevocations(r *Revocations) { c.revoked = r }
 
+// ReloadRevocations reads c's revocation list again now if it changed
+// (Revocations.Reload), and reports whether it revokes more than before;
+// false without a list. A server calls it every ReloadEvery, so that the
+// calls of a certificate revoked meanwhile end (OnRevocation) even when
+// no call asks; a test calls it to take a revocation in at once.
+func (c *Credentials) ReloadRevocations() bool {
+	if c.revoked == nil {
+		return false
+	}
+	return c.revoked.Reload()
+}
+
+// OnRevocation has f called after every revocation list read anew that
+// revokes a certificate the last did not (Revocations.OnChange); stop
+// ends that. Without a list it is never called.
+func (c *Credentials) OnRevocation(f func()) (stop func()) {
+	if c.revoked == nil {
+		return func() {}
+	}
+	return c.revoked.OnChange(f)
+}
+
 // SetLog is where c's revocation list says it reloaded, or could not.
 func (c *Credentials) SetLog(log hclog.Logger) {
 	if c.revoked != nil {
@@ -86,13 +108,36 @@ func IdentityOf(cert *x509.Certificate) (Identity, error) {
 // Unauthenticated, a status a client can act on, where a handshake alert
 // would reach it as Unavailable, "try again".
 func (c *Credentials) ServerTLS() *tls.Config {
+	return c.serverTLS(false)
+}
+
+// PublicServerTLS is ServerTLS for the gateway's public plane, but for
+// one thing: a revoked client's certificate passes the handshake, so that
+// its calls are refused with PermissionDenied saying the certificate was
+// revoked (services/wire/rpc checks CheckPeer on every call), where a
+// failed handshake reaches the client as Unavailable, "is the gateway
+// running?", and is retried. A client is counted against the per-address
+// caps like any client, and is let through nothing but health. Any other
+// kind's revoked certificate (an instance's, a master's, the operator's:
+// exempt from those caps once verified) still fails the handshake.
+func (c *Credentials) PublicServerTLS() *tls.Config {
+	return c.serverTLS(true)
+}
+
+func (c *Credentials) serverTLS(tellClients bool) *tls.Config {
 	return &tls.Config{
 		MinVersion: tls.VersionTLS13, Certificates: []tls.Certificate{c.cert}, ClientAuth: tls.VerifyClientCertIfGiven, ClientCAs: c.roots,
 		VerifyConnection: func(cs tls.ConnectionState) error {
 			if len(cs.PeerCertificates) == 0 {
 				return nil
 			}
-			return c.checkRevoked(cs.PeerCertificates[0])
+			err := c.checkRevoked(cs.PeerCertificates[0])
+			if err != nil && tellClients {
+				if id, ierr := IdentityOf(cs.PeerCertificates[0]); ierr == nil && id.Kind == Client {
+					return nil
+				}
+			}
+			return err
 		},
 	}
 }
@@ -165,10 +210,21 @@ func (c *Credentials) checkRevoked(cert *x509.Certificate) error {
 	return nil
 }
 
+// PeerLeaf is the certificate a call's peer presented and the server
+// verified, if any: what CheckPeer checks.
+func PeerLeaf(ctx context.Context) (*x509.Certificate, bool) { return peerLeaf(ctx) }
+
+// RevokedCert reports whether cert is on c's revocation list (false
+// without one): CheckPeer for a certificate already at hand.
+func (c *Credentials) RevokedCert(cert *x509.Certificate) bool {
+	return c.revoked != nil && c.revoked.Revoked(cert)
+}
+
 // CheckPeer fails with ErrRevoked when the certificate a call's peer
 // presented is on the revocation list: the handshake checks it once per
 // connection, CheckPeer on every call, so that a connection opened before
-// the revocation gets no further call through.
+// the revocation (or a revoked client's, PublicServerTLS) gets no call
+// through.
 func (c *Credentials) CheckPeer(ctx context.Context) error {
 	if leaf, ok := peerLeaf(ctx); ok {
 		return c.checkRevoked(leaf)

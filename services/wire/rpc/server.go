@@ -31,6 +31,14 @@
 //     with another kind's PermissionDenied, and a Cluster call with
 //     anything but an operator's certificate likewise. Health needs none.
 //
+// A certificate the CA revokes (pki.Revocations) gets PermissionDenied,
+// "certificate revoked", on every call but health, and its calls in
+// progress are ended with the same status once the server reads the list
+// again (openCalls; every pki.ReloadEvery, and whenever a call or
+// handshake reads it): a Watch stream or an upload does not wait for its
+// next call to learn it. The public plane lets a revoked client's
+// handshake through to be told so (pki.Credentials.PublicServerTLS).
+//
 // The policy (authorize) is a pure function of the plane, the method and the
 // caller's verified identity; what a caller may claim inside a call (which
 // instance it speaks as, which term, whose job) is the services' own check.
@@ -217,6 +225,7 @@ type Server struct {
 	refused *refusals
 	conns   *connLimiter                    // nil without credentials
 	methods atomic.Pointer[map[string]bool] // the registered methods, set by Serve
+	open    *openCalls                      // the calls a revocation ends
 }
 
 // New builds the server with health, reflection and Status registered;
@@ -236,7 +245,7 @@ func New(o Options) (*Server, error) {
 		return nil, err
 	}
 	o.Limits = o.Limits.WithDefaults()
-	s := &Server{health: health.NewServer(), grace: o.Grace, opts: o, refused: newRefusals(o.Plane, o.Log, o.Refusals)}
+	s := &Server{health: health.NewServer(), grace: o.Grace, opts: o, refused: newRefusals(o.Plane, o.Log, o.Refusals), open: &openCalls{creds: o.Credentials, calls: map[*openCall]struct{}{}}}
 	s.methods.Store(&map[string]bool{})
 	opts := append(ServerOptions(),
 		grpc.MaxRecvMsgSize(MaxMessageBytes),
@@ -259,8 +268,12 @@ func New(o Options) (*Server, error) {
 			max: o.Limits.MaxStreamsPerAddr, held: newKeyedCounter[caller](o.Limits.MaxStreamsPerAddr),
 			methods: func() map[string]bool { return *s.methods.Load() }, refused: s.refused,
 		}
+		serverTLS := o.Credentials.ServerTLS()
+		if o.Plane == Public {
+			serverTLS = o.Credentials.PublicServerTLS()
+		}
 		opts = append(opts,
-			grpc.Creds(limitedCreds{TLSCredentials(o.Credentials.ServerTLS()), s.conns}),
+			grpc.Creds(limitedCreds{TLSCredentials(serverTLS), s.conns}),
 			grpc.InTapHandle(streams.tap),
 		)
 	}
@@ -345,6 +358,17 @@ func (s *Server) Serve(ctx context.Context, l net.Listener) error {
 	if s.conns != nil {
 		l = limitedListener{l, s.conns}
 	}
+	if s.opts.Credentials != nil {
+		stop := s.opts.Credentials.OnRevocation(func() {
+			if ended := s.open.endRevoked(); len(ended) > 0 {
+				s.opts.Log.Warn("open calls of revoked certificates ended", "plane", s.opts.Plane.String(), "calls", len(ended), "callers", ended)
+			}
+		})
+		defer stop()
+		reloads, stopReloads := context.WithCancel(ctx)
+		defer stopReloads()
+		go s.reloadRevocations(reloads)
+	}
 	served := make(chan error, 1)
 	go func() { served <- s.grpc.Serve(l) }()
 	select {
@@ -368,6 +392,23 @@ func (s *Server) Serve(ctx context.Context, l net.Listener) error {
 	}
 	<-served
 	return nil
+}
+
+// reloadRevocations reads the revocation list again every
+// pki.ReloadEvery until ctx ends, so that a revocation ends the open calls
+// of the certificate (openCalls.endRevoked) although no call or handshake
+// reads the list.
+func (s *Server) reloadRevocations(ctx context.Context) {
+	t := time.NewTicker(pki.ReloadEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			s.opts.Credentials.ReloadRevocations()
+		}
+	}
 }
 
 // monitorUnary is the metrics' interceptor, first in the chain, so that

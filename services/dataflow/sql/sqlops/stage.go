@@ -3,6 +3,7 @@ package sqlops
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
@@ -39,6 +40,22 @@ func ChannelStream(ch string) string {
 		}
 	}
 	return string(b)
+}
+
+// MetricStreams is what the streams of p's channels are called in
+// metrics: "ch" and the channel's index in p.Channels ("ch3"), by stream.
+// A channel's name, and so its stream's, is made of the job's query names
+// and key expressions (a query "payroll" grouped by "ssn" sends on a
+// stream named after both), which are the tenant's and must not be shown
+// to whoever reads /metrics; the number means something only beside the
+// plan, which the job's client and the operator can see (explain, the
+// dashboard).
+func MetricStreams(p *physical.Plan) map[string]string {
+	out := make(map[string]string, len(p.Channels))
+	for i, c := range p.Channels {
+		out[ChannelStream(c.Name)] = "ch" + strconv.Itoa(i)
+	}
+	return out
 }
 
 // channelOf is a channel, and how many instances send on it.
@@ -124,7 +141,7 @@ func DecodeSpec(plan []byte, task string, b Budget) (stage.JobSpec, error) {
 // task holds the queries' sinks (the gateway), the operator's Finish
 // records each query's NAME.csv as the job's result
 // (schema.ResultRecord). It is stateful, and replayed from the journal
-// after a restart.
+// after a restart. In metrics its streams go by numbers (MetricStreams).
 //
 // A task that is neither the plan's gateway nor its shard task (a stage
 // of the built-in graph that runs apart, such as an aggregator with
@@ -139,7 +156,7 @@ func DecodeSpec(plan []byte, task string, b Budget) (stage.JobSpec, error) {
 // instead of results. 0: DefaultMaxHeldBytes.
 func StageSpec(p *physical.Plan, task string, b Budget) (stage.JobSpec, error) {
 	if _, err := replicasOf(p, task); err != nil {
-		return stage.JobSpec{New: func() stage.Operator { return failed{fmt.Errorf("task %s runs nothing of this job", task)} }, Stateless: true}, nil
+		return stage.JobSpec{New: func() stage.Operator { return failed{fmt.Errorf("task %s runs nothing of this job", task)} }, Stateless: true, MetricStreams: MetricStreams(p)}, nil
 	}
 	s, err := planStreams(p)
 	if err != nil {
@@ -173,7 +190,7 @@ func StageSpec(p *physical.Plan, task string, b Budget) (stage.JobSpec, error) {
 	if _, err := newStageOp(p, task, s, b); err != nil {
 		return stage.JobSpec{}, err
 	}
-	return stage.JobSpec{Wiring: w, New: func() stage.Operator {
+	return stage.JobSpec{Wiring: w, MetricStreams: MetricStreams(p), New: func() stage.Operator {
 		op, err := newStageOp(p, task, s, b)
 		if err != nil {
 			return failed{err} // it built a moment ago: it does not fail now

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -438,5 +439,35 @@ func TestSourceRoutesEachRowByItsKey(t *testing.T) {
 	}
 	if sent != rows {
 		t.Errorf("%d rows sent on %s, want the %d read", sent, ch.Name, rows)
+	}
+}
+
+// TestStageSpecNumbersItsStreamsForMetrics: every task's spec of a plan
+// names each of the plan's streams, in metrics, by its channel's index
+// ("ch0", "ch1", ...), the same at every task, and none of those names
+// carries a query's, a table's or a column's name (which the streams'
+// own names do).
+func TestStageSpecNumbersItsStreamsForMetrics(t *testing.T) {
+	_, _, tables := generated(t, 200, 1)
+	texts := map[string]string{"acme_payroll": "SELECT civ, COUNT(*) AS n FROM match_players GROUP BY civ ORDER BY civ"}
+	p := planOf(t, texts, []string{"acme_payroll"}, tables, 2)
+	if len(p.Channels) < 2 {
+		t.Fatalf("the plan has %d channels; the test wants a shuffle and a gather", len(p.Channels))
+	}
+	want := map[string]string{}
+	for i, c := range p.Channels {
+		want[sqlops.ChannelStream(c.Name)] = fmt.Sprintf("ch%d", i)
+	}
+	if !strings.Contains(strings.Join(slices.Collect(maps.Keys(want)), " "), "acme_payroll") {
+		t.Fatalf("no stream is named after the query: %v; the test proves nothing", want)
+	}
+	for _, task := range []string{p.Gateway.Name, p.Shard.Name} {
+		spec, err := sqlops.StageSpec(p, task, sqlops.Budget{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !maps.Equal(spec.MetricStreams, want) {
+			t.Errorf("%s: MetricStreams %v, want %v", task, spec.MetricStreams, want)
+		}
 	}
 }
