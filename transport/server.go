@@ -50,6 +50,7 @@ type Server struct {
 	log         hclog.Logger
 	announced   func(instance string, incarnation uint64)
 	failJob     func(JobFailure) error
+	heldJobs    func(jobs []string) []string
 	peers       func(instance string) bool
 	identify    Identify         // set: claims must match the caller's certificate
 	gateway     string           // the one instance that may introduce and drop jobs, if identify is set
@@ -221,6 +222,33 @@ func (s *Server) FailJob(ctx context.Context, req *wololov1.FailJobRequest) (*wo
 		return nil, toStatus(err)
 	}
 	return &wololov1.FailJobResponse{}, nil
+}
+
+// MaxHeldJobsAsked is the most jobs one HeldJobs call may ask about.
+const MaxHeldJobsAsked = 4096
+
+// OnHeldJobs makes this server answer HeldJobs calls (the gateway's: which
+// of the jobs asked about it holds). Set it before serving.
+func (s *Server) OnHeldJobs(f func(jobs []string) []string) { s.heldJobs = f }
+
+// HeldJobs answers which of the given jobs this process (the gateway)
+// holds, to an instance asking as itself.
+func (s *Server) HeldJobs(ctx context.Context, req *wololov1.HeldJobsRequest) (*wololov1.HeldJobsResponse, error) {
+	if err := s.caller(ctx, req.GetInstance()); err != nil {
+		return nil, toStatus(err)
+	}
+	if len(req.GetJobIds()) > MaxHeldJobsAsked {
+		return nil, toStatus(fmt.Errorf("%w: %d jobs asked about, more than %d", ErrInvalid, len(req.GetJobIds()), MaxHeldJobsAsked))
+	}
+	for _, id := range req.GetJobIds() {
+		if !ValidJob(id) {
+			return nil, toStatus(fmt.Errorf("%w: job id %q", ErrInvalid, id))
+		}
+	}
+	if s.heldJobs == nil {
+		return nil, status.Errorf(codes.FailedPrecondition, "%s holds no job table; the gateway does", s.self)
+	}
+	return &wololov1.HeldJobsResponse{Held: s.heldJobs(req.GetJobIds())}, nil
 }
 
 // DropJob deletes a job at this instance.

@@ -21,6 +21,107 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// HeldJobsRequest names the jobs asked about.
+type HeldJobsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The instance asking: the caller itself.
+	Instance string `protobuf:"bytes,1,opt,name=instance,proto3" json:"instance,omitempty"`
+	// The jobs' internal ids; at most 4096 (INVALID_ARGUMENT past it).
+	JobIds        []string `protobuf:"bytes,2,rep,name=job_ids,json=jobIds,proto3" json:"job_ids,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HeldJobsRequest) Reset() {
+	*x = HeldJobsRequest{}
+	mi := &file_wololo_v1_stage_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HeldJobsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HeldJobsRequest) ProtoMessage() {}
+
+func (x *HeldJobsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_wololo_v1_stage_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HeldJobsRequest.ProtoReflect.Descriptor instead.
+func (*HeldJobsRequest) Descriptor() ([]byte, []int) {
+	return file_wololo_v1_stage_proto_rawDescGZIP(), []int{0}
+}
+
+func (x *HeldJobsRequest) GetInstance() string {
+	if x != nil {
+		return x.Instance
+	}
+	return ""
+}
+
+func (x *HeldJobsRequest) GetJobIds() []string {
+	if x != nil {
+		return x.JobIds
+	}
+	return nil
+}
+
+// HeldJobsResponse names those the gateway holds.
+type HeldJobsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The ids of the request the gateway holds, in the request's order.
+	Held          []string `protobuf:"bytes,1,rep,name=held,proto3" json:"held,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HeldJobsResponse) Reset() {
+	*x = HeldJobsResponse{}
+	mi := &file_wololo_v1_stage_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HeldJobsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HeldJobsResponse) ProtoMessage() {}
+
+func (x *HeldJobsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_wololo_v1_stage_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HeldJobsResponse.ProtoReflect.Descriptor instead.
+func (*HeldJobsResponse) Descriptor() ([]byte, []int) {
+	return file_wololo_v1_stage_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *HeldJobsResponse) GetHeld() []string {
+	if x != nil {
+		return x.Held
+	}
+	return nil
+}
+
 // IntroduceJobRequest names the new job.
 type IntroduceJobRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -36,7 +137,7 @@ type IntroduceJobRequest struct {
 
 func (x *IntroduceJobRequest) Reset() {
 	*x = IntroduceJobRequest{}
-	mi := &file_wololo_v1_stage_proto_msgTypes[0]
+	mi := &file_wololo_v1_stage_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -48,7 +149,7 @@ func (x *IntroduceJobRequest) String() string {
 func (*IntroduceJobRequest) ProtoMessage() {}
 
 func (x *IntroduceJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_stage_proto_msgTypes[0]
+	mi := &file_wololo_v1_stage_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -61,7 +162,7 @@ func (x *IntroduceJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IntroduceJobRequest.ProtoReflect.Descriptor instead.
 func (*IntroduceJobRequest) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_stage_proto_rawDescGZIP(), []int{0}
+	return file_wololo_v1_stage_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *IntroduceJobRequest) GetJobId() string {
@@ -87,7 +188,7 @@ type IntroduceJobResponse struct {
 
 func (x *IntroduceJobResponse) Reset() {
 	*x = IntroduceJobResponse{}
-	mi := &file_wololo_v1_stage_proto_msgTypes[1]
+	mi := &file_wololo_v1_stage_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -99,7 +200,7 @@ func (x *IntroduceJobResponse) String() string {
 func (*IntroduceJobResponse) ProtoMessage() {}
 
 func (x *IntroduceJobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_stage_proto_msgTypes[1]
+	mi := &file_wololo_v1_stage_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -112,7 +213,7 @@ func (x *IntroduceJobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use IntroduceJobResponse.ProtoReflect.Descriptor instead.
 func (*IntroduceJobResponse) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_stage_proto_rawDescGZIP(), []int{1}
+	return file_wololo_v1_stage_proto_rawDescGZIP(), []int{3}
 }
 
 // AnnounceRequest names the new incarnation.
@@ -133,7 +234,7 @@ type AnnounceRequest struct {
 
 func (x *AnnounceRequest) Reset() {
 	*x = AnnounceRequest{}
-	mi := &file_wololo_v1_stage_proto_msgTypes[2]
+	mi := &file_wololo_v1_stage_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -145,7 +246,7 @@ func (x *AnnounceRequest) String() string {
 func (*AnnounceRequest) ProtoMessage() {}
 
 func (x *AnnounceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_stage_proto_msgTypes[2]
+	mi := &file_wololo_v1_stage_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -158,7 +259,7 @@ func (x *AnnounceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AnnounceRequest.ProtoReflect.Descriptor instead.
 func (*AnnounceRequest) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_stage_proto_rawDescGZIP(), []int{2}
+	return file_wololo_v1_stage_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *AnnounceRequest) GetSender() string {
@@ -186,7 +287,7 @@ type AnnounceResponse struct {
 
 func (x *AnnounceResponse) Reset() {
 	*x = AnnounceResponse{}
-	mi := &file_wololo_v1_stage_proto_msgTypes[3]
+	mi := &file_wololo_v1_stage_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -198,7 +299,7 @@ func (x *AnnounceResponse) String() string {
 func (*AnnounceResponse) ProtoMessage() {}
 
 func (x *AnnounceResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_stage_proto_msgTypes[3]
+	mi := &file_wololo_v1_stage_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -211,7 +312,7 @@ func (x *AnnounceResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AnnounceResponse.ProtoReflect.Descriptor instead.
 func (*AnnounceResponse) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_stage_proto_rawDescGZIP(), []int{3}
+	return file_wololo_v1_stage_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *AnnounceResponse) GetIncarnation() uint64 {
@@ -232,7 +333,7 @@ type DropJobRequest struct {
 
 func (x *DropJobRequest) Reset() {
 	*x = DropJobRequest{}
-	mi := &file_wololo_v1_stage_proto_msgTypes[4]
+	mi := &file_wololo_v1_stage_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -244,7 +345,7 @@ func (x *DropJobRequest) String() string {
 func (*DropJobRequest) ProtoMessage() {}
 
 func (x *DropJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_stage_proto_msgTypes[4]
+	mi := &file_wololo_v1_stage_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -257,7 +358,7 @@ func (x *DropJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DropJobRequest.ProtoReflect.Descriptor instead.
 func (*DropJobRequest) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_stage_proto_rawDescGZIP(), []int{4}
+	return file_wololo_v1_stage_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *DropJobRequest) GetJobId() string {
@@ -276,7 +377,7 @@ type DropJobResponse struct {
 
 func (x *DropJobResponse) Reset() {
 	*x = DropJobResponse{}
-	mi := &file_wololo_v1_stage_proto_msgTypes[5]
+	mi := &file_wololo_v1_stage_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -288,7 +389,7 @@ func (x *DropJobResponse) String() string {
 func (*DropJobResponse) ProtoMessage() {}
 
 func (x *DropJobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_stage_proto_msgTypes[5]
+	mi := &file_wololo_v1_stage_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -301,7 +402,7 @@ func (x *DropJobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DropJobResponse.ProtoReflect.Descriptor instead.
 func (*DropJobResponse) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_stage_proto_rawDescGZIP(), []int{5}
+	return file_wololo_v1_stage_proto_rawDescGZIP(), []int{7}
 }
 
 // FailJobRequest names the job that cannot complete, and why.
@@ -326,7 +427,7 @@ type FailJobRequest struct {
 
 func (x *FailJobRequest) Reset() {
 	*x = FailJobRequest{}
-	mi := &file_wololo_v1_stage_proto_msgTypes[6]
+	mi := &file_wololo_v1_stage_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -338,7 +439,7 @@ func (x *FailJobRequest) String() string {
 func (*FailJobRequest) ProtoMessage() {}
 
 func (x *FailJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_stage_proto_msgTypes[6]
+	mi := &file_wololo_v1_stage_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -351,7 +452,7 @@ func (x *FailJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FailJobRequest.ProtoReflect.Descriptor instead.
 func (*FailJobRequest) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_stage_proto_rawDescGZIP(), []int{6}
+	return file_wololo_v1_stage_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *FailJobRequest) GetJobId() string {
@@ -391,7 +492,7 @@ type FailJobResponse struct {
 
 func (x *FailJobResponse) Reset() {
 	*x = FailJobResponse{}
-	mi := &file_wololo_v1_stage_proto_msgTypes[7]
+	mi := &file_wololo_v1_stage_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -403,7 +504,7 @@ func (x *FailJobResponse) String() string {
 func (*FailJobResponse) ProtoMessage() {}
 
 func (x *FailJobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_stage_proto_msgTypes[7]
+	mi := &file_wololo_v1_stage_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -416,7 +517,7 @@ func (x *FailJobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FailJobResponse.ProtoReflect.Descriptor instead.
 func (*FailJobResponse) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_stage_proto_rawDescGZIP(), []int{7}
+	return file_wololo_v1_stage_proto_rawDescGZIP(), []int{9}
 }
 
 // ExchangeRequest is a frame from sender to receiver.
@@ -435,7 +536,7 @@ type ExchangeRequest struct {
 
 func (x *ExchangeRequest) Reset() {
 	*x = ExchangeRequest{}
-	mi := &file_wololo_v1_stage_proto_msgTypes[8]
+	mi := &file_wololo_v1_stage_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -447,7 +548,7 @@ func (x *ExchangeRequest) String() string {
 func (*ExchangeRequest) ProtoMessage() {}
 
 func (x *ExchangeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_stage_proto_msgTypes[8]
+	mi := &file_wololo_v1_stage_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -460,7 +561,7 @@ func (x *ExchangeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExchangeRequest.ProtoReflect.Descriptor instead.
 func (*ExchangeRequest) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_stage_proto_rawDescGZIP(), []int{8}
+	return file_wololo_v1_stage_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *ExchangeRequest) GetFrame() isExchangeRequest_Frame {
@@ -522,7 +623,7 @@ type ExchangeResponse struct {
 
 func (x *ExchangeResponse) Reset() {
 	*x = ExchangeResponse{}
-	mi := &file_wololo_v1_stage_proto_msgTypes[9]
+	mi := &file_wololo_v1_stage_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -534,7 +635,7 @@ func (x *ExchangeResponse) String() string {
 func (*ExchangeResponse) ProtoMessage() {}
 
 func (x *ExchangeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_stage_proto_msgTypes[9]
+	mi := &file_wololo_v1_stage_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -547,7 +648,7 @@ func (x *ExchangeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExchangeResponse.ProtoReflect.Descriptor instead.
 func (*ExchangeResponse) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_stage_proto_rawDescGZIP(), []int{9}
+	return file_wololo_v1_stage_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *ExchangeResponse) GetFrame() isExchangeResponse_Frame {
@@ -613,7 +714,7 @@ type Open struct {
 
 func (x *Open) Reset() {
 	*x = Open{}
-	mi := &file_wololo_v1_stage_proto_msgTypes[10]
+	mi := &file_wololo_v1_stage_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -625,7 +726,7 @@ func (x *Open) String() string {
 func (*Open) ProtoMessage() {}
 
 func (x *Open) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_stage_proto_msgTypes[10]
+	mi := &file_wololo_v1_stage_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -638,7 +739,7 @@ func (x *Open) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Open.ProtoReflect.Descriptor instead.
 func (*Open) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_stage_proto_rawDescGZIP(), []int{10}
+	return file_wololo_v1_stage_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *Open) GetJobId() string {
@@ -691,7 +792,7 @@ type Hello struct {
 
 func (x *Hello) Reset() {
 	*x = Hello{}
-	mi := &file_wololo_v1_stage_proto_msgTypes[11]
+	mi := &file_wololo_v1_stage_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -703,7 +804,7 @@ func (x *Hello) String() string {
 func (*Hello) ProtoMessage() {}
 
 func (x *Hello) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_stage_proto_msgTypes[11]
+	mi := &file_wololo_v1_stage_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -716,7 +817,7 @@ func (x *Hello) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Hello.ProtoReflect.Descriptor instead.
 func (*Hello) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_stage_proto_rawDescGZIP(), []int{11}
+	return file_wololo_v1_stage_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *Hello) GetWatermark() uint64 {
@@ -751,7 +852,7 @@ type Batch struct {
 
 func (x *Batch) Reset() {
 	*x = Batch{}
-	mi := &file_wololo_v1_stage_proto_msgTypes[12]
+	mi := &file_wololo_v1_stage_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -763,7 +864,7 @@ func (x *Batch) String() string {
 func (*Batch) ProtoMessage() {}
 
 func (x *Batch) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_stage_proto_msgTypes[12]
+	mi := &file_wololo_v1_stage_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -776,7 +877,7 @@ func (x *Batch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Batch.ProtoReflect.Descriptor instead.
 func (*Batch) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_stage_proto_rawDescGZIP(), []int{12}
+	return file_wololo_v1_stage_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *Batch) GetSeq() uint64 {
@@ -811,7 +912,7 @@ type Ack struct {
 
 func (x *Ack) Reset() {
 	*x = Ack{}
-	mi := &file_wololo_v1_stage_proto_msgTypes[13]
+	mi := &file_wololo_v1_stage_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -823,7 +924,7 @@ func (x *Ack) String() string {
 func (*Ack) ProtoMessage() {}
 
 func (x *Ack) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_stage_proto_msgTypes[13]
+	mi := &file_wololo_v1_stage_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -836,7 +937,7 @@ func (x *Ack) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Ack.ProtoReflect.Descriptor instead.
 func (*Ack) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_stage_proto_rawDescGZIP(), []int{13}
+	return file_wololo_v1_stage_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *Ack) GetSeq() uint64 {
@@ -850,7 +951,12 @@ var File_wololo_v1_stage_proto protoreflect.FileDescriptor
 
 const file_wololo_v1_stage_proto_rawDesc = "" +
 	"\n" +
-	"\x15wololo/v1/stage.proto\x12\twololo.v1\"@\n" +
+	"\x15wololo/v1/stage.proto\x12\twololo.v1\"F\n" +
+	"\x0fHeldJobsRequest\x12\x1a\n" +
+	"\binstance\x18\x01 \x01(\tR\binstance\x12\x17\n" +
+	"\ajob_ids\x18\x02 \x03(\tR\x06jobIds\"&\n" +
+	"\x10HeldJobsResponse\x12\x12\n" +
+	"\x04held\x18\x01 \x03(\tR\x04held\"@\n" +
 	"\x13IntroduceJobRequest\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12\x12\n" +
 	"\x04plan\x18\x02 \x01(\fR\x04plan\"\x16\n" +
@@ -892,13 +998,14 @@ const file_wololo_v1_stage_proto_rawDesc = "" +
 	"\x03eof\x18\x02 \x01(\bR\x03eof\x12\x12\n" +
 	"\x04rows\x18\x03 \x01(\fR\x04rows\"\x17\n" +
 	"\x03Ack\x12\x10\n" +
-	"\x03seq\x18\x01 \x01(\x04R\x03seq2\xf1\x02\n" +
+	"\x03seq\x18\x01 \x01(\x04R\x03seq2\xb6\x03\n" +
 	"\fStageService\x12G\n" +
 	"\bExchange\x12\x1a.wololo.v1.ExchangeRequest\x1a\x1b.wololo.v1.ExchangeResponse(\x010\x01\x12C\n" +
 	"\bAnnounce\x12\x1a.wololo.v1.AnnounceRequest\x1a\x1b.wololo.v1.AnnounceResponse\x12@\n" +
 	"\aDropJob\x12\x19.wololo.v1.DropJobRequest\x1a\x1a.wololo.v1.DropJobResponse\x12@\n" +
 	"\aFailJob\x12\x19.wololo.v1.FailJobRequest\x1a\x1a.wololo.v1.FailJobResponse\x12O\n" +
-	"\fIntroduceJob\x12\x1e.wololo.v1.IntroduceJobRequest\x1a\x1f.wololo.v1.IntroduceJobResponseB3Z1github.com/wololo/wololo/proto/wololo/v1;wololov1b\x06proto3"
+	"\fIntroduceJob\x12\x1e.wololo.v1.IntroduceJobRequest\x1a\x1f.wololo.v1.IntroduceJobResponse\x12C\n" +
+	"\bHeldJobs\x12\x1a.wololo.v1.HeldJobsRequest\x1a\x1b.wololo.v1.HeldJobsResponseB3Z1github.com/wololo/wololo/proto/wololo/v1;wololov1b\x06proto3"
 
 var (
 	file_wololo_v1_stage_proto_rawDescOnce sync.Once
@@ -912,40 +1019,44 @@ func file_wololo_v1_stage_proto_rawDescGZIP() []byte {
 	return file_wololo_v1_stage_proto_rawDescData
 }
 
-var file_wololo_v1_stage_proto_msgTypes = make([]protoimpl.MessageInfo, 14)
+var file_wololo_v1_stage_proto_msgTypes = make([]protoimpl.MessageInfo, 16)
 var file_wololo_v1_stage_proto_goTypes = []any{
-	(*IntroduceJobRequest)(nil),  // 0: wololo.v1.IntroduceJobRequest
-	(*IntroduceJobResponse)(nil), // 1: wololo.v1.IntroduceJobResponse
-	(*AnnounceRequest)(nil),      // 2: wololo.v1.AnnounceRequest
-	(*AnnounceResponse)(nil),     // 3: wololo.v1.AnnounceResponse
-	(*DropJobRequest)(nil),       // 4: wololo.v1.DropJobRequest
-	(*DropJobResponse)(nil),      // 5: wololo.v1.DropJobResponse
-	(*FailJobRequest)(nil),       // 6: wololo.v1.FailJobRequest
-	(*FailJobResponse)(nil),      // 7: wololo.v1.FailJobResponse
-	(*ExchangeRequest)(nil),      // 8: wololo.v1.ExchangeRequest
-	(*ExchangeResponse)(nil),     // 9: wololo.v1.ExchangeResponse
-	(*Open)(nil),                 // 10: wololo.v1.Open
-	(*Hello)(nil),                // 11: wololo.v1.Hello
-	(*Batch)(nil),                // 12: wololo.v1.Batch
-	(*Ack)(nil),                  // 13: wololo.v1.Ack
+	(*HeldJobsRequest)(nil),      // 0: wololo.v1.HeldJobsRequest
+	(*HeldJobsResponse)(nil),     // 1: wololo.v1.HeldJobsResponse
+	(*IntroduceJobRequest)(nil),  // 2: wololo.v1.IntroduceJobRequest
+	(*IntroduceJobResponse)(nil), // 3: wololo.v1.IntroduceJobResponse
+	(*AnnounceRequest)(nil),      // 4: wololo.v1.AnnounceRequest
+	(*AnnounceResponse)(nil),     // 5: wololo.v1.AnnounceResponse
+	(*DropJobRequest)(nil),       // 6: wololo.v1.DropJobRequest
+	(*DropJobResponse)(nil),      // 7: wololo.v1.DropJobResponse
+	(*FailJobRequest)(nil),       // 8: wololo.v1.FailJobRequest
+	(*FailJobResponse)(nil),      // 9: wololo.v1.FailJobResponse
+	(*ExchangeRequest)(nil),      // 10: wololo.v1.ExchangeRequest
+	(*ExchangeResponse)(nil),     // 11: wololo.v1.ExchangeResponse
+	(*Open)(nil),                 // 12: wololo.v1.Open
+	(*Hello)(nil),                // 13: wololo.v1.Hello
+	(*Batch)(nil),                // 14: wololo.v1.Batch
+	(*Ack)(nil),                  // 15: wololo.v1.Ack
 }
 var file_wololo_v1_stage_proto_depIdxs = []int32{
-	10, // 0: wololo.v1.ExchangeRequest.open:type_name -> wololo.v1.Open
-	12, // 1: wololo.v1.ExchangeRequest.batch:type_name -> wololo.v1.Batch
-	11, // 2: wololo.v1.ExchangeResponse.hello:type_name -> wololo.v1.Hello
-	13, // 3: wololo.v1.ExchangeResponse.ack:type_name -> wololo.v1.Ack
-	8,  // 4: wololo.v1.StageService.Exchange:input_type -> wololo.v1.ExchangeRequest
-	2,  // 5: wololo.v1.StageService.Announce:input_type -> wololo.v1.AnnounceRequest
-	4,  // 6: wololo.v1.StageService.DropJob:input_type -> wololo.v1.DropJobRequest
-	6,  // 7: wololo.v1.StageService.FailJob:input_type -> wololo.v1.FailJobRequest
-	0,  // 8: wololo.v1.StageService.IntroduceJob:input_type -> wololo.v1.IntroduceJobRequest
-	9,  // 9: wololo.v1.StageService.Exchange:output_type -> wololo.v1.ExchangeResponse
-	3,  // 10: wololo.v1.StageService.Announce:output_type -> wololo.v1.AnnounceResponse
-	5,  // 11: wololo.v1.StageService.DropJob:output_type -> wololo.v1.DropJobResponse
-	7,  // 12: wololo.v1.StageService.FailJob:output_type -> wololo.v1.FailJobResponse
-	1,  // 13: wololo.v1.StageService.IntroduceJob:output_type -> wololo.v1.IntroduceJobResponse
-	9,  // [9:14] is the sub-list for method output_type
-	4,  // [4:9] is the sub-list for method input_type
+	12, // 0: wololo.v1.ExchangeRequest.open:type_name -> wololo.v1.Open
+	14, // 1: wololo.v1.ExchangeRequest.batch:type_name -> wololo.v1.Batch
+	13, // 2: wololo.v1.ExchangeResponse.hello:type_name -> wololo.v1.Hello
+	15, // 3: wololo.v1.ExchangeResponse.ack:type_name -> wololo.v1.Ack
+	10, // 4: wololo.v1.StageService.Exchange:input_type -> wololo.v1.ExchangeRequest
+	4,  // 5: wololo.v1.StageService.Announce:input_type -> wololo.v1.AnnounceRequest
+	6,  // 6: wololo.v1.StageService.DropJob:input_type -> wololo.v1.DropJobRequest
+	8,  // 7: wololo.v1.StageService.FailJob:input_type -> wololo.v1.FailJobRequest
+	2,  // 8: wololo.v1.StageService.IntroduceJob:input_type -> wololo.v1.IntroduceJobRequest
+	0,  // 9: wololo.v1.StageService.HeldJobs:input_type -> wololo.v1.HeldJobsRequest
+	11, // 10: wololo.v1.StageService.Exchange:output_type -> wololo.v1.ExchangeResponse
+	5,  // 11: wololo.v1.StageService.Announce:output_type -> wololo.v1.AnnounceResponse
+	7,  // 12: wololo.v1.StageService.DropJob:output_type -> wololo.v1.DropJobResponse
+	9,  // 13: wololo.v1.StageService.FailJob:output_type -> wololo.v1.FailJobResponse
+	3,  // 14: wololo.v1.StageService.IntroduceJob:output_type -> wololo.v1.IntroduceJobResponse
+	1,  // 15: wololo.v1.StageService.HeldJobs:output_type -> wololo.v1.HeldJobsResponse
+	10, // [10:16] is the sub-list for method output_type
+	4,  // [4:10] is the sub-list for method input_type
 	4,  // [4:4] is the sub-list for extension type_name
 	4,  // [4:4] is the sub-list for extension extendee
 	0,  // [0:4] is the sub-list for field type_name
@@ -956,11 +1067,11 @@ func file_wololo_v1_stage_proto_init() {
 	if File_wololo_v1_stage_proto != nil {
 		return
 	}
-	file_wololo_v1_stage_proto_msgTypes[8].OneofWrappers = []any{
+	file_wololo_v1_stage_proto_msgTypes[10].OneofWrappers = []any{
 		(*ExchangeRequest_Open)(nil),
 		(*ExchangeRequest_Batch)(nil),
 	}
-	file_wololo_v1_stage_proto_msgTypes[9].OneofWrappers = []any{
+	file_wololo_v1_stage_proto_msgTypes[11].OneofWrappers = []any{
 		(*ExchangeResponse_Hello)(nil),
 		(*ExchangeResponse_Ack)(nil),
 	}
@@ -970,7 +1081,7 @@ func file_wololo_v1_stage_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_wololo_v1_stage_proto_rawDesc), len(file_wololo_v1_stage_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   14,
+			NumMessages:   16,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

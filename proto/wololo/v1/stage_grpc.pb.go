@@ -24,6 +24,7 @@ const (
 	StageService_DropJob_FullMethodName      = "/wololo.v1.StageService/DropJob"
 	StageService_FailJob_FullMethodName      = "/wololo.v1.StageService/FailJob"
 	StageService_IntroduceJob_FullMethodName = "/wololo.v1.StageService/IntroduceJob"
+	StageService_HeldJobs_FullMethodName     = "/wololo.v1.StageService/HeldJobs"
 )
 
 // StageServiceClient is the client API for StageService service.
@@ -63,6 +64,13 @@ type StageServiceClient interface {
 	// RESOURCE_EXHAUSTED when the instance holds as many jobs as it may
 	// (--max-jobs), NOT_FOUND when it has dropped the job.
 	IntroduceJob(ctx context.Context, in *IntroduceJobRequest, opts ...grpc.CallOption) (*IntroduceJobResponse, error)
+	// HeldJobs says which of the given jobs the gateway still holds: a
+	// restarted instance asks it of the jobs its store holds before it
+	// replays any, and drops the others (deleted, or lost with the
+	// gateway's store, while it was down) without replaying them. Only the
+	// gateway serves it (FAILED_PRECONDITION elsewhere); the caller is an
+	// instance of the topology, asking as itself.
+	HeldJobs(ctx context.Context, in *HeldJobsRequest, opts ...grpc.CallOption) (*HeldJobsResponse, error)
 }
 
 type stageServiceClient struct {
@@ -126,6 +134,16 @@ func (c *stageServiceClient) IntroduceJob(ctx context.Context, in *IntroduceJobR
 	return out, nil
 }
 
+func (c *stageServiceClient) HeldJobs(ctx context.Context, in *HeldJobsRequest, opts ...grpc.CallOption) (*HeldJobsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(HeldJobsResponse)
+	err := c.cc.Invoke(ctx, StageService_HeldJobs_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // StageServiceServer is the server API for StageService service.
 // All implementations must embed UnimplementedStageServiceServer
 // for forward compatibility.
@@ -163,6 +181,13 @@ type StageServiceServer interface {
 	// RESOURCE_EXHAUSTED when the instance holds as many jobs as it may
 	// (--max-jobs), NOT_FOUND when it has dropped the job.
 	IntroduceJob(context.Context, *IntroduceJobRequest) (*IntroduceJobResponse, error)
+	// HeldJobs says which of the given jobs the gateway still holds: a
+	// restarted instance asks it of the jobs its store holds before it
+	// replays any, and drops the others (deleted, or lost with the
+	// gateway's store, while it was down) without replaying them. Only the
+	// gateway serves it (FAILED_PRECONDITION elsewhere); the caller is an
+	// instance of the topology, asking as itself.
+	HeldJobs(context.Context, *HeldJobsRequest) (*HeldJobsResponse, error)
 	mustEmbedUnimplementedStageServiceServer()
 }
 
@@ -187,6 +212,9 @@ func (UnimplementedStageServiceServer) FailJob(context.Context, *FailJobRequest)
 }
 func (UnimplementedStageServiceServer) IntroduceJob(context.Context, *IntroduceJobRequest) (*IntroduceJobResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method IntroduceJob not implemented")
+}
+func (UnimplementedStageServiceServer) HeldJobs(context.Context, *HeldJobsRequest) (*HeldJobsResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method HeldJobs not implemented")
 }
 func (UnimplementedStageServiceServer) mustEmbedUnimplementedStageServiceServer() {}
 func (UnimplementedStageServiceServer) testEmbeddedByValue()                      {}
@@ -288,6 +316,24 @@ func _StageService_IntroduceJob_Handler(srv interface{}, ctx context.Context, de
 	return interceptor(ctx, in, info, handler)
 }
 
+func _StageService_HeldJobs_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(HeldJobsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(StageServiceServer).HeldJobs(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: StageService_HeldJobs_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(StageServiceServer).HeldJobs(ctx, req.(*HeldJobsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // StageService_ServiceDesc is the grpc.ServiceDesc for StageService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -310,6 +356,10 @@ var StageService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "IntroduceJob",
 			Handler:    _StageService_IntroduceJob_Handler,
+		},
+		{
+			MethodName: "HeldJobs",
+			Handler:    _StageService_HeldJobs_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

@@ -37,6 +37,19 @@ func (g *Gateway) Knows(id string) bool {
 	return err == nil
 }
 
+// HeldJobs is the jobs of ids the job table holds, in their order: what a
+// restarted instance keeps of what its store holds (StageService.HeldJobs)
+// before it replays any.
+func (g *Gateway) HeldJobs(ids []string) []string {
+	var held []string
+	for _, id := range ids {
+		if g.Knows(id) {
+			held = append(held, id)
+		}
+	}
+	return held
+}
+
 // PlanOf is the physical plan of a job the job table holds (by its
 // internal id), as its record holds it (physical.Encode), nil for the
 // built-in job; ok reports whether the job is known (Knows). The

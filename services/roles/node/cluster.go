@@ -261,6 +261,25 @@ func (c *Cluster) SetStore(instance string, s transport.Store) { c.stores[instan
 // the same store, as a process restarted on its data directory would be:
 // everything it held only in memory is gone. Not safe for concurrent use.
 func (c *Cluster) Restart(instance string) error {
+	if err := c.StopInstance(instance); err != nil {
+		return err
+	}
+	return c.StartInstance(instance)
+}
+
+// StopInstance stops one instance, as a process that exits: its store stays,
+// and StartInstance starts it again on it. Not safe for concurrent use.
+func (c *Cluster) StopInstance(instance string) error {
+	if _, ok := c.Nodes[instance]; !ok {
+		return fmt.Errorf("no instance %s", instance)
+	}
+	c.stop(instance)
+	return nil
+}
+
+// StartInstance starts an instance StopInstance stopped, on the same address and the
+// same store. Not safe for concurrent use.
+func (c *Cluster) StartInstance(instance string) error {
 	in, err := deploy.ParseInstance(instance)
 	if err != nil {
 		return err
@@ -268,7 +287,6 @@ func (c *Cluster) Restart(instance string) error {
 	if _, ok := c.Nodes[instance]; !ok {
 		return fmt.Errorf("no instance %s", instance)
 	}
-	c.stop(instance)
 	l, err := net.Listen("tcp", c.Addrs[instance])
 	if err != nil {
 		return fmt.Errorf("listen again for %s: %w", instance, err)

@@ -344,6 +344,7 @@ func New(cfg Config) (*Node, error) {
 	n.sender.RetrySoon(rpc.IsRecovering)
 	if n.Gateway != nil {
 		stageServer.OnFailJob(n.Gateway.FailJob)
+		stageServer.OnHeldJobs(n.Gateway.HeldJobs)
 	}
 	peers := map[string]bool{}
 	for _, in := range neighbours(cfg.Topology, cfg.Instance) {
@@ -401,7 +402,7 @@ func (n *Node) Cluster() *clusterview.Gatherer { return n.cluster }
 // outbox (the Committer's), the stage's jobs with their operators replayed
 // from their state logs, the gateway's jobs. It runs in Serve, while the
 // servers answer that the process is recovering.
-func (n *Node) recover() error {
+func (n *Node) recover(ctx context.Context) error {
 	start := time.Now()
 	img, err := n.store.Load()
 	if err != nil {
@@ -417,6 +418,9 @@ func (n *Node) recover() error {
 		if err := n.Gateway.Recover(img); err != nil {
 			return fmt.Errorf("recover jobs: %w", err)
 		}
+	}
+	if err := n.forgetDeleted(ctx, img); err != nil {
+		return err
 	}
 	if err := n.runtime.Recover(img); err != nil {
 		return fmt.Errorf("recover: %w", err)
@@ -477,7 +481,7 @@ func (n *Node) Serve(ctx context.Context) error {
 	run("stage", n.runtime.Serve)
 	n.log.Info("recovering", "address", n.Addr(), "role", n.Role, "incarnation", n.incarnation)
 	life.Go(func(ctx context.Context) {
-		if err := n.recover(); err != nil {
+		if err := n.recover(ctx); err != nil {
 			if ctx.Err() == nil {
 				life.Fail(err)
 			}

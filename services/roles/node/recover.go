@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -157,6 +158,62 @@ func (n *Node) reportFailed(ctx context.Context, f transport.JobFailure, log hcl
 	case ctx.Err() == nil:
 		log.Error("could not report the job failed to the gateway", "gateway", gw, "error", err)
 	}
+}
+
+// heldJobsWait is how long a restarted instance waits for the gateway's
+// answer to which of its jobs it still holds (forgetDeleted) before it
+// replays them all.
+const heldJobsWait = 3 * time.Second
+
+// forgetDeleted drops from the store, and from img, the jobs the gateway
+// no longer holds (deleted, by their client or the operator, or lost with
+// the gateway's store, while this process was down), before Recover
+// replays any: a job deleted for what it cost is not replayed into that
+// cost first, and the restart takes the time of the jobs that are still
+// there. The gateway is asked for heldJobsWait at most; unreachable (it
+// restarts too), every job is replayed, and the gateway's drops reach
+// this process once both serve, as they always did. Nothing to do at the
+// gateway, whose job table is the answer.
+func (n *Node) forgetDeleted(ctx context.Context, img *transport.Image) error {
+	if n.Gateway != nil || len(img.Jobs) == 0 {
+		return nil
+	}
+	ids := slices.Sorted(maps.Keys(img.Jobs))
+	self := n.cfg.Instance.Name()
+	gw := deploy.Instance{Stage: n.cfg.Topology.Gateway().Name}.Name()
+	ctx, cancel := context.WithTimeout(ctx, heldJobsWait)
+	defer cancel()
+	held := map[string]bool{}
+	for ask := range slices.Chunk(ids, transport.MaxHeldJobsAsked) {
+		err := retry(ctx, func(ctx context.Context) error {
+			conn, _, err := n.pool.Conn(gw)
+			if err != nil {
+				return status.Error(codes.Unavailable, err.Error())
+			}
+			resp, err := wololov1.NewStageServiceClient(conn).HeldJobs(ctx, &wololov1.HeldJobsRequest{Instance: self, JobIds: ask})
+			for _, id := range resp.GetHeld() {
+				held[id] = true
+			}
+			return err
+		})
+		if err != nil {
+			n.log.Warn("could not ask the gateway which jobs it holds; replaying every job the store holds", "gateway", gw, "jobs", len(ids), "error", err)
+			return nil
+		}
+	}
+	for _, id := range ids {
+		if held[id] {
+			continue
+		}
+		if err := n.store.DropJob(id); err != nil {
+			return fmt.Errorf("drop job %s, which the gateway no longer holds: %w", id, err)
+		}
+		delete(img.Jobs, id)
+		img.Dropped = append(img.Dropped, id)
+		n.log.Info("dropped a job the gateway no longer holds, before replaying it", "job", id, "gateway", gw)
+	}
+	slices.Sort(img.Dropped)
+	return nil
 }
 
 // introduceEverywhere tells every instance of the topology but the gateway
