@@ -195,6 +195,25 @@ func Render(w io.Writer, server string, s *wololov1.ClusterGetResponse) {
 	if len(down) > 0 {
 		fmt.Fprintf(w, "\nnot serving:\n  %s\n", strings.Join(down, "\n  "))
 	}
+	if fenced := fencedLines(s.GetProcesses()); len(fenced) > 0 {
+		fmt.Fprintf(w, "\nfenced (refused as older than an incarnation claimed of them):\n  %s\n", strings.Join(fenced, "\n  "))
+	}
+}
+
+// fencedLines says, per process, which senders it refuses as older than
+// the newest incarnation it has seen of them (Status.fenced): a zombie,
+// or a real instance fenced by a claim above its incarnation, which is
+// stuck until its clock passes the claim.
+func fencedLines(processes []*wololov1.ClusterProcess) []string {
+	var out []string
+	for _, p := range processes {
+		for _, f := range p.GetStatus().GetFenced() {
+			out = append(out, fmt.Sprintf("%s refuses %s: incarnation %d, %d newer claimed; %d refusals in %s", p.GetInstance(), f.GetInstance(),
+				f.GetRefusedIncarnation(), f.GetNewestIncarnation()-f.GetRefusedIncarnation(), f.GetRefusals(), (time.Duration(f.GetSeconds()) * time.Second).String()))
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 func yesNo(b bool) string {

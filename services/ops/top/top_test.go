@@ -25,7 +25,8 @@ func TestRenderShowsWhatAnOperatorLooksFor(t *testing.T) {
 			{JobId: "x1", Name: "nightly", Client: "alice", State: "uploading", Progress: 0.5, EtaSeconds: 12.34, ElapsedSeconds: 3, Queries: []string{"q1", "q2", "q3", "q4"}},
 			{JobId: "x2", Name: "adhoc", Client: "bob", State: "running", Progress: 1, EtaSeconds: -1, ElapsedSeconds: 9, Queries: []string{"civs", "by-map"}},
 		},
-		Processes: []*wololov1.ClusterProcess{{Instance: "shard-1", State: "unreachable", Error: "connection refused"}, {Instance: "shard-0", State: "serving"}},
+		Processes: []*wololov1.ClusterProcess{{Instance: "shard-1", State: "unreachable", Error: "connection refused"}, {Instance: "shard-0", State: "serving",
+			Status: &wololov1.GetResponse{Fenced: []*wololov1.FencedInstance{{Instance: "shard-1", RefusedIncarnation: 100, NewestIncarnation: 3700, Refusals: 42, Seconds: 90}}}}},
 	}
 	var b strings.Builder
 	Render(&b, "gw:7100", snap)
@@ -47,6 +48,9 @@ adhoc (x2)    bob     civs,by-map  running    [####################] 100.0%  9s 
 
 not serving:
   shard-1: unreachable (connection refused)
+
+fenced (refused as older than an incarnation claimed of them):
+  shard-0 refuses shard-1: incarnation 100, 3600 newer claimed; 42 refusals in 1m30s
 `
 	if got := b.String(); got != want {
 		t.Errorf("Render wrote\n%s\nwant\n%s", got, want)
