@@ -209,7 +209,7 @@ func fencedLines(processes []*wololov1.ClusterProcess) []string {
 	for _, p := range processes {
 		for _, f := range p.GetStatus().GetFenced() {
 			out = append(out, fmt.Sprintf("%s refuses %s: incarnation %d, %d newer claimed; %d refusals in %s", p.GetInstance(), f.GetInstance(),
-				f.GetRefusedIncarnation(), f.GetNewestIncarnation()-f.GetRefusedIncarnation(), f.GetRefusals(), (time.Duration(f.GetSeconds()) * time.Second).String()))
+				f.GetRefusedIncarnation(), f.GetNewestIncarnation()-f.GetRefusedIncarnation(), f.GetRefusals(), (time.Duration(f.GetSeconds())*time.Second).String()))
 		}
 	}
 	sort.Strings(out)
