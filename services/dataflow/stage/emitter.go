@@ -105,7 +105,23 @@ type Outputs struct {
 	// opens them again).
 	endedNow []string
 	most     int // Built
+	// interrupted, when set, says that the job was dropped (Interrupted).
+	interrupted func() bool
 }
+
+// Interrupter is an Emitter that says when the job it emits for has been
+// dropped while an operator runs (Outputs, in the runtime): an operator
+// in a long loop (a join making its rows chunk by chunk) checks it
+// between two pieces of work and stops, so that a dropped or cancelled
+// job's step ends within a piece, not after all of it. What it emitted
+// then is never committed.
+type Interrupter interface {
+	Interrupted() bool
+}
+
+// Interrupted implements Interrupter: false unless the runtime dropped
+// the job.
+func (o *Outputs) Interrupted() bool { return o.interrupted != nil && o.interrupted() }
 
 // Edge is one stream of a job at one instance, and the stage at its
 // other end with that stage's instance count: where its batches come

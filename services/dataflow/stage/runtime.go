@@ -593,6 +593,7 @@ func (r *Runtime) newJob(id string) (*job, error) {
 		}
 	}
 	j.drive = NewDriver(spec.New(), senders)
+	j.out.interrupted = j.dropped.Load
 	j.flow = flowControlled(j.out.Channels(), r.cfg.Instance.Stage)
 	return j, nil
 }
@@ -1082,6 +1083,9 @@ func (r *Runtime) step(j *job, ch transport.ChannelID, eof bool, encoded []byte,
 		if failed := j.drive.Failed(); failed != nil {
 			j.failure = failed.Error() // build commits it
 			return
+		}
+		if j.dropped.Load() {
+			return // interrupted: the job is going
 		}
 		j.log.Error(what, "stream", ch.Stream, "sender", ch.Sender, "error", err)
 	}

@@ -1,6 +1,7 @@
 package sqlops
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/wololo/wololo/services/dataflow/stage"
@@ -107,6 +108,24 @@ type meter struct {
 	// mostState and mostStep are the most state held and the most bytes
 	// one step sent, seen so far (Usage).
 	mostState, mostStep int64
+	// interrupted, when set, says that the job was dropped while a batch
+	// is applied (stage.Interrupter): err says so, and the operator in a
+	// long loop stops at it.
+	interrupted func() bool
+}
+
+// ErrInterrupted is what an operator stopped in the middle of a batch
+// returns when its job was dropped meanwhile (stage.Interrupter).
+var ErrInterrupted = errors.New("the job was dropped while a batch was applied")
+
+// interruptedBy makes the count's err say so when out says that the job
+// was dropped (stage.Interrupter); an out that cannot say, never.
+func (m *meter) interruptedBy(out stage.Emitter) {
+	if i, ok := out.(stage.Interrupter); ok {
+		m.interrupted = i.Interrupted
+	} else {
+		m.interrupted = nil
+	}
 }
 
 // usage is what the job has spent of each budget, as log key-values.
@@ -117,12 +136,15 @@ func (m *meter) usage() []any {
 // step starts the count of what one batch or end makes the task send.
 func (m *meter) step() { m.stepBytes = 0 }
 
-// err is the bound passed, if one was.
+// err is the bound passed, if one was, or ErrInterrupted.
 func (m *meter) err() error {
-	if m.over == nil {
-		return nil
+	switch {
+	case m.over != nil:
+		return m.over
+	case m.interrupted != nil && m.interrupted():
+		return ErrInterrupted
 	}
-	return m.over
+	return nil
 }
 
 // pass records the bound passed, the first only.

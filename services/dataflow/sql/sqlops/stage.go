@@ -274,6 +274,7 @@ func (o *stageOp) Apply(stream string, rows *wololov1.RowBatch, out stage.Emitte
 		return err
 	}
 	o.out = out
+	o.t.meter.interruptedBy(out)
 	return o.t.Receive(c.ch, 0, rows)
 }
 
@@ -285,6 +286,7 @@ func (o *stageOp) ApplyEncoded(stream string, encoded []byte, out stage.Emitter)
 		return 0, err
 	}
 	o.out = out
+	o.t.meter.interruptedBy(out)
 	return o.t.ReceiveEncoded(c.ch, 0, encoded)
 }
 
@@ -297,6 +299,7 @@ func (o *stageOp) EndStream(stream string, out stage.Emitter) error {
 		return err
 	}
 	o.out = out
+	o.t.meter.interruptedBy(out)
 	for sender := range c.senders {
 		if err := o.t.End(c.ch, sender); err != nil {
 			return err
@@ -321,6 +324,7 @@ func (o *stageOp) Usage() []any { return o.t.meter.usage() }
 // failure (schema.FailedResultsRecord).
 func (o *stageOp) Finish(out stage.Emitter) error {
 	o.out = out
+	o.t.meter.interruptedBy(out)
 	if what, over := o.t.Overflowed(); over {
 		out.Record(schema.FailedResultsRecord, fmt.Appendf(nil, "the answer is too large: %s was given more than %d MiB of rows to hold at the gateway (--max-held-bytes)", what, o.maxHeld>>20))
 		return nil
