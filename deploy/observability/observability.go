@@ -8,7 +8,11 @@
 //
 // The files are embedded so that tests can check them against what the
 // processes really export: Queries lists every PromQL expression of both,
-// and MetricNames the metric names one of them reads. The names are found
+// and MetricNames the metric names one of them reads; LabelUses the labels
+// an expression selects on, metric by metric (labels.go), and
+// AlertTestSeries the input series of alerts_test.yaml, so that a test
+// against a running cluster (services/e2e) can check those labels are
+// filled and the rules' tests are fed the exported shape. The names are found
 // by a small lexer rather than by Prometheus's PromQL parser, which would
 // bring the whole Prometheus module into the build for a test; it knows
 // the syntax these files use (selectors, ranges, grouping clauses,

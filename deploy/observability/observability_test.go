@@ -89,3 +89,74 @@ func TestAlertRules(t *testing.T) {
 		}
 	}
 }
+
+func TestLabelUses(t *testing.T) {
+	cases := []struct {
+		expr string
+		want []string
+	}{
+		{`sum by (state) (wololo_gateway_job_state)`, []string{"wololo_gateway_job_state by state"}},
+		{`sum(rate(x_total{code!="OK",type="unary"}[5m])) by (code)`, []string{`x_total{code!="OK"}`, `x_total{type="unary"}`, "x_total by code"}},
+		{`histogram_quantile(0.99, sum by (le, process) (rate(h_bucket[5m])))`, []string{"h_bucket by le", "h_bucket by process"}},
+		{"max by (wololo_job, client, state) (s{state=~\"uploading|running\"})\nunless on (wololo_job)\n(sum by (wololo_job) (increase(r_total[10m])) > 0)",
+			[]string{"s by wololo_job", "s by client", "s by state", `s{state=~"uploading|running"}`, "s by wololo_job", "r_total by wololo_job", "r_total by wololo_job"}},
+		{`label_replace(sum by (restarted) (increase(m_total[15m])), "process", "$1", "restarted", "(.+)") >= 3 or max by (process) (changes(i[15m])) >= 3`,
+			[]string{"m_total by restarted", "m_total by restarted", "i by process"}},
+		{"sum(a) < 1\nor\n(count(max_over_time(a[1h])) unless count(a))", nil},
+		{`a / b < 0.10`, nil},
+	}
+	for _, c := range cases {
+		var got []string
+		for _, u := range LabelUses(c.expr) {
+			got = append(got, u.String())
+		}
+		if !slices.Equal(got, c.want) {
+			t.Errorf("LabelUses(%q) =\n%q\nwant\n%q", c.expr, got, c.want)
+		}
+	}
+	legend := Target{Expr: `a / b`, Legend: "{{process}} {{ file }} free"}
+	var got []string
+	for _, u := range legend.Uses() {
+		got = append(got, u.String())
+	}
+	if want := []string{"a by process", "b by process", "a by file", "b by file"}; !slices.Equal(got, want) {
+		t.Errorf("uses of a legend: %q, want %q", got, want)
+	}
+}
+
+// TestEveryQuerySelectsOnLabels: the dashboard and the alerts are read
+// whole (no target or alert the readers miss), and the stall alert's
+// selection on the gateway's job states is among what they find.
+func TestEveryQuerySelectsOnLabels(t *testing.T) {
+	targets, err := DashboardTargets()
+	if err != nil {
+		t.Fatal(err)
+	}
+	queries, _ := DashboardQueries()
+	n := 0
+	for _, exprs := range queries {
+		n += len(exprs)
+	}
+	if len(targets) != n {
+		t.Errorf("%d dashboard targets, %d queries", len(targets), n)
+	}
+	found := false
+	for _, u := range LabelUses(AlertQueries()["WololoJobStalled"]) {
+		found = found || u == LabelUse{Metric: "wololo_gateway_job_state", Label: "state", Op: "=~", Value: "uploading|running"}
+	}
+	if !found {
+		t.Errorf("WololoJobStalled: no selection of the job states uploading and running among %v", LabelUses(AlertQueries()["WololoJobStalled"]))
+	}
+	series, err := AlertTestSeries()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(series) < 10 {
+		t.Fatalf("%d input series read from alerts_test.yaml", len(series))
+	}
+	for _, s := range series {
+		if s.Metric == "" || len(s.Labels) == 0 {
+			t.Errorf("input series %+v: no metric or no labels", s)
+		}
+	}
+}

@@ -250,7 +250,7 @@ func Summarize(top deploy.Topology, answers []Answer, jobs []*wololov1.ClusterJo
 	for _, j := range jobs {
 		cj := proto.Clone(j).(*wololov1.ClusterJob)
 		cj.InstancesFinished = finished[cj.JobId]
-		cj.State = jobState(cj)
+		cj.State = JobStateOf(cj)
 		cur.uploaded[cj.JobId] = cj.BytesUploaded
 		cj.EtaSeconds = -1
 		switch {
@@ -269,8 +269,13 @@ func Summarize(top deploy.Topology, answers []Answer, jobs []*wololov1.ClusterJo
 	return out, cur
 }
 
-// jobState names where a job stands from the facts its gateway reports.
-func jobState(j *wololov1.ClusterJob) string {
+// JobStateOf names where a job stands (ClusterJob.state: JobUploading,
+// JobRunning, JobDone or JobFailed) from the facts its gateway reports,
+// its job_state and input_complete. It is the one naming of a job's
+// state: the gateway's ClusterJobs fills State with it, so that every
+// reader of a ClusterJob (this view, the gateway's metrics) has it, and
+// Summarize names it again from the facts.
+func JobStateOf(j *wololov1.ClusterJob) string {
 	switch {
 	case j.GetJobState() == wololov1.JobState_JOB_STATE_DONE:
 		return JobDone

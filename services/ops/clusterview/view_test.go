@@ -150,7 +150,7 @@ func TestJobStateNamedFromTheGatewaysFacts(t *testing.T) {
 		{wololov1.JobState_JOB_STATE_FAILED, false, JobFailed},
 		{wololov1.JobState_JOB_STATE_FAILED, true, JobFailed},
 	} {
-		if got := jobState(&wololov1.ClusterJob{JobState: c.state, InputComplete: c.complete}); got != c.want {
+		if got := JobStateOf(&wololov1.ClusterJob{JobState: c.state, InputComplete: c.complete}); got != c.want {
 			t.Errorf("state %v, input complete %v: %q, want %q", c.state, c.complete, got, c.want)
 		}
 	}

@@ -30,7 +30,8 @@ type GatewayLabels struct {
 var descJobState = desc("gateway_job_state", "1 for each job the gateway holds, labelled with its state (uploading, running, done, failed) and its client.", LabelJob, "client", "state")
 
 // NewGateway returns the gateway's metrics, unregistered; jobs lists the
-// jobs the gateway holds (services/roles/gateway.Gateway.ClusterJobs).
+// jobs the gateway holds (services/roles/gateway.Gateway.ClusterJobs),
+// each with its client and its State named (the gauge's labels).
 func NewGateway(l GatewayLabels, jobs func() []*wololov1.ClusterJob) *Gateway {
 	counter := func(name, help string, labels ...string) *prometheus.CounterVec {
 		return prometheus.NewCounterVec(prometheus.CounterOpts{Namespace: Namespace, Name: name, Help: help}, labels)

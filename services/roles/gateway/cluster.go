@@ -6,13 +6,16 @@ import (
 	"time"
 
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
+	"github.com/wololo/wololo/services/ops/clusterview"
 )
 
 // ClusterJobs describes every job the gateway holds, for the operators'
 // view of the deployment (services/ops/clusterview): its internal id, its
 // owner and name, its queries' names, where its lifecycle stands and how much of its input is
-// in the graph. The view names the state ("uploading", ...) from those
-// facts; the gateway does not know the view's words. It does not count as client activity.
+// in the graph, and its state named from those facts ("uploading",
+// "running", "done" or "failed": clusterview.JobStateOf, the one naming of
+// it), which the view shows and the gateway's metrics label each job with
+// (wololo_gateway_job_state{state=...}). It does not count as client activity.
 func (g *Gateway) ClusterJobs() []*wololov1.ClusterJob {
 	g.jobs.mu.Lock()
 	all := make([]*job, 0, len(g.jobs.byID))
@@ -39,6 +42,7 @@ func (j *job) summary() *wololov1.ClusterJob {
 	s := &wololov1.ClusterJob{JobId: j.id, Client: j.owner, Name: j.name, BytesTotal: j.bytes, ElapsedSeconds: end.Sub(j.created).Seconds()}
 	s.BytesUploaded = j.uploaded()
 	s.JobState, s.InputComplete = j.state, j.inputDone()
+	s.State = clusterview.JobStateOf(s)
 	s.Queries = slices.Clone(j.queries)
 	return s
 }

@@ -160,9 +160,10 @@
 //   - counters.go, Counters: what the gateway counts for /metrics (jobs
 //     created and how they ended, upload calls and what they committed),
 //     an interface the node fills with services/ops/metrics.Gateway.
-//   - cluster.go, ClusterJobs: every job, with its owner, state and upload
-//     progress, for the operators' view of the deployment
-//     (services/ops/clusterview); it is not client activity.
+//   - cluster.go, ClusterJobs: every job, with its owner, state (named
+//     by clusterview.JobStateOf) and upload progress, for the operators'
+//     view of the deployment (services/ops/clusterview) and the job-state
+//     gauge of /metrics; it is not client activity.
 //
 // Introductions. Every process keeps state only for jobs the gateway has
 // introduced to it (StageService.IntroduceJob, durable there), so that an
