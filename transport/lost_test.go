@@ -202,11 +202,12 @@ type refusing struct {
 func (r refusing) Open(transport.ChannelID) (uint64, error) { return 0, r.err }
 
 // TestRefusedJobsFailOrDrop: a receiver that does not know the job (it was
-// never introduced there, or its store lost it) or refuses it for a limit
+// never introduced there, or its store lost it), refuses it for a limit,
+// does not take the stream from this sender or cannot run the job's plan
 // makes the link report the job failed with the receiver's reason and end,
 // once, instead of retrying forever (an unknown job as lost state,
-// ErrStateLost, which the job's client runs again; a limit not); one that
-// dropped the job makes it drop the channel quietly, as before.
+// ErrStateLost, which the job's client runs again; the others not); one
+// that dropped the job makes it drop the channel quietly, as before.
 func TestRefusedJobsFailOrDrop(t *testing.T) {
 	cases := []struct {
 		name    string
@@ -215,6 +216,8 @@ func TestRefusedJobsFailOrDrop(t *testing.T) {
 	}{
 		{"unknown job", fmt.Errorf("%w: b-0 was never told of job j", transport.ErrUnknownJob), "channel state lost: b-0 refused stream s from a-0: job not introduced: b-0 was never told of job j; this sender holds the job, so b-0 lost this job's state (its store wiped or replaced?) and the job cannot complete"},
 		{"too many jobs", fmt.Errorf("%w: b-0 holds 3 jobs already (--max-jobs)", transport.ErrTooManyJobs), "b-0 refused stream s from a-0: too many jobs: b-0 holds 3 jobs already (--max-jobs)"},
+		{"unknown stream", fmt.Errorf("%w: b-0 does not take s from a-0", transport.ErrUnknownChannel), "b-0 refused stream s from a-0: unknown channel: b-0 does not take s from a-0"},
+		{"plan refused", fmt.Errorf("%w: job j: no task x", transport.ErrBadPlan), "b-0 refused stream s from a-0: job plan refused: job j: no task x"},
 		{"dropped job", fmt.Errorf("%w: j", transport.ErrJobDropped), ""},
 	}
 	for _, tc := range cases {
@@ -325,5 +328,75 @@ func TestReceiverRestartedOnAnEmptyStoreIsChecked(t *testing.T) {
 	// The old incarnation, a paused zombie waking up, is refused.
 	if err := announce(first); status.Code(err) != codes.FailedPrecondition {
 		t.Fatalf("the old incarnation's announcement after the wipe: %v, want FailedPrecondition", err)
+	}
+}
+
+// TestStreamNameTooLongFailsTheJob: a stream whose name the receiver
+// refuses (longer than MaxNameLen: issue 38's channel named by a 156-byte
+// CASE) fails its job within a first attempt, with the receiver's reason,
+// where its link retried for ever before; the handler never sees it.
+func TestStreamNameTooLongFailsTheJob(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	h := &opens{Handler: newReceiver()}
+	network := testkit.NewBufNet(t)
+	serveAs(t, network, h, 1)
+	_, s := startSender(t, ctx, network, 1)
+	lost := watchLost(s)
+	stream := strings.Repeat("s", transport.MaxNameLen+1)
+	ch := transport.ChannelID{Job: "j", Stream: stream, Sender: "a-0", Receiver: "b-0"}
+	s.Publish(entries(ch, 1, 3, true))
+	err := lost.wait(t, 10*time.Second)
+	want := fmt.Sprintf("b-0 refused stream %s from a-0: invalid request: channel refused: a stream name of %d bytes (1 to %d)", stream, transport.MaxNameLen+1, transport.MaxNameLen)
+	if err.Error() != want || errors.Is(err, transport.ErrStateLost) {
+		t.Fatalf("reported %q, want %q, not as lost state", err, want)
+	}
+	s.Wait()
+	if n := lost.count(); n != 1 {
+		t.Fatalf("%d reports, want 1", n)
+	}
+	if n := h.n.Load(); n != 0 {
+		t.Fatalf("the handler opened the channel %d times", n)
+	}
+}
+
+// refusingFirst refuses the first n opens with err, then opens as its
+// receiver does.
+type refusingFirst struct {
+	*receiver
+	err  error
+	n    int32
+	seen atomic.Int32
+}
+
+func (r *refusingFirst) Open(ch transport.ChannelID) (uint64, error) {
+	if r.seen.Add(1) <= r.n {
+		return 0, r.err
+	}
+	return r.receiver.Open(ch)
+}
+
+// TestInvalidRefusalWithoutReasonIsRetried: an INVALID_ARGUMENT that is
+// not a refusal of the channel (ReasonChannelRefused), such as an
+// incarnation ahead of the receiver's clock, which passes once the
+// clocks agree, is retried, not reported: the channel completes.
+func TestInvalidRefusalWithoutReasonIsRetried(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	r := newReceiver()
+	h := &refusingFirst{receiver: r, err: fmt.Errorf("%w: incarnation ahead of the clock", transport.ErrInvalid), n: 2}
+	network := testkit.NewBufNet(t)
+	serveAs(t, network, h, 1)
+	_, s := startSender(t, ctx, network, 1)
+	lost := watchLost(s)
+	ch := transport.ChannelID{Job: "j", Stream: "s", Sender: "a-0", Receiver: "b-0"}
+	s.Publish(entries(ch, 1, 3, true))
+	waitEOF(t, r)
+	s.Wait()
+	if n := lost.count(); n != 0 {
+		t.Fatalf("%d reports of a refusal that passes on retry", n)
+	}
+	if n := h.seen.Load(); n < 3 {
+		t.Fatalf("%d opens, want the 2 refused and one more", n)
 	}
 }

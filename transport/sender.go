@@ -35,9 +35,11 @@ import (
 // sender no longer knows it sent, means a store was wiped or replaced under
 // the job. The link then ends and reports it (OnFailed) instead of resending
 // into a sequence gap forever. So does a link whose receiver does not know
-// the job (ErrUnknownJob: its store lost it) or refuses it for a limit
-// (ErrTooManyJobs): no retry would get the job through, so it fails with
-// that reason rather than stalling. Since a link whose channel is complete has
+// the job (ErrUnknownJob: its store lost it), refuses it for a limit
+// (ErrTooManyJobs) or refuses the channel for what it is (a stream name
+// too long, a stream it does not take, a plan it cannot run:
+// IsChannelRefused): no retry would get the job through, so it fails with
+// that reason, at once, rather than stalling. Since a link whose channel is complete has
 // ended, a receiver that announces a new incarnation gets a check link on
 // each of its channels that has none running (SeeReceiver).
 type Sender struct {
@@ -109,7 +111,8 @@ func NewSender(self string, incarnation uint64, outbox *Outbox, conns Conns, log
 
 // OnFailed sets what is told of a channel that cannot complete (see
 // Sender): its state was lost (ErrStateLost), its receiver does not know
-// the job (ErrUnknownJob) or refuses it for a limit (ErrTooManyJobs). The
+// the job (ErrUnknownJob), refuses it for a limit (ErrTooManyJobs) or
+// refuses the channel itself (IsChannelRefused). The
 // process reports the job failed, with err as the reason. It runs on the
 // ending link's goroutine, with a context that ends with Serve. Set it
 // before Serve.
@@ -283,6 +286,11 @@ func (s *Sender) run(ctx context.Context, ch ChannelID, l *link) {
 			// This sender holds the job, so the gateway introduced it
 			// everywhere before the first batch: the receiver lost it.
 			s.fail(ctx, ch, fmt.Errorf("%w: %w; this sender holds the job, so %s lost this job's state (its store wiped or replaced?) and the job cannot complete", ErrStateLost, refusal(ch, err), ch.Receiver))
+			return
+		}
+		if IsChannelRefused(err) { // for what the channel is: no retry gets it through
+			log.Error("receiver refused the channel; the job cannot complete", "error", err)
+			s.fail(ctx, ch, refusal(ch, err))
 			return
 		}
 		switch status.Code(err) {

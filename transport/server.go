@@ -386,10 +386,10 @@ func (s *Server) Exchange(stream wololov1.StageService_ExchangeServer) error {
 		return status.Errorf(codes.Unavailable, "this is %s, not %s", s.self, open.Receiver)
 	}
 	if !ValidJob(open.JobId) {
-		return toStatus(fmt.Errorf("%w: job id %q", ErrInvalid, open.JobId))
+		return toStatus(fmt.Errorf("%w: job id %q", errBadChannel, open.JobId))
 	}
 	if open.Stream == "" || len(open.Stream) > MaxNameLen {
-		return toStatus(fmt.Errorf("%w: a stream name of %d bytes", ErrInvalid, len(open.Stream)))
+		return toStatus(fmt.Errorf("%w: a stream name of %d bytes (1 to %d)", errBadChannel, len(open.Stream), MaxNameLen))
 	}
 	if err := s.checkPeer(stream.Context(), open.Sender); err != nil {
 		return toStatus(err)
@@ -488,6 +488,28 @@ func (s *Server) Exchange(stream wololov1.StageService_ExchangeServer) error {
 // channel, but fails a job its receiver does not know.
 const ReasonUnknownJob = "JOB_NOT_INTRODUCED"
 
+// ReasonChannelRefused is the ErrorInfo reason of an INVALID_ARGUMENT
+// that refuses a channel for what it is, which no retry changes: a stream
+// name or job id the protocol does not take, a stream the receiver does
+// not take from that sender (ErrUnknownChannel), a job whose plan cannot
+// run there (ErrBadPlan). A sender fails the job with the refusal
+// (IsChannelRefused). Other INVALID_ARGUMENTs carry no reason, and a
+// sender retries them: an incarnation ahead of the receiver's clock is
+// refused until the clocks agree.
+const ReasonChannelRefused = "CHANNEL_REFUSED"
+
+// errBadChannel: an Open whose job id or stream name the protocol does
+// not take (ReasonChannelRefused).
+var errBadChannel = fmt.Errorf("%w: channel refused", ErrInvalid)
+
+// IsChannelRefused reports whether err is a receiver's refusal of a
+// channel that no retry gets through (ReasonChannelRefused), locally or
+// as a gRPC status.
+func IsChannelRefused(err error) bool {
+	return errors.Is(err, ErrUnknownChannel) || errors.Is(err, ErrBadPlan) || errors.Is(err, errBadChannel) ||
+		errinfo.Is(err, codes.InvalidArgument, errorDomain, ReasonChannelRefused)
+}
+
 // errorDomain is the ErrorInfo domain of the protocol's refusals.
 const errorDomain = "wololo.v1.StageService"
 
@@ -509,7 +531,9 @@ func toStatus(err error) error {
 		return errinfo.New(codes.NotFound, err.Error(), errorDomain, ReasonUnknownJob)
 	case errors.Is(err, ErrJobDropped):
 		return status.Error(codes.NotFound, err.Error())
-	case errors.Is(err, ErrUnknownChannel), errors.Is(err, ErrInvalid), errors.Is(err, ErrBadPlan):
+	case errors.Is(err, ErrUnknownChannel), errors.Is(err, ErrBadPlan), errors.Is(err, errBadChannel):
+		return errinfo.New(codes.InvalidArgument, err.Error(), errorDomain, ReasonChannelRefused)
+	case errors.Is(err, ErrInvalid):
 		return status.Error(codes.InvalidArgument, err.Error())
 	case errors.Is(err, ErrUnauthenticated):
 		return status.Error(codes.Unauthenticated, err.Error())

@@ -126,24 +126,37 @@ func TestServerChecksClaimsBeforeState(t *testing.T) {
 // acts on. A job never introduced and a dropped job are both NOT_FOUND,
 // told apart by the ErrorInfo reason (a sender fails the one and drops the
 // other's channel); a batch after an EOF is FAILED_PRECONDITION; a limit is
-// RESOURCE_EXHAUSTED.
+// RESOURCE_EXHAUSTED; a channel refused for what it is (an unknown
+// stream, a plan that cannot run, a stream name too long) is
+// INVALID_ARGUMENT with the reason that makes a sender fail the job
+// (IsChannelRefused), told from another INVALID_ARGUMENT (an incarnation
+// ahead of the clock), which a sender retries.
 func TestRefusalCodes(t *testing.T) {
 	cases := []struct {
 		err     error
 		code    codes.Code
 		unknown bool
+		refused bool
 	}{
-		{fmt.Errorf("%w: b-0 was never told of job j", ErrUnknownJob), codes.NotFound, true},
-		{fmt.Errorf("open: %w", fmt.Errorf("%w: j", ErrUnknownJob)), codes.NotFound, true},
-		{fmt.Errorf("%w: j", ErrJobDropped), codes.NotFound, false},
-		{fmt.Errorf("%w: got 3 after its EOF at 2", ErrAfterEOF), codes.FailedPrecondition, false},
-		{fmt.Errorf("%w: b-0 holds 9 jobs already", ErrTooManyJobs), codes.ResourceExhausted, false},
-		{status.Error(codes.NotFound, "job not introduced: a lookalike without the reason"), codes.NotFound, false},
+		{fmt.Errorf("%w: b-0 was never told of job j", ErrUnknownJob), codes.NotFound, true, false},
+		{fmt.Errorf("open: %w", fmt.Errorf("%w: j", ErrUnknownJob)), codes.NotFound, true, false},
+		{fmt.Errorf("%w: j", ErrJobDropped), codes.NotFound, false, false},
+		{fmt.Errorf("%w: got 3 after its EOF at 2", ErrAfterEOF), codes.FailedPrecondition, false, false},
+		{fmt.Errorf("%w: b-0 holds 9 jobs already", ErrTooManyJobs), codes.ResourceExhausted, false, false},
+		{status.Error(codes.NotFound, "job not introduced: a lookalike without the reason"), codes.NotFound, false, false},
+		{fmt.Errorf("%w: b-0 does not take s from a-0", ErrUnknownChannel), codes.InvalidArgument, false, true},
+		{fmt.Errorf("%w: job j: no task x", ErrBadPlan), codes.InvalidArgument, false, true},
+		{fmt.Errorf("%w: a stream name of 200 bytes", errBadChannel), codes.InvalidArgument, false, true},
+		{fmt.Errorf("%w: a-0 claims incarnation 9", errIncarnationAhead), codes.InvalidArgument, false, false},
+		{status.Error(codes.InvalidArgument, "unknown channel: a lookalike without the reason"), codes.InvalidArgument, false, false},
 	}
 	for _, c := range cases {
 		st := toStatus(c.err)
 		if status.Code(st) != c.code || IsUnknownJob(st) != c.unknown || IsUnknownJob(fmt.Errorf("await hello: %w", st)) != c.unknown {
 			t.Errorf("%v: %v (unknown job %v), want %s (unknown job %v)", c.err, st, IsUnknownJob(st), c.code, c.unknown)
+		}
+		if IsChannelRefused(fmt.Errorf("await hello: %w", st)) != c.refused {
+			t.Errorf("%v: %v refuses the channel: %v, want %v", c.err, st, !c.refused, c.refused)
 		}
 		if !strings.Contains(c.err.Error(), status.Convert(st).Message()) {
 			t.Errorf("%v: the status says %q", c.err, status.Convert(st).Message())

@@ -16,6 +16,7 @@ import (
 	"github.com/wololo/wololo/services/dataflow/sql/sqljob"
 	"github.com/wololo/wololo/services/dataflow/sql/sqlops"
 	"github.com/wololo/wololo/services/roles/node"
+	"github.com/wololo/wololo/transport"
 )
 
 // userQueries are queries of a user's own beside the four defaults: a
@@ -107,6 +108,48 @@ func TestSQLJobsMatchTheReference(t *testing.T) {
 				t.Errorf("the explain text has no physical plan:\n%s", explain.String())
 			}
 		})
+	}
+}
+
+// bandQuery is issue 38's query: win rate by rating band, grouped by a
+// four-branch CASE. Its channel from the gateway to the shards is named
+// after the CASE, longer than a transport stream's name may be: in a
+// deployment it once hung for ever (its receivers refused the stream, its
+// sender retried), then was refused at CreateJob.
+var bandQuery = sqljob.Query{Name: "bands", Text: "SELECT CASE WHEN rating < 1000 THEN 'low' WHEN rating < 1500 THEN 'mid' WHEN rating < 2000 THEN 'high' ELSE 'top' END AS band, COUNT(*) AS n, SUM(CASE WHEN winner THEN 1 ELSE 0 END) AS wins FROM match_players GROUP BY CASE WHEN rating < 1000 THEN 'low' WHEN rating < 1500 THEN 'mid' WHEN rating < 2000 THEN 'high' ELSE 'top' END ORDER BY band"}
+
+// TestGroupByALongCaseRuns: issue 38's query runs on a cluster and
+// answers as the in-process runner does, though a channel of its plan
+// (explain's) is named by more bytes than a stream's name may have.
+func TestGroupByALongCaseRuns(t *testing.T) {
+	d := testDatasets(t)[0]
+	c := startCluster(t, deploy.Default(), node.ClusterOptions{})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	out := t.TempDir()
+	var explain bytes.Buffer
+	qs := []sqljob.Query{bandQuery}
+	if _, err := client.Submit(ctx, client.SubmitOptions{Server: c.GatewayAddr(), TLS: clientTLS(t, c), Matches: d.matches, Players: d.players, Out: out, Queries: qs, Explain: &explain}); err != nil {
+		t.Fatalf("submit: %v", err)
+	}
+	long := false
+	for _, line := range strings.Split(explain.String(), "\n") {
+		name, _, ok := strings.Cut(strings.TrimSpace(line), ": gateway -> shard")
+		long = long || ok && len(name) > transport.MaxNameLen
+	}
+	if !long {
+		t.Fatalf("no channel of the plan is named by more than %d bytes; the test proves nothing:\n%s", transport.MaxNameLen, explain.String())
+	}
+	got, err := os.ReadFile(filepath.Join(out, bandQuery.Name+".csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := inProcess(t, d, qs)[bandQuery.Name]
+	if !bytes.Equal(got, want) {
+		t.Errorf("bands.csv differs\n got: %q\nwant: %q", got, want)
+	}
+	if n := bytes.Count(want, []byte("\n")); n != 5 {
+		t.Errorf("the expected answer %q has %d lines, want a header and 4 bands: the dataset does not exercise the query", want, n)
 	}
 }
 

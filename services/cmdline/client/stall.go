@@ -116,7 +116,10 @@ func progressKey(j *wololov1.Job) string {
 // stalledError says what a job that made no progress for limit is stuck
 // on, from its last state (nil: the gateway told nothing of it): the
 // stages with instances that do not answer, else the stages not done
-// with it. It is marked cli.ErrStalled (exit 6).
+// with it. It is marked cli.ErrStalled (exit 6). The job's view has no
+// channel's last error (its stages' rows, not their links): the message
+// names the stages, and where a link's errors are (the sending
+// process's log).
 func stalledError(id string, limit time.Duration, job *wololov1.Job) error {
 	what := stuckOn(job)
 	return cli.Mark(fmt.Errorf("job %s made no progress for %s (--stall-timeout): %s", id, limit, what), cli.ErrStalled)
@@ -140,7 +143,7 @@ func stuckOn(job *wololov1.Job) string {
 	case len(down) > 0:
 		return fmt.Sprintf("it is %s; %s; a master restarts a process that exited, not one that is stopped or whose host is cut off (`wololo top` shows the processes)", state, strings.Join(down, "; "))
 	case len(busy) > 0:
-		return fmt.Sprintf("it is %s; every process answers, but these stages, not done with it, applied no new rows: %s (`wololo top` shows their backlog)", state, strings.Join(busy, ", "))
+		return fmt.Sprintf("it is %s; every process answers, but these stages, not done with it, applied no new rows: %s (`wololo top` shows their backlog; a process whose stream its receiver keeps refusing logs \"stream to receiver broken, reconnecting\" with the receiver's reason, and a refusal no retry changes fails the job instead)", state, strings.Join(busy, ", "))
 	case job.GetState() == wololov1.JobState_JOB_STATE_UPLOADING:
 		return "it is uploading, and the gateway acknowledged no new bytes"
 	}

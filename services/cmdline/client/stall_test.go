@@ -24,7 +24,7 @@ func TestStuckOn(t *testing.T) {
 		{"a stage backed up", &wololov1.Job{State: running, Stages: []*wololov1.StageProgress{
 			{Stage: "shard", Instances: 2, RowsIn: 40, Finished: true},
 			{Stage: "q3-joiner", Instances: 2, RowsIn: 7},
-		}}, "q3-joiner (7 rows applied)"},
+		}}, "q3-joiner (7 rows applied) (`wololo top` shows their backlog; a process whose stream its receiver keeps refusing logs \"stream to receiver broken, reconnecting\""},
 		{"upload", &wololov1.Job{State: wololov1.JobState_JOB_STATE_UPLOADING}, "acknowledged no new bytes"},
 		{"nothing known", nil, "reported nothing"},
 	} {

@@ -144,7 +144,7 @@ func Render(w io.Writer, server string, s *wololov1.ClusterGetResponse) {
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "STREAM\tFROM → TO\tROWS/S\tBYTES/S\tROWS\tOUTBOX\tMAX LAG\t")
 	for _, st := range s.GetStreams() {
-		fmt.Fprintf(tw, "%s\t%s → %s\t%s\t%s\t%d\t%d\t%d\t\n", st.GetName(), st.GetFrom(), st.GetTo(),
+		fmt.Fprintf(tw, "%s\t%s → %s\t%s\t%s\t%d\t%d\t%d\t\n", shortName(st.GetName()), st.GetFrom(), st.GetTo(),
 			human(st.GetRowsPerSecond()), human(st.GetBytesPerSecond()), st.GetRows(), st.GetOutboxDepth(), st.GetMaxLagBatches())
 	}
 	tw.Flush()
@@ -214,6 +214,19 @@ func fencedLines(processes []*wololov1.ClusterProcess) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// nameWidth is the most characters of a stream's name the table shows.
+// A job of queries' streams are at most 40 bytes (sqlops.ChannelStream);
+// a process of an older build, or a topology's own, may name longer ones.
+const nameWidth = 40
+
+// shortName is name cut to nameWidth characters, the cut marked "…".
+func shortName(name string) string {
+	if r := []rune(name); len(r) > nameWidth {
+		return string(r[:nameWidth-1]) + "…"
+	}
+	return name
 }
 
 func yesNo(b bool) string {

@@ -19,7 +19,7 @@ func TestRenderShowsWhatAnOperatorLooksFor(t *testing.T) {
 	snap := &wololov1.ClusterGetResponse{
 		Taken: timestamppb.New(time.Unix(0, 0)), IntervalSeconds: 1,
 		Stages:  []*wololov1.ClusterStage{{Name: "shard", Instances: 2, Serving: 1, Unreachable: 1, Health: "degraded", RowsInPerSecond: 12345, OutboxDepth: 3, MaxLagBatches: 2, Restarts: 4}},
-		Streams: []*wololov1.ClusterStream{{Name: "matches", From: "gateway", To: "shard", RowsPerSecond: 2_500_000, Rows: 99}},
+		Streams: []*wololov1.ClusterStream{{Name: "matches", From: "gateway", To: "shard", RowsPerSecond: 2_500_000, Rows: 99}, {Name: "match_players-by-CASE_WHEN__rating___1000__THEN__low__", From: "gateway", To: "shard"}},
 		Masters: []*wololov1.ClusterMaster{{Instance: "master-1", Reachable: true, ElectionRole: "leader", Term: 7, Leader: 1, Acting: true}, {Instance: "master-2"}},
 		Jobs: []*wololov1.ClusterJob{
 			{JobId: "x1", Name: "nightly", Client: "alice", State: "uploading", Progress: 0.5, EtaSeconds: 12.34, ElapsedSeconds: 3, Queries: []string{"q1", "q2", "q3", "q4"}},
@@ -35,8 +35,9 @@ func TestRenderShowsWhatAnOperatorLooksFor(t *testing.T) {
   STAGE  INSTANCES     STATE  ROWS IN/S  ROWS OUT/S  OUTBOX  MAX LAG  BACKPRESSURE  RESTARTS
   shard        1/2  degraded      12.3k           0       3        2            0%         4
 
-   STREAM        FROM → TO  ROWS/S  BYTES/S  ROWS  OUTBOX  MAX LAG
-  matches  gateway → shard    2.5M        0    99       0        0
+                                    STREAM        FROM → TO  ROWS/S  BYTES/S  ROWS  OUTBOX  MAX LAG
+                                   matches  gateway → shard    2.5M        0    99       0        0
+  match_players-by-CASE_WHEN__rating___10…  gateway → shard       0        0     0       0        0
 
 MASTER    ROLE         TERM  LEADER    ACTING  RESTARTS DONE
 master-1  leader       7     master-1  yes     0

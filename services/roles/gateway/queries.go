@@ -14,7 +14,6 @@ import (
 	"github.com/wololo/wololo/services/dataflow/sql/physical"
 	"github.com/wololo/wololo/services/dataflow/sql/sqljob"
 	"github.com/wololo/wololo/services/dataflow/sql/sqlops"
-	"github.com/wololo/wololo/transport"
 )
 
 // A job's SQL queries (CreateJobRequest.queries): a job made of them runs
@@ -151,15 +150,14 @@ func (l Limits) planQueries(queries []*wololov1.Query, own bool, inputs []inputH
 }
 
 // checkPlanRuns refuses, as InvalidArgument, an encoded plan that a
-// process of the graph would refuse when the job is introduced to it or
-// its streams open: one that does not decode (a plan nested deeper than
-// the decoder reads), one a task cannot make its part of
-// (sqlops.DecodeSpec: the plan's invariants, then sqlops.StageSpec of
-// each task: two channels on one stream), a
-// channel whose stream name the transport refuses (longer than
-// transport.MaxNameLen). Checked before the job is recorded, so that a
-// job the graph will refuse is refused at CreateJob, with nothing
-// stored, not at its first upload.
+// process of the graph would refuse when the job is introduced to it: one
+// that does not decode (a plan nested deeper than the decoder reads), one
+// a task cannot make its part of (sqlops.DecodeSpec: the plan's
+// invariants, then sqlops.StageSpec of each task). Checked before the job
+// is recorded, so that a job the graph will refuse is refused at
+// CreateJob, with nothing stored, not at its first upload. A channel's
+// stream name is no longer a reason: it is numbered and bounded
+// (sqlops.ChannelStream), whatever the queries' keys.
 func checkPlanRuns(plan []byte) error {
 	p, err := physical.Decode(plan)
 	if err != nil {
@@ -171,11 +169,6 @@ func checkPlanRuns(plan []byte) error {
 	for _, task := range []string{p.Gateway.Name, p.Shard.Name} {
 		if _, err := sqlops.StageSpec(p, task, sqlops.Budget{}); err != nil {
 			return errorf(ErrInvalid, "the queries' plan cannot run on task %s: %v", task, err)
-		}
-	}
-	for _, c := range p.Channels {
-		if n := len(sqlops.ChannelStream(c.Name)); n == 0 || n > transport.MaxNameLen {
-			return errorf(ErrInvalid, "the queries' plan has a channel named by %d bytes (%.40q...), more than a stream's name may have (%d); group or join by shorter expressions", n, c.Name, transport.MaxNameLen)
 		}
 	}
 	return nil

@@ -16,6 +16,8 @@ import (
 	"google.golang.org/grpc/status"
 
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
+	"github.com/wololo/wololo/services/dataflow/sql/physical"
+	"github.com/wololo/wololo/services/dataflow/sql/sqlops"
 	"github.com/wololo/wololo/transport"
 )
 
@@ -51,16 +53,55 @@ func storedJobs(t *testing.T, store transport.Store) []string {
 // unrunnable are jobs of queries that the SQL engine compiles and plans
 // but that the graph could never run: a plan nested deeper than a plan is
 // read back (physical.Decode, which a restarted gateway and every process
-// do), a channel whose stream name the transport refuses (longer than
-// transport.MaxNameLen), two channels on one stream (sqlops.StageSpec,
-// which a process runs when the job is introduced to it).
+// do).
 var unrunnable = map[string][]*wololov1.Query{
 	"a plan too deep to read back": {{Name: "deep", Sql: "SELECT civ FROM match_players WHERE " + strings.Repeat("NOT ", 5000) + "civ = 'x'"}},
-	"a stream name too long":       {{Name: "long", Sql: "SELECT civ = '" + strings.Repeat("x", 150) + "' AS k, COUNT(*) AS n FROM match_players GROUP BY civ = '" + strings.Repeat("x", 150) + "'"}},
-	"two channels on one stream": {
+}
+
+// onceRefused are jobs of queries that CreateJob refused before channels'
+// streams were numbered (issue 38), and that run now: a channel named by
+// a key longer than a stream's name may be (transport.MaxNameLen), two
+// channels whose names were written as one stream name ('a.b', 'a,b').
+var onceRefused = map[string][]*wololov1.Query{
+	"a key longer than a stream name": {{Name: "long", Sql: "SELECT civ = '" + strings.Repeat("x", 150) + "' AS k, COUNT(*) AS n FROM match_players GROUP BY civ = '" + strings.Repeat("x", 150) + "'"}},
+	"two keys alike as stream names": {
 		{Name: "a", Sql: "SELECT civ = 'a.b' AS k, COUNT(*) AS n FROM match_players GROUP BY civ = 'a.b'"},
 		{Name: "b", Sql: "SELECT civ = 'a,b' AS k, COUNT(*) AS n FROM match_players GROUP BY civ = 'a,b'"},
 	},
+}
+
+// TestLongKeysAreCreated: a job whose queries' keys make channel names
+// longer than a stream's name may be, or alike as stream names, is
+// created, and every stream of its stored plan is within
+// transport.MaxNameLen and its own.
+func TestLongKeysAreCreated(t *testing.T) {
+	svc := testGateway(t, transport.NewMemStore(), time.Hour, make(chan string, 1))
+	if sqlops.MaxStreamLen > transport.MaxNameLen {
+		t.Fatalf("sqlops.MaxStreamLen %d, more than the transport takes (%d)", sqlops.MaxStreamLen, transport.MaxNameLen)
+	}
+	for i, why := range slices.Sorted(maps.Keys(onceRefused)) {
+		name := fmt.Sprintf("long-%d", i)
+		if _, err := svc.CreateJob(context.Background(), queryRequest(name, onceRefused[why]...)); err != nil {
+			t.Fatalf("CreateJob of %s: %v", why, err)
+		}
+		g := svc.(jobService).g
+		enc, ok := g.PlanOf(internalID(t, g, name))
+		if !ok {
+			t.Fatalf("%s: no plan", why)
+		}
+		p, err := physical.Decode(enc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen := map[string]bool{}
+		for i, c := range p.Channels {
+			s := sqlops.ChannelStream(i, c.Name)
+			if len(s) > transport.MaxNameLen || seen[s] {
+				t.Errorf("%s: channel %.60q has stream %q (%d bytes; taken before: %v)", why, c.Name, s, len(s), seen[s])
+			}
+			seen[s] = true
+		}
+	}
 }
 
 // TestRefusedCreateJobStoresNothing: a CreateJob of queries whose plan

@@ -74,5 +74,20 @@
 // read is read the long way (FromRows). The
 // in-process runners keep the RowBatch path: it has no bytes to write.
 //
+// A channel travels on a stream of the transport named by its index in
+// the plan and the beginning of its name (ChannelStream: "c3-" and at
+// most MaxStreamLen bytes in all), so that no query, however long its
+// keys, gets a stream name the transport refuses, and no two channels of
+// a job share one. The plan is stored (physical.Encode) without stream
+// names: each process derives them when the job is introduced to it. So a
+// job of queries that runs across the upgrade that brought this naming
+// (issue 38; streams were named by the channel's name alone before) finds
+// its outboxes, watermarks and journal under names its plan no longer
+// has: its receivers refuse the old streams (an unknown channel, a final
+// refusal that fails the job with its reason, transport.Sender), and
+// nothing resumes them under the new names. Such a job fails, and is
+// submitted again; a job that had finished keeps its results. The built-in graph's job is not concerned:
+// its streams are the topology's (deploy.Topology), never a plan's.
+//
 // The package does no I/O and no logging.
 package sqlops

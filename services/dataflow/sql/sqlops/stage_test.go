@@ -418,7 +418,7 @@ func TestSourceRoutesEachRowByItsKey(t *testing.T) {
 	emitted, _ := out.Drain(true)
 	sent := 0
 	for _, e := range emitted {
-		if e.EOF || e.Channel.Stream != sqlops.ChannelStream(ch.Name) {
+		if e.EOF || e.Channel.Stream != sqlops.ChannelStream(slices.Index(p.Channels, ch), ch.Name) {
 			continue
 		}
 		rb, err := e.RowBatch()
@@ -456,7 +456,7 @@ func TestStageSpecNumbersItsStreamsForMetrics(t *testing.T) {
 	}
 	want := map[string]string{}
 	for i, c := range p.Channels {
-		want[sqlops.ChannelStream(c.Name)] = fmt.Sprintf("ch%d", i)
+		want[sqlops.ChannelStream(i, c.Name)] = fmt.Sprintf("ch%d", i)
 	}
 	if !strings.Contains(strings.Join(slices.Collect(maps.Keys(want)), " "), "acme_payroll") {
 		t.Fatalf("no stream is named after the query: %v; the test proves nothing", want)
@@ -469,5 +469,81 @@ func TestStageSpecNumbersItsStreamsForMetrics(t *testing.T) {
 		if !maps.Equal(spec.MetricStreams, want) {
 			t.Errorf("%s: MetricStreams %v, want %v", task, spec.MetricStreams, want)
 		}
+	}
+}
+
+// bandQuery is issue 38's query: win rate by rating band, grouped by a
+// four-branch CASE, whose channel from the gateway to the shards is named
+// after the whole CASE (156 bytes, more than a stream's name could be).
+const bandQuery = "SELECT CASE WHEN rating < 1000 THEN 'low' WHEN rating < 1500 THEN 'mid' WHEN rating < 2000 THEN 'high' ELSE 'top' END AS band, COUNT(*) AS n, SUM(CASE WHEN winner THEN 1 ELSE 0 END) AS wins FROM match_players GROUP BY CASE WHEN rating < 1000 THEN 'low' WHEN rating < 1500 THEN 'mid' WHEN rating < 2000 THEN 'high' ELSE 'top' END ORDER BY band"
+
+// TestEveryStreamIsShortAndItsOwn: whatever the keys, every stream of a
+// plan (ChannelStream) is at most MaxStreamLen bytes and no two channels
+// share one: a key expression of more than a kilobyte, two keys alike in
+// their first kilobyte, two channels whose names differ only in bytes a
+// stream name writes as '_' ('a.b', 'a,b'), and issue 38's band query.
+// Every task's StageSpec takes the plan (it refused two channels on one
+// stream), its wiring and metrics names are those streams, and the plan
+// run as the deployment runs it (StageSpec, Sources, encoded batches)
+// answers as the in-process runner does.
+func TestEveryStreamIsShortAndItsOwn(t *testing.T) {
+	_, _, tables := generated(t, 300, 8)
+	long := "CASE WHEN civ = '" + strings.Repeat("x", 1024) + "' THEN 1 ELSE 2 END"
+	texts := map[string]string{
+		"band":   bandQuery,
+		"long_a": "SELECT " + long + " AS k, COUNT(*) AS n FROM match_players GROUP BY " + long + ", rating < 1000 ORDER BY k, n",
+		"long_b": "SELECT " + long + " AS k, COUNT(*) AS n FROM match_players GROUP BY " + long + ", rating < 2000 ORDER BY k, n",
+		"dot":    "SELECT civ = 'a.b' AS k, COUNT(*) AS n FROM match_players GROUP BY civ = 'a.b' ORDER BY k",
+		"comma":  "SELECT civ = 'a,b' AS k, COUNT(*) AS n FROM match_players GROUP BY civ = 'a,b' ORDER BY k",
+	}
+	names := slices.Sorted(maps.Keys(texts))
+	p := planOf(t, texts, names, tables, 2)
+	longest := 0
+	for _, c := range p.Channels {
+		longest = max(longest, len(c.Name))
+	}
+	if longest < 1024 {
+		t.Fatalf("the longest channel name has %d bytes; the test wants one of a kilobyte or more:\n%s", longest, p)
+	}
+	want := map[string]bool{}
+	for i, c := range p.Channels {
+		s := sqlops.ChannelStream(i, c.Name)
+		if len(s) == 0 || len(s) > sqlops.MaxStreamLen {
+			t.Errorf("channel %d (%.60s...): stream %q of %d bytes, want 1 to %d", i, c.Name, s, len(s), sqlops.MaxStreamLen)
+		}
+		if want[s] {
+			t.Errorf("channel %d (%.60s...): stream %q taken by another channel", i, c.Name, s)
+		}
+		want[s] = true
+	}
+	for _, task := range []string{p.Gateway.Name, p.Shard.Name} {
+		spec, err := sqlops.StageSpec(p, task, sqlops.Budget{})
+		if err != nil {
+			t.Fatalf("%s: %v", task, err)
+		}
+		for _, e := range slices.Concat(spec.Wiring.Inputs, spec.Wiring.Outputs) {
+			if !want[e.Stream] {
+				t.Errorf("%s: stream %q is no channel's", task, e.Stream)
+			}
+		}
+		if len(spec.MetricStreams) != len(p.Channels) {
+			t.Errorf("%s: %d streams named in metrics, for %d channels", task, len(spec.MetricStreams), len(p.Channels))
+		}
+	}
+	expected, err := sqlops.Run(p, tables)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := newDeployed(t, p, rand.New(rand.NewPCG(3, 8)), 0)
+	d.upload("matches", tables["matches"])
+	d.upload("match_players", tables["match_players"])
+	d.run()
+	for _, name := range names {
+		if got, w := d.results[name], expected.Files[name]; !bytes.Equal(got, w) {
+			t.Errorf("%s differs:\n got %.400q\nwant %.400q", name, got, w)
+		}
+	}
+	if b := expected.Files["band"]; bytes.Count(b, []byte("\n")) != 5 {
+		t.Errorf("band: %q, want a header and 4 bands", b)
 	}
 }
