@@ -193,10 +193,11 @@ func CheckTableName(name string) error {
 }
 
 // compileQuery compiles q against cat. A column no table of the query
-// has is, when giving it to one table of cat (in the order of the
-// inputs: the two files, then the others by name) gets the compiler past
-// it, an ErrColumn naming that table's input; any other refusal is the
-// engine's, named by the query.
+// has is, when giving it to exactly one table of cat gets the compiler
+// past it, an ErrColumn naming that table's input; when several would
+// (an unqualified column of a join that both tables lack), which one is
+// meant cannot be known, and the refusal is the engine's, as any other,
+// named by the query.
 func compileQuery(q Query, cat sql.Catalog) (*physical.Logical, error) {
 	root, err := sql.Compile(q.Text, cat)
 	if err == nil {
@@ -212,11 +213,13 @@ func compileQuery(q Query, cat sql.Catalog) (*physical.Logical, error) {
 }
 
 // lackingTable is the table of cat that the query reads the missing
-// column of se from: the first one that, given that column, lets the
-// compiler past where it stopped (compiled, or refused further along).
-// It compiles the query at most once per table of cat.
+// column of se from: the one table that, given that column, lets the
+// compiler past where it stopped (compiled, or refused further along);
+// false if none or several do. It compiles the query once per table of
+// cat that lacks the column.
 func lackingTable(text string, cat sql.Catalog, se *sql.Error) (string, bool) {
-	for _, table := range catalogOrder(cat) {
+	var found []string
+	for _, table := range slices.Sorted(maps.Keys(cat)) {
 		cols := cat[table]
 		if slices.Contains(cols, se.Missing) {
 			continue
@@ -228,24 +231,10 @@ func lackingTable(text string, cat sql.Catalog, se *sql.Error) (string, bool) {
 		if errors.As(err, &again) && again.Line == se.Line && again.Col == se.Col && again.Construct == se.Construct && again.Message == se.Message {
 			continue
 		}
-		return table, true
+		found = append(found, table)
 	}
-	return "", false
-}
-
-// catalogOrder is cat's tables in the order of a job's inputs: the two
-// files', then the others by name.
-func catalogOrder(cat sql.Catalog) []string {
-	var out []string
-	for _, f := range schema.Files {
-		if _, ok := cat[FileTable(f)]; ok {
-			out = append(out, FileTable(f))
-		}
+	if len(found) != 1 {
+		return "", false
 	}
-	for _, t := range slices.Sorted(maps.Keys(cat)) {
-		if InputName(t) == "table "+t {
-			out = append(out, t)
-		}
-	}
-	return out
+	return found[0], true
 }
