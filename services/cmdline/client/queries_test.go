@@ -223,7 +223,7 @@ func TestSubmitQueryFlags(t *testing.T) {
 		{[]string{"--query", "a.b=" + filepath.Join(dir, "civs.sql")}, cli.ExitUsage, `"a.b"`},
 		{[]string{"--query", "rejects=" + filepath.Join(dir, "civs.sql")}, cli.ExitUsage, "reserved"},
 		{[]string{"--query", "civs"}, cli.ExitUsage, "want NAME=FILE"},
-		{[]string{"--query", "a=x", "--query", "a=y"}, cli.ExitUsage, "query a is given twice"},
+		{[]string{"--query", "a=" + filepath.Join(dir, "civs.sql"), "--query", "a=" + filepath.Join(dir, "civs.sql")}, cli.ExitUsage, "query a is named twice"},
 		{[]string{"--query", "q=" + filepath.Join(dir, "missing.sql")}, cli.ExitError, "query q: open"},
 	}
 	for _, c := range cases {

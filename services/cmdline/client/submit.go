@@ -208,15 +208,24 @@ func explain(server string, err error) error {
 }
 
 // readHeader opens a file the user named, reads its header record and
-// checks it as the gateway will (ingest.ReadHeader, which names the path
-// in its errors), and fingerprints the file for the job to remember.
-func readHeader(path string, file schema.File) (*wololov1.FileHeader, error) {
+// fingerprints the file for the job to remember. For the built-in graph
+// (builtin) it checks the header as the gateway will (ingest.ReadHeader:
+// every column of the graph's own, named by the path); a job of SQL
+// queries needs only the columns its queries read, which the gateway's
+// checks (sqljob.Check) find from the plan, so its header is only read
+// (explain.TableHeader), as a table's is.
+func readHeader(path string, file schema.File, builtin bool) (*wololov1.FileHeader, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	hd, err := ingest.ReadHeader(f, path, file)
+	var hd ingest.Header
+	if builtin {
+		hd, err = ingest.ReadHeader(f, path, file)
+	} else {
+		hd, err = sqlflags.TableHeader(f, path)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -258,6 +267,38 @@ func Fingerprint(f io.ReaderAt, size int64) ([]byte, error) {
 	return h.Sum(nil), nil
 }
 
+// Request is the CreateJob a submit of o sends: the files' and tables'
+// headers read (readHeader, readTableHeader: a file that cannot be read,
+// or is not CSV, is an error naming it) and fingerprinted, and o's
+// queries. Of the job's checks (sqljob.Check, which the gateway's
+// CreateJob runs, as `wololo explain` and `wololo demo` do) it runs only
+// the queries' names' (sqljob.CheckNames, a usage error with the
+// gateway's message), which no gateway's flags change.
+func Request(o SubmitOptions) (*wololov1.CreateJobRequest, error) {
+	if len(o.Queries) > 0 {
+		if err := sqljob.CheckNames(o.Queries); err != nil {
+			return nil, cli.Mark(err, cli.ErrUsage)
+		}
+	}
+	mh, err := readHeader(o.Matches, schema.Matches, o.BuiltinGraph)
+	if err != nil {
+		return nil, fmt.Errorf("the matches file: %w", err)
+	}
+	ph, err := readHeader(o.Players, schema.Players, o.BuiltinGraph)
+	if err != nil {
+		return nil, fmt.Errorf("the players file: %w", err)
+	}
+	var tables []*wololov1.Table
+	for _, t := range o.Tables {
+		h, err := readTableHeader(t.Path)
+		if err != nil {
+			return nil, fmt.Errorf("table %s: %w", t.Name, err)
+		}
+		tables = append(tables, &wololov1.Table{Name: t.Name, Header: h})
+	}
+	return &wololov1.CreateJobRequest{Matches: mh, Players: ph, JobId: o.JobID, MaxMalformed: o.MaxMalformed, Queries: requestQueries(o.Queries), Tables: tables, BuiltinGraph: o.BuiltinGraph}, nil
+}
+
 // Submit runs a whole job: create, upload both files and then its
 // tables, wait, fetch results.
 // Once the job exists at the gateway it returns a Summary also with an
@@ -270,22 +311,14 @@ func Submit(ctx context.Context, o SubmitOptions) (sum *Summary, err error) {
 			sum.Total = time.Since(start)
 		}
 	}()
-	var mh, ph *wololov1.FileHeader
-	mh, err = readHeader(o.Matches, schema.Matches)
-	if err != nil {
-		return nil, fmt.Errorf("the matches file: %w", err)
+	if o.JobID == "" {
+		// Named here, so that a CreateJob retried after the gateway
+		// restarted finds the same job instead of making a second one.
+		o.JobID = jobid.New()
 	}
-	ph, err = readHeader(o.Players, schema.Players)
+	req, err := Request(o)
 	if err != nil {
-		return nil, fmt.Errorf("the players file: %w", err)
-	}
-	var tables []*wololov1.Table
-	for _, t := range o.Tables {
-		h, err := readTableHeader(t.Path)
-		if err != nil {
-			return nil, fmt.Errorf("table %s: %w", t.Name, err)
-		}
-		tables = append(tables, &wololov1.Table{Name: t.Name, Header: h})
+		return nil, err
 	}
 	if err := CheckWritable(o.Out); err != nil {
 		return nil, err
@@ -296,12 +329,6 @@ func Submit(ctx context.Context, o SubmitOptions) (sum *Summary, err error) {
 	}
 	defer gw.Close()
 	gw.Notify = o.Progress
-	if o.JobID == "" {
-		// Named here, so that a CreateJob retried after the gateway
-		// restarted finds the same job instead of making a second one.
-		o.JobID = jobid.New()
-	}
-	req := &wololov1.CreateJobRequest{Matches: mh, Players: ph, JobId: o.JobID, MaxMalformed: o.MaxMalformed, Queries: requestQueries(o.Queries), Tables: tables, BuiltinGraph: o.BuiltinGraph}
 	created, err := create(ctx, gw, req)
 	if err != nil {
 		return nil, explain(o.Server, err)
@@ -340,9 +367,9 @@ func Submit(ctx context.Context, o SubmitOptions) (sum *Summary, err error) {
 		return cli.WithHint(explain(o.Server, err), resumeHint(o, sum.JobID))
 	}
 
-	inputs := []input{{path: o.Matches, file: wololov1.InputFile_INPUT_FILE_MATCHES, size: mh.Size}, {path: o.Players, file: wololov1.InputFile_INPUT_FILE_PLAYERS, size: ph.Size}}
+	inputs := []input{{path: o.Matches, file: wololov1.InputFile_INPUT_FILE_MATCHES, size: req.Matches.Size}, {path: o.Players, file: wololov1.InputFile_INPUT_FILE_PLAYERS, size: req.Players.Size}}
 	for i, t := range o.Tables {
-		inputs = append(inputs, input{path: t.Path, table: t.Name, size: tables[i].Header.Size})
+		inputs = append(inputs, input{path: t.Path, table: t.Name, size: req.Tables[i].Header.Size})
 	}
 	for _, in := range inputs {
 		p.total += in.size

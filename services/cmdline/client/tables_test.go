@@ -79,7 +79,6 @@ func TestSubmitTableFlags(t *testing.T) {
 	}{
 		{[]string{"--table", "r=" + files[1]}, cli.ExitUsage, "--table is for the tables of --query queries"},
 		{append(slices.Clone(query), "--table", "r"), cli.ExitUsage, "want NAME=FILE"},
-		{append(slices.Clone(query), "--table", "r=x", "--table", "r=y"), cli.ExitUsage, "table r is given twice"},
 		{append(slices.Clone(query), "--table", "r="+filepath.Join(dir, "missing.csv")), cli.ExitError, "missing.csv"},
 	}
 	for _, c := range cases {

@@ -32,7 +32,6 @@ import (
 	"github.com/wololo/wololo/services/dataflow/csvio"
 	"github.com/wololo/wololo/services/dataflow/ingest"
 	"github.com/wololo/wololo/services/dataflow/schema"
-	"github.com/wololo/wololo/services/dataflow/sql"
 	"github.com/wololo/wololo/services/dataflow/sql/physical"
 	"github.com/wololo/wololo/services/dataflow/sql/sqljob"
 )
@@ -72,18 +71,13 @@ func (p *pairs) String() string {
 	return strings.Join(s, ",")
 }
 
+// Set takes NAME=VALUE. Whether NAME is a query's or a table's, and
+// given once, is the job's checks' to say (sqljob.Check), the same
+// wherever the job is run.
 func (p *pairs) Set(v string) error {
 	name, value, ok := strings.Cut(v, "=")
 	if !ok || name == "" || value == "" {
 		return fmt.Errorf("want NAME=FILE, not %q", v)
-	}
-	if p.what == "query" {
-		if err := sqljob.CheckName(name); err != nil {
-			return err
-		}
-	}
-	if slices.ContainsFunc(p.list, func(kv [2]string) bool { return kv[0] == name }) {
-		return fmt.Errorf("%s %s is given twice", p.what, name)
 	}
 	p.list = append(p.list, [2]string{name, value})
 	return nil
@@ -112,8 +106,9 @@ func Run(_ context.Context, args []string, stdout, stderr io.Writer) error {
 
 // QueryFlags is --query NAME=FILE.sql, repeatable, in the order given:
 // the queries of a job, which `wololo explain`, `wololo demo`, `wololo
-// client submit` and `wololo local run` take. A NAME that is not a query's
-// (sqljob.CheckName) or given twice is a usage error.
+// client submit` and `wololo local run` take. A NAME that is not a
+// query's (sqljob.CheckName) or given twice is refused by the job's
+// checks (sqljob.Check), here or at the gateway.
 type QueryFlags struct{ p *pairs }
 
 // RegisterQueryFlags adds --query to fs, with that help text.
@@ -142,9 +137,9 @@ func (q *QueryFlags) Read() ([]sqljob.Query, error) {
 
 // TableFlags is --table NAME=F, repeatable, in the order given: the
 // extra tables of a job of queries, which `wololo explain`, `wololo
-// demo`, `wololo client submit` and `wololo local run` take. A NAME given
-// twice is a usage error; whether it is a table's name is the SQL
-// engine's (and the gateway's) to say.
+// demo`, `wololo client submit` and `wololo local run` take. Whether
+// NAME is a table's name, given once, is the job's checks' to say
+// (sqljob.Check).
 type TableFlags struct{ p *pairs }
 
 // RegisterTableFlags adds --table to fs, with that help text.
@@ -201,15 +196,17 @@ func (jf *JobFlags) Queries() bool { return jf.queries.Given() }
 // Tables are the --table flags given, NAME and file, in order.
 func (jf *JobFlags) Tables() [][2]string { return jf.tables.List() }
 
-// Plan compiles the job's queries (the --query ones, else the four
-// default ones) on its tables' columns (matches and match_players: the
-// header of the file given, else the generator's; each --table's header)
-// and builds its physical plan on top (sqljob.Plan). With plans set, it
-// prints each query's logical plan to w. A query the SQL engine refuses is
-// a usage error (exit 2) naming the query, its file, and the construct's
-// line:column.
+// Plan checks the job and plans it as the gateway does (sqljob.Check,
+// held to a gateway's default limits): its queries (the --query ones,
+// else the four default ones) on its tables' columns (matches and
+// match_players: the header of the file given, else the generator's;
+// each --table's header), and its physical plan on top. With plans set,
+// it prints each query's logical plan to w. A job the checks refuse is a
+// usage error (exit 2) with their message: a query the SQL engine
+// refuses names the query, its file, and the construct's line:column; a
+// column an input lacks names the input, the column and the query.
 func (jf *JobFlags) Plan(fs *flag.FlagSet, matches, players string, top deploy.Topology, w io.Writer) (*sqljob.Job, error) {
-	cat, err := catalog(fs, matches, players, jf.tables.p.list)
+	spec, err := jobSpec(matches, players, jf.tables.p.list)
 	if err != nil {
 		return nil, err
 	}
@@ -217,15 +214,14 @@ func (jf *JobFlags) Plan(fs *flag.FlagSet, matches, players string, top deploy.T
 	if err != nil {
 		return nil, err
 	}
-	qs, err := jobQueries(jf.queries)
-	if err != nil {
+	if spec.Queries, err = jobQueries(jf.queries); err != nil {
 		return nil, err
 	}
-	job, err := sqljob.Plan(qs, cat, shape)
+	spec.Own = jf.queries.Given()
+	job, err := sqljob.Check(spec, sqljob.DefaultLimits, shape)
 	if err != nil {
-		var se *sql.Error
-		if errors.As(err, &se) || errors.Is(err, sqljob.ErrName) {
-			err = cli.Mark(err, cli.ErrUsage) // the query is part of the command line
+		if !errors.Is(err, sqljob.ErrPlanner) {
+			err = cli.Mark(err, cli.ErrUsage) // the job is the command line's
 		}
 		return nil, err
 	}
@@ -252,26 +248,32 @@ func jobQueries(given *QueryFlags) ([]sqljob.Query, error) {
 	return out, nil
 }
 
-// catalog is the job's tables: the default two, with the generator's
+// jobSpec is the job's inputs: the two files, with the generator's
 // columns or a given file's header, and the --table ones.
-func catalog(fs *flag.FlagSet, matches, players string, tables [][2]string) (sql.Catalog, error) {
-	m, p := datagen.Headers()
-	cat := sql.Catalog{"matches": m, "match_players": p}
-	files := append([][2]string{{"matches", matches}, {"match_players", players}}, tables...)
-	for i, kv := range files {
-		if kv[1] == "" {
+func jobSpec(matches, players string, tables [][2]string) (sqljob.Spec, error) {
+	var spec sqljob.Spec
+	spec.Matches, spec.Players = datagen.Headers()
+	for _, f := range []struct {
+		path string
+		cols *[]string
+	}{{matches, &spec.Matches}, {players, &spec.Players}} {
+		if f.path == "" {
 			continue
 		}
-		if i >= 2 && (kv[0] == "matches" || kv[0] == "match_players") {
-			return nil, cli.Usagef(fs, "--table %s: give that table with --%s", kv[0], map[string]string{"matches": "matches", "match_players": "players"}[kv[0]])
+		h, err := readHeader(f.path)
+		if err != nil {
+			return spec, err
 		}
+		*f.cols = h.Columns
+	}
+	for _, kv := range tables {
 		h, err := readHeader(kv[1])
 		if err != nil {
-			return nil, fmt.Errorf("table %s: %w", kv[0], err)
+			return spec, fmt.Errorf("table %s: %w", kv[0], err)
 		}
-		cat[kv[0]] = h.Columns
+		spec.Tables = append(spec.Tables, sqljob.Table{Name: kv[0], Columns: h.Columns})
 	}
-	return cat, nil
+	return spec, nil
 }
 
 // readHeader reads the header row of a CSV file (TableHeader).

@@ -104,12 +104,12 @@ func TestRefused(t *testing.T) {
 		want string
 	}{
 		{[]string{"--query", "bad=" + bad}, cli.ExitUsage, "query bad (" + bad + "): 2:16: LEFT JOIN: only the inner JOIN"},
-		{[]string{"--query", "u=" + unknown}, cli.ExitUsage, "1:8: column nope: no such column"},
+		{[]string{"--query", "u=" + unknown}, cli.ExitUsage, `matches.csv: no column "nope" (read by query u)`},
 		{[]string{"--query", "x=" + filepath.Join(dir, "missing.sql")}, cli.ExitError, "no such file"},
 		{[]string{"--query", "nameonly"}, cli.ExitUsage, "want NAME=FILE"},
-		{[]string{"--query", "a=" + bad, "--query", "a=" + unknown}, cli.ExitUsage, "query a is given twice"},
+		{[]string{"--query", "a=" + bad, "--query", "a=" + unknown}, cli.ExitUsage, "query a is named twice"},
 		{[]string{"--table", "t=" + filepath.Join(dir, "missing.csv")}, cli.ExitError, "table t"},
-		{[]string{"--table", "matches=" + bad}, cli.ExitUsage, "give that table with --matches"},
+		{[]string{"--query", "u=" + unknown, "--table", "matches=" + bad}, cli.ExitUsage, `table 1: table name "matches" is the table of matches.csv`},
 		{[]string{"stray"}, cli.ExitUsage, "unexpected argument"},
 	}
 	for _, c := range cases {

@@ -769,7 +769,9 @@ func (lv *level) column(cn *sqlparser.ColName) (*slot, error) {
 		if !cn.Qualifier.IsEmpty() {
 			what = cn.Qualifier.Name.String() + "." + name
 		}
-		return nil, lv.err(name, "column "+what, "no such column")
+		e := lv.err(name, "column "+what, "no such column")
+		e.Missing = name
+		return nil, e
 	}
 	for _, sl := range found.slots {
 		if sl.name == name {

@@ -16,6 +16,11 @@ type Error struct {
 	Construct string // what was refused: "LEFT JOIN", "function CONCAT", "column foo", "syntax"
 	Line, Col int
 	Message   string
+	// Missing is, for a column no table of the query has ("no such
+	// column"), that column's name without its qualifier; "" otherwise.
+	// A job's checks (services/dataflow/sql/sqljob) find with it which
+	// input lacks the column.
+	Missing string
 }
 
 func (e *Error) Error() string {

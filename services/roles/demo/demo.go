@@ -117,9 +117,6 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err := explain.CheckBuiltin(fs, *builtin, queryFlags, tableFlags, *explainOnly); err != nil {
 		return err
 	}
-	if len(jobFlags.Tables()) > 0 && !jobFlags.Queries() {
-		return cli.Usagef(fs, "--table is for the tables of --query queries")
-	}
 	if err := checkTables(fs, jobFlags.Tables()); err != nil {
 		return err
 	}

@@ -206,7 +206,7 @@ func TestSQLRefused(t *testing.T) {
 		{[]string{"--query", "q1=" + queryFile("q1"), "--table", "civs=" + filepath.Join(dir, "nothere.csv")}, "--table civs=" + filepath.Join(dir, "nothere.csv")},
 		{[]string{"--query", "q1=" + queryFile("q1"), "--builtin-graph"}, "--builtin-graph"},
 		{[]string{"--explain", "--grpc"}, "leave out --grpc"},
-		{[]string{"--table", "civs=" + bad}, "--table is for the tables of --query"},
+		{[]string{"--table", "civs=" + bad}, "1 tables and no queries: only a job of queries reads tables"},
 	} {
 		var stdout, stderr bytes.Buffer
 		err := Run(context.Background(), append([]string{"--data", data, "--out", filepath.Join(dir, "out")}, c.args...), &stdout, &stderr)

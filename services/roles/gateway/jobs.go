@@ -349,15 +349,20 @@ func sizesText(sizes []int64) string {
 
 // checkHeaders refuses a CreateJob whose headers are not a job's: a
 // negative size, data outside the file, a fingerprint that is not one, a
-// header row over MaxHeaderBytes, a required column missing from one of
-// the two files. inputs are inputsOf the request, its tables checked
-// (checkTables).
-func (l Limits) checkHeaders(inputs []inputHeader) error {
+// header row over MaxHeaderBytes; for a job of the built-in graph
+// (builtin), a column of its own missing from one of the two files. A
+// job of SQL queries needs of the two files only the columns its queries
+// read, which planQueries checks (sqljob.Check); a table without a header
+// is Check's to refuse. inputs are inputsOf the request.
+func (l Limits) checkHeaders(inputs []inputHeader, builtin bool) error {
 	if inputs[schema.Matches].h == nil || inputs[schema.Players].h == nil {
 		return errorf(ErrInvalid, "both file headers are required")
 	}
 	for _, in := range inputs {
 		f, h := in.in, in.h
+		if h == nil {
+			continue
+		}
 		if h.Size < 0 || h.DataOffset < 0 || h.DataOffset > h.Size {
 			return errorf(ErrInvalid, "%s: a file of %d bytes whose data starts at byte %d", f, h.Size, h.DataOffset)
 		}
@@ -367,6 +372,9 @@ func (l Limits) checkHeaders(inputs []inputHeader) error {
 		if n := headerBytes(h.Columns); n > l.MaxHeaderBytes {
 			return errorf(ErrFull, "%s: a header row of %d bytes, more than a header may have (%d, --max-header-bytes)", f, n, l.MaxHeaderBytes)
 		}
+	}
+	if !builtin {
+		return nil
 	}
 	for _, f := range schema.Files {
 		if _, err := ingest.ParseColumns(f, inputs[f].h.Columns); err != nil {
@@ -402,11 +410,8 @@ func (js *jobs) create(owner string, req *wololov1.CreateJobRequest) (c created,
 	if err != nil {
 		return c, err
 	}
-	if err := js.limits.checkTables(req.GetTables(), len(req.GetQueries())); err != nil {
-		return c, err
-	}
 	inputs := inputsOf(req)
-	if err := js.limits.checkHeaders(inputs); err != nil {
+	if err := js.limits.checkHeaders(inputs, len(queries) == 0); err != nil {
 		return c, err
 	}
 	jp, err := js.limits.planQueries(queries, own, inputs, js.shape, js.shapeErr)
@@ -512,7 +517,8 @@ func (js *jobs) dropForRoom(drop []string, owner string) []string {
 }
 
 // newJob is the job a description (JobRecord) describes. It refuses one
-// that no CreateJob admits now (a header without a required column, sizes
+// that no CreateJob admits now (a header without a column its queries
+// read, or, for the built-in graph, one of the graph's own columns; sizes
 // that are negative or overflow together, a table name that is not one),
 // which a store written before those checks may hold.
 func (js *jobs) newJob(id string, rec *wololov1.JobRecord) (*job, error) {
@@ -573,21 +579,27 @@ func (js *jobs) newJob(id string, rec *wololov1.JobRecord) (*job, error) {
 		fs := &fileState{size: f.Size, start: f.DataOffset, print: f.Fingerprint, offset: f.DataOffset, report: schema.FileReport{Missing: map[string]int64{}}}
 		if i < len(schema.Files) {
 			fs.input = fileInput(schema.File(i))
-			cols, err := ingest.ParseColumns(schema.File(i), f.Columns)
-			if err != nil {
-				return nil, kindError{ErrInvalid, fmt.Errorf("job %q: %w", id, err)}
-			}
-			fs.cols = cols
 		} else {
 			name := rec.Tables[i-len(schema.Files)]
-			if err := checkTableName(name); err != nil || seen[strings.ToLower(name)] {
+			if err := sqljob.CheckTableName(name); err != nil || seen[strings.ToLower(name)] {
 				return nil, errorf(ErrInvalid, "job %q: table %q: not a name, or given twice", id, name)
 			}
 			seen[strings.ToLower(name)] = true
 			fs.input = tableInput(name)
 		}
 		if len(j.plan) > 0 { // its plan reads the columns by name; a job of the built-in graph keeps none
+			for _, c := range scanned[fs.table] {
+				if !slices.Contains(f.Columns, c) {
+					return nil, errorf(ErrInvalid, "job %q: %s: no column %q (read by its queries)", id, fs.input, c)
+				}
+			}
 			fs.names = scannedOnly(f.Columns, scanned[fs.table])
+		} else if i < len(schema.Files) { // the built-in graph reads every column of its own
+			cols, err := ingest.ParseColumns(schema.File(i), f.Columns)
+			if err != nil {
+				return nil, kindError{ErrInvalid, fmt.Errorf("job %q: %w", id, err)}
+			}
+			fs.cols = cols
 		}
 		j.files = append(j.files, fs)
 	}

@@ -5,7 +5,6 @@ import (
 	"maps"
 
 	"github.com/wololo/wololo/services/dataflow/ingest"
-	"github.com/wololo/wololo/services/dataflow/schema"
 	"github.com/wololo/wololo/services/dataflow/sql/physical"
 	"github.com/wololo/wololo/services/dataflow/sql/sqlops"
 	"github.com/wololo/wololo/services/dataflow/stage"
@@ -20,14 +19,6 @@ import (
 // the gateway does with the rows that come back (the final aggregates,
 // sorts and sinks) is its stage runtime's, from the same plan
 // (sqlops.StageSpec, Config.PlanOf).
-
-// TableOf is the SQL table of an input file: matches, or match_players.
-func TableOf(f schema.File) string {
-	if f == schema.Players {
-		return "match_players"
-	}
-	return "matches"
-}
 
 // planUpload is one upload call's Source and the Outputs it routes into.
 type planUpload struct {

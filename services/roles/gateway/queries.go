@@ -10,7 +10,6 @@ import (
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 	"github.com/wololo/wololo/queries"
 	"github.com/wololo/wololo/services/dataflow/schema"
-	"github.com/wololo/wololo/services/dataflow/sql"
 	"github.com/wololo/wololo/services/dataflow/sql/physical"
 	"github.com/wololo/wololo/services/dataflow/sql/sqljob"
 	"github.com/wololo/wololo/services/dataflow/sql/sqlops"
@@ -20,15 +19,16 @@ import (
 // their physical plan instead of the built-in graph, and its results are
 // NAME.csv of each. The gateway checks their names and sizes against its
 // limits, compiles them against the job's two headers (the tables matches
-// and match_players) and plans them on the deployment's tasks
-// (sqljob.Plan) before the job exists; the plan is recorded with the job
+// and match_players) and plans them on the deployment's tasks before the
+// job exists, all by sqljob.Check, the one validation `wololo explain` and
+// `wololo demo` share; the plan is recorded with the job
 // (JobRecord.plan) and carried to every process by IntroduceJob.
 
-// The query quotas' defaults: a job of 16 queries of 4 KiB each is far more
-// than the four default ones (2 KiB together).
+// The query quotas' defaults (sqljob's): a job of 16 queries of 4 KiB
+// each is far more than the four default ones (2 KiB together).
 const (
-	DefaultMaxQueries    = 16
-	DefaultMaxQueryBytes = 64 << 10
+	DefaultMaxQueries    = sqljob.DefaultMaxQueries
+	DefaultMaxQueryBytes = sqljob.DefaultMaxQueryBytes
 )
 
 // builtinQueries are the names of the default queries' results, q1..q4,
@@ -76,22 +76,6 @@ func jobQueries(req *wololov1.CreateJobRequest) (qs []*wololov1.Query, own bool,
 	return defaultQueries, false, nil
 }
 
-// checkQueries refuses queries over the limits (how many, their texts'
-// bytes together: ResourceExhausted) or whose names are not names
-// (InvalidArgument). It is pure.
-func (l Limits) checkQueries(queries []sqljob.Query) error {
-	if len(queries) > l.MaxQueries {
-		return errorf(ErrFull, "%d queries, more than a job may have (%d, --max-queries)", len(queries), l.MaxQueries)
-	}
-	if n := sqljob.TextBytes(queries); n > l.MaxQueryBytes {
-		return errorf(ErrFull, "queries of %d bytes together, more than a job may have (%d, --max-query-bytes)", n, l.MaxQueryBytes)
-	}
-	if err := sqljob.CheckNames(queries); err != nil {
-		return kindError{ErrInvalid, err}
-	}
-	return nil
-}
-
 // queriesOf are a request's queries, as sqljob takes them.
 func queriesOf(qs []*wololov1.Query) []sqljob.Query {
 	out := make([]sqljob.Query, len(qs))
@@ -109,34 +93,43 @@ type jobPlan struct {
 	explain string // sqljob.Job.Explain
 }
 
-// planQueries checks a CreateJob's queries against the limits (when they
-// are the client's own), compiles them over its inputs' headers' columns
-// (the two files' tables and its own) and plans them on shape. No query:
-// nil, the built-in job. A query the engine refuses is InvalidArgument
-// naming the query, the construct and its line:column; a plan that
-// breaks the planner's invariants is an internal error.
+// planQueries checks a CreateJob's tables and queries and plans them on
+// shape: sqljob.Check on its inputs' headers' columns (the two files'
+// tables and its own), its queries, whether they are the client's own
+// (which the limits bound) and the limits; then checkPlanRuns. No query:
+// nil, the built-in job. A job Check refuses is InvalidArgument with
+// Check's message (a query the engine refuses names the query, the
+// construct and its line:column; a column an input lacks names the input
+// and the query), or ResourceExhausted over a limit; a plan that breaks
+// the planner's invariants is an internal error.
 func (l Limits) planQueries(queries []*wololov1.Query, own bool, inputs []inputHeader, shape physical.Shape, shapeErr error) (*jobPlan, error) {
 	if len(queries) == 0 {
 		return nil, nil
 	}
-	qs := queriesOf(queries)
-	if own {
-		if err := l.checkQueries(qs); err != nil {
-			return nil, err
+	spec := sqljob.Spec{
+		Matches: inputs[schema.Matches].h.GetColumns(), Players: inputs[schema.Players].h.GetColumns(),
+		Queries: queriesOf(queries), Own: own,
+	}
+	for _, in := range inputs[len(schema.Files):] {
+		t := sqljob.Table{Name: in.in.table}
+		if in.h != nil {
+			t.Columns = in.h.GetColumns()
+			if t.Columns == nil {
+				t.Columns = []string{}
+			}
 		}
+		spec.Tables = append(spec.Tables, t)
 	}
 	if shapeErr != nil {
 		return nil, fmt.Errorf("the deployment's tasks for a plan: %w", shapeErr)
 	}
-	cat := sql.Catalog{}
-	for _, in := range inputs {
-		cat[in.in.table] = in.h.Columns
-	}
-	job, err := sqljob.Plan(qs, cat, shape)
-	if err != nil {
-		if errors.Is(err, sqljob.ErrPlanner) {
-			return nil, err
-		}
+	job, err := sqljob.Check(spec, l.jobLimits(), shape)
+	switch {
+	case errors.Is(err, sqljob.ErrPlanner):
+		return nil, err
+	case errors.Is(err, sqljob.ErrLimit):
+		return nil, kindError{ErrFull, err}
+	case err != nil:
 		return nil, kindError{ErrInvalid, err}
 	}
 	b, err := job.Encode()
@@ -147,6 +140,11 @@ func (l Limits) planQueries(queries []*wololov1.Query, own bool, inputs []inputH
 		return nil, err
 	}
 	return &jobPlan{queries: queries, plan: b, explain: job.Explain()}, nil
+}
+
+// jobLimits are the limits sqljob.Check holds a job to.
+func (l Limits) jobLimits() sqljob.Limits {
+	return sqljob.Limits{MaxQueries: l.MaxQueries, MaxQueryBytes: l.MaxQueryBytes, MaxTables: l.MaxTables}
 }
 
 // checkPlanRuns refuses, as InvalidArgument, an encoded plan that a

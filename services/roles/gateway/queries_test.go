@@ -71,10 +71,10 @@ func TestQueriesRefused(t *testing.T) {
 		want    string
 	}{
 		{"unsupported construct", []*wololov1.Query{civsQuery, q("lj", "SELECT token\nFROM matches m LEFT JOIN match_players p ON m.token = p.`match`")}, codes.InvalidArgument, "query lj: 2:16: LEFT JOIN: only the inner JOIN"},
-		{"unknown column", []*wololov1.Query{q("col", "SELECT nope FROM matches")}, codes.InvalidArgument, "query col: 1:8: column nope: no such column"},
+		{"unknown column", []*wololov1.Query{q("col", "SELECT nope FROM matches")}, codes.InvalidArgument, `matches.csv: no column "nope" (read by query col)`},
 		{"unknown table", []*wololov1.Query{q("tab", "SELECT civ FROM civs")}, codes.InvalidArgument, "query tab: 1:17: table civs"},
 		{"syntax error", []*wololov1.Query{q("syn", "SELECT civ FROM match_players WHERE")}, codes.InvalidArgument, "query syn: 1:"},
-		{"a column of no header", []*wololov1.Query{q("hdr", "SELECT patch FROM matches")}, codes.InvalidArgument, "query hdr: 1:8: column patch"},
+		{"a column of no header", []*wololov1.Query{q("hdr", "SELECT patch FROM matches")}, codes.InvalidArgument, `matches.csv: no column "patch" (read by query hdr)`},
 		{"a name with a dot", []*wololov1.Query{q("a.b", "SELECT civ FROM match_players")}, codes.InvalidArgument, `"a.b"`},
 		{"an empty name", []*wololov1.Query{q("", "SELECT civ FROM match_players")}, codes.InvalidArgument, "query name"},
 		{"a name twice", []*wololov1.Query{civsQuery, civsQuery}, codes.InvalidArgument, "query civs is named twice"},
@@ -354,31 +354,5 @@ func TestIntroducedWithThePlan(t *testing.T) {
 	}
 	if !bytes.Equal(got, plan) {
 		t.Errorf("introduced with a plan of %d bytes, want its %d", len(got), len(plan))
-	}
-}
-
-// TestCheckQueries: the pure quota and name check, at and past each limit.
-func TestCheckQueries(t *testing.T) {
-	l := Limits{MaxQueries: 2, MaxQueryBytes: 10}
-	qs := func(texts ...string) []sqljob.Query {
-		var out []sqljob.Query
-		for i, s := range texts {
-			out = append(out, sqljob.Query{Name: string(rune('a' + i)), Text: s})
-		}
-		return out
-	}
-	for _, c := range []struct {
-		queries []sqljob.Query
-		kind    error
-	}{
-		{qs("12345", "12345"), nil},
-		{qs("12345", "123456"), ErrFull},
-		{qs("1", "2", "3"), ErrFull},
-		{[]sqljob.Query{{Name: "-a", Text: "x"}}, ErrInvalid},
-	} {
-		err := l.checkQueries(c.queries)
-		if (c.kind == nil) != (err == nil) || (c.kind != nil && !strings.Contains(toStatus(err).Error(), map[error]string{ErrFull: "ResourceExhausted", ErrInvalid: "InvalidArgument"}[c.kind])) {
-			t.Errorf("checkQueries(%v) = %v, want %v", c.queries, err, c.kind)
-		}
 	}
 }

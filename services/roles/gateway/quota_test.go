@@ -162,9 +162,16 @@ func TestCheckHeaders(t *testing.T) {
 		{"many empty columns", req(func(m, p *wololov1.FileHeader) { m.Columns = append(m.Columns, make([]string, 200)...) }), ErrFull, "--max-header-bytes"},
 		{"a required column missing", req(func(m, p *wololov1.FileHeader) { p.Columns = p.Columns[1:] }), ErrInvalid, "column"},
 	}
+	// A job of SQL queries needs only the columns its queries read, which
+	// planQueries checks: its headers may lack the built-in graph's.
+	h := req(func(m, p *wololov1.FileHeader) { p.Columns = p.Columns[1:] })
+	if err := l.checkHeaders(inputsOf(&wololov1.CreateJobRequest{Matches: h[0], Players: h[1]}), false); err != nil {
+		t.Errorf("a job of SQL queries refused for a column it may not read: %v", err)
+	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			err := l.checkHeaders(inputsOf(&wololov1.CreateJobRequest{Matches: c.headers[0], Players: c.headers[1]}))
+			builtin := true // the built-in graph's: every column of its own required
+			err := l.checkHeaders(inputsOf(&wololov1.CreateJobRequest{Matches: c.headers[0], Players: c.headers[1]}), builtin)
 			if c.want == nil {
 				if err != nil {
 					t.Fatalf("refused: %v", err)
@@ -393,10 +400,12 @@ func TestJobsKeepNoHeaderNames(t *testing.T) {
 	if grown := int64(after.HeapAlloc) - int64(before.HeapAlloc); grown > 8<<20 {
 		t.Errorf("40 jobs with 1 MiB headers grew the heap by %d MiB", grown>>20)
 	}
-	want := schema.MatchColumns{Token: 0, Ladder: 1, Mirror: 2, AverageRating: 3, Map: 4, Server: 5, Duration: 6, Fields: 8}
+	// A job of the default queries keeps the names its plan reads, in
+	// their places, and "" for the wide one no query reads.
+	want := append(slices.Clone(schema.RequiredColumns[schema.Matches]), "")
 	j, err := svc.(jobService).g.jobs.lookup("", "wide-7")
-	if err != nil || j.files[schema.Matches].cols.Matches != want {
-		t.Fatalf("wide-7: %v; kept columns %+v, want %+v", err, j, want)
+	if err != nil || !slices.Equal(j.files[schema.Matches].names, want) {
+		t.Fatalf("wide-7: %v; kept columns %q, want %q", err, j.files[schema.Matches].names, want)
 	}
 
 	store := transport.NewMemStore()
@@ -405,8 +414,8 @@ func TestJobsKeepNoHeaderNames(t *testing.T) {
 		t.Fatal(err)
 	}
 	svc = testGatewayWith(t, store, cfg, make(chan string, 1))
-	if j, err := svc.(jobService).g.jobs.lookup("", "again"); err != nil || j.files[schema.Matches].cols.Matches != want {
-		t.Fatalf("after a restart: %v, %+v", err, j)
+	if j, err := svc.(jobService).g.jobs.lookup("", "again"); err != nil || !slices.Equal(j.files[schema.Matches].names, want) {
+		t.Fatalf("after a restart: %v, %q", err, j.files[schema.Matches].names)
 	}
 }
 

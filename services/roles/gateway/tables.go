@@ -1,11 +1,9 @@
 package gateway
 
 import (
-	"fmt"
-	"strings"
-
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 	"github.com/wololo/wololo/services/dataflow/schema"
+	"github.com/wololo/wololo/services/dataflow/sql/sqljob"
 )
 
 // A job's inputs: its two files (matches.csv and match_players.csv, the
@@ -21,7 +19,7 @@ import (
 
 // DefaultMaxTables is how many extra tables a job may have unless
 // --max-tables says otherwise.
-const DefaultMaxTables = 8
+const DefaultMaxTables = sqljob.DefaultMaxTables
 
 // input is what names one input of a job.
 type input struct {
@@ -53,7 +51,7 @@ func (in input) String() string {
 }
 
 func fileInput(f schema.File) input {
-	return input{name: f.String(), table: TableOf(f), key: f.String(), counter: f.String(), file: f}
+	return input{name: f.String(), table: sqljob.FileTable(f), key: f.String(), counter: f.String(), file: f}
 }
 
 func tableInput(name string) input {
@@ -74,59 +72,6 @@ func inputsOf(req *wololov1.CreateJobRequest) []inputHeader {
 		out = append(out, inputHeader{tableInput(t.GetName()), t.GetHeader()})
 	}
 	return out
-}
-
-// checkTables refuses a CreateJob's tables that no job may have: tables
-// without queries to read them, a name that is not an identifier or is
-// one of the two files' tables or is given twice, a table without a
-// header (InvalidArgument); more tables than MaxTables
-// (ResourceExhausted). It is pure.
-func (l Limits) checkTables(tables []*wololov1.Table, queries int) error {
-	if len(tables) == 0 {
-		return nil
-	}
-	if queries == 0 {
-		return errorf(ErrInvalid, "%d tables and no queries: only a job of queries reads tables (--query)", len(tables))
-	}
-	if len(tables) > l.MaxTables {
-		return errorf(ErrFull, "%d tables, more than a job may have (%d, --max-tables)", len(tables), l.MaxTables)
-	}
-	seen := map[string]bool{}
-	for i, t := range tables {
-		name := t.GetName()
-		if err := checkTableName(name); err != nil {
-			return errorf(ErrInvalid, "table %d: %v", i+1, err)
-		}
-		if seen[strings.ToLower(name)] {
-			return errorf(ErrInvalid, "table %q given twice (names are told apart regardless of case)", name)
-		}
-		seen[strings.ToLower(name)] = true
-		if t.GetHeader() == nil {
-			return errorf(ErrInvalid, "table %q: no header", name)
-		}
-	}
-	return nil
-}
-
-// checkTableName refuses a name that is not a table's: an identifier
-// (letters, digits and '_', not starting with a digit, at most 64
-// bytes), not matches or match_players in any case.
-func checkTableName(name string) error {
-	if name == "" || len(name) > 64 {
-		return fmt.Errorf("table name %q: 1 to 64 letters, digits or '_'", name)
-	}
-	for i, c := range name {
-		letter := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_'
-		if !letter && !(i > 0 && c >= '0' && c <= '9') {
-			return fmt.Errorf("table name %q: letters, digits and '_' only, not starting with a digit", name)
-		}
-	}
-	for _, f := range schema.Files {
-		if strings.EqualFold(name, TableOf(f)) {
-			return fmt.Errorf("table name %q is the table of %s", name, f)
-		}
-	}
-	return nil
 }
 
 // checkMalformed is the limit's error for the input whose whole report is

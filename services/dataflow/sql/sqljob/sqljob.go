@@ -1,12 +1,16 @@
-// Package sqljob makes a job of SQL queries: it checks the queries' names,
-// compiles each query against the job's tables (services/dataflow/sql),
-// places them on the cluster's tasks (services/dataflow/sql/physical) and
-// checks the plan, and writes the plans as `wololo explain` prints them.
-// `wololo explain`, `wololo demo --query` and the gateway's CreateJob share
-// it, so that a job is planned one way wherever it is planned.
+// Package sqljob checks and makes a job of SQL queries: Check is the one
+// validation of a job (its tables' names, its limits, its queries' names,
+// the columns its queries read of its inputs' headers), then it compiles
+// each query against the job's tables (services/dataflow/sql), places
+// them on the cluster's tasks (services/dataflow/sql/physical) and checks
+// the plan, and writes the plans as `wololo explain` prints them.
+// `wololo explain`, `wololo demo` and the gateway's CreateJob (which
+// `wololo client submit` and `wololo local run` reach) share it, so that
+// a job is accepted or refused, and planned, one way wherever it is.
 //
 // It is pure: it reads no file, knows no topology (the caller gives the
-// shape) and runs nothing. It imports only the SQL engine.
+// shape) and runs nothing. It imports only the SQL engine and the two
+// files' names (services/dataflow/schema).
 package sqljob
 
 import (
@@ -105,8 +109,9 @@ type Job struct {
 // the catalog's tables, places them all on shape's tasks and checks the
 // physical plan. A query the engine refuses is an error "query NAME: ..."
 // (with its From in brackets when it has one) that wraps the *sql.Error,
-// which errors.As finds; a name that is not one wraps ErrName; a plan
-// that breaks an invariant wraps ErrPlanner.
+// which errors.As finds, but a column a table lacks, which is ErrColumn
+// naming the table's input (Check); a name that is not one wraps
+// ErrName; a plan that breaks an invariant wraps ErrPlanner.
 func Plan(queries []Query, cat sql.Catalog, shape physical.Shape) (*Job, error) {
 	if len(queries) == 0 {
 		return nil, errors.New("a job of SQL queries needs at least one query")
@@ -116,11 +121,11 @@ func Plan(queries []Query, cat sql.Catalog, shape physical.Shape) (*Job, error) 
 	}
 	job := &Job{Shape: shape}
 	for _, q := range queries {
-		root, err := sql.Compile(q.Text, cat)
+		l, err := compileQuery(q, cat)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", q.label(), err)
+			return nil, err
 		}
-		job.Logical = append(job.Logical, physical.Logical{Name: q.Name, Plan: root})
+		job.Logical = append(job.Logical, *l)
 		job.from = append(job.from, q.From)
 	}
 	var err error

@@ -86,7 +86,7 @@ func TestRefused(t *testing.T) {
 		construct string
 	}{
 		{"unsupported", sqljob.Query{Name: "j", Text: "SELECT token\nFROM matches m LEFT JOIN match_players p ON m.token = p.`match`"}, "query j: 2:16: LEFT JOIN:", "LEFT JOIN"},
-		{"unknown column", sqljob.Query{Name: "c", From: "c.sql", Text: "SELECT nope FROM matches"}, "query c (c.sql): 1:8: column nope", "column nope"},
+		{"a column of no table's alias", sqljob.Query{Name: "c", From: "c.sql", Text: "SELECT x.nope FROM matches"}, "query c (c.sql): 1:10: column x.nope: no such column", "column x.nope"},
 		{"unknown table", sqljob.Query{Name: "t", Text: "SELECT x FROM civs"}, "query t: 1:15:", ""},
 		{"syntax", sqljob.Query{Name: "s", Text: "SELEC token FROM matches"}, "query s: 1:", "syntax"},
 	} {
