@@ -9,6 +9,7 @@ import (
 
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 	"github.com/wololo/wololo/services/cmdline/cli"
+	"github.com/wololo/wololo/services/wire/rpc"
 )
 
 // Hints are commands a user pastes: each must work as printed. So it is
@@ -94,6 +95,8 @@ func (in Invocation) rerunCommand(id string) string {
 // dropped after its retention, or lost with the gateway's store).
 func withLostHint(err, raw error, in Invocation, id string, job *wololov1.Job) error {
 	switch {
+	case rpc.IsJobDeleted(raw):
+		return err // deleted on purpose: the gateway's message says by whom
 	case job != nil && job.State == wololov1.JobState_JOB_STATE_FAILED && job.StateLost:
 		return cli.WithHint(err, "the job was lost; nothing is wrong with the job or its files: run it again from them with `"+in.rerunCommand(id)+"`")
 	case status.Code(raw) == codes.NotFound:
