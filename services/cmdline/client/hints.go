@@ -32,11 +32,17 @@ func (in Invocation) command(sub string, args ...string) string {
 		program = "wololo"
 	}
 	words := append([]string{program, "client", sub}, args...)
-	words = append(words, in.Gateway...)
+	return ShellCommand(append(words, in.Gateway...)...)
+}
+
+// ShellCommand is words as a command a POSIX shell runs as they are:
+// each quoted where it needs it (a hint's command, to paste).
+func ShellCommand(words ...string) string {
+	quoted := make([]string, len(words))
 	for i, w := range words {
-		words[i] = shellQuote(w)
+		quoted[i] = shellQuote(w)
 	}
-	return strings.Join(words, " ")
+	return strings.Join(quoted, " ")
 }
 
 // gatewayArgs are the flags of a client command that reach the gateway,
