@@ -210,16 +210,24 @@ certs: build ## make the compose deployment's CA and certificates in deploy/tls 
 	  if [ "$$(id -u)" = 0 ]; then chown $(CONTAINER_USER) $$keys && chmod 0600 $$keys; \
 	  else chmod 0644 $$keys && echo "certs: not root, so the containers' keys cannot be made user $(CONTAINER_USER)'s: made readable (0644) in the 0700 $(TLS_DIR)"; fi
 
-up: images certs ## deploy deploy/compose.yaml (3 masters + the graph) and wait until the gateway and masters answer
-	$(DC) up -d
-	$(BIN) health --timeout 60s --addr $(GATEWAY) --tls-dir $(TLS_DIR) --as client --server-name localhost
-	@for m in 1 2 3; do $(BIN) health --timeout 60s --addr 127.0.0.1:$$((7103 + $$m)) --tls-dir $(TLS_DIR) --as operator --server-name master-$$m || exit 1; done
+# A failed `up` (a port in use, a process that never answers) runs `down`,
+# so that it leaves no containers, network or volumes behind.
+up: images certs ## deploy deploy/compose.yaml (3 masters + the graph) and wait until the gateway and masters answer; on failure, make down
+	@if ! ( set -x; $(DC) up -d && \
+	  $(BIN) health --timeout 60s --addr $(GATEWAY) --tls-dir $(TLS_DIR) --as client --server-name localhost && \
+	  for m in 1 2 3; do $(BIN) health --timeout 60s --addr 127.0.0.1:$$((7103 + $$m)) --tls-dir $(TLS_DIR) --as operator --server-name master-$$m || exit 1; done ); then \
+	  echo "make up failed (see above; a port in use?): removing what it started (make down)" >&2; \
+	  $(DOWN); exit 1; fi
 
 # The masters restart whatever stops, each other included: they are killed
 # together before compose stops the rest one by one, and `down` is retried
 # once for a master a surviving one restarted meanwhile.
 down: ## remove the deployment's containers, network and volumes
-	-@$(DC) kill $$($(DC) config --services | grep '^master-') >/dev/null 2>&1
+	$(DOWN)
+
+# DOWN is down's shell command, which a failed up runs too (not as a
+# $(MAKE) down: `make -n up` would then run up's recipe for real).
+DOWN = { $(DC) kill $$($(DC) config --services | grep '^master-') >/dev/null 2>&1 || true; }; \
 	$(DC) down -v --remove-orphans || { $(DC) kill $$($(DC) config --services | grep '^master-') >/dev/null 2>&1; $(DC) down -v --remove-orphans; }
 
 logs: ## follow the deployment's logs

@@ -25,6 +25,7 @@ const (
 	ExitRefused     = 4   // the server answered and refused the request (ErrRefused)
 	ExitUnreachable = 5   // the server could not be reached in time (ErrUnreachable)
 	ExitStalled     = 6   // the job made no progress for the stall timeout (ErrStalled)
+	ExitCancelled   = 7   // the job was cancelled: deleted by its client or the operator (ErrCancelled)
 	ExitInterrupted = 130 // SIGINT or SIGTERM stopped the command
 )
 
@@ -42,6 +43,10 @@ var (
 	// ErrStalled: the server answers, but the job made no progress for
 	// the client's stall timeout (a stage down, a process stopped).
 	ErrStalled = errors.New("the job made no progress")
+	// ErrCancelled: the job was deleted on purpose while the command
+	// followed it (`wololo client cancel`, by its client or by the
+	// operator): not a failure of the job, and not to be run again.
+	ErrCancelled = errors.New("the job was cancelled")
 )
 
 // marked is an error that also matches a kind.
@@ -119,10 +124,9 @@ func Required(fs *flag.FlagSet, names ...string) error {
 }
 
 // ExitCode is the process status for what a command returned: 0 for
-// success or -h, 2 for a usage error, 3, 4, 5 or 6 for an error marked
-// ErrJobFailed, ErrRefused, ErrUnreachable or ErrStalled, 1 for anything
-// else. (An
-// interrupted command is main's to see: 130.)
+// success or -h, 2 for a usage error, 3, 4, 5, 6 or 7 for an error marked
+// ErrJobFailed, ErrRefused, ErrUnreachable, ErrStalled or ErrCancelled, 1
+// for anything else. (An interrupted command is main's to see: 130.)
 func ExitCode(err error) int {
 	switch {
 	case err == nil, errors.Is(err, flag.ErrHelp):
@@ -137,6 +141,8 @@ func ExitCode(err error) int {
 		return ExitUnreachable
 	case errors.Is(err, ErrStalled):
 		return ExitStalled
+	case errors.Is(err, ErrCancelled):
+		return ExitCancelled
 	default:
 		return ExitError
 	}
@@ -156,6 +162,9 @@ const ExitCodes = `exit status:
        refused port: within a few seconds), worth retrying
   6    the job made no progress for --stall-timeout (client submit); it
        stays at the gateway, and the message says which stage is stuck
+  7    the job was cancelled while the command followed it: deleted by
+       its client (client cancel) or the operator (client submit, client
+       watch); it is not submitted again
   130  interrupted (Ctrl-C, SIGTERM)
 `
 

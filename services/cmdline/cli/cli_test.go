@@ -97,6 +97,7 @@ func TestExitCodeKinds(t *testing.T) {
 		{"unreachable", Mark(base, ErrUnreachable), ExitUnreachable},
 		{"wrapped and hinted", WithHint(fmt.Errorf("submit: %w", Mark(base, ErrUnreachable)), "resume it"), ExitUnreachable},
 		{"stalled", WithHint(fmt.Errorf("submit: %w", Mark(base, ErrStalled)), "resume it"), ExitStalled},
+		{"cancelled", fmt.Errorf("submit: %w", Mark(base, ErrCancelled)), ExitCancelled},
 		{"usage wins", Mark(usageError{base}, ErrRefused), ExitUsage},
 	}
 	for _, c := range cases {
@@ -112,7 +113,7 @@ func TestExitCodeKinds(t *testing.T) {
 	if Mark(nil, ErrRefused) != nil {
 		t.Error("Mark(nil) is not nil")
 	}
-	for _, code := range []string{"0 ", "1 ", "2 ", "3 ", "4 ", "5 ", "6 ", "130 "} {
+	for _, code := range []string{"0 ", "1 ", "2 ", "3 ", "4 ", "5 ", "6 ", "7 ", "130 "} {
 		if !strings.Contains(ExitCodes, "\n  "+code) {
 			t.Errorf("ExitCodes does not list %q", code)
 		}

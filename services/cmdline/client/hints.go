@@ -9,6 +9,7 @@ import (
 
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 	"github.com/wololo/wololo/services/cmdline/cli"
+	"github.com/wololo/wololo/services/wire/rpc"
 )
 
 // Hints are commands a user pastes: each must work as printed. So it is
@@ -31,11 +32,17 @@ func (in Invocation) command(sub string, args ...string) string {
 		program = "wololo"
 	}
 	words := append([]string{program, "client", sub}, args...)
-	words = append(words, in.Gateway...)
+	return ShellCommand(append(words, in.Gateway...)...)
+}
+
+// ShellCommand is words as a command a POSIX shell runs as they are:
+// each quoted where it needs it (a hint's command, to paste).
+func ShellCommand(words ...string) string {
+	quoted := make([]string, len(words))
 	for i, w := range words {
-		words[i] = shellQuote(w)
+		quoted[i] = shellQuote(w)
 	}
-	return strings.Join(words, " ")
+	return strings.Join(quoted, " ")
 }
 
 // gatewayArgs are the flags of a client command that reach the gateway,
@@ -94,6 +101,8 @@ func (in Invocation) rerunCommand(id string) string {
 // dropped after its retention, or lost with the gateway's store).
 func withLostHint(err, raw error, in Invocation, id string, job *wololov1.Job) error {
 	switch {
+	case rpc.IsJobDeleted(raw):
+		return err // deleted on purpose: the gateway's message says by whom
 	case job != nil && job.State == wololov1.JobState_JOB_STATE_FAILED && job.StateLost:
 		return cli.WithHint(err, "the job was lost; nothing is wrong with the job or its files: run it again from them with `"+in.rerunCommand(id)+"`")
 	case status.Code(raw) == codes.NotFound:

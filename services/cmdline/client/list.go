@@ -18,6 +18,7 @@ import (
 	"github.com/wololo/wololo/services/cmdline/certs"
 	"github.com/wololo/wololo/services/cmdline/cli"
 	"github.com/wololo/wololo/services/cmdline/tlsflags"
+	"github.com/wololo/wololo/services/wire/rpc"
 )
 
 // JobListing is one of a client's jobs as `wololo client list --json`
@@ -284,6 +285,9 @@ func runWatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 	}
 	job, err := gw.Watch(ctx, *id, show)
+	if rpc.IsJobDeleted(err) {
+		return cancelled(err)
+	}
 	if err != nil {
 		return withLostHint(explain(gf.server, err), err, gf.again(), *id, nil)
 	}

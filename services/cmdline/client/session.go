@@ -242,7 +242,8 @@ func (s *Session) Get(ctx context.Context, id string) (*wololov1.Job, error) {
 
 // Watch follows a job until it is done or failed; each state goes to fn.
 // A broken stream is opened again; a gateway unreachable for longer than
-// Reach ends it with ErrUnreachable.
+// Reach ends it with ErrUnreachable, a job deleted on purpose with the
+// gateway's error saying so (rpc.IsJobDeleted).
 func (s *Session) Watch(ctx context.Context, id string, fn func(*wololov1.Job)) (*wololov1.Job, error) {
 	var final *wololov1.Job
 	// Only a stream that broke is opened again, not one that failed to open.
@@ -266,6 +267,9 @@ func (s *Session) Watch(ctx context.Context, id string, fn func(*wololov1.Job)) 
 					fn(last)
 				}
 				continue
+			}
+			if rpc.IsJobDeleted(err) {
+				return err // deleted on purpose: not a job that failed
 			}
 			if last != nil && (last.State == wololov1.JobState_JOB_STATE_DONE || last.State == wololov1.JobState_JOB_STATE_FAILED) {
 				final = last

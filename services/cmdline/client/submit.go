@@ -395,6 +395,12 @@ func Submit(ctx context.Context, o SubmitOptions) (sum *Summary, err error) {
 				return sum, cli.WithHint(explain(o.Server, err), fmt.Sprintf("the job is done and kept at the gateway: fetch its answers with `%s`", o.Again.command("results", "--job", sum.JobID, "--out", o.Out)))
 			}
 		}
+		if gone := deletion(ctx, gw, sum.JobID, err); gone != nil {
+			// Cancelled (`client cancel`) or deleted by the operator:
+			// not lost, so not submitted again.
+			sum.Job = job
+			return sum, cancelled(gone)
+		}
 		why, lost := lostJob(ctx, gw, sum.JobID, job, err)
 		if !lost {
 			break
@@ -471,14 +477,38 @@ func recreate(ctx context.Context, gw *Session, req *wololov1.CreateJobRequest) 
 	return err
 }
 
+// deletion is the gateway's error saying that job id was deleted on
+// purpose (rpc.IsJobDeleted: by its client, by the operator, by the
+// retention) if following it ended so (err), directly or as an upload
+// refused because the job failed meanwhile (FAILED_PRECONDITION, then
+// asked); nil otherwise.
+func deletion(ctx context.Context, gw *Session, id string, err error) error {
+	if rpc.IsJobDeleted(err) {
+		return err
+	}
+	if status.Code(err) == codes.FailedPrecondition && ctx.Err() == nil {
+		if _, gerr := gw.Get(ctx, id); rpc.IsJobDeleted(gerr) {
+			return gerr
+		}
+	}
+	return nil
+}
+
+// cancelled is the error of a command that followed a job the gateway
+// says was deleted on purpose (deleted, an rpc.IsJobDeleted error): the
+// gateway's message, which says by whom, marked cli.ErrCancelled.
+func cancelled(deleted error) error {
+	return cli.Mark(errors.New(status.Convert(deleted).Message()), cli.ErrCancelled)
+}
+
 // lostJob says whether a job ended lost, and why: failed because a
 // process lost its state under it (Job.state_lost), or gone from the
 // gateway while this client followed it (NOT_FOUND: the gateway lost
-// its store; a job deleted on purpose is seen failed first). Neither is
-// a fault of the job: submitting it again from its files gives its
-// answers. job and err are how following it ended.
+// its store; a job deleted on purpose says so instead, see deletion).
+// Neither is a fault of the job: submitting it again from its files
+// gives its answers. job and err are how following it ended.
 func lostJob(ctx context.Context, gw *Session, id string, job *wololov1.Job, err error) (string, bool) {
-	if ctx.Err() != nil {
+	if ctx.Err() != nil || rpc.IsJobDeleted(err) {
 		return "", false
 	}
 	switch status.Code(err) {
@@ -491,7 +521,7 @@ func lostJob(ctx context.Context, gw *Session, id string, job *wololov1.Job, err
 		return goneFromGateway, true
 	case codes.FailedPrecondition: // an upload to a job that failed meanwhile
 		j, gerr := gw.Get(ctx, id)
-		if status.Code(gerr) == codes.NotFound {
+		if status.Code(gerr) == codes.NotFound && !rpc.IsJobDeleted(gerr) {
 			return goneFromGateway, true
 		}
 		if gerr == nil && j.State == wololov1.JobState_JOB_STATE_FAILED && j.StateLost {

@@ -136,7 +136,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return cli.Usagef(fs, "--explain prints the plans of the job run in memory; leave out --grpc")
 	}
 	if *matches == "" {
-		if *matches, *players, err = ensureDataset(*data, *gen, stdout); err != nil {
+		if *matches, *players, err = ensureDataset(ctx, *data, *gen, stdout); err != nil {
 			return err
 		}
 	}
@@ -165,7 +165,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 	default:
-		if sum, err = runSQL(job, rf, log, stdout); err != nil {
+		if sum, err = runSQL(ctx, job, rf, log, stdout); err != nil {
 			return err
 		}
 	}
@@ -265,15 +265,16 @@ func runOverGRPC(ctx context.Context, top deploy.Topology, rf runFiles, queries 
 	})
 }
 
-// ensureDataset generates the default dataset unless it is already there.
-func ensureDataset(dir string, matches int64, stdout io.Writer) (string, string, error) {
+// ensureDataset generates the default dataset unless it is already there;
+// ctx done (Ctrl-C) stops the generation, leaving no dataset.
+func ensureDataset(ctx context.Context, dir string, matches int64, stdout io.Writer) (string, string, error) {
 	m, p := filepath.Join(dir, "matches.csv"), filepath.Join(dir, "match_players.csv")
 	if fileExists(m) && fileExists(p) {
 		fmt.Fprintf(stdout, "using the dataset in %s\n", dir)
 		return m, p, nil
 	}
 	fmt.Fprintf(stdout, "generating a %d-match dataset into %s (once)\n", matches, dir)
-	st, err := datagen.WriteDir(datagen.Config{Matches: matches, Seed: 1}, dir)
+	st, err := datagen.WriteDirContext(ctx, datagen.Config{Matches: matches, Seed: 1}, dir)
 	if err != nil {
 		return "", "", fmt.Errorf("generate the demo dataset: %w", err)
 	}

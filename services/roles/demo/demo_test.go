@@ -5,6 +5,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -92,5 +94,27 @@ func checkLogJSON(t *testing.T, dir string, flags, lines []string) {
 	}
 	if logs == 0 || jobLines == 0 {
 		t.Fatalf("%d JSON log lines, %d about a job, at debug level:\n%s", logs, jobLines, stderr.String())
+	}
+}
+
+// TestInterruptedDemoStops: a demo whose context is done (main's on
+// Ctrl-C or SIGTERM) stops with the context's error, which main turns into
+// exit 130, instead of running its SQL job to the end and exiting 0; the
+// run's results are not written.
+func TestInterruptedDemoStops(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := datagen.WriteDir(datagen.Config{Matches: 2000, Seed: 1}, dir); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // interrupted as it starts
+	out := filepath.Join(t.TempDir(), "out")
+	var stdout, stderr bytes.Buffer
+	err := Run(ctx, []string{"--matches", filepath.Join(dir, "matches.csv"), "--players", filepath.Join(dir, "match_players.csv"), "--out", out}, &stdout, &stderr)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("the interrupted demo returned %v, want context.Canceled\n%s%s", err, stdout.String(), stderr.String())
+	}
+	if _, err := os.Stat(filepath.Join(out, "q1.csv")); err == nil {
+		t.Error("the interrupted demo wrote its results")
 	}
 }

@@ -1,6 +1,7 @@
 package demo
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"io"
@@ -33,8 +34,9 @@ func clientTables(given [][2]string) []client.Table {
 // table's malformed records to the limit (failing as a job fails,
 // cli.ErrJobFailed, naming the first); writes NAME.csv for each query into
 // out (each atomically) and OUT/rejects.csv, and returns the job's
-// summary as a gateway would report it.
-func runSQL(job *sqljob.Job, rf runFiles, log hclog.Logger, stdout io.Writer) (*client.Summary, error) {
+// summary as a gateway would report it. ctx done (Ctrl-C) stops it, soon,
+// with an error wrapping ctx.Err().
+func runSQL(ctx context.Context, job *sqljob.Job, rf runFiles, log hclog.Logger, stdout io.Writer) (*client.Summary, error) {
 	log = log.With("job", "demo", "stage", job.Shape.Gateway.Name, "instance", "demo")
 	fmt.Fprintf(stdout, "SQL job in this process (the SQL engine's runner): queries %s on %s and %s\n", strings.Join(queryNames(job), ", "), job.Shape.Gateway, job.Shape.Shard)
 	start := time.Now()
@@ -59,7 +61,7 @@ func runSQL(job *sqljob.Job, rf runFiles, log hclog.Logger, stdout io.Writer) (*
 		readers[i] = r
 		feeds = append(feeds, sqlops.Feed{Table: f[0], Columns: r.Columns, Next: r.Next})
 	}
-	res, err := sqlops.RunFeeds(job.Plan, feeds)
+	res, err := sqlops.RunFeedsContext(ctx, job.Plan, feeds)
 	if err != nil {
 		return nil, fmt.Errorf("run the plan: %w", err)
 	}
@@ -73,6 +75,9 @@ func runSQL(job *sqljob.Job, rf runFiles, log hclog.Logger, stdout io.Writer) (*
 	for i, f := range files {
 		// The tables the plan does not scan are read to be counted.
 		for {
+			if err := ctx.Err(); err != nil {
+				return nil, fmt.Errorf("table %s: %w", f[0], err)
+			}
 			b, err := readers[i].Next()
 			if err != nil {
 				return nil, fmt.Errorf("table %s: %w", f[0], err)

@@ -7,6 +7,8 @@ import (
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"github.com/wololo/wololo/services/wire/rpc"
 )
 
 // The kinds of error the job domain returns. Each error also carries its
@@ -33,6 +35,11 @@ var (
 	// ErrJobFailed: the job failed (see its message); it takes no more
 	// uploads.
 	ErrJobFailed = errors.New("job failed")
+	// ErrDeleted: the job was deleted on purpose (by its client, by the
+	// operator, or by the retention), not lost: its client is told so
+	// with a reason it can test for (rpc.IsJobDeleted), so that it does
+	// not submit again a job that was cancelled.
+	ErrDeleted = errors.New("job deleted")
 	// ErrRebuilt: the run an upload was feeding was replaced by a
 	// rebuild (rebuild.go); the upload resumes into the new run.
 	ErrRebuilt = errors.New("job run again")
@@ -57,6 +64,9 @@ func toStatus(err error) error {
 	}
 	if _, ok := status.FromError(err); ok {
 		return err
+	}
+	if errors.Is(err, ErrDeleted) {
+		return rpc.JobDeletedError(err.Error())
 	}
 	code := codes.Internal
 	switch {

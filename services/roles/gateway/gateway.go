@@ -538,13 +538,15 @@ func (g *Gateway) deleteJob(id, reason string) error {
 	// What still runs on the job ends: an upload in flight stops, and a
 	// watcher hears that the job failed, and why, instead of following
 	// for ever a job that is no longer there. A done job is left done.
+	// It is marked deleted, not only failed: its client hears that it
+	// was deleted, and why, not that the gateway lost it (ErrDeleted).
 	over := true
 	if j, err := g.jobs.get(id); err == nil {
-		over = !j.fail(reason, time.Now(), false)
+		over = !j.delete(reason)
 	}
 	// The tombstone is durable before the client hears back; the other
 	// processes follow, and a restarted gateway resumes telling them.
-	if err := g.jobs.drop(id); err != nil {
+	if err := g.jobs.dropDeleted(id, reason); err != nil {
 		return err
 	}
 	if !over {

@@ -55,7 +55,18 @@ type jobs struct {
 	mu     sync.Mutex
 	byID   map[string]*job
 	byName map[ownedName]*job
+	// deleted remembers why the latest jobs deleted on purpose were
+	// (deleteJob's reason), by name, until the name is used again: a
+	// client that asks after one hears that it was deleted, not that the
+	// gateway lost it (ErrDeleted). At most maxDeletedNames, oldest
+	// forgotten first (deletedOrder); not kept across a restart.
+	deleted      map[ownedName]string
+	deletedOrder []ownedName
 }
+
+// maxDeletedNames bounds the deleted jobs whose deletion the gateway
+// remembers (jobs.deleted).
+const maxDeletedNames = 4096
 
 // ownedName is a job's name in its owner's namespace.
 type ownedName struct{ owner, name string }
@@ -131,6 +142,7 @@ type job struct {
 	state    wololov1.JobState
 	message  string
 	lost     bool         // failed because a process lost its state (Job.state_lost)
+	deleted  string       // why it was deleted on purpose (deleteJob), "" while it was not
 	files    []*fileState // the two files at their schema.File index, then its tables (tables.go)
 	// answers are its results while it is done (answers.go), their rows
 	// counted once; nil otherwise.
@@ -765,6 +777,9 @@ func (js *jobs) lookup(owner, name string) (*job, error) {
 	defer js.mu.Unlock()
 	j, ok := js.byName[ownedName{owner, name}]
 	if !ok {
+		if why, ok := js.deleted[ownedName{owner, name}]; ok {
+			return nil, errorf(ErrDeleted, "job %q was %s", name, why)
+		}
 		return nil, errorf(ErrNoJob, "no job %q", name)
 	}
 	return j, nil
@@ -790,10 +805,12 @@ func (js *jobs) ownedBy(owner string) []*job {
 	return out
 }
 
-// add indexes a job; js.mu is held.
+// add indexes a job; js.mu is held. A name used again is no longer a
+// deleted job's.
 func (js *jobs) add(j *job) {
 	js.byID[j.id] = j
 	js.byName[ownedName{j.owner, j.name}] = j
+	delete(js.deleted, ownedName{j.owner, j.name})
 }
 
 // drop forgets a job and tombstones it in the store (durably), which
@@ -801,6 +818,29 @@ func (js *jobs) add(j *job) {
 func (js *jobs) drop(id string) error {
 	js.mu.Lock()
 	defer js.mu.Unlock()
+	return js.dropLocked(id)
+}
+
+// dropDeleted is drop of a job deleted on purpose, why: until its name
+// is used again, a client asking after it hears why (lookup's
+// ErrDeleted) instead of that there is no such job.
+func (js *jobs) dropDeleted(id, why string) error {
+	js.mu.Lock()
+	defer js.mu.Unlock()
+	if j, ok := js.byID[id]; ok {
+		k := ownedName{j.owner, j.name}
+		if _, again := js.deleted[k]; !again {
+			js.deletedOrder = append(js.deletedOrder, k)
+		}
+		if js.deleted == nil {
+			js.deleted = map[ownedName]string{}
+		}
+		js.deleted[k] = why
+		for len(js.deletedOrder) > maxDeletedNames {
+			delete(js.deleted, js.deletedOrder[0])
+			js.deletedOrder = js.deletedOrder[1:]
+		}
+	}
 	return js.dropLocked(id)
 }
 
@@ -1013,6 +1053,26 @@ func (j *job) fail(reason string, at time.Time, lost bool) bool {
 	return true
 }
 
+// delete marks the job deleted on purpose, why, and failed with why as
+// its reason if it was not over; it says whether it was not.
+func (j *job) delete(why string) bool {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	live := j.state != wololov1.JobState_JOB_STATE_DONE && j.state != wololov1.JobState_JOB_STATE_FAILED
+	j.deleted = why
+	if live {
+		j.failLocked(why, time.Now())
+	}
+	return live
+}
+
+// deletedWhy is why the job was deleted on purpose, "" if it was not.
+func (j *job) deletedWhy() string {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.deleted
+}
+
 // failLocked marks the job failed; its reason is cleaned here
 // (transport.CleanReason), where every failure the gateway shows a client
 // enters a job, live or read back from the store: a reporter's, an
@@ -1039,6 +1099,9 @@ func (j *job) failure() error {
 func (j *job) failureLocked() error {
 	if j.state != wololov1.JobState_JOB_STATE_FAILED {
 		return nil
+	}
+	if j.deleted != "" {
+		return errorf(ErrDeleted, "job %q was %s", j.name, j.deleted)
 	}
 	return errorf(ErrJobFailed, "job %q failed: %s", j.name, j.message)
 }

@@ -2,12 +2,14 @@ package gateway
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
 	"google.golang.org/grpc"
 
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
+	"github.com/wololo/wololo/services/wire/rpc"
 	"github.com/wololo/wololo/transport"
 )
 
@@ -131,8 +133,10 @@ func (s watchRecorder) Send(r *wololov1.WatchJobResponse) error {
 
 // TestDeletedJobEndsItsWatchers: a job deleted while a client watches it
 // (`wololo client cancel` of a job another terminal follows) ends the
-// watch with the job failed and why; the watch used to go on for ever,
-// sending the state of a job no longer there.
+// watch with the job failed and why, then the deletion's error (not a
+// loss: rpc.IsJobDeleted); the watch used to go on for ever, sending the
+// state of a job no longer there. Asked after, the job is still said
+// deleted, not missing.
 func TestDeletedJobEndsItsWatchers(t *testing.T) {
 	svc := testGateway(t, transport.NewMemStore(), time.Hour, make(chan string, 16))
 	if _, err := svc.CreateJob(as("alice"), createRequest("followed")); err != nil {
@@ -147,8 +151,8 @@ func TestDeletedJobEndsItsWatchers(t *testing.T) {
 	}
 	select {
 	case err := <-done:
-		if err != nil {
-			t.Fatalf("the watch ended with %v", err)
+		if !rpc.IsJobDeleted(err) || !strings.Contains(err.Error(), `job "followed" was cancelled by its client`) {
+			t.Fatalf("the watch ended with %v, want the deletion (rpc.IsJobDeleted) saying the job was cancelled by its client", err)
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("the watch of a deleted job still runs 5 s after the delete")
@@ -157,7 +161,16 @@ func TestDeletedJobEndsItsWatchers(t *testing.T) {
 	for len(rec.sent) > 0 {
 		last = <-rec.sent
 	}
-	if last == nil || last.State != wololov1.JobState_JOB_STATE_FAILED || last.Message != "deleted by its client" {
-		t.Errorf("the watch's last state: %v, want failed, deleted by its client", last)
+	if last == nil || last.State != wololov1.JobState_JOB_STATE_FAILED || last.Message != "cancelled by its client" {
+		t.Errorf("the watch's last state: %v, want failed, cancelled by its client", last)
+	}
+	if _, err := svc.GetJob(as("alice"), &wololov1.GetJobRequest{JobId: "followed"}); !rpc.IsJobDeleted(err) {
+		t.Errorf("GetJob of the deleted job: %v, want the deletion (rpc.IsJobDeleted)", err)
+	}
+	if _, err := svc.CreateJob(as("alice"), createRequest("followed")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.GetJob(as("alice"), &wololov1.GetJobRequest{JobId: "followed"}); err != nil {
+		t.Errorf("GetJob of a new job under the deleted one's name: %v", err)
 	}
 }

@@ -76,6 +76,12 @@ func (s jobService) WatchJob(req *wololov1.WatchJobRequest, stream wololov1.JobS
 			return err
 		}
 		if view.State == wololov1.JobState_JOB_STATE_DONE || view.State == wololov1.JobState_JOB_STATE_FAILED {
+			// A job deleted on purpose ends its watch with the deletion
+			// (ErrDeleted), after its last state: a client tells it
+			// from a job that failed or was lost.
+			if why := j.deletedWhy(); why != "" {
+				return toStatus(errorf(ErrDeleted, "job %q was %s", j.name, why))
+			}
 			return nil
 		}
 		select {
@@ -125,7 +131,7 @@ func (s jobService) DeleteJob(ctx context.Context, req *wololov1.DeleteJobReques
 	if err != nil {
 		return nil, err
 	}
-	if err := s.g.deleteJob(j.id, "deleted by its client"); err != nil {
+	if err := s.g.deleteJob(j.id, "cancelled by its client"); err != nil {
 		return nil, toStatus(err)
 	}
 	return &wololov1.DeleteJobResponse{}, nil

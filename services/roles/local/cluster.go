@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"net/url"
 	"os"
@@ -229,6 +230,11 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 	if err != nil {
 		return nil, fmt.Errorf("local: data directory: %w", err)
 	}
+	// A data directory this start makes is removed again if it fails
+	// before any process ran in it (a port taken): nothing is left
+	// behind. One with a process's log in it is kept, for the log.
+	_, statErr := os.Stat(dir)
+	fresh, spawned := errors.Is(statErr, fs.ErrNotExist), false
 	// Only this user reads the stores, logs and the ProcessService socket.
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("local: data directory: %w", err)
@@ -245,19 +251,15 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 	defer func() {
 		if !up {
 			lock.release()
+			if fresh && !spawned {
+				os.RemoveAll(dir)
+			}
 		}
 	}()
 	c := &Cluster{
 		opts: o, log: o.Log, top: o.Topology, dir: dir, lock: lock,
 		peersPath: filepath.Join(dir, "peers.json"), topoPath: filepath.Join(dir, "topology.json"),
 		insts: map[string]*instance{}, stopCh: make(chan struct{}), done: make(chan struct{}),
-	}
-
-	if !o.Insecure {
-		c.tlsDir = filepath.Join(dir, "tls")
-		if err := certs.Certify(o.Topology, certs.Options{Dir: c.tlsDir, Log: c.log}); err != nil {
-			return nil, fmt.Errorf("local: %w", err)
-		}
 	}
 
 	// Ports: the gateway's public one, then one per process.
@@ -303,6 +305,14 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 	if err := checkPorts(c.portUsesLocked()); err != nil {
 		return nil, fmt.Errorf("local: %w", err)
 	}
+	// The CA and the credentials once the ports are known free: a start
+	// that fails on a port taken makes nothing.
+	if !o.Insecure {
+		c.tlsDir = filepath.Join(dir, "tls")
+		if err := certs.Certify(o.Topology, certs.Options{Dir: c.tlsDir, Log: c.log}); err != nil {
+			return nil, fmt.Errorf("local: %w", err)
+		}
+	}
 	b, err := json.MarshalIndent(c.top, "", "  ")
 	if err != nil {
 		return nil, fmt.Errorf("local: %w", err)
@@ -324,6 +334,7 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 	// Children.
 	first := map[string]*proc{}
 	c.mu.Lock()
+	spawned = true
 	for _, name := range c.order {
 		ins := c.insts[name]
 		p, err := c.spawnLocked(ins)

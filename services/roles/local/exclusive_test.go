@@ -3,6 +3,7 @@ package local
 import (
 	"context"
 	"errors"
+	"io/fs"
 	"net"
 	"os"
 	"path/filepath"
@@ -218,4 +219,37 @@ func TestOneClusterPerDataDirectoryAndPort(t *testing.T) {
 	}
 
 	submitAndCompare(t, first)
+}
+
+// TestPortInUseMakesNothing: a start refused because a port is in use
+// makes no CA in its data directory, and removes the data directory it
+// made; a data directory that was there stays, without a CA.
+func TestPortInUseMakesNothing(t *testing.T) {
+	held, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	port := held.Addr().(*net.TCPAddr).Port
+	fresh, existing := filepath.Join(t.TempDir(), "data"), t.TempDir()
+	for _, dir := range []string{fresh, existing} {
+		c, err := Start(context.Background(), Options{DataDir: dir, BasePort: port, Log: hclog.NewNullLogger()})
+		if err == nil {
+			c.Stop()
+			t.Fatalf("a start on a port in use (data directory %s) started", dir)
+		}
+		var portErr *PortInUseError
+		if !errors.As(err, &portErr) {
+			t.Fatalf("a start on a port in use: %v, want a PortInUseError", err)
+		}
+	}
+	if _, err := os.Stat(fresh); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the data directory the failed start made is still there (%v)", err)
+	}
+	if _, err := os.Stat(existing); err != nil {
+		t.Errorf("the data directory that was there: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(existing, "tls")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the failed start made a CA in %s (%v)", existing, err)
+	}
 }

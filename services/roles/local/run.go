@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"time"
 
 	"github.com/wololo/wololo/deploy"
@@ -193,9 +194,18 @@ func runJob(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
+	// A temporary data directory goes when the run is interrupted (it
+	// holds nothing to resume from: the cluster is stopped, and the next
+	// run makes another) or fails to start.
+	removeTemp := func() {
+		if temp && !*keep {
+			os.RemoveAll(c.data)
+		}
+	}
 	start := time.Now()
 	cl, err := Start(ctx, o)
 	if err != nil {
+		removeTemp()
 		return err
 	}
 	up := time.Since(start)
@@ -209,7 +219,7 @@ func runJob(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		Server: cl.GatewayAddr(), TLS: tlsConfig, Matches: *matches, Players: *players, Out: *out,
 		Progress: stderr, Terminal: client.IsTerminal(stderr), MaxMalformed: maxMalformed,
 		Queries: queries, Tables: tables, Explain: plans, BuiltinGraph: *builtin,
-		Rebuilds: client.DefaultRebuilds, Notices: stderr,
+		Rebuilds: client.DefaultRebuilds, Notices: stderr, Again: again(cl),
 	})
 	procs := cl.Processes() // while alive: VmHWM of each
 	stopErr := cl.Stop()
@@ -217,6 +227,15 @@ func runJob(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		if i < len(procs) {
 			procs[i].MaxPeakRSS = max(procs[i].MaxPeakRSS, p.MaxPeakRSS)
 		}
+	}
+	if err != nil && ctx.Err() != nil {
+		// Interrupted: the cluster is stopped, so the submit's hint
+		// (resume at its gateway) cannot work as it is.
+		if temp {
+			removeTemp()
+			return fmt.Errorf("job interrupted: %v", err)
+		}
+		return c.restartHint(cl, err)
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "the processes' logs are in %s/*.log\n", cl.DataDir())
@@ -236,4 +255,48 @@ func runJob(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		}
 	}
 	return nil
+}
+
+// again is how the hints of a submit to cl's gateway run the client:
+// with its address and credential (or --insecure).
+func again(cl *Cluster) client.Invocation {
+	args := []string{"--server", cl.GatewayAddr()}
+	if cl.TLSDir() == "" {
+		args = append(args, "--insecure")
+	} else {
+		args = append(args, "--tls-dir", cl.TLSDir())
+	}
+	return client.Invocation{Program: os.Args[0], Gateway: args}
+}
+
+// restartHint is the error of a `local run` on --data interrupted while
+// its submit, whose error is err, followed the job: the cluster is
+// stopped, and the job is kept in the data directory. On the topology's
+// ports the hint starts it again there with `wololo local` and resumes
+// the job at it (err's own hint); on free ports, which another start does
+// not find again, it only says where the job is kept.
+func (c *common) restartHint(cl *Cluster, err error) error {
+	var resume cli.Hinted
+	hinted := errors.As(err, &resume)
+	err = fmt.Errorf("job interrupted: %v", err) // without the submit's hint
+	if c.freePorts {
+		return cli.WithHint(err, fmt.Sprintf("the cluster is stopped; its data, and the job, are kept in %s (it ran on free ports: a new `wololo local --data %s --free-ports` runs on others, whose gateway address it prints)", cl.DataDir(), cl.DataDir()))
+	}
+	if !hinted {
+		return cli.WithHint(err, fmt.Sprintf("the cluster is stopped; its data is kept in %s", cl.DataDir()))
+	}
+	words := []string{os.Args[0], "local", "--data", cl.DataDir()}
+	if c.topology != "" {
+		words = append(words, "--topology", c.topology)
+	}
+	if c.basePort != 0 {
+		words = append(words, "--base-port", strconv.Itoa(c.basePort))
+	}
+	if c.masters >= 0 {
+		words = append(words, "--masters", strconv.Itoa(c.masters))
+	}
+	if c.insecure {
+		words = append(words, "--insecure")
+	}
+	return cli.WithHint(err, fmt.Sprintf("the cluster is stopped and the job kept in %s: start the cluster again on it with `%s`, then, in another terminal, %s", cl.DataDir(), client.ShellCommand(words...), resume.Hint()))
 }

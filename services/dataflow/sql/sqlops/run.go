@@ -1,6 +1,7 @@
 package sqlops
 
 import (
+	"context"
 	"fmt"
 	"slices"
 	"strconv"
@@ -68,7 +69,15 @@ type Feed struct {
 // overlaps the running of the plan. The feeds of tables p does not scan
 // are not read.
 func RunFeeds(p *physical.Plan, feeds []Feed) (*Result, error) {
-	res, _, err := run(p, feeds, options{})
+	return RunFeedsContext(context.Background(), p, feeds)
+}
+
+// RunFeedsContext is RunFeeds that ctx stops: once it is done no feed is
+// read and no message delivered any more, and it returns, soon (after
+// the batch each instance is at), an error wrapping ctx.Err() (a
+// program's Ctrl-C: see main's signal context).
+func RunFeedsContext(ctx context.Context, p *physical.Plan, feeds []Feed) (*Result, error) {
+	res, _, err := run(p, feeds, options{ctx: ctx})
 	return res, err
 }
 
@@ -115,6 +124,8 @@ func scannedFeeds(p *physical.Plan, feeds []Feed) ([]Feed, error) {
 
 // options are how the tests run a plan; Run uses none.
 type options struct {
+	// ctx stops the parallel runner (RunFeedsContext); nil: never.
+	ctx context.Context
 	// pick chooses which of n instances with something queued takes its
 	// next message; nil: the first (the gateway, then the shards).
 	pick func(n int) int
@@ -245,7 +256,11 @@ func run(p *physical.Plan, feeds []Feed, opt options) (*Result, int, error) {
 	}
 	gw := byTask[p.Gateway.Name][0]
 	if opt.pick == nil && opt.restart == nil {
-		err = runParallel(all, gw, feeds, &pending)
+		ctx := opt.ctx
+		if ctx == nil {
+			ctx = context.Background()
+		}
+		err = runParallel(ctx, all, gw, feeds, &pending)
 	} else {
 		// One step at a time: every table's batches queued first.
 		for _, f := range feeds {
@@ -351,8 +366,9 @@ const maxAhead = 8
 // wait for the gateway, and the gateway waits before it routes a table
 // batch while the others have more than maxAhead waiting: only they
 // wait, the feeds for the gateway and the gateway for the others, which
-// never wait, and no cycle of waits can form.
-func runParallel(all []*queued, gw *queued, feeds []Feed, pending *atomic.Int64) error {
+// never wait, and no cycle of waits can form. ctx done stops it all, as
+// a failure does, with ctx's error.
+func runParallel(ctx context.Context, all []*queued, gw *queued, feeds []Feed, pending *atomic.Int64) error {
 	done := make(chan struct{})
 	var once sync.Once
 	var first error
@@ -368,10 +384,22 @@ func runParallel(all []*queued, gw *queued, feeds []Feed, pending *atomic.Int64)
 	drained := make(chan struct{}, 1) // another instance delivered a message
 	taken := make(chan struct{}, 1)   // the gateway took a message
 	var wg sync.WaitGroup
+	wg.Go(func() {
+		select {
+		case <-ctx.Done():
+			stop(fmt.Errorf("run: stopped: %w", ctx.Err()))
+		case <-done:
+		}
+	})
 	pending.Add(1) // the feeds
 	wg.Go(func() {
 		for _, f := range feeds {
 			for {
+				select {
+				case <-done: // failed or stopped: read no more
+					return
+				default:
+				}
 				b, err := f.Next()
 				if err != nil {
 					stop(fmt.Errorf("run: table %s: %w", f.Table, err))
@@ -398,6 +426,11 @@ func runParallel(all []*queued, gw *queued, feeds []Feed, pending *atomic.Int64)
 	for _, q := range all {
 		wg.Go(func() {
 			for {
+				select {
+				case <-done: // failed or stopped: deliver no more
+					return
+				default:
+				}
 				m, ok := q.pop()
 				if !ok {
 					select {

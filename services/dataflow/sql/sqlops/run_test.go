@@ -2,9 +2,11 @@ package sqlops_test
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/wololo/wololo/queries"
 	"github.com/wololo/wololo/services/dataflow/reference"
@@ -52,5 +54,52 @@ func TestRunFeeds(t *testing.T) {
 	broken.Next = func() (*exec.Batch, error) { return nil, errors.New("disk gone") }
 	if _, err := sqlops.RunFeeds(p, []sqlops.Feed{feed("matches", m), broken}); err == nil || !strings.Contains(err.Error(), "disk gone") {
 		t.Errorf("a table whose reading fails: %v", err)
+	}
+}
+
+// TestRunFeedsContextStops: a run whose context is cancelled (a demo's
+// Ctrl-C) ends with the context's error, reading no more of its feeds:
+// here a matches table that never ends, which a runner deaf to its
+// context would run on for ever.
+func TestRunFeedsContextStops(t *testing.T) {
+	m, pl, tables := generated(t, 300, 9)
+	p := planOf(t, defaultTexts(), queries.Names, tables, 2)
+	r, err := exec.NewCSVReader(bytes.NewReader(m), reference.MaxRecordBytes, nil, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	first, err := r.Next()
+	if err != nil || first == nil {
+		t.Fatalf("the first batch of matches: %v, %v", first, err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	reads := 0
+	endless := sqlops.Feed{Table: "matches", Columns: r.Columns, Next: func() (*exec.Batch, error) {
+		reads++
+		if reads == 3 {
+			cancel()
+		}
+		return first, nil // again and again: the table never ends
+	}}
+	pr, err := exec.NewCSVReader(bytes.NewReader(pl), reference.MaxRecordBytes, nil, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pr.Close()
+	players := sqlops.Feed{Table: "match_players", Columns: pr.Columns, Next: pr.Next}
+	done := make(chan error, 1)
+	go func() {
+		_, err := sqlops.RunFeedsContext(ctx, p, []sqlops.Feed{endless, players})
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("the cancelled run ended with %v, want context.Canceled", err)
+		}
+	case <-time.After(time.Minute): // a failure guard, not a timing
+		t.Fatal("the run went on reading its endless table after its context was cancelled")
 	}
 }
