@@ -136,10 +136,10 @@ func TestClientCLIExitCodes(t *testing.T) {
 		want string
 		code int // the exit status (README: CLI conventions)
 	}{
-		{"a repeated required column", submit(dup, d.players), dup + `: matches.csv: header has the "map" column twice`, 1},
-		{"a header over the limit", submit(long, d.players), long + ": matches.csv: the header row is longer than", 1},
-		{"binary garbage", submit(garbage, d.players), garbage + `: matches.csv: header has no "token" column`, 1},
-		{"the files swapped", submit(d.players, d.matches), d.players + `: matches.csv: header has no "ladder" column`, 1},
+		{"a repeated column a query reads", submit(dup, d.players), `column map: table matches has two columns named map`, 1},
+		{"a header over the limit", submit(long, d.players), "matches.csv: the header row is longer than", 1},
+		{"binary garbage", submit(garbage, d.players), `matches.csv: no column "average_rating" (read by query q1)`, 1},
+		{"the files swapped", submit(d.players, d.matches), `matches.csv: no column "average_rating" (read by query q1)`, 1},
 		{"missing file", []string{"client", "submit", "--matches", "/nonexistent/m.csv", "--players", d.players, "--out", t.TempDir()}, "/nonexistent/m.csv", 1},
 		{"missing flag", []string{"client", "submit", "--players", d.players, "--out", t.TempDir()}, "--matches is required", 2},
 		{"no credentials", []string{"client", "submit", "--tls-dir", t.TempDir(), "--matches", d.matches, "--players", d.players, "--out", t.TempDir()}, "no CA certificate in", 1},

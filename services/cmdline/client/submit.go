@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -29,6 +30,7 @@ import (
 	sqlflags "github.com/wololo/wololo/services/cmdline/explain"
 	"github.com/wololo/wololo/services/dataflow/ingest"
 	"github.com/wololo/wololo/services/dataflow/schema"
+	"github.com/wololo/wololo/services/dataflow/sql/physical"
 	"github.com/wololo/wololo/services/dataflow/sql/sqljob"
 	"github.com/wololo/wololo/services/wire/rpc"
 )
@@ -296,7 +298,45 @@ func Request(o SubmitOptions) (*wololov1.CreateJobRequest, error) {
 		}
 		tables = append(tables, &wololov1.Table{Name: t.Name, Header: h})
 	}
+	if !o.BuiltinGraph {
+		if err := checkLocally(o, mh, ph, tables); err != nil {
+			return nil, err
+		}
+	}
 	return &wololov1.CreateJobRequest{Matches: mh, Players: ph, JobId: o.JobID, MaxMalformed: o.MaxMalformed, Queries: requestQueries(o.Queries), Tables: tables, BuiltinGraph: o.BuiltinGraph}, nil
+}
+
+// checkLocally runs, before anything is sent, the checks of the job
+// (sqljob.Check, the gateway's) that no flag of a gateway changes: the
+// headers within the hard bound of any gateway (schema.MaxHeaderBytes),
+// the columns the queries read (the four default ones when o gives none)
+// in the files' and tables' headers, the queries' text. A refusal is the
+// gateway's own message (`matches.csv: no column "server" (read by query
+// q1)`), given at once and without a gateway; the limits a gateway sets
+// (--max-queries and the like) and the plan on its topology are left to
+// its CreateJob.
+func checkLocally(o SubmitOptions, mh, ph *wololov1.FileHeader, tables []*wololov1.Table) error {
+	for _, h := range []struct {
+		name string
+		hd   *wololov1.FileHeader
+	}{{schema.Matches.String(), mh}, {schema.Players.String(), ph}} {
+		if h.hd.GetDataOffset() > schema.MaxHeaderBytes {
+			return fmt.Errorf("%s: the header row is longer than %d bytes, more than any gateway takes", h.name, schema.MaxHeaderBytes)
+		}
+	}
+	spec := sqljob.Spec{Matches: mh.GetColumns(), Players: ph.GetColumns(), Queries: o.Queries, Own: len(o.Queries) > 0}
+	if !spec.Own {
+		spec.Queries = sqlflags.DefaultQueries()
+	}
+	for _, t := range tables {
+		spec.Tables = append(spec.Tables, sqljob.Table{Name: t.GetName(), Columns: t.GetHeader().GetColumns()})
+	}
+	unbounded := sqljob.Limits{MaxQueries: math.MaxInt, MaxQueryBytes: math.MaxInt, MaxTables: math.MaxInt}
+	shape := physical.Shape{Gateway: physical.Task{Name: "gateway", Replicas: 1}, Shard: physical.Task{Name: "shard", Replicas: 1}}
+	if _, err := sqljob.Check(spec, unbounded, shape); err != nil && !errors.Is(err, sqljob.ErrPlanner) {
+		return err
+	}
+	return nil
 }
 
 // Submit runs a whole job: create, upload both files and then its

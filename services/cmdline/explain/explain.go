@@ -240,12 +240,18 @@ func jobQueries(given *QueryFlags) ([]sqljob.Query, error) {
 	if given.Given() {
 		return given.Read()
 	}
+	return DefaultQueries(), nil
+}
+
+// DefaultQueries are the four default queries of queries/, as a job that
+// gives none runs them.
+func DefaultQueries() []sqljob.Query {
 	var out []sqljob.Query
 	for _, name := range queries.Names {
 		text, _ := queries.Text(name)
 		out = append(out, sqljob.Query{Name: name, From: "queries/" + name + ".sql", Text: text})
 	}
-	return out, nil
+	return out
 }
 
 // jobSpec is the job's inputs: the two files, with the generator's
