@@ -62,7 +62,7 @@ func BenchmarkStatusUnderDeepCreateJobs(b *testing.B) {
 	status := wololov1.NewStatusClient(conn)
 	clients := make([]wololov1.JobServiceClient, 8)
 	for i := range clients {
-		clients[i] = jobsAsB(b, c, fmt.Sprintf("tenant%d", i))
+		clients[i] = jobsAs(b, c, fmt.Sprintf("tenant%d", i))
 	}
 	var worst, burst time.Duration
 	for n := 0; b.Loop(); n++ {
@@ -117,18 +117,4 @@ func BenchmarkStatusUnderDeepCreateJobs(b *testing.B) {
 	}
 	b.ReportMetric(float64(worst.Milliseconds()), "max-status-ms")
 	b.ReportMetric(float64(burst.Milliseconds())/float64(b.N), "burst-ms")
-}
-
-// jobsAsB is jobsAs for a benchmark.
-func jobsAsB(b *testing.B, c *node.Cluster, name string) wololov1.JobServiceClient {
-	cfg, err := c.ClientTLS(name)
-	if err != nil {
-		b.Fatal(err)
-	}
-	conn, err := rpc.NewClient(c.GatewayAddr(), cfg)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { conn.Close() })
-	return wololov1.NewJobServiceClient(conn)
 }

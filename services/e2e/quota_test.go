@@ -21,7 +21,7 @@ import (
 
 // jobsAs is the JobService of the cluster's gateway, called over its public
 // port with a credential of the named client.
-func jobsAs(t *testing.T, c *node.Cluster, name string) wololov1.JobServiceClient {
+func jobsAs(t testing.TB, c *node.Cluster, name string) wololov1.JobServiceClient {
 	t.Helper()
 	cfg, err := c.ClientTLS(name)
 	if err != nil {
