@@ -47,8 +47,11 @@ import (
 // restarting, and is waited for up to --connect-timeout like the rest.
 
 // RefusedGrace is how long a refused connection or an unknown host is
-// retried before the session has reached the gateway once.
-const RefusedGrace = 5 * time.Second
+// retried before the session has reached the gateway once: long enough
+// for a gateway started a moment before (`wololo local &` then a
+// submit: it listens within a few hundred milliseconds), short enough
+// that a typo in --server is said within 2 s.
+const RefusedGrace = 1500 * time.Millisecond
 
 // NoticeEvery is how often a client waiting for the gateway says so again.
 const NoticeEvery = 10 * time.Second
@@ -66,7 +69,11 @@ func CheckServer(addr string) error {
 	}
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
-		return fmt.Errorf("%w: --server %q: want host:port (such as 127.0.0.1:%d): %v", cli.ErrUsage, addr, DefaultPublicPort, errors.Unwrap(err))
+		why := err.Error()
+		if ae, ok := errors.AsType[*net.AddrError](err); ok {
+			why = ae.Err // "missing port in address", without the address again
+		}
+		return fmt.Errorf("%w: --server %q: want host:port (such as 127.0.0.1:%d): %s", cli.ErrUsage, addr, DefaultPublicPort, why)
 	}
 	if strings.ContainsAny(host, " /") {
 		return fmt.Errorf("%w: --server %q: %q is not a host name", cli.ErrUsage, addr, host)

@@ -25,7 +25,7 @@ func TestCheckServer(t *testing.T) {
 		{"localhost:7100", ""},
 		{"[::1]:7100", ""},
 		{"gateway.example.com:443", ""},
-		{"127.0.0.1", "want host:port"},
+		{"127.0.0.1", "want host:port (such as 127.0.0.1:7100): missing port in address"},
 		{"localhost", "want host:port"},
 		{"http://127.0.0.1:7100", "not a URL"},
 		{"127.0.0.1:http", "not a number"},
@@ -39,7 +39,7 @@ func TestCheckServer(t *testing.T) {
 		switch {
 		case c.want == "" && err != nil:
 			t.Errorf("%q: %v, want accepted", c.addr, err)
-		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want) || cli.ExitCode(err) != cli.ExitUsage):
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "<nil>") || cli.ExitCode(err) != cli.ExitUsage):
 			t.Errorf("%q: %v (exit %d), want a usage error saying %q", c.addr, err, cli.ExitCode(err), c.want)
 		}
 	}
