@@ -186,7 +186,7 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 	if o.Binary == "" {
 		exe, err := os.Executable()
 		if err != nil {
-			return nil, fmt.Errorf("local: find the wololo binary: %w", err)
+			return nil, fmt.Errorf("find the wololo binary: %w", err)
 		}
 		o.Binary = exe
 	} else if strings.ContainsRune(o.Binary, filepath.Separator) {
@@ -194,7 +194,7 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 		// directories, where it would name nothing.
 		abs, err := filepath.Abs(o.Binary)
 		if err != nil {
-			return nil, fmt.Errorf("local: the wololo binary %s: %w", o.Binary, err)
+			return nil, fmt.Errorf("the wololo binary %s: %w", o.Binary, err)
 		}
 		o.Binary = abs
 	}
@@ -202,7 +202,7 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 		o.Topology = deploy.Default()
 	}
 	if err := o.Topology.Validate(); err != nil {
-		return nil, fmt.Errorf("local: %w", err)
+		return nil, fmt.Errorf("%w", err)
 	}
 	if o.DataDir == "" {
 		o.DataDir = DefaultDataDir
@@ -220,7 +220,7 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 		o.ReadyTimeout = 60 * time.Second
 	}
 	if o.Masters < 0 {
-		return nil, fmt.Errorf("local: masters must not be negative, got %d", o.Masters)
+		return nil, fmt.Errorf("masters must not be negative, got %d", o.Masters)
 	}
 	if o.Masters > 0 {
 		o.Manual, o.Control = true, true
@@ -228,7 +228,7 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 	o.Topology.Masters = o.Masters
 	dir, err := filepath.Abs(o.DataDir)
 	if err != nil {
-		return nil, fmt.Errorf("local: data directory: %w", err)
+		return nil, fmt.Errorf("data directory: %w", err)
 	}
 	// A data directory this start makes is removed again if it fails
 	// before any process ran in it (a port taken): nothing is left
@@ -237,15 +237,15 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 	fresh, spawned := errors.Is(statErr, fs.ErrNotExist), false
 	// Only this user reads the stores, logs and the ProcessService socket.
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("local: data directory: %w", err)
+		return nil, fmt.Errorf("data directory: %w", err)
 	}
 	if err := os.Chmod(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("local: data directory: %w", err)
+		return nil, fmt.Errorf("data directory: %w", err)
 	}
 	// One runner per data directory (see LockFile); held until Stop.
 	lock, err := lockDataDir(dir)
 	if err != nil {
-		return nil, fmt.Errorf("local: %w", err)
+		return nil, fmt.Errorf("%w", err)
 	}
 	up := false
 	defer func() {
@@ -271,7 +271,7 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 	var free []int
 	if o.FreePorts { // the public port, then a gRPC and an admin port per process
 		if free, err = FreePorts(2*n + 1); err != nil {
-			return nil, fmt.Errorf("local: %w", err)
+			return nil, fmt.Errorf("%w", err)
 		}
 	}
 	c.public = net.JoinHostPort("127.0.0.1", strconv.Itoa(c.top.PublicPort()))
@@ -303,31 +303,31 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 		c.order = append(c.order, ins.name)
 	}
 	if err := checkPorts(c.portUsesLocked()); err != nil {
-		return nil, fmt.Errorf("local: %w", err)
+		return nil, fmt.Errorf("%w", err)
 	}
 	// The CA and the credentials once the ports are known free: a start
 	// that fails on a port taken makes nothing.
 	if !o.Insecure {
 		c.tlsDir = filepath.Join(dir, "tls")
 		if err := certs.Certify(o.Topology, certs.Options{Dir: c.tlsDir, Log: c.log}); err != nil {
-			return nil, fmt.Errorf("local: %w", err)
+			return nil, fmt.Errorf("%w", err)
 		}
 	}
 	b, err := json.MarshalIndent(c.top, "", "  ")
 	if err != nil {
-		return nil, fmt.Errorf("local: %w", err)
+		return nil, fmt.Errorf("%w", err)
 	}
 	if err := os.WriteFile(c.topoPath, append(b, '\n'), 0o644); err != nil {
-		return nil, fmt.Errorf("local: write topology: %w", err)
+		return nil, fmt.Errorf("write topology: %w", err)
 	}
 	if err := c.writePeersLocked(); err != nil {
-		return nil, fmt.Errorf("local: %w", err)
+		return nil, fmt.Errorf("%w", err)
 	}
 
 	// The masters need the ProcessService's address on their command line.
 	if o.Control {
 		if err := c.serveControl(); err != nil {
-			return nil, fmt.Errorf("local: %w", err)
+			return nil, fmt.Errorf("%w", err)
 		}
 	}
 
@@ -341,7 +341,7 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 		if err != nil {
 			c.mu.Unlock()
 			c.Stop()
-			return nil, fmt.Errorf("local: start %s: %w", name, err)
+			return nil, fmt.Errorf("start %s: %w", name, err)
 		}
 		ins.cur, first[name] = p, p
 		c.wg.Add(1)
@@ -361,7 +361,7 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 	for _, name := range c.order {
 		if err := c.waitInstance(rctx, name, first[name]); err != nil {
 			c.Stop()
-			return nil, fmt.Errorf("local: %w", err)
+			return nil, fmt.Errorf("%w", err)
 		}
 	}
 	up = true
