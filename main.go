@@ -37,10 +37,10 @@ type command struct {
 }
 
 var commands = []command{
-	{"demo", "run the whole graph in this process on a generated or given dataset", demo.Run},
+	{"demo", "run a whole job (the four default queries, or --query ones) in this process on a generated or given dataset", demo.Run},
 	{"client", "submit a job to a gateway, follow it, fetch its results; list and cancel this client's jobs", client.Run},
 	{"gateway", "run the gateway process of a deployment", worker.RunGateway},
-	{"worker", "run one stage instance of a deployment (filter, grouper, joiner, aggregator)", worker.Run},
+	{"worker", "run one instance of a deployment's task (a shard, or the gateway): its part of every job's plan", worker.Run},
 	{"master", "run one master: the Bully election and the supervision (restarts) of every process", master.Run},
 	{"local", "run the whole topology as OS processes on this machine (`local run` runs one job)", local.Run},
 	{"top", "the whole deployment in the terminal, redrawn every second (as the gateway's Cluster service sees it); --json: one snapshot", top.Run},

@@ -31,6 +31,7 @@ import (
 	"github.com/wololo/wololo/services/cmdline/certs"
 	"github.com/wololo/wololo/services/cmdline/logflags"
 	"github.com/wololo/wololo/services/cmdline/tlsflags"
+	"github.com/wololo/wololo/services/dataflow/sql/physical"
 	"github.com/wololo/wololo/services/wire/pki"
 	"github.com/wololo/wololo/services/wire/rpc"
 )
@@ -365,7 +366,7 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 		}
 	}
 	up = true
-	c.log.Info("cluster up", "processes", len(c.order), "gateway", c.GatewayAddr(), "dashboard", c.DashboardURL(), "data", c.dir, "tasks", strings.Join(c.top.Tasks(), "; "))
+	c.log.Info("cluster up", "processes", len(c.order), "gateway", c.GatewayAddr(), "dashboard", c.DashboardURL(), "data", c.dir, "tasks", tasksLine(c.top))
 	return c, nil
 }
 
@@ -1190,4 +1191,18 @@ func megabytes(b int64) string {
 		return "-"
 	}
 	return fmt.Sprintf("%.1f MB", float64(b)/1e6)
+}
+
+// tasksLine names the tasks a job's plan runs on, with their instances
+// ("gateway[1], shard[2]"), as the cluster-up line says them; the
+// topology's own stage chains when it has no such shape.
+func tasksLine(top deploy.Topology) string {
+	shape, err := physical.ShapeOf(top)
+	if err != nil {
+		return strings.Join(top.Tasks(), "; ")
+	}
+	if shape.Shard.Name == shape.Gateway.Name {
+		return fmt.Sprintf("%s[%d]", shape.Gateway.Name, shape.Gateway.Replicas)
+	}
+	return fmt.Sprintf("%s[%d], %s[%d]", shape.Gateway.Name, shape.Gateway.Replicas, shape.Shard.Name, shape.Shard.Replicas)
 }
