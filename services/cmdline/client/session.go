@@ -78,6 +78,13 @@ func (s *Session) ready(ctx context.Context) error {
 	var lastProbe, lastNotice time.Time
 	for {
 		st := s.conn.GetState()
+		if st == connectivity.Idle {
+			// A gateway that stopped gracefully (its GOAWAY) leaves the
+			// connection idle, and an idle connection does not dial
+			// again by itself: without this the wait would last all of
+			// Reach while the gateway, back, answers.
+			s.conn.Connect()
+		}
 		if st == connectivity.Ready {
 			s.reached = true
 			if !lastNotice.IsZero() {
