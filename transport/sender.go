@@ -134,7 +134,10 @@ func (s *Sender) RetrySoon(f func(error) bool) { s.retrySoon = f }
 // told of a job that the gateway then lost with its store, before the
 // gateway sent it a batch, held the job for ever. A check link's Hello
 // (or its refusal: the job not introduced, the job dropped) says so as it
-// does for a channel with entries. Set it before Serve.
+// does for a channel with entries. f should list only channels to a
+// receiver whose "not introduced" means lost (the gateway's, which holds
+// every job before introducing it anywhere), not to one that may not
+// have been told of the job yet. Set it before Serve.
 func (s *Sender) CheckAlso(f func(receiver string) []ChannelID) { s.checkAlso = f }
 
 // Serve runs until ctx ends (nil) or a receiver refuses this process as an

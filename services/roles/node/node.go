@@ -339,7 +339,22 @@ func New(cfg Config) (*Node, error) {
 	stageServer := transport.NewServer(self, incarnation, n.runtime, log.Named("transport"))
 	status.fenced = stageServer.Fenced
 	stageServer.OnAnnounce(n.sender.SeeReceiver)
-	n.sender.CheckAlso(n.runtime.ChannelsTo)
+	// Only the gateway's word on a job is final: it holds every job in
+	// its table before it introduces it anywhere, so a gateway that does
+	// not know a job lost it. A peer shard may not have been told of a
+	// job yet (its introduction still on its way: the gateway introduces
+	// to every instance at once), and its "never told" on a channel this
+	// process sent nothing on says nothing of lost state: seen in
+	// TestSQLJobRestartsRecoverExactly, a job failed as lost when a
+	// restarted shard announced itself to the other before the
+	// gateway's introduction reached it.
+	gatewayInstance := deploy.Instance{Stage: cfg.Topology.Gateway().Name}.Name()
+	n.sender.CheckAlso(func(receiver string) []transport.ChannelID {
+		if receiver != gatewayInstance {
+			return nil
+		}
+		return n.runtime.ChannelsTo(receiver)
+	})
 	n.sender.OnFailed(n.reportChannelFailed)
 	n.sender.RetrySoon(rpc.IsRecovering)
 	if n.Gateway != nil {
