@@ -47,7 +47,7 @@ func TestClientConnectionErrorsFailFast(t *testing.T) {
 	}{
 		{"no port", status("127.0.0.1"), 2, []string{"want host:port"}},
 		{"a URL", status("http://" + c.GatewayAddr()), 2, []string{"not a URL"}},
-		{"a refused port", status(closed), 5, []string{"nothing listens on " + closed + " (connection refused)", "retrying for 5s"}},
+		{"a refused port", status(closed), 5, []string{"nothing listens on " + closed + " (connection refused)", "retrying for 1.5s"}},
 		{"an unknown host", status("nosuch.invalid:7100"), 2, []string{`the host "nosuch.invalid" is unknown`}},
 		{"the admin HTTP port", status(c.AdminAddr("gateway-0")), 2, []string{"it answers plain HTTP, as a process's admin HTTP port does", "the gateway's public port is 7100"}},
 		{"a shard's internal port", status(c.Addr("shard-0")), 2, []string{`an internal port of instance "shard-0" (its certificate says so)`, "the gateway's public port is 7100"}},
