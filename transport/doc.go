@@ -3,7 +3,7 @@
 // a gRPC bidirectional stream, without a broker.
 //
 // A channel is one job, one logical stream, one sender, one receiver
-// (ChannelID). The rules, as in DESIGN.md:
+// (ChannelID). The rules (docs/architecture.md, "Crashes: what survives a SIGKILL"):
 //
 //   - The sender numbers its batches 1, 2, 3, ... and keeps every batch in its
 //     Outbox until the receiver acknowledges it; the last batch carries EOF.

@@ -12,7 +12,7 @@
 // query answers are identical across variants of one seed.
 //
 // On purpose the data is not clean. Besides the common case it contains,
-// in small proportions, everything the contract in QUERIES.md says a
+// in small proportions, everything the contract in docs/queries.md says a
 // reader must cope with: boundary values of each query predicate
 // (average_rating exactly 2000, durations of exactly 2:00:00 and 2:00:01,
 // 1v1 pairs with 10 × winner = 7 × loser, winners rated exactly 1000),

@@ -1,6 +1,6 @@
 package datagen
 
-// A deliberately naive, independent reading of QUERIES.md, used only to
+// A deliberately naive, independent reading of docs/queries.md, used only to
 // check that the generated data exercises every query.
 
 import (

@@ -18,6 +18,6 @@
 // Operators are pure and deterministic: they read row batches and write
 // through a stage.Emitter, with no I/O, clocks or goroutines, and Finish
 // iterates in sorted order, so the same inputs always give the same output
-// batches. The semantics are those of QUERIES.md; the reference evaluator is
+// batches. The semantics are those of docs/queries.md; the reference evaluator is
 // an independent implementation of the same contract.
 package operators

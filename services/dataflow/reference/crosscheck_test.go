@@ -11,7 +11,7 @@ import (
 	"testing"
 )
 
-// naive answers the queries the way the SQL of QUERIES.md reads: it loads
+// naive answers the queries the way the SQL of docs/queries.md reads: it loads
 // both tables into memory, types every value, and groups by brute force. It
 // checks the streaming bookkeeping of Evaluate (sets, per-match Q2 state,
 // counters) on random data.

@@ -1,5 +1,5 @@
 // Package reference is the reference evaluator of Wololo: the plainest
-// correct single-process implementation of the four queries of QUERIES.md,
+// correct single-process implementation of the four queries of docs/queries.md,
 // used as the oracle by the tests and benchmarks of every deployment mode,
 // and as the `wololo reference` command.
 //
@@ -16,7 +16,7 @@
 // standard library only — never another package of this module (no shared
 // CSV reader, schema, value parser or result writer) — and it must not grow
 // an optimisation that makes it harder to check by reading against
-// QUERIES.md. If the two disagree, QUERIES.md decides, not this code.
+// docs/queries.md. If the two disagree, docs/queries.md decides, not this code.
 // It reads only the two inputs it is given, writes only q1.csv..q4.csv into
 // the one folder WriteDir or Run is given (creating it), uses no network,
 // sets no global state and never calls os.Exit.

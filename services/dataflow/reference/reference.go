@@ -20,7 +20,7 @@ const (
 	PlayersFile = "match_players.csv"
 )
 
-// Required columns, in the order QUERIES.md lists them (the first missing
+// Required columns, in the order docs/queries.md lists them (the first missing
 // one is the one reported).
 var (
 	matchesColumns = []string{"token", "ladder", "mirror", "average_rating", "map", "server", "duration"}

@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// Headers with the required columns only, in the order of QUERIES.md.
+// Headers with the required columns only, in the order of docs/queries.md.
 const (
 	mh = "token,ladder,mirror,average_rating,map,server,duration\n"
 	ph = "match,rating,civ,winner\n"

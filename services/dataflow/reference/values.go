@@ -6,7 +6,7 @@ import (
 	"strings"
 )
 
-// The accepted forms of QUERIES.md; anything else is a missing value.
+// The accepted forms of docs/queries.md; anything else is a missing value.
 var (
 	numberRE   = regexp.MustCompile(`^-?[0-9]+(\.[0-9]+)?$`)
 	durationRE = regexp.MustCompile(`^(?:([0-9]+) days?, )?([0-9]{1,2}):([0-9]{2}):([0-9]{2})$`)

@@ -1,4 +1,4 @@
-// Package schema describes the two input files of QUERIES.md and parses
+// Package schema describes the two input files of docs/queries.md and parses
 // their field values: the required columns of matches.csv and
 // match_players.csv and how to find them in a header, the typed values
 // (booleans, durations, exact decimal numbers) with exactly the accepted
