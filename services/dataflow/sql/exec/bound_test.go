@@ -10,7 +10,8 @@ import (
 	"github.com/wololo/wololo/services/dataflow/sql/value"
 )
 
-// runBounded compiles q over the table t of text csv and executes it.
+// runBounded compiles q over the table t of text csv and executes it (the
+// package tests' one way of running a query).
 func runBounded(t *testing.T, csv, q string) *exec.Result {
 	t.Helper()
 	tab, err := exec.ReadCSV(strings.NewReader(csv), 0)

@@ -4,7 +4,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/wololo/wololo/services/dataflow/sql"
 	"github.com/wololo/wololo/services/dataflow/sql/exec"
 )
 
@@ -17,18 +16,7 @@ const sample = "id,x,y,flag,name,d\n" +
 
 func query(t *testing.T, q string) (string, *exec.Result) {
 	t.Helper()
-	tab, err := exec.ReadCSV(strings.NewReader(sample), 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	root, err := sql.Compile(q, sql.Catalog{"t": tab.Columns})
-	if err != nil {
-		t.Fatalf("%s: %v", q, err)
-	}
-	res, err := exec.Execute(root, map[string]*exec.Table{"t": tab})
-	if err != nil {
-		t.Fatalf("%s: %v", q, err)
-	}
+	res := runBounded(t, sample, q)
 	return string(res.CSV()), res
 }
 
