@@ -489,9 +489,14 @@ func (js *jobs) create(owner string, req *wololov1.CreateJobRequest) (c created,
 		return c, fmt.Errorf("encode the description of job %q: %w", id, err)
 	}
 	// The job is made from its description before anything is stored, as
-	// a restarted gateway will make it: a description it refuses is
+	// a restarted gateway will make it (but for the plan, read back from
+	// the same bytes by checkPlanRuns): a description it refuses is
 	// refused here, and a refused CreateJob leaves nothing in the store.
-	j, err := js.newJob(id, rec)
+	var decoded *physical.Plan
+	if jp != nil {
+		decoded = jp.decoded
+	}
+	j, err := js.newJob(id, rec, decoded)
 	if err != nil {
 		return c, err
 	}
@@ -533,7 +538,10 @@ func (js *jobs) dropForRoom(drop []string, owner string) []string {
 // read, or, for the built-in graph, one of the graph's own columns; sizes
 // that are negative or overflow together, a table name that is not one),
 // which a store written before those checks may hold.
-func (js *jobs) newJob(id string, rec *wololov1.JobRecord) (*job, error) {
+//
+// decoded, when not nil, is rec.Plan decoded already (CreateJob's, which
+// checkPlanRuns read back from the same bytes); nil: it is decoded here.
+func (js *jobs) newJob(id string, rec *wololov1.JobRecord, decoded *physical.Plan) (*job, error) {
 	if len(rec.Files) != len(schema.Files)+len(rec.Tables) {
 		return nil, errorf(ErrInvalid, "job %q: a description of %d files and %d tables", id, len(rec.Files), len(rec.Tables))
 	}
@@ -572,9 +580,12 @@ func (js *jobs) newJob(id string, rec *wololov1.JobRecord) (*job, error) {
 		for i, q := range qs {
 			j.queries[i] = q.Name
 		}
-		p, err := physical.Decode(rec.Plan)
-		if err != nil {
-			return nil, kindError{ErrInvalid, fmt.Errorf("job %q: %w", id, err)}
+		p := decoded
+		if p == nil {
+			var err error
+			if p, err = physical.Decode(rec.Plan); err != nil {
+				return nil, kindError{ErrInvalid, fmt.Errorf("job %q: %w", id, err)}
+			}
 		}
 		scanned = p.Scanned()
 	}
@@ -645,7 +656,7 @@ func (js *jobs) recover(img *transport.Image) (unreadable []string, err error) {
 		rec, err := decodeJobRecord(raw)
 		var j *job
 		if err == nil {
-			j, err = js.newJob(id, rec)
+			j, err = js.newJob(id, rec, nil)
 		}
 		if err != nil {
 			js.log.Error("unreadable job description; dropping the job", "job", id, "error", err)

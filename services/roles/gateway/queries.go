@@ -89,8 +89,9 @@ func queriesOf(qs []*wololov1.Query) []sqljob.Query {
 // client is told.
 type jobPlan struct {
 	queries []*wololov1.Query
-	plan    []byte // physical.Encode of the plan
-	explain string // sqljob.Job.Explain
+	plan    []byte         // physical.Encode of the plan
+	decoded *physical.Plan // plan read back (checkPlanRuns), for the job made of it
+	explain string         // sqljob.Job.Explain
 }
 
 // planQueries checks a CreateJob's tables and queries and plans them on
@@ -136,10 +137,11 @@ func (l Limits) planQueries(queries []*wololov1.Query, own bool, inputs []inputH
 	if err != nil {
 		return nil, err
 	}
-	if err := checkPlanRuns(b); err != nil {
+	decoded, err := checkPlanRuns(b)
+	if err != nil {
 		return nil, err
 	}
-	return &jobPlan{queries: queries, plan: b, explain: job.Explain()}, nil
+	return &jobPlan{queries: queries, plan: b, decoded: decoded, explain: job.Explain()}, nil
 }
 
 // jobLimits are the limits sqljob.Check holds a job to.
@@ -155,21 +157,23 @@ func (l Limits) jobLimits() sqljob.Limits {
 // is recorded, so that a job the graph will refuse is refused at
 // CreateJob, with nothing stored, not at its first upload. A channel's
 // stream name is no longer a reason: it is numbered and bounded
-// (sqlops.ChannelStream), whatever the queries' keys.
-func checkPlanRuns(plan []byte) error {
+// (sqlops.ChannelStream), whatever the queries' keys. It returns the plan
+// read back, which the job is made of (newJob), so that CreateJob decodes
+// it once.
+func checkPlanRuns(plan []byte) (*physical.Plan, error) {
 	p, err := physical.Decode(plan)
 	if err != nil {
-		return errorf(ErrInvalid, "the queries' plan cannot be read back (%v); simplify the queries", err)
+		return nil, errorf(ErrInvalid, "the queries' plan cannot be read back (%v); simplify the queries", err)
 	}
 	if err := physical.Check(p); err != nil {
-		return errorf(ErrInvalid, "the queries' plan: %v", err)
+		return nil, errorf(ErrInvalid, "the queries' plan: %v", err)
 	}
 	for _, task := range []string{p.Gateway.Name, p.Shard.Name} {
 		if _, err := sqlops.StageSpec(p, task, sqlops.Budget{}); err != nil {
-			return errorf(ErrInvalid, "the queries' plan cannot run on task %s: %v", task, err)
+			return nil, errorf(ErrInvalid, "the queries' plan cannot run on task %s: %v", task, err)
 		}
 	}
-	return nil
+	return p, nil
 }
 
 // queriesPrint is a fingerprint of a job's queries, names and texts in

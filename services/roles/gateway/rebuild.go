@@ -164,7 +164,7 @@ func (js *jobs) replace(old *job, line string) (*job, error) {
 	if err := js.store.Commit(&transport.Commit{Job: id, Records: map[string][]byte{recordMeta: b}}); err != nil {
 		return nil, errorf(ErrStore, "store the rebuild of job %q: %v", old.name, err)
 	}
-	nj, err := js.newJob(id, rec)
+	nj, err := js.newJob(id, rec, nil)
 	if err != nil {
 		return nil, err
 	}
