@@ -34,11 +34,9 @@ SEED ?= 1
 CHAOS_OUT = $(if $(filter file,$(origin OUT)),out/chaos,$(OUT))
 # SQL=1: the chaos job (chaos-local, chaos, swarm-chaos) is one of more
 # SQL queries (--sql: the four defaults and tools/chaos/sql's user
-# queries) than the four default ones it runs otherwise; GRAPH=1: the four
-# on the hand-written graph (--builtin-graph).
+# queries) than the four default ones it runs otherwise.
 SQL ?=
-GRAPH ?=
-CHAOS_SQL = $(if $(filter 1 yes true,$(SQL)),--sql) $(if $(filter 1 yes true,$(GRAPH)),--builtin-graph)
+CHAOS_SQL = $(if $(filter 1 yes true,$(SQL)),--sql)
 
 # `make chaos-election`: kills of the leading master, 10 unless KILLS is
 # given on the command line or in the environment (KILLS's default of 20
@@ -347,16 +345,16 @@ e2e-swarm: ## the swarm end-to-end test (swarm-up, a job under kills, a leader k
 
 ci: test-ci ## what .ci/run runs
 
-bench: build data/full/match_players.csv ## micro-benchmarks, then reference, plain and exact DuckDB, demo (the four default queries as SQL, the default; the same on the hand-written graph; the ten examples) and local (the SQL plan; the hand-written graph) (3 interleaved rounds), and the compose deployment where Docker answers (make up, 3 jobs, make down), on the full dataset → BENCHMARKS.md
+bench: build data/full/match_players.csv ## micro-benchmarks, then reference, plain and exact DuckDB, demo (the four default queries as SQL; the ten examples) and local (the SQL plan) (3 interleaved rounds), and the compose deployment where Docker answers (make up, 3 jobs, make down), on the full dataset → BENCHMARKS.md
 	@mkdir -p out
 	set -o pipefail; $(MAKE) --no-print-directory bench-micro | tee out/bench-micro.txt
 	@if docker info >/dev/null 2>&1; then compose="--compose $(GATEWAY) --compose-tls $(TLS_DIR) --compose-up '$(MAKE) --no-print-directory up' --compose-down '$(MAKE) --no-print-directory down'"; \
 	  else echo "bench: no Docker engine answers: the compose deployment is not measured"; compose=; fi; \
 	  set -x; eval "$(BIN) bench --matches data/full/matches.csv --players data/full/match_players.csv --out BENCHMARKS.md --micro out/bench-micro.txt --go $(GO) --runs 3 $$compose"
 
-bench-sql: build data/full/match_players.csv ## the SQL plans beside the hand-written graph: demo (the four as SQL, the default; --builtin-graph; the ten examples) and durable local (the four as SQL; --builtin-graph), 3 interleaved rounds, full dataset → out/bench-sql.md
+bench-sql: build data/full/match_players.csv ## the SQL plans: demo (the four default queries; the ten examples) and durable local (the four), 3 interleaved rounds, full dataset → out/bench-sql.md
 	@mkdir -p out
-	$(BIN) bench --matches data/full/matches.csv --players data/full/match_players.csv --out out/bench-sql.md --go $(GO) --runs 3 --modes demo,demo-graph,demo-examples,local,local-graph --kills=false --scaling "" --profile=false
+	$(BIN) bench --matches data/full/matches.csv --players data/full/match_players.csv --out out/bench-sql.md --go $(GO) --runs 3 --modes demo,demo-examples,local --kills=false --scaling "" --profile=false
 
 # The DuckDB baselines of `make bench`: tools/duckdb is a Go module of its
 # own because go-duckdb needs CGO (and a C compiler), which the static
@@ -380,8 +378,8 @@ sql-diff-test: ## the SQL engine against DuckDB: 500 seeded random queries and t
 sql-diff: ## the SQL engine against DuckDB on many random queries: make sql-diff [SQLDIFF_QUERIES=20000] [SQLDIFF_SEED=0]
 	cd tools/duckdb && SQLDIFF_QUERIES=$(SQLDIFF_QUERIES) SQLDIFF_SEED=$(SQLDIFF_SEED) CGO_ENABLED=1 $(GO) test -count=1 -timeout 0 -v -run '^TestSQL' .
 
-bench-micro: ## Go benchmarks of the hot paths (parsers, batches, generator, operators' tables, segment and Pebble stores)
-	WOLOLO_BENCH_JOB_MIB=290 $(GO) test -run '^$$' -bench . -benchmem ./services/dataflow/csvio/ ./services/dataflow/schema/ ./services/dataflow/batch/ ./services/base/datagen/ ./services/dataflow/operators/ ./transport/segstore/ ./transport/durable/
+bench-micro: ## Go benchmarks of the hot paths (parsers, batches, generator, segment and Pebble stores)
+	WOLOLO_BENCH_JOB_MIB=290 $(GO) test -run '^$$' -bench . -benchmem ./services/dataflow/csvio/ ./services/dataflow/schema/ ./services/dataflow/batch/ ./services/base/datagen/ ./transport/segstore/ ./transport/durable/
 
 # The full dataset (`wololo datagen` defaults), generated once. datagen
 # renames match_players.csv into place last.

@@ -240,12 +240,6 @@ var importRules = []importRule{
 		allow: func(d string) bool { return !under(d, "services/roles") },
 	},
 	{
-		name:  "inmem-not-the-client",
-		rule:  "services/roles/inmem (the in-memory executor) imports nothing of services/cmdline/client: it reads its files' headers through services/dataflow/ingest, as the client does, not through the client",
-		from:  func(p string) bool { return under(p, "services/roles/inmem") },
-		allow: func(d string) bool { return !under(d, "services/cmdline/client") },
-	},
-	{
 		name:  "datagen",
 		rule:  "services/base/datagen imports nothing of this module but services/base/atomicfile, so it shares no bug with the engines it tests",
 		from:  func(p string) bool { return p == "services/base/datagen" },
@@ -624,10 +618,6 @@ func TestImportRulesCatchBadImports(t *testing.T) {
 			"services/roles/inmem imports services/roles/gateway",
 			"services/roles/local imports services/roles/master",
 		}},
-		{"the in-memory executor reads headers through the client", "inmem-not-the-client", importGraph{
-			"services/roles/inmem":   {"services/cmdline/client": true, "services/dataflow/ingest": false, "services/cmdline/cli": false},
-			"services/roles/gateway": {"services/cmdline/client": false},
-		}, []string{"services/roles/inmem imports services/cmdline/client (in its tests)"}},
 		{"the tests of a dependency are not built", "services-never-on-tools", importGraph{
 			"services/dataflow/batch":  {"services/dataflow/schema": false},
 			"services/dataflow/schema": {"tools/datagen": true},

@@ -70,12 +70,8 @@ func TestBenchSmoke(t *testing.T) {
 		"| 2 | Plain DuckDB (SQL as a user writes it, one process; the baseline) |",
 		"| 2 | Local: the four default queries, SQL plan (separate processes, segment logs, fsync, mutual TLS) |",
 		"| 2 | Demo: the four default queries, SQL plan (one process, in memory) |",
-		"## SQL plans and the hand-written graph", "| The four default queries through SQL in demo mode (`demo`) <= 1.1x the CPU per row of the hand-written graph (`demo-graph`, medians) | ",
-		"| 2 | Demo, hand-written graph (--builtin-graph) |",
+		"## SQL plans",
 		"| 2 | Demo: a SQL job of the example user queries (one process, in memory) |",
-		"| 2 | Local, hand-written graph (--builtin-graph) |",
-		"| The four default queries through SQL in durable local mode (`local`) <= 1.1x the CPU per row of the hand-written graph there (`local-graph`, medians) | ",
-		"| Demo, hand-written graph (--builtin-graph) | the four, hand-written | 2 |", "| Local, hand-written graph (--builtin-graph) | the four, hand-written | 2 |",
 	} {
 		if !strings.Contains(report, s) {
 			t.Errorf("report lacks %q", s)

@@ -18,9 +18,6 @@
 //     default queries, queries/q1.sql .. q4.sql compiled into the binary,
 //     through their SQL plan on the SQL engine's in-process runner): the
 //     same, its outputs byte-equal to the reference's;
-//   - the same on the hand-written graph (`wololo demo --builtin-graph`,
-//     ModeDemoGraph), its outputs byte-equal to the reference's again: the
-//     baseline the SQL plan is held to, on CPU per row (TargetSQLVsGraph);
 //   - demo mode on a job of the example user queries (`wololo demo
 //     --query NAME=FILE ...`, queries/examples/*.sql; sqljobs.go,
 //     ModeDemoExamples), whose outputs must be written, its CPU against
@@ -32,13 +29,9 @@
 //     results on disk, rows/s, and per process its peak RSS, CPU seconds
 //     and store counters (from its Status RPC); outputs byte-equal to the
 //     reference's again;
-//   - the same on the hand-written graph (ModeLocalGraph: the job
-//     submitted with client.SubmitOptions.BuiltinGraph, as `wololo local
-//     run --builtin-graph` does), outputs byte-equal to the reference's:
-//     local mode's baseline on CPU per row (TargetSQLVsGraph);
 //   - the modes of --modes (all by default) --runs times, interleaved
-//     (plain DuckDB, exact DuckDB, demo, demo-graph, demo-examples, local,
-//     local-graph, then again), for each mode's median wall time and CPU
+//     (plain DuckDB, exact DuckDB, demo, demo-examples, local, then
+//     again), for each mode's median wall time and CPU
 //     and its ratios to plain and exact DuckDB's, with the other
 //     load on the machine during every run; the run of median wall time
 //     of each mode is the one detailed; without local mode, none of its
@@ -50,10 +43,9 @@
 //
 // and renders a markdown report with the targets (end to end < 30 s, every
 // process < 512 MiB, local mode within 0.7x and demo within 0.4x of plain
-// DuckDB's wall time, and within 0.8x and 0.5x of exact DuckDB's; the four
-// default queries through SQL at most 1.1x the hand-written graph's CPU per
-// row in demo and in durable local mode, and the job of example queries at
-// most 2x the four's CPU) and the machine it ran on.
+// DuckDB's wall time, and within 0.8x and 0.5x of exact DuckDB's; the job
+// of example queries at most 2x the four default queries' CPU) and the
+// machine it ran on.
 //
 // The report (Report and its parts) and its rendering (Render) are pure
 // code, and so are the medians and ratios (runs.go); Bench (rounds.go) is

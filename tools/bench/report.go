@@ -41,9 +41,8 @@ type Report struct {
 	Demo  ProcessRun
 	Local LocalRun
 	// Compared are the runs of the modes measured beside the defaults:
-	// the hand-written graph (ModeDemoGraph, ModeLocalGraph) and the job
-	// of example queries (ModeDemoExamples), each its run of median wall
-	// time, in modeOrder.
+	// the job of example queries (ModeDemoExamples), its run of median
+	// wall time.
 	Compared []ComparedRun
 	// Rounds is how many times each mode of the rounds ran,
 	// interleaved; Samples is every run of every mode, in the order they
@@ -118,24 +117,16 @@ type ProcessRun struct {
 	OtherCPU time.Duration
 }
 
-// ComparedRun is a run of a mode measured beside the defaults: the
-// hand-written graph, or demo mode on a job of SQL queries of its own.
+// ComparedRun is a run of a mode measured beside the defaults: demo mode
+// on a job of SQL queries of its own.
 type ComparedRun struct {
 	Mode string
-	// Queries are the names of the job's queries, none for the
-	// hand-written graph (the four default queries).
+	// Queries are the names of the job's queries.
 	Queries []string
-	// Reference: the outputs are the four default answers, compared with
-	// the reference's; otherwise only checked to be written.
-	Reference bool
 	Run       ProcessRun
 	// Span is what Run.OtherCPU was measured over: the wall time, and for
 	// local mode the cluster's start too.
 	Span time.Duration
-	// Local is the whole run of a mode of local mode (ModeLocalGraph),
-	// whose Run sums it up as Sample does: its processes' CPU and the
-	// client's, the largest process's peak RSS. Zero for the others.
-	Local LocalRun
 }
 
 // ComparedOf is the run of a mode measured beside the defaults (ok false
@@ -428,11 +419,9 @@ func Render(w io.Writer, r Report) error {
 		secs(r.Demo.Wall), rate(rows, r.Demo.Wall), mib(r.Demo.PeakRSS), secs(r.Demo.CPU), equal(r.Demo),
 		otherShare(r.Demo.OtherCPU, r.Demo.Wall, cpus))
 	for _, c := range r.Compared {
-		if c.Mode != ModeLocalGraph {
-			p("| %s | %s | %s | %s | %s | %s | %s |\n", modeLabel(c.Mode),
-				secs(c.Run.Wall), rate(rows, c.Run.Wall), mib(c.Run.PeakRSS), secs(c.Run.CPU), outputs(c.Mode, c.Run),
-				otherShare(c.Run.OtherCPU, c.Span, cpus))
-		}
+		p("| %s | %s | %s | %s | %s | %s | %s |\n", modeLabel(c.Mode),
+			secs(c.Run.Wall), rate(rows, c.Run.Wall), mib(c.Run.PeakRSS), secs(c.Run.CPU), outputs(c.Mode, c.Run),
+			otherShare(c.Run.OtherCPU, c.Span, cpus))
 	}
 	// A run of local mode: its processes' CPU (the client's not counted)
 	// and their peak RSS, the largest and summed.
@@ -456,9 +445,6 @@ func Render(w io.Writer, r Report) error {
 	p("| Local again with `--insecure` (no TLS) | %s | %s | %s | %s | %s | %s |\n",
 		secs(r.LocalInsecure.Wall), rate(rows, r.LocalInsecure.Wall), mib(plain.PeakRSS)+" summed", secs(plain.CPU),
 		equal(ProcessRun{Equal: r.LocalInsecure.Equal, Wall: r.LocalInsecure.Wall}), otherShare(r.LocalInsecure.OtherCPU, r.LocalInsecure.Startup+r.LocalInsecure.Wall, cpus))
-	if c, ok := r.ComparedOf(ModeLocalGraph); ok {
-		localRow(modeLabel(ModeLocalGraph), c.Local)
-	}
 	if c, ok := r.ComposeMedian(); ok {
 		var walls []string
 		for _, run := range r.Compose {
@@ -570,7 +556,7 @@ func Render(w io.Writer, r Report) error {
 	}
 
 	p("## Micro-benchmarks\n\n")
-	p("The Go benchmarks of the hot paths (CSV parsing, schema, batches, the generator, the operators' tables, the segment store and the Pebble store) run with `make bench-micro` (`WOLOLO_BENCH_JOB_MIB=290 go test -run '^$' -bench . -benchmem ./services/dataflow/csvio/ ./services/dataflow/schema/ ./services/dataflow/batch/ ./services/base/datagen/ ./services/dataflow/operators/ ./transport/segstore/ ./transport/durable/`); `make bench` runs them before the end-to-end bench.\n\n")
+	p("The Go benchmarks of the hot paths (CSV parsing, schema, batches, the generator, the segment store and the Pebble store) run with `make bench-micro` (`WOLOLO_BENCH_JOB_MIB=290 go test -run '^$' -bench . -benchmem ./services/dataflow/csvio/ ./services/dataflow/schema/ ./services/dataflow/batch/ ./services/base/datagen/ ./transport/segstore/ ./transport/durable/`); `make bench` runs them before the end-to-end bench.\n\n")
 	if r.Micro != "" {
 		p("```\n%s\n```\n\n", strings.TrimRight(r.Micro, "\n"))
 	}

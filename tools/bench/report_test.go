@@ -369,9 +369,6 @@ func TestSamples(t *testing.T) {
 	if s.Mode != ModeLocal || s.Run != 2 || s.CPU != 23*time.Second || s.PeakRSS != 300*mib64 || s.Span != 25500*time.Millisecond || s.OtherCPU != 17*time.Second || !s.Equal {
 		t.Errorf("localSample %+v", s)
 	}
-	if g := localSample(ModeLocalGraph, 1, l); g.Mode != ModeLocalGraph || g.CPU != s.CPU || g.Span != s.Span {
-		t.Errorf("localSample of the hand-written graph %+v", g)
-	}
 	p := sampleOf(ModeDuckDB, 1, ProcessRun{Wall: time.Second, CPU: 2 * time.Second, PeakRSS: 5, OtherCPU: time.Millisecond})
 	if p.Span != time.Second || p.CPU != 2*time.Second || p.Mode != ModeDuckDB || p.Equal {
 		t.Errorf("sampleOf %+v", p)

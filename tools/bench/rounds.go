@@ -231,9 +231,8 @@ func (b *bencher) reference(ctx context.Context, r *Report) error {
 	return nil
 }
 
-// rounds runs the modes of o.Modes (DuckDB, demo, demo on the
-// hand-written graph, demo's job of example queries, local mode, local
-// mode on the hand-written graph) o.Runs times, interleaved, and keeps
+// rounds runs the modes of o.Modes (DuckDB, demo, demo's job of example
+// queries, local mode) o.Runs times, interleaved, and keeps
 // each mode's run of median wall time as its detailed run.
 func (b *bencher) rounds(ctx context.Context, r *Report) error {
 	var demos []ProcessRun
@@ -264,20 +263,12 @@ func (b *bencher) rounds(ctx context.Context, r *Report) error {
 			r.Samples = append(r.Samples, sampleOf(mode, k, run))
 		}
 		if b.runs(ModeDemo) {
-			demo, err := b.runDemo(ctx, k, ModeDemo)
+			demo, err := b.runDemo(ctx, k)
 			if err != nil {
 				return err
 			}
 			demos = append(demos, demo)
 			r.Samples = append(r.Samples, sampleOf(ModeDemo, k, demo))
-		}
-		if b.runs(ModeDemoGraph) {
-			run, err := b.runDemo(ctx, k, ModeDemoGraph)
-			if err != nil {
-				return err
-			}
-			compared[ModeDemoGraph] = append(compared[ModeDemoGraph], ComparedRun{Mode: ModeDemoGraph, Reference: true, Run: run, Span: run.Wall})
-			r.Samples = append(r.Samples, sampleOf(ModeDemoGraph, k, run))
 		}
 		if b.runs(ModeDemoExamples) {
 			run, err := b.runDemoSQL(ctx, k, b.examples)
@@ -294,15 +285,6 @@ func (b *bencher) rounds(ctx context.Context, r *Report) error {
 			}
 			locals = append(locals, local)
 			r.Samples = append(r.Samples, localSample(ModeLocal, k, local))
-		}
-		if b.runs(ModeLocalGraph) {
-			l, err := b.runLocalGraph(ctx, k)
-			if err != nil {
-				return err
-			}
-			s := localSample(ModeLocalGraph, k, l)
-			compared[ModeLocalGraph] = append(compared[ModeLocalGraph], ComparedRun{Mode: ModeLocalGraph, Reference: true, Run: l.processRun(), Span: s.Span, Local: l})
-			r.Samples = append(r.Samples, s)
 		}
 	}
 	if i := MedianRun(r.SamplesOf(ModeDuckDB)); i >= 0 {
@@ -353,26 +335,6 @@ func (b *bencher) runDemoSQL(ctx context.Context, k int, j SQLJob) (ProcessRun, 
 	return run, nil
 }
 
-// runLocalGraph is one run of durable local mode on the hand-written
-// graph (ModeLocalGraph: the job submitted with BuiltinGraph, as `wololo
-// local run --builtin-graph` submits it), its outputs byte-equal to the
-// reference's; its profiles, if any, are not kept.
-func (b *bencher) runLocalGraph(ctx context.Context, k int) (LocalRun, error) {
-	b.logf("run %d/%d: %s (the hand-written graph)...", k, b.o.Runs, ModeLocalGraph)
-	o := b.o
-	o.builtinGraph = true
-	out := filepath.Join(b.o.Work, ModeLocalGraph)
-	profiles := filepath.Join(b.o.Work, "profiles-"+ModeLocalGraph)
-	l, err := runLocal(ctx, o, b.bin, out, profiles, false, b.logf)
-	os.RemoveAll(profiles)
-	if err != nil {
-		return l, err
-	}
-	l.Equal = b.check(fmt.Sprintf("%s (run %d)", ModeLocalGraph, k), out)
-	b.logf("run %d/%d: %s %s end to end, CPU %s, outputs equal: %v", k, b.o.Runs, ModeLocalGraph, secs(l.Wall), secs(l.processRun().CPU), l.Equal)
-	return l, nil
-}
-
 // runDuckDB is one run of a DuckDB baseline: exact DuckDB (ModeDuckDB),
 // whose outputs must equal the reference's, or plain DuckDB
 // (ModeDuckDBPlain, duckdb-queries --plain), whose differences from the
@@ -406,20 +368,16 @@ func (b *bencher) runDuckDB(ctx context.Context, k int, mode string) (ProcessRun
 }
 
 // runDemo is one run of demo mode as `wololo demo` runs by default
-// (ModeDemo: the SQL plan of the four default queries) or with
-// --builtin-graph (ModeDemoGraph: the hand-written graph), its outputs
-// byte-equal to the reference's either way.
-func (b *bencher) runDemo(ctx context.Context, k int, mode string) (ProcessRun, error) {
+// (ModeDemo: the SQL plan of the four default queries), its outputs
+// byte-equal to the reference's.
+func (b *bencher) runDemo(ctx context.Context, k int) (ProcessRun, error) {
+	mode := ModeDemo
 	dir := filepath.Join(b.o.Work, mode)
 	if err := os.RemoveAll(dir); err != nil {
 		return ProcessRun{}, err
 	}
 	args := []string{"demo", "--matches", b.o.Matches, "--players", b.o.Players, "--out", dir, "--log-level", "warn"}
 	name := "wololo demo"
-	if mode == ModeDemoGraph {
-		args = append(args, "--builtin-graph")
-		name += " --builtin-graph"
-	}
 	b.logf("run %d/%d: %s (%s)...", k, b.o.Runs, mode, name)
 	run, err := runChild(ctx, name, b.bin, filepath.Join(b.o.Work, mode+".log"), args...)
 	if err != nil {
@@ -527,8 +485,8 @@ func noiseNotes(r Report) []string {
 // runName names a sample in a sentence.
 func runName(s Sample) string {
 	name := map[string]string{ModeDuckDB: "exact DuckDB", ModeDuckDBPlain: "plain DuckDB", ModeReference: "the reference evaluator",
-		ModeDemo: "demo mode (SQL)", ModeDemoGraph: "demo mode on the hand-written graph", ModeDemoExamples: "demo mode's job of example queries",
-		ModeLocal: "local mode (SQL)", ModeLocalGraph: "local mode on the hand-written graph"}[s.Mode]
+		ModeDemo: "demo mode (SQL)", ModeDemoExamples: "demo mode's job of example queries",
+		ModeLocal: "local mode (SQL)"}[s.Mode]
 	if name == "" {
 		name = s.Mode
 	}

@@ -46,11 +46,6 @@ var ErrMismatch = errors.New("outputs differ from the reference")
 
 // Options of one bench run.
 type Options struct {
-	// builtinGraph submits runLocal's job with BuiltinGraph: the
-	// hand-written graph (ModeLocalGraph) rather than the SQL plan of the
-	// four default queries.
-	builtinGraph bool
-
 	Matches, Players string
 	// Binary is the wololo binary every child runs; os.Executable() if
 	// empty.
@@ -87,8 +82,8 @@ type Options struct {
 	// Topology is local mode's; deploy.Default() if it has no stages.
 	Topology deploy.Topology
 	// Modes are the modes that run in the rounds (ModeDuckDBPlain,
-	// ModeDuckDB, ModeDemo, ModeDemoGraph, ModeDemoExamples, ModeLocal,
-	// ModeLocalGraph); every one if empty. Without local mode, neither do
+	// ModeDuckDB, ModeDemo, ModeDemoExamples, ModeLocal); every one if
+	// empty. Without local mode, neither do
 	// its runs after the rounds (insecure, kills, scaling) nor its
 	// profiles.
 	Modes []string
@@ -120,14 +115,12 @@ Measures the reference evaluator, the DuckDB baselines (tools/duckdb, built
 with CGO into --duckdb first: plain DuckDB, the SQL a user would write, run
 with --plain, and exact DuckDB, the contract's value rules), demo mode
 (demo: wololo demo as a user runs it, the four default queries through
-their SQL plan; demo-graph: the same with --builtin-graph, the hand-written
-graph; demo-examples: a job of the example user queries, every
+their SQL plan; demo-examples: a job of the example user queries, every
 --examples/*.sql) and local mode (separate processes, durable segment-log
 stores; local: the SQL plan of the four default queries, as wololo local
-run submits a job; local-graph: the same with --builtin-graph) on one
-dataset: each mode of --modes --runs times, interleaved, for their medians,
-their ratios to plain and exact DuckDB's and the SQL plan's CPU against the
-hand-written graph's; then local mode (the SQL plan) with --insecure, once
+run submits a job) on one dataset: each mode of --modes --runs times,
+interleaved, for their medians and their ratios to plain and exact
+DuckDB's; then local mode (the SQL plan) with --insecure, once
 per kind of process SIGKILLed, and once per --scaling replica count of the
 shard task, for the CPU-seconds a row costs. Checks that every mode's outputs
 are byte-equal to the reference's (the example queries' only that they
@@ -159,7 +152,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&o.Runs, "runs", 3, "run every mode of --modes this many times, interleaved, and report their medians")
 	fs.StringVar(&o.DuckDB, "duckdb", DefaultDuckDB, "the DuckDB baseline (duckdb-queries) to run; \"\" for none")
 	fs.StringVar(&o.DuckDBSrc, "duckdb-src", DefaultDuckDBSrc, "build --duckdb from this module first (CGO_ENABLED=1 go build); \"\" to run it as it is")
-	modes := fs.String("modes", "all", "the modes to run in the rounds, some of "+strings.Join(roundModes, ",")+" (demo and local: the four default queries through SQL, as users run them; -graph: the same with --builtin-graph, the hand-written graph); without local, no local runs at all")
+	modes := fs.String("modes", "all", "the modes to run in the rounds, some of "+strings.Join(roundModes, ",")+" (demo and local: the four default queries through SQL, as users run them); without local, no local runs at all")
 	fs.StringVar(&o.Examples, "examples", DefaultExamples, "directory of the example queries demo-examples runs as one job (every *.sql)")
 	fs.StringVar(&o.Compose, "compose", "", "also submit the job --runs times to the compose deployment whose gateway is at this address (make up's 127.0.0.1:7100); \"\" for none")
 	fs.StringVar(&o.ComposeUp, "compose-up", "", "shell command that deploys the compose project before its runs (make up); \"\" if it is up already")
@@ -272,7 +265,7 @@ func runLocal(ctx context.Context, o Options, bin, outDir, profDir string, insec
 		alongside.Go(func() { f(jobCtx, cl) })
 	}
 	sum, err := client.Submit(ctx, client.SubmitOptions{
-		Server: cl.GatewayAddr(), TLS: tlsConfig, Matches: o.Matches, Players: o.Players, Out: outDir, BuiltinGraph: o.builtinGraph,
+		Server: cl.GatewayAddr(), TLS: tlsConfig, Matches: o.Matches, Players: o.Players, Out: outDir,
 	})
 	lr.Wall = time.Since(s0)
 	jobDone()

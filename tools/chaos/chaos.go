@@ -51,14 +51,11 @@ type Options struct {
 	// (q1.csv..q4.csv, or NAME.csv for each of Queries).
 	Matches, Players, Out string
 	// Queries, if any, are the job's own SQL queries (docs/sql.md): the
-	// job runs their physical plan instead of the built-in graph, and
-	// writes NAME.csv for each. A default query (q1..q4 with the text of
+	// job runs their physical plan instead of the four default ones,
+	// and writes NAME.csv for each. A default query (q1..q4 with the text of
 	// queries/NAME.sql) must match the reference evaluator's answer, any
 	// other the SQL engine's in-process one (sqlops.Answer).
 	Queries []sqljob.Query
-	// BuiltinGraph runs the four default queries on the hand-written
-	// graph instead of as SQL (client.SubmitOptions.BuiltinGraph).
-	BuiltinGraph bool
 	// Kills is how many SIGKILLs to deliver during the job.
 	Kills int
 	// DiskLosses is how many of the kills also lose their victim's disk
@@ -369,7 +366,7 @@ func drive(ctx context.Context, o Options, want *answers, tgt target, gateway st
 	}()
 	sum, err := client.Submit(sctx, client.SubmitOptions{
 		Server: server, TLS: submitTLS, Matches: o.Matches, Players: o.Players, Out: o.Out, JobID: rep.JobID,
-		Progress: o.Progress, UploadAttempts: 100, Queries: o.Queries, BuiltinGraph: o.BuiltinGraph,
+		Progress: o.Progress, UploadAttempts: 100, Queries: o.Queries,
 		// Each lost disk loses the job at most once: the job submitted
 		// again runs under a new id, which the lost store never held.
 		Rebuilds: len(k.lose), Notices: out,

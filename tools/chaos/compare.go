@@ -15,7 +15,7 @@ import (
 	"github.com/wololo/wololo/services/dataflow/sql/sqlops"
 )
 
-// resultFiles are the four outputs of a job of the built-in graph, in
+// resultFiles are the four outputs of a job of the default queries, in
 // order.
 var resultFiles = []string{"q1.csv", "q2.csv", "q3.csv", "q4.csv"}
 
@@ -56,8 +56,9 @@ func compare(want *answers, outDir, refDir string) (equal bool, diffs []string, 
 }
 
 // expected is what a job's output files should hold, and their names in
-// order. A job of the built-in graph (no queries) has q1.csv..q4.csv, the
-// reference evaluator's answers. A job of SQL queries has NAME.csv for
+// order. A job of the default queries (no queries given) has
+// q1.csv..q4.csv, the reference evaluator's answers. A job of its own
+// queries has NAME.csv for
 // each query: a default one's (q1..q4 with the text of queries/NAME.sql)
 // is the reference's answer too, which shares no code with the SQL
 // engine; any other query's is the SQL engine's answer in this process on

@@ -21,7 +21,7 @@
 // others. Which kills those are comes from a generator of their own, so a
 // seed kills the same instances in the same order with or without them.
 //
-// The job may be one of SQL queries instead of the built-in graph
+// The job may be one of SQL queries of its own instead of the four default ones
 // (Options.Queries; --query NAME=FILE.sql, --sql for the four defaults as
 // SQL and the user queries embedded from sql/): then every NAME.csv is
 // compared, a default query's (q1..q4 with the text of queries/NAME.sql)

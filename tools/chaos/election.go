@@ -59,9 +59,6 @@ type ElectionOptions struct {
 	// Options.Queries are (a default query with the reference, any other
 	// with the SQL engine's in-process answer).
 	Queries []sqljob.Query
-	// BuiltinGraph runs the four default queries on the hand-written
-	// graph instead of as SQL.
-	BuiltinGraph bool
 	// Kills is how many times the leading master is killed.
 	Kills int
 	// Seed picks the kinds of kill, the pauses and the second victims.
@@ -293,7 +290,7 @@ func electionDrive(ctx context.Context, o ElectionOptions, tgt target, gateway s
 	go func() {
 		_, err := client.Submit(runCtx, client.SubmitOptions{
 			Server: server, TLS: submitTLS, Matches: o.Matches, Players: o.Players, Out: o.Out, JobID: rep.JobID,
-			Progress: o.Progress, UploadAttempts: 100, Queries: o.Queries, BuiltinGraph: o.BuiltinGraph,
+			Progress: o.Progress, UploadAttempts: 100, Queries: o.Queries,
 		})
 		jobDone.Store(true)
 		submitted <- submitResult{err, time.Since(start)}

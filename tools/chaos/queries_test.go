@@ -108,8 +108,8 @@ func TestJobQueries(t *testing.T) {
 	}
 }
 
-// TestExpectedAndCompare: the expected files of a job of the built-in
-// graph are the reference's four; of a job of queries, NAME.csv each, the
+// TestExpectedAndCompare: the expected files of a job of the default
+// queries are the reference's four; of a job of queries, NAME.csv each, the
 // defaults' the reference's and the others' the SQL engine's; a
 // differing output is reported and the expected files written for a diff.
 func TestExpectedAndCompare(t *testing.T) {
@@ -118,12 +118,12 @@ func TestExpectedAndCompare(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	builtin, err := expected(matches, players, nil, deploy.Default())
+	defaults, err := expected(matches, players, nil, deploy.Default())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(builtin.names, resultFiles) || !bytes.Equal(builtin.files["q3.csv"], ref.Q3) {
-		t.Errorf("the built-in graph's expected files: %v", builtin.names)
+	if !slices.Equal(defaults.names, resultFiles) || !bytes.Equal(defaults.files["q3.csv"], ref.Q3) {
+		t.Errorf("the default queries' expected files: %v", defaults.names)
 	}
 	qs, err := SQLQueries()
 	if err != nil {

@@ -50,8 +50,7 @@ them with forced service updates; the stack's ports published from
 --port-base.
 
 The job runs the four default queries as SQL (queries/q1.sql .. q4.sql),
-as any job that gives none does; with --builtin-graph (local, docker,
-swarm), on the hand-written graph instead. A job of its own SQL queries
+as any job that gives none does. A job of its own SQL queries
 (docs/sql.md): --query NAME=FILE.sql adds a query (repeatable), --sql the
 four default queries and the user queries of tools/chaos/sql (maps: a join grouped by map; twice: two
 semi-joins on different keys, a shuffle from shard to shard). The job
@@ -121,7 +120,6 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	topoPath := fs.String("topology", "", "topology JSON file (default: the embedded one)")
 	queryFlags := explain.RegisterQueryFlags(fs, "a SQL query of the job, NAME=FILE.sql (repeatable): the job runs its queries, NAME.csv each, instead of the four default ones")
 	withSQL := fs.Bool("sql", false, "the job's queries: the four default ones as SQL and the user queries of tools/chaos/sql, before any --query")
-	fs.BoolVar(&o.BuiltinGraph, "builtin-graph", false, explain.BuiltinHelp)
 	var verbose *bool
 	var project, host *string
 	var portBase *int
@@ -149,9 +147,6 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var err error
 	if o.Queries, err = jobQueries(fs, *withSQL, queryFlags); err != nil {
 		return err
-	}
-	if o.BuiltinGraph && len(o.Queries) > 0 {
-		return cli.Usagef(fs, "--builtin-graph runs the four default queries on the hand-written graph: it takes no --query or --sql")
 	}
 	if *topoPath != "" {
 		top, err := deploy.Load(*topoPath)
@@ -207,16 +202,12 @@ func runElection(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	tlsFlags := tlsflags.Register(fs, DefaultDockerTLSDir)
 	queryFlags := explain.RegisterQueryFlags(fs, "a SQL query of the job, NAME=FILE.sql (repeatable): the job runs its queries, NAME.csv each, instead of the four default ones")
 	withSQL := fs.Bool("sql", false, "the job's queries: the four default ones as SQL and the user queries of tools/chaos/sql, before any --query")
-	fs.BoolVar(&o.BuiltinGraph, "builtin-graph", false, explain.BuiltinHelp)
 	if err := parseInputs(fs, args, &o.Matches, &o.Players, stdout); err != nil {
 		return err
 	}
 	var err error
 	if o.Queries, err = jobQueries(fs, *withSQL, queryFlags); err != nil {
 		return err
-	}
-	if o.BuiltinGraph && len(o.Queries) > 0 {
-		return cli.Usagef(fs, "--builtin-graph runs the four default queries on the hand-written graph: it takes no --query or --sql")
 	}
 	level := hclog.Error
 	if *verbose {

@@ -18,9 +18,7 @@ import (
 
 func rowsOf(n int, tag string) []byte {
 	data := bytes.Repeat([]byte(tag), n/len(tag)+1)[:n]
-	b, err := proto.Marshal(&wololov1.RowBatch{Rows: &wololov1.RowBatch_Tokens{Tokens: &wololov1.TokenRows{
-		Token: &wololov1.TextColumn{Data: data, Ends: []uint32{uint32(n)}},
-	}}})
+	b, err := proto.Marshal(storetest.TextRows(&wololov1.TextColumn{Data: data, Ends: []uint32{uint32(n)}}))
 	if err != nil {
 		panic(err)
 	}

@@ -28,9 +28,7 @@ func Payload(size int) []byte {
 		ends[i] = uint32((i + 1) * tok)
 	}
 	data := bytes.Repeat([]byte("0123456789abcdef0123456789abcdef01234567"), n)
-	return encode(&wololov1.RowBatch{Rows: &wololov1.RowBatch_Tokens{Tokens: &wololov1.TokenRows{
-		Token: &wololov1.TextColumn{Data: data, Ends: ends},
-	}}})
+	return encode(TextRows(&wololov1.TextColumn{Data: data, Ends: ends}))
 }
 
 // Usage is what the process has used: CPU time (user and system) and

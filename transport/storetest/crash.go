@@ -40,9 +40,7 @@ func CrashOutput(job string, k int) transport.ChannelID {
 func CrashRows(job string, i uint64, k int) []byte {
 	tag := fmt.Sprintf("%s/%d/%d/", job, i, k)
 	data := bytes.Repeat([]byte(tag), crashPayload/len(tag)+1)[:crashPayload]
-	return encode(&wololov1.RowBatch{Rows: &wololov1.RowBatch_Tokens{Tokens: &wololov1.TokenRows{
-		Token: &wololov1.TextColumn{Data: data, Ends: []uint32{uint32(len(data))}},
-	}}})
+	return encode(TextRows(&wololov1.TextColumn{Data: data, Ends: []uint32{uint32(len(data))}}))
 }
 
 // CrashState is part of the crash commits (above).

@@ -47,11 +47,17 @@ type Case struct {
 	Want *transport.Image
 }
 
+// TextRows is a RowBatch of one text column, col: a row of each of its
+// values.
+func TextRows(col *wololov1.TextColumn) *wololov1.RowBatch {
+	return &wololov1.RowBatch{Rows: &wololov1.RowBatch_Columns{Columns: &wololov1.ColumnBatch{
+		Rows: uint32(len(col.Ends)), Columns: []*wololov1.ValueColumn{{Text: col}},
+	}}}
+}
+
 // Rows returns a small RowBatch whose content identifies tag.
 func Rows(tag string) *wololov1.RowBatch {
-	return &wololov1.RowBatch{Rows: &wololov1.RowBatch_Tokens{Tokens: &wololov1.TokenRows{
-		Token: &wololov1.TextColumn{Data: []byte(tag), Ends: []uint32{uint32(len(tag))}},
-	}}}
+	return TextRows(&wololov1.TextColumn{Data: []byte(tag), Ends: []uint32{uint32(len(tag))}})
 }
 
 // Ch is a channel of job with the given stream, from sender s to receiver r.
@@ -722,7 +728,7 @@ func LargeCommit(t *testing.T, open func(t *testing.T, dir string) transport.Sto
 	ch := Ch("j", "s", "a", "b")
 	big := func(i int) []byte {
 		data := bytes.Repeat([]byte{byte('a' + i)}, 7<<20)
-		return encode(&wololov1.RowBatch{Rows: &wololov1.RowBatch_Tokens{Tokens: &wololov1.TokenRows{Token: &wololov1.TextColumn{Data: data, Ends: []uint32{uint32(len(data))}}}}})
+		return encode(TextRows(&wololov1.TextColumn{Data: data, Ends: []uint32{uint32(len(data))}}))
 	}
 	c := &transport.Commit{Job: "j", Inputs: map[transport.ChannelID]uint64{ch: 1}, State: []byte("s")}
 	for i := range 3 {

@@ -22,19 +22,15 @@ const (
 )
 
 // RowBatch is a columnar batch of rows travelling on one stream. Columns are
-// packed (numbers as packed varints, text as one blob plus end offsets,
-// low-cardinality text as dictionary codes) because a `repeated string` of
-// short values decodes ten times slower than one `bytes` blob.
+// packed (numbers as packed varints, text as one blob plus end offsets)
+// because a `repeated string` of short values decodes ten times slower than
+// one `bytes` blob.
 type RowBatch struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// The rows; exactly one kind per stream.
+	// The rows.
 	//
 	// Types that are valid to be assigned to Rows:
 	//
-	//	*RowBatch_Matches
-	//	*RowBatch_Players
-	//	*RowBatch_Tokens
-	//	*RowBatch_Civs
 	//	*RowBatch_Columns
 	Rows          isRowBatch_Rows `protobuf_oneof:"rows"`
 	unknownFields protoimpl.UnknownFields
@@ -78,42 +74,6 @@ func (x *RowBatch) GetRows() isRowBatch_Rows {
 	return nil
 }
 
-func (x *RowBatch) GetMatches() *MatchRows {
-	if x != nil {
-		if x, ok := x.Rows.(*RowBatch_Matches); ok {
-			return x.Matches
-		}
-	}
-	return nil
-}
-
-func (x *RowBatch) GetPlayers() *PlayerRows {
-	if x != nil {
-		if x, ok := x.Rows.(*RowBatch_Players); ok {
-			return x.Players
-		}
-	}
-	return nil
-}
-
-func (x *RowBatch) GetTokens() *TokenRows {
-	if x != nil {
-		if x, ok := x.Rows.(*RowBatch_Tokens); ok {
-			return x.Tokens
-		}
-	}
-	return nil
-}
-
-func (x *RowBatch) GetCivs() *CivRows {
-	if x != nil {
-		if x, ok := x.Rows.(*RowBatch_Civs); ok {
-			return x.Civs
-		}
-	}
-	return nil
-}
-
 func (x *RowBatch) GetColumns() *ColumnBatch {
 	if x != nil {
 		if x, ok := x.Rows.(*RowBatch_Columns); ok {
@@ -127,39 +87,11 @@ type isRowBatch_Rows interface {
 	isRowBatch_Rows()
 }
 
-type RowBatch_Matches struct {
-	// Matches after the gateway's projection.
-	Matches *MatchRows `protobuf:"bytes,1,opt,name=matches,proto3,oneof"`
-}
-
-type RowBatch_Players struct {
-	// Player rows after the gateway's projection.
-	Players *PlayerRows `protobuf:"bytes,2,opt,name=players,proto3,oneof"`
-}
-
-type RowBatch_Tokens struct {
-	// Bare match tokens (filter outputs, Q1 and Q2 results).
-	Tokens *TokenRows `protobuf:"bytes,3,opt,name=tokens,proto3,oneof"`
-}
-
-type RowBatch_Civs struct {
-	// Per-civilization counters (joiner partials, Q3 and Q4 results).
-	Civs *CivRows `protobuf:"bytes,4,opt,name=civs,proto3,oneof"`
-}
-
 type RowBatch_Columns struct {
 	// Rows of any columns: a SQL query's rows between the operators of
 	// a job's physical plan.
 	Columns *ColumnBatch `protobuf:"bytes,5,opt,name=columns,proto3,oneof"`
 }
-
-func (*RowBatch_Matches) isRowBatch_Rows() {}
-
-func (*RowBatch_Players) isRowBatch_Rows() {}
-
-func (*RowBatch_Tokens) isRowBatch_Rows() {}
-
-func (*RowBatch_Civs) isRowBatch_Rows() {}
 
 func (*RowBatch_Columns) isRowBatch_Rows() {}
 
@@ -243,128 +175,6 @@ func (x *TextColumn) GetWidth() uint32 {
 	return 0
 }
 
-// DictColumn holds low-cardinality text as codes into a per-batch dictionary.
-// Values are bytes, not strings: a CSV value is a byte string, and a value
-// that is not UTF-8 (a Latin-1 civ) is still a value.
-type DictColumn struct {
-	state protoimpl.MessageState `protogen:"open.v1"`
-	// The distinct values of this batch.
-	Dict [][]byte `protobuf:"bytes,1,rep,name=dict,proto3" json:"dict,omitempty"`
-	// One code per row, indexing dict.
-	Codes         []uint32 `protobuf:"varint,2,rep,packed,name=codes,proto3" json:"codes,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *DictColumn) Reset() {
-	*x = DictColumn{}
-	mi := &file_wololo_v1_batch_proto_msgTypes[2]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *DictColumn) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*DictColumn) ProtoMessage() {}
-
-func (x *DictColumn) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_batch_proto_msgTypes[2]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use DictColumn.ProtoReflect.Descriptor instead.
-func (*DictColumn) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_batch_proto_rawDescGZIP(), []int{2}
-}
-
-func (x *DictColumn) GetDict() [][]byte {
-	if x != nil {
-		return x.Dict
-	}
-	return nil
-}
-
-func (x *DictColumn) GetCodes() []uint32 {
-	if x != nil {
-		return x.Codes
-	}
-	return nil
-}
-
-// NumberColumn holds exact decimal numbers. Most values travel as units
-// (value times 10^6); the rare value that does not fit travels as text.
-type NumberColumn struct {
-	state protoimpl.MessageState `protogen:"open.v1"`
-	// Per row: 0 missing, 1 in units, 2 in wide.
-	Kinds []byte `protobuf:"bytes,1,opt,name=kinds,proto3" json:"kinds,omitempty"`
-	// Per row: value times 10^6 when kinds[i] is 1, else 0.
-	Units []int64 `protobuf:"zigzag64,2,rep,packed,name=units,proto3" json:"units,omitempty"`
-	// Canonical decimal text of the rows whose kind is 2, in row order.
-	Wide          []string `protobuf:"bytes,3,rep,name=wide,proto3" json:"wide,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *NumberColumn) Reset() {
-	*x = NumberColumn{}
-	mi := &file_wololo_v1_batch_proto_msgTypes[3]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *NumberColumn) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*NumberColumn) ProtoMessage() {}
-
-func (x *NumberColumn) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_batch_proto_msgTypes[3]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use NumberColumn.ProtoReflect.Descriptor instead.
-func (*NumberColumn) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_batch_proto_rawDescGZIP(), []int{3}
-}
-
-func (x *NumberColumn) GetKinds() []byte {
-	if x != nil {
-		return x.Kinds
-	}
-	return nil
-}
-
-func (x *NumberColumn) GetUnits() []int64 {
-	if x != nil {
-		return x.Units
-	}
-	return nil
-}
-
-func (x *NumberColumn) GetWide() []string {
-	if x != nil {
-		return x.Wide
-	}
-	return nil
-}
-
 // ColumnBatch is a batch of rows of any columns: the rows of a SQL
 // query's operators. A column travels in the form of its type: text as
 // text, a number as a DecimalColumn, a boolean as bools. A number's or a
@@ -389,7 +199,7 @@ type ColumnBatch struct {
 
 func (x *ColumnBatch) Reset() {
 	*x = ColumnBatch{}
-	mi := &file_wololo_v1_batch_proto_msgTypes[4]
+	mi := &file_wololo_v1_batch_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -401,7 +211,7 @@ func (x *ColumnBatch) String() string {
 func (*ColumnBatch) ProtoMessage() {}
 
 func (x *ColumnBatch) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_batch_proto_msgTypes[4]
+	mi := &file_wololo_v1_batch_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -414,7 +224,7 @@ func (x *ColumnBatch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ColumnBatch.ProtoReflect.Descriptor instead.
 func (*ColumnBatch) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_batch_proto_rawDescGZIP(), []int{4}
+	return file_wololo_v1_batch_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *ColumnBatch) GetRows() uint32 {
@@ -457,7 +267,7 @@ type ValueColumn struct {
 
 func (x *ValueColumn) Reset() {
 	*x = ValueColumn{}
-	mi := &file_wololo_v1_batch_proto_msgTypes[5]
+	mi := &file_wololo_v1_batch_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -469,7 +279,7 @@ func (x *ValueColumn) String() string {
 func (*ValueColumn) ProtoMessage() {}
 
 func (x *ValueColumn) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_batch_proto_msgTypes[5]
+	mi := &file_wololo_v1_batch_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -482,7 +292,7 @@ func (x *ValueColumn) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ValueColumn.ProtoReflect.Descriptor instead.
 func (*ValueColumn) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_batch_proto_rawDescGZIP(), []int{5}
+	return file_wololo_v1_batch_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *ValueColumn) GetText() *TextColumn {
@@ -540,7 +350,7 @@ type DecimalColumn struct {
 
 func (x *DecimalColumn) Reset() {
 	*x = DecimalColumn{}
-	mi := &file_wololo_v1_batch_proto_msgTypes[6]
+	mi := &file_wololo_v1_batch_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -552,7 +362,7 @@ func (x *DecimalColumn) String() string {
 func (*DecimalColumn) ProtoMessage() {}
 
 func (x *DecimalColumn) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_batch_proto_msgTypes[6]
+	mi := &file_wololo_v1_batch_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -565,7 +375,7 @@ func (x *DecimalColumn) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DecimalColumn.ProtoReflect.Descriptor instead.
 func (*DecimalColumn) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_batch_proto_rawDescGZIP(), []int{6}
+	return file_wololo_v1_batch_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *DecimalColumn) GetUnscaled() []int64 {
@@ -603,316 +413,20 @@ func (x *DecimalColumn) GetWide() [][]byte {
 	return nil
 }
 
-// MatchRows are the columns of matches.csv that some query needs.
-type MatchRows struct {
-	state protoimpl.MessageState `protogen:"open.v1"`
-	// The match token.
-	Token *TextColumn `protobuf:"bytes,1,opt,name=token,proto3" json:"token,omitempty"`
-	// The ladder, e.g. RM_1v1.
-	Ladder *DictColumn `protobuf:"bytes,2,opt,name=ladder,proto3" json:"ladder,omitempty"`
-	// The map, e.g. arena.
-	Map *DictColumn `protobuf:"bytes,3,opt,name=map,proto3" json:"map,omitempty"`
-	// The server, e.g. eastus.
-	Server *DictColumn `protobuf:"bytes,4,opt,name=server,proto3" json:"server,omitempty"`
-	// Per row: 0 missing, 1 false, 2 true.
-	Mirror []byte `protobuf:"bytes,5,opt,name=mirror,proto3" json:"mirror,omitempty"`
-	// The average rating.
-	AverageRating *NumberColumn `protobuf:"bytes,6,opt,name=average_rating,json=averageRating,proto3" json:"average_rating,omitempty"`
-	// Duration in seconds; -1 when missing.
-	DurationSeconds []int64 `protobuf:"zigzag64,7,rep,packed,name=duration_seconds,json=durationSeconds,proto3" json:"duration_seconds,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
-}
-
-func (x *MatchRows) Reset() {
-	*x = MatchRows{}
-	mi := &file_wololo_v1_batch_proto_msgTypes[7]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *MatchRows) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*MatchRows) ProtoMessage() {}
-
-func (x *MatchRows) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_batch_proto_msgTypes[7]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use MatchRows.ProtoReflect.Descriptor instead.
-func (*MatchRows) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_batch_proto_rawDescGZIP(), []int{7}
-}
-
-func (x *MatchRows) GetToken() *TextColumn {
-	if x != nil {
-		return x.Token
-	}
-	return nil
-}
-
-func (x *MatchRows) GetLadder() *DictColumn {
-	if x != nil {
-		return x.Ladder
-	}
-	return nil
-}
-
-func (x *MatchRows) GetMap() *DictColumn {
-	if x != nil {
-		return x.Map
-	}
-	return nil
-}
-
-func (x *MatchRows) GetServer() *DictColumn {
-	if x != nil {
-		return x.Server
-	}
-	return nil
-}
-
-func (x *MatchRows) GetMirror() []byte {
-	if x != nil {
-		return x.Mirror
-	}
-	return nil
-}
-
-func (x *MatchRows) GetAverageRating() *NumberColumn {
-	if x != nil {
-		return x.AverageRating
-	}
-	return nil
-}
-
-func (x *MatchRows) GetDurationSeconds() []int64 {
-	if x != nil {
-		return x.DurationSeconds
-	}
-	return nil
-}
-
-// PlayerRows are the columns of match_players.csv that some query needs.
-// A stage leaves empty the columns its receiver does not read.
-type PlayerRows struct {
-	state protoimpl.MessageState `protogen:"open.v1"`
-	// The match token the player row belongs to.
-	Match *TextColumn `protobuf:"bytes,1,opt,name=match,proto3" json:"match,omitempty"`
-	// The civilization; may be absent.
-	Civ *DictColumn `protobuf:"bytes,2,opt,name=civ,proto3" json:"civ,omitempty"`
-	// The rating; may be absent.
-	Rating *NumberColumn `protobuf:"bytes,3,opt,name=rating,proto3" json:"rating,omitempty"`
-	// Per row: 0 missing, 1 false, 2 true; may be absent.
-	Winner        []byte `protobuf:"bytes,4,opt,name=winner,proto3" json:"winner,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *PlayerRows) Reset() {
-	*x = PlayerRows{}
-	mi := &file_wololo_v1_batch_proto_msgTypes[8]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *PlayerRows) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*PlayerRows) ProtoMessage() {}
-
-func (x *PlayerRows) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_batch_proto_msgTypes[8]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use PlayerRows.ProtoReflect.Descriptor instead.
-func (*PlayerRows) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_batch_proto_rawDescGZIP(), []int{8}
-}
-
-func (x *PlayerRows) GetMatch() *TextColumn {
-	if x != nil {
-		return x.Match
-	}
-	return nil
-}
-
-func (x *PlayerRows) GetCiv() *DictColumn {
-	if x != nil {
-		return x.Civ
-	}
-	return nil
-}
-
-func (x *PlayerRows) GetRating() *NumberColumn {
-	if x != nil {
-		return x.Rating
-	}
-	return nil
-}
-
-func (x *PlayerRows) GetWinner() []byte {
-	if x != nil {
-		return x.Winner
-	}
-	return nil
-}
-
-// TokenRows are bare match tokens.
-type TokenRows struct {
-	state protoimpl.MessageState `protogen:"open.v1"`
-	// The tokens.
-	Token         *TextColumn `protobuf:"bytes,1,opt,name=token,proto3" json:"token,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *TokenRows) Reset() {
-	*x = TokenRows{}
-	mi := &file_wololo_v1_batch_proto_msgTypes[9]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *TokenRows) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*TokenRows) ProtoMessage() {}
-
-func (x *TokenRows) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_batch_proto_msgTypes[9]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use TokenRows.ProtoReflect.Descriptor instead.
-func (*TokenRows) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_batch_proto_rawDescGZIP(), []int{9}
-}
-
-func (x *TokenRows) GetToken() *TextColumn {
-	if x != nil {
-		return x.Token
-	}
-	return nil
-}
-
-// CivRows are counters per civilization.
-type CivRows struct {
-	state protoimpl.MessageState `protogen:"open.v1"`
-	// The civilization names, as bytes (see DictColumn).
-	Civ [][]byte `protobuf:"bytes,1,rep,name=civ,proto3" json:"civ,omitempty"`
-	// Wins per civilization (Q3).
-	Wins []int64 `protobuf:"varint,2,rep,packed,name=wins,proto3" json:"wins,omitempty"`
-	// Rows counted per civilization (played in Q3, players in Q4).
-	Count         []int64 `protobuf:"varint,3,rep,packed,name=count,proto3" json:"count,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *CivRows) Reset() {
-	*x = CivRows{}
-	mi := &file_wololo_v1_batch_proto_msgTypes[10]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *CivRows) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*CivRows) ProtoMessage() {}
-
-func (x *CivRows) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_batch_proto_msgTypes[10]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use CivRows.ProtoReflect.Descriptor instead.
-func (*CivRows) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_batch_proto_rawDescGZIP(), []int{10}
-}
-
-func (x *CivRows) GetCiv() [][]byte {
-	if x != nil {
-		return x.Civ
-	}
-	return nil
-}
-
-func (x *CivRows) GetWins() []int64 {
-	if x != nil {
-		return x.Wins
-	}
-	return nil
-}
-
-func (x *CivRows) GetCount() []int64 {
-	if x != nil {
-		return x.Count
-	}
-	return nil
-}
-
 var File_wololo_v1_batch_proto protoreflect.FileDescriptor
 
 const file_wololo_v1_batch_proto_rawDesc = "" +
 	"\n" +
-	"\x15wololo/v1/batch.proto\x12\twololo.v1\"\x85\x02\n" +
-	"\bRowBatch\x120\n" +
-	"\amatches\x18\x01 \x01(\v2\x14.wololo.v1.MatchRowsH\x00R\amatches\x121\n" +
-	"\aplayers\x18\x02 \x01(\v2\x15.wololo.v1.PlayerRowsH\x00R\aplayers\x12.\n" +
-	"\x06tokens\x18\x03 \x01(\v2\x14.wololo.v1.TokenRowsH\x00R\x06tokens\x12(\n" +
-	"\x04civs\x18\x04 \x01(\v2\x12.wololo.v1.CivRowsH\x00R\x04civs\x122\n" +
+	"\x15wololo/v1/batch.proto\x12\twololo.v1\"~\n" +
+	"\bRowBatch\x122\n" +
 	"\acolumns\x18\x05 \x01(\v2\x16.wololo.v1.ColumnBatchH\x00R\acolumnsB\x06\n" +
-	"\x04rows\"d\n" +
+	"\x04rowsJ\x04\b\x01\x10\x02J\x04\b\x02\x10\x03J\x04\b\x03\x10\x04J\x04\b\x04\x10\x05R\amatchesR\aplayersR\x06tokensR\x04civs\"d\n" +
 	"\n" +
 	"TextColumn\x12\x12\n" +
 	"\x04data\x18\x01 \x01(\fR\x04data\x12\x12\n" +
 	"\x04ends\x18\x02 \x03(\rR\x04ends\x12\x18\n" +
 	"\alengths\x18\x03 \x01(\fR\alengths\x12\x14\n" +
-	"\x05width\x18\x04 \x01(\rR\x05width\"6\n" +
-	"\n" +
-	"DictColumn\x12\x12\n" +
-	"\x04dict\x18\x01 \x03(\fR\x04dict\x12\x14\n" +
-	"\x05codes\x18\x02 \x03(\rR\x05codes\"N\n" +
-	"\fNumberColumn\x12\x14\n" +
-	"\x05kinds\x18\x01 \x01(\fR\x05kinds\x12\x14\n" +
-	"\x05units\x18\x02 \x03(\x12R\x05units\x12\x12\n" +
-	"\x04wide\x18\x03 \x03(\tR\x04wide\"k\n" +
+	"\x05width\x18\x04 \x01(\rR\x05width\"k\n" +
 	"\vColumnBatch\x12\x12\n" +
 	"\x04rows\x18\x01 \x01(\rR\x04rows\x120\n" +
 	"\acolumns\x18\x02 \x03(\v2\x16.wololo.v1.ValueColumnR\acolumns\x12\x16\n" +
@@ -927,27 +441,7 @@ const file_wololo_v1_batch_proto_rawDesc = "" +
 	"\x06scales\x18\x02 \x03(\rR\x06scales\x12\x14\n" +
 	"\x05scale\x18\x03 \x01(\rR\x05scale\x12\x1b\n" +
 	"\twide_rows\x18\x04 \x01(\fR\bwideRows\x12\x12\n" +
-	"\x04wide\x18\x05 \x03(\fR\x04wide\"\xc2\x02\n" +
-	"\tMatchRows\x12+\n" +
-	"\x05token\x18\x01 \x01(\v2\x15.wololo.v1.TextColumnR\x05token\x12-\n" +
-	"\x06ladder\x18\x02 \x01(\v2\x15.wololo.v1.DictColumnR\x06ladder\x12'\n" +
-	"\x03map\x18\x03 \x01(\v2\x15.wololo.v1.DictColumnR\x03map\x12-\n" +
-	"\x06server\x18\x04 \x01(\v2\x15.wololo.v1.DictColumnR\x06server\x12\x16\n" +
-	"\x06mirror\x18\x05 \x01(\fR\x06mirror\x12>\n" +
-	"\x0eaverage_rating\x18\x06 \x01(\v2\x17.wololo.v1.NumberColumnR\raverageRating\x12)\n" +
-	"\x10duration_seconds\x18\a \x03(\x12R\x0fdurationSeconds\"\xab\x01\n" +
-	"\n" +
-	"PlayerRows\x12+\n" +
-	"\x05match\x18\x01 \x01(\v2\x15.wololo.v1.TextColumnR\x05match\x12'\n" +
-	"\x03civ\x18\x02 \x01(\v2\x15.wololo.v1.DictColumnR\x03civ\x12/\n" +
-	"\x06rating\x18\x03 \x01(\v2\x17.wololo.v1.NumberColumnR\x06rating\x12\x16\n" +
-	"\x06winner\x18\x04 \x01(\fR\x06winner\"8\n" +
-	"\tTokenRows\x12+\n" +
-	"\x05token\x18\x01 \x01(\v2\x15.wololo.v1.TextColumnR\x05token\"E\n" +
-	"\aCivRows\x12\x10\n" +
-	"\x03civ\x18\x01 \x03(\fR\x03civ\x12\x12\n" +
-	"\x04wins\x18\x02 \x03(\x03R\x04wins\x12\x14\n" +
-	"\x05count\x18\x03 \x03(\x03R\x05countB3Z1github.com/wololo/wololo/proto/wololo/v1;wololov1b\x06proto3"
+	"\x04wide\x18\x05 \x03(\fR\x04wideB3Z1github.com/wololo/wololo/proto/wololo/v1;wololov1b\x06proto3"
 
 var (
 	file_wololo_v1_batch_proto_rawDescOnce sync.Once
@@ -961,43 +455,24 @@ func file_wololo_v1_batch_proto_rawDescGZIP() []byte {
 	return file_wololo_v1_batch_proto_rawDescData
 }
 
-var file_wololo_v1_batch_proto_msgTypes = make([]protoimpl.MessageInfo, 11)
+var file_wololo_v1_batch_proto_msgTypes = make([]protoimpl.MessageInfo, 5)
 var file_wololo_v1_batch_proto_goTypes = []any{
 	(*RowBatch)(nil),      // 0: wololo.v1.RowBatch
 	(*TextColumn)(nil),    // 1: wololo.v1.TextColumn
-	(*DictColumn)(nil),    // 2: wololo.v1.DictColumn
-	(*NumberColumn)(nil),  // 3: wololo.v1.NumberColumn
-	(*ColumnBatch)(nil),   // 4: wololo.v1.ColumnBatch
-	(*ValueColumn)(nil),   // 5: wololo.v1.ValueColumn
-	(*DecimalColumn)(nil), // 6: wololo.v1.DecimalColumn
-	(*MatchRows)(nil),     // 7: wololo.v1.MatchRows
-	(*PlayerRows)(nil),    // 8: wololo.v1.PlayerRows
-	(*TokenRows)(nil),     // 9: wololo.v1.TokenRows
-	(*CivRows)(nil),       // 10: wololo.v1.CivRows
+	(*ColumnBatch)(nil),   // 2: wololo.v1.ColumnBatch
+	(*ValueColumn)(nil),   // 3: wololo.v1.ValueColumn
+	(*DecimalColumn)(nil), // 4: wololo.v1.DecimalColumn
 }
 var file_wololo_v1_batch_proto_depIdxs = []int32{
-	7,  // 0: wololo.v1.RowBatch.matches:type_name -> wololo.v1.MatchRows
-	8,  // 1: wololo.v1.RowBatch.players:type_name -> wololo.v1.PlayerRows
-	9,  // 2: wololo.v1.RowBatch.tokens:type_name -> wololo.v1.TokenRows
-	10, // 3: wololo.v1.RowBatch.civs:type_name -> wololo.v1.CivRows
-	4,  // 4: wololo.v1.RowBatch.columns:type_name -> wololo.v1.ColumnBatch
-	5,  // 5: wololo.v1.ColumnBatch.columns:type_name -> wololo.v1.ValueColumn
-	1,  // 6: wololo.v1.ValueColumn.text:type_name -> wololo.v1.TextColumn
-	6,  // 7: wololo.v1.ValueColumn.numbers:type_name -> wololo.v1.DecimalColumn
-	1,  // 8: wololo.v1.MatchRows.token:type_name -> wololo.v1.TextColumn
-	2,  // 9: wololo.v1.MatchRows.ladder:type_name -> wololo.v1.DictColumn
-	2,  // 10: wololo.v1.MatchRows.map:type_name -> wololo.v1.DictColumn
-	2,  // 11: wololo.v1.MatchRows.server:type_name -> wololo.v1.DictColumn
-	3,  // 12: wololo.v1.MatchRows.average_rating:type_name -> wololo.v1.NumberColumn
-	1,  // 13: wololo.v1.PlayerRows.match:type_name -> wololo.v1.TextColumn
-	2,  // 14: wololo.v1.PlayerRows.civ:type_name -> wololo.v1.DictColumn
-	3,  // 15: wololo.v1.PlayerRows.rating:type_name -> wololo.v1.NumberColumn
-	1,  // 16: wololo.v1.TokenRows.token:type_name -> wololo.v1.TextColumn
-	17, // [17:17] is the sub-list for method output_type
-	17, // [17:17] is the sub-list for method input_type
-	17, // [17:17] is the sub-list for extension type_name
-	17, // [17:17] is the sub-list for extension extendee
-	0,  // [0:17] is the sub-list for field type_name
+	2, // 0: wololo.v1.RowBatch.columns:type_name -> wololo.v1.ColumnBatch
+	3, // 1: wololo.v1.ColumnBatch.columns:type_name -> wololo.v1.ValueColumn
+	1, // 2: wololo.v1.ValueColumn.text:type_name -> wololo.v1.TextColumn
+	4, // 3: wololo.v1.ValueColumn.numbers:type_name -> wololo.v1.DecimalColumn
+	4, // [4:4] is the sub-list for method output_type
+	4, // [4:4] is the sub-list for method input_type
+	4, // [4:4] is the sub-list for extension type_name
+	4, // [4:4] is the sub-list for extension extendee
+	0, // [0:4] is the sub-list for field type_name
 }
 
 func init() { file_wololo_v1_batch_proto_init() }
@@ -1006,10 +481,6 @@ func file_wololo_v1_batch_proto_init() {
 		return
 	}
 	file_wololo_v1_batch_proto_msgTypes[0].OneofWrappers = []any{
-		(*RowBatch_Matches)(nil),
-		(*RowBatch_Players)(nil),
-		(*RowBatch_Tokens)(nil),
-		(*RowBatch_Civs)(nil),
 		(*RowBatch_Columns)(nil),
 	}
 	type x struct{}
@@ -1018,7 +489,7 @@ func file_wololo_v1_batch_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_wololo_v1_batch_proto_rawDesc), len(file_wololo_v1_batch_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   11,
+			NumMessages:   5,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

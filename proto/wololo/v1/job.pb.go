@@ -229,8 +229,7 @@ type CreateJobRequest struct {
 	// The job's SQL queries (docs/sql.md), over the tables matches and
 	// match_players; each one's rows are the result NAME.csv. None: the four
 	// default queries of docs/queries.md (q1..q4, the SQL files of queries/),
-	// planned as any others (or run by the hand-written graph with
-	// builtin_graph). A query outside
+	// planned as any others. A query outside
 	// the subset, or naming an unknown table or column, is refused with
 	// INVALID_ARGUMENT naming the construct and its line:column.
 	Queries []*Query `protobuf:"bytes,5,rep,name=queries,proto3" json:"queries,omitempty"`
@@ -242,13 +241,7 @@ type CreateJobRequest struct {
 	// match_players; how many a job may have is the gateway's
 	// --max-tables (RESOURCE_EXHAUSTED past it). Their sizes count in the
 	// job's and the client's byte quotas with the two files'.
-	Tables []*Table `protobuf:"bytes,6,rep,name=tables,proto3" json:"tables,omitempty"`
-	// Run the four default queries on the hand-written graph (the operators
-	// written for them, services/dataflow/operators) instead of as SQL: the
-	// baseline that make bench measures the SQL plan against. Only for a job
-	// without queries and tables (else INVALID_ARGUMENT). A job resumed keeps
-	// the graph it was created with.
-	BuiltinGraph  bool `protobuf:"varint,7,opt,name=builtin_graph,json=builtinGraph,proto3" json:"builtin_graph,omitempty"`
+	Tables        []*Table `protobuf:"bytes,6,rep,name=tables,proto3" json:"tables,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -323,13 +316,6 @@ func (x *CreateJobRequest) GetTables() []*Table {
 		return x.Tables
 	}
 	return nil
-}
-
-func (x *CreateJobRequest) GetBuiltinGraph() bool {
-	if x != nil {
-		return x.BuiltinGraph
-	}
-	return false
 }
 
 // Table is an extra table of a job: its name in the queries and its
@@ -1789,16 +1775,15 @@ const file_wololo_v1_job_proto_rawDesc = "" +
 	"\vdata_offset\x18\x02 \x01(\x03R\n" +
 	"dataOffset\x12\x12\n" +
 	"\x04size\x18\x03 \x01(\x03R\x04size\x12 \n" +
-	"\vfingerprint\x18\x04 \x01(\fR\vfingerprint\"\xc2\x02\n" +
+	"\vfingerprint\x18\x04 \x01(\fR\vfingerprint\"\xb2\x02\n" +
 	"\x10CreateJobRequest\x12/\n" +
 	"\amatches\x18\x01 \x01(\v2\x15.wololo.v1.FileHeaderR\amatches\x12/\n" +
 	"\aplayers\x18\x02 \x01(\v2\x15.wololo.v1.FileHeaderR\aplayers\x12\x15\n" +
 	"\x06job_id\x18\x03 \x01(\tR\x05jobId\x12(\n" +
 	"\rmax_malformed\x18\x04 \x01(\x01H\x00R\fmaxMalformed\x88\x01\x01\x12*\n" +
 	"\aqueries\x18\x05 \x03(\v2\x10.wololo.v1.QueryR\aqueries\x12(\n" +
-	"\x06tables\x18\x06 \x03(\v2\x10.wololo.v1.TableR\x06tables\x12#\n" +
-	"\rbuiltin_graph\x18\a \x01(\bR\fbuiltinGraphB\x10\n" +
-	"\x0e_max_malformed\"J\n" +
+	"\x06tables\x18\x06 \x03(\v2\x10.wololo.v1.TableR\x06tablesB\x10\n" +
+	"\x0e_max_malformedJ\x04\b\a\x10\bR\rbuiltin_graph\"J\n" +
 	"\x05Table\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12-\n" +
 	"\x06header\x18\x02 \x01(\v2\x15.wololo.v1.FileHeaderR\x06header\"-\n" +

@@ -42,8 +42,9 @@ type JobRecord struct {
 	// gateway's default now.
 	MaxMalformed *float64 `protobuf:"fixed64,5,opt,name=max_malformed,json=maxMalformed,proto3,oneof" json:"max_malformed,omitempty"`
 	// The job's SQL queries (CreateJobRequest.queries, or the four default
-	// ones when it gave none); none for a job of the built-in graph
-	// (builtin_graph, or written before the default queries ran as SQL).
+	// ones when it gave none); none in a record an older version wrote of a
+	// job of the hand-written graph, which this version does not run: such
+	// a job takes the lost-state path (see docs/operations.md, "Upgrading").
 	Queries []*Query `protobuf:"bytes,6,rep,name=queries,proto3" json:"queries,omitempty"`
 	// The physical plan made of them when the job was created (JSON), which
 	// every instance runs (IntroduceJobRequest.plan); empty when none.

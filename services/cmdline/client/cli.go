@@ -116,8 +116,8 @@ func runSubmit(ctx context.Context, args []string, stdout, stderr io.Writer) (er
 	fs := cli.NewFlagSet("wololo client submit", "usage: wololo client submit --matches F --players F --out DIR\n"+
 		"                            [--query NAME=FILE.sql ... [--table NAME=F ...] [--explain]] [flags]\n\n"+
 		"Creates a job (or re-attaches to --job), uploads its files, waits, and writes the\n"+
-		"results: q1.csv..q4.csv of the four default queries (the SQL of queries/; with\n"+
-		"--builtin-graph, the hand-written graph's), or with --query NAME=FILE.sql\n"+
+		"results: q1.csv..q4.csv of the four default queries (the SQL of queries/),\n"+
+		"or with --query NAME=FILE.sql\n"+
 		"(repeatable) the job's own SQL queries (docs/sql.md) over the tables matches and\n"+
 		"match_players, and NAME.csv of each; --table NAME=F (repeatable) adds the CSV file F,\n"+
 		"whose header row names its columns, as table NAME, uploaded after the two files.\n"+
@@ -142,7 +142,6 @@ func runSubmit(ctx context.Context, args []string, stdout, stderr io.Writer) (er
 	queryFlags := sqlflags.RegisterQueryFlags(fs, "a SQL query of the job, NAME=FILE.sql: its rows are written to NAME.csv (repeatable; default: the four default queries)")
 	tableFlags := sqlflags.RegisterTableFlags(fs, "another table of the --query queries, NAME=F: F's header row names its columns (repeatable)")
 	printPlans := fs.Bool("explain", false, "print the plans the gateway made of the job's queries (the --query ones, else the four default ones) before uploading (with --json: in the object, as explain)")
-	fs.BoolVar(&o.BuiltinGraph, "builtin-graph", false, sqlflags.BuiltinHelp)
 	fs.StringVar(&o.JobID, "job", "", "job id to create or re-attach to (default: a new one)")
 	fs.BoolVar(&o.Keep, "keep", false, "keep the job at the gateway after fetching its results")
 	fs.DurationVar(&o.StallTimeout, "stall-timeout", DefaultStall, "give up (exit 6, the job kept) when the job makes no progress for this long: no upload byte acknowledged, no row applied by any stage; 0 waits for ever")
@@ -161,9 +160,6 @@ func runSubmit(ctx context.Context, args []string, stdout, stderr io.Writer) (er
 		return err
 	}
 	if o.MaxMalformed, err = maxMalformed(); err != nil {
-		return err
-	}
-	if err := sqlflags.CheckBuiltin(fs, o.BuiltinGraph, queryFlags, tableFlags, *printPlans); err != nil {
 		return err
 	}
 	if len(tableFlags.List()) > 0 && !queryFlags.Given() {

@@ -218,8 +218,6 @@ func TestSubmitQueryFlags(t *testing.T) {
 		exit int
 		want string
 	}{
-		{[]string{"--explain", "--builtin-graph"}, cli.ExitUsage, "no plan to explain"},
-		{[]string{"--builtin-graph", "--query", "q=" + filepath.Join(dir, "civs.sql")}, cli.ExitUsage, "it takes no --query or --table"},
 		{[]string{"--query", "a.b=" + filepath.Join(dir, "civs.sql")}, cli.ExitUsage, `"a.b"`},
 		{[]string{"--query", "rejects=" + filepath.Join(dir, "civs.sql")}, cli.ExitUsage, "reserved"},
 		{[]string{"--query", "civs"}, cli.ExitUsage, "want NAME=FILE"},

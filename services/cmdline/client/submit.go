@@ -76,11 +76,6 @@ type SubmitOptions struct {
 	// queries are printed once the job is created, before the upload
 	// (--explain; io.Discard with --json, whose object carries them).
 	Explain io.Writer
-	// BuiltinGraph runs the four default queries on the hand-written
-	// graph instead of as SQL (CreateJobRequest.builtin_graph;
-	// --builtin-graph): the baseline of make bench. Not with Queries or
-	// Tables.
-	BuiltinGraph bool
 	// Rebuilds is how many times a job that was lost is submitted again
 	// from its files (see lostJob): a process lost its state under it
 	// (Job.state_lost) or the gateway no longer has it. 0 gives up at the
@@ -128,15 +123,17 @@ func (in input) key() string {
 	return in.file.String()
 }
 
-// readTableHeader opens a table's file, reads its header row
-// (explain.TableHeader: no column required) and fingerprints it.
-func readTableHeader(path string) (*wololov1.FileHeader, error) {
+// readHeader opens a file the user named (one of the two, or a table's),
+// reads its header row (ingest.ReadHeader: no column required; the
+// gateway's checks, sqljob.Check, find those the queries read) and
+// fingerprints it for the job to remember.
+func readHeader(path string) (*wololov1.FileHeader, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	hd, err := sqlflags.TableHeader(f, path)
+	hd, err := ingest.ReadHeader(f, path)
 	if err != nil {
 		return nil, err
 	}
@@ -209,31 +206,6 @@ func explain(server string, err error) error {
 	return fmt.Errorf("gateway error (%s): %s", st.Code(), st.Message())
 }
 
-// readHeader opens a file the user named, reads its header record and
-// fingerprints the file for the job to remember. For the built-in graph
-// (builtin) it checks the header as the gateway will (ingest.ReadHeader:
-// every column of the graph's own, named by the path); a job of SQL
-// queries needs only the columns its queries read, which the gateway's
-// checks (sqljob.Check) find from the plan, so its header is only read
-// (explain.TableHeader), as a table's is.
-func readHeader(path string, file schema.File, builtin bool) (*wololov1.FileHeader, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	var hd ingest.Header
-	if builtin {
-		hd, err = ingest.ReadHeader(f, path, file)
-	} else {
-		hd, err = sqlflags.TableHeader(f, path)
-	}
-	if err != nil {
-		return nil, err
-	}
-	return fileHeader(f, path, hd)
-}
-
 // fileHeader is a header read from f as CreateJob takes it, with the
 // file's fingerprint.
 func fileHeader(f *os.File, path string, hd ingest.Header) (*wololov1.FileHeader, error) {
@@ -270,7 +242,7 @@ func Fingerprint(f io.ReaderAt, size int64) ([]byte, error) {
 }
 
 // Request is the CreateJob a submit of o sends: the files' and tables'
-// headers read (readHeader, readTableHeader: a file that cannot be read,
+// headers read (readHeader: a file that cannot be read,
 // or is not CSV, is an error naming it) and fingerprinted, and o's
 // queries. Of the job's checks (sqljob.Check, which the gateway's
 // CreateJob runs, as `wololo explain` and `wololo demo` do) it runs only
@@ -282,28 +254,26 @@ func Request(o SubmitOptions) (*wololov1.CreateJobRequest, error) {
 			return nil, cli.Mark(err, cli.ErrUsage)
 		}
 	}
-	mh, err := readHeader(o.Matches, schema.Matches, o.BuiltinGraph)
+	mh, err := readHeader(o.Matches)
 	if err != nil {
 		return nil, fmt.Errorf("the matches file: %w", err)
 	}
-	ph, err := readHeader(o.Players, schema.Players, o.BuiltinGraph)
+	ph, err := readHeader(o.Players)
 	if err != nil {
 		return nil, fmt.Errorf("the players file: %w", err)
 	}
 	var tables []*wololov1.Table
 	for _, t := range o.Tables {
-		h, err := readTableHeader(t.Path)
+		h, err := readHeader(t.Path)
 		if err != nil {
 			return nil, fmt.Errorf("table %s: %w", t.Name, err)
 		}
 		tables = append(tables, &wololov1.Table{Name: t.Name, Header: h})
 	}
-	if !o.BuiltinGraph {
-		if err := checkLocally(o, mh, ph, tables); err != nil {
-			return nil, err
-		}
+	if err := checkLocally(o, mh, ph, tables); err != nil {
+		return nil, err
 	}
-	return &wololov1.CreateJobRequest{Matches: mh, Players: ph, JobId: o.JobID, MaxMalformed: o.MaxMalformed, Queries: requestQueries(o.Queries), Tables: tables, BuiltinGraph: o.BuiltinGraph}, nil
+	return &wololov1.CreateJobRequest{Matches: mh, Players: ph, JobId: o.JobID, MaxMalformed: o.MaxMalformed, Queries: requestQueries(o.Queries), Tables: tables}, nil
 }
 
 // checkLocally runs, before anything is sent, the checks of the job
@@ -633,9 +603,6 @@ func submitArgs(o SubmitOptions, id string) []string {
 	}
 	for _, t := range o.Tables {
 		args = append(args, "--table", t.Name+"="+t.Path)
-	}
-	if o.BuiltinGraph {
-		args = append(args, "--builtin-graph")
 	}
 	return append(args, "--out", o.Out)
 }

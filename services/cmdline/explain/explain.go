@@ -20,7 +20,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"slices"
 	"strings"
@@ -29,9 +28,7 @@ import (
 	"github.com/wololo/wololo/queries"
 	"github.com/wololo/wololo/services/base/datagen"
 	"github.com/wololo/wololo/services/cmdline/cli"
-	"github.com/wololo/wololo/services/dataflow/csvio"
 	"github.com/wololo/wololo/services/dataflow/ingest"
-	"github.com/wololo/wololo/services/dataflow/schema"
 	"github.com/wololo/wololo/services/dataflow/sql/physical"
 	"github.com/wololo/wololo/services/dataflow/sql/sqljob"
 )
@@ -152,25 +149,6 @@ func RegisterTableFlags(fs *flag.FlagSet, help string) *TableFlags {
 // List is the --table flags given, NAME and file, in order.
 func (t *TableFlags) List() [][2]string { return slices.Clone(t.p.list) }
 
-// BuiltinHelp is the help text of --builtin-graph, which `wololo demo`,
-// `wololo local run` and `wololo client submit` take.
-const BuiltinHelp = "run the four default queries on the hand-written graph (the operators written for them) instead of as SQL: the baseline make bench measures the SQL plan against"
-
-// CheckBuiltin refuses --builtin-graph with what only a job of SQL
-// queries has: queries or tables of its own, or plans to explain (a
-// usage error).
-func CheckBuiltin(fs *flag.FlagSet, builtin bool, queries *QueryFlags, tables *TableFlags, explain bool) error {
-	switch {
-	case !builtin:
-		return nil
-	case queries.Given() || len(tables.List()) > 0:
-		return cli.Usagef(fs, "--builtin-graph runs the four default queries on the hand-written graph: it takes no --query or --table")
-	case explain:
-		return cli.Usagef(fs, "--builtin-graph runs the hand-written graph, which has no plan to explain")
-	}
-	return nil
-}
-
 // JobFlags are the flags of a job of SQL queries that `wololo explain`
 // and `wololo demo` share: --query NAME=FILE.sql and --table NAME=F, both
 // repeatable, in the order given.
@@ -282,43 +260,12 @@ func jobSpec(matches, players string, tables [][2]string) (sqljob.Spec, error) {
 	return spec, nil
 }
 
-// readHeader reads the header row of a CSV file (TableHeader).
+// readHeader reads the header row of a CSV file (ingest.ReadHeader).
 func readHeader(path string) (ingest.Header, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return ingest.Header{}, err
 	}
 	defer f.Close()
-	return TableHeader(f, path)
-}
-
-// TableHeader reads the header row of a table's CSV file from f, which
-// its caller opened and names name in every error: its column names (none
-// required, each made valid UTF-8 as ingest.ReadHeader makes the two
-// files'), where its records begin and the file's size. The client reads
-// an extra table's header with it before it uploads the file.
-func TableHeader(f fs.File, name string) (ingest.Header, error) {
-	info, err := f.Stat()
-	if err != nil {
-		return ingest.Header{}, err
-	}
-	if info.IsDir() {
-		return ingest.Header{}, fmt.Errorf("%s is a directory, not a CSV file", name)
-	}
-	sc := csvio.NewScanner(f)
-	sc.SetMaxRecordSize(schema.MaxHeaderBytes)
-	if !sc.Scan() {
-		if err := sc.Err(); err != nil {
-			return ingest.Header{}, fmt.Errorf("%s: the header row: %w", name, err)
-		}
-		return ingest.Header{}, fmt.Errorf("%s: no header row", name)
-	}
-	if sc.Kind() != csvio.Record {
-		return ingest.Header{}, fmt.Errorf("%s: the header row is malformed", name)
-	}
-	h := ingest.Header{DataOffset: sc.Offset(), Size: info.Size()}
-	for _, c := range sc.Fields() {
-		h.Columns = append(h.Columns, strings.ToValidUTF8(string(c), "\uFFFD"))
-	}
-	return h, nil
+	return ingest.ReadHeader(f, path)
 }

@@ -1,13 +1,12 @@
-// Package ingest reads an input file as the pipeline sees it: its header
+// Package ingest reads an input file as a job sees it: its header
 // (ReadHeader: the columns and where the records begin) and then its
-// records (Ingest: the bytes, fed in chunks of any size, cut into records,
-// their values parsed and projected into rows for the first stage, and
-// counted: rows read, malformed, values missing, records too long).
+// records (Ingest: the bytes, fed in chunks of any size, cut into
+// records, each well-formed one's fields handed on as text, and counted:
+// rows read, malformed, records too long).
 //
-// Every way into the pipeline reads a file through it, so that they agree
-// byte for byte on what a header, a record and a row are: the gateway
-// parses uploads with it, the client checks a file's header with it before
-// uploading, and the in-memory executor of `wololo demo` parses its pieces
+// Every way into a job reads a file through it, so that they agree byte
+// for byte on what a header and a record are: the gateway parses uploads
+// with it, and the client and `wololo demo` read their files' headers
 // with it. It lives on the dataflow floor because it is the pure part of
 // those roles that they share: no role imports another for it.
 //
@@ -15,6 +14,6 @@
 // keeps no state beyond one file's parse, logs nothing and reads no
 // clock; it only reads the bytes it is fed and, for ReadHeader, the file
 // its caller opened. Its dependencies are the dataflow packages it builds
-// on (schema for the columns and values, csvio for the records, batch and
-// stage for the rows it emits).
+// on (schema for the header's limits and the counts, csvio for the
+// records).
 package ingest

@@ -8,7 +8,7 @@ import (
 	"github.com/wololo/wololo/services/dataflow/schema"
 )
 
-// FuzzIngestChunks: on any bytes, what an Ingest emits and counts (rows,
+// FuzzIngestChunks: on any bytes, what an Ingest hands on and counts (rows,
 // report with its rejects and oversized records, final offset) does not
 // depend on the chunks the bytes arrive in, nor on a resume, with the
 // report so far, at the Offset reached after any prefix: an upload is
@@ -33,24 +33,24 @@ func FuzzIngestChunks(f *testing.F) {
 			in.MaxRecord = limit
 			return in
 		}
-		feed := func(in *Ingest, out *ingestEmitter, data []byte, size int, eof bool) {
+		feedIn := func(in *Ingest, out *ingestEmitter, data []byte, size int, eof bool) {
 			for off := 0; off < len(data); off += size {
-				in.Feed(data[off:min(off+size, len(data))], false, out)
+				feed(in, data[off:min(off+size, len(data))], false, out)
 			}
 			if eof {
-				in.Feed(nil, true, out)
+				feed(in, nil, true, out)
 			}
 		}
 
 		whole, wholeOut := ingest(start, schema.FileReport{}), &ingestEmitter{}
-		whole.Feed(body, true, wholeOut)
+		feed(whole, body, true, wholeOut)
 		want := summary(whole, wholeOut)
 		if whole.Offset() != start+int64(len(body)) {
 			t.Fatalf("whole: Offset %d, want %d", whole.Offset(), start+len(body))
 		}
 
 		chunked, chunkedOut := ingest(start, schema.FileReport{}), &ingestEmitter{}
-		feed(chunked, chunkedOut, body, 1+int(chunk), true)
+		feedIn(chunked, chunkedOut, body, 1+int(chunk), true)
 		if got := summary(chunked, chunkedOut); got != want {
 			t.Fatalf("in chunks of %d:\n%s\nwhole:\n%s", 1+int(chunk), got, want)
 		}
@@ -58,13 +58,13 @@ func FuzzIngestChunks(f *testing.F) {
 		// The upload breaks after k bytes, not at the end of its input.
 		k := int(cut) % (len(body) + 1)
 		first, out := ingest(start, schema.FileReport{}), &ingestEmitter{}
-		feed(first, out, body[:k], 1+int(chunk), false)
+		feedIn(first, out, body[:k], 1+int(chunk), false)
 		at := first.Offset()
 		if at < start || at > start+int64(k) {
 			t.Fatalf("after a prefix of %d bytes: Offset %d, outside [%d, %d]", k, at, start, start+k)
 		}
 		second := ingest(at, copyReport(first.Report))
-		second.Feed(body[at-start:], true, out)
+		feed(second, body[at-start:], true, out)
 		if got := summary(second, out); got != want {
 			t.Fatalf("resumed at %d after a prefix of %d bytes:\n%s\nwhole:\n%s", at, k, got, want)
 		}

@@ -10,13 +10,11 @@ import (
 	"github.com/wololo/wololo/services/dataflow/schema"
 )
 
-// ReadHeader lives here, beside the Ingest, rather than in csvio or
-// schema: csvio splits CSV without knowing any file's columns, and schema
-// knows the columns without splitting CSV; reading a header is both, and
-// it is where an Ingest's columns and starting offset come from. The
-// client (before it uploads) and the in-memory executor (before it
-// parses) read their files' headers with it, so that the header they
-// check is the one the gateway and the reference will see.
+// ReadHeader lives here, beside the Ingest, rather than in csvio: it is
+// where an Ingest's width and starting offset come from. The client
+// (before it uploads) and `wololo demo` and `explain` (before they plan)
+// read their files' headers with it, so that the header they check is the
+// one the gateway will see.
 
 // Header is what a file's header record says: the names of its columns
 // and where its records begin, with the size of the file they were read
@@ -32,13 +30,14 @@ type Header struct {
 	Size int64
 }
 
-// ReadHeader reads the header record of an input file from f, which its
-// caller opened and names name in every error, and checks it as the
-// gateway and the reference would (required columns once each, a bounded
-// size), so that a wrong file is refused at once, naming the path the
-// user gave. Bytes of a column name that are not UTF-8 are replaced,
-// which cannot turn any name into a required one.
-func ReadHeader(f fs.File, name string, file schema.File) (Header, error) {
+// ReadHeader reads the header record of a CSV file from f, which its
+// caller opened and names name in every error: its column names (none
+// required: a job's plan checks those it reads), each made valid UTF-8
+// (they travel as protobuf strings), where its records begin (past a
+// leading byte order mark too) and the file's size. A header over
+// schema.MaxHeaderBytes, or one that is not CSV, is refused at once,
+// naming the path the user gave, as the gateway would refuse it.
+func ReadHeader(f fs.File, name string) (Header, error) {
 	info, err := f.Stat()
 	if err != nil {
 		return Header{}, err
@@ -48,9 +47,10 @@ func ReadHeader(f fs.File, name string, file schema.File) (Header, error) {
 	}
 	sc := csvio.NewScanner(f)
 	sc.SetMaxRecordSize(schema.MaxHeaderBytes)
+	tooLong := fmt.Errorf("%s: the header row is longer than %d bytes: not a CSV header (is it the right file?)", name, schema.MaxHeaderBytes)
 	if !sc.Scan() {
 		if errors.Is(sc.Err(), csvio.ErrRecordTooLong) {
-			return Header{}, fmt.Errorf("%s: %w", name, schema.HeaderTooLong(file))
+			return Header{}, tooLong
 		}
 		if sc.Err() != nil {
 			return Header{}, fmt.Errorf("read header of %s: %w", name, sc.Err())
@@ -60,13 +60,16 @@ func ReadHeader(f fs.File, name string, file schema.File) (Header, error) {
 	if sc.Kind() != csvio.Record {
 		return Header{}, fmt.Errorf("%s: the header row cannot be parsed as CSV", name)
 	}
-	fields := sc.Fields()
-	if _, err := parseHeader(file, fields); err != nil {
-		return Header{}, fmt.Errorf("%s: %w", name, err)
+	n := 0
+	for _, c := range sc.Fields() {
+		n += len(c) + 1 // its separator, or the line end
+	}
+	if n > schema.MaxHeaderBytes {
+		return Header{}, tooLong
 	}
 	h := Header{DataOffset: sc.Offset(), Size: info.Size()}
-	for _, f := range fields {
-		h.Columns = append(h.Columns, strings.ToValidUTF8(string(f), "\uFFFD"))
+	for _, c := range sc.Fields() {
+		h.Columns = append(h.Columns, strings.ToValidUTF8(string(c), "\uFFFD"))
 	}
 	return h, nil
 }

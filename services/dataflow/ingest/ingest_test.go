@@ -1,69 +1,46 @@
 package ingest
 
 import (
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
 	"strings"
 	"testing"
 
-	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
-	"github.com/wololo/wololo/services/dataflow/batch"
 	"github.com/wololo/wololo/services/dataflow/schema"
-	"github.com/wololo/wololo/services/dataflow/stage"
 )
 
-// ingestEmitter records every row an Ingest emits, copied out at once (the
-// Ingest reuses its row and the bytes alias its buffer). Calls other than
-// Match and Player are recorded too, so that a test sees them.
+// ingestEmitter records every record an Ingest hands on (Text), its
+// fields copied out at once (they alias the Ingest's buffer), as the %q of
+// their strings.
 type ingestEmitter struct{ rows []string }
 
-var _ stage.Emitter = (*ingestEmitter)(nil)
-
-func (e *ingestEmitter) Match(stream string, m *batch.Match) {
-	e.rows = append(e.rows, fmt.Sprintf("%s token=%q ladder=%q map=%q server=%q mirror=%s rating=%s duration=%d",
-		stream, m.Token, m.Ladder, m.Map, m.Server, tri(m.Mirror), number(m.AverageRating, m.HasAverageRating), m.DurationSeconds))
-}
-
-func (e *ingestEmitter) Player(stream string, p *batch.Player) {
-	e.rows = append(e.rows, fmt.Sprintf("%s match=%q civ=%q rating=%s winner=%s",
-		stream, p.Match, p.Civ, number(p.Rating, p.HasRating), tri(p.Winner)))
-}
-
-func (e *ingestEmitter) Token(stream string, token []byte) {
-	e.rows = append(e.rows, fmt.Sprintf("unexpected Token %s %q", stream, token))
-}
-
-func (e *ingestEmitter) Civ(stream string, civ string, wins, count int64) {
-	e.rows = append(e.rows, fmt.Sprintf("unexpected Civ %s %q %d %d", stream, civ, wins, count))
-}
-
-func (e *ingestEmitter) Record(key string, value []byte) {
-	e.rows = append(e.rows, fmt.Sprintf("unexpected Record %s %q", key, value))
-}
-
-// Batch and End: the operators under test emit rows one at a time.
-func (e *ingestEmitter) Batch(string, int, *wololov1.RowBatch) {}
-func (e *ingestEmitter) End(string)                            {}
-
-func number(n schema.Number, ok bool) string {
-	if !ok {
-		return "missing"
+func (e *ingestEmitter) row(fields [][]byte) {
+	s := make([]string, len(fields))
+	for i, f := range fields {
+		s[i] = string(f)
 	}
-	return n.String()
+	e.rows = append(e.rows, fmt.Sprintf("%q", s))
 }
 
-func tri(v batch.Tri) string {
-	switch v {
-	case batch.Missing:
-		return "missing"
-	case batch.False:
-		return "false"
-	case batch.True:
-		return "true"
+// feed feeds data to in, its records to out.
+func feed(in *Ingest, data []byte, atEOF bool, out *ingestEmitter) {
+	in.Text = out.row
+	in.Feed(data, atEOF)
+}
+
+// row is what ingestEmitter records of a record of fields.
+func row(fields ...string) string { return fmt.Sprintf("%q", fields) }
+
+// newText is an Ingest of records of width fields from offset on.
+func newText(t testing.TB, width int, offset int64, report schema.FileReport) *Ingest {
+	t.Helper()
+	in, err := New(offset, report)
+	if err != nil {
+		t.Fatalf("New: %v", err)
 	}
-	return fmt.Sprintf("Tri(%d)", v)
+	in.TextWidth = width
+	return in
 }
 
 // csvLine is one physical record of a test file (a blank line, or a record
@@ -78,7 +55,6 @@ type csvLine struct {
 type csvFile struct {
 	name    string
 	file    schema.File
-	stream  string
 	header  string
 	lines   []csvLine
 	report  schema.FileReport // for the whole file
@@ -144,21 +120,16 @@ var servers = []string{"eastus", "koreacentral", "westeurope", "southeastasia"}
 // matchesFile has its columns in another order than the dataset, and extra
 // ones.
 func matchesFile() *csvFile {
-	const stream = "matches"
 	f := &csvFile{
 		name:    "matches.csv",
 		file:    schema.Matches,
-		stream:  stream,
 		header:  "map_size,server,token,duration,extra,average_rating,ladder,map,mirror,patch\r\n",
 		columns: []string{"map_size", "server", "token", "duration", "extra", "average_rating", "ladder", "map", "mirror", "patch"},
 	}
-	row := func(token, ladder, mapName, server, mirror, rating string, dur int64) string {
-		return fmt.Sprintf("%s token=%q ladder=%q map=%q server=%q mirror=%s rating=%s duration=%d", stream, token, ladder, mapName, server, mirror, rating, dur)
-	}
 	special := map[int][]csvLine{
 		2: {
-			{"small,eastus,\"tok,1\",2:00:01,\"x,y\",\"2000.5\",RM_1v1,\"arena\",False,37906\r\n", row("tok,1", "RM_1v1", "arena", "eastus", "false", "2000.5", 7201)},
-			{"medium,\"south,east\",t2,\"1 day, 0:00:01\",,2100,RM_TEAM,islands,true,1\n", row("t2", "RM_TEAM", "islands", "south,east", "true", "2100", 86401)},
+			{"small,eastus,\"tok,1\",2:00:01,\"x,y\",\"2000.5\",RM_1v1,\"arena\",False,37906\r\n", row("small", "eastus", "tok,1", "2:00:01", "x,y", "2000.5", "RM_1v1", "arena", "False", "37906")},
+			{"medium,\"south,east\",t2,\"1 day, 0:00:01\",,2100,RM_TEAM,islands,true,1\n", row("medium", "south,east", "t2", "1 day, 0:00:01", "", "2100", "RM_TEAM", "islands", "true", "1")},
 		},
 		5: {
 			{"a,b,c\n", ""}, // too few fields
@@ -166,23 +137,23 @@ func matchesFile() *csvFile {
 			{"\r\n", ""},
 		},
 		9: {
-			{",koreacentral,t5,,,,RM_TEAM,islands,,1\n", row("t5", "RM_TEAM", "islands", "koreacentral", "missing", "missing", -1)},
-			{"tiny,eastus,t6,2:0:00,,\"2,000\",RM_1v1,arena,yes,1\r\n", row("t6", "RM_1v1", "arena", "eastus", "missing", "missing", -1)},
+			{",koreacentral,t5,,,,RM_TEAM,islands,,1\n", row("", "koreacentral", "t5", "", "", "", "RM_TEAM", "islands", "", "1")},
+			{"tiny,eastus,t6,2:0:00,,\"2,000\",RM_1v1,arena,yes,1\r\n", row("tiny", "eastus", "t6", "2:0:00", "", "2,000", "RM_1v1", "arena", "yes", "1")},
 		},
 		13: {
 			{"tiny,eastus,\"bad\"x,1:00:00,,1,RM_1v1,arena,0,1\n", ""}, // bad quoting
-			{"tiny,eastus,\"q\"\"uote\",1:00:00,,1,RM_1v1,\"Black\nForest\",0,1\n", row("q\"uote", "RM_1v1", "Black\nForest", "eastus", "false", "1", 3600)},
+			{"tiny,eastus,\"q\"\"uote\",1:00:00,,1,RM_1v1,\"Black\nForest\",0,1\n", row("tiny", "eastus", "q\"uote", "1:00:00", "", "1", "RM_1v1", "Black\nForest", "0", "1")},
 			{"tiny,eastus,t8,1:00:00,,1,RM_1v1,arena,0,1,extra\n", ""}, // too many fields
 			{"\r\n", ""},
 		},
 		17: {
-			{"tiny,eastus,t9,01:02:03,,+5,RM_1v1,arena,TRUE,1\n", row("t9", "RM_1v1", "arena", "eastus", "true", "missing", 3723)},
-			{"tiny,westeurope,t10,10:00:00,,-7.250,RM_1v1,arena,0,1\r\n", row("t10", "RM_1v1", "arena", "westeurope", "false", "-7.25", 36000)},
-			{"tiny,ukwest,t11,0:00:00,,123456789012345.1234567,RM_1v1,arena,1,1\n", row("t11", "RM_1v1", "arena", "ukwest", "true", "123456789012345.1234567", 0)},
+			{"tiny,eastus,t9,01:02:03,,+5,RM_1v1,arena,TRUE,1\n", row("tiny", "eastus", "t9", "01:02:03", "", "+5", "RM_1v1", "arena", "TRUE", "1")},
+			{"tiny,westeurope,t10,10:00:00,,-7.250,RM_1v1,arena,0,1\r\n", row("tiny", "westeurope", "t10", "10:00:00", "", "-7.250", "RM_1v1", "arena", "0", "1")},
+			{"tiny,ukwest,t11,0:00:00,,123456789012345.1234567,RM_1v1,arena,1,1\n", row("tiny", "ukwest", "t11", "0:00:00", "", "123456789012345.1234567", "RM_1v1", "arena", "1", "1")},
 			{"\n", ""},
 		},
 	}
-	mirrors := []struct{ text, want string }{{"True", "true"}, {"0", "false"}, {"false", "false"}, {"FALSE", "false"}, {"1", "true"}}
+	mirrors := []string{"True", "0", "false", "FALSE", "1"}
 	for i := 1; i <= 24; i++ {
 		f.lines = append(f.lines, special[i]...)
 		server := servers[i%4]
@@ -192,9 +163,9 @@ func matchesFile() *csvFile {
 		}
 		mapName := []string{"arena", "islands", "Black Forest"}[i%3]
 		mirror := mirrors[i%5]
-		rating, ratingText := fmt.Sprint(1500+37*i), fmt.Sprintf("%d.0", 1500+37*i)
+		ratingText := fmt.Sprintf("%d.0", 1500+37*i)
 		if i%2 == 1 {
-			rating, ratingText = fmt.Sprintf("%d.5", 1500+37*i), fmt.Sprintf("%d.50", 1500+37*i)
+			ratingText = fmt.Sprintf("%d.50", 1500+37*i)
 		}
 		h, m, s := i%3, i, (i*7)%60
 		eol := "\n"
@@ -203,55 +174,50 @@ func matchesFile() *csvFile {
 		}
 		token := fmt.Sprintf("g%02d", i)
 		f.lines = append(f.lines, csvLine{
-			text: fmt.Sprintf("tiny,%s,%s,%d:%02d:%02d,x%d,%s,%s,%s,%s,37906%s", server, token, h, m, s, i, ratingText, ladder, mapName, mirror.text, eol),
-			row:  row(token, ladder, mapName, server, mirror.want, rating, int64(h*3600+m*60+s)),
+			text: fmt.Sprintf("tiny,%s,%s,%d:%02d:%02d,x%d,%s,%s,%s,%s,37906%s", server, token, h, m, s, i, ratingText, ladder, mapName, mirror, eol),
+			row:  row("tiny", server, token, fmt.Sprintf("%d:%02d:%02d", h, m, s), fmt.Sprintf("x%d", i), ratingText, ladder, mapName, mirror, "37906"),
 		})
 	}
-	f.lines = append(f.lines, csvLine{"tiny,southeastasia,last,2:00:01,,2001,RM_TEAM,islands,1,1", row("last", "RM_TEAM", "islands", "southeastasia", "true", "2001", 7201)})
+	f.lines = append(f.lines, csvLine{"tiny,southeastasia,last,2:00:01,,2001,RM_TEAM,islands,1,1", row("tiny", "southeastasia", "last", "2:00:01", "", "2001", "RM_TEAM", "islands", "1", "1")})
 	f.report = schema.FileReport{
 		Rows:      36, // 24 generated, 12 special records (blank lines excluded)
 		Malformed: 3,
-		Missing:   map[string]int64{"mirror": 2, "average_rating": 3, "duration": 2},
+		Missing:   map[string]int64{}, // the plan's Source counts the NULLs, not the Ingest
 	}
 	return f
 }
 
 // playersFile has the dataset's own header.
 func playersFile() *csvFile {
-	const stream = "players"
 	f := &csvFile{
 		name:    "match_players.csv",
 		file:    schema.Players,
-		stream:  stream,
 		header:  "token,match,rating,color,civ,team,winner\n",
 		columns: []string{"token", "match", "rating", "color", "civ", "team", "winner"},
-	}
-	row := func(match, civ, rating, winner string) string {
-		return fmt.Sprintf("%s match=%q civ=%q rating=%s winner=%s", stream, match, civ, rating, winner)
 	}
 	special := map[int][]csvLine{
 		1: {
 			{"\n", ""},
 		},
 		3: {
-			{"px1,m50,2000.000,\"Red, dark\",\"Civ, The\",1,true\r\n", row("m50", "Civ, The", "2000", "true")},
-			{"px2,m50,1800,Red,,2,false\n", row("m50", "", "1800", "false")},
+			{"px1,m50,2000.000,\"Red, dark\",\"Civ, The\",1,true\r\n", row("px1", "m50", "2000.000", "Red, dark", "Civ, The", "1", "true")},
+			{"px2,m50,1800,Red,,2,false\n", row("px2", "m50", "1800", "Red", "", "2", "false")},
 		},
 		8: {
-			{"px3,m51,,Red,Goths,1,\n", row("m51", "Goths", "missing", "missing")},
-			{"px4,m51,n/a,Red,Huns,1,yes\r\n", row("m51", "Huns", "missing", "missing")},
+			{"px3,m51,,Red,Goths,1,\n", row("px3", "m51", "", "Red", "Goths", "1", "")},
+			{"px4,m51,n/a,Red,Huns,1,yes\r\n", row("px4", "m51", "n/a", "Red", "Huns", "1", "yes")},
 			{"px5,m52,1500,Red,Huns,1\n", ""}, // too few fields
 			{"\r\n", ""},
 			{"\n", ""},
 		},
 		15: {
-			{"px6,m53,99999999999.9999999,Red,Huns,1,0\n", row("m53", "Huns", "99999999999.9999999", "false")},
-			{"px7,m53,1200,Red,\"\",2,1\r\n", row("m53", "", "1200", "true")},
-			{"\"px9\",\"m\"\"54\",\"1,5\",Red,\"Incas\nand more\",1,0\n", row("m\"54", "Incas\nand more", "missing", "false")},
+			{"px6,m53,99999999999.9999999,Red,Huns,1,0\n", row("px6", "m53", "99999999999.9999999", "Red", "Huns", "1", "0")},
+			{"px7,m53,1200,Red,\"\",2,1\r\n", row("px7", "m53", "1200", "Red", "", "2", "1")},
+			{"\"px9\",\"m\"\"54\",\"1,5\",Red,\"Incas\nand more\",1,0\n", row("px9", "m\"54", "1,5", "Red", "Incas\nand more", "1", "0")},
 		},
 	}
 	civs := []string{"Aztecs", "Britons", "Celts", "Franks", "Goths"}
-	winners := []struct{ text, want string }{{"True", "true"}, {"False", "false"}, {"1", "true"}, {"0", "false"}, {"TRUE", "true"}}
+	winners := []string{"True", "False", "1", "0", "TRUE"}
 	for i := 1; i <= 20; i++ {
 		f.lines = append(f.lines, special[i]...)
 		match := fmt.Sprintf("m%02d", (i+1)/2)
@@ -261,15 +227,15 @@ func playersFile() *csvFile {
 		}
 		w := winners[i%5]
 		f.lines = append(f.lines, csvLine{
-			text: fmt.Sprintf("p%02d,%s,%d,Blue,%s,%d,%s%s", i, match, 900+53*i, civs[i%5], 1+i%2, w.text, eol),
-			row:  row(match, civs[i%5], fmt.Sprint(900+53*i), w.want),
+			text: fmt.Sprintf("p%02d,%s,%d,Blue,%s,%d,%s%s", i, match, 900+53*i, civs[i%5], 1+i%2, w, eol),
+			row:  row(fmt.Sprintf("p%02d", i), match, fmt.Sprint(900+53*i), "Blue", civs[i%5], fmt.Sprint(1+i%2), w),
 		})
 	}
-	f.lines = append(f.lines, csvLine{"px8,m54,1000,Red,Incas,1,false", row("m54", "Incas", "1000", "false")})
+	f.lines = append(f.lines, csvLine{"px8,m54,1000,Red,Incas,1,false", row("px8", "m54", "1000", "Red", "Incas", "1", "false")})
 	f.report = schema.FileReport{
 		Rows:      29, // 20 generated, 9 special records
 		Malformed: 1,
-		Missing:   map[string]int64{"civ": 2, "rating": 3, "winner": 2},
+		Missing:   map[string]int64{},
 	}
 	return f
 }
@@ -287,11 +253,7 @@ func copyReport(r schema.FileReport) schema.FileReport {
 
 func newIngest(t testing.TB, f *csvFile, offset int64, report schema.FileReport) *Ingest {
 	t.Helper()
-	in, err := New(f.file, f.columns, f.stream, offset, report)
-	if err != nil {
-		t.Fatalf("New: %v", err)
-	}
-	return in
+	return newText(t, len(f.columns), offset, report)
 }
 
 func sameRows(t testing.TB, what string, got, want []string) {
@@ -331,7 +293,7 @@ func TestIngestWholeFile(t *testing.T) {
 			data := f.bytes()
 			in := newIngest(t, f, f.start(), schema.FileReport{})
 			out := &ingestEmitter{}
-			in.Feed(data[f.start():], false, out)
+			feed(in, data[f.start():], false, out)
 			last := f.lines[len(f.lines)-1]
 			// Everything but the last record, which has no newline yet.
 			sameRows(t, "before EOF", out.rows, f.rows()[:len(f.rows())-1])
@@ -341,7 +303,7 @@ func TestIngestWholeFile(t *testing.T) {
 			if in.Pending() != len(last.text) {
 				t.Errorf("Pending before EOF = %d, want %d", in.Pending(), len(last.text))
 			}
-			in.Feed(nil, true, out)
+			feed(in, nil, true, out)
 			sameRows(t, "rows", out.rows, f.rows())
 			sameReport(t, "report", in.Report, f.report)
 			if in.Offset() != int64(len(data)) {
@@ -366,9 +328,9 @@ func TestIngestChunkSizes(t *testing.T) {
 				in := newIngest(t, f, f.start(), schema.FileReport{})
 				out := &ingestEmitter{}
 				for off := 0; off < len(body); off += size {
-					in.Feed(body[off:min(off+size, len(body))], false, out)
+					feed(in, body[off:min(off+size, len(body))], false, out)
 				}
-				in.Feed(nil, true, out)
+				feed(in, nil, true, out)
 				what := fmt.Sprintf("chunks of %d", size)
 				sameRows(t, what, out.rows, f.rows())
 				sameReport(t, what, in.Report, f.report)
@@ -395,8 +357,8 @@ func TestIngestResumeAtOffset(t *testing.T) {
 				out := &ingestEmitter{}
 				// Feed the prefix in two parts, so that a carried tail is
 				// involved too.
-				first.Feed(body[:k/2], false, out)
-				first.Feed(body[k/2:k], false, out)
+				feed(first, body[:k/2], false, out)
+				feed(first, body[k/2:k], false, out)
 				off := first.Offset()
 				if want := f.boundary(k); off != want {
 					t.Fatalf("%s: Offset = %d, want %d", what, off, want)
@@ -407,7 +369,7 @@ func TestIngestResumeAtOffset(t *testing.T) {
 				sameRows(t, what+": rows before the offset", out.rows, f.rowsBefore(off))
 
 				second := newIngest(t, f, off, copyReport(first.Report))
-				second.Feed(data[off:], true, out)
+				feed(second, data[off:], true, out)
 				sameRows(t, what+": rows after resuming", out.rows, f.rows())
 				sameReport(t, what+": report after resuming", second.Report, f.report)
 				if second.Offset() != int64(len(data)) {
@@ -425,108 +387,21 @@ func TestIngestKeepsGivenReport(t *testing.T) {
 	in := newIngest(t, f, 100, schema.FileReport{Rows: 10, Malformed: 2, Missing: map[string]int64{"civ": 4, "rating": 1}})
 	out := &ingestEmitter{}
 	data := []byte("p1,m1,,Blue,,1,x\np2,m1,1500,Blue,Aztecs,2\n")
-	in.Feed(data, true, out)
-	sameRows(t, "rows", out.rows, []string{`players match="m1" civ="" rating=missing winner=missing`})
-	sameReport(t, "report", in.Report, schema.FileReport{Rows: 12, Malformed: 3, Missing: map[string]int64{"civ": 5, "rating": 2, "winner": 1}})
+	feed(in, data, true, out)
+	sameRows(t, "rows", out.rows, []string{row("p1", "m1", "", "Blue", "", "1", "x")})
+	sameReport(t, "report", in.Report, schema.FileReport{Rows: 12, Malformed: 3, Missing: map[string]int64{"civ": 4, "rating": 1}})
 	if want := int64(100 + len(data)); in.Offset() != want {
 		t.Errorf("Offset = %d, want %d", in.Offset(), want)
 	}
 }
 
-func TestNewHeaders(t *testing.T) {
-	cases := []struct {
-		name    string
-		file    schema.File
-		columns []string
-		line    string // one record, fed at EOF
-		want    string // its row, or the error
-	}{
-		{
-			name:    "matches in dataset order",
-			file:    schema.Matches,
-			columns: []string{"token", "winning_team", "mirror", "ladder", "patch", "average_rating", "map", "map_size", "num_players", "server", "duration"},
-			line:    "t1,1,False,RM_1v1,37906,2050,arena,tiny,2,eastus,2:10:00\n",
-			want:    `s token="t1" ladder="RM_1v1" map="arena" server="eastus" mirror=false rating=2050 duration=7800`,
-		},
-		{
-			name:    "matches reversed with extras",
-			file:    schema.Matches,
-			columns: []string{"zz", "duration", "server", "map", "average_rating", "mirror", "ladder", "token", "aa"},
-			line:    "1,0:00:10,eastus,arena,1,1,RM_TEAM,t2,2\n",
-			want:    `s token="t2" ladder="RM_TEAM" map="arena" server="eastus" mirror=true rating=1 duration=10`,
-		},
-		{
-			name:    "players only the required columns, shuffled",
-			file:    schema.Players,
-			columns: []string{"winner", "civ", "rating", "match"},
-			line:    "0,Celts,1234.5,m9\n",
-			want:    `s match="m9" civ="Celts" rating=1234.5 winner=false`,
-		},
-		{
-			name:    "a repeated required column is refused, naming it",
-			file:    schema.Players,
-			columns: []string{"match", "rating", "civ", "winner", "civ"},
-			want:    `error: match_players.csv: header has the "civ" column twice`,
-		},
-		{
-			name:    "matches without duration",
-			file:    schema.Matches,
-			columns: []string{"token", "ladder", "mirror", "average_rating", "map", "server"},
-			want:    `error: matches.csv: header has no "duration" column`,
-		},
-		{
-			name:    "matches with Token in other case",
-			file:    schema.Matches,
-			columns: []string{"Token", "ladder", "mirror", "average_rating", "map", "server", "duration"},
-			want:    `error: matches.csv: header has no "token" column`,
-		},
-		{
-			name:    "players without winner",
-			file:    schema.Players,
-			columns: []string{"token", "match", "rating", "color", "civ", "team"},
-			want:    `error: match_players.csv: header has no "winner" column`,
-		},
-		{
-			name:    "players with a padded name",
-			file:    schema.Players,
-			columns: []string{"match", " rating", "civ", "winner"},
-			want:    `error: match_players.csv: header has no "rating" column`,
-		},
-		{
-			name: "players with no header",
-			file: schema.Players,
-			want: `error: match_players.csv: header has no "match" column`,
-		},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			in, err := New(c.file, c.columns, "s", 0, schema.FileReport{})
-			if err != nil {
-				if !errors.Is(err, schema.ErrMissingColumn) {
-					t.Errorf("err = %v, want ErrMissingColumn", err)
-				}
-				if got := "error: " + err.Error(); got != c.want {
-					t.Errorf("got  %s\nwant %s", got, c.want)
-				}
-				return
-			}
-			out := &ingestEmitter{}
-			in.Feed([]byte(c.line), true, out)
-			sameRows(t, "rows", out.rows, []string{c.want})
-		})
-	}
-	if _, err := New(schema.File(7), []string{"token"}, "s", 0, schema.FileReport{}); err == nil {
-		t.Errorf("New of an unknown file: nil error")
-	}
-}
-
-// TestFromColumnsRefusesNegativeStart: an upload cannot start before its
-// file does (a job description recovered from an old store may say so).
-func TestFromColumnsRefusesNegativeStart(t *testing.T) {
-	if _, err := FromColumns(schema.Matches, Columns{}, "s", -1, schema.FileReport{}); err == nil {
+// TestNewRefusesNegativeStart: an upload cannot start before its file
+// does (a job description recovered from an old store may say so).
+func TestNewRefusesNegativeStart(t *testing.T) {
+	if _, err := New(-1, schema.FileReport{}); err == nil {
 		t.Errorf("an ingest from offset -1: nil error")
 	}
-	if _, err := FromColumns(schema.Matches, Columns{}, "s", 0, schema.FileReport{}); err != nil {
+	if _, err := New(0, schema.FileReport{}); err != nil {
 		t.Errorf("an ingest from offset 0: %v", err)
 	}
 }
@@ -542,23 +417,23 @@ func TestIngestSkipsOversizedRecords(t *testing.T) {
 	long := strings.Repeat("x", 300)
 	body := "m1,1500,Aztecs,1\n" + "m2,1500,\"" + long + "\n" + long + "\",0\n" + "m3,1000," + long + ",1\n" + "m4,900,Celts,0\n"
 	data := header + body
-	want := []string{`s match="m1" civ="Aztecs" rating=1500 winner=true`, `s match="m4" civ="Celts" rating=900 winner=false`}
+	want := []string{row("m1", "1500", "Aztecs", "1"), row("m4", "900", "Celts", "0")}
 	for _, size := range []int{1, 7, 64, 299, 301, len(body)} {
-		in, err := New(schema.Players, columns, "s", int64(len(header)), schema.FileReport{})
+		in, err := New(int64(len(header)), schema.FileReport{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		in.MaxRecord = 200
+		in.MaxRecord, in.TextWidth = 200, len(columns)
 		var skipped []int64
 		in.OnOversized = func(at int64) { skipped = append(skipped, at) }
 		out := &ingestEmitter{}
 		for off := 0; off < len(body); off += size {
-			in.Feed([]byte(body[off:min(off+size, len(body))]), false, out)
+			feed(in, []byte(body[off:min(off+size, len(body))]), false, out)
 			if in.Pending() > 200+size {
 				t.Fatalf("chunks of %d: %d bytes held, over the limit", size, in.Pending())
 			}
 		}
-		in.Feed(nil, true, out)
+		feed(in, nil, true, out)
 		what := fmt.Sprintf("chunks of %d", size)
 		sameRows(t, what, out.rows, want)
 		if in.Report.Rows != 4 || in.Report.Malformed != 2 || in.Offset() != int64(len(data)) {
@@ -570,11 +445,11 @@ func TestIngestSkipsOversizedRecords(t *testing.T) {
 		}
 	}
 	// Mid-skip, Offset is where the long record began.
-	in, _ := New(schema.Players, columns, "s", int64(len(header)), schema.FileReport{})
-	in.MaxRecord = 200
+	in, _ := New(int64(len(header)), schema.FileReport{})
+	in.MaxRecord, in.TextWidth = 200, len(columns)
 	out := &ingestEmitter{}
 	cut := strings.Index(data, long) + 250 - len(header)
-	in.Feed([]byte(body[:cut]), false, out)
+	feed(in, []byte(body[:cut]), false, out)
 	if start := int64(strings.Index(data, "m2,")); in.Offset() != start {
 		t.Errorf("mid-skip Offset = %d, want the long record's start %d", in.Offset(), start)
 	}
@@ -607,16 +482,16 @@ func TestIngestListsRejects(t *testing.T) {
 	}
 	body := data[len(header):]
 	for _, size := range []int{1, 7, 64, len(body)} {
-		in, err := New(schema.Players, columns, "s", int64(len(header)), schema.FileReport{})
+		in, err := New(int64(len(header)), schema.FileReport{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		in.MaxRecord = 200
+		in.MaxRecord, in.TextWidth = 200, len(columns)
 		out := &ingestEmitter{}
 		for off := 0; off < len(body); off += size {
-			in.Feed([]byte(body[off:min(off+size, len(body))]), false, out)
+			feed(in, []byte(body[off:min(off+size, len(body))]), false, out)
 		}
-		in.Feed(nil, true, out)
+		feed(in, nil, true, out)
 		if in.Report.Malformed != 4 || !slices.EqualFunc(in.Report.Rejects, want, func(a, b schema.Reject) bool {
 			return a.Offset == b.Offset && a.Reason == b.Reason && string(a.Head) == string(b.Head)
 		}) {
@@ -624,9 +499,10 @@ func TestIngestListsRejects(t *testing.T) {
 		}
 	}
 
-	in, _ := New(schema.Players, columns, "s", int64(len(header)), schema.FileReport{})
+	in, _ := New(int64(len(header)), schema.FileReport{})
+	in.TextWidth = len(columns)
 	garbage := strings.Repeat("garbage\n", schema.MaxRejectsListed+10)
-	in.Feed([]byte(garbage), true, &ingestEmitter{})
+	feed(in, []byte(garbage), true, &ingestEmitter{})
 	if in.Report.Malformed != schema.MaxRejectsListed+10 || len(in.Report.Rejects) != schema.MaxRejectsListed {
 		t.Errorf("malformed %d, listed %d; want %d, %d", in.Report.Malformed, len(in.Report.Rejects), schema.MaxRejectsListed+10, schema.MaxRejectsListed)
 	}

@@ -27,25 +27,6 @@ func (f File) String() string {
 // Files lists the input files, in the order of File.
 var Files = [...]File{Matches, Players}
 
-// The streams the input files' rows enter the graph on: the topology's
-// source streams, which the filters read (services/dataflow/operators).
-const (
-	MatchesStream = "matches"
-	PlayersStream = "players"
-)
-
-// Stream returns the stream f's rows enter the graph on: MatchesStream or
-// PlayersStream.
-func (f File) Stream() string {
-	switch f {
-	case Matches:
-		return MatchesStream
-	case Players:
-		return PlayersStream
-	}
-	return fmt.Sprintf("File(%d)", int(f))
-}
-
 // RequiredColumns lists, per file, the header names the queries need, in
 // the order a header is checked (the first one missing is reported).
 // Changing it changes nothing: the parsers use their own copies.

@@ -105,15 +105,7 @@ func TestRequiredColumnsIsACopy(t *testing.T) {
 	}
 }
 
-func TestFileStream(t *testing.T) {
-	for _, c := range []struct {
-		file File
-		want string
-	}{{Matches, "matches"}, {Players, "players"}, {File(7), "File(7)"}} {
-		if got := c.file.Stream(); got != c.want {
-			t.Errorf("%v.Stream() = %q, want %q", c.file, got, c.want)
-		}
-	}
+func TestFiles(t *testing.T) {
 	if Files != [...]File{Matches, Players} {
 		t.Errorf("Files = %v, want matches then players", Files)
 	}

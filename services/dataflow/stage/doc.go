@@ -1,6 +1,7 @@
-// Package stage is the shared runtime of every worker process: it receives
-// the channels the topology names for its stage, applies each batch to the
-// stage's Operator, and hands each step (watermarks, the operator's journal
+// Package stage is the shared runtime of every worker process: for each
+// job it receives the channels the job's plan names for the instance's
+// task (Config.Plans: a JobSpec), applies each batch to the job's
+// Operator, and hands each step (watermarks, the operator's journal
 // entry, what it emitted) to the transport.Committer, which commits it,
 // publishes the output to the next stage and acknowledges the input.
 //
@@ -65,43 +66,28 @@
 // (transport.ErrAfterEOF) before the operator or the journal sees it;
 // resends at or below the watermark are still duplicates.
 //
-// Chains. A task of the physical plan (deploy.Plan) may run several
-// operators: Chain (chain.go) makes them one Operator, so the runtime does
-// not know the difference. What a chained operator emits on a stream
-// inside the task is handed to the operator that reads it by a call (row by
-// row to a RowSink, else as one in-memory batch when the writer returns);
-// only streams that leave the task reach the Outputs, and one commit covers
-// the input batch and every chained operator's change. The journal holds
-// the task's input batches, so replay runs the whole chain again. A chained
-// operator finishes as soon as its own inputs have ended, not when the
-// task's have: a joiner learns its matches are complete when the matches
-// input ends, although the players input goes on.
+// Driving an operator. The runtime drives each job's operator through a
+// Driver (driver.go), live and in replay: the one definition of an
+// input's end (every sender's end noted, by input index and sending
+// instance: Ends, then InputEnder.EndInput), of when an operator
+// finishes (every input ended) and of what a rejected batch does. A
+// plan's task (sqlops.Task) counts the ends of the operators it chains
+// with the same Ends.
 //
-// Driving an operator. Every place that runs operators drives them
-// through a Driver (driver.go): the runtime each job's, a chain each
-// chained operator, and the in-memory executor (services/roles/inmem)
-// each task's. It is the one definition of a stream's end (every sender's
-// end noted, then StreamEnder.EndStream), of when an operator finishes
-// (every input ended) and of what a rejected batch does.
-//
-// A rejected batch is dropped and counted, in a deployment and in memory
-// alike. A batch the operator rejects (its columns disagree, its rows are
-// of a kind the stream does not carry), or one that does not decode, is
-// skipped: what the operator emitted for it is discarded, the runtime
-// acknowledges it and logs it, and the count (Runtime.Dropped; the
-// in-memory run's Result.DroppedBatches) says how many. It is not retried
-// and does not fail the job. This was chosen over failing the whole job,
-// which the in-memory executor used to do, because it is the product's
+// A rejected batch is dropped and counted. A batch the operator rejects
+// (it does not decode, or its columns are not the input's) is skipped:
+// what the operator emitted for it is discarded, the runtime acknowledges
+// it and logs it, and the count (Runtime.Dropped) says how many. It is
+// not retried and does not fail the job. This was chosen over failing
+// the whole job because it is the product's
 // rule for bad input everywhere else (a malformed record is skipped and
 // counted, and no input crashes a process), because a retry could only
 // fail again (the operators are deterministic, so a batch rejected once
 // is rejected on every replay too), and because failing a job on one bad
 // batch would let one corrupt message cost a client every answer.
-// Both modes doing the same is checked by inmem's
-// TestRejectedBatchDroppedInBothModes.
 //
-// Operators are pure: they read row batches and write through an Emitter.
-// The runtime owns routing (a stable hash of each row's key picks the
-// receiver instance), batching, sequence numbers and commits. It does not
-// know what the operators compute.
+// Operators are pure: they read batches and write through an Emitter the
+// batches they built and routed (Route: the stable hash of a row's key
+// that picks the receiver instance). The runtime owns sequence numbers,
+// commits and the journal. It does not know what the operators compute.
 package stage

@@ -13,31 +13,20 @@ import (
 	"github.com/wololo/wololo/transport"
 )
 
-// DefaultBatchRows is the number of rows after which a batch is cut.
-const DefaultBatchRows = 8192
-
-// MaxBatchBytes is about the size after which a batch is cut whatever its
-// rows: with one more row of at most schema.MaxRecordLimit it stays under
-// the 4 MiB a gRPC message may have.
-const MaxBatchBytes = 1 << 20
-
-// slot accumulates the rows bound for one receiver instance.
+// slot is the channel to one receiver instance of an output stream.
 type slot struct {
 	ch    transport.ChannelID
-	rows  batch.Builders
-	bytes int  // about what the rows since the last cut take
 	ended bool // its EOF is emitted (Outputs.End) or committed before
-	built int  // batches cut for it since the last Drain
+	built int  // batches emitted for it since the last Drain
 }
 
-// Emitted is one batch the emitter cut for a channel, as Go values: what
-// the in-memory runner passes on as it is, and what Encode makes the
+// Emitted is one batch emitted for a channel: what Encode makes the
 // Committer's outputs.
 type Emitted struct {
 	Channel transport.ChannelID
 	EOF     bool
 	Rows    *wololov1.RowBatch // nil for an EOF, or when Encoded holds them
-	// Encoded is the batch as the operator encoded it (EncodedEmitter),
+	// Encoded is the batch as the operator encoded it (Emitter.Encoded),
 	// of Count rows, when Rows is nil.
 	Encoded []byte
 	Count   int
@@ -85,13 +74,12 @@ func Encode(batches []Emitted) ([]transport.Output, error) {
 	return out, nil
 }
 
-// Outputs is the Emitter of one job at one instance. It routes rows to
-// receiver instances and cuts them into batches; it numbers nothing: the
+// Outputs is the Emitter of one job at one instance. It takes the batches
+// an operator routed to receiver instances; it numbers nothing: the
 // transport.Committer numbers what Drain returns (encoded) as it commits
 // it, so a failed application can be discarded without a gap in any
 // sequence.
 type Outputs struct {
-	maxRows int
 	streams map[string][]*slot
 	// lastStream and lastSlots remember the last stream's slots.
 	lastStream string
@@ -138,40 +126,10 @@ type Wiring struct {
 	Outputs []Edge
 }
 
-// TopologyWiring is the wiring of the topology's streams at stage: the
-// built-in graph's, the same for every job.
-func TopologyWiring(top deploy.Topology, stage string) Wiring {
-	var w Wiring
-	for _, st := range top.Inputs(stage) {
-		w.Inputs = append(w.Inputs, Edge{Stream: st.Name, Stage: st.From, Replicas: top.Replicas(st.From)})
-	}
-	for _, st := range top.Outputs(stage) {
-		w.Outputs = append(w.Outputs, Edge{Stream: st.Name, Stage: st.To, Replicas: top.Replicas(st.To)})
-	}
-	return w
-}
-
 // NewOutputs returns the emitter of job at instance self for the given
-// output streams of the topology.
-func NewOutputs(top deploy.Topology, self deploy.Instance, job string, streams []string, maxRows int) (*Outputs, error) {
-	links := make([]Edge, len(streams))
-	for i, name := range streams {
-		st, ok := top.Stream(name)
-		if !ok || st.From != self.Stage {
-			return nil, fmt.Errorf("stage %s does not send stream %q", self.Stage, name)
-		}
-		links[i] = Edge{Stream: name, Stage: st.To, Replicas: top.Replicas(st.To)}
-	}
-	return EdgeOutputs(self, job, links, maxRows), nil
-}
-
-// EdgeOutputs returns the emitter of job at instance self for the given
 // output links.
-func EdgeOutputs(self deploy.Instance, job string, links []Edge, maxRows int) *Outputs {
-	if maxRows <= 0 {
-		maxRows = DefaultBatchRows
-	}
-	o := &Outputs{maxRows: maxRows, streams: map[string][]*slot{}}
+func NewOutputs(self deploy.Instance, job string, links []Edge) *Outputs {
+	o := &Outputs{streams: map[string][]*slot{}}
 	for _, l := range links {
 		slots := make([]*slot, l.Replicas)
 		for i := range slots {
@@ -201,66 +159,13 @@ func (o *Outputs) slots(stream string) []*slot {
 	return slots
 }
 
-func (o *Outputs) slot(stream string, key []byte) *slot {
-	slots := o.slots(stream)
-	return slots[Route(key, len(slots))]
-}
-
-func (o *Outputs) cut(s *slot) {
-	s.rows.Build(func(rb *wololov1.RowBatch) {
-		o.built = append(o.built, Emitted{Channel: s.ch, Rows: rb})
-		o.count(s)
-	})
-	s.bytes = 0
-}
-
-// full cuts the slot's batches once they have maxRows rows or about
-// MaxBatchBytes; size is what the last row added (its text, plus a bound
-// on its other fields).
-func (o *Outputs) full(s *slot, size int) {
-	s.bytes += size + 32
-	if s.rows.Len() >= o.maxRows || s.bytes >= MaxBatchBytes {
-		o.cut(s)
-	}
-}
-
-// Match emits a match row keyed by its token.
-func (o *Outputs) Match(stream string, m *batch.Match) {
-	s := o.slot(stream, m.Token)
-	s.rows.Match.Add(m)
-	o.full(s, len(m.Token)+len(m.Ladder)+len(m.Map)+len(m.Server)+m.AverageRating.TextLen())
-}
-
-// Player emits a player row keyed by its match.
-func (o *Outputs) Player(stream string, p *batch.Player) {
-	s := o.slot(stream, p.Match)
-	s.rows.Player.Add(p)
-	o.full(s, len(p.Match)+len(p.Civ)+p.Rating.TextLen())
-}
-
-// Token emits a token keyed by itself.
-func (o *Outputs) Token(stream string, token []byte) {
-	s := o.slot(stream, token)
-	s.rows.Token.Add(token)
-	o.full(s, len(token))
-}
-
-// Civ emits counters keyed by the civilization.
-func (o *Outputs) Civ(stream string, civ string, wins, count int64) {
-	s := o.slot(stream, []byte(civ))
-	s.rows.Civ.Add(civ, wins, count)
-	o.full(s, len(civ))
-}
-
 // Batch emits a batch of rows already routed: to receiver instance to of
 // stream (a SQL plan's exchange, which routes its rows by its own key).
-// The rows emitted on that slot before it are cut first, so the order
-// stays.
 func (o *Outputs) Batch(stream string, to int, rows *wololov1.RowBatch) {
 	o.routed(stream, to, Emitted{Rows: rows})
 }
 
-// Encoded implements EncodedEmitter: Batch of rows already encoded.
+// Encoded emits rows already encoded: Batch of their bytes.
 func (o *Outputs) Encoded(stream string, to int, encoded []byte, rows int) {
 	o.routed(stream, to, Emitted{Encoded: encoded, Count: rows})
 }
@@ -273,9 +178,6 @@ func (o *Outputs) routed(stream string, to int, e Emitted) {
 		panic(fmt.Sprintf("operator emitted to instance %d of stream %q, which has %d", to, stream, len(slots)))
 	}
 	s := slots[to]
-	if s.rows.Len() > 0 {
-		o.cut(s)
-	}
 	e.Channel = s.ch
 	o.built = append(o.built, e)
 	o.count(s)
@@ -294,7 +196,6 @@ func (o *Outputs) End(stream string) {
 		return
 	}
 	for _, s := range slots {
-		o.cut(s)
 		o.built = append(o.built, Emitted{Channel: s.ch, EOF: true})
 		s.ended = true
 	}
@@ -323,7 +224,7 @@ func (o *Outputs) MarkEnded(records map[string][]byte) {
 	}
 }
 
-// Built is the most batches cut for one channel since the last Drain:
+// Built is the most batches emitted for one channel since the last Drain:
 // what an outbox limit per channel is to be compared with.
 func (o *Outputs) Built() int { return o.most }
 
@@ -348,15 +249,12 @@ func (o *Outputs) Record(key string, value []byte) {
 	o.records[key] = value
 }
 
-// Drain cuts every partial batch and returns everything built since the
-// last Drain, with the records. With eof, every output channel also gets its
+// Drain returns everything emitted since the last Drain, with the
+// records. With eof, every output channel also gets its
 // EOF batch, and nothing more may be emitted.
 func (o *Outputs) Drain(eof bool) ([]Emitted, map[string][]byte) {
 	if o.finished {
 		return nil, nil
-	}
-	for _, s := range o.order {
-		o.cut(s)
 	}
 	out := make([]Emitted, 0, len(o.built)+len(o.order))
 	for _, b := range o.built {
@@ -379,10 +277,6 @@ func (o *Outputs) Drain(eof bool) ([]Emitted, map[string][]byte) {
 
 // Discard drops everything emitted since the last Drain.
 func (o *Outputs) Discard() {
-	for _, s := range o.order {
-		s.rows.Reset()
-		s.bytes = 0
-	}
 	for _, stream := range o.endedNow {
 		for _, s := range o.streams[stream] {
 			s.ended = false

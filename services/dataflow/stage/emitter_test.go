@@ -13,16 +13,17 @@ import (
 	"github.com/wololo/wololo/transport"
 )
 
-// TestEncodeGivesTheCommitterBytesAndCounts: what the emitter cut reaches
-// the Committer as the rows' encoding, sized to fit, with their count; an
-// EOF carries neither.
+// columns is a ColumnBatch of n rows of no columns.
+func columns(n int) *wololov1.RowBatch {
+	return &wololov1.RowBatch{Rows: &wololov1.RowBatch_Columns{Columns: &wololov1.ColumnBatch{Rows: uint32(n)}}}
+}
+
+// TestEncodeGivesTheCommitterBytesAndCounts: what the emitter took
+// reaches the Committer as the rows' encoding, sized to fit, with their
+// count; an EOF carries neither.
 func TestEncodeGivesTheCommitterBytesAndCounts(t *testing.T) {
-	ch := transport.ChannelID{Job: "j", Stream: "q1-tokens", Sender: "a-0", Receiver: "b-0"}
-	var tb batch.TokenBuilder
-	for _, tok := range []string{"x1", "y22", "z333"} {
-		tb.Add([]byte(tok))
-	}
-	rows := tb.Build()
+	ch := transport.ChannelID{Job: "j", Stream: "c0-x", Sender: "a-0", Receiver: "b-0"}
+	rows := columns(3)
 	want, err := proto.Marshal(rows)
 	if err != nil {
 		t.Fatal(err)
@@ -50,20 +51,17 @@ func TestEncodeGivesTheCommitterBytesAndCounts(t *testing.T) {
 }
 
 // TestEndingAStreamEarly: a stream ended before the job (Outputs.End) gets
-// its EOF on every receiver in the next drain, after the rows emitted on
-// it, and a record saying so; the job's final drain does not end it
+// its EOF on every receiver in the next drain, after the batches emitted
+// on it, and a record saying so; the job's final drain does not end it
 // again, nor does a restarted instance told the record (MarkEnded); a
-// discarded step opens it again. A built batch (Batch) goes to the one
-// receiver named, after the rows already on that slot.
+// discarded step opens it again. A batch goes to the one receiver named.
 func TestEndingAStreamEarly(t *testing.T) {
 	self := deploy.Instance{Stage: "shard", Index: 0}
 	edges := []stage.Edge{{Stream: "a#0", Stage: "shard", Replicas: 2}, {Stream: "b#0", Stage: "gateway", Replicas: 1}}
-	out := stage.EdgeOutputs(self, "j", edges, 100)
-	var tb batch.TokenBuilder
-	tb.Add([]byte("x"))
-	out.Token("a#0", []byte("t1"))
-	built := tb.Build()
-	out.Batch("a#0", stage.Route([]byte("t1"), 2), built)
+	out := stage.NewOutputs(self, "j", edges)
+	built := columns(1)
+	out.Batch("a#0", 1, built)
+	out.Encoded("a#0", 0, []byte("x"), 1)
 	out.End("a#0")
 	out.End("a#0") // twice: nothing more
 	emitted, records := out.Drain(false)
@@ -75,13 +73,12 @@ func TestEndingAStreamEarly(t *testing.T) {
 		}
 		kinds = append(kinds, k)
 	}
-	to := deploy.Instance{Stage: "shard", Index: stage.Route([]byte("t1"), 2)}.Name()
-	want := []string{to + ":rows", to + ":rows", "shard-0:eof", "shard-1:eof"}
+	want := []string{"shard-1:rows", "shard-0:rows", "shard-0:eof", "shard-1:eof"}
 	if !slices.Equal(kinds, want) {
-		t.Errorf("drained %v, want the rows, the built batch, then an EOF to each shard", kinds)
+		t.Errorf("drained %v, want the batches, then an EOF to each shard", kinds)
 	}
-	if emitted[1].Rows != built {
-		t.Errorf("the built batch is not the one drained second")
+	if emitted[0].Rows != built {
+		t.Errorf("the built batch is not the one drained first")
 	}
 	if records[stage.EndedOutputRecord("a#0")] == nil {
 		t.Errorf("no record of the ended stream: %v", records)
@@ -91,13 +88,13 @@ func TestEndingAStreamEarly(t *testing.T) {
 		t.Errorf("the final drain gives %v, want only b#0's EOF", final)
 	}
 
-	restarted := stage.EdgeOutputs(self, "j", edges, 100)
+	restarted := stage.NewOutputs(self, "j", edges)
 	restarted.MarkEnded(records)
 	if final, _ := restarted.Drain(true); len(final) != 1 || final[0].Channel.Stream != "b#0" {
 		t.Errorf("a restarted instance's final drain gives %v, want only b#0's EOF", final)
 	}
 
-	discarded := stage.EdgeOutputs(self, "j", edges, 100)
+	discarded := stage.NewOutputs(self, "j", edges)
 	discarded.End("a#0")
 	discarded.Discard()
 	if final, _ := discarded.Drain(true); len(final) != 3 {
@@ -106,33 +103,24 @@ func TestEndingAStreamEarly(t *testing.T) {
 }
 
 // TestEncodedBatchesPassAsTheyAre: a batch emitted already encoded
-// (EncodedEmitter) reaches the Committer as those very bytes with its
-// count, after the rows emitted on its slot before it; its rows count
-// among the rows out; and it reads back as Go values (RowBatch) for a
-// runner that hands batches on so.
+// (Encoded) reaches the Committer as those very bytes with its count,
+// after the batches emitted on its slot before it; its rows count among
+// the rows out.
 func TestEncodedBatchesPassAsTheyAre(t *testing.T) {
 	self := deploy.Instance{Stage: "gateway", Index: 0}
-	out := stage.EdgeOutputs(self, "j", []stage.Edge{{Stream: "a#0", Stage: "shard", Replicas: 1}}, 100)
-	var tb batch.TokenBuilder
-	tb.Add([]byte("x"))
-	tb.Add([]byte("y"))
-	wire, err := proto.Marshal(tb.Build())
+	out := stage.NewOutputs(self, "j", []stage.Edge{{Stream: "a#0", Stage: "shard", Replicas: 1}})
+	wire, err := proto.Marshal(columns(2))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var ee stage.EncodedEmitter = out
-	out.Token("a#0", []byte("t1"))
-	ee.Encoded("a#0", 0, wire, 2)
+	out.Batch("a#0", 0, columns(1))
+	out.Encoded("a#0", 0, wire, 2)
 	emitted, _ := out.Drain(true)
 	if len(emitted) != 3 || emitted[0].Rows == nil || string(emitted[1].Encoded) != string(wire) || emitted[1].Rows != nil || !emitted[2].EOF {
-		t.Fatalf("emitted %+v: want the token's batch, the encoded one, the EOF", emitted)
+		t.Fatalf("emitted %+v: want the built batch, the encoded one, the EOF", emitted)
 	}
 	if out.RowsOut() != 3 {
 		t.Errorf("rows out %d, want 3", out.RowsOut())
-	}
-	rb, err := emitted[1].RowBatch()
-	if err != nil || batch.Rows(rb) != 2 {
-		t.Errorf("read back: %d rows, %v", batch.Rows(rb), err)
 	}
 	outputs, err := stage.Encode(emitted)
 	if err != nil {

@@ -12,8 +12,6 @@ import (
 	"github.com/wololo/wololo/deploy"
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 	"github.com/wololo/wololo/services/base/jobid"
-	"github.com/wololo/wololo/services/dataflow/batch"
-	"github.com/wololo/wololo/services/dataflow/operators"
 	"github.com/wololo/wololo/services/dataflow/stage"
 	"github.com/wololo/wololo/transport"
 )
@@ -62,21 +60,16 @@ func record(m proto.Message) []byte {
 }
 
 // FuzzExchange feeds arbitrary frames, in any order and with any fields,
-// to the StageService of q2-grouper-0 with its real runtime behind it: the
+// to the StageService of shard-0 with its real runtime behind it: the
 // process must not panic, and a job may only exist under a well-formed id.
 func FuzzExchange(f *testing.F) {
 	open := func(job, stream, sender string, inc uint64) *wololov1.ExchangeRequest {
-		return &wololov1.ExchangeRequest{Frame: &wololov1.ExchangeRequest_Open{Open: &wololov1.Open{JobId: job, Stream: stream, Sender: sender, Receiver: "q2-grouper-0", Incarnation: inc}}}
+		return &wololov1.ExchangeRequest{Frame: &wololov1.ExchangeRequest_Open{Open: &wololov1.Open{JobId: job, Stream: stream, Sender: sender, Receiver: "shard-0", Incarnation: inc}}}
 	}
 	bat := func(seq uint64, eof bool, rows []byte) *wololov1.ExchangeRequest {
 		return &wololov1.ExchangeRequest{Frame: &wololov1.ExchangeRequest_Batch{Batch: &wololov1.Batch{Seq: seq, Eof: eof, Rows: rows}}}
 	}
-	var pb batch.PlayerBuilder
-	pb.Add(&batch.Player{Match: []byte("m1"), Winner: batch.True})
-	rows, err := proto.Marshal(pb.Build())
-	if err != nil {
-		f.Fatal(err)
-	}
+	rows := rowsOf("m1 1")
 	seed := func(rs ...*wololov1.ExchangeRequest) []byte {
 		var b []byte
 		for _, r := range rs {
@@ -84,29 +77,29 @@ func FuzzExchange(f *testing.F) {
 		}
 		return b
 	}
-	f.Add(seed(open("j", operators.Q2Players, "players-filter-0", 1), bat(1, false, rows), bat(2, true, nil)))
-	f.Add(seed(open("j\x00", operators.Q2Players, "players-filter-0", 1), bat(1, false, rows)))
-	f.Add(seed(open("j", operators.Q3Players, "players-filter-0", 1)))
-	f.Add(seed(open("j", operators.Q2Players, "players-filter-0", 1<<63), bat(5, false, rows), bat(1, false, nil)))
-	f.Add(seed(bat(1, false, rows), open("j", operators.Q2Players, "players-filter-1", 1)))
-	f.Add(seed(open("j", operators.Q2Players, "players-filter-0", 1), open("k", operators.Q2Players, "players-filter-0", 1), bat(1, false, []byte{0xff, 0x01})))
+	f.Add(seed(open("j", sumRows, "shard-0", 1), bat(1, false, rows), bat(2, true, nil)))
+	f.Add(seed(open("j\x00", sumRows, "shard-0", 1), bat(1, false, rows)))
+	f.Add(seed(open("j", "c9-other", "shard-0", 1)))
+	f.Add(seed(open("j", sumRows, "shard-0", 1<<63), bat(5, false, rows), bat(1, false, nil)))
+	f.Add(seed(bat(1, false, rows), open("j", sumRows, "shard-1", 1)))
+	f.Add(seed(open("j", sumRows, "shard-0", 1), open("k", sumRows, "shard-0", 1), bat(1, false, []byte{0xff, 0x01})))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		store := transport.NewMemStore()
 		rt, err := stage.New(stage.Config{
-			Topology: deploy.Default().Logical(), Instance: deploy.Instance{Stage: "q2-grouper", Index: 0}, Spec: operators.Specs()["q2-grouper"],
+			Topology: deploy.Default(), Instance: shard0, Plans: plans,
 			Committer: transport.NewCommitter(store, transport.NewOutbox(store), transport.NewInbox(), nil),
 		})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := rt.IntroduceJob("j", nil); err != nil { // the seeds' job; any other is refused
+		if err := rt.IntroduceJob("j", []byte("sum")); err != nil { // the seeds' job; any other is refused
 			t.Fatal(err)
 		}
 		ctx, cancel := context.WithCancel(context.Background())
 		served := make(chan error, 1)
 		go func() { served <- rt.Serve(ctx) }()
-		srv := transport.NewServer("q2-grouper-0", 1, rt, nil)
-		srv.SetPeers(func(in string) bool { return in == "players-filter-0" || in == "players-filter-1" })
+		srv := transport.NewServer("shard-0", 1, rt, nil)
+		srv.SetPeers(func(in string) bool { return in == "shard-0" || in == "shard-1" })
 		_ = srv.Exchange(&frameStream{ctx: context.Background(), frames: frames(b)})
 		for _, p := range rt.Progress() {
 			if !jobid.Valid(p.JobId) {

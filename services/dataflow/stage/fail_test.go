@@ -7,10 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wololo/wololo/deploy"
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
-	"github.com/wololo/wololo/services/dataflow/batch"
-	"github.com/wololo/wololo/services/dataflow/operators"
 	"github.com/wololo/wololo/services/dataflow/stage"
 	"github.com/wololo/wololo/transport"
 )
@@ -21,23 +18,23 @@ type overBudget struct{}
 func (overBudget) Error() string        { return "over its budget (--flag)" }
 func (overBudget) Is(target error) bool { return target == stage.ErrFailsJob }
 
-// failingOp is an operator that emits a civ for every batch it is given
+// failingOp is an operator that emits a row for every batch it is given
 // and fails the job (stage.ErrFailsJob) on its second, after emitting;
 // applied counts the batches given to every one made.
 type failingOp struct{ mine, applied *int }
 
-func (o *failingOp) Apply(_ string, _ *wololov1.RowBatch, out stage.Emitter) error {
+func (o *failingOp) Apply(_ int, _ []byte, out stage.Emitter) (int, error) {
 	*o.mine++
 	*o.applied++
-	out.Civ(operators.Q3Civs, "Aztecs", 1, 1)
+	out.Encoded(sumOut, 0, rowsOf("Aztecs 1"), 1)
 	if *o.mine == 2 {
-		return fmt.Errorf("operator: %w", overBudget{})
+		return 0, fmt.Errorf("operator: %w", overBudget{})
 	}
-	return nil
+	return 1, nil
 }
 
 func (o *failingOp) Finish(out stage.Emitter) error {
-	out.Civ(operators.Q3Civs, "Finished", 1, 1)
+	out.Encoded(sumOut, 0, rowsOf("Finished 1"), 1)
 	return nil
 }
 
@@ -49,22 +46,23 @@ func (o *failingOp) Finish(out stage.Emitter) error {
 // After a restart the job is not replayed,
 // Failed reports it again, and its channels are still taken.
 func TestAnOperatorThatFailsTheJobFailsItOnce(t *testing.T) {
-	self := deploy.Instance{Stage: "q3-aggregator", Index: 0}
 	store := transport.NewMemStore()
 	applied := 0
-	spec := operators.Specs()["q3-aggregator"]
+	spec := testPlans["sum"]
 	spec.New = func() stage.Operator { return &failingOp{mine: new(int), applied: &applied} }
-	ch := transport.ChannelID{Job: "j", Stream: operators.Q3Partials, Sender: "q3-joiner-0", Receiver: self.Name()}
-	var b batch.CivBuilder
-	b.Add("Aztecs", 1, 2)
-	rows := encode(t, b.Build())
+	testPlans["failing"] = spec
+	t.Cleanup(func() { delete(testPlans, "failing") })
+	ch := fromShard("j", 0)
+	rows := rowsOf("Aztecs 2")
 	failed := make(chan string, 4)
 	onFail := func(c *stage.Config) {
 		c.OnFail = func(_ context.Context, job, reason string) { failed <- job + ": " + reason }
 	}
 
-	rt, outbox, stop := startRuntime(t, self, spec, store, onFail)
-	introduce(t, rt, "j")
+	rt, outbox, stop := startRuntime(t, shard0, store, onFail)
+	if err := rt.IntroduceJob("j", []byte("failing")); err != nil {
+		t.Fatal(err)
+	}
 	for seq := uint64(1); seq <= 3; seq++ {
 		if err := deliver(t, rt, ch, &wololov1.Batch{Seq: seq, Rows: rows}); err != nil {
 			t.Fatalf("batch %d: %v", seq, err)
@@ -81,10 +79,9 @@ func TestAnOperatorThatFailsTheJobFailsItOnce(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("OnFail never heard of the failure")
 	}
-	out := transport.ChannelID{Job: "j", Stream: operators.Q3Civs, Sender: self.Name(), Receiver: "gateway-0"}
-	pending, err := outbox.Pending(context.Background(), out, 0)
+	pending, err := outbox.Pending(context.Background(), toGateway("j"), 0)
 	if err != nil || len(pending) != 1 || pending[0].EOF {
-		t.Fatalf("outbox %+v, %v: want the first batch's civ alone (no later one, no finish, no end)", pending, err)
+		t.Fatalf("outbox %+v, %v: want the first batch's row alone (no later one, no finish, no end)", pending, err)
 	}
 	if err := stop(); err != nil {
 		t.Fatal(err)
@@ -101,7 +98,7 @@ func TestAnOperatorThatFailsTheJobFailsItOnce(t *testing.T) {
 		t.Fatalf("%d batches applied before the restart, want 2 (none after the failure)", applied)
 	}
 
-	rt, _, _ = startRuntime(t, self, spec, store, onFail)
+	rt, _, _ = startRuntime(t, shard0, store, onFail)
 	if applied != 2 {
 		t.Fatalf("the restart replayed the failed job (%d batches applied in all)", applied)
 	}

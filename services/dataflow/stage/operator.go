@@ -4,14 +4,17 @@ import (
 	"errors"
 
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
-	"github.com/wololo/wololo/services/dataflow/batch"
 )
 
-// Operator is one stage's computation for one job. The runtime calls it
-// from a single goroutine.
+// Operator is one stage's computation for one job (a task's part of the
+// job's plan: sqlops.StageSpec). The runtime calls it from a single
+// goroutine, through a Driver.
 type Operator interface {
-	// Apply consumes one input batch of the named stream.
-	Apply(stream string, rows *wololov1.RowBatch, out Emitter) error
+	// Apply consumes one batch of input k, the stream at index k of the
+	// job's Wiring.Inputs, as it travels (a RowBatch's bytes), and
+	// returns the rows it applied. Nothing the operator keeps may alias
+	// batch.
+	Apply(input int, batch []byte, out Emitter) (rows int, err error)
 	// Finish is called once, after the EOF of every input; it emits the
 	// final rows. The operator is discarded afterwards.
 	Finish(out Emitter) error
@@ -33,72 +36,32 @@ type Spender interface {
 	Usage() []any
 }
 
-// StreamEnder is implemented by operators that act when one input stream
-// ends (the EOFs of all its sender instances are applied) before the
-// others do: a joiner stops buffering once it has every qualifying match.
-type StreamEnder interface {
-	EndStream(stream string, out Emitter) error
+// InputEnder is implemented by operators that act when one input ends
+// (the EOFs of all its sender instances are applied) before the others
+// do: a task whose operators finish input by input (sqlops).
+type InputEnder interface {
+	EndInput(input int, out Emitter) error
 }
 
-// RowSink is implemented by operators that can take their input rows one
-// at a time: a chain (see Chain) then hands them each row an operator
-// before them emits, by a call, instead of collecting the rows into a
-// batch first.
-type RowSink interface {
-	// Rows returns the functions that apply one row to the operator, which
-	// emits into out.
-	Rows(out Emitter) RowFuncs
-}
-
-// RowFuncs apply one row of each kind; nil for a kind the operator does not
-// take.
-type RowFuncs struct {
-	Match  func(stream string, m *batch.Match)
-	Player func(stream string, p *batch.Player)
-	Token  func(stream string, token []byte)
-	Civ    func(stream string, civ string, wins, count int64)
-}
-
-// Emitter is where an operator writes its output rows. Each row goes to the
-// receiver instance picked by a stable hash of its key (the match token, or
-// the civilization name).
+// Emitter is where an operator writes its output: batches it has built
+// and routed itself (a SQL plan's exchange, whose rows are a ColumnBatch
+// routed by the plan's key, Route), the ends of its output streams, and
+// records.
 type Emitter interface {
-	Match(stream string, m *batch.Match)
-	Player(stream string, p *batch.Player)
-	Token(stream string, token []byte)
-	Civ(stream string, civ string, wins, count int64)
-	// Record stores a small per-job value in the same commit (the gateway's
-	// results).
-	Record(key string, value []byte)
-	// Batch emits rows the operator has built and routed itself: to
-	// receiver instance to of stream (a SQL plan's exchange, whose rows
-	// are a ColumnBatch routed by the plan's key).
+	// Batch emits rows to receiver instance to of stream.
 	Batch(stream string, to int, rows *wololov1.RowBatch)
+	// Encoded is Batch of rows already encoded, as a RowBatch's bytes,
+	// of the given rows (a plan's exchange writes its rows straight from
+	// its columns to the bytes they travel as).
+	Encoded(stream string, to int, encoded []byte, rows int)
 	// End ends an output stream before the operator finishes: its EOF
 	// goes to every receiver with this step, and nothing more is emitted
 	// on it (a SQL plan's exchange from shard to shard ends when its own
 	// input does, or the shards would wait on each other's ends).
 	End(stream string)
-}
-
-// EncodedApplier is implemented by operators that read a batch straight
-// from the bytes it travels as (a SQL plan's ColumnBatch, read by
-// sqlops' wire codec), skipping the RowBatch the runtime would decode it
-// into first. ApplyEncoded is Apply of those bytes, and returns the rows
-// applied; nothing the operator keeps may alias encoded. The runtime
-// prefers it to Apply (Driver.ApplyEncoded).
-type EncodedApplier interface {
-	ApplyEncoded(stream string, encoded []byte, out Emitter) (rows int, err error)
-}
-
-// EncodedEmitter is implemented by Emitters that take a batch already
-// encoded, as a RowBatch's bytes (a SQL plan's exchange writes its rows
-// straight from its columns to the bytes they travel as): Encoded is
-// Batch of those bytes, of the given rows. An operator uses it where its
-// Emitter has it, and Batch where not (the in-process runners, which
-// hand batches on as Go values).
-type EncodedEmitter interface {
-	Encoded(stream string, to int, encoded []byte, rows int)
+	// Record stores a small per-job value in the same commit (the gateway's
+	// results).
+	Record(key string, value []byte)
 }
 
 // Snapshotter is implemented by stateful operators that can write their
@@ -120,17 +83,6 @@ type SnapshotSizer interface {
 	SnapshotSize() int
 }
 
-// Spec describes an operator: the streams it reads and writes (checked
-// against the topology at start-up) and how to make one per job.
-type Spec struct {
-	Inputs  []string
-	Outputs []string
-	New     func() Operator
-	// Stateless operators keep nothing between batches (filters): the
-	// runtime logs no state for them, and a restart needs no replay.
-	Stateless bool
-}
-
 // Discard is an Emitter that keeps nothing: a replay's (what the
 // operator emits then is already in the outbox, or acknowledged), and
 // the tests' and benchmarks' that look only at an operator's state.
@@ -138,10 +90,7 @@ var Discard Emitter = discard{}
 
 type discard struct{}
 
-func (discard) Match(string, *batch.Match)            {}
-func (discard) Player(string, *batch.Player)          {}
-func (discard) Token(string, []byte)                  {}
-func (discard) Civ(string, string, int64, int64)      {}
-func (discard) Record(string, []byte)                 {}
 func (discard) Batch(string, int, *wololov1.RowBatch) {}
+func (discard) Encoded(string, int, []byte, int)      {}
 func (discard) End(string)                            {}
+func (discard) Record(string, []byte)                 {}

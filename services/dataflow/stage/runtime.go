@@ -80,11 +80,17 @@ func FinishedAt(records map[string][]byte) (time.Time, bool) {
 	return time.UnixMilli(ms), true
 }
 
+// ErrNoPlan is why a job without a plan runs nothing: one of the
+// hand-written graph, which an older version ran (issue 39). Its
+// introduction is refused, and its state in a store does not restore
+// (Unrestorable): the job takes the lost-state path, run again by the
+// gateway from its retained input, or submitted again by its client.
+var ErrNoPlan = errors.New("the job has no plan: a job of the hand-written graph, which this version no longer runs")
+
 // Config is what a Runtime needs.
 type Config struct {
 	Topology deploy.Topology
 	Instance deploy.Instance
-	Spec     Spec
 	// Committer is the process's exactly-once step: it numbers, commits,
 	// publishes and acknowledges (its Store, Outbox and Inbox are the
 	// process's).
@@ -93,8 +99,6 @@ type Config struct {
 	// job's outbound links (the process's Sender).
 	Links interface{ DropJob(job string) }
 	Log   hclog.Logger
-	// BatchRows is the rows per output batch; DefaultBatchRows if 0.
-	BatchRows int
 	// OutboxLimit is the unacknowledged batches per output channel before
 	// the job's actor waits; DefaultOutboxLimit if 0.
 	OutboxLimit int
@@ -118,9 +122,12 @@ type Config struct {
 	// SweepEvery is how often the runtime reaps the state of jobs it does
 	// not admit; DefaultSweepEvery if 0.
 	SweepEvery time.Duration
-	// Plans, if set, makes what a job with a plan (a job of SQL queries:
-	// IntroduceJobRequest.plan) runs here; such a job is refused without
-	// it. A job without a plan runs Spec, on the topology's streams.
+	// Plans makes what a job runs here of its plan (a job of SQL
+	// queries: IntroduceJobRequest.plan). A job without a plan (one of
+	// the hand-written graph an older version ran) runs nothing here: its
+	// introduction is refused, and its state in a store is unrestorable
+	// (the lost-state path: the gateway runs it again from its retained
+	// input, or its client submits it again).
 	Plans func(plan []byte) (JobSpec, error)
 	// PlanOf, if set, is the plan of a job Known admits (the gateway's own
 	// jobs, which it never introduces to itself); nil: none.
@@ -128,18 +135,15 @@ type Config struct {
 }
 
 // JobSpec is what one job runs at this instance: the streams it reads
-// and writes, and its operator. Jobs of the built-in graph share one
-// (Config.Spec on the topology's streams); a job with a plan has its own
-// (Config.Plans).
+// and writes, and its operator (Config.Plans of the job's plan).
 type JobSpec struct {
 	Wiring    Wiring
 	New       func() Operator
 	Stateless bool
 	// MetricStreams is what the job's streams are called in metrics
-	// (MetricStreams), by stream, for a job whose streams are named after
-	// what its client wrote (a plan's channels, named after its queries
-	// and keys); nil for the built-in graph's, which name nothing of a
-	// client's and keep their names.
+	// (MetricStreams), by stream: a plan's channels are named after its
+	// queries and keys, what its client wrote; a stream it does not name
+	// keeps its name.
 	MetricStreams map[string]string
 }
 
@@ -150,9 +154,6 @@ const DefaultMaxJobs = 1024
 func (c Config) WithDefaults() Config {
 	if c.Log == nil {
 		c.Log = hclog.NewNullLogger()
-	}
-	if c.BatchRows == 0 {
-		c.BatchRows = DefaultBatchRows
 	}
 	if c.OutboxLimit == 0 {
 		c.OutboxLimit = DefaultOutboxLimit
@@ -166,17 +167,16 @@ func (c Config) WithDefaults() Config {
 	return c
 }
 
-// Validate checks the config, without changing it, and that the operator
-// reads and writes exactly the streams the topology gives its stage.
+// Validate checks the config without changing it.
 func (c Config) Validate() error {
 	if c.Committer == nil {
 		return errors.New("stage config: Committer is required")
 	}
-	if c.Spec.New == nil {
-		return errors.New("stage config: Spec.New is required")
+	if c.Plans == nil {
+		return errors.New("stage config: Plans is required")
 	}
-	if c.BatchRows < 0 || c.OutboxLimit < 0 || c.MaxJobs < 0 || c.SweepEvery < 0 {
-		return fmt.Errorf("stage config: BatchRows %d, OutboxLimit %d, MaxJobs %d and SweepEvery %s must not be negative", c.BatchRows, c.OutboxLimit, c.MaxJobs, c.SweepEvery)
+	if c.OutboxLimit < 0 || c.MaxJobs < 0 || c.SweepEvery < 0 {
+		return fmt.Errorf("stage config: OutboxLimit %d, MaxJobs %d and SweepEvery %s must not be negative", c.OutboxLimit, c.MaxJobs, c.SweepEvery)
 	}
 	stage, ok := c.Topology.Stage(c.Instance.Stage)
 	if !ok {
@@ -184,28 +184,6 @@ func (c Config) Validate() error {
 	}
 	if c.Instance.Index < 0 || c.Instance.Index >= stage.Replicas {
 		return fmt.Errorf("stage config: instance %s beyond %d replicas", c.Instance.Name(), stage.Replicas)
-	}
-	if err := sameStreams("inputs", stage.Name, c.Spec.Inputs, c.Topology.Inputs(stage.Name)); err != nil {
-		return err
-	}
-	if stage.Role != "gateway" { // the gateway's outputs come from the upload, not the operator
-		if err := sameStreams("outputs", stage.Name, c.Spec.Outputs, c.Topology.Outputs(stage.Name)); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func sameStreams(what, stage string, want []string, got []deploy.Stream) error {
-	var names []string
-	for _, s := range got {
-		names = append(names, s.Name)
-	}
-	a, b := slices.Clone(want), names
-	sort.Strings(a)
-	sort.Strings(b)
-	if !slices.Equal(a, b) {
-		return fmt.Errorf("stage %s: operator %s are %v but the topology gives %v", stage, what, a, b)
 	}
 	return nil
 }
@@ -283,7 +261,10 @@ func (r *Runtime) inbox() *transport.Inbox   { return r.cfg.Committer.Inbox() }
 
 type input struct {
 	stream string
-	eof    bool
+	// k is the input's index in the job's Wiring.Inputs, sender the
+	// sending instance's index: what the Driver counts ends by.
+	k, sender int
+	eof       bool
 	// What the live path applied from the channel since this start (not
 	// replays), for Status and metrics; under job.mu.
 	batches, rows, bytes int64
@@ -301,10 +282,8 @@ type job struct {
 	log   hclog.Logger
 	queue chan delivery
 	spec  JobSpec
-	// planned: the job has a plan (its spec is Config.Plans').
-	planned bool
-	drive   *Driver // the operator's (actor only)
-	out     *Outputs
+	drive *Driver // the operator's (actor only)
+	out   *Outputs
 	// flow are the output channels the actor waits for room on: those to
 	// other stages (flowControlled).
 	flow   []transport.ChannelID
@@ -379,13 +358,11 @@ func (r *Runtime) Deliver(ctx context.Context, ch transport.ChannelID, b *wololo
 // anything is recorded. Introducing a job again does nothing; a dropped
 // job stays dropped.
 func (r *Runtime) IntroduceJob(id string, plan []byte) error {
-	if len(plan) > 0 {
-		if r.cfg.Plans == nil {
-			return fmt.Errorf("%w: %s runs no planned jobs", transport.ErrBadPlan, r.self)
-		}
-		if _, err := r.cfg.Plans(plan); err != nil {
-			return fmt.Errorf("%w: job %s: %v", transport.ErrBadPlan, id, err)
-		}
+	if len(plan) == 0 {
+		return fmt.Errorf("%w: job %s: %w", transport.ErrBadPlan, id, ErrNoPlan)
+	}
+	if _, err := r.cfg.Plans(plan); err != nil {
+		return fmt.Errorf("%w: job %s: %v", transport.ErrBadPlan, id, err)
 	}
 	r.introducing.Lock()
 	defer r.introducing.Unlock()
@@ -406,10 +383,7 @@ func (r *Runtime) IntroduceJob(id string, plan []byte) error {
 	// Only introductions add to introduced, one at a time: the check above
 	// still holds. A DropJob meanwhile wins: it tombstones the job after
 	// this commit or before it, and either way the job is refused.
-	records := map[string][]byte{recordIntroduced: {1}}
-	if len(plan) > 0 {
-		records[recordPlan] = plan
-	}
+	records := map[string][]byte{recordIntroduced: {1}, recordPlan: plan}
 	if err := r.cfg.Committer.Store().Commit(&transport.Commit{Job: id, Records: records}); err != nil {
 		return fmt.Errorf("introduce job %s: %w", id, err)
 	}
@@ -419,10 +393,8 @@ func (r *Runtime) IntroduceJob(id string, plan []byte) error {
 		return fmt.Errorf("%w: %s", transport.ErrJobDropped, id)
 	}
 	r.introduced[id] = true
-	if len(plan) > 0 {
-		r.plans[id] = plan
-	}
-	r.cfg.Log.Info("job introduced", "job", id, "planned", len(plan) > 0)
+	r.plans[id] = plan
+	r.cfg.Log.Info("job introduced", "job", id)
 	return nil
 }
 
@@ -578,18 +550,17 @@ func (r *Runtime) newJob(id string) (*job, error) {
 		log:     r.cfg.Log.With("job", id),
 		queue:   make(chan delivery, 2*MaxGroup),
 		spec:    spec,
-		planned: len(r.planLocked(id)) > 0,
-		out:     EdgeOutputs(r.cfg.Instance, id, spec.Wiring.Outputs, r.cfg.BatchRows),
+		out:     NewOutputs(r.cfg.Instance, id, spec.Wiring.Outputs),
 		inputs:  map[transport.ChannelID]*input{},
 		stopped: make(chan struct{}),
 	}
-	senders := map[string]int{}
-	for _, e := range spec.Wiring.Inputs {
-		senders[e.Stream] = e.Replicas
+	senders := make([]int, len(spec.Wiring.Inputs))
+	for k, e := range spec.Wiring.Inputs {
+		senders[k] = e.Replicas
 		for i := range e.Replicas {
 			from := deploy.Instance{Stage: e.Stage, Index: i}
 			ch := transport.ChannelID{Job: id, Stream: e.Stream, Sender: from.Name(), Receiver: r.self}
-			j.inputs[ch] = &input{stream: e.Stream}
+			j.inputs[ch] = &input{stream: e.Stream, k: k, sender: i}
 		}
 	}
 	j.drive = NewDriver(spec.New(), senders)
@@ -614,24 +585,9 @@ func flowControlled(outs []transport.ChannelID, stage string) []transport.Channe
 	return flow
 }
 
-// builtin is what a job of the built-in graph runs here: Config.Spec,
-// reading the topology's streams into this stage and writing the
-// streams its Outputs name (not every stream from the stage: the
-// gateway's upload writes the streams of the files).
-func (r *Runtime) builtin() (JobSpec, error) {
-	w := Wiring{Inputs: TopologyWiring(r.cfg.Topology, r.cfg.Instance.Stage).Inputs}
-	for _, name := range r.cfg.Spec.Outputs {
-		st, ok := r.cfg.Topology.Stream(name)
-		if !ok || st.From != r.cfg.Instance.Stage {
-			return JobSpec{}, fmt.Errorf("stage %s does not send stream %q", r.cfg.Instance.Stage, name)
-		}
-		w.Outputs = append(w.Outputs, Edge{Stream: name, Stage: st.To, Replicas: r.cfg.Topology.Replicas(st.To)})
-	}
-	return JobSpec{Wiring: w, New: r.cfg.Spec.New, Stateless: r.cfg.Spec.Stateless}, nil
-}
-
 // planLocked is job id's plan: the one it was introduced with, or
-// Config.PlanOf's; nil for a job of the built-in graph.
+// Config.PlanOf's; nil for none (a job of the hand-written graph an
+// older version ran).
 func (r *Runtime) planLocked(id string) []byte {
 	plan := r.plans[id]
 	if plan == nil && r.cfg.PlanOf != nil && !r.introduced[id] {
@@ -641,14 +597,12 @@ func (r *Runtime) planLocked(id string) []byte {
 }
 
 // specLocked is what job id runs here: what Config.Plans makes of its
-// plan (planLocked), else the built-in Spec.
+// plan (planLocked). A job without one is of the hand-written graph,
+// which an older version ran and this one does not.
 func (r *Runtime) specLocked(id string) (JobSpec, error) {
 	plan := r.planLocked(id)
 	if len(plan) == 0 {
-		return r.builtin()
-	}
-	if r.cfg.Plans == nil {
-		return JobSpec{}, fmt.Errorf("%w: %s runs no planned jobs", transport.ErrBadPlan, r.self)
+		return JobSpec{}, fmt.Errorf("%w: %w", transport.ErrBadPlan, ErrNoPlan)
 	}
 	spec, err := r.cfg.Plans(plan)
 	if err != nil {
@@ -773,7 +727,7 @@ func (r *Runtime) Recover(img *transport.Image) error {
 		for ch, in := range j.inputs {
 			in.eof = ji.Records[transport.EndedRecord(ch)] != nil
 			if in.eof {
-				j.drive.Restore(ch.Stream, ch.Sender)
+				j.drive.Restore(in.k, in.sender)
 			} else {
 				open++
 			}
@@ -833,9 +787,9 @@ func (r *Runtime) endsBeforeLog(j *job, ji *transport.JobImage) error {
 			}
 		}
 	}
-	for ch := range j.inputs {
+	for ch, in := range j.inputs {
 		if ji.Records[transport.EndedRecord(ch)] != nil && !logged[[2]string{ch.Stream, ch.Sender}] {
-			j.drive.Restore(ch.Stream, ch.Sender)
+			j.drive.Restore(in.k, in.sender)
 		}
 	}
 	return nil
@@ -1089,8 +1043,9 @@ func (r *Runtime) step(j *job, ch transport.ChannelID, eof bool, encoded []byte,
 		}
 		j.log.Error(what, "stream", ch.Stream, "sender", ch.Sender, "error", err)
 	}
+	in := j.inputs[ch]
 	if !eof {
-		n, err := j.drive.ApplyEncoded(ch.Stream, encoded, out)
+		n, err := j.drive.Apply(in.k, encoded, out)
 		if err != nil {
 			dropOnError("dropped unreadable batch", err)
 		} else {
@@ -1101,9 +1056,9 @@ func (r *Runtime) step(j *job, ch transport.ChannelID, eof bool, encoded []byte,
 		return false, applied
 	}
 	j.mu.Lock()
-	j.inputs[ch].eof = true
+	in.eof = true
 	j.mu.Unlock()
-	due, err := j.drive.End(ch.Stream, ch.Sender, out)
+	due, err := j.drive.End(in.k, in.sender, out)
 	if err != nil {
 		dropOnError("operator failed at end of stream", err)
 	}
@@ -1182,22 +1137,20 @@ func (r *Runtime) Progress() []*wololov1.JobProgress {
 }
 
 // MetricStreams is what the streams of job id are called in metrics, and
-// whether they must be renamed: a job of the built-in graph (false) keeps
-// its streams' names, which are the system's; a planned job's streams go
-// by the names its JobSpec.MetricStreams gives (Progress and the logs
-// keep the plan's names, for the operator). Where this runtime holds no
-// job of a planned id yet (the gateway's upload sends before anything
-// comes back), the spec is made from the plan once and kept until the
-// job is held or dropped. Whatever is not known to be of the built-in
-// graph is renamed, with no names where none are known (nil, true): a
-// job dropped or forgotten since Status listed it, a plan that makes no
-// spec here.
+// whether they must be renamed (always: a job's streams are named after
+// its client's queries and keys): by the names its JobSpec.MetricStreams
+// gives (Progress and the logs keep the plan's names, for the operator).
+// Where this runtime holds no job of the id yet (the gateway's upload
+// sends before anything comes back), the spec is made from the plan once
+// and kept until the job is held or dropped. No names are known (nil,
+// true) of a job dropped or forgotten since Status listed it, or of a
+// plan that makes no spec here.
 func (r *Runtime) MetricStreams(id string) (map[string]string, bool) {
 	r.mu.Lock()
 	if j, ok := r.jobs[id]; ok {
 		delete(r.metricStreams, id)
 		r.mu.Unlock()
-		return j.spec.MetricStreams, j.planned
+		return j.spec.MetricStreams, true
 	}
 	if names, ok := r.metricStreams[id]; ok {
 		r.mu.Unlock()
@@ -1210,9 +1163,6 @@ func (r *Runtime) MetricStreams(id string) (map[string]string, bool) {
 	plan := r.planLocked(id)
 	r.mu.Unlock()
 	if len(plan) == 0 {
-		return nil, false
-	}
-	if r.cfg.Plans == nil {
 		return nil, true
 	}
 	spec, err := r.cfg.Plans(plan)

@@ -8,6 +8,7 @@ import (
 	"hash/fnv"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -15,19 +16,17 @@ import (
 
 	"github.com/wololo/wololo/deploy"
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
-	"github.com/wololo/wololo/services/dataflow/batch"
-	"github.com/wololo/wololo/services/dataflow/operators"
-	"github.com/wololo/wololo/services/dataflow/schema"
 	"github.com/wololo/wololo/services/dataflow/stage"
 	"github.com/wololo/wololo/transport"
 	"google.golang.org/protobuf/proto"
 )
 
-// startRuntime runs the instance self with spec on store the way a process
-// does after a (re)start, with no network: the Committer publishes to the
-// outbox alone. stop ends it and returns what Serve returned. set, if
-// any, changes the runtime's config first.
-func startRuntime(t *testing.T, self deploy.Instance, spec stage.Spec, store transport.Store, set ...func(*stage.Config)) (rt *stage.Runtime, outbox *transport.Outbox, stop func() error) {
+// startRuntime runs the instance self of the default topology on store,
+// its jobs' plans those of testPlans, the way a process does after a
+// (re)start, with no network: the Committer publishes to the outbox
+// alone. stop ends it and returns what Serve returned. set, if any,
+// changes the runtime's config first.
+func startRuntime(t *testing.T, self deploy.Instance, store transport.Store, set ...func(*stage.Config)) (rt *stage.Runtime, outbox *transport.Outbox, stop func() error) {
 	t.Helper()
 	img, err := store.Load()
 	if err != nil {
@@ -35,7 +34,7 @@ func startRuntime(t *testing.T, self deploy.Instance, spec stage.Spec, store tra
 	}
 	outbox = transport.NewOutbox(store)
 	committer := transport.NewCommitter(store, outbox, transport.NewInbox(), nil)
-	cfg := stage.Config{Topology: deploy.Default().Logical(), Instance: self, Spec: spec, Committer: committer}
+	cfg := stage.Config{Topology: deploy.Default(), Instance: self, Plans: plans, Committer: committer}
 	for _, f := range set {
 		f(&cfg)
 	}
@@ -63,63 +62,37 @@ func startRuntime(t *testing.T, self deploy.Instance, spec stage.Spec, store tra
 	return rt, outbox, stop
 }
 
-// grouperRuntime is q2-grouper-0 of the default topology with a MemStore
-// and no network: what it emits stays in its outbox.
-func grouperRuntime(t *testing.T) (*stage.Runtime, *transport.MemStore, *transport.Outbox) {
+// shard0 is the tests' instance (see testPlans).
+var shard0 = deploy.Instance{Stage: "shard", Index: 0}
+
+// sumRuntime is shard-0 of the default topology with a MemStore and no
+// network: what it emits stays in its outbox.
+func sumRuntime(t *testing.T) (*stage.Runtime, *transport.MemStore, *transport.Outbox) {
 	t.Helper()
 	store := transport.NewMemStore()
-	rt, outbox, _ := startRuntime(t, deploy.Instance{Stage: "q2-grouper", Index: 0}, operators.Specs()["q2-grouper"], store)
+	rt, outbox, _ := startRuntime(t, shard0, store)
 	return rt, store, outbox
 }
 
-// introduce introduces jobs to a runtime, as the gateway does before it
-// sends anything of them.
+// introduce introduces jobs of the plan "sum" to a runtime, as the
+// gateway does before it sends anything of them.
 func introduce(t *testing.T, rt *stage.Runtime, jobs ...string) {
 	t.Helper()
 	for _, job := range jobs {
-		if err := rt.IntroduceJob(job, nil); err != nil {
+		if err := rt.IntroduceJob(job, []byte("sum")); err != nil {
 			t.Fatal(err)
 		}
 	}
 }
 
-// players is a batch of player rows, encoded as it travels.
-func players(rows ...batch.Player) []byte {
-	var b batch.PlayerBuilder
-	for i := range rows {
-		b.Add(&rows[i])
-	}
-	return encode(nil, b.Build())
+// fromShard is the channel of job's sumRows from shard sender to shard-0.
+func fromShard(job string, sender int) transport.ChannelID {
+	return transport.ChannelID{Job: job, Stream: sumRows, Sender: deploy.Instance{Stage: "shard", Index: sender}.Name(), Receiver: shard0.Name()}
 }
 
-// encode is a batch's rows as they travel.
-func encode(t *testing.T, rows *wololov1.RowBatch) []byte {
-	b, err := proto.Marshal(rows)
-	if err != nil {
-		if t == nil {
-			panic(err)
-		}
-		t.Fatal(err)
-	}
-	return b
-}
-
-// decode reads an outbox entry's rows.
-func decode(t *testing.T, rows []byte) *wololov1.RowBatch {
-	t.Helper()
-	var rb wololov1.RowBatch
-	if err := proto.Unmarshal(rows, &rb); err != nil {
-		t.Fatal(err)
-	}
-	return &rb
-}
-
-func rating(s string) schema.Number {
-	n, ok := schema.ParseNumber([]byte(s))
-	if !ok {
-		panic(s)
-	}
-	return n
+// toGateway is the channel of job's sums from shard-0 to the gateway.
+func toGateway(job string) transport.ChannelID {
+	return transport.ChannelID{Job: job, Stream: sumOut, Sender: shard0.Name(), Receiver: "gateway-0"}
 }
 
 // deliver hands a batch over and waits for its outcome.
@@ -139,24 +112,19 @@ func deliver(t *testing.T, rt *stage.Runtime, ch transport.ChannelID, b *wololov
 }
 
 func TestRuntimeAppliesOnceAndFinishesAfterEveryEOF(t *testing.T) {
-	rt, store, outbox := grouperRuntime(t)
-	from0 := transport.ChannelID{Job: "j1", Stream: operators.Q2Players, Sender: "players-filter-0", Receiver: "q2-grouper-0"}
-	from1 := from0
-	from1.Sender = "players-filter-1"
+	rt, store, outbox := sumRuntime(t)
+	from0, from1 := fromShard("j1", 0), fromShard("j1", 1)
 	introduce(t, rt, "j1")
 	if wm, err := rt.Open(from0); err != nil || wm != 0 {
 		t.Fatalf("Open = %d, %v", wm, err)
 	}
 	bogus := from0
-	bogus.Stream = operators.Q3Players
+	bogus.Stream = "c9-other"
 	if _, err := rt.Open(bogus); !errors.Is(err, transport.ErrUnknownChannel) {
 		t.Fatalf("Open of a stream the stage does not read: %v", err)
 	}
 
-	rows := players(
-		batch.Player{Match: []byte("A"), Rating: rating("1400"), HasRating: true, Winner: batch.True},
-		batch.Player{Match: []byte("A"), Rating: rating("2000"), HasRating: true, Winner: batch.False},
-	)
+	rows := rowsOf("A 1", "A 1", "B 1")
 	if err := deliver(t, rt, from0, &wololov1.Batch{Seq: 1, Rows: rows}); err != nil {
 		t.Fatal(err)
 	}
@@ -176,7 +144,7 @@ func TestRuntimeAppliesOnceAndFinishesAfterEveryEOF(t *testing.T) {
 	if err := deliver(t, rt, from0, &wololov1.Batch{Seq: 2, Eof: true}); err != nil {
 		t.Fatal(err)
 	}
-	out := transport.ChannelID{Job: "j1", Stream: operators.Q2Tokens, Sender: "q2-grouper-0", Receiver: "gateway-0"}
+	out := toGateway("j1")
 	if n := store.OutboxLen(out); n != 0 {
 		t.Fatalf("emitted %d batches before every upstream ended", n)
 	}
@@ -192,7 +160,7 @@ func TestRuntimeAppliesOnceAndFinishesAfterEveryEOF(t *testing.T) {
 	if at, ok := stage.FinishedAt(img.Jobs["j1"].Records); !ok || at.Before(before) || at.After(time.Now()) {
 		t.Fatalf("FinishedAt of the final commit = %v, %v; want a time from %v to now", at, ok, before)
 	}
-	// One batch with the qualifying match, then the EOF, in the outbox.
+	// One batch with the sum over 1, then the EOF, in the outbox.
 	if n := store.OutboxLen(out); n != 2 {
 		t.Fatalf("outbox holds %d entries after finishing, want 2 (rows + EOF)", n)
 	}
@@ -200,15 +168,11 @@ func TestRuntimeAppliesOnceAndFinishesAfterEveryEOF(t *testing.T) {
 	if err != nil || len(pending) != 2 || !pending[1].EOF {
 		t.Fatalf("pending = %+v, %v", pending, err)
 	}
-	var tokens []string
-	if err := batch.EachToken(decode(t, pending[0].Rows).GetTokens(), func(tok []byte) { tokens = append(tokens, string(tok)) }); err != nil {
-		t.Fatal(err)
-	}
-	if len(tokens) != 1 || tokens[0] != "A" {
-		t.Fatalf("emitted %v, want [A]", tokens)
+	if got, want := string(pending[0].Rows), string(rowsOf("A 2")); got != want {
+		t.Fatalf("emitted %q, want %q", got, want)
 	}
 	p := rt.Progress()
-	if len(p) != 1 || p[0].RowsIn != 2 || !p[0].Finished || p[0].RowsOut != 1 {
+	if len(p) != 1 || p[0].RowsIn != 3 || !p[0].Finished || p[0].RowsOut != 1 {
 		t.Fatalf("progress = %+v", p)
 	}
 	// A late duplicate EOF after finishing changes nothing.
@@ -221,13 +185,11 @@ func TestRuntimeAppliesOnceAndFinishesAfterEveryEOF(t *testing.T) {
 }
 
 func TestRuntimeDropsUnreadableBatchWithoutStalling(t *testing.T) {
-	rt, store, _ := grouperRuntime(t)
-	ch := transport.ChannelID{Job: "j2", Stream: operators.Q2Players, Sender: "players-filter-0", Receiver: "q2-grouper-0"}
+	rt, store, _ := sumRuntime(t)
+	ch := fromShard("j2", 0)
 	introduce(t, rt, "j2")
-	// Token rows on a players stream: the operator refuses them.
-	var tb batch.TokenBuilder
-	tb.Add([]byte("x"))
-	if err := deliver(t, rt, ch, &wololov1.Batch{Seq: 1, Rows: encode(t, tb.Build())}); err != nil {
+	// A row the operator cannot read: it refuses the batch.
+	if err := deliver(t, rt, ch, &wololov1.Batch{Seq: 1, Rows: rowsOf("x")}); err != nil {
 		t.Fatal(err)
 	}
 	if wm := store.Watermark(ch); wm != 1 {
@@ -235,16 +197,18 @@ func TestRuntimeDropsUnreadableBatchWithoutStalling(t *testing.T) {
 	}
 }
 
-func TestConfigRejectsMismatchedOperator(t *testing.T) {
+func TestConfigRefusesWhatCannotRun(t *testing.T) {
 	cfg := stage.Config{
-		Topology: deploy.Default().Logical(), Instance: deploy.Instance{Stage: "q2-grouper", Index: 0},
-		Spec:      operators.Specs()["q3-joiner"],
+		Topology: deploy.Default(), Instance: shard0,
 		Committer: transport.NewCommitter(transport.NewMemStore(), transport.NewOutbox(transport.NewMemStore()), transport.NewInbox(), nil),
 	}
 	if err := cfg.Validate(); err == nil {
-		t.Fatal("a joiner operator was accepted on the grouper stage")
+		t.Fatal("a runtime that makes nothing of a job's plan was accepted")
 	}
-	cfg.Spec = operators.Specs()["q2-grouper"]
+	cfg.Plans = plans
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
 	cfg.Instance.Index = 7
 	if err := cfg.Validate(); err == nil {
 		t.Fatal("instance index beyond the replica count was accepted")
@@ -283,42 +247,31 @@ func TestRouteIsStableAndSpreads(t *testing.T) {
 	}
 }
 
-// TestRecoverReplaysLogAndSnapshots restarts an aggregator's runtime on its
-// store after every batch, with snapshots forced on; the rebuilt operator
-// must give the same totals as one that never restarted.
+// TestRecoverReplaysLogAndSnapshots restarts a stateful operator's
+// runtime on its store after every batch, with snapshots forced on; the
+// rebuilt operator must give the same totals as one that never restarted.
 func TestRecoverReplaysLogAndSnapshots(t *testing.T) {
 	old := stage.SnapshotMinBytes
 	stage.SnapshotMinBytes = 1
 	t.Cleanup(func() { stage.SnapshotMinBytes = old })
 
-	self := deploy.Instance{Stage: "q3-aggregator", Index: 0}
 	store := transport.NewMemStore()
-	civs := func(rows ...[3]any) []byte {
-		var b batch.CivBuilder
-		for _, r := range rows {
-			b.Add(r[0].(string), int64(r[1].(int)), int64(r[2].(int)))
-		}
-		return encode(t, b.Build())
-	}
-	from := []transport.ChannelID{
-		{Job: "j", Stream: operators.Q3Partials, Sender: "q3-joiner-0", Receiver: self.Name()},
-		{Job: "j", Stream: operators.Q3Partials, Sender: "q3-joiner-1", Receiver: self.Name()},
-	}
+	from := []transport.ChannelID{fromShard("j", 0), fromShard("j", 1)}
 	steps := []struct {
 		ch int
 		b  *wololov1.Batch
 	}{
-		{0, &wololov1.Batch{Seq: 1, Rows: civs([3]any{"Aztecs", 1, 2}, [3]any{"Celts", 0, 1})}},
-		{1, &wololov1.Batch{Seq: 1, Rows: civs([3]any{"Aztecs", 2, 3})}},
-		{0, &wololov1.Batch{Seq: 2, Rows: civs([3]any{"Celts", 1, 1})}},
-		{0, &wololov1.Batch{Seq: 2, Rows: civs([3]any{"Celts", 1, 1})}}, // a resend: dropped
+		{0, &wololov1.Batch{Seq: 1, Rows: rowsOf("Aztecs 2", "Celts 1")}},
+		{1, &wololov1.Batch{Seq: 1, Rows: rowsOf("Aztecs 3")}},
+		{0, &wololov1.Batch{Seq: 2, Rows: rowsOf("Celts 1")}},
+		{0, &wololov1.Batch{Seq: 2, Rows: rowsOf("Celts 1")}}, // a resend: dropped
 		{0, &wololov1.Batch{Seq: 3, Eof: true}},
-		{1, &wololov1.Batch{Seq: 2, Rows: civs([3]any{"Britons", 4, 4})}},
+		{1, &wololov1.Batch{Seq: 2, Rows: rowsOf("Britons 4")}},
 		{1, &wololov1.Batch{Seq: 3, Eof: true}},
 	}
 	var outbox *transport.Outbox
 	for i, s := range steps {
-		rt, ob, stop := startRuntime(t, self, operators.Specs()["q3-aggregator"], store)
+		rt, ob, stop := startRuntime(t, shard0, store)
 		if i == 0 {
 			introduce(t, rt, "j") // once: the introduction is durable
 		}
@@ -330,20 +283,12 @@ func TestRecoverReplaysLogAndSnapshots(t *testing.T) {
 		}
 		outbox = ob
 	}
-	out := transport.ChannelID{Job: "j", Stream: operators.Q3Civs, Sender: self.Name(), Receiver: "gateway-0"}
-	pending, err := outbox.Pending(context.Background(), out, 0)
+	pending, err := outbox.Pending(context.Background(), toGateway("j"), 0)
 	if err != nil || len(pending) != 2 || !pending[1].EOF {
 		t.Fatalf("outbox = %+v, %v; want totals then EOF", pending, err)
 	}
-	var got []string
-	if err := batch.EachCiv(decode(t, pending[0].Rows).GetCivs(), func(civ string, wins, count int64) {
-		got = append(got, fmt.Sprintf("%s %d/%d", civ, wins, count))
-	}); err != nil {
-		t.Fatal(err)
-	}
-	want := []string{"Aztecs 3/5", "Britons 4/4", "Celts 1/2"}
-	if fmt.Sprint(got) != fmt.Sprint(want) {
-		t.Fatalf("totals after restarts %v, want %v", got, want)
+	if got, want := string(pending[0].Rows), string(rowsOf("Aztecs 5", "Britons 4", "Celts 2")); got != want {
+		t.Fatalf("totals after restarts %q, want %q", got, want)
 	}
 }
 
@@ -352,8 +297,8 @@ func TestRecoverReplaysLogAndSnapshots(t *testing.T) {
 // error (the operator ran ahead of the store; only a restart recovers).
 func TestRuntimeStopsOnCommitFailure(t *testing.T) {
 	store := &stage.FailingStore{MemStore: transport.NewMemStore()}
-	rt, _, stop := startRuntime(t, deploy.Instance{Stage: "q2-grouper", Index: 0}, operators.Specs()["q2-grouper"], store)
-	ch := transport.ChannelID{Job: "j", Stream: operators.Q2Players, Sender: "players-filter-0", Receiver: "q2-grouper-0"}
+	rt, _, stop := startRuntime(t, shard0, store)
+	ch := fromShard("j", 0)
 	introduce(t, rt, "j")
 	store.Failing = true
 	if err := deliver(t, rt, ch, &wololov1.Batch{Seq: 1, Eof: true}); err == nil {
@@ -367,16 +312,17 @@ func TestRuntimeStopsOnCommitFailure(t *testing.T) {
 	}
 }
 
-// TestRuntimeCreatesNoJobForARefusedChannel: a channel the topology does
+// TestRuntimeCreatesNoJobForARefusedChannel: a channel the job's plan does
 // not give the instance is refused before its job exists (a job never
 // introduced as ErrUnknownJob, whatever the channel, so that a sender
 // whose receiver lost the job with its store learns that; an introduced
-// one as ErrUnknownChannel), and introductions beyond MaxJobs are refused
-// until a job is dropped.
+// one as ErrUnknownChannel), introductions beyond MaxJobs are refused
+// until a job is dropped, and so is one without a plan (a job of the
+// hand-written graph an older gateway would introduce: ErrNoPlan).
 func TestRuntimeCreatesNoJobForARefusedChannel(t *testing.T) {
 	store := transport.NewMemStore()
 	rt, err := stage.New(stage.Config{
-		Topology: deploy.Default().Logical(), Instance: deploy.Instance{Stage: "q2-grouper", Index: 0}, Spec: operators.Specs()["q2-grouper"],
+		Topology: deploy.Default(), Instance: shard0, Plans: plans,
 		Committer: transport.NewCommitter(store, transport.NewOutbox(store), transport.NewInbox(), nil), MaxJobs: 1,
 	})
 	if err != nil {
@@ -386,20 +332,20 @@ func TestRuntimeCreatesNoJobForARefusedChannel(t *testing.T) {
 	defer cancel()
 	go rt.Serve(ctx)
 	ch := func(job, stream, sender string) transport.ChannelID {
-		return transport.ChannelID{Job: job, Stream: stream, Sender: sender, Receiver: "q2-grouper-0"}
+		return transport.ChannelID{Job: job, Stream: stream, Sender: sender, Receiver: shard0.Name()}
 	}
 	bads := []transport.ChannelID{
-		ch("a", operators.Q3Players, "players-filter-0"), // a stream of another stage
-		ch("a", operators.Q2Players, "players-filter-7"), // beyond the sender's replicas
-		ch("a", operators.Q2Players, "matches-filter-0"), // the wrong sending stage
-		ch("a", operators.Q2Players, "players-filter-00"),
+		ch("a", "c9-other", "shard-0"), // a stream the plan does not send here
+		ch("a", sumRows, "shard-7"),    // beyond the sender's replicas
+		ch("a", sumRows, "gateway-0"),  // the wrong sending stage
+		ch("a", sumRows, "shard-00"),
 	}
 	for _, bad := range bads {
 		if _, err := rt.Open(bad); !errors.Is(err, transport.ErrUnknownJob) {
 			t.Errorf("Open(%s) of a job never introduced = %v, want ErrUnknownJob", bad, err)
 		}
 	}
-	if _, err := rt.Open(transport.ChannelID{Job: "a", Stream: operators.Q2Players, Sender: "players-filter-0", Receiver: "q2-grouper-1"}); !errors.Is(err, transport.ErrUnknownChannel) {
+	if _, err := rt.Open(transport.ChannelID{Job: "a", Stream: sumRows, Sender: "shard-0", Receiver: "shard-1"}); !errors.Is(err, transport.ErrUnknownChannel) {
 		t.Errorf("Open for another receiver = %v, want ErrUnknownChannel", err)
 	}
 	if p := rt.Progress(); len(p) != 0 {
@@ -414,23 +360,26 @@ func TestRuntimeCreatesNoJobForARefusedChannel(t *testing.T) {
 	if p := rt.Progress(); len(p) != 0 {
 		t.Fatalf("refused channels created %d jobs", len(p))
 	}
-	if _, err := rt.Open(ch("a", operators.Q2Players, "players-filter-1")); err != nil {
+	if _, err := rt.Open(ch("a", sumRows, "shard-1")); err != nil {
 		t.Fatal(err)
 	}
-	if err := rt.IntroduceJob("b", nil); !errors.Is(err, transport.ErrTooManyJobs) || !strings.Contains(err.Error(), "--max-jobs") {
+	if err := rt.IntroduceJob("b", []byte("sum")); !errors.Is(err, transport.ErrTooManyJobs) || !strings.Contains(err.Error(), "--max-jobs") {
 		t.Fatalf("a job beyond MaxJobs: %v, want ErrTooManyJobs naming --max-jobs", err)
 	}
-	if _, err := rt.Open(ch("b", operators.Q2Players, "players-filter-1")); !errors.Is(err, transport.ErrUnknownJob) {
+	if _, err := rt.Open(ch("b", sumRows, "shard-1")); !errors.Is(err, transport.ErrUnknownJob) {
 		t.Fatalf("a stream of the refused job: %v, want ErrUnknownJob", err)
 	}
 	if err := rt.DropJob("a"); err != nil {
 		t.Fatal(err)
 	}
-	if err := rt.IntroduceJob("a", nil); !errors.Is(err, transport.ErrJobDropped) {
+	if err := rt.IntroduceJob("a", []byte("sum")); !errors.Is(err, transport.ErrJobDropped) {
 		t.Fatalf("introducing a dropped job: %v, want ErrJobDropped", err)
 	}
+	if err := rt.IntroduceJob("graph", nil); !errors.Is(err, transport.ErrBadPlan) || !strings.Contains(err.Error(), stage.ErrNoPlan.Error()) {
+		t.Fatalf("introducing a job without a plan: %v, want ErrBadPlan saying ErrNoPlan", err)
+	}
 	introduce(t, rt, "b")
-	if _, err := rt.Open(ch("b", operators.Q2Players, "players-filter-1")); err != nil {
+	if _, err := rt.Open(ch("b", sumRows, "shard-1")); err != nil {
 		t.Fatalf("after a drop: %v", err)
 	}
 }
@@ -441,15 +390,10 @@ func TestRuntimeCreatesNoJobForARefusedChannel(t *testing.T) {
 // other jobs, reports it in Unrestorable with the reason, and its streams
 // are refused as a dropped job's are, until the gateway drops it.
 func TestRecoverFailsOnlyAJobWhoseStateDoesNotReplay(t *testing.T) {
-	self := deploy.Instance{Stage: "q3-aggregator", Index: 0}
 	store := transport.NewMemStore()
-	ch := func(job string) transport.ChannelID {
-		return transport.ChannelID{Job: job, Stream: operators.Q3Partials, Sender: "q3-joiner-0", Receiver: self.Name()}
-	}
-	var b batch.CivBuilder
-	b.Add("Aztecs", 1, 2)
-	rows := encode(t, b.Build())
-	rt, _, stop := startRuntime(t, self, operators.Specs()["q3-aggregator"], store)
+	ch := func(job string) transport.ChannelID { return fromShard(job, 0) }
+	rows := rowsOf("Aztecs 2")
+	rt, _, stop := startRuntime(t, shard0, store)
 	introduce(t, rt, "good", "bad")
 	for _, job := range []string{"good", "bad"} {
 		if err := deliver(t, rt, ch(job), &wololov1.Batch{Seq: 1, Rows: rows}); err != nil {
@@ -460,7 +404,7 @@ func TestRecoverFailsOnlyAJobWhoseStateDoesNotReplay(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The bad job's log gets an entry this build cannot read: a snapshot
-	// the aggregator cannot restore.
+	// the operator cannot restore.
 	bad, err := proto.Marshal(&wololov1.Journal{Snapshot: []byte{0xff, 0xff, 0xff}})
 	if err != nil {
 		t.Fatal(err)
@@ -469,7 +413,7 @@ func TestRecoverFailsOnlyAJobWhoseStateDoesNotReplay(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	rt, _, _ = startRuntime(t, self, operators.Specs()["q3-aggregator"], store)
+	rt, _, _ = startRuntime(t, shard0, store)
 	lost := rt.Unrestorable()
 	if len(lost) != 1 || lost["bad"] == nil || !strings.Contains(lost["bad"].Error(), "replay state log") {
 		t.Fatalf("Unrestorable = %v, want job bad with the reason", lost)
@@ -499,20 +443,19 @@ func TestRecoverFailsOnlyAJobWhoseStateDoesNotReplay(t *testing.T) {
 // of a job never introduced (left by streams taken before introductions
 // existed) is reaped at recovery, tombstoned, and restored to no one.
 func TestRuntimeKeepsStateOnlyForIntroducedJobs(t *testing.T) {
-	self := deploy.Instance{Stage: "q2-grouper", Index: 0}
-	spec := operators.Specs()["q2-grouper"]
+	self := shard0
 	ch := func(job, sender string) transport.ChannelID {
-		return transport.ChannelID{Job: job, Stream: operators.Q2Players, Sender: sender, Receiver: self.Name()}
+		return transport.ChannelID{Job: job, Stream: sumRows, Sender: sender, Receiver: self.Name()}
 	}
 	t.Run("phantom streams are refused and leave nothing", func(t *testing.T) {
 		store := transport.NewMemStore()
-		rt, _, _ := startRuntime(t, self, spec, store)
+		rt, _, _ := startRuntime(t, self, store)
 		for i := 0; i < 2*stage.DefaultMaxJobs; i++ {
-			if _, err := rt.Open(ch(fmt.Sprintf("phantom-%d", i), "players-filter-0")); !errors.Is(err, transport.ErrUnknownJob) {
+			if _, err := rt.Open(ch(fmt.Sprintf("phantom-%d", i), "shard-0")); !errors.Is(err, transport.ErrUnknownJob) {
 				t.Fatalf("stream %d of a job never introduced: %v, want ErrUnknownJob", i, err)
 			}
 		}
-		if err := rt.Deliver(context.Background(), ch("phantom-0", "players-filter-0"), &wololov1.Batch{Seq: 1, Eof: true}, func(error) {}); !errors.Is(err, transport.ErrUnknownJob) {
+		if err := rt.Deliver(context.Background(), ch("phantom-0", "shard-0"), &wololov1.Batch{Seq: 1, Eof: true}, func(error) {}); !errors.Is(err, transport.ErrUnknownJob) {
 			t.Fatalf("a batch of a job never introduced: %v, want ErrUnknownJob", err)
 		}
 		img, _ := store.Load()
@@ -520,32 +463,32 @@ func TestRuntimeKeepsStateOnlyForIntroducedJobs(t *testing.T) {
 			t.Fatalf("phantoms left %d jobs in the store, %d in the runtime, %d commits", len(img.Jobs), len(rt.Progress()), store.Stats().Commits)
 		}
 		introduce(t, rt, "real")
-		if err := deliver(t, rt, ch("real", "players-filter-0"), &wololov1.Batch{Seq: 1, Eof: true}); err != nil {
+		if err := deliver(t, rt, ch("real", "shard-0"), &wololov1.Batch{Seq: 1, Eof: true}); err != nil {
 			t.Fatalf("the introduced job after the phantoms: %v", err)
 		}
 	})
 	t.Run("an introduction survives a restart", func(t *testing.T) {
 		store := transport.NewMemStore()
-		rt, _, stop := startRuntime(t, self, spec, store)
+		rt, _, stop := startRuntime(t, self, store)
 		introduce(t, rt, "j")
 		if err := stop(); err != nil {
 			t.Fatal(err)
 		}
-		rt, _, _ = startRuntime(t, self, spec, store)
-		if _, err := rt.Open(ch("j", "players-filter-0")); err != nil {
+		rt, _, _ = startRuntime(t, self, store)
+		if _, err := rt.Open(ch("j", "shard-0")); err != nil {
 			t.Fatalf("an introduced job after a restart: %v", err)
 		}
 	})
 	t.Run("recovery reaps a job never introduced", func(t *testing.T) {
 		store := transport.NewMemStore()
-		out := transport.ChannelID{Job: "phantom", Stream: operators.Q2Tokens, Sender: self.Name(), Receiver: "gateway-0"}
+		out := toGateway("phantom")
 		// What a stream of a job never introduced left before this build:
 		// a watermark, an ended input, an output entry.
-		if err := store.Commit(&transport.Commit{Job: "phantom", Inputs: map[transport.ChannelID]uint64{ch("phantom", "players-filter-0"): 1},
-			Records: map[string][]byte{transport.EndedRecord(ch("phantom", "players-filter-0")): {1}}, Outputs: []transport.Entry{{Channel: out, Seq: 1}}}); err != nil {
+		if err := store.Commit(&transport.Commit{Job: "phantom", Inputs: map[transport.ChannelID]uint64{ch("phantom", "shard-0"): 1},
+			Records: map[string][]byte{transport.EndedRecord(ch("phantom", "shard-0")): {1}}, Outputs: []transport.Entry{{Channel: out, Seq: 1}}}); err != nil {
 			t.Fatal(err)
 		}
-		rt, outbox, _ := startRuntime(t, self, spec, store)
+		rt, outbox, _ := startRuntime(t, self, store)
 		introduce(t, rt, "real")
 		img, _ := store.Load()
 		if len(img.Jobs) != 1 || img.Jobs["real"] == nil || fmt.Sprint(img.Dropped) != "[phantom]" {
@@ -554,7 +497,7 @@ func TestRuntimeKeepsStateOnlyForIntroducedJobs(t *testing.T) {
 		if len(outbox.Jobs()) != 0 || len(rt.Progress()) != 0 {
 			t.Fatalf("the phantom was restored: outbox %v, progress %v", outbox.Jobs(), rt.Progress())
 		}
-		if _, err := rt.Open(ch("phantom", "players-filter-0")); !errors.Is(err, transport.ErrJobDropped) {
+		if _, err := rt.Open(ch("phantom", "shard-0")); !errors.Is(err, transport.ErrJobDropped) {
 			t.Fatalf("a stream of the reaped job: %v, want ErrJobDropped", err)
 		}
 	})
@@ -563,18 +506,19 @@ func TestRuntimeKeepsStateOnlyForIntroducedJobs(t *testing.T) {
 		committer := transport.NewCommitter(store, transport.NewOutbox(store), transport.NewInbox(), nil)
 		var known sync.Map
 		known.Store("j", true)
-		rt, err := stage.New(stage.Config{Topology: deploy.Default().Logical(), Instance: self, Spec: spec, Committer: committer,
-			Known: func(job string) bool { _, ok := known.Load(job); return ok }, SweepEvery: 10 * time.Millisecond})
+		rt, err := stage.New(stage.Config{Topology: deploy.Default(), Instance: self, Plans: plans, Committer: committer,
+			Known: func(job string) bool { _, ok := known.Load(job); return ok }, PlanOf: func(string) []byte { return []byte("sum") },
+			SweepEvery: 10 * time.Millisecond})
 		if err != nil {
 			t.Fatal(err)
 		}
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
 		go rt.Serve(ctx)
-		if _, err := rt.Open(ch("k", "players-filter-0")); !errors.Is(err, transport.ErrUnknownJob) {
+		if _, err := rt.Open(ch("k", "shard-0")); !errors.Is(err, transport.ErrUnknownJob) {
 			t.Fatalf("a job the gateway does not know: %v, want ErrUnknownJob", err)
 		}
-		if err := deliver(t, rt, ch("j", "players-filter-0"), &wololov1.Batch{Seq: 1}); err != nil {
+		if err := deliver(t, rt, ch("j", "shard-0"), &wololov1.Batch{Seq: 1}); err != nil {
 			t.Fatalf("a job the gateway knows: %v", err)
 		}
 		time.Sleep(50 * time.Millisecond) // sweeps that find nothing to reap
@@ -583,7 +527,7 @@ func TestRuntimeKeepsStateOnlyForIntroducedJobs(t *testing.T) {
 		}
 		known.Delete("j")
 		deadline := time.Now().Add(5 * time.Second)
-		for len(rt.Progress()) != 0 || committer.Inbox().Watermark(ch("j", "players-filter-0")) != 0 {
+		for len(rt.Progress()) != 0 || committer.Inbox().Watermark(ch("j", "shard-0")) != 0 {
 			if time.Now().After(deadline) {
 				t.Fatalf("a job the gateway forgot was never reaped: %v", rt.Progress())
 			}
@@ -601,14 +545,11 @@ func TestRuntimeKeepsStateOnlyForIntroducedJobs(t *testing.T) {
 // before and after a restart; a resend at or below the watermark is still
 // acknowledged and dropped.
 func TestRuntimeRefusesBatchesAfterEOF(t *testing.T) {
-	self := deploy.Instance{Stage: "q3-aggregator", Index: 0} // stateful: it journals what it applies
-	spec := operators.Specs()["q3-aggregator"]
-	store := transport.NewMemStore()
-	from := transport.ChannelID{Job: "j", Stream: operators.Q3Partials, Sender: "q3-joiner-0", Receiver: self.Name()}
-	var b batch.CivBuilder
-	b.Add("Aztecs", 1, 2)
-	rows := encode(t, b.Build())
-	rt, _, stop := startRuntime(t, self, spec, store)
+	self := shard0
+	store := transport.NewMemStore() // the operator is stateful: it journals what it applies
+	from := fromShard("j", 0)
+	rows := rowsOf("Aztecs 2")
+	rt, _, stop := startRuntime(t, self, store)
 	introduce(t, rt, "j")
 	for _, bt := range []*wololov1.Batch{{Seq: 1, Rows: rows}, {Seq: 2, Eof: true}} {
 		if err := deliver(t, rt, from, bt); err != nil {
@@ -642,7 +583,7 @@ func TestRuntimeRefusesBatchesAfterEOF(t *testing.T) {
 		if err := stop(); err != nil {
 			t.Fatal(err)
 		}
-		rt, _, stop = startRuntime(t, self, spec, store)
+		rt, _, stop = startRuntime(t, self, store)
 	}
 }
 
@@ -676,19 +617,19 @@ func TestFinishedAtReadsTheFinalCommit(t *testing.T) {
 	}
 }
 
-// endsOp hears the ends of its input streams and keeps them as its
-// state, padded so that its snapshot is larger than a journal entry (the
-// log after it is then journaled, not snapshotted again); at Finish it
-// emits one row naming the streams it heard end.
+// endsOp hears the ends of its inputs and keeps them as its state,
+// padded so that its snapshot is larger than a journal entry (the log
+// after it is then journaled, not snapshotted again); at Finish it emits
+// one row naming the inputs it heard end.
 type endsOp struct{ heard []string }
 
-func (o *endsOp) Apply(string, *wololov1.RowBatch, stage.Emitter) error { return nil }
-func (o *endsOp) EndStream(s string, _ stage.Emitter) error {
-	o.heard = append(o.heard, s)
+func (o *endsOp) Apply(int, []byte, stage.Emitter) (int, error) { return 0, nil }
+func (o *endsOp) EndInput(k int, _ stage.Emitter) error {
+	o.heard = append(o.heard, strconv.Itoa(k))
 	return nil
 }
 func (o *endsOp) Finish(out stage.Emitter) error {
-	out.Civ(operators.Q3Partials, strings.Join(o.heard, "+"), 0, 0)
+	out.Encoded(sumOut, 0, []byte(strings.Join(o.heard, "+")), 1)
 	return nil
 }
 func (o *endsOp) AppendSnapshot(dst []byte) ([]byte, error) {
@@ -702,33 +643,40 @@ func (o *endsOp) Restore(state []byte) error {
 	return nil
 }
 
-// TestRecoverKeepsAnEndAcrossASnapshot: a stream whose first sender's
+// TestRecoverKeepsAnEndAcrossASnapshot: an input whose first sender's
 // end was applied before the snapshot the state log starts with, and
 // whose last sender's end is in the journal after it, has ended for the
-// recovered operator: it hears so during the replay (not only the
-// stream's other input, at the job's end).
+// recovered operator: it hears so during the replay (not only the job's
+// other input, at the job's end).
 func TestRecoverKeepsAnEndAcrossASnapshot(t *testing.T) {
 	old := stage.SnapshotMinBytes
 	stage.SnapshotMinBytes = 1
 	t.Cleanup(func() { stage.SnapshotMinBytes = old })
-	self := deploy.Instance{Stage: "q3-joiner", Index: 0}
-	spec := operators.Specs()["q3-joiner"]
-	spec.New = func() stage.Operator { return &endsOp{} }
+	testPlans["ends"] = stage.JobSpec{
+		Wiring: stage.Wiring{
+			Inputs:  []stage.Edge{{Stream: "c0-a", Stage: "shard", Replicas: 2}, {Stream: "c1-b", Stage: "shard", Replicas: 2}},
+			Outputs: []stage.Edge{{Stream: sumOut, Stage: "gateway", Replicas: 1}},
+		},
+		New: func() stage.Operator { return &endsOp{} },
+	}
+	t.Cleanup(func() { delete(testPlans, "ends") })
 	store := transport.NewMemStore()
 	ch := func(stream, sender string) transport.ChannelID {
-		return transport.ChannelID{Job: "j", Stream: stream, Sender: sender, Receiver: self.Name()}
+		return transport.ChannelID{Job: "j", Stream: stream, Sender: sender, Receiver: shard0.Name()}
 	}
 	steps := []transport.ChannelID{
-		ch(operators.Q3Matches, "matches-filter-0"), // its commit snapshots
-		ch(operators.Q3Matches, "matches-filter-1"), // journaled after the snapshot
-		ch(operators.Q3Players, "players-filter-0"),
-		ch(operators.Q3Players, "players-filter-1"),
+		ch("c0-a", "shard-0"), // its commit snapshots
+		ch("c0-a", "shard-1"), // journaled after the snapshot
+		ch("c1-b", "shard-0"),
+		ch("c1-b", "shard-1"),
 	}
 	var outbox *transport.Outbox
 	for i, c := range steps {
-		rt, ob, stop := startRuntime(t, self, spec, store)
+		rt, ob, stop := startRuntime(t, shard0, store)
 		if i == 0 {
-			introduce(t, rt, "j")
+			if err := rt.IntroduceJob("j", []byte("ends")); err != nil {
+				t.Fatal(err)
+			}
 		}
 		if err := deliver(t, rt, c, &wololov1.Batch{Seq: 1, Eof: true}); err != nil {
 			t.Fatal(err)
@@ -738,17 +686,12 @@ func TestRecoverKeepsAnEndAcrossASnapshot(t *testing.T) {
 		}
 		outbox = ob
 	}
-	out := transport.ChannelID{Job: "j", Stream: operators.Q3Partials, Sender: self.Name(), Receiver: "q3-aggregator-0"}
-	pending, err := outbox.Pending(context.Background(), out, 0)
+	pending, err := outbox.Pending(context.Background(), toGateway("j"), 0)
 	if err != nil || len(pending) != 2 {
 		t.Fatalf("outbox = %+v, %v; want the row then EOF", pending, err)
 	}
-	var heard string
-	if err := batch.EachCiv(decode(t, pending[0].Rows).GetCivs(), func(civ string, _, _ int64) { heard = civ }); err != nil {
-		t.Fatal(err)
-	}
-	if want := operators.Q3Matches + "+" + operators.Q3Players; heard != want {
-		t.Fatalf("the operator heard %q end, want %q", heard, want)
+	if heard := string(pending[0].Rows); heard != "0+1" {
+		t.Fatalf("the operator heard inputs %q end, want 0+1", heard)
 	}
 }
 
@@ -757,23 +700,13 @@ func TestRecoverKeepsAnEndAcrossASnapshot(t *testing.T) {
 // no stream has made it yet and nothing was sent on them; a dropped job
 // is not.
 func TestChannelsToAnIntroducedJob(t *testing.T) {
-	rt, _, _ := grouperRuntime(t)
-	top := deploy.Default().Logical()
-	outs := top.Outputs("q2-grouper")
-	if len(outs) == 0 {
-		t.Fatal("q2-grouper has no outputs in the default topology")
-	}
-	receiver := deploy.Instance{Stage: outs[0].To, Index: 0}.Name()
+	rt, _, _ := sumRuntime(t)
+	receiver := "gateway-0"
 	if got := rt.ChannelsTo(receiver); len(got) != 0 {
 		t.Fatalf("channels of no job: %v", got)
 	}
 	introduce(t, rt, "a")
-	var want []transport.ChannelID
-	for _, st := range outs {
-		if st.To == outs[0].To {
-			want = append(want, transport.ChannelID{Job: "a", Stream: st.Name, Sender: "q2-grouper-0", Receiver: receiver})
-		}
-	}
+	want := []transport.ChannelID{toGateway("a")}
 	if got := rt.ChannelsTo(receiver); !slices.Equal(got, want) {
 		t.Fatalf("channels to %s of the introduced job: %v, want %v", receiver, got, want)
 	}
@@ -788,50 +721,68 @@ func TestChannelsToAnIntroducedJob(t *testing.T) {
 	}
 }
 
-// TestMetricStreamsRenameOnlyWhatIsNotTheSystems: a job of the built-in
-// graph keeps its streams' names in metrics; a planned job's streams go
-// by its spec's MetricStreams, made from the plan once while the runtime
-// holds no job of it (the gateway's uploads) and then the held job's; a
-// job that is not (or no longer) admitted is renamed with no names, so
-// that a scrape racing a drop shows nothing of the plan's names.
-func TestMetricStreamsRenameOnlyWhatIsNotTheSystems(t *testing.T) {
-	spec := operators.Specs()["q2-grouper"]
+// TestMetricStreamsRenameEveryJobsStreams: a job's streams go by its
+// spec's MetricStreams, made from the plan once while the runtime holds
+// no job of it (the gateway's uploads) and then the held job's; a job
+// that is not (or no longer) admitted is renamed with no names, so that a
+// scrape racing a drop shows nothing of the plan's names.
+func TestMetricStreamsRenameEveryJobsStreams(t *testing.T) {
 	names := map[string]string{"acme_payroll-by-employee_ssn": "ch0"}
 	var made int
-	rt, _, _ := startRuntime(t, deploy.Instance{Stage: "q2-grouper", Index: 0}, spec, transport.NewMemStore(), func(c *stage.Config) {
+	rt, _, _ := startRuntime(t, shard0, transport.NewMemStore(), func(c *stage.Config) {
 		c.Plans = func([]byte) (stage.JobSpec, error) {
 			made++
-			return stage.JobSpec{New: spec.New, MetricStreams: names}, nil
+			return stage.JobSpec{New: testPlans["sum"].New, MetricStreams: names}, nil
 		}
 	})
-	introduce(t, rt, "builtin")
 	if err := rt.IntroduceJob("planned", []byte("a plan")); err != nil {
 		t.Fatal(err)
 	}
-	check := func(when, job string, wantNames map[string]string, wantRename bool) {
+	check := func(when, job string, wantNames map[string]string) {
 		t.Helper()
 		got, rename := rt.MetricStreams(job)
-		if rename != wantRename || !maps.Equal(got, wantNames) {
-			t.Errorf("%s: MetricStreams(%s) = %v, %v; want %v, %v", when, job, got, rename, wantNames, wantRename)
+		if !rename || !maps.Equal(got, wantNames) {
+			t.Errorf("%s: MetricStreams(%s) = %v, %v; want %v, true", when, job, got, rename, wantNames)
 		}
 	}
-	check("introduced", "builtin", nil, false)
 	made = 0
-	check("introduced, not held", "planned", names, true)
-	check("introduced, not held, again", "planned", names, true)
+	check("introduced, not held", "planned", names)
+	check("introduced, not held, again", "planned", names)
 	if made != 1 {
 		t.Errorf("the plan's spec was made %d times for two scrapes, want once", made)
 	}
-	check("never introduced", "stranger", nil, true)
+	check("never introduced", "stranger", nil)
 	rt.ChannelsTo("nobody-0") // makes the introduced jobs held, as a first stream would
 	made = 0
-	check("held", "builtin", nil, false)
-	check("held", "planned", names, true)
+	check("held", "planned", names)
 	if made != 0 {
 		t.Errorf("the held job's spec was made again %d times", made)
 	}
 	if err := rt.DropJob("planned"); err != nil {
 		t.Fatal(err)
 	}
-	check("dropped", "planned", nil, true)
+	check("dropped", "planned", nil)
+}
+
+// TestRecoverFailsAJobWithoutAPlan: a store written by an older version
+// holds a job of the hand-written graph, introduced without a plan, with
+// state of it: it is not restored (this version runs no such job) but
+// reported in Unrestorable, ErrNoPlan its reason, for the process to
+// report lost (the gateway runs it again from its retained input, or its
+// client submits it again); its streams are refused as a dropped job's.
+func TestRecoverFailsAJobWithoutAPlan(t *testing.T) {
+	store := transport.NewMemStore()
+	ch := fromShard("graph", 0)
+	if err := store.Commit(&transport.Commit{Job: "graph", Inputs: map[transport.ChannelID]uint64{ch: 1},
+		Records: map[string][]byte{"stage/introduced": {1}}, State: []byte{0x0a, 0x00}}); err != nil {
+		t.Fatal(err)
+	}
+	rt, _, _ := startRuntime(t, shard0, store)
+	lost := rt.Unrestorable()
+	if len(lost) != 1 || !errors.Is(lost["graph"], stage.ErrNoPlan) {
+		t.Fatalf("Unrestorable = %v, want job graph for want of a plan (ErrNoPlan)", lost)
+	}
+	if _, err := rt.Open(ch); !errors.Is(err, transport.ErrJobDropped) {
+		t.Fatalf("a stream of the job without a plan: %v, want it refused as dropped", err)
+	}
 }

@@ -2,7 +2,6 @@ package stage
 
 import (
 	"bytes"
-	"encoding/binary"
 	"testing"
 
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
@@ -40,26 +39,5 @@ func TestSnapshotEntryIsTheJournalEncoding(t *testing.T) {
 				t.Fatalf("state of %d bytes does not read back: %v", n, err)
 			}
 		}
-	}
-}
-
-// TestPaddedUvarint: a length written in the chain snapshot's fixed-width
-// field reads back with binary.Uvarint and readBytes, as a shortest-form
-// one does.
-func TestPaddedUvarint(t *testing.T) {
-	for _, v := range []uint64{0, 1, 127, 128, 300, 1<<35 + 5, 1<<63 - 1, 1 << 63, ^uint64(0)} {
-		b := make([]byte, lengthWidth)
-		putPaddedUvarint(b, v)
-		got, n := binary.Uvarint(b)
-		if got != v || n != lengthWidth {
-			t.Fatalf("%d: read %d from %d bytes", v, got, n)
-		}
-	}
-	b := make([]byte, lengthWidth, lengthWidth+5)
-	putPaddedUvarint(b, 3)
-	b = append(b, "abcde"...)
-	p, rest := readBytes(b)
-	if string(p) != "abc" || string(rest) != "de" {
-		t.Fatalf("readBytes: %q, rest %q", p, rest)
 	}
 }

@@ -12,18 +12,13 @@
 // listed in OUT/rejects.csv and held to --max-malformed as a job's are.
 // With --grpc every instance is a node with its own gRPC server on a free
 // loopback port, fed by the real client over gRPC, as a deployment is.
-// With --builtin-graph the four default queries run on the hand-written
-// graph instead (services/roles/inmem in memory: the tasks as goroutines,
-// batches passed as Go values, the files parsed in parallel), the
-// baseline make bench measures the SQL plan against.
 //
-// It only wires existing parts (datagen, inmem, node.Cluster, client,
-// explain, sqlops); it adds no logic of its own.
+// It only wires existing parts (datagen, node.Cluster, client, explain,
+// sqlops); it adds no logic of its own.
 package demo
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -42,7 +37,6 @@ import (
 	"github.com/wololo/wololo/services/cmdline/logflags"
 	"github.com/wololo/wololo/services/dataflow/schema"
 	"github.com/wololo/wololo/services/dataflow/sql/sqljob"
-	"github.com/wololo/wololo/services/roles/inmem"
 	"github.com/wololo/wololo/services/roles/node"
 )
 
@@ -69,9 +63,7 @@ and the construct's line:column, before any data is read. --explain
 prints the plans (as wololo explain does) and exits without running.
 
 With --grpc the job runs as a deployment runs it, every instance a gRPC
-node on loopback, fed by the client. With --builtin-graph the four default
-queries run on the hand-written graph instead (the baseline make bench
-measures the SQL plan against). wololo local run and wololo client submit
+node on loopback, fed by the client. wololo local run and wololo client submit
 take the same --query and --table to run a job in a cluster, durably and
 exactly once.
 `
@@ -91,7 +83,6 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	overGRPC := fs.Bool("grpc", false, "run every instance as a node with its own loopback gRPC server, fed by the client over gRPC (the deployment's path), instead of in memory")
 	jobFlags := explain.RegisterJobFlags(fs)
 	explainOnly := fs.Bool("explain", false, "print the SQL job's plans and exit without running")
-	builtin := fs.Bool("builtin-graph", false, explain.BuiltinHelp)
 	maxMalformedFlag := client.MaxMalformedFlag(fs)
 	if err := cli.Parse(fs, args); err != nil {
 		return err
@@ -113,15 +104,12 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if *replicas > 0 {
 		top = top.Uniform(*replicas)
 	}
-	queryFlags, tableFlags := jobFlags.Given()
-	if err := explain.CheckBuiltin(fs, *builtin, queryFlags, tableFlags, *explainOnly); err != nil {
-		return err
-	}
+	queryFlags, _ := jobFlags.Given()
 	if err := checkTables(fs, jobFlags.Tables()); err != nil {
 		return err
 	}
 	var job *sqljob.Job
-	if !*builtin && !*overGRPC {
+	if !*overGRPC {
 		plans := io.Discard
 		if *explainOnly {
 			plans = stdout
@@ -156,12 +144,8 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		sum, err = runOverGRPC(ctx, top, rf, queries, *builtin, log, stdout, stderr)
+		sum, err = runOverGRPC(ctx, top, rf, queries, log, stdout, stderr)
 		if err != nil {
-			return err
-		}
-	case *builtin:
-		if sum, err = runInMemory(ctx, top, rf, log, stdout, stderr); err != nil {
 			return err
 		}
 	default:
@@ -187,45 +171,6 @@ type runFiles struct {
 	maxMalformed          *float64
 }
 
-// runInMemory runs the graph with services/roles/inmem and writes the answers.
-// A file past the limit on malformed records fails the run as it fails a
-// job (cli.ErrJobFailed).
-func runInMemory(ctx context.Context, top deploy.Topology, rf runFiles, log hclog.Logger, stdout, stderr io.Writer) (*client.Summary, error) {
-	fmt.Fprintf(stdout, "graph in memory: tasks %s\n", strings.Join(top.Tasks(), "; "))
-	start := time.Now()
-	progress := newProgress(stderr, client.IsTerminal(stderr))
-	o := inmem.Options{Topology: top, Matches: rf.matches, Players: rf.players, Log: log, Progress: progress.report}
-	if rf.maxMalformed != nil {
-		limit := schema.MalformedLimit(*rf.maxMalformed)
-		o.MaxMalformed = &limit
-	}
-	res, err := inmem.Run(ctx, o)
-	progress.done()
-	var tooBad schema.TooMalformed
-	if errors.As(err, &tooBad) {
-		return nil, cli.Mark(err, cli.ErrJobFailed)
-	}
-	if err != nil {
-		return nil, err
-	}
-	job := &wololov1.Job{JobId: "demo", State: wololov1.JobState_JOB_STATE_DONE, ResultRows: map[string]int64{}}
-	for i, r := range res.Reports {
-		addFileReport(job, i, schema.File(i).String(), r)
-	}
-	for _, name := range schema.ResultFiles {
-		job.ResultRows[name] = int64(schema.ResultRows(res.Files[name]))
-	}
-	files, err := client.WriteResults(rf.out, res.Files)
-	if err != nil {
-		return nil, err
-	}
-	rejects, _, err := client.WriteRejects(rf.out, job)
-	if err != nil {
-		return nil, err
-	}
-	return &client.Summary{JobID: job.JobId, Job: job, Files: files, Total: time.Since(start), Rejects: rejects}, nil
-}
-
 // addFileReport puts the report of the job's i-th input, named name, in
 // its place in the job's report, as the gateway's: the two files, then
 // the tables.
@@ -246,7 +191,7 @@ func addFileReport(job *wololov1.Job, i int, name string, r schema.FileReport) {
 
 // runOverGRPC starts every instance as a node on loopback and submits the
 // files with the client.
-func runOverGRPC(ctx context.Context, top deploy.Topology, rf runFiles, queries []sqljob.Query, builtin bool, log hclog.Logger, stdout, stderr io.Writer) (*client.Summary, error) {
+func runOverGRPC(ctx context.Context, top deploy.Topology, rf runFiles, queries []sqljob.Query, log hclog.Logger, stdout, stderr io.Writer) (*client.Summary, error) {
 	cluster, err := node.StartCluster(top, node.ClusterOptions{Log: log})
 	if err != nil {
 		return nil, fmt.Errorf("start the graph: %w", err)
@@ -261,7 +206,7 @@ func runOverGRPC(ctx context.Context, top deploy.Topology, rf runFiles, queries 
 	return client.Submit(ctx, client.SubmitOptions{
 		Server: cluster.GatewayAddr(), TLS: tlsConfig, Matches: rf.matches, Players: rf.players, Out: rf.out,
 		Progress: stderr, Terminal: client.IsTerminal(stderr), MaxMalformed: rf.maxMalformed,
-		Queries: queries, Tables: clientTables(rf.tables), BuiltinGraph: builtin,
+		Queries: queries, Tables: clientTables(rf.tables),
 	})
 }
 

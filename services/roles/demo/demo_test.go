@@ -36,8 +36,6 @@ func TestLogJSON(t *testing.T) {
 		{"grpc", []string{"--grpc"}, []string{"job created", "upload complete", "job started", "job finished at this stage", "job done"}},
 		// The SQL runner's tables and end.
 		{"in-memory", nil, []string{"table read", "job done"}},
-		// Each task instance's end.
-		{"builtin-graph", []string{"--builtin-graph"}, []string{"finished"}},
 	} {
 		t.Run(c.name, func(t *testing.T) { checkLogJSON(t, dir, c.flags, c.lines) })
 	}

@@ -204,7 +204,6 @@ func TestSQLRefused(t *testing.T) {
 	}{
 		{[]string{"--query", "bad=" + bad}, "query bad (" + bad + "): 2:"},
 		{[]string{"--query", "q1=" + queryFile("q1"), "--table", "civs=" + filepath.Join(dir, "nothere.csv")}, "--table civs=" + filepath.Join(dir, "nothere.csv")},
-		{[]string{"--query", "q1=" + queryFile("q1"), "--builtin-graph"}, "--builtin-graph"},
 		{[]string{"--explain", "--grpc"}, "leave out --grpc"},
 		{[]string{"--table", "civs=" + bad}, "1 tables and no queries: only a job of queries reads tables"},
 	} {

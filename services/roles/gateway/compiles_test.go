@@ -100,9 +100,4 @@ func TestCreateJobWithinTheCompileSlots(t *testing.T) {
 	if _, err := svc.CreateJob(as("b"), queryRequest("other", civsQuery)); err != nil {
 		t.Fatalf("client b's CreateJob while a's compiles hold their slots: %v", err)
 	}
-	builtin := createRequest("builtin")
-	builtin.BuiltinGraph = true
-	if _, err := svc.CreateJob(as("a"), builtin); err != nil {
-		t.Fatalf("client a's CreateJob of the built-in graph: %v", err)
-	}
 }

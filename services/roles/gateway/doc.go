@@ -27,8 +27,7 @@
 // store key "table/NAME", counter label). One list rather than the two
 // files and a map of tables: the upload, its records and rejects in the
 // store, the reports, the quotas and the resume checks are the same code
-// for a file and a table, and only the typed rows of the built-in graph
-// ask which file it is. The job runs once every file and table is in.
+// for a file and a table. The job runs once every file and table is in.
 //
 // An upload is acknowledged by byte offset, and only at record boundaries
 // after the rows up to there are committed, so a client whose stream breaks
@@ -64,7 +63,7 @@
 // stored.
 //
 // Compiling a job's queries takes CPU that grows with them, so CreateJob
-// calls that compile (every one but the built-in graph's) run within
+// calls (each compiles its queries, the default ones when it gives none) run within
 // compile slots (compiles.go): at most --client-max-compiles (2) of one
 // client at once, a call past it refused at once (ResourceExhausted naming
 // the flag, never queued), and at most --max-compiles (GOMAXPROCS, at
@@ -142,7 +141,7 @@
 //     slots and committed offsets, results, retention; every durable fact a
 //     protobuf record (job_record.proto) in the store. No gRPC.
 //   - upload.go, the upload path: parse a chunk (the pure Ingest of
-//     services/dataflow/ingest; the job keeps its ingest.Columns), commit
+//     services/dataflow/ingest, its records handed to the plan's Source), commit
 //     its rows with the new offset through the transport.Committer, then
 //     acknowledge the offset. A failed commit uses up no sequence number.
 //   - service.go, the JobService adapter; errors.go maps the domain's

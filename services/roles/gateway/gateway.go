@@ -34,9 +34,6 @@ type Config struct {
 	// (rebuild.go); nil keeps none, and such a job fails (state lost) for
 	// its client to submit again.
 	Inputs *inputlog.Dir
-	// BatchRows is the rows per batch sent into the graph;
-	// stage.DefaultBatchRows if 0.
-	BatchRows int
 	// OutboxLimit is the unacknowledged batches per channel before an
 	// upload waits; stage.DefaultOutboxLimit if 0.
 	OutboxLimit int
@@ -147,9 +144,6 @@ func (c Config) WithDefaults() Config {
 	if c.Log == nil {
 		c.Log = hclog.NewNullLogger()
 	}
-	if c.BatchRows == 0 {
-		c.BatchRows = stage.DefaultBatchRows
-	}
 	if c.OutboxLimit == 0 {
 		c.OutboxLimit = stage.DefaultOutboxLimit
 	}
@@ -221,8 +215,8 @@ func (c Config) Validate() error {
 	if c.Committer == nil {
 		return errors.New("gateway config: Committer is required")
 	}
-	if c.BatchRows < 0 || c.OutboxLimit < 0 || c.Retention < 0 || c.MaxJobs < 0 || c.UploadIdle < 0 {
-		return fmt.Errorf("gateway config: BatchRows %d, OutboxLimit %d, Retention %s, MaxJobs %d and UploadIdle %s must not be negative", c.BatchRows, c.OutboxLimit, c.Retention, c.MaxJobs, c.UploadIdle)
+	if c.OutboxLimit < 0 || c.Retention < 0 || c.MaxJobs < 0 || c.UploadIdle < 0 {
+		return fmt.Errorf("gateway config: OutboxLimit %d, Retention %s, MaxJobs %d and UploadIdle %s must not be negative", c.OutboxLimit, c.Retention, c.MaxJobs, c.UploadIdle)
 	}
 	if c.MaxRecordBytes > schema.MaxRecordLimit {
 		return fmt.Errorf("gateway config: MaxRecordBytes %d: at most %d (a row must fit a batch message)", c.MaxRecordBytes, schema.MaxRecordLimit)
@@ -255,13 +249,6 @@ func (c Config) Validate() error {
 	}
 	if d := c.WithDefaults(); d.ClientMaxHeldJobs < d.ClientMaxJobs {
 		return fmt.Errorf("gateway config: ClientMaxHeldJobs %d (--client-max-held-jobs) is below ClientMaxJobs %d (--client-max-jobs): a client holds its unfinished jobs", d.ClientMaxHeldJobs, d.ClientMaxJobs)
-	}
-	gw := c.Topology.Gateway()
-	for _, f := range schema.Files {
-		stream := f.Stream()
-		if st, ok := c.Topology.Stream(stream); !ok || st.From != gw.Name {
-			return fmt.Errorf("gateway config: topology has no stream %q from %s", stream, gw.Name)
-		}
 	}
 	return nil
 }
@@ -576,13 +563,11 @@ func (g *Gateway) DeleteAnyJob(id string) error {
 // way deleteJob does. A job of queries is compiled within one of the
 // owner's compile slots (compiles.go), which ctx bounds the wait for.
 func (g *Gateway) createJob(ctx context.Context, owner string, req *wololov1.CreateJobRequest) (created, error) {
-	if !req.GetBuiltinGraph() { // the default queries, or the client's own: compiled
-		release, err := g.compiles.acquire(ctx, owner)
-		if err != nil {
-			return created{}, err
-		}
-		defer release()
+	release, err := g.compiles.acquire(ctx, owner) // the default queries, or the client's own: compiled
+	if err != nil {
+		return created{}, err
 	}
+	defer release()
 	c, err := g.jobs.create(owner, req)
 	if err == nil && !c.resumed {
 		g.cfg.Counters.JobCreated()

@@ -19,7 +19,6 @@ import (
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 	"github.com/wololo/wololo/services/base/inputlog"
 	"github.com/wololo/wololo/services/base/jobid"
-	"github.com/wololo/wololo/services/dataflow/ingest"
 	"github.com/wololo/wololo/services/dataflow/schema"
 	"github.com/wololo/wololo/services/dataflow/sql/physical"
 	"github.com/wololo/wololo/services/dataflow/sql/sqljob"
@@ -99,12 +98,11 @@ func rejectsKey(key string, first int) string {
 func rejectsPrefix(key string) string { return "rejects/" + key + "/" }
 
 // fileState is one input of a job: one of its two files or one of its
-// tables (tables.go). Of a file's header it keeps only where the required
-// columns are (cols): the names stay in the store.
+// tables (tables.go). Of its header it keeps only the names the plan
+// reads (names): the others stay in the store.
 type fileState struct {
 	input
-	cols      ingest.Columns // of the two files only
-	names     []string       // the header's column names, in file order (a job with a plan only)
+	names     []string // the header's column names its plan reads, in file order, the others ""
 	size      int64
 	start     int64  // the offset of its first record, past the header
 	print     []byte // the client's fingerprint of the file (at most maxFingerprint bytes)
@@ -125,12 +123,13 @@ type job struct {
 	// malformed: past it the job fails when that file's upload ends.
 	maxMalformed schema.MalformedLimit
 	// queries are the names of the job's queries, in order: its results
-	// are NAME.csv of each (builtinQueries for the built-in job).
+	// are NAME.csv of each (defaultNames for a job of the hand-written
+	// graph an older version wrote).
 	queries []string
 	// queriesPrint tells its queries from others (queriesPrint).
 	queriesPrint [sha256.Size]byte
-	// plan is the job's physical plan (physical.Encode), nil for the
-	// built-in job.
+	// plan is the job's physical plan (physical.Encode), nil for a job of
+	// the hand-written graph an older version wrote.
 	plan []byte
 	// rebuildOf is the run this one replaced (JobRecord.rebuild_of), ""
 	// for a job's first run.
@@ -362,11 +361,10 @@ func sizesText(sizes []int64) string {
 // checkHeaders refuses a CreateJob whose headers are not a job's: a
 // negative size, data outside the file, a fingerprint that is not one, a
 // header row over MaxHeaderBytes; for a job of the built-in graph
-// (builtin), a column of its own missing from one of the two files. A
-// job of SQL queries needs of the two files only the columns its queries
-// read, which planQueries checks (sqljob.Check); a table without a header
-// is Check's to refuse. inputs are inputsOf the request.
-func (l Limits) checkHeaders(inputs []inputHeader, builtin bool) error {
+// A job needs of its inputs only the columns its queries read, which
+// planQueries checks (sqljob.Check); a table without a header is Check's
+// to refuse. inputs are inputsOf the request.
+func (l Limits) checkHeaders(inputs []inputHeader) error {
 	if inputs[schema.Matches].h == nil || inputs[schema.Players].h == nil {
 		return errorf(ErrInvalid, "both file headers are required")
 	}
@@ -383,14 +381,6 @@ func (l Limits) checkHeaders(inputs []inputHeader, builtin bool) error {
 		}
 		if n := headerBytes(h.Columns); n > l.MaxHeaderBytes {
 			return errorf(ErrFull, "%s: a header row of %d bytes, more than a header may have (%d, --max-header-bytes)", f, n, l.MaxHeaderBytes)
-		}
-	}
-	if !builtin {
-		return nil
-	}
-	for _, f := range schema.Files {
-		if _, err := ingest.ParseColumns(f, inputs[f].h.Columns); err != nil {
-			return kindError{ErrInvalid, err}
 		}
 	}
 	return nil
@@ -418,12 +408,9 @@ type created struct {
 // (unset: Limits.MaxMalformed); a job resumed keeps its own.
 func (js *jobs) create(owner string, req *wololov1.CreateJobRequest) (c created, err error) {
 	name, maxMalformed := req.GetJobId(), req.MaxMalformed
-	queries, own, err := jobQueries(req)
-	if err != nil {
-		return c, err
-	}
+	queries, own := jobQueries(req)
 	inputs := inputsOf(req)
-	if err := js.limits.checkHeaders(inputs, len(queries) == 0); err != nil {
+	if err := js.limits.checkHeaders(inputs); err != nil {
 		return c, err
 	}
 	jp, err := js.limits.planQueries(queries, own, inputs, js.shape, js.shapeErr)
@@ -454,7 +441,7 @@ func (js *jobs) create(owner string, req *wololov1.CreateJobRequest) (c created,
 		if err := j.sameQueries(queries); err != nil {
 			return c, err
 		}
-		if len(j.plan) == 0 { // the built-in graph's, resumed without builtin_graph
+		if len(j.plan) == 0 { // a job of the hand-written graph an older version wrote: it has no plan to explain
 			c.explain = ""
 		}
 		j.touch()
@@ -535,9 +522,12 @@ func (js *jobs) dropForRoom(drop []string, owner string) []string {
 
 // newJob is the job a description (JobRecord) describes. It refuses one
 // that no CreateJob admits now (a header without a column its queries
-// read, or, for the built-in graph, one of the graph's own columns; sizes
-// that are negative or overflow together, a table name that is not one),
-// which a store written before those checks may hold.
+// read, sizes that are negative or overflow together, a table name that
+// is not one), which a store written before those checks may hold. A
+// description without queries is of a job of the hand-written graph an
+// older version wrote: the job is made, without a plan, with the default
+// queries' result names (its answers, if it finished, stand), and takes
+// the lost-state path (see Recover).
 //
 // decoded, when not nil, is rec.Plan decoded already (CreateJob's, which
 // checkPlanRuns read back from the same bytes); nil: it is decoded here.
@@ -566,7 +556,7 @@ func (js *jobs) newJob(id string, rec *wololov1.JobRecord, decoded *physical.Pla
 			return nil, kindError{ErrInvalid, fmt.Errorf("job %q: %w", id, err)}
 		}
 	}
-	j.queries, j.queriesPrint, j.plan = builtinQueries, queriesPrint(rec.Queries), nil
+	j.queries, j.queriesPrint, j.plan = defaultNames, queriesPrint(rec.Queries), nil
 	var scanned map[string][]string // of a plan
 	if len(rec.Queries) > 0 {
 		if len(rec.Plan) == 0 {
@@ -610,19 +600,13 @@ func (js *jobs) newJob(id string, rec *wololov1.JobRecord, decoded *physical.Pla
 			seen[strings.ToLower(name)] = true
 			fs.input = tableInput(name)
 		}
-		if len(j.plan) > 0 { // its plan reads the columns by name; a job of the built-in graph keeps none
+		if len(j.plan) > 0 { // its plan reads the columns by name
 			for _, c := range scanned[fs.table] {
 				if !slices.Contains(f.Columns, c) {
 					return nil, errorf(ErrInvalid, "job %q: %s: no column %q (read by its queries)", id, fs.input, c)
 				}
 			}
 			fs.names = scannedOnly(f.Columns, scanned[fs.table])
-		} else if i < len(schema.Files) { // the built-in graph reads every column of its own
-			cols, err := ingest.ParseColumns(schema.File(i), f.Columns)
-			if err != nil {
-				return nil, kindError{ErrInvalid, fmt.Errorf("job %q: %w", id, err)}
-			}
-			fs.cols = cols
 		}
 		j.files = append(j.files, fs)
 	}

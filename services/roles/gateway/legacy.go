@@ -3,10 +3,12 @@ package gateway
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 
 	"google.golang.org/protobuf/proto"
 
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
+	"github.com/wololo/wololo/services/dataflow/schema"
 )
 
 // Builds before the records moved to protobuf wrote them as JSON. A
@@ -67,4 +69,24 @@ func decodeUploadRecord(raw []byte) (*wololov1.UploadRecord, error) {
 		return nil, err
 	}
 	return &wololov1.UploadRecord{Offset: old.Offset, Done: old.Done, Rows: old.Report.Rows, Malformed: old.Report.Malformed, Missing: old.Report.Missing}, nil
+}
+
+// planDefault makes a record of a job of the hand-written graph (no
+// queries: written by an older version, which ran the four default
+// queries on it) a record of the default queries as SQL, planned on the
+// job's two headers: what its rebuild runs (issue 39).
+func (js *jobs) planDefault(rec *wololov1.JobRecord) error {
+	if len(rec.Files) != len(schema.Files) {
+		return fmt.Errorf("a job of the hand-written graph with %d inputs", len(rec.Files))
+	}
+	inputs := make([]inputHeader, len(schema.Files))
+	for i, f := range schema.Files {
+		inputs[i] = inputHeader{fileInput(f), &wololov1.FileHeader{Columns: rec.Files[i].Columns}}
+	}
+	jp, err := js.limits.planQueries(defaultQueries, false, inputs, js.shape, js.shapeErr)
+	if err != nil {
+		return err
+	}
+	rec.Queries, rec.Plan = jp.queries, jp.plan
+	return nil
 }

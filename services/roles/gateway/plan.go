@@ -10,12 +10,11 @@ import (
 	"github.com/wololo/wololo/services/dataflow/stage"
 )
 
-// The upload of a job of SQL queries. Such a job carries its physical
-// plan (job.plan); the upload of a file parses its records as text
-// (ingest's Text) and hands them to the plan's Source of the file's
-// table, whose scan and exchanges route each row onto the plan's
-// channels; the commits are the upload's as for the built-in graph, each
-// holding every row up to its offset (planUpload.flush before each). What
+// The upload of a job. A job carries its physical plan (job.plan); the
+// upload of a file parses its records as text (ingest's Text) and hands
+// them to the plan's Source of the file's table, whose scan and exchanges
+// route each row onto the plan's channels; the upload's commits each hold
+// every row up to its offset (planUpload.flush before each). What
 // the gateway does with the rows that come back (the final aggregates,
 // sorts and sinks) is its stage runtime's, from the same plan
 // (sqlops.StageSpec, Config.PlanOf).
@@ -43,7 +42,7 @@ func (g *Gateway) newPlanUpload(j *job, fs *fileState, in *ingest.Ingest) (*plan
 	if err != nil {
 		return nil, fmt.Errorf("job %s: %w", j.id, err)
 	}
-	u := &planUpload{src: src, out: stage.EdgeOutputs(g.self, j.id, src.Outputs(), g.cfg.BatchRows), missing: maps.Clone(in.Report.Missing)}
+	u := &planUpload{src: src, out: stage.NewOutputs(g.self, j.id, src.Outputs()), missing: maps.Clone(in.Report.Missing)}
 	in.Text, in.TextWidth = u.row, src.Width()
 	return u, nil
 }

@@ -31,9 +31,9 @@ const (
 	DefaultMaxQueryBytes = sqljob.DefaultMaxQueryBytes
 )
 
-// builtinQueries are the names of the default queries' results, q1..q4,
-// those of a job of the built-in graph.
-var builtinQueries = func() []string {
+// defaultNames are the names of the default queries' results, q1..q4,
+// those of a job of the hand-written graph an older version wrote.
+var defaultNames = func() []string {
 	out := make([]string, len(schema.ResultFiles))
 	for i, f := range schema.ResultFiles {
 		out[i] = strings.TrimSuffix(f, ".csv")
@@ -56,24 +56,19 @@ var defaultQueries = func() []*wololov1.Query {
 }()
 
 // defaultPrint is queriesPrint(defaultQueries): a job of the default
-// queries, whether it ran them as SQL or on the built-in graph, is the
-// same job to a client that resumes it without queries.
+// queries, whether it ran them as SQL or (written by an older version) on
+// the hand-written graph, is the same job to a client that resumes it
+// without queries.
 var defaultPrint = textsPrint(defaultQueries)
 
 // jobQueries are the queries a CreateJob asks for: its own, else the
-// default ones, else (builtin_graph) none, for the built-in graph; and
-// whether they are the client's (which the quotas bound). builtin_graph
-// with queries or tables of its own is InvalidArgument.
-func jobQueries(req *wololov1.CreateJobRequest) (qs []*wololov1.Query, own bool, err error) {
-	switch {
-	case req.GetBuiltinGraph() && (len(req.GetQueries()) > 0 || len(req.GetTables()) > 0):
-		return nil, false, errorf(ErrInvalid, "builtin_graph runs the four default queries on the hand-written graph: it takes no queries or tables of its own")
-	case req.GetBuiltinGraph():
-		return nil, false, nil
-	case len(req.GetQueries()) > 0:
-		return req.GetQueries(), true, nil
+// default ones; and whether they are the client's (which the quotas
+// bound).
+func jobQueries(req *wololov1.CreateJobRequest) (qs []*wololov1.Query, own bool) {
+	if len(req.GetQueries()) > 0 {
+		return req.GetQueries(), true
 	}
-	return defaultQueries, false, nil
+	return defaultQueries, false
 }
 
 // queriesOf are a request's queries, as sqljob takes them.
@@ -97,16 +92,13 @@ type jobPlan struct {
 // planQueries checks a CreateJob's tables and queries and plans them on
 // shape: sqljob.Check on its inputs' headers' columns (the two files'
 // tables and its own), its queries, whether they are the client's own
-// (which the limits bound) and the limits; then checkPlanRuns. No query:
-// nil, the built-in job. A job Check refuses is InvalidArgument with
+// (which the limits bound) and the limits; then checkPlanRuns. A job
+// Check refuses is InvalidArgument with
 // Check's message (a query the engine refuses names the query, the
 // construct and its line:column; a column an input lacks names the input
 // and the query), or ResourceExhausted over a limit; a plan that breaks
 // the planner's invariants is an internal error.
 func (l Limits) planQueries(queries []*wololov1.Query, own bool, inputs []inputHeader, shape physical.Shape, shapeErr error) (*jobPlan, error) {
-	if len(queries) == 0 {
-		return nil, nil
-	}
 	spec := sqljob.Spec{
 		Matches: inputs[schema.Matches].h.GetColumns(), Players: inputs[schema.Players].h.GetColumns(),
 		Queries: queriesOf(queries), Own: own,
@@ -178,7 +170,8 @@ func checkPlanRuns(plan []byte) (*physical.Plan, error) {
 
 // queriesPrint is a fingerprint of a job's queries, names and texts in
 // order, by which a resume with other queries is told apart; the zero
-// value for none (the built-in graph) or the default queries.
+// value for the default queries, or none (a job of the hand-written graph
+// an older version wrote).
 func queriesPrint(queries []*wololov1.Query) [sha256.Size]byte {
 	if p := textsPrint(queries); len(queries) > 0 && p != defaultPrint {
 		return p
@@ -212,7 +205,7 @@ func (j *job) sameQueries(queries []*wololov1.Query) error {
 }
 
 // resultFiles are the job's result files, NAME.csv of each of its queries
-// in order (schema.ResultFiles for the built-in job).
+// in order.
 func (j *job) resultFiles() []string {
 	out := make([]string, len(j.queries))
 	for i, q := range j.queries {
@@ -222,7 +215,8 @@ func (j *job) resultFiles() []string {
 }
 
 // planOf is the physical plan of a job (by its internal id) as its record
-// holds it (physical.Encode), nil for the built-in job; ok reports whether
+// holds it (physical.Encode), nil for a job of the hand-written graph an
+// older version wrote; ok reports whether
 // the job is known. The stage runtime runs a known job's plan.
 func (js *jobs) planOf(id string) (plan []byte, ok bool) {
 	js.mu.Lock()

@@ -226,58 +226,11 @@ func TestJobOfQueries(t *testing.T) {
 	}
 }
 
-// TestBuiltinJobUnchanged: a job of builtin_graph is the built-in one: no
-// explain, no plan (introduced without one), results q1..q4, and queries
-// given to resume it are refused; resumed without the flag (by a client
-// of the default queries), it goes on as it was.
-func TestBuiltinJobUnchanged(t *testing.T) {
-	store := transport.NewMemStore()
-	svc := testGateway(t, store, time.Hour, make(chan string, 1))
-	req := createRequest("b")
-	req.BuiltinGraph = true
-	r, err := svc.CreateJob(context.Background(), req)
-	if err != nil || r.Explain != "" {
-		t.Fatalf("CreateJob: %v, %v", r, err)
-	}
-	g := svc.(jobService).g
-	id := internalID(t, g, "b")
-	if plan, ok := g.PlanOf(id); !ok || plan != nil {
-		t.Errorf("PlanOf the built-in job: %d bytes, %v", len(plan), ok)
-	}
-	if _, ok := g.PlanOf("nobody"); ok {
-		t.Error("PlanOf an unknown job: ok")
-	}
-	want := []string{"q1", "q2", "q3", "q4"}
-	v, err := svc.GetJob(context.Background(), &wololov1.GetJobRequest{JobId: "b"})
-	if err != nil || !slices.Equal(v.Job.Queries, want) {
-		t.Fatalf("GetJob: %v (%v), want queries %q", v, err, want)
-	}
-	img, _ := store.Load()
-	rec, err := decodeJobRecord(img.Jobs[id].Records[recordMeta])
-	if err != nil || len(rec.Queries) != 0 || rec.Plan != nil {
-		t.Errorf("the built-in job's record: %v (%v)", rec, err)
-	}
-	if _, err := svc.CreateJob(context.Background(), queryRequest("b", civsQuery)); status.Code(err) != codes.FailedPrecondition {
-		t.Errorf("resume of the built-in job with queries: %v", err)
-	}
-	if r, err := svc.CreateJob(context.Background(), createRequest("b")); err != nil || !r.Resumed || r.Explain != "" {
-		t.Errorf("resume of the built-in job without the flag: %v, %v", r, err)
-	}
-	g.Finished(id, headerOnlyResults())
-	var c collect
-	if err := svc.GetResults(&wololov1.GetResultsRequest{JobId: "b"}, &c); err != nil {
-		t.Fatal(err)
-	}
-	if !slices.Equal(c.names, schema.ResultFiles) {
-		t.Errorf("GetResults sent %q, want %q", c.names, schema.ResultFiles)
-	}
-}
-
 // TestDefaultQueriesRunAsSQL: a job that gives no queries runs the four of
 // queries/ as SQL: its record holds them and their plan, its explain is
 // theirs, its results are q1..q4; a resume without queries, or with the
-// four default files given as queries, is the same job; builtin_graph with
-// queries or tables of its own is refused; and the quotas, which bound
+// four default files given as queries, is the same job; and the quotas,
+// which bound
 // the client's own queries, do not refuse the default ones.
 func TestDefaultQueriesRunAsSQL(t *testing.T) {
 	store := transport.NewMemStore()
@@ -312,15 +265,6 @@ func TestDefaultQueriesRunAsSQL(t *testing.T) {
 	given.Queries = defaultQueries
 	if r, err := svc.CreateJob(context.Background(), given); err != nil || !r.Resumed {
 		t.Errorf("resumed with the default files as queries: %v, %v", r, err)
-	}
-	for _, bad := range []*wololov1.CreateJobRequest{queryRequest("x", civsQuery), createRequest("y")} {
-		bad.BuiltinGraph = true
-		if len(bad.Queries) == 0 {
-			bad.Tables = []*wololov1.Table{{Name: "t", Header: header([]string{"a"})}}
-		}
-		if _, err := svc.CreateJob(context.Background(), bad); status.Code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), "builtin_graph") {
-			t.Errorf("builtin_graph with %d queries and %d tables: %v", len(bad.Queries), len(bad.Tables), err)
-		}
 	}
 	g.Finished(id, headerOnlyResults())
 	var c collect

@@ -160,18 +160,13 @@ func TestCheckHeaders(t *testing.T) {
 		{"a header row at the limit", req(func(m, p *wololov1.FileHeader) { m.Columns = padded(m.Columns, 200) }), nil, ""},
 		{"a header row one byte over", req(func(m, p *wololov1.FileHeader) { p.Columns = padded(p.Columns, 201) }), ErrFull, "--max-header-bytes"},
 		{"many empty columns", req(func(m, p *wololov1.FileHeader) { m.Columns = append(m.Columns, make([]string, 200)...) }), ErrFull, "--max-header-bytes"},
-		{"a required column missing", req(func(m, p *wololov1.FileHeader) { p.Columns = p.Columns[1:] }), ErrInvalid, "column"},
-	}
-	// A job of SQL queries needs only the columns its queries read, which
-	// planQueries checks: its headers may lack the built-in graph's.
-	h := req(func(m, p *wololov1.FileHeader) { p.Columns = p.Columns[1:] })
-	if err := l.checkHeaders(inputsOf(&wololov1.CreateJobRequest{Matches: h[0], Players: h[1]}), false); err != nil {
-		t.Errorf("a job of SQL queries refused for a column it may not read: %v", err)
+		// A job needs only the columns its queries read, which
+		// planQueries checks.
+		{"a column of the default queries missing", req(func(m, p *wololov1.FileHeader) { p.Columns = p.Columns[1:] }), nil, ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			builtin := true // the built-in graph's: every column of its own required
-			err := l.checkHeaders(inputsOf(&wololov1.CreateJobRequest{Matches: c.headers[0], Players: c.headers[1]}), builtin)
+			err := l.checkHeaders(inputsOf(&wololov1.CreateJobRequest{Matches: c.headers[0], Players: c.headers[1]}))
 			if c.want == nil {
 				if err != nil {
 					t.Fatalf("refused: %v", err)

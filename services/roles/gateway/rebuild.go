@@ -154,6 +154,13 @@ func (js *jobs) replace(old *job, line string) (*job, error) {
 	if err != nil {
 		return nil, err
 	}
+	if len(rec.Queries) == 0 {
+		// A job of the hand-written graph an older version wrote: it
+		// runs again as what it was, the default queries, now as SQL.
+		if err := js.planDefault(rec); err != nil {
+			return nil, fmt.Errorf("job %q: plan its default queries: %w", old.name, err)
+		}
+	}
 	rec.RebuildOf = old.id
 	rec.Rebuilds = append(rec.Rebuilds, line)
 	id := jobid.New()

@@ -87,6 +87,14 @@ func (g *Gateway) upload(stream uploadStream) (err error) {
 			err = errorf(ErrRebuilt, "job %q lost a process's state and runs again from the input the gateway kept; resume the upload", j.name)
 		}
 	}()
+	if len(j.plan) == 0 {
+		// A job of the hand-written graph an older version ran, which
+		// this one does not run: nothing of it is introduced or sent.
+		// It takes the lost-state path (the processes that hold it
+		// report it unrestorable: stage.ErrNoPlan), run again from its
+		// retained input or submitted again by its client.
+		return errorf(ErrJobFailed, "job %q ran on the hand-written graph of an older version, which this one does not run: it runs again from the input the gateway kept, or its client submits it again", j.name)
+	}
 	// Every process knows the job before the first batch of it is sent.
 	if err := g.introduce(stream.Context(), j); err != nil {
 		return err
@@ -112,9 +120,7 @@ func (g *Gateway) upload(stream uploadStream) (err error) {
 	defer func() { g.cfg.Counters.Upload(u.in.counter, uploadOutcome(err, paused)) }()
 
 	log := j.log.With("file", u.in.name)
-	// A table's records are only ever parsed as text (planUpload): its
-	// ingest's file and stream are the typed rows', never used.
-	in, err := ingest.FromColumns(u.in.file, j.files[file].cols, u.in.file.Stream(), u.offset, u.report)
+	in, err := ingest.New(u.offset, u.report)
 	if err == nil {
 		in.MaxRecord = g.cfg.MaxRecordBytes
 		in.OnOversized = func(at int64) {
@@ -124,16 +130,11 @@ func (g *Gateway) upload(stream uploadStream) (err error) {
 	if err != nil {
 		return kindError{ErrInvalid, err}
 	}
-	var out *stage.Outputs
-	var plan *planUpload // a job of SQL queries: its plan routes the rows
-	if len(j.plan) > 0 {
-		if plan, err = g.newPlanUpload(j, j.files[file], in); err != nil {
-			return err
-		}
-		out = plan.out
-	} else if out, err = stage.NewOutputs(g.cfg.Topology, g.self, j.id, []string{u.in.file.Stream()}, g.cfg.BatchRows); err != nil {
+	plan, err := g.newPlanUpload(j, j.files[file], in) // its plan routes the rows
+	if err != nil {
 		return err
 	}
+	out := plan.out
 	if err := stream.Send(&wololov1.UploadResponse{Offset: u.offset, Rows: u.report.Rows}); err != nil {
 		return err
 	}
@@ -190,7 +191,7 @@ func (g *Gateway) upload(stream uploadStream) (err error) {
 				if err := keep.WriteAt(data, received-int64(len(data))); err != nil {
 					return errorf(ErrStore, "%s: %v", u.in, err)
 				}
-				in.Feed(data, false, out)
+				in.Feed(data, false)
 				taken += len(data)
 				releaseData(data) // the ingest keeps a copy of what it still needs
 				if taken >= commitBytes || out.Built() >= g.cfg.OutboxLimit || !g.cfg.Committer.Outbox().HasRoom(out.Channels(), g.cfg.OutboxLimit) {
@@ -212,7 +213,7 @@ func (g *Gateway) upload(stream uploadStream) (err error) {
 			if f.Finish.Size != received {
 				return errorf(ErrDataLoss, "%s: client says the file has %d bytes, gateway received up to offset %d", u.in, f.Finish.Size, received)
 			}
-			in.Feed(nil, true, out)
+			in.Feed(nil, true)
 			if plan != nil {
 				if err := plan.end(in); err != nil {
 					return err

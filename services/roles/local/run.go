@@ -142,7 +142,6 @@ func runJob(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	queryFlags := explain.RegisterQueryFlags(fs, "a SQL query of the job, NAME=FILE.sql: its rows are written to NAME.csv (repeatable; default: the four default queries)")
 	tableFlags := explain.RegisterTableFlags(fs, "another table of the --query queries, NAME=F: F's header row names its columns (repeatable)")
 	printPlans := fs.Bool("explain", false, "print the plans the gateway made of the job's queries (the --query ones, else the four default ones) before uploading")
-	builtin := fs.Bool("builtin-graph", false, explain.BuiltinHelp)
 	keep := fs.Bool("keep", false, "keep the data directory (a fresh temporary one unless --data is given)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of this process (the runner and the submitting client) to this file")
 	maxMalformedFlag := client.MaxMalformedFlag(fs)
@@ -154,9 +153,6 @@ func runJob(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	maxMalformed, err := maxMalformedFlag()
 	if err != nil {
-		return err
-	}
-	if err := explain.CheckBuiltin(fs, *builtin, queryFlags, tableFlags, *printPlans); err != nil {
 		return err
 	}
 	if len(tableFlags.List()) > 0 && !queryFlags.Given() {
@@ -218,7 +214,7 @@ func runJob(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	sum, err := client.Submit(ctx, client.SubmitOptions{
 		Server: cl.GatewayAddr(), TLS: tlsConfig, Matches: *matches, Players: *players, Out: *out,
 		Progress: stderr, Terminal: client.IsTerminal(stderr), MaxMalformed: maxMalformed,
-		Queries: queries, Tables: tables, Explain: plans, BuiltinGraph: *builtin,
+		Queries: queries, Tables: tables, Explain: plans,
 		Rebuilds: client.DefaultRebuilds, Notices: stderr, Again: again(cl),
 	})
 	procs := cl.Processes() // while alive: VmHWM of each

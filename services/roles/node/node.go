@@ -68,7 +68,6 @@ import (
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 	"github.com/wololo/wololo/services/base/inputlog"
 	"github.com/wololo/wololo/services/cmdline/version"
-	"github.com/wololo/wololo/services/dataflow/operators"
 	"github.com/wololo/wololo/services/dataflow/schema"
 	"github.com/wololo/wololo/services/dataflow/sql/sqlops"
 	"github.com/wololo/wololo/services/dataflow/stage"
@@ -189,9 +188,6 @@ func (c Config) Validate() error {
 	if c.Credentials != nil && c.Credentials.Self != (pki.Identity{Kind: pki.Instance, Name: c.Instance.Name()}) {
 		return fmt.Errorf("node config: Credentials are %s's, not instance %s's", c.Credentials.Self, c.Instance.Name())
 	}
-	if _, err := operators.SpecFor(c.Topology, st); err != nil {
-		return fmt.Errorf("node config: %w", err)
-	}
 	return nil
 }
 
@@ -240,10 +236,6 @@ func New(cfg Config) (*Node, error) {
 	}
 	cfg = cfg.WithDefaults()
 	st, _ := cfg.Topology.Stage(cfg.Instance.Stage)
-	spec, err := operators.SpecFor(cfg.Topology, st)
-	if err != nil {
-		return nil, fmt.Errorf("node %s: %w", cfg.Instance.Name(), err)
-	}
 	self := cfg.Instance.Name()
 	log := cfg.Log.With("stage", st.Name, "instance", self)
 	if cfg.StoreTimes == nil {
@@ -265,9 +257,9 @@ func New(cfg Config) (*Node, error) {
 	n.committer = transport.NewCommitter(store, outbox, transport.NewInbox(), n.sender)
 
 	scfg := stage.Config{
-		Topology: cfg.Topology, Instance: cfg.Instance, Spec: spec, Committer: n.committer, Links: n.sender,
-		Log: log.Named("stage"), BatchRows: cfg.BatchRows, OutboxLimit: cfg.OutboxLimit, MaxJobs: cfg.MaxJobs,
-		// A job of SQL queries runs this task's part of its plan.
+		Topology: cfg.Topology, Instance: cfg.Instance, Committer: n.committer, Links: n.sender,
+		Log: log.Named("stage"), OutboxLimit: cfg.OutboxLimit, MaxJobs: cfg.MaxJobs,
+		// A job runs this task's part of its plan.
 		Plans: func(plan []byte) (stage.JobSpec, error) {
 			b := cfg.JobBudget
 			b.HeldBytes = cfg.MaxHeldBytes
@@ -292,7 +284,7 @@ func New(cfg Config) (*Node, error) {
 		}
 		n.Gateway, err = gateway.New(gateway.Config{
 			Topology: cfg.Topology, Committer: n.committer, Inputs: inputs,
-			Log: log.Named("gateway"), BatchRows: cfg.BatchRows, OutboxLimit: cfg.OutboxLimit, Retention: cfg.Retention, MaxJobs: cfg.MaxJobs, UploadIdle: cfg.UploadIdle,
+			Log: log.Named("gateway"), OutboxLimit: cfg.OutboxLimit, Retention: cfg.Retention, MaxJobs: cfg.MaxJobs, UploadIdle: cfg.UploadIdle,
 			ClientMaxJobs: cfg.ClientMaxJobs, ClientMaxHeldJobs: cfg.ClientMaxHeldJobs, MaxJobBytes: cfg.MaxJobBytes, ClientMaxBytes: cfg.ClientMaxBytes,
 			MaxHeaderBytes: cfg.MaxHeaderBytes, MaxRecordBytes: cfg.MaxRecordBytes, MaxMalformed: cfg.MaxMalformed, Identify: identify(cfg.Credentials),
 			MaxQueries: cfg.MaxQueries, MaxTables: cfg.MaxTables, MaxQueryBytes: cfg.MaxQueryBytes, Counters: gatewayMetrics,

@@ -86,8 +86,7 @@
 // has: its receivers refuse the old streams (an unknown channel, a final
 // refusal that fails the job with its reason, transport.Sender), and
 // nothing resumes them under the new names. Such a job fails, and is
-// submitted again; a job that had finished keeps its results. The built-in graph's job is not concerned:
-// its streams are the topology's (deploy.Topology), never a plan's.
+// submitted again; a job that had finished keeps its results.
 //
 // The package does no I/O and no logging.
 package sqlops

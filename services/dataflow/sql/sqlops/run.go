@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strconv"
 	"sync"
 	"sync/atomic"
 
@@ -12,7 +11,6 @@ import (
 	"github.com/wololo/wololo/services/dataflow/sql/exec"
 	"github.com/wololo/wololo/services/dataflow/sql/physical"
 	"github.com/wololo/wololo/services/dataflow/sql/plan"
-	"github.com/wololo/wololo/services/dataflow/stage"
 )
 
 // Result is what Run returns: each query's NAME.csv, and the scans'
@@ -498,47 +496,3 @@ func deliver(t *Task, m message) error {
 	}
 	return t.Receive(m.ch, m.sender, m.rows)
 }
-
-// driven is an operator as a stage.Operator, for a stage.Driver: its
-// inputs are the streams in0, in1, ... of ColumnBatches, read as their
-// columns; what it emits goes to out, not to the stage's Emitter (whose
-// row kinds are the fixed pipeline's).
-type driven struct {
-	op   Operator
-	cols [][]plan.Column
-	out  Out
-}
-
-func (d *driven) input(s string) (int, error) {
-	k, err := strconv.Atoi(s[min(2, len(s)):])
-	if err != nil || k < 0 || k >= len(d.cols) {
-		return 0, fmt.Errorf("no input stream %q", s)
-	}
-	return k, nil
-}
-
-func (d *driven) Apply(s string, rows *wololov1.RowBatch, _ stage.Emitter) error {
-	k, err := d.input(s)
-	if err != nil {
-		return err
-	}
-	b, err := FromRows(rows, d.cols[k])
-	if err != nil {
-		return err
-	}
-	return d.op.Apply(k, b, d.out)
-}
-
-// EndStream tells an operator that ends an input early (InputEnder).
-func (d *driven) EndStream(s string, _ stage.Emitter) error {
-	k, err := d.input(s)
-	if err != nil {
-		return err
-	}
-	if e, ok := d.op.(InputEnder); ok {
-		return e.EndInput(k, d.out)
-	}
-	return nil
-}
-
-func (d *driven) Finish(stage.Emitter) error { return d.op.Finish(d.out) }

@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"strings"
 
-	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 	"github.com/wololo/wololo/services/dataflow/schema"
 	"github.com/wololo/wololo/services/dataflow/sql/exec"
 	"github.com/wololo/wololo/services/dataflow/sql/physical"
@@ -14,8 +13,8 @@ import (
 	"github.com/wololo/wololo/services/dataflow/stage"
 )
 
-// A job's plan in the deployment. Each process runs, for each job of SQL
-// queries, its part of the job's plan as one stage.Operator (StageSpec):
+// A job's plan in the deployment. Each process runs, for each job, its
+// part of the job's plan as one stage.Operator (StageSpec):
 // the stage runtime then gives it what it gives every operator (the
 // inbox's order, exactly-once commits, the journal replayed after a
 // restart, the outputs cut into batches and routed) and does not know the
@@ -24,7 +23,7 @@ import (
 // the receiving Task hands each consumer its rows. The gateway's part
 // that runs as a file is parsed (the table's scan and the exchanges
 // reading it: physical.Plan.Source) is a Source of its own, which the
-// upload feeds and commits, as it does the built-in graph's parsed rows.
+// upload feeds and commits.
 
 // ChannelStream is the transport's stream of the channel at index i of
 // a plan's Channels, named ch: "c", i and '-' (which make it unique within
@@ -194,15 +193,8 @@ func StageSpec(p *physical.Plan, task string, b Budget) (stage.JobSpec, error) {
 		}
 	}
 	var w stage.Wiring
-	for _, c := range p.Channels {
-		if c.To != task {
-			continue
-		}
-		n, err := replicasOf(p, c.From)
-		if err != nil {
-			return stage.JobSpec{}, err
-		}
-		w.Inputs = append(w.Inputs, stage.Edge{Stream: s.byChannel[c.Name], Stage: c.From, Replicas: n})
+	for _, c := range inputsOf(p, s, task) {
+		w.Inputs = append(w.Inputs, stage.Edge{Stream: s.byChannel[c.ch], Stage: p.Channel(c.ch).From, Replicas: c.senders})
 	}
 	if w.Outputs, err = edges(p, s, ops); err != nil {
 		return stage.JobSpec{}, err
@@ -224,13 +216,26 @@ func StageSpec(p *physical.Plan, task string, b Budget) (stage.JobSpec, error) {
 	}}, nil
 }
 
+// inputsOf are the channels into task, in the plan's order: the inputs
+// of its stage.Operator, by index.
+func inputsOf(p *physical.Plan, s *streams, task string) []channelOf {
+	var out []channelOf
+	for _, c := range p.Channels {
+		if c.To == task {
+			out = append(out, s.byStream[s.byChannel[c.Name]])
+		}
+	}
+	return out
+}
+
 // stageOp is a task's part of a job as a stage.Operator: a Task of its
-// operators but the Source ones, fed the batches and ends of the routes
-// it reads.
+// operators but the Source ones, fed the batches and ends of the channels
+// it reads (its inputs, by index: inputsOf).
 type stageOp struct {
 	t       *Task
 	p       *physical.Plan
 	streams *streams
+	inputs  []channelOf
 	maxHeld int64 // the gateway's limit, for the failure's reason
 	// out is the Emitter of the call being served: where the exchanges'
 	// batches and ends go; wire writes the batches.
@@ -246,7 +251,7 @@ func newStageOp(p *physical.Plan, task string, s *streams, b Budget) (*stageOp, 
 		}
 		return tables[id]
 	}
-	o := &stageOp{p: p, streams: s, maxHeld: b.HeldBytes}
+	o := &stageOp{p: p, streams: s, inputs: inputsOf(p, s, task), maxHeld: b.HeldBytes}
 	if task != p.Gateway.Name {
 		b.HeldBytes = 0 // it holds no answer
 	}
@@ -266,47 +271,31 @@ func (o *stageOp) send(ch *physical.Channel, to int, rows *Rows) error {
 }
 
 // emitOn hands a batch an exchange wrote (or, rows nil, its end) to out,
-// on the channel's stream: as the bytes it travels as, written by w,
-// where out takes them (stage.EncodedEmitter), else as a RowBatch.
+// on the channel's stream, as the bytes it travels as, written by w.
 func emitOn(out stage.Emitter, s *streams, ch *physical.Channel, to int, rows *Rows, w *wireWriter) error {
 	name, ok := s.byChannel[ch.Name]
 	if !ok {
 		return fmt.Errorf("no channel %q in the job's plan", ch.Name)
 	}
-	switch ee, encoded := out.(stage.EncodedEmitter); {
-	case rows == nil:
+	if rows == nil {
 		out.End(name)
-	case encoded:
-		ee.Encoded(name, to, w.appendRows(nil, rows.b, rows.s, rows.routes), rows.Len())
-	default:
-		out.Batch(name, to, rows.RowBatch())
+		return nil
 	}
+	out.Encoded(name, to, w.appendRows(nil, rows.b, rows.s, rows.routes), rows.Len())
 	return nil
 }
 
-func (o *stageOp) channel(stream string) (channelOf, error) {
-	c, ok := o.streams.byStream[stream]
-	if !ok {
-		return channelOf{}, fmt.Errorf("no stream %q in the job's plan", stream)
+func (o *stageOp) input(k int) (channelOf, error) {
+	if k < 0 || k >= len(o.inputs) {
+		return channelOf{}, fmt.Errorf("no input %d in the job's plan, of %d", k, len(o.inputs))
 	}
-	return c, nil
+	return o.inputs[k], nil
 }
 
-// Apply implements stage.Operator.
-func (o *stageOp) Apply(stream string, rows *wololov1.RowBatch, out stage.Emitter) error {
-	c, err := o.channel(stream)
-	if err != nil {
-		return err
-	}
-	o.out = out
-	o.t.meter.interruptedBy(out)
-	return o.t.Receive(c.ch, 0, rows)
-}
-
-// ApplyEncoded implements stage.EncodedApplier: the batch read with the
-// wire codec (Task.ReceiveEncoded).
-func (o *stageOp) ApplyEncoded(stream string, encoded []byte, out stage.Emitter) (int, error) {
-	c, err := o.channel(stream)
+// Apply implements stage.Operator: the batch read with the wire codec
+// (Task.ReceiveEncoded).
+func (o *stageOp) Apply(k int, encoded []byte, out stage.Emitter) (int, error) {
+	c, err := o.input(k)
 	if err != nil {
 		return 0, err
 	}
@@ -315,11 +304,11 @@ func (o *stageOp) ApplyEncoded(stream string, encoded []byte, out stage.Emitter)
 	return o.t.ReceiveEncoded(c.ch, 0, encoded)
 }
 
-// EndStream implements stage.StreamEnder: the runtime's Driver calls it
-// once every sender has ended the stream, and the Task is told of each
+// EndInput implements stage.InputEnder: the runtime's Driver calls it
+// once every sender has ended the input, and the Task is told of each
 // sender's end, as it counts them itself.
-func (o *stageOp) EndStream(stream string, out stage.Emitter) error {
-	c, err := o.channel(stream)
+func (o *stageOp) EndInput(k int, out stage.Emitter) error {
+	c, err := o.input(k)
 	if err != nil {
 		return err
 	}
@@ -379,8 +368,8 @@ func (o *stageOp) Finish(out stage.Emitter) error {
 // failed is an operator that could not be made: it refuses everything.
 type failed struct{ err error }
 
-func (f failed) Apply(string, *wololov1.RowBatch, stage.Emitter) error { return f.err }
-func (f failed) Finish(stage.Emitter) error                            { return f.err }
+func (f failed) Apply(int, []byte, stage.Emitter) (int, error) { return 0, f.err }
+func (f failed) Finish(stage.Emitter) error                    { return f.err }
 
 // Source is the gateway's part of a job's plan for one table: the
 // table's scan and the exchanges that read it, which route each row the

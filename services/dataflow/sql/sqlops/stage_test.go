@@ -97,9 +97,9 @@ func newDeployedHolding(t testing.TB, p *physical.Plan, r *rand.Rand, restart fl
 // start makes the instance's operator afresh: restored from its
 // snapshot, the journal since replayed, the ends applied noted.
 func (in *instance) start(t testing.TB) {
-	senders := map[string]int{}
-	for _, e := range in.spec.Wiring.Inputs {
-		senders[e.Stream] = e.Replicas
+	senders := make([]int, len(in.spec.Wiring.Inputs))
+	for k, e := range in.spec.Wiring.Inputs {
+		senders[k] = e.Replicas
 	}
 	in.op = in.spec.New()
 	if in.snap != nil {
@@ -119,7 +119,7 @@ func (in *instance) start(t testing.TB) {
 	}
 	for _, e := range in.ended {
 		if in.snap != nil && !logged[e] {
-			in.drive.Restore(e[0], e[1])
+			in.drive.Restore(in.input(e[0]), sender(e[1]))
 		}
 	}
 	for _, m := range in.journal {
@@ -128,9 +128,9 @@ func (in *instance) start(t testing.TB) {
 		}
 	}
 	for _, e := range in.ended {
-		in.drive.Restore(e[0], e[1])
+		in.drive.Restore(in.input(e[0]), sender(e[1]))
 	}
-	in.out = stage.EdgeOutputs(in.self, "j", in.spec.Wiring.Outputs, 100)
+	in.out = stage.NewOutputs(in.self, "j", in.spec.Wiring.Outputs)
 	in.out.MarkEnded(in.records)
 }
 
@@ -157,14 +157,29 @@ func (d *deployed) send(from string, emitted []stage.Emitted) {
 // step does, and reports whether the operator finished.
 func (in *instance) apply(m message, out stage.Emitter) (bool, error) {
 	if m.eof {
-		due, err := in.drive.End(m.stream, m.sender, out)
+		due, err := in.drive.End(in.input(m.stream), sender(m.sender), out)
 		if err != nil || !due {
 			return false, err
 		}
 		return true, in.drive.Finish(out)
 	}
-	_, err := in.drive.ApplyEncoded(m.stream, m.rows, out)
+	_, err := in.drive.Apply(in.input(m.stream), m.rows, out)
 	return false, err
+}
+
+// input is the index of stream among the instance's inputs, as the
+// runtime numbers them (-1: not one).
+func (in *instance) input(stream string) int {
+	return slices.IndexFunc(in.spec.Wiring.Inputs, func(e stage.Edge) bool { return e.Stream == stream })
+}
+
+// sender is the index of a sending instance, by its name.
+func sender(name string) int {
+	i, err := deploy.ParseInstance(name)
+	if err != nil {
+		return -1
+	}
+	return i.Index
 }
 
 // upload feeds a table's rows to its Source as the gateway's upload
@@ -175,7 +190,7 @@ func (d *deployed) upload(name string, tab *exec.Table) {
 	if err != nil {
 		d.t.Fatal(err)
 	}
-	out := stage.EdgeOutputs(gw, "j", src.Outputs(), 100)
+	out := stage.NewOutputs(gw, "j", src.Outputs())
 	feedSource(d.t, src, tab, out, func(int) bool { return d.r.IntN(100) == 0 }, func(eof bool) {
 		emitted, _ := out.Drain(eof)
 		d.send(gw.Name(), emitted)
@@ -413,7 +428,7 @@ func TestSourceRoutesEachRowByItsKey(t *testing.T) {
 	if ch == nil {
 		t.Fatalf("no channel match_players-by-match:\n%s", p)
 	}
-	out := stage.EdgeOutputs(deploy.Instance{Stage: p.Gateway.Name}, "j", src.Outputs(), 100)
+	out := stage.NewOutputs(deploy.Instance{Stage: p.Gateway.Name}, "j", src.Outputs())
 	rows := feedSource(t, src, tab, out, func(rows int) bool { return rows%777 == 0 }, nil)
 	emitted, _ := out.Drain(true)
 	sent := 0

@@ -18,8 +18,9 @@ import (
 )
 
 // Task is one instance of one task of a physical plan: the plan's
-// operators of that task, chained as the plan chains them, each driven by
-// a stage.Driver. It is what a process runs for a job: the gateway's
+// operators of that task, chained as the plan chains them, the ends of
+// each one's inputs counted as the stage runtime counts them
+// (stage.Ends). It is what a process runs for a job: the gateway's
 // instance is given each parsed batch of each table (Table, then
 // EndTable), every instance the batches and the ends that arrive on the
 // channels it reads (Receive, End); it applies each at once through its
@@ -103,13 +104,12 @@ func (r *Rows) RowBatch() *wololov1.RowBatch {
 
 // instance is one operator on a task instance.
 type instance struct {
-	o       *physical.Op
-	op      Operator
-	dv      *driven
-	d       *stage.Driver
-	x       *Exchange
-	senders map[string]int
-	ended   [][2]string // the ends the driver noted: stream, sender
+	o  *physical.Op
+	op Operator
+	// out hands what the operator emits on through the chain.
+	out  Out
+	ends *stage.Ends
+	x    *Exchange
 	// cols are the columns of each input; table, a scan's table's.
 	cols  [][]plan.Column
 	table []string
@@ -118,9 +118,6 @@ type instance struct {
 	shared, keys *exec.KeyTable
 	done         bool // finished, its outputs ended
 }
-
-// stream names input k of an operator for its driver.
-func stream(k int) string { return "in" + strconv.Itoa(k) }
 
 // NewTask returns instance index of the named task of p. columns are the
 // header of each table the task scans; shared returns the key table of a
@@ -207,7 +204,7 @@ func (t *Task) replicas(task string) (int, error) {
 }
 
 func (t *Task) build(o *physical.Op, columns map[string][]string, shared func(int) *exec.KeyTable) (*instance, error) {
-	senders := map[string]int{}
+	senders := make([]int, len(o.Inputs))
 	for k, in := range o.Inputs {
 		n := 1
 		if in.Channel != "" {
@@ -222,13 +219,13 @@ func (t *Task) build(o *physical.Op, columns map[string][]string, shared func(in
 		} else if in.Op < 0 || in.Op >= len(t.p.Ops) || t.p.Ops[in.Op].Task != o.Task {
 			return nil, fmt.Errorf("it reads #%d, not an operator of its task", in.Op)
 		}
-		senders[stream(k)] = n
+		senders[k] = n
 	}
 	cols, err := InputColumns(t.p, o)
 	if err != nil {
 		return nil, err
 	}
-	in := &instance{o: o, cols: cols, senders: senders}
+	in := &instance{o: o, cols: cols, ends: stage.NewEnds(senders)}
 	switch o.Kind {
 	case physical.Exchange:
 		if len(o.Inputs) != 1 {
@@ -267,12 +264,11 @@ func (t *Task) build(o *physical.Op, columns map[string][]string, shared func(in
 	if in.op, err = t.newOp(in); err != nil {
 		return nil, err
 	}
-	in.dv = &driven{op: in.op, cols: in.cols, out: func(b *exec.Batch) {
+	in.out = func(b *exec.Batch) {
 		if err := t.emit(in, b); err != nil && t.err == nil {
 			t.err = err
 		}
-	}}
-	in.d = stage.NewDriver(in.dv, senders)
+	}
 	return in, nil
 }
 
@@ -381,7 +377,7 @@ func (t *Task) flushScan(in *instance) error {
 	}
 	t.step()
 	in.op.(*scan).flush(func(_ int, b *exec.Batch) error {
-		in.dv.out(b)
+		in.out(b)
 		return nil
 	})
 	return t.checked(t.chainErr())
@@ -593,7 +589,7 @@ func (t *Task) applyRoute(in *instance, k int, b *exec.Batch, slots []int32) err
 	if err := t.restartFirst(in); err != nil {
 		return err
 	}
-	if err := in.op.(slotted).applySlots(k, b, slots, in.dv.out); err != nil {
+	if err := in.op.(slotted).applySlots(k, b, slots, in.out); err != nil {
 		return fmt.Errorf("operator #%d (%s): %w", in.o.ID, in.o.Kind, err)
 	}
 	return t.chainErr()
@@ -673,7 +669,7 @@ func (t *Task) applyBatch(in *instance, k int, b *exec.Batch) error {
 	if err := t.restartFirst(in); err != nil {
 		return err
 	}
-	if err := in.op.Apply(k, b, in.dv.out); err != nil {
+	if err := in.op.Apply(k, b, in.out); err != nil {
 		return fmt.Errorf("operator #%d (%s): %w", in.o.ID, in.o.Kind, err)
 	}
 	return t.chainErr()
@@ -687,20 +683,25 @@ func (t *Task) chainErr() error {
 	return err
 }
 
+// end notes that sending instance sender has ended input k of an
+// operator: once every sender has ended it, the operator hears it
+// (InputEnder), and once every input has ended, it finishes.
 func (t *Task) end(in *instance, k, sender int) error {
 	if err := t.restartFirst(in); err != nil {
 		return err
 	}
-	s := strconv.Itoa(sender)
-	in.ended = append(in.ended, [2]string{stream(k), s})
-	due, err := in.d.End(stream(k), s, nil)
-	if err != nil {
-		return fmt.Errorf("operator #%d (%s): %w", in.o.ID, in.o.Kind, err)
+	if in.done || !in.ends.Note(k, sender) || !in.ends.Ended(k) {
+		return nil
 	}
-	if err := t.chainErr(); err != nil {
-		return err
+	if e, ok := in.op.(InputEnder); ok {
+		if err := e.EndInput(k, in.out); err != nil {
+			return fmt.Errorf("operator #%d (%s): %w", in.o.ID, in.o.Kind, err)
+		}
+		if err := t.chainErr(); err != nil {
+			return err
+		}
 	}
-	if due {
+	if in.ends.AllEnded() {
 		return t.finish(in)
 	}
 	return nil
@@ -712,7 +713,7 @@ func (t *Task) finish(in *instance) error {
 	if in.done {
 		return nil
 	}
-	if err := in.d.Finish(nil); err != nil {
+	if err := in.op.Finish(in.out); err != nil {
 		return fmt.Errorf("operator #%d (%s): %w", in.o.ID, in.o.Kind, err)
 	}
 	if err := t.chainErr(); err != nil {
@@ -759,8 +760,8 @@ func (t *Task) emit(in *instance, b *exec.Batch) error {
 }
 
 // restore replaces in's operator by a fresh one restored from its
-// snapshot, which must write the same snapshot again, and its driver by
-// a fresh one told the ends the old one had noted.
+// snapshot, which must write the same snapshot again (the ends of its
+// inputs, counted by the instance, stay).
 func (t *Task) restore(in *instance) error {
 	snap, err := in.op.(stage.Snapshotter).AppendSnapshot(nil)
 	if err != nil {
@@ -782,10 +783,6 @@ func (t *Task) restore(in *instance) error {
 	if !bytes.Equal(again, snap) {
 		return fmt.Errorf("operator #%d (%s): restored, it snapshots %d bytes where it restored %d others", in.o.ID, in.o.Kind, len(again), len(snap))
 	}
-	in.op, in.dv.op = fresh, fresh
-	in.d = stage.NewDriver(in.dv, in.senders)
-	for _, e := range in.ended {
-		in.d.Restore(e[0], e[1])
-	}
+	in.op = fresh
 	return nil
 }

@@ -96,15 +96,14 @@ func TestTaskRefuses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var tb batch.TokenBuilder
-	tb.Add([]byte("x"))
+	other := &wololov1.RowBatch{} // no rows of any kind
 	ch := p.Channels[0].Name
 	for name, err := range map[string]error{
 		"an unknown table":            gw.Table("u", tab.Batches[0]),
 		"a table at the shard":        shard.Table("t", tab.Batches[0]),
-		"a channel not read here":     gw.Receive(ch, 0, tb.Build()),
+		"a channel not read here":     gw.Receive(ch, 0, other),
 		"an unknown channel":          shard.End("nope", 0),
-		"a batch of another row kind": shard.Receive(ch, 0, tb.Build()),
+		"a batch of another row kind": shard.Receive(ch, 0, other),
 	} {
 		if err == nil {
 			t.Errorf("%s: accepted", name)

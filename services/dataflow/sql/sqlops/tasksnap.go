@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/wololo/wololo/services/base/snapcodec"
 	"github.com/wololo/wololo/services/dataflow/stage"
@@ -14,7 +16,8 @@ import (
 // runtime can cut a planned job's state log short (stage.Snapshotter) as
 // it does the built-in graph's. For each of the task's operators, in
 // order: its ID, whether it has finished, the ends of its inputs it has
-// been told (stream and sender), what it holds against the task's limit
+// been told (input and sender, as the text "in<k>" and "<sender>" that
+// version 3 has always written), what it holds against the task's limit
 // (heldLimiter), and its own snapshot when it has state
 // and runs, or is a sink (a finished sink's rows are the query's answer;
 // a finished operator's other state is no longer needed, and may have
@@ -37,11 +40,11 @@ func (t *Task) AppendSnapshot(dst []byte) ([]byte, error) {
 	for _, in := range t.order {
 		w.Uvarint(uint64(in.o.ID))
 		w.Bool(in.done)
-		w.Uvarint(uint64(len(in.ended)))
-		for _, e := range in.ended {
-			w.Bytes([]byte(e[0]))
-			w.Bytes([]byte(e[1]))
-		}
+		w.Uvarint(uint64(in.ends.Count()))
+		in.ends.Noted(func(k, sender int) {
+			w.Bytes(strconv.AppendInt([]byte("in"), int64(k), 10))
+			w.Bytes(strconv.AppendInt(nil, int64(sender), 10))
+		})
 		var held int64
 		var over bool
 		if l, ok := in.op.(heldLimiter); ok {
@@ -98,12 +101,16 @@ func (t *Task) Restore(state []byte) error {
 		in.done = r.Bool()
 		n := r.Count(2)
 		for range n {
-			e := [2]string{string(r.Bytes()), string(r.Bytes())}
+			input, sender := r.Bytes(), r.Bytes()
 			if r.Err != nil {
 				break
 			}
-			in.ended = append(in.ended, e)
-			in.d.Restore(e[0], e[1])
+			k, err1 := strconv.Atoi(strings.TrimPrefix(string(input), "in"))
+			s, err2 := strconv.Atoi(string(sender))
+			if err1 != nil || err2 != nil || !strings.HasPrefix(string(input), "in") {
+				return fmt.Errorf("%w: operator #%d: an end of %q from %q", errTaskSnapshot, in.o.ID, input, sender)
+			}
+			in.ends.Note(k, s)
 		}
 		held, over := r.Varint(), r.Bool()
 		if l, ok := in.op.(heldLimiter); ok {

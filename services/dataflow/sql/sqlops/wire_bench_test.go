@@ -117,7 +117,7 @@ func BenchmarkSourceUpload(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		out := stage.EdgeOutputs(gw, "j", src.Outputs(), 0)
+		out := stage.NewOutputs(gw, "j", src.Outputs())
 		feedSource(b, src, tab, out, nil, func(eof bool) {
 			emitted, _ := out.Drain(eof)
 			if _, err := stage.Encode(emitted); err != nil {
