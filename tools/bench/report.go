@@ -123,7 +123,7 @@ type ComparedRun struct {
 	Mode string
 	// Queries are the names of the job's queries.
 	Queries []string
-	Run       ProcessRun
+	Run     ProcessRun
 	// Span is what Run.OtherCPU was measured over: the wall time, and for
 	// local mode the cluster's start too.
 	Span time.Duration
