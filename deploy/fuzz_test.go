@@ -7,12 +7,13 @@ import (
 )
 
 // FuzzParseTopology: no input makes Parse panic, and a topology it accepts
-// can be walked (instances, ports, streams, replica changes) without one.
+// can be walked (instances, ports, tasks, replica changes) without one.
 func FuzzParseTopology(f *testing.F) {
 	f.Add(defaultTopology)
 	f.Add([]byte(`{}`))
-	f.Add([]byte(`{"base_port": 7100, "masters": 3, "stages": [{"name": "gateway", "replicas": 1}]}`))
-	f.Add([]byte(`{"stages": [{"name": "a", "replicas": -1}]}`))
+	f.Add([]byte(`{"base_port": 7100, "masters": 3, "tasks": [{"name": "gateway", "role": "gateway", "replicas": 1}]}`))
+	f.Add([]byte(`{"tasks": [{"name": "a", "replicas": -1}]}`))
+	f.Add([]byte(`{"stages": [], "streams": []}`))
 	f.Add([]byte(`null`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		top, err := Parse(b)
@@ -30,10 +31,10 @@ func FuzzParseTopology(f *testing.F) {
 			}
 		}
 		for _, s := range top.Stages {
-			top.Inputs(s.Name)
-			top.Outputs(s.Name)
 			top.Replicas(s.Name)
 		}
+		top.Shard()
+		top.Tasks()
 		top.Uniform(2)
 	})
 }
@@ -41,7 +42,7 @@ func FuzzParseTopology(f *testing.F) {
 // FuzzParseInstance: an accepted name is <stage>-<index> and names
 // itself again, up to leading zeros in the index.
 func FuzzParseInstance(f *testing.F) {
-	for _, s := range []string{"q3-joiner-1", "gateway-0", "master-3", "-1", "a-", "a--1", "a-01", "a-+1", "x-99999999999999999999"} {
+	for _, s := range []string{"shard-1", "gateway-0", "master-3", "-1", "a-", "a--1", "a-01", "a-+1", "x-99999999999999999999"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, name string) {

@@ -5,8 +5,8 @@ package deploy
 // harness find the containers of a project by them.
 const (
 	LabelProject  = "wololo.project"  // the deployment's name
-	LabelInstance = "wololo.instance" // e.g. "q3-joiner-1"
-	LabelAddress  = "wololo.address"  // where it serves gRPC, e.g. "q3-joiner-1:7108"
+	LabelInstance = "wololo.instance" // e.g. "shard-1"
+	LabelAddress  = "wololo.address"  // where it serves gRPC, e.g. "shard-1:7103"
 )
 
 // DockerAPIVersion is the Engine API version the masters' Docker and Swarm

@@ -1,12 +1,17 @@
-// Package deploy holds the topology description of the Wololo graph (which
-// stages exist, how many replicas each has, which streams connect them) and,
-// later, what is derived from it for deployment.
+// Package deploy holds the description of a Wololo cluster's shape (which
+// tasks exist, with how many replicas each, the masters and the ports) and
+// what is derived from it for deployment.
 //
 // The topology is data, not code: topology.json is embedded as the default,
 // and the embedded demo, the local multi-process mode and the compose
-// generator all read the same Topology value. Every process learns its
-// upstreams and downstreams from it. This package only describes the graph;
-// it starts nothing and opens no sockets.
+// generator all read the same Topology value. It names two tasks: the
+// gateway's (role "gateway", one replica), where uploads are parsed and
+// answers gathered, and the shard task (role "shard"), where a job's keyed
+// operators run, one instance per key's hash; the SQL planner
+// (services/dataflow/sql/physical.ShapeOf) places every job's operators on
+// them. Instances are named after their task ("shard-1"), and so are
+// ports, certificates and containers. This package only describes the
+// cluster; it starts nothing and opens no sockets.
 package deploy
 
 import (
@@ -22,47 +27,30 @@ import (
 //go:embed topology.json
 var defaultTopology []byte
 
-// Stage is a set of identical processes running one operator.
+// The roles of a task.
+const (
+	RoleGateway = "gateway"
+	RoleShard   = "shard"
+)
+
+// Stage is a task of the cluster: a set of identical processes, its
+// replicas, each an Instance.
 type Stage struct {
 	Name     string `json:"name"`
 	Role     string `json:"role"`
 	Replicas int    `json:"replicas"`
-	Operator string `json:"operator"`
-	// Task optionally names the task this stage is chained into (see
-	// Plan); it decides nothing about the chaining itself.
-	Task string `json:"task,omitempty"`
-	// Chain is, in a planned topology, the logical stages a task of more
-	// than one runs, upstream first (see Plan); empty otherwise.
-	Chain []Stage `json:"-"`
 }
 
-// Stream connects every instance of one stage to every instance of another.
-// Rows are routed to a receiver instance by a stable hash of their key.
-type Stream struct {
-	Name string `json:"name"`
-	From string `json:"from"`
-	To   string `json:"to"`
-	// Key names what the stream's rows are routed by ("match" for the
-	// match token, "civ"); streams of the same key can be chained (Plan).
-	// Empty: unknown, never chained across more than one replica.
-	Key string `json:"key,omitempty"`
-}
-
-// Topology is the whole graph.
+// Topology is the cluster's shape.
 type Topology struct {
 	Comment  string `json:"comment,omitempty"`
 	BasePort int    `json:"base_port"`
-	// Masters is how many masters supervise the graph (0: none). They are
-	// instances master-1 .. master-N, the number being the election id.
-	Masters int      `json:"masters,omitempty"`
-	Stages  []Stage  `json:"stages"`
-	Streams []Stream `json:"streams"`
-
-	// Chained are, in a planned topology, the logical streams inside
-	// tasks: calls between chained operators, not channels.
-	Chained []Stream `json:"-"`
-	// logical is the graph a plan was made from; nil when not planned.
-	logical *Topology
+	// Masters is how many masters supervise the cluster (0: none). They
+	// are instances master-1 .. master-N, the number being the election
+	// id.
+	Masters int `json:"masters,omitempty"`
+	// Stages are the tasks: the gateway's, and at most one shard task.
+	Stages []Stage `json:"tasks"`
 }
 
 // MaxReplicas and MaxMasters bound a topology, so that a mistyped count
@@ -72,20 +60,20 @@ const (
 	MaxMasters  = 32
 )
 
-// MasterStage is the stage name of the masters' instances ("master-1"...).
-// No graph stage may take it.
+// MasterStage is the task name of the masters' instances ("master-1"...).
+// No task may take it.
 const MasterStage = "master"
 
-// Instance is one process of a stage.
+// Instance is one process of a task.
 type Instance struct {
 	Stage string
 	Index int
 }
 
-// Name is the instance's name, e.g. "q3-joiner-1".
+// Name is the instance's name, e.g. "shard-1".
 func (i Instance) Name() string { return i.Stage + "-" + strconv.Itoa(i.Index) }
 
-// ParseInstance reads an instance name such as "q3-joiner-1".
+// ParseInstance reads an instance name such as "shard-1".
 func ParseInstance(name string) (Instance, error) {
 	cut := strings.LastIndexByte(name, '-')
 	if cut <= 0 {
@@ -98,7 +86,7 @@ func ParseInstance(name string) (Instance, error) {
 	return Instance{Stage: name[:cut], Index: idx}, nil
 }
 
-// Default returns the plan of the embedded default topology.
+// Default returns the embedded default topology.
 func Default() Topology {
 	t, err := Parse(defaultTopology)
 	if err != nil {
@@ -141,49 +129,63 @@ func Load(path string) (Topology, error) {
 	return t, nil
 }
 
-// Parse decodes and validates a logical topology and returns its plan
-// (see Plan): the processes that run.
+// Parse decodes and validates a topology. One written for the
+// hand-written graph's versions (stages and the streams between them:
+// "stages", "streams") is refused, saying what to write instead.
 func Parse(b []byte) (Topology, error) {
+	var old struct {
+		Stages  json.RawMessage `json:"stages"`
+		Streams json.RawMessage `json:"streams"`
+	}
+	if json.Unmarshal(b, &old) == nil && (old.Stages != nil || old.Streams != nil) {
+		return Topology{}, errors.New(`decode topology: "stages" and "streams" describe the hand-written graph, retired (issue 39): give the cluster's "tasks", e.g. [{"name": "gateway", "role": "gateway", "replicas": 1}, {"name": "shard", "role": "shard", "replicas": 2}] (deploy/topology.json)`)
+	}
 	var t Topology
 	dec := json.NewDecoder(strings.NewReader(string(b)))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&t); err != nil {
 		return Topology{}, fmt.Errorf("decode topology: %w", err)
 	}
-	return Plan(t)
+	if err := t.Validate(); err != nil {
+		return Topology{}, err
+	}
+	return t, nil
 }
 
-// Validate checks that names are unique, replica counts positive and every
-// stream connects two known stages. Operator-specific checks (does the
-// operator read and write exactly these streams?) live with the operators.
+// Validate checks that names are unique and usable in instance names,
+// replica counts in range, that there is exactly one gateway task of one
+// replica and at most one shard task, and that the ports fit.
 func (t Topology) Validate() error {
 	var errs []error
 	seen := map[string]bool{}
-	gateways := 0
+	gateways, shards := 0, 0
 	for _, s := range t.Stages {
 		switch {
 		case s.Name == "":
-			errs = append(errs, errors.New("a stage has no name"))
+			errs = append(errs, errors.New("a task has no name"))
 		case seen[s.Name]:
-			errs = append(errs, fmt.Errorf("stage %q appears twice", s.Name))
+			errs = append(errs, fmt.Errorf("task %q appears twice", s.Name))
 		case s.Replicas < 1 || s.Replicas > MaxReplicas:
-			errs = append(errs, fmt.Errorf("stage %q: replicas must be 1..%d, got %d", s.Name, MaxReplicas, s.Replicas))
-		case s.Operator == "":
-			errs = append(errs, fmt.Errorf("stage %q has no operator", s.Name))
+			errs = append(errs, fmt.Errorf("task %q: replicas must be 1..%d, got %d", s.Name, MaxReplicas, s.Replicas))
 		}
 		if _, err := ParseInstance(s.Name + "-0"); err != nil || strings.ContainsAny(s.Name, " /") {
-			errs = append(errs, fmt.Errorf("stage name %q is not usable in instance names", s.Name))
+			errs = append(errs, fmt.Errorf("task name %q is not usable in instance names", s.Name))
 		}
-		if s.Role == "gateway" {
+		switch s.Role {
+		case RoleGateway:
 			gateways++
 			if s.Replicas != 1 {
-				errs = append(errs, fmt.Errorf("stage %q: the gateway has exactly one replica", s.Name))
+				errs = append(errs, fmt.Errorf("task %q: the gateway has exactly one replica", s.Name))
 			}
+		case RoleShard:
+			shards++
+		default:
+			errs = append(errs, fmt.Errorf("task %q: role %q, want %q or %q", s.Name, s.Role, RoleGateway, RoleShard))
 		}
 		seen[s.Name] = true
 	}
 	if seen[MasterStage] {
-		errs = append(errs, fmt.Errorf("stage name %q is reserved for the masters", MasterStage))
+		errs = append(errs, fmt.Errorf("task name %q is reserved for the masters", MasterStage))
 	}
 	if t.Masters < 0 || t.Masters > MaxMasters {
 		errs = append(errs, fmt.Errorf("masters must be 0..%d, got %d", MaxMasters, t.Masters))
@@ -203,25 +205,15 @@ func (t Topology) Validate() error {
 		}
 	}
 	if gateways != 1 {
-		errs = append(errs, fmt.Errorf("want exactly one gateway stage, got %d", gateways))
+		errs = append(errs, fmt.Errorf("want exactly one gateway task, got %d", gateways))
 	}
-	streams := map[string]bool{}
-	for _, s := range t.Streams {
-		if streams[s.Name] {
-			errs = append(errs, fmt.Errorf("stream %q appears twice", s.Name))
-		}
-		streams[s.Name] = true
-		if !seen[s.From] {
-			errs = append(errs, fmt.Errorf("stream %q: unknown sender stage %q", s.Name, s.From))
-		}
-		if !seen[s.To] {
-			errs = append(errs, fmt.Errorf("stream %q: unknown receiver stage %q", s.Name, s.To))
-		}
+	if shards > 1 {
+		errs = append(errs, fmt.Errorf("want at most one shard task, got %d", shards))
 	}
 	return errors.Join(errs...)
 }
 
-// Stage returns the named stage.
+// Stage returns the named task.
 func (t Topology) Stage(name string) (Stage, bool) {
 	for _, s := range t.Stages {
 		if s.Name == name {
@@ -231,55 +223,34 @@ func (t Topology) Stage(name string) (Stage, bool) {
 	return Stage{}, false
 }
 
-// Gateway returns the gateway stage.
+// Gateway returns the gateway task.
 func (t Topology) Gateway() Stage {
 	for _, s := range t.Stages {
-		if s.Role == "gateway" {
+		if s.Role == RoleGateway {
 			return s
 		}
 	}
 	return Stage{}
 }
 
-// Inputs returns the streams a stage receives.
-func (t Topology) Inputs(stage string) []Stream {
-	var out []Stream
-	for _, s := range t.Streams {
-		if s.To == stage {
-			out = append(out, s)
-		}
-	}
-	return out
-}
-
-// Outputs returns the streams a stage sends.
-func (t Topology) Outputs(stage string) []Stream {
-	var out []Stream
-	for _, s := range t.Streams {
-		if s.From == stage {
-			out = append(out, s)
-		}
-	}
-	return out
-}
-
-// Stream returns the named stream.
-func (t Topology) Stream(name string) (Stream, bool) {
-	for _, s := range t.Streams {
-		if s.Name == name {
+// Shard returns the shard task, if there is one.
+func (t Topology) Shard() (Stage, bool) {
+	for _, s := range t.Stages {
+		if s.Role == RoleShard {
 			return s, true
 		}
 	}
-	return Stream{}, false
+	return Stage{}, false
 }
 
-// Replicas returns a stage's replica count (0 if unknown).
+// Replicas returns a task's replica count (0 if unknown).
 func (t Topology) Replicas(stage string) int {
 	s, _ := t.Stage(stage)
 	return s.Replicas
 }
 
-// Instances lists every process of the graph, stage by stage.
+// Instances lists every process of the cluster but the masters, task by
+// task.
 func (t Topology) Instances() []Instance {
 	var out []Instance
 	for _, s := range t.Stages {
@@ -306,7 +277,7 @@ func (t Topology) PublicPort() int { return t.BasePort }
 
 // Port is the fixed internal port of an instance in the local and compose
 // modes, where the other processes reach it: base_port+1 plus the
-// instance's position in Instances, the masters following the graph's
+// instance's position in Instances, the masters following the tasks'
 // instances.
 func (t Topology) Port(inst Instance) int {
 	all := t.Instances()
@@ -339,59 +310,57 @@ func (t Topology) AdminPort(inst Instance) int {
 	return 0
 }
 
-// WithReplicas returns a copy with some replica counts of the logical
-// stages changed (planned again when t is a plan). In a plan, a task's
-// name sets the count of every stage chained into it.
+// WithReplicas returns a copy with the replica counts of some tasks
+// changed, by task name.
 func (t Topology) WithReplicas(counts map[string]int) (Topology, error) {
-	out := t.Logical()
-	out.Stages = append([]Stage(nil), out.Stages...)
+	out := t
+	out.Stages = append([]Stage(nil), t.Stages...)
 	for name, n := range counts {
-		members := []string{name}
-		if task, ok := t.Stage(name); ok && len(task.Chain) > 0 {
-			members = members[:0]
-			for _, c := range task.Chain {
-				members = append(members, c.Name)
+		found := false
+		for i := range out.Stages {
+			if out.Stages[i].Name == name {
+				out.Stages[i].Replicas = n
+				found = true
 			}
 		}
-		for _, m := range members {
-			found := false
-			for i := range out.Stages {
-				if out.Stages[i].Name == m {
-					out.Stages[i].Replicas = n
-					found = true
-				}
-			}
-			if !found {
-				return Topology{}, fmt.Errorf("no stage %q", name)
-			}
+		if !found {
+			return Topology{}, fmt.Errorf("no task %q", name)
 		}
 	}
 	if err := out.Validate(); err != nil {
 		return Topology{}, err
 	}
-	return t.replan(out)
+	return out, nil
 }
 
-// Uniform returns a copy in which every logical stage but the gateway has
-// n replicas (planned again when t is a plan).
+// Uniform returns a copy in which every task but the gateway has n
+// replicas.
 func (t Topology) Uniform(n int) Topology {
-	out := t.Logical()
-	out.Stages = append([]Stage(nil), out.Stages...)
+	out := t
+	out.Stages = append([]Stage(nil), t.Stages...)
 	for i := range out.Stages {
-		if out.Stages[i].Role != "gateway" {
+		if out.Stages[i].Role != RoleGateway {
 			out.Stages[i].Replicas = n
 		}
-	}
-	if p, err := t.replan(out); err == nil {
-		return p
 	}
 	return out
 }
 
-// replan plans a changed logical graph if t was a plan.
-func (t Topology) replan(changed Topology) (Topology, error) {
-	if !t.Planned() {
-		return changed, nil
+// Tasks describes the tasks in one line each, for logs and docs:
+// "shard[2]".
+func (t Topology) Tasks() []string {
+	out := make([]string, len(t.Stages))
+	for i, s := range t.Stages {
+		out[i] = fmt.Sprintf("%s[%d]", s.Name, s.Replicas)
 	}
-	return Plan(changed)
+	return out
+}
+
+// Alone returns a copy with the gateway's task alone: one process runs
+// every job whole, its keyed operators too (the planner's shard task is
+// then the gateway's).
+func (t Topology) Alone() Topology {
+	out := t
+	out.Stages = []Stage{t.Gateway()}
+	return out
 }

@@ -12,29 +12,33 @@ func TestDefaultIsValid(t *testing.T) {
 		t.Fatal(err)
 	}
 	if got := top.Gateway().Name; got != "gateway" {
-		t.Fatalf("gateway stage = %q", got)
+		t.Fatalf("gateway task = %q", got)
 	}
-	for _, s := range top.Stages {
-		if s.Role != "gateway" && len(top.Inputs(s.Name)) == 0 {
-			t.Errorf("stage %s has no inputs", s.Name)
-		}
+	if sh, ok := top.Shard(); !ok || sh.Name != "shard" || sh.Replicas != 2 {
+		t.Fatalf("shard task = %+v, %v; want shard[2]", sh, ok)
+	}
+	if got := strings.Join(top.Tasks(), " "); got != "gateway[1] shard[2]" {
+		t.Fatalf("Tasks = %q", got)
 	}
 }
 
 func TestValidateNamesTheProblem(t *testing.T) {
+	const gw = `{"name":"gateway","role":"gateway","replicas":1}`
 	cases := []struct {
 		name, json, want string
 	}{
-		{"zero replicas", `{"stages":[{"name":"gateway","role":"gateway","replicas":1,"operator":"results"},{"name":"f","role":"filter","replicas":0,"operator":"x"}]}`, `stage "f": replicas must be 1..1024, got 0`},
-		{"a million replicas", `{"base_port":7100,"stages":[{"name":"gateway","role":"gateway","replicas":1,"operator":"results"},{"name":"f","role":"filter","replicas":1000000,"operator":"x"}]}`, `stage "f": replicas must be 1..1024, got 1000000`},
-		{"too many masters", `{"base_port":7100,"masters":33,"stages":[{"name":"gateway","role":"gateway","replicas":1,"operator":"results"}]}`, `masters must be 0..32, got 33`},
-		{"no base port", `{"stages":[{"name":"gateway","role":"gateway","replicas":1,"operator":"results"}]}`, `base_port 0: the 2 ports from there and their admin ports (1000 above) must lie in 1..65535`},
-		{"ports past 65535", `{"base_port":65530,"masters":3,"stages":[{"name":"gateway","role":"gateway","replicas":1,"operator":"results"},{"name":"f","role":"filter","replicas":4,"operator":"x"}]}`, `base_port 65530: the 9 ports from there and their admin ports (1000 above) must lie in 1..65535`},
-		{"admin ports past 65535", `{"base_port":64600,"stages":[{"name":"gateway","role":"gateway","replicas":1,"operator":"results"}]}`, `base_port 64600: the 2 ports from there and their admin ports (1000 above) must lie in 1..65535`},
-		{"unknown stage", `{"stages":[{"name":"gateway","role":"gateway","replicas":1,"operator":"results"}],"streams":[{"name":"s","from":"gateway","to":"nowhere"}]}`, `unknown receiver stage "nowhere"`},
-		{"no gateway", `{"stages":[{"name":"f","role":"filter","replicas":1,"operator":"x"}]}`, `exactly one gateway`},
-		{"unknown field", `{"stagez":[]}`, `unknown field`},
-		{"duplicate", `{"stages":[{"name":"gateway","role":"gateway","replicas":1,"operator":"results"},{"name":"gateway","role":"filter","replicas":1,"operator":"x"}]}`, `appears twice`},
+		{"zero replicas", `{"base_port":7100,"tasks":[` + gw + `,{"name":"s","role":"shard","replicas":0}]}`, `task "s": replicas must be 1..1024, got 0`},
+		{"a million replicas", `{"base_port":7100,"tasks":[` + gw + `,{"name":"s","role":"shard","replicas":1000000}]}`, `task "s": replicas must be 1..1024, got 1000000`},
+		{"too many masters", `{"base_port":7100,"masters":33,"tasks":[` + gw + `]}`, `masters must be 0..32, got 33`},
+		{"no base port", `{"tasks":[` + gw + `]}`, `base_port 0: the 2 ports from there and their admin ports (1000 above) must lie in 1..65535`},
+		{"ports past 65535", `{"base_port":65530,"masters":3,"tasks":[` + gw + `,{"name":"s","role":"shard","replicas":4}]}`, `base_port 65530: the 9 ports from there and their admin ports (1000 above) must lie in 1..65535`},
+		{"admin ports past 65535", `{"base_port":64600,"tasks":[` + gw + `]}`, `base_port 64600: the 2 ports from there and their admin ports (1000 above) must lie in 1..65535`},
+		{"no gateway", `{"base_port":7100,"tasks":[{"name":"s","role":"shard","replicas":1}]}`, `exactly one gateway`},
+		{"two shard tasks", `{"base_port":7100,"tasks":[` + gw + `,{"name":"a","role":"shard","replicas":1},{"name":"b","role":"shard","replicas":1}]}`, `at most one shard task, got 2`},
+		{"an unknown role", `{"base_port":7100,"tasks":[` + gw + `,{"name":"f","role":"filter","replicas":1}]}`, `task "f": role "filter", want "gateway" or "shard"`},
+		{"unknown field", `{"taskz":[]}`, `unknown field`},
+		{"the hand-written graph's", `{"stages":[` + gw + `],"streams":[]}`, `"stages" and "streams" describe the hand-written graph, retired`},
+		{"duplicate", `{"base_port":7100,"tasks":[` + gw + `,{"name":"gateway","role":"shard","replicas":1}]}`, `appears twice`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -60,7 +64,7 @@ func TestInstancesAndPorts(t *testing.T) {
 			t.Fatalf("ParseInstance(%q) = %v, %v", in.Name(), back, err)
 		}
 	}
-	if top.Replicas("shard") != 3 || top.Logical().Replicas("q3-joiner") != 3 || top.Replicas("gateway") != 1 {
+	if top.Replicas("shard") != 3 || top.Replicas("gateway") != 1 {
 		t.Fatalf("Uniform did not apply: %+v", top.Stages)
 	}
 	if _, err := ParseInstance("nodash"); err == nil {
@@ -109,7 +113,7 @@ func TestValidateGuardsTheMasters(t *testing.T) {
 		t.Fatalf("negative masters: %v", err)
 	}
 	top = Default()
-	top.Stages = append(top.Stages, Stage{Name: MasterStage, Role: "filter", Replicas: 1, Operator: "x"})
+	top.Stages = append(top.Stages, Stage{Name: MasterStage, Role: RoleShard, Replicas: 1})
 	if err := top.Validate(); err == nil || !strings.Contains(err.Error(), "reserved for the masters") {
 		t.Fatalf("a stage named master: %v", err)
 	}
@@ -131,5 +135,20 @@ func TestAdminPortsFollowTheGRPCPorts(t *testing.T) {
 		if got := top.AdminPort(c.in); got != c.want {
 			t.Errorf("AdminPort(%s) = %d, want %d", c.in.Name(), got, c.want)
 		}
+	}
+}
+
+// TestWithReplicas: a task's count changes by its name, the others stay;
+// an unknown task, or a count out of range, is refused.
+func TestWithReplicas(t *testing.T) {
+	top, err := Default().WithReplicas(map[string]int{"shard": 5})
+	if err != nil || top.Replicas("shard") != 5 || top.Replicas("gateway") != 1 || Default().Replicas("shard") != 2 {
+		t.Fatalf("WithReplicas: %v, %+v", err, top.Stages)
+	}
+	if _, err := Default().WithReplicas(map[string]int{"q3-joiner": 2}); err == nil || !strings.Contains(err.Error(), `no task "q3-joiner"`) {
+		t.Errorf("an unknown task: %v", err)
+	}
+	if _, err := Default().WithReplicas(map[string]int{"gateway": 2}); err == nil {
+		t.Error("a gateway of 2 replicas was accepted")
 	}
 }

@@ -198,7 +198,7 @@ type LocalRun struct {
 	KillWalls []time.Duration `json:",omitempty"`
 }
 
-// stageOf is an instance's stage: "q3-joiner-1" → "q3-joiner".
+// stageOf is an instance's stage: "shard-1" → "shard".
 func stageOf(instance string) string {
 	if i := strings.LastIndexByte(instance, '-'); i > 0 && i < len(instance)-1 && strings.Trim(instance[i+1:], "0123456789") == "" {
 		return instance[:i]
@@ -223,8 +223,8 @@ func (l LocalRun) BusiestOfTopStage() (ProcStat, bool) {
 	return best, found
 }
 
-// StageCPU is the CPU of every stage (instances summed: "q3-joiner-1" is
-// stage "q3-joiner"), largest first.
+// StageCPU is the CPU of every stage (instances summed: "shard-1" is
+// stage "shard"), largest first.
 func (l LocalRun) StageCPU() []StageStat {
 	var out []StageStat
 	at := map[string]int{}

@@ -18,7 +18,7 @@ const DefaultFile = "deploy/compose.yaml"
 
 // Run is `wololo compose`.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := cli.NewFlagSet("wololo compose", `usage: wololo compose [--swarm [--port-base N]] [--topology F] [--replicas stage=N,...] [--masters N] [--log-json] [--out FILE]
+	fs := cli.NewFlagSet("wololo compose", `usage: wololo compose [--swarm [--port-base N]] [--topology F] [--replicas task=N,...] [--masters N] [--log-json] [--out FILE]
 
 Writes the docker compose file of the topology: one service per instance and
 master, named volumes, the gateway's port published, the masters given the
@@ -31,7 +31,7 @@ an encrypted overlay network, the certificates as swarm secrets, resource
 limits, ports published in host mode (not through the routing mesh) from --port-base.
 `, stderr)
 	topoPath := fs.String("topology", "", "topology JSON file (default: the embedded one)")
-	replicas := fs.String("replicas", "", `replica counts to change, e.g. "q3-joiner=3,q2-grouper=4"; "*=N" sets every stage but the gateway`)
+	replicas := fs.String("replicas", "", `replica counts of tasks to change, e.g. "shard=3"; "*=N" sets every task but the gateway`)
 	masters := fs.Int("masters", -1, "number of masters (default: the topology's)")
 	var o Options
 	fs.StringVar(&o.Project, "project", "", `project name: the masters' label filter and the container name prefix (default "wololo"; with --swarm "`+DefaultStackProject+`", the stack's name)`)
@@ -74,7 +74,7 @@ limits, ports published in host mode (not through the routing mesh) from --port-
 	return nil
 }
 
-// applyReplicas applies "stage=N,..." ("*=N": every stage but the gateway).
+// applyReplicas applies "task=N,..." ("*=N": every task but the gateway).
 func applyReplicas(top deploy.Topology, spec string) (deploy.Topology, error) {
 	if strings.TrimSpace(spec) == "" {
 		return top, nil
@@ -84,7 +84,7 @@ func applyReplicas(top deploy.Topology, spec string) (deploy.Topology, error) {
 		name, val, ok := strings.Cut(strings.TrimSpace(part), "=")
 		n, err := strconv.Atoi(val)
 		if !ok || err != nil || n < 1 {
-			return top, fmt.Errorf("--replicas: %q is not stage=N with N >= 1", part)
+			return top, fmt.Errorf("--replicas: %q is not task=N with N >= 1", part)
 		}
 		if name == "*" {
 			top = top.Uniform(n)

@@ -99,14 +99,18 @@ func TestGenerateRefuses(t *testing.T) {
 	if _, err := Generate(deploy.Default(), Options{Project: "a b"}); err == nil {
 		t.Error("a project name with a space was accepted")
 	}
-	if _, err := applyReplicas(deploy.Default(), "q3-joiner=0"); err == nil {
+	if _, err := applyReplicas(deploy.Default(), "shard=0"); err == nil {
 		t.Error("zero replicas accepted")
 	}
 	if _, err := applyReplicas(deploy.Default(), "nosuch=2"); err == nil {
-		t.Error("an unknown stage accepted")
+		t.Error("an unknown task accepted")
 	}
-	top, err := applyReplicas(deploy.Default(), "*=3, q3-joiner=4")
-	if l := top.Logical(); err != nil || l.Replicas("q2-grouper") != 3 || l.Replicas("q3-joiner") != 4 || top.Replicas("gateway") != 1 || top.Replicas("shard") != 3 {
+	top, err := applyReplicas(deploy.Default(), "*=3")
+	if err != nil || top.Replicas("gateway") != 1 || top.Replicas("shard") != 3 {
+		t.Errorf("applyReplicas: %v %+v", err, top.Stages)
+	}
+	top, err = applyReplicas(deploy.Default(), "*=3, shard=4")
+	if err != nil || top.Replicas("gateway") != 1 || top.Replicas("shard") != 4 {
 		t.Errorf("applyReplicas: %v %+v", err, top.Stages)
 	}
 }

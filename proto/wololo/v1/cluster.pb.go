@@ -332,9 +332,6 @@ type ClusterStage struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The task's name, e.g. "shard".
 	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
-	// The logical stages chained into it, upstream first (empty: just
-	// itself).
-	Chain []string `protobuf:"bytes,2,rep,name=chain,proto3" json:"chain,omitempty"`
 	// Its instances by state.
 	Instances   int32 `protobuf:"varint,3,opt,name=instances,proto3" json:"instances,omitempty"`
 	Serving     int32 `protobuf:"varint,4,opt,name=serving,proto3" json:"serving,omitempty"`
@@ -398,13 +395,6 @@ func (x *ClusterStage) GetName() string {
 		return x.Name
 	}
 	return ""
-}
-
-func (x *ClusterStage) GetChain() []string {
-	if x != nil {
-		return x.Chain
-	}
-	return nil
 }
 
 func (x *ClusterStage) GetInstances() int32 {
@@ -864,10 +854,9 @@ const file_wololo_v1_cluster_proto_rawDesc = "" +
 	"\x05stage\x18\x02 \x01(\tR\x05stage\x12\x14\n" +
 	"\x05state\x18\x03 \x01(\tR\x05state\x12\x14\n" +
 	"\x05error\x18\x04 \x01(\tR\x05error\x12.\n" +
-	"\x06status\x18\x05 \x01(\v2\x16.wololo.v1.GetResponseR\x06status\"\xb1\x03\n" +
+	"\x06status\x18\x05 \x01(\v2\x16.wololo.v1.GetResponseR\x06status\"\xa8\x03\n" +
 	"\fClusterStage\x12\x12\n" +
-	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
-	"\x05chain\x18\x02 \x03(\tR\x05chain\x12\x1c\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1c\n" +
 	"\tinstances\x18\x03 \x01(\x05R\tinstances\x12\x18\n" +
 	"\aserving\x18\x04 \x01(\x05R\aserving\x12\x1e\n" +
 	"\n" +
@@ -881,7 +870,7 @@ const file_wololo_v1_cluster_proto_rawDesc = "" +
 	" \x01(\x03R\rmaxLagBatches\x12\"\n" +
 	"\fbackpressure\x18\v \x01(\x01R\fbackpressure\x12\x1a\n" +
 	"\brestarts\x18\f \x01(\x05R\brestarts\x12\x16\n" +
-	"\x06health\x18\r \x01(\tR\x06health\"\xf8\x01\n" +
+	"\x06health\x18\r \x01(\tR\x06healthJ\x04\b\x02\x10\x03R\x05chain\"\xf8\x01\n" +
 	"\rClusterStream\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
 	"\x04from\x18\x02 \x01(\tR\x04from\x12\x0e\n" +

@@ -217,9 +217,6 @@ func (c *scriptCluster) snapshot(w io.Writer, now time.Time) {
 	}
 	for _, s := range snap.Stages {
 		chain := ""
-		if len(s.Chain) > 0 {
-			chain = " = " + strings.Join(s.Chain, " + ")
-		}
 		fmt.Fprintf(w, "stage %s%s: %s; %d instances (%d serving, %d recovering, %d unreachable); rows in %s/s, out %s/s; backpressure %s; outbox %d, max lag %d; restarts %d\n",
 			s.Name, chain, s.Health, s.Instances, s.Serving, s.Recovering, s.Unreachable, num(s.RowsInPerSecond), num(s.RowsOutPerSecond), num(s.Backpressure), s.OutboxDepth, s.MaxLagBatches, s.Restarts)
 	}

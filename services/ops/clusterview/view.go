@@ -144,23 +144,11 @@ func Summarize(top deploy.Topology, answers []Answer, jobs []*wololov1.ClusterJo
 	}
 
 	// Streams between tasks, and the counters they are summed from: the
-	// topology's (the hand-written graph's), in its order, those that an
-	// instance sends on (a job of that graph runs or is kept); then a job's
-	// own plan's channels, by name, as they are first seen.
+	// jobs' plans' channels, by name, as they are first seen.
 	streams := map[string]*wololov1.ClusterStream{}
-	var topology, planned []*wololov1.ClusterStream
-	for _, st := range top.Streams {
-		cs := &wololov1.ClusterStream{Name: st.Name, From: st.From, To: st.To}
-		streams[st.Name] = cs
-		topology = append(topology, cs)
-	}
-	sent := map[*wololov1.ClusterStream]bool{}
 	finished := map[string]int32{}
 	for _, stage := range top.Stages {
 		cs := &wololov1.ClusterStage{Name: stage.Name}
-		for _, c := range stage.Chain {
-			cs.Chain = append(cs.Chain, c.Name)
-		}
 		for i := 0; i < stage.Replicas; i++ {
 			name := deploy.Instance{Stage: stage.Name, Index: i}.Name()
 			cs.Instances++
@@ -188,18 +176,16 @@ func Summarize(top deploy.Topology, answers []Answer, jobs []*wololov1.ClusterJo
 					cs.MaxLagBatches = max(cs.MaxLagBatches, lag)
 					s := streams[o.GetStream()]
 					if s == nil {
-						// A stream of a job's own plan (one of its
-						// channels, by name): listed after the
-						// topology's, once per name, whatever the jobs.
+						// A channel of a job's plan, by name: listed
+						// once per name, whatever the jobs.
 						to, err := deploy.ParseInstance(o.GetReceiver())
 						if err != nil {
 							continue
 						}
 						s = &wololov1.ClusterStream{Name: o.GetStream(), From: stage.Name, To: to.Stage}
 						streams[s.Name] = s
-						planned = append(planned, s)
+						out.Streams = append(out.Streams, s)
 					}
-					sent[s] = true
 					{
 						s.Rows += o.GetRows()
 						s.OutboxDepth += o.GetOutboxDepth()
@@ -227,12 +213,6 @@ func Summarize(top deploy.Topology, answers []Answer, jobs []*wololov1.ClusterJo
 		}
 		out.Stages = append(out.Stages, cs)
 	}
-	for _, s := range topology {
-		if sent[s] {
-			out.Streams = append(out.Streams, s)
-		}
-	}
-	out.Streams = append(out.Streams, planned...)
 	for _, s := range out.Streams {
 		s.RowsPerSecond = cur.rate(prev, "rows/"+s.Name, secs)
 		s.BytesPerSecond = cur.rate(prev, "bytes/"+s.Name, secs)

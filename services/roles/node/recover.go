@@ -21,31 +21,22 @@ import (
 	"github.com/wololo/wololo/transport"
 )
 
-// neighbours lists every instance that self sends to or receives from.
+// neighbours lists every instance that self sends to or receives from: a
+// job's plan sends between any instances of the gateway's task and the
+// shard task (from the gateway to itself, from shard to shard too).
 func neighbours(top deploy.Topology, self deploy.Instance) []deploy.Instance {
-	seen := map[string]bool{}
+	shape, err := physical.ShapeOf(top)
+	if err != nil || (self.Stage != shape.Gateway.Name && self.Stage != shape.Shard.Name) {
+		return nil
+	}
 	var out []deploy.Instance
-	add := func(stage string) {
-		if seen[stage] {
-			return
+	for _, task := range []physical.Task{shape.Gateway, shape.Shard} {
+		if len(out) > 0 && task.Name == shape.Gateway.Name {
+			break // one task for all: listed already
 		}
-		seen[stage] = true
-		for i := 0; i < top.Replicas(stage); i++ {
-			out = append(out, deploy.Instance{Stage: stage, Index: i})
+		for i := range task.Replicas {
+			out = append(out, deploy.Instance{Stage: task.Name, Index: i})
 		}
-	}
-	for _, st := range top.Outputs(self.Stage) {
-		add(st.To)
-	}
-	for _, st := range top.Inputs(self.Stage) {
-		add(st.From)
-	}
-	// A job of SQL queries sends between any instances of the gateway's
-	// task and the shard task (its plan's shape): from the gateway to
-	// itself, from shard to shard.
-	if shape, err := physical.ShapeOf(top); err == nil && (self.Stage == shape.Gateway.Name || self.Stage == shape.Shard.Name) {
-		add(shape.Gateway.Name)
-		add(shape.Shard.Name)
 	}
 	return out
 }

@@ -1,5 +1,5 @@
 // Package worker is the standalone form of one graph process:
-// `wololo worker --instance q3-joiner-1` runs that stage instance, and
+// `wololo worker --instance shard-1` runs that stage instance, and
 // `wololo gateway` runs the gateway, each on the port the topology gives it,
 // finding its peers by the same rule. SIGTERM (the context) stops it
 // gracefully.
@@ -36,7 +36,8 @@ import (
 )
 
 // DefaultMemoryLimitMiB is a worker's default soft memory limit. The
-// budget is 512 MB per process; the biggest stage (q2-grouper at full
+// budget is 512 MB per process; the biggest process (a shard, measured on
+// the hand-written graph of the four queries, retired since, at full
 // scale) peaks near 470 MiB without a limit and near 430 MiB with one of
 // 320 MiB, at no measurable cost in time, because most of what it frees
 // is garbage the collector would otherwise leave for later.
@@ -58,7 +59,7 @@ func run(ctx context.Context, cmd string, args []string, stderr io.Writer) error
 		usage = "usage: wololo gateway [flags]\n\nRuns the gateway of a deployment: the public JobService, and the sink of the answers.\n"
 	}
 	fs := cli.NewFlagSet("wololo "+cmd, usage, stderr)
-	instance := fs.String("instance", "", "instance to run, e.g. q3-joiner-1 (required)")
+	instance := fs.String("instance", "", "instance to run, e.g. shard-1 (required)")
 	if cmd == "gateway" {
 		*instance = "gateway-0"
 	}

@@ -1,10 +1,10 @@
 // Package pki is the deployment's own certificate authority and the
 // identities it vouches for. Every Wololo process holds a certificate from
 // the deployment's CA; its identity is the certificate's subject: the common
-// name is the name (an instance such as "q3-joiner-1", a master "master-2",
+// name is the name (an instance such as "shard-1", a master "master-2",
 // a client "alice") and the one organizational unit is the kind (Instance,
 // Master, Client, Operator). The kind keeps a client's certificate named
-// "q3-joiner-1" from passing as that instance.
+// "shard-1" from passing as that instance.
 //
 // It makes the CA and certificates with Go's own crypto (ECDSA P-256), keeps
 // them as PEM files (files.go), builds the tls.Configs of both planes and

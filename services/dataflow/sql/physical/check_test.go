@@ -98,7 +98,8 @@ func TestShapeOf(t *testing.T) {
 		{deploy.Default(), "gateway[1] shard[2]"},
 		{three, "gateway[1] shard[3]"},
 		{deploy.Default().Uniform(3), "gateway[1] shard[3]"},
-		{deploy.Default().Uniform(1), "gateway[1] gateway[1]"},
+		{deploy.Default().Uniform(1), "gateway[1] shard[1]"},
+		{deploy.Default().Alone(), "gateway[1] gateway[1]"},
 	} {
 		s := shape(t, c.top)
 		if got := s.Gateway.String() + " " + s.Shard.String(); got != c.want {

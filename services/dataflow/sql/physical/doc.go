@@ -58,9 +58,9 @@
 //     The cost is one encoding of those rows; the gain is that a process
 //     runs one kind of thing per part of its task.
 //
-// When the topology has one task only (every stage at one replica), the
+// When the topology has one task only (a gateway and no shard task), the
 // shard task is the gateway's: its keyed operators run there too, fed by
-// channels from the gateway to itself, as deploy.Plan does.
+// channels from the gateway to itself.
 //
 // A shuffle from shard to shard (a second keyed operator on another key,
 // such as two IN subqueries on different columns) is a channel from the

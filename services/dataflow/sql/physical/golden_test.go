@@ -25,7 +25,8 @@ func catalog() sql.Catalog {
 // every physical plan with testdata/plans.golden. The commands:
 //
 //	shards N          the default topology with N shard replicas
-//	uniform N         every stage of it at N replicas
+//	uniform N         every task of it but the gateway at N replicas
+//	alone             the gateway's task alone (deploy.Topology.Alone)
 //	query NAME SQL    defines a query (one line); q1..q4 are queries/
 //	plan NAME...      the physical plan of a job of those queries
 //
@@ -36,6 +37,9 @@ func TestGoldenPlans(t *testing.T) {
 	defined := map[string]string{}
 	testkit.GoldenScript(t, "plans.txt", "plans.golden", func(w io.Writer, c testkit.Command) error {
 		switch c.Args[0] {
+		case "alone":
+			top = deploy.Default().Alone()
+			return nil
 		case "shards", "uniform":
 			n, err := strconv.Atoi(c.Args[1])
 			if err != nil {

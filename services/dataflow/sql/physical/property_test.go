@@ -157,7 +157,7 @@ func TestRandomJobsKeepTheInvariants(t *testing.T) {
 		}
 		shapes = append(shapes, shape(t, top))
 	}
-	shapes = append(shapes, shape(t, deploy.Default().Uniform(1)))
+	shapes = append(shapes, shape(t, deploy.Default().Alone()))
 	jobs, compiled, refused := 300, 0, 0
 	if testing.Short() {
 		jobs = 60

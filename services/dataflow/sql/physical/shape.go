@@ -15,32 +15,20 @@ type Shape struct {
 	Shard   Task
 }
 
-// ShapeOf reads the shape of a topology (planned into tasks if it is not
-// yet): the gateway's task, and as the shard task the task the gateway's
-// first stream to another task feeds (the task its uploads go to today),
-// else the first other task, else the gateway's own (one task for all).
+// ShapeOf reads the shape of a topology: its gateway task, and its shard
+// task, or the gateway's own when it has none (one task for all).
 func ShapeOf(t deploy.Topology) (Shape, error) {
-	pt, err := deploy.Plan(t)
-	if err != nil {
+	if err := t.Validate(); err != nil {
 		return Shape{}, fmt.Errorf("physical: the topology: %w", err)
 	}
-	gw := pt.Gateway()
+	gw := t.Gateway()
 	if gw.Name == "" {
 		return Shape{}, errors.New("physical: the topology has no gateway")
 	}
 	s := Shape{Gateway: Task{Name: gw.Name, Replicas: gw.Replicas}}
 	s.Shard = s.Gateway
-	for _, st := range pt.Outputs(gw.Name) {
-		if st.To != gw.Name {
-			s.Shard = Task{Name: st.To, Replicas: pt.Replicas(st.To)}
-			return s, nil
-		}
-	}
-	for _, st := range pt.Stages {
-		if st.Name != gw.Name {
-			s.Shard = Task{Name: st.Name, Replicas: st.Replicas}
-			return s, nil
-		}
+	if sh, ok := t.Shard(); ok {
+		s.Shard = Task{Name: sh.Name, Replicas: sh.Replicas}
 	}
 	return s, nil
 }

@@ -167,10 +167,9 @@ func DecodeSpec(plan []byte, task string, b Budget) (stage.JobSpec, error) {
 // (schema.ResultRecord). It is stateful, and replayed from the journal
 // after a restart. In metrics its streams go by numbers (MetricStreams).
 //
-// A task that is neither the plan's gateway nor its shard task (a stage
-// of the built-in graph that runs apart, such as an aggregator with
-// replicas of its own) runs nothing of the job: no streams, an operator
-// that is never given anything.
+// A task that is neither the plan's gateway nor its shard task (a plan
+// made on another topology than the process's) runs nothing of the job:
+// no streams, an operator that is never given anything.
 //
 // The job is held to budget b there (its zero fields at their defaults;
 // past one, the job fails: OverBudget). Its HeldBytes is about the most
