@@ -36,7 +36,7 @@ func TestAdminPortKeepsTenantsToTheOperator(t *testing.T) {
 	dir := t.TempDir()
 	c := startLocal(t, local.Options{
 		Binary: bin, DataDir: filepath.Join(dir, "cluster"),
-		Masters: 1, ExtraArgs: []string{"--batch-rows", "64"},
+		Masters: 1,
 	})
 	token := c.OperatorToken()
 	if token == "" {

@@ -24,7 +24,7 @@ import (
 // saying so.
 func TestCancelEndsTheAttachedSubmit(t *testing.T) {
 	medium := testDatasets(t)[2]
-	c := startCluster(t, deploy.Default(), node.ClusterOptions{BatchRows: 64, OutboxLimit: 2})
+	c := startCluster(t, deploy.Default(), node.ClusterOptions{OutboxLimit: 2})
 	dir := clientDir(t, c, "client")
 	tlsConfig, err := c.ClientTLS("client")
 	if err != nil {

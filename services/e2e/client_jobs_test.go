@@ -104,7 +104,7 @@ func TestClientListsCancelsAndWatchesItsJobs(t *testing.T) {
 	bin := testkit.WololoBinary(t)
 	sets := testDatasets(t)
 	small, other, medium := sets[0], sets[1], sets[2]
-	c := startCluster(t, deploy.Default(), node.ClusterOptions{BatchRows: 64, OutboxLimit: 2})
+	c := startCluster(t, deploy.Default(), node.ClusterOptions{OutboxLimit: 2})
 	alice, bob := clientDir(t, c, "alice"), clientDir(t, c, "bob")
 	// as is a client command run as the client of that credential
 	// directory (clientDir names its files after the client).

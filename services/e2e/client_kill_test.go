@@ -24,7 +24,7 @@ import (
 func TestClientKilledMidUploadResumes(t *testing.T) {
 	bin := testkit.WololoBinary(t)
 	d := testDatasets(t)[2]
-	c := startCluster(t, deploy.Default(), node.ClusterOptions{BatchRows: 64, OutboxLimit: 2})
+	c := startCluster(t, deploy.Default(), node.ClusterOptions{OutboxLimit: 2})
 	conn, err := rpc.NewClient(c.GatewayAddr(), clientTLS(t, c))
 	if err != nil {
 		t.Fatal(err)
@@ -85,7 +85,7 @@ func uploadedPast(t *testing.T, jobs wololov1.JobServiceClient, job string, afte
 func TestClientInterruptedSaysHowToResume(t *testing.T) {
 	bin := testkit.WololoBinary(t)
 	d := testDatasets(t)[2]
-	c := startCluster(t, deploy.Default(), node.ClusterOptions{BatchRows: 64, OutboxLimit: 2})
+	c := startCluster(t, deploy.Default(), node.ClusterOptions{OutboxLimit: 2})
 	conn, err := rpc.NewClient(c.GatewayAddr(), clientTLS(t, c))
 	if err != nil {
 		t.Fatal(err)

@@ -225,7 +225,7 @@ func TestPipelineMatchesReference(t *testing.T) {
 
 func TestSmallBatchesAndTightOutbox(t *testing.T) {
 	d := testDatasets(t)[1]
-	c := startCluster(t, deploy.Default(), node.ClusterOptions{BatchRows: 97, OutboxLimit: 2})
+	c := startCluster(t, deploy.Default(), node.ClusterOptions{OutboxLimit: 2})
 	submit(t, c, d)
 }
 
@@ -260,7 +260,7 @@ func TestBrokenStreamsRecoverExactly(t *testing.T) {
 		mu.Unlock()
 		return p.Addr()
 	}
-	c := startCluster(t, deploy.Default(), node.ClusterOptions{Route: route, BatchRows: 128, OutboxLimit: 4})
+	c := startCluster(t, deploy.Default(), node.ClusterOptions{Route: route, OutboxLimit: 4})
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Add(1)

@@ -27,7 +27,7 @@ import (
 // by number (stream="chN").
 func TestMetricsNameNoTenantsQueries(t *testing.T) {
 	d := testDatasets(t)[0]
-	c := startCluster(t, deploy.Default(), node.ClusterOptions{Admin: true, BatchRows: 16})
+	c := startCluster(t, deploy.Default(), node.ClusterOptions{Admin: true})
 	staff := filepath.Join(t.TempDir(), "acme_staff.csv")
 	var b strings.Builder
 	b.WriteString("employee_ssn,salary\n")

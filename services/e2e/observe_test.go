@@ -56,7 +56,7 @@ func TestWatchingALocalCluster(t *testing.T) {
 	}
 	c := startLocal(t, local.Options{
 		Binary: bin, DataDir: filepath.Join(dir, "cluster"),
-		Masters: 3, ExtraArgs: []string{"--batch-rows", "16"},
+		Masters: 3,
 	})
 	t.Logf("dashboard: %s", c.DashboardURL())
 

@@ -50,7 +50,7 @@ func restartDuringJob(t *testing.T, seed uint64, queries []sqljob.Query) {
 		}
 		d := testDatasets(t)[2]
 		top := deploy.Default()
-		c := startCluster(t, top, node.ClusterOptions{BatchRows: 128, OutboxLimit: 4})
+		c := startCluster(t, top, node.ClusterOptions{OutboxLimit: 4})
 		rng := rand.New(rand.NewPCG(seed, 99))
 		instances := top.Instances()
 

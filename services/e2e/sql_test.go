@@ -87,7 +87,7 @@ func TestSQLJobsMatchTheReference(t *testing.T) {
 		"three-shards":     deploy.Default().Uniform(3),
 	} {
 		t.Run(name, func(t *testing.T) {
-			c := startCluster(t, top, node.ClusterOptions{BatchRows: 97, OutboxLimit: 2}) // small: a plan's shuffle from shard to shard once made two shards wait on each other
+			c := startCluster(t, top, node.ClusterOptions{OutboxLimit: 2}) // small: a plan's shuffle from shard to shard once made two shards wait on each other
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 			defer cancel()
 			var wg sync.WaitGroup

@@ -23,7 +23,7 @@ import (
 // goes on from its store and the job's answers are exact.
 func TestFullDiskStopsTheProcess(t *testing.T) {
 	d := testDatasets(t)[2]
-	c := startCluster(t, deploy.Default(), node.ClusterOptions{BatchRows: 256, OutboxLimit: 4})
+	c := startCluster(t, deploy.Default(), node.ClusterOptions{OutboxLimit: 4})
 	const victim = "shard-0"
 	disk := &transporttest.FailingStore{Store: c.Store(victim), After: 5, Err: syscall.ENOSPC}
 	c.SetStore(victim, disk)

@@ -167,7 +167,7 @@ func (tj tableJob) check(t *testing.T, sum *client.Summary) {
 // records.
 func TestSQLJobWithTables(t *testing.T) {
 	d := testDatasets(t)[0]
-	c := startCluster(t, deploy.Default(), node.ClusterOptions{BatchRows: 97, OutboxLimit: 2})
+	c := startCluster(t, deploy.Default(), node.ClusterOptions{OutboxLimit: 2})
 	tj := newTableJob(t, c, d)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -185,7 +185,7 @@ func TestSQLJobWithTables(t *testing.T) {
 func TestSQLJobTablesSurviveGatewayRestart(t *testing.T) {
 	d := testDatasets(t)[2]
 	top := deploy.Default()
-	c := startCluster(t, top, node.ClusterOptions{BatchRows: 128, OutboxLimit: 4})
+	c := startCluster(t, top, node.ClusterOptions{OutboxLimit: 4})
 	tj := newTableJob(t, c, d)
 	tj.opts.JobID = "tables-restart"
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)

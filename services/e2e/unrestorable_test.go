@@ -43,7 +43,7 @@ func (s unreadableState) Load() (*transport.Image, error) {
 // seconds with the reason, which its client sees.
 func TestUnrestorableStateFailsTheJob(t *testing.T) {
 	d := testDatasets(t)[2]
-	c := startCluster(t, deploy.Default(), node.ClusterOptions{BatchRows: 128, OutboxLimit: 4})
+	c := startCluster(t, deploy.Default(), node.ClusterOptions{OutboxLimit: 4})
 	const victim, job = "shard-0", "unrestorable"
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()

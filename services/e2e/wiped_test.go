@@ -27,7 +27,7 @@ import (
 // TestLostStoresRebuildTheJob's).
 func TestWipedStoreFailsTheJob(t *testing.T) {
 	d := testDatasets(t)[2]
-	c := startCluster(t, deploy.Default(), node.ClusterOptions{BatchRows: 128, OutboxLimit: 4})
+	c := startCluster(t, deploy.Default(), node.ClusterOptions{OutboxLimit: 4})
 	const victim, job = "shard-0", "wiped"
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -107,7 +107,7 @@ func TestLostStoresRebuildTheJob(t *testing.T) {
 	for _, victim := range []string{"shard-1", "gateway-0"} {
 		t.Run(victim, func(t *testing.T) {
 			d := testDatasets(t)[2]
-			c := startCluster(t, deploy.Default(), node.ClusterOptions{BatchRows: 128, OutboxLimit: 4})
+			c := startCluster(t, deploy.Default(), node.ClusterOptions{OutboxLimit: 4})
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 			defer cancel()
 			out := t.TempDir()
@@ -171,7 +171,7 @@ func TestLostShardIsRebuiltFromTheRetainedInput(t *testing.T) {
 				return p.Addr()
 			}
 			data := t.TempDir()
-			opts := node.ClusterOptions{Route: route, BatchRows: 128, OutboxLimit: 4, DataDir: data}
+			opts := node.ClusterOptions{Route: route, OutboxLimit: 4, DataDir: data}
 			after := when != "during the upload"
 			if after {
 				opts.OutboxLimit = 1 << 20 // the shards' results wait in outboxes that hold them all

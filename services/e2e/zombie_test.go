@@ -35,7 +35,7 @@ func TestZombieIsFenced(t *testing.T) {
 	var logs bytes.Buffer
 	c := startLocal(t, local.Options{
 		Binary: bin, DataDir: dir, LogLevel: "info",
-		ExtraArgs: []string{"--batch-rows", "128", "--outbox-limit", "4"},
+		ExtraArgs: []string{"--outbox-limit", "4"},
 		Log:       hclog.New(&hclog.LoggerOptions{Name: "local", Level: hclog.Info, Output: &logs}),
 	})
 

@@ -79,10 +79,6 @@ type Options struct {
 	// UploadChunk is the largest upload frame the proxy forwards;
 	// DefaultUploadChunk if zero.
 	UploadChunk int
-	// BatchRows is passed to every process as --batch-rows when the binary
-	// accepts that flag (smaller batches: more commits for the kills to
-	// land between); 0 leaves the processes' default.
-	BatchRows int
 	// TempDir is where the cluster's fresh data directory is made;
 	// os.TempDir() if empty.
 	TempDir string
@@ -217,9 +213,6 @@ func Local(ctx context.Context, o Options) (*Report, error) {
 		return nil, err
 	}
 	var extra []string
-	if o.BatchRows > 0 {
-		extra = append(extra, "--batch-rows", strconv.Itoa(o.BatchRows))
-	}
 	size, dataDir, err := prepare(o.Matches, o.Players, o.TempDir, "wololo-chaos-")
 	if err != nil {
 		return nil, err

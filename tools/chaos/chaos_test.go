@@ -47,7 +47,7 @@ func TestChaosLocal(t *testing.T) {
 			start := time.Now()
 			rep, err := Local(ctx, Options{
 				Binary: bin, Matches: matches, Players: players, Out: t.TempDir(),
-				Kills: 24, Seed: seed, BatchRows: 500, Masters: 3, DiskLosses: int(seed-1) * 2,
+				Kills: 24, Seed: seed, Masters: 3, DiskLosses: int(seed-1) * 2,
 				Stdout: w, Progress: w, Log: hclog.New(&hclog.LoggerOptions{Name: "chaos", Level: hclog.Warn, Output: w}),
 			})
 			if err != nil {

@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -72,9 +71,6 @@ type ElectionOptions struct {
 	RightAfter float64
 	// Masters is how many masters run; 3 if zero.
 	Masters int
-	// BatchRows is passed to every graph process as --batch-rows when the
-	// binary accepts that flag; 0 leaves the processes' default.
-	BatchRows int
 	// UploadRate paces the upload through the shaping proxy in bytes per
 	// second: 0 stretches it over Kills × ElectionKillPace; negative
 	// skips the proxy.
@@ -201,9 +197,6 @@ func Election(ctx context.Context, o ElectionOptions) (*ElectionReport, error) {
 	}
 	out := o.Stdout
 	var extra []string
-	if o.BatchRows > 0 {
-		extra = append(extra, "--batch-rows", strconv.Itoa(o.BatchRows))
-	}
 	size, dataDir, err := prepare(o.Matches, o.Players, o.TempDir, "wololo-chaos-election-")
 	if err != nil {
 		return nil, fmt.Errorf("chaos election: %w", err)

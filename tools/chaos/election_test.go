@@ -464,7 +464,7 @@ func TestChaosElection(t *testing.T) {
 	rep, err := Election(ctx, ElectionOptions{
 		Binary: bin, Matches: filepath.Join(dir, "matches.csv"), Players: filepath.Join(dir, "match_players.csv"),
 		Out: t.TempDir(), Kills: 10, Seed: 1, Double: DefaultDoubleKills, RightAfter: DefaultRightAfter,
-		BatchRows: DefaultBatchRows, Stdout: w, Progress: w, Log: hclog.New(&hclog.LoggerOptions{Name: "chaos", Level: hclog.Error, Output: w}),
+		Stdout: w, Progress: w, Log: hclog.New(&hclog.LoggerOptions{Name: "chaos", Level: hclog.Error, Output: w}),
 	})
 	if rep == nil {
 		t.Fatalf("chaos election: %v", err)

@@ -206,7 +206,7 @@ func TestChaosLocalSQL(t *testing.T) {
 			out := t.TempDir()
 			rep, err := Local(ctx, Options{
 				Binary: bin, Matches: matches, Players: players, Out: out, Queries: qs,
-				Kills: 12, Seed: seed, BatchRows: 500, Masters: 3,
+				Kills: 12, Seed: seed, Masters: 3,
 				Stdout: w, Progress: w, Log: hclog.New(&hclog.LoggerOptions{Name: "chaos", Level: hclog.Warn, Output: w}),
 			})
 			if err != nil {

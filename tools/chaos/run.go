@@ -26,7 +26,6 @@ const (
 	DefaultDataset    = "data/chaos"
 	DefaultGenMatches = 20_000
 	DefaultOut        = "out/chaos"
-	DefaultBatchRows  = 500
 )
 
 const usage = `usage: wololo chaos local [--matches F --players F] [--out DIR] [--kills N] [--seed S] [--sql] [--query NAME=FILE.sql ...] [flags]
@@ -126,7 +125,6 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var tlsFlags *tlsflags.Flags
 	fs.IntVar(&o.DiskLosses, "disk-losses", -1, "how many of the kills also delete the victim's data directory (a container's: its volume, through its directory on this machine) before its restart (a gateway or worker; the gateway runs the lost job again from its retained input, or the client submits it again); -1: a tenth of --kills")
 	if mode == "local" {
-		fs.IntVar(&o.BatchRows, "batch-rows", DefaultBatchRows, "pass --batch-rows N to every process (small batches: more commits for the kills to land between); 0 = their default")
 		fs.StringVar(&o.Binary, "binary", "", "wololo binary for the processes (default: this one)")
 		fs.IntVar(&o.Masters, "masters", -1, "masters doing the restarts, the leading one among the victims (default: the topology's); 0: the local runner restarts")
 		verbose = fs.Bool("verbose", false, "log every start and restart of the local runner, not only deaths")
@@ -184,7 +182,6 @@ func runElection(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	fs.Float64Var(&o.Double, "double", DefaultDoubleKills, "fraction of kills that also SIGKILL a second, random master at the same moment")
 	fs.Float64Var(&o.RightAfter, "right-after", DefaultRightAfter, "fraction of kills that hit the leader as soon as the masters agree on it (no pause)")
 	fs.IntVar(&o.Masters, "masters", 3, "masters to run")
-	fs.IntVar(&o.BatchRows, "batch-rows", DefaultBatchRows, "pass --batch-rows N to every graph process; 0 = their default")
 	fs.Int64Var(&o.UploadRate, "upload-rate", 0, "upload pace in bytes/s through the shaping proxy; 0 = about 2.5 s of upload per kill, -1 = no proxy")
 	fs.DurationVar(&o.FailoverTimeout, "failover-timeout", DefaultFailoverTimeout, "give up on a failover, or on a killed master coming back, after this long")
 	fs.StringVar(&o.Binary, "binary", "", "wololo binary for the processes (default: this one)")

@@ -12,7 +12,7 @@ import (
 // TestMasterArgsGoToMastersOnly: MasterArgs end a master's command line
 // and no graph process's; ExtraArgs the other way round.
 func TestMasterArgsGoToMastersOnly(t *testing.T) {
-	c := &Cluster{opts: Options{LogLevel: "info", ExtraArgs: []string{"--batch-rows", "7"}, MasterArgs: []string{"--log-json"}},
+	c := &Cluster{opts: Options{LogLevel: "info", ExtraArgs: []string{"--outbox-limit", "7"}, MasterArgs: []string{"--log-json"}},
 		topoPath: "T", peersPath: "P", controlAddr: "C", tlsDir: "S"}
 	master := c.argsLocked(&instance{name: "master-2", cmd: "master", addr: "A", admin: "M", dataDir: "D"})
 	want := []string{"master", "--id", "2", "--runtime", "local", "--processes", "C", "--topology", "T", "--listen", "A",
@@ -21,7 +21,7 @@ func TestMasterArgsGoToMastersOnly(t *testing.T) {
 		t.Errorf("master: %q\nwant     %q", master, want)
 	}
 	worker := c.argsLocked(&instance{name: "q1-filter-0", cmd: "worker", addr: "A", dataDir: "D"})
-	if slices.Contains(worker, "--log-json") || !slices.Contains(worker, "--batch-rows") {
+	if slices.Contains(worker, "--log-json") || !slices.Contains(worker, "--outbox-limit") {
 		t.Errorf("worker: %q", worker)
 	}
 }

@@ -51,7 +51,6 @@ type serving struct {
 // ClusterOptions tune a cluster.
 type ClusterOptions struct {
 	Log         hclog.Logger
-	BatchRows   int
 	OutboxLimit int
 	// Route, if set, may replace the address other instances dial to reach
 	// an instance (tests put a connection-cutting proxy there).
@@ -156,7 +155,7 @@ const startTimeout = time.Minute
 func (c *Cluster) start(in deploy.Instance, l net.Listener) error {
 	cfg := Config{
 		Topology: c.Topology, Instance: in, Listener: l, Resolver: c.resolver, Store: c.stores[in.Name()],
-		Log: c.opts.Log, BatchRows: c.opts.BatchRows, OutboxLimit: c.opts.OutboxLimit, MaxJobs: c.opts.MaxJobs[in.Name()], MaxHeldBytes: c.opts.MaxHeldBytes,
+		Log: c.opts.Log, OutboxLimit: c.opts.OutboxLimit, MaxJobs: c.opts.MaxJobs[in.Name()], MaxHeldBytes: c.opts.MaxHeldBytes,
 		JobBudget: c.opts.JobBudget, RPCLimits: c.opts.RPCLimits,
 	}
 	if in.Stage == c.Topology.Gateway().Name {

@@ -91,7 +91,6 @@ type Config struct {
 	Resolver    rpc.Resolver     // addresses of the other instances; required
 	Store       transport.Store  // a MemStore if nil (WithDefaults)
 	Log         hclog.Logger
-	BatchRows   int
 	OutboxLimit int
 	Retention   time.Duration // gateway: see gateway.Config.Retention
 	MaxJobs     int           // jobs held at once; see stage.Config.MaxJobs
@@ -172,8 +171,8 @@ func (c Config) Validate() error {
 	if c.Resolver == nil {
 		return errors.New("node config: Resolver is required")
 	}
-	if c.BatchRows < 0 || c.OutboxLimit < 0 || c.Retention < 0 || c.MaxJobs < 0 {
-		return fmt.Errorf("node config: BatchRows %d, OutboxLimit %d, Retention %s and MaxJobs %d must not be negative", c.BatchRows, c.OutboxLimit, c.Retention, c.MaxJobs)
+	if c.OutboxLimit < 0 || c.Retention < 0 || c.MaxJobs < 0 {
+		return fmt.Errorf("node config: OutboxLimit %d, Retention %s and MaxJobs %d must not be negative", c.OutboxLimit, c.Retention, c.MaxJobs)
 	}
 	if err := c.RPCLimits.Validate(); err != nil {
 		return fmt.Errorf("node config: %w", err)

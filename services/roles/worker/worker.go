@@ -81,7 +81,6 @@ func run(ctx context.Context, cmd string, args []string, stderr io.Writer) error
 	engine := fs.String("store", StoreSegments, "the durable store's engine: "+StoreSegments+" (append-only segment files) or "+StorePebble+" (the Pebble LSM, for comparison)")
 	retention := fs.Duration("retention", 0, "gateway: drop jobs without client activity for this long (default 24h)")
 	logFlags := logflags.Register(fs, "info")
-	batchRows := fs.Int("batch-rows", 0, "rows per output batch (default 8192); small values make jobs slower, for tests")
 	uploadIdle := fs.Duration("upload-idle", 0, "gateway: end an upload that sends nothing for this long, freeing its file for a resume (default 2m)")
 	clientMaxJobs := fs.Int("client-max-jobs", 0, "gateway: unfinished jobs one client holds at once (default 16)")
 	clientMaxHeldJobs := fs.Int("client-max-held-jobs", 0, "gateway: jobs one client holds at once, finished ones included; at the limit its oldest finished job is dropped for a new one (default 64, a sixteenth of --max-jobs; at least --client-max-jobs)")
@@ -190,7 +189,7 @@ func run(ctx context.Context, cmd string, args []string, stderr io.Writer) error
 	}
 	n, err := node.New(node.Config{
 		Topology: top, Instance: in, Listener: l, Public: pl, Credentials: creds, Resolver: resolver, Store: store, Log: log, Retention: *retention,
-		BatchRows: *batchRows, OutboxLimit: *outboxLimit, MaxJobs: *maxJobs, UploadIdle: *uploadIdle,
+		OutboxLimit: *outboxLimit, MaxJobs: *maxJobs, UploadIdle: *uploadIdle,
 		ClientMaxJobs: *clientMaxJobs, ClientMaxHeldJobs: *clientMaxHeldJobs, MaxJobBytes: *maxJobBytes, ClientMaxBytes: *clientMaxBytes,
 		MaxHeaderBytes: *maxHeaderBytes, MaxQueries: *maxQueries, MaxHeldBytes: *maxHeld, JobBudget: sqlops.Budget{StateBytes: *stateBytes, JoinRows: *joinRows, StepBytes: *stepBytes}, MaxTables: *maxTables, MaxQueryBytes: *maxQueryBytes, MaxRecordBytes: *maxRecordBytes, MaxMalformed: &limit,
 		ClientMaxCompiles: *clientMaxCompiles, MaxCompiles: *maxCompiles, MaxAnswerBytes: *maxAnswerBytes, ClientMaxAnswerBytes: *clientMaxAnswerBytes,

@@ -22,9 +22,8 @@ type Table struct {
 	Rows, Malformed int64
 }
 
-// BatchRows is how many rows ReadCSV puts in a batch: as many as the
-// stage runtime's batches hold (stage.DefaultBatchRows) and an exchange's
-// chunk, so that what every operator pays per batch is paid once per
+// BatchRows is how many rows ReadCSV puts in a batch: as many as an
+// exchange's chunk, so that what every operator pays per batch is paid once per
 // 8192 rows.
 const BatchRows = 8192
 

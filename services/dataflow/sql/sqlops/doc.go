@@ -48,7 +48,8 @@
 // a count the snapshot cannot hold allocates nothing.
 //
 // Task is one instance of one task of a plan: its operators chained as
-// the plan chains them, each driven by a stage.Driver, given the parsed
+// the plan chains them, the ends of each one's inputs counted by
+// stage.Ends as the stage runtime counts them, given the parsed
 // batches of the tables it scans (at the gateway: what an ingest would
 // call per parsed row batch) and the batches and ends arriving on the
 // channels it reads, handing what its exchanges write (ColumnBatches,
@@ -65,10 +66,10 @@
 // they are (not marshalled: what is sent is not modified afterwards).
 //
 // In a deployment a channel's batches are bytes, and the wire codec
-// (wire.go) writes them straight from an exchange's columns (to an
-// Emitter that takes encoded batches, stage.EncodedEmitter) and reads
-// them straight into a receiving Task's batch (stage.EncodedApplier),
-// without the RowBatch message in between; the bytes are protobuf's,
+// (wire.go) writes them straight from an exchange's columns (to the
+// stage.Emitter's Encoded) and reads them straight into a receiving
+// Task's batch (the stage.Operator's Apply, given the bytes), without the
+// RowBatch message in between; the bytes are protobuf's,
 // read field by field in place (services/base/protoscan, which the stage
 // runtime reads its state log with too), and whatever the codec does not
 // read is read the long way (FromRows). The

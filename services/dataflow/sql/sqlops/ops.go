@@ -23,7 +23,7 @@ type Operator interface {
 }
 
 // InputEnder is implemented by operators that act when one input ends
-// before the others (stage.StreamEnder's counterpart): a semi-join or a
+// before the others (stage.InputEnder's counterpart): a semi-join or a
 // join stops holding its left rows once its right input has ended.
 type InputEnder interface {
 	EndInput(input int, out Out) error

@@ -406,9 +406,8 @@ type Source struct {
 
 // sourceBatchRows and sourceBatchBytes are the most rows, and about the
 // most text, a Source applies as one batch: what it routes to one
-// receiver stays well within a message, and is about the built-in
-// graph's batch (stage.DefaultBatchRows) when two shards share it, not
-// half of one (each message costs its encoding, commit, journal entry and
+// receiver stays well within a message, and is about an exchange's
+// chunk (exec.BatchRows) when two shards share it, not half of one (each message costs its encoding, commit, journal entry and
 // lookups on both sides): 16384 rows, measured against 4096 and 8192.
 const (
 	sourceBatchRows  = 2 * exec.BatchRows
