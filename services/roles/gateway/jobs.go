@@ -61,6 +61,10 @@ type jobs struct {
 	// forgotten first (deletedOrder); not kept across a restart.
 	deleted      map[ownedName]string
 	deletedOrder []ownedName
+	// resume are the rebuilt jobs recover found with their replay
+	// unfinished (resumeReplays goes on with them, once): not a job a
+	// rebuild makes after recovery, whose replay its rebuild starts.
+	resume []*job
 }
 
 // maxDeletedNames bounds the deleted jobs whose deletion the gateway
@@ -689,6 +693,7 @@ func (js *jobs) recover(img *transport.Image) (unreadable []string, err error) {
 			// A rebuild's replay to go on with (resumeReplays); the
 			// client's upload waits for it.
 			j.replayed = make(chan struct{})
+			js.resume = append(js.resume, j)
 		}
 		js.add(j)
 		j.log.Info("job recovered", "state", j.state, "matches-offset", j.files[0].offset, "players-offset", j.files[1].offset, "message", j.message)

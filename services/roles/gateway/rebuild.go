@@ -273,20 +273,23 @@ func (js *jobs) dropStaleInputs() {
 
 // resumeReplays goes on with the replays a restarted gateway found
 // unfinished: rebuilt jobs whose input is not all in again (jobs.recover
-// left their replayed open).
+// left their replayed open and listed them). Only those: a rebuild made
+// meanwhile (a process reported a loss as soon as it recovered, as every
+// one holding a job of an older version's hand-written graph does) has
+// its replay started by its rebuild, and a second replay of it would
+// upload its input twice.
 func (g *Gateway) resumeReplays() {
 	if g.jobs.inputs == nil {
 		return
 	}
 	g.jobs.mu.Lock()
 	var todo []*job
-	for _, j := range g.jobs.byID {
-		select {
-		case <-j.replayed:
-		default: // set by recover
+	for _, j := range g.jobs.resume {
+		if g.jobs.byID[j.id] == j { // not dropped since (a run a rebuild replaced)
 			todo = append(todo, j)
 		}
 	}
+	g.jobs.resume = nil
 	g.jobs.mu.Unlock()
 	for _, j := range todo {
 		j.log.Info("resuming the replay of a rebuilt job's input")
