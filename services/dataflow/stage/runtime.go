@@ -142,8 +142,8 @@ type JobSpec struct {
 	Stateless bool
 	// MetricStreams is what the job's streams are called in metrics
 	// (MetricStreams), by stream: a plan's channels are named after its
-	// queries and keys, what its client wrote; a stream it does not name
-	// keeps its name.
+	// queries and keys, what its client wrote, which no series may show
+	// (a stream it does not name shows nothing of its name either).
 	MetricStreams map[string]string
 }
 

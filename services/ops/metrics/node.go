@@ -15,7 +15,7 @@ type NodeSource struct {
 	// whether they must be renamed (stage.Runtime.MetricStreams): a job
 	// of SQL queries has streams named after its client's queries and
 	// keys, which no series may show. Nil: every job's streams keep their
-	// names (a process that runs only the built-in graph).
+	// names (the tests' collectors).
 	Streams func(job string) (names map[string]string, rename bool)
 }
 
