@@ -77,7 +77,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	data := fs.String("data", DefaultData, "where the generated default dataset lives")
 	gen := fs.Int64("gen-matches", DefaultMatches, "size of the generated default dataset, in matches")
 	topoPath := fs.String("topology", "", "topology JSON file (default: the embedded one)")
-	replicas := fs.Int("replicas", 0, "if set, run this many replicas of every stage but the gateway")
+	replicas := fs.Int("replicas", 0, "if set, run this many replicas of every task but the gateway (the shard task)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the run to this file")
 	logFlags := logflags.Register(fs, "warn")
 	overGRPC := fs.Bool("grpc", false, "run every instance as a node with its own loopback gRPC server, fed by the client over gRPC (the deployment's path), instead of in memory")
