@@ -29,10 +29,9 @@
 // answer, so that it does not depend on the order rows are added in.
 //
 // Booleans are read by the pipeline's own reader (schema.ParseBool).
-// Numbers and durations are not: schema.Number is exact but canonical (it
-// forgets the scale a value was written with, which the output keeps) and
-// only compares, and schema.ParseDuration saturates at MaxInt64 seconds,
-// where the engine computes with both exactly, at any length.
+// Numbers and durations are not: the engine keeps the scale a number was
+// written with, which the output keeps, and computes with both exactly,
+// at any length (schema.ParseDuration saturates at MaxInt64 seconds).
 //
 // The package is pure: no I/O, no logging; of this module it imports only
 // services/dataflow/schema.
