@@ -17,9 +17,10 @@
 //
 // Why a package of its own, and not plan: plan is plain data (types and
 // their rendering, imported by every process that decodes a job) and
-// promises no semantics; a rewrite is a claim about answers, held by its
-// own tests against the executor (TestOptimizeKeepsAnswers), and a new
-// rewrite (constant folding, say) is a change here alone. Why not the
+// promises no semantics; a rewrite is a claim about answers, held by a
+// test of its own (exec's TestOptimizeKeepsAnswers: the rewritten plans'
+// rows are sqlgen's naive evaluator's), and a new rewrite (constant
+// folding, say) is a change here alone. Why not the
 // physical planner, where they were: placing operators on tasks and
 // channels (services/dataflow/sql/physical) is another job than choosing
 // which logical plan to place, and a rewrite is tested on the logical

@@ -6,7 +6,7 @@ import (
 
 // Optimize is n rewritten: the filters above joins pushed down, then the
 // columns nothing reads pruned. The plan's answer is the same
-// (TestOptimizeKeepsAnswers); n is not modified.
+// (exec's TestOptimizeKeepsAnswers); n is not modified.
 func Optimize(n *plan.Node) *plan.Node {
 	p, _ := prune(pushFilters(n), nil)
 	return p
