@@ -176,7 +176,7 @@ var importRules = []importRule{
 		from:  func(p string) bool { return p == "queries" },
 		allow: func(string) bool { return false },
 		testsMay: func(d string) bool {
-			return under(d, "services/dataflow/sql") || d == "services/dataflow/reference" || d == "services/base/datagen"
+			return testHelpers(d) || under(d, "services/dataflow/sql") || d == "services/dataflow/reference" || d == "services/base/datagen"
 		},
 	},
 	{
