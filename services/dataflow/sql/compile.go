@@ -8,6 +8,7 @@ import (
 
 	"vitess.io/vitess/go/vt/sqlparser"
 
+	"github.com/wololo/wololo/services/dataflow/sql/exec"
 	"github.com/wololo/wololo/services/dataflow/sql/plan"
 )
 
@@ -97,11 +98,7 @@ func fixOutputs(n *plan.Node) {
 			n.Output[i].Type = k.Type
 		}
 		for i, a := range n.Aggs {
-			t := plan.Number
-			if a.Func == plan.Min || a.Func == plan.Max {
-				t = a.Arg.Type
-			}
-			n.Output[len(n.Keys)+i].Type = t
+			n.Output[len(n.Keys)+i].Type = exec.AggResultType(a)
 		}
 	case plan.Scan:
 	case plan.Join:

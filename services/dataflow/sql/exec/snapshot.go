@@ -255,7 +255,10 @@ func (a *Aggregation) AppendState(dst []byte) []byte {
 				continue
 			}
 			w.Uvarint(1)
-			w.dec(ac.sumOf(g))
+			w.dec(ac.sumOf(g)) // zero without sums
+			for _, s := range ac.sums[min(1, len(ac.sums)):] {
+				w.dec(s.get(int32(g)))
+			}
 			ac.writeBest(&w, g)
 		}
 	}
@@ -305,7 +308,7 @@ func (a *Aggregation) RestoreState(state []byte) error {
 	a.g.n = int32(n)
 	for _, ac := range a.accs {
 		ac.grow(n)
-		u := ac.uses()
+		u := ac.u
 		for g := range n {
 			if c := r.Varint(); u.count {
 				ac.count.set(g, c)
@@ -321,8 +324,11 @@ func (a *Aggregation) RestoreState(state []byte) error {
 			}
 			ac.has[g] = true
 			d := r.dec()
-			if u.sum {
-				ac.sum.set(int32(g), d)
+			for i := range ac.sums {
+				if i > 0 {
+					d = r.dec()
+				}
+				ac.sums[i].set(int32(g), d)
 			}
 			ac.readBest(r, g)
 		}
@@ -346,7 +352,7 @@ func (a *acc) writeBest(w *stateWriter, g int) {
 
 // readBest reads what writeBest wrote for group g, which has a value.
 func (a *acc) readBest(r *stateReader, g int) {
-	u := a.uses()
+	u := a.u
 	switch {
 	case u.nums:
 		if r.Uvarint() != 1 {

@@ -112,7 +112,7 @@ func NewAggregation(t *KeyTable, keys []*plan.Expr, aggs []*plan.Agg) *Aggregati
 	}
 	a := &Aggregation{keys: keys, g: newGroups(t, keyTypes)}
 	for _, ag := range aggs {
-		a.accs = append(a.accs, &acc{agg: ag, in: newAggInput(ag, &a.conds)})
+		a.accs = append(a.accs, newAcc(ag, &a.conds))
 	}
 	return a
 }
@@ -208,7 +208,11 @@ func (a *acc) window(from, to int) *acc {
 	a.grow(to)
 	w := *a
 	w.count = counts{lo: cut(a.count.lo, from, to), hi: renumber(a.count.hi, from, to)}
-	w.sum, w.has = a.sum.window(from, to), cut(a.has, from, to)
+	w.sums = make([]decs, len(a.sums))
+	for i, s := range a.sums {
+		w.sums[i] = s.window(from, to)
+	}
+	w.has = cut(a.has, from, to)
 	w.nums, w.bestN = a.nums.window(from, to), cut(a.bestN, from, to)
 	return &w
 }
