@@ -2,6 +2,7 @@ package exec
 
 import (
 	"slices"
+	"strings"
 
 	"github.com/wololo/wololo/services/dataflow/sql/plan"
 	"github.com/wololo/wololo/services/dataflow/sql/value"
@@ -117,7 +118,68 @@ var aggFuncs = map[plan.AggFunc]*aggFunc{
 		result: (*acc).extremeResult,
 		merge:  plan.Max,
 	},
+	stddevSamp: {
+		sql: "stddev_samp", arg: NumberArg,
+		state:  accState{count: true, has: true, sums: 2},
+		update: (*acc).updateSquares,
+		read: func(a *acc, g int) (value.Dec, bool) {
+			if !a.has[g] {
+				return value.Dec{}, false
+			}
+			return stddev([]value.Dec{value.Int(a.count.get(g)), a.sums[0].get(int32(g)), a.sums[1].get(int32(g))})
+		},
+		parts:  []plan.AggFunc{plan.Count, plan.Sum, sumSquares},
+		finish: stddev,
+	},
+	sumSquares: {
+		arg:    NumberArg,
+		state:  accState{has: true, sums: 1},
+		update: (*acc).updateSquares,
+		read:   (*acc).boundedSum,
+		merge:  plan.Sum,
+	},
 }
+
+// STDDEV_SAMP, and the sum of squares a shard computes for it.
+const (
+	stddevSamp plan.AggFunc = "stddev_samp"
+	sumSquares plan.AggFunc = "sumsq"
+)
+
+// stddev is STDDEV_SAMP of the count, sum and sum of squares of its
+// values (value.StddevSamp).
+func stddev(v []value.Dec) (value.Dec, bool) { return value.StddevSamp(v[0], v[1], v[2]) }
+
+// updateSquares adds the squares of the values that are not NULL up in
+// the last of a's sums, and, when a keeps them, counts the values and
+// adds them up in its first sum. A square past value.MaxDigits is added
+// as tooWide: the sum of the squares is then past too, whatever the
+// other values (squares are not negative, and a sum has the largest
+// scale of its terms), and the sum of any squares stays within
+// value.MaxStoredDigits, however the shards split them.
+func (a *acc) updateSquares(ids []int32, arg *Vec, when []bool, els *Vec) {
+	squares := &a.sums[len(a.sums)-1]
+	for i, g := range ids {
+		v, j, ok := pick(arg, when, els, i)
+		if !ok {
+			continue
+		}
+		d := v.Nums[j]
+		if a.u.count {
+			a.count.inc(g)
+			a.sums[0].add(g, d)
+		}
+		sq := d.Mul(d)
+		if !sq.Fits() {
+			sq = tooWide
+		}
+		squares.add(g, sq)
+		a.has[g] = true
+	}
+}
+
+// tooWide is 10^value.MaxDigits, the least integer that does not Fit.
+var tooWide, _ = value.ReadStored([]byte("1" + strings.Repeat("0", value.MaxDigits)))
 
 // avg is AVG of its sum and count: SUM / COUNT by the division rule,
 // NULL when either does not fit.
