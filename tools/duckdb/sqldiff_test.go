@@ -322,17 +322,18 @@ func row(fields []string) string {
 	return strings.Join(quoted, ",")
 }
 
-// scanKinds is the kind of every column the plan's scans read, per table.
-func scanKinds(n *plan.Node) map[string]map[string]plan.Type {
-	kinds := map[string]map[string]plan.Type{}
+// scanKinds is every column the plan's scans read (its type and read
+// rule), per table.
+func scanKinds(n *plan.Node) map[string]map[string]plan.Column {
+	kinds := map[string]map[string]plan.Column{}
 	var walk func(n *plan.Node)
 	walk = func(n *plan.Node) {
 		if n.Op == plan.Scan {
 			if kinds[n.Table] == nil {
-				kinds[n.Table] = map[string]plan.Type{}
+				kinds[n.Table] = map[string]plan.Column{}
 			}
 			for _, c := range n.Output {
-				kinds[n.Table][c.Name] = c.Type
+				kinds[n.Table][c.Name] = c
 			}
 		}
 		for _, in := range n.Input {
@@ -347,7 +348,7 @@ func scanKinds(n *plan.Node) map[string]map[string]plan.Type {
 // a record of another field count, or broken quoting, skipped as our
 // ReadCSV skips it) and makes the view NAME that types its columns as
 // kinds says.
-func (d *differ) load(ctx context.Context, tab sqlgen.Table, kinds map[string]plan.Type) error {
+func (d *differ) load(ctx context.Context, tab sqlgen.Table, kinds map[string]plan.Column) error {
 	path := filepath.Join(d.dir, tab.Name+".csv")
 	if err := os.WriteFile(path, []byte(tab.CSV), 0o644); err != nil {
 		return err
@@ -366,10 +367,10 @@ func (d *differ) load(ctx context.Context, tab sqlgen.Table, kinds map[string]pl
 	exprs := make([]string, len(tab.Columns))
 	for i, name := range tab.Columns {
 		c := fmt.Sprintf("c%d", i)
-		switch kinds[name] {
-		case plan.Number, plan.Duration:
+		switch kinds[name].Type {
+		case plan.Number:
 			num := "wl_number(" + c + ")"
-			if kinds[name] == plan.Duration {
+			if kinds[name].Read == plan.ReadDuration {
 				num = "CAST(wl_duration_exact(" + c + ") AS VARCHAR)"
 			}
 			typ, err := d.decimalType(ctx, raw, num)

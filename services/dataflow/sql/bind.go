@@ -409,7 +409,7 @@ func (lv *level) call(f *sqlparser.FuncExpr) (*plan.Expr, *tvar, error) {
 		if err != nil {
 			return nil, nil, err
 		}
-		if err := lv.unify(v, known(plan.Duration), name, upper); err != nil {
+		if err := lv.unify(v, known(durationKind), name, upper); err != nil {
 			return nil, nil, err
 		}
 		// The scan reads the column as seconds: the reference is the value.

@@ -60,11 +60,11 @@ func compile(query string, cat Catalog) (*plan.Node, *compiler, error) {
 	}
 	// The kinds are known once the whole statement is bound.
 	for _, u := range c.typed {
-		u.e.Type = valueType(u.v.resolved())
+		u.e.Type = u.v.column("").Type
 	}
 	for _, s := range c.scans {
 		for i := range s.node.Output {
-			s.node.Output[i].Type = s.slots[i].v.resolved()
+			s.node.Output[i] = s.slots[i].v.column(s.node.Output[i].Name)
 		}
 	}
 	fixOutputs(root)

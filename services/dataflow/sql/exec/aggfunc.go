@@ -292,7 +292,7 @@ func MergeAggs(n *plan.Node) ([]*plan.Agg, []*plan.Expr) {
 	}
 	in := nk // the partials' column being read
 	for i, a := range n.Aggs {
-		name, t := n.Output[nk+i].Name, valueType(n.Output[nk+i].Type)
+		name, t := n.Output[nk+i].Name, n.Output[nk+i].Type
 		f := aggFuncs[a.Func]
 		if parts := f.partsOf(); parts != nil {
 			call := &plan.Expr{Kind: plan.Call, Fn: string(a.Func), Type: plan.Number}

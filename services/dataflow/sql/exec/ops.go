@@ -12,14 +12,7 @@ import (
 func types(cols []plan.Column) []plan.Type {
 	t := make([]plan.Type, len(cols))
 	for i, c := range cols {
-		t[i] = valueType(c.Type)
-	}
-	return t
-}
-
-func valueType(t plan.Type) plan.Type {
-	if t == plan.Duration {
-		return plan.Number
+		t[i] = c.Type
 	}
 	return t
 }
@@ -220,7 +213,7 @@ func newAcc(ag *plan.Agg, conds *[]*plan.Expr) *acc {
 		fn = unknownAgg
 	}
 	a := &acc{agg: ag, fn: fn, in: newAggInput(ag, conds), u: fn.state}
-	if a.u.best && a.agg.Arg != nil && valueType(a.agg.Arg.Type) == plan.Number {
+	if a.u.best && a.agg.Arg != nil && a.agg.Arg.Type == plan.Number {
 		a.u.best, a.u.nums = false, true
 	}
 	a.sums = make([]decs, a.u.sums)
@@ -318,7 +311,7 @@ func newAggInput(ag *plan.Agg, conds *[]*plan.Expr) aggInput {
 		return in
 	}
 	for _, x := range e.Args[1:] {
-		if valueType(x.Type) != valueType(e.Type) {
+		if x.Type != e.Type {
 			return in
 		}
 	}
@@ -630,7 +623,7 @@ func (a *acc) extremeResult(n int) *Vec {
 		}
 		return out
 	}
-	out := newBuilder(valueType(a.agg.Arg.Type), n)
+	out := newBuilder(a.agg.Arg.Type, n)
 	for g := range n {
 		if a.has[g] {
 			out.from(a.best, int(a.bestN[g]))

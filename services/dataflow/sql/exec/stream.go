@@ -35,9 +35,10 @@ func (b *Batch) Rows(rows []int32) *Batch { return gatherBatch(b, rows) }
 // keys are equal values, a number whatever its trailing zeros.
 func AppendKey(dst []byte, v *Vec, i int) []byte { return appendKey(dst, v, i) }
 
-// ReadAs reads a text column as type t (docs/queries.md's value rules),
-// counting in st the values that read as NULL.
-func ReadAs(src *Vec, t plan.Type, st *ColumnStats) *Vec { return readAs(src, t, st) }
+// ReadAs reads a text column as a scan reads column c (docs/queries.md's
+// value rules: its type's, or its read rule), counting in st the values
+// that read as NULL.
+func ReadAs(src *Vec, c plan.Column, st *ColumnStats) *Vec { return readAs(src, c, st) }
 
 // ScanIndex returns, for each output column of a scan node, the index of
 // the table column it reads.

@@ -202,7 +202,7 @@ func (pl *planner) place(n *plan.Node) (stream, error) {
 		s := stream{at: atSource, table: n.Table, cols: n.Output}
 		scan := pl.scans[n.Table]
 		for _, c := range n.Output {
-			s.exprs = append(s.exprs, &plan.Expr{Kind: plan.ColRef, Col: slices.Index(scan.Node.Output, c), Type: valueType(c.Type), Name: c.Name})
+			s.exprs = append(s.exprs, &plan.Expr{Kind: plan.ColRef, Col: slices.Index(scan.Node.Output, c), Type: c.Type, Name: c.Name})
 		}
 		return s, nil
 	case plan.Filter, plan.Project:
@@ -262,7 +262,7 @@ func (pl *planner) binary(n *plan.Node) (stream, error) {
 	}
 	rk := n.RightKey
 	if n.Op == plan.SemiJoin {
-		rk = &plan.Expr{Kind: plan.ColRef, Col: 0, Type: valueType(r.cols[0].Type), Name: r.cols[0].Name}
+		rk = &plan.Expr{Kind: plan.ColRef, Col: 0, Type: r.cols[0].Type, Name: r.cols[0].Name}
 	}
 	ls := pl.colocate(l, []*plan.Expr{n.LeftKey})
 	rs := pl.colocate(r, []*plan.Expr{rk})
@@ -436,7 +436,7 @@ func (pl *planner) exchange(s stream, key []*plan.Expr, to Task) stream {
 	pl.p.Channels = append(pl.p.Channels, ch)
 	r := Route{Query: pl.query}
 	for i, c := range s.cols {
-		r.Cols = append(r.Cols, pl.carry(ch, &plan.Expr{Kind: plan.ColRef, Col: i, Type: valueType(c.Type), Name: c.Name}, c.Name))
+		r.Cols = append(r.Cols, pl.carry(ch, &plan.Expr{Kind: plan.ColRef, Col: i, Type: c.Type, Name: c.Name}, c.Name))
 	}
 	for _, k := range key {
 		ch.Key = append(ch.Key, pl.carry(ch, k, nameOf(k)))
@@ -682,7 +682,7 @@ func rewrite(e *plan.Expr, col func(*plan.Expr) *plan.Expr) *plan.Expr {
 func colRefs(cols []plan.Column) []*plan.Expr {
 	out := make([]*plan.Expr, len(cols))
 	for i, c := range cols {
-		out[i] = &plan.Expr{Kind: plan.ColRef, Col: i, Type: valueType(c.Type), Name: c.Name}
+		out[i] = &plan.Expr{Kind: plan.ColRef, Col: i, Type: c.Type, Name: c.Name}
 	}
 	return out
 }
@@ -728,13 +728,4 @@ func nameOf(e *plan.Expr) string {
 		return e.Name
 	}
 	return colNumber.ReplaceAllString(e.String(), "")
-}
-
-// valueType is the type of the values a column of kind t holds: a
-// duration column holds numbers of seconds.
-func valueType(t plan.Type) plan.Type {
-	if t == plan.Duration {
-		return plan.Number
-	}
-	return t
 }

@@ -308,7 +308,7 @@ func writeOp(b *strings.Builder, o *Op) {
 func columns(cs []plan.Column) string {
 	s := make([]string, len(cs))
 	for i, c := range cs {
-		s[i] = c.Name + " " + string(c.Type)
+		s[i] = c.Name + " " + c.Kind()
 	}
 	return "(" + strings.Join(s, ", ") + ")"
 }

@@ -32,7 +32,7 @@ func prune(n *plan.Node, need []bool) (*plan.Node, []int) {
 		var keep []int
 		for i, j := range m {
 			if j >= 0 && need[i] {
-				exprs = append(exprs, &plan.Expr{Kind: plan.ColRef, Col: j, Type: valueType(in.Output[j].Type), Name: in.Output[j].Name})
+				exprs = append(exprs, &plan.Expr{Kind: plan.ColRef, Col: j, Type: in.Output[j].Type, Name: in.Output[j].Name})
 				keep = append(keep, i)
 			}
 		}

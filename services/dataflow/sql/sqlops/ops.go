@@ -209,7 +209,7 @@ func newScan(n *plan.Node, table []string) (*scan, error) {
 	}
 	s := &scan{n: n, idx: idx}
 	for _, c := range n.Output {
-		s.stats = append(s.stats, exec.ColumnStats{Table: n.Table, Column: c.Name, Type: c.Type})
+		s.stats = append(s.stats, exec.ColumnStats{Table: n.Table, Column: c.Name, Type: c.Type, Read: c.Read})
 	}
 	return s, nil
 }
@@ -220,7 +220,7 @@ func (s *scan) Apply(_ int, b *exec.Batch, out Out) error {
 	}
 	nb := &exec.Batch{N: b.N, Cols: make([]*exec.Vec, len(s.idx))}
 	for i, j := range s.idx {
-		nb.Cols[i] = exec.ReadAs(b.Cols[j], s.n.Output[i].Type, &s.stats[i])
+		nb.Cols[i] = exec.ReadAs(b.Cols[j], s.n.Output[i], &s.stats[i])
 	}
 	if nb.N > 0 {
 		out(nb)
@@ -249,7 +249,7 @@ func (s *scan) rowTo(part int, fields [][]byte) {
 			if h.spent != nil {
 				spent = h.spent[i]
 			}
-			h.cols[i] = exec.NewVecBuilderIn(s.n.Output[i].Type, max(h.last+h.last/16, exec.BatchRows), spent)
+			h.cols[i] = exec.NewVecBuilderIn(s.n.Output[i], max(h.last+h.last/16, exec.BatchRows), spent)
 			h.cols[i].Reserve(h.text[i] + h.text[i]/8)
 		}
 		h.spent = nil
