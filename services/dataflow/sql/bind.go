@@ -159,20 +159,7 @@ func (lv *level) rowExpr(e sqlparser.Expr) (*plan.Expr, *tvar, error) {
 func (lv *level) compound(e sqlparser.Expr) (*plan.Expr, *tvar, error) {
 	switch x := e.(type) {
 	case *sqlparser.Literal:
-		switch x.Type {
-		case sqlparser.StrVal:
-			return lv.typed(&plan.Expr{Kind: plan.Const, Value: []byte(x.Val)}, known(plan.Text))
-		case sqlparser.IntVal, sqlparser.DecimalVal:
-			d, ok := value.ReadNumber([]byte(x.Val))
-			if !ok && strings.Count(x.Val, ".")+value.MaxDigits < len(x.Val) {
-				return nil, nil, lv.err(x.Val, "number", "more than %d digits (the limit of a number, docs/sql.md)", value.MaxDigits)
-			}
-			if !ok {
-				return nil, nil, lv.err(x.Val, "number "+x.Val, "numbers are -?[0-9]+(.[0-9]+)?")
-			}
-			return lv.typed(&plan.Expr{Kind: plan.Const, Value: []byte(d.String())}, known(plan.Number))
-		}
-		return nil, nil, lv.err(x.Val, "literal "+x.Val, "floating-point, hexadecimal and bit literals are not supported")
+		return lv.literal(x)
 	case sqlparser.BoolVal:
 		v := "false"
 		if x {
@@ -190,65 +177,11 @@ func (lv *level) compound(e sqlparser.Expr) (*plan.Expr, *tvar, error) {
 	case *sqlparser.ComparisonExpr:
 		return lv.comparison(x)
 	case *sqlparser.IsExpr:
-		fn := ""
-		switch x.Right {
-		case sqlparser.IsNullOp:
-		case sqlparser.IsNotNullOp:
-			fn = "not"
-		default:
-			return nil, nil, lv.err("is", "IS TRUE/FALSE", "use the boolean itself, or NOT")
-		}
-		arg, _, err := lv.expr(x.Left)
-		if err != nil {
-			return nil, nil, err
-		}
-		return lv.typed(&plan.Expr{Kind: plan.IsNull, Fn: fn, Args: []*plan.Expr{arg}}, known(plan.Bool))
+		return lv.isNull(x)
 	case *sqlparser.BinaryExpr:
-		op := ""
-		switch x.Operator {
-		case sqlparser.PlusOp:
-			op = "+"
-		case sqlparser.MinusOp:
-			op = "-"
-		case sqlparser.MultOp:
-			op = "*"
-		case sqlparser.DivOp:
-			op = "/"
-		default:
-			s := x.Operator.ToString()
-			return nil, nil, lv.err(s, "operator "+s, "only + - * / are supported")
-		}
-		l, err := lv.number(x.Left, op)
-		if err != nil {
-			return nil, nil, err
-		}
-		r, err := lv.number(x.Right, op)
-		if err != nil {
-			return nil, nil, err
-		}
-		return lv.typed(&plan.Expr{Kind: plan.Arith, Fn: op, Args: []*plan.Expr{l, r}}, known(plan.Number))
+		return lv.arith(x)
 	case *sqlparser.UnaryExpr:
-		switch x.Operator {
-		case sqlparser.UMinusOp:
-			if lit, ok := x.Expr.(*sqlparser.Literal); ok && (lit.Type == sqlparser.IntVal || lit.Type == sqlparser.DecimalVal) {
-				if d, ok := value.ReadNumber([]byte(lit.Val)); ok { // a negative literal
-					return lv.typed(&plan.Expr{Kind: plan.Const, Value: []byte(d.Neg().String())}, known(plan.Number))
-				}
-			}
-			a, err := lv.number(x.Expr, "-")
-			if err != nil {
-				return nil, nil, err
-			}
-			return lv.typed(&plan.Expr{Kind: plan.Neg, Args: []*plan.Expr{a}}, known(plan.Number))
-		case sqlparser.UPlusOp:
-			a, err := lv.number(x.Expr, "+")
-			if err != nil {
-				return nil, nil, err
-			}
-			return a, known(plan.Number), nil
-		}
-		s := x.Operator.ToString()
-		return nil, nil, lv.err(strings.TrimSpace(s), "operator "+s, "not supported")
+		return lv.unary(x)
 	case *sqlparser.CaseExpr:
 		return lv.caseExpr(x)
 	case *sqlparser.FuncExpr:
@@ -260,6 +193,91 @@ func (lv *level) compound(e sqlparser.Expr) (*plan.Expr, *tvar, error) {
 	}
 	w := firstWord(e)
 	return nil, nil, lv.err(w, strings.ToUpper(w), "%s is not in the supported subset", sqlparser.String(e))
+}
+
+// literal binds a text or number literal; a number is read as the
+// engine reads numbers, within its digits.
+func (lv *level) literal(x *sqlparser.Literal) (*plan.Expr, *tvar, error) {
+	switch x.Type {
+	case sqlparser.StrVal:
+		return lv.typed(&plan.Expr{Kind: plan.Const, Value: []byte(x.Val)}, known(plan.Text))
+	case sqlparser.IntVal, sqlparser.DecimalVal:
+		d, ok := value.ReadNumber([]byte(x.Val))
+		if !ok && strings.Count(x.Val, ".")+value.MaxDigits < len(x.Val) {
+			return nil, nil, lv.err(x.Val, "number", "more than %d digits (the limit of a number, docs/sql.md)", value.MaxDigits)
+		}
+		if !ok {
+			return nil, nil, lv.err(x.Val, "number "+x.Val, "numbers are -?[0-9]+(.[0-9]+)?")
+		}
+		return lv.typed(&plan.Expr{Kind: plan.Const, Value: []byte(d.String())}, known(plan.Number))
+	}
+	return nil, nil, lv.err(x.Val, "literal "+x.Val, "floating-point, hexadecimal and bit literals are not supported")
+}
+
+// isNull binds x IS [NOT] NULL; IS TRUE/FALSE are refused.
+func (lv *level) isNull(x *sqlparser.IsExpr) (*plan.Expr, *tvar, error) {
+	fn := ""
+	switch x.Right {
+	case sqlparser.IsNullOp:
+	case sqlparser.IsNotNullOp:
+		fn = "not"
+	default:
+		return nil, nil, lv.err("is", "IS TRUE/FALSE", "use the boolean itself, or NOT")
+	}
+	arg, _, err := lv.expr(x.Left)
+	if err != nil {
+		return nil, nil, err
+	}
+	return lv.typed(&plan.Expr{Kind: plan.IsNull, Fn: fn, Args: []*plan.Expr{arg}}, known(plan.Bool))
+}
+
+// arithOps are the binary operators of the subset, as plan.Arith's Fn.
+var arithOps = map[sqlparser.BinaryExprOperator]string{
+	sqlparser.PlusOp: "+", sqlparser.MinusOp: "-", sqlparser.MultOp: "*", sqlparser.DivOp: "/",
+}
+
+// arith binds + - * / over numbers.
+func (lv *level) arith(x *sqlparser.BinaryExpr) (*plan.Expr, *tvar, error) {
+	op, ok := arithOps[x.Operator]
+	if !ok {
+		s := x.Operator.ToString()
+		return nil, nil, lv.err(s, "operator "+s, "only + - * / are supported")
+	}
+	l, err := lv.number(x.Left, op)
+	if err != nil {
+		return nil, nil, err
+	}
+	r, err := lv.number(x.Right, op)
+	if err != nil {
+		return nil, nil, err
+	}
+	return lv.typed(&plan.Expr{Kind: plan.Arith, Fn: op, Args: []*plan.Expr{l, r}}, known(plan.Number))
+}
+
+// unary binds -x and +x over a number; a minus before a number literal
+// is a negative literal.
+func (lv *level) unary(x *sqlparser.UnaryExpr) (*plan.Expr, *tvar, error) {
+	switch x.Operator {
+	case sqlparser.UMinusOp:
+		if lit, ok := x.Expr.(*sqlparser.Literal); ok && (lit.Type == sqlparser.IntVal || lit.Type == sqlparser.DecimalVal) {
+			if d, ok := value.ReadNumber([]byte(lit.Val)); ok { // a negative literal
+				return lv.typed(&plan.Expr{Kind: plan.Const, Value: []byte(d.Neg().String())}, known(plan.Number))
+			}
+		}
+		a, err := lv.number(x.Expr, "-")
+		if err != nil {
+			return nil, nil, err
+		}
+		return lv.typed(&plan.Expr{Kind: plan.Neg, Args: []*plan.Expr{a}}, known(plan.Number))
+	case sqlparser.UPlusOp:
+		a, err := lv.number(x.Expr, "+")
+		if err != nil {
+			return nil, nil, err
+		}
+		return a, known(plan.Number), nil
+	}
+	s := x.Operator.ToString()
+	return nil, nil, lv.err(strings.TrimSpace(s), "operator "+s, "not supported")
 }
 
 // number binds an operand that must be a number.

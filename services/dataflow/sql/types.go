@@ -70,3 +70,18 @@ func unify(a, b *tvar) (ok bool, ta, tb plan.Type) {
 	}
 	return true, "", ""
 }
+
+// unify makes two kinds one, or refuses the construct at anchor.
+func (lv *level) unify(a, b *tvar, anchor, construct string) error {
+	ok, ta, tb := unify(a, b)
+	if ok {
+		return nil
+	}
+	what := ""
+	if w := a.root().what; w != "" {
+		what = " (" + w + ")"
+	} else if w := b.root().what; w != "" {
+		what = " (" + w + ")"
+	}
+	return lv.err(anchor, construct, "a %s is used as a %s%s", ta, tb, what)
+}
