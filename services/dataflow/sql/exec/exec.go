@@ -21,6 +21,16 @@
 // column; the aggregates of one condition evaluate it once per batch
 // (aggInput).
 //
+// The aggregate functions are one table (aggfunc.go): each function is
+// one entry with its bind rule and result type, its state per group, its
+// update and result, its partial columns, their merge and its result of
+// them. The table lives here, not in a package of its own, because the
+// accumulator is the bulk of an entry and it works on this package's
+// vectors and per-group state; the binder (LookupAggregate,
+// AggResultType), the physical planner (PartialColumns) and sqlops
+// (PartialAggs, MergeAggs) read the rest of an entry from here. A new
+// function is one entry (docs/sql.md's STDDEV_SAMP was).
+//
 // Numbers are bounded (value.MaxDigits, docs/sql.md "Numbers"): the scan
 // reads a wider field as NULL, and an arithmetic result, a SUM or an AVG
 // past the bound is NULL, so that every number of a Vec Fits and every
