@@ -28,12 +28,9 @@ import (
 //     the merged partials (finish). PartialColumns, PartialAggs and
 //     MergeAggs read them for the physical planner and sqlops.
 //
-// The table lives in exec because the accumulator is the bulk of an
-// entry and it works on exec's vectors and per-group state (Vec, counts,
-// decs); the planner's parts of an entry are plain data over plan's
-// types, which the binder (services/dataflow/sql), the physical planner
-// and sqlops read from here. A new function is one entry here (and its
-// arithmetic, when it needs some, in services/dataflow/sql/value).
+// The package doc says why the table is here. A new function is one
+// entry (and its arithmetic, when it needs some, in
+// services/dataflow/sql/value).
 
 // AggArg is what an aggregate function takes.
 type AggArg int
