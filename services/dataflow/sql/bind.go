@@ -5,6 +5,7 @@ import (
 
 	"vitess.io/vitess/go/vt/sqlparser"
 
+	"github.com/wololo/wololo/services/dataflow/sql/exec"
 	"github.com/wololo/wololo/services/dataflow/sql/plan"
 	"github.com/wololo/wololo/services/dataflow/sql/value"
 )
@@ -88,26 +89,17 @@ func (lv *level) aggregate(a sqlparser.AggrFunc) (*plan.Expr, *tvar, error) {
 	if d, ok := a.(sqlparser.DistinctableAggr); ok && d.IsDistinct() {
 		return nil, nil, lv.err(anchor, strings.ToUpper(name)+"(DISTINCT ...)", "not supported")
 	}
-	var fn plan.AggFunc
-	switch a.(type) {
-	case *sqlparser.CountStar:
-		fn = plan.CountStar
-	case *sqlparser.Count:
-		fn = plan.Count
-	case *sqlparser.Sum:
-		fn = plan.Sum
-	case *sqlparser.Min:
-		fn = plan.Min
-	case *sqlparser.Max:
-		fn = plan.Max
-	case *sqlparser.Avg:
-		fn = plan.Avg
-	default:
+	lookup := name
+	if _, ok := a.(*sqlparser.CountStar); ok {
+		lookup = "count(*)"
+	}
+	spec, ok := exec.LookupAggregate(lookup)
+	if !ok {
 		return nil, nil, lv.err(anchor, "function "+strings.ToUpper(name), "not supported")
 	}
-	agg := &plan.Agg{Func: fn}
+	agg := &plan.Agg{Func: spec.Func}
 	result := known(plan.Number)
-	if fn != plan.CountStar {
+	if spec.Arg != exec.NoArg {
 		args := a.GetArgs()
 		if len(args) != 1 {
 			return nil, nil, lv.err(anchor, strings.ToUpper(name), "takes one argument")
@@ -118,12 +110,12 @@ func (lv *level) aggregate(a sqlparser.AggrFunc) (*plan.Expr, *tvar, error) {
 		if err != nil {
 			return nil, nil, err
 		}
-		switch fn {
-		case plan.Sum, plan.Avg:
+		if spec.Arg == exec.NumberArg {
 			if err := lv.unify(v, known(plan.Number), anchor, strings.ToUpper(name)); err != nil {
 				return nil, nil, err
 			}
-		case plan.Min, plan.Max:
+		}
+		if spec.SameType {
 			result = v
 		}
 		agg.Arg = arg
@@ -435,7 +427,7 @@ func (lv *level) call(f *sqlparser.FuncExpr) (*plan.Expr, *tvar, error) {
 		if err != nil {
 			return nil, nil, err
 		}
-		if err := lv.unify(v, known(plan.Duration), name, upper); err != nil {
+		if err := lv.unify(v, known(durationKind), name, upper); err != nil {
 			return nil, nil, err
 		}
 		// The scan reads the column as seconds: the reference is the value.

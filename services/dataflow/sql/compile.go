@@ -7,6 +7,7 @@ import (
 
 	"vitess.io/vitess/go/vt/sqlparser"
 
+	"github.com/wololo/wololo/services/dataflow/sql/exec"
 	"github.com/wololo/wololo/services/dataflow/sql/plan"
 )
 
@@ -58,11 +59,11 @@ func compile(query string, cat Catalog) (*plan.Node, *compiler, error) {
 	}
 	// The kinds are known once the whole statement is bound.
 	for _, u := range c.typed {
-		u.e.Type = valueType(u.v.resolved())
+		u.e.Type = u.v.column("").Type
 	}
 	for _, s := range c.scans {
 		for i := range s.node.Output {
-			s.node.Output[i].Type = s.slots[i].v.resolved()
+			s.node.Output[i] = s.slots[i].v.column(s.node.Output[i].Name)
 		}
 	}
 	fixOutputs(root)
@@ -96,11 +97,7 @@ func fixOutputs(n *plan.Node) {
 			n.Output[i].Type = k.Type
 		}
 		for i, a := range n.Aggs {
-			t := plan.Number
-			if a.Func == plan.Min || a.Func == plan.Max {
-				t = a.Arg.Type
-			}
-			n.Output[len(n.Keys)+i].Type = t
+			n.Output[len(n.Keys)+i].Type = exec.AggResultType(a)
 		}
 	case plan.Scan:
 	case plan.Join:

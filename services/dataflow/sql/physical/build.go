@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/wololo/wololo/services/dataflow/sql/exec"
 	"github.com/wololo/wololo/services/dataflow/sql/plan"
 	"github.com/wololo/wololo/services/dataflow/sql/rewrite"
 )
@@ -330,7 +331,7 @@ func (pl *planner) grouped(n *plan.Node) (stream, error) {
 	partial := *n
 	if n.Op == plan.Aggregate {
 		kind, final = PartialAggregate, FinalAggregate
-		partial.Output = PartialColumns(n.Output, len(n.Keys), n.Aggs)
+		partial.Output = exec.PartialColumns(n.Output, len(n.Keys), n.Aggs)
 	}
 	po := pl.addOp(in.task, kind, &partial, in.in)
 	pl.keyed = append(pl.keyed, keyedOp{po, pl.ownClass(po, keys)})

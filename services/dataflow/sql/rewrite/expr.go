@@ -30,10 +30,9 @@ func Columns(e *plan.Expr, col func(*plan.Expr) *plan.Expr) *plan.Expr {
 	return &c
 }
 
-// ColRef is a reference to column col, c, as an expression: of the type
-// of the values it holds.
+// ColRef is a reference to column col, c, as an expression.
 func ColRef(col int, c plan.Column) *plan.Expr {
-	return &plan.Expr{Kind: plan.ColRef, Col: col, Type: valueType(c.Type), Name: c.Name}
+	return &plan.Expr{Kind: plan.ColRef, Col: col, Type: c.Type, Name: c.Name}
 }
 
 // ColRefs is a reference to each of cols, in order.
@@ -43,13 +42,4 @@ func ColRefs(cols []plan.Column) []*plan.Expr {
 		out[i] = ColRef(i, c)
 	}
 	return out
-}
-
-// valueType is the type of the values a column of kind t holds: a
-// duration column holds numbers of seconds.
-func valueType(t plan.Type) plan.Type {
-	if t == plan.Duration {
-		return plan.Number
-	}
-	return t
 }
