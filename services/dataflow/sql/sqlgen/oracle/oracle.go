@@ -103,18 +103,7 @@ func (x *executor) scan(n *plan.Node) ([]*exec.Batch, error) {
 
 // filter keeps the rows where cond is true (exec.RowFilter).
 func filter(cond *plan.Expr, in []*exec.Batch) ([]*exec.Batch, error) {
-	f := exec.NewRowFilter(cond)
-	var out []*exec.Batch
-	for _, b := range in {
-		kept, err := f.Apply(b)
-		if err != nil {
-			return nil, err
-		}
-		if kept != nil {
-			out = append(out, kept)
-		}
-	}
-	return out, nil
+	return each(in, exec.NewRowFilter(cond).Apply)
 }
 
 // semiJoin keeps the rows of in whose key is among the values of column
@@ -124,17 +113,7 @@ func semiJoin(key *plan.Expr, in, right []*exec.Batch) ([]*exec.Batch, error) {
 	for _, b := range right {
 		set.Add(b)
 	}
-	var out []*exec.Batch
-	for _, b := range in {
-		nb, err := set.Keep(key, b)
-		if err != nil {
-			return nil, err
-		}
-		if nb != nil {
-			out = append(out, nb)
-		}
-	}
-	return out, nil
+	return each(in, func(b *exec.Batch) (*exec.Batch, error) { return set.Keep(key, b) })
 }
 
 // hashJoin is the inner equi-join: a hash table of the right rows by key,
@@ -146,9 +125,15 @@ func hashJoin(leftKey, rightKey *plan.Expr, rightCols []plan.Column, left, right
 			return nil, err
 		}
 	}
+	return each(left, j.Probe)
+}
+
+// each is what f makes of each batch, in order, but for the nil ones (a
+// batch none of whose rows f keeps).
+func each(in []*exec.Batch, f func(*exec.Batch) (*exec.Batch, error)) ([]*exec.Batch, error) {
 	var out []*exec.Batch
-	for _, b := range left {
-		nb, err := j.Probe(b)
+	for _, b := range in {
+		nb, err := f(b)
 		if err != nil {
 			return nil, err
 		}
