@@ -19,12 +19,14 @@ import (
 	"github.com/wololo/wololo/services/dataflow/sql/exec"
 	"github.com/wololo/wololo/services/dataflow/sql/plan"
 	"github.com/wololo/wololo/services/dataflow/sql/sqlgen"
+	"github.com/wololo/wololo/services/dataflow/sql/sqlgen/oracle"
 	"github.com/wololo/wololo/services/dataflow/sql/value"
 )
 
 // The differential test of the SQL engine (issue 25, item 8): random
 // queries of the subset over generated tables (services/dataflow/sql/sqlgen),
-// each run by Wololo's engine (Compile, then Execute) and by DuckDB over
+// each run by Wololo's engine (Compile, then the oracle's Execute,
+// services/dataflow/sql/sqlgen/oracle) and by DuckDB over
 // the same CSV files, the rows compared.
 //
 // DuckDB reads each file with every column VARCHAR and the columns are
@@ -48,7 +50,7 @@ import (
 // DuckDBQuery says it to DuckDB). Numbers are compared by value, both
 // written as the engine writes a group key (value.Dec.Normal): a DuckDB
 // DECIMAL has one scale per column where ours keeps each value's, which
-// the property test of services/dataflow/sql/exec checks against sqlgen's
+// the property test of services/dataflow/sql/sqlgen/oracle checks against sqlgen's
 // evaluator.
 //
 // A query is counted, not compared, where DuckDB's numbers end: its
@@ -286,7 +288,7 @@ func runOurs(t *testing.T, name string, tables []sqlgen.Table, query string) (*p
 	if err != nil {
 		t.Fatalf("%s: Compile(%s): %v", name, query, err)
 	}
-	res, err := exec.Execute(root, data)
+	res, err := oracle.Execute(root, data)
 	if err != nil {
 		t.Fatalf("%s: Execute(%s): %v", name, query, err)
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/wololo/wololo/services/dataflow/sql"
 	"github.com/wololo/wololo/services/dataflow/sql/exec"
+	"github.com/wololo/wololo/services/dataflow/sql/sqlgen/oracle"
 	"github.com/wololo/wololo/services/dataflow/sql/value"
 )
 
@@ -22,7 +23,7 @@ func runBounded(t *testing.T, csv, q string) *exec.Result {
 	if err != nil {
 		t.Fatalf("%s: %v", q, err)
 	}
-	res, err := exec.Execute(root, map[string]*exec.Table{"t": tab})
+	res, err := oracle.Execute(root, map[string]*exec.Table{"t": tab})
 	if err != nil {
 		t.Fatalf("%s: %v", q, err)
 	}

@@ -7,9 +7,10 @@ import (
 )
 
 // This file is what the operators of the physical plan
-// (services/dataflow/sql/sqlops) run batch by batch: the same code Execute
-// runs over a whole node's batches, exported one batch, or one piece of
-// state, at a time, so that each operator's logic is written once.
+// (services/dataflow/sql/sqlops) run batch by batch, and what the tests'
+// oracle (services/dataflow/sql/sqlgen/oracle) runs over a whole node's
+// batches: exported one batch, or one piece of state, at a time, so that
+// each operator's logic is written once.
 
 // Project computes exprs over each batch.
 func Project(exprs []*plan.Expr, in []*Batch) ([]*Batch, error) { return project(exprs, in) }
