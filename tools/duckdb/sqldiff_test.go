@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"math"
 	"math/big"
 	"os"
 	"path/filepath"
@@ -139,6 +138,19 @@ var keptCases = []struct {
 		query: "SELECT t.n, CASE WHEN t.n > 100 THEN DURATION_SECONDS(t.d) * DURATION_SECONDS(t.d) ELSE t.n END FROM t",
 		duck:  "SELECT t.n, CASE WHEN t.n > 100 THEN DURATION_SECONDS(t.d) * DURATION_SECONDS(t.d) ELSE t.n END FROM t ORDER BY 1, 2",
 		want:  []string{`"7.25","7.25"`},
+	},
+	{
+		// Ours (issue 38): an AVG of 15-decimal values was written with
+		// 19 decimals (the division rule) where DuckDB's AVG is a
+		// DOUBLE; it is now the exact quotient rounded to the same
+		// double, written as its shortest text (value.Avg), and compared
+		// exactly. The 0.0/1.0 CASE is a win rate's.
+		name: "an AVG of 15-decimal values, and of a CASE of 1.0 and 0.0",
+		tables: []sqlgen.Table{{Name: "t", Columns: []string{"k", "n", "b"},
+			CSV: "k,n,b\na,0.123456789012345,1\na,0.200000000000000,0\nb,1,1\nb,2,1\nb,2,0\nc,1486.733035935001185500,1\n"}},
+		query: "SELECT t.k, AVG(t.n), AVG(CASE WHEN t.b THEN 1.0 ELSE 0.0 END) FROM t GROUP BY t.k",
+		duck:  "SELECT t.k, AVG(t.n), AVG(CASE WHEN t.b THEN 1.0 ELSE 0.0 END) FROM t GROUP BY t.k ORDER BY 1, 2, 3",
+		want:  []string{`"a","0.1617283945061725","0.5"`, `"b","1.6666666666666667","0.6666666666666666"`, `"c","1486.7330359350012","1"`},
 	},
 }
 
@@ -426,53 +438,11 @@ func (d *differ) runDuckDB(ctx context.Context, query string, out []plan.Column)
 	return rows, capped, rs.Err()
 }
 
-// approxMark starts a field of a DuckDB DOUBLE (its AVG of a DECIMAL),
-// which sameRows compares with our exact number to our number's scale.
-const approxMark = "\x00~"
-
-// sameRows reports whether our rows equal DuckDB's: field by field, a
-// DOUBLE of theirs (approxMark) equal to ours when they differ by at most
-// one unit of our number's last digit (our AVG is exact, rounded to its
-// scale; theirs is a double).
-func sameRows(ours, theirs []string) bool {
-	if len(ours) != len(theirs) {
-		return false
-	}
-	for i := range ours {
-		if ours[i] == theirs[i] {
-			continue
-		}
-		a, b := splitRow(ours[i]), splitRow(theirs[i])
-		if len(a) != len(b) {
-			return false
-		}
-		for j := range a {
-			if a[j] != b[j] && !closeTo(a[j], b[j]) {
-				return false
-			}
-		}
-	}
-	return true
-}
-
-// closeTo reports whether theirs, a DOUBLE (approxMark), is within one
-// unit of the last digit of ours, a number.
-func closeTo(ours, theirs string) bool {
-	d, ok := strings.CutPrefix(theirs, approxMark)
-	if !ok {
-		return false
-	}
-	x, err1 := strconv.ParseFloat(ours, 64)
-	y, err2 := strconv.ParseFloat(d, 64)
-	if err1 != nil || err2 != nil {
-		return false
-	}
-	unit := 1.0
-	if _, frac, ok := strings.Cut(ours, "."); ok {
-		unit = math.Pow(10, -float64(len(frac)))
-	}
-	return math.Abs(x-y) <= unit
-}
+// sameRows reports whether our rows equal DuckDB's. An AVG is compared
+// exactly too: DuckDB's is a DOUBLE, ours the exact quotient rounded to
+// the same double and written as its shortest text (value.Avg), so both
+// read as the same number.
+func sameRows(ours, theirs []string) bool { return slices.Equal(ours, theirs) }
 
 // beyondScale reports whether one of our rows has a number with more
 // fractional digits than DuckDB's capped DECIMAL(38, s) of its column
@@ -520,11 +490,8 @@ func duckField(v any, t plan.Type) (string, error) {
 		default:
 			return "", fmt.Errorf("text %q for a %s column", x, t)
 		}
-	case float64: // AVG's DOUBLE: compared with ours to its scale (sameRows)
-		if t != plan.Number {
-			return "", fmt.Errorf("double %v for a %s column", x, t)
-		}
-		return approxMark + strconv.FormatFloat(x, 'g', -1, 64), nil
+	case float64: // AVG's DOUBLE: its shortest text, as value.Avg writes ours
+		text = strconv.FormatFloat(x, 'f', -1, 64)
 	case bool:
 		if t != plan.Bool {
 			return "", fmt.Errorf("boolean %v for a %s column", x, t)

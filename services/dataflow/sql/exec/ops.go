@@ -589,9 +589,9 @@ func (a *acc) result(n int) *Vec {
 				} else {
 					out.null()
 				}
-			default: // AVG is SUM / COUNT: NULL when either does not fit
+			default: // AVG is value.Avg of SUM and COUNT: NULL when either does not fit
 				s := a.sum.get(int32(g))
-				if d, ok := s.Div(value.Int(a.count.get(g))); ok && s.Fits() && d.Fits() {
+				if d, ok := value.Avg(s, a.count.get(g)); ok && s.Fits() && d.Fits() {
 					out.num(d)
 				} else {
 					out.null()

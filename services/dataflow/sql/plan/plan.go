@@ -129,6 +129,7 @@ const (
 // Functions of Call.
 const (
 	FnPercent = "percent" // PERCENT(part, whole): see value.Percent
+	FnAvg     = "avg"     // AVG's result of a sum and a count (a final aggregate's merge of partials): see value.Avg
 )
 
 // Expr is an expression over a node's input columns. Type is its result's.

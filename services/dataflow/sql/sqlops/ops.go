@@ -171,7 +171,7 @@ func partialAggs(aggs []*plan.Agg) []*plan.Agg {
 // partials' columns (the keys, then PartialColumns), and the projection
 // that makes its output of theirs: counts and sums add up, minima and
 // maxima are taken again, an average is the sum of the sums over the sum
-// of the counts (the division exec's avg does).
+// of the counts (plan.FnAvg, exec's avg of a sum and a count).
 func mergeAggs(n *plan.Node) ([]*plan.Agg, []*plan.Expr) {
 	nk := len(n.Keys)
 	col := func(i int, name string) *plan.Expr {
@@ -188,7 +188,7 @@ func mergeAggs(n *plan.Node) ([]*plan.Agg, []*plan.Expr) {
 		switch a.Func {
 		case plan.Avg:
 			aggs = append(aggs, &plan.Agg{Func: plan.Sum, Arg: col(in, name)}, &plan.Agg{Func: plan.Sum, Arg: col(in+1, name)})
-			post = append(post, &plan.Expr{Kind: plan.Arith, Fn: "/", Type: plan.Number, Args: []*plan.Expr{col(nk+len(aggs)-2, name), col(nk+len(aggs)-1, name)}})
+			post = append(post, &plan.Expr{Kind: plan.Call, Fn: plan.FnAvg, Type: plan.Number, Args: []*plan.Expr{col(nk+len(aggs)-2, name), col(nk+len(aggs)-1, name)}})
 			in += 2
 			continue
 		case plan.Min, plan.Max:
