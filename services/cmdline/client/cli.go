@@ -280,7 +280,8 @@ func runJob(ctx context.Context, cmd string, args []string, stdout, stderr io.Wr
 	if cmd == "status" {
 		text += "With --json, one JSON object on stdout: job_id, state, message, elapsed_seconds,\n" +
 			"inputs (file, size_bytes, uploaded_bytes, uploaded, rows, malformed, missing,\n" +
-			"oversized_at), result_rows and queries.\n"
+			"oversized_at), result_rows, queries and, while it runs, failing_channels (stream,\n" +
+			"sender, receiver, unacknowledged, connected, last_error: a channel whose link fails).\n"
 	}
 	fs := cli.NewFlagSet("wololo client "+cmd, "usage: wololo client "+cmd+" --job ID [flags]\n\n"+text+environment, stderr)
 	gf := registerGateway(fs)
@@ -367,5 +368,24 @@ func printJob(w io.Writer, j *wololov1.Job) {
 	fmt.Fprintln(w)
 	if j.State == wololov1.JobState_JOB_STATE_DONE || j.State == wololov1.JobState_JOB_STATE_FAILED {
 		PrintReport(w, j)
+		return
 	}
+	for _, b := range failingChannels(j) { // where a job that does not progress is stuck
+		fmt.Fprintf(w, "  not acknowledged: %s\n", backlogLine(b))
+	}
+}
+
+// failingChannels are the channels of a job that runs whose receivers
+// have not acknowledged their batches since their links' last attempt
+// failed (StageProgress.backlog with a last error).
+func failingChannels(j *wololov1.Job) []*wololov1.ChannelBacklog {
+	var out []*wololov1.ChannelBacklog
+	for _, s := range j.GetStages() {
+		for _, b := range s.GetBacklog() {
+			if b.GetLastError() != "" {
+				out = append(out, b)
+			}
+		}
+	}
+	return out
 }
