@@ -150,9 +150,9 @@ func stuckOn(job *wololov1.Job) string {
 	case len(busy) > 0:
 		return fmt.Sprintf("it is %s; every process answers, but these stages, not done with it, applied no new rows: %s (`wololo top` shows their backlog; a process whose stream its receiver keeps refusing logs \"stream to receiver broken, reconnecting\" with the receiver's reason, and a refusal no retry changes fails the job instead)", state, strings.Join(busy, ", "))
 	case job.GetState() == wololov1.JobState_JOB_STATE_UPLOADING:
-		return "it is uploading, and the gateway acknowledged no new bytes"
+		return "it is uploading, and the gateway acknowledged no new bytes" + channels
 	}
-	return fmt.Sprintf("it is %s, and the gateway reports no stage at work on it", state)
+	return fmt.Sprintf("it is %s, and the gateway reports no stage at work on it%s", state, channels)
 }
 
 // backlogLines are a job's channels with batches not acknowledged, as its
