@@ -24,21 +24,8 @@ import (
 // the stages; `client status` of the held job names them too.
 func TestStallNamesTheFailingChannel(t *testing.T) {
 	d := testDatasets(t)[0]
+	c, gwProxy := startClusterGatewayProxied(t, node.ClusterOptions{})
 	gwName := deploy.Instance{Stage: deploy.Default().Gateway().Name}.Name()
-	var gwProxy *transporttest.Proxy
-	route := func(instance, addr string) string {
-		if instance != gwName {
-			return addr
-		}
-		p, err := transporttest.NewProxy(addr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		gwProxy = p
-		return p.Addr()
-	}
-	c := startCluster(t, deploy.Default(), node.ClusterOptions{Route: route})
-	t.Cleanup(gwProxy.Close)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	gwProxy.Refuse(true)
@@ -62,4 +49,28 @@ func TestStallNamesTheFailingChannel(t *testing.T) {
 	if out := stdout.String(); !strings.Contains(out, "  not acknowledged: ") || !channel.MatchString(out) {
 		t.Errorf("client status of the held job does not name its failing channels:\n%s", out)
 	}
+}
+
+// startClusterGatewayProxied starts a cluster of the default topology
+// whose gateway the other processes reach through a proxy (o.Route), and
+// returns it with the proxy: Refuse(true) cuts the gateway's internal
+// plane off.
+func startClusterGatewayProxied(t *testing.T, o node.ClusterOptions) (*node.Cluster, *transporttest.Proxy) {
+	t.Helper()
+	gwName := deploy.Instance{Stage: deploy.Default().Gateway().Name}.Name()
+	var gwProxy *transporttest.Proxy
+	o.Route = func(instance, addr string) string {
+		if instance != gwName {
+			return addr
+		}
+		p, err := transporttest.NewProxy(addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		gwProxy = p
+		return p.Addr()
+	}
+	c := startCluster(t, deploy.Default(), o)
+	t.Cleanup(gwProxy.Close)
+	return c, gwProxy
 }
