@@ -48,7 +48,7 @@ func sqlQueries() []sqljob.Query {
 // DuckDB's answers).
 func compareSQL(t *testing.T, d *dataset, qs []sqljob.Query, dir string) {
 	t.Helper()
-	ref := map[string][]byte{"q1": d.want.Q1, "q2": d.want.Q2, "q3": d.want.Q3, "q4": d.want.Q4}
+	ref := d.want.Answers
 	want := inProcess(t, d, qs)
 	for _, q := range qs {
 		got, err := os.ReadFile(filepath.Join(dir, q.Name+".csv"))

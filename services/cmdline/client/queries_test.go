@@ -18,6 +18,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
+	"github.com/wololo/wololo/queries"
 	"github.com/wololo/wololo/services/cmdline/cli"
 	"github.com/wololo/wololo/services/dataflow/schema"
 )
@@ -257,7 +258,7 @@ func TestResultNames(t *testing.T) {
 	if entries, _ := os.ReadDir(out); len(entries) != 0 {
 		t.Errorf("WriteResults refused a name, yet wrote %v", entries)
 	}
-	if got := ResultFiles(nil); !slices.Equal(got, schema.ResultFiles) {
+	if got := ResultFiles(nil); !slices.Equal(got, schema.ResultFiles(queries.Names)) {
 		t.Errorf("ResultFiles(nil) = %q", got)
 	}
 	if got := ResultFiles(&wololov1.Job{Queries: []string{"b", "a"}}); !slices.Equal(got, []string{"b.csv", "a.csv"}) {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/wololo/wololo/deploy"
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
+	"github.com/wololo/wololo/queries"
 )
 
 // JobStages is where the graph stands on one job (its internal id) in a
@@ -80,18 +81,20 @@ func worstBacklog(b []*wololov1.ChannelBacklog) ([]*wololov1.ChannelBacklog, int
 	return b[:backlogListed], int32(len(b) - backlogListed)
 }
 
-// DefaultQueries are the names of the built-in job's queries, q1..q4, and
-// DefaultQueriesLabel how QueriesLabel shortens them.
-var DefaultQueries = []string{"q1", "q2", "q3", "q4"}
-
-const DefaultQueriesLabel = "q1..q4"
+// DefaultQueries are the names of the default queries (queries.Names),
+// q1..q4, and DefaultQueriesLabel how QueriesLabel shortens them: the
+// first and the last.
+var (
+	DefaultQueries      = queries.Names
+	DefaultQueriesLabel = DefaultQueries[0] + ".." + DefaultQueries[len(DefaultQueries)-1]
+)
 
 // queriesLabelMax is about how long a QueriesLabel gets before it names
 // the rest by their number.
 const queriesLabelMax = 40
 
 // QueriesLabel is how an operator's view shows a job's queries (its
-// ClusterJob.queries): "q1..q4" for the built-in job's, else their names
+// ClusterJob.queries): "q1..q4" for the default queries, else their names
 // joined by ",", the ones past about 40 characters counted ("a,b +3");
 // "-" for none (a gateway that does not say).
 func QueriesLabel(names []string) string {

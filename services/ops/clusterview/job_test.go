@@ -88,7 +88,7 @@ func TestQueriesLabel(t *testing.T) {
 		want  string
 	}{
 		{nil, "-"},
-		{[]string{"q1", "q2", "q3", "q4"}, "q1..q4"},
+		{DefaultQueries, "q1..q4"},
 		{[]string{"q1", "q2", "q3"}, "q1,q2,q3"},
 		{[]string{"civs", "by-map"}, "civs,by-map"},
 		{[]string{"a_rather_long_query_name", "another_long_one", "third", "fourth"}, "a_rather_long_query_name +3"},

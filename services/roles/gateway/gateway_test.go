@@ -11,6 +11,7 @@ import (
 
 	"github.com/wololo/wololo/deploy"
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
+	"github.com/wololo/wololo/queries"
 	"github.com/wololo/wololo/services/dataflow/schema"
 	"github.com/wololo/wololo/transport"
 )
@@ -220,7 +221,7 @@ func internalID(t *testing.T, g *Gateway, name string) string {
 // answer is empty: each file its header alone.
 func headerOnlyResults() map[string][]byte {
 	results := map[string][]byte{}
-	for _, f := range schema.ResultFiles {
+	for _, f := range schema.ResultFiles(queries.Names) {
 		results[schema.ResultRecord(f)] = []byte("header\n")
 	}
 	return results

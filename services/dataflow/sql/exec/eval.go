@@ -81,8 +81,10 @@ func evalAt(e *plan.Expr, b *Batch) (*Vec, error) {
 	case plan.Case:
 		return caseVec(e.Type, args, n), nil
 	case plan.Call:
-		fn, ok := numberCalls[e.Fn]
-		if !ok || len(args) != 2 {
+		if v, ok := finishCall(e.Fn, args, n); ok {
+			return v, nil
+		}
+		if e.Fn != plan.FnPercent || len(args) != 2 {
 			return nil, fmt.Errorf("unknown function %s/%d", e.Fn, len(args))
 		}
 		out := newBuilder(plan.Number, n)
@@ -92,7 +94,7 @@ func evalAt(e *plan.Expr, b *Batch) (*Vec, error) {
 				out.null()
 				continue
 			}
-			if d, ok := fn(args[0].Nums[p], args[1].Nums[w]); ok && d.Fits() {
+			if d, ok := value.Percent(args[0].Nums[p], args[1].Nums[w]); ok {
 				out.num(d)
 			} else {
 				out.null()
@@ -101,21 +103,6 @@ func evalAt(e *plan.Expr, b *Batch) (*Vec, error) {
 		return out.v, nil
 	}
 	return nil, fmt.Errorf("unknown expression %q", e.Kind)
-}
-
-// numberCalls are the functions of plan.Call, each of two numbers: its
-// result, false for NULL (a result past value.MaxDigits is NULL too).
-var numberCalls = map[string]func(a, b value.Dec) (value.Dec, bool){
-	plan.FnPercent: value.Percent,
-	// A final aggregate's average of its partials' sums and counts (a
-	// count fits an int64: the partials count rows).
-	plan.FnAvg: func(sum, count value.Dec) (value.Dec, bool) {
-		n, ok := count.UnscaledAt(0)
-		if !ok {
-			return value.Dec{}, false
-		}
-		return value.Avg(sum, n)
-	},
 }
 
 // constVec is the constant e repeated n times.

@@ -21,6 +21,16 @@
 // column; the aggregates of one condition evaluate it once per batch
 // (aggInput).
 //
+// The aggregate functions are one table (aggfunc.go): each function is
+// one entry with its bind rule and result type, its state per group, its
+// update and result, its partial columns, their merge and its result of
+// them. The table lives here, not in a package of its own, because the
+// accumulator is the bulk of an entry and it works on this package's
+// vectors and per-group state; the binder (LookupAggregate,
+// AggResultType), the physical planner (PartialColumns) and sqlops
+// (PartialAggs, MergeAggs) read the rest of an entry from here. A new
+// function is one entry (docs/sql.md's STDDEV_SAMP was).
+//
 // Numbers are bounded (value.MaxDigits, docs/sql.md "Numbers"): the scan
 // reads a wider field as NULL, and an arithmetic result, a SUM or an AVG
 // past the bound is NULL, so that every number of a Vec Fits and every
@@ -58,8 +68,9 @@ import (
 type ColumnStats struct {
 	Table, Column string
 	Type          plan.Type
-	Missing       int64 // empty fields
-	Invalid       int64 // present, but not a value of Type
+	Read          plan.Read // the column's read rule, "" for its type's
+	Missing       int64     // empty fields
+	Invalid       int64     // present, but not a value of Type
 }
 
 // Result is a query's output.
@@ -134,46 +145,49 @@ func (x *executor) scan(n *plan.Node) ([]*Batch, error) {
 	}
 	first := len(x.stats)
 	for _, c := range n.Output {
-		x.stats = append(x.stats, ColumnStats{Table: n.Table, Column: c.Name, Type: c.Type})
+		x.stats = append(x.stats, ColumnStats{Table: n.Table, Column: c.Name, Type: c.Type, Read: c.Read})
 	}
 	out := make([]*Batch, 0, len(t.Batches))
 	for _, b := range t.Batches {
 		nb := &Batch{N: b.N, Cols: make([]*Vec, len(idx))}
 		for i, j := range idx {
-			nb.Cols[i] = readAs(b.Cols[j], n.Output[i].Type, &x.stats[first+i])
+			nb.Cols[i] = readAs(b.Cols[j], n.Output[i], &x.stats[first+i])
 		}
 		out = append(out, nb)
 	}
 	return out, nil
 }
 
-// readAs reads a text column as type t, counting what reads as NULL.
-func readAs(src *Vec, t plan.Type, st *ColumnStats) *Vec {
-	if t == plan.Text {
+// readAs reads a text column as a scan reads column c, counting what
+// reads as NULL.
+func readAs(src *Vec, c plan.Column, st *ColumnStats) *Vec {
+	if c.Type == plan.Text {
 		return src
 	}
-	out := newBuilder(valueType(t), src.N)
+	out := newBuilder(c.Type, src.N)
+	duration := c.Read == plan.ReadDuration
 	for i := range src.N {
-		out.read(src.Text(i), t, st)
+		out.read(src.Text(i), duration, st)
 	}
 	return out.v
 }
 
-// read appends field f of a table read as type t (docs/queries.md's
-// value rules), the builder's (valueType's): text as it is; else NULL
-// when f is empty or not a value of t, counted in st.
-func (b *builder) read(f []byte, t plan.Type, st *ColumnStats) {
+// read appends field f of a table read by the rule of the builder's type
+// (docs/queries.md's value rules), or, a number's, by the duration rule:
+// text as it is; else NULL when f is empty or not a value of the rule,
+// counted in st.
+func (b *builder) read(f []byte, duration bool, st *ColumnStats) {
 	var ok bool
-	switch t {
+	switch b.v.Type {
 	case plan.Text:
 		b.text(f)
 		return
-	case plan.Number, plan.Duration:
+	case plan.Number:
 		var d value.Dec
-		if t == plan.Number {
-			d, ok = value.ReadNumber(f)
-		} else {
+		if duration {
 			d, ok = value.ReadDuration(f)
+		} else {
+			d, ok = value.ReadNumber(f)
 		}
 		if ok {
 			b.num(d)

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/wololo/wololo/services/dataflow/sql/exec"
+	"github.com/wololo/wololo/services/dataflow/sql/plan"
 )
 
 const sample = "id,x,y,flag,name,d\n" +
@@ -69,7 +70,7 @@ func TestStats(t *testing.T) {
 	_, res := query(t, "select id from t where x > 0 or flag or duration_seconds(d) > 0")
 	got := map[string][2]int64{}
 	for _, s := range res.Stats {
-		got[s.Column+" "+string(s.Type)] = [2]int64{s.Missing, s.Invalid}
+		got[s.Column+" "+plan.Column{Type: s.Type, Read: s.Read}.Kind()] = [2]int64{s.Missing, s.Invalid}
 	}
 	want := map[string][2]int64{"x number": {1, 1}, "flag bool": {1, 1}, "d duration": {1, 1}}
 	for k, v := range want {

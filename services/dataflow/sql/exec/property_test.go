@@ -6,6 +6,8 @@ import (
 
 	"github.com/wololo/wololo/services/dataflow/sql"
 	"github.com/wololo/wololo/services/dataflow/sql/exec"
+	"github.com/wololo/wololo/services/dataflow/sql/plan"
+	"github.com/wololo/wololo/services/dataflow/sql/rewrite"
 	"github.com/wololo/wololo/services/dataflow/sql/sqlgen"
 )
 
@@ -20,15 +22,46 @@ func TestExecuteMatchesNaive(t *testing.T) {
 	}
 	for seed := range uint64(runs) {
 		c := sqlgen.Generate(seed)
-		if got := run(t, c); got != c.Want {
+		root, tables := load(t, c)
+		if got := run(t, c, root, tables); got != c.Want {
 			t.Fatalf("seed %d: %s\nt:\n%s\nu:\n%s\n got %q\nwant %q", seed, c.Query, c.Tables[0].CSV, c.Tables[1].CSV, got, c.Want)
 		}
 	}
 }
 
-// run runs a case's query with Compile and Execute and returns its rows
-// without the header (the header is checked elsewhere).
-func run(t *testing.T, c sqlgen.Case) string {
+// TestOptimizeKeepsAnswers runs the same random queries as rewrite.Optimize
+// rewrites them (filters pushed below joins, columns dropped where nothing
+// above reads them): the rewritten plan's rows must be the naive
+// evaluator's, and Optimize must leave the plan it was given as it was.
+func TestOptimizeKeepsAnswers(t *testing.T) {
+	runs, changed := 600, 0
+	if testing.Short() {
+		runs = 150
+	}
+	for seed := range uint64(runs) {
+		c := sqlgen.Generate(seed)
+		root, tables := load(t, c)
+		before := root.String()
+		opt := rewrite.Optimize(root)
+		if root.String() != before {
+			t.Fatalf("seed %d: Optimize changed the plan it was given\n%s\n%s", seed, before, root)
+		}
+		if opt.String() != before {
+			changed++
+		}
+		if got := run(t, c, opt, tables); got != c.Want {
+			t.Fatalf("seed %d: %s: the rewrite changed the answer\n%s\n%s\n got %q\nwant %q", seed, c.Query, root, opt, got, c.Want)
+		}
+	}
+	// Most plans have something to prune or push: else the test compares
+	// little.
+	if changed < runs/2 {
+		t.Errorf("Optimize changed only %d of %d plans", changed, runs)
+	}
+}
+
+// load reads a case's tables and compiles its query over them.
+func load(t *testing.T, c sqlgen.Case) (*plan.Node, map[string]*exec.Table) {
 	t.Helper()
 	tables := map[string]*exec.Table{}
 	catalog := sql.Catalog{}
@@ -43,6 +76,13 @@ func run(t *testing.T, c sqlgen.Case) string {
 	if err != nil {
 		t.Fatalf("%s: %v", c.Query, err)
 	}
+	return root, tables
+}
+
+// run runs a case's plan with Execute and returns its rows without the
+// header (the header is checked elsewhere).
+func run(t *testing.T, c sqlgen.Case, root *plan.Node, tables map[string]*exec.Table) string {
+	t.Helper()
 	res, err := exec.Execute(root, tables)
 	if err != nil {
 		t.Fatalf("%s: %v\n%s", c.Query, err, root)

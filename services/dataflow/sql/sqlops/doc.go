@@ -26,7 +26,8 @@
 //   - the partial aggregate (an AVG as a sum and a count) and the final
 //     aggregate that merges partials (counts and sums add up, MIN and MAX
 //     are taken again, an AVG is the sum of sums over the sum of counts,
-//     the same division exec's AVG does);
+//     the same division exec's AVG does), as the table of aggregate
+//     functions says (exec.PartialAggs, exec.MergeAggs);
 //   - the exchange (Exchange), which writes an operator's rows on a
 //     channel: each row once, with the channel's columns and the routes
 //     whose condition it holds for (the routes' conditions found in one

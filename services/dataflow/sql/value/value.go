@@ -501,3 +501,41 @@ func Avg(sum Dec, count int64) (Dec, bool) {
 	}
 	return readNumber(text, MaxStoredDigits)
 }
+
+// StddevSamp is the sample standard deviation of n values whose sum is
+// sum and whose squares' sum is squares: the square root of
+// (n × squares − sum²) / (n × (n − 1)), computed exactly and rounded half
+// away from zero to sum's scale + DivScale digits (the division rule's
+// scale). It is
+// false for fewer than two values, and when sum, squares or the result
+// does not Fit.
+func StddevSamp(n, sum, squares Dec) (Dec, bool) {
+	if n.Cmp(Int(2)) < 0 || !sum.Fits() || !squares.Fits() {
+		return Dec{}, false
+	}
+	s := sum.s + DivScale
+	// The variance × 10^(2s) is num / den: with sum = u / 10^a and
+	// squares = q / 10^b, num = (n q 10^(2a) − u² 10^b) 10^(2s) and
+	// den = n (n − 1) 10^(b + 2a).
+	pow := func(e int32) *big.Int { return new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(e)), nil) }
+	nb, u := n.big(), sum.big()
+	num := new(big.Int).Mul(nb, squares.big())
+	num.Mul(num, pow(2*sum.s))
+	num.Sub(num, new(big.Int).Mul(new(big.Int).Mul(u, u), pow(squares.s)))
+	num.Mul(num, pow(2*s))
+	den := new(big.Int).Mul(nb, new(big.Int).Sub(nb, big.NewInt(1)))
+	den.Mul(den, pow(squares.s+2*sum.s))
+	if num.Sign() < 0 { // not the squares of values of this sum
+		return Dec{}, false
+	}
+	// r = ⌊√⌊num/den⌋⌋ = ⌊√(num/den)⌋, one more when √(num/den) ≥ r + ½,
+	// that is when 4 num ≥ (2r + 1)² den.
+	r := new(big.Int).Sqrt(new(big.Int).Quo(num, den))
+	odd := new(big.Int).Lsh(r, 1)
+	odd.Add(odd, big.NewInt(1))
+	if new(big.Int).Lsh(num, 2).Cmp(odd.Mul(odd, odd).Mul(odd, den)) >= 0 {
+		r.Add(r, big.NewInt(1))
+	}
+	d := fromBig(r, s)
+	return d, d.Fits()
+}

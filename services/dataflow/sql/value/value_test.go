@@ -118,6 +118,46 @@ func TestDivAndFormat(t *testing.T) {
 	}
 }
 
+// TestStddevSamp: the sample standard deviation of a count, a sum and a
+// sum of squares, exact and rounded half away from zero to the sum's scale
+// + 4; NULL for fewer than two values and past the bounds.
+func TestStddevSamp(t *testing.T) {
+	for _, c := range []struct {
+		values []string
+		want   string
+	}{
+		{[]string{"1", "2", "4"}, "1.5275"},                          // √(7/3)
+		{[]string{"2", "4", "4", "4", "5", "5", "7", "9"}, "2.1381"}, // √(32/7)
+		{[]string{"1.5", "1.50"}, "0.000000"},
+		{[]string{"0", "1"}, "0.7071"},            // √(1/2) = 0.70710678...
+		{[]string{"0", "0.00011"}, "0.000077782"}, // 0.00011 / √2 = 0.0000777817459..., at scale 9
+		{[]string{"-3", "-1"}, "1.4142"},
+		{[]string{"0", "0.0001"}, "0.00007071"}, // half of the unit below rounds down
+		{[]string{"1"}, ""},                     // fewer than two
+		{nil, ""},
+		{[]string{"1", "9999999999999999999.9"}, ""},                        // a square of 40 digits
+		{[]string{"0.00000000000000000001", "0"}, ""},                       // a square of scale 40
+		{[]string{"-1", "9999999999999999999"}, "7071067811865475244.0084"}, // 10^19 / √2: squares of 38 digits
+	} {
+		n, sum, squares := Int(int64(len(c.values))), Dec{}, Dec{}
+		for _, v := range c.values {
+			d := num(t, v)
+			sum, squares = sum.Add(d), squares.Add(d.Mul(d))
+		}
+		got, ok := StddevSamp(n, sum, squares)
+		if ok != (c.want != "") || ok && got.String() != c.want {
+			t.Errorf("StddevSamp(%q) = %s, %v; want %q", c.values, got, ok, c.want)
+		}
+	}
+	// Of two values of sum 0, the variance is their squares' sum: a root
+	// of exactly half a unit (0.00005) rounds up, just below it down.
+	for squares, want := range map[string]string{"0.0000000025": "0.0001", "0.0000000024": "0.0000"} {
+		if got, ok := StddevSamp(Int(2), num(t, "0"), num(t, squares)); !ok || got.String() != want {
+			t.Errorf("StddevSamp(2, 0, %s) = %s, %v; want %s", squares, got, ok, want)
+		}
+	}
+}
+
 // TestPercent: the q3 percentage is the reference's fmt.Sprintf("%.4f",
 // float64(100*wins)/float64(played)), ties of the binary value included.
 func TestPercent(t *testing.T) {
