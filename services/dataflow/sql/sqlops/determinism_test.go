@@ -12,11 +12,10 @@ import (
 	"github.com/wololo/wololo/queries"
 	"github.com/wololo/wololo/services/dataflow/sql"
 	"github.com/wololo/wololo/services/dataflow/sql/exec"
-	"github.com/wololo/wololo/services/dataflow/sql/plan"
 	"github.com/wololo/wololo/services/dataflow/sql/sqlgen"
 	"github.com/wololo/wololo/services/dataflow/sql/sqlgen/oracle"
+	"github.com/wololo/wololo/services/dataflow/sql/sqlgen/respell"
 	"github.com/wololo/wololo/services/dataflow/sql/sqlops"
-	"github.com/wololo/wololo/services/dataflow/sql/value"
 )
 
 // The issue's own queries: a DISTINCT, a sort with a LIMIT, a group key
@@ -109,14 +108,14 @@ func (c *arrivalCounts) check(t *testing.T, name, query string, tables map[strin
 	}
 	r := rand.New(rand.NewPCG(seed, 41))
 	ordered, shuffled := map[string]*exec.Table{}, map[string]*exec.Table{}
-	numbers := numberColumns(root)
+	numbers := respell.Columns(root)
 	twoWays := false
 	for n, tab := range tables {
-		rows, twice := respelled(tab, numbers[n], r)
+		rows, twice := respell.Rows(tab, numbers[n], r)
 		twoWays = twoWays || twice
-		ordered[n] = tableOf(tab.Columns, rows, 1+r.IntN(64))
-		r.Shuffle(len(rows), func(i, j int) { rows[i], rows[j] = rows[j], rows[i] })
-		shuffled[n] = tableOf(tab.Columns, rows, 1+r.IntN(64))
+		ordered[n] = respell.Table(tab.Columns, rows, 1+r.IntN(64))
+		respell.Shuffle(rows, r)
+		shuffled[n] = respell.Table(tab.Columns, rows, 1+r.IntN(64))
 	}
 	want, err := oracle.Execute(root, ordered)
 	if err != nil {
@@ -164,104 +163,6 @@ func (c *arrivalCounts) check(t *testing.T, name, query string, tables map[strin
 			}
 		}
 	}
-}
-
-// numberColumns is, per table, the columns the plan's scans read as
-// numbers (not durations): those whose text may be respelled without
-// changing their values.
-func numberColumns(n *plan.Node) map[string]map[string]bool {
-	out := map[string]map[string]bool{}
-	var walk func(n *plan.Node)
-	walk = func(n *plan.Node) {
-		if n.Op == plan.Scan {
-			for _, col := range n.Output {
-				if col.Type == plan.Number && col.Read == "" {
-					if out[n.Table] == nil {
-						out[n.Table] = map[string]bool{}
-					}
-					out[n.Table][col.Name] = true
-				}
-			}
-		}
-		for _, in := range n.Input {
-			walk(in)
-		}
-	}
-	walk(n)
-	return out
-}
-
-// respelled is tab's rows with the numbers of the columns named by
-// numbers written at random in their normal form or with one or two more
-// trailing zeros, and about half the rows twice, the twin written
-// another way: equal values of several texts. twice reports whether a
-// value was written two ways.
-func respelled(tab *exec.Table, numbers map[string]bool, r *rand.Rand) (rows [][][]byte, twice bool) {
-	cols := make([]plan.Column, len(tab.Columns))
-	for i, name := range tab.Columns {
-		cols[i] = plan.Column{Name: name, Type: plan.Text}
-	}
-	all := exec.Concat(cols, tab.Batches)
-	spellings := map[string]map[string]bool{} // a value's normal form: its texts
-	respell := func(f []byte) []byte {
-		d, ok := value.ReadNumber(f)
-		if !ok {
-			return f
-		}
-		out := d.Normal().Append(nil)
-		for range r.IntN(3) {
-			if !bytes.ContainsRune(out, '.') {
-				out = append(out, '.')
-			}
-			out = append(out, '0')
-		}
-		if e, ok := value.ReadNumber(out); !ok || e.Cmp(d) != 0 {
-			out = f
-		}
-		key := string(d.Normal().Append(nil))
-		if spellings[key] == nil {
-			spellings[key] = map[string]bool{}
-		}
-		spellings[key][string(out)] = true
-		return out
-	}
-	for i := range all.N {
-		for copies := 1 + r.IntN(2); copies > 0; copies-- {
-			row := make([][]byte, len(cols))
-			for c, v := range all.Cols {
-				row[c] = v.Text(i)
-				if numbers[tab.Columns[c]] {
-					row[c] = respell(row[c])
-				}
-			}
-			rows = append(rows, row)
-		}
-	}
-	for _, texts := range spellings {
-		if len(texts) > 1 {
-			twice = true
-		}
-	}
-	return rows, twice
-}
-
-// tableOf is a table of rows, in batches of batchRows rows.
-func tableOf(columns []string, rows [][][]byte, batchRows int) *exec.Table {
-	tab := &exec.Table{Columns: columns, Rows: int64(len(rows))}
-	for start := 0; start < len(rows); start += batchRows {
-		part := rows[start:min(start+batchRows, len(rows))]
-		b := &exec.Batch{N: len(part)}
-		for c := range columns {
-			v := &exec.Vec{Type: plan.Text, N: len(part)}
-			for _, row := range part {
-				v.Data = append(v.Data, row[c]...)
-				v.Ends = append(v.Ends, uint32(len(v.Data)))
-			}
-			b.Cols = append(b.Cols, v)
-		}
-		tab.Batches = append(tab.Batches, b)
-	}
-	return tab
 }
 
 // body is a CSV file without its header line.
