@@ -14,8 +14,12 @@
 // shard share, each with its own state per key beside it; each also
 // takes the slots of a batch's keys looked up once for all of them
 // (KeyTable.Slots; AddSlots, KeepSlots, ProbeSlots). Sort orders by its
-// keys, then by every column, so that the output is the same whatever
-// order the rows arrived in.
+// keys, then by every column, equal numbers by their scale, so that the
+// output is the same whatever order the rows arrived in; where one value
+// stands for equal ones written differently (1500, 1500.0), it is the
+// rule's, never the first seen: a group key or a DISTINCT row is written
+// in the normal form (value.Dec.Normal), MIN and MAX keep the larger
+// scale.
 //
 // An aggregate of CASE WHEN c THEN x [ELSE constant] END (q2's and q3's
 // conditional counts, sums and maxima) reads x where c is true and the

@@ -89,3 +89,33 @@ func TestStats(t *testing.T) {
 		t.Errorf("with a bound: rows %d malformed %d, want 5 and 2", tab.Rows, tab.Malformed)
 	}
 }
+
+// TestEqualNumbersWrittenDifferently: of equal numbers written with
+// different scales, what a query writes is the rule's choice, not the
+// first row's (docs/sql.md "Numbers"): a DISTINCT row and a group key in
+// the normal form, MIN and MAX the larger scale, and the sort puts the
+// smaller scale first, so that LIMIT keeps the same row; in both orders
+// of the rows.
+func TestEqualNumbersWrittenDifferently(t *testing.T) {
+	rows := []string{"a,1500.0\n", "b,1500\n", "a,1500.00\n", "c,1007.0\n", "c,1007\n"}
+	cases := []struct{ query, want string }{
+		{"select distinct x from t where x > 0", "x\n1007\n1500\n"},
+		{"select distinct k, x from t where x > 0", "k,x\na,1500\nb,1500\nc,1007\n"},
+		{"select x, count(*) as n from t where x > 0 group by x", "x,n\n1007,2\n1500,3\n"},
+		{"select k, min(x), max(x) from t where x > 0 group by k", "k,min(x),max(x)\na,1500.00,1500.00\nb,1500,1500\nc,1007.0,1007.0\n"},
+		{"select x from t where x > 0 order by x", "x\n1007\n1007.0\n1500\n1500.0\n1500.00\n"},
+		{"select x from t where x > 0 order by x desc limit 2", "x\n1500\n1500.0\n"},
+		{"select k, x from t where x > 0 order by x, k limit 4", "k,x\nc,1007\nc,1007.0\na,1500.0\na,1500.00\n"},
+	}
+	for _, order := range [][]int{{0, 1, 2, 3, 4}, {4, 3, 2, 1, 0}, {2, 4, 1, 3, 0}} {
+		csv := "k,x\n"
+		for _, i := range order {
+			csv += rows[i]
+		}
+		for _, c := range cases {
+			if got := string(runBounded(t, csv, c.query).CSV()); got != c.want {
+				t.Errorf("rows in order %v: %s:\n got %q\nwant %q", order, c.query, got, c.want)
+			}
+		}
+	}
+}

@@ -576,8 +576,11 @@ func (a *acc) extremeResult(n int) *Vec {
 	return out.v
 }
 
-// sortRows orders the rows by the keys, then by every column ascending, so
-// that the output never depends on the order rows arrived in.
+// sortRows orders the rows by the keys, then by every column ascending,
+// then, of rows still equal (equal numbers written with different
+// scales), by every column's scale (compareScales), so that the output
+// never depends on the order rows arrived in: rows it finds equal are the
+// same bytes.
 func sortRows(n *plan.Node, in []*Batch) []*Batch {
 	all := concat(types(n.Output), in)
 	perm := make([]int32, all.N)
@@ -597,6 +600,11 @@ func sortRows(n *plan.Node, in []*Batch) []*Batch {
 		}
 		for _, v := range all.Cols {
 			if c := compare(v, int(x), v, int(y)); c != 0 {
+				return c
+			}
+		}
+		for _, v := range all.Cols {
+			if c := compareScales(v, int(x), v, int(y)); c != 0 {
 				return c
 			}
 		}

@@ -71,7 +71,9 @@ type Distinct struct {
 func NewDistinct(t *KeyTable) *Distinct { return &Distinct{set: NewKeySet(t)} }
 
 // Add returns the rows of b (compared on their first cols columns) not
-// seen before, and remembers them; nil when there is none.
+// seen before, and remembers them; nil when there is none. Their numbers
+// are written without trailing fractional zeros (docs/sql.md "Numbers"),
+// so that which of 1500 and 1500.0 came first does not show.
 func (d *Distinct) Add(b *Batch, cols int) *Batch { return d.AddSlots(b, cols, nil) }
 
 // AddSlots is Add given the slots of the rows (Slots over the first cols
@@ -93,7 +95,11 @@ func (d *Distinct) AddSlots(b *Batch, cols int, sl []int32) *Batch {
 	if len(rows) == 0 {
 		return nil
 	}
-	return gatherBatch(b, rows)
+	out := gatherBatch(b, rows)
+	for _, v := range out.Cols[:cols] {
+		normalize(v)
+	}
+	return out
 }
 
 // Aggregation is the state of a hash aggregate: the groups by key and
