@@ -5,12 +5,14 @@ import (
 	"time"
 
 	"github.com/wololo/wololo/deploy"
+	gw "github.com/wololo/wololo/services/roles/gateway"
 	"github.com/wololo/wololo/services/roles/node"
 )
 
 // TestFetchedJobIsDroppedEverywhere: once the client has its results (and
 // deletes the job, as Submit does), every process drops the job's state and
-// keeps only a tombstone.
+// keeps only a tombstone (and the gateway the memory of the deletion,
+// gateway.DeletionsJob, no job's records).
 func TestFetchedJobIsDroppedEverywhere(t *testing.T) {
 	d := testDatasets(t)[0]
 	top := deploy.Default()
@@ -23,6 +25,7 @@ func TestFetchedJobIsDroppedEverywhere(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			delete(img.Jobs, gw.DeletionsJob)
 			if len(img.Jobs) == 0 && len(img.Dropped) == 1 {
 				break
 			}

@@ -317,7 +317,7 @@ func sortShares(m map[string]float64) []Share {
 
 // ownPart names a package of this module (relative to it) in a report: a
 // package of services/ by its own name, without services/ and its floor
-// (operators, not services/dataflow/operators); any other by its path.
+// (stage, not services/dataflow/stage); any other by its path.
 func ownPart(rel string) string {
 	rest, ok := strings.CutPrefix(rel, "services/")
 	if !ok {

@@ -11,6 +11,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
+	"github.com/wololo/wololo/queries"
 	"github.com/wololo/wololo/services/base/inputlog"
 	"github.com/wololo/wololo/services/dataflow/schema"
 	"github.com/wololo/wololo/services/dataflow/stage"
@@ -60,8 +61,8 @@ func TestAGraphJobOfAnOlderVersionTakesTheLostStatePath(t *testing.T) {
 	g := svc.(jobService).g
 
 	var c collect
-	if err := svc.GetResults(&wololov1.GetResultsRequest{JobId: "finished"}, &c); err != nil || !slices.Equal(c.names, schema.ResultFiles) {
-		t.Fatalf("the finished job's answers: %q, %v; want %q", c.names, err, schema.ResultFiles)
+	if err := svc.GetResults(&wololov1.GetResultsRequest{JobId: "finished"}, &c); err != nil || !slices.Equal(c.names, schema.ResultFiles(queries.Names)) {
+		t.Fatalf("the finished job's answers: %q, %v; want %q", c.names, err, schema.ResultFiles(queries.Names))
 	}
 	r, err := svc.GetJob(context.Background(), &wololov1.GetJobRequest{JobId: "running"})
 	if err != nil || r.Job.State != wololov1.JobState_JOB_STATE_UPLOADING || !slices.Equal(r.Job.Queries, defaultNames) {

@@ -33,13 +33,7 @@ const (
 
 // defaultNames are the names of the default queries' results, q1..q4,
 // those of a job of the hand-written graph an older version wrote.
-var defaultNames = func() []string {
-	out := make([]string, len(schema.ResultFiles))
-	for i, f := range schema.ResultFiles {
-		out[i] = strings.TrimSuffix(f, ".csv")
-	}
-	return out
-}()
+var defaultNames = queries.Names
 
 // defaultQueries are the four queries of docs/queries.md as SQL (the
 // files of queries/), those of a job that gives none.
@@ -206,13 +200,7 @@ func (j *job) sameQueries(queries []*wololov1.Query) error {
 
 // resultFiles are the job's result files, NAME.csv of each of its queries
 // in order.
-func (j *job) resultFiles() []string {
-	out := make([]string, len(j.queries))
-	for i, q := range j.queries {
-		out[i] = q + ".csv"
-	}
-	return out
-}
+func (j *job) resultFiles() []string { return schema.ResultFiles(j.queries) }
 
 // planOf is the physical plan of a job (by its internal id) as its record
 // holds it (physical.Encode), nil for a job of the hand-written graph an

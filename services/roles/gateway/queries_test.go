@@ -271,8 +271,8 @@ func TestDefaultQueriesRunAsSQL(t *testing.T) {
 	if err := svc.GetResults(&wololov1.GetResultsRequest{JobId: "d"}, &c); err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(c.names, schema.ResultFiles) {
-		t.Errorf("GetResults sent %q, want %q", c.names, schema.ResultFiles)
+	if !slices.Equal(c.names, schema.ResultFiles(queries.Names)) {
+		t.Errorf("GetResults sent %q, want %q", c.names, schema.ResultFiles(queries.Names))
 	}
 }
 
