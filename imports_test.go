@@ -550,7 +550,7 @@ func TestImportRulesCatchBadImports(t *testing.T) {
 			"services/roles/demo depends on tools/datagen: services/roles/demo -> services/cmdline/client -> services/dataflow/csvio -> tools/datagen",
 		}},
 		{"the floors clean", "floor-dataflow", importGraph{
-			"services/dataflow/stage": {"services/dataflow/operators": false, "transport": false, "deploy": false, "proto/wololo/v1": false},
+			"services/dataflow/stage": {"services/dataflow/batch": false, "transport": false, "deploy": false, "proto/wololo/v1": false},
 			"services/dataflow/batch": {"services/base/atomicfile": false, "services/dataflow/schema": true},
 		}, nil},
 		{"the tests of a floor use the test helpers", "floor-ops", importGraph{
@@ -564,8 +564,8 @@ func TestImportRulesCatchBadImports(t *testing.T) {
 			"services/dataflow/stage imports services/cmdline/cli (in its tests)",
 		}},
 		{"the oracle imports the engine", "reference-apart-from-the-engine", importGraph{
-			"services/dataflow/reference": {"services/dataflow/schema": false, "services/cmdline/cli": false, "services/dataflow/operators": true},
-		}, []string{"services/dataflow/reference imports services/dataflow/operators (in its tests)"}},
+			"services/dataflow/reference": {"services/dataflow/schema": false, "services/cmdline/cli": false, "services/dataflow/sql/sqlops": true},
+		}, []string{"services/dataflow/reference imports services/dataflow/sql/sqlops (in its tests)"}},
 		{"a leaf imports the dataflow", "floor-base", importGraph{
 			"services/base/datagen":    {"services/base/atomicfile": false, "services/dataflow/schema": false},
 			"services/base/atomicfile": {"proto/wololo/v1": false},
@@ -595,8 +595,8 @@ func TestImportRulesCatchBadImports(t *testing.T) {
 		}, []string{"internal/lifetime imports transport"}},
 		{"ops imports a role and the dataflow", "floor-ops", importGraph{
 			"services/ops/top":         {"services/cmdline/client": false, "services/roles/gateway": false},
-			"services/ops/clusterview": {"services/dataflow/operators": false, "services/ops/metrics": false},
-		}, []string{"services/ops/clusterview imports services/dataflow/operators", "services/ops/top imports services/roles/gateway"}},
+			"services/ops/clusterview": {"services/dataflow/sql/sqlops": false, "services/ops/metrics": false},
+		}, []string{"services/ops/clusterview imports services/dataflow/sql/sqlops", "services/ops/top imports services/roles/gateway"}},
 		{"a role imports the end-to-end tests", "e2e-imported-by-nobody", importGraph{
 			"services/roles/node": {"services/e2e": true, "services/ops/dashboard": false},
 			"services/e2e":        {"services/roles/node": false},
@@ -607,16 +607,16 @@ func TestImportRulesCatchBadImports(t *testing.T) {
 		{"roles apart but the assemblers", "roles-apart", importGraph{
 			"services/roles/node":               {"services/roles/gateway": false},
 			"services/roles/worker":             {"services/roles/node": false},
-			"services/roles/demo":               {"services/roles/inmem": false, "services/roles/node": false},
+			"services/roles/demo":               {"services/roles/local": false, "services/roles/node": false},
 			"services/roles/master/runtimetest": {"services/roles/master": false},
-			"services/roles/inmem":              {"services/roles/gateway": false, "services/dataflow/ingest": false},
+			"services/roles/master":             {"services/roles/gateway": false, "services/dataflow/ingest": false},
 			"services/roles/local":              {"services/roles/master": false},
 			"services/roles/dockerproxy":        {"services/roles/master": true, "services/cmdline/cli": false},
 			"services/roles/gateway":            {"services/dataflow/ingest": false, "internal/testkit": true},
 		}, []string{
 			"services/roles/dockerproxy imports services/roles/master (in its tests)",
-			"services/roles/inmem imports services/roles/gateway",
 			"services/roles/local imports services/roles/master",
+			"services/roles/master imports services/roles/gateway",
 		}},
 		{"the tests of a dependency are not built", "services-never-on-tools", importGraph{
 			"services/dataflow/batch":  {"services/dataflow/schema": false},
