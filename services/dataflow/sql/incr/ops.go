@@ -1,0 +1,402 @@
+package incr
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/wololo/wololo/services/dataflow/sql/exec"
+	"github.com/wololo/wololo/services/dataflow/sql/plan"
+)
+
+// op is one operator of the maintained plan: step takes the epoch's
+// changes of each of its inputs and returns the changes of its output.
+type op interface {
+	step(in []zset) (zset, error)
+}
+
+// node is an operator and the nodes of its inputs.
+type node struct {
+	op     op
+	inputs []*node
+}
+
+// step runs the epoch through the subtree: its inputs' changes first.
+func (n *node) step() (zset, error) {
+	ins := make([]zset, len(n.inputs))
+	for i, in := range n.inputs {
+		z, err := in.step()
+		if err != nil {
+			return nil, err
+		}
+		ins[i] = z
+	}
+	return n.op.step(ins)
+}
+
+// scanOp is a table's scan: the rows appended in the epoch, read as the
+// plan's kinds, each with weight +1.
+type scanOp struct {
+	n       *plan.Node
+	pending zset
+	stats   []exec.ColumnStats // as exec.Execute counts them, over every epoch
+}
+
+func newScan(n *plan.Node) *scanOp {
+	s := &scanOp{n: n}
+	for _, c := range n.Output {
+		s.stats = append(s.stats, exec.ColumnStats{Table: n.Table, Column: c.Name, Type: c.Type, Read: c.Read})
+	}
+	return s
+}
+
+// add reads an appended table's rows into the epoch's changes.
+func (s *scanOp) add(t *exec.Table) error {
+	idx, err := exec.ScanIndex(s.n, t.Columns)
+	if err != nil {
+		return err
+	}
+	for _, b := range t.Batches {
+		if b.N == 0 {
+			continue
+		}
+		nb := &exec.Batch{N: b.N, Cols: make([]*exec.Vec, len(idx), len(idx)+1)}
+		for i, j := range idx {
+			nb.Cols[i] = exec.ReadAs(b.Cols[j], s.n.Output[i], &s.stats[i])
+		}
+		nb.Cols = append(nb.Cols, constWeights(b.N, 1))
+		s.pending = append(s.pending, nb)
+	}
+	return nil
+}
+
+func (s *scanOp) step([]zset) (zset, error) {
+	z := s.pending
+	s.pending = nil
+	return z, nil
+}
+
+// filterOp keeps the changes of the rows where the condition is true: a
+// row's change is the change of its being kept.
+type filterOp struct{ f *exec.RowFilter }
+
+func (o filterOp) step(in []zset) (zset, error) {
+	var out zset
+	for _, b := range in[0] {
+		kept, err := o.f.Apply(b)
+		if err != nil {
+			return nil, err
+		}
+		if kept != nil {
+			out = append(out, kept)
+		}
+	}
+	return out, nil
+}
+
+// projectOp computes the expressions over the changed rows, their
+// weights kept.
+type projectOp struct{ exprs []*plan.Expr }
+
+func (o projectOp) step(in []zset) (zset, error) { return projectZ(o.exprs, in[0]) }
+
+func projectZ(exprs []*plan.Expr, z zset) (zset, error) {
+	out, err := exec.Project(exprs, z)
+	if err != nil {
+		return nil, err
+	}
+	for i, b := range out {
+		b.Cols = append(b.Cols, z[i].Cols[len(z[i].Cols)-1])
+	}
+	return out, nil
+}
+
+// passOp passes its input's changes on: a Sort below the answer's
+// (order is the answer's alone).
+type passOp struct{}
+
+func (passOp) step(in []zset) (zset, error) { return in[0], nil }
+
+// joinOp is the inner equi-join of changes: ΔL ⋈ R' + L ⋈ ΔR, R' the
+// right rows with the epoch's, L the left rows without: each side's rows
+// kept in an exec.Join keyed by its key, probed with the other side's
+// changes; a joined row's weight is the product of its two rows'.
+type joinOp struct {
+	right, left *exec.Join // the right rows (probed by left changes), the left rows
+	nl, nr      int        // the columns of each side
+}
+
+func newJoin(n *plan.Node) *joinOp {
+	l, r := n.Input[0].Output, n.Input[1].Output
+	return &joinOp{
+		right: exec.NewJoin(exec.NewKeyTable(), n.LeftKey, n.RightKey, withWeight(r)),
+		left:  exec.NewJoin(exec.NewKeyTable(), n.RightKey, n.LeftKey, withWeight(l)),
+		nl:    len(l), nr: len(r),
+	}
+}
+
+func (o *joinOp) step(in []zset) (zset, error) {
+	dl, dr := in[0], in[1]
+	var out zset
+	for _, b := range dr {
+		if err := o.right.AddRight(b); err != nil {
+			return nil, fmt.Errorf("join: %w", err)
+		}
+	}
+	for _, b := range dl {
+		j, err := o.right.Probe(b)
+		if err != nil {
+			return nil, fmt.Errorf("join: %w", err)
+		}
+		if j != nil {
+			out = append(out, joined(j.Cols[:o.nl], j.Cols[o.nl+1:o.nl+1+o.nr], j.Cols[o.nl], j.Cols[o.nl+1+o.nr], j.N))
+		}
+	}
+	for _, b := range dr {
+		j, err := o.left.Probe(b)
+		if err != nil {
+			return nil, fmt.Errorf("join: %w", err)
+		}
+		if j != nil {
+			out = append(out, joined(j.Cols[o.nr+1:o.nr+1+o.nl], j.Cols[:o.nr], j.Cols[o.nr+1+o.nl], j.Cols[o.nr], j.N))
+		}
+	}
+	for _, b := range dl {
+		if err := o.left.AddRight(b); err != nil {
+			return nil, fmt.Errorf("join: %w", err)
+		}
+	}
+	return out, nil
+}
+
+// joined is a joined row batch: the left columns, the right ones, the
+// product of their weights.
+func joined(l, r []*exec.Vec, wl, wr *exec.Vec, n int) *exec.Batch {
+	a := weights(&exec.Batch{N: n, Cols: []*exec.Vec{wl}})
+	b := weights(&exec.Batch{N: n, Cols: []*exec.Vec{wr}})
+	for i := range a {
+		a[i] *= b[i]
+	}
+	cols := append(slices.Clone(l), r...)
+	return &exec.Batch{N: n, Cols: append(cols, weightVec(a))}
+}
+
+// semiOp is the semi-join `x IN (SELECT c ...)` over a right side that
+// only grows (Check refuses others): a key, once among the right's
+// values, stays. A left row whose key is there passes at once; one whose
+// key is not yet waits (kept, with its weight) until the key comes, and
+// passes then, in that epoch. A NULL key matches nothing and is not kept.
+type semiOp struct {
+	key     *plan.Expr
+	cols    []plan.Column // the left columns
+	keys    *exec.KeyTable
+	present []bool  // per key's slot: among the right's values
+	pending [][]ref // per key's slot: the left rows waiting for it
+	st      store
+}
+
+func newSemi(n *plan.Node) *semiOp {
+	return &semiOp{key: n.LeftKey, cols: n.Input[0].Output, keys: exec.NewKeyTable()}
+}
+
+// slotsOf is the slot of each row's key (NULL: -1), added when new.
+func (o *semiOp) slotsOf(kv *exec.Vec) []int32 {
+	modes := make([]exec.KeyMode, kv.N)
+	for i := range modes {
+		if !kv.IsNull(i) {
+			modes[i] = exec.AddKey
+		}
+	}
+	sl := o.keys.Slots([]*exec.Vec{kv}, kv.N, modes, nil)
+	if n := o.keys.Len(); n > len(o.present) {
+		o.present = append(o.present, make([]bool, n-len(o.present))...)
+		o.pending = append(o.pending, make([][]ref, n-len(o.pending))...)
+	}
+	return sl
+}
+
+func (o *semiOp) step(in []zset) (zset, error) {
+	dl, dr := in[0], in[1]
+	var out zset
+	var released []ref
+	for _, b := range dr {
+		for _, w := range weights(b) {
+			if w < 0 {
+				return nil, fmt.Errorf("semi-join: the subquery retracted a row (Check refuses such plans)")
+			}
+		}
+		for _, s := range o.slotsOf(b.Cols[0]) {
+			if s < 0 || o.present[s] {
+				continue
+			}
+			o.present[s] = true
+			released = append(released, o.pending[s]...)
+			o.pending[s] = nil
+		}
+	}
+	if len(released) > 0 {
+		out = append(out, o.st.gather(o.cols, released, nil))
+		for _, r := range released {
+			o.st.drop(r)
+		}
+	}
+	for _, b := range dl {
+		kb, err := exec.Project([]*plan.Expr{o.key}, []*exec.Batch{b})
+		if err != nil {
+			return nil, fmt.Errorf("semi-join: %w", err)
+		}
+		var pass, wait []int32
+		sl := o.slotsOf(kb[0].Cols[0])
+		for i, s := range sl {
+			switch {
+			case s < 0:
+			case o.present[s]:
+				pass = append(pass, int32(i))
+			default:
+				wait = append(wait, int32(i))
+			}
+		}
+		if len(pass) == b.N {
+			out = append(out, b)
+		} else if len(pass) > 0 {
+			out = append(out, b.Rows(pass))
+		}
+		if len(wait) > 0 {
+			at := o.st.add(b.Rows(wait))
+			for k, i := range wait {
+				o.pending[sl[i]] = append(o.pending[sl[i]], ref{b: at.b, r: int32(k)})
+			}
+		}
+	}
+	return out, nil
+}
+
+// aggOp is GROUP BY over an input that only grows (Check refuses
+// others): an exec.Aggregation folds the epoch's rows in, and each group
+// they touch changes from its row before (-1) to its row after (+1). Its
+// work is the epoch's rows and the groups they touch; a group whose row
+// is the same after is no change.
+type aggOp struct {
+	n     *plan.Node
+	agg   *exec.Aggregation
+	first bool // no epoch yet: a keyless aggregate's one row is new
+}
+
+func newAgg(n *plan.Node) *aggOp {
+	return &aggOp{n: n, agg: exec.NewAggregation(exec.NewKeyTable(), n.Keys, n.Aggs), first: true}
+}
+
+func (o *aggOp) step(in []zset) (zset, error) {
+	first := o.first
+	o.first = false
+	touched := map[int32]bool{}
+	for _, b := range in[0] {
+		for _, w := range weights(b) {
+			if w != 1 {
+				return nil, fmt.Errorf("aggregate: its input retracted a row (Check refuses such plans)")
+			}
+		}
+		ids, err := o.agg.FindGroups(b)
+		if err != nil {
+			return nil, fmt.Errorf("aggregate: %w", err)
+		}
+		for _, g := range ids {
+			if g >= 0 {
+				touched[g] = true
+			}
+		}
+	}
+	keyless := len(o.n.Keys) == 0
+	if keyless && !first && len(in[0]) == 0 {
+		return nil, nil
+	}
+	old := slices.Sorted(maps.Keys(touched))
+	if keyless && !first {
+		old = []int32{0}
+	}
+	var out zset
+	for _, r := range runs(old) {
+		out = append(out, weighted(o.agg.ResultRange(int(r[0]), int(r[1])), -1))
+	}
+	before := o.agg.Groups()
+	if keyless && first {
+		before = 0
+	}
+	for _, b := range in[0] {
+		if err := o.agg.Add(b); err != nil {
+			return nil, fmt.Errorf("aggregate: %w", err)
+		}
+	}
+	for _, r := range runs(old) {
+		out = append(out, weighted(o.agg.ResultRange(int(r[0]), int(r[1])), 1))
+	}
+	if after := o.agg.Groups(); after > before {
+		out = append(out, weighted(o.agg.ResultRange(before, after), 1))
+	}
+	if len(out) == 0 {
+		return nil, nil
+	}
+	return zset{consolidate(out, o.n.Output)}, nil
+}
+
+// runs are the sorted ids as runs of consecutive ones, [from, to).
+func runs(ids []int32) [][2]int32 {
+	var out [][2]int32
+	for _, g := range ids {
+		if n := len(out); n > 0 && out[n-1][1] == g {
+			out[n-1][1]++
+			continue
+		}
+		out = append(out, [2]int32{g, g + 1})
+	}
+	return out
+}
+
+// distinctOp is DISTINCT. Over an input that only grows it is
+// exec.Distinct: a row new to it passes, once. Over one that retracts
+// rows it counts each distinct row's copies (rowSet), and a row passes
+// (+1) when its count leaves 0 and leaves (-1) when it comes back to 0.
+type distinctOp struct {
+	cols    []plan.Column
+	grow    *exec.Distinct // the input only grows
+	counted *rowSet        // else
+}
+
+func newDistinct(n *plan.Node, monotone bool) *distinctOp {
+	o := &distinctOp{cols: n.Output}
+	if monotone {
+		o.grow = exec.NewDistinct(exec.NewKeyTable())
+	} else {
+		o.counted = newRowSet(n.Output, false)
+	}
+	return o
+}
+
+func (o *distinctOp) step(in []zset) (zset, error) {
+	if o.grow != nil {
+		var out zset
+		for _, b := range in[0] {
+			if nb := o.grow.Add(b, len(o.cols)); nb != nil {
+				out = append(out, nb)
+			}
+		}
+		return out, nil
+	}
+	var refs []ref
+	var ws []int64
+	for _, c := range o.counted.apply(in[0]) {
+		was, is := c.before > 0, o.counted.count(c.entry) > 0
+		switch {
+		case !was && is:
+			refs, ws = append(refs, o.counted.ref(c.entry)), append(ws, 1)
+		case was && !is:
+			refs, ws = append(refs, o.counted.ref(c.entry)), append(ws, -1)
+		}
+	}
+	var out zset
+	if len(refs) > 0 {
+		out = zset{o.counted.st.gather(o.cols, refs, ws)}
+	}
+	o.counted.release()
+	return out, nil
+}
