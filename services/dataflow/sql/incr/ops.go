@@ -1,6 +1,7 @@
 package incr
 
 import (
+	"bytes"
 	"fmt"
 	"maps"
 	"slices"
@@ -289,6 +290,10 @@ func newAgg(n *plan.Node) *aggOp {
 func (o *aggOp) step(in []zset) (zset, error) {
 	first := o.first
 	o.first = false
+	keyless := len(o.n.Keys) == 0
+	if len(in[0]) == 0 && !(keyless && first) {
+		return nil, nil
+	}
 	touched := map[int32]bool{}
 	for _, b := range in[0] {
 		for _, w := range weights(b) {
@@ -306,37 +311,38 @@ func (o *aggOp) step(in []zset) (zset, error) {
 			}
 		}
 	}
-	keyless := len(o.n.Keys) == 0
-	if keyless && !first && len(in[0]) == 0 {
-		return nil, nil
-	}
-	old := slices.Sorted(maps.Keys(touched))
-	if keyless && !first {
-		old = []int32{0}
-	}
-	var out zset
-	for _, r := range runs(old) {
-		out = append(out, weighted(o.agg.ResultRange(int(r[0]), int(r[1])), -1))
-	}
+	ids := slices.Sorted(maps.Keys(touched))
 	before := o.agg.Groups()
-	if keyless && first {
-		before = 0
+	switch {
+	case keyless && first:
+		before = 0 // the one row over no rows is new
+	case keyless:
+		ids = []int32{0} // its row, over no rows as over some
 	}
+	old := o.agg.ResultRows(ids)
 	for _, b := range in[0] {
 		if err := o.agg.Add(b); err != nil {
 			return nil, fmt.Errorf("aggregate: %w", err)
 		}
 	}
-	for _, r := range runs(old) {
-		out = append(out, weighted(o.agg.ResultRange(int(r[0]), int(r[1])), 1))
+	now := o.agg.ResultRows(ids)
+	var gone []int32 // the touched groups whose row changed
+	var k1, k2 []byte
+	for i := range ids {
+		k1 = keyOf(k1[:0], old, len(old.Cols), i, true)
+		k2 = keyOf(k2[:0], now, len(now.Cols), i, true)
+		if !bytes.Equal(k1, k2) {
+			gone = append(gone, int32(i))
+		}
+	}
+	var out zset
+	if len(gone) > 0 {
+		out = append(out, weighted(old.Rows(gone), -1), weighted(now.Rows(gone), 1))
 	}
 	if after := o.agg.Groups(); after > before {
 		out = append(out, weighted(o.agg.ResultRange(before, after), 1))
 	}
-	if len(out) == 0 {
-		return nil, nil
-	}
-	return zset{consolidate(out, o.n.Output)}, nil
+	return out, nil
 }
 
 // runs are the sorted ids as runs of consecutive ones, [from, to).

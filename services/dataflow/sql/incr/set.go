@@ -44,8 +44,8 @@ func (s *rowSet) apply(z zset) []change {
 	n := len(s.cols)
 	for _, b := range z {
 		w := weights(b)
-		var fresh []int32   // the rows of b new to the set
-		var freshE []int32  // their entries
+		var fresh []int32  // the rows of b new to the set
+		var freshE []int32 // their entries
 		for i := range b.N {
 			key = keyOf(key[:0], b, n, i, s.exact)
 			e, ok := s.index[string(key)]
