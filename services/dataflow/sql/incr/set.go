@@ -22,6 +22,7 @@ type rowSet struct {
 	free   []int32          // entries let go, to be used again
 	total  int64            // the copies of every row
 	st     store
+	last   []change // apply's, for release
 }
 
 func newRowSet(cols []plan.Column, exact bool) *rowSet {
@@ -67,6 +68,7 @@ func (s *rowSet) apply(z zset) []change {
 			}
 		}
 	}
+	s.last = out
 	return out
 }
 
@@ -87,21 +89,27 @@ func (s *rowSet) newEntry(key string) int32 {
 func (s *rowSet) count(e int32) int64 { return s.counts[e] }
 func (s *rowSet) ref(e int32) ref     { return s.refs[e] }
 
-// release lets go the entries whose count is 0, and stores the live rows
-// again, together, when most stored rows are dead.
+// release lets go the entries the last apply brought to 0, and stores
+// the live rows again, together, when most stored rows are dead (its
+// cost, the live rows, is then paid for by the dead ones).
 func (s *rowSet) release() {
-	for key, e := range s.index {
-		if s.counts[e] == 0 {
-			delete(s.index, key)
+	for _, c := range s.last {
+		if e := c.entry; s.counts[e] == 0 {
+			delete(s.index, s.keys[e])
 			s.st.drop(s.refs[e])
 			s.keys[e] = ""
 			s.free = append(s.free, e)
 		}
 	}
-	if s.st.rows > 2*s.st.liveN+4096 {
+	s.last = nil
+	if s.st.rows > 2*s.st.liveN+compactSlack {
 		s.compact()
 	}
 }
+
+// compactSlack is how many dead rows a store may hold beyond as many as
+// its live ones before it is compacted.
+const compactSlack = 64
 
 // compact stores the live rows as one batch.
 func (s *rowSet) compact() {
