@@ -1,9 +1,7 @@
 package incr
 
 import (
-	"bytes"
 	"fmt"
-	"maps"
 	"slices"
 
 	"github.com/wololo/wololo/services/dataflow/sql/exec"
@@ -294,24 +292,25 @@ func (o *aggOp) step(in []zset) (zset, error) {
 	if len(in[0]) == 0 && !(keyless && first) {
 		return nil, nil
 	}
-	touched := map[int32]bool{}
+	var ids []int32 // the groups the epoch touches that were there before it
 	for _, b := range in[0] {
 		for _, w := range weights(b) {
 			if w != 1 {
 				return nil, fmt.Errorf("aggregate: its input retracted a row (Check refuses such plans)")
 			}
 		}
-		ids, err := o.agg.FindGroups(b)
+		g, err := o.agg.FindGroups(b)
 		if err != nil {
 			return nil, fmt.Errorf("aggregate: %w", err)
 		}
-		for _, g := range ids {
+		for _, g := range g {
 			if g >= 0 {
-				touched[g] = true
+				ids = append(ids, g)
 			}
 		}
 	}
-	ids := slices.Sorted(maps.Keys(touched))
+	slices.Sort(ids)
+	ids = slices.Compact(ids)
 	before := o.agg.Groups()
 	switch {
 	case keyless && first:
@@ -325,19 +324,11 @@ func (o *aggOp) step(in []zset) (zset, error) {
 			return nil, fmt.Errorf("aggregate: %w", err)
 		}
 	}
-	now := o.agg.ResultRows(ids)
-	var gone []int32 // the touched groups whose row changed
-	var k1, k2 []byte
-	for i := range ids {
-		k1 = keyOf(k1[:0], old, len(old.Cols), i, true)
-		k2 = keyOf(k2[:0], now, len(now.Cols), i, true)
-		if !bytes.Equal(k1, k2) {
-			gone = append(gone, int32(i))
-		}
-	}
+	// A group whose row is the same after is a -1 and a +1 of one row,
+	// which the version's change adds up to nothing (consolidate).
 	var out zset
-	if len(gone) > 0 {
-		out = append(out, weighted(old.Rows(gone), -1), weighted(now.Rows(gone), 1))
+	if len(ids) > 0 {
+		out = append(out, weighted(old, -1), weighted(o.agg.ResultRows(ids), 1))
 	}
 	if after := o.agg.Groups(); after > before {
 		out = append(out, weighted(o.agg.ResultRange(before, after), 1))
