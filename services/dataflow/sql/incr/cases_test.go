@@ -8,7 +8,6 @@ import (
 	"testing"
 
 	"github.com/wololo/wololo/services/dataflow/sql"
-	"github.com/wololo/wololo/services/dataflow/sql/exec"
 	"github.com/wololo/wololo/services/dataflow/sql/incr"
 	"github.com/wololo/wololo/services/dataflow/sql/sqlgen"
 )
@@ -53,16 +52,7 @@ func TestConstructsEveryEpoch(t *testing.T) {
 	}
 	for _, q := range constructs {
 		for seed := range uint64(seeds) {
-			c := sqlgen.Generate(seed)
-			tables := map[string]*exec.Table{}
-			cat := sql.Catalog{}
-			for _, tab := range c.Tables {
-				tt, err := exec.ReadCSV(strings.NewReader(tab.CSV), 0)
-				if err != nil {
-					t.Fatal(err)
-				}
-				tables[tab.Name], cat[tab.Name] = tt, tt.Columns
-			}
+			tables, cat := sqlgenTables(t, sqlgen.Generate(seed))
 			root, err := sql.Compile(q, cat)
 			if err != nil {
 				t.Fatalf("%s: %v", q, err)

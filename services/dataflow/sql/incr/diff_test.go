@@ -181,6 +181,21 @@ func normalized(csv []byte) string {
 	return out.String()
 }
 
+// sqlgenTables reads a case's tables, and their catalog.
+func sqlgenTables(t *testing.T, c sqlgen.Case) (map[string]*exec.Table, sql.Catalog) {
+	t.Helper()
+	tables := map[string]*exec.Table{}
+	cat := sql.Catalog{}
+	for _, tab := range c.Tables {
+		tt, err := exec.ReadCSV(strings.NewReader(tab.CSV), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tables[tab.Name], cat[tab.Name] = tt, tt.Columns
+	}
+	return tables, cat
+}
+
 // TestRandomQueriesEveryEpoch runs sqlgen's random queries over their
 // tables split into random epochs (an epoch may be empty), the plan as
 // Compile makes it and as rewrite.Optimize rewrites it: every version
@@ -195,15 +210,7 @@ func TestRandomQueriesEveryEpoch(t *testing.T) {
 	nRefused, scaleTies := 0, 0
 	for seed := range uint64(runs) {
 		c := sqlgen.Generate(seed)
-		tables := map[string]*exec.Table{}
-		cat := sql.Catalog{}
-		for _, tab := range c.Tables {
-			tt, err := exec.ReadCSV(strings.NewReader(tab.CSV), 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			tables[tab.Name], cat[tab.Name] = tt, tt.Columns
-		}
+		tables, cat := sqlgenTables(t, c)
 		root, err := sql.Compile(c.Query, cat)
 		if err != nil {
 			t.Fatalf("seed %d: %s: %v", seed, c.Query, err)

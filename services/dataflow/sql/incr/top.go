@@ -148,18 +148,7 @@ func (t *topOp) render() (*exec.Batch, error) {
 		case plan.Project:
 			bs, err = exec.Project(n.Exprs, bs)
 		case plan.Filter:
-			f := exec.NewRowFilter(n.Cond)
-			var kept []*exec.Batch
-			for _, b := range bs {
-				k, ferr := f.Apply(b)
-				if ferr != nil {
-					return nil, ferr
-				}
-				if k != nil {
-					kept = append(kept, k)
-				}
-			}
-			bs = kept
+			bs, err = filterOp{exec.NewRowFilter(n.Cond)}.step([]zset{bs})
 		}
 		if err != nil {
 			return nil, err
