@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/wololo/wololo/services/dataflow/sql"
+	"github.com/wololo/wololo/services/dataflow/sql/exec"
 	"github.com/wololo/wololo/services/dataflow/sql/incr"
 	"github.com/wololo/wololo/services/dataflow/sql/sqlgen"
 )
@@ -81,6 +82,58 @@ func TestCheckRefuses(t *testing.T) {
 		}
 		if _, err := incr.New(root); !errors.Is(err, incr.ErrUnsupported) {
 			t.Errorf("%s: New: %v", q, err)
+		}
+	}
+}
+
+// TestVersionsOfQ2AndQ3 shows the changes a user sees, epoch by epoch:
+// q2's match leaves its HAVING when a third player row arrives, and q3
+// counts a player row from the epoch its match arrives in.
+func TestVersionsOfQ2AndQ3(t *testing.T) {
+	qs := defaultQueries(t)
+	matches := "token,ladder,mirror,average_rating,map,server,duration\n"
+	players := "match,rating,civ,winner\n"
+	cat := sql.Catalog{"matches": strings.Split(strings.TrimSpace(matches), ","), "match_players": strings.Split(strings.TrimSpace(players), ",")}
+	appends := []map[string]string{
+		{"match_players": "m1,1600,Huns,false\nm1,1100,Goths,true\n"},
+		{"match_players": "m1,1000,Celts,false\n", "matches": "m1,RM_1v1,false,1000,arena,eastus,0:30:00\n"},
+		{"matches": "m1,RM_1v1,false,1000,arena,eastus,0:30:00\n"},
+	}
+	want := map[string][]string{
+		"q2": {"token,diff\nm1,1\n", "token,diff\nm1,-1\n", "token,diff\n"},
+		"q3": {
+			"civ,wins,played,win_pct,diff\n",
+			"civ,wins,played,win_pct,diff\nCelts,0,1,0.0000,1\nGoths,1,1,100.0000,1\nHuns,0,1,0.0000,1\n",
+			"civ,wins,played,win_pct,diff\n",
+		},
+	}
+	for _, name := range []string{"q2", "q3"} {
+		root, err := sql.Compile(qs[name], cat)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e, err := incr.New(root)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k, a := range appends {
+			for table, rows := range a {
+				header := map[string]string{"matches": matches, "match_players": players}[table]
+				tt, err := exec.ReadCSV(strings.NewReader(header+rows), 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := e.Append(table, tt); err != nil {
+					t.Fatal(err)
+				}
+			}
+			d, err := e.Commit()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := string(d.Result().CSV()); got != want[name][k] {
+				t.Errorf("%s, epoch %d: change %q, want %q", name, k+1, got, want[name][k])
+			}
 		}
 	}
 }
