@@ -3,6 +3,7 @@ package incr_test
 import (
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"testing"
 
 	"github.com/wololo/wololo/services/base/datagen"
@@ -16,14 +17,16 @@ import (
 // BenchmarkDefaultQueries maintains the four default queries over a
 // generated dataset fed as one epoch and as 100, and runs them as a
 // batch (exec.Execute) for scale: an op is the whole dataset through
-// the four queries, every version's change made (not its CSV).
+// the four queries (each query alone under q1..q4), every version's
+// change made (not its CSV).
 //
 //	go test -run '^$' -bench DefaultQueries -benchtime 3x ./services/dataflow/sql/incr/
 func BenchmarkDefaultQueries(b *testing.B) {
 	tables, cat := dataset(b, datagen.Config{Matches: 50000, Seed: 1})
-	var roots []*plan.Node
 	qs := defaultQueries(b)
-	for _, name := range slices.Sorted(mapKeys(qs)) {
+	names := slices.Sorted(mapKeys(qs))
+	var roots []*plan.Node
+	for _, name := range names {
 		root, err := sql.Compile(qs[name], cat)
 		if err != nil {
 			b.Fatal(err)
@@ -36,45 +39,52 @@ func BenchmarkDefaultQueries(b *testing.B) {
 			rows += bt.N
 		}
 	}
-	b.Run("exec", func(b *testing.B) {
-		for b.Loop() {
-			for _, root := range roots {
-				if _, err := exec.Execute(root, tables); err != nil {
-					b.Fatal(err)
-				}
-			}
-		}
-		b.ReportMetric(float64(rows)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
-	})
+	split := map[int][]map[string]*exec.Table{}
 	for _, n := range []int{1, 100} {
-		parts := epochs(rand.New(rand.NewPCG(1, 2)), tables, n)
-		b.Run("epochs="+itoa(n), func(b *testing.B) {
+		split[n] = epochs(rand.New(rand.NewPCG(1, 2)), tables, n)
+	}
+	for i, label := range append([]string{"four"}, names...) {
+		qroots := roots
+		if i > 0 {
+			qroots = roots[i-1 : i]
+		}
+		b.Run(label+"/exec", func(b *testing.B) {
 			for b.Loop() {
-				for _, root := range roots {
-					e, err := incr.New(root)
-					if err != nil {
+				for _, root := range qroots {
+					if _, err := exec.Execute(root, tables); err != nil {
 						b.Fatal(err)
-					}
-					for _, p := range parts {
-						for name, t := range p {
-							if err := e.Append(name, t); err != nil {
-								b.Fatal(err)
-							}
-						}
-						if _, err := e.Commit(); err != nil {
-							b.Fatal(err)
-						}
 					}
 				}
 			}
 			b.ReportMetric(float64(rows)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
 		})
+		for _, n := range []int{1, 100} {
+			b.Run(label+"/epochs="+strconv.Itoa(n), func(b *testing.B) {
+				for b.Loop() {
+					for _, root := range qroots {
+						maintain(b, root, split[n])
+					}
+				}
+				b.ReportMetric(float64(rows)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+			})
+		}
 	}
 }
 
-func itoa(n int) string {
-	if n < 10 {
-		return string(rune('0' + n))
+// maintain runs an engine of root through the epochs.
+func maintain(b *testing.B, root *plan.Node, parts []map[string]*exec.Table) {
+	e, err := incr.New(root)
+	if err != nil {
+		b.Fatal(err)
 	}
-	return itoa(n/10) + string(rune('0'+n%10))
+	for _, p := range parts {
+		for name, t := range p {
+			if err := e.Append(name, t); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if _, err := e.Commit(); err != nil {
+			b.Fatal(err)
+		}
+	}
 }
