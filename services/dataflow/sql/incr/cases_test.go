@@ -29,12 +29,15 @@ var constructs = []string{
 	// Without GROUP BY: one row, over no rows too.
 	"SELECT COUNT(*), SUM(n), MIN(s), MAX(s), AVG(n), STDDEV_SAMP(n), COUNT(d) FROM t",
 	"SELECT COUNT(*) FROM t WHERE k IN (SELECT k FROM u)",
+	"SELECT COUNT(*), MAX(n) FROM t HAVING COUNT(*) > 3",
 	// HAVING: a group leaves it, and comes back.
 	"SELECT k FROM t GROUP BY k HAVING COUNT(*) = 2",
 	"SELECT k, MIN(n) FROM t GROUP BY k HAVING COUNT(*) < 3 AND MIN(n) IS NOT NULL ORDER BY 2 DESC",
 	// LIMIT over rows that only grow: the first N kept alone.
 	"SELECT k, n FROM t ORDER BY n LIMIT 3",
 	"SELECT DISTINCT k FROM t ORDER BY k DESC LIMIT 2",
+	"SELECT ROW_NUMBER() OVER (ORDER BY n DESC) AS r, n FROM t WHERE n IS NOT NULL ORDER BY n DESC",
+	"SELECT DISTINCT t.k FROM t JOIN u ON t.k = u.k WHERE u.m > 0 ORDER BY 1 LIMIT 1",
 	"SELECT t.k, u.m FROM t JOIN u ON t.k = u.k ORDER BY 2 DESC LIMIT 4",
 	"SELECT k FROM t WHERE k IN (SELECT k FROM u WHERE m > 0) ORDER BY k LIMIT 2",
 	// A join's groups.

@@ -374,6 +374,7 @@ func (o *distinctOp) step(in []zset) (zset, error) {
 		var out zset
 		for _, b := range in[0] {
 			if nb := o.grow.Add(b, len(o.cols)); nb != nil {
+				nb.Cols[len(o.cols)] = constWeights(nb.N, 1) // one copy, however many came
 				out = append(out, nb)
 			}
 		}
