@@ -45,6 +45,10 @@ var constructs = []string{
 	"SELECT t.k, COUNT(*) FROM t JOIN t AS x ON t.k = x.s GROUP BY t.k",
 	// A semi-join's rows whose key comes later, duplicated in u.
 	"SELECT k, COUNT(*) FROM u WHERE k IN (SELECT k FROM t WHERE b) GROUP BY k",
+	// A semi-join's rows whose key leaves the subquery (its HAVING).
+	"SELECT k, n FROM t WHERE k IN (SELECT k FROM u GROUP BY k HAVING COUNT(*) = 1)",
+	"SELECT k FROM t WHERE k IN (SELECT MAX(k) FROM u) ORDER BY k LIMIT 2",
+	"SELECT DISTINCT u.k FROM u WHERE u.k IN (SELECT k FROM t GROUP BY k HAVING MIN(n) > 0)",
 }
 
 // TestConstructsEveryEpoch runs each construct over many of sqlgen's
@@ -72,8 +76,8 @@ func TestConstructsEveryEpoch(t *testing.T) {
 func TestCheckRefuses(t *testing.T) {
 	cat := sql.Catalog{"t": {"k", "n", "b", "s", "d"}, "u": {"k", "m"}}
 	for q, want := range map[string]string{
-		"SELECT k FROM t WHERE k IN (SELECT k FROM u GROUP BY k HAVING COUNT(*) > 1)": "IN (SELECT ...) over a subquery whose rows can leave it",
-		"SELECT k FROM t WHERE k IN (SELECT MAX(k) FROM u)":                           "IN (SELECT ...) over a subquery whose rows can leave it",
+		"SELECT COUNT(*) FROM t WHERE k IN (SELECT k FROM u GROUP BY k HAVING COUNT(*) > 1)": "GROUP BY over rows that can leave its input",
+		"SELECT k FROM t WHERE k IN (SELECT k FROM u ORDER BY k LIMIT 1)":                   "LIMIT inside a subquery",
 	} {
 		root, err := sql.Compile(q, cat)
 		if err != nil {

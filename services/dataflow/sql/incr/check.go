@@ -53,7 +53,8 @@ func split(root *plan.Node) (*plan.Node, []*plan.Node, error) {
 // whether its output only grows as rows are appended (no change of it
 // ever retracts a row): scans, and filters, projections, joins,
 // semi-joins and DISTINCT over such inputs. An aggregate's rows change
-// as groups grow, so its output does not.
+// as groups grow, so its output does not; nor does a semi-join's whose
+// subquery has one.
 func monotone(n *plan.Node) (bool, error) {
 	want := 1
 	switch n.Op {
@@ -81,10 +82,7 @@ func monotone(n *plan.Node) (bool, error) {
 	case plan.Join:
 		return ins[0] && ins[1], nil
 	case plan.SemiJoin:
-		if !ins[1] {
-			return false, fmt.Errorf("%w: IN (SELECT ...) over a subquery whose rows can leave it as rows are appended (GROUP BY, HAVING, an aggregate): a left row would have to leave the answer with them", ErrUnsupported)
-		}
-		return ins[0], nil
+		return ins[0] && ins[1], nil
 	case plan.Aggregate:
 		if !ins[0] {
 			return false, fmt.Errorf("%w: GROUP BY over rows that can leave its input as rows are appended (an aggregate of an aggregate's rows): MIN and MAX cannot take a row back", ErrUnsupported)

@@ -65,7 +65,8 @@ func (e *Engine) build(n *plan.Node) *node {
 	case plan.Join:
 		x.op = newJoin(n)
 	case plan.SemiJoin:
-		x.op = newSemi(n)
+		grows, _ := monotone(n.Input[1])
+		x.op = newSemi(n, grows)
 	case plan.Aggregate:
 		x.op = newAgg(n)
 	case plan.Distinct:

@@ -180,22 +180,27 @@ func joined(l, r []*exec.Vec, wl, wr *exec.Vec, n int) *exec.Batch {
 	return &exec.Batch{N: n, Cols: append(cols, weightVec(a))}
 }
 
-// semiOp is the semi-join `x IN (SELECT c ...)` over a right side that
-// only grows (Check refuses others): a key, once among the right's
-// values, stays. A left row whose key is there passes at once; one whose
-// key is not yet waits (kept, with its weight) until the key comes, and
-// passes then, in that epoch. A NULL key matches nothing and is not kept.
+// semiOp is the semi-join `x IN (SELECT c ...)`: a left row passes
+// while its key is among the subquery's values (a count of their copies
+// above 0), from the epoch the key arrives in; a NULL key matches
+// nothing and is not kept. When the subquery only grows (no GROUP BY or
+// aggregate in it: q3's, q4's), a key once there stays: a left row whose
+// key is there passes and is forgotten, one whose key is not yet waits
+// (kept, with its weight) and passes when the key comes. Else every left
+// row is kept by key, and passes again (+) or leaves (-) whenever its key
+// comes or goes.
 type semiOp struct {
-	key     *plan.Expr
-	cols    []plan.Column // the left columns
-	keys    *exec.KeyTable
-	present []bool  // per key's slot: among the right's values
-	pending [][]ref // per key's slot: the left rows waiting for it
-	st      store
+	key   *plan.Expr
+	cols  []plan.Column // the left columns
+	grows bool          // the subquery only grows
+	keys  *exec.KeyTable
+	count []int64 // per key's slot: the subquery's copies of it
+	rows  [][]ref // per key's slot: the left rows kept (grows: those waiting for it)
+	st    store
 }
 
-func newSemi(n *plan.Node) *semiOp {
-	return &semiOp{key: n.LeftKey, cols: n.Input[0].Output, keys: exec.NewKeyTable()}
+func newSemi(n *plan.Node, grows bool) *semiOp {
+	return &semiOp{key: n.LeftKey, cols: n.Input[0].Output, grows: grows, keys: exec.NewKeyTable()}
 }
 
 // slotsOf is the slot of each row's key (NULL: -1), added when new.
@@ -207,52 +212,84 @@ func (o *semiOp) slotsOf(kv *exec.Vec) []int32 {
 		}
 	}
 	sl := o.keys.Slots([]*exec.Vec{kv}, kv.N, modes, nil)
-	if n := o.keys.Len(); n > len(o.present) {
-		o.present = append(o.present, make([]bool, n-len(o.present))...)
-		o.pending = append(o.pending, make([][]ref, n-len(o.pending))...)
+	if n := o.keys.Len(); n > len(o.count) {
+		o.count = append(o.count, make([]int64, n-len(o.count))...)
+		o.rows = append(o.rows, make([][]ref, n-len(o.rows))...)
 	}
 	return sl
 }
 
 func (o *semiOp) step(in []zset) (zset, error) {
 	dl, dr := in[0], in[1]
-	var out zset
-	var released []ref
+	// The subquery's changes: the keys that come (+) and go (-) take
+	// the left rows kept so far with them.
+	before := map[int32]int64{}
+	var touched []int32
 	for _, b := range dr {
-		for _, w := range weights(b) {
-			if w < 0 {
-				return nil, fmt.Errorf("semi-join: the subquery retracted a row (Check refuses such plans)")
-			}
-		}
-		for _, s := range o.slotsOf(b.Cols[0]) {
-			if s < 0 || o.present[s] {
+		ws := weights(b)
+		for i, s := range o.slotsOf(b.Cols[0]) {
+			if s < 0 {
 				continue
 			}
-			o.present[s] = true
-			released = append(released, o.pending[s]...)
-			o.pending[s] = nil
+			if ws[i] < 0 && o.grows {
+				return nil, fmt.Errorf("semi-join: the subquery retracted a row it was said to keep")
+			}
+			if _, ok := before[s]; !ok {
+				before[s] = o.count[s]
+				touched = append(touched, s)
+			}
+			o.count[s] += ws[i]
 		}
 	}
-	if len(released) > 0 {
-		out = append(out, o.st.gather(o.cols, released, nil))
-		for _, r := range released {
-			o.st.drop(r)
+	var come, gone []ref
+	for _, s := range touched {
+		switch was, is := before[s] > 0, o.count[s] > 0; {
+		case is && !was:
+			come = append(come, o.rows[s]...)
+			if o.grows { // passed: forgotten (below, once gathered)
+				o.rows[s] = nil
+			}
+		case was && !is:
+			gone = append(gone, o.rows[s]...)
 		}
 	}
+	var out zset
+	if len(come) > 0 {
+		out = append(out, o.st.gather(o.cols, come, nil))
+		if o.grows {
+			for _, r := range come {
+				o.st.drop(r)
+			}
+		}
+	}
+	if len(gone) > 0 {
+		g := o.st.gather(o.cols, gone, nil)
+		ws := weights(g)
+		for i := range ws {
+			ws[i] = -ws[i]
+		}
+		g.Cols[len(g.Cols)-1] = weightVec(ws)
+		out = append(out, g)
+	}
+	// The left changes: those of a key there pass; the rest (grows),
+	// or all, are kept.
 	for _, b := range dl {
 		kb, err := exec.Project([]*plan.Expr{o.key}, []*exec.Batch{b})
 		if err != nil {
 			return nil, fmt.Errorf("semi-join: %w", err)
 		}
-		var pass, wait []int32
+		var pass, keep []int32
 		sl := o.slotsOf(kb[0].Cols[0])
 		for i, s := range sl {
-			switch {
-			case s < 0:
-			case o.present[s]:
+			if s < 0 {
+				continue
+			}
+			there := o.count[s] > 0
+			if there {
 				pass = append(pass, int32(i))
-			default:
-				wait = append(wait, int32(i))
+			}
+			if !there || !o.grows {
+				keep = append(keep, int32(i))
 			}
 		}
 		if len(pass) == b.N {
@@ -260,10 +297,10 @@ func (o *semiOp) step(in []zset) (zset, error) {
 		} else if len(pass) > 0 {
 			out = append(out, b.Rows(pass))
 		}
-		if len(wait) > 0 {
-			at := o.st.add(b.Rows(wait))
-			for k, i := range wait {
-				o.pending[sl[i]] = append(o.pending[sl[i]], ref{b: at.b, r: int32(k)})
+		if len(keep) > 0 {
+			at := o.st.add(b.Rows(keep))
+			for k, i := range keep {
+				o.rows[sl[i]] = append(o.rows[sl[i]], ref{b: at.b, r: int32(k)})
 			}
 		}
 	}
