@@ -77,7 +77,7 @@ func TestCheckRefuses(t *testing.T) {
 	cat := sql.Catalog{"t": {"k", "n", "b", "s", "d"}, "u": {"k", "m"}}
 	for q, want := range map[string]string{
 		"SELECT COUNT(*) FROM t WHERE k IN (SELECT k FROM u GROUP BY k HAVING COUNT(*) > 1)": "GROUP BY over rows that can leave its input",
-		"SELECT k FROM t WHERE k IN (SELECT k FROM u ORDER BY k LIMIT 1)":                   "LIMIT inside a subquery",
+		"SELECT k FROM t WHERE k IN (SELECT k FROM u ORDER BY k LIMIT 1)":                    "LIMIT inside a subquery",
 	} {
 		root, err := sql.Compile(q, cat)
 		if err != nil {
