@@ -84,14 +84,13 @@ func monotone(n *plan.Node) (bool, error) {
 	case plan.SemiJoin:
 		return ins[0] && ins[1], nil
 	case plan.Aggregate:
-		if !ins[0] {
-			return false, fmt.Errorf("%w: GROUP BY over rows that can leave its input as rows are appended (an aggregate of an aggregate's rows): MIN and MAX cannot take a row back", ErrUnsupported)
+		return false, nil
+	case plan.Limit, plan.RowNumber:
+		// A subquery's ORDER BY ... LIMIT: maintained as the answer's is.
+		if _, _, err := split(n); err != nil {
+			return false, err
 		}
 		return false, nil
-	case plan.Limit:
-		return false, fmt.Errorf("%w: LIMIT inside a subquery (only the answer's own ORDER BY ... LIMIT is maintained)", ErrUnsupported)
-	case plan.RowNumber:
-		return false, fmt.Errorf("%w: ROW_NUMBER inside a subquery", ErrUnsupported)
 	}
 	return false, fmt.Errorf("%w: the plan operator %q", ErrUnsupported, n.Op)
 }

@@ -46,6 +46,13 @@ func New(root *plan.Node) (*Engine, error) {
 
 // build makes the operators of the subtree (Check has passed it).
 func (e *Engine) build(n *plan.Node) *node {
+	if n.Op == plan.Limit || n.Op == plan.RowNumber {
+		// A subquery's LIMIT or ROW_NUMBER: the nodes down to its Sort
+		// are one operator, as the answer's are.
+		sort, upper, _ := split(n)
+		grows, _ := monotone(sort.Input[0])
+		return &node{op: subTop{newTop(n, sort, upper, grows)}, inputs: []*node{e.build(sort.Input[0])}}
+	}
 	x := &node{}
 	for _, in := range n.Input {
 		x.inputs = append(x.inputs, e.build(in))
@@ -68,7 +75,11 @@ func (e *Engine) build(n *plan.Node) *node {
 		grows, _ := monotone(n.Input[1])
 		x.op = newSemi(n, grows)
 	case plan.Aggregate:
-		x.op = newAgg(n)
+		if grows, _ := monotone(n.Input[0]); grows {
+			x.op = newAgg(n)
+		} else {
+			x.op = newRegroup(n)
+		}
 	case plan.Distinct:
 		mono, _ := monotone(n.Input[0])
 		x.op = newDistinct(n, mono)

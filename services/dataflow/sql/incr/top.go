@@ -156,3 +156,9 @@ func (t *topOp) render() (*exec.Batch, error) {
 	}
 	return exec.Concat(t.root.Output, bs), nil
 }
+
+// subTop is a subquery's ORDER BY ... LIMIT (or ROW_NUMBER) as an
+// operator: its changes are those of its first rows.
+type subTop struct{ t *topOp }
+
+func (o subTop) step(in []zset) (zset, error) { return o.t.step(in[0]) }
