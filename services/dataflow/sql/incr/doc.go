@@ -16,12 +16,15 @@
 // before and after rows of the groups an epoch touches, the counted
 // DISTINCT, the answer's multiset and its maintained LIMIT (topOp).
 //
-// Check says which plans are maintained: it finds the parts of a plan
-// whose rows only arrive (scans, filters, projections, joins, semi-joins
-// and DISTINCT of them), where no operator needs to take a row back, and
-// refuses, wrapping ErrUnsupported, the constructs whose input would
-// retract rows that the engine cannot take back (an IN subquery with
-// GROUP BY, an aggregate of an aggregate, LIMIT in a subquery).
+// Check finds the parts of a plan whose rows only arrive (scans,
+// filters, projections, joins, semi-joins and DISTINCT of them), where
+// no operator needs to take a row back and each keeps the least state
+// (a semi-join forgets a row that passed, a LIMIT keeps its first N);
+// over rows that leave, the operators take them back (a counted
+// DISTINCT, a semi-join that keeps every row by key, a GROUP BY that
+// computes a touched group again from its rows). It refuses, wrapping
+// ErrUnsupported, a plan it does not know how to maintain (none that
+// Compile makes today).
 //
 // Every operator's work in an epoch is proportional to the epoch's rows
 // and to the changes, but for the few docs/standing.md lists (a LIMIT
