@@ -307,8 +307,8 @@ func (o *semiOp) step(in []zset) (zset, error) {
 	return out, nil
 }
 
-// aggOp is GROUP BY over an input that only grows (Check refuses
-// others): an exec.Aggregation folds the epoch's rows in, and each group
+// aggOp is GROUP BY over an input that only grows (regroupOp is the
+// other's): an exec.Aggregation folds the epoch's rows in, and each group
 // they touch changes from its row before (-1) to its row after (+1). Its
 // work is the epoch's rows and the groups they touch; a group whose row
 // is the same after is no change.
@@ -333,7 +333,7 @@ func (o *aggOp) step(in []zset) (zset, error) {
 	for _, b := range in[0] {
 		for _, w := range weights(b) {
 			if w != 1 {
-				return nil, fmt.Errorf("aggregate: its input retracted a row (Check refuses such plans)")
+				return nil, fmt.Errorf("aggregate: its input, said to only grow, retracted a row")
 			}
 		}
 		g, err := o.agg.FindGroups(b)
