@@ -157,7 +157,7 @@ func (e *Engine) Epoch() int64 { return e.epoch }
 
 // Answer is the answer over the rows of every committed epoch, as
 // exec.Execute gives it over them: its CSV is the batch job's file, byte
-// for byte. Its Stats count the values read as NULL over every epoch
+// for byte. Before the first Commit there is no version: no rows. Its Stats count the values read as NULL over every epoch
 // (those appended since the last Commit included).
 func (e *Engine) Answer() (*exec.Result, error) {
 	if e.err != nil {
