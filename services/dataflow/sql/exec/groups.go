@@ -1,19 +1,10 @@
 package exec
 
-// FindGroups is the group of each row of b, as Result numbers its rows
-// (0, 1, ... in the order the groups' keys were first added), -1 where
-// the row's key has no group yet; it adds nothing. Without keys, every
-// row's group is 0 once a row was added. The incremental engine
-// (services/dataflow/sql/incr) reads the rows of the groups an epoch's
-// rows touch before it adds them, to emit their change.
-func (a *Aggregation) FindGroups(b *Batch) ([]int32, error) {
-	ids := make([]int32, b.N)
-	if len(a.keys) == 0 {
-		for i := range ids {
-			ids[i] = min(a.g.n, 1) - 1
-		}
-		return ids, nil
-	}
+// Slots is the slot of each row of b's key in the aggregation's table,
+// the key added when new: what AddSlots takes, and GroupsOf reads, so
+// that the incremental engine (services/dataflow/sql/incr) looks a row's
+// key up once to find the group it touches before it adds the row.
+func (a *Aggregation) Slots(b *Batch) ([]int32, error) {
 	keys := make([]*Vec, len(a.keys))
 	for i, k := range a.keys {
 		v, err := eval(k, b)
@@ -22,14 +13,18 @@ func (a *Aggregation) FindGroups(b *Batch) ([]int32, error) {
 		}
 		keys[i] = v
 	}
-	modes := make([]KeyMode, b.N)
-	for i := range modes {
-		modes[i] = FindKey
-	}
-	for i, s := range a.g.v.t.Slots(keys, b.N, modes, nil) {
+	return a.g.v.t.Slots(keys, b.N, nil, nil), nil
+}
+
+// GroupsOf is the group of each slot, as Result numbers its rows (0, 1,
+// ... in the order the groups' keys were first added), -1 for a key
+// whose rows were not added yet.
+func (a *Aggregation) GroupsOf(sl []int32) []int32 {
+	ids := make([]int32, len(sl))
+	for i, s := range sl {
 		ids[i] = a.g.v.get(s)
 	}
-	return ids, nil
+	return ids
 }
 
 // ResultRows is the rows of Result of the groups ids (each below

@@ -6,12 +6,12 @@ import (
 	"github.com/wololo/wololo/services/dataflow/sql/plan"
 )
 
-// TestResultRowsAndFindGroups: ResultRows of any groups, scattered and
+// TestResultRowsAndGroupsOf: ResultRows of any groups, scattered and
 // repeated, is those rows of Result, for every kind of state (counts,
 // sums wider than an int64, minima of text and of numbers, STDDEV_SAMP);
-// FindGroups finds the groups of keys added and -1 for the others,
-// adding none.
-func TestResultRowsAndFindGroups(t *testing.T) {
+// GroupsOf finds the groups of keys added and -1 for the others, and
+// AddSlots of the slots adds the rows to their groups.
+func TestResultRowsAndGroupsOf(t *testing.T) {
 	col := func(i int, ty plan.Type) *plan.Expr { return &plan.Expr{Kind: plan.ColRef, Col: i, Type: ty} }
 	key, num, txt := col(0, plan.Text), col(1, plan.Number), col(2, plan.Text)
 	aggs := []*plan.Agg{
@@ -44,14 +44,22 @@ func TestResultRowsAndFindGroups(t *testing.T) {
 			t.Errorf("ResultRows(%v):\n%s\nwant\n%s", ids, got, want)
 		}
 	}
-	ids, err := a.FindGroups(rows([3]string{"b", "", ""}, [3]string{"e", "", ""}, [3]string{"a", "", ""}))
+	more := rows([3]string{"b", "1", ""}, [3]string{"e", "2", ""}, [3]string{"a", "3", ""})
+	sl, err := a.Slots(more)
 	if err != nil {
 		t.Fatal(err)
 	}
+	ids := a.GroupsOf(sl)
 	if want := []int32{1, -1, 0}; len(ids) != 3 || ids[0] != want[0] || ids[1] != want[1] || ids[2] != want[2] {
-		t.Errorf("FindGroups %v, want %v", ids, want)
+		t.Errorf("GroupsOf %v, want %v", ids, want)
 	}
 	if a.Groups() != 4 {
-		t.Errorf("FindGroups added a group: %d groups", a.Groups())
+		t.Errorf("Slots added a group: %d groups", a.Groups())
+	}
+	if err := a.AddSlots(more, sl); err != nil {
+		t.Fatal(err)
+	}
+	if got := a.ResultRows([]int32{4, 1}).String(); got != "e,1,2,,2,2.0000,NULL,\nb,3,18446744073709551615,,9223372036854775807,6148914691236517205.0000,NULL,\n" {
+		t.Errorf("after AddSlots: %q", got)
 	}
 }

@@ -53,6 +53,13 @@ func (e *Engine) build(n *plan.Node) *node {
 		grows, _ := monotone(sort.Input[0])
 		return &node{op: subTop{newTop(n, sort, upper, grows)}, inputs: []*node{e.build(sort.Input[0])}}
 	}
+	if n.Op == plan.Filter && n.Input[0].Op == plan.Aggregate {
+		// HAVING, fused with its aggregate when that is an aggOp.
+		agg := n.Input[0]
+		if grows, _ := monotone(agg.Input[0]); grows {
+			return &node{op: newAgg(agg, n.Cond), inputs: []*node{e.build(agg.Input[0])}}
+		}
+	}
 	x := &node{}
 	for _, in := range n.Input {
 		x.inputs = append(x.inputs, e.build(in))
@@ -76,7 +83,7 @@ func (e *Engine) build(n *plan.Node) *node {
 		x.op = newSemi(n, grows)
 	case plan.Aggregate:
 		if grows, _ := monotone(n.Input[0]); grows {
-			x.op = newAgg(n)
+			x.op = newAgg(n, nil)
 		} else {
 			x.op = newRegroup(n)
 		}

@@ -310,16 +310,25 @@ func (o *semiOp) step(in []zset) (zset, error) {
 // aggOp is GROUP BY over an input that only grows (regroupOp is the
 // other's): an exec.Aggregation folds the epoch's rows in, and each group
 // they touch changes from its row before (-1) to its row after (+1). Its
-// work is the epoch's rows and the groups they touch; a group whose row
-// is the same after is no change.
+// work is the epoch's rows and the groups they touch. With the HAVING
+// above it (the Filter over it, fused), it remembers which groups' rows
+// pass it, and makes a group's row before only when it did: q2's groups
+// mostly never pass.
 type aggOp struct {
-	n     *plan.Node
-	agg   *exec.Aggregation
-	first bool // no epoch yet: a keyless aggregate's one row is new
+	n      *plan.Node
+	agg    *exec.Aggregation
+	having *exec.Conds // nil: none
+	shown  []bool      // with having: per group, its row passes
+	mark   []bool      // per group: touched (step's scratch, all false between)
+	first  bool        // no epoch yet: a keyless aggregate's one row is new
 }
 
-func newAgg(n *plan.Node) *aggOp {
-	return &aggOp{n: n, agg: exec.NewAggregation(exec.NewKeyTable(), n.Keys, n.Aggs), first: true}
+func newAgg(n *plan.Node, having *plan.Expr) *aggOp {
+	o := &aggOp{n: n, agg: exec.NewAggregation(exec.NewKeyTable(), n.Keys, n.Aggs), first: true}
+	if having != nil {
+		o.having = exec.NewConds([]*plan.Expr{having})
+	}
+	return o
 }
 
 func (o *aggOp) step(in []zset) (zset, error) {
@@ -329,25 +338,29 @@ func (o *aggOp) step(in []zset) (zset, error) {
 	if len(in[0]) == 0 && !(keyless && first) {
 		return nil, nil
 	}
-	var ids []int32 // the groups the epoch touches that were there before it
-	for _, b := range in[0] {
+	var ids []int32 // the groups the epoch touches that were there before it, once each
+	slots := make([][]int32, len(in[0]))
+	for k, b := range in[0] {
 		for _, w := range weights(b) {
 			if w != 1 {
 				return nil, fmt.Errorf("aggregate: its input, said to only grow, retracted a row")
 			}
 		}
-		g, err := o.agg.FindGroups(b)
+		sl, err := o.agg.Slots(b)
 		if err != nil {
 			return nil, fmt.Errorf("aggregate: %w", err)
 		}
-		for _, g := range g {
-			if g >= 0 {
+		slots[k] = sl
+		for _, g := range o.agg.GroupsOf(sl) {
+			if g >= 0 && !o.mark[g] {
+				o.mark[g] = true
 				ids = append(ids, g)
 			}
 		}
 	}
-	slices.Sort(ids)
-	ids = slices.Compact(ids)
+	for _, g := range ids {
+		o.mark[g] = false
+	}
 	before := o.agg.Groups()
 	switch {
 	case keyless && first:
@@ -355,20 +368,57 @@ func (o *aggOp) step(in []zset) (zset, error) {
 	case keyless:
 		ids = []int32{0} // its row, over no rows as over some
 	}
-	old := o.agg.ResultRows(ids)
-	for _, b := range in[0] {
-		if err := o.agg.Add(b); err != nil {
+	was := ids // the touched groups whose row was shown
+	if o.having != nil {
+		was = nil
+		for _, g := range ids {
+			if o.shown[g] {
+				was = append(was, g)
+			}
+		}
+	}
+	var out zset
+	if len(was) > 0 {
+		// A group whose row is the same after is a -1 and a +1 of one
+		// row, which the version's change adds up to nothing.
+		out = append(out, weighted(o.agg.ResultRows(was), -1))
+	}
+	for k, b := range in[0] {
+		if err := o.agg.AddSlots(b, slots[k]); err != nil {
 			return nil, fmt.Errorf("aggregate: %w", err)
 		}
 	}
-	// A group whose row is the same after is a -1 and a +1 of one row,
-	// which the version's change adds up to nothing (consolidate).
-	var out zset
-	if len(ids) > 0 {
-		out = append(out, weighted(old, -1), weighted(o.agg.ResultRows(ids), 1))
+	after := o.agg.Groups()
+	o.mark = append(o.mark, make([]bool, after-len(o.mark))...)
+	// The rows after: the touched groups', then the new groups'.
+	parts := []*exec.Batch{o.agg.ResultRows(ids)}
+	groups := [][]int32{ids}
+	if after > before {
+		parts = append(parts, o.agg.ResultRange(before, after))
+		fresh := make([]int32, 0, after-before)
+		for g := before; g < after; g++ {
+			fresh = append(fresh, int32(g))
+		}
+		groups = append(groups, fresh)
 	}
-	if after := o.agg.Groups(); after > before {
-		out = append(out, weighted(o.agg.ResultRange(before, after), 1))
+	for k, now := range parts {
+		if o.having != nil {
+			sels, err := o.having.TrueRows(now)
+			if err != nil {
+				return nil, fmt.Errorf("having: %w", err)
+			}
+			o.shown = append(o.shown, make([]bool, after-len(o.shown))...)
+			for _, g := range groups[k] {
+				o.shown[g] = false
+			}
+			for _, i := range sels[0] {
+				o.shown[groups[k][i]] = true
+			}
+			now = now.Rows(sels[0])
+		}
+		if now.N > 0 {
+			out = append(out, weighted(now, 1))
+		}
 	}
 	return out, nil
 }
