@@ -196,6 +196,7 @@ type semiOp struct {
 	keys  *exec.KeyTable
 	count []int64 // per key's slot: the subquery's copies of it
 	rows  [][]ref // per key's slot: the left rows kept (grows: those waiting for it)
+	mark  []bool  // per key's slot: touched (step's scratch, all false between)
 	st    store
 }
 
@@ -215,6 +216,7 @@ func (o *semiOp) slotsOf(kv *exec.Vec) []int32 {
 	if n := o.keys.Len(); n > len(o.count) {
 		o.count = append(o.count, make([]int64, n-len(o.count))...)
 		o.rows = append(o.rows, make([][]ref, n-len(o.rows))...)
+		o.mark = append(o.mark, make([]bool, n-len(o.mark))...)
 	}
 	return sl
 }
@@ -223,8 +225,8 @@ func (o *semiOp) step(in []zset) (zset, error) {
 	dl, dr := in[0], in[1]
 	// The subquery's changes: the keys that come (+) and go (-) take
 	// the left rows kept so far with them.
-	before := map[int32]int64{}
-	var touched []int32
+	var touched []int32 // the keys the subquery's changes touch, once each
+	var before []int64  // their counts before
 	for _, b := range dr {
 		ws := weights(b)
 		for i, s := range o.slotsOf(b.Cols[0]) {
@@ -234,16 +236,17 @@ func (o *semiOp) step(in []zset) (zset, error) {
 			if ws[i] < 0 && o.grows {
 				return nil, fmt.Errorf("semi-join: the subquery retracted a row it was said to keep")
 			}
-			if _, ok := before[s]; !ok {
-				before[s] = o.count[s]
-				touched = append(touched, s)
+			if !o.mark[s] {
+				o.mark[s] = true
+				touched, before = append(touched, s), append(before, o.count[s])
 			}
 			o.count[s] += ws[i]
 		}
 	}
 	var come, gone []ref
-	for _, s := range touched {
-		switch was, is := before[s] > 0, o.count[s] > 0; {
+	for k, s := range touched {
+		o.mark[s] = false
+		switch was, is := before[k] > 0, o.count[s] > 0; {
 		case is && !was:
 			come = append(come, o.rows[s]...)
 			if o.grows { // passed: forgotten (below, once gathered)
