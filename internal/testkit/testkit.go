@@ -64,16 +64,19 @@ func removeAll() {
 	cleanups = nil
 }
 
-// pollEvery is how often Await asks its condition again.
-const pollEvery = 5 * time.Millisecond
-
-// Await polls cond until it holds or d has passed, and reports whether it
-// held: for a test that goes on, and says what it saw, when it did not.
+// Await asks cond again after 1 ms, then after twice as long each time up
+// to 100 ms between two asks (a condition that is quick to come is seen
+// at once, one that runs a process or scrapes a server is not asked
+// hundreds of times a second), until it holds or d has passed; it reports
+// whether it held: for a test that goes on, and says what it saw, when it
+// did not.
 func Await(d time.Duration, cond func() bool) bool {
-	for deadline := time.Now().Add(d); !cond(); time.Sleep(pollEvery) {
+	pause := time.Millisecond
+	for deadline := time.Now().Add(d); !cond(); pause = min(2*pause, 100*time.Millisecond) {
 		if time.Now().After(deadline) {
 			return cond()
 		}
+		time.Sleep(pause)
 	}
 	return true
 }
