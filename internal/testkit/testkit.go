@@ -71,8 +71,19 @@ func removeAll() {
 // whether it held: for a test that goes on, and says what it saw, when it
 // did not.
 func Await(d time.Duration, cond func() bool) bool {
-	pause := time.Millisecond
-	for deadline := time.Now().Add(d); !cond(); pause = min(2*pause, 100*time.Millisecond) {
+	return await(d, time.Millisecond, 100*time.Millisecond, cond)
+}
+
+// AwaitEvery is Await asking cond every period: for a state that lasts a
+// short while (an upload under way, to be interrupted before it ends),
+// which a pause grown to 100 ms could miss.
+func AwaitEvery(d, every time.Duration, cond func() bool) bool {
+	return await(d, every, every, cond)
+}
+
+func await(d, first, most time.Duration, cond func() bool) bool {
+	pause := first
+	for deadline := time.Now().Add(d); !cond(); pause = min(2*pause, most) {
 		if time.Now().After(deadline) {
 			return cond()
 		}
