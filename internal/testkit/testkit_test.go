@@ -27,6 +27,16 @@ func TestAwaitReportsWhetherTheConditionHeld(t *testing.T) {
 	}
 }
 
+func TestAwaitEveryAsksAtItsPeriod(t *testing.T) {
+	var asked []time.Time
+	AwaitEvery(time.Second, 10*time.Millisecond, func() bool { asked = append(asked, time.Now()); return len(asked) == 4 })
+	for i := 1; i < len(asked); i++ {
+		if gap := asked[i].Sub(asked[i-1]); gap < 10*time.Millisecond {
+			t.Errorf("asked again after %s, want 10ms at least", gap)
+		}
+	}
+}
+
 func TestWaitForNilReportsTheLastError(t *testing.T) {
 	r := &recordingT{}
 	n := 0
