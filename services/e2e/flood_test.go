@@ -315,9 +315,10 @@ func TestFloodWithoutCertificates(t *testing.T) {
 	// server (two: the gateway's ports) and 10 s window, and a few lines
 	// of the job's own; the summaries, which come at the end of their
 	// windows, count the refusals.
+	summary := regexp.MustCompile(`refusals not logged one by one: .*refused=(\d+)`)
 	summarisedIn := func(lines string) int {
 		n := 0
-		for _, m := range regexp.MustCompile(`refusals not logged one by one: .*refused=(\d+)`).FindAllStringSubmatch(lines, -1) {
+		for _, m := range summary.FindAllStringSubmatch(lines, -1) {
 			k, _ := strconv.Atoi(m[1])
 			n += k
 		}
