@@ -11,14 +11,31 @@ package queries
 import (
 	"embed"
 	"io/fs"
+	"path"
 	"strings"
 )
 
 //go:embed q*.sql
 var files embed.FS
 
-// Names are the queries' names, in order: the output files are NAME.csv.
-var Names = []string{"q1", "q2", "q3", "q4"}
+// Names are the queries' names, NAME of each embedded NAME.sql in byte
+// order: the only list of the default queries (their output files are
+// NAME.csv).
+var Names = names()
+
+// names lists the embedded files' names without ".sql", sorted (fs.Glob
+// sorts).
+func names() []string {
+	files, err := fs.Glob(files, "*.sql")
+	if err != nil {
+		panic("queries: " + err.Error()) // only a malformed pattern fails
+	}
+	out := make([]string, len(files))
+	for i, f := range files {
+		out[i] = strings.TrimSuffix(path.Base(f), ".sql")
+	}
+	return out
+}
 
 // FS is the query files, NAME.sql each.
 func FS() fs.FS { return files }

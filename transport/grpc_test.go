@@ -338,3 +338,37 @@ func TestSenderRestartResendsItsOutbox(t *testing.T) {
 		t.Fatalf("store outbox holds %d entries after the EOF was acknowledged", d)
 	}
 }
+
+// TestUnacknowledgedChannelSaysItsLastError: a channel whose receiver
+// does not serve keeps its batches and says why its link's last attempt
+// failed (Outbox.Channels: what Status and a stalled client report), and
+// the receiver's first acknowledgement clears it.
+func TestUnacknowledgedChannelSaysItsLastError(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	r := newReceiver()
+	network := testkit.NewBufNet(t)
+	outbox, sender := startSender(t, ctx, network, 1) // nothing serves b-0 yet
+	ch := transport.ChannelID{Job: "j", Stream: "c0-s", Sender: "a-0", Receiver: "b-0"}
+	sender.Publish([]transport.Entry{{Channel: ch, Seq: 1}})
+	state := func() transport.ChannelState {
+		cs := outbox.Channels("j")
+		if len(cs) != 1 {
+			t.Fatalf("channels %+v, want one", cs)
+		}
+		return cs[0]
+	}
+	testkit.WaitFor(t, "the link's failed attempt to be recorded", 10*time.Second, func() bool { return state().LastError != "" })
+	if st := state(); st.Depth != 1 || st.Connected {
+		t.Errorf("channel %+v: want its batch unacknowledged, not connected", st)
+	}
+	t.Logf("last error: %s", state().LastError)
+
+	serveAs(t, network, r, 1)
+	sender.Publish([]transport.Entry{{Channel: ch, Seq: 2, EOF: true}})
+	waitEOF(t, r)
+	testkit.WaitFor(t, "the acknowledgements", 10*time.Second, func() bool { return state().Depth == 0 })
+	if st := state(); st.LastError != "" {
+		t.Errorf("an acknowledged channel still says %q", st.LastError)
+	}
+}

@@ -62,7 +62,11 @@ type queue struct {
 	entries   []Entry
 	eofSeq    uint64 // sequence number of the EOF entry, once published
 	connected bool
-	lost      bool // a Hello showed the channel's state lost (CheckHello)
+	// lastErr is why the link's last attempt ended (SetLinkError), until
+	// the receiver acknowledges a batch: what a channel that stays
+	// unacknowledged is stuck on, for Status.
+	lastErr string
+	lost    bool // a Hello showed the channel's state lost (CheckHello)
 	// What this process committed to the channel since it started
 	// (Publish; restored entries are not counted again): for Status and
 	// metrics, counted once per batch.
@@ -77,6 +81,9 @@ type ChannelState struct {
 	Depth     int
 	Connected bool
 	Done      bool
+	// LastError is why the link's last attempt failed, when no batch was
+	// acknowledged since ("" otherwise).
+	LastError string
 	// Batches, Rows and Bytes (the encoded rows' size) committed to the
 	// channel by this process since it started.
 	Batches, Rows, Bytes int64
@@ -277,6 +284,7 @@ func (o *Outbox) Ack(ch ChannelID, seq uint64) (done bool, err error) {
 		return done, nil
 	}
 	q.acked = seq
+	q.lastErr = ""
 	i := 0
 	for i < len(q.entries) && q.entries[i].Seq <= seq {
 		i++
@@ -415,6 +423,17 @@ func (o *Outbox) SetConnected(ch ChannelID, up bool) {
 	o.queueLocked(ch).connected = up
 }
 
+// SetLinkError records why a channel's link's attempt failed (a refused
+// connection, a receiver that is not serving, a broken stream), for
+// Status; an acknowledgement clears it.
+func (o *Outbox) SetLinkError(ch ChannelID, err error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if q := o.jobs[ch.Job][ch]; q != nil {
+		q.lastErr = err.Error()
+	}
+}
+
 // Channels describes a job's outbound channels, sorted by name.
 func (o *Outbox) Channels(job string) []ChannelState {
 	o.mu.Lock()
@@ -423,7 +442,7 @@ func (o *Outbox) Channels(job string) []ChannelState {
 	for ch, q := range o.jobs[job] {
 		out = append(out, ChannelState{
 			Channel: ch, LastSeq: q.reserved, Acked: q.acked, Depth: len(q.entries),
-			Connected: q.connected, Done: q.eofSeq != 0 && q.acked >= q.eofSeq,
+			Connected: q.connected, Done: q.eofSeq != 0 && q.acked >= q.eofSeq, LastError: q.lastErr,
 			Batches: q.batches, Rows: q.rows, Bytes: q.bytes,
 		})
 	}

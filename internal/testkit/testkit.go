@@ -4,9 +4,11 @@
 // writes to the test, a log output safe for concurrent writers, the wololo binary
 // built as `make build` builds it, once per test binary, the data a test
 // binary makes once (Shared), an in-memory network for gRPC servers and
-// clients (BufNet, BufListener), and golden files: a script of events run
+// clients (BufNet, BufListener), golden files: a script of events run
 // through the code under test, and the record of what it decided compared
-// with testdata/ (golden.go; -update rewrites).
+// with testdata/ (golden.go; -update rewrites), and the byte-for-byte
+// comparison of a job's outputs, keyed by name, with the expected ones
+// (SameFiles, SameBytes).
 //
 // It exists so that each helper is written, and fixed, once: before it,
 // every package kept its own copy, and the copies had drifted (a build

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/wololo/wololo/deploy"
+	"github.com/wololo/wololo/queries"
 	"github.com/wololo/wololo/services/cmdline/cli"
 	"github.com/wololo/wololo/services/cmdline/client"
 	"github.com/wololo/wololo/services/cmdline/tlsflags"
@@ -75,13 +76,14 @@ func TestClientJSONAndEnvironment(t *testing.T) {
 		t.Errorf("uploaded_bytes %v, want %d", rep["uploaded_bytes"], mInfo.Size()+pInfo.Size())
 	}
 	outputs := rep["outputs"].([]any)
-	if len(outputs) != len(schema.ResultFiles) {
+	names := schema.ResultFiles(queries.Names)
+	if len(outputs) != len(names) {
 		t.Fatalf("outputs: %v", outputs)
 	}
-	want := map[string][]byte{"q1.csv": d.want.Q1, "q2.csv": d.want.Q2, "q3.csv": d.want.Q3, "q4.csv": d.want.Q4}
+	want := d.want.Files()
 	for i, o := range outputs {
 		o := o.(map[string]any)
-		name := schema.ResultFiles[i]
+		name := names[i]
 		rows := bytes.Count(want[name], []byte("\n")) - 1
 		if o["name"] != name || o["path"] != out+"/"+name || o["rows"].(float64) != float64(rows) || o["bytes"].(float64) != float64(len(want[name])) {
 			t.Errorf("output %d: %v, want %s with %d rows and %d bytes", i, o, name, rows, len(want[name]))
@@ -99,7 +101,7 @@ func TestClientJSONAndEnvironment(t *testing.T) {
 	if st["job_id"] != "scripted" || st["state"] != "done" || len(st["inputs"].([]any)) != 2 || st["result_rows"] == nil {
 		t.Errorf("status --json: %v", st)
 	}
-	for _, k := range []string{"q1.csv", "q2.csv", "q3.csv", "q4.csv"} {
+	for _, k := range names {
 		if st["result_rows"].(map[string]any)[k] != rep["result_rows"].(map[string]any)[k] {
 			t.Errorf("status and submit disagree on %s: %v vs %v", k, st["result_rows"], rep["result_rows"])
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/wololo/wololo/deploy"
+	"github.com/wololo/wololo/internal/testkit"
 	"github.com/wololo/wololo/services/cmdline/cli"
 	"github.com/wololo/wololo/services/cmdline/client"
 	"github.com/wololo/wololo/services/dataflow/reference"
@@ -71,15 +72,7 @@ func FuzzPipelineVsReference(f *testing.F) {
 		case err != nil:
 			t.Fatalf("the system refuses (%v), the reference answers", err)
 		}
-		for name, w := range map[string][]byte{"q1.csv": want.Q1, "q2.csv": want.Q2, "q3.csv": want.Q3, "q4.csv": want.Q4} {
-			got, err := os.ReadFile(filepath.Join(out, name))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if string(got) != string(w) {
-				t.Fatalf("%s differs from the reference\n got: %q\nwant: %q", name, got, w)
-			}
-		}
+		testkit.SameFiles(t, out, want.Files())
 		for _, r := range []struct {
 			gotRows, gotBad, wantRows, wantBad int64
 		}{{sum.Job.Matches.Rows, sum.Job.Matches.Malformed, want.Report.Matches.Rows, want.Report.Matches.Malformed},

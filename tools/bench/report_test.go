@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/wololo/wololo/services/dataflow/reference"
 )
 
 const mib64 = int64(1 << 20)
@@ -692,12 +694,23 @@ func TestCount(t *testing.T) {
 // exact DuckDB, kept as plain DuckDB's difference), one that fails.
 func TestRunDuckDB(t *testing.T) {
 	dir := t.TempDir()
-	want := map[string][]byte{"q1.csv": []byte("token\n"), "q2.csv": []byte("token\n"), "q3.csv": []byte("civ,wins,played,win_pct\n"), "q4.csv": []byte("rank,civ,players\n")}
+	// The reference's answers on empty inputs: each file its header.
+	ref, err := reference.Evaluate(strings.NewReader("token,ladder,mirror,average_rating,map,server,duration\n"), strings.NewReader("match,rating,civ,winner\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := ref.Files()
+	// script writes want's files, q4.csv's replaced by q4 unless empty.
 	script := func(name, q4 string, exit int) string {
 		path := filepath.Join(dir, name)
-		body := "#!/bin/sh\n# args: --matches M --players P --out DIR [--plain]\nout=$6\nmkdir -p \"$out\"\necho \"$7\" > \"$out/flag\"\n" +
-			"printf 'token\\n' > \"$out/q1.csv\"\nprintf 'token\\n' > \"$out/q2.csv\"\nprintf 'civ,wins,played,win_pct\\n' > \"$out/q3.csv\"\n" +
-			"printf '" + q4 + "' > \"$out/q4.csv\"\necho 'duckdb-queries: DuckDB v9.8.7, 0 match rows' >&2\nexit " + fmt.Sprint(exit) + "\n"
+		body := "#!/bin/sh\n# args: --matches M --players P --out DIR [--plain]\nout=$6\nmkdir -p \"$out\"\necho \"$7\" > \"$out/flag\"\n"
+		for f, data := range want {
+			if f == "q4.csv" && q4 != "" {
+				data = []byte(q4)
+			}
+			body += "printf '%s' '" + string(data) + "' > \"$out/" + f + "\"\n"
+		}
+		body += "echo 'duckdb-queries: DuckDB v9.8.7, 0 match rows' >&2\nexit " + fmt.Sprint(exit) + "\n"
 		if err := os.WriteFile(path, []byte(body), 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -705,7 +718,7 @@ func TestRunDuckDB(t *testing.T) {
 	}
 	b := &bencher{o: Options{Matches: "m.csv", Players: "p.csv", Work: dir, Runs: 1}, want: want, logf: func(string, ...any) {}}
 
-	b.duck = script("same", `rank,civ,players\n`, 0)
+	b.duck = script("same", "", 0)
 	flag := func(mode string) string {
 		b, _ := os.ReadFile(filepath.Join(dir, mode, "flag"))
 		return strings.TrimSpace(string(b))
@@ -717,7 +730,7 @@ func TestRunDuckDB(t *testing.T) {
 	if run, err := b.runDuckDB(context.Background(), 1, ModeDuckDBPlain); err != nil || !run.Equal || len(b.plainDiffs) != 0 || flag(ModeDuckDBPlain) != "--plain" {
 		t.Errorf("plain, same answers: %+v %v %v %q", run, err, b.plainDiffs, flag(ModeDuckDBPlain))
 	}
-	b.duck = script("other", `rank,civ,players\n1,Franks,3\n`, 0)
+	b.duck = script("other", "rank,civ,players\n1,Franks,3\n", 0)
 	if run, err := b.runDuckDB(context.Background(), 1, ModeDuckDBPlain); err != nil || run.Equal || len(b.mismatch) != 0 ||
 		len(b.plainDiffs) != 1 || !strings.Contains(b.plainDiffs[0], "q4.csv differs") {
 		t.Errorf("plain, other answers: %+v %v %v %v", run, err, b.mismatch, b.plainDiffs)
@@ -725,7 +738,7 @@ func TestRunDuckDB(t *testing.T) {
 	if run, err := b.runDuckDB(context.Background(), 1, ModeDuckDB); err != nil || run.Equal || len(b.mismatch) != 1 || !strings.HasPrefix(b.mismatch[0], "duckdb (run 1) ") {
 		t.Errorf("other answers: %+v %v %v", run, err, b.mismatch)
 	}
-	b.duck = script("failing", `x`, 3)
+	b.duck = script("failing", "x", 3)
 	if _, err := b.runDuckDB(context.Background(), 1, ModeDuckDB); err == nil || !strings.HasPrefix(err.Error(), "duckdb-queries: exit status 3; the end of ") {
 		t.Errorf("failing: %v", err)
 	}

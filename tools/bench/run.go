@@ -6,10 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -20,6 +22,7 @@ import (
 
 	"github.com/wololo/wololo/deploy"
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
+	"github.com/wololo/wololo/queries"
 	"github.com/wololo/wololo/services/base/atomicfile"
 	"github.com/wololo/wololo/services/cmdline/cli"
 	"github.com/wololo/wololo/services/cmdline/client"
@@ -487,10 +490,10 @@ func lastLines(b []byte, n int) string {
 	return strings.Join(lines[max(0, len(lines)-n):], "\n")
 }
 
-// readResults reads q1.csv..q4.csv.
+// readResults reads the default queries' result files, q1.csv..q4.csv.
 func readResults(dir string) (map[string][]byte, error) {
 	m := map[string][]byte{}
-	for _, name := range schema.ResultFiles {
+	for _, name := range schema.ResultFiles(queries.Names) {
 		b, err := os.ReadFile(filepath.Join(dir, name))
 		if err != nil {
 			return nil, err
@@ -504,7 +507,7 @@ func readResults(dir string) (map[string][]byte, error) {
 // byte-equal to want's.
 func compareResults(want map[string][]byte, dir string) []string {
 	var diffs []string
-	for _, name := range schema.ResultFiles {
+	for _, name := range slices.Sorted(maps.Keys(want)) {
 		got, err := os.ReadFile(filepath.Join(dir, name))
 		switch {
 		case err != nil:

@@ -3,21 +3,20 @@ package chaos
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/wololo/wololo/deploy"
+	"github.com/wololo/wololo/queries"
 	"github.com/wololo/wololo/services/dataflow/reference"
+	"github.com/wololo/wololo/services/dataflow/schema"
 	"github.com/wololo/wololo/services/dataflow/sql/exec"
 	"github.com/wololo/wololo/services/dataflow/sql/physical"
 	"github.com/wololo/wololo/services/dataflow/sql/sqljob"
 	"github.com/wololo/wololo/services/dataflow/sql/sqlops"
 )
-
-// resultFiles are the four outputs of a job of the built-in graph, in
-// order.
-var resultFiles = []string{"q1.csv", "q2.csv", "q3.csv", "q4.csv"}
 
 // answers are what a job's output files should hold.
 type answers struct {
@@ -66,10 +65,10 @@ func expected(matches, players string, qs []sqljob.Query, top deploy.Topology) (
 	var names []string
 	var user []sqljob.Query
 	if len(qs) == 0 {
-		names = resultFiles
+		names = schema.ResultFiles(queries.Names)
 	}
 	for _, q := range qs {
-		names = append(names, q.Name+".csv")
+		names = append(names, schema.ResultFile(q.Name))
 		if !isDefault(q) {
 			user = append(user, q)
 		}
@@ -80,7 +79,7 @@ func expected(matches, players string, qs []sqljob.Query, top deploy.Topology) (
 		if err != nil {
 			return nil, fmt.Errorf("the reference: %w", err)
 		}
-		want["q1.csv"], want["q2.csv"], want["q3.csv"], want["q4.csv"] = ref.Q1, ref.Q2, ref.Q3, ref.Q4
+		maps.Copy(want, ref.Files())
 	}
 	if len(user) > 0 {
 		files, err := inProcess(matches, players, user, top)
@@ -88,7 +87,7 @@ func expected(matches, players string, qs []sqljob.Query, top deploy.Topology) (
 			return nil, err
 		}
 		for _, q := range user {
-			want[q.Name+".csv"] = files[q.Name]
+			want[schema.ResultFile(q.Name)] = files[q.Name]
 		}
 	}
 	return &answers{names: names, files: want, from: expectedFrom(qs)}, nil
@@ -127,9 +126,9 @@ func expectedFrom(qs []sqljob.Query) string {
 	var def, user []string
 	for _, q := range qs {
 		if isDefault(q) {
-			def = append(def, q.Name+".csv")
+			def = append(def, schema.ResultFile(q.Name))
 		} else {
-			user = append(user, q.Name+".csv")
+			user = append(user, schema.ResultFile(q.Name))
 		}
 	}
 	switch {

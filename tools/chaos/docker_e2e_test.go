@@ -103,6 +103,7 @@ func TestDockerE2E(t *testing.T) {
 	out := t.TempDir()
 	mustMake(t, root, "submit", "MATCHES="+matches, "PLAYERS="+players, "OUT="+out)
 	compareWithReference(t, matches, players, out)
+	submitBandQuery(t, root, matches, players)
 
 	w := testkit.Writer(t)
 	rep, err := Docker(ctx, Options{
@@ -399,4 +400,25 @@ func nanoCPUs(t *testing.T, s string) int64 {
 		t.Fatalf("CPU limit %q: %v", s, err)
 	}
 	return int64(math.Round(f * 1e9))
+}
+
+// submitBandQuery runs issue 38's query (GROUP BY a four-branch CASE,
+// whose channel's key once made a stream name the receivers refused, and
+// a deployment hang) on the deployment with `make submit QUERY=...`, and
+// compares its file with `wololo demo`'s on the same inputs.
+func submitBandQuery(t *testing.T, root, matches, players string) {
+	t.Helper()
+	query := "bands=" + filepath.Join(root, "services", "e2e", "testdata", "bands.sql")
+	got := t.TempDir()
+	mustMake(t, root, "submit", "MATCHES="+matches, "PLAYERS="+players, "OUT="+got, "QUERY="+query)
+	want := t.TempDir()
+	demo := exec.Command(filepath.Join(root, "bin", "wololo"), "demo", "--matches", matches, "--players", players, "--query", query, "--out", want)
+	if out, err := demo.CombinedOutput(); err != nil {
+		t.Fatalf("wololo demo of the band query: %v\n%s", err, out)
+	}
+	answer, err := os.ReadFile(filepath.Join(want, "bands.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	testkit.SameFiles(t, got, map[string][]byte{"bands.csv": answer})
 }

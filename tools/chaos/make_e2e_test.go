@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wololo/wololo/internal/testkit"
 	"github.com/wololo/wololo/services/dataflow/reference"
-	"github.com/wololo/wololo/services/dataflow/schema"
 	"github.com/wololo/wololo/tools/docblocks"
 )
 
@@ -67,16 +67,8 @@ func compareWithReference(t *testing.T, matches, players, out string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i, w := range [][]byte{want.Q1, want.Q2, want.Q3, want.Q4} {
-		name := schema.ResultFiles[i]
-		got, err := os.ReadFile(filepath.Join(out, name))
-		if err != nil {
-			t.Errorf("%s: %v", name, err)
-			continue
-		}
-		if !bytes.Equal(got, w) {
-			t.Errorf("%s differs from the reference\n got: %.300q\nwant: %.300q", name, got, w)
-		}
+	testkit.SameFiles(t, out, want.Files())
+	for name, w := range want.Files() {
 		if bytes.Count(w, []byte("\n")) < 2 {
 			t.Errorf("reference %s has no rows: the dataset does not exercise it", name)
 		}

@@ -22,6 +22,7 @@ import (
 	"github.com/wololo/wololo/services/cmdline/cli"
 	"github.com/wololo/wololo/services/cmdline/explain"
 	"github.com/wololo/wololo/services/dataflow/reference"
+	"github.com/wololo/wololo/services/dataflow/schema"
 	"github.com/wololo/wololo/services/dataflow/sql/sqljob"
 )
 
@@ -75,9 +76,9 @@ func TestJobQueries(t *testing.T) {
 		usage bool
 	}{
 		{"none", nil, nil, false},
-		{"sql", []string{"--sql"}, []string{"q1", "q2", "q3", "q4", "maps", "twice"}, false},
+		{"sql", []string{"--sql"}, append(slices.Clone(queries.Names), "maps", "twice"), false},
 		{"query", []string{"--query", "mine=" + mine}, []string{"mine"}, false},
-		{"both", []string{"--sql", "--query", "mine=" + mine}, []string{"q1", "q2", "q3", "q4", "maps", "twice", "mine"}, false},
+		{"both", []string{"--sql", "--query", "mine=" + mine}, append(slices.Clone(queries.Names), "maps", "twice", "mine"), false},
 		{"twice", []string{"--sql", "--query", "maps=" + mine}, nil, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -122,9 +123,10 @@ func TestExpectedAndCompare(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(builtin.names, resultFiles) || !bytes.Equal(builtin.files["q3.csv"], ref.Q3) {
+	if !slices.Equal(builtin.names, schema.ResultFiles(queries.Names)) {
 		t.Errorf("the built-in graph's expected files: %v", builtin.names)
 	}
+	testkit.SameBytes(t, builtin.files, ref.Files())
 	qs, err := SQLQueries()
 	if err != nil {
 		t.Fatal(err)
@@ -135,13 +137,15 @@ func TestExpectedAndCompare(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(want.names, []string{"q1.csv", "q2.csv", "q3.csv", "q4.csv", "maps.csv", "twice.csv"}) {
+	if !slices.Equal(want.names, append(schema.ResultFiles(queries.Names), "maps.csv", "twice.csv")) {
 		t.Fatalf("names %v", want.names)
 	}
-	if !bytes.Equal(want.files["q1.csv"], ref.Q1) || !bytes.Equal(want.files["q4.csv"], ref.Q4) {
-		t.Errorf("the defaults' expected files are not the reference's")
+	for name, w := range ref.Files() {
+		if name != "q2.csv" && !bytes.Equal(want.files[name], w) {
+			t.Errorf("the default %s's expected file is not the reference's", name)
+		}
 	}
-	if bytes.Equal(want.files["q2.csv"], ref.Q2) || !bytes.HasPrefix(want.files["q2.csv"], []byte("map,n\n")) {
+	if bytes.Equal(want.files["q2.csv"], ref.Answers["q2"]) || !bytes.HasPrefix(want.files["q2.csv"], []byte("map,n\n")) {
 		t.Errorf("a user's q2 expected as %.100q", want.files["q2.csv"])
 	}
 	for _, name := range want.names {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 
 	duckdb "github.com/duckdb/duckdb-go/v2"
@@ -36,14 +37,6 @@ var macrosSQL string
 
 //go:embed queries.sql
 var queriesSQL string
-
-// resultFiles are the output files, in the order of queries.sql.
-var resultFiles = []struct{ name, header string }{
-	{"q1.csv", "token"},
-	{"q2.csv", "token"},
-	{"q3.csv", "civ,wins,played,win_pct"},
-	{"q4.csv", "rank,civ,players"},
-}
 
 // Answer loads both files into an in-memory DuckDB database, runs the four
 // queries and writes q1.csv..q4.csv into o.Out: exactly, with the
@@ -91,21 +84,36 @@ func Answer(ctx context.Context, o Options) (Summary, error) {
 	if err != nil {
 		return sum, err
 	}
-	if len(queries) != len(resultFiles) {
-		return sum, fmt.Errorf("%d queries, want %d", len(queries), len(resultFiles))
-	}
 	if sum.MatchRows, err = count(ctx, conn, "m"); err != nil {
 		return sum, fmt.Errorf("counting %s: %w", o.Matches, err)
 	}
 	if sum.PlayerRows, err = count(ctx, conn, "p"); err != nil {
 		return sum, fmt.Errorf("counting %s: %w", o.Players, err)
 	}
-	for i, f := range resultFiles {
-		if err := answerQuery(ctx, conn, queries[i], f.header, filepath.Join(o.Out, f.name)); err != nil {
-			return sum, fmt.Errorf("%s: %w", f.name, err)
+	for i, q := range queries {
+		name, err := outputFile(q)
+		if err != nil {
+			return sum, fmt.Errorf("query %d: %w", i+1, err)
+		}
+		if err := answerQuery(ctx, conn, q, filepath.Join(o.Out, name)); err != nil {
+			return sum, fmt.Errorf("%s: %w", name, err)
 		}
 	}
 	return sum, nil
+}
+
+// fileLine is the comment of a statement that names the file it answers:
+// "-- NAME.csv: what it asks".
+var fileLine = regexp.MustCompile(`(?m)^-- ([a-z0-9_]+\.csv):`)
+
+// outputFile is the name of the file a statement of queries.sql or
+// plain.sql answers, from its "-- NAME.csv:" line.
+func outputFile(stmt string) (string, error) {
+	m := fileLine.FindStringSubmatch(stmt)
+	if m == nil {
+		return "", fmt.Errorf("no \"-- NAME.csv:\" line names its output file")
+	}
+	return m[1], nil
 }
 
 // loadExact creates the contract's value rules, loads tables m and p with
@@ -224,9 +232,9 @@ func readCSV(path string, width, maxRecord int) string {
 // sqlString quotes s as an SQL string literal.
 func sqlString(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
 
-// answerQuery runs one query and writes its rows as a CSV file under
-// header.
-func answerQuery(ctx context.Context, conn *sql.Conn, query, header, path string) error {
+// answerQuery runs one query and writes its rows as a CSV file under a
+// header of its columns' names.
+func answerQuery(ctx context.Context, conn *sql.Conn, query, path string) error {
 	rows, err := conn.QueryContext(ctx, query)
 	if err != nil {
 		return err
@@ -237,7 +245,7 @@ func answerQuery(ctx context.Context, conn *sql.Conn, query, header, path string
 		return err
 	}
 	var b strings.Builder
-	b.WriteString(header + "\n")
+	writeRow(&b, cols)
 	vals := make([]sql.NullString, len(cols))
 	ptrs := make([]any, len(cols))
 	for i := range vals {

@@ -25,24 +25,17 @@ func answerAndCompare(t *testing.T, matches, players string) map[string]string {
 		t.Fatalf("Answer: %v", err)
 	}
 	got := map[string]string{}
-	for name, w := range map[string][]byte{"q1.csv": want.Q1, "q2.csv": want.Q2, "q3.csv": want.Q3, "q4.csv": want.Q4} {
+	for name, w := range want.Files() {
 		b, err := os.ReadFile(filepath.Join(out, name))
 		if err != nil {
 			t.Fatal(err)
 		}
 		got[name] = string(b)
 		if !bytes.Equal(b, w) {
-			t.Errorf("%s differs from the reference's:\n got: %q\nwant: %q", name, clip(b), clip(w))
+			t.Errorf("%s differs from the reference's:\n got: %.600q\nwant: %.600q", name, b, w)
 		}
 	}
 	return got
-}
-
-func clip(b []byte) string {
-	if len(b) > 600 {
-		return string(b[:600]) + "..."
-	}
-	return string(b)
 }
 
 // TestGeneratedDatasets compares with the reference on datasets of

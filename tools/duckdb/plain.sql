@@ -5,7 +5,8 @@
 -- value is, so the answers are not always the reference's (doc.go says
 -- where they part). Statements are separated by a line holding only
 -- "-- next"; the first loads the tables, each other returns the rows of
--- one output file, in order. getvariable('matches') and
+-- one output file, in order: the file its "-- NAME.csv:" line names,
+-- under a header of its columns' names. getvariable('matches') and
 -- getvariable('players') are the input files' paths.
 
 CREATE TABLE m AS
@@ -28,7 +29,7 @@ WHERE average_rating > 2000
 ORDER BY token;
 -- next
 -- q2.csv: the weaker player won a 1v1.
-SELECT match FROM p
+SELECT match AS token FROM p
 GROUP BY match
 HAVING count(*) = 2
    AND count(*) FILTER (WHERE winner) = 1

@@ -26,7 +26,7 @@ func plainAgainstReference(t *testing.T, matches, players string) (equal map[str
 		t.Fatalf("Answer --plain: %v", err)
 	}
 	equal, plain, ref = map[string]bool{}, map[string]string{}, map[string]string{}
-	for name, w := range map[string][]byte{"q1.csv": want.Q1, "q2.csv": want.Q2, "q3.csv": want.Q3, "q4.csv": want.Q4} {
+	for name, w := range want.Files() {
 		b, err := os.ReadFile(filepath.Join(out, name))
 		if err != nil {
 			t.Fatal(err)

@@ -19,12 +19,14 @@ import (
 	"github.com/wololo/wololo/services/dataflow/sql/exec"
 	"github.com/wololo/wololo/services/dataflow/sql/plan"
 	"github.com/wololo/wololo/services/dataflow/sql/sqlgen"
+	"github.com/wololo/wololo/services/dataflow/sql/sqlgen/oracle"
 	"github.com/wololo/wololo/services/dataflow/sql/value"
 )
 
 // The differential test of the SQL engine (issue 25, item 8): random
 // queries of the subset over generated tables (services/dataflow/sql/sqlgen),
-// each run by Wololo's engine (Compile, then Execute) and by DuckDB over
+// each run by Wololo's engine (Compile, then the oracle's Execute,
+// services/dataflow/sql/sqlgen/oracle) and by DuckDB over
 // the same CSV files, the rows compared.
 //
 // DuckDB reads each file with every column VARCHAR and the columns are
@@ -48,7 +50,7 @@ import (
 // DuckDBQuery says it to DuckDB). Numbers are compared by value, both
 // written as the engine writes a group key (value.Dec.Normal): a DuckDB
 // DECIMAL has one scale per column where ours keeps each value's, which
-// the property test of services/dataflow/sql/exec checks against sqlgen's
+// the property test of services/dataflow/sql/sqlgen/oracle checks against sqlgen's
 // evaluator.
 //
 // A query is counted, not compared, where DuckDB's numbers end: its
@@ -140,6 +142,19 @@ var keptCases = []struct {
 		duck:  "SELECT t.n, CASE WHEN t.n > 100 THEN DURATION_SECONDS(t.d) * DURATION_SECONDS(t.d) ELSE t.n END FROM t ORDER BY 1, 2",
 		want:  []string{`"7.25","7.25"`},
 	},
+	{
+		// Ours (issue 38): an AVG of 15-decimal values was written with
+		// 19 decimals (the division rule) where DuckDB's AVG is a
+		// DOUBLE; it is now the exact quotient rounded to the same
+		// double, written as its shortest text (value.Avg): DuckDB's
+		// text, which want pins. The 0.0/1.0 CASE is a win rate's.
+		name: "an AVG of 15-decimal values, and of a CASE of 1.0 and 0.0",
+		tables: []sqlgen.Table{{Name: "t", Columns: []string{"k", "n", "b"},
+			CSV: "k,n,b\na,0.123456789012345,1\na,0.200000000000000,0\nb,1,1\nb,2,1\nb,2,0\nc,1486.733035935001185500,1\n"}},
+		query: "SELECT t.k, AVG(t.n), AVG(CASE WHEN t.b THEN 1.0 ELSE 0.0 END) FROM t GROUP BY t.k",
+		duck:  "SELECT t.k, AVG(t.n), AVG(CASE WHEN t.b THEN 1.0 ELSE 0.0 END) FROM t GROUP BY t.k ORDER BY 1, 2, 3",
+		want:  []string{`"a","0.1617283945061725","0.5"`, `"b","1.6666666666666667","0.6666666666666666"`, `"c","1486.7330359350012","1"`},
+	},
 }
 
 // TestSQLKeptCases runs the kept cases.
@@ -150,6 +165,33 @@ func TestSQLKeptCases(t *testing.T) {
 		if !slices.Equal(ours, c.want) {
 			t.Errorf("%s: ours %q, want %q", c.name, ours, c.want)
 		}
+	}
+}
+
+// TestSQLStddevSampAgainstDuckDB compares STDDEV_SAMP (docs/sql.md: exact,
+// rounded to the values' largest scale + 4) with DuckDB's DOUBLE, to our
+// last digit: a group of one value and one of none are NULL on both
+// sides, NULLs are skipped, scales mix, and a CASE inside makes it
+// conditional. sqlgen's random queries call it too.
+func TestSQLStddevSampAgainstDuckDB(t *testing.T) {
+	d := newDiffer(t)
+	tables := []sqlgen.Table{{Name: "t", Columns: []string{"k", "n", "b", "s", "d"},
+		CSV: "k,n,b,s,d\na,1,1,x,0:00:01\na,2,0,x,0:01:00\na,4,1,x,\nb,2.5,1,y,1:00:00\nb,,1,y,\nc,7.25,0,z,\nc,-3,1,z,\nc,0.001,1,z,\nc,12,0,z,\nd,,1,w,\n"}}
+	query := "SELECT t.k, STDDEV_SAMP(t.n), STDDEV_SAMP(CASE WHEN t.b THEN t.n END), STDDEV_SAMP(DURATION_SECONDS(t.d)) FROM t GROUP BY t.k"
+	stats := &diffStats{}
+	ours := d.check(t, "STDDEV_SAMP", tables, query, query+" ORDER BY 1, 2, 3, 4", stats)
+	if stats.compared != 1 {
+		t.Fatalf("compared %d queries, want 1", stats.compared)
+	}
+	const null = nullField
+	want := []string{
+		row([]string{"a", "1.5275", "2.1213", "41.7193"}),
+		row([]string{"b", null, null, null}),
+		row([]string{"c", "6.8200379", "2.1220275", null}), // of 7.25, -3, 0.001, 12: scale 3 + 4
+		row([]string{"d", null, null, null}),
+	}
+	if !slices.Equal(ours, want) {
+		t.Errorf("ours %q, want %q", ours, want)
 	}
 }
 
@@ -259,7 +301,7 @@ func runOurs(t *testing.T, name string, tables []sqlgen.Table, query string) (*p
 	if err != nil {
 		t.Fatalf("%s: Compile(%s): %v", name, query, err)
 	}
-	res, err := exec.Execute(root, data)
+	res, err := oracle.Execute(root, data)
 	if err != nil {
 		t.Fatalf("%s: Execute(%s): %v", name, query, err)
 	}
@@ -295,17 +337,18 @@ func row(fields []string) string {
 	return strings.Join(quoted, ",")
 }
 
-// scanKinds is the kind of every column the plan's scans read, per table.
-func scanKinds(n *plan.Node) map[string]map[string]plan.Type {
-	kinds := map[string]map[string]plan.Type{}
+// scanKinds is every column the plan's scans read (its type and read
+// rule), per table.
+func scanKinds(n *plan.Node) map[string]map[string]plan.Column {
+	kinds := map[string]map[string]plan.Column{}
 	var walk func(n *plan.Node)
 	walk = func(n *plan.Node) {
 		if n.Op == plan.Scan {
 			if kinds[n.Table] == nil {
-				kinds[n.Table] = map[string]plan.Type{}
+				kinds[n.Table] = map[string]plan.Column{}
 			}
 			for _, c := range n.Output {
-				kinds[n.Table][c.Name] = c.Type
+				kinds[n.Table][c.Name] = c
 			}
 		}
 		for _, in := range n.Input {
@@ -320,7 +363,7 @@ func scanKinds(n *plan.Node) map[string]map[string]plan.Type {
 // a record of another field count, or broken quoting, skipped as our
 // ReadCSV skips it) and makes the view NAME that types its columns as
 // kinds says.
-func (d *differ) load(ctx context.Context, tab sqlgen.Table, kinds map[string]plan.Type) error {
+func (d *differ) load(ctx context.Context, tab sqlgen.Table, kinds map[string]plan.Column) error {
 	path := filepath.Join(d.dir, tab.Name+".csv")
 	if err := os.WriteFile(path, []byte(tab.CSV), 0o644); err != nil {
 		return err
@@ -339,10 +382,10 @@ func (d *differ) load(ctx context.Context, tab sqlgen.Table, kinds map[string]pl
 	exprs := make([]string, len(tab.Columns))
 	for i, name := range tab.Columns {
 		c := fmt.Sprintf("c%d", i)
-		switch kinds[name] {
-		case plan.Number, plan.Duration:
+		switch kinds[name].Type {
+		case plan.Number:
 			num := "wl_number(" + c + ")"
-			if kinds[name] == plan.Duration {
+			if kinds[name].Read == plan.ReadDuration {
 				num = "CAST(wl_duration_exact(" + c + ") AS VARCHAR)"
 			}
 			typ, err := d.decimalType(ctx, raw, num)
@@ -426,14 +469,16 @@ func (d *differ) runDuckDB(ctx context.Context, query string, out []plan.Column)
 	return rows, capped, rs.Err()
 }
 
-// approxMark starts a field of a DuckDB DOUBLE (its AVG of a DECIMAL),
-// which sameRows compares with our exact number to our number's scale.
+// approxMark starts a field of a DuckDB DOUBLE (its AVG or STDDEV_SAMP of
+// a DECIMAL), which sameRows compares with our number to its last digit.
 const approxMark = "\x00~"
 
 // sameRows reports whether our rows equal DuckDB's: field by field, a
 // DOUBLE of theirs (approxMark) equal to ours when they differ by at most
-// one unit of our number's last digit (our AVG is exact, rounded to its
-// scale; theirs is a double).
+// one unit of our number's last digit (our STDDEV_SAMP is exact, rounded
+// to its scale; our AVG is the double's shortest text, DuckDB's to the
+// last digit but where the two round the quotient differently; theirs is
+// a double).
 func sameRows(ours, theirs []string) bool {
 	if len(ours) != len(theirs) {
 		return false
@@ -520,7 +565,7 @@ func duckField(v any, t plan.Type) (string, error) {
 		default:
 			return "", fmt.Errorf("text %q for a %s column", x, t)
 		}
-	case float64: // AVG's DOUBLE: compared with ours to its scale (sameRows)
+	case float64: // AVG's or STDDEV_SAMP's DOUBLE: compared with ours to its last digit (sameRows)
 		if t != plan.Number {
 			return "", fmt.Errorf("double %v for a %s column", x, t)
 		}

@@ -18,6 +18,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
+	"github.com/wololo/wololo/queries"
 	"github.com/wololo/wololo/services/cmdline/cli"
 	"github.com/wololo/wololo/services/dataflow/schema"
 )
@@ -160,7 +161,7 @@ func TestSubmitQueries(t *testing.T) {
 	if !slices.Equal(names, []string{"civs", "by-map"}) || !strings.HasPrefix(texts[0], "SELECT civ") || texts[1] != "SELECT map FROM matches" {
 		t.Errorf("CreateJob got queries %q %q", names, texts)
 	}
-	if !strings.HasPrefix(stdout, fakeExplain+"job j done") {
+	if !strings.HasPrefix(stdout, fakeExplain+"job j: done") {
 		t.Errorf("stdout does not start with the plans, then the summary:\n%s", stdout)
 	}
 	if i, j := strings.Index(stdout, "civs.csv "), strings.Index(stdout, "by-map.csv "); i < 0 || j < i {
@@ -257,7 +258,7 @@ func TestResultNames(t *testing.T) {
 	if entries, _ := os.ReadDir(out); len(entries) != 0 {
 		t.Errorf("WriteResults refused a name, yet wrote %v", entries)
 	}
-	if got := ResultFiles(nil); !slices.Equal(got, schema.ResultFiles) {
+	if got := ResultFiles(nil); !slices.Equal(got, schema.ResultFiles(queries.Names)) {
 		t.Errorf("ResultFiles(nil) = %q", got)
 	}
 	if got := ResultFiles(&wololov1.Job{Queries: []string{"b", "a"}}); !slices.Equal(got, []string{"b.csv", "a.csv"}) {

@@ -123,10 +123,9 @@ func progressKey(j *wololov1.Job) string {
 // stalledError says what a job that made no progress for limit is stuck
 // on, from its last state (nil: the gateway told nothing of it): the
 // stages with instances that do not answer, else the stages not done
-// with it. It is marked cli.ErrStalled (exit 6). The job's view has no
-// channel's last error (its stages' rows, not their links): the message
-// names the stages, and where a link's errors are (the sending
-// process's log).
+// with it; and the channels whose receivers have not acknowledged their
+// batches, with their links' last errors (StageProgress.backlog). It is
+// marked cli.ErrStalled (exit 6).
 func stalledError(id string, limit time.Duration, job *wololov1.Job) error {
 	what := stuckOn(job)
 	return cli.Mark(fmt.Errorf("job %s made no progress for %s (--stall-timeout): %s", id, limit, what), cli.ErrStalled)
@@ -146,13 +145,57 @@ func stuckOn(job *wololov1.Job) string {
 		}
 	}
 	state := StateWord(job.GetState())
+	channels := ""
+	if b := backlogLines(job); len(b) > 0 {
+		channels = "; channels whose receiver has not acknowledged their batches: " + strings.Join(b, "; ")
+	}
 	switch {
 	case len(down) > 0:
-		return fmt.Sprintf("it is %s; %s; a master restarts a process that exited, not one that is stopped or whose host is cut off (`wololo top` shows the processes)", state, strings.Join(down, "; "))
+		return fmt.Sprintf("it is %s; %s%s; a master restarts a process that exited, not one that is stopped or whose host is cut off (`wololo top` shows the processes)", state, strings.Join(down, "; "), channels)
+	case len(busy) > 0 && channels != "":
+		return fmt.Sprintf("it is %s; every process answers, but these stages, not done with it, applied no new rows: %s%s (a refusal no retry changes fails the job instead)", state, strings.Join(busy, ", "), channels)
 	case len(busy) > 0:
 		return fmt.Sprintf("it is %s; every process answers, but these stages, not done with it, applied no new rows: %s (`wololo top` shows their backlog; a process whose stream its receiver keeps refusing logs \"stream to receiver broken, reconnecting\" with the receiver's reason, and a refusal no retry changes fails the job instead)", state, strings.Join(busy, ", "))
 	case job.GetState() == wololov1.JobState_JOB_STATE_UPLOADING:
-		return "it is uploading, and the gateway acknowledged no new bytes"
+		return "it is uploading, and the gateway acknowledged no new bytes" + channels
 	}
-	return fmt.Sprintf("it is %s, and the gateway reports no stage at work on it", state)
+	return fmt.Sprintf("it is %s, and the gateway reports no stage at work on it%s", state, channels)
+}
+
+// backlogLines are a job's channels with batches not acknowledged, as its
+// stages list them (StageProgress.backlog), one line each: those whose
+// link failed first, "channel S from A to B: N batches unacknowledged
+// (not connected; last error: E)".
+func backlogLines(job *wololov1.Job) []string {
+	var failed, rest []string
+	for _, s := range job.GetStages() {
+		for _, b := range s.GetBacklog() {
+			line := backlogLine(b)
+			if b.GetLastError() != "" {
+				failed = append(failed, line)
+			} else {
+				rest = append(rest, line)
+			}
+		}
+		if n := s.GetBacklogMore(); n > 0 {
+			rest = append(rest, fmt.Sprintf("%d more from stage %s", n, s.GetStage()))
+		}
+	}
+	return append(failed, rest...)
+}
+
+// backlogLine says one channel's backlog.
+func backlogLine(b *wololov1.ChannelBacklog) string {
+	var why []string
+	if !b.GetConnected() {
+		why = append(why, "not connected")
+	}
+	if e := b.GetLastError(); e != "" {
+		why = append(why, "last error: "+e)
+	}
+	line := fmt.Sprintf("channel %s from %s to %s: %d batches unacknowledged", b.GetStream(), b.GetSender(), b.GetReceiver(), b.GetUnacknowledged())
+	if len(why) > 0 {
+		line += " (" + strings.Join(why, "; ") + ")"
+	}
+	return line
 }

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/protobuf/proto"
+
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 	"github.com/wololo/wololo/services/cmdline/cli"
 )
@@ -113,5 +115,42 @@ func TestStallWatchFires(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("the watch's timer did not fire once the limit had passed")
+	}
+}
+
+// TestStuckOnNamesTheChannel: a job whose channel its receiver never
+// acknowledges (a receiver that refuses the link, or is stopped) gives up
+// naming the channel, its sender and receiver, and its link's last error,
+// those whose link fails first; `client status` and `watch` (printJob)
+// and status --json show the failing one too.
+func TestStuckOnNamesTheChannel(t *testing.T) {
+	refused := &wololov1.ChannelBacklog{Stream: "c1-q1-to-gateway", Sender: "shard-0", Receiver: "gateway-0", Unacknowledged: 12,
+		LastError: "open stream: rpc error: code = Unavailable desc = the gateway is recovering"}
+	waiting := &wololov1.ChannelBacklog{Stream: "c0-matches-by-token", Sender: "gateway-0", Receiver: "shard-1", Unacknowledged: 3, Connected: true}
+	job := &wololov1.Job{JobId: "j", State: wololov1.JobState_JOB_STATE_RUNNING, Stages: []*wololov1.StageProgress{
+		{Stage: "gateway", Instances: 1, RowsIn: 10, Backlog: []*wololov1.ChannelBacklog{waiting}},
+		{Stage: "shard", Instances: 2, RowsIn: 7, Backlog: []*wololov1.ChannelBacklog{refused}, BacklogMore: 2},
+	}}
+	msg := stalledError("j", time.Minute, job).Error()
+	want := "channels whose receiver has not acknowledged their batches: " +
+		"channel c1-q1-to-gateway from shard-0 to gateway-0: 12 batches unacknowledged (not connected; last error: open stream: rpc error: code = Unavailable desc = the gateway is recovering); " +
+		"channel c0-matches-by-token from gateway-0 to shard-1: 3 batches unacknowledged; 2 more from stage shard"
+	if !strings.Contains(msg, want) {
+		t.Errorf("stall message:\n%s\nwant it to contain\n%s", msg, want)
+	}
+	down := proto.Clone(job).(*wololov1.Job)
+	down.Stages[1].Unreachable = []string{"shard-1"}
+	if msg := stalledError("j", time.Minute, down).Error(); !strings.Contains(msg, "not answering the gateway") || !strings.Contains(msg, "last error: open stream") {
+		t.Errorf("with an instance down: %s", msg)
+	}
+
+	var status strings.Builder
+	printJob(&status, job)
+	if got, want := status.String(), "  not acknowledged: channel c1-q1-to-gateway from shard-0 to gateway-0: 12 batches unacknowledged (not connected; last error: open stream"; !strings.Contains(got, want) || strings.Contains(got, "c0-matches-by-token") {
+		t.Errorf("status prints:\n%s\nwant the failing channel only:\n%s", got, want)
+	}
+	r := NewJobReport("j", job)
+	if len(r.FailingChannels) != 1 || r.FailingChannels[0].Stream != "c1-q1-to-gateway" || r.FailingChannels[0].LastError != refused.LastError {
+		t.Errorf("status --json's failing_channels: %+v", r.FailingChannels)
 	}
 }

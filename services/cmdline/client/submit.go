@@ -23,6 +23,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
+	"github.com/wololo/wololo/queries"
 	"github.com/wololo/wololo/services/base/atomicfile"
 	"github.com/wololo/wololo/services/base/backoff"
 	"github.com/wololo/wololo/services/base/jobid"
@@ -891,16 +892,13 @@ func ResultName(file string) error {
 }
 
 // ResultFiles are a job's result files, in its queries' order: NAME.csv
-// of each (Job.queries), else (a gateway that does not say) q1.csv..q4.csv.
+// of each (Job.queries), else (a gateway that does not say) those of the
+// default queries (queries.Names).
 func ResultFiles(job *wololov1.Job) []string {
 	if len(job.GetQueries()) == 0 {
-		return slices.Clone(schema.ResultFiles)
+		return schema.ResultFiles(queries.Names)
 	}
-	out := make([]string, len(job.GetQueries()))
-	for i, q := range job.GetQueries() {
-		out[i] = q + ".csv"
-	}
-	return out
+	return schema.ResultFiles(job.GetQueries())
 }
 
 // WriteResults writes every result file of data into dir (created if

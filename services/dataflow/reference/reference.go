@@ -12,6 +12,8 @@ import (
 	"os"
 	"sort"
 	"strings"
+
+	"github.com/wololo/wololo/services/dataflow/schema"
 )
 
 // Logical file names used in errors by Evaluate.
@@ -54,10 +56,24 @@ type FileReport struct {
 	Malformed int64
 }
 
-// Result is the four result files, byte for byte, and the report.
+// Result is the four queries' answers, each its result file byte for
+// byte, and the report.
 type Result struct {
-	Q1, Q2, Q3, Q4 []byte
-	Report         Report
+	// Answers are by query name, q1..q4: the names of the default
+	// queries' files (queries.Names, which a test of that package keeps
+	// equal to these keys).
+	Answers map[string][]byte
+	Report  Report
+}
+
+// Files are the answers by result file name (schema.ResultFile:
+// q1.csv..q4.csv).
+func (r Result) Files() map[string][]byte {
+	out := make(map[string][]byte, len(r.Answers))
+	for q, data := range r.Answers {
+		out[schema.ResultFile(q)] = data
+	}
+	return out
 }
 
 // Evaluate answers the four queries over matches.csv and match_players.csv
@@ -348,10 +364,12 @@ func evaluate(ctx context.Context, mName string, mIn io.Reader, pName string, pI
 	}
 
 	return Result{
-		Q1:     tokenFile(keys(q1)),
-		Q2:     tokenFile(q2),
-		Q3:     q3File(q3),
-		Q4:     q4File(q4),
+		Answers: map[string][]byte{
+			"q1": tokenFile(keys(q1)),
+			"q2": tokenFile(q2),
+			"q3": q3File(q3),
+			"q4": q4File(q4),
+		},
 		Report: Report{Matches: mt.report, Players: pt.report},
 	}, nil
 }

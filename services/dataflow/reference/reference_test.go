@@ -32,14 +32,13 @@ func runCases(t *testing.T, cases []evalCase) {
 			if err != nil {
 				t.Fatalf("Evaluate: %v", err)
 			}
-			for _, q := range []struct{ name, got, want string }{
-				{"q1.csv", string(res.Q1), c.q1},
-				{"q2.csv", string(res.Q2), c.q2},
-				{"q3.csv", string(res.Q3), c.q3},
-				{"q4.csv", string(res.Q4), c.q4},
-			} {
-				if q.got != q.want {
-					t.Errorf("%s:\n got %q\nwant %q", q.name, q.got, q.want)
+			want := map[string]string{"q1": c.q1, "q2": c.q2, "q3": c.q3, "q4": c.q4}
+			if len(res.Answers) != len(want) {
+				t.Errorf("answers to %d queries, want %d", len(res.Answers), len(want))
+			}
+			for name, w := range want {
+				if got := string(res.Answers[name]); got != w {
+					t.Errorf("%s:\n got %q\nwant %q", name, got, w)
 				}
 			}
 			if res.Report != c.report {

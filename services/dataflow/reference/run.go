@@ -4,31 +4,23 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/wololo/wololo/services/cmdline/cli"
 	"github.com/wololo/wololo/services/dataflow/schema"
 )
 
-// files returns the four result files by name, in order.
-func (r Result) files() []namedFile {
-	return []namedFile{{"q1.csv", r.Q1}, {"q2.csv", r.Q2}, {"q3.csv", r.Q3}, {"q4.csv", r.Q4}}
-}
-
-type namedFile struct {
-	name string
-	data []byte
-}
-
 // WriteDir writes q1.csv..q4.csv into dir, creating it if needed.
 func WriteDir(r Result, dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	for _, f := range r.files() {
-		if err := os.WriteFile(filepath.Join(dir, f.name), f.data, 0o644); err != nil {
+	for name, data := range r.Files() {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
 			return err
 		}
 	}
@@ -65,8 +57,9 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}{{*matches, res.Report.Matches}, {*players, res.Report.Players}} {
 		fmt.Fprintf(stdout, "  %-18s rows read %d, malformed (skipped) %d\n", filepath.Base(f.path), f.r.Rows, f.r.Malformed)
 	}
-	for _, f := range res.files() {
-		fmt.Fprintf(stdout, "  %-7s %6d rows %9d bytes  %s\n", f.name, schema.ResultRows(f.data), len(f.data), filepath.Join(*out, f.name))
+	files := res.Files()
+	for _, name := range slices.Sorted(maps.Keys(files)) {
+		fmt.Fprintf(stdout, "  %-7s %6d rows %9d bytes  %s\n", name, schema.ResultRows(files[name]), len(files[name]), filepath.Join(*out, name))
 	}
 	return nil
 }

@@ -3,9 +3,9 @@
 // match_players.csv and how to find them in a header, the typed values
 // (booleans, durations, exact decimal numbers) with exactly the accepted
 // forms of the contract, and FileReport, the per-file counts of rows read,
-// skipped and left out. It also names the four output files (ResultFiles,
-// q1.csv..q4.csv) and the commit record key each is stored under
-// (ResultRecord), which the operators, the gateway and the client share.
+// skipped and left out. It also names a query's output file (ResultFile,
+// NAME.csv) and the commit record key each is stored under (ResultRecord),
+// which the operators, the gateway and the client share.
 //
 // Every deployment mode parses values through this package, so that they
 // agree byte for byte on what is a valid value and what is missing. A

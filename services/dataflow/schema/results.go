@@ -1,7 +1,17 @@
 package schema
 
-// ResultFiles are the names of the four output files, in query order.
-var ResultFiles = []string{"q1.csv", "q2.csv", "q3.csv", "q4.csv"}
+// ResultFile is the name of a query's output file: NAME.csv.
+func ResultFile(query string) string { return query + ".csv" }
+
+// ResultFiles are the output files of the queries named, in their order
+// (ResultFile of each).
+func ResultFiles(queries []string) []string {
+	out := make([]string, len(queries))
+	for i, q := range queries {
+		out[i] = ResultFile(q)
+	}
+	return out
+}
 
 // ResultRecord is the commit record key under which a finished job's output
 // file is stored.

@@ -6,9 +6,9 @@ import (
 )
 
 func TestResultFileNames(t *testing.T) {
-	want := []string{"q1.csv", "q2.csv", "q3.csv", "q4.csv"}
-	if !slices.Equal(ResultFiles, want) {
-		t.Errorf("ResultFiles = %q, want %q", ResultFiles, want)
+	want := []string{"q1.csv", "by-map.csv"}
+	if got := ResultFiles([]string{"q1", "by-map"}); !slices.Equal(got, want) {
+		t.Errorf("ResultFiles(q1, by-map) = %q, want %q", got, want)
 	}
 	for _, f := range want {
 		if got := ResultRecord(f); got != "result/"+f {

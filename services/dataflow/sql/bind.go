@@ -5,6 +5,7 @@ import (
 
 	"vitess.io/vitess/go/vt/sqlparser"
 
+	"github.com/wololo/wololo/services/dataflow/sql/exec"
 	"github.com/wololo/wololo/services/dataflow/sql/plan"
 	"github.com/wololo/wololo/services/dataflow/sql/value"
 )
@@ -88,26 +89,17 @@ func (lv *level) aggregate(a sqlparser.AggrFunc) (*plan.Expr, *tvar, error) {
 	if d, ok := a.(sqlparser.DistinctableAggr); ok && d.IsDistinct() {
 		return nil, nil, lv.err(anchor, strings.ToUpper(name)+"(DISTINCT ...)", "not supported")
 	}
-	var fn plan.AggFunc
-	switch a.(type) {
-	case *sqlparser.CountStar:
-		fn = plan.CountStar
-	case *sqlparser.Count:
-		fn = plan.Count
-	case *sqlparser.Sum:
-		fn = plan.Sum
-	case *sqlparser.Min:
-		fn = plan.Min
-	case *sqlparser.Max:
-		fn = plan.Max
-	case *sqlparser.Avg:
-		fn = plan.Avg
-	default:
+	lookup := name
+	if _, ok := a.(*sqlparser.CountStar); ok {
+		lookup = "count(*)"
+	}
+	spec, ok := exec.LookupAggregate(lookup)
+	if !ok {
 		return nil, nil, lv.err(anchor, "function "+strings.ToUpper(name), "not supported")
 	}
-	agg := &plan.Agg{Func: fn}
+	agg := &plan.Agg{Func: spec.Func}
 	result := known(plan.Number)
-	if fn != plan.CountStar {
+	if spec.Arg != exec.NoArg {
 		args := a.GetArgs()
 		if len(args) != 1 {
 			return nil, nil, lv.err(anchor, strings.ToUpper(name), "takes one argument")
@@ -118,12 +110,12 @@ func (lv *level) aggregate(a sqlparser.AggrFunc) (*plan.Expr, *tvar, error) {
 		if err != nil {
 			return nil, nil, err
 		}
-		switch fn {
-		case plan.Sum, plan.Avg:
+		if spec.Arg == exec.NumberArg {
 			if err := lv.unify(v, known(plan.Number), anchor, strings.ToUpper(name)); err != nil {
 				return nil, nil, err
 			}
-		case plan.Min, plan.Max:
+		}
+		if spec.SameType {
 			result = v
 		}
 		agg.Arg = arg
@@ -167,20 +159,7 @@ func (lv *level) rowExpr(e sqlparser.Expr) (*plan.Expr, *tvar, error) {
 func (lv *level) compound(e sqlparser.Expr) (*plan.Expr, *tvar, error) {
 	switch x := e.(type) {
 	case *sqlparser.Literal:
-		switch x.Type {
-		case sqlparser.StrVal:
-			return lv.typed(&plan.Expr{Kind: plan.Const, Value: []byte(x.Val)}, known(plan.Text))
-		case sqlparser.IntVal, sqlparser.DecimalVal:
-			d, ok := value.ReadNumber([]byte(x.Val))
-			if !ok && strings.Count(x.Val, ".")+value.MaxDigits < len(x.Val) {
-				return nil, nil, lv.err(x.Val, "number", "more than %d digits (the limit of a number, docs/sql.md)", value.MaxDigits)
-			}
-			if !ok {
-				return nil, nil, lv.err(x.Val, "number "+x.Val, "numbers are -?[0-9]+(.[0-9]+)?")
-			}
-			return lv.typed(&plan.Expr{Kind: plan.Const, Value: []byte(d.String())}, known(plan.Number))
-		}
-		return nil, nil, lv.err(x.Val, "literal "+x.Val, "floating-point, hexadecimal and bit literals are not supported")
+		return lv.literal(x)
 	case sqlparser.BoolVal:
 		v := "false"
 		if x {
@@ -198,65 +177,11 @@ func (lv *level) compound(e sqlparser.Expr) (*plan.Expr, *tvar, error) {
 	case *sqlparser.ComparisonExpr:
 		return lv.comparison(x)
 	case *sqlparser.IsExpr:
-		fn := ""
-		switch x.Right {
-		case sqlparser.IsNullOp:
-		case sqlparser.IsNotNullOp:
-			fn = "not"
-		default:
-			return nil, nil, lv.err("is", "IS TRUE/FALSE", "use the boolean itself, or NOT")
-		}
-		arg, _, err := lv.expr(x.Left)
-		if err != nil {
-			return nil, nil, err
-		}
-		return lv.typed(&plan.Expr{Kind: plan.IsNull, Fn: fn, Args: []*plan.Expr{arg}}, known(plan.Bool))
+		return lv.isNull(x)
 	case *sqlparser.BinaryExpr:
-		op := ""
-		switch x.Operator {
-		case sqlparser.PlusOp:
-			op = "+"
-		case sqlparser.MinusOp:
-			op = "-"
-		case sqlparser.MultOp:
-			op = "*"
-		case sqlparser.DivOp:
-			op = "/"
-		default:
-			s := x.Operator.ToString()
-			return nil, nil, lv.err(s, "operator "+s, "only + - * / are supported")
-		}
-		l, err := lv.number(x.Left, op)
-		if err != nil {
-			return nil, nil, err
-		}
-		r, err := lv.number(x.Right, op)
-		if err != nil {
-			return nil, nil, err
-		}
-		return lv.typed(&plan.Expr{Kind: plan.Arith, Fn: op, Args: []*plan.Expr{l, r}}, known(plan.Number))
+		return lv.arith(x)
 	case *sqlparser.UnaryExpr:
-		switch x.Operator {
-		case sqlparser.UMinusOp:
-			if lit, ok := x.Expr.(*sqlparser.Literal); ok && (lit.Type == sqlparser.IntVal || lit.Type == sqlparser.DecimalVal) {
-				if d, ok := value.ReadNumber([]byte(lit.Val)); ok { // a negative literal
-					return lv.typed(&plan.Expr{Kind: plan.Const, Value: []byte(d.Neg().String())}, known(plan.Number))
-				}
-			}
-			a, err := lv.number(x.Expr, "-")
-			if err != nil {
-				return nil, nil, err
-			}
-			return lv.typed(&plan.Expr{Kind: plan.Neg, Args: []*plan.Expr{a}}, known(plan.Number))
-		case sqlparser.UPlusOp:
-			a, err := lv.number(x.Expr, "+")
-			if err != nil {
-				return nil, nil, err
-			}
-			return a, known(plan.Number), nil
-		}
-		s := x.Operator.ToString()
-		return nil, nil, lv.err(strings.TrimSpace(s), "operator "+s, "not supported")
+		return lv.unary(x)
 	case *sqlparser.CaseExpr:
 		return lv.caseExpr(x)
 	case *sqlparser.FuncExpr:
@@ -268,6 +193,91 @@ func (lv *level) compound(e sqlparser.Expr) (*plan.Expr, *tvar, error) {
 	}
 	w := firstWord(e)
 	return nil, nil, lv.err(w, strings.ToUpper(w), "%s is not in the supported subset", sqlparser.String(e))
+}
+
+// literal binds a text or number literal; a number is read as the
+// engine reads numbers, within its digits.
+func (lv *level) literal(x *sqlparser.Literal) (*plan.Expr, *tvar, error) {
+	switch x.Type {
+	case sqlparser.StrVal:
+		return lv.typed(&plan.Expr{Kind: plan.Const, Value: []byte(x.Val)}, known(plan.Text))
+	case sqlparser.IntVal, sqlparser.DecimalVal:
+		d, ok := value.ReadNumber([]byte(x.Val))
+		if !ok && strings.Count(x.Val, ".")+value.MaxDigits < len(x.Val) {
+			return nil, nil, lv.err(x.Val, "number", "more than %d digits (the limit of a number, docs/sql.md)", value.MaxDigits)
+		}
+		if !ok {
+			return nil, nil, lv.err(x.Val, "number "+x.Val, "numbers are -?[0-9]+(.[0-9]+)?")
+		}
+		return lv.typed(&plan.Expr{Kind: plan.Const, Value: []byte(d.String())}, known(plan.Number))
+	}
+	return nil, nil, lv.err(x.Val, "literal "+x.Val, "floating-point, hexadecimal and bit literals are not supported")
+}
+
+// isNull binds x IS [NOT] NULL; IS TRUE/FALSE are refused.
+func (lv *level) isNull(x *sqlparser.IsExpr) (*plan.Expr, *tvar, error) {
+	fn := ""
+	switch x.Right {
+	case sqlparser.IsNullOp:
+	case sqlparser.IsNotNullOp:
+		fn = "not"
+	default:
+		return nil, nil, lv.err("is", "IS TRUE/FALSE", "use the boolean itself, or NOT")
+	}
+	arg, _, err := lv.expr(x.Left)
+	if err != nil {
+		return nil, nil, err
+	}
+	return lv.typed(&plan.Expr{Kind: plan.IsNull, Fn: fn, Args: []*plan.Expr{arg}}, known(plan.Bool))
+}
+
+// arithOps are the binary operators of the subset, as plan.Arith's Fn.
+var arithOps = map[sqlparser.BinaryExprOperator]string{
+	sqlparser.PlusOp: "+", sqlparser.MinusOp: "-", sqlparser.MultOp: "*", sqlparser.DivOp: "/",
+}
+
+// arith binds + - * / over numbers.
+func (lv *level) arith(x *sqlparser.BinaryExpr) (*plan.Expr, *tvar, error) {
+	op, ok := arithOps[x.Operator]
+	if !ok {
+		s := x.Operator.ToString()
+		return nil, nil, lv.err(s, "operator "+s, "only + - * / are supported")
+	}
+	l, err := lv.number(x.Left, op)
+	if err != nil {
+		return nil, nil, err
+	}
+	r, err := lv.number(x.Right, op)
+	if err != nil {
+		return nil, nil, err
+	}
+	return lv.typed(&plan.Expr{Kind: plan.Arith, Fn: op, Args: []*plan.Expr{l, r}}, known(plan.Number))
+}
+
+// unary binds -x and +x over a number; a minus before a number literal
+// is a negative literal.
+func (lv *level) unary(x *sqlparser.UnaryExpr) (*plan.Expr, *tvar, error) {
+	switch x.Operator {
+	case sqlparser.UMinusOp:
+		if lit, ok := x.Expr.(*sqlparser.Literal); ok && (lit.Type == sqlparser.IntVal || lit.Type == sqlparser.DecimalVal) {
+			if d, ok := value.ReadNumber([]byte(lit.Val)); ok { // a negative literal
+				return lv.typed(&plan.Expr{Kind: plan.Const, Value: []byte(d.Neg().String())}, known(plan.Number))
+			}
+		}
+		a, err := lv.number(x.Expr, "-")
+		if err != nil {
+			return nil, nil, err
+		}
+		return lv.typed(&plan.Expr{Kind: plan.Neg, Args: []*plan.Expr{a}}, known(plan.Number))
+	case sqlparser.UPlusOp:
+		a, err := lv.number(x.Expr, "+")
+		if err != nil {
+			return nil, nil, err
+		}
+		return a, known(plan.Number), nil
+	}
+	s := x.Operator.ToString()
+	return nil, nil, lv.err(strings.TrimSpace(s), "operator "+s, "not supported")
 }
 
 // number binds an operand that must be a number.
@@ -417,7 +427,7 @@ func (lv *level) call(f *sqlparser.FuncExpr) (*plan.Expr, *tvar, error) {
 		if err != nil {
 			return nil, nil, err
 		}
-		if err := lv.unify(v, known(plan.Duration), name, upper); err != nil {
+		if err := lv.unify(v, known(durationKind), name, upper); err != nil {
 			return nil, nil, err
 		}
 		// The scan reads the column as seconds: the reference is the value.

@@ -108,7 +108,7 @@ func TestAccepted(t *testing.T) {
 				if n.Op == plan.Scan {
 					var cols []string
 					for _, c := range n.Output {
-						cols = append(cols, c.Name+" "+string(c.Type))
+						cols = append(cols, c.Name+" "+c.Kind())
 					}
 					scans = append(scans, strings.Join(cols, ","))
 				}

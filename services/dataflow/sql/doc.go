@@ -28,11 +28,14 @@
 // number, summed, tested as a condition, passed to DURATION_SECONDS),
 // text when nothing says otherwise; two uses that disagree are refused.
 //
-// For now nothing of the binary uses this package: the four queries of
-// queries/ run through it in tests, byte-equal to the reference. Next, a
-// planner maps plans onto the cluster's tasks (filters where files are
-// parsed, shuffles by the keyed nodes' keys, the final sort at the
-// gateway), and the gateway and CLI take --query.
+// A SELECT is bound clause by clause, one binder per clause, each in a
+// file of its concern (select.go lists them and stacks the plan's nodes);
+// bind.go binds the expressions the clauses hold. The plan is the query
+// as written: the rewrites that make it cheaper (filters pushed below
+// joins, unread columns pruned) are services/dataflow/sql/rewrite's, and
+// placing it on the cluster's tasks is services/dataflow/sql/physical's;
+// services/dataflow/sql/sqljob chains the three for the gateway,
+// `wololo explain` and `wololo demo`.
 //
 // The package imports the parser, plan and value; it does no I/O.
 package sql

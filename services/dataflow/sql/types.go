@@ -7,6 +7,7 @@ import (
 // tvar is a type variable: a column's kind, or an expression's, which
 // uses unify. Each table column has one per query (over its
 // subqueries too), so a column is read as one kind everywhere in it.
+// A kind is a plan.Type, or durationKind.
 type tvar struct {
 	parent *tvar
 	t      plan.Type // "" while unknown; on the root only
@@ -33,13 +34,18 @@ func (v *tvar) resolved() plan.Type {
 	return plan.Text
 }
 
-// valueType is the type of the values an expression of kind t computes: a
-// duration column holds numbers of seconds.
-func valueType(t plan.Type) plan.Type {
-	if t == plan.Duration {
-		return plan.Number
+// durationKind is the kind of a column DURATION_SECONDS reads: numbers
+// (of seconds) read by plan.ReadDuration. A kind of the binder's only,
+// apart from plan.Number so that no query reads a column both ways.
+const durationKind plan.Type = "duration"
+
+// column is the scanned column name of kind v: a duration's values are
+// numbers, read by its rule.
+func (v *tvar) column(name string) plan.Column {
+	if t := v.resolved(); t != durationKind {
+		return plan.Column{Name: name, Type: t}
 	}
-	return t
+	return plan.Column{Name: name, Type: plan.Number, Read: plan.ReadDuration}
 }
 
 // unify makes a and b one kind, or says why they cannot be.
@@ -63,4 +69,19 @@ func unify(a, b *tvar) (ok bool, ta, tb plan.Type) {
 		return false, ra.t, rb.t
 	}
 	return true, "", ""
+}
+
+// unify makes two kinds one, or refuses the construct at anchor.
+func (lv *level) unify(a, b *tvar, anchor, construct string) error {
+	ok, ta, tb := unify(a, b)
+	if ok {
+		return nil
+	}
+	what := ""
+	if w := a.root().what; w != "" {
+		what = " (" + w + ")"
+	} else if w := b.root().what; w != "" {
+		what = " (" + w + ")"
+	}
+	return lv.err(anchor, construct, "a %s is used as a %s%s", ta, tb, what)
 }

@@ -87,7 +87,7 @@ func TestQueriesColumn(t *testing.T) {
 		t.Skip("no node to run the page's queriesLabel with")
 	}
 	cases := [][]string{
-		{"q1", "q2", "q3", "q4"}, {"q1", "q2"}, {"civs", "by-map"}, {"x"},
+		clusterview.DefaultQueries, {"q1", "q2"}, {"civs", "by-map"}, {"x"},
 		{"a_rather_long_query_name", "another_long_one", "third", "fourth"},
 		{"aaaaaaaaaa", "bbbbbbbbbb", "cccccccccc", "ddddddd", "e"},
 		{"aaaaaaaaaa", "bbbbbbbbbb", "cccccccccc", "dddddddd", "e"},

@@ -13,6 +13,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
+	"github.com/wololo/wololo/queries"
 )
 
 func TestRenderShowsWhatAnOperatorLooksFor(t *testing.T) {
@@ -22,7 +23,7 @@ func TestRenderShowsWhatAnOperatorLooksFor(t *testing.T) {
 		Streams: []*wololov1.ClusterStream{{Name: "matches", From: "gateway", To: "shard", RowsPerSecond: 2_500_000, Rows: 99}, {Name: "match_players-by-CASE_WHEN__rating___1000__THEN__low__", From: "gateway", To: "shard"}},
 		Masters: []*wololov1.ClusterMaster{{Instance: "master-1", Reachable: true, ElectionRole: "leader", Term: 7, Leader: 1, Acting: true}, {Instance: "master-2"}},
 		Jobs: []*wololov1.ClusterJob{
-			{JobId: "x1", Name: "nightly", Client: "alice", State: "uploading", Progress: 0.5, EtaSeconds: 12.34, ElapsedSeconds: 3, Queries: []string{"q1", "q2", "q3", "q4"}},
+			{JobId: "x1", Name: "nightly", Client: "alice", State: "uploading", Progress: 0.5, EtaSeconds: 12.34, ElapsedSeconds: 3, Queries: queries.Names},
 			{JobId: "x2", Name: "adhoc", Client: "bob", State: "running", Progress: 1, EtaSeconds: -1, ElapsedSeconds: 9, Queries: []string{"civs", "by-map"}},
 		},
 		Processes: []*wololov1.ClusterProcess{{Instance: "shard-1", State: "unreachable", Error: "connection refused"}, {Instance: "shard-0", State: "serving",

@@ -212,8 +212,8 @@ func runInMemory(ctx context.Context, top deploy.Topology, rf runFiles, log hclo
 	for i, r := range res.Reports {
 		addFileReport(job, i, schema.File(i).String(), r)
 	}
-	for _, name := range schema.ResultFiles {
-		job.ResultRows[name] = int64(schema.ResultRows(res.Files[name]))
+	for name, data := range res.Files {
+		job.ResultRows[name] = int64(schema.ResultRows(data))
 	}
 	files, err := client.WriteResults(rf.out, res.Files)
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/wololo/wololo/services/dataflow/schema"
 	"github.com/wololo/wololo/services/dataflow/sql"
 	"github.com/wololo/wololo/services/dataflow/sql/exec"
+	"github.com/wololo/wololo/services/dataflow/sql/sqlgen/oracle"
 )
 
 // sqlDataset writes a small generated dataset and returns the demo's
@@ -147,7 +148,7 @@ func executorAnswer(t *testing.T, dir, query string, more ...string) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := exec.Execute(root, tables)
+	res, err := oracle.Execute(root, tables)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/wololo/wololo/deploy"
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
+	"github.com/wololo/wololo/queries"
 	"github.com/wololo/wololo/services/dataflow/schema"
 	"github.com/wololo/wololo/transport"
 )
@@ -23,7 +24,7 @@ import (
 // "r,1"), finished at the given Unix millisecond.
 func sinkResults(rows int, finishedMs int64) map[string][]byte {
 	out := map[string][]byte{"stage/finished": []byte(strconv.FormatInt(finishedMs, 10))}
-	for _, f := range schema.ResultFiles {
+	for _, f := range schema.ResultFiles(queries.Names) {
 		out[schema.ResultRecord(f)] = []byte("a,b\n" + strings.Repeat("r,1\n", rows))
 	}
 	return out
@@ -86,7 +87,7 @@ func TestAnswersPastTheJobBoundFailTheJob(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range schema.ResultFiles {
+	for _, f := range schema.ResultFiles(queries.Names) {
 		if n := len(img.Jobs[big].Records[schema.ResultRecord(f)]); n != 0 {
 			t.Errorf("the store still holds %d bytes of the failed job's %s", n, f)
 		}
@@ -208,8 +209,8 @@ func TestRowsAreCountedOnceNotOnGetJob(t *testing.T) {
 	mu.Unlock()
 	finishAs(t, g, store, "", "done", sinkResults(3, time.Now().UnixMilli()))
 	mu.Lock()
-	if counted != len(schema.ResultFiles) || underLck != 0 {
-		t.Errorf("when the results came in: %d files counted, %d times under a lock; want %d, none", counted, underLck, len(schema.ResultFiles))
+	if counted != len(queries.Names) || underLck != 0 {
+		t.Errorf("when the results came in: %d files counted, %d times under a lock; want %d, none", counted, underLck, len(queries.Names))
 	}
 	watched, counted = nil, 0
 	mu.Unlock()
@@ -217,7 +218,7 @@ func TestRowsAreCountedOnceNotOnGetJob(t *testing.T) {
 		t.Helper()
 		for range 10 {
 			r, err := svc.GetJob(context.Background(), &wololov1.GetJobRequest{JobId: "done"})
-			if err != nil || r.Job.ResultRows["q4.csv"] != 3 || len(r.Job.ResultRows) != len(schema.ResultFiles) {
+			if err != nil || r.Job.ResultRows["q4.csv"] != 3 || len(r.Job.ResultRows) != len(queries.Names) {
 				t.Fatalf("GetJob: %v, %v; want 3 rows in each of the 4 files", r.GetJob(), err)
 			}
 		}
@@ -236,8 +237,8 @@ func TestRowsAreCountedOnceNotOnGetJob(t *testing.T) {
 	mu.Unlock()
 	restarted := testGateway(t, store, time.Hour, make(chan string, 4))
 	mu.Lock()
-	if counted != len(schema.ResultFiles) {
-		t.Errorf("a restarted gateway counted %d files; want each once, %d", counted, len(schema.ResultFiles))
+	if counted != len(queries.Names) {
+		t.Errorf("a restarted gateway counted %d files; want each once, %d", counted, len(queries.Names))
 	}
 	counted = 0
 	mu.Unlock()

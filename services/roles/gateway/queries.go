@@ -33,13 +33,7 @@ const (
 
 // builtinQueries are the names of the default queries' results, q1..q4,
 // those of a job of the built-in graph.
-var builtinQueries = func() []string {
-	out := make([]string, len(schema.ResultFiles))
-	for i, f := range schema.ResultFiles {
-		out[i] = strings.TrimSuffix(f, ".csv")
-	}
-	return out
-}()
+var builtinQueries = queries.Names
 
 // defaultQueries are the four queries of docs/queries.md as SQL (the
 // files of queries/), those of a job that gives none.
@@ -212,14 +206,8 @@ func (j *job) sameQueries(queries []*wololov1.Query) error {
 }
 
 // resultFiles are the job's result files, NAME.csv of each of its queries
-// in order (schema.ResultFiles for the built-in job).
-func (j *job) resultFiles() []string {
-	out := make([]string, len(j.queries))
-	for i, q := range j.queries {
-		out[i] = q + ".csv"
-	}
-	return out
-}
+// in order.
+func (j *job) resultFiles() []string { return schema.ResultFiles(j.queries) }
 
 // planOf is the physical plan of a job (by its internal id) as its record
 // holds it (physical.Encode), nil for the built-in job; ok reports whether

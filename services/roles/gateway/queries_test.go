@@ -247,7 +247,7 @@ func TestBuiltinJobUnchanged(t *testing.T) {
 	if _, ok := g.PlanOf("nobody"); ok {
 		t.Error("PlanOf an unknown job: ok")
 	}
-	want := []string{"q1", "q2", "q3", "q4"}
+	want := queries.Names
 	v, err := svc.GetJob(context.Background(), &wololov1.GetJobRequest{JobId: "b"})
 	if err != nil || !slices.Equal(v.Job.Queries, want) {
 		t.Fatalf("GetJob: %v (%v), want queries %q", v, err, want)
@@ -268,8 +268,8 @@ func TestBuiltinJobUnchanged(t *testing.T) {
 	if err := svc.GetResults(&wololov1.GetResultsRequest{JobId: "b"}, &c); err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(c.names, schema.ResultFiles) {
-		t.Errorf("GetResults sent %q, want %q", c.names, schema.ResultFiles)
+	if !slices.Equal(c.names, schema.ResultFiles(queries.Names)) {
+		t.Errorf("GetResults sent %q, want %q", c.names, schema.ResultFiles(queries.Names))
 	}
 }
 
@@ -327,8 +327,8 @@ func TestDefaultQueriesRunAsSQL(t *testing.T) {
 	if err := svc.GetResults(&wololov1.GetResultsRequest{JobId: "d"}, &c); err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(c.names, schema.ResultFiles) {
-		t.Errorf("GetResults sent %q, want %q", c.names, schema.ResultFiles)
+	if !slices.Equal(c.names, schema.ResultFiles(queries.Names)) {
+		t.Errorf("GetResults sent %q, want %q", c.names, schema.ResultFiles(queries.Names))
 	}
 }
 

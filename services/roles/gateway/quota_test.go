@@ -18,6 +18,7 @@ import (
 	"github.com/wololo/wololo/deploy"
 	"github.com/wololo/wololo/internal/testkit"
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
+	"github.com/wololo/wololo/queries"
 	"github.com/wololo/wololo/services/dataflow/schema"
 	"github.com/wololo/wololo/transport"
 )
@@ -233,7 +234,7 @@ func TestSizesThatOverflowAreRefused(t *testing.T) {
 // finishedResults are a finished job's four (empty) answers.
 func finishedResults() map[string][]byte {
 	out := map[string][]byte{}
-	for _, f := range schema.ResultFiles {
+	for _, f := range schema.ResultFiles(queries.Names) {
 		out[schema.ResultRecord(f)] = []byte("header\n")
 	}
 	return out

@@ -11,6 +11,7 @@ import (
 
 	"github.com/wololo/wololo/deploy"
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
+	"github.com/wololo/wololo/queries"
 	"github.com/wololo/wololo/services/base/datagen"
 	"github.com/wololo/wololo/services/dataflow/ingest"
 	"github.com/wololo/wololo/services/dataflow/operators"
@@ -59,7 +60,7 @@ func TestRejectedBatchDroppedInBothModes(t *testing.T) {
 		if dropped != 1 {
 			t.Errorf("%s dropped %d batches, want the rejected one", mode, dropped)
 		}
-		for name, w := range map[string][]byte{"q1.csv": want.Q1, "q2.csv": want.Q2, "q3.csv": want.Q3, "q4.csv": want.Q4} {
+		for name, w := range want.Files() {
 			if !bytes.Equal(files[name], w) {
 				t.Errorf("%s: %s differs from the reference\n got: %.200q\nwant: %.200q", mode, name, files[name], w)
 			}
@@ -164,7 +165,7 @@ func runStages(t *testing.T, top deploy.Topology, matches, players string, extra
 		t.Fatal("the graph of stage runtimes did not finish within a minute")
 	}
 	files := map[string][]byte{}
-	for _, name := range schema.ResultFiles {
+	for _, name := range schema.ResultFiles(queries.Names) {
 		files[name] = records[schema.ResultRecord(name)]
 	}
 	var dropped int64

@@ -13,6 +13,7 @@ import (
 
 	"github.com/wololo/wololo/deploy"
 	"github.com/wololo/wololo/internal/testkit"
+	"github.com/wololo/wololo/queries"
 	"github.com/wololo/wololo/services/base/datagen"
 	"github.com/wololo/wololo/services/dataflow/reference"
 	"github.com/wololo/wololo/services/dataflow/schema"
@@ -43,7 +44,7 @@ func TestSharedDatasets(t *testing.T) {
 				t.Error(err)
 			}
 		}
-		if len(d.want.Q1) == 0 {
+		if len(d.want.Answers["q1"]) == 0 {
 			t.Errorf("%s: no reference answers", d.name)
 		}
 	}
@@ -97,8 +98,8 @@ func check(t *testing.T, d *dataset, o inmem.Options) {
 	if err != nil {
 		t.Fatalf("%s: %v", d.name, err)
 	}
-	want := map[string][]byte{"q1.csv": d.want.Q1, "q2.csv": d.want.Q2, "q3.csv": d.want.Q3, "q4.csv": d.want.Q4}
-	for _, name := range schema.ResultFiles {
+	want := d.want.Files()
+	for _, name := range schema.ResultFiles(queries.Names) {
 		if !bytes.Equal(res.Files[name], want[name]) {
 			t.Errorf("%s: %s differs from the reference\n got: %.300q\nwant: %.300q", d.name, name, res.Files[name], want[name])
 		}
@@ -317,7 +318,7 @@ func FuzzRunVsReference(f *testing.F) {
 		case err != nil:
 			t.Fatalf("the run refuses (%v), the reference answers", err)
 		}
-		for name, w := range map[string][]byte{"q1.csv": want.Q1, "q2.csv": want.Q2, "q3.csv": want.Q3, "q4.csv": want.Q4} {
+		for name, w := range want.Files() {
 			if !bytes.Equal(res.Files[name], w) {
 				t.Fatalf("%s differs\n got: %q\nwant: %q", name, res.Files[name], w)
 			}

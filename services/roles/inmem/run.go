@@ -11,6 +11,7 @@ import (
 
 	"github.com/wololo/wololo/deploy"
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
+	"github.com/wololo/wololo/queries"
 	"github.com/wololo/wololo/services/dataflow/operators"
 	"github.com/wololo/wololo/services/dataflow/schema"
 	"github.com/wololo/wololo/services/dataflow/stage"
@@ -140,7 +141,7 @@ func run(ctx context.Context, o Options, inject func(*graph)) (*Result, error) {
 	for _, t := range g.tasks {
 		res.DroppedBatches += t.drive.Dropped()
 	}
-	for _, name := range schema.ResultFiles {
+	for _, name := range schema.ResultFiles(queries.Names) {
 		b, ok := g.records[schema.ResultRecord(name)]
 		if !ok {
 			return nil, fmt.Errorf("the graph ended without %s", name)

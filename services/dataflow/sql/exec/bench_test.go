@@ -57,7 +57,7 @@ func scanned(b testing.TB, q, csv string, op plan.Op) (*plan.Node, []*exec.Batch
 	for _, tb := range tab.Batches {
 		nb := &exec.Batch{N: tb.N}
 		for i, j := range idx {
-			nb.Cols = append(nb.Cols, exec.ReadAs(tb.Cols[j], scan.Output[i].Type, &st))
+			nb.Cols = append(nb.Cols, exec.ReadAs(tb.Cols[j], scan.Output[i], &st))
 		}
 		out = append(out, nb)
 	}
@@ -156,8 +156,8 @@ func BenchmarkReadAs(b *testing.B) {
 	cols := tab.Batches[0].Cols
 	var st exec.ColumnStats
 	for b.Loop() {
-		exec.ReadAs(cols[0], plan.Number, &st)
-		exec.ReadAs(cols[1], plan.Duration, &st)
-		exec.ReadAs(cols[2], plan.Bool, &st)
+		exec.ReadAs(cols[0], plan.Column{Type: plan.Number}, &st)
+		exec.ReadAs(cols[1], plan.Column{Type: plan.Number, Read: plan.ReadDuration}, &st)
+		exec.ReadAs(cols[2], plan.Column{Type: plan.Bool}, &st)
 	}
 }

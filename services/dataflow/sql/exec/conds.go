@@ -160,7 +160,7 @@ func compileConjunct(e *plan.Expr) conjunct {
 			col, k, fn = k, col, flipped[fn]
 		}
 		test, ok := cmpTests[fn]
-		if !ok || col.Kind != plan.ColRef || k.Kind != plan.Const || k.Null || valueType(col.Type) != k.Type {
+		if !ok || col.Kind != plan.ColRef || k.Kind != plan.Const || k.Null || col.Type != k.Type {
 			return c
 		}
 		c.col, c.test, c.typ = col.Col, test, k.Type
@@ -190,7 +190,7 @@ func compileConjunct(e *plan.Expr) conjunct {
 	case e.Kind == plan.Not && a[0].Kind == plan.ColRef && a[0].Type == plan.Bool:
 		c.form, c.col, c.typ, c.want = boolCol, a[0].Col, plan.Bool, false
 	case e.Kind == plan.IsNull && a[0].Kind == plan.ColRef:
-		c.form, c.col, c.typ, c.want = isNull, a[0].Col, valueType(a[0].Type), e.Fn != "not"
+		c.form, c.col, c.typ, c.want = isNull, a[0].Col, a[0].Type, e.Fn != "not"
 	}
 	return c
 }

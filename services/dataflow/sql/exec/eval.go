@@ -81,6 +81,9 @@ func evalAt(e *plan.Expr, b *Batch) (*Vec, error) {
 	case plan.Case:
 		return caseVec(e.Type, args, n), nil
 	case plan.Call:
+		if v, ok := finishCall(e.Fn, args, n); ok {
+			return v, nil
+		}
 		if e.Fn != plan.FnPercent || len(args) != 2 {
 			return nil, fmt.Errorf("unknown function %s/%d", e.Fn, len(args))
 		}

@@ -1,7 +1,9 @@
-// Package exec runs a logical plan (services/dataflow/sql/plan) over
-// columnar batches in one process: the executor of the SQL engine, and
-// the logic of the physical plan's operators (services/dataflow/sql/sqlops
-// runs them batch by batch through stream.go's exported pieces).
+// Package exec is the logic of the SQL engine's operators over columnar
+// batches: what the physical plan's operators (services/dataflow/sql/sqlops)
+// run batch by batch, through stream.go's exported pieces and the
+// incremental state below. (The tests' oracle that runs a logical plan
+// whole with these pieces, node after node, is
+// services/dataflow/sql/sqlgen/oracle: it runs in no job.)
 //
 // A batch is columns of equal length (Vec: text as one arena plus end
 // offsets, the layout of the wire's TextColumn; exact decimals; booleans),
@@ -20,6 +22,16 @@
 // constant (without ELSE, NULL) elsewhere, without making the CASE's
 // column; the aggregates of one condition evaluate it once per batch
 // (aggInput).
+//
+// The aggregate functions are one table (aggfunc.go): each function is
+// one entry with its bind rule and result type, its state per group, its
+// update and result, its partial columns, their merge and its result of
+// them. The table lives here, not in a package of its own, because the
+// accumulator is the bulk of an entry and it works on this package's
+// vectors and per-group state; the binder (LookupAggregate,
+// AggResultType), the physical planner (PartialColumns) and sqlops
+// (PartialAggs, MergeAggs) read the rest of an entry from here. A new
+// function is one entry (docs/sql.md's STDDEV_SAMP was).
 //
 // Numbers are bounded (value.MaxDigits, docs/sql.md "Numbers"): the scan
 // reads a wider field as NULL, and an arithmetic result, a SUM or an AVG
@@ -40,15 +52,12 @@
 // with the builder's read, as readAs reads a text column.)
 //
 // The package does no I/O beyond the readers and writers it is given, and
-// no logging. Execute materialises each node's batches; the incremental
-// state (Aggregation, Distinct, KeySet, Join) is what the physical plan's
-// operators stream through, and it writes and reads its own snapshots
-// (snapshot.go).
+// no logging. The incremental state (Aggregation, Distinct, KeySet, Join)
+// is what the physical plan's operators stream through, and it writes and
+// reads its own snapshots (snapshot.go).
 package exec
 
 import (
-	"fmt"
-
 	"github.com/wololo/wololo/services/dataflow/csvio"
 	"github.com/wololo/wololo/services/dataflow/sql/plan"
 	"github.com/wololo/wololo/services/dataflow/sql/value"
@@ -58,8 +67,9 @@ import (
 type ColumnStats struct {
 	Table, Column string
 	Type          plan.Type
-	Missing       int64 // empty fields
-	Invalid       int64 // present, but not a value of Type
+	Read          plan.Read // the column's read rule, "" for its type's
+	Missing       int64     // empty fields
+	Invalid       int64     // present, but not a value of Type
 }
 
 // Result is a query's output.
@@ -69,111 +79,36 @@ type Result struct {
 	Stats   []ColumnStats // one per column read as a number, boolean or duration, per scan
 }
 
-// Execute runs the plan over the tables (by name).
-func Execute(root *plan.Node, tables map[string]*Table) (*Result, error) {
-	x := &executor{tables: tables}
-	out, err := x.run(root)
-	if err != nil {
-		return nil, err
-	}
-	return &Result{Columns: root.Output, Rows: concat(types(root.Output), out), Stats: x.stats}, nil
-}
-
-type executor struct {
-	tables map[string]*Table
-	stats  []ColumnStats
-}
-
-func (x *executor) run(n *plan.Node) ([]*Batch, error) {
-	var ins [][]*Batch
-	for _, in := range n.Input {
-		b, err := x.run(in)
-		if err != nil {
-			return nil, err
-		}
-		ins = append(ins, b)
-	}
-	want := map[plan.Op]int{plan.Scan: 0, plan.Join: 2, plan.SemiJoin: 2}
-	if k, ok := want[n.Op]; ok && len(ins) != k || !ok && len(ins) != 1 {
-		return nil, fmt.Errorf("%s node with %d inputs", n.Op, len(ins))
-	}
-	switch n.Op {
-	case plan.Scan:
-		return x.scan(n)
-	case plan.Filter:
-		return filter(n.Cond, ins[0])
-	case plan.Project:
-		return project(n.Exprs, ins[0])
-	case plan.Join:
-		return hashJoin(n.LeftKey, n.RightKey, n.Input[1].Output, ins[0], ins[1])
-	case plan.SemiJoin:
-		return semiJoin(n.LeftKey, ins[0], ins[1])
-	case plan.Aggregate:
-		return aggregate(n, ins[0])
-	case plan.Distinct:
-		return distinct(ins[0], len(n.Output)), nil
-	case plan.Sort:
-		return sortRows(n, ins[0]), nil
-	case plan.Limit:
-		return limit(n.N, ins[0]), nil
-	case plan.RowNumber:
-		return rowNumber(n.Col, ins[0])
-	}
-	return nil, fmt.Errorf("unknown plan node %q", n.Op)
-}
-
-// scan reads the table's columns the node names as their kinds.
-func (x *executor) scan(n *plan.Node) ([]*Batch, error) {
-	t, ok := x.tables[n.Table]
-	if !ok {
-		return nil, fmt.Errorf("no table %q", n.Table)
-	}
-	idx, err := ScanIndex(n, t.Columns)
-	if err != nil {
-		return nil, err
-	}
-	first := len(x.stats)
-	for _, c := range n.Output {
-		x.stats = append(x.stats, ColumnStats{Table: n.Table, Column: c.Name, Type: c.Type})
-	}
-	out := make([]*Batch, 0, len(t.Batches))
-	for _, b := range t.Batches {
-		nb := &Batch{N: b.N, Cols: make([]*Vec, len(idx))}
-		for i, j := range idx {
-			nb.Cols[i] = readAs(b.Cols[j], n.Output[i].Type, &x.stats[first+i])
-		}
-		out = append(out, nb)
-	}
-	return out, nil
-}
-
-// readAs reads a text column as type t, counting what reads as NULL.
-func readAs(src *Vec, t plan.Type, st *ColumnStats) *Vec {
-	if t == plan.Text {
+// readAs reads a text column as a scan reads column c, counting what
+// reads as NULL.
+func readAs(src *Vec, c plan.Column, st *ColumnStats) *Vec {
+	if c.Type == plan.Text {
 		return src
 	}
-	out := newBuilder(valueType(t), src.N)
+	out := newBuilder(c.Type, src.N)
+	duration := c.Read == plan.ReadDuration
 	for i := range src.N {
-		out.read(src.Text(i), t, st)
+		out.read(src.Text(i), duration, st)
 	}
 	return out.v
 }
 
-// read appends field f of a table read as type t (docs/queries.md's
-// value rules), the builder's (valueType's): text as it is; else NULL
-// when f is empty or not a value of t, counted in st.
-func (b *builder) read(f []byte, t plan.Type, st *ColumnStats) {
+// read appends field f of a table read by the rule of the builder's type
+// (docs/queries.md's value rules), or, a number's, by the duration rule:
+// text as it is; else NULL when f is empty or not a value of the rule,
+// counted in st.
+func (b *builder) read(f []byte, duration bool, st *ColumnStats) {
 	var ok bool
-	switch t {
+	switch b.v.Type {
 	case plan.Text:
 		b.text(f)
 		return
-	case plan.Number, plan.Duration:
+	case plan.Number:
 		var d value.Dec
-		if t == plan.Number {
-			d, ok = value.ReadNumber(f)
-		} else {
+		if duration {
 			d, ok = value.ReadDuration(f)
+		} else {
+			d, ok = value.ReadNumber(f)
 		}
 		if ok {
 			b.num(d)

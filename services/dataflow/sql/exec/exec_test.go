@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/wololo/wololo/services/dataflow/sql/exec"
+	"github.com/wololo/wololo/services/dataflow/sql/plan"
 )
 
 const sample = "id,x,y,flag,name,d\n" +
@@ -39,7 +40,7 @@ func TestExpressions(t *testing.T) {
 		{"select x from t where x * 1 = x order by x desc", "x\n10\n-2.5\n"},
 		{"select x * 1 as x from t order by x", "x\n-2.5\n10\n\n\n"}, // NULLs last
 		{"select count(*), count(x * 1), sum(x), min(x), max(x), avg(x), sum(case when flag then 1 else 0 end) from t",
-			"count(*),count(x * 1),sum(x),min(x),max(x),avg(x),sum(case when flag then 1 else 0 end)\n4,2,7.5,-2.5,10,3.75000,1\n"},
+			"count(*),count(x * 1),sum(x),min(x),max(x),avg(x),sum(case when flag then 1 else 0 end)\n4,2,7.5,-2.5,10,3.75,1\n"},
 		{"select sum(x), count(*) from t where x > 100", "sum(x),count(*)\n,0\n"},
 		{"select flag, count(*) as n from t group by flag having n < 2 and (flag or not flag) order by count(*) desc, flag",
 			"flag,n\nfalse,1\ntrue,1\n"},
@@ -52,7 +53,7 @@ func TestExpressions(t *testing.T) {
 			"max(case when not flag then x end) as e, min(case when y > 0 then name end) as f, " +
 			"max(case when y > 0 then name else 'zz' end) as g, avg(case when flag then y else 1 end) as h, " +
 			"min(case when x > 100 then y end) as i from t",
-			"a,b,c,d,e,f,g,h,i\n1,1,10.00,0,-2.5,,\xffz,1.5000,\n"},
+			"a,b,c,d,e,f,g,h,i\n1,1,10.00,0,-2.5,,\xffz,1.5,\n"},
 		{"select flag, max(case when y > 1 then y end) as m, max(case when y > 1 then y * 1.0 end) as s from t group by flag order by flag",
 			"flag,m,s\n,2,2.0\nFALSE,,\ntrue,3,3.0\nyes,,\n"},
 	}
@@ -69,7 +70,7 @@ func TestStats(t *testing.T) {
 	_, res := query(t, "select id from t where x > 0 or flag or duration_seconds(d) > 0")
 	got := map[string][2]int64{}
 	for _, s := range res.Stats {
-		got[s.Column+" "+string(s.Type)] = [2]int64{s.Missing, s.Invalid}
+		got[s.Column+" "+plan.Column{Type: s.Type, Read: s.Read}.Kind()] = [2]int64{s.Missing, s.Invalid}
 	}
 	want := map[string][2]int64{"x number": {1, 1}, "flag bool": {1, 1}, "d duration": {1, 1}}
 	for k, v := range want {

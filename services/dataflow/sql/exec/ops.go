@@ -12,32 +12,9 @@ import (
 func types(cols []plan.Column) []plan.Type {
 	t := make([]plan.Type, len(cols))
 	for i, c := range cols {
-		t[i] = valueType(c.Type)
+		t[i] = c.Type
 	}
 	return t
-}
-
-func valueType(t plan.Type) plan.Type {
-	if t == plan.Duration {
-		return plan.Number
-	}
-	return t
-}
-
-// filter keeps the rows where cond is true (see RowFilter).
-func filter(cond *plan.Expr, in []*Batch) ([]*Batch, error) {
-	f := NewRowFilter(cond)
-	var out []*Batch
-	for _, b := range in {
-		kept, err := f.Apply(b)
-		if err != nil {
-			return nil, err
-		}
-		if kept != nil {
-			out = append(out, kept)
-		}
-	}
-	return out, nil
 }
 
 // RowFilter keeps the rows of batch after batch where a condition is
@@ -101,48 +78,6 @@ func project(exprs []*plan.Expr, in []*Batch) ([]*Batch, error) {
 	return out, nil
 }
 
-// semiJoin keeps the rows of in whose key is among the values of column
-// 0 of right: each row once, however many times its key is there.
-func semiJoin(key *plan.Expr, in, right []*Batch) ([]*Batch, error) {
-	set := NewKeySet(NewKeyTable())
-	for _, b := range right {
-		set.Add(b)
-	}
-	var out []*Batch
-	for _, b := range in {
-		nb, err := set.Keep(key, b)
-		if err != nil {
-			return nil, err
-		}
-		if nb != nil {
-			out = append(out, nb)
-		}
-	}
-	return out, nil
-}
-
-// hashJoin is the inner equi-join: a hash table of the right rows by key,
-// probed with each left row.
-func hashJoin(leftKey, rightKey *plan.Expr, rightCols []plan.Column, left, right []*Batch) ([]*Batch, error) {
-	j := NewJoin(NewKeyTable(), leftKey, rightKey, rightCols)
-	for _, b := range right {
-		if err := j.AddRight(b); err != nil {
-			return nil, err
-		}
-	}
-	var out []*Batch
-	for _, b := range left {
-		nb, err := j.Probe(b)
-		if err != nil {
-			return nil, err
-		}
-		if nb != nil {
-			out = append(out, nb)
-		}
-	}
-	return out, nil
-}
-
 // groups are the groups of an aggregate: its view of a (shared)
 // KeyTable, each key's group numbered in the order first seen, and each
 // group's key values as first seen, numbers without trailing zeros.
@@ -188,8 +123,9 @@ func (g *groups) ids(keys []*Vec, n int, sl []int32) []int32 {
 	return ids
 }
 
-// acc is one aggregate's state, one slot per group: only the slices its
-// function uses are kept (the others stay nil and read as zero, see the
+// acc is one aggregate's state, one slot per group, as its function's
+// entry of aggFuncs says (aggfunc.go): only the slices its function uses
+// are kept (the others stay nil and read as zero, see the
 // accessors below), so that an aggregate of many groups costs the bytes
 // of its function's state alone. A count takes 4 bytes of a group (and a
 // map entry past 2^32-1, see counts). A sum, and the minimum or maximum of
@@ -200,14 +136,37 @@ func (g *groups) ids(keys []*Vec, n int, sl []int32) []int32 {
 // bestN).
 type acc struct {
 	agg     *plan.Agg
-	partial bool     // a partial aggregate's: its sums are kept whole (see result)
+	fn      *aggFunc
+	u       accState // the slices it keeps (uses)
+	partial bool     // a partial aggregate's: its sums are kept whole (see boundedSum)
 	in      aggInput // what it reads of each row
-	count   counts   // count, count(*), sum and avg's count
-	sum     decs     // sum, avg
-	has     []bool   // sum, avg, min, max: a value was seen
+	count   counts   // the values counted (count(*): the rows)
+	sums    []decs   // running sums (sum and avg: of the values)
+	has     []bool   // a value was seen
 	nums    decs     // min, max of numbers: group g's value so far
 	best    *Vec     // min, max of text or booleans: the values so far, grown as groups come
 	bestN   []int32  // min, max of text or booleans: which row of best holds group g's value
+}
+
+// newAcc is the empty state of the aggregate ag.
+func newAcc(ag *plan.Agg, conds *[]*plan.Expr) *acc {
+	fn := aggFuncs[ag.Func]
+	if fn == nil {
+		fn = unknownAgg
+	}
+	a := &acc{agg: ag, fn: fn, in: newAggInput(ag, conds), u: fn.state}
+	if a.u.best && a.agg.Arg != nil && a.agg.Arg.Type == plan.Number {
+		a.u.best, a.u.nums = false, true
+	}
+	a.sums = make([]decs, a.u.sums)
+	return a
+}
+
+// unknownAgg is the state of a function the table does not have (a
+// plan the binder did not make): NULL for every group.
+var unknownAgg = &aggFunc{
+	update: func(*acc, []int32, *Vec, []bool, *Vec) {},
+	read:   func(*acc, int) (value.Dec, bool) { return value.Dec{}, false },
 }
 
 // decs are a number per group, without pointers: group g's is i[g]
@@ -294,7 +253,7 @@ func newAggInput(ag *plan.Agg, conds *[]*plan.Expr) aggInput {
 		return in
 	}
 	for _, x := range e.Args[1:] {
-		if valueType(x.Type) != valueType(e.Type) {
+		if x.Type != e.Type {
 			return in
 		}
 	}
@@ -334,36 +293,23 @@ func pick(arg *Vec, when []bool, els *Vec, i int) (v *Vec, j int, ok bool) {
 	return v, j, !v.IsNull(j)
 }
 
-// accState names the slices of an acc that a function keeps.
-type accState struct{ count, sum, has, nums, best bool }
-
-// uses reports which slices the function keeps.
-func (a *acc) uses() accState {
-	switch a.agg.Func {
-	case plan.CountStar, plan.Count:
-		return accState{count: true}
-	case plan.Sum, plan.Avg:
-		return accState{count: true, sum: true, has: true}
-	}
-	if a.numeric() {
-		return accState{has: true, nums: true}
-	}
-	return accState{has: true, best: true}
-}
-
-// numeric reports whether the argument is a number (a duration is one).
-func (a *acc) numeric() bool {
-	return a.agg.Arg != nil && valueType(a.agg.Arg.Type) == plan.Number
+// accState names the slices of an acc that a function keeps: a count,
+// sums running sums, a seen flag, and the best value so far (a function's
+// entry says best; its acc keeps it as nums when the argument is a
+// number).
+type accState struct {
+	count, has, nums, best bool
+	sums                   int
 }
 
 // grow makes room for groups 0..n-1.
 func (a *acc) grow(n int) {
-	u := a.uses()
+	u := a.u
 	if u.count {
 		a.count.lo = extend(a.count.lo, n)
 	}
-	if u.sum {
-		a.sum.grow(n)
+	for i := range a.sums {
+		a.sums[i].grow(n)
 	}
 	if u.has {
 		a.has = extend(a.has, n)
@@ -448,10 +394,10 @@ func (a *acc) countOf(g int) int64 {
 func (a *acc) hasOf(g int) bool { return a.has != nil && a.has[g] }
 
 func (a *acc) sumOf(g int) value.Dec {
-	if !a.sum.used() {
+	if len(a.sums) == 0 {
 		return value.Dec{}
 	}
-	return a.sum.get(int32(g))
+	return a.sums[0].get(int32(g))
 }
 
 // update folds the values of a batch's rows into their groups: arg's
@@ -460,31 +406,35 @@ func (a *acc) sumOf(g int) value.Dec {
 // elsewhere (see aggInput).
 func (a *acc) update(ids []int32, arg *Vec, when []bool, els *Vec, groups int) {
 	a.grow(groups)
-	switch a.agg.Func {
-	case plan.CountStar:
-		for _, g := range ids {
+	a.fn.update(a, ids, arg, when, els)
+}
+
+// countAll counts the rows.
+func (a *acc) countAll(ids []int32) {
+	for _, g := range ids {
+		a.count.inc(g)
+	}
+}
+
+// updateSum counts and adds up the values that are not NULL (see update).
+func (a *acc) updateSum(ids []int32, arg *Vec, when []bool, els *Vec) {
+	sum := &a.sums[0]
+	for i, g := range ids {
+		if v, j, ok := pick(arg, when, els, i); ok {
 			a.count.inc(g)
+			sum.add(g, v.Nums[j])
+			a.has[g] = true
 		}
-	case plan.Count:
-		a.updateCount(ids, arg, when, els)
-	case plan.Sum, plan.Avg:
-		for i, g := range ids {
-			if v, j, ok := pick(arg, when, els, i); ok {
-				a.count.inc(g)
-				a.sum.add(g, v.Nums[j])
-				a.has[g] = true
-			}
-		}
-	case plan.Min, plan.Max:
-		want := -1
-		if a.agg.Func == plan.Max {
-			want = 1
-		}
-		if a.nums.used() {
-			a.updateNums(ids, arg, when, els, want)
-		} else {
-			a.updateBest(ids, arg, when, els, want)
-		}
+	}
+}
+
+// updateExtreme folds the values into the minimum (want -1) or maximum
+// (+1) of their groups.
+func (a *acc) updateExtreme(ids []int32, arg *Vec, when []bool, els *Vec, want int) {
+	if a.u.nums {
+		a.updateNums(ids, arg, when, els, want)
+	} else {
+		a.updateBest(ids, arg, when, els, want)
 	}
 }
 
@@ -562,44 +512,48 @@ func (a *acc) updateBest(ids []int32, arg *Vec, when []bool, els *Vec, want int)
 	}
 }
 
-// result is the aggregate's column over groups 0..n-1.
+// result is the aggregate's column over groups 0..n-1: its function's
+// result, or its read of each group.
 func (a *acc) result(n int) *Vec {
 	a.grow(n)
-	switch a.agg.Func {
-	case plan.CountStar, plan.Count:
-		out := &Vec{Type: plan.Number, N: n, Nums: make([]value.Dec, n)}
-		for g := range n {
-			out.Nums[g] = value.Int(a.count.get(g))
-		}
-		return out
-	case plan.Sum, plan.Avg:
-		out := newBuilder(plan.Number, n)
-		for g := range n {
-			switch {
-			case !a.has[g]:
-				out.null()
-			case a.agg.Func == plan.Sum:
-				// A sum past value.MaxDigits is NULL, but a partial
-				// sum is not the answer: the final aggregate adds the
-				// partials up (bounded by value.MaxStoredDigits) and
-				// bounds the total, so that the answer does not depend
-				// on how the rows were split among the shards.
-				if s := a.sum.get(int32(g)); a.partial || s.Fits() {
-					out.num(s)
-				} else {
-					out.null()
-				}
-			default: // AVG is SUM / COUNT: NULL when either does not fit
-				s := a.sum.get(int32(g))
-				if d, ok := s.Div(value.Int(a.count.get(g))); ok && s.Fits() && d.Fits() {
-					out.num(d)
-				} else {
-					out.null()
-				}
-			}
-		}
-		return out.v
+	if a.fn.result != nil {
+		return a.fn.result(a, n)
 	}
+	out := newBuilder(plan.Number, n)
+	for g := range n {
+		if d, ok := a.fn.read(a, g); ok {
+			out.num(d)
+		} else {
+			out.null()
+		}
+	}
+	return out.v
+}
+
+// countResult is the counts of groups 0..n-1.
+func (a *acc) countResult(n int) *Vec {
+	out := &Vec{Type: plan.Number, N: n, Nums: make([]value.Dec, n)}
+	for g := range n {
+		out.Nums[g] = value.Int(a.count.get(g))
+	}
+	return out
+}
+
+// boundedSum is group g's sum, NULL without values. A sum past
+// value.MaxDigits is NULL, but a partial sum is not the answer: the final
+// aggregate adds the partials up (bounded by value.MaxStoredDigits) and
+// bounds the total, so that the answer does not depend on how the rows
+// were split among the shards.
+func (a *acc) boundedSum(g int) (value.Dec, bool) {
+	if !a.has[g] {
+		return value.Dec{}, false
+	}
+	s := a.sums[0].get(int32(g))
+	return s, a.partial || s.Fits()
+}
+
+// extremeResult is the minima or maxima of groups 0..n-1.
+func (a *acc) extremeResult(n int) *Vec {
 	if a.nums.used() {
 		out := &Vec{Type: plan.Number, N: n, Nums: make([]value.Dec, n)}
 		for g := range n {
@@ -611,7 +565,7 @@ func (a *acc) result(n int) *Vec {
 		}
 		return out
 	}
-	out := newBuilder(valueType(a.agg.Arg.Type), n)
+	out := newBuilder(a.agg.Arg.Type, n)
 	for g := range n {
 		if a.has[g] {
 			out.from(a.best, int(a.bestN[g]))
@@ -620,31 +574,6 @@ func (a *acc) result(n int) *Vec {
 		}
 	}
 	return out.v
-}
-
-// aggregate is the hash aggregate: one row per distinct key, the keys then
-// the aggregates. Without keys (no GROUP BY) it makes one row, even over
-// no input.
-func aggregate(n *plan.Node, in []*Batch) ([]*Batch, error) {
-	a := NewAggregation(NewKeyTable(), n.Keys, n.Aggs)
-	for _, b := range in {
-		if err := a.Add(b); err != nil {
-			return nil, err
-		}
-	}
-	return []*Batch{a.Result()}, nil
-}
-
-// distinct keeps the first row of each distinct row.
-func distinct(in []*Batch, cols int) []*Batch {
-	var out []*Batch
-	d := NewDistinct(NewKeyTable())
-	for _, b := range in {
-		if nb := d.Add(b, cols); nb != nil {
-			out = append(out, nb)
-		}
-	}
-	return out
 }
 
 // sortRows orders the rows by the keys, then by every column ascending, so
@@ -694,21 +623,6 @@ func limit(n int64, in []*Batch) []*Batch {
 		n -= int64(b.N)
 	}
 	return out
-}
-
-// rowNumber puts 1, 2, ... into column col, in row order.
-func rowNumber(col int, in []*Batch) ([]*Batch, error) {
-	next := int64(1)
-	out := make([]*Batch, 0, len(in))
-	for _, b := range in {
-		nb, err := numberRows(col, next, b)
-		if err != nil {
-			return nil, err
-		}
-		next += int64(b.N)
-		out = append(out, nb)
-	}
-	return out, nil
 }
 
 // numberRows returns b with column col replaced by next, next+1, ...

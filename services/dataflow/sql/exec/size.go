@@ -53,7 +53,10 @@ func (a *Aggregation) Bytes() int64 {
 		n += k.v.Bytes()
 	}
 	for _, ac := range a.accs {
-		n += int64(4*cap(ac.count.lo)+cap(ac.has)+4*cap(ac.bestN)) + ac.sum.bytes() + ac.nums.bytes() + ac.best.Bytes()
+		n += int64(4*cap(ac.count.lo)+cap(ac.has)+4*cap(ac.bestN)) + ac.nums.bytes() + ac.best.Bytes()
+		for _, s := range ac.sums {
+			n += s.bytes()
+		}
 	}
 	return n
 }

@@ -38,23 +38,23 @@ func AppendText(dst []byte, v *Vec, i int) []byte {
 
 // VecBuilder builds a Vec of one type from values' text.
 type VecBuilder struct {
-	b *builder
-	t plan.Type // the type it was made for, a duration's included
+	b        *builder
+	duration bool // Read reads a duration (plan.ReadDuration)
 }
 
-// NewVecBuilder returns a builder of a Vec of type t (a duration is a
-// number of seconds).
+// NewVecBuilder returns a builder of a Vec of type t.
 func NewVecBuilder(t plan.Type, capacity int) *VecBuilder {
-	return &VecBuilder{newBuilder(valueType(t), capacity), t}
+	return &VecBuilder{b: newBuilder(t, capacity)}
 }
 
-// NewVecBuilderIn is NewVecBuilder building a number or boolean Vec in
+// NewVecBuilderIn is NewVecBuilder of the scanned column c (its Read
+// reads by c's rule) building a number or boolean Vec in
 // the memory of spent's values (a Vec of the same type, nil for none),
 // which nothing may read any more: a batch built again and again (a
 // Source's) allocates them once. A text Vec is built in memory of its own
 // whatever spent is (a wire batch may alias it).
-func NewVecBuilderIn(t plan.Type, capacity int, spent *Vec) *VecBuilder {
-	return &VecBuilder{newBuilderIn(valueType(t), capacity, spent), t}
+func NewVecBuilderIn(c plan.Column, capacity int, spent *Vec) *VecBuilder {
+	return &VecBuilder{newBuilderIn(c.Type, capacity, spent), c.Read == plan.ReadDuration}
 }
 
 // Reserve makes room for n more bytes of text values, so that a text
@@ -64,7 +64,7 @@ func (b *VecBuilder) Reserve(n int) { b.b.v.Data = slices.Grow(b.b.v.Data, n) }
 // Read appends field f of a table as a scan reads it (ReadAs): text as
 // it is; else NULL when f is empty or not a value of the builder's type,
 // counted in st.
-func (b *VecBuilder) Read(f []byte, st *ColumnStats) { b.b.read(f, b.t, st) }
+func (b *VecBuilder) Read(f []byte, st *ColumnStats) { b.b.read(f, b.duration, st) }
 
 // Null appends a NULL.
 func (b *VecBuilder) Null() { b.b.null() }
@@ -255,7 +255,10 @@ func (a *Aggregation) AppendState(dst []byte) []byte {
 				continue
 			}
 			w.Uvarint(1)
-			w.dec(ac.sumOf(g))
+			w.dec(ac.sumOf(g)) // zero without sums
+			for _, s := range ac.sums[min(1, len(ac.sums)):] {
+				w.dec(s.get(int32(g)))
+			}
 			ac.writeBest(&w, g)
 		}
 	}
@@ -305,7 +308,7 @@ func (a *Aggregation) RestoreState(state []byte) error {
 	a.g.n = int32(n)
 	for _, ac := range a.accs {
 		ac.grow(n)
-		u := ac.uses()
+		u := ac.u
 		for g := range n {
 			if c := r.Varint(); u.count {
 				ac.count.set(g, c)
@@ -321,8 +324,11 @@ func (a *Aggregation) RestoreState(state []byte) error {
 			}
 			ac.has[g] = true
 			d := r.dec()
-			if u.sum {
-				ac.sum.set(int32(g), d)
+			for i := range ac.sums {
+				if i > 0 {
+					d = r.dec()
+				}
+				ac.sums[i].set(int32(g), d)
 			}
 			ac.readBest(r, g)
 		}
@@ -346,7 +352,7 @@ func (a *acc) writeBest(w *stateWriter, g int) {
 
 // readBest reads what writeBest wrote for group g, which has a value.
 func (a *acc) readBest(r *stateReader, g int) {
-	u := a.uses()
+	u := a.u
 	switch {
 	case u.nums:
 		if r.Uvarint() != 1 {
@@ -356,7 +362,7 @@ func (a *acc) readBest(r *stateReader, g int) {
 		a.nums.set(int32(g), r.dec())
 	case u.best:
 		if a.best == nil {
-			a.best = newBuilder(valueType(a.agg.Arg.Type), 0).v
+			a.best = newBuilder(a.agg.Arg.Type, 0).v
 		}
 		r.value(&builder{v: a.best})
 		a.bestN[g] = int32(a.best.N - 1)

@@ -59,6 +59,7 @@ func TestAggregationStateRoundTrips(t *testing.T) {
 		{Func: plan.Max, Arg: ref(2, plan.Number)},
 		{Func: plan.Min, Arg: ref(3, plan.Text)},
 		{Func: plan.Max, Arg: ref(1, plan.Bool)},
+		{Func: "stddev_samp", Arg: ref(2, plan.Number)}, // two running sums
 	}
 	keys := []*plan.Expr{ref(0, plan.Text), ref(1, plan.Bool)}
 	a := exec.NewAggregation(exec.NewKeyTable(), keys, aggs)

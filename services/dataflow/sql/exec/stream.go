@@ -7,9 +7,10 @@ import (
 )
 
 // This file is what the operators of the physical plan
-// (services/dataflow/sql/sqlops) run batch by batch: the same code Execute
-// runs over a whole node's batches, exported one batch, or one piece of
-// state, at a time, so that each operator's logic is written once.
+// (services/dataflow/sql/sqlops) run batch by batch, and what the tests'
+// oracle (services/dataflow/sql/sqlgen/oracle) runs over a whole node's
+// batches: exported one batch, or one piece of state, at a time, so that
+// each operator's logic is written once.
 
 // Project computes exprs over each batch.
 func Project(exprs []*plan.Expr, in []*Batch) ([]*Batch, error) { return project(exprs, in) }
@@ -35,9 +36,10 @@ func (b *Batch) Rows(rows []int32) *Batch { return gatherBatch(b, rows) }
 // keys are equal values, a number whatever its trailing zeros.
 func AppendKey(dst []byte, v *Vec, i int) []byte { return appendKey(dst, v, i) }
 
-// ReadAs reads a text column as type t (docs/queries.md's value rules),
-// counting in st the values that read as NULL.
-func ReadAs(src *Vec, t plan.Type, st *ColumnStats) *Vec { return readAs(src, t, st) }
+// ReadAs reads a text column as a scan reads column c (docs/queries.md's
+// value rules: its type's, or its read rule), counting in st the values
+// that read as NULL.
+func ReadAs(src *Vec, c plan.Column, st *ColumnStats) *Vec { return readAs(src, c, st) }
 
 // ScanIndex returns, for each output column of a scan node, the index of
 // the table column it reads.
@@ -112,7 +114,7 @@ func NewAggregation(t *KeyTable, keys []*plan.Expr, aggs []*plan.Agg) *Aggregati
 	}
 	a := &Aggregation{keys: keys, g: newGroups(t, keyTypes)}
 	for _, ag := range aggs {
-		a.accs = append(a.accs, &acc{agg: ag, in: newAggInput(ag, &a.conds)})
+		a.accs = append(a.accs, newAcc(ag, &a.conds))
 	}
 	return a
 }
@@ -208,7 +210,11 @@ func (a *acc) window(from, to int) *acc {
 	a.grow(to)
 	w := *a
 	w.count = counts{lo: cut(a.count.lo, from, to), hi: renumber(a.count.hi, from, to)}
-	w.sum, w.has = a.sum.window(from, to), cut(a.has, from, to)
+	w.sums = make([]decs, len(a.sums))
+	for i, s := range a.sums {
+		w.sums[i] = s.window(from, to)
+	}
+	w.has = cut(a.has, from, to)
 	w.nums, w.bestN = a.nums.window(from, to), cut(a.bestN, from, to)
 	return &w
 }

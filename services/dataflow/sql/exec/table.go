@@ -502,7 +502,7 @@ type Join struct {
 func NewJoin(t *KeyTable, leftKey, rightKey *plan.Expr, rightCols []plan.Column) *Join {
 	j := &Join{leftKey: leftKey, rightKey: rightKey, v: slots{t: t}}
 	for _, c := range rightCols {
-		j.right = append(j.right, newBuilder(valueType(c.Type), 0))
+		j.right = append(j.right, newBuilder(c.Type, 0))
 	}
 	return j
 }

@@ -8,7 +8,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/wololo/wololo/services/dataflow/sql/exec"
 	"github.com/wololo/wololo/services/dataflow/sql/plan"
+	"github.com/wololo/wololo/services/dataflow/sql/rewrite"
 )
 
 // Logical is one query of a job: its name and its logical plan.
@@ -18,7 +20,8 @@ type Logical struct {
 }
 
 // Build places the logical plans of one job's queries on shape's tasks
-// (see the package doc). The plans are not changed.
+// (see the package doc), each as rewrite.Optimize rewrites it once it is
+// checked to be well formed. The plans given are not changed.
 func Build(queries []Logical, shape Shape) (*Plan, error) {
 	if shape.Gateway.Name == "" || shape.Shard.Name == "" || shape.Gateway.Replicas < 1 || shape.Shard.Replicas < 1 {
 		return nil, fmt.Errorf("physical: shape %v, %v: want a gateway and a shard task with replicas", shape.Gateway, shape.Shard)
@@ -45,7 +48,7 @@ func Build(queries []Logical, shape Shape) (*Plan, error) {
 		if err := wellFormed(q.Plan); err != nil {
 			return nil, fmt.Errorf("physical: query %s: %w", q.Name, err)
 		}
-		queries[i].Plan = optimize(q.Plan)
+		queries[i].Plan = rewrite.Optimize(q.Plan)
 		pl.query = q.Name
 		pl.registerScans(queries[i].Plan)
 	}
@@ -201,7 +204,7 @@ func (pl *planner) place(n *plan.Node) (stream, error) {
 		s := stream{at: atSource, table: n.Table, cols: n.Output}
 		scan := pl.scans[n.Table]
 		for _, c := range n.Output {
-			s.exprs = append(s.exprs, &plan.Expr{Kind: plan.ColRef, Col: slices.Index(scan.Node.Output, c), Type: valueType(c.Type), Name: c.Name})
+			s.exprs = append(s.exprs, rewrite.ColRef(slices.Index(scan.Node.Output, c), c))
 		}
 		return s, nil
 	case plan.Filter, plan.Project:
@@ -209,9 +212,9 @@ func (pl *planner) place(n *plan.Node) (stream, error) {
 		if err != nil {
 			return stream{}, err
 		}
-		if in.at == atSource { // pushed down to where the rows are parsed
+		if in.at == atSource { // runs where the rows are parsed, as their route's condition and columns
 			if n.Op == plan.Filter {
-				in.cond = and(in.cond, subst(n.Cond, in.exprs))
+				in.cond = rewrite.And(in.cond, subst(n.Cond, in.exprs))
 			} else {
 				exprs := make([]*plan.Expr, len(n.Exprs))
 				for i, e := range n.Exprs {
@@ -261,7 +264,7 @@ func (pl *planner) binary(n *plan.Node) (stream, error) {
 	}
 	rk := n.RightKey
 	if n.Op == plan.SemiJoin {
-		rk = &plan.Expr{Kind: plan.ColRef, Col: 0, Type: valueType(r.cols[0].Type), Name: r.cols[0].Name}
+		rk = rewrite.ColRef(0, r.cols[0])
 	}
 	ls := pl.colocate(l, []*plan.Expr{n.LeftKey})
 	rs := pl.colocate(r, []*plan.Expr{rk})
@@ -289,7 +292,7 @@ func (pl *planner) grouped(n *plan.Node) (stream, error) {
 	}
 	keys := n.Keys
 	if n.Op == plan.Distinct {
-		keys = colRefs(in.cols)
+		keys = rewrite.ColRefs(in.cols)
 	}
 	// outPart maps a partitioning key of the input onto the output.
 	outPart := func(alt []*plan.Expr) []*plan.Expr {
@@ -328,14 +331,14 @@ func (pl *planner) grouped(n *plan.Node) (stream, error) {
 	partial := *n
 	if n.Op == plan.Aggregate {
 		kind, final = PartialAggregate, FinalAggregate
-		partial.Output = PartialColumns(n.Output, len(n.Keys), n.Aggs)
+		partial.Output = exec.PartialColumns(n.Output, len(n.Keys), n.Aggs)
 	}
 	po := pl.addOp(in.task, kind, &partial, in.in)
 	pl.keyed = append(pl.keyed, keyedOp{po, pl.ownClass(po, keys)})
 	g := pl.toGateway(stream{at: atShard, task: in.task, in: Input{Op: po.ID}, cols: po.Output()})
 	merge := *n
 	if n.Op == plan.Aggregate {
-		merge.Keys = colRefs(po.Output()[:len(n.Keys)])
+		merge.Keys = rewrite.ColRefs(po.Output()[:len(n.Keys)])
 	}
 	fo := pl.addOp(g.task, final, &merge, g.in)
 	pl.keyed = append(pl.keyed, keyedOp{fo, pl.ownClass(fo, merge.Keys)})
@@ -435,7 +438,7 @@ func (pl *planner) exchange(s stream, key []*plan.Expr, to Task) stream {
 	pl.p.Channels = append(pl.p.Channels, ch)
 	r := Route{Query: pl.query}
 	for i, c := range s.cols {
-		r.Cols = append(r.Cols, pl.carry(ch, &plan.Expr{Kind: plan.ColRef, Col: i, Type: valueType(c.Type), Name: c.Name}, c.Name))
+		r.Cols = append(r.Cols, pl.carry(ch, rewrite.ColRef(i, c), c.Name))
 	}
 	for _, k := range key {
 		ch.Key = append(ch.Key, pl.carry(ch, k, nameOf(k)))
@@ -541,147 +544,15 @@ func (pl *planner) assignTables() {
 	}
 }
 
-// optimize is what Build does to a logical plan before placing it: the
-// filters above joins pushed down, then the columns nothing reads pruned.
-// The plan's answer is the same (TestOptimizeKeepsAnswers).
-func optimize(n *plan.Node) *plan.Node {
-	p, _ := prune(pushFilters(n), nil)
-	return p
-}
-
-// pushFilters returns n with every filter above a join pushed down
-// (pushDown), copying what it changes.
-func pushFilters(n *plan.Node) *plan.Node {
-	c := *n
-	c.Input = make([]*plan.Node, len(n.Input))
-	for i, in := range n.Input {
-		c.Input[i] = pushFilters(in)
-	}
-	if c.Op == plan.Filter && len(c.Input) == 1 && c.Input[0].Op == plan.Join && len(c.Input[0].Input) == 2 {
-		return pushDown(&c)
-	}
-	return &c
-}
-
-// pushDown moves the conjuncts of a filter above a join that read one
-// side only below it, onto that side; it returns f when none does.
-func pushDown(f *plan.Node) *plan.Node {
-	j := f.Input[0]
-	nl := len(j.Input[0].Output)
-	var left, right, rest []*plan.Expr
-	for _, c := range conjuncts(f.Cond) {
-		lo, hi := colRange(c)
-		switch {
-		case hi < nl:
-			left = append(left, c)
-		case lo >= nl:
-			right = append(right, shift(c, -nl))
-		default:
-			rest = append(rest, c)
-		}
-	}
-	if len(left) == 0 && len(right) == 0 {
-		return f
-	}
-	nj := *j
-	nj.Input = []*plan.Node{filtered(j.Input[0], left), filtered(j.Input[1], right)}
-	if len(rest) == 0 {
-		return &nj
-	}
-	return &plan.Node{Op: plan.Filter, Input: []*plan.Node{&nj}, Cond: andAll(rest), Output: f.Output}
-}
-
-func filtered(n *plan.Node, conds []*plan.Expr) *plan.Node {
-	if len(conds) == 0 {
-		return n
-	}
-	return &plan.Node{Op: plan.Filter, Input: []*plan.Node{n}, Cond: andAll(conds), Output: n.Output}
-}
-
-func conjuncts(e *plan.Expr) []*plan.Expr {
-	if e.Kind == plan.And {
-		return append(conjuncts(e.Args[0]), conjuncts(e.Args[1])...)
-	}
-	return []*plan.Expr{e}
-}
-
-func andAll(es []*plan.Expr) *plan.Expr {
-	var out *plan.Expr
-	for _, e := range es {
-		out = and(out, e)
-	}
-	return out
-}
-
-func and(a, b *plan.Expr) *plan.Expr {
-	if a == nil {
-		return b
-	}
-	return &plan.Expr{Kind: plan.And, Type: plan.Bool, Args: []*plan.Expr{a, b}}
-}
-
-// colRange is the lowest and highest column e reads; -1, -1 when none.
-func colRange(e *plan.Expr) (lo, hi int) {
-	lo, hi = -1, -1
-	var walk func(e *plan.Expr)
-	walk = func(e *plan.Expr) {
-		if e.Kind == plan.ColRef {
-			if lo < 0 || e.Col < lo {
-				lo = e.Col
-			}
-			hi = max(hi, e.Col)
-		}
-		for _, a := range e.Args {
-			walk(a)
-		}
-	}
-	walk(e)
-	return lo, hi
-}
-
 // subst is a copy of e with each column i replaced by a copy of exprs[i].
 func subst(e *plan.Expr, exprs []*plan.Expr) *plan.Expr {
-	return rewrite(e, func(c *plan.Expr) *plan.Expr { return rewrite(exprs[c.Col], nil) })
-}
-
-// shift is a copy of e reading column i+d for each column i.
-func shift(e *plan.Expr, d int) *plan.Expr {
-	return rewrite(e, func(c *plan.Expr) *plan.Expr {
-		m := *c
-		m.Col += d
-		return &m
-	})
+	return rewrite.Columns(e, func(c *plan.Expr) *plan.Expr { return rewrite.Columns(exprs[c.Col], nil) })
 }
 
 func shiftAll(es []*plan.Expr, d int) []*plan.Expr {
 	out := make([]*plan.Expr, len(es))
 	for i, e := range es {
-		out[i] = shift(e, d)
-	}
-	return out
-}
-
-// rewrite copies e, replacing each column reference by col's result (a
-// plain copy when col is nil).
-func rewrite(e *plan.Expr, col func(*plan.Expr) *plan.Expr) *plan.Expr {
-	if e == nil {
-		return nil
-	}
-	if e.Kind == plan.ColRef && col != nil {
-		return col(e)
-	}
-	c := *e
-	c.Args = nil
-	for _, a := range e.Args {
-		c.Args = append(c.Args, rewrite(a, col))
-	}
-	return &c
-}
-
-func colRefs(cols []plan.Column) []*plan.Expr {
-	out := make([]*plan.Expr, len(cols))
-	for i, c := range cols {
-		out[i] = &plan.Expr{Kind: plan.ColRef, Col: i, Type: valueType(c.Type), Name: c.Name}
+		out[i] = rewrite.Shift(e, d)
 	}
 	return out
 }
@@ -704,7 +575,7 @@ func covering(part [][]*plan.Expr, keys []*plan.Expr) []*plan.Expr {
 func keyString(key []*plan.Expr) string {
 	s := make([]string, len(key))
 	for i, k := range key {
-		c := rewrite(k, func(c *plan.Expr) *plan.Expr { return &plan.Expr{Kind: plan.ColRef, Col: c.Col, Type: c.Type} })
+		c := rewrite.Columns(k, func(c *plan.Expr) *plan.Expr { return &plan.Expr{Kind: plan.ColRef, Col: c.Col, Type: c.Type} })
 		s[i] = c.String() + " " + string(k.Type)
 	}
 	return strings.Join(s, ", ")
@@ -727,13 +598,4 @@ func nameOf(e *plan.Expr) string {
 		return e.Name
 	}
 	return colNumber.ReplaceAllString(e.String(), "")
-}
-
-// valueType is the type of the values a column of kind t holds: a
-// duration column holds numbers of seconds.
-func valueType(t plan.Type) plan.Type {
-	if t == plan.Duration {
-		return plan.Number
-	}
-	return t
 }

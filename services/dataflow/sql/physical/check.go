@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/wololo/wololo/services/dataflow/sql/plan"
+	"github.com/wololo/wololo/services/dataflow/sql/rewrite"
 )
 
 // Check verifies a plan's invariants, as a plan decoded from a store
@@ -215,12 +216,12 @@ func checkOp(p *Plan, o *Op, ins [][]plan.Column, inParts [][][]*plan.Expr, repl
 	}
 	groupKeys := n.Keys
 	if o.Kind == plan.Distinct {
-		groupKeys = colRefs(ins[0])
+		groupKeys = rewrite.ColRefs(ins[0])
 	}
 	switch o.Kind {
 	case plan.Filter, plan.SemiJoin, plan.Sort, plan.Limit, plan.RowNumber:
 		if o.Kind == plan.SemiJoin {
-			if !byKey(0, []*plan.Expr{n.LeftKey}) || !byKey(1, colRefs(ins[1][:1])) {
+			if !byKey(0, []*plan.Expr{n.LeftKey}) || !byKey(1, rewrite.ColRefs(ins[1][:1])) {
 				return nil, errors.New("runs before its inputs are shuffled by its key")
 			}
 		}

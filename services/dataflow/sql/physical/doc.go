@@ -8,15 +8,18 @@
 //
 // The design, and why:
 //
+//   - Build places plans as the logical rewrites leave them
+//     (services/dataflow/sql/rewrite: filters pushed below joins, the
+//     columns nothing reads pruned), which it applies first; it rewrites
+//     nothing itself.
 //   - Rows are parsed at the gateway, where the files arrive, so the work
 //     that needs no other row is done there, once per row: each input
 //     table has one scan for the whole job (the columns any query reads,
 //     each as the kind that query reads it as), and each query's filters
-//     and projections over it are pushed down to it (filters above a join
-//     are split into the conjuncts of each side, which run before the
-//     join), and a column only they read goes no further (prune.go). A
-//     query's rows leave the gateway only where a keyed operator needs them
-//     elsewhere.
+//     and projections right over it run there, as the condition and the
+//     columns of the query's route on the channel that carries the
+//     table's rows on. A query's rows leave the gateway only where a
+//     keyed operator needs them elsewhere.
 //   - A keyed operator (a join or semi-join by its key, an aggregate by its
 //     group key, DISTINCT by the whole row) needs the rows of a key
 //     together: its input is shuffled by that key over a channel to the
@@ -75,6 +78,6 @@
 // the tests hold to exec's answers and the reference's. Running it in the
 // cluster's processes (jobs, the gateway, the stage runtime) is next.
 //
-// The package is pure: no I/O. It imports the logical plan and deploy (the
-// topology's tasks), nothing else of this module.
+// The package is pure: no I/O. It imports the logical plan, its rewrites
+// and deploy (the topology's tasks), nothing else of this module.
 package physical

@@ -41,7 +41,7 @@ const (
 	// Exchange writes its input's rows on Channel.
 	Exchange plan.Op = "exchange"
 	// PartialAggregate is an Aggregate computed on one shard's rows: the
-	// keys, then each aggregate's partial state (PartialColumns).
+	// keys, then each aggregate's partial state (exec.PartialColumns).
 	PartialAggregate plan.Op = "partial-aggregate"
 	// FinalAggregate merges partial aggregates, grouped by their first
 	// len(Keys) columns, into the logical Aggregate's columns.
@@ -126,23 +126,6 @@ type Table struct {
 	Task string `json:"task"`
 	Key  string `json:"key"` // the class's keys, "match_players.match = matches.token"
 	Ops  []int  `json:"ops"`
-}
-
-// PartialColumns are the columns of a partial aggregate computing an
-// Aggregate of output cols grouped by nKeys keys with aggs: the keys, then
-// one column per aggregate but avg, which has two (its sum and its count).
-func PartialColumns(cols []plan.Column, nKeys int, aggs []*plan.Agg) []plan.Column {
-	out := slices.Clone(cols[:nKeys])
-	for i, a := range aggs {
-		c := cols[nKeys+i]
-		switch a.Func {
-		case plan.Avg:
-			out = append(out, plan.Column{Name: c.Name + " sum", Type: plan.Number}, plan.Column{Name: c.Name + " count", Type: plan.Number})
-		default:
-			out = append(out, c)
-		}
-	}
-	return out
 }
 
 // Encode is the plan as JSON, the form it is stored and sent in.
@@ -325,7 +308,7 @@ func writeOp(b *strings.Builder, o *Op) {
 func columns(cs []plan.Column) string {
 	s := make([]string, len(cs))
 	for i, c := range cs {
-		s[i] = c.Name + " " + string(c.Type)
+		s[i] = c.Name + " " + c.Kind()
 	}
 	return "(" + strings.Join(s, ", ") + ")"
 }

@@ -22,16 +22,25 @@ import (
 	"strings"
 )
 
-// Type is the kind a value is read and computed as.
+// Type is the type of a value: what it is computed as.
 type Type string
 
-// The types. A Duration is a column's kind only: the scan reads its text
-// by the duration rule into a Number of seconds.
+// The types.
 const (
-	Text     Type = "text"
-	Number   Type = "number"
-	Bool     Type = "bool"
-	Duration Type = "duration"
+	Text   Type = "text"
+	Number Type = "number"
+	Bool   Type = "bool"
+)
+
+// Read is a rule by which a scan reads a column's text into values of
+// the column's Type, other than the Type's own.
+type Read string
+
+// The read rules.
+const (
+	// ReadDuration reads a duration ("1 day, 2:03:04") as a Number of
+	// seconds: the column of DURATION_SECONDS.
+	ReadDuration Read = "duration"
 )
 
 // Op names a Node's operator.
@@ -39,7 +48,7 @@ type Op string
 
 // The operators.
 const (
-	Scan      Op = "scan"      // Table's Columns, read as their Types
+	Scan      Op = "scan"      // Table's Columns, read by their Types' rules or their Read
 	Filter    Op = "filter"    // the rows of Input[0] where Cond is true
 	Project   Op = "project"   // Exprs over Input[0]
 	Join      Op = "join"      // Input[0] × Input[1] where LeftKey = RightKey; the columns of both
@@ -55,6 +64,30 @@ const (
 type Column struct {
 	Name string `json:"name"`
 	Type Type   `json:"type"`
+	Read Read   `json:"read,omitempty"` // a scanned column's read rule; "": its Type's
+}
+
+// Kind is how String shows the column's values: its read rule, else its
+// type.
+func (c Column) Kind() string {
+	if c.Read != "" {
+		return string(c.Read)
+	}
+	return string(c.Type)
+}
+
+// UnmarshalJSON reads a column as Encode writes it, and as a plan of an
+// older version did, whose duration column had the type "duration" (a
+// Number read by ReadDuration).
+func (c *Column) UnmarshalJSON(b []byte) error {
+	type column Column // the same fields, without this method
+	if err := json.Unmarshal(b, (*column)(c)); err != nil {
+		return err
+	}
+	if c.Type == Type(ReadDuration) {
+		c.Type, c.Read = Number, ReadDuration
+	}
+	return nil
 }
 
 // Node is one operator of a plan. Which fields it uses depends on Op.
@@ -300,7 +333,7 @@ func (n *Node) write(b *strings.Builder, depth int) {
 		if i > 0 {
 			buf = append(buf, ", "...)
 		}
-		buf = append(append(append(buf, c.Name...), ' '), c.Type...)
+		buf = append(append(append(buf, c.Name...), ' '), c.Kind()...)
 	}
 	buf = append(buf, ")\n"...)
 	b.Write(buf)

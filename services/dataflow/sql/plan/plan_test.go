@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -63,5 +64,30 @@ func BenchmarkStringDeep(b *testing.B) {
 	e := chain(2000)
 	for b.Loop() {
 		_ = e.String()
+	}
+}
+
+// TestDurationColumnOfAnOlderPlan: a plan of an older version typed a
+// duration column "duration"; it decodes as a number read by the
+// duration rule, and encodes again in the form of this one.
+func TestDurationColumnOfAnOlderPlan(t *testing.T) {
+	old := []byte(`{"op":"scan","table":"matches","output":[{"name":"duration","type":"duration"},{"name":"token","type":"text"}]}`)
+	n, err := Decode(old)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Column{{Name: "duration", Type: Number, Read: ReadDuration}, {Name: "token", Type: Text}}
+	if !slices.Equal(n.Output, want) {
+		t.Fatalf("decoded %+v, want %+v", n.Output, want)
+	}
+	b, err := Encode(n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := string(b); !strings.Contains(got, `{"name":"duration","type":"number","read":"duration"}`) {
+		t.Errorf("encoded %s", got)
+	}
+	if got := n.String(); got != "scan matches -> (duration duration, token text)\n" {
+		t.Errorf("String() = %q", got)
 	}
 }

@@ -4,8 +4,9 @@
 // rows the query must return, computed by a naive evaluator (row at a time,
 // over math/big.Rat values, formatted and ordered by docs/sql.md's rules).
 //
-// Two tests use it: services/dataflow/sql/exec's property test compares
-// the engine with the naive evaluator, and tools/duckdb's differential test
+// Two tests use it: services/dataflow/sql/sqlgen/oracle's property test
+// compares the engine's logic (the oracle runs the plan with exec's
+// operators) with the naive evaluator, and tools/duckdb's differential test
 // compares it with DuckDB running the same query over the same files.
 //
 // The queries: WHERE conditions (comparisons, AND, OR, NOT, [NOT] IN

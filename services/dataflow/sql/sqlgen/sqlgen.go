@@ -509,6 +509,16 @@ func (g *gen) query(tRows, uRows []map[string]val) (query, duck, want string) {
 			return bounded(s) // the total, whatever the running sum was
 		}
 		text := column("t", g.pick("k", "s"))
+		// STDDEV_SAMP's argument is arg where it is below a million in
+		// size: DuckDB's is a DOUBLE, which the comparison holds to our
+		// last digit, and a double holds about 16 digits.
+		small := expr{sql: "CASE WHEN ((" + arg.sql + " > -1000000) AND (" + arg.sql + " < 1000000)) THEN " + arg.sql + " END", kind: 'n',
+			eval: func(r map[string]val) val {
+				if v := arg.eval(r); !v.null && new(big.Rat).Abs(v.num).Cmp(big.NewRat(1000000, 1)) < 0 {
+					return v
+				}
+				return val{null: true, kind: 'n'}
+			}}
 		aggs := []struct {
 			sql string
 			f   func(rs []map[string]val) val
@@ -529,6 +539,7 @@ func (g *gen) query(tRows, uRows []map[string]val) (query, duck, want string) {
 			{"PERCENT(SUM(" + arg.sql + "), COUNT(*))", func(rs []map[string]val) val { return percent(over(arg, sum)(rs), len(rs)) }},
 			{"MIN(" + text.sql + ")", over(text, func(vs []val) val { return bestText(vs, -1) })},
 			{"MAX(" + text.sql + ")", over(text, func(vs []val) val { return bestText(vs, 1) })},
+			{"STDDEV_SAMP(" + small.sql + ")", over(small, stddevSamp)},
 		}
 		chosen := []int{0, 1 + g.r.IntN(len(aggs)-1)}
 		groups := map[string][]map[string]val{}
@@ -637,6 +648,51 @@ func best(vs []val, want int) val {
 		}
 	}
 	return b
+}
+
+// stddevSamp is STDDEV_SAMP as docs/sql.md defines it: the square root
+// of the values' sample variance, exactly, rounded half away from zero to
+// their largest scale + 4; NULL for fewer than two values, and when their
+// sum, a square or the sum of the squares is past maxDigits digits.
+func stddevSamp(vs []val) val {
+	null := val{null: true, kind: 'n'}
+	var xs []*big.Rat
+	scale, sum, squares := 0, new(big.Rat), new(big.Rat)
+	for _, v := range vs {
+		if v.null {
+			continue
+		}
+		sq := new(big.Rat).Mul(v.num, v.num)
+		if bounded(val{kind: 'n', num: sq, scale: 2 * v.scale}).null {
+			return null
+		}
+		xs = append(xs, v.num)
+		scale = max(scale, v.scale)
+		sum.Add(sum, v.num)
+		squares.Add(squares, sq)
+	}
+	if len(xs) < 2 || bounded(val{kind: 'n', num: sum, scale: scale}).null || bounded(val{kind: 'n', num: squares, scale: 2 * scale}).null {
+		return null
+	}
+	// The variance: the squared distances from the mean, over n - 1.
+	mean := new(big.Rat).Quo(sum, big.NewRat(int64(len(xs)), 1))
+	variance := new(big.Rat)
+	for _, x := range xs {
+		d := new(big.Rat).Sub(x, mean)
+		variance.Add(variance, d.Mul(d, d))
+	}
+	variance.Quo(variance, big.NewRat(int64(len(xs)-1), 1))
+	// The root at scale s, rounded half up (it is not negative): r =
+	// ⌊√(variance × 100^s)⌋, one more when (r + ½)² is at most that.
+	s := scale + 4
+	x := new(big.Rat).Mul(variance, new(big.Rat).SetInt(new(big.Int).Exp(big.NewInt(100), big.NewInt(int64(s)), nil)))
+	r := new(big.Int).Sqrt(new(big.Int).Quo(x.Num(), x.Denom()))
+	half := new(big.Rat).Add(new(big.Rat).SetInt(r), big.NewRat(1, 2))
+	if half.Mul(half, half).Cmp(x) <= 0 {
+		r.Add(r, big.NewInt(1))
+	}
+	root := new(big.Rat).SetFrac(r, new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(s)), nil))
+	return bounded(val{kind: 'n', num: root, scale: s})
 }
 
 // percent is PERCENT(part, whole) as docs/sql.md defines it: 100 × part

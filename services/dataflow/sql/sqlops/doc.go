@@ -20,13 +20,14 @@
 // One implementation of each operator's logic: the operators here call
 // exec's (filter, projection, the hash join, the semi-join's key set, the
 // hash aggregate, distinct, sort, limit, row number, the CSV format), which
-// exec's own Execute runs too. What is added here is only what the
+// the tests' oracle (services/dataflow/sql/sqlgen/oracle) runs too. What is added here is only what the
 // physical plan needs beyond the logical one:
 //
 //   - the partial aggregate (an AVG as a sum and a count) and the final
 //     aggregate that merges partials (counts and sums add up, MIN and MAX
 //     are taken again, an AVG is the sum of sums over the sum of counts,
-//     the same division exec's AVG does);
+//     the same division exec's AVG does), as the table of aggregate
+//     functions says (exec.PartialAggs, exec.MergeAggs);
 //   - the exchange (Exchange), which writes an operator's rows on a
 //     channel: each row once, with the channel's columns and the routes
 //     whose condition it holds for (the routes' conditions found in one

@@ -111,9 +111,9 @@ func New(o *physical.Op, inputs [][]plan.Column, table []string, shared *exec.Ke
 	case plan.Aggregate:
 		return &aggregate{agg: exec.NewAggregation(shared, n.Keys, n.Aggs), keys: n.Keys}, nil
 	case physical.PartialAggregate:
-		return &aggregate{agg: exec.NewPartialAggregation(shared, n.Keys, partialAggs(n.Aggs)), keys: n.Keys}, nil
+		return &aggregate{agg: exec.NewPartialAggregation(shared, n.Keys, exec.PartialAggs(n.Aggs)), keys: n.Keys}, nil
 	case physical.FinalAggregate:
-		aggs, post := mergeAggs(n)
+		aggs, post := exec.MergeAggs(n)
 		return &aggregate{agg: exec.NewAggregation(shared, n.Keys, aggs), keys: n.Keys, post: post}, nil
 	case plan.Distinct, physical.PartialDistinct:
 		return &distinct{d: exec.NewDistinct(shared), cols: len(n.Output)}, nil
@@ -151,64 +151,6 @@ func InputColumns(p *physical.Plan, o *physical.Op) ([][]plan.Column, error) {
 		out = [][]plan.Column{nil}
 	}
 	return out, nil
-}
-
-// partialAggs are the aggregates a partial aggregate computes for aggs
-// (physical.PartialColumns): an average as its sum and its count.
-func partialAggs(aggs []*plan.Agg) []*plan.Agg {
-	var out []*plan.Agg
-	for _, a := range aggs {
-		if a.Func == plan.Avg {
-			out = append(out, &plan.Agg{Func: plan.Sum, Arg: a.Arg}, &plan.Agg{Func: plan.Count, Arg: a.Arg})
-			continue
-		}
-		out = append(out, a)
-	}
-	return out
-}
-
-// mergeAggs are the aggregates a final aggregate computes over the
-// partials' columns (the keys, then PartialColumns), and the projection
-// that makes its output of theirs: counts and sums add up, minima and
-// maxima are taken again, an average is the sum of the sums over the sum
-// of the counts (the division exec's avg does).
-func mergeAggs(n *plan.Node) ([]*plan.Agg, []*plan.Expr) {
-	nk := len(n.Keys)
-	col := func(i int, name string) *plan.Expr {
-		return &plan.Expr{Kind: plan.ColRef, Col: i, Type: plan.Number, Name: name}
-	}
-	var aggs []*plan.Agg
-	var post []*plan.Expr
-	for i := range nk {
-		post = append(post, &plan.Expr{Kind: plan.ColRef, Col: i, Type: n.Keys[i].Type, Name: n.Output[i].Name})
-	}
-	in := nk // the partials' column being read
-	for i, a := range n.Aggs {
-		name := n.Output[nk+i].Name
-		switch a.Func {
-		case plan.Avg:
-			aggs = append(aggs, &plan.Agg{Func: plan.Sum, Arg: col(in, name)}, &plan.Agg{Func: plan.Sum, Arg: col(in+1, name)})
-			post = append(post, &plan.Expr{Kind: plan.Arith, Fn: "/", Type: plan.Number, Args: []*plan.Expr{col(nk+len(aggs)-2, name), col(nk+len(aggs)-1, name)}})
-			in += 2
-			continue
-		case plan.Min, plan.Max:
-			arg := col(in, name)
-			arg.Type = valueType(n.Output[nk+i].Type)
-			aggs = append(aggs, &plan.Agg{Func: a.Func, Arg: arg})
-		default: // count(*), count, sum
-			aggs = append(aggs, &plan.Agg{Func: plan.Sum, Arg: col(in, name)})
-		}
-		post = append(post, &plan.Expr{Kind: plan.ColRef, Col: nk + len(aggs) - 1, Type: valueType(n.Output[nk+i].Type), Name: name})
-		in++
-	}
-	return aggs, post
-}
-
-func valueType(t plan.Type) plan.Type {
-	if t == plan.Duration {
-		return plan.Number
-	}
-	return t
 }
 
 // stateless is a filter or a projection: each batch on its own.
@@ -267,7 +209,7 @@ func newScan(n *plan.Node, table []string) (*scan, error) {
 	}
 	s := &scan{n: n, idx: idx}
 	for _, c := range n.Output {
-		s.stats = append(s.stats, exec.ColumnStats{Table: n.Table, Column: c.Name, Type: c.Type})
+		s.stats = append(s.stats, exec.ColumnStats{Table: n.Table, Column: c.Name, Type: c.Type, Read: c.Read})
 	}
 	return s, nil
 }
@@ -278,7 +220,7 @@ func (s *scan) Apply(_ int, b *exec.Batch, out Out) error {
 	}
 	nb := &exec.Batch{N: b.N, Cols: make([]*exec.Vec, len(s.idx))}
 	for i, j := range s.idx {
-		nb.Cols[i] = exec.ReadAs(b.Cols[j], s.n.Output[i].Type, &s.stats[i])
+		nb.Cols[i] = exec.ReadAs(b.Cols[j], s.n.Output[i], &s.stats[i])
 	}
 	if nb.N > 0 {
 		out(nb)
@@ -307,7 +249,7 @@ func (s *scan) rowTo(part int, fields [][]byte) {
 			if h.spent != nil {
 				spent = h.spent[i]
 			}
-			h.cols[i] = exec.NewVecBuilderIn(s.n.Output[i].Type, max(h.last+h.last/16, exec.BatchRows), spent)
+			h.cols[i] = exec.NewVecBuilderIn(s.n.Output[i], max(h.last+h.last/16, exec.BatchRows), spent)
 			h.cols[i].Reserve(h.text[i] + h.text[i]/8)
 		}
 		h.spent = nil

@@ -10,6 +10,7 @@ import (
 
 	"github.com/wololo/wololo/services/dataflow/sql"
 	"github.com/wololo/wololo/services/dataflow/sql/exec"
+	"github.com/wololo/wololo/services/dataflow/sql/sqlgen/oracle"
 	"github.com/wololo/wololo/services/dataflow/sql/sqlops"
 )
 
@@ -17,9 +18,9 @@ import (
 // (k, n, b, s) and u (k, m, c), written for this test: it needs queries
 // that reach every operator of the physical plan (filters, projections,
 // joins, IN subqueries, complete, partial and global aggregates, DISTINCT,
-// ORDER BY, LIMIT), not their meaning, which exec's own property test
-// checks against a naive evaluator; here the physical plan's answer is
-// compared with exec's. Values include NULLs, invalid values, numbers
+// ORDER BY, LIMIT), not their meaning, which the oracle's property test
+// (services/dataflow/sql/sqlgen/oracle) checks against a naive evaluator;
+// here the physical plan's answer is compared with the oracle's. Values include NULLs, invalid values, numbers
 // wider than a double and as wide as a number may be, equal numbers of different scales (one group
 // whichever shard sees them) and bytes that are not UTF-8.
 type gen struct{ r *rand.Rand }
@@ -78,9 +79,9 @@ func (g gen) query() (string, bool) {
 		return "SELECT " + g.pick("", "DISTINCT ") + "t.k, t.n FROM t" + g.where(), false
 	case 1:
 		having := g.pick("", " HAVING COUNT(*) > 1", " HAVING SUM(t.n) > 2")
-		return "SELECT t.k, COUNT(*), SUM(t.n), MIN(t.n), MAX(t.s), AVG(t.n), COUNT(t.b) FROM t" + g.where() + " GROUP BY t.k" + having, false
+		return "SELECT t.k, COUNT(*), SUM(t.n), MIN(t.n), MAX(t.s), AVG(t.n), COUNT(t.b), STDDEV_SAMP(t.n) FROM t" + g.where() + " GROUP BY t.k" + having, false
 	case 2:
-		return "SELECT u.c, COUNT(*), SUM(t.n), MAX(u.m), AVG(t.n), MIN(t.s), COUNT(u.m) FROM t JOIN u ON t.k = u.k" + g.where() + " GROUP BY u.c" + g.pick("", " HAVING AVG(t.n) > 1"), false
+		return "SELECT u.c, COUNT(*), SUM(t.n), MAX(u.m), AVG(t.n), MIN(t.s), COUNT(u.m), STDDEV_SAMP(u.m) FROM t JOIN u ON t.k = u.k" + g.where() + " GROUP BY u.c" + g.pick("", " HAVING AVG(t.n) > 1"), false
 	case 3:
 		if g.r.IntN(2) == 0 {
 			return "SELECT t.s, AVG(t.n), SUM(CASE WHEN t.b THEN 1 ELSE 0 END) FROM t WHERE t.k IN (SELECT k FROM u WHERE m > 0) GROUP BY t.s", false
@@ -89,7 +90,7 @@ func (g gen) query() (string, bool) {
 	case 4:
 		return "SELECT t.b, COUNT(*) AS c FROM t GROUP BY t.b ORDER BY c DESC, t.b LIMIT " + fmt.Sprint(1+g.r.IntN(3)), true
 	case 5:
-		return "SELECT COUNT(*), SUM(t.n), AVG(t.n), MIN(t.b) FROM t" + g.where(), false
+		return "SELECT COUNT(*), SUM(t.n), AVG(t.n), MIN(t.b), STDDEV_SAMP(CASE WHEN t.b THEN t.n END) FROM t" + g.where(), false
 	case 6:
 		return "SELECT DISTINCT u.c FROM t JOIN u ON t.k = u.k" + g.where(), false
 	case 7:
@@ -133,7 +134,7 @@ func TestRandomQueriesMatchExec(t *testing.T) {
 			if err != nil {
 				t.Fatalf("seed %d: %s: %v", seed, q, err)
 			}
-			res, err := exec.Execute(root, tables)
+			res, err := oracle.Execute(root, tables)
 			if err != nil {
 				t.Fatalf("seed %d: %s: %v", seed, q, err)
 			}

@@ -307,7 +307,7 @@ func fromColumn(v batch.Columns, c int, t plan.Type, n int) (*exec.Vec, error) {
 	switch {
 	case t == plan.Text && vc.GetText() != nil:
 		return &exec.Vec{Type: plan.Text, N: n, Null: null, Data: vc.Text.GetData(), Ends: vc.Text.GetEnds()}, nil
-	case (t == plan.Number || t == plan.Duration) && vc.GetNumbers() != nil:
+	case t == plan.Number && vc.GetNumbers() != nil:
 		nums, err := decimals(vc.GetNumbers(), null)
 		if err != nil {
 			return nil, err

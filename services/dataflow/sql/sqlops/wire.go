@@ -415,7 +415,7 @@ func readColumn(b []byte, t plan.Type, n int) (*exec.Vec, bool) {
 	switch {
 	case t == plan.Text && hasText && !hasNumbers && len(bools) == 0:
 		return v, readText(v, text, n)
-	case (t == plan.Number || t == plan.Duration) && hasNumbers && !hasText && len(bools) == 0:
+	case t == plan.Number && hasNumbers && !hasText && len(bools) == 0:
 		v.Type = plan.Number
 		return v, readNumbers(v, numbers, n)
 	case t == plan.Bool && len(bools) > 0 && !hasText && !hasNumbers:

@@ -43,7 +43,7 @@ func randomBatch(t testing.TB, r *rand.Rand, cols []plan.Column, n int) *exec.Ba
 // RowBatch, with the same routes.
 func TestWireCodecIsProtobufs(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
-	cols := []plan.Column{{Name: "t", Type: plan.Text}, {Name: "n", Type: plan.Number}, {Name: "b", Type: plan.Bool}, {Name: "d", Type: plan.Duration}, {Name: "u", Type: plan.Text}}
+	cols := []plan.Column{{Name: "t", Type: plan.Text}, {Name: "n", Type: plan.Number}, {Name: "b", Type: plan.Bool}, {Name: "d", Type: plan.Number, Read: plan.ReadDuration}, {Name: "u", Type: plan.Text}}
 	var w sqlops.WireWriter // one writer for every batch: its scratch is reused
 	for round := range 400 {
 		n := 1 + r.IntN(40)

@@ -118,6 +118,46 @@ func TestDivAndFormat(t *testing.T) {
 	}
 }
 
+// TestStddevSamp: the sample standard deviation of a count, a sum and a
+// sum of squares, exact and rounded half away from zero to the sum's scale
+// + 4; NULL for fewer than two values and past the bounds.
+func TestStddevSamp(t *testing.T) {
+	for _, c := range []struct {
+		values []string
+		want   string
+	}{
+		{[]string{"1", "2", "4"}, "1.5275"},                          // √(7/3)
+		{[]string{"2", "4", "4", "4", "5", "5", "7", "9"}, "2.1381"}, // √(32/7)
+		{[]string{"1.5", "1.50"}, "0.000000"},
+		{[]string{"0", "1"}, "0.7071"},            // √(1/2) = 0.70710678...
+		{[]string{"0", "0.00011"}, "0.000077782"}, // 0.00011 / √2 = 0.0000777817459..., at scale 9
+		{[]string{"-3", "-1"}, "1.4142"},
+		{[]string{"0", "0.0001"}, "0.00007071"}, // half of the unit below rounds down
+		{[]string{"1"}, ""},                     // fewer than two
+		{nil, ""},
+		{[]string{"1", "9999999999999999999.9"}, ""},                        // a square of 40 digits
+		{[]string{"0.00000000000000000001", "0"}, ""},                       // a square of scale 40
+		{[]string{"-1", "9999999999999999999"}, "7071067811865475244.0084"}, // 10^19 / √2: squares of 38 digits
+	} {
+		n, sum, squares := Int(int64(len(c.values))), Dec{}, Dec{}
+		for _, v := range c.values {
+			d := num(t, v)
+			sum, squares = sum.Add(d), squares.Add(d.Mul(d))
+		}
+		got, ok := StddevSamp(n, sum, squares)
+		if ok != (c.want != "") || ok && got.String() != c.want {
+			t.Errorf("StddevSamp(%q) = %s, %v; want %q", c.values, got, ok, c.want)
+		}
+	}
+	// Of two values of sum 0, the variance is their squares' sum: a root
+	// of exactly half a unit (0.00005) rounds up, just below it down.
+	for squares, want := range map[string]string{"0.0000000025": "0.0001", "0.0000000024": "0.0000"} {
+		if got, ok := StddevSamp(Int(2), num(t, "0"), num(t, squares)); !ok || got.String() != want {
+			t.Errorf("StddevSamp(2, 0, %s) = %s, %v; want %s", squares, got, ok, want)
+		}
+	}
+}
+
 // TestPercent: the q3 percentage is the reference's fmt.Sprintf("%.4f",
 // float64(100*wins)/float64(played)), ties of the binary value included.
 func TestPercent(t *testing.T) {
@@ -279,4 +319,43 @@ func FuzzReadNumber(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestAvg: AVG's result is DuckDB's (a DOUBLE, the exact quotient rounded
+// once) written as DuckDB writes it (the shortest text that reads back,
+// "2.0" for a whole number), its exponent aside: DuckDB's texts of these
+// sums and counts, taken with its Go module (tools/duckdb). An AVG of
+// 15-decimal values used to be written with 19 decimals (the division
+// rule: the sum's scale + 4).
+func TestAvg(t *testing.T) {
+	for _, c := range []struct {
+		sum   string
+		count int64
+		want  string // DuckDB's text, where it differs as its note says
+	}{
+		{"4", 2, "2.0"},
+		{"3.0", 2, "1.5"},
+		{"0.323456789012345", 2, "0.1617283945061725"}, // AVG of DECIMAL(18,15) values
+		{"5", 3, "1.6666666666666667"},
+		{"-3.000000", 2, "-1.5"},
+		{"0.002000", 2, "0.001"},
+		{"0.000200", 2, "0.0001"},
+		{"0.000020", 2, "0.00001"},                                            // DuckDB: 1e-05
+		{"2000000000000000", 2, "1000000000000000.0"},                         //
+		{"20000000000000000", 2, "10000000000000000.0"},                       // DuckDB: 1e+16
+		{"0", 5, "0.0"},                                                       //
+		{"1486733035935001185500", 1000000000000000000, "1486.7330359350012"}, // a sum past 2^53: the exact quotient, rounded once
+		{"99999999999999999999999999999999999999", 3, "33333333333333333000000000000000000000.0"}, // DuckDB: 3.3333333333333333e+37; past MaxDigits
+	} {
+		got, ok := Avg(num(t, c.sum), c.count)
+		if !ok || got.String() != c.want {
+			t.Errorf("Avg(%s, %d) = %s, %v; want %s", c.sum, c.count, got, ok, c.want)
+		}
+	}
+	if d, ok := Avg(num(t, "99999999999999999999999999999999999999"), 3); !ok || d.Fits() {
+		t.Errorf("Avg of 38 nines by 3 = %s, %v: want a number that does not Fit (a NULL answer)", d, ok)
+	}
+	if _, ok := Avg(Int(1), 0); ok {
+		t.Error("Avg of no values is not NULL")
+	}
 }

@@ -1,4 +1,4 @@
-package physical
+package rewrite
 
 import (
 	"slices"
@@ -32,7 +32,7 @@ func prune(n *plan.Node, need []bool) (*plan.Node, []int) {
 		var keep []int
 		for i, j := range m {
 			if j >= 0 && need[i] {
-				exprs = append(exprs, &plan.Expr{Kind: plan.ColRef, Col: j, Type: valueType(in.Output[j].Type), Name: in.Output[j].Name})
+				exprs = append(exprs, ColRef(j, in.Output[j]))
 				keep = append(keep, i)
 			}
 		}
@@ -170,7 +170,7 @@ func uses(need []bool, e *plan.Expr) []bool {
 
 // remap is a copy of e reading column m[i] for each column i.
 func remap(e *plan.Expr, m []int) *plan.Expr {
-	return rewrite(e, func(c *plan.Expr) *plan.Expr {
+	return Columns(e, func(c *plan.Expr) *plan.Expr {
 		r := *c
 		r.Col = m[c.Col]
 		return &r

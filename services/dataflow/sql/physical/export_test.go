@@ -1,4 +1,0 @@
-package physical
-
-// Optimize is optimize, for the external tests.
-var Optimize = optimize

@@ -1,0 +1,104 @@
+package rewrite
+
+import (
+	"github.com/wololo/wololo/services/dataflow/sql/plan"
+)
+
+// Optimize is n rewritten: the filters above joins pushed down, then the
+// columns nothing reads pruned. The plan's answer is the same
+// (exec's TestOptimizeKeepsAnswers); n is not modified.
+func Optimize(n *plan.Node) *plan.Node {
+	p, _ := prune(pushFilters(n), nil)
+	return p
+}
+
+// pushFilters returns n with every filter above a join pushed down
+// (pushDown), copying what it changes.
+func pushFilters(n *plan.Node) *plan.Node {
+	c := *n
+	c.Input = make([]*plan.Node, len(n.Input))
+	for i, in := range n.Input {
+		c.Input[i] = pushFilters(in)
+	}
+	if c.Op == plan.Filter && len(c.Input) == 1 && c.Input[0].Op == plan.Join && len(c.Input[0].Input) == 2 {
+		return pushDown(&c)
+	}
+	return &c
+}
+
+// pushDown moves the conjuncts of a filter above a join that read one
+// side only below it, onto that side; it returns f when none does.
+func pushDown(f *plan.Node) *plan.Node {
+	j := f.Input[0]
+	nl := len(j.Input[0].Output)
+	var left, right, rest []*plan.Expr
+	for _, c := range conjuncts(f.Cond) {
+		lo, hi := colRange(c)
+		switch {
+		case hi < nl:
+			left = append(left, c)
+		case lo >= nl:
+			right = append(right, Shift(c, -nl))
+		default:
+			rest = append(rest, c)
+		}
+	}
+	if len(left) == 0 && len(right) == 0 {
+		return f
+	}
+	nj := *j
+	nj.Input = []*plan.Node{filtered(j.Input[0], left), filtered(j.Input[1], right)}
+	if len(rest) == 0 {
+		return &nj
+	}
+	return &plan.Node{Op: plan.Filter, Input: []*plan.Node{&nj}, Cond: andAll(rest), Output: f.Output}
+}
+
+func filtered(n *plan.Node, conds []*plan.Expr) *plan.Node {
+	if len(conds) == 0 {
+		return n
+	}
+	return &plan.Node{Op: plan.Filter, Input: []*plan.Node{n}, Cond: andAll(conds), Output: n.Output}
+}
+
+func conjuncts(e *plan.Expr) []*plan.Expr {
+	if e.Kind == plan.And {
+		return append(conjuncts(e.Args[0]), conjuncts(e.Args[1])...)
+	}
+	return []*plan.Expr{e}
+}
+
+func andAll(es []*plan.Expr) *plan.Expr {
+	var out *plan.Expr
+	for _, e := range es {
+		out = And(out, e)
+	}
+	return out
+}
+
+// And is a AND b; b when a is nil.
+func And(a, b *plan.Expr) *plan.Expr {
+	if a == nil {
+		return b
+	}
+	return &plan.Expr{Kind: plan.And, Type: plan.Bool, Args: []*plan.Expr{a, b}}
+}
+
+// colRange is the lowest and highest column e reads; -1, -1 when none.
+func colRange(e *plan.Expr) (lo, hi int) {
+	lo, hi = -1, -1
+	var walk func(e *plan.Expr)
+	walk = func(e *plan.Expr) {
+		if e.Kind == plan.ColRef {
+			if lo < 0 || e.Col < lo {
+				lo = e.Col
+			}
+			hi = max(hi, e.Col)
+		}
+		for _, a := range e.Args {
+			walk(a)
+		}
+	}
+	walk(e)
+	return lo, hi
+}

@@ -1,0 +1,193 @@
+package sql
+
+import (
+	"slices"
+
+	"vitess.io/vitess/go/vt/sqlparser"
+
+	"github.com/wololo/wololo/services/dataflow/sql/plan"
+)
+
+// One SELECT is bound clause by clause, each by its own binder, in the
+// order a clause may depend on the ones before it (and in which a query
+// with several faults is refused for the first one):
+//
+//	from.go        FROM and JOIN: the tables, their columns, the join (fromPlan)
+//	where.go       WHERE: the filter and the IN (SELECT ...) semi-joins (whereClause)
+//	group.go       GROUP BY, the aggregates (groupBy), HAVING (havingClause)
+//	selectlist.go  the SELECT list, ROW_NUMBER() OVER (...) among it (selectItems)
+//	order.go       ORDER BY, the row number's order, LIMIT (orderBy, limitClause)
+//
+// Each binder reads its clause and the level, and returns what it bound;
+// assemble then stacks the plan's nodes in the order they run.
+
+// level is one SELECT being compiled.
+type level struct {
+	c      *compiler
+	scans  []*scanInfo
+	clause int // token index of the clause being checked
+	start  int // token index of this SELECT
+
+	// The aggregate stage, when the query groups.
+	grouped  bool
+	keys     []*plan.Expr
+	keyText  []string      // the group keys as the parser renders them
+	keySizes map[int][]int // the keys by their sizes (exprSize), for keyIndex
+	keyNames []string      // and as the aggregate's output names them
+	keySlots []*slot       // a key that is a column: its slot
+	keyVars  []*tvar
+	aggs     []*plan.Agg
+	aggText  []string
+	aggIndex map[string]int // aggText's index of each text
+	aggVars  []*tvar
+	post     bool // binding above the aggregate
+
+	aliases map[string]typedExpr // HAVING: the SELECT items by alias
+}
+
+func (lv *level) err(anchor, construct, format string, args ...any) *Error {
+	return lv.c.errAt(lv.clause, anchor, construct, format, args...)
+}
+
+// at moves the clause cursor to the first token word after this SELECT.
+func (lv *level) at(word string) { lv.clause = lv.c.loc.index(lv.start, word, 0) }
+
+// bound is one SELECT with every clause bound: what assemble stacks.
+type bound struct {
+	from   *plan.Node
+	where  whereClause
+	having *plan.Expr // nil: none
+	items  *selectList
+	order  []plan.SortKey
+	limit  int64 // -1: none
+	// distinct is SELECT DISTINCT; sub, that the SELECT is an IN subquery.
+	distinct, sub bool
+}
+
+// selectPlan compiles one SELECT; sub says it is an IN subquery.
+func (c *compiler) selectPlan(sel *sqlparser.Select, sub bool) (*plan.Node, error) {
+	lv := &level{c: c}
+	lv.start = c.loc.index(0, "select", c.nSel)
+	lv.clause = lv.start
+	c.nSel++
+	if err := lv.checkSelect(sel); err != nil {
+		return nil, err
+	}
+	b := bound{distinct: sel.Distinct, sub: sub}
+	var err error
+	lv.at("from")
+	if b.from, err = lv.fromPlan(sel.From); err != nil {
+		return nil, err
+	}
+	if b.where, err = lv.whereClause(sel.Where); err != nil {
+		return nil, err
+	}
+	if err := lv.groupBy(sel); err != nil {
+		return nil, err
+	}
+	if b.items, err = lv.selectItems(sel.SelectExprs); err != nil {
+		return nil, err
+	}
+	if b.having, err = lv.havingClause(sel.Having, b.items); err != nil {
+		return nil, err
+	}
+	if b.order, err = lv.orderBy(sel, b.items); err != nil {
+		return nil, err
+	}
+	if b.limit, err = lv.limitClause(sel.Limit); err != nil {
+		return nil, err
+	}
+	// The columns each scan reads are known now: number them.
+	lv.finishScans()
+	if b.from.Op == plan.Join {
+		b.from.RightKey.Col -= lv.scans[1].offset // it reads the right input alone
+	}
+	n := lv.assemble(&b)
+	c.outVars[n] = b.items.vars[0]
+	return n, nil
+}
+
+// checkSelect refuses the SELECT's forms outside the subset that no
+// clause's binder sees.
+func (lv *level) checkSelect(sel *sqlparser.Select) error {
+	switch {
+	case sel.With != nil:
+		return lv.err("with", "WITH", "common table expressions are not supported; use col IN (SELECT ...)")
+	case sel.Into != nil:
+		return lv.err("into", "SELECT INTO", "not supported")
+	case sel.Lock != sqlparser.NoLock:
+		return lv.err("for", "locking clause", "not supported")
+	case len(sel.Windows) > 0:
+		return lv.err("window", "WINDOW", "named windows are not supported")
+	case sel.Cache != nil || sel.HighPriority || sel.StraightJoinHint || sel.SQLSmallResult || sel.SQLBigResult || sel.SQLBufferResult || sel.SQLCalcFoundRows:
+		return lv.err("select", "SELECT option", "MySQL's SELECT options are not supported")
+	}
+	return nil
+}
+
+// assemble stacks a bound SELECT's nodes in the order they run: filter,
+// semi-joins, aggregate and HAVING (groups), the projection, then
+// outputs (DISTINCT, sort, LIMIT, row number, hidden columns dropped).
+func (lv *level) assemble(b *bound) *plan.Node {
+	n := b.from
+	if len(b.where.filters) > 0 {
+		n = over(plan.Filter, n)
+		n.Cond = andAll(b.where.filters)
+	}
+	for _, s := range b.where.semis {
+		n = &plan.Node{Op: plan.SemiJoin, Input: []*plan.Node{n, s.sub}, LeftKey: s.key, Output: slices.Clone(n.Output)}
+	}
+	if lv.grouped {
+		n = lv.groups(n, b.having)
+	}
+	return lv.outputs(b, b.items.project(n))
+}
+
+// groups is n grouped by the level's keys into its aggregates, then
+// filtered by having (nil: none).
+func (lv *level) groups(n *plan.Node, having *plan.Expr) *plan.Node {
+	out := make([]plan.Column, 0, len(lv.keys)+len(lv.aggs))
+	for _, t := range lv.keyNames {
+		out = append(out, plan.Column{Name: t})
+	}
+	for _, t := range lv.aggText {
+		out = append(out, plan.Column{Name: t})
+	}
+	n = &plan.Node{Op: plan.Aggregate, Input: []*plan.Node{n}, Keys: lv.keys, Aggs: lv.aggs, Output: out}
+	if having != nil {
+		n = over(plan.Filter, n)
+		n.Cond = having
+	}
+	return n
+}
+
+// outputs stacks over the projection n what orders and trims the rows:
+// DISTINCT, the sort (none in an IN subquery without LIMIT, whose order
+// does not matter), LIMIT, the row number, and a projection dropping the
+// hidden columns ORDER BY added.
+func (lv *level) outputs(b *bound, n *plan.Node) *plan.Node {
+	if b.distinct {
+		n = over(plan.Distinct, n)
+	}
+	if !b.sub || b.limit >= 0 {
+		n = over(plan.Sort, n)
+		n.Order = b.order
+	}
+	if b.limit >= 0 {
+		n = over(plan.Limit, n)
+		n.N = b.limit
+	}
+	if rn := b.items.rowNum; rn >= 0 {
+		n = over(plan.RowNumber, n)
+		n.Col = rn
+	}
+	if b.items.hidden() {
+		n = b.items.dropHidden(lv.c, n)
+	}
+	return n
+}
+
+// over is a node of op over n, with n's columns.
+func over(op plan.Op, n *plan.Node) *plan.Node {
+	return &plan.Node{Op: op, Input: []*plan.Node{n}, Output: slices.Clone(n.Output)}
+}

@@ -1,0 +1,146 @@
+package sql
+
+import (
+	"slices"
+
+	"vitess.io/vitess/go/vt/sqlparser"
+
+	"github.com/wololo/wololo/services/dataflow/sql/plan"
+)
+
+// selectList is a SELECT's output columns as bound: its items (the
+// visible columns), then the hidden columns ORDER BY sorts by and does
+// not select. It is what the projection computes.
+type selectList struct {
+	exprs   []*plan.Expr
+	vars    []*tvar
+	names   []string
+	visible int // the items; the columns after them are hidden
+
+	// The ROW_NUMBER() OVER (ORDER BY ...) item: its column, -1 when
+	// none, and its window's order.
+	rowNum   int
+	rowOrder sqlparser.OrderBy
+
+	texts []string // text's cache
+}
+
+// add appends a column computing e, of kind v.
+func (s *selectList) add(e *plan.Expr, v *tvar, name string) {
+	s.exprs, s.vars, s.names = append(s.exprs, e), append(s.vars, v), append(s.names, name)
+}
+
+// text is exprs[i].String(), rendered once each (an ORDER BY key
+// compares with every column).
+func (s *selectList) text(i int) string {
+	for len(s.texts) <= i {
+		s.texts = append(s.texts, s.exprs[len(s.texts)].String())
+	}
+	return s.texts[i]
+}
+
+// hidden reports whether ORDER BY added columns the query does not select.
+func (s *selectList) hidden() bool { return len(s.exprs) > s.visible }
+
+// project is the projection computing the list over n.
+func (s *selectList) project(n *plan.Node) *plan.Node {
+	out := make([]plan.Column, len(s.exprs))
+	for i := range s.exprs {
+		out[i] = plan.Column{Name: s.names[i]}
+	}
+	return &plan.Node{Op: plan.Project, Input: []*plan.Node{n}, Exprs: s.exprs, Output: out}
+}
+
+// dropHidden is a projection over n (whose columns are the list's) of the
+// visible columns only.
+func (s *selectList) dropHidden(c *compiler, n *plan.Node) *plan.Node {
+	keep := make([]*plan.Expr, s.visible)
+	for i := range keep {
+		keep[i] = &plan.Expr{Kind: plan.ColRef, Col: i, Name: s.names[i]}
+		c.typed = append(c.typed, typedExpr{keep[i], s.vars[i]})
+	}
+	return &plan.Node{Op: plan.Project, Input: []*plan.Node{n}, Exprs: keep, Output: slices.Clone(n.Output[:s.visible])}
+}
+
+// selectItems binds the SELECT list, item by item: *, an expression
+// (above the aggregate when the query groups), ROW_NUMBER() OVER (...).
+func (lv *level) selectItems(items *sqlparser.SelectExprs) (*selectList, error) {
+	lv.clause = lv.start
+	s := &selectList{rowNum: -1}
+	for _, item := range items.Exprs {
+		var err error
+		switch it := item.(type) {
+		case *sqlparser.StarExpr:
+			err = lv.star(s, it)
+		case *sqlparser.AliasedExpr:
+			err = lv.item(s, it)
+		default:
+			err = lv.err("select", "select item", "%s is not supported", sqlparser.String(item))
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	s.visible = len(s.exprs)
+	return s, nil
+}
+
+// star binds * or t.*: every column of the FROM clause's tables (of t),
+// in their order.
+func (lv *level) star(s *selectList, it *sqlparser.StarExpr) error {
+	if lv.grouped {
+		return lv.err("*", "*", "SELECT * with GROUP BY or aggregates is not supported")
+	}
+	for _, sc := range lv.scans {
+		if !it.TableName.IsEmpty() && it.TableName.Name.String() != sc.alias {
+			continue
+		}
+		for _, name := range sc.names {
+			cn := &sqlparser.ColName{Name: sqlparser.NewIdentifierCI(name), Qualifier: sqlparser.TableName{Name: sqlparser.NewIdentifierCS(sc.alias)}}
+			e, v, err := lv.expr(cn)
+			if err != nil {
+				return err
+			}
+			s.add(e, v, name)
+		}
+	}
+	return nil
+}
+
+// item binds one expression of the SELECT list, named by its alias, else
+// by its column's name, else by its text.
+func (lv *level) item(s *selectList, it *sqlparser.AliasedExpr) error {
+	name := it.As.String()
+	if name == "" {
+		if cn, ok := it.Expr.(*sqlparser.ColName); ok {
+			name = cn.Name.String()
+		} else {
+			name = lv.c.render(it.Expr)
+		}
+	}
+	if w, ok := it.Expr.(*sqlparser.ArgumentLessWindowExpr); ok && w.Type == sqlparser.RowNumberExprType {
+		return lv.rowNumber(s, w, name)
+	}
+	e, v, err := lv.expr(it.Expr)
+	if err != nil {
+		return err
+	}
+	s.add(e, v, name)
+	return nil
+}
+
+// rowNumber binds the window function of the subset, ROW_NUMBER() OVER
+// (ORDER BY ...), once per SELECT: a column the RowNumber node fills in
+// (a NULL until then), whose window orderBy checks against the query's.
+func (lv *level) rowNumber(s *selectList, w *sqlparser.ArgumentLessWindowExpr, name string) error {
+	spec := (*sqlparser.WindowSpecification)(nil)
+	if w.OverClause != nil {
+		spec = w.OverClause.WindowSpec
+	}
+	if s.rowNum >= 0 || spec == nil || len(spec.PartitionClause) > 0 || spec.FrameClause != nil || len(spec.OrderClause) == 0 || !w.OverClause.WindowName.IsEmpty() {
+		return lv.err("row_number", "ROW_NUMBER()", "supported once, as OVER (ORDER BY the query's ORDER BY keys)")
+	}
+	s.rowNum, s.rowOrder = len(s.exprs), spec.OrderClause
+	s.add(&plan.Expr{Kind: plan.Const, Type: plan.Number, Null: true}, known(plan.Number), name)
+	return nil
+}
