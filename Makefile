@@ -233,9 +233,9 @@ DOWN = { $(DC) kill $$($(DC) config --services | grep '^master-') >/dev/null 2>&
 logs: ## follow the deployment's logs
 	$(DC) logs -f --tail=100
 
-submit: build ## run a job on the deployment: make submit MATCHES=F PLAYERS=F OUT=DIR
-	@if [ -z "$(MATCHES)" ] || [ -z "$(PLAYERS)" ]; then echo "usage: make submit MATCHES=F PLAYERS=F [OUT=DIR]"; exit 2; fi
-	$(BIN) client submit --tls-dir $(TLS_DIR) --server $(GATEWAY) --matches $(MATCHES) --players $(PLAYERS) --out $(DOCKER_OUT)
+submit: build ## run a job on the deployment: make submit MATCHES=F PLAYERS=F OUT=DIR [QUERY=NAME=F.sql] (the four default queries, or that one)
+	@if [ -z "$(MATCHES)" ] || [ -z "$(PLAYERS)" ]; then echo "usage: make submit MATCHES=F PLAYERS=F [OUT=DIR] [QUERY=NAME=F.sql]"; exit 2; fi
+	$(BIN) client submit --tls-dir $(TLS_DIR) --server $(GATEWAY) --matches $(MATCHES) --players $(PLAYERS) --out $(DOCKER_OUT)$(if $(QUERY), --query $(QUERY))
 
 chaos: build ## kill containers of every kind (and pause one) during a job on the deployment: make chaos [MATCHES=F PLAYERS=F] [OUT=DIR] [KILLS=N] [SQL=1]
 ifeq ($(MATCHES),)

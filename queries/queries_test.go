@@ -16,6 +16,7 @@ import (
 	"github.com/wololo/wololo/services/dataflow/sql"
 	"github.com/wololo/wololo/services/dataflow/sql/exec"
 	"github.com/wololo/wololo/services/dataflow/sql/plan"
+	"github.com/wololo/wololo/services/dataflow/sql/sqlgen/oracle"
 )
 
 // TestFiles checks the embedded files are the four queries the reference
@@ -173,7 +174,7 @@ func runQueries(t *testing.T, matches, players []byte) map[string][]byte {
 		if err != nil {
 			t.Fatal(err)
 		}
-		res, err := exec.Execute(decoded, tables)
+		res, err := oracle.Execute(decoded, tables)
 		if err != nil {
 			t.Fatalf("%s: %v\n%s", name, err, root)
 		}

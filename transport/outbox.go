@@ -18,6 +18,7 @@ type Outbox struct {
 	jobs    map[string]map[ChannelID]*queue
 	stalls  map[string]*stall // backpressure per job, for metrics
 	changed chan struct{}     // closed and replaced on every change
+	now     func() time.Time  // the clock the stalls are timed by (tests set theirs)
 }
 
 // Stall is how often and how long a job's emitters waited for room in the
@@ -61,7 +62,11 @@ type queue struct {
 	entries   []Entry
 	eofSeq    uint64 // sequence number of the EOF entry, once published
 	connected bool
-	lost      bool // a Hello showed the channel's state lost (CheckHello)
+	// lastErr is why the link's last attempt ended (SetLinkError), until
+	// the receiver acknowledges a batch: what a channel that stays
+	// unacknowledged is stuck on, for Status.
+	lastErr string
+	lost    bool // a Hello showed the channel's state lost (CheckHello)
 	// What this process committed to the channel since it started
 	// (Publish; restored entries are not counted again): for Status and
 	// metrics, counted once per batch.
@@ -76,6 +81,9 @@ type ChannelState struct {
 	Depth     int
 	Connected bool
 	Done      bool
+	// LastError is why the link's last attempt failed, when no batch was
+	// acknowledged since ("" otherwise).
+	LastError string
 	// Batches, Rows and Bytes (the encoded rows' size) committed to the
 	// channel by this process since it started.
 	Batches, Rows, Bytes int64
@@ -83,7 +91,7 @@ type ChannelState struct {
 
 // NewOutbox returns an empty outbox that trims through store.
 func NewOutbox(store Store) *Outbox {
-	return &Outbox{store: store, jobs: map[string]map[ChannelID]*queue{}, stalls: map[string]*stall{}, changed: make(chan struct{})}
+	return &Outbox{store: store, jobs: map[string]map[ChannelID]*queue{}, stalls: map[string]*stall{}, changed: make(chan struct{}), now: time.Now}
 }
 
 func (o *Outbox) queueLocked(ch ChannelID) *queue {
@@ -276,6 +284,7 @@ func (o *Outbox) Ack(ch ChannelID, seq uint64) (done bool, err error) {
 		return done, nil
 	}
 	q.acked = seq
+	q.lastErr = ""
 	i := 0
 	for i < len(q.entries) && q.entries[i].Seq <= seq {
 		i++
@@ -321,7 +330,7 @@ func (o *Outbox) WaitRoom(ctx context.Context, channels []ChannelID, limit int) 
 	defer func() {
 		if blocked != nil {
 			o.mu.Lock()
-			blocked.blocking(time.Now(), -1)
+			blocked.blocking(o.now(), -1)
 			o.mu.Unlock()
 		}
 	}()
@@ -330,7 +339,7 @@ func (o *Outbox) WaitRoom(ctx context.Context, channels []ChannelID, limit int) 
 		full, wait := o.fullLocked(channels, limit), o.changed
 		if full && blocked == nil {
 			blocked = o.stallLocked(channels[0].Job)
-			blocked.blocking(time.Now(), +1)
+			blocked.blocking(o.now(), +1)
 		}
 		o.mu.Unlock()
 		if !full {
@@ -373,7 +382,7 @@ func (o *Outbox) Stalled(job string) Stall {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if st := o.stalls[job]; st != nil {
-		return st.at(time.Now())
+		return st.at(o.now())
 	}
 	return Stall{}
 }
@@ -414,6 +423,17 @@ func (o *Outbox) SetConnected(ch ChannelID, up bool) {
 	o.queueLocked(ch).connected = up
 }
 
+// SetLinkError records why a channel's link's attempt failed (a refused
+// connection, a receiver that is not serving, a broken stream), for
+// Status; an acknowledgement clears it.
+func (o *Outbox) SetLinkError(ch ChannelID, err error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if q := o.jobs[ch.Job][ch]; q != nil {
+		q.lastErr = err.Error()
+	}
+}
+
 // Channels describes a job's outbound channels, sorted by name.
 func (o *Outbox) Channels(job string) []ChannelState {
 	o.mu.Lock()
@@ -422,7 +442,7 @@ func (o *Outbox) Channels(job string) []ChannelState {
 	for ch, q := range o.jobs[job] {
 		out = append(out, ChannelState{
 			Channel: ch, LastSeq: q.reserved, Acked: q.acked, Depth: len(q.entries),
-			Connected: q.connected, Done: q.eofSeq != 0 && q.acked >= q.eofSeq,
+			Connected: q.connected, Done: q.eofSeq != 0 && q.acked >= q.eofSeq, LastError: q.lastErr,
 			Batches: q.batches, Rows: q.rows, Bytes: q.bytes,
 		})
 	}

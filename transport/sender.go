@@ -315,6 +315,7 @@ func (s *Sender) run(ctx context.Context, ch ChannelID, l *link) {
 		if ctx.Err() != nil {
 			return
 		}
+		s.outbox.SetLinkError(ch, err)
 		soon := s.retrySoon != nil && s.retrySoon(err)
 		var wait time.Duration
 		wait, delay = backoff(delay, progressed, soon)

@@ -12,8 +12,10 @@ import (
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 	"github.com/wololo/wololo/services/cmdline/cli"
 	"github.com/wololo/wololo/services/cmdline/client"
+	gw "github.com/wololo/wololo/services/roles/gateway"
 	"github.com/wololo/wololo/services/roles/node"
 	"github.com/wololo/wololo/services/wire/rpc"
+	"github.com/wololo/wololo/transport"
 )
 
 // TestCancelEndsTheAttachedSubmit: `client cancel` of a job whose
@@ -21,7 +23,9 @@ import (
 // (an error marked cli.ErrCancelled, exit 7, that says it was cancelled by
 // its client), not with "lost" and a resubmission: the job does not come
 // back in the client's list. The operator's cancel ends it the same way,
-// saying so.
+// saying so; and so does a cancel the submit hears of only from the
+// gateway restarted since (which used to say "no such job", a job lost
+// and submitted again).
 func TestCancelEndsTheAttachedSubmit(t *testing.T) {
 	medium := testDatasets(t)[2]
 	c := startCluster(t, deploy.Default(), node.ClusterOptions{BatchRows: 64, OutboxLimit: 2})
@@ -67,6 +71,15 @@ func TestCancelEndsTheAttachedSubmit(t *testing.T) {
 			}
 			t.Fatalf("job %s is not listed: %v", job, listed)
 		}},
+		{"across-a-restart", "cancelled by its client", func(t *testing.T, job string) {
+			if err := c.StopInstance("gateway-0"); err != nil {
+				t.Fatal(err)
+			}
+			cancelOnStore(t, c, "gateway-0", job)
+			if err := c.StartInstance("gateway-0"); err != nil {
+				t.Fatal(err)
+			}
+		}},
 	} {
 		t.Run(tc.job, func(t *testing.T) {
 			var stderr bytes.Buffer
@@ -99,5 +112,39 @@ func TestCancelEndsTheAttachedSubmit(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// cancelOnStore cancels the client's job named job on the store of the
+// stopped gateway instance, as the gateway did just before it stopped,
+// so that the attached submit hears of the cancel only from the gateway
+// started again: by a gateway of the test's on that store, serving the
+// job's client its DeleteJob.
+func cancelOnStore(t *testing.T, c *node.Cluster, instance, job string) {
+	t.Helper()
+	store := c.Store(instance)
+	var owner string
+	g, err := gw.New(gw.Config{
+		Topology:  c.Topology,
+		Committer: transport.NewCommitter(store, transport.NewOutbox(store), transport.NewInbox(), nil),
+		Identify:  func(context.Context) (string, error) { return owner, nil },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	img, err := store.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Recover(img); err != nil {
+		t.Fatal(err)
+	}
+	for _, j := range g.ClusterJobs() {
+		if j.GetName() == job {
+			owner = j.GetClient()
+		}
+	}
+	if _, err := g.Service().DeleteJob(context.Background(), &wololov1.DeleteJobRequest{JobId: job}); err != nil {
+		t.Fatalf("cancel %s on the stopped gateway's store: %v", job, err)
 	}
 }

@@ -26,7 +26,6 @@ import (
 	"github.com/wololo/wololo/services/roles/node"
 	"github.com/wololo/wololo/services/wire/pki"
 	"github.com/wololo/wololo/services/wire/rpc"
-	"github.com/wololo/wololo/transport/transporttest"
 )
 
 // sample is one series of a scrape: its name as a query reads it
@@ -93,20 +92,7 @@ var masterOnly = []string{"wololo_master_acting", "wololo_master_leader_info", "
 func TestAlertsAndPanelsLabelsAreFilled(t *testing.T) {
 	d := testDatasets(t)[0]
 	gwName := deploy.Instance{Stage: deploy.Default().Gateway().Name}.Name()
-	var gwProxy *transporttest.Proxy
-	route := func(instance, addr string) string {
-		if instance != gwName {
-			return addr
-		}
-		p, err := transporttest.NewProxy(addr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		gwProxy = p
-		return p.Addr()
-	}
-	c := startCluster(t, deploy.Default(), node.ClusterOptions{Admin: true, Route: route, DataDir: t.TempDir()})
-	t.Cleanup(gwProxy.Close)
+	c, gwProxy := startClusterGatewayProxied(t, node.ClusterOptions{Admin: true, DataDir: t.TempDir()})
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	token, err := c.CA.Token(pki.Identity{Kind: pki.Operator, Name: "operator"}, time.Hour)

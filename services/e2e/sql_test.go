@@ -111,12 +111,24 @@ func TestSQLJobsMatchTheReference(t *testing.T) {
 	}
 }
 
-// bandQuery is issue 38's query: win rate by rating band, grouped by a
-// four-branch CASE. Its channel from the gateway to the shards is named
-// after the CASE, longer than a transport stream's name may be: in a
-// deployment it once hung for ever (its receivers refused the stream, its
-// sender retried), then was refused at CreateJob.
-var bandQuery = sqljob.Query{Name: "bands", Text: "SELECT CASE WHEN rating < 1000 THEN 'low' WHEN rating < 1500 THEN 'mid' WHEN rating < 2000 THEN 'high' ELSE 'top' END AS band, COUNT(*) AS n, SUM(CASE WHEN winner THEN 1 ELSE 0 END) AS wins FROM match_players GROUP BY CASE WHEN rating < 1000 THEN 'low' WHEN rating < 1500 THEN 'mid' WHEN rating < 2000 THEN 'high' ELSE 'top' END ORDER BY band"}
+// bandQuery is issue 38's query (testdata/bands.sql): win rate by rating
+// band, grouped by a four-branch CASE. Its channel from the gateway to
+// the shards is named after the CASE, longer than a transport stream's
+// name may be: in a deployment it once hung for ever (its receivers
+// refused the stream, its sender retried), then was refused at
+// CreateJob. tools/duckdb holds its answer to DuckDB's.
+var bandQuery = sqljob.Query{Name: "bands", From: bandQueryFile, Text: mustReadFile(bandQueryFile)}
+
+const bandQueryFile = "testdata/bands.sql"
+
+// mustReadFile is a file's text, read as the package's tests start.
+func mustReadFile(path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}
 
 // TestGroupByALongCaseRuns: issue 38's query runs on a cluster and
 // answers as the in-process runner does, though a channel of its plan

@@ -29,6 +29,31 @@ func TestSQLExamplesAgainstDuckDB(t *testing.T) {
 	if len(files) < 10 {
 		t.Fatalf("%d example queries in %s, want at least 10", len(files), examplesDir)
 	}
+	tables, d := generatedTables(t)
+	for _, f := range files {
+		checkFile(t, d, tables, f)
+	}
+}
+
+// bandQueryFile is issue 38's query, the win rate by rating band grouped
+// by a four-branch CASE, which services/e2e runs in `wololo local run`
+// and holds equal to the engine's in-process runner.
+const bandQueryFile = "../../services/e2e/testdata/bands.sql"
+
+// TestBandQueryAgainstDuckDB: issue 38's query answers as DuckDB does,
+// its AVG of a CASE of 1.0 and 0.0 (DuckDB's DOUBLE) included.
+func TestBandQueryAgainstDuckDB(t *testing.T) {
+	tables, d := generatedTables(t)
+	if rows := checkFile(t, d, tables, bandQueryFile); len(rows) != 4 {
+		t.Errorf("%d bands, want 4: %q", len(rows), rows)
+	}
+}
+
+// generatedTables are the two input files, generated (20,000 matches,
+// malformed records, missing and invalid values and all), and a differ
+// that sorts NULL last as ours does.
+func generatedTables(t *testing.T) ([]sqlgen.Table, *differ) {
+	t.Helper()
 	var m, p bytes.Buffer
 	if _, err := datagen.Generate(datagen.Config{Matches: 20000, Seed: 11}, &m, &p); err != nil {
 		t.Fatal(err)
@@ -42,22 +67,28 @@ func TestSQLExamplesAgainstDuckDB(t *testing.T) {
 	if _, err := d.conn.ExecContext(t.Context(), "SET default_null_order = 'nulls_last'"); err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range files {
-		text, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		name := strings.TrimSuffix(filepath.Base(f), ".sql")
-		query := string(text)
-		var stats diffStats
-		ours := d.check(t, name, tables, query, duckDBForm(query), &stats)
-		if stats.compared != 1 {
-			t.Errorf("%s: not compared (beyond DuckDB's DECIMAL)", name)
-		}
-		if len(ours) == 0 {
-			t.Errorf("%s: no rows on the generated dataset: the comparison proves nothing", name)
-		}
+	return tables, d
+}
+
+// checkFile runs the query of a file with our engine and with DuckDB over
+// tables, fails on any difference or on no rows, and returns our rows.
+func checkFile(t *testing.T, d *differ, tables []sqlgen.Table, f string) []string {
+	t.Helper()
+	text, err := os.ReadFile(f)
+	if err != nil {
+		t.Fatal(err)
 	}
+	name := strings.TrimSuffix(filepath.Base(f), ".sql")
+	query := string(text)
+	var stats diffStats
+	ours := d.check(t, name, tables, query, duckDBForm(query), &stats)
+	if stats.compared != 1 {
+		t.Errorf("%s: not compared (beyond DuckDB's DECIMAL)", name)
+	}
+	if len(ours) == 0 {
+		t.Errorf("%s: no rows on the generated dataset: the comparison proves nothing", name)
+	}
+	return ours
 }
 
 // duckDBForm is a query of our dialect (MySQL's) as DuckDB reads it: a

@@ -1147,7 +1147,13 @@ type StageProgress struct {
 	// inputs, since each started.
 	RowsIn int64 `protobuf:"varint,4,opt,name=rows_in,json=rowsIn,proto3" json:"rows_in,omitempty"`
 	// Every instance has finished the job.
-	Finished      bool `protobuf:"varint,5,opt,name=finished,proto3" json:"finished,omitempty"`
+	Finished bool `protobuf:"varint,5,opt,name=finished,proto3" json:"finished,omitempty"`
+	// The job's channels from this stage's answering instances that hold
+	// batches their receiver has not acknowledged, most batches first, at
+	// most 8 (backlog_more counts the rest): where a stage that applies no
+	// new rows is stuck, and why (ChannelBacklog.last_error).
+	Backlog       []*ChannelBacklog `protobuf:"bytes,6,rep,name=backlog,proto3" json:"backlog,omitempty"`
+	BacklogMore   int32             `protobuf:"varint,7,opt,name=backlog_more,json=backlogMore,proto3" json:"backlog_more,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1217,6 +1223,112 @@ func (x *StageProgress) GetFinished() bool {
 	return false
 }
 
+func (x *StageProgress) GetBacklog() []*ChannelBacklog {
+	if x != nil {
+		return x.Backlog
+	}
+	return nil
+}
+
+func (x *StageProgress) GetBacklogMore() int32 {
+	if x != nil {
+		return x.BacklogMore
+	}
+	return 0
+}
+
+// ChannelBacklog is one channel of a job whose sender holds batches its
+// receiver has not acknowledged.
+type ChannelBacklog struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The channel's stream, as `wololo top` and Status name it.
+	Stream string `protobuf:"bytes,1,opt,name=stream,proto3" json:"stream,omitempty"`
+	// The sending and the receiving instance.
+	Sender   string `protobuf:"bytes,2,opt,name=sender,proto3" json:"sender,omitempty"`
+	Receiver string `protobuf:"bytes,3,opt,name=receiver,proto3" json:"receiver,omitempty"`
+	// Batches in the sender's outbox, not yet acknowledged.
+	Unacknowledged int64 `protobuf:"varint,4,opt,name=unacknowledged,proto3" json:"unacknowledged,omitempty"`
+	// The channel's stream to its receiver is up.
+	Connected bool `protobuf:"varint,5,opt,name=connected,proto3" json:"connected,omitempty"`
+	// Why the link's last attempt failed, when no batch was acknowledged
+	// since (OutputChannel.last_error); empty otherwise.
+	LastError     string `protobuf:"bytes,6,opt,name=last_error,json=lastError,proto3" json:"last_error,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ChannelBacklog) Reset() {
+	*x = ChannelBacklog{}
+	mi := &file_wololo_v1_job_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ChannelBacklog) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ChannelBacklog) ProtoMessage() {}
+
+func (x *ChannelBacklog) ProtoReflect() protoreflect.Message {
+	mi := &file_wololo_v1_job_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ChannelBacklog.ProtoReflect.Descriptor instead.
+func (*ChannelBacklog) Descriptor() ([]byte, []int) {
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *ChannelBacklog) GetStream() string {
+	if x != nil {
+		return x.Stream
+	}
+	return ""
+}
+
+func (x *ChannelBacklog) GetSender() string {
+	if x != nil {
+		return x.Sender
+	}
+	return ""
+}
+
+func (x *ChannelBacklog) GetReceiver() string {
+	if x != nil {
+		return x.Receiver
+	}
+	return ""
+}
+
+func (x *ChannelBacklog) GetUnacknowledged() int64 {
+	if x != nil {
+		return x.Unacknowledged
+	}
+	return 0
+}
+
+func (x *ChannelBacklog) GetConnected() bool {
+	if x != nil {
+		return x.Connected
+	}
+	return false
+}
+
+func (x *ChannelBacklog) GetLastError() string {
+	if x != nil {
+		return x.LastError
+	}
+	return ""
+}
+
 // GetJobRequest names a job.
 type GetJobRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1228,7 +1340,7 @@ type GetJobRequest struct {
 
 func (x *GetJobRequest) Reset() {
 	*x = GetJobRequest{}
-	mi := &file_wololo_v1_job_proto_msgTypes[13]
+	mi := &file_wololo_v1_job_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1240,7 +1352,7 @@ func (x *GetJobRequest) String() string {
 func (*GetJobRequest) ProtoMessage() {}
 
 func (x *GetJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_job_proto_msgTypes[13]
+	mi := &file_wololo_v1_job_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1253,7 +1365,7 @@ func (x *GetJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetJobRequest.ProtoReflect.Descriptor instead.
 func (*GetJobRequest) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_job_proto_rawDescGZIP(), []int{13}
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *GetJobRequest) GetJobId() string {
@@ -1274,7 +1386,7 @@ type GetJobResponse struct {
 
 func (x *GetJobResponse) Reset() {
 	*x = GetJobResponse{}
-	mi := &file_wololo_v1_job_proto_msgTypes[14]
+	mi := &file_wololo_v1_job_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1286,7 +1398,7 @@ func (x *GetJobResponse) String() string {
 func (*GetJobResponse) ProtoMessage() {}
 
 func (x *GetJobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_job_proto_msgTypes[14]
+	mi := &file_wololo_v1_job_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1299,7 +1411,7 @@ func (x *GetJobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetJobResponse.ProtoReflect.Descriptor instead.
 func (*GetJobResponse) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_job_proto_rawDescGZIP(), []int{14}
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *GetJobResponse) GetJob() *Job {
@@ -1320,7 +1432,7 @@ type WatchJobRequest struct {
 
 func (x *WatchJobRequest) Reset() {
 	*x = WatchJobRequest{}
-	mi := &file_wololo_v1_job_proto_msgTypes[15]
+	mi := &file_wololo_v1_job_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1332,7 +1444,7 @@ func (x *WatchJobRequest) String() string {
 func (*WatchJobRequest) ProtoMessage() {}
 
 func (x *WatchJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_job_proto_msgTypes[15]
+	mi := &file_wololo_v1_job_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1345,7 +1457,7 @@ func (x *WatchJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchJobRequest.ProtoReflect.Descriptor instead.
 func (*WatchJobRequest) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_job_proto_rawDescGZIP(), []int{15}
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *WatchJobRequest) GetJobId() string {
@@ -1366,7 +1478,7 @@ type WatchJobResponse struct {
 
 func (x *WatchJobResponse) Reset() {
 	*x = WatchJobResponse{}
-	mi := &file_wololo_v1_job_proto_msgTypes[16]
+	mi := &file_wololo_v1_job_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1378,7 +1490,7 @@ func (x *WatchJobResponse) String() string {
 func (*WatchJobResponse) ProtoMessage() {}
 
 func (x *WatchJobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_job_proto_msgTypes[16]
+	mi := &file_wololo_v1_job_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1391,7 +1503,7 @@ func (x *WatchJobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchJobResponse.ProtoReflect.Descriptor instead.
 func (*WatchJobResponse) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_job_proto_rawDescGZIP(), []int{16}
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *WatchJobResponse) GetJob() *Job {
@@ -1412,7 +1524,7 @@ type GetResultsRequest struct {
 
 func (x *GetResultsRequest) Reset() {
 	*x = GetResultsRequest{}
-	mi := &file_wololo_v1_job_proto_msgTypes[17]
+	mi := &file_wololo_v1_job_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1424,7 +1536,7 @@ func (x *GetResultsRequest) String() string {
 func (*GetResultsRequest) ProtoMessage() {}
 
 func (x *GetResultsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_job_proto_msgTypes[17]
+	mi := &file_wololo_v1_job_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1437,7 +1549,7 @@ func (x *GetResultsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetResultsRequest.ProtoReflect.Descriptor instead.
 func (*GetResultsRequest) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_job_proto_rawDescGZIP(), []int{17}
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *GetResultsRequest) GetJobId() string {
@@ -1460,7 +1572,7 @@ type GetResultsResponse struct {
 
 func (x *GetResultsResponse) Reset() {
 	*x = GetResultsResponse{}
-	mi := &file_wololo_v1_job_proto_msgTypes[18]
+	mi := &file_wololo_v1_job_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1472,7 +1584,7 @@ func (x *GetResultsResponse) String() string {
 func (*GetResultsResponse) ProtoMessage() {}
 
 func (x *GetResultsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_job_proto_msgTypes[18]
+	mi := &file_wololo_v1_job_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1485,7 +1597,7 @@ func (x *GetResultsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetResultsResponse.ProtoReflect.Descriptor instead.
 func (*GetResultsResponse) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_job_proto_rawDescGZIP(), []int{18}
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *GetResultsResponse) GetName() string {
@@ -1513,7 +1625,7 @@ type DeleteJobRequest struct {
 
 func (x *DeleteJobRequest) Reset() {
 	*x = DeleteJobRequest{}
-	mi := &file_wololo_v1_job_proto_msgTypes[19]
+	mi := &file_wololo_v1_job_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1525,7 +1637,7 @@ func (x *DeleteJobRequest) String() string {
 func (*DeleteJobRequest) ProtoMessage() {}
 
 func (x *DeleteJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_job_proto_msgTypes[19]
+	mi := &file_wololo_v1_job_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1538,7 +1650,7 @@ func (x *DeleteJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteJobRequest.ProtoReflect.Descriptor instead.
 func (*DeleteJobRequest) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_job_proto_rawDescGZIP(), []int{19}
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *DeleteJobRequest) GetJobId() string {
@@ -1557,7 +1669,7 @@ type DeleteJobResponse struct {
 
 func (x *DeleteJobResponse) Reset() {
 	*x = DeleteJobResponse{}
-	mi := &file_wololo_v1_job_proto_msgTypes[20]
+	mi := &file_wololo_v1_job_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1569,7 +1681,7 @@ func (x *DeleteJobResponse) String() string {
 func (*DeleteJobResponse) ProtoMessage() {}
 
 func (x *DeleteJobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_job_proto_msgTypes[20]
+	mi := &file_wololo_v1_job_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1582,7 +1694,7 @@ func (x *DeleteJobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteJobResponse.ProtoReflect.Descriptor instead.
 func (*DeleteJobResponse) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_job_proto_rawDescGZIP(), []int{20}
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{21}
 }
 
 // ListJobsRequest asks for the caller's jobs.
@@ -1594,7 +1706,7 @@ type ListJobsRequest struct {
 
 func (x *ListJobsRequest) Reset() {
 	*x = ListJobsRequest{}
-	mi := &file_wololo_v1_job_proto_msgTypes[21]
+	mi := &file_wololo_v1_job_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1606,7 +1718,7 @@ func (x *ListJobsRequest) String() string {
 func (*ListJobsRequest) ProtoMessage() {}
 
 func (x *ListJobsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_job_proto_msgTypes[21]
+	mi := &file_wololo_v1_job_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1619,7 +1731,7 @@ func (x *ListJobsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListJobsRequest.ProtoReflect.Descriptor instead.
 func (*ListJobsRequest) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_job_proto_rawDescGZIP(), []int{21}
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{22}
 }
 
 // ListJobsResponse lists the caller's jobs, oldest first.
@@ -1633,7 +1745,7 @@ type ListJobsResponse struct {
 
 func (x *ListJobsResponse) Reset() {
 	*x = ListJobsResponse{}
-	mi := &file_wololo_v1_job_proto_msgTypes[22]
+	mi := &file_wololo_v1_job_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1645,7 +1757,7 @@ func (x *ListJobsResponse) String() string {
 func (*ListJobsResponse) ProtoMessage() {}
 
 func (x *ListJobsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_job_proto_msgTypes[22]
+	mi := &file_wololo_v1_job_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1658,7 +1770,7 @@ func (x *ListJobsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListJobsResponse.ProtoReflect.Descriptor instead.
 func (*ListJobsResponse) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_job_proto_rawDescGZIP(), []int{22}
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *ListJobsResponse) GetJobs() []*JobSummary {
@@ -1694,7 +1806,7 @@ type JobSummary struct {
 
 func (x *JobSummary) Reset() {
 	*x = JobSummary{}
-	mi := &file_wololo_v1_job_proto_msgTypes[23]
+	mi := &file_wololo_v1_job_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1706,7 +1818,7 @@ func (x *JobSummary) String() string {
 func (*JobSummary) ProtoMessage() {}
 
 func (x *JobSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_job_proto_msgTypes[23]
+	mi := &file_wololo_v1_job_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1719,7 +1831,7 @@ func (x *JobSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobSummary.ProtoReflect.Descriptor instead.
 func (*JobSummary) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_job_proto_rawDescGZIP(), []int{23}
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *JobSummary) GetName() string {
@@ -1859,13 +1971,23 @@ const file_wololo_v1_job_proto_rawDesc = "" +
 	"\brebuilds\x18\x14 \x03(\tR\brebuilds\x1a=\n" +
 	"\x0fResultRowsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01\"\x9a\x01\n" +
+	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01\"\xf2\x01\n" +
 	"\rStageProgress\x12\x14\n" +
 	"\x05stage\x18\x01 \x01(\tR\x05stage\x12\x1c\n" +
 	"\tinstances\x18\x02 \x01(\x05R\tinstances\x12 \n" +
 	"\vunreachable\x18\x03 \x03(\tR\vunreachable\x12\x17\n" +
 	"\arows_in\x18\x04 \x01(\x03R\x06rowsIn\x12\x1a\n" +
-	"\bfinished\x18\x05 \x01(\bR\bfinished\"&\n" +
+	"\bfinished\x18\x05 \x01(\bR\bfinished\x123\n" +
+	"\abacklog\x18\x06 \x03(\v2\x19.wololo.v1.ChannelBacklogR\abacklog\x12!\n" +
+	"\fbacklog_more\x18\a \x01(\x05R\vbacklogMore\"\xc1\x01\n" +
+	"\x0eChannelBacklog\x12\x16\n" +
+	"\x06stream\x18\x01 \x01(\tR\x06stream\x12\x16\n" +
+	"\x06sender\x18\x02 \x01(\tR\x06sender\x12\x1a\n" +
+	"\breceiver\x18\x03 \x01(\tR\breceiver\x12&\n" +
+	"\x0eunacknowledged\x18\x04 \x01(\x03R\x0eunacknowledged\x12\x1c\n" +
+	"\tconnected\x18\x05 \x01(\bR\tconnected\x12\x1d\n" +
+	"\n" +
+	"last_error\x18\x06 \x01(\tR\tlastError\"&\n" +
 	"\rGetJobRequest\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\"2\n" +
 	"\x0eGetJobResponse\x12 \n" +
@@ -1930,7 +2052,7 @@ func file_wololo_v1_job_proto_rawDescGZIP() []byte {
 }
 
 var file_wololo_v1_job_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_wololo_v1_job_proto_msgTypes = make([]protoimpl.MessageInfo, 26)
+var file_wololo_v1_job_proto_msgTypes = make([]protoimpl.MessageInfo, 27)
 var file_wololo_v1_job_proto_goTypes = []any{
 	(InputFile)(0),                // 0: wololo.v1.InputFile
 	(JobState)(0),                 // 1: wololo.v1.JobState
@@ -1947,20 +2069,21 @@ var file_wololo_v1_job_proto_goTypes = []any{
 	(*Reject)(nil),                // 12: wololo.v1.Reject
 	(*Job)(nil),                   // 13: wololo.v1.Job
 	(*StageProgress)(nil),         // 14: wololo.v1.StageProgress
-	(*GetJobRequest)(nil),         // 15: wololo.v1.GetJobRequest
-	(*GetJobResponse)(nil),        // 16: wololo.v1.GetJobResponse
-	(*WatchJobRequest)(nil),       // 17: wololo.v1.WatchJobRequest
-	(*WatchJobResponse)(nil),      // 18: wololo.v1.WatchJobResponse
-	(*GetResultsRequest)(nil),     // 19: wololo.v1.GetResultsRequest
-	(*GetResultsResponse)(nil),    // 20: wololo.v1.GetResultsResponse
-	(*DeleteJobRequest)(nil),      // 21: wololo.v1.DeleteJobRequest
-	(*DeleteJobResponse)(nil),     // 22: wololo.v1.DeleteJobResponse
-	(*ListJobsRequest)(nil),       // 23: wololo.v1.ListJobsRequest
-	(*ListJobsResponse)(nil),      // 24: wololo.v1.ListJobsResponse
-	(*JobSummary)(nil),            // 25: wololo.v1.JobSummary
-	nil,                           // 26: wololo.v1.FileReport.MissingEntry
-	nil,                           // 27: wololo.v1.Job.ResultRowsEntry
-	(*timestamppb.Timestamp)(nil), // 28: google.protobuf.Timestamp
+	(*ChannelBacklog)(nil),        // 15: wololo.v1.ChannelBacklog
+	(*GetJobRequest)(nil),         // 16: wololo.v1.GetJobRequest
+	(*GetJobResponse)(nil),        // 17: wololo.v1.GetJobResponse
+	(*WatchJobRequest)(nil),       // 18: wololo.v1.WatchJobRequest
+	(*WatchJobResponse)(nil),      // 19: wololo.v1.WatchJobResponse
+	(*GetResultsRequest)(nil),     // 20: wololo.v1.GetResultsRequest
+	(*GetResultsResponse)(nil),    // 21: wololo.v1.GetResultsResponse
+	(*DeleteJobRequest)(nil),      // 22: wololo.v1.DeleteJobRequest
+	(*DeleteJobResponse)(nil),     // 23: wololo.v1.DeleteJobResponse
+	(*ListJobsRequest)(nil),       // 24: wololo.v1.ListJobsRequest
+	(*ListJobsResponse)(nil),      // 25: wololo.v1.ListJobsResponse
+	(*JobSummary)(nil),            // 26: wololo.v1.JobSummary
+	nil,                           // 27: wololo.v1.FileReport.MissingEntry
+	nil,                           // 28: wololo.v1.Job.ResultRowsEntry
+	(*timestamppb.Timestamp)(nil), // 29: google.protobuf.Timestamp
 }
 var file_wololo_v1_job_proto_depIdxs = []int32{
 	2,  // 0: wololo.v1.CreateJobRequest.matches:type_name -> wololo.v1.FileHeader
@@ -1971,38 +2094,39 @@ var file_wololo_v1_job_proto_depIdxs = []int32{
 	8,  // 5: wololo.v1.UploadRequest.start:type_name -> wololo.v1.UploadStart
 	9,  // 6: wololo.v1.UploadRequest.finish:type_name -> wololo.v1.UploadFinish
 	0,  // 7: wololo.v1.UploadStart.file:type_name -> wololo.v1.InputFile
-	26, // 8: wololo.v1.FileReport.missing:type_name -> wololo.v1.FileReport.MissingEntry
+	27, // 8: wololo.v1.FileReport.missing:type_name -> wololo.v1.FileReport.MissingEntry
 	12, // 9: wololo.v1.FileReport.rejects:type_name -> wololo.v1.Reject
 	1,  // 10: wololo.v1.Job.state:type_name -> wololo.v1.JobState
 	11, // 11: wololo.v1.Job.matches:type_name -> wololo.v1.FileReport
 	11, // 12: wololo.v1.Job.players:type_name -> wololo.v1.FileReport
-	27, // 13: wololo.v1.Job.result_rows:type_name -> wololo.v1.Job.ResultRowsEntry
+	28, // 13: wololo.v1.Job.result_rows:type_name -> wololo.v1.Job.ResultRowsEntry
 	14, // 14: wololo.v1.Job.stages:type_name -> wololo.v1.StageProgress
 	11, // 15: wololo.v1.Job.tables:type_name -> wololo.v1.FileReport
-	13, // 16: wololo.v1.GetJobResponse.job:type_name -> wololo.v1.Job
-	13, // 17: wololo.v1.WatchJobResponse.job:type_name -> wololo.v1.Job
-	25, // 18: wololo.v1.ListJobsResponse.jobs:type_name -> wololo.v1.JobSummary
-	1,  // 19: wololo.v1.JobSummary.state:type_name -> wololo.v1.JobState
-	28, // 20: wololo.v1.JobSummary.created:type_name -> google.protobuf.Timestamp
-	3,  // 21: wololo.v1.JobService.CreateJob:input_type -> wololo.v1.CreateJobRequest
-	7,  // 22: wololo.v1.JobService.Upload:input_type -> wololo.v1.UploadRequest
-	15, // 23: wololo.v1.JobService.GetJob:input_type -> wololo.v1.GetJobRequest
-	17, // 24: wololo.v1.JobService.WatchJob:input_type -> wololo.v1.WatchJobRequest
-	19, // 25: wololo.v1.JobService.GetResults:input_type -> wololo.v1.GetResultsRequest
-	21, // 26: wololo.v1.JobService.DeleteJob:input_type -> wololo.v1.DeleteJobRequest
-	23, // 27: wololo.v1.JobService.ListJobs:input_type -> wololo.v1.ListJobsRequest
-	6,  // 28: wololo.v1.JobService.CreateJob:output_type -> wololo.v1.CreateJobResponse
-	10, // 29: wololo.v1.JobService.Upload:output_type -> wololo.v1.UploadResponse
-	16, // 30: wololo.v1.JobService.GetJob:output_type -> wololo.v1.GetJobResponse
-	18, // 31: wololo.v1.JobService.WatchJob:output_type -> wololo.v1.WatchJobResponse
-	20, // 32: wololo.v1.JobService.GetResults:output_type -> wololo.v1.GetResultsResponse
-	22, // 33: wololo.v1.JobService.DeleteJob:output_type -> wololo.v1.DeleteJobResponse
-	24, // 34: wololo.v1.JobService.ListJobs:output_type -> wololo.v1.ListJobsResponse
-	28, // [28:35] is the sub-list for method output_type
-	21, // [21:28] is the sub-list for method input_type
-	21, // [21:21] is the sub-list for extension type_name
-	21, // [21:21] is the sub-list for extension extendee
-	0,  // [0:21] is the sub-list for field type_name
+	15, // 16: wololo.v1.StageProgress.backlog:type_name -> wololo.v1.ChannelBacklog
+	13, // 17: wololo.v1.GetJobResponse.job:type_name -> wololo.v1.Job
+	13, // 18: wololo.v1.WatchJobResponse.job:type_name -> wololo.v1.Job
+	26, // 19: wololo.v1.ListJobsResponse.jobs:type_name -> wololo.v1.JobSummary
+	1,  // 20: wololo.v1.JobSummary.state:type_name -> wololo.v1.JobState
+	29, // 21: wololo.v1.JobSummary.created:type_name -> google.protobuf.Timestamp
+	3,  // 22: wololo.v1.JobService.CreateJob:input_type -> wololo.v1.CreateJobRequest
+	7,  // 23: wololo.v1.JobService.Upload:input_type -> wololo.v1.UploadRequest
+	16, // 24: wololo.v1.JobService.GetJob:input_type -> wololo.v1.GetJobRequest
+	18, // 25: wololo.v1.JobService.WatchJob:input_type -> wololo.v1.WatchJobRequest
+	20, // 26: wololo.v1.JobService.GetResults:input_type -> wololo.v1.GetResultsRequest
+	22, // 27: wololo.v1.JobService.DeleteJob:input_type -> wololo.v1.DeleteJobRequest
+	24, // 28: wololo.v1.JobService.ListJobs:input_type -> wololo.v1.ListJobsRequest
+	6,  // 29: wololo.v1.JobService.CreateJob:output_type -> wololo.v1.CreateJobResponse
+	10, // 30: wololo.v1.JobService.Upload:output_type -> wololo.v1.UploadResponse
+	17, // 31: wololo.v1.JobService.GetJob:output_type -> wololo.v1.GetJobResponse
+	19, // 32: wololo.v1.JobService.WatchJob:output_type -> wololo.v1.WatchJobResponse
+	21, // 33: wololo.v1.JobService.GetResults:output_type -> wololo.v1.GetResultsResponse
+	23, // 34: wololo.v1.JobService.DeleteJob:output_type -> wololo.v1.DeleteJobResponse
+	25, // 35: wololo.v1.JobService.ListJobs:output_type -> wololo.v1.ListJobsResponse
+	29, // [29:36] is the sub-list for method output_type
+	22, // [22:29] is the sub-list for method input_type
+	22, // [22:22] is the sub-list for extension type_name
+	22, // [22:22] is the sub-list for extension extendee
+	0,  // [0:22] is the sub-list for field type_name
 }
 
 func init() { file_wololo_v1_job_proto_init() }
@@ -2022,7 +2146,7 @@ func file_wololo_v1_job_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_wololo_v1_job_proto_rawDesc), len(file_wololo_v1_job_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   26,
+			NumMessages:   27,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -828,9 +828,13 @@ type OutputChannel struct {
 	Connected bool `protobuf:"varint,6,opt,name=connected,proto3" json:"connected,omitempty"`
 	// Batches, rows and bytes (encoded) this process committed to the
 	// channel since it started.
-	Batches       int64 `protobuf:"varint,7,opt,name=batches,proto3" json:"batches,omitempty"`
-	Rows          int64 `protobuf:"varint,8,opt,name=rows,proto3" json:"rows,omitempty"`
-	Bytes         int64 `protobuf:"varint,9,opt,name=bytes,proto3" json:"bytes,omitempty"`
+	Batches int64 `protobuf:"varint,7,opt,name=batches,proto3" json:"batches,omitempty"`
+	Rows    int64 `protobuf:"varint,8,opt,name=rows,proto3" json:"rows,omitempty"`
+	Bytes   int64 `protobuf:"varint,9,opt,name=bytes,proto3" json:"bytes,omitempty"`
+	// Why the link's last attempt failed (a refused connection, a receiver
+	// not serving, a broken stream), while the receiver has acknowledged no
+	// batch since; empty otherwise.
+	LastError     string `protobuf:"bytes,10,opt,name=last_error,json=lastError,proto3" json:"last_error,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -928,6 +932,13 @@ func (x *OutputChannel) GetBytes() int64 {
 	return 0
 }
 
+func (x *OutputChannel) GetLastError() string {
+	if x != nil {
+		return x.LastError
+	}
+	return ""
+}
+
 var File_wololo_v1_status_proto protoreflect.FileDescriptor
 
 const file_wololo_v1_status_proto_rawDesc = "" +
@@ -999,7 +1010,7 @@ const file_wololo_v1_status_proto_rawDesc = "" +
 	"\x03eof\x18\x04 \x01(\bR\x03eof\x12\x18\n" +
 	"\abatches\x18\x05 \x01(\x03R\abatches\x12\x12\n" +
 	"\x04rows\x18\x06 \x01(\x03R\x04rows\x12\x14\n" +
-	"\x05bytes\x18\a \x01(\x03R\x05bytes\"\xf9\x01\n" +
+	"\x05bytes\x18\a \x01(\x03R\x05bytes\"\x98\x02\n" +
 	"\rOutputChannel\x12\x16\n" +
 	"\x06stream\x18\x01 \x01(\tR\x06stream\x12\x1a\n" +
 	"\breceiver\x18\x02 \x01(\tR\breceiver\x12\x19\n" +
@@ -1009,7 +1020,10 @@ const file_wololo_v1_status_proto_rawDesc = "" +
 	"\tconnected\x18\x06 \x01(\bR\tconnected\x12\x18\n" +
 	"\abatches\x18\a \x01(\x03R\abatches\x12\x12\n" +
 	"\x04rows\x18\b \x01(\x03R\x04rows\x12\x14\n" +
-	"\x05bytes\x18\t \x01(\x03R\x05bytes2>\n" +
+	"\x05bytes\x18\t \x01(\x03R\x05bytes\x12\x1d\n" +
+	"\n" +
+	"last_error\x18\n" +
+	" \x01(\tR\tlastError2>\n" +
 	"\x06Status\x124\n" +
 	"\x03Get\x12\x15.wololo.v1.GetRequest\x1a\x16.wololo.v1.GetResponseB3Z1github.com/wololo/wololo/proto/wololo/v1;wololov1b\x06proto3"
 

@@ -214,9 +214,12 @@ func runSubmit(ctx context.Context, args []string, stdout, stderr io.Writer) (er
 	return nil
 }
 
-// PrintSummary prints where the results went and the job report.
+// PrintSummary prints where the results went and the job report. Its
+// first line says when the job was done as `client status` does (stateLine:
+// the gateway's time from the job's creation to its end), so that the two
+// never give a finished job two different times.
 func PrintSummary(w io.Writer, sum *Summary) {
-	fmt.Fprintf(w, "job %s done in %s", sum.JobID, sum.Total.Round(time.Millisecond))
+	fmt.Fprint(w, stateLine(sum.JobID, sum.Job))
 	if sum.Upload > 0 { // none when nothing was uploaded (the in-memory demo)
 		fmt.Fprintf(w, " (upload %s)", sum.Upload.Round(time.Millisecond))
 	}
@@ -277,7 +280,8 @@ func runJob(ctx context.Context, cmd string, args []string, stdout, stderr io.Wr
 	if cmd == "status" {
 		text += "With --json, one JSON object on stdout: job_id, state, message, elapsed_seconds,\n" +
 			"inputs (file, size_bytes, uploaded_bytes, uploaded, rows, malformed, missing,\n" +
-			"oversized_at), result_rows and queries.\n"
+			"oversized_at), result_rows, queries and, while it runs, failing_channels (stream,\n" +
+			"sender, receiver, unacknowledged, connected, last_error: a channel whose link fails).\n"
 	}
 	fs := cli.NewFlagSet("wololo client "+cmd, "usage: wololo client "+cmd+" --job ID [flags]\n\n"+text+environment, stderr)
 	gf := registerGateway(fs)
@@ -343,8 +347,16 @@ func runJob(ctx context.Context, cmd string, args []string, stdout, stderr io.Wr
 	return nil
 }
 
+// stateLine is how a job's state and time are said, by `client status`
+// and at the end of `client submit`: "job ID: done after 3.2s", the time
+// being the gateway's since the job was created (Job.elapsed_seconds,
+// which stops when the job is done or failed).
+func stateLine(id string, j *wololov1.Job) string {
+	return fmt.Sprintf("job %s: %s after %.1fs", id, StateWord(j.GetState()), j.GetElapsedSeconds())
+}
+
 func printJob(w io.Writer, j *wololov1.Job) {
-	fmt.Fprintf(w, "job %s: %s after %.1fs", j.JobId, StateWord(j.State), j.ElapsedSeconds)
+	fmt.Fprint(w, stateLine(j.JobId, j))
 	for _, r := range []*wololov1.FileReport{j.Matches, j.Players} {
 		if r != nil && r.Size > 0 {
 			fmt.Fprintf(w, ", %s %.0f%%", r.File, 100*float64(r.Offset)/float64(r.Size))
@@ -356,5 +368,24 @@ func printJob(w io.Writer, j *wololov1.Job) {
 	fmt.Fprintln(w)
 	if j.State == wololov1.JobState_JOB_STATE_DONE || j.State == wololov1.JobState_JOB_STATE_FAILED {
 		PrintReport(w, j)
+		return
 	}
+	for _, b := range failingChannels(j) { // where a job that does not progress is stuck
+		fmt.Fprintf(w, "  not acknowledged: %s\n", backlogLine(b))
+	}
+}
+
+// failingChannels are the channels of a job that runs whose receivers
+// have not acknowledged their batches since their links' last attempt
+// failed (StageProgress.backlog with a last error).
+func failingChannels(j *wololov1.Job) []*wololov1.ChannelBacklog {
+	var out []*wololov1.ChannelBacklog
+	for _, s := range j.GetStages() {
+		for _, b := range s.GetBacklog() {
+			if b.GetLastError() != "" {
+				out = append(out, b)
+			}
+		}
+	}
+	return out
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 	"github.com/wololo/wololo/services/cmdline/cli"
 	"github.com/wololo/wololo/services/cmdline/tlsflags"
 )
@@ -148,5 +149,26 @@ func TestChunkBuffersReuseOnlyAcknowledged(t *testing.T) {
 	c.acked(200)
 	if got := c.get(); &got[0] != &b[0] {
 		t.Fatal("b was not freed by the acknowledgement of its end")
+	}
+}
+
+// TestOneDoneTime: a finished job's time is said once, and the same way,
+// by `client submit`'s summary and by `client status`: submit used to say
+// "done in" its own wall time and status "done after" the gateway's.
+func TestOneDoneTime(t *testing.T) {
+	job := &wololov1.Job{JobId: "nightly", State: wololov1.JobState_JOB_STATE_DONE, ElapsedSeconds: 3.24,
+		ResultRows: map[string]int64{"q1.csv": 2}, Queries: []string{"q1"}}
+	var submit, status strings.Builder
+	PrintSummary(&submit, &Summary{JobID: "nightly", Job: job, Total: 4512 * time.Millisecond, Upload: time.Second,
+		Files: map[string]string{"q1.csv": "out/q1.csv"}})
+	printJob(&status, job)
+	const want = "job nightly: done after 3.2s"
+	for name, out := range map[string]string{"submit": submit.String(), "status": status.String()} {
+		if !strings.HasPrefix(out, want) {
+			t.Errorf("%s prints %q, want it to begin %q", name, out, want)
+		}
+		if n := strings.Count(out, "done"); n != 1 {
+			t.Errorf("%s says done %d times:\n%s", name, n, out)
+		}
 	}
 }

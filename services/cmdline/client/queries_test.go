@@ -161,7 +161,7 @@ func TestSubmitQueries(t *testing.T) {
 	if !slices.Equal(names, []string{"civs", "by-map"}) || !strings.HasPrefix(texts[0], "SELECT civ") || texts[1] != "SELECT map FROM matches" {
 		t.Errorf("CreateJob got queries %q %q", names, texts)
 	}
-	if !strings.HasPrefix(stdout, fakeExplain+"job j done") {
+	if !strings.HasPrefix(stdout, fakeExplain+"job j: done") {
 		t.Errorf("stdout does not start with the plans, then the summary:\n%s", stdout)
 	}
 	if i, j := strings.Index(stdout, "civs.csv "), strings.Index(stdout, "by-map.csv "); i < 0 || j < i {

@@ -21,6 +21,20 @@ type JobReport struct {
 	Inputs         []InputReport    `json:"inputs"`
 	ResultRows     map[string]int64 `json:"result_rows,omitempty"` // q1.csv .. q4.csv (NAME.csv of each query), once done
 	Queries        []string         `json:"queries,omitempty"`     // the names of the job's queries, in order
+	// While it runs: its channels whose receivers have not acknowledged
+	// their batches since their links' last attempt failed.
+	FailingChannels []ChannelReport `json:"failing_channels,omitempty"`
+}
+
+// ChannelReport is one channel of a job with batches its receiver has not
+// acknowledged.
+type ChannelReport struct {
+	Stream         string `json:"stream"`
+	Sender         string `json:"sender"`
+	Receiver       string `json:"receiver"`
+	Unacknowledged int64  `json:"unacknowledged"` // batches
+	Connected      bool   `json:"connected"`
+	LastError      string `json:"last_error,omitempty"`
 }
 
 // InputReport is one input file of a job.
@@ -85,6 +99,10 @@ func NewJobReport(id string, job *wololov1.Job) JobReport {
 		r.ResultRows = job.ResultRows
 	}
 	r.Queries = job.Queries
+	for _, b := range failingChannels(job) {
+		r.FailingChannels = append(r.FailingChannels, ChannelReport{Stream: b.Stream, Sender: b.Sender, Receiver: b.Receiver,
+			Unacknowledged: b.Unacknowledged, Connected: b.Connected, LastError: b.LastError})
+	}
 	return r
 }
 

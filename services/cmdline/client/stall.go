@@ -26,6 +26,7 @@ var errStalled = errors.New("no progress")
 // A limit of 0 never fires.
 type stallWatch struct {
 	limit time.Duration
+	now   func() time.Time // the clock (tests set theirs)
 
 	mu    sync.Mutex
 	last  time.Time
@@ -37,7 +38,13 @@ type stallWatch struct {
 // watchStall starts a watch that cancels with cancel after limit without
 // progress; stop it with stop.
 func watchStall(limit time.Duration, cancel context.CancelCauseFunc) *stallWatch {
-	w := &stallWatch{limit: limit, last: time.Now()}
+	return watchStallOn(time.Now, limit, cancel)
+}
+
+// watchStallOn is watchStall judging time by now; the timer that asks
+// whether it is up stays a real one.
+func watchStallOn(now func() time.Time, limit time.Duration, cancel context.CancelCauseFunc) *stallWatch {
+	w := &stallWatch{limit: limit, now: now, last: now()}
 	if limit > 0 {
 		w.timer = time.AfterFunc(limit, func() { w.check(cancel) })
 	}
@@ -49,7 +56,7 @@ func watchStall(limit time.Duration, cancel context.CancelCauseFunc) *stallWatch
 func (w *stallWatch) check(cancel context.CancelCauseFunc) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if left := w.limit - time.Since(w.last); left > 0 {
+	if left := w.limit - w.now().Sub(w.last); left > 0 {
 		w.timer.Reset(left)
 		return
 	}
@@ -75,7 +82,7 @@ func (w *stallWatch) restart() {
 // touch records progress now.
 func (w *stallWatch) touch() {
 	w.mu.Lock()
-	w.last = time.Now()
+	w.last = w.now()
 	w.mu.Unlock()
 }
 
@@ -89,7 +96,7 @@ func (w *stallWatch) saw(job *wololov1.Job) {
 	w.job = job
 	blind := job.GetState() == wololov1.JobState_JOB_STATE_RUNNING && len(job.GetStages()) == 0
 	if key != w.seen || blind {
-		w.seen, w.last = key, time.Now()
+		w.seen, w.last = key, w.now()
 	}
 }
 
@@ -116,10 +123,9 @@ func progressKey(j *wololov1.Job) string {
 // stalledError says what a job that made no progress for limit is stuck
 // on, from its last state (nil: the gateway told nothing of it): the
 // stages with instances that do not answer, else the stages not done
-// with it. It is marked cli.ErrStalled (exit 6). The job's view has no
-// channel's last error (its stages' rows, not their links): the message
-// names the stages, and where a link's errors are (the sending
-// process's log).
+// with it; and the channels whose receivers have not acknowledged their
+// batches, with their links' last errors (StageProgress.backlog). It is
+// marked cli.ErrStalled (exit 6).
 func stalledError(id string, limit time.Duration, job *wololov1.Job) error {
 	what := stuckOn(job)
 	return cli.Mark(fmt.Errorf("job %s made no progress for %s (--stall-timeout): %s", id, limit, what), cli.ErrStalled)
@@ -139,13 +145,57 @@ func stuckOn(job *wololov1.Job) string {
 		}
 	}
 	state := StateWord(job.GetState())
+	channels := ""
+	if b := backlogLines(job); len(b) > 0 {
+		channels = "; channels whose receiver has not acknowledged their batches: " + strings.Join(b, "; ")
+	}
 	switch {
 	case len(down) > 0:
-		return fmt.Sprintf("it is %s; %s; a master restarts a process that exited, not one that is stopped or whose host is cut off (`wololo top` shows the processes)", state, strings.Join(down, "; "))
+		return fmt.Sprintf("it is %s; %s%s; a master restarts a process that exited, not one that is stopped or whose host is cut off (`wololo top` shows the processes)", state, strings.Join(down, "; "), channels)
+	case len(busy) > 0 && channels != "":
+		return fmt.Sprintf("it is %s; every process answers, but these stages, not done with it, applied no new rows: %s%s (a refusal no retry changes fails the job instead)", state, strings.Join(busy, ", "), channels)
 	case len(busy) > 0:
 		return fmt.Sprintf("it is %s; every process answers, but these stages, not done with it, applied no new rows: %s (`wololo top` shows their backlog; a process whose stream its receiver keeps refusing logs \"stream to receiver broken, reconnecting\" with the receiver's reason, and a refusal no retry changes fails the job instead)", state, strings.Join(busy, ", "))
 	case job.GetState() == wololov1.JobState_JOB_STATE_UPLOADING:
-		return "it is uploading, and the gateway acknowledged no new bytes"
+		return "it is uploading, and the gateway acknowledged no new bytes" + channels
 	}
-	return fmt.Sprintf("it is %s, and the gateway reports no stage at work on it", state)
+	return fmt.Sprintf("it is %s, and the gateway reports no stage at work on it%s", state, channels)
+}
+
+// backlogLines are a job's channels with batches not acknowledged, as its
+// stages list them (StageProgress.backlog), one line each: those whose
+// link failed first, "channel S from A to B: N batches unacknowledged
+// (not connected; last error: E)".
+func backlogLines(job *wololov1.Job) []string {
+	var failed, rest []string
+	for _, s := range job.GetStages() {
+		for _, b := range s.GetBacklog() {
+			line := backlogLine(b)
+			if b.GetLastError() != "" {
+				failed = append(failed, line)
+			} else {
+				rest = append(rest, line)
+			}
+		}
+		if n := s.GetBacklogMore(); n > 0 {
+			rest = append(rest, fmt.Sprintf("%d more from stage %s", n, s.GetStage()))
+		}
+	}
+	return append(failed, rest...)
+}
+
+// backlogLine says one channel's backlog.
+func backlogLine(b *wololov1.ChannelBacklog) string {
+	var why []string
+	if !b.GetConnected() {
+		why = append(why, "not connected")
+	}
+	if e := b.GetLastError(); e != "" {
+		why = append(why, "last error: "+e)
+	}
+	line := fmt.Sprintf("channel %s from %s to %s: %d batches unacknowledged", b.GetStream(), b.GetSender(), b.GetReceiver(), b.GetUnacknowledged())
+	if len(why) > 0 {
+		line += " (" + strings.Join(why, "; ") + ")"
+	}
+	return line
 }

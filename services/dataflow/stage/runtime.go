@@ -1240,7 +1240,7 @@ func outputProgress(outbox *transport.Outbox, job string) []*wololov1.OutputChan
 	for _, c := range outbox.Channels(job) {
 		out = append(out, &wololov1.OutputChannel{
 			Stream: c.Channel.Stream, Receiver: c.Channel.Receiver, LastSeq: c.LastSeq,
-			Acked: c.Acked, OutboxDepth: int64(c.Depth), Connected: c.Connected,
+			Acked: c.Acked, OutboxDepth: int64(c.Depth), Connected: c.Connected, LastError: c.LastError,
 			Batches: c.Batches, Rows: c.Rows, Bytes: c.Bytes,
 		})
 	}

@@ -1,6 +1,7 @@
 package clusterview
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 
@@ -12,9 +13,12 @@ import (
 // JobStages is where the graph stands on one job (its internal id) in a
 // snapshot of top: per stage, upstream first, its instances, those that
 // did not answer, the rows its answering instances applied for the job,
-// and whether every instance finished it. It is what a client is told of
-// a job that runs (JobService's Job.stages), so that one waiting on a
-// stopped shard can say which.
+// whether every instance finished it, and the job's channels from it
+// that hold unacknowledged batches with their links' last errors
+// (StageProgress.backlog, from the same Status answers: no call more). It
+// is what a client is told of a job that runs (JobService's Job.stages),
+// so that one waiting on a stopped shard, or on a channel its receiver
+// never acknowledges, can say which.
 func JobStages(top deploy.Topology, snap *wololov1.ClusterGetResponse, jobID string) []*wololov1.StageProgress {
 	byName := map[string]*wololov1.ClusterProcess{}
 	for _, p := range snap.GetProcesses() {
@@ -39,12 +43,42 @@ func JobStages(top deploy.Topology, snap *wololov1.ClusterGetResponse, jobID str
 				if j.GetFinished() {
 					finished++
 				}
+				for _, o := range j.GetOutputs() {
+					if o.GetOutboxDepth() > 0 {
+						sp.Backlog = append(sp.Backlog, &wololov1.ChannelBacklog{Stream: o.GetStream(), Sender: name, Receiver: o.GetReceiver(),
+							Unacknowledged: o.GetOutboxDepth(), Connected: o.GetConnected(), LastError: o.GetLastError()})
+					}
+				}
 			}
 		}
 		sp.Finished = stage.Replicas > 0 && finished == stage.Replicas
+		sp.Backlog, sp.BacklogMore = worstBacklog(sp.Backlog)
 		out = append(out, sp)
 	}
 	return out
+}
+
+// backlogListed is how many channels a StageProgress lists in its
+// backlog, to keep a job's progress report small.
+const backlogListed = 8
+
+// worstBacklog is the channels of b that a StageProgress lists: those with
+// a last error first, then the most unacknowledged batches, at most
+// backlogListed, and how many more there are.
+func worstBacklog(b []*wololov1.ChannelBacklog) ([]*wololov1.ChannelBacklog, int32) {
+	slices.SortStableFunc(b, func(x, y *wololov1.ChannelBacklog) int {
+		if (x.GetLastError() != "") != (y.GetLastError() != "") {
+			if x.GetLastError() != "" {
+				return -1
+			}
+			return 1
+		}
+		return cmp.Compare(y.GetUnacknowledged(), x.GetUnacknowledged())
+	})
+	if len(b) <= backlogListed {
+		return b, 0
+	}
+	return b[:backlogListed], int32(len(b) - backlogListed)
 }
 
 // DefaultQueries are the names of the default queries (queries.Names),

@@ -1,6 +1,7 @@
 package clusterview
 
 import (
+	"fmt"
 	"reflect"
 	"testing"
 
@@ -38,6 +39,45 @@ func TestJobStages(t *testing.T) {
 		}
 		if g.Finished != (st.Name == top.Gateway().Name) {
 			t.Errorf("%s: finished %t", st.Name, g.Finished)
+		}
+	}
+}
+
+// TestJobStagesBacklog: a stage's channels of the job with batches not
+// acknowledged are listed, those whose link failed first, then by their
+// backlog, at most backlogListed with the rest counted; an acknowledged
+// channel and another job's are not.
+func TestJobStagesBacklog(t *testing.T) {
+	top := deploy.Default()
+	out := func(stream, receiver string, depth int64, lastErr string) *wololov1.OutputChannel {
+		return &wololov1.OutputChannel{Stream: stream, Receiver: receiver, OutboxDepth: depth, LastError: lastErr}
+	}
+	gateway := deploy.Instance{Stage: top.Gateway().Name}.Name()
+	outs := []*wololov1.OutputChannel{out("c0-acked", "shard-0", 0, ""), out("c1-some", "shard-0", 3, ""), out("c2-refused", "shard-1", 2, "connection refused")}
+	for i := range 8 {
+		outs = append(outs, out(fmt.Sprintf("c%d-more", 3+i), "shard-1", 1, ""))
+	}
+	procs := []*wololov1.ClusterProcess{{Instance: gateway, State: Serving, Status: &wololov1.GetResponse{Jobs: []*wololov1.JobProgress{
+		{JobId: "j", Outputs: outs},
+		{JobId: "other", Outputs: []*wololov1.OutputChannel{out("c9-other", "shard-0", 7, "x")}},
+	}}}}
+	for _, st := range JobStages(top, &wololov1.ClusterGetResponse{Processes: procs}, "j") {
+		if st.Stage != top.Gateway().Name {
+			if len(st.Backlog) > 0 {
+				t.Errorf("%s: backlog %v, want none", st.Stage, st.Backlog)
+			}
+			continue
+		}
+		var got []string
+		for _, b := range st.Backlog {
+			got = append(got, fmt.Sprintf("%s %s>%s %d %q", b.Stream, b.Sender, b.Receiver, b.Unacknowledged, b.LastError))
+		}
+		want := []string{`c2-refused gateway-0>shard-1 2 "connection refused"`, `c1-some gateway-0>shard-0 3 ""`}
+		for i := range 6 {
+			want = append(want, fmt.Sprintf(`c%d-more gateway-0>shard-1 1 ""`, 3+i))
+		}
+		if !reflect.DeepEqual(got, want) || st.BacklogMore != 2 {
+			t.Errorf("backlog %q and %d more, want %q and 2 more", got, st.BacklogMore, want)
 		}
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/wololo/wololo/services/dataflow/schema"
 	"github.com/wololo/wololo/services/dataflow/sql"
 	"github.com/wololo/wololo/services/dataflow/sql/exec"
+	"github.com/wololo/wololo/services/dataflow/sql/sqlgen/oracle"
 )
 
 // sqlDataset writes a small generated dataset and returns the demo's
@@ -125,6 +126,22 @@ func TestSQLUserQuery(t *testing.T) {
 // match_players.csv and NAME.csv of each of more.
 func executorAnswer(t *testing.T, dir, query string, more ...string) []byte {
 	t.Helper()
+	tables, cat := readTables(t, dir, more...)
+	root, err := sql.Compile(query, cat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := oracle.Execute(root, tables)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.CSV()
+}
+
+// readTables reads the files of dir as executorAnswer does, and returns
+// the tables and their catalog.
+func readTables(t *testing.T, dir string, more ...string) (map[string]*exec.Table, sql.Catalog) {
+	t.Helper()
 	files := map[string]string{"matches": "matches.csv", "match_players": "match_players.csv"}
 	for _, name := range more {
 		files[name] = name + ".csv"
@@ -143,15 +160,7 @@ func executorAnswer(t *testing.T, dir, query string, more ...string) []byte {
 		}
 		tables[name], cat[name] = tab, tab.Columns
 	}
-	root, err := sql.Compile(query, cat)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := exec.Execute(root, tables)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return res.CSV()
+	return tables, cat
 }
 
 // TestSQLExamples: the example queries of queries/examples, run together

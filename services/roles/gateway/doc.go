@@ -140,7 +140,8 @@
 //     admission, the quotas as a pure decision; sizes.go, checked sums),
 //     lookup (ownership), the upload
 //     slots and committed offsets, results, retention; every durable fact a
-//     protobuf record (job_record.proto) in the store. No gRPC.
+//     protobuf record (job_record.proto) in the store (but for the few
+//     plain ones: a failure's reason and time, deleted.go's). No gRPC.
 //   - upload.go, the upload path: parse a chunk (the pure Ingest of
 //     services/dataflow/ingest; the job keeps its ingest.Columns), commit
 //     its rows with the new offset through the transport.Committer, then
@@ -149,6 +150,9 @@
 //     errors to gRPC codes in one function (toStatus).
 //   - rebuild.go, a lost job run again from its retained input: the new
 //     run, the replay through the upload path, its recovery.
+//   - deleted.go, the latest jobs deleted on purpose, remembered by name
+//     in the store across restarts, so that their client hears why
+//     (ErrDeleted) rather than that the job is gone (and submits it again).
 //   - gateway.go, the Gateway itself: its Config and its lifecycle, Serve,
 //     which sweeps abandoned jobs and drops deleted jobs everywhere, and
 //     FailJob, which fails a job an instance found lost (a store wiped

@@ -355,9 +355,11 @@ func (g *Gateway) jobStages(ctx context.Context, jobID string, state wololov1.Jo
 	return g.stages(ctx, jobID)
 }
 
-// Recover rebuilds the jobs the store holds and queues the drops of the
-// jobs that were deleted (and of those whose description is unreadable),
-// which Serve carries out. Call it once, before serving.
+// Recover rebuilds the jobs the store holds and the deletions it
+// remembers (deleted.go: their records are taken out of img, being no
+// job's), and queues the drops of the jobs that were deleted (and of those
+// whose description is unreadable), which Serve carries out. Call it
+// once, before serving.
 func (g *Gateway) Recover(img *transport.Image) error {
 	unreadable, err := g.jobs.recover(img)
 	if err != nil {

@@ -59,9 +59,8 @@ type jobs struct {
 	// (deleteJob's reason), by name, until the name is used again: a
 	// client that asks after one hears that it was deleted, not that the
 	// gateway lost it (ErrDeleted). At most maxDeletedNames, oldest
-	// forgotten first (deletedOrder); not kept across a restart.
-	deleted      map[ownedName]string
-	deletedOrder []ownedName
+	// forgotten first; kept in the store across a restart (deleted.go).
+	deleted deletions
 }
 
 // maxDeletedNames bounds the deleted jobs whose deletion the gateway
@@ -500,6 +499,10 @@ func (js *jobs) create(owner string, req *wololov1.CreateJobRequest) (c created,
 	if err != nil {
 		return c, err
 	}
+	// The name is no longer a deleted job's (deleted.go).
+	if err := js.forgetDeletion(ownedName{owner, name}); err != nil {
+		return c, err
+	}
 	// The job exists once its description is durable: a gateway restarted
 	// from now on knows it, and the client can resume its upload.
 	if err := js.store.Commit(&transport.Commit{Job: id, Records: map[string][]byte{recordMeta: b}}); err != nil {
@@ -648,6 +651,7 @@ func scannedOnly(header, read []string) []string {
 func (js *jobs) recover(img *transport.Image) (unreadable []string, err error) {
 	js.mu.Lock()
 	defer js.mu.Unlock()
+	js.recoverDeletions(img) // first: a name a job holds is no deleted job's
 	for id, ji := range img.Jobs {
 		raw := ji.Records[recordMeta]
 		if raw == nil {
@@ -788,7 +792,7 @@ func (js *jobs) lookup(owner, name string) (*job, error) {
 	defer js.mu.Unlock()
 	j, ok := js.byName[ownedName{owner, name}]
 	if !ok {
-		if why, ok := js.deleted[ownedName{owner, name}]; ok {
+		if why, ok := js.deleted.why(ownedName{owner, name}); ok {
 			return nil, errorf(ErrDeleted, "job %q was %s", name, why)
 		}
 		return nil, errorf(ErrNoJob, "no job %q", name)
@@ -821,7 +825,7 @@ func (js *jobs) ownedBy(owner string) []*job {
 func (js *jobs) add(j *job) {
 	js.byID[j.id] = j
 	js.byName[ownedName{j.owner, j.name}] = j
-	delete(js.deleted, ownedName{j.owner, j.name})
+	js.deleted.forget(ownedName{j.owner, j.name})
 }
 
 // drop forgets a job and tombstones it in the store (durably), which
@@ -839,17 +843,8 @@ func (js *jobs) dropDeleted(id, why string) error {
 	js.mu.Lock()
 	defer js.mu.Unlock()
 	if j, ok := js.byID[id]; ok {
-		k := ownedName{j.owner, j.name}
-		if _, again := js.deleted[k]; !again {
-			js.deletedOrder = append(js.deletedOrder, k)
-		}
-		if js.deleted == nil {
-			js.deleted = map[ownedName]string{}
-		}
-		js.deleted[k] = why
-		for len(js.deletedOrder) > maxDeletedNames {
-			delete(js.deleted, js.deletedOrder[0])
-			js.deletedOrder = js.deletedOrder[1:]
+		if err := js.rememberDeletion(ownedName{j.owner, j.name}, why); err != nil {
+			return err
 		}
 	}
 	return js.dropLocked(id)

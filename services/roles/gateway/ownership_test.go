@@ -68,12 +68,19 @@ func TestJobsBelongToTheirClient(t *testing.T) {
 			return err
 		},
 	}
-	check := func(svcName string) {
+	// check checks that the strangers see nothing of alice's job: bob, once
+	// he deleted a "nightly" of his own, hears of his own deletion, and
+	// else the NotFound of a job that does not exist.
+	check := func(svcName string, bobDeleted bool) {
 		for name, call := range calls {
 			for _, stranger := range []string{"bob", ""} { // another client, and the anonymous one
 				err := call(as(stranger))
-				if status.Code(err) != codes.NotFound || strings.ReplaceAll(err.Error(), "nightly", "X") != strings.ReplaceAll(missing.Error(), "never-created", "X") {
-					t.Errorf("%s: %s of alice's job by %q: %v; want the NotFound of a job that does not exist (%v)", svcName, name, stranger, err, missing)
+				want := strings.ReplaceAll(missing.Error(), "never-created", "X")
+				if stranger == "bob" && bobDeleted {
+					want = `rpc error: code = NotFound desc = job "X" was cancelled by its client`
+				}
+				if status.Code(err) != codes.NotFound || strings.ReplaceAll(err.Error(), "nightly", "X") != want {
+					t.Errorf("%s: %s of alice's job by %q: %v; want %s", svcName, name, stranger, err, want)
 				}
 			}
 		}
@@ -82,7 +89,7 @@ func TestJobsBelongToTheirClient(t *testing.T) {
 			t.Fatalf("%s: alice's own job: %v, %v", svcName, r, err)
 		}
 	}
-	check("first gateway")
+	check("first gateway", false)
 
 	// Bob's "nightly" is a job of his own, and alice's is untouched.
 	if _, err := svc.CreateJob(as("bob"), createRequest("nightly")); err != nil {
@@ -94,9 +101,10 @@ func TestJobsBelongToTheirClient(t *testing.T) {
 	if _, err := svc.DeleteJob(as("bob"), &wololov1.DeleteJobRequest{JobId: "nightly"}); err != nil {
 		t.Fatal(err)
 	}
+	check("after bob's delete", true)
 
 	svc = testGateway(t, store, time.Hour, make(chan string, 16))
-	check("restarted gateway")
+	check("restarted gateway", true)
 }
 
 func uploadMatchesAs(svc wololov1.JobServiceServer, client, id, data string) (int64, error) {

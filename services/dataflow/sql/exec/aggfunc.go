@@ -178,11 +178,15 @@ func (a *acc) updateSquares(ids []int32, arg *Vec, when []bool, els *Vec) {
 // tooWide is 10^value.MaxDigits, the least integer that does not Fit.
 var tooWide, _ = value.ReadStored([]byte("1" + strings.Repeat("0", value.MaxDigits)))
 
-// avg is AVG of its sum and count: SUM / COUNT by the division rule,
-// NULL when either does not fit.
+// avg is AVG of its sum and count (value.Avg: DuckDB's double, written
+// as its shortest text), NULL when either does not fit.
 func avg(v []value.Dec) (value.Dec, bool) {
-	s, c := v[0], v[1]
-	d, ok := s.Div(c)
+	s := v[0]
+	n, ok := v[1].UnscaledAt(0) // a count: a whole number of rows
+	if !ok {
+		return value.Dec{}, false
+	}
+	d, ok := value.Avg(s, n)
 	return d, ok && s.Fits() && d.Fits()
 }
 

@@ -1,7 +1,9 @@
-// Package exec runs a logical plan (services/dataflow/sql/plan) over
-// columnar batches in one process: the executor of the SQL engine, and
-// the logic of the physical plan's operators (services/dataflow/sql/sqlops
-// runs them batch by batch through stream.go's exported pieces).
+// Package exec is the logic of the SQL engine's operators over columnar
+// batches: what the physical plan's operators (services/dataflow/sql/sqlops)
+// run batch by batch, through stream.go's exported pieces and the
+// incremental state below. (The tests' oracle that runs a logical plan
+// whole with these pieces, node after node, is
+// services/dataflow/sql/sqlgen/oracle: it runs in no job.)
 //
 // A batch is columns of equal length (Vec: text as one arena plus end
 // offsets, the layout of the wire's TextColumn; exact decimals; booleans),
@@ -12,8 +14,12 @@
 // shard share, each with its own state per key beside it; each also
 // takes the slots of a batch's keys looked up once for all of them
 // (KeyTable.Slots; AddSlots, KeepSlots, ProbeSlots). Sort orders by its
-// keys, then by every column, so that the output is the same whatever
-// order the rows arrived in.
+// keys, then by every column, equal numbers by their scale, so that the
+// output is the same whatever order the rows arrived in; where one value
+// stands for equal ones written differently (1500, 1500.0), it is the
+// rule's, never the first seen: a group key or a DISTINCT row is written
+// in the normal form (value.Dec.Normal), MIN and MAX keep the larger
+// scale.
 //
 // An aggregate of CASE WHEN c THEN x [ELSE constant] END (q2's and q3's
 // conditional counts, sums and maxima) reads x where c is true and the
@@ -50,15 +56,12 @@
 // with the builder's read, as readAs reads a text column.)
 //
 // The package does no I/O beyond the readers and writers it is given, and
-// no logging. Execute materialises each node's batches; the incremental
-// state (Aggregation, Distinct, KeySet, Join) is what the physical plan's
-// operators stream through, and it writes and reads its own snapshots
-// (snapshot.go).
+// no logging. The incremental state (Aggregation, Distinct, KeySet, Join)
+// is what the physical plan's operators stream through, and it writes and
+// reads its own snapshots (snapshot.go).
 package exec
 
 import (
-	"fmt"
-
 	"github.com/wololo/wololo/services/dataflow/csvio"
 	"github.com/wololo/wololo/services/dataflow/sql/plan"
 	"github.com/wololo/wololo/services/dataflow/sql/value"
@@ -78,84 +81,6 @@ type Result struct {
 	Columns []plan.Column
 	Rows    *Batch
 	Stats   []ColumnStats // one per column read as a number, boolean or duration, per scan
-}
-
-// Execute runs the plan over the tables (by name).
-func Execute(root *plan.Node, tables map[string]*Table) (*Result, error) {
-	x := &executor{tables: tables}
-	out, err := x.run(root)
-	if err != nil {
-		return nil, err
-	}
-	return &Result{Columns: root.Output, Rows: concat(types(root.Output), out), Stats: x.stats}, nil
-}
-
-type executor struct {
-	tables map[string]*Table
-	stats  []ColumnStats
-}
-
-func (x *executor) run(n *plan.Node) ([]*Batch, error) {
-	var ins [][]*Batch
-	for _, in := range n.Input {
-		b, err := x.run(in)
-		if err != nil {
-			return nil, err
-		}
-		ins = append(ins, b)
-	}
-	want := map[plan.Op]int{plan.Scan: 0, plan.Join: 2, plan.SemiJoin: 2}
-	if k, ok := want[n.Op]; ok && len(ins) != k || !ok && len(ins) != 1 {
-		return nil, fmt.Errorf("%s node with %d inputs", n.Op, len(ins))
-	}
-	switch n.Op {
-	case plan.Scan:
-		return x.scan(n)
-	case plan.Filter:
-		return filter(n.Cond, ins[0])
-	case plan.Project:
-		return project(n.Exprs, ins[0])
-	case plan.Join:
-		return hashJoin(n.LeftKey, n.RightKey, n.Input[1].Output, ins[0], ins[1])
-	case plan.SemiJoin:
-		return semiJoin(n.LeftKey, ins[0], ins[1])
-	case plan.Aggregate:
-		return aggregate(n, ins[0])
-	case plan.Distinct:
-		return distinct(ins[0], len(n.Output)), nil
-	case plan.Sort:
-		return sortRows(n, ins[0]), nil
-	case plan.Limit:
-		return limit(n.N, ins[0]), nil
-	case plan.RowNumber:
-		return rowNumber(n.Col, ins[0])
-	}
-	return nil, fmt.Errorf("unknown plan node %q", n.Op)
-}
-
-// scan reads the table's columns the node names as their kinds.
-func (x *executor) scan(n *plan.Node) ([]*Batch, error) {
-	t, ok := x.tables[n.Table]
-	if !ok {
-		return nil, fmt.Errorf("no table %q", n.Table)
-	}
-	idx, err := ScanIndex(n, t.Columns)
-	if err != nil {
-		return nil, err
-	}
-	first := len(x.stats)
-	for _, c := range n.Output {
-		x.stats = append(x.stats, ColumnStats{Table: n.Table, Column: c.Name, Type: c.Type, Read: c.Read})
-	}
-	out := make([]*Batch, 0, len(t.Batches))
-	for _, b := range t.Batches {
-		nb := &Batch{N: b.N, Cols: make([]*Vec, len(idx))}
-		for i, j := range idx {
-			nb.Cols[i] = readAs(b.Cols[j], n.Output[i], &x.stats[first+i])
-		}
-		out = append(out, nb)
-	}
-	return out, nil
 }
 
 // readAs reads a text column as a scan reads column c, counting what

@@ -17,22 +17,6 @@ func types(cols []plan.Column) []plan.Type {
 	return t
 }
 
-// filter keeps the rows where cond is true (see RowFilter).
-func filter(cond *plan.Expr, in []*Batch) ([]*Batch, error) {
-	f := NewRowFilter(cond)
-	var out []*Batch
-	for _, b := range in {
-		kept, err := f.Apply(b)
-		if err != nil {
-			return nil, err
-		}
-		if kept != nil {
-			out = append(out, kept)
-		}
-	}
-	return out, nil
-}
-
 // RowFilter keeps the rows of batch after batch where a condition is
 // true: compiled once (NewConds), its memory reused from one batch to the
 // next.
@@ -90,48 +74,6 @@ func project(exprs []*plan.Expr, in []*Batch) ([]*Batch, error) {
 			nb.Cols[i] = v
 		}
 		out = append(out, nb)
-	}
-	return out, nil
-}
-
-// semiJoin keeps the rows of in whose key is among the values of column
-// 0 of right: each row once, however many times its key is there.
-func semiJoin(key *plan.Expr, in, right []*Batch) ([]*Batch, error) {
-	set := NewKeySet(NewKeyTable())
-	for _, b := range right {
-		set.Add(b)
-	}
-	var out []*Batch
-	for _, b := range in {
-		nb, err := set.Keep(key, b)
-		if err != nil {
-			return nil, err
-		}
-		if nb != nil {
-			out = append(out, nb)
-		}
-	}
-	return out, nil
-}
-
-// hashJoin is the inner equi-join: a hash table of the right rows by key,
-// probed with each left row.
-func hashJoin(leftKey, rightKey *plan.Expr, rightCols []plan.Column, left, right []*Batch) ([]*Batch, error) {
-	j := NewJoin(NewKeyTable(), leftKey, rightKey, rightCols)
-	for _, b := range right {
-		if err := j.AddRight(b); err != nil {
-			return nil, err
-		}
-	}
-	var out []*Batch
-	for _, b := range left {
-		nb, err := j.Probe(b)
-		if err != nil {
-			return nil, err
-		}
-		if nb != nil {
-			out = append(out, nb)
-		}
 	}
 	return out, nil
 }
@@ -634,33 +576,11 @@ func (a *acc) extremeResult(n int) *Vec {
 	return out.v
 }
 
-// aggregate is the hash aggregate: one row per distinct key, the keys then
-// the aggregates. Without keys (no GROUP BY) it makes one row, even over
-// no input.
-func aggregate(n *plan.Node, in []*Batch) ([]*Batch, error) {
-	a := NewAggregation(NewKeyTable(), n.Keys, n.Aggs)
-	for _, b := range in {
-		if err := a.Add(b); err != nil {
-			return nil, err
-		}
-	}
-	return []*Batch{a.Result()}, nil
-}
-
-// distinct keeps the first row of each distinct row.
-func distinct(in []*Batch, cols int) []*Batch {
-	var out []*Batch
-	d := NewDistinct(NewKeyTable())
-	for _, b := range in {
-		if nb := d.Add(b, cols); nb != nil {
-			out = append(out, nb)
-		}
-	}
-	return out
-}
-
-// sortRows orders the rows by the keys, then by every column ascending, so
-// that the output never depends on the order rows arrived in.
+// sortRows orders the rows by the keys, then by every column ascending,
+// then, of rows still equal (equal numbers written with different
+// scales), by every column's scale (compareScales), so that the output
+// never depends on the order rows arrived in: rows it finds equal are the
+// same bytes.
 func sortRows(n *plan.Node, in []*Batch) []*Batch {
 	all := concat(types(n.Output), in)
 	perm := make([]int32, all.N)
@@ -680,6 +600,11 @@ func sortRows(n *plan.Node, in []*Batch) []*Batch {
 		}
 		for _, v := range all.Cols {
 			if c := compare(v, int(x), v, int(y)); c != 0 {
+				return c
+			}
+		}
+		for _, v := range all.Cols {
+			if c := compareScales(v, int(x), v, int(y)); c != 0 {
 				return c
 			}
 		}
@@ -706,21 +631,6 @@ func limit(n int64, in []*Batch) []*Batch {
 		n -= int64(b.N)
 	}
 	return out
-}
-
-// rowNumber puts 1, 2, ... into column col, in row order.
-func rowNumber(col int, in []*Batch) ([]*Batch, error) {
-	next := int64(1)
-	out := make([]*Batch, 0, len(in))
-	for _, b := range in {
-		nb, err := numberRows(col, next, b)
-		if err != nil {
-			return nil, err
-		}
-		next += int64(b.N)
-		out = append(out, nb)
-	}
-	return out, nil
 }
 
 // numberRows returns b with column col replaced by next, next+1, ...

@@ -7,9 +7,10 @@ import (
 )
 
 // This file is what the operators of the physical plan
-// (services/dataflow/sql/sqlops) run batch by batch: the same code Execute
-// runs over a whole node's batches, exported one batch, or one piece of
-// state, at a time, so that each operator's logic is written once.
+// (services/dataflow/sql/sqlops) run batch by batch, and what the tests'
+// oracle (services/dataflow/sql/sqlgen/oracle) runs over a whole node's
+// batches: exported one batch, or one piece of state, at a time, so that
+// each operator's logic is written once.
 
 // Project computes exprs over each batch.
 func Project(exprs []*plan.Expr, in []*Batch) ([]*Batch, error) { return project(exprs, in) }
@@ -70,7 +71,9 @@ type Distinct struct {
 func NewDistinct(t *KeyTable) *Distinct { return &Distinct{set: NewKeySet(t)} }
 
 // Add returns the rows of b (compared on their first cols columns) not
-// seen before, and remembers them; nil when there is none.
+// seen before, and remembers them; nil when there is none. Their numbers
+// are written without trailing fractional zeros (docs/sql.md "Numbers"),
+// so that which of 1500 and 1500.0 came first does not show.
 func (d *Distinct) Add(b *Batch, cols int) *Batch { return d.AddSlots(b, cols, nil) }
 
 // AddSlots is Add given the slots of the rows (Slots over the first cols
@@ -92,7 +95,11 @@ func (d *Distinct) AddSlots(b *Batch, cols int, sl []int32) *Batch {
 	if len(rows) == 0 {
 		return nil
 	}
-	return gatherBatch(b, rows)
+	out := gatherBatch(b, rows)
+	for _, v := range out.Cols[:cols] {
+		normalize(v)
+	}
+	return out
 }
 
 // Aggregation is the state of a hash aggregate: the groups by key and

@@ -2,6 +2,7 @@ package exec
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/binary"
 	"slices"
 
@@ -320,6 +321,29 @@ func appendKey(dst []byte, v *Vec, i int) []byte {
 		return append(dst, 3, 0)
 	}
 	return dst
+}
+
+// compareScales orders equal values i of a and j of b (compare finds
+// them equal) as they are written: numbers by their scale, the smaller
+// first (1007 before 1007.0, as their texts order). Other equal values
+// are the same bytes already (text is compared by its bytes, a boolean
+// has one form), and so are numbers of one value and one scale.
+func compareScales(a *Vec, i int, b *Vec, j int) int {
+	if a.Type != plan.Number || a.IsNull(i) {
+		return 0
+	}
+	return cmp.Compare(a.Nums[i].Scale(), b.Nums[j].Scale())
+}
+
+// normalize writes v's numbers without trailing fractional zeros, in
+// place: v must be a Vec nothing else reads yet (gather's).
+func normalize(v *Vec) {
+	if v.Type != plan.Number {
+		return
+	}
+	for i := range v.N {
+		v.Nums[i] = v.Nums[i].Normal()
+	}
 }
 
 // compare orders value i of a against value j of b (same type): text by

@@ -2,10 +2,14 @@
 // as CSV text and a random query of the subset of docs/sql.md over them,
 // generated together with its meaning, so that each case also carries the
 // rows the query must return, computed by a naive evaluator (row at a time,
-// over math/big.Rat values, formatted and ordered by docs/sql.md's rules).
+// over math/big.Rat values, formatted and ordered by docs/sql.md's rules:
+// a group key's and a DISTINCT row's numbers in their normal form, rows
+// equal by value ordered by their numbers' scales, so that the answer
+// does not depend on the order of the rows).
 //
-// Two tests use it: services/dataflow/sql/exec's property test compares
-// the engine with the naive evaluator, and tools/duckdb's differential test
+// Two tests use it: services/dataflow/sql/sqlgen/oracle's property test
+// compares the engine's logic (the oracle runs the plan with exec's
+// operators) with the naive evaluator, and tools/duckdb's differential test
 // compares it with DuckDB running the same query over the same files.
 //
 // The queries: WHERE conditions (comparisons, AND, OR, NOT, [NOT] IN

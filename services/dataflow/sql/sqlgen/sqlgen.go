@@ -143,6 +143,29 @@ func compareVals(a, b val) int {
 	return strings.Compare(a.text, b.text)
 }
 
+// compareScales orders equal values as they are written: numbers by
+// their scale, the smaller first (1007 before 1007.0), so that rows equal
+// by value are ordered whatever order they came in (docs/sql.md
+// "Output").
+func compareScales(a, b val) int {
+	if a.null || a.kind != 'n' {
+		return 0
+	}
+	return cmp.Compare(a.scale, b.scale)
+}
+
+// normalRow is row with its numbers written without trailing zeros, as
+// a group key or a DISTINCT row is.
+func normalRow(row []val) []val {
+	out := slices.Clone(row)
+	for i, v := range out {
+		if v.kind == 'n' && !v.null {
+			out[i].scale = minScale(v.num)
+		}
+	}
+	return out
+}
+
 func btoi(b bool) int {
 	if b {
 		return 1
@@ -573,11 +596,7 @@ func (g *gen) query(tRows, uRows []map[string]val) (query, duck, want string) {
 			if !having.keep(rs) {
 				continue
 			}
-			kv := key.eval(rs[0])
-			if kv.kind == 'n' && !kv.null { // a number key without trailing zeros
-				kv.scale = minScale(kv.num)
-			}
-			row := []val{kv}
+			row := normalRow([]val{key.eval(rs[0])}) // a number key without trailing zeros
 			for _, c := range chosen {
 				row = append(row, aggs[c].f(rs))
 			}
@@ -615,7 +634,7 @@ func (g *gen) query(tRows, uRows []map[string]val) (query, duck, want string) {
 			}
 			if !seen[k] {
 				seen[k] = true
-				kept = append(kept, row)
+				kept = append(kept, normalRow(row))
 			}
 		}
 		out = kept
@@ -768,6 +787,11 @@ func (g *gen) finish(sqlText string, width int, out [][]val) (query, duck, want 
 		}
 		for i := range width {
 			if c := compareVals(a[i], b[i]); c != 0 {
+				return c
+			}
+		}
+		for i := range width {
+			if c := compareScales(a[i], b[i]); c != 0 {
 				return c
 			}
 		}

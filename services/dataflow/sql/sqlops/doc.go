@@ -20,7 +20,7 @@
 // One implementation of each operator's logic: the operators here call
 // exec's (filter, projection, the hash join, the semi-join's key set, the
 // hash aggregate, distinct, sort, limit, row number, the CSV format), which
-// exec's own Execute runs too. What is added here is only what the
+// the tests' oracle (services/dataflow/sql/sqlgen/oracle) runs too. What is added here is only what the
 // physical plan needs beyond the logical one:
 //
 //   - the partial aggregate (an AVG as a sum and a count) and the final

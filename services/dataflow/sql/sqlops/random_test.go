@@ -10,6 +10,7 @@ import (
 
 	"github.com/wololo/wololo/services/dataflow/sql"
 	"github.com/wololo/wololo/services/dataflow/sql/exec"
+	"github.com/wololo/wololo/services/dataflow/sql/sqlgen/oracle"
 	"github.com/wololo/wololo/services/dataflow/sql/sqlops"
 )
 
@@ -17,9 +18,9 @@ import (
 // (k, n, b, s) and u (k, m, c), written for this test: it needs queries
 // that reach every operator of the physical plan (filters, projections,
 // joins, IN subqueries, complete, partial and global aggregates, DISTINCT,
-// ORDER BY, LIMIT), not their meaning, which exec's own property test
-// checks against a naive evaluator; here the physical plan's answer is
-// compared with exec's. Values include NULLs, invalid values, numbers
+// ORDER BY, LIMIT), not their meaning, which the oracle's property test
+// (services/dataflow/sql/sqlgen/oracle) checks against a naive evaluator;
+// here the physical plan's answer is compared with the oracle's. Values include NULLs, invalid values, numbers
 // wider than a double and as wide as a number may be, equal numbers of different scales (one group
 // whichever shard sees them) and bytes that are not UTF-8.
 type gen struct{ r *rand.Rand }
@@ -133,7 +134,7 @@ func TestRandomQueriesMatchExec(t *testing.T) {
 			if err != nil {
 				t.Fatalf("seed %d: %s: %v", seed, q, err)
 			}
-			res, err := exec.Execute(root, tables)
+			res, err := oracle.Execute(root, tables)
 			if err != nil {
 				t.Fatalf("seed %d: %s: %v", seed, q, err)
 			}

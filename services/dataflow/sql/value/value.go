@@ -39,6 +39,7 @@
 package value
 
 import (
+	"bytes"
 	"cmp"
 	"math"
 	"math/big"
@@ -471,10 +472,41 @@ func Percent(part, whole Dec) (Dec, bool) {
 	return ReadNumber(strconv.AppendFloat(nil, q, 'f', 4, 64))
 }
 
+// Avg is AVG's result of an exact sum of count values (count > 0): the
+// exact quotient sum / count rounded to the nearest double, then that
+// double as the shortest decimal that reads back as it, with at least
+// one digit after the point ("2.0", "0.1617283945061725",
+// "1.6666666666666667"). It is DuckDB's AVG of a DECIMAL or an integer (a
+// DOUBLE) and its text, but for the exponent DuckDB writes below 1e-4 and
+// from 1e16 on (1e-05, 1e+16), where a Dec has none: the same digits are
+// written in full (0.00001, 10000000000000000.0). The sum being exact and
+// the quotient rounded once, the result depends neither on the order of
+// the values nor on how the shards split them. It is false when count is
+// not positive; a result past MaxDigits digits does not Fit.
+func Avg(sum Dec, count int64) (Dec, bool) {
+	if count <= 0 {
+		return Dec{}, false
+	}
+	var f float64
+	const exact = 1 << 53 // integers up to it are exact doubles, and so is their quotient's rounding
+	if den, ok := Int(count).UnscaledAt(sum.s); ok && sum.b == nil && abs(sum.i) <= exact && den <= exact {
+		f = float64(sum.i) / float64(den)
+	} else {
+		den := new(big.Int).Mul(big.NewInt(count), new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(sum.s)), nil))
+		f, _ = new(big.Rat).SetFrac(sum.big(), den).Float64()
+	}
+	text := strconv.AppendFloat(nil, f, 'f', -1, 64)
+	if !bytes.ContainsRune(text, '.') {
+		text = append(text, '.', '0')
+	}
+	return readNumber(text, MaxStoredDigits)
+}
+
 // StddevSamp is the sample standard deviation of n values whose sum is
 // sum and whose squares' sum is squares: the square root of
 // (n × squares − sum²) / (n × (n − 1)), computed exactly and rounded half
-// away from zero to sum's scale + DivScale digits (AVG's scale). It is
+// away from zero to sum's scale + DivScale digits (the division rule's
+// scale). It is
 // false for fewer than two values, and when sum, squares or the result
 // does not Fit.
 func StddevSamp(n, sum, squares Dec) (Dec, bool) {

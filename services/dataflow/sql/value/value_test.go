@@ -320,3 +320,42 @@ func FuzzReadNumber(f *testing.F) {
 		}
 	})
 }
+
+// TestAvg: AVG's result is DuckDB's (a DOUBLE, the exact quotient rounded
+// once) written as DuckDB writes it (the shortest text that reads back,
+// "2.0" for a whole number), its exponent aside: DuckDB's texts of these
+// sums and counts, taken with its Go module (tools/duckdb). An AVG of
+// 15-decimal values used to be written with 19 decimals (the division
+// rule: the sum's scale + 4).
+func TestAvg(t *testing.T) {
+	for _, c := range []struct {
+		sum   string
+		count int64
+		want  string // DuckDB's text, where it differs as its note says
+	}{
+		{"4", 2, "2.0"},
+		{"3.0", 2, "1.5"},
+		{"0.323456789012345", 2, "0.1617283945061725"}, // AVG of DECIMAL(18,15) values
+		{"5", 3, "1.6666666666666667"},
+		{"-3.000000", 2, "-1.5"},
+		{"0.002000", 2, "0.001"},
+		{"0.000200", 2, "0.0001"},
+		{"0.000020", 2, "0.00001"},                                            // DuckDB: 1e-05
+		{"2000000000000000", 2, "1000000000000000.0"},                         //
+		{"20000000000000000", 2, "10000000000000000.0"},                       // DuckDB: 1e+16
+		{"0", 5, "0.0"},                                                       //
+		{"1486733035935001185500", 1000000000000000000, "1486.7330359350012"}, // a sum past 2^53: the exact quotient, rounded once
+		{"99999999999999999999999999999999999999", 3, "33333333333333333000000000000000000000.0"}, // DuckDB: 3.3333333333333333e+37; past MaxDigits
+	} {
+		got, ok := Avg(num(t, c.sum), c.count)
+		if !ok || got.String() != c.want {
+			t.Errorf("Avg(%s, %d) = %s, %v; want %s", c.sum, c.count, got, ok, c.want)
+		}
+	}
+	if d, ok := Avg(num(t, "99999999999999999999999999999999999999"), 3); !ok || d.Fits() {
+		t.Errorf("Avg of 38 nines by 3 = %s, %v: want a number that does not Fit (a NULL answer)", d, ok)
+	}
+	if _, ok := Avg(Int(1), 0); ok {
+		t.Error("Avg of no values is not NULL")
+	}
+}

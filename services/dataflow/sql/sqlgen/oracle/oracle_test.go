@@ -1,4 +1,4 @@
-package exec_test
+package oracle_test
 
 import (
 	"strings"
@@ -9,6 +9,7 @@ import (
 	"github.com/wololo/wololo/services/dataflow/sql/plan"
 	"github.com/wololo/wololo/services/dataflow/sql/rewrite"
 	"github.com/wololo/wololo/services/dataflow/sql/sqlgen"
+	"github.com/wololo/wololo/services/dataflow/sql/sqlgen/oracle"
 )
 
 // TestExecuteMatchesNaive compares Execute with sqlgen's naive evaluator
@@ -83,7 +84,7 @@ func load(t *testing.T, c sqlgen.Case) (*plan.Node, map[string]*exec.Table) {
 // header (the header is checked elsewhere).
 func run(t *testing.T, c sqlgen.Case, root *plan.Node, tables map[string]*exec.Table) string {
 	t.Helper()
-	res, err := exec.Execute(root, tables)
+	res, err := oracle.Execute(root, tables)
 	if err != nil {
 		t.Fatalf("%s: %v\n%s", c.Query, err, root)
 	}
