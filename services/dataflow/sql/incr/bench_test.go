@@ -12,11 +12,12 @@ import (
 	"github.com/wololo/wololo/services/dataflow/sql/incr"
 	"github.com/wololo/wololo/services/dataflow/sql/plan"
 	"github.com/wololo/wololo/services/dataflow/sql/rewrite"
+	"github.com/wololo/wololo/services/dataflow/sql/sqlgen/oracle"
 )
 
 // BenchmarkDefaultQueries maintains the four default queries over a
 // generated dataset fed as one epoch and as 100, and runs them as a
-// batch (exec.Execute) for scale: an op is the whole dataset through
+// batch (oracle.Execute) for scale: an op is the whole dataset through
 // the four queries (each query alone under q1..q4), every version's
 // change made (not its CSV).
 //
@@ -51,7 +52,7 @@ func BenchmarkDefaultQueries(b *testing.B) {
 		b.Run(label+"/exec", func(b *testing.B) {
 			for b.Loop() {
 				for _, root := range qroots {
-					if _, err := exec.Execute(root, tables); err != nil {
+					if _, err := oracle.Execute(root, tables); err != nil {
 						b.Fatal(err)
 					}
 				}

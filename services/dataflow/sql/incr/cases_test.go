@@ -21,6 +21,8 @@ var constructs = []string{
 	// DISTINCT over an aggregate's rows: a distinct row counted.
 	"SELECT DISTINCT COUNT(*) FROM t GROUP BY k",
 	"SELECT DISTINCT MAX(s), b FROM t GROUP BY b, k",
+	"SELECT DISTINCT SUM(n) FROM t GROUP BY k",
+	"SELECT DISTINCT MIN(n), b FROM t GROUP BY k, b ORDER BY 1 DESC LIMIT 3",
 	// ORDER BY an aggregate, LIMIT: a row leaves the first N.
 	"SELECT k, COUNT(*) FROM t GROUP BY k ORDER BY 2 DESC, 1 LIMIT 2",
 	"SELECT k, SUM(n) FROM t GROUP BY k ORDER BY 2 LIMIT 1",
@@ -74,7 +76,7 @@ func TestConstructsEveryEpoch(t *testing.T) {
 				t.Fatalf("%s: %v", q, err)
 			}
 			r := rand.New(rand.NewPCG(seed, 41))
-			runEpochs(t, fmt.Sprintf("seed %d: %s", seed, q), root, epochs(r, tables, 1+r.IntN(8)), nil)
+			runEpochs(t, fmt.Sprintf("seed %d: %s", seed, q), root, epochs(r, tables, 1+r.IntN(8)))
 		}
 	}
 }

@@ -3,7 +3,7 @@
 // (docs/standing.md). Append adds rows of a table to the current epoch;
 // Commit ends it and returns the answer's change (rows with +n or -n
 // copies, Materialize's SUBSCRIBE shape); Answer is the answer as of the
-// last Commit, equal byte for byte (exec.Result's CSV) to exec.Execute's
+// last Commit, equal byte for byte (exec.Result's CSV) to oracle.Execute's
 // over every row of the epochs so far.
 //
 // As in differential dataflow, what flows between the operators is

@@ -16,7 +16,7 @@ import (
 type Engine struct {
 	root  *plan.Node
 	scans map[string][]*scanOp
-	order []*scanOp // in exec.Execute's order (its Stats)
+	order []*scanOp // in oracle.Execute's order (its Stats)
 	below *node     // the plan below the answer's Sort
 	top   *topOp
 	epoch int64
@@ -163,7 +163,7 @@ func (e *Engine) commit() (*Diff, error) {
 func (e *Engine) Epoch() int64 { return e.epoch }
 
 // Answer is the answer over the rows of every committed epoch, as
-// exec.Execute gives it over them: its CSV is the batch job's file, byte
+// oracle.Execute gives it over them: its CSV is the batch job's file, byte
 // for byte. Before the first Commit there is no version: no rows. Its Stats count the values read as NULL over every epoch
 // (those appended since the last Commit included).
 func (e *Engine) Answer() (*exec.Result, error) {

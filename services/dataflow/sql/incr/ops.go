@@ -38,7 +38,7 @@ func (n *node) step() (zset, error) {
 type scanOp struct {
 	n       *plan.Node
 	pending zset
-	stats   []exec.ColumnStats // as exec.Execute counts them, over every epoch
+	stats   []exec.ColumnStats // as oracle.Execute counts them, over every epoch
 }
 
 func newScan(n *plan.Node) *scanOp {
@@ -483,7 +483,9 @@ func (o *distinctOp) step(in []zset) (zset, error) {
 	}
 	var out zset
 	if len(refs) > 0 {
-		out = zset{o.counted.st.gather(o.cols, refs, ws)}
+		// Distinct rows already: exec.Distinct writes them as DISTINCT
+		// does (numbers in their normal form).
+		out = zset{exec.NewDistinct(exec.NewKeyTable()).Add(o.counted.st.gather(o.cols, refs, ws), len(o.cols))}
 	}
 	o.counted.release()
 	return out, nil

@@ -129,7 +129,7 @@ func (t *topOp) answer() (*exec.Batch, error) {
 }
 
 // render sorts the set's rows and runs the nodes above the Sort over
-// them, as exec.Execute runs them.
+// them, as oracle.Execute runs them.
 func (t *topOp) render() (*exec.Batch, error) {
 	bs := exec.Sort(t.sort, []*exec.Batch{t.set.rows(-1)})
 	var err error
