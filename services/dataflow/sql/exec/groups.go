@@ -5,6 +5,15 @@ package exec
 // that the incremental engine (services/dataflow/sql/incr) looks a row's
 // key up once to find the group it touches before it adds the row.
 func (a *Aggregation) Slots(b *Batch) ([]int32, error) {
+	keys, err := a.keyVecs(b)
+	if err != nil {
+		return nil, err
+	}
+	return a.g.v.t.Slots(keys, b.N, nil, nil), nil
+}
+
+// keyVecs is the group key's columns over b.
+func (a *Aggregation) keyVecs(b *Batch) ([]*Vec, error) {
 	keys := make([]*Vec, len(a.keys))
 	for i, k := range a.keys {
 		v, err := eval(k, b)
@@ -13,7 +22,7 @@ func (a *Aggregation) Slots(b *Batch) ([]int32, error) {
 		}
 		keys[i] = v
 	}
-	return a.g.v.t.Slots(keys, b.N, nil, nil), nil
+	return keys, nil
 }
 
 // GroupsOf is the group of each slot, as Result numbers its rows (0, 1,
