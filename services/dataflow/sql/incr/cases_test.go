@@ -11,6 +11,7 @@ import (
 	"github.com/wololo/wololo/services/dataflow/sql/exec"
 	"github.com/wololo/wololo/services/dataflow/sql/incr"
 	"github.com/wololo/wololo/services/dataflow/sql/plan"
+	"github.com/wololo/wololo/services/dataflow/sql/rewrite"
 	"github.com/wololo/wololo/services/dataflow/sql/sqlgen"
 )
 
@@ -62,7 +63,8 @@ var constructs = []string{
 }
 
 // TestConstructsEveryEpoch runs each construct over many of sqlgen's
-// tables, split into random epochs, checking every version.
+// tables, split into random epochs, checking every version; the plan as
+// Compile makes it and as rewrite.Optimize rewrites it.
 func TestConstructsEveryEpoch(t *testing.T) {
 	seeds := 100
 	if testing.Short() {
@@ -74,6 +76,9 @@ func TestConstructsEveryEpoch(t *testing.T) {
 			root, err := sql.Compile(q, cat)
 			if err != nil {
 				t.Fatalf("%s: %v", q, err)
+			}
+			if seed%2 == 1 {
+				root = rewrite.Optimize(root)
 			}
 			r := rand.New(rand.NewPCG(seed, 41))
 			runEpochs(t, fmt.Sprintf("seed %d: %s", seed, q), root, epochs(r, tables, 1+r.IntN(8)))
