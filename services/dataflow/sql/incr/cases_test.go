@@ -66,7 +66,7 @@ var constructs = []string{
 // tables, split into random epochs, checking every version; the plan as
 // Compile makes it and as rewrite.Optimize rewrites it.
 func TestConstructsEveryEpoch(t *testing.T) {
-	seeds := 100
+	seeds := 60
 	if testing.Short() {
 		seeds = 40
 	}
