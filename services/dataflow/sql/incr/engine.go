@@ -96,7 +96,8 @@ func (e *Engine) build(n *plan.Node) *node {
 
 // Append adds rows of a table (its text, as exec.ReadCSV reads a file:
 // columns by name) to the current epoch. A table the query does not read
-// is ignored.
+// is ignored. The engine reads the rows until Commit returns, and keeps
+// none of their memory after.
 func (e *Engine) Append(table string, rows *exec.Table) error {
 	if e.err != nil {
 		return e.err
