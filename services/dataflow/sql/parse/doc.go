@@ -6,7 +6,7 @@
 //
 // The dialect (docs/sql.md "Dialect"): unquoted names are folded to
 // lower case (CIV is civ); "name" quotes a name as written ("" for a ");
-// 'text' is a text ('' for a '); only PostgreSQL's reserved key words
+// 'text' is a text (” for a '); only PostgreSQL's reserved key words
 // (keywords.go) need quotes to be names, so match, rank, server and map
 // are plain names; x::type and CAST(x AS type) cast; -- and /* */ are
 // comments. MySQL's spellings are refused by name: a backquote says to

@@ -119,11 +119,12 @@ func Lex(src string) ([]Token, *Error) {
 			toks = append(toks, Token{Kind: Num, Text: src[start:i], Pos: start, End: i})
 		case c == '`':
 			end := strings.IndexByte(src[i+1:], '`')
-			name := "name"
-			if end >= 0 {
-				name = src[i+1 : i+1+end]
+			msg := `backquotes do not quote names in PostgreSQL's dialect: write "name"`
+			if end > 0 {
+				name := src[i+1 : i+1+end]
+				msg = `backquotes do not quote names in PostgreSQL's dialect: write "` + name + `" (or ` + name + ` unquoted: match, rank, server and map are plain names)`
 			}
-			return toks, &Error{Pos: start, Construct: "backquote", Message: `backquotes do not quote names in PostgreSQL's dialect: write "` + name + `" (or ` + name + ` unquoted: match, rank, server and map are plain names)`}
+			return toks, &Error{Pos: start, Construct: "backquote", Message: msg}
 		case c == '$':
 			return toks, &Error{Pos: start, Construct: "$", Message: "parameters ($1) and dollar-quoted texts are not supported"}
 		case strings.IndexByte("(),;[]", c) >= 0:

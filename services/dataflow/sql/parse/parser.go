@@ -41,7 +41,7 @@ func Parse(src string, maxDepth int) (sel *Select, err *Error) {
 	case p.isKw("select"):
 	case p.isKw("with"):
 		p.fail(t.Pos, "WITH", "common table expressions are not supported; use col IN (SELECT ...)")
-	case t.Kind == Ident:
+	case t.Kind == Ident && statements[t.Text]:
 		p.fail(t.Pos, strings.ToUpper(t.Text)+" statement", "only SELECT is supported")
 	case p.isOp("("):
 		p.fail(t.Pos, "parenthesized SELECT", "not supported: write the SELECT without parentheses")
@@ -57,6 +57,12 @@ func Parse(src string, maxDepth int) (sel *Select, err *Error) {
 	}
 	return sel, nil
 }
+
+// statements are the first words of PostgreSQL's statements other than
+// SELECT, which a query is refused as by name.
+var statements = setOf("insert", "update", "delete", "merge", "create", "drop", "alter", "truncate", "copy",
+	"set", "show", "reset", "explain", "analyze", "values", "table", "begin", "commit", "rollback",
+	"grant", "revoke", "call", "do", "prepare", "execute", "vacuum", "lock", "listen", "notify")
 
 type parser struct {
 	src      string
