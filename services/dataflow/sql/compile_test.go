@@ -64,6 +64,12 @@ func TestRefused(t *testing.T) {
 		// of the constant 2, where MySQL and DuckDB read a position.
 		{"select civ, count(*) from match_players group by 1", "GROUP BY position", 1, 50},
 		{"select 2, count(*) from match_players group by 2", "GROUP BY position", 1, 48},
+		// PostgreSQL's dialect: MySQL's spellings named, casts that convert refused.
+		{`select token from matches where map = "arabia"`, "column arabia", 1, 39},
+		{"select token from matches where average_rating::int > 1", "CAST to INT", 1, 33},
+		{"select token from matches where average_rating::numeric > 1 and average_rating::text = 'x'", "CAST", 1, 65},
+		{"select token from matches where average_rating between 1 and 2", "BETWEEN", 1, 48},
+		{"select order from matches", "syntax", 1, 8},
 	}
 	for _, c := range cases {
 		t.Run(c.query, func(t *testing.T) {
@@ -95,6 +101,11 @@ func TestAccepted(t *testing.T) {
 		{"select m.map, count(*), avg(p.rating) from matches m join match_players p on p.match = m.token group by m.map having min(p.civ) <> 'x' order by 2 desc limit 3", "token text,map text|match text,rating number,civ text"},
 		{"select civ, sum(case winner when true then 1 else 0 end) from match_players where civ in ('a', 'b') and -rating < 5 group by civ", "rating number,civ text,winner bool"},
 		{"select distinct ladder from matches where token in (select match from match_players where winner) order by ladder", "token text,ladder text|match text,winner bool"},
+		// PostgreSQL's dialect: match a plain name, "name" a name, names
+		// folded to lower case, casts stating a column's kind.
+		{"select match, count(*) from match_players group by match", "match text"},
+		{`SELECT "civ" FROM match_players WHERE "civ" = 'Huns' AND CIV <> ''`, "civ text"},
+		{"select civ from match_players where rating::numeric > 1 and cast(winner as boolean) and civ::text <> '' and rating > '2'::numeric", "rating number,civ text,winner bool"},
 	}
 	for _, c := range cases {
 		t.Run(c.query, func(t *testing.T) {

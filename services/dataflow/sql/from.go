@@ -230,6 +230,11 @@ func (lv *level) noColumn(cn *parse.Column) *Error {
 		}
 	}
 	e := lv.err(cn.Pos, "column "+what, "%s", msg)
-	e.Missing = cn.Name
+	if !cn.Quoted {
+		// A job's checks name the file that lacks it; a quoted name
+		// keeps the engine's error, whose hint says what MySQL's
+		// "text" is in this dialect.
+		e.Missing = cn.Name
+	}
 	return e
 }
