@@ -281,6 +281,12 @@ func (p *parser) subselect() *Select {
 	return s
 }
 
+// clauseWords are reserved words that start or join clauses and that
+// no column is likely named: met where an expression was expected, they
+// are a missing expression, not a name to quote.
+var clauseWords = setOf("from", "where", "having", "union", "intersect", "except", "on", "and", "or", "then",
+	"else", "when", "as", "in", "using", "into")
+
 // typedLiteral are the type names PostgreSQL reads before a text as a
 // constant of that type: DATE '2024-01-01'.
 var typedLiteral = setOf("date", "time", "timestamp", "interval", "numeric", "decimal", "int", "integer",
@@ -343,6 +349,9 @@ func (p *parser) primary() Expr {
 			p.next()
 			p.next()
 			return &Cast{Pos: t.Pos, X: &Literal{Pos: n.Pos, Kind: StringLit, Text: n.Text}, Type: t.Text}
+		}
+		if reserved[t.Text] && clauseWords[t.Text] {
+			p.syntax("an expression")
 		}
 		if reserved[t.Text] {
 			p.fail(t.Pos, "syntax", "syntax error at or near %q: expected an expression (%s is a reserved word; as a name, quote it: \"%s\")", p.src[t.Pos:t.End], strings.ToUpper(t.Text), t.Text)
