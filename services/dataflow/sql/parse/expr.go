@@ -29,22 +29,23 @@ func (p *parser) binary(l Expr, op Token, opText string, r Expr) *Binary {
 	return &Binary{Pos: l.Position(), OpPos: op.Pos, Op: opText, L: l, R: r}
 }
 
-func (p *parser) orExpr() Expr {
-	e := p.andExpr()
-	for p.isKw("or") {
+// leftAssoc parses next {op next}, left-associative, for the operators
+// match accepts at the current token.
+func (p *parser) leftAssoc(next func() Expr, match func() bool) Expr {
+	e := next()
+	for match() {
 		op := p.next()
-		e = p.binary(e, op, "or", p.andExpr())
+		e = p.binary(e, op, op.Text, next())
 	}
 	return e
 }
 
+func (p *parser) orExpr() Expr {
+	return p.leftAssoc(p.andExpr, func() bool { return p.isKw("or") })
+}
+
 func (p *parser) andExpr() Expr {
-	e := p.notExpr()
-	for p.isKw("and") {
-		op := p.next()
-		e = p.binary(e, op, "and", p.notExpr())
-	}
-	return e
+	return p.leftAssoc(p.notExpr, func() bool { return p.isKw("and") })
 }
 
 func (p *parser) notExpr() Expr {
@@ -166,42 +167,19 @@ var structural = map[string]bool{"(": true, ")": true, ",": true, ".": true, ";"
 	"=": true, "<>": true, "<": true, "<=": true, ">": true, ">=": true}
 
 func (p *parser) opExpr() Expr {
-	e := p.addExpr()
-	for {
-		t := p.tok()
-		if t.Kind != Op || structural[t.Text] {
-			return e
-		}
-		p.next()
-		e = p.binary(e, t, t.Text, p.addExpr())
-	}
+	return p.leftAssoc(p.addExpr, func() bool { t := p.tok(); return t.Kind == Op && !structural[t.Text] })
 }
 
 func (p *parser) addExpr() Expr {
-	e := p.mulExpr()
-	for p.isOp("+") || p.isOp("-") {
-		t := p.next()
-		e = p.binary(e, t, t.Text, p.mulExpr())
-	}
-	return e
+	return p.leftAssoc(p.mulExpr, func() bool { return p.isOp("+") || p.isOp("-") })
 }
 
 func (p *parser) mulExpr() Expr {
-	e := p.expExpr()
-	for p.isOp("*") || p.isOp("/") || p.isOp("%") {
-		t := p.next()
-		e = p.binary(e, t, t.Text, p.expExpr())
-	}
-	return e
+	return p.leftAssoc(p.expExpr, func() bool { return p.isOp("*") || p.isOp("/") || p.isOp("%") })
 }
 
 func (p *parser) expExpr() Expr {
-	e := p.unaryExpr()
-	for p.isOp("^") {
-		t := p.next()
-		e = p.binary(e, t, t.Text, p.unaryExpr())
-	}
-	return e
+	return p.leftAssoc(p.unaryExpr, func() bool { return p.isOp("^") })
 }
 
 func (p *parser) unaryExpr() Expr {

@@ -314,16 +314,7 @@ func (p *parser) tableRef() Table {
 				j.On = p.expr()
 			case p.isKw("using"):
 				p.next()
-				p.expectOp("(")
-				for {
-					n, _ := p.name("column")
-					j.Using = append(j.Using, n)
-					if !p.isOp(",") {
-						break
-					}
-					p.next()
-				}
-				p.expectOp(")")
+				j.Using = p.nameList()
 			default:
 				p.syntax("ON or USING")
 			}
@@ -367,18 +358,25 @@ func (p *parser) tablePrimary() Table {
 	}
 	tn.Alias = p.alias(false)
 	if tn.Alias != "" && p.isOp("(") {
-		p.next()
-		for {
-			n, _ := p.name("column")
-			tn.Columns = append(tn.Columns, n)
-			if !p.isOp(",") {
-				break
-			}
-			p.next()
-		}
-		p.expectOp(")")
+		tn.Columns = p.nameList()
 	}
 	return tn
+}
+
+// nameList parses ( name, ... ) of columns.
+func (p *parser) nameList() []string {
+	p.expectOp("(")
+	var out []string
+	for {
+		n, _ := p.name("column")
+		out = append(out, n)
+		if !p.isOp(",") {
+			break
+		}
+		p.next()
+	}
+	p.expectOp(")")
+	return out
 }
 
 // orderItems parses the keys of an ORDER BY.
