@@ -243,3 +243,22 @@ func TestExprLimits(t *testing.T) {
 		})
 	}
 }
+
+// TestColumnHints: an unknown column's error says what was meant: the
+// column of another case (quote it), the closest name, a text written
+// in double quotes.
+func TestColumnHints(t *testing.T) {
+	cat := sql.Catalog{"t": {"Civ", "rating", "winner"}}
+	cases := []struct{ query, hint string }{
+		{"select civ from t", `table t has Civ: unquoted names are lower case, quote it: "Civ"`},
+		{"select ratng from t", "did you mean rating?"},
+		{`select rating from t where winner = "yes"`, `a text is written in single quotes: 'yes'`},
+	}
+	for _, c := range cases {
+		_, err := sql.Compile(c.query, cat)
+		var e *sql.Error
+		if !errors.As(err, &e) || !strings.Contains(e.Message, c.hint) {
+			t.Errorf("%q: %v; want a hint %q", c.query, err, c.hint)
+		}
+	}
+}

@@ -221,13 +221,10 @@ func (lv *level) noColumn(cn *parse.Column) *Error {
 	if cn.Quoted {
 		msg += ` (a text is written in single quotes: '` + strings.ReplaceAll(cn.Name, "'", "''") + `'; "` + cn.Name + `" is a name)`
 	}
-	for _, s := range lv.scans {
-		for _, c := range s.names {
-			if strings.EqualFold(c, cn.Name) && c != cn.Name {
-				msg += fmt.Sprintf(" (table %s has %s: unquoted names are lower case, quote it: %s)", s.table, c, parse.Name(c))
-				break
-			}
-		}
+	if c, s := lv.closest(cn); c != "" && strings.EqualFold(c, cn.Name) {
+		msg += fmt.Sprintf(" (table %s has %s: unquoted names are lower case, quote it: %s)", s.table, c, parse.Name(c))
+	} else if c != "" {
+		msg += fmt.Sprintf("; did you mean %s?", parse.Name(c))
 	}
 	e := lv.err(cn.Pos, "column "+what, "%s", msg)
 	if !cn.Quoted {
@@ -237,4 +234,48 @@ func (lv *level) noColumn(cn *parse.Column) *Error {
 		e.Missing = cn.Name
 	}
 	return e
+}
+
+// closest is the column of the query's tables (of cn's table, when it
+// names one) nearest to cn's name: the same but for case, else at most
+// a third of its letters edited away; "" when none is.
+func (lv *level) closest(cn *parse.Column) (string, *scanInfo) {
+	best, bestD := "", len(cn.Name)/3+1
+	var in *scanInfo
+	for _, s := range lv.scans {
+		if cn.Table != "" && cn.Table != s.alias {
+			continue
+		}
+		for _, c := range s.names {
+			d := editDistance(strings.ToLower(c), strings.ToLower(cn.Name))
+			if d == 0 {
+				return c, s
+			}
+			if d < bestD {
+				best, bestD, in = c, d, s
+			}
+		}
+	}
+	return best, in
+}
+
+// editDistance is Levenshtein's distance between a and b, in bytes.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
 }
