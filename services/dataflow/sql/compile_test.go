@@ -61,7 +61,7 @@ func TestRefused(t *testing.T) {
 		{"select civ from match_players where match in (select token, map from matches)", "subquery", 1, 47},
 		{"select civ from match_players where rating > 5 and rating in (select mirror from matches where mirror)", "IN (SELECT ...)", 1, 59},
 		// Found by the DuckDB differential test: GROUP BY 2 was one group
-		// of the constant 2, where MySQL and DuckDB read a position.
+		// of the constant 2, where PostgreSQL and DuckDB read a position.
 		{"select civ, count(*) from match_players group by 1", "GROUP BY position", 1, 50},
 		{"select 2, count(*) from match_players group by 2", "GROUP BY position", 1, 48},
 		// PostgreSQL's dialect: MySQL's spellings named, casts that convert refused.

@@ -23,8 +23,9 @@
 // not once per level above it.
 //
 // A column has one kind per query, inferred from its uses (compared with a
-// number, summed, tested as a condition, passed to DURATION_SECONDS),
-// text when nothing says otherwise; two uses that disagree are refused.
+// number, summed, tested as a condition, passed to DURATION_SECONDS, cast
+// with ::numeric, ::text or ::boolean), text when nothing says otherwise;
+// two uses that disagree are refused.
 //
 // A SELECT is bound clause by clause, one binder per clause, each in a
 // file of its concern (select.go lists them and stacks the plan's nodes);

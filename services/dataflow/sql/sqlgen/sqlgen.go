@@ -501,7 +501,7 @@ func (g *gen) query(tRows, uRows []map[string]val) (query, want string) {
 		// An expression as the key, but one of a column: a whole number
 		// in GROUP BY is a position, which the engine refuses, and DuckDB
 		// folds a constant such as -(10) into one and reads it as a
-		// position too, where MySQL and ours group by its value (a
+		// position too, where PostgreSQL and ours group by its value (a
 		// difference of the dialects, left out).
 		if e := g.number(1); g.r.IntN(4) == 0 && strings.Contains(e.sql, "t.") {
 			key = e
