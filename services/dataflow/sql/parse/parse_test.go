@@ -121,3 +121,38 @@ func benchQueries() map[string]string {
 	b.WriteString("true GROUP BY m.match, p.civ HAVING COUNT(*) > 3 ORDER BY n DESC LIMIT 10")
 	return map[string]string{"150B": q150, "2KB": b.String()}
 }
+
+// TestReservedWords: PostgreSQL's reserved words are names only quoted;
+// every other word, the issue's match, rank, server and map among them,
+// is a plain name, as a column, a table and an alias.
+func TestReservedWords(t *testing.T) {
+	for w := range reserved {
+		// (SELECT DISTINCT and SELECT ALL parse, and true, false and null
+		// are values.)
+		if _, err := Parse("select "+w+" from t", 128); err == nil && !strings.Contains(" distinct all true false null ", " "+w+" ") {
+			t.Errorf("%s: a column unquoted", w)
+		}
+		if _, err := Parse(`select "`+w+`" from t`, 128); err != nil {
+			t.Errorf("%s quoted: %v", w, err)
+		}
+	}
+	for w := range typeFunc { // names of functions, not of columns
+		if _, err := Parse("select "+w+" from t", 128); err == nil {
+			t.Errorf("%s: a column unquoted", w)
+		}
+	}
+	if _, err := Parse("select left(a, 2) from t", 128); err != nil {
+		t.Errorf("left(...): %v", err)
+	}
+	for _, w := range []string{"match", "rank", "server", "map", "year", "text", "value", "first", "last", "filter", "over", "partition"} {
+		q := "select " + w + ", t." + w + " as " + w + " from " + w + " t where " + w + " = 1 group by " + w + " order by " + w
+		s, err := Parse(q, 128)
+		if err != nil {
+			t.Errorf("%s: %v", w, err)
+			continue
+		}
+		if c, ok := s.Items[0].Expr.(*Column); !ok || c.Name != w {
+			t.Errorf("%s: item %#v", w, s.Items[0].Expr)
+		}
+	}
+}
