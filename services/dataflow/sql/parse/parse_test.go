@@ -85,6 +85,7 @@ func TestErrors(t *testing.T) {
 		{"select a from t where a = $1", "$", "parameters", 26},
 		{"select sum(a) over (order by a rows between 1 preceding and current row) from t", "window frame", "", 31},
 		{"select " + strings.Repeat("(", 1000) + "a" + strings.Repeat(")", 1000) + " from t", "expression depth", "128", 0},
+		{"select a from " + strings.Repeat("(", 1000) + "t" + strings.Repeat(")", 1000), "expression depth", "128", 0},
 	}
 	for _, c := range cases {
 		_, err := Parse(c.query, 128)

@@ -332,6 +332,8 @@ func (p *parser) tablePrimary() Table {
 	case p.isKw("only"):
 		p.fail(t.Pos, "ONLY", "not supported")
 	case p.isOp("("):
+		p.enter()
+		defer p.leave()
 		p.next()
 		if p.isKw("select") || p.isKw("with") {
 			d := &Derived{Pos: t.Pos, Select: p.selectStmt()}
