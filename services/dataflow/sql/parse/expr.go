@@ -265,6 +265,10 @@ func (p *parser) subselect() *Select {
 var clauseWords = setOf("from", "where", "having", "union", "intersect", "except", "on", "and", "or", "then",
 	"else", "when", "as", "in", "using", "into")
 
+// valueFunctions are SQL's functions written without parentheses.
+var valueFunctions = setOf("current_date", "current_time", "current_timestamp", "localtime", "localtimestamp",
+	"current_user", "session_user", "user", "current_role", "current_catalog", "current_schema", "system_user")
+
 // typedLiteral are the type names PostgreSQL reads before a text as a
 // constant of that type: DATE '2024-01-01'.
 var typedLiteral = setOf("date", "time", "timestamp", "interval", "numeric", "decimal", "int", "integer",
@@ -327,6 +331,9 @@ func (p *parser) primary() Expr {
 			p.next()
 			p.next()
 			return &Cast{Pos: t.Pos, X: &Literal{Pos: n.Pos, Kind: StringLit, Text: n.Text}, Type: t.Text}
+		}
+		if valueFunctions[t.Text] {
+			p.fail(t.Pos, "function "+strings.ToUpper(t.Text), "not supported (docs/sql.md lists the functions)")
 		}
 		if reserved[t.Text] && clauseWords[t.Text] {
 			p.syntax("an expression")

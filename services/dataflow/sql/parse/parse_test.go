@@ -82,6 +82,7 @@ func TestErrors(t *testing.T) {
 		{"select extract(year from d) from t", "function EXTRACT", "FROM", 7},
 		{"select a from t where a = any (select b from u)", "ANY/ALL", "", 26},
 		{"select 1x from t", "number 1x", "trailing junk", 7},
+		{"select a from t where d < current_date", "function CURRENT_DATE", "not supported", 26},
 		{"select a from t where a = $1", "$", "parameters", 26},
 		{"select sum(a) over (order by a rows between 1 preceding and current row) from t", "window frame", "", 31},
 		{"select " + strings.Repeat("(", 1000) + "a" + strings.Repeat(")", 1000) + " from t", "expression depth", "128", 0},
