@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/wololo/wololo/deploy"
+	"github.com/wololo/wololo/internal/testkit"
 	"github.com/wololo/wololo/tools/docblocks"
 )
 
@@ -171,17 +172,13 @@ func TestReadmeCommands(t *testing.T) {
 			}
 			runScript(t, scratch, name, script)
 			if local {
-				deadline := time.Now().Add(20 * time.Second)
-				for {
+				testkit.WaitForNil(t, "the ports of the cluster the block stopped to be free", 20*time.Second, func() error {
 					port, err := takenPort()
-					if err == nil {
-						break
+					if err != nil {
+						return fmt.Errorf("port %d: %w", port, err)
 					}
-					if time.Now().After(deadline) {
-						t.Fatalf("port %d still taken 20s after the block stopped its cluster: %v", port, err)
-					}
-					time.Sleep(250 * time.Millisecond)
-				}
+					return nil
+				})
 			}
 		})
 	}
@@ -411,18 +408,12 @@ func TestDocsGrpcurlLocal(t *testing.T) {
 			t.Logf("wololo local:\n%s", logs.String())
 		}
 	}()
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		if _, err := os.Stat(filepath.Join(scratch, "data", "local", "tls", "client.key")); err == nil {
-			if out, err := wololo("health", "--addr", "127.0.0.1:7100", "--as", "client", "--tls-dir", "data/local/tls", "--timeout", "30s").CombinedOutput(); err != nil {
-				t.Fatalf("wololo health: %v\n%s", err, out)
-			}
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no credentials in data/local/tls after 60s")
-		}
-		time.Sleep(100 * time.Millisecond)
+	testkit.WaitForNil(t, "the client's credentials in data/local/tls", 60*time.Second, func() error {
+		_, err := os.Stat(filepath.Join(scratch, "data", "local", "tls", "client.key"))
+		return err
+	})
+	if out, err := wololo("health", "--addr", "127.0.0.1:7100", "--as", "client", "--tls-dir", "data/local/tls", "--timeout", "30s").CombinedOutput(); err != nil {
+		t.Fatalf("wololo health: %v\n%s", err, out)
 	}
 	if out, err := wololo("client", "submit", "--job", "nightly", "--keep", "--matches", "data/demo/matches.csv", "--players", "data/demo/match_players.csv", "--out", "out/nightly").CombinedOutput(); err != nil {
 		t.Fatalf("submit: %v\n%s", err, out)

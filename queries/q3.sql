@@ -6,7 +6,7 @@ SELECT civ,
        COUNT(*) AS played,
        PERCENT(SUM(CASE WHEN winner THEN 1 ELSE 0 END), COUNT(*)) AS win_pct
 FROM match_players
-WHERE `match` IN (SELECT token FROM matches WHERE ladder = 'RM_1v1' AND map = 'arena' AND NOT mirror)
+WHERE match IN (SELECT token FROM matches WHERE ladder = 'RM_1v1' AND map = 'arena' AND NOT mirror)
   AND civ <> ''
   AND winner IS NOT NULL
 GROUP BY civ

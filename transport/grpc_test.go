@@ -89,6 +89,13 @@ func (r *receiver) Deliver(_ context.Context, ch transport.ChannelID, b *wololov
 	return nil
 }
 
+// count is how many batches the receiver has applied.
+func (r *receiver) count() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.applied)
+}
+
 // receiverAddr is where the receiver b-0 listens on a test's in-memory
 // network.
 const receiverAddr = "b-0"
@@ -167,11 +174,14 @@ func TestCutConnectionsResendAndDedup(t *testing.T) {
 	go func() {
 		for i := 0; i < n; i++ {
 			if i%20 == 10 {
+				// Cut a link at work: the receiver has applied what was
+				// published up to five entries ago, and the rest is in
+				// flight or about to be.
+				testkit.Await(10*time.Second, func() bool { return r.count() >= i-5 })
 				cuts.Add(int64(network.Cut()))
 			}
 			e := transport.Entry{Channel: ch, Seq: uint64(i + 1), EOF: i == n-1}
 			sender.Publish([]transport.Entry{e})
-			time.Sleep(time.Millisecond)
 		}
 	}()
 	waitEOF(t, r)
@@ -186,16 +196,8 @@ func TestCutConnectionsResendAndDedup(t *testing.T) {
 		t.Fatalf("%d commit-then-break points never reached", lost)
 	}
 	// The sender finishes: every entry acknowledged, outbox empty.
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		st := o.Channels("j")
-		if len(st) == 1 && st[0].Done && st[0].Depth == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("channel not complete: %+v", st)
-		}
-		time.Sleep(10 * time.Millisecond)
+	if !testkit.Await(10*time.Second, func() bool { st := o.Channels("j"); return len(st) == 1 && st[0].Done && st[0].Depth == 0 }) {
+		t.Fatalf("channel not complete: %+v", o.Channels("j"))
 	}
 	sender.Wait()
 }
@@ -302,18 +304,8 @@ func TestSenderRestartResendsItsOutbox(t *testing.T) {
 		t.Fatal(err)
 	}
 	s1.Publish(all[:10]) // the rest is committed but not yet handed to the link
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		r.mu.Lock()
-		got := len(r.applied)
-		r.mu.Unlock()
-		if got >= 10 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("first life applied only %d", got)
-		}
-		time.Sleep(5 * time.Millisecond)
+	if !testkit.Await(10*time.Second, func() bool { return r.count() >= 10 }) {
+		t.Fatalf("first life applied only %d", r.count())
 	}
 	cancel1()
 	if err := <-served1; err != nil {

@@ -75,15 +75,8 @@ func entries(ch transport.ChannelID, from, to uint64, eof bool) []transport.Entr
 
 func waitAcked(t *testing.T, o *transport.Outbox, job string, seq uint64) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if cs := o.Channels(job); len(cs) == 1 && cs[0].Acked >= seq {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("batch %d never acknowledged: %+v", seq, o.Channels(job))
-		}
-		time.Sleep(5 * time.Millisecond)
+	if !testkit.Await(10*time.Second, func() bool { cs := o.Channels(job); return len(cs) == 1 && cs[0].Acked >= seq }) {
+		t.Fatalf("batch %d never acknowledged: %+v", seq, o.Channels(job))
 	}
 }
 

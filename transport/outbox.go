@@ -18,6 +18,7 @@ type Outbox struct {
 	jobs    map[string]map[ChannelID]*queue
 	stalls  map[string]*stall // backpressure per job, for metrics
 	changed chan struct{}     // closed and replaced on every change
+	now     func() time.Time  // the clock the stalls are timed by (tests set theirs)
 }
 
 // Stall is how often and how long a job's emitters waited for room in the
@@ -90,7 +91,7 @@ type ChannelState struct {
 
 // NewOutbox returns an empty outbox that trims through store.
 func NewOutbox(store Store) *Outbox {
-	return &Outbox{store: store, jobs: map[string]map[ChannelID]*queue{}, stalls: map[string]*stall{}, changed: make(chan struct{})}
+	return &Outbox{store: store, jobs: map[string]map[ChannelID]*queue{}, stalls: map[string]*stall{}, changed: make(chan struct{}), now: time.Now}
 }
 
 func (o *Outbox) queueLocked(ch ChannelID) *queue {
@@ -329,7 +330,7 @@ func (o *Outbox) WaitRoom(ctx context.Context, channels []ChannelID, limit int) 
 	defer func() {
 		if blocked != nil {
 			o.mu.Lock()
-			blocked.blocking(time.Now(), -1)
+			blocked.blocking(o.now(), -1)
 			o.mu.Unlock()
 		}
 	}()
@@ -338,7 +339,7 @@ func (o *Outbox) WaitRoom(ctx context.Context, channels []ChannelID, limit int) 
 		full, wait := o.fullLocked(channels, limit), o.changed
 		if full && blocked == nil {
 			blocked = o.stallLocked(channels[0].Job)
-			blocked.blocking(time.Now(), +1)
+			blocked.blocking(o.now(), +1)
 		}
 		o.mu.Unlock()
 		if !full {
@@ -381,7 +382,7 @@ func (o *Outbox) Stalled(job string) Stall {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if st := o.stalls[job]; st != nil {
-		return st.at(time.Now())
+		return st.at(o.now())
 	}
 	return Stall{}
 }

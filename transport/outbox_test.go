@@ -3,6 +3,7 @@ package transport
 import (
 	"context"
 	"runtime"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -120,6 +121,8 @@ func TestOutboxWaitRoomBlocksUntilAck(t *testing.T) {
 // against its job, and both go with the job.
 func TestOutboxCountsAndStalls(t *testing.T) {
 	o := NewOutbox(NewMemStore())
+	var clock atomic.Int64 // nanoseconds; read by WaitRoom's goroutine too
+	o.now = func() time.Time { return time.Unix(0, clock.Load()) }
 	ch := ChannelID{Job: "j", Stream: "q1-tokens", Sender: "a-0", Receiver: "b-0"}
 	rows := []byte("two rows, as their producer encoded them") // opaque to the channel
 	es := entriesOf([]Output{{Channel: ch, Rows: rows, Count: 2}, {Channel: ch, Rows: rows, Count: 2}})
@@ -139,10 +142,11 @@ func TestOutboxCountsAndStalls(t *testing.T) {
 			t.Fatal("WaitRoom never blocked on the full channel")
 		}
 	}
-	time.Sleep(time.Millisecond) // so that the wait lasts a measurable time
-	if s := o.Stalled("j"); s.Waits != 1 || s.Waited < time.Millisecond {
-		t.Errorf("a wait still blocked: %+v, want it counted with its time so far", s)
+	clock.Add(int64(time.Millisecond))
+	if s := o.Stalled("j"); s.Waits != 1 || s.Waited != time.Millisecond {
+		t.Errorf("a wait still blocked: %+v, want it counted with its time so far (1ms)", s)
 	}
+	clock.Add(int64(time.Millisecond))
 	if _, err := o.Ack(ch, 2); err != nil {
 		t.Fatal(err)
 	}
@@ -150,10 +154,10 @@ func TestOutboxCountsAndStalls(t *testing.T) {
 		t.Fatal(err)
 	}
 	ended := o.Stalled("j")
-	if ended.Waits != 1 || ended.Waited < time.Millisecond || o.Waiting() != 0 {
-		t.Errorf("stalls %+v, %d waiting; want one wait of at least 1ms, none waiting", ended, o.Waiting())
+	if ended.Waits != 1 || ended.Waited != 2*time.Millisecond || o.Waiting() != 0 {
+		t.Errorf("stalls %+v, %d waiting; want one wait of 2ms, none waiting", ended, o.Waiting())
 	}
-	time.Sleep(time.Millisecond)
+	clock.Add(int64(time.Millisecond))
 	if s := o.Stalled("j"); s != ended {
 		t.Errorf("an ended wait still grows: %+v, then %+v", ended, s)
 	}

@@ -1,6 +1,7 @@
 // Package testkit is the one home of the helpers this module's tests
-// share: waiting until a condition holds, a logger that writes to the
-// test, a log output safe for concurrent writers, the wololo binary
+// share: waiting until a condition holds (polled, or asked again at each
+// write to a log) or until the clock's millisecond turns, a logger that
+// writes to the test, a log output safe for concurrent writers, the wololo binary
 // built as `make build` builds it, once per test binary, the data a test
 // binary makes once (Shared), an in-memory network for gRPC servers and
 // clients (BufNet, BufListener), golden files: a script of events run
@@ -65,15 +66,60 @@ func removeAll() {
 	cleanups = nil
 }
 
+// Await asks cond again after 1 ms, then after twice as long each time up
+// to 100 ms between two asks (a condition that is quick to come is seen
+// at once, one that runs a process or scrapes a server is not asked
+// hundreds of times a second), until it holds or d has passed; it reports
+// whether it held: for a test that goes on, and says what it saw, when it
+// did not.
+func Await(d time.Duration, cond func() bool) bool {
+	return await(d, time.Millisecond, 100*time.Millisecond, cond)
+}
+
+// AwaitEvery is Await asking cond every period: for a state that lasts a
+// short while (an upload under way, to be interrupted before it ends),
+// which a pause grown to 100 ms could miss.
+func AwaitEvery(d, every time.Duration, cond func() bool) bool {
+	return await(d, every, every, cond)
+}
+
+func await(d, first, most time.Duration, cond func() bool) bool {
+	pause := first
+	for deadline := time.Now().Add(d); !cond(); pause = min(2*pause, most) {
+		if time.Now().After(deadline) {
+			return cond()
+		}
+		time.Sleep(pause)
+	}
+	return true
+}
+
 // WaitFor polls cond until it holds, and fails the test with "timed out
 // waiting for <what>" when it has not within d.
 func WaitFor(t testing.TB, what string, d time.Duration, cond func() bool) {
 	t.Helper()
-	for deadline := time.Now().Add(d); !cond(); {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
+	if !Await(d, cond) {
+		t.Fatalf("timed out after %s waiting for %s", d, what)
+	}
+}
+
+// WaitForNil calls f until it returns nil, and fails the test with what it
+// waited for and f's last error when it has not within d.
+func WaitForNil(t testing.TB, what string, d time.Duration, f func() error) {
+	t.Helper()
+	var err error
+	if !Await(d, func() bool { err = f(); return err == nil }) {
+		t.Fatalf("timed out after %s waiting for %s: %v", d, what, err)
+	}
+}
+
+// NextMillisecond returns once the wall clock reads a later millisecond
+// than when it was called: what two events need to be told apart, or a
+// duration to be more than 0, where the code under test keeps its times
+// in milliseconds (the stores do) and has no clock a test could set.
+func NextMillisecond() {
+	for start := time.Now().UnixMilli(); time.Now().UnixMilli() == start; {
+		time.Sleep(100 * time.Microsecond)
 	}
 }
 
@@ -99,14 +145,53 @@ func Logger(t testing.TB, level hclog.Level) hclog.Logger {
 // concurrent writers (a logger shared by goroutines). The zero value is
 // ready to use.
 type SyncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
+	mu      sync.Mutex
+	b       bytes.Buffer
+	written chan struct{} // closed by the next Write (Await), nil if none waits
 }
 
 func (b *SyncBuffer) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if b.written != nil {
+		close(b.written)
+		b.written = nil
+	}
 	return b.b.Write(p)
+}
+
+// Await waits until cond holds of everything written so far, asking it
+// again after each write, or until d has passed; it reports whether cond
+// held. A log line a test waits for is seen as it is written.
+func (b *SyncBuffer) Await(d time.Duration, cond func(written string) bool) bool {
+	timeout := time.NewTimer(d)
+	defer timeout.Stop()
+	for {
+		b.mu.Lock()
+		s := b.b.String()
+		if b.written == nil {
+			b.written = make(chan struct{})
+		}
+		next := b.written
+		b.mu.Unlock()
+		if cond(s) {
+			return true
+		}
+		select {
+		case <-next:
+		case <-timeout.C:
+			return cond(b.String())
+		}
+	}
+}
+
+// WaitFor waits as Await does, and fails the test with "timed out waiting
+// for <what>" and what was written when cond has not held within d.
+func (b *SyncBuffer) WaitFor(t testing.TB, what string, d time.Duration, cond func(written string) bool) {
+	t.Helper()
+	if !b.Await(d, cond) {
+		t.Fatalf("timed out after %s waiting for %s; written:\n%s", d, what, b.String())
+	}
 }
 
 // String is everything written so far.

@@ -4,7 +4,7 @@ SELECT civ,
        SUM(CASE WHEN winner THEN 1 ELSE 0 END) AS wins,
        COUNT(*) AS played
 FROM match_players
-WHERE `match` IN (SELECT token FROM matches WHERE map = 'arabia')
+WHERE match IN (SELECT token FROM matches WHERE map = 'arabia')
   AND civ <> ''
 GROUP BY civ
 ORDER BY wins DESC, civ

@@ -3,7 +3,7 @@
 SELECT m.ladder, p.civ,
        COUNT(*) AS played,
        SUM(CASE WHEN p.winner THEN 1 ELSE 0 END) AS wins
-FROM match_players AS p JOIN matches AS m ON p.`match` = m.token
+FROM match_players AS p JOIN matches AS m ON p.match = m.token
 WHERE m.map = 'arabia'
   AND p.civ <> ''
 GROUP BY m.ladder, p.civ

@@ -85,8 +85,10 @@ func TestAdminPortKeepsTenantsToTheOperator(t *testing.T) {
 	// The operator sees the job, and its internal id, which the attacks
 	// must not see.
 	var jobID string
-	for deadline := time.Now().Add(time.Minute); jobID == ""; time.Sleep(50 * time.Millisecond) {
-		code, body, _ := call(gateway+"/api/cluster", "", "Bearer "+token)
+	var code int
+	var body string
+	if !testkit.Await(time.Minute, func() bool {
+		code, body, _ = call(gateway+"/api/cluster", "", "Bearer "+token)
 		var snap struct {
 			Jobs []struct {
 				JobID  string `json:"job_id"`
@@ -97,9 +99,9 @@ func TestAdminPortKeepsTenantsToTheOperator(t *testing.T) {
 		if code == 200 && json.Unmarshal([]byte(body), &snap) == nil && len(snap.Jobs) == 1 && snap.Jobs[0].Name == jobName && snap.Jobs[0].Client == "client" {
 			jobID = snap.Jobs[0].JobID
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the operator does not see job %s in /api/cluster: %d %s", jobName, code, body)
-		}
+		return jobID != ""
+	}) {
+		t.Fatalf("the operator does not see job %s in /api/cluster: %d %s", jobName, code, body)
 	}
 	tenant := []string{jobID, jobName, `"client"`, `client="`, `wololo_job="`}
 

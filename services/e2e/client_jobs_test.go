@@ -193,24 +193,22 @@ func TestClientListsCancelsAndWatchesItsJobs(t *testing.T) {
 	}
 	// The operator's view is a snapshot the gateway keeps for up to
 	// clusterview.DefaultCacheFor, so the job may still show in the first.
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+	held := ""
+	if !testkit.Await(5*time.Second, func() bool {
 		r = runBinary(t, bin, "top", "--json", "--server", c.GatewayAddr(), "--tls-dir", operatorDir(t, c))
 		var snap wololov1.ClusterGetResponse
 		if err := protojson.Unmarshal([]byte(r.stdout), &snap); err != nil {
 			t.Fatalf("top --json: exit %d, %v\n%s", r.code, err, r.stderr)
 		}
-		held := ""
+		held = ""
 		for _, j := range snap.GetJobs() {
 			if j.GetName() == "left" {
 				held = j.String()
 			}
 		}
-		if held == "" {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the gateway still holds the cancelled job: %v", held)
-		}
+		return held == ""
+	}) {
+		t.Fatalf("the gateway still holds the cancelled job: %v", held)
 	}
 
 	// watch --json follows a running job: one object per line, to done.
@@ -225,14 +223,10 @@ func TestClientListsCancelsAndWatchesItsJobs(t *testing.T) {
 		_ = cmd.Run()
 		submitted <- ran{stdout: o.String(), stderr: e.String(), code: cmd.ProcessState.ExitCode()}
 	}()
-	for deadline := time.Now().Add(time.Minute); ; time.Sleep(5 * time.Millisecond) {
-		if _, err := aliceJobs.GetJob(context.Background(), &wololov1.GetJobRequest{JobId: "watched"}); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the watched job was never created")
-		}
-	}
+	testkit.WaitForNil(t, "the watched job to be created", time.Minute, func() error {
+		_, err := aliceJobs.GetJob(context.Background(), &wololov1.GetJobRequest{JobId: "watched"})
+		return err
+	})
 	r = runBinary(t, bin, as(alice, "watch", "--json", "--job", "watched")...)
 	states := jsonLines(t, "watch --json", r.stdout)
 	if r.code != 0 || len(states) == 0 {

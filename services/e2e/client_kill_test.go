@@ -58,24 +58,23 @@ func TestClientKilledMidUploadResumes(t *testing.T) {
 // and returns the committed offset.
 func uploadedPast(t *testing.T, jobs wololov1.JobServiceClient, job string, after int64) int64 {
 	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for {
-		if time.Now().After(deadline) {
-			t.Fatalf("the upload of %s never got past byte %d", job, after)
-		}
-		time.Sleep(2 * time.Millisecond)
+	var offset int64
+	// Asked every 2 ms: the upload is to be caught before it ends.
+	if !testkit.AwaitEvery(time.Minute, 2*time.Millisecond, func() bool {
 		r, err := jobs.GetJob(context.Background(), &wololov1.GetJobRequest{JobId: job})
 		if err != nil {
-			continue // not created yet
+			return false // not created yet
 		}
 		m := r.Job.Players
 		if m.Done {
 			t.Fatal("the players upload finished before the client could be stopped; slow the cluster down")
 		}
-		if m.Rows > 0 && m.Offset > after {
-			return m.Offset
-		}
+		offset = m.Offset
+		return m.Rows > 0 && m.Offset > after
+	}) {
+		t.Fatalf("the upload of %s never got past byte %d", job, after)
 	}
+	return offset
 }
 
 // TestClientInterruptedSaysHowToResume: a client interrupted (SIGINT) in the

@@ -46,10 +46,10 @@ func TestDiskReturnsToBaseline(t *testing.T) {
 	bin := testkit.WololoBinary(t)
 	d := testDatasets(t)[2]
 	dir := t.TempDir()
+	// Started: every process has opened its store and answers.
 	c := startLocal(t, local.Options{
 		Binary: bin, DataDir: dir,
 	})
-	time.Sleep(time.Second)
 	baseline, _ := dirBytes(t, dir)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -73,22 +73,14 @@ func TestDiskReturnsToBaseline(t *testing.T) {
 	// holds; allow them, not the job's data.
 	const slack = 1 << 20
 	var after, wal int64
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		after, wal = dirBytes(t, dir)
-		if after <= baseline+slack {
-			break
-		}
-		if time.Now().After(deadline) {
-			_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-				if info, e := d.Info(); e == nil && !d.IsDir() && info.Size() > 100000 {
-					t.Logf("%s %d", p, info.Size())
-				}
-				return nil
-			})
-			t.Fatalf("data dirs: %d bytes before the job, %d with it, still %d after it was deleted", baseline, during, after)
-		}
-		time.Sleep(200 * time.Millisecond)
+	if !testkit.Await(30*time.Second, func() bool { after, wal = dirBytes(t, dir); return after <= baseline+slack }) {
+		_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+			if info, e := d.Info(); e == nil && !d.IsDir() && info.Size() > 100000 {
+				t.Logf("%s %d", p, info.Size())
+			}
+			return nil
+		})
+		t.Fatalf("data dirs: %d bytes before the job, %d with it, still %d after it was deleted", baseline, during, after)
 	}
 	t.Logf("store tables: %d bytes before the job, %d with it (tables and logs), %d after it was deleted; write-ahead logs %d bytes", baseline, during, after, wal)
 	if max := int64(len(c.Instances())) * 3 * 32 << 20; wal > max {

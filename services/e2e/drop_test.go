@@ -1,12 +1,16 @@
 package e2e
 
 import (
+	"maps"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/wololo/wololo/deploy"
+	"github.com/wololo/wololo/internal/testkit"
 	gw "github.com/wololo/wololo/services/roles/gateway"
 	"github.com/wololo/wololo/services/roles/node"
+	"github.com/wololo/wololo/transport"
 )
 
 // TestFetchedJobIsDroppedEverywhere: once the client has its results (and
@@ -18,21 +22,37 @@ func TestFetchedJobIsDroppedEverywhere(t *testing.T) {
 	top := deploy.Default()
 	c := startCluster(t, top, node.ClusterOptions{})
 	submit(t, c, d)
-	deadline := time.Now().Add(10 * time.Second)
-	for _, in := range top.Instances() {
-		for {
-			img, err := c.Store(in.Name()).Load()
-			if err != nil {
-				t.Fatal(err)
+	waitStores(t, c, "every store to drop the fetched job", 10*time.Second, instanceNames(top), func(img *transport.Image) bool {
+		return len(img.Jobs) == 0 && len(img.Dropped) == 1
+	})
+}
+
+// waitStores waits until each of the instances' stores holds what holds
+// says of its image (without the gateway's memory of deletions,
+// gateway.DeletionsJob, which is no job), and fails the test after d naming the instance, what
+// the test waited for and the jobs and tombstones its store holds.
+func waitStores(t *testing.T, c *node.Cluster, what string, d time.Duration, instances []string, holds func(*transport.Image) bool) {
+	t.Helper()
+	for _, in := range instances {
+		var img *transport.Image
+		if !testkit.Await(d, func() bool {
+			var err error
+			if img, err = c.Store(in).Load(); err != nil {
+				t.Fatalf("%s's store: %v", in, err)
 			}
-			delete(img.Jobs, gw.DeletionsJob)
-			if len(img.Jobs) == 0 && len(img.Dropped) == 1 {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%s still holds %d jobs (dropped: %v)", in.Name(), len(img.Jobs), img.Dropped)
-			}
-			time.Sleep(20 * time.Millisecond)
+			delete(img.Jobs, gw.DeletionsJob) // the gateway's memory of the deletions, no job
+			return holds(img)
+		}) {
+			t.Fatalf("timed out after %s waiting for %s: %s's store holds jobs %v, tombstones %v", d, what, in, slices.Sorted(maps.Keys(img.Jobs)), img.Dropped)
 		}
 	}
+}
+
+// instanceNames are the names of the topology's instances.
+func instanceNames(top deploy.Topology) []string {
+	var out []string
+	for _, in := range top.Instances() {
+		out = append(out, in.Name())
+	}
+	return out
 }

@@ -91,6 +91,7 @@ func TestFloodWithoutCertificates(t *testing.T) {
 	floodCtx, stopFlood := context.WithCancel(ctx)
 	floodStart := time.Now()
 	var probes sync.WaitGroup
+	var probed atomic.Int64 // the master's probes on its connection so far
 	var maxGap time.Duration
 	var probeErrs []error
 	probes.Add(1)
@@ -105,7 +106,9 @@ func TestFloodWithoutCertificates(t *testing.T) {
 				return
 			case <-tick.C:
 			}
-			if err := probe(masterConn, 500*time.Millisecond); err == nil {
+			err := probe(masterConn, 500*time.Millisecond)
+			probed.Add(1)
+			if err == nil {
 				last = time.Now()
 			} else {
 				t.Logf("a master's probe failed %s into the flood: %v", time.Since(floodStart).Round(time.Millisecond), err)
@@ -218,10 +221,13 @@ func TestFloodWithoutCertificates(t *testing.T) {
 		}()
 	}
 	// JobService calls without a certificate: 6,000, 16 at a time.
+	var callers sync.WaitGroup
 	for _, conn := range callConns {
 		flood.Add(1)
+		callers.Add(1)
 		go func() {
 			defer flood.Done()
+			defer callers.Done()
 			for j := 0; j < 375 && floodCtx.Err() == nil; j++ {
 				_, err := wololov1.NewJobServiceClient(conn).GetJob(floodCtx, &wololov1.GetJobRequest{JobId: "nightly"})
 				switch status.Code(err) {
@@ -251,8 +257,10 @@ func TestFloodWithoutCertificates(t *testing.T) {
 		}()
 	}
 
-	// The real job, beside it all.
-	time.Sleep(time.Second)
+	// The real job, beside it all, once the flood has reached the caps.
+	testkit.WaitFor(t, "the flood to reach the caps (a watch and a call refused)", time.Minute, func() bool {
+		return watchesRefused.Load() > 0 && callsRefused.Load() > 0
+	})
 	submit(t, c, testDatasets(t)[0])
 	for i := 0; i < 20; i++ {
 		select {
@@ -264,10 +272,16 @@ func TestFloodWithoutCertificates(t *testing.T) {
 			t.Fatal("silent uploads still held")
 		}
 	}
-	for deadline := time.Now().Add(time.Minute); callsRefused.Load() < 6000 && time.Now().Before(deadline); {
-		time.Sleep(100 * time.Millisecond)
+	callsAnswered := make(chan struct{})
+	go func() { callers.Wait(); close(callsAnswered) }()
+	select {
+	case <-callsAnswered:
+	case <-time.After(time.Minute):
+		t.Logf("%d calls of the flood refused, not all answered after a minute", callsRefused.Load())
 	}
-	time.Sleep(time.Second) // a few more master probes while it all is held
+	// A few more master probes while it all is held.
+	from := probed.Load()
+	testkit.WaitFor(t, "four more probes of the master's", time.Minute, func() bool { return probed.Load() >= from+4 })
 	held := watchesHeld.Load()
 	stopFlood()
 	flood.Wait()
@@ -301,20 +315,18 @@ func TestFloodWithoutCertificates(t *testing.T) {
 	// server (two: the gateway's ports) and 10 s window, and a few lines
 	// of the job's own; the summaries, which come at the end of their
 	// windows, count the refusals.
-	var lines string
-	summarised := 0
-	for deadline := time.Now().Add(2*rpc.RefusalLogPeriod + 5*time.Second); ; {
-		lines, _ = out.Since(len(logStart))
-		summarised = 0
-		for _, m := range regexp.MustCompile(`refusals not logged one by one: .*refused=(\d+)`).FindAllStringSubmatch(lines, -1) {
-			n, _ := strconv.Atoi(m[1])
-			summarised += n
+	summary := regexp.MustCompile(`refusals not logged one by one: .*refused=(\d+)`)
+	summarisedIn := func(lines string) int {
+		n := 0
+		for _, m := range summary.FindAllStringSubmatch(lines, -1) {
+			k, _ := strconv.Atoi(m[1])
+			n += k
 		}
-		if summarised >= 10000 || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(200 * time.Millisecond)
+		return n
 	}
+	out.Await(2*rpc.RefusalLogPeriod+5*time.Second, func(written string) bool { return summarisedIn(written[len(logStart):]) >= 10000 })
+	lines, _ := out.Since(len(logStart))
+	summarised := summarisedIn(lines)
 	if summarised < 10000 {
 		t.Errorf("the log's summaries count %d refusals, want the flood's (at least 10,000)", summarised)
 	}

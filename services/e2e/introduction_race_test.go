@@ -3,12 +3,14 @@ package e2e
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"testing"
 	"time"
 
 	"google.golang.org/grpc"
 
 	"github.com/wololo/wololo/deploy"
+	"github.com/wololo/wololo/internal/testkit"
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 	"github.com/wololo/wololo/services/cmdline/client"
 	"github.com/wololo/wololo/services/dataflow/sql/sqljob"
@@ -66,16 +68,13 @@ func TestAPendingIntroductionIsNoLoss(t *testing.T) {
 		t.Fatal(err)
 	}
 	status := wololov1.NewStatusClient(dialAs(t, c, "shard-0", operatorTLS(t, c, "shard-0")))
-	for {
+	testkit.WaitForNil(t, "shard-1 to hear of shard-0's new incarnation (Status.announced)", time.Minute, func() error {
 		st, err := status.Get(ctx, &wololov1.GetRequest{})
-		if err == nil && st.GetAnnounced() {
-			break // shard-1 has heard of shard-0's new incarnation
+		if err == nil && !st.GetAnnounced() {
+			err = errors.New("not announced yet")
 		}
-		if ctx.Err() != nil {
-			t.Fatalf("shard-0 never announced its new incarnation: %v", err)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return err
+	})
 	sum, err := client.Submit(ctx, o)
 	if err != nil {
 		t.Fatalf("the job after its pending introduction: %v", err)

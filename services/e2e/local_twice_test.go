@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -11,7 +10,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -24,24 +22,6 @@ import (
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 	"github.com/wololo/wololo/services/roles/local"
 )
-
-// lockedBuffer is a command's output, read while it runs.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // freeLocalBasePort finds a base port for `wololo local` whose n ports and
 // their admin ports (deploy.AdminPortOffset above) are all free.
@@ -82,7 +62,7 @@ func TestSecondLocalClusterIsRefused(t *testing.T) {
 	data := t.TempDir()
 
 	first := exec.Command(bin, "local", "--data", data, "--base-port", strconv.Itoa(base), "--log-level", "warn")
-	var stdout, stderr lockedBuffer
+	var stdout, stderr testkit.SyncBuffer // read while the command runs
 	first.Stdout, first.Stderr = &stdout, &stderr
 	if err := first.Start(); err != nil {
 		t.Fatal(err)
@@ -93,12 +73,8 @@ func TestSecondLocalClusterIsRefused(t *testing.T) {
 		first.Process.Kill()
 		<-exited
 	})
-	deadline := time.Now().Add(90 * time.Second)
-	for !strings.Contains(stdout.String(), "gateway listening on") {
-		if time.Now().After(deadline) {
-			t.Fatalf("the first wololo local is not up after 90 s:\n%s%s", stdout.String(), stderr.String())
-		}
-		time.Sleep(50 * time.Millisecond)
+	if !stdout.Await(90*time.Second, func(s string) bool { return strings.Contains(s, "gateway listening on") }) {
+		t.Fatalf("the first wololo local is not up after 90 s:\n%s%s", stdout.String(), stderr.String())
 	}
 
 	// refused runs a second `wololo local` and expects it to exit 1 within
@@ -162,15 +138,10 @@ func TestSecondLocalClusterIsRefused(t *testing.T) {
 	if err := syscall.Kill(int(victim), syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	for {
-		if pid, running := pidOf("shard-1"); running && pid != victim {
-			break
-		}
-		if ctx.Err() != nil {
-			t.Fatalf("the masters did not restart shard-1 (pid %d, killed)", victim)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	testkit.WaitFor(t, fmt.Sprintf("the masters to restart shard-1 (pid %d, killed)", victim), time.Minute, func() bool {
+		pid, running := pidOf("shard-1")
+		return running && pid != victim
+	})
 
 	out := t.TempDir()
 	res, err := exec.CommandContext(ctx, bin, "client", "submit", "--tls-dir", filepath.Join(data, "tls"), "--server", fmt.Sprintf("127.0.0.1:%d", base),

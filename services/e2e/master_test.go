@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"syscall"
 	"testing"
 	"time"
@@ -58,16 +59,12 @@ func TestMasterLoopRestartsDeadAndFrozenProcesses(t *testing.T) {
 		if err := c.Kill(v.instance, v.sig); err != nil {
 			t.Fatal(err)
 		}
-		for {
-			if p := pidOf(v.instance); p != 0 && p != before {
-				t.Logf("%s (%s) back as pid %d after %s", v.instance, v.sig, p, time.Since(start).Round(10*time.Millisecond))
-				break
-			}
-			if time.Since(start) > 15*time.Second {
-				t.Fatalf("%s was not restarted after %s", v.instance, v.sig)
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
+		var p int
+		testkit.WaitFor(t, fmt.Sprintf("%s to be restarted after %s", v.instance, v.sig), 15*time.Second, func() bool {
+			p = pidOf(v.instance)
+			return p != 0 && p != before
+		})
+		t.Logf("%s (%s) back as pid %d after %s", v.instance, v.sig, p, time.Since(start).Round(10*time.Millisecond))
 	}
 	wctx, wcancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer wcancel()

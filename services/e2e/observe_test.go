@@ -97,21 +97,15 @@ func TestWatchingALocalCluster(t *testing.T) {
 		// Until the gateway's snapshot has a rate on some stream (rates
 		// need two gatherings a second apart), so that the page's first
 		// one shows it.
-		for deadline := time.Now().Add(30 * time.Second); ; {
+		testkit.WaitFor(t, "a stream with a rate in /api/cluster", 30*time.Second, func() bool {
 			var snap struct {
 				Streams []streamRate `json:"streams"`
 			}
 			if err := json.Unmarshal(get(t, "http://"+c.AdminAddr("gateway-0")+"/api/cluster", c.OperatorToken()), &snap); err != nil {
 				t.Fatal(err)
 			}
-			if slices.ContainsFunc(snap.Streams, func(s streamRate) bool { return s.RowsPerSecond > 0 }) {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatal("no stream has a rate in /api/cluster after 30 s of the job")
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
+			return slices.ContainsFunc(snap.Streams, func(s streamRate) bool { return s.RowsPerSecond > 0 })
+		})
 		dom := chromium(t, ctx, browser, "--dump-dom", "--virtual-time-budget=2000", url)
 		for _, stage := range []string{"gateway", "shard"} {
 			if !strings.Contains(dom, `data-stage="`+stage+`"`) {
@@ -172,11 +166,9 @@ func TestWatchingALocalCluster(t *testing.T) {
 			}
 		}
 		// The masters listen for a leader before they elect one.
-		for deadline := time.Now().Add(15 * time.Second); sum(scrape(t, c, "master-1"), "wololo_master_leader_info", nil) == 0; time.Sleep(100 * time.Millisecond) {
-			if time.Now().After(deadline) {
-				t.Fatal("master-1 knows no leader 15 s into the job")
-			}
-		}
+		testkit.WaitFor(t, "master-1 to know a leader (wololo_master_leader_info)", 15*time.Second, func() bool {
+			return sum(scrape(t, c, "master-1"), "wololo_master_leader_info", nil) != 0
+		})
 		for _, inst := range []string{"master-1", "master-2", "master-3"} {
 			m := scrape(t, c, inst)
 			for _, f := range []string{"wololo_master_term", "wololo_master_leader_info", "wololo_master_acting", "wololo_build_info", "grpc_server_handled_total", "wololo_master_is_leader", "wololo_master_failover_seconds", "wololo_master_supervised_processes"} {
@@ -263,22 +255,15 @@ func TestWatchingALocalCluster(t *testing.T) {
 		if err := c.Kill("shard-1", syscall.SIGKILL); err != nil {
 			t.Fatal(err)
 		}
-		deadline := time.Now().Add(30 * time.Second)
-		for {
+		testkit.WaitFor(t, "a master to count the restart of shard-1 in wololo_master_restarts_total", 30*time.Second, func() bool {
 			restarts := 0.0
 			for _, inst := range []string{"master-1", "master-2", "master-3"} {
 				if m := tryScrape(c, inst); m != nil {
 					restarts += sum(m, "wololo_master_restarts_total", map[string]string{"restarted": "shard-1", "reason": "exited"})
 				}
 			}
-			if restarts >= 1 {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatal("no master counted the restart of shard-1 in wololo_master_restarts_total")
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
+			return restarts >= 1
+		})
 		wctx, wcancel := context.WithTimeout(ctx, 30*time.Second)
 		defer wcancel()
 		if err := c.WaitInstance(wctx, "shard-1"); err != nil {
@@ -316,14 +301,10 @@ func TestWatchingALocalCluster(t *testing.T) {
 		}
 		// The server may count the refused connection after it has closed
 		// it: wait for the count rather than race it.
-		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-			if _, ok := scrape(t, c, "gateway-0")["wololo_rpc_refused_connections_total"]; ok {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatal("the gateway never counted the connection that was no TLS handshake")
-			}
-		}
+		testkit.WaitFor(t, "the gateway to count the connection that was no TLS handshake", 10*time.Second, func() bool {
+			_, ok := scrape(t, c, "gateway-0")["wololo_rpc_refused_connections_total"]
+			return ok
+		})
 		exported := map[string]bool{}
 		for _, inst := range []string{"gateway-0", "shard-0", "shard-1", "master-1", "master-2", "master-3"} {
 			for name, f := range scrape(t, c, inst) {
@@ -368,20 +349,15 @@ func TestWatchingALocalCluster(t *testing.T) {
 		if err := c.Kill(old, syscall.SIGKILL); err != nil {
 			t.Fatal(err)
 		}
-		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		testkit.WaitFor(t, "a new acting leader to observe one failover in wololo_master_failover_seconds, "+old+" killed", 30*time.Second, func() bool {
 			failovers := uint64(0)
 			for _, inst := range []string{"master-1", "master-2", "master-3"} {
 				if m := tryScrape(c, inst); inst != old && m != nil && sum(m, "wololo_master_acting", nil) == 1 {
 					failovers += count(m, "wololo_master_failover_seconds")
 				}
 			}
-			if failovers >= 1 {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%s was killed; no new acting leader observed one failover in wololo_master_failover_seconds", old)
-			}
-		}
+			return failovers >= 1
+		})
 	})
 }
 

@@ -278,10 +278,7 @@ func TestRevocationReachesRealProcesses(t *testing.T) {
 	if out, err := wololo("certs", "revoke", "--dir", c.TLSDir(), "--name", "mallory"); err != nil || !strings.Contains(out, "revoked 1 more") {
 		t.Fatalf("certs revoke: %v\n%s", err, out)
 	}
-	deadline := time.Now().Add(10 * pki.ReloadEvery)
-	for err = get(); status.Code(err) != codes.PermissionDenied && time.Now().Before(deadline); err = get() {
-		time.Sleep(100 * time.Millisecond)
-	}
+	testkit.Await(10*pki.ReloadEvery, func() bool { err = get(); return status.Code(err) == codes.PermissionDenied })
 	if status.Code(err) != codes.PermissionDenied || !strings.Contains(err.Error(), "certificate revoked") {
 		t.Fatalf("mallory's open connection after the revocation: %v, want PermissionDenied, certificate revoked", err)
 	}

@@ -17,6 +17,7 @@ import (
 	gw "github.com/wololo/wololo/services/roles/gateway"
 	"github.com/wololo/wololo/services/roles/node"
 	"github.com/wololo/wololo/services/wire/rpc"
+	"github.com/wololo/wololo/transport"
 )
 
 // jobsAs is the JobService of the cluster's gateway, called over its public
@@ -176,18 +177,22 @@ func finishEmptyJob(ctx context.Context, t *testing.T, jobs wololov1.JobServiceC
 		}
 		up.CloseSend()
 	}
+	// The gateway's watch of the job, to its end.
+	w, err := jobs.WatchJob(ctx, &wololov1.WatchJobRequest{JobId: name})
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
 	for {
-		r, err := jobs.GetJob(ctx, &wololov1.GetJobRequest{JobId: name})
+		r, err := w.Recv()
 		if err != nil {
-			t.Fatalf("%s: %v", name, err)
+			t.Fatalf("%s: watch ended before the job did: %v", name, err)
 		}
-		if r.Job.State == wololov1.JobState_JOB_STATE_DONE {
+		switch r.Job.State {
+		case wololov1.JobState_JOB_STATE_DONE:
 			return nil
-		}
-		if r.Job.State == wololov1.JobState_JOB_STATE_FAILED {
+		case wololov1.JobState_JOB_STATE_FAILED:
 			t.Fatalf("%s failed: %s", name, r.Job.Message)
 		}
-		time.Sleep(10 * time.Millisecond)
 	}
 }
 
@@ -243,23 +248,9 @@ func TestOneClientCannotFillTheJobTable(t *testing.T) {
 		}
 	}
 	// Every process drops what the gateway dropped.
-	deadline := time.Now().Add(20 * time.Second)
-	for _, in := range top.Instances() {
-		for {
-			img, err := c.Store(in.Name()).Load()
-			if err != nil {
-				t.Fatal(err)
-			}
-			delete(img.Jobs, gw.DeletionsJob) // the gateway's memory of the deletions (of beside-the-flood), no job
-			if len(img.Jobs) <= held && len(img.Dropped) >= 16 {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%s holds %d jobs (%d dropped); want at most %d", in.Name(), len(img.Jobs), len(img.Dropped), held)
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-	}
+	waitStores(t, c, fmt.Sprintf("every store to hold at most %d jobs, 16 dropped", held), 20*time.Second, instanceNames(top), func(img *transport.Image) bool {
+		return len(img.Jobs) <= held && len(img.Dropped) >= 16
+	})
 
 	// Unfinished jobs are never dropped: up to --client-max-jobs of them
 	// take the room of finished ones, and one more is refused.

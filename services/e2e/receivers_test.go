@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/wololo/wololo/deploy"
+	"github.com/wololo/wololo/internal/testkit"
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 	"github.com/wololo/wololo/services/cmdline/client"
 	"github.com/wololo/wololo/services/dataflow/stage"
@@ -140,20 +141,9 @@ func TestPhantomJobsAreRefused(t *testing.T) {
 		if err := c.Restart(ch.Receiver); err != nil {
 			t.Fatal(err)
 		}
-		deadline := time.Now().Add(30 * time.Second)
-		for {
-			img, err := store.Load()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if img.Jobs[ch.Job] == nil && slices.Contains(img.Dropped, ch.Job) {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%s never reaped the left-over job: %v", ch.Receiver, img.Jobs[ch.Job])
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
+		waitStores(t, c, ch.Receiver+" to reap the left-over job "+ch.Job, 30*time.Second, []string{ch.Receiver}, func(img *transport.Image) bool {
+			return img.Jobs[ch.Job] == nil && slices.Contains(img.Dropped, ch.Job)
+		})
 	}
 	submit(t, c, testDatasets(t)[0])
 }
@@ -193,13 +183,7 @@ func TestJobRefusedForALimitFails(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for len(statusOf(t, c, "shard-1").Jobs) != 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("shard-1 never dropped the first job")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testkit.WaitFor(t, "shard-1 to drop the deleted jobs", 30*time.Second, func() bool { return len(statusOf(t, c, "shard-1").Jobs) == 0 })
 	submit(t, c, sets[2])
 }
 

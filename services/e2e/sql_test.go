@@ -26,7 +26,7 @@ import (
 // leaves the gateway.
 var userQueries = []sqljob.Query{
 	{Name: "maps", Text: "SELECT m.map, COUNT(*) AS players, MAX(p.rating) AS top FROM matches m JOIN match_players p ON p.match = m.token GROUP BY m.map ORDER BY players DESC, m.map"},
-	{Name: "twice", Text: "SELECT token, civ FROM match_players WHERE `match` IN (SELECT token FROM matches WHERE map = 'arena') AND civ IN (SELECT civ FROM match_players WHERE rating > 2500) ORDER BY token, civ"},
+	{Name: "twice", Text: "SELECT token, civ FROM match_players WHERE match IN (SELECT token FROM matches WHERE map = 'arena') AND civ IN (SELECT civ FROM match_players WHERE rating > 2500) ORDER BY token, civ"},
 	{Name: "few", Text: "SELECT token, map FROM matches WHERE server = 'ukwest' ORDER BY token LIMIT 7"},
 }
 

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/wololo/wololo/deploy"
+	"github.com/wololo/wololo/internal/testkit"
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 	"github.com/wololo/wololo/services/cmdline/client"
 	"github.com/wololo/wololo/services/roles/node"
@@ -198,11 +199,7 @@ func TestLostShardIsRebuiltFromTheRetainedInput(t *testing.T) {
 					toShard1.Refuse(true)
 				}
 				// Every byte in: the gateway holds the whole input.
-				for deadline := time.Now().Add(time.Minute); !uploaded(c, lostID); time.Sleep(5 * time.Millisecond) {
-					if time.Now().After(deadline) {
-						t.Fatal("the upload did not complete within a minute")
-					}
-				}
+				testkit.WaitFor(t, "the gateway to hold every byte of the input", time.Minute, func() bool { return uploaded(c, lostID) })
 				if when == "after shard-1 acknowledged it all" {
 					// Nothing left to send shard-1: the wiped one is found
 					// only because its start is a newer incarnation (see
@@ -253,14 +250,9 @@ func uploaded(c *node.Cluster, job string) bool {
 // itself. It fails the test after a minute.
 func waitAllAcknowledged(t *testing.T, c *node.Cluster, job, receiver string) {
 	t.Helper()
-	for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s did not acknowledge all of job %s within a minute", receiver, job)
-		}
-		if allInputEnded(statusOf(t, c, receiver), job) && allOutputAcked(statusOf(t, c, "gateway-0"), job, receiver) {
-			return
-		}
-	}
+	testkit.WaitFor(t, fmt.Sprintf("%s to acknowledge all of job %s", receiver, job), time.Minute, func() bool {
+		return allInputEnded(statusOf(t, c, receiver), job) && allOutputAcked(statusOf(t, c, "gateway-0"), job, receiver)
+	})
 }
 
 // allInputEnded reports whether st shows job with inputs, every one at
@@ -363,18 +355,8 @@ func (a *attached) wait(ctx context.Context, t *testing.T, c *node.Cluster, what
 // failing the test after 20 s.
 func waitDropped(t *testing.T, c *node.Cluster, id string, instances ...string) {
 	t.Helper()
-	for _, in := range instances {
-		for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-			img, err := c.Store(in).Load()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, held := img.Jobs[id]; !held {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%s still holds job %s of the lost run 20 s after the job ended", in, id)
-			}
-		}
-	}
+	waitStores(t, c, "the stores to drop job "+id+" of the lost run", 20*time.Second, instances, func(img *transport.Image) bool {
+		_, held := img.Jobs[id]
+		return !held
+	})
 }

@@ -168,13 +168,11 @@ func TestDockerE2E(t *testing.T) {
 	// still be electing (no leader known for a moment): asked again
 	// until one is, for a while.
 	var serr error
-	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(250 * time.Millisecond) {
+	testkit.Await(15*time.Second, func() bool {
 		m.Master.Leader = 0
 		serr = json.Unmarshal([]byte(mustRun(t, as("operator", "-servername", "master-1", m1, "wololo.v1.Status/Get")...)), &m)
-		if serr != nil || m.Master.Leader != 0 || time.Now().After(deadline) {
-			break
-		}
-	}
+		return serr != nil || m.Master.Leader != 0
+	})
 	if serr != nil || m.Role != "master" || m.Master.ID != 1 || m.Master.Leader == 0 {
 		t.Errorf("master Status/Get: %+v, %v", m, serr)
 	}

@@ -5,15 +5,8 @@ go 1.26.8
 require github.com/duckdb/duckdb-go/v2 v2.10506.0
 
 require (
-	github.com/golang/glog v1.2.5 // indirect
-	github.com/lmittmann/tint v1.1.3 // indirect
-	github.com/mattn/go-isatty v0.0.21 // indirect
-	github.com/planetscale/vtprotobuf v0.6.1-0.20250313105119-ba97887b0a25 // indirect
-	github.com/spf13/pflag v1.0.10 // indirect
-	google.golang.org/genproto/googleapis/rpc v0.0.0-20261012220534-4341edf3f941 // indirect
-	google.golang.org/grpc v1.85.0 // indirect
-	google.golang.org/protobuf v1.36.12 // indirect
-	vitess.io/vitess v0.24.4 // indirect
+	github.com/google/go-cmp v0.7.0 // indirect
+	gonum.org/v1/gonum v0.17.0 // indirect
 )
 
 require (

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wololo/wololo/internal/testkit"
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 	"github.com/wololo/wololo/transport"
 	"github.com/wololo/wololo/transport/storetest"
@@ -106,9 +107,7 @@ func TestCompactionBounded(t *testing.T) {
 			maxDisk = max(maxDisk, d.DiskBytes)
 			// The janitor runs behind the writer, the more so on a busy
 			// machine: the bound must hold once it has caught up.
-			for deadline := time.Now().Add(10 * time.Second); d.DiskBytes > 2*d.LiveBytes+4*segSize && time.Now().Before(deadline); d = s.Disk() {
-				time.Sleep(10 * time.Millisecond)
-			}
+			testkit.Await(10*time.Second, func() bool { d = s.Disk(); return d.DiskBytes <= 2*d.LiveBytes+4*segSize })
 			if bound := 2*d.LiveBytes + 4*segSize; d.DiskBytes > bound {
 				t.Fatalf("op %d: %d bytes on disk, %d live: more than %d, 10 s after", i, d.DiskBytes, d.LiveBytes, bound)
 			}
@@ -183,10 +182,7 @@ func TestIdleShrinks(t *testing.T) {
 	storetest.Apply(t, model, ops)
 	want, _ := model.Load()
 	busy := s.Disk()
-	deadline := time.Now().Add(10 * time.Second)
-	for s.Disk().DiskBytes > 64<<10 && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
+	testkit.Await(10*time.Second, func() bool { return s.Disk().DiskBytes <= 64<<10 })
 	idle := s.Disk()
 	t.Logf("after the job: %+v; idle: %+v", busy, idle)
 	if idle.DiskBytes > 64<<10 || idle.Segments != 1 {

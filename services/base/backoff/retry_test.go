@@ -99,10 +99,13 @@ func TestRetryStopsWithTheContext(t *testing.T) {
 		t.Errorf("Do = %v after %d calls, want %v after 1", err, calls, errTransient)
 	}
 
-	// Ended during a wait, with the real sleep: the context's error.
+	// Ended during a wait, with the real sleep: the context's error. It is
+	// cancelled once Do has said it waits (OnRetry, past its own check of
+	// the context).
 	ctx, cancel = context.WithCancel(context.Background())
-	r = Retry{First: time.Hour, Max: time.Hour}
-	go func() { time.Sleep(10 * time.Millisecond); cancel() }()
+	waiting := make(chan struct{})
+	r = Retry{First: time.Hour, Max: time.Hour, OnRetry: func(error, int, time.Duration) { close(waiting) }}
+	go func() { <-waiting; cancel() }()
 	start := time.Now()
 	if err := r.Do(ctx, nil, func(context.Context) error { return errTransient }); !errors.Is(err, context.Canceled) {
 		t.Errorf("Do = %v, want context.Canceled", err)

@@ -26,6 +26,7 @@ var errStalled = errors.New("no progress")
 // A limit of 0 never fires.
 type stallWatch struct {
 	limit time.Duration
+	now   func() time.Time // the clock (tests set theirs)
 
 	mu    sync.Mutex
 	last  time.Time
@@ -37,7 +38,13 @@ type stallWatch struct {
 // watchStall starts a watch that cancels with cancel after limit without
 // progress; stop it with stop.
 func watchStall(limit time.Duration, cancel context.CancelCauseFunc) *stallWatch {
-	w := &stallWatch{limit: limit, last: time.Now()}
+	return watchStallOn(time.Now, limit, cancel)
+}
+
+// watchStallOn is watchStall judging time by now; the timer that asks
+// whether it is up stays a real one.
+func watchStallOn(now func() time.Time, limit time.Duration, cancel context.CancelCauseFunc) *stallWatch {
+	w := &stallWatch{limit: limit, now: now, last: now()}
 	if limit > 0 {
 		w.timer = time.AfterFunc(limit, func() { w.check(cancel) })
 	}
@@ -49,7 +56,7 @@ func watchStall(limit time.Duration, cancel context.CancelCauseFunc) *stallWatch
 func (w *stallWatch) check(cancel context.CancelCauseFunc) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if left := w.limit - time.Since(w.last); left > 0 {
+	if left := w.limit - w.now().Sub(w.last); left > 0 {
 		w.timer.Reset(left)
 		return
 	}
@@ -75,7 +82,7 @@ func (w *stallWatch) restart() {
 // touch records progress now.
 func (w *stallWatch) touch() {
 	w.mu.Lock()
-	w.last = time.Now()
+	w.last = w.now()
 	w.mu.Unlock()
 }
 
@@ -89,7 +96,7 @@ func (w *stallWatch) saw(job *wololov1.Job) {
 	w.job = job
 	blind := job.GetState() == wololov1.JobState_JOB_STATE_RUNNING && len(job.GetStages()) == 0
 	if key != w.seen || blind {
-		w.seen, w.last = key, time.Now()
+		w.seen, w.last = key, w.now()
 	}
 }
 

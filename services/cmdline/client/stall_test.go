@@ -3,6 +3,7 @@ package client
 import (
 	"errors"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -37,42 +38,83 @@ func TestStuckOn(t *testing.T) {
 	}
 }
 
+// TestStallWatchFires: progress keeps the watch quiet, and so does a
+// running job whose gateway reports no stages (it cannot be judged); the
+// same state again is no progress, and the watch fires once limit has
+// passed since the last progress, not a moment before. The time is the
+// test's clock; the watch's real timer asks every limit at most, and asks
+// again while there is time left, so it is what fires in the end.
 func TestStallWatchFires(t *testing.T) {
+	const limit = 20 * time.Millisecond
+	var clock atomic.Int64 // nanoseconds
+	var timerOnly atomic.Bool
+	asked := make(chan struct{}, 1) // the clock read when only the timer reads it
+	now := func() time.Time {
+		if timerOnly.Load() {
+			select {
+			case asked <- struct{}{}:
+			default:
+			}
+		}
+		return time.Unix(0, clock.Load())
+	}
 	fired := make(chan error, 1)
-	w := watchStall(300*time.Millisecond, func(cause error) { fired <- cause })
+	w := watchStallOn(now, limit, func(cause error) {
+		select {
+		case fired <- cause:
+		default:
+		}
+	})
 	defer w.stop()
+	quiet := func(why string) {
+		t.Helper()
+		w.check(func(error) { t.Fatalf("fired %s", why) })
+		select {
+		case <-fired:
+			t.Fatalf("fired %s", why)
+		default:
+		}
+	}
 	job := &wololov1.Job{State: wololov1.JobState_JOB_STATE_RUNNING, Stages: []*wololov1.StageProgress{{Stage: "shard", RowsIn: 1}}}
-	start := time.Now()
-	for i := 0; i < 5; i++ { // progress keeps it quiet
-		time.Sleep(100 * time.Millisecond)
-		job.Stages[0].RowsIn++
-		w.saw(job)
-	}
-	select {
-	case <-fired:
-		t.Fatal("fired while the job made progress")
-	default:
-	}
 	blind := &wololov1.Job{State: wololov1.JobState_JOB_STATE_RUNNING}
-	for i := 0; i < 5; i++ { // a gateway that reports no stages cannot be judged
-		time.Sleep(100 * time.Millisecond)
-		w.saw(blind)
+	for _, c := range []struct {
+		why string
+		saw func()
+	}{
+		{"while the job made progress", func() { job.Stages[0].RowsIn++; w.saw(job) }},
+		{"on a job whose gateway reports no stages", func() { w.saw(blind) }},
+	} {
+		for i := 0; i < 5; i++ { // 5 * limit/2 in all, limit/2 at most without progress
+			clock.Add(int64(limit / 2))
+			quiet(c.why)
+			c.saw()
+		}
 	}
-	select {
-	case <-fired:
-		t.Fatal("fired on a job whose gateway reports no stages")
-	default:
-	}
-	for i := 0; i < 5; i++ { // the same state again is no progress
+	for i := 0; i < 5; i++ { // the same state again is no progress (and reads no clock)
 		w.saw(job)
 	}
+	clock.Add(int64(limit / 2))
+	quiet("with half the limit passed since the last progress")
+	// The timer, which found time left, asks again: twice.
+	timerOnly.Store(true)
+	for i := 0; i < 2; i++ {
+		select {
+		case <-asked:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("the watch's timer stopped asking while there was time left (asked %d times)", i)
+		}
+	}
+	timerOnly.Store(false)
+	clock.Add(int64(limit/2 - 1))
+	quiet("before the limit had passed since the last progress")
+	clock.Add(1)
 	select {
 	case cause := <-fired:
-		if !errors.Is(cause, errStalled) || time.Since(start) < 1300*time.Millisecond {
-			t.Fatalf("cause %v after %s", cause, time.Since(start))
+		if !errors.Is(cause, errStalled) {
+			t.Fatalf("cause %v, want errStalled", cause)
 		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("did not fire")
+	case <-time.After(10 * time.Second):
+		t.Fatal("the watch's timer did not fire once the limit had passed")
 	}
 }
 

@@ -96,7 +96,7 @@ func TestQueriesAndTables(t *testing.T) {
 // and its line:column; a missing file exits 1; a malformed flag 2.
 func TestRefused(t *testing.T) {
 	dir := t.TempDir()
-	bad := write(t, dir, "bad.sql", "SELECT token\nFROM matches m LEFT JOIN match_players p ON m.token = p.`match`")
+	bad := write(t, dir, "bad.sql", "SELECT token\nFROM matches m LEFT JOIN match_players p ON m.token = p.match")
 	unknown := write(t, dir, "unknown.sql", "SELECT nope FROM matches")
 	cases := []struct {
 		args []string

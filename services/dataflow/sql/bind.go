@@ -3,9 +3,8 @@ package sql
 import (
 	"strings"
 
-	"vitess.io/vitess/go/vt/sqlparser"
-
 	"github.com/wololo/wololo/services/dataflow/sql/exec"
+	"github.com/wololo/wololo/services/dataflow/sql/parse"
 	"github.com/wololo/wololo/services/dataflow/sql/plan"
 	"github.com/wololo/wololo/services/dataflow/sql/value"
 )
@@ -18,7 +17,7 @@ const (
 
 // expr binds an expression of the current clause: above the aggregate
 // when the query groups (post), else over the FROM clause's row.
-func (lv *level) expr(e sqlparser.Expr) (*plan.Expr, *tvar, error) {
+func (lv *level) expr(e parse.Expr) (*plan.Expr, *tvar, error) {
 	if lv.post {
 		return lv.postExpr(e)
 	}
@@ -33,27 +32,29 @@ func (lv *level) typed(x *plan.Expr, v *tvar) (*plan.Expr, *tvar, error) {
 
 // postExpr binds an expression above the aggregate: a group key, an
 // aggregate, or an expression of them.
-func (lv *level) postExpr(e sqlparser.Expr) (*plan.Expr, *tvar, error) {
+func (lv *level) postExpr(e parse.Expr) (*plan.Expr, *tvar, error) {
 	if i := lv.keyIndex(e); i >= 0 {
 		return lv.typed(&plan.Expr{Kind: plan.ColRef, Col: i, Name: lv.keyNames[i]}, lv.keyVars[i])
 	}
 	switch x := e.(type) {
-	case *sqlparser.ColName:
+	case *parse.Column:
 		s, err := lv.column(x)
 		if err != nil {
-			if a, ok := lv.aliases[x.Name.String()]; ok && x.Qualifier.IsEmpty() {
+			if a, ok := lv.aliases[x.Name]; ok && x.Table == "" {
 				return a.e, a.v, nil // HAVING names a SELECT item by its alias
 			}
 			return nil, nil, err
 		}
 		for i, ks := range lv.keySlots {
 			if ks == s {
-				return lv.typed(&plan.Expr{Kind: plan.ColRef, Col: i, Name: x.Name.String()}, lv.keyVars[i])
+				return lv.typed(&plan.Expr{Kind: plan.ColRef, Col: i, Name: x.Name}, lv.keyVars[i])
 			}
 		}
-		return nil, nil, lv.err(x.Name.String(), "column "+x.Name.String(), "neither grouped by nor inside an aggregate")
-	case sqlparser.AggrFunc:
-		return lv.aggregate(x)
+		return nil, nil, lv.err(x.Pos, "column "+x.Name, "neither grouped by nor inside an aggregate")
+	case *parse.Call:
+		if isAggregate(x) {
+			return lv.aggregate(x)
+		}
 	}
 	return lv.compound(e)
 }
@@ -64,7 +65,7 @@ func (lv *level) postExpr(e sqlparser.Expr) (*plan.Expr, *tvar, error) {
 // the texts rendered for one size are of disjoint subtrees, and the work
 // is linear in the expression (times the number of distinct key sizes),
 // where rendering e at every level of postExpr's descent was quadratic.
-func (lv *level) keyIndex(e sqlparser.Expr) int {
+func (lv *level) keyIndex(e parse.Expr) int {
 	keys := lv.keySizes[lv.c.exprSize(e)]
 	if len(keys) == 0 {
 		return -1
@@ -80,38 +81,39 @@ func (lv *level) keyIndex(e sqlparser.Expr) int {
 
 // aggregate binds an aggregate call: its argument over the FROM row, the
 // call itself as a column of the aggregate's output (one per distinct call).
-func (lv *level) aggregate(a sqlparser.AggrFunc) (*plan.Expr, *tvar, error) {
-	name := strings.ToLower(a.AggrName())
-	anchor := name
-	if over, ok := a.(interface{ GetOverClause() *sqlparser.OverClause }); ok && over.GetOverClause() != nil {
-		return nil, nil, lv.err(anchor, "window function", "%s OVER (...) is not supported", strings.ToUpper(name))
-	}
-	if d, ok := a.(sqlparser.DistinctableAggr); ok && d.IsDistinct() {
-		return nil, nil, lv.err(anchor, strings.ToUpper(name)+"(DISTINCT ...)", "not supported")
+func (lv *level) aggregate(a *parse.Call) (*plan.Expr, *tvar, error) {
+	name := a.Name
+	upper := strings.ToUpper(name)
+	switch {
+	case a.Over != nil:
+		return nil, nil, lv.err(a.Pos, "window function", "%s OVER (...) is not supported", upper)
+	case a.Distinct:
+		return nil, nil, lv.err(a.Pos, upper+"(DISTINCT ...)", "not supported")
+	case a.Filter != nil:
+		return nil, nil, lv.err(a.Pos, upper+"(...) FILTER", "not supported")
 	}
 	lookup := name
-	if _, ok := a.(*sqlparser.CountStar); ok {
-		lookup = "count(*)"
+	if a.Star {
+		lookup = name + "(*)"
 	}
 	spec, ok := exec.LookupAggregate(lookup)
 	if !ok {
-		return nil, nil, lv.err(anchor, "function "+strings.ToUpper(name), "not supported")
+		return nil, nil, lv.err(a.Pos, "function "+upper, "not supported")
 	}
 	agg := &plan.Agg{Func: spec.Func}
 	result := known(plan.Number)
 	if spec.Arg != exec.NoArg {
-		args := a.GetArgs()
-		if len(args) != 1 {
-			return nil, nil, lv.err(anchor, strings.ToUpper(name), "takes one argument")
+		if len(a.Args) != 1 {
+			return nil, nil, lv.err(a.Pos, upper, "takes one argument")
 		}
 		lv.post = false
-		arg, v, err := lv.rowExpr(args[0])
+		arg, v, err := lv.rowExpr(a.Args[0])
 		lv.post = true
 		if err != nil {
 			return nil, nil, err
 		}
 		if spec.Arg == exec.NumberArg {
-			if err := lv.unify(v, known(plan.Number), anchor, strings.ToUpper(name)); err != nil {
+			if err := lv.unify(v, known(plan.Number), a.Pos, upper); err != nil {
 				return nil, nil, err
 			}
 		}
@@ -119,6 +121,8 @@ func (lv *level) aggregate(a sqlparser.AggrFunc) (*plan.Expr, *tvar, error) {
 			result = v
 		}
 		agg.Arg = arg
+	} else if len(a.Args) > 0 {
+		return nil, nil, lv.err(a.Pos, upper, "takes no argument")
 	}
 	text := lv.c.render(a)
 	if i, ok := lv.aggIndex[text]; ok {
@@ -135,9 +139,9 @@ func (lv *level) aggregate(a sqlparser.AggrFunc) (*plan.Expr, *tvar, error) {
 }
 
 // rowExpr binds an expression over the FROM clause's row.
-func (lv *level) rowExpr(e sqlparser.Expr) (*plan.Expr, *tvar, error) {
+func (lv *level) rowExpr(e parse.Expr) (*plan.Expr, *tvar, error) {
 	switch x := e.(type) {
-	case *sqlparser.ColName:
+	case *parse.Column:
 		s, err := lv.column(x)
 		if err != nil {
 			return nil, nil, err
@@ -148,83 +152,105 @@ func (lv *level) rowExpr(e sqlparser.Expr) (*plan.Expr, *tvar, error) {
 			s.v.root().what = "column " + s.name
 		}
 		return lv.typed(ref, s.v)
-	case sqlparser.AggrFunc:
-		return nil, nil, lv.err(strings.ToLower(x.AggrName()), "aggregate "+strings.ToUpper(x.AggrName()), "not allowed here (WHERE, GROUP BY, JOIN or inside another aggregate)")
+	case *parse.Call:
+		if isAggregate(x) && x.Over == nil {
+			return nil, nil, lv.err(x.Pos, "aggregate "+strings.ToUpper(x.Name), "not allowed here (WHERE, GROUP BY, JOIN or inside another aggregate)")
+		}
 	}
 	return lv.compound(e)
 }
 
+// comparisons are the comparison operators, as plan.Cmp's Fn.
+var comparisons = map[string]bool{"=": true, "<>": true, "<": true, "<=": true, ">": true, ">=": true}
+
 // compound binds the forms that are the same above and below the
-// aggregate: literals, operators, CASE, the functions.
-func (lv *level) compound(e sqlparser.Expr) (*plan.Expr, *tvar, error) {
+// aggregate: literals, operators, CASE, casts, the functions.
+func (lv *level) compound(e parse.Expr) (*plan.Expr, *tvar, error) {
 	switch x := e.(type) {
-	case *sqlparser.Literal:
+	case *parse.Literal:
 		return lv.literal(x)
-	case sqlparser.BoolVal:
-		v := "false"
-		if x {
-			v = "true"
+	case *parse.Unary:
+		if x.Op == "not" {
+			return lv.logic(plan.Not, x.Pos, "NOT", x.X)
 		}
-		return lv.typed(&plan.Expr{Kind: plan.Const, Value: []byte(v)}, known(plan.Bool))
-	case *sqlparser.NullVal:
-		return lv.typed(&plan.Expr{Kind: plan.Const, Null: true}, &tvar{})
-	case *sqlparser.AndExpr:
-		return lv.logic(plan.And, "and", x.Left, x.Right)
-	case *sqlparser.OrExpr:
-		return lv.logic(plan.Or, "or", x.Left, x.Right)
-	case *sqlparser.NotExpr:
-		return lv.logic(plan.Not, "not", x.Expr)
-	case *sqlparser.ComparisonExpr:
-		return lv.comparison(x)
-	case *sqlparser.IsExpr:
-		return lv.isNull(x)
-	case *sqlparser.BinaryExpr:
-		return lv.arith(x)
-	case *sqlparser.UnaryExpr:
 		return lv.unary(x)
-	case *sqlparser.CaseExpr:
+	case *parse.Binary:
+		switch {
+		case x.Op == "and":
+			return lv.logic(plan.And, x.OpPos, "AND", x.L, x.R)
+		case x.Op == "or":
+			return lv.logic(plan.Or, x.OpPos, "OR", x.L, x.R)
+		case comparisons[x.Op]:
+			return lv.comparison(x)
+		case strings.HasSuffix(x.Op, "like"):
+			return nil, nil, lv.err(x.OpPos, strings.ToUpper(x.Op), "not supported")
+		}
+		return lv.arith(x)
+	case *parse.Is:
+		return lv.isNull(x)
+	case *parse.In:
+		return lv.inList(x)
+	case *parse.Between:
+		return nil, nil, lv.err(x.OpPos, "BETWEEN", "not supported: write x >= low AND x <= high")
+	case *parse.Case:
 		return lv.caseExpr(x)
-	case *sqlparser.FuncExpr:
+	case *parse.Call:
 		return lv.call(x)
-	case *sqlparser.Subquery:
-		return nil, nil, lv.err("select", "subquery", "a subquery is supported only as a top-level WHERE condition col IN (SELECT ...)")
-	case *sqlparser.ArgumentLessWindowExpr:
-		return nil, nil, lv.err(firstWord(x), "window function", "only ROW_NUMBER() OVER (ORDER BY ...) as a whole SELECT item")
+	case *parse.Cast:
+		return lv.cast(x)
+	case *parse.Subquery:
+		return nil, nil, lv.err(x.Select.Pos, "subquery", "a subquery is supported only as a top-level WHERE condition col IN (SELECT ...)")
+	case *parse.Exists:
+		return nil, nil, lv.err(x.Pos, "EXISTS", "not supported; use col IN (SELECT ...)")
 	}
-	w := firstWord(e)
-	return nil, nil, lv.err(w, strings.ToUpper(w), "%s is not in the supported subset", sqlparser.String(e))
+	return nil, nil, lv.err(e.Position(), "expression", "%s is not in the supported subset", parse.String(e))
 }
 
-// literal binds a text or number literal; a number is read as the
-// engine reads numbers, within its digits.
-func (lv *level) literal(x *sqlparser.Literal) (*plan.Expr, *tvar, error) {
-	switch x.Type {
-	case sqlparser.StrVal:
-		return lv.typed(&plan.Expr{Kind: plan.Const, Value: []byte(x.Val)}, known(plan.Text))
-	case sqlparser.IntVal, sqlparser.DecimalVal:
-		d, ok := value.ReadNumber([]byte(x.Val))
-		if !ok && strings.Count(x.Val, ".")+value.MaxDigits < len(x.Val) {
-			return nil, nil, lv.err(x.Val, "number", "more than %d digits (the limit of a number, docs/sql.md)", value.MaxDigits)
-		}
-		if !ok {
-			return nil, nil, lv.err(x.Val, "number "+x.Val, "numbers are -?[0-9]+(.[0-9]+)?")
-		}
-		return lv.typed(&plan.Expr{Kind: plan.Const, Value: []byte(d.String())}, known(plan.Number))
+// literal binds a text, number, boolean or NULL literal; a number is
+// read as the engine reads numbers, within its digits.
+func (lv *level) literal(x *parse.Literal) (*plan.Expr, *tvar, error) {
+	switch x.Kind {
+	case parse.StringLit:
+		return lv.typed(&plan.Expr{Kind: plan.Const, Value: []byte(x.Text)}, known(plan.Text))
+	case parse.BoolLit:
+		return lv.typed(&plan.Expr{Kind: plan.Const, Value: []byte(x.Text)}, known(plan.Bool))
+	case parse.NullLit:
+		return lv.typed(&plan.Expr{Kind: plan.Const, Null: true}, &tvar{})
 	}
-	return nil, nil, lv.err(x.Val, "literal "+x.Val, "floating-point, hexadecimal and bit literals are not supported")
+	if strings.ContainsAny(x.Text, "eE") {
+		return nil, nil, lv.err(x.Pos, "literal "+x.Text, "floating-point literals are not supported: write the digits")
+	}
+	return lv.number(x.Pos, x.Text, false)
+}
+
+// number binds the number text as a constant (negated when neg).
+func (lv *level) number(pos int, text string, neg bool) (*plan.Expr, *tvar, error) {
+	d, ok := value.ReadNumber([]byte(text))
+	if !ok && strings.Count(text, ".")+value.MaxDigits < len(text) {
+		return nil, nil, lv.err(pos, "number", "more than %d digits (the limit of a number, docs/sql.md)", value.MaxDigits)
+	}
+	if !ok {
+		return nil, nil, lv.err(pos, "number "+text, "numbers are -?[0-9]+(.[0-9]+)?")
+	}
+	if neg {
+		d = d.Neg()
+	}
+	return lv.typed(&plan.Expr{Kind: plan.Const, Value: []byte(d.String())}, known(plan.Number))
 }
 
 // isNull binds x IS [NOT] NULL; IS TRUE/FALSE are refused.
-func (lv *level) isNull(x *sqlparser.IsExpr) (*plan.Expr, *tvar, error) {
-	fn := ""
-	switch x.Right {
-	case sqlparser.IsNullOp:
-	case sqlparser.IsNotNullOp:
-		fn = "not"
-	default:
-		return nil, nil, lv.err("is", "IS TRUE/FALSE", "use the boolean itself, or NOT")
+func (lv *level) isNull(x *parse.Is) (*plan.Expr, *tvar, error) {
+	if x.What != "null" {
+		if x.What == "distinct from" {
+			return nil, nil, lv.err(x.IsPos, "IS DISTINCT FROM", "not supported")
+		}
+		return nil, nil, lv.err(x.IsPos, "IS TRUE/FALSE", "use the boolean itself, or NOT")
 	}
-	arg, _, err := lv.expr(x.Left)
+	fn := ""
+	if x.Not {
+		fn = "not"
+	}
+	arg, _, err := lv.expr(x.X)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -232,72 +258,60 @@ func (lv *level) isNull(x *sqlparser.IsExpr) (*plan.Expr, *tvar, error) {
 }
 
 // arithOps are the binary operators of the subset, as plan.Arith's Fn.
-var arithOps = map[sqlparser.BinaryExprOperator]string{
-	sqlparser.PlusOp: "+", sqlparser.MinusOp: "-", sqlparser.MultOp: "*", sqlparser.DivOp: "/",
-}
+var arithOps = map[string]bool{"+": true, "-": true, "*": true, "/": true}
 
 // arith binds + - * / over numbers.
-func (lv *level) arith(x *sqlparser.BinaryExpr) (*plan.Expr, *tvar, error) {
-	op, ok := arithOps[x.Operator]
-	if !ok {
-		s := x.Operator.ToString()
-		return nil, nil, lv.err(s, "operator "+s, "only + - * / are supported")
+func (lv *level) arith(x *parse.Binary) (*plan.Expr, *tvar, error) {
+	if !arithOps[x.Op] {
+		return nil, nil, lv.err(x.OpPos, "operator "+x.Op, "only + - * / are supported")
 	}
-	l, err := lv.number(x.Left, op)
+	l, err := lv.numberArg(x.L, x.OpPos, x.Op)
 	if err != nil {
 		return nil, nil, err
 	}
-	r, err := lv.number(x.Right, op)
+	r, err := lv.numberArg(x.R, x.OpPos, x.Op)
 	if err != nil {
 		return nil, nil, err
 	}
-	return lv.typed(&plan.Expr{Kind: plan.Arith, Fn: op, Args: []*plan.Expr{l, r}}, known(plan.Number))
+	return lv.typed(&plan.Expr{Kind: plan.Arith, Fn: x.Op, Args: []*plan.Expr{l, r}}, known(plan.Number))
 }
 
 // unary binds -x and +x over a number; a minus before a number literal
 // is a negative literal.
-func (lv *level) unary(x *sqlparser.UnaryExpr) (*plan.Expr, *tvar, error) {
-	switch x.Operator {
-	case sqlparser.UMinusOp:
-		if lit, ok := x.Expr.(*sqlparser.Literal); ok && (lit.Type == sqlparser.IntVal || lit.Type == sqlparser.DecimalVal) {
-			if d, ok := value.ReadNumber([]byte(lit.Val)); ok { // a negative literal
-				return lv.typed(&plan.Expr{Kind: plan.Const, Value: []byte(d.Neg().String())}, known(plan.Number))
-			}
+func (lv *level) unary(x *parse.Unary) (*plan.Expr, *tvar, error) {
+	if lit, ok := x.X.(*parse.Literal); ok && x.Op == "-" && lit.Kind == parse.NumberLit && !strings.ContainsAny(lit.Text, "eE") {
+		if _, ok := value.ReadNumber([]byte(lit.Text)); ok { // a negative literal
+			return lv.number(lit.Pos, lit.Text, true)
 		}
-		a, err := lv.number(x.Expr, "-")
-		if err != nil {
-			return nil, nil, err
-		}
-		return lv.typed(&plan.Expr{Kind: plan.Neg, Args: []*plan.Expr{a}}, known(plan.Number))
-	case sqlparser.UPlusOp:
-		a, err := lv.number(x.Expr, "+")
-		if err != nil {
-			return nil, nil, err
-		}
+	}
+	a, err := lv.numberArg(x.X, x.Pos, x.Op)
+	if err != nil {
+		return nil, nil, err
+	}
+	if x.Op == "+" {
 		return a, known(plan.Number), nil
 	}
-	s := x.Operator.ToString()
-	return nil, nil, lv.err(strings.TrimSpace(s), "operator "+s, "not supported")
+	return lv.typed(&plan.Expr{Kind: plan.Neg, Args: []*plan.Expr{a}}, known(plan.Number))
 }
 
-// number binds an operand that must be a number.
-func (lv *level) number(e sqlparser.Expr, op string) (*plan.Expr, error) {
+// numberArg binds an operand of op (at pos) that must be a number.
+func (lv *level) numberArg(e parse.Expr, pos int, op string) (*plan.Expr, error) {
 	x, v, err := lv.expr(e)
 	if err != nil {
 		return nil, err
 	}
-	return x, lv.unify(v, known(plan.Number), op, "operator "+op)
+	return x, lv.unify(v, known(plan.Number), pos, "operator "+op)
 }
 
-// logic binds AND, OR, NOT over booleans.
-func (lv *level) logic(kind plan.ExprKind, word string, args ...sqlparser.Expr) (*plan.Expr, *tvar, error) {
+// logic binds AND, OR, NOT (word, at pos) over booleans.
+func (lv *level) logic(kind plan.ExprKind, pos int, word string, args ...parse.Expr) (*plan.Expr, *tvar, error) {
 	out := &plan.Expr{Kind: kind}
 	for _, a := range args {
 		x, v, err := lv.expr(a)
 		if err != nil {
 			return nil, nil, err
 		}
-		if err := lv.unify(v, known(plan.Bool), word, strings.ToUpper(word)); err != nil {
+		if err := lv.unify(v, known(plan.Bool), pos, word); err != nil {
 			return nil, nil, err
 		}
 		out.Args = append(out.Args, x)
@@ -305,56 +319,47 @@ func (lv *level) logic(kind plan.ExprKind, word string, args ...sqlparser.Expr) 
 	return lv.typed(out, known(plan.Bool))
 }
 
-var comparisons = map[sqlparser.ComparisonExprOperator]string{
-	sqlparser.EqualOp: "=", sqlparser.NotEqualOp: "<>", sqlparser.LessThanOp: "<",
-	sqlparser.LessEqualOp: "<=", sqlparser.GreaterThanOp: ">", sqlparser.GreaterEqualOp: ">=",
-}
-
-// comparison binds = <> < <= > >= and IN (list): both sides one kind.
-func (lv *level) comparison(x *sqlparser.ComparisonExpr) (*plan.Expr, *tvar, error) {
-	op := x.Operator.ToString()
-	anchor := strings.Fields(op)[0]
-	if x.Modifier != sqlparser.Missing {
-		return nil, nil, lv.err(anchor, "ANY/ALL", "not supported")
-	}
-	l, lvar, err := lv.expr(x.Left)
+// comparison binds = <> < <= > >=: both sides one kind.
+func (lv *level) comparison(x *parse.Binary) (*plan.Expr, *tvar, error) {
+	l, lvar, err := lv.expr(x.L)
 	if err != nil {
 		return nil, nil, err
 	}
-	if fn, ok := comparisons[x.Operator]; ok {
-		r, rvar, err := lv.expr(x.Right)
-		if err != nil {
-			return nil, nil, err
-		}
-		if err := lv.unify(lvar, rvar, anchor, "comparison "+fn); err != nil {
-			return nil, nil, err
-		}
-		out := &plan.Expr{Kind: plan.Cmp, Fn: fn, Args: []*plan.Expr{l, r}}
-		return lv.typed(out, known(plan.Bool))
+	r, rvar, err := lv.expr(x.R)
+	if err != nil {
+		return nil, nil, err
 	}
-	if x.Operator != sqlparser.InOp && x.Operator != sqlparser.NotInOp {
-		return nil, nil, lv.err(anchor, strings.ToUpper(op), "not supported")
+	if err := lv.unify(lvar, rvar, x.OpPos, "comparison "+x.Op); err != nil {
+		return nil, nil, err
 	}
-	list, ok := x.Right.(sqlparser.ValTuple)
-	if !ok {
-		return nil, nil, lv.err("select", "subquery", "col IN (SELECT ...) is supported only as a top-level WHERE condition")
+	return lv.typed(&plan.Expr{Kind: plan.Cmp, Fn: x.Op, Args: []*plan.Expr{l, r}}, known(plan.Bool))
+}
+
+// inList binds x [NOT] IN (literals): x and the literals one kind.
+func (lv *level) inList(x *parse.In) (*plan.Expr, *tvar, error) {
+	if x.Sub != nil {
+		return nil, nil, lv.err(x.Sub.Pos, "subquery", "col IN (SELECT ...) is supported only as a top-level WHERE condition")
+	}
+	l, lvar, err := lv.expr(x.X)
+	if err != nil {
+		return nil, nil, err
 	}
 	out := &plan.Expr{Kind: plan.In, Args: []*plan.Expr{l}}
-	for _, item := range list {
+	for _, item := range x.List {
 		c, cv, err := lv.compound(item)
 		if err != nil {
 			return nil, nil, err
 		}
 		if c.Kind != plan.Const {
-			return nil, nil, lv.err(firstWord(item), "IN list", "an IN list holds literals")
+			return nil, nil, lv.err(item.Position(), "IN list", "an IN list holds literals")
 		}
-		if err := lv.unify(lvar, cv, "in", "IN list"); err != nil {
+		if err := lv.unify(lvar, cv, x.InPos, "IN list"); err != nil {
 			return nil, nil, err
 		}
 		out.Args = append(out.Args, c)
 	}
 	lv.typed(out, known(plan.Bool))
-	if x.Operator == sqlparser.NotInOp {
+	if x.Not {
 		return lv.typed(&plan.Expr{Kind: plan.Not, Args: []*plan.Expr{out}}, known(plan.Bool))
 	}
 	return out, known(plan.Bool), nil
@@ -362,13 +367,13 @@ func (lv *level) comparison(x *sqlparser.ComparisonExpr) (*plan.Expr, *tvar, err
 
 // caseExpr binds CASE [x] WHEN ... THEN ... [ELSE ...] END; the simple
 // form compares x with each WHEN value.
-func (lv *level) caseExpr(x *sqlparser.CaseExpr) (*plan.Expr, *tvar, error) {
+func (lv *level) caseExpr(x *parse.Case) (*plan.Expr, *tvar, error) {
 	out := &plan.Expr{Kind: plan.Case}
 	result := &tvar{}
 	var subject *plan.Expr
 	var subjectVar *tvar
-	if x.Expr != nil {
-		s, v, err := lv.expr(x.Expr)
+	if x.Subject != nil {
+		s, v, err := lv.expr(x.Subject)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -380,18 +385,18 @@ func (lv *level) caseExpr(x *sqlparser.CaseExpr) (*plan.Expr, *tvar, error) {
 			return nil, nil, err
 		}
 		if subject != nil {
-			if err := lv.unify(subjectVar, cv, "when", "CASE"); err != nil {
+			if err := lv.unify(subjectVar, cv, w.Cond.Position(), "CASE"); err != nil {
 				return nil, nil, err
 			}
 			c = &plan.Expr{Kind: plan.Cmp, Fn: "=", Type: plan.Bool, Args: []*plan.Expr{subject, c}}
-		} else if err := lv.unify(cv, known(plan.Bool), "when", "CASE WHEN"); err != nil {
+		} else if err := lv.unify(cv, known(plan.Bool), w.Cond.Position(), "CASE WHEN"); err != nil {
 			return nil, nil, err
 		}
 		t, tv, err := lv.expr(w.Val)
 		if err != nil {
 			return nil, nil, err
 		}
-		if err := lv.unify(result, tv, "then", "CASE"); err != nil {
+		if err := lv.unify(result, tv, w.Val.Position(), "CASE"); err != nil {
 			return nil, nil, err
 		}
 		out.Args = append(out.Args, c, t)
@@ -401,7 +406,7 @@ func (lv *level) caseExpr(x *sqlparser.CaseExpr) (*plan.Expr, *tvar, error) {
 		if err != nil {
 			return nil, nil, err
 		}
-		if err := lv.unify(result, ev, "else", "CASE"); err != nil {
+		if err := lv.unify(result, ev, x.Else.Position(), "CASE"); err != nil {
 			return nil, nil, err
 		}
 		out.Args = append(out.Args, el)
@@ -409,37 +414,82 @@ func (lv *level) caseExpr(x *sqlparser.CaseExpr) (*plan.Expr, *tvar, error) {
 	return lv.typed(out, result)
 }
 
+// castKinds are the types a cast may name, by the kind they are: a cast
+// states the kind its operand is read as (a column's kind is one per
+// query), it converts nothing but a literal.
+var castKinds = map[string]plan.Type{
+	"numeric": plan.Number, "decimal": plan.Number,
+	"text": plan.Text, "varchar": plan.Text,
+	"boolean": plan.Bool, "bool": plan.Bool,
+}
+
+// cast binds CAST(x AS type) and x::type: x read as type's kind; a text
+// literal becomes a constant of that kind.
+func (lv *level) cast(x *parse.Cast) (*plan.Expr, *tvar, error) {
+	kind, ok := castKinds[x.Type]
+	if !ok {
+		return nil, nil, lv.err(x.Pos, "CAST to "+strings.ToUpper(x.Type), "not supported: a cast names numeric, text or boolean")
+	}
+	if lit, ok := x.X.(*parse.Literal); ok && lit.Kind == parse.StringLit && kind != plan.Text {
+		text := strings.TrimSpace(lit.Text)
+		if kind == plan.Number {
+			return lv.number(lit.Pos, text, false)
+		}
+		switch strings.ToLower(text) {
+		case "true", "t", "yes", "on", "1":
+			return lv.typed(&plan.Expr{Kind: plan.Const, Value: []byte("true")}, known(plan.Bool))
+		case "false", "f", "no", "off", "0":
+			return lv.typed(&plan.Expr{Kind: plan.Const, Value: []byte("false")}, known(plan.Bool))
+		}
+		return nil, nil, lv.err(lit.Pos, "CAST", "%s is not a boolean", parse.String(lit))
+	}
+	e, v, err := lv.expr(x.X)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := lv.unify(v, known(kind), x.Pos, "CAST"); err != nil {
+		return nil, nil, err
+	}
+	return e, v, nil
+}
+
 // call binds the functions of the subset.
-func (lv *level) call(f *sqlparser.FuncExpr) (*plan.Expr, *tvar, error) {
-	name := f.Name.Lowered()
+func (lv *level) call(f *parse.Call) (*plan.Expr, *tvar, error) {
+	name := f.Name
 	upper := strings.ToUpper(name)
+	switch {
+	case f.Over != nil:
+		return nil, nil, lv.err(f.Pos, "window function", "only ROW_NUMBER() OVER (ORDER BY ...) as a whole SELECT item")
+	case f.Star || f.Distinct || f.Filter != nil:
+		return nil, nil, lv.err(f.Pos, upper, "* , DISTINCT and FILTER are for aggregates")
+	}
 	switch name {
 	case fnDuration:
-		var col *sqlparser.ColName
+		var col *parse.Column
 		ok := false
-		if len(f.Exprs) == 1 {
-			col, ok = f.Exprs[0].(*sqlparser.ColName)
+		if len(f.Args) == 1 {
+			col, ok = f.Args[0].(*parse.Column)
 		}
 		if !ok || lv.post {
-			return nil, nil, lv.err(name, upper, "takes one column of the table (not an expression, not above GROUP BY)")
+			return nil, nil, lv.err(f.Pos, upper, "takes one column of the table (not an expression, not above GROUP BY)")
 		}
 		x, v, err := lv.rowExpr(col)
 		if err != nil {
 			return nil, nil, err
 		}
-		if err := lv.unify(v, known(durationKind), name, upper); err != nil {
+		if err := lv.unify(v, known(durationKind), f.Pos, upper); err != nil {
 			return nil, nil, err
 		}
 		// The scan reads the column as seconds: the reference is the value.
 		lv.c.typed = append(lv.c.typed, typedExpr{x, known(plan.Number)})
 		return x, known(plan.Number), nil
 	case fnPercent:
-		if len(f.Exprs) != 2 {
-			return nil, nil, lv.err(name, upper, "takes two numbers: PERCENT(part, whole)")
+		if len(f.Args) != 2 {
+			return nil, nil, lv.err(f.Pos, upper, "takes two numbers: PERCENT(part, whole)")
 		}
 		out := &plan.Expr{Kind: plan.Call, Fn: plan.FnPercent}
-		for _, a := range f.Exprs {
-			x, err := lv.number(a, name)
+		for _, a := range f.Args {
+			x, err := lv.numberArg(a, f.Pos, name)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -447,5 +497,5 @@ func (lv *level) call(f *sqlparser.FuncExpr) (*plan.Expr, *tvar, error) {
 		}
 		return lv.typed(out, known(plan.Number))
 	}
-	return nil, nil, lv.err(name, "function "+upper, "not supported (docs/sql.md lists the functions)")
+	return nil, nil, lv.err(f.Pos, "function "+upper, "not supported (docs/sql.md lists the functions)")
 }

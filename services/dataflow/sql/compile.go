@@ -3,11 +3,9 @@ package sql
 import (
 	"fmt"
 	"slices"
-	"strings"
-
-	"vitess.io/vitess/go/vt/sqlparser"
 
 	"github.com/wololo/wololo/services/dataflow/sql/exec"
+	"github.com/wololo/wololo/services/dataflow/sql/parse"
 	"github.com/wololo/wololo/services/dataflow/sql/plan"
 )
 
@@ -24,34 +22,17 @@ func Compile(query string, cat Catalog) (*plan.Node, error) {
 
 // compile is Compile, with the compiler for the tests to look into.
 func compile(query string, cat Catalog) (*plan.Node, *compiler, error) {
-	p, err := sqlparser.New(sqlparser.Options{})
-	if err != nil {
-		return nil, nil, fmt.Errorf("sql: parser: %w", err)
-	}
-	c := &compiler{loc: newLocator(p, query), cat: cat, cols: map[string]*tvar{}, outVars: map[*plan.Node]*tvar{}}
+	c := &compiler{src: query, cat: cat, cols: map[string]*tvar{}, outVars: map[*plan.Node]*tvar{}}
 	if e := c.checkParens(); e != nil {
 		return nil, c, e
 	}
-	stmt, err := parse(p, query)
-	if err != nil {
-		return nil, c, c.loc.syntax(err)
+	sel, perr := parse.Parse(query, MaxExprDepth)
+	if perr != nil {
+		return nil, c, c.errPos(perr.Pos, perr.Construct, "%s", perr.Message)
 	}
 	var e *Error
-	if c.sizes, e = c.exprSizes(stmt); e != nil {
+	if c.sizes, e = c.exprSizes(sel); e != nil {
 		return nil, c, e
-	}
-	sel, ok := stmt.(*sqlparser.Select)
-	if !ok {
-		construct, anchor := "statement", ""
-		switch stmt.(type) {
-		case *sqlparser.Union:
-			construct, anchor = "UNION", "union"
-		}
-		if len(c.loc.toks) > 0 && anchor == "" {
-			anchor = c.loc.toks[0].word
-			construct = strings.ToUpper(anchor) + " statement"
-		}
-		return nil, c, c.errAt(0, anchor, construct, "only SELECT is supported")
 	}
 	root, err := c.selectPlan(sel, false)
 	if err != nil {
@@ -68,17 +49,6 @@ func compile(query string, cat Catalog) (*plan.Node, *compiler, error) {
 	}
 	fixOutputs(root)
 	return root, c, nil
-}
-
-// parse is the parser's Parse, with a panic of the parser (it has some:
-// "set````" panics in vitess v0.24.4, found by FuzzParse) as an error.
-func parse(p *sqlparser.Parser, query string) (stmt sqlparser.Statement, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			stmt, err = nil, fmt.Errorf("syntax error at position %d: the parser failed: %v", len(query)+1, r)
-		}
-	}()
-	return p.Parse(query)
 }
 
 // fixOutputs recomputes the columns' types of every node above the scans
@@ -108,13 +78,12 @@ func fixOutputs(n *plan.Node) {
 }
 
 type compiler struct {
-	loc   *locator
+	src   string
 	cat   Catalog
 	cols  map[string]*tvar // "table.column" -> its kind, over the whole statement
 	typed []typedExpr      // expressions whose type is known at the end
 	scans []*scanInfo
-	nSel  int                    // SELECT keywords met so far, to find each one's clauses
-	sizes map[sqlparser.Expr]int // the expressions' sizes (exprSizes)
+	sizes map[parse.Expr]int // the expressions' sizes (exprSizes)
 
 	rendered int // bytes of query text rendered by render, which the tests bound
 
@@ -129,24 +98,16 @@ type typedExpr struct {
 	v *tvar
 }
 
-// render is the parser's rendering of n, counted in c.rendered.
-func (c *compiler) render(n sqlparser.SQLNode) string {
-	s := sqlparser.String(n)
+// render is e as the parser renders it, counted in c.rendered.
+func (c *compiler) render(e parse.Expr) string {
+	s := parse.String(e)
 	c.rendered += len(s)
 	return s
 }
 
-func (c *compiler) errAt(from int, anchor, construct, format string, args ...any) *Error {
-	line, col := c.loc.lineCol(c.loc.find(from, anchor))
+// errPos is an Error about construct, which starts at byte offset pos of
+// the query.
+func (c *compiler) errPos(pos int, construct, format string, args ...any) *Error {
+	line, col := lineCol(c.src, pos)
 	return &Error{Construct: construct, Line: line, Col: col, Message: fmt.Sprintf(format, args...)}
-}
-
-// firstWord is the first word of e as the parser renders it, to find it
-// in the query text.
-func firstWord(e sqlparser.SQLNode) string {
-	s := sqlparser.String(e)
-	if i := strings.IndexAny(s, " (,"); i > 0 {
-		s = s[:i]
-	}
-	return strings.Trim(s, "`")
 }

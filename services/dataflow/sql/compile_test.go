@@ -28,10 +28,10 @@ func TestRefused(t *testing.T) {
 		{"select token from nope", "table nope", 1, 19},
 		{"select nope from matches", "column nope", 1, 8},
 		{"select token\nfrom matches\nwhere  bogus = 1", "column bogus", 3, 8},
-		{"select m.token from matches as t", "column m.token", 1, 10},
-		{"select token from matches m left join match_players p on m.token = p.`match`", "LEFT JOIN", 1, 29},
-		{"select m.token from matches m, match_players p", "comma join", 1, 30},
-		{"select m.token from matches m join match_players p on m.token < p.`match`", "JOIN condition", 1, 52},
+		{"select m.token from matches as t", "column m.token", 1, 8},
+		{"select token from matches m left join match_players p on m.token = p.match", "LEFT JOIN", 1, 29},
+		{"select m.token from matches m, match_players p", "comma join", 1, 32},
+		{"select m.token from matches m join match_players p on m.token < p.match", "JOIN condition", 1, 52},
 		{"select token from matches where token like 'a%'", "LIKE", 1, 39},
 		{"select concat(token, 'x') from matches", "function CONCAT", 1, 8},
 		{"select token from matches where mirror is true", "IS TRUE/FALSE", 1, 40},
@@ -54,16 +54,22 @@ func TestRefused(t *testing.T) {
 		{"select token from matches where token & 1", "operator &", 1, 39},
 		{"select duration_seconds(token || 'x') from matches", "DURATION_SECONDS", 1, 8},
 		{"select distinct token from matches order by ladder", "ORDER BY", 1, 45},
-		{"select token from (select token from matches) x", "derived table", 1, 20},
+		{"select token from (select token from matches) x", "derived table", 1, 19},
 		{"select 1", "SELECT without FROM", 1, 1},
-		{"set````", "syntax", 1, 1}, // the parser panics on it
-		{"select civ from match_players where `match` in (select nope from matches)", "column nope", 1, 56},
-		{"select civ from match_players where `match` in (select token, map from matches)", "subquery", 1, 49},
+		{"set````", "backquote", 1, 4}, // MySQL's quotes
+		{"select civ from match_players where match in (select nope from matches)", "column nope", 1, 54},
+		{"select civ from match_players where match in (select token, map from matches)", "subquery", 1, 47},
 		{"select civ from match_players where rating > 5 and rating in (select mirror from matches where mirror)", "IN (SELECT ...)", 1, 59},
 		// Found by the DuckDB differential test: GROUP BY 2 was one group
-		// of the constant 2, where MySQL and DuckDB read a position.
+		// of the constant 2, where PostgreSQL and DuckDB read a position.
 		{"select civ, count(*) from match_players group by 1", "GROUP BY position", 1, 50},
 		{"select 2, count(*) from match_players group by 2", "GROUP BY position", 1, 48},
+		// PostgreSQL's dialect: MySQL's spellings named, casts that convert refused.
+		{`select token from matches where map = "arabia"`, "column arabia", 1, 39},
+		{"select token from matches where average_rating::int > 1", "CAST to INT", 1, 33},
+		{"select token from matches where average_rating::numeric > 1 and average_rating::text = 'x'", "CAST", 1, 65},
+		{"select token from matches where average_rating between 1 and 2", "BETWEEN", 1, 48},
+		{"select order from matches", "syntax", 1, 8},
 	}
 	for _, c := range cases {
 		t.Run(c.query, func(t *testing.T) {
@@ -92,9 +98,14 @@ func TestAccepted(t *testing.T) {
 		{"select token from matches", "token text"},
 		{"select * from matches where average_rating >= 2000.5", "token text,ladder text,mirror text,average_rating number,map text,server text,duration text"},
 		{"select token, duration_seconds(duration) / 60 as minutes from matches where not mirror or mirror is null", "token text,mirror bool,duration duration"},
-		{"select m.map, count(*), avg(p.rating) from matches m join match_players p on p.`match` = m.token group by m.map having min(p.civ) <> 'x' order by 2 desc limit 3", "token text,map text|match text,rating number,civ text"},
+		{"select m.map, count(*), avg(p.rating) from matches m join match_players p on p.match = m.token group by m.map having min(p.civ) <> 'x' order by 2 desc limit 3", "token text,map text|match text,rating number,civ text"},
 		{"select civ, sum(case winner when true then 1 else 0 end) from match_players where civ in ('a', 'b') and -rating < 5 group by civ", "rating number,civ text,winner bool"},
-		{"select distinct ladder from matches where token in (select `match` from match_players where winner) order by ladder", "token text,ladder text|match text,winner bool"},
+		{"select distinct ladder from matches where token in (select match from match_players where winner) order by ladder", "token text,ladder text|match text,winner bool"},
+		// PostgreSQL's dialect: match a plain name, "name" a name, names
+		// folded to lower case, casts stating a column's kind.
+		{"select match, count(*) from match_players group by match", "match text"},
+		{`SELECT "civ" FROM match_players WHERE "civ" = 'Huns' AND CIV <> ''`, "civ text"},
+		{"select civ from match_players where rating::numeric > 1 and cast(winner as boolean) and civ::text <> '' and rating > '2'::numeric", "rating number,civ text,winner bool"},
 	}
 	for _, c := range cases {
 		t.Run(c.query, func(t *testing.T) {
@@ -140,10 +151,10 @@ func TestAccepted(t *testing.T) {
 func FuzzParse(f *testing.F) {
 	for _, s := range []string{
 		"select token from matches",
-		"select civ, count(*) from match_players where `match` in (select token from matches where not mirror) group by civ having count(*) > 1 order by 2 desc limit 5",
-		"select row_number() over (order by count(*) desc, civ) as `rank`, civ, count(*) as players from match_players group by civ order by players desc, civ limit 5",
+		"select civ, count(*) from match_players where match in (select token from matches where not mirror) group by civ having count(*) > 1 order by 2 desc limit 5",
+		"select row_number() over (order by count(*) desc, civ) as rank, civ, count(*) as players from match_players group by civ order by players desc, civ limit 5",
 		"select case when rating > 1 then rating / 3 else -rating end from match_players",
-		"select m.token from matches m join match_players p on m.token = p.`match`",
+		"select m.token from matches m join match_players p on m.token = p.match",
 		"select percent(sum(rating), count(*)) from match_players",
 		"select",
 		"",
@@ -230,5 +241,24 @@ func TestExprLimits(t *testing.T) {
 				t.Errorf("got %v, want %q at %d:%d naming %s", e, c.construct, c.line, c.col, limit)
 			}
 		})
+	}
+}
+
+// TestColumnHints: an unknown column's error says what was meant: the
+// column of another case (quote it), the closest name, a text written
+// in double quotes.
+func TestColumnHints(t *testing.T) {
+	cat := sql.Catalog{"t": {"Civ", "rating", "winner"}}
+	cases := []struct{ query, hint string }{
+		{"select civ from t", `table t has Civ: unquoted names are lower case, quote it: "Civ"`},
+		{"select ratng from t", "did you mean rating?"},
+		{`select rating from t where winner = "yes"`, `a text is written in single quotes: 'yes'`},
+	}
+	for _, c := range cases {
+		_, err := sql.Compile(c.query, cat)
+		var e *sql.Error
+		if !errors.As(err, &e) || !strings.Contains(e.Message, c.hint) {
+			t.Errorf("%q: %v; want a hint %q", c.query, err, c.hint)
+		}
 	}
 }

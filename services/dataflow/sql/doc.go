@@ -6,15 +6,13 @@
 // table or column, a type conflict or a syntax error is an *Error naming
 // the construct and its line:column, never a wrong answer.
 //
-// The parser is vitess.io/vitess/go/vt/sqlparser: pure Go (the binary stays
-// static for the FROM scratch image), maintained as part of Vitess, which
-// runs it in production on MySQL traffic, and it parses every construct of
-// the subset, window functions included, into a typed tree. Its dialect is
-// MySQL's: names that are MySQL keywords (match, rank) are written in
-// backquotes, and a double-quoted text is a string. Its tree carries no
-// positions, so an Error's position is found by searching the query's
-// tokens for the construct's first word from the start of the clause
-// being checked (locator).
+// The parser is services/dataflow/sql/parse: PostgreSQL's dialect (the
+// one DuckDB reads, so that a query runs unchanged on both), into a tree
+// of Wololo's own whose every node carries its byte offset, so that an
+// Error names the line:column of the construct itself (its package doc
+// says why this parser and not another, with the figures). The binders
+// read that tree directly: its dozen node types are named for what they
+// are, so there is no second tree to translate into.
 //
 // A query's cost is bounded before it is bound (limits.go, docs/sql.md
 // "Limits"): parentheses nested deeper than MaxExprDepth are refused from
@@ -25,8 +23,9 @@
 // not once per level above it.
 //
 // A column has one kind per query, inferred from its uses (compared with a
-// number, summed, tested as a condition, passed to DURATION_SECONDS),
-// text when nothing says otherwise; two uses that disagree are refused.
+// number, summed, tested as a condition, passed to DURATION_SECONDS, cast
+// with ::numeric, ::text or ::boolean), text when nothing says otherwise;
+// two uses that disagree are refused.
 //
 // A SELECT is bound clause by clause, one binder per clause, each in a
 // file of its concern (select.go lists them and stacks the plan's nodes);

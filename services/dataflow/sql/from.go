@@ -1,11 +1,11 @@
 package sql
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 
-	"vitess.io/vitess/go/vt/sqlparser"
-
+	"github.com/wololo/wololo/services/dataflow/sql/parse"
 	"github.com/wololo/wololo/services/dataflow/sql/plan"
 )
 
@@ -32,24 +32,25 @@ type slot struct {
 
 // fromPlan resolves the FROM clause: one table, or an inner equi-join of
 // two on one column each.
-func (lv *level) fromPlan(from []sqlparser.TableExpr) (*plan.Node, error) {
+func (lv *level) fromPlan(sel *parse.Select) (*plan.Node, error) {
+	from := sel.From
 	if len(from) == 0 {
-		return nil, lv.err("select", "SELECT without FROM", "a query reads one table or a join of two")
+		return nil, lv.err(sel.Pos, "SELECT without FROM", "a query reads one table or a join of two")
 	}
 	if len(from) > 1 {
-		return nil, lv.err(",", "comma join", "join two tables with JOIN ... ON a.x = b.y")
+		return nil, lv.err(from[1].Position(), "comma join", "join two tables with JOIN ... ON a.x = b.y")
 	}
 	switch t := from[0].(type) {
-	case *sqlparser.AliasedTableExpr:
+	case *parse.TableName:
 		s, err := lv.table(t)
 		if err != nil {
 			return nil, err
 		}
 		return s.node, nil
-	case *sqlparser.JoinTableExpr:
+	case *parse.Join:
 		return lv.join(t)
 	}
-	return nil, lv.err("from", "FROM", "%s is not supported", sqlparser.String(from[0]))
+	return nil, lv.err(from[0].Position(), "derived table", "FROM names tables, not subqueries")
 }
 
 // join resolves an inner equi-join of two tables on one column each:
@@ -57,15 +58,14 @@ func (lv *level) fromPlan(from []sqlparser.TableExpr) (*plan.Node, error) {
 // read the columns of its two inputs as bound; the right one is made
 // relative to the right input once the scans' columns are numbered
 // (selectPlan).
-func (lv *level) join(t *sqlparser.JoinTableExpr) (*plan.Node, error) {
-	if t.Join != sqlparser.NormalJoinType {
-		construct := strings.ToUpper(t.Join.ToString())
-		return nil, lv.err(strings.Fields(t.Join.ToString())[0], construct, "only the inner JOIN ... ON a.x = b.y is supported")
+func (lv *level) join(t *parse.Join) (*plan.Node, error) {
+	if t.Kind != "JOIN" {
+		return nil, lv.err(t.Pos, t.Kind, "only the inner JOIN ... ON a.x = b.y is supported")
 	}
-	l, ok1 := t.LeftExpr.(*sqlparser.AliasedTableExpr)
-	r, ok2 := t.RightExpr.(*sqlparser.AliasedTableExpr)
+	l, ok1 := t.Left.(*parse.TableName)
+	r, ok2 := t.Right.(*parse.TableName)
 	if !ok1 || !ok2 {
-		return nil, lv.err("join", "JOIN", "a join is of two tables")
+		return nil, lv.err(t.Pos, "JOIN", "a join is of two tables")
 	}
 	ls, err := lv.table(l)
 	if err != nil {
@@ -75,18 +75,17 @@ func (lv *level) join(t *sqlparser.JoinTableExpr) (*plan.Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	if t.Condition == nil || t.Condition.On == nil || len(t.Condition.Using) > 0 {
-		return nil, lv.err("join", "JOIN", "a join needs ON a.x = b.y")
+	if t.On == nil {
+		return nil, lv.err(t.Pos, "JOIN", "a join needs ON a.x = b.y")
 	}
-	lv.at("on")
-	cmp, ok := t.Condition.On.(*sqlparser.ComparisonExpr)
-	var lc, rc *sqlparser.ColName
-	if ok && cmp.Operator == sqlparser.EqualOp {
-		lc, _ = cmp.Left.(*sqlparser.ColName)
-		rc, _ = cmp.Right.(*sqlparser.ColName)
+	cmp, ok := t.On.(*parse.Binary)
+	var lc, rc *parse.Column
+	if ok && cmp.Op == "=" {
+		lc, _ = cmp.L.(*parse.Column)
+		rc, _ = cmp.R.(*parse.Column)
 	}
 	if lc == nil || rc == nil {
-		return nil, lv.err("on", "JOIN condition", "ON is one equality of a column of each table")
+		return nil, lv.err(t.OnPos, "JOIN condition", "ON is one equality of a column of each table")
 	}
 	le, lvv, err := lv.expr(lc)
 	if err != nil {
@@ -100,38 +99,31 @@ func (lv *level) join(t *sqlparser.JoinTableExpr) (*plan.Node, error) {
 		le, re = re, le
 	}
 	if !slices.Contains(ls.slots, lv.slotOf(le)) || !slices.Contains(rs.slots, lv.slotOf(re)) {
-		return nil, lv.err("on", "JOIN condition", "ON compares a column of each table")
+		return nil, lv.err(t.OnPos, "JOIN condition", "ON compares a column of each table")
 	}
-	if err := lv.unify(lvv, rvv, "on", "JOIN condition"); err != nil {
+	if err := lv.unify(lvv, rvv, t.OnPos, "JOIN condition"); err != nil {
 		return nil, err
 	}
 	return &plan.Node{Op: plan.Join, Input: []*plan.Node{ls.node, rs.node}, LeftKey: le, RightKey: re}, nil
 }
 
 // table resolves one table of FROM against the catalog.
-func (lv *level) table(t *sqlparser.AliasedTableExpr) (*scanInfo, error) {
-	tn, ok := t.Expr.(sqlparser.TableName)
-	if !ok {
-		return nil, lv.err("select", "derived table", "FROM names tables, not subqueries")
+func (lv *level) table(t *parse.TableName) (*scanInfo, error) {
+	if t.Schema != "" || len(t.Columns) > 0 {
+		return nil, lv.err(t.Pos, "table reference", "only a table name and an alias are supported")
 	}
-	if len(t.Partitions) > 0 || len(t.Hints) > 0 || len(t.Columns) > 0 || !tn.Qualifier.IsEmpty() {
-		return nil, lv.err(tn.Name.String(), "table reference", "only a table name and an alias are supported")
-	}
-	name := tn.Name.String()
+	name := t.Name
 	cols, ok := lv.c.cat[name]
-	if !ok && name == "dual" { // the parser's table of a SELECT without FROM
-		return nil, lv.err("select", "SELECT without FROM", "a query reads one table or a join of two")
-	}
 	if !ok {
-		return nil, lv.err(name, "table "+name, "no such table")
+		return nil, lv.err(t.Pos, "table "+name, "no such table")
 	}
 	alias := name
-	if !t.As.IsEmpty() {
-		alias = t.As.String()
+	if t.Alias != "" {
+		alias = t.Alias
 	}
 	for _, s := range lv.scans {
 		if s.alias == alias {
-			return nil, lv.err(alias, "table "+alias, "named twice in FROM: give one an alias")
+			return nil, lv.err(t.Pos, "table "+alias, "named twice in FROM: give one an alias")
 		}
 	}
 	s := &scanInfo{alias: alias, table: name, names: cols, node: &plan.Node{Op: plan.Scan, Table: name}}
@@ -175,11 +167,11 @@ func (lv *level) slotOf(e *plan.Expr) *slot {
 
 // column resolves a column name to its slot in this level's scans,
 // creating the slot on first use.
-func (lv *level) column(cn *sqlparser.ColName) (*slot, error) {
-	name := cn.Name.String()
+func (lv *level) column(cn *parse.Column) (*slot, error) {
+	name := cn.Name
 	var found *scanInfo
 	for _, s := range lv.scans {
-		if !cn.Qualifier.IsEmpty() && cn.Qualifier.Name.String() != s.alias {
+		if cn.Table != "" && cn.Table != s.alias {
 			continue
 		}
 		n := 0
@@ -189,23 +181,17 @@ func (lv *level) column(cn *sqlparser.ColName) (*slot, error) {
 			}
 		}
 		if n > 1 {
-			return nil, lv.err(name, "column "+name, "table %s has two columns named %s", s.table, name)
+			return nil, lv.err(cn.Pos, "column "+name, "table %s has two columns named %s", s.table, name)
 		}
 		if n == 1 {
 			if found != nil {
-				return nil, lv.err(name, "column "+name, "ambiguous: name its table")
+				return nil, lv.err(cn.Pos, "column "+name, "ambiguous: name its table")
 			}
 			found = s
 		}
 	}
 	if found == nil {
-		what := name
-		if !cn.Qualifier.IsEmpty() {
-			what = cn.Qualifier.Name.String() + "." + name
-		}
-		e := lv.err(name, "column "+what, "no such column")
-		e.Missing = name
-		return nil, e
+		return nil, lv.noColumn(cn)
 	}
 	for _, sl := range found.slots {
 		if sl.name == name {
@@ -221,4 +207,75 @@ func (lv *level) column(cn *sqlparser.ColName) (*slot, error) {
 	sl := &slot{name: name, v: v}
 	found.slots = append(found.slots, sl)
 	return sl, nil
+}
+
+// noColumn is the error of a column no table of the query has, with a
+// hint: a name in double quotes that meant a text, a name in another
+// case than the table's.
+func (lv *level) noColumn(cn *parse.Column) *Error {
+	what := cn.Name
+	if cn.Table != "" {
+		what = cn.Table + "." + cn.Name
+	}
+	msg := "no such column"
+	if cn.Quoted {
+		msg += ` (a text is written in single quotes: '` + strings.ReplaceAll(cn.Name, "'", "''") + `'; "` + cn.Name + `" is a name)`
+	}
+	if c, s := lv.closest(cn); c != "" && strings.EqualFold(c, cn.Name) {
+		msg += fmt.Sprintf(" (table %s has %s: unquoted names are lower case, quote it: %s)", s.table, c, parse.Name(c))
+	} else if c != "" {
+		msg += fmt.Sprintf("; did you mean %s?", parse.Name(c))
+	}
+	e := lv.err(cn.Pos, "column "+what, "%s", msg)
+	if !cn.Quoted {
+		// A job's checks name the file that lacks it; a quoted name
+		// keeps the engine's error, whose hint says what MySQL's
+		// "text" is in this dialect.
+		e.Missing = cn.Name
+	}
+	return e
+}
+
+// closest is the column of the query's tables (of cn's table, when it
+// names one) nearest to cn's name: the same but for case, else at most
+// a third of its letters edited away; "" when none is.
+func (lv *level) closest(cn *parse.Column) (string, *scanInfo) {
+	best, bestD := "", len(cn.Name)/3+1
+	var in *scanInfo
+	for _, s := range lv.scans {
+		if cn.Table != "" && cn.Table != s.alias {
+			continue
+		}
+		for _, c := range s.names {
+			d := editDistance(strings.ToLower(c), strings.ToLower(cn.Name))
+			if d == 0 {
+				return c, s
+			}
+			if d < bestD {
+				best, bestD, in = c, d, s
+			}
+		}
+	}
+	return best, in
+}
+
+// editDistance is Levenshtein's distance between a and b, in bytes.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
 }

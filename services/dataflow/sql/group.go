@@ -1,8 +1,9 @@
 package sql
 
 import (
-	"vitess.io/vitess/go/vt/sqlparser"
+	"slices"
 
+	"github.com/wololo/wololo/services/dataflow/sql/parse"
 	"github.com/wololo/wololo/services/dataflow/sql/plan"
 )
 
@@ -11,14 +12,10 @@ import (
 // after which the SELECT list, HAVING and ORDER BY bind above the
 // aggregate (level.post). The aggregates themselves are bound where
 // those clauses call them (bind.go's aggregate).
-func (lv *level) groupBy(sel *sqlparser.Select) error {
-	if sel.GroupBy != nil && len(sel.GroupBy.Exprs) > 0 {
-		if sel.GroupBy.WithRollup {
-			return lv.err("rollup", "WITH ROLLUP", "not supported")
-		}
+func (lv *level) groupBy(sel *parse.Select) error {
+	if len(sel.GroupBy) > 0 {
 		lv.grouped = true
-		lv.at("group")
-		for _, g := range sel.GroupBy.Exprs {
+		for _, g := range sel.GroupBy {
 			if err := lv.groupKey(g); err != nil {
 				return err
 			}
@@ -32,12 +29,12 @@ func (lv *level) groupBy(sel *sqlparser.Select) error {
 }
 
 // groupKey binds one expression of GROUP BY as the next group key.
-func (lv *level) groupKey(g sqlparser.Expr) error {
+func (lv *level) groupKey(g parse.Expr) error {
 	// A whole number in GROUP BY is a position of the SELECT
-	// list in MySQL and DuckDB; grouping by it as a constant
+	// list in PostgreSQL and DuckDB; grouping by it as a constant
 	// (one group) would be another answer than theirs.
-	if lit, ok := g.(*sqlparser.Literal); ok && lit.Type == sqlparser.IntVal {
-		return lv.err(lit.Val, "GROUP BY position", "not supported: write the expression")
+	if lit, ok := g.(*parse.Literal); ok && lit.Kind == parse.NumberLit && isWhole(lit.Text) {
+		return lv.err(lit.Pos, "GROUP BY position", "not supported: write the expression")
 	}
 	e, v, err := lv.expr(g)
 	if err != nil {
@@ -53,8 +50,8 @@ func (lv *level) groupKey(g sqlparser.Expr) error {
 	lv.keyText = append(lv.keyText, text)
 	name := text
 	var s *slot
-	if cn, ok := g.(*sqlparser.ColName); ok {
-		name = cn.Name.String()
+	if cn, ok := g.(*parse.Column); ok {
+		name = cn.Name
 		s, _ = lv.column(cn)
 	}
 	lv.keyNames = append(lv.keyNames, name)
@@ -64,48 +61,59 @@ func (lv *level) groupKey(g sqlparser.Expr) error {
 }
 
 // hasAggregate reports whether the SELECT list, HAVING or ORDER BY calls
-// an aggregate function.
-func hasAggregate(sel *sqlparser.Select) bool {
-	found := false
-	visit := func(node sqlparser.SQLNode) (bool, error) {
-		switch node.(type) {
-		case sqlparser.AggrFunc:
-			found = true
-			return false, nil
-		case *sqlparser.Subquery:
-			return false, nil
+// an aggregate function (not inside a subquery).
+func hasAggregate(sel *parse.Select) bool {
+	var found func(e parse.Expr) bool
+	found = func(e parse.Expr) bool {
+		if c, ok := e.(*parse.Call); ok && isAggregate(c) {
+			return true
 		}
-		return true, nil
+		return slices.ContainsFunc(parse.Children(e), found)
 	}
-	_ = sqlparser.Walk(visit, sel.SelectExprs)
-	if sel.Having != nil {
-		_ = sqlparser.Walk(visit, sel.Having)
+	for _, it := range sel.Items {
+		if it.Expr != nil && found(it.Expr) {
+			return true
+		}
 	}
-	_ = sqlparser.Walk(visit, sel.OrderBy)
-	return found
+	if sel.Having != nil && found(sel.Having) {
+		return true
+	}
+	return slices.ContainsFunc(sel.OrderBy, func(o *parse.OrderItem) bool { return found(o.Expr) })
 }
+
+// aggregateNames are the aggregate functions of PostgreSQL and DuckDB a
+// query may call: those of the subset (exec.LookupAggregate), and others
+// the binder refuses as aggregates rather than as unknown functions.
+var aggregateNames = map[string]bool{"count": true, "sum": true, "avg": true, "min": true, "max": true,
+	"string_agg": true, "array_agg": true, "bool_and": true, "bool_or": true, "every": true, "stddev": true,
+	"stddev_pop": true, "stddev_samp": true, "variance": true, "var_pop": true, "var_samp": true,
+	"any_value": true, "bit_and": true, "bit_or": true, "median": true, "mode": true, "first": true,
+	"last": true, "list": true, "group_concat": true, "listagg": true}
+
+// isAggregate reports whether c calls an aggregate function (with OVER,
+// a window function of one).
+func isAggregate(c *parse.Call) bool { return aggregateNames[c.Name] }
 
 // havingClause binds HAVING (nil: none) above the aggregate, where it may
 // name a SELECT item by its alias.
-func (lv *level) havingClause(having *sqlparser.Where, items *selectList) (*plan.Expr, error) {
-	if having == nil {
+func (lv *level) havingClause(sel *parse.Select, items *selectList) (*plan.Expr, error) {
+	if sel.Having == nil {
 		return nil, nil
 	}
 	if !lv.grouped {
-		return nil, lv.err("having", "HAVING", "HAVING needs GROUP BY or an aggregate")
+		return nil, lv.err(sel.HavingPos, "HAVING", "HAVING needs GROUP BY or an aggregate")
 	}
-	lv.at("having")
 	lv.aliases = map[string]typedExpr{}
 	for i, name := range items.names {
 		if i != items.rowNum {
 			lv.aliases[name] = typedExpr{items.exprs[i], items.vars[i]}
 		}
 	}
-	e, v, err := lv.expr(having.Expr)
+	e, v, err := lv.expr(sel.Having)
 	if err != nil {
 		return nil, err
 	}
-	if err := lv.unify(v, known(plan.Bool), "having", "HAVING"); err != nil {
+	if err := lv.unify(v, known(plan.Bool), sel.HavingPos, "HAVING"); err != nil {
 		return nil, err
 	}
 	return e, nil

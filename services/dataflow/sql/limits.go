@@ -1,10 +1,9 @@
 package sql
 
 import (
-	"reflect"
 	"strconv"
 
-	"vitess.io/vitess/go/vt/sqlparser"
+	"github.com/wololo/wololo/services/dataflow/sql/parse"
 )
 
 // The bounds of a query's expressions (docs/sql.md "Limits"). A query
@@ -24,17 +23,20 @@ const (
 
 // checkParens refuses parentheses nested deeper than MaxExprDepth, from
 // the tokens alone, before the parser builds the tree: the construct is
-// the first parenthesis too deep.
+// the first parenthesis too deep. A text that does not lex is left to
+// the parser, which says why.
 func (c *compiler) checkParens() *Error {
+	toks, _ := parse.Lex(c.src)
 	depth := 0
-	for _, t := range c.loc.toks {
-		switch t.word {
+	for _, t := range toks {
+		if t.Kind != parse.Op {
+			continue
+		}
+		switch t.Text {
 		case "(":
 			depth++
 			if depth > MaxExprDepth {
-				line, col := c.loc.lineCol(t.start)
-				return &Error{Construct: "expression depth", Line: line, Col: col,
-					Message: "parentheses nested more than " + itoa(MaxExprDepth) + " deep (the limit, docs/sql.md)"}
+				return c.errPos(t.Pos, "expression depth", "parentheses nested more than %d deep (the limit, docs/sql.md)", MaxExprDepth)
 			}
 		case ")":
 			depth = max(depth-1, 0)
@@ -43,75 +45,117 @@ func (c *compiler) checkParens() *Error {
 	return nil
 }
 
-// exprSizes walks the statement's expressions once, before anything binds
-// them: it refuses one nested deeper than MaxExprDepth or a statement of
-// more than MaxExprNodes expression nodes, and returns each node's size
-// (the nodes of its subtree, itself included) for the binder's matching
-// of group keys (keyIndex). Only pointer nodes are recorded: the others
-// (BoolVal, ValTuple...) cannot all be map keys, and the binder
-// measures them itself (exprSize).
-func (c *compiler) exprSizes(stmt sqlparser.Statement) (map[sqlparser.Expr]int, *Error) {
-	sizes := map[sqlparser.Expr]int{}
-	var (
-		stack     []int // the sizes counted so far of the open expressions
-		nodes     int
-		bad       sqlparser.Expr // the node past a limit
-		what      string
-		construct = "expression depth"
-	)
-	pre := func(cur *sqlparser.Cursor) bool {
-		e, ok := cur.Node().(sqlparser.Expr)
-		if bad != nil || !ok {
-			return bad == nil
-		}
-		nodes++
-		switch {
-		case len(stack) >= MaxExprDepth:
-			bad, what = e, "nested more than "+itoa(MaxExprDepth)+" deep"
-			return false
-		case nodes > MaxExprNodes:
-			bad, what, construct = e, "more than "+itoa(MaxExprNodes)+" expression nodes in the query", "expression size"
-			return false
-		}
-		stack = append(stack, 1)
-		return true
+// exprSizes walks the statement's expressions once, subqueries' too,
+// before anything binds them: it refuses one nested deeper than
+// MaxExprDepth or a statement of more than MaxExprNodes expression nodes
+// (an IN list counts as a node of its own besides its values), and
+// returns each node's size (the nodes of its subtree, itself included)
+// for the binder's matching of group keys (keyIndex).
+func (c *compiler) exprSizes(sel *parse.Select) (map[parse.Expr]int, *Error) {
+	w := &sizer{sizes: map[parse.Expr]int{}}
+	w.selectExprs(sel, 0)
+	if w.bad != nil {
+		return nil, c.errPos(w.bad.Position(), w.construct, "%s (the limit, docs/sql.md)", w.what)
 	}
-	post := func(cur *sqlparser.Cursor) bool {
-		e, ok := cur.Node().(sqlparser.Expr)
-		if !ok || bad != nil {
-			return true
+	return w.sizes, nil
+}
+
+type sizer struct {
+	sizes     map[parse.Expr]int
+	nodes     int
+	bad       parse.Expr // the node past a limit
+	what      string
+	construct string
+}
+
+// selectExprs walks the expressions of sel's clauses, depth levels deep.
+func (w *sizer) selectExprs(sel *parse.Select, depth int) {
+	for _, it := range sel.Items {
+		if it.Expr != nil {
+			w.expr(it.Expr, depth)
 		}
-		n := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		if len(stack) > 0 {
-			stack[len(stack)-1] += n
-		}
-		if reflect.ValueOf(e).Kind() == reflect.Pointer {
-			sizes[e] = n
-		}
-		return true
 	}
-	sqlparser.Rewrite(stmt, pre, post)
-	if bad != nil {
-		return nil, c.errAt(0, firstWord(bad), construct, "%s (the limit, docs/sql.md)", what)
+	for _, t := range sel.From {
+		w.table(t, depth)
 	}
-	return sizes, nil
+	for _, e := range []parse.Expr{sel.Where, sel.Having, sel.Limit, sel.Offset} {
+		if e != nil {
+			w.expr(e, depth)
+		}
+	}
+	for _, e := range sel.GroupBy {
+		w.expr(e, depth)
+	}
+	for _, o := range sel.OrderBy {
+		w.expr(o.Expr, depth)
+	}
+}
+
+func (w *sizer) table(t parse.Table, depth int) {
+	switch x := t.(type) {
+	case *parse.Join:
+		w.table(x.Left, depth)
+		w.table(x.Right, depth)
+		if x.On != nil {
+			w.expr(x.On, depth)
+		}
+	case *parse.Derived:
+		w.selectExprs(x.Select, depth)
+	}
+}
+
+// expr measures e, depth levels below the top, and returns its size.
+func (w *sizer) expr(e parse.Expr, depth int) int {
+	if w.bad != nil {
+		return 0
+	}
+	w.nodes++
+	switch {
+	case depth >= MaxExprDepth:
+		w.bad, w.what, w.construct = e, "nested more than "+strconv.Itoa(MaxExprDepth)+" deep", "expression depth"
+		return 0
+	case w.nodes > MaxExprNodes:
+		w.bad, w.what, w.construct = e, "more than "+strconv.Itoa(MaxExprNodes)+" expression nodes in the query", "expression size"
+		return 0
+	}
+	n := 1
+	kids := parse.Children(e)
+	if in, ok := e.(*parse.In); ok && in.Sub == nil {
+		// The list: a node of its own, one level below the IN.
+		n += w.expr(in.X, depth+1)
+		w.nodes++
+		for _, v := range in.List {
+			n += w.expr(v, depth+2)
+		}
+		kids = nil
+		n++
+	}
+	for _, k := range kids {
+		n += w.expr(k, depth+1)
+	}
+	switch x := e.(type) {
+	case *parse.In:
+		if x.Sub != nil {
+			w.selectExprs(x.Sub, depth+1)
+		}
+	case *parse.Subquery:
+		w.selectExprs(x.Select, depth+1)
+	case *parse.Exists:
+		w.selectExprs(x.Select, depth+1)
+	}
+	w.sizes[e] = n
+	return n
 }
 
 // exprSize is e's size as exprSizes measured it, or measured now for a
 // node it did not record.
-func (c *compiler) exprSize(e sqlparser.Expr) int {
+func (c *compiler) exprSize(e parse.Expr) int {
 	if n, ok := c.sizes[e]; ok {
 		return n
 	}
-	n := 0
-	_ = sqlparser.Walk(func(node sqlparser.SQLNode) (bool, error) {
-		if _, ok := node.(sqlparser.Expr); ok {
-			n++
-		}
-		return true, nil
-	}, e)
+	n := 1
+	for _, k := range parse.Children(e) {
+		n += c.exprSize(k)
+	}
 	return n
 }
-
-func itoa(n int) string { return strconv.Itoa(n) }

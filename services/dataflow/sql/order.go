@@ -2,28 +2,26 @@ package sql
 
 import (
 	"strconv"
+	"strings"
 
-	"vitess.io/vitess/go/vt/sqlparser"
-
+	"github.com/wololo/wololo/services/dataflow/sql/parse"
 	"github.com/wololo/wololo/services/dataflow/sql/plan"
 )
 
 // orderBy binds ORDER BY into sort keys over the SELECT list's columns
 // (adding hidden ones, but with DISTINCT), and checks that the
 // ROW_NUMBER() item's window, if any, orders as the query does.
-func (lv *level) orderBy(sel *sqlparser.Select, items *selectList) ([]plan.SortKey, error) {
-	lv.at("order")
+func (lv *level) orderBy(sel *parse.Select, items *selectList) ([]plan.SortKey, error) {
 	order, err := lv.orderKeys(sel.OrderBy, items, !sel.Distinct)
 	if err != nil || items.rowNum < 0 {
 		return order, err
 	}
-	lv.at("over")
 	wkeys, err := lv.orderKeys(items.rowOrder, items, !sel.Distinct)
 	if err != nil {
 		return nil, err
 	}
 	if !sameKeys(wkeys, order, items.text) {
-		return nil, lv.err("over", "ROW_NUMBER()", "its ORDER BY must be the query's ORDER BY (it numbers the output rows in their order)")
+		return nil, lv.err(items.rowPos, "ROW_NUMBER()", "its ORDER BY must be the query's ORDER BY (it numbers the output rows in their order)")
 	}
 	return order, nil
 }
@@ -31,17 +29,20 @@ func (lv *level) orderBy(sel *sqlparser.Select, items *selectList) ([]plan.SortK
 // orderKeys binds an ORDER BY: each key an output column by name or
 // position, else an expression, which is the column computing it or, when
 // hiddenOK, a hidden column added to items.
-func (lv *level) orderKeys(ob sqlparser.OrderBy, items *selectList, hiddenOK bool) ([]plan.SortKey, error) {
+func (lv *level) orderKeys(ob []*parse.OrderItem, items *selectList, hiddenOK bool) ([]plan.SortKey, error) {
 	var keys []plan.SortKey
 	for _, o := range ob {
+		if o.Nulls != "" {
+			return nil, lv.err(o.Expr.Position(), "NULLS "+strings.ToUpper(o.Nulls), "not supported")
+		}
 		col, err := lv.orderColumn(o.Expr, items, hiddenOK)
 		if err != nil {
 			return nil, err
 		}
 		if col == items.rowNum {
-			return nil, lv.err("row_number", "ORDER BY", "cannot order by the row number")
+			return nil, lv.err(o.Expr.Position(), "ORDER BY", "cannot order by the row number")
 		}
-		keys = append(keys, plan.SortKey{Col: col, Desc: o.Direction == sqlparser.DescOrder})
+		keys = append(keys, plan.SortKey{Col: col, Desc: o.Desc})
 	}
 	return keys, nil
 }
@@ -49,20 +50,20 @@ func (lv *level) orderKeys(ob sqlparser.OrderBy, items *selectList, hiddenOK boo
 // orderColumn is the column of items an ORDER BY key sorts by: a visible
 // column by its name or position, else the column of the same
 // expression, else (hiddenOK) a hidden column added for it.
-func (lv *level) orderColumn(x sqlparser.Expr, items *selectList, hiddenOK bool) (int, error) {
+func (lv *level) orderColumn(x parse.Expr, items *selectList, hiddenOK bool) (int, error) {
 	col := -1
-	if cn, ok := x.(*sqlparser.ColName); ok && cn.Qualifier.IsEmpty() {
+	if cn, ok := x.(*parse.Column); ok && cn.Table == "" {
 		for i := range items.visible {
-			if items.names[i] == cn.Name.String() {
+			if items.names[i] == cn.Name {
 				col = i
 				break
 			}
 		}
 	}
-	if lit, ok := x.(*sqlparser.Literal); ok && lit.Type == sqlparser.IntVal {
-		n, err := strconv.Atoi(lit.Val)
+	if lit, ok := x.(*parse.Literal); ok && lit.Kind == parse.NumberLit && isWhole(lit.Text) {
+		n, err := strconv.Atoi(lit.Text)
 		if err != nil || n < 1 || n > items.visible {
-			return -1, lv.err(lit.Val, "ORDER BY position", "there is no output column %s", lit.Val)
+			return -1, lv.err(lit.Pos, "ORDER BY position", "there is no output column %s", lit.Text)
 		}
 		col = n - 1
 	}
@@ -80,7 +81,7 @@ func (lv *level) orderColumn(x sqlparser.Expr, items *selectList, hiddenOK bool)
 		}
 	}
 	if !hiddenOK {
-		return -1, lv.err(firstWord(x), "ORDER BY", "with DISTINCT, ORDER BY names output columns only")
+		return -1, lv.err(x.Position(), "ORDER BY", "with DISTINCT, ORDER BY names output columns only")
 	}
 	items.add(e, v, "")
 	return len(items.exprs) - 1, nil
@@ -101,19 +102,22 @@ func sameKeys(a, b []plan.SortKey, exprText func(col int) string) bool {
 }
 
 // limitClause binds LIMIT n (-1: none); OFFSET is refused.
-func (lv *level) limitClause(l *sqlparser.Limit) (int64, error) {
-	if l == nil {
+func (lv *level) limitClause(sel *parse.Select) (int64, error) {
+	if sel.Offset != nil {
+		return -1, lv.err(sel.OffsetPos, "OFFSET", "not supported")
+	}
+	if sel.Limit == nil {
 		return -1, nil
 	}
-	lv.at("limit")
-	if l.Offset != nil {
-		return -1, lv.err("offset", "OFFSET", "not supported")
-	}
-	lit, ok := l.Rowcount.(*sqlparser.Literal)
-	if ok && lit.Type == sqlparser.IntVal {
-		if n, err := strconv.ParseInt(lit.Val, 10, 64); err == nil {
+	if lit, ok := sel.Limit.(*parse.Literal); ok && lit.Kind == parse.NumberLit && isWhole(lit.Text) {
+		if n, err := strconv.ParseInt(lit.Text, 10, 64); err == nil {
 			return n, nil
 		}
 	}
-	return -1, lv.err("limit", "LIMIT", "LIMIT takes a whole number")
+	return -1, lv.err(sel.LimitPos, "LIMIT", "LIMIT takes a whole number")
+}
+
+// isWhole reports whether a number as written is digits only.
+func isWhole(s string) bool {
+	return s != "" && strings.Trim(s, "0123456789") == ""
 }

@@ -3,8 +3,7 @@ package sql
 import (
 	"slices"
 
-	"vitess.io/vitess/go/vt/sqlparser"
-
+	"github.com/wololo/wololo/services/dataflow/sql/parse"
 	"github.com/wololo/wololo/services/dataflow/sql/plan"
 )
 
@@ -23,10 +22,8 @@ import (
 
 // level is one SELECT being compiled.
 type level struct {
-	c      *compiler
-	scans  []*scanInfo
-	clause int // token index of the clause being checked
-	start  int // token index of this SELECT
+	c     *compiler
+	scans []*scanInfo
 
 	// The aggregate stage, when the query groups.
 	grouped  bool
@@ -45,12 +42,10 @@ type level struct {
 	aliases map[string]typedExpr // HAVING: the SELECT items by alias
 }
 
-func (lv *level) err(anchor, construct, format string, args ...any) *Error {
-	return lv.c.errAt(lv.clause, anchor, construct, format, args...)
+// err is an Error about construct, which starts at byte offset pos.
+func (lv *level) err(pos int, construct, format string, args ...any) *Error {
+	return lv.c.errPos(pos, construct, format, args...)
 }
-
-// at moves the clause cursor to the first token word after this SELECT.
-func (lv *level) at(word string) { lv.clause = lv.c.loc.index(lv.start, word, 0) }
 
 // bound is one SELECT with every clause bound: what assemble stacks.
 type bound struct {
@@ -65,36 +60,29 @@ type bound struct {
 }
 
 // selectPlan compiles one SELECT; sub says it is an IN subquery.
-func (c *compiler) selectPlan(sel *sqlparser.Select, sub bool) (*plan.Node, error) {
+func (c *compiler) selectPlan(sel *parse.Select, sub bool) (*plan.Node, error) {
 	lv := &level{c: c}
-	lv.start = c.loc.index(0, "select", c.nSel)
-	lv.clause = lv.start
-	c.nSel++
-	if err := lv.checkSelect(sel); err != nil {
-		return nil, err
-	}
 	b := bound{distinct: sel.Distinct, sub: sub}
 	var err error
-	lv.at("from")
-	if b.from, err = lv.fromPlan(sel.From); err != nil {
+	if b.from, err = lv.fromPlan(sel); err != nil {
 		return nil, err
 	}
-	if b.where, err = lv.whereClause(sel.Where); err != nil {
+	if b.where, err = lv.whereClause(sel); err != nil {
 		return nil, err
 	}
 	if err := lv.groupBy(sel); err != nil {
 		return nil, err
 	}
-	if b.items, err = lv.selectItems(sel.SelectExprs); err != nil {
+	if b.items, err = lv.selectItems(sel.Items); err != nil {
 		return nil, err
 	}
-	if b.having, err = lv.havingClause(sel.Having, b.items); err != nil {
+	if b.having, err = lv.havingClause(sel, b.items); err != nil {
 		return nil, err
 	}
 	if b.order, err = lv.orderBy(sel, b.items); err != nil {
 		return nil, err
 	}
-	if b.limit, err = lv.limitClause(sel.Limit); err != nil {
+	if b.limit, err = lv.limitClause(sel); err != nil {
 		return nil, err
 	}
 	// The columns each scan reads are known now: number them.
@@ -105,24 +93,6 @@ func (c *compiler) selectPlan(sel *sqlparser.Select, sub bool) (*plan.Node, erro
 	n := lv.assemble(&b)
 	c.outVars[n] = b.items.vars[0]
 	return n, nil
-}
-
-// checkSelect refuses the SELECT's forms outside the subset that no
-// clause's binder sees.
-func (lv *level) checkSelect(sel *sqlparser.Select) error {
-	switch {
-	case sel.With != nil:
-		return lv.err("with", "WITH", "common table expressions are not supported; use col IN (SELECT ...)")
-	case sel.Into != nil:
-		return lv.err("into", "SELECT INTO", "not supported")
-	case sel.Lock != sqlparser.NoLock:
-		return lv.err("for", "locking clause", "not supported")
-	case len(sel.Windows) > 0:
-		return lv.err("window", "WINDOW", "named windows are not supported")
-	case sel.Cache != nil || sel.HighPriority || sel.StraightJoinHint || sel.SQLSmallResult || sel.SQLBigResult || sel.SQLBufferResult || sel.SQLCalcFoundRows:
-		return lv.err("select", "SELECT option", "MySQL's SELECT options are not supported")
-	}
-	return nil
 }
 
 // assemble stacks a bound SELECT's nodes in the order they run: filter,

@@ -3,8 +3,7 @@ package sql
 import (
 	"slices"
 
-	"vitess.io/vitess/go/vt/sqlparser"
-
+	"github.com/wololo/wololo/services/dataflow/sql/parse"
 	"github.com/wololo/wololo/services/dataflow/sql/plan"
 )
 
@@ -20,7 +19,8 @@ type selectList struct {
 	// The ROW_NUMBER() OVER (ORDER BY ...) item: its column, -1 when
 	// none, and its window's order.
 	rowNum   int
-	rowOrder sqlparser.OrderBy
+	rowOrder []*parse.OrderItem
+	rowPos   int // of its OVER
 
 	texts []string // text's cache
 }
@@ -64,18 +64,14 @@ func (s *selectList) dropHidden(c *compiler, n *plan.Node) *plan.Node {
 
 // selectItems binds the SELECT list, item by item: *, an expression
 // (above the aggregate when the query groups), ROW_NUMBER() OVER (...).
-func (lv *level) selectItems(items *sqlparser.SelectExprs) (*selectList, error) {
-	lv.clause = lv.start
+func (lv *level) selectItems(items []*parse.Item) (*selectList, error) {
 	s := &selectList{rowNum: -1}
-	for _, item := range items.Exprs {
+	for _, it := range items {
 		var err error
-		switch it := item.(type) {
-		case *sqlparser.StarExpr:
+		if it.Star {
 			err = lv.star(s, it)
-		case *sqlparser.AliasedExpr:
+		} else {
 			err = lv.item(s, it)
-		default:
-			err = lv.err("select", "select item", "%s is not supported", sqlparser.String(item))
 		}
 		if err != nil {
 			return nil, err
@@ -87,38 +83,42 @@ func (lv *level) selectItems(items *sqlparser.SelectExprs) (*selectList, error) 
 
 // star binds * or t.*: every column of the FROM clause's tables (of t),
 // in their order.
-func (lv *level) star(s *selectList, it *sqlparser.StarExpr) error {
+func (lv *level) star(s *selectList, it *parse.Item) error {
 	if lv.grouped {
-		return lv.err("*", "*", "SELECT * with GROUP BY or aggregates is not supported")
+		return lv.err(it.Pos, "*", "SELECT * with GROUP BY or aggregates is not supported")
 	}
+	found := false
 	for _, sc := range lv.scans {
-		if !it.TableName.IsEmpty() && it.TableName.Name.String() != sc.alias {
+		if it.Table != "" && it.Table != sc.alias {
 			continue
 		}
+		found = true
 		for _, name := range sc.names {
-			cn := &sqlparser.ColName{Name: sqlparser.NewIdentifierCI(name), Qualifier: sqlparser.TableName{Name: sqlparser.NewIdentifierCS(sc.alias)}}
-			e, v, err := lv.expr(cn)
+			e, v, err := lv.expr(&parse.Column{Pos: it.Pos, Table: sc.alias, Name: name})
 			if err != nil {
 				return err
 			}
 			s.add(e, v, name)
 		}
 	}
+	if !found {
+		return lv.err(it.Pos, it.Table+".*", "no table %s in FROM", it.Table)
+	}
 	return nil
 }
 
 // item binds one expression of the SELECT list, named by its alias, else
 // by its column's name, else by its text.
-func (lv *level) item(s *selectList, it *sqlparser.AliasedExpr) error {
-	name := it.As.String()
+func (lv *level) item(s *selectList, it *parse.Item) error {
+	name := it.Alias
 	if name == "" {
-		if cn, ok := it.Expr.(*sqlparser.ColName); ok {
-			name = cn.Name.String()
+		if cn, ok := it.Expr.(*parse.Column); ok {
+			name = cn.Name
 		} else {
 			name = lv.c.render(it.Expr)
 		}
 	}
-	if w, ok := it.Expr.(*sqlparser.ArgumentLessWindowExpr); ok && w.Type == sqlparser.RowNumberExprType {
+	if w, ok := it.Expr.(*parse.Call); ok && w.Name == "row_number" && w.Over != nil {
 		return lv.rowNumber(s, w, name)
 	}
 	e, v, err := lv.expr(it.Expr)
@@ -132,15 +132,11 @@ func (lv *level) item(s *selectList, it *sqlparser.AliasedExpr) error {
 // rowNumber binds the window function of the subset, ROW_NUMBER() OVER
 // (ORDER BY ...), once per SELECT: a column the RowNumber node fills in
 // (a NULL until then), whose window orderBy checks against the query's.
-func (lv *level) rowNumber(s *selectList, w *sqlparser.ArgumentLessWindowExpr, name string) error {
-	spec := (*sqlparser.WindowSpecification)(nil)
-	if w.OverClause != nil {
-		spec = w.OverClause.WindowSpec
+func (lv *level) rowNumber(s *selectList, w *parse.Call, name string) error {
+	if s.rowNum >= 0 || len(w.Args) > 0 || w.Star || w.Distinct || w.Filter != nil || len(w.Over.PartitionBy) > 0 || len(w.Over.OrderBy) == 0 {
+		return lv.err(w.Pos, "ROW_NUMBER()", "supported once, as OVER (ORDER BY the query's ORDER BY keys)")
 	}
-	if s.rowNum >= 0 || spec == nil || len(spec.PartitionClause) > 0 || spec.FrameClause != nil || len(spec.OrderClause) == 0 || !w.OverClause.WindowName.IsEmpty() {
-		return lv.err("row_number", "ROW_NUMBER()", "supported once, as OVER (ORDER BY the query's ORDER BY keys)")
-	}
-	s.rowNum, s.rowOrder = len(s.exprs), spec.OrderClause
+	s.rowNum, s.rowOrder, s.rowPos = len(s.exprs), w.Over.OrderBy, w.Over.Pos
 	s.add(&plan.Expr{Kind: plan.Const, Type: plan.Number, Null: true}, known(plan.Number), name)
 	return nil
 }

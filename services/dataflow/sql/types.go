@@ -71,8 +71,8 @@ func unify(a, b *tvar) (ok bool, ta, tb plan.Type) {
 	return true, "", ""
 }
 
-// unify makes two kinds one, or refuses the construct at anchor.
-func (lv *level) unify(a, b *tvar, anchor, construct string) error {
+// unify makes two kinds one, or refuses the construct at byte offset pos.
+func (lv *level) unify(a, b *tvar, pos int, construct string) error {
 	ok, ta, tb := unify(a, b)
 	if ok {
 		return nil
@@ -83,5 +83,5 @@ func (lv *level) unify(a, b *tvar, anchor, construct string) error {
 	} else if w := b.root().what; w != "" {
 		what = " (" + w + ")"
 	}
-	return lv.err(anchor, construct, "a %s is used as a %s%s", ta, tb, what)
+	return lv.err(pos, construct, "a %s is used as a %s%s", ta, tb, what)
 }

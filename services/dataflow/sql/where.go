@@ -1,8 +1,7 @@
 package sql
 
 import (
-	"vitess.io/vitess/go/vt/sqlparser"
-
+	"github.com/wololo/wololo/services/dataflow/sql/parse"
 	"github.com/wololo/wololo/services/dataflow/sql/plan"
 )
 
@@ -20,29 +19,26 @@ type semiJoin struct {
 	sub *plan.Node
 }
 
-// whereClause binds WHERE (none when where is nil), conjunct by conjunct.
-func (lv *level) whereClause(where *sqlparser.Where) (whereClause, error) {
+// whereClause binds WHERE (none when there is none), conjunct by conjunct.
+func (lv *level) whereClause(sel *parse.Select) (whereClause, error) {
 	var w whereClause
-	if where == nil {
+	if sel.Where == nil {
 		return w, nil
 	}
-	lv.at("where")
-	for _, conj := range conjuncts(where.Expr) {
-		if cmp, ok := conj.(*sqlparser.ComparisonExpr); ok && cmp.Operator == sqlparser.InOp {
-			if sq, ok := cmp.Right.(*sqlparser.Subquery); ok {
-				s, err := lv.inSubquery(cmp.Left, sq)
-				if err != nil {
-					return w, err
-				}
-				w.semis = append(w.semis, s)
-				continue
+	for _, conj := range conjuncts(sel.Where) {
+		if in, ok := conj.(*parse.In); ok && in.Sub != nil && !in.Not {
+			s, err := lv.inSubquery(in)
+			if err != nil {
+				return w, err
 			}
+			w.semis = append(w.semis, s)
+			continue
 		}
 		e, v, err := lv.expr(conj)
 		if err != nil {
 			return w, err
 		}
-		if err := lv.unify(v, known(plan.Bool), "where", "WHERE"); err != nil {
+		if err := lv.unify(v, known(plan.Bool), sel.WherePos, "WHERE"); err != nil {
 			return w, err
 		}
 		w.filters = append(w.filters, e)
@@ -50,25 +46,21 @@ func (lv *level) whereClause(where *sqlparser.Where) (whereClause, error) {
 	return w, nil
 }
 
-// inSubquery binds the WHERE conjunct left IN (sq): the subquery compiled
-// as a SELECT of its own, of one column of left's kind.
-func (lv *level) inSubquery(left sqlparser.Expr, sq *sqlparser.Subquery) (semiJoin, error) {
-	key, kv, err := lv.expr(left)
+// inSubquery binds the WHERE conjunct x IN (SELECT ...): the subquery
+// compiled as a SELECT of its own, of one column of x's kind.
+func (lv *level) inSubquery(in *parse.In) (semiJoin, error) {
+	key, kv, err := lv.expr(in.X)
 	if err != nil {
 		return semiJoin{}, err
 	}
-	inner, ok := sq.Select.(*sqlparser.Select)
-	if !ok {
-		return semiJoin{}, lv.err("select", "subquery", "an IN subquery is one SELECT")
-	}
-	sub, err := lv.c.selectPlan(inner, true)
+	sub, err := lv.c.selectPlan(in.Sub, true)
 	if err != nil {
 		return semiJoin{}, err
 	}
 	if len(sub.Output) != 1 {
-		return semiJoin{}, lv.err("select", "subquery", "an IN subquery selects one column, not %d", len(sub.Output))
+		return semiJoin{}, lv.err(in.Sub.Pos, "subquery", "an IN subquery selects one column, not %d", len(sub.Output))
 	}
-	if err := lv.unify(kv, lv.c.outVar(sub), "in", "IN (SELECT ...)"); err != nil {
+	if err := lv.unify(kv, lv.c.outVar(sub), in.InPos, "IN (SELECT ...)"); err != nil {
 		return semiJoin{}, err
 	}
 	return semiJoin{key, sub}, nil
@@ -82,14 +74,14 @@ func andAll(es []*plan.Expr) *plan.Expr {
 	return e
 }
 
-func conjuncts(e sqlparser.Expr) []sqlparser.Expr { return appendConjuncts(nil, e) }
+func conjuncts(e parse.Expr) []parse.Expr { return appendConjuncts(nil, e) }
 
 // appendConjuncts appends e's conjuncts to dst: one slice for the whole
 // chain, where concatenating each side's would copy a chain of n ANDs
 // n times.
-func appendConjuncts(dst []sqlparser.Expr, e sqlparser.Expr) []sqlparser.Expr {
-	if a, ok := e.(*sqlparser.AndExpr); ok {
-		return appendConjuncts(appendConjuncts(dst, a.Left), a.Right)
+func appendConjuncts(dst []parse.Expr, e parse.Expr) []parse.Expr {
+	if a, ok := e.(*parse.Binary); ok && a.Op == "and" {
+		return appendConjuncts(appendConjuncts(dst, a.L), a.R)
 	}
 	return append(dst, e)
 }

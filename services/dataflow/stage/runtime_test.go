@@ -11,10 +11,12 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/wololo/wololo/deploy"
+	"github.com/wololo/wololo/internal/testkit"
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 	"github.com/wololo/wololo/services/dataflow/stage"
 	"github.com/wololo/wololo/transport"
@@ -506,9 +508,15 @@ func TestRuntimeKeepsStateOnlyForIntroducedJobs(t *testing.T) {
 		committer := transport.NewCommitter(store, transport.NewOutbox(store), transport.NewInbox(), nil)
 		var known sync.Map
 		known.Store("j", true)
+		var askedJ atomic.Int64 // each sweep asks about j
 		rt, err := stage.New(stage.Config{Topology: deploy.Default(), Instance: self, Plans: plans, Committer: committer,
-			Known: func(job string) bool { _, ok := known.Load(job); return ok }, PlanOf: func(string) []byte { return []byte("sum") },
-			SweepEvery: 10 * time.Millisecond})
+			Known: func(job string) bool {
+				if job == "j" {
+					askedJ.Add(1)
+				}
+				_, ok := known.Load(job)
+				return ok
+			}, PlanOf: func(string) []byte { return []byte("sum") }, SweepEvery: 10 * time.Millisecond})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -521,18 +529,16 @@ func TestRuntimeKeepsStateOnlyForIntroducedJobs(t *testing.T) {
 		if err := deliver(t, rt, ch("j", "shard-0"), &wololov1.Batch{Seq: 1}); err != nil {
 			t.Fatalf("a job the gateway knows: %v", err)
 		}
-		time.Sleep(50 * time.Millisecond) // sweeps that find nothing to reap
+		// Two sweeps done that found nothing to reap: the third has asked.
+		asked := askedJ.Load()
+		testkit.WaitFor(t, "three sweeps to ask about job j", 5*time.Second, func() bool { return askedJ.Load() >= asked+3 })
 		if p := rt.Progress(); len(p) != 1 {
 			t.Fatalf("the sweep reaped a known job: %v", p)
 		}
 		known.Delete("j")
-		deadline := time.Now().Add(5 * time.Second)
-		for len(rt.Progress()) != 0 || committer.Inbox().Watermark(ch("j", "shard-0")) != 0 {
-			if time.Now().After(deadline) {
-				t.Fatalf("a job the gateway forgot was never reaped: %v", rt.Progress())
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
+		testkit.WaitFor(t, "the sweep to reap the job the gateway forgot", 5*time.Second, func() bool {
+			return len(rt.Progress()) == 0 && committer.Inbox().Watermark(ch("j", "shard-0")) == 0
+		})
 		if img, _ := store.Load(); len(img.Jobs) != 0 || fmt.Sprint(img.Dropped) != "[j]" {
 			t.Fatalf("after the sweep the store holds %v, dropped %v", img.Jobs, img.Dropped)
 		}

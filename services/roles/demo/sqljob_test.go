@@ -82,7 +82,7 @@ func TestSQLDefaultQueries(t *testing.T) {
 // regions joined with match_players, matches in a semi-join.
 const userQuery = `SELECT r.region, SUM(CASE WHEN p.winner THEN 1 ELSE 0 END) AS wins, COUNT(*) AS played
 FROM match_players AS p JOIN regions AS r ON p.civ = r.civ
-WHERE p.` + "`match`" + ` IN (SELECT token FROM matches WHERE map = 'arabia')
+WHERE p.` + "match" + ` IN (SELECT token FROM matches WHERE map = 'arabia')
 GROUP BY r.region
 ORDER BY wins DESC, r.region
 `
@@ -203,7 +203,7 @@ func TestSQLExamples(t *testing.T) {
 func TestSQLRefused(t *testing.T) {
 	dir := t.TempDir()
 	bad := filepath.Join(dir, "bad.sql")
-	if err := os.WriteFile(bad, []byte("SELECT civ\nFROM match_players LEFT JOIN matches ON match_players.`match` = matches.token\n"), 0o644); err != nil {
+	if err := os.WriteFile(bad, []byte("SELECT civ\nFROM match_players LEFT JOIN matches ON match_players.match = matches.token\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	data := filepath.Join(dir, "data")

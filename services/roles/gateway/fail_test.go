@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/wololo/wololo/internal/testkit"
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 	"github.com/wololo/wololo/transport"
 )
@@ -83,7 +84,7 @@ func TestFinishTimeSurvivesRestart(t *testing.T) {
 		}
 	}
 	id := func(name string) string { return internalID(t, g, name) }
-	time.Sleep(20 * time.Millisecond) // an elapsed time that is not 0
+	testkit.NextMillisecond() // an elapsed time that is not 0, in the store's milliseconds
 	// The sink's final commit, as the stage runtime writes it in the
 	// gateway's store, then its OnFinish.
 	records := headerOnlyResults()
@@ -118,11 +119,11 @@ func TestFinishTimeSurvivesRestart(t *testing.T) {
 			t.Fatalf("%s job: the cluster view says %.3f s, GetJob %.3f s", name, got, want)
 		}
 	}
-	time.Sleep(100 * time.Millisecond) // the gateway is down a while
+	testkit.NextMillisecond() // the gateway comes back later than the jobs ended
 	restarted := testGateway(t, store, time.Hour, make(chan string, 4))
 	for name, want := range live {
-		if want < 0.01 {
-			t.Fatalf("%s: elapsed %.3f s live; the test needs one of 20 ms at least", name, want)
+		if want <= 0 {
+			t.Fatalf("%s: elapsed %.3f s live; the test needs one of 1 ms at least", name, want)
 		}
 		if got := elapsed(restarted, name); got != want {
 			t.Errorf("%s job: elapsed %.3f s after a restart, %.3f s before", name, got, want)

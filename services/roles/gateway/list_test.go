@@ -8,6 +8,7 @@ import (
 
 	"google.golang.org/grpc"
 
+	"github.com/wololo/wololo/internal/testkit"
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 	"github.com/wololo/wololo/services/wire/rpc"
 	"github.com/wololo/wololo/transport"
@@ -30,7 +31,7 @@ func TestListJobsListsOnlyTheCallersOwn(t *testing.T) {
 		if _, err := svc.CreateJob(as(c.client), c.req); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(2 * time.Millisecond) // distinct creation times: the order is theirs
+		testkit.NextMillisecond() // distinct creation times, in the store's milliseconds: the order is theirs
 	}
 	if _, err := uploadMatchesAs(svc, "alice", "nightly", rows); err != nil {
 		t.Fatal(err)

@@ -16,6 +16,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/wololo/wololo/deploy"
+	"github.com/wololo/wololo/internal/testkit"
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 	"github.com/wololo/wololo/queries"
 	"github.com/wololo/wololo/services/dataflow/schema"
@@ -266,7 +267,7 @@ func TestHeldJobsPerClient(t *testing.T) {
 			t.Fatalf("mallory's %s: %v", name, err)
 		}
 		ids = append(ids, finish("mallory", name))
-		time.Sleep(time.Millisecond) // distinct finish times
+		testkit.NextMillisecond() // distinct finish times, in the store's milliseconds
 	}
 	if n := len(g.ClusterJobs()); n != 3 {
 		t.Fatalf("the gateway holds %d jobs after mallory's ten; want her limit, 3", n)
@@ -483,7 +484,7 @@ func TestNewClientIsNotLockedOutByOthersFinishedJobs(t *testing.T) {
 				if oldest == "" {
 					oldest = j.id
 				}
-				time.Sleep(time.Millisecond) // distinct finish times
+				testkit.NextMillisecond() // distinct finish times, in the store's milliseconds
 			}
 		}
 		_, err := svc.CreateJob(as("carol"), createRequest("new"))

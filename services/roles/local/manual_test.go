@@ -81,7 +81,10 @@ func TestManualModeWaitsToBeToldToStart(t *testing.T) {
 		t.Fatal(err)
 	}
 	testkit.WaitFor(t, "the victim to be seen dead", 5*time.Second, func() bool { return !running(victim).Running })
-	time.Sleep(500 * time.Millisecond) // longer than the automatic backoff
+	// The runner has taken its decision: it waits to be told.
+	logs.WaitFor(t, "the runner to say it waits to be told to start "+victim, 10*time.Second, func(s string) bool {
+		return strings.Contains(s, "waiting to be told to start it: instance="+victim)
+	})
 	if p := running(victim); p.Running {
 		t.Fatalf("manual mode restarted %s by itself (pid %d)", victim, p.Pid)
 	}

@@ -24,20 +24,28 @@ import (
 	"github.com/wololo/wololo/transport"
 )
 
-// slowStore is a MemStore whose Load takes a while: a process whose
-// replay is slow.
-type slowStore struct {
+// gatedStore is a MemStore whose Load waits until the test releases it: a
+// process whose replay lasts as long as the test needs.
+type gatedStore struct {
 	*transport.MemStore
-	delay   time.Duration
+	gate    chan struct{}
+	once    sync.Once
 	loading atomic.Bool
 }
 
-func (s *slowStore) Load() (*transport.Image, error) {
+func newGatedStore() *gatedStore {
+	return &gatedStore{MemStore: transport.NewMemStore(), gate: make(chan struct{})}
+}
+
+func (s *gatedStore) Load() (*transport.Image, error) {
 	s.loading.Store(true)
 	defer s.loading.Store(false)
-	time.Sleep(s.delay)
+	<-s.gate
 	return s.MemStore.Load()
 }
+
+// release lets Load, and any later one, finish.
+func (s *gatedStore) release() { s.once.Do(func() { close(s.gate) }) }
 
 // oneProcess is a master Runtime with one running process at a fixed
 // address; it records the kills and starts asked of it and does neither.
@@ -65,16 +73,35 @@ func (r *oneProcess) Kill(context.Context, string) error {
 	return nil
 }
 
-// startSlowNode serves shard-0 of the default topology on a store whose
-// Load takes delay, and returns its address, its store and its Serve's
-// result.
-func startSlowNode(t *testing.T, delay time.Duration) (string, *slowStore, <-chan error) {
+func (r *oneProcess) killed() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.kills
+}
+
+// rounds counts a master loop's rounds (LoopConfig.OnRound).
+type rounds struct{ n atomic.Int64 }
+
+func (r *rounds) onRound(time.Time) { r.n.Add(1) }
+
+// wait waits until the loop has started k more rounds: k-1 whole rounds,
+// their probes sent and their decisions taken, have run in between.
+func (r *rounds) wait(t *testing.T, k int64, what string) {
+	t.Helper()
+	from := r.n.Load()
+	testkit.WaitFor(t, what, 30*time.Second, func() bool { return r.n.Load() >= from+k })
+}
+
+// startGatedNode serves shard-0 of the default topology on a store whose
+// Load waits for the test's release (at the latest when the test ends),
+// and returns its address and its store.
+func startGatedNode(t *testing.T) (string, *gatedStore) {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	store := &slowStore{MemStore: transport.NewMemStore(), delay: delay}
+	store := newGatedStore()
 	n, err := node.New(node.Config{
 		Topology: deploy.Default(), Instance: deploy.Instance{Stage: "shard", Index: 0}, Listener: l,
 		Resolver: rpc.StaticResolver(nil), Store: store,
@@ -86,25 +113,32 @@ func startSlowNode(t *testing.T, delay time.Duration) (string, *slowStore, <-cha
 	done := make(chan error, 1)
 	go func() { done <- n.Serve(ctx) }()
 	t.Cleanup(func() {
+		store.release()
 		cancel()
 		if err := <-done; err != nil {
 			t.Errorf("Serve: %v", err)
 		}
 	})
-	return l.Addr().String(), store, done
+	return l.Addr().String(), store
 }
 
-// TestMasterWaitsForASlowRecovery: a node whose store takes 3.5 s to load
-// (longer than the masters' 2 s detection) answers its health probe from
-// the start, recovering, and a master's supervision loop leaves it alone
-// until it serves. Before, it refused connections until it had recovered,
-// and the master killed it as silent every 2 s.
+// TestMasterWaitsForASlowRecovery: a node whose store is still loading
+// after rounds of a master's supervision loop that span three times its
+// detection (silence of policy.Timeout, judged at the next round) answers
+// its health probe from the start, recovering, and the loop leaves it
+// alone, then and once it serves. Before, it refused connections until it
+// had recovered, and the master killed it as silent at every detection.
 func TestMasterWaitsForASlowRecovery(t *testing.T) {
-	addr, store, _ := startSlowNode(t, 3500*time.Millisecond)
+	addr, store := startGatedNode(t)
 	rt := &oneProcess{instance: "shard-0", addr: addr}
 	var logs testkit.SyncBuffer
+	var seen rounds
+	policy := master.DefaultPolicy
+	policy.Timeout = 500 * time.Millisecond
+	const every = 50 * time.Millisecond
+	detection := int64((policy.Timeout + every) / every) // in rounds
 	loop := master.NewLoop(master.LoopConfig{
-		Runtime: rt, Instances: []string{"shard-0"}, Policy: master.DefaultPolicy,
+		Runtime: rt, Instances: []string{"shard-0"}, Policy: policy, Every: every, OnRound: seen.onRound,
 		Log: hclog.New(&hclog.LoggerOptions{Output: &logs, Level: hclog.Info}),
 	})
 	ctx, cancel := context.WithCancel(context.Background())
@@ -126,93 +160,78 @@ func TestMasterWaitsForASlowRecovery(t *testing.T) {
 		}
 		return r.Status
 	}
+	leftAlone := func(when string) {
+		t.Helper()
+		if n, kills := loop.Restarts(), rt.killed(); n != 0 || kills != 0 {
+			t.Fatalf("%s: the master restarted the node %d times (%d kills); logs:\n%s", when, n, kills, logs.String())
+		}
+	}
 
-	start := time.Now()
-	sawRecovering := false
-	for store.loading.Load() || !sawRecovering {
-		if time.Since(start) > 10*time.Second {
-			t.Fatal("the node never said it was recovering")
-		}
-		if check("") == healthpb.HealthCheckResponse_NOT_SERVING && check(rpc.RecoveringService) == healthpb.HealthCheckResponse_SERVING {
-			sawRecovering = true
-			st, err := wololov1.NewStatusClient(conn).Get(ctx, &wololov1.GetRequest{})
-			if err == nil && !st.Recovering && !store.loading.Load() && check("") == healthpb.HealthCheckResponse_SERVING {
-				continue // the recovery ended between the health check and Status (a loaded machine)
-			}
-			if err != nil || !st.Recovering {
-				t.Fatalf("recovering: Status = %v, %v; want recovering", st, err)
-			}
-			_, err = wololov1.NewStageServiceClient(conn).DropJob(ctx, &wololov1.DropJobRequest{JobId: "j"})
-			if status.Code(err) != codes.Unavailable {
-				t.Fatalf("recovering: DropJob = %v; want Unavailable", err)
-			}
-		}
-		time.Sleep(100 * time.Millisecond)
+	testkit.WaitFor(t, "the node to say it is recovering", 10*time.Second, func() bool {
+		return store.loading.Load() && check("") == healthpb.HealthCheckResponse_NOT_SERVING && check(rpc.RecoveringService) == healthpb.HealthCheckResponse_SERVING
+	})
+	if st, err := wololov1.NewStatusClient(conn).Get(ctx, &wololov1.GetRequest{}); err != nil || !st.Recovering {
+		t.Fatalf("recovering: Status = %v, %v; want recovering", st, err)
 	}
-	for check("") != healthpb.HealthCheckResponse_SERVING {
-		if time.Since(start) > 10*time.Second {
-			t.Fatal("the node did not serve after its recovery")
-		}
-		time.Sleep(50 * time.Millisecond)
+	if _, err := wololov1.NewStageServiceClient(conn).DropJob(ctx, &wololov1.DropJobRequest{JobId: "j"}); status.Code(err) != codes.Unavailable {
+		t.Fatalf("recovering: DropJob = %v; want Unavailable", err)
 	}
-	recovered := time.Since(start)
-	time.Sleep(master.DefaultDetection) // a master judging it silent would act by now
-	rt.mu.Lock()
-	kills := rt.kills
-	rt.mu.Unlock()
-	if n := loop.Restarts(); n != 0 || kills != 0 {
-		t.Fatalf("the master restarted the recovering node %d times (%d kills); logs:\n%s", n, kills, logs.String())
+	testkit.WaitFor(t, "the master to see the node recovering", 10*time.Second, func() bool {
+		states := loop.States()
+		return len(states) == 1 && states[0].Recovering
+	})
+	seen.wait(t, 3*detection+1, "the master's rounds over three detections")
+	leftAlone("recovering")
+	if !store.loading.Load() {
+		t.Fatal("the store was loaded before the test released it")
 	}
+
+	store.release()
+	testkit.WaitFor(t, "the node to serve after its recovery", 10*time.Second, func() bool { return check("") == healthpb.HealthCheckResponse_SERVING })
+	testkit.WaitFor(t, "the master to see the node serving", 10*time.Second, func() bool {
+		states := loop.States()
+		return len(states) == 1 && states[0].Alive && !states[0].Recovering
+	})
+	seen.wait(t, detection+1, "the master's rounds over a detection after the recovery")
+	leftAlone("recovered")
 	for _, st := range loop.States() {
 		if !st.Alive || st.Recovering {
 			t.Fatalf("after recovery the master sees %+v, want alive and serving", st)
 		}
 	}
-	t.Logf("recovered after %s, no restart", recovered.Round(10*time.Millisecond))
 }
 
 // TestMasterRestartsARecoveryPastTheGrace: the grace is bounded; a node
 // still recovering when it has run out is killed and restarted, with the
 // reason in the log line.
 func TestMasterRestartsARecoveryPastTheGrace(t *testing.T) {
-	addr, _, _ := startSlowNode(t, 4*time.Second)
+	addr, store := startGatedNode(t)
 	rt := &oneProcess{instance: "shard-0", addr: addr}
 	var logs testkit.SyncBuffer
 	policy := master.DefaultPolicy
-	policy.RecoveryGrace = time.Second
+	policy.RecoveryGrace = 300 * time.Millisecond
 	loop := master.NewLoop(master.LoopConfig{
 		Runtime: rt, Instances: []string{"shard-0"}, Policy: policy,
 		Log: hclog.New(&hclog.LoggerOptions{Output: &logs, Level: hclog.Info}),
 	})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	go loop.Run(ctx)
-	killed := func() int {
-		rt.mu.Lock()
-		defer rt.mu.Unlock()
-		return rt.kills
-	}
 	start := time.Now()
-	for killed() == 0 {
-		if time.Since(start) > 10*time.Second {
-			t.Fatalf("no restart past the grace; logs:\n%s", logs.String())
-		}
-		time.Sleep(20 * time.Millisecond)
+	go loop.Run(ctx)
+	if !testkit.Await(10*time.Second, func() bool { return rt.killed() > 0 }) {
+		t.Fatalf("no restart past the grace; logs:\n%s", logs.String())
 	}
-	took := time.Since(start)
-	if took < policy.RecoveryGrace || took > 3*time.Second {
-		t.Errorf("killed after %s, want after the grace of %s and well before the node recovered", took, policy.RecoveryGrace)
+	if took := time.Since(start); took < policy.RecoveryGrace || !store.loading.Load() {
+		t.Errorf("killed after %s, the store loading: %t; want after the grace of %s and before the node recovered", took, store.loading.Load(), policy.RecoveryGrace)
 	}
-	for loop.Restarts() == 0 { // the loop waits for the kill to take before it starts another
-		if time.Since(start) > 10*time.Second {
-			t.Fatalf("killed, never started again; logs:\n%s", logs.String())
-		}
-		time.Sleep(20 * time.Millisecond)
+	// The loop waits for the kill to take before it starts another.
+	if !testkit.Await(10*time.Second, func() bool { return loop.Restarts() > 0 }) {
+		t.Fatalf("killed, never started again; logs:\n%s", logs.String())
 	}
 	if !strings.Contains(logs.String(), "reason=\""+master.ReasonRecoveringTooLong) {
 		t.Fatalf("the restart's log line does not give the reason; logs:\n%s", logs.String())
 	}
-	t.Logf("restarted after %s: %s", took.Round(10*time.Millisecond), strings.TrimSpace(logs.String()))
+	t.Logf("restarted: %s", strings.TrimSpace(logs.String()))
 }
 
 // TestClientWaitsForARecoveringGateway: a gateway recovering from a slow
@@ -228,10 +247,10 @@ func TestClientWaitsForARecoveringGateway(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const delay = 2500 * time.Millisecond
+	store := newGatedStore()
 	n, err := node.New(node.Config{
 		Topology: deploy.Default(), Instance: deploy.Instance{Stage: "gateway"}, Listener: internal, Public: public,
-		Resolver: rpc.StaticResolver(nil), Store: &slowStore{MemStore: transport.NewMemStore(), delay: delay},
+		Resolver: rpc.StaticResolver(nil), Store: store,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -244,6 +263,14 @@ func TestClientWaitsForARecoveringGateway(t *testing.T) {
 		if err := <-done; err != nil {
 			t.Errorf("Serve: %v", err)
 		}
+	}()
+	// The recovery lasts longer than the three attempts of a client that
+	// does not wait. This wait stays a time: nothing of the client says it
+	// is waiting for the gateway to recover.
+	defer store.release()
+	go func() {
+		time.Sleep(2500 * time.Millisecond)
+		store.release()
 	}()
 	gw, err := client.Open(public.Addr().String(), nil, 10*time.Second)
 	if err != nil {

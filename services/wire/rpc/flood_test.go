@@ -345,17 +345,7 @@ func TestStreamsPerAddress(t *testing.T) {
 	}
 	// Ended calls give their places back.
 	cancelHeld()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		err := watch(ctx, anon[0])
-		if err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no place back after the held watches ended: %v", err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testkit.WaitForNil(t, "a place back after the held watches ended", 5*time.Second, func() error { return watch(ctx, anon[0]) })
 	if n := strings.Count(out.String(), "call refused"); n != 3 {
 		t.Errorf("%d lines logged in full, want 3: the first of each caller and method (anonymous Watch and Check, alice's Watch)\n%s", n, out.String())
 	}
@@ -402,11 +392,8 @@ func TestConnectionsPerAddress(t *testing.T) {
 		}
 		defer raw.Close()
 	}
-	for deadline := time.Now().Add(5 * time.Second); c.conn("internal "+reasonEvicted) < 18; {
-		if time.Now().After(deadline) {
-			t.Fatalf("counted %d pending connections evicted, want at least 18 (%v)", c.conn("internal "+reasonEvicted), c.conns)
-		}
-		time.Sleep(10 * time.Millisecond)
+	if !testkit.Await(5*time.Second, func() bool { return c.conn("internal "+reasonEvicted) >= 18 }) {
+		t.Fatalf("counted %d pending connections evicted, want at least 18 (%v)", c.conn("internal "+reasonEvicted), c.conns)
 	}
 	for i := 0; i < 3; i++ {
 		m := dial(master)
@@ -427,18 +414,14 @@ func TestConnectionsPerAddress(t *testing.T) {
 	}
 	// A closed connection gives its place back.
 	open[0].Close()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
+	testkit.WaitForNil(t, "a place back after a connection closed", 5*time.Second, func() error {
 		conn := dial(nobody)
-		if check(conn) == nil {
-			break
+		err := check(conn)
+		if err != nil {
+			conn.Close()
 		}
-		conn.Close()
-		if time.Now().After(deadline) {
-			t.Fatal("no place back after a connection closed")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return err
+	})
 }
 
 // TestFirstFrameDeadline: a stream whose first message does not come

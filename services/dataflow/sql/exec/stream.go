@@ -143,13 +143,9 @@ func (a *Aggregation) Add(b *Batch) error { return a.AddSlots(b, nil) }
 // AddSlots is Add given the slots of the rows' keys (Slots, every key
 // added; nil: looked up here).
 func (a *Aggregation) AddSlots(b *Batch, sl []int32) error {
-	keys := make([]*Vec, len(a.keys))
-	for i, k := range a.keys {
-		v, err := eval(k, b)
-		if err != nil {
-			return err
-		}
-		keys[i] = v
+	keys, err := a.keyVecs(b)
+	if err != nil {
+		return err
 	}
 	ids := a.g.ids(keys, b.N, sl)
 	when := make([][]bool, len(a.conds))

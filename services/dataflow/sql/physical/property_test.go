@@ -32,7 +32,7 @@ var (
 func (g randomQuery) col(a string, kinds map[string][]string, q bool) string {
 	c := g.pick(kinds[a]...)
 	if c == "match" {
-		c = "`match`"
+		c = "match"
 	}
 	if q {
 		return a + "." + c
@@ -85,7 +85,7 @@ func (g randomQuery) query() string {
 	from = tables[aliases[0]]
 	if g.r.IntN(3) == 0 {
 		aliases, q = []string{"m", "p"}, true
-		from = "matches m JOIN match_players p ON " + g.pick("m.token = p.`match`", "p.`match` = m.token", "m.map = p.civ")
+		from = "matches m JOIN match_players p ON " + g.pick("m.token = p.match", "p.match = m.token", "m.map = p.civ")
 	}
 	var where []string
 	if g.r.IntN(3) > 0 {

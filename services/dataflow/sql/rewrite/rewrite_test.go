@@ -16,7 +16,7 @@ func TestOptimize(t *testing.T) {
 		"matches":       {"token", "ladder", "mirror", "average_rating", "map", "server", "duration"},
 		"match_players": {"token", "match", "rating", "civ", "winner"},
 	}
-	root, err := sql.Compile("select p.civ, count(*) from matches m join match_players p on m.token = p.`match` "+
+	root, err := sql.Compile("select p.civ, count(*) from matches m join match_players p on m.token = p.match "+
 		"where m.ladder = 'RM_1v1' and p.rating > 1000 and m.average_rating > p.rating group by p.civ", cat)
 	if err != nil {
 		t.Fatal(err)

@@ -22,12 +22,12 @@
 // A case is a pure function of its seed. The tables are t(k, n, b, s, d) and
 // u(k, m); their values include missing ones, bytes that are not UTF-8,
 // numbers wider than a double and texts with commas and quotes. Identifiers
-// are plain lower-case words that are keywords in neither dialect, so the
-// query text is the same in ours (MySQL's) and DuckDB's; DuckDBQuery adds
-// the total order that docs/sql.md defines (the ORDER BY keys, then every
-// column ascending, NULL last), which DuckDB leaves open, and writes its
-// one integer literal wider than a BIGINT as a decimal of the same value,
-// which DuckDB types without losing the other operands' scale.
+// are plain lower-case words that are keywords of neither Wololo's nor
+// DuckDB's grammar (PostgreSQL's), and Query is the one text both run:
+// its ORDER BY ends with every output column, so that the order
+// docs/sql.md defines is the one DuckDB gives (NULL sorts last in both),
+// and its one integer literal wider than a BIGINT is written with a
+// decimal point (wideInt says why).
 //
 // The evaluator bounds numbers as docs/sql.md "Numbers" does: a number
 // read, computed or summed (the total) past 38 digits, those after the

@@ -24,13 +24,11 @@ type Table struct {
 type Case struct {
 	Seed   uint64
 	Tables []Table // t, then u
-	// Query is the query, in a form both dialects accept.
+	// Query is the query, one text that Wololo and DuckDB both run: its
+	// ORDER BY makes the order total as docs/sql.md defines it (the
+	// random keys, then every output column ascending; NULL sorts last
+	// in both), then its LIMIT.
 	Query string
-	// DuckDBQuery is Query with its order made total as docs/sql.md
-	// defines it: the ORDER BY keys, then every output column ascending,
-	// NULL last; then its LIMIT. Its integer literal wider than a BIGINT
-	// is written as a decimal (wideInt says why).
-	DuckDBQuery string
 	// Want is the rows Query returns by the naive evaluator, as the
 	// engine writes them (docs/sql.md "Output"), without the header row.
 	Want string
@@ -42,7 +40,7 @@ func Generate(seed uint64) Case {
 	tText, tRows := g.table("t", tableT)
 	uText, uRows := g.table("u", tableU)
 	c := Case{Seed: seed, Tables: []Table{{"t", tableT, tText}, {"u", tableU, uText}}}
-	c.Query, c.DuckDBQuery, c.Want = g.query(tRows, uRows)
+	c.Query, c.Want = g.query(tRows, uRows)
 	return c
 }
 
@@ -232,17 +230,18 @@ func duration(name string) expr {
 	}}
 }
 
-// wideInt is an integer literal wider than an int64 (and a double's 53
-// bits). DuckDB types it HUGEINT, which it widens to a DECIMAL(38, 0) in a
-// CASE or beside a DECIMAL, rounding the other operand to scale 0: in the
-// DuckDB form it is written wideInt.0, a DECIMAL(22, 1) of the same value.
+// wideInt is an integer wider than an int64 (and a double's 53 bits).
+// Written as an integer, DuckDB types it HUGEINT, which it widens to a
+// DECIMAL(38, 0) in a CASE or beside a DECIMAL, rounding the other
+// operand to scale 0; so the queries write it wideInt.0, which both
+// engines read as a decimal of scale 1 (a DECIMAL(22, 1) in DuckDB).
 const wideInt = "100000000000000000000"
 
 // number is a number expression over t's columns.
 func (g *gen) number(depth int) expr {
 	if depth <= 0 || g.r.IntN(3) == 0 {
 		if g.r.IntN(3) == 0 {
-			lit := g.pick("2", "0.5", "10", "-1", wideInt)
+			lit := g.pick("2", "0.5", "10", "-1", wideInt+".0")
 			v := readNum(strings.TrimPrefix(lit, "-"))
 			if strings.HasPrefix(lit, "-") {
 				v.num.Neg(v.num)
@@ -433,7 +432,7 @@ func (g *gen) table(alias string, cols []string) (string, []map[string]val) {
 }
 
 // query makes one random query, its DuckDB form and its expected output.
-func (g *gen) query(tRows, uRows []map[string]val) (query, duck, want string) {
+func (g *gen) query(tRows, uRows []map[string]val) (query, want string) {
 	joined := false
 	from := "t"
 	rows := tRows
@@ -502,7 +501,7 @@ func (g *gen) query(tRows, uRows []map[string]val) (query, duck, want string) {
 		// An expression as the key, but one of a column: a whole number
 		// in GROUP BY is a position, which the engine refuses, and DuckDB
 		// folds a constant such as -(10) into one and reads it as a
-		// position too, where MySQL and ours group by its value (a
+		// position too, where PostgreSQL and ours group by its value (a
 		// difference of the dialects, left out).
 		if e := g.number(1); g.r.IntN(4) == 0 && strings.Contains(e.sql, "t.") {
 			key = e
@@ -748,12 +747,12 @@ func minScale(r *big.Rat) int {
 }
 
 // finish adds a random ORDER BY and LIMIT to a query of width output
-// columns, orders the expected rows by them and then by every column, and
-// writes the expected CSV. The DuckDB form orders by every column too.
-func (g *gen) finish(sqlText string, width int, out [][]val) (query, duck, want string) {
+// columns, the ORDER BY made total by every column after the random keys,
+// orders the expected rows by them, and writes the expected CSV.
+func (g *gen) finish(sqlText string, width int, out [][]val) (query, want string) {
 	var keys []int
 	var desc []bool
-	var order, total []string
+	var order []string
 	if g.r.IntN(2) == 0 {
 		for range 1 + g.r.IntN(2) {
 			k := g.r.IntN(2) // the first two output columns
@@ -764,17 +763,12 @@ func (g *gen) finish(sqlText string, width int, out [][]val) (query, duck, want 
 				key += " DESC"
 			}
 			order = append(order, key)
-			total = append(total, key+" NULLS LAST")
 		}
 	}
 	for i := range width {
-		total = append(total, fmt.Sprint(i+1)+" NULLS LAST")
+		order = append(order, fmt.Sprint(i+1))
 	}
-	query = sqlText
-	if len(order) > 0 {
-		query += " ORDER BY " + strings.Join(order, ", ")
-	}
-	duck = strings.ReplaceAll(sqlText, wideInt, wideInt+".0") + " ORDER BY " + strings.Join(total, ", ")
+	query = sqlText + " ORDER BY " + strings.Join(order, ", ")
 	slices.SortStableFunc(out, func(a, b []val) int {
 		for i, k := range keys {
 			c := compareVals(a[k], b[k])
@@ -800,7 +794,6 @@ func (g *gen) finish(sqlText string, width int, out [][]val) (query, duck, want 
 	if g.r.IntN(3) == 0 {
 		n := g.r.IntN(4)
 		query += fmt.Sprintf(" LIMIT %d", n)
-		duck += fmt.Sprintf(" LIMIT %d", n)
 		out = out[:min(n, len(out))]
 	}
 	// The rows only, without the header row.
@@ -818,5 +811,5 @@ func (g *gen) finish(sqlText string, width int, out [][]val) (query, duck, want 
 		}
 		b.WriteByte('\n')
 	}
-	return query, duck, b.String()
+	return query, b.String()
 }

@@ -301,7 +301,7 @@ func TestDeployedPlanMatchesTheReference(t *testing.T) {
 	texts := defaultTexts()
 	texts["maps"] = "SELECT m.map, COUNT(*) AS players, MAX(p.rating) AS top FROM matches m JOIN match_players p ON p.match = m.token GROUP BY m.map ORDER BY players DESC, m.map"
 	texts["wide"] = "SELECT DISTINCT civ FROM match_players WHERE rating > 2000 ORDER BY civ"
-	texts["twice"] = "SELECT token, civ FROM match_players WHERE `match` IN (SELECT token FROM matches WHERE map = 'arena') AND civ IN (SELECT civ FROM match_players WHERE rating > 2500) ORDER BY token, civ"
+	texts["twice"] = "SELECT token, civ FROM match_players WHERE match IN (SELECT token FROM matches WHERE map = 'arena') AND civ IN (SELECT civ FROM match_players WHERE rating > 2500) ORDER BY token, civ"
 	texts["few"] = "SELECT token, map FROM matches WHERE server = 'ukwest' ORDER BY token LIMIT 7"
 	names := append(append([]string{}, queries.Names...), "maps", "wide", "twice", "few")
 	for _, shards := range []int{0, 1, 2, 3} {

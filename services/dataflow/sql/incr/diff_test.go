@@ -1,0 +1,281 @@
+package incr_test
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/wololo/wololo/services/base/datagen"
+	"github.com/wololo/wololo/services/dataflow/sql"
+	"github.com/wololo/wololo/services/dataflow/sql/exec"
+	"github.com/wololo/wololo/services/dataflow/sql/incr"
+	"github.com/wololo/wololo/services/dataflow/sql/plan"
+	"github.com/wololo/wololo/services/dataflow/sql/rewrite"
+	"github.com/wololo/wololo/services/dataflow/sql/sqlgen"
+	"github.com/wololo/wololo/services/dataflow/sql/sqlgen/oracle"
+)
+
+// epochs splits each table's rows into n epochs at random cut points,
+// each table on its own (so a player row may come epochs before its
+// match): per epoch, per table, that epoch's rows.
+func epochs(r *rand.Rand, tables map[string]*exec.Table, n int) []map[string]*exec.Table {
+	out := make([]map[string]*exec.Table, n)
+	for i := range out {
+		out[i] = map[string]*exec.Table{}
+	}
+	for _, name := range slices.Sorted(mapKeys(tables)) {
+		t := tables[name]
+		all := exec.Concat(textCols(t.Columns), t.Batches)
+		cuts := []int{0, all.N}
+		for range n - 1 {
+			cuts = append(cuts, r.IntN(all.N+1))
+		}
+		slices.Sort(cuts)
+		for i := range n {
+			rows := make([]int32, 0, cuts[i+1]-cuts[i])
+			for k := cuts[i]; k < cuts[i+1]; k++ {
+				rows = append(rows, int32(k))
+			}
+			out[i][name] = &exec.Table{Columns: t.Columns, Batches: []*exec.Batch{all.Rows(rows)}}
+		}
+	}
+	return out
+}
+
+func mapKeys[V any](m map[string]V) func(func(string) bool) {
+	return func(yield func(string) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}
+
+func textCols(names []string) []plan.Column {
+	cols := make([]plan.Column, len(names))
+	for i, n := range names {
+		cols[i] = plan.Column{Name: n, Type: plan.Text}
+	}
+	return cols
+}
+
+// prefix is the tables of epochs 1..k.
+func prefix(parts []map[string]*exec.Table, k int) map[string]*exec.Table {
+	out := map[string]*exec.Table{}
+	for _, p := range parts[:k] {
+		for name, t := range p {
+			if out[name] == nil {
+				out[name] = &exec.Table{Columns: t.Columns}
+			}
+			out[name].Batches = append(out[name].Batches, t.Batches...)
+		}
+	}
+	return out
+}
+
+// lines counts the rows of a CSV after its header.
+func lines(csv []byte) map[string]int64 {
+	out := map[string]int64{}
+	_, body, _ := bytes.Cut(csv, []byte("\n"))
+	for l := range strings.Lines(string(body)) {
+		out[l]++
+	}
+	return out
+}
+
+// addDiff adds a change, as its CSV writes it (the last field the
+// weight), to a multiset of rows.
+func addDiff(t *testing.T, sum map[string]int64, d *incr.Diff) {
+	t.Helper()
+	_, body, _ := bytes.Cut(d.Result().CSV(), []byte("\n"))
+	for l := range strings.Lines(string(body)) {
+		i := strings.LastIndexByte(l, ',')
+		w, err := strconv.ParseInt(strings.TrimSuffix(l[i+1:], "\n"), 10, 64)
+		if err != nil || w == 0 {
+			t.Fatalf("change line %q: weight %d, %v", l, w, err)
+		}
+		row := l[:i] + "\n"
+		if sum[row] += w; sum[row] == 0 {
+			delete(sum, row)
+		}
+	}
+}
+
+// runEpochs feeds the epochs to an engine of root and checks every
+// version: its CSV equal to oracle.Execute's over the prefix, its Stats
+// too, and the sum of the changes so far equal to its rows. The engine
+// is given copies of the epochs' rows, written over after each Commit.
+func runEpochs(t *testing.T, label string, root *plan.Node, parts []map[string]*exec.Table) (versions int) {
+	t.Helper()
+	e, err := incr.New(root)
+	if err != nil {
+		t.Fatalf("%s: %v", label, err)
+	}
+	sum := map[string]int64{}
+	for k := range parts {
+		var given []*exec.Table
+		for _, name := range slices.Sorted(mapKeys(parts[k])) {
+			p := parts[k][name]
+			c := &exec.Table{Columns: p.Columns, Batches: []*exec.Batch{exec.Concat(textCols(p.Columns), p.Batches)}}
+			given = append(given, c)
+			if err := e.Append(name, c); err != nil {
+				t.Fatalf("%s: epoch %d: %v", label, k+1, err)
+			}
+		}
+		d, err := e.Commit()
+		if err != nil {
+			t.Fatalf("%s: epoch %d: %v", label, k+1, err)
+		}
+		// The engine keeps no pointer into the rows it was given: they
+		// may be written over once Commit returns.
+		for _, c := range given {
+			for _, v := range c.Batches[0].Cols {
+				for i := range v.Data {
+					v.Data[i] = '#'
+				}
+			}
+		}
+		got, err := e.Answer()
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := oracle.Execute(root, prefix(parts, k+1))
+		if err != nil {
+			t.Fatalf("%s: epoch %d: batch: %v", label, k+1, err)
+		}
+		if g, w := got.CSV(), want.CSV(); !bytes.Equal(g, w) {
+			t.Fatalf("%s: epoch %d of %d:\n%s\n got %q\nwant %q", label, k+1, len(parts), root, g, w)
+		}
+		if !reflect.DeepEqual(got.Stats, want.Stats) {
+			t.Fatalf("%s: epoch %d: stats %+v, want %+v", label, k+1, got.Stats, want.Stats)
+		}
+		addDiff(t, sum, d)
+		if rows := lines(got.CSV()); !reflect.DeepEqual(rows, sum) {
+			t.Fatalf("%s: epoch %d: the changes add up to %v, the answer is %v", label, k+1, sum, rows)
+		}
+		versions++
+	}
+	return versions
+}
+
+// sqlgenTables reads a case's tables, and their catalog.
+func sqlgenTables(t *testing.T, c sqlgen.Case) (map[string]*exec.Table, sql.Catalog) {
+	t.Helper()
+	tables := map[string]*exec.Table{}
+	cat := sql.Catalog{}
+	for _, tab := range c.Tables {
+		tt, err := exec.ReadCSV(strings.NewReader(tab.CSV), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tables[tab.Name], cat[tab.Name] = tt, tt.Columns
+	}
+	return tables, cat
+}
+
+// TestRandomQueriesEveryEpoch runs sqlgen's random queries over their
+// tables split into random epochs (an epoch may be empty), the plan as
+// Compile makes it and as rewrite.Optimize rewrites it: every version
+// must be the batch answer over the epochs so far. Queries Check refuses
+// are counted, and must be few.
+func TestRandomQueriesEveryEpoch(t *testing.T) {
+	runs := 1500
+	if testing.Short() {
+		runs = 300
+	}
+	refused := map[string]int{}
+	nRefused, versions := 0, 0
+	for seed := range uint64(runs) {
+		c := sqlgen.Generate(seed)
+		tables, cat := sqlgenTables(t, c)
+		root, err := sql.Compile(c.Query, cat)
+		if err != nil {
+			t.Fatalf("seed %d: %s: %v", seed, c.Query, err)
+		}
+		if seed%2 == 1 {
+			root = rewrite.Optimize(root)
+		}
+		if err := incr.Check(root); err != nil {
+			if !errors.Is(err, incr.ErrUnsupported) {
+				t.Fatalf("seed %d: %s: %v", seed, c.Query, err)
+			}
+			refused[err.Error()]++
+			nRefused++
+			continue
+		}
+		r := rand.New(rand.NewPCG(seed, 40))
+		parts := epochs(r, tables, 1+r.IntN(6))
+		versions += runEpochs(t, fmt.Sprintf("seed %d: %s", seed, c.Query), root, parts)
+	}
+	t.Logf("%d of %d random queries maintained (%d versions checked), %d refused: %v", runs-nRefused, runs, versions, nRefused, refused)
+	if nRefused > runs/10 {
+		t.Errorf("%d of %d random queries refused", nRefused, runs)
+	}
+}
+
+// defaultQueries reads queries/q*.sql (the default queries; read as
+// files, the SQL engine's packages import nothing outside it).
+func defaultQueries(t testing.TB) map[string]string {
+	t.Helper()
+	files, err := filepath.Glob("../../../../queries/q*.sql")
+	if err != nil || len(files) != 4 {
+		t.Fatalf("the default queries: %v, %v", files, err)
+	}
+	out := map[string]string{}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[strings.TrimSuffix(filepath.Base(f), ".sql")] = string(b)
+	}
+	return out
+}
+
+// dataset is a generated dataset as tables, and the catalog of them.
+func dataset(t testing.TB, cfg datagen.Config) (map[string]*exec.Table, sql.Catalog) {
+	t.Helper()
+	var m, p bytes.Buffer
+	if _, err := datagen.Generate(cfg, &m, &p); err != nil {
+		t.Fatal(err)
+	}
+	tables := map[string]*exec.Table{}
+	cat := sql.Catalog{}
+	for name, b := range map[string]*bytes.Buffer{"matches": &m, "match_players": &p} {
+		tt, err := exec.ReadCSV(b, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tables[name], cat[name] = tt, tt.Columns
+	}
+	return tables, cat
+}
+
+// TestDefaultQueriesEveryEpoch runs the four default queries over
+// generated datasets (duplicate tokens, players of matches that are not
+// there or come epochs later) split into random epochs.
+func TestDefaultQueriesEveryEpoch(t *testing.T) {
+	qs := defaultQueries(t)
+	for seed := range int64(6) {
+		tables, cat := dataset(t, datagen.Config{Matches: 2000, Seed: seed})
+		r := rand.New(rand.NewPCG(uint64(seed), 40))
+		n := []int{1, 2, 5, 17, 40, 100}[seed]
+		parts := epochs(r, tables, n)
+		for _, name := range slices.Sorted(mapKeys(qs)) {
+			root, err := sql.Compile(qs[name], cat)
+			if err != nil {
+				t.Fatal(err)
+			}
+			runEpochs(t, fmt.Sprintf("%s, seed %d, %d epochs", name, seed, n), rewrite.Optimize(root), parts)
+		}
+	}
+}

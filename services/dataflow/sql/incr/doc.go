@@ -1,0 +1,35 @@
+// Package incr maintains the answer of one SQL query (a logical plan of
+// services/dataflow/sql) over epochs of appended rows: a standing query
+// (docs/standing.md). Append adds rows of a table to the current epoch;
+// Commit ends it and returns the answer's change (rows with +n or -n
+// copies, Materialize's SUBSCRIBE shape); Answer is the answer as of the
+// last Commit, equal byte for byte (exec.Result's CSV) to oracle.Execute's
+// over every row of the epochs so far.
+//
+// As in differential dataflow, what flows between the operators is
+// changes: a batch of rows whose last column is each row's count (a
+// zset). The operators are exec's where the logic is a batch's (filter,
+// projection, the join's tables, the aggregate's accumulators, DISTINCT,
+// sort, LIMIT and ROW_NUMBER for rendering); the new logic is that of
+// epochs and retractions, small: the join of changes (ΔL ⋈ R' + L ⋈ ΔR),
+// the semi-join whose outer rows wait for their key, the aggregate's
+// before and after rows of the groups an epoch touches, the counted
+// DISTINCT, the answer's multiset and its maintained LIMIT (topOp).
+//
+// Check finds the parts of a plan whose rows only arrive (scans,
+// filters, projections, joins, semi-joins and DISTINCT of them), where
+// no operator needs to take a row back and each keeps the least state
+// (a semi-join forgets a row that passed, a LIMIT keeps its first N);
+// over rows that leave, the operators take them back (a counted
+// DISTINCT, a semi-join that keeps every row by key, a GROUP BY that
+// computes a touched group again from its rows). It refuses, wrapping
+// ErrUnsupported, a plan it does not know how to maintain (none that
+// Compile makes today).
+//
+// Every operator's work in an epoch is proportional to the epoch's rows
+// and to the changes, but for the few docs/standing.md lists (a LIMIT
+// over groups sorts them all again). The state is plain data (exec's key
+// tables and accumulators, maps, counts, stored batches), never a
+// pointer into an input batch, so that a snapshot can write it; writing
+// it is not done yet.
+package incr
