@@ -36,121 +36,132 @@ func Lex(src string) ([]Token, *Error) {
 	var toks []Token
 	i := 0
 	for {
-		// Blanks and comments.
-		for i < len(src) {
-			c := src[i]
-			switch {
-			case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v':
-				i++
-				continue
-			case strings.HasPrefix(src[i:], "--"):
-				for i < len(src) && src[i] != '\n' {
-					i++
-				}
-				continue
-			case strings.HasPrefix(src[i:], "/*"):
-				start, depth := i, 0
-				for i < len(src) {
-					if strings.HasPrefix(src[i:], "/*") {
-						depth++
-						i += 2
-					} else if strings.HasPrefix(src[i:], "*/") {
-						depth--
-						i += 2
-						if depth == 0 {
-							break
-						}
-					} else {
-						i++
-					}
-				}
-				if depth > 0 {
-					return toks, &Error{Pos: start, Construct: "syntax", Message: "unterminated /* comment"}
-				}
-				continue
-			}
-			break
+		var err *Error
+		if i, err = skipBlank(src, i); err != nil {
+			return toks, err
 		}
 		if i >= len(src) {
 			toks = append(toks, Token{Kind: EOF, Pos: len(src), End: len(src)})
 			return toks, nil
 		}
-		start := i
+		tok, err := lexToken(src, i)
+		if err != nil {
+			return toks, err
+		}
+		toks = append(toks, tok)
+		i = tok.End
+	}
+}
+
+// skipBlank returns the position of the first byte at or after i that is
+// neither a blank nor in a comment (-- to the end of the line, or /* */,
+// which nest as in PostgreSQL).
+func skipBlank(src string, i int) (int, *Error) {
+	for i < len(src) {
 		c := src[i]
 		switch {
-		case isIdentStart(c):
-			for i < len(src) && isIdentByte(src[i]) {
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v':
+			i++
+		case strings.HasPrefix(src[i:], "--"):
+			for i < len(src) && src[i] != '\n' {
 				i++
 			}
-			word := src[start:i]
-			if i < len(src) && src[i] == '\'' && len(word) == 1 && strings.ContainsRune("eEbBxXnN", rune(word[0])) {
-				return toks, &Error{Pos: start, Construct: "literal " + word + "'...'", Message: "not supported: a text is written 'text'"}
-			}
-			if strings.EqualFold(word, "u") && strings.HasPrefix(src[i:], "&") {
-				return toks, &Error{Pos: start, Construct: "literal U&", Message: "Unicode escapes are not supported"}
-			}
-			toks = append(toks, Token{Kind: Ident, Text: foldASCII(word), Pos: start, End: i})
-		case c == '"':
-			text, end, ok := quoted(src, i, '"')
-			if !ok {
-				return toks, &Error{Pos: start, Construct: "syntax", Message: `unterminated quoted name: a " has no closing "`}
-			}
-			if text == "" {
-				return toks, &Error{Pos: start, Construct: "name \"\"", Message: "a quoted name is not empty"}
-			}
-			toks = append(toks, Token{Kind: QIdent, Text: text, Pos: start, End: end})
-			i = end
-		case c == '\'':
-			text, end, ok := quoted(src, i, '\'')
-			if !ok {
-				return toks, &Error{Pos: start, Construct: "syntax", Message: "unterminated text literal: a ' has no closing '"}
-			}
-			toks = append(toks, Token{Kind: Str, Text: text, Pos: start, End: end})
-			i = end
-		case c >= '0' && c <= '9' || c == '.' && i+1 < len(src) && src[i+1] >= '0' && src[i+1] <= '9':
-			i = number(src, i)
-			if i < len(src) && isIdentStart(src[i]) {
-				end := i
-				for end < len(src) && isIdentByte(src[end]) {
-					end++
+		case strings.HasPrefix(src[i:], "/*"):
+			start, depth := i, 0
+			for i < len(src) {
+				if strings.HasPrefix(src[i:], "/*") {
+					depth++
+					i += 2
+				} else if strings.HasPrefix(src[i:], "*/") {
+					depth--
+					i += 2
+					if depth == 0 {
+						break
+					}
+				} else {
+					i++
 				}
-				return toks, &Error{Pos: start, Construct: "number " + src[start:end], Message: "trailing junk after a number"}
 			}
-			toks = append(toks, Token{Kind: Num, Text: src[start:i], Pos: start, End: i})
-		case c == '`':
-			end := strings.IndexByte(src[i+1:], '`')
-			msg := `backquotes do not quote names in PostgreSQL's dialect: write "name"`
-			if end > 0 {
-				name := src[i+1 : i+1+end]
-				msg = `backquotes do not quote names in PostgreSQL's dialect: write "` + name + `" (or ` + name + ` unquoted: match, rank, server and map are plain names)`
+			if depth > 0 {
+				return i, &Error{Pos: start, Construct: "syntax", Message: "unterminated /* comment"}
 			}
-			return toks, &Error{Pos: start, Construct: "backquote", Message: msg}
-		case c == '$':
-			return toks, &Error{Pos: start, Construct: "$", Message: "parameters ($1) and dollar-quoted texts are not supported"}
-		case strings.IndexByte("(),;[]", c) >= 0:
-			i++
-			toks = append(toks, Token{Kind: Op, Text: src[start:i], Pos: start, End: i})
-		case c == ':':
-			if strings.HasPrefix(src[i:], "::") {
-				i += 2
-			} else {
-				i++
-			}
-			toks = append(toks, Token{Kind: Op, Text: src[start:i], Pos: start, End: i})
-		case c == '.':
-			i++
-			toks = append(toks, Token{Kind: Op, Text: ".", Pos: start, End: i})
-		case strings.IndexByte(opBytes, c) >= 0:
-			i = operator(src, i)
-			op := src[start:i]
-			if op == "!=" {
-				op = "<>"
-			}
-			toks = append(toks, Token{Kind: Op, Text: op, Pos: start, End: i})
 		default:
-			return toks, &Error{Pos: start, Construct: "syntax", Message: "syntax error at or near \"" + src[start:start+1] + "\""}
+			return i, nil
 		}
 	}
+	return i, nil
+}
+
+// lexToken reads the token that starts at start (not a blank), or says
+// why none does.
+func lexToken(src string, start int) (Token, *Error) {
+	i, c := start, src[start]
+	switch {
+	case isIdentStart(c):
+		for i < len(src) && isIdentByte(src[i]) {
+			i++
+		}
+		word := src[start:i]
+		if i < len(src) && src[i] == '\'' && len(word) == 1 && strings.ContainsRune("eEbBxXnN", rune(word[0])) {
+			return Token{}, &Error{Pos: start, Construct: "literal " + word + "'...'", Message: "not supported: a text is written 'text'"}
+		}
+		if strings.EqualFold(word, "u") && strings.HasPrefix(src[i:], "&") {
+			return Token{}, &Error{Pos: start, Construct: "literal U&", Message: "Unicode escapes are not supported"}
+		}
+		return Token{Kind: Ident, Text: foldASCII(word), Pos: start, End: i}, nil
+	case c == '"':
+		text, end, ok := quoted(src, i, '"')
+		if !ok {
+			return Token{}, &Error{Pos: start, Construct: "syntax", Message: `unterminated quoted name: a " has no closing "`}
+		}
+		if text == "" {
+			return Token{}, &Error{Pos: start, Construct: "name \"\"", Message: "a quoted name is not empty"}
+		}
+		return Token{Kind: QIdent, Text: text, Pos: start, End: end}, nil
+	case c == '\'':
+		text, end, ok := quoted(src, i, '\'')
+		if !ok {
+			return Token{}, &Error{Pos: start, Construct: "syntax", Message: "unterminated text literal: a ' has no closing '"}
+		}
+		return Token{Kind: Str, Text: text, Pos: start, End: end}, nil
+	case c >= '0' && c <= '9' || c == '.' && i+1 < len(src) && src[i+1] >= '0' && src[i+1] <= '9':
+		i = number(src, i)
+		if i < len(src) && isIdentStart(src[i]) {
+			end := i
+			for end < len(src) && isIdentByte(src[end]) {
+				end++
+			}
+			return Token{}, &Error{Pos: start, Construct: "number " + src[start:end], Message: "trailing junk after a number"}
+		}
+		return Token{Kind: Num, Text: src[start:i], Pos: start, End: i}, nil
+	case c == '`':
+		end := strings.IndexByte(src[i+1:], '`')
+		msg := `backquotes do not quote names in PostgreSQL's dialect: write "name"`
+		if end > 0 {
+			name := src[i+1 : i+1+end]
+			msg = `backquotes do not quote names in PostgreSQL's dialect: write "` + name + `" (or ` + name + ` unquoted: match, rank, server and map are plain names)`
+		}
+		return Token{}, &Error{Pos: start, Construct: "backquote", Message: msg}
+	case c == '$':
+		return Token{}, &Error{Pos: start, Construct: "$", Message: "parameters ($1) and dollar-quoted texts are not supported"}
+	case strings.IndexByte("(),;[].", c) >= 0:
+		return Token{Kind: Op, Text: src[start : i+1], Pos: start, End: i + 1}, nil
+	case c == ':':
+		if strings.HasPrefix(src[i:], "::") {
+			i += 2
+		} else {
+			i++
+		}
+		return Token{Kind: Op, Text: src[start:i], Pos: start, End: i}, nil
+	case strings.IndexByte(opBytes, c) >= 0:
+		i = operator(src, i)
+		op := src[start:i]
+		if op == "!=" {
+			op = "<>"
+		}
+		return Token{Kind: Op, Text: op, Pos: start, End: i}, nil
+	}
+	return Token{}, &Error{Pos: start, Construct: "syntax", Message: "syntax error at or near \"" + src[start:start+1] + "\""}
 }
 
 func isIdentStart(c byte) bool {

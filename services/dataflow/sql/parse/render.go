@@ -157,52 +157,9 @@ func render(b *strings.Builder, e Expr) {
 		b.WriteString(" and ")
 		child(b, x.Hi, 7)
 	case *Case:
-		b.WriteString("case")
-		if x.Subject != nil {
-			b.WriteByte(' ')
-			render(b, x.Subject)
-		}
-		for _, w := range x.Whens {
-			b.WriteString(" when ")
-			render(b, w.Cond)
-			b.WriteString(" then ")
-			render(b, w.Val)
-		}
-		if x.Else != nil {
-			b.WriteString(" else ")
-			render(b, x.Else)
-		}
-		b.WriteString(" end")
+		renderCase(b, x)
 	case *Call:
-		b.WriteString(Name(x.Name) + "(")
-		if x.Distinct {
-			b.WriteString("distinct ")
-		}
-		if x.Star {
-			b.WriteByte('*')
-		}
-		renderList(b, x.Args)
-		b.WriteByte(')')
-		if x.Filter != nil {
-			b.WriteString(" filter (where ")
-			render(b, x.Filter)
-			b.WriteByte(')')
-		}
-		if w := x.Over; w != nil {
-			b.WriteString(" over (")
-			if len(w.PartitionBy) > 0 {
-				b.WriteString("partition by ")
-				renderList(b, w.PartitionBy)
-				if len(w.OrderBy) > 0 {
-					b.WriteByte(' ')
-				}
-			}
-			if len(w.OrderBy) > 0 {
-				b.WriteString("order by ")
-				renderOrder(b, w.OrderBy)
-			}
-			b.WriteByte(')')
-		}
+		renderCall(b, x)
 	case *Cast:
 		child(b, x.X, 12)
 		b.WriteString("::" + x.Type)
@@ -210,5 +167,56 @@ func render(b *strings.Builder, e Expr) {
 		b.WriteString("(" + x.Select.Text + ")")
 	case *Exists:
 		b.WriteString("exists (" + x.Select.Text + ")")
+	}
+}
+
+func renderCase(b *strings.Builder, x *Case) {
+	b.WriteString("case")
+	if x.Subject != nil {
+		b.WriteByte(' ')
+		render(b, x.Subject)
+	}
+	for _, w := range x.Whens {
+		b.WriteString(" when ")
+		render(b, w.Cond)
+		b.WriteString(" then ")
+		render(b, w.Val)
+	}
+	if x.Else != nil {
+		b.WriteString(" else ")
+		render(b, x.Else)
+	}
+	b.WriteString(" end")
+}
+
+func renderCall(b *strings.Builder, x *Call) {
+	b.WriteString(Name(x.Name) + "(")
+	if x.Distinct {
+		b.WriteString("distinct ")
+	}
+	if x.Star {
+		b.WriteByte('*')
+	}
+	renderList(b, x.Args)
+	b.WriteByte(')')
+	if x.Filter != nil {
+		b.WriteString(" filter (where ")
+		render(b, x.Filter)
+		b.WriteByte(')')
+	}
+	if w := x.Over; w != nil {
+		b.WriteString(" over (")
+		if len(w.PartitionBy) > 0 {
+			b.WriteString("partition by ")
+			renderList(b, w.PartitionBy)
+			if len(w.OrderBy) > 0 {
+				b.WriteByte(' ')
+			}
+		}
+		if len(w.OrderBy) > 0 {
+			b.WriteString("order by ")
+			renderOrder(b, w.OrderBy)
+		}
+		b.WriteByte(')')
 	}
 }
