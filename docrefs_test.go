@@ -78,7 +78,7 @@ func (c *checkout) generated(p string) bool {
 // holds reports whether the checkout has the file or directory p, named
 // in a file of directory dir: from the root, from dir, by its base name
 // when it has no directory, or as the tail of a longer path (a comment's
-// "sqlops/run.go", "stage/chain.go").
+// "sqlops/run.go", "stage/driver.go").
 func (c *checkout) holds(p, dir string) bool {
 	if c.paths[p] || c.paths[path.Join(dir, p)] {
 		return true
@@ -263,12 +263,11 @@ var quoteHoles = regexp.MustCompile(`\.\.\.|…|\b[A-Z][A-Z_]*\b|[0-9]+|` + "`[^
 // notMessages are quoted words of the docs that are not the program's,
 // and why.
 var notMessages = map[string]string{
-	"Age of Empires II DE match data":      "the dataset's title",
-	"a qualifying token counts once":       "a rule of the queries, quoted",
-	"SQL plans and the hand-written graph": "a section's title",
-	"A channel is a stream":                "a section's title",
-	"told to shut down":                    "Docker Swarm's words for a task",
-	"nobody is revoked":                    "what a forged list would read as",
+	"Age of Empires II DE match data": "the dataset's title",
+	"a qualifying token counts once":  "a rule of the queries, quoted",
+	"A channel is a stream":           "a section's title",
+	"told to shut down":               "Docker Swarm's words for a task",
+	"nobody is revoked":               "what a forged list would read as",
 }
 
 // docQuotes are the quotes of at least three words in the prose of

@@ -248,9 +248,10 @@ var importRules = []importRule{
 }
 
 // roleAssemblers are the packages of services/roles that put other roles
-// together, and so may import them: the node (a process of the graph, with
-// the gateway's role when it has it), the worker (a node), and the demo
-// (the in-memory executor or the nodes). Every other role stands alone.
+// together, and so may import them: the node (a gateway or shard process,
+// with the gateway's role when it has it), the worker (a node), and the
+// demo (the SQL engine's in-process runner, or the nodes with --grpc).
+// Every other role stands alone.
 var roleAssemblers = []string{"services/roles/node", "services/roles/worker", "services/roles/demo"}
 
 // floors are the folders services/ is grouped into (services/README.md),

@@ -27,7 +27,7 @@
 //     no window). Any other job is refused (ErrUnknownJob, NOT_FOUND with
 //     the ErrorInfo reason JOB_NOT_INTRODUCED) before anything is created
 //     for it, so an instance key alone creates no job anywhere. A sender
-//     of the graph meets that refusal only when its receiver lost its
+//     of a job meets that refusal only when its receiver lost its
 //     store, and reports it as lost state (below); a refusal for a limit
 //     (ErrTooManyJobs, RESOURCE_EXHAUSTED) fails the job the same way, since
 //     no retry would get it through.

@@ -19,7 +19,7 @@ const ScaledTask = "shard"
 // ScalingRun is local mode with the sharded task at some replica count.
 type ScalingRun struct {
 	Replicas int
-	Plan     string // the planned topology's tasks and their chained stages
+	Plan     string // the topology's tasks and their replicas (deploy.Topology.Tasks)
 	Run      LocalRun
 }
 
@@ -90,7 +90,7 @@ func renderScaling(p func(string, ...any), r Report) {
 	p("## The cost of a row with more shards\n\n")
 	p("Local mode (durable, mutual TLS, no profiling) once per replica count of the `%s` task, on the same dataset: CPU-seconds per million input rows (%.2f M rows), each task's instances added up. ", ScaledTask, rows)
 	p("More shards must not cost more work per row; on %d CPUs the wall time cannot drop with them. ", r.Machine.CPUs)
-	p("The stages run chained into tasks (one process per task instance), so a task's CPU is its chained stages' together; with one replica the planner chains the whole graph into the gateway's task (the Plan column), so its total is the figure to compare.\n\n")
+	p("Each task instance is one process running its part of the job's plan, so a task's CPU is its operators' together (the Plan column: the topology's tasks and their replicas); the Total is the figure to compare.\n\n")
 	names := map[string]bool{}
 	for _, s := range r.Scaling {
 		tasks, _ := s.TaskCPU()

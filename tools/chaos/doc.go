@@ -2,8 +2,8 @@
 // the topology as OS processes (services/roles/local) on a fresh data directory,
 // submits one job with the client library, and meanwhile SIGKILLs randomly
 // chosen processes at random moments — every kind of process, some while
-// the files upload, some after the upload finished while the graph
-// finishes and the results flush — and lets the local runner restart them.
+// the files upload, some after the upload finished while the shards
+// finish and the results flush — and lets the local runner restart them.
 // It passes only if all four outputs are byte-equal to the reference
 // evaluator's answers on the same files, worked out before the job starts.
 //
@@ -56,7 +56,7 @@
 // decoded with encoding/json by message and keys (id, term, role), and the
 // runner's start and exit markers. A master logs text unless given
 // --log-json; the tool starts its masters with it (local.Options.MasterArgs,
-// the graph's processes keep text), and the compose file gives it to the
+// the gateway and the shards keep text), and the compose file gives it to the
 // masters of a Docker deployment, read through `docker logs`. That is the
 // smaller change: the flag existed, `wololo local` keeps the text logs
 // people read in DIR/<instance>.log, and the check stops depending on

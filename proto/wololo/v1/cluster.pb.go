@@ -160,7 +160,7 @@ type ClusterGetResponse struct {
 	Masters []*ClusterMaster `protobuf:"bytes,5,rep,name=masters,proto3" json:"masters,omitempty"`
 	// One per job the gateway holds.
 	Jobs []*ClusterJob `protobuf:"bytes,6,rep,name=jobs,proto3" json:"jobs,omitempty"`
-	// Every process of the graph and every master, with its Status.
+	// Every gateway and shard process and every master, with its Status.
 	Processes     []*ClusterProcess `protobuf:"bytes,7,rep,name=processes,proto3" json:"processes,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -477,7 +477,7 @@ func (x *ClusterStage) GetHealth() string {
 // ClusterStream is one stream between two tasks.
 type ClusterStream struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// The logical stream, e.g. "q3-partials".
+	// The logical stream, e.g. "c4-q3-to-gateway".
 	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
 	// The sending and the receiving task.
 	From string `protobuf:"bytes,2,opt,name=from,proto3" json:"from,omitempty"`

@@ -107,7 +107,7 @@ func (x *ListProcessesResponse) GetProcesses() []*ProcessInfo {
 // ProcessInfo describes one instance's process.
 type ProcessInfo struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// The instance, e.g. "q3-joiner-1".
+	// The instance, e.g. "shard-1".
 	Instance string `protobuf:"bytes,1,opt,name=instance,proto3" json:"instance,omitempty"`
 	// The current process id, or the last one's if none runs.
 	Pid int64 `protobuf:"varint,2,opt,name=pid,proto3" json:"pid,omitempty"`

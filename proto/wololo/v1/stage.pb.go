@@ -699,9 +699,9 @@ type Open struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The job.
 	JobId string `protobuf:"bytes,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
-	// The logical stream, e.g. "q3-players".
+	// The logical stream, e.g. "c2-match_players-by-match".
 	Stream string `protobuf:"bytes,2,opt,name=stream,proto3" json:"stream,omitempty"`
-	// The sending instance, e.g. "players-filter-1".
+	// The sending instance, e.g. "gateway-0".
 	Sender string `protobuf:"bytes,3,opt,name=sender,proto3" json:"sender,omitempty"`
 	// The receiving instance the sender meant to reach.
 	Receiver string `protobuf:"bytes,4,opt,name=receiver,proto3" json:"receiver,omitempty"`

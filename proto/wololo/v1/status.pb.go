@@ -64,7 +64,7 @@ type GetResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Its role, e.g. "gateway", "joiner".
 	Role string `protobuf:"bytes,1,opt,name=role,proto3" json:"role,omitempty"`
-	// Its instance name, e.g. "q3-joiner-1".
+	// Its instance name, e.g. "shard-1".
 	Instance string `protobuf:"bytes,2,opt,name=instance,proto3" json:"instance,omitempty"`
 	// Its incarnation: grows with every start, even on an empty store (at
 	// least the start's Unix time in milliseconds).

@@ -1,6 +1,5 @@
 // Package snapcodec is the one encoding of the operators' snapshots (the
-// hand-written operators', the SQL engine's state and its physical
-// operators'): unsigned and signed varints, length-prefixed bytes, bytes
+// SQL engine's state and its physical operators'): unsigned and signed varints, length-prefixed bytes, bytes
 // and flags, appended to a buffer; and a Reader whose first error sticks
 // (every read after it returns zero values) and whose counts are bounded
 // by the bytes left, so that a corrupt snapshot is refused without

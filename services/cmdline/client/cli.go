@@ -144,7 +144,7 @@ func runSubmit(ctx context.Context, args []string, stdout, stderr io.Writer) (er
 	printPlans := fs.Bool("explain", false, "print the plans the gateway made of the job's queries (the --query ones, else the four default ones) before uploading (with --json: in the object, as explain)")
 	fs.StringVar(&o.JobID, "job", "", "job id to create or re-attach to (default: a new one)")
 	fs.BoolVar(&o.Keep, "keep", false, "keep the job at the gateway after fetching its results")
-	fs.DurationVar(&o.StallTimeout, "stall-timeout", DefaultStall, "give up (exit 6, the job kept) when the job makes no progress for this long: no upload byte acknowledged, no row applied by any stage; 0 waits for ever")
+	fs.DurationVar(&o.StallTimeout, "stall-timeout", DefaultStall, "give up (exit 6, the job kept) when the job makes no progress for this long: no upload byte acknowledged, no row applied by any process; 0 waits for ever")
 	fs.IntVar(&o.Rebuilds, "rebuilds", DefaultRebuilds, "submit a lost job again from its files at most this many times (a process lost its state under it, or the gateway lost it), saying so on stderr; 0 gives up at the first loss")
 	quiet := fs.Bool("quiet", false, "no progress output")
 	asJSON := fs.Bool("json", false, "print the final report as one JSON object on stdout")

@@ -153,7 +153,7 @@ const cancelUsage = `usage: wololo client cancel --job NAME [flags]
 Drops one of this client's jobs at the gateway, whatever its state: a job
 left uploading after Ctrl-C (which the gateway would otherwise keep for its
 retention, --retention), one running, one whose results are not wanted.
-The gateway forgets it at once and has every process of the graph drop it;
+The gateway forgets it at once and has every process drop it;
 its name may be used again, for a new job. 'wololo client list' shows the
 jobs. With --json, one JSON object on stdout: job_id, state (when it was
 dropped), cancelled.

@@ -34,10 +34,9 @@
 // services/ops/admin picks one per request.
 //
 // No series names a client's query, table or column, whoever scrapes: a
-// channel's stream label is the stream's name for the built-in graph's
-// streams (matches, q3-partials: the system's own), and for a job of SQL
-// queries, whose streams are named after its queries, tables and keys,
-// the channel's number in the job's plan ("ch3", NodeSource.Streams). The
+// job's streams are named after its queries, tables and keys, so a
+// channel's stream label is the channel's number in the job's plan
+// ("ch3", NodeSource.Streams). The
 // names are the operator's to read where the operator's credential is
 // asked for: Status, the dashboard page, /api/cluster.
 //

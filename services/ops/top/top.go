@@ -30,8 +30,8 @@ import (
 const usage = `usage: wololo top [--server ADDR] [--json] [flags]
 
 Draws the whole deployment, as the gateway sees it, and redraws it every
---interval until Ctrl-C: per stage its instances, health, rows/s, outbox
-depth, lag and restarts; the streams between stages with their rates; the
+--interval until Ctrl-C: per task its instances, health, rows/s, outbox
+depth, lag and restarts; the streams between tasks with their rates; the
 masters (who leads, term, acting); each job's progress and ETA. It asks
 the gateway's Cluster service on its public port, as the operator
 credential (--name, default "operator", of --tls-dir).

@@ -1,13 +1,14 @@
 // Package gateway is the one public endpoint of a Wololo deployment. It
 // implements JobService: it creates jobs after checking both files' headers,
 // takes each file's upload as raw CSV bytes, parses and validates the rows
-// (skipping and counting malformed ones), projects them to the columns the
-// queries need and shards them into the graph through the channel protocol.
-// It is also the graph's sink: a stage runtime with the results operator
-// collects the answers, which clients fetch with GetResults.
+// (skipping and counting malformed ones) and hands them to the job's plan
+// (plan.go), whose scans and exchanges shard them onto the plan's channels
+// through the channel protocol. It is also where the plan ends: its stage
+// runtime runs the gateway task's part of the plan (the final aggregates,
+// sorts and sinks), whose result files clients fetch with GetResults.
 //
-// A job is either the built-in one (the four default queries, results
-// q1.csv..q4.csv) or a job of the client's own SQL queries
+// A job is of the four default queries (queries/, results q1.csv..q4.csv)
+// when the client gives none, or of the client's own SQL queries
 // (CreateJobRequest.queries, queries.go): checked against --max-queries and
 // --max-query-bytes, compiled against the job's two headers and planned on
 // the deployment's tasks (services/dataflow/sql/sqljob) before the job
@@ -48,7 +49,7 @@
 // A job belongs to the client that created it: Config.Identify names each
 // JobService caller (the name of its client certificate; the anonymous ""
 // for a gateway run with --insecure). The client knows its job by the name
-// it chose or was given; the graph and the store know it by an internal id,
+// it chose or was given; the processes and the store know it by an internal id,
 // a fresh random one per job (records written before owners use the name).
 // Three reasons for keeping the two apart: two clients may both call a job
 // "nightly"; a name can never reach another client's job; and a name used
@@ -176,7 +177,7 @@
 // job to every other process and waits until each has recorded it
 // (introduce.go); the other uploads of the job wait for that one. Why no
 // legitimate stream can arrive before its job's introduction: the upload
-// is the graph's only source, so every batch of a job anywhere follows a
+// is a job's only source, so every batch of a job anywhere follows a
 // commit of its upload (a process emits for a job only after applying a
 // batch of it), which follows the introduction everywhere. Restarts
 // change nothing: introductions are durable at the processes; a gateway

@@ -253,7 +253,7 @@ func (c Config) Validate() error {
 	return nil
 }
 
-// Dropper deletes a job's state at every process of the graph, this one
+// Dropper deletes a job's state at every process of the deployment, this one
 // included unless onlyOthers; it retries until each has done so or ctx
 // ends.
 type Dropper func(ctx context.Context, job string, onlyOthers bool) error

@@ -10,7 +10,7 @@ import (
 	"github.com/wololo/wololo/transport"
 )
 
-// Introducer tells every other process of the graph of a new job, with
+// Introducer tells every other process of the deployment of a new job, with
 // its physical plan (nil for the built-in job: IntroduceJobRequest.plan),
 // and returns once each has recorded it (StageService.IntroduceJob), retrying
 // while one is unreachable, until ctx ends. Its error is otherwise the
@@ -56,7 +56,7 @@ func (g *Gateway) HeldJobs(ids []string) []string {
 // gateway's own stage runtime runs a job's plan from it.
 func (g *Gateway) PlanOf(id string) (plan []byte, ok bool) { return g.jobs.planOf(id) }
 
-// introduce makes sure that every process of the graph has recorded job j
+// introduce makes sure that every process of the deployment has recorded job j
 // before an upload of it sends anything: the processes keep state only for
 // jobs introduced to them (see the package doc). It runs once per job and
 // gateway incarnation; after a restart the first upload of a job

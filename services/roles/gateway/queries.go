@@ -136,7 +136,7 @@ func (l Limits) jobLimits() sqljob.Limits {
 }
 
 // checkPlanRuns refuses, as InvalidArgument, an encoded plan that a
-// process of the graph would refuse when the job is introduced to it: one
+// process of the deployment would refuse when the job is introduced to it: one
 // that does not decode (a plan nested deeper than the decoder reads), one
 // a task cannot make its part of (sqlops.DecodeSpec: the plan's
 // invariants, then sqlops.StageSpec of each task). Checked before the job

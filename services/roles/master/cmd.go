@@ -21,7 +21,7 @@ const cmdUsage = `usage: wololo master --id N [flags]
 
 Runs master N of the topology's masters (instance master-N). The masters
 elect a leader (Bully, with terms and leases); every master probes every
-process of the graph and the other masters, and the acting leader restarts
+process of the deployment and the other masters, and the acting leader restarts
 the dead and the silent through the runtime (a process that answers it is
 recovering is alive for --recovery-grace):
 

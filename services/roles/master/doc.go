@@ -1,5 +1,5 @@
 // Package master is the supervising side of a Wololo deployment: the
-// masters watch every process of the graph and the leading master restarts
+// masters watch every gateway and shard process and the leading master restarts
 // the ones that died, through a Runtime (OS processes owned by `wololo
 // local`, containers through the Docker Engine API, or the services of a
 // Docker Swarm stack through a manager's service and task API).
@@ -23,7 +23,7 @@
 // and the runtime's own view (the container or process state) confirms an
 // exit at once.
 //
-// Recovery. A graph process starting on its store answers its probes
+// Recovery. A gateway or shard process starting on its store answers its probes
 // before it serves: health NOT_SERVING, and the health service
 // "wololo.recovering" SERVING (services/wire/rpc), while it loads the
 // store and replays its operators' state logs, which may take longer than
@@ -52,14 +52,14 @@
 //     rpc.Pool (master-N resolved by name on every call), with the
 //     election's message kinds mapped to the proto's one by one
 //     (electionpb.go: an unknown kind is refused, never cast);
-//   - a Loop probing every graph process and every other master; it feeds
+//   - a Loop probing every gateway and shard process and every other master; it feeds
 //     the election with each master the runtime reports exited
 //     (ConfirmDead, every round, so the confirmation never lapses while
 //     that master is down), and restarts only while the Elector says
 //     Acting, asking again right before each restart;
 //   - a gRPC server: ElectionService, Status (the election and every
 //     supervised process) and health, so masters probe each other exactly
-//     like they probe the graph;
+//     like they probe the gateway and the shards;
 //   - with Config.Admin, an admin HTTP listener serving /metrics
 //     (metrics.go): the election's state read at scrape time, the restarts
 //     it did by process and reason class, and the failovers that made it

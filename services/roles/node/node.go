@@ -1,6 +1,6 @@
-// Package node assembles one Wololo process of the graph: the internal gRPC
-// server (services/wire/rpc: health, reflection, Status) with the
-// StageService (the stage runtime), plus, on the gateway, a public server
+// Package node assembles one gateway or shard process of a Wololo
+// deployment: the internal gRPC server (services/wire/rpc: health,
+// reflection, Status) with the StageService (the stage runtime), plus, on the gateway, a public server
 // with JobService and health on a listener of its own. With credentials
 // every claim a peer makes on a stream is bound to its certificate
 // (transport.Server.RequireIdentity). New builds a node; Serve runs it (the
@@ -190,7 +190,7 @@ func (c Config) Validate() error {
 	return nil
 }
 
-// Node is one process of the graph, built by New and run by Serve, which
+// Node is one gateway or shard process, built by New and run by Serve, which
 // recovers it from its store first.
 type Node struct {
 	cfg         Config

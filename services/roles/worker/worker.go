@@ -54,7 +54,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 }
 
 func run(ctx context.Context, cmd string, args []string, stderr io.Writer) error {
-	usage := "usage: wololo worker --instance NAME [flags]\n\nRuns one stage instance of a deployment on the port the topology gives it.\n"
+	usage := "usage: wololo worker --instance NAME [flags]\n\nRuns one instance of a task of the deployment (a shard, or the gateway) on the port the topology gives it.\n"
 	if cmd == "gateway" {
 		usage = "usage: wololo gateway [flags]\n\nRuns the gateway of a deployment: the public JobService, and the sink of the answers.\n"
 	}

@@ -65,7 +65,7 @@ type Kind string
 
 // The kinds of identity.
 const (
-	// Instance is a process of the graph (gateway, workers).
+	// Instance is a gateway or shard process.
 	Instance Kind = "instance"
 	// Master is a master ("master-N").
 	Master Kind = "master"

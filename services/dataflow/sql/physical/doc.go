@@ -69,8 +69,8 @@
 // such as two IN subqueries on different columns) is a channel from the
 // shard task to itself: it ends when the exchange writing it has had the
 // end of its own input from every sender, not when the whole task has
-// (services/dataflow/sql/sqlops's runner ends it so; the stage runtime will
-// have to as well).
+// (services/dataflow/sql/sqlops's Task ends it so, wherever it runs: in
+// the demo's runner and in the stage runtime alike).
 //
 // This package places operators and describes them; it runs nothing.
 // services/dataflow/sql/sqlops runs a Plan: each Op as an operator over
