@@ -67,13 +67,13 @@
 // they are (not marshalled: what is sent is not modified afterwards).
 //
 // In a deployment a channel's batches are bytes, and the wire codec
-// (wire.go) writes them straight from an exchange's columns (to the
+// (the sub-package sqlops/wire) writes them straight from an exchange's columns (to the
 // stage.Emitter's Encoded) and reads them straight into a receiving
 // Task's batch (the stage.Operator's Apply, given the bytes), without the
 // RowBatch message in between; the bytes are protobuf's,
 // read field by field in place (services/base/protoscan, which the stage
 // runtime reads its state log with too), and whatever the codec does not
-// read is read the long way (FromRows). The
+// read is read the long way (wire.FromRows). The
 // in-process runners keep the RowBatch path: it has no bytes to write.
 //
 // A channel travels on a stream of the transport named by its index in

@@ -7,6 +7,7 @@ import (
 	"github.com/wololo/wololo/services/dataflow/sql/exec"
 	"github.com/wololo/wololo/services/dataflow/sql/physical"
 	"github.com/wololo/wololo/services/dataflow/sql/plan"
+	"github.com/wololo/wololo/services/dataflow/sql/sqlops/wire"
 	"github.com/wololo/wololo/services/dataflow/stage"
 )
 
@@ -56,9 +57,9 @@ func (x *Exchange) sendRows(to int, b *exec.Batch, rows []int32, routes []uint64
 		n = len(rows)
 	}
 	for _, r := range ranges(n, batchBytes(b)*n/b.N) {
-		s := selection{start: r[0], n: r[1] - r[0]}
+		s := wire.Span(r[0], r[1]-r[0])
 		if rows != nil {
-			s = selection{rows: rows[r[0]:r[1]], n: r[1] - r[0]}
+			s = wire.Picked(rows[r[0]:r[1]])
 		}
 		rs := routes
 		if rs != nil {

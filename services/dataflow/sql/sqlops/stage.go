@@ -10,6 +10,7 @@ import (
 	"github.com/wololo/wololo/services/dataflow/sql/exec"
 	"github.com/wololo/wololo/services/dataflow/sql/physical"
 	"github.com/wololo/wololo/services/dataflow/sql/plan"
+	"github.com/wololo/wololo/services/dataflow/sql/sqlops/wire"
 	"github.com/wololo/wololo/services/dataflow/stage"
 )
 
@@ -239,7 +240,7 @@ type stageOp struct {
 	// out is the Emitter of the call being served: where the exchanges'
 	// batches and ends go; wire writes the batches.
 	out  stage.Emitter
-	wire wireWriter
+	wire wire.Writer
 }
 
 func newStageOp(p *physical.Plan, task string, s *streams, b Budget) (*stageOp, error) {
@@ -271,7 +272,7 @@ func (o *stageOp) send(ch *physical.Channel, to int, rows *Rows) error {
 
 // emitOn hands a batch an exchange wrote (or, rows nil, its end) to out,
 // on the channel's stream, as the bytes it travels as, written by w.
-func emitOn(out stage.Emitter, s *streams, ch *physical.Channel, to int, rows *Rows, w *wireWriter) error {
+func emitOn(out stage.Emitter, s *streams, ch *physical.Channel, to int, rows *Rows, w *wire.Writer) error {
 	name, ok := s.byChannel[ch.Name]
 	if !ok {
 		return fmt.Errorf("no channel %q in the job's plan", ch.Name)
@@ -280,7 +281,7 @@ func emitOn(out stage.Emitter, s *streams, ch *physical.Channel, to int, rows *R
 		out.End(name)
 		return nil
 	}
-	out.Encoded(name, to, w.appendRows(nil, rows.b, rows.s, rows.routes), rows.Len())
+	out.Encoded(name, to, w.Append(nil, rows.b, rows.s, rows.routes), rows.Len())
 	return nil
 }
 
@@ -397,7 +398,7 @@ type Source struct {
 	streams *streams
 	outputs []stage.Edge
 	out     stage.Emitter
-	wire    wireWriter // writes the batches out takes as bytes
+	wire    wire.Writer // writes the batches out takes as bytes
 	// x, when not nil, is the one exchange the rows are routed for as
 	// they are read, by field key.
 	x   *instance

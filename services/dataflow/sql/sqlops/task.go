@@ -14,6 +14,7 @@ import (
 	"github.com/wololo/wololo/services/dataflow/sql/exec"
 	"github.com/wololo/wololo/services/dataflow/sql/physical"
 	"github.com/wololo/wololo/services/dataflow/sql/plan"
+	"github.com/wololo/wololo/services/dataflow/sql/sqlops/wire"
 	"github.com/wololo/wololo/services/dataflow/stage"
 )
 
@@ -78,19 +79,19 @@ type Sender func(ch *physical.Channel, to int, rows *Rows) error
 // wire codec, a deployment's: emitOn).
 type Rows struct {
 	b      *exec.Batch
-	s      selection
+	s      wire.Selection
 	routes []uint64
 }
 
 // Len is the number of rows.
-func (r *Rows) Len() int { return r.s.n }
+func (r *Rows) Len() int { return r.s.Len() }
 
 // bytes is about the bytes of the rows' values (batchBytes's, pro rata).
 func (r *Rows) bytes() int {
 	if r.b.N == 0 {
 		return 0
 	}
-	return int(int64(batchBytes(r.b)) * int64(r.s.n) / int64(r.b.N))
+	return int(int64(batchBytes(r.b)) * int64(r.s.Len()) / int64(r.b.N))
 }
 
 // RowBatch is the rows as a ColumnBatch (toRows); nil for a nil Rows (a
@@ -99,7 +100,7 @@ func (r *Rows) RowBatch() *wololov1.RowBatch {
 	if r == nil {
 		return nil
 	}
-	return toRows(r.b, r.s, r.routes)
+	return wire.ToSelectedRows(r.b, r.s, r.routes)
 }
 
 // instance is one operator on a task instance.
@@ -431,7 +432,7 @@ func (t *Task) Receive(ch string, sender int, rows *wololov1.RowBatch) error {
 	if c == nil {
 		return fmt.Errorf("task %s[%d]: no channel %q", t.name, t.index, ch)
 	}
-	b, err := FromRows(rows, c.Columns)
+	b, err := wire.FromRows(rows, c.Columns)
 	if err != nil {
 		return fmt.Errorf("channel %s: %w", ch, err)
 	}
@@ -447,14 +448,14 @@ func (t *Task) ReceiveEncoded(ch string, sender int, encoded []byte) (int, error
 	if c == nil {
 		return 0, fmt.Errorf("task %s[%d]: no channel %q", t.name, t.index, ch)
 	}
-	b, masks, ok := readRows(encoded, c.Columns)
+	b, masks, ok := wire.Read(encoded, c.Columns)
 	if !ok {
 		rows := &wololov1.RowBatch{}
 		if err := proto.Unmarshal(encoded, rows); err != nil {
 			return 0, fmt.Errorf("channel %s: %w: %v", ch, batch.ErrBadBatch, err)
 		}
 		var err error
-		if b, err = FromRows(rows, c.Columns); err != nil {
+		if b, err = wire.FromRows(rows, c.Columns); err != nil {
 			return 0, fmt.Errorf("channel %s: %w", ch, err)
 		}
 		masks = rows.GetColumns().GetRoutes()
