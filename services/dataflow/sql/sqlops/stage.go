@@ -232,6 +232,15 @@ func (o *stageOp) Finish(out stage.Emitter) error {
 	return nil
 }
 
+// AppendSnapshot implements stage.Snapshotter.
+func (o *stageOp) AppendSnapshot(dst []byte) ([]byte, error) { return o.t.AppendSnapshot(dst) }
+
+// SnapshotSize implements stage.SnapshotSizer.
+func (o *stageOp) SnapshotSize() int { return o.t.SnapshotSize() }
+
+// Restore implements stage.Snapshotter.
+func (o *stageOp) Restore(state []byte) error { return o.t.Restore(state) }
+
 // failed is an operator that could not be made: it refuses everything.
 type failed struct{ err error }
 

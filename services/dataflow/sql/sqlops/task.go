@@ -66,43 +66,6 @@ type keyGroup struct {
 	uses   []keyUse // how each route's consumer keys its input
 }
 
-// Sender takes what a task instance's exchanges write: a batch of
-// channel ch to receiving instance to (each row once, with the routes it
-// is for), or (rows nil) the end of the channel from this instance, once
-// per receiving instance.
-type Sender func(ch *physical.Channel, to int, rows *Rows) error
-
-// Rows is a batch an exchange sends: some rows of a batch, with the
-// routes each is for (nil: the channel's one route). The Sender makes of
-// them what it hands on: a RowBatch (RowBatch, the in-process runner's),
-// or the bytes they travel as, written straight from the columns (the
-// wire codec, a deployment's: emitOn).
-type Rows struct {
-	b      *exec.Batch
-	s      wire.Selection
-	routes []uint64
-}
-
-// Len is the number of rows.
-func (r *Rows) Len() int { return r.s.Len() }
-
-// bytes is about the bytes of the rows' values (batchBytes's, pro rata).
-func (r *Rows) bytes() int {
-	if r.b.N == 0 {
-		return 0
-	}
-	return int(int64(batchBytes(r.b)) * int64(r.s.Len()) / int64(r.b.N))
-}
-
-// RowBatch is the rows as a ColumnBatch (toRows); nil for a nil Rows (a
-// channel's end).
-func (r *Rows) RowBatch() *wololov1.RowBatch {
-	if r == nil {
-		return nil
-	}
-	return wire.ToSelectedRows(r.b, r.s, r.routes)
-}
-
 // instance is one operator on a task instance.
 type instance struct {
 	o  *physical.Op
