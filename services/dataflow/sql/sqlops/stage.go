@@ -241,6 +241,16 @@ func (o *stageOp) SnapshotSize() int { return o.t.SnapshotSize() }
 // Restore implements stage.Snapshotter.
 func (o *stageOp) Restore(state []byte) error { return o.t.Restore(state) }
 
+// interruptedBy makes the count's err say so when out says that the job
+// was dropped (stage.Interrupter); an out that cannot say, never.
+func (m *meter) interruptedBy(out stage.Emitter) {
+	if i, ok := out.(stage.Interrupter); ok {
+		m.interrupted = i.Interrupted
+	} else {
+		m.interrupted = nil
+	}
+}
+
 // failed is an operator that could not be made: it refuses everything.
 type failed struct{ err error }
 
