@@ -395,7 +395,7 @@ func (r *Rows) bytes() int {
 	return int(int64(batchBytes(r.b)) * int64(r.s.Len()) / int64(r.b.N))
 }
 
-// RowBatch is the rows as a ColumnBatch (toRows); nil for a nil Rows (a
+// RowBatch is the rows as a ColumnBatch (wire.ToSelectedRows); nil for a nil Rows (a
 // channel's end).
 func (r *Rows) RowBatch() *wololov1.RowBatch {
 	if r == nil {

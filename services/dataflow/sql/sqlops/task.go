@@ -404,7 +404,7 @@ func (t *Task) Receive(ch string, sender int, rows *wololov1.RowBatch) error {
 }
 
 // ReceiveEncoded is Receive of a batch as it travels (a RowBatch's
-// bytes), read with the wire codec (readRows) where it is in the codec's
+// bytes), read with the wire codec (wire.Read) where it is in the codec's
 // form, else by way of the RowBatch; it returns the batch's rows.
 func (t *Task) ReceiveEncoded(ch string, sender int, encoded []byte) (int, error) {
 	c := t.p.Channel(ch)

@@ -29,7 +29,7 @@ import (
 // for anything else it reports false and the caller reads the batch the
 // long way, which accepts every encoding protobuf does and refuses what
 // FromRows refuses, with its errors. Both ways are kept because the
-// in-process runner (RunFeeds) hands RowBatches on as Go values, never
+// in-process runner (sqlops.RunFeeds) hands RowBatches on as Go values, never
 // as bytes.
 
 // Field numbers of wololo.v1.RowBatch and the messages in it, read from

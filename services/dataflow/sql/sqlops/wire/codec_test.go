@@ -38,7 +38,7 @@ func randomBatch(t testing.TB, r *rand.Rand, cols []plan.Column, n int) *exec.Ba
 
 // TestWireCodecIsProtobufs: what the wire codec writes of any selection
 // of a batch's rows, with routes or without, is byte for byte what
-// proto.Marshal writes of the RowBatch toRows makes of them; and what it
+// proto.Marshal writes of the RowBatch ToSelectedRows makes of them; and what it
 // reads of those bytes is what FromRows reads of proto.Unmarshal's
 // RowBatch, with the same routes.
 func TestWireCodecIsProtobufs(t *testing.T) {
@@ -84,7 +84,7 @@ func TestWireCodecIsProtobufs(t *testing.T) {
 				t.Fatal(err)
 			}
 			if k == 0 {
-				continue // FromRows' empty batch; readRows leaves it to it
+				continue // FromRows' empty batch; Read leaves it to it
 			}
 			wantBatch, err := wire.FromRows(&back, cols)
 			if err != nil {
