@@ -49,7 +49,7 @@
 //
 // Why files of one package and one sub-package: the wire codec is used
 // one way (exchanges write with it, tasks read with it, snapshots hold
-// rows in its form) through a small API (a Selection, a Writer, five
+// rows in its form) through a small API (a Selection, a Writer, a few
 // functions), so it is a package, tested and fuzzed on its own. The
 // other concerns are not: the task reaches into its operators' state
 // (the keys they look up in a shared table, their held bytes, the scan's

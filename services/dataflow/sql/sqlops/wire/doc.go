@@ -14,7 +14,7 @@
 // adapter), which use it; imports_test.go holds it to that. Why a
 // package of its own: the dependency is one way (sqlops's exchanges write
 // with it, its tasks read with it, its snapshots hold rows in its form)
-// and its API is small (a Selection, a Writer, five functions), so that
+// and its API is small (a Selection and its two makers, a Writer, four functions), so that
 // nothing of sqlops's internals is exported for it; the wire format is
 // one place, tested and fuzzed apart from the operators.
 //

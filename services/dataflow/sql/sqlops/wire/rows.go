@@ -18,12 +18,6 @@ import (
 // rows has no columns, as batch.ColumnBuilder writes it.
 func ToRows(b *exec.Batch) *wololov1.RowBatch { return ToSelectedRows(b, Selection{n: b.N}, nil) }
 
-// ToRoutedRows is ToRows of a channel's batch, with the routes each row
-// is for (nil: the channel's one route).
-func ToRoutedRows(b *exec.Batch, routes []uint64) *wololov1.RowBatch {
-	return ToSelectedRows(b, Selection{n: b.N}, routes)
-}
-
 // Selection is some rows of a batch, in order: rows when it is not nil,
 // else the run start..start+n-1.
 type Selection struct {
