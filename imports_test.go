@@ -43,6 +43,9 @@ const sqlPhysical = "services/dataflow/sql/physical"
 // hash.
 const sqlOps = "services/dataflow/sql/sqlops"
 
+// sqlOpsWire is sqlops's wire codec: a channel's rows and their bytes.
+const sqlOpsWire = sqlOps + "/wire"
+
 // importRules are the directions the module's dependencies may point in.
 // Tests count: a package's test files are held to its rules.
 var importRules = []importRule{
@@ -134,7 +137,7 @@ var importRules = []importRule{
 	{
 		name: "sql-engine",
 		rule: "services/dataflow/sql/... (the SQL engine) imports of this module only services/dataflow/sql/..., services/dataflow/csvio, services/dataflow/schema and services/base/snapcodec (the snapshot encoding)",
-		from: func(p string) bool { return under(p, "services/dataflow/sql") && p != sqlPhysical && p != sqlOps },
+		from: func(p string) bool { return under(p, "services/dataflow/sql") && p != sqlPhysical && !under(p, sqlOps) },
 		allow: func(d string) bool {
 			return under(d, "services/dataflow/sql") || d == "services/dataflow/csvio" || d == "services/dataflow/schema" || d == "services/base/snapcodec"
 		},
@@ -149,10 +152,10 @@ var importRules = []importRule{
 	},
 	{
 		name: "sql-ops",
-		rule: "services/dataflow/sql/sqlops (the physical plan's operators and its in-process runner) imports of this module only services/dataflow/sql/..., services/dataflow/stage (the driver, the route hash and the Snapshotter contract), services/dataflow/batch, proto/wololo/v1 (the ColumnBatch row kind), services/dataflow/schema (the name of a job's result record), services/base/snapcodec (the snapshot encoding) and services/base/protoscan (the wire codec's reader)",
+		rule: "services/dataflow/sql/sqlops (the physical plan's operators and its in-process runner) imports of this module only services/dataflow/sql/..., services/dataflow/stage (the driver, the route hash and the Snapshotter contract), services/dataflow/batch, proto/wololo/v1 (the ColumnBatch row kind), services/dataflow/schema (the name of a job's result record) and services/base/snapcodec (the snapshot encoding); its wire codec (sqlops/wire) reads with services/base/protoscan",
 		from: func(p string) bool { return p == sqlOps },
 		allow: func(d string) bool {
-			return under(d, "services/dataflow/sql") || d == "services/dataflow/stage" || d == "services/dataflow/batch" || d == "proto/wololo/v1" || d == "services/dataflow/schema" || d == "services/base/snapcodec" || d == "services/base/protoscan"
+			return under(d, "services/dataflow/sql") || d == "services/dataflow/stage" || d == "services/dataflow/batch" || d == "proto/wololo/v1" || d == "services/dataflow/schema" || d == "services/base/snapcodec"
 		},
 		// Its tests run the default queries against the reference on
 		// generated data, and plans as the deployment's instances
@@ -160,6 +163,15 @@ var importRules = []importRule{
 		testsMay: func(d string) bool {
 			return testHelpers(d) || d == "queries" || d == "services/dataflow/reference" || d == "services/base/datagen" || d == "deploy"
 		},
+	},
+	{
+		name: "sql-ops-wire",
+		rule: "services/dataflow/sql/sqlops/wire (the codec of a channel's rows) imports of this module only services/dataflow/sql/{exec,plan,value}, services/dataflow/batch, proto/wololo/v1 and services/base/protoscan: not the stage runtime, the plan or the rest of sqlops, which use it",
+		from: func(p string) bool { return p == sqlOpsWire },
+		allow: func(d string) bool {
+			return d == "services/dataflow/sql/exec" || d == "services/dataflow/sql/plan" || d == "services/dataflow/sql/value" || d == "services/dataflow/batch" || d == "proto/wololo/v1" || d == "services/base/protoscan"
+		},
+		testsMay: testHelpers,
 	},
 	{
 		name:  "sql-physical",

@@ -118,16 +118,6 @@ type meter struct {
 // returns when its job was dropped meanwhile (stage.Interrupter).
 var ErrInterrupted = errors.New("the job was dropped while a batch was applied")
 
-// interruptedBy makes the count's err say so when out says that the job
-// was dropped (stage.Interrupter); an out that cannot say, never.
-func (m *meter) interruptedBy(out stage.Emitter) {
-	if i, ok := out.(stage.Interrupter); ok {
-		m.interrupted = i.Interrupted
-	} else {
-		m.interrupted = nil
-	}
-}
-
 // usage is what the job has spent of each budget, as log key-values.
 func (m *meter) usage() []any {
 	return []any{"most-state-bytes", m.mostState, "join-rows", m.joinRows, "most-step-bytes", m.mostStep}

@@ -17,6 +17,49 @@
 // wololo.v1.RowBatch). Keeping that here leaves physical free of the
 // runtime and exec free of the wire.
 //
+// # Its parts
+//
+// The package is four concerns, each in files of its own, and one
+// sub-package; TestConcernsKeepApart holds each concern to what it may
+// use (what its own files and the concerns it builds on declare;
+// the stage runtime's names for a job and its outputs, stage.Emitter,
+// JobSpec, Edge and the like, the stage adapter's alone):
+//
+//   - The operators and their snapshots (ops.go, exchange.go,
+//     snapshot.go, budget.go): each plan operator over exec's batches
+//     (New), the exchange that routes rows onto a channel and what it
+//     sends (Rows, to a Sender), each operator's stage.Snapshotter, and
+//     the job's Budget and its meter. They may not touch a task, a
+//     runner or the stage runtime's jobs and emitters: an operator sees
+//     its input's batches, its Out and the Sender of its exchange.
+//   - The task (task.go, tasksnap.go): one instance of one task of a
+//     plan, its operators chained, its inputs' ends counted, and its
+//     snapshot (a version, then each operator's). It uses the operators;
+//     it may not touch the runners, the transport's stream names or the
+//     stage runtime's JobSpec and Emitter.
+//   - The in-process runners (run.go, answer.go): Run, RunFeeds and
+//     Answer, every instance of a plan's tasks in one process. They use
+//     the task and the operators, not the stage adapter.
+//   - The stage adapter (stage.go: StageSpec, DecodeSpec and the
+//     stage.Operator a Task is in a deployment; streams.go: the channels'
+//     stream names; source.go: the gateway's upload feed, Source). It
+//     uses the task and the operators, not the runners.
+//   - The wire codec, the sub-package sqlops/wire: a channel's rows as a
+//     RowBatch and as its bytes. It knows nothing of the rest.
+//
+// Why files of one package and one sub-package: the wire codec is used
+// one way (exchanges write with it, tasks read with it, snapshots hold
+// rows in its form) through a small API (a Selection, a Writer, a few
+// functions), so it is a package, tested and fuzzed on its own. The
+// other concerns are not: the task reaches into its operators' state
+// (the keys they look up in a shared table, their held bytes, the scan's
+// rows, the sink's answer) and the stage adapter into its task's (the
+// scan the Source feeds, the meter of its budget), so as packages they
+// would export those internals to each other and to every importer. As
+// files they keep them unexported; the test keeps the direction.
+//
+// # The operators
+//
 // One implementation of each operator's logic: the operators here call
 // exec's (filter, projection, the hash join, the semi-join's key set, the
 // hash aggregate, distinct, sort, limit, row number, the CSV format), which
@@ -48,6 +91,8 @@
 // operator of the same plan operator; a corrupt snapshot is refused, and
 // a count the snapshot cannot hold allocates nothing.
 //
+// # The task and the runners
+//
 // Task is one instance of one task of a plan: its operators chained as
 // the plan chains them, the ends of each one's inputs counted by
 // stage.Ends as the stage runtime counts them, given the parsed
@@ -66,14 +111,16 @@
 // the channels as queues of ColumnBatches between them, handed over as
 // they are (not marshalled: what is sent is not modified afterwards).
 //
+// # The stage adapter, the wire and the streams
+//
 // In a deployment a channel's batches are bytes, and the wire codec
-// (wire.go) writes them straight from an exchange's columns (to the
+// (sqlops/wire) writes them straight from an exchange's columns (to the
 // stage.Emitter's Encoded) and reads them straight into a receiving
 // Task's batch (the stage.Operator's Apply, given the bytes), without the
 // RowBatch message in between; the bytes are protobuf's,
 // read field by field in place (services/base/protoscan, which the stage
 // runtime reads its state log with too), and whatever the codec does not
-// read is read the long way (FromRows). The
+// read is read the long way (wire.FromRows). The
 // in-process runners keep the RowBatch path: it has no bytes to write.
 //
 // A channel travels on a stream of the transport named by its index in

@@ -4,9 +4,11 @@ import (
 	"fmt"
 	"slices"
 
+	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 	"github.com/wololo/wololo/services/dataflow/sql/exec"
 	"github.com/wololo/wololo/services/dataflow/sql/physical"
 	"github.com/wololo/wololo/services/dataflow/sql/plan"
+	"github.com/wololo/wololo/services/dataflow/sql/sqlops/wire"
 	"github.com/wololo/wololo/services/dataflow/stage"
 )
 
@@ -56,9 +58,9 @@ func (x *Exchange) sendRows(to int, b *exec.Batch, rows []int32, routes []uint64
 		n = len(rows)
 	}
 	for _, r := range ranges(n, batchBytes(b)*n/b.N) {
-		s := selection{start: r[0], n: r[1] - r[0]}
+		s := wire.Span(r[0], r[1]-r[0])
 		if rows != nil {
-			s = selection{rows: rows[r[0]:r[1]], n: r[1] - r[0]}
+			s = wire.Picked(rows[r[0]:r[1]])
 		}
 		rs := routes
 		if rs != nil {
@@ -363,4 +365,41 @@ func routeKey(buf []byte, keys []*exec.Vec, i int) (key, _ []byte) {
 		buf = exec.AppendKey(buf, k, i)
 	}
 	return buf, buf
+}
+
+// Sender takes what a task instance's exchanges write: a batch of
+// channel ch to receiving instance to (each row once, with the routes it
+// is for), or (rows nil) the end of the channel from this instance, once
+// per receiving instance.
+type Sender func(ch *physical.Channel, to int, rows *Rows) error
+
+// Rows is a batch an exchange sends: some rows of a batch, with the
+// routes each is for (nil: the channel's one route). The Sender makes of
+// them what it hands on: a RowBatch (RowBatch, the in-process runner's),
+// or the bytes they travel as, written straight from the columns (the
+// wire codec, a deployment's: emitOn).
+type Rows struct {
+	b      *exec.Batch
+	s      wire.Selection
+	routes []uint64
+}
+
+// Len is the number of rows.
+func (r *Rows) Len() int { return r.s.Len() }
+
+// bytes is about the bytes of the rows' values (batchBytes's, pro rata).
+func (r *Rows) bytes() int {
+	if r.b.N == 0 {
+		return 0
+	}
+	return int(int64(batchBytes(r.b)) * int64(r.s.Len()) / int64(r.b.N))
+}
+
+// RowBatch is the rows as a ColumnBatch (wire.ToSelectedRows); nil for a nil Rows (a
+// channel's end).
+func (r *Rows) RowBatch() *wololov1.RowBatch {
+	if r == nil {
+		return nil
+	}
+	return wire.ToSelectedRows(r.b, r.s, r.routes)
 }

@@ -3,7 +3,6 @@ package sqlops
 import (
 	"math/rand/v2"
 
-	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 	"github.com/wololo/wololo/services/dataflow/sql/exec"
 	"github.com/wololo/wololo/services/dataflow/sql/physical"
 )
@@ -30,28 +29,3 @@ func RunKeys(p *physical.Plan, tables map[string]*exec.Table, own bool) (*Result
 
 // ChunkRanges is chunkRanges, for its test.
 var ChunkRanges = chunkRanges
-
-// ToSelectedRows is toRows of the rows of b at rows, or (rows nil) of its
-// run start..end-1, with routes.
-func ToSelectedRows(b *exec.Batch, rows []int32, start, end int, routes []uint64) *wololov1.RowBatch {
-	return toRows(b, selectionOf(rows, start, end), routes)
-}
-
-// WireWriter is a wireWriter kept between batches.
-type WireWriter struct{ w wireWriter }
-
-// Append is what the wire codec writes of the rows of b at rows, or
-// (rows nil) of its run start..end-1, with routes.
-func (w *WireWriter) Append(dst []byte, b *exec.Batch, rows []int32, start, end int, routes []uint64) []byte {
-	return w.w.appendRows(dst, b, selectionOf(rows, start, end), routes)
-}
-
-func selectionOf(rows []int32, start, end int) selection {
-	if rows != nil {
-		return selection{rows: rows, n: len(rows)}
-	}
-	return selection{start: start, n: end - start}
-}
-
-// ReadWireRows is readRows.
-var ReadWireRows = readRows

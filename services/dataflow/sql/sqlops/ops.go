@@ -288,7 +288,7 @@ func (s *scan) take(part int) *exec.Batch {
 // memory of its numbers and booleans. Only a Source's scan is told so:
 // what reads its batches is the exchanges of its table alone, which write
 // the rows they route onto the wire, copying numbers and booleans
-// (ToRows), and keep nothing.
+// (wire.ToRows), and keep nothing.
 func (s *scan) spend(part int, b *exec.Batch) { s.held[part].spent = b.Cols }
 
 // flush gives emit the rows held since the last flush, a batch per part,

@@ -166,12 +166,7 @@ func (q *queued) push(m message) {
 	q.mu.Lock()
 	q.queue = append(q.queue, m)
 	q.mu.Unlock()
-	if q.more != nil {
-		select {
-		case q.more <- struct{}{}:
-		default: // a wake-up is pending already
-		}
-	}
+	signal(q.more) // nil (in turn): no goroutine to wake
 }
 
 // pop takes the instance's next message, if it has one.
@@ -208,95 +203,146 @@ func run(p *physical.Plan, feeds []Feed, opt options) (*Result, int, error) {
 	for _, f := range feeds {
 		columns[f.Table] = f.Columns
 	}
-	type tableKey struct{ task, id, instance int }
-	keyTables := map[tableKey]*exec.KeyTable{}
-	var keyMu sync.Mutex // keyTables, when an instance asks for a table while others run
-	var all []*queued
-	byTask := map[string][]*queued{}
-	var pending atomic.Int64 // messages queued and not yet delivered, in all
+	in, err := newInstances(p, columns, opt)
+	if err != nil {
+		return nil, 0, err
+	}
+	gw := in.byTask[p.Gateway.Name][0]
+	if opt.pick == nil && opt.restart == nil {
+		ctx := opt.ctx
+		if ctx == nil {
+			ctx = context.Background()
+		}
+		err = runParallel(ctx, in.all, gw, feeds, &in.pending)
+	} else {
+		// One step at a time: every table's batches queued first.
+		if err := queueFeeds(gw, feeds); err != nil {
+			return nil, 0, err
+		}
+		err = runInTurn(in.all, opt.pick)
+	}
+	if err != nil {
+		return nil, 0, err
+	}
+	res, err := results(p, in.all, gw)
+	if err != nil {
+		return nil, 0, err
+	}
+	return res, in.keys(), nil
+}
+
+// instances are a run's task instances, each with its queue, and the
+// key tables they share.
+type instances struct {
+	all    []*queued
+	byTask map[string][]*queued
+	// pending counts the messages queued and not yet delivered, in all.
+	pending   atomic.Int64
+	keyMu     sync.Mutex // keyTables, when an instance asks for a table while others run
+	keyTables map[tableKey]*exec.KeyTable
+}
+
+// tableKey names a key table: of a task, a Plan.Tables entry and an
+// instance.
+type tableKey struct{ task, id, instance int }
+
+// newInstances makes every instance of p's tasks, the gateway's first.
+func newInstances(p *physical.Plan, columns map[string][]string, opt options) (*instances, error) {
+	in := &instances{byTask: map[string][]*queued{}, keyTables: map[tableKey]*exec.KeyTable{}}
 	tasks := []physical.Task{p.Gateway}
 	if p.Shard.Name != p.Gateway.Name {
 		tasks = append(tasks, p.Shard)
 	}
 	for ti, task := range tasks {
 		for i := range task.Replicas {
-			q := &queued{}
-			shared := func(id int) *exec.KeyTable {
-				keyMu.Lock()
-				defer keyMu.Unlock()
-				k := tableKey{ti, id, i}
-				if opt.own {
-					k.id = -len(keyTables) - 1
-				}
-				if keyTables[k] == nil {
-					keyTables[k] = exec.NewKeyTable()
-				}
-				return keyTables[k]
-			}
-			send := func(ch *physical.Channel, to int, rows *Rows) error {
-				dest := byTask[ch.To]
-				if to < 0 || to >= len(dest) {
-					return fmt.Errorf("channel %s: no instance %d of %s", ch.Name, to, ch.To)
-				}
-				pending.Add(1)
-				dest[to].push(message{ch: ch.Name, sender: i, rows: rows.RowBatch(), end: rows == nil})
-				return nil
-			}
-			t, err := newTask(p, task.Name, i, columns, shared, send, func(*physical.Op) bool { return true }, opt.budget)
+			t, err := newTask(p, task.Name, i, columns, in.shared(ti, i, opt.own), in.sender(i), func(*physical.Op) bool { return true }, opt.budget)
 			if err != nil {
-				return nil, 0, fmt.Errorf("run: %w", err)
+				return nil, fmt.Errorf("run: %w", err)
 			}
 			t.restart = opt.restart
-			q.t = t
-			all = append(all, q)
-			byTask[task.Name] = append(byTask[task.Name], q)
+			q := &queued{t: t}
+			in.all = append(in.all, q)
+			in.byTask[task.Name] = append(in.byTask[task.Name], q)
 		}
 	}
-	gw := byTask[p.Gateway.Name][0]
-	if opt.pick == nil && opt.restart == nil {
-		ctx := opt.ctx
-		if ctx == nil {
-			ctx = context.Background()
+	return in, nil
+}
+
+// shared gives instance i of the ti-th task the key table of a
+// Plan.Tables entry (own: a table of its own each time it asks).
+func (in *instances) shared(ti, i int, own bool) func(id int) *exec.KeyTable {
+	return func(id int) *exec.KeyTable {
+		in.keyMu.Lock()
+		defer in.keyMu.Unlock()
+		k := tableKey{ti, id, i}
+		if own {
+			k.id = -len(in.keyTables) - 1
 		}
-		err = runParallel(ctx, all, gw, feeds, &pending)
-	} else {
-		// One step at a time: every table's batches queued first.
-		for _, f := range feeds {
-			for {
-				b, err := f.Next()
-				if err != nil {
-					return nil, 0, fmt.Errorf("run: table %s: %w", f.Table, err)
-				}
-				gw.queue = append(gw.queue, message{table: f.Table, batch: b, end: b == nil})
-				if b == nil {
-					break
-				}
+		if in.keyTables[k] == nil {
+			in.keyTables[k] = exec.NewKeyTable()
+		}
+		return in.keyTables[k]
+	}
+}
+
+// sender queues what instance i sends on a channel for its receiver.
+func (in *instances) sender(i int) Sender {
+	return func(ch *physical.Channel, to int, rows *Rows) error {
+		dest := in.byTask[ch.To]
+		if to < 0 || to >= len(dest) {
+			return fmt.Errorf("channel %s: no instance %d of %s", ch.Name, to, ch.To)
+		}
+		in.pending.Add(1)
+		dest[to].push(message{ch: ch.Name, sender: i, rows: rows.RowBatch(), end: rows == nil})
+		return nil
+	}
+}
+
+// keys is the number of keys the key tables hold, in all.
+func (in *instances) keys() int {
+	keys := 0
+	for _, t := range in.keyTables {
+		keys += t.Len()
+	}
+	return keys
+}
+
+// queueFeeds queues every batch of the feeds, and their ends, for the
+// gateway.
+func queueFeeds(gw *queued, feeds []Feed) error {
+	for _, f := range feeds {
+		for {
+			b, err := f.Next()
+			if err != nil {
+				return fmt.Errorf("run: table %s: %w", f.Table, err)
+			}
+			gw.queue = append(gw.queue, message{table: f.Table, batch: b, end: b == nil})
+			if b == nil {
+				break
 			}
 		}
-		err = runInTurn(all, opt.pick)
 	}
-	if err != nil {
-		return nil, 0, err
-	}
+	return nil
+}
+
+// results are the query files the gateway's sinks hold and every
+// instance's stats, once every instance is done.
+func results(p *physical.Plan, all []*queued, gw *queued) (*Result, error) {
 	res := &Result{Files: map[string][]byte{}}
 	for _, q := range all {
 		if !q.t.Done() {
-			return nil, 0, fmt.Errorf("run: task %s[%d]: an operator's inputs never ended", q.t.name, q.t.index)
+			return nil, fmt.Errorf("run: task %s[%d]: an operator's inputs never ended", q.t.name, q.t.index)
 		}
 		res.Stats = append(res.Stats, q.t.Stats()...)
 	}
 	for _, qu := range p.Queries {
 		f, ok := gw.t.Sink(qu.Sink)
 		if !ok {
-			return nil, 0, fmt.Errorf("run: query %s: #%d is no finished sink of the gateway", qu.Name, qu.Sink)
+			return nil, fmt.Errorf("run: query %s: #%d is no finished sink of the gateway", qu.Name, qu.Sink)
 		}
 		res.Files[qu.Name] = f
 	}
-	keys := 0
-	for _, t := range keyTables {
-		keys += t.Len()
-	}
-	return res, keys, nil
+	return res, nil
 }
 
 // scanOrder is the tables p scans, those of order first, in its order,
@@ -367,110 +413,149 @@ const maxAhead = 8
 // never wait, and no cycle of waits can form. ctx done stops it all, as
 // a failure does, with ctx's error.
 func runParallel(ctx context.Context, all []*queued, gw *queued, feeds []Feed, pending *atomic.Int64) error {
-	done := make(chan struct{})
-	var once sync.Once
-	var first error
-	stop := func(err error) {
-		once.Do(func() {
-			first = err
-			close(done)
-		})
+	r := &parallel{
+		all: all, gw: gw, pending: pending,
+		done:    make(chan struct{}),
+		drained: make(chan struct{}, 1),
+		taken:   make(chan struct{}, 1),
 	}
 	for _, q := range all {
 		q.more = make(chan struct{}, 1)
 	}
-	drained := make(chan struct{}, 1) // another instance delivered a message
-	taken := make(chan struct{}, 1)   // the gateway took a message
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		select {
 		case <-ctx.Done():
-			stop(fmt.Errorf("run: stopped: %w", ctx.Err()))
-		case <-done:
+			r.stop(fmt.Errorf("run: stopped: %w", ctx.Err()))
+		case <-r.done:
 		}
 	})
 	pending.Add(1) // the feeds
-	wg.Go(func() {
-		for _, f := range feeds {
-			for {
-				select {
-				case <-done: // failed or stopped: read no more
-					return
-				default:
-				}
-				b, err := f.Next()
-				if err != nil {
-					stop(fmt.Errorf("run: table %s: %w", f.Table, err))
-					return
-				}
-				for gw.depth() > maxAhead {
-					select {
-					case <-done:
-						return
-					case <-taken:
-					}
-				}
-				pending.Add(1)
-				gw.push(message{table: f.Table, batch: b, end: b == nil})
-				if b == nil {
-					break
-				}
-			}
-		}
-		if pending.Add(-1) == 0 {
-			stop(nil)
-		}
-	})
+	wg.Go(func() { r.feed(feeds) })
 	for _, q := range all {
-		wg.Go(func() {
-			for {
-				select {
-				case <-done: // failed or stopped: deliver no more
-					return
-				default:
-				}
-				m, ok := q.pop()
-				if !ok {
-					select {
-					case <-q.more:
-						continue
-					case <-done:
-						return
-					}
-				}
-				if q == gw {
-					select {
-					case taken <- struct{}{}:
-					default:
-					}
-				}
-				if q == gw && m.table != "" {
-					for behind(all, gw) > maxAhead*(len(all)-1) {
-						select {
-						case <-done:
-							return
-						case <-drained:
-						}
-					}
-				}
-				if err := deliver(q.t, m); err != nil {
-					stop(fmt.Errorf("run: %w", err))
-					return
-				}
-				if pending.Add(-1) == 0 {
-					stop(nil)
-				}
-				if q != gw {
-					select {
-					case drained <- struct{}{}:
-					default:
-					}
-				}
-			}
-		})
+		wg.Go(func() { r.serve(q) })
 	}
 	wg.Wait()
-	return first
+	return r.first
+}
+
+// parallel is one run of runParallel.
+type parallel struct {
+	all     []*queued
+	gw      *queued
+	pending *atomic.Int64
+	// done is closed by the first stop, which sets first: a failure, or
+	// nil when nothing is pending any more.
+	done  chan struct{}
+	once  sync.Once
+	first error
+	// drained: another instance delivered a message; taken: the gateway
+	// took a message.
+	drained, taken chan struct{}
+}
+
+func (r *parallel) stop(err error) {
+	r.once.Do(func() {
+		r.first = err
+		close(r.done)
+	})
+}
+
+// stopped is whether the run failed, was stopped or ended.
+func (r *parallel) stopped() bool {
+	select {
+	case <-r.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// wait waits for a signal on c; false when the run stops first.
+func (r *parallel) wait(c <-chan struct{}) bool {
+	select {
+	case <-r.done:
+		return false
+	case <-c:
+		return true
+	}
+}
+
+// signal tells c's waiter, unless a signal is pending already.
+func signal(c chan struct{}) {
+	select {
+	case c <- struct{}{}:
+	default:
+	}
+}
+
+// delivered counts one pending message (or the feeds) done; the last
+// ends the run.
+func (r *parallel) delivered() {
+	if r.pending.Add(-1) == 0 {
+		r.stop(nil)
+	}
+}
+
+// feed queues the feeds' batches and ends for the gateway, in order,
+// while no more than maxAhead messages wait for it.
+func (r *parallel) feed(feeds []Feed) {
+	for _, f := range feeds {
+		for {
+			if r.stopped() { // failed or stopped: read no more
+				return
+			}
+			b, err := f.Next()
+			if err != nil {
+				r.stop(fmt.Errorf("run: table %s: %w", f.Table, err))
+				return
+			}
+			for r.gw.depth() > maxAhead {
+				if !r.wait(r.taken) {
+					return
+				}
+			}
+			r.pending.Add(1)
+			r.gw.push(message{table: f.Table, batch: b, end: b == nil})
+			if b == nil {
+				break
+			}
+		}
+	}
+	r.delivered()
+}
+
+// serve delivers q's messages as they arrive; the gateway routes a table
+// batch only while no more than maxAhead messages wait for each other
+// instance.
+func (r *parallel) serve(q *queued) {
+	for !r.stopped() { // failed or stopped: deliver no more
+		m, ok := q.pop()
+		if !ok {
+			if !r.wait(q.more) {
+				return
+			}
+			continue
+		}
+		if q == r.gw {
+			signal(r.taken)
+		}
+		if q == r.gw && m.table != "" {
+			for behind(r.all, r.gw) > maxAhead*(len(r.all)-1) {
+				if !r.wait(r.drained) {
+					return
+				}
+			}
+		}
+		if err := deliver(q.t, m); err != nil {
+			r.stop(fmt.Errorf("run: %w", err))
+			return
+		}
+		r.delivered()
+		if q != r.gw {
+			signal(r.drained)
+		}
+	}
 }
 
 // behind is how many messages wait for the instances other than gw.

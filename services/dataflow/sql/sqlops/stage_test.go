@@ -16,6 +16,7 @@ import (
 	"github.com/wololo/wololo/services/dataflow/sql/exec"
 	"github.com/wololo/wololo/services/dataflow/sql/physical"
 	"github.com/wololo/wololo/services/dataflow/sql/sqlops"
+	"github.com/wololo/wololo/services/dataflow/sql/sqlops/wire"
 	"github.com/wololo/wololo/services/dataflow/stage"
 )
 
@@ -440,7 +441,7 @@ func TestSourceRoutesEachRowByItsKey(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, err := sqlops.FromRows(rb, ch.Columns)
+		b, err := wire.FromRows(rb, ch.Columns)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/wololo/wololo/services/dataflow/sql/exec"
 	"github.com/wololo/wololo/services/dataflow/sql/physical"
 	"github.com/wololo/wololo/services/dataflow/sql/plan"
+	"github.com/wololo/wololo/services/dataflow/sql/sqlops/wire"
 	"github.com/wololo/wololo/services/dataflow/stage"
 )
 
@@ -63,43 +64,6 @@ type keyGroup struct {
 	col    int      // the channel's column that is the key
 	routes []int    // the routes, in order
 	uses   []keyUse // how each route's consumer keys its input
-}
-
-// Sender takes what a task instance's exchanges write: a batch of
-// channel ch to receiving instance to (each row once, with the routes it
-// is for), or (rows nil) the end of the channel from this instance, once
-// per receiving instance.
-type Sender func(ch *physical.Channel, to int, rows *Rows) error
-
-// Rows is a batch an exchange sends: some rows of a batch, with the
-// routes each is for (nil: the channel's one route). The Sender makes of
-// them what it hands on: a RowBatch (RowBatch, the in-process runner's),
-// or the bytes they travel as, written straight from the columns (the
-// wire codec, a deployment's: emitOn).
-type Rows struct {
-	b      *exec.Batch
-	s      selection
-	routes []uint64
-}
-
-// Len is the number of rows.
-func (r *Rows) Len() int { return r.s.n }
-
-// bytes is about the bytes of the rows' values (batchBytes's, pro rata).
-func (r *Rows) bytes() int {
-	if r.b.N == 0 {
-		return 0
-	}
-	return int(int64(batchBytes(r.b)) * int64(r.s.n) / int64(r.b.N))
-}
-
-// RowBatch is the rows as a ColumnBatch (toRows); nil for a nil Rows (a
-// channel's end).
-func (r *Rows) RowBatch() *wololov1.RowBatch {
-	if r == nil {
-		return nil
-	}
-	return toRows(r.b, r.s, r.routes)
 }
 
 // instance is one operator on a task instance.
@@ -431,7 +395,7 @@ func (t *Task) Receive(ch string, sender int, rows *wololov1.RowBatch) error {
 	if c == nil {
 		return fmt.Errorf("task %s[%d]: no channel %q", t.name, t.index, ch)
 	}
-	b, err := FromRows(rows, c.Columns)
+	b, err := wire.FromRows(rows, c.Columns)
 	if err != nil {
 		return fmt.Errorf("channel %s: %w", ch, err)
 	}
@@ -440,21 +404,21 @@ func (t *Task) Receive(ch string, sender int, rows *wololov1.RowBatch) error {
 }
 
 // ReceiveEncoded is Receive of a batch as it travels (a RowBatch's
-// bytes), read with the wire codec (readRows) where it is in the codec's
+// bytes), read with the wire codec (wire.Read) where it is in the codec's
 // form, else by way of the RowBatch; it returns the batch's rows.
 func (t *Task) ReceiveEncoded(ch string, sender int, encoded []byte) (int, error) {
 	c := t.p.Channel(ch)
 	if c == nil {
 		return 0, fmt.Errorf("task %s[%d]: no channel %q", t.name, t.index, ch)
 	}
-	b, masks, ok := readRows(encoded, c.Columns)
+	b, masks, ok := wire.Read(encoded, c.Columns)
 	if !ok {
 		rows := &wololov1.RowBatch{}
 		if err := proto.Unmarshal(encoded, rows); err != nil {
 			return 0, fmt.Errorf("channel %s: %w: %v", ch, batch.ErrBadBatch, err)
 		}
 		var err error
-		if b, err = FromRows(rows, c.Columns); err != nil {
+		if b, err = wire.FromRows(rows, c.Columns); err != nil {
 			return 0, fmt.Errorf("channel %s: %w", ch, err)
 		}
 		masks = rows.GetColumns().GetRoutes()

@@ -12,6 +12,7 @@ import (
 	"github.com/wololo/wololo/services/dataflow/sql/physical"
 	"github.com/wololo/wololo/services/dataflow/sql/plan"
 	"github.com/wololo/wololo/services/dataflow/sql/sqlops"
+	"github.com/wololo/wololo/services/dataflow/sql/sqlops/wire"
 	"github.com/wololo/wololo/services/dataflow/stage"
 )
 
@@ -136,7 +137,7 @@ func sentColumns(t testing.TB, rb *wololov1.RowBatch) *exec.Batch {
 			types[c].Type = plan.Bool
 		}
 	}
-	b, err := sqlops.FromRows(rb, types)
+	b, err := wire.FromRows(rb, types)
 	if err != nil {
 		t.Fatal(err)
 	}

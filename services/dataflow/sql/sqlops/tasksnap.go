@@ -147,12 +147,3 @@ func snapshotted(in *instance) (stage.Snapshotter, bool) {
 	}
 	return snap, true
 }
-
-// AppendSnapshot implements stage.Snapshotter.
-func (o *stageOp) AppendSnapshot(dst []byte) ([]byte, error) { return o.t.AppendSnapshot(dst) }
-
-// SnapshotSize implements stage.SnapshotSizer.
-func (o *stageOp) SnapshotSize() int { return o.t.SnapshotSize() }
-
-// Restore implements stage.Snapshotter.
-func (o *stageOp) Restore(state []byte) error { return o.t.Restore(state) }

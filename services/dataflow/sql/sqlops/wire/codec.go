@@ -1,4 +1,4 @@
-package sqlops
+package wire
 
 import (
 	"encoding/binary"
@@ -18,18 +18,18 @@ import (
 
 // The wire codec: a channel's batch written straight from an exchange's
 // columns to the bytes it travels as, and read straight from those bytes
-// into a batch, without the RowBatch message in between (toRows and
+// into a batch, without the RowBatch message in between (ToSelectedRows and
 // proto.Marshal, proto.Unmarshal and FromRows), which cost as much again
 // as the bytes' own reading and writing and allocated every column twice.
-// The bytes are the same: appendRows writes exactly what proto.Marshal
-// writes of toRows's RowBatch, and readRows reads what FromRows reads,
-// both held to it by differential tests and a fuzz test. readRows reads
-// only the form appendRows writes (fields in order, each once, packed,
+// The bytes are the same: Append writes exactly what proto.Marshal
+// writes of ToSelectedRows's RowBatch, and Read reads what FromRows reads,
+// both held to it by differential tests and a fuzz test. Read reads
+// only the form Append writes (fields in order, each once, packed,
 // nothing unknown, every column in its type's form);
 // for anything else it reports false and the caller reads the batch the
 // long way, which accepts every encoding protobuf does and refuses what
 // FromRows refuses, with its errors. Both ways are kept because the
-// in-process runner (RunFeeds) hands RowBatches on as Go values, never
+// in-process runner (sqlops.RunFeeds) hands RowBatches on as Go values, never
 // as bytes.
 
 // Field numbers of wololo.v1.RowBatch and the messages in it, read from
@@ -58,9 +58,9 @@ var (
 	fieldDecWide     = protoscan.FieldOf(&wololov1.DecimalColumn{}, "wide")
 )
 
-// wireWriter writes batches (appendRows), keeping its scratch between
+// Writer writes batches (Append), keeping its scratch between
 // them.
-type wireWriter struct {
+type Writer struct {
 	cols []wireColumn
 }
 
@@ -68,7 +68,7 @@ type wireWriter struct {
 // ValueColumn holds, sized before anything is written.
 type wireColumn struct {
 	v     *exec.Vec
-	nulls []byte // the selection's NULL marks; nil when none is NULL
+	nulls []byte // the Selection's NULL marks; nil when none is NULL
 	size  int    // of the ValueColumn's fields
 
 	// Text: what decides the form of its offsets, the size of the
@@ -109,10 +109,10 @@ func appendBytes(dst []byte, field protowire.Number, b []byte) []byte {
 	return append(appendHead(dst, field, len(b)), b...)
 }
 
-// appendRows appends the selected rows of b, with the routes each is for
-// (nil: the channel's one route), as proto.Marshal writes toRows(b, s,
+// Append appends the selected rows of b, with the routes each is for
+// (nil: the channel's one route), as proto.Marshal writes ToSelectedRows(b, s,
 // routes), and returns the extended slice.
-func (w *wireWriter) appendRows(dst []byte, b *exec.Batch, s selection, routes []uint64) []byte {
+func (w *Writer) Append(dst []byte, b *exec.Batch, s Selection, routes []uint64) []byte {
 	cbSize := 0
 	if s.n != 0 {
 		cbSize += 1 + protowire.SizeVarint(uint64(s.n))
@@ -155,7 +155,7 @@ func (w *wireWriter) appendRows(dst []byte, b *exec.Batch, s selection, routes [
 }
 
 // plan sizes v's selected values as valueColumn writes them.
-func (c *wireColumn) plan(v *exec.Vec, s selection) {
+func (c *wireColumn) plan(v *exec.Vec, s Selection) {
 	c.v, c.nulls, c.size = v, c.nulls[:0], 0
 	anyNull := false
 	if v.Null != nil {
@@ -188,7 +188,7 @@ func (c *wireColumn) plan(v *exec.Vec, s selection) {
 }
 
 // planText sizes a text column as textColumn writes it.
-func (c *wireColumn) planText(s selection) {
+func (c *wireColumn) planText(s Selection) {
 	c.text, c.endsSize = textShapeOf(c.v, s), 0
 	c.tcSize = sizeBytes(int(c.text.size))
 	switch c.text.form() {
@@ -208,7 +208,7 @@ func (c *wireColumn) planText(s selection) {
 
 // planNumbers writes a number column's packed values as decimalColumn
 // makes them, and sizes its DecimalColumn.
-func (c *wireColumn) planNumbers(s selection) {
+func (c *wireColumn) planNumbers(s Selection) {
 	// Room for every value's varint, so that appending never grows.
 	c.unscaled = slices.Grow(c.unscaled[:0], s.n*binary.MaxVarintLen64)
 	c.scales, c.wideRows, c.wide = c.scales[:0], c.wideRows[:0], c.wide[:0]
@@ -263,7 +263,7 @@ func (c *wireColumn) planNumbers(s selection) {
 }
 
 // append writes the column planned as a ValueColumn field of the batch.
-func (c *wireColumn) append(dst []byte, s selection) []byte {
+func (c *wireColumn) append(dst []byte, s Selection) []byte {
 	dst = appendHead(dst, fieldBatchColumns, c.size)
 	v := c.v
 	switch v.Type {
@@ -327,13 +327,13 @@ func (c *wireColumn) append(dst []byte, s selection) []byte {
 	return dst
 }
 
-// readRows reads encoded, a RowBatch in the form appendRows writes, as a
+// Read reads encoded, a RowBatch in the form Append writes, as a
 // batch of the given columns and the routes of its rows (nil when it
 // names none), as FromRows reads the RowBatch proto.Unmarshal makes of
 // it; false when encoded is in any other form or FromRows would refuse
 // it (the caller then reads it the long way). Nothing of the batch
 // aliases encoded.
-func readRows(encoded []byte, cols []plan.Column) (*exec.Batch, []uint64, bool) {
+func Read(encoded []byte, cols []plan.Column) (*exec.Batch, []uint64, bool) {
 	top := protoscan.New(encoded, 0)
 	rb, ok := top.Next()
 	if !ok || !rb.IsBytes(fieldRowBatchColumns) || !top.End() {
@@ -476,7 +476,7 @@ func readText(v *exec.Vec, b []byte, n int) bool {
 
 // packedEnds reads n end offsets packed as varints, in order, the last
 // at size; nil when they are not. (FromRows takes ends short of the
-// text, its tail unread; appendRows never writes them.)
+// text, its tail unread; Append never writes them.)
 func packedEnds(packed []byte, n, size int) []uint32 {
 	ends := make([]uint32, n)
 	end, i := uint64(0), 0

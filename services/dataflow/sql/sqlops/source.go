@@ -1,0 +1,200 @@
+package sqlops
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/wololo/wololo/services/dataflow/sql/exec"
+	"github.com/wololo/wololo/services/dataflow/sql/physical"
+	"github.com/wololo/wololo/services/dataflow/sql/plan"
+	"github.com/wololo/wololo/services/dataflow/sql/sqlops/wire"
+	"github.com/wololo/wololo/services/dataflow/stage"
+)
+
+// Source is the gateway's part of a job's plan for one table: the
+// table's scan and the exchanges that read it, which route each row the
+// upload parses onto the channels, as the plan's routes say. Rows come in
+// one at a time as text fields (Row: what ingest parses of a record),
+// which the scan reads straight into the typed columns of its next batch;
+// Flush applies them as one batch, so the upload calls it before each
+// commit and the commit holds every row up to its offset. It is not safe
+// for concurrent use.
+//
+// When one exchange reads the table, keyed by one of its text columns,
+// to several instances, and sends every row (the usual plan's
+// match_players: each row goes by its match token to a shard, for q2),
+// the Source routes each record as it reads it, by the key's field (the
+// bytes the exchange routes a text key by), into a batch per receiving
+// instance, and Flush gives the exchange each as rows all for that
+// instance: a row's key is hashed once, and its values are not copied
+// again from a batch of every instance's rows into each instance's
+// message.
+type Source struct {
+	t       *Task
+	scan    *instance // the table's scan in t
+	sc      *scan     // its operator
+	table   string
+	width   int
+	streams *streams
+	outputs []stage.Edge
+	out     stage.Emitter
+	wire    wire.Writer // writes the batches out takes as bytes
+	// x, when not nil, is the one exchange the rows are routed for as
+	// they are read, by field key.
+	x   *instance
+	key int
+}
+
+// sourceBatchRows and sourceBatchBytes are the most rows, and about the
+// most text, a Source applies as one batch: what it routes to one
+// receiver stays well within a message, and is about an exchange's
+// chunk (exec.BatchRows) when two shards share it, not half of one (each message costs its encoding, commit, journal entry and
+// lookups on both sides): 16384 rows, measured against 4096 and 8192.
+const (
+	sourceBatchRows  = 2 * exec.BatchRows
+	sourceBatchBytes = 1 << 20
+)
+
+// NewSource returns the Source of the named table of p at its gateway,
+// whose file's header row is header. A plan that does not scan the table
+// has a Source that routes nothing.
+func NewSource(p *physical.Plan, table string, header []string) (*Source, error) {
+	s, err := planStreams(p)
+	if err != nil {
+		return nil, err
+	}
+	src := &Source{table: table, width: len(header), streams: s}
+	keep := func(o *physical.Op) bool {
+		if o.Kind == plan.Scan {
+			return o.Node.Table == table
+		}
+		return p.Source(o) && p.Ops[o.Inputs[0].Op].Node.Table == table
+	}
+	var ops []*physical.Op
+	for _, o := range p.Ops {
+		if o.Task == p.Gateway.Name && keep(o) {
+			ops = append(ops, o)
+		}
+	}
+	if src.outputs, err = edges(p, s, ops); err != nil {
+		return nil, err
+	}
+	if len(ops) == 0 {
+		return src, nil
+	}
+	send := func(ch *physical.Channel, to int, rows *Rows) error {
+		return emitOn(src.out, s, ch, to, rows, &src.wire)
+	}
+	if src.t, err = newTask(p, p.Gateway.Name, 0, map[string][]string{table: slices.Clone(header)}, nil, send, keep, DefaultBudget); err != nil {
+		return nil, fmt.Errorf("table %s: %w", table, err)
+	}
+	if src.scan, err = src.t.scan(table); err != nil {
+		return nil, err
+	}
+	src.sc = src.scan.op.(*scan)
+	src.x, src.key = routedBy(src.t, src.scan)
+	return src, nil
+}
+
+// routedBy returns the exchange of t that a Source routes its rows for
+// as it reads them, and the field of the table that is its key: when it
+// is the one exchange, it reads the scan sc, sends to several instances
+// every row (a route of the channel has no condition: where every route
+// has one, the exchange routes only the rows some condition keeps, often
+// few), and is keyed by one column of the scan's read as text (whose
+// value is the field, never NULL: the bytes the exchange routes it by).
+// Else nil.
+func routedBy(t *Task, sc *instance) (*instance, int) {
+	var x *instance
+	for _, in := range t.order {
+		if in.x != nil {
+			if x != nil {
+				return nil, 0
+			}
+			x = in
+		}
+	}
+	if x == nil || x.o.Inputs[0].Op != sc.o.ID || x.x.to <= 1 || len(x.x.ch.Key) != 1 {
+		return nil, 0
+	}
+	if !slices.ContainsFunc(x.x.ch.Routes, func(r physical.Route) bool { return r.Cond == nil }) {
+		return nil, 0
+	}
+	s := sc.op.(*scan)
+	e := x.x.ch.Exprs[x.x.ch.Key[0]]
+	if e.Kind != plan.ColRef || e.Col < 0 || e.Col >= len(s.idx) || s.n.Output[e.Col].Type != plan.Text {
+		return nil, 0
+	}
+	return x, s.idx[e.Col]
+}
+
+// Outputs are the streams the Source writes: the routes of its table's
+// channels, to their tasks.
+func (s *Source) Outputs() []stage.Edge { return s.outputs }
+
+// Width is the number of fields a record of the table has.
+func (s *Source) Width() int { return s.width }
+
+// Row reads a record's fields (Width of them) into the rows held until
+// the next Flush; the caller flushes when Full.
+func (s *Source) Row(fields [][]byte) {
+	switch {
+	case s.x != nil:
+		s.sc.rowTo(stage.Route(fields[s.key], s.x.x.to), fields)
+	case s.t != nil:
+		s.sc.row(fields)
+	}
+}
+
+// Full reports whether the rows held are a batch's worth: the caller
+// flushes them (with the Emitter it commits).
+func (s *Source) Full() bool {
+	return s.t != nil && (s.sc.rows >= sourceBatchRows || s.sc.bytes >= sourceBatchBytes)
+}
+
+// Flush applies the rows held to the scan's chain, and routes them into
+// out.
+func (s *Source) Flush(out stage.Emitter) error {
+	if s.t == nil || s.sc.rows == 0 {
+		return nil
+	}
+	s.out = out
+	if s.x == nil {
+		return s.t.flushScan(s.scan)
+	}
+	return s.sc.flush(func(to int, b *exec.Batch) error {
+		if err := s.x.x.ApplyTo(to, b); err != nil {
+			return fmt.Errorf("operator #%d (%s): %w", s.x.o.ID, s.x.o.Kind, err)
+		}
+		return nil
+	})
+}
+
+// End flushes the rows held and ends the table: every channel route its
+// exchanges write ends (out.End).
+func (s *Source) End(out stage.Emitter) error {
+	if err := s.Flush(out); err != nil {
+		return err
+	}
+	if s.t == nil {
+		return nil
+	}
+	s.out = out
+	return s.t.EndTable(s.table)
+}
+
+// Stats are the scan's counts of the values that read as NULL, by
+// column name, since the Source was made.
+func (s *Source) Stats() map[string]int64 {
+	out := map[string]int64{}
+	if s.t == nil {
+		return out
+	}
+	for _, st := range s.t.Stats() {
+		if n := st.Missing + st.Invalid; n > 0 {
+			out[strings.TrimPrefix(st.Column, s.table+".")] += n
+		}
+	}
+	return out
+}
