@@ -426,19 +426,6 @@ func (o *aggOp) step(in []zset) (zset, error) {
 	return out, nil
 }
 
-// runs are the sorted ids as runs of consecutive ones, [from, to).
-func runs(ids []int32) [][2]int32 {
-	var out [][2]int32
-	for _, g := range ids {
-		if n := len(out); n > 0 && out[n-1][1] == g {
-			out[n-1][1]++
-			continue
-		}
-		out = append(out, [2]int32{g, g + 1})
-	}
-	return out
-}
-
 // distinctOp is DISTINCT. Over an input that only grows it is
 // exec.Distinct: a row new to it passes, once. Over one that retracts
 // rows it counts each distinct row's copies (rowSet), and a row passes

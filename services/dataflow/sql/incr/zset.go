@@ -68,15 +68,6 @@ func unweighted(b *exec.Batch) *exec.Batch {
 	return &exec.Batch{N: b.N, Cols: b.Cols[:len(b.Cols)-1]}
 }
 
-// rows counts the rows of z.
-func (z zset) rows() int {
-	n := 0
-	for _, b := range z {
-		n += b.N
-	}
-	return n
-}
-
 // keyOf appends the key of row i over b's first cols columns: exec's
 // hash key (a number without its trailing zeros), and, when exact, each
 // number's scale after it, so that rows that are written differently
