@@ -29,3 +29,7 @@ func RunKeys(p *physical.Plan, tables map[string]*exec.Table, own bool) (*Result
 
 // ChunkRanges is chunkRanges, for its test.
 var ChunkRanges = chunkRanges
+
+// SourceSpent is what the Source's task has counted of its budget: the
+// bytes its last batch (step) sent, and the most one batch sent.
+func SourceSpent(s *Source) (step, most int64) { return s.t.meter.stepBytes, s.t.meter.mostStep }

@@ -563,3 +563,34 @@ func TestEveryStreamIsShortAndItsOwn(t *testing.T) {
 		t.Errorf("band: %q, want a header and 4 bands", b)
 	}
 }
+
+// TestSourceCountsEachFlushAsAStep: what a Source sends is held to
+// --job-max-step-bytes flush by flush, as a task's input batch is, not
+// summed over the whole upload: a replay of a full-scale match_players
+// (134 MB sent, in 1 MiB flushes) once failed its job as "over its
+// budget" for the sum.
+func TestSourceCountsEachFlushAsAStep(t *testing.T) {
+	_, _, tables := generated(t, 1000, 6)
+	p := planOf(t, defaultTexts(), queries.Names, tables, 3)
+	tab := tables["match_players"]
+	for _, routed := range []bool{true, false} {
+		name := "match_players"
+		if !routed { // a plan whose Source does not route by field: one shard
+			p = planOf(t, defaultTexts(), queries.Names, tables, 1)
+		}
+		src, err := sqlops.NewSource(p, name, tab.Columns)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := stage.NewOutputs(deploy.Instance{Stage: p.Gateway.Name}, "j", src.Outputs())
+		var steps []int64 // what each flush of 500 rows counted
+		feedSource(t, src, tab, out, func(rows int) bool { return rows%500 == 0 }, func(eof bool) {
+			if step, _ := sqlops.SourceSpent(src); !eof {
+				steps = append(steps, step)
+			}
+		})
+		if len(steps) < 4 || steps[0] <= 0 || slices.Max(steps) > 2*steps[0] {
+			t.Errorf("routed %v: each flush of 500 rows counted %v bytes sent: want each flush counted alone, about the same", routed, steps)
+		}
+	}
+}
