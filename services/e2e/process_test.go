@@ -137,7 +137,7 @@ func TestClientCLIExitCodes(t *testing.T) {
 		code int // the exit status (README: CLI conventions)
 	}{
 		{"a repeated column a query reads", submit(dup, d.players), `column map: table matches has two columns named map`, 1},
-		{"a header over the limit", submit(long, d.players), "matches.csv: the header row is longer than", 1},
+		{"a header over the limit", submit(long, d.players), "the matches file: " + long + ": the header row is longer than", 1},
 		{"binary garbage", submit(garbage, d.players), `matches.csv: no column "average_rating" (read by query q1)`, 1},
 		{"the files swapped", submit(d.players, d.matches), `matches.csv: no column "average_rating" (read by query q1)`, 1},
 		{"missing file", []string{"client", "submit", "--matches", "/nonexistent/m.csv", "--players", d.players, "--out", t.TempDir()}, "/nonexistent/m.csv", 1},
