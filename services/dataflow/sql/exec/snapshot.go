@@ -372,3 +372,64 @@ func (a *acc) readBest(r *stateReader, g int) {
 		}
 	}
 }
+
+// AppendState appends the table's keys to dst in slot order;
+// RestoreState adds them again in that order into an empty table, so
+// that every key has its slot again (an operator indexing its state by
+// slot, services/dataflow/sql/incr's, keeps its indices).
+func (t *KeyTable) AppendState(dst []byte) []byte {
+	w := snapcodec.Writer{B: slices.Grow(dst, len(t.arena)+2*len(t.ends))}
+	w.Uvarint(uint64(len(t.ends)))
+	for s := range int32(len(t.ends)) {
+		w.Bytes(t.key(s))
+	}
+	return w.B
+}
+
+// RestoreState reads what AppendState wrote into an empty table.
+func (t *KeyTable) RestoreState(state []byte) error {
+	r := newStateReader(state)
+	n := r.Count(1)
+	t.reserve(n, len(state))
+	for s := range n {
+		if t.slot(r.Bytes()) != int32(s) && r.Err == nil {
+			r.Fail(fmt.Errorf("%w: a key twice", errState))
+		}
+	}
+	return r.End()
+}
+
+// AppendRowsState appends the rows of b to dst, values in binary (as an
+// Aggregation's state writes them): its row count, then column by
+// column.
+func AppendRowsState(dst []byte, b *Batch) []byte {
+	w := stateWriter{snapcodec.Writer{B: dst}}
+	w.Uvarint(uint64(b.N))
+	for _, v := range b.Cols {
+		for i := range b.N {
+			w.value(v, i)
+		}
+	}
+	return w.B
+}
+
+// RestoreRowsState reads what AppendRowsState wrote of rows of cols.
+func RestoreRowsState(state []byte, cols []plan.Column) (*Batch, error) {
+	r := newStateReader(state)
+	n := r.Count(len(cols))
+	b := &Batch{N: n}
+	for _, c := range cols {
+		bl := newBuilder(c.Type, n)
+		for range n {
+			if r.Err != nil {
+				break
+			}
+			r.value(bl)
+		}
+		b.Cols = append(b.Cols, bl.v)
+	}
+	if err := r.End(); err != nil {
+		return nil, err
+	}
+	return b, nil
+}

@@ -168,7 +168,7 @@ func runEpochs(t *testing.T, label string, root *plan.Node, parts []map[string]*
 }
 
 // sqlgenTables reads a case's tables, and their catalog.
-func sqlgenTables(t *testing.T, c sqlgen.Case) (map[string]*exec.Table, sql.Catalog) {
+func sqlgenTables(t testing.TB, c sqlgen.Case) (map[string]*exec.Table, sql.Catalog) {
 	t.Helper()
 	tables := map[string]*exec.Table{}
 	cat := sql.Catalog{}
