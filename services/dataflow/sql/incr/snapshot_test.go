@@ -114,8 +114,8 @@ func mapKeysInt(m map[int]bool) func(func(int) bool) {
 	}
 }
 
-// TestRestoreContinues: sqlgen's random queries and the four default
-// queries, over random epochs, snapshotted and restored at random epoch
+// TestRestoreContinues: sqlgen's random queries, the constructs whose
+// rows leave the answer and the four default queries, over random epochs, snapshotted and restored at random epoch
 // boundaries: every later version equal to the uninterrupted engine's.
 func TestRestoreContinues(t *testing.T) {
 	runs := 1000
@@ -138,6 +138,20 @@ func TestRestoreContinues(t *testing.T) {
 		r := rand.New(rand.NewPCG(seed, 41))
 		parts := epochs(r, tables, 1+r.IntN(6))
 		checkRestores(t, fmt.Sprintf("seed %d: %s", seed, c.Query), r, root, parts)
+	}
+	for _, q := range constructs {
+		for seed := range uint64(20) {
+			tables, cat := sqlgenTables(t, sqlgen.Generate(seed))
+			root, err := sql.Compile(q, cat)
+			if err != nil {
+				t.Fatalf("%s: %v", q, err)
+			}
+			if seed%2 == 1 {
+				root = rewrite.Optimize(root)
+			}
+			r := rand.New(rand.NewPCG(seed, 42))
+			checkRestores(t, fmt.Sprintf("seed %d: %s", seed, q), r, root, epochs(r, tables, 1+r.IntN(8)))
+		}
 	}
 	qs := defaultQueries(t)
 	for seed := range int64(4) {
