@@ -163,3 +163,48 @@ func maintain(b *testing.B, root *plan.Node, parts []map[string]*exec.Table) {
 		}
 	}
 }
+
+// BenchmarkSnapshot: each default query maintained over the same
+// dataset as DefaultQueries (in 100 epochs, not timed), then an op is
+// its Snapshot and a Restore from it; the snapshot's size as bytes and
+// bytes per input row (of both tables).
+//
+//	go test -run '^$' -bench Snapshot -benchtime 3x ./services/dataflow/sql/incr/
+func BenchmarkSnapshot(b *testing.B) {
+	tables, cat := dataset(b, datagen.Config{Matches: 50000, Seed: 1})
+	qs := defaultQueries(b)
+	rows := 0
+	for _, t := range tables {
+		for _, bt := range t.Batches {
+			rows += bt.N
+		}
+	}
+	parts := epochs(rand.New(rand.NewPCG(1, 2)), tables, 100)
+	for _, name := range slices.Sorted(mapKeys(qs)) {
+		root, err := sql.Compile(qs[name], cat)
+		if err != nil {
+			b.Fatal(err)
+		}
+		root = rewrite.Optimize(root)
+		e, err := incr.New(root)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, p := range parts {
+			commitEpoch(b, e, p)
+		}
+		b.Run(name, func(b *testing.B) {
+			var snap []byte
+			for b.Loop() {
+				if snap, err = e.Snapshot(snap[:0]); err != nil {
+					b.Fatal(err)
+				}
+				if _, err := incr.Restore(root, snap); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(len(snap)), "bytes")
+			b.ReportMetric(float64(len(snap))/float64(rows), "bytes/row")
+		})
+	}
+}

@@ -30,6 +30,23 @@
 // and to the changes, but for the few docs/standing.md lists (a LIMIT
 // over groups sorts them all again). The state is plain data (exec's key
 // tables and accumulators, maps, counts, stored batches), never a
-// pointer into an input batch, so that a snapshot can write it; writing
-// it is not done yet.
+// pointer into an input batch.
+//
+// Snapshot writes that state, between epochs, as bytes, and Restore
+// makes an engine of the same plan from them that gives the same later
+// changes and answers, byte for byte: a standing job survives a SIGKILL
+// from its last snapshot and the epochs after it. A snapshot is
+// snapcodec's varints (a format version first, then the epochs
+// committed), then each operator's state, the plan's nodes depth first:
+// a scan's NULL counts; a join's rows of both sides; a semi-join's keys
+// (exec.KeyTable's, in slot order), each key's count and rows, and the
+// rows it keeps; an aggregate's exec.Aggregation state and which groups
+// pass its HAVING; a regroup's keys and the rows it keeps per group; a
+// DISTINCT's exec.Distinct keys or its counted rows; each LIMIT's or
+// answer's rows with their counts and the last version shown. exec's
+// structures write their own state (AppendState); stored rows are
+// exec.AppendRowsState's, values in binary. Nothing the plan says is
+// written. Restore refuses, wrapping ErrSnapshot, bytes that are not a
+// snapshot of the plan's engine (truncated, garbage, another plan's),
+// and never panics on them (FuzzRestore).
 package incr
