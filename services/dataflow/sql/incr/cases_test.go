@@ -11,8 +11,6 @@ import (
 	"github.com/wololo/wololo/services/dataflow/sql/exec"
 	"github.com/wololo/wololo/services/dataflow/sql/incr"
 	"github.com/wololo/wololo/services/dataflow/sql/plan"
-	"github.com/wololo/wololo/services/dataflow/sql/rewrite"
-	"github.com/wololo/wololo/services/dataflow/sql/sqlgen"
 )
 
 // constructs are queries of each construct whose answer's rows leave it
@@ -72,14 +70,7 @@ func TestConstructsEveryEpoch(t *testing.T) {
 	}
 	for _, q := range constructs {
 		for seed := range uint64(seeds) {
-			tables, cat := sqlgenTables(t, sqlgen.Generate(seed))
-			root, err := sql.Compile(q, cat)
-			if err != nil {
-				t.Fatalf("%s: %v", q, err)
-			}
-			if seed%2 == 1 {
-				root = rewrite.Optimize(root)
-			}
+			root, tables, _ := seedPlan(t, seed, q)
 			r := rand.New(rand.NewPCG(seed, 41))
 			runEpochs(t, fmt.Sprintf("seed %d: %s", seed, q), root, epochs(r, tables, 1+r.IntN(8)))
 		}

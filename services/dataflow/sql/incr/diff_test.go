@@ -182,6 +182,27 @@ func sqlgenTables(t testing.TB, c sqlgen.Case) (map[string]*exec.Table, sql.Cata
 	return tables, cat
 }
 
+// seedPlan is the plan of q (of sqlgen's query of the seed when q is
+// "") over the seed's sqlgen tables, as Compile makes it for an even
+// seed and as rewrite.Optimize rewrites it for an odd one; the tables,
+// and the query.
+func seedPlan(t testing.TB, seed uint64, q string) (*plan.Node, map[string]*exec.Table, string) {
+	t.Helper()
+	c := sqlgen.Generate(seed)
+	if q == "" {
+		q = c.Query
+	}
+	tables, cat := sqlgenTables(t, c)
+	root, err := sql.Compile(q, cat)
+	if err != nil {
+		t.Fatalf("seed %d: %s: %v", seed, q, err)
+	}
+	if seed%2 == 1 {
+		root = rewrite.Optimize(root)
+	}
+	return root, tables, q
+}
+
 // TestRandomQueriesEveryEpoch runs sqlgen's random queries over their
 // tables split into random epochs (an epoch may be empty), the plan as
 // Compile makes it and as rewrite.Optimize rewrites it: every version
@@ -195,18 +216,10 @@ func TestRandomQueriesEveryEpoch(t *testing.T) {
 	refused := map[string]int{}
 	nRefused, versions := 0, 0
 	for seed := range uint64(runs) {
-		c := sqlgen.Generate(seed)
-		tables, cat := sqlgenTables(t, c)
-		root, err := sql.Compile(c.Query, cat)
-		if err != nil {
-			t.Fatalf("seed %d: %s: %v", seed, c.Query, err)
-		}
-		if seed%2 == 1 {
-			root = rewrite.Optimize(root)
-		}
+		root, tables, q := seedPlan(t, seed, "")
 		if err := incr.Check(root); err != nil {
 			if !errors.Is(err, incr.ErrUnsupported) {
-				t.Fatalf("seed %d: %s: %v", seed, c.Query, err)
+				t.Fatalf("seed %d: %s: %v", seed, q, err)
 			}
 			refused[err.Error()]++
 			nRefused++
@@ -214,7 +227,7 @@ func TestRandomQueriesEveryEpoch(t *testing.T) {
 		}
 		r := rand.New(rand.NewPCG(seed, 40))
 		parts := epochs(r, tables, 1+r.IntN(6))
-		versions += runEpochs(t, fmt.Sprintf("seed %d: %s", seed, c.Query), root, parts)
+		versions += runEpochs(t, fmt.Sprintf("seed %d: %s", seed, q), root, parts)
 	}
 	t.Logf("%d of %d random queries maintained (%d versions checked), %d refused: %v", runs-nRefused, runs, versions, nRefused, refused)
 	if nRefused > runs/10 {

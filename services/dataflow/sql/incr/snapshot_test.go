@@ -123,32 +123,17 @@ func TestRestoreContinues(t *testing.T) {
 		runs = 200
 	}
 	for seed := range uint64(runs) {
-		c := sqlgen.Generate(seed)
-		tables, cat := sqlgenTables(t, c)
-		root, err := sql.Compile(c.Query, cat)
-		if err != nil {
-			t.Fatalf("seed %d: %s: %v", seed, c.Query, err)
-		}
-		if seed%2 == 1 {
-			root = rewrite.Optimize(root)
-		}
+		root, tables, q := seedPlan(t, seed, "")
 		if err := incr.Check(root); err != nil {
 			continue
 		}
 		r := rand.New(rand.NewPCG(seed, 41))
 		parts := epochs(r, tables, 1+r.IntN(6))
-		checkRestores(t, fmt.Sprintf("seed %d: %s", seed, c.Query), r, root, parts)
+		checkRestores(t, fmt.Sprintf("seed %d: %s", seed, q), r, root, parts)
 	}
 	for _, q := range constructs {
 		for seed := range uint64(20) {
-			tables, cat := sqlgenTables(t, sqlgen.Generate(seed))
-			root, err := sql.Compile(q, cat)
-			if err != nil {
-				t.Fatalf("%s: %v", q, err)
-			}
-			if seed%2 == 1 {
-				root = rewrite.Optimize(root)
-			}
+			root, tables, _ := seedPlan(t, seed, q)
 			r := rand.New(rand.NewPCG(seed, 42))
 			checkRestores(t, fmt.Sprintf("seed %d: %s", seed, q), r, root, epochs(r, tables, 1+r.IntN(8)))
 		}
