@@ -151,6 +151,16 @@ var keptCases = []struct {
 		query: "SELECT t.k, AVG(t.n), AVG(CASE WHEN t.b THEN 1.0 ELSE 0.0 END) FROM t GROUP BY t.k ORDER BY 1, 2, 3",
 		want:  []string{`"a","0.1617283945061725","0.5"`, `"b","1.6666666666666667","0.6666666666666666"`, `"c","1486.7330359350012","1"`},
 	},
+	{
+		// Issue 41: BETWEEN, a binder rewrite to x >= lo AND x <= hi, with
+		// NULLs of x and of a bound (NOT BETWEEN of a NULL bound is true
+		// where the other comparison is false).
+		name: "BETWEEN and NOT BETWEEN, NULLs included",
+		tables: []sqlgen.Table{{Name: "t", Columns: []string{"k", "n", "b"},
+			CSV: "k,n,b\na,1,1\nb,2.5,0\nc,,1\nd,7,0\n"}},
+		query: "SELECT t.k, t.n BETWEEN 1 AND 2.5, t.n NOT BETWEEN 2 AND 8, t.n BETWEEN NULL AND 3, t.k NOT BETWEEN 'b' AND 'c' FROM t WHERE t.n BETWEEN -1 AND 7 OR t.n IS NULL ORDER BY 1",
+		want:  []string{`"a","true","true","","true"`, `"b","true","false","","false"`, `"c","","","","false"`, `"d","false","false","false","true"`},
+	},
 }
 
 // TestSQLKeptCases runs the kept cases.

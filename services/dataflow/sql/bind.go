@@ -191,7 +191,7 @@ func (lv *level) compound(e parse.Expr) (*plan.Expr, *tvar, error) {
 	case *parse.In:
 		return lv.inList(x)
 	case *parse.Between:
-		return nil, nil, lv.err(x.OpPos, "BETWEEN", "not supported: write x >= low AND x <= high")
+		return lv.between(x)
 	case *parse.Case:
 		return lv.caseExpr(x)
 	case *parse.Call:
@@ -363,6 +363,21 @@ func (lv *level) inList(x *parse.In) (*plan.Expr, *tvar, error) {
 		return lv.typed(&plan.Expr{Kind: plan.Not, Args: []*plan.Expr{out}}, known(plan.Bool))
 	}
 	return out, known(plan.Bool), nil
+}
+
+// between binds x [NOT] BETWEEN lo AND hi as PostgreSQL defines it:
+// x >= lo AND x <= hi (NOT of it for NOT BETWEEN, which is x < lo OR
+// x > hi under three-valued logic). x is bound twice, to the same
+// value: expressions have no side effects. SYMMETRIC is refused by the
+// parser.
+func (lv *level) between(x *parse.Between) (*plan.Expr, *tvar, error) {
+	in := &parse.Binary{Pos: x.Pos, OpPos: x.OpPos, Op: "and",
+		L: &parse.Binary{Pos: x.Pos, OpPos: x.OpPos, Op: ">=", L: x.X, R: x.Lo},
+		R: &parse.Binary{Pos: x.Pos, OpPos: x.OpPos, Op: "<=", L: x.X, R: x.Hi}}
+	if x.Not {
+		return lv.compound(&parse.Unary{Pos: x.Pos, Op: "not", X: in})
+	}
+	return lv.compound(in)
 }
 
 // caseExpr binds CASE [x] WHEN ... THEN ... [ELSE ...] END; the simple

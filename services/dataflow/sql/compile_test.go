@@ -68,7 +68,8 @@ func TestRefused(t *testing.T) {
 		{`select token from matches where map = "arabia"`, "column arabia", 1, 39},
 		{"select token from matches where average_rating::int > 1", "CAST to INT", 1, 33},
 		{"select token from matches where average_rating::numeric > 1 and average_rating::text = 'x'", "CAST", 1, 65},
-		{"select token from matches where average_rating between 1 and 2", "BETWEEN", 1, 48},
+		{"select token from matches where average_rating between symmetric 1 and 2", "BETWEEN SYMMETRIC", 1, 56},
+		{"select token from matches where average_rating between 1 and 'x'", "comparison <=", 1, 48},
 		{"select order from matches", "syntax", 1, 8},
 	}
 	for _, c := range cases {

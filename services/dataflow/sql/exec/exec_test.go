@@ -37,6 +37,11 @@ func TestExpressions(t *testing.T) {
 		{"select id, duration_seconds(d) as s from t where duration_seconds(d) > 0 order by s desc",
 			"id,s\n2,86401\n1,3600\n"},
 		{"select name from t order by name", "name\n\nBob\n\"a,b\"\n\xffz\n"},
+		// BETWEEN is x >= lo AND x <= hi: NULL when x or a bound is NULL
+		// and the other side does not decide; NOT BETWEEN its negation.
+		{"select id, x between -3 and 7 as b, x not between -3 and 7 as nb, y between 1 and null as bn, y not between 5 and null as nbn from t order by id",
+			"id,b,nb,bn,nbn\n1,false,true,,true\n2,true,false,false,true\n3,,,,true\n4,,,,true\n"},
+		{"select id from t where y between 1 and 2 order by id", "id\n3\n4\n"},
 		{"select x from t where x * 1 = x order by x desc", "x\n10\n-2.5\n"},
 		{"select x * 1 as x from t order by x", "x\n-2.5\n10\n\n\n"}, // NULLs last
 		{"select count(*), count(x * 1), sum(x), min(x), max(x), avg(x), sum(case when flag then 1 else 0 end) from t",
