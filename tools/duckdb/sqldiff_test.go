@@ -159,9 +159,23 @@ var keptCases = []struct {
 		tables: []sqlgen.Table{{Name: "t", Columns: []string{"k", "n", "b"},
 			CSV: "k,n,b\na,1,1\nb,2.5,0\nc,,1\nd,7,0\n"}},
 		query: "SELECT t.k, t.n BETWEEN 1 AND 2.5, t.n NOT BETWEEN 2 AND 8, t.n BETWEEN NULL AND 3, t.k NOT BETWEEN 'b' AND 'c' FROM t WHERE t.n BETWEEN -1 AND 7 OR t.n IS NULL ORDER BY 1",
-		want:  []string{`"a","true","true","","true"`, `"b","true","false","","false"`, `"c","","","","false"`, `"d","false","false","false","true"`},
+		want: []string{`"a","true","true",` + nullWant + `,"true"`, `"b","true","false",` + nullWant + `,"false"`,
+			`"c",` + nullWant + `,` + nullWant + `,` + nullWant + `,"false"`, `"d","false","false","false","true"`},
+	},
+	{
+		// Issue 41: COALESCE and NULLIF (the arguments one type, as a CASE's).
+		name: "COALESCE and NULLIF, NULLs included",
+		tables: []sqlgen.Table{{Name: "t", Columns: []string{"k", "n", "b"},
+			CSV: "k,n,b\na,1,1\nb,2.5,0\nc,,1\nc,7,\n"}},
+		query: "SELECT t.k, COALESCE(t.n, 0), COALESCE(NULL, t.b, t.n > 2), NULLIF(t.n, 2.50), NULLIF(t.k, 'c'), COALESCE(NULLIF(t.n, 1), -1) FROM t ORDER BY 1, 2",
+		want: []string{`"a","1","true","1","a","-1"`, `"b","2.5","false",` + nullWant + `,"b","2.5"`,
+			`"c","0","true",` + nullWant + `,` + nullWant + `,"-1"`, `"c","7","true","7",` + nullWant + `,"7"`},
 	},
 }
+
+// nullWant is a NULL field of a kept case's want: nullField, quoted
+// as the rows' fields are.
+var nullWant = strconv.Quote(nullField)
 
 // TestSQLKeptCases runs the kept cases.
 func TestSQLKeptCases(t *testing.T) {

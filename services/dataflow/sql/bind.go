@@ -511,6 +511,32 @@ func (lv *level) call(f *parse.Call) (*plan.Expr, *tvar, error) {
 			out.Args = append(out.Args, x)
 		}
 		return lv.typed(out, known(plan.Number))
+	case plan.FnCoalesce, plan.FnNullIf:
+		return lv.coalesce(f, upper)
 	}
 	return nil, nil, lv.err(f.Pos, "function "+upper, "not supported (docs/sql.md lists the functions)")
+}
+
+// coalesce binds COALESCE(a, ...) and NULLIF(a, b): their arguments one
+// kind, as a CASE's values are, which is the result's.
+func (lv *level) coalesce(f *parse.Call, upper string) (*plan.Expr, *tvar, error) {
+	switch {
+	case f.Name == plan.FnCoalesce && len(f.Args) == 0:
+		return nil, nil, lv.err(f.Pos, upper, "takes one argument or more")
+	case f.Name == plan.FnNullIf && len(f.Args) != 2:
+		return nil, nil, lv.err(f.Pos, upper, "takes two arguments: NULLIF(value, null_when)")
+	}
+	out := &plan.Expr{Kind: plan.Call, Fn: f.Name}
+	result := &tvar{}
+	for _, a := range f.Args {
+		x, v, err := lv.expr(a)
+		if err != nil {
+			return nil, nil, err
+		}
+		if err := lv.unify(result, v, a.Position(), upper); err != nil {
+			return nil, nil, err
+		}
+		out.Args = append(out.Args, x)
+	}
+	return lv.typed(out, result)
 }

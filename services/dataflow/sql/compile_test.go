@@ -71,6 +71,10 @@ func TestRefused(t *testing.T) {
 		{"select token from matches where average_rating between symmetric 1 and 2", "BETWEEN SYMMETRIC", 1, 56},
 		{"select token from matches where average_rating between 1 and 'x'", "comparison <=", 1, 48},
 		{"select order from matches", "syntax", 1, 8},
+		{"select coalesce(average_rating, 'x') from matches where average_rating > 1", "COALESCE", 1, 33},
+		{"select coalesce() from matches", "COALESCE", 1, 8},
+		{"select nullif(map) from matches", "NULLIF", 1, 8},
+		{"select nullif(map, 1, 2) from matches", "NULLIF", 1, 8},
 	}
 	for _, c := range cases {
 		t.Run(c.query, func(t *testing.T) {
