@@ -171,6 +171,15 @@ var keptCases = []struct {
 		want: []string{`"a","1","true","1","a","-1"`, `"b","2.5","false",` + nullWant + `,"b","2.5"`,
 			`"c","0","true",` + nullWant + `,` + nullWant + `,"-1"`, `"c","7","true","7",` + nullWant + `,"7"`},
 	},
+	{
+		// Issue 41: GROUP BY a position and a SELECT alias (no input
+		// column has its name), ORDER BY a position.
+		name: "GROUP BY a position and an alias, ORDER BY a position",
+		tables: []sqlgen.Table{{Name: "t", Columns: []string{"k", "n", "b"},
+			CSV: "k,n,b\na,1,1\nb,2.5,0\nc,,1\nc,7,\nd,9,0\n"}},
+		query: "SELECT CASE WHEN t.n > 2 THEN 'big' ELSE 'small' END AS band, t.b, COUNT(*), SUM(t.n) FROM t GROUP BY band, 2 ORDER BY 3 DESC, 1, 2",
+		want:  []string{`"big","0","2","11.5"`, `"small","1","2","1"`, `"big","","1","7"`},
+	},
 }
 
 // nullWant is a NULL field of a kept case's want: nullField, quoted

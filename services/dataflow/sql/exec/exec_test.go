@@ -47,6 +47,11 @@ func TestExpressions(t *testing.T) {
 		{"select id, coalesce(x, y, 0) as c, coalesce(name, 'none') as n, coalesce(null, x) as cx, nullif(x, 10.0) as nx, nullif(y, x) as ny, nullif(x, null) as nn from t order by id",
 			"id,c,n,cx,nx,ny,nn\n1,10,Bob,10,,3,10\n2,-2.5,\"a,b\",-2.5,-2.5,0,-2.5\n3,2,,,,2,\n4,1,\xffz,,,1,\n"},
 		{"select coalesce(sum(x), 0) as s, nullif(count(*), 4) as c from t where y > 5", "s,c\n0,0\n"},
+		// GROUP BY a position or a SELECT alias groups by the item's
+		// expression; ORDER BY a position sorts by that column.
+		{"select case when y > 1 then 'hi' else 'lo' end as band, count(*) as n, sum(y) from t group by band order by 3 desc",
+			"band,n,sum(y)\nhi,2,5\nlo,2,1\n"},
+		{"select y > 1, count(*) from t group by 1 order by 1", "y > 1,count(*)\nfalse,2\ntrue,2\n"},
 		{"select x from t where x * 1 = x order by x desc", "x\n10\n-2.5\n"},
 		{"select x * 1 as x from t order by x", "x\n-2.5\n10\n\n\n"}, // NULLs last
 		{"select count(*), count(x * 1), sum(x), min(x), max(x), avg(x), sum(case when flag then 1 else 0 end) from t",
