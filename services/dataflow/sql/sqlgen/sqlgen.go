@@ -542,10 +542,9 @@ func (g *gen) query(tRows, uRows []map[string]val) (query, want string) {
 		if joined && g.r.IntN(3) == 0 { // a key of the other side of the join
 			key = column("u", "m")
 		}
-		// An expression as the key, but one of a column: a whole number
-		// in GROUP BY is a position, which the engine refuses, and DuckDB
-		// folds a constant such as -(10) into one and reads it as a
-		// position too, where PostgreSQL and ours group by its value (a
+		// An expression as the key, but one of a column: DuckDB folds a
+		// constant such as -(10) into a whole number and reads it as a
+		// position, where PostgreSQL and ours group by its value (a
 		// difference of the dialects, left out).
 		if e := g.number(1); g.r.IntN(4) == 0 && strings.Contains(e.sql, "t.") {
 			key = e
@@ -645,11 +644,19 @@ func (g *gen) query(tRows, uRows []map[string]val) (query, want string) {
 			}
 			out = append(out, row)
 		}
-		sqlText := "SELECT " + key.sql
+		// The key named by its expression, its position or its alias.
+		item, by := key.sql, key.sql
+		switch g.r.IntN(4) {
+		case 0:
+			by = "1"
+		case 1:
+			item, by = key.sql+" AS grp", "grp"
+		}
+		sqlText := "SELECT " + item
 		for _, c := range chosen {
 			sqlText += ", " + aggs[c].sql
 		}
-		sqlText += " FROM " + from + " GROUP BY " + key.sql
+		sqlText += " FROM " + from + " GROUP BY " + by
 		sqlText += having.sql
 		return g.finish(sqlText, 1+len(chosen), out)
 	}
