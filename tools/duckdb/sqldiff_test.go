@@ -151,7 +151,40 @@ var keptCases = []struct {
 		query: "SELECT t.k, AVG(t.n), AVG(CASE WHEN t.b THEN 1.0 ELSE 0.0 END) FROM t GROUP BY t.k ORDER BY 1, 2, 3",
 		want:  []string{`"a","0.1617283945061725","0.5"`, `"b","1.6666666666666667","0.6666666666666666"`, `"c","1486.7330359350012","1"`},
 	},
+	{
+		// Issue 41: BETWEEN, a binder rewrite to x >= lo AND x <= hi, with
+		// NULLs of x and of a bound (NOT BETWEEN of a NULL bound is true
+		// where the other comparison is false).
+		name: "BETWEEN and NOT BETWEEN, NULLs included",
+		tables: []sqlgen.Table{{Name: "t", Columns: []string{"k", "n", "b"},
+			CSV: "k,n,b\na,1,1\nb,2.5,0\nc,,1\nd,7,0\n"}},
+		query: "SELECT t.k, t.n BETWEEN 1 AND 2.5, t.n NOT BETWEEN 2 AND 8, t.n BETWEEN NULL AND 3, t.k NOT BETWEEN 'b' AND 'c' FROM t WHERE t.n BETWEEN -1 AND 7 OR t.n IS NULL ORDER BY 1",
+		want: []string{`"a","true","true",` + nullWant + `,"true"`, `"b","true","false",` + nullWant + `,"false"`,
+			`"c",` + nullWant + `,` + nullWant + `,` + nullWant + `,"false"`, `"d","false","false","false","true"`},
+	},
+	{
+		// Issue 41: COALESCE and NULLIF (the arguments one type, as a CASE's).
+		name: "COALESCE and NULLIF, NULLs included",
+		tables: []sqlgen.Table{{Name: "t", Columns: []string{"k", "n", "b"},
+			CSV: "k,n,b\na,1,1\nb,2.5,0\nc,,1\nc,7,\n"}},
+		query: "SELECT t.k, COALESCE(t.n, 0), COALESCE(NULL, t.b, t.n > 2), NULLIF(t.n, 2.50), NULLIF(t.k, 'c'), COALESCE(NULLIF(t.n, 1), -1) FROM t ORDER BY 1, 2",
+		want: []string{`"a","1","true","1","a","-1"`, `"b","2.5","false",` + nullWant + `,"b","2.5"`,
+			`"c","0","true",` + nullWant + `,` + nullWant + `,"-1"`, `"c","7","true","7",` + nullWant + `,"7"`},
+	},
+	{
+		// Issue 41: GROUP BY a position and a SELECT alias (no input
+		// column has its name), ORDER BY a position.
+		name: "GROUP BY a position and an alias, ORDER BY a position",
+		tables: []sqlgen.Table{{Name: "t", Columns: []string{"k", "n", "b"},
+			CSV: "k,n,b\na,1,1\nb,2.5,0\nc,,1\nc,7,\nd,9,0\n"}},
+		query: "SELECT CASE WHEN t.n > 2 THEN 'big' ELSE 'small' END AS band, t.b, COUNT(*), SUM(t.n) FROM t GROUP BY band, 2 ORDER BY 3 DESC, 1, 2",
+		want:  []string{`"big","0","2","11.5"`, `"small","1","2","1"`, `"big","","1","7"`},
+	},
 }
+
+// nullWant is a NULL field of a kept case's want: nullField, quoted
+// as the rows' fields are.
+var nullWant = strconv.Quote(nullField)
 
 // TestSQLKeptCases runs the kept cases.
 func TestSQLKeptCases(t *testing.T) {

@@ -191,7 +191,7 @@ func (lv *level) compound(e parse.Expr) (*plan.Expr, *tvar, error) {
 	case *parse.In:
 		return lv.inList(x)
 	case *parse.Between:
-		return nil, nil, lv.err(x.OpPos, "BETWEEN", "not supported: write x >= low AND x <= high")
+		return lv.between(x)
 	case *parse.Case:
 		return lv.caseExpr(x)
 	case *parse.Call:
@@ -365,6 +365,21 @@ func (lv *level) inList(x *parse.In) (*plan.Expr, *tvar, error) {
 	return out, known(plan.Bool), nil
 }
 
+// between binds x [NOT] BETWEEN lo AND hi as PostgreSQL defines it:
+// x >= lo AND x <= hi (NOT of it for NOT BETWEEN, which is x < lo OR
+// x > hi under three-valued logic). x is bound twice, to the same
+// value: expressions have no side effects. SYMMETRIC is refused by the
+// parser.
+func (lv *level) between(x *parse.Between) (*plan.Expr, *tvar, error) {
+	in := &parse.Binary{Pos: x.Pos, OpPos: x.OpPos, Op: "and",
+		L: &parse.Binary{Pos: x.Pos, OpPos: x.OpPos, Op: ">=", L: x.X, R: x.Lo},
+		R: &parse.Binary{Pos: x.Pos, OpPos: x.OpPos, Op: "<=", L: x.X, R: x.Hi}}
+	if x.Not {
+		return lv.compound(&parse.Unary{Pos: x.Pos, Op: "not", X: in})
+	}
+	return lv.compound(in)
+}
+
 // caseExpr binds CASE [x] WHEN ... THEN ... [ELSE ...] END; the simple
 // form compares x with each WHEN value.
 func (lv *level) caseExpr(x *parse.Case) (*plan.Expr, *tvar, error) {
@@ -496,6 +511,32 @@ func (lv *level) call(f *parse.Call) (*plan.Expr, *tvar, error) {
 			out.Args = append(out.Args, x)
 		}
 		return lv.typed(out, known(plan.Number))
+	case plan.FnCoalesce, plan.FnNullIf:
+		return lv.coalesce(f, upper)
 	}
 	return nil, nil, lv.err(f.Pos, "function "+upper, "not supported (docs/sql.md lists the functions)")
+}
+
+// coalesce binds COALESCE(a, ...) and NULLIF(a, b): their arguments one
+// kind, as a CASE's values are, which is the result's.
+func (lv *level) coalesce(f *parse.Call, upper string) (*plan.Expr, *tvar, error) {
+	switch {
+	case f.Name == plan.FnCoalesce && len(f.Args) == 0:
+		return nil, nil, lv.err(f.Pos, upper, "takes one argument or more")
+	case f.Name == plan.FnNullIf && len(f.Args) != 2:
+		return nil, nil, lv.err(f.Pos, upper, "takes two arguments: NULLIF(value, null_when)")
+	}
+	out := &plan.Expr{Kind: plan.Call, Fn: f.Name}
+	result := &tvar{}
+	for _, a := range f.Args {
+		x, v, err := lv.expr(a)
+		if err != nil {
+			return nil, nil, err
+		}
+		if err := lv.unify(result, v, a.Position(), upper); err != nil {
+			return nil, nil, err
+		}
+		out.Args = append(out.Args, x)
+	}
+	return lv.typed(out, result)
 }

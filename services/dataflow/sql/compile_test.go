@@ -60,16 +60,28 @@ func TestRefused(t *testing.T) {
 		{"select civ from match_players where match in (select nope from matches)", "column nope", 1, 54},
 		{"select civ from match_players where match in (select token, map from matches)", "subquery", 1, 47},
 		{"select civ from match_players where rating > 5 and rating in (select mirror from matches where mirror)", "IN (SELECT ...)", 1, 59},
-		// Found by the DuckDB differential test: GROUP BY 2 was one group
-		// of the constant 2, where PostgreSQL and DuckDB read a position.
-		{"select civ, count(*) from match_players group by 1", "GROUP BY position", 1, 50},
-		{"select 2, count(*) from match_players group by 2", "GROUP BY position", 1, 48},
+		// GROUP BY 2 is a position (the DuckDB differential test found it
+		// read as one group of the constant 2): the item's expression.
+		{"select 2, count(*) from match_players group by 2", "aggregate COUNT", 1, 11},
+		{"select civ, count(*) from match_players group by 3", "GROUP BY position", 1, 50},
+		{"select civ, count(*) from match_players group by 0", "GROUP BY position", 1, 50},
+		{"select *, 1 from match_players group by 2", "*", 1, 8},
+		// A GROUP BY name is an input column, else a SELECT alias.
+		{"select civ as c, count(*) as n from match_players group by n", "aggregate COUNT", 1, 18},
+		{"select civ as b, rating as b from match_players group by b", "GROUP BY b", 1, 58},
+		{"select civ as c from match_players group by band", "column band", 1, 45},
+		{"select civ as rating, count(*) from match_players group by rating", "column civ", 1, 8}, // the input column wins
 		// PostgreSQL's dialect: MySQL's spellings named, casts that convert refused.
 		{`select token from matches where map = "arabia"`, "column arabia", 1, 39},
 		{"select token from matches where average_rating::int > 1", "CAST to INT", 1, 33},
 		{"select token from matches where average_rating::numeric > 1 and average_rating::text = 'x'", "CAST", 1, 65},
-		{"select token from matches where average_rating between 1 and 2", "BETWEEN", 1, 48},
+		{"select token from matches where average_rating between symmetric 1 and 2", "BETWEEN SYMMETRIC", 1, 56},
+		{"select token from matches where average_rating between 1 and 'x'", "comparison <=", 1, 48},
 		{"select order from matches", "syntax", 1, 8},
+		{"select coalesce(average_rating, 'x') from matches where average_rating > 1", "COALESCE", 1, 33},
+		{"select coalesce() from matches", "COALESCE", 1, 8},
+		{"select nullif(map) from matches", "NULLIF", 1, 8},
+		{"select nullif(map, 1, 2) from matches", "NULLIF", 1, 8},
 	}
 	for _, c := range cases {
 		t.Run(c.query, func(t *testing.T) {
@@ -104,6 +116,9 @@ func TestAccepted(t *testing.T) {
 		// PostgreSQL's dialect: match a plain name, "name" a name, names
 		// folded to lower case, casts stating a column's kind.
 		{"select match, count(*) from match_players group by match", "match text"},
+		// GROUP BY positions and SELECT aliases (not input columns' names).
+		{"select civ, count(*) from match_players group by 1 order by 2 desc", "civ text"},
+		{"select case when rating > 1 then 'hi' else 'lo' end as band, count(*) from match_players group by band order by band", "rating number"},
 		{`SELECT "civ" FROM match_players WHERE "civ" = 'Huns' AND CIV <> ''`, "civ text"},
 		{"select civ from match_players where rating::numeric > 1 and cast(winner as boolean) and civ::text <> '' and rating > '2'::numeric", "rating number,civ text,winner bool"},
 	}

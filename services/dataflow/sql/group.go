@@ -2,6 +2,7 @@ package sql
 
 import (
 	"slices"
+	"strconv"
 
 	"github.com/wololo/wololo/services/dataflow/sql/parse"
 	"github.com/wololo/wololo/services/dataflow/sql/plan"
@@ -16,6 +17,10 @@ func (lv *level) groupBy(sel *parse.Select) error {
 	if len(sel.GroupBy) > 0 {
 		lv.grouped = true
 		for _, g := range sel.GroupBy {
+			g, err := lv.groupTarget(sel.Items, g)
+			if err != nil {
+				return err
+			}
 			if err := lv.groupKey(g); err != nil {
 				return err
 			}
@@ -28,14 +33,60 @@ func (lv *level) groupBy(sel *parse.Select) error {
 	return nil
 }
 
+// groupTarget is the expression a GROUP BY item groups by, by
+// PostgreSQL's rule: a whole number is a position of the SELECT list
+// (not a constant: one group), the item's expression; a bare name that
+// no input column has is a SELECT item's alias, the item's expression;
+// anything else is itself (an input column wins over an alias).
+func (lv *level) groupTarget(items []*parse.Item, g parse.Expr) (parse.Expr, error) {
+	switch x := g.(type) {
+	case *parse.Literal:
+		if x.Kind != parse.NumberLit || !isWhole(x.Text) {
+			return g, nil
+		}
+		for _, it := range items {
+			if it.Star {
+				return nil, lv.err(it.Pos, "*", "SELECT * with GROUP BY or aggregates is not supported")
+			}
+		}
+		n, err := strconv.Atoi(x.Text)
+		if err != nil || n < 1 || n > len(items) {
+			return nil, lv.err(x.Pos, "GROUP BY position", "there is no output column %s", x.Text)
+		}
+		return items[n-1].Expr, nil
+	case *parse.Column:
+		if x.Table != "" || lv.hasColumn(x.Name) {
+			return g, nil
+		}
+		var target parse.Expr
+		for _, it := range items {
+			if it.Star || it.Alias != x.Name {
+				continue
+			}
+			if target != nil && lv.c.render(target) != lv.c.render(it.Expr) {
+				return nil, lv.err(x.Pos, "GROUP BY "+x.Name, "ambiguous: two SELECT items are named %s", x.Name)
+			}
+			target = it.Expr
+		}
+		if target != nil {
+			return target, nil
+		}
+	}
+	return g, nil
+}
+
+// hasColumn reports whether a table of the FROM clause has a column name.
+func (lv *level) hasColumn(name string) bool {
+	for _, s := range lv.scans {
+		if slices.Contains(s.names, name) {
+			return true
+		}
+	}
+	return false
+}
+
 // groupKey binds one expression of GROUP BY as the next group key.
 func (lv *level) groupKey(g parse.Expr) error {
-	// A whole number in GROUP BY is a position of the SELECT
-	// list in PostgreSQL and DuckDB; grouping by it as a constant
-	// (one group) would be another answer than theirs.
-	if lit, ok := g.(*parse.Literal); ok && lit.Kind == parse.NumberLit && isWhole(lit.Text) {
-		return lv.err(lit.Pos, "GROUP BY position", "not supported: write the expression")
-	}
 	e, v, err := lv.expr(g)
 	if err != nil {
 		return err

@@ -84,6 +84,15 @@ func evalAt(e *plan.Expr, b *Batch) (*Vec, error) {
 		if v, ok := finishCall(e.Fn, args, n); ok {
 			return v, nil
 		}
+		switch e.Fn {
+		case plan.FnCoalesce:
+			return coalesceVec(e.Type, args, n), nil
+		case plan.FnNullIf:
+			if len(args) != 2 {
+				return nil, fmt.Errorf("NULLIF of %d arguments", len(args))
+			}
+			return nullIfVec(args[0], args[1], n)
+		}
 		if e.Fn != plan.FnPercent || len(args) != 2 {
 			return nil, fmt.Errorf("unknown function %s/%d", e.Fn, len(args))
 		}
@@ -385,4 +394,39 @@ func caseVec(t plan.Type, args []*Vec, n int) *Vec {
 		}
 	}
 	return out.v
+}
+
+// coalesceVec picks, per row, the first argument's value that is not
+// NULL, else NULL.
+func coalesceVec(t plan.Type, args []*Vec, n int) *Vec {
+	out := newBuilder(t, n)
+rows:
+	for i := range n {
+		for _, a := range args {
+			if j := at(a, i); !a.IsNull(j) {
+				out.from(a, j)
+				continue rows
+			}
+		}
+		out.null()
+	}
+	return out.v
+}
+
+// nullIfVec is NULLIF(a, b): NULL where a = b is true (equal values, by
+// value: 1.0 equals 1), else a, NULLs of either side included.
+func nullIfVec(a, b *Vec, n int) (*Vec, error) {
+	eq, err := cmpVec("=", a, b, n)
+	if err != nil {
+		return nil, fmt.Errorf("NULLIF: %w", err)
+	}
+	out := newBuilder(a.Type, n)
+	for i := range n {
+		if !eq.IsNull(i) && eq.Bools[i] {
+			out.null()
+		} else {
+			out.from(a, at(a, i))
+		}
+	}
+	return out.v, nil
 }

@@ -37,6 +37,21 @@ func TestExpressions(t *testing.T) {
 		{"select id, duration_seconds(d) as s from t where duration_seconds(d) > 0 order by s desc",
 			"id,s\n2,86401\n1,3600\n"},
 		{"select name from t order by name", "name\n\nBob\n\"a,b\"\n\xffz\n"},
+		// BETWEEN is x >= lo AND x <= hi: NULL when x or a bound is NULL
+		// and the other side does not decide; NOT BETWEEN its negation.
+		{"select id, x between -3 and 7 as b, x not between -3 and 7 as nb, y between 1 and null as bn, y not between 5 and null as nbn from t order by id",
+			"id,b,nb,bn,nbn\n1,false,true,,true\n2,true,false,false,true\n3,,,,true\n4,,,,true\n"},
+		{"select id from t where y between 1 and 2 order by id", "id\n3\n4\n"},
+		// COALESCE: the first argument not NULL; NULLIF(a, b): NULL where
+		// a = b (by value: 10.0 = 10), else a, NULLs of a or b included.
+		{"select id, coalesce(x, y, 0) as c, coalesce(name, 'none') as n, coalesce(null, x) as cx, nullif(x, 10.0) as nx, nullif(y, x) as ny, nullif(x, null) as nn from t order by id",
+			"id,c,n,cx,nx,ny,nn\n1,10,Bob,10,,3,10\n2,-2.5,\"a,b\",-2.5,-2.5,0,-2.5\n3,2,,,,2,\n4,1,\xffz,,,1,\n"},
+		{"select coalesce(sum(x), 0) as s, nullif(count(*), 4) as c from t where y > 5", "s,c\n0,0\n"},
+		// GROUP BY a position or a SELECT alias groups by the item's
+		// expression; ORDER BY a position sorts by that column.
+		{"select case when y > 1 then 'hi' else 'lo' end as band, count(*) as n, sum(y) from t group by band order by 3 desc",
+			"band,n,sum(y)\nhi,2,5\nlo,2,1\n"},
+		{"select y > 1, count(*) from t group by 1 order by 1", "y > 1,count(*)\nfalse,2\ntrue,2\n"},
 		{"select x from t where x * 1 = x order by x desc", "x\n10\n-2.5\n"},
 		{"select x * 1 as x from t order by x", "x\n-2.5\n10\n\n\n"}, // NULLs last
 		{"select count(*), count(x * 1), sum(x), min(x), max(x), avg(x), sum(case when flag then 1 else 0 end) from t",

@@ -161,7 +161,9 @@ const (
 
 // Functions of Call.
 const (
-	FnPercent = "percent" // PERCENT(part, whole): see value.Percent
+	FnPercent  = "percent"  // PERCENT(part, whole): see value.Percent
+	FnCoalesce = "coalesce" // COALESCE(a, ...): the first argument not NULL, else NULL; all of Type
+	FnNullIf   = "nullif"   // NULLIF(a, b): NULL where a = b is true, else a; a and b of one type
 )
 
 // Expr is an expression over a node's input columns. Type is its result's.

@@ -13,10 +13,11 @@
 // compares it with DuckDB running the same query over the same files.
 //
 // The queries: WHERE conditions (comparisons, AND, OR, NOT, [NOT] IN
-// lists, IS [NOT] NULL, booleans as they are or against TRUE/FALSE),
-// arithmetic (+ - * and unary minus), CASE, DURATION_SECONDS, an inner
+// lists, [NOT] BETWEEN, IS [NOT] NULL, booleans as they are or against
+// TRUE/FALSE), arithmetic (+ - * and unary minus), CASE, COALESCE,
+// NULLIF, DURATION_SECONDS, an inner
 // join or a semi-join (IN (SELECT ...)), DISTINCT, GROUP BY a column or an
-// expression with COUNT(*), COUNT, SUM, MIN, MAX (of numbers and texts),
+// expression (by itself, its position or its alias) with COUNT(*), COUNT, SUM, MIN, MAX (of numbers and texts),
 // PERCENT and HAVING, ORDER BY positions ASC/DESC, LIMIT.
 //
 // A case is a pure function of its seed. The tables are t(k, n, b, s, d) and

@@ -253,9 +253,35 @@ func (g *gen) number(depth int) expr {
 		}
 		return column("t", "n")
 	}
-	switch g.r.IntN(5) {
+	switch g.r.IntN(7) {
 	case 0: // CASE, with or without ELSE
 		return g.caseNumber(depth - 1)
+	case 5: // COALESCE of two or three
+		args := []expr{g.number(depth - 1), g.number(depth - 1)}
+		if g.r.IntN(3) == 0 {
+			args = append(args, g.number(depth-1))
+		}
+		texts := make([]string, len(args))
+		for i, a := range args {
+			texts[i] = a.sql
+		}
+		return expr{sql: "COALESCE(" + strings.Join(texts, ", ") + ")", kind: 'n', eval: func(row map[string]val) val {
+			for _, a := range args {
+				if x := a.eval(row); !x.null {
+					return x
+				}
+			}
+			return val{null: true, kind: 'n'}
+		}}
+	case 6: // NULLIF: NULL where equal, else the first
+		a, b := g.number(depth-1), g.number(depth-1)
+		return expr{sql: "NULLIF(" + a.sql + ", " + b.sql + ")", kind: 'n', eval: func(row map[string]val) val {
+			x, y := a.eval(row), b.eval(row)
+			if !x.null && !y.null && x.num.Cmp(y.num) == 0 {
+				return val{null: true, kind: 'n'}
+			}
+			return x
+		}}
 	case 1:
 		a := g.number(depth - 1)
 		return expr{sql: "-(" + a.sql + ")", kind: 'n', eval: func(row map[string]val) val {
@@ -316,7 +342,23 @@ func (g *gen) pred(depth int) expr {
 		return expr{sql: sqlText, kind: 'b', eval: f}
 	}
 	if depth <= 0 || g.r.IntN(3) == 0 {
-		switch g.r.IntN(6) {
+		switch g.r.IntN(7) {
+		case 6: // [NOT] BETWEEN: x >= lo AND x <= hi, or NOT of it
+			x, lo, hi := g.number(1), g.number(1), g.number(1)
+			not := g.r.IntN(3) == 0
+			word := map[bool]string{false: " BETWEEN ", true: " NOT BETWEEN "}[not]
+			return boolean("("+x.sql+word+lo.sql+" AND "+hi.sql+")", func(row map[string]val) val {
+				v, l, h := x.eval(row), lo.eval(row), hi.eval(row)
+				ge, le := val{null: true, kind: 'b'}, val{null: true, kind: 'b'}
+				if !v.null && !l.null {
+					ge = val{kind: 'b', b: v.num.Cmp(l.num) >= 0}
+				}
+				if !v.null && !h.null {
+					le = val{kind: 'b', b: v.num.Cmp(h.num) <= 0}
+				}
+				r := logic(true, ge, le)
+				return val{null: r.null, kind: 'b', b: r.b != not}
+			})
 		case 0: // a boolean column, as it is or compared with TRUE/FALSE
 			c := column("t", "b")
 			switch g.r.IntN(3) {
@@ -393,18 +435,20 @@ func (g *gen) pred(depth int) expr {
 	b := g.pred(depth - 1)
 	and := g.r.IntN(2) == 0
 	word := map[bool]string{true: " AND ", false: " OR "}[and]
-	return boolean("("+a.sql+word+b.sql+")", func(row map[string]val) val {
-		x, y := a.eval(row), b.eval(row)
-		switch {
-		case and && (!x.null && !x.b || !y.null && !y.b):
-			return val{kind: 'b', b: false}
-		case !and && (!x.null && x.b || !y.null && y.b):
-			return val{kind: 'b', b: true}
-		case x.null || y.null:
-			return val{null: true, kind: 'b'}
-		}
-		return val{kind: 'b', b: and}
-	})
+	return boolean("("+a.sql+word+b.sql+")", func(row map[string]val) val { return logic(and, a.eval(row), b.eval(row)) })
+}
+
+// logic is x AND y (and), else x OR y, in three-valued logic.
+func logic(and bool, x, y val) val {
+	switch {
+	case and && (!x.null && !x.b || !y.null && !y.b):
+		return val{kind: 'b', b: false}
+	case !and && (!x.null && x.b || !y.null && y.b):
+		return val{kind: 'b', b: true}
+	case x.null || y.null:
+		return val{null: true, kind: 'b'}
+	}
+	return val{kind: 'b', b: and}
 }
 
 // table makes a random table's CSV text and its rows.
@@ -498,10 +542,9 @@ func (g *gen) query(tRows, uRows []map[string]val) (query, want string) {
 		if joined && g.r.IntN(3) == 0 { // a key of the other side of the join
 			key = column("u", "m")
 		}
-		// An expression as the key, but one of a column: a whole number
-		// in GROUP BY is a position, which the engine refuses, and DuckDB
-		// folds a constant such as -(10) into one and reads it as a
-		// position too, where PostgreSQL and ours group by its value (a
+		// An expression as the key, but one of a column: DuckDB folds a
+		// constant such as -(10) into a whole number and reads it as a
+		// position, where PostgreSQL and ours group by its value (a
 		// difference of the dialects, left out).
 		if e := g.number(1); g.r.IntN(4) == 0 && strings.Contains(e.sql, "t.") {
 			key = e
@@ -601,11 +644,19 @@ func (g *gen) query(tRows, uRows []map[string]val) (query, want string) {
 			}
 			out = append(out, row)
 		}
-		sqlText := "SELECT " + key.sql
+		// The key named by its expression, its position or its alias.
+		item, by := key.sql, key.sql
+		switch g.r.IntN(4) {
+		case 0:
+			by = "1"
+		case 1:
+			item, by = key.sql+" AS grp", "grp"
+		}
+		sqlText := "SELECT " + item
 		for _, c := range chosen {
 			sqlText += ", " + aggs[c].sql
 		}
-		sqlText += " FROM " + from + " GROUP BY " + key.sql
+		sqlText += " FROM " + from + " GROUP BY " + by
 		sqlText += having.sql
 		return g.finish(sqlText, 1+len(chosen), out)
 	}

@@ -25,6 +25,8 @@ func TestCasesCoverTheSubsetAndTheData(t *testing.T) {
 		" JOIN u ON ": false, " IN (SELECT ": false, "GROUP BY": false, "HAVING": false, "DISTINCT": false,
 		"ORDER BY": false, " DESC": false, "LIMIT": false, "CASE WHEN": false, "SUM(": false, "MIN(": false,
 		"MAX(": false, "COUNT(": false, " NOT IN (": false, "-(": false, wideInt: false, "DURATION_SECONDS(": false, "PERCENT(": false,
+		" BETWEEN ": false, " NOT BETWEEN ": false, "COALESCE(": false, "NULLIF(": false,
+		"GROUP BY 1": false, "GROUP BY grp": false,
 	}
 	data := map[string]func(string) bool{
 		"a missing value":           func(csv string) bool { return strings.Contains(csv, ",,") || strings.Contains(csv, ",\n") },
