@@ -172,6 +172,18 @@ var keptCases = []struct {
 			`"c","0","true",` + nullWant + `,` + nullWant + `,"-1"`, `"c","7","true","7",` + nullWant + `,"7"`},
 	},
 	{
+		// Issue 41: LIKE, ILIKE (% and _, a character of UTF-8) and
+		// STARTS_WITH. No backslash: DuckDB's LIKE has no default escape
+		// (docs/sql.md).
+		name: "LIKE, ILIKE and STARTS_WITH, NULLs included",
+		tables: []sqlgen.Table{{Name: "t", Columns: []string{"k", "s"},
+			CSV: "k,s\na,Bob\nb,\"a,b\"\nc,\nd,héé_x\ne,50%\n"}}, // c's s is '', not NULL
+		query: "SELECT t.k, t.s LIKE 'B%', t.s ILIKE 'b_B', t.s NOT LIKE '%,%', t.s LIKE 'h%_x', t.s LIKE '%0%', STARTS_WITH(t.s, 'a,') FROM t WHERE t.s LIKE '%' OR t.s IS NULL ORDER BY 1",
+		want: []string{`"a","true","true","true","false","false","false"`, `"b","false","false","false","false","false","true"`,
+			`"c","false","false","true","false","false","false"`,
+			`"d","false","false","true","true","false","false"`, `"e","false","false","true","false","true","false"`},
+	},
+	{
 		// Issue 41: GROUP BY a position and a SELECT alias (no input
 		// column has its name), ORDER BY a position.
 		name: "GROUP BY a position and an alias, ORDER BY a position",

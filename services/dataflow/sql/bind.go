@@ -183,7 +183,7 @@ func (lv *level) compound(e parse.Expr) (*plan.Expr, *tvar, error) {
 		case comparisons[x.Op]:
 			return lv.comparison(x)
 		case strings.HasSuffix(x.Op, "like"):
-			return nil, nil, lv.err(x.OpPos, strings.ToUpper(x.Op), "not supported")
+			return lv.like(x)
 		}
 		return lv.arith(x)
 	case *parse.Is:
@@ -513,6 +513,8 @@ func (lv *level) call(f *parse.Call) (*plan.Expr, *tvar, error) {
 		return lv.typed(out, known(plan.Number))
 	case plan.FnCoalesce, plan.FnNullIf:
 		return lv.coalesce(f, upper)
+	case plan.FnStarts:
+		return lv.textCall(f, upper, plan.Bool, plan.Text, plan.Text)
 	}
 	return nil, nil, lv.err(f.Pos, "function "+upper, "not supported (docs/sql.md lists the functions)")
 }

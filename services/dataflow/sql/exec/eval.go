@@ -84,6 +84,9 @@ func evalAt(e *plan.Expr, b *Batch) (*Vec, error) {
 		if v, ok := finishCall(e.Fn, args, n); ok {
 			return v, nil
 		}
+		if v, ok, err := textCall(e.Fn, args, n); ok {
+			return v, err
+		}
 		switch e.Fn {
 		case plan.FnCoalesce:
 			return coalesceVec(e.Type, args, n), nil

@@ -47,6 +47,12 @@ func TestExpressions(t *testing.T) {
 		{"select id, coalesce(x, y, 0) as c, coalesce(name, 'none') as n, coalesce(null, x) as cx, nullif(x, 10.0) as nx, nullif(y, x) as ny, nullif(x, null) as nn from t order by id",
 			"id,c,n,cx,nx,ny,nn\n1,10,Bob,10,,3,10\n2,-2.5,\"a,b\",-2.5,-2.5,0,-2.5\n3,2,,,,2,\n4,1,\xffz,,,1,\n"},
 		{"select coalesce(sum(x), 0) as s, nullif(count(*), 4) as c from t where y > 5", "s,c\n0,0\n"},
+		// LIKE: % any characters, _ one (a byte not UTF-8 is one), \
+		// escapes; ILIKE folds case; NULL in, NULL out.
+		{"select id, name like 'B%' as a, name ilike 'b_B' as b, name not like '%,%' as c, name like '_z' as d, name like 'a\\,b' as e, name like '%o%b' as f, name like '' as g, starts_with(name, 'a,') as s from t order by id",
+			"id,a,b,c,d,e,f,g,s\n1,true,true,true,false,false,true,false,false\n2,false,false,false,false,true,false,false,true\n3,false,false,true,false,false,false,true,false\n4,false,false,true,true,false,false,false,false\n"},
+		{"select id from t where name like '%b' or name not ilike '%B%' order by id", "id\n1\n2\n3\n4\n"},
+		{"select id, starts_with(null, name) as b, starts_with(name, '') as c from t order by id", "id,b,c\n1,,true\n2,,true\n3,,true\n4,,true\n"},
 		// GROUP BY a position or a SELECT alias groups by the item's
 		// expression; ORDER BY a position sorts by that column.
 		{"select case when y > 1 then 'hi' else 'lo' end as band, count(*) as n, sum(y) from t group by band order by 3 desc",

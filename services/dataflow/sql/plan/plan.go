@@ -161,9 +161,12 @@ const (
 
 // Functions of Call.
 const (
-	FnPercent  = "percent"  // PERCENT(part, whole): see value.Percent
-	FnCoalesce = "coalesce" // COALESCE(a, ...): the first argument not NULL, else NULL; all of Type
-	FnNullIf   = "nullif"   // NULLIF(a, b): NULL where a = b is true, else a; a and b of one type
+	FnPercent  = "percent"     // PERCENT(part, whole): see value.Percent
+	FnCoalesce = "coalesce"    // COALESCE(a, ...): the first argument not NULL, else NULL; all of Type
+	FnNullIf   = "nullif"      // NULLIF(a, b): NULL where a = b is true, else a; a and b of one type
+	FnLike     = "like"        // Args[0] LIKE Args[1], Args[1] a text Const pattern (% _ and \ escape)
+	FnILike    = "ilike"       // FnLike, letters compared lower-cased
+	FnStarts   = "starts_with" // STARTS_WITH(s, p): s begins with the bytes of p
 )
 
 // Expr is an expression over a node's input columns. Type is its result's.

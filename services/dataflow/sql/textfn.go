@@ -1,0 +1,72 @@
+package sql
+
+import (
+	"strings"
+
+	"github.com/wololo/wololo/services/dataflow/sql/parse"
+	"github.com/wololo/wololo/services/dataflow/sql/plan"
+)
+
+// like binds x [NOT] LIKE / ILIKE 'pattern': x a text, the pattern a
+// text literal (% any characters, _ one, \ the next one literally).
+func (lv *level) like(x *parse.Binary) (*plan.Expr, *tvar, error) {
+	op := strings.TrimPrefix(x.Op, "not ")
+	word := strings.ToUpper(x.Op)
+	lit, ok := x.R.(*parse.Literal)
+	if !ok || lit.Kind != parse.StringLit {
+		return nil, nil, lv.err(x.R.Position(), word, "the pattern must be a text literal")
+	}
+	if escapedEnd(lit.Text) {
+		return nil, nil, lv.err(lit.Pos, word, "the pattern must not end with the escape character \\")
+	}
+	l, v, err := lv.expr(x.L)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := lv.unify(v, known(plan.Text), x.OpPos, word); err != nil {
+		return nil, nil, err
+	}
+	pattern, _, err := lv.literal(lit)
+	if err != nil {
+		return nil, nil, err
+	}
+	fn := plan.FnLike
+	if op == "ilike" {
+		fn = plan.FnILike
+	}
+	out, _, _ := lv.typed(&plan.Expr{Kind: plan.Call, Fn: fn, Args: []*plan.Expr{l, pattern}}, known(plan.Bool))
+	if op == x.Op {
+		return out, known(plan.Bool), nil
+	}
+	return lv.typed(&plan.Expr{Kind: plan.Not, Args: []*plan.Expr{out}}, known(plan.Bool))
+}
+
+// escapedEnd reports whether pattern ends with an escape character that
+// escapes nothing (an odd run of backslashes at its end).
+func escapedEnd(pattern string) bool {
+	n := 0
+	for i := len(pattern) - 1; i >= 0 && pattern[i] == '\\'; i-- {
+		n++
+	}
+	return n%2 == 1
+}
+
+// textCall binds the function f whose arguments are of the kinds args,
+// as many, and whose result is of kind result.
+func (lv *level) textCall(f *parse.Call, upper string, result plan.Type, args ...plan.Type) (*plan.Expr, *tvar, error) {
+	if len(f.Args) != len(args) {
+		return nil, nil, lv.err(f.Pos, upper, "takes %d arguments", len(args))
+	}
+	out := &plan.Expr{Kind: plan.Call, Fn: f.Name}
+	for i, a := range f.Args {
+		x, v, err := lv.expr(a)
+		if err != nil {
+			return nil, nil, err
+		}
+		if err := lv.unify(v, known(args[i]), a.Position(), upper); err != nil {
+			return nil, nil, err
+		}
+		out.Args = append(out.Args, x)
+	}
+	return lv.typed(out, known(result))
+}
