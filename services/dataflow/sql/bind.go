@@ -184,6 +184,8 @@ func (lv *level) compound(e parse.Expr) (*plan.Expr, *tvar, error) {
 			return lv.comparison(x)
 		case strings.HasSuffix(x.Op, "like"):
 			return lv.like(x)
+		case x.Op == plan.FnConcat:
+			return lv.concat(x)
 		}
 		return lv.arith(x)
 	case *parse.Is:
@@ -515,6 +517,17 @@ func (lv *level) call(f *parse.Call) (*plan.Expr, *tvar, error) {
 		return lv.coalesce(f, upper)
 	case plan.FnStarts:
 		return lv.textCall(f, upper, plan.Bool, plan.Text, plan.Text)
+	case plan.FnLower, plan.FnUpper, plan.FnTrim:
+		return lv.textCall(f, upper, plan.Text, plan.Text)
+	case plan.FnLength:
+		return lv.textCall(f, upper, plan.Number, plan.Text)
+	case plan.FnReplace:
+		return lv.textCall(f, upper, plan.Text, plan.Text, plan.Text, plan.Text)
+	case plan.FnSubstr:
+		if len(f.Args) == 2 {
+			return lv.textCall(f, upper, plan.Text, plan.Text, plan.Number)
+		}
+		return lv.textCall(f, upper, plan.Text, plan.Text, plan.Number, plan.Number)
 	}
 	return nil, nil, lv.err(f.Pos, "function "+upper, "not supported (docs/sql.md lists the functions)")
 }

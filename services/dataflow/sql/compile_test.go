@@ -85,6 +85,10 @@ func TestRefused(t *testing.T) {
 		{"select token from matches where map not ilike map", "NOT ILIKE", 1, 47},
 		{"select token from matches where map like 'a\\'", "LIKE", 1, 42},
 		{"select starts_with(map) from matches", "STARTS_WITH", 1, 8},
+		{"select map || 1 from matches", "operator ||", 1, 12},
+		{"select substr(map) from matches", "SUBSTR", 1, 8},
+		{"select substr(map, 'x') from matches", "SUBSTR", 1, 20},
+		{"select length(map, 1) from matches", "LENGTH", 1, 8},
 	}
 	for _, c := range cases {
 		t.Run(c.query, func(t *testing.T) {

@@ -55,7 +55,7 @@ func escapedEnd(pattern string) bool {
 // as many, and whose result is of kind result.
 func (lv *level) textCall(f *parse.Call, upper string, result plan.Type, args ...plan.Type) (*plan.Expr, *tvar, error) {
 	if len(f.Args) != len(args) {
-		return nil, nil, lv.err(f.Pos, upper, "takes %d arguments", len(args))
+		return nil, nil, lv.err(f.Pos, upper, "takes %d argument(s) here, not %d (docs/sql.md lists the functions)", len(args), len(f.Args))
 	}
 	out := &plan.Expr{Kind: plan.Call, Fn: f.Name}
 	for i, a := range f.Args {
@@ -69,4 +69,21 @@ func (lv *level) textCall(f *parse.Call, upper string, result plan.Type, args ..
 		out.Args = append(out.Args, x)
 	}
 	return lv.typed(out, known(result))
+}
+
+// concat binds a || b: two texts (PostgreSQL also writes a number or a
+// boolean as text there; the subset asks for texts).
+func (lv *level) concat(x *parse.Binary) (*plan.Expr, *tvar, error) {
+	out := &plan.Expr{Kind: plan.Call, Fn: plan.FnConcat}
+	for _, a := range []parse.Expr{x.L, x.R} {
+		e, v, err := lv.expr(a)
+		if err != nil {
+			return nil, nil, err
+		}
+		if err := lv.unify(v, known(plan.Text), x.OpPos, "operator ||"); err != nil {
+			return nil, nil, err
+		}
+		out.Args = append(out.Args, e)
+	}
+	return lv.typed(out, known(plan.Text))
 }

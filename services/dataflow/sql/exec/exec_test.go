@@ -53,6 +53,13 @@ func TestExpressions(t *testing.T) {
 			"id,a,b,c,d,e,f,g,s\n1,true,true,true,false,false,true,false,false\n2,false,false,false,false,true,false,false,true\n3,false,false,true,false,false,false,true,false\n4,false,false,true,true,false,false,false,false\n"},
 		{"select id from t where name like '%b' or name not ilike '%B%' order by id", "id\n1\n2\n3\n4\n"},
 		{"select id, starts_with(null, name) as b, starts_with(name, '') as c from t order by id", "id,b,c\n1,,true\n2,,true\n3,,true\n4,,true\n"},
+		// The string functions: characters of UTF-8 (a byte not UTF-8 is
+		// one, kept as it is); NULL in, NULL out.
+		{"select id, lower(name) as l, upper(name) as u, length(name) as n, name || '-' || name as c, replace(name, 'b', 'XY') as r, replace(name, '', 'q') as r0 from t order by id",
+			"id,l,u,n,c,r,r0\n1,bob,BOB,3,Bob-Bob,BoXY,Bob\n2,\"a,b\",\"A,B\",3,\"a,b-a,b\",\"a,XY\",\"a,b\"\n3,,,0,-,,\n4,\xffz,\xffZ,2,\xffz-\xffz,\xffz,\xffz\n"},
+		{"select id, substr(name, 2) as a, substr(name, 0, 2) as b, substr(name, -3, 5) as c, substr(name, 2, 1) as d, substr(name, 9) as e, substr(name, y) as f, trim('  a b ') as g, name || null as h from t order by id",
+			"id,a,b,c,d,e,f,g,h\n1,ob,B,B,o,,b,a b,\n2,\",b\",a,a,\",\",,\"a,b\",a b,\n3,,,,,,,a b,\n4,z,\xff,\xff,z,,\xffz,a b,\n"},
+		{"select length('héé_x') as n, upper('héé') as u, substr('héé_x', 2, 2) as s from t where y = 3", "n,u,s\n5,HÉÉ,éé\n"},
 		// GROUP BY a position or a SELECT alias groups by the item's
 		// expression; ORDER BY a position sorts by that column.
 		{"select case when y > 1 then 'hi' else 'lo' end as band, count(*) as n, sum(y) from t group by band order by 3 desc",

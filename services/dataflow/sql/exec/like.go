@@ -134,5 +134,5 @@ func textCall(fn string, args []*Vec, n int) (v *Vec, ok bool, err error) {
 		}
 		return startsWithVec(args[0], args[1], n), true, nil
 	}
-	return nil, false, nil
+	return stringCall(fn, args, n)
 }

@@ -167,6 +167,13 @@ const (
 	FnLike     = "like"        // Args[0] LIKE Args[1], Args[1] a text Const pattern (% _ and \ escape)
 	FnILike    = "ilike"       // FnLike, letters compared lower-cased
 	FnStarts   = "starts_with" // STARTS_WITH(s, p): s begins with the bytes of p
+	FnLower    = "lower"       // LOWER(s): letters lower-cased; bytes not UTF-8 kept
+	FnUpper    = "upper"       // UPPER(s): letters upper-cased; bytes not UTF-8 kept
+	FnLength   = "length"      // LENGTH(s): characters (UTF-8; a byte not UTF-8 is one)
+	FnTrim     = "trim"        // TRIM(s): s without its leading and trailing spaces
+	FnReplace  = "replace"     // REPLACE(s, from, to): every from in s made to; s when from is ''
+	FnSubstr   = "substr"      // SUBSTR(s, start [, len]): characters start..start+len-1, 1-based
+	FnConcat   = "||"          // Args[0] || Args[1]: the texts one after the other
 )
 
 // Expr is an expression over a node's input columns. Type is its result's.

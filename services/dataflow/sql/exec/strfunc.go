@@ -1,0 +1,160 @@
+package exec
+
+import (
+	"bytes"
+	"fmt"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/wololo/wololo/services/dataflow/sql/plan"
+	"github.com/wololo/wololo/services/dataflow/sql/value"
+)
+
+// textMap is each argument row's value through f, NULL where an argument
+// is NULL: f gets the rows' values (at) of the arguments, in order.
+func textMap(t plan.Type, args []*Vec, n int, f func(out *builder, js []int) error) (*Vec, error) {
+	out := newBuilder(t, n)
+	js := make([]int, len(args))
+rows:
+	for i := range n {
+		for k, a := range args {
+			js[k] = at(a, i)
+			if a.IsNull(js[k]) {
+				out.null()
+				continue rows
+			}
+		}
+		if err := f(out, js); err != nil {
+			return nil, err
+		}
+	}
+	return out.v, nil
+}
+
+// mapRunes is s with each rune through f; a byte that is not UTF-8 is
+// kept as it is.
+func mapRunes(dst, s []byte, f func(rune) rune) []byte {
+	for len(s) > 0 {
+		r, size := utf8.DecodeRune(s)
+		if r == utf8.RuneError && size == 1 {
+			dst = append(dst, s[0])
+		} else {
+			dst = utf8.AppendRune(dst, f(r))
+		}
+		s = s[size:]
+	}
+	return dst
+}
+
+// wholeNumber is d as an int, false when it is not a whole number or is
+// out of the int's range.
+func wholeNumber(d value.Dec) (int, bool) {
+	i, ok := d.Normal().UnscaledAt(0)
+	return int(i), ok && int64(int(i)) == i
+}
+
+// runeOffset is the byte offset of character k (0-based) of s, len(s)
+// past its end.
+func runeOffset(s []byte, k int) int {
+	off := 0
+	for ; k > 0 && off < len(s); k-- {
+		_, size := utf8.DecodeRune(s[off:])
+		off += size
+	}
+	return off
+}
+
+// substr is PostgreSQL's SUBSTR(s, start, count): the characters at
+// positions start .. start+count-1 (1-based) that s has; all of them
+// from start when count is absent (has false).
+func substr(s []byte, start, count int, has bool) ([]byte, error) {
+	if has && count < 0 {
+		return nil, fmt.Errorf("SUBSTR: negative length %d", count)
+	}
+	from, to := start, 0
+	if has {
+		to = start + count // one past the last position
+		if to < start {   // overflow
+			has = false
+		}
+	}
+	from = max(from, 1)
+	if has && to <= from {
+		return nil, nil
+	}
+	begin := runeOffset(s, from-1)
+	if !has {
+		return s[begin:], nil
+	}
+	return s[begin : begin+runeOffset(s[begin:], to-from)], nil
+}
+
+// stringCall evaluates the string functions of plan, ok false when fn
+// is none of them.
+func stringCall(fn string, args []*Vec, n int) (v *Vec, ok bool, err error) {
+	var f func(out *builder, js []int) error
+	t := plan.Text
+	var scratch []byte
+	switch fn {
+	case plan.FnLower, plan.FnUpper:
+		fold := unicode.ToLower
+		if fn == plan.FnUpper {
+			fold = unicode.ToUpper
+		}
+		f = func(out *builder, js []int) error {
+			scratch = mapRunes(scratch[:0], args[0].Text(js[0]), fold)
+			out.text(scratch)
+			return nil
+		}
+	case plan.FnLength:
+		t = plan.Number
+		f = func(out *builder, js []int) error {
+			out.num(value.Int(int64(utf8.RuneCount(args[0].Text(js[0])))))
+			return nil
+		}
+	case plan.FnTrim:
+		f = func(out *builder, js []int) error {
+			out.text(bytes.Trim(args[0].Text(js[0]), " "))
+			return nil
+		}
+	case plan.FnReplace:
+		f = func(out *builder, js []int) error {
+			s, from := args[0].Text(js[0]), args[1].Text(js[1])
+			if len(from) == 0 {
+				out.text(s)
+				return nil
+			}
+			out.text(bytes.ReplaceAll(s, from, args[2].Text(js[2])))
+			return nil
+		}
+	case plan.FnConcat:
+		f = func(out *builder, js []int) error {
+			scratch = append(append(scratch[:0], args[0].Text(js[0])...), args[1].Text(js[1])...)
+			out.text(scratch)
+			return nil
+		}
+	case plan.FnSubstr:
+		f = func(out *builder, js []int) error {
+			start, ok := wholeNumber(args[1].Nums[js[1]])
+			if !ok {
+				return fmt.Errorf("SUBSTR: start %s is not a whole number", args[1].Nums[js[1]])
+			}
+			count, has := 0, len(args) == 3
+			if has {
+				if count, ok = wholeNumber(args[2].Nums[js[2]]); !ok {
+					return fmt.Errorf("SUBSTR: length %s is not a whole number", args[2].Nums[js[2]])
+				}
+			}
+			sub, err := substr(args[0].Text(js[0]), start, count, has)
+			if err != nil {
+				return err
+			}
+			out.text(sub)
+			return nil
+		}
+	default:
+		return nil, false, nil
+	}
+	v, err = textMap(t, args, n, f)
+	return v, true, err
+}
