@@ -197,6 +197,17 @@ var keptCases = []struct {
 			`"d","a,b","A,B","3","a,b","a,b",",b","a,","b","a,b|d"`},
 	},
 	{
+		// Issue 41: ABS, ROUND (half away from zero on a decimal), FLOOR
+		// and CEIL, NULLs included.
+		name: "ABS, ROUND, FLOOR and CEIL",
+		tables: []sqlgen.Table{{Name: "t", Columns: []string{"k", "n"},
+			CSV: "k,n\na,2.5\nb,-2.45\nc,\nd,1250\ne,-0.4\n"}},
+		query: "SELECT t.k, ABS(t.n), ROUND(t.n), ROUND(t.n, 1), ROUND(t.n, -2), ROUND(t.n, 3), FLOOR(t.n), CEIL(t.n) FROM t ORDER BY 1",
+		want: []string{`"a","2.5","3","2.5","0","2.5","2","3"`, `"b","2.45","-2","-2.5","0","-2.45","-3","-2"`,
+			`"c",` + nullWant + `,` + nullWant + `,` + nullWant + `,` + nullWant + `,` + nullWant + `,` + nullWant + `,` + nullWant,
+			`"d","1250","1250","1250","1300","1250","1250","1250"`, `"e","0.4","0","-0.4","0","-0.4","-1","0"`},
+	},
+	{
 		// Issue 41: GROUP BY a position and a SELECT alias (no input
 		// column has its name), ORDER BY a position.
 		name: "GROUP BY a position and an alias, ORDER BY a position",

@@ -523,6 +523,10 @@ func (lv *level) call(f *parse.Call) (*plan.Expr, *tvar, error) {
 		return lv.textCall(f, upper, plan.Number, plan.Text)
 	case plan.FnReplace:
 		return lv.textCall(f, upper, plan.Text, plan.Text, plan.Text, plan.Text)
+	case plan.FnAbs, plan.FnFloor, plan.FnCeil:
+		return lv.textCall(f, upper, plan.Number, plan.Number)
+	case plan.FnRound:
+		return lv.round(f, upper)
 	case plan.FnSubstr:
 		if len(f.Args) == 2 {
 			return lv.textCall(f, upper, plan.Text, plan.Text, plan.Number)

@@ -89,6 +89,10 @@ func TestRefused(t *testing.T) {
 		{"select substr(map) from matches", "SUBSTR", 1, 8},
 		{"select substr(map, 'x') from matches", "SUBSTR", 1, 20},
 		{"select length(map, 1) from matches", "LENGTH", 1, 8},
+		{"select round(average_rating + 1, map) from matches", "ROUND", 1, 34},
+		{"select round(average_rating + 1, 1.5) from matches", "ROUND", 1, 34},
+		{"select round(average_rating + 1, 39) from matches", "ROUND", 1, 34},
+		{"select abs(map || 'x') from matches", "ABS", 1, 12},
 	}
 	for _, c := range cases {
 		t.Run(c.query, func(t *testing.T) {

@@ -1,10 +1,12 @@
 package sql
 
 import (
+	"strconv"
 	"strings"
 
 	"github.com/wololo/wololo/services/dataflow/sql/parse"
 	"github.com/wololo/wololo/services/dataflow/sql/plan"
+	"github.com/wololo/wololo/services/dataflow/sql/value"
 )
 
 // like binds x [NOT] LIKE / ILIKE 'pattern': x a text, the pattern a
@@ -86,4 +88,30 @@ func (lv *level) concat(x *parse.Binary) (*plan.Expr, *tvar, error) {
 		out.Args = append(out.Args, e)
 	}
 	return lv.typed(out, known(plan.Text))
+}
+
+// round binds ROUND(x [, digits]): digits a whole number literal, as
+// DuckDB asks of a decimal's.
+func (lv *level) round(f *parse.Call, upper string) (*plan.Expr, *tvar, error) {
+	if len(f.Args) == 1 {
+		return lv.textCall(f, upper, plan.Number, plan.Number)
+	}
+	if len(f.Args) != 2 {
+		return nil, nil, lv.err(f.Pos, upper, "takes a number and, maybe, the digits to keep: ROUND(x [, digits])")
+	}
+	arg := f.Args[1]
+	if u, ok := arg.(*parse.Unary); ok && (u.Op == "-" || u.Op == "+") {
+		arg = u.X
+	}
+	lit, ok := arg.(*parse.Literal)
+	n := value.MaxDigits + 1
+	if ok && lit.Kind == parse.NumberLit {
+		if i, err := strconv.Atoi(lit.Text); err == nil {
+			n = i
+		}
+	}
+	if n > value.MaxDigits {
+		return nil, nil, lv.err(f.Args[1].Position(), upper, "the digits must be a whole number literal from -%d to %d", value.MaxDigits, value.MaxDigits)
+	}
+	return lv.textCall(f, upper, plan.Number, plan.Number, plan.Number)
 }

@@ -59,6 +59,10 @@ func TestExpressions(t *testing.T) {
 			"id,l,u,n,c,r,r0\n1,bob,BOB,3,Bob-Bob,BoXY,Bob\n2,\"a,b\",\"A,B\",3,\"a,b-a,b\",\"a,XY\",\"a,b\"\n3,,,0,-,,\n4,\xffz,\xffZ,2,\xffz-\xffz,\xffz,\xffz\n"},
 		{"select id, substr(name, 2) as a, substr(name, 0, 2) as b, substr(name, -3, 5) as c, substr(name, 2, 1) as d, substr(name, 9) as e, substr(name, y) as f, trim('  a b ') as g, name || null as h from t order by id",
 			"id,a,b,c,d,e,f,g,h\n1,ob,B,B,o,,b,a b,\n2,\",b\",a,a,\",\",,\"a,b\",a b,\n3,,,,,,,a b,\n4,z,\xff,\xff,z,,\xffz,a b,\n"},
+		// abs keeps the scale; round is half away from zero, at digits
+		// decimals (those it has when fewer); floor and ceil whole.
+		{"select id, abs(x) as a, round(x) as r, round(x, 1) as r1, round(x * 1.25, 1) as r2, round(x * 7, -1) as rm, floor(x) as f, ceil(x) as c, floor(-x) as nf from t order by id",
+			"id,a,r,r1,r2,rm,f,c,nf\n1,10,10,10,12.5,70,10,10,-10\n2,2.5,-3,-2.5,-3.1,-20,-3,-2,2\n3,,,,,,,,\n4,,,,,,,,\n"},
 		{"select length('héé_x') as n, upper('héé') as u, substr('héé_x', 2, 2) as s from t where y = 3", "n,u,s\n5,HÉÉ,éé\n"},
 		// GROUP BY a position or a SELECT alias groups by the item's
 		// expression; ORDER BY a position sorts by that column.

@@ -153,8 +153,45 @@ func stringCall(fn string, args []*Vec, n int) (v *Vec, ok bool, err error) {
 			return nil
 		}
 	default:
-		return nil, false, nil
+		return numberCall(fn, args, n)
 	}
 	v, err = textMap(t, args, n, f)
+	return v, true, err
+}
+
+// numberCall evaluates the number functions of plan, ok false when fn
+// is none of them.
+func numberCall(fn string, args []*Vec, n int) (v *Vec, ok bool, err error) {
+	var f func(d value.Dec, js []int) (value.Dec, error)
+	switch fn {
+	case plan.FnAbs:
+		f = func(d value.Dec, _ []int) (value.Dec, error) { return d.Abs(), nil }
+	case plan.FnFloor:
+		f = func(d value.Dec, _ []int) (value.Dec, error) { return d.Round(0, value.Floor), nil }
+	case plan.FnCeil:
+		f = func(d value.Dec, _ []int) (value.Dec, error) { return d.Round(0, value.Ceil), nil }
+	case plan.FnRound:
+		f = func(d value.Dec, js []int) (value.Dec, error) {
+			digits := 0
+			if len(args) == 2 {
+				var ok bool
+				if digits, ok = wholeNumber(args[1].Nums[js[1]]); !ok || digits < -value.MaxDigits || digits > value.MaxDigits {
+					return d, fmt.Errorf("ROUND: digits %s is not a whole number from -%d to %d", args[1].Nums[js[1]], value.MaxDigits, value.MaxDigits)
+				}
+			}
+			return d.Round(int32(digits), value.HalfAway), nil
+		}
+	default:
+		return nil, false, nil
+	}
+	v, err = textMap(plan.Number, args, n, func(out *builder, js []int) error {
+		d, err := f(args[0].Nums[js[0]], js)
+		if d.Fits() {
+			out.num(d)
+		} else {
+			out.null() // as arithmetic's: ROUND(99.9, -2) of 38 nines is 10^38
+		}
+		return err
+	})
 	return v, true, err
 }

@@ -174,6 +174,10 @@ const (
 	FnReplace  = "replace"     // REPLACE(s, from, to): every from in s made to; s when from is ''
 	FnSubstr   = "substr"      // SUBSTR(s, start [, len]): characters start..start+len-1, 1-based
 	FnConcat   = "||"          // Args[0] || Args[1]: the texts one after the other
+	FnAbs      = "abs"         // ABS(x): |x|, at x's scale
+	FnRound    = "round"       // ROUND(x [, digits]): half away from zero; digits (Args[1], a Const whole number) 0 when absent
+	FnFloor    = "floor"       // FLOOR(x): the largest whole number <= x
+	FnCeil     = "ceil"        // CEIL(x): the smallest whole number >= x
 )
 
 // Expr is an expression over a node's input columns. Type is its result's.
