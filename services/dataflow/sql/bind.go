@@ -516,22 +516,22 @@ func (lv *level) call(f *parse.Call) (*plan.Expr, *tvar, error) {
 	case plan.FnCoalesce, plan.FnNullIf:
 		return lv.coalesce(f, upper)
 	case plan.FnStarts:
-		return lv.textCall(f, upper, plan.Bool, plan.Text, plan.Text)
+		return lv.typedCall(f, upper, plan.Bool, plan.Text, plan.Text)
 	case plan.FnLower, plan.FnUpper, plan.FnTrim:
-		return lv.textCall(f, upper, plan.Text, plan.Text)
+		return lv.typedCall(f, upper, plan.Text, plan.Text)
 	case plan.FnLength:
-		return lv.textCall(f, upper, plan.Number, plan.Text)
+		return lv.typedCall(f, upper, plan.Number, plan.Text)
 	case plan.FnReplace:
-		return lv.textCall(f, upper, plan.Text, plan.Text, plan.Text, plan.Text)
+		return lv.typedCall(f, upper, plan.Text, plan.Text, plan.Text, plan.Text)
 	case plan.FnAbs, plan.FnFloor, plan.FnCeil:
-		return lv.textCall(f, upper, plan.Number, plan.Number)
+		return lv.typedCall(f, upper, plan.Number, plan.Number)
 	case plan.FnRound:
 		return lv.round(f, upper)
 	case plan.FnSubstr:
 		if len(f.Args) == 2 {
-			return lv.textCall(f, upper, plan.Text, plan.Text, plan.Number)
+			return lv.typedCall(f, upper, plan.Text, plan.Text, plan.Number)
 		}
-		return lv.textCall(f, upper, plan.Text, plan.Text, plan.Number, plan.Number)
+		return lv.typedCall(f, upper, plan.Text, plan.Text, plan.Number, plan.Number)
 	}
 	return nil, nil, lv.err(f.Pos, "function "+upper, "not supported (docs/sql.md lists the functions)")
 }

@@ -53,9 +53,9 @@ func escapedEnd(pattern string) bool {
 	return n%2 == 1
 }
 
-// textCall binds the function f whose arguments are of the kinds args,
+// typedCall binds the function f whose arguments are of the kinds args,
 // as many, and whose result is of kind result.
-func (lv *level) textCall(f *parse.Call, upper string, result plan.Type, args ...plan.Type) (*plan.Expr, *tvar, error) {
+func (lv *level) typedCall(f *parse.Call, upper string, result plan.Type, args ...plan.Type) (*plan.Expr, *tvar, error) {
 	if len(f.Args) != len(args) {
 		return nil, nil, lv.err(f.Pos, upper, "takes %d argument(s) here, not %d (docs/sql.md lists the functions)", len(args), len(f.Args))
 	}
@@ -94,7 +94,7 @@ func (lv *level) concat(x *parse.Binary) (*plan.Expr, *tvar, error) {
 // DuckDB asks of a decimal's.
 func (lv *level) round(f *parse.Call, upper string) (*plan.Expr, *tvar, error) {
 	if len(f.Args) == 1 {
-		return lv.textCall(f, upper, plan.Number, plan.Number)
+		return lv.typedCall(f, upper, plan.Number, plan.Number)
 	}
 	if len(f.Args) != 2 {
 		return nil, nil, lv.err(f.Pos, upper, "takes a number and, maybe, the digits to keep: ROUND(x [, digits])")
@@ -113,5 +113,5 @@ func (lv *level) round(f *parse.Call, upper string) (*plan.Expr, *tvar, error) {
 	if n > value.MaxDigits {
 		return nil, nil, lv.err(f.Args[1].Position(), upper, "the digits must be a whole number literal from -%d to %d", value.MaxDigits, value.MaxDigits)
 	}
-	return lv.textCall(f, upper, plan.Number, plan.Number, plan.Number)
+	return lv.typedCall(f, upper, plan.Number, plan.Number, plan.Number)
 }

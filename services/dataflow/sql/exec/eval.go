@@ -84,7 +84,7 @@ func evalAt(e *plan.Expr, b *Batch) (*Vec, error) {
 		if v, ok := finishCall(e.Fn, args, n); ok {
 			return v, nil
 		}
-		if v, ok, err := textCall(e.Fn, args, n); ok {
+		if v, ok, err := scalarCall(e.Fn, args, n); ok {
 			return v, err
 		}
 		switch e.Fn {

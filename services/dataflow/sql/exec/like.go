@@ -118,9 +118,10 @@ func startsWithVec(s, p *Vec, n int) *Vec {
 	return out
 }
 
-// textCall evaluates the text functions of plan, ok false when fn is
+// scalarCall evaluates LIKE, STARTS_WITH, then the string and number
+// functions (stringCall, numberCall); ok false when fn is
 // none of them.
-func textCall(fn string, args []*Vec, n int) (v *Vec, ok bool, err error) {
+func scalarCall(fn string, args []*Vec, n int) (v *Vec, ok bool, err error) {
 	switch fn {
 	case plan.FnLike, plan.FnILike:
 		if len(args) != 2 {

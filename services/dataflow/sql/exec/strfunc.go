@@ -10,9 +10,9 @@ import (
 	"github.com/wololo/wololo/services/dataflow/sql/value"
 )
 
-// textMap is each argument row's value through f, NULL where an argument
+// mapRows is a Vec of type t made by f row by row, NULL where an argument
 // is NULL: f gets the rows' values (at) of the arguments, in order.
-func textMap(t plan.Type, args []*Vec, n int, f func(out *builder, js []int) error) (*Vec, error) {
+func mapRows(t plan.Type, args []*Vec, n int, f func(out *builder, js []int) error) (*Vec, error) {
 	out := newBuilder(t, n)
 	js := make([]int, len(args))
 rows:
@@ -74,7 +74,7 @@ func substr(s []byte, start, count int, has bool) ([]byte, error) {
 	from, to := start, 0
 	if has {
 		to = start + count // one past the last position
-		if to < start {   // overflow
+		if to < start {    // overflow
 			has = false
 		}
 	}
@@ -155,7 +155,7 @@ func stringCall(fn string, args []*Vec, n int) (v *Vec, ok bool, err error) {
 	default:
 		return numberCall(fn, args, n)
 	}
-	v, err = textMap(t, args, n, f)
+	v, err = mapRows(t, args, n, f)
 	return v, true, err
 }
 
@@ -184,7 +184,7 @@ func numberCall(fn string, args []*Vec, n int) (v *Vec, ok bool, err error) {
 	default:
 		return nil, false, nil
 	}
-	v, err = textMap(plan.Number, args, n, func(out *builder, js []int) error {
+	v, err = mapRows(plan.Number, args, n, func(out *builder, js []int) error {
 		d, err := f(args[0].Nums[js[0]], js)
 		if d.Fits() {
 			out.num(d)
