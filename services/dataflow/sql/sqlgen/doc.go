@@ -15,7 +15,7 @@
 // The queries: WHERE conditions (comparisons, AND, OR, NOT, [NOT] IN
 // lists, [NOT] BETWEEN, IS [NOT] NULL, booleans as they are or against
 // TRUE/FALSE), arithmetic (+ - * and unary minus), CASE, COALESCE,
-// NULLIF, ABS, FLOOR, CEIL, DURATION_SECONDS, an inner
+// NULLIF, DURATION_SECONDS, an inner
 // join or a semi-join (IN (SELECT ...)), DISTINCT, GROUP BY a column or an
 // expression (by itself, its position or its alias) with COUNT(*), COUNT, SUM, MIN, MAX (of numbers and texts),
 // PERCENT and HAVING, ORDER BY positions ASC/DESC, LIMIT.

@@ -253,11 +253,9 @@ func (g *gen) number(depth int) expr {
 		}
 		return column("t", "n")
 	}
-	switch g.r.IntN(8) {
+	switch g.r.IntN(7) {
 	case 0: // CASE, with or without ELSE
 		return g.caseNumber(depth - 1)
-	case 7: // ABS, FLOOR, CEIL
-		return g.numberFunc(depth - 1)
 	case 5: // COALESCE of two or three
 		args := []expr{g.number(depth - 1), g.number(depth - 1)}
 		if g.r.IntN(3) == 0 {
@@ -313,27 +311,6 @@ func (g *gen) number(depth int) expr {
 			scale = x.scale + y.scale
 		}
 		return bounded(val{kind: 'n', num: r, scale: scale})
-	}}
-}
-
-// numberFunc is ABS(a), FLOOR(a) or CEIL(a): exact, FLOOR and CEIL of
-// scale 0.
-func (g *gen) numberFunc(depth int) expr {
-	a := g.number(depth)
-	fn := g.pick("ABS", "FLOOR", "CEIL")
-	return expr{sql: fn + "(" + a.sql + ")", kind: 'n', eval: func(row map[string]val) val {
-		x := a.eval(row)
-		if x.null {
-			return x
-		}
-		switch fn {
-		case "ABS":
-			return val{kind: 'n', num: new(big.Rat).Abs(x.num), scale: x.scale}
-		case "FLOOR": // Div is Euclidean: by the positive denominator, the floor
-			return val{kind: 'n', num: new(big.Rat).SetInt(new(big.Int).Div(x.num.Num(), x.num.Denom()))}
-		}
-		neg := new(big.Int).Neg(x.num.Num())
-		return val{kind: 'n', num: new(big.Rat).SetInt(neg.Neg(neg.Div(neg, x.num.Denom())))}
 	}}
 }
 
