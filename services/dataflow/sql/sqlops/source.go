@@ -160,10 +160,10 @@ func (s *Source) Flush(out stage.Emitter) error {
 		return nil
 	}
 	s.out = out
+	s.t.step() // one flush is one batch: what it sends is held to the step budget alone
 	if s.x == nil {
 		return s.t.flushScan(s.scan)
 	}
-	s.t.step() // one batch, as flushScan's: what it sends is held to the step budget alone
 	return s.sc.flush(func(to int, b *exec.Batch) error {
 		if err := s.x.x.ApplyTo(to, b); err != nil {
 			return fmt.Errorf("operator #%d (%s): %w", s.x.o.ID, s.x.o.Kind, err)

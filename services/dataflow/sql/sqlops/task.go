@@ -334,12 +334,12 @@ func (t *Task) Table(name string, b *exec.Batch) error {
 }
 
 // flushScan applies the rows a table's scan has read a record at a time
-// (scan.row) since its last flush, as one batch, on through the chain.
+// (scan.row) since its last flush, as one batch, on through the chain;
+// the caller (Source.Flush) has started the step.
 func (t *Task) flushScan(in *instance) error {
 	if in.done {
 		return fmt.Errorf("operator #%d (%s): rows after its end", in.o.ID, in.o.Kind)
 	}
-	t.step()
 	in.op.(*scan).flush(func(_ int, b *exec.Batch) error {
 		in.out(b)
 		return nil
