@@ -64,15 +64,18 @@ func TestZombieIsFenced(t *testing.T) {
 	}
 	defer conn.Close()
 	jobs := wololov1.NewJobServiceClient(conn)
-	for {
+	var players *wololov1.FileReport
+	if !testkit.AwaitEvery(time.Minute, 5*time.Millisecond, func() bool {
 		r, err := jobs.GetJob(ctx, &wololov1.GetJobRequest{JobId: "zombie"})
-		if err == nil && r.Job.Players.Offset > r.Job.Players.Size/5 {
-			if r.Job.Players.Done {
-				t.Fatal("the upload finished before the victim was frozen; slow the job down")
-			}
-			break
+		if err == nil {
+			players = r.Job.Players
 		}
-		time.Sleep(5 * time.Millisecond)
+		return players != nil && players.Offset > players.Size/5
+	}) {
+		t.Fatalf("the players upload never passed a fifth of its file: %v", players)
+	}
+	if players.Done {
+		t.Fatal("the upload finished before the victim was frozen; slow the job down")
 	}
 
 	const victim = "shard-0"
@@ -83,17 +86,21 @@ func TestZombieIsFenced(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer vconn.Close()
-	for sending := false; !sending; {
+	if !testkit.AwaitEvery(time.Minute, 2*time.Millisecond, func() bool {
 		st, err := wololov1.NewStatusClient(vconn).Get(ctx, &wololov1.GetRequest{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, j := range st.Jobs {
 			for _, o := range j.Outputs {
-				sending = sending || o.Connected && o.LastSeq > 0
+				if o.Connected && o.LastSeq > 0 {
+					return true
+				}
 			}
 		}
-		time.Sleep(2 * time.Millisecond)
+		return false
+	}) {
+		t.Fatalf("%s never had a stream open with a batch sent", victim)
 	}
 	pid, err := c.Signal(victim, syscall.SIGSTOP)
 	if err != nil {
@@ -126,17 +133,15 @@ func TestZombieIsFenced(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer sconn.Close()
-	for {
+	var replacement *wololov1.GetResponse
+	testkit.WaitFor(t, "the replacement to announce itself", time.Minute, func() bool {
 		st, err := wololov1.NewStatusClient(sconn).Get(ctx, &wololov1.GetRequest{})
 		if err == nil && st.Announced {
-			t.Logf("replacement incarnation %d has announced itself", st.Incarnation)
-			break
+			replacement = st
 		}
-		if ctx.Err() != nil {
-			t.Fatal("the replacement never announced itself")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return replacement != nil
+	})
+	t.Logf("replacement incarnation %d has announced itself", replacement.Incarnation)
 	if err := syscall.Kill(pid, syscall.SIGCONT); err != nil {
 		t.Fatal(err)
 	}
@@ -163,13 +168,9 @@ func TestZombieIsFenced(t *testing.T) {
 	compareSQL(t, d, qs, out)
 
 	// The zombie must have stopped itself, refused as a stale incarnation.
-	deadline := time.Now().Add(20 * time.Second)
-	for syscall.Kill(pid, 0) == nil {
-		if time.Now().After(deadline) {
-			victimLog, _ := os.ReadFile(c.LogFile(victim))
-			t.Fatalf("the zombie (pid %d) is still running; its log ends:\n%s", pid, tail(string(victimLog), 40))
-		}
-		time.Sleep(50 * time.Millisecond)
+	if !testkit.Await(20*time.Second, func() bool { return syscall.Kill(pid, 0) != nil }) {
+		victimLog, _ := os.ReadFile(c.LogFile(victim))
+		t.Fatalf("the zombie (pid %d) is still running; its log ends:\n%s", pid, tail(string(victimLog), 40))
 	}
 	victimLog, _ := os.ReadFile(c.LogFile(victim))
 	if !strings.Contains(string(victimLog), "was replaced") {
@@ -181,19 +182,14 @@ func TestZombieIsFenced(t *testing.T) {
 // state (T in /proc/PID/task/TID/stat).
 func waitStopped(t *testing.T, pid int) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	if !testkit.AwaitEvery(10*time.Second, time.Millisecond, func() bool {
 		stopped, err := allThreadsStopped(pid)
 		if err != nil {
 			t.Fatalf("read the state of pid %d: %v", pid, err)
 		}
-		if stopped {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("pid %d: not every thread stopped 10 s after SIGSTOP", pid)
-		}
-		time.Sleep(time.Millisecond)
+		return stopped
+	}) {
+		t.Fatalf("pid %d: not every thread stopped 10 s after SIGSTOP", pid)
 	}
 }
 
