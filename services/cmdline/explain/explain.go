@@ -168,9 +168,6 @@ func RegisterJobFlags(fs *flag.FlagSet) *JobFlags {
 	}
 }
 
-// Queries reports whether any --query was given.
-func (jf *JobFlags) Queries() bool { return jf.queries.Given() }
-
 // Tables are the --table flags given, NAME and file, in order.
 func (jf *JobFlags) Tables() [][2]string { return jf.tables.List() }
 

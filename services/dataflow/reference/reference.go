@@ -88,12 +88,6 @@ func Evaluate(matches, players io.Reader) (Result, error) {
 // is malformed, skipped and counted.
 const MaxRecordBytes = 1 << 20
 
-// EvaluateFilesLimit is EvaluateFiles with another bound on a record (the
-// gateway's --max-record-bytes).
-func EvaluateFilesLimit(matchesPath, playersPath string, maxRecordBytes int) (Result, error) {
-	return evaluateFiles(context.Background(), matchesPath, playersPath, maxRecordBytes)
-}
-
 // EvaluateFiles is Evaluate over two files; errors name the paths given.
 func EvaluateFiles(matchesPath, playersPath string) (Result, error) {
 	return evaluateFiles(context.Background(), matchesPath, playersPath, MaxRecordBytes)

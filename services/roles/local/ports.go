@@ -79,17 +79,6 @@ func tail(b []byte, n int) string {
 	return string(bytes.Join(lines, []byte("\n")))
 }
 
-// FreePort returns a loopback port that was free a moment ago (listen on
-// port 0, note it, close).
-func FreePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
 // FreePorts returns n distinct loopback ports that were free a moment ago
 // (all n listeners are held open together, so no port repeats).
 func FreePorts(n int) ([]int, error) {

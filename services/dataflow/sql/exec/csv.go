@@ -74,7 +74,6 @@ type TextRows struct {
 	kept  []int  // the indexes of the columns kept
 	held  []*Vec // per column kept, the rows held; nil when none is
 	rows  int
-	bytes int
 	// seen and sizes are the rows of the batches made, and each kept
 	// column's bytes in them; empty is a dropped column's Ends, all zero.
 	seen  int
@@ -108,14 +107,12 @@ func (t *TextRows) Add(fields [][]byte) {
 		v, f := t.held[k], fields[i]
 		v.Data = append(v.Data, f...)
 		v.Ends = append(v.Ends, uint32(len(v.Data)))
-		t.bytes += len(f)
 	}
 	t.rows++
 }
 
-// Rows and Bytes are the rows held and the bytes of their kept text.
-func (t *TextRows) Rows() int  { return t.rows }
-func (t *TextRows) Bytes() int { return t.bytes }
+// Rows is the number of rows held.
+func (t *TextRows) Rows() int { return t.rows }
 
 // Batch returns the rows held as a batch, and holds none; nil when it
 // held none.
@@ -140,7 +137,7 @@ func (t *TextRows) Batch() *Batch {
 		}
 	}
 	t.seen += n
-	t.held, t.rows, t.bytes = nil, 0, 0
+	t.held, t.rows = nil, 0
 	return b
 }
 
