@@ -76,23 +76,29 @@ func monotone(n *plan.Node) (bool, error) {
 		}
 		ins[i] = m
 	}
-	switch n.Op {
-	case plan.Scan:
-		return true, nil
-	case plan.Filter, plan.Project, plan.Sort, plan.Distinct:
-		return ins[0], nil
-	case plan.Join:
-		return ins[0] && ins[1], nil
-	case plan.SemiJoin:
-		return ins[0] && ins[1], nil
-	case plan.Aggregate:
-		return false, nil
-	case plan.Limit, plan.RowNumber:
+	if n.Op == plan.Limit || n.Op == plan.RowNumber {
 		// A subquery's ORDER BY ... LIMIT: maintained as the answer's is.
 		if _, _, err := split(n); err != nil {
 			return false, err
 		}
+	}
+	return growsOf(n.Op, ins)
+}
+
+// growsOf is whether the output of an operator of kind k only grows,
+// given whether each of its inputs' does (ins).
+func growsOf(k plan.Op, ins []bool) (bool, error) {
+	all := true
+	for _, g := range ins {
+		all = all && g
+	}
+	switch k {
+	case plan.Scan:
+		return true, nil
+	case plan.Filter, plan.Project, plan.Sort, plan.Distinct, plan.Join, plan.SemiJoin:
+		return len(ins) > 0 && all, nil
+	case plan.Aggregate, plan.Limit, plan.RowNumber:
 		return false, nil
 	}
-	return false, fmt.Errorf("%w: the plan operator %q", ErrUnsupported, n.Op)
+	return false, fmt.Errorf("%w: the plan operator %q", ErrUnsupported, k)
 }

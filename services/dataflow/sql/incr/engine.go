@@ -46,50 +46,17 @@ func New(root *plan.Node) (*Engine, error) {
 
 // build makes the operators of the subtree (Check has passed it).
 func (e *Engine) build(n *plan.Node) *node {
-	if n.Op == plan.Limit || n.Op == plan.RowNumber {
-		// A subquery's LIMIT or ROW_NUMBER: the nodes down to its Sort
-		// are one operator, as the answer's are.
-		sort, upper, _ := split(n)
-		grows, _ := monotone(sort.Input[0])
-		return &node{op: subTop{newTop(n, sort, upper, grows)}, inputs: []*node{e.build(sort.Input[0])}}
-	}
-	if n.Op == plan.Filter && n.Input[0].Op == plan.Aggregate {
-		// HAVING, fused with its aggregate when that is an aggOp.
-		agg := n.Input[0]
-		if grows, _ := monotone(agg.Input[0]); grows {
-			return &node{op: newAgg(agg, n.Cond), inputs: []*node{e.build(agg.Input[0])}}
-		}
-	}
 	x := &node{}
-	for _, in := range n.Input {
+	ins := opInputs(n)
+	grows := make([]bool, len(ins))
+	for i, in := range ins {
 		x.inputs = append(x.inputs, e.build(in))
+		grows[i], _ = monotone(in)
 	}
-	switch n.Op {
-	case plan.Scan:
-		s := newScan(n)
+	x.op = newOp(n, grows)
+	if s, ok := x.op.(*scanOp); ok {
 		e.scans[n.Table] = append(e.scans[n.Table], s)
 		e.order = append(e.order, s)
-		x.op = s
-	case plan.Filter:
-		x.op = filterOp{exec.NewRowFilter(n.Cond)}
-	case plan.Project:
-		x.op = projectOp{n.Exprs}
-	case plan.Sort:
-		x.op = passOp{}
-	case plan.Join:
-		x.op = newJoin(n)
-	case plan.SemiJoin:
-		grows, _ := monotone(n.Input[1])
-		x.op = newSemi(n, grows)
-	case plan.Aggregate:
-		if grows, _ := monotone(n.Input[0]); grows {
-			x.op = newAgg(n, nil)
-		} else {
-			x.op = newRegroup(n)
-		}
-	case plan.Distinct:
-		mono, _ := monotone(n.Input[0])
-		x.op = newDistinct(n, mono)
 	}
 	return x
 }
@@ -154,10 +121,15 @@ func (e *Engine) commit() (*Diff, error) {
 		return nil, err
 	}
 	e.epoch++
-	cols := e.root.Output
+	return diffOf(e.epoch, e.root.Output, z), nil
+}
+
+// diffOf is the Diff of epoch's changes z of an answer of columns cols:
+// each row once, its weights added up, in the Diff's order.
+func diffOf(epoch int64, cols []plan.Column, z zset) *Diff {
 	c := consolidate(z, cols)
 	c = exec.Sort(&plan.Node{Op: plan.Sort, Output: withWeight(cols)}, []*exec.Batch{c})[0]
-	return &Diff{Epoch: e.epoch, Columns: cols, Rows: unweighted(c), Weights: weights(c)}, nil
+	return &Diff{Epoch: epoch, Columns: cols, Rows: unweighted(c), Weights: weights(c)}
 }
 
 // Epoch is the number of epochs committed.

@@ -123,14 +123,17 @@ func (passOp) step(in []zset) (zset, error) { return in[0], nil }
 type joinOp struct {
 	right, left *exec.Join // the right rows (probed by left changes), the left rows
 	nl, nr      int        // the columns of each side
+	tables      [2]*exec.KeyTable
 }
 
 func newJoin(n *plan.Node) *joinOp {
 	l, r := n.Input[0].Output, n.Input[1].Output
+	tr, tl := exec.NewKeyTable(), exec.NewKeyTable()
 	return &joinOp{
-		right: exec.NewJoin(exec.NewKeyTable(), n.LeftKey, n.RightKey, withWeight(r)),
-		left:  exec.NewJoin(exec.NewKeyTable(), n.RightKey, n.LeftKey, withWeight(l)),
+		right: exec.NewJoin(tr, n.LeftKey, n.RightKey, withWeight(r)),
+		left:  exec.NewJoin(tl, n.RightKey, n.LeftKey, withWeight(l)),
 		nl:    len(l), nr: len(r),
+		tables: [2]*exec.KeyTable{tr, tl},
 	}
 }
 
@@ -324,10 +327,17 @@ type aggOp struct {
 	shown  []bool      // with having: per group, its row passes
 	mark   []bool      // per group: touched (step's scratch, all false between)
 	first  bool        // no epoch yet: a keyless aggregate's one row is new
+	keys   *exec.KeyTable
 }
 
 func newAgg(n *plan.Node, having *plan.Expr) *aggOp {
-	o := &aggOp{n: n, agg: exec.NewAggregation(exec.NewKeyTable(), n.Keys, n.Aggs), first: true}
+	t := exec.NewKeyTable()
+	return newAggOf(n, exec.NewAggregation(t, n.Keys, n.Aggs), t, having)
+}
+
+// newAggOf is newAgg of the aggregation agg (a partial one, on a shard).
+func newAggOf(n *plan.Node, agg *exec.Aggregation, keys *exec.KeyTable, having *plan.Expr) *aggOp {
+	o := &aggOp{n: n, agg: agg, keys: keys, first: true}
 	if having != nil {
 		o.having = exec.NewConds([]*plan.Expr{having})
 	}
@@ -433,13 +443,15 @@ func (o *aggOp) step(in []zset) (zset, error) {
 type distinctOp struct {
 	cols    []plan.Column
 	grow    *exec.Distinct // the input only grows
+	keys    *exec.KeyTable // grow's
 	counted *rowSet        // else
 }
 
 func newDistinct(n *plan.Node, monotone bool) *distinctOp {
 	o := &distinctOp{cols: n.Output}
 	if monotone {
-		o.grow = exec.NewDistinct(exec.NewKeyTable())
+		o.keys = exec.NewKeyTable()
+		o.grow = exec.NewDistinct(o.keys)
 	} else {
 		o.counted = newRowSet(n.Output, false)
 	}

@@ -13,17 +13,46 @@ import (
 // from its rows, which it keeps by group (their changes added up): its
 // work is the rows of the groups the epoch touches, not the epoch's rows
 // alone.
+//
+// It is also a physical plan's partial aggregate over such an input (its
+// aggregation a partial one), and its final aggregate, whose input is
+// the shards' partial rows (computed again by merging them: MergeAggs).
 type regroupOp struct {
 	n     *plan.Node
 	in    []plan.Column // the input's columns
+	agg   aggregation   // what computes a group's row from its rows
 	keys  *exec.KeyTable
 	rows  [][]ref // per group's slot: its rows, each once with its count
 	st    store
 	first bool
 }
 
-func newRegroup(n *plan.Node) *regroupOp {
-	return &regroupOp{n: n, in: n.Input[0].Output, keys: exec.NewKeyTable(), first: true}
+// aggregation makes the exec.Aggregation of an aggregate's rows, and the
+// projection (nil: none) that makes its output of that one's.
+type aggregation struct {
+	fresh func() *exec.Aggregation
+	post  []*plan.Expr
+}
+
+// complete is the aggregation of the Aggregate n.
+func complete(n *plan.Node) aggregation {
+	return aggregation{fresh: func() *exec.Aggregation { return exec.NewAggregation(exec.NewKeyTable(), n.Keys, n.Aggs) }}
+}
+
+// partial is the partial aggregation (exec.PartialAggs) of n's.
+func partial(n *plan.Node) aggregation {
+	aggs := exec.PartialAggs(n.Aggs)
+	return aggregation{fresh: func() *exec.Aggregation { return exec.NewPartialAggregation(exec.NewKeyTable(), n.Keys, aggs) }}
+}
+
+// merging is the final aggregation of n's partials (exec.MergeAggs).
+func merging(n *plan.Node) aggregation {
+	aggs, post := exec.MergeAggs(n)
+	return aggregation{fresh: func() *exec.Aggregation { return exec.NewAggregation(exec.NewKeyTable(), n.Keys, aggs) }, post: post}
+}
+
+func newRegroup(n *plan.Node, agg aggregation) *regroupOp {
+	return &regroupOp{n: n, in: n.Input[0].Output, agg: agg, keys: exec.NewKeyTable(), first: true}
 }
 
 // slotsOf is the group's slot of each row of b, added when new.
@@ -116,9 +145,16 @@ func (o *regroupOp) compute(b *exec.Batch) (*exec.Batch, error) {
 			rows = append(rows, int32(i))
 		}
 	}
-	agg := exec.NewAggregation(exec.NewKeyTable(), o.n.Keys, o.n.Aggs)
+	agg := o.agg.fresh()
 	if err := agg.Add(b.Rows(rows)); err != nil {
 		return nil, fmt.Errorf("aggregate: %w", err)
 	}
-	return agg.Result(), nil
+	if o.agg.post == nil {
+		return agg.Result(), nil
+	}
+	out, err := exec.Project(o.agg.post, []*exec.Batch{agg.Result()})
+	if err != nil {
+		return nil, fmt.Errorf("aggregate: %w", err)
+	}
+	return out[0], nil
 }

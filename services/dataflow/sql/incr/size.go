@@ -1,0 +1,55 @@
+package incr
+
+// The sizes of what the operators keep between epochs, for a job's
+// budget (Op.Bytes): about the bytes of memory, as exec's Bytes count its
+// structures, added up from what each holds; the few fixed bytes of each
+// structure are not counted.
+
+// opBytes is about the memory o's state takes.
+func opBytes(o op) int64 {
+	switch o := o.(type) {
+	case *scanOp:
+		return zsetBytes(o.pending)
+	case *joinOp:
+		return o.right.Bytes() + o.left.Bytes() + o.tables[0].Bytes() + o.tables[1].Bytes()
+	case *semiOp:
+		return o.keys.Bytes() + 8*int64(cap(o.count)) + 24*int64(cap(o.rows)) + o.st.bytes()
+	case *aggOp:
+		return o.agg.Bytes() + o.keys.Bytes() + int64(cap(o.shown)+cap(o.mark))
+	case *regroupOp:
+		return o.keys.Bytes() + 24*int64(cap(o.rows)) + o.st.bytes()
+	case *distinctOp:
+		if o.grow != nil {
+			return o.grow.Bytes() + o.keys.Bytes()
+		}
+		return o.counted.bytes()
+	case subTop:
+		return o.t.set.bytes() + zsetBytes(zset{o.t.shown})
+	}
+	return 0
+}
+
+// bytes is about the memory of the stored batches.
+func (s *store) bytes() int64 { return zsetBytes(s.batches) }
+
+// bytes is about the memory of the set: its entries and stored rows.
+func (s *rowSet) bytes() int64 {
+	n := s.st.bytes() + int64(8*cap(s.counts)+8*cap(s.refs)+4*cap(s.free))
+	for _, k := range s.keys {
+		n += int64(len(k)) + 16
+	}
+	return n
+}
+
+func zsetBytes(z zset) int64 {
+	var n int64
+	for _, b := range z {
+		if b == nil {
+			continue
+		}
+		for _, v := range b.Cols {
+			n += v.Bytes()
+		}
+	}
+	return n
+}
