@@ -19,6 +19,14 @@ type Plan struct {
 	Ops      []*Op      `json:"ops"` // by ID: an operator comes after those it reads
 	Channels []*Channel `json:"channels"`
 	Tables   []*Table   `json:"tables"`
+
+	// Standing is a standing job's plan (docs/standing.md): each operator
+	// runs in its incremental form over epochs of appended rows, every
+	// channel's rows carry one more column, each row's weight (+n, -n),
+	// and epoch markers follow each epoch's rows on every channel
+	// (services/dataflow/sql/sqlops's EpochTask). The gateway sets it on a
+	// plan Build made, once sqlops.CheckStanding has passed it.
+	Standing bool `json:"standing,omitempty"`
 }
 
 // Task is a task of the topology: a name and its replica count.
@@ -196,6 +204,9 @@ func (p *Plan) String() string {
 		sinks[i] = fmt.Sprintf("%s #%d", q.Name, q.Sink)
 	}
 	fmt.Fprintf(&b, "queries: %s\n", strings.Join(sinks, ", "))
+	if p.Standing {
+		b.WriteString("standing: each operator incremental over epochs; rows carry their weight, epoch markers follow them\n")
+	}
 	tasks := []Task{p.Gateway}
 	if p.Shard.Name != p.Gateway.Name {
 		tasks = append(tasks, p.Shard)

@@ -153,6 +153,17 @@ func InputColumns(p *physical.Plan, o *physical.Op) ([][]plan.Column, error) {
 	return out, nil
 }
 
+// replicasOf is the number of instances of the plan's task named task.
+func replicasOf(p *physical.Plan, task string) (int, error) {
+	switch task {
+	case p.Gateway.Name:
+		return p.Gateway.Replicas, nil
+	case p.Shard.Name:
+		return p.Shard.Replicas, nil
+	}
+	return 0, fmt.Errorf("no task %q", task)
+}
+
 // stateless is a filter or a projection: each batch on its own.
 type stateless func(*exec.Batch) ([]*exec.Batch, error)
 

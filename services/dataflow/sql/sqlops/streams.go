@@ -97,16 +97,6 @@ func planStreams(p *physical.Plan) (*streams, error) {
 	return s, nil
 }
 
-func replicasOf(p *physical.Plan, task string) (int, error) {
-	switch task {
-	case p.Gateway.Name:
-		return p.Gateway.Replicas, nil
-	case p.Shard.Name:
-		return p.Shard.Replicas, nil
-	}
-	return 0, fmt.Errorf("no task %q", task)
-}
-
 // edges are the streams of the channels that ops write, each to the
 // task the channel goes to.
 func edges(p *physical.Plan, s *streams, ops []*physical.Op) ([]stage.Edge, error) {

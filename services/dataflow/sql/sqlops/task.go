@@ -157,15 +157,7 @@ func (t *Task) keyGroups() map[string][]keyGroup {
 	return out
 }
 
-func (t *Task) replicas(task string) (int, error) {
-	switch task {
-	case t.p.Gateway.Name:
-		return t.p.Gateway.Replicas, nil
-	case t.p.Shard.Name:
-		return t.p.Shard.Replicas, nil
-	}
-	return 0, fmt.Errorf("no task %q", task)
-}
+func (t *Task) replicas(task string) (int, error) { return replicasOf(t.p, task) }
 
 func (t *Task) build(o *physical.Op, columns map[string][]string, shared func(int) *exec.KeyTable) (*instance, error) {
 	senders := make([]int, len(o.Inputs))

@@ -1,0 +1,834 @@
+package sqlops
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"google.golang.org/protobuf/proto"
+
+	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
+	"github.com/wololo/wololo/services/dataflow/batch"
+	"github.com/wololo/wololo/services/dataflow/sql/exec"
+	"github.com/wololo/wololo/services/dataflow/sql/incr"
+	"github.com/wololo/wololo/services/dataflow/sql/physical"
+	"github.com/wololo/wololo/services/dataflow/sql/plan"
+	"github.com/wololo/wololo/services/dataflow/sql/sqlops/wire"
+)
+
+// EpochTask is one instance of one task of a standing plan
+// (physical.Plan.Standing, docs/standing.md): the Task's counterpart
+// that keeps its queries' answers over epochs of appended rows, each
+// operator in its incremental form (incr.Op). What flows is changes:
+// a table's rows come with weight +1; on a channel every row carries one
+// more column, its weight (+n, -n), and is tagged with the epoch it is a
+// change of; after an epoch's rows, each sending instance sends an epoch
+// marker on every channel, to every receiving instance.
+//
+// The operators with no state (scans, filters, projections, exchanges)
+// pass each batch on as it comes, tagged with its epoch. An operator with
+// state holds the changes of each epoch of its inputs until the epoch's
+// marker has come on every input from every sender, then steps the epoch
+// (incr.Op.Step) and passes its changes on; an exchange writes them on
+// its channel (with their weights), then the marker, to every receiving
+// instance. At a sink, each epoch is a version of the query's answer:
+// its whole CSV, byte for byte a batch job's NAME.csv over the rows of
+// the epochs so far, and its change from the version before
+// (incr.Diff.Result's CSV), handed to EpochOut.Version.
+//
+// The end of every input (EOFs) finishes it as a Task finishes: an
+// operator that holds rows of an epoch no marker closed steps them (a
+// last epoch, with no version), and each sink hands on its final answer
+// (Version.Final), which is what a batch job over every row writes.
+// AppendSnapshot and Restore write and read its whole state at any
+// point, mid-epoch included. It is not safe for concurrent use.
+type EpochTask struct {
+	p     *physical.Plan
+	name  string
+	index int
+	out   EpochOut
+	units []*unit // in the plan's order
+	byOp  map[int]*unit
+	chans map[string]*physical.Channel // the channels as they travel: with the weight column
+	meter *meter
+}
+
+// EpochOut is where an epoch task's outputs go.
+type EpochOut struct {
+	// Send takes what an exchange writes: the rows of an epoch's changes
+	// for receiving instance to, as the channel's columns and a last
+	// column, the weight (the channel is given as it travels, that
+	// column included), or, rows nil, the end of the channel from this
+	// instance (epoch 0), once per receiving instance.
+	Send func(ch *physical.Channel, to int, epoch int64, rows *Rows) error
+	// Marker sends the end of epoch on channel ch to receiving instance
+	// to, after the epoch's rows.
+	Marker func(ch *physical.Channel, to int, epoch int64) error
+	// Version takes each version of a query's answer, at its sink.
+	Version func(v Version) error
+}
+
+// Version is a version of a query's answer: at the end of an epoch, or,
+// Final, at the end of the input.
+type Version struct {
+	Query string
+	// Epoch is the epoch it is the answer after (1, 2, ...); for Final,
+	// the epochs the sink had stepped.
+	Epoch int64
+	// CSV is the whole answer over the rows of epochs 1..Epoch, byte for
+	// byte a batch job's NAME.csv over them.
+	CSV []byte
+	// Change is the change from version Epoch-1 (incr.Diff.Result's CSV:
+	// the columns, then diff, +n or -n); nil for Final.
+	Change []byte
+	// Final: every input has ended; CSV is the query's result.
+	Final bool
+}
+
+// EpochConfig is what an EpochTask runs: instance Index of the task
+// named Task of the standing plan Plan.
+type EpochConfig struct {
+	Plan  *physical.Plan
+	Task  string
+	Index int
+	// Columns are the header of each table the task scans.
+	Columns map[string][]string
+	Out     EpochOut
+	// Keep, when not nil, keeps of the task's operators those it says
+	// (a part of it that no other operator reads from: a gateway's
+	// Source operators, or all but them, as the Task's).
+	Keep func(*physical.Op) bool
+	// Budget holds the job here (its zero fields at their defaults): the
+	// state the operators keep and the epochs' rows they hold
+	// (StateBytes), what one batch, marker or end makes it send
+	// (StepBytes).
+	Budget Budget
+}
+
+// unit is one incremental operator of the task (unitPlan) and its
+// inputs' epochs not yet stepped.
+type unit struct {
+	*unitPlan
+	op    *incr.Op  // nil: an exchange
+	x     *Exchange // an exchange's, of its channel as it travels
+	ins   []*epochInput
+	epoch int64 // epochs stepped (an exchange's, streamed's: marked)
+	done  bool
+	outs  []target   // the units chained after it
+	table []string   // a scan's table's header
+	t     *EpochTask // for an exchange's sends
+	// sending is the epoch of the changes an exchange is writing.
+	sending int64
+}
+
+// target is an input of a unit.
+type target struct {
+	u *unit
+	k int
+}
+
+// epochInput is one input of a unit: how many instances send on it, the
+// changes and markers of each epoch not yet stepped, and which senders
+// have ended it.
+type epochInput struct {
+	cols    []plan.Column // with the weight
+	senders int
+	pending []pendingEpoch // by epoch, those after the unit's
+	ended   []bool
+}
+
+// pendingEpoch is an epoch's changes on an input, and the markers of it
+// that came.
+type pendingEpoch struct {
+	epoch int64
+	marks int
+	rows  []*exec.Batch
+}
+
+// weightColumn is the column a standing plan's channels carry each row's
+// weight in, last (incr's Diff calls it so).
+var weightColumn = plan.Column{Name: "diff", Type: plan.Number}
+
+// NewEpochTask returns the epoch task of c. A plan that CheckStanding
+// refuses is refused.
+func NewEpochTask(c EpochConfig) (*EpochTask, error) {
+	p := c.Plan
+	plans, err := standingUnits(p)
+	if err != nil {
+		return nil, err
+	}
+	t := &EpochTask{p: p, name: c.Task, index: c.Index, out: c.Out, byOp: map[int]*unit{}, chans: map[string]*physical.Channel{}, meter: &meter{b: c.Budget.withDefaults()}}
+	for _, ch := range p.Channels {
+		w, err := weighted(p, ch)
+		if err != nil {
+			return nil, err
+		}
+		t.chans[ch.Name] = w
+	}
+	for _, up := range plans {
+		if up.top().Task != c.Task || c.Keep != nil && !c.Keep(up.top()) {
+			continue
+		}
+		u, err := t.build(up, c.Columns)
+		if err != nil {
+			return nil, fmt.Errorf("task %s[%d]: operator #%d (%s): %w", c.Task, c.Index, up.top().ID, up.top().Kind, err)
+		}
+		t.units = append(t.units, u)
+		for _, o := range up.ops {
+			t.byOp[o.ID] = u
+		}
+	}
+	for _, u := range t.units {
+		for k, in := range u.bottom().Inputs {
+			if in.Channel != "" {
+				continue
+			}
+			if from := t.byOp[in.Op]; from != nil {
+				from.outs = append(from.outs, target{u, k})
+			}
+		}
+	}
+	return t, nil
+}
+
+// weighted is channel ch as it travels in a standing plan: its columns
+// and, last, each row's weight, the last column of its producer's
+// changes.
+func weighted(p *physical.Plan, ch *physical.Channel) (*physical.Channel, error) {
+	if ch.Producer < 0 || ch.Producer >= len(p.Ops) || len(p.Ops[ch.Producer].Inputs) != 1 {
+		return nil, fmt.Errorf("channel %s: no producer #%d", ch.Name, ch.Producer)
+	}
+	in, err := InputColumns(p, p.Ops[ch.Producer])
+	if err != nil {
+		return nil, err
+	}
+	w := *ch
+	w.Exprs = append(slices.Clone(ch.Exprs), &plan.Expr{Kind: plan.ColRef, Col: len(in[0]), Type: plan.Number, Name: weightColumn.Name})
+	w.Columns = append(slices.Clone(ch.Columns), weightColumn)
+	return &w, nil
+}
+
+func (t *EpochTask) build(up *unitPlan, columns map[string][]string) (*unit, error) {
+	u := &unitPlan{}
+	*u = *up
+	x := &unit{unitPlan: u, t: t}
+	op, err := newUnitOp(t.p, up)
+	if err != nil {
+		return nil, err
+	}
+	x.op = op
+	o := up.bottom()
+	if o.Kind == plan.Scan {
+		x.table = columns[o.Node.Table]
+		if x.table == nil {
+			return nil, fmt.Errorf("no header of table %q", o.Node.Table)
+		}
+		if _, err := exec.ScanIndex(o.Node, x.table); err != nil {
+			return nil, err
+		}
+	}
+	if up.kind == exchanging {
+		ch := t.chans[o.Channel]
+		if ch == nil {
+			return nil, fmt.Errorf("no channel %q", o.Channel)
+		}
+		to, err := replicasOf(t.p, ch.To)
+		if err != nil {
+			return nil, err
+		}
+		if x.x, err = NewExchange(t.p, ch, to); err != nil {
+			return nil, err
+		}
+		x.x.send = func(ch *physical.Channel, to int, rows *Rows) error {
+			if rows != nil && rows.Len() > 0 {
+				if err := t.meter.sent(rows.bytes(), "the channel "+ch.Name); err != nil {
+					return err
+				}
+			}
+			return t.out.Send(ch, to, x.sending, rows)
+		}
+	}
+	cols, err := InputColumns(t.p, o)
+	if err != nil {
+		return nil, err
+	}
+	for k, in := range o.Inputs {
+		senders := 1
+		if in.Channel != "" {
+			c := t.p.Channel(in.Channel)
+			if c == nil {
+				return nil, fmt.Errorf("no channel %q", in.Channel)
+			}
+			if senders, err = replicasOf(t.p, c.From); err != nil {
+				return nil, err
+			}
+		}
+		x.ins = append(x.ins, &epochInput{cols: append(slices.Clone(cols[k]), weightColumn), senders: senders, ended: make([]bool, senders)})
+	}
+	return x, nil
+}
+
+// Table applies a parsed batch of a table (its text columns, in its
+// header's order) to the table's scan: rows of the table's open epoch
+// (the one after its last EndTableEpoch), on through the chain.
+func (t *EpochTask) Table(name string, b *exec.Batch) error {
+	u, err := t.scan(name)
+	if err != nil {
+		return err
+	}
+	t.meter.step()
+	return t.checked(t.table(u, b))
+}
+
+func (t *EpochTask) table(u *unit, b *exec.Batch) error {
+	if u.done {
+		return fmt.Errorf("table %s: rows after its end", u.bottom().Node.Table)
+	}
+	if err := u.op.AddScan(u.table, b); err != nil {
+		return err
+	}
+	out, err := u.op.Step(nil)
+	if err != nil {
+		return err
+	}
+	return t.forward(u, u.epoch+1, out)
+}
+
+// EndTableEpoch ends the table's open epoch: its scan passes the
+// epoch's marker on.
+func (t *EpochTask) EndTableEpoch(name string) error {
+	u, err := t.scan(name)
+	if err != nil {
+		return err
+	}
+	if u.done {
+		return fmt.Errorf("table %s: an epoch after its end", name)
+	}
+	t.meter.step()
+	u.epoch++
+	return t.checked(t.passMarker(u, u.epoch))
+}
+
+// EndTable ends a table: its scan finishes, and ends what it feeds.
+func (t *EpochTask) EndTable(name string) error {
+	u, err := t.scan(name)
+	if err != nil {
+		return err
+	}
+	t.meter.step()
+	return t.checked(t.finish(u))
+}
+
+func (t *EpochTask) scan(name string) (*unit, error) {
+	for _, u := range t.units {
+		if o := u.bottom(); o.Kind == plan.Scan && o.Node.Table == name {
+			return u, nil
+		}
+	}
+	return nil, fmt.Errorf("task %s[%d] scans no table %q", t.name, t.index, name)
+}
+
+// Channel is channel ch as it travels: its columns and the weight.
+func (t *EpochTask) Channel(ch string) *physical.Channel { return t.chans[ch] }
+
+// Receive applies a batch of channel ch, changes of epoch epoch (the
+// channel's columns and the weight: Channel): to each route's consumer,
+// the rows that are for it (the batch's routes) as the columns it reads
+// and the weight.
+func (t *EpochTask) Receive(ch string, epoch int64, rows *wololov1.RowBatch) error {
+	c := t.chans[ch]
+	if c == nil {
+		return fmt.Errorf("task %s[%d]: no channel %q", t.name, t.index, ch)
+	}
+	b, err := wire.FromRows(rows, c.Columns)
+	if err != nil {
+		return fmt.Errorf("channel %s: %w", ch, err)
+	}
+	t.meter.step()
+	return t.checked(t.receive(c, epoch, b, rows.GetColumns().GetRoutes()))
+}
+
+// ReceiveEncoded is Receive of a batch as it travels: a RowBatch's
+// bytes after its epoch (EncodeEpochRows), or a marker
+// (EncodeEpochMarker, Marker); it returns the batch's rows.
+func (t *EpochTask) ReceiveEncoded(ch string, encoded []byte) (int, error) {
+	c := t.chans[ch]
+	if c == nil {
+		return 0, fmt.Errorf("task %s[%d]: no channel %q", t.name, t.index, ch)
+	}
+	epoch, rest, marker, err := DecodeEpoch(encoded)
+	if err != nil {
+		return 0, fmt.Errorf("channel %s: %w", ch, err)
+	}
+	if marker {
+		return 0, t.Marker(ch, epoch)
+	}
+	b, masks, ok := wire.Read(rest, c.Columns)
+	if !ok {
+		rows := &wololov1.RowBatch{}
+		if err := proto.Unmarshal(rest, rows); err != nil {
+			return 0, fmt.Errorf("channel %s: %w: %v", ch, batch.ErrBadBatch, err)
+		}
+		if b, err = wire.FromRows(rows, c.Columns); err != nil {
+			return 0, fmt.Errorf("channel %s: %w", ch, err)
+		}
+		masks = rows.GetColumns().GetRoutes()
+	}
+	t.meter.step()
+	return b.N, t.checked(t.receive(c, epoch, b, masks))
+}
+
+// receive hands each route's consumer its rows of b.
+func (t *EpochTask) receive(c *physical.Channel, epoch int64, b *exec.Batch, masks []uint64) error {
+	switch {
+	case len(masks) == 0 && len(c.Routes) != 1:
+		return fmt.Errorf("channel %s: a batch that names no routes, of %d", c.Name, len(c.Routes))
+	case len(masks) != 0 && len(masks) != b.N:
+		return fmt.Errorf("channel %s: routes of %d rows in a batch of %d", c.Name, len(masks), b.N)
+	}
+	weight := len(c.Columns) - 1
+	for r, rt := range c.Routes {
+		to, err := t.consumer(c.Name, r)
+		if err != nil {
+			return err
+		}
+		cols := make([]*exec.Vec, 0, len(rt.Cols)+1)
+		for _, col := range rt.Cols {
+			cols = append(cols, b.Cols[col])
+		}
+		sub := &exec.Batch{N: b.N, Cols: append(cols, b.Cols[weight])}
+		if len(masks) != 0 {
+			rs := make([]int32, 0, b.N)
+			for i, m := range masks {
+				if m&(1<<r) != 0 {
+					rs = append(rs, int32(i))
+				}
+			}
+			if len(rs) == 0 {
+				continue
+			}
+			if len(rs) < b.N {
+				sub = sub.Rows(rs)
+			}
+		}
+		if err := t.deliver(to.u, to.k, epoch, sub); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// consumer is the unit route r of channel ch feeds here, and which of
+// its inputs that is.
+func (t *EpochTask) consumer(ch string, r int) (target, error) {
+	c := t.p.Channel(ch)
+	if c == nil || r < 0 || r >= len(c.Routes) {
+		return target{}, fmt.Errorf("task %s[%d]: no route %d of channel %q", t.name, t.index, r, ch)
+	}
+	u := t.byOp[c.Routes[r].Consumer]
+	if u == nil {
+		return target{}, fmt.Errorf("task %s[%d]: channel %s's route %d is not read here", t.name, t.index, ch, r)
+	}
+	k := slices.Index(u.bottom().Inputs, physical.Input{Channel: ch, Route: r})
+	if k < 0 {
+		return target{}, fmt.Errorf("task %s[%d]: #%d does not read channel %s's route %d", t.name, t.index, u.bottom().ID, ch, r)
+	}
+	return target{u, k}, nil
+}
+
+// Marker notes the end of epoch on channel ch from one of its senders:
+// every route's consumer hears it, and steps the epoch once it has it
+// from every sender of every input.
+func (t *EpochTask) Marker(ch string, epoch int64) error {
+	c := t.p.Channel(ch)
+	if c == nil {
+		return fmt.Errorf("task %s[%d]: no channel %q", t.name, t.index, ch)
+	}
+	t.meter.step()
+	for r := range c.Routes {
+		to, err := t.consumer(ch, r)
+		if err != nil {
+			return err
+		}
+		if err := t.mark(to.u, to.k, epoch); err != nil {
+			return t.checked(err)
+		}
+	}
+	return t.checked(nil)
+}
+
+// End notes that sending instance sender has ended channel ch: a unit
+// finishes once every sender has ended each of its inputs.
+func (t *EpochTask) End(ch string, sender int) error {
+	c := t.p.Channel(ch)
+	if c == nil {
+		return fmt.Errorf("task %s[%d]: no channel %q", t.name, t.index, ch)
+	}
+	t.meter.step()
+	for r := range c.Routes {
+		to, err := t.consumer(ch, r)
+		if err != nil {
+			return err
+		}
+		if err := t.end(to.u, to.k, sender); err != nil {
+			return t.checked(err)
+		}
+	}
+	return t.checked(nil)
+}
+
+// Done reports whether every operator of the task has finished.
+func (t *EpochTask) Done() bool {
+	for _, u := range t.units {
+		if !u.done {
+			return false
+		}
+	}
+	return true
+}
+
+// Queries are the queries whose sinks are here.
+func (t *EpochTask) Queries() []string {
+	var out []string
+	for _, u := range t.units {
+		if u.kind == sinking {
+			out = append(out, u.query)
+		}
+	}
+	return out
+}
+
+// Answer is the final answer (NAME.csv) of a query whose sink is here
+// and has finished.
+func (t *EpochTask) Answer(query string) ([]byte, bool) {
+	for _, u := range t.units {
+		if u.kind == sinking && u.query == query && u.done {
+			csv, err := answerCSV(u)
+			return csv, err == nil
+		}
+	}
+	return nil, false
+}
+
+// Epoch is the epochs every operator of the task has stepped (its
+// slowest's).
+func (t *EpochTask) Epoch() int64 {
+	var e int64 = -1
+	for _, u := range t.units {
+		if e < 0 || u.epoch < e {
+			e = u.epoch
+		}
+	}
+	return max(e, 0)
+}
+
+// deliver hands changes of epoch e to input k of unit u: through it at
+// once when it has no state, else held until the epoch's step.
+func (t *EpochTask) deliver(u *unit, k int, e int64, b *exec.Batch) error {
+	if u.done {
+		return fmt.Errorf("operator #%d (%s): a batch after its end", u.top().ID, u.top().Kind)
+	}
+	if e <= u.epoch {
+		return fmt.Errorf("operator #%d (%s): changes of epoch %d after it stepped it", u.top().ID, u.top().Kind, e)
+	}
+	if b.N == 0 {
+		return nil
+	}
+	switch u.kind {
+	case exchanging:
+		return t.forward(u, e, []*exec.Batch{b})
+	case streamed:
+		out, err := u.op.Step([][]*exec.Batch{{b}})
+		if err != nil {
+			return fmt.Errorf("operator #%d (%s): %w", u.top().ID, u.top().Kind, err)
+		}
+		return t.forward(u, e, out)
+	}
+	in := u.ins[k]
+	p := in.at(e)
+	// A copy: the batch may be a received one's memory, which is not
+	// the task's to keep.
+	p.rows = append(p.rows, exec.Concat(in.cols, []*exec.Batch{b}))
+	return nil
+}
+
+// at is the pending epoch e of the input, made when new.
+func (in *epochInput) at(e int64) *pendingEpoch {
+	i, found := slices.BinarySearchFunc(in.pending, e, func(p pendingEpoch, e int64) int { return cmpInt(p.epoch, e) })
+	if !found {
+		in.pending = slices.Insert(in.pending, i, pendingEpoch{epoch: e})
+	}
+	return &in.pending[i]
+}
+
+func cmpInt(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// forward hands a unit's changes of epoch e on: an exchange's onto its
+// channel, the rest to the units chained after it.
+func (t *EpochTask) forward(u *unit, e int64, out []*exec.Batch) error {
+	for _, b := range out {
+		if b.N == 0 {
+			continue
+		}
+		if u.x != nil {
+			u.sending = e
+			if err := u.x.Route(b, u.x.sendRows); err != nil {
+				return fmt.Errorf("operator #%d (%s): %w", u.top().ID, u.top().Kind, err)
+			}
+			if err := t.meter.err(); err != nil {
+				return err
+			}
+			continue
+		}
+		for _, to := range u.outs {
+			if err := t.deliver(to.u, to.k, e, b); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// mark notes a marker of epoch e on input k of u, and steps what it
+// completes.
+func (t *EpochTask) mark(u *unit, k int, e int64) error {
+	if u.done {
+		return fmt.Errorf("operator #%d (%s): an epoch's end after its end", u.top().ID, u.top().Kind)
+	}
+	if e <= u.epoch {
+		return fmt.Errorf("operator #%d (%s): the end of epoch %d after it stepped it", u.top().ID, u.top().Kind, e)
+	}
+	in := u.ins[k]
+	p := in.at(e)
+	if p.marks++; p.marks > in.senders {
+		return fmt.Errorf("operator #%d (%s): %d ends of epoch %d on an input of %d senders", u.top().ID, u.top().Kind, p.marks, e, in.senders)
+	}
+	for t.ready(u) {
+		if err := t.stepEpoch(u, true); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ready reports whether every input of u has the marker of its next
+// epoch from every sender.
+func (t *EpochTask) ready(u *unit) bool {
+	next := u.epoch + 1
+	for _, in := range u.ins {
+		if len(in.pending) == 0 || in.pending[0].epoch != next || in.pending[0].marks < in.senders {
+			return false
+		}
+	}
+	return len(u.ins) > 0
+}
+
+// stepEpoch steps u's next epoch over its inputs' changes of it, hands
+// its changes on, and, marked (the epoch's markers came), the marker
+// after them, or at a sink the version.
+func (t *EpochTask) stepEpoch(u *unit, marked bool) error {
+	e := u.epoch + 1
+	var in [][]*exec.Batch
+	for _, x := range u.ins {
+		var rows []*exec.Batch
+		if len(x.pending) > 0 && x.pending[0].epoch == e {
+			rows = x.pending[0].rows
+			x.pending = x.pending[1:]
+		}
+		in = append(in, rows)
+	}
+	u.epoch = e
+	if u.kind == exchanging || u.kind == streamed {
+		if marked {
+			return t.passMarker(u, e)
+		}
+		return nil
+	}
+	out, err := u.op.Step(in)
+	if err != nil {
+		return fmt.Errorf("operator #%d (%s): epoch %d: %w", u.top().ID, u.top().Kind, e, err)
+	}
+	if u.kind == sinking {
+		if !marked {
+			return nil
+		}
+		return t.version(u, e, out)
+	}
+	if err := t.forward(u, e, out); err != nil {
+		return err
+	}
+	if marked {
+		return t.passMarker(u, e)
+	}
+	return nil
+}
+
+// version hands on the version of u's query after epoch e, whose change
+// is out.
+func (t *EpochTask) version(u *unit, e int64, out []*exec.Batch) error {
+	csv, err := answerCSV(u)
+	if err != nil {
+		return err
+	}
+	change := u.op.Diff(e, out).Result().CSV()
+	if t.out.Version == nil {
+		return nil
+	}
+	return t.out.Version(Version{Query: u.query, Epoch: e, CSV: csv, Change: change})
+}
+
+// answerCSV is a sink's answer as its NAME.csv.
+func answerCSV(u *unit) ([]byte, error) {
+	res, err := u.op.Answer()
+	if err != nil {
+		return nil, fmt.Errorf("query %s: %w", u.query, err)
+	}
+	return res.CSV(), nil
+}
+
+// passMarker hands the marker of epoch e on: an exchange's to every
+// receiving instance of its channel, the rest to the units chained
+// after it.
+func (t *EpochTask) passMarker(u *unit, e int64) error {
+	if u.x != nil {
+		for to := range u.x.to {
+			if err := t.out.Marker(u.x.ch, to, e); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	for _, to := range u.outs {
+		if err := t.mark(to.u, to.k, e); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// end notes the end of input k of u from sender; once every sender has
+// ended every input, u finishes.
+func (t *EpochTask) end(u *unit, k, sender int) error {
+	if u.done {
+		return nil
+	}
+	in := u.ins[k]
+	if sender < 0 || sender >= len(in.ended) {
+		return fmt.Errorf("operator #%d (%s): an end from sender %d of %d", u.top().ID, u.top().Kind, sender, len(in.ended))
+	}
+	in.ended[sender] = true
+	for _, x := range u.ins {
+		if slices.Contains(x.ended, false) {
+			return nil
+		}
+	}
+	return t.finish(u)
+}
+
+// finish steps the epochs u holds changes of that no marker closed (and
+// a first one, when it has stepped none: a query over no rows has an
+// answer too), then ends its outputs: an exchange's channel to every
+// receiving instance, the units chained after it, or, at a sink, its
+// final version.
+func (t *EpochTask) finish(u *unit) error {
+	if u.done {
+		return nil
+	}
+	last := u.epoch
+	if last == 0 {
+		last = 1
+	}
+	for _, in := range u.ins {
+		if n := len(in.pending); n > 0 {
+			last = max(last, in.pending[n-1].epoch)
+		}
+	}
+	if u.bottom().Kind == plan.Scan {
+		last = u.epoch // its rows went on as they came
+	}
+	for u.epoch < last {
+		if err := t.stepEpoch(u, false); err != nil {
+			return err
+		}
+	}
+	u.done = true
+	switch {
+	case u.x != nil:
+		for to := range u.x.to {
+			if err := t.out.Send(u.x.ch, to, 0, nil); err != nil {
+				return err
+			}
+		}
+	case u.kind == sinking:
+		csv, err := answerCSV(u)
+		if err != nil {
+			return err
+		}
+		if t.out.Version != nil {
+			return t.out.Version(Version{Query: u.query, Epoch: u.epoch, CSV: csv, Final: true})
+		}
+	default:
+		for _, to := range u.outs {
+			if err := t.end(to.u, to.k, 0); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// checked is err, or, without one, the error of a job past its budget:
+// what the task's operators keep and the epochs' changes they hold
+// (Budget.StateBytes), or what it sent (Budget.StepBytes).
+func (t *EpochTask) checked(err error) error {
+	if err != nil {
+		return err
+	}
+	if err := t.meter.err(); err != nil {
+		return err
+	}
+	var n, most int64
+	var top *unit
+	for _, u := range t.units {
+		b := u.held()
+		if u.op != nil {
+			b += u.op.Bytes()
+		}
+		if n += b; top == nil || b > most {
+			top, most = u, b
+		}
+	}
+	if n <= t.meter.b.StateBytes {
+		t.meter.mostState = max(t.meter.mostState, n)
+		return nil
+	}
+	where := "the operators of task " + t.name
+	if top != nil {
+		where = fmt.Sprintf("the operators of task %s (the most, #%d %s of %s)", t.name, top.top().ID, top.top().Kind, strings.Join(top.top().Queries, ", "))
+	}
+	return t.meter.held(n, where)
+}
+
+// held is about the bytes of the changes u holds for epochs to come.
+func (u *unit) held() int64 {
+	var n int64
+	for _, in := range u.ins {
+		for _, p := range in.pending {
+			for _, b := range p.rows {
+				n += int64(batchBytes(b))
+			}
+		}
+	}
+	return n
+}
+
+// Usage is what the job spent here of its Budget, as log key-values.
+func (t *EpochTask) Usage() []any { return t.meter.usage() }

@@ -1,0 +1,243 @@
+package sqlops
+
+import (
+	"bytes"
+	"fmt"
+	"slices"
+
+	"github.com/wololo/wololo/services/dataflow/sql/exec"
+	"github.com/wololo/wololo/services/dataflow/sql/physical"
+	"github.com/wololo/wololo/services/dataflow/sql/sqlops/wire"
+)
+
+// EpochResult is what RunEpochs returns: every version of every query,
+// and the final answers.
+type EpochResult struct {
+	// Versions are, per epoch (Versions[k-1] is epoch k's), each
+	// query's version, by query name.
+	Versions []map[string]Version
+	// Files are each query's final NAME.csv (a batch job's over every
+	// row).
+	Files map[string][]byte
+}
+
+// RunEpochs runs a job's physical plan as a standing job in this
+// process: every instance of every task as an EpochTask, the tables
+// given to the gateway as epochs (epochs[k-1] is epoch k's rows of each
+// table; a table missing from an epoch has none in it), each epoch's
+// marker given on every table after its rows, then the end of every
+// table. What an instance's exchanges write travels as it does in a
+// deployment, as bytes (EncodeEpochRows of the wire codec's RowBatch,
+// EncodeEpochMarker), to the receiving instance's queue; the instances
+// take their messages one at a time, the shards first. A table's
+// batches must have the columns of its first.
+func RunEpochs(p *physical.Plan, epochs []map[string]*exec.Table) (*EpochResult, error) {
+	return runEpochs(p, epochs, epochOptions{})
+}
+
+// epochOptions are how the tests run a standing plan; RunEpochs uses
+// none.
+type epochOptions struct {
+	// pick chooses which of n instances with something queued takes its
+	// next message; nil: the last (the shards before the gateway).
+	pick func(n int) int
+	// restart, when not nil, is asked before each message whether to
+	// restart its instance from its snapshot first.
+	restart func() bool
+	budget  Budget
+}
+
+// epochMessage is what waits in an instance's queue: a table's batch,
+// the end of its epoch or its end; or a channel's bytes or end.
+type epochMessage struct {
+	table    string
+	batch    *exec.Batch
+	epochEnd bool
+	ch       string
+	sender   int
+	encoded  []byte
+	end      bool
+}
+
+// epochInstance is an instance of a task and its queue.
+type epochInstance struct {
+	t     *EpochTask
+	cfg   EpochConfig
+	queue []epochMessage
+}
+
+func runEpochs(p *physical.Plan, epochs []map[string]*exec.Table, opt epochOptions) (*EpochResult, error) {
+	if p.Gateway.Replicas != 1 {
+		return nil, fmt.Errorf("run epochs: the gateway task has %d replicas; the runner parses the files in one", p.Gateway.Replicas)
+	}
+	tables := scanOrder(p, nil)
+	columns := map[string][]string{}
+	for _, e := range epochs {
+		for _, name := range tables {
+			if t := e[name]; t != nil && columns[name] == nil {
+				columns[name] = t.Columns
+			}
+		}
+	}
+	for _, name := range tables {
+		if columns[name] == nil {
+			return nil, fmt.Errorf("run epochs: no table %q", name)
+		}
+	}
+	res := &EpochResult{Versions: make([]map[string]Version, len(epochs)), Files: map[string][]byte{}}
+	byTask := map[string][]*epochInstance{}
+	var all []*epochInstance
+	var w wire.Writer
+	tasks := []physical.Task{p.Gateway}
+	if p.Shard.Name != p.Gateway.Name {
+		tasks = append(tasks, p.Shard)
+	}
+	for _, task := range tasks {
+		for i := range task.Replicas {
+			in := &epochInstance{}
+			out := EpochOut{
+				Send: func(ch *physical.Channel, to int, epoch int64, rows *Rows) error {
+					dest := byTask[ch.To]
+					if to < 0 || to >= len(dest) {
+						return fmt.Errorf("channel %s: no instance %d of %s", ch.Name, to, ch.To)
+					}
+					m := epochMessage{ch: ch.Name, sender: i, end: rows == nil}
+					if rows != nil {
+						m.encoded = EncodeEpochRows(nil, epoch, w.Append(nil, rows.b, rows.s, rows.routes))
+					}
+					dest[to].queue = append(dest[to].queue, m)
+					return nil
+				},
+				Marker: func(ch *physical.Channel, to int, epoch int64) error {
+					dest := byTask[ch.To]
+					if to < 0 || to >= len(dest) {
+						return fmt.Errorf("channel %s: no instance %d of %s", ch.Name, to, ch.To)
+					}
+					dest[to].queue = append(dest[to].queue, epochMessage{ch: ch.Name, sender: i, encoded: EncodeEpochMarker(nil, epoch)})
+					return nil
+				},
+				Version: func(v Version) error {
+					if v.Final {
+						res.Files[v.Query] = v.CSV
+						return nil
+					}
+					if v.Epoch < 1 || int(v.Epoch) > len(epochs) {
+						return fmt.Errorf("a version of %s of epoch %d, of %d", v.Query, v.Epoch, len(epochs))
+					}
+					if res.Versions[v.Epoch-1] == nil {
+						res.Versions[v.Epoch-1] = map[string]Version{}
+					}
+					res.Versions[v.Epoch-1][v.Query] = v
+					return nil
+				},
+			}
+			in.cfg = EpochConfig{Plan: p, Task: task.Name, Index: i, Columns: columns, Out: out, Budget: opt.budget}
+			t, err := NewEpochTask(in.cfg)
+			if err != nil {
+				return nil, fmt.Errorf("run epochs: %w", err)
+			}
+			in.t = t
+			all = append(all, in)
+			byTask[task.Name] = append(byTask[task.Name], in)
+		}
+	}
+	gw := byTask[p.Gateway.Name][0]
+	for _, e := range epochs {
+		for _, name := range tables {
+			if t := e[name]; t != nil {
+				if !slices.Equal(t.Columns, columns[name]) {
+					return nil, fmt.Errorf("run epochs: table %s: an epoch's columns %v, not %v", name, t.Columns, columns[name])
+				}
+				for _, b := range t.Batches {
+					gw.queue = append(gw.queue, epochMessage{table: name, batch: b})
+				}
+			}
+		}
+		for _, name := range tables {
+			gw.queue = append(gw.queue, epochMessage{table: name, epochEnd: true})
+		}
+	}
+	for _, name := range tables {
+		gw.queue = append(gw.queue, epochMessage{table: name, end: true})
+	}
+	var ready []*epochInstance
+	for {
+		ready = ready[:0]
+		for _, in := range all {
+			if len(in.queue) > 0 {
+				ready = append(ready, in)
+			}
+		}
+		if len(ready) == 0 {
+			break
+		}
+		k := len(ready) - 1
+		if opt.pick != nil {
+			k = opt.pick(len(ready))
+		}
+		in := ready[k]
+		m := in.queue[0]
+		in.queue = in.queue[1:]
+		if opt.restart != nil && opt.restart() {
+			if err := in.restart(); err != nil {
+				return nil, fmt.Errorf("run epochs: restart: %w", err)
+			}
+		}
+		if err := in.deliver(m); err != nil {
+			return nil, fmt.Errorf("run epochs: task %s[%d]: %w", in.cfg.Task, in.cfg.Index, err)
+		}
+	}
+	for _, in := range all {
+		if !in.t.Done() {
+			return nil, fmt.Errorf("run epochs: task %s[%d]: an operator's inputs never ended", in.cfg.Task, in.cfg.Index)
+		}
+	}
+	for k, v := range res.Versions {
+		if len(v) != len(p.Queries) {
+			return nil, fmt.Errorf("run epochs: epoch %d has versions of %d queries, of %d", k+1, len(v), len(p.Queries))
+		}
+	}
+	return res, nil
+}
+
+// deliver applies a message to the instance's task.
+func (in *epochInstance) deliver(m epochMessage) error {
+	t := in.t
+	switch {
+	case m.table != "" && m.end:
+		return t.EndTable(m.table)
+	case m.table != "" && m.epochEnd:
+		return t.EndTableEpoch(m.table)
+	case m.table != "":
+		return t.Table(m.table, m.batch)
+	case m.end:
+		return t.End(m.ch, m.sender)
+	}
+	_, err := t.ReceiveEncoded(m.ch, m.encoded)
+	return err
+}
+
+// restart replaces the instance's task by a fresh one restored from its
+// snapshot, which must write the same snapshot again.
+func (in *epochInstance) restart() error {
+	snap, err := in.t.AppendSnapshot(nil)
+	if err != nil {
+		return err
+	}
+	fresh, err := NewEpochTask(in.cfg)
+	if err != nil {
+		return err
+	}
+	if err := fresh.Restore(slices.Clone(snap)); err != nil {
+		return err
+	}
+	again, err := fresh.AppendSnapshot(nil)
+	if err != nil {
+		return err
+	}
+	if !bytes.Equal(again, snap) {
+		return fmt.Errorf("task %s[%d]: restored, it snapshots %d bytes where it restored %d others", in.cfg.Task, in.cfg.Index, len(again), len(snap))
+	}
+	in.t = fresh
+	return nil
+}
