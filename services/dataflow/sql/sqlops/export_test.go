@@ -33,3 +33,18 @@ var ChunkRanges = chunkRanges
 // SourceSpent is what the Source's task has counted of its budget: the
 // bytes its last batch (step) sent, and the most one batch sent.
 func SourceSpent(s *Source) (step, most int64) { return s.t.meter.stepBytes, s.t.meter.mostStep }
+
+// RunEpochsRestarting is RunEpochs with the ready instances taken in a
+// random order, each restarted from its snapshot before a message with
+// probability p; it returns the number of restarts too.
+func RunEpochsRestarting(pl *physical.Plan, epochs []map[string]*exec.Table, r *rand.Rand, p float64) (*EpochResult, int, error) {
+	n := 0
+	res, err := runEpochs(pl, epochs, epochOptions{pick: r.IntN, restart: func() bool {
+		if r.Float64() < p {
+			n++
+			return true
+		}
+		return false
+	}})
+	return res, n, err
+}

@@ -1,0 +1,321 @@
+package sqlops_test
+
+import (
+	"bytes"
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/wololo/wololo/queries"
+	"github.com/wololo/wololo/services/dataflow/sql"
+	"github.com/wololo/wololo/services/dataflow/sql/exec"
+	"github.com/wololo/wololo/services/dataflow/sql/physical"
+	"github.com/wololo/wololo/services/dataflow/sql/plan"
+	"github.com/wololo/wololo/services/dataflow/sql/sqlgen"
+	"github.com/wololo/wololo/services/dataflow/sql/sqlgen/oracle"
+	"github.com/wololo/wololo/services/dataflow/sql/sqlops"
+)
+
+// splitEpochs cuts each table's rows into n epochs at random points, each
+// table on its own (a player row may come epochs before its match, an
+// epoch may have no rows of a table, or of any): per epoch, per table,
+// its rows.
+func splitEpochs(r *rand.Rand, tables map[string]*exec.Table, n int) []map[string]*exec.Table {
+	out := make([]map[string]*exec.Table, n)
+	for i := range out {
+		out[i] = map[string]*exec.Table{}
+	}
+	for _, name := range slices.Sorted(maps.Keys(tables)) {
+		t := tables[name]
+		cols := make([]plan.Column, len(t.Columns))
+		for i, c := range t.Columns {
+			cols[i] = plan.Column{Name: c, Type: plan.Text}
+		}
+		all := exec.Concat(cols, t.Batches)
+		cuts := []int{0, all.N}
+		for range n - 1 {
+			cuts = append(cuts, r.IntN(all.N+1))
+		}
+		slices.Sort(cuts)
+		for i := range n {
+			rows := make([]int32, 0, cuts[i+1]-cuts[i])
+			for k := cuts[i]; k < cuts[i+1]; k++ {
+				rows = append(rows, int32(k))
+			}
+			out[i][name] = &exec.Table{Columns: t.Columns, Batches: []*exec.Batch{all.Rows(rows)}}
+		}
+	}
+	return out
+}
+
+// epochPrefix is the tables of epochs 1..k.
+func epochPrefix(parts []map[string]*exec.Table, k int) map[string]*exec.Table {
+	out := map[string]*exec.Table{}
+	for _, p := range parts[:k] {
+		for name, t := range p {
+			if out[name] == nil {
+				out[name] = &exec.Table{Columns: t.Columns}
+			}
+			out[name].Batches = append(out[name].Batches, t.Batches...)
+		}
+	}
+	return out
+}
+
+// csvRows is a multiset of a CSV's rows (its lines after the header).
+func csvRows(csv []byte) map[string]int64 {
+	out := map[string]int64{}
+	_, body, _ := bytes.Cut(csv, []byte("\n"))
+	for l := range strings.Lines(string(body)) {
+		out[l]++
+	}
+	return out
+}
+
+// addChange adds a change's rows (its CSV: the last field each row's
+// weight) to a multiset of rows.
+func addChange(sum map[string]int64, change []byte) error {
+	_, body, _ := bytes.Cut(change, []byte("\n"))
+	for l := range strings.Lines(string(body)) {
+		i := strings.LastIndexByte(l, ',')
+		w, err := strconv.ParseInt(strings.TrimSuffix(l[i+1:], "\n"), 10, 64)
+		if err != nil || w == 0 {
+			return fmt.Errorf("change line %q: weight %d, %v", l, w, err)
+		}
+		row := l[:i] + "\n"
+		if sum[row] += w; sum[row] == 0 {
+			delete(sum, row)
+		}
+	}
+	return nil
+}
+
+// job is a job of queries over tables: their texts and their logical
+// plans.
+type job struct {
+	names []string
+	texts map[string]string
+	roots map[string]*plan.Node
+}
+
+func newJob(t testing.TB, texts map[string]string, names []string, tables map[string]*exec.Table) job {
+	t.Helper()
+	cat := sql.Catalog{}
+	for n, tab := range tables {
+		cat[n] = tab.Columns
+	}
+	j := job{names: names, texts: texts, roots: map[string]*plan.Node{}}
+	for _, n := range names {
+		root, err := sql.Compile(texts[n], cat)
+		if err != nil {
+			t.Fatalf("%s: %s: %v", n, texts[n], err)
+		}
+		j.roots[n] = root
+	}
+	return j
+}
+
+// checkEpochs runs the job's plan on shards shards over the epochs and
+// checks every version of every query: equal, byte for byte, to
+// oracle.Execute's answer over the epochs so far, its changes adding up
+// to it; and the final answers equal to the last versions. It returns
+// the result.
+func checkEpochs(t *testing.T, label string, j job, tables map[string]*exec.Table, parts []map[string]*exec.Table, shards int) *sqlops.EpochResult {
+	t.Helper()
+	p := planOf(t, j.texts, j.names, tables, shards)
+	if err := sqlops.CheckStanding(p); err != nil {
+		t.Fatalf("%s: %v", label, err)
+	}
+	res, err := sqlops.RunEpochs(p, parts)
+	if err != nil {
+		t.Fatalf("%s, %d shards: %v", label, shards, err)
+	}
+	if len(res.Versions) != len(parts) {
+		t.Fatalf("%s: %d epochs of versions, want %d", label, len(res.Versions), len(parts))
+	}
+	for _, name := range j.names {
+		sum := map[string]int64{}
+		for k := range parts {
+			v := res.Versions[k][name]
+			want, err := oracle.Execute(j.roots[name], epochPrefix(parts, k+1))
+			if err != nil {
+				t.Fatalf("%s: %s: epoch %d: batch: %v", label, name, k+1, err)
+			}
+			if !bytes.Equal(v.CSV, want.CSV()) {
+				t.Fatalf("%s, %d shards: %s (%s): epoch %d of %d:\n got %q\nwant %q\n%s", label, shards, name, j.texts[name], k+1, len(parts), v.CSV, want.CSV(), p)
+			}
+			if err := addChange(sum, v.Change); err != nil {
+				t.Fatalf("%s: %s: epoch %d: %v", label, name, k+1, err)
+			}
+			if rows := csvRows(v.CSV); !maps.Equal(rows, sum) {
+				t.Fatalf("%s, %d shards: %s: epoch %d: the changes add up to %v, the version is %v", label, shards, name, k+1, sum, rows)
+			}
+		}
+		if last := res.Versions[len(parts)-1][name].CSV; !bytes.Equal(res.Files[name], last) {
+			t.Fatalf("%s: %s: the final answer %q is not the last version %q", label, name, res.Files[name], last)
+		}
+	}
+	return res
+}
+
+// sqlgenJob is a job of 1 to 3 of sqlgen's random queries (of seeds
+// about seed) over the tables of seed's case, which every case has the
+// columns of.
+func sqlgenJob(t testing.TB, seed uint64) (job, map[string]*exec.Table) {
+	t.Helper()
+	c := sqlgen.Generate(seed)
+	tables := map[string]*exec.Table{}
+	for _, tab := range c.Tables {
+		tt, err := exec.ReadCSV(strings.NewReader(tab.CSV), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tables[tab.Name] = tt
+	}
+	// A plan travels as JSON, which writes a column named by bytes
+	// that are not UTF-8 otherwise: such a literal is made one.
+	texts := map[string]string{"r0": strings.ToValidUTF8(c.Query, "?")}
+	names := []string{"r0"}
+	for i := range int(seed % 3) {
+		name := fmt.Sprintf("r%d", i+1)
+		texts[name] = strings.ToValidUTF8(sqlgen.Generate(seed+100_000*uint64(i+1)).Query, "?")
+		names = append(names, name)
+	}
+	return newJob(t, texts, names, tables), tables
+}
+
+// TestEpochsRandomQueries runs jobs of sqlgen's random queries (joins,
+// semi-joins, DISTINCT, GROUP BY and HAVING, ORDER BY and LIMIT, global
+// aggregates) as standing jobs over their tables split into 1 to 6
+// random epochs, on one task and on 1, 2 and 3 shards: every version
+// of every query is the batch answer over the epochs so far.
+func TestEpochsRandomQueries(t *testing.T) {
+	runs := 160
+	if testing.Short() {
+		runs = 40
+	}
+	versions := 0
+	for seed := range uint64(runs) {
+		j, tables := sqlgenJob(t, seed)
+		r := rand.New(rand.NewPCG(seed, 41))
+		parts := splitEpochs(r, tables, 1+r.IntN(6))
+		shards := []int{0, 1, 2, 3}[seed%4]
+		checkEpochs(t, fmt.Sprintf("seed %d", seed), j, tables, parts, shards)
+		versions += len(parts) * len(j.names)
+	}
+	t.Logf("%d versions checked", versions)
+}
+
+// TestEpochsPhysicalOperators runs jobs of this package's own random
+// queries (gen: partial and final aggregates of every function, MIN and
+// MAX included, over rows that leave too, HAVING at the gateway,
+// DISTINCT at the shards and again at the gateway, a LIMIT over
+// groups, a shuffle from shard to shard, a semi-join on a subquery's
+// groups) as standing jobs over random epochs on 1, 2 and 3 shards.
+func TestEpochsPhysicalOperators(t *testing.T) {
+	runs := 80
+	if testing.Short() {
+		runs = 20
+	}
+	for seed := range runs {
+		g := gen{rand.New(rand.NewPCG(uint64(seed), 26))}
+		tables := g.tables(t)
+		texts := map[string]string{}
+		var names []string
+		for i := range 1 + g.r.IntN(4) {
+			q, _ := g.query()
+			name := fmt.Sprintf("g%d", i)
+			texts[name], names = q, append(names, name)
+		}
+		j := newJob(t, texts, names, tables)
+		parts := splitEpochs(g.r, tables, 1+g.r.IntN(5))
+		checkEpochs(t, fmt.Sprintf("seed %d", seed), j, tables, parts, 1+seed%3)
+	}
+}
+
+// TestEpochsDefaultQueries runs the four default queries over generated
+// datasets (duplicate match rows, players of matches that are not there
+// or come epochs later) in 1 to 40 epochs, on one task and on 2 and 3
+// shards.
+func TestEpochsDefaultQueries(t *testing.T) {
+	for seed := range int64(4) {
+		_, _, tables := generated(t, 1500, seed)
+		j := newJob(t, defaultTexts(), queries.Names, tables)
+		r := rand.New(rand.NewPCG(uint64(seed), 42))
+		n := []int{1, 3, 12, 40}[seed]
+		res := checkEpochs(t, fmt.Sprintf("seed %d, %d epochs", seed, n), j, tables, splitEpochs(r, tables, n), []int{0, 2, 3, 2}[seed])
+		// The final answers are the batch job's.
+		batch, err := sqlops.Run(planOf(t, j.texts, j.names, tables, 2), tables)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, name := range queries.Names {
+			if !bytes.Equal(res.Files[name], batch.Files[name]) {
+				t.Errorf("seed %d: %s: the standing job's final answer is not the batch job's", seed, name)
+			}
+		}
+	}
+}
+
+// TestEpochsRestore restarts task instances from their snapshots at
+// random points (between epochs and within them: the changes held for
+// an epoch and its markers so far are in the snapshot), the instances
+// taking their messages in random orders: every version, change and
+// final answer is byte for byte the uninterrupted run's.
+func TestEpochsRestore(t *testing.T) {
+	type run struct {
+		label  string
+		plan   *physical.Plan
+		epochs []map[string]*exec.Table
+	}
+	var runs []run
+	for seed := range uint64(40) {
+		j, tables := sqlgenJob(t, seed+7)
+		r := rand.New(rand.NewPCG(seed, 43))
+		runs = append(runs, run{fmt.Sprintf("sqlgen seed %d", seed+7), planOf(t, j.texts, j.names, tables, 1+int(seed%3)), splitEpochs(r, tables, 1+r.IntN(5))})
+	}
+	for seed := range 20 {
+		g := gen{rand.New(rand.NewPCG(uint64(seed), 27))}
+		tables := g.tables(t)
+		texts := map[string]string{}
+		var names []string
+		for i := range 1 + g.r.IntN(3) {
+			texts[fmt.Sprintf("g%d", i)], _ = g.query()
+			names = append(names, fmt.Sprintf("g%d", i))
+		}
+		runs = append(runs, run{fmt.Sprintf("gen seed %d", seed), planOf(t, texts, names, tables, 1+seed%3), splitEpochs(g.r, tables, 1+g.r.IntN(5))})
+	}
+	_, _, tables := generated(t, 1000, 9)
+	runs = append(runs, run{"default queries", planOf(t, defaultTexts(), queries.Names, tables, 2), splitEpochs(rand.New(rand.NewPCG(9, 9)), tables, 6)})
+	restarts := 0
+	for i, rn := range runs {
+		want, err := sqlops.RunEpochs(rn.plan, rn.epochs)
+		if err != nil {
+			t.Fatalf("%s: %v", rn.label, err)
+		}
+		r := rand.New(rand.NewPCG(uint64(i), 44))
+		got, n, err := sqlops.RunEpochsRestarting(rn.plan, rn.epochs, r, 0.1)
+		if err != nil {
+			t.Fatalf("%s: %v", rn.label, err)
+		}
+		restarts += n
+		if !slices.EqualFunc(got.Versions, want.Versions, func(a, b map[string]sqlops.Version) bool {
+			return maps.EqualFunc(a, b, func(x, y sqlops.Version) bool {
+				return x.Epoch == y.Epoch && bytes.Equal(x.CSV, y.CSV) && bytes.Equal(x.Change, y.Change)
+			})
+		}) {
+			t.Fatalf("%s: restarted, the versions differ", rn.label)
+		}
+		if !maps.EqualFunc(got.Files, want.Files, bytes.Equal) {
+			t.Fatalf("%s: restarted, the final answers differ", rn.label)
+		}
+	}
+	if restarts < 100 {
+		t.Errorf("only %d restarts: the test checks little", restarts)
+	}
+	t.Logf("%d restarts", restarts)
+}
