@@ -35,6 +35,31 @@ var testPlans = map[string]stage.JobSpec{
 		},
 		New: func() stage.Operator { return &sumOp{sums: map[string]int{}} },
 	},
+	// "tally" is "sum" writing a record of each batch it applies, as a
+	// standing job's gateway writes a version each epoch.
+	"tally": {
+		Wiring: stage.Wiring{
+			Inputs:  []stage.Edge{{Stream: sumRows, Stage: "shard", Replicas: 2}},
+			Outputs: []stage.Edge{{Stream: sumOut, Stage: "gateway", Replicas: 1}},
+		},
+		New: func() stage.Operator { return &tallyOp{sumOp: sumOp{sums: map[string]int{}}} },
+	},
+}
+
+// tallyOp is a sumOp that records, after each batch, how many batches it
+// has applied: "tally/N" holds the batch's rows.
+type tallyOp struct {
+	sumOp
+	batches int
+}
+
+func (o *tallyOp) Apply(k int, b []byte, out stage.Emitter) (int, error) {
+	n, err := o.sumOp.Apply(k, b, out)
+	if err == nil {
+		o.batches++
+		out.Record(fmt.Sprintf("tally/%d", o.batches), b)
+	}
+	return n, err
 }
 
 // plans is Config.Plans of testPlans.

@@ -105,6 +105,11 @@ type Config struct {
 	// OnFinish, if set, is called after a job's final commit with the
 	// records its operator wrote.
 	OnFinish func(job string, records map[string][]byte)
+	// OnRecords, if set, is called after every other commit of a job
+	// that wrote records, with that commit's records: a standing job's
+	// versions, written epoch by epoch before its final commit
+	// (docs/standing.md). It runs on the job's actor: it must not block.
+	OnRecords func(job string, records map[string][]byte)
 	// OnFail, if set, is called after the commit that failed a job here
 	// (its operator met an ErrFailsJob), with why, on a goroutine of its
 	// own whose context ends with Serve: the process tells the gateway,
@@ -894,6 +899,8 @@ func (r *Runtime) actor(ctx context.Context, j *job) {
 			if r.cfg.OnFinish != nil {
 				r.cfg.OnFinish(j.id, s.Records)
 			}
+		} else if j.failure == "" && len(s.Records) > 0 && r.cfg.OnRecords != nil {
+			r.cfg.OnRecords(j.id, s.Records)
 		}
 	}
 }

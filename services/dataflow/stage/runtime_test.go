@@ -792,3 +792,49 @@ func TestRecoverFailsAJobWithoutAPlan(t *testing.T) {
 		t.Fatalf("a stream of the job without a plan: %v, want it refused as dropped", err)
 	}
 }
+
+// A commit that writes records before the job's last is told to
+// OnRecords with its records, once; the final commit's go to OnFinish
+// alone.
+func TestOnRecordsSeesEveryCommitWithRecords(t *testing.T) {
+	type call struct {
+		job     string
+		records map[string][]byte
+	}
+	calls := make(chan call, 8)
+	finished := make(chan map[string][]byte, 1)
+	rt, _, _ := startRuntime(t, shard0, transport.NewMemStore(), func(c *stage.Config) {
+		c.OnRecords = func(job string, records map[string][]byte) { calls <- call{job, maps.Clone(records)} }
+		c.OnFinish = func(_ string, records map[string][]byte) { finished <- records }
+	})
+	if err := rt.IntroduceJob("j1", []byte("tally")); err != nil {
+		t.Fatal(err)
+	}
+	from0, from1 := fromShard("j1", 0), fromShard("j1", 1)
+	if err := deliver(t, rt, from0, &wololov1.Batch{Seq: 1, Rows: rowsOf("A 1")}); err != nil {
+		t.Fatal(err)
+	}
+	var c call
+	select {
+	case c = <-calls:
+	case <-time.After(10 * time.Second):
+		t.Fatal("OnRecords was not called after a commit with records")
+	}
+	if c.job != "j1" || string(c.records["tally/1"]) != string(rowsOf("A 1")) {
+		t.Fatalf("OnRecords(%q, %q), want j1 and tally/1", c.job, c.records)
+	}
+	if err := deliver(t, rt, from0, &wololov1.Batch{Seq: 2, Eof: true}); err != nil {
+		t.Fatal(err)
+	}
+	if err := deliver(t, rt, from1, &wololov1.Batch{Seq: 1, Eof: true}); err != nil {
+		t.Fatal(err)
+	}
+	if recs := <-finished; recs == nil {
+		t.Fatal("OnFinish without records")
+	}
+	select {
+	case c := <-calls:
+		t.Fatalf("OnRecords called again with %q: a commit without the operator's records, or the final one", c.records)
+	default:
+	}
+}
