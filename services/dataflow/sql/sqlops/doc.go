@@ -41,7 +41,8 @@
 //     Answer, every instance of a plan's tasks in one process. They use
 //     the task and the operators, not the stage adapter.
 //   - The stage adapter (stage.go: StageSpec, DecodeSpec and the
-//     stage.Operator a Task is in a deployment; streams.go: the channels'
+//     stage.Operator a Task is in a deployment; epochstage.go: the one
+//     an EpochTask is for a standing plan, and its version records; streams.go: the channels'
 //     stream names; source.go: the gateway's upload feed, Source). It
 //     uses the task and the operators, not the runners.
 //   - The wire codec, the sub-package sqlops/wire: a channel's rows as a

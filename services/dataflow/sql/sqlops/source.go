@@ -44,6 +44,18 @@ type Source struct {
 	// they are read, by field key.
 	x   *instance
 	key int
+	// standing: for a standing plan, the table's scan and exchanges as
+	// an EpochTask, and the rows held as text until the next Flush.
+	standing *sourceEpochs
+}
+
+// sourceEpochs is a Source's part of a standing plan: its operators as
+// an EpochTask, fed the records' text (exec.TextRows) a batch at a time,
+// the epoch's changes of +1 each, and its markers (EndEpoch).
+type sourceEpochs struct {
+	t     *EpochTask
+	rows  *exec.TextRows
+	bytes int
 }
 
 // sourceBatchRows and sourceBatchBytes are the most rows, and about the
@@ -83,6 +95,9 @@ func NewSource(p *physical.Plan, table string, header []string) (*Source, error)
 	if len(ops) == 0 {
 		return src, nil
 	}
+	if p.Standing {
+		return src, src.epochs(p, ops, header)
+	}
 	send := func(ch *physical.Channel, to int, rows *Rows) error {
 		return emitOn(src.out, s, ch, to, rows, &src.wire)
 	}
@@ -95,6 +110,29 @@ func NewSource(p *physical.Plan, table string, header []string) (*Source, error)
 	src.sc = src.scan.op.(*scan)
 	src.x, src.key = routedBy(src.t, src.scan)
 	return src, nil
+}
+
+// epochs makes the Source's EpochTask, of ops.
+func (s *Source) epochs(p *physical.Plan, ops []*physical.Op, header []string) error {
+	keep := map[int]bool{}
+	for _, o := range ops {
+		keep[o.ID] = true
+	}
+	t, err := NewEpochTask(EpochConfig{Plan: p, Task: p.Gateway.Name, Columns: map[string][]string{s.table: slices.Clone(header)},
+		Out: epochOut(func() stage.Emitter { return s.out }, s.streams, &s.wire, nil), Keep: func(o *physical.Op) bool { return keep[o.ID] }})
+	if err != nil {
+		return fmt.Errorf("table %s: %w", s.table, err)
+	}
+	read := map[string]bool{}
+	for _, c := range p.Scanned()[s.table] {
+		read[c] = true
+	}
+	kept := make([]bool, len(header))
+	for i, c := range header {
+		kept[i] = read[c]
+	}
+	s.standing = &sourceEpochs{t: t, rows: exec.NewTextRows(kept)}
+	return nil
 }
 
 // routedBy returns the exchange of t that a Source routes its rows for
@@ -140,6 +178,11 @@ func (s *Source) Width() int { return s.width }
 // the next Flush; the caller flushes when Full.
 func (s *Source) Row(fields [][]byte) {
 	switch {
+	case s.standing != nil:
+		s.standing.rows.Add(fields)
+		for _, f := range fields {
+			s.standing.bytes += len(f)
+		}
 	case s.x != nil:
 		s.sc.rowTo(stage.Route(fields[s.key], s.x.x.to), fields)
 	case s.t != nil:
@@ -150,12 +193,24 @@ func (s *Source) Row(fields [][]byte) {
 // Full reports whether the rows held are a batch's worth: the caller
 // flushes them (with the Emitter it commits).
 func (s *Source) Full() bool {
+	if e := s.standing; e != nil {
+		return e.rows.Rows() >= sourceBatchRows || e.bytes >= sourceBatchBytes
+	}
 	return s.t != nil && (s.sc.rows >= sourceBatchRows || s.sc.bytes >= sourceBatchBytes)
 }
 
 // Flush applies the rows held to the scan's chain, and routes them into
 // out.
 func (s *Source) Flush(out stage.Emitter) error {
+	if e := s.standing; e != nil {
+		s.out = out
+		b := e.rows.Batch()
+		e.bytes = 0
+		if b == nil {
+			return nil
+		}
+		return e.t.Table(s.table, b)
+	}
 	if s.t == nil || s.sc.rows == 0 {
 		return nil
 	}
@@ -178,21 +233,56 @@ func (s *Source) End(out stage.Emitter) error {
 	if err := s.Flush(out); err != nil {
 		return err
 	}
+	s.out = out
+	if s.standing != nil {
+		return s.standing.t.EndTable(s.table)
+	}
 	if s.t == nil {
 		return nil
 	}
-	s.out = out
 	return s.t.EndTable(s.table)
+}
+
+// EndEpoch flushes the rows held and ends the table's epoch: a marker
+// follows the epoch's rows on every channel route its exchanges write,
+// to every receiving instance (docs/standing.md). For a standing plan
+// only: the gateway calls it, in the commit of an epoch's last rows, on
+// the Source of every table the job scans, a table with no rows in the
+// epoch too.
+func (s *Source) EndEpoch(out stage.Emitter) error {
+	if s.standing == nil {
+		return fmt.Errorf("table %s: an epoch's end in a job that is not standing", s.table)
+	}
+	if err := s.Flush(out); err != nil {
+		return err
+	}
+	return s.standing.t.EndTableEpoch(s.table)
+}
+
+// ResumeEpochs makes a new Source of a standing plan go on after the
+// epochs it (or the Source it replaces, before a restart) ended: the
+// next EndEpoch ends epoch epochs+1.
+func (s *Source) ResumeEpochs(epochs int64) {
+	if s.standing == nil {
+		return
+	}
+	for _, u := range s.standing.t.units {
+		u.epoch = epochs
+	}
 }
 
 // Stats are the scan's counts of the values that read as NULL, by
 // column name, since the Source was made.
 func (s *Source) Stats() map[string]int64 {
 	out := map[string]int64{}
-	if s.t == nil {
-		return out
+	var stats []exec.ColumnStats
+	switch {
+	case s.standing != nil:
+		stats = nil // MERGE: s.standing.t.Stats()
+	case s.t != nil:
+		stats = s.t.Stats()
 	}
-	for _, st := range s.t.Stats() {
+	for _, st := range stats {
 		if n := st.Missing + st.Invalid; n > 0 {
 			out[strings.TrimPrefix(st.Column, s.table+".")] += n
 		}

@@ -78,6 +78,9 @@ func StageSpec(p *physical.Plan, task string, b Budget) (stage.JobSpec, error) {
 	if w.Outputs, err = edges(p, s, ops); err != nil {
 		return stage.JobSpec{}, err
 	}
+	if p.Standing {
+		return standingSpec(p, task, s, w, b)
+	}
 	// One operator made now: a plan that does not build fails here, when
 	// the job is introduced, not in its actor.
 	if b.HeldBytes <= 0 {
