@@ -830,5 +830,16 @@ func (u *unit) held() int64 {
 	return n
 }
 
+// Stats are the task's scans' counts of the values that read as NULL.
+func (t *EpochTask) Stats() []exec.ColumnStats {
+	var out []exec.ColumnStats
+	for _, u := range t.units {
+		if u.bottom().Kind == plan.Scan {
+			out = append(out, u.op.ScanStats()...)
+		}
+	}
+	return out
+}
+
 // Usage is what the job spent here of its Budget, as log key-values.
 func (t *EpochTask) Usage() []any { return t.meter.usage() }

@@ -19,6 +19,8 @@ type EpochResult struct {
 	// Files are each query's final NAME.csv (a batch job's over every
 	// row).
 	Files map[string][]byte
+	// Stats are the scans' counts of the values that read as NULL.
+	Stats []exec.ColumnStats
 }
 
 // RunEpochs runs a job's physical plan as a standing job in this
@@ -191,6 +193,7 @@ func runEpochs(p *physical.Plan, epochs []map[string]*exec.Table, opt epochOptio
 		if !in.t.Done() {
 			return nil, fmt.Errorf("run epochs: task %s[%d]: an operator's inputs never ended", in.cfg.Task, in.cfg.Index)
 		}
+		res.Stats = append(res.Stats, in.t.Stats()...)
 	}
 	for k, v := range res.Versions {
 		if len(v) != len(p.Queries) {
