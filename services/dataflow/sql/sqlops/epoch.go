@@ -387,6 +387,9 @@ func (t *EpochTask) receive(c *physical.Channel, epoch int64, b *exec.Batch, mas
 		return fmt.Errorf("channel %s: routes of %d rows in a batch of %d", c.Name, len(masks), b.N)
 	}
 	weight := len(c.Columns) - 1
+	if err := checkWeights(b.Cols[weight], b.N); err != nil {
+		return fmt.Errorf("channel %s: %w", c.Name, err)
+	}
 	for r, rt := range c.Routes {
 		to, err := t.consumer(c.Name, r)
 		if err != nil {
@@ -413,6 +416,21 @@ func (t *EpochTask) receive(c *physical.Channel, epoch int64, b *exec.Batch, mas
 		}
 		if err := t.deliver(to.u, to.k, epoch, sub); err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+// checkWeights refuses a weight column that is not n whole numbers
+// other than 0 (no NULL, no fraction, within an int64), which the
+// operators would not know what to do with.
+func checkWeights(v *exec.Vec, n int) error {
+	for i := range n {
+		if v.IsNull(i) {
+			return fmt.Errorf("a row of no weight")
+		}
+		if w, scale, ok := v.Nums[i].Unscaled(); !ok || scale != 0 || w == 0 {
+			return fmt.Errorf("a row of weight %s", v.Nums[i])
 		}
 	}
 	return nil

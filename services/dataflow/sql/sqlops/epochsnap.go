@@ -93,6 +93,9 @@ func (t *EpochTask) Restore(state []byte) error {
 				if err != nil {
 					return fmt.Errorf("%w: operator #%d: %v", errEpochSnapshot, u.top().ID, err)
 				}
+				if err := checkWeights(b.Cols[len(b.Cols)-1], b.N); err != nil {
+					return fmt.Errorf("%w: operator #%d: %v", errEpochSnapshot, u.top().ID, err)
+				}
 				if b.N > 0 {
 					p.rows = []*exec.Batch{b}
 				}

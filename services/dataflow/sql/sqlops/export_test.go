@@ -48,3 +48,8 @@ func RunEpochsRestarting(pl *physical.Plan, epochs []map[string]*exec.Table, r *
 	}})
 	return res, n, err
 }
+
+// RunEpochsBudget is RunEpochs with every instance held to budget b.
+func RunEpochsBudget(p *physical.Plan, epochs []map[string]*exec.Table, b Budget) (*EpochResult, error) {
+	return runEpochs(p, epochs, epochOptions{budget: b})
+}

@@ -1,0 +1,79 @@
+package sqlops_test
+
+import (
+	"errors"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/wololo/wololo/queries"
+	"github.com/wololo/wololo/services/dataflow/sql/incr"
+	"github.com/wololo/wololo/services/dataflow/sql/physical"
+	"github.com/wololo/wololo/services/dataflow/sql/plan"
+	"github.com/wololo/wololo/services/dataflow/sql/sqlops"
+)
+
+// TestCheckStandingRefuses: a plan whose answer has no Sort under its
+// sink is refused with an error wrapping incr.ErrUnsupported that names
+// the construct; the plans the SQL engine makes pass (the random tests
+// check every plan they run with CheckStanding).
+func TestCheckStandingRefuses(t *testing.T) {
+	_, _, tables := generated(t, 200, 1)
+	if err := sqlops.CheckStanding(planOf(t, defaultTexts(), queries.Names, tables, 2)); err != nil {
+		t.Fatalf("the default queries: %v", err)
+	}
+	for _, c := range []struct {
+		name   string
+		mutate func(p *physical.Plan)
+		says   string
+	}{
+		{"a sink with no Sort under it", func(p *physical.Plan) {
+			sink := p.Ops[p.Queries[0].Sink]
+			p.Ops[sink.Inputs[0].Op].Kind = plan.Distinct
+		}, "no ORDER"},
+	} {
+		p := planOf(t, defaultTexts(), queries.Names, tables, 2)
+		c.mutate(p)
+		err := sqlops.CheckStanding(p)
+		if !errors.Is(err, incr.ErrUnsupported) {
+			t.Errorf("%s: %v, want an error wrapping incr.ErrUnsupported", c.name, err)
+			continue
+		}
+		if !strings.Contains(err.Error(), c.says) {
+			t.Errorf("%s: %v does not say %q", c.name, err, c.says)
+		}
+	}
+}
+
+// TestEpochWire: the epoch of a batch and a marker read back; bytes that
+// are not one are refused.
+func TestEpochWire(t *testing.T) {
+	rows := []byte{0x2a, 0x02, 0x08, 0x01}
+	e, rest, marker, err := sqlops.DecodeEpoch(sqlops.EncodeEpochRows(nil, 300, rows))
+	if err != nil || e != 300 || marker || string(rest) != string(rows) {
+		t.Errorf("rows: %d %x %v %v", e, rest, marker, err)
+	}
+	e, rest, marker, err = sqlops.DecodeEpoch(sqlops.EncodeEpochMarker(nil, 7))
+	if err != nil || e != 7 || !marker || len(rest) != 0 {
+		t.Errorf("marker: %d %x %v %v", e, rest, marker, err)
+	}
+	for _, bad := range [][]byte{nil, rows, {0x30}, {0x30, 0x00}, append(sqlops.EncodeEpochMarker(nil, 1), 0)} {
+		if _, _, _, err := sqlops.DecodeEpoch(bad); err == nil {
+			t.Errorf("%x was read as an epoch's", bad)
+		}
+	}
+}
+
+// TestEpochsOverBudget: a standing job that keeps more state than its
+// budget fails with OverBudget, as a batch job does.
+func TestEpochsOverBudget(t *testing.T) {
+	_, _, tables := generated(t, 2000, 3)
+	p := planOf(t, defaultTexts(), queries.Names, tables, 2)
+	parts := splitEpochs(rand.New(rand.NewPCG(1, 1)), tables, 3)
+	if _, err := sqlops.RunEpochsBudget(p, parts, sqlops.Budget{StateBytes: 200 << 10}); !errors.As(err, new(*sqlops.OverBudget)) {
+		t.Fatalf("with 200 KiB of state: %v, want OverBudget", err)
+	}
+	if _, err := sqlops.RunEpochsBudget(p, parts, sqlops.Budget{}); err != nil {
+		t.Fatalf("with the default budget: %v", err)
+	}
+}
