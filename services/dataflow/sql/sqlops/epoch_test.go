@@ -319,3 +319,52 @@ func TestEpochsRestore(t *testing.T) {
 	}
 	t.Logf("%d restarts", restarts)
 }
+
+// placed are queries of the constructs whose standing form the physical
+// plan places in a way of its own, over sqlgen's tables t(k, n, b, s, d)
+// and u(k, m): on the shards or at the gateway, complete or partial and
+// merged, and over rows that leave.
+var placed = []string{
+	// A subquery's ORDER BY ... LIMIT at the gateway, its keys shuffled
+	// to the semi-join on the shards: a key leaves its first rows.
+	"SELECT k, n FROM t WHERE k IN (SELECT k FROM u ORDER BY m DESC, k LIMIT 2)",
+	"SELECT s, COUNT(*) FROM t WHERE k IN (SELECT k FROM u GROUP BY k ORDER BY COUNT(*) DESC, k LIMIT 1) GROUP BY s",
+	// A complete aggregate on the shards over rows that leave, its
+	// HAVING after it there.
+	"SELECT k, COUNT(*), MIN(n) FROM t WHERE k IN (SELECT k FROM u GROUP BY k HAVING COUNT(*) = 1) GROUP BY k HAVING COUNT(*) > 1",
+	// Partial aggregates over rows that leave, merged at the gateway:
+	// MIN and MAX of groups that lose rows.
+	"SELECT s, COUNT(*), MIN(n), MAX(d), AVG(n) FROM t WHERE k IN (SELECT k FROM u GROUP BY k HAVING MAX(m) < 2) GROUP BY s",
+	"SELECT COUNT(*), MIN(n), MAX(s) FROM t WHERE k IN (SELECT k FROM u GROUP BY k HAVING COUNT(*) = 1)",
+	// Partial aggregates over rows that only arrive, with a HAVING at the
+	// gateway and a LIMIT over the groups.
+	"SELECT b, COUNT(*), SUM(n), MIN(s), STDDEV_SAMP(n) FROM t GROUP BY b HAVING COUNT(*) > 2 ORDER BY 2 DESC, 1 LIMIT 2",
+	// DISTINCT at the shards and again at the gateway; over groups.
+	"SELECT DISTINCT s, b FROM t",
+	"SELECT DISTINCT COUNT(*) FROM t GROUP BY k",
+	"SELECT DISTINCT MIN(n), b FROM t GROUP BY k, b ORDER BY 1 DESC LIMIT 3",
+	// ROW_NUMBER over groups; a join's groups; no rows at all.
+	"SELECT ROW_NUMBER() OVER (ORDER BY COUNT(*) DESC, k) AS r, k, COUNT(*) AS c FROM t GROUP BY k ORDER BY c DESC, k",
+	"SELECT u.m, COUNT(*), MAX(t.n) FROM t JOIN u ON t.k = u.k GROUP BY u.m HAVING MAX(t.n) > 1",
+	"SELECT COUNT(*), SUM(n) FROM t WHERE n > 1000000",
+}
+
+// TestEpochsPlacedConstructs runs each of placed, alone and all together,
+// over 12 of sqlgen's datasets in random epochs on 1, 2 and 3 shards.
+func TestEpochsPlacedConstructs(t *testing.T) {
+	texts := map[string]string{}
+	var names []string
+	for i, q := range placed {
+		name := fmt.Sprintf("c%d", i)
+		texts[name], names = q, append(names, name)
+	}
+	for seed := range uint64(12) {
+		_, tables := sqlgenJob(t, seed)
+		r := rand.New(rand.NewPCG(seed, 45))
+		for i, name := range names {
+			j := newJob(t, map[string]string{name: texts[name]}, []string{name}, tables)
+			checkEpochs(t, fmt.Sprintf("seed %d", seed), j, tables, splitEpochs(r, tables, 1+r.IntN(6)), 1+(int(seed)+i)%3)
+		}
+		checkEpochs(t, fmt.Sprintf("seed %d, all", seed), newJob(t, texts, names, tables), tables, splitEpochs(r, tables, 1+r.IntN(6)), 2)
+	}
+}
