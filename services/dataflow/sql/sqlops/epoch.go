@@ -14,6 +14,7 @@ import (
 	"github.com/wololo/wololo/services/dataflow/sql/physical"
 	"github.com/wololo/wololo/services/dataflow/sql/plan"
 	"github.com/wololo/wololo/services/dataflow/sql/sqlops/wire"
+	"github.com/wololo/wololo/services/dataflow/sql/value"
 )
 
 // EpochTask is one instance of one task of a standing plan
@@ -292,6 +293,36 @@ func (t *EpochTask) table(u *unit, b *exec.Batch) error {
 		return err
 	}
 	return t.forward(u, u.epoch+1, out)
+}
+
+// Scanned applies rows of a table already read as its scan's columns
+// (the scan's node's Output, as a Source's scan reads a record at a time)
+// as Table applies a batch of its text: each with weight +1, rows of the
+// table's open epoch, on through what the scan feeds. The values read as
+// NULL are the reader's to count.
+func (t *EpochTask) Scanned(name string, b *exec.Batch) error {
+	u, err := t.scan(name)
+	if err != nil {
+		return err
+	}
+	if u.done {
+		return fmt.Errorf("table %s: rows after its end", name)
+	}
+	if out := u.bottom().Node.Output; len(b.Cols) != len(out) {
+		return fmt.Errorf("table %s: %d columns scanned, the scan reads %d", name, len(b.Cols), len(out))
+	}
+	t.meter.step()
+	w := &exec.Batch{N: b.N, Cols: append(slices.Clone(b.Cols), plusOnes(b.N))}
+	return t.checked(t.forward(u, u.epoch+1, []*exec.Batch{w}))
+}
+
+// plusOnes is a weight column of n rows of weight +1.
+func plusOnes(n int) *exec.Vec {
+	v := &exec.Vec{Type: plan.Number, N: n, Nums: make([]value.Dec, n)}
+	for i := range v.Nums {
+		v.Nums[i] = value.Int(1)
+	}
+	return v
 }
 
 // EndTableEpoch ends the table's open epoch: its scan passes the

@@ -1,6 +1,7 @@
 package sqlops_test
 
 import (
+	"bytes"
 	"errors"
 	"math/rand/v2"
 	"strings"
@@ -75,5 +76,28 @@ func TestEpochsOverBudget(t *testing.T) {
 	}
 	if _, err := sqlops.RunEpochsBudget(p, parts, sqlops.Budget{}); err != nil {
 		t.Fatalf("with the default budget: %v", err)
+	}
+}
+
+// TestEpochsScanned: rows given as their scans' columns (a Source's
+// way, EpochTask.Scanned) make the versions rows given as text do.
+func TestEpochsScanned(t *testing.T) {
+	_, _, tables := generated(t, 1500, 4)
+	p := planOf(t, defaultTexts(), queries.Names, tables, 2)
+	parts := splitEpochs(rand.New(rand.NewPCG(4, 4)), tables, 5)
+	want, err := sqlops.RunEpochs(p, parts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := sqlops.RunEpochsScanned(p, parts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k := range want.Versions {
+		for _, q := range queries.Names {
+			if !bytes.Equal(got.Versions[k][q].CSV, want.Versions[k][q].CSV) || !bytes.Equal(got.Versions[k][q].Change, want.Versions[k][q].Change) {
+				t.Fatalf("epoch %d: %s differs given scanned rows", k+1, q)
+			}
+		}
 	}
 }
