@@ -489,26 +489,18 @@ func (t *EpochTask) consumer(ch string, r int) (target, error) {
 // every route's consumer hears it, and steps the epoch once it has it
 // from every sender of every input.
 func (t *EpochTask) Marker(ch string, epoch int64) error {
-	c := t.p.Channel(ch)
-	if c == nil {
-		return fmt.Errorf("task %s[%d]: no channel %q", t.name, t.index, ch)
-	}
-	t.meter.step()
-	for r := range c.Routes {
-		to, err := t.consumer(ch, r)
-		if err != nil {
-			return err
-		}
-		if err := t.mark(to.u, to.k, epoch); err != nil {
-			return t.checked(err)
-		}
-	}
-	return t.checked(nil)
+	return t.toConsumers(ch, func(to target) error { return t.mark(to.u, to.k, epoch) })
 }
 
 // End notes that sending instance sender has ended channel ch: a unit
 // finishes once every sender has ended each of its inputs.
 func (t *EpochTask) End(ch string, sender int) error {
+	return t.toConsumers(ch, func(to target) error { return t.end(to.u, to.k, sender) })
+}
+
+// toConsumers calls f with the input of each route of channel ch, as one
+// step of the task.
+func (t *EpochTask) toConsumers(ch string, f func(target) error) error {
 	c := t.p.Channel(ch)
 	if c == nil {
 		return fmt.Errorf("task %s[%d]: no channel %q", t.name, t.index, ch)
@@ -519,7 +511,7 @@ func (t *EpochTask) End(ch string, sender int) error {
 		if err != nil {
 			return err
 		}
-		if err := t.end(to.u, to.k, sender); err != nil {
+		if err := f(to); err != nil {
 			return t.checked(err)
 		}
 	}

@@ -6,13 +6,13 @@ import (
 	"maps"
 	"math/rand/v2"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/wololo/wololo/queries"
 	"github.com/wololo/wololo/services/dataflow/sql"
 	"github.com/wololo/wololo/services/dataflow/sql/exec"
+	"github.com/wololo/wololo/services/dataflow/sql/incr/incrtest"
 	"github.com/wololo/wololo/services/dataflow/sql/physical"
 	"github.com/wololo/wololo/services/dataflow/sql/plan"
 	"github.com/wololo/wololo/services/dataflow/sql/sqlgen"
@@ -20,79 +20,13 @@ import (
 	"github.com/wololo/wololo/services/dataflow/sql/sqlops"
 )
 
-// splitEpochs cuts each table's rows into n epochs at random points, each
-// table on its own (a player row may come epochs before its match, an
-// epoch may have no rows of a table, or of any): per epoch, per table,
-// its rows.
-func splitEpochs(r *rand.Rand, tables map[string]*exec.Table, n int) []map[string]*exec.Table {
-	out := make([]map[string]*exec.Table, n)
-	for i := range out {
-		out[i] = map[string]*exec.Table{}
-	}
-	for _, name := range slices.Sorted(maps.Keys(tables)) {
-		t := tables[name]
-		cols := make([]plan.Column, len(t.Columns))
-		for i, c := range t.Columns {
-			cols[i] = plan.Column{Name: c, Type: plan.Text}
-		}
-		all := exec.Concat(cols, t.Batches)
-		cuts := []int{0, all.N}
-		for range n - 1 {
-			cuts = append(cuts, r.IntN(all.N+1))
-		}
-		slices.Sort(cuts)
-		for i := range n {
-			rows := make([]int32, 0, cuts[i+1]-cuts[i])
-			for k := cuts[i]; k < cuts[i+1]; k++ {
-				rows = append(rows, int32(k))
-			}
-			out[i][name] = &exec.Table{Columns: t.Columns, Batches: []*exec.Batch{all.Rows(rows)}}
-		}
-	}
-	return out
-}
-
-// epochPrefix is the tables of epochs 1..k.
-func epochPrefix(parts []map[string]*exec.Table, k int) map[string]*exec.Table {
-	out := map[string]*exec.Table{}
-	for _, p := range parts[:k] {
-		for name, t := range p {
-			if out[name] == nil {
-				out[name] = &exec.Table{Columns: t.Columns}
-			}
-			out[name].Batches = append(out[name].Batches, t.Batches...)
-		}
-	}
-	return out
-}
-
-// csvRows is a multiset of a CSV's rows (its lines after the header).
-func csvRows(csv []byte) map[string]int64 {
-	out := map[string]int64{}
-	_, body, _ := bytes.Cut(csv, []byte("\n"))
-	for l := range strings.Lines(string(body)) {
-		out[l]++
-	}
-	return out
-}
-
-// addChange adds a change's rows (its CSV: the last field each row's
-// weight) to a multiset of rows.
-func addChange(sum map[string]int64, change []byte) error {
-	_, body, _ := bytes.Cut(change, []byte("\n"))
-	for l := range strings.Lines(string(body)) {
-		i := strings.LastIndexByte(l, ',')
-		w, err := strconv.ParseInt(strings.TrimSuffix(l[i+1:], "\n"), 10, 64)
-		if err != nil || w == 0 {
-			return fmt.Errorf("change line %q: weight %d, %v", l, w, err)
-		}
-		row := l[:i] + "\n"
-		if sum[row] += w; sum[row] == 0 {
-			delete(sum, row)
-		}
-	}
-	return nil
-}
+// The helpers the tests of standing queries share (incrtest).
+var (
+	splitEpochs = incrtest.Epochs
+	epochPrefix = incrtest.Prefix
+	csvRows     = incrtest.Rows
+	addChange   = incrtest.AddChange
+)
 
 // job is a job of queries over tables: their texts and their logical
 // plans.
