@@ -3,12 +3,14 @@ package sqlops
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"google.golang.org/protobuf/proto"
 
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 	"github.com/wololo/wololo/services/dataflow/batch"
+	"github.com/wololo/wololo/services/dataflow/schema"
 	"github.com/wololo/wololo/services/dataflow/sql/exec"
 	"github.com/wololo/wololo/services/dataflow/sql/incr"
 	"github.com/wololo/wololo/services/dataflow/sql/physical"
@@ -86,6 +88,22 @@ type Version struct {
 	Final bool
 }
 
+// Records are the job records a version is published as, in the commit
+// of the step that made it (stage.Emitter.Record): version/<k>/NAME.csv
+// (its CSV) and change/<k>/NAME.csv (its change), k its epoch in
+// decimal; a Final one, the query's result (schema.ResultRecord), as a
+// batch job's.
+func (v Version) Records() map[string][]byte {
+	if v.Final {
+		return map[string][]byte{schema.ResultRecord(v.Query + ".csv"): v.CSV}
+	}
+	k := strconv.FormatInt(v.Epoch, 10)
+	return map[string][]byte{
+		"version/" + k + "/" + v.Query + ".csv": v.CSV,
+		"change/" + k + "/" + v.Query + ".csv":  v.Change,
+	}
+}
+
 // EpochConfig is what an EpochTask runs: instance Index of the task
 // named Task of the standing plan Plan.
 type EpochConfig struct {
@@ -120,6 +138,9 @@ type unit struct {
 	t     *EpochTask // for an exchange's sends
 	// sending is the epoch of the changes an exchange is writing.
 	sending int64
+	// heldBytes is about the bytes of the changes its inputs hold for
+	// epochs to come (batchBytes'), kept as they come and go.
+	heldBytes int64
 }
 
 // target is an input of a unit.
@@ -589,7 +610,9 @@ func (t *EpochTask) deliver(u *unit, k int, e int64, b *exec.Batch) error {
 	p := in.at(e)
 	// A copy: the batch may be a received one's memory, which is not
 	// the task's to keep.
-	p.rows = append(p.rows, exec.Concat(in.cols, []*exec.Batch{b}))
+	c := exec.Concat(in.cols, []*exec.Batch{b})
+	p.rows = append(p.rows, c)
+	u.heldBytes += int64(batchBytes(c))
 	return nil
 }
 
@@ -683,6 +706,9 @@ func (t *EpochTask) stepEpoch(u *unit, marked bool) error {
 		if len(x.pending) > 0 && x.pending[0].epoch == e {
 			rows = x.pending[0].rows
 			x.pending = x.pending[1:]
+			for _, b := range rows {
+				u.heldBytes -= int64(batchBytes(b))
+			}
 		}
 		in = append(in, rows)
 	}
@@ -839,7 +865,7 @@ func (t *EpochTask) checked(err error) error {
 	var n, most int64
 	var top *unit
 	for _, u := range t.units {
-		b := u.held()
+		b := u.heldBytes
 		if u.op != nil {
 			b += u.op.Bytes()
 		}
@@ -856,19 +882,6 @@ func (t *EpochTask) checked(err error) error {
 		where = fmt.Sprintf("the operators of task %s (the most, #%d %s of %s)", t.name, top.top().ID, top.top().Kind, strings.Join(top.top().Queries, ", "))
 	}
 	return t.meter.held(n, where)
-}
-
-// held is about the bytes of the changes u holds for epochs to come.
-func (u *unit) held() int64 {
-	var n int64
-	for _, in := range u.ins {
-		for _, p := range in.pending {
-			for _, b := range p.rows {
-				n += int64(batchBytes(b))
-			}
-		}
-	}
-	return n
 }
 
 // Stats are the task's scans' counts of the values that read as NULL.

@@ -101,3 +101,16 @@ func TestEpochsScanned(t *testing.T) {
 		}
 	}
 }
+
+// TestVersionRecords: a version is published as version/<k>/NAME.csv
+// and change/<k>/NAME.csv, the final answer as the query's result.
+func TestVersionRecords(t *testing.T) {
+	got := sqlops.Version{Query: "q2", Epoch: 12, CSV: []byte("a\n"), Change: []byte("a,diff\n")}.Records()
+	if len(got) != 2 || string(got["version/12/q2.csv"]) != "a\n" || string(got["change/12/q2.csv"]) != "a,diff\n" {
+		t.Errorf("records %q", got)
+	}
+	final := sqlops.Version{Query: "q2", Epoch: 12, CSV: []byte("b\n"), Final: true}.Records()
+	if len(final) != 1 || string(final["result/q2.csv"]) != "b\n" {
+		t.Errorf("final records %q", final)
+	}
+}
