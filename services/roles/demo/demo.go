@@ -62,6 +62,13 @@ NAME.csv. A query the SQL engine refuses exits 2 at once, with its file
 and the construct's line:column, before any data is read. --explain
 prints the plans (as wololo explain does) and exits without running.
 
+With --epochs N the job runs as a standing job (docs/standing.md): each
+table's records are cut into N contiguous runs, appended one epoch at a
+time, and after each epoch every query has a new version of its answer,
+kept up to date incrementally; a line per version gives each query's
+rows and its change (+rows in -rows out). The files written are the
+final answers, those of the same job run once over all the rows.
+
 With --grpc the job runs as a deployment runs it, every instance a gRPC
 node on loopback, fed by the client. wololo local run and wololo client submit
 take the same --query and --table to run a job in a cluster, durably and
@@ -84,12 +91,16 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	jobFlags := explain.RegisterJobFlags(fs)
 	explainOnly := fs.Bool("explain", false, "print the SQL job's plans and exit without running")
 	maxMalformedFlag := client.MaxMalformedFlag(fs)
+	epochs := fs.Int("epochs", 0, "if set, run the job as a standing job whose input comes in this many appends, printing each version's row counts (in memory only)")
 	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
 	maxMalformed, err := maxMalformedFlag()
 	if err != nil {
 		return err
+	}
+	if *epochs < 0 || *epochs > 0 && *overGRPC {
+		return cli.Usagef(fs, "--epochs takes a number of appends above 0, and runs in memory: leave out --grpc")
 	}
 	if (*matches == "") != (*players == "") {
 		return cli.Usagef(fs, "give both --matches and --players, or neither for the generated dataset")
@@ -136,7 +147,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	defer stopProfile()
 	log := logFlags.Logger("wololo", stderr)
 	start := time.Now()
-	rf := runFiles{*matches, *players, *out, jobFlags.Tables(), maxMalformed}
+	rf := runFiles{*matches, *players, *out, jobFlags.Tables(), maxMalformed, *epochs}
 	var sum *client.Summary
 	switch {
 	case *overGRPC:
@@ -169,6 +180,7 @@ type runFiles struct {
 	matches, players, out string
 	tables                [][2]string // --table NAME=F
 	maxMalformed          *float64
+	epochs                int // above 0: a standing job of this many appends (--epochs)
 }
 
 // addFileReport puts the report of the job's i-th input, named name, in

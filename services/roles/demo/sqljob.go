@@ -61,7 +61,13 @@ func runSQL(ctx context.Context, job *sqljob.Job, rf runFiles, log hclog.Logger,
 		readers[i] = r
 		feeds = append(feeds, sqlops.Feed{Table: f[0], Columns: r.Columns, Next: r.Next})
 	}
-	res, err := sqlops.RunFeedsContext(ctx, job.Plan, feeds)
+	var res *sqlops.Result
+	var err error
+	if rf.epochs > 0 {
+		res, err = runEpochs(ctx, job, feeds, rf.epochs, stdout)
+	} else {
+		res, err = sqlops.RunFeedsContext(ctx, job.Plan, feeds)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("run the plan: %w", err)
 	}

@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -17,38 +16,20 @@ import (
 	"github.com/wololo/wololo/services/dataflow/sql"
 	"github.com/wololo/wololo/services/dataflow/sql/exec"
 	"github.com/wololo/wololo/services/dataflow/sql/incr"
+	"github.com/wololo/wololo/services/dataflow/sql/incr/incrtest"
 	"github.com/wololo/wololo/services/dataflow/sql/plan"
 	"github.com/wololo/wololo/services/dataflow/sql/rewrite"
 	"github.com/wololo/wololo/services/dataflow/sql/sqlgen"
 	"github.com/wololo/wololo/services/dataflow/sql/sqlgen/oracle"
 )
 
-// epochs splits each table's rows into n epochs at random cut points,
-// each table on its own (so a player row may come epochs before its
-// match): per epoch, per table, that epoch's rows.
-func epochs(r *rand.Rand, tables map[string]*exec.Table, n int) []map[string]*exec.Table {
-	out := make([]map[string]*exec.Table, n)
-	for i := range out {
-		out[i] = map[string]*exec.Table{}
-	}
-	for _, name := range slices.Sorted(mapKeys(tables)) {
-		t := tables[name]
-		all := exec.Concat(textCols(t.Columns), t.Batches)
-		cuts := []int{0, all.N}
-		for range n - 1 {
-			cuts = append(cuts, r.IntN(all.N+1))
-		}
-		slices.Sort(cuts)
-		for i := range n {
-			rows := make([]int32, 0, cuts[i+1]-cuts[i])
-			for k := cuts[i]; k < cuts[i+1]; k++ {
-				rows = append(rows, int32(k))
-			}
-			out[i][name] = &exec.Table{Columns: t.Columns, Batches: []*exec.Batch{all.Rows(rows)}}
-		}
-	}
-	return out
-}
+// The helpers the tests of standing queries share (incrtest).
+var (
+	epochs   = incrtest.Epochs
+	textCols = incrtest.TextColumns
+	prefix   = incrtest.Prefix
+	lines    = incrtest.Rows
+)
 
 func mapKeys[V any](m map[string]V) func(func(string) bool) {
 	return func(yield func(string) bool) {
@@ -60,53 +41,11 @@ func mapKeys[V any](m map[string]V) func(func(string) bool) {
 	}
 }
 
-func textCols(names []string) []plan.Column {
-	cols := make([]plan.Column, len(names))
-	for i, n := range names {
-		cols[i] = plan.Column{Name: n, Type: plan.Text}
-	}
-	return cols
-}
-
-// prefix is the tables of epochs 1..k.
-func prefix(parts []map[string]*exec.Table, k int) map[string]*exec.Table {
-	out := map[string]*exec.Table{}
-	for _, p := range parts[:k] {
-		for name, t := range p {
-			if out[name] == nil {
-				out[name] = &exec.Table{Columns: t.Columns}
-			}
-			out[name].Batches = append(out[name].Batches, t.Batches...)
-		}
-	}
-	return out
-}
-
-// lines counts the rows of a CSV after its header.
-func lines(csv []byte) map[string]int64 {
-	out := map[string]int64{}
-	_, body, _ := bytes.Cut(csv, []byte("\n"))
-	for l := range strings.Lines(string(body)) {
-		out[l]++
-	}
-	return out
-}
-
-// addDiff adds a change, as its CSV writes it (the last field the
-// weight), to a multiset of rows.
+// addDiff adds a change to a multiset of rows (incrtest.AddChange).
 func addDiff(t *testing.T, sum map[string]int64, d *incr.Diff) {
 	t.Helper()
-	_, body, _ := bytes.Cut(d.Result().CSV(), []byte("\n"))
-	for l := range strings.Lines(string(body)) {
-		i := strings.LastIndexByte(l, ',')
-		w, err := strconv.ParseInt(strings.TrimSuffix(l[i+1:], "\n"), 10, 64)
-		if err != nil || w == 0 {
-			t.Fatalf("change line %q: weight %d, %v", l, w, err)
-		}
-		row := l[:i] + "\n"
-		if sum[row] += w; sum[row] == 0 {
-			delete(sum, row)
-		}
+	if err := incrtest.AddChange(sum, d.Result().CSV()); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -32,6 +32,25 @@
 // tables and accumulators, maps, counts, stored batches), never a
 // pointer into an input batch.
 //
+// The operators are also usable one by one (Op: NewOp, NewHaving,
+// NewAnswer, NewPartialAggregate, NewFinalAggregate), the same code the
+// Engine runs, for what places them on the tasks of a physical plan
+// (services/dataflow/sql/sqlops's EpochTask) and moves the changes
+// between them itself. A physical plan has two kinds of its own: a
+// shard's partial aggregate and the gateway's final aggregate merging
+// the shards' partials. The partial aggregate emits, at each epoch, for
+// each group the epoch touched, its partial row before (-1) and after
+// (+1), not the difference of its partial state: a difference is not
+// exact for every aggregate (a SUM over NULLs alone is NULL, and a NULL
+// has no difference; a MIN or MAX of rows that leave, under a semi-join
+// on an aggregated subquery, moves both ways), where a row before and
+// after is, for every function, with exec's partial aggregation
+// unchanged. The final aggregate keeps each group's partial rows (at
+// most one per shard, equal ones counted) and merges those of each group
+// an epoch touches again (exec.MergeAggs): its work is the touched
+// groups times the shards, its state a partial row per group and shard
+// (q3's and q4's: one per civilization and shard).
+//
 // Snapshot writes that state, between epochs, as bytes, and Restore
 // makes an engine of the same plan from them that gives the same later
 // changes and answers, byte for byte: a standing job survives a SIGKILL

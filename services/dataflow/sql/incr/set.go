@@ -21,6 +21,7 @@ type rowSet struct {
 	refs   []ref            // per entry: its row, stored
 	free   []int32          // entries let go, to be used again
 	total  int64            // the copies of every row
+	keyLen int64            // the bytes of the keys in the index
 	st     store
 	last   []change // apply's, for release
 }
@@ -83,6 +84,7 @@ func (s *rowSet) newEntry(key string) int32 {
 		s.keys, s.counts, s.refs = append(s.keys, key), append(s.counts, 0), append(s.refs, ref{})
 	}
 	s.index[key] = e
+	s.keyLen += int64(len(key))
 	return e
 }
 
@@ -96,6 +98,7 @@ func (s *rowSet) release() {
 	for _, c := range s.last {
 		if e := c.entry; s.counts[e] == 0 {
 			delete(s.index, s.keys[e])
+			s.keyLen -= int64(len(s.keys[e]))
 			s.st.drop(s.refs[e])
 			s.keys[e] = ""
 			s.free = append(s.free, e)

@@ -1,5 +1,7 @@
 package incr
 
+import "github.com/wololo/wololo/services/dataflow/sql/exec"
+
 // The sizes of what the operators keep between epochs, for a job's
 // budget (Op.Bytes): about the bytes of memory, as exec's Bytes count its
 // structures, added up from what each holds; the few fixed bytes of each
@@ -29,14 +31,22 @@ func opBytes(o op) int64 {
 	return 0
 }
 
-// bytes is about the memory of the stored batches.
-func (s *store) bytes() int64 { return zsetBytes(s.batches) }
+// bytes is about the memory of the stored batches, kept as they come
+// and go: a task adds its operators' up after every batch it is given.
+func (s *store) bytes() int64 { return s.size }
 
-// bytes is about the memory of the set: its entries and stored rows.
+// bytes is about the memory of the set: its entries, their keys (twice:
+// the index's and the entry's string share their bytes, not their
+// headers) and its stored rows.
 func (s *rowSet) bytes() int64 {
-	n := s.st.bytes() + int64(8*cap(s.counts)+8*cap(s.refs)+4*cap(s.free))
-	for _, k := range s.keys {
-		n += int64(len(k)) + 16
+	return s.st.bytes() + s.keyLen + int64(8*cap(s.counts)+8*cap(s.refs)+4*cap(s.free)+16*cap(s.keys)+48*len(s.index))
+}
+
+// batchBytes is about the memory of b's values.
+func batchBytes(b *exec.Batch) int64 {
+	var n int64
+	for _, v := range b.Cols {
+		n += v.Bytes()
 	}
 	return n
 }
@@ -44,11 +54,8 @@ func (s *rowSet) bytes() int64 {
 func zsetBytes(z zset) int64 {
 	var n int64
 	for _, b := range z {
-		if b == nil {
-			continue
-		}
-		for _, v := range b.Cols {
-			n += v.Bytes()
+		if b != nil {
+			n += batchBytes(b)
 		}
 	}
 	return n

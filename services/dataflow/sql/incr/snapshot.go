@@ -319,6 +319,7 @@ func (s *store) read(r *snapcodec.Reader, cols []plan.Column) {
 		}
 		s.batches[i], s.live[i] = b, int32(live)
 		s.rows += b.N
+		s.size += batchBytes(b)
 		s.liveN += int(live)
 	}
 }
@@ -389,6 +390,7 @@ func (s *rowSet) read(r *snapcodec.Reader) {
 			return
 		}
 		s.index[k] = int32(e)
+		s.keyLen += int64(len(k))
 		live = append(live, s.refs[e])
 	}
 	s.st.check(r, live)

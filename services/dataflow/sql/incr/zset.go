@@ -128,6 +128,7 @@ type store struct {
 	live    []int32 // per batch: its rows still referred to
 	rows    int     // the rows of the batches held
 	liveN   int     // the live rows
+	size    int64   // about the bytes of the batches held (batchBytes)
 }
 
 // add stores the rows of b (owned by the store from now on) and returns
@@ -136,6 +137,7 @@ func (s *store) add(b *exec.Batch) ref {
 	s.batches = append(s.batches, b)
 	s.live = append(s.live, int32(b.N))
 	s.rows += b.N
+	s.size += batchBytes(b)
 	s.liveN += b.N
 	return ref{b: int32(len(s.batches) - 1)}
 }
@@ -145,6 +147,7 @@ func (s *store) drop(r ref) {
 	s.liveN--
 	if s.live[r.b]--; s.live[r.b] == 0 {
 		s.rows -= s.batches[r.b].N
+		s.size -= batchBytes(s.batches[r.b])
 		s.batches[r.b] = nil
 	}
 }

@@ -19,7 +19,7 @@
 //
 // # Its parts
 //
-// The package is four concerns, each in files of its own, and one
+// The package is five concerns, each in files of its own, and one
 // sub-package; TestConcernsKeepApart holds each concern to what it may
 // use (what its own files and the concerns it builds on declare;
 // the stage runtime's names for a job and its outputs, stage.Emitter,
@@ -37,14 +37,24 @@
 //     snapshot (a version, then each operator's). It uses the operators;
 //     it may not touch the runners, the transport's stream names or the
 //     stage runtime's JobSpec and Emitter.
-//   - The in-process runners (run.go, answer.go): Run, RunFeeds and
-//     Answer, every instance of a plan's tasks in one process. They use
-//     the task and the operators, not the stage adapter.
+//   - The epoch task (epoch.go, epochbuild.go, epochsnap.go,
+//     epochwire.go): EpochTask, one instance of one task of a standing
+//     plan (physical.Plan.Standing), each operator in its incremental
+//     form (services/dataflow/sql/incr's Op), the changes of each epoch
+//     and its markers on the channels, a version of each query at its
+//     sink per epoch; CheckStanding, its snapshot, and the epoch's wire
+//     form (EncodeEpochRows, EncodeEpochMarker, DecodeEpoch). It uses
+//     the operators (the exchange, the meter), not the Task.
+//   - The in-process runners (run.go, answer.go, runepochs.go): Run,
+//     RunFeeds, Answer and RunEpochs, every instance of a plan's tasks in
+//     one process. They use the task, the epoch task and the operators,
+//     not the stage adapter.
 //   - The stage adapter (stage.go: StageSpec, DecodeSpec and the
 //     stage.Operator a Task is in a deployment; epochstage.go: the one
 //     an EpochTask is for a standing plan, and its version records; streams.go: the channels'
 //     stream names; source.go: the gateway's upload feed, Source). It
-//     uses the task and the operators, not the runners.
+//     uses the task, the epoch task and the operators, not the
+//     runners.
 //   - The wire codec, the sub-package sqlops/wire: a channel's rows as a
 //     RowBatch and as its bytes. It knows nothing of the rest.
 //
@@ -111,6 +121,23 @@
 // runs: every instance of every task as a Task on a goroutine of its own,
 // the channels as queues of ColumnBatches between them, handed over as
 // they are (not marshalled: what is sent is not modified afterwards).
+//
+// # Standing plans
+//
+// A standing plan runs as EpochTasks, one per instance as a plan's Tasks
+// run, on the same placement: each operator is its incremental form,
+// the changes of each epoch flow through the same channels as rows with
+// one more column, their weight (+n, -n), each batch tagged with its
+// epoch, and after each epoch's changes an epoch marker goes on every
+// channel to every receiving instance. An operator with state steps an
+// epoch once it has the epoch's marker from every sender of every input
+// (a marker counted per epoch: the runtime does not say which instance
+// sent a batch, so a batch says its epoch, and an instance ahead of
+// another does not mix the next epoch's changes into this one's), and a
+// sink publishes a version per epoch: the answer's CSV, byte for byte a
+// batch job's over the epochs so far, and its change. Why a partial
+// aggregate sends a touched group's partial row before and after, and
+// not its difference: incr's package doc.
 //
 // # The stage adapter, the wire and the streams
 //

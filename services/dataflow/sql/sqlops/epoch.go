@@ -3,17 +3,20 @@ package sqlops
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"google.golang.org/protobuf/proto"
 
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 	"github.com/wololo/wololo/services/dataflow/batch"
+	"github.com/wololo/wololo/services/dataflow/schema"
 	"github.com/wololo/wololo/services/dataflow/sql/exec"
 	"github.com/wololo/wololo/services/dataflow/sql/incr"
 	"github.com/wololo/wololo/services/dataflow/sql/physical"
 	"github.com/wololo/wololo/services/dataflow/sql/plan"
 	"github.com/wololo/wololo/services/dataflow/sql/sqlops/wire"
+	"github.com/wololo/wololo/services/dataflow/sql/value"
 )
 
 // EpochTask is one instance of one task of a standing plan
@@ -85,6 +88,22 @@ type Version struct {
 	Final bool
 }
 
+// Records are the job records a version is published as, in the commit
+// of the step that made it (stage.Emitter.Record): version/<k>/NAME.csv
+// (its CSV) and change/<k>/NAME.csv (its change), k its epoch in
+// decimal; a Final one, the query's result (schema.ResultRecord), as a
+// batch job's.
+func (v Version) Records() map[string][]byte {
+	if v.Final {
+		return map[string][]byte{schema.ResultRecord(v.Query + ".csv"): v.CSV}
+	}
+	k := strconv.FormatInt(v.Epoch, 10)
+	return map[string][]byte{
+		"version/" + k + "/" + v.Query + ".csv": v.CSV,
+		"change/" + k + "/" + v.Query + ".csv":  v.Change,
+	}
+}
+
 // EpochConfig is what an EpochTask runs: instance Index of the task
 // named Task of the standing plan Plan.
 type EpochConfig struct {
@@ -119,6 +138,9 @@ type unit struct {
 	t     *EpochTask // for an exchange's sends
 	// sending is the epoch of the changes an exchange is writing.
 	sending int64
+	// heldBytes is about the bytes of the changes its inputs hold for
+	// epochs to come (batchBytes'), kept as they come and go.
+	heldBytes int64
 }
 
 // target is an input of a unit.
@@ -294,6 +316,36 @@ func (t *EpochTask) table(u *unit, b *exec.Batch) error {
 	return t.forward(u, u.epoch+1, out)
 }
 
+// Scanned applies rows of a table already read as its scan's columns
+// (the scan's node's Output, as a Source's scan reads a record at a time)
+// as Table applies a batch of its text: each with weight +1, rows of the
+// table's open epoch, on through what the scan feeds. The values read as
+// NULL are the reader's to count.
+func (t *EpochTask) Scanned(name string, b *exec.Batch) error {
+	u, err := t.scan(name)
+	if err != nil {
+		return err
+	}
+	if u.done {
+		return fmt.Errorf("table %s: rows after its end", name)
+	}
+	if out := u.bottom().Node.Output; len(b.Cols) != len(out) {
+		return fmt.Errorf("table %s: %d columns scanned, the scan reads %d", name, len(b.Cols), len(out))
+	}
+	t.meter.step()
+	w := &exec.Batch{N: b.N, Cols: append(slices.Clone(b.Cols), plusOnes(b.N))}
+	return t.checked(t.forward(u, u.epoch+1, []*exec.Batch{w}))
+}
+
+// plusOnes is a weight column of n rows of weight +1.
+func plusOnes(n int) *exec.Vec {
+	v := &exec.Vec{Type: plan.Number, N: n, Nums: make([]value.Dec, n)}
+	for i := range v.Nums {
+		v.Nums[i] = value.Int(1)
+	}
+	return v
+}
+
 // EndTableEpoch ends the table's open epoch: its scan passes the
 // epoch's marker on.
 func (t *EpochTask) EndTableEpoch(name string) error {
@@ -387,6 +439,9 @@ func (t *EpochTask) receive(c *physical.Channel, epoch int64, b *exec.Batch, mas
 		return fmt.Errorf("channel %s: routes of %d rows in a batch of %d", c.Name, len(masks), b.N)
 	}
 	weight := len(c.Columns) - 1
+	if err := checkWeights(b.Cols[weight], b.N); err != nil {
+		return fmt.Errorf("channel %s: %w", c.Name, err)
+	}
 	for r, rt := range c.Routes {
 		to, err := t.consumer(c.Name, r)
 		if err != nil {
@@ -418,6 +473,21 @@ func (t *EpochTask) receive(c *physical.Channel, epoch int64, b *exec.Batch, mas
 	return nil
 }
 
+// checkWeights refuses a weight column that is not n whole numbers
+// other than 0 (no NULL, no fraction, within an int64), which the
+// operators would not know what to do with.
+func checkWeights(v *exec.Vec, n int) error {
+	for i := range n {
+		if v.IsNull(i) {
+			return fmt.Errorf("a row of no weight")
+		}
+		if w, scale, ok := v.Nums[i].Unscaled(); !ok || scale != 0 || w == 0 {
+			return fmt.Errorf("a row of weight %s", v.Nums[i])
+		}
+	}
+	return nil
+}
+
 // consumer is the unit route r of channel ch feeds here, and which of
 // its inputs that is.
 func (t *EpochTask) consumer(ch string, r int) (target, error) {
@@ -440,26 +510,18 @@ func (t *EpochTask) consumer(ch string, r int) (target, error) {
 // every route's consumer hears it, and steps the epoch once it has it
 // from every sender of every input.
 func (t *EpochTask) Marker(ch string, epoch int64) error {
-	c := t.p.Channel(ch)
-	if c == nil {
-		return fmt.Errorf("task %s[%d]: no channel %q", t.name, t.index, ch)
-	}
-	t.meter.step()
-	for r := range c.Routes {
-		to, err := t.consumer(ch, r)
-		if err != nil {
-			return err
-		}
-		if err := t.mark(to.u, to.k, epoch); err != nil {
-			return t.checked(err)
-		}
-	}
-	return t.checked(nil)
+	return t.toConsumers(ch, func(to target) error { return t.mark(to.u, to.k, epoch) })
 }
 
 // End notes that sending instance sender has ended channel ch: a unit
 // finishes once every sender has ended each of its inputs.
 func (t *EpochTask) End(ch string, sender int) error {
+	return t.toConsumers(ch, func(to target) error { return t.end(to.u, to.k, sender) })
+}
+
+// toConsumers calls f with the input of each route of channel ch, as one
+// step of the task.
+func (t *EpochTask) toConsumers(ch string, f func(target) error) error {
 	c := t.p.Channel(ch)
 	if c == nil {
 		return fmt.Errorf("task %s[%d]: no channel %q", t.name, t.index, ch)
@@ -470,7 +532,7 @@ func (t *EpochTask) End(ch string, sender int) error {
 		if err != nil {
 			return err
 		}
-		if err := t.end(to.u, to.k, sender); err != nil {
+		if err := f(to); err != nil {
 			return t.checked(err)
 		}
 	}
@@ -548,7 +610,9 @@ func (t *EpochTask) deliver(u *unit, k int, e int64, b *exec.Batch) error {
 	p := in.at(e)
 	// A copy: the batch may be a received one's memory, which is not
 	// the task's to keep.
-	p.rows = append(p.rows, exec.Concat(in.cols, []*exec.Batch{b}))
+	c := exec.Concat(in.cols, []*exec.Batch{b})
+	p.rows = append(p.rows, c)
+	u.heldBytes += int64(batchBytes(c))
 	return nil
 }
 
@@ -642,6 +706,9 @@ func (t *EpochTask) stepEpoch(u *unit, marked bool) error {
 		if len(x.pending) > 0 && x.pending[0].epoch == e {
 			rows = x.pending[0].rows
 			x.pending = x.pending[1:]
+			for _, b := range rows {
+				u.heldBytes -= int64(batchBytes(b))
+			}
 		}
 		in = append(in, rows)
 	}
@@ -798,7 +865,7 @@ func (t *EpochTask) checked(err error) error {
 	var n, most int64
 	var top *unit
 	for _, u := range t.units {
-		b := u.held()
+		b := u.heldBytes
 		if u.op != nil {
 			b += u.op.Bytes()
 		}
@@ -817,17 +884,15 @@ func (t *EpochTask) checked(err error) error {
 	return t.meter.held(n, where)
 }
 
-// held is about the bytes of the changes u holds for epochs to come.
-func (u *unit) held() int64 {
-	var n int64
-	for _, in := range u.ins {
-		for _, p := range in.pending {
-			for _, b := range p.rows {
-				n += int64(batchBytes(b))
-			}
+// Stats are the task's scans' counts of the values that read as NULL.
+func (t *EpochTask) Stats() []exec.ColumnStats {
+	var out []exec.ColumnStats
+	for _, u := range t.units {
+		if u.bottom().Kind == plan.Scan {
+			out = append(out, u.op.ScanStats()...)
 		}
 	}
-	return n
+	return out
 }
 
 // Usage is what the job spent here of its Budget, as log key-values.

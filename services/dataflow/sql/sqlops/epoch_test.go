@@ -6,13 +6,13 @@ import (
 	"maps"
 	"math/rand/v2"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/wololo/wololo/queries"
 	"github.com/wololo/wololo/services/dataflow/sql"
 	"github.com/wololo/wololo/services/dataflow/sql/exec"
+	"github.com/wololo/wololo/services/dataflow/sql/incr/incrtest"
 	"github.com/wololo/wololo/services/dataflow/sql/physical"
 	"github.com/wololo/wololo/services/dataflow/sql/plan"
 	"github.com/wololo/wololo/services/dataflow/sql/sqlgen"
@@ -20,79 +20,13 @@ import (
 	"github.com/wololo/wololo/services/dataflow/sql/sqlops"
 )
 
-// splitEpochs cuts each table's rows into n epochs at random points, each
-// table on its own (a player row may come epochs before its match, an
-// epoch may have no rows of a table, or of any): per epoch, per table,
-// its rows.
-func splitEpochs(r *rand.Rand, tables map[string]*exec.Table, n int) []map[string]*exec.Table {
-	out := make([]map[string]*exec.Table, n)
-	for i := range out {
-		out[i] = map[string]*exec.Table{}
-	}
-	for _, name := range slices.Sorted(maps.Keys(tables)) {
-		t := tables[name]
-		cols := make([]plan.Column, len(t.Columns))
-		for i, c := range t.Columns {
-			cols[i] = plan.Column{Name: c, Type: plan.Text}
-		}
-		all := exec.Concat(cols, t.Batches)
-		cuts := []int{0, all.N}
-		for range n - 1 {
-			cuts = append(cuts, r.IntN(all.N+1))
-		}
-		slices.Sort(cuts)
-		for i := range n {
-			rows := make([]int32, 0, cuts[i+1]-cuts[i])
-			for k := cuts[i]; k < cuts[i+1]; k++ {
-				rows = append(rows, int32(k))
-			}
-			out[i][name] = &exec.Table{Columns: t.Columns, Batches: []*exec.Batch{all.Rows(rows)}}
-		}
-	}
-	return out
-}
-
-// epochPrefix is the tables of epochs 1..k.
-func epochPrefix(parts []map[string]*exec.Table, k int) map[string]*exec.Table {
-	out := map[string]*exec.Table{}
-	for _, p := range parts[:k] {
-		for name, t := range p {
-			if out[name] == nil {
-				out[name] = &exec.Table{Columns: t.Columns}
-			}
-			out[name].Batches = append(out[name].Batches, t.Batches...)
-		}
-	}
-	return out
-}
-
-// csvRows is a multiset of a CSV's rows (its lines after the header).
-func csvRows(csv []byte) map[string]int64 {
-	out := map[string]int64{}
-	_, body, _ := bytes.Cut(csv, []byte("\n"))
-	for l := range strings.Lines(string(body)) {
-		out[l]++
-	}
-	return out
-}
-
-// addChange adds a change's rows (its CSV: the last field each row's
-// weight) to a multiset of rows.
-func addChange(sum map[string]int64, change []byte) error {
-	_, body, _ := bytes.Cut(change, []byte("\n"))
-	for l := range strings.Lines(string(body)) {
-		i := strings.LastIndexByte(l, ',')
-		w, err := strconv.ParseInt(strings.TrimSuffix(l[i+1:], "\n"), 10, 64)
-		if err != nil || w == 0 {
-			return fmt.Errorf("change line %q: weight %d, %v", l, w, err)
-		}
-		row := l[:i] + "\n"
-		if sum[row] += w; sum[row] == 0 {
-			delete(sum, row)
-		}
-	}
-	return nil
-}
+// The helpers the tests of standing queries share (incrtest).
+var (
+	splitEpochs = incrtest.Epochs
+	epochPrefix = incrtest.Prefix
+	csvRows     = incrtest.Rows
+	addChange   = incrtest.AddChange
+)
 
 // job is a job of queries over tables: their texts and their logical
 // plans.
@@ -318,4 +252,53 @@ func TestEpochsRestore(t *testing.T) {
 		t.Errorf("only %d restarts: the test checks little", restarts)
 	}
 	t.Logf("%d restarts", restarts)
+}
+
+// placed are queries of the constructs whose standing form the physical
+// plan places in a way of its own, over sqlgen's tables t(k, n, b, s, d)
+// and u(k, m): on the shards or at the gateway, complete or partial and
+// merged, and over rows that leave.
+var placed = []string{
+	// A subquery's ORDER BY ... LIMIT at the gateway, its keys shuffled
+	// to the semi-join on the shards: a key leaves its first rows.
+	"SELECT k, n FROM t WHERE k IN (SELECT k FROM u ORDER BY m DESC, k LIMIT 2)",
+	"SELECT s, COUNT(*) FROM t WHERE k IN (SELECT k FROM u GROUP BY k ORDER BY COUNT(*) DESC, k LIMIT 1) GROUP BY s",
+	// A complete aggregate on the shards over rows that leave, its
+	// HAVING after it there.
+	"SELECT k, COUNT(*), MIN(n) FROM t WHERE k IN (SELECT k FROM u GROUP BY k HAVING COUNT(*) = 1) GROUP BY k HAVING COUNT(*) > 1",
+	// Partial aggregates over rows that leave, merged at the gateway:
+	// MIN and MAX of groups that lose rows.
+	"SELECT s, COUNT(*), MIN(n), MAX(d), AVG(n) FROM t WHERE k IN (SELECT k FROM u GROUP BY k HAVING MAX(m) < 2) GROUP BY s",
+	"SELECT COUNT(*), MIN(n), MAX(s) FROM t WHERE k IN (SELECT k FROM u GROUP BY k HAVING COUNT(*) = 1)",
+	// Partial aggregates over rows that only arrive, with a HAVING at the
+	// gateway and a LIMIT over the groups.
+	"SELECT b, COUNT(*), SUM(n), MIN(s), STDDEV_SAMP(n) FROM t GROUP BY b HAVING COUNT(*) > 2 ORDER BY 2 DESC, 1 LIMIT 2",
+	// DISTINCT at the shards and again at the gateway; over groups.
+	"SELECT DISTINCT s, b FROM t",
+	"SELECT DISTINCT COUNT(*) FROM t GROUP BY k",
+	"SELECT DISTINCT MIN(n), b FROM t GROUP BY k, b ORDER BY 1 DESC LIMIT 3",
+	// ROW_NUMBER over groups; a join's groups; no rows at all.
+	"SELECT ROW_NUMBER() OVER (ORDER BY COUNT(*) DESC, k) AS r, k, COUNT(*) AS c FROM t GROUP BY k ORDER BY c DESC, k",
+	"SELECT u.m, COUNT(*), MAX(t.n) FROM t JOIN u ON t.k = u.k GROUP BY u.m HAVING MAX(t.n) > 1",
+	"SELECT COUNT(*), SUM(n) FROM t WHERE n > 1000000",
+}
+
+// TestEpochsPlacedConstructs runs each of placed, alone and all together,
+// over 12 of sqlgen's datasets in random epochs on 1, 2 and 3 shards.
+func TestEpochsPlacedConstructs(t *testing.T) {
+	texts := map[string]string{}
+	var names []string
+	for i, q := range placed {
+		name := fmt.Sprintf("c%d", i)
+		texts[name], names = q, append(names, name)
+	}
+	for seed := range uint64(12) {
+		_, tables := sqlgenJob(t, seed)
+		r := rand.New(rand.NewPCG(seed, 45))
+		for i, name := range names {
+			j := newJob(t, map[string]string{name: texts[name]}, []string{name}, tables)
+			checkEpochs(t, fmt.Sprintf("seed %d", seed), j, tables, splitEpochs(r, tables, 1+r.IntN(6)), 1+(int(seed)+i)%3)
+		}
+		checkEpochs(t, fmt.Sprintf("seed %d, all", seed), newJob(t, texts, names, tables), tables, splitEpochs(r, tables, 1+r.IntN(6)), 2)
+	}
 }

@@ -73,6 +73,7 @@ func (t *EpochTask) Restore(state []byte) error {
 		}
 		u.epoch = r.Varint()
 		u.done = r.Bool()
+		u.heldBytes = 0
 		for _, in := range u.ins {
 			if n := r.Count(1); r.Err == nil && n != len(in.ended) {
 				return fmt.Errorf("%w: operator #%d: %d senders, the input has %d", errEpochSnapshot, u.top().ID, n, len(in.ended))
@@ -93,8 +94,12 @@ func (t *EpochTask) Restore(state []byte) error {
 				if err != nil {
 					return fmt.Errorf("%w: operator #%d: %v", errEpochSnapshot, u.top().ID, err)
 				}
+				if err := checkWeights(b.Cols[len(b.Cols)-1], b.N); err != nil {
+					return fmt.Errorf("%w: operator #%d: %v", errEpochSnapshot, u.top().ID, err)
+				}
 				if b.N > 0 {
 					p.rows = []*exec.Batch{b}
+					u.heldBytes += int64(batchBytes(b))
 				}
 				if p.epoch <= u.epoch || i > 0 && p.epoch <= in.pending[i-1].epoch || p.marks < 0 || p.marks > in.senders {
 					r.Fail(nil)

@@ -48,3 +48,14 @@ func RunEpochsRestarting(pl *physical.Plan, epochs []map[string]*exec.Table, r *
 	}})
 	return res, n, err
 }
+
+// RunEpochsBudget is RunEpochs with every instance held to budget b.
+func RunEpochsBudget(p *physical.Plan, epochs []map[string]*exec.Table, b Budget) (*EpochResult, error) {
+	return runEpochs(p, epochs, epochOptions{budget: b})
+}
+
+// RunEpochsScanned is RunEpochs with the gateway given its tables' rows
+// read as their scans' columns (EpochTask.Scanned).
+func RunEpochsScanned(p *physical.Plan, epochs []map[string]*exec.Table) (*EpochResult, error) {
+	return runEpochs(p, epochs, epochOptions{scanned: true})
+}

@@ -19,6 +19,8 @@ type EpochResult struct {
 	// Files are each query's final NAME.csv (a batch job's over every
 	// row).
 	Files map[string][]byte
+	// Stats are the scans' counts of the values that read as NULL.
+	Stats []exec.ColumnStats
 }
 
 // RunEpochs runs a job's physical plan as a standing job in this
@@ -45,6 +47,9 @@ type epochOptions struct {
 	// restart its instance from its snapshot first.
 	restart func() bool
 	budget  Budget
+	// scanned gives the gateway its tables' rows read as their scans'
+	// columns (EpochTask.Scanned, a Source's way), not as text.
+	scanned bool
 }
 
 // epochMessage is what waits in an instance's queue: a table's batch,
@@ -61,9 +66,10 @@ type epochMessage struct {
 
 // epochInstance is an instance of a task and its queue.
 type epochInstance struct {
-	t     *EpochTask
-	cfg   EpochConfig
-	queue []epochMessage
+	t       *EpochTask
+	cfg     EpochConfig
+	queue   []epochMessage
+	scanned bool // Options.scanned
 }
 
 func runEpochs(p *physical.Plan, epochs []map[string]*exec.Table, opt epochOptions) (*EpochResult, error) {
@@ -136,7 +142,7 @@ func runEpochs(p *physical.Plan, epochs []map[string]*exec.Table, opt epochOptio
 			if err != nil {
 				return nil, fmt.Errorf("run epochs: %w", err)
 			}
-			in.t = t
+			in.t, in.scanned = t, opt.scanned
 			all = append(all, in)
 			byTask[task.Name] = append(byTask[task.Name], in)
 		}
@@ -191,6 +197,7 @@ func runEpochs(p *physical.Plan, epochs []map[string]*exec.Table, opt epochOptio
 		if !in.t.Done() {
 			return nil, fmt.Errorf("run epochs: task %s[%d]: an operator's inputs never ended", in.cfg.Task, in.cfg.Index)
 		}
+		res.Stats = append(res.Stats, in.t.Stats()...)
 	}
 	for k, v := range res.Versions {
 		if len(v) != len(p.Queries) {
@@ -208,6 +215,21 @@ func (in *epochInstance) deliver(m epochMessage) error {
 		return t.EndTable(m.table)
 	case m.table != "" && m.epochEnd:
 		return t.EndTableEpoch(m.table)
+	case m.table != "" && in.scanned:
+		u, err := t.scan(m.table)
+		if err != nil {
+			return err
+		}
+		n := u.bottom().Node
+		idx, err := exec.ScanIndex(n, in.cfg.Columns[m.table])
+		if err != nil {
+			return err
+		}
+		b := &exec.Batch{N: m.batch.N, Cols: make([]*exec.Vec, len(idx))}
+		for i, j := range idx {
+			b.Cols[i] = exec.ReadAs(m.batch.Cols[j], n.Output[i], &exec.ColumnStats{})
+		}
+		return t.Scanned(m.table, b)
 	case m.table != "":
 		return t.Table(m.table, m.batch)
 	case m.end:
