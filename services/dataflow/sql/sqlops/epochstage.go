@@ -2,9 +2,7 @@ package sqlops
 
 import (
 	"fmt"
-	"strconv"
 
-	"github.com/wololo/wololo/services/dataflow/schema"
 	"github.com/wololo/wololo/services/dataflow/sql/physical"
 	"github.com/wololo/wololo/services/dataflow/sql/sqlops/wire"
 	"github.com/wololo/wololo/services/dataflow/stage"
@@ -18,21 +16,9 @@ import (
 // EncodeEpochMarker), journaled, committed and acknowledged as they are;
 // the task's snapshot holds what it holds mid-epoch. At the gateway,
 // each query's version of each epoch is two records of the commit that
-// completes it (VersionRecord, ChangeRecord), which the gateway
+// completes it (Version.Records), which the gateway
 // publishes (stage.Config.OnRecords), and the end of the input writes
 // the results as a batch job's (schema.ResultRecord).
-
-// VersionRecord is the record of query's answer after epoch: its whole
-// NAME.csv over the rows of epochs 1..epoch.
-func VersionRecord(epoch int64, query string) string {
-	return "version/" + strconv.FormatInt(epoch, 10) + "/" + query + ".csv"
-}
-
-// ChangeRecord is the record of the change epoch made to query's answer
-// (Version.Change: the columns, then diff).
-func ChangeRecord(epoch int64, query string) string {
-	return "change/" + strconv.FormatInt(epoch, 10) + "/" + query + ".csv"
-}
 
 // standingSpec is StageSpec of a standing plan (s its streams, w its
 // wiring): an epochOp.
@@ -108,15 +94,13 @@ func epochOut(out func() stage.Emitter, s *streams, w *wire.Writer, version func
 	}
 }
 
-// version records a version of a query's answer in the step's commit:
-// after an epoch, its answer and its change; at the end, the result.
+// version records a version of a query's answer in the step's commit
+// (Version.Records): after an epoch, its answer and its change; at the
+// end, the result.
 func (o *epochOp) version(v Version) error {
-	if v.Final {
-		o.out.Record(schema.ResultRecord(v.Query+".csv"), v.CSV)
-		return nil
+	for k, b := range v.Records() {
+		o.out.Record(k, b)
 	}
-	o.out.Record(VersionRecord(v.Epoch, v.Query), v.CSV)
-	o.out.Record(ChangeRecord(v.Epoch, v.Query), v.Change)
 	return nil
 }
 

@@ -88,11 +88,11 @@ func TestDeployedStandingPlan(t *testing.T) {
 						t.Fatal(err)
 					}
 					for _, name := range names {
-						got := gwRecords[sqlops.VersionRecord(int64(k+1), name)]
+						got := gwRecords[fmt.Sprintf("version/%d/%s.csv", k+1, name)]
 						if !bytes.Equal(got, want.Files[name]) {
 							t.Fatalf("%s, epoch %d: version\n%q\nwant\n%q", name, k+1, got, want.Files[name])
 						}
-						if gwRecords[sqlops.ChangeRecord(int64(k+1), name)] == nil {
+						if gwRecords[fmt.Sprintf("change/%d/%s.csv", k+1, name)] == nil {
 							t.Fatalf("%s, epoch %d: no change recorded", name, k+1)
 						}
 					}

@@ -50,12 +50,11 @@ type Source struct {
 }
 
 // sourceEpochs is a Source's part of a standing plan: its operators as
-// an EpochTask, fed the records' text (exec.TextRows) a batch at a time,
-// the epoch's changes of +1 each, and its markers (EndEpoch).
+// an EpochTask, fed what the Source's scan reads a record at a time, an
+// epoch's changes of +1 each (EpochTask.Scanned), and its markers
+// (EndEpoch).
 type sourceEpochs struct {
-	t     *EpochTask
-	rows  *exec.TextRows
-	bytes int
+	t *EpochTask
 }
 
 // sourceBatchRows and sourceBatchBytes are the most rows, and about the
@@ -112,26 +111,26 @@ func NewSource(p *physical.Plan, table string, header []string) (*Source, error)
 	return src, nil
 }
 
-// epochs makes the Source's EpochTask, of ops.
+// epochs makes the Source's EpochTask, of ops, and the scan whose
+// reading of the records it is fed.
 func (s *Source) epochs(p *physical.Plan, ops []*physical.Op, header []string) error {
 	keep := map[int]bool{}
+	var scanned *plan.Node
 	for _, o := range ops {
 		keep[o.ID] = true
+		if o.Kind == plan.Scan {
+			scanned = o.Node
+		}
 	}
 	t, err := NewEpochTask(EpochConfig{Plan: p, Task: p.Gateway.Name, Columns: map[string][]string{s.table: slices.Clone(header)},
 		Out: epochOut(func() stage.Emitter { return s.out }, s.streams, &s.wire, nil), Keep: func(o *physical.Op) bool { return keep[o.ID] }})
 	if err != nil {
 		return fmt.Errorf("table %s: %w", s.table, err)
 	}
-	read := map[string]bool{}
-	for _, c := range p.Scanned()[s.table] {
-		read[c] = true
+	if s.sc, err = newScan(scanned, header); err != nil {
+		return fmt.Errorf("table %s: %w", s.table, err)
 	}
-	kept := make([]bool, len(header))
-	for i, c := range header {
-		kept[i] = read[c]
-	}
-	s.standing = &sourceEpochs{t: t, rows: exec.NewTextRows(kept)}
+	s.standing = &sourceEpochs{t: t}
 	return nil
 }
 
@@ -178,14 +177,9 @@ func (s *Source) Width() int { return s.width }
 // the next Flush; the caller flushes when Full.
 func (s *Source) Row(fields [][]byte) {
 	switch {
-	case s.standing != nil:
-		s.standing.rows.Add(fields)
-		for _, f := range fields {
-			s.standing.bytes += len(f)
-		}
 	case s.x != nil:
 		s.sc.rowTo(stage.Route(fields[s.key], s.x.x.to), fields)
-	case s.t != nil:
+	case s.sc != nil:
 		s.sc.row(fields)
 	}
 }
@@ -193,10 +187,7 @@ func (s *Source) Row(fields [][]byte) {
 // Full reports whether the rows held are a batch's worth: the caller
 // flushes them (with the Emitter it commits).
 func (s *Source) Full() bool {
-	if e := s.standing; e != nil {
-		return e.rows.Rows() >= sourceBatchRows || e.bytes >= sourceBatchBytes
-	}
-	return s.t != nil && (s.sc.rows >= sourceBatchRows || s.sc.bytes >= sourceBatchBytes)
+	return s.sc != nil && (s.sc.rows >= sourceBatchRows || s.sc.bytes >= sourceBatchBytes)
 }
 
 // Flush applies the rows held to the scan's chain, and routes them into
@@ -204,12 +195,15 @@ func (s *Source) Full() bool {
 func (s *Source) Flush(out stage.Emitter) error {
 	if e := s.standing; e != nil {
 		s.out = out
-		b := e.rows.Batch()
-		e.bytes = 0
+		b := s.sc.take(0)
 		if b == nil {
 			return nil
 		}
-		return e.t.Table(s.table, b)
+		if err := e.t.Scanned(s.table, b); err != nil {
+			return err
+		}
+		s.sc.spend(0, b) // the exchanges have written its rows, and keep nothing
+		return nil
 	}
 	if s.t == nil || s.sc.rows == 0 {
 		return nil
@@ -278,7 +272,7 @@ func (s *Source) Stats() map[string]int64 {
 	var stats []exec.ColumnStats
 	switch {
 	case s.standing != nil:
-		stats = nil // MERGE: s.standing.t.Stats()
+		stats = s.sc.stats
 	case s.t != nil:
 		stats = s.t.Stats()
 	}
