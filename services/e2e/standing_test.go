@@ -13,10 +13,20 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
 	"github.com/wololo/wololo/deploy"
+	"github.com/wololo/wololo/internal/testkit"
+	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 	"github.com/wololo/wololo/services/cmdline/client"
 	sqlflags "github.com/wololo/wololo/services/cmdline/explain"
+	"github.com/wololo/wololo/services/dataflow/sql/physical"
+	"github.com/wololo/wololo/services/dataflow/sql/sqlops"
+	"github.com/wololo/wololo/services/dataflow/stage"
+	gw "github.com/wololo/wololo/services/roles/gateway"
 	"github.com/wololo/wololo/services/roles/node"
+	"github.com/wololo/wololo/services/wire/rpc"
 )
 
 // standingEpochs is how many epochs TestStandingJobThroughTheCLI makes:
@@ -173,6 +183,141 @@ func TestStandingJobThroughTheCLI(t *testing.T) {
 			if got, w := sums[q.Name], rowCounts(t, want[k][q.Name]); fmt.Sprint(got) != fmt.Sprint(w) {
 				t.Errorf("epoch %d, %s: the changes watched add up to %v; want %v", k, q.Name, got, w)
 			}
+		}
+	}
+}
+
+// batchEpochs is an epoch runtime that leaves a standing job's plan a
+// batch one: epochs end without markers, and the cluster's batch tasks
+// take every epoch's rows until the job is closed. What it checks of a
+// standing job on this branch is the gateway's part: appended epochs'
+// rows reach the cluster through the same channels without an end of
+// input between them, and the close ends every table.
+var batchEpochs = gw.EpochRuntime{
+	MakeStanding: func(*physical.Plan) error { return nil },
+	EndEpoch:     func(src *sqlops.Source, out stage.Emitter) error { return src.Flush(out) },
+	HookRecords:  func(*stage.Config, func(string, map[string][]byte)) {},
+}
+
+// uploadFile uploads the file at path as start says, from the offset the
+// gateway answers to its end.
+func uploadFile(ctx context.Context, t *testing.T, jobs wololov1.JobServiceClient, start *wololov1.UploadStart, path string) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	up, err := jobs.Upload(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := up.Send(&wololov1.UploadRequest{Frame: &wololov1.UploadRequest_Start{Start: start}}); err != nil {
+		t.Fatal(err)
+	}
+	first, err := up.Recv()
+	if err != nil {
+		t.Fatalf("upload %s: %v", path, err)
+	}
+	for rest := data[first.Offset:]; len(rest) > 0; {
+		n := min(len(rest), 1<<20)
+		if err := up.Send(&wololov1.UploadRequest{Frame: &wololov1.UploadRequest_Data{Data: rest[:n]}}); err != nil {
+			t.Fatal(err)
+		}
+		rest = rest[n:]
+	}
+	if err := up.Send(&wololov1.UploadRequest{Frame: &wololov1.UploadRequest_Finish{Finish: &wololov1.UploadFinish{Size: int64(len(data))}}}); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		r, err := up.Recv()
+		if err != nil {
+			t.Fatalf("upload %s: %v", path, err)
+		}
+		if r.Done {
+			return
+		}
+	}
+}
+
+// appendOf is the AppendJob of epoch k's files (client.AppendRequest:
+// their headers as the client reads them).
+func appendOf(t *testing.T, matches, players string) *wololov1.AppendJobRequest {
+	t.Helper()
+	req, err := client.AppendRequest(client.SubmitOptions{JobID: "st", Matches: matches, Players: players})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return req
+}
+
+// TestStandingJobClosedAnswersEveryEpoch: on a real cluster (whose tasks
+// run the plan as a batch: batchEpochs), a standing job's epochs, each
+// committed whole, and its close give the answer over every epoch's rows,
+// byte for byte the SQL engine's; an append while the job is closed is
+// refused.
+func TestStandingJobClosedAnswersEveryEpoch(t *testing.T) {
+	was := gw.DefaultEpochRuntime
+	gw.DefaultEpochRuntime = batchEpochs
+	t.Cleanup(func() { gw.DefaultEpochRuntime = was })
+	d := testDatasets(t)[1]
+	c := startCluster(t, deploy.Default(), node.ClusterOptions{OutboxLimit: 2})
+	tlsConfig, err := c.ClientTLS("client")
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := rpc.NewClient(c.GatewayAddr(), tlsConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	jobs := wololov1.NewJobServiceClient(conn)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	dir := t.TempDir()
+	matches, matchesUpTo := splitEpochs(t, d.matches, dir, 3)
+	players, playersUpTo := splitEpochs(t, d.players, dir, 3)
+	first := appendOf(t, matches[0], players[0])
+	if _, err := jobs.CreateJob(ctx, &wololov1.CreateJobRequest{JobId: "st", Standing: true, Matches: first.Matches, Players: first.Players}); err != nil {
+		t.Fatal(err)
+	}
+	for k := range 3 {
+		epoch := int64(k + 1)
+		if k > 0 {
+			a, err := jobs.AppendJob(ctx, appendOf(t, matches[k], players[k]))
+			if err != nil || a.Epoch != epoch {
+				t.Fatalf("append %d: %+v, %v", epoch, a, err)
+			}
+		}
+		uploadFile(ctx, t, jobs, &wololov1.UploadStart{JobId: "st", File: wololov1.InputFile_INPUT_FILE_MATCHES, Epoch: epoch}, matches[k])
+		uploadFile(ctx, t, jobs, &wololov1.UploadStart{JobId: "st", File: wololov1.InputFile_INPUT_FILE_PLAYERS, Epoch: epoch}, players[k])
+	}
+	if r, err := jobs.CloseJob(ctx, &wololov1.CloseJobRequest{JobId: "st"}); err != nil || r.Epochs != 3 {
+		t.Fatalf("close: %+v, %v", r, err)
+	}
+	if _, err := jobs.AppendJob(ctx, first); status.Code(err) != codes.FailedPrecondition {
+		t.Fatalf("append after close: %v; want FailedPrecondition", err)
+	}
+	var last *wololov1.Job
+	testkit.WaitFor(t, "the closed job to be done", time.Minute, func() bool {
+		r, err := jobs.GetJob(ctx, &wololov1.GetJobRequest{JobId: "st"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		last = r.Job
+		return last.State == wololov1.JobState_JOB_STATE_DONE || last.State == wololov1.JobState_JOB_STATE_FAILED
+	})
+	if last.State != wololov1.JobState_JOB_STATE_DONE || last.Open || last.EpochsCommitted != 3 {
+		t.Fatalf("the closed job: %+v", last)
+	}
+	out := t.TempDir()
+	if _, _, err := client.FetchResults(ctx, jobs, "st", 0, out); err != nil {
+		t.Fatal(err)
+	}
+	want := answerOn(t, map[string]string{"matches": matchesUpTo[2], "match_players": playersUpTo[2]}, sqlflags.DefaultQueries())
+	for name, w := range want {
+		got, err := os.ReadFile(filepath.Join(out, name+".csv"))
+		if err != nil || !bytes.Equal(got, w) || bytes.Count(w, []byte("\n")) < 2 {
+			t.Errorf("%s.csv is not the answer over every epoch (or too small to tell) (%v)\n got: %.300q\nwant: %.300q", name, err, got, w)
 		}
 	}
 }
