@@ -100,15 +100,11 @@ func Append(ctx context.Context, o SubmitOptions) (sum *Summary, err error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := CheckWritable(o.Out); err != nil {
-		return nil, err
-	}
-	gw, err := Open(o.Server, o.TLS, o.Reach)
+	gw, err := openOut(o)
 	if err != nil {
 		return nil, err
 	}
 	defer gw.Close()
-	gw.Notify = o.Progress
 	var opened *wololov1.AppendJobResponse
 	err = gw.retry(ctx, 5, func(ctx context.Context) error {
 		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
@@ -148,6 +144,20 @@ func Append(ctx context.Context, o SubmitOptions) (sum *Summary, err error) {
 		return sum, cli.WithHint(explain(o.Server, err), fmt.Sprintf("fetch the version with `%s`", o.Again.command("results", "--job", o.JobID, "--epoch", fmt.Sprint(o.epoch), "--out", o.Out)))
 	}
 	return sum, nil
+}
+
+// openOut checks that o.Out can be written (before anything is sent)
+// and opens the session to o's gateway, its waits said on o.Progress.
+func openOut(o SubmitOptions) (*Session, error) {
+	if err := CheckWritable(o.Out); err != nil {
+		return nil, err
+	}
+	gw, err := Open(o.Server, o.TLS, o.Reach)
+	if err != nil {
+		return nil, err
+	}
+	gw.Notify = o.Progress
+	return gw, nil
 }
 
 // CloseJob ends the standing job id's input: it finishes as a batch job

@@ -344,15 +344,11 @@ func Submit(ctx context.Context, o SubmitOptions) (sum *Summary, err error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := CheckWritable(o.Out); err != nil {
-		return nil, err
-	}
-	gw, err := Open(o.Server, o.TLS, o.Reach)
+	gw, err := openOut(o)
 	if err != nil {
 		return nil, err
 	}
 	defer gw.Close()
-	gw.Notify = o.Progress
 	created, err := create(ctx, gw, req)
 	if err != nil {
 		return nil, explain(o.Server, err)
