@@ -50,8 +50,10 @@ type JobServiceClient interface {
 	GetJob(ctx context.Context, in *GetJobRequest, opts ...grpc.CallOption) (*GetJobResponse, error)
 	// WatchJob streams a job's state until it is done or failed.
 	WatchJob(ctx context.Context, in *WatchJobRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[WatchJobResponse], error)
-	// GetResults streams the four output files of a finished job. Refused with
-	// FAILED_PRECONDITION while the job runs.
+	// GetResults streams the output files of a finished job (NAME.csv of
+	// each query). Refused with FAILED_PRECONDITION while the job runs,
+	// but for a standing job, whose versions it streams
+	// (GetResultsRequest.epoch) as soon as one is published.
 	GetResults(ctx context.Context, in *GetResultsRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[GetResultsResponse], error)
 	// DeleteJob says the client has the results; the job's state is dropped.
 	DeleteJob(ctx context.Context, in *DeleteJobRequest, opts ...grpc.CallOption) (*DeleteJobResponse, error)
@@ -234,8 +236,10 @@ type JobServiceServer interface {
 	GetJob(context.Context, *GetJobRequest) (*GetJobResponse, error)
 	// WatchJob streams a job's state until it is done or failed.
 	WatchJob(*WatchJobRequest, grpc.ServerStreamingServer[WatchJobResponse]) error
-	// GetResults streams the four output files of a finished job. Refused with
-	// FAILED_PRECONDITION while the job runs.
+	// GetResults streams the output files of a finished job (NAME.csv of
+	// each query). Refused with FAILED_PRECONDITION while the job runs,
+	// but for a standing job, whose versions it streams
+	// (GetResultsRequest.epoch) as soon as one is published.
 	GetResults(*GetResultsRequest, grpc.ServerStreamingServer[GetResultsResponse]) error
 	// DeleteJob says the client has the results; the job's state is dropped.
 	DeleteJob(context.Context, *DeleteJobRequest) (*DeleteJobResponse, error)

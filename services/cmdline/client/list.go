@@ -33,12 +33,18 @@ type JobListing struct {
 	SizeBytes      int64     `json:"size_bytes"`     // its files and tables, declared
 	Created        time.Time `json:"created"`        // RFC 3339
 	ElapsedSeconds float64   `json:"elapsed_seconds"`
+	// A standing job's (docs/standing.md): whether it takes appends
+	// still, and its epochs whose version is out.
+	Standing        bool  `json:"standing,omitempty"`
+	Open            bool  `json:"open,omitempty"`
+	EpochsPublished int64 `json:"epochs_published,omitempty"`
 }
 
 // NewJobListing describes a job as ListJobs returned it.
 func NewJobListing(s *wololov1.JobSummary) JobListing {
 	l := JobListing{JobID: s.GetName(), ID: s.GetId(), State: StateWord(s.GetState()), Message: s.GetMessage(),
-		UploadedBytes: s.GetBytesUploaded(), SizeBytes: s.GetBytesTotal(), ElapsedSeconds: s.GetElapsedSeconds()}
+		UploadedBytes: s.GetBytesUploaded(), SizeBytes: s.GetBytesTotal(), ElapsedSeconds: s.GetElapsedSeconds(),
+		Standing: s.GetStanding(), Open: s.GetOpen(), EpochsPublished: s.GetEpochsPublished()}
 	if s.GetCreated() != nil {
 		l.Created = s.GetCreated().AsTime()
 	}
@@ -62,7 +68,11 @@ func PrintJobs(w io.Writer, jobs []JobListing, loc *time.Location) {
 	fmt.Fprintln(tw, "NAME\tID\tSTATE\tPROGRESS\tCREATED\tELAPSED\tMESSAGE")
 	for _, j := range jobs {
 		elapsed := (time.Duration(j.ElapsedSeconds*10) * time.Second / 10).String()
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%5.1f%%\t%s\t%s\t%s\n", j.JobID, j.ID, j.State, 100*j.Progress,
+		state := j.State
+		if j.Open {
+			state += fmt.Sprintf(" (standing, %d published)", j.EpochsPublished)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%5.1f%%\t%s\t%s\t%s\n", j.JobID, j.ID, state, 100*j.Progress,
 			j.Created.In(loc).Format("2006-01-02 15:04:05"), elapsed, oneLine(j.Message))
 	}
 	tw.Flush()

@@ -24,6 +24,14 @@ type JobReport struct {
 	// While it runs: its channels whose receivers have not acknowledged
 	// their batches since their links' last attempt failed.
 	FailingChannels []ChannelReport `json:"failing_channels,omitempty"`
+	// A standing job's (docs/standing.md): whether it takes appends
+	// still, its epochs, those whose input is committed whole, and those
+	// whose version is out.
+	Standing        bool  `json:"standing,omitempty"`
+	Open            bool  `json:"open,omitempty"`
+	Epochs          int64 `json:"epochs,omitempty"`
+	EpochsCommitted int64 `json:"epochs_committed,omitempty"`
+	EpochsPublished int64 `json:"epochs_published,omitempty"`
 }
 
 // ChannelReport is one channel of a job with batches its receiver has not
@@ -99,6 +107,7 @@ func NewJobReport(id string, job *wololov1.Job) JobReport {
 		r.ResultRows = job.ResultRows
 	}
 	r.Queries = job.Queries
+	r.Standing, r.Open, r.Epochs, r.EpochsCommitted, r.EpochsPublished = job.Standing, job.Open, job.Epochs, job.EpochsCommitted, job.EpochsPublished
 	for _, b := range failingChannels(job) {
 		r.FailingChannels = append(r.FailingChannels, ChannelReport{Stream: b.Stream, Sender: b.Sender, Receiver: b.Receiver,
 			Unacknowledged: b.Unacknowledged, Connected: b.Connected, LastError: b.LastError})

@@ -124,6 +124,11 @@ func (g *standingGateway) WatchAnswers(req *wololov1.WatchAnswersRequest, stream
 	return stream.Send(&wololov1.WatchAnswersResponse{Closed: true})
 }
 
+func (g *standingGateway) ListJobs(context.Context, *wololov1.ListJobsRequest) (*wololov1.ListJobsResponse, error) {
+	j := g.job("j")
+	return &wololov1.ListJobsResponse{Jobs: []*wololov1.JobSummary{{Name: "j", Id: "id-j", State: j.State, Standing: true, Open: j.Open, EpochsPublished: j.EpochsPublished}}}, nil
+}
+
 func (g *standingGateway) DeleteJob(context.Context, *wololov1.DeleteJobRequest) (*wololov1.DeleteJobResponse, error) {
 	g.mu.Lock()
 	g.deletes++
@@ -191,6 +196,19 @@ func TestStandingCommands(t *testing.T) {
 	var c AnswerChange
 	if len(lines) != 2 || json.Unmarshal([]byte(lines[1]), &c) != nil || c.Epoch != 2 || c.Query != "q" || c.Diff != -1 || fmt.Sprint(c.Columns, c.Row) != "[n] [1]" {
 		t.Fatalf("watch --answers --json --from 2:\n%s", stdout)
+	}
+	if stdout, _, err = runClient(t, append([]string{"status", "--json"}, base...)...); err != nil {
+		t.Fatal(err)
+	}
+	var r JobReport
+	if err := json.Unmarshal([]byte(stdout), &r); err != nil || !r.Standing || !r.Open || r.Epochs != 2 || r.EpochsCommitted != 2 || r.EpochsPublished != 2 {
+		t.Fatalf("status --json of a standing job: %v, %s", err, stdout)
+	}
+	if stdout, _, err = runClient(t, append([]string{"status"}, base...)...); err != nil || !strings.Contains(stdout, "\n  standing, open, 2 epochs (2 committed), 2 published\n") {
+		t.Fatalf("status of a standing job: %v, %q", err, stdout)
+	}
+	if stdout, _, err = runClient(t, "list", "--insecure", "--server", addr); err != nil || !strings.Contains(stdout, "running (standing, 2 published)") {
+		t.Fatalf("list: %v, %q", err, stdout)
 	}
 	if stdout, _, err = runClient(t, append([]string{"close"}, base...)...); err != nil || !strings.HasPrefix(stdout, "closed job j after 2 epochs") {
 		t.Fatalf("close: %v, %q", err, stdout)
