@@ -383,3 +383,58 @@ func TestStandingJobLostStateFails(t *testing.T) {
 		t.Fatalf("after a lost state: %+v", j)
 	}
 }
+
+// TestAppendResumesAfterRestart: an append's upload broken off halfway
+// resumes, after a gateway restart, from the offset the gateway
+// committed, as an upload does; the epoch stays open (no EndEpoch, no
+// other append) until its last file is in, and the same append is
+// answered with the same epoch.
+func TestAppendResumesAfterRestart(t *testing.T) {
+	store := transport.NewMemStore()
+	fake := &fakeEpochs{}
+	svc := newTestGateway(t, store, Config{Epochs: fake.runtime()}, make(chan string, 1)).Service()
+	ctx := context.Background()
+	if _, err := svc.CreateJob(ctx, standingRequest("s")); err != nil {
+		t.Fatal(err)
+	}
+	uploadEpoch(t, svc, "s", 1, tMatches, tPlayers)
+	if _, err := svc.AppendJob(ctx, appendRequest("s", sPlayers)); err != nil {
+		t.Fatal(err)
+	}
+	half := strings.Index(sMatches.body, "\n") + 1 // the first record
+	start := &wololov1.UploadStart{JobId: "s", File: wololov1.InputFile_INPUT_FILE_MATCHES, Epoch: 2}
+	paused := &fakeUpload{ctx: ctx, in: []*wololov1.UploadRequest{{Frame: &wololov1.UploadRequest_Start{Start: start}}, {Frame: &wololov1.UploadRequest_Data{Data: []byte(sMatches.body[:half])}}}}
+	if err := svc.Upload(paused); err != nil {
+		t.Fatal(err)
+	}
+	committed := int64(len(sMatches.head()) + half)
+	if last := paused.sent[len(paused.sent)-1]; last.Offset != committed || last.Done {
+		t.Fatalf("the paused upload's last acknowledgement: %+v; want offset %d", last, committed)
+	}
+
+	svc = newTestGateway(t, store, Config{Epochs: fake.runtime()}, make(chan string, 1)).Service()
+	if j := getJob(t, svc, "s"); j.Epochs != 2 || j.EpochsCommitted != 1 || j.Matches.Offset != tMatches.header().Size+committed {
+		t.Fatalf("restarted with epoch 2 open: %+v", j)
+	}
+	if a, err := svc.AppendJob(ctx, appendRequest("s", sPlayers)); err != nil || a.Epoch != 2 || !a.Resumed {
+		t.Fatalf("the same append after the restart: %+v, %v", a, err)
+	}
+	resumed := &fakeUpload{ctx: ctx, in: []*wololov1.UploadRequest{{Frame: &wololov1.UploadRequest_Start{Start: start}},
+		{Frame: &wololov1.UploadRequest_Data{Data: []byte(sMatches.body[half:])}},
+		{Frame: &wololov1.UploadRequest_Finish{Finish: &wololov1.UploadFinish{Size: sMatches.size()}}}}}
+	if err := svc.Upload(resumed); err != nil {
+		t.Fatal(err)
+	}
+	if first := resumed.sent[0]; first.Offset != committed {
+		t.Fatalf("the resumed upload starts at %d; want %d", first.Offset, committed)
+	}
+	if n := fake.endCalls(); n != 2 {
+		t.Fatalf("EndEpoch called %d times with epoch 2's players not in; want epoch 1's 2", n)
+	}
+	if _, err := uploadInput(svc, "s", &wololov1.UploadStart{File: wololov1.InputFile_INPUT_FILE_PLAYERS, Epoch: 2}, sPlayers, true); err != nil {
+		t.Fatal(err)
+	}
+	if j := getJob(t, svc, "s"); j.EpochsCommitted != 2 || j.Matches.Rows != 5 || fake.endCalls() != 4 {
+		t.Fatalf("epoch 2 in: %+v, EndEpoch called %d times", j, fake.endCalls())
+	}
+}
