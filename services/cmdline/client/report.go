@@ -70,6 +70,7 @@ type SubmitReport struct {
 	Rejects       string         `json:"rejects,omitempty"`  // rejects.csv written, if any malformed record was listed
 	Explain       string         `json:"explain,omitempty"`  // the plans of the job's queries, with --explain
 	Rebuilds      []string       `json:"rebuilds,omitempty"` // why the job was lost, each time it was submitted again
+	Epoch         int64          `json:"epoch,omitempty"`    // a standing job's: the epoch whose version outputs are
 	Error         string         `json:"error,omitempty"`
 	Hint          string         `json:"hint,omitempty"`
 }
@@ -118,7 +119,7 @@ func NewJobReport(id string, job *wololov1.Job) JobReport {
 // NewSubmitReport describes what Submit returned: sum and err.
 func NewSubmitReport(sum *Summary, err error) SubmitReport {
 	r := SubmitReport{JobReport: NewJobReport(sum.JobID, sum.Job), Outputs: []OutputReport{}, UploadedBytes: sum.Uploaded,
-		UploadSeconds: sum.Upload.Seconds(), TotalSeconds: sum.Total.Seconds(), Rejects: sum.Rejects, Explain: sum.Explain, Rebuilds: sum.Rebuilds}
+		UploadSeconds: sum.Upload.Seconds(), TotalSeconds: sum.Total.Seconds(), Rejects: sum.Rejects, Explain: sum.Explain, Rebuilds: sum.Rebuilds, Epoch: sum.Epoch}
 	for _, name := range ResultFiles(sum.Job) {
 		path, ok := sum.Files[name]
 		if !ok {

@@ -37,8 +37,12 @@ type standingGateway struct {
 func (g *standingGateway) CreateJob(_ context.Context, req *wololov1.CreateJobRequest) (*wololov1.CreateJobResponse, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	g.req, g.epochs = req, 1
-	return &wololov1.CreateJobResponse{JobId: req.JobId}, nil
+	if g.req == nil {
+		g.epochs = 1
+	}
+	resumed := g.req != nil
+	g.req = req
+	return &wololov1.CreateJobResponse{JobId: req.JobId, Resumed: resumed}, nil
 }
 
 func (g *standingGateway) Upload(stream wololov1.JobService_UploadServer) error {
@@ -154,6 +158,12 @@ func TestStandingCommands(t *testing.T) {
 	if !g.req.Standing || !strings.HasPrefix(stdout, "job j: version of epoch 1 out") || readFile(t, first, "q.csv") != "n\n1\n" {
 		t.Fatalf("submit --standing: standing %v, stdout %q, q.csv %q", g.req.Standing, stdout, readFile(t, first, "q.csv"))
 	}
+	// Again, resumed, with --json: the object says which version it wrote.
+	stdout, _, err = runClient(t, append(append([]string{"submit", "--standing", "--quiet", "--json", "--out", t.TempDir()}, base...), args...)...)
+	var sr SubmitReport
+	if err != nil || json.Unmarshal([]byte(stdout), &sr) != nil || sr.Epoch != 1 || !sr.Standing || len(sr.Outputs) != 1 || sr.Outputs[0].Rows != 1 {
+		t.Fatalf("submit --standing --json: %v, %s", err, stdout)
+	}
 	second := t.TempDir()
 	if stdout, _, err = runClient(t, append(append([]string{"append", "--quiet", "--out", second}, base...), args...)...); err != nil {
 		t.Fatal(err)
@@ -165,8 +175,8 @@ func TestStandingCommands(t *testing.T) {
 	for _, s := range g.starts {
 		epochs = append(epochs, s.Epoch)
 	}
-	if fmt.Sprint(epochs) != "[1 1 2 2]" {
-		t.Fatalf("the uploads' epochs: %v; want the submit's two files in epoch 1, the append's in 2", epochs)
+	if fmt.Sprint(epochs) != "[1 1 1 1 2 2]" {
+		t.Fatalf("the uploads' epochs: %v; want the two submits' files in epoch 1, the append's in 2", epochs)
 	}
 	older := t.TempDir()
 	if stdout, _, err = runClient(t, append([]string{"results", "--epoch", "1", "--out", older}, base...)...); err != nil {
