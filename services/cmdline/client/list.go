@@ -306,6 +306,9 @@ func runWatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			if rpc.IsJobDeleted(err) {
 				return cancelled(err)
 			}
+			if job := failedJob(ctx, gw, *id, err); job != nil {
+				return cli.Mark(fmt.Errorf("job %s failed: %s", *id, job.Message), cli.ErrJobFailed)
+			}
 			return explain(gf.server, err)
 		}
 		return nil

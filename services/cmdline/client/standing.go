@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 	"github.com/wololo/wololo/services/cmdline/cli"
@@ -133,6 +135,10 @@ func Append(ctx context.Context, o SubmitOptions) (sum *Summary, err error) {
 	if err != nil {
 		if gone := deletion(ctx, gw, o.JobID, err); gone != nil {
 			return sum, cancelled(gone)
+		}
+		if job := failedJob(ctx, gw, o.JobID, err); job != nil {
+			sum.Job = job
+			return sum, failed(sum, o.Out)
 		}
 		return sum, cli.WithHint(explain(o.Server, err), hint)
 	}
@@ -262,6 +268,19 @@ func runClose(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return explain(gf.server, err)
 	}
 	fmt.Fprintf(stdout, "closed job %s after %d epochs; its results are its last version: `%s`\n", *id, epochs, gf.again().command("results", "--job", *id, "--out", "DIR"))
+	return nil
+}
+
+// failedJob is job id as the gateway has it if following it ended (err)
+// because it failed (an upload or a watch refused: FAILED_PRECONDITION,
+// then asked); nil otherwise.
+func failedJob(ctx context.Context, gw *Session, id string, err error) *wololov1.Job {
+	if status.Code(err) != codes.FailedPrecondition || ctx.Err() != nil {
+		return nil
+	}
+	if j, gerr := gw.Get(ctx, id); gerr == nil && j.GetState() == wololov1.JobState_JOB_STATE_FAILED {
+		return j
+	}
 	return nil
 }
 

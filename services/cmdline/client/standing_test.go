@@ -32,6 +32,7 @@ type standingGateway struct {
 	epochs  int64
 	closed  bool
 	deletes int
+	failed  string // the job failed, why
 }
 
 func (g *standingGateway) CreateJob(_ context.Context, req *wololov1.CreateJobRequest) (*wololov1.CreateJobResponse, error) {
@@ -76,8 +77,12 @@ func (g *standingGateway) CloseJob(context.Context, *wololov1.CloseJobRequest) (
 func (g *standingGateway) job(id string) *wololov1.Job {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return &wololov1.Job{JobId: id, State: wololov1.JobState_JOB_STATE_RUNNING, Queries: []string{"q"}, Standing: true, Open: !g.closed,
+	j := &wololov1.Job{JobId: id, State: wololov1.JobState_JOB_STATE_RUNNING, Queries: []string{"q"}, Standing: true, Open: !g.closed,
 		Epochs: g.epochs, EpochsCommitted: g.epochs, EpochsPublished: g.epochs}
+	if g.failed != "" {
+		j.State, j.Message = wololov1.JobState_JOB_STATE_FAILED, g.failed
+	}
+	return j
 }
 
 func (g *standingGateway) GetJob(_ context.Context, req *wololov1.GetJobRequest) (*wololov1.GetJobResponse, error) {
@@ -108,8 +113,11 @@ func (g *standingGateway) GetResults(req *wololov1.GetResultsRequest, stream wol
 
 func (g *standingGateway) WatchAnswers(req *wololov1.WatchAnswersRequest, stream wololov1.JobService_WatchAnswersServer) error {
 	g.mu.Lock()
-	epochs := g.epochs
+	epochs, failed := g.epochs, g.failed
 	g.mu.Unlock()
+	if failed != "" {
+		return status.Errorf(codes.FailedPrecondition, "job %q failed: %s", req.JobId, failed)
+	}
 	for k := max(req.FromEpoch, 1); k <= epochs; k++ {
 		change := fmt.Sprintf("n,diff\n%d,+1\n", k)
 		if k > 1 {
@@ -229,6 +237,16 @@ func TestStandingCommands(t *testing.T) {
 	}
 	if g.deletes != 0 {
 		t.Fatalf("a standing job was released %d times", g.deletes)
+	}
+}
+
+// TestWatchAnswersOfAFailedJob: watch --answers of a standing job that
+// failed exits as a failed job (3) with its reason, not as a refusal.
+func TestWatchAnswersOfAFailedJob(t *testing.T) {
+	addr := serveJobs(t, &standingGateway{epochs: 1, failed: "a process lost this standing job's state"})
+	_, _, err := runClient(t, "watch", "--answers", "--job", "j", "--insecure", "--server", addr)
+	if cli.ExitCode(err) != cli.ExitJobFailed || !strings.Contains(err.Error(), "lost this standing job's state") {
+		t.Fatalf("watch --answers of a failed job: %v (exit %d); want exit %d with its reason", err, cli.ExitCode(err), cli.ExitJobFailed)
 	}
 }
 
