@@ -294,6 +294,7 @@ func (js *jobs) appendEpoch(j *job, req *wololov1.AppendJobRequest) (appended, e
 	}
 	js.mu.Lock() // the client's quotas count its other jobs
 	defer js.mu.Unlock()
+	others := js.inFlightLocked(j.owner, j) // before j.mu: no two jobs' locks are held at once
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if err := j.appendableLocked(); err != nil {
@@ -316,7 +317,7 @@ func (js *jobs) appendEpoch(j *job, req *wololov1.AppendJobRequest) (appended, e
 	if !ok || total > js.limits.MaxJobBytes {
 		return appended{}, errorf(ErrFull, "the job's files of every epoch would declare %s bytes together, more than a job may have (%d, --max-job-bytes)", sizesText(sizes), js.limits.MaxJobBytes)
 	}
-	if inFlight := js.inFlightLocked(j.owner, j) + total; inFlight > js.limits.ClientMaxBytes {
+	if inFlight, ok := sumSizes(others, total); !ok || inFlight > js.limits.ClientMaxBytes {
 		return appended{}, errorf(ErrFull, "this client's unfinished jobs would declare %d bytes, more than its limit (%d, --client-max-bytes)", inFlight, js.limits.ClientMaxBytes)
 	}
 	k := s.epochs() + 1
@@ -365,8 +366,7 @@ func (j *job) appendableLocked() error {
 }
 
 // inFlightLocked is the bytes the owner's unfinished jobs but except
-// declare together (what --client-max-bytes bounds); js.mu is held, and
-// except's mu (not read).
+// declare together (what --client-max-bytes bounds); js.mu is held.
 func (js *jobs) inFlightLocked(owner string, except *job) int64 {
 	var n int64
 	for _, o := range js.byID {

@@ -438,3 +438,27 @@ func TestAppendResumesAfterRestart(t *testing.T) {
 		t.Fatalf("epoch 2 in: %+v, EndEpoch called %d times", j, fake.endCalls())
 	}
 }
+
+// TestAppendCountsInTheClientsBytes: an append's files count in its
+// client's --client-max-bytes with its other unfinished jobs'.
+func TestAppendCountsInTheClientsBytes(t *testing.T) {
+	fake := &fakeEpochs{}
+	job := tMatches.size() + tPlayers.size()
+	svc := testGatewayWith(t, transport.NewMemStore(), Config{Epochs: fake.runtime(), ClientMaxBytes: 2*job + sMatches.size()}, make(chan string, 1))
+	ctx := context.Background()
+	if _, err := svc.CreateJob(ctx, standingRequest("s")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.CreateJob(ctx, &wololov1.CreateJobRequest{JobId: "b", Matches: tMatches.header(), Players: tPlayers.header()}); err != nil {
+		t.Fatal(err)
+	}
+	uploadEpoch(t, svc, "s", 1, tMatches, tPlayers)
+	_, err := svc.AppendJob(ctx, appendRequest("s", sPlayers))
+	wantCode(t, "an append past the client's bytes", err, codes.ResourceExhausted, "--client-max-bytes")
+	if _, err := svc.DeleteJob(ctx, &wololov1.DeleteJobRequest{JobId: "b"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.AppendJob(ctx, appendRequest("s", sPlayers)); err != nil {
+		t.Fatalf("the append once the other job is gone: %v", err)
+	}
+}
