@@ -431,6 +431,9 @@ func (js *jobs) create(owner string, req *wololov1.CreateJobRequest) (c created,
 		return c, err
 	}
 	if req.GetStanding() {
+		if jp == nil {
+			return c, errorf(ErrInvalid, "a standing job needs queries to keep up to date")
+		}
 		if err := jp.standing(js.makeStanding); err != nil {
 			return c, err
 		}

@@ -75,8 +75,8 @@ type standing struct {
 func (s *standing) epochs() int64 { return int64(1 + len(s.appends)) }
 
 // epochFiles are the files of an epoch: j.files for epoch 0 (a batch
-// job) and 1, an append's for a later one; j.mu is held or the epoch's
-// files were made before the caller got the epoch.
+// job) and 1, an append's for a later one; j.mu is held (an append adds
+// to the list).
 func (j *job) epochFiles(epoch int64) []*fileState {
 	if epoch <= 1 {
 		return j.files

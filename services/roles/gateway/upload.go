@@ -31,7 +31,10 @@ func (j *job) inputOf(start *wololov1.UploadStart, epoch int64) (int, error) {
 		if start.File != wololov1.InputFile_INPUT_FILE_UNSPECIFIED {
 			return 0, errorf(ErrInvalid, "an upload of %v and of table %q: name one", start.File, start.Table)
 		}
-		for i, fs := range j.epochFiles(epoch) {
+		j.mu.Lock() // an append may add an epoch meanwhile
+		files := j.epochFiles(epoch)
+		j.mu.Unlock()
+		for i, fs := range files {
 			if fs.isTable && fs.table == start.Table {
 				return i, nil
 			}
