@@ -173,7 +173,7 @@ func (g *Gateway) endEpoch(j *job, own *planUpload, table string) ([]stage.Emitt
 	if err := g.epochs.EndEpoch(own.src, own.out); err != nil {
 		return nil, fmt.Errorf("job %s: end the epoch of table %s: %w", j.id, table, err)
 	}
-	return g.eachOtherSource(j, table, func(src *sqlops.Source, out *stage.Outputs) ([]stage.Emitted, error) {
+	return g.eachSource(j, table, func(src *sqlops.Source, out *stage.Outputs) ([]stage.Emitted, error) {
 		if err := g.epochs.EndEpoch(src, out); err != nil {
 			return nil, err
 		}
@@ -182,9 +182,10 @@ func (g *Gateway) endEpoch(j *job, own *planUpload, table string) ([]stage.Emitt
 	})
 }
 
-// eachOtherSource makes a Source of every table of j but skip's and
+// eachSource makes a Source of every table of j but skip ("": every
+// one) and
 // returns what f emits through each.
-func (g *Gateway) eachOtherSource(j *job, skip string, f func(*sqlops.Source, *stage.Outputs) ([]stage.Emitted, error)) ([]stage.Emitted, error) {
+func (g *Gateway) eachSource(j *job, skip string, f func(*sqlops.Source, *stage.Outputs) ([]stage.Emitted, error)) ([]stage.Emitted, error) {
 	p, err := physical.Decode(j.plan)
 	if err != nil {
 		return nil, fmt.Errorf("job %s: its plan: %w", j.id, err)
@@ -228,12 +229,12 @@ func (g *Gateway) closeJob(ctx context.Context, j *job) (int64, error) {
 	case closed:
 		return epochs, nil
 	case committed < epochs:
-		return 0, errorf(ErrNotStanding, "job %q: epoch %d is open (its files are not all uploaded): finish its upload (append again with the same files to resume it), then close", j.name, epochs)
+		return 0, errorf(ErrNotStanding, "job %q: epoch %d is open (its files are not all uploaded): finish its upload (the same submit or append again resumes it), then close", j.name, epochs)
 	}
 	if err := g.introduce(ctx, j); err != nil {
 		return 0, err
 	}
-	emitted, err := g.eachOtherSource(j, "", func(src *sqlops.Source, out *stage.Outputs) ([]stage.Emitted, error) {
+	emitted, err := g.eachSource(j, "", func(src *sqlops.Source, out *stage.Outputs) ([]stage.Emitted, error) {
 		if err := src.End(out); err != nil {
 			return nil, err
 		}
