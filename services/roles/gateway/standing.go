@@ -183,8 +183,7 @@ func (g *Gateway) endEpoch(j *job, own *planUpload, table string) ([]stage.Emitt
 }
 
 // eachSource makes a Source of every table of j but skip ("": every
-// one) and
-// returns what f emits through each.
+// one) and returns what f emits through each.
 func (g *Gateway) eachSource(j *job, skip string, f func(*sqlops.Source, *stage.Outputs) ([]stage.Emitted, error)) ([]stage.Emitted, error) {
 	p, err := physical.Decode(j.plan)
 	if err != nil {
