@@ -38,7 +38,7 @@ type command struct {
 
 var commands = []command{
 	{"demo", "run a whole job (the four default queries, or --query ones) in this process on a generated or given dataset", demo.Run},
-	{"client", "submit a job to a gateway, follow it, fetch its results; list and cancel this client's jobs", client.Run},
+	{"client", "submit a job to a gateway, follow it, fetch its results; append to and close a standing one; list and cancel this client's jobs", client.Run},
 	{"gateway", "run the gateway process of a deployment", worker.RunGateway},
 	{"worker", "run one instance of a deployment's task (a shard, or the gateway): its part of every job's plan", worker.Run},
 	{"master", "run one master: the Bully election and the supervision (restarts) of every process", master.Run},

@@ -241,7 +241,13 @@ type CreateJobRequest struct {
 	// match_players; how many a job may have is the gateway's
 	// --max-tables (RESOURCE_EXHAUSTED past it). Their sizes count in the
 	// job's and the client's byte quotas with the two files'.
-	Tables        []*Table `protobuf:"bytes,6,rep,name=tables,proto3" json:"tables,omitempty"`
+	Tables []*Table `protobuf:"bytes,6,rep,name=tables,proto3" json:"tables,omitempty"`
+	// A standing job (docs/standing.md): it does not end with this upload,
+	// which is its epoch 1; AppendJob adds epochs and CloseJob ends it.
+	// After each epoch every query has a new version of its answer
+	// (GetResultsRequest.epoch, WatchAnswers). A query the runtime cannot
+	// maintain is refused with INVALID_ARGUMENT naming the construct.
+	Standing      bool `protobuf:"varint,8,opt,name=standing,proto3" json:"standing,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -318,6 +324,376 @@ func (x *CreateJobRequest) GetTables() []*Table {
 	return nil
 }
 
+func (x *CreateJobRequest) GetStanding() bool {
+	if x != nil {
+		return x.Standing
+	}
+	return false
+}
+
+// AppendJobRequest opens the next epoch of a standing job.
+type AppendJobRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The job.
+	JobId string `protobuf:"bytes,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	// The rows appended to matches and match_players: both are required
+	// (a file of a header and no row appends none). The same header checks
+	// as CreateJob's; the declared sizes count in the job's and the
+	// client's byte quotas with every earlier epoch's.
+	Matches *FileHeader `protobuf:"bytes,2,opt,name=matches,proto3" json:"matches,omitempty"`
+	Players *FileHeader `protobuf:"bytes,3,opt,name=players,proto3" json:"players,omitempty"`
+	// Rows appended to the job's extra tables, by name (a table of the job
+	// left out gets no rows in this epoch).
+	Tables        []*Table `protobuf:"bytes,4,rep,name=tables,proto3" json:"tables,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AppendJobRequest) Reset() {
+	*x = AppendJobRequest{}
+	mi := &file_wololo_v1_job_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AppendJobRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AppendJobRequest) ProtoMessage() {}
+
+func (x *AppendJobRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_wololo_v1_job_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AppendJobRequest.ProtoReflect.Descriptor instead.
+func (*AppendJobRequest) Descriptor() ([]byte, []int) {
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *AppendJobRequest) GetJobId() string {
+	if x != nil {
+		return x.JobId
+	}
+	return ""
+}
+
+func (x *AppendJobRequest) GetMatches() *FileHeader {
+	if x != nil {
+		return x.Matches
+	}
+	return nil
+}
+
+func (x *AppendJobRequest) GetPlayers() *FileHeader {
+	if x != nil {
+		return x.Players
+	}
+	return nil
+}
+
+func (x *AppendJobRequest) GetTables() []*Table {
+	if x != nil {
+		return x.Tables
+	}
+	return nil
+}
+
+// AppendJobResponse says which epoch the append is.
+type AppendJobResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The epoch (2 for the first append); its files are uploaded with
+	// UploadStart.epoch set to it.
+	Epoch int64 `protobuf:"varint,1,opt,name=epoch,proto3" json:"epoch,omitempty"`
+	// The epoch was open already with these files: the client resumes it.
+	Resumed       bool `protobuf:"varint,2,opt,name=resumed,proto3" json:"resumed,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AppendJobResponse) Reset() {
+	*x = AppendJobResponse{}
+	mi := &file_wololo_v1_job_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AppendJobResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AppendJobResponse) ProtoMessage() {}
+
+func (x *AppendJobResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_wololo_v1_job_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AppendJobResponse.ProtoReflect.Descriptor instead.
+func (*AppendJobResponse) Descriptor() ([]byte, []int) {
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *AppendJobResponse) GetEpoch() int64 {
+	if x != nil {
+		return x.Epoch
+	}
+	return 0
+}
+
+func (x *AppendJobResponse) GetResumed() bool {
+	if x != nil {
+		return x.Resumed
+	}
+	return false
+}
+
+// CloseJobRequest names a standing job.
+type CloseJobRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The job.
+	JobId         string `protobuf:"bytes,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CloseJobRequest) Reset() {
+	*x = CloseJobRequest{}
+	mi := &file_wololo_v1_job_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CloseJobRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CloseJobRequest) ProtoMessage() {}
+
+func (x *CloseJobRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_wololo_v1_job_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CloseJobRequest.ProtoReflect.Descriptor instead.
+func (*CloseJobRequest) Descriptor() ([]byte, []int) {
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *CloseJobRequest) GetJobId() string {
+	if x != nil {
+		return x.JobId
+	}
+	return ""
+}
+
+// CloseJobResponse says how many epochs the job had.
+type CloseJobResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Its epochs, all committed: its results are version epochs.
+	Epochs        int64 `protobuf:"varint,1,opt,name=epochs,proto3" json:"epochs,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CloseJobResponse) Reset() {
+	*x = CloseJobResponse{}
+	mi := &file_wololo_v1_job_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CloseJobResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CloseJobResponse) ProtoMessage() {}
+
+func (x *CloseJobResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_wololo_v1_job_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CloseJobResponse.ProtoReflect.Descriptor instead.
+func (*CloseJobResponse) Descriptor() ([]byte, []int) {
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *CloseJobResponse) GetEpochs() int64 {
+	if x != nil {
+		return x.Epochs
+	}
+	return 0
+}
+
+// WatchAnswersRequest names a standing job and the first version to send.
+type WatchAnswersRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The job.
+	JobId string `protobuf:"bytes,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	// The first epoch whose change is sent; 0 or 1: from the first.
+	FromEpoch     int64 `protobuf:"varint,2,opt,name=from_epoch,json=fromEpoch,proto3" json:"from_epoch,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WatchAnswersRequest) Reset() {
+	*x = WatchAnswersRequest{}
+	mi := &file_wololo_v1_job_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WatchAnswersRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WatchAnswersRequest) ProtoMessage() {}
+
+func (x *WatchAnswersRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_wololo_v1_job_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WatchAnswersRequest.ProtoReflect.Descriptor instead.
+func (*WatchAnswersRequest) Descriptor() ([]byte, []int) {
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *WatchAnswersRequest) GetJobId() string {
+	if x != nil {
+		return x.JobId
+	}
+	return ""
+}
+
+func (x *WatchAnswersRequest) GetFromEpoch() int64 {
+	if x != nil {
+		return x.FromEpoch
+	}
+	return 0
+}
+
+// WatchAnswersResponse is one piece of one epoch's change of one query.
+type WatchAnswersResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The epoch (version) the change makes.
+	Epoch int64 `protobuf:"varint,1,opt,name=epoch,proto3" json:"epoch,omitempty"`
+	// The query.
+	Query string `protobuf:"bytes,2,opt,name=query,proto3" json:"query,omitempty"`
+	// The next bytes of the change as CSV: a header row (the query's
+	// columns, then diff), then each row that entered (+n) or left (-n) the
+	// answer.
+	Data []byte `protobuf:"bytes,3,opt,name=data,proto3" json:"data,omitempty"`
+	// The last piece of the epoch: every query's change is sent.
+	EndOfEpoch bool `protobuf:"varint,4,opt,name=end_of_epoch,json=endOfEpoch,proto3" json:"end_of_epoch,omitempty"`
+	// The job is closed and every version sent: the stream ends here.
+	Closed        bool `protobuf:"varint,5,opt,name=closed,proto3" json:"closed,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WatchAnswersResponse) Reset() {
+	*x = WatchAnswersResponse{}
+	mi := &file_wololo_v1_job_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WatchAnswersResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WatchAnswersResponse) ProtoMessage() {}
+
+func (x *WatchAnswersResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_wololo_v1_job_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WatchAnswersResponse.ProtoReflect.Descriptor instead.
+func (*WatchAnswersResponse) Descriptor() ([]byte, []int) {
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *WatchAnswersResponse) GetEpoch() int64 {
+	if x != nil {
+		return x.Epoch
+	}
+	return 0
+}
+
+func (x *WatchAnswersResponse) GetQuery() string {
+	if x != nil {
+		return x.Query
+	}
+	return ""
+}
+
+func (x *WatchAnswersResponse) GetData() []byte {
+	if x != nil {
+		return x.Data
+	}
+	return nil
+}
+
+func (x *WatchAnswersResponse) GetEndOfEpoch() bool {
+	if x != nil {
+		return x.EndOfEpoch
+	}
+	return false
+}
+
+func (x *WatchAnswersResponse) GetClosed() bool {
+	if x != nil {
+		return x.Closed
+	}
+	return false
+}
+
 // Table is an extra table of a job: its name in the queries and its
 // file's header.
 type Table struct {
@@ -332,7 +708,7 @@ type Table struct {
 
 func (x *Table) Reset() {
 	*x = Table{}
-	mi := &file_wololo_v1_job_proto_msgTypes[2]
+	mi := &file_wololo_v1_job_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -344,7 +720,7 @@ func (x *Table) String() string {
 func (*Table) ProtoMessage() {}
 
 func (x *Table) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_job_proto_msgTypes[2]
+	mi := &file_wololo_v1_job_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -357,7 +733,7 @@ func (x *Table) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Table.ProtoReflect.Descriptor instead.
 func (*Table) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_job_proto_rawDescGZIP(), []int{2}
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *Table) GetName() string {
@@ -387,7 +763,7 @@ type Query struct {
 
 func (x *Query) Reset() {
 	*x = Query{}
-	mi := &file_wololo_v1_job_proto_msgTypes[3]
+	mi := &file_wololo_v1_job_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -399,7 +775,7 @@ func (x *Query) String() string {
 func (*Query) ProtoMessage() {}
 
 func (x *Query) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_job_proto_msgTypes[3]
+	mi := &file_wololo_v1_job_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -412,7 +788,7 @@ func (x *Query) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Query.ProtoReflect.Descriptor instead.
 func (*Query) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_job_proto_rawDescGZIP(), []int{3}
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *Query) GetName() string {
@@ -446,7 +822,7 @@ type CreateJobResponse struct {
 
 func (x *CreateJobResponse) Reset() {
 	*x = CreateJobResponse{}
-	mi := &file_wololo_v1_job_proto_msgTypes[4]
+	mi := &file_wololo_v1_job_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -458,7 +834,7 @@ func (x *CreateJobResponse) String() string {
 func (*CreateJobResponse) ProtoMessage() {}
 
 func (x *CreateJobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_job_proto_msgTypes[4]
+	mi := &file_wololo_v1_job_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -471,7 +847,7 @@ func (x *CreateJobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateJobResponse.ProtoReflect.Descriptor instead.
 func (*CreateJobResponse) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_job_proto_rawDescGZIP(), []int{4}
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *CreateJobResponse) GetJobId() string {
@@ -512,7 +888,7 @@ type UploadRequest struct {
 
 func (x *UploadRequest) Reset() {
 	*x = UploadRequest{}
-	mi := &file_wololo_v1_job_proto_msgTypes[5]
+	mi := &file_wololo_v1_job_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -524,7 +900,7 @@ func (x *UploadRequest) String() string {
 func (*UploadRequest) ProtoMessage() {}
 
 func (x *UploadRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_job_proto_msgTypes[5]
+	mi := &file_wololo_v1_job_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -537,7 +913,7 @@ func (x *UploadRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UploadRequest.ProtoReflect.Descriptor instead.
 func (*UploadRequest) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_job_proto_rawDescGZIP(), []int{5}
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *UploadRequest) GetFrame() isUploadRequest_Frame {
@@ -608,14 +984,18 @@ type UploadStart struct {
 	File InputFile `protobuf:"varint,2,opt,name=file,proto3,enum=wololo.v1.InputFile" json:"file,omitempty"`
 	// An extra table of the job (CreateJobRequest.tables), by name, instead
 	// of one of the two files.
-	Table         string `protobuf:"bytes,3,opt,name=table,proto3" json:"table,omitempty"`
+	Table string `protobuf:"bytes,3,opt,name=table,proto3" json:"table,omitempty"`
+	// For a standing job, the epoch whose file this is: 0 or 1 for the
+	// files the job was created with, k for those of the append that
+	// opened epoch k (AppendJobResponse.epoch).
+	Epoch         int64 `protobuf:"varint,4,opt,name=epoch,proto3" json:"epoch,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *UploadStart) Reset() {
 	*x = UploadStart{}
-	mi := &file_wololo_v1_job_proto_msgTypes[6]
+	mi := &file_wololo_v1_job_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -627,7 +1007,7 @@ func (x *UploadStart) String() string {
 func (*UploadStart) ProtoMessage() {}
 
 func (x *UploadStart) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_job_proto_msgTypes[6]
+	mi := &file_wololo_v1_job_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -640,7 +1020,7 @@ func (x *UploadStart) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UploadStart.ProtoReflect.Descriptor instead.
 func (*UploadStart) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_job_proto_rawDescGZIP(), []int{6}
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *UploadStart) GetJobId() string {
@@ -664,6 +1044,13 @@ func (x *UploadStart) GetTable() string {
 	return ""
 }
 
+func (x *UploadStart) GetEpoch() int64 {
+	if x != nil {
+		return x.Epoch
+	}
+	return 0
+}
+
 // UploadFinish ends the file.
 type UploadFinish struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -675,7 +1062,7 @@ type UploadFinish struct {
 
 func (x *UploadFinish) Reset() {
 	*x = UploadFinish{}
-	mi := &file_wololo_v1_job_proto_msgTypes[7]
+	mi := &file_wololo_v1_job_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -687,7 +1074,7 @@ func (x *UploadFinish) String() string {
 func (*UploadFinish) ProtoMessage() {}
 
 func (x *UploadFinish) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_job_proto_msgTypes[7]
+	mi := &file_wololo_v1_job_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -700,7 +1087,7 @@ func (x *UploadFinish) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UploadFinish.ProtoReflect.Descriptor instead.
 func (*UploadFinish) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_job_proto_rawDescGZIP(), []int{7}
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *UploadFinish) GetSize() int64 {
@@ -726,7 +1113,7 @@ type UploadResponse struct {
 
 func (x *UploadResponse) Reset() {
 	*x = UploadResponse{}
-	mi := &file_wololo_v1_job_proto_msgTypes[8]
+	mi := &file_wololo_v1_job_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -738,7 +1125,7 @@ func (x *UploadResponse) String() string {
 func (*UploadResponse) ProtoMessage() {}
 
 func (x *UploadResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_job_proto_msgTypes[8]
+	mi := &file_wololo_v1_job_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -751,7 +1138,7 @@ func (x *UploadResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UploadResponse.ProtoReflect.Descriptor instead.
 func (*UploadResponse) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_job_proto_rawDescGZIP(), []int{8}
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *UploadResponse) GetOffset() int64 {
@@ -805,7 +1192,7 @@ type FileReport struct {
 
 func (x *FileReport) Reset() {
 	*x = FileReport{}
-	mi := &file_wololo_v1_job_proto_msgTypes[9]
+	mi := &file_wololo_v1_job_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -817,7 +1204,7 @@ func (x *FileReport) String() string {
 func (*FileReport) ProtoMessage() {}
 
 func (x *FileReport) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_job_proto_msgTypes[9]
+	mi := &file_wololo_v1_job_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -830,7 +1217,7 @@ func (x *FileReport) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FileReport.ProtoReflect.Descriptor instead.
 func (*FileReport) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_job_proto_rawDescGZIP(), []int{9}
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *FileReport) GetFile() string {
@@ -912,7 +1299,7 @@ type Reject struct {
 
 func (x *Reject) Reset() {
 	*x = Reject{}
-	mi := &file_wololo_v1_job_proto_msgTypes[10]
+	mi := &file_wololo_v1_job_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -924,7 +1311,7 @@ func (x *Reject) String() string {
 func (*Reject) ProtoMessage() {}
 
 func (x *Reject) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_job_proto_msgTypes[10]
+	mi := &file_wololo_v1_job_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -937,7 +1324,7 @@ func (x *Reject) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Reject.ProtoReflect.Descriptor instead.
 func (*Reject) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_job_proto_rawDescGZIP(), []int{10}
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *Reject) GetOffset() int64 {
@@ -1001,14 +1388,26 @@ type Job struct {
 	// ran the job again from the input it retained (no client needed), one
 	// line saying who lost what, when, and how long the replay took; the
 	// job's answers are exact all the same. Empty when that never happened.
-	Rebuilds      []string `protobuf:"bytes,20,rep,name=rebuilds,proto3" json:"rebuilds,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Rebuilds []string `protobuf:"bytes,20,rep,name=rebuilds,proto3" json:"rebuilds,omitempty"`
+	// A standing job (CreateJobRequest.standing). Its file reports add up
+	// all its epochs' files.
+	Standing bool `protobuf:"varint,21,opt,name=standing,proto3" json:"standing,omitempty"`
+	// A standing job that takes appends still (not closed).
+	Open bool `protobuf:"varint,22,opt,name=open,proto3" json:"open,omitempty"`
+	// Its epochs: 1 and each append so far.
+	Epochs int64 `protobuf:"varint,23,opt,name=epochs,proto3" json:"epochs,omitempty"`
+	// The epochs whose input is committed whole.
+	EpochsCommitted int64 `protobuf:"varint,24,opt,name=epochs_committed,json=epochsCommitted,proto3" json:"epochs_committed,omitempty"`
+	// The epochs whose version of every query is out (1..n): GetResults
+	// gives any of them.
+	EpochsPublished int64 `protobuf:"varint,25,opt,name=epochs_published,json=epochsPublished,proto3" json:"epochs_published,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *Job) Reset() {
 	*x = Job{}
-	mi := &file_wololo_v1_job_proto_msgTypes[11]
+	mi := &file_wololo_v1_job_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1020,7 +1419,7 @@ func (x *Job) String() string {
 func (*Job) ProtoMessage() {}
 
 func (x *Job) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_job_proto_msgTypes[11]
+	mi := &file_wololo_v1_job_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1033,7 +1432,7 @@ func (x *Job) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Job.ProtoReflect.Descriptor instead.
 func (*Job) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_job_proto_rawDescGZIP(), []int{11}
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *Job) GetJobId() string {
@@ -1120,6 +1519,41 @@ func (x *Job) GetRebuilds() []string {
 	return nil
 }
 
+func (x *Job) GetStanding() bool {
+	if x != nil {
+		return x.Standing
+	}
+	return false
+}
+
+func (x *Job) GetOpen() bool {
+	if x != nil {
+		return x.Open
+	}
+	return false
+}
+
+func (x *Job) GetEpochs() int64 {
+	if x != nil {
+		return x.Epochs
+	}
+	return 0
+}
+
+func (x *Job) GetEpochsCommitted() int64 {
+	if x != nil {
+		return x.EpochsCommitted
+	}
+	return 0
+}
+
+func (x *Job) GetEpochsPublished() int64 {
+	if x != nil {
+		return x.EpochsPublished
+	}
+	return 0
+}
+
 // StageProgress is one stage's (task's) part in a job.
 type StageProgress struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1146,7 +1580,7 @@ type StageProgress struct {
 
 func (x *StageProgress) Reset() {
 	*x = StageProgress{}
-	mi := &file_wololo_v1_job_proto_msgTypes[12]
+	mi := &file_wololo_v1_job_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1158,7 +1592,7 @@ func (x *StageProgress) String() string {
 func (*StageProgress) ProtoMessage() {}
 
 func (x *StageProgress) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_job_proto_msgTypes[12]
+	mi := &file_wololo_v1_job_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1171,7 +1605,7 @@ func (x *StageProgress) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StageProgress.ProtoReflect.Descriptor instead.
 func (*StageProgress) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_job_proto_rawDescGZIP(), []int{12}
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *StageProgress) GetStage() string {
@@ -1245,7 +1679,7 @@ type ChannelBacklog struct {
 
 func (x *ChannelBacklog) Reset() {
 	*x = ChannelBacklog{}
-	mi := &file_wololo_v1_job_proto_msgTypes[13]
+	mi := &file_wololo_v1_job_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1257,7 +1691,7 @@ func (x *ChannelBacklog) String() string {
 func (*ChannelBacklog) ProtoMessage() {}
 
 func (x *ChannelBacklog) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_job_proto_msgTypes[13]
+	mi := &file_wololo_v1_job_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1270,7 +1704,7 @@ func (x *ChannelBacklog) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ChannelBacklog.ProtoReflect.Descriptor instead.
 func (*ChannelBacklog) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_job_proto_rawDescGZIP(), []int{13}
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ChannelBacklog) GetStream() string {
@@ -1326,7 +1760,7 @@ type GetJobRequest struct {
 
 func (x *GetJobRequest) Reset() {
 	*x = GetJobRequest{}
-	mi := &file_wololo_v1_job_proto_msgTypes[14]
+	mi := &file_wololo_v1_job_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1338,7 +1772,7 @@ func (x *GetJobRequest) String() string {
 func (*GetJobRequest) ProtoMessage() {}
 
 func (x *GetJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_job_proto_msgTypes[14]
+	mi := &file_wololo_v1_job_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1351,7 +1785,7 @@ func (x *GetJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetJobRequest.ProtoReflect.Descriptor instead.
 func (*GetJobRequest) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_job_proto_rawDescGZIP(), []int{14}
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *GetJobRequest) GetJobId() string {
@@ -1372,7 +1806,7 @@ type GetJobResponse struct {
 
 func (x *GetJobResponse) Reset() {
 	*x = GetJobResponse{}
-	mi := &file_wololo_v1_job_proto_msgTypes[15]
+	mi := &file_wololo_v1_job_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1384,7 +1818,7 @@ func (x *GetJobResponse) String() string {
 func (*GetJobResponse) ProtoMessage() {}
 
 func (x *GetJobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_job_proto_msgTypes[15]
+	mi := &file_wololo_v1_job_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1397,7 +1831,7 @@ func (x *GetJobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetJobResponse.ProtoReflect.Descriptor instead.
 func (*GetJobResponse) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_job_proto_rawDescGZIP(), []int{15}
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *GetJobResponse) GetJob() *Job {
@@ -1418,7 +1852,7 @@ type WatchJobRequest struct {
 
 func (x *WatchJobRequest) Reset() {
 	*x = WatchJobRequest{}
-	mi := &file_wololo_v1_job_proto_msgTypes[16]
+	mi := &file_wololo_v1_job_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1430,7 +1864,7 @@ func (x *WatchJobRequest) String() string {
 func (*WatchJobRequest) ProtoMessage() {}
 
 func (x *WatchJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_job_proto_msgTypes[16]
+	mi := &file_wololo_v1_job_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1443,7 +1877,7 @@ func (x *WatchJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchJobRequest.ProtoReflect.Descriptor instead.
 func (*WatchJobRequest) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_job_proto_rawDescGZIP(), []int{16}
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *WatchJobRequest) GetJobId() string {
@@ -1464,7 +1898,7 @@ type WatchJobResponse struct {
 
 func (x *WatchJobResponse) Reset() {
 	*x = WatchJobResponse{}
-	mi := &file_wololo_v1_job_proto_msgTypes[17]
+	mi := &file_wololo_v1_job_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1476,7 +1910,7 @@ func (x *WatchJobResponse) String() string {
 func (*WatchJobResponse) ProtoMessage() {}
 
 func (x *WatchJobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_job_proto_msgTypes[17]
+	mi := &file_wololo_v1_job_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1489,7 +1923,7 @@ func (x *WatchJobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchJobResponse.ProtoReflect.Descriptor instead.
 func (*WatchJobResponse) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_job_proto_rawDescGZIP(), []int{17}
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *WatchJobResponse) GetJob() *Job {
@@ -1503,14 +1937,18 @@ func (x *WatchJobResponse) GetJob() *Job {
 type GetResultsRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The job.
-	JobId         string `protobuf:"bytes,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	JobId string `protobuf:"bytes,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	// For a standing job, the version (epoch) to send; 0: the latest (an
+	// open job's latest version, a closed one's final results). NOT_FOUND,
+	// naming the epochs published, for one that is not.
+	Epoch         int64 `protobuf:"varint,2,opt,name=epoch,proto3" json:"epoch,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *GetResultsRequest) Reset() {
 	*x = GetResultsRequest{}
-	mi := &file_wololo_v1_job_proto_msgTypes[18]
+	mi := &file_wololo_v1_job_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1522,7 +1960,7 @@ func (x *GetResultsRequest) String() string {
 func (*GetResultsRequest) ProtoMessage() {}
 
 func (x *GetResultsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_job_proto_msgTypes[18]
+	mi := &file_wololo_v1_job_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1535,7 +1973,7 @@ func (x *GetResultsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetResultsRequest.ProtoReflect.Descriptor instead.
 func (*GetResultsRequest) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_job_proto_rawDescGZIP(), []int{18}
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *GetResultsRequest) GetJobId() string {
@@ -1545,20 +1983,29 @@ func (x *GetResultsRequest) GetJobId() string {
 	return ""
 }
 
+func (x *GetResultsRequest) GetEpoch() int64 {
+	if x != nil {
+		return x.Epoch
+	}
+	return 0
+}
+
 // GetResultsResponse is one piece of one output file.
 type GetResultsResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The file name, e.g. q1.csv.
 	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
 	// The next bytes of it.
-	Data          []byte `protobuf:"bytes,2,opt,name=data,proto3" json:"data,omitempty"`
+	Data []byte `protobuf:"bytes,2,opt,name=data,proto3" json:"data,omitempty"`
+	// For a standing job, the version sent (0 for a batch job's results).
+	Epoch         int64 `protobuf:"varint,3,opt,name=epoch,proto3" json:"epoch,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *GetResultsResponse) Reset() {
 	*x = GetResultsResponse{}
-	mi := &file_wololo_v1_job_proto_msgTypes[19]
+	mi := &file_wololo_v1_job_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1570,7 +2017,7 @@ func (x *GetResultsResponse) String() string {
 func (*GetResultsResponse) ProtoMessage() {}
 
 func (x *GetResultsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_job_proto_msgTypes[19]
+	mi := &file_wololo_v1_job_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1583,7 +2030,7 @@ func (x *GetResultsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetResultsResponse.ProtoReflect.Descriptor instead.
 func (*GetResultsResponse) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_job_proto_rawDescGZIP(), []int{19}
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *GetResultsResponse) GetName() string {
@@ -1600,6 +2047,13 @@ func (x *GetResultsResponse) GetData() []byte {
 	return nil
 }
 
+func (x *GetResultsResponse) GetEpoch() int64 {
+	if x != nil {
+		return x.Epoch
+	}
+	return 0
+}
+
 // DeleteJobRequest names a job.
 type DeleteJobRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -1611,7 +2065,7 @@ type DeleteJobRequest struct {
 
 func (x *DeleteJobRequest) Reset() {
 	*x = DeleteJobRequest{}
-	mi := &file_wololo_v1_job_proto_msgTypes[20]
+	mi := &file_wololo_v1_job_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1623,7 +2077,7 @@ func (x *DeleteJobRequest) String() string {
 func (*DeleteJobRequest) ProtoMessage() {}
 
 func (x *DeleteJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_job_proto_msgTypes[20]
+	mi := &file_wololo_v1_job_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1636,7 +2090,7 @@ func (x *DeleteJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteJobRequest.ProtoReflect.Descriptor instead.
 func (*DeleteJobRequest) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_job_proto_rawDescGZIP(), []int{20}
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *DeleteJobRequest) GetJobId() string {
@@ -1655,7 +2109,7 @@ type DeleteJobResponse struct {
 
 func (x *DeleteJobResponse) Reset() {
 	*x = DeleteJobResponse{}
-	mi := &file_wololo_v1_job_proto_msgTypes[21]
+	mi := &file_wololo_v1_job_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1667,7 +2121,7 @@ func (x *DeleteJobResponse) String() string {
 func (*DeleteJobResponse) ProtoMessage() {}
 
 func (x *DeleteJobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_job_proto_msgTypes[21]
+	mi := &file_wololo_v1_job_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1680,7 +2134,7 @@ func (x *DeleteJobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteJobResponse.ProtoReflect.Descriptor instead.
 func (*DeleteJobResponse) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_job_proto_rawDescGZIP(), []int{21}
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{27}
 }
 
 // ListJobsRequest asks for the caller's jobs.
@@ -1692,7 +2146,7 @@ type ListJobsRequest struct {
 
 func (x *ListJobsRequest) Reset() {
 	*x = ListJobsRequest{}
-	mi := &file_wololo_v1_job_proto_msgTypes[22]
+	mi := &file_wololo_v1_job_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1704,7 +2158,7 @@ func (x *ListJobsRequest) String() string {
 func (*ListJobsRequest) ProtoMessage() {}
 
 func (x *ListJobsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_job_proto_msgTypes[22]
+	mi := &file_wololo_v1_job_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1717,7 +2171,7 @@ func (x *ListJobsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListJobsRequest.ProtoReflect.Descriptor instead.
 func (*ListJobsRequest) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_job_proto_rawDescGZIP(), []int{22}
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{28}
 }
 
 // ListJobsResponse lists the caller's jobs, oldest first.
@@ -1731,7 +2185,7 @@ type ListJobsResponse struct {
 
 func (x *ListJobsResponse) Reset() {
 	*x = ListJobsResponse{}
-	mi := &file_wololo_v1_job_proto_msgTypes[23]
+	mi := &file_wololo_v1_job_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1743,7 +2197,7 @@ func (x *ListJobsResponse) String() string {
 func (*ListJobsResponse) ProtoMessage() {}
 
 func (x *ListJobsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_job_proto_msgTypes[23]
+	mi := &file_wololo_v1_job_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1756,7 +2210,7 @@ func (x *ListJobsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListJobsResponse.ProtoReflect.Descriptor instead.
 func (*ListJobsResponse) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_job_proto_rawDescGZIP(), []int{23}
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *ListJobsResponse) GetJobs() []*JobSummary {
@@ -1786,13 +2240,17 @@ type JobSummary struct {
 	Created *timestamppb.Timestamp `protobuf:"bytes,7,opt,name=created,proto3" json:"created,omitempty"`
 	// Seconds since it was created (until it finished, once it did).
 	ElapsedSeconds float64 `protobuf:"fixed64,8,opt,name=elapsed_seconds,json=elapsedSeconds,proto3" json:"elapsed_seconds,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// A standing job, whether it is open, and its epochs published.
+	Standing        bool  `protobuf:"varint,9,opt,name=standing,proto3" json:"standing,omitempty"`
+	Open            bool  `protobuf:"varint,10,opt,name=open,proto3" json:"open,omitempty"`
+	EpochsPublished int64 `protobuf:"varint,11,opt,name=epochs_published,json=epochsPublished,proto3" json:"epochs_published,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *JobSummary) Reset() {
 	*x = JobSummary{}
-	mi := &file_wololo_v1_job_proto_msgTypes[24]
+	mi := &file_wololo_v1_job_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1804,7 +2262,7 @@ func (x *JobSummary) String() string {
 func (*JobSummary) ProtoMessage() {}
 
 func (x *JobSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_job_proto_msgTypes[24]
+	mi := &file_wololo_v1_job_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1817,7 +2275,7 @@ func (x *JobSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobSummary.ProtoReflect.Descriptor instead.
 func (*JobSummary) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_job_proto_rawDescGZIP(), []int{24}
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *JobSummary) GetName() string {
@@ -1876,6 +2334,27 @@ func (x *JobSummary) GetElapsedSeconds() float64 {
 	return 0
 }
 
+func (x *JobSummary) GetStanding() bool {
+	if x != nil {
+		return x.Standing
+	}
+	return false
+}
+
+func (x *JobSummary) GetOpen() bool {
+	if x != nil {
+		return x.Open
+	}
+	return false
+}
+
+func (x *JobSummary) GetEpochsPublished() int64 {
+	if x != nil {
+		return x.EpochsPublished
+	}
+	return 0
+}
+
 var File_wololo_v1_job_proto protoreflect.FileDescriptor
 
 const file_wololo_v1_job_proto_rawDesc = "" +
@@ -1887,15 +2366,39 @@ const file_wololo_v1_job_proto_rawDesc = "" +
 	"\vdata_offset\x18\x02 \x01(\x03R\n" +
 	"dataOffset\x12\x12\n" +
 	"\x04size\x18\x03 \x01(\x03R\x04size\x12 \n" +
-	"\vfingerprint\x18\x04 \x01(\fR\vfingerprint\"\xb2\x02\n" +
+	"\vfingerprint\x18\x04 \x01(\fR\vfingerprint\"\xce\x02\n" +
 	"\x10CreateJobRequest\x12/\n" +
 	"\amatches\x18\x01 \x01(\v2\x15.wololo.v1.FileHeaderR\amatches\x12/\n" +
 	"\aplayers\x18\x02 \x01(\v2\x15.wololo.v1.FileHeaderR\aplayers\x12\x15\n" +
 	"\x06job_id\x18\x03 \x01(\tR\x05jobId\x12(\n" +
 	"\rmax_malformed\x18\x04 \x01(\x01H\x00R\fmaxMalformed\x88\x01\x01\x12*\n" +
 	"\aqueries\x18\x05 \x03(\v2\x10.wololo.v1.QueryR\aqueries\x12(\n" +
-	"\x06tables\x18\x06 \x03(\v2\x10.wololo.v1.TableR\x06tablesB\x10\n" +
-	"\x0e_max_malformedJ\x04\b\a\x10\bR\rbuiltin_graph\"J\n" +
+	"\x06tables\x18\x06 \x03(\v2\x10.wololo.v1.TableR\x06tables\x12\x1a\n" +
+	"\bstanding\x18\b \x01(\bR\bstandingB\x10\n" +
+	"\x0e_max_malformedJ\x04\b\a\x10\bR\rbuiltin_graph\"\xb5\x01\n" +
+	"\x10AppendJobRequest\x12\x15\n" +
+	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12/\n" +
+	"\amatches\x18\x02 \x01(\v2\x15.wololo.v1.FileHeaderR\amatches\x12/\n" +
+	"\aplayers\x18\x03 \x01(\v2\x15.wololo.v1.FileHeaderR\aplayers\x12(\n" +
+	"\x06tables\x18\x04 \x03(\v2\x10.wololo.v1.TableR\x06tables\"C\n" +
+	"\x11AppendJobResponse\x12\x14\n" +
+	"\x05epoch\x18\x01 \x01(\x03R\x05epoch\x12\x18\n" +
+	"\aresumed\x18\x02 \x01(\bR\aresumed\"(\n" +
+	"\x0fCloseJobRequest\x12\x15\n" +
+	"\x06job_id\x18\x01 \x01(\tR\x05jobId\"*\n" +
+	"\x10CloseJobResponse\x12\x16\n" +
+	"\x06epochs\x18\x01 \x01(\x03R\x06epochs\"K\n" +
+	"\x13WatchAnswersRequest\x12\x15\n" +
+	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12\x1d\n" +
+	"\n" +
+	"from_epoch\x18\x02 \x01(\x03R\tfromEpoch\"\x90\x01\n" +
+	"\x14WatchAnswersResponse\x12\x14\n" +
+	"\x05epoch\x18\x01 \x01(\x03R\x05epoch\x12\x14\n" +
+	"\x05query\x18\x02 \x01(\tR\x05query\x12\x12\n" +
+	"\x04data\x18\x03 \x01(\fR\x04data\x12 \n" +
+	"\fend_of_epoch\x18\x04 \x01(\bR\n" +
+	"endOfEpoch\x12\x16\n" +
+	"\x06closed\x18\x05 \x01(\bR\x06closed\"J\n" +
 	"\x05Table\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12-\n" +
 	"\x06header\x18\x02 \x01(\v2\x15.wololo.v1.FileHeaderR\x06header\"-\n" +
@@ -1910,11 +2413,12 @@ const file_wololo_v1_job_proto_rawDesc = "" +
 	"\x05start\x18\x01 \x01(\v2\x16.wololo.v1.UploadStartH\x00R\x05start\x12\x14\n" +
 	"\x04data\x18\x02 \x01(\fH\x00R\x04data\x121\n" +
 	"\x06finish\x18\x03 \x01(\v2\x17.wololo.v1.UploadFinishH\x00R\x06finishB\a\n" +
-	"\x05frame\"d\n" +
+	"\x05frame\"z\n" +
 	"\vUploadStart\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12(\n" +
 	"\x04file\x18\x02 \x01(\x0e2\x14.wololo.v1.InputFileR\x04file\x12\x14\n" +
-	"\x05table\x18\x03 \x01(\tR\x05table\"\"\n" +
+	"\x05table\x18\x03 \x01(\tR\x05table\x12\x14\n" +
+	"\x05epoch\x18\x04 \x01(\x03R\x05epoch\"\"\n" +
 	"\fUploadFinish\x12\x12\n" +
 	"\x04size\x18\x01 \x01(\x03R\x04size\"P\n" +
 	"\x0eUploadResponse\x12\x16\n" +
@@ -1938,7 +2442,7 @@ const file_wololo_v1_job_proto_rawDesc = "" +
 	"\x06Reject\x12\x16\n" +
 	"\x06offset\x18\x01 \x01(\x03R\x06offset\x12\x16\n" +
 	"\x06reason\x18\x02 \x01(\tR\x06reason\x12\x12\n" +
-	"\x04head\x18\x03 \x01(\fR\x04head\"\xa2\x04\n" +
+	"\x04head\x18\x03 \x01(\fR\x04head\"\xc0\x05\n" +
 	"\x03Job\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12)\n" +
 	"\x05state\x18\x02 \x01(\x0e2\x13.wololo.v1.JobStateR\x05state\x12\x18\n" +
@@ -1953,7 +2457,12 @@ const file_wololo_v1_job_proto_rawDesc = "" +
 	"\x06tables\x18\x12 \x03(\v2\x15.wololo.v1.FileReportR\x06tables\x12\x1d\n" +
 	"\n" +
 	"state_lost\x18\x13 \x01(\bR\tstateLost\x12\x1a\n" +
-	"\brebuilds\x18\x14 \x03(\tR\brebuilds\x1a=\n" +
+	"\brebuilds\x18\x14 \x03(\tR\brebuilds\x12\x1a\n" +
+	"\bstanding\x18\x15 \x01(\bR\bstanding\x12\x12\n" +
+	"\x04open\x18\x16 \x01(\bR\x04open\x12\x16\n" +
+	"\x06epochs\x18\x17 \x01(\x03R\x06epochs\x12)\n" +
+	"\x10epochs_committed\x18\x18 \x01(\x03R\x0fepochsCommitted\x12)\n" +
+	"\x10epochs_published\x18\x19 \x01(\x03R\x0fepochsPublished\x1a=\n" +
 	"\x0fResultRowsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01\"\xf2\x01\n" +
@@ -1980,18 +2489,20 @@ const file_wololo_v1_job_proto_rawDesc = "" +
 	"\x0fWatchJobRequest\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\"4\n" +
 	"\x10WatchJobResponse\x12 \n" +
-	"\x03job\x18\x01 \x01(\v2\x0e.wololo.v1.JobR\x03job\"*\n" +
+	"\x03job\x18\x01 \x01(\v2\x0e.wololo.v1.JobR\x03job\"@\n" +
 	"\x11GetResultsRequest\x12\x15\n" +
-	"\x06job_id\x18\x01 \x01(\tR\x05jobId\"<\n" +
+	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12\x14\n" +
+	"\x05epoch\x18\x02 \x01(\x03R\x05epoch\"R\n" +
 	"\x12GetResultsResponse\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
-	"\x04data\x18\x02 \x01(\fR\x04data\")\n" +
+	"\x04data\x18\x02 \x01(\fR\x04data\x12\x14\n" +
+	"\x05epoch\x18\x03 \x01(\x03R\x05epoch\")\n" +
 	"\x10DeleteJobRequest\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\"\x13\n" +
 	"\x11DeleteJobResponse\"\x11\n" +
 	"\x0fListJobsRequest\"=\n" +
 	"\x10ListJobsResponse\x12)\n" +
-	"\x04jobs\x18\x01 \x03(\v2\x15.wololo.v1.JobSummaryR\x04jobs\"\x9c\x02\n" +
+	"\x04jobs\x18\x01 \x03(\v2\x15.wololo.v1.JobSummaryR\x04jobs\"\xf7\x02\n" +
 	"\n" +
 	"JobSummary\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x0e\n" +
@@ -2002,7 +2513,11 @@ const file_wololo_v1_job_proto_rawDesc = "" +
 	"\vbytes_total\x18\x06 \x01(\x03R\n" +
 	"bytesTotal\x124\n" +
 	"\acreated\x18\a \x01(\v2\x1a.google.protobuf.TimestampR\acreated\x12'\n" +
-	"\x0felapsed_seconds\x18\b \x01(\x01R\x0eelapsedSeconds*W\n" +
+	"\x0felapsed_seconds\x18\b \x01(\x01R\x0eelapsedSeconds\x12\x1a\n" +
+	"\bstanding\x18\t \x01(\bR\bstanding\x12\x12\n" +
+	"\x04open\x18\n" +
+	" \x01(\bR\x04open\x12)\n" +
+	"\x10epochs_published\x18\v \x01(\x03R\x0fepochsPublished*W\n" +
 	"\tInputFile\x12\x1a\n" +
 	"\x16INPUT_FILE_UNSPECIFIED\x10\x00\x12\x16\n" +
 	"\x12INPUT_FILE_MATCHES\x10\x01\x12\x16\n" +
@@ -2012,7 +2527,7 @@ const file_wololo_v1_job_proto_rawDesc = "" +
 	"\x13JOB_STATE_UPLOADING\x10\x01\x12\x15\n" +
 	"\x11JOB_STATE_RUNNING\x10\x02\x12\x12\n" +
 	"\x0eJOB_STATE_DONE\x10\x03\x12\x14\n" +
-	"\x10JOB_STATE_FAILED\x10\x042\xf7\x03\n" +
+	"\x10JOB_STATE_FAILED\x10\x042\xd7\x05\n" +
 	"\n" +
 	"JobService\x12F\n" +
 	"\tCreateJob\x12\x1b.wololo.v1.CreateJobRequest\x1a\x1c.wololo.v1.CreateJobResponse\x12A\n" +
@@ -2022,7 +2537,10 @@ const file_wololo_v1_job_proto_rawDesc = "" +
 	"\n" +
 	"GetResults\x12\x1c.wololo.v1.GetResultsRequest\x1a\x1d.wololo.v1.GetResultsResponse0\x01\x12F\n" +
 	"\tDeleteJob\x12\x1b.wololo.v1.DeleteJobRequest\x1a\x1c.wololo.v1.DeleteJobResponse\x12C\n" +
-	"\bListJobs\x12\x1a.wololo.v1.ListJobsRequest\x1a\x1b.wololo.v1.ListJobsResponseB3Z1github.com/wololo/wololo/proto/wololo/v1;wololov1b\x06proto3"
+	"\bListJobs\x12\x1a.wololo.v1.ListJobsRequest\x1a\x1b.wololo.v1.ListJobsResponse\x12F\n" +
+	"\tAppendJob\x12\x1b.wololo.v1.AppendJobRequest\x1a\x1c.wololo.v1.AppendJobResponse\x12C\n" +
+	"\bCloseJob\x12\x1a.wololo.v1.CloseJobRequest\x1a\x1b.wololo.v1.CloseJobResponse\x12Q\n" +
+	"\fWatchAnswers\x12\x1e.wololo.v1.WatchAnswersRequest\x1a\x1f.wololo.v1.WatchAnswersResponse0\x01B3Z1github.com/wololo/wololo/proto/wololo/v1;wololov1b\x06proto3"
 
 var (
 	file_wololo_v1_job_proto_rawDescOnce sync.Once
@@ -2037,81 +2555,96 @@ func file_wololo_v1_job_proto_rawDescGZIP() []byte {
 }
 
 var file_wololo_v1_job_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_wololo_v1_job_proto_msgTypes = make([]protoimpl.MessageInfo, 27)
+var file_wololo_v1_job_proto_msgTypes = make([]protoimpl.MessageInfo, 33)
 var file_wololo_v1_job_proto_goTypes = []any{
 	(InputFile)(0),                // 0: wololo.v1.InputFile
 	(JobState)(0),                 // 1: wololo.v1.JobState
 	(*FileHeader)(nil),            // 2: wololo.v1.FileHeader
 	(*CreateJobRequest)(nil),      // 3: wololo.v1.CreateJobRequest
-	(*Table)(nil),                 // 4: wololo.v1.Table
-	(*Query)(nil),                 // 5: wololo.v1.Query
-	(*CreateJobResponse)(nil),     // 6: wololo.v1.CreateJobResponse
-	(*UploadRequest)(nil),         // 7: wololo.v1.UploadRequest
-	(*UploadStart)(nil),           // 8: wololo.v1.UploadStart
-	(*UploadFinish)(nil),          // 9: wololo.v1.UploadFinish
-	(*UploadResponse)(nil),        // 10: wololo.v1.UploadResponse
-	(*FileReport)(nil),            // 11: wololo.v1.FileReport
-	(*Reject)(nil),                // 12: wololo.v1.Reject
-	(*Job)(nil),                   // 13: wololo.v1.Job
-	(*StageProgress)(nil),         // 14: wololo.v1.StageProgress
-	(*ChannelBacklog)(nil),        // 15: wololo.v1.ChannelBacklog
-	(*GetJobRequest)(nil),         // 16: wololo.v1.GetJobRequest
-	(*GetJobResponse)(nil),        // 17: wololo.v1.GetJobResponse
-	(*WatchJobRequest)(nil),       // 18: wololo.v1.WatchJobRequest
-	(*WatchJobResponse)(nil),      // 19: wololo.v1.WatchJobResponse
-	(*GetResultsRequest)(nil),     // 20: wololo.v1.GetResultsRequest
-	(*GetResultsResponse)(nil),    // 21: wololo.v1.GetResultsResponse
-	(*DeleteJobRequest)(nil),      // 22: wololo.v1.DeleteJobRequest
-	(*DeleteJobResponse)(nil),     // 23: wololo.v1.DeleteJobResponse
-	(*ListJobsRequest)(nil),       // 24: wololo.v1.ListJobsRequest
-	(*ListJobsResponse)(nil),      // 25: wololo.v1.ListJobsResponse
-	(*JobSummary)(nil),            // 26: wololo.v1.JobSummary
-	nil,                           // 27: wololo.v1.FileReport.MissingEntry
-	nil,                           // 28: wololo.v1.Job.ResultRowsEntry
-	(*timestamppb.Timestamp)(nil), // 29: google.protobuf.Timestamp
+	(*AppendJobRequest)(nil),      // 4: wololo.v1.AppendJobRequest
+	(*AppendJobResponse)(nil),     // 5: wololo.v1.AppendJobResponse
+	(*CloseJobRequest)(nil),       // 6: wololo.v1.CloseJobRequest
+	(*CloseJobResponse)(nil),      // 7: wololo.v1.CloseJobResponse
+	(*WatchAnswersRequest)(nil),   // 8: wololo.v1.WatchAnswersRequest
+	(*WatchAnswersResponse)(nil),  // 9: wololo.v1.WatchAnswersResponse
+	(*Table)(nil),                 // 10: wololo.v1.Table
+	(*Query)(nil),                 // 11: wololo.v1.Query
+	(*CreateJobResponse)(nil),     // 12: wololo.v1.CreateJobResponse
+	(*UploadRequest)(nil),         // 13: wololo.v1.UploadRequest
+	(*UploadStart)(nil),           // 14: wololo.v1.UploadStart
+	(*UploadFinish)(nil),          // 15: wololo.v1.UploadFinish
+	(*UploadResponse)(nil),        // 16: wololo.v1.UploadResponse
+	(*FileReport)(nil),            // 17: wololo.v1.FileReport
+	(*Reject)(nil),                // 18: wololo.v1.Reject
+	(*Job)(nil),                   // 19: wololo.v1.Job
+	(*StageProgress)(nil),         // 20: wololo.v1.StageProgress
+	(*ChannelBacklog)(nil),        // 21: wololo.v1.ChannelBacklog
+	(*GetJobRequest)(nil),         // 22: wololo.v1.GetJobRequest
+	(*GetJobResponse)(nil),        // 23: wololo.v1.GetJobResponse
+	(*WatchJobRequest)(nil),       // 24: wololo.v1.WatchJobRequest
+	(*WatchJobResponse)(nil),      // 25: wololo.v1.WatchJobResponse
+	(*GetResultsRequest)(nil),     // 26: wololo.v1.GetResultsRequest
+	(*GetResultsResponse)(nil),    // 27: wololo.v1.GetResultsResponse
+	(*DeleteJobRequest)(nil),      // 28: wololo.v1.DeleteJobRequest
+	(*DeleteJobResponse)(nil),     // 29: wololo.v1.DeleteJobResponse
+	(*ListJobsRequest)(nil),       // 30: wololo.v1.ListJobsRequest
+	(*ListJobsResponse)(nil),      // 31: wololo.v1.ListJobsResponse
+	(*JobSummary)(nil),            // 32: wololo.v1.JobSummary
+	nil,                           // 33: wololo.v1.FileReport.MissingEntry
+	nil,                           // 34: wololo.v1.Job.ResultRowsEntry
+	(*timestamppb.Timestamp)(nil), // 35: google.protobuf.Timestamp
 }
 var file_wololo_v1_job_proto_depIdxs = []int32{
 	2,  // 0: wololo.v1.CreateJobRequest.matches:type_name -> wololo.v1.FileHeader
 	2,  // 1: wololo.v1.CreateJobRequest.players:type_name -> wololo.v1.FileHeader
-	5,  // 2: wololo.v1.CreateJobRequest.queries:type_name -> wololo.v1.Query
-	4,  // 3: wololo.v1.CreateJobRequest.tables:type_name -> wololo.v1.Table
-	2,  // 4: wololo.v1.Table.header:type_name -> wololo.v1.FileHeader
-	8,  // 5: wololo.v1.UploadRequest.start:type_name -> wololo.v1.UploadStart
-	9,  // 6: wololo.v1.UploadRequest.finish:type_name -> wololo.v1.UploadFinish
-	0,  // 7: wololo.v1.UploadStart.file:type_name -> wololo.v1.InputFile
-	27, // 8: wololo.v1.FileReport.missing:type_name -> wololo.v1.FileReport.MissingEntry
-	12, // 9: wololo.v1.FileReport.rejects:type_name -> wololo.v1.Reject
-	1,  // 10: wololo.v1.Job.state:type_name -> wololo.v1.JobState
-	11, // 11: wololo.v1.Job.matches:type_name -> wololo.v1.FileReport
-	11, // 12: wololo.v1.Job.players:type_name -> wololo.v1.FileReport
-	28, // 13: wololo.v1.Job.result_rows:type_name -> wololo.v1.Job.ResultRowsEntry
-	14, // 14: wololo.v1.Job.stages:type_name -> wololo.v1.StageProgress
-	11, // 15: wololo.v1.Job.tables:type_name -> wololo.v1.FileReport
-	15, // 16: wololo.v1.StageProgress.backlog:type_name -> wololo.v1.ChannelBacklog
-	13, // 17: wololo.v1.GetJobResponse.job:type_name -> wololo.v1.Job
-	13, // 18: wololo.v1.WatchJobResponse.job:type_name -> wololo.v1.Job
-	26, // 19: wololo.v1.ListJobsResponse.jobs:type_name -> wololo.v1.JobSummary
-	1,  // 20: wololo.v1.JobSummary.state:type_name -> wololo.v1.JobState
-	29, // 21: wololo.v1.JobSummary.created:type_name -> google.protobuf.Timestamp
-	3,  // 22: wololo.v1.JobService.CreateJob:input_type -> wololo.v1.CreateJobRequest
-	7,  // 23: wololo.v1.JobService.Upload:input_type -> wololo.v1.UploadRequest
-	16, // 24: wololo.v1.JobService.GetJob:input_type -> wololo.v1.GetJobRequest
-	18, // 25: wololo.v1.JobService.WatchJob:input_type -> wololo.v1.WatchJobRequest
-	20, // 26: wololo.v1.JobService.GetResults:input_type -> wololo.v1.GetResultsRequest
-	22, // 27: wololo.v1.JobService.DeleteJob:input_type -> wololo.v1.DeleteJobRequest
-	24, // 28: wololo.v1.JobService.ListJobs:input_type -> wololo.v1.ListJobsRequest
-	6,  // 29: wololo.v1.JobService.CreateJob:output_type -> wololo.v1.CreateJobResponse
-	10, // 30: wololo.v1.JobService.Upload:output_type -> wololo.v1.UploadResponse
-	17, // 31: wololo.v1.JobService.GetJob:output_type -> wololo.v1.GetJobResponse
-	19, // 32: wololo.v1.JobService.WatchJob:output_type -> wololo.v1.WatchJobResponse
-	21, // 33: wololo.v1.JobService.GetResults:output_type -> wololo.v1.GetResultsResponse
-	23, // 34: wololo.v1.JobService.DeleteJob:output_type -> wololo.v1.DeleteJobResponse
-	25, // 35: wololo.v1.JobService.ListJobs:output_type -> wololo.v1.ListJobsResponse
-	29, // [29:36] is the sub-list for method output_type
-	22, // [22:29] is the sub-list for method input_type
-	22, // [22:22] is the sub-list for extension type_name
-	22, // [22:22] is the sub-list for extension extendee
-	0,  // [0:22] is the sub-list for field type_name
+	11, // 2: wololo.v1.CreateJobRequest.queries:type_name -> wololo.v1.Query
+	10, // 3: wololo.v1.CreateJobRequest.tables:type_name -> wololo.v1.Table
+	2,  // 4: wololo.v1.AppendJobRequest.matches:type_name -> wololo.v1.FileHeader
+	2,  // 5: wololo.v1.AppendJobRequest.players:type_name -> wololo.v1.FileHeader
+	10, // 6: wololo.v1.AppendJobRequest.tables:type_name -> wololo.v1.Table
+	2,  // 7: wololo.v1.Table.header:type_name -> wololo.v1.FileHeader
+	14, // 8: wololo.v1.UploadRequest.start:type_name -> wololo.v1.UploadStart
+	15, // 9: wololo.v1.UploadRequest.finish:type_name -> wololo.v1.UploadFinish
+	0,  // 10: wololo.v1.UploadStart.file:type_name -> wololo.v1.InputFile
+	33, // 11: wololo.v1.FileReport.missing:type_name -> wololo.v1.FileReport.MissingEntry
+	18, // 12: wololo.v1.FileReport.rejects:type_name -> wololo.v1.Reject
+	1,  // 13: wololo.v1.Job.state:type_name -> wololo.v1.JobState
+	17, // 14: wololo.v1.Job.matches:type_name -> wololo.v1.FileReport
+	17, // 15: wololo.v1.Job.players:type_name -> wololo.v1.FileReport
+	34, // 16: wololo.v1.Job.result_rows:type_name -> wololo.v1.Job.ResultRowsEntry
+	20, // 17: wololo.v1.Job.stages:type_name -> wololo.v1.StageProgress
+	17, // 18: wololo.v1.Job.tables:type_name -> wololo.v1.FileReport
+	21, // 19: wololo.v1.StageProgress.backlog:type_name -> wololo.v1.ChannelBacklog
+	19, // 20: wololo.v1.GetJobResponse.job:type_name -> wololo.v1.Job
+	19, // 21: wololo.v1.WatchJobResponse.job:type_name -> wololo.v1.Job
+	32, // 22: wololo.v1.ListJobsResponse.jobs:type_name -> wololo.v1.JobSummary
+	1,  // 23: wololo.v1.JobSummary.state:type_name -> wololo.v1.JobState
+	35, // 24: wololo.v1.JobSummary.created:type_name -> google.protobuf.Timestamp
+	3,  // 25: wololo.v1.JobService.CreateJob:input_type -> wololo.v1.CreateJobRequest
+	13, // 26: wololo.v1.JobService.Upload:input_type -> wololo.v1.UploadRequest
+	22, // 27: wololo.v1.JobService.GetJob:input_type -> wololo.v1.GetJobRequest
+	24, // 28: wololo.v1.JobService.WatchJob:input_type -> wololo.v1.WatchJobRequest
+	26, // 29: wololo.v1.JobService.GetResults:input_type -> wololo.v1.GetResultsRequest
+	28, // 30: wololo.v1.JobService.DeleteJob:input_type -> wololo.v1.DeleteJobRequest
+	30, // 31: wololo.v1.JobService.ListJobs:input_type -> wololo.v1.ListJobsRequest
+	4,  // 32: wololo.v1.JobService.AppendJob:input_type -> wololo.v1.AppendJobRequest
+	6,  // 33: wololo.v1.JobService.CloseJob:input_type -> wololo.v1.CloseJobRequest
+	8,  // 34: wololo.v1.JobService.WatchAnswers:input_type -> wololo.v1.WatchAnswersRequest
+	12, // 35: wololo.v1.JobService.CreateJob:output_type -> wololo.v1.CreateJobResponse
+	16, // 36: wololo.v1.JobService.Upload:output_type -> wololo.v1.UploadResponse
+	23, // 37: wololo.v1.JobService.GetJob:output_type -> wololo.v1.GetJobResponse
+	25, // 38: wololo.v1.JobService.WatchJob:output_type -> wololo.v1.WatchJobResponse
+	27, // 39: wololo.v1.JobService.GetResults:output_type -> wololo.v1.GetResultsResponse
+	29, // 40: wololo.v1.JobService.DeleteJob:output_type -> wololo.v1.DeleteJobResponse
+	31, // 41: wololo.v1.JobService.ListJobs:output_type -> wololo.v1.ListJobsResponse
+	5,  // 42: wololo.v1.JobService.AppendJob:output_type -> wololo.v1.AppendJobResponse
+	7,  // 43: wololo.v1.JobService.CloseJob:output_type -> wololo.v1.CloseJobResponse
+	9,  // 44: wololo.v1.JobService.WatchAnswers:output_type -> wololo.v1.WatchAnswersResponse
+	35, // [35:45] is the sub-list for method output_type
+	25, // [25:35] is the sub-list for method input_type
+	25, // [25:25] is the sub-list for extension type_name
+	25, // [25:25] is the sub-list for extension extendee
+	0,  // [0:25] is the sub-list for field type_name
 }
 
 func init() { file_wololo_v1_job_proto_init() }
@@ -2120,7 +2653,7 @@ func file_wololo_v1_job_proto_init() {
 		return
 	}
 	file_wololo_v1_job_proto_msgTypes[1].OneofWrappers = []any{}
-	file_wololo_v1_job_proto_msgTypes[5].OneofWrappers = []any{
+	file_wololo_v1_job_proto_msgTypes[11].OneofWrappers = []any{
 		(*UploadRequest_Start)(nil),
 		(*UploadRequest_Data)(nil),
 		(*UploadRequest_Finish)(nil),
@@ -2131,7 +2664,7 @@ func file_wololo_v1_job_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_wololo_v1_job_proto_rawDesc), len(file_wololo_v1_job_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   27,
+			NumMessages:   33,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

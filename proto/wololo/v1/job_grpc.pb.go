@@ -19,13 +19,16 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	JobService_CreateJob_FullMethodName  = "/wololo.v1.JobService/CreateJob"
-	JobService_Upload_FullMethodName     = "/wololo.v1.JobService/Upload"
-	JobService_GetJob_FullMethodName     = "/wololo.v1.JobService/GetJob"
-	JobService_WatchJob_FullMethodName   = "/wololo.v1.JobService/WatchJob"
-	JobService_GetResults_FullMethodName = "/wololo.v1.JobService/GetResults"
-	JobService_DeleteJob_FullMethodName  = "/wololo.v1.JobService/DeleteJob"
-	JobService_ListJobs_FullMethodName   = "/wololo.v1.JobService/ListJobs"
+	JobService_CreateJob_FullMethodName    = "/wololo.v1.JobService/CreateJob"
+	JobService_Upload_FullMethodName       = "/wololo.v1.JobService/Upload"
+	JobService_GetJob_FullMethodName       = "/wololo.v1.JobService/GetJob"
+	JobService_WatchJob_FullMethodName     = "/wololo.v1.JobService/WatchJob"
+	JobService_GetResults_FullMethodName   = "/wololo.v1.JobService/GetResults"
+	JobService_DeleteJob_FullMethodName    = "/wololo.v1.JobService/DeleteJob"
+	JobService_ListJobs_FullMethodName     = "/wololo.v1.JobService/ListJobs"
+	JobService_AppendJob_FullMethodName    = "/wololo.v1.JobService/AppendJob"
+	JobService_CloseJob_FullMethodName     = "/wololo.v1.JobService/CloseJob"
+	JobService_WatchAnswers_FullMethodName = "/wololo.v1.JobService/WatchAnswers"
 )
 
 // JobServiceClient is the client API for JobService service.
@@ -47,14 +50,33 @@ type JobServiceClient interface {
 	GetJob(ctx context.Context, in *GetJobRequest, opts ...grpc.CallOption) (*GetJobResponse, error)
 	// WatchJob streams a job's state until it is done or failed.
 	WatchJob(ctx context.Context, in *WatchJobRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[WatchJobResponse], error)
-	// GetResults streams the four output files of a finished job. Refused with
-	// FAILED_PRECONDITION while the job runs.
+	// GetResults streams the output files of a finished job (NAME.csv of
+	// each query). Refused with FAILED_PRECONDITION while the job runs,
+	// but for a standing job, whose versions it streams
+	// (GetResultsRequest.epoch) as soon as one is published.
 	GetResults(ctx context.Context, in *GetResultsRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[GetResultsResponse], error)
 	// DeleteJob says the client has the results; the job's state is dropped.
 	DeleteJob(ctx context.Context, in *DeleteJobRequest, opts ...grpc.CallOption) (*DeleteJobResponse, error)
 	// ListJobs lists the caller's own jobs, oldest first: never another
 	// client's. It does not count as activity for the jobs' retention.
 	ListJobs(ctx context.Context, in *ListJobsRequest, opts ...grpc.CallOption) (*ListJobsResponse, error)
+	// AppendJob opens the next epoch of a standing job (CreateJobRequest.
+	// standing): the headers of the files it appends, uploaded then with
+	// UploadStart.epoch. An epoch is committed whole or not at all; the next
+	// AppendJob is refused with FAILED_PRECONDITION while one is open (its
+	// files not all committed), as is an append to a batch job or to a
+	// closed one. Asked again with the same files while that epoch is open
+	// (a retry), it answers with the same epoch (resumed).
+	AppendJob(ctx context.Context, in *AppendJobRequest, opts ...grpc.CallOption) (*AppendJobResponse, error)
+	// CloseJob ends a standing job's input (today's end of input): the job
+	// then finishes as a batch job does, its results its last version.
+	// FAILED_PRECONDITION for a batch job, or while an epoch is open.
+	// Closing a closed job is not an error.
+	CloseJob(ctx context.Context, in *CloseJobRequest, opts ...grpc.CallOption) (*CloseJobResponse, error)
+	// WatchAnswers streams each version of a standing job's answers as its
+	// change from the previous one, from an epoch on, as each is published,
+	// until the job is closed and its last version sent (or it fails).
+	WatchAnswers(ctx context.Context, in *WatchAnswersRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[WatchAnswersResponse], error)
 }
 
 type jobServiceClient struct {
@@ -156,6 +178,45 @@ func (c *jobServiceClient) ListJobs(ctx context.Context, in *ListJobsRequest, op
 	return out, nil
 }
 
+func (c *jobServiceClient) AppendJob(ctx context.Context, in *AppendJobRequest, opts ...grpc.CallOption) (*AppendJobResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(AppendJobResponse)
+	err := c.cc.Invoke(ctx, JobService_AppendJob_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *jobServiceClient) CloseJob(ctx context.Context, in *CloseJobRequest, opts ...grpc.CallOption) (*CloseJobResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CloseJobResponse)
+	err := c.cc.Invoke(ctx, JobService_CloseJob_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *jobServiceClient) WatchAnswers(ctx context.Context, in *WatchAnswersRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[WatchAnswersResponse], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &JobService_ServiceDesc.Streams[3], JobService_WatchAnswers_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[WatchAnswersRequest, WatchAnswersResponse]{ClientStream: stream}
+	if err := x.ClientStream.SendMsg(in); err != nil {
+		return nil, err
+	}
+	if err := x.ClientStream.CloseSend(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type JobService_WatchAnswersClient = grpc.ServerStreamingClient[WatchAnswersResponse]
+
 // JobServiceServer is the server API for JobService service.
 // All implementations must embed UnimplementedJobServiceServer
 // for forward compatibility.
@@ -175,14 +236,33 @@ type JobServiceServer interface {
 	GetJob(context.Context, *GetJobRequest) (*GetJobResponse, error)
 	// WatchJob streams a job's state until it is done or failed.
 	WatchJob(*WatchJobRequest, grpc.ServerStreamingServer[WatchJobResponse]) error
-	// GetResults streams the four output files of a finished job. Refused with
-	// FAILED_PRECONDITION while the job runs.
+	// GetResults streams the output files of a finished job (NAME.csv of
+	// each query). Refused with FAILED_PRECONDITION while the job runs,
+	// but for a standing job, whose versions it streams
+	// (GetResultsRequest.epoch) as soon as one is published.
 	GetResults(*GetResultsRequest, grpc.ServerStreamingServer[GetResultsResponse]) error
 	// DeleteJob says the client has the results; the job's state is dropped.
 	DeleteJob(context.Context, *DeleteJobRequest) (*DeleteJobResponse, error)
 	// ListJobs lists the caller's own jobs, oldest first: never another
 	// client's. It does not count as activity for the jobs' retention.
 	ListJobs(context.Context, *ListJobsRequest) (*ListJobsResponse, error)
+	// AppendJob opens the next epoch of a standing job (CreateJobRequest.
+	// standing): the headers of the files it appends, uploaded then with
+	// UploadStart.epoch. An epoch is committed whole or not at all; the next
+	// AppendJob is refused with FAILED_PRECONDITION while one is open (its
+	// files not all committed), as is an append to a batch job or to a
+	// closed one. Asked again with the same files while that epoch is open
+	// (a retry), it answers with the same epoch (resumed).
+	AppendJob(context.Context, *AppendJobRequest) (*AppendJobResponse, error)
+	// CloseJob ends a standing job's input (today's end of input): the job
+	// then finishes as a batch job does, its results its last version.
+	// FAILED_PRECONDITION for a batch job, or while an epoch is open.
+	// Closing a closed job is not an error.
+	CloseJob(context.Context, *CloseJobRequest) (*CloseJobResponse, error)
+	// WatchAnswers streams each version of a standing job's answers as its
+	// change from the previous one, from an epoch on, as each is published,
+	// until the job is closed and its last version sent (or it fails).
+	WatchAnswers(*WatchAnswersRequest, grpc.ServerStreamingServer[WatchAnswersResponse]) error
 	mustEmbedUnimplementedJobServiceServer()
 }
 
@@ -213,6 +293,15 @@ func (UnimplementedJobServiceServer) DeleteJob(context.Context, *DeleteJobReques
 }
 func (UnimplementedJobServiceServer) ListJobs(context.Context, *ListJobsRequest) (*ListJobsResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method ListJobs not implemented")
+}
+func (UnimplementedJobServiceServer) AppendJob(context.Context, *AppendJobRequest) (*AppendJobResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method AppendJob not implemented")
+}
+func (UnimplementedJobServiceServer) CloseJob(context.Context, *CloseJobRequest) (*CloseJobResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method CloseJob not implemented")
+}
+func (UnimplementedJobServiceServer) WatchAnswers(*WatchAnswersRequest, grpc.ServerStreamingServer[WatchAnswersResponse]) error {
+	return status.Errorf(codes.Unimplemented, "method WatchAnswers not implemented")
 }
 func (UnimplementedJobServiceServer) mustEmbedUnimplementedJobServiceServer() {}
 func (UnimplementedJobServiceServer) testEmbeddedByValue()                    {}
@@ -336,6 +425,53 @@ func _JobService_ListJobs_Handler(srv interface{}, ctx context.Context, dec func
 	return interceptor(ctx, in, info, handler)
 }
 
+func _JobService_AppendJob_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(AppendJobRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(JobServiceServer).AppendJob(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: JobService_AppendJob_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(JobServiceServer).AppendJob(ctx, req.(*AppendJobRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _JobService_CloseJob_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CloseJobRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(JobServiceServer).CloseJob(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: JobService_CloseJob_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(JobServiceServer).CloseJob(ctx, req.(*CloseJobRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _JobService_WatchAnswers_Handler(srv interface{}, stream grpc.ServerStream) error {
+	m := new(WatchAnswersRequest)
+	if err := stream.RecvMsg(m); err != nil {
+		return err
+	}
+	return srv.(JobServiceServer).WatchAnswers(m, &grpc.GenericServerStream[WatchAnswersRequest, WatchAnswersResponse]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type JobService_WatchAnswersServer = grpc.ServerStreamingServer[WatchAnswersResponse]
+
 // JobService_ServiceDesc is the grpc.ServiceDesc for JobService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -359,6 +495,14 @@ var JobService_ServiceDesc = grpc.ServiceDesc{
 			MethodName: "ListJobs",
 			Handler:    _JobService_ListJobs_Handler,
 		},
+		{
+			MethodName: "AppendJob",
+			Handler:    _JobService_AppendJob_Handler,
+		},
+		{
+			MethodName: "CloseJob",
+			Handler:    _JobService_CloseJob_Handler,
+		},
 	},
 	Streams: []grpc.StreamDesc{
 		{
@@ -375,6 +519,11 @@ var JobService_ServiceDesc = grpc.ServiceDesc{
 		{
 			StreamName:    "GetResults",
 			Handler:       _JobService_GetResults_Handler,
+			ServerStreams: true,
+		},
+		{
+			StreamName:    "WatchAnswers",
+			Handler:       _JobService_WatchAnswers_Handler,
 			ServerStreams: true,
 		},
 	},

@@ -59,7 +59,10 @@ type JobRecord struct {
 	RebuildOf string `protobuf:"bytes,9,opt,name=rebuild_of,json=rebuildOf,proto3" json:"rebuild_of,omitempty"`
 	// What happened, one line per rebuild so far (Job.rebuilds), the
 	// replaced runs' lines first.
-	Rebuilds      []string `protobuf:"bytes,10,rep,name=rebuilds,proto3" json:"rebuilds,omitempty"`
+	Rebuilds []string `protobuf:"bytes,10,rep,name=rebuilds,proto3" json:"rebuilds,omitempty"`
+	// A standing job (CreateJobRequest.standing): its files are epoch 1,
+	// each append's an EpochRecord.
+	Standing      bool `protobuf:"varint,11,opt,name=standing,proto3" json:"standing,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -164,6 +167,72 @@ func (x *JobRecord) GetRebuilds() []string {
 	return nil
 }
 
+func (x *JobRecord) GetStanding() bool {
+	if x != nil {
+		return x.Standing
+	}
+	return false
+}
+
+// EpochRecord is what the gateway persists of a standing job's append
+// when it opens the epoch (the record "epoch/K/meta", K its number from
+// 2): the files it appends, each one's upload recorded as the job's are
+// (UploadRecord under "upload/epoch/K/FILE").
+type EpochRecord struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// When the append was made, in Unix milliseconds.
+	CreatedUnixMs int64 `protobuf:"varint,1,opt,name=created_unix_ms,json=createdUnixMs,proto3" json:"created_unix_ms,omitempty"`
+	// Every input of the job, in the job's order (JobRecord.files): one
+	// the append leaves out (a table) has size 0 and no columns.
+	Files         []*FileRecord `protobuf:"bytes,2,rep,name=files,proto3" json:"files,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *EpochRecord) Reset() {
+	*x = EpochRecord{}
+	mi := &file_wololo_v1_job_record_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *EpochRecord) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*EpochRecord) ProtoMessage() {}
+
+func (x *EpochRecord) ProtoReflect() protoreflect.Message {
+	mi := &file_wololo_v1_job_record_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use EpochRecord.ProtoReflect.Descriptor instead.
+func (*EpochRecord) Descriptor() ([]byte, []int) {
+	return file_wololo_v1_job_record_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *EpochRecord) GetCreatedUnixMs() int64 {
+	if x != nil {
+		return x.CreatedUnixMs
+	}
+	return 0
+}
+
+func (x *EpochRecord) GetFiles() []*FileRecord {
+	if x != nil {
+		return x.Files
+	}
+	return nil
+}
+
 // FileRecord describes one input file of a job as its header announced it.
 type FileRecord struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -181,7 +250,7 @@ type FileRecord struct {
 
 func (x *FileRecord) Reset() {
 	*x = FileRecord{}
-	mi := &file_wololo_v1_job_record_proto_msgTypes[1]
+	mi := &file_wololo_v1_job_record_proto_msgTypes[2]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -193,7 +262,7 @@ func (x *FileRecord) String() string {
 func (*FileRecord) ProtoMessage() {}
 
 func (x *FileRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_job_record_proto_msgTypes[1]
+	mi := &file_wololo_v1_job_record_proto_msgTypes[2]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -206,7 +275,7 @@ func (x *FileRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FileRecord.ProtoReflect.Descriptor instead.
 func (*FileRecord) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_job_record_proto_rawDescGZIP(), []int{1}
+	return file_wololo_v1_job_record_proto_rawDescGZIP(), []int{2}
 }
 
 func (x *FileRecord) GetColumns() []string {
@@ -259,7 +328,7 @@ type UploadRecord struct {
 
 func (x *UploadRecord) Reset() {
 	*x = UploadRecord{}
-	mi := &file_wololo_v1_job_record_proto_msgTypes[2]
+	mi := &file_wololo_v1_job_record_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -271,7 +340,7 @@ func (x *UploadRecord) String() string {
 func (*UploadRecord) ProtoMessage() {}
 
 func (x *UploadRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_job_record_proto_msgTypes[2]
+	mi := &file_wololo_v1_job_record_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -284,7 +353,7 @@ func (x *UploadRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UploadRecord.ProtoReflect.Descriptor instead.
 func (*UploadRecord) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_job_record_proto_rawDescGZIP(), []int{2}
+	return file_wololo_v1_job_record_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *UploadRecord) GetOffset() int64 {
@@ -344,7 +413,7 @@ type RejectsRecord struct {
 
 func (x *RejectsRecord) Reset() {
 	*x = RejectsRecord{}
-	mi := &file_wololo_v1_job_record_proto_msgTypes[3]
+	mi := &file_wololo_v1_job_record_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -356,7 +425,7 @@ func (x *RejectsRecord) String() string {
 func (*RejectsRecord) ProtoMessage() {}
 
 func (x *RejectsRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_job_record_proto_msgTypes[3]
+	mi := &file_wololo_v1_job_record_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -369,7 +438,7 @@ func (x *RejectsRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RejectsRecord.ProtoReflect.Descriptor instead.
 func (*RejectsRecord) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_job_record_proto_rawDescGZIP(), []int{3}
+	return file_wololo_v1_job_record_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *RejectsRecord) GetRejects() []*Reject {
@@ -383,7 +452,7 @@ var File_wololo_v1_job_record_proto protoreflect.FileDescriptor
 
 const file_wololo_v1_job_record_proto_rawDesc = "" +
 	"\n" +
-	"\x1awololo/v1/job_record.proto\x12\twololo.v1\x1a\x13wololo/v1/job.proto\"\xd9\x02\n" +
+	"\x1awololo/v1/job_record.proto\x12\twololo.v1\x1a\x13wololo/v1/job.proto\"\xf5\x02\n" +
 	"\tJobRecord\x12&\n" +
 	"\x0fcreated_unix_ms\x18\x01 \x01(\x03R\rcreatedUnixMs\x12+\n" +
 	"\x05files\x18\x02 \x03(\v2\x15.wololo.v1.FileRecordR\x05files\x12\x14\n" +
@@ -396,8 +465,12 @@ const file_wololo_v1_job_record_proto_rawDesc = "" +
 	"\n" +
 	"rebuild_of\x18\t \x01(\tR\trebuildOf\x12\x1a\n" +
 	"\brebuilds\x18\n" +
-	" \x03(\tR\brebuildsB\x10\n" +
-	"\x0e_max_malformed\"}\n" +
+	" \x03(\tR\brebuilds\x12\x1a\n" +
+	"\bstanding\x18\v \x01(\bR\bstandingB\x10\n" +
+	"\x0e_max_malformed\"b\n" +
+	"\vEpochRecord\x12&\n" +
+	"\x0fcreated_unix_ms\x18\x01 \x01(\x03R\rcreatedUnixMs\x12+\n" +
+	"\x05files\x18\x02 \x03(\v2\x15.wololo.v1.FileRecordR\x05files\"}\n" +
 	"\n" +
 	"FileRecord\x12\x18\n" +
 	"\acolumns\x18\x01 \x03(\tR\acolumns\x12\x12\n" +
@@ -430,26 +503,28 @@ func file_wololo_v1_job_record_proto_rawDescGZIP() []byte {
 	return file_wololo_v1_job_record_proto_rawDescData
 }
 
-var file_wololo_v1_job_record_proto_msgTypes = make([]protoimpl.MessageInfo, 5)
+var file_wololo_v1_job_record_proto_msgTypes = make([]protoimpl.MessageInfo, 6)
 var file_wololo_v1_job_record_proto_goTypes = []any{
 	(*JobRecord)(nil),     // 0: wololo.v1.JobRecord
-	(*FileRecord)(nil),    // 1: wololo.v1.FileRecord
-	(*UploadRecord)(nil),  // 2: wololo.v1.UploadRecord
-	(*RejectsRecord)(nil), // 3: wololo.v1.RejectsRecord
-	nil,                   // 4: wololo.v1.UploadRecord.MissingEntry
-	(*Query)(nil),         // 5: wololo.v1.Query
-	(*Reject)(nil),        // 6: wololo.v1.Reject
+	(*EpochRecord)(nil),   // 1: wololo.v1.EpochRecord
+	(*FileRecord)(nil),    // 2: wololo.v1.FileRecord
+	(*UploadRecord)(nil),  // 3: wololo.v1.UploadRecord
+	(*RejectsRecord)(nil), // 4: wololo.v1.RejectsRecord
+	nil,                   // 5: wololo.v1.UploadRecord.MissingEntry
+	(*Query)(nil),         // 6: wololo.v1.Query
+	(*Reject)(nil),        // 7: wololo.v1.Reject
 }
 var file_wololo_v1_job_record_proto_depIdxs = []int32{
-	1, // 0: wololo.v1.JobRecord.files:type_name -> wololo.v1.FileRecord
-	5, // 1: wololo.v1.JobRecord.queries:type_name -> wololo.v1.Query
-	4, // 2: wololo.v1.UploadRecord.missing:type_name -> wololo.v1.UploadRecord.MissingEntry
-	6, // 3: wololo.v1.RejectsRecord.rejects:type_name -> wololo.v1.Reject
-	4, // [4:4] is the sub-list for method output_type
-	4, // [4:4] is the sub-list for method input_type
-	4, // [4:4] is the sub-list for extension type_name
-	4, // [4:4] is the sub-list for extension extendee
-	0, // [0:4] is the sub-list for field type_name
+	2, // 0: wololo.v1.JobRecord.files:type_name -> wololo.v1.FileRecord
+	6, // 1: wololo.v1.JobRecord.queries:type_name -> wololo.v1.Query
+	2, // 2: wololo.v1.EpochRecord.files:type_name -> wololo.v1.FileRecord
+	5, // 3: wololo.v1.UploadRecord.missing:type_name -> wololo.v1.UploadRecord.MissingEntry
+	7, // 4: wololo.v1.RejectsRecord.rejects:type_name -> wololo.v1.Reject
+	5, // [5:5] is the sub-list for method output_type
+	5, // [5:5] is the sub-list for method input_type
+	5, // [5:5] is the sub-list for extension type_name
+	5, // [5:5] is the sub-list for extension extendee
+	0, // [0:5] is the sub-list for field type_name
 }
 
 func init() { file_wololo_v1_job_record_proto_init() }
@@ -465,7 +540,7 @@ func file_wololo_v1_job_record_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_wololo_v1_job_record_proto_rawDesc), len(file_wololo_v1_job_record_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   5,
+			NumMessages:   6,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

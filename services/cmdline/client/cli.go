@@ -64,10 +64,14 @@ const usage = `usage: wololo client <command> [flags]
 
 commands:
   submit   upload matches.csv and match_players.csv, wait, write the results
-           (q1.csv..q4.csv, or NAME.csv of each --query NAME=FILE.sql)
+           (q1.csv..q4.csv, or NAME.csv of each --query NAME=FILE.sql);
+           --standing: a job that stays open, its answers kept up per append
+  append   add rows to a standing job as its next epoch; write its version
+  close    end a standing job: its last version becomes its results
   status   show a job's state and report
-  watch    follow a job until it ends (--json: one object per line)
-  results  fetch a finished job's result files
+  watch    follow a job until it ends (--json: one object per line);
+           --answers: a standing job's versions, as changed rows
+  results  fetch a finished job's result files (--epoch N: a standing job's version)
   list     this client's jobs at the gateway, with their states
   cancel   drop one of this client's jobs at the gateway (one left uploading, say)
 
@@ -87,6 +91,10 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	switch args[0] {
 	case "submit":
 		return runSubmit(ctx, args[1:], stdout, stderr)
+	case "append":
+		return runAppend(ctx, args[1:], stdout, stderr)
+	case "close":
+		return runClose(ctx, args[1:], stdout, stderr)
 	case "status":
 		return runJob(ctx, "status", args[1:], stdout, stderr)
 	case "watch":
@@ -133,7 +141,10 @@ func runSubmit(ctx context.Context, args []string, stdout, stderr io.Writer) (er
 		"stderr. The first 1000 malformed records of each file (file, offset, reason,\n"+
 		"first_bytes) are written to OUT/rejects.csv, whether the job is done or failed.\n"+
 		"A job lost under the client (a process lost its state, or the gateway lost the job)\n"+
-		"is submitted again from the same files, at most --rebuilds times, saying so on stderr.\n"+environment, stderr)
+		"is submitted again from the same files, at most --rebuilds times, saying so on stderr.\n"+
+		"With --standing the job stays open (docs/standing.md): the files are its epoch 1, the\n"+
+		"submit returns once its version is out (written to --out) and leaves the job at the\n"+
+		"gateway for `client append` and `client close`.\n"+environment, stderr)
 	var o SubmitOptions
 	gf := registerGateway(fs)
 	fs.StringVar(&o.Matches, "matches", "", "path of matches.csv (required)")
@@ -144,6 +155,7 @@ func runSubmit(ctx context.Context, args []string, stdout, stderr io.Writer) (er
 	printPlans := fs.Bool("explain", false, "print the plans the gateway made of the job's queries (the --query ones, else the four default ones) before uploading (with --json: in the object, as explain)")
 	fs.StringVar(&o.JobID, "job", "", "job id to create or re-attach to (default: a new one)")
 	fs.BoolVar(&o.Keep, "keep", false, "keep the job at the gateway after fetching its results")
+	fs.BoolVar(&o.Standing, "standing", false, "a standing job: it stays open for appends (client append), each one epoch with a new version of every query's answer; the submit returns with epoch 1's")
 	fs.DurationVar(&o.StallTimeout, "stall-timeout", DefaultStall, "give up (exit 6, the job kept) when the job makes no progress for this long: no upload byte acknowledged, no row applied by any process; 0 waits for ever")
 	fs.IntVar(&o.Rebuilds, "rebuilds", DefaultRebuilds, "submit a lost job again from its files at most this many times (a process lost its state under it, or the gateway lost it), saying so on stderr; 0 gives up at the first loss")
 	quiet := fs.Bool("quiet", false, "no progress output")
@@ -215,7 +227,11 @@ func runSubmit(ctx context.Context, args []string, stdout, stderr io.Writer) (er
 // the gateway's time from the job's creation to its end), so that the two
 // never give a finished job two different times.
 func PrintSummary(w io.Writer, sum *Summary) {
-	fmt.Fprint(w, stateLine(sum.JobID, sum.Job))
+	if sum.Epoch > 0 {
+		fmt.Fprintf(w, "job %s: version of epoch %d out after %.1fs", sum.JobID, sum.Epoch, sum.Job.GetElapsedSeconds())
+	} else {
+		fmt.Fprint(w, stateLine(sum.JobID, sum.Job))
+	}
 	if sum.Upload > 0 { // none when nothing was uploaded (the in-memory demo)
 		fmt.Fprintf(w, " (upload %s)", sum.Upload.Round(time.Millisecond))
 	}
@@ -271,7 +287,9 @@ func PrintReport(w io.Writer, job *wololov1.Job) {
 }
 
 func runJob(ctx context.Context, cmd string, args []string, stdout, stderr io.Writer) error {
-	what := map[string]string{"status": "prints a job's state and report", "results": "fetches a finished job's result files into --out (q1.csv..q4.csv, or NAME.csv of each of its queries)"}[cmd]
+	what := map[string]string{"status": "prints a job's state and report", "results": "fetches a finished job's result files into --out (q1.csv..q4.csv, or NAME.csv of each of its queries);\n" +
+		"of a standing job, a version: --epoch N, else the latest (a closed job's: its results).\n" +
+		"An epoch not published exits 4 naming those that are. A standing job that is open is kept"}[cmd]
 	text := strings.ToUpper(what[:1]) + what[1:] + ".\n"
 	if cmd == "status" {
 		text += "With --json, one JSON object on stdout: job_id, state, message, elapsed_seconds,\n" +
@@ -286,10 +304,11 @@ func runJob(ctx context.Context, cmd string, args []string, stdout, stderr io.Wr
 	if cmd == "status" {
 		fs.BoolVar(&asJSON, "json", false, "print the job as one JSON object")
 	}
-	out, keep := "", false
+	out, keep, epoch := "", false, int64(0)
 	if cmd == "results" {
 		fs.StringVar(&out, "out", "", "directory for the result files (required)")
 		fs.BoolVar(&keep, "keep", false, "keep the job at the gateway after fetching its results (by default it is released)")
+		fs.Int64Var(&epoch, "epoch", 0, "a standing job's version to fetch (default: the latest); kept at the gateway")
 	}
 	if err := cli.Parse(fs, args); err != nil {
 		return err
@@ -298,6 +317,9 @@ func runJob(ctx context.Context, cmd string, args []string, stdout, stderr io.Wr
 		return err
 	}
 	if cmd == "results" {
+		if epoch < 0 {
+			return cli.Usagef(fs, "--epoch %d: %v", epoch, errNoEpoch)
+		}
 		if err := CheckWritable(out); err != nil {
 			return err
 		}
@@ -326,14 +348,17 @@ func runJob(ctx context.Context, cmd string, args []string, stdout, stderr io.Wr
 		}
 		printJob(stdout, job)
 	case "results":
-		paths, err := gw.Fetch(ctx, *id, out)
+		paths, got, err := gw.FetchVersion(ctx, *id, epoch, out)
 		if err != nil {
 			return explain(gf.server, err)
+		}
+		if got > 0 {
+			fmt.Fprintf(stdout, "version of epoch %d:\n", got)
 		}
 		for _, name := range slices.Sorted(maps.Keys(paths)) {
 			fmt.Fprintf(stdout, "wrote %s\n", paths[name])
 		}
-		if !keep {
+		if !keep && epoch == 0 && !openStanding(ctx, gw, *id) {
 			if err := gw.Delete(ctx, *id); err != nil {
 				return fmt.Errorf("the results are written, but job %s could not be released at the gateway (%w); it is dropped after the gateway's retention", *id, explain(gf.server, err))
 			}
@@ -362,6 +387,9 @@ func printJob(w io.Writer, j *wololov1.Job) {
 		fmt.Fprintf(w, " (%s)", j.Message)
 	}
 	fmt.Fprintln(w)
+	if j.GetStanding() {
+		fmt.Fprintf(w, "  %s\n", standingLine(j))
+	}
 	if j.State == wololov1.JobState_JOB_STATE_DONE || j.State == wololov1.JobState_JOB_STATE_FAILED {
 		PrintReport(w, j)
 		return

@@ -33,12 +33,18 @@ type JobListing struct {
 	SizeBytes      int64     `json:"size_bytes"`     // its files and tables, declared
 	Created        time.Time `json:"created"`        // RFC 3339
 	ElapsedSeconds float64   `json:"elapsed_seconds"`
+	// A standing job's (docs/standing.md): whether it takes appends
+	// still, and its epochs whose version is out.
+	Standing        bool  `json:"standing,omitempty"`
+	Open            bool  `json:"open,omitempty"`
+	EpochsPublished int64 `json:"epochs_published,omitempty"`
 }
 
 // NewJobListing describes a job as ListJobs returned it.
 func NewJobListing(s *wololov1.JobSummary) JobListing {
 	l := JobListing{JobID: s.GetName(), ID: s.GetId(), State: StateWord(s.GetState()), Message: s.GetMessage(),
-		UploadedBytes: s.GetBytesUploaded(), SizeBytes: s.GetBytesTotal(), ElapsedSeconds: s.GetElapsedSeconds()}
+		UploadedBytes: s.GetBytesUploaded(), SizeBytes: s.GetBytesTotal(), ElapsedSeconds: s.GetElapsedSeconds(),
+		Standing: s.GetStanding(), Open: s.GetOpen(), EpochsPublished: s.GetEpochsPublished()}
 	if s.GetCreated() != nil {
 		l.Created = s.GetCreated().AsTime()
 	}
@@ -62,7 +68,11 @@ func PrintJobs(w io.Writer, jobs []JobListing, loc *time.Location) {
 	fmt.Fprintln(tw, "NAME\tID\tSTATE\tPROGRESS\tCREATED\tELAPSED\tMESSAGE")
 	for _, j := range jobs {
 		elapsed := (time.Duration(j.ElapsedSeconds*10) * time.Second / 10).String()
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%5.1f%%\t%s\t%s\t%s\n", j.JobID, j.ID, j.State, 100*j.Progress,
+		state := j.State
+		if j.Open {
+			state += fmt.Sprintf(" (standing, %d published)", j.EpochsPublished)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%5.1f%%\t%s\t%s\t%s\n", j.JobID, j.ID, state, 100*j.Progress,
 			j.Created.In(loc).Format("2006-01-02 15:04:05"), elapsed, oneLine(j.Message))
 	}
 	tw.Flush()
@@ -251,30 +261,58 @@ func describeState(j *wololov1.Job) string {
 	return fmt.Sprintf("%s, %.0f%% in", word, 100*float64(done)/float64(total))
 }
 
-const watchUsage = `usage: wololo client watch --job ID [--json] [flags]
+const watchUsage = `usage: wololo client watch --job ID [--json] [--answers [--from N]] [flags]
 
 Follows a job until it ends: one line per change (at most every 200 ms, at
 least every 2 s), and the job's report once it is done or failed. With
 --json each line is one JSON object, as 'wololo client status --json'
 prints it. A job that failed exits 3.
+
+With --answers, a standing job's versions instead, from epoch 1 (or --from
+N) as each is published, until the job is closed and its last version
+printed (or the command is interrupted): each version as its change from
+the one before, one line per changed row, "EPOCH QUERY DIFF ROW" (DIFF +n:
+n more copies of the row in the answer, -n: n fewer; ROW as CSV), after a
+header line; with --json one object per row (epoch, query, diff, columns,
+row).
 `
 
 func runWatch(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := cli.NewFlagSet("wololo client watch", watchUsage+environment, stderr)
 	gf := registerGateway(fs)
 	id := fs.String("job", "", "job id (required)")
-	asJSON := fs.Bool("json", false, "one JSON object per state and line")
+	asJSON := fs.Bool("json", false, "one JSON object per state and line (with --answers: per changed row)")
+	answers := fs.Bool("answers", false, "a standing job's versions as they are published, as changed rows")
+	from := fs.Int64("from", 0, "with --answers: the first epoch whose change is printed (default 1)")
 	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
 	if err := cli.Required(fs, "job"); err != nil {
 		return err
 	}
+	if *from < 0 {
+		return cli.Usagef(fs, "--from %d: %v", *from, errNoEpoch)
+	}
+	if *from != 0 && !*answers {
+		return cli.Usagef(fs, "--from is for --answers")
+	}
 	gw, err := gf.open()
 	if err != nil {
 		return err
 	}
 	defer gw.Close()
+	if *answers {
+		if err := gw.WatchAnswers(ctx, *id, *from, printAnswers(stdout, *asJSON)); err != nil {
+			if rpc.IsJobDeleted(err) {
+				return cancelled(err)
+			}
+			if job := failedJob(ctx, gw, *id, err); job != nil {
+				return cli.Mark(fmt.Errorf("job %s failed: %s", *id, job.Message), cli.ErrJobFailed)
+			}
+			return explain(gf.server, err)
+		}
+		return nil
+	}
 	var werr error
 	show := func(j *wololov1.Job) { printJob(stdout, j) }
 	if *asJSON {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -99,15 +97,7 @@ func (g *queryGateway) DeleteJob(context.Context, *wololov1.DeleteJobRequest) (*
 // serveQueries serves g on a loopback port and returns its address.
 func serveQueries(t *testing.T, g *queryGateway) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := grpc.NewServer()
-	wololov1.RegisterJobServiceServer(srv, g)
-	go srv.Serve(l)
-	t.Cleanup(srv.Stop)
-	return l.Addr().String()
+	return serveJobs(t, g)
 }
 
 // queryFiles writes the two input files and two query files.

@@ -24,6 +24,14 @@ type JobReport struct {
 	// While it runs: its channels whose receivers have not acknowledged
 	// their batches since their links' last attempt failed.
 	FailingChannels []ChannelReport `json:"failing_channels,omitempty"`
+	// A standing job's (docs/standing.md): whether it takes appends
+	// still, its epochs, those whose input is committed whole, and those
+	// whose version is out.
+	Standing        bool  `json:"standing,omitempty"`
+	Open            bool  `json:"open,omitempty"`
+	Epochs          int64 `json:"epochs,omitempty"`
+	EpochsCommitted int64 `json:"epochs_committed,omitempty"`
+	EpochsPublished int64 `json:"epochs_published,omitempty"`
 }
 
 // ChannelReport is one channel of a job with batches its receiver has not
@@ -62,6 +70,7 @@ type SubmitReport struct {
 	Rejects       string         `json:"rejects,omitempty"`  // rejects.csv written, if any malformed record was listed
 	Explain       string         `json:"explain,omitempty"`  // the plans of the job's queries, with --explain
 	Rebuilds      []string       `json:"rebuilds,omitempty"` // why the job was lost, each time it was submitted again
+	Epoch         int64          `json:"epoch,omitempty"`    // a standing job's: the epoch whose version outputs are
 	Error         string         `json:"error,omitempty"`
 	Hint          string         `json:"hint,omitempty"`
 }
@@ -99,6 +108,7 @@ func NewJobReport(id string, job *wololov1.Job) JobReport {
 		r.ResultRows = job.ResultRows
 	}
 	r.Queries = job.Queries
+	r.Standing, r.Open, r.Epochs, r.EpochsCommitted, r.EpochsPublished = job.Standing, job.Open, job.Epochs, job.EpochsCommitted, job.EpochsPublished
 	for _, b := range failingChannels(job) {
 		r.FailingChannels = append(r.FailingChannels, ChannelReport{Stream: b.Stream, Sender: b.Sender, Receiver: b.Receiver,
 			Unacknowledged: b.Unacknowledged, Connected: b.Connected, LastError: b.LastError})
@@ -109,7 +119,7 @@ func NewJobReport(id string, job *wololov1.Job) JobReport {
 // NewSubmitReport describes what Submit returned: sum and err.
 func NewSubmitReport(sum *Summary, err error) SubmitReport {
 	r := SubmitReport{JobReport: NewJobReport(sum.JobID, sum.Job), Outputs: []OutputReport{}, UploadedBytes: sum.Uploaded,
-		UploadSeconds: sum.Upload.Seconds(), TotalSeconds: sum.Total.Seconds(), Rejects: sum.Rejects, Explain: sum.Explain, Rebuilds: sum.Rebuilds}
+		UploadSeconds: sum.Upload.Seconds(), TotalSeconds: sum.Total.Seconds(), Rejects: sum.Rejects, Explain: sum.Explain, Rebuilds: sum.Rebuilds, Epoch: sum.Epoch}
 	for _, name := range ResultFiles(sum.Job) {
 		path, ok := sum.Files[name]
 		if !ok {

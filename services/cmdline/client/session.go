@@ -252,6 +252,12 @@ func (s *Session) Get(ctx context.Context, id string) (*wololov1.Job, error) {
 // Reach ends it with ErrUnreachable, a job deleted on purpose with the
 // gateway's error saying so (rpc.IsJobDeleted).
 func (s *Session) Watch(ctx context.Context, id string, fn func(*wololov1.Job)) (*wololov1.Job, error) {
+	return s.WatchUntil(ctx, id, fn, nil)
+}
+
+// WatchUntil is Watch that also ends, with the job as it is then, once
+// until (if set) holds of a state: a standing job's version out, say.
+func (s *Session) WatchUntil(ctx context.Context, id string, fn func(*wololov1.Job), until func(*wololov1.Job) bool) (*wololov1.Job, error) {
 	var final *wololov1.Job
 	// Only a stream that broke is opened again, not one that failed to open.
 	opened := false
@@ -260,6 +266,8 @@ func (s *Session) Watch(ctx context.Context, id string, fn func(*wololov1.Job)) 
 		if err := s.ready(ctx); err != nil {
 			return err
 		}
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel() // a watch that ends before the job does ends its stream
 		stream, err := s.Jobs.WatchJob(ctx, &wololov1.WatchJobRequest{JobId: id}, grpc.WaitForReady(true))
 		if err != nil {
 			return err
@@ -272,6 +280,10 @@ func (s *Session) Watch(ctx context.Context, id string, fn func(*wololov1.Job)) 
 				last = r.Job
 				if fn != nil {
 					fn(last)
+				}
+				if until != nil && until(last) {
+					final = last
+					return nil
 				}
 				continue
 			}
@@ -293,13 +305,22 @@ func (s *Session) Watch(ctx context.Context, id string, fn func(*wololov1.Job)) 
 
 // Fetch writes a finished job's result files into dir (FetchResults).
 func (s *Session) Fetch(ctx context.Context, id, dir string) (map[string]string, error) {
+	paths, _, err := s.FetchVersion(ctx, id, 0, dir)
+	return paths, err
+}
+
+// FetchVersion writes a standing job's version epoch (0: its latest, or
+// a batch job's results) into dir, and says which epoch it was
+// (FetchResults).
+func (s *Session) FetchVersion(ctx context.Context, id string, epoch int64, dir string) (map[string]string, int64, error) {
 	var paths map[string]string
+	var got int64
 	err := s.retry(ctx, 10, func(ctx context.Context) error {
 		var err error
-		paths, err = FetchResults(ctx, s.Jobs, id, dir)
+		paths, got, err = FetchResults(ctx, s.Jobs, id, epoch, dir)
 		return err
 	})
-	return paths, err
+	return paths, got, err
 }
 
 // Delete releases a job at the gateway.

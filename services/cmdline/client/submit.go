@@ -86,6 +86,13 @@ type SubmitOptions struct {
 	// said (a lost job submitted again), --quiet or not: stderr; nil for
 	// nowhere.
 	Notices io.Writer
+	// Standing makes a standing job (docs/standing.md): the submit
+	// returns once the version of its epoch 1 is out, written to Out, and
+	// leaves the job open at the gateway (Keep) for `client append`.
+	Standing bool
+	// epoch is the epoch whose files are uploaded and whose version is
+	// waited for (standing.go): 1 for a standing submit, an append's.
+	epoch int64
 }
 
 // DefaultRebuilds is how many times a lost job is submitted again.
@@ -109,11 +116,12 @@ type input struct {
 	file  wololov1.InputFile
 	table string
 	size  int64
+	epoch int64 // a standing job's epoch whose file it is, 0 for a batch job's
 }
 
 // start is the first frame of the input's upload to job id.
 func (in input) start(id string) *wololov1.UploadStart {
-	return &wololov1.UploadStart{JobId: id, File: in.file, Table: in.table}
+	return &wololov1.UploadStart{JobId: id, File: in.file, Table: in.table, Epoch: in.epoch}
 }
 
 // key tells the input from the job's others in the progress.
@@ -167,6 +175,8 @@ type Summary struct {
 	// Rebuilds are why the job was lost and submitted again from its
 	// files, one entry each time (SubmitOptions.Rebuilds).
 	Rebuilds []string
+	// Epoch is, for a standing job, the epoch whose version Files are.
+	Epoch int64
 }
 
 // Dial connects to a gateway with tlsConfig (nil: plain TCP).
@@ -274,7 +284,7 @@ func Request(o SubmitOptions) (*wololov1.CreateJobRequest, error) {
 	if err := checkLocally(o, mh, ph, tables); err != nil {
 		return nil, err
 	}
-	return &wololov1.CreateJobRequest{Matches: mh, Players: ph, JobId: o.JobID, MaxMalformed: o.MaxMalformed, Queries: requestQueries(o.Queries), Tables: tables}, nil
+	return &wololov1.CreateJobRequest{Matches: mh, Players: ph, JobId: o.JobID, MaxMalformed: o.MaxMalformed, Queries: requestQueries(o.Queries), Tables: tables, Standing: o.Standing}, nil
 }
 
 // checkLocally runs, before anything is sent, the checks of the job
@@ -327,19 +337,18 @@ func Submit(ctx context.Context, o SubmitOptions) (sum *Summary, err error) {
 		// restarted finds the same job instead of making a second one.
 		o.JobID = jobid.New()
 	}
+	if o.Standing {
+		o.epoch, o.Keep = 1, true // the job stays open for its appends
+	}
 	req, err := Request(o)
 	if err != nil {
 		return nil, err
 	}
-	if err := CheckWritable(o.Out); err != nil {
-		return nil, err
-	}
-	gw, err := Open(o.Server, o.TLS, o.Reach)
+	gw, err := openOut(o)
 	if err != nil {
 		return nil, err
 	}
 	defer gw.Close()
-	gw.Notify = o.Progress
 	created, err := create(ctx, gw, req)
 	if err != nil {
 		return nil, explain(o.Server, err)
@@ -378,10 +387,7 @@ func Submit(ctx context.Context, o SubmitOptions) (sum *Summary, err error) {
 		return cli.WithHint(explain(o.Server, err), resumeHint(o, sum.JobID))
 	}
 
-	inputs := []input{{path: o.Matches, file: wololov1.InputFile_INPUT_FILE_MATCHES, size: req.Matches.Size}, {path: o.Players, file: wololov1.InputFile_INPUT_FILE_PLAYERS, size: req.Players.Size}}
-	for i, t := range o.Tables {
-		inputs = append(inputs, input{path: t.Path, table: t.Name, size: req.Tables[i].Header.Size})
-	}
+	inputs := jobInputs(o, req.Matches, req.Players, req.Tables)
 	for _, in := range inputs {
 		p.total += in.size
 	}
@@ -398,11 +404,11 @@ func Submit(ctx context.Context, o SubmitOptions) (sum *Summary, err error) {
 	for {
 		rebuildsSeen = 0 // a job submitted again is a new job
 		job, err = run(ctx, gw, sum, inputs, o, p, saw)
-		if err == nil && job.State == wololov1.JobState_JOB_STATE_DONE {
+		if err == nil && awaited(o, job) {
 			stall.stop()
 			// A gateway that loses its store now loses the answers too:
 			// NOT_FOUND here is a lost job like any other.
-			if sum.Files, err = gw.Fetch(ctx, sum.JobID, o.Out); err != nil && status.Code(err) != codes.NotFound {
+			if err = fetchAnswers(ctx, gw, sum, job, o); err != nil && status.Code(err) != codes.NotFound {
 				return sum, cli.WithHint(explain(o.Server, err), fmt.Sprintf("the job is done and kept at the gateway: fetch its answers with `%s`", o.Again.command("results", "--job", sum.JobID, "--out", o.Out)))
 			}
 		}
@@ -433,7 +439,7 @@ func Submit(ctx context.Context, o SubmitOptions) (sum *Summary, err error) {
 	}
 	stall.stop()
 	sum.Job = job
-	if job.State != wololov1.JobState_JOB_STATE_DONE {
+	if !awaited(o, job) {
 		return sum, failed(sum, o.Out)
 	}
 	if sum.Rejects, _, err = WriteRejects(o.Out, job); err != nil {
@@ -460,6 +466,10 @@ func run(ctx context.Context, gw *Session, sum *Summary, inputs []input, o Submi
 	}
 	p.finishBar()
 	sum.Upload = time.Since(start)
+	if o.epoch > 0 {
+		p.printf("upload done in %s; waiting for the version of epoch %d\n", sum.Upload.Round(time.Millisecond), o.epoch)
+		return gw.WatchUntil(ctx, sum.JobID, saw, func(j *wololov1.Job) bool { return awaited(o, j) })
+	}
 	p.printf("upload done in %s; waiting for results\n", sum.Upload.Round(time.Millisecond))
 	return gw.Watch(ctx, sum.JobID, saw)
 }
@@ -822,26 +832,32 @@ func recvErr(stream wololov1.JobService_UploadClient, sendErr error) error {
 // the gateway sends (q1.csv..q4.csv for the built-in job, NAME.csv of each
 // query of a job of queries), each name checked (ResultName) before
 // anything is written.
-func FetchResults(ctx context.Context, jobs wololov1.JobServiceClient, id, dir string) (map[string]string, error) {
-	stream, err := jobs.GetResults(ctx, &wololov1.GetResultsRequest{JobId: id}, grpc.WaitForReady(true))
+//
+// For a standing job, epoch names the version (0: the latest); the
+// epoch returned is the one the gateway sent (0 for a batch job).
+func FetchResults(ctx context.Context, jobs wololov1.JobServiceClient, id string, epoch int64, dir string) (map[string]string, int64, error) {
+	stream, err := jobs.GetResults(ctx, &wololov1.GetResultsRequest{JobId: id, Epoch: epoch}, grpc.WaitForReady(true))
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	data := map[string][]byte{}
+	var got int64
 	for {
 		r, err := stream.Recv()
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		data[r.Name] = append(data[r.Name], r.Data...)
+		got = r.Epoch
 	}
 	if len(data) == 0 {
-		return nil, errors.New("the gateway sent no result file")
+		return nil, 0, errors.New("the gateway sent no result file")
 	}
-	return WriteResults(dir, data)
+	paths, err := WriteResults(dir, data)
+	return paths, got, err
 }
 
 // ResultName refuses a result file name that is not NAME.csv of a query

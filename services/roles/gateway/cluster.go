@@ -41,7 +41,7 @@ func (j *job) summary() *wololov1.ClusterJob {
 	}
 	s := &wololov1.ClusterJob{JobId: j.id, Client: j.owner, Name: j.name, BytesTotal: j.bytes, ElapsedSeconds: end.Sub(j.created).Seconds()}
 	s.BytesUploaded = j.uploaded()
-	s.JobState, s.InputComplete = j.state, j.inputDone()
+	s.JobState, s.InputComplete = j.state, j.inputClosed()
 	s.State = clusterview.JobStateOf(s)
 	s.Queries = slices.Clone(j.queries)
 	return s

@@ -43,6 +43,10 @@ var (
 	// ErrRebuilt: the run an upload was feeding was replaced by a
 	// rebuild (rebuild.go); the upload resumes into the new run.
 	ErrRebuilt = errors.New("job run again")
+	// ErrNotStanding: a call for a standing job's epochs (an append, a
+	// close) on a job that takes none now: a batch job, a closed one, or
+	// one whose open epoch must end first.
+	ErrNotStanding = errors.New("no epoch to take")
 )
 
 // kindError is an error of one of the kinds above with its own message.
@@ -74,7 +78,7 @@ func toStatus(err error) error {
 		code = codes.NotFound
 	case errors.Is(err, ErrInvalid):
 		code = codes.InvalidArgument
-	case errors.Is(err, ErrBusy), errors.Is(err, ErrNotDone), errors.Is(err, ErrConflict), errors.Is(err, ErrJobFailed):
+	case errors.Is(err, ErrBusy), errors.Is(err, ErrNotDone), errors.Is(err, ErrConflict), errors.Is(err, ErrJobFailed), errors.Is(err, ErrNotStanding):
 		code = codes.FailedPrecondition
 	case errors.Is(err, ErrDataLoss):
 		code = codes.DataLoss

@@ -100,6 +100,9 @@ type Config struct {
 	// past it fails the job, not marked as lost state. DefaultMaxRebuilds
 	// if 0.
 	MaxRebuilds int
+	// Epochs is the epoch runtime standing jobs run on (epochs.go);
+	// nil: DefaultEpochRuntime.
+	Epochs *EpochRuntime
 }
 
 // DefaultMaxRebuilds is how many times the gateway runs one job again
@@ -205,6 +208,10 @@ func (c Config) WithDefaults() Config {
 	if c.MaxRebuilds == 0 {
 		c.MaxRebuilds = DefaultMaxRebuilds
 	}
+	if c.Epochs == nil {
+		e := DefaultEpochRuntime
+		c.Epochs = &e
+	}
 	return c
 }
 
@@ -278,6 +285,8 @@ type Gateway struct {
 	compiles *compileSlots
 	// introducer tells the other processes of a new job (introduce.go).
 	introducer Introducer
+	// epochs is the runtime of standing jobs' epochs (epochs.go).
+	epochs EpochRuntime
 
 	// stages says where the graph stands on a job (SetStages).
 	stages StagesFunc
@@ -303,7 +312,7 @@ func New(cfg Config) (*Gateway, error) {
 		reporters[in.Name()] = true
 	}
 	return &Gateway{
-		cfg: cfg, self: deploy.Instance{Stage: cfg.Topology.Gateway().Name},
+		cfg: cfg, self: deploy.Instance{Stage: cfg.Topology.Gateway().Name}, epochs: *cfg.Epochs,
 		reporters:  reporters,
 		drop:       func(context.Context, string, bool) error { return nil },
 		introducer: func(context.Context, string, []byte) error { return nil },
@@ -311,7 +320,7 @@ func New(cfg Config) (*Gateway, error) {
 			MaxJobs: cfg.MaxJobs, ClientMaxJobs: cfg.ClientMaxJobs, ClientMaxHeldJobs: cfg.ClientMaxHeldJobs,
 			MaxJobBytes: cfg.MaxJobBytes, ClientMaxBytes: cfg.ClientMaxBytes, MaxHeaderBytes: cfg.MaxHeaderBytes,
 			MaxMalformed: *cfg.MaxMalformed, MaxQueries: cfg.MaxQueries, MaxQueryBytes: cfg.MaxQueryBytes, MaxTables: cfg.MaxTables,
-		}, shape: shape, shapeErr: shapeErr},
+		}, shape: shape, shapeErr: shapeErr, makeStanding: cfg.Epochs.MakeStanding},
 		compiles:      newCompileSlots(cfg.ClientMaxCompiles, cfg.MaxCompiles),
 		wake:          make(chan struct{}, 1),
 		introductions: map[string]*introduction{},
@@ -428,6 +437,10 @@ func (g *Gateway) Finished(id string, records map[string][]byte) {
 		}
 		return
 	}
+	// A standing job's last version may come in its final commit: it is
+	// published before the job is done, so that no watcher sees the job
+	// done without it (Records takes it again harmlessly).
+	g.Records(id, records)
 	names := j.resultFiles()
 	if n := answerBytes(names, records); n > g.cfg.MaxAnswerBytes {
 		// Not held: the job fails, and the store's copy of its answers

@@ -38,6 +38,12 @@ func as(name string) context.Context {
 // Identify reads the client from the context (see as).
 func testGatewayWith(t *testing.T, store transport.Store, cfg Config, dropped chan<- string) wololov1.JobServiceServer {
 	t.Helper()
+	return newTestGateway(t, store, cfg, dropped).Service()
+}
+
+// newTestGateway is testGatewayWith's gateway itself.
+func newTestGateway(t *testing.T, store transport.Store, cfg Config, dropped chan<- string) *Gateway {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	cfg.Topology = deploy.Default()
@@ -69,7 +75,7 @@ func testGatewayWith(t *testing.T, store transport.Store, cfg Config, dropped ch
 			t.Errorf("Serve: %v", err)
 		}
 	})
-	return g.Service()
+	return g
 }
 
 func header(cols []string) *wololov1.FileHeader {

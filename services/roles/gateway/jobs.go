@@ -50,6 +50,8 @@ type jobs struct {
 	// (physical.ShapeOf of the topology); shapeErr why there is none.
 	shape    physical.Shape
 	shapeErr error
+	// makeStanding makes a standing job's plan (EpochRuntime.MakeStanding).
+	makeStanding func(p *physical.Plan) error
 
 	mu     sync.Mutex
 	byID   map[string]*job
@@ -166,6 +168,13 @@ type job struct {
 	// (Job.rebuilds).
 	rebuilds []string
 	failed   chan struct{} // closed when the job fails: its uploads end
+	// standing is a standing job's epochs and versions (standing.go),
+	// nil for a batch job.
+	standing *standing
+	// epochMu orders the steps that end an epoch or the input of a
+	// standing job (standing.go): held from the check that a file's
+	// upload is its epoch's last until that step is committed.
+	epochMu sync.Mutex
 }
 
 // headerBytes is the length of a header row of these names (each with its
@@ -244,11 +253,12 @@ func (j *job) inputDone() bool {
 	return true
 }
 
-// uploaded is the bytes of its inputs committed; j.mu is held. It is
-// within j.bytes, checked at creation.
+// uploaded is the bytes of its inputs committed (every epoch's, for a
+// standing job); j.mu is held. It is within j.bytes, checked at creation
+// and at each append.
 func (j *job) uploaded() int64 {
 	var n int64
-	for _, fs := range j.files {
+	for _, fs := range j.allFiles() {
 		n, _ = sumSizes(n, fs.offset)
 	}
 	return n
@@ -420,6 +430,14 @@ func (js *jobs) create(owner string, req *wololov1.CreateJobRequest) (c created,
 	if err != nil {
 		return c, err
 	}
+	if req.GetStanding() {
+		if jp == nil {
+			return c, errorf(ErrInvalid, "a standing job needs queries to keep up to date")
+		}
+		if err := jp.standing(js.makeStanding); err != nil {
+			return c, err
+		}
+	}
 	if jp != nil {
 		c.explain = jp.explain
 	}
@@ -444,6 +462,9 @@ func (js *jobs) create(owner string, req *wololov1.CreateJobRequest) (c created,
 		if err := j.sameQueries(queries); err != nil {
 			return c, err
 		}
+		if (j.standing != nil) != req.GetStanding() {
+			return c, errorf(ErrConflict, "job %q was created %s; it cannot continue as %s: use another --job", j.name, kindOfJob(j.standing != nil), kindOfJob(req.GetStanding()))
+		}
 		if len(j.plan) == 0 { // a job of the hand-written graph an older version wrote: it has no plan to explain
 			c.explain = ""
 		}
@@ -463,7 +484,7 @@ func (js *jobs) create(owner string, req *wololov1.CreateJobRequest) (c created,
 	if err != nil {
 		return c, err
 	}
-	rec := &wololov1.JobRecord{CreatedUnixMs: time.Now().UnixMilli(), Owner: owner, Name: name, MaxMalformed: proto.Float64(float64(limit))}
+	rec := &wololov1.JobRecord{CreatedUnixMs: time.Now().UnixMilli(), Owner: owner, Name: name, MaxMalformed: proto.Float64(float64(limit)), Standing: req.GetStanding()}
 	for _, in := range inputs {
 		h := in.h
 		rec.Files = append(rec.Files, &wololov1.FileRecord{Columns: h.Columns, Size: h.Size, DataOffset: h.DataOffset, Fingerprint: h.Fingerprint})
@@ -586,6 +607,12 @@ func (js *jobs) newJob(id string, rec *wololov1.JobRecord, decoded *physical.Pla
 		}
 		scanned = p.Scanned()
 	}
+	if rec.Standing {
+		if len(j.plan) == 0 {
+			return nil, errorf(ErrInvalid, "job %q: standing, and no plan", id)
+		}
+		j.standing = &standing{versions: newVersions(j.resultFiles())}
+	}
 	sizes := make([]int64, len(rec.Files))
 	for i, f := range rec.Files {
 		sizes[i] = f.Size
@@ -655,21 +682,11 @@ func (js *jobs) recover(img *transport.Image) (unreadable []string, err error) {
 			unreadable = append(unreadable, id)
 			continue
 		}
-		for _, fs := range j.files {
-			raw := ji.Records[uploadKey(fs.key)]
-			if raw == nil {
-				continue
-			}
-			up, err := decodeUploadRecord(raw)
-			if err != nil {
-				return nil, errorf(ErrInvalid, "job %q: upload record of %s: %v", id, fs.input, err)
-			}
-			fs.offset, fs.done = up.Offset, up.Done
-			fs.report = schema.FileReport{Rows: up.Rows, Malformed: up.Malformed, Missing: maps.Clone(up.Missing), OversizedAt: up.OversizedAt}
-			if fs.report.Missing == nil {
-				fs.report.Missing = map[string]int64{}
-			}
-			if fs.report.Rejects, err = recoverRejects(ji.Records, fs.key); err != nil {
+		if err := recoverUploads(j.files, ji.Records); err != nil {
+			return nil, errorf(ErrInvalid, "job %q: %v", id, err)
+		}
+		if j.standing != nil {
+			if err := js.recoverStanding(j, ji.Records); err != nil {
 				return nil, errorf(ErrInvalid, "job %q: %v", id, err)
 			}
 		}
@@ -724,6 +741,30 @@ func (js *jobs) recover(img *transport.Image) (unreadable []string, err error) {
 	}
 	sort.Strings(unreadable)
 	return unreadable, nil
+}
+
+// recoverUploads reads back how far each file's upload got (its
+// UploadRecord and its malformed records) from a job's records.
+func recoverUploads(files []*fileState, records map[string][]byte) error {
+	for _, fs := range files {
+		raw := records[uploadKey(fs.key)]
+		if raw == nil {
+			continue
+		}
+		up, err := decodeUploadRecord(raw)
+		if err != nil {
+			return fmt.Errorf("upload record of %s: %w", fs.input, err)
+		}
+		fs.offset, fs.done = up.Offset, up.Done
+		fs.report = schema.FileReport{Rows: up.Rows, Malformed: up.Malformed, Missing: maps.Clone(up.Missing), OversizedAt: up.OversizedAt}
+		if fs.report.Missing == nil {
+			fs.report.Missing = map[string]int64{}
+		}
+		if fs.report.Rejects, err = recoverRejects(records, fs.key); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // recoverRejects gathers the malformed records an input's upload commits
@@ -884,27 +925,29 @@ func (j *job) touch() {
 // upload is one input's upload slot, held by one Upload call at a time.
 type upload struct {
 	j      *job
-	file   int // the input's index in j.files
+	file   int        // the input's index in its epoch's files (j.files for a batch job)
+	fs     *fileState // that input
+	epoch  int64      // its epoch, for a standing job (1 for j.files); 0 for a batch job
 	in     input
 	offset int64
 	report schema.FileReport
 }
 
-// beginUpload takes the upload slot of the input of index file in
-// j.files. done reports that the input is complete already (no slot is
-// taken then).
-func (j *job) beginUpload(file int) (u *upload, done bool, err error) {
+// beginUpload takes the upload slot of the input of index file in the
+// files of epoch (j.files for a batch job, epoch 0). done reports that
+// the input is complete already (no slot is taken then).
+func (j *job) beginUpload(epoch int64, file int) (u *upload, done bool, err error) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	j.activity = time.Now()
 	if err := j.failureLocked(); err != nil {
 		return nil, false, err
 	}
-	fs := j.files[file]
+	fs := j.epochFiles(epoch)[file]
 	if fs.uploading {
 		return nil, false, errorf(ErrBusy, "job %q: %s is already being uploaded", j.name, fs.input)
 	}
-	u = &upload{j: j, file: file, in: fs.input, offset: fs.offset, report: cloneReport(fs.report)}
+	u = &upload{j: j, file: file, fs: fs, epoch: epoch, in: fs.input, offset: fs.offset, report: cloneReport(fs.report)}
 	if fs.done {
 		return u, true, nil
 	}
@@ -915,7 +958,7 @@ func (j *job) beginUpload(file int) (u *upload, done bool, err error) {
 // end releases the upload slot.
 func (u *upload) end() {
 	u.j.mu.Lock()
-	u.j.files[u.file].uploading = false
+	u.fs.uploading = false
 	u.j.notifyLocked() // for uploadsOver
 	u.j.mu.Unlock()
 }
@@ -927,7 +970,7 @@ func (j *job) uploadsOver(timeout time.Duration) bool {
 	for {
 		j.mu.Lock()
 		busy := false
-		for _, fs := range j.files {
+		for _, fs := range j.allFiles() {
 			busy = busy || fs.uploading
 		}
 		changed := j.changed
@@ -957,7 +1000,7 @@ func (u *upload) committed(offset int64, report schema.FileReport, done bool) (b
 	j := u.j
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	fs := j.files[u.file]
+	fs := u.fs
 	bytes, records, malformed = offset-fs.offset, report.Rows-fs.report.Rows, report.Malformed-fs.report.Malformed
 	fs.offset, fs.report, fs.done = offset, cloneReport(report), done
 	j.activity = time.Now()
@@ -1125,6 +1168,7 @@ func (j *job) listing() *wololov1.JobSummary {
 	s := &wololov1.JobSummary{Name: j.name, Id: j.id, State: j.state, Message: j.message, BytesTotal: j.bytes,
 		Created: timestamppb.New(j.created), ElapsedSeconds: end.Sub(j.created).Seconds()}
 	s.BytesUploaded = j.uploaded()
+	j.standingListing(s)
 	return s
 }
 
@@ -1164,6 +1208,9 @@ func (j *job) view() (*wololov1.Job, <-chan struct{}) {
 	}
 	if j.answers != nil {
 		out.ResultRows = maps.Clone(j.answers.rows) // counted when they came in (answersOf)
+	}
+	if j.standing != nil {
+		j.standingView(out)
 	}
 	return out, j.changed
 }

@@ -130,6 +130,34 @@ func (l Limits) planQueries(queries []*wololov1.Query, own bool, inputs []inputH
 	return &jobPlan{queries: queries, plan: b, decoded: decoded, explain: job.Explain()}, nil
 }
 
+// standing makes the plan a standing job's (make: EpochRuntime.
+// MakeStanding), refusing with InvalidArgument one the runtime cannot
+// maintain, and encodes it again (the plan a standing job records says
+// so: every process builds its epoch tasks from it).
+func (jp *jobPlan) standing(make func(*physical.Plan) error) error {
+	if err := make(jp.decoded); err != nil {
+		return kindError{ErrInvalid, fmt.Errorf("a standing job: %w", err)}
+	}
+	b, err := physical.Encode(jp.decoded)
+	if err != nil {
+		return err
+	}
+	decoded, err := checkPlanRuns(b)
+	if err != nil {
+		return err
+	}
+	jp.plan, jp.decoded = b, decoded
+	return nil
+}
+
+// kindOfJob says whether a job is standing, for a message.
+func kindOfJob(standing bool) string {
+	if standing {
+		return "standing (--standing)"
+	}
+	return "a batch job (without --standing)"
+}
+
 // jobLimits are the limits sqljob.Check holds a job to.
 func (l Limits) jobLimits() sqljob.Limits {
 	return sqljob.Limits{MaxQueries: l.MaxQueries, MaxQueryBytes: l.MaxQueryBytes, MaxTables: l.MaxTables}

@@ -195,6 +195,16 @@ func (js *jobs) replace(old *job, line string) (*job, error) {
 // reports whether the failure is handled (rebuilt, now or by another
 // report). When it is not, f's reason may say why no rebuild was made.
 func (g *Gateway) rebuild(old *job, f *transport.JobFailure) bool {
+	if old.standing != nil {
+		// Not rebuilt: its versions were published epoch by epoch, and
+		// a batch run of its input would be none of them. It fails,
+		// not marked as lost state: its client would submit it again
+		// as one upload, which is not the job either.
+		old.log.Error("a process lost a standing job's state; standing jobs are not run again from their input, so it fails", "reporter", f.Reporter, "reason", f.Reason)
+		f.Reason = fmt.Sprintf("a process lost this standing job's state (found by %s: %s); a standing job is not run again from its input: submit it again with --standing and append its epochs again", f.Reporter, strings.TrimSuffix(f.Reason, " and the job cannot complete"))
+		f.StateLost = false
+		return false
+	}
 	if g.jobs.inputs == nil {
 		return false
 	}
@@ -356,10 +366,12 @@ func inputName(i int) string { return strconv.Itoa(i) }
 // offset on: nil (keep none) for a replay, whose bytes are the copy, and
 // where the gateway retains no input.
 func (g *Gateway) retainer(u *upload, replay bool) (*inputlog.Writer, error) {
-	if replay || g.jobs.inputs == nil {
+	if replay || g.jobs.inputs == nil || u.j.standing != nil {
+		// A standing job is not run again from its input (see
+		// rebuild): none is kept of it.
 		return nil, nil
 	}
-	w, err := g.jobs.inputs.Writer(u.j.id, inputName(u.file), u.j.files[u.file].start, u.offset)
+	w, err := g.jobs.inputs.Writer(u.j.id, inputName(u.file), u.fs.start, u.offset)
 	if err != nil {
 		return nil, errorf(ErrStore, "%v", err)
 	}

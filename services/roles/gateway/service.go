@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
@@ -98,30 +99,110 @@ func (s jobService) WatchJob(req *wololov1.WatchJobRequest, stream wololov1.JobS
 const resultChunk = 1 << 20
 
 // GetResults streams the result files of a finished job: NAME.csv of each
-// of its queries, in order (q1.csv..q4.csv for the built-in job).
+// of its queries, in order (q1.csv..q4.csv for the built-in job); of a
+// standing job, those of a version (the latest unless the request names
+// one: versionFiles).
 func (s jobService) GetResults(req *wololov1.GetResultsRequest, stream wololov1.JobService_GetResultsServer) error {
 	j, err := s.job(stream.Context(), req.GetJobId())
 	if err != nil {
 		return err
 	}
-	results, err := j.finalResults()
+	results, epoch, err := j.versionFiles(req.GetEpoch())
 	if err != nil {
 		return toStatus(err)
 	}
 	for _, name := range j.resultFiles() {
-		data := results[name]
-		for {
-			n := min(len(data), resultChunk)
-			if err := stream.Send(&wololov1.GetResultsResponse{Name: name, Data: data[:n]}); err != nil {
-				return err
-			}
-			data = data[n:]
-			if len(data) == 0 {
-				break
-			}
+		if err := sendChunks(results[name], func(data []byte) error {
+			return stream.Send(&wololov1.GetResultsResponse{Name: name, Data: data, Epoch: epoch})
+		}); err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+// sendChunks sends data in pieces of at most resultChunk bytes, one at
+// least (an empty file is one empty piece).
+func sendChunks(data []byte, send func([]byte) error) error {
+	for {
+		n := min(len(data), resultChunk)
+		if err := send(data[:n]); err != nil {
+			return err
+		}
+		data = data[n:]
+		if len(data) == 0 {
+			return nil
+		}
+	}
+}
+
+// AppendJob opens the next epoch of the caller's standing job.
+func (s jobService) AppendJob(ctx context.Context, req *wololov1.AppendJobRequest) (*wololov1.AppendJobResponse, error) {
+	j, err := s.job(ctx, req.GetJobId())
+	if err != nil {
+		return nil, err
+	}
+	a, err := s.g.jobs.appendEpoch(j.follow(), req)
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return &wololov1.AppendJobResponse{Epoch: a.epoch, Resumed: a.resumed}, nil
+}
+
+// CloseJob ends the caller's standing job's input.
+func (s jobService) CloseJob(ctx context.Context, req *wololov1.CloseJobRequest) (*wololov1.CloseJobResponse, error) {
+	j, err := s.job(ctx, req.GetJobId())
+	if err != nil {
+		return nil, err
+	}
+	epochs, err := s.g.closeJob(ctx, j.follow())
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return &wololov1.CloseJobResponse{Epochs: epochs}, nil
+}
+
+// WatchAnswers streams each published version's change, from the first
+// epoch asked for, waiting for each, until the job is done (closed, its
+// last version sent: closed) or failed (its failure).
+func (s jobService) WatchAnswers(req *wololov1.WatchAnswersRequest, stream wololov1.JobService_WatchAnswersServer) error {
+	j, err := s.job(stream.Context(), req.GetJobId())
+	if err != nil {
+		return err
+	}
+	if j.standing == nil {
+		return toStatus(errorf(ErrNotStanding, "job %q is a batch job: it has no versions to watch (client results gets its answers)", j.name))
+	}
+	names := j.resultFiles()
+	for epoch := max(req.GetFromEpoch(), 1); ; {
+		changes, published, done, changed, err := j.change(epoch)
+		switch {
+		case err != nil:
+			return toStatus(err)
+		case published:
+			for i, name := range names {
+				if err := sendChunks(changes[name], func(data []byte) error {
+					return stream.Send(&wololov1.WatchAnswersResponse{Epoch: epoch, Query: strings.TrimSuffix(name, ".csv"), Data: data})
+				}); err != nil {
+					return err
+				}
+				if i == len(names)-1 {
+					if err := stream.Send(&wololov1.WatchAnswersResponse{Epoch: epoch, EndOfEpoch: true}); err != nil {
+						return err
+					}
+				}
+			}
+			epoch++
+			continue
+		case done:
+			return stream.Send(&wololov1.WatchAnswersResponse{Closed: true})
+		}
+		select {
+		case <-stream.Context().Done():
+			return toStatus(stream.Context().Err())
+		case <-changed:
+		}
+	}
 }
 
 // DeleteJob drops a job the client has the results of: here at once

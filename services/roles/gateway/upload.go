@@ -23,14 +23,18 @@ type uploadStream interface {
 	Send(*wololov1.UploadResponse) error
 }
 
-// inputOf is the index in j.files of the input an upload names: one of
-// the two files, or one of the job's tables by name (file unspecified).
-func (j *job) inputOf(start *wololov1.UploadStart) (int, error) {
+// inputOf is the index in its epoch's files (j.files for a batch job) of
+// the input an upload names: one of the two files, or one of the job's
+// tables by name (file unspecified).
+func (j *job) inputOf(start *wololov1.UploadStart, epoch int64) (int, error) {
 	if start.Table != "" {
 		if start.File != wololov1.InputFile_INPUT_FILE_UNSPECIFIED {
 			return 0, errorf(ErrInvalid, "an upload of %v and of table %q: name one", start.File, start.Table)
 		}
-		for i, fs := range j.files {
+		j.mu.Lock() // an append may add an epoch meanwhile
+		files := j.epochFiles(epoch)
+		j.mu.Unlock()
+		for i, fs := range files {
 			if fs.isTable && fs.table == start.Table {
 				return i, nil
 			}
@@ -99,11 +103,15 @@ func (g *Gateway) upload(stream uploadStream) (err error) {
 	if err := g.introduce(stream.Context(), j); err != nil {
 		return err
 	}
-	file, err := j.inputOf(start)
+	epoch, err := j.uploadEpoch(start)
 	if err != nil {
 		return err
 	}
-	u, done, err := j.beginUpload(file)
+	file, err := j.inputOf(start, epoch)
+	if err != nil {
+		return err
+	}
+	u, done, err := j.beginUpload(epoch, file)
 	if err != nil {
 		return err
 	}
@@ -130,7 +138,7 @@ func (g *Gateway) upload(stream uploadStream) (err error) {
 	if err != nil {
 		return kindError{ErrInvalid, err}
 	}
-	plan, err := g.newPlanUpload(j, j.files[file], in) // its plan routes the rows
+	plan, err := g.newPlanUpload(j, u.fs, in) // its plan routes the rows
 	if err != nil {
 		return err
 	}
@@ -185,8 +193,8 @@ func (g *Gateway) upload(stream uploadStream) (err error) {
 			// not yet acknowledged stay within the outbox limit.
 			for data, taken := f.Data, 0; ; {
 				var ok bool
-				if received, ok = sumSizes(received, int64(len(data))); !ok || received > j.files[file].size {
-					return errorf(ErrFull, "%s: more bytes than the %d its header declared; nothing past byte %d is taken", u.in, j.files[file].size, in.Offset())
+				if received, ok = sumSizes(received, int64(len(data))); !ok || received > u.fs.size {
+					return errorf(ErrFull, "%s: more bytes than the %d its header declared; nothing past byte %d is taken", u.in, u.fs.size, in.Offset())
 				}
 				if err := keep.WriteAt(data, received-int64(len(data))); err != nil {
 					return errorf(ErrStore, "%s: %v", u.in, err)
@@ -214,10 +222,18 @@ func (g *Gateway) upload(stream uploadStream) (err error) {
 				return errorf(ErrDataLoss, "%s: client says the file has %d bytes, gateway received up to offset %d", u.in, f.Finish.Size, received)
 			}
 			in.Feed(nil, true)
-			if plan != nil {
-				if err := plan.end(in); err != nil {
+			if u.epoch > 0 {
+				// A standing job's table stays open for the epochs to
+				// come: its Source is not ended, and the epoch ends
+				// with the commit of its last file (endEpoch), one
+				// step at a time.
+				unlock, err := g.endOfStandingFile(u, plan, in, pipe)
+				if err != nil {
 					return err
 				}
+				defer unlock()
+			} else if err := plan.end(in); err != nil {
+				return err
 			}
 			// The share of malformed records is known now: past the job's
 			// limit the job fails, in the same commit as the file's end.
@@ -366,6 +382,13 @@ type commitPipe struct {
 	// failure, when set, fails the job in the next step: its commit
 	// records why, emits nothing, and nothing follows it.
 	failure string
+	// open keeps the outputs open at the file's end (a standing job's:
+	// its tables take the next epochs' rows); extra are batches of other
+	// tables' Sources the next step sends too, and endsEpoch the epoch
+	// that step ends (standing.go).
+	open      bool
+	extra     []stage.Emitted
+	endsEpoch int64
 }
 
 // pendingStep is a step of the upload and where it leaves the file.
@@ -380,6 +403,9 @@ type pendingStep struct {
 	done    bool
 	failure string    // the job fails with this reason once committed
 	at      time.Time // when, as the store records it
+	// endsEpoch is the epoch of a standing job whose input this step
+	// makes whole (it carries the epoch's markers), 0 if none.
+	endsEpoch int64
 }
 
 func (g *Gateway) commitInBackground(u *upload, stream uploadStream, keep *inputlog.Writer) *commitPipe {
@@ -420,6 +446,9 @@ func (p *commitPipe) commitOne(s pendingStep) error {
 	if bytes, records, malformed := p.u.committed(s.offset, s.report, s.done); bytes != 0 || records != 0 || malformed != 0 {
 		p.g.cfg.Counters.Committed(p.u.in.counter, bytes, records, malformed)
 	}
+	if s.endsEpoch > 0 {
+		p.u.j.epochCommitted(s.endsEpoch)
+	}
 	if s.failure != "" {
 		return nil // the upload ends with the job's failure
 	}
@@ -452,7 +481,10 @@ func (p *commitPipe) commit(ctx context.Context, in *ingest.Ingest, out *stage.O
 	}
 	s := pendingStep{offset: in.Offset(), report: cloneReport(in.Report), done: done}
 	if p.failure == "" {
-		s.emit, _ = out.Drain(done)
+		s.emit, _ = out.Drain(done && !p.open)
+		s.emit = append(s.emit, p.extra...)
+		s.endsEpoch = p.endsEpoch
+		p.extra, p.endsEpoch = nil, 0
 	} else {
 		// A failed job's rows are not sent on: its answers would be
 		// ignored. The failure is in the commit that ends the file, so a

@@ -294,6 +294,9 @@ func New(cfg Config) (*Node, error) {
 			return nil, err
 		}
 		scfg.OnFinish = n.Gateway.Finished
+		// A standing job's versions come in every commit's records, not
+		// only the final one's (the epoch runtime's OnRecords).
+		n.Gateway.HookRecords(&scfg)
 		scfg.Known = n.Gateway.Knows
 		scfg.PlanOf = func(job string) []byte { plan, _ := n.Gateway.PlanOf(job); return plan }
 	}

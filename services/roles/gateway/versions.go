@@ -1,0 +1,189 @@
+package gateway
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
+)
+
+// A standing job's versions, as the gateway's stage runtime writes them
+// in the commits of the job's epoch task (the contract of docs/standing.md,
+// "In the cluster"): in the commit that completes epoch K of a query,
+// the record version/K/NAME.csv, the query's whole answer over epochs
+// 1..K (byte-equal to a batch job's NAME.csv over those rows), and
+// change/K/NAME.csv, its change from version K-1 (the query's columns
+// and diff). Epoch K is published when every query of the job has its
+// version/K/ record. The gateway gathers them from every commit's records
+// (Records, the runtime's OnRecords) and from its store on a restart.
+
+// versionPrefix and changePrefix begin the records of a version and of
+// its change.
+const (
+	versionPrefix = "version/"
+	changePrefix  = "change/"
+)
+
+// version is one epoch's answers: each query's result file (NAME.csv)
+// and its change.
+type version struct {
+	files   map[string][]byte
+	changes map[string][]byte
+}
+
+// versions are a standing job's versions, those published and those
+// whose records are not all in yet.
+type versions struct {
+	names   []string // the job's result files, NAME.csv of each query
+	byEpoch map[int64]*version
+	// published is the last epoch published: every epoch up to it has
+	// every query's version.
+	published int64
+}
+
+func newVersions(names []string) *versions {
+	return &versions{names: names, byEpoch: map[int64]*version{}}
+}
+
+// versionKey reads a record's key as a version's or a change's: its
+// epoch and result file name.
+func versionKey(key string) (epoch int64, name string, change, ok bool) {
+	rest, ok := strings.CutPrefix(key, versionPrefix)
+	if !ok {
+		if rest, ok = strings.CutPrefix(key, changePrefix); !ok {
+			return 0, "", false, false
+		}
+		change = true
+	}
+	k, name, ok := strings.Cut(rest, "/")
+	if !ok {
+		return 0, "", false, false
+	}
+	epoch, err := strconv.ParseInt(k, 10, 64)
+	if err != nil || epoch < 1 || strconv.FormatInt(epoch, 10) != k {
+		return 0, "", false, false
+	}
+	return epoch, name, change, true
+}
+
+// add takes the versions and changes among records (any others are
+// left) and reports whether that published an epoch.
+func (v *versions) add(records map[string][]byte) bool {
+	for key, data := range records {
+		epoch, name, change, ok := versionKey(key)
+		if !ok || !slices.Contains(v.names, name) || epoch <= v.published {
+			continue
+		}
+		ver := v.byEpoch[epoch]
+		if ver == nil {
+			ver = &version{files: map[string][]byte{}, changes: map[string][]byte{}}
+			v.byEpoch[epoch] = ver
+		}
+		if change {
+			ver.changes[name] = data
+		} else {
+			ver.files[name] = data
+		}
+	}
+	was := v.published
+	for {
+		ver := v.byEpoch[v.published+1]
+		if ver == nil || len(ver.files) < len(v.names) {
+			break
+		}
+		v.published++
+	}
+	return v.published > was
+}
+
+// get is a published epoch's version, nil if it is not published.
+func (v *versions) get(epoch int64) *version {
+	if epoch < 1 || epoch > v.published {
+		return nil
+	}
+	return v.byEpoch[epoch]
+}
+
+// Records is the stage runtime's OnRecords (hooked through
+// EpochRuntime.HookRecords): the records of a commit of a job, among
+// which a standing job's versions and changes. Any other job's, or
+// records that are no version, are ignored.
+func (g *Gateway) Records(id string, records map[string][]byte) {
+	j, err := g.jobs.get(id)
+	if err != nil || j.standing == nil {
+		return
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.standing.versions.add(records) {
+		j.log.Info("version published", "epoch", j.standing.versions.published)
+		j.notifyLocked()
+	}
+}
+
+// versionFiles are the result files a GetResults of epoch sends, and
+// the epoch they are: a batch job's results (epoch 0 only), a standing
+// job's version epoch, or with epoch 0 its latest (a closed job's final
+// results once done).
+func (j *job) versionFiles(epoch int64) (map[string][]byte, int64, error) {
+	j.mu.Lock()
+	s := j.standing
+	if s == nil || (epoch == 0 && j.state == wololov1.JobState_JOB_STATE_DONE) {
+		j.mu.Unlock()
+		if s == nil && epoch != 0 {
+			return nil, 0, errorf(ErrInvalid, "job %q is a batch job: it has no epochs, only its results (no --epoch)", j.name)
+		}
+		files, err := j.finalResults()
+		if s != nil {
+			epoch = s.epochs()
+		}
+		return files, epoch, err
+	}
+	defer j.mu.Unlock()
+	j.activity = time.Now()
+	if err := j.failureLocked(); err != nil {
+		return nil, 0, err
+	}
+	published := s.versions.published
+	if epoch == 0 {
+		if published == 0 {
+			return nil, 0, errorf(ErrNotDone, "job %q has no version yet: its epoch 1 is not done", j.name)
+		}
+		epoch = published
+	}
+	v := s.versions.get(epoch)
+	if v == nil {
+		return nil, 0, errorf(ErrNoJob, "job %q has no version %d: %s", j.name, epoch, publishedText(published))
+	}
+	return v.files, epoch, nil
+}
+
+// publishedText says which epochs a job has published.
+func publishedText(n int64) string {
+	switch n {
+	case 0:
+		return "none is published yet"
+	case 1:
+		return "epoch 1 is published"
+	}
+	return fmt.Sprintf("epochs 1 to %d are published", n)
+}
+
+// change is the change of a published epoch's version, by result file,
+// and how things stand: closed once the job is done (every version
+// published), over with an error once it failed; changed is closed on
+// the job's next change.
+func (j *job) change(epoch int64) (changes map[string][]byte, published bool, done bool, changed <-chan struct{}, err error) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if err := j.failureLocked(); err != nil {
+		return nil, false, false, nil, err
+	}
+	if v := j.standing.versions.get(epoch); v != nil {
+		return v.changes, true, false, j.changed, nil
+	}
+	return nil, false, j.state == wololov1.JobState_JOB_STATE_DONE, j.changed, nil
+}
