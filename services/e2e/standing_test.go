@@ -91,7 +91,6 @@ func rowCounts(t *testing.T, data []byte) map[string]int64 {
 // changes watched add up to each version; the final results are the last
 // version.
 func TestStandingJobThroughTheCLI(t *testing.T) {
-	t.Skip("needs the epoch runtime (integration)")
 	d := testDatasets(t)[1]
 	c := startCluster(t, deploy.Default(), node.ClusterOptions{OutboxLimit: 2})
 	gateway := []string{"--server", c.GatewayAddr(), "--tls-dir", clientDir(t, c, "client"), "--name", "client"}

@@ -1,20 +1,17 @@
 package gateway
 
 import (
-	"errors"
-
 	"github.com/wololo/wololo/services/dataflow/sql/physical"
 	"github.com/wololo/wololo/services/dataflow/sql/sqlops"
 	"github.com/wololo/wololo/services/dataflow/stage"
 )
 
-// The seam between the gateway's standing jobs (standing.go) and the
-// epoch runtime that maintains their answers (docs/standing.md, "In the
-// cluster": the epoch task of sqlops, Source.EndEpoch, Plan.Standing,
-// stage.Config.OnRecords). Every call the gateway makes into that runtime
-// goes through an EpochRuntime, and nowhere else: the gateway's half of
-// the contract was built before the runtime's, and the real calls are put
-// in here, in NoEpochRuntime's place (DefaultEpochRuntime), in one place.
+// What the gateway's standing jobs (standing.go) call of the epoch
+// runtime that maintains their answers (docs/standing.md, "In the
+// cluster": sqlops' epoch tasks, Source.EndEpoch, Plan.Standing,
+// stage.Config.OnRecords): every such call goes through an EpochRuntime,
+// so that the lifecycle's tests (standing_test.go) run it against a fake
+// that counts the calls, without a cluster.
 
 // EpochRuntime is what a standing job needs of the runtime.
 type EpochRuntime struct {
@@ -36,25 +33,16 @@ type EpochRuntime struct {
 	HookRecords func(cfg *stage.Config, f func(job string, records map[string][]byte))
 }
 
-// ErrNoEpochRuntime is why a standing job is refused by a gateway built
-// without the epoch runtime.
-var ErrNoEpochRuntime = errors.New("standing jobs are not available: this build has no epoch runtime (the incremental engine's tasks); submit the job without --standing")
-
-// NoEpochRuntime is a runtime without epochs: a standing job is refused
-// at CreateJob (MakeStanding), and nothing else is ever called.
-var NoEpochRuntime = EpochRuntime{
-	MakeStanding: func(*physical.Plan) error { return ErrNoEpochRuntime },
-	EndEpoch:     func(*sqlops.Source, stage.Emitter) error { return ErrNoEpochRuntime },
-	HookRecords:  func(*stage.Config, func(string, map[string][]byte)) {},
+// DefaultEpochRuntime is the runtime a gateway uses when its Config
+// gives none: sqlops' epoch tasks.
+var DefaultEpochRuntime = EpochRuntime{
+	MakeStanding: func(p *physical.Plan) error {
+		p.Standing = true
+		return sqlops.CheckStanding(p)
+	},
+	EndEpoch:    (*sqlops.Source).EndEpoch,
+	HookRecords: func(cfg *stage.Config, f func(string, map[string][]byte)) { cfg.OnRecords = f },
 }
-
-// DefaultEpochRuntime is the runtime a gateway uses when its Config gives
-// none. The integrator sets it to the real calls:
-//
-//	MakeStanding: func(p *physical.Plan) error { p.Standing = true; return sqlops.CheckStanding(p) },
-//	EndEpoch:     (*sqlops.Source).EndEpoch,
-//	HookRecords:  func(cfg *stage.Config, f func(string, map[string][]byte)) { cfg.OnRecords = f },
-var DefaultEpochRuntime = NoEpochRuntime
 
 // HookRecords registers the gateway's Records as the stage runtime's
 // OnRecords (through the seam): the node calls it where it sets OnFinish.

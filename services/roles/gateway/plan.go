@@ -31,9 +31,10 @@ type planUpload struct {
 }
 
 // newPlanUpload makes the Source of a job's plan for the table of one of
-// its inputs (a file or a table), and hooks it to the ingest: each
-// well-formed record's fields go to it, applied a batch at a time.
-func (g *Gateway) newPlanUpload(j *job, fs *fileState, in *ingest.Ingest) (*planUpload, error) {
+// its inputs (a file or a table) of epoch (a standing job's, from 1; a
+// batch job's 0), and hooks it to the ingest: each well-formed record's
+// fields go to it, applied a batch at a time.
+func (g *Gateway) newPlanUpload(j *job, fs *fileState, epoch int64, in *ingest.Ingest) (*planUpload, error) {
 	p, err := physical.Decode(j.plan)
 	if err != nil {
 		return nil, fmt.Errorf("job %s: its plan: %w", j.id, err)
@@ -41,6 +42,9 @@ func (g *Gateway) newPlanUpload(j *job, fs *fileState, in *ingest.Ingest) (*plan
 	src, err := sqlops.NewSource(p, fs.table, fs.names)
 	if err != nil {
 		return nil, fmt.Errorf("job %s: %w", j.id, err)
+	}
+	if epoch > 0 {
+		src.ResumeEpochs(epoch - 1) // its rows are epoch's: those before have ended
 	}
 	u := &planUpload{src: src, out: stage.NewOutputs(g.self, j.id, src.Outputs()), missing: maps.Clone(in.Report.Missing)}
 	in.Text, in.TextWidth = u.row, src.Width()

@@ -158,7 +158,7 @@ func (g *Gateway) endOfStandingFile(u *upload, plan *planUpload, in *ingest.Inge
 	if !u.lastOfEpoch() {
 		return unlock, nil
 	}
-	if pipe.extra, err = g.endEpoch(u.j, plan, u.fs.table); err != nil {
+	if pipe.extra, err = g.endEpoch(u.j, plan, u.fs.table, u.epoch); err != nil {
 		unlock()
 		return nil, err
 	}
@@ -166,14 +166,14 @@ func (g *Gateway) endOfStandingFile(u *upload, plan *planUpload, in *ingest.Inge
 	return unlock, nil
 }
 
-// endEpoch emits the markers that end an epoch of job j: own's Source's
+// endEpoch emits the markers that end epoch of job j: own's Source's
 // (table's, into own's outputs, which the step drains), and every other
 // table's, through a Source of its own, returned for the same step.
-func (g *Gateway) endEpoch(j *job, own *planUpload, table string) ([]stage.Emitted, error) {
+func (g *Gateway) endEpoch(j *job, own *planUpload, table string, epoch int64) ([]stage.Emitted, error) {
 	if err := g.epochs.EndEpoch(own.src, own.out); err != nil {
 		return nil, fmt.Errorf("job %s: end the epoch of table %s: %w", j.id, table, err)
 	}
-	return g.eachSource(j, table, func(src *sqlops.Source, out *stage.Outputs) ([]stage.Emitted, error) {
+	return g.eachSource(j, table, epoch-1, func(src *sqlops.Source, out *stage.Outputs) ([]stage.Emitted, error) {
 		if err := g.epochs.EndEpoch(src, out); err != nil {
 			return nil, err
 		}
@@ -183,8 +183,9 @@ func (g *Gateway) endEpoch(j *job, own *planUpload, table string) ([]stage.Emitt
 }
 
 // eachSource makes a Source of every table of j but skip ("": every
-// one) and returns what f emits through each.
-func (g *Gateway) eachSource(j *job, skip string, f func(*sqlops.Source, *stage.Outputs) ([]stage.Emitted, error)) ([]stage.Emitted, error) {
+// one), going on after the epochs ended, and returns what f emits
+// through each.
+func (g *Gateway) eachSource(j *job, skip string, ended int64, f func(*sqlops.Source, *stage.Outputs) ([]stage.Emitted, error)) ([]stage.Emitted, error) {
 	p, err := physical.Decode(j.plan)
 	if err != nil {
 		return nil, fmt.Errorf("job %s: its plan: %w", j.id, err)
@@ -198,6 +199,7 @@ func (g *Gateway) eachSource(j *job, skip string, f func(*sqlops.Source, *stage.
 		if err != nil {
 			return nil, fmt.Errorf("job %s: %w", j.id, err)
 		}
+		src.ResumeEpochs(ended)
 		emitted, err := f(src, stage.NewOutputs(g.self, j.id, src.Outputs()))
 		if err != nil {
 			return nil, fmt.Errorf("job %s: table %s: %w", j.id, fs.table, err)
@@ -233,7 +235,7 @@ func (g *Gateway) closeJob(ctx context.Context, j *job) (int64, error) {
 	if err := g.introduce(ctx, j); err != nil {
 		return 0, err
 	}
-	emitted, err := g.eachSource(j, "", func(src *sqlops.Source, out *stage.Outputs) ([]stage.Emitted, error) {
+	emitted, err := g.eachSource(j, "", epochs, func(src *sqlops.Source, out *stage.Outputs) ([]stage.Emitted, error) {
 		if err := src.End(out); err != nil {
 			return nil, err
 		}

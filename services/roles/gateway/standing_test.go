@@ -244,20 +244,16 @@ func TestStandingJobLifecycle(t *testing.T) {
 }
 
 // TestStandingMisuseRefused: what a standing job's calls refuse, with
-// their codes: a standing job without the epoch runtime, or of a plan it
-// refuses (InvalidArgument with its message); an append or a close of a
+// their codes: a standing job of a plan the epoch runtime refuses
+// (InvalidArgument with its message); an append or a close of a
 // batch job, an upload of an epoch that does not exist, an append of a
 // table the job lacks or of a file without a column the queries read,
 // an append past the job's bytes.
 func TestStandingMisuseRefused(t *testing.T) {
 	ctx := context.Background()
-	none := testGatewayWith(t, transport.NewMemStore(), Config{}, make(chan string, 1))
-	_, err := none.CreateJob(ctx, standingRequest("s"))
-	wantCode(t, "standing without the epoch runtime", err, codes.InvalidArgument, "standing jobs are not available")
-
 	fake := &fakeEpochs{refuse: fmt.Errorf("operator #3 (Limit): a LIMIT with no Sort under it: %w", errors.New("not supported in a standing query"))}
 	svc := testGatewayWith(t, transport.NewMemStore(), Config{Epochs: fake.runtime(), MaxJobBytes: tMatches.size() + tPlayers.size() + sMatches.size() + sPlayers.size() + 10}, make(chan string, 1))
-	_, err = svc.CreateJob(ctx, standingRequest("s"))
+	_, err := svc.CreateJob(ctx, standingRequest("s"))
 	wantCode(t, "a plan the runtime refuses", err, codes.InvalidArgument, "a LIMIT with no Sort under it")
 	fake.refuse = nil
 	if _, err := svc.CreateJob(ctx, standingRequest("s")); err != nil {

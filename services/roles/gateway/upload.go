@@ -138,7 +138,7 @@ func (g *Gateway) upload(stream uploadStream) (err error) {
 	if err != nil {
 		return kindError{ErrInvalid, err}
 	}
-	plan, err := g.newPlanUpload(j, u.fs, in) // its plan routes the rows
+	plan, err := g.newPlanUpload(j, u.fs, u.epoch, in) // its plan routes the rows
 	if err != nil {
 		return err
 	}

@@ -3,6 +3,8 @@ package sqlops
 import (
 	"fmt"
 
+	"github.com/wololo/wololo/services/dataflow/schema"
+
 	"github.com/wololo/wololo/services/dataflow/sql/physical"
 	"github.com/wololo/wololo/services/dataflow/sql/sqlops/wire"
 	"github.com/wololo/wololo/services/dataflow/stage"
@@ -94,10 +96,15 @@ func epochOut(out func() stage.Emitter, s *streams, w *wire.Writer, version func
 	}
 }
 
-// version records a version of a query's answer in the step's commit
-// (Version.Records): after an epoch, its answer and its change; at the
-// end, the result.
+// version records a version of a query's answer after an epoch in the
+// step's commit (Version.Records: its answer and its change). A Final
+// one is recorded by Finish, with the others: a sink may finish steps
+// before the task does, and the gateway reads the results from the
+// final commit.
 func (o *epochOp) version(v Version) error {
+	if v.Final {
+		return nil
+	}
 	for k, b := range v.Records() {
 		o.out.Record(k, b)
 	}
@@ -133,12 +140,20 @@ func (o *epochOp) EndInput(k int, out stage.Emitter) error {
 	return nil
 }
 
-// Finish implements stage.Operator: every input has ended, and every
-// sink has recorded its result (version, Final).
+// Finish implements stage.Operator: every input has ended, so every
+// operator has finished; each sink's final answer is recorded as the
+// query's result (schema.ResultRecord), as a batch job's.
 func (o *epochOp) Finish(out stage.Emitter) error {
 	o.serve(out)
 	if !o.t.Done() {
 		return fmt.Errorf("task %s: every input ended, but not every operator finished", o.t.name)
+	}
+	for _, q := range o.t.Queries() {
+		csv, ok := o.t.Answer(q)
+		if !ok {
+			return fmt.Errorf("query %s: its sink has not finished", q)
+		}
+		out.Record(schema.ResultRecord(q+".csv"), csv)
 	}
 	return nil
 }
