@@ -22,7 +22,7 @@ func Compile(query string, cat Catalog) (*plan.Node, error) {
 
 // compile is Compile, with the compiler for the tests to look into.
 func compile(query string, cat Catalog) (*plan.Node, *compiler, error) {
-	c := &compiler{src: query, cat: cat, cols: map[string]*tvar{}, outVars: map[*plan.Node]*tvar{}}
+	c := &compiler{src: query, cat: cat, cols: map[string]*tvar{}, outVars: map[*plan.Node][]*tvar{}}
 	if e := c.checkParens(); e != nil {
 		return nil, c, e
 	}
@@ -34,7 +34,7 @@ func compile(query string, cat Catalog) (*plan.Node, *compiler, error) {
 	if c.sizes, e = c.exprSizes(sel); e != nil {
 		return nil, c, e
 	}
-	root, err := c.selectPlan(sel, false)
+	root, err := c.selectPlan(sel, topSelect)
 	if err != nil {
 		return nil, c, err
 	}
@@ -87,11 +87,15 @@ type compiler struct {
 
 	rendered int // bytes of query text rendered by render, which the tests bound
 
-	outVars map[*plan.Node]*tvar // a subquery's root -> the kind of its one column
+	outVars map[*plan.Node][]*tvar // a SELECT's root -> the kinds of its columns
+
+	ctes        *cteScope             // the CTEs in scope (with.go)
+	selectNodes map[*parse.Select]int // each SELECT's expression nodes (exprSizes)
+	expanded    int                   // expression nodes of the CTE bodies bound so far (cteBody)
 }
 
 // outVar is the kind of the first column of a SELECT's plan.
-func (c *compiler) outVar(n *plan.Node) *tvar { return c.outVars[n] }
+func (c *compiler) outVar(n *plan.Node) *tvar { return c.outVars[n][0] }
 
 type typedExpr struct {
 	e *plan.Expr

@@ -13,13 +13,18 @@ import (
 // (slots), and the scopes that column names resolve in.
 
 // scanInfo is one table of a FROM clause: its scan node and the columns
-// the query reads of it, in the order first met.
+// the query reads of it, in the order first met. A subquery in FROM or a
+// CTE's reference is one too (derived): its node is the subquery's plan,
+// whose columns are all its own, of the kinds vars.
 type scanInfo struct {
 	alias, table string
-	names        []string // the catalog's columns
+	names        []string // the catalog's columns (a subquery's output names)
 	node         *plan.Node
 	slots        []*slot
 	offset       int // of its first column in the FROM clause's row
+
+	derived bool
+	vars    []*tvar // derived: its columns' kinds
 }
 
 // slot is one column of a table that the query reads: its kind, and the
@@ -40,17 +45,31 @@ func (lv *level) fromPlan(sel *parse.Select) (*plan.Node, error) {
 	if len(from) > 1 {
 		return nil, lv.err(from[1].Position(), "comma join", "join two tables with JOIN ... ON a.x = b.y")
 	}
-	switch t := from[0].(type) {
-	case *parse.TableName:
-		s, err := lv.table(t)
-		if err != nil {
-			return nil, err
-		}
-		return s.node, nil
-	case *parse.Join:
-		return lv.join(t)
+	if j, ok := from[0].(*parse.Join); ok {
+		return lv.join(j)
 	}
-	return nil, lv.err(from[0].Position(), "derived table", "FROM names tables, not subqueries")
+	s, err := lv.source(from[0])
+	if err != nil {
+		return nil, err
+	}
+	return s.node, nil
+}
+
+// source resolves one table of FROM: a CTE's name, a table's, or a
+// subquery.
+func (lv *level) source(t parse.Table) (*scanInfo, error) {
+	switch x := t.(type) {
+	case *parse.TableName:
+		if x.Schema == "" {
+			if s := lv.c.lookupCTE(x.Name); s != nil {
+				return lv.cteRef(x, s)
+			}
+		}
+		return lv.table(x)
+	case *parse.Derived:
+		return lv.derivedTable(x)
+	}
+	return nil, lv.err(t.Position(), "JOIN", "a join is of two tables (or subqueries): join a third in a subquery")
 }
 
 // join resolves an inner equi-join of two tables on one column each:
@@ -62,16 +81,16 @@ func (lv *level) join(t *parse.Join) (*plan.Node, error) {
 	if t.Kind != "JOIN" {
 		return nil, lv.err(t.Pos, t.Kind, "only the inner JOIN ... ON a.x = b.y is supported")
 	}
-	l, ok1 := t.Left.(*parse.TableName)
-	r, ok2 := t.Right.(*parse.TableName)
-	if !ok1 || !ok2 {
-		return nil, lv.err(t.Pos, "JOIN", "a join is of two tables")
+	_, nested1 := t.Left.(*parse.Join)
+	_, nested2 := t.Right.(*parse.Join)
+	if nested1 || nested2 {
+		return nil, lv.err(t.Pos, "JOIN", "a join is of two tables (or subqueries): join a third in a subquery")
 	}
-	ls, err := lv.table(l)
+	ls, err := lv.source(t.Left)
 	if err != nil {
 		return nil, err
 	}
-	rs, err := lv.table(r)
+	rs, err := lv.source(t.Right)
 	if err != nil {
 		return nil, err
 	}
@@ -104,7 +123,8 @@ func (lv *level) join(t *parse.Join) (*plan.Node, error) {
 	if err := lv.unify(lvv, rvv, t.OnPos, "JOIN condition"); err != nil {
 		return nil, err
 	}
-	return &plan.Node{Op: plan.Join, Input: []*plan.Node{ls.node, rs.node}, LeftKey: le, RightKey: re}, nil
+	lv.joinNode = &plan.Node{Op: plan.Join, Input: []*plan.Node{ls.node, rs.node}, LeftKey: le, RightKey: re}
+	return lv.joinNode, nil
 }
 
 // table resolves one table of FROM against the catalog.
@@ -121,10 +141,8 @@ func (lv *level) table(t *parse.TableName) (*scanInfo, error) {
 	if t.Alias != "" {
 		alias = t.Alias
 	}
-	for _, s := range lv.scans {
-		if s.alias == alias {
-			return nil, lv.err(t.Pos, "table "+alias, "named twice in FROM: give one an alias")
-		}
+	if err := lv.newAlias(t.Pos, alias); err != nil {
+		return nil, err
 	}
 	s := &scanInfo{alias: alias, table: name, names: cols, node: &plan.Node{Op: plan.Scan, Table: name}}
 	lv.scans = append(lv.scans, s)
@@ -132,16 +150,36 @@ func (lv *level) table(t *parse.TableName) (*scanInfo, error) {
 	return s, nil
 }
 
+// newAlias refuses a FROM clause naming two of its tables alias (a
+// subquery without an alias names none).
+func (lv *level) newAlias(pos int, alias string) error {
+	for _, s := range lv.scans {
+		if alias != "" && s.alias == alias {
+			return lv.err(pos, "table "+alias, "named twice in FROM: give one an alias")
+		}
+	}
+	return nil
+}
+
 // finishScans numbers the columns each scan reads and points the column
 // references at them.
 func (lv *level) finishScans() {
 	offset := 0
 	for _, s := range lv.scans {
+		s.offset = offset
+		if s.derived { // every column of the subquery's, in its order
+			for _, sl := range s.slots {
+				for _, e := range sl.refs {
+					e.Col = offset + slices.Index(s.names, sl.name)
+				}
+			}
+			offset += len(s.names)
+			continue
+		}
 		// In the table's order, whatever order the query names them in.
 		slices.SortStableFunc(s.slots, func(a, b *slot) int {
 			return slices.Index(s.names, a.name) - slices.Index(s.names, b.name)
 		})
-		s.offset = offset
 		s.node.Output = make([]plan.Column, len(s.slots))
 		for i, sl := range s.slots {
 			s.node.Output[i] = plan.Column{Name: sl.name}
@@ -197,6 +235,11 @@ func (lv *level) column(cn *parse.Column) (*slot, error) {
 		if sl.name == name {
 			return sl, nil
 		}
+	}
+	if found.derived {
+		sl := &slot{name: name, v: found.vars[slices.Index(found.names, name)]}
+		found.slots = append(found.slots, sl)
+		return sl, nil
 	}
 	key := found.table + "." + name
 	v, ok := lv.c.cols[key]
