@@ -15,14 +15,22 @@ type Catalog map[string][]string
 
 // Compile parses query, checks it against the subset and the catalog, and
 // returns its logical plan. Every refusal is an *Error.
+// The two input tables' columns have their kinds (kinds.go); the other
+// tables' take the kinds their uses give them (Options).
 func Compile(query string, cat Catalog) (*plan.Node, error) {
-	root, _, err := compile(query, cat)
+	return CompileWith(query, cat, Options{})
+}
+
+// CompileWith is Compile, with the columns of the tables other than the
+// two input files typed as o says.
+func CompileWith(query string, cat Catalog, o Options) (*plan.Node, error) {
+	root, _, err := compile(query, cat, o)
 	return root, err
 }
 
-// compile is Compile, with the compiler for the tests to look into.
-func compile(query string, cat Catalog) (*plan.Node, *compiler, error) {
-	c := &compiler{src: query, cat: cat, cols: map[string]*tvar{}, outVars: map[*plan.Node][]*tvar{}}
+// compile is CompileWith, with the compiler for the tests to look into.
+func compile(query string, cat Catalog, o Options) (*plan.Node, *compiler, error) {
+	c := &compiler{src: query, cat: cat, opts: o, cols: map[string]*tvar{}, outVars: map[*plan.Node][]*tvar{}}
 	if e := c.checkParens(); e != nil {
 		return nil, c, e
 	}
@@ -80,6 +88,7 @@ func fixOutputs(n *plan.Node) {
 type compiler struct {
 	src   string
 	cat   Catalog
+	opts  Options
 	cols  map[string]*tvar // "table.column" -> its kind, over the whole statement
 	typed []typedExpr      // expressions whose type is known at the end
 	scans []*scanInfo

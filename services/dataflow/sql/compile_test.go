@@ -130,7 +130,7 @@ func TestAccepted(t *testing.T) {
 		scans string // the scans' output columns, in plan order
 	}{
 		{"select token from matches", "token text"},
-		{"select * from matches where average_rating >= 2000.5", "token text,ladder text,mirror text,average_rating number,map text,server text,duration text"},
+		{"select * from matches where average_rating >= 2000.5", "token text,ladder text,mirror bool,average_rating number,map text,server text,duration duration"},
 		{"select token, duration_seconds(duration) / 60 as minutes from matches where not mirror or mirror is null", "token text,mirror bool,duration duration"},
 		{"select m.map, count(*), avg(p.rating) from matches m join match_players p on p.match = m.token group by m.map having min(p.civ) <> 'x' order by 2 desc limit 3", "token text,map text|match text,rating number,civ text"},
 		{"select civ, sum(case winner when true then 1 else 0 end) from match_players where civ in ('a', 'b') and -rating < 5 group by civ", "rating number,civ text,winner bool"},

@@ -33,6 +33,7 @@ type slot struct {
 	name string
 	v    *tvar
 	refs []*plan.Expr
+	cast plan.Type // the kind a cast reads the column as, "" for its own
 }
 
 // fromPlan resolves the FROM clause: one table, or an inner equi-join of
@@ -206,6 +207,15 @@ func (lv *level) slotOf(e *plan.Expr) *slot {
 // column resolves a column name to its slot in this level's scans,
 // creating the slot on first use.
 func (lv *level) column(cn *parse.Column) (*slot, error) {
+	found, err := lv.resolve(cn)
+	if err != nil {
+		return nil, err
+	}
+	return lv.slot(found, cn.Name, ""), nil
+}
+
+// resolve is the table of this level's FROM clause that has column cn.
+func (lv *level) resolve(cn *parse.Column) (*scanInfo, error) {
 	name := cn.Name
 	var found *scanInfo
 	for _, s := range lv.scans {
@@ -231,25 +241,40 @@ func (lv *level) column(cn *parse.Column) (*slot, error) {
 	if found == nil {
 		return nil, lv.noColumn(cn)
 	}
-	for _, sl := range found.slots {
-		if sl.name == name {
-			return sl, nil
+	return found, nil
+}
+
+// slot is the slot of column name of s read as kind cast ("": as its
+// table's kind), made on first use. A column of a table is read as one
+// kind everywhere in the statement (its one tvar, over its subqueries),
+// but where a cast reads a text column as a number or a boolean
+// (castColumn): that is a column of the scan of its own.
+func (lv *level) slot(s *scanInfo, name string, cast plan.Type) *slot {
+	for _, sl := range s.slots {
+		if sl.name == name && sl.cast == cast {
+			return sl
 		}
 	}
-	if found.derived {
-		sl := &slot{name: name, v: found.vars[slices.Index(found.names, name)]}
-		found.slots = append(found.slots, sl)
-		return sl, nil
+	var v *tvar
+	switch {
+	case s.derived:
+		v = s.vars[slices.Index(s.names, name)]
+	case cast != "":
+		v = &tvar{t: cast, what: "column " + name + "::" + string(cast)}
+	default:
+		key := s.table + "." + name
+		var ok bool
+		if v, ok = lv.c.cols[key]; !ok {
+			v = &tvar{}
+			if t, ok := lv.c.declared(s.table, name); ok {
+				v = &tvar{t: t, what: "column " + name}
+			}
+			lv.c.cols[key] = v
+		}
 	}
-	key := found.table + "." + name
-	v, ok := lv.c.cols[key]
-	if !ok {
-		v = &tvar{}
-		lv.c.cols[key] = v
-	}
-	sl := &slot{name: name, v: v}
-	found.slots = append(found.slots, sl)
-	return sl, nil
+	sl := &slot{name: name, v: v, cast: cast}
+	s.slots = append(s.slots, sl)
+	return sl
 }
 
 // noColumn is the error of a column no table of the query has, with a
