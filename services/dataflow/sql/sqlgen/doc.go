@@ -18,7 +18,11 @@
 // NULLIF, DURATION_SECONDS, an inner
 // join or a semi-join (IN (SELECT ...)), DISTINCT, GROUP BY a column or an
 // expression (by itself, its position or its alias) with COUNT(*), COUNT, SUM, MIN, MAX (of numbers and texts),
-// PERCENT and HAVING, ORDER BY positions ASC/DESC, LIMIT.
+// PERCENT and HAVING, ORDER BY positions ASC/DESC, LIMIT. With
+// Options.Subqueries (GenerateWith), t is also read through a subquery
+// in FROM or a CTE that filters it (WITH, a CTE reading an earlier one,
+// column lists, a CTE read twice) and u's semi-join set through a CTE;
+// Generate leaves them out, so that its cases stay what they were.
 //
 // A case is a pure function of its seed. The tables are t(k, n, b, s, d) and
 // u(k, m); their values include missing ones, bytes that are not UTF-8,

@@ -35,14 +35,7 @@ type Case struct {
 }
 
 // Generate makes the case of a seed: the same seed, the same case.
-func Generate(seed uint64) Case {
-	g := &gen{r: rand.New(rand.NewPCG(seed, 7))}
-	tText, tRows := g.table("t", tableT)
-	uText, uRows := g.table("u", tableU)
-	c := Case{Seed: seed, Tables: []Table{{"t", tableT, tText}, {"u", tableU, uText}}}
-	c.Query, c.Want = g.query(tRows, uRows)
-	return c
-}
+func Generate(seed uint64) Case { return GenerateWith(seed, Options{}) }
 
 // val is a value of the naive evaluator.
 type val struct {
@@ -179,7 +172,11 @@ type expr struct {
 }
 
 // gen makes random queries over tables t(k, n, b, s) and u(k, m).
-type gen struct{ r *rand.Rand }
+type gen struct {
+	r    *rand.Rand
+	opts Options
+	with []string // the query's CTEs, for WITH
+}
 
 func (g *gen) pick(xs ...string) string { return xs[g.r.IntN(len(xs))] }
 
@@ -478,11 +475,13 @@ func (g *gen) table(alias string, cols []string) (string, []map[string]val) {
 // query makes one random query, its DuckDB form and its expected output.
 func (g *gen) query(tRows, uRows []map[string]val) (query, want string) {
 	joined := false
-	from := "t"
+	src := g.tSource(tRows)
+	tRows = src.rows
+	from := src.from
 	rows := tRows
 	switch g.r.IntN(4) {
 	case 0: // an inner join on k
-		from = "t JOIN u ON t.k = u.k"
+		from = src.from + " JOIN u ON t.k = u.k"
 		joined = true
 		var joined []map[string]val
 		for _, a := range tRows {
@@ -514,7 +513,14 @@ func (g *gen) query(tRows, uRows []map[string]val) (query, want string) {
 			}
 		}
 		rows = kept
-		from = "t WHERE t.k IN (SELECT k FROM u WHERE m > 0) AND"
+		from = src.from + " WHERE t.k IN (" + g.semiJoinSet(src) + ") AND"
+	}
+	if again := g.again(src); again != "" {
+		if strings.HasSuffix(from, "AND") {
+			from += " " + strings.TrimSuffix(again, " AND ") + " AND"
+		} else {
+			from += " WHERE " + strings.TrimSuffix(again, " ")
+		}
 	}
 	where := g.pred(2)
 	var filtered []map[string]val
