@@ -478,7 +478,7 @@ func (lv *level) cast(x *parse.Cast) (*plan.Expr, *tvar, error) {
 		return nil, nil, err
 	}
 	if ok, from, _ := unify(v, known(kind)); !ok {
-		return nil, nil, lv.err(x.Pos, "CAST", "%s is %s: a cast reads a text column of a table, or a text literal, as a number or a boolean; it does not convert %s", lv.c.render(x.X), kindName(from), kindName(from)[2:])
+		return nil, nil, lv.err(x.Pos, "CAST", "%s is %s: a cast reads a text column of a table, or a text literal, as a number or a boolean; it converts no computed value", lv.c.render(x.X), kindName(from))
 	}
 	return e, v, nil
 }
@@ -489,19 +489,18 @@ func (lv *level) cast(x *parse.Cast) (*plan.Expr, *tvar, error) {
 // table; refused otherwise (a number is not read as a text, nor a
 // subquery's computed text as a number).
 func (lv *level) castColumn(col *parse.Column, kind plan.Type, pos int, construct string) (*plan.Expr, *tvar, error) {
-	s, err := lv.column(col)
+	src, err := lv.resolve(col)
 	if err != nil {
 		return nil, nil, err
 	}
-	from := s.v.root().t
+	from := lv.kindOf(src, col.Name).root().t
 	if from == "" || from == kind {
-		x, v, err := lv.colRef(s)
+		x, v, err := lv.colRef(lv.slot(src, col.Name, ""))
 		if err != nil {
 			return nil, nil, err
 		}
 		return x, v, lv.unify(v, known(kind), pos, construct)
 	}
-	src, _ := lv.resolve(col)
 	if from != plan.Text || src.derived {
 		why := "a cast reads a text column of a table as a number or a boolean"
 		if src.derived {

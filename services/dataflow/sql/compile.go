@@ -101,6 +101,7 @@ type compiler struct {
 	ctes        *cteScope             // the CTEs in scope (with.go)
 	selectNodes map[*parse.Select]int // each SELECT's expression nodes (exprSizes)
 	expanded    int                   // expression nodes of the CTE bodies bound so far (cteBody)
+	checking    int                   // > 0 while binding a CTE nothing references, to check it
 }
 
 // outVar is the kind of the first column of a SELECT's plan.

@@ -255,26 +255,32 @@ func (lv *level) slot(s *scanInfo, name string, cast plan.Type) *slot {
 			return sl
 		}
 	}
-	var v *tvar
-	switch {
-	case s.derived:
-		v = s.vars[slices.Index(s.names, name)]
-	case cast != "":
-		v = &tvar{t: cast, what: "column " + name + "::" + string(cast)}
-	default:
-		key := s.table + "." + name
-		var ok bool
-		if v, ok = lv.c.cols[key]; !ok {
-			v = &tvar{}
-			if t, ok := lv.c.declared(s.table, name); ok {
-				v = &tvar{t: t, what: "column " + name}
-			}
-			lv.c.cols[key] = v
-		}
+	v := &tvar{t: cast, what: "column " + name + "::" + string(cast)}
+	if cast == "" {
+		v = lv.kindOf(s, name)
 	}
 	sl := &slot{name: name, v: v, cast: cast}
 	s.slots = append(s.slots, sl)
 	return sl
+}
+
+// kindOf is the kind of column name of s: a subquery's column's, else
+// the table column's, one for the whole statement (declared by its
+// table, or inferred from its uses).
+func (lv *level) kindOf(s *scanInfo, name string) *tvar {
+	if s.derived {
+		return s.vars[slices.Index(s.names, name)]
+	}
+	key := s.table + "." + name
+	v, ok := lv.c.cols[key]
+	if !ok {
+		v = &tvar{}
+		if t, ok := lv.c.declared(s.table, name); ok {
+			v = &tvar{t: t, what: "column " + name}
+		}
+		lv.c.cols[key] = v
+	}
+	return v
 }
 
 // noColumn is the error of a column no table of the query has, with a

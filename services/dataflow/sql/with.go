@@ -25,7 +25,8 @@ import (
 type cteScope struct {
 	parent *cteScope
 	cte    *parse.CTE
-	used   bool // referenced: its body has been bound at least once
+	used   bool         // referenced: its body has been bound at least once
+	last   *derivedPlan // the last plan bound of its body (cteBody)
 }
 
 // lookupCTE is the CTE in scope named name, or nil.
@@ -66,7 +67,10 @@ func (c *compiler) withClause(sel *parse.Select) (restore func() error, err erro
 			if d.used {
 				continue
 			}
-			if _, err := c.cteBody(d, d.cte.Pos); err != nil {
+			c.checking++
+			_, err := c.cteBody(d, d.cte.Pos)
+			c.checking--
+			if err != nil {
 				return err
 			}
 		}
@@ -80,7 +84,16 @@ func (c *compiler) withClause(sel *parse.Select) (restore func() error, err erro
 // binding counts the body's expression nodes towards MaxExprNodes, so
 // that CTEs referencing each other twice over (each doubling the plan)
 // are refused before the plan grows past the bound.
+//
+// A CTE nothing references is bound once to be checked (checking), its
+// plan dropped: there a reference to a CTE bound before takes that plan
+// as it is, unchanged (the plan being checked is dropped, and binding
+// over a plan never changes it), so that checking CTEs that each read
+// the one before twice costs one binding each, not a doubling plan.
 func (c *compiler) cteBody(s *cteScope, pos int) (*derivedPlan, error) {
+	if c.checking > 0 && s.last != nil {
+		return s.last, nil
+	}
 	c.expanded += 1 + c.selectNodes[s.cte.Select]
 	if c.expanded > MaxExprNodes {
 		return nil, c.errPos(pos, "expression size", "more than %s expression nodes in the query once its common table expressions are expanded, one copy per reference (the limit, docs/sql.md)", strconv.Itoa(MaxExprNodes))
@@ -89,5 +102,7 @@ func (c *compiler) cteBody(s *cteScope, pos int) (*derivedPlan, error) {
 	saved := c.ctes
 	c.ctes = s.parent
 	defer func() { c.ctes = saved }()
-	return c.derivedPlan(s.cte.Select)
+	d, err := c.derivedPlan(s.cte.Select)
+	s.last = d
+	return d, err
 }
