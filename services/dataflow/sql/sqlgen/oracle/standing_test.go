@@ -19,7 +19,7 @@ import (
 // Execute's over every row so far. Their plans are ordinary nodes (a
 // join over an aggregate, a LIMIT below a join), which Check takes.
 func TestSubqueriesStanding(t *testing.T) {
-	runs := 160
+	runs := 120
 	if testing.Short() {
 		runs = 60
 	}

@@ -16,7 +16,7 @@ import (
 // through the physical plan on one task and on 1 and 3 shards
 // (sqlops.Run): a subquery is an ordinary subtree, placed as any other.
 func TestSubqueriesMatchNaive(t *testing.T) {
-	runs := 600
+	runs := 400
 	if testing.Short() {
 		runs = 150
 	}
