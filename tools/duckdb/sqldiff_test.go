@@ -95,7 +95,7 @@ func TestSQLSubqueriesAgainstDuckDB(t *testing.T) {
 	var stats diffStats
 	for seed := first; seed < first+n; seed++ {
 		c := sqlgen.GenerateWith(seed, sqlgen.Options{Subqueries: true})
-		if !strings.HasPrefix(c.Query, "WITH ") && !strings.Contains(c.Query, "FROM (SELECT ") {
+		if !c.Subquery {
 			continue
 		}
 		d.check(t, fmt.Sprintf("seed %d (subqueries)", seed), c.Tables, c.Query, &stats)

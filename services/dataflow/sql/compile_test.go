@@ -150,22 +150,7 @@ func TestAccepted(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var scans []string
-			var walk func(n *plan.Node)
-			walk = func(n *plan.Node) {
-				if n.Op == plan.Scan {
-					var cols []string
-					for _, c := range n.Output {
-						cols = append(cols, c.Name+" "+c.Kind())
-					}
-					scans = append(scans, strings.Join(cols, ","))
-				}
-				for _, in := range n.Input {
-					walk(in)
-				}
-			}
-			walk(root)
-			if got := strings.Join(scans, "|"); got != c.scans {
+			if got := scanColumns(root); got != c.scans {
 				t.Errorf("scans %q, want %q\n%s", got, c.scans, root)
 			}
 			// A plan is data: it survives JSON unchanged.

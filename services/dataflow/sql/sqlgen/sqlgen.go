@@ -32,6 +32,9 @@ type Case struct {
 	// Want is the rows Query returns by the naive evaluator, as the
 	// engine writes them (docs/sql.md "Output"), without the header row.
 	Want string
+	// Subquery says that Query reads t through a subquery in FROM or a
+	// CTE (GenerateWith's Options.Subqueries).
+	Subquery bool
 }
 
 // Generate makes the case of a seed: the same seed, the same case.
@@ -176,6 +179,8 @@ type gen struct {
 	r    *rand.Rand
 	opts Options
 	with []string // the query's CTEs, for WITH
+	// subquery: the query reads t through a subquery in FROM or a CTE
+	subquery bool
 }
 
 func (g *gen) pick(xs ...string) string { return xs[g.r.IntN(len(xs))] }

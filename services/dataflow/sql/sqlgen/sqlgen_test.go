@@ -76,7 +76,7 @@ func TestSubqueryCases(t *testing.T) {
 		}
 		c := GenerateWith(seed, Options{Subqueries: true})
 		for f := range forms {
-			if strings.Contains(c.Query, f) && (strings.HasPrefix(c.Query, "WITH") || strings.Contains(c.Query, "FROM (SELECT")) {
+			if strings.Contains(c.Query, f) && c.Subquery {
 				forms[f] = true
 			}
 		}

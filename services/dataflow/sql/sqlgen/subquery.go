@@ -24,6 +24,7 @@ func GenerateWith(seed uint64, o Options) Case {
 	uText, uRows := g.table("u", tableU)
 	c := Case{Seed: seed, Tables: []Table{{"t", tableT, tText}, {"u", tableU, uText}}}
 	c.Query, c.Want = g.query(tRows, uRows)
+	c.Subquery = g.subquery
 	if len(g.with) > 0 {
 		c.Query = "WITH " + strings.Join(g.with, ", ") + " " + c.Query
 	}
@@ -51,6 +52,7 @@ func (g *gen) tSource(tRows []map[string]val) source {
 	if mode == 0 {
 		return source{from: "t", rows: tRows}
 	}
+	g.subquery = true
 	where, rows := g.filter(tRows)
 	switch mode {
 	case 1: // a subquery in FROM, of every column
