@@ -49,9 +49,6 @@ func (c *compiler) withClause(sel *parse.Select) (restore func() error, err erro
 		return func() error { return nil }, nil
 	}
 	w := sel.With
-	if w.Recursive {
-		return nil, c.errPos(w.RecursivePos, "WITH RECURSIVE", "recursive common table expressions are not supported")
-	}
 	var defined []*cteScope
 	for _, cte := range w.CTEs {
 		for _, d := range defined {

@@ -23,12 +23,10 @@ type Select struct {
 }
 
 // With is a SELECT's WITH clause: its common table expressions, in
-// order. Recursive says WITH RECURSIVE was written (at RecursivePos).
+// order (not recursive: the parser refuses WITH RECURSIVE).
 type With struct {
-	Pos          int
-	Recursive    bool
-	RecursivePos int
-	CTEs         []*CTE
+	Pos  int
+	CTEs []*CTE
 }
 
 // CTE is one common table expression, Name [(Columns)] AS (Select).

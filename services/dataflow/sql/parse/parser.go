@@ -226,14 +226,14 @@ func (p *parser) selectStmt() *Select {
 	return s
 }
 
-// with parses WITH [RECURSIVE] name [(columns)] AS [[NOT] MATERIALIZED]
-// (SELECT ...) [, ...]. RECURSIVE is read, for the binder to refuse by
-// name; MATERIALIZED is a hint to PostgreSQL's planner, which changes no
-// answer: read and ignored.
+// with parses WITH name [(columns)] AS [[NOT] MATERIALIZED] (SELECT ...)
+// [, ...]. RECURSIVE is refused here, by name, before its body (a UNION,
+// as a rule) is refused for what it holds; MATERIALIZED is a hint to
+// PostgreSQL's planner, which changes no answer: read and ignored.
 func (p *parser) with() *With {
 	w := &With{Pos: p.next().Pos}
 	if p.isKw("recursive") {
-		w.Recursive, w.RecursivePos = true, p.next().Pos
+		p.fail(p.tok().Pos, "WITH RECURSIVE", "recursive common table expressions are not supported")
 	}
 	for {
 		_, t := p.name("common table expression")
