@@ -1,6 +1,7 @@
 package sql
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/wololo/wololo/services/dataflow/sql/exec"
@@ -478,7 +479,11 @@ func (lv *level) cast(x *parse.Cast) (*plan.Expr, *tvar, error) {
 		return nil, nil, err
 	}
 	if ok, from, _ := unify(v, known(kind)); !ok {
-		return nil, nil, lv.err(x.Pos, "CAST", "%s is %s: a cast reads a text column of a table, or a text literal, as a number or a boolean; it converts no computed value", lv.c.render(x.X), kindName(from))
+		hint := ""
+		if _, col := x.X.(*parse.Column); col && lv.post {
+			hint = fmt.Sprintf(" (above GROUP BY, group by the cast itself: GROUP BY %s)", lv.c.render(x))
+		}
+		return nil, nil, lv.err(x.Pos, "CAST", "%s is %s: a cast reads a text column of a table, or a text literal, as a number or a boolean; it converts no computed value%s", lv.c.render(x.X), kindName(from), hint)
 	}
 	return e, v, nil
 }
