@@ -178,6 +178,7 @@ func FuzzParse(f *testing.F) {
 		"select case when rating > 1 then rating / 3 else -rating end from match_players",
 		"select m.token from matches m join match_players p on m.token = p.match",
 		"select percent(sum(rating), count(*)) from match_players",
+		"with a(t) as (select token from matches), b as (select t from a where t in (select t from a)) select x.t from b x join (select t, count(*) as n from a group by t) y on x.t = y.t",
 		"select",
 		"",
 	} {
