@@ -87,6 +87,15 @@ sort by all columns -> (map text, n number)
       project match#0, count(*)#1 -> (match text, n number)
         aggregate by [match#0] computing [count(*)] -> (match text, count(*) number)
           scan match_players -> (match text)`},
+		// ROW_NUMBER numbers the rows in their order: sorted, without a LIMIT too.
+		{"SELECT s.r FROM (SELECT ROW_NUMBER() OVER (ORDER BY rating) AS r FROM match_players ORDER BY rating) s", `
+sort by all columns -> (r number)
+  project r#0 -> (r number)
+    project r#0 -> (r number)
+      rownumber into #0 -> (r number,  number)
+        sort by #1, all columns -> (r number,  number)
+          project NULL, rating#0 -> (r number,  number)
+            scan match_players -> (rating number)`},
 	}
 	for _, c := range cases {
 		root, err := sql.Compile(c.query, catalog)
