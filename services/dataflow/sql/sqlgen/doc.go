@@ -21,7 +21,9 @@
 // PERCENT and HAVING, ORDER BY positions ASC/DESC, LIMIT. With
 // Options.Subqueries (GenerateWith), t is also read through a subquery
 // in FROM or a CTE that filters it (WITH, a CTE reading an earlier one,
-// column lists, a CTE read twice) and u's semi-join set through a CTE;
+// column lists, a CTE read twice), u's semi-join set through a CTE and
+// a join's u through a subquery grouping it by k (COUNT, SUM with
+// HAVING, MAX);
 // Generate leaves them out, so that its cases stay what they were.
 //
 // A case is a pure function of its seed. The tables are t(k, n, b, s, d) and

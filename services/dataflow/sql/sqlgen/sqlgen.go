@@ -486,11 +486,12 @@ func (g *gen) query(tRows, uRows []map[string]val) (query, want string) {
 	rows := tRows
 	switch g.r.IntN(4) {
 	case 0: // an inner join on k
-		from = src.from + " JOIN u ON t.k = u.k"
+		u, uJoined := g.uSource(uRows)
+		from = src.from + " JOIN " + u + " ON t.k = u.k"
 		joined = true
 		var joined []map[string]val
 		for _, a := range tRows {
-			for _, b := range uRows {
+			for _, b := range uJoined {
 				if a["t.k"].text == b["u.k"].text {
 					row := map[string]val{}
 					for k, v := range a {
@@ -570,20 +571,7 @@ func (g *gen) query(tRows, uRows []map[string]val) (query, want string) {
 				return f(vs)
 			}
 		}
-		sum := func(vs []val) val {
-			s := val{null: true, kind: 'n'}
-			for _, v := range vs {
-				if v.null {
-					continue
-				}
-				if s.null {
-					s = val{kind: 'n', num: new(big.Rat)}
-				}
-				s.num = new(big.Rat).Add(s.num, v.num)
-				s.scale = max(s.scale, v.scale)
-			}
-			return bounded(s) // the total, whatever the running sum was
-		}
+		sum := sumVals
 		text := column("t", g.pick("k", "s"))
 		// STDDEV_SAMP's argument is arg where it is below a million in
 		// size: DuckDB's is a DOUBLE, which the comparison holds to our
@@ -707,6 +695,22 @@ func (g *gen) query(tRows, uRows []map[string]val) (query, want string) {
 		sqlText += it.sql
 	}
 	return g.finish(sqlText+" FROM "+from, len(items), out)
+}
+
+// sumVals is SUM of vs: NULL when all are, of the largest scale.
+func sumVals(vs []val) val {
+	s := val{null: true, kind: 'n'}
+	for _, v := range vs {
+		if v.null {
+			continue
+		}
+		if s.null {
+			s = val{kind: 'n', num: new(big.Rat)}
+		}
+		s.num = new(big.Rat).Add(s.num, v.num)
+		s.scale = max(s.scale, v.scale)
+	}
+	return bounded(s) // the total, whatever the running sum was
 }
 
 func intVal(n int) val { return val{kind: 'n', num: new(big.Rat).SetInt64(int64(n))} }

@@ -69,6 +69,7 @@ func TestSubqueryCases(t *testing.T) {
 	forms := map[string]bool{
 		"FROM (SELECT * FROM t": false, ") AS t(k, n, b)": false, "WITH w AS (": false, "w(k, n, b, s, d) AS (": false,
 		"FROM w0 AS t": false, "(SELECT k FROM v)": false, "(SELECT w.k FROM w)": false, " JOIN u ON ": false,
+		"JOIN (SELECT k, COUNT(*) AS m FROM u GROUP BY k) AS u": false, "HAVING COUNT(*) > 1) AS u": false, "MAX(m) AS m FROM u": false,
 	}
 	for seed := range uint64(300) {
 		if a, b := Generate(seed), GenerateWith(seed, Options{}); a.Query != b.Query || a.Want != b.Want {

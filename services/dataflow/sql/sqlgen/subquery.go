@@ -9,7 +9,8 @@ import (
 type Options struct {
 	// Subqueries lets the query read t through a subquery in FROM or a
 	// common table expression (WITH, a CTE reading an earlier one, a CTE
-	// read twice), and u's semi-join set through a CTE. Generate leaves
+	// read twice), u's semi-join set through a CTE, and a join's u
+	// through a subquery that groups it. Generate leaves
 	// them out, so that the cases of a seed stay what they were for the
 	// tests that read them (services/dataflow/sql/incr's).
 	Subqueries bool
@@ -79,6 +80,51 @@ func (g *gen) filter(rows []map[string]val) (where string, kept []map[string]val
 	}
 	p := g.pred(1)
 	return " WHERE " + p.sql, keep(rows, p)
+}
+
+// uSource draws how a join reads u: as it is, or (Options.Subqueries)
+// as a subquery grouping it by k, whose m is an aggregate of u's (a
+// COUNT, a SUM of the groups of two rows or more, a MAX): a subquery
+// whose rows are not u's, joined as a table. The rows it has hold
+// their values as text, as a table's: the aggregate written as the
+// engine writes it, read back as the same number.
+func (g *gen) uSource(uRows []map[string]val) (string, []map[string]val) {
+	if !g.opts.Subqueries || g.r.IntN(2) == 0 {
+		return "u", uRows
+	}
+	g.subquery = true
+	var keys []string
+	groups := map[string][]val{}
+	for _, r := range uRows {
+		k := r["u.k"].text
+		if _, ok := groups[k]; !ok {
+			keys = append(keys, k)
+		}
+		groups[k] = append(groups[k], readNum(r["u.m"].text))
+	}
+	mode := g.r.IntN(3)
+	var out []map[string]val
+	for _, k := range keys {
+		vs := groups[k]
+		var m val
+		switch mode {
+		case 0:
+			m = intVal(len(vs))
+		case 1:
+			if len(vs) < 2 {
+				continue
+			}
+			m = sumVals(vs)
+		default:
+			m = best(vs, 1)
+		}
+		out = append(out, map[string]val{"u.k": {kind: 't', text: k}, "u.m": {kind: 't', text: m.format()}})
+	}
+	return [...]string{
+		"(SELECT k, COUNT(*) AS m FROM u GROUP BY k) AS u",
+		"(SELECT u.k, SUM(u.m) AS m FROM u GROUP BY u.k HAVING COUNT(*) > 1) AS u",
+		"(SELECT k, MAX(m) AS m FROM u GROUP BY k) AS u",
+	}[mode], out
 }
 
 // semiJoinSet is the text of u's semi-join set, SELECT k FROM u WHERE m
