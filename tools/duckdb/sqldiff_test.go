@@ -84,6 +84,28 @@ func TestSQLAgainstDuckDB(t *testing.T) {
 	}
 }
 
+// TestSQLSubqueriesAgainstDuckDB runs the seeded random cases that read
+// t through a subquery in FROM or a CTE (sqlgen's Options.Subqueries):
+// WITH, CTEs reading earlier ones, column lists, a CTE read twice. Those
+// of the seeds that hold neither are TestSQLAgainstDuckDB's kinds, and
+// skipped.
+func TestSQLSubqueriesAgainstDuckDB(t *testing.T) {
+	n, first := envUint(t, "SQLDIFF_QUERIES", 500), envUint(t, "SQLDIFF_SEED", 0)
+	d := newDiffer(t)
+	var stats diffStats
+	for seed := first; seed < first+n; seed++ {
+		c := sqlgen.GenerateWith(seed, sqlgen.Options{Subqueries: true})
+		if !c.Subquery {
+			continue
+		}
+		d.check(t, fmt.Sprintf("seed %d (subqueries)", seed), c.Tables, c.Query, &stats)
+	}
+	t.Logf("%d seeds from %d: %d queries with subqueries compared (%d returned rows), %d beyond DuckDB's DECIMAL(38)", n, first, stats.compared, stats.nonEmpty, stats.overflow)
+	if stats.compared < int(n)/2 || stats.nonEmpty < stats.compared/4 {
+		t.Errorf("%d compared, %d with rows, of %d seeds: too few to test the subqueries", stats.compared, stats.nonEmpty, n)
+	}
+}
+
 // keptCases are the mismatches the random runs found, kept whatever the
 // generator becomes: each says which side was wrong, and want pins our
 // rows.
@@ -215,6 +237,33 @@ var keptCases = []struct {
 			CSV: "k,n,b\na,1,1\nb,2.5,0\nc,,1\nc,7,\nd,9,0\n"}},
 		query: "SELECT CASE WHEN t.n > 2 THEN 'big' ELSE 'small' END AS band, t.b, COUNT(*), SUM(t.n) FROM t GROUP BY band, 2 ORDER BY 3 DESC, 1, 2",
 		want:  []string{`"big","0","2","11.5"`, `"small","1","2","1"`, `"big","","1","7"`},
+	},
+	{
+		// Issue 41: WITH, a CTE read twice (a self-join) and a later CTE
+		// reading it, with a column list renaming its columns.
+		name: "WITH: a CTE read twice, and one reading it with a column list",
+		tables: []sqlgen.Table{{Name: "t", Columns: []string{"k", "n", "b"},
+			CSV: "k,n,b\na,1,1\na,2.5,0\nb,,1\nc,7,0\n"}},
+		query: "WITH w AS (SELECT t.k, t.n FROM t WHERE t.b), w2(key, total) AS (SELECT x.k, x.n + y.n FROM w x JOIN w y ON x.k = y.k) SELECT w2.key, w2.total FROM w2 ORDER BY 1, 2",
+		want:  []string{`"a","2"`, `"b",` + nullWant},
+	},
+	{
+		// Issue 41: a subquery in FROM, an aggregate of the table joined
+		// with it (its own scan of the table, as a self-join's).
+		name: "a subquery in FROM: an aggregate joined with its table",
+		tables: []sqlgen.Table{{Name: "t", Columns: []string{"k", "n"},
+			CSV: "k,n\na,1\na,2.50\nb,3\nc,\n"}},
+		query: "SELECT t.k, t.n, s.total FROM t JOIN (SELECT k, SUM(n) AS total, COUNT(*) AS c FROM t GROUP BY k) AS s ON t.k = s.k WHERE s.c > 1 ORDER BY 1, 2, 3",
+		want:  []string{`"a","1","3.5"`, `"a","2.5","3.5"`},
+	},
+	{
+		// Issue 41: a subquery in FROM ordered for its LIMIT and its
+		// ROW_NUMBER, which the query reads as a table.
+		name: "a subquery in FROM with ORDER BY, LIMIT and ROW_NUMBER",
+		tables: []sqlgen.Table{{Name: "t", Columns: []string{"k", "n"},
+			CSV: "k,n\na,5\nb,3\nc,10\nd,1\n"}}, // 10 first by value, not by text
+		query: "SELECT s.r, s.k FROM (SELECT ROW_NUMBER() OVER (ORDER BY t.n DESC) AS r, t.k FROM t WHERE t.n > 0 ORDER BY t.n DESC LIMIT 3) AS s WHERE s.r > 1 ORDER BY 1, 2",
+		want:  []string{`"2","a"`, `"3","b"`},
 	},
 }
 

@@ -69,7 +69,7 @@ func TestQueriesAndTables(t *testing.T) {
 	dir := t.TempDir()
 	civs := write(t, dir, "civs.csv", "civ,region\nAztecs,americas\n")
 	players := write(t, dir, "players.csv", "match,civ,elo\nm1,Aztecs,1000\n")
-	q := write(t, dir, "q.sql", "SELECT c.region, COUNT(*) AS n\nFROM match_players p JOIN civs c ON p.civ = c.civ\nWHERE p.elo > 1500\nGROUP BY c.region")
+	q := write(t, dir, "q.sql", "SELECT c.region, COUNT(*) AS n\nFROM match_players p JOIN civs c ON p.civ = c.civ\nWHERE p.elo::numeric > 1500\nGROUP BY c.region")
 	out, _, err := run(t, "--query", "regions="+q, "--table", "civs="+civs, "--players", players)
 	if err != nil {
 		t.Fatal(err)

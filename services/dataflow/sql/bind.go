@@ -1,6 +1,7 @@
 package sql
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/wololo/wololo/services/dataflow/sql/exec"
@@ -146,18 +147,24 @@ func (lv *level) rowExpr(e parse.Expr) (*plan.Expr, *tvar, error) {
 		if err != nil {
 			return nil, nil, err
 		}
-		ref := &plan.Expr{Kind: plan.ColRef, Name: s.name}
-		s.refs = append(s.refs, ref)
-		if s.v.root().what == "" {
-			s.v.root().what = "column " + s.name
-		}
-		return lv.typed(ref, s.v)
+		return lv.colRef(s)
 	case *parse.Call:
 		if isAggregate(x) && x.Over == nil {
 			return nil, nil, lv.err(x.Pos, "aggregate "+strings.ToUpper(x.Name), "not allowed here (WHERE, GROUP BY, JOIN or inside another aggregate)")
 		}
 	}
 	return lv.compound(e)
+}
+
+// colRef is a reference to the column of slot s, numbered once the
+// scans' columns are (finishScans).
+func (lv *level) colRef(s *slot) (*plan.Expr, *tvar, error) {
+	ref := &plan.Expr{Kind: plan.ColRef, Name: s.name}
+	s.refs = append(s.refs, ref)
+	if s.v.root().what == "" {
+		s.v.root().what = "column " + s.name
+	}
+	return lv.typed(ref, s.v)
 }
 
 // comparisons are the comparison operators, as plan.Cmp's Fn.
@@ -331,8 +338,9 @@ func (lv *level) comparison(x *parse.Binary) (*plan.Expr, *tvar, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := lv.unify(lvar, rvar, x.OpPos, "comparison "+x.Op); err != nil {
-		return nil, nil, err
+	if ok, lt, rt := unify(lvar, rvar); !ok {
+		return nil, nil, lv.err(x.OpPos, "comparison "+x.Op, "%s is %s and %s is %s: a comparison is of two values of one kind%s",
+			lv.c.render(x.L), kindName(lt), lv.c.render(x.R), kindName(rt), castHint(lt, rt))
 	}
 	return lv.typed(&plan.Expr{Kind: plan.Cmp, Fn: x.Op, Args: []*plan.Expr{l, r}}, known(plan.Bool))
 }
@@ -431,17 +439,20 @@ func (lv *level) caseExpr(x *parse.Case) (*plan.Expr, *tvar, error) {
 	return lv.typed(out, result)
 }
 
-// castKinds are the types a cast may name, by the kind they are: a cast
-// states the kind its operand is read as (a column's kind is one per
-// query), it converts nothing but a literal.
+// castKinds are the types a cast may name, by the kind they are.
 var castKinds = map[string]plan.Type{
 	"numeric": plan.Number, "decimal": plan.Number,
 	"text": plan.Text, "varchar": plan.Text,
 	"boolean": plan.Bool, "bool": plan.Bool,
 }
 
-// cast binds CAST(x AS type) and x::type: x read as type's kind; a text
-// literal becomes a constant of that kind.
+// cast binds CAST(x AS type) and x::type. A text literal becomes a
+// constant of type's kind; a text column of a table is read as that
+// kind by its scan, by the kind's value rules (a value that does not
+// read is NULL, and counted: castColumn); an expression of that kind
+// already, or of none yet (NULL, or a column whose uses infer its kind),
+// is that kind. Anything else would convert a computed value, which the
+// subset does not: refused.
 func (lv *level) cast(x *parse.Cast) (*plan.Expr, *tvar, error) {
 	kind, ok := castKinds[x.Type]
 	if !ok {
@@ -460,14 +471,60 @@ func (lv *level) cast(x *parse.Cast) (*plan.Expr, *tvar, error) {
 		}
 		return nil, nil, lv.err(lit.Pos, "CAST", "%s is not a boolean", parse.String(lit))
 	}
+	if col, ok := x.X.(*parse.Column); ok && !lv.post {
+		return lv.castColumn(col, kind, x.Pos, "CAST")
+	}
 	e, v, err := lv.expr(x.X)
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := lv.unify(v, known(kind), x.Pos, "CAST"); err != nil {
-		return nil, nil, err
+	if ok, from, _ := unify(v, known(kind)); !ok {
+		hint := ""
+		if _, col := x.X.(*parse.Column); col && lv.post {
+			hint = fmt.Sprintf(" (above GROUP BY, group by the cast itself: GROUP BY %s)", lv.c.render(x))
+		}
+		return nil, nil, lv.err(x.Pos, "CAST", "%s is %s: a cast reads a text column of a table, or a text literal, as a number or a boolean; it converts no computed value%s", lv.c.render(x.X), kindName(from), hint)
 	}
 	return e, v, nil
+}
+
+// castColumn binds column col read as kind (by construct, at pos): the
+// column itself when it is of that kind or of none yet (its uses infer
+// it), a column of the scan of its own when it is a text column of a
+// table; refused otherwise (a number is not read as a text, nor a
+// subquery's computed text as a number).
+func (lv *level) castColumn(col *parse.Column, kind plan.Type, pos int, construct string) (*plan.Expr, *tvar, error) {
+	src, err := lv.resolve(col)
+	if err != nil {
+		return nil, nil, err
+	}
+	from := lv.kindOf(src, col.Name).root().t
+	if from == "" || from == kind {
+		x, v, err := lv.colRef(lv.slot(src, col.Name, ""))
+		if err != nil {
+			return nil, nil, err
+		}
+		return x, v, lv.unify(v, known(kind), pos, construct)
+	}
+	if from != plan.Text || src.derived {
+		why := "a cast reads a text column of a table as a number or a boolean"
+		if src.derived {
+			why = "a cast reads a text column of a table, not one a subquery computes"
+		}
+		return nil, nil, lv.err(pos, construct, "%s is %s: %s", lv.c.render(col), kindName(from), why)
+	}
+	return lv.colRef(lv.slot(src, col.Name, kind))
+}
+
+// castHint is what an error of a comparison of kinds a and b suggests.
+func castHint(a, b plan.Type) string {
+	if a == plan.Text && (b == plan.Number || b == plan.Bool) || b == plan.Text && (a == plan.Number || a == plan.Bool) {
+		return " (a text column is read as a number with ::numeric, as a boolean with ::boolean)"
+	}
+	if a == durationKind || b == durationKind {
+		return " (a duration's seconds are DURATION_SECONDS(column))"
+	}
+	return ""
 }
 
 // call binds the functions of the subset.
@@ -490,11 +547,8 @@ func (lv *level) call(f *parse.Call) (*plan.Expr, *tvar, error) {
 		if !ok || lv.post {
 			return nil, nil, lv.err(f.Pos, upper, "takes one column of the table (not an expression, not above GROUP BY)")
 		}
-		x, v, err := lv.rowExpr(col)
+		x, _, err := lv.castColumn(col, durationKind, f.Pos, upper)
 		if err != nil {
-			return nil, nil, err
-		}
-		if err := lv.unify(v, known(durationKind), f.Pos, upper); err != nil {
 			return nil, nil, err
 		}
 		// The scan reads the column as seconds: the reference is the value.

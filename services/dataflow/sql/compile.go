@@ -15,14 +15,22 @@ type Catalog map[string][]string
 
 // Compile parses query, checks it against the subset and the catalog, and
 // returns its logical plan. Every refusal is an *Error.
+// The two input tables' columns have their kinds (kinds.go); the other
+// tables' take the kinds their uses give them (Options).
 func Compile(query string, cat Catalog) (*plan.Node, error) {
-	root, _, err := compile(query, cat)
+	return CompileWith(query, cat, Options{})
+}
+
+// CompileWith is Compile, with the columns of the tables other than the
+// two input files typed as o says.
+func CompileWith(query string, cat Catalog, o Options) (*plan.Node, error) {
+	root, _, err := compile(query, cat, o)
 	return root, err
 }
 
-// compile is Compile, with the compiler for the tests to look into.
-func compile(query string, cat Catalog) (*plan.Node, *compiler, error) {
-	c := &compiler{src: query, cat: cat, cols: map[string]*tvar{}, outVars: map[*plan.Node]*tvar{}}
+// compile is CompileWith, with the compiler for the tests to look into.
+func compile(query string, cat Catalog, o Options) (*plan.Node, *compiler, error) {
+	c := &compiler{src: query, cat: cat, opts: o, cols: map[string]*tvar{}, outVars: map[*plan.Node][]*tvar{}}
 	if e := c.checkParens(); e != nil {
 		return nil, c, e
 	}
@@ -34,7 +42,7 @@ func compile(query string, cat Catalog) (*plan.Node, *compiler, error) {
 	if c.sizes, e = c.exprSizes(sel); e != nil {
 		return nil, c, e
 	}
-	root, err := c.selectPlan(sel, false)
+	root, err := c.selectPlan(sel, topSelect)
 	if err != nil {
 		return nil, c, err
 	}
@@ -80,6 +88,7 @@ func fixOutputs(n *plan.Node) {
 type compiler struct {
 	src   string
 	cat   Catalog
+	opts  Options
 	cols  map[string]*tvar // "table.column" -> its kind, over the whole statement
 	typed []typedExpr      // expressions whose type is known at the end
 	scans []*scanInfo
@@ -87,11 +96,16 @@ type compiler struct {
 
 	rendered int // bytes of query text rendered by render, which the tests bound
 
-	outVars map[*plan.Node]*tvar // a subquery's root -> the kind of its one column
+	outVars map[*plan.Node][]*tvar // a SELECT's root -> the kinds of its columns
+
+	ctes        *cteScope             // the CTEs in scope (with.go)
+	selectNodes map[*parse.Select]int // each SELECT's expression nodes (exprSizes)
+	expanded    int                   // expression nodes of the CTE bodies bound so far (cteBody)
+	checking    int                   // > 0 while binding a CTE nothing references, to check it
 }
 
 // outVar is the kind of the first column of a SELECT's plan.
-func (c *compiler) outVar(n *plan.Node) *tvar { return c.outVars[n] }
+func (c *compiler) outVar(n *plan.Node) *tvar { return c.outVars[n][0] }
 
 type typedExpr struct {
 	e *plan.Expr

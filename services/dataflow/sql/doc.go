@@ -22,10 +22,18 @@
 // (to match a group key, to name a column) a bounded number of times,
 // not once per level above it.
 //
-// A column has one kind per query, inferred from its uses (compared with a
-// number, summed, tested as a condition, passed to DURATION_SECONDS, cast
-// with ::numeric, ::text or ::boolean), text when nothing says otherwise;
-// two uses that disagree are refused.
+// A column's kind is its table's (kinds.go): the two input files' as
+// docs/queries.md gives them, a job's --table files' text, a cast
+// reading a text column as a number or a boolean; a comparison of two
+// kinds is refused naming both sides. Tables Options do not type take
+// the kinds their uses in the query give them (the tests' generated
+// tables), text when nothing says otherwise; two uses that disagree are
+// refused.
+//
+// WITH and subqueries in FROM (with.go, derived.go) are bound as the
+// SELECT they are, where they are read: a CTE's body once per reference,
+// so that its plan is the inline one, a subtree per reference, placed
+// on the cluster as any other.
 //
 // A SELECT is bound clause by clause, one binder per clause, each in a
 // file of its concern (select.go lists them and stacks the plan's nodes);

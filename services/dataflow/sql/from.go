@@ -13,13 +13,18 @@ import (
 // (slots), and the scopes that column names resolve in.
 
 // scanInfo is one table of a FROM clause: its scan node and the columns
-// the query reads of it, in the order first met.
+// the query reads of it, in the order first met. A subquery in FROM or a
+// CTE's reference is one too (derived): its node is the subquery's plan,
+// whose columns are all its own, of the kinds vars.
 type scanInfo struct {
 	alias, table string
-	names        []string // the catalog's columns
+	names        []string // the catalog's columns (a subquery's output names)
 	node         *plan.Node
 	slots        []*slot
 	offset       int // of its first column in the FROM clause's row
+
+	derived bool
+	vars    []*tvar // derived: its columns' kinds
 }
 
 // slot is one column of a table that the query reads: its kind, and the
@@ -28,6 +33,7 @@ type slot struct {
 	name string
 	v    *tvar
 	refs []*plan.Expr
+	cast plan.Type // the kind a cast reads the column as, "" for its own
 }
 
 // fromPlan resolves the FROM clause: one table, or an inner equi-join of
@@ -40,17 +46,31 @@ func (lv *level) fromPlan(sel *parse.Select) (*plan.Node, error) {
 	if len(from) > 1 {
 		return nil, lv.err(from[1].Position(), "comma join", "join two tables with JOIN ... ON a.x = b.y")
 	}
-	switch t := from[0].(type) {
-	case *parse.TableName:
-		s, err := lv.table(t)
-		if err != nil {
-			return nil, err
-		}
-		return s.node, nil
-	case *parse.Join:
-		return lv.join(t)
+	if j, ok := from[0].(*parse.Join); ok {
+		return lv.join(j)
 	}
-	return nil, lv.err(from[0].Position(), "derived table", "FROM names tables, not subqueries")
+	s, err := lv.source(from[0])
+	if err != nil {
+		return nil, err
+	}
+	return s.node, nil
+}
+
+// source resolves one table of FROM: a CTE's name, a table's, or a
+// subquery.
+func (lv *level) source(t parse.Table) (*scanInfo, error) {
+	switch x := t.(type) {
+	case *parse.TableName:
+		if x.Schema == "" {
+			if s := lv.c.lookupCTE(x.Name); s != nil {
+				return lv.cteRef(x, s)
+			}
+		}
+		return lv.table(x)
+	case *parse.Derived:
+		return lv.derivedTable(x)
+	}
+	return nil, lv.err(t.Position(), "JOIN", "a join is of two tables (or subqueries): join a third in a subquery")
 }
 
 // join resolves an inner equi-join of two tables on one column each:
@@ -62,16 +82,16 @@ func (lv *level) join(t *parse.Join) (*plan.Node, error) {
 	if t.Kind != "JOIN" {
 		return nil, lv.err(t.Pos, t.Kind, "only the inner JOIN ... ON a.x = b.y is supported")
 	}
-	l, ok1 := t.Left.(*parse.TableName)
-	r, ok2 := t.Right.(*parse.TableName)
-	if !ok1 || !ok2 {
-		return nil, lv.err(t.Pos, "JOIN", "a join is of two tables")
+	_, nested1 := t.Left.(*parse.Join)
+	_, nested2 := t.Right.(*parse.Join)
+	if nested1 || nested2 {
+		return nil, lv.err(t.Pos, "JOIN", "a join is of two tables (or subqueries): join a third in a subquery")
 	}
-	ls, err := lv.table(l)
+	ls, err := lv.source(t.Left)
 	if err != nil {
 		return nil, err
 	}
-	rs, err := lv.table(r)
+	rs, err := lv.source(t.Right)
 	if err != nil {
 		return nil, err
 	}
@@ -104,7 +124,8 @@ func (lv *level) join(t *parse.Join) (*plan.Node, error) {
 	if err := lv.unify(lvv, rvv, t.OnPos, "JOIN condition"); err != nil {
 		return nil, err
 	}
-	return &plan.Node{Op: plan.Join, Input: []*plan.Node{ls.node, rs.node}, LeftKey: le, RightKey: re}, nil
+	lv.joinNode = &plan.Node{Op: plan.Join, Input: []*plan.Node{ls.node, rs.node}, LeftKey: le, RightKey: re}
+	return lv.joinNode, nil
 }
 
 // table resolves one table of FROM against the catalog.
@@ -121,10 +142,8 @@ func (lv *level) table(t *parse.TableName) (*scanInfo, error) {
 	if t.Alias != "" {
 		alias = t.Alias
 	}
-	for _, s := range lv.scans {
-		if s.alias == alias {
-			return nil, lv.err(t.Pos, "table "+alias, "named twice in FROM: give one an alias")
-		}
+	if err := lv.newAlias(t.Pos, alias); err != nil {
+		return nil, err
 	}
 	s := &scanInfo{alias: alias, table: name, names: cols, node: &plan.Node{Op: plan.Scan, Table: name}}
 	lv.scans = append(lv.scans, s)
@@ -132,16 +151,36 @@ func (lv *level) table(t *parse.TableName) (*scanInfo, error) {
 	return s, nil
 }
 
+// newAlias refuses a FROM clause naming two of its tables alias (a
+// subquery without an alias names none).
+func (lv *level) newAlias(pos int, alias string) error {
+	for _, s := range lv.scans {
+		if alias != "" && s.alias == alias {
+			return lv.err(pos, "table "+alias, "named twice in FROM: give one an alias")
+		}
+	}
+	return nil
+}
+
 // finishScans numbers the columns each scan reads and points the column
 // references at them.
 func (lv *level) finishScans() {
 	offset := 0
 	for _, s := range lv.scans {
+		s.offset = offset
+		if s.derived { // every column of the subquery's, in its order
+			for _, sl := range s.slots {
+				for _, e := range sl.refs {
+					e.Col = offset + slices.Index(s.names, sl.name)
+				}
+			}
+			offset += len(s.names)
+			continue
+		}
 		// In the table's order, whatever order the query names them in.
 		slices.SortStableFunc(s.slots, func(a, b *slot) int {
 			return slices.Index(s.names, a.name) - slices.Index(s.names, b.name)
 		})
-		s.offset = offset
 		s.node.Output = make([]plan.Column, len(s.slots))
 		for i, sl := range s.slots {
 			s.node.Output[i] = plan.Column{Name: sl.name}
@@ -168,6 +207,15 @@ func (lv *level) slotOf(e *plan.Expr) *slot {
 // column resolves a column name to its slot in this level's scans,
 // creating the slot on first use.
 func (lv *level) column(cn *parse.Column) (*slot, error) {
+	found, err := lv.resolve(cn)
+	if err != nil {
+		return nil, err
+	}
+	return lv.slot(found, cn.Name, ""), nil
+}
+
+// resolve is the table of this level's FROM clause that has column cn.
+func (lv *level) resolve(cn *parse.Column) (*scanInfo, error) {
 	name := cn.Name
 	var found *scanInfo
 	for _, s := range lv.scans {
@@ -193,20 +241,46 @@ func (lv *level) column(cn *parse.Column) (*slot, error) {
 	if found == nil {
 		return nil, lv.noColumn(cn)
 	}
-	for _, sl := range found.slots {
-		if sl.name == name {
-			return sl, nil
+	return found, nil
+}
+
+// slot is the slot of column name of s read as kind cast ("": as its
+// table's kind), made on first use. A column of a table is read as one
+// kind everywhere in the statement (its one tvar, over its subqueries),
+// but where a cast reads a text column as a number or a boolean
+// (castColumn): that is a column of the scan of its own.
+func (lv *level) slot(s *scanInfo, name string, cast plan.Type) *slot {
+	for _, sl := range s.slots {
+		if sl.name == name && sl.cast == cast {
+			return sl
 		}
 	}
-	key := found.table + "." + name
+	v := &tvar{t: cast, what: "column " + name + "::" + string(cast)}
+	if cast == "" {
+		v = lv.kindOf(s, name)
+	}
+	sl := &slot{name: name, v: v, cast: cast}
+	s.slots = append(s.slots, sl)
+	return sl
+}
+
+// kindOf is the kind of column name of s: a subquery's column's, else
+// the table column's, one for the whole statement (declared by its
+// table, or inferred from its uses).
+func (lv *level) kindOf(s *scanInfo, name string) *tvar {
+	if s.derived {
+		return s.vars[slices.Index(s.names, name)]
+	}
+	key := s.table + "." + name
 	v, ok := lv.c.cols[key]
 	if !ok {
 		v = &tvar{}
+		if t, ok := lv.c.declared(s.table, name); ok {
+			v = &tvar{t: t, what: "column " + name}
+		}
 		lv.c.cols[key] = v
 	}
-	sl := &slot{name: name, v: v}
-	found.slots = append(found.slots, sl)
-	return sl, nil
+	return v
 }
 
 // noColumn is the error of a column no table of the query has, with a

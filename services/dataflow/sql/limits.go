@@ -52,24 +52,34 @@ func (c *compiler) checkParens() *Error {
 // returns each node's size (the nodes of its subtree, itself included)
 // for the binder's matching of group keys (keyIndex).
 func (c *compiler) exprSizes(sel *parse.Select) (map[parse.Expr]int, *Error) {
-	w := &sizer{sizes: map[parse.Expr]int{}}
+	w := &sizer{sizes: map[parse.Expr]int{}, selects: map[*parse.Select]int{}}
 	w.selectExprs(sel, 0)
 	if w.bad != nil {
 		return nil, c.errPos(w.bad.Position(), w.construct, "%s (the limit, docs/sql.md)", w.what)
 	}
+	c.selectNodes = w.selects
 	return w.sizes, nil
 }
 
 type sizer struct {
 	sizes     map[parse.Expr]int
+	selects   map[*parse.Select]int // each SELECT's expression nodes, its subqueries' included
 	nodes     int
 	bad       parse.Expr // the node past a limit
 	what      string
 	construct string
 }
 
-// selectExprs walks the expressions of sel's clauses, depth levels deep.
+// selectExprs walks the expressions of sel's clauses, its CTEs' too,
+// depth levels deep.
 func (w *sizer) selectExprs(sel *parse.Select, depth int) {
+	before := w.nodes
+	defer func() { w.selects[sel] = w.nodes - before }()
+	if sel.With != nil {
+		for _, cte := range sel.With.CTEs {
+			w.selectExprs(cte.Select, depth)
+		}
+	}
 	for _, it := range sel.Items {
 		if it.Expr != nil {
 			w.expr(it.Expr, depth)

@@ -22,7 +22,7 @@ func grouped(d int) string {
 func TestBindRendersLinearly(t *testing.T) {
 	rendered := func(d int) int {
 		t.Helper()
-		_, c, err := compile(grouped(d), limitsCatalog)
+		_, c, err := compile(grouped(d), limitsCatalog, Options{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -40,6 +40,8 @@ type level struct {
 	post     bool // binding above the aggregate
 
 	aliases map[string]typedExpr // HAVING: the SELECT items by alias
+
+	joinNode *plan.Node // the FROM clause's join, nil when it has none
 }
 
 // err is an Error about construct, which starts at byte offset pos.
@@ -55,15 +57,29 @@ type bound struct {
 	items  *selectList
 	order  []plan.SortKey
 	limit  int64 // -1: none
-	// distinct is SELECT DISTINCT; sub, that the SELECT is an IN subquery.
-	distinct, sub bool
+	// distinct is SELECT DISTINCT; role, where the SELECT stands.
+	distinct bool
+	role     selectRole
 }
 
-// selectPlan compiles one SELECT; sub says it is an IN subquery.
-func (c *compiler) selectPlan(sel *parse.Select, sub bool) (*plan.Node, error) {
+// selectRole is where a SELECT stands in the statement, which decides
+// whether its rows need an order.
+type selectRole int
+
+const (
+	topSelect     selectRole = iota // the statement: its rows are the output, ordered
+	inSelect                        // an IN (SELECT ...) subquery: a set
+	derivedSelect                   // a subquery in FROM or a CTE: rows another SELECT reads
+)
+
+// selectPlan compiles one SELECT, which stands where role says.
+func (c *compiler) selectPlan(sel *parse.Select, role selectRole) (*plan.Node, error) {
+	restore, err := c.withClause(sel)
+	if err != nil {
+		return nil, err
+	}
 	lv := &level{c: c}
-	b := bound{distinct: sel.Distinct, sub: sub}
-	var err error
+	b := bound{distinct: sel.Distinct, role: role}
 	if b.from, err = lv.fromPlan(sel); err != nil {
 		return nil, err
 	}
@@ -85,13 +101,16 @@ func (c *compiler) selectPlan(sel *parse.Select, sub bool) (*plan.Node, error) {
 	if b.limit, err = lv.limitClause(sel); err != nil {
 		return nil, err
 	}
+	if err := restore(); err != nil {
+		return nil, err
+	}
 	// The columns each scan reads are known now: number them.
 	lv.finishScans()
-	if b.from.Op == plan.Join {
-		b.from.RightKey.Col -= lv.scans[1].offset // it reads the right input alone
+	if lv.joinNode != nil {
+		lv.joinNode.RightKey.Col -= lv.scans[1].offset // it reads the right input alone
 	}
 	n := lv.assemble(&b)
-	c.outVars[n] = b.items.vars[0]
+	c.outVars[n] = b.items.vars[:b.items.visible]
 	return n, nil
 }
 
@@ -132,14 +151,15 @@ func (lv *level) groups(n *plan.Node, having *plan.Expr) *plan.Node {
 }
 
 // outputs stacks over the projection n what orders and trims the rows:
-// DISTINCT, the sort (none in an IN subquery without LIMIT, whose order
-// does not matter), LIMIT, the row number, and a projection dropping the
-// hidden columns ORDER BY added.
+// DISTINCT, the sort (none in a subquery whose rows another SELECT reads
+// as a set, unless its LIMIT or its row number needs the order), LIMIT,
+// the row number, and a projection dropping the hidden columns ORDER BY
+// added.
 func (lv *level) outputs(b *bound, n *plan.Node) *plan.Node {
 	if b.distinct {
 		n = over(plan.Distinct, n)
 	}
-	if !b.sub || b.limit >= 0 {
+	if b.role == topSelect || b.limit >= 0 || b.items.rowNum >= 0 {
 		n = over(plan.Sort, n)
 		n.Order = b.order
 	}

@@ -53,7 +53,7 @@ func (lv *level) inSubquery(in *parse.In) (semiJoin, error) {
 	if err != nil {
 		return semiJoin{}, err
 	}
-	sub, err := lv.c.selectPlan(in.Sub, true)
+	sub, err := lv.c.selectPlan(in.Sub, inSelect)
 	if err != nil {
 		return semiJoin{}, err
 	}

@@ -6,7 +6,8 @@ package parse
 
 // Select is one SELECT: its clauses as written, nil or empty when absent.
 type Select struct {
-	Pos      int    // of SELECT
+	Pos      int    // of SELECT (of WITH, when the SELECT has one)
+	With     *With  // nil: none
 	Text     string // the query text of the whole SELECT (a subquery's, to name it)
 	Distinct bool
 	Items    []*Item
@@ -19,6 +20,22 @@ type Select struct {
 	Offset   Expr // nil: none
 	// The offsets of the clauses' keywords, -1 when absent.
 	FromPos, WherePos, GroupPos, HavingPos, OrderPos, LimitPos, OffsetPos int
+}
+
+// With is a SELECT's WITH clause: its common table expressions, in
+// order (not recursive: the parser refuses WITH RECURSIVE).
+type With struct {
+	Pos  int
+	CTEs []*CTE
+}
+
+// CTE is one common table expression, Name [(Columns)] AS (Select).
+type CTE struct {
+	Pos     int // of its name
+	Name    string
+	Columns []string // the column list, when written
+	ColPos  int      // of the column list's "(", -1 when none
+	Select  *Select
 }
 
 // Item is one SELECT item: Star (* or Table.*), else Expr and its Alias
@@ -64,11 +81,14 @@ type Join struct {
 	OnPos       int // of ON, -1 when none
 }
 
-// Derived is a subquery in FROM.
+// Derived is a subquery in FROM, with its alias ("" when none) and the
+// alias's column list, t(a, b), when written (at ColPos, else -1).
 type Derived struct {
-	Pos    int
-	Select *Select
-	Alias  string
+	Pos     int
+	Select  *Select
+	Alias   string
+	Columns []string
+	ColPos  int
 }
 
 func (t *TableName) Position() int { return t.Pos }

@@ -12,11 +12,12 @@
 // comments. MySQL's spellings are refused by name: a backquote says to
 // write "name".
 //
-// The parser reads the whole SELECT grammar the binder may meet (joins of
-// every kind, subqueries, windows, FILTER, BETWEEN, LIKE, casts) so that
-// the binder, not a syntax error, names a construct outside the subset;
-// the rest of PostgreSQL's grammar that a query might hold (WITH, UNION,
-// window frames, EXTRACT(... FROM ...), ANY/ALL) is refused here by name.
+// The parser reads the whole SELECT grammar the binder may meet (WITH,
+// joins of every kind, subqueries, windows, FILTER, BETWEEN, LIKE,
+// casts) so that the binder, not a syntax error, names a construct
+// outside the subset; the rest of PostgreSQL's grammar that a query
+// might hold (WITH RECURSIVE, UNION, window frames, EXTRACT(... FROM
+// ...), ANY/ALL) is refused here by name.
 //
 // # Why a parser of Wololo's own
 //

@@ -63,6 +63,36 @@ func TestClauses(t *testing.T) {
 	}
 }
 
+// TestWith: WITH's CTEs (column lists, MATERIALIZED read and dropped)
+// and subqueries in FROM with their aliases' column lists, where a
+// SELECT may stand: the statement, a CTE, a subquery.
+func TestWith(t *testing.T) {
+	q := "WITH a(x, y) AS MATERIALIZED (SELECT 1, 2 FROM t), b AS NOT MATERIALIZED (WITH c AS (SELECT z FROM a) SELECT z FROM c) " +
+		"SELECT s.p FROM (SELECT x FROM a) AS s(p) JOIN (SELECT z FROM b) q ON s.p = q.z WHERE s.p IN (WITH d AS (SELECT 1 FROM t) SELECT 1 FROM d)"
+	s, err := Parse(q, 128)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Pos != 0 || s.With == nil || len(s.With.CTEs) != 2 {
+		t.Fatalf("with: %+v", s.With)
+	}
+	a, b := s.With.CTEs[0], s.With.CTEs[1]
+	if a.Name != "a" || strings.Join(a.Columns, ",") != "x,y" || a.ColPos != 6 || a.Pos != 5 || len(a.Select.Items) != 2 {
+		t.Errorf("a: %+v", a)
+	}
+	if b.Name != "b" || b.Columns != nil || b.ColPos != -1 || b.Select.With == nil || b.Select.With.CTEs[0].Name != "c" {
+		t.Errorf("b: %+v", b)
+	}
+	j := s.From[0].(*Join)
+	l, r := j.Left.(*Derived), j.Right.(*Derived)
+	if l.Alias != "s" || strings.Join(l.Columns, ",") != "p" || r.Alias != "q" || r.Columns != nil || r.ColPos != -1 {
+		t.Errorf("derived: %+v %+v", l, r)
+	}
+	if in := s.Where.(*In); in.Sub == nil || in.Sub.With == nil {
+		t.Errorf("IN (WITH ...): %+v", s.Where)
+	}
+}
+
 // TestErrors: a syntax error names the token and where it is; a
 // construct outside the subset, or MySQL's spelling, is named.
 func TestErrors(t *testing.T) {
@@ -77,7 +107,9 @@ func TestErrors(t *testing.T) {
 		{"select a from t where a = 'x", "syntax", "unterminated", 26},
 		{"select order from t", "syntax", `quote it: "order"`, 7},
 		{"select a from t union select a from t", "UNION", "not supported", 16},
-		{"with q as (select 1) select a from q", "WITH", "not supported", 0},
+		{"with q as (insert into t values (1)) select a from q", "INSERT statement", "a common table expression is a SELECT", 11},
+		{"with recursive r(n) as (select 1 union all select n + 1 from r) select n from r", "WITH RECURSIVE", "recursive common table expressions are not supported", 5},
+		{"with q as select a from t select a from q", "syntax", `syntax error at or near "select": expected "("`, 10},
 		{"insert into t values (1)", "INSERT statement", "only SELECT", 0},
 		{"select extract(year from d) from t", "function EXTRACT", "FROM", 7},
 		{"select a from t where a = any (select b from u)", "ANY/ALL", "", 26},

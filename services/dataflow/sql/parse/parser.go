@@ -38,9 +38,7 @@ func Parse(src string, maxDepth int) (sel *Select, err *Error) {
 	}()
 	t := p.tok()
 	switch {
-	case p.isKw("select"):
-	case p.isKw("with"):
-		p.fail(t.Pos, "WITH", "common table expressions are not supported; use col IN (SELECT ...)")
+	case p.isKw("select"), p.isKw("with"):
 	case t.Kind == Ident && statements[t.Text]:
 		p.fail(t.Pos, strings.ToUpper(t.Text)+" statement", "only SELECT is supported")
 	case p.isOp("("):
@@ -144,13 +142,17 @@ func (p *parser) setOps() {
 	}
 }
 
-// selectStmt parses SELECT ... at the current token.
+// selectStmt parses [WITH ...] SELECT ... at the current token.
 func (p *parser) selectStmt() *Select {
+	var with *With
 	if p.isKw("with") {
-		p.fail(p.tok().Pos, "WITH", "common table expressions are not supported; use col IN (SELECT ...)")
+		with = p.with()
 	}
 	start := p.expectKw("select")
-	s := &Select{Pos: start.Pos, FromPos: -1, WherePos: -1, GroupPos: -1, HavingPos: -1, OrderPos: -1, LimitPos: -1, OffsetPos: -1}
+	s := &Select{Pos: start.Pos, With: with, FromPos: -1, WherePos: -1, GroupPos: -1, HavingPos: -1, OrderPos: -1, LimitPos: -1, OffsetPos: -1}
+	if with != nil {
+		s.Pos = with.Pos
+	}
 	switch {
 	case p.isKw("distinct"):
 		p.next()
@@ -222,6 +224,48 @@ func (p *parser) selectStmt() *Select {
 	p.setOps()
 	s.Text = p.src[s.Pos:p.toks[max(p.i-1, 0)].End]
 	return s
+}
+
+// with parses WITH name [(columns)] AS [[NOT] MATERIALIZED] (SELECT ...)
+// [, ...]. RECURSIVE is refused here, by name, before its body (a UNION,
+// as a rule) is refused for what it holds; MATERIALIZED is a hint to
+// PostgreSQL's planner, which changes no answer: read and ignored.
+func (p *parser) with() *With {
+	w := &With{Pos: p.next().Pos}
+	if p.isKw("recursive") {
+		p.fail(p.tok().Pos, "WITH RECURSIVE", "recursive common table expressions are not supported")
+	}
+	for {
+		_, t := p.name("common table expression")
+		c := &CTE{Pos: t.Pos, Name: t.Text, ColPos: -1}
+		if p.isOp("(") {
+			c.ColPos = p.tok().Pos
+			c.Columns = p.nameList()
+		}
+		p.expectKw("as")
+		if p.isKw("not") {
+			p.next()
+			p.expectKw("materialized")
+		} else if p.isKw("materialized") {
+			p.next()
+		}
+		p.expectOp("(")
+		if !p.isKw("select") && !p.isKw("with") {
+			if p.tok().Kind == Ident && statements[p.tok().Text] {
+				p.fail(p.tok().Pos, strings.ToUpper(p.tok().Text)+" statement", "a common table expression is a SELECT")
+			}
+			p.syntax("SELECT")
+		}
+		p.enter()
+		c.Select = p.selectStmt()
+		p.leave()
+		p.expectOp(")")
+		w.CTEs = append(w.CTEs, c)
+		if !p.isOp(",") {
+			return w
+		}
+		p.next()
+	}
 }
 
 // items parses the SELECT list.
@@ -336,9 +380,13 @@ func (p *parser) tablePrimary() Table {
 		defer p.leave()
 		p.next()
 		if p.isKw("select") || p.isKw("with") {
-			d := &Derived{Pos: t.Pos, Select: p.selectStmt()}
+			d := &Derived{Pos: t.Pos, Select: p.selectStmt(), ColPos: -1}
 			p.expectOp(")")
 			d.Alias = p.alias(false)
+			if d.Alias != "" && p.isOp("(") {
+				d.ColPos = p.tok().Pos
+				d.Columns = p.nameList()
+			}
 			return d
 		}
 		inner := p.tableRef()

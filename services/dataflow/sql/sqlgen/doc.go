@@ -18,7 +18,13 @@
 // NULLIF, DURATION_SECONDS, an inner
 // join or a semi-join (IN (SELECT ...)), DISTINCT, GROUP BY a column or an
 // expression (by itself, its position or its alias) with COUNT(*), COUNT, SUM, MIN, MAX (of numbers and texts),
-// PERCENT and HAVING, ORDER BY positions ASC/DESC, LIMIT.
+// PERCENT and HAVING, ORDER BY positions ASC/DESC, LIMIT. With
+// Options.Subqueries (GenerateWith), t is also read through a subquery
+// in FROM or a CTE that filters it (WITH, a CTE reading an earlier one,
+// column lists, a CTE read twice), u's semi-join set through a CTE and
+// a join's u through a subquery grouping it by k (COUNT, SUM with
+// HAVING, MAX);
+// Generate leaves them out, so that its cases stay what they were.
 //
 // A case is a pure function of its seed. The tables are t(k, n, b, s, d) and
 // u(k, m); their values include missing ones, bytes that are not UTF-8,

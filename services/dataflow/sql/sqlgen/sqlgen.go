@@ -32,17 +32,13 @@ type Case struct {
 	// Want is the rows Query returns by the naive evaluator, as the
 	// engine writes them (docs/sql.md "Output"), without the header row.
 	Want string
+	// Subquery says that Query reads t through a subquery in FROM or a
+	// CTE (GenerateWith's Options.Subqueries).
+	Subquery bool
 }
 
 // Generate makes the case of a seed: the same seed, the same case.
-func Generate(seed uint64) Case {
-	g := &gen{r: rand.New(rand.NewPCG(seed, 7))}
-	tText, tRows := g.table("t", tableT)
-	uText, uRows := g.table("u", tableU)
-	c := Case{Seed: seed, Tables: []Table{{"t", tableT, tText}, {"u", tableU, uText}}}
-	c.Query, c.Want = g.query(tRows, uRows)
-	return c
-}
+func Generate(seed uint64) Case { return GenerateWith(seed, Options{}) }
 
 // val is a value of the naive evaluator.
 type val struct {
@@ -179,7 +175,13 @@ type expr struct {
 }
 
 // gen makes random queries over tables t(k, n, b, s) and u(k, m).
-type gen struct{ r *rand.Rand }
+type gen struct {
+	r    *rand.Rand
+	opts Options
+	with []string // the query's CTEs, for WITH
+	// subquery: the query reads t through a subquery in FROM or a CTE
+	subquery bool
+}
 
 func (g *gen) pick(xs ...string) string { return xs[g.r.IntN(len(xs))] }
 
@@ -478,15 +480,18 @@ func (g *gen) table(alias string, cols []string) (string, []map[string]val) {
 // query makes one random query, its DuckDB form and its expected output.
 func (g *gen) query(tRows, uRows []map[string]val) (query, want string) {
 	joined := false
-	from := "t"
+	src := g.tSource(tRows)
+	tRows = src.rows
+	from := src.from
 	rows := tRows
 	switch g.r.IntN(4) {
 	case 0: // an inner join on k
-		from = "t JOIN u ON t.k = u.k"
+		u, uJoined := g.uSource(uRows)
+		from = src.from + " JOIN " + u + " ON t.k = u.k"
 		joined = true
 		var joined []map[string]val
 		for _, a := range tRows {
-			for _, b := range uRows {
+			for _, b := range uJoined {
 				if a["t.k"].text == b["u.k"].text {
 					row := map[string]val{}
 					for k, v := range a {
@@ -514,7 +519,14 @@ func (g *gen) query(tRows, uRows []map[string]val) (query, want string) {
 			}
 		}
 		rows = kept
-		from = "t WHERE t.k IN (SELECT k FROM u WHERE m > 0) AND"
+		from = src.from + " WHERE t.k IN (" + g.semiJoinSet(src) + ") AND"
+	}
+	if again := g.again(src); again != "" {
+		if strings.HasSuffix(from, "AND") {
+			from += " " + strings.TrimSuffix(again, " AND ") + " AND"
+		} else {
+			from += " WHERE " + strings.TrimSuffix(again, " ")
+		}
 	}
 	where := g.pred(2)
 	var filtered []map[string]val
@@ -559,20 +571,7 @@ func (g *gen) query(tRows, uRows []map[string]val) (query, want string) {
 				return f(vs)
 			}
 		}
-		sum := func(vs []val) val {
-			s := val{null: true, kind: 'n'}
-			for _, v := range vs {
-				if v.null {
-					continue
-				}
-				if s.null {
-					s = val{kind: 'n', num: new(big.Rat)}
-				}
-				s.num = new(big.Rat).Add(s.num, v.num)
-				s.scale = max(s.scale, v.scale)
-			}
-			return bounded(s) // the total, whatever the running sum was
-		}
+		sum := sumVals
 		text := column("t", g.pick("k", "s"))
 		// STDDEV_SAMP's argument is arg where it is below a million in
 		// size: DuckDB's is a DOUBLE, which the comparison holds to our
@@ -696,6 +695,22 @@ func (g *gen) query(tRows, uRows []map[string]val) (query, want string) {
 		sqlText += it.sql
 	}
 	return g.finish(sqlText+" FROM "+from, len(items), out)
+}
+
+// sumVals is SUM of vs: NULL when all are, of the largest scale.
+func sumVals(vs []val) val {
+	s := val{null: true, kind: 'n'}
+	for _, v := range vs {
+		if v.null {
+			continue
+		}
+		if s.null {
+			s = val{kind: 'n', num: new(big.Rat)}
+		}
+		s.num = new(big.Rat).Add(s.num, v.num)
+		s.scale = max(s.scale, v.scale)
+	}
+	return bounded(s) // the total, whatever the running sum was
 }
 
 func intVal(n int) val { return val{kind: 'n', num: new(big.Rat).SetInt64(int64(n))} }

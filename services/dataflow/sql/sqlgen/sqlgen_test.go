@@ -61,3 +61,30 @@ func TestCasesCoverTheSubsetAndTheData(t *testing.T) {
 		}
 	}
 }
+
+// TestSubqueryCases: GenerateWith(seed, Options{}) is Generate(seed), and
+// with Options.Subqueries the cases hold every form of subquery in FROM
+// and of WITH the generator writes.
+func TestSubqueryCases(t *testing.T) {
+	forms := map[string]bool{
+		"FROM (SELECT * FROM t": false, ") AS t(k, n, b)": false, "WITH w AS (": false, "w(k, n, b, s, d) AS (": false,
+		"FROM w0 AS t": false, "(SELECT k FROM v)": false, "(SELECT w.k FROM w)": false, " JOIN u ON ": false,
+		"JOIN (SELECT k, COUNT(*) AS m FROM u GROUP BY k) AS u": false, "HAVING COUNT(*) > 1) AS u": false, "MAX(m) AS m FROM u": false,
+	}
+	for seed := range uint64(300) {
+		if a, b := Generate(seed), GenerateWith(seed, Options{}); a.Query != b.Query || a.Want != b.Want {
+			t.Fatalf("seed %d: Generate and GenerateWith without options differ:\n%s\n%s", seed, a.Query, b.Query)
+		}
+		c := GenerateWith(seed, Options{Subqueries: true})
+		for f := range forms {
+			if strings.Contains(c.Query, f) && c.Subquery {
+				forms[f] = true
+			}
+		}
+	}
+	for f, ok := range forms {
+		if !ok {
+			t.Errorf("no query of 300 has %q", f)
+		}
+	}
+}

@@ -192,6 +192,12 @@ func CheckTableName(name string) error {
 	return nil
 }
 
+// compileOptions type a job's --table files' columns as text unless a
+// query casts them (docs/sql.md "Kinds"): their headers say nothing of
+// their kinds, and a kind inferred from one query's uses made a
+// comparison of a number with a text a comparison of texts.
+var compileOptions = sql.Options{TextTables: true}
+
 // compileQuery compiles q against cat. A column no table of the query
 // has is, when giving it to exactly one table of cat gets the compiler
 // past it, an ErrColumn naming that table's input; when several would
@@ -199,7 +205,7 @@ func CheckTableName(name string) error {
 // meant cannot be known, and the refusal is the engine's, as any other,
 // named by the query.
 func compileQuery(q Query, cat sql.Catalog) (*physical.Logical, error) {
-	root, err := sql.Compile(q.Text, cat)
+	root, err := sql.CompileWith(q.Text, cat, compileOptions)
 	if err == nil {
 		return &physical.Logical{Name: q.Name, Plan: root}, nil
 	}
@@ -226,7 +232,7 @@ func lackingTable(text string, cat sql.Catalog, se *sql.Error) (string, bool) {
 		}
 		try := maps.Clone(cat)
 		try[table] = append(slices.Clone(cols), se.Missing)
-		_, err := sql.Compile(text, try)
+		_, err := sql.CompileWith(text, try, compileOptions)
 		var again *sql.Error
 		if errors.As(err, &again) && again.Line == se.Line && again.Col == se.Col && again.Construct == se.Construct && again.Message == se.Message {
 			continue

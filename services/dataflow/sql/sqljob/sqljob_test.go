@@ -12,7 +12,7 @@ import (
 
 var (
 	cat = sql.Catalog{
-		"matches":       {"token", "ladder", "map", "winner"},
+		"matches":       {"token", "ladder", "map", "mirror"},
 		"match_players": {"match", "civ", "rating"},
 	}
 	shape = physical.Shape{Gateway: physical.Task{Name: "gateway", Replicas: 1}, Shard: physical.Task{Name: "shard", Replicas: 2}}
@@ -50,7 +50,7 @@ func TestCheckNames(t *testing.T) {
 func TestPlan(t *testing.T) {
 	qs := []sqljob.Query{
 		{Name: "civs", Text: "SELECT civ, COUNT(*) AS n FROM match_players GROUP BY civ"},
-		{Name: "maps", From: "maps.sql", Text: "SELECT map FROM matches WHERE NOT winner"},
+		{Name: "maps", From: "maps.sql", Text: "SELECT map FROM matches WHERE NOT mirror"},
 	}
 	job, err := sqljob.Plan(qs, cat, shape)
 	if err != nil {
