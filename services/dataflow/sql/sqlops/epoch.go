@@ -386,7 +386,8 @@ func (t *EpochTask) Channel(ch string) *physical.Channel { return t.chans[ch] }
 // Receive applies a batch of channel ch, changes of epoch epoch (the
 // channel's columns and the weight: Channel): to each route's consumer,
 // the rows that are for it (the batch's routes) as the columns it reads
-// and the weight.
+// and the weight. rows is the task's from then on: what it holds of the
+// epoch's changes until the epoch's step may be rows' memory.
 func (t *EpochTask) Receive(ch string, epoch int64, rows *wololov1.RowBatch) error {
 	c := t.chans[ch]
 	if c == nil {
@@ -606,13 +607,14 @@ func (t *EpochTask) deliver(u *unit, k int, e int64, b *exec.Batch) error {
 		}
 		return t.forward(u, e, out)
 	}
-	in := u.ins[k]
-	p := in.at(e)
-	// A copy: the batch may be a received one's memory, which is not
-	// the task's to keep.
-	c := exec.Concat(in.cols, []*exec.Batch{b})
-	p.rows = append(p.rows, c)
-	u.heldBytes += int64(batchBytes(c))
+	// Held as it is, not copied: a batch here is one the task read off
+	// a channel (wire.Read's, which aliases nothing of the bytes it
+	// read; Receive's RowBatch is the task's from then on) or one an
+	// operator of the task made of such, and no operator modifies a
+	// batch it is given or has made.
+	p := u.ins[k].at(e)
+	p.rows = append(p.rows, b)
+	u.heldBytes += int64(batchBytes(b))
 	return nil
 }
 
