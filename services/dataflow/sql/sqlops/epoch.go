@@ -585,6 +585,21 @@ func (t *EpochTask) Epoch() int64 {
 	return max(e, 0)
 }
 
+// ResumeAt tells a task just made that its epochs 1..n have ended
+// (each of its operators has stepped them, and sent their markers): a
+// Source's, whose state is no more than that, resumed after a restart.
+func (t *EpochTask) ResumeAt(n int64) error {
+	for _, u := range t.units {
+		if u.epoch != 0 || u.done || u.heldBytes != 0 {
+			return fmt.Errorf("task %s[%d]: resumed at epoch %d after it ran", t.name, t.index, n)
+		}
+	}
+	for _, u := range t.units {
+		u.epoch = n
+	}
+	return nil
+}
+
 // deliver hands changes of epoch e to input k of unit u: through it at
 // once when it has no state, else held until the epoch's step.
 func (t *EpochTask) deliver(u *unit, k int, e int64, b *exec.Batch) error {

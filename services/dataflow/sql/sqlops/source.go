@@ -44,6 +44,13 @@ type Source struct {
 	// they are read, by field key.
 	x   *instance
 	key int
+	// et, of a standing plan, is what the scan's rows go through: its
+	// exchanges write them as changes of weight +1, tagged with the
+	// table's open epoch, and EndEpoch's markers (the batch Task t then
+	// only reads the records into the scan's columns).
+	et *EpochTask
+	// epochs are the epochs EndEpoch has ended.
+	epochs int64
 }
 
 // sourceBatchRows and sourceBatchBytes are the most rows, and about the
@@ -93,6 +100,16 @@ func NewSource(p *physical.Plan, table string, header []string) (*Source, error)
 		return nil, err
 	}
 	src.sc = src.scan.op.(*scan)
+	if p.Standing {
+		src.et, err = NewEpochTask(EpochConfig{
+			Plan: p, Task: p.Gateway.Name, Columns: map[string][]string{table: slices.Clone(header)}, Keep: keep, Budget: DefaultBudget,
+			Out: epochOut(func() stage.Emitter { return src.out }, s, &src.wire),
+		})
+		if err != nil {
+			return nil, fmt.Errorf("table %s: %w", table, err)
+		}
+		return src, nil
+	}
 	src.x, src.key = routedBy(src.t, src.scan)
 	return src, nil
 }
@@ -160,6 +177,9 @@ func (s *Source) Flush(out stage.Emitter) error {
 		return nil
 	}
 	s.out = out
+	if s.et != nil {
+		return s.et.Scanned(s.table, s.sc.take(0))
+	}
 	s.t.step() // one flush is one batch: what it sends is held to the step budget alone
 	if s.x == nil {
 		return s.t.flushScan(s.scan)
@@ -182,7 +202,49 @@ func (s *Source) End(out stage.Emitter) error {
 		return nil
 	}
 	s.out = out
+	if s.et != nil {
+		return s.et.EndTable(s.table)
+	}
 	return s.t.EndTable(s.table)
+}
+
+// EndEpoch, of a standing plan's Source, flushes the rows held and ends
+// the table's open epoch: the epoch's marker goes on every channel
+// route its exchanges write, to every receiving instance, after the
+// epoch's rows. The gateway calls it for every table of the job at the
+// end of each epoch (a table with no rows in it too), in the commit of
+// the epoch's last rows; epochs are numbered 1, 2, ... in that order.
+func (s *Source) EndEpoch(out stage.Emitter) error {
+	if err := s.Flush(out); err != nil {
+		return err
+	}
+	s.epochs++
+	if s.t == nil {
+		return nil // the plan reads nothing of the table
+	}
+	if s.et == nil {
+		return fmt.Errorf("table %s: the end of an epoch of a job that is not a standing one", s.table)
+	}
+	s.out = out
+	return s.et.EndTableEpoch(s.table)
+}
+
+// Epochs is the number of epochs EndEpoch has ended (those it was told
+// of by ResumeEpochs included).
+func (s *Source) Epochs() int64 { return s.epochs }
+
+// ResumeEpochs tells a standing plan's Source just made that epochs
+// 1..n have ended (a restarted gateway's upload, whose commits recorded
+// them): the rows it is given next are epoch n+1's.
+func (s *Source) ResumeEpochs(n int64) error {
+	if s.epochs != 0 {
+		return fmt.Errorf("table %s: resumed at epoch %d after %d epochs", s.table, n, s.epochs)
+	}
+	s.epochs = n
+	if s.et == nil {
+		return nil
+	}
+	return s.et.ResumeAt(n)
 }
 
 // Stats are the scan's counts of the values that read as NULL, by

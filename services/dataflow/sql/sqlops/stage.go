@@ -38,7 +38,8 @@ func DecodeSpec(plan []byte, task string, b Budget) (stage.JobSpec, error) {
 	return StageSpec(p, task, b)
 }
 
-// StageSpec is what an instance of task runs for a job of plan p: every
+// StageSpec is what an instance of task runs for a job of plan p (of a
+// standing plan, physical.Plan.Standing: an EpochTask, epochstage.go): every
 // operator of the task but its Source ones, as one stage.Operator whose
 // input streams are the routes of the channels into the task, and whose
 // outputs are the routes of the channels its exchanges write. Where the
@@ -77,6 +78,19 @@ func StageSpec(p *physical.Plan, task string, b Budget) (stage.JobSpec, error) {
 	}
 	if w.Outputs, err = edges(p, s, ops); err != nil {
 		return stage.JobSpec{}, err
+	}
+	if p.Standing {
+		// An EpochTask (epochstage.go); made now too, as below.
+		if _, err := newEpochStageOp(p, task, s, b); err != nil {
+			return stage.JobSpec{}, err
+		}
+		return stage.JobSpec{Wiring: w, MetricStreams: MetricStreams(p), New: func() stage.Operator {
+			op, err := newEpochStageOp(p, task, s, b)
+			if err != nil {
+				return failed{err}
+			}
+			return op
+		}}, nil
 	}
 	// One operator made now: a plan that does not build fails here, when
 	// the job is introduced, not in its actor.
