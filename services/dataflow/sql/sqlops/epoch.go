@@ -819,26 +819,34 @@ func (t *EpochTask) end(u *unit, k, sender int) error {
 
 // finish steps the epochs u holds changes of that no marker closed (and
 // a first one, when it has stepped none: a query over no rows has an
-// answer too), then ends its outputs: an exchange's channel to every
+// answer too), in order, skipping those of no changes (an epoch a
+// corrupt batch said is far ahead costs its changes, not the epochs
+// between), then ends its outputs: an exchange's channel to every
 // receiving instance, the units chained after it, or, at a sink, its
 // final version.
 func (t *EpochTask) finish(u *unit) error {
 	if u.done {
 		return nil
 	}
-	last := u.epoch
-	if last == 0 {
-		last = 1
-	}
-	for _, in := range u.ins {
-		if n := len(in.pending); n > 0 {
-			last = max(last, in.pending[n-1].epoch)
+	for u.kind == stepped || u.kind == sinking {
+		// The next epoch it holds changes of (an epoch of none changes
+		// nothing, and is not stepped), or, when it has stepped none, the
+		// first.
+		next := int64(-1)
+		for _, in := range u.ins {
+			if len(in.pending) > 0 && (next < 0 || in.pending[0].epoch < next) {
+				next = in.pending[0].epoch
+			}
 		}
-	}
-	if u.bottom().Kind == plan.Scan {
-		last = u.epoch // its rows went on as they came
-	}
-	for u.epoch < last {
+		switch {
+		case next < 0 && u.epoch > 0:
+		case next < 0:
+			next = 1
+		}
+		if next < 0 {
+			break
+		}
+		u.epoch = next - 1
 		if err := t.stepEpoch(u, false); err != nil {
 			return err
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/wololo/wololo/services/dataflow/sql/incr"
 	"github.com/wololo/wololo/services/dataflow/sql/physical"
 	"github.com/wololo/wololo/services/dataflow/sql/plan"
+	"github.com/wololo/wololo/services/dataflow/sql/sqlgen/oracle"
 	"github.com/wololo/wololo/services/dataflow/sql/sqlops"
 )
 
@@ -112,5 +113,34 @@ func TestVersionRecords(t *testing.T) {
 	final := sqlops.Version{Query: "q2", Epoch: 12, CSV: []byte("b\n"), Final: true}.Records()
 	if len(final) != 1 || string(final["result/q2.csv"]) != "b\n" {
 		t.Errorf("final records %q", final)
+	}
+}
+
+// TestEpochsEndWithoutMarker: rows after the last marker (the input
+// ended without ending their epoch) are in the final answers, which are
+// the batch answers over every row, and in no version; a job whose
+// input ends before any epoch has its answers over no rows or over all.
+func TestEpochsEndWithoutMarker(t *testing.T) {
+	for seed := range uint64(30) {
+		j, tables := sqlgenJob(t, seed+500)
+		r := rand.New(rand.NewPCG(seed, 48))
+		parts := splitEpochs(r, tables, 1+r.IntN(4))
+		p := planOf(t, j.texts, j.names, tables, int(seed%4))
+		res, err := sqlops.RunEpochsUnmarked(p, parts)
+		if err != nil {
+			t.Fatalf("seed %d: %v", seed, err)
+		}
+		if len(res.Versions) != len(parts)-1 {
+			t.Fatalf("seed %d: %d versions of %d epochs, the last unmarked", seed, len(res.Versions), len(parts))
+		}
+		for _, name := range j.names {
+			want, err := oracle.Execute(j.roots[name], tables)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(res.Files[name], want.CSV()) {
+				t.Fatalf("seed %d: %s (%s): the final answer\n%q\nwant\n%q", seed, name, j.texts[name], res.Files[name], want.CSV())
+			}
+		}
 	}
 }

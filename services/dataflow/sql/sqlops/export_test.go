@@ -59,3 +59,9 @@ func RunEpochsBudget(p *physical.Plan, epochs []map[string]*exec.Table, b Budget
 func RunEpochsScanned(p *physical.Plan, epochs []map[string]*exec.Table) (*EpochResult, error) {
 	return runEpochs(p, epochs, epochOptions{scanned: true})
 }
+
+// RunEpochsUnmarked is RunEpochs with the last epoch's rows given no
+// marker: the tables end after them.
+func RunEpochsUnmarked(p *physical.Plan, epochs []map[string]*exec.Table) (*EpochResult, error) {
+	return runEpochs(p, epochs, epochOptions{unmarked: true})
+}
