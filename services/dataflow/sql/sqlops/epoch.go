@@ -887,6 +887,21 @@ func (t *EpochTask) checked(err error) error {
 	if err := t.meter.err(); err != nil {
 		return err
 	}
+	n, top := t.stateBytes()
+	if n <= t.meter.b.StateBytes {
+		t.meter.mostState = max(t.meter.mostState, n)
+		return nil
+	}
+	where := "the operators of task " + t.name
+	if top != nil {
+		where = fmt.Sprintf("the operators of task %s (the most, #%d %s of %s)", t.name, top.top().ID, top.top().Kind, strings.Join(top.top().Queries, ", "))
+	}
+	return t.meter.held(n, where)
+}
+
+// stateBytes is about the bytes the task's operators keep and the
+// changes they hold, and the unit that has the most of them.
+func (t *EpochTask) stateBytes() (int64, *unit) {
 	var n, most int64
 	var top *unit
 	for _, u := range t.units {
@@ -898,15 +913,14 @@ func (t *EpochTask) checked(err error) error {
 			top, most = u, b
 		}
 	}
-	if n <= t.meter.b.StateBytes {
-		t.meter.mostState = max(t.meter.mostState, n)
-		return nil
-	}
-	where := "the operators of task " + t.name
-	if top != nil {
-		where = fmt.Sprintf("the operators of task %s (the most, #%d %s of %s)", t.name, top.top().ID, top.top().Kind, strings.Join(top.top().Queries, ", "))
-	}
-	return t.meter.held(n, where)
+	return n, top
+}
+
+// SnapshotSize is about the size of the task's snapshot: what it keeps,
+// and an eighth more.
+func (t *EpochTask) SnapshotSize() int {
+	n, _ := t.stateBytes()
+	return int(n + n/8)
 }
 
 // Stats are the task's scans' counts of the values that read as NULL.

@@ -158,5 +158,8 @@ func (o *epochStageOp) Usage() []any { return o.t.Usage() }
 // AppendSnapshot implements stage.Snapshotter.
 func (o *epochStageOp) AppendSnapshot(dst []byte) ([]byte, error) { return o.t.AppendSnapshot(dst) }
 
+// SnapshotSize implements stage.SnapshotSizer.
+func (o *epochStageOp) SnapshotSize() int { return o.t.SnapshotSize() }
+
 // Restore implements stage.Snapshotter.
 func (o *epochStageOp) Restore(state []byte) error { return o.t.Restore(state) }
