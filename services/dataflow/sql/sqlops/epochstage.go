@@ -51,28 +51,20 @@ func newEpochStageOp(p *physical.Plan, task string, s *streams, b Budget) (*epoc
 // out() (the Emitter of the call being served), written by w; its
 // versions as records of the step's commit.
 func epochOut(out func() stage.Emitter, s *streams, w *wire.Writer) EpochOut {
-	stream := func(ch *physical.Channel) (string, error) {
-		name, ok := s.byChannel[ch.Name]
-		if !ok {
-			return "", fmt.Errorf("no channel %q in the job's plan", ch.Name)
-		}
-		return name, nil
-	}
 	return EpochOut{
 		Send: func(ch *physical.Channel, to int, epoch int64, rows *Rows) error {
-			name, err := stream(ch)
+			if rows == nil {
+				return emitOn(out(), s, ch, to, nil, w)
+			}
+			name, err := s.stream(ch)
 			if err != nil {
 				return err
-			}
-			if rows == nil {
-				out().End(name)
-				return nil
 			}
 			out().Encoded(name, to, EncodeEpochRows(nil, epoch, w.Append(nil, rows.b, rows.s, rows.routes)), rows.Len())
 			return nil
 		},
 		Marker: func(ch *physical.Channel, to int, epoch int64) error {
-			name, err := stream(ch)
+			name, err := s.stream(ch)
 			if err != nil {
 				return err
 			}
@@ -91,12 +83,7 @@ func epochOut(out func() stage.Emitter, s *streams, w *wire.Writer) EpochOut {
 	}
 }
 
-func (o *epochStageOp) input(k int) (channelOf, error) {
-	if k < 0 || k >= len(o.inputs) {
-		return channelOf{}, fmt.Errorf("no input %d in the job's plan, of %d", k, len(o.inputs))
-	}
-	return o.inputs[k], nil
-}
+func (o *epochStageOp) input(k int) (channelOf, error) { return inputAt(o.inputs, k) }
 
 // Apply implements stage.Operator: a batch of changes, or a marker
 // (EpochTask.ReceiveEncoded).

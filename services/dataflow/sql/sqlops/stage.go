@@ -154,9 +154,9 @@ func (o *stageOp) send(ch *physical.Channel, to int, rows *Rows) error {
 // emitOn hands a batch an exchange wrote (or, rows nil, its end) to out,
 // on the channel's stream, as the bytes it travels as, written by w.
 func emitOn(out stage.Emitter, s *streams, ch *physical.Channel, to int, rows *Rows, w *wire.Writer) error {
-	name, ok := s.byChannel[ch.Name]
-	if !ok {
-		return fmt.Errorf("no channel %q in the job's plan", ch.Name)
+	name, err := s.stream(ch)
+	if err != nil {
+		return err
 	}
 	if rows == nil {
 		out.End(name)
@@ -166,11 +166,14 @@ func emitOn(out stage.Emitter, s *streams, ch *physical.Channel, to int, rows *R
 	return nil
 }
 
-func (o *stageOp) input(k int) (channelOf, error) {
-	if k < 0 || k >= len(o.inputs) {
-		return channelOf{}, fmt.Errorf("no input %d in the job's plan, of %d", k, len(o.inputs))
+func (o *stageOp) input(k int) (channelOf, error) { return inputAt(o.inputs, k) }
+
+// inputAt is input k of a stage operator's inputs.
+func inputAt(inputs []channelOf, k int) (channelOf, error) {
+	if k < 0 || k >= len(inputs) {
+		return channelOf{}, fmt.Errorf("no input %d in the job's plan, of %d", k, len(inputs))
 	}
-	return o.inputs[k], nil
+	return inputs[k], nil
 }
 
 // Apply implements stage.Operator: the batch read with the wire codec
