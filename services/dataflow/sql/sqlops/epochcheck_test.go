@@ -144,3 +144,38 @@ func TestEpochsEndWithoutMarker(t *testing.T) {
 		}
 	}
 }
+
+// TestEpochRestoreRefuses: an epoch task's snapshot cut short (at random
+// points), or with a byte changed, is refused or restored, never a
+// panic; a snapshot whole is restored.
+func TestEpochRestoreRefuses(t *testing.T) {
+	_, _, tables := generated(t, 300, 5)
+	p := planOf(t, defaultTexts(), queries.Names, tables, 2)
+	snaps, cfgs, err := sqlops.EpochSnapshots(p, splitEpochs(rand.New(rand.NewPCG(5, 5)), tables, 3), 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(5, 6))
+	for i, snap := range snaps {
+		if err := sqlops.RestoreEpochTask(cfgs[i], bytes.Clone(snap)); err != nil {
+			t.Fatalf("snapshot %d, whole: %v", i, err)
+		}
+		cuts := []int{0, len(snap) - 1}
+		for range 60 {
+			cuts = append(cuts, r.IntN(len(snap)))
+		}
+		for _, n := range cuts {
+			if err := sqlops.RestoreEpochTask(cfgs[i], bytes.Clone(snap[:n])); err == nil {
+				t.Fatalf("snapshot %d cut at %d of %d bytes was restored", i, n, len(snap))
+			}
+		}
+		for range 20 {
+			b := bytes.Clone(snap)
+			b[r.IntN(len(b))] ^= byte(1 + r.IntN(255))
+			_ = sqlops.RestoreEpochTask(cfgs[i], b) // refused or not, no panic
+		}
+	}
+	if len(snaps) < 5 {
+		t.Errorf("%d snapshots: the test checks little", len(snaps))
+	}
+}

@@ -53,6 +53,9 @@ type epochOptions struct {
 	// unmarked ends the tables after the last epoch's rows with no
 	// marker of it: its rows are the final answer's, in no version.
 	unmarked bool
+	// observe, when not nil, is shown each instance before it takes a
+	// message.
+	observe func(*epochInstance) error
 }
 
 // epochMessage is what waits in an instance's queue: a table's batch,
@@ -191,6 +194,11 @@ func runEpochs(p *physical.Plan, epochs []map[string]*exec.Table, opt epochOptio
 		in := ready[k]
 		m := in.queue[0]
 		in.queue = in.queue[1:]
+		if opt.observe != nil {
+			if err := opt.observe(in); err != nil {
+				return nil, fmt.Errorf("run epochs: %w", err)
+			}
+		}
 		if opt.restart != nil && opt.restart() {
 			if err := in.restart(); err != nil {
 				return nil, fmt.Errorf("run epochs: restart: %w", err)
