@@ -380,30 +380,12 @@ func (t *EpochTask) scan(name string) (*unit, error) {
 	return nil, fmt.Errorf("task %s[%d] scans no table %q", t.name, t.index, name)
 }
 
-// Channel is channel ch as it travels: its columns and the weight.
-func (t *EpochTask) Channel(ch string) *physical.Channel { return t.chans[ch] }
-
-// Receive applies a batch of channel ch, changes of epoch epoch (the
-// channel's columns and the weight: Channel): to each route's consumer,
-// the rows that are for it (the batch's routes) as the columns it reads
-// and the weight. rows is the task's from then on: what it holds of the
-// epoch's changes until the epoch's step may be rows' memory.
-func (t *EpochTask) Receive(ch string, epoch int64, rows *wololov1.RowBatch) error {
-	c := t.chans[ch]
-	if c == nil {
-		return fmt.Errorf("task %s[%d]: no channel %q", t.name, t.index, ch)
-	}
-	b, err := wire.FromRows(rows, c.Columns)
-	if err != nil {
-		return fmt.Errorf("channel %s: %w", ch, err)
-	}
-	t.meter.step()
-	return t.checked(t.receive(c, epoch, b, rows.GetColumns().GetRoutes()))
-}
-
-// ReceiveEncoded is Receive of a batch as it travels: a RowBatch's
-// bytes after its epoch (EncodeEpochRows), or a marker
-// (EncodeEpochMarker, Marker); it returns the batch's rows.
+// ReceiveEncoded applies a batch of channel ch as it travels: a batch
+// of changes (a RowBatch's bytes, the channel's columns and the weight,
+// after its epoch: EncodeEpochRows), handing each route's consumer the
+// rows that are for it (the batch's routes) as the columns it reads and
+// the weight; or a marker (EncodeEpochMarker: Marker). It returns the
+// batch's rows.
 func (t *EpochTask) ReceiveEncoded(ch string, encoded []byte) (int, error) {
 	c := t.chans[ch]
 	if c == nil {
@@ -571,18 +553,6 @@ func (t *EpochTask) Answer(query string) ([]byte, bool) {
 		}
 	}
 	return nil, false
-}
-
-// Epoch is the epochs every operator of the task has stepped (its
-// slowest's).
-func (t *EpochTask) Epoch() int64 {
-	var e int64 = -1
-	for _, u := range t.units {
-		if e < 0 || u.epoch < e {
-			e = u.epoch
-		}
-	}
-	return max(e, 0)
 }
 
 // ResumeAt tells a task just made that its epochs 1..n have ended
