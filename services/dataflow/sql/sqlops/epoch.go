@@ -594,9 +594,9 @@ func (t *EpochTask) deliver(u *unit, k int, e int64, b *exec.Batch) error {
 	}
 	// Held as it is, not copied: a batch here is one the task read off
 	// a channel (wire.Read's, which aliases nothing of the bytes it
-	// read; Receive's RowBatch is the task's from then on) or one an
-	// operator of the task made of such, and no operator modifies a
-	// batch it is given or has made.
+	// read, or of a RowBatch it unmarshalled itself) or one an operator
+	// of the task made of such, and no operator modifies a batch it is
+	// given or has made.
 	p := u.ins[k].at(e)
 	p.rows = append(p.rows, b)
 	u.heldBytes += int64(batchBytes(b))
