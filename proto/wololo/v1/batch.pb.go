@@ -32,7 +32,14 @@ type RowBatch struct {
 	// Types that are valid to be assigned to Rows:
 	//
 	//	*RowBatch_Columns
-	Rows          isRowBatch_Rows `protobuf_oneof:"rows"`
+	Rows isRowBatch_Rows `protobuf_oneof:"rows"`
+	// A standing job's channels (docs/standing.md): the epoch the batch's
+	// rows are changes of (each row's weight its last column), written
+	// before the rows' own field; from 1.
+	Epoch uint64 `protobuf:"varint,6,opt,name=epoch,proto3" json:"epoch,omitempty"`
+	// A standing job's channels: the end of the sender's epoch epoch_end
+	// on this stream, after its rows; a batch without rows.
+	EpochEnd      uint64 `protobuf:"varint,7,opt,name=epoch_end,json=epochEnd,proto3" json:"epoch_end,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -81,6 +88,20 @@ func (x *RowBatch) GetColumns() *ColumnBatch {
 		}
 	}
 	return nil
+}
+
+func (x *RowBatch) GetEpoch() uint64 {
+	if x != nil {
+		return x.Epoch
+	}
+	return 0
+}
+
+func (x *RowBatch) GetEpochEnd() uint64 {
+	if x != nil {
+		return x.EpochEnd
+	}
+	return 0
 }
 
 type isRowBatch_Rows interface {
@@ -417,9 +438,11 @@ var File_wololo_v1_batch_proto protoreflect.FileDescriptor
 
 const file_wololo_v1_batch_proto_rawDesc = "" +
 	"\n" +
-	"\x15wololo/v1/batch.proto\x12\twololo.v1\"~\n" +
+	"\x15wololo/v1/batch.proto\x12\twololo.v1\"\xb1\x01\n" +
 	"\bRowBatch\x122\n" +
-	"\acolumns\x18\x05 \x01(\v2\x16.wololo.v1.ColumnBatchH\x00R\acolumnsB\x06\n" +
+	"\acolumns\x18\x05 \x01(\v2\x16.wololo.v1.ColumnBatchH\x00R\acolumns\x12\x14\n" +
+	"\x05epoch\x18\x06 \x01(\x04R\x05epoch\x12\x1b\n" +
+	"\tepoch_end\x18\a \x01(\x04R\bepochEndB\x06\n" +
 	"\x04rowsJ\x04\b\x01\x10\x02J\x04\b\x02\x10\x03J\x04\b\x03\x10\x04J\x04\b\x04\x10\x05R\amatchesR\aplayersR\x06tokensR\x04civs\"d\n" +
 	"\n" +
 	"TextColumn\x12\x12\n" +

@@ -44,7 +44,10 @@ func (g *Gateway) newPlanUpload(j *job, fs *fileState, epoch int64, in *ingest.I
 		return nil, fmt.Errorf("job %s: %w", j.id, err)
 	}
 	if epoch > 0 {
-		src.ResumeEpochs(epoch - 1) // its rows are epoch's: those before have ended
+		// Its rows are epoch's: those before have ended.
+		if err := src.ResumeEpochs(epoch - 1); err != nil {
+			return nil, fmt.Errorf("job %s: %w", j.id, err)
+		}
 	}
 	u := &planUpload{src: src, out: stage.NewOutputs(g.self, j.id, src.Outputs()), missing: maps.Clone(in.Report.Missing)}
 	in.Text, in.TextWidth = u.row, src.Width()

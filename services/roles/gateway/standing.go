@@ -199,7 +199,9 @@ func (g *Gateway) eachSource(j *job, skip string, ended int64, f func(*sqlops.So
 		if err != nil {
 			return nil, fmt.Errorf("job %s: %w", j.id, err)
 		}
-		src.ResumeEpochs(ended)
+		if err := src.ResumeEpochs(ended); err != nil {
+			return nil, fmt.Errorf("job %s: %w", j.id, err)
+		}
 		emitted, err := f(src, stage.NewOutputs(g.self, j.id, src.Outputs()))
 		if err != nil {
 			return nil, fmt.Errorf("job %s: table %s: %w", j.id, fs.table, err)

@@ -50,9 +50,10 @@
 //     one process. They use the task, the epoch task and the operators,
 //     not the stage adapter.
 //   - The stage adapter (stage.go: StageSpec, DecodeSpec and the
-//     stage.Operator a Task is in a deployment; epochstage.go: the one
-//     an EpochTask is for a standing plan, and its version records; streams.go: the channels'
-//     stream names; source.go: the gateway's upload feed, Source). It
+//     stage.Operator a Task is in a deployment; epochstage.go: the one an
+//     EpochTask is, for a standing plan; streams.go: the channels'
+//     stream names; source.go: the gateway's upload feed, Source, and a
+//     standing plan's EndEpoch). It
 //     uses the task, the epoch task and the operators, not the
 //     runners.
 //   - The wire codec, the sub-package sqlops/wire: a channel's rows as a
@@ -137,7 +138,12 @@
 // sink publishes a version per epoch: the answer's CSV, byte for byte a
 // batch job's over the epochs so far, and its change. Why a partial
 // aggregate sends a touched group's partial row before and after, and
-// not its difference: incr's package doc.
+// not its difference: incr's package doc. In a deployment, StageSpec
+// makes each process's part of a standing job an EpochTask, whose
+// versions are records of the commit of the step that made them
+// (Version.Records), and the gateway's upload ends each epoch on every
+// table's Source (Source.EndEpoch), which sends the markers; RunEpochs
+// runs a standing plan in one process, the channels as the same bytes.
 //
 // # The stage adapter, the wire and the streams
 //

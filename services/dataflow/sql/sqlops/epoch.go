@@ -380,29 +380,12 @@ func (t *EpochTask) scan(name string) (*unit, error) {
 	return nil, fmt.Errorf("task %s[%d] scans no table %q", t.name, t.index, name)
 }
 
-// Channel is channel ch as it travels: its columns and the weight.
-func (t *EpochTask) Channel(ch string) *physical.Channel { return t.chans[ch] }
-
-// Receive applies a batch of channel ch, changes of epoch epoch (the
-// channel's columns and the weight: Channel): to each route's consumer,
-// the rows that are for it (the batch's routes) as the columns it reads
-// and the weight.
-func (t *EpochTask) Receive(ch string, epoch int64, rows *wololov1.RowBatch) error {
-	c := t.chans[ch]
-	if c == nil {
-		return fmt.Errorf("task %s[%d]: no channel %q", t.name, t.index, ch)
-	}
-	b, err := wire.FromRows(rows, c.Columns)
-	if err != nil {
-		return fmt.Errorf("channel %s: %w", ch, err)
-	}
-	t.meter.step()
-	return t.checked(t.receive(c, epoch, b, rows.GetColumns().GetRoutes()))
-}
-
-// ReceiveEncoded is Receive of a batch as it travels: a RowBatch's
-// bytes after its epoch (EncodeEpochRows), or a marker
-// (EncodeEpochMarker, Marker); it returns the batch's rows.
+// ReceiveEncoded applies a batch of channel ch as it travels: a batch
+// of changes (a RowBatch's bytes, the channel's columns and the weight,
+// after its epoch: EncodeEpochRows), handing each route's consumer the
+// rows that are for it (the batch's routes) as the columns it reads and
+// the weight; or a marker (EncodeEpochMarker: Marker). It returns the
+// batch's rows.
 func (t *EpochTask) ReceiveEncoded(ch string, encoded []byte) (int, error) {
 	c := t.chans[ch]
 	if c == nil {
@@ -572,16 +555,19 @@ func (t *EpochTask) Answer(query string) ([]byte, bool) {
 	return nil, false
 }
 
-// Epoch is the epochs every operator of the task has stepped (its
-// slowest's).
-func (t *EpochTask) Epoch() int64 {
-	var e int64 = -1
+// ResumeAt tells a task just made that its epochs 1..n have ended
+// (each of its operators has stepped them, and sent their markers): a
+// Source's, whose state is no more than that, resumed after a restart.
+func (t *EpochTask) ResumeAt(n int64) error {
 	for _, u := range t.units {
-		if e < 0 || u.epoch < e {
-			e = u.epoch
+		if u.epoch != 0 || u.done || u.heldBytes != 0 {
+			return fmt.Errorf("task %s[%d]: resumed at epoch %d after it ran", t.name, t.index, n)
 		}
 	}
-	return max(e, 0)
+	for _, u := range t.units {
+		u.epoch = n
+	}
+	return nil
 }
 
 // deliver hands changes of epoch e to input k of unit u: through it at
@@ -606,13 +592,14 @@ func (t *EpochTask) deliver(u *unit, k int, e int64, b *exec.Batch) error {
 		}
 		return t.forward(u, e, out)
 	}
-	in := u.ins[k]
-	p := in.at(e)
-	// A copy: the batch may be a received one's memory, which is not
-	// the task's to keep.
-	c := exec.Concat(in.cols, []*exec.Batch{b})
-	p.rows = append(p.rows, c)
-	u.heldBytes += int64(batchBytes(c))
+	// Held as it is, not copied: a batch here is one the task read off
+	// a channel (wire.Read's, which aliases nothing of the bytes it
+	// read, or of a RowBatch it unmarshalled itself) or one an operator
+	// of the task made of such, and no operator modifies a batch it is
+	// given or has made.
+	p := u.ins[k].at(e)
+	p.rows = append(p.rows, b)
+	u.heldBytes += int64(batchBytes(b))
 	return nil
 }
 
@@ -802,26 +789,34 @@ func (t *EpochTask) end(u *unit, k, sender int) error {
 
 // finish steps the epochs u holds changes of that no marker closed (and
 // a first one, when it has stepped none: a query over no rows has an
-// answer too), then ends its outputs: an exchange's channel to every
+// answer too), in order, skipping those of no changes (an epoch a
+// corrupt batch said is far ahead costs its changes, not the epochs
+// between), then ends its outputs: an exchange's channel to every
 // receiving instance, the units chained after it, or, at a sink, its
 // final version.
 func (t *EpochTask) finish(u *unit) error {
 	if u.done {
 		return nil
 	}
-	last := u.epoch
-	if last == 0 {
-		last = 1
-	}
-	for _, in := range u.ins {
-		if n := len(in.pending); n > 0 {
-			last = max(last, in.pending[n-1].epoch)
+	for u.kind == stepped || u.kind == sinking {
+		// The next epoch it holds changes of (an epoch of none changes
+		// nothing, and is not stepped), or, when it has stepped none, the
+		// first.
+		next := int64(-1)
+		for _, in := range u.ins {
+			if len(in.pending) > 0 && (next < 0 || in.pending[0].epoch < next) {
+				next = in.pending[0].epoch
+			}
 		}
-	}
-	if u.bottom().Kind == plan.Scan {
-		last = u.epoch // its rows went on as they came
-	}
-	for u.epoch < last {
+		switch {
+		case next < 0 && u.epoch > 0:
+		case next < 0:
+			next = 1
+		}
+		if next < 0 {
+			break
+		}
+		u.epoch = next - 1
 		if err := t.stepEpoch(u, false); err != nil {
 			return err
 		}
@@ -862,6 +857,21 @@ func (t *EpochTask) checked(err error) error {
 	if err := t.meter.err(); err != nil {
 		return err
 	}
+	n, top := t.stateBytes()
+	if n <= t.meter.b.StateBytes {
+		t.meter.mostState = max(t.meter.mostState, n)
+		return nil
+	}
+	where := "the operators of task " + t.name
+	if top != nil {
+		where = fmt.Sprintf("the operators of task %s (the most, #%d %s of %s)", t.name, top.top().ID, top.top().Kind, strings.Join(top.top().Queries, ", "))
+	}
+	return t.meter.held(n, where)
+}
+
+// stateBytes is about the bytes the task's operators keep and the
+// changes they hold, and the unit that has the most of them.
+func (t *EpochTask) stateBytes() (int64, *unit) {
 	var n, most int64
 	var top *unit
 	for _, u := range t.units {
@@ -873,15 +883,14 @@ func (t *EpochTask) checked(err error) error {
 			top, most = u, b
 		}
 	}
-	if n <= t.meter.b.StateBytes {
-		t.meter.mostState = max(t.meter.mostState, n)
-		return nil
-	}
-	where := "the operators of task " + t.name
-	if top != nil {
-		where = fmt.Sprintf("the operators of task %s (the most, #%d %s of %s)", t.name, top.top().ID, top.top().Kind, strings.Join(top.top().Queries, ", "))
-	}
-	return t.meter.held(n, where)
+	return n, top
+}
+
+// SnapshotSize is about the size of the task's snapshot: what it keeps,
+// and an eighth more.
+func (t *EpochTask) SnapshotSize() int {
+	n, _ := t.stateBytes()
+	return int(n + n/8)
 }
 
 // Stats are the task's scans' counts of the values that read as NULL.

@@ -7,10 +7,14 @@ import (
 	"strings"
 	"testing"
 
+	"google.golang.org/protobuf/proto"
+
+	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 	"github.com/wololo/wololo/queries"
 	"github.com/wololo/wololo/services/dataflow/sql/incr"
 	"github.com/wololo/wololo/services/dataflow/sql/physical"
 	"github.com/wololo/wololo/services/dataflow/sql/plan"
+	"github.com/wololo/wololo/services/dataflow/sql/sqlgen/oracle"
 	"github.com/wololo/wololo/services/dataflow/sql/sqlops"
 )
 
@@ -65,6 +69,24 @@ func TestEpochWire(t *testing.T) {
 	}
 }
 
+// TestEpochWireIsARowBatch: what a standing channel's batch and marker
+// travel as is a RowBatch as proto.Unmarshal reads it: its epoch or
+// epoch_end set, and the rows' own field.
+func TestEpochWireIsARowBatch(t *testing.T) {
+	rows, err := proto.Marshal(&wololov1.RowBatch{Rows: &wololov1.RowBatch_Columns{Columns: &wololov1.ColumnBatch{Rows: 1}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m wololov1.RowBatch
+	if err := proto.Unmarshal(sqlops.EncodeEpochRows(nil, 300, rows), &m); err != nil || m.GetEpoch() != 300 || m.GetEpochEnd() != 0 || m.GetColumns().GetRows() != 1 {
+		t.Errorf("rows of epoch 300 read as %v, %v", &m, err)
+	}
+	m.Reset()
+	if err := proto.Unmarshal(sqlops.EncodeEpochMarker(nil, 7), &m); err != nil || m.GetEpochEnd() != 7 || m.GetEpoch() != 0 || m.GetColumns() != nil {
+		t.Errorf("the marker of epoch 7 read as %v, %v", &m, err)
+	}
+}
+
 // TestEpochsOverBudget: a standing job that keeps more state than its
 // budget fails with OverBudget, as a batch job does.
 func TestEpochsOverBudget(t *testing.T) {
@@ -112,5 +134,69 @@ func TestVersionRecords(t *testing.T) {
 	final := sqlops.Version{Query: "q2", Epoch: 12, CSV: []byte("b\n"), Final: true}.Records()
 	if len(final) != 1 || string(final["result/q2.csv"]) != "b\n" {
 		t.Errorf("final records %q", final)
+	}
+}
+
+// TestEpochsEndWithoutMarker: rows after the last marker (the input
+// ended without ending their epoch) are in the final answers, which are
+// the batch answers over every row, and in no version; a job whose
+// input ends before any epoch has its answers over no rows or over all.
+func TestEpochsEndWithoutMarker(t *testing.T) {
+	for seed := range uint64(30) {
+		j, tables := sqlgenJob(t, seed+500)
+		r := rand.New(rand.NewPCG(seed, 48))
+		parts := splitEpochs(r, tables, 1+r.IntN(4))
+		p := planOf(t, j.texts, j.names, tables, int(seed%4))
+		res, err := sqlops.RunEpochsUnmarked(p, parts)
+		if err != nil {
+			t.Fatalf("seed %d: %v", seed, err)
+		}
+		if len(res.Versions) != len(parts)-1 {
+			t.Fatalf("seed %d: %d versions of %d epochs, the last unmarked", seed, len(res.Versions), len(parts))
+		}
+		for _, name := range j.names {
+			want, err := oracle.Execute(j.roots[name], tables)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(res.Files[name], want.CSV()) {
+				t.Fatalf("seed %d: %s (%s): the final answer\n%q\nwant\n%q", seed, name, j.texts[name], res.Files[name], want.CSV())
+			}
+		}
+	}
+}
+
+// TestEpochRestoreRefuses: an epoch task's snapshot cut short (at random
+// points), or with a byte changed, is refused or restored, never a
+// panic; a snapshot whole is restored.
+func TestEpochRestoreRefuses(t *testing.T) {
+	_, _, tables := generated(t, 300, 5)
+	p := planOf(t, defaultTexts(), queries.Names, tables, 2)
+	snaps, cfgs, err := sqlops.EpochSnapshots(p, splitEpochs(rand.New(rand.NewPCG(5, 5)), tables, 3), 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(5, 6))
+	for i, snap := range snaps {
+		if err := sqlops.RestoreEpochTask(cfgs[i], bytes.Clone(snap)); err != nil {
+			t.Fatalf("snapshot %d, whole: %v", i, err)
+		}
+		cuts := []int{0, len(snap) - 1}
+		for range 60 {
+			cuts = append(cuts, r.IntN(len(snap)))
+		}
+		for _, n := range cuts {
+			if err := sqlops.RestoreEpochTask(cfgs[i], bytes.Clone(snap[:n])); err == nil {
+				t.Fatalf("snapshot %d cut at %d of %d bytes was restored", i, n, len(snap))
+			}
+		}
+		for range 20 {
+			b := bytes.Clone(snap)
+			b[r.IntN(len(b))] ^= byte(1 + r.IntN(255))
+			_ = sqlops.RestoreEpochTask(cfgs[i], b) // refused or not, no panic
+		}
+	}
+	if len(snaps) < 5 {
+		t.Errorf("%d snapshots: the test checks little", len(snaps))
 	}
 }

@@ -2,57 +2,43 @@ package sqlops
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/wololo/wololo/services/dataflow/schema"
-
 	"github.com/wololo/wololo/services/dataflow/sql/physical"
 	"github.com/wololo/wololo/services/dataflow/sql/sqlops/wire"
 	"github.com/wololo/wololo/services/dataflow/stage"
 )
 
-// A standing plan in the deployment: each process runs its task's part
-// of the plan as one EpochTask under the stage runtime, as it runs a
-// Task for a batch plan (StageSpec chooses), and the runtime does not
-// know the difference: an epoch's changes and its markers are batches of
-// the channels' streams like any other (EncodeEpochRows,
-// EncodeEpochMarker), journaled, committed and acknowledged as they are;
-// the task's snapshot holds what it holds mid-epoch. At the gateway,
-// each query's version of each epoch is two records of the commit that
-// completes it (Version.Records), which the gateway
-// publishes (stage.Config.OnRecords), and the end of the input writes
-// the results as a batch job's (schema.ResultRecord).
+// A standing plan in the deployment (physical.Plan.Standing): each
+// process runs its part of the job as one stage.Operator (StageSpec), an
+// EpochTask of its task's operators but the Source ones, on the streams
+// and wiring of the batch plan's; a channel's batches travel as
+// EncodeEpochRows' bytes, its markers as EncodeEpochMarker's (a batch of
+// no rows to the runtime), its end as an EOF. Where the task holds the
+// sinks (the gateway), each version is recorded in the commit of the
+// step that made it (Version.Records: version/<k>/NAME.csv,
+// change/<k>/NAME.csv), and Finish records each query's final answer as
+// a batch job's result.
 
-// standingSpec is StageSpec of a standing plan (s its streams, w its
-// wiring): an epochOp.
-func standingSpec(p *physical.Plan, task string, s *streams, w stage.Wiring, b Budget) (stage.JobSpec, error) {
-	if _, err := newEpochOp(p, task, s, b); err != nil {
-		return stage.JobSpec{}, err
-	}
-	return stage.JobSpec{Wiring: w, MetricStreams: MetricStreams(p), New: func() stage.Operator {
-		op, err := newEpochOp(p, task, s, b)
-		if err != nil {
-			return failed{err} // it built a moment ago: it does not fail now
-		}
-		return op
-	}}, nil
-}
-
-// epochOp is a task's part of a standing job as a stage.Operator: an
-// EpochTask of its operators but the Source ones, fed the batches,
-// markers and ends of the channels it reads.
-type epochOp struct {
+// epochStageOp is a task's part of a standing job as a stage.Operator.
+type epochStageOp struct {
 	t       *EpochTask
 	streams *streams
 	inputs  []channelOf
-	// out is the Emitter of the call being served.
+	// out is the Emitter of the call being served; wire writes the
+	// batches.
 	out  stage.Emitter
 	wire wire.Writer
 }
 
-func newEpochOp(p *physical.Plan, task string, s *streams, b Budget) (*epochOp, error) {
-	o := &epochOp{streams: s, inputs: inputsOf(p, s, task)}
-	t, err := NewEpochTask(EpochConfig{Plan: p, Task: task, Out: epochOut(func() stage.Emitter { return o.out }, s, &o.wire, o.version),
-		Keep: func(op *physical.Op) bool { return !p.Source(op) }, Budget: b})
+func newEpochStageOp(p *physical.Plan, task string, s *streams, b Budget) (*epochStageOp, error) {
+	o := &epochStageOp{streams: s, inputs: inputsOf(p, s, task)}
+	t, err := NewEpochTask(EpochConfig{
+		Plan: p, Task: task, Budget: b,
+		Keep: func(op *physical.Op) bool { return !p.Source(op) },
+		Out:  epochOut(func() stage.Emitter { return o.out }, s, &o.wire),
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -60,80 +46,69 @@ func newEpochOp(p *physical.Plan, task string, s *streams, b Budget) (*epochOp, 
 	return o, nil
 }
 
-// epochOut is the EpochOut that writes an epoch task's changes, markers
-// and ends on their streams, to the Emitter out returns (the one of the
-// call being served), and hands versions to version (nil: none).
-func epochOut(out func() stage.Emitter, s *streams, w *wire.Writer, version func(Version) error) EpochOut {
-	stream := func(ch *physical.Channel) (string, error) {
-		name, ok := s.byChannel[ch.Name]
-		if !ok {
-			return "", fmt.Errorf("no channel %q in the job's plan", ch.Name)
-		}
-		return name, nil
-	}
+// epochOut is where an epoch task's outputs go in the deployment: what
+// its exchanges write and their markers, on the channels' streams of
+// out() (the Emitter of the call being served), written by w; its
+// versions as records of the step's commit.
+func epochOut(out func() stage.Emitter, s *streams, w *wire.Writer) EpochOut {
 	return EpochOut{
 		Send: func(ch *physical.Channel, to int, epoch int64, rows *Rows) error {
-			name, err := stream(ch)
+			if rows == nil {
+				return emitOn(out(), s, ch, to, nil, w)
+			}
+			name, err := s.stream(ch)
 			if err != nil {
 				return err
-			}
-			if rows == nil {
-				out().End(name)
-				return nil
 			}
 			out().Encoded(name, to, EncodeEpochRows(nil, epoch, w.Append(nil, rows.b, rows.s, rows.routes)), rows.Len())
 			return nil
 		},
 		Marker: func(ch *physical.Channel, to int, epoch int64) error {
-			name, err := stream(ch)
+			name, err := s.stream(ch)
 			if err != nil {
 				return err
 			}
 			out().Encoded(name, to, EncodeEpochMarker(nil, epoch), 0)
 			return nil
 		},
-		Version: version,
+		Version: func(v Version) error {
+			if v.Final {
+				return nil // Finish records the results
+			}
+			for k, b := range v.Records() {
+				out().Record(k, b)
+			}
+			return nil
+		},
 	}
 }
 
-// version records a version of a query's answer after an epoch in the
-// step's commit (Version.Records: its answer and its change). A Final
-// one is recorded by Finish, with the others: a sink may finish steps
-// before the task does, and the gateway reads the results from the
-// final commit.
-func (o *epochOp) version(v Version) error {
-	if v.Final {
-		return nil
-	}
-	for k, b := range v.Records() {
-		o.out.Record(k, b)
-	}
-	return nil
-}
+func (o *epochStageOp) input(k int) (channelOf, error) { return inputAt(o.inputs, k) }
 
-func (o *epochOp) serve(out stage.Emitter) {
+// Apply implements stage.Operator: a batch of changes, or a marker
+// (EpochTask.ReceiveEncoded).
+func (o *epochStageOp) Apply(k int, encoded []byte, out stage.Emitter) (int, error) {
+	c, err := o.input(k)
+	if err != nil {
+		return 0, err
+	}
 	o.out = out
 	o.t.meter.interruptedBy(out)
+	return o.t.ReceiveEncoded(c.ch, encoded)
 }
 
-// Apply implements stage.Operator: a batch of changes or an epoch's
-// marker (EpochTask.ReceiveEncoded).
-func (o *epochOp) Apply(k int, encoded []byte, out stage.Emitter) (int, error) {
-	if k < 0 || k >= len(o.inputs) {
-		return 0, fmt.Errorf("no input %d in the job's plan, of %d", k, len(o.inputs))
+// EndInput implements stage.InputEnder: the runtime's Driver calls it
+// once every sender has ended the input, and the task is told of each
+// sender's end.
+func (o *epochStageOp) EndInput(k int, out stage.Emitter) error {
+	c, err := o.input(k)
+	if err != nil {
+		return err
 	}
-	o.serve(out)
-	return o.t.ReceiveEncoded(o.inputs[k].ch, encoded)
-}
-
-// EndInput implements stage.InputEnder: every sender has ended input k.
-func (o *epochOp) EndInput(k int, out stage.Emitter) error {
-	if k < 0 || k >= len(o.inputs) {
-		return fmt.Errorf("no input %d in the job's plan, of %d", k, len(o.inputs))
-	}
-	o.serve(out)
-	for sender := range o.inputs[k].senders {
-		if err := o.t.End(o.inputs[k].ch, sender); err != nil {
+	o.out = out
+	o.t.meter.interruptedBy(out)
+	for sender := range c.senders {
+		if err := o.t.End(c.ch, sender); err != nil {
 			return err
 		}
 	}
@@ -141,12 +116,18 @@ func (o *epochOp) EndInput(k int, out stage.Emitter) error {
 }
 
 // Finish implements stage.Operator: every input has ended, so every
-// operator has finished; each sink's final answer is recorded as the
-// query's result (schema.ResultRecord), as a batch job's.
-func (o *epochOp) Finish(out stage.Emitter) error {
-	o.serve(out)
+// operator has finished; each query whose sink is here has its final
+// answer recorded as the job's result, as a batch job's.
+func (o *epochStageOp) Finish(out stage.Emitter) error {
+	o.out = out
 	if !o.t.Done() {
-		return fmt.Errorf("task %s: every input ended, but not every operator finished", o.t.name)
+		var open []string
+		for _, u := range o.t.units {
+			if !u.done {
+				open = append(open, fmt.Sprintf("#%d %s", u.top().ID, u.top().Kind))
+			}
+		}
+		return fmt.Errorf("task %s: every input ended, but not every operator finished: %s", o.t.name, strings.Join(open, ", "))
 	}
 	for _, q := range o.t.Queries() {
 		csv, ok := o.t.Answer(q)
@@ -159,10 +140,13 @@ func (o *epochOp) Finish(out stage.Emitter) error {
 }
 
 // Usage implements stage.Spender.
-func (o *epochOp) Usage() []any { return o.t.Usage() }
+func (o *epochStageOp) Usage() []any { return o.t.Usage() }
 
 // AppendSnapshot implements stage.Snapshotter.
-func (o *epochOp) AppendSnapshot(dst []byte) ([]byte, error) { return o.t.AppendSnapshot(dst) }
+func (o *epochStageOp) AppendSnapshot(dst []byte) ([]byte, error) { return o.t.AppendSnapshot(dst) }
+
+// SnapshotSize implements stage.SnapshotSizer.
+func (o *epochStageOp) SnapshotSize() int { return o.t.SnapshotSize() }
 
 // Restore implements stage.Snapshotter.
-func (o *epochOp) Restore(state []byte) error { return o.t.Restore(state) }
+func (o *epochStageOp) Restore(state []byte) error { return o.t.Restore(state) }

@@ -5,22 +5,26 @@ import (
 	"fmt"
 
 	"google.golang.org/protobuf/encoding/protowire"
+
+	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
+	"github.com/wololo/wololo/services/base/protoscan"
 )
 
 // How a standing plan's channels travel as bytes (stage.Emitter's
 // Encoded): a batch of changes is its epoch, as field 6 of a RowBatch (a
 // varint), before the RowBatch's own bytes; an epoch marker is field 7
-// alone. Protobuf reads fields in any order, so these are RowBatch
-// messages that a RowBatch with the fields `uint64 epoch = 6;` and
-// `uint64 epoch_end = 7;` declares (proto/wololo/v1/batch.proto does not
-// yet: the wire codec reads what follows the epoch). The epoch is in
+// alone: RowBatch's fields epoch and epoch_end
+// (proto/wololo/v1/batch.proto). Protobuf reads fields in any order, so
+// these are RowBatch messages as proto.Unmarshal reads them
+// (TestEpochWireIsARowBatch); the wire codec reads what follows the
+// epoch. The epoch is in
 // every batch, not known from the order of arrival, because the runtime
 // does not say which instance sent a batch: a shard ahead of another may
 // send epoch k+1's changes before the other's marker of k.
 
-const (
-	epochField    = 6
-	epochEndField = 7
+var (
+	epochField    = protoscan.FieldOf(&wololov1.RowBatch{}, "epoch")
+	epochEndField = protoscan.FieldOf(&wololov1.RowBatch{}, "epoch_end")
 )
 
 // errEpochBytes is what DecodeEpoch's errors wrap.

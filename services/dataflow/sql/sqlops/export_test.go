@@ -59,3 +59,36 @@ func RunEpochsBudget(p *physical.Plan, epochs []map[string]*exec.Table, b Budget
 func RunEpochsScanned(p *physical.Plan, epochs []map[string]*exec.Table) (*EpochResult, error) {
 	return runEpochs(p, epochs, epochOptions{scanned: true})
 }
+
+// RunEpochsUnmarked is RunEpochs with the last epoch's rows given no
+// marker: the tables end after them.
+func RunEpochsUnmarked(p *physical.Plan, epochs []map[string]*exec.Table) (*EpochResult, error) {
+	return runEpochs(p, epochs, epochOptions{unmarked: true})
+}
+
+// EpochSnapshots runs p over the epochs as RunEpochs does, and returns a
+// snapshot of an instance taken before each of about every n-th
+// message, with the config of the task it is of.
+func EpochSnapshots(p *physical.Plan, epochs []map[string]*exec.Table, n int) ([][]byte, []EpochConfig, error) {
+	var snaps [][]byte
+	var cfgs []EpochConfig
+	i := 0
+	_, err := runEpochs(p, epochs, epochOptions{observe: func(in *epochInstance) error {
+		if i++; i%n != 0 {
+			return nil
+		}
+		s, err := in.t.AppendSnapshot(nil)
+		snaps, cfgs = append(snaps, s), append(cfgs, in.cfg)
+		return err
+	}})
+	return snaps, cfgs, err
+}
+
+// RestoreEpochTask makes the task of cfg and restores it from snap.
+func RestoreEpochTask(cfg EpochConfig, snap []byte) error {
+	t, err := NewEpochTask(cfg)
+	if err != nil {
+		return err
+	}
+	return t.Restore(snap)
+}

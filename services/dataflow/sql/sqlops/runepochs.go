@@ -50,6 +50,12 @@ type epochOptions struct {
 	// scanned gives the gateway its tables' rows read as their scans'
 	// columns (EpochTask.Scanned, a Source's way), not as text.
 	scanned bool
+	// unmarked ends the tables after the last epoch's rows with no
+	// marker of it: its rows are the final answer's, in no version.
+	unmarked bool
+	// observe, when not nil, is shown each instance before it takes a
+	// message.
+	observe func(*epochInstance) error
 }
 
 // epochMessage is what waits in an instance's queue: a table's batch,
@@ -127,8 +133,8 @@ func runEpochs(p *physical.Plan, epochs []map[string]*exec.Table, opt epochOptio
 						res.Files[v.Query] = v.CSV
 						return nil
 					}
-					if v.Epoch < 1 || int(v.Epoch) > len(epochs) {
-						return fmt.Errorf("a version of %s of epoch %d, of %d", v.Query, v.Epoch, len(epochs))
+					if v.Epoch < 1 || int(v.Epoch) > len(res.Versions) {
+						return fmt.Errorf("a version of %s of epoch %d, of %d", v.Query, v.Epoch, len(res.Versions))
 					}
 					if res.Versions[v.Epoch-1] == nil {
 						res.Versions[v.Epoch-1] = map[string]Version{}
@@ -148,7 +154,7 @@ func runEpochs(p *physical.Plan, epochs []map[string]*exec.Table, opt epochOptio
 		}
 	}
 	gw := byTask[p.Gateway.Name][0]
-	for _, e := range epochs {
+	for k, e := range epochs {
 		for _, name := range tables {
 			if t := e[name]; t != nil {
 				if !slices.Equal(t.Columns, columns[name]) {
@@ -158,6 +164,10 @@ func runEpochs(p *physical.Plan, epochs []map[string]*exec.Table, opt epochOptio
 					gw.queue = append(gw.queue, epochMessage{table: name, batch: b})
 				}
 			}
+		}
+		if opt.unmarked && k == len(epochs)-1 {
+			res.Versions = res.Versions[:k]
+			break
 		}
 		for _, name := range tables {
 			gw.queue = append(gw.queue, epochMessage{table: name, epochEnd: true})
@@ -184,6 +194,11 @@ func runEpochs(p *physical.Plan, epochs []map[string]*exec.Table, opt epochOptio
 		in := ready[k]
 		m := in.queue[0]
 		in.queue = in.queue[1:]
+		if opt.observe != nil {
+			if err := opt.observe(in); err != nil {
+				return nil, fmt.Errorf("run epochs: %w", err)
+			}
+		}
 		if opt.restart != nil && opt.restart() {
 			if err := in.restart(); err != nil {
 				return nil, fmt.Errorf("run epochs: restart: %w", err)

@@ -44,17 +44,13 @@ type Source struct {
 	// they are read, by field key.
 	x   *instance
 	key int
-	// standing: for a standing plan, the table's scan and exchanges as
-	// an EpochTask, and the rows held as text until the next Flush.
-	standing *sourceEpochs
-}
-
-// sourceEpochs is a Source's part of a standing plan: its operators as
-// an EpochTask, fed what the Source's scan reads a record at a time, an
-// epoch's changes of +1 each (EpochTask.Scanned), and its markers
-// (EndEpoch).
-type sourceEpochs struct {
-	t *EpochTask
+	// et, of a standing plan, is what the scan's rows go through: its
+	// exchanges write them as changes of weight +1, tagged with the
+	// table's open epoch, and EndEpoch's markers (the batch Task t then
+	// only reads the records into the scan's columns).
+	et *EpochTask
+	// epochs are the epochs EndEpoch has ended.
+	epochs int64
 }
 
 // sourceBatchRows and sourceBatchBytes are the most rows, and about the
@@ -94,9 +90,6 @@ func NewSource(p *physical.Plan, table string, header []string) (*Source, error)
 	if len(ops) == 0 {
 		return src, nil
 	}
-	if p.Standing {
-		return src, src.epochs(p, ops, header)
-	}
 	send := func(ch *physical.Channel, to int, rows *Rows) error {
 		return emitOn(src.out, s, ch, to, rows, &src.wire)
 	}
@@ -107,31 +100,18 @@ func NewSource(p *physical.Plan, table string, header []string) (*Source, error)
 		return nil, err
 	}
 	src.sc = src.scan.op.(*scan)
+	if p.Standing {
+		src.et, err = NewEpochTask(EpochConfig{
+			Plan: p, Task: p.Gateway.Name, Columns: map[string][]string{table: slices.Clone(header)}, Keep: keep, Budget: DefaultBudget,
+			Out: epochOut(func() stage.Emitter { return src.out }, s, &src.wire),
+		})
+		if err != nil {
+			return nil, fmt.Errorf("table %s: %w", table, err)
+		}
+		return src, nil
+	}
 	src.x, src.key = routedBy(src.t, src.scan)
 	return src, nil
-}
-
-// epochs makes the Source's EpochTask, of ops, and the scan whose
-// reading of the records it is fed.
-func (s *Source) epochs(p *physical.Plan, ops []*physical.Op, header []string) error {
-	keep := map[int]bool{}
-	var scanned *plan.Node
-	for _, o := range ops {
-		keep[o.ID] = true
-		if o.Kind == plan.Scan {
-			scanned = o.Node
-		}
-	}
-	t, err := NewEpochTask(EpochConfig{Plan: p, Task: p.Gateway.Name, Columns: map[string][]string{s.table: slices.Clone(header)},
-		Out: epochOut(func() stage.Emitter { return s.out }, s.streams, &s.wire, nil), Keep: func(o *physical.Op) bool { return keep[o.ID] }})
-	if err != nil {
-		return fmt.Errorf("table %s: %w", s.table, err)
-	}
-	if s.sc, err = newScan(scanned, header); err != nil {
-		return fmt.Errorf("table %s: %w", s.table, err)
-	}
-	s.standing = &sourceEpochs{t: t}
-	return nil
 }
 
 // routedBy returns the exchange of t that a Source routes its rows for
@@ -179,7 +159,7 @@ func (s *Source) Row(fields [][]byte) {
 	switch {
 	case s.x != nil:
 		s.sc.rowTo(stage.Route(fields[s.key], s.x.x.to), fields)
-	case s.sc != nil:
+	case s.t != nil:
 		s.sc.row(fields)
 	}
 }
@@ -187,28 +167,19 @@ func (s *Source) Row(fields [][]byte) {
 // Full reports whether the rows held are a batch's worth: the caller
 // flushes them (with the Emitter it commits).
 func (s *Source) Full() bool {
-	return s.sc != nil && (s.sc.rows >= sourceBatchRows || s.sc.bytes >= sourceBatchBytes)
+	return s.t != nil && (s.sc.rows >= sourceBatchRows || s.sc.bytes >= sourceBatchBytes)
 }
 
 // Flush applies the rows held to the scan's chain, and routes them into
 // out.
 func (s *Source) Flush(out stage.Emitter) error {
-	if e := s.standing; e != nil {
-		s.out = out
-		b := s.sc.take(0)
-		if b == nil {
-			return nil
-		}
-		if err := e.t.Scanned(s.table, b); err != nil {
-			return err
-		}
-		s.sc.spend(0, b) // the exchanges have written its rows, and keep nothing
-		return nil
-	}
 	if s.t == nil || s.sc.rows == 0 {
 		return nil
 	}
 	s.out = out
+	if s.et != nil {
+		return s.et.Scanned(s.table, s.sc.take(0))
+	}
 	s.t.step() // one flush is one batch: what it sends is held to the step budget alone
 	if s.x == nil {
 		return s.t.flushScan(s.scan)
@@ -227,56 +198,63 @@ func (s *Source) End(out stage.Emitter) error {
 	if err := s.Flush(out); err != nil {
 		return err
 	}
-	s.out = out
-	if s.standing != nil {
-		return s.standing.t.EndTable(s.table)
-	}
 	if s.t == nil {
 		return nil
+	}
+	s.out = out
+	if s.et != nil {
+		return s.et.EndTable(s.table)
 	}
 	return s.t.EndTable(s.table)
 }
 
-// EndEpoch flushes the rows held and ends the table's epoch: a marker
-// follows the epoch's rows on every channel route its exchanges write,
-// to every receiving instance (docs/standing.md). For a standing plan
-// only: the gateway calls it, in the commit of an epoch's last rows, on
-// the Source of every table the job scans, a table with no rows in the
-// epoch too.
+// EndEpoch, of a standing plan's Source, flushes the rows held and ends
+// the table's open epoch: the epoch's marker goes on every channel
+// route its exchanges write, to every receiving instance, after the
+// epoch's rows. The gateway calls it for every table of the job at the
+// end of each epoch (a table with no rows in it too), in the commit of
+// the epoch's last rows; epochs are numbered 1, 2, ... in that order.
 func (s *Source) EndEpoch(out stage.Emitter) error {
-	if s.standing == nil {
-		return fmt.Errorf("table %s: an epoch's end in a job that is not standing", s.table)
-	}
 	if err := s.Flush(out); err != nil {
 		return err
 	}
-	return s.standing.t.EndTableEpoch(s.table)
+	s.epochs++
+	if s.t == nil {
+		return nil // the plan reads nothing of the table
+	}
+	if s.et == nil {
+		return fmt.Errorf("table %s: the end of an epoch of a job that is not a standing one", s.table)
+	}
+	s.out = out
+	return s.et.EndTableEpoch(s.table)
 }
 
-// ResumeEpochs makes a new Source of a standing plan go on after the
-// epochs it (or the Source it replaces, before a restart) ended: the
-// next EndEpoch ends epoch epochs+1.
-func (s *Source) ResumeEpochs(epochs int64) {
-	if s.standing == nil {
-		return
+// Epochs is the number of epochs EndEpoch has ended (those it was told
+// of by ResumeEpochs included).
+func (s *Source) Epochs() int64 { return s.epochs }
+
+// ResumeEpochs tells a standing plan's Source just made that epochs
+// 1..n have ended (a restarted gateway's upload, whose commits recorded
+// them): the rows it is given next are epoch n+1's.
+func (s *Source) ResumeEpochs(n int64) error {
+	if s.epochs != 0 {
+		return fmt.Errorf("table %s: resumed at epoch %d after %d epochs", s.table, n, s.epochs)
 	}
-	for _, u := range s.standing.t.units {
-		u.epoch = epochs
+	s.epochs = n
+	if s.et == nil {
+		return nil
 	}
+	return s.et.ResumeAt(n)
 }
 
 // Stats are the scan's counts of the values that read as NULL, by
 // column name, since the Source was made.
 func (s *Source) Stats() map[string]int64 {
 	out := map[string]int64{}
-	var stats []exec.ColumnStats
-	switch {
-	case s.standing != nil:
-		stats = s.sc.stats
-	case s.t != nil:
-		stats = s.t.Stats()
+	if s.t == nil {
+		return out
 	}
-	for _, st := range stats {
+	for _, st := range s.t.Stats() {
 		if n := st.Missing + st.Invalid; n > 0 {
 			out[strings.TrimPrefix(st.Column, s.table+".")] += n
 		}

@@ -38,7 +38,8 @@ func DecodeSpec(plan []byte, task string, b Budget) (stage.JobSpec, error) {
 	return StageSpec(p, task, b)
 }
 
-// StageSpec is what an instance of task runs for a job of plan p: every
+// StageSpec is what an instance of task runs for a job of plan p (of a
+// standing plan, physical.Plan.Standing: an EpochTask, epochstage.go): every
 // operator of the task but its Source ones, as one stage.Operator whose
 // input streams are the routes of the channels into the task, and whose
 // outputs are the routes of the channels its exchanges write. Where the
@@ -79,7 +80,17 @@ func StageSpec(p *physical.Plan, task string, b Budget) (stage.JobSpec, error) {
 		return stage.JobSpec{}, err
 	}
 	if p.Standing {
-		return standingSpec(p, task, s, w, b)
+		// An EpochTask (epochstage.go); made now too, as below.
+		if _, err := newEpochStageOp(p, task, s, b); err != nil {
+			return stage.JobSpec{}, err
+		}
+		return stage.JobSpec{Wiring: w, MetricStreams: MetricStreams(p), New: func() stage.Operator {
+			op, err := newEpochStageOp(p, task, s, b)
+			if err != nil {
+				return failed{err}
+			}
+			return op
+		}}, nil
 	}
 	// One operator made now: a plan that does not build fails here, when
 	// the job is introduced, not in its actor.
@@ -143,9 +154,9 @@ func (o *stageOp) send(ch *physical.Channel, to int, rows *Rows) error {
 // emitOn hands a batch an exchange wrote (or, rows nil, its end) to out,
 // on the channel's stream, as the bytes it travels as, written by w.
 func emitOn(out stage.Emitter, s *streams, ch *physical.Channel, to int, rows *Rows, w *wire.Writer) error {
-	name, ok := s.byChannel[ch.Name]
-	if !ok {
-		return fmt.Errorf("no channel %q in the job's plan", ch.Name)
+	name, err := s.stream(ch)
+	if err != nil {
+		return err
 	}
 	if rows == nil {
 		out.End(name)
@@ -155,11 +166,14 @@ func emitOn(out stage.Emitter, s *streams, ch *physical.Channel, to int, rows *R
 	return nil
 }
 
-func (o *stageOp) input(k int) (channelOf, error) {
-	if k < 0 || k >= len(o.inputs) {
-		return channelOf{}, fmt.Errorf("no input %d in the job's plan, of %d", k, len(o.inputs))
+func (o *stageOp) input(k int) (channelOf, error) { return inputAt(o.inputs, k) }
+
+// inputAt is input k of a stage operator's inputs.
+func inputAt(inputs []channelOf, k int) (channelOf, error) {
+	if k < 0 || k >= len(inputs) {
+		return channelOf{}, fmt.Errorf("no input %d in the job's plan, of %d", k, len(inputs))
 	}
-	return o.inputs[k], nil
+	return inputs[k], nil
 }
 
 // Apply implements stage.Operator: the batch read with the wire codec

@@ -43,6 +43,8 @@ type deployed struct {
 	// restarts and snapshots count what the run did; mostRows is the most
 	// rows one batch sent had.
 	restarts, snapshots, mostRows int
+	// resumes counts the Sources made afresh (uploadEpochs).
+	resumes int
 }
 
 type message struct {

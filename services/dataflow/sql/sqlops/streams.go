@@ -120,6 +120,15 @@ func edges(p *physical.Plan, s *streams, ops []*physical.Op) ([]stage.Edge, erro
 
 // inputsOf are the channels into task, in the plan's order: the inputs
 // of its stage.Operator, by index.
+// stream is the name of the stream channel ch travels on.
+func (s *streams) stream(ch *physical.Channel) (string, error) {
+	name, ok := s.byChannel[ch.Name]
+	if !ok {
+		return "", fmt.Errorf("no channel %q in the job's plan", ch.Name)
+	}
+	return name, nil
+}
+
 func inputsOf(p *physical.Plan, s *streams, task string) []channelOf {
 	var out []channelOf
 	for _, c := range p.Channels {
