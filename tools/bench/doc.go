@@ -22,6 +22,11 @@
 //     --query NAME=FILE ...`, queries/examples/*.sql; sqljobs.go,
 //     ModeDemoExamples), whose outputs must be written, its CPU against
 //     the four default queries' (TargetExamplesVsSQL; sqlreport.go);
+//   - demo mode on the four default queries as a standing job fed in
+//     StandingEpochs appends (`wololo demo --epochs 100`,
+//     ModeDemoStanding; docs/standing.md): every version computed, its
+//     final answers byte-equal to the reference's, its CPU against one
+//     batch job's (TargetStandingVsBatch) and its peak RSS;
 //   - local mode (ModeLocal: the topology as separate OS processes with
 //     durable segment-log stores, through services/roles/local on a fresh
 //     data directory, running the job `wololo local run` submits, the SQL

@@ -9,9 +9,11 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
+	"github.com/wololo/wololo/queries"
 	"github.com/wololo/wololo/services/cmdline/client"
 	"github.com/wololo/wololo/services/cmdline/tlsflags"
 )
@@ -263,7 +265,7 @@ func (b *bencher) rounds(ctx context.Context, r *Report) error {
 			r.Samples = append(r.Samples, sampleOf(mode, k, run))
 		}
 		if b.runs(ModeDemo) {
-			demo, err := b.runDemo(ctx, k)
+			demo, err := b.runDemo(ctx, k, ModeDemo)
 			if err != nil {
 				return err
 			}
@@ -277,6 +279,14 @@ func (b *bencher) rounds(ctx context.Context, r *Report) error {
 			}
 			compared[ModeDemoExamples] = append(compared[ModeDemoExamples], ComparedRun{Mode: ModeDemoExamples, Queries: b.examples.Names(), Run: run, Span: run.Wall})
 			r.Samples = append(r.Samples, sampleOf(ModeDemoExamples, k, run))
+		}
+		if b.runs(ModeDemoStanding) {
+			run, err := b.runDemo(ctx, k, ModeDemoStanding, "--epochs", strconv.Itoa(StandingEpochs))
+			if err != nil {
+				return err
+			}
+			compared[ModeDemoStanding] = append(compared[ModeDemoStanding], ComparedRun{Mode: ModeDemoStanding, Queries: queries.Names, Run: run, Span: run.Wall})
+			r.Samples = append(r.Samples, sampleOf(ModeDemoStanding, k, run))
 		}
 		if b.runs(ModeLocal) {
 			local, err := b.runLocalRound(ctx, k)
@@ -367,17 +377,17 @@ func (b *bencher) runDuckDB(ctx context.Context, k int, mode string) (ProcessRun
 	return run, nil
 }
 
-// runDemo is one run of demo mode as `wololo demo` runs by default
-// (ModeDemo: the SQL plan of the four default queries), its outputs
-// byte-equal to the reference's.
-func (b *bencher) runDemo(ctx context.Context, k int) (ProcessRun, error) {
-	mode := ModeDemo
+// runDemo is one run of demo mode on the four default queries, as
+// `wololo demo` runs by default (ModeDemo) or with more flags
+// (ModeDemoStanding: --epochs), its outputs byte-equal to the
+// reference's.
+func (b *bencher) runDemo(ctx context.Context, k int, mode string, flags ...string) (ProcessRun, error) {
 	dir := filepath.Join(b.o.Work, mode)
 	if err := os.RemoveAll(dir); err != nil {
 		return ProcessRun{}, err
 	}
-	args := []string{"demo", "--matches", b.o.Matches, "--players", b.o.Players, "--out", dir, "--log-level", "warn"}
-	name := "wololo demo"
+	args := append([]string{"demo", "--matches", b.o.Matches, "--players", b.o.Players, "--out", dir, "--log-level", "warn"}, flags...)
+	name := strings.TrimSpace("wololo demo " + strings.Join(flags, " "))
 	b.logf("run %d/%d: %s (%s)...", k, b.o.Runs, mode, name)
 	run, err := runChild(ctx, name, b.bin, filepath.Join(b.o.Work, mode+".log"), args...)
 	if err != nil {
@@ -485,7 +495,7 @@ func noiseNotes(r Report) []string {
 // runName names a sample in a sentence.
 func runName(s Sample) string {
 	name := map[string]string{ModeDuckDB: "exact DuckDB", ModeDuckDBPlain: "plain DuckDB", ModeReference: "the reference evaluator",
-		ModeDemo: "demo mode (SQL)", ModeDemoExamples: "demo mode's job of example queries",
+		ModeDemo: "demo mode (SQL)", ModeDemoExamples: "demo mode's job of example queries", ModeDemoStanding: "demo mode's standing job",
 		ModeLocal: "local mode (SQL)"}[s.Mode]
 	if name == "" {
 		name = s.Mode
