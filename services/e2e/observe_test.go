@@ -88,6 +88,18 @@ func TestWatchingALocalCluster(t *testing.T) {
 		}
 	}
 
+	// A standing job beside it, whose latest version the page shows.
+	small := filepath.Join(dir, "small")
+	if _, err := datagen.WriteDir(datagen.Config{Matches: 2000, Seed: 5}, small); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client.Submit(ctx, client.SubmitOptions{
+		Server: c.GatewayAddr(), TLS: tlsConfig, JobID: "standing", Keep: true, Standing: true, Out: filepath.Join(dir, "standing"),
+		Matches: filepath.Join(small, "matches.csv"), Players: filepath.Join(small, "match_players.csv"),
+	}); err != nil {
+		t.Fatalf("the standing job: %v", err)
+	}
+
 	t.Run("web page in headless Chromium", func(t *testing.T) {
 		browser := findChromium()
 		if browser == "" {
@@ -111,6 +123,9 @@ func TestWatchingALocalCluster(t *testing.T) {
 			if !strings.Contains(dom, `data-stage="`+stage+`"`) {
 				t.Errorf("the page has no box for stage %s:\n%.2000s", stage, dom)
 			}
+		}
+		if !regexp.MustCompile(`epoch 1: q1 [0-9.k]+ rows \(\+[0-9.k]+ −0\), q2 `).MatchString(dom) {
+			t.Errorf("the page does not show the standing job's latest version (epoch 1, each query's rows and change):\n%.3000s", dom)
 		}
 		rates := regexp.MustCompile(`class="rate" data-stream="([^"]+)" data-rate="([0-9.]+)"`).FindAllStringSubmatch(dom, -1)
 		best := 0.0
@@ -211,8 +226,12 @@ func TestWatchingALocalCluster(t *testing.T) {
 		if nLeaders != 1 || len(leaders) != 1 || leaders[0] {
 			t.Errorf("top: want one leader every master follows, got %d leading, followed %v", nLeaders, leaders)
 		}
-		if snap.GetIntervalSeconds() <= 0 || len(snap.GetStages()) != 2 || len(snap.GetJobs()) != 1 || snap.GetJobs()[0].GetName() != "observed" {
-			t.Errorf("top: interval %v, %d stages, jobs %v", snap.GetIntervalSeconds(), len(snap.GetStages()), snap.GetJobs())
+		jobs := map[string]*wololov1.ClusterJob{}
+		for _, j := range snap.GetJobs() {
+			jobs[j.GetName()] = j
+		}
+		if snap.GetIntervalSeconds() <= 0 || len(snap.GetStages()) != 2 || len(jobs) != 2 || jobs["observed"] == nil || jobs["standing"].GetEpochsPublished() != 1 || len(jobs["standing"].GetLatest()) != 4 {
+			t.Errorf("top: interval %v, %d stages, jobs %v: want observed, and standing with its version 1", snap.GetIntervalSeconds(), len(snap.GetStages()), snap.GetJobs())
 		}
 	})
 

@@ -706,9 +706,15 @@ type ClusterJob struct {
 	InputComplete bool     `protobuf:"varint,12,opt,name=input_complete,json=inputComplete,proto3" json:"input_complete,omitempty"`
 	// The names of the job's queries, in order (q1..q4 for the default
 	// ones).
-	Queries       []string `protobuf:"bytes,13,rep,name=queries,proto3" json:"queries,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Queries []string `protobuf:"bytes,13,rep,name=queries,proto3" json:"queries,omitempty"`
+	// A standing job (docs/standing.md): its latest version published (0:
+	// none yet), and each query's answer in it: how many rows, and how
+	// many its change from the version before added and removed.
+	Standing        bool            `protobuf:"varint,14,opt,name=standing,proto3" json:"standing,omitempty"`
+	EpochsPublished int64           `protobuf:"varint,15,opt,name=epochs_published,json=epochsPublished,proto3" json:"epochs_published,omitempty"`
+	Latest          []*QueryVersion `protobuf:"bytes,16,rep,name=latest,proto3" json:"latest,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *ClusterJob) Reset() {
@@ -832,6 +838,101 @@ func (x *ClusterJob) GetQueries() []string {
 	return nil
 }
 
+func (x *ClusterJob) GetStanding() bool {
+	if x != nil {
+		return x.Standing
+	}
+	return false
+}
+
+func (x *ClusterJob) GetEpochsPublished() int64 {
+	if x != nil {
+		return x.EpochsPublished
+	}
+	return 0
+}
+
+func (x *ClusterJob) GetLatest() []*QueryVersion {
+	if x != nil {
+		return x.Latest
+	}
+	return nil
+}
+
+// QueryVersion is the size of a query's answer in a standing job's
+// version, and of its change: never the rows themselves (the page that
+// shows it is the operators', the rows are the job's owner's).
+type QueryVersion struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The query's result file, NAME.csv.
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Rows int64  `protobuf:"varint,2,opt,name=rows,proto3" json:"rows,omitempty"`
+	// The rows the version's change added (+n) and removed (-n), counted
+	// with their multiplicity.
+	Added         int64 `protobuf:"varint,3,opt,name=added,proto3" json:"added,omitempty"`
+	Removed       int64 `protobuf:"varint,4,opt,name=removed,proto3" json:"removed,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *QueryVersion) Reset() {
+	*x = QueryVersion{}
+	mi := &file_wololo_v1_cluster_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *QueryVersion) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*QueryVersion) ProtoMessage() {}
+
+func (x *QueryVersion) ProtoReflect() protoreflect.Message {
+	mi := &file_wololo_v1_cluster_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use QueryVersion.ProtoReflect.Descriptor instead.
+func (*QueryVersion) Descriptor() ([]byte, []int) {
+	return file_wololo_v1_cluster_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *QueryVersion) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *QueryVersion) GetRows() int64 {
+	if x != nil {
+		return x.Rows
+	}
+	return 0
+}
+
+func (x *QueryVersion) GetAdded() int64 {
+	if x != nil {
+		return x.Added
+	}
+	return 0
+}
+
+func (x *QueryVersion) GetRemoved() int64 {
+	if x != nil {
+		return x.Removed
+	}
+	return 0
+}
+
 var File_wololo_v1_cluster_proto protoreflect.FileDescriptor
 
 const file_wololo_v1_cluster_proto_rawDesc = "" +
@@ -887,7 +988,7 @@ const file_wololo_v1_cluster_proto_rawDesc = "" +
 	"\x04term\x18\x04 \x01(\x04R\x04term\x12\x16\n" +
 	"\x06leader\x18\x05 \x01(\x05R\x06leader\x12\x16\n" +
 	"\x06acting\x18\x06 \x01(\bR\x06acting\x12#\n" +
-	"\rrestarts_done\x18\a \x01(\x03R\frestartsDone\"\xb5\x03\n" +
+	"\rrestarts_done\x18\a \x01(\x03R\frestartsDone\"\xad\x04\n" +
 	"\n" +
 	"ClusterJob\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12\x16\n" +
@@ -905,7 +1006,15 @@ const file_wololo_v1_cluster_proto_rawDesc = "" +
 	" \x01(\x05R\x11instancesFinished\x120\n" +
 	"\tjob_state\x18\v \x01(\x0e2\x13.wololo.v1.JobStateR\bjobState\x12%\n" +
 	"\x0einput_complete\x18\f \x01(\bR\rinputComplete\x12\x18\n" +
-	"\aqueries\x18\r \x03(\tR\aqueries2\xa3\x01\n" +
+	"\aqueries\x18\r \x03(\tR\aqueries\x12\x1a\n" +
+	"\bstanding\x18\x0e \x01(\bR\bstanding\x12)\n" +
+	"\x10epochs_published\x18\x0f \x01(\x03R\x0fepochsPublished\x12/\n" +
+	"\x06latest\x18\x10 \x03(\v2\x17.wololo.v1.QueryVersionR\x06latest\"f\n" +
+	"\fQueryVersion\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
+	"\x04rows\x18\x02 \x01(\x03R\x04rows\x12\x14\n" +
+	"\x05added\x18\x03 \x01(\x03R\x05added\x12\x18\n" +
+	"\aremoved\x18\x04 \x01(\x03R\aremoved2\xa3\x01\n" +
 	"\aCluster\x12B\n" +
 	"\x03Get\x12\x1c.wololo.v1.ClusterGetRequest\x1a\x1d.wololo.v1.ClusterGetResponse\x12T\n" +
 	"\tDeleteJob\x12\".wololo.v1.ClusterDeleteJobRequest\x1a#.wololo.v1.ClusterDeleteJobResponseB3Z1github.com/wololo/wololo/proto/wololo/v1;wololov1b\x06proto3"
@@ -922,7 +1031,7 @@ func file_wololo_v1_cluster_proto_rawDescGZIP() []byte {
 	return file_wololo_v1_cluster_proto_rawDescData
 }
 
-var file_wololo_v1_cluster_proto_msgTypes = make([]protoimpl.MessageInfo, 9)
+var file_wololo_v1_cluster_proto_msgTypes = make([]protoimpl.MessageInfo, 10)
 var file_wololo_v1_cluster_proto_goTypes = []any{
 	(*ClusterDeleteJobRequest)(nil),  // 0: wololo.v1.ClusterDeleteJobRequest
 	(*ClusterDeleteJobResponse)(nil), // 1: wololo.v1.ClusterDeleteJobResponse
@@ -933,28 +1042,30 @@ var file_wololo_v1_cluster_proto_goTypes = []any{
 	(*ClusterStream)(nil),            // 6: wololo.v1.ClusterStream
 	(*ClusterMaster)(nil),            // 7: wololo.v1.ClusterMaster
 	(*ClusterJob)(nil),               // 8: wololo.v1.ClusterJob
-	(*timestamppb.Timestamp)(nil),    // 9: google.protobuf.Timestamp
-	(*GetResponse)(nil),              // 10: wololo.v1.GetResponse
-	(JobState)(0),                    // 11: wololo.v1.JobState
+	(*QueryVersion)(nil),             // 9: wololo.v1.QueryVersion
+	(*timestamppb.Timestamp)(nil),    // 10: google.protobuf.Timestamp
+	(*GetResponse)(nil),              // 11: wololo.v1.GetResponse
+	(JobState)(0),                    // 12: wololo.v1.JobState
 }
 var file_wololo_v1_cluster_proto_depIdxs = []int32{
-	9,  // 0: wololo.v1.ClusterGetResponse.taken:type_name -> google.protobuf.Timestamp
+	10, // 0: wololo.v1.ClusterGetResponse.taken:type_name -> google.protobuf.Timestamp
 	5,  // 1: wololo.v1.ClusterGetResponse.stages:type_name -> wololo.v1.ClusterStage
 	6,  // 2: wololo.v1.ClusterGetResponse.streams:type_name -> wololo.v1.ClusterStream
 	7,  // 3: wololo.v1.ClusterGetResponse.masters:type_name -> wololo.v1.ClusterMaster
 	8,  // 4: wololo.v1.ClusterGetResponse.jobs:type_name -> wololo.v1.ClusterJob
 	4,  // 5: wololo.v1.ClusterGetResponse.processes:type_name -> wololo.v1.ClusterProcess
-	10, // 6: wololo.v1.ClusterProcess.status:type_name -> wololo.v1.GetResponse
-	11, // 7: wololo.v1.ClusterJob.job_state:type_name -> wololo.v1.JobState
-	2,  // 8: wololo.v1.Cluster.Get:input_type -> wololo.v1.ClusterGetRequest
-	0,  // 9: wololo.v1.Cluster.DeleteJob:input_type -> wololo.v1.ClusterDeleteJobRequest
-	3,  // 10: wololo.v1.Cluster.Get:output_type -> wololo.v1.ClusterGetResponse
-	1,  // 11: wololo.v1.Cluster.DeleteJob:output_type -> wololo.v1.ClusterDeleteJobResponse
-	10, // [10:12] is the sub-list for method output_type
-	8,  // [8:10] is the sub-list for method input_type
-	8,  // [8:8] is the sub-list for extension type_name
-	8,  // [8:8] is the sub-list for extension extendee
-	0,  // [0:8] is the sub-list for field type_name
+	11, // 6: wololo.v1.ClusterProcess.status:type_name -> wololo.v1.GetResponse
+	12, // 7: wololo.v1.ClusterJob.job_state:type_name -> wololo.v1.JobState
+	9,  // 8: wololo.v1.ClusterJob.latest:type_name -> wololo.v1.QueryVersion
+	2,  // 9: wololo.v1.Cluster.Get:input_type -> wololo.v1.ClusterGetRequest
+	0,  // 10: wololo.v1.Cluster.DeleteJob:input_type -> wololo.v1.ClusterDeleteJobRequest
+	3,  // 11: wololo.v1.Cluster.Get:output_type -> wololo.v1.ClusterGetResponse
+	1,  // 12: wololo.v1.Cluster.DeleteJob:output_type -> wololo.v1.ClusterDeleteJobResponse
+	11, // [11:13] is the sub-list for method output_type
+	9,  // [9:11] is the sub-list for method input_type
+	9,  // [9:9] is the sub-list for extension type_name
+	9,  // [9:9] is the sub-list for extension extendee
+	0,  // [0:9] is the sub-list for field type_name
 }
 
 func init() { file_wololo_v1_cluster_proto_init() }
@@ -970,7 +1081,7 @@ func file_wololo_v1_cluster_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_wololo_v1_cluster_proto_rawDesc), len(file_wololo_v1_cluster_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   9,
+			NumMessages:   10,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

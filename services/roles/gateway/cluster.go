@@ -44,5 +44,11 @@ func (j *job) summary() *wololov1.ClusterJob {
 	s.JobState, s.InputComplete = j.state, j.inputClosed()
 	s.State = clusterview.JobStateOf(s)
 	s.Queries = slices.Clone(j.queries)
+	if st := j.standing; st != nil {
+		s.Standing, s.EpochsPublished = true, st.versions.published
+		for _, q := range st.versions.latest {
+			s.Latest = append(s.Latest, &wololov1.QueryVersion{Name: q.Name, Rows: q.Rows, Added: q.Added, Removed: q.Removed})
+		}
+	}
 	return s
 }

@@ -458,3 +458,45 @@ func TestAppendCountsInTheClientsBytes(t *testing.T) {
 		t.Fatalf("the append once the other job is gone: %v", err)
 	}
 }
+
+// TestClusterJobsShowTheLatestVersion: the operators' view of a standing
+// job gives its latest version published and, per query, the rows of
+// its answer (a quoted field's line end is not a row's) and what its
+// change added and removed, counted with their multiplicity; never the
+// rows themselves.
+func TestClusterJobsShowTheLatestVersion(t *testing.T) {
+	store := transport.NewMemStore()
+	g := newTestGateway(t, store, Config{Retention: time.Hour, Epochs: (&fakeEpochs{}).runtime()}, make(chan string, 8))
+	svc := g.Service()
+	if _, err := svc.CreateJob(context.Background(), standingRequest("s")); err != nil {
+		t.Fatal(err)
+	}
+	uploadEpoch(t, svc, "s", 1, tMatches, tPlayers)
+	summary := func() *wololov1.ClusterJob {
+		for _, j := range g.ClusterJobs() {
+			if j.Name == "s" {
+				return j
+			}
+		}
+		t.Fatal("no job s in ClusterJobs")
+		return nil
+	}
+	if s := summary(); !s.Standing || s.EpochsPublished != 0 || len(s.Latest) != 0 {
+		t.Fatalf("before a version: %v", s)
+	}
+	records := versionRecords(1, q1to4...)
+	records["version/1/q3.csv"] = []byte("civ,n\nAztecs,1\n\"Bri\ntons\",2\nCelts,3\n")
+	records["change/1/q3.csv"] = []byte("civ,n,diff\nAztecs,1,2\nBritons,2,-1\nCelts,3,-3\n")
+	publish(t, g, store, "s", records)
+	s := summary()
+	if s.EpochsPublished != 1 || len(s.Latest) != 4 {
+		t.Fatalf("after epoch 1: %v", s)
+	}
+	q3 := s.Latest[2]
+	if q3.Name != "q3.csv" || q3.Rows != 3 || q3.Added != 2 || q3.Removed != 4 {
+		t.Fatalf("q3's latest version: %v; want 3 rows, 2 added, 4 removed", q3)
+	}
+	if q1 := s.Latest[0]; q1.Rows != 1 || q1.Added != 1 || q1.Removed != 0 {
+		t.Fatalf("q1's latest version: %v", q1)
+	}
+}

@@ -1,6 +1,8 @@
 package gateway
 
 import (
+	"bytes"
+	"encoding/csv"
 	"fmt"
 	"slices"
 	"strconv"
@@ -42,6 +44,9 @@ type versions struct {
 	// published is the last epoch published: every epoch up to it has
 	// every query's version.
 	published int64
+	// latest is the size of each query's answer and change in version
+	// published, for the operators' view (ClusterJob.latest).
+	latest []*wololov1.QueryVersion
 }
 
 func newVersions(names []string) *versions {
@@ -96,7 +101,48 @@ func (v *versions) add(records map[string][]byte) bool {
 		}
 		v.published++
 	}
-	return v.published > was
+	if v.published == was {
+		return false
+	}
+	ver := v.byEpoch[v.published]
+	v.latest = nil
+	for _, name := range v.names {
+		rows, _ := csvSizes(ver.files[name], false)
+		added, removed := csvSizes(ver.changes[name], true)
+		v.latest = append(v.latest, &wololov1.QueryVersion{Name: name, Rows: rows, Added: added, Removed: removed})
+	}
+	return true
+}
+
+// csvSizes counts the records of a result file after its header: with
+// weights, those of a change, each record's last field its weight, the
+// weights above 0 added up in n and those below in minus (made
+// positive). A record that does not read ends the count.
+func csvSizes(file []byte, weights bool) (n, minus int64) {
+	r := csv.NewReader(bytes.NewReader(file))
+	r.FieldsPerRecord, r.ReuseRecord = -1, true
+	if _, err := r.Read(); err != nil {
+		return 0, 0
+	}
+	for {
+		rec, err := r.Read()
+		if err != nil {
+			return n, minus
+		}
+		if !weights {
+			n++
+			continue
+		}
+		w, err := strconv.ParseInt(rec[len(rec)-1], 10, 64)
+		switch {
+		case err != nil:
+			return n, minus
+		case w > 0:
+			n += w
+		default:
+			minus -= w
+		}
+	}
 }
 
 // get is a published epoch's version, nil if it is not published.
