@@ -13,6 +13,7 @@ import (
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 	"github.com/wololo/wololo/services/base/inputlog"
 	"github.com/wololo/wololo/services/base/jobid"
+	"github.com/wololo/wololo/services/dataflow/schema"
 	"github.com/wololo/wololo/transport"
 )
 
@@ -315,16 +316,8 @@ func (g *Gateway) resumeReplays() {
 // end). A replay that fails fails the job with the reason.
 func (g *Gateway) replay(j *job, since time.Time) {
 	defer close(j.replayed)
-	ctx := context.WithValue(context.Background(), replayOwner{}, j.owner)
-	ctx, cancel := context.WithCancel(ctx)
+	ctx, cancel := replayContext(j)
 	defer cancel()
-	go func() {
-		select {
-		case <-j.failed:
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
 	for i, fs := range j.files {
 		held := g.jobs.inputs.Size(j.id, inputName(i))
 		j.mu.Lock()
@@ -333,18 +326,8 @@ func (g *Gateway) replay(j *job, since time.Time) {
 		if held <= from {
 			continue // nothing of it to replay: the client sends it
 		}
-		r, err := g.jobs.inputs.Reader(j.id, inputName(i), min(held, fs.size))
-		if err == nil {
-			err = g.upload(newReplayStream(ctx, j, i, r, min(held, fs.size)))
-			r.Close()
-		}
-		if err != nil {
-			if j.failure() == nil {
-				reason := fmt.Sprintf("the replay of %s after a lost state failed: %v", fs.input, err)
-				if ferr := g.FailJob(transport.JobFailure{Job: j.id, Reporter: g.self.Name(), Reason: reason}); ferr != nil {
-					j.log.Error("record a failed replay", "error", ferr)
-				}
-			}
+		if err := g.replayFile(ctx, j, i, j.id, inputName(i), min(held, fs.size)); err != nil {
+			g.replayFailed(j, fs, "after a lost state", err)
 			return
 		}
 	}
@@ -358,6 +341,45 @@ func (g *Gateway) replay(j *job, since time.Time) {
 	j.mu.Unlock()
 }
 
+// replayContext is the context of a replay of j's input: its uploads
+// are the owner's, and end when the job fails.
+func replayContext(j *job) (context.Context, context.CancelFunc) {
+	ctx := context.WithValue(context.Background(), replayOwner{}, j.owner)
+	ctx, cancel := context.WithCancel(ctx)
+	go func() {
+		select {
+		case <-j.failed:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, cancel
+}
+
+// replayFile uploads input file of j (its index in j.files) from the
+// retained copy name of job from, up to end (what the copy holds of the
+// file), through the upload path.
+func (g *Gateway) replayFile(ctx context.Context, j *job, file int, from, name string, end int64) error {
+	r, err := g.jobs.inputs.Reader(from, name, end)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	return g.upload(newReplayStream(ctx, j, file, r, end))
+}
+
+// replayFailed fails j, unless it failed already, for the replay of fs
+// that failed with err; why says what the replay was for.
+func (g *Gateway) replayFailed(j *job, fs *fileState, why string, err error) {
+	if j.failure() != nil {
+		return
+	}
+	reason := fmt.Sprintf("the replay of %s %s failed: %v", fs.input, why, err)
+	if ferr := g.FailJob(transport.JobFailure{Job: j.id, Reporter: g.self.Name(), Reason: reason}); ferr != nil {
+		j.log.Error("record a failed replay", "error", ferr)
+	}
+}
+
 // inputName is the name of a job's i'th input's retained copy: its index
 // (a table's key is not a file name).
 func inputName(i int) string { return strconv.Itoa(i) }
@@ -366,12 +388,10 @@ func inputName(i int) string { return strconv.Itoa(i) }
 // offset on: nil (keep none) for a replay, whose bytes are the copy, and
 // where the gateway retains no input.
 func (g *Gateway) retainer(u *upload, replay bool) (*inputlog.Writer, error) {
-	if replay || g.jobs.inputs == nil || u.j.standing != nil {
-		// A standing job is not run again from its input (see
-		// rebuild): none is kept of it.
+	if replay || g.jobs.inputs == nil {
 		return nil, nil
 	}
-	w, err := g.jobs.inputs.Writer(u.j.id, inputName(u.file), u.fs.start, u.offset)
+	w, err := g.jobs.inputs.Writer(u.j.id, retainedName(u.epoch, u.file), u.fs.start, u.offset)
 	if err != nil {
 		return nil, errorf(ErrStore, "%v", err)
 	}
@@ -385,9 +405,13 @@ func (g *Gateway) retainer(u *upload, replay bool) (*inputlog.Writer, error) {
 type replayStream struct {
 	ctx   context.Context
 	start *wololov1.UploadStart
-	size  int64 // the file's
-	end   int64 // what the copy holds of it: the size, or less (then a pause, not a finish)
-	r     io.ReadSeeker
+	// file is the input's index in j.files: the upload path takes it
+	// as it is, where a client's upload names its file or table (a
+	// one-off query's job has one input of a table per epoch).
+	file int
+	size int64 // the file's
+	end  int64 // what the copy holds of it: the size, or less (then a pause, not a finish)
+	r    io.ReadSeeker
 	// at is the next offset to send; -1 until the first answer says it.
 	at       int64
 	started  bool
@@ -399,12 +423,12 @@ func newReplayStream(ctx context.Context, j *job, file int, r io.ReadSeeker, end
 	start := &wololov1.UploadStart{JobId: j.name}
 	if fs.isTable {
 		start.Table = fs.table
-	} else if file == 0 {
+	} else if fs.file == schema.Matches {
 		start.File = wololov1.InputFile_INPUT_FILE_MATCHES
 	} else {
 		start.File = wololov1.InputFile_INPUT_FILE_PLAYERS
 	}
-	return &replayStream{ctx: ctx, start: start, size: fs.size, end: end, r: r, at: -1}
+	return &replayStream{ctx: ctx, start: start, file: file, size: fs.size, end: end, r: r, at: -1}
 }
 
 // replayChunk is the size of a replay's data frames, a client's.

@@ -205,6 +205,22 @@ func (s jobService) WatchAnswers(req *wololov1.WatchAnswersRequest, stream wolol
 	}
 }
 
+// QueryJob answers a one-off query over the caller's standing job's
+// epochs published so far (oneoff.go), its CSV in pieces.
+func (s jobService) QueryJob(req *wololov1.QueryJobRequest, stream wololov1.JobService_QueryJobServer) error {
+	owner, err := s.g.identify(stream.Context())
+	if err != nil {
+		return err
+	}
+	answer, epochs, err := s.g.queryJob(stream.Context(), owner, req.GetJobId(), req.GetSql())
+	if err != nil {
+		return toStatus(err)
+	}
+	return sendChunks(answer, func(data []byte) error {
+		return stream.Send(&wololov1.QueryJobResponse{Data: data, Epochs: epochs})
+	})
+}
+
 // DeleteJob drops a job the client has the results of: here at once
 // (durably), and at every other process in the background.
 func (s jobService) DeleteJob(ctx context.Context, req *wololov1.DeleteJobRequest) (*wololov1.DeleteJobResponse, error) {

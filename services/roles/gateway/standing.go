@@ -41,8 +41,8 @@ import (
 // What a standing job keeps in the store, besides a job's records:
 // JobRecord.standing; "epoch/K/meta" (EpochRecord) for each append, and
 // its files' upload records under "upload/epoch/K/FILE"; "standing/closed"
-// once closed. A standing job keeps no copy of its input
-// (Config.Inputs): it is not run again from it (rebuild.go).
+// once closed. The gateway retains each epoch's files (Config.Inputs,
+// retain.go), for one-off queries (oneoff.go).
 
 // recordClosed is present once a standing job is closed: written in the
 // step that ends its tables.
@@ -342,6 +342,7 @@ func (js *jobs) appendEpoch(j *job, req *wololov1.AppendJobRequest) (appended, e
 	if err := js.store.Commit(&transport.Commit{Job: j.id, Records: map[string][]byte{epochMetaKey(k): b}}); err != nil {
 		return appended{}, errorf(ErrStore, "store epoch %d of job %q: %v", k, j.name, err)
 	}
+	js.retainHeaders(j, k, rec.Files)
 	s.appends = append(s.appends, files)
 	j.bytes = total
 	j.activity = time.Now()
