@@ -36,7 +36,7 @@ import (
 
 // oneoffQuery is the name of a one-off query in its job: its answer is
 // oneoffQuery.csv.
-const oneoffQuery = "query"
+const oneoffQuery = "oneoff"
 
 // oneoffTimeout bounds the wait for an abandoned one-off job's replay to
 // end before it is dropped all the same (as a rebuild's old run).

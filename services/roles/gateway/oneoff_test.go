@@ -176,7 +176,7 @@ func TestOneOffQueryOfRetainedEpochs(t *testing.T) {
 		t.Fatal("the query's job sent nothing")
 	}
 
-	g.Finished(q.id, map[string][]byte{schema.ResultRecord("query.csv"): []byte("civ,n\nAztecs,3\nFranks,1\n")})
+	g.Finished(q.id, map[string][]byte{schema.ResultRecord("oneoff.csv"): []byte("civ,n\nAztecs,3\nFranks,1\n")})
 	got := <-answered
 	if got.err != nil || got.csv != "civ,n\nAztecs,3\nFranks,1\n" || got.epochs != 2 {
 		t.Fatalf("the one-off answer: %q over %d epochs, %v", got.csv, got.epochs, got.err)
