@@ -158,7 +158,8 @@ func (js *jobs) queryParts(j *job, n int64, first []*wololov1.FileRecord) ([]que
 				continue // left out of the append: no rows
 			}
 			p := queryPart{of: j.files[i].input, epoch: k, copy: retainedName(k, i), header: h}
-			if h.Size != fs.size || !fs.done || !js.inputs.Whole(j.id, p.copy, h.Size) {
+			whole := h.Size == h.DataOffset || js.inputs.Whole(j.id, p.copy, h.Size) // a header alone has no copy
+			if h.Size != fs.size || !fs.done || !whole {
 				return nil, errorf(ErrNotStanding, "job %q: the gateway holds no whole copy of epoch %d's %s (it retains an epoch's files as they are uploaded, since the job was created)", j.name, k, p.of)
 			}
 			parts = append(parts, p)

@@ -18,12 +18,13 @@ import (
 	"github.com/wololo/wololo/transport"
 )
 
-// The players files of TestOneOffQueryOfRetainedEpochs: epoch 1's with a
-// column more than the job's queries read, epoch 2's in another column
-// order and without it.
+// The files of TestOneOffQueryOfRetainedEpochs: epoch 1's players with
+// a column more than the job's queries read, epoch 2's in another column
+// order and without it; a matches file of its header alone.
 var (
 	nPlayers = csvFile{[]string{"match", "rating", "civ", "winner", "note"}, "tok0000,1200,Aztecs,True,a\ntok0001,1000,Aztecs,False,b\n"}
 	rPlayers = csvFile{[]string{"winner", "civ", "match", "rating"}, "True,Franks,tok0002,1200\nFalse,Aztecs,tok0003,1000\n"}
+	hMatches = csvFile{schema.RequiredColumns[schema.Matches], ""}
 )
 
 // queryStream is the server side of a QueryJob call.
@@ -111,6 +112,12 @@ func TestOneOffQueryOfRetainedEpochs(t *testing.T) {
 	}
 	uploadEpoch(t, svc, "s", 2, sMatches, rPlayers)
 	publish(t, g, store, "s", versionRecords(2, q1to4...))
+	// Epoch 3: a matches file of its header alone (no copy to read).
+	if _, err := svc.AppendJob(ctx, &wololov1.AppendJobRequest{JobId: "s", Matches: hMatches.header(), Players: oPlayers.header()}); err != nil {
+		t.Fatal(err)
+	}
+	uploadEpoch(t, svc, "s", 3, hMatches, oPlayers)
+	publish(t, g, store, "s", versionRecords(3, q1to4...))
 
 	// Every epoch's files are retained, and their headers beside them.
 	id := internalID(t, g, "s")
@@ -154,7 +161,7 @@ func TestOneOffQueryOfRetainedEpochs(t *testing.T) {
 		more = append(more, fs.more)
 		civ = append(civ, slices.Index(fs.names, "civ"))
 	}
-	if !slices.Equal(more, []bool{true, true, false, false}) || !slices.Equal(civ, []int{-1, 2, -1, 1}) || q.files[3].report.Rows != 2 {
+	if !slices.Equal(more, []bool{true, true, true, true, false, false}) || !slices.Equal(civ, []int{-1, 2, -1, 1, -1, 2}) || q.files[3].report.Rows != 2 {
 		t.Fatalf("the query's inputs: more %v, civ at %v, epoch 2's players %+v", more, civ, q.files[3].report)
 	}
 	img, err := store.Load()
@@ -178,7 +185,7 @@ func TestOneOffQueryOfRetainedEpochs(t *testing.T) {
 
 	g.Finished(q.id, map[string][]byte{schema.ResultRecord("oneoff.csv"): []byte("civ,n\nAztecs,3\nFranks,1\n")})
 	got := <-answered
-	if got.err != nil || got.csv != "civ,n\nAztecs,3\nFranks,1\n" || got.epochs != 2 {
+	if got.err != nil || got.csv != "civ,n\nAztecs,3\nFranks,1\n" || got.epochs != 3 {
 		t.Fatalf("the one-off answer: %q over %d epochs, %v", got.csv, got.epochs, got.err)
 	}
 	select {

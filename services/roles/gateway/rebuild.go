@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -360,6 +361,11 @@ func replayContext(j *job) (context.Context, context.CancelFunc) {
 // retained copy name of job from, up to end (what the copy holds of the
 // file), through the upload path.
 func (g *Gateway) replayFile(ctx context.Context, j *job, file int, from, name string, end int64) error {
+	if end <= j.files[file].start {
+		// A header and no record: the copy holds nothing (it may not
+		// exist), and the upload is its start and its finish.
+		return g.upload(newReplayStream(ctx, j, file, bytes.NewReader(nil), end))
+	}
 	r, err := g.jobs.inputs.Reader(from, name, end)
 	if err != nil {
 		return err
