@@ -722,7 +722,7 @@ func (js *jobs) recover(img *transport.Image) (unreadable []string, err error) {
 			j.failLocked(string(reason), finishTime(failedAt(ji.Records[recordFailedAt])))
 			j.lost = ji.Records[recordFailedLost] != nil
 		}
-		if js.inputs != nil && j.rebuildOf != "" && !j.inputDone() && j.state == wololov1.JobState_JOB_STATE_UPLOADING {
+		if js.inputs != nil && j.replayPending() {
 			// A rebuild's replay to go on with (resumeReplays); the
 			// client's upload waits for it.
 			j.replayed = make(chan struct{})

@@ -230,7 +230,7 @@ func (g *Gateway) replayQuery(q *job, from string, parts []queryPart) {
 	ctx, cancel := replayContext(q)
 	defer cancel()
 	for i, p := range parts {
-		if err := g.replayFile(ctx, q, i, from, p.copy, p.header.Size); err != nil {
+		if err := g.replayFile(ctx, q, 0, i, from, p.copy, p.header.Size); err != nil {
 			g.replayFailed(q, q.files[i], "for a one-off query", err)
 			return
 		}

@@ -68,3 +68,30 @@ func (js *jobs) retainedHeaders(j *job, epoch int64) ([]*wololov1.FileRecord, er
 	}
 	return rec.Files, nil
 }
+
+// epochInputs are the files of one epoch of a job: j.files for a batch
+// job (epoch 0) and a standing job's epoch 1, an append's after.
+type epochInputs struct {
+	epoch int64
+	files []*fileState
+}
+
+// epochs are the job's files by epoch, in order: a batch job's one list
+// (epoch 0), a standing job's every epoch so far.
+func (j *job) epochs() []epochInputs {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.epochsLocked()
+}
+
+// epochsLocked is epochs with j.mu held.
+func (j *job) epochsLocked() []epochInputs {
+	if j.standing == nil {
+		return []epochInputs{{0, j.files}}
+	}
+	out := make([]epochInputs, 0, j.standing.epochs())
+	for k := int64(1); k <= j.standing.epochs(); k++ {
+		out = append(out, epochInputs{k, j.epochFiles(k)})
+	}
+	return out
+}

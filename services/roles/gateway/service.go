@@ -175,6 +175,7 @@ func (s jobService) WatchAnswers(req *wololov1.WatchAnswersRequest, stream wolol
 	}
 	names := j.resultFiles()
 	for epoch := max(req.GetFromEpoch(), 1); ; {
+		j = j.follow() // a rebuilt job's new run, which publishes its versions again (rebuildstanding.go)
 		changes, published, done, changed, err := j.change(epoch)
 		switch {
 		case err != nil:

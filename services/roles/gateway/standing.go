@@ -69,6 +69,9 @@ type standing struct {
 	committed int64
 	closed    bool
 	versions  *versions
+	// closeAfter closes a rebuilt run once its replay is over: the run
+	// it replaced was closed (rebuildstanding.go).
+	closeAfter bool
 }
 
 // epochs is how many epochs the job has (1 and its appends).
@@ -484,6 +487,7 @@ func (js *jobs) recoverStanding(j *job, records map[string][]byte) error {
 		s.committed = k
 	}
 	s.closed = records[recordClosed] != nil
+	s.closeAfter = records[recordCloseAfter] != nil
 	s.versions.add(records)
 	return nil
 }
