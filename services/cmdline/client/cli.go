@@ -400,6 +400,9 @@ func printJob(w io.Writer, j *wololov1.Job) {
 	for _, b := range failingChannels(j) { // where a job that does not progress is stuck
 		fmt.Fprintf(w, "  not acknowledged: %s\n", backlogLine(b))
 	}
+	for _, line := range j.GetRebuilds() { // a standing job runs for long
+		fmt.Fprintf(w, "  run again by the gateway: %s\n", line)
+	}
 }
 
 // failingChannels are the channels of a job that runs whose receivers

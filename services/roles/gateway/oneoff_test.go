@@ -12,6 +12,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/wololo/wololo/internal/testkit"
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 	"github.com/wololo/wololo/services/base/inputlog"
 	"github.com/wololo/wololo/services/dataflow/schema"
@@ -46,16 +47,6 @@ func queryJob(svc wololov1.JobServiceServer, id, sql string) (string, int64, err
 	s := &queryStream{ctx: context.Background()}
 	err := svc.QueryJob(&wololov1.QueryJobRequest{JobId: id, Sql: sql}, s)
 	return s.got.String(), s.epochs, err
-}
-
-// waitFor polls cond until it holds, or fails the test after 10 s.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within 10 s", what)
-		}
-	}
 }
 
 // queryOf is the one-off query's job g holds, nil while there is none.
@@ -147,8 +138,8 @@ func TestOneOffQueryOfRetainedEpochs(t *testing.T) {
 		answered <- answer{csv, epochs, err}
 	}()
 	var q *job
-	waitFor(t, "the one-off query's job", func() bool { q = queryOf(g); return q != nil })
-	waitFor(t, "its input replayed", func() bool {
+	testkit.WaitFor(t, "the one-off query's job", 10*time.Second, func() bool { q = queryOf(g); return q != nil })
+	testkit.WaitFor(t, "its input replayed", 10*time.Second, func() bool {
 		q.mu.Lock()
 		defer q.mu.Unlock()
 		return q.state == wololov1.JobState_JOB_STATE_RUNNING
