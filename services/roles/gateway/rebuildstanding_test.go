@@ -3,9 +3,13 @@ package gateway
 import (
 	"context"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
+	"google.golang.org/protobuf/proto"
+
+	"github.com/wololo/wololo/internal/testkit"
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 	"github.com/wololo/wololo/services/base/inputlog"
 	"github.com/wololo/wololo/services/dataflow/schema"
@@ -125,5 +129,79 @@ func TestStandingJobRebuiltFromItsEpochs(t *testing.T) {
 	g2 := newTestGateway(t, store, cfg, make(chan string, 8))
 	if j := getJob(t, g2.Service(), "s"); j.Open || j.EpochsCommitted != 3 || internalID(t, g2, "s") != nj.id {
 		t.Fatalf("restarted: %+v", j)
+	}
+}
+
+// TestStandingRebuildResumesAfterARestart: a gateway stopped during a
+// standing job's rebuild (the new run's description and its epochs
+// durable, its replay through epoch 1) resumes the replay when it
+// restarts: the lost run is dropped, its retained epochs are the new
+// run's, and the epochs not in yet are replayed and ended.
+func TestStandingRebuildResumesAfterARestart(t *testing.T) {
+	store := transport.NewMemStore()
+	inputs, err := inputlog.Open(filepath.Join(t.TempDir(), "input"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fake := &fakeEpochs{}
+	cfg := Config{Retention: time.Hour, Epochs: fake.runtime(), Inputs: inputs}
+	g := newTestGateway(t, store, cfg, make(chan string, 8))
+	svc := g.Service()
+	ctx := context.Background()
+	if _, err := svc.CreateJob(ctx, standingRequest("s")); err != nil {
+		t.Fatal(err)
+	}
+	uploadEpoch(t, svc, "s", 1, tMatches, tPlayers)
+	if _, err := svc.AppendJob(ctx, appendRequest("s", sPlayers)); err != nil {
+		t.Fatal(err)
+	}
+	uploadEpoch(t, svc, "s", 2, sMatches, sPlayers)
+	oldID := internalID(t, g, "s")
+
+	// What replace commits, and the stop before anything else.
+	img, err := store.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := decodeJobRecord(img.Jobs[oldID].Records[recordMeta])
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec.RebuildOf, rec.Rebuilds = oldID, []string{"state lost at 12:00:00 UTC, found by shard-1: channel state lost"}
+	b, err := proto.Marshal(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const newID = "rebuiltrun02"
+	records := standingRebuildRecords(img.Jobs[oldID].Records)
+	records[recordMeta] = b
+	// The replay had epoch 1 in (its end committed with its last file):
+	// the new run is running, epoch 2 still to replay.
+	for key, f := range map[string]csvFile{"matches.csv": tMatches, "match_players.csv": tPlayers} {
+		rows := int64(strings.Count(f.body, "\n"))
+		if records[uploadKey(key)], err = proto.Marshal(&wololov1.UploadRecord{Offset: f.size(), Done: true, Rows: rows}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := store.Commit(&transport.Commit{Job: newID, Records: records}); err != nil {
+		t.Fatal(err)
+	}
+
+	ends := fake.endCalls()
+	g2 := newTestGateway(t, store, cfg, make(chan string, 8))
+	if id := internalID(t, g2, "s"); id != newID {
+		t.Fatalf("the job is run %s after the restart, want the rebuild %s", id, newID)
+	}
+	testkit.WaitFor(t, "the resumed replay to commit epoch 2", 10*time.Second, func() bool {
+		return getJob(t, g2.Service(), "s").EpochsCommitted == 2
+	})
+	if n := fake.endCalls() - ends; n != 2 {
+		t.Fatalf("the resumed replay: %d EndEpoch calls; want 2 (epoch 2's)", n)
+	}
+	if j := getJob(t, g2.Service(), "s"); j.Epochs != 2 || j.Players.Rows != 5 || !j.Open {
+		t.Fatalf("after the resumed replay: %+v", j)
+	}
+	if inputs.Has(oldID) || !inputs.Has(newID) {
+		t.Fatalf("the retained epochs are not the new run's (old %v, new %v)", inputs.Has(oldID), inputs.Has(newID))
 	}
 }
