@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	"google.golang.org/protobuf/proto"
@@ -222,19 +223,30 @@ func (js *jobs) createQuery(of *job, jp *jobPlan, parts []queryPart) (*job, []st
 }
 
 // replayQuery uploads a one-off query's inputs, parts, from the retained
-// copies of standing job from, one after the other in epoch order (the
-// files of a table reach its channels in that order, the last one ending
-// them). A failure fails the job, whose call says why.
+// copies of standing job from: each table's files one after the other in
+// epoch order (they reach its channels in that order, the last one
+// ending them), the tables side by side, as a client uploads a job's
+// files. A failure fails the job, whose call says why.
 func (g *Gateway) replayQuery(q *job, from string, parts []queryPart) {
 	defer close(q.replayed)
 	ctx, cancel := replayContext(q)
 	defer cancel()
+	byTable := map[string][]int{}
 	for i, p := range parts {
-		if err := g.replayFile(ctx, q, 0, i, from, p.copy, p.header.Size); err != nil {
-			g.replayFailed(q, q.files[i], "for a one-off query", err)
-			return
-		}
+		byTable[p.of.table] = append(byTable[p.of.table], i)
 	}
+	var wg sync.WaitGroup
+	for _, files := range byTable {
+		wg.Go(func() {
+			for _, i := range files {
+				if err := g.replayFile(ctx, q, 0, i, from, parts[i].copy, parts[i].header.Size); err != nil {
+					g.replayFailed(q, q.files[i], "for a one-off query", err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
 }
 
 // waitAnswer waits until the one-off query's job is done and returns its
