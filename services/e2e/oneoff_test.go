@@ -39,20 +39,7 @@ func TestOneOffQueryThroughTheCLI(t *testing.T) {
 	players, playersUpTo := splitEpochs(t, d.players, dir, epochs)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	run := func(args ...string) (string, string, error) {
-		t.Helper()
-		var stdout, stderr bytes.Buffer
-		err := client.Run(ctx, append(args, gateway...), &stdout, &stderr)
-		return stdout.String(), stderr.String(), err
-	}
-	must := func(args ...string) string {
-		t.Helper()
-		stdout, stderr, err := run(args...)
-		if err != nil {
-			t.Fatalf("client %s: %v\n%s", strings.Join(args, " "), err, stderr)
-		}
-		return stdout
-	}
+	run, must := cliOn(ctx, t, gateway)
 
 	must("submit", "--standing", "--quiet", "--job", "s", "--matches", matches[0], "--players", players[0], "--out", t.TempDir())
 	for k := 2; k <= epochs; k++ {
@@ -86,4 +73,24 @@ func TestOneOffQueryThroughTheCLI(t *testing.T) {
 	if code := cli.ExitCode(err); code != cli.ExitRefused || !strings.Contains(err.Error(), `no job "nope"`) {
 		t.Fatalf("a query of an unknown job: exit %d, %v; want exit %d", code, err, cli.ExitRefused)
 	}
+}
+
+// cliOn runs `wololo client` commands with the gateway's flags: run
+// returns stdout, stderr and the error; must fails the test on an error
+// and returns stdout.
+func cliOn(ctx context.Context, t *testing.T, gateway []string) (run func(args ...string) (string, string, error), must func(args ...string) string) {
+	run = func(args ...string) (string, string, error) {
+		var stdout, stderr bytes.Buffer
+		err := client.Run(ctx, append(args, gateway...), &stdout, &stderr)
+		return stdout.String(), stderr.String(), err
+	}
+	must = func(args ...string) string {
+		t.Helper()
+		stdout, stderr, err := run(args...)
+		if err != nil {
+			t.Fatalf("client %s: %v\n%s", strings.Join(args, " "), err, stderr)
+		}
+		return stdout
+	}
+	return run, must
 }

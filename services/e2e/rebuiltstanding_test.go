@@ -11,7 +11,6 @@ import (
 
 	"github.com/wololo/wololo/deploy"
 	"github.com/wololo/wololo/internal/testkit"
-	"github.com/wololo/wololo/services/cmdline/client"
 	sqlflags "github.com/wololo/wololo/services/cmdline/explain"
 	"github.com/wololo/wololo/services/roles/node"
 	"github.com/wololo/wololo/transport"
@@ -34,14 +33,7 @@ func TestStandingJobRebuiltAfterALostStore(t *testing.T) {
 	queries := sqlflags.DefaultQueries()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	run := func(args ...string) string {
-		t.Helper()
-		var stdout, stderr bytes.Buffer
-		if err := client.Run(ctx, append(args, gateway...), &stdout, &stderr); err != nil {
-			t.Fatalf("client %s: %v\n%s", strings.Join(args, " "), err, stderr.String())
-		}
-		return stdout.String()
-	}
+	_, run := cliOn(ctx, t, gateway)
 	check := func(what, out string, k int) {
 		t.Helper()
 		want := answerOn(t, map[string]string{"matches": matchesUpTo[k-1], "match_players": playersUpTo[k-1]}, queries)

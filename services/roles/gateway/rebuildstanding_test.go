@@ -159,22 +159,8 @@ func TestStandingRebuildResumesAfterARestart(t *testing.T) {
 	oldID := internalID(t, g, "s")
 
 	// What replace commits, and the stop before anything else.
-	img, err := store.Load()
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec, err := decodeJobRecord(img.Jobs[oldID].Records[recordMeta])
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec.RebuildOf, rec.Rebuilds = oldID, []string{"state lost at 12:00:00 UTC, found by shard-1: channel state lost"}
-	b, err := proto.Marshal(rec)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, records := rebuildRecords(t, store, oldID, "state lost at 12:00:00 UTC, found by shard-1: channel state lost")
 	const newID = "rebuiltrun02"
-	records := standingRebuildRecords(img.Jobs[oldID].Records)
-	records[recordMeta] = b
 	// The replay had epoch 1 in (its end committed with its last file):
 	// the new run is running, epoch 2 still to replay.
 	for key, f := range map[string]csvFile{"matches.csv": tMatches, "match_players.csv": tPlayers} {
