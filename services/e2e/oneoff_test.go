@@ -30,13 +30,8 @@ LIMIT 25`
 // exits 4 (refused) with its line:column, as do one of a column the
 // tables lack and one of a job that is not there.
 func TestOneOffQueryThroughTheCLI(t *testing.T) {
-	d := testDatasets(t)[1]
-	c := startCluster(t, deploy.Default(), node.ClusterOptions{DataDir: t.TempDir()})
-	gateway := []string{"--server", c.GatewayAddr(), "--tls-dir", clientDir(t, c, "client"), "--name", "client"}
-	dir := t.TempDir()
 	const epochs = 3
-	matches, matchesUpTo := splitEpochs(t, d.matches, dir, epochs)
-	players, playersUpTo := splitEpochs(t, d.players, dir, epochs)
+	_, gateway, matches, matchesUpTo, players, playersUpTo := retainingCluster(t, testDatasets(t)[1], epochs)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	run, must := cliOn(ctx, t, gateway)
@@ -93,4 +88,17 @@ func cliOn(ctx context.Context, t *testing.T, gateway []string) (run func(args .
 		return stdout
 	}
 	return run, must
+}
+
+// retainingCluster starts a cluster whose gateway retains the jobs'
+// input (a data directory), and returns it, the client's flags for it,
+// and d's files cut into epochs (splitEpochs).
+func retainingCluster(t *testing.T, d *dataset, epochs int) (c *node.Cluster, gateway, matches, matchesUpTo, players, playersUpTo []string) {
+	t.Helper()
+	c = startCluster(t, deploy.Default(), node.ClusterOptions{DataDir: t.TempDir()})
+	gateway = []string{"--server", c.GatewayAddr(), "--tls-dir", clientDir(t, c, "client"), "--name", "client"}
+	dir := t.TempDir()
+	matches, matchesUpTo = splitEpochs(t, d.matches, dir, epochs)
+	players, playersUpTo = splitEpochs(t, d.players, dir, epochs)
+	return c, gateway, matches, matchesUpTo, players, playersUpTo
 }

@@ -9,10 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/wololo/wololo/deploy"
 	"github.com/wololo/wololo/internal/testkit"
 	sqlflags "github.com/wololo/wololo/services/cmdline/explain"
-	"github.com/wololo/wololo/services/roles/node"
 	"github.com/wololo/wololo/transport"
 )
 
@@ -23,13 +21,8 @@ import (
 // answer over epochs 1..2 again, a third append's version is the answer
 // over the three epochs, and `status` lists the rebuild.
 func TestStandingJobRebuiltAfterALostStore(t *testing.T) {
-	d := testDatasets(t)[0]
-	c := startCluster(t, deploy.Default(), node.ClusterOptions{DataDir: t.TempDir()})
-	gateway := []string{"--server", c.GatewayAddr(), "--tls-dir", clientDir(t, c, "client"), "--name", "client"}
-	dir := t.TempDir()
 	const epochs = 3
-	matches, matchesUpTo := splitEpochs(t, d.matches, dir, epochs)
-	players, playersUpTo := splitEpochs(t, d.players, dir, epochs)
+	c, gateway, matches, matchesUpTo, players, playersUpTo := retainingCluster(t, testDatasets(t)[0], epochs)
 	queries := sqlflags.DefaultQueries()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
