@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -66,23 +67,10 @@ func (g *Gateway) queryJob(ctx context.Context, owner, name, sql string) ([]byte
 	if g.jobs.inputs == nil {
 		return nil, 0, errorf(ErrNotStanding, "the gateway retains no input (no data directory, or --retain-input=false): it has no rows of job %q to query", j.name)
 	}
-	release, err := g.compiles.acquire(ctx, owner)
-	if err != nil {
+	if _, err := j.queryable(); err != nil && !errors.Is(err, errNoVersion) {
 		return nil, 0, err
 	}
-	first, err := g.jobs.retainedHeaders(j, 1)
-	if err != nil {
-		release()
-		return nil, 0, err
-	}
-	inputs := make([]inputHeader, len(j.files))
-	for i, f := range first {
-		inputs[i] = inputHeader{j.files[i].input, &wololov1.FileHeader{Columns: f.Columns, Size: f.Size, DataOffset: f.DataOffset}}
-	}
-	// Refused before anything runs: the SQL engine's message names the
-	// construct and its line:column (planQueries).
-	jp, err := g.jobs.limits.planQueries([]*wololov1.Query{{Name: oneoffQuery, Sql: sql}}, true, inputs, g.jobs.shape, g.jobs.shapeErr)
-	release()
+	jp, first, err := g.planOneOff(ctx, owner, j, sql)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -94,13 +82,8 @@ func (g *Gateway) queryJob(ctx context.Context, owner, name, sql string) ([]byte
 	if err != nil {
 		return nil, 0, err
 	}
-	scanned := jp.decoded.Scanned()
-	for _, p := range parts[len(j.files):] {
-		for _, c := range scanned[p.of.table] {
-			if !slices.Contains(p.header.Columns, c) {
-				return nil, 0, errorf(ErrInvalid, "epoch %d's %s has no column %q (read by the query)", p.epoch, p.of, c)
-			}
-		}
+	if err := partsHaveColumns(parts[len(j.files):], jp); err != nil {
+		return nil, 0, err
 	}
 	q, dropped, err := g.jobs.createQuery(j, jp, parts)
 	for _, id := range dropped {
@@ -118,6 +101,46 @@ func (g *Gateway) queryJob(ctx context.Context, owner, name, sql string) ([]byte
 	return answer, epochs, err
 }
 
+// planOneOff plans sql as a one-off query of standing job j, over its
+// tables as epoch 1's headers declared them (returned too). A query the
+// SQL engine refuses is refused here, before anything runs, with its
+// message naming the construct and its line:column (planQueries).
+func (g *Gateway) planOneOff(ctx context.Context, owner string, j *job, sql string) (*jobPlan, []*wololov1.FileRecord, error) {
+	release, err := g.compiles.acquire(ctx, owner)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer release()
+	first, err := g.jobs.retainedHeaders(j, 1)
+	if err != nil {
+		return nil, nil, err
+	}
+	inputs := make([]inputHeader, len(j.files))
+	for i, f := range first {
+		inputs[i] = inputHeader{j.files[i].input, &wololov1.FileHeader{Columns: f.Columns, Size: f.Size, DataOffset: f.DataOffset}}
+	}
+	jp, err := g.jobs.limits.planQueries([]*wololov1.Query{{Name: oneoffQuery, Sql: sql}}, true, inputs, g.jobs.shape, g.jobs.shapeErr)
+	return jp, first, err
+}
+
+// partsHaveColumns refuses a one-off query of a column that a later
+// epoch's file lacks (its columns are checked against epoch 1's by the
+// plan): an append needs only the columns of the job's own queries.
+func partsHaveColumns(parts []queryPart, jp *jobPlan) error {
+	scanned := jp.decoded.Scanned()
+	for _, p := range parts {
+		for _, c := range scanned[p.of.table] {
+			if !slices.Contains(p.header.Columns, c) {
+				return errorf(ErrInvalid, "epoch %d's %s has no column %q (read by the query)", p.epoch, p.of, c)
+			}
+		}
+	}
+	return nil
+}
+
+// errNoVersion is queryable's error of a job with no version yet.
+var errNoVersion = errors.New("no version yet")
+
 // queryable is how many epochs of the standing job a one-off query reads
 // (those published), or why it reads none.
 func (j *job) queryable() (int64, error) {
@@ -131,7 +154,7 @@ func (j *job) queryable() (int64, error) {
 	}
 	n := j.standing.versions.published
 	if n == 0 {
-		return 0, errorf(ErrNotStanding, "job %q has no version yet: a one-off query reads the epochs published, and its epoch 1 is not", j.name)
+		return 0, kindError{ErrNotStanding, fmt.Errorf("job %q has %w: a one-off query reads the epochs published, and its epoch 1 is not", j.name, errNoVersion)}
 	}
 	return n, nil
 }
