@@ -42,7 +42,8 @@ import (
 // JobRecord.standing; "epoch/K/meta" (EpochRecord) for each append, and
 // its files' upload records under "upload/epoch/K/FILE"; "standing/closed"
 // once closed. The gateway retains each epoch's files (Config.Inputs,
-// retain.go), for one-off queries (oneoff.go).
+// retain.go): one-off queries read them (oneoff.go), and a run that lost
+// a process's state is run again from them (rebuildstanding.go).
 
 // recordClosed is present once a standing job is closed: written in the
 // step that ends its tables.
