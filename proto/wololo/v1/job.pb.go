@@ -463,6 +463,118 @@ func (x *AppendJobResponse) GetResumed() bool {
 	return false
 }
 
+// QueryJobRequest is a one-off query of a standing job.
+type QueryJobRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The standing job.
+	JobId string `protobuf:"bytes,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	// One SQL query over the job's tables (matches, match_players and its
+	// own), in the subset docs/sql.md describes.
+	Sql           string `protobuf:"bytes,2,opt,name=sql,proto3" json:"sql,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *QueryJobRequest) Reset() {
+	*x = QueryJobRequest{}
+	mi := &file_wololo_v1_job_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *QueryJobRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*QueryJobRequest) ProtoMessage() {}
+
+func (x *QueryJobRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_wololo_v1_job_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use QueryJobRequest.ProtoReflect.Descriptor instead.
+func (*QueryJobRequest) Descriptor() ([]byte, []int) {
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *QueryJobRequest) GetJobId() string {
+	if x != nil {
+		return x.JobId
+	}
+	return ""
+}
+
+func (x *QueryJobRequest) GetSql() string {
+	if x != nil {
+		return x.Sql
+	}
+	return ""
+}
+
+// QueryJobResponse is one piece of the query's answer.
+type QueryJobResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The next bytes of the answer as CSV: a header row, then the rows, as
+	// a job's NAME.csv.
+	Data []byte `protobuf:"bytes,1,opt,name=data,proto3" json:"data,omitempty"`
+	// The epochs the answer is over (1 to epochs), in every piece.
+	Epochs        int64 `protobuf:"varint,2,opt,name=epochs,proto3" json:"epochs,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *QueryJobResponse) Reset() {
+	*x = QueryJobResponse{}
+	mi := &file_wololo_v1_job_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *QueryJobResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*QueryJobResponse) ProtoMessage() {}
+
+func (x *QueryJobResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_wololo_v1_job_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use QueryJobResponse.ProtoReflect.Descriptor instead.
+func (*QueryJobResponse) Descriptor() ([]byte, []int) {
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *QueryJobResponse) GetData() []byte {
+	if x != nil {
+		return x.Data
+	}
+	return nil
+}
+
+func (x *QueryJobResponse) GetEpochs() int64 {
+	if x != nil {
+		return x.Epochs
+	}
+	return 0
+}
+
 // CloseJobRequest names a standing job.
 type CloseJobRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -474,7 +586,7 @@ type CloseJobRequest struct {
 
 func (x *CloseJobRequest) Reset() {
 	*x = CloseJobRequest{}
-	mi := &file_wololo_v1_job_proto_msgTypes[4]
+	mi := &file_wololo_v1_job_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -486,7 +598,7 @@ func (x *CloseJobRequest) String() string {
 func (*CloseJobRequest) ProtoMessage() {}
 
 func (x *CloseJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_job_proto_msgTypes[4]
+	mi := &file_wololo_v1_job_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -499,7 +611,7 @@ func (x *CloseJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseJobRequest.ProtoReflect.Descriptor instead.
 func (*CloseJobRequest) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_job_proto_rawDescGZIP(), []int{4}
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *CloseJobRequest) GetJobId() string {
@@ -520,7 +632,7 @@ type CloseJobResponse struct {
 
 func (x *CloseJobResponse) Reset() {
 	*x = CloseJobResponse{}
-	mi := &file_wololo_v1_job_proto_msgTypes[5]
+	mi := &file_wololo_v1_job_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -532,7 +644,7 @@ func (x *CloseJobResponse) String() string {
 func (*CloseJobResponse) ProtoMessage() {}
 
 func (x *CloseJobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_job_proto_msgTypes[5]
+	mi := &file_wololo_v1_job_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -545,7 +657,7 @@ func (x *CloseJobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseJobResponse.ProtoReflect.Descriptor instead.
 func (*CloseJobResponse) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_job_proto_rawDescGZIP(), []int{5}
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *CloseJobResponse) GetEpochs() int64 {
@@ -568,7 +680,7 @@ type WatchAnswersRequest struct {
 
 func (x *WatchAnswersRequest) Reset() {
 	*x = WatchAnswersRequest{}
-	mi := &file_wololo_v1_job_proto_msgTypes[6]
+	mi := &file_wololo_v1_job_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -580,7 +692,7 @@ func (x *WatchAnswersRequest) String() string {
 func (*WatchAnswersRequest) ProtoMessage() {}
 
 func (x *WatchAnswersRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_job_proto_msgTypes[6]
+	mi := &file_wololo_v1_job_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -593,7 +705,7 @@ func (x *WatchAnswersRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchAnswersRequest.ProtoReflect.Descriptor instead.
 func (*WatchAnswersRequest) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_job_proto_rawDescGZIP(), []int{6}
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *WatchAnswersRequest) GetJobId() string {
@@ -631,7 +743,7 @@ type WatchAnswersResponse struct {
 
 func (x *WatchAnswersResponse) Reset() {
 	*x = WatchAnswersResponse{}
-	mi := &file_wololo_v1_job_proto_msgTypes[7]
+	mi := &file_wololo_v1_job_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -643,7 +755,7 @@ func (x *WatchAnswersResponse) String() string {
 func (*WatchAnswersResponse) ProtoMessage() {}
 
 func (x *WatchAnswersResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_job_proto_msgTypes[7]
+	mi := &file_wololo_v1_job_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -656,7 +768,7 @@ func (x *WatchAnswersResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchAnswersResponse.ProtoReflect.Descriptor instead.
 func (*WatchAnswersResponse) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_job_proto_rawDescGZIP(), []int{7}
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *WatchAnswersResponse) GetEpoch() int64 {
@@ -708,7 +820,7 @@ type Table struct {
 
 func (x *Table) Reset() {
 	*x = Table{}
-	mi := &file_wololo_v1_job_proto_msgTypes[8]
+	mi := &file_wololo_v1_job_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -720,7 +832,7 @@ func (x *Table) String() string {
 func (*Table) ProtoMessage() {}
 
 func (x *Table) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_job_proto_msgTypes[8]
+	mi := &file_wololo_v1_job_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -733,7 +845,7 @@ func (x *Table) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Table.ProtoReflect.Descriptor instead.
 func (*Table) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_job_proto_rawDescGZIP(), []int{8}
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *Table) GetName() string {
@@ -763,7 +875,7 @@ type Query struct {
 
 func (x *Query) Reset() {
 	*x = Query{}
-	mi := &file_wololo_v1_job_proto_msgTypes[9]
+	mi := &file_wololo_v1_job_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -775,7 +887,7 @@ func (x *Query) String() string {
 func (*Query) ProtoMessage() {}
 
 func (x *Query) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_job_proto_msgTypes[9]
+	mi := &file_wololo_v1_job_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -788,7 +900,7 @@ func (x *Query) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Query.ProtoReflect.Descriptor instead.
 func (*Query) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_job_proto_rawDescGZIP(), []int{9}
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *Query) GetName() string {
@@ -822,7 +934,7 @@ type CreateJobResponse struct {
 
 func (x *CreateJobResponse) Reset() {
 	*x = CreateJobResponse{}
-	mi := &file_wololo_v1_job_proto_msgTypes[10]
+	mi := &file_wololo_v1_job_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -834,7 +946,7 @@ func (x *CreateJobResponse) String() string {
 func (*CreateJobResponse) ProtoMessage() {}
 
 func (x *CreateJobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_job_proto_msgTypes[10]
+	mi := &file_wololo_v1_job_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -847,7 +959,7 @@ func (x *CreateJobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateJobResponse.ProtoReflect.Descriptor instead.
 func (*CreateJobResponse) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_job_proto_rawDescGZIP(), []int{10}
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *CreateJobResponse) GetJobId() string {
@@ -888,7 +1000,7 @@ type UploadRequest struct {
 
 func (x *UploadRequest) Reset() {
 	*x = UploadRequest{}
-	mi := &file_wololo_v1_job_proto_msgTypes[11]
+	mi := &file_wololo_v1_job_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -900,7 +1012,7 @@ func (x *UploadRequest) String() string {
 func (*UploadRequest) ProtoMessage() {}
 
 func (x *UploadRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_job_proto_msgTypes[11]
+	mi := &file_wololo_v1_job_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -913,7 +1025,7 @@ func (x *UploadRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UploadRequest.ProtoReflect.Descriptor instead.
 func (*UploadRequest) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_job_proto_rawDescGZIP(), []int{11}
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *UploadRequest) GetFrame() isUploadRequest_Frame {
@@ -995,7 +1107,7 @@ type UploadStart struct {
 
 func (x *UploadStart) Reset() {
 	*x = UploadStart{}
-	mi := &file_wololo_v1_job_proto_msgTypes[12]
+	mi := &file_wololo_v1_job_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1007,7 +1119,7 @@ func (x *UploadStart) String() string {
 func (*UploadStart) ProtoMessage() {}
 
 func (x *UploadStart) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_job_proto_msgTypes[12]
+	mi := &file_wololo_v1_job_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1020,7 +1132,7 @@ func (x *UploadStart) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UploadStart.ProtoReflect.Descriptor instead.
 func (*UploadStart) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_job_proto_rawDescGZIP(), []int{12}
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *UploadStart) GetJobId() string {
@@ -1062,7 +1174,7 @@ type UploadFinish struct {
 
 func (x *UploadFinish) Reset() {
 	*x = UploadFinish{}
-	mi := &file_wololo_v1_job_proto_msgTypes[13]
+	mi := &file_wololo_v1_job_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1074,7 +1186,7 @@ func (x *UploadFinish) String() string {
 func (*UploadFinish) ProtoMessage() {}
 
 func (x *UploadFinish) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_job_proto_msgTypes[13]
+	mi := &file_wololo_v1_job_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1087,7 +1199,7 @@ func (x *UploadFinish) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UploadFinish.ProtoReflect.Descriptor instead.
 func (*UploadFinish) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_job_proto_rawDescGZIP(), []int{13}
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *UploadFinish) GetSize() int64 {
@@ -1113,7 +1225,7 @@ type UploadResponse struct {
 
 func (x *UploadResponse) Reset() {
 	*x = UploadResponse{}
-	mi := &file_wololo_v1_job_proto_msgTypes[14]
+	mi := &file_wololo_v1_job_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1125,7 +1237,7 @@ func (x *UploadResponse) String() string {
 func (*UploadResponse) ProtoMessage() {}
 
 func (x *UploadResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_job_proto_msgTypes[14]
+	mi := &file_wololo_v1_job_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1138,7 +1250,7 @@ func (x *UploadResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UploadResponse.ProtoReflect.Descriptor instead.
 func (*UploadResponse) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_job_proto_rawDescGZIP(), []int{14}
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *UploadResponse) GetOffset() int64 {
@@ -1192,7 +1304,7 @@ type FileReport struct {
 
 func (x *FileReport) Reset() {
 	*x = FileReport{}
-	mi := &file_wololo_v1_job_proto_msgTypes[15]
+	mi := &file_wololo_v1_job_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1204,7 +1316,7 @@ func (x *FileReport) String() string {
 func (*FileReport) ProtoMessage() {}
 
 func (x *FileReport) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_job_proto_msgTypes[15]
+	mi := &file_wololo_v1_job_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1217,7 +1329,7 @@ func (x *FileReport) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FileReport.ProtoReflect.Descriptor instead.
 func (*FileReport) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_job_proto_rawDescGZIP(), []int{15}
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *FileReport) GetFile() string {
@@ -1299,7 +1411,7 @@ type Reject struct {
 
 func (x *Reject) Reset() {
 	*x = Reject{}
-	mi := &file_wololo_v1_job_proto_msgTypes[16]
+	mi := &file_wololo_v1_job_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1311,7 +1423,7 @@ func (x *Reject) String() string {
 func (*Reject) ProtoMessage() {}
 
 func (x *Reject) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_job_proto_msgTypes[16]
+	mi := &file_wololo_v1_job_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1324,7 +1436,7 @@ func (x *Reject) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Reject.ProtoReflect.Descriptor instead.
 func (*Reject) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_job_proto_rawDescGZIP(), []int{16}
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *Reject) GetOffset() int64 {
@@ -1407,7 +1519,7 @@ type Job struct {
 
 func (x *Job) Reset() {
 	*x = Job{}
-	mi := &file_wololo_v1_job_proto_msgTypes[17]
+	mi := &file_wololo_v1_job_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1419,7 +1531,7 @@ func (x *Job) String() string {
 func (*Job) ProtoMessage() {}
 
 func (x *Job) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_job_proto_msgTypes[17]
+	mi := &file_wololo_v1_job_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1432,7 +1544,7 @@ func (x *Job) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Job.ProtoReflect.Descriptor instead.
 func (*Job) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_job_proto_rawDescGZIP(), []int{17}
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *Job) GetJobId() string {
@@ -1580,7 +1692,7 @@ type StageProgress struct {
 
 func (x *StageProgress) Reset() {
 	*x = StageProgress{}
-	mi := &file_wololo_v1_job_proto_msgTypes[18]
+	mi := &file_wololo_v1_job_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1592,7 +1704,7 @@ func (x *StageProgress) String() string {
 func (*StageProgress) ProtoMessage() {}
 
 func (x *StageProgress) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_job_proto_msgTypes[18]
+	mi := &file_wololo_v1_job_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1605,7 +1717,7 @@ func (x *StageProgress) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StageProgress.ProtoReflect.Descriptor instead.
 func (*StageProgress) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_job_proto_rawDescGZIP(), []int{18}
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *StageProgress) GetStage() string {
@@ -1679,7 +1791,7 @@ type ChannelBacklog struct {
 
 func (x *ChannelBacklog) Reset() {
 	*x = ChannelBacklog{}
-	mi := &file_wololo_v1_job_proto_msgTypes[19]
+	mi := &file_wololo_v1_job_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1691,7 +1803,7 @@ func (x *ChannelBacklog) String() string {
 func (*ChannelBacklog) ProtoMessage() {}
 
 func (x *ChannelBacklog) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_job_proto_msgTypes[19]
+	mi := &file_wololo_v1_job_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1704,7 +1816,7 @@ func (x *ChannelBacklog) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ChannelBacklog.ProtoReflect.Descriptor instead.
 func (*ChannelBacklog) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_job_proto_rawDescGZIP(), []int{19}
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ChannelBacklog) GetStream() string {
@@ -1760,7 +1872,7 @@ type GetJobRequest struct {
 
 func (x *GetJobRequest) Reset() {
 	*x = GetJobRequest{}
-	mi := &file_wololo_v1_job_proto_msgTypes[20]
+	mi := &file_wololo_v1_job_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1772,7 +1884,7 @@ func (x *GetJobRequest) String() string {
 func (*GetJobRequest) ProtoMessage() {}
 
 func (x *GetJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_job_proto_msgTypes[20]
+	mi := &file_wololo_v1_job_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1785,7 +1897,7 @@ func (x *GetJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetJobRequest.ProtoReflect.Descriptor instead.
 func (*GetJobRequest) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_job_proto_rawDescGZIP(), []int{20}
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *GetJobRequest) GetJobId() string {
@@ -1806,7 +1918,7 @@ type GetJobResponse struct {
 
 func (x *GetJobResponse) Reset() {
 	*x = GetJobResponse{}
-	mi := &file_wololo_v1_job_proto_msgTypes[21]
+	mi := &file_wololo_v1_job_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1818,7 +1930,7 @@ func (x *GetJobResponse) String() string {
 func (*GetJobResponse) ProtoMessage() {}
 
 func (x *GetJobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_job_proto_msgTypes[21]
+	mi := &file_wololo_v1_job_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1831,7 +1943,7 @@ func (x *GetJobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetJobResponse.ProtoReflect.Descriptor instead.
 func (*GetJobResponse) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_job_proto_rawDescGZIP(), []int{21}
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *GetJobResponse) GetJob() *Job {
@@ -1852,7 +1964,7 @@ type WatchJobRequest struct {
 
 func (x *WatchJobRequest) Reset() {
 	*x = WatchJobRequest{}
-	mi := &file_wololo_v1_job_proto_msgTypes[22]
+	mi := &file_wololo_v1_job_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1864,7 +1976,7 @@ func (x *WatchJobRequest) String() string {
 func (*WatchJobRequest) ProtoMessage() {}
 
 func (x *WatchJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_job_proto_msgTypes[22]
+	mi := &file_wololo_v1_job_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1877,7 +1989,7 @@ func (x *WatchJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchJobRequest.ProtoReflect.Descriptor instead.
 func (*WatchJobRequest) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_job_proto_rawDescGZIP(), []int{22}
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *WatchJobRequest) GetJobId() string {
@@ -1898,7 +2010,7 @@ type WatchJobResponse struct {
 
 func (x *WatchJobResponse) Reset() {
 	*x = WatchJobResponse{}
-	mi := &file_wololo_v1_job_proto_msgTypes[23]
+	mi := &file_wololo_v1_job_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1910,7 +2022,7 @@ func (x *WatchJobResponse) String() string {
 func (*WatchJobResponse) ProtoMessage() {}
 
 func (x *WatchJobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_job_proto_msgTypes[23]
+	mi := &file_wololo_v1_job_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1923,7 +2035,7 @@ func (x *WatchJobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchJobResponse.ProtoReflect.Descriptor instead.
 func (*WatchJobResponse) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_job_proto_rawDescGZIP(), []int{23}
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *WatchJobResponse) GetJob() *Job {
@@ -1948,7 +2060,7 @@ type GetResultsRequest struct {
 
 func (x *GetResultsRequest) Reset() {
 	*x = GetResultsRequest{}
-	mi := &file_wololo_v1_job_proto_msgTypes[24]
+	mi := &file_wololo_v1_job_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1960,7 +2072,7 @@ func (x *GetResultsRequest) String() string {
 func (*GetResultsRequest) ProtoMessage() {}
 
 func (x *GetResultsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_job_proto_msgTypes[24]
+	mi := &file_wololo_v1_job_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1973,7 +2085,7 @@ func (x *GetResultsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetResultsRequest.ProtoReflect.Descriptor instead.
 func (*GetResultsRequest) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_job_proto_rawDescGZIP(), []int{24}
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *GetResultsRequest) GetJobId() string {
@@ -2005,7 +2117,7 @@ type GetResultsResponse struct {
 
 func (x *GetResultsResponse) Reset() {
 	*x = GetResultsResponse{}
-	mi := &file_wololo_v1_job_proto_msgTypes[25]
+	mi := &file_wololo_v1_job_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2017,7 +2129,7 @@ func (x *GetResultsResponse) String() string {
 func (*GetResultsResponse) ProtoMessage() {}
 
 func (x *GetResultsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_job_proto_msgTypes[25]
+	mi := &file_wololo_v1_job_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2030,7 +2142,7 @@ func (x *GetResultsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetResultsResponse.ProtoReflect.Descriptor instead.
 func (*GetResultsResponse) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_job_proto_rawDescGZIP(), []int{25}
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *GetResultsResponse) GetName() string {
@@ -2065,7 +2177,7 @@ type DeleteJobRequest struct {
 
 func (x *DeleteJobRequest) Reset() {
 	*x = DeleteJobRequest{}
-	mi := &file_wololo_v1_job_proto_msgTypes[26]
+	mi := &file_wololo_v1_job_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2077,7 +2189,7 @@ func (x *DeleteJobRequest) String() string {
 func (*DeleteJobRequest) ProtoMessage() {}
 
 func (x *DeleteJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_job_proto_msgTypes[26]
+	mi := &file_wololo_v1_job_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2090,7 +2202,7 @@ func (x *DeleteJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteJobRequest.ProtoReflect.Descriptor instead.
 func (*DeleteJobRequest) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_job_proto_rawDescGZIP(), []int{26}
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *DeleteJobRequest) GetJobId() string {
@@ -2109,7 +2221,7 @@ type DeleteJobResponse struct {
 
 func (x *DeleteJobResponse) Reset() {
 	*x = DeleteJobResponse{}
-	mi := &file_wololo_v1_job_proto_msgTypes[27]
+	mi := &file_wololo_v1_job_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2121,7 +2233,7 @@ func (x *DeleteJobResponse) String() string {
 func (*DeleteJobResponse) ProtoMessage() {}
 
 func (x *DeleteJobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_job_proto_msgTypes[27]
+	mi := &file_wololo_v1_job_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2134,7 +2246,7 @@ func (x *DeleteJobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DeleteJobResponse.ProtoReflect.Descriptor instead.
 func (*DeleteJobResponse) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_job_proto_rawDescGZIP(), []int{27}
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{29}
 }
 
 // ListJobsRequest asks for the caller's jobs.
@@ -2146,7 +2258,7 @@ type ListJobsRequest struct {
 
 func (x *ListJobsRequest) Reset() {
 	*x = ListJobsRequest{}
-	mi := &file_wololo_v1_job_proto_msgTypes[28]
+	mi := &file_wololo_v1_job_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2158,7 +2270,7 @@ func (x *ListJobsRequest) String() string {
 func (*ListJobsRequest) ProtoMessage() {}
 
 func (x *ListJobsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_job_proto_msgTypes[28]
+	mi := &file_wololo_v1_job_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2171,7 +2283,7 @@ func (x *ListJobsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListJobsRequest.ProtoReflect.Descriptor instead.
 func (*ListJobsRequest) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_job_proto_rawDescGZIP(), []int{28}
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{30}
 }
 
 // ListJobsResponse lists the caller's jobs, oldest first.
@@ -2185,7 +2297,7 @@ type ListJobsResponse struct {
 
 func (x *ListJobsResponse) Reset() {
 	*x = ListJobsResponse{}
-	mi := &file_wololo_v1_job_proto_msgTypes[29]
+	mi := &file_wololo_v1_job_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2197,7 +2309,7 @@ func (x *ListJobsResponse) String() string {
 func (*ListJobsResponse) ProtoMessage() {}
 
 func (x *ListJobsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_job_proto_msgTypes[29]
+	mi := &file_wololo_v1_job_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2210,7 +2322,7 @@ func (x *ListJobsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListJobsResponse.ProtoReflect.Descriptor instead.
 func (*ListJobsResponse) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_job_proto_rawDescGZIP(), []int{29}
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *ListJobsResponse) GetJobs() []*JobSummary {
@@ -2250,7 +2362,7 @@ type JobSummary struct {
 
 func (x *JobSummary) Reset() {
 	*x = JobSummary{}
-	mi := &file_wololo_v1_job_proto_msgTypes[30]
+	mi := &file_wololo_v1_job_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2262,7 +2374,7 @@ func (x *JobSummary) String() string {
 func (*JobSummary) ProtoMessage() {}
 
 func (x *JobSummary) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_job_proto_msgTypes[30]
+	mi := &file_wololo_v1_job_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2275,7 +2387,7 @@ func (x *JobSummary) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobSummary.ProtoReflect.Descriptor instead.
 func (*JobSummary) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_job_proto_rawDescGZIP(), []int{30}
+	return file_wololo_v1_job_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *JobSummary) GetName() string {
@@ -2383,7 +2495,13 @@ const file_wololo_v1_job_proto_rawDesc = "" +
 	"\x06tables\x18\x04 \x03(\v2\x10.wololo.v1.TableR\x06tables\"C\n" +
 	"\x11AppendJobResponse\x12\x14\n" +
 	"\x05epoch\x18\x01 \x01(\x03R\x05epoch\x12\x18\n" +
-	"\aresumed\x18\x02 \x01(\bR\aresumed\"(\n" +
+	"\aresumed\x18\x02 \x01(\bR\aresumed\":\n" +
+	"\x0fQueryJobRequest\x12\x15\n" +
+	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12\x10\n" +
+	"\x03sql\x18\x02 \x01(\tR\x03sql\">\n" +
+	"\x10QueryJobResponse\x12\x12\n" +
+	"\x04data\x18\x01 \x01(\fR\x04data\x12\x16\n" +
+	"\x06epochs\x18\x02 \x01(\x03R\x06epochs\"(\n" +
 	"\x0fCloseJobRequest\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\"*\n" +
 	"\x10CloseJobResponse\x12\x16\n" +
@@ -2527,7 +2645,7 @@ const file_wololo_v1_job_proto_rawDesc = "" +
 	"\x13JOB_STATE_UPLOADING\x10\x01\x12\x15\n" +
 	"\x11JOB_STATE_RUNNING\x10\x02\x12\x12\n" +
 	"\x0eJOB_STATE_DONE\x10\x03\x12\x14\n" +
-	"\x10JOB_STATE_FAILED\x10\x042\xd7\x05\n" +
+	"\x10JOB_STATE_FAILED\x10\x042\x9e\x06\n" +
 	"\n" +
 	"JobService\x12F\n" +
 	"\tCreateJob\x12\x1b.wololo.v1.CreateJobRequest\x1a\x1c.wololo.v1.CreateJobResponse\x12A\n" +
@@ -2540,7 +2658,8 @@ const file_wololo_v1_job_proto_rawDesc = "" +
 	"\bListJobs\x12\x1a.wololo.v1.ListJobsRequest\x1a\x1b.wololo.v1.ListJobsResponse\x12F\n" +
 	"\tAppendJob\x12\x1b.wololo.v1.AppendJobRequest\x1a\x1c.wololo.v1.AppendJobResponse\x12C\n" +
 	"\bCloseJob\x12\x1a.wololo.v1.CloseJobRequest\x1a\x1b.wololo.v1.CloseJobResponse\x12Q\n" +
-	"\fWatchAnswers\x12\x1e.wololo.v1.WatchAnswersRequest\x1a\x1f.wololo.v1.WatchAnswersResponse0\x01B3Z1github.com/wololo/wololo/proto/wololo/v1;wololov1b\x06proto3"
+	"\fWatchAnswers\x12\x1e.wololo.v1.WatchAnswersRequest\x1a\x1f.wololo.v1.WatchAnswersResponse0\x01\x12E\n" +
+	"\bQueryJob\x12\x1a.wololo.v1.QueryJobRequest\x1a\x1b.wololo.v1.QueryJobResponse0\x01B3Z1github.com/wololo/wololo/proto/wololo/v1;wololov1b\x06proto3"
 
 var (
 	file_wololo_v1_job_proto_rawDescOnce sync.Once
@@ -2555,7 +2674,7 @@ func file_wololo_v1_job_proto_rawDescGZIP() []byte {
 }
 
 var file_wololo_v1_job_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_wololo_v1_job_proto_msgTypes = make([]protoimpl.MessageInfo, 33)
+var file_wololo_v1_job_proto_msgTypes = make([]protoimpl.MessageInfo, 35)
 var file_wololo_v1_job_proto_goTypes = []any{
 	(InputFile)(0),                // 0: wololo.v1.InputFile
 	(JobState)(0),                 // 1: wololo.v1.JobState
@@ -2563,85 +2682,89 @@ var file_wololo_v1_job_proto_goTypes = []any{
 	(*CreateJobRequest)(nil),      // 3: wololo.v1.CreateJobRequest
 	(*AppendJobRequest)(nil),      // 4: wololo.v1.AppendJobRequest
 	(*AppendJobResponse)(nil),     // 5: wololo.v1.AppendJobResponse
-	(*CloseJobRequest)(nil),       // 6: wololo.v1.CloseJobRequest
-	(*CloseJobResponse)(nil),      // 7: wololo.v1.CloseJobResponse
-	(*WatchAnswersRequest)(nil),   // 8: wololo.v1.WatchAnswersRequest
-	(*WatchAnswersResponse)(nil),  // 9: wololo.v1.WatchAnswersResponse
-	(*Table)(nil),                 // 10: wololo.v1.Table
-	(*Query)(nil),                 // 11: wololo.v1.Query
-	(*CreateJobResponse)(nil),     // 12: wololo.v1.CreateJobResponse
-	(*UploadRequest)(nil),         // 13: wololo.v1.UploadRequest
-	(*UploadStart)(nil),           // 14: wololo.v1.UploadStart
-	(*UploadFinish)(nil),          // 15: wololo.v1.UploadFinish
-	(*UploadResponse)(nil),        // 16: wololo.v1.UploadResponse
-	(*FileReport)(nil),            // 17: wololo.v1.FileReport
-	(*Reject)(nil),                // 18: wololo.v1.Reject
-	(*Job)(nil),                   // 19: wololo.v1.Job
-	(*StageProgress)(nil),         // 20: wololo.v1.StageProgress
-	(*ChannelBacklog)(nil),        // 21: wololo.v1.ChannelBacklog
-	(*GetJobRequest)(nil),         // 22: wololo.v1.GetJobRequest
-	(*GetJobResponse)(nil),        // 23: wololo.v1.GetJobResponse
-	(*WatchJobRequest)(nil),       // 24: wololo.v1.WatchJobRequest
-	(*WatchJobResponse)(nil),      // 25: wololo.v1.WatchJobResponse
-	(*GetResultsRequest)(nil),     // 26: wololo.v1.GetResultsRequest
-	(*GetResultsResponse)(nil),    // 27: wololo.v1.GetResultsResponse
-	(*DeleteJobRequest)(nil),      // 28: wololo.v1.DeleteJobRequest
-	(*DeleteJobResponse)(nil),     // 29: wololo.v1.DeleteJobResponse
-	(*ListJobsRequest)(nil),       // 30: wololo.v1.ListJobsRequest
-	(*ListJobsResponse)(nil),      // 31: wololo.v1.ListJobsResponse
-	(*JobSummary)(nil),            // 32: wololo.v1.JobSummary
-	nil,                           // 33: wololo.v1.FileReport.MissingEntry
-	nil,                           // 34: wololo.v1.Job.ResultRowsEntry
-	(*timestamppb.Timestamp)(nil), // 35: google.protobuf.Timestamp
+	(*QueryJobRequest)(nil),       // 6: wololo.v1.QueryJobRequest
+	(*QueryJobResponse)(nil),      // 7: wololo.v1.QueryJobResponse
+	(*CloseJobRequest)(nil),       // 8: wololo.v1.CloseJobRequest
+	(*CloseJobResponse)(nil),      // 9: wololo.v1.CloseJobResponse
+	(*WatchAnswersRequest)(nil),   // 10: wololo.v1.WatchAnswersRequest
+	(*WatchAnswersResponse)(nil),  // 11: wololo.v1.WatchAnswersResponse
+	(*Table)(nil),                 // 12: wololo.v1.Table
+	(*Query)(nil),                 // 13: wololo.v1.Query
+	(*CreateJobResponse)(nil),     // 14: wololo.v1.CreateJobResponse
+	(*UploadRequest)(nil),         // 15: wololo.v1.UploadRequest
+	(*UploadStart)(nil),           // 16: wololo.v1.UploadStart
+	(*UploadFinish)(nil),          // 17: wololo.v1.UploadFinish
+	(*UploadResponse)(nil),        // 18: wololo.v1.UploadResponse
+	(*FileReport)(nil),            // 19: wololo.v1.FileReport
+	(*Reject)(nil),                // 20: wololo.v1.Reject
+	(*Job)(nil),                   // 21: wololo.v1.Job
+	(*StageProgress)(nil),         // 22: wololo.v1.StageProgress
+	(*ChannelBacklog)(nil),        // 23: wololo.v1.ChannelBacklog
+	(*GetJobRequest)(nil),         // 24: wololo.v1.GetJobRequest
+	(*GetJobResponse)(nil),        // 25: wololo.v1.GetJobResponse
+	(*WatchJobRequest)(nil),       // 26: wololo.v1.WatchJobRequest
+	(*WatchJobResponse)(nil),      // 27: wololo.v1.WatchJobResponse
+	(*GetResultsRequest)(nil),     // 28: wololo.v1.GetResultsRequest
+	(*GetResultsResponse)(nil),    // 29: wololo.v1.GetResultsResponse
+	(*DeleteJobRequest)(nil),      // 30: wololo.v1.DeleteJobRequest
+	(*DeleteJobResponse)(nil),     // 31: wololo.v1.DeleteJobResponse
+	(*ListJobsRequest)(nil),       // 32: wololo.v1.ListJobsRequest
+	(*ListJobsResponse)(nil),      // 33: wololo.v1.ListJobsResponse
+	(*JobSummary)(nil),            // 34: wololo.v1.JobSummary
+	nil,                           // 35: wololo.v1.FileReport.MissingEntry
+	nil,                           // 36: wololo.v1.Job.ResultRowsEntry
+	(*timestamppb.Timestamp)(nil), // 37: google.protobuf.Timestamp
 }
 var file_wololo_v1_job_proto_depIdxs = []int32{
 	2,  // 0: wololo.v1.CreateJobRequest.matches:type_name -> wololo.v1.FileHeader
 	2,  // 1: wololo.v1.CreateJobRequest.players:type_name -> wololo.v1.FileHeader
-	11, // 2: wololo.v1.CreateJobRequest.queries:type_name -> wololo.v1.Query
-	10, // 3: wololo.v1.CreateJobRequest.tables:type_name -> wololo.v1.Table
+	13, // 2: wololo.v1.CreateJobRequest.queries:type_name -> wololo.v1.Query
+	12, // 3: wololo.v1.CreateJobRequest.tables:type_name -> wololo.v1.Table
 	2,  // 4: wololo.v1.AppendJobRequest.matches:type_name -> wololo.v1.FileHeader
 	2,  // 5: wololo.v1.AppendJobRequest.players:type_name -> wololo.v1.FileHeader
-	10, // 6: wololo.v1.AppendJobRequest.tables:type_name -> wololo.v1.Table
+	12, // 6: wololo.v1.AppendJobRequest.tables:type_name -> wololo.v1.Table
 	2,  // 7: wololo.v1.Table.header:type_name -> wololo.v1.FileHeader
-	14, // 8: wololo.v1.UploadRequest.start:type_name -> wololo.v1.UploadStart
-	15, // 9: wololo.v1.UploadRequest.finish:type_name -> wololo.v1.UploadFinish
+	16, // 8: wololo.v1.UploadRequest.start:type_name -> wololo.v1.UploadStart
+	17, // 9: wololo.v1.UploadRequest.finish:type_name -> wololo.v1.UploadFinish
 	0,  // 10: wololo.v1.UploadStart.file:type_name -> wololo.v1.InputFile
-	33, // 11: wololo.v1.FileReport.missing:type_name -> wololo.v1.FileReport.MissingEntry
-	18, // 12: wololo.v1.FileReport.rejects:type_name -> wololo.v1.Reject
+	35, // 11: wololo.v1.FileReport.missing:type_name -> wololo.v1.FileReport.MissingEntry
+	20, // 12: wololo.v1.FileReport.rejects:type_name -> wololo.v1.Reject
 	1,  // 13: wololo.v1.Job.state:type_name -> wololo.v1.JobState
-	17, // 14: wololo.v1.Job.matches:type_name -> wololo.v1.FileReport
-	17, // 15: wololo.v1.Job.players:type_name -> wololo.v1.FileReport
-	34, // 16: wololo.v1.Job.result_rows:type_name -> wololo.v1.Job.ResultRowsEntry
-	20, // 17: wololo.v1.Job.stages:type_name -> wololo.v1.StageProgress
-	17, // 18: wololo.v1.Job.tables:type_name -> wololo.v1.FileReport
-	21, // 19: wololo.v1.StageProgress.backlog:type_name -> wololo.v1.ChannelBacklog
-	19, // 20: wololo.v1.GetJobResponse.job:type_name -> wololo.v1.Job
-	19, // 21: wololo.v1.WatchJobResponse.job:type_name -> wololo.v1.Job
-	32, // 22: wololo.v1.ListJobsResponse.jobs:type_name -> wololo.v1.JobSummary
+	19, // 14: wololo.v1.Job.matches:type_name -> wololo.v1.FileReport
+	19, // 15: wololo.v1.Job.players:type_name -> wololo.v1.FileReport
+	36, // 16: wololo.v1.Job.result_rows:type_name -> wololo.v1.Job.ResultRowsEntry
+	22, // 17: wololo.v1.Job.stages:type_name -> wololo.v1.StageProgress
+	19, // 18: wololo.v1.Job.tables:type_name -> wololo.v1.FileReport
+	23, // 19: wololo.v1.StageProgress.backlog:type_name -> wololo.v1.ChannelBacklog
+	21, // 20: wololo.v1.GetJobResponse.job:type_name -> wololo.v1.Job
+	21, // 21: wololo.v1.WatchJobResponse.job:type_name -> wololo.v1.Job
+	34, // 22: wololo.v1.ListJobsResponse.jobs:type_name -> wololo.v1.JobSummary
 	1,  // 23: wololo.v1.JobSummary.state:type_name -> wololo.v1.JobState
-	35, // 24: wololo.v1.JobSummary.created:type_name -> google.protobuf.Timestamp
+	37, // 24: wololo.v1.JobSummary.created:type_name -> google.protobuf.Timestamp
 	3,  // 25: wololo.v1.JobService.CreateJob:input_type -> wololo.v1.CreateJobRequest
-	13, // 26: wololo.v1.JobService.Upload:input_type -> wololo.v1.UploadRequest
-	22, // 27: wololo.v1.JobService.GetJob:input_type -> wololo.v1.GetJobRequest
-	24, // 28: wololo.v1.JobService.WatchJob:input_type -> wololo.v1.WatchJobRequest
-	26, // 29: wololo.v1.JobService.GetResults:input_type -> wololo.v1.GetResultsRequest
-	28, // 30: wololo.v1.JobService.DeleteJob:input_type -> wololo.v1.DeleteJobRequest
-	30, // 31: wololo.v1.JobService.ListJobs:input_type -> wololo.v1.ListJobsRequest
+	15, // 26: wololo.v1.JobService.Upload:input_type -> wololo.v1.UploadRequest
+	24, // 27: wololo.v1.JobService.GetJob:input_type -> wololo.v1.GetJobRequest
+	26, // 28: wololo.v1.JobService.WatchJob:input_type -> wololo.v1.WatchJobRequest
+	28, // 29: wololo.v1.JobService.GetResults:input_type -> wololo.v1.GetResultsRequest
+	30, // 30: wololo.v1.JobService.DeleteJob:input_type -> wololo.v1.DeleteJobRequest
+	32, // 31: wololo.v1.JobService.ListJobs:input_type -> wololo.v1.ListJobsRequest
 	4,  // 32: wololo.v1.JobService.AppendJob:input_type -> wololo.v1.AppendJobRequest
-	6,  // 33: wololo.v1.JobService.CloseJob:input_type -> wololo.v1.CloseJobRequest
-	8,  // 34: wololo.v1.JobService.WatchAnswers:input_type -> wololo.v1.WatchAnswersRequest
-	12, // 35: wololo.v1.JobService.CreateJob:output_type -> wololo.v1.CreateJobResponse
-	16, // 36: wololo.v1.JobService.Upload:output_type -> wololo.v1.UploadResponse
-	23, // 37: wololo.v1.JobService.GetJob:output_type -> wololo.v1.GetJobResponse
-	25, // 38: wololo.v1.JobService.WatchJob:output_type -> wololo.v1.WatchJobResponse
-	27, // 39: wololo.v1.JobService.GetResults:output_type -> wololo.v1.GetResultsResponse
-	29, // 40: wololo.v1.JobService.DeleteJob:output_type -> wololo.v1.DeleteJobResponse
-	31, // 41: wololo.v1.JobService.ListJobs:output_type -> wololo.v1.ListJobsResponse
-	5,  // 42: wololo.v1.JobService.AppendJob:output_type -> wololo.v1.AppendJobResponse
-	7,  // 43: wololo.v1.JobService.CloseJob:output_type -> wololo.v1.CloseJobResponse
-	9,  // 44: wololo.v1.JobService.WatchAnswers:output_type -> wololo.v1.WatchAnswersResponse
-	35, // [35:45] is the sub-list for method output_type
-	25, // [25:35] is the sub-list for method input_type
+	8,  // 33: wololo.v1.JobService.CloseJob:input_type -> wololo.v1.CloseJobRequest
+	10, // 34: wololo.v1.JobService.WatchAnswers:input_type -> wololo.v1.WatchAnswersRequest
+	6,  // 35: wololo.v1.JobService.QueryJob:input_type -> wololo.v1.QueryJobRequest
+	14, // 36: wololo.v1.JobService.CreateJob:output_type -> wololo.v1.CreateJobResponse
+	18, // 37: wololo.v1.JobService.Upload:output_type -> wololo.v1.UploadResponse
+	25, // 38: wololo.v1.JobService.GetJob:output_type -> wololo.v1.GetJobResponse
+	27, // 39: wololo.v1.JobService.WatchJob:output_type -> wololo.v1.WatchJobResponse
+	29, // 40: wololo.v1.JobService.GetResults:output_type -> wololo.v1.GetResultsResponse
+	31, // 41: wololo.v1.JobService.DeleteJob:output_type -> wololo.v1.DeleteJobResponse
+	33, // 42: wololo.v1.JobService.ListJobs:output_type -> wololo.v1.ListJobsResponse
+	5,  // 43: wololo.v1.JobService.AppendJob:output_type -> wololo.v1.AppendJobResponse
+	9,  // 44: wololo.v1.JobService.CloseJob:output_type -> wololo.v1.CloseJobResponse
+	11, // 45: wololo.v1.JobService.WatchAnswers:output_type -> wololo.v1.WatchAnswersResponse
+	7,  // 46: wololo.v1.JobService.QueryJob:output_type -> wololo.v1.QueryJobResponse
+	36, // [36:47] is the sub-list for method output_type
+	25, // [25:36] is the sub-list for method input_type
 	25, // [25:25] is the sub-list for extension type_name
 	25, // [25:25] is the sub-list for extension extendee
 	0,  // [0:25] is the sub-list for field type_name
@@ -2653,7 +2776,7 @@ func file_wololo_v1_job_proto_init() {
 		return
 	}
 	file_wololo_v1_job_proto_msgTypes[1].OneofWrappers = []any{}
-	file_wololo_v1_job_proto_msgTypes[11].OneofWrappers = []any{
+	file_wololo_v1_job_proto_msgTypes[13].OneofWrappers = []any{
 		(*UploadRequest_Start)(nil),
 		(*UploadRequest_Data)(nil),
 		(*UploadRequest_Finish)(nil),
@@ -2664,7 +2787,7 @@ func file_wololo_v1_job_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_wololo_v1_job_proto_rawDesc), len(file_wololo_v1_job_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   33,
+			NumMessages:   35,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

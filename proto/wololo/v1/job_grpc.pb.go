@@ -29,6 +29,7 @@ const (
 	JobService_AppendJob_FullMethodName    = "/wololo.v1.JobService/AppendJob"
 	JobService_CloseJob_FullMethodName     = "/wololo.v1.JobService/CloseJob"
 	JobService_WatchAnswers_FullMethodName = "/wololo.v1.JobService/WatchAnswers"
+	JobService_QueryJob_FullMethodName     = "/wololo.v1.JobService/QueryJob"
 )
 
 // JobServiceClient is the client API for JobService service.
@@ -77,6 +78,16 @@ type JobServiceClient interface {
 	// change from the previous one, from an epoch on, as each is published,
 	// until the job is closed and its last version sent (or it fails).
 	WatchAnswers(ctx context.Context, in *WatchAnswersRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[WatchAnswersResponse], error)
+	// QueryJob answers a one-off SQL query over the rows of a standing
+	// job's epochs published so far, from the input the gateway retains of
+	// them (no upload): it runs as an internal batch job of the query,
+	// deleted once answered, and streams its answer as CSV.
+	// INVALID_ARGUMENT for a query the SQL engine refuses (its line:column)
+	// or one reading a column an epoch's file lacks, before anything runs;
+	// NOT_FOUND for an unknown job; FAILED_PRECONDITION for a batch job,
+	// one with no version yet, or one whose input the gateway does not
+	// retain whole (--retain-input=false, or a closed job's).
+	QueryJob(ctx context.Context, in *QueryJobRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[QueryJobResponse], error)
 }
 
 type jobServiceClient struct {
@@ -217,6 +228,25 @@ func (c *jobServiceClient) WatchAnswers(ctx context.Context, in *WatchAnswersReq
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type JobService_WatchAnswersClient = grpc.ServerStreamingClient[WatchAnswersResponse]
 
+func (c *jobServiceClient) QueryJob(ctx context.Context, in *QueryJobRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[QueryJobResponse], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &JobService_ServiceDesc.Streams[4], JobService_QueryJob_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[QueryJobRequest, QueryJobResponse]{ClientStream: stream}
+	if err := x.ClientStream.SendMsg(in); err != nil {
+		return nil, err
+	}
+	if err := x.ClientStream.CloseSend(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type JobService_QueryJobClient = grpc.ServerStreamingClient[QueryJobResponse]
+
 // JobServiceServer is the server API for JobService service.
 // All implementations must embed UnimplementedJobServiceServer
 // for forward compatibility.
@@ -263,6 +293,16 @@ type JobServiceServer interface {
 	// change from the previous one, from an epoch on, as each is published,
 	// until the job is closed and its last version sent (or it fails).
 	WatchAnswers(*WatchAnswersRequest, grpc.ServerStreamingServer[WatchAnswersResponse]) error
+	// QueryJob answers a one-off SQL query over the rows of a standing
+	// job's epochs published so far, from the input the gateway retains of
+	// them (no upload): it runs as an internal batch job of the query,
+	// deleted once answered, and streams its answer as CSV.
+	// INVALID_ARGUMENT for a query the SQL engine refuses (its line:column)
+	// or one reading a column an epoch's file lacks, before anything runs;
+	// NOT_FOUND for an unknown job; FAILED_PRECONDITION for a batch job,
+	// one with no version yet, or one whose input the gateway does not
+	// retain whole (--retain-input=false, or a closed job's).
+	QueryJob(*QueryJobRequest, grpc.ServerStreamingServer[QueryJobResponse]) error
 	mustEmbedUnimplementedJobServiceServer()
 }
 
@@ -302,6 +342,9 @@ func (UnimplementedJobServiceServer) CloseJob(context.Context, *CloseJobRequest)
 }
 func (UnimplementedJobServiceServer) WatchAnswers(*WatchAnswersRequest, grpc.ServerStreamingServer[WatchAnswersResponse]) error {
 	return status.Errorf(codes.Unimplemented, "method WatchAnswers not implemented")
+}
+func (UnimplementedJobServiceServer) QueryJob(*QueryJobRequest, grpc.ServerStreamingServer[QueryJobResponse]) error {
+	return status.Errorf(codes.Unimplemented, "method QueryJob not implemented")
 }
 func (UnimplementedJobServiceServer) mustEmbedUnimplementedJobServiceServer() {}
 func (UnimplementedJobServiceServer) testEmbeddedByValue()                    {}
@@ -472,6 +515,17 @@ func _JobService_WatchAnswers_Handler(srv interface{}, stream grpc.ServerStream)
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type JobService_WatchAnswersServer = grpc.ServerStreamingServer[WatchAnswersResponse]
 
+func _JobService_QueryJob_Handler(srv interface{}, stream grpc.ServerStream) error {
+	m := new(QueryJobRequest)
+	if err := stream.RecvMsg(m); err != nil {
+		return err
+	}
+	return srv.(JobServiceServer).QueryJob(m, &grpc.GenericServerStream[QueryJobRequest, QueryJobResponse]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type JobService_QueryJobServer = grpc.ServerStreamingServer[QueryJobResponse]
+
 // JobService_ServiceDesc is the grpc.ServiceDesc for JobService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -524,6 +578,11 @@ var JobService_ServiceDesc = grpc.ServiceDesc{
 		{
 			StreamName:    "WatchAnswers",
 			Handler:       _JobService_WatchAnswers_Handler,
+			ServerStreams: true,
+		},
+		{
+			StreamName:    "QueryJob",
+			Handler:       _JobService_QueryJob_Handler,
 			ServerStreams: true,
 		},
 	},

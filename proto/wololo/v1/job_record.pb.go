@@ -62,7 +62,12 @@ type JobRecord struct {
 	Rebuilds []string `protobuf:"bytes,10,rep,name=rebuilds,proto3" json:"rebuilds,omitempty"`
 	// A standing job (CreateJobRequest.standing): its files are epoch 1,
 	// each append's an EpochRecord.
-	Standing      bool `protobuf:"varint,11,opt,name=standing,proto3" json:"standing,omitempty"`
+	Standing bool `protobuf:"varint,11,opt,name=standing,proto3" json:"standing,omitempty"`
+	// Set for the internal batch job of a one-off query (QueryJob): the
+	// internal id of the standing job whose retained epochs are its input.
+	// Such a job lives only as long as its call: a restarted gateway drops
+	// it (the client asks again).
+	QueryOf       string `protobuf:"bytes,12,opt,name=query_of,json=queryOf,proto3" json:"query_of,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -172,6 +177,13 @@ func (x *JobRecord) GetStanding() bool {
 		return x.Standing
 	}
 	return false
+}
+
+func (x *JobRecord) GetQueryOf() string {
+	if x != nil {
+		return x.QueryOf
+	}
+	return ""
 }
 
 // EpochRecord is what the gateway persists of a standing job's append
@@ -452,7 +464,7 @@ var File_wololo_v1_job_record_proto protoreflect.FileDescriptor
 
 const file_wololo_v1_job_record_proto_rawDesc = "" +
 	"\n" +
-	"\x1awololo/v1/job_record.proto\x12\twololo.v1\x1a\x13wololo/v1/job.proto\"\xf5\x02\n" +
+	"\x1awololo/v1/job_record.proto\x12\twololo.v1\x1a\x13wololo/v1/job.proto\"\x90\x03\n" +
 	"\tJobRecord\x12&\n" +
 	"\x0fcreated_unix_ms\x18\x01 \x01(\x03R\rcreatedUnixMs\x12+\n" +
 	"\x05files\x18\x02 \x03(\v2\x15.wololo.v1.FileRecordR\x05files\x12\x14\n" +
@@ -466,7 +478,8 @@ const file_wololo_v1_job_record_proto_rawDesc = "" +
 	"rebuild_of\x18\t \x01(\tR\trebuildOf\x12\x1a\n" +
 	"\brebuilds\x18\n" +
 	" \x03(\tR\brebuilds\x12\x1a\n" +
-	"\bstanding\x18\v \x01(\bR\bstandingB\x10\n" +
+	"\bstanding\x18\v \x01(\bR\bstanding\x12\x19\n" +
+	"\bquery_of\x18\f \x01(\tR\aqueryOfB\x10\n" +
 	"\x0e_max_malformed\"b\n" +
 	"\vEpochRecord\x12&\n" +
 	"\x0fcreated_unix_ms\x18\x01 \x01(\x03R\rcreatedUnixMs\x12+\n" +

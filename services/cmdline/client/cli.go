@@ -68,6 +68,7 @@ commands:
            --standing: a job that stays open, its answers kept up per append
   append   add rows to a standing job as its next epoch; write its version
   close    end a standing job: its last version becomes its results
+  query    answer one SQL query over a standing job's rows so far (no upload)
   status   show a job's state and report
   watch    follow a job until it ends (--json: one object per line);
            --answers: a standing job's versions, as changed rows
@@ -95,6 +96,8 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return runAppend(ctx, args[1:], stdout, stderr)
 	case "close":
 		return runClose(ctx, args[1:], stdout, stderr)
+	case "query":
+		return runQuery(ctx, args[1:], stdout, stderr)
 	case "status":
 		return runJob(ctx, "status", args[1:], stdout, stderr)
 	case "watch":
@@ -396,6 +399,9 @@ func printJob(w io.Writer, j *wololov1.Job) {
 	}
 	for _, b := range failingChannels(j) { // where a job that does not progress is stuck
 		fmt.Fprintf(w, "  not acknowledged: %s\n", backlogLine(b))
+	}
+	for _, line := range j.GetRebuilds() { // a standing job runs for long
+		fmt.Fprintf(w, "  run again by the gateway: %s\n", line)
 	}
 }
 

@@ -115,6 +115,10 @@ type fileState struct {
 	report    schema.FileReport
 	done      bool
 	uploading bool
+	// more says that the input's table goes on in a later file of the
+	// job (a one-off query's, whose input is a standing job's epochs:
+	// oneoff.go): at this file's end its Source is flushed, not ended.
+	more bool
 }
 
 type job struct {
@@ -521,6 +525,7 @@ func (js *jobs) create(owner string, req *wololov1.CreateJobRequest) (c created,
 		return c, errorf(ErrStore, "store job %q: %v", id, err)
 	}
 	c.dropped = js.dropForRoom(drop, owner)
+	js.retainHeaders(j, 1, rec.Files)
 	js.add(j)
 	j.log.Info("job created", "matches-bytes", sizes[schema.Matches], "players-bytes", sizes[schema.Players], "queries", strings.Join(j.queries, ","), "tables", strings.Join(j.tableNames(), ","))
 	c.j = j
@@ -673,6 +678,13 @@ func (js *jobs) recover(img *transport.Image) (unreadable []string, err error) {
 			continue
 		}
 		rec, err := decodeJobRecord(raw)
+		if err == nil && rec.QueryOf != "" {
+			// A one-off query's job lives as long as its call, which
+			// the restart ended: its client asks again (oneoff.go).
+			js.log.Info("a one-off query's job, whose call the restart ended; dropping it", "job", id, "query-of", rec.QueryOf)
+			unreadable = append(unreadable, id)
+			continue
+		}
 		var j *job
 		if err == nil {
 			j, err = js.newJob(id, rec, nil)
@@ -710,7 +722,7 @@ func (js *jobs) recover(img *transport.Image) (unreadable []string, err error) {
 			j.failLocked(string(reason), finishTime(failedAt(ji.Records[recordFailedAt])))
 			j.lost = ji.Records[recordFailedLost] != nil
 		}
-		if js.inputs != nil && j.rebuildOf != "" && !j.inputDone() && j.state == wololov1.JobState_JOB_STATE_UPLOADING {
+		if js.inputs != nil && j.replayPending() {
 			// A rebuild's replay to go on with (resumeReplays); the
 			// client's upload waits for it.
 			j.replayed = make(chan struct{})

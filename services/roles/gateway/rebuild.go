@@ -1,9 +1,11 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"strconv"
 	"strings"
 	"time"
@@ -13,6 +15,7 @@ import (
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 	"github.com/wololo/wololo/services/base/inputlog"
 	"github.com/wololo/wololo/services/base/jobid"
+	"github.com/wololo/wololo/services/dataflow/schema"
 	"github.com/wololo/wololo/transport"
 )
 
@@ -43,6 +46,9 @@ import (
 // from the offsets its store committed, as a client resumes an upload
 // (resumeReplays).
 //
+// A standing job runs again the same way, from its retained epochs,
+// replayed epoch by epoch (rebuildstanding.go).
+//
 // The replay is an upload: replayStream feeds the retained bytes through
 // the same upload path a client's frames take (parse, commit, route), the
 // files in their order, so nothing about a rebuilt job's input is parsed
@@ -72,7 +78,7 @@ type replayOwner struct{}
 // of: the copy holds what the run has, the whole file if its upload is
 // over), and whether another has claimed it already (a second report of
 // the same loss, which is then moot).
-func (j *job) claimRebuild(held func(file int, need int64) bool) (claimed, taken bool) {
+func (j *job) claimRebuild(held func(epoch int64, file int, need int64) bool) (claimed, taken bool) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.rebuilding {
@@ -81,14 +87,16 @@ func (j *job) claimRebuild(held func(file int, need int64) bool) (claimed, taken
 	if j.state != wololov1.JobState_JOB_STATE_RUNNING && j.state != wololov1.JobState_JOB_STATE_UPLOADING {
 		return false, false
 	}
-	for i, fs := range j.files {
-		need := fs.offset // what the run has of it
-		if fs.done {
-			need = fs.size
-		}
-		if need > fs.start && !held(i, need) {
-			j.log.Warn("no copy of the job's input to run it again from", "file", fs.input, "need", need)
-			return false, false
+	for _, e := range j.epochsLocked() {
+		for i, fs := range e.files {
+			need := fs.offset // what the run has of it
+			if fs.done {
+				need = fs.size
+			}
+			if need > fs.start && !held(e.epoch, i, need) {
+				j.log.Warn("no copy of the job's input to run it again from", "file", fs.input, "epoch", e.epoch, "need", need)
+				return false, false
+			}
 		}
 	}
 	j.rebuilding = true
@@ -168,12 +176,21 @@ func (js *jobs) replace(old *job, line string) (*job, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := js.store.Commit(&transport.Commit{Job: id, Records: map[string][]byte{recordMeta: b}}); err != nil {
+	records := map[string][]byte{recordMeta: b}
+	if rec.Standing {
+		maps.Copy(records, standingRebuildRecords(ji.Records)) // its epochs (rebuildstanding.go)
+	}
+	if err := js.store.Commit(&transport.Commit{Job: id, Records: records}); err != nil {
 		return nil, errorf(ErrStore, "store the rebuild of job %q: %v", old.name, err)
 	}
 	nj, err := js.newJob(id, rec, nil)
 	if err != nil {
 		return nil, err
+	}
+	if nj.standing != nil {
+		if err := js.recoverStanding(nj, records); err != nil {
+			return nil, fmt.Errorf("job %q: its epochs, for its rebuild: %w", old.name, err)
+		}
 	}
 	nj.replayed = make(chan struct{}) // closed by its replay
 	if err := js.inputs.Rename(old.id, id); err != nil {
@@ -195,16 +212,23 @@ func (js *jobs) replace(old *job, line string) (*job, error) {
 // reports whether the failure is handled (rebuilt, now or by another
 // report). When it is not, f's reason may say why no rebuild was made.
 func (g *Gateway) rebuild(old *job, f *transport.JobFailure) bool {
-	if old.standing != nil {
-		// Not rebuilt: its versions were published epoch by epoch, and
-		// a batch run of its input would be none of them. It fails,
-		// not marked as lost state: its client would submit it again
-		// as one upload, which is not the job either.
-		old.log.Error("a process lost a standing job's state; standing jobs are not run again from their input, so it fails", "reporter", f.Reporter, "reason", f.Reason)
-		f.Reason = fmt.Sprintf("a process lost this standing job's state (found by %s: %s); a standing job is not run again from its input: submit it again with --standing and append its epochs again", f.Reporter, strings.TrimSuffix(f.Reason, " and the job cannot complete"))
-		f.StateLost = false
-		return false
+	if g.runAgain(old, f) {
+		return true
 	}
+	if old.standing != nil && f.StateLost {
+		// Not run again (no retained epochs, or not whole): it fails,
+		// not marked as lost state: its client would submit it again
+		// as one upload, which is not the job.
+		old.log.Error("a process lost a standing job's state, and the gateway holds no whole copy of its epochs to run it again from; it fails", "reporter", f.Reporter, "reason", f.Reason)
+		f.Reason = fmt.Sprintf("a process lost this standing job's state (found by %s: %s), and the gateway holds no whole copy of its epochs to run it again from: submit it again with --standing and append its epochs again", f.Reporter, strings.TrimSuffix(f.Reason, " and the job cannot complete"))
+		f.StateLost = false
+	}
+	return false
+}
+
+// runAgain is rebuild's attempt: it reports whether the failure is
+// handled (run again, now or by another report).
+func (g *Gateway) runAgain(old *job, f *transport.JobFailure) bool {
 	if g.jobs.inputs == nil {
 		return false
 	}
@@ -218,8 +242,8 @@ func (g *Gateway) rebuild(old *job, f *transport.JobFailure) bool {
 		f.StateLost = false
 		return false
 	}
-	claimed, taken := old.claimRebuild(func(file int, need int64) bool {
-		return g.jobs.inputs.Whole(old.id, inputName(file), need)
+	claimed, taken := old.claimRebuild(func(epoch int64, file int, need int64) bool {
+		return g.jobs.inputs.Whole(old.id, retainedName(epoch, file), need)
 	})
 	if !claimed {
 		return taken
@@ -315,38 +339,33 @@ func (g *Gateway) resumeReplays() {
 // end). A replay that fails fails the job with the reason.
 func (g *Gateway) replay(j *job, since time.Time) {
 	defer close(j.replayed)
-	ctx := context.WithValue(context.Background(), replayOwner{}, j.owner)
-	ctx, cancel := context.WithCancel(ctx)
+	ctx, cancel := replayContext(j)
 	defer cancel()
-	go func() {
-		select {
-		case <-j.failed:
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
-	for i, fs := range j.files {
-		held := g.jobs.inputs.Size(j.id, inputName(i))
-		j.mu.Lock()
-		from := fs.offset
-		j.mu.Unlock()
-		if held <= from {
-			continue // nothing of it to replay: the client sends it
-		}
-		r, err := g.jobs.inputs.Reader(j.id, inputName(i), min(held, fs.size))
-		if err == nil {
-			err = g.upload(newReplayStream(ctx, j, i, r, min(held, fs.size)))
-			r.Close()
-		}
-		if err != nil {
-			if j.failure() == nil {
-				reason := fmt.Sprintf("the replay of %s after a lost state failed: %v", fs.input, err)
-				if ferr := g.FailJob(transport.JobFailure{Job: j.id, Reporter: g.self.Name(), Reason: reason}); ferr != nil {
-					j.log.Error("record a failed replay", "error", ferr)
-				}
+	for _, e := range j.epochs() {
+		for i, fs := range e.files {
+			name := retainedName(e.epoch, i)
+			held := g.jobs.inputs.Size(j.id, name)
+			j.mu.Lock()
+			from, done := fs.offset, fs.done
+			j.mu.Unlock()
+			end := min(held, fs.size)
+			switch {
+			case done:
+				continue // in already (a replay resumed), or left out of its append
+			case fs.size == fs.start:
+				end = fs.size // a header alone: its upload is its start and finish
+			case end <= from:
+				continue // nothing of it to replay: the client sends it
 			}
-			return
+			if err := g.replayFile(ctx, j, e.epoch, i, j.id, name, end); err != nil {
+				g.replayFailed(j, fs, "after a lost state", err)
+				return
+			}
 		}
+	}
+	if err := g.closeAfterReplay(ctx, j); err != nil {
+		g.replayFailed(j, j.files[0], "after a lost state (the close that followed it)", err)
+		return
 	}
 	took := time.Since(since).Round(100 * time.Millisecond)
 	j.log.Info("rebuilt job's input replayed", "took", took)
@@ -358,6 +377,54 @@ func (g *Gateway) replay(j *job, since time.Time) {
 	j.mu.Unlock()
 }
 
+// replayContext is the context of a replay of j's input: its uploads
+// are the owner's, and end when the job fails.
+func replayContext(j *job) (context.Context, context.CancelFunc) {
+	ctx := context.WithValue(context.Background(), replayOwner{}, j.owner)
+	ctx, cancel := context.WithCancel(ctx)
+	go func() {
+		select {
+		case <-j.failed:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, cancel
+}
+
+// replayFile uploads input file of j's epoch (its index in the epoch's
+// files, j.files for a batch job's epoch 0) from the retained copy name
+// of job from, up to end (what the copy holds of the file), through the
+// upload path.
+func (g *Gateway) replayFile(ctx context.Context, j *job, epoch int64, file int, from, name string, end int64) error {
+	j.mu.Lock()
+	fs := j.epochFiles(epoch)[file]
+	j.mu.Unlock()
+	if end <= fs.start {
+		// A header and no record: the copy holds nothing (it may not
+		// exist), and the upload is its start and its finish.
+		return g.upload(newReplayStream(ctx, j, epoch, file, fs, bytes.NewReader(nil), end))
+	}
+	r, err := g.jobs.inputs.Reader(from, name, end)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	return g.upload(newReplayStream(ctx, j, epoch, file, fs, r, end))
+}
+
+// replayFailed fails j, unless it failed already, for the replay of fs
+// that failed with err; why says what the replay was for.
+func (g *Gateway) replayFailed(j *job, fs *fileState, why string, err error) {
+	if j.failure() != nil {
+		return
+	}
+	reason := fmt.Sprintf("the replay of %s %s failed: %v", fs.input, why, err)
+	if ferr := g.FailJob(transport.JobFailure{Job: j.id, Reporter: g.self.Name(), Reason: reason}); ferr != nil {
+		j.log.Error("record a failed replay", "error", ferr)
+	}
+}
+
 // inputName is the name of a job's i'th input's retained copy: its index
 // (a table's key is not a file name).
 func inputName(i int) string { return strconv.Itoa(i) }
@@ -366,12 +433,10 @@ func inputName(i int) string { return strconv.Itoa(i) }
 // offset on: nil (keep none) for a replay, whose bytes are the copy, and
 // where the gateway retains no input.
 func (g *Gateway) retainer(u *upload, replay bool) (*inputlog.Writer, error) {
-	if replay || g.jobs.inputs == nil || u.j.standing != nil {
-		// A standing job is not run again from its input (see
-		// rebuild): none is kept of it.
+	if replay || g.jobs.inputs == nil {
 		return nil, nil
 	}
-	w, err := g.jobs.inputs.Writer(u.j.id, inputName(u.file), u.fs.start, u.offset)
+	w, err := g.jobs.inputs.Writer(u.j.id, retainedName(u.epoch, u.file), u.fs.start, u.offset)
 	if err != nil {
 		return nil, errorf(ErrStore, "%v", err)
 	}
@@ -385,26 +450,30 @@ func (g *Gateway) retainer(u *upload, replay bool) (*inputlog.Writer, error) {
 type replayStream struct {
 	ctx   context.Context
 	start *wololov1.UploadStart
-	size  int64 // the file's
-	end   int64 // what the copy holds of it: the size, or less (then a pause, not a finish)
-	r     io.ReadSeeker
+	// file is the input's index in its epoch's files (start.epoch's;
+	// j.files for a batch job): the upload path takes it as it is, where
+	// a client's upload names its file or table (a one-off query's job
+	// has one input of a table per epoch).
+	file int
+	size int64 // the file's
+	end  int64 // what the copy holds of it: the size, or less (then a pause, not a finish)
+	r    io.ReadSeeker
 	// at is the next offset to send; -1 until the first answer says it.
 	at       int64
 	started  bool
 	finished bool
 }
 
-func newReplayStream(ctx context.Context, j *job, file int, r io.ReadSeeker, end int64) *replayStream {
-	fs := j.files[file]
-	start := &wololov1.UploadStart{JobId: j.name}
+func newReplayStream(ctx context.Context, j *job, epoch int64, file int, fs *fileState, r io.ReadSeeker, end int64) *replayStream {
+	start := &wololov1.UploadStart{JobId: j.name, Epoch: epoch}
 	if fs.isTable {
 		start.Table = fs.table
-	} else if file == 0 {
+	} else if fs.file == schema.Matches {
 		start.File = wololov1.InputFile_INPUT_FILE_MATCHES
 	} else {
 		start.File = wololov1.InputFile_INPUT_FILE_PLAYERS
 	}
-	return &replayStream{ctx: ctx, start: start, size: fs.size, end: end, r: r, at: -1}
+	return &replayStream{ctx: ctx, start: start, file: file, size: fs.size, end: end, r: r, at: -1}
 }
 
 // replayChunk is the size of a replay's data frames, a client's.

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -49,21 +50,8 @@ func TestRebuildSurvivesARestartBeforeTheOldRunIsDropped(t *testing.T) {
 	}
 
 	// What replace commits, and the stop before the drop.
-	img, err := store.Load()
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec, err := decodeJobRecord(img.Jobs[oldID].Records[recordMeta])
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec.RebuildOf, rec.Rebuilds = oldID, []string{"state lost at 12:00:00 UTC, found by gateway-0: shard-1 lost this job's state"}
-	b, err := proto.Marshal(rec)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rec, records := rebuildRecords(t, store, oldID, "state lost at 12:00:00 UTC, found by gateway-0: shard-1 lost this job's state")
 	const newID = "rebuiltrun01"
-	records := map[string][]byte{recordMeta: b}
 	// Its replay is over (else the restarted gateway would resume it).
 	for _, key := range []string{"matches.csv", "match_players.csv"} {
 		if records[uploadKey(key)], err = proto.Marshal(&wololov1.UploadRecord{Offset: 100, Done: true}); err != nil {
@@ -87,7 +75,7 @@ func TestRebuildSurvivesARestartBeforeTheOldRunIsDropped(t *testing.T) {
 	if err != nil || !slices.Equal(r.Job.Rebuilds, rec.Rebuilds) {
 		t.Fatalf("the rebuilt job says %v, %v; want its rebuild's line", r.GetJob().GetRebuilds(), err)
 	}
-	img, err = store.Load()
+	img, err := store.Load()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,4 +141,29 @@ func TestRebuildsPerJobAreCapped(t *testing.T) {
 	if id := internalID(t, g, "lost"); id != last || len(r.Job.Rebuilds) != DefaultMaxRebuilds {
 		t.Fatalf("the failed job is run %s with %d rebuilds; want run %s with %d", id, len(r.Job.Rebuilds), last, DefaultMaxRebuilds)
 	}
+}
+
+// rebuildRecords are the records replace commits for the rebuild of run
+// oldID (its description with rebuild_of and the rebuild's line, and a
+// standing job's epochs), and the description.
+func rebuildRecords(t *testing.T, store transport.Store, oldID, line string) (*wololov1.JobRecord, map[string][]byte) {
+	t.Helper()
+	img, err := store.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := decodeJobRecord(img.Jobs[oldID].Records[recordMeta])
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec.RebuildOf, rec.Rebuilds = oldID, []string{line}
+	b, err := proto.Marshal(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	records := map[string][]byte{recordMeta: b}
+	if rec.Standing {
+		maps.Copy(records, standingRebuildRecords(img.Jobs[oldID].Records))
+	}
+	return rec, records
 }

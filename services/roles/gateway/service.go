@@ -175,6 +175,7 @@ func (s jobService) WatchAnswers(req *wololov1.WatchAnswersRequest, stream wolol
 	}
 	names := j.resultFiles()
 	for epoch := max(req.GetFromEpoch(), 1); ; {
+		j = j.follow() // a rebuilt job's new run, which publishes its versions again (rebuildstanding.go)
 		changes, published, done, changed, err := j.change(epoch)
 		switch {
 		case err != nil:
@@ -203,6 +204,22 @@ func (s jobService) WatchAnswers(req *wololov1.WatchAnswersRequest, stream wolol
 		case <-changed:
 		}
 	}
+}
+
+// QueryJob answers a one-off query over the caller's standing job's
+// epochs published so far (oneoff.go), its CSV in pieces.
+func (s jobService) QueryJob(req *wololov1.QueryJobRequest, stream wololov1.JobService_QueryJobServer) error {
+	owner, err := s.g.identify(stream.Context())
+	if err != nil {
+		return err
+	}
+	answer, epochs, err := s.g.queryJob(stream.Context(), owner, req.GetJobId(), req.GetSql())
+	if err != nil {
+		return toStatus(err)
+	}
+	return sendChunks(answer, func(data []byte) error {
+		return stream.Send(&wololov1.QueryJobResponse{Data: data, Epochs: epochs})
+	})
 }
 
 // DeleteJob drops a job the client has the results of: here at once

@@ -41,8 +41,9 @@ import (
 // What a standing job keeps in the store, besides a job's records:
 // JobRecord.standing; "epoch/K/meta" (EpochRecord) for each append, and
 // its files' upload records under "upload/epoch/K/FILE"; "standing/closed"
-// once closed. A standing job keeps no copy of its input
-// (Config.Inputs): it is not run again from it (rebuild.go).
+// once closed. The gateway retains each epoch's files (Config.Inputs,
+// retain.go): one-off queries read them (oneoff.go), and a run that lost
+// a process's state is run again from them (rebuildstanding.go).
 
 // recordClosed is present once a standing job is closed: written in the
 // step that ends its tables.
@@ -69,6 +70,9 @@ type standing struct {
 	committed int64
 	closed    bool
 	versions  *versions
+	// closeAfter closes a rebuilt run once its replay is over: the run
+	// it replaced was closed (rebuildstanding.go).
+	closeAfter bool
 }
 
 // epochs is how many epochs the job has (1 and its appends).
@@ -344,6 +348,7 @@ func (js *jobs) appendEpoch(j *job, req *wololov1.AppendJobRequest) (appended, e
 	if err := js.store.Commit(&transport.Commit{Job: j.id, Records: map[string][]byte{epochMetaKey(k): b}}); err != nil {
 		return appended{}, errorf(ErrStore, "store epoch %d of job %q: %v", k, j.name, err)
 	}
+	js.retainHeaders(j, k, rec.Files)
 	s.appends = append(s.appends, files)
 	j.bytes = total
 	j.activity = time.Now()
@@ -485,6 +490,7 @@ func (js *jobs) recoverStanding(j *job, records map[string][]byte) error {
 		s.committed = k
 	}
 	s.closed = records[recordClosed] != nil
+	s.closeAfter = records[recordCloseAfter] != nil
 	s.versions.add(records)
 	return nil
 }

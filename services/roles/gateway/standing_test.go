@@ -360,8 +360,10 @@ func TestWatchAnswersFollowsVersions(t *testing.T) {
 }
 
 // TestStandingJobLostStateFails: a standing job whose state a process
-// lost is not run again as a batch: it fails, saying why, not marked as
-// lost state (its client would submit it again as one upload).
+// lost, on a gateway that retains no input, is not run again: it fails,
+// saying why, not marked as lost state (its client would submit it again
+// as one upload). With its retained epochs it runs again:
+// TestStandingJobRebuiltFromItsEpochs.
 func TestStandingJobLostStateFails(t *testing.T) {
 	fake := &fakeEpochs{}
 	g := newTestGateway(t, transport.NewMemStore(), Config{Epochs: fake.runtime()}, make(chan string, 1))
@@ -375,7 +377,7 @@ func TestStandingJobLostStateFails(t *testing.T) {
 		t.Fatal(err)
 	}
 	j := getJob(t, svc, "s")
-	if j.State != wololov1.JobState_JOB_STATE_FAILED || j.StateLost || !strings.Contains(j.Message, "a standing job is not run again from its input") {
+	if j.State != wololov1.JobState_JOB_STATE_FAILED || j.StateLost || !strings.Contains(j.Message, "holds no whole copy of its epochs") {
 		t.Fatalf("after a lost state: %+v", j)
 	}
 }

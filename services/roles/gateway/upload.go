@@ -107,8 +107,10 @@ func (g *Gateway) upload(stream uploadStream) (err error) {
 	if err != nil {
 		return err
 	}
-	file, err := j.inputOf(start, epoch)
-	if err != nil {
+	file := 0
+	if rs, ok := stream.(*replayStream); ok {
+		file = rs.file // the gateway's own, by index (rebuild.go)
+	} else if file, err = j.inputOf(start, epoch); err != nil {
 		return err
 	}
 	u, done, err := j.beginUpload(epoch, file)
@@ -232,6 +234,13 @@ func (g *Gateway) upload(stream uploadStream) (err error) {
 					return err
 				}
 				defer unlock()
+			} else if u.fs.more {
+				// A one-off query's table goes on in a later
+				// epoch's file (oneoff.go): flushed, not ended.
+				if err := plan.flush(in); err != nil {
+					return err
+				}
+				pipe.open = true
 			} else if err := plan.end(in); err != nil {
 				return err
 			}
