@@ -101,6 +101,12 @@ type Options struct {
 	// restarts to the local runner.
 	Masters int
 
+	// Standing makes the job a standing one fed in Epochs epochs
+	// (DefaultEpochs if 0), every version checked (standing.go). It
+	// loses no disk: DiskLosses must not be positive.
+	Standing bool
+	Epochs   int
+
 	// freeze, if set, pauses one worker halfway through the upload kills
 	// (the masters must notice and restart it).
 	freeze pauser
@@ -168,6 +174,9 @@ type Report struct {
 	Equal     bool
 	Diffs     []string
 	SubmitErr error
+	// Versions are the checks of a standing job's versions (Standing),
+	// one per epoch.
+	Versions  []VersionCheck
 	DataDir   string // the cluster's data directory (kept unless the run passed)
 	Processes []local.Proc
 	Restarts  int
@@ -286,6 +295,12 @@ func drive(ctx context.Context, o Options, want *answers, tgt target, gateway st
 	defer stop()
 	dataDir := rep.DataDir
 	var err error
+	var st *standingJob
+	if o.Standing {
+		if st, err = newStandingJob(o.Matches, o.Players, o.Epochs, o.Queries, o.Topology, want, filepath.Join(dataDir, "standing"), out); err != nil {
+			return rep, err
+		}
+	}
 	// The pauses before the kills during the upload are drawn now, so that
 	// the upload can be paced to outlast them.
 	gaps := make([]time.Duration, len(pre))
@@ -323,7 +338,10 @@ func drive(ctx context.Context, o Options, want *answers, tgt target, gateway st
 	start := time.Now()
 	jobCtx, jobCancel := context.WithCancel(ctx)
 	defer jobCancel()
-	mon := &monitor{start: start, out: out}
+	mon := &monitor{start: start, out: out, standing: st != nil}
+	if st != nil {
+		mon.total = size // the file reports declare the epochs so far
+	}
 	var wg sync.WaitGroup
 	wg.Add(2)
 	go func() {
@@ -357,13 +375,13 @@ func drive(ctx context.Context, o Options, want *answers, tgt target, gateway st
 			scancel()
 		}
 	}()
-	sum, err := client.Submit(sctx, client.SubmitOptions{
+	sum, err := runJob(sctx, client.SubmitOptions{
 		Server: server, TLS: submitTLS, Matches: o.Matches, Players: o.Players, Out: o.Out, JobID: rep.JobID,
 		Progress: o.Progress, UploadAttempts: 100, Queries: o.Queries,
 		// Each lost disk loses the job at most once: the job submitted
 		// again runs under a new id, which the lost store never held.
 		Rebuilds: len(k.lose), Notices: out,
-	})
+	}, st, out, start)
 	scancel()
 	rep.Elapsed = time.Since(start)
 	jobCancel()
@@ -407,6 +425,12 @@ func drive(ctx context.Context, o Options, want *answers, tgt target, gateway st
 			problems = append(problems, fmt.Sprintf("compare the outputs: %v", err))
 		} else if !rep.Equal {
 			problems = append(problems, "outputs differ from "+want.from+":\n    "+strings.Join(rep.Diffs, "\n    "))
+		}
+		if st != nil {
+			if rep.Versions, err = st.check(o.Out, filepath.Join(dataDir, "reference")); err != nil {
+				problems = append(problems, fmt.Sprintf("compare the versions: %v", err))
+			}
+			problems = append(problems, versionProblems(rep.Versions)...)
 		}
 	}
 	if o.freeze != nil && rep.Frozen == "" {
@@ -452,7 +476,7 @@ func drive(ctx context.Context, o Options, want *answers, tgt target, gateway st
 		fmt.Fprintf(out, "chaos: the processes' logs: %s\n", rep.LogsAt)
 		return rep, errors.New(problems[0])
 	}
-	fmt.Fprintf(out, "chaos: PASS: %d kills, %s\n", len(rep.Kills), outputsMatch(o.Queries))
+	fmt.Fprintf(out, "chaos: PASS: %d kills, %s%s\n", len(rep.Kills), outputsMatch(o.Queries), versionsMatch(rep.Versions))
 	if !o.Keep {
 		os.RemoveAll(dataDir)
 	}
@@ -478,6 +502,18 @@ func (o *Options) defaults() error {
 	}
 	if o.Kills < 0 {
 		return fmt.Errorf("chaos: kills must be at least 0, got %d", o.Kills)
+	}
+	if o.Standing {
+		if o.DiskLosses > 0 {
+			return errStandingDisks
+		}
+		o.DiskLosses = 0
+		if o.Epochs == 0 {
+			o.Epochs = DefaultEpochs
+		}
+		if o.Epochs < 1 {
+			return fmt.Errorf("chaos: a standing job needs at least 1 epoch, got %d", o.Epochs)
+		}
 	}
 	if o.DiskLosses < 0 {
 		o.DiskLosses = o.Kills / 10
@@ -627,6 +663,11 @@ type monitor struct {
 	start time.Time
 	out   io.Writer
 
+	// standing: the job is a standing one, whose input is in only once
+	// it is closed (its state is running from its first version on).
+	standing bool
+	total    int64 // the input's bytes, if not the file reports' sum
+
 	phase    atomic.Int32
 	pct      atomic.Int64 // upload percent
 	lost     atomic.Bool
@@ -671,8 +712,11 @@ func (m *monitor) observe(j *wololov1.Job) {
 			total += f.Size
 		}
 	}
+	if m.total > 0 {
+		total = m.total
+	}
 	if total > 0 {
-		m.pct.Store(100 * done / total)
+		m.pct.Store(min(100, 100*done/total))
 	}
 	var p int32
 	switch j.State {
@@ -686,6 +730,9 @@ func (m *monitor) observe(j *wololov1.Job) {
 		p = phaseFailed
 	default:
 		return
+	}
+	if m.standing && j.GetOpen() && p == phaseRunning {
+		p = phaseUpload // appends to come
 	}
 	old := m.phase.Load()
 	if old >= phaseFailed && p < phaseFailed {
@@ -704,7 +751,11 @@ func (m *monitor) observe(j *wololov1.Job) {
 		fmt.Fprintf(m.out, "chaos: +%s job %s created; uploading\n", fmtDur(at), j.JobId)
 	case phaseRunning:
 		m.uploadAt = at
-		fmt.Fprintf(m.out, "chaos: +%s upload finished (both files in); the graph is finishing\n", fmtDur(at))
+		what := "upload finished (both files in)"
+		if m.standing {
+			what = "standing job closed (every epoch in)"
+		}
+		fmt.Fprintf(m.out, "chaos: +%s %s; the graph is finishing\n", fmtDur(at), what)
 	case phaseDone:
 		if m.uploadAt == 0 {
 			m.uploadAt = at
@@ -1076,6 +1127,7 @@ func printSummary(w io.Writer, o Options, rep *Report) {
 	if rep.Frozen != "" {
 		fmt.Fprintf(w, "chaos: paused %s; the masters replaced it after %s\n", rep.Frozen, fmtDur(rep.FrozenFor))
 	}
+	printVersions(w, "chaos", rep.Versions)
 	if rep.Frames > 0 {
 		fmt.Fprintf(w, "chaos: the proxy forwarded %d upload frames\n", rep.Frames)
 	}
