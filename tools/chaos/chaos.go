@@ -154,6 +154,9 @@ type Kill struct {
 	// Disk: the victim's data directory was deleted before its restart
 	// (Options.DiskLosses).
 	Disk bool
+	// Epoch and Published are, for a standing job, its epochs and its
+	// versions out when the kill landed, as the monitor last saw them.
+	Epoch, Published int64
 }
 
 // Report is what a run did.
@@ -349,6 +352,9 @@ func drive(ctx context.Context, o Options, want *answers, tgt target, gateway st
 		mon.run(jobCtx, gateway, clientTLS, rep.JobID)
 	}()
 	k := &killer{cl: tgt, top: o.Topology, rng: rng, mon: mon, out: out, start: start, interval: o.Interval, gaps: gaps, sig: syscall.SIGKILL, freeze: o.freeze}
+	if st != nil {
+		k.epochs = int(st.epochs())
+	}
 	if o.DryRun {
 		k.sig = syscall.Signal(0)
 		fmt.Fprintf(out, "chaos: dry run: the kills below are the null signal; nothing dies\n")
@@ -667,6 +673,9 @@ type monitor struct {
 	// it is closed (its state is running from its first version on).
 	standing bool
 	total    int64 // the input's bytes, if not the file reports' sum
+	// epochs and published are a standing job's epochs so far and
+	// versions out (Job.epochs, Job.epochs_published).
+	epochs, published atomic.Int64
 
 	phase    atomic.Int32
 	pct      atomic.Int64 // upload percent
@@ -705,6 +714,10 @@ func (m *monitor) run(ctx context.Context, gateway string, tlsConfig *tls.Config
 }
 
 func (m *monitor) observe(j *wololov1.Job) {
+	if j.GetStanding() {
+		m.epochs.Store(j.GetEpochs())
+		m.published.Store(j.GetEpochsPublished())
+	}
 	var done, total int64
 	for _, f := range []*wololov1.FileReport{j.Matches, j.Players} {
 		if f != nil {
@@ -808,6 +821,9 @@ type killer struct {
 	sig      syscall.Signal
 	freeze   pauser
 	lose     map[int]bool // the kills (by number) that also lose the victim's disk
+	// epochs, for a standing job, spreads the kills during the upload
+	// over its epochs: kill i of n waits for epoch 1 + i·epochs/n to open.
+	epochs int
 
 	mu      sync.Mutex
 	kills   []Kill
@@ -900,6 +916,11 @@ func (k *killer) run(ctx context.Context, pre, post []string) {
 		if k.freeze != nil && i == len(pre)/2 {
 			k.freezeOne(ctx)
 		}
+		for e := int64(1 + i*k.epochs/len(pre)); k.epochs > 0 && k.mon.epochs.Load() < e && k.mon.phase.Load() <= phaseUpload; {
+			if !k.sleep(ctx, 10*time.Millisecond) {
+				return
+			}
+		}
 		if !k.sleep(ctx, k.gaps[i]) {
 			return
 		}
@@ -970,12 +991,16 @@ func (k *killer) kill(ctx context.Context, target string, total int, late bool) 
 				phase = "upload"
 			}
 			k.mu.Lock()
-			kl := Kill{N: len(k.kills) + 1, At: time.Since(k.start), Instance: target, Stage: in.Stage, PID: pid, Phase: phase, Disk: disk}
+			kl := Kill{N: len(k.kills) + 1, At: time.Since(k.start), Instance: target, Stage: in.Stage, PID: pid, Phase: phase, Disk: disk,
+				Epoch: k.mon.epochs.Load(), Published: k.mon.published.Load()}
 			k.kills = append(k.kills, kl)
 			k.mu.Unlock()
 			detail := ""
 			if phase == "upload" {
 				detail = fmt.Sprintf(" %d%%", k.mon.pct.Load())
+			}
+			if k.epochs > 0 && phase == "upload" {
+				detail += fmt.Sprintf(", epoch %d, %d versions out", kl.Epoch, kl.Published)
 			}
 			if disk {
 				detail += ", disk lost"
