@@ -432,12 +432,9 @@ func drive(ctx context.Context, o Options, want *answers, tgt target, gateway st
 		} else if !rep.Equal {
 			problems = append(problems, "outputs differ from "+want.from+":\n    "+strings.Join(rep.Diffs, "\n    "))
 		}
-		if st != nil {
-			if rep.Versions, err = st.check(o.Out, filepath.Join(dataDir, "reference")); err != nil {
-				problems = append(problems, fmt.Sprintf("compare the versions: %v", err))
-			}
-			problems = append(problems, versionProblems(rep.Versions)...)
-		}
+		var wrong []string
+		rep.Versions, wrong = st.verdict(o.Out, filepath.Join(dataDir, "reference"))
+		problems = append(problems, wrong...)
 	}
 	if o.freeze != nil && rep.Frozen == "" {
 		rep.Incomplete = append(rep.Incomplete, "no worker was paused")

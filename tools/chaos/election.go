@@ -373,12 +373,9 @@ func electionDrive(ctx context.Context, o ElectionOptions, tgt target, gateway s
 		case !rep.Equal:
 			problems = append(problems, "outputs differ from the reference")
 		}
-		if st != nil {
-			if rep.Versions, err = st.check(o.Out, filepath.Join(dataDir, "reference")); err != nil {
-				problems = append(problems, fmt.Sprintf("compare the versions: %v", err))
-			}
-			problems = append(problems, versionProblems(rep.Versions)...)
-		}
+		var wrong []string
+		rep.Versions, wrong = st.verdict(o.Out, filepath.Join(dataDir, "reference"))
+		problems = append(problems, wrong...)
 	}
 	rep.Problems = problems
 	printElectionSummary(out, o, rep)

@@ -205,16 +205,24 @@ func (s *standingJob) check(out, refDir string) ([]VersionCheck, error) {
 	return checks, nil
 }
 
-// versionProblems are the run's failures among checks, one per version
-// that differs.
-func versionProblems(checks []VersionCheck) []string {
-	var out []string
+// verdict checks every version (check) and says what is wrong: one
+// problem per version that differs, or why they could not be compared.
+// A batch job (s nil) has no version.
+func (s *standingJob) verdict(out, refDir string) ([]VersionCheck, []string) {
+	if s == nil {
+		return nil, nil
+	}
+	checks, err := s.check(out, refDir)
+	var problems []string
+	if err != nil {
+		problems = append(problems, fmt.Sprintf("compare the versions: %v", err))
+	}
 	for _, c := range checks {
 		if !c.Equal() {
-			out = append(out, fmt.Sprintf("version %d differs from the answers over epochs 1..%d:\n    %s", c.Epoch, c.Epoch, strings.Join(c.Diffs, "\n    ")))
+			problems = append(problems, fmt.Sprintf("version %d differs from the answers over epochs 1..%d:\n    %s", c.Epoch, c.Epoch, strings.Join(c.Diffs, "\n    ")))
 		}
 	}
-	return out
+	return checks, problems
 }
 
 // printVersions lists each version's check, a line each, after prefix
