@@ -154,9 +154,10 @@ type Kill struct {
 	// Disk: the victim's data directory was deleted before its restart
 	// (Options.DiskLosses).
 	Disk bool
-	// Epoch and Published are, for a standing job, its epochs and its
-	// versions out when the kill landed, as the monitor last saw them.
-	Epoch, Published int64
+	// Epoch, Committed and Published are, for a standing job, its
+	// epochs, those whose input is whole and its versions out when the
+	// kill landed, as the monitor last saw them (Moment names them).
+	Epoch, Committed, Published int64
 }
 
 // Report is what a run did.
@@ -670,9 +671,10 @@ type monitor struct {
 	// it is closed (its state is running from its first version on).
 	standing bool
 	total    int64 // the input's bytes, if not the file reports' sum
-	// epochs and published are a standing job's epochs so far and
-	// versions out (Job.epochs, Job.epochs_published).
-	epochs, published atomic.Int64
+	// epochs, committed and published are a standing job's epochs so
+	// far, those whose input is whole and its versions out (Job.epochs,
+	// epochs_committed, epochs_published).
+	epochs, committed, published atomic.Int64
 
 	phase    atomic.Int32
 	pct      atomic.Int64 // upload percent
@@ -713,6 +715,7 @@ func (m *monitor) run(ctx context.Context, gateway string, tlsConfig *tls.Config
 func (m *monitor) observe(j *wololov1.Job) {
 	if j.GetStanding() {
 		m.epochs.Store(j.GetEpochs())
+		m.committed.Store(j.GetEpochsCommitted())
 		m.published.Store(j.GetEpochsPublished())
 	}
 	var done, total int64
@@ -819,7 +822,9 @@ type killer struct {
 	freeze   pauser
 	lose     map[int]bool // the kills (by number) that also lose the victim's disk
 	// epochs, for a standing job, spreads the kills during the upload
-	// over its epochs: kill i of n waits for epoch 1 + i·epochs/n to open.
+	// over its epochs: kill i of n waits for epoch 1 + i·epochs/n to open
+	// (epochOf), and the last of an epoch's kills for its input to be
+	// whole, to land while its version is made.
 	epochs int
 
 	mu      sync.Mutex
@@ -913,12 +918,14 @@ func (k *killer) run(ctx context.Context, pre, post []string) {
 		if k.freeze != nil && i == len(pre)/2 {
 			k.freezeOne(ctx)
 		}
-		for e := int64(1 + i*k.epochs/len(pre)); k.epochs > 0 && k.mon.epochs.Load() < e && k.mon.phase.Load() <= phaseUpload; {
-			if !k.sleep(ctx, 10*time.Millisecond) {
+		if k.epochs > 0 && k.epochOf(i, len(pre)) < k.epochOf(i+1, len(pre)) {
+			// The last kill of its epoch: once the epoch's input is
+			// whole, at once, while the version is made (or, when it was
+			// quicker than the monitor, between epochs).
+			if !k.await(ctx, &k.mon.committed, k.epochOf(i, len(pre))) {
 				return
 			}
-		}
-		if !k.sleep(ctx, k.gaps[i]) {
+		} else if !k.await(ctx, &k.mon.epochs, k.epochOf(i, len(pre))) || !k.sleep(ctx, k.gaps[i]) {
 			return
 		}
 		if !k.kill(ctx, target, total, false) {
@@ -945,6 +952,26 @@ func (k *killer) run(ctx context.Context, pre, post []string) {
 			return
 		}
 	}
+}
+
+// epochOf is the epoch of a standing job whose time kill i of the n
+// during the upload waits for (k.epochs of them; n+1 is past the last).
+func (k *killer) epochOf(i, n int) int64 {
+	if i >= n {
+		return int64(k.epochs) + 1
+	}
+	return int64(1 + i*k.epochs/n)
+}
+
+// await waits until the monitor's count reaches epoch, or the job is
+// closed; true at once for a batch job. False if ctx ended.
+func (k *killer) await(ctx context.Context, count *atomic.Int64, epoch int64) bool {
+	for k.epochs > 0 && count.Load() < epoch && k.mon.phase.Load() <= phaseUpload {
+		if !k.sleep(ctx, 5*time.Millisecond) {
+			return false
+		}
+	}
+	return true
 }
 
 // gap is an exponentially distributed pause with the given mean, clamped
@@ -989,7 +1016,7 @@ func (k *killer) kill(ctx context.Context, target string, total int, late bool) 
 			}
 			k.mu.Lock()
 			kl := Kill{N: len(k.kills) + 1, At: time.Since(k.start), Instance: target, Stage: in.Stage, PID: pid, Phase: phase, Disk: disk,
-				Epoch: k.mon.epochs.Load(), Published: k.mon.published.Load()}
+				Epoch: k.mon.epochs.Load(), Committed: k.mon.committed.Load(), Published: k.mon.published.Load()}
 			k.kills = append(k.kills, kl)
 			k.mu.Unlock()
 			detail := ""
@@ -997,7 +1024,7 @@ func (k *killer) kill(ctx context.Context, target string, total int, late bool) 
 				detail = fmt.Sprintf(" %d%%", k.mon.pct.Load())
 			}
 			if k.epochs > 0 && phase == "upload" {
-				detail += fmt.Sprintf(", epoch %d, %d versions out", kl.Epoch, kl.Published)
+				detail += ", " + kl.Moment()
 			}
 			if disk {
 				detail += ", disk lost"
@@ -1149,6 +1176,7 @@ func printSummary(w io.Writer, o Options, rep *Report) {
 	if rep.Frozen != "" {
 		fmt.Fprintf(w, "chaos: paused %s; the masters replaced it after %s\n", rep.Frozen, fmtDur(rep.FrozenFor))
 	}
+	printMoments(w, rep.Kills)
 	printVersions(w, "chaos", rep.Versions)
 	if rep.Frames > 0 {
 		fmt.Fprintf(w, "chaos: the proxy forwarded %d upload frames\n", rep.Frames)

@@ -251,3 +251,52 @@ func versionsMatch(checks []VersionCheck) string {
 	}
 	return fmt.Sprintf(", and all %d versions (as published and by results --epoch) byte-equal to the answers over their epochs", len(checks))
 }
+
+// The moments of a standing job's epochs a kill can land in before the
+// job is closed (Kill.moment).
+const (
+	notInEpochs   = iota // a batch job's kill, or one after the close
+	epochUploads         // the epoch's input not whole yet
+	versionMade          // its input whole, its version not out
+	betweenEpochs        // the last version out, no append yet
+)
+
+// moment is when a kill landed in a standing job's epochs.
+func (k Kill) moment() int {
+	switch {
+	case k.Epoch == 0 || k.Phase != "upload":
+		return notInEpochs
+	case k.Committed < k.Epoch:
+		return epochUploads
+	case k.Published < k.Epoch:
+		return versionMade
+	}
+	return betweenEpochs
+}
+
+// Moment names when a kill landed in a standing job's epochs: "epoch K
+// uploading", "version K being made", "between epochs"; "" for a batch
+// job's kill, or one after the close.
+func (k Kill) Moment() string {
+	switch k.moment() {
+	case epochUploads:
+		return fmt.Sprintf("epoch %d uploading", k.Epoch)
+	case versionMade:
+		return fmt.Sprintf("version %d being made", k.Epoch)
+	case betweenEpochs:
+		return "between epochs"
+	}
+	return ""
+}
+
+// printMoments counts the kills that landed in a standing job's epochs
+// by moment (nothing for a batch job's).
+func printMoments(w io.Writer, kills []Kill) {
+	n := map[int]int{}
+	for _, k := range kills {
+		n[k.moment()]++
+	}
+	if in := len(kills) - n[notInEpochs]; in > 0 {
+		fmt.Fprintf(w, "chaos: %d kills before the close: %d while an epoch uploaded, %d while a version was made, %d between epochs\n", in, n[epochUploads], n[versionMade], n[betweenEpochs])
+	}
+}

@@ -19,7 +19,9 @@ const standingMatches = 2000
 // TestChaosLocalStanding is `wololo chaos local --standing` on real
 // processes: a standing job of 3 epochs (submit --standing, two appends,
 // close) while 10 SIGKILLs land across every kind of process, the
-// leading master among them, during each epoch and after the close; the
+// leading master among them, during each epoch's upload, once its input
+// is whole (while its version is made, or before the next append) and
+// after the close; the
 // final results and every version, as published and fetched again at
 // the end, must be byte-equal to the answers over their epochs' rows.
 func TestChaosLocalStanding(t *testing.T) {
@@ -54,10 +56,13 @@ func TestChaosLocalStanding(t *testing.T) {
 	if rep.Stages[deploy.MasterStage] == 0 {
 		t.Errorf("the leading master was never killed")
 	}
-	during := map[int64]bool{}
+	during, after := map[int64]bool{}, 0
 	for _, kl := range rep.Kills {
 		if kl.Phase == "upload" {
 			during[kl.Epoch] = true
+		}
+		if m := kl.moment(); m == versionMade || m == betweenEpochs {
+			after++
 		}
 		if kl.Disk {
 			t.Errorf("kill %d lost a disk: a standing run loses none", kl.N)
@@ -67,6 +72,9 @@ func TestChaosLocalStanding(t *testing.T) {
 		if !during[e] {
 			t.Errorf("no kill landed while epoch %d was open or its version published: %+v", e, rep.Kills)
 		}
+	}
+	if after == 0 {
+		t.Errorf("no kill landed once an epoch's input was whole, while its version was made or before the next append: %+v", rep.Kills)
 	}
 	if len(rep.Versions) != epochs {
 		t.Fatalf("%d versions checked, want %d", len(rep.Versions), epochs)
