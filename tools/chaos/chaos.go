@@ -824,7 +824,8 @@ type killer struct {
 	// epochs, for a standing job, spreads the kills during the upload
 	// over its epochs: kill i of n waits for epoch 1 + i·epochs/n to open
 	// (epochOf), and the last of an epoch's kills for its input to be
-	// whole, to land while its version is made.
+	// whole or its version out, to land while the version is made or
+	// between epochs.
 	epochs int
 
 	mu      sync.Mutex
@@ -918,11 +919,17 @@ func (k *killer) run(ctx context.Context, pre, post []string) {
 		if k.freeze != nil && i == len(pre)/2 {
 			k.freezeOne(ctx)
 		}
-		if k.epochs > 0 && k.epochOf(i, len(pre)) < k.epochOf(i+1, len(pre)) {
-			// The last kill of its epoch: once the epoch's input is
-			// whole, at once, while the version is made (or, when it was
-			// quicker than the monitor, between epochs).
-			if !k.await(ctx, &k.mon.committed, k.epochOf(i, len(pre))) {
+		if e := k.epochOf(i, len(pre)); k.epochs > 0 && e < k.epochOf(i+1, len(pre)) {
+			// The last kill of its epoch, at once: in an odd epoch once
+			// its input is whole, while the version is made (or, when
+			// that was quicker than the monitor, between epochs); in an
+			// even one once the version is out, while the client fetches
+			// it and appends the next epoch.
+			count := &k.mon.committed
+			if e%2 == 0 {
+				count = &k.mon.published
+			}
+			if !k.await(ctx, count, e) {
 				return
 			}
 		} else if !k.await(ctx, &k.mon.epochs, k.epochOf(i, len(pre))) || !k.sleep(ctx, k.gaps[i]) {
