@@ -153,6 +153,9 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err := parseInputs(fs, args[1:], &o.Matches, &o.Players, stdout); err != nil {
 		return err
 	}
+	if err := checkEpochs(fs, o.Epochs); err != nil {
+		return err
+	}
 	var err error
 	if o.Queries, err = jobQueries(fs, *withSQL, queryFlags); err != nil {
 		return err
@@ -214,6 +217,9 @@ func runElection(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err := parseInputs(fs, args, &o.Matches, &o.Players, stdout); err != nil {
 		return err
 	}
+	if err := checkEpochs(fs, o.Epochs); err != nil {
+		return err
+	}
 	var err error
 	if o.Queries, err = jobQueries(fs, *withSQL, queryFlags); err != nil {
 		return err
@@ -257,6 +263,15 @@ func runElection(ctx context.Context, args []string, stdout, stderr io.Writer) e
 func registerStanding(fs *flag.FlagSet, standing *bool, epochs *int) {
 	fs.BoolVar(standing, "standing", false, "the job is a standing one: the input cut into --epochs parts at record boundaries, submitted --standing with the first, the others appended, then closed; every version (results --epoch K) must equal the answers over the rows of epochs 1..K (no disk is lost)")
 	fs.IntVar(epochs, "epochs", DefaultEpochs, "with --standing: the job's epochs (the submit's and the appends)")
+}
+
+// checkEpochs refuses an --epochs below 1 (0 would mean the default to
+// Options, not to a user who typed it).
+func checkEpochs(fs *flag.FlagSet, epochs int) error {
+	if epochs < 1 {
+		return cli.Usagef(fs, "--epochs %d: a standing job has at least 1 epoch", epochs)
+	}
+	return nil
 }
 
 // jobQueries are the queries of a run: with sql, SQLQueries, then each
