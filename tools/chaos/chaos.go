@@ -342,8 +342,9 @@ func drive(ctx context.Context, o Options, want *answers, tgt target, gateway st
 	start := time.Now()
 	jobCtx, jobCancel := context.WithCancel(ctx)
 	defer jobCancel()
-	mon := &monitor{start: start, out: out, standing: st != nil}
+	mon := &monitor{start: start, out: out}
 	if st != nil {
+		mon.standing = st.epochs()
 		mon.total = size // the file reports declare the epochs so far
 	}
 	var wg sync.WaitGroup
@@ -667,9 +668,12 @@ type monitor struct {
 	start time.Time
 	out   io.Writer
 
-	// standing: the job is a standing one, whose input is in only once
-	// it is closed (its state is running from its first version on).
-	standing bool
+	// standing is a standing job's epochs (0 for a batch job): its
+	// input is in once the last one's is whole, though its state is
+	// running from its first epoch's on. After that come the last
+	// version, the close and the end, where the job has little left to
+	// do: the burst of kills after the upload starts there.
+	standing int64
 	total    int64 // the input's bytes, if not the file reports' sum
 	// epochs, committed and published are a standing job's epochs so
 	// far, those whose input is whole and its versions out (Job.epochs,
@@ -744,7 +748,7 @@ func (m *monitor) observe(j *wololov1.Job) {
 	default:
 		return
 	}
-	if m.standing && j.GetOpen() && p == phaseRunning {
+	if m.standing > 0 && j.GetOpen() && j.GetEpochsCommitted() < m.standing && p == phaseRunning {
 		p = phaseUpload // appends to come
 	}
 	old := m.phase.Load()
@@ -765,8 +769,8 @@ func (m *monitor) observe(j *wololov1.Job) {
 	case phaseRunning:
 		m.uploadAt = at
 		what := "upload finished (both files in)"
-		if m.standing {
-			what = "standing job closed (every epoch in)"
+		if m.standing > 0 {
+			what = "the last epoch's input whole"
 		}
 		fmt.Fprintf(m.out, "chaos: +%s %s; the graph is finishing\n", fmtDur(at), what)
 	case phaseDone:

@@ -297,6 +297,6 @@ func printMoments(w io.Writer, kills []Kill) {
 		n[k.moment()]++
 	}
 	if in := len(kills) - n[notInEpochs]; in > 0 {
-		fmt.Fprintf(w, "chaos: %d kills before the close: %d while an epoch uploaded, %d while a version was made, %d between epochs\n", in, n[epochUploads], n[versionMade], n[betweenEpochs])
+		fmt.Fprintf(w, "chaos: %d kills during the epochs: %d while an epoch uploaded, %d while a version was made, %d between epochs\n", in, n[epochUploads], n[versionMade], n[betweenEpochs])
 	}
 }
