@@ -70,8 +70,9 @@ with --swarm, against a swarm stack (no --partition there).
 --standing (every mode) makes the job a standing one (docs/standing.md):
 both files cut into --epochs parts (default 4) at record boundaries in the
 run's data directory, the job submitted --standing with the first, the
-others appended one epoch each, then closed, the kills spread over it all
-as over a batch job's upload. Besides the final results (in --out), every
+others appended one epoch each, then closed, the kills spread over the
+epochs (while one uploads, while its version is made, between epochs),
+the burst once the last epoch's input is whole. Besides the final results (in --out), every
 version K (client results --epoch K, into --out/versions/K) and the
 version each submit or append returned with must be byte-equal to the
 answers over the rows of epochs 1..K. A standing job keeps no copy of its

@@ -23,8 +23,10 @@ import (
 // the first parts, the others appended one epoch each, then closed, all
 // through the client package as `wololo client submit --standing`,
 // `append` and `close` do. The kills are scheduled over the whole run as
-// for a batch job: "upload" lasts until the job is closed, the burst
-// after it while the job finishes and its versions are fetched. Then
+// for a batch job: "upload" lasts until the last epoch's input is whole,
+// its kills spread over the epochs (killer.epochs), the burst after it
+// while the last version is made, the job closed and finished and its
+// versions fetched. Then
 // every version K (client results --epoch K) must be byte-equal to the
 // expected answers over the rows of epochs 1..K (a batch job's over the
 // prefix files), as must the version each submit or append wrote when it
