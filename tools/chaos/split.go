@@ -31,7 +31,6 @@ func splitInputs(matches, players, dir string, n int) (parts, prefixes []epochFi
 		parts = append(parts, epochFiles{mParts[k], pParts[k]})
 		prefixes = append(prefixes, epochFiles{mPrefixes[k], pPrefixes[k]})
 	}
-	prefixes[n-1] = epochFiles{matches, players}
 	return parts, prefixes, nil
 }
 
