@@ -37,6 +37,13 @@ CHAOS_OUT = $(if $(filter file,$(origin OUT)),out/chaos,$(OUT))
 # queries) than the four default ones it runs otherwise.
 SQL ?=
 CHAOS_SQL = $(if $(filter 1 yes true,$(SQL)),--sql)
+# STANDING=1: the job of every chaos target (chaos-local, chaos-election,
+# chaos, chaos-election-docker, swarm-chaos, swarm-chaos-election) is a
+# standing one fed in EPOCHS epochs (4 unless given): submitted
+# --standing, appended, closed, every version checked (--standing).
+STANDING ?=
+EPOCHS ?=
+CHAOS_STANDING = $(if $(filter 1 yes true,$(STANDING)),--standing$(if $(EPOCHS), --epochs $(EPOCHS)))
 
 # `make chaos-election`: kills of the leading master, 10 unless KILLS is
 # given on the command line or in the environment (KILLS's default of 20
@@ -62,18 +69,18 @@ endif
 local: build ## run the topology as OS processes until Ctrl-C (data and logs in data/local)
 	$(BIN) local
 
-chaos-local: build ## crash harness: make chaos-local [MATCHES=F PLAYERS=F] [OUT=D] [KILLS=20] [SEED=1] [SQL=1]
+chaos-local: build ## crash harness: make chaos-local [MATCHES=F PLAYERS=F] [OUT=D] [KILLS=20] [SEED=1] [SQL=1] [STANDING=1 [EPOCHS=4]]
 ifeq ($(MATCHES),)
-	$(BIN) chaos local --dataset data/chaos --out $(CHAOS_OUT) --kills $(KILLS) --seed $(SEED) $(CHAOS_SQL)
+	$(BIN) chaos local --dataset data/chaos --out $(CHAOS_OUT) --kills $(KILLS) --seed $(SEED) $(CHAOS_SQL) $(CHAOS_STANDING)
 else
-	$(BIN) chaos local --matches $(MATCHES) --players $(PLAYERS) --out $(CHAOS_OUT) --kills $(KILLS) --seed $(SEED) $(CHAOS_SQL)
+	$(BIN) chaos local --matches $(MATCHES) --players $(PLAYERS) --out $(CHAOS_OUT) --kills $(KILLS) --seed $(SEED) $(CHAOS_SQL) $(CHAOS_STANDING)
 endif
 
-chaos-election: build ## kill the leading master during a job, time failovers, check one leader per term: make chaos-election [MATCHES=F PLAYERS=F] [OUT=D] [KILLS=10] [SEED=1] [SQL=1]
+chaos-election: build ## kill the leading master during a job, time failovers, check one leader per term: make chaos-election [MATCHES=F PLAYERS=F] [OUT=D] [KILLS=10] [SEED=1] [SQL=1] [STANDING=1 [EPOCHS=4]]
 ifeq ($(MATCHES),)
-	$(BIN) chaos election --dataset data/chaos --out $(ELECTION_OUT) --kills $(ELECTION_KILLS) --seed $(SEED) $(CHAOS_SQL)
+	$(BIN) chaos election --dataset data/chaos --out $(ELECTION_OUT) --kills $(ELECTION_KILLS) --seed $(SEED) $(CHAOS_SQL) $(CHAOS_STANDING)
 else
-	$(BIN) chaos election --matches $(MATCHES) --players $(PLAYERS) --out $(ELECTION_OUT) --kills $(ELECTION_KILLS) --seed $(SEED) $(CHAOS_SQL)
+	$(BIN) chaos election --matches $(MATCHES) --players $(PLAYERS) --out $(ELECTION_OUT) --kills $(ELECTION_KILLS) --seed $(SEED) $(CHAOS_SQL) $(CHAOS_STANDING)
 endif
 
 # What `make test` does beyond the checkout and the temporary directory:
@@ -235,19 +242,19 @@ submit: build ## run a job on the deployment: make submit MATCHES=F PLAYERS=F OU
 	@if [ -z "$(MATCHES)" ] || [ -z "$(PLAYERS)" ]; then echo "usage: make submit MATCHES=F PLAYERS=F [OUT=DIR] [QUERY=NAME=F.sql]"; exit 2; fi
 	$(BIN) client submit --tls-dir $(TLS_DIR) --server $(GATEWAY) --matches $(MATCHES) --players $(PLAYERS) --out $(DOCKER_OUT)$(if $(QUERY), --query $(QUERY))
 
-chaos: build ## kill containers of every kind (and pause one) during a job on the deployment: make chaos [MATCHES=F PLAYERS=F] [OUT=DIR] [KILLS=N] [SQL=1]
+chaos: build ## kill containers of every kind (and pause one) during a job on the deployment: make chaos [MATCHES=F PLAYERS=F] [OUT=DIR] [KILLS=N] [SQL=1] [STANDING=1 [EPOCHS=4]]
 ifeq ($(MATCHES),)
-	$(BIN) chaos docker --project $(PROJECT) --dataset data/chaos --out $(if $(filter file,$(origin OUT)),out/chaos-docker,$(OUT)) --kills $(KILLS) --seed $(SEED) $(CHAOS_SQL)
+	$(BIN) chaos docker --project $(PROJECT) --dataset data/chaos --out $(if $(filter file,$(origin OUT)),out/chaos-docker,$(OUT)) --kills $(KILLS) --seed $(SEED) $(CHAOS_SQL) $(CHAOS_STANDING)
 else
-	$(BIN) chaos docker --project $(PROJECT) --matches $(MATCHES) --players $(PLAYERS) --out $(if $(filter file,$(origin OUT)),out/chaos-docker,$(OUT)) --kills $(KILLS) --seed $(SEED) $(CHAOS_SQL)
+	$(BIN) chaos docker --project $(PROJECT) --matches $(MATCHES) --players $(PLAYERS) --out $(if $(filter file,$(origin OUT)),out/chaos-docker,$(OUT)) --kills $(KILLS) --seed $(SEED) $(CHAOS_SQL) $(CHAOS_STANDING)
 endif
 
 PARTITION ?= 6s
-chaos-election-docker: build ## chaos-election against the deployed masters, ending with the leader cut off the network: [KILLS=10] [PARTITION=6s] [MATCHES=F PLAYERS=F]
+chaos-election-docker: build ## chaos-election against the deployed masters, ending with the leader cut off the network: [KILLS=10] [PARTITION=6s] [MATCHES=F PLAYERS=F] [STANDING=1 [EPOCHS=4]]
 ifeq ($(MATCHES),)
-	$(BIN) chaos election --docker --project $(PROJECT) --partition $(PARTITION) --dataset data/chaos --out $(ELECTION_OUT) --kills $(ELECTION_KILLS) --seed $(SEED)
+	$(BIN) chaos election --docker --project $(PROJECT) --partition $(PARTITION) --dataset data/chaos --out $(ELECTION_OUT) --kills $(ELECTION_KILLS) --seed $(SEED) $(CHAOS_STANDING)
 else
-	$(BIN) chaos election --docker --project $(PROJECT) --partition $(PARTITION) --matches $(MATCHES) --players $(PLAYERS) --out $(ELECTION_OUT) --kills $(ELECTION_KILLS) --seed $(SEED)
+	$(BIN) chaos election --docker --project $(PROJECT) --partition $(PARTITION) --matches $(MATCHES) --players $(PLAYERS) --out $(ELECTION_OUT) --kills $(ELECTION_KILLS) --seed $(SEED) $(CHAOS_STANDING)
 endif
 
 # recap_on_failure runs a verbose end-to-end test ($(2)) with its output
@@ -322,18 +329,18 @@ swarm-submit: build ## run a job on the swarm stack: make swarm-submit MATCHES=F
 	@if [ -z "$(MATCHES)" ] || [ -z "$(PLAYERS)" ]; then echo "usage: make swarm-submit MATCHES=F PLAYERS=F [OUT=DIR]"; exit 2; fi
 	$(BIN) client submit --tls-dir $(TLS_DIR) --server $(SWARM_GATEWAY) --matches $(MATCHES) --players $(PLAYERS) --out $(SWARM_OUT)
 
-swarm-chaos: build ## kill tasks of every kind (the leading master among them), pause one, during a job on the stack: make swarm-chaos [KILLS=N] [MATCHES=F PLAYERS=F] [OUT=DIR] [SQL=1]
+swarm-chaos: build ## kill tasks of every kind (the leading master among them), pause one, during a job on the stack: make swarm-chaos [KILLS=N] [MATCHES=F PLAYERS=F] [OUT=DIR] [SQL=1] [STANDING=1 [EPOCHS=4]]
 ifeq ($(MATCHES),)
-	$(BIN) chaos swarm --project $(STACK) --port-base $(SWARM_PORT) --tls-dir $(TLS_DIR) --dataset data/chaos --out $(if $(filter file,$(origin OUT)),out/chaos-swarm,$(OUT)) --kills $(KILLS) --seed $(SEED) $(CHAOS_SQL)
+	$(BIN) chaos swarm --project $(STACK) --port-base $(SWARM_PORT) --tls-dir $(TLS_DIR) --dataset data/chaos --out $(if $(filter file,$(origin OUT)),out/chaos-swarm,$(OUT)) --kills $(KILLS) --seed $(SEED) $(CHAOS_SQL) $(CHAOS_STANDING)
 else
-	$(BIN) chaos swarm --project $(STACK) --port-base $(SWARM_PORT) --tls-dir $(TLS_DIR) --matches $(MATCHES) --players $(PLAYERS) --out $(if $(filter file,$(origin OUT)),out/chaos-swarm,$(OUT)) --kills $(KILLS) --seed $(SEED) $(CHAOS_SQL)
+	$(BIN) chaos swarm --project $(STACK) --port-base $(SWARM_PORT) --tls-dir $(TLS_DIR) --matches $(MATCHES) --players $(PLAYERS) --out $(if $(filter file,$(origin OUT)),out/chaos-swarm,$(OUT)) --kills $(KILLS) --seed $(SEED) $(CHAOS_SQL) $(CHAOS_STANDING)
 endif
 
-swarm-chaos-election: build ## chaos-election against the stack's masters (failover times on swarm): [KILLS=10] [MATCHES=F PLAYERS=F]
+swarm-chaos-election: build ## chaos-election against the stack's masters (failover times on swarm): [KILLS=10] [MATCHES=F PLAYERS=F] [STANDING=1 [EPOCHS=4]]
 ifeq ($(MATCHES),)
-	$(BIN) chaos election --swarm --project $(STACK) --port-base $(SWARM_PORT) --tls-dir $(TLS_DIR) --dataset data/chaos --out $(if $(filter file,$(origin OUT)),out/chaos-election-swarm,$(OUT)) --kills $(ELECTION_KILLS) --seed $(SEED)
+	$(BIN) chaos election --swarm --project $(STACK) --port-base $(SWARM_PORT) --tls-dir $(TLS_DIR) --dataset data/chaos --out $(if $(filter file,$(origin OUT)),out/chaos-election-swarm,$(OUT)) --kills $(ELECTION_KILLS) --seed $(SEED) $(CHAOS_STANDING)
 else
-	$(BIN) chaos election --swarm --project $(STACK) --port-base $(SWARM_PORT) --tls-dir $(TLS_DIR) --matches $(MATCHES) --players $(PLAYERS) --out $(if $(filter file,$(origin OUT)),out/chaos-election-swarm,$(OUT)) --kills $(ELECTION_KILLS) --seed $(SEED)
+	$(BIN) chaos election --swarm --project $(STACK) --port-base $(SWARM_PORT) --tls-dir $(TLS_DIR) --matches $(MATCHES) --players $(PLAYERS) --out $(if $(filter file,$(origin OUT)),out/chaos-election-swarm,$(OUT)) --kills $(ELECTION_KILLS) --seed $(SEED) $(CHAOS_STANDING)
 endif
 
 e2e-swarm: ## the swarm end-to-end test (swarm-up, a job under kills, a leader kill, swarm-down, nothing left); skipped without an engine

@@ -101,6 +101,12 @@ type Options struct {
 	// restarts to the local runner.
 	Masters int
 
+	// Standing makes the job a standing one fed in Epochs epochs
+	// (DefaultEpochs if 0), every version checked (standing.go). It
+	// loses no disk: DiskLosses must not be positive.
+	Standing bool
+	Epochs   int
+
 	// freeze, if set, pauses one worker halfway through the upload kills
 	// (the masters must notice and restart it).
 	freeze pauser
@@ -148,6 +154,10 @@ type Kill struct {
 	// Disk: the victim's data directory was deleted before its restart
 	// (Options.DiskLosses).
 	Disk bool
+	// Epoch, Committed and Published are, for a standing job, its
+	// epochs, those whose input is whole and its versions out when the
+	// kill landed, as the monitor last saw them (Moment names them).
+	Epoch, Committed, Published int64
 }
 
 // Report is what a run did.
@@ -168,6 +178,9 @@ type Report struct {
 	Equal     bool
 	Diffs     []string
 	SubmitErr error
+	// Versions are the checks of a standing job's versions (Standing),
+	// one per epoch.
+	Versions  []VersionCheck
 	DataDir   string // the cluster's data directory (kept unless the run passed)
 	Processes []local.Proc
 	Restarts  int
@@ -286,6 +299,12 @@ func drive(ctx context.Context, o Options, want *answers, tgt target, gateway st
 	defer stop()
 	dataDir := rep.DataDir
 	var err error
+	var st *standingJob
+	if o.Standing {
+		if st, err = newStandingJob(o.Matches, o.Players, o.Epochs, o.Queries, o.Topology, want, filepath.Join(dataDir, "standing"), out); err != nil {
+			return rep, err
+		}
+	}
 	// The pauses before the kills during the upload are drawn now, so that
 	// the upload can be paced to outlast them.
 	gaps := make([]time.Duration, len(pre))
@@ -324,6 +343,10 @@ func drive(ctx context.Context, o Options, want *answers, tgt target, gateway st
 	jobCtx, jobCancel := context.WithCancel(ctx)
 	defer jobCancel()
 	mon := &monitor{start: start, out: out}
+	if st != nil {
+		mon.standing = st.epochs()
+		mon.total = size // the file reports declare the epochs so far
+	}
 	var wg sync.WaitGroup
 	wg.Add(2)
 	go func() {
@@ -331,6 +354,9 @@ func drive(ctx context.Context, o Options, want *answers, tgt target, gateway st
 		mon.run(jobCtx, gateway, clientTLS, rep.JobID)
 	}()
 	k := &killer{cl: tgt, top: o.Topology, rng: rng, mon: mon, out: out, start: start, interval: o.Interval, gaps: gaps, sig: syscall.SIGKILL, freeze: o.freeze}
+	if st != nil {
+		k.epochs = int(st.epochs())
+	}
 	if o.DryRun {
 		k.sig = syscall.Signal(0)
 		fmt.Fprintf(out, "chaos: dry run: the kills below are the null signal; nothing dies\n")
@@ -357,13 +383,13 @@ func drive(ctx context.Context, o Options, want *answers, tgt target, gateway st
 			scancel()
 		}
 	}()
-	sum, err := client.Submit(sctx, client.SubmitOptions{
+	sum, err := runJob(sctx, client.SubmitOptions{
 		Server: server, TLS: submitTLS, Matches: o.Matches, Players: o.Players, Out: o.Out, JobID: rep.JobID,
 		Progress: o.Progress, UploadAttempts: 100, Queries: o.Queries,
 		// Each lost disk loses the job at most once: the job submitted
 		// again runs under a new id, which the lost store never held.
 		Rebuilds: len(k.lose), Notices: out,
-	})
+	}, st, out, start)
 	scancel()
 	rep.Elapsed = time.Since(start)
 	jobCancel()
@@ -408,6 +434,9 @@ func drive(ctx context.Context, o Options, want *answers, tgt target, gateway st
 		} else if !rep.Equal {
 			problems = append(problems, "outputs differ from "+want.from+":\n    "+strings.Join(rep.Diffs, "\n    "))
 		}
+		var wrong []string
+		rep.Versions, wrong = st.verdict(o.Out, filepath.Join(dataDir, "reference"))
+		problems = append(problems, wrong...)
 	}
 	if o.freeze != nil && rep.Frozen == "" {
 		rep.Incomplete = append(rep.Incomplete, "no worker was paused")
@@ -452,7 +481,7 @@ func drive(ctx context.Context, o Options, want *answers, tgt target, gateway st
 		fmt.Fprintf(out, "chaos: the processes' logs: %s\n", rep.LogsAt)
 		return rep, errors.New(problems[0])
 	}
-	fmt.Fprintf(out, "chaos: PASS: %d kills, %s\n", len(rep.Kills), outputsMatch(o.Queries))
+	fmt.Fprintf(out, "chaos: PASS: %d kills, %s%s\n", len(rep.Kills), outputsMatch(o.Queries), versionsMatch(rep.Versions))
 	if !o.Keep {
 		os.RemoveAll(dataDir)
 	}
@@ -478,6 +507,18 @@ func (o *Options) defaults() error {
 	}
 	if o.Kills < 0 {
 		return fmt.Errorf("chaos: kills must be at least 0, got %d", o.Kills)
+	}
+	if o.Standing {
+		if o.DiskLosses > 0 {
+			return errStandingDisks
+		}
+		o.DiskLosses = 0
+		if o.Epochs == 0 {
+			o.Epochs = DefaultEpochs
+		}
+		if o.Epochs < 1 {
+			return fmt.Errorf("chaos: a standing job needs at least 1 epoch, got %d", o.Epochs)
+		}
 	}
 	if o.DiskLosses < 0 {
 		o.DiskLosses = o.Kills / 10
@@ -627,6 +668,18 @@ type monitor struct {
 	start time.Time
 	out   io.Writer
 
+	// standing is a standing job's epochs (0 for a batch job): its
+	// input is in once the last one's is whole, though its state is
+	// running from its first epoch's on. After that come the last
+	// version, the close and the end, where the job has little left to
+	// do: the burst of kills after the upload starts there.
+	standing int64
+	total    int64 // the input's bytes, if not the file reports' sum
+	// epochs, committed and published are a standing job's epochs so
+	// far, those whose input is whole and its versions out (Job.epochs,
+	// epochs_committed, epochs_published).
+	epochs, committed, published atomic.Int64
+
 	phase    atomic.Int32
 	pct      atomic.Int64 // upload percent
 	lost     atomic.Bool
@@ -664,6 +717,11 @@ func (m *monitor) run(ctx context.Context, gateway string, tlsConfig *tls.Config
 }
 
 func (m *monitor) observe(j *wololov1.Job) {
+	if j.GetStanding() {
+		m.epochs.Store(j.GetEpochs())
+		m.committed.Store(j.GetEpochsCommitted())
+		m.published.Store(j.GetEpochsPublished())
+	}
 	var done, total int64
 	for _, f := range []*wololov1.FileReport{j.Matches, j.Players} {
 		if f != nil {
@@ -671,8 +729,11 @@ func (m *monitor) observe(j *wololov1.Job) {
 			total += f.Size
 		}
 	}
+	if m.total > 0 {
+		total = m.total
+	}
 	if total > 0 {
-		m.pct.Store(100 * done / total)
+		m.pct.Store(min(100, 100*done/total))
 	}
 	var p int32
 	switch j.State {
@@ -686,6 +747,9 @@ func (m *monitor) observe(j *wololov1.Job) {
 		p = phaseFailed
 	default:
 		return
+	}
+	if m.standing > 0 && j.GetOpen() && j.GetEpochsCommitted() < m.standing && p == phaseRunning {
+		p = phaseUpload // appends to come
 	}
 	old := m.phase.Load()
 	if old >= phaseFailed && p < phaseFailed {
@@ -704,7 +768,11 @@ func (m *monitor) observe(j *wololov1.Job) {
 		fmt.Fprintf(m.out, "chaos: +%s job %s created; uploading\n", fmtDur(at), j.JobId)
 	case phaseRunning:
 		m.uploadAt = at
-		fmt.Fprintf(m.out, "chaos: +%s upload finished (both files in); the graph is finishing\n", fmtDur(at))
+		what := "upload finished (both files in)"
+		if m.standing > 0 {
+			what = "the last epoch's input whole"
+		}
+		fmt.Fprintf(m.out, "chaos: +%s %s; the graph is finishing\n", fmtDur(at), what)
 	case phaseDone:
 		if m.uploadAt == 0 {
 			m.uploadAt = at
@@ -757,6 +825,12 @@ type killer struct {
 	sig      syscall.Signal
 	freeze   pauser
 	lose     map[int]bool // the kills (by number) that also lose the victim's disk
+	// epochs, for a standing job, spreads the kills during the upload
+	// over its epochs: kill i of n waits for epoch 1 + i·epochs/n to open
+	// (epochOf), and the last of an epoch's kills for its input to be
+	// whole or its version out, to land while the version is made or
+	// between epochs.
+	epochs int
 
 	mu      sync.Mutex
 	kills   []Kill
@@ -849,7 +923,20 @@ func (k *killer) run(ctx context.Context, pre, post []string) {
 		if k.freeze != nil && i == len(pre)/2 {
 			k.freezeOne(ctx)
 		}
-		if !k.sleep(ctx, k.gaps[i]) {
+		if e := k.epochOf(i, len(pre)); k.epochs > 0 && e < k.epochOf(i+1, len(pre)) {
+			// The last kill of its epoch, at once: in an odd epoch once
+			// its input is whole, while the version is made (or, when
+			// that was quicker than the monitor, between epochs); in an
+			// even one once the version is out, while the client fetches
+			// it and appends the next epoch.
+			count := &k.mon.committed
+			if e%2 == 0 {
+				count = &k.mon.published
+			}
+			if !k.await(ctx, count, e) {
+				return
+			}
+		} else if !k.await(ctx, &k.mon.epochs, k.epochOf(i, len(pre))) || !k.sleep(ctx, k.gaps[i]) {
 			return
 		}
 		if !k.kill(ctx, target, total, false) {
@@ -876,6 +963,26 @@ func (k *killer) run(ctx context.Context, pre, post []string) {
 			return
 		}
 	}
+}
+
+// epochOf is the epoch of a standing job whose time kill i of the n
+// during the upload waits for (k.epochs of them; n+1 is past the last).
+func (k *killer) epochOf(i, n int) int64 {
+	if i >= n {
+		return int64(k.epochs) + 1
+	}
+	return int64(1 + i*k.epochs/n)
+}
+
+// await waits until the monitor's count reaches epoch, or the job is
+// closed; true at once for a batch job. False if ctx ended.
+func (k *killer) await(ctx context.Context, count *atomic.Int64, epoch int64) bool {
+	for k.epochs > 0 && count.Load() < epoch && k.mon.phase.Load() <= phaseUpload {
+		if !k.sleep(ctx, 5*time.Millisecond) {
+			return false
+		}
+	}
+	return true
 }
 
 // gap is an exponentially distributed pause with the given mean, clamped
@@ -919,12 +1026,16 @@ func (k *killer) kill(ctx context.Context, target string, total int, late bool) 
 				phase = "upload"
 			}
 			k.mu.Lock()
-			kl := Kill{N: len(k.kills) + 1, At: time.Since(k.start), Instance: target, Stage: in.Stage, PID: pid, Phase: phase, Disk: disk}
+			kl := Kill{N: len(k.kills) + 1, At: time.Since(k.start), Instance: target, Stage: in.Stage, PID: pid, Phase: phase, Disk: disk,
+				Epoch: k.mon.epochs.Load(), Committed: k.mon.committed.Load(), Published: k.mon.published.Load()}
 			k.kills = append(k.kills, kl)
 			k.mu.Unlock()
 			detail := ""
 			if phase == "upload" {
 				detail = fmt.Sprintf(" %d%%", k.mon.pct.Load())
+			}
+			if k.epochs > 0 && phase == "upload" {
+				detail += ", " + kl.Moment()
 			}
 			if disk {
 				detail += ", disk lost"
@@ -1076,6 +1187,8 @@ func printSummary(w io.Writer, o Options, rep *Report) {
 	if rep.Frozen != "" {
 		fmt.Fprintf(w, "chaos: paused %s; the masters replaced it after %s\n", rep.Frozen, fmtDur(rep.FrozenFor))
 	}
+	printMoments(w, rep.Kills)
+	printVersions(w, "chaos", rep.Versions)
 	if rep.Frames > 0 {
 		fmt.Fprintf(w, "chaos: the proxy forwarded %d upload frames\n", rep.Frames)
 	}

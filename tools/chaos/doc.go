@@ -29,6 +29,14 @@
 // process on the same files and the topology's tasks (sqlops.Answer, which
 // the end-to-end tests use too).
 //
+// With --standing (Options.Standing, ElectionOptions.Standing; every
+// mode) the job is a standing one (docs/standing.md): the input cut into
+// epochs at record boundaries (split.go), submitted --standing, appended
+// and closed through the client package, the kills during the upload
+// spread over the epochs, and every version compared byte for byte with
+// the answers over its epochs' rows (standing.go). Such a run loses no
+// disk: a standing job keeps no copy of its input to run again from.
+//
 // The schedule is seeded: the same seed kills the same instances in the
 // same order (the moments depend on timing). To make N kills fit in a job
 // on a small dataset, the client reaches the gateway through a shaping

@@ -96,6 +96,10 @@ type ElectionOptions struct {
 	Stdout io.Writer
 	// Progress receives the client's upload progress and retries.
 	Progress io.Writer
+	// Standing makes the job a standing one fed in Epochs epochs
+	// (DefaultEpochs if 0), every version checked, as Options.Standing.
+	Standing bool
+	Epochs   int
 	// Partition, when the target can cut a master off its network (the
 	// docker target), ends the run by cutting the leader off for this
 	// long: the others must elect and act, the cut-off one must stop.
@@ -173,6 +177,8 @@ type ElectionReport struct {
 	Equal     bool
 	Diffs     []string
 	SubmitErr error
+	// Versions are the checks of a standing job's versions (Standing).
+	Versions  []VersionCheck
 	RefDir    string
 	Rate      int64
 	Elapsed   time.Duration // submit to results on disk
@@ -236,6 +242,16 @@ func electionDrive(ctx context.Context, o ElectionOptions, tgt target, gateway s
 	dataDir := rep.DataDir
 	var err error
 	defer stop()
+	var want *answers
+	var st *standingJob
+	if o.Standing { // its answers worked out before the job starts, as Local's are
+		if want, err = expected(o.Matches, o.Players, o.Queries, tgt.Topology()); err != nil {
+			return rep, fmt.Errorf("chaos election: the expected answers: %w", err)
+		}
+		if st, err = newStandingJob(o.Matches, o.Players, o.Epochs, o.Queries, tgt.Topology(), want, filepath.Join(dataDir, "standing"), out); err != nil {
+			return rep, fmt.Errorf("chaos election: %w", err)
+		}
+	}
 	server := gateway
 	clientTLS, err := tgt.ClientTLS(clientName)
 	if err != nil {
@@ -281,10 +297,10 @@ func electionDrive(ctx context.Context, o ElectionOptions, tgt target, gateway s
 	var jobDone atomic.Bool
 	submitted := make(chan submitResult, 1)
 	go func() {
-		_, err := client.Submit(runCtx, client.SubmitOptions{
+		_, err := runJob(runCtx, client.SubmitOptions{
 			Server: server, TLS: submitTLS, Matches: o.Matches, Players: o.Players, Out: o.Out, JobID: rep.JobID,
 			Progress: o.Progress, UploadAttempts: 100, Queries: o.Queries,
-		})
+		}, st, out, start)
 		jobDone.Store(true)
 		submitted <- submitResult{err, time.Since(start)}
 	}()
@@ -345,8 +361,9 @@ func electionDrive(ctx context.Context, o ElectionOptions, tgt target, gateway s
 	if res.err != nil {
 		problems = append(problems, fmt.Sprintf("submit failed: %v", res.err))
 	} else {
-		var want *answers
-		want, err = expected(o.Matches, o.Players, o.Queries, tgt.Topology())
+		if want == nil {
+			want, err = expected(o.Matches, o.Players, o.Queries, tgt.Topology())
+		}
 		if err == nil {
 			rep.Equal, rep.Diffs, rep.RefDir, err = compare(want, o.Out, filepath.Join(dataDir, "reference"))
 		}
@@ -356,6 +373,9 @@ func electionDrive(ctx context.Context, o ElectionOptions, tgt target, gateway s
 		case !rep.Equal:
 			problems = append(problems, "outputs differ from the reference")
 		}
+		var wrong []string
+		rep.Versions, wrong = st.verdict(o.Out, filepath.Join(dataDir, "reference"))
+		problems = append(problems, wrong...)
 	}
 	rep.Problems = problems
 	printElectionSummary(out, o, rep)
@@ -364,7 +384,7 @@ func electionDrive(ctx context.Context, o ElectionOptions, tgt target, gateway s
 		fmt.Fprintf(out, "chaos election: the processes' logs: %s\n", logsAt)
 		return rep, errors.New(problems[0])
 	}
-	fmt.Fprintf(out, "chaos election: PASS: %d kills, %d failovers, no violation, %s\n", len(rep.Kills), len(rep.Failovers), outputsMatch(o.Queries))
+	fmt.Fprintf(out, "chaos election: PASS: %d kills, %d failovers, no violation, %s%s\n", len(rep.Kills), len(rep.Failovers), outputsMatch(o.Queries), versionsMatch(rep.Versions))
 	if !o.Keep {
 		os.RemoveAll(dataDir)
 	}
@@ -383,6 +403,12 @@ func (o *ElectionOptions) defaults() error {
 	}
 	if o.Masters == 0 {
 		o.Masters = 3
+	}
+	if o.Standing && o.Epochs == 0 {
+		o.Epochs = DefaultEpochs
+	}
+	if o.Standing && o.Epochs < 1 {
+		return fmt.Errorf("chaos election: a standing job needs at least 1 epoch, got %d", o.Epochs)
 	}
 	if o.Masters < 2 {
 		return fmt.Errorf("chaos election: a failover needs at least 2 masters, got %d", o.Masters)
@@ -912,6 +938,7 @@ func printElectionSummary(w io.Writer, o ElectionOptions, rep *ElectionReport) {
 	default:
 		fmt.Fprintf(w, "chaos election: job: FAIL, outputs differ from the reference:\n    %s\n", strings.Join(rep.Diffs, "\n    "))
 	}
+	printVersions(w, "chaos election", rep.Versions)
 	if len(rep.Processes) > 0 {
 		killed := map[string]int{}
 		for _, kl := range rep.Kills {

@@ -28,10 +28,10 @@ const (
 	DefaultOut        = "out/chaos"
 )
 
-const usage = `usage: wololo chaos local [--matches F --players F] [--out DIR] [--kills N] [--seed S] [--sql] [--query NAME=FILE.sql ...] [flags]
-       wololo chaos docker [--matches F --players F] [--out DIR] [--kills N] [--project P] [--sql] [--query NAME=FILE.sql ...] [flags]
-       wololo chaos swarm [--matches F --players F] [--out DIR] [--kills N] [--project P] [--port-base N] [--sql] [--query NAME=FILE.sql ...] [flags]
-       wololo chaos election [--matches F --players F] [--out DIR] [--kills N] [--seed S] [flags]
+const usage = `usage: wololo chaos local [--matches F --players F] [--out DIR] [--kills N] [--seed S] [--sql] [--query NAME=FILE.sql ...] [--standing [--epochs N]] [flags]
+       wololo chaos docker [--matches F --players F] [--out DIR] [--kills N] [--project P] [--sql] [--query NAME=FILE.sql ...] [--standing [--epochs N]] [flags]
+       wololo chaos swarm [--matches F --players F] [--out DIR] [--kills N] [--project P] [--port-base N] [--sql] [--query NAME=FILE.sql ...] [--standing [--epochs N]] [flags]
+       wololo chaos election [--matches F --players F] [--out DIR] [--kills N] [--seed S] [--standing [--epochs N]] [flags]
 
 local: starts the topology as OS processes on a fresh data directory, with
 the masters doing every restart, submits one job, SIGKILLs --kills randomly
@@ -66,6 +66,17 @@ the p50/p99/max failover, and exits 0 only with no violation, every
 failover done, every killed master back and the four outputs byte-equal to
 the reference evaluator's. With --docker, against a deployed compose project;
 with --swarm, against a swarm stack (no --partition there).
+
+--standing (every mode) makes the job a standing one (docs/standing.md):
+both files cut into --epochs parts (default 4) at record boundaries in the
+run's data directory, the job submitted --standing with the first, the
+others appended one epoch each, then closed, the kills spread over the
+epochs (while one uploads, while its version is made, between epochs),
+the burst once the last epoch's input is whole. Besides the final results (in --out), every
+version K (client results --epoch K, into --out/versions/K) and the
+version each submit or append returned with must be byte-equal to the
+answers over the rows of epochs 1..K. A standing job keeps no copy of its
+input, so no disk is lost (--disk-losses 0).
 
 Without --matches/--players both generate a dataset into data/chaos once.
 `
@@ -119,6 +130,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	topoPath := fs.String("topology", "", "topology JSON file (default: the embedded one)")
 	queryFlags := explain.RegisterQueryFlags(fs, "a SQL query of the job, NAME=FILE.sql (repeatable): the job runs its queries, NAME.csv each, instead of the four default ones")
 	withSQL := fs.Bool("sql", false, "the job's queries: the four default ones as SQL and the user queries of tools/chaos/sql, before any --query")
+	registerStanding(fs, &o.Standing, &o.Epochs)
 	var verbose *bool
 	var project, host *string
 	var portBase *int
@@ -140,6 +152,9 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		o.Masters = -1
 	}
 	if err := parseInputs(fs, args[1:], &o.Matches, &o.Players, stdout); err != nil {
+		return err
+	}
+	if err := checkEpochs(fs, o.Epochs); err != nil {
 		return err
 	}
 	var err error
@@ -199,7 +214,11 @@ func runElection(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	tlsFlags := tlsflags.Register(fs, DefaultDockerTLSDir)
 	queryFlags := explain.RegisterQueryFlags(fs, "a SQL query of the job, NAME=FILE.sql (repeatable): the job runs its queries, NAME.csv each, instead of the four default ones")
 	withSQL := fs.Bool("sql", false, "the job's queries: the four default ones as SQL and the user queries of tools/chaos/sql, before any --query")
+	registerStanding(fs, &o.Standing, &o.Epochs)
 	if err := parseInputs(fs, args, &o.Matches, &o.Players, stdout); err != nil {
+		return err
+	}
+	if err := checkEpochs(fs, o.Epochs); err != nil {
 		return err
 	}
 	var err error
@@ -238,6 +257,22 @@ func runElection(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	}
 	_, err = ElectionDocker(ctx, o, top, *project, *host, tlsFlags.DirOrInsecure())
 	return err
+}
+
+// registerStanding registers --standing and --epochs, a run's job as a
+// standing one (standing.go).
+func registerStanding(fs *flag.FlagSet, standing *bool, epochs *int) {
+	fs.BoolVar(standing, "standing", false, "the job is a standing one: the input cut into --epochs parts at record boundaries, submitted --standing with the first, the others appended, then closed; every version (results --epoch K) must equal the answers over the rows of epochs 1..K (no disk is lost)")
+	fs.IntVar(epochs, "epochs", DefaultEpochs, "with --standing: the job's epochs (the submit's and the appends)")
+}
+
+// checkEpochs refuses an --epochs below 1 (0 would mean the default to
+// Options, not to a user who typed it).
+func checkEpochs(fs *flag.FlagSet, epochs int) error {
+	if epochs < 1 {
+		return cli.Usagef(fs, "--epochs %d: a standing job has at least 1 epoch", epochs)
+	}
+	return nil
 }
 
 // jobQueries are the queries of a run: with sql, SQLQueries, then each
