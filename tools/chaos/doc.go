@@ -35,7 +35,8 @@
 // and closed through the client package, the kills during the upload
 // spread over the epochs, and every version compared byte for byte with
 // the answers over its epochs' rows (standing.go). Such a run loses no
-// disk: a standing job keeps no copy of its input to run again from.
+// disk: a gateway's lost store takes its copies of the job's epochs with
+// it, and the harness does not yet append them again as a client would.
 //
 // The schedule is seeded: the same seed kills the same instances in the
 // same order (the moments depend on timing). To make N kills fit in a job

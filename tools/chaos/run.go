@@ -75,8 +75,10 @@ epochs (while one uploads, while its version is made, between epochs),
 the burst once the last epoch's input is whole. Besides the final results (in --out), every
 version K (client results --epoch K, into --out/versions/K) and the
 version each submit or append returned with must be byte-equal to the
-answers over the rows of epochs 1..K. A standing job keeps no copy of its
-input, so no disk is lost (--disk-losses 0).
+answers over the rows of epochs 1..K. No disk is lost (--disk-losses 0):
+a shard's lost store runs a standing job again from the gateway's copies
+of its epochs, but a gateway's takes the copies with it, and this harness
+does not yet append the epochs again as a client would.
 
 Without --matches/--players both generate a dataset into data/chaos once.
 `

@@ -32,9 +32,10 @@ import (
 // prefix files), as must the version each submit or append wrote when it
 // returned, and the final results those over the whole input.
 //
-// A standing job keeps no copy of its input, so a lost disk loses it for
-// good (the client cannot submit it again from one file): a --standing
-// run loses no disk.
+// A --standing run loses no disk: a shard's lost store runs a standing
+// job again from the gateway's copies of its epochs, but a gateway's
+// takes the copies with it, and this harness does not yet append the
+// epochs again as a client would.
 
 // DefaultEpochs is how many epochs a --standing run's job has.
 const DefaultEpochs = 4
@@ -243,7 +244,7 @@ func printVersions(w io.Writer, prefix string, checks []VersionCheck) {
 }
 
 // errStandingDisks refuses a --standing run that would lose disks.
-var errStandingDisks = errors.New("chaos: a standing job keeps no copy of its input, so a lost disk loses it for good: --standing takes no --disk-losses")
+var errStandingDisks = errors.New("chaos: --standing takes no --disk-losses: a gateway's lost store takes its copies of the job's epochs with it, and this harness does not yet append them again as a client would")
 
 // versionsMatch is the verdict's word on the versions when they all
 // matched ("" for a batch job).
