@@ -5,9 +5,6 @@ import (
 	"fmt"
 
 	"google.golang.org/protobuf/encoding/protowire"
-
-	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
-	"github.com/wololo/wololo/services/base/protoscan"
 )
 
 // How a standing plan's channels travel as bytes (stage.Emitter's
@@ -22,9 +19,11 @@ import (
 // does not say which instance sent a batch: a shard ahead of another may
 // send epoch k+1's changes before the other's marker of k.
 
-var (
-	epochField    = protoscan.FieldOf(&wololov1.RowBatch{}, "epoch")
-	epochEndField = protoscan.FieldOf(&wololov1.RowBatch{}, "epoch_end")
+// RowBatch.epoch and epoch_end (TestEpochWireIsARowBatch holds them to
+// the message's).
+const (
+	epochField    protowire.Number = 6
+	epochEndField protowire.Number = 7
 )
 
 // errEpochBytes is what DecodeEpoch's errors wrap.
