@@ -430,6 +430,9 @@ func (js *jobs) create(owner string, req *wololov1.CreateJobRequest) (c created,
 	if err != nil {
 		return c, err
 	}
+	if req.GetEpochEveryMs() != 0 && (!req.GetStanding() || req.GetEpochEveryMs() < 0) {
+		return c, errorf(ErrInvalid, "an epoch every %dms: only a standing job has epochs, every 1ms or more", req.GetEpochEveryMs())
+	}
 	if req.GetStanding() {
 		if jp == nil {
 			return c, errorf(ErrInvalid, "a standing job needs queries to keep up to date")
@@ -484,7 +487,7 @@ func (js *jobs) create(owner string, req *wololov1.CreateJobRequest) (c created,
 	if err != nil {
 		return c, err
 	}
-	rec := &wololov1.JobRecord{CreatedUnixMs: time.Now().UnixMilli(), Owner: owner, Name: name, MaxMalformed: proto.Float64(float64(limit)), Standing: req.GetStanding()}
+	rec := &wololov1.JobRecord{CreatedUnixMs: time.Now().UnixMilli(), Owner: owner, Name: name, MaxMalformed: proto.Float64(float64(limit)), Standing: req.GetStanding(), EpochEveryMs: req.GetEpochEveryMs()}
 	for _, in := range inputs {
 		h := in.h
 		rec.Files = append(rec.Files, &wololov1.FileRecord{Columns: h.Columns, Size: h.Size, DataOffset: h.DataOffset, Fingerprint: h.Fingerprint})
@@ -611,7 +614,7 @@ func (js *jobs) newJob(id string, rec *wololov1.JobRecord, decoded *physical.Pla
 		if len(j.plan) == 0 {
 			return nil, errorf(ErrInvalid, "job %q: standing, and no plan", id)
 		}
-		j.standing = &standing{versions: newVersions(j.resultFiles())}
+		j.standing = newStanding(j.resultFiles(), rec.EpochEveryMs)
 	}
 	sizes := make([]int64, len(rec.Files))
 	for i, f := range rec.Files {

@@ -44,7 +44,15 @@ func (g *Gateway) newPlanUpload(j *job, fs *fileState, epoch int64, in *ingest.I
 		return nil, fmt.Errorf("job %s: %w", j.id, err)
 	}
 	if epoch > 0 {
-		src.ResumeEpochs(epoch - 1) // its rows are epoch's: those before have ended
+		// Its rows are those of the epoch after the last one ended;
+		// under j.epochMu, so that a cut under way (cuts.go) is
+		// committed, and counted, first.
+		j.epochMu.Lock()
+		j.mu.Lock()
+		ended := j.standing.ended
+		j.mu.Unlock()
+		j.epochMu.Unlock()
+		src.ResumeEpochs(ended)
 	}
 	u := &planUpload{src: src, out: stage.NewOutputs(g.self, j.id, src.Outputs()), missing: maps.Clone(in.Report.Missing)}
 	in.Text, in.TextWidth = u.row, src.Width()
