@@ -79,6 +79,9 @@ func (g *standingGateway) job(id string) *wololov1.Job {
 	defer g.mu.Unlock()
 	j := &wololov1.Job{JobId: id, State: wololov1.JobState_JOB_STATE_RUNNING, Queries: []string{"q"}, Standing: true, Open: !g.closed,
 		Epochs: g.epochs, EpochsCommitted: g.epochs, EpochsPublished: g.epochs}
+	for k := int64(1); k <= g.epochs; k++ {
+		j.AppendEpochs = append(j.AppendEpochs, k) // one epoch per append
+	}
 	if g.failed != "" {
 		j.State, j.Message = wololov1.JobState_JOB_STATE_FAILED, g.failed
 	}
