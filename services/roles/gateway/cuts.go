@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"strconv"
+	"sync"
 	"time"
 
 	"google.golang.org/protobuf/proto"
@@ -47,27 +48,55 @@ import (
 // epochEndKey is the record of epoch e's end (EpochEnd).
 func epochEndKey(e int64) string { return "end/" + strconv.FormatInt(e, 10) }
 
-// Cutter says when an upload's next epoch is due: Due is asked at each
-// step of the upload (with the rows read so far), Cut told when an epoch
-// was cut in it. One per upload call.
+// Cutter says when an append's next epoch is due: Due is asked at each
+// step of its uploads, Cut told when an epoch was cut. One per append
+// (cutterFor), so that its time runs on from one file to the next; its
+// uploads may call it at once.
 type Cutter interface {
 	Due() bool
 	Cut()
 }
 
 // WallCutter is the wall clock's Cutter: an epoch is due every this much
-// time of the upload, from its start and from each cut.
+// time of the append, from its first upload's start and from each cut.
 func WallCutter(every time.Duration) Cutter {
 	return &wallCutter{every: every, last: time.Now()}
 }
 
 type wallCutter struct {
 	every time.Duration
+	mu    sync.Mutex
 	last  time.Time
 }
 
-func (c *wallCutter) Due() bool { return time.Since(c.last) >= c.every }
-func (c *wallCutter) Cut()      { c.last = time.Now() }
+func (c *wallCutter) Due() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return time.Since(c.last) >= c.every
+}
+
+func (c *wallCutter) Cut() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.last = time.Now()
+}
+
+// cutterFor is the Cutter of append a's uploads, nil without
+// --epoch-every: made (by make) at its first upload here, kept while the
+// append runs.
+func (j *job) cutterFor(a int64, make func(time.Duration) Cutter) Cutter {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	s := j.standing
+	every := s.epochEvery(a)
+	if every <= 0 {
+		return nil
+	}
+	if s.cutter == nil || s.cutterOf != a {
+		s.cutter, s.cutterOf = make(every), a
+	}
+	return s.cutter
+}
 
 // epochEnd is an epoch's end as a step carries it: its number and
 // record.

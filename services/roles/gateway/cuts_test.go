@@ -18,12 +18,12 @@ import (
 )
 
 // scriptedCutter is a Cutter whose Due answers come from a script, one
-// per step of the uploads it is made for (then false): the test says
-// which step of an upload cuts, with no clock.
+// per step of the appends' uploads (then false): the test says which
+// step of an upload cuts, with no clock.
 type scriptedCutter struct {
 	mu     sync.Mutex
 	script []bool
-	made   []time.Duration // the every of each upload's cutter
+	made   []time.Duration // the every of each append's cutter
 }
 
 func (c *scriptedCutter) set(due ...bool) {
@@ -230,8 +230,8 @@ func TestEpochEveryCutsWhileUploading(t *testing.T) {
 	if j := getJob(t, svc, "s"); j.EpochsCommitted != 4 || !equalInts(j.AppendEpochs, 3, 4) {
 		t.Fatalf("after append 2: %+v", j)
 	}
-	if every := cutter.made; len(every) != 4 || every[0] != time.Second || every[2] != 500*time.Millisecond {
-		t.Errorf("cutters made with %v; want 1s for append 1's uploads, 500ms for append 2's", every)
+	if every := cutter.made; len(every) != 2 || every[0] != time.Second || every[1] != 500*time.Millisecond {
+		t.Errorf("cutters made with %v; want one an append: 1s for append 1, 500ms for append 2", every)
 	}
 
 	// Append 3: a cut, then the gateway restarts mid-upload; the

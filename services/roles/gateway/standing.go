@@ -80,6 +80,10 @@ type standing struct {
 	// own (0: the job's).
 	everyMs       int64
 	appendEveryMs []int64
+	// cutter says when the append cutterOf's next epoch is due
+	// (cutterFor).
+	cutter   Cutter
+	cutterOf int64
 }
 
 func newStanding(names []string, everyMs int64) *standing {

@@ -144,12 +144,7 @@ func (g *Gateway) upload(stream uploadStream) (err error) {
 	}
 	var cutter Cutter // a standing job's, with --epoch-every (cuts.go)
 	if u.epoch > 0 {
-		j.mu.Lock()
-		every := j.standing.epochEvery(u.epoch)
-		j.mu.Unlock()
-		if every > 0 {
-			cutter = g.cfg.EpochCutter(every)
-		}
+		cutter = j.cutterFor(u.epoch, g.cfg.EpochCutter)
 	}
 	out := plan.out
 	if err := stream.Send(&wololov1.UploadResponse{Offset: u.offset, Rows: u.report.Rows}); err != nil {
