@@ -357,15 +357,15 @@ func runJob(ctx context.Context, cmd string, args []string, stdout, stderr io.Wr
 		}
 		printJob(stdout, job)
 	case "results":
-		paths, got, err := gw.FetchVersion(ctx, *id, epoch, out)
+		v, err := gw.fetchVersion(ctx, *id, epoch, out)
 		if err != nil {
 			return explain(gf.server, err)
 		}
-		if got > 0 {
-			fmt.Fprintf(stdout, "version of epoch %d:\n", got)
+		if v.epoch > 0 {
+			fmt.Fprintf(stdout, "version of epoch %d%s:\n", v.epoch, overRows(v.rows))
 		}
-		for _, name := range slices.Sorted(maps.Keys(paths)) {
-			fmt.Fprintf(stdout, "wrote %s\n", paths[name])
+		for _, name := range slices.Sorted(maps.Keys(v.paths)) {
+			fmt.Fprintf(stdout, "wrote %s\n", v.paths[name])
 		}
 		if !keep && epoch == 0 && !openStanding(ctx, gw, *id) {
 			if err := gw.Delete(ctx, *id); err != nil {

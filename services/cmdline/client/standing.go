@@ -5,7 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"slices"
+	"strings"
 	"time"
 
 	"google.golang.org/grpc"
@@ -324,4 +327,18 @@ func checkEpochEvery(d time.Duration) error {
 		return fmt.Errorf("--epoch-every %s: 1ms or more (0: only each upload's end ends an epoch)", d)
 	}
 	return nil
+}
+
+// overRows says the rows of each table a version is over, " (over
+// matches 120 rows, match_players 300 rows)", tables by name; "" when
+// the gateway did not say.
+func overRows(rows map[string]int64) string {
+	if len(rows) == 0 {
+		return ""
+	}
+	var parts []string
+	for _, t := range slices.Sorted(maps.Keys(rows)) {
+		parts = append(parts, fmt.Sprintf("%s %d rows", t, rows[t]))
+	}
+	return " (over " + strings.Join(parts, ", ") + ")"
 }

@@ -111,7 +111,8 @@ func (g *standingGateway) GetResults(req *wololov1.GetResultsRequest, stream wol
 	if k > epochs {
 		return status.Errorf(codes.NotFound, "job %q has no version %d: epochs 1 to %d are published", req.JobId, k, epochs)
 	}
-	return stream.Send(&wololov1.GetResultsResponse{Name: "q.csv", Data: fmt.Appendf(nil, "n\n%d\n", k), Epoch: k})
+	rows := map[string]int64{"matches": 10 * k, "match_players": 30 * k} // what version k is over
+	return stream.Send(&wololov1.GetResultsResponse{Name: "q.csv", Data: fmt.Appendf(nil, "n\n%d\n", k), Epoch: k, Rows: rows})
 }
 
 func (g *standingGateway) WatchAnswers(req *wololov1.WatchAnswersRequest, stream wololov1.JobService_WatchAnswersServer) error {
@@ -193,7 +194,7 @@ func TestStandingCommands(t *testing.T) {
 	if stdout, _, err = runClient(t, append([]string{"results", "--epoch", "1", "--out", older}, base...)...); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasPrefix(stdout, "version of epoch 1:\nwrote ") || readFile(t, older, "q.csv") != "n\n1\n" {
+	if !strings.HasPrefix(stdout, "version of epoch 1 (over match_players 30 rows, matches 10 rows):\nwrote ") || readFile(t, older, "q.csv") != "n\n1\n" {
 		t.Fatalf("results --epoch 1: stdout %q, q.csv %q", stdout, readFile(t, older, "q.csv"))
 	}
 	// The latest, without --epoch: the job is open, so it is kept.

@@ -841,28 +841,42 @@ func recvErr(stream wololov1.JobService_UploadClient, sendErr error) error {
 // For a standing job, epoch names the version (0: the latest); the
 // epoch returned is the one the gateway sent (0 for a batch job).
 func FetchResults(ctx context.Context, jobs wololov1.JobServiceClient, id string, epoch int64, dir string) (map[string]string, int64, error) {
+	v, err := fetchResults(ctx, jobs, id, epoch, dir)
+	return v.paths, v.epoch, err
+}
+
+// fetched is what fetchResults wrote: the files' paths, the version's
+// epoch and the rows of each table it is over (GetResultsResponse.rows,
+// none for a batch job's results).
+type fetched struct {
+	paths map[string]string
+	epoch int64
+	rows  map[string]int64
+}
+
+func fetchResults(ctx context.Context, jobs wololov1.JobServiceClient, id string, epoch int64, dir string) (fetched, error) {
 	stream, err := jobs.GetResults(ctx, &wololov1.GetResultsRequest{JobId: id, Epoch: epoch}, grpc.WaitForReady(true))
 	if err != nil {
-		return nil, 0, err
+		return fetched{}, err
 	}
 	data := map[string][]byte{}
-	var got int64
+	var v fetched
 	for {
 		r, err := stream.Recv()
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
-			return nil, 0, err
+			return fetched{}, err
 		}
 		data[r.Name] = append(data[r.Name], r.Data...)
-		got = r.Epoch
+		v.epoch, v.rows = r.Epoch, r.Rows
 	}
 	if len(data) == 0 {
-		return nil, 0, errors.New("the gateway sent no result file")
+		return fetched{}, errors.New("the gateway sent no result file")
 	}
-	paths, err := WriteResults(dir, data)
-	return paths, got, err
+	v.paths, err = WriteResults(dir, data)
+	return v, err
 }
 
 // ResultName refuses a result file name that is not NAME.csv of a query
