@@ -2,7 +2,6 @@ package gateway
 
 import (
 	"fmt"
-	"maps"
 	"strconv"
 	"sync"
 	"time"
@@ -133,8 +132,21 @@ func (j *job) tableRowsLocked(u *upload, in *ingest.Ingest) map[string]int64 {
 	return out
 }
 
-// sameRows reports whether two counts of rows by table are equal.
-func sameRows(a, b map[string]int64) bool { return maps.Equal(a, b) }
+// sameRows reports whether two counts of rows by table are equal, a
+// table missing from one counting 0 (none ended yet: no counts).
+func sameRows(a, b map[string]int64) bool {
+	for t, n := range a {
+		if b[t] != n {
+			return false
+		}
+	}
+	for t, n := range b {
+		if a[t] != n {
+			return false
+		}
+	}
+	return true
+}
 
 // nextEnd is the end of the next epoch with the rows now in (tableRows),
 // ending in append a; j.mu is held.

@@ -193,11 +193,12 @@ func TestEpochEveryCutsWhileUploading(t *testing.T) {
 	if _, err := svc.CreateJob(ctx, req); err != nil {
 		t.Fatal(err)
 	}
-	// Matches in three steps: the second and third cut (after 20 rows,
-	// after 30), a fourth step due finds no row since and cuts nothing.
-	cutter.set(false, true, true, true)
+	// Matches in steps: a first one due with no row cuts nothing, the
+	// next not due, the third and fourth cut (after 20 rows, after 30),
+	// a fifth due finds no row since and cuts nothing.
+	cutter.set(true, false, true, true, true)
 	uploadSteps(t, svc, "s", &wololov1.UploadStart{File: wololov1.InputFile_INPUT_FILE_MATCHES, Epoch: 1},
-		[]string{matchRows(0, 10), matchRows(10, 20), matchRows(20, 30), ""}, matches.size())
+		[]string{"", matchRows(0, 10), matchRows(10, 20), matchRows(20, 30), ""}, matches.size())
 	if n := fake.endCalls(); n != 4 {
 		t.Fatalf("EndEpoch called %d times after two cuts; want one per table and cut (4)", n)
 	}

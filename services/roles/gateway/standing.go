@@ -141,7 +141,7 @@ func (j *job) appendCommitted(k int64) {
 	if s := j.standing; s != nil && k > s.committed {
 		s.committed = k
 		s.appendEnds = append(s.appendEnds, s.ended)
-		j.log.Info("append committed", "append", k, "last epoch", s.ended)
+		j.log.Info("append committed", "append", k, "epoch", s.ended)
 		j.notifyLocked()
 	}
 }
