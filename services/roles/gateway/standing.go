@@ -38,11 +38,18 @@ import (
 // gateway holds them (versions.go) and reads them back from its store on
 // a restart, as it does a finished job's results.
 //
+// With --epoch-every an append is one epoch or more (cuts.go): epochs
+// are then numbered as they end, and "epoch" in what names an append's
+// files (UploadStart.epoch, AppendJobResponse.epoch, the epoch/K/
+// records, epochFiles) is the append's number, which is its epoch's
+// without cuts.
+//
 // What a standing job keeps in the store, besides a job's records:
 // JobRecord.standing; "epoch/K/meta" (EpochRecord) for each append, and
-// its files' upload records under "upload/epoch/K/FILE"; "standing/closed"
-// once closed. A standing job keeps no copy of its input
-// (Config.Inputs): it is not run again from it (rebuild.go).
+// its files' upload records under "upload/epoch/K/FILE"; "end/E"
+// (EpochEnd) for each epoch ended; "standing/closed" once closed. A
+// standing job keeps no copy of its input (Config.Inputs): it is not run
+// again from it (rebuild.go).
 
 // recordClosed is present once a standing job is closed: written in the
 // step that ends its tables.
