@@ -173,7 +173,9 @@ type job struct {
 	standing *standing
 	// epochMu orders the steps that end an epoch or the input of a
 	// standing job (standing.go): held from the check that a file's
-	// upload is its epoch's last until that step is committed.
+	// upload is its epoch's last until that step is committed, and by
+	// a cut (cuts.go) from its check until its step is committed; an
+	// upload's Source is made under it, after the epochs ended so far.
 	epochMu sync.Mutex
 }
 
