@@ -247,7 +247,13 @@ type CreateJobRequest struct {
 	// After each epoch every query has a new version of its answer
 	// (GetResultsRequest.epoch, WatchAnswers). A query the runtime cannot
 	// maintain is refused with INVALID_ARGUMENT naming the construct.
-	Standing      bool `protobuf:"varint,8,opt,name=standing,proto3" json:"standing,omitempty"`
+	Standing bool `protobuf:"varint,8,opt,name=standing,proto3" json:"standing,omitempty"`
+	// For a standing job: while one of its uploads (this one, or an
+	// append's without its own) runs, the gateway also ends an epoch every
+	// this many milliseconds of input (--epoch-every), so that a large
+	// upload publishes versions before its last byte. 0: only the end of
+	// each upload or append ends an epoch. Stored with the job.
+	EpochEveryMs  int64 `protobuf:"varint,9,opt,name=epoch_every_ms,json=epochEveryMs,proto3" json:"epoch_every_ms,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -331,6 +337,13 @@ func (x *CreateJobRequest) GetStanding() bool {
 	return false
 }
 
+func (x *CreateJobRequest) GetEpochEveryMs() int64 {
+	if x != nil {
+		return x.EpochEveryMs
+	}
+	return 0
+}
+
 // AppendJobRequest opens the next epoch of a standing job.
 type AppendJobRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -344,7 +357,10 @@ type AppendJobRequest struct {
 	Players *FileHeader `protobuf:"bytes,3,opt,name=players,proto3" json:"players,omitempty"`
 	// Rows appended to the job's extra tables, by name (a table of the job
 	// left out gets no rows in this epoch).
-	Tables        []*Table `protobuf:"bytes,4,rep,name=tables,proto3" json:"tables,omitempty"`
+	Tables []*Table `protobuf:"bytes,4,rep,name=tables,proto3" json:"tables,omitempty"`
+	// CreateJobRequest.epoch_every_ms for this append's upload; 0: the
+	// job's.
+	EpochEveryMs  int64 `protobuf:"varint,5,opt,name=epoch_every_ms,json=epochEveryMs,proto3" json:"epoch_every_ms,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -407,11 +423,20 @@ func (x *AppendJobRequest) GetTables() []*Table {
 	return nil
 }
 
-// AppendJobResponse says which epoch the append is.
+func (x *AppendJobRequest) GetEpochEveryMs() int64 {
+	if x != nil {
+		return x.EpochEveryMs
+	}
+	return 0
+}
+
+// AppendJobResponse says which append it is.
 type AppendJobResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// The epoch (2 for the first append); its files are uploaded with
-	// UploadStart.epoch set to it.
+	// The append's number (2 for the first: the job's own files are 1);
+	// its files are uploaded with UploadStart.epoch set to it. Without
+	// epoch_every_ms it is also the one epoch the append makes; with it,
+	// the append may make several (Job.append_epochs says its last).
 	Epoch int64 `protobuf:"varint,1,opt,name=epoch,proto3" json:"epoch,omitempty"`
 	// The epoch was open already with these files: the client resumes it.
 	Resumed       bool `protobuf:"varint,2,opt,name=resumed,proto3" json:"resumed,omitempty"`
@@ -1097,7 +1122,7 @@ type UploadStart struct {
 	// An extra table of the job (CreateJobRequest.tables), by name, instead
 	// of one of the two files.
 	Table string `protobuf:"bytes,3,opt,name=table,proto3" json:"table,omitempty"`
-	// For a standing job, the epoch whose file this is: 0 or 1 for the
+	// For a standing job, the append whose file this is: 0 or 1 for the
 	// files the job was created with, k for those of the append that
 	// opened epoch k (AppendJobResponse.epoch).
 	Epoch         int64 `protobuf:"varint,4,opt,name=epoch,proto3" json:"epoch,omitempty"`
@@ -1513,8 +1538,14 @@ type Job struct {
 	// The epochs whose version of every query is out (1..n): GetResults
 	// gives any of them.
 	EpochsPublished int64 `protobuf:"varint,25,opt,name=epochs_published,json=epochsPublished,proto3" json:"epochs_published,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// The last epoch of each append whose input is committed whole: its
+	// job's own files' (append 1) first. An append's end ends an epoch,
+	// and --epoch-every may end others while it uploads, so that append k
+	// ends epoch append_epochs[k-1], at least k; its version is the one
+	// `client append` (and `submit --standing`) waits for.
+	AppendEpochs  []int64 `protobuf:"varint,26,rep,packed,name=append_epochs,json=appendEpochs,proto3" json:"append_epochs,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Job) Reset() {
@@ -1664,6 +1695,13 @@ func (x *Job) GetEpochsPublished() int64 {
 		return x.EpochsPublished
 	}
 	return 0
+}
+
+func (x *Job) GetAppendEpochs() []int64 {
+	if x != nil {
+		return x.AppendEpochs
+	}
+	return nil
 }
 
 // StageProgress is one stage's (task's) part in a job.
@@ -2110,7 +2148,13 @@ type GetResultsResponse struct {
 	// The next bytes of it.
 	Data []byte `protobuf:"bytes,2,opt,name=data,proto3" json:"data,omitempty"`
 	// For a standing job, the version sent (0 for a batch job's results).
-	Epoch         int64 `protobuf:"varint,3,opt,name=epoch,proto3" json:"epoch,omitempty"`
+	Epoch int64 `protobuf:"varint,3,opt,name=epoch,proto3" json:"epoch,omitempty"`
+	// For a standing job's version, the rows of each table it is over, by
+	// table name (matches, match_players, the job's own tables): the rows
+	// of epochs 1..epoch together, well-formed ones, counted from the
+	// start of the job's files in upload order. The version is the batch
+	// answer over those rows.
+	Rows          map[string]int64 `protobuf:"bytes,4,rep,name=rows,proto3" json:"rows,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2164,6 +2208,13 @@ func (x *GetResultsResponse) GetEpoch() int64 {
 		return x.Epoch
 	}
 	return 0
+}
+
+func (x *GetResultsResponse) GetRows() map[string]int64 {
+	if x != nil {
+		return x.Rows
+	}
+	return nil
 }
 
 // DeleteJobRequest names a job.
@@ -2478,7 +2529,7 @@ const file_wololo_v1_job_proto_rawDesc = "" +
 	"\vdata_offset\x18\x02 \x01(\x03R\n" +
 	"dataOffset\x12\x12\n" +
 	"\x04size\x18\x03 \x01(\x03R\x04size\x12 \n" +
-	"\vfingerprint\x18\x04 \x01(\fR\vfingerprint\"\xce\x02\n" +
+	"\vfingerprint\x18\x04 \x01(\fR\vfingerprint\"\xf4\x02\n" +
 	"\x10CreateJobRequest\x12/\n" +
 	"\amatches\x18\x01 \x01(\v2\x15.wololo.v1.FileHeaderR\amatches\x12/\n" +
 	"\aplayers\x18\x02 \x01(\v2\x15.wololo.v1.FileHeaderR\aplayers\x12\x15\n" +
@@ -2486,13 +2537,15 @@ const file_wololo_v1_job_proto_rawDesc = "" +
 	"\rmax_malformed\x18\x04 \x01(\x01H\x00R\fmaxMalformed\x88\x01\x01\x12*\n" +
 	"\aqueries\x18\x05 \x03(\v2\x10.wololo.v1.QueryR\aqueries\x12(\n" +
 	"\x06tables\x18\x06 \x03(\v2\x10.wololo.v1.TableR\x06tables\x12\x1a\n" +
-	"\bstanding\x18\b \x01(\bR\bstandingB\x10\n" +
-	"\x0e_max_malformedJ\x04\b\a\x10\bR\rbuiltin_graph\"\xb5\x01\n" +
+	"\bstanding\x18\b \x01(\bR\bstanding\x12$\n" +
+	"\x0eepoch_every_ms\x18\t \x01(\x03R\fepochEveryMsB\x10\n" +
+	"\x0e_max_malformedJ\x04\b\a\x10\bR\rbuiltin_graph\"\xdb\x01\n" +
 	"\x10AppendJobRequest\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12/\n" +
 	"\amatches\x18\x02 \x01(\v2\x15.wololo.v1.FileHeaderR\amatches\x12/\n" +
 	"\aplayers\x18\x03 \x01(\v2\x15.wololo.v1.FileHeaderR\aplayers\x12(\n" +
-	"\x06tables\x18\x04 \x03(\v2\x10.wololo.v1.TableR\x06tables\"C\n" +
+	"\x06tables\x18\x04 \x03(\v2\x10.wololo.v1.TableR\x06tables\x12$\n" +
+	"\x0eepoch_every_ms\x18\x05 \x01(\x03R\fepochEveryMs\"C\n" +
 	"\x11AppendJobResponse\x12\x14\n" +
 	"\x05epoch\x18\x01 \x01(\x03R\x05epoch\x12\x18\n" +
 	"\aresumed\x18\x02 \x01(\bR\aresumed\":\n" +
@@ -2560,7 +2613,7 @@ const file_wololo_v1_job_proto_rawDesc = "" +
 	"\x06Reject\x12\x16\n" +
 	"\x06offset\x18\x01 \x01(\x03R\x06offset\x12\x16\n" +
 	"\x06reason\x18\x02 \x01(\tR\x06reason\x12\x12\n" +
-	"\x04head\x18\x03 \x01(\fR\x04head\"\xc0\x05\n" +
+	"\x04head\x18\x03 \x01(\fR\x04head\"\xe5\x05\n" +
 	"\x03Job\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12)\n" +
 	"\x05state\x18\x02 \x01(\x0e2\x13.wololo.v1.JobStateR\x05state\x12\x18\n" +
@@ -2580,7 +2633,8 @@ const file_wololo_v1_job_proto_rawDesc = "" +
 	"\x04open\x18\x16 \x01(\bR\x04open\x12\x16\n" +
 	"\x06epochs\x18\x17 \x01(\x03R\x06epochs\x12)\n" +
 	"\x10epochs_committed\x18\x18 \x01(\x03R\x0fepochsCommitted\x12)\n" +
-	"\x10epochs_published\x18\x19 \x01(\x03R\x0fepochsPublished\x1a=\n" +
+	"\x10epochs_published\x18\x19 \x01(\x03R\x0fepochsPublished\x12#\n" +
+	"\rappend_epochs\x18\x1a \x03(\x03R\fappendEpochs\x1a=\n" +
 	"\x0fResultRowsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01\"\xf2\x01\n" +
@@ -2610,11 +2664,15 @@ const file_wololo_v1_job_proto_rawDesc = "" +
 	"\x03job\x18\x01 \x01(\v2\x0e.wololo.v1.JobR\x03job\"@\n" +
 	"\x11GetResultsRequest\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12\x14\n" +
-	"\x05epoch\x18\x02 \x01(\x03R\x05epoch\"R\n" +
+	"\x05epoch\x18\x02 \x01(\x03R\x05epoch\"\xc8\x01\n" +
 	"\x12GetResultsResponse\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
 	"\x04data\x18\x02 \x01(\fR\x04data\x12\x14\n" +
-	"\x05epoch\x18\x03 \x01(\x03R\x05epoch\")\n" +
+	"\x05epoch\x18\x03 \x01(\x03R\x05epoch\x12;\n" +
+	"\x04rows\x18\x04 \x03(\v2'.wololo.v1.GetResultsResponse.RowsEntryR\x04rows\x1a7\n" +
+	"\tRowsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01\")\n" +
 	"\x10DeleteJobRequest\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\"\x13\n" +
 	"\x11DeleteJobResponse\"\x11\n" +
@@ -2674,7 +2732,7 @@ func file_wololo_v1_job_proto_rawDescGZIP() []byte {
 }
 
 var file_wololo_v1_job_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_wololo_v1_job_proto_msgTypes = make([]protoimpl.MessageInfo, 35)
+var file_wololo_v1_job_proto_msgTypes = make([]protoimpl.MessageInfo, 36)
 var file_wololo_v1_job_proto_goTypes = []any{
 	(InputFile)(0),                // 0: wololo.v1.InputFile
 	(JobState)(0),                 // 1: wololo.v1.JobState
@@ -2713,7 +2771,8 @@ var file_wololo_v1_job_proto_goTypes = []any{
 	(*JobSummary)(nil),            // 34: wololo.v1.JobSummary
 	nil,                           // 35: wololo.v1.FileReport.MissingEntry
 	nil,                           // 36: wololo.v1.Job.ResultRowsEntry
-	(*timestamppb.Timestamp)(nil), // 37: google.protobuf.Timestamp
+	nil,                           // 37: wololo.v1.GetResultsResponse.RowsEntry
+	(*timestamppb.Timestamp)(nil), // 38: google.protobuf.Timestamp
 }
 var file_wololo_v1_job_proto_depIdxs = []int32{
 	2,  // 0: wololo.v1.CreateJobRequest.matches:type_name -> wololo.v1.FileHeader
@@ -2738,36 +2797,37 @@ var file_wololo_v1_job_proto_depIdxs = []int32{
 	23, // 19: wololo.v1.StageProgress.backlog:type_name -> wololo.v1.ChannelBacklog
 	21, // 20: wololo.v1.GetJobResponse.job:type_name -> wololo.v1.Job
 	21, // 21: wololo.v1.WatchJobResponse.job:type_name -> wololo.v1.Job
-	34, // 22: wololo.v1.ListJobsResponse.jobs:type_name -> wololo.v1.JobSummary
-	1,  // 23: wololo.v1.JobSummary.state:type_name -> wololo.v1.JobState
-	37, // 24: wololo.v1.JobSummary.created:type_name -> google.protobuf.Timestamp
-	3,  // 25: wololo.v1.JobService.CreateJob:input_type -> wololo.v1.CreateJobRequest
-	15, // 26: wololo.v1.JobService.Upload:input_type -> wololo.v1.UploadRequest
-	24, // 27: wololo.v1.JobService.GetJob:input_type -> wololo.v1.GetJobRequest
-	26, // 28: wololo.v1.JobService.WatchJob:input_type -> wololo.v1.WatchJobRequest
-	28, // 29: wololo.v1.JobService.GetResults:input_type -> wololo.v1.GetResultsRequest
-	30, // 30: wololo.v1.JobService.DeleteJob:input_type -> wololo.v1.DeleteJobRequest
-	32, // 31: wololo.v1.JobService.ListJobs:input_type -> wololo.v1.ListJobsRequest
-	4,  // 32: wololo.v1.JobService.AppendJob:input_type -> wololo.v1.AppendJobRequest
-	8,  // 33: wololo.v1.JobService.CloseJob:input_type -> wololo.v1.CloseJobRequest
-	10, // 34: wololo.v1.JobService.WatchAnswers:input_type -> wololo.v1.WatchAnswersRequest
-	6,  // 35: wololo.v1.JobService.QueryJob:input_type -> wololo.v1.QueryJobRequest
-	14, // 36: wololo.v1.JobService.CreateJob:output_type -> wololo.v1.CreateJobResponse
-	18, // 37: wololo.v1.JobService.Upload:output_type -> wololo.v1.UploadResponse
-	25, // 38: wololo.v1.JobService.GetJob:output_type -> wololo.v1.GetJobResponse
-	27, // 39: wololo.v1.JobService.WatchJob:output_type -> wololo.v1.WatchJobResponse
-	29, // 40: wololo.v1.JobService.GetResults:output_type -> wololo.v1.GetResultsResponse
-	31, // 41: wololo.v1.JobService.DeleteJob:output_type -> wololo.v1.DeleteJobResponse
-	33, // 42: wololo.v1.JobService.ListJobs:output_type -> wololo.v1.ListJobsResponse
-	5,  // 43: wololo.v1.JobService.AppendJob:output_type -> wololo.v1.AppendJobResponse
-	9,  // 44: wololo.v1.JobService.CloseJob:output_type -> wololo.v1.CloseJobResponse
-	11, // 45: wololo.v1.JobService.WatchAnswers:output_type -> wololo.v1.WatchAnswersResponse
-	7,  // 46: wololo.v1.JobService.QueryJob:output_type -> wololo.v1.QueryJobResponse
-	36, // [36:47] is the sub-list for method output_type
-	25, // [25:36] is the sub-list for method input_type
-	25, // [25:25] is the sub-list for extension type_name
-	25, // [25:25] is the sub-list for extension extendee
-	0,  // [0:25] is the sub-list for field type_name
+	37, // 22: wololo.v1.GetResultsResponse.rows:type_name -> wololo.v1.GetResultsResponse.RowsEntry
+	34, // 23: wololo.v1.ListJobsResponse.jobs:type_name -> wololo.v1.JobSummary
+	1,  // 24: wololo.v1.JobSummary.state:type_name -> wololo.v1.JobState
+	38, // 25: wololo.v1.JobSummary.created:type_name -> google.protobuf.Timestamp
+	3,  // 26: wololo.v1.JobService.CreateJob:input_type -> wololo.v1.CreateJobRequest
+	15, // 27: wololo.v1.JobService.Upload:input_type -> wololo.v1.UploadRequest
+	24, // 28: wololo.v1.JobService.GetJob:input_type -> wololo.v1.GetJobRequest
+	26, // 29: wololo.v1.JobService.WatchJob:input_type -> wololo.v1.WatchJobRequest
+	28, // 30: wololo.v1.JobService.GetResults:input_type -> wololo.v1.GetResultsRequest
+	30, // 31: wololo.v1.JobService.DeleteJob:input_type -> wololo.v1.DeleteJobRequest
+	32, // 32: wololo.v1.JobService.ListJobs:input_type -> wololo.v1.ListJobsRequest
+	4,  // 33: wololo.v1.JobService.AppendJob:input_type -> wololo.v1.AppendJobRequest
+	8,  // 34: wololo.v1.JobService.CloseJob:input_type -> wololo.v1.CloseJobRequest
+	10, // 35: wololo.v1.JobService.WatchAnswers:input_type -> wololo.v1.WatchAnswersRequest
+	6,  // 36: wololo.v1.JobService.QueryJob:input_type -> wololo.v1.QueryJobRequest
+	14, // 37: wololo.v1.JobService.CreateJob:output_type -> wololo.v1.CreateJobResponse
+	18, // 38: wololo.v1.JobService.Upload:output_type -> wololo.v1.UploadResponse
+	25, // 39: wololo.v1.JobService.GetJob:output_type -> wololo.v1.GetJobResponse
+	27, // 40: wololo.v1.JobService.WatchJob:output_type -> wololo.v1.WatchJobResponse
+	29, // 41: wololo.v1.JobService.GetResults:output_type -> wololo.v1.GetResultsResponse
+	31, // 42: wololo.v1.JobService.DeleteJob:output_type -> wololo.v1.DeleteJobResponse
+	33, // 43: wololo.v1.JobService.ListJobs:output_type -> wololo.v1.ListJobsResponse
+	5,  // 44: wololo.v1.JobService.AppendJob:output_type -> wololo.v1.AppendJobResponse
+	9,  // 45: wololo.v1.JobService.CloseJob:output_type -> wololo.v1.CloseJobResponse
+	11, // 46: wololo.v1.JobService.WatchAnswers:output_type -> wololo.v1.WatchAnswersResponse
+	7,  // 47: wololo.v1.JobService.QueryJob:output_type -> wololo.v1.QueryJobResponse
+	37, // [37:48] is the sub-list for method output_type
+	26, // [26:37] is the sub-list for method input_type
+	26, // [26:26] is the sub-list for extension type_name
+	26, // [26:26] is the sub-list for extension extendee
+	0,  // [0:26] is the sub-list for field type_name
 }
 
 func init() { file_wololo_v1_job_proto_init() }
@@ -2787,7 +2847,7 @@ func file_wololo_v1_job_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_wololo_v1_job_proto_rawDesc), len(file_wololo_v1_job_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   35,
+			NumMessages:   36,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -67,7 +67,10 @@ type JobRecord struct {
 	// internal id of the standing job whose retained epochs are its input.
 	// Such a job lives only as long as its call: a restarted gateway drops
 	// it (the client asks again).
-	QueryOf       string `protobuf:"bytes,12,opt,name=query_of,json=queryOf,proto3" json:"query_of,omitempty"`
+	QueryOf string `protobuf:"bytes,12,opt,name=query_of,json=queryOf,proto3" json:"query_of,omitempty"`
+	// CreateJobRequest.epoch_every_ms: the interval at which a standing
+	// job's uploads end epochs, 0 for none.
+	EpochEveryMs  int64 `protobuf:"varint,13,opt,name=epoch_every_ms,json=epochEveryMs,proto3" json:"epoch_every_ms,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -186,6 +189,13 @@ func (x *JobRecord) GetQueryOf() string {
 	return ""
 }
 
+func (x *JobRecord) GetEpochEveryMs() int64 {
+	if x != nil {
+		return x.EpochEveryMs
+	}
+	return 0
+}
+
 // EpochRecord is what the gateway persists of a standing job's append
 // when it opens the epoch (the record "epoch/K/meta", K its number from
 // 2): the files it appends, each one's upload recorded as the job's are
@@ -196,7 +206,9 @@ type EpochRecord struct {
 	CreatedUnixMs int64 `protobuf:"varint,1,opt,name=created_unix_ms,json=createdUnixMs,proto3" json:"created_unix_ms,omitempty"`
 	// Every input of the job, in the job's order (JobRecord.files): one
 	// the append leaves out (a table) has size 0 and no columns.
-	Files         []*FileRecord `protobuf:"bytes,2,rep,name=files,proto3" json:"files,omitempty"`
+	Files []*FileRecord `protobuf:"bytes,2,rep,name=files,proto3" json:"files,omitempty"`
+	// AppendJobRequest.epoch_every_ms: 0 for the job's.
+	EpochEveryMs  int64 `protobuf:"varint,3,opt,name=epoch_every_ms,json=epochEveryMs,proto3" json:"epoch_every_ms,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -245,6 +257,92 @@ func (x *EpochRecord) GetFiles() []*FileRecord {
 	return nil
 }
 
+func (x *EpochRecord) GetEpochEveryMs() int64 {
+	if x != nil {
+		return x.EpochEveryMs
+	}
+	return 0
+}
+
+// EpochEnd is what the gateway persists of each epoch a standing job
+// ends (the record "end/E", E the epoch from 1), in the commit step that
+// carries the epoch's markers: at the end of an append's last file, or
+// cut while an upload runs (--epoch-every). Epochs are ended one at a
+// time, so the records are end/1..end/N with none missing.
+type EpochEnd struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The append whose input the epoch ends in (1: the job's own files).
+	Append int64 `protobuf:"varint,1,opt,name=append,proto3" json:"append,omitempty"`
+	// The rows of each table, by name, of epochs 1..E together: what the
+	// version of epoch E is over.
+	Rows map[string]int64 `protobuf:"bytes,2,rep,name=rows,proto3" json:"rows,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"varint,2,opt,name=value"`
+	// Cut by --epoch-every while an upload ran, rather than at the end
+	// of an append.
+	Cut bool `protobuf:"varint,3,opt,name=cut,proto3" json:"cut,omitempty"`
+	// When, in Unix milliseconds.
+	UnixMs        int64 `protobuf:"varint,4,opt,name=unix_ms,json=unixMs,proto3" json:"unix_ms,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *EpochEnd) Reset() {
+	*x = EpochEnd{}
+	mi := &file_wololo_v1_job_record_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *EpochEnd) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*EpochEnd) ProtoMessage() {}
+
+func (x *EpochEnd) ProtoReflect() protoreflect.Message {
+	mi := &file_wololo_v1_job_record_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use EpochEnd.ProtoReflect.Descriptor instead.
+func (*EpochEnd) Descriptor() ([]byte, []int) {
+	return file_wololo_v1_job_record_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *EpochEnd) GetAppend() int64 {
+	if x != nil {
+		return x.Append
+	}
+	return 0
+}
+
+func (x *EpochEnd) GetRows() map[string]int64 {
+	if x != nil {
+		return x.Rows
+	}
+	return nil
+}
+
+func (x *EpochEnd) GetCut() bool {
+	if x != nil {
+		return x.Cut
+	}
+	return false
+}
+
+func (x *EpochEnd) GetUnixMs() int64 {
+	if x != nil {
+		return x.UnixMs
+	}
+	return 0
+}
+
 // FileRecord describes one input file of a job as its header announced it.
 type FileRecord struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -262,7 +360,7 @@ type FileRecord struct {
 
 func (x *FileRecord) Reset() {
 	*x = FileRecord{}
-	mi := &file_wololo_v1_job_record_proto_msgTypes[2]
+	mi := &file_wololo_v1_job_record_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -274,7 +372,7 @@ func (x *FileRecord) String() string {
 func (*FileRecord) ProtoMessage() {}
 
 func (x *FileRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_job_record_proto_msgTypes[2]
+	mi := &file_wololo_v1_job_record_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -287,7 +385,7 @@ func (x *FileRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FileRecord.ProtoReflect.Descriptor instead.
 func (*FileRecord) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_job_record_proto_rawDescGZIP(), []int{2}
+	return file_wololo_v1_job_record_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *FileRecord) GetColumns() []string {
@@ -340,7 +438,7 @@ type UploadRecord struct {
 
 func (x *UploadRecord) Reset() {
 	*x = UploadRecord{}
-	mi := &file_wololo_v1_job_record_proto_msgTypes[3]
+	mi := &file_wololo_v1_job_record_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -352,7 +450,7 @@ func (x *UploadRecord) String() string {
 func (*UploadRecord) ProtoMessage() {}
 
 func (x *UploadRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_job_record_proto_msgTypes[3]
+	mi := &file_wololo_v1_job_record_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -365,7 +463,7 @@ func (x *UploadRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UploadRecord.ProtoReflect.Descriptor instead.
 func (*UploadRecord) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_job_record_proto_rawDescGZIP(), []int{3}
+	return file_wololo_v1_job_record_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *UploadRecord) GetOffset() int64 {
@@ -425,7 +523,7 @@ type RejectsRecord struct {
 
 func (x *RejectsRecord) Reset() {
 	*x = RejectsRecord{}
-	mi := &file_wololo_v1_job_record_proto_msgTypes[4]
+	mi := &file_wololo_v1_job_record_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -437,7 +535,7 @@ func (x *RejectsRecord) String() string {
 func (*RejectsRecord) ProtoMessage() {}
 
 func (x *RejectsRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_wololo_v1_job_record_proto_msgTypes[4]
+	mi := &file_wololo_v1_job_record_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -450,7 +548,7 @@ func (x *RejectsRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RejectsRecord.ProtoReflect.Descriptor instead.
 func (*RejectsRecord) Descriptor() ([]byte, []int) {
-	return file_wololo_v1_job_record_proto_rawDescGZIP(), []int{4}
+	return file_wololo_v1_job_record_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *RejectsRecord) GetRejects() []*Reject {
@@ -464,7 +562,7 @@ var File_wololo_v1_job_record_proto protoreflect.FileDescriptor
 
 const file_wololo_v1_job_record_proto_rawDesc = "" +
 	"\n" +
-	"\x1awololo/v1/job_record.proto\x12\twololo.v1\x1a\x13wololo/v1/job.proto\"\x90\x03\n" +
+	"\x1awololo/v1/job_record.proto\x12\twololo.v1\x1a\x13wololo/v1/job.proto\"\xb6\x03\n" +
 	"\tJobRecord\x12&\n" +
 	"\x0fcreated_unix_ms\x18\x01 \x01(\x03R\rcreatedUnixMs\x12+\n" +
 	"\x05files\x18\x02 \x03(\v2\x15.wololo.v1.FileRecordR\x05files\x12\x14\n" +
@@ -479,11 +577,21 @@ const file_wololo_v1_job_record_proto_rawDesc = "" +
 	"\brebuilds\x18\n" +
 	" \x03(\tR\brebuilds\x12\x1a\n" +
 	"\bstanding\x18\v \x01(\bR\bstanding\x12\x19\n" +
-	"\bquery_of\x18\f \x01(\tR\aqueryOfB\x10\n" +
-	"\x0e_max_malformed\"b\n" +
+	"\bquery_of\x18\f \x01(\tR\aqueryOf\x12$\n" +
+	"\x0eepoch_every_ms\x18\r \x01(\x03R\fepochEveryMsB\x10\n" +
+	"\x0e_max_malformed\"\x88\x01\n" +
 	"\vEpochRecord\x12&\n" +
 	"\x0fcreated_unix_ms\x18\x01 \x01(\x03R\rcreatedUnixMs\x12+\n" +
-	"\x05files\x18\x02 \x03(\v2\x15.wololo.v1.FileRecordR\x05files\"}\n" +
+	"\x05files\x18\x02 \x03(\v2\x15.wololo.v1.FileRecordR\x05files\x12$\n" +
+	"\x0eepoch_every_ms\x18\x03 \x01(\x03R\fepochEveryMs\"\xb9\x01\n" +
+	"\bEpochEnd\x12\x16\n" +
+	"\x06append\x18\x01 \x01(\x03R\x06append\x121\n" +
+	"\x04rows\x18\x02 \x03(\v2\x1d.wololo.v1.EpochEnd.RowsEntryR\x04rows\x12\x10\n" +
+	"\x03cut\x18\x03 \x01(\bR\x03cut\x12\x17\n" +
+	"\aunix_ms\x18\x04 \x01(\x03R\x06unixMs\x1a7\n" +
+	"\tRowsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\x03R\x05value:\x028\x01\"}\n" +
 	"\n" +
 	"FileRecord\x12\x18\n" +
 	"\acolumns\x18\x01 \x03(\tR\acolumns\x12\x12\n" +
@@ -516,28 +624,31 @@ func file_wololo_v1_job_record_proto_rawDescGZIP() []byte {
 	return file_wololo_v1_job_record_proto_rawDescData
 }
 
-var file_wololo_v1_job_record_proto_msgTypes = make([]protoimpl.MessageInfo, 6)
+var file_wololo_v1_job_record_proto_msgTypes = make([]protoimpl.MessageInfo, 8)
 var file_wololo_v1_job_record_proto_goTypes = []any{
 	(*JobRecord)(nil),     // 0: wololo.v1.JobRecord
 	(*EpochRecord)(nil),   // 1: wololo.v1.EpochRecord
-	(*FileRecord)(nil),    // 2: wololo.v1.FileRecord
-	(*UploadRecord)(nil),  // 3: wololo.v1.UploadRecord
-	(*RejectsRecord)(nil), // 4: wololo.v1.RejectsRecord
-	nil,                   // 5: wololo.v1.UploadRecord.MissingEntry
-	(*Query)(nil),         // 6: wololo.v1.Query
-	(*Reject)(nil),        // 7: wololo.v1.Reject
+	(*EpochEnd)(nil),      // 2: wololo.v1.EpochEnd
+	(*FileRecord)(nil),    // 3: wololo.v1.FileRecord
+	(*UploadRecord)(nil),  // 4: wololo.v1.UploadRecord
+	(*RejectsRecord)(nil), // 5: wololo.v1.RejectsRecord
+	nil,                   // 6: wololo.v1.EpochEnd.RowsEntry
+	nil,                   // 7: wololo.v1.UploadRecord.MissingEntry
+	(*Query)(nil),         // 8: wololo.v1.Query
+	(*Reject)(nil),        // 9: wololo.v1.Reject
 }
 var file_wololo_v1_job_record_proto_depIdxs = []int32{
-	2, // 0: wololo.v1.JobRecord.files:type_name -> wololo.v1.FileRecord
-	6, // 1: wololo.v1.JobRecord.queries:type_name -> wololo.v1.Query
-	2, // 2: wololo.v1.EpochRecord.files:type_name -> wololo.v1.FileRecord
-	5, // 3: wololo.v1.UploadRecord.missing:type_name -> wololo.v1.UploadRecord.MissingEntry
-	7, // 4: wololo.v1.RejectsRecord.rejects:type_name -> wololo.v1.Reject
-	5, // [5:5] is the sub-list for method output_type
-	5, // [5:5] is the sub-list for method input_type
-	5, // [5:5] is the sub-list for extension type_name
-	5, // [5:5] is the sub-list for extension extendee
-	0, // [0:5] is the sub-list for field type_name
+	3, // 0: wololo.v1.JobRecord.files:type_name -> wololo.v1.FileRecord
+	8, // 1: wololo.v1.JobRecord.queries:type_name -> wololo.v1.Query
+	3, // 2: wololo.v1.EpochRecord.files:type_name -> wololo.v1.FileRecord
+	6, // 3: wololo.v1.EpochEnd.rows:type_name -> wololo.v1.EpochEnd.RowsEntry
+	7, // 4: wololo.v1.UploadRecord.missing:type_name -> wololo.v1.UploadRecord.MissingEntry
+	9, // 5: wololo.v1.RejectsRecord.rejects:type_name -> wololo.v1.Reject
+	6, // [6:6] is the sub-list for method output_type
+	6, // [6:6] is the sub-list for method input_type
+	6, // [6:6] is the sub-list for extension type_name
+	6, // [6:6] is the sub-list for extension extendee
+	0, // [0:6] is the sub-list for field type_name
 }
 
 func init() { file_wololo_v1_job_record_proto_init() }
@@ -553,7 +664,7 @@ func file_wololo_v1_job_record_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_wololo_v1_job_record_proto_rawDesc), len(file_wololo_v1_job_record_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   6,
+			NumMessages:   8,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

@@ -80,11 +80,16 @@ func (c AnswerChange) line() string {
 func (s *Session) WatchAnswers(ctx context.Context, id string, from int64, fn func(epoch int64, rows []AnswerChange) error) error {
 	next := max(from, 1)
 	opened := false
-	return callRetry.Do(ctx, func(err error) bool { return opened && retryable(err) }, func(ctx context.Context) error {
+	// fn's own error ends the watch as it is: it is no broken stream
+	// (status.Code reads it as Unknown, which a stream's break retries).
+	var stopped error
+	return callRetry.Do(ctx, func(err error) bool { return stopped == nil && opened && retryable(err) }, func(ctx context.Context) error {
 		opened = false
 		if err := s.ready(ctx); err != nil {
 			return err
 		}
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel() // a watch that fn ends ends its stream
 		stream, err := s.Jobs.WatchAnswers(ctx, &wololov1.WatchAnswersRequest{JobId: id, FromEpoch: next}, grpc.WaitForReady(true))
 		if err != nil {
 			return err
@@ -110,6 +115,7 @@ func (s *Session) WatchAnswers(ctx context.Context, id string, from int64, fn fu
 					rows = append(rows, got...)
 				}
 				if err := fn(r.Epoch, rows); err != nil {
+					stopped = err
 					return err
 				}
 				next, pieces, order = r.Epoch+1, map[string][]byte{}, nil

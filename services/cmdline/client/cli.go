@@ -147,7 +147,9 @@ func runSubmit(ctx context.Context, args []string, stdout, stderr io.Writer) (er
 		"is submitted again from the same files, at most --rebuilds times, saying so on stderr.\n"+
 		"With --standing the job stays open (docs/standing.md): the files are its epoch 1, the\n"+
 		"submit returns once its version is out (written to --out) and leaves the job at the\n"+
-		"gateway for `client append` and `client close`.\n"+environment, stderr)
+		"gateway for `client append` and `client close`. With --epoch-every DURATION the gateway\n"+
+		"also ends an epoch every DURATION of input while the files upload, so that a large upload\n"+
+		"publishes versions before its last byte (the submit still returns with its last one).\n"+environment, stderr)
 	var o SubmitOptions
 	gf := registerGateway(fs)
 	fs.StringVar(&o.Matches, "matches", "", "path of matches.csv (required)")
@@ -159,6 +161,7 @@ func runSubmit(ctx context.Context, args []string, stdout, stderr io.Writer) (er
 	fs.StringVar(&o.JobID, "job", "", "job id to create or re-attach to (default: a new one)")
 	fs.BoolVar(&o.Keep, "keep", false, "keep the job at the gateway after fetching its results")
 	fs.BoolVar(&o.Standing, "standing", false, "a standing job: it stays open for appends (client append), each one epoch with a new version of every query's answer; the submit returns with epoch 1's")
+	fs.DurationVar(&o.EpochEvery, "epoch-every", 0, "with --standing: while the files upload, also end an epoch (a version) every DURATION of input, e.g. 1s; stored with the job for its appends (default: none, only each upload's end)")
 	fs.DurationVar(&o.StallTimeout, "stall-timeout", DefaultStall, "give up (exit 6, the job kept) when the job makes no progress for this long: no upload byte acknowledged, no row applied by any process; 0 waits for ever")
 	fs.IntVar(&o.Rebuilds, "rebuilds", DefaultRebuilds, "submit a lost job again from its files at most this many times (a process lost its state under it, or the gateway lost it), saying so on stderr; 0 gives up at the first loss")
 	quiet := fs.Bool("quiet", false, "no progress output")
@@ -173,6 +176,12 @@ func runSubmit(ctx context.Context, args []string, stdout, stderr io.Writer) (er
 	}
 	if err := cli.Required(fs, "matches", "players", "out"); err != nil {
 		return err
+	}
+	if o.EpochEvery != 0 && !o.Standing {
+		return cli.Usagef(fs, "--epoch-every is for a standing job (--standing)")
+	}
+	if err := checkEpochEvery(o.EpochEvery); err != nil {
+		return cli.Usagef(fs, "%v", err)
 	}
 	if o.MaxMalformed, err = maxMalformed(); err != nil {
 		return err
@@ -351,15 +360,15 @@ func runJob(ctx context.Context, cmd string, args []string, stdout, stderr io.Wr
 		}
 		printJob(stdout, job)
 	case "results":
-		paths, got, err := gw.FetchVersion(ctx, *id, epoch, out)
+		v, err := gw.fetchVersion(ctx, *id, epoch, out)
 		if err != nil {
 			return explain(gf.server, err)
 		}
-		if got > 0 {
-			fmt.Fprintf(stdout, "version of epoch %d:\n", got)
+		if v.epoch > 0 {
+			fmt.Fprintf(stdout, "version of epoch %d%s:\n", v.epoch, overRows(v.rows))
 		}
-		for _, name := range slices.Sorted(maps.Keys(paths)) {
-			fmt.Fprintf(stdout, "wrote %s\n", paths[name])
+		for _, name := range slices.Sorted(maps.Keys(v.paths)) {
+			fmt.Fprintf(stdout, "wrote %s\n", v.paths[name])
 		}
 		if !keep && epoch == 0 && !openStanding(ctx, gw, *id) {
 			if err := gw.Delete(ctx, *id); err != nil {

@@ -313,14 +313,20 @@ func (s *Session) Fetch(ctx context.Context, id, dir string) (map[string]string,
 // a batch job's results) into dir, and says which epoch it was
 // (FetchResults).
 func (s *Session) FetchVersion(ctx context.Context, id string, epoch int64, dir string) (map[string]string, int64, error) {
-	var paths map[string]string
-	var got int64
+	v, err := s.fetchVersion(ctx, id, epoch, dir)
+	return v.paths, v.epoch, err
+}
+
+// fetchVersion is FetchVersion that also says the rows the version is
+// over.
+func (s *Session) fetchVersion(ctx context.Context, id string, epoch int64, dir string) (fetched, error) {
+	var v fetched
 	err := s.retry(ctx, 10, func(ctx context.Context) error {
 		var err error
-		paths, got, err = FetchResults(ctx, s.Jobs, id, epoch, dir)
+		v, err = fetchResults(ctx, s.Jobs, id, epoch, dir)
 		return err
 	})
-	return paths, got, err
+	return v, err
 }
 
 // Delete releases a job at the gateway.

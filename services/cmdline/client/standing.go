@@ -5,7 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"slices"
+	"strings"
 	"time"
 
 	"google.golang.org/grpc"
@@ -26,12 +29,26 @@ import (
 // version's change as it is published (answers.go).
 
 // awaited reports whether what o waits for is out: a batch job's
-// results (done), or the version of o's epoch of a standing job.
+// results (done), or the version of the last epoch of o's append of a
+// standing job (appendVersion).
 func awaited(o SubmitOptions, job *wololov1.Job) bool {
 	if o.epoch > 0 {
-		return job.GetEpochsPublished() >= o.epoch
+		v := appendVersion(o, job)
+		return v > 0 && job.GetEpochsPublished() >= v
 	}
 	return job.GetState() == wololov1.JobState_JOB_STATE_DONE
+}
+
+// appendVersion is the epoch that ends o's append (the submit's files
+// are append 1), whose version the submit or append waits for: with
+// --epoch-every the gateway may have cut others before it
+// (Job.append_epochs); 0 while the append's input is not whole.
+func appendVersion(o SubmitOptions, job *wololov1.Job) int64 {
+	ends := job.GetAppendEpochs()
+	if int64(len(ends)) < o.epoch {
+		return 0
+	}
+	return ends[o.epoch-1]
 }
 
 // fetchAnswers writes what o waited for into o.Out: the results, or o's
@@ -39,7 +56,11 @@ func awaited(o SubmitOptions, job *wololov1.Job) bool {
 // the gateway counts only a done job's) go into job.ResultRows.
 func fetchAnswers(ctx context.Context, gw *Session, sum *Summary, job *wololov1.Job, o SubmitOptions) error {
 	var err error
-	if sum.Files, sum.Epoch, err = gw.FetchVersion(ctx, sum.JobID, o.epoch, o.Out); err != nil || o.epoch == 0 {
+	var version int64
+	if o.epoch > 0 {
+		version = appendVersion(o, job)
+	}
+	if sum.Files, sum.Epoch, err = gw.FetchVersion(ctx, sum.JobID, version, o.Out); err != nil || o.epoch == 0 {
 		return err
 	}
 	job.ResultRows = map[string]int64{}
@@ -74,7 +95,7 @@ func AppendRequest(o SubmitOptions) (*wololov1.AppendJobRequest, error) {
 	if err != nil {
 		return nil, fmt.Errorf("the players file: %w", err)
 	}
-	req := &wololov1.AppendJobRequest{JobId: o.JobID, Matches: mh, Players: ph}
+	req := &wololov1.AppendJobRequest{JobId: o.JobID, Matches: mh, Players: ph, EpochEveryMs: o.EpochEvery.Milliseconds()}
 	for _, t := range o.Tables {
 		h, err := readHeader(t.Path)
 		if err != nil {
@@ -147,7 +168,7 @@ func Append(ctx context.Context, o SubmitOptions) (sum *Summary, err error) {
 		return sum, failed(sum, o.Out)
 	}
 	if err := fetchAnswers(ctx, gw, sum, job, o); err != nil {
-		return sum, cli.WithHint(explain(o.Server, err), fmt.Sprintf("fetch the version with `%s`", o.Again.command("results", "--job", o.JobID, "--epoch", fmt.Sprint(o.epoch), "--out", o.Out)))
+		return sum, cli.WithHint(explain(o.Server, err), fmt.Sprintf("fetch the version with `%s`", o.Again.command("results", "--job", o.JobID, "--epoch", fmt.Sprint(appendVersion(o, job)), "--out", o.Out)))
 	}
 	return sum, nil
 }
@@ -207,12 +228,16 @@ func runAppend(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs.StringVar(&o.Players, "players", "", "rows appended to match_players, a CSV file with a header row (required)")
 	fs.StringVar(&o.Out, "out", "", "directory for the epoch's version, NAME.csv of each query (required)")
 	tableFlags := sqlflags.RegisterTableFlags(fs, "rows appended to the job's table NAME, NAME=F (repeatable)")
+	fs.DurationVar(&o.EpochEvery, "epoch-every", 0, "while this append uploads, also end an epoch (a version) every DURATION of input (default: the job's --epoch-every)")
 	quiet := fs.Bool("quiet", false, "no progress output")
 	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
 	if err := cli.Required(fs, "job", "matches", "players", "out"); err != nil {
 		return err
+	}
+	if err := checkEpochEvery(o.EpochEvery); err != nil {
+		return cli.Usagef(fs, "%v", err)
 	}
 	paths := []string{o.Matches, o.Players}
 	for _, kv := range tableFlags.List() {
@@ -294,3 +319,26 @@ func openStanding(ctx context.Context, gw *Session, id string) bool {
 
 // errNoEpoch is the usage error of a negative --epoch or --from.
 var errNoEpoch = errors.New("epochs are numbered from 1")
+
+// checkEpochEvery refuses an --epoch-every the gateway would: a negative
+// one, or one under a millisecond (its unit on the wire).
+func checkEpochEvery(d time.Duration) error {
+	if d < 0 || (d > 0 && d < time.Millisecond) {
+		return fmt.Errorf("--epoch-every %s: 1ms or more (0: only each upload's end ends an epoch)", d)
+	}
+	return nil
+}
+
+// overRows says the rows of each table a version is over, " (over
+// matches 120 rows, match_players 300 rows)", tables by name; "" when
+// the gateway did not say.
+func overRows(rows map[string]int64) string {
+	if len(rows) == 0 {
+		return ""
+	}
+	var parts []string
+	for _, t := range slices.Sorted(maps.Keys(rows)) {
+		parts = append(parts, fmt.Sprintf("%s %d rows", t, rows[t]))
+	}
+	return " (over " + strings.Join(parts, ", ") + ")"
+}

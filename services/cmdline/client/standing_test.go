@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -30,6 +31,9 @@ type standingGateway struct {
 	req     *wololov1.CreateJobRequest
 	starts  []*wololov1.UploadStart
 	epochs  int64
+	// appendEnds is the last epoch of each append: an append with
+	// --epoch-every makes two epochs here (a cut, then its end).
+	appendEnds []int64
 	closed  bool
 	deletes int
 	failed  string // the job failed, why
@@ -39,7 +43,7 @@ func (g *standingGateway) CreateJob(_ context.Context, req *wololov1.CreateJobRe
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.req == nil {
-		g.epochs = 1
+		g.epochs, g.appendEnds = 1, []int64{1}
 	}
 	resumed := g.req != nil
 	g.req = req
@@ -64,7 +68,11 @@ func (g *standingGateway) AppendJob(_ context.Context, req *wololov1.AppendJobRe
 		return nil, status.Errorf(codes.FailedPrecondition, "job %q is closed: it takes no more appends", req.JobId)
 	}
 	g.epochs++
-	return &wololov1.AppendJobResponse{Epoch: g.epochs}, nil
+	if req.EpochEveryMs > 0 {
+		g.epochs++
+	}
+	g.appendEnds = append(g.appendEnds, g.epochs)
+	return &wololov1.AppendJobResponse{Epoch: int64(len(g.appendEnds))}, nil
 }
 
 func (g *standingGateway) CloseJob(context.Context, *wololov1.CloseJobRequest) (*wololov1.CloseJobResponse, error) {
@@ -79,6 +87,7 @@ func (g *standingGateway) job(id string) *wololov1.Job {
 	defer g.mu.Unlock()
 	j := &wololov1.Job{JobId: id, State: wololov1.JobState_JOB_STATE_RUNNING, Queries: []string{"q"}, Standing: true, Open: !g.closed,
 		Epochs: g.epochs, EpochsCommitted: g.epochs, EpochsPublished: g.epochs}
+	j.AppendEpochs = slices.Clone(g.appendEnds)
 	if g.failed != "" {
 		j.State, j.Message = wololov1.JobState_JOB_STATE_FAILED, g.failed
 	}
@@ -108,7 +117,8 @@ func (g *standingGateway) GetResults(req *wololov1.GetResultsRequest, stream wol
 	if k > epochs {
 		return status.Errorf(codes.NotFound, "job %q has no version %d: epochs 1 to %d are published", req.JobId, k, epochs)
 	}
-	return stream.Send(&wololov1.GetResultsResponse{Name: "q.csv", Data: fmt.Appendf(nil, "n\n%d\n", k), Epoch: k})
+	rows := map[string]int64{"matches": 10 * k, "match_players": 30 * k} // what version k is over
+	return stream.Send(&wololov1.GetResultsResponse{Name: "q.csv", Data: fmt.Appendf(nil, "n\n%d\n", k), Epoch: k, Rows: rows})
 }
 
 func (g *standingGateway) WatchAnswers(req *wololov1.WatchAnswersRequest, stream wololov1.JobService_WatchAnswersServer) error {
@@ -190,7 +200,7 @@ func TestStandingCommands(t *testing.T) {
 	if stdout, _, err = runClient(t, append([]string{"results", "--epoch", "1", "--out", older}, base...)...); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasPrefix(stdout, "version of epoch 1:\nwrote ") || readFile(t, older, "q.csv") != "n\n1\n" {
+	if !strings.HasPrefix(stdout, "version of epoch 1 (over match_players 30 rows, matches 10 rows):\nwrote ") || readFile(t, older, "q.csv") != "n\n1\n" {
 		t.Fatalf("results --epoch 1: stdout %q, q.csv %q", stdout, readFile(t, older, "q.csv"))
 	}
 	// The latest, without --epoch: the job is open, so it is kept.
@@ -228,7 +238,16 @@ func TestStandingCommands(t *testing.T) {
 	if stdout, _, err = runClient(t, "list", "--insecure", "--server", addr); err != nil || !strings.Contains(stdout, "running (standing, 2 published)") {
 		t.Fatalf("list: %v, %q", err, stdout)
 	}
-	if stdout, _, err = runClient(t, append([]string{"close"}, base...)...); err != nil || !strings.HasPrefix(stdout, "closed job j after 2 epochs") {
+	// An append with --epoch-every: it waits for, and writes, the
+	// version of its last epoch (Job.append_epochs), not its number's.
+	third := t.TempDir()
+	if stdout, _, err = runClient(t, append(append([]string{"append", "--quiet", "--epoch-every", "1s", "--out", third}, base...), args...)...); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(stdout, "job j: version of epoch 4 out") || readFile(t, third, "q.csv") != "n\n4\n" || g.starts[len(g.starts)-1].Epoch != 3 {
+		t.Fatalf("append --epoch-every: stdout %q, q.csv %q, uploads of append %d", stdout, readFile(t, third, "q.csv"), g.starts[len(g.starts)-1].Epoch)
+	}
+	if stdout, _, err = runClient(t, append([]string{"close"}, base...)...); err != nil || !strings.HasPrefix(stdout, "closed job j after 4 epochs") {
 		t.Fatalf("close: %v, %q", err, stdout)
 	}
 	_, _, err = runClient(t, append(append([]string{"append", "--quiet", "--out", t.TempDir()}, base...), args...)...)
@@ -260,6 +279,9 @@ func TestStandingFlags(t *testing.T) {
 		{"results", "--job", "j", "--out", "o", "--epoch", "-1"},
 		{"watch", "--job", "j", "--from", "2"},
 		{"watch", "--job", "j", "--answers", "--from", "-1"},
+		{"submit", "--matches", "m", "--players", "p", "--out", "o", "--epoch-every", "1s"},                 // a batch job
+		{"submit", "--matches", "m", "--players", "p", "--out", "o", "--standing", "--epoch-every", "10us"}, // under 1ms
+		{"append", "--job", "j", "--matches", "m", "--players", "p", "--out", "o", "--epoch-every", "-1s"},
 	} {
 		_, _, err := runClient(t, append(args, "--insecure", "--server", "127.0.0.1:1")...)
 		if cli.ExitCode(err) != cli.ExitUsage {

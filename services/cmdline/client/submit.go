@@ -90,6 +90,11 @@ type SubmitOptions struct {
 	// returns once the version of its epoch 1 is out, written to Out, and
 	// leaves the job open at the gateway (Keep) for `client append`.
 	Standing bool
+	// EpochEvery, for a standing job (or an append), makes the gateway
+	// also end an epoch every this much time of input while the files
+	// upload (--epoch-every): a large upload publishes versions before
+	// its last byte. 0: only the upload's end ends one.
+	EpochEvery time.Duration
 	// epoch is the epoch whose files are uploaded and whose version is
 	// waited for (standing.go): 1 for a standing submit, an append's.
 	epoch int64
@@ -284,7 +289,7 @@ func Request(o SubmitOptions) (*wololov1.CreateJobRequest, error) {
 	if err := checkLocally(o, mh, ph, tables); err != nil {
 		return nil, err
 	}
-	return &wololov1.CreateJobRequest{Matches: mh, Players: ph, JobId: o.JobID, MaxMalformed: o.MaxMalformed, Queries: requestQueries(o.Queries), Tables: tables, Standing: o.Standing}, nil
+	return &wololov1.CreateJobRequest{Matches: mh, Players: ph, JobId: o.JobID, MaxMalformed: o.MaxMalformed, Queries: requestQueries(o.Queries), Tables: tables, Standing: o.Standing, EpochEveryMs: o.EpochEvery.Milliseconds()}, nil
 }
 
 // checkLocally runs, before anything is sent, the checks of the job
@@ -467,7 +472,7 @@ func run(ctx context.Context, gw *Session, sum *Summary, inputs []input, o Submi
 	p.finishBar()
 	sum.Upload = time.Since(start)
 	if o.epoch > 0 {
-		p.printf("upload done in %s; waiting for the version of epoch %d\n", sum.Upload.Round(time.Millisecond), o.epoch)
+		p.printf("upload done in %s; waiting for the version of its last epoch\n", sum.Upload.Round(time.Millisecond))
 		return gw.WatchUntil(ctx, sum.JobID, saw, func(j *wololov1.Job) bool { return awaited(o, j) })
 	}
 	p.printf("upload done in %s; waiting for results\n", sum.Upload.Round(time.Millisecond))
@@ -836,28 +841,42 @@ func recvErr(stream wololov1.JobService_UploadClient, sendErr error) error {
 // For a standing job, epoch names the version (0: the latest); the
 // epoch returned is the one the gateway sent (0 for a batch job).
 func FetchResults(ctx context.Context, jobs wololov1.JobServiceClient, id string, epoch int64, dir string) (map[string]string, int64, error) {
+	v, err := fetchResults(ctx, jobs, id, epoch, dir)
+	return v.paths, v.epoch, err
+}
+
+// fetched is what fetchResults wrote: the files' paths, the version's
+// epoch and the rows of each table it is over (GetResultsResponse.rows,
+// none for a batch job's results).
+type fetched struct {
+	paths map[string]string
+	epoch int64
+	rows  map[string]int64
+}
+
+func fetchResults(ctx context.Context, jobs wololov1.JobServiceClient, id string, epoch int64, dir string) (fetched, error) {
 	stream, err := jobs.GetResults(ctx, &wololov1.GetResultsRequest{JobId: id, Epoch: epoch}, grpc.WaitForReady(true))
 	if err != nil {
-		return nil, 0, err
+		return fetched{}, err
 	}
 	data := map[string][]byte{}
-	var got int64
+	var v fetched
 	for {
 		r, err := stream.Recv()
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
-			return nil, 0, err
+			return fetched{}, err
 		}
 		data[r.Name] = append(data[r.Name], r.Data...)
-		got = r.Epoch
+		v.epoch, v.rows = r.Epoch, r.Rows
 	}
 	if len(data) == 0 {
-		return nil, 0, errors.New("the gateway sent no result file")
+		return fetched{}, errors.New("the gateway sent no result file")
 	}
-	paths, err := WriteResults(dir, data)
-	return paths, got, err
+	v.paths, err = WriteResults(dir, data)
+	return v, err
 }
 
 // ResultName refuses a result file name that is not NAME.csv of a query

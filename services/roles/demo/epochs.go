@@ -5,9 +5,8 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"strconv"
-	"strings"
 
+	"github.com/wololo/wololo/services/cmdline/epochsplit"
 	"github.com/wololo/wololo/services/dataflow/sql/exec"
 	"github.com/wololo/wololo/services/dataflow/sql/plan"
 	"github.com/wololo/wololo/services/dataflow/sql/sqljob"
@@ -46,7 +45,7 @@ func runEpochs(ctx context.Context, job *sqljob.Job, feeds []sqlops.Feed, n int,
 		}
 		all := exec.Concat(cols, batches)
 		for k := range n {
-			from, to := all.N*k/n, all.N*(k+1)/n
+			from, to := epochsplit.Run(all.N, n, k)
 			rows := make([]int32, 0, to-from)
 			for i := from; i < to; i++ {
 				rows = append(rows, int32(i))
@@ -61,32 +60,15 @@ func runEpochs(ctx context.Context, job *sqljob.Job, feeds []sqlops.Feed, n int,
 	if err != nil {
 		return nil, err
 	}
-	fmt.Fprintf(stdout, "standing job: %d appends, a version of each query after each\n", n)
+	epochsplit.Header(stdout, n)
 	for k, vs := range res.Versions {
-		var parts []string
+		var qs []epochsplit.Query
 		for _, q := range job.Logical {
 			v := vs[q.Name]
-			in, out := changeSize(v.Change)
-			parts = append(parts, fmt.Sprintf("%s %d rows (+%d -%d)", q.Name, bytes.Count(v.CSV, []byte("\n"))-1, in, out))
+			in, out := epochsplit.ChangeSize(v.Change)
+			qs = append(qs, epochsplit.Query{Name: q.Name, Rows: int64(bytes.Count(v.CSV, []byte("\n")) - 1), In: in, Out: out})
 		}
-		fmt.Fprintf(stdout, "version %d: %s\n", k+1, strings.Join(parts, ", "))
+		epochsplit.Line(stdout, int64(k+1), qs)
 	}
 	return &sqlops.Result{Files: res.Files, Stats: res.Stats}, nil
-}
-
-// changeSize is the rows a change's CSV (its last field each row's
-// weight, +n or -n) adds and takes away.
-func changeSize(change []byte) (in, out int64) {
-	_, body, _ := bytes.Cut(change, []byte("\n"))
-	for l := range strings.Lines(string(body)) {
-		w, err := strconv.ParseInt(strings.TrimSpace(l[strings.LastIndexByte(l, ',')+1:]), 10, 64)
-		switch {
-		case err != nil:
-		case w > 0:
-			in += w
-		default:
-			out -= w
-		}
-	}
-	return in, out
 }

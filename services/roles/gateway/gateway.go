@@ -103,6 +103,10 @@ type Config struct {
 	// Epochs is the epoch runtime standing jobs run on (epochs.go);
 	// nil: DefaultEpochRuntime.
 	Epochs *EpochRuntime
+	// EpochCutter makes, for an upload of a standing job with
+	// --epoch-every (cuts.go), what says when its next epoch is due;
+	// nil: WallCutter, the wall clock. Tests give a cutter of their own.
+	EpochCutter func(every time.Duration) Cutter
 }
 
 // DefaultMaxRebuilds is how many times the gateway runs one job again
@@ -211,6 +215,9 @@ func (c Config) WithDefaults() Config {
 	if c.Epochs == nil {
 		e := DefaultEpochRuntime
 		c.Epochs = &e
+	}
+	if c.EpochCutter == nil {
+		c.EpochCutter = WallCutter
 	}
 	return c
 }

@@ -177,7 +177,9 @@ type job struct {
 	standing *standing
 	// epochMu orders the steps that end an epoch or the input of a
 	// standing job (standing.go): held from the check that a file's
-	// upload is its epoch's last until that step is committed.
+	// upload is its epoch's last until that step is committed, and by
+	// a cut (cuts.go) from its check until its step is committed; an
+	// upload's Source is made under it, after the epochs ended so far.
 	epochMu sync.Mutex
 }
 
@@ -434,6 +436,9 @@ func (js *jobs) create(owner string, req *wololov1.CreateJobRequest) (c created,
 	if err != nil {
 		return c, err
 	}
+	if req.GetEpochEveryMs() != 0 && (!req.GetStanding() || req.GetEpochEveryMs() < 0) {
+		return c, errorf(ErrInvalid, "an epoch every %dms: only a standing job has epochs, every 1ms or more", req.GetEpochEveryMs())
+	}
 	if req.GetStanding() {
 		if jp == nil {
 			return c, errorf(ErrInvalid, "a standing job needs queries to keep up to date")
@@ -488,7 +493,7 @@ func (js *jobs) create(owner string, req *wololov1.CreateJobRequest) (c created,
 	if err != nil {
 		return c, err
 	}
-	rec := &wololov1.JobRecord{CreatedUnixMs: time.Now().UnixMilli(), Owner: owner, Name: name, MaxMalformed: proto.Float64(float64(limit)), Standing: req.GetStanding()}
+	rec := &wololov1.JobRecord{CreatedUnixMs: time.Now().UnixMilli(), Owner: owner, Name: name, MaxMalformed: proto.Float64(float64(limit)), Standing: req.GetStanding(), EpochEveryMs: req.GetEpochEveryMs()}
 	for _, in := range inputs {
 		h := in.h
 		rec.Files = append(rec.Files, &wololov1.FileRecord{Columns: h.Columns, Size: h.Size, DataOffset: h.DataOffset, Fingerprint: h.Fingerprint})
@@ -616,7 +621,7 @@ func (js *jobs) newJob(id string, rec *wololov1.JobRecord, decoded *physical.Pla
 		if len(j.plan) == 0 {
 			return nil, errorf(ErrInvalid, "job %q: standing, and no plan", id)
 		}
-		j.standing = &standing{versions: newVersions(j.resultFiles())}
+		j.standing = newStanding(j.resultFiles(), rec.EpochEveryMs)
 	}
 	sizes := make([]int64, len(rec.Files))
 	for i, f := range rec.Files {

@@ -44,8 +44,15 @@ func (g *Gateway) newPlanUpload(j *job, fs *fileState, epoch int64, in *ingest.I
 		return nil, fmt.Errorf("job %s: %w", j.id, err)
 	}
 	if epoch > 0 {
-		// Its rows are epoch's: those before have ended.
-		if err := src.ResumeEpochs(epoch - 1); err != nil {
+		// Its rows are those of the epoch after the last one ended;
+		// under j.epochMu, so that a cut under way (cuts.go) is
+		// committed, and counted, first.
+		j.epochMu.Lock()
+		j.mu.Lock()
+		ended := j.standing.ended
+		j.mu.Unlock()
+		j.epochMu.Unlock()
+		if err := src.ResumeEpochs(ended); err != nil {
 			return nil, fmt.Errorf("job %s: %w", j.id, err)
 		}
 	}

@@ -242,6 +242,12 @@ func (g *Gateway) runAgain(old *job, f *transport.JobFailure) bool {
 		f.StateLost = false
 		return false
 	}
+	if reason := old.notReplayable(); reason != "" {
+		old.log.Error("a process lost a standing job's state, and the job cannot be run again as it ran; it fails", "why", reason, "reporter", f.Reporter)
+		f.Reason = fmt.Sprintf("a process lost this standing job's state (found by %s: %s), and it cannot be run again as it ran: %s; submit it again with --standing and append its epochs again", f.Reporter, strings.TrimSuffix(f.Reason, " and the job cannot complete"), reason)
+		f.StateLost = false
+		return false
+	}
 	claimed, taken := old.claimRebuild(func(epoch int64, file int, need int64) bool {
 		return g.jobs.inputs.Whole(old.id, retainedName(epoch, file), need)
 	})

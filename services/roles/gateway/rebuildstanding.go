@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"fmt"
 	"strings"
 
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
@@ -81,4 +82,19 @@ func (g *Gateway) closeAfterReplay(ctx context.Context, j *job) error {
 	}
 	_, err := g.closeJob(ctx, j)
 	return err
+}
+
+// notReplayable says why a standing job cannot be run again from its
+// retained appends with the epochs it had ("" when it can, and for a
+// batch job): an epoch that --epoch-every cut where the upload's timing
+// put it (cuts.go) would not end in the same place again, and versions
+// numbered otherwise than the lost run's are not its versions.
+func (j *job) notReplayable() string {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	s := j.standing
+	if s == nil || s.ended == int64(len(s.appendEnds)) {
+		return ""
+	}
+	return fmt.Sprintf("--epoch-every cut its appends into %d epochs, where a run again would end one per append", s.ended)
 }

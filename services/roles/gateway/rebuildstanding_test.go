@@ -163,11 +163,16 @@ func TestStandingRebuildResumesAfterARestart(t *testing.T) {
 	const newID = "rebuiltrun02"
 	// The replay had epoch 1 in (its end committed with its last file):
 	// the new run is running, epoch 2 still to replay.
+	end := &wololov1.EpochEnd{Append: 1, Rows: map[string]int64{}}
 	for key, f := range map[string]csvFile{"matches.csv": tMatches, "match_players.csv": tPlayers} {
 		rows := int64(strings.Count(f.body, "\n"))
 		if records[uploadKey(key)], err = proto.Marshal(&wololov1.UploadRecord{Offset: f.size(), Done: true, Rows: rows}); err != nil {
 			t.Fatal(err)
 		}
+		end.Rows[strings.TrimSuffix(key, ".csv")] = rows
+	}
+	if records[epochEndKey(1)], err = proto.Marshal(end); err != nil {
+		t.Fatal(err)
 	}
 	if err := store.Commit(&transport.Commit{Job: newID, Records: records}); err != nil {
 		t.Fatal(err)
@@ -189,5 +194,25 @@ func TestStandingRebuildResumesAfterARestart(t *testing.T) {
 	}
 	if inputs.Has(oldID) || !inputs.Has(newID) {
 		t.Fatalf("the retained epochs are not the new run's (old %v, new %v)", inputs.Has(oldID), inputs.Has(newID))
+	}
+}
+
+// A standing job whose appends --epoch-every cut into more epochs than
+// one each is not run again (its cuts would not fall where they fell); one
+// whose every append ended one epoch, or a batch job, is.
+func TestCutStandingJobsAreNotReplayable(t *testing.T) {
+	for _, c := range []struct {
+		s    *standing
+		want bool
+	}{
+		{nil, false},
+		{&standing{}, false},
+		{&standing{ended: 2, appendEnds: []int64{1, 2}}, false},
+		{&standing{ended: 3, appendEnds: []int64{2, 3}}, true}, // append 1 cut in two
+		{&standing{ended: 3, appendEnds: []int64{1, 2}}, true}, // the open append cut
+	} {
+		if got := (&job{standing: c.s}).notReplayable() != ""; got != c.want {
+			t.Errorf("%+v: not replayable %v, want %v", c.s, got, c.want)
+		}
 	}
 }

@@ -111,9 +111,10 @@ func (s jobService) GetResults(req *wololov1.GetResultsRequest, stream wololov1.
 	if err != nil {
 		return toStatus(err)
 	}
+	rows := j.versionRows(epoch)
 	for _, name := range j.resultFiles() {
 		if err := sendChunks(results[name], func(data []byte) error {
-			return stream.Send(&wololov1.GetResultsResponse{Name: name, Data: data, Epoch: epoch})
+			return stream.Send(&wololov1.GetResultsResponse{Name: name, Data: data, Epoch: epoch, Rows: rows})
 		}); err != nil {
 			return err
 		}

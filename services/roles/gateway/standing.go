@@ -38,12 +38,19 @@ import (
 // gateway holds them (versions.go) and reads them back from its store on
 // a restart, as it does a finished job's results.
 //
+// With --epoch-every an append is one epoch or more (cuts.go): epochs
+// are then numbered as they end, and "epoch" in what names an append's
+// files (UploadStart.epoch, AppendJobResponse.epoch, the epoch/K/
+// records, epochFiles) is the append's number, which is its epoch's
+// without cuts.
+//
 // What a standing job keeps in the store, besides a job's records:
 // JobRecord.standing; "epoch/K/meta" (EpochRecord) for each append, and
-// its files' upload records under "upload/epoch/K/FILE"; "standing/closed"
-// once closed. The gateway retains each epoch's files (Config.Inputs,
-// retain.go): one-off queries read them (oneoff.go), and a run that lost
-// a process's state is run again from them (rebuildstanding.go).
+// its files' upload records under "upload/epoch/K/FILE"; "end/E"
+// (EpochEnd) for each epoch ended; "standing/closed" once closed. The
+// gateway retains each append's files (Config.Inputs, retain.go):
+// one-off queries read them (oneoff.go), and a run that lost a process's
+// state is run again from them (rebuildstanding.go).
 
 // recordClosed is present once a standing job is closed: written in the
 // step that ends its tables.
@@ -62,10 +69,10 @@ func epochInput(in input, k int64) input {
 // standing is what a standing job has that a batch job has not; the
 // job's mu guards it.
 type standing struct {
-	// appends are the files of epochs 2, 3, ...: appends[k-2] (epoch 1's
-	// are job.files), each the job's inputs in its order.
+	// appends are the files of appends 2, 3, ...: appends[k-2] (append
+	// 1's are job.files), each the job's inputs in its order.
 	appends [][]*fileState
-	// committed is how many epochs have their input whole (the step
+	// committed is how many appends have their input whole (the step
 	// that ended them is durable).
 	committed int64
 	closed    bool
@@ -73,9 +80,29 @@ type standing struct {
 	// closeAfter closes a rebuilt run once its replay is over: the run
 	// it replaced was closed (rebuildstanding.go).
 	closeAfter bool
+	// ended is how many epochs have ended durably (cuts.go): an append
+	// ends one or more. endRows are the rows of each table of epochs
+	// 1..E together, by E (0: none), and appendEnds the last epoch of
+	// each committed append.
+	ended      int64
+	endRows    map[int64]map[string]int64
+	appendEnds []int64
+	// everyMs is the job's --epoch-every, appendEveryMs each append's
+	// own (0: the job's).
+	everyMs       int64
+	appendEveryMs []int64
+	// cutter says when the append cutterOf's next epoch is due
+	// (cutterFor).
+	cutter   Cutter
+	cutterOf int64
 }
 
-// epochs is how many epochs the job has (1 and its appends).
+func newStanding(names []string, everyMs int64) *standing {
+	return &standing{versions: newVersions(names), endRows: map[int64]map[string]int64{}, everyMs: everyMs}
+}
+
+// epochs is how many appends the job has (1, its own files, and each
+// append): the name is from before an append could make several epochs.
 func (s *standing) epochs() int64 { return int64(1 + len(s.appends)) }
 
 // epochFiles are the files of an epoch: j.files for epoch 0 (a batch
@@ -117,13 +144,15 @@ func (j *job) uploadEpoch(start *wololov1.UploadStart) (int64, error) {
 	return max(k, 1), nil
 }
 
-// epochCommitted notes that epoch k's input is whole and durable.
-func (j *job) epochCommitted(k int64) {
+// appendCommitted notes that append k's input is whole and durable,
+// its last epoch the last one ended (its step's, or an earlier cut's).
+func (j *job) appendCommitted(k int64) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	if j.standing != nil && k > j.standing.committed {
-		j.standing.committed = k
-		j.log.Info("epoch committed", "epoch", k)
+	if s := j.standing; s != nil && k > s.committed {
+		s.committed = k
+		s.appendEnds = append(s.appendEnds, s.ended)
+		j.log.Info("append committed", "append", k, "epoch", s.ended)
 		j.notifyLocked()
 	}
 }
@@ -162,22 +191,43 @@ func (g *Gateway) endOfStandingFile(u *upload, plan *planUpload, in *ingest.Inge
 	if !u.lastOfEpoch() {
 		return unlock, nil
 	}
-	if pipe.extra, err = g.endEpoch(u.j, plan, u.fs.table, u.epoch); err != nil {
+	pipe.endsAppend = u.epoch
+	// The append's end ends an epoch, unless a cut of this append
+	// ended one and no row came since (cuts.go).
+	u.j.mu.Lock()
+	s := u.j.standing
+	rows := u.j.tableRowsLocked(u, in)
+	end := s.nextEnd(u.epoch, rows, false)
+	var lastAppendEnd int64
+	if n := len(s.appendEnds); n > 0 {
+		lastAppendEnd = s.appendEnds[n-1]
+	}
+	cutSince := s.ended > lastAppendEnd // a cut of this append ended the last epoch
+	nothing := cutSince && sameRows(rows, s.endRows[s.ended])
+	u.j.mu.Unlock()
+	if nothing {
+		return unlock, nil
+	}
+	if pipe.extra, err = g.endEpoch(u.j, plan, u.fs.table); err != nil {
 		unlock()
 		return nil, err
 	}
-	pipe.endsEpoch = u.epoch
+	pipe.ends = &end
 	return unlock, nil
 }
 
-// endEpoch emits the markers that end epoch of job j: own's Source's
-// (table's, into own's outputs, which the step drains), and every other
-// table's, through a Source of its own, returned for the same step.
-func (g *Gateway) endEpoch(j *job, own *planUpload, table string, epoch int64) ([]stage.Emitted, error) {
+// endEpoch emits the markers that end the next epoch of job j: own's
+// Source's (table's, into own's outputs, which the step drains), and
+// every other table's, through a Source of its own, returned for the
+// same step. j.epochMu is held.
+func (g *Gateway) endEpoch(j *job, own *planUpload, table string) ([]stage.Emitted, error) {
 	if err := g.epochs.EndEpoch(own.src, own.out); err != nil {
 		return nil, fmt.Errorf("job %s: end the epoch of table %s: %w", j.id, table, err)
 	}
-	return g.eachSource(j, table, epoch-1, func(src *sqlops.Source, out *stage.Outputs) ([]stage.Emitted, error) {
+	j.mu.Lock()
+	ended := j.standing.ended
+	j.mu.Unlock()
+	return g.eachSource(j, table, ended, func(src *sqlops.Source, out *stage.Outputs) ([]stage.Emitted, error) {
 		if err := g.epochs.EndEpoch(src, out); err != nil {
 			return nil, err
 		}
@@ -226,7 +276,7 @@ func (g *Gateway) closeJob(ctx context.Context, j *job) (int64, error) {
 	j.epochMu.Lock()
 	defer j.epochMu.Unlock()
 	j.mu.Lock()
-	epochs, committed, closed := j.standing.epochs(), j.standing.committed, j.standing.closed
+	epochs, committed, closed, ended := j.standing.epochs(), j.standing.committed, j.standing.closed, j.standing.ended
 	err := j.failureLocked()
 	j.activity = time.Now()
 	j.mu.Unlock()
@@ -234,14 +284,14 @@ func (g *Gateway) closeJob(ctx context.Context, j *job) (int64, error) {
 	case err != nil:
 		return 0, err
 	case closed:
-		return epochs, nil
+		return ended, nil
 	case committed < epochs:
 		return 0, errorf(ErrNotStanding, "job %q: epoch %d is open (its files are not all uploaded): finish its upload (the same submit or append again resumes it), then close", j.name, epochs)
 	}
 	if err := g.introduce(ctx, j); err != nil {
 		return 0, err
 	}
-	emitted, err := g.eachSource(j, "", epochs, func(src *sqlops.Source, out *stage.Outputs) ([]stage.Emitted, error) {
+	emitted, err := g.eachSource(j, "", ended, func(src *sqlops.Source, out *stage.Outputs) ([]stage.Emitted, error) {
 		if err := src.End(out); err != nil {
 			return nil, err
 		}
@@ -262,8 +312,8 @@ func (g *Gateway) closeJob(ctx context.Context, j *job) (int64, error) {
 	j.standing.closed = true
 	j.notifyLocked()
 	j.mu.Unlock()
-	j.log.Info("standing job closed", "epochs", epochs)
-	return epochs, nil
+	j.log.Info("standing job closed", "appends", epochs, "epochs", ended)
+	return ended, nil
 }
 
 // appended is what appendEpoch made: the epoch, and whether it was open
@@ -278,6 +328,9 @@ type appended struct {
 // CreateJob's files get (checkHeaders, the columns the plan reads) and
 // the byte quotas over all the job's epochs.
 func (js *jobs) appendEpoch(j *job, req *wololov1.AppendJobRequest) (appended, error) {
+	if req.GetEpochEveryMs() < 0 {
+		return appended{}, errorf(ErrInvalid, "an epoch every %dms: every 1ms or more", req.GetEpochEveryMs())
+	}
 	inputs, err := appendInputs(j, req)
 	if err != nil {
 		return appended{}, err
@@ -329,7 +382,7 @@ func (js *jobs) appendEpoch(j *job, req *wololov1.AppendJobRequest) (appended, e
 		return appended{}, errorf(ErrFull, "this client's unfinished jobs would declare %d bytes, more than its limit (%d, --client-max-bytes)", inFlight, js.limits.ClientMaxBytes)
 	}
 	k := s.epochs() + 1
-	rec := &wololov1.EpochRecord{CreatedUnixMs: time.Now().UnixMilli()}
+	rec := &wololov1.EpochRecord{CreatedUnixMs: time.Now().UnixMilli(), EpochEveryMs: req.GetEpochEveryMs()}
 	for _, in := range inputs {
 		f := &wololov1.FileRecord{}
 		if h := in.h; h != nil {
@@ -350,6 +403,7 @@ func (js *jobs) appendEpoch(j *job, req *wololov1.AppendJobRequest) (appended, e
 	}
 	js.retainHeaders(j, k, rec.Files)
 	s.appends = append(s.appends, files)
+	s.appendEveryMs = append(s.appendEveryMs, rec.EpochEveryMs)
 	j.bytes = total
 	j.activity = time.Now()
 	j.notifyLocked()
@@ -476,6 +530,7 @@ func (js *jobs) recoverStanding(j *job, records map[string][]byte) error {
 			j.bytes, _ = sumSizes(j.bytes, fs.size)
 		}
 		s.appends = append(s.appends, files)
+		s.appendEveryMs = append(s.appendEveryMs, rec.EpochEveryMs)
 	}
 	// An epoch is committed when its files all are: its last file's
 	// end and its markers are one step.
@@ -491,6 +546,9 @@ func (js *jobs) recoverStanding(j *job, records map[string][]byte) error {
 	}
 	s.closed = records[recordClosed] != nil
 	s.closeAfter = records[recordCloseAfter] != nil
+	if err := s.recoverEnds(records); err != nil {
+		return err
+	}
 	s.versions.add(records)
 	return nil
 }
@@ -500,7 +558,11 @@ func (js *jobs) recoverStanding(j *job, records map[string][]byte) error {
 func (j *job) standingView(out *wololov1.Job) {
 	s := j.standing
 	out.Standing, out.Open = true, !s.closed
-	out.Epochs, out.EpochsCommitted, out.EpochsPublished = s.epochs(), s.committed, s.versions.published
+	out.Epochs, out.EpochsCommitted, out.EpochsPublished = s.ended, s.ended, s.versions.published
+	if s.committed < s.epochs() {
+		out.Epochs++ // the open append's epoch, not ended yet
+	}
+	out.AppendEpochs = slices.Clone(s.appendEnds)
 	reports := []*wololov1.FileReport{out.Matches, out.Players}
 	reports = append(reports, out.Tables...)
 	for _, files := range s.appends {

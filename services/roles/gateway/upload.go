@@ -144,6 +144,10 @@ func (g *Gateway) upload(stream uploadStream) (err error) {
 	if err != nil {
 		return err
 	}
+	var cutter Cutter // a standing job's, with --epoch-every (cuts.go)
+	if u.epoch > 0 {
+		cutter = j.cutterFor(u.epoch, g.cfg.EpochCutter)
+	}
 	out := plan.out
 	if err := stream.Send(&wololov1.UploadResponse{Offset: u.offset, Rows: u.report.Rows}); err != nil {
 		return err
@@ -215,6 +219,9 @@ func (g *Gateway) upload(stream uploadStream) (err error) {
 				if err := plan.flush(in); err != nil {
 					return err
 				}
+			}
+			if err := g.maybeCut(u, cutter, plan, in, pipe); err != nil {
+				return err
 			}
 			if err := pipe.commit(ctx, in, out, false); err != nil {
 				return err
@@ -393,11 +400,15 @@ type commitPipe struct {
 	failure string
 	// open keeps the outputs open at the file's end (a standing job's:
 	// its tables take the next epochs' rows); extra are batches of other
-	// tables' Sources the next step sends too, and endsEpoch the epoch
-	// that step ends (standing.go).
-	open      bool
-	extra     []stage.Emitted
-	endsEpoch int64
+	// tables' Sources the next step sends too, ends the epoch that step
+	// ends (with its record), endsAppend the append whose input it makes
+	// whole (standing.go, cuts.go), and after is called once the step is
+	// committed or given up (it releases j.epochMu after a cut).
+	open       bool
+	extra      []stage.Emitted
+	ends       *epochEnd
+	endsAppend int64
+	after      func()
 }
 
 // pendingStep is a step of the upload and where it leaves the file.
@@ -412,9 +423,13 @@ type pendingStep struct {
 	done    bool
 	failure string    // the job fails with this reason once committed
 	at      time.Time // when, as the store records it
-	// endsEpoch is the epoch of a standing job whose input this step
-	// makes whole (it carries the epoch's markers), 0 if none.
-	endsEpoch int64
+	// ends is the epoch of a standing job this step ends (it carries the
+	// epoch's markers and record), nil if none; endsAppend the append
+	// whose input it makes whole, 0 if none; after, if set, is called
+	// once the step is committed or given up.
+	ends       *epochEnd
+	endsAppend int64
+	after      func()
 }
 
 func (g *Gateway) commitInBackground(u *upload, stream uploadStream, keep *inputlog.Writer) *commitPipe {
@@ -427,6 +442,7 @@ func (p *commitPipe) run() {
 	defer close(p.done)
 	for s := range p.steps {
 		if p.failed() != nil {
+			s.release()
 			continue // drain: nothing after a failure is committed
 		}
 		if err := p.commitOne(s); err != nil {
@@ -434,6 +450,7 @@ func (p *commitPipe) run() {
 			p.err = err
 			p.mu.Unlock()
 		}
+		s.release()
 	}
 }
 
@@ -455,8 +472,11 @@ func (p *commitPipe) commitOne(s pendingStep) error {
 	if bytes, records, malformed := p.u.committed(s.offset, s.report, s.done); bytes != 0 || records != 0 || malformed != 0 {
 		p.g.cfg.Counters.Committed(p.u.in.counter, bytes, records, malformed)
 	}
-	if s.endsEpoch > 0 {
-		p.u.j.epochCommitted(s.endsEpoch)
+	if s.ends != nil {
+		p.u.j.epochEnded(s.ends)
+	}
+	if s.endsAppend > 0 {
+		p.u.j.appendCommitted(s.endsAppend)
 	}
 	if s.failure != "" {
 		return nil // the upload ends with the job's failure
@@ -474,26 +494,38 @@ func (p *commitPipe) failed() error {
 // commit queues what the ingest emitted, with the upload's new offset and
 // report, as the next step.
 func (p *commitPipe) commit(ctx context.Context, in *ingest.Ingest, out *stage.Outputs, done bool) error {
+	s := pendingStep{offset: in.Offset(), report: cloneReport(in.Report), done: done, after: p.after}
+	p.after = nil
 	if err := p.u.j.failure(); err != nil {
+		s.release()
 		return err
 	}
 	rec, err := p.u.record(in.Offset(), in.Report, done)
 	if err != nil {
+		s.release()
 		return err
 	}
 	records := map[string][]byte{uploadKey(p.u.in.key): rec}
 	if n := len(in.Report.Rejects); n > p.listed {
 		if records[rejectsKey(p.u.in.key, p.listed)], err = rejectsRecord(in.Report.Rejects[p.listed:]); err != nil {
+			s.release()
 			return err
 		}
 		p.listed = n
 	}
-	s := pendingStep{offset: in.Offset(), report: cloneReport(in.Report), done: done}
 	if p.failure == "" {
 		s.emit, _ = out.Drain(done && !p.open)
 		s.emit = append(s.emit, p.extra...)
-		s.endsEpoch = p.endsEpoch
-		p.extra, p.endsEpoch = nil, 0
+		s.ends, s.endsAppend = p.ends, p.endsAppend
+		p.extra, p.ends, p.endsAppend = nil, nil, 0
+		if s.ends != nil {
+			key, b, err := s.ends.record()
+			if err != nil {
+				s.release()
+				return err
+			}
+			records[key] = b
+		}
 	} else {
 		// A failed job's rows are not sent on: its answers would be
 		// ignored. The failure is in the commit that ends the file, so a
@@ -506,15 +538,27 @@ func (p *commitPipe) commit(ctx context.Context, in *ingest.Ingest, out *stage.O
 	// The copy's writer starts on the step's bytes now; the committing
 	// goroutine waits for them (commitOne).
 	if err := p.keep.Push(); err != nil {
+		s.release()
 		return errorf(ErrStore, "%s: %v", p.u.in, err)
 	}
 	select {
 	case p.steps <- s:
 	case <-p.done:
+		s.release()
 	case <-ctx.Done():
+		s.release()
 		return ctx.Err()
 	}
 	return p.failed()
+}
+
+// release calls the step's after, if any, once: it is committed or given
+// up.
+func (s *pendingStep) release() {
+	if s.after != nil {
+		s.after()
+		s.after = nil
+	}
 }
 
 // failWith makes the next step fail the job with reason.

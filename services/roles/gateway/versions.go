@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/csv"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -184,7 +185,9 @@ func (j *job) versionFiles(epoch int64) (map[string][]byte, int64, error) {
 		}
 		files, err := j.finalResults()
 		if s != nil {
-			epoch = s.epochs()
+			j.mu.Lock()
+			epoch = s.ended
+			j.mu.Unlock()
 		}
 		return files, epoch, err
 	}
@@ -232,4 +235,15 @@ func (j *job) change(epoch int64) (changes map[string][]byte, published bool, do
 		return v.changes, true, false, j.changed, nil
 	}
 	return nil, false, j.state == wololov1.JobState_JOB_STATE_DONE, j.changed, nil
+}
+
+// versionRows are the rows of each table a standing job's version epoch
+// is over (EpochEnd.rows), nil for a batch job's results.
+func (j *job) versionRows(epoch int64) map[string]int64 {
+	if j.standing == nil || epoch == 0 {
+		return nil
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return maps.Clone(j.standing.endRows[epoch])
 }

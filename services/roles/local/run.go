@@ -20,7 +20,7 @@ import (
 )
 
 const usage = `usage: wololo local [flags]            run the topology as OS processes until interrupted
-       wololo local run --matches F --players F --out DIR [--query NAME=FILE.sql ...] [flags]
+       wololo local run --matches F --players F --out DIR [--query NAME=FILE.sql ...] [--epochs N] [flags]
                                           start it, run one job, print time and memory, stop
 
 Every instance runs as its own 'wololo gateway' or 'wololo worker' process
@@ -39,6 +39,13 @@ default queries (q1.csv..q4.csv), or with --query NAME=FILE.sql (repeatable)
 the job's own SQL queries (docs/sql.md), NAME.csv of each; --table NAME=F
 (repeatable) adds the CSV file F as table NAME of the queries; --explain
 prints the plans the gateway made of them before the upload.
+
+With --epochs N the job is a standing one (docs/standing.md): the files
+(and tables) are cut into N contiguous runs of records, the first
+submitted with --standing, each next one appended; a line per version
+gives each query's rows and its change (rows in, rows out), as
+'wololo demo --epochs N' prints them; then the job is closed and its
+results, a batch job's over all the rows, written to --out.
 `
 
 // common are the flags both forms take.
@@ -145,8 +152,12 @@ func runJob(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	keep := fs.Bool("keep", false, "keep the data directory (a fresh temporary one unless --data is given)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of this process (the runner and the submitting client) to this file")
 	maxMalformedFlag := client.MaxMalformedFlag(fs)
+	epochs := fs.Int("epochs", 0, "run the job as a standing job fed in N appends, printing each version's rows (0: a batch job)")
 	if err := cli.Parse(fs, args); err != nil {
 		return err
+	}
+	if *epochs < 0 {
+		return cli.Usagef(fs, "--epochs %d: a number of appends, at least 1", *epochs)
 	}
 	if err := cli.Required(fs, "matches", "players", "out"); err != nil {
 		return err
@@ -211,12 +222,18 @@ func runJob(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		cl.Stop()
 		return err
 	}
-	sum, err := client.Submit(ctx, client.SubmitOptions{
+	so := client.SubmitOptions{
 		Server: cl.GatewayAddr(), TLS: tlsConfig, Matches: *matches, Players: *players, Out: *out,
 		Progress: stderr, Terminal: client.IsTerminal(stderr), MaxMalformed: maxMalformed,
 		Queries: queries, Tables: tables, Explain: plans,
 		Rebuilds: client.DefaultRebuilds, Notices: stderr, Again: again(cl),
-	})
+	}
+	var sum *client.Summary
+	if *epochs > 0 {
+		sum, err = runEpochs(ctx, so, *epochs, stdout)
+	} else {
+		sum, err = client.Submit(ctx, so)
+	}
 	procs := cl.Processes() // while alive: VmHWM of each
 	stopErr := cl.Stop()
 	for i, p := range cl.Processes() { // after: rusage, which also covers the last moments

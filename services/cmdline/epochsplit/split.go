@@ -1,0 +1,112 @@
+package epochsplit
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/wololo/wololo/services/dataflow/csvio"
+	"github.com/wololo/wololo/services/dataflow/ingest"
+)
+
+// Run is the k-th (from 0) of n contiguous runs of total records: the
+// records [from, to). The runs together are every record once, in order,
+// and differ in length by at most one.
+func Run(total, n, k int) (from, to int) {
+	return total * k / n, total * (k + 1) / n
+}
+
+// SplitCSV cuts the CSV file at path into n files in dir, NAME.K.csv
+// (K from 1, NAME the file's without .csv), each the file's header row
+// then the K-th run (Run) of its records, byte for byte. Records are
+// delimited as the gateway's ingest delimits them (csvio: quoted line
+// ends, malformed records and blank lines included), so that the parts'
+// records together are the file's.
+func SplitCSV(path, dir string, n int) ([]string, error) {
+	if n < 1 {
+		return nil, fmt.Errorf("split %s into %d parts: at least one", path, n)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	hd, err := ingest.ReadHeader(f, path)
+	if err != nil {
+		return nil, err
+	}
+	// Two passes: the records are counted, then the offsets where the
+	// runs end are found, rather than every record's offset kept.
+	total, err := scanRecords(f, hd, nil)
+	if err != nil {
+		return nil, err
+	}
+	ends := make([]int64, n)  // ends[k]: where run k ends
+	endsAt := map[int][]int{} // a count of records → the runs that end after it
+	for k := range n - 1 {
+		if _, to := Run(total, n, k); to == 0 {
+			ends[k] = hd.DataOffset
+		} else {
+			endsAt[to] = append(endsAt[to], k)
+		}
+	}
+	ends[n-1] = hd.Size // the last run takes whatever follows the last record
+	if _, err := scanRecords(f, hd, func(records int, end int64) {
+		for _, k := range endsAt[records] {
+			ends[k] = end
+		}
+	}); err != nil {
+		return nil, err
+	}
+	name := strings.TrimSuffix(filepath.Base(path), ".csv")
+	var parts []string
+	from := hd.DataOffset
+	for k, to := range ends {
+		p := filepath.Join(dir, fmt.Sprintf("%s.%d.csv", name, k+1))
+		if err := writePart(p, f, hd.DataOffset, from, to); err != nil {
+			return nil, err
+		}
+		parts, from = append(parts, p), to
+	}
+	return parts, nil
+}
+
+// scanRecords reads f's records after its header, calling each (if set)
+// with how many have been read and the file offset where the last one
+// ends, and returns how many there are.
+func scanRecords(f *os.File, hd ingest.Header, each func(records int, end int64)) (int, error) {
+	sc := csvio.NewScanner(io.NewSectionReader(f, hd.DataOffset, hd.Size-hd.DataOffset))
+	n := 0
+	for sc.Scan() {
+		n++
+		if each != nil {
+			each(n, hd.DataOffset+sc.Offset())
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return 0, fmt.Errorf("read %s: %w", f.Name(), err)
+	}
+	return n, nil
+}
+
+// writePart writes the file at path: f's header (its bytes before
+// dataOffset) then its bytes [from, to).
+func writePart(path string, f *os.File, dataOffset, from, to int64) error {
+	out, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	_, err = io.Copy(out, io.NewSectionReader(f, 0, dataOffset))
+	if err == nil {
+		_, err = io.Copy(out, io.NewSectionReader(f, from, to-from))
+	}
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}

@@ -1,0 +1,58 @@
+package epochsplit
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestSplitCSVKeepsRecordsWhole: the parts are the header and contiguous
+// runs of records, a quoted line end kept inside its record, the runs as
+// Run cuts them, and together byte for byte the file's records.
+func TestSplitCSVKeepsRecordsWhole(t *testing.T) {
+	dir := t.TempDir()
+	header := "\xef\xbb\xbfa,b\r\n"
+	records := []string{"1,x\r\n", "2,\"two\nlines\"\r\n", "3,y\r\n", "bad\"row\r\n", "5,z"}
+	path := filepath.Join(dir, "t.csv")
+	if err := os.WriteFile(path, []byte(header+strings.Join(records, "")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []int{1, 2, 3, 7} {
+		out := t.TempDir()
+		parts, err := SplitCSV(path, out, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(parts) != n || filepath.Base(parts[0]) != "t.1.csv" {
+			t.Fatalf("n=%d: parts %v", n, parts)
+		}
+		var body []byte
+		for k, p := range parts {
+			data, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rest, ok := bytes.CutPrefix(data, []byte(header))
+			if !ok {
+				t.Fatalf("n=%d: part %d does not begin with the header: %q", n, k+1, data)
+			}
+			from, to := Run(len(records), n, k)
+			if want := strings.Join(records[from:to], ""); string(rest) != want {
+				t.Errorf("n=%d: part %d = %q, want %q", n, k+1, rest, want)
+			}
+			body = append(body, rest...)
+		}
+		if string(body) != strings.Join(records, "") {
+			t.Errorf("n=%d: the parts' records together are %q", n, body)
+		}
+	}
+}
+
+func TestChangeSize(t *testing.T) {
+	in, out := ChangeSize([]byte("k,n,diff\na,1,+2\nb,2,-1\nc,3,1\n"))
+	if in != 3 || out != 1 {
+		t.Fatalf("ChangeSize = +%d -%d, want +3 -1", in, out)
+	}
+}

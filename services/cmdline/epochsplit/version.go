@@ -1,0 +1,48 @@
+package epochsplit
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+)
+
+// Query is one query's version as a line shows it: its rows, and its
+// change from the version before, rows in and rows out.
+type Query struct {
+	Name    string
+	Rows    int64
+	In, Out int64
+}
+
+// Header is the line before the versions of a job fed in n appends.
+func Header(w io.Writer, n int) {
+	fmt.Fprintf(w, "standing job: %d appends, a version of each query after each\n", n)
+}
+
+// Line prints version k's line: "version 2: q1 12 rows (+3 -1), ...".
+func Line(w io.Writer, k int64, qs []Query) {
+	parts := make([]string, len(qs))
+	for i, q := range qs {
+		parts[i] = fmt.Sprintf("%s %d rows (+%d -%d)", q.Name, q.Rows, q.In, q.Out)
+	}
+	fmt.Fprintf(w, "version %d: %s\n", k, strings.Join(parts, ", "))
+}
+
+// ChangeSize is the rows a change's CSV (its last field each row's
+// weight, +n or -n) adds and takes away.
+func ChangeSize(change []byte) (in, out int64) {
+	_, body, _ := bytes.Cut(change, []byte("\n"))
+	for l := range strings.Lines(string(body)) {
+		w, err := strconv.ParseInt(strings.TrimSpace(l[strings.LastIndexByte(l, ',')+1:]), 10, 64)
+		switch {
+		case err != nil:
+		case w > 0:
+			in += w
+		default:
+			out -= w
+		}
+	}
+	return in, out
+}
