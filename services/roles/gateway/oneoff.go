@@ -67,18 +67,18 @@ func (g *Gateway) queryJob(ctx context.Context, owner, name, sql string) ([]byte
 	if g.jobs.inputs == nil {
 		return nil, 0, errorf(ErrNotStanding, "the gateway retains no input (no data directory, or --retain-input=false): it has no rows of job %q to query", j.name)
 	}
-	if _, err := j.queryable(); err != nil && !errors.Is(err, errNoVersion) {
+	if _, _, err := j.queryable(); err != nil && !errors.Is(err, errNoVersion) {
 		return nil, 0, err
 	}
 	jp, first, err := g.planOneOff(ctx, owner, j, sql)
 	if err != nil {
 		return nil, 0, err
 	}
-	epochs, err := j.queryable()
+	appends, epochs, err := j.queryable()
 	if err != nil {
 		return nil, 0, err
 	}
-	parts, err := g.jobs.queryParts(j, epochs, first)
+	parts, err := g.jobs.queryParts(j, appends, first)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -141,28 +141,36 @@ func partsHaveColumns(parts []queryPart, jp *jobPlan) error {
 // errNoVersion is queryable's error of a job with no version yet.
 var errNoVersion = errors.New("no version yet")
 
-// queryable is how many epochs of the standing job a one-off query reads
-// (those published), or why it reads none.
-func (j *job) queryable() (int64, error) {
+// queryable is how many appends of the standing job a one-off query
+// reads (those whose every epoch is published: with --epoch-every an
+// append ends several, cuts.go) and the epoch they end, or why it reads
+// none.
+func (j *job) queryable() (appends, epoch int64, err error) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if err := j.failureLocked(); err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	if j.state == wololov1.JobState_JOB_STATE_DONE {
-		return 0, errorf(ErrNotStanding, "job %q is closed and done: its input is no longer retained; its results are its last version", j.name)
+		return 0, 0, errorf(ErrNotStanding, "job %q is closed and done: its input is no longer retained; its results are its last version", j.name)
 	}
-	n := j.standing.versions.published
-	if n == 0 {
-		return 0, kindError{ErrNotStanding, fmt.Errorf("job %q has %w: a one-off query reads the epochs published, and its epoch 1 is not", j.name, errNoVersion)}
+	published := j.standing.versions.published
+	for _, last := range j.standing.appendEnds {
+		if last > published {
+			break
+		}
+		appends, epoch = appends+1, last
 	}
-	return n, nil
+	if appends == 0 {
+		return 0, 0, kindError{ErrNotStanding, fmt.Errorf("job %q has %w: a one-off query reads the epochs published, and its first append's are not", j.name, errNoVersion)}
+	}
+	return appends, epoch, nil
 }
 
-// queryParts lists the inputs of a one-off query of j's epochs 1 to n:
-// every epoch's file of each input (first, epoch 1's headers, then each
-// append's but the inputs it left out), each with its retained copy,
-// which must be whole.
+// queryParts lists the inputs of a one-off query of j's appends 1 to n:
+// every append's file of each input (first, the job's own headers, then
+// each append's but the inputs it left out), each with its retained
+// copy, which must be whole.
 func (js *jobs) queryParts(j *job, n int64, first []*wololov1.FileRecord) ([]queryPart, error) {
 	var parts []queryPart
 	for k := int64(1); k <= n; k++ {
