@@ -41,7 +41,7 @@ func TestMetricsNameNoTenantsQueries(t *testing.T) {
 	defer cancel()
 	_, err := client.Submit(ctx, client.SubmitOptions{
 		Server: c.GatewayAddr(), TLS: clientTLS(t, c), Matches: d.matches, Players: d.players, Out: t.TempDir(), Keep: true,
-		Queries: []sqljob.Query{{Name: "acme_payroll", Text: "SELECT employee_ssn, SUM(salary) AS total FROM acme_staff GROUP BY employee_ssn ORDER BY employee_ssn"}},
+		Queries: []sqljob.Query{{Name: "acme_payroll", Text: "SELECT employee_ssn, SUM(salary::numeric) AS total FROM acme_staff GROUP BY employee_ssn ORDER BY employee_ssn"}},
 		Tables:  []client.Table{{Name: "acme_staff", Path: staff}},
 	})
 	if err != nil {
