@@ -592,6 +592,9 @@ func (t *EpochTask) deliver(u *unit, k int, e int64, b *exec.Batch) error {
 		}
 		return t.forward(u, e, out)
 	}
+	if e == u.epoch+1 && u.op.Folds(k) {
+		return t.fold(u, k, e, b)
+	}
 	// Held as it is, not copied: a batch here is one the task read off
 	// a channel (wire.Read's, which aliases nothing of the bytes it
 	// read, or of a RowBatch it unmarshalled itself) or one an operator
@@ -720,9 +723,11 @@ func (t *EpochTask) stepEpoch(u *unit, marked bool) error {
 		return err
 	}
 	if marked {
-		return t.passMarker(u, e)
+		if err := t.passMarker(u, e); err != nil {
+			return err
+		}
 	}
-	return nil
+	return t.foldNext(u)
 }
 
 // version hands on the version of u's query after epoch e, whose change
@@ -803,6 +808,9 @@ func (t *EpochTask) finish(u *unit) error {
 		// nothing, and is not stepped), or, when it has stepped none, the
 		// first.
 		next := int64(-1)
+		if u.op.Folding() {
+			next = u.epoch + 1
+		}
 		for _, in := range u.ins {
 			if len(in.pending) > 0 && (next < 0 || in.pending[0].epoch < next) {
 				next = in.pending[0].epoch
