@@ -189,10 +189,20 @@ func (o *aggOp) flush() (zset, error) {
 	return out, nil
 }
 
+// resultColumns are the columns of the aggregation's rows (ResultRows'):
+// a partial aggregation's are its partial states'.
+func (o *aggOp) resultColumns() []plan.Column {
+	var cols []plan.Column
+	for _, v := range o.agg.ResultRows(nil).Cols {
+		cols = append(cols, plan.Column{Type: v.Type})
+	}
+	return cols
+}
+
 // write writes the open epoch's state (an Engine's snapshot, between
 // epochs, has none; an epoch task's, mid-epoch, may): whether one is
 // open, the groups before it, those it touched, the rows before of those
-// shown (of the aggregate's columns cols).
+// shown (of the aggregation's columns cols).
 func (ep *aggEpoch) write(w *snapcodec.Writer, cols []plan.Column) {
 	w.Bool(ep.open)
 	if !ep.open {
@@ -229,11 +239,11 @@ func (ep *aggEpoch) read(r *snapcodec.Reader, o *aggOp) {
 		ep.ids[i] = int32(g)
 		o.mark[g] = true
 	}
-	was := readRows(r, o.n.Output)
+	was := readRows(r, o.resultColumns())
 	if r.Err != nil {
 		return
 	}
-	if was.N > len(ep.ids) || len(was.Cols) != len(o.n.Output) {
+	if was.N > len(ep.ids) {
 		r.Fail(nil)
 		return
 	}

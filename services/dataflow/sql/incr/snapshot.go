@@ -98,7 +98,7 @@ func writeOp(w *snapcodec.Writer, o op) {
 		w.Bool(o.first)
 		w.Bytes(o.agg.AppendState(nil))
 		writeFlags(w, o.shown)
-		o.ep.write(w, o.n.Output)
+		o.ep.write(w, o.resultColumns())
 	case *regroupOp:
 		w.Bool(o.first)
 		w.Bytes(o.keys.AppendState(nil))

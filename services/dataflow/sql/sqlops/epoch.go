@@ -30,11 +30,14 @@ import (
 //
 // The operators with no state (scans, filters, projections, exchanges)
 // pass each batch on as it comes, tagged with its epoch. An operator with
-// state holds the changes of each epoch of its inputs until the epoch's
-// marker has come on every input from every sender, then steps the epoch
-// (incr.Op.Step) and passes its changes on; an exchange writes them on
-// its channel (with their weights), then the marker, to every receiving
-// instance. At a sink, each epoch is a version of the query's answer:
+// state steps an epoch (incr.Op.Step) once the epoch's marker has come on
+// every input from every sender, and passes its changes on. Until then,
+// one over rows that only arrive (an aggregate, a join, a semi-join, a
+// DISTINCT: incr.Op.Folds) folds the changes of its next epoch in as they
+// come (incr.Op.Fold; epochfold.go), and holds only those of later epochs;
+// the others hold every epoch's changes until its step. An exchange
+// writes the changes it is given on its channel (with their weights),
+// then the marker, to every receiving instance. At a sink, each epoch is a version of the query's answer:
 // its whole CSV, byte for byte a batch job's NAME.csv over the rows of
 // the epochs so far, and its change from the version before
 // (incr.Diff.Result's CSV), handed to EpochOut.Version.
