@@ -9,8 +9,6 @@ import (
 	"testing"
 
 	"github.com/wololo/wololo/queries"
-	"github.com/wololo/wololo/services/dataflow/sql/exec"
-	"github.com/wololo/wololo/services/dataflow/sql/physical"
 	"github.com/wololo/wololo/services/dataflow/sql/sqlops"
 )
 
@@ -28,39 +26,23 @@ import (
 // TestEpochsDefaultQueries and TestEpochsPlacedConstructs hold to the
 // batch engine).
 func TestEpochsFoldAsArriving(t *testing.T) {
-	type run struct {
-		label  string
-		plan   *physical.Plan
-		epochs []map[string]*exec.Table
-	}
-	var runs []run
+	var runs []epochRun
 	for seed := range uint64(3) {
 		_, _, tables := generated(t, 400, int64(seed))
 		r := rand.New(rand.NewPCG(seed, 46))
-		runs = append(runs, run{fmt.Sprintf("default queries, seed %d", seed), planOf(t, defaultTexts(), queries.Names, tables, 2+int(seed%2)), splitEpochs(r, tables, 3+r.IntN(6))})
+		runs = append(runs, epochRun{fmt.Sprintf("default queries, seed %d", seed), planOf(t, defaultTexts(), queries.Names, tables, 2+int(seed%2)), splitEpochs(r, tables, 3+r.IntN(6))})
 	}
-	texts := map[string]string{}
-	var names []string
-	for i, q := range placed {
-		name := fmt.Sprintf("c%d", i)
-		texts[name], names = q, append(names, name)
-	}
+	texts, names := placedQueries()
 	for seed := range uint64(8) {
 		_, tables := sqlgenJob(t, seed)
 		r := rand.New(rand.NewPCG(seed, 47))
-		runs = append(runs, run{fmt.Sprintf("placed constructs, seed %d", seed), planOf(t, texts, names, tables, 2+int(seed%2)), splitEpochs(r, tables, 2+r.IntN(5))})
+		runs = append(runs, epochRun{fmt.Sprintf("placed constructs, seed %d", seed), planOf(t, texts, names, tables, 2+int(seed%2)), splitEpochs(r, tables, 2+r.IntN(5))})
 	}
 	for seed := range uint64(40) {
 		g := gen{rand.New(rand.NewPCG(seed, 48))}
 		tables := g.tables(t)
-		texts := map[string]string{}
-		var names []string
-		for i := range 1 + g.r.IntN(4) {
-			name := fmt.Sprintf("g%d", i)
-			texts[name], _ = g.query()
-			names = append(names, name)
-		}
-		runs = append(runs, run{fmt.Sprintf("gen seed %d", seed), planOf(t, texts, names, tables, 2+int(seed%2)), splitEpochs(g.r, tables, 2+g.r.IntN(5))})
+		texts, names := g.queries(1 + g.r.IntN(4))
+		runs = append(runs, epochRun{fmt.Sprintf("gen seed %d", seed), planOf(t, texts, names, tables, 2+int(seed%2)), splitEpochs(g.r, tables, 2+g.r.IntN(5))})
 	}
 	var seen sqlops.FoldSeen
 	for i, rn := range runs {
