@@ -32,6 +32,13 @@
 // tables and accumulators, maps, counts, stored batches), never a
 // pointer into an input batch.
 //
+// An operator over rows that only arrive (an aggregate, a join, a
+// semi-join on a subquery that only grows, a DISTINCT) also takes an
+// epoch's changes a batch at a time as they arrive (Op.Fold, fold.go),
+// so what runs it need not hold the epoch's rows: an aggregate then
+// remembers of the epoch only its touched groups and their rows before,
+// which are part of its state (its snapshot, taken mid-epoch, has them).
+//
 // The operators are also usable one by one (Op: NewOp, NewHaving,
 // NewAnswer, NewPartialAggregate, NewFinalAggregate), the same code the
 // Engine runs, for what places them on the tasks of a physical plan
@@ -60,7 +67,8 @@
 // a scan's NULL counts; a join's rows of both sides; a semi-join's keys
 // (exec.KeyTable's, in slot order), each key's count and rows, and the
 // rows it keeps; an aggregate's exec.Aggregation state and which groups
-// pass its HAVING; a regroup's keys and the rows it keeps per group; a
+// pass its HAVING (and, mid-epoch, folding: the groups the epoch touched
+// and their rows before); a regroup's keys and the rows it keeps per group; a
 // DISTINCT's exec.Distinct keys or its counted rows; each LIMIT's or
 // answer's rows with their counts and the last version shown. exec's
 // structures write their own state (AppendState); stored rows are

@@ -17,7 +17,7 @@ func opBytes(o op) int64 {
 	case *semiOp:
 		return o.keys.Bytes() + 8*int64(cap(o.count)) + 24*int64(cap(o.rows)) + o.st.bytes()
 	case *aggOp:
-		return o.agg.Bytes() + o.keys.Bytes() + int64(cap(o.shown)+cap(o.mark))
+		return o.agg.Bytes() + o.keys.Bytes() + int64(cap(o.shown)+cap(o.mark)) + 4*int64(cap(o.ep.ids)) + zsetBytes(o.ep.was)
 	case *regroupOp:
 		return o.keys.Bytes() + 24*int64(cap(o.rows)) + o.st.bytes()
 	case *distinctOp:

@@ -20,7 +20,7 @@ import (
 // not written: Restore is given the plan.
 
 // snapshotVersion is the first number of a snapshot.
-const snapshotVersion = 1
+const snapshotVersion = 2 // 2: an aggregate's open epoch (folding)
 
 // ErrSnapshot is what Restore's error wraps when the bytes are not a
 // snapshot of this version of the plan's engine.
@@ -98,6 +98,7 @@ func writeOp(w *snapcodec.Writer, o op) {
 		w.Bool(o.first)
 		w.Bytes(o.agg.AppendState(nil))
 		writeFlags(w, o.shown)
+		o.ep.write(w, o.resultColumns())
 	case *regroupOp:
 		w.Bool(o.first)
 		w.Bytes(o.keys.AppendState(nil))
@@ -151,6 +152,7 @@ func readOp(r *snapcodec.Reader, o op) {
 		if o.having == nil && len(o.shown) > 0 || len(o.shown) > o.agg.Groups() {
 			r.Fail(nil)
 		}
+		o.ep.read(r, o)
 	case *regroupOp:
 		o.first = r.Bool()
 		readState(r, o.keys.RestoreState)

@@ -42,7 +42,8 @@ func withWeights(b *exec.Batch, w int64) *exec.Batch {
 // partial aggregates over the rows each is given, their changes merged by
 // the final aggregate, epoch by epoch, with rows that arrive and (over
 // an input said not to only grow) rows that leave, the operators
-// restored from their state at a random epoch. The final's changes add
+// restored from their state at a random epoch (over rows that only
+// arrive, between two batches a partial folded too). The final's changes add
 // up, every epoch, to the aggregate computed whole over the rows there
 // are.
 func TestPartialAndFinalAggregate(t *testing.T) {
@@ -131,10 +132,11 @@ func checkAggregate(t *testing.T, label string, agg *plan.Node, rows *exec.Batch
 		}
 		var merged []*exec.Batch
 		for s, p := range partials {
-			out, err := p.Step([][]*exec.Batch{changes[s]})
+			out, again, err := foldAndStep(p, changes[s], r, func() *incr.Op { return incr.NewPartialAggregate(agg, grows) })
 			if err != nil {
 				t.Fatalf("%s: epoch %d: partial: %v", label, epoch+1, err)
 			}
+			partials[s] = again
 			merged = append(merged, out...)
 		}
 		out, err := final.Step([][]*exec.Batch{merged})
@@ -153,4 +155,36 @@ func checkAggregate(t *testing.T, label string, agg *plan.Node, rows *exec.Batch
 			t.Fatalf("%s: epoch %d: the final's changes add up to\n%v\nthe aggregate is\n%v", label, epoch+1, sum, want)
 		}
 	}
+}
+
+// foldAndStep gives op the epoch's changes of its one input as an epoch
+// task does: over rows that only arrive, some of the batches folded as
+// they come (Fold), the operator sometimes restored from its state
+// between two of them into a fresh one (fresh), the rest given to Step.
+// It returns the changes made and the operator, restored or not.
+func foldAndStep(op *incr.Op, in []*exec.Batch, r *rand.Rand, fresh func() *incr.Op) ([]*exec.Batch, *incr.Op, error) {
+	var out []*exec.Batch
+	k := 0
+	if op.Folds(0) {
+		k = r.IntN(len(in) + 1)
+	}
+	for i, b := range in[:k] {
+		o, err := op.Fold(0, b)
+		if err != nil {
+			return nil, nil, err
+		}
+		out = append(out, o...)
+		if i < k-1 && r.IntN(3) == 0 {
+			state, err := op.AppendState(nil)
+			if err != nil {
+				return nil, nil, err
+			}
+			op = fresh()
+			if err := op.RestoreState(state); err != nil {
+				return nil, nil, fmt.Errorf("restored between two folds: %w", err)
+			}
+		}
+	}
+	o, err := op.Step([][]*exec.Batch{in[k:]})
+	return append(out, o...), op, err
 }

@@ -131,7 +131,9 @@
 // one more column, their weight (+n, -n), each batch tagged with its
 // epoch, and after each epoch's changes an epoch marker goes on every
 // channel to every receiving instance. An operator with state steps an
-// epoch once it has the epoch's marker from every sender of every input
+// epoch once it has the epoch's marker from every sender of every input,
+// having folded the epoch's changes in as they came when its rows only
+// arrive (an aggregate, a join, a semi-join, a DISTINCT), else held them
 // (a marker counted per epoch: the runtime does not say which instance
 // sent a batch, so a batch says its epoch, and an instance ahead of
 // another does not mix the next epoch's changes into this one's), and a

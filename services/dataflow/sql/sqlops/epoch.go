@@ -30,11 +30,14 @@ import (
 //
 // The operators with no state (scans, filters, projections, exchanges)
 // pass each batch on as it comes, tagged with its epoch. An operator with
-// state holds the changes of each epoch of its inputs until the epoch's
-// marker has come on every input from every sender, then steps the epoch
-// (incr.Op.Step) and passes its changes on; an exchange writes them on
-// its channel (with their weights), then the marker, to every receiving
-// instance. At a sink, each epoch is a version of the query's answer:
+// state steps an epoch (incr.Op.Step) once the epoch's marker has come on
+// every input from every sender, and passes its changes on. Until then,
+// one over rows that only arrive (an aggregate, a join, a semi-join, a
+// DISTINCT: incr.Op.Folds) folds the changes of its next epoch in as they
+// come (incr.Op.Fold; epochfold.go), and holds only those of later epochs;
+// the others hold every epoch's changes until its step. An exchange
+// writes the changes it is given on its channel (with their weights),
+// then the marker, to every receiving instance. At a sink, each epoch is a version of the query's answer:
 // its whole CSV, byte for byte a batch job's NAME.csv over the rows of
 // the epochs so far, and its change from the version before
 // (incr.Diff.Result's CSV), handed to EpochOut.Version.
@@ -592,6 +595,9 @@ func (t *EpochTask) deliver(u *unit, k int, e int64, b *exec.Batch) error {
 		}
 		return t.forward(u, e, out)
 	}
+	if e == u.epoch+1 && u.op.Folds(k) {
+		return t.fold(u, k, e, b)
+	}
 	// Held as it is, not copied: a batch here is one the task read off
 	// a channel (wire.Read's, which aliases nothing of the bytes it
 	// read, or of a RowBatch it unmarshalled itself) or one an operator
@@ -720,9 +726,11 @@ func (t *EpochTask) stepEpoch(u *unit, marked bool) error {
 		return err
 	}
 	if marked {
-		return t.passMarker(u, e)
+		if err := t.passMarker(u, e); err != nil {
+			return err
+		}
 	}
-	return nil
+	return t.foldNext(u)
 }
 
 // version hands on the version of u's query after epoch e, whose change
@@ -803,6 +811,9 @@ func (t *EpochTask) finish(u *unit) error {
 		// nothing, and is not stepped), or, when it has stepped none, the
 		// first.
 		next := int64(-1)
+		if u.op.Folding() {
+			next = u.epoch + 1
+		}
 		for _, in := range u.ins {
 			if len(in.pending) > 0 && (next < 0 || in.pending[0].epoch < next) {
 				next = in.pending[0].epoch

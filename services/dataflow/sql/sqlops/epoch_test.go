@@ -158,13 +158,7 @@ func TestEpochsPhysicalOperators(t *testing.T) {
 	for seed := range runs {
 		g := gen{rand.New(rand.NewPCG(uint64(seed), 26))}
 		tables := g.tables(t)
-		texts := map[string]string{}
-		var names []string
-		for i := range 1 + g.r.IntN(4) {
-			q, _ := g.query()
-			name := fmt.Sprintf("g%d", i)
-			texts[name], names = q, append(names, name)
-		}
+		texts, names := g.queries(1 + g.r.IntN(4))
 		j := newJob(t, texts, names, tables)
 		parts := splitEpochs(g.r, tables, 1+g.r.IntN(5))
 		checkEpochs(t, fmt.Sprintf("seed %d", seed), j, tables, parts, 1+seed%3)
@@ -201,16 +195,11 @@ func TestEpochsDefaultQueries(t *testing.T) {
 // taking their messages in random orders: every version, change and
 // final answer is byte for byte the uninterrupted run's.
 func TestEpochsRestore(t *testing.T) {
-	type run struct {
-		label  string
-		plan   *physical.Plan
-		epochs []map[string]*exec.Table
-	}
-	var runs []run
+	var runs []epochRun
 	for seed := range uint64(40) {
 		j, tables := sqlgenJob(t, seed+7)
 		r := rand.New(rand.NewPCG(seed, 43))
-		runs = append(runs, run{fmt.Sprintf("sqlgen seed %d", seed+7), planOf(t, j.texts, j.names, tables, 1+int(seed%3)), splitEpochs(r, tables, 1+r.IntN(5))})
+		runs = append(runs, epochRun{fmt.Sprintf("sqlgen seed %d", seed+7), planOf(t, j.texts, j.names, tables, 1+int(seed%3)), splitEpochs(r, tables, 1+r.IntN(5))})
 	}
 	for seed := range 20 {
 		g := gen{rand.New(rand.NewPCG(uint64(seed), 27))}
@@ -221,10 +210,10 @@ func TestEpochsRestore(t *testing.T) {
 			texts[fmt.Sprintf("g%d", i)], _ = g.query()
 			names = append(names, fmt.Sprintf("g%d", i))
 		}
-		runs = append(runs, run{fmt.Sprintf("gen seed %d", seed), planOf(t, texts, names, tables, 1+seed%3), splitEpochs(g.r, tables, 1+g.r.IntN(5))})
+		runs = append(runs, epochRun{fmt.Sprintf("gen seed %d", seed), planOf(t, texts, names, tables, 1+seed%3), splitEpochs(g.r, tables, 1+g.r.IntN(5))})
 	}
 	_, _, tables := generated(t, 1000, 9)
-	runs = append(runs, run{"default queries", planOf(t, defaultTexts(), queries.Names, tables, 2), splitEpochs(rand.New(rand.NewPCG(9, 9)), tables, 6)})
+	runs = append(runs, epochRun{"default queries", planOf(t, defaultTexts(), queries.Names, tables, 2), splitEpochs(rand.New(rand.NewPCG(9, 9)), tables, 6)})
 	restarts := 0
 	for i, rn := range runs {
 		want, err := sqlops.RunEpochs(rn.plan, rn.epochs)
@@ -286,12 +275,7 @@ var placed = []string{
 // TestEpochsPlacedConstructs runs each of placed, alone and all together,
 // over 12 of sqlgen's datasets in random epochs on 1, 2 and 3 shards.
 func TestEpochsPlacedConstructs(t *testing.T) {
-	texts := map[string]string{}
-	var names []string
-	for i, q := range placed {
-		name := fmt.Sprintf("c%d", i)
-		texts[name], names = q, append(names, name)
-	}
+	texts, names := placedQueries()
 	for seed := range uint64(12) {
 		_, tables := sqlgenJob(t, seed)
 		r := rand.New(rand.NewPCG(seed, 45))
@@ -301,4 +285,34 @@ func TestEpochsPlacedConstructs(t *testing.T) {
 		}
 		checkEpochs(t, fmt.Sprintf("seed %d, all", seed), newJob(t, texts, names, tables), tables, splitEpochs(r, tables, 1+r.IntN(6)), 2)
 	}
+}
+
+// placedQueries are the queries of placed, named c0, c1, ...
+func placedQueries() (map[string]string, []string) {
+	texts := map[string]string{}
+	var names []string
+	for i, q := range placed {
+		name := fmt.Sprintf("c%d", i)
+		texts[name], names = q, append(names, name)
+	}
+	return texts, names
+}
+
+// queries are n of the generator's random queries, named g0, g1, ...
+func (g gen) queries(n int) (map[string]string, []string) {
+	texts := map[string]string{}
+	var names []string
+	for i := range n {
+		name := fmt.Sprintf("g%d", i)
+		texts[name], _ = g.query()
+		names = append(names, name)
+	}
+	return texts, names
+}
+
+// epochRun is a standing plan and the epochs to run it over.
+type epochRun struct {
+	label  string
+	plan   *physical.Plan
+	epochs []map[string]*exec.Table
 }

@@ -1,0 +1,253 @@
+package incr
+
+import (
+	"fmt"
+
+	"github.com/wololo/wololo/services/base/snapcodec"
+	"github.com/wololo/wololo/services/dataflow/sql/exec"
+	"github.com/wololo/wololo/services/dataflow/sql/plan"
+)
+
+// aggOp is GROUP BY over an input that only grows (regroupOp is the
+// other's): an exec.Aggregation folds the epoch's rows in, and each group
+// they touch changes from its row before (-1) to its row after (+1). Its
+// work is the epoch's rows and the groups they touch. With the HAVING
+// above it (the Filter over it, fused), it remembers which groups' rows
+// pass it, and makes a group's row before only when it did: q2's groups
+// mostly never pass.
+//
+// It folds the epoch's rows in a batch at a time, as they arrive
+// (fold), and emits the epoch's change at its end (flush): all it
+// remembers of the epoch is its touched groups and, the first time each
+// is touched, its row before (when it was shown), so its memory follows
+// its groups and the epoch's changes, not the epoch's rows. Step is a
+// fold of each batch given, then the flush.
+type aggOp struct {
+	n      *plan.Node
+	agg    *exec.Aggregation
+	having *exec.Conds // nil: none
+	shown  []bool      // with having: per group, its row passes
+	mark   []bool      // per group: touched in the open epoch (all false between)
+	first  bool        // no epoch yet: a keyless aggregate's one row is new
+	keys   *exec.KeyTable
+	ep     aggEpoch // the open epoch's
+}
+
+// aggEpoch is what an aggregate remembers of the epoch it is folding:
+// what its change at the epoch's end needs and the groups no longer say.
+type aggEpoch struct {
+	open bool // rows folded (or a keyless first epoch begun) since the last flush
+	// before is the groups there were before the epoch (0 for a keyless
+	// aggregate's first: its one row over no rows is new).
+	before int
+	ids    []int32       // the groups below before the epoch touched, once each
+	was    []*exec.Batch // the rows before of those of ids that were shown, in ids' order
+}
+
+func newAgg(n *plan.Node, having *plan.Expr) *aggOp {
+	t := exec.NewKeyTable()
+	return newAggOf(n, exec.NewAggregation(t, n.Keys, n.Aggs), t, having)
+}
+
+// newAggOf is newAgg of the aggregation agg (a partial one, on a shard).
+func newAggOf(n *plan.Node, agg *exec.Aggregation, keys *exec.KeyTable, having *plan.Expr) *aggOp {
+	o := &aggOp{n: n, agg: agg, keys: keys, first: true}
+	if having != nil {
+		o.having = exec.NewConds([]*plan.Expr{having})
+	}
+	return o
+}
+
+func (o *aggOp) step(in []zset) (zset, error) {
+	for _, b := range in[0] {
+		if _, err := o.fold(0, b); err != nil {
+			return nil, err
+		}
+	}
+	return o.flush()
+}
+
+func (o *aggOp) folds(int) bool { return true }
+
+func (o *aggOp) folding() bool { return o.ep.open }
+
+// begin opens an epoch: the groups there are before it, and a keyless
+// aggregate's one row, which every epoch after its first touches.
+func (o *aggOp) begin() {
+	o.ep = aggEpoch{open: true, before: o.agg.Groups()}
+	if len(o.n.Keys) != 0 {
+		return
+	}
+	if o.first {
+		o.ep.before = 0 // the one row over no rows is new
+		return
+	}
+	o.touch([]int32{0})
+}
+
+// touch notes the groups ids (below before, not yet touched) as touched,
+// and keeps the rows before of those that were shown.
+func (o *aggOp) touch(ids []int32) {
+	var was []int32
+	for _, g := range ids {
+		o.mark[g] = true
+		o.ep.ids = append(o.ep.ids, g)
+		if o.having == nil || o.shown[g] {
+			was = append(was, g)
+		}
+	}
+	if len(was) > 0 {
+		o.ep.was = append(o.ep.was, o.agg.ResultRows(was))
+	}
+}
+
+// fold adds a batch of the epoch's rows to the groups. It emits nothing:
+// a group's row after is the epoch's end's.
+func (o *aggOp) fold(_ int, b *exec.Batch) (zset, error) {
+	for _, w := range weights(b) {
+		if w != 1 {
+			return nil, fmt.Errorf("aggregate: its input, said to only grow, retracted a row")
+		}
+	}
+	if !o.ep.open {
+		o.begin()
+	}
+	sl, err := o.agg.Slots(b)
+	if err != nil {
+		return nil, fmt.Errorf("aggregate: %w", err)
+	}
+	var fresh []int32 // groups of before the epoch touched first by b
+	for _, g := range o.agg.GroupsOf(sl) {
+		if g >= 0 && int(g) < o.ep.before && !o.mark[g] {
+			o.mark[g] = true // touch marks it again, with the others
+			fresh = append(fresh, g)
+		}
+	}
+	if len(fresh) > 0 {
+		o.touch(fresh)
+	}
+	if err := o.agg.AddSlots(b, sl); err != nil {
+		return nil, fmt.Errorf("aggregate: %w", err)
+	}
+	return nil, nil
+}
+
+// flush ends the epoch: the rows before of its touched groups that were
+// shown (-1), then the rows after (+1) of its touched groups and of its
+// new ones (those that pass the HAVING).
+func (o *aggOp) flush() (zset, error) {
+	if !o.ep.open {
+		if !(o.first && len(o.n.Keys) == 0) {
+			o.first = false
+			return nil, nil
+		}
+		o.begin() // a keyless aggregate's first epoch has its row, over no rows too
+	}
+	ep := o.ep
+	o.ep, o.first = aggEpoch{}, false
+	for _, g := range ep.ids {
+		o.mark[g] = false
+	}
+	var out zset
+	// A group whose row is the same after is a -1 and a +1 of one row,
+	// which the version's change adds up to nothing.
+	for _, b := range ep.was {
+		out = append(out, weighted(b, -1))
+	}
+	after := o.agg.Groups()
+	o.mark = append(o.mark, make([]bool, after-len(o.mark))...)
+	// The rows after: the touched groups', then the new groups'.
+	parts := []*exec.Batch{o.agg.ResultRows(ep.ids)}
+	groups := [][]int32{ep.ids}
+	if after > ep.before {
+		parts = append(parts, o.agg.ResultRange(ep.before, after))
+		fresh := make([]int32, 0, after-ep.before)
+		for g := ep.before; g < after; g++ {
+			fresh = append(fresh, int32(g))
+		}
+		groups = append(groups, fresh)
+	}
+	for k, now := range parts {
+		if o.having != nil {
+			sels, err := o.having.TrueRows(now)
+			if err != nil {
+				return nil, fmt.Errorf("having: %w", err)
+			}
+			o.shown = append(o.shown, make([]bool, after-len(o.shown))...)
+			for _, g := range groups[k] {
+				o.shown[g] = false
+			}
+			for _, i := range sels[0] {
+				o.shown[groups[k][i]] = true
+			}
+			now = now.Rows(sels[0])
+		}
+		if now.N > 0 {
+			out = append(out, weighted(now, 1))
+		}
+	}
+	return out, nil
+}
+
+// resultColumns are the columns of the aggregation's rows (ResultRows'):
+// a partial aggregation's are its partial states'.
+func (o *aggOp) resultColumns() []plan.Column {
+	var cols []plan.Column
+	for _, v := range o.agg.ResultRows(nil).Cols {
+		cols = append(cols, plan.Column{Type: v.Type})
+	}
+	return cols
+}
+
+// write writes the open epoch's state (an Engine's snapshot, between
+// epochs, has none; an epoch task's, mid-epoch, may): whether one is
+// open, the groups before it, those it touched, the rows before of those
+// shown (of the aggregation's columns cols).
+func (ep *aggEpoch) write(w *snapcodec.Writer, cols []plan.Column) {
+	w.Bool(ep.open)
+	if !ep.open {
+		return
+	}
+	w.Uvarint(uint64(ep.before))
+	w.Uvarint(uint64(len(ep.ids)))
+	for _, g := range ep.ids {
+		w.Uvarint(uint64(g))
+	}
+	w.Bytes(exec.AppendRowsState(nil, exec.Concat(cols, ep.was)))
+}
+
+// read reads write's state into o's open epoch, marking its touched
+// groups; bytes that cannot be o's fail r.
+func (ep *aggEpoch) read(r *snapcodec.Reader, o *aggOp) {
+	*ep = aggEpoch{open: r.Bool()}
+	if r.Err != nil || !ep.open {
+		return
+	}
+	ep.before = int(r.Uvarint())
+	n := r.Count(1)
+	if r.Err != nil || ep.before > o.agg.Groups() || len(o.mark) < ep.before || n > ep.before {
+		r.Fail(nil)
+		return
+	}
+	ep.ids = make([]int32, n)
+	for i := range ep.ids {
+		g := r.Uvarint()
+		if r.Err != nil || g >= uint64(ep.before) || o.mark[g] {
+			r.Fail(nil)
+			return
+		}
+		ep.ids[i] = int32(g)
+		o.mark[g] = true
+	}
+	was := readRows(r, o.resultColumns())
+	if r.Err != nil {
+		return
+	}
+	if was.N > len(ep.ids) {
+		r.Fail(nil)
+		return
+	}
+	if was.N > 0 {
+		ep.was = []*exec.Batch{was}
+	}
+}
