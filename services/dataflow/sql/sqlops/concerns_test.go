@@ -26,7 +26,7 @@ var concerns = []struct {
 }{
 	{"the operators and their snapshots", []string{"ops.go", "exchange.go", "snapshot.go", "budget.go"}, nil},
 	{"the task", []string{"task.go", "tasksnap.go"}, []string{"the operators and their snapshots"}},
-	{"the epoch task", []string{"epoch.go", "epochbuild.go", "epochsnap.go", "epochwire.go"}, []string{"the operators and their snapshots"}},
+	{"the epoch task", []string{"epoch.go", "epochbuild.go", "epochfold.go", "epochsnap.go", "epochwire.go"}, []string{"the operators and their snapshots"}},
 	{"the in-process runners", []string{"run.go", "answer.go", "runepochs.go"}, []string{"the operators and their snapshots", "the task", "the epoch task"}},
 	{"the stage adapter", []string{"stage.go", "streams.go", "source.go", "epochstage.go"}, []string{"the operators and their snapshots", "the task", "the epoch task"}},
 	{"the package doc", []string{"doc.go"}, nil},

@@ -37,13 +37,14 @@
 //     snapshot (a version, then each operator's). It uses the operators;
 //     it may not touch the runners, the transport's stream names or the
 //     stage runtime's JobSpec and Emitter.
-//   - The epoch task (epoch.go, epochbuild.go, epochsnap.go,
-//     epochwire.go): EpochTask, one instance of one task of a standing
-//     plan (physical.Plan.Standing), each operator in its incremental
-//     form (services/dataflow/sql/incr's Op), the changes of each epoch
-//     and its markers on the channels, a version of each query at its
-//     sink per epoch; CheckStanding, its snapshot, and the epoch's wire
-//     form (EncodeEpochRows, EncodeEpochMarker, DecodeEpoch). It uses
+//   - The epoch task (epoch.go, epochbuild.go, epochfold.go,
+//     epochsnap.go, epochwire.go): EpochTask, one instance of one task
+//     of a standing plan (physical.Plan.Standing), each operator in its
+//     incremental form (services/dataflow/sql/incr's Op), the changes of
+//     each epoch and its markers on the channels (folded into the
+//     operators' state as they arrive where an operator can: epochfold.go),
+//     a version of each query at its sink per epoch; CheckStanding, its
+//     snapshot, and the epoch's wire form (EncodeEpochRows, EncodeEpochMarker, DecodeEpoch). It uses
 //     the operators (the exchange, the meter), not the Task.
 //   - The in-process runners (run.go, answer.go, runepochs.go): Run,
 //     RunFeeds, Answer and RunEpochs, every instance of a plan's tasks in
