@@ -27,16 +27,16 @@ import (
 type standingGateway struct {
 	wololov1.UnimplementedJobServiceServer
 
-	mu      sync.Mutex
-	req     *wololov1.CreateJobRequest
-	starts  []*wololov1.UploadStart
-	epochs  int64
+	mu     sync.Mutex
+	req    *wololov1.CreateJobRequest
+	starts []*wololov1.UploadStart
+	epochs int64
 	// appendEnds is the last epoch of each append: an append with
 	// --epoch-every makes two epochs here (a cut, then its end).
 	appendEnds []int64
-	closed  bool
-	deletes int
-	failed  string // the job failed, why
+	closed     bool
+	deletes    int
+	failed     string // the job failed, why
 }
 
 func (g *standingGateway) CreateJob(_ context.Context, req *wololov1.CreateJobRequest) (*wololov1.CreateJobResponse, error) {
