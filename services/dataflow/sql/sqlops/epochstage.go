@@ -107,12 +107,7 @@ func (o *epochStageOp) EndInput(k int, out stage.Emitter) error {
 	}
 	o.out = out
 	o.t.meter.interruptedBy(out)
-	for sender := range c.senders {
-		if err := o.t.End(c.ch, sender); err != nil {
-			return err
-		}
-	}
-	return nil
+	return endAll(c, o.t.End)
 }
 
 // Finish implements stage.Operator: every input has ended, so every

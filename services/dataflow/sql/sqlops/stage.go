@@ -198,8 +198,14 @@ func (o *stageOp) EndInput(k int, out stage.Emitter) error {
 	}
 	o.out = out
 	o.t.meter.interruptedBy(out)
+	return endAll(c, o.t.End)
+}
+
+// endAll tells a task (a Task's End, an EpochTask's) that every sender
+// of channel c has ended it, as the runtime's Driver has counted them.
+func endAll(c channelOf, end func(ch string, sender int) error) error {
 	for sender := range c.senders {
-		if err := o.t.End(c.ch, sender); err != nil {
+		if err := end(c.ch, sender); err != nil {
 			return err
 		}
 	}
