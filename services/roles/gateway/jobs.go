@@ -66,6 +66,9 @@ type jobs struct {
 	// unfinished (resumeReplays goes on with them, once): not a job a
 	// rebuild makes after recovery, whose replay its rebuild starts.
 	resume []*job
+	// following are the added queries' jobs recover linked, for
+	// resumeAdded to keep up (addquery.go).
+	following []*job
 }
 
 // maxDeletedNames bounds the deleted jobs whose deletion the gateway
@@ -143,8 +146,16 @@ type job struct {
 	// rebuildOf is the run this one replaced (JobRecord.rebuild_of), ""
 	// for a job's first run.
 	rebuildOf string
+	// addedTo is, for the job of a query added to a standing job
+	// (addquery.go), that job's internal id (JobRecord.added_to), and
+	// addedAt the epoch it was added at; "" for any other job.
+	addedTo string
+	addedAt int64
 
 	mu       sync.Mutex
+	// follows is what links an added query's job and its standing job
+	// (addquery.go).
+	follows follows
 	activity time.Time // last client call or progress, for retention
 	finished time.Time // when the results came in or the job failed, as the store records it
 	state    wololov1.JobState
@@ -577,7 +588,7 @@ func (js *jobs) newJob(id string, rec *wololov1.JobRecord, decoded *physical.Pla
 	}
 	j := &job{
 		id: id, owner: rec.Owner, name: name, created: time.UnixMilli(rec.CreatedUnixMs), activity: time.Now(),
-		rebuildOf: rec.RebuildOf, rebuilds: cleanReasons(rec.Rebuilds),
+		rebuildOf: rec.RebuildOf, rebuilds: cleanReasons(rec.Rebuilds), addedTo: rec.AddedTo, addedAt: rec.AddedAt,
 		log:   js.log.With("job", id, "owner", rec.Owner, "name", name),
 		state: wololov1.JobState_JOB_STATE_UPLOADING, changed: make(chan struct{}), failed: make(chan struct{}),
 		gone: make(chan struct{}), replayed: closedChan(),
@@ -751,6 +762,7 @@ func (js *jobs) recover(img *transport.Image) (unreadable []string, err error) {
 		j.log.Info("job recovered as the rebuild of a run that is dropped now", "replaces", old.id)
 		unreadable = append(unreadable, old.id)
 	}
+	unreadable = append(unreadable, js.linkAdded()...)
 	sort.Strings(unreadable)
 	return unreadable, nil
 }

@@ -207,11 +207,24 @@ func (s jobService) WatchAnswers(req *wololov1.WatchAnswersRequest, stream wolol
 }
 
 // QueryJob answers a one-off query over the caller's standing job's
-// epochs published so far (oneoff.go), its CSV in pieces.
+// epochs published so far (oneoff.go), its CSV in pieces; or adds
+// queries to it (addquery.go).
 func (s jobService) QueryJob(req *wololov1.QueryJobRequest, stream wololov1.JobService_QueryJobServer) error {
 	owner, err := s.g.identify(stream.Context())
 	if err != nil {
 		return err
+	}
+	if len(req.GetAdd()) > 0 {
+		// Queries added to the job (addquery.go): no answer, the epoch
+		// they were added at, once their versions so far are published.
+		if req.GetSql() != "" {
+			return toStatus(errorf(ErrInvalid, "a one-off query (sql) or queries to add, not both"))
+		}
+		at, err := s.g.addQueries(stream.Context(), owner, req.GetJobId(), req.GetAdd())
+		if err != nil {
+			return toStatus(err)
+		}
+		return stream.Send(&wololov1.QueryJobResponse{Epochs: at})
 	}
 	answer, epochs, err := s.g.queryJob(stream.Context(), owner, req.GetJobId(), req.GetSql())
 	if err != nil {
