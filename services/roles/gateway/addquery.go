@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -433,4 +434,17 @@ func (g *Gateway) resumeAdded() {
 	for _, c := range follow {
 		go g.keepUp(c)
 	}
+}
+
+// resultNames are the names of results, a version of j or its final
+// results, in the order they are sent: j's queries', then those of the
+// queries added to it the version has, by name.
+func resultNames(j *job, results map[string][]byte) []string {
+	out := j.resultFiles()
+	for _, name := range slices.Sorted(maps.Keys(results)) {
+		if !slices.Contains(out, name) {
+			out = append(out, name)
+		}
+	}
+	return out
 }

@@ -111,7 +111,7 @@ func (s jobService) GetResults(req *wololov1.GetResultsRequest, stream wololov1.
 	if err != nil {
 		return toStatus(err)
 	}
-	for _, name := range j.resultFiles() {
+	for _, name := range resultNames(j, results) {
 		if err := sendChunks(results[name], func(data []byte) error {
 			return stream.Send(&wololov1.GetResultsResponse{Name: name, Data: data, Epoch: epoch})
 		}); err != nil {
