@@ -2,8 +2,11 @@ package e2e
 
 import (
 	"context"
+	"encoding/csv"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -75,8 +78,39 @@ func TestAddedQueryThroughTheCLI(t *testing.T) {
 		t.Errorf("adding a query the SQL engine refuses: exit %d, %v; want exit %d naming 3:15", code, err, cli.ExitRefused)
 	}
 
+	out = t.TempDir()
+	must("results", "--job", "s", "--epoch", "1", "--out", out)
+	if _, err := os.Stat(filepath.Join(out, "extra.csv")); err == nil {
+		t.Errorf("results --epoch 1 has extra.csv: the query was added at epoch 2")
+	}
+
 	must("close", "--job", "s")
 	out = t.TempDir()
 	must("results", "--job", "s", "--out", out, "--keep")
 	check("results after close", out, epochs)
+
+	// The added query's changes watched (its first version all added,
+	// at the epoch it was added at) add up to its last version.
+	sum := map[string]int64{}
+	for _, l := range strings.Split(strings.TrimSpace(must("watch", "--answers", "--job", "s")), "\n")[1:] {
+		f := strings.SplitN(l, " ", 4)
+		if len(f) != 4 || f[1] != "extra" {
+			continue
+		}
+		if f[0] == "1" {
+			t.Errorf("watch --answers: a change of extra at epoch 1, before it was added: %q", l)
+		}
+		diff, _ := strconv.ParseInt(f[2], 10, 64)
+		row, err := csv.NewReader(strings.NewReader(f[3])).Read()
+		if err != nil {
+			t.Fatalf("watch --answers line %q: %v", l, err)
+		}
+		key := strings.Join(row, "\x00")
+		if sum[key] += diff; sum[key] == 0 {
+			delete(sum, key)
+		}
+	}
+	if w := rowCounts(t, want(epochs)["extra"]); fmt.Sprint(sum) != fmt.Sprint(w) {
+		t.Errorf("the changes of extra watched add up to %v; want %v", sum, w)
+	}
 }

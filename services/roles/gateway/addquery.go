@@ -1,7 +1,9 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
+	"encoding/csv"
 	"fmt"
 	"maps"
 	"slices"
@@ -447,4 +449,27 @@ func resultNames(j *job, results map[string][]byte) []string {
 		}
 	}
 	return out
+}
+
+// wholeChange is the change that makes a version out of nothing: each
+// of its rows added once (the query's columns, then "diff", as a
+// change's), for an added query's first version in its job.
+func wholeChange(version []byte) []byte {
+	r := csv.NewReader(bytes.NewReader(version))
+	r.FieldsPerRecord = -1
+	records, err := r.ReadAll()
+	if err != nil || len(records) == 0 {
+		return nil
+	}
+	var out bytes.Buffer
+	w := csv.NewWriter(&out)
+	for i, rec := range records {
+		if i == 0 {
+			_ = w.Write(append(rec, "diff"))
+		} else {
+			_ = w.Write(append(rec, "1"))
+		}
+	}
+	w.Flush()
+	return out.Bytes()
 }

@@ -173,7 +173,6 @@ func (s jobService) WatchAnswers(req *wololov1.WatchAnswersRequest, stream wolol
 	if j.standing == nil {
 		return toStatus(errorf(ErrNotStanding, "job %q is a batch job: it has no versions to watch (client results gets its answers)", j.name))
 	}
-	names := j.resultFiles()
 	for epoch := max(req.GetFromEpoch(), 1); ; {
 		j = j.follow() // a rebuilt job's new run, which publishes its versions again (rebuildstanding.go)
 		changes, published, done, changed, err := j.change(epoch)
@@ -181,6 +180,7 @@ func (s jobService) WatchAnswers(req *wololov1.WatchAnswersRequest, stream wolol
 		case err != nil:
 			return toStatus(err)
 		case published:
+			names := resultNames(j, changes) // its queries', and those added to it (addquery.go)
 			for i, name := range names {
 				if err := sendChunks(changes[name], func(data []byte) error {
 					return stream.Send(&wololov1.WatchAnswersResponse{Epoch: epoch, Query: strings.TrimSuffix(name, ".csv"), Data: data})

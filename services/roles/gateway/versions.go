@@ -62,8 +62,8 @@ func newVersions(names []string) *versions {
 // wants reports whether a record of name's version of epoch is one to
 // take: a query's of the job not published yet, or an added query's.
 func (v *versions) wants(name string, epoch int64) bool {
-	if _, ok := v.added[name]; ok {
-		return true
+	if at, ok := v.added[name]; ok {
+		return epoch >= at
 	}
 	return slices.Contains(v.names, name) && epoch > v.published
 }
@@ -130,9 +130,16 @@ func (v *versions) add(records map[string][]byte) bool {
 			ver = &version{files: map[string][]byte{}, changes: map[string][]byte{}}
 			v.byEpoch[epoch] = ver
 		}
-		if change {
+		switch {
+		case v.added[name] == epoch && change:
+			// An added query's first version is all new to the job's
+			// watchers: its change is made of it (wholeChange).
+		case v.added[name] == epoch:
+			ver.files[name] = data
+			ver.changes[name] = wholeChange(data)
+		case change:
 			ver.changes[name] = data
-		} else {
+		default:
 			ver.files[name] = data
 		}
 	}
