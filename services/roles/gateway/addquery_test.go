@@ -1,0 +1,153 @@
+package gateway
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc/codes"
+
+	"github.com/wololo/wololo/internal/testkit"
+	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
+	"github.com/wololo/wololo/services/base/inputlog"
+	"github.com/wololo/wololo/transport"
+)
+
+// addQuery adds queries to job id through QueryJob: the epoch they were
+// added at.
+func addQuery(svc wololov1.JobServiceServer, id string, queries ...*wololov1.Query) (int64, error) {
+	s := &queryStream{ctx: context.Background()}
+	err := svc.QueryJob(&wololov1.QueryJobRequest{JobId: id, Add: queries}, s)
+	return s.epochs, err
+}
+
+// addedOf is the added query's job g holds, nil while there is none.
+func addedOf(g *Gateway) *job {
+	g.jobs.mu.Lock()
+	defer g.jobs.mu.Unlock()
+	for _, j := range g.jobs.byID {
+		if strings.HasPrefix(j.name, addedPrefix) {
+			return j
+		}
+	}
+	return nil
+}
+
+// committedEpochs is how many epochs of standing job j are in whole.
+func committedEpochs(j *job) int64 {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.standing.committed
+}
+
+// TestAddedQueryLifecycle: a query added to an open standing job after
+// its epoch 2 runs as an internal standing job (added_to) whose epochs 1
+// and 2 are replayed at once from the job's retained copies; the add
+// returns once its version 2 is published, and the job's results of
+// epoch 2 have it (not epoch 1's). Epoch 3, appended to the job, is
+// opened on the added job and replayed once committed, and the job's
+// epoch 3 is published only once the added query has its version too.
+// A name the job has, a query of an unknown column and SQL the engine
+// refuses are refused before anything runs; adding the same query again
+// (a client's retry) is the same add. Closing the job closes the added
+// job; deleting it deletes the added job everywhere.
+func TestAddedQueryLifecycle(t *testing.T) {
+	store := transport.NewMemStore()
+	inputs, err := inputlog.Open(filepath.Join(t.TempDir(), "input"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dropped := make(chan string, 8)
+	g := newTestGateway(t, store, Config{Retention: time.Hour, Epochs: (&fakeEpochs{}).runtime(), Inputs: inputs}, dropped)
+	svc := g.Service()
+	ctx := context.Background()
+	extra := &wololov1.Query{Name: "extra", Sql: "SELECT civ, count(*) AS n FROM match_players GROUP BY civ"}
+
+	if _, err := svc.CreateJob(ctx, &wololov1.CreateJobRequest{JobId: "s", Matches: tMatches.header(), Players: tPlayers.header(), Standing: true}); err != nil {
+		t.Fatal(err)
+	}
+	uploadEpoch(t, svc, "s", 1, tMatches, tPlayers)
+	publish(t, g, store, "s", versionRecords(1, q1to4...))
+	if _, err := svc.AppendJob(ctx, &wololov1.AppendJobRequest{JobId: "s", Matches: sMatches.header(), Players: rPlayers.header()}); err != nil {
+		t.Fatal(err)
+	}
+	uploadEpoch(t, svc, "s", 2, sMatches, rPlayers)
+	publish(t, g, store, "s", versionRecords(2, q1to4...))
+
+	_, err = addQuery(svc, "s", &wololov1.Query{Name: "q1", Sql: extra.Sql})
+	wantCode(t, "a name the job has", err, codes.FailedPrecondition, `has a query "q1"`)
+	_, err = addQuery(svc, "s", &wololov1.Query{Name: "bad", Sql: "SELECT count(* AS n FROM matches"})
+	wantCode(t, "SQL the engine refuses", err, codes.InvalidArgument, "1:")
+	_, err = addQuery(svc, "s", &wololov1.Query{Name: "bad", Sql: "SELECT max(nope) AS n FROM match_players"})
+	wantCode(t, "an unknown column", err, codes.InvalidArgument, `"nope"`)
+	if c := addedOf(g); c != nil {
+		t.Fatalf("a refused add made job %s", c.id)
+	}
+
+	type added struct {
+		at  int64
+		err error
+	}
+	done := make(chan added, 2)
+	go func() { at, err := addQuery(svc, "s", extra); done <- added{at, err} }()
+	var c *job
+	testkit.WaitFor(t, "the added query's job", 10*time.Second, func() bool { c = addedOf(g); return c != nil })
+	testkit.WaitFor(t, "its epochs 1 and 2 replayed", 10*time.Second, func() bool { return committedEpochs(c) == 2 })
+	if c.addedTo != internalID(t, g, "s") || c.addedAt != 2 || c.files[1].report.Rows != int64(strings.Count(tPlayers.body, "\n")) || c.epochFiles(2)[1].report.Rows != 2 {
+		t.Fatalf("the added job: follows %q at epoch %d, players of epoch 1 %+v, of epoch 2 %+v", c.addedTo, c.addedAt, c.files[1].report, c.epochFiles(2)[1].report)
+	}
+	go func() { at, err := addQuery(svc, "s", extra); done <- added{at, err} }() // a retry
+	publish(t, g, store, c.name, versionRecords(1, "extra.csv"))
+	publish(t, g, store, c.name, versionRecords(2, "extra.csv"))
+	for range 2 {
+		if a := <-done; a.err != nil || a.at != 2 {
+			t.Fatalf("the add: at epoch %d, %v; want 2", a.at, a.err)
+		}
+	}
+	if got, _, err := results(svc, "s", 2); err != nil || got["extra.csv"] != "n\nextra.csv@2\n" || got["q1.csv"] != "n\nq1.csv@2\n" {
+		t.Fatalf("results of epoch 2: %q, %v", got, err)
+	}
+	if got, _, err := results(svc, "s", 1); err != nil || got["extra.csv"] != "" {
+		t.Fatalf("results of epoch 1, before the add: %q, %v", got, err)
+	}
+
+	if _, err := svc.AppendJob(ctx, &wololov1.AppendJobRequest{JobId: "s", Matches: hMatches.header(), Players: oPlayers.header()}); err != nil {
+		t.Fatal(err)
+	}
+	uploadEpoch(t, svc, "s", 3, hMatches, oPlayers)
+	publish(t, g, store, "s", versionRecords(3, q1to4...))
+	testkit.WaitFor(t, "epoch 3 replayed into the added job", 10*time.Second, func() bool { return committedEpochs(c) == 3 })
+	if _, _, err := results(svc, "s", 3); err == nil {
+		t.Fatal("epoch 3 is published without the added query's version")
+	}
+	publish(t, g, store, c.name, versionRecords(3, "extra.csv"))
+	if got, _, err := results(svc, "s", 3); err != nil || got["extra.csv"] != "n\nextra.csv@3\n" {
+		t.Fatalf("results of epoch 3: %q, %v", got, err)
+	}
+
+	if _, err := svc.CloseJob(ctx, &wololov1.CloseJobRequest{JobId: "s"}); err != nil {
+		t.Fatal(err)
+	}
+	testkit.WaitFor(t, "the added job closed", 10*time.Second, func() bool {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		return c.standing.closed
+	})
+	if _, err := svc.DeleteJob(ctx, &wololov1.DeleteJobRequest{JobId: "s"}); err != nil {
+		t.Fatal(err)
+	}
+	testkit.WaitFor(t, "the added job dropped everywhere", 10*time.Second, func() bool {
+		for {
+			select {
+			case id := <-dropped:
+				if id == c.id {
+					return true
+				}
+			default:
+				return false
+			}
+		}
+	})
+}
