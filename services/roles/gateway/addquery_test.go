@@ -51,7 +51,8 @@ func committedEpochs(j *job) int64 {
 // epoch 3 is published only once the added query has its version too.
 // A name the job has, a query of an unknown column and SQL the engine
 // refuses are refused before anything runs; adding the same query again
-// (a client's retry) is the same add. Closing the job closes the added
+// (a client's retry) is the same add. A restarted gateway links them
+// again and goes on keeping the added query up. Closing the job closes the added
 // job; deleting it deletes the added job everywhere.
 func TestAddedQueryLifecycle(t *testing.T) {
 	store := transport.NewMemStore()
@@ -125,6 +126,29 @@ func TestAddedQueryLifecycle(t *testing.T) {
 	publish(t, g, store, c.name, versionRecords(3, "extra.csv"))
 	if got, _, err := results(svc, "s", 3); err != nil || got["extra.csv"] != "n\nextra.csv@3\n" {
 		t.Fatalf("results of epoch 3: %q, %v", got, err)
+	}
+
+	// A gateway restarted on the store links the added job again: the
+	// job's versions have the added query's, and its next epoch is
+	// replayed into the added job, whose version it waits for.
+	g2 := newTestGateway(t, store, Config{Retention: time.Hour, Epochs: (&fakeEpochs{}).runtime(), Inputs: inputs}, dropped)
+	svc = g2.Service()
+	if got, _, err := results(svc, "s", 3); err != nil || got["extra.csv"] != "n\nextra.csv@3\n" {
+		t.Fatalf("restarted, results of epoch 3: %q, %v", got, err)
+	}
+	c = addedOf(g2)
+	if _, err := svc.AppendJob(ctx, appendRequest("s", oPlayers)); err != nil {
+		t.Fatal(err)
+	}
+	uploadEpoch(t, svc, "s", 4, sMatches, oPlayers)
+	publish(t, g2, store, "s", versionRecords(4, q1to4...))
+	testkit.WaitFor(t, "epoch 4 replayed into the added job", 10*time.Second, func() bool { return committedEpochs(c) == 4 })
+	if _, _, err := results(svc, "s", 4); err == nil {
+		t.Fatal("restarted, epoch 4 is published without the added query's version")
+	}
+	publish(t, g2, store, c.name, versionRecords(4, "extra.csv"))
+	if got, _, err := results(svc, "s", 4); err != nil || got["extra.csv"] != "n\nextra.csv@4\n" {
+		t.Fatalf("restarted, results of epoch 4: %q, %v", got, err)
 	}
 
 	if _, err := svc.CloseJob(ctx, &wololov1.CloseJobRequest{JobId: "s"}); err != nil {

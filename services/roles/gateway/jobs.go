@@ -920,13 +920,15 @@ func (js *jobs) dropLocked(id string) error {
 }
 
 // idle lists the jobs without client activity for longer than retention.
+// An added query's job is not one: no client calls it, and it is dropped
+// with the job it follows (addquery.go).
 func (js *jobs) idle(now time.Time, retention time.Duration) []string {
 	js.mu.Lock()
 	defer js.mu.Unlock()
 	var out []string
 	for id, j := range js.byID {
 		j.mu.Lock()
-		if now.Sub(j.activity) > retention {
+		if now.Sub(j.activity) > retention && j.addedTo == "" {
 			out = append(out, id)
 		}
 		j.mu.Unlock()
