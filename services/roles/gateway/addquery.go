@@ -14,6 +14,7 @@ import (
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 	"github.com/wololo/wololo/services/base/jobid"
 	"github.com/wololo/wololo/services/dataflow/sql/physical"
+	"github.com/wololo/wololo/transport"
 )
 
 // Added queries (QueryJobRequest.add, `wololo client query --job ID
@@ -39,10 +40,12 @@ import (
 // failing the job deletes its added queries' jobs, and its retained
 // input is kept until they have read every epoch of it.
 //
-// What it does not do yet: follow a job that a rebuild runs again (the
-// new run starts from epoch 1 again; the added job does not), show an
-// added query in the job's WatchAnswers changes before the epoch after
-// the one it was added at, or take an added query away.
+// A job run again after a lost state (rebuildstanding.go) keeps its
+// added queries: the added job follows the new run (followRun), whose
+// copies are the same, and gives it its versions so far.
+//
+// What it does not do yet: take an added query away; show it to a
+// WatchAnswers already past the epoch it was added at before the next.
 
 // addedPrefix begins the name of an added query's job: a name no client
 // chooses (jobid.Valid refuses the dot), as a one-off query's.
@@ -207,6 +210,48 @@ func link(p, c *job) {
 	}
 }
 
+// followRun makes the added query's job c follow p, the run of its
+// standing job now, if it followed another: a run that replaced it after
+// a lost state (rebuildstanding.go), which publishes its versions again
+// from epoch 1 and retains the same copies. Durably: c's description
+// names p from then on (JobRecord.added_to), for a restarted gateway.
+func (js *jobs) followRun(c, p *job) error {
+	c.mu.Lock()
+	linked := c.follows.parent
+	records := c.standing.versions.records()
+	c.mu.Unlock()
+	if linked == p {
+		return nil
+	}
+	img, err := js.store.Load()
+	if err != nil {
+		return errorf(ErrStore, "read job %q back to follow the new run of its job: %v", c.name, err)
+	}
+	ji := img.Jobs[c.id]
+	if ji == nil || ji.Records[recordMeta] == nil {
+		return errorf(ErrStore, "job %q: no description in the store", c.name)
+	}
+	rec, err := decodeJobRecord(ji.Records[recordMeta])
+	if err != nil {
+		return err
+	}
+	rec.AddedTo = p.id
+	b, err := proto.Marshal(rec)
+	if err != nil {
+		return err
+	}
+	if err := js.store.Commit(&transport.Commit{Job: c.id, Records: map[string][]byte{recordMeta: b}}); err != nil {
+		return errorf(ErrStore, "job %q: follow the new run of its job: %v", c.name, err)
+	}
+	link(p, c)
+	p.mu.Lock()
+	p.standing.versions.add(records)
+	p.notifyLocked()
+	p.mu.Unlock()
+	c.log.Info("the added query follows its job's new run", "run", p.id)
+	return nil
+}
+
 // parentRun is the run of the standing job an added query's job follows.
 func (c *job) parentRun() *job {
 	c.mu.Lock()
@@ -269,6 +314,10 @@ func (g *Gateway) keepUp(c *job) {
 	defer g.caughtUp(c)
 	for {
 		p := c.parentRun()
+		if err := g.jobs.followRun(c, p); err != nil {
+			g.replayFailed(c, c.files[0], "of the standing job's new run, for an added query", err)
+			return
+		}
 		st := p.followed()
 		if st.err != nil {
 			if err := g.deleteJob(c.id, "its standing job is over: "+st.err.Error()); err != nil {

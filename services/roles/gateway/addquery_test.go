@@ -52,7 +52,8 @@ func committedEpochs(j *job) int64 {
 // A name the job has, a query of an unknown column and SQL the engine
 // refuses are refused before anything runs; adding the same query again
 // (a client's retry) is the same add. A restarted gateway links them
-// again and goes on keeping the added query up. Closing the job closes the added
+// again and goes on keeping the added query up; so does the job's new
+// run after a lost state. Closing the job closes the added
 // job; deleting it deletes the added job everywhere.
 func TestAddedQueryLifecycle(t *testing.T) {
 	store := transport.NewMemStore()
@@ -150,6 +151,24 @@ func TestAddedQueryLifecycle(t *testing.T) {
 	if got, _, err := results(svc, "s", 4); err != nil || got["extra.csv"] != "n\nextra.csv@4\n" {
 		t.Fatalf("restarted, results of epoch 4: %q, %v", got, err)
 	}
+
+	// The job run again after a lost state keeps its added query: the
+	// new run's versions, published again, have it.
+	if err := g2.FailJob(transport.JobFailure{Job: internalID(t, g2, "s"), Reporter: "shard-1", Reason: "channel state lost", StateLost: true}); err != nil {
+		t.Fatal(err)
+	}
+	nj, err := g2.jobs.lookup("", "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-nj.replayed
+	for k := int64(1); k <= 4; k++ {
+		publish(t, g2, store, "s", versionRecords(k, q1to4...))
+	}
+	testkit.WaitFor(t, "the new run's epoch 4 with the added query", 10*time.Second, func() bool {
+		got, _, err := results(svc, "s", 4)
+		return err == nil && got["extra.csv"] == "n\nextra.csv@4\n"
+	})
 
 	if _, err := svc.CloseJob(ctx, &wololov1.CloseJobRequest{JobId: "s"}); err != nil {
 		t.Fatal(err)
