@@ -252,6 +252,15 @@ func (js *jobs) followRun(c, p *job) error {
 	return nil
 }
 
+// notAdded refuses a client's append or close of an added query's job:
+// its epochs are its job's, and it closes with it.
+func (j *job) notAdded() error {
+	if j.addedTo != "" {
+		return errorf(ErrNotStanding, "job %q is the job of a query added to another: it takes that job's epochs, and closes with it", j.name)
+	}
+	return nil
+}
+
 // parentRun is the run of the standing job an added query's job follows.
 func (c *job) parentRun() *job {
 	c.mu.Lock()

@@ -100,6 +100,10 @@ func TestAddedQueryLifecycle(t *testing.T) {
 	if c.addedTo != internalID(t, g, "s") || c.addedAt != 2 || c.files[1].report.Rows != int64(strings.Count(tPlayers.body, "\n")) || c.epochFiles(2)[1].report.Rows != 2 {
 		t.Fatalf("the added job: follows %q at epoch %d, players of epoch 1 %+v, of epoch 2 %+v", c.addedTo, c.addedAt, c.files[1].report, c.epochFiles(2)[1].report)
 	}
+	_, err = svc.AppendJob(ctx, &wololov1.AppendJobRequest{JobId: c.name, Matches: sMatches.header(), Players: rPlayers.header()})
+	wantCode(t, "an append to the added job", err, codes.FailedPrecondition, "added to another")
+	_, err = svc.CloseJob(ctx, &wololov1.CloseJobRequest{JobId: c.name})
+	wantCode(t, "a close of the added job", err, codes.FailedPrecondition, "added to another")
 	go func() { at, err := addQuery(svc, "s", extra); done <- added{at, err} }() // a retry
 	publish(t, g, store, c.name, versionRecords(1, "extra.csv"))
 	publish(t, g, store, c.name, versionRecords(2, "extra.csv"))

@@ -142,6 +142,9 @@ func (s jobService) AppendJob(ctx context.Context, req *wololov1.AppendJobReques
 	if err != nil {
 		return nil, err
 	}
+	if err := j.notAdded(); err != nil {
+		return nil, toStatus(err)
+	}
 	a, err := s.g.jobs.appendEpoch(j.follow(), req)
 	if err != nil {
 		return nil, toStatus(err)
@@ -154,6 +157,9 @@ func (s jobService) CloseJob(ctx context.Context, req *wololov1.CloseJobRequest)
 	j, err := s.job(ctx, req.GetJobId())
 	if err != nil {
 		return nil, err
+	}
+	if err := j.notAdded(); err != nil {
+		return nil, toStatus(err)
 	}
 	epochs, err := s.g.closeJob(ctx, j.follow())
 	if err != nil {
