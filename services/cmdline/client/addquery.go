@@ -2,11 +2,8 @@ package client
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-
-	"google.golang.org/grpc"
 
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 	sqlflags "github.com/wololo/wololo/services/cmdline/explain"
@@ -23,22 +20,7 @@ import (
 // added again as the same add.
 func (s *Session) AddQueries(ctx context.Context, id string, queries []*wololov1.Query) (int64, error) {
 	var at int64
-	err := s.retry(ctx, 5, func(ctx context.Context) error {
-		stream, err := s.Jobs.QueryJob(ctx, &wololov1.QueryJobRequest{JobId: id, Add: queries}, grpc.WaitForReady(true))
-		if err != nil {
-			return err
-		}
-		for {
-			r, err := stream.Recv()
-			if errors.Is(err, io.EOF) {
-				return nil
-			}
-			if err != nil {
-				return err
-			}
-			at = r.Epochs
-		}
-	})
+	err := s.queryCall(ctx, &wololov1.QueryJobRequest{JobId: id, Add: queries}, func() {}, func(r *wololov1.QueryJobResponse) { at = r.Epochs })
 	return at, err
 }
 

@@ -30,9 +30,19 @@ import (
 func (s *Session) Query(ctx context.Context, id, sql string) ([]byte, int64, error) {
 	var answer bytes.Buffer
 	var epochs int64
-	err := s.retry(ctx, 5, func(ctx context.Context) error {
-		answer.Reset()
-		stream, err := s.Jobs.QueryJob(ctx, &wololov1.QueryJobRequest{JobId: id, Sql: sql}, grpc.WaitForReady(true))
+	err := s.queryCall(ctx, &wololov1.QueryJobRequest{JobId: id, Sql: sql}, answer.Reset, func(r *wololov1.QueryJobResponse) {
+		answer.Write(r.Data)
+		epochs = r.Epochs
+	})
+	return answer.Bytes(), epochs, err
+}
+
+// queryCall makes a QueryJob call, asked again when it breaks (start is
+// called before each), and hands each of its answers to each.
+func (s *Session) queryCall(ctx context.Context, req *wololov1.QueryJobRequest, start func(), each func(*wololov1.QueryJobResponse)) error {
+	return s.retry(ctx, 5, func(ctx context.Context) error {
+		start()
+		stream, err := s.Jobs.QueryJob(ctx, req, grpc.WaitForReady(true))
 		if err != nil {
 			return err
 		}
@@ -44,11 +54,9 @@ func (s *Session) Query(ctx context.Context, id, sql string) ([]byte, int64, err
 			if err != nil {
 				return err
 			}
-			answer.Write(r.Data)
-			epochs = r.Epochs
+			each(r)
 		}
 	})
-	return answer.Bytes(), epochs, err
 }
 
 // printTable writes a CSV answer as a table: columns aligned, a rule

@@ -152,10 +152,10 @@ type job struct {
 	addedTo string
 	addedAt int64
 
-	mu       sync.Mutex
+	mu sync.Mutex
 	// follows is what links an added query's job and its standing job
 	// (addquery.go).
-	follows follows
+	follows  follows
 	activity time.Time // last client call or progress, for retention
 	finished time.Time // when the results came in or the job failed, as the store records it
 	state    wololov1.JobState
