@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -35,6 +36,22 @@ func addedOf(g *Gateway) *job {
 	return nil
 }
 
+// latestNames are the queries of job name's latest version as
+// ClusterJob.latest shows them.
+func latestNames(g *Gateway, name string) []string {
+	j, err := g.jobs.lookup("", name)
+	if err != nil {
+		return nil
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	var out []string
+	for _, q := range j.standing.versions.latest {
+		out = append(out, q.Name)
+	}
+	return out
+}
+
 // committedEpochs is how many epochs of standing job j are in whole.
 func committedEpochs(j *job) int64 {
 	j.mu.Lock()
@@ -46,7 +63,7 @@ func committedEpochs(j *job) int64 {
 // its epoch 2 runs as an internal standing job (added_to) whose epochs 1
 // and 2 are replayed at once from the job's retained copies; the add
 // returns once its version 2 is published, and the job's results of
-// epoch 2 have it (not epoch 1's). Epoch 3, appended to the job, is
+// epoch 2 have it (not epoch 1's), as its latest version's list does. Epoch 3, appended to the job, is
 // opened on the added job and replayed once committed, and the job's
 // epoch 3 is published only once the added query has its version too.
 // A name the job has, a query of an unknown column and SQL the engine
@@ -114,6 +131,9 @@ func TestAddedQueryLifecycle(t *testing.T) {
 	}
 	if got, _, err := results(svc, "s", 2); err != nil || got["extra.csv"] != "n\nextra.csv@2\n" || got["q1.csv"] != "n\nq1.csv@2\n" {
 		t.Fatalf("results of epoch 2: %q, %v", got, err)
+	}
+	if names := latestNames(g, "s"); !slices.Equal(names, append(slices.Clone(q1to4), "extra.csv")) {
+		t.Fatalf("the latest version's queries (ClusterJob.latest): %v; want the added one too", names)
 	}
 	if got, _, err := results(svc, "s", 1); err != nil || got["extra.csv"] != "" {
 		t.Fatalf("results of epoch 1, before the add: %q, %v", got, err)

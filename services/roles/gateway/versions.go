@@ -120,6 +120,7 @@ func versionKey(key string) (epoch int64, name string, change, ok bool) {
 // add takes the versions and changes among records (any others are
 // left) and reports whether that published an epoch.
 func (v *versions) add(records map[string][]byte) bool {
+	latest := false // a record of the latest version published: an added query's first
 	for key, data := range records {
 		epoch, name, change, ok := versionKey(key)
 		if !ok || !v.wants(name, epoch) {
@@ -130,6 +131,7 @@ func (v *versions) add(records map[string][]byte) bool {
 			ver = &version{files: map[string][]byte{}, changes: map[string][]byte{}}
 			v.byEpoch[epoch] = ver
 		}
+		latest = latest || (v.published > 0 && epoch == v.published)
 		switch {
 		case v.added[name] == epoch && change:
 			// An added query's first version is all new to the job's
@@ -151,7 +153,7 @@ func (v *versions) add(records map[string][]byte) bool {
 		}
 		v.published++
 	}
-	if v.published == was {
+	if v.published == was && !latest {
 		return false
 	}
 	ver := v.byEpoch[v.published]
@@ -161,7 +163,7 @@ func (v *versions) add(records map[string][]byte) bool {
 		added, removed := csvSizes(ver.changes[name], true)
 		v.latest = append(v.latest, &wololov1.QueryVersion{Name: name, Rows: rows, Added: added, Removed: removed})
 	}
-	return true
+	return v.published != was
 }
 
 // csvSizes counts the records of a result file after its header: with
