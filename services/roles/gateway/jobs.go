@@ -920,15 +920,17 @@ func (js *jobs) dropLocked(id string) error {
 }
 
 // idle lists the jobs without client activity for longer than retention.
-// An added query's job is not one: no client calls it, and it is dropped
-// with the job it follows (addquery.go).
+// An added query's job is not one while it runs: no client calls it, and
+// it is deleted with the job it follows (addquery.go); once over, it is
+// dropped as any finished job is.
 func (js *jobs) idle(now time.Time, retention time.Duration) []string {
 	js.mu.Lock()
 	defer js.mu.Unlock()
 	var out []string
 	for id, j := range js.byID {
 		j.mu.Lock()
-		if now.Sub(j.activity) > retention && j.addedTo == "" {
+		over := j.state == wololov1.JobState_JOB_STATE_DONE || j.state == wololov1.JobState_JOB_STATE_FAILED
+		if now.Sub(j.activity) > retention && (j.addedTo == "" || over) {
 			out = append(out, id)
 		}
 		j.mu.Unlock()
