@@ -274,6 +274,7 @@ func (c *job) parentRun() *job {
 func (j *job) waitAdded(ctx context.Context, c *job) error {
 	names := c.resultFiles()
 	for {
+		j = j.follow() // a run that replaced it publishes the versions again
 		j.mu.Lock()
 		ver, changed := j.standing.versions.byEpoch[c.addedAt], j.changed
 		has := ver != nil
