@@ -16,6 +16,17 @@ import (
 	"github.com/wololo/wololo/transport"
 )
 
+// retainingConfig is the config of a test gateway that retains its
+// standing jobs' epochs, with a fake epoch runtime.
+func retainingConfig(t *testing.T) Config {
+	t.Helper()
+	inputs, err := inputlog.Open(filepath.Join(t.TempDir(), "input"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Config{Retention: time.Hour, Epochs: (&fakeEpochs{}).runtime(), Inputs: inputs}
+}
+
 // addQuery adds queries to job id through QueryJob: the epoch they were
 // added at.
 func addQuery(svc wololov1.JobServiceServer, id string, queries ...*wololov1.Query) (int64, error) {
@@ -73,13 +84,9 @@ func committedEpochs(j *job) int64 {
 // run after a lost state. Closing the job closes the added
 // job; deleting it deletes the added job everywhere.
 func TestAddedQueryLifecycle(t *testing.T) {
-	store := transport.NewMemStore()
-	inputs, err := inputlog.Open(filepath.Join(t.TempDir(), "input"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	store, cfg := transport.NewMemStore(), retainingConfig(t)
 	dropped := make(chan string, 8)
-	g := newTestGateway(t, store, Config{Retention: time.Hour, Epochs: (&fakeEpochs{}).runtime(), Inputs: inputs}, dropped)
+	g := newTestGateway(t, store, cfg, dropped)
 	svc := g.Service()
 	ctx := context.Background()
 	extra := &wololov1.Query{Name: "extra", Sql: "SELECT civ, count(*) AS n FROM match_players GROUP BY civ"}
@@ -95,7 +102,7 @@ func TestAddedQueryLifecycle(t *testing.T) {
 	uploadEpoch(t, svc, "s", 2, sMatches, rPlayers)
 	publish(t, g, store, "s", versionRecords(2, q1to4...))
 
-	_, err = addQuery(svc, "s", &wololov1.Query{Name: "q1", Sql: extra.Sql})
+	_, err := addQuery(svc, "s", &wololov1.Query{Name: "q1", Sql: extra.Sql})
 	wantCode(t, "a name the job has", err, codes.FailedPrecondition, `has a query "q1"`)
 	_, err = addQuery(svc, "s", &wololov1.Query{Name: "bad", Sql: "SELECT count(* AS n FROM matches"})
 	wantCode(t, "SQL the engine refuses", err, codes.InvalidArgument, "1:")
@@ -156,7 +163,7 @@ func TestAddedQueryLifecycle(t *testing.T) {
 	// A gateway restarted on the store links the added job again: the
 	// job's versions have the added query's, and its next epoch is
 	// replayed into the added job, whose version it waits for.
-	g2 := newTestGateway(t, store, Config{Retention: time.Hour, Epochs: (&fakeEpochs{}).runtime(), Inputs: inputs}, dropped)
+	g2 := newTestGateway(t, store, cfg, dropped)
 	svc = g2.Service()
 	if got, _, err := results(svc, "s", 3); err != nil || got["extra.csv"] != "n\nextra.csv@3\n" {
 		t.Fatalf("restarted, results of epoch 3: %q, %v", got, err)
