@@ -495,7 +495,14 @@ type QueryJobRequest struct {
 	JobId string `protobuf:"bytes,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
 	// One SQL query over the job's tables (matches, match_players and its
 	// own), in the subset docs/sql.md describes.
-	Sql           string `protobuf:"bytes,2,opt,name=sql,proto3" json:"sql,omitempty"`
+	Sql string `protobuf:"bytes,2,opt,name=sql,proto3" json:"sql,omitempty"`
+	// Instead of sql: queries to add to the open standing job (`client
+	// query --job ID --query NAME=F.sql`). Each is kept up like the job's
+	// own from the epoch it is added: its versions of the epochs so far are
+	// computed from the retained epochs (a backfill), then each later
+	// epoch's. The call returns, with no data, once the backfill is
+	// published (GetResults with that epoch has them).
+	Add           []*Query `protobuf:"bytes,3,rep,name=add,proto3" json:"add,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -542,6 +549,13 @@ func (x *QueryJobRequest) GetSql() string {
 		return x.Sql
 	}
 	return ""
+}
+
+func (x *QueryJobRequest) GetAdd() []*Query {
+	if x != nil {
+		return x.Add
+	}
+	return nil
 }
 
 // QueryJobResponse is one piece of the query's answer.
@@ -2548,10 +2562,11 @@ const file_wololo_v1_job_proto_rawDesc = "" +
 	"\x0eepoch_every_ms\x18\x05 \x01(\x03R\fepochEveryMs\"C\n" +
 	"\x11AppendJobResponse\x12\x14\n" +
 	"\x05epoch\x18\x01 \x01(\x03R\x05epoch\x12\x18\n" +
-	"\aresumed\x18\x02 \x01(\bR\aresumed\":\n" +
+	"\aresumed\x18\x02 \x01(\bR\aresumed\"^\n" +
 	"\x0fQueryJobRequest\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12\x10\n" +
-	"\x03sql\x18\x02 \x01(\tR\x03sql\">\n" +
+	"\x03sql\x18\x02 \x01(\tR\x03sql\x12\"\n" +
+	"\x03add\x18\x03 \x03(\v2\x10.wololo.v1.QueryR\x03add\">\n" +
 	"\x10QueryJobResponse\x12\x12\n" +
 	"\x04data\x18\x01 \x01(\fR\x04data\x12\x16\n" +
 	"\x06epochs\x18\x02 \x01(\x03R\x06epochs\"(\n" +
@@ -2782,52 +2797,53 @@ var file_wololo_v1_job_proto_depIdxs = []int32{
 	2,  // 4: wololo.v1.AppendJobRequest.matches:type_name -> wololo.v1.FileHeader
 	2,  // 5: wololo.v1.AppendJobRequest.players:type_name -> wololo.v1.FileHeader
 	12, // 6: wololo.v1.AppendJobRequest.tables:type_name -> wololo.v1.Table
-	2,  // 7: wololo.v1.Table.header:type_name -> wololo.v1.FileHeader
-	16, // 8: wololo.v1.UploadRequest.start:type_name -> wololo.v1.UploadStart
-	17, // 9: wololo.v1.UploadRequest.finish:type_name -> wololo.v1.UploadFinish
-	0,  // 10: wololo.v1.UploadStart.file:type_name -> wololo.v1.InputFile
-	35, // 11: wololo.v1.FileReport.missing:type_name -> wololo.v1.FileReport.MissingEntry
-	20, // 12: wololo.v1.FileReport.rejects:type_name -> wololo.v1.Reject
-	1,  // 13: wololo.v1.Job.state:type_name -> wololo.v1.JobState
-	19, // 14: wololo.v1.Job.matches:type_name -> wololo.v1.FileReport
-	19, // 15: wololo.v1.Job.players:type_name -> wololo.v1.FileReport
-	36, // 16: wololo.v1.Job.result_rows:type_name -> wololo.v1.Job.ResultRowsEntry
-	22, // 17: wololo.v1.Job.stages:type_name -> wololo.v1.StageProgress
-	19, // 18: wololo.v1.Job.tables:type_name -> wololo.v1.FileReport
-	23, // 19: wololo.v1.StageProgress.backlog:type_name -> wololo.v1.ChannelBacklog
-	21, // 20: wololo.v1.GetJobResponse.job:type_name -> wololo.v1.Job
-	21, // 21: wololo.v1.WatchJobResponse.job:type_name -> wololo.v1.Job
-	37, // 22: wololo.v1.GetResultsResponse.rows:type_name -> wololo.v1.GetResultsResponse.RowsEntry
-	34, // 23: wololo.v1.ListJobsResponse.jobs:type_name -> wololo.v1.JobSummary
-	1,  // 24: wololo.v1.JobSummary.state:type_name -> wololo.v1.JobState
-	38, // 25: wololo.v1.JobSummary.created:type_name -> google.protobuf.Timestamp
-	3,  // 26: wololo.v1.JobService.CreateJob:input_type -> wololo.v1.CreateJobRequest
-	15, // 27: wololo.v1.JobService.Upload:input_type -> wololo.v1.UploadRequest
-	24, // 28: wololo.v1.JobService.GetJob:input_type -> wololo.v1.GetJobRequest
-	26, // 29: wololo.v1.JobService.WatchJob:input_type -> wololo.v1.WatchJobRequest
-	28, // 30: wololo.v1.JobService.GetResults:input_type -> wololo.v1.GetResultsRequest
-	30, // 31: wololo.v1.JobService.DeleteJob:input_type -> wololo.v1.DeleteJobRequest
-	32, // 32: wololo.v1.JobService.ListJobs:input_type -> wololo.v1.ListJobsRequest
-	4,  // 33: wololo.v1.JobService.AppendJob:input_type -> wololo.v1.AppendJobRequest
-	8,  // 34: wololo.v1.JobService.CloseJob:input_type -> wololo.v1.CloseJobRequest
-	10, // 35: wololo.v1.JobService.WatchAnswers:input_type -> wololo.v1.WatchAnswersRequest
-	6,  // 36: wololo.v1.JobService.QueryJob:input_type -> wololo.v1.QueryJobRequest
-	14, // 37: wololo.v1.JobService.CreateJob:output_type -> wololo.v1.CreateJobResponse
-	18, // 38: wololo.v1.JobService.Upload:output_type -> wololo.v1.UploadResponse
-	25, // 39: wololo.v1.JobService.GetJob:output_type -> wololo.v1.GetJobResponse
-	27, // 40: wololo.v1.JobService.WatchJob:output_type -> wololo.v1.WatchJobResponse
-	29, // 41: wololo.v1.JobService.GetResults:output_type -> wololo.v1.GetResultsResponse
-	31, // 42: wololo.v1.JobService.DeleteJob:output_type -> wololo.v1.DeleteJobResponse
-	33, // 43: wololo.v1.JobService.ListJobs:output_type -> wololo.v1.ListJobsResponse
-	5,  // 44: wololo.v1.JobService.AppendJob:output_type -> wololo.v1.AppendJobResponse
-	9,  // 45: wololo.v1.JobService.CloseJob:output_type -> wololo.v1.CloseJobResponse
-	11, // 46: wololo.v1.JobService.WatchAnswers:output_type -> wololo.v1.WatchAnswersResponse
-	7,  // 47: wololo.v1.JobService.QueryJob:output_type -> wololo.v1.QueryJobResponse
-	37, // [37:48] is the sub-list for method output_type
-	26, // [26:37] is the sub-list for method input_type
-	26, // [26:26] is the sub-list for extension type_name
-	26, // [26:26] is the sub-list for extension extendee
-	0,  // [0:26] is the sub-list for field type_name
+	13, // 7: wololo.v1.QueryJobRequest.add:type_name -> wololo.v1.Query
+	2,  // 8: wololo.v1.Table.header:type_name -> wololo.v1.FileHeader
+	16, // 9: wololo.v1.UploadRequest.start:type_name -> wololo.v1.UploadStart
+	17, // 10: wololo.v1.UploadRequest.finish:type_name -> wololo.v1.UploadFinish
+	0,  // 11: wololo.v1.UploadStart.file:type_name -> wololo.v1.InputFile
+	35, // 12: wololo.v1.FileReport.missing:type_name -> wololo.v1.FileReport.MissingEntry
+	20, // 13: wololo.v1.FileReport.rejects:type_name -> wololo.v1.Reject
+	1,  // 14: wololo.v1.Job.state:type_name -> wololo.v1.JobState
+	19, // 15: wololo.v1.Job.matches:type_name -> wololo.v1.FileReport
+	19, // 16: wololo.v1.Job.players:type_name -> wololo.v1.FileReport
+	36, // 17: wololo.v1.Job.result_rows:type_name -> wololo.v1.Job.ResultRowsEntry
+	22, // 18: wololo.v1.Job.stages:type_name -> wololo.v1.StageProgress
+	19, // 19: wololo.v1.Job.tables:type_name -> wololo.v1.FileReport
+	23, // 20: wololo.v1.StageProgress.backlog:type_name -> wololo.v1.ChannelBacklog
+	21, // 21: wololo.v1.GetJobResponse.job:type_name -> wololo.v1.Job
+	21, // 22: wololo.v1.WatchJobResponse.job:type_name -> wololo.v1.Job
+	37, // 23: wololo.v1.GetResultsResponse.rows:type_name -> wololo.v1.GetResultsResponse.RowsEntry
+	34, // 24: wololo.v1.ListJobsResponse.jobs:type_name -> wololo.v1.JobSummary
+	1,  // 25: wololo.v1.JobSummary.state:type_name -> wololo.v1.JobState
+	38, // 26: wololo.v1.JobSummary.created:type_name -> google.protobuf.Timestamp
+	3,  // 27: wololo.v1.JobService.CreateJob:input_type -> wololo.v1.CreateJobRequest
+	15, // 28: wololo.v1.JobService.Upload:input_type -> wololo.v1.UploadRequest
+	24, // 29: wololo.v1.JobService.GetJob:input_type -> wololo.v1.GetJobRequest
+	26, // 30: wololo.v1.JobService.WatchJob:input_type -> wololo.v1.WatchJobRequest
+	28, // 31: wololo.v1.JobService.GetResults:input_type -> wololo.v1.GetResultsRequest
+	30, // 32: wololo.v1.JobService.DeleteJob:input_type -> wololo.v1.DeleteJobRequest
+	32, // 33: wololo.v1.JobService.ListJobs:input_type -> wololo.v1.ListJobsRequest
+	4,  // 34: wololo.v1.JobService.AppendJob:input_type -> wololo.v1.AppendJobRequest
+	8,  // 35: wololo.v1.JobService.CloseJob:input_type -> wololo.v1.CloseJobRequest
+	10, // 36: wololo.v1.JobService.WatchAnswers:input_type -> wololo.v1.WatchAnswersRequest
+	6,  // 37: wololo.v1.JobService.QueryJob:input_type -> wololo.v1.QueryJobRequest
+	14, // 38: wololo.v1.JobService.CreateJob:output_type -> wololo.v1.CreateJobResponse
+	18, // 39: wololo.v1.JobService.Upload:output_type -> wololo.v1.UploadResponse
+	25, // 40: wololo.v1.JobService.GetJob:output_type -> wololo.v1.GetJobResponse
+	27, // 41: wololo.v1.JobService.WatchJob:output_type -> wololo.v1.WatchJobResponse
+	29, // 42: wololo.v1.JobService.GetResults:output_type -> wololo.v1.GetResultsResponse
+	31, // 43: wololo.v1.JobService.DeleteJob:output_type -> wololo.v1.DeleteJobResponse
+	33, // 44: wololo.v1.JobService.ListJobs:output_type -> wololo.v1.ListJobsResponse
+	5,  // 45: wololo.v1.JobService.AppendJob:output_type -> wololo.v1.AppendJobResponse
+	9,  // 46: wololo.v1.JobService.CloseJob:output_type -> wololo.v1.CloseJobResponse
+	11, // 47: wololo.v1.JobService.WatchAnswers:output_type -> wololo.v1.WatchAnswersResponse
+	7,  // 48: wololo.v1.JobService.QueryJob:output_type -> wololo.v1.QueryJobResponse
+	38, // [38:49] is the sub-list for method output_type
+	27, // [27:38] is the sub-list for method input_type
+	27, // [27:27] is the sub-list for extension type_name
+	27, // [27:27] is the sub-list for extension extendee
+	0,  // [0:27] is the sub-list for field type_name
 }
 
 func init() { file_wololo_v1_job_proto_init() }

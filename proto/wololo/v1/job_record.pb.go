@@ -70,7 +70,15 @@ type JobRecord struct {
 	QueryOf string `protobuf:"bytes,12,opt,name=query_of,json=queryOf,proto3" json:"query_of,omitempty"`
 	// CreateJobRequest.epoch_every_ms: the interval at which a standing
 	// job's uploads end epochs, 0 for none.
-	EpochEveryMs  int64 `protobuf:"varint,13,opt,name=epoch_every_ms,json=epochEveryMs,proto3" json:"epoch_every_ms,omitempty"`
+	EpochEveryMs int64 `protobuf:"varint,13,opt,name=epoch_every_ms,json=epochEveryMs,proto3" json:"epoch_every_ms,omitempty"`
+	// Set for the internal standing job of a query added to a standing
+	// job (QueryJobRequest.add): the internal id of that job, whose
+	// retained epochs it replays, epoch by epoch, as they are committed.
+	// It lives as long as that job.
+	AddedTo string `protobuf:"bytes,14,opt,name=added_to,json=addedTo,proto3" json:"added_to,omitempty"`
+	// With added_to: the parent's epoch the query was added at (its
+	// versions from that epoch on are the parent's too).
+	AddedAt       int64 `protobuf:"varint,15,opt,name=added_at,json=addedAt,proto3" json:"added_at,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -192,6 +200,20 @@ func (x *JobRecord) GetQueryOf() string {
 func (x *JobRecord) GetEpochEveryMs() int64 {
 	if x != nil {
 		return x.EpochEveryMs
+	}
+	return 0
+}
+
+func (x *JobRecord) GetAddedTo() string {
+	if x != nil {
+		return x.AddedTo
+	}
+	return ""
+}
+
+func (x *JobRecord) GetAddedAt() int64 {
+	if x != nil {
+		return x.AddedAt
 	}
 	return 0
 }
@@ -562,7 +584,7 @@ var File_wololo_v1_job_record_proto protoreflect.FileDescriptor
 
 const file_wololo_v1_job_record_proto_rawDesc = "" +
 	"\n" +
-	"\x1awololo/v1/job_record.proto\x12\twololo.v1\x1a\x13wololo/v1/job.proto\"\xb6\x03\n" +
+	"\x1awololo/v1/job_record.proto\x12\twololo.v1\x1a\x13wololo/v1/job.proto\"\xec\x03\n" +
 	"\tJobRecord\x12&\n" +
 	"\x0fcreated_unix_ms\x18\x01 \x01(\x03R\rcreatedUnixMs\x12+\n" +
 	"\x05files\x18\x02 \x03(\v2\x15.wololo.v1.FileRecordR\x05files\x12\x14\n" +
@@ -578,7 +600,9 @@ const file_wololo_v1_job_record_proto_rawDesc = "" +
 	" \x03(\tR\brebuilds\x12\x1a\n" +
 	"\bstanding\x18\v \x01(\bR\bstanding\x12\x19\n" +
 	"\bquery_of\x18\f \x01(\tR\aqueryOf\x12$\n" +
-	"\x0eepoch_every_ms\x18\r \x01(\x03R\fepochEveryMsB\x10\n" +
+	"\x0eepoch_every_ms\x18\r \x01(\x03R\fepochEveryMs\x12\x19\n" +
+	"\badded_to\x18\x0e \x01(\tR\aaddedTo\x12\x19\n" +
+	"\badded_at\x18\x0f \x01(\x03R\aaddedAtB\x10\n" +
 	"\x0e_max_malformed\"\x88\x01\n" +
 	"\vEpochRecord\x12&\n" +
 	"\x0fcreated_unix_ms\x18\x01 \x01(\x03R\rcreatedUnixMs\x12+\n" +

@@ -16,6 +16,7 @@ import (
 
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 	"github.com/wololo/wololo/services/cmdline/cli"
+	sqlflags "github.com/wololo/wololo/services/cmdline/explain"
 )
 
 // `client query --job ID "SELECT ..."`: a one-off query over the rows a
@@ -29,9 +30,19 @@ import (
 func (s *Session) Query(ctx context.Context, id, sql string) ([]byte, int64, error) {
 	var answer bytes.Buffer
 	var epochs int64
-	err := s.retry(ctx, 5, func(ctx context.Context) error {
-		answer.Reset()
-		stream, err := s.Jobs.QueryJob(ctx, &wololov1.QueryJobRequest{JobId: id, Sql: sql}, grpc.WaitForReady(true))
+	err := s.queryCall(ctx, &wololov1.QueryJobRequest{JobId: id, Sql: sql}, answer.Reset, func(r *wololov1.QueryJobResponse) {
+		answer.Write(r.Data)
+		epochs = r.Epochs
+	})
+	return answer.Bytes(), epochs, err
+}
+
+// queryCall makes a QueryJob call, asked again when it breaks (start is
+// called before each), and hands each of its answers to each.
+func (s *Session) queryCall(ctx context.Context, req *wololov1.QueryJobRequest, start func(), each func(*wololov1.QueryJobResponse)) error {
+	return s.retry(ctx, 5, func(ctx context.Context) error {
+		start()
+		stream, err := s.Jobs.QueryJob(ctx, req, grpc.WaitForReady(true))
 		if err != nil {
 			return err
 		}
@@ -43,11 +54,9 @@ func (s *Session) Query(ctx context.Context, id, sql string) ([]byte, int64, err
 			if err != nil {
 				return err
 			}
-			answer.Write(r.Data)
-			epochs = r.Epochs
+			each(r)
 		}
 	})
-	return answer.Bytes(), epochs, err
 }
 
 // printTable writes a CSV answer as a table: columns aligned, a rule
@@ -121,7 +130,8 @@ func flagName(a string) (name string, valued bool) {
 }
 
 func runQuery(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := cli.NewFlagSet("wololo client query", "usage: wololo client query --job ID \"SELECT ...\" [flags]\n\n"+
+	fs := cli.NewFlagSet("wololo client query", "usage: wololo client query --job ID \"SELECT ...\" [flags]\n"+
+		"       wololo client query --job ID --query NAME=F.sql [--query ...] [flags]\n\n"+
 		"Answers one SQL query (docs/sql.md) over the rows of the standing job ID's epochs\n"+
 		"published so far, from the input the gateway retains of them: nothing is uploaded\n"+
 		"again. The answer goes to stdout as CSV (a header row, then the rows, as a job's\n"+
@@ -129,9 +139,15 @@ func runQuery(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		"epochs it is over. The query is not kept: it sees no later append. A query the\n"+
 		"gateway refuses exits 4 with its message (a construct the SQL engine refuses names\n"+
 		"its line:column), as do an unknown job, a batch job, one with no version yet, and\n"+
-		"one whose input the gateway does not retain (--retain-input=false, or closed).\n"+environment, stderr)
+		"one whose input the gateway does not retain (--retain-input=false, or closed).\n\n"+
+		"With --query NAME=F.sql (repeatable) and no SELECT, the queries are added to the open\n"+
+		"job instead: their first version is computed from the rows appended so far (from the\n"+
+		"retained input), then they are kept up with each append like the job's own, and\n"+
+		"results, watch --answers and close show them as the job's from the epoch they were\n"+
+		"added at. Returns once that first version is published.\n"+environment, stderr)
 	gf := registerGateway(fs)
 	id := fs.String("job", "", "the standing job (required)")
+	added := sqlflags.RegisterQueryFlags(fs, "a query to add to the open job, NAME=FILE.sql (repeatable; no SELECT then)")
 	flags, sql := splitQuery(fs, args)
 	if err := cli.Parse(fs, flags); err != nil {
 		return err
@@ -140,6 +156,9 @@ func runQuery(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	switch {
+	case added.Given() && len(sql) > 0:
+		return cli.Usagef(fs, "a one-off query or --query to add, not both")
+	case added.Given():
 	case len(sql) == 0:
 		return cli.Usagef(fs, "the query is required: wololo client query --job ID \"SELECT ...\"")
 	case len(sql) > 1:
@@ -156,6 +175,12 @@ func runQuery(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	defer gw.Close()
 	gw.Notify = stderr
+	if added.Given() {
+		if err := addQueries(ctx, gw, *id, added, stdout); err != nil {
+			return explain(gf.server, err)
+		}
+		return nil
+	}
 	answer, epochs, err := gw.Query(ctx, *id, sql[0])
 	if err != nil {
 		return explain(gf.server, err)

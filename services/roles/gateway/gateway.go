@@ -378,6 +378,7 @@ func (g *Gateway) Recover(img *transport.Image) error {
 // job, retrying until they have. It returns nil once those have stopped.
 func (g *Gateway) Serve(ctx context.Context) error {
 	g.resumeReplays()
+	g.resumeAdded()
 	every := min(g.cfg.Retention/10, time.Minute)
 	sweep := time.NewTicker(every)
 	defer sweep.Stop()
@@ -472,7 +473,7 @@ func (g *Gateway) Finished(id string, records map[string][]byte) {
 		g.forgetIntroduction(old)
 	}
 	g.queueDrops(dropped...)
-	g.jobs.dropInput(id) // the job is over: nothing will run it again
+	g.dropFinishedInput(j) // the job is over: nothing will run it again
 }
 
 // FailJob marks a job failed (by its internal id, f.Job) because
@@ -552,6 +553,7 @@ func (g *Gateway) deleteJob(id, reason string) error {
 	over := true
 	if j, err := g.jobs.get(id); err == nil {
 		over = !j.delete(reason)
+		defer g.deleteAdded(j)
 	}
 	// The tombstone is durable before the client hears back; the other
 	// processes follow, and a restarted gateway resumes telling them.

@@ -66,6 +66,9 @@ type jobs struct {
 	// unfinished (resumeReplays goes on with them, once): not a job a
 	// rebuild makes after recovery, whose replay its rebuild starts.
 	resume []*job
+	// following are the added queries' jobs recover linked, for
+	// resumeAdded to keep up (addquery.go).
+	following []*job
 }
 
 // maxDeletedNames bounds the deleted jobs whose deletion the gateway
@@ -143,8 +146,16 @@ type job struct {
 	// rebuildOf is the run this one replaced (JobRecord.rebuild_of), ""
 	// for a job's first run.
 	rebuildOf string
+	// addedTo is, for the job of a query added to a standing job
+	// (addquery.go), that job's internal id (JobRecord.added_to), and
+	// addedAt the epoch it was added at; "" for any other job.
+	addedTo string
+	addedAt int64
 
-	mu       sync.Mutex
+	mu sync.Mutex
+	// follows is what links an added query's job and its standing job
+	// (addquery.go).
+	follows  follows
 	activity time.Time // last client call or progress, for retention
 	finished time.Time // when the results came in or the job failed, as the store records it
 	state    wololov1.JobState
@@ -582,7 +593,7 @@ func (js *jobs) newJob(id string, rec *wololov1.JobRecord, decoded *physical.Pla
 	}
 	j := &job{
 		id: id, owner: rec.Owner, name: name, created: time.UnixMilli(rec.CreatedUnixMs), activity: time.Now(),
-		rebuildOf: rec.RebuildOf, rebuilds: cleanReasons(rec.Rebuilds),
+		rebuildOf: rec.RebuildOf, rebuilds: cleanReasons(rec.Rebuilds), addedTo: rec.AddedTo, addedAt: rec.AddedAt,
 		log:   js.log.With("job", id, "owner", rec.Owner, "name", name),
 		state: wololov1.JobState_JOB_STATE_UPLOADING, changed: make(chan struct{}), failed: make(chan struct{}),
 		gone: make(chan struct{}), replayed: closedChan(),
@@ -756,6 +767,7 @@ func (js *jobs) recover(img *transport.Image) (unreadable []string, err error) {
 		j.log.Info("job recovered as the rebuild of a run that is dropped now", "replaces", old.id)
 		unreadable = append(unreadable, old.id)
 	}
+	unreadable = append(unreadable, js.linkAdded()...)
 	sort.Strings(unreadable)
 	return unreadable, nil
 }
@@ -913,13 +925,17 @@ func (js *jobs) dropLocked(id string) error {
 }
 
 // idle lists the jobs without client activity for longer than retention.
+// An added query's job is not one while it runs: no client calls it, and
+// it is deleted with the job it follows (addquery.go); once over, it is
+// dropped as any finished job is.
 func (js *jobs) idle(now time.Time, retention time.Duration) []string {
 	js.mu.Lock()
 	defer js.mu.Unlock()
 	var out []string
 	for id, j := range js.byID {
 		j.mu.Lock()
-		if now.Sub(j.activity) > retention {
+		over := j.state == wololov1.JobState_JOB_STATE_DONE || j.state == wololov1.JobState_JOB_STATE_FAILED
+		if now.Sub(j.activity) > retention && (j.addedTo == "" || over) {
 			out = append(out, id)
 		}
 		j.mu.Unlock()

@@ -70,7 +70,7 @@ func (g *Gateway) queryJob(ctx context.Context, owner, name, sql string) ([]byte
 	if _, _, err := j.queryable(); err != nil && !errors.Is(err, errNoVersion) {
 		return nil, 0, err
 	}
-	jp, first, err := g.planOneOff(ctx, owner, j, sql)
+	jp, first, err := g.planOver(ctx, owner, j, []*wololov1.Query{{Name: oneoffQuery, Sql: sql}})
 	if err != nil {
 		return nil, 0, err
 	}
@@ -101,11 +101,12 @@ func (g *Gateway) queryJob(ctx context.Context, owner, name, sql string) ([]byte
 	return answer, epochs, err
 }
 
-// planOneOff plans sql as a one-off query of standing job j, over its
-// tables as epoch 1's headers declared them (returned too). A query the
-// SQL engine refuses is refused here, before anything runs, with its
-// message naming the construct and its line:column (planQueries).
-func (g *Gateway) planOneOff(ctx context.Context, owner string, j *job, sql string) (*jobPlan, []*wololov1.FileRecord, error) {
+// planOver plans queries over standing job j's tables as epoch 1's
+// headers declared them (returned too): a one-off query, or queries added
+// to the job (addquery.go). A query the SQL engine refuses is refused
+// here, before anything runs, with its message naming the construct and
+// its line:column (planQueries).
+func (g *Gateway) planOver(ctx context.Context, owner string, j *job, queries []*wololov1.Query) (*jobPlan, []*wololov1.FileRecord, error) {
 	release, err := g.compiles.acquire(ctx, owner)
 	if err != nil {
 		return nil, nil, err
@@ -119,7 +120,7 @@ func (g *Gateway) planOneOff(ctx context.Context, owner string, j *job, sql stri
 	for i, f := range first {
 		inputs[i] = inputHeader{j.files[i].input, &wololov1.FileHeader{Columns: f.Columns, Size: f.Size, DataOffset: f.DataOffset}}
 	}
-	jp, err := g.jobs.limits.planQueries([]*wololov1.Query{{Name: oneoffQuery, Sql: sql}}, true, inputs, g.jobs.shape, g.jobs.shapeErr)
+	jp, err := g.jobs.limits.planQueries(queries, true, inputs, g.jobs.shape, g.jobs.shapeErr)
 	return jp, first, err
 }
 
@@ -233,24 +234,37 @@ func (js *jobs) createQuery(of *job, jp *jobPlan, parts []queryPart) (*job, []st
 			fs.more = fs.more || later.table == fs.table
 		}
 	}
-	b, err := proto.Marshal(rec)
-	if err != nil {
-		return nil, nil, fmt.Errorf("encode the description of job %q: %w", id, err)
-	}
-	js.mu.Lock()
-	defer js.mu.Unlock()
-	held, others := js.heldBy(of.owner)
-	drop, err := js.limits.admission(held, others, len(js.byID), []int64{0})
+	q.replayed = make(chan struct{}) // closed by replayQuery
+	dropped, err := js.admitInternal(q, rec)
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := js.store.Commit(&transport.Commit{Job: id, Records: map[string][]byte{recordMeta: b}}); err != nil {
-		return nil, nil, errorf(ErrStore, "store the one-off query's job %q: %v", id, err)
-	}
-	dropped := js.dropForRoom(drop, of.owner)
-	q.replayed = make(chan struct{}) // closed by replayQuery
-	js.add(q)
 	return q, dropped, nil
+}
+
+// admitInternal stores the description rec of an internal job q (a
+// one-off query's, an added query's: addquery.go) and admits it as a job
+// of its owner's with no bytes of its own (its input is counted in the
+// standing job's). It returns the finished jobs admission dropped to
+// make room.
+func (js *jobs) admitInternal(q *job, rec *wololov1.JobRecord) ([]string, error) {
+	b, err := proto.Marshal(rec)
+	if err != nil {
+		return nil, fmt.Errorf("encode the description of job %q: %w", q.id, err)
+	}
+	js.mu.Lock()
+	defer js.mu.Unlock()
+	held, others := js.heldBy(rec.Owner)
+	drop, err := js.limits.admission(held, others, len(js.byID), []int64{0})
+	if err != nil {
+		return nil, err
+	}
+	if err := js.store.Commit(&transport.Commit{Job: q.id, Records: map[string][]byte{recordMeta: b}}); err != nil {
+		return nil, errorf(ErrStore, "store the internal job %q: %v", q.id, err)
+	}
+	dropped := js.dropForRoom(drop, rec.Owner)
+	js.add(q)
+	return dropped, nil
 }
 
 // replayQuery uploads a one-off query's inputs, parts, from the retained

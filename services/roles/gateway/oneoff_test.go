@@ -2,7 +2,6 @@ package gateway
 
 import (
 	"context"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -14,7 +13,6 @@ import (
 
 	"github.com/wololo/wololo/internal/testkit"
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
-	"github.com/wololo/wololo/services/base/inputlog"
 	"github.com/wololo/wololo/services/dataflow/schema"
 	"github.com/wololo/wololo/transport"
 )
@@ -70,17 +68,14 @@ func queryOf(g *Gateway) *job {
 // its last epoch's rows; its answer is that job's result, and the job is
 // dropped everywhere once answered.
 func TestOneOffQueryOfRetainedEpochs(t *testing.T) {
-	store := transport.NewMemStore()
-	inputs, err := inputlog.Open(filepath.Join(t.TempDir(), "input"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	store, cfg := transport.NewMemStore(), retainingConfig(t)
+	inputs := cfg.Inputs
 	dropped := make(chan string, 8)
-	g := newTestGateway(t, store, Config{Retention: time.Hour, Epochs: (&fakeEpochs{}).runtime(), Inputs: inputs}, dropped)
+	g := newTestGateway(t, store, cfg, dropped)
 	svc := g.Service()
 	ctx := context.Background()
 
-	_, _, err = queryJob(svc, "nope", "SELECT count(*) AS n FROM matches")
+	_, _, err := queryJob(svc, "nope", "SELECT count(*) AS n FROM matches")
 	wantCode(t, "an unknown job", err, codes.NotFound, `no job "nope"`)
 	if _, err := svc.CreateJob(ctx, createRequest("batch")); err != nil {
 		t.Fatal(err)

@@ -347,27 +347,9 @@ func (g *Gateway) replay(j *job, since time.Time) {
 	defer close(j.replayed)
 	ctx, cancel := replayContext(j)
 	defer cancel()
-	for _, e := range j.epochs() {
-		for i, fs := range e.files {
-			name := retainedName(e.epoch, i)
-			held := g.jobs.inputs.Size(j.id, name)
-			j.mu.Lock()
-			from, done := fs.offset, fs.done
-			j.mu.Unlock()
-			end := min(held, fs.size)
-			switch {
-			case done:
-				continue // in already (a replay resumed), or left out of its append
-			case fs.size == fs.start:
-				end = fs.size // a header alone: its upload is its start and finish
-			case end <= from:
-				continue // nothing of it to replay: the client sends it
-			}
-			if err := g.replayFile(ctx, j, e.epoch, i, j.id, name, end); err != nil {
-				g.replayFailed(j, fs, "after a lost state", err)
-				return
-			}
-		}
+	if fs, err := g.replayEpochs(ctx, j, j.id); err != nil {
+		g.replayFailed(j, fs, "after a lost state", err)
+		return
 	}
 	if err := g.closeAfterReplay(ctx, j); err != nil {
 		g.replayFailed(j, j.files[0], "after a lost state (the close that followed it)", err)
@@ -381,6 +363,38 @@ func (g *Gateway) replay(j *job, since time.Time) {
 		j.notifyLocked()
 	}
 	j.mu.Unlock()
+}
+
+// replayEpochs uploads what the retained copies of job from's epochs
+// hold of j's files that are not in yet, epoch by epoch, through the
+// upload path: a rebuilt run's own (from is j), or an added query's job
+// following its parent (addquery.go). A file whose copy is whole is
+// uploaded to its end; one whose copy is not (its client was uploading
+// it) as far as the copy goes. On a failure it returns the file whose
+// replay failed.
+func (g *Gateway) replayEpochs(ctx context.Context, j *job, from string) (*fileState, error) {
+	for _, e := range j.epochs() {
+		for i, fs := range e.files {
+			name := retainedName(e.epoch, i)
+			held := g.jobs.inputs.Size(from, name)
+			j.mu.Lock()
+			at, done := fs.offset, fs.done
+			j.mu.Unlock()
+			end := min(held, fs.size)
+			switch {
+			case done:
+				continue // in already (a replay resumed), or left out of its append
+			case fs.size == fs.start:
+				end = fs.size // a header alone: its upload is its start and finish
+			case end <= at:
+				continue // nothing of it to replay: the client sends it
+			}
+			if err := g.replayFile(ctx, j, e.epoch, i, from, name, end); err != nil {
+				return fs, err
+			}
+		}
+	}
+	return nil, nil
 }
 
 // replayContext is the context of a replay of j's input: its uploads

@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
@@ -97,4 +98,23 @@ func (j *job) notReplayable() string {
 		return ""
 	}
 	return fmt.Sprintf("--epoch-every cut its appends into %d epochs, where a run again would end one per append", s.ended)
+}
+
+// cutsEpochs says how standing job j's appends are, or may be, cut into
+// epochs ("" when each append is one epoch, and none is to be cut): a
+// query added to it replays whole appends (addquery.go).
+func (j *job) cutsEpochs() string {
+	if why := j.notReplayable(); why != "" {
+		return why
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	s := j.standing
+	if s == nil {
+		return ""
+	}
+	if s.everyMs > 0 || slices.ContainsFunc(s.appendEveryMs, func(ms int64) bool { return ms > 0 }) {
+		return "cuts its appends into epochs (--epoch-every)"
+	}
+	return ""
 }

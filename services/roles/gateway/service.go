@@ -112,7 +112,7 @@ func (s jobService) GetResults(req *wololov1.GetResultsRequest, stream wololov1.
 		return toStatus(err)
 	}
 	rows := j.versionRows(epoch)
-	for _, name := range j.resultFiles() {
+	for _, name := range resultNames(j, results) {
 		if err := sendChunks(results[name], func(data []byte) error {
 			return stream.Send(&wololov1.GetResultsResponse{Name: name, Data: data, Epoch: epoch, Rows: rows})
 		}); err != nil {
@@ -143,6 +143,9 @@ func (s jobService) AppendJob(ctx context.Context, req *wololov1.AppendJobReques
 	if err != nil {
 		return nil, err
 	}
+	if err := j.notAdded(); err != nil {
+		return nil, toStatus(err)
+	}
 	a, err := s.g.jobs.appendEpoch(j.follow(), req)
 	if err != nil {
 		return nil, toStatus(err)
@@ -155,6 +158,9 @@ func (s jobService) CloseJob(ctx context.Context, req *wololov1.CloseJobRequest)
 	j, err := s.job(ctx, req.GetJobId())
 	if err != nil {
 		return nil, err
+	}
+	if err := j.notAdded(); err != nil {
+		return nil, toStatus(err)
 	}
 	epochs, err := s.g.closeJob(ctx, j.follow())
 	if err != nil {
@@ -174,7 +180,6 @@ func (s jobService) WatchAnswers(req *wololov1.WatchAnswersRequest, stream wolol
 	if j.standing == nil {
 		return toStatus(errorf(ErrNotStanding, "job %q is a batch job: it has no versions to watch (client results gets its answers)", j.name))
 	}
-	names := j.resultFiles()
 	for epoch := max(req.GetFromEpoch(), 1); ; {
 		j = j.follow() // a rebuilt job's new run, which publishes its versions again (rebuildstanding.go)
 		changes, published, done, changed, err := j.change(epoch)
@@ -182,6 +187,7 @@ func (s jobService) WatchAnswers(req *wololov1.WatchAnswersRequest, stream wolol
 		case err != nil:
 			return toStatus(err)
 		case published:
+			names := resultNames(j, changes) // its queries', and those added to it (addquery.go)
 			for i, name := range names {
 				if err := sendChunks(changes[name], func(data []byte) error {
 					return stream.Send(&wololov1.WatchAnswersResponse{Epoch: epoch, Query: strings.TrimSuffix(name, ".csv"), Data: data})
@@ -208,11 +214,24 @@ func (s jobService) WatchAnswers(req *wololov1.WatchAnswersRequest, stream wolol
 }
 
 // QueryJob answers a one-off query over the caller's standing job's
-// epochs published so far (oneoff.go), its CSV in pieces.
+// epochs published so far (oneoff.go), its CSV in pieces; or adds
+// queries to it (addquery.go).
 func (s jobService) QueryJob(req *wololov1.QueryJobRequest, stream wololov1.JobService_QueryJobServer) error {
 	owner, err := s.g.identify(stream.Context())
 	if err != nil {
 		return err
+	}
+	if len(req.GetAdd()) > 0 {
+		// Queries added to the job (addquery.go): no answer, the epoch
+		// they were added at, once their versions so far are published.
+		if req.GetSql() != "" {
+			return toStatus(errorf(ErrInvalid, "a one-off query (sql) or queries to add, not both"))
+		}
+		at, err := s.g.addQueries(stream.Context(), owner, req.GetJobId(), req.GetAdd())
+		if err != nil {
+			return toStatus(err)
+		}
+		return stream.Send(&wololov1.QueryJobResponse{Epochs: at})
 	}
 	answer, epochs, err := s.g.queryJob(stream.Context(), owner, req.GetJobId(), req.GetSql())
 	if err != nil {

@@ -362,6 +362,9 @@ func (js *jobs) appendEpoch(j *job, req *wololov1.AppendJobRequest) (appended, e
 		return appended{}, err
 	}
 	s := j.standing
+	if req.GetEpochEveryMs() > 0 && len(j.follows.added) > 0 {
+		return appended{}, errorf(ErrNotStanding, "job %q has added queries, whose jobs replay whole appends: an append to it is not cut into epochs (no --epoch-every)", j.name)
+	}
 	if s.committed < s.epochs() {
 		if s.epochs() > 1 && sameEpochFiles(j.epochFiles(s.epochs()), inputs) {
 			return appended{epoch: s.epochs(), resumed: true}, nil
@@ -381,7 +384,6 @@ func (js *jobs) appendEpoch(j *job, req *wololov1.AppendJobRequest) (appended, e
 	if inFlight, ok := sumSizes(others, total); !ok || inFlight > js.limits.ClientMaxBytes {
 		return appended{}, errorf(ErrFull, "this client's unfinished jobs would declare %d bytes, more than its limit (%d, --client-max-bytes)", inFlight, js.limits.ClientMaxBytes)
 	}
-	k := s.epochs() + 1
 	rec := &wololov1.EpochRecord{CreatedUnixMs: time.Now().UnixMilli(), EpochEveryMs: req.GetEpochEveryMs()}
 	for _, in := range inputs {
 		f := &wololov1.FileRecord{}
@@ -390,25 +392,37 @@ func (js *jobs) appendEpoch(j *job, req *wololov1.AppendJobRequest) (appended, e
 		}
 		rec.Files = append(rec.Files, f)
 	}
-	files, err := epochFilesOf(j, k, rec, scanned)
+	k, err := js.openEpochLocked(j, rec, scanned)
 	if err != nil {
 		return appended{}, err
 	}
-	b, err := proto.Marshal(rec)
-	if err != nil {
-		return appended{}, fmt.Errorf("encode epoch %d of job %q: %w", k, j.id, err)
-	}
-	if err := js.store.Commit(&transport.Commit{Job: j.id, Records: map[string][]byte{epochMetaKey(k): b}}); err != nil {
-		return appended{}, errorf(ErrStore, "store epoch %d of job %q: %v", k, j.name, err)
-	}
-	js.retainHeaders(j, k, rec.Files)
-	s.appends = append(s.appends, files)
-	s.appendEveryMs = append(s.appendEveryMs, rec.EpochEveryMs)
 	j.bytes = total
-	j.activity = time.Now()
-	j.notifyLocked()
 	j.log.Info("epoch opened", "epoch", k, "bytes", total)
 	return appended{epoch: k}, nil
+}
+
+// openEpochLocked opens the next epoch of standing job j with the files
+// rec describes, durably, and returns it (an append's, or an added
+// query's job following its parent: addquery.go); j.mu is held.
+func (js *jobs) openEpochLocked(j *job, rec *wololov1.EpochRecord, scanned map[string][]string) (int64, error) {
+	k := j.standing.epochs() + 1
+	files, err := epochFilesOf(j, k, rec, scanned)
+	if err != nil {
+		return 0, err
+	}
+	b, err := proto.Marshal(rec)
+	if err != nil {
+		return 0, fmt.Errorf("encode epoch %d of job %q: %w", k, j.id, err)
+	}
+	if err := js.store.Commit(&transport.Commit{Job: j.id, Records: map[string][]byte{epochMetaKey(k): b}}); err != nil {
+		return 0, errorf(ErrStore, "store epoch %d of job %q: %v", k, j.name, err)
+	}
+	js.retainHeaders(j, k, rec.Files)
+	j.standing.appends = append(j.standing.appends, files)
+	j.standing.appendEveryMs = append(j.standing.appendEveryMs, rec.EpochEveryMs)
+	j.activity = time.Now()
+	j.notifyLocked()
+	return k, nil
 }
 
 // appendableLocked is why the job takes no append, nil if it does; j.mu

@@ -40,7 +40,12 @@ type version struct {
 // versions are a standing job's versions, those published and those
 // whose records are not all in yet.
 type versions struct {
-	names   []string // the job's result files, NAME.csv of each query
+	names []string // the job's result files, NAME.csv of each query
+	// added are the result files of the queries added to the job
+	// (addquery.go), each with the epoch it was added at: its version of
+	// that epoch and earlier ones are taken when they come (a backfill),
+	// and an epoch after it is published only with it.
+	added   map[string]int64
 	byEpoch map[int64]*version
 	// published is the last epoch published: every epoch up to it has
 	// every query's version.
@@ -51,7 +56,44 @@ type versions struct {
 }
 
 func newVersions(names []string) *versions {
-	return &versions{names: names, byEpoch: map[int64]*version{}}
+	return &versions{names: names, byEpoch: map[int64]*version{}, added: map[string]int64{}}
+}
+
+// wants reports whether a record of name's version of epoch is one to
+// take: a query's of the job not published yet, or an added query's.
+func (v *versions) wants(name string, epoch int64) bool {
+	if at, ok := v.added[name]; ok {
+		return epoch >= at
+	}
+	return slices.Contains(v.names, name) && epoch > v.published
+}
+
+// whole reports whether ver, epoch's version, has every query's answer
+// it is published with.
+func (v *versions) whole(epoch int64, ver *version) bool {
+	for _, name := range v.names {
+		if ver.files[name] == nil {
+			return false
+		}
+	}
+	for name, at := range v.added {
+		if epoch > at && ver.files[name] == nil {
+			return false
+		}
+	}
+	return true
+}
+
+// shown are the result files of a version: the job's, then the added
+// queries' it has, by name.
+func (v *versions) shown(ver *version) []string {
+	out := slices.Clone(v.names)
+	for _, name := range slices.Sorted(maps.Keys(v.added)) {
+		if ver.files[name] != nil {
+			out = append(out, name)
+		}
+	}
+	return out
 }
 
 // versionKey reads a record's key as a version's or a change's: its
@@ -78,9 +120,10 @@ func versionKey(key string) (epoch int64, name string, change, ok bool) {
 // add takes the versions and changes among records (any others are
 // left) and reports whether that published an epoch.
 func (v *versions) add(records map[string][]byte) bool {
+	latest := false // a record of the latest version published: an added query's first
 	for key, data := range records {
 		epoch, name, change, ok := versionKey(key)
-		if !ok || !slices.Contains(v.names, name) || epoch <= v.published {
+		if !ok || !v.wants(name, epoch) {
 			continue
 		}
 		ver := v.byEpoch[epoch]
@@ -88,31 +131,39 @@ func (v *versions) add(records map[string][]byte) bool {
 			ver = &version{files: map[string][]byte{}, changes: map[string][]byte{}}
 			v.byEpoch[epoch] = ver
 		}
-		if change {
+		latest = latest || (v.published > 0 && epoch == v.published)
+		switch {
+		case v.added[name] == epoch && change:
+			// An added query's first version is all new to the job's
+			// watchers: its change is made of it (wholeChange).
+		case v.added[name] == epoch:
+			ver.files[name] = data
+			ver.changes[name] = wholeChange(data)
+		case change:
 			ver.changes[name] = data
-		} else {
+		default:
 			ver.files[name] = data
 		}
 	}
 	was := v.published
 	for {
 		ver := v.byEpoch[v.published+1]
-		if ver == nil || len(ver.files) < len(v.names) {
+		if ver == nil || !v.whole(v.published+1, ver) {
 			break
 		}
 		v.published++
 	}
-	if v.published == was {
+	if v.published == was && !latest {
 		return false
 	}
 	ver := v.byEpoch[v.published]
 	v.latest = nil
-	for _, name := range v.names {
+	for _, name := range v.shown(ver) {
 		rows, _ := csvSizes(ver.files[name], false)
 		added, removed := csvSizes(ver.changes[name], true)
 		v.latest = append(v.latest, &wololov1.QueryVersion{Name: name, Rows: rows, Added: added, Removed: removed})
 	}
-	return true
+	return v.published != was
 }
 
 // csvSizes counts the records of a result file after its header: with
@@ -146,6 +197,22 @@ func csvSizes(file []byte, weights bool) (n, minus int64) {
 	}
 }
 
+// records are the versions and changes v holds, as the records they
+// came in (an added query's job's, for the job it follows).
+func (v *versions) records() map[string][]byte {
+	out := map[string][]byte{}
+	for epoch, ver := range v.byEpoch {
+		k := strconv.FormatInt(epoch, 10) + "/"
+		for name, data := range ver.files {
+			out[versionPrefix+k+name] = data
+		}
+		for name, data := range ver.changes {
+			out[changePrefix+k+name] = data
+		}
+	}
+	return out
+}
+
 // get is a published epoch's version, nil if it is not published.
 func (v *versions) get(epoch int64) *version {
 	if epoch < 1 || epoch > v.published {
@@ -164,10 +231,13 @@ func (g *Gateway) Records(id string, records map[string][]byte) {
 		return
 	}
 	j.mu.Lock()
-	defer j.mu.Unlock()
 	if j.standing.versions.add(records) {
 		j.log.Info("version published", "epoch", j.standing.versions.published)
 		j.notifyLocked()
+	}
+	j.mu.Unlock()
+	if j.addedTo != "" {
+		forwardRecords(j, records)
 	}
 }
 
@@ -188,6 +258,9 @@ func (j *job) versionFiles(epoch int64) (map[string][]byte, int64, error) {
 			j.mu.Lock()
 			epoch = s.ended
 			j.mu.Unlock()
+		}
+		if s != nil && err == nil {
+			files, err = j.withAdded(files, epoch)
 		}
 		return files, epoch, err
 	}
