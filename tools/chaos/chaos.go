@@ -464,6 +464,11 @@ func drive(ctx context.Context, o Options, want *answers, tgt target, gateway st
 	// and job done both at +14.062 s).
 	switch {
 	case len(post) == 0 || err != nil || rep.Phases["after-upload"]+rep.Phases["done"] > 0:
+	case rep.DoneAt > rep.UploadAt && rep.DoneAt-rep.UploadAt < minPostWindow:
+		// The graph finished within a moment of the upload (seen in CI:
+		// 77 ms, after a rebuild from the retained input had replayed
+		// the rows as the upload went): no kill after it could land.
+		fmt.Fprintf(out, "chaos: note: the job was done %s after its upload, too soon for a kill after it to land\n", fmtDur(rep.DoneAt-rep.UploadAt))
 	case rep.DoneAt > rep.UploadAt:
 		rep.Incomplete = append(rep.Incomplete, "no kill landed after the upload finished")
 	default:
@@ -487,6 +492,12 @@ func drive(ctx context.Context, o Options, want *answers, tgt target, gateway st
 	}
 	return rep, nil
 }
+
+// minPostWindow is the least time from the upload's end to the job's
+// below which no kill after the upload is required: the monitor sees each
+// state through WatchJob, and the killer looks every 10 ms, after its
+// victim is up again.
+const minPostWindow = 250 * time.Millisecond
 
 // expect works out the run's expected outputs before anything starts, so
 // that a query the SQL engine refuses fails the run before any process
