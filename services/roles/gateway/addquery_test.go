@@ -28,9 +28,12 @@ func retainingConfig(t *testing.T) Config {
 }
 
 // addQuery adds queries to job id through QueryJob: the epoch they were
-// added at.
+// added at. It gives up after a minute, so that an add that should have
+// been refused and waits for versions instead fails its test.
 func addQuery(svc wololov1.JobServiceServer, id string, queries ...*wololov1.Query) (int64, error) {
-	s := &queryStream{ctx: context.Background()}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	s := &queryStream{ctx: ctx}
 	err := svc.QueryJob(&wololov1.QueryJobRequest{JobId: id, Add: queries}, s)
 	return s.epochs, err
 }
