@@ -315,7 +315,7 @@ type followed struct {
 func (p *job) followed() followed {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return followed{committed: p.standing.committed, epochs: p.standing.epochs(), closed: p.standing.closed, err: p.failureLocked(), changed: p.changed}
+	return followed{committed: p.standing.committed, epochs: p.standing.appendCount(), closed: p.standing.closed, err: p.failureLocked(), changed: p.changed}
 }
 
 // keepUp feeds the added query's job c its parent's epochs: what it has
@@ -346,7 +346,7 @@ func (g *Gateway) keepUp(c *job) {
 			return
 		}
 		c.mu.Lock()
-		n, done, changed := c.standing.committed, c.standing.epochs() == c.standing.committed, c.changed
+		n, done, changed := c.standing.committed, c.standing.appendCount() == c.standing.committed, c.changed
 		c.mu.Unlock()
 		switch {
 		case done && n < st.committed:
@@ -383,7 +383,7 @@ func (js *jobs) openFollowed(c, p *job, k int64) error {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.standing.epochs() >= k {
+	if c.standing.appendCount() >= k {
 		return nil
 	}
 	_, err = js.openEpochLocked(c, &wololov1.EpochRecord{CreatedUnixMs: time.Now().UnixMilli(), Files: headers}, plan.Scanned())

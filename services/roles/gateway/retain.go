@@ -89,8 +89,8 @@ func (j *job) epochsLocked() []epochInputs {
 	if j.standing == nil {
 		return []epochInputs{{0, j.files}}
 	}
-	out := make([]epochInputs, 0, j.standing.epochs())
-	for k := int64(1); k <= j.standing.epochs(); k++ {
+	out := make([]epochInputs, 0, j.standing.appendCount())
+	for k := int64(1); k <= j.standing.appendCount(); k++ {
 		out = append(out, epochInputs{k, j.epochFiles(k)})
 	}
 	return out

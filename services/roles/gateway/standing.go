@@ -101,9 +101,9 @@ func newStanding(names []string, everyMs int64) *standing {
 	return &standing{versions: newVersions(names), endRows: map[int64]map[string]int64{}, everyMs: everyMs}
 }
 
-// epochs is how many appends the job has (1, its own files, and each
-// append): the name is from before an append could make several epochs.
-func (s *standing) epochs() int64 { return int64(1 + len(s.appends)) }
+// appendCount is how many appends the job has: 1, its own files, and
+// each append (each one epoch or, cut by --epoch-every, several).
+func (s *standing) appendCount() int64 { return int64(1 + len(s.appends)) }
 
 // epochFiles are the files of an epoch: j.files for epoch 0 (a batch
 // job) and 1, an append's for a later one; j.mu is held (an append adds
@@ -138,8 +138,8 @@ func (j *job) uploadEpoch(start *wololov1.UploadStart) (int64, error) {
 		return 0, errorf(ErrInvalid, "job %q is a batch job: it has no epoch %d", j.name, k)
 	case j.standing == nil:
 		return 0, nil
-	case k < 0 || k > j.standing.epochs():
-		return 0, errorf(ErrInvalid, "job %q has no epoch %d (epochs 1 to %d: append to open the next)", j.name, k, j.standing.epochs())
+	case k < 0 || k > j.standing.appendCount():
+		return 0, errorf(ErrInvalid, "job %q has no epoch %d (epochs 1 to %d: append to open the next)", j.name, k, j.standing.appendCount())
 	}
 	return max(k, 1), nil
 }
@@ -276,7 +276,7 @@ func (g *Gateway) closeJob(ctx context.Context, j *job) (int64, error) {
 	j.epochMu.Lock()
 	defer j.epochMu.Unlock()
 	j.mu.Lock()
-	epochs, committed, closed, ended := j.standing.epochs(), j.standing.committed, j.standing.closed, j.standing.ended
+	epochs, committed, closed, ended := j.standing.appendCount(), j.standing.committed, j.standing.closed, j.standing.ended
 	err := j.failureLocked()
 	j.activity = time.Now()
 	j.mu.Unlock()
@@ -365,11 +365,11 @@ func (js *jobs) appendEpoch(j *job, req *wololov1.AppendJobRequest) (appended, e
 	if req.GetEpochEveryMs() > 0 && len(j.follows.added) > 0 {
 		return appended{}, errorf(ErrNotStanding, "job %q has added queries, whose jobs replay whole appends: an append to it is not cut into epochs (no --epoch-every)", j.name)
 	}
-	if s.committed < s.epochs() {
-		if s.epochs() > 1 && sameEpochFiles(j.epochFiles(s.epochs()), inputs) {
-			return appended{epoch: s.epochs(), resumed: true}, nil
+	if s.committed < s.appendCount() {
+		if s.appendCount() > 1 && sameEpochFiles(j.epochFiles(s.appendCount()), inputs) {
+			return appended{epoch: s.appendCount(), resumed: true}, nil
 		}
-		return appended{}, errorf(ErrNotStanding, "job %q: epoch %d is open (its files are not all uploaded): finish it first (append again with the same files resumes it)", j.name, s.epochs())
+		return appended{}, errorf(ErrNotStanding, "job %q: epoch %d is open (its files are not all uploaded): finish it first (append again with the same files resumes it)", j.name, s.appendCount())
 	}
 	sizes := []int64{j.bytes}
 	for _, in := range inputs {
@@ -405,7 +405,7 @@ func (js *jobs) appendEpoch(j *job, req *wololov1.AppendJobRequest) (appended, e
 // rec describes, durably, and returns it (an append's, or an added
 // query's job following its parent: addquery.go); j.mu is held.
 func (js *jobs) openEpochLocked(j *job, rec *wololov1.EpochRecord, scanned map[string][]string) (int64, error) {
-	k := j.standing.epochs() + 1
+	k := j.standing.appendCount() + 1
 	files, err := epochFilesOf(j, k, rec, scanned)
 	if err != nil {
 		return 0, err
@@ -548,7 +548,7 @@ func (js *jobs) recoverStanding(j *job, records map[string][]byte) error {
 	}
 	// An epoch is committed when its files all are: its last file's
 	// end and its markers are one step.
-	for k := int64(1); k <= s.epochs(); k++ {
+	for k := int64(1); k <= s.appendCount(); k++ {
 		whole := true
 		for _, fs := range j.epochFiles(k) {
 			whole = whole && fs.done
@@ -573,7 +573,7 @@ func (j *job) standingView(out *wololov1.Job) {
 	s := j.standing
 	out.Standing, out.Open = true, !s.closed
 	out.Epochs, out.EpochsCommitted, out.EpochsPublished = s.ended, s.ended, s.versions.published
-	if s.committed < s.epochs() {
+	if s.committed < s.appendCount() {
 		out.Epochs++ // the open append's epoch, not ended yet
 	}
 	out.AppendEpochs = slices.Clone(s.appendEnds)
