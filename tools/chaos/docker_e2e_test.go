@@ -140,12 +140,6 @@ func TestDockerE2E(t *testing.T) {
 	}
 	t.Logf("election: failover p50 %s, max %s; cut-off leader replaced after %s", erep.P50, erep.Max, erep.Kills[len(erep.Kills)-1].Failover)
 
-	// The grpcurl commands of docs/deployment.md, as written, from the
-	// checkout's root (bin/tools/grpcurl, deploy/tls, proto/); then the
-	// operator refused JobService, and the processes a master supervises.
-	if n := runDocCommands(t, filepath.Join(root, "docs", "deployment.md"), root, nil); n < 4 {
-		t.Errorf("docs/deployment.md: %d grpcurl commands ran, want at least 4", n)
-	}
 	gw := fmt.Sprintf("localhost:%d", top.PublicPort())
 	m1 := fmt.Sprintf("localhost:%d", top.Port(deploy.Instance{Stage: deploy.MasterStage, Index: 1}))
 	protos := filepath.Join(root, "proto")
@@ -153,6 +147,19 @@ func TestDockerE2E(t *testing.T) {
 		return append([]string{grpcurl, "-cacert", filepath.Join(tlsDir, "ca.pem"), "-cert", filepath.Join(tlsDir, name+".pem"), "-key", filepath.Join(tlsDir, name+".key")}, extra...)
 	}
 	getJob := as("operator", "-import-path", protos, "-proto", "wololo/v1/job.proto", "-d", `{"job_id": "nosuch"}`, gw, "wololo.v1.JobService/GetJob")
+	// The election chaos may have left the gateway restarting (the masters
+	// replace a process that stayed silent while the leader was cut off):
+	// the commands below are about what it answers, so it answers first.
+	testkit.WaitFor(t, "the gateway to answer after the election chaos", time.Minute, func() bool {
+		out, _ := exec.Command(getJob[0], getJob[1:]...).CombinedOutput()
+		return !strings.Contains(string(out), "connection refused") && !strings.Contains(string(out), "Unavailable")
+	})
+	// The grpcurl commands of docs/deployment.md, as written, from the
+	// checkout's root (bin/tools/grpcurl, deploy/tls, proto/); then the
+	// operator refused JobService, and the processes a master supervises.
+	if n := runDocCommands(t, filepath.Join(root, "docs", "deployment.md"), root, nil); n < 4 {
+		t.Errorf("docs/deployment.md: %d grpcurl commands ran, want at least 4", n)
+	}
 	if out, err := exec.Command(getJob[0], getJob[1:]...).CombinedOutput(); err == nil || !strings.Contains(string(out), "PermissionDenied") {
 		t.Errorf("%s: %v, want PermissionDenied:\n%s", strings.Join(getJob, " "), err, out)
 	}
