@@ -42,6 +42,8 @@ type level struct {
 	aliases map[string]typedExpr // HAVING: the SELECT items by alias
 
 	joinNode *plan.Node // the FROM clause's join, nil when it has none
+
+	aggNotes []aggNote // the aggregates, for the checks of DISTINCT ones (aggdistinct.go)
 }
 
 // err is an Error about construct, which starts at byte offset pos.
@@ -99,6 +101,9 @@ func (c *compiler) selectPlan(sel *parse.Select, role selectRole) (*plan.Node, e
 		return nil, err
 	}
 	if b.limit, err = lv.limitClause(sel); err != nil {
+		return nil, err
+	}
+	if err := lv.checkDistinctAggs(); err != nil {
 		return nil, err
 	}
 	if err := restore(); err != nil {

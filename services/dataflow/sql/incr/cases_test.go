@@ -58,6 +58,11 @@ var constructs = []string{
 	"SELECT COUNT(*), MIN(n), MAX(s) FROM t WHERE k IN (SELECT k FROM u GROUP BY k HAVING COUNT(*) = 1)",
 	"SELECT s, COUNT(*), MIN(n), SUM(n) FROM t WHERE k IN (SELECT MAX(k) FROM u) GROUP BY s HAVING COUNT(*) > 1",
 	"SELECT b, MAX(d) FROM t WHERE k IN (SELECT k FROM u GROUP BY k HAVING MAX(m) < 2) GROUP BY b ORDER BY 2 DESC LIMIT 1",
+	// FILTER, and aggregates of DISTINCT: a value counted once per group
+	// whatever its rows, beside plain aggregates.
+	"SELECT k, COUNT(*) FILTER (WHERE b), SUM(n) FILTER (WHERE n > 1), MAX(s) FILTER (WHERE NOT b) FROM t GROUP BY k",
+	"SELECT k, COUNT(DISTINCT n), SUM(DISTINCT n), COUNT(*), SUM(n), MIN(s) FROM t GROUP BY k HAVING COUNT(DISTINCT n) > 1",
+	"SELECT COUNT(DISTINCT s), COUNT(n) FROM t",
 }
 
 // TestConstructsEveryEpoch runs each construct over many of sqlgen's
