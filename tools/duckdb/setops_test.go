@@ -32,6 +32,11 @@ var setOpsQueries = []string{
 	"SELECT t.b, COUNT(DISTINCT t.k) FILTER (WHERE t.n IS NOT NULL), COUNT(*) FROM t GROUP BY t.b HAVING COUNT(DISTINCT t.k) FILTER (WHERE t.n IS NOT NULL) > 1 ORDER BY 1, 2, 3",
 	"SELECT u.k, COUNT(DISTINCT u.m), SUM(DISTINCT u.m), COUNT(*), MAX(u.m) FROM u GROUP BY u.k ORDER BY 1, 2, 3, 4, 5",
 	"SELECT t.k, STDDEV_SAMP(DISTINCT t.n) FROM t GROUP BY t.k ORDER BY 1, 2",
+	// OFFSET, with and without LIMIT; ROW_NUMBER counts the rows it skips.
+	"SELECT t.k, t.n FROM t ORDER BY 1, 2 LIMIT 3 OFFSET 2",
+	"SELECT t.k, t.s FROM t ORDER BY 1 DESC, 2 OFFSET 4",
+	"SELECT ROW_NUMBER() OVER (ORDER BY COUNT(*) DESC, t.k) AS r, t.k, COUNT(*) AS c FROM t GROUP BY t.k ORDER BY c DESC, t.k LIMIT 2 OFFSET 1",
+	"SELECT u.k, u.m FROM u WHERE u.k IN (SELECT t.k FROM t ORDER BY t.k DESC LIMIT 3 OFFSET 2) ORDER BY 1, 2",
 }
 
 // TestSQLSetOpsAgainstDuckDB runs setOpsQueries on both engines.

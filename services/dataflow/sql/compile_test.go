@@ -37,7 +37,7 @@ func TestRefused(t *testing.T) {
 		{"select count(distinct token), count(distinct map) from matches", "COUNT(DISTINCT ...)", 1, 31},
 		{"select count(distinct token), avg(average_rating) from matches", "AVG", 1, 31},
 		{"select map, count(*) filter (where average_rating) from matches group by map", "FILTER (WHERE ...)", 1, 36},
-		{"select token from matches limit 1 offset 2", "OFFSET", 1, 35},
+		{"select token from matches limit 1 offset 'x'", "OFFSET", 1, 35},
 		// WITH and subqueries in FROM: what PostgreSQL refuses, and RECURSIVE.
 		{"with recursive q as (select token from matches) select token from q", "WITH RECURSIVE", 1, 6},
 		{"with q(a, b) as (select token from matches) select a from q", "common table expression q", 1, 7},

@@ -62,6 +62,7 @@ type bound struct {
 	// distinct is SELECT DISTINCT; role, where the SELECT stands.
 	distinct bool
 	role     selectRole
+	offset   int64 // OFFSET's rows, 0: none
 }
 
 // selectRole is where a SELECT stands in the statement, which decides
@@ -101,6 +102,9 @@ func (c *compiler) selectPlan(sel *parse.Select, role selectRole) (*plan.Node, e
 		return nil, err
 	}
 	if b.limit, err = lv.limitClause(sel); err != nil {
+		return nil, err
+	}
+	if b.offset, err = lv.offsetClause(sel); err != nil {
 		return nil, err
 	}
 	if err := lv.checkDistinctAggs(); err != nil {
@@ -164,17 +168,17 @@ func (lv *level) outputs(b *bound, n *plan.Node) *plan.Node {
 	if b.distinct {
 		n = over(plan.Distinct, n)
 	}
-	if b.role == topSelect || b.limit >= 0 || b.items.rowNum >= 0 {
+	if b.role == topSelect || b.limit >= 0 || b.offset > 0 || b.items.rowNum >= 0 {
 		n = over(plan.Sort, n)
 		n.Order = b.order
 	}
-	if b.limit >= 0 {
+	if b.limit >= 0 || b.offset > 0 {
 		n = over(plan.Limit, n)
-		n.N = b.limit
+		n.N, n.Offset = b.limit, b.offset
 	}
 	if rn := b.items.rowNum; rn >= 0 {
 		n = over(plan.RowNumber, n)
-		n.Col = rn
+		n.Col, n.Offset = rn, b.offset
 	}
 	if b.items.hidden() {
 		n = b.items.dropHidden(lv.c, n)

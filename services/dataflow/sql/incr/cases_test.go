@@ -63,6 +63,11 @@ var constructs = []string{
 	"SELECT k, COUNT(*) FILTER (WHERE b), SUM(n) FILTER (WHERE n > 1), MAX(s) FILTER (WHERE NOT b) FROM t GROUP BY k",
 	"SELECT k, COUNT(DISTINCT n), SUM(DISTINCT n), COUNT(*), SUM(n), MIN(s) FROM t GROUP BY k HAVING COUNT(DISTINCT n) > 1",
 	"SELECT COUNT(DISTINCT s), COUNT(n) FROM t",
+	// OFFSET: a row moves in and out of the rows after the first M.
+	"SELECT k, n FROM t ORDER BY n, k LIMIT 3 OFFSET 2",
+	"SELECT k, COUNT(*) FROM t GROUP BY k ORDER BY 2 DESC, 1 OFFSET 1",
+	"SELECT ROW_NUMBER() OVER (ORDER BY COUNT(*) DESC, k) AS r, k, COUNT(*) AS c FROM t GROUP BY k ORDER BY c DESC, k LIMIT 2 OFFSET 1",
+	"SELECT k FROM t WHERE k IN (SELECT k FROM u ORDER BY m DESC, k LIMIT 2 OFFSET 1) ORDER BY k",
 }
 
 // TestConstructsEveryEpoch runs each construct over many of sqlgen's

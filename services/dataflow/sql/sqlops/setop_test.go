@@ -8,8 +8,11 @@ import (
 
 	"github.com/wololo/wololo/services/dataflow/sql"
 	"github.com/wololo/wololo/services/dataflow/sql/exec"
+	"github.com/wololo/wololo/services/dataflow/sql/physical"
+	"github.com/wololo/wololo/services/dataflow/sql/plan"
 	"github.com/wololo/wololo/services/dataflow/sql/sqlgen/oracle"
 	"github.com/wololo/wololo/services/dataflow/sql/sqlops"
+	"github.com/wololo/wololo/services/dataflow/stage"
 )
 
 // setOpQueries are queries of the constructs brief D added (FILTER,
@@ -23,6 +26,10 @@ var setOpQueries = []string{
 	"SELECT COUNT(DISTINCT t.k), SUM(t.n), COUNT(*) FROM t",
 	"SELECT COUNT(DISTINCT t.k), SUM(t.n), COUNT(*) FROM t WHERE t.n > 1000",
 	"SELECT u.c, COUNT(DISTINCT t.n) FROM t JOIN u ON t.k = u.k GROUP BY u.c HAVING COUNT(DISTINCT t.n) > 1",
+	"SELECT t.k, t.n FROM t ORDER BY t.n DESC, t.k LIMIT 3 OFFSET 2",
+	"SELECT t.k, COUNT(*) FROM t GROUP BY t.k ORDER BY 2, 1 OFFSET 1",
+	"SELECT ROW_NUMBER() OVER (ORDER BY COUNT(*) DESC, t.k) AS r, t.k, COUNT(*) AS c FROM t GROUP BY t.k ORDER BY c DESC, t.k LIMIT 2 OFFSET 2",
+	"SELECT u.c FROM u WHERE u.k IN (SELECT t.k FROM t ORDER BY t.k LIMIT 2 OFFSET 1)",
 }
 
 // TestSetOpQueriesMatchExec runs setOpQueries through the physical plan
@@ -70,6 +77,8 @@ var placedSetOps = []string{
 	"SELECT k, COUNT(DISTINCT n), SUM(DISTINCT n), COUNT(*), SUM(n), MIN(s) FROM t GROUP BY k",
 	"SELECT COUNT(DISTINCT s), COUNT(*) FILTER (WHERE b) FROM t",
 	"SELECT s, COUNT(DISTINCT k) FROM t WHERE k IN (SELECT k FROM u GROUP BY k HAVING MAX(m) < 2) GROUP BY s",
+	"SELECT k, COUNT(*) FROM t GROUP BY k ORDER BY 2 DESC, 1 LIMIT 2 OFFSET 1",
+	"SELECT k, n FROM t ORDER BY n, k OFFSET 3",
 }
 
 // TestEpochsPlacedSetOps runs each of placedSetOps over 12 of sqlgen's
@@ -113,5 +122,47 @@ func TestSumBesideDistinctPastTheBound(t *testing.T) {
 		if want := "k,count(distinct s),sum(n)\n" + c.want; got != want {
 			t.Errorf("%q: got %q, want %q", c.csv, got, want)
 		}
+	}
+}
+
+// TestLimitOffsetRestored: a LIMIT 3 OFFSET 4 fed batches of 3 rows,
+// snapshotted and restored after each, passes rows 5 to 7, wherever its
+// snapshot fell.
+func TestLimitOffsetRestored(t *testing.T) {
+	tab, err := exec.ReadCSV(strings.NewReader("k\n1\n2\n3\n4\n5\n6\n7\n8\n9\n"), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cols := []plan.Column{{Name: "k", Type: plan.Text}}
+	o := &physical.Op{ID: 0, Kind: plan.Limit, Node: &plan.Node{Op: plan.Limit, N: 3, Offset: 4, Output: cols}}
+	op, err := sqlops.New(o, [][]plan.Column{cols}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for i := 0; i < 9; i += 3 {
+		b := exec.Concat(cols, []*exec.Batch{tab.Batches[0]})
+		part := exec.Skip(int64(i), []*exec.Batch{b})
+		part = exec.Limit(3, part)
+		if err := op.Apply(0, part[0], func(b *exec.Batch) {
+			for r := range b.N {
+				got = append(got, string(b.Cols[0].Text(r)))
+			}
+		}); err != nil {
+			t.Fatal(err)
+		}
+		snap, err := op.(stage.Snapshotter).AppendSnapshot(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if op, err = sqlops.New(o, [][]plan.Column{cols}, nil, nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := op.(stage.Snapshotter).Restore(snap); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if strings.Join(got, ",") != "5,6,7" {
+		t.Errorf("got %q, want 5,6,7", got)
 	}
 }

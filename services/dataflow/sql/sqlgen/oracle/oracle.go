@@ -69,9 +69,9 @@ func (x *executor) run(n *plan.Node) ([]*exec.Batch, error) {
 	case plan.Sort:
 		return exec.Sort(n, ins[0]), nil
 	case plan.Limit:
-		return exec.Limit(n.N, ins[0]), nil
+		return exec.LimitNode(n, ins[0]), nil
 	case plan.RowNumber:
-		return rowNumber(n.Col, ins[0])
+		return rowNumber(n.Col, 1+n.Offset, ins[0])
 	}
 	return nil, fmt.Errorf("unknown plan node %q", n.Op)
 }
@@ -170,8 +170,7 @@ func distinct(in []*exec.Batch, cols int) []*exec.Batch {
 }
 
 // rowNumber puts 1, 2, ... into column col, in row order.
-func rowNumber(col int, in []*exec.Batch) ([]*exec.Batch, error) {
-	next := int64(1)
+func rowNumber(col int, next int64, in []*exec.Batch) ([]*exec.Batch, error) {
 	out := make([]*exec.Batch, 0, len(in))
 	for _, b := range in {
 		nb, err := exec.NumberRows(col, next, b)
