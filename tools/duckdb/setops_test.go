@@ -37,6 +37,17 @@ var setOpsQueries = []string{
 	"SELECT t.k, t.s FROM t ORDER BY 1 DESC, 2 OFFSET 4",
 	"SELECT ROW_NUMBER() OVER (ORDER BY COUNT(*) DESC, t.k) AS r, t.k, COUNT(*) AS c FROM t GROUP BY t.k ORDER BY c DESC, t.k LIMIT 2 OFFSET 1",
 	"SELECT u.k, u.m FROM u WHERE u.k IN (SELECT t.k FROM t ORDER BY t.k DESC LIMIT 3 OFFSET 2) ORDER BY 1, 2",
+	// Set operations: by position, NULLs equal, numbers equal by value.
+	"SELECT t.k, t.n FROM t UNION ALL SELECT u.k, u.m FROM u ORDER BY 1, 2",
+	"SELECT t.k AS key, t.n FROM t UNION SELECT u.k, u.m FROM u ORDER BY key DESC, 2 LIMIT 6 OFFSET 1",
+	"SELECT t.n FROM t INTERSECT SELECT u.m FROM u ORDER BY 1",
+	"SELECT t.k FROM t EXCEPT SELECT u.k FROM u ORDER BY 1",
+	"SELECT t.k, t.n FROM t EXCEPT SELECT u.k, u.m FROM u ORDER BY 1, 2",
+	"SELECT t.s FROM t WHERE t.b UNION SELECT t.s FROM t WHERE NOT t.b INTERSECT SELECT t.s FROM t WHERE t.n > 1 ORDER BY 1",
+	"(SELECT t.k FROM t UNION SELECT u.k FROM u) EXCEPT (SELECT t.k FROM t ORDER BY t.k DESC LIMIT 1) ORDER BY 1",
+	"SELECT k, COUNT(*) FROM (SELECT t.k FROM t UNION ALL SELECT u.k FROM u) x GROUP BY k ORDER BY 1, 2",
+	"WITH a AS (SELECT t.k, COUNT(*) AS c FROM t GROUP BY t.k) SELECT k, c FROM a UNION SELECT u.k, COUNT(*) FROM u GROUP BY u.k ORDER BY 1, 2",
+	"SELECT u.k, u.m FROM u WHERE u.k IN (SELECT t.k FROM t WHERE t.n > 2 UNION SELECT t.s FROM t) ORDER BY 1, 2",
 }
 
 // TestSQLSetOpsAgainstDuckDB runs setOpsQueries on both engines.

@@ -77,6 +77,9 @@ const (
 
 // selectPlan compiles one SELECT, which stands where role says.
 func (c *compiler) selectPlan(sel *parse.Select, role selectRole) (*plan.Node, error) {
+	if sel.Set != nil {
+		return c.setOpPlan(sel, role)
+	}
 	restore, err := c.withClause(sel)
 	if err != nil {
 		return nil, err

@@ -68,6 +68,14 @@ var constructs = []string{
 	"SELECT k, COUNT(*) FROM t GROUP BY k ORDER BY 2 DESC, 1 OFFSET 1",
 	"SELECT ROW_NUMBER() OVER (ORDER BY COUNT(*) DESC, k) AS r, k, COUNT(*) AS c FROM t GROUP BY k ORDER BY c DESC, k LIMIT 2 OFFSET 1",
 	"SELECT k FROM t WHERE k IN (SELECT k FROM u ORDER BY m DESC, k LIMIT 2 OFFSET 1) ORDER BY k",
+	// Set operations: UNION ALL's weights added, UNION, INTERSECT and
+	// EXCEPT counted per row (a row leaves EXCEPT when it arrives in u).
+	"SELECT k, n FROM t UNION ALL SELECT k, m FROM u",
+	"SELECT k FROM t UNION SELECT k FROM u ORDER BY 1 LIMIT 3",
+	"SELECT n FROM t INTERSECT SELECT m FROM u",
+	"SELECT k FROM t EXCEPT SELECT k FROM u",
+	"SELECT k, COUNT(*) FROM (SELECT k FROM t UNION ALL SELECT k FROM u) x GROUP BY k",
+	"SELECT k, COUNT(*) FROM t GROUP BY k EXCEPT SELECT k, COUNT(*) FROM u GROUP BY k",
 }
 
 // TestConstructsEveryEpoch runs each construct over many of sqlgen's

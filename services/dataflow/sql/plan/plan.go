@@ -1,7 +1,7 @@
 // Package plan is the logical plan of a SQL query (services/dataflow/sql
 // makes it, services/dataflow/sql/exec runs it): a tree of Nodes (scan,
 // filter, project, join, semi-join, aggregate, distinct, sort, limit, row
-// number) whose expressions refer to their input's columns by position.
+// number, union all) whose expressions refer to their input's columns by position.
 //
 // A plan is plain data: structs of exported fields, no interfaces and no
 // functions, so it serialises as it is (encoding/json, and later the
@@ -58,6 +58,7 @@ const (
 	Sort      Op = "sort"      // Input[0] ordered by Order, then by every column ascending
 	Limit     Op = "limit"     // the first N rows of Input[0] (N -1: all) after its first Offset
 	RowNumber Op = "rownumber" // Input[0] with column Col replaced by Offset+1, Offset+2, ... in row order
+	UnionAll  Op = "unionall"  // the rows of Input[0] and of Input[1] (UNION ALL), of Input[0]'s columns; the two inputs' types agree
 )
 
 // Column is one output column of a node.

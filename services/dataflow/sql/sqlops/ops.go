@@ -76,7 +76,7 @@ func New(o *physical.Op, inputs [][]plan.Column, table []string, shared *exec.Ke
 	}
 	want := 1
 	switch o.Kind {
-	case plan.Join, plan.SemiJoin:
+	case plan.Join, plan.SemiJoin, plan.UnionAll:
 		want = 2
 	case physical.Exchange:
 		return nil, fmt.Errorf("operator #%d: an exchange is the runner's (see Route)", o.ID)
@@ -121,6 +121,8 @@ func New(o *physical.Op, inputs [][]plan.Column, table []string, shared *exec.Ke
 		return &limit{n: n.N, skip: n.Offset}, nil
 	case plan.RowNumber:
 		return &rowNumber{col: n.Col, next: 1 + n.Offset}, nil
+	case plan.UnionAll:
+		return unionAll{}, nil
 	}
 	return nil, fmt.Errorf("operator #%d: unknown kind %q", o.ID, o.Kind)
 }

@@ -30,6 +30,17 @@ var setOpQueries = []string{
 	"SELECT t.k, COUNT(*) FROM t GROUP BY t.k ORDER BY 2, 1 OFFSET 1",
 	"SELECT ROW_NUMBER() OVER (ORDER BY COUNT(*) DESC, t.k) AS r, t.k, COUNT(*) AS c FROM t GROUP BY t.k ORDER BY c DESC, t.k LIMIT 2 OFFSET 2",
 	"SELECT u.c FROM u WHERE u.k IN (SELECT t.k FROM t ORDER BY t.k LIMIT 2 OFFSET 1)",
+	"SELECT t.k, t.n FROM t UNION ALL SELECT u.k, u.m FROM u",
+	"SELECT t.k, t.n FROM t UNION SELECT u.k, u.m FROM u",
+	"SELECT t.k FROM t UNION SELECT t.s FROM t WHERE t.b",
+	"SELECT t.n FROM t INTERSECT SELECT u.m FROM u",
+	"SELECT t.k, t.s FROM t EXCEPT SELECT u.k, u.c FROM u",
+	"SELECT x.k, COUNT(*), SUM(x.n) FROM (SELECT t.k, t.n FROM t UNION ALL SELECT u.k, u.m FROM u) x GROUP BY x.k",
+	"SELECT COUNT(*) FROM (SELECT t.k FROM t UNION ALL SELECT u.k FROM u) x",
+	"SELECT t.k, COUNT(*) FROM t GROUP BY t.k UNION ALL SELECT u.k, COUNT(*) FROM u GROUP BY u.k",
+	"SELECT t.k, COUNT(*) FROM t GROUP BY t.k UNION SELECT u.c, COUNT(*) FROM u GROUP BY u.c",
+	"SELECT t.k FROM t UNION ALL (SELECT u.k FROM u ORDER BY u.k DESC LIMIT 2) ORDER BY 1 LIMIT 5 OFFSET 1",
+	"SELECT u.c FROM u WHERE u.k IN (SELECT t.k FROM t WHERE t.b INTERSECT SELECT t.k FROM t WHERE t.n > 1)",
 }
 
 // TestSetOpQueriesMatchExec runs setOpQueries through the physical plan
@@ -79,6 +90,12 @@ var placedSetOps = []string{
 	"SELECT s, COUNT(DISTINCT k) FROM t WHERE k IN (SELECT k FROM u GROUP BY k HAVING MAX(m) < 2) GROUP BY s",
 	"SELECT k, COUNT(*) FROM t GROUP BY k ORDER BY 2 DESC, 1 LIMIT 2 OFFSET 1",
 	"SELECT k, n FROM t ORDER BY n, k OFFSET 3",
+	"SELECT k, n FROM t UNION ALL SELECT k, m FROM u",
+	"SELECT k FROM t UNION SELECT k FROM u",
+	"SELECT n FROM t INTERSECT SELECT m FROM u",
+	"SELECT k FROM t EXCEPT SELECT k FROM u ORDER BY 1 LIMIT 2",
+	"SELECT k, COUNT(*) FROM t GROUP BY k EXCEPT SELECT k, COUNT(*) FROM u GROUP BY k",
+	"SELECT k, COUNT(*) FROM (SELECT k FROM t UNION ALL SELECT k FROM u) x GROUP BY k",
 }
 
 // TestEpochsPlacedSetOps runs each of placedSetOps over 12 of sqlgen's

@@ -255,7 +255,9 @@ func (l *limit) Restore(state []byte) error {
 	r.version("limit")
 	l.n, l.skip = r.Varint(), 0
 	if r.Err == nil && len(r.B) > 0 {
-		l.skip = r.Varint()
+		if l.skip = r.Varint(); l.skip <= 0 { // written only while rows are left to skip
+			r.Fail(nil)
+		}
 	}
 	return r.done("limit")
 }

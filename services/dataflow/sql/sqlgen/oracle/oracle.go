@@ -18,6 +18,7 @@ package oracle
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/wololo/wololo/services/dataflow/sql/exec"
 	"github.com/wololo/wololo/services/dataflow/sql/plan"
@@ -47,7 +48,7 @@ func (x *executor) run(n *plan.Node) ([]*exec.Batch, error) {
 		}
 		ins = append(ins, b)
 	}
-	want := map[plan.Op]int{plan.Scan: 0, plan.Join: 2, plan.SemiJoin: 2}
+	want := map[plan.Op]int{plan.Scan: 0, plan.Join: 2, plan.SemiJoin: 2, plan.UnionAll: 2}
 	if k, ok := want[n.Op]; ok && len(ins) != k || !ok && len(ins) != 1 {
 		return nil, fmt.Errorf("%s node with %d inputs", n.Op, len(ins))
 	}
@@ -72,6 +73,8 @@ func (x *executor) run(n *plan.Node) ([]*exec.Batch, error) {
 		return exec.LimitNode(n, ins[0]), nil
 	case plan.RowNumber:
 		return rowNumber(n.Col, 1+n.Offset, ins[0])
+	case plan.UnionAll:
+		return append(slices.Clone(ins[0]), ins[1]...), nil
 	}
 	return nil, fmt.Errorf("unknown plan node %q", n.Op)
 }
