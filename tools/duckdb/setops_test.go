@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/wololo/wololo/services/dataflow/sql/sqlgen"
@@ -59,5 +60,27 @@ func TestSQLSetOpsAgainstDuckDB(t *testing.T) {
 	}
 	if stats.compared != len(setOpsQueries) || stats.nonEmpty != len(setOpsQueries) {
 		t.Errorf("%d compared, %d with rows, of %d queries", stats.compared, stats.nonEmpty, len(setOpsQueries))
+	}
+}
+
+// TestSQLSetOpsGeneratedAgainstDuckDB runs the seeded random cases of
+// sqlgen's Options.SetOps that hold one of its constructs (FILTER,
+// aggregates of DISTINCT, OFFSET, UNION [ALL], INTERSECT, EXCEPT); the
+// seeds whose query holds none are TestSQLAgainstDuckDB's kinds, and
+// skipped.
+func TestSQLSetOpsGeneratedAgainstDuckDB(t *testing.T) {
+	n, first := envUint(t, "SQLDIFF_QUERIES", 500), envUint(t, "SQLDIFF_SEED", 0)
+	d := newDiffer(t)
+	var stats diffStats
+	for seed := first; seed < first+n; seed++ {
+		c := sqlgen.GenerateWith(seed, sqlgen.Options{SetOps: true})
+		if !c.SetOps {
+			continue
+		}
+		d.check(t, fmt.Sprintf("seed %d (set operations)", seed), c.Tables, c.Query, &stats)
+	}
+	t.Logf("%d seeds from %d: %d queries of set operations, FILTER, DISTINCT aggregates or OFFSET compared (%d returned rows), %d beyond DuckDB's DECIMAL(38)", n, first, stats.compared, stats.nonEmpty, stats.overflow)
+	if stats.compared < int(n)/3 || stats.nonEmpty < stats.compared/4 {
+		t.Errorf("%d compared, %d with rows, of %d seeds: too few to test them", stats.compared, stats.nonEmpty, n)
 	}
 }
