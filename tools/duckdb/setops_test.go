@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"testing"
 
 	"github.com/wololo/wololo/services/dataflow/sql/sqlgen"
@@ -49,6 +48,8 @@ var setOpsQueries = []string{
 	"SELECT k, COUNT(*) FROM (SELECT t.k FROM t UNION ALL SELECT u.k FROM u) x GROUP BY k ORDER BY 1, 2",
 	"WITH a AS (SELECT t.k, COUNT(*) AS c FROM t GROUP BY t.k) SELECT k, c FROM a UNION SELECT u.k, COUNT(*) FROM u GROUP BY u.k ORDER BY 1, 2",
 	"SELECT u.k, u.m FROM u WHERE u.k IN (SELECT t.k FROM t WHERE t.n > 2 UNION SELECT t.s FROM t) ORDER BY 1, 2",
+	"SELECT x.k FROM ((SELECT t.k FROM t) INTERSECT (SELECT u.k FROM u)) x ORDER BY 1",
+	"SELECT u.k, u.m FROM u WHERE u.k IN ((SELECT t.s FROM t) UNION ALL SELECT t.k FROM t WHERE t.b) ORDER BY 1, 2",
 }
 
 // TestSQLSetOpsAgainstDuckDB runs setOpsQueries on both engines.
@@ -69,16 +70,7 @@ func TestSQLSetOpsAgainstDuckDB(t *testing.T) {
 // seeds whose query holds none are TestSQLAgainstDuckDB's kinds, and
 // skipped.
 func TestSQLSetOpsGeneratedAgainstDuckDB(t *testing.T) {
-	n, first := envUint(t, "SQLDIFF_QUERIES", 500), envUint(t, "SQLDIFF_SEED", 0)
-	d := newDiffer(t)
-	var stats diffStats
-	for seed := first; seed < first+n; seed++ {
-		c := sqlgen.GenerateWith(seed, sqlgen.Options{SetOps: true})
-		if !c.SetOps {
-			continue
-		}
-		d.check(t, fmt.Sprintf("seed %d (set operations)", seed), c.Tables, c.Query, &stats)
-	}
+	n, first, stats := checkGenerated(t, sqlgen.Options{SetOps: true}, "set operations", func(c sqlgen.Case) bool { return c.SetOps })
 	t.Logf("%d seeds from %d: %d queries of set operations, FILTER, DISTINCT aggregates or OFFSET compared (%d returned rows), %d beyond DuckDB's DECIMAL(38)", n, first, stats.compared, stats.nonEmpty, stats.overflow)
 	if stats.compared < int(n)/3 || stats.nonEmpty < stats.compared/4 {
 		t.Errorf("%d compared, %d with rows, of %d seeds: too few to test them", stats.compared, stats.nonEmpty, n)

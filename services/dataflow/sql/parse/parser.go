@@ -259,7 +259,7 @@ func (p *parser) with() *With {
 			p.next()
 		}
 		p.expectOp("(")
-		if !p.isKw("select") && !p.isKw("with") {
+		if !p.isKw("select") && !p.isKw("with") && !p.selectAhead(0) {
 			if p.tok().Kind == Ident && statements[p.tok().Text] {
 				p.fail(p.tok().Pos, strings.ToUpper(p.tok().Text)+" statement", "a common table expression is a SELECT")
 			}
@@ -388,7 +388,7 @@ func (p *parser) tablePrimary() Table {
 		p.enter()
 		defer p.leave()
 		p.next()
-		if p.isKw("select") || p.isKw("with") {
+		if p.isKw("select") || p.isKw("with") || p.selectAhead(0) {
 			d := &Derived{Pos: t.Pos, Select: p.selectStmt(), ColPos: -1}
 			p.expectOp(")")
 			d.Alias = p.alias(false)

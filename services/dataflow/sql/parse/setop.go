@@ -73,3 +73,15 @@ func (p *parser) setOperand() (*Select, bool) {
 	p.expectOp(")")
 	return s, true
 }
+
+// selectAhead reports whether the tokens from k after the current one
+// are parentheses opening a SELECT (or WITH): ((SELECT ...) UNION ...)
+// is a subquery, where ((a JOIN b)) and ((1)) are not.
+func (p *parser) selectAhead(k int) bool {
+	i := min(p.i+k, len(p.toks)-1)
+	for i < len(p.toks)-1 && p.toks[i].Kind == Op && p.toks[i].Text == "(" {
+		i++
+	}
+	t := p.toks[i]
+	return i > p.i+k && t.Kind == Ident && (t.Text == "select" || t.Text == "with")
+}

@@ -5,10 +5,7 @@ import (
 	"testing"
 
 	"github.com/wololo/wololo/services/dataflow/sql/incr"
-	"github.com/wololo/wololo/services/dataflow/sql/physical"
-	"github.com/wololo/wololo/services/dataflow/sql/rewrite"
 	"github.com/wololo/wololo/services/dataflow/sql/sqlgen"
-	"github.com/wololo/wololo/services/dataflow/sql/sqlops"
 )
 
 // TestSetOpsMatchNaive: random queries of sqlgen's Options.SetOps (FILTER,
@@ -35,30 +32,7 @@ func TestSetOpsMatchNaive(t *testing.T) {
 		if c.Want != "" {
 			nonEmpty++
 		}
-		root, tables := load(t, c)
-		if got := run(t, c, root, tables); got != c.Want {
-			t.Fatalf("seed %d: %s\n%s\n got %q\nwant %q", seed, c.Query, root, got, c.Want)
-		}
-		opt := rewrite.Optimize(root)
-		if got := run(t, c, opt, tables); got != c.Want {
-			t.Fatalf("seed %d: %s: the rewrite changed the answer\n%s\n got %q\nwant %q", seed, c.Query, opt, got, c.Want)
-		}
-		for _, shards := range []int{0, 1, 3} {
-			p, err := physical.Build([]physical.Logical{{Name: "q", Plan: root}}, shapeOf(shards))
-			if err != nil {
-				t.Fatalf("seed %d, %d shards: %s: %v", seed, shards, c.Query, err)
-			}
-			if err := physical.Check(p); err != nil {
-				t.Fatalf("seed %d, %d shards: %s: %v\n%s", seed, shards, c.Query, err, p)
-			}
-			res, err := sqlops.Run(p, tables)
-			if err != nil {
-				t.Fatalf("seed %d, %d shards: %s: %v", seed, shards, c.Query, err)
-			}
-			if _, got, _ := strings.Cut(string(res.Files["q"]), "\n"); got != c.Want {
-				t.Fatalf("seed %d, %d shards: %s\n%s\n got %q\nwant %q", seed, shards, c.Query, p, got, c.Want)
-			}
-		}
+		checkNaiveEverywhere(t, seed, c)
 	}
 	t.Logf("constructs: %v; %d returned rows", counts, nonEmpty)
 	for k, n := range counts {
