@@ -134,8 +134,12 @@ func splitDistinctAggs(n *plan.Node, distinct map[*plan.Agg]bool) {
 	}
 	nk := len(n.Keys)
 	x := n.Aggs[slices.IndexFunc(n.Aggs, func(a *plan.Agg) bool { return distinct[a] })].Arg
+	xName := x.String()
+	if x.Kind == plan.ColRef {
+		xName = x.Name
+	}
 	inner := &plan.Node{Op: plan.Aggregate, Input: n.Input, Keys: append(slices.Clone(n.Keys), x),
-		Output: append(slices.Clone(n.Output[:nk]), plan.Column{Name: x.String()})}
+		Output: append(slices.Clone(n.Output[:nk]), plan.Column{Name: xName})}
 	var types []plan.Type // of inner's columns
 	for _, k := range inner.Keys {
 		types = append(types, k.Type)
@@ -186,7 +190,7 @@ func splitDistinctAggs(n *plan.Node, distinct map[*plan.Agg]bool) {
 	for i, a := range n.Aggs {
 		name := n.Output[nk+i].Name
 		if distinct[a] {
-			outer.Aggs = append(outer.Aggs, &plan.Agg{Func: a.Func, Arg: colRef(nk, x.Type, x.String())})
+			outer.Aggs = append(outer.Aggs, &plan.Agg{Func: a.Func, Arg: colRef(nk, x.Type, xName)})
 			top.Exprs = append(top.Exprs, colRef(nk+i, outerType(outer.Aggs[i]), name))
 			continue
 		}
