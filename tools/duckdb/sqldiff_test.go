@@ -90,20 +90,26 @@ func TestSQLAgainstDuckDB(t *testing.T) {
 // of the seeds that hold neither are TestSQLAgainstDuckDB's kinds, and
 // skipped.
 func TestSQLSubqueriesAgainstDuckDB(t *testing.T) {
-	n, first := envUint(t, "SQLDIFF_QUERIES", 500), envUint(t, "SQLDIFF_SEED", 0)
-	d := newDiffer(t)
-	var stats diffStats
-	for seed := first; seed < first+n; seed++ {
-		c := sqlgen.GenerateWith(seed, sqlgen.Options{Subqueries: true})
-		if !c.Subquery {
-			continue
-		}
-		d.check(t, fmt.Sprintf("seed %d (subqueries)", seed), c.Tables, c.Query, &stats)
-	}
+	n, first, stats := checkGenerated(t, sqlgen.Options{Subqueries: true}, "subqueries", func(c sqlgen.Case) bool { return c.Subquery })
 	t.Logf("%d seeds from %d: %d queries with subqueries compared (%d returned rows), %d beyond DuckDB's DECIMAL(38)", n, first, stats.compared, stats.nonEmpty, stats.overflow)
 	if stats.compared < int(n)/2 || stats.nonEmpty < stats.compared/4 {
 		t.Errorf("%d compared, %d with rows, of %d seeds: too few to test the subqueries", stats.compared, stats.nonEmpty, n)
 	}
+}
+
+// checkGenerated compares the seeded random cases of o (SQLDIFF_QUERIES
+// from SQLDIFF_SEED) that keep holds, each named by its seed and what;
+// it returns the seeds' number, the first, and the counts.
+func checkGenerated(t *testing.T, o sqlgen.Options, what string, keep func(sqlgen.Case) bool) (n, first uint64, stats diffStats) {
+	t.Helper()
+	n, first = envUint(t, "SQLDIFF_QUERIES", 500), envUint(t, "SQLDIFF_SEED", 0)
+	d := newDiffer(t)
+	for seed := first; seed < first+n; seed++ {
+		if c := sqlgen.GenerateWith(seed, o); keep(c) {
+			d.check(t, fmt.Sprintf("seed %d (%s)", seed, what), c.Tables, c.Query, &stats)
+		}
+	}
+	return n, first, stats
 }
 
 // keptCases are the mismatches the random runs found, kept whatever the

@@ -88,10 +88,15 @@ func (lv *level) aggregate(a *parse.Call) (*plan.Expr, *tvar, error) {
 	switch {
 	case a.Over != nil:
 		return nil, nil, lv.err(a.Pos, "window function", "%s OVER (...) is not supported", upper)
-	case a.Distinct:
-		return nil, nil, lv.err(a.Pos, upper+"(DISTINCT ...)", "not supported")
 	case a.Filter != nil:
-		return nil, nil, lv.err(a.Pos, upper+"(...) FILTER", "not supported")
+		if err := lv.filterCond(a); err != nil {
+			return nil, nil, err
+		}
+		return lv.aggregate(filtered(a))
+	case a.Distinct && (name == "min" || name == "max"):
+		plain := *a
+		plain.Distinct = false
+		return lv.aggregate(&plain)
 	}
 	lookup := name
 	if a.Star {
@@ -128,6 +133,9 @@ func (lv *level) aggregate(a *parse.Call) (*plan.Expr, *tvar, error) {
 	text := lv.c.render(a)
 	if i, ok := lv.aggIndex[text]; ok {
 		return lv.typed(&plan.Expr{Kind: plan.ColRef, Col: len(lv.keys) + i, Name: text}, lv.aggVars[i])
+	}
+	if err := lv.noteAggregate(a, agg, upper); err != nil {
+		return nil, nil, err
 	}
 	if lv.aggIndex == nil {
 		lv.aggIndex = map[string]int{}

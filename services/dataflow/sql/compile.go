@@ -55,6 +55,7 @@ func compile(query string, cat Catalog, o Options) (*plan.Node, *compiler, error
 			s.node.Output[i] = s.slots[i].v.column(s.node.Output[i].Name)
 		}
 	}
+	splitDistinctAggs(root, c.distinctAggs)
 	fixOutputs(root)
 	return root, c, nil
 }
@@ -102,6 +103,8 @@ type compiler struct {
 	selectNodes map[*parse.Select]int // each SELECT's expression nodes (exprSizes)
 	expanded    int                   // expression nodes of the CTE bodies bound so far (cteBody)
 	checking    int                   // > 0 while binding a CTE nothing references, to check it
+
+	distinctAggs map[*plan.Agg]bool // the aggregates of DISTINCT, split in two levels once typed (aggdistinct.go)
 }
 
 // outVar is the kind of the first column of a SELECT's plan.

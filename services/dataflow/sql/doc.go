@@ -30,6 +30,13 @@
 // tables), text when nothing says otherwise; two uses that disagree are
 // refused.
 //
+// FILTER (WHERE ...) and aggregates of DISTINCT (aggdistinct.go), OFFSET
+// (offset.go) and the set operations UNION [ALL], INTERSECT and EXCEPT
+// (setop.go) are bound onto the plan's operators (a CASE in the
+// aggregate; two aggregates; the Limit's and RowNumber's Offset; a
+// UnionAll under a Distinct or an aggregate of the whole row), so that
+// the layers after the binder run them as any other plan.
+//
 // WITH and subqueries in FROM (with.go, derived.go) are bound as the
 // SELECT they are, where they are read: a CTE's body once per reference,
 // so that its plan is the inline one, a subtree per reference, placed

@@ -80,6 +80,10 @@ func (w *sizer) selectExprs(sel *parse.Select, depth int) {
 			w.selectExprs(cte.Select, depth)
 		}
 	}
+	if sel.Set != nil {
+		w.selectExprs(sel.Set.Left, depth)
+		w.selectExprs(sel.Set.Right, depth)
+	}
 	for _, it := range sel.Items {
 		if it.Expr != nil {
 			w.expr(it.Expr, depth)

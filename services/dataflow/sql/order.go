@@ -101,11 +101,8 @@ func sameKeys(a, b []plan.SortKey, exprText func(col int) string) bool {
 	return true
 }
 
-// limitClause binds LIMIT n (-1: none); OFFSET is refused.
+// limitClause binds LIMIT n (-1: none).
 func (lv *level) limitClause(sel *parse.Select) (int64, error) {
-	if sel.Offset != nil {
-		return -1, lv.err(sel.OffsetPos, "OFFSET", "not supported")
-	}
 	if sel.Limit == nil {
 		return -1, nil
 	}

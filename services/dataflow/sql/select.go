@@ -42,6 +42,8 @@ type level struct {
 	aliases map[string]typedExpr // HAVING: the SELECT items by alias
 
 	joinNode *plan.Node // the FROM clause's join, nil when it has none
+
+	aggNotes []aggNote // the aggregates, for the checks of DISTINCT ones (aggdistinct.go)
 }
 
 // err is an Error about construct, which starts at byte offset pos.
@@ -60,6 +62,7 @@ type bound struct {
 	// distinct is SELECT DISTINCT; role, where the SELECT stands.
 	distinct bool
 	role     selectRole
+	offset   int64 // OFFSET's rows, 0: none
 }
 
 // selectRole is where a SELECT stands in the statement, which decides
@@ -74,6 +77,9 @@ const (
 
 // selectPlan compiles one SELECT, which stands where role says.
 func (c *compiler) selectPlan(sel *parse.Select, role selectRole) (*plan.Node, error) {
+	if sel.Set != nil {
+		return c.setOpPlan(sel, role)
+	}
 	restore, err := c.withClause(sel)
 	if err != nil {
 		return nil, err
@@ -99,6 +105,12 @@ func (c *compiler) selectPlan(sel *parse.Select, role selectRole) (*plan.Node, e
 		return nil, err
 	}
 	if b.limit, err = lv.limitClause(sel); err != nil {
+		return nil, err
+	}
+	if b.offset, err = lv.offsetClause(sel); err != nil {
+		return nil, err
+	}
+	if err := lv.checkDistinctAggs(); err != nil {
 		return nil, err
 	}
 	if err := restore(); err != nil {
@@ -159,17 +171,17 @@ func (lv *level) outputs(b *bound, n *plan.Node) *plan.Node {
 	if b.distinct {
 		n = over(plan.Distinct, n)
 	}
-	if b.role == topSelect || b.limit >= 0 || b.items.rowNum >= 0 {
+	if b.role == topSelect || b.limit >= 0 || b.offset > 0 || b.items.rowNum >= 0 {
 		n = over(plan.Sort, n)
 		n.Order = b.order
 	}
-	if b.limit >= 0 {
+	if b.limit >= 0 || b.offset > 0 {
 		n = over(plan.Limit, n)
-		n.N = b.limit
+		n.N, n.Offset = b.limit, b.offset
 	}
 	if rn := b.items.rowNum; rn >= 0 {
 		n = over(plan.RowNumber, n)
-		n.Col = rn
+		n.Col, n.Offset = rn, b.offset
 	}
 	if b.items.hidden() {
 		n = b.items.dropHidden(lv.c, n)

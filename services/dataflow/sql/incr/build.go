@@ -65,6 +65,8 @@ func newOp(n *plan.Node, grows []bool) op {
 		return newRegroup(n, complete(n))
 	case plan.Distinct:
 		return newDistinct(n, grows[0])
+	case plan.UnionAll:
+		return unionAllOp{}
 	}
 	return nil
 }

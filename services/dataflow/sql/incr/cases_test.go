@@ -58,6 +58,24 @@ var constructs = []string{
 	"SELECT COUNT(*), MIN(n), MAX(s) FROM t WHERE k IN (SELECT k FROM u GROUP BY k HAVING COUNT(*) = 1)",
 	"SELECT s, COUNT(*), MIN(n), SUM(n) FROM t WHERE k IN (SELECT MAX(k) FROM u) GROUP BY s HAVING COUNT(*) > 1",
 	"SELECT b, MAX(d) FROM t WHERE k IN (SELECT k FROM u GROUP BY k HAVING MAX(m) < 2) GROUP BY b ORDER BY 2 DESC LIMIT 1",
+	// FILTER, and aggregates of DISTINCT: a value counted once per group
+	// whatever its rows, beside plain aggregates.
+	"SELECT k, COUNT(*) FILTER (WHERE b), SUM(n) FILTER (WHERE n > 1), MAX(s) FILTER (WHERE NOT b) FROM t GROUP BY k",
+	"SELECT k, COUNT(DISTINCT n), SUM(DISTINCT n), COUNT(*), SUM(n), MIN(s) FROM t GROUP BY k HAVING COUNT(DISTINCT n) > 1",
+	"SELECT COUNT(DISTINCT s), COUNT(n) FROM t",
+	// OFFSET: a row moves in and out of the rows after the first M.
+	"SELECT k, n FROM t ORDER BY n, k LIMIT 3 OFFSET 2",
+	"SELECT k, COUNT(*) FROM t GROUP BY k ORDER BY 2 DESC, 1 OFFSET 1",
+	"SELECT ROW_NUMBER() OVER (ORDER BY COUNT(*) DESC, k) AS r, k, COUNT(*) AS c FROM t GROUP BY k ORDER BY c DESC, k LIMIT 2 OFFSET 1",
+	"SELECT k FROM t WHERE k IN (SELECT k FROM u ORDER BY m DESC, k LIMIT 2 OFFSET 1) ORDER BY k",
+	// Set operations: UNION ALL's weights added, UNION, INTERSECT and
+	// EXCEPT counted per row (a row leaves EXCEPT when it arrives in u).
+	"SELECT k, n FROM t UNION ALL SELECT k, m FROM u",
+	"SELECT k FROM t UNION SELECT k FROM u ORDER BY 1 LIMIT 3",
+	"SELECT n FROM t INTERSECT SELECT m FROM u",
+	"SELECT k FROM t EXCEPT SELECT k FROM u",
+	"SELECT k, COUNT(*) FROM (SELECT k FROM t UNION ALL SELECT k FROM u) x GROUP BY k",
+	"SELECT k, COUNT(*) FROM t GROUP BY k EXCEPT SELECT k, COUNT(*) FROM u GROUP BY k",
 }
 
 // TestConstructsEveryEpoch runs each construct over many of sqlgen's

@@ -62,7 +62,7 @@ func monotone(n *plan.Node) (bool, error) {
 	switch n.Op {
 	case plan.Scan:
 		want = 0
-	case plan.Join, plan.SemiJoin:
+	case plan.Join, plan.SemiJoin, plan.UnionAll:
 		want = 2
 	}
 	if len(n.Input) != want {
@@ -95,7 +95,7 @@ func growsOf(k plan.Op, ins []bool) (bool, error) {
 	switch k {
 	case plan.Scan:
 		return true, nil
-	case plan.Filter, plan.Project, plan.Sort, plan.Distinct, plan.Join, plan.SemiJoin:
+	case plan.Filter, plan.Project, plan.Sort, plan.Distinct, plan.Join, plan.SemiJoin, plan.UnionAll:
 		return len(ins) > 0 && all, nil
 	case plan.Aggregate, plan.Limit, plan.RowNumber:
 		return false, nil

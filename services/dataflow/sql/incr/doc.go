@@ -17,9 +17,10 @@
 // DISTINCT, the answer's multiset and its maintained LIMIT (topOp).
 //
 // Check finds the parts of a plan whose rows only arrive (scans,
-// filters, projections, joins, semi-joins and DISTINCT of them), where
-// no operator needs to take a row back and each keeps the least state
-// (a semi-join forgets a row that passed, a LIMIT keeps its first N);
+// filters, projections, joins, semi-joins, UNION ALL and DISTINCT of
+// them), where no operator needs to take a row back and each keeps the
+// least state (a semi-join forgets a row that passed, a LIMIT keeps its
+// first N, an OFFSET's rows included);
 // over rows that leave, the operators take them back (a counted
 // DISTINCT, a semi-join that keeps every row by key, a GROUP BY that
 // computes a touched group again from its rows). It refuses, wrapping

@@ -26,7 +26,7 @@ type topOp struct {
 	root      *plan.Node
 	sort      *plan.Node
 	upper     []*plan.Node // the nodes above the Sort, the lowest first
-	limit     int64        // the LIMIT's N, when the rows between it and the Sort are projections alone; else -1
+	limit     int64        // the LIMIT's N and OFFSET, when the rows between it and the Sort are projections alone; else -1
 	prune     bool         // keep only the first limit rows: the Sort input only grows
 	nonlinear bool         // a LIMIT or ROW_NUMBER above the Sort
 	set       *rowSet      // the Sort's input rows
@@ -44,8 +44,10 @@ func newTop(root, sort *plan.Node, upper []*plan.Node, monotone bool) *topOp {
 	}
 	for _, n := range upper {
 		if n.Op == plan.Limit {
-			t.limit = n.N
-			t.prune = monotone
+			if n.N >= 0 { // its first N rows after the OFFSET's: the first N + OFFSET
+				t.limit = n.N + n.Offset
+				t.prune = monotone
+			}
 			break
 		}
 		if n.Op != plan.Project {
@@ -136,9 +138,9 @@ func (t *topOp) render() (*exec.Batch, error) {
 	for _, n := range t.upper {
 		switch n.Op {
 		case plan.Limit:
-			bs = exec.Limit(n.N, bs)
+			bs = exec.LimitNode(n, bs)
 		case plan.RowNumber:
-			next := int64(1)
+			next := 1 + n.Offset
 			for i, b := range bs {
 				if bs[i], err = exec.NumberRows(n.Col, next, b); err != nil {
 					return nil, err

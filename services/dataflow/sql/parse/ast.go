@@ -20,6 +20,11 @@ type Select struct {
 	Offset   Expr // nil: none
 	// The offsets of the clauses' keywords, -1 when absent.
 	FromPos, WherePos, GroupPos, HavingPos, OrderPos, LimitPos, OffsetPos int
+
+	// Set, when not nil, makes the Select a set operation (setop.go):
+	// its rows are Set's, and of its own clauses only With, OrderBy,
+	// Limit and Offset are written (the others are empty).
+	Set *SetOp
 }
 
 // With is a SELECT's WITH clause: its common table expressions, in

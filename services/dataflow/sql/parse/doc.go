@@ -14,10 +14,11 @@
 //
 // The parser reads the whole SELECT grammar the binder may meet (WITH,
 // joins of every kind, subqueries, windows, FILTER, BETWEEN, LIKE,
-// casts) so that the binder, not a syntax error, names a construct
-// outside the subset; the rest of PostgreSQL's grammar that a query
-// might hold (WITH RECURSIVE, UNION, window frames, EXTRACT(... FROM
-// ...), ANY/ALL) is refused here by name.
+// casts, UNION, INTERSECT and EXCEPT of SELECTs: setop.go) so that the
+// binder, not a syntax error, names a construct outside the subset; the
+// rest of PostgreSQL's grammar that a query might hold (WITH RECURSIVE,
+// window frames, EXTRACT(... FROM ...), ANY/ALL) is refused here by
+// name.
 //
 // # Why a parser of Wololo's own
 //

@@ -127,7 +127,7 @@ func (p *parser) likeExpr() Expr {
 			p.next()
 			in := &In{Pos: e.Position(), InPos: t.Pos, X: e, Not: not}
 			p.expectOp("(")
-			if p.isKw("select") || p.isKw("with") {
+			if p.isKw("select") || p.isKw("with") || p.selectAhead(0) {
 				in.Sub = p.selectStmt()
 			} else {
 				in.List = p.exprList()
@@ -251,7 +251,7 @@ func (p *parser) typeName() string {
 // subselect parses ( SELECT ... ) at the current "(".
 func (p *parser) subselect() *Select {
 	p.expectOp("(")
-	if !p.isKw("select") && !p.isKw("with") {
+	if !p.isKw("select") && !p.isKw("with") && !p.selectAhead(0) {
 		p.syntax("SELECT")
 	}
 	s := p.selectStmt()
@@ -287,7 +287,7 @@ func (p *parser) primary() Expr {
 		return p.nameExpr()
 	case Op:
 		if t.Text == "(" {
-			if n := p.peek(1); n.Kind == Ident && (n.Text == "select" || n.Text == "with") {
+			if n := p.peek(1); n.Kind == Ident && (n.Text == "select" || n.Text == "with") || p.selectAhead(1) {
 				return &Subquery{Pos: t.Pos, Select: p.subselect()}
 			}
 			p.next()

@@ -38,11 +38,9 @@ func Parse(src string, maxDepth int) (sel *Select, err *Error) {
 	}()
 	t := p.tok()
 	switch {
-	case p.isKw("select"), p.isKw("with"):
+	case p.isKw("select"), p.isKw("with"), p.isOp("("):
 	case t.Kind == Ident && statements[t.Text]:
 		p.fail(t.Pos, strings.ToUpper(t.Text)+" statement", "only SELECT is supported")
-	case p.isOp("("):
-		p.fail(t.Pos, "parenthesized SELECT", "not supported: write the SELECT without parentheses")
 	default:
 		p.syntax("SELECT")
 	}
@@ -133,26 +131,35 @@ func (p *parser) name(what string) (string, Token) {
 	return t.Text, t
 }
 
-// setOps fails on UNION, INTERSECT, EXCEPT at the current token.
-func (p *parser) setOps() {
-	for _, w := range []string{"union", "intersect", "except"} {
-		if p.isKw(w) {
-			p.fail(p.tok().Pos, strings.ToUpper(w), "set operations are not supported")
-		}
-	}
-}
-
-// selectStmt parses [WITH ...] SELECT ... at the current token.
+// selectStmt parses [WITH ...] SELECT ... at the current token: a SELECT,
+// or SELECTs joined by set operations (setop.go), then the ORDER BY,
+// LIMIT and OFFSET of the whole.
 func (p *parser) selectStmt() *Select {
 	var with *With
 	if p.isKw("with") {
 		with = p.with()
 	}
-	start := p.expectKw("select")
-	s := &Select{Pos: start.Pos, With: with, FromPos: -1, WherePos: -1, GroupPos: -1, HavingPos: -1, OrderPos: -1, LimitPos: -1, OffsetPos: -1}
+	s, paren := p.setExpr(0)
 	if with != nil {
-		s.Pos = with.Pos
+		if s.With != nil {
+			p.fail(with.Pos, "WITH", "not supported before a parenthesized SELECT that has its own WITH")
+		}
+		s.With, s.Pos = with, with.Pos
 	}
+	if paren && (p.isKw("order") || p.isKw("limit") || p.isKw("offset")) && (s.OrderPos >= 0 || s.LimitPos >= 0 || s.OffsetPos >= 0) {
+		p.fail(p.tok().Pos, strings.ToUpper(p.tok().Text), "not supported after a parenthesized SELECT that has its own ORDER BY, LIMIT or OFFSET")
+	}
+	p.tail(s)
+	s.Text = p.src[s.Pos:p.toks[max(p.i-1, 0)].End]
+	return s
+}
+
+// simpleSelect parses SELECT ... [HAVING ...] at the current token: one
+// SELECT without ORDER BY, LIMIT or OFFSET, which a set operation may
+// join to another.
+func (p *parser) simpleSelect() *Select {
+	start := p.expectKw("select")
+	s := &Select{Pos: start.Pos, FromPos: -1, WherePos: -1, GroupPos: -1, HavingPos: -1, OrderPos: -1, LimitPos: -1, OffsetPos: -1}
 	switch {
 	case p.isKw("distinct"):
 		p.next()
@@ -191,7 +198,12 @@ func (p *parser) selectStmt() *Select {
 	if p.isKw("window") {
 		p.fail(p.tok().Pos, "WINDOW", "named windows are not supported")
 	}
-	p.setOps()
+	s.Text = p.src[s.Pos:p.toks[max(p.i-1, 0)].End]
+	return s
+}
+
+// tail parses the ORDER BY, LIMIT and OFFSET of s, where they are written.
+func (p *parser) tail(s *Select) {
 	if p.isKw("order") {
 		s.OrderPos = p.next().Pos
 		p.expectKw("by")
@@ -221,9 +233,6 @@ func (p *parser) selectStmt() *Select {
 		}
 		break
 	}
-	p.setOps()
-	s.Text = p.src[s.Pos:p.toks[max(p.i-1, 0)].End]
-	return s
 }
 
 // with parses WITH name [(columns)] AS [[NOT] MATERIALIZED] (SELECT ...)
@@ -250,7 +259,7 @@ func (p *parser) with() *With {
 			p.next()
 		}
 		p.expectOp("(")
-		if !p.isKw("select") && !p.isKw("with") {
+		if !p.isKw("select") && !p.isKw("with") && !p.selectAhead(0) {
 			if p.tok().Kind == Ident && statements[p.tok().Text] {
 				p.fail(p.tok().Pos, strings.ToUpper(p.tok().Text)+" statement", "a common table expression is a SELECT")
 			}
@@ -379,7 +388,7 @@ func (p *parser) tablePrimary() Table {
 		p.enter()
 		defer p.leave()
 		p.next()
-		if p.isKw("select") || p.isKw("with") {
+		if p.isKw("select") || p.isKw("with") || p.selectAhead(0) {
 			d := &Derived{Pos: t.Pos, Select: p.selectStmt(), ColPos: -1}
 			p.expectOp(")")
 			d.Alias = p.alias(false)

@@ -138,7 +138,7 @@ func (pl *planner) registerScans(n *plan.Node) {
 // plans hold it; a decoded one may not): each node has the inputs its
 // operator takes, and its expressions read columns its input has.
 func wellFormed(n *plan.Node) error {
-	want := map[plan.Op]int{plan.Scan: 0, plan.Join: 2, plan.SemiJoin: 2}
+	want := map[plan.Op]int{plan.Scan: 0, plan.Join: 2, plan.SemiJoin: 2, plan.UnionAll: 2}
 	if k, ok := want[n.Op]; ok && len(n.Input) != k || !ok && len(n.Input) != 1 {
 		return fmt.Errorf("%s node with %d inputs", n.Op, len(n.Input))
 	}
@@ -234,6 +234,8 @@ func (pl *planner) place(n *plan.Node) (stream, error) {
 		return pl.binary(n)
 	case plan.Aggregate, plan.Distinct:
 		return pl.grouped(n)
+	case plan.UnionAll:
+		return pl.unionAll(n, nil)
 	case plan.Sort, plan.Limit, plan.RowNumber:
 		in, err := pl.place(n.Input[0])
 		if err != nil {
@@ -286,7 +288,7 @@ func (pl *planner) binary(n *plan.Node) (stream, error) {
 // else partial at the shards and final at the gateway; at the gateway
 // when its input is there, or has no key and is being parsed.
 func (pl *planner) grouped(n *plan.Node) (stream, error) {
-	in, err := pl.place(n.Input[0])
+	in, err := pl.groupedInput(n)
 	if err != nil {
 		return stream{}, err
 	}

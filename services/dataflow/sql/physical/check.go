@@ -168,7 +168,7 @@ func checkInput(p *Plan, o *Op, in Input, parts [][][]*plan.Expr) ([]plan.Column
 // checkOp checks what o computes over its inputs and returns how its
 // output is partitioned.
 func checkOp(p *Plan, o *Op, ins [][]plan.Column, inParts [][][]*plan.Expr, replicas int) ([][]*plan.Expr, error) {
-	want := map[plan.Op]int{plan.Scan: 0, plan.Join: 2, plan.SemiJoin: 2}
+	want := map[plan.Op]int{plan.Scan: 0, plan.Join: 2, plan.SemiJoin: 2, plan.UnionAll: 2}
 	if k, ok := want[o.Kind]; ok && len(ins) != k || !ok && len(ins) != 1 {
 		return nil, fmt.Errorf("%d inputs", len(ins))
 	}
@@ -249,6 +249,8 @@ func checkOp(p *Plan, o *Op, ins [][]plan.Column, inParts [][][]*plan.Expr, repl
 		return rebaseAll(part(0), groupKeys), nil
 	case PartialDistinct:
 		return part(0), nil
+	case plan.UnionAll:
+		return checkUnionAll(ins, inParts)
 	case FinalAggregate:
 		if replicas > 1 {
 			return nil, errors.New("merges partials in a task of several instances")

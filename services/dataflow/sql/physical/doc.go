@@ -61,6 +61,11 @@
 //     The cost is one encoding of those rows; the gain is that a process
 //     runs one kind of thing per part of its task.
 //
+// A UNION ALL (setop.go) moves no row of its own: under a keyed operator
+// (UNION's DISTINCT, INTERSECT's and EXCEPT's aggregate by the row) each
+// of its inputs is shuffled by that operator's key and it runs on the
+// shards, the operator complete after it; else where its inputs are.
+//
 // When the topology has one task only (a gateway and no shard task), the
 // shard task is the gateway's: its keyed operators run there too, fed by
 // channels from the gateway to itself.

@@ -1,7 +1,7 @@
 // Package plan is the logical plan of a SQL query (services/dataflow/sql
 // makes it, services/dataflow/sql/exec runs it): a tree of Nodes (scan,
 // filter, project, join, semi-join, aggregate, distinct, sort, limit, row
-// number) whose expressions refer to their input's columns by position.
+// number, union all) whose expressions refer to their input's columns by position.
 //
 // A plan is plain data: structs of exported fields, no interfaces and no
 // functions, so it serialises as it is (encoding/json, and later the
@@ -56,8 +56,9 @@ const (
 	Aggregate Op = "aggregate" // one row per distinct Keys: the keys, then Aggs
 	Distinct  Op = "distinct"  // the distinct rows of Input[0]
 	Sort      Op = "sort"      // Input[0] ordered by Order, then by every column ascending
-	Limit     Op = "limit"     // the first N rows of Input[0]
-	RowNumber Op = "rownumber" // Input[0] with column Col replaced by 1, 2, ... in row order
+	Limit     Op = "limit"     // the first N rows of Input[0] (N -1: all) after its first Offset
+	RowNumber Op = "rownumber" // Input[0] with column Col replaced by Offset+1, Offset+2, ... in row order
+	UnionAll  Op = "unionall"  // the rows of Input[0] and of Input[1] (UNION ALL), of Input[0]'s columns; the two inputs' types agree
 )
 
 // Column is one output column of a node.
@@ -113,6 +114,12 @@ type Node struct {
 	N int64 `json:"n,omitempty"` // Limit
 
 	Col int `json:"col,omitempty"` // RowNumber
+
+	// Offset is, of a Limit, the rows skipped before its N (OFFSET; N
+	// -1: no LIMIT, the rows after them all); of a RowNumber, the
+	// number before its first (the rows an OFFSET skipped: PostgreSQL
+	// numbers them before it skips them).
+	Offset int64 `json:"offset,omitempty"`
 }
 
 // AggFunc names an aggregate function.
@@ -340,9 +347,19 @@ func (n *Node) write(b *strings.Builder, depth int) {
 		}
 		buf = append(buf, "all columns"...)
 	case Limit:
-		buf = strconv.AppendInt(append(buf, ' '), n.N, 10)
+		if n.N < 0 {
+			buf = append(buf, " all"...)
+		} else {
+			buf = strconv.AppendInt(append(buf, ' '), n.N, 10)
+		}
+		if n.Offset > 0 {
+			buf = strconv.AppendInt(append(buf, " offset "...), n.Offset, 10)
+		}
 	case RowNumber:
 		buf = strconv.AppendInt(append(buf, " into #"...), int64(n.Col), 10)
+		if n.Offset > 0 {
+			buf = strconv.AppendInt(append(buf, " from "...), n.Offset+1, 10)
+		}
 	}
 	buf = append(buf, " -> ("...)
 	for i, c := range n.Output {

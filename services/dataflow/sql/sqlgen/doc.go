@@ -25,6 +25,10 @@
 // a join's u through a subquery grouping it by k (COUNT, SUM with
 // HAVING, MAX);
 // Generate leaves them out, so that its cases stay what they were.
+// With Options.SetOps (setop.go), also FILTER (WHERE ...) on COUNT(*),
+// SUM and MAX, COUNT/SUM/MIN of DISTINCT, OFFSET after the ORDER BY (with
+// or without LIMIT), and two SELECTs joined by UNION ALL, UNION,
+// INTERSECT or EXCEPT (t's rows of two conditions, or t's and u's).
 //
 // A case is a pure function of its seed. The tables are t(k, n, b, s, d) and
 // u(k, m); their values include missing ones, bytes that are not UTF-8,

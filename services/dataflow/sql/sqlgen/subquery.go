@@ -14,6 +14,11 @@ type Options struct {
 	// them out, so that the cases of a seed stay what they were for the
 	// tests that read them (services/dataflow/sql/incr's).
 	Subqueries bool
+	// SetOps lets the query hold the constructs of setop.go: FILTER on
+	// aggregates, aggregates of DISTINCT, OFFSET, and UNION [ALL],
+	// INTERSECT and EXCEPT. Generate leaves them out (no draw is made
+	// for them then, so its cases stay the same).
+	SetOps bool
 }
 
 // GenerateWith makes the case of a seed with the constructs o allows:
@@ -26,6 +31,7 @@ func GenerateWith(seed uint64, o Options) Case {
 	c := Case{Seed: seed, Tables: []Table{{"t", tableT, tText}, {"u", tableU, uText}}}
 	c.Query, c.Want = g.query(tRows, uRows)
 	c.Subquery = g.subquery
+	c.SetOps = g.setops
 	if len(g.with) > 0 {
 		c.Query = "WITH " + strings.Join(g.with, ", ") + " " + c.Query
 	}

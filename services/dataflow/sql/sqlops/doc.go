@@ -26,7 +26,7 @@
 // JobSpec, Edge and the like, the stage adapter's alone):
 //
 //   - The operators and their snapshots (ops.go, exchange.go,
-//     snapshot.go, budget.go): each plan operator over exec's batches
+//     snapshot.go, budget.go, setop.go: UNION ALL): each plan operator over exec's batches
 //     (New), the exchange that routes rows onto a channel and what it
 //     sends (Rows, to a Sender), each operator's stage.Snapshotter, and
 //     the job's Budget and its meter. They may not touch a task, a

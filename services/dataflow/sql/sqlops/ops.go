@@ -76,7 +76,7 @@ func New(o *physical.Op, inputs [][]plan.Column, table []string, shared *exec.Ke
 	}
 	want := 1
 	switch o.Kind {
-	case plan.Join, plan.SemiJoin:
+	case plan.Join, plan.SemiJoin, plan.UnionAll:
 		want = 2
 	case physical.Exchange:
 		return nil, fmt.Errorf("operator #%d: an exchange is the runner's (see Route)", o.ID)
@@ -118,9 +118,11 @@ func New(o *physical.Op, inputs [][]plan.Column, table []string, shared *exec.Ke
 	case plan.Distinct, physical.PartialDistinct:
 		return &distinct{d: exec.NewDistinct(shared), cols: len(n.Output)}, nil
 	case plan.Limit:
-		return &limit{n: n.N}, nil
+		return &limit{n: n.N, skip: n.Offset}, nil
 	case plan.RowNumber:
-		return &rowNumber{col: n.Col, next: 1}, nil
+		return &rowNumber{col: n.Col, next: 1 + n.Offset}, nil
+	case plan.UnionAll:
+		return unionAll{}, nil
 	}
 	return nil, fmt.Errorf("operator #%d: unknown kind %q", o.ID, o.Kind)
 }
@@ -629,10 +631,17 @@ func (*distinct) Finish(Out) error { return nil }
 func (d *distinct) stateBytes() int64 { return d.d.Bytes() }
 
 // limit passes the first n rows.
-type limit struct{ n int64 }
+// limit passes its rows but the first skip, then n of them (n -1: all).
+type limit struct{ n, skip int64 }
 
 func (l *limit) Apply(_ int, b *exec.Batch, out Out) error {
-	bs := exec.Limit(l.n, []*exec.Batch{b})
+	bs := exec.Skip(l.skip, []*exec.Batch{b})
+	l.skip -= min(l.skip, int64(b.N))
+	if l.n < 0 {
+		emit(bs, out)
+		return nil
+	}
+	bs = exec.Limit(l.n, bs)
 	for _, x := range bs {
 		l.n -= int64(x.N)
 	}

@@ -238,17 +238,27 @@ func (d *distinct) Restore(state []byte) error {
 	return nil
 }
 
-// A limit's state is how many rows it may still pass.
+// A limit's state is how many rows it may still pass, then, while an
+// OFFSET has rows left to skip, how many (absent: none, as a limit of
+// no OFFSET, or of a version before OFFSET, writes it).
 func (l *limit) AppendSnapshot(dst []byte) ([]byte, error) {
 	w := start(dst)
 	w.Varint(l.n)
+	if l.skip > 0 {
+		w.Varint(l.skip)
+	}
 	return w.B, nil
 }
 
 func (l *limit) Restore(state []byte) error {
 	r := newSnapReader(state)
 	r.version("limit")
-	l.n = r.Varint()
+	l.n, l.skip = r.Varint(), 0
+	if r.Err == nil && len(r.B) > 0 {
+		if l.skip = r.Varint(); l.skip <= 0 { // written only while rows are left to skip
+			r.Fail(nil)
+		}
+	}
 	return r.done("limit")
 }
 

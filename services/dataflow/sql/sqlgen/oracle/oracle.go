@@ -18,6 +18,7 @@ package oracle
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/wololo/wololo/services/dataflow/sql/exec"
 	"github.com/wololo/wololo/services/dataflow/sql/plan"
@@ -47,7 +48,7 @@ func (x *executor) run(n *plan.Node) ([]*exec.Batch, error) {
 		}
 		ins = append(ins, b)
 	}
-	want := map[plan.Op]int{plan.Scan: 0, plan.Join: 2, plan.SemiJoin: 2}
+	want := map[plan.Op]int{plan.Scan: 0, plan.Join: 2, plan.SemiJoin: 2, plan.UnionAll: 2}
 	if k, ok := want[n.Op]; ok && len(ins) != k || !ok && len(ins) != 1 {
 		return nil, fmt.Errorf("%s node with %d inputs", n.Op, len(ins))
 	}
@@ -69,9 +70,11 @@ func (x *executor) run(n *plan.Node) ([]*exec.Batch, error) {
 	case plan.Sort:
 		return exec.Sort(n, ins[0]), nil
 	case plan.Limit:
-		return exec.Limit(n.N, ins[0]), nil
+		return exec.LimitNode(n, ins[0]), nil
 	case plan.RowNumber:
-		return rowNumber(n.Col, ins[0])
+		return rowNumber(n.Col, 1+n.Offset, ins[0])
+	case plan.UnionAll:
+		return append(slices.Clone(ins[0]), ins[1]...), nil
 	}
 	return nil, fmt.Errorf("unknown plan node %q", n.Op)
 }
@@ -170,8 +173,7 @@ func distinct(in []*exec.Batch, cols int) []*exec.Batch {
 }
 
 // rowNumber puts 1, 2, ... into column col, in row order.
-func rowNumber(col int, in []*exec.Batch) ([]*exec.Batch, error) {
-	next := int64(1)
+func rowNumber(col int, next int64, in []*exec.Batch) ([]*exec.Batch, error) {
 	out := make([]*exec.Batch, 0, len(in))
 	for _, b := range in {
 		nb, err := exec.NumberRows(col, next, b)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/wololo/wololo/services/dataflow/sql/exec"
 	"github.com/wololo/wololo/services/dataflow/sql/incr"
+	"github.com/wololo/wololo/services/dataflow/sql/plan"
 	"github.com/wololo/wololo/services/dataflow/sql/sqlgen"
 	"github.com/wololo/wololo/services/dataflow/sql/sqlgen/oracle"
 )
@@ -40,42 +41,50 @@ func TestSubqueriesStanding(t *testing.T) {
 			continue
 		}
 		maintained++
-		e, err := incr.New(root)
-		if err != nil {
-			t.Fatalf("seed %d: %v", seed, err)
-		}
-		r := rand.New(rand.NewPCG(seed, 41))
-		epochs := 1 + r.IntN(4)
-		parts := splitTables(c.Tables, epochs, r)
-		for k := range epochs {
-			for _, tab := range c.Tables {
-				if err := e.Append(tab.Name, readCSV(t, parts[k][tab.Name])); err != nil {
-					t.Fatalf("seed %d: epoch %d: %v", seed, k+1, err)
-				}
-			}
-			if _, err := e.Commit(); err != nil {
-				t.Fatalf("seed %d: epoch %d: %v", seed, k+1, err)
-			}
-			got, err := e.Answer()
-			if err != nil {
-				t.Fatal(err)
-			}
-			so := map[string]*exec.Table{}
-			for _, tab := range c.Tables {
-				so[tab.Name] = readCSV(t, prefixCSV(parts, tab.Name, k+1))
-			}
-			want, err := oracle.Execute(root, so)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !bytes.Equal(got.CSV(), want.CSV()) {
-				t.Fatalf("seed %d: epoch %d of %d: %s\n%s\n got %q\nwant %q", seed, k+1, epochs, c.Query, root, got.CSV(), want.CSV())
-			}
-		}
+		checkStanding(t, seed, c, root)
 	}
 	t.Logf("%d queries with subqueries maintained, %d refused by incr.Check", maintained, refused)
 	if maintained < runs/2 {
 		t.Errorf("only %d queries with subqueries maintained", maintained)
+	}
+}
+
+// checkStanding runs c's query as a standing query over its tables cut
+// into random epochs, and fails unless each epoch's answer is Execute's
+// over every row so far.
+func checkStanding(t *testing.T, seed uint64, c sqlgen.Case, root *plan.Node) {
+	t.Helper()
+	e, err := incr.New(root)
+	if err != nil {
+		t.Fatalf("seed %d: %v", seed, err)
+	}
+	r := rand.New(rand.NewPCG(seed, 41))
+	epochs := 1 + r.IntN(4)
+	parts := splitTables(c.Tables, epochs, r)
+	for k := range epochs {
+		for _, tab := range c.Tables {
+			if err := e.Append(tab.Name, readCSV(t, parts[k][tab.Name])); err != nil {
+				t.Fatalf("seed %d: epoch %d: %v", seed, k+1, err)
+			}
+		}
+		if _, err := e.Commit(); err != nil {
+			t.Fatalf("seed %d: epoch %d: %v", seed, k+1, err)
+		}
+		got, err := e.Answer()
+		if err != nil {
+			t.Fatal(err)
+		}
+		so := map[string]*exec.Table{}
+		for _, tab := range c.Tables {
+			so[tab.Name] = readCSV(t, prefixCSV(parts, tab.Name, k+1))
+		}
+		want, err := oracle.Execute(root, so)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got.CSV(), want.CSV()) {
+			t.Fatalf("seed %d: epoch %d of %d: %s\n%s\n got %q\nwant %q", seed, k+1, epochs, c.Query, root, got.CSV(), want.CSV())
+		}
 	}
 }
 

@@ -37,34 +37,43 @@ func TestSubqueriesMatchNaive(t *testing.T) {
 		if c.Want != "" {
 			nonEmpty++
 		}
-		root, tables := load(t, c)
-		if got := run(t, c, root, tables); got != c.Want {
-			t.Fatalf("seed %d: %s\n%s\n got %q\nwant %q", seed, c.Query, root, got, c.Want)
-		}
-		opt := rewrite.Optimize(root)
-		if got := run(t, c, opt, tables); got != c.Want {
-			t.Fatalf("seed %d: %s: the rewrite changed the answer\n%s\n got %q\nwant %q", seed, c.Query, opt, got, c.Want)
-		}
-		for _, shards := range []int{0, 1, 3} {
-			p, err := physical.Build([]physical.Logical{{Name: "q", Plan: root}}, shapeOf(shards))
-			if err != nil {
-				t.Fatalf("seed %d, %d shards: %s: %v", seed, shards, c.Query, err)
-			}
-			if err := physical.Check(p); err != nil {
-				t.Fatalf("seed %d, %d shards: %s: %v\n%s", seed, shards, c.Query, err, p)
-			}
-			res, err := sqlops.Run(p, tables)
-			if err != nil {
-				t.Fatalf("seed %d, %d shards: %s: %v", seed, shards, c.Query, err)
-			}
-			if _, got, _ := strings.Cut(string(res.Files["q"]), "\n"); got != c.Want {
-				t.Fatalf("seed %d, %d shards: %s\n%s\n got %q\nwant %q", seed, shards, c.Query, p, got, c.Want)
-			}
-		}
+		checkNaiveEverywhere(t, seed, c)
 	}
 	t.Logf("%d of %d queries with WITH, %d with a subquery in FROM; %d returned rows", with, runs, derived, nonEmpty)
 	if with < runs/4 || derived < runs/4 || nonEmpty < (with+derived)/3 {
 		t.Errorf("%d WITH and %d FROM subqueries of %d queries, %d with rows: too few to test them", with, derived, runs, nonEmpty)
+	}
+}
+
+// checkNaiveEverywhere fails unless c's query gives the naive
+// evaluator's rows by Execute, as rewrite.Optimize rewrites it, and
+// through the physical plan on one task and on 1 and 3 shards
+// (sqlops.Run).
+func checkNaiveEverywhere(t *testing.T, seed uint64, c sqlgen.Case) {
+	t.Helper()
+	root, tables := load(t, c)
+	if got := run(t, c, root, tables); got != c.Want {
+		t.Fatalf("seed %d: %s\n%s\n got %q\nwant %q", seed, c.Query, root, got, c.Want)
+	}
+	opt := rewrite.Optimize(root)
+	if got := run(t, c, opt, tables); got != c.Want {
+		t.Fatalf("seed %d: %s: the rewrite changed the answer\n%s\n got %q\nwant %q", seed, c.Query, opt, got, c.Want)
+	}
+	for _, shards := range []int{0, 1, 3} {
+		p, err := physical.Build([]physical.Logical{{Name: "q", Plan: root}}, shapeOf(shards))
+		if err != nil {
+			t.Fatalf("seed %d, %d shards: %s: %v", seed, shards, c.Query, err)
+		}
+		if err := physical.Check(p); err != nil {
+			t.Fatalf("seed %d, %d shards: %s: %v\n%s", seed, shards, c.Query, err, p)
+		}
+		res, err := sqlops.Run(p, tables)
+		if err != nil {
+			t.Fatalf("seed %d, %d shards: %s: %v", seed, shards, c.Query, err)
+		}
+		if _, got, _ := strings.Cut(string(res.Files["q"]), "\n"); got != c.Want {
+			t.Fatalf("seed %d, %d shards: %s\n%s\n got %q\nwant %q", seed, shards, c.Query, p, got, c.Want)
+		}
 	}
 }
 
