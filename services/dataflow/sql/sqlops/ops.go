@@ -99,7 +99,7 @@ func New(o *physical.Op, inputs [][]plan.Column, table []string, shared *exec.Ke
 	case plan.Project:
 		return stateless(func(b *exec.Batch) ([]*exec.Batch, error) { return exec.Project(n.Exprs, []*exec.Batch{b}) }), nil
 	case plan.Join:
-		return newJoin(inputs[0], exec.NewJoin(shared, n.LeftKey, n.RightKey, inputs[1]), inputs[1], n.LeftKey, n.RightKey), nil
+		return newTypedJoin(n, inputs[0], exec.NewJoin(shared, n.LeftKey, n.RightKey, inputs[1]), inputs[1]), nil
 	case plan.SemiJoin:
 		return newSemiJoin(inputs[0], exec.NewKeySet(shared), n.LeftKey), nil
 	case plan.Sort:
@@ -485,6 +485,7 @@ type join struct {
 	leftKey, rightKey *plan.Expr
 	meter             *meter
 	where             string
+	keepsRight        bool // an outer join's: Finish emits the right rows no left row matched (join.go)
 }
 
 func newJoin(cols []plan.Column, j *exec.Join, right []plan.Column, leftKey, rightKey *plan.Expr) *join {
