@@ -14,6 +14,9 @@ type Options struct {
 	// them out, so that the cases of a seed stay what they were for the
 	// tests that read them (services/dataflow/sql/incr's).
 	Subqueries bool
+	// Joins makes the query's join one of LEFT, RIGHT, FULL or INNER,
+	// on one or two keys or USING, of two tables or three (join.go).
+	Joins bool
 }
 
 // GenerateWith makes the case of a seed with the constructs o allows:

@@ -37,6 +37,20 @@ func TestSubqueriesMatchNaive(t *testing.T) {
 		if c.Want != "" {
 			nonEmpty++
 		}
+		checkEverywhere(t, seed, c)
+	}
+	t.Logf("%d of %d queries with WITH, %d with a subquery in FROM; %d returned rows", with, runs, derived, nonEmpty)
+	if with < runs/4 || derived < runs/4 || nonEmpty < (with+derived)/3 {
+		t.Errorf("%d WITH and %d FROM subqueries of %d queries, %d with rows: too few to test them", with, derived, runs, nonEmpty)
+	}
+}
+
+// checkEverywhere checks that case c gives the naive evaluator's rows
+// by Execute, as rewrite.Optimize rewrites it, and through the physical
+// plan on one task and on 1 and 3 shards (sqlops.Run).
+func checkEverywhere(t *testing.T, seed uint64, c sqlgen.Case) {
+	t.Helper()
+	{
 		root, tables := load(t, c)
 		if got := run(t, c, root, tables); got != c.Want {
 			t.Fatalf("seed %d: %s\n%s\n got %q\nwant %q", seed, c.Query, root, got, c.Want)
@@ -61,10 +75,6 @@ func TestSubqueriesMatchNaive(t *testing.T) {
 				t.Fatalf("seed %d, %d shards: %s\n%s\n got %q\nwant %q", seed, shards, c.Query, p, got, c.Want)
 			}
 		}
-	}
-	t.Logf("%d of %d queries with WITH, %d with a subquery in FROM; %d returned rows", with, runs, derived, nonEmpty)
-	if with < runs/4 || derived < runs/4 || nonEmpty < (with+derived)/3 {
-		t.Errorf("%d WITH and %d FROM subqueries of %d queries, %d with rows: too few to test them", with, derived, runs, nonEmpty)
 	}
 }
 
