@@ -1,7 +1,15 @@
 package sqlops_test
 
 import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
 	"testing"
+
+	"github.com/wololo/wololo/services/dataflow/sql/incr"
+	"github.com/wololo/wololo/services/dataflow/sql/plan"
+	"github.com/wololo/wololo/services/dataflow/sql/sqlops"
 )
 
 // joinQuery is a random query of the joins of docs/sql.md over t and u:
@@ -41,4 +49,57 @@ func TestJoinsMatchExec(t *testing.T) {
 		runs = 40
 	}
 	checkRandomQueries(t, runs, gen.joinQuery)
+}
+
+// TestJoinRestartsMatchAStraightRun restarts the operators of random
+// joins from their snapshots at random points (a right or full join's
+// marks of its matched right rows among its state), on 0 to 3 shards:
+// the output is a straight run's.
+func TestJoinRestartsMatchAStraightRun(t *testing.T) {
+	seeds := 80
+	if testing.Short() {
+		seeds = 30
+	}
+	restartedJoins := 0
+	for seed := range uint64(seeds) {
+		g := gen{rand.New(rand.NewPCG(seed, 27))}
+		tables := g.tables(t)
+		qs := map[string]string{}
+		ordered := map[string]bool{}
+		var names []string
+		for i := range 3 {
+			q, inOrder := g.joinQuery()
+			name := fmt.Sprint("j", i)
+			qs[name], ordered[name], names = q, inOrder, append(names, name)
+		}
+		if restarting(t, planOf(t, qs, names, tables, int(seed%4)), tables, ordered, seed)[plan.Join] {
+			restartedJoins++
+		}
+	}
+	if restartedJoins < seeds/2 {
+		t.Errorf("joins restarted in %d of %d seeds", restartedJoins, seeds)
+	}
+}
+
+// TestCheckStandingRefusesOuterJoins: a standing job of an outer join
+// is refused when it is created, with an error wrapping
+// incr.ErrUnsupported that names the join; one of inner joins on two
+// keys and of three tables passes.
+func TestCheckStandingRefusesOuterJoins(t *testing.T) {
+	g := gen{rand.New(rand.NewPCG(1, 28))}
+	tables := g.tables(t)
+	for _, c := range []struct{ q, says string }{
+		{"SELECT t.k, u.c FROM t LEFT JOIN u ON t.k = u.k", "LEFT JOIN"},
+		{"SELECT t.k, u.c FROM t RIGHT OUTER JOIN u ON t.k = u.k AND t.s = u.c", "RIGHT JOIN"},
+		{"SELECT k, COUNT(*) FROM t FULL JOIN u USING (k) GROUP BY k", "FULL JOIN"},
+		{"SELECT t.k, v.c FROM t JOIN u ON t.k = u.k AND t.s = u.c JOIN u AS v ON v.c = u.c", ""},
+	} {
+		err := sqlops.CheckStanding(planOf(t, map[string]string{"q": c.q}, []string{"q"}, tables, 3))
+		switch {
+		case c.says == "" && err != nil:
+			t.Errorf("%s: %v", c.q, err)
+		case c.says != "" && (!errors.Is(err, incr.ErrUnsupported) || !strings.Contains(err.Error(), c.says)):
+			t.Errorf("%s: %v, want an error wrapping incr.ErrUnsupported naming %s", c.q, err, c.says)
+		}
+	}
 }
