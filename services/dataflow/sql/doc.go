@@ -30,6 +30,10 @@
 // tables), text when nothing says otherwise; two uses that disagree are
 // refused.
 //
+// The joins of FROM (join.go) are bound left-deep, each a plan.Join of
+// its type keyed by ON's equalities or USING's columns (several: one
+// KEY() of them per side), USING's columns resolved as PostgreSQL's.
+//
 // WITH and subqueries in FROM (with.go, derived.go) are bound as the
 // SELECT they are, where they are read: a CTE's body once per reference,
 // so that its plan is the inline one, a subtree per reference, placed
