@@ -22,7 +22,9 @@ import (
 func (g gen) joinQuery() (string, bool) {
 	kind := g.pick("JOIN", "LEFT JOIN", "RIGHT JOIN", "FULL JOIN", "LEFT OUTER JOIN", "FULL OUTER JOIN")
 	where := g.pick("", " WHERE u.m > 1", " WHERE t.n > 1", " WHERE u.c IS NULL", " WHERE t.k IS NULL", " WHERE "+g.pred())
-	switch g.r.IntN(7) {
+	switch g.r.IntN(8) {
+	case 6: // a subquery's groups joined, by two keys
+		return "SELECT t.k, t.s, s.n FROM t " + kind + " (SELECT c, k, COUNT(*) AS n FROM u GROUP BY c, k) AS s ON s.k = t.k AND s.c = t.s", false
 	case 0:
 		return "SELECT t.k, t.n, u.k, u.m, u.c FROM t " + kind + " u ON t.k = u.k" + where, false
 	case 1:
