@@ -13,33 +13,6 @@ import (
 	"github.com/wololo/wololo/services/dataflow/sql/sqlgen"
 )
 
-// innerJoins are the inner joins of issue 41 a standing query maintains
-// (a join's output only grows): on two keys (one KEY(...) of each
-// side, a number equal by value), USING, of three tables on different
-// keys, a self-join with a condition in ON.
-var innerJoins = []string{
-	"SELECT t.k, t.n, u.m FROM t JOIN u ON t.k = u.k AND t.n = u.m",
-	"SELECT k, COUNT(*), SUM(u.m) FROM t JOIN u USING (k) GROUP BY k",
-	"SELECT t.k, u.m, v.k FROM t JOIN u ON t.k = u.k JOIN u AS v ON v.m = u.m WHERE v.k <> t.k",
-	"SELECT a.k, a.n, b.n FROM t AS a JOIN t AS b ON a.k = b.k AND a.n < b.n ORDER BY 1, 2, 3 LIMIT 3",
-}
-
-// TestInnerJoinsEveryEpoch runs innerJoins over sqlgen's tables split
-// into random epochs, checking every version against the batch answer.
-func TestInnerJoinsEveryEpoch(t *testing.T) {
-	seeds := 40
-	if testing.Short() {
-		seeds = 20
-	}
-	for _, q := range innerJoins {
-		for seed := range uint64(seeds) {
-			root, tables, _ := seedPlan(t, seed, q)
-			r := rand.New(rand.NewPCG(seed, 43))
-			runEpochs(t, fmt.Sprintf("seed %d: %s", seed, q), root, epochs(r, tables, 1+r.IntN(6)))
-		}
-	}
-}
-
 // TestOuterJoinsRefused: a standing query of an outer join is refused
 // by Check and New, naming the join, never answered with a NULL-padded
 // row that a later epoch's match should have retracted; sqlgen's random

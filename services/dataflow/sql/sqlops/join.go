@@ -28,16 +28,7 @@ func (j *join) Finish(out Out) error {
 	if err := j.probing.Finish(out); err != nil {
 		return err
 	}
-	return j.j.UnmatchedRight(chunkRows, func(nb *exec.Batch) error {
-		if err := j.meter.joined(nb.N, j.where); err != nil {
-			return err
-		}
-		out(nb)
-		if j.meter != nil {
-			return j.meter.err()
-		}
-		return nil
-	})
+	return j.j.UnmatchedRight(chunkRows, j.counted(out))
 }
 
 // appendMatched writes, for a join that emits its unmatched right rows,

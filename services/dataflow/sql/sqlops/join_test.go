@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/wololo/wololo/services/dataflow/sql/exec"
 	"github.com/wololo/wololo/services/dataflow/sql/incr"
 	"github.com/wololo/wololo/services/dataflow/sql/plan"
 	"github.com/wololo/wololo/services/dataflow/sql/sqlgen"
@@ -133,15 +132,7 @@ func TestJoinOutputNeverDependsOnArrivalOrder(t *testing.T) {
 		if !strings.Contains(sc.Query, " JOIN ") {
 			continue
 		}
-		tabs := map[string]*exec.Table{}
-		for _, tab := range sc.Tables {
-			tt, err := exec.ReadCSV(strings.NewReader(tab.CSV), 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			tabs[tab.Name] = tt
-		}
-		c.check(t, fmt.Sprint("sqlgen seed ", seed), sc.Query, tabs, seed)
+		c.check(t, fmt.Sprint("sqlgen seed ", seed), sc.Query, caseTables(t, sc), seed)
 	}
 	for seed := range uint64(seeds) {
 		g := gen{rand.New(rand.NewPCG(seed, 29))}

@@ -498,7 +498,13 @@ func newJoin(cols []plan.Column, j *exec.Join, right []plan.Column, leftKey, rig
 // the budget first; a bound passed (by this join, or by what a chunk
 // made the task send) stops it.
 func (j *join) probe(b *exec.Batch, slots []int32, out Out) error {
-	return j.j.ProbeChunks(b, slots, chunkRows, func(nb *exec.Batch) error {
+	return j.j.ProbeChunks(b, slots, chunkRows, j.counted(out))
+}
+
+// counted hands a chunk the join made to out, counted against the
+// budget first; a bound passed stops the join.
+func (j *join) counted(out Out) func(*exec.Batch) error {
+	return func(nb *exec.Batch) error {
 		if err := j.meter.joined(nb.N, j.where); err != nil {
 			return err
 		}
@@ -507,7 +513,7 @@ func (j *join) probe(b *exec.Batch, slots []int32, out Out) error {
 			return j.meter.err()
 		}
 		return nil
-	})
+	}
 }
 
 // stateBytes: the left rows held, and the right rows.
