@@ -137,18 +137,6 @@ func (lv *level) finishScans() {
 	}
 }
 
-// slotOf returns the slot a column reference was bound to.
-func (lv *level) slotOf(e *plan.Expr) *slot {
-	for _, s := range lv.scans {
-		for _, sl := range s.slots {
-			if slices.Contains(sl.refs, e) {
-				return sl
-			}
-		}
-	}
-	return nil
-}
-
 // column resolves a column name to its slot in this level's scans,
 // creating the slot on first use.
 func (lv *level) column(cn *parse.Column) (*slot, error) {
