@@ -151,6 +151,9 @@ func (lv *level) aggregate(a *parse.Call) (*plan.Expr, *tvar, error) {
 func (lv *level) rowExpr(e parse.Expr) (*plan.Expr, *tvar, error) {
 	switch x := e.(type) {
 	case *parse.Column:
+		if sub, ok := lv.usingColumn(x).(*parse.Call); ok { // a FULL JOIN's USING column (join.go)
+			return lv.compound(sub)
+		}
 		s, err := lv.column(x)
 		if err != nil {
 			return nil, nil, err

@@ -36,6 +36,9 @@
 // aggregate; two aggregates; the Limit's and RowNumber's Offset; a
 // UnionAll under a Distinct or an aggregate of the whole row), so that
 // the layers after the binder run them as any other plan.
+// The joins of FROM (join.go) are bound left-deep, each a plan.Join of
+// its type keyed by ON's equalities or USING's columns (several: one
+// KEY() of them per side), USING's columns resolved as PostgreSQL's.
 //
 // WITH and subqueries in FROM (with.go, derived.go) are bound as the
 // SELECT they are, where they are read: a CTE's body once per reference,

@@ -47,7 +47,7 @@ func (lv *level) fromPlan(sel *parse.Select) (*plan.Node, error) {
 		return nil, lv.err(from[1].Position(), "comma join", "join two tables with JOIN ... ON a.x = b.y")
 	}
 	if j, ok := from[0].(*parse.Join); ok {
-		return lv.join(j)
+		return lv.join(j) // join.go
 	}
 	s, err := lv.source(from[0])
 	if err != nil {
@@ -71,61 +71,6 @@ func (lv *level) source(t parse.Table) (*scanInfo, error) {
 		return lv.derivedTable(x)
 	}
 	return nil, lv.err(t.Position(), "JOIN", "a join is of two tables (or subqueries): join a third in a subquery")
-}
-
-// join resolves an inner equi-join of two tables on one column each:
-// JOIN ... ON a.x = b.y, the sides in either order. The join node's keys
-// read the columns of its two inputs as bound; the right one is made
-// relative to the right input once the scans' columns are numbered
-// (selectPlan).
-func (lv *level) join(t *parse.Join) (*plan.Node, error) {
-	if t.Kind != "JOIN" {
-		return nil, lv.err(t.Pos, t.Kind, "only the inner JOIN ... ON a.x = b.y is supported")
-	}
-	_, nested1 := t.Left.(*parse.Join)
-	_, nested2 := t.Right.(*parse.Join)
-	if nested1 || nested2 {
-		return nil, lv.err(t.Pos, "JOIN", "a join is of two tables (or subqueries): join a third in a subquery")
-	}
-	ls, err := lv.source(t.Left)
-	if err != nil {
-		return nil, err
-	}
-	rs, err := lv.source(t.Right)
-	if err != nil {
-		return nil, err
-	}
-	if t.On == nil {
-		return nil, lv.err(t.Pos, "JOIN", "a join needs ON a.x = b.y")
-	}
-	cmp, ok := t.On.(*parse.Binary)
-	var lc, rc *parse.Column
-	if ok && cmp.Op == "=" {
-		lc, _ = cmp.L.(*parse.Column)
-		rc, _ = cmp.R.(*parse.Column)
-	}
-	if lc == nil || rc == nil {
-		return nil, lv.err(t.OnPos, "JOIN condition", "ON is one equality of a column of each table")
-	}
-	le, lvv, err := lv.expr(lc)
-	if err != nil {
-		return nil, err
-	}
-	re, rvv, err := lv.expr(rc)
-	if err != nil {
-		return nil, err
-	}
-	if slices.Contains(rs.slots, lv.slotOf(le)) { // written the other way round
-		le, re = re, le
-	}
-	if !slices.Contains(ls.slots, lv.slotOf(le)) || !slices.Contains(rs.slots, lv.slotOf(re)) {
-		return nil, lv.err(t.OnPos, "JOIN condition", "ON compares a column of each table")
-	}
-	if err := lv.unify(lvv, rvv, t.OnPos, "JOIN condition"); err != nil {
-		return nil, err
-	}
-	lv.joinNode = &plan.Node{Op: plan.Join, Input: []*plan.Node{ls.node, rs.node}, LeftKey: le, RightKey: re}
-	return lv.joinNode, nil
 }
 
 // table resolves one table of FROM against the catalog.
@@ -192,21 +137,16 @@ func (lv *level) finishScans() {
 	}
 }
 
-// slotOf returns the slot a column reference was bound to.
-func (lv *level) slotOf(e *plan.Expr) *slot {
-	for _, s := range lv.scans {
-		for _, sl := range s.slots {
-			if slices.Contains(sl.refs, e) {
-				return sl
-			}
-		}
-	}
-	return nil
-}
-
 // column resolves a column name to its slot in this level's scans,
 // creating the slot on first use.
 func (lv *level) column(cn *parse.Column) (*slot, error) {
+	if sub := lv.usingColumn(cn); sub != nil { // join.go
+		c, ok := sub.(*parse.Column)
+		if !ok {
+			return nil, lv.err(cn.Pos, "column "+cn.Name, "the column of a FULL JOIN's USING is COALESCE of its two sides: group by it, or name a side's, t.%s", cn.Name)
+		}
+		cn = c
+	}
 	found, err := lv.resolve(cn)
 	if err != nil {
 		return nil, err

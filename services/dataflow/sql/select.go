@@ -41,7 +41,8 @@ type level struct {
 
 	aliases map[string]typedExpr // HAVING: the SELECT items by alias
 
-	joinNode *plan.Node // the FROM clause's join, nil when it has none
+	from  *fromItem  // the FROM clause's joins (join.go), nil when it has none
+	joins []joinInfo // and their nodes
 
 	aggNotes []aggNote // the aggregates, for the checks of DISTINCT ones (aggdistinct.go)
 }
@@ -118,9 +119,7 @@ func (c *compiler) selectPlan(sel *parse.Select, role selectRole) (*plan.Node, e
 	}
 	// The columns each scan reads are known now: number them.
 	lv.finishScans()
-	if lv.joinNode != nil {
-		lv.joinNode.RightKey.Col -= lv.scans[1].offset // it reads the right input alone
-	}
+	lv.finishJoins()
 	n := lv.assemble(&b)
 	c.outVars[n] = b.items.vars[:b.items.visible]
 	return n, nil

@@ -87,6 +87,9 @@ func (lv *level) star(s *selectList, it *parse.Item) error {
 	if lv.grouped {
 		return lv.err(it.Pos, "*", "SELECT * with GROUP BY or aggregates is not supported")
 	}
+	if it.Table == "" && lv.from.anyUsing() {
+		return lv.usingStar(s, it.Pos) // join.go: USING's columns once
+	}
 	found := false
 	for _, sc := range lv.scans {
 		if it.Table != "" && it.Table != sc.alias {

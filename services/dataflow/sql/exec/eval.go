@@ -87,6 +87,9 @@ func evalAt(e *plan.Expr, b *Batch) (*Vec, error) {
 		if v, ok, err := scalarCall(e.Fn, args, n); ok {
 			return v, err
 		}
+		if e.Fn == plan.FnKey {
+			return keyVec(args, n), nil
+		}
 		switch e.Fn {
 		case plan.FnCoalesce:
 			return coalesceVec(e.Type, args, n), nil

@@ -13,7 +13,9 @@
 // of the key's values (appendKey), which the operators of one key on a
 // shard share, each with its own state per key beside it; each also
 // takes the slots of a batch's keys looked up once for all of them
-// (KeyTable.Slots; AddSlots, KeepSlots, ProbeSlots). Sort orders by its
+// (KeyTable.Slots; AddSlots, KeepSlots, ProbeSlots). An outer join's
+// unmatched rows and a key of several columns, KEY(...), one value of
+// them all, are join.go's. Sort orders by its
 // keys, then by every column, equal numbers by their scale, so that the
 // output is the same whatever order the rows arrived in; where one value
 // stands for equal ones written differently (1500, 1500.0), it is the

@@ -38,7 +38,7 @@ func (d *Distinct) Bytes() int64 { return d.set.Bytes() }
 // Bytes is about the memory the join's right rows take besides its
 // table: their values, and per key the list of its rows.
 func (j *Join) Bytes() int64 {
-	n := j.v.bytes() + 24*int64(cap(j.rows)) + 4*int64(j.n)
+	n := j.v.bytes() + 24*int64(cap(j.rows)) + 4*int64(j.n) + int64(cap(j.outer.hit))
 	for _, b := range j.right {
 		n += b.v.Bytes()
 	}

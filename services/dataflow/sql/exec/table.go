@@ -496,6 +496,7 @@ type Join struct {
 	rows              [][]int32  // per the operator's index of a key: its right rows
 	n                 int
 	slots             []int32 // scratch: the slots of a batch's keys
+	outer             outer   // an outer join's (join.go)
 }
 
 // NewJoin returns an empty join in table t of right rows of rightCols.
@@ -582,18 +583,27 @@ func (j *Join) ProbeChunks(b *Batch, sl []int32, chunk int, emit func(*Batch) er
 			return nil
 		}
 		nb := &Batch{N: len(lrows)}
-		nb.Cols = append(gatherBatch(b, lrows).Cols, gatherBatch(j.Right(), rrows).Cols...)
+		nb.Cols = append(gatherBatch(b, lrows).Cols, j.gatherRight(rrows).Cols...)
 		lrows, rrows = lrows[:0], rrows[:0] // gathered: the chunk holds copies
 		return emit(nb)
 	}
 	for i := range b.N {
-		if lk.IsNull(i) {
-			continue
+		id := int32(-1)
+		if !lk.IsNull(i) {
+			id = j.v.get(sl[i])
 		}
-		id := j.v.get(sl[i])
 		if id < 0 {
+			if j.outer.left { // the left row alone, the right columns NULL
+				lrows, rrows = append(lrows, int32(i)), append(rrows, -1)
+				if chunk > 0 && len(lrows) == chunk {
+					if err := flush(); err != nil {
+						return err
+					}
+				}
+			}
 			continue
 		}
+		j.outer.matched(j.rows[id])
 		for _, r := range j.rows[id] {
 			lrows, rrows = append(lrows, int32(i)), append(rrows, r)
 			if chunk > 0 && len(lrows) == chunk {

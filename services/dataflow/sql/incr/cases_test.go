@@ -57,6 +57,14 @@ var constructs = []string{
 	// GROUP BY over such rows: each touched group computed again.
 	"SELECT COUNT(*), MIN(n), MAX(s) FROM t WHERE k IN (SELECT k FROM u GROUP BY k HAVING COUNT(*) = 1)",
 	"SELECT s, COUNT(*), MIN(n), SUM(n) FROM t WHERE k IN (SELECT MAX(k) FROM u) GROUP BY s HAVING COUNT(*) > 1",
+	// The inner joins of issue 41 (an outer join is refused: join.go):
+	// on two keys (one KEY(...) of each side, a number equal by value),
+	// USING, of three tables on different keys, a self-join with a
+	// condition in ON.
+	"SELECT t.k, t.n, u.m FROM t JOIN u ON t.k = u.k AND t.n = u.m",
+	"SELECT k, COUNT(*), SUM(u.m) FROM t JOIN u USING (k) GROUP BY k",
+	"SELECT t.k, u.m, v.k FROM t JOIN u ON t.k = u.k JOIN u AS v ON v.m = u.m WHERE v.k <> t.k",
+	"SELECT a.k, a.n, b.n FROM t AS a JOIN t AS b ON a.k = b.k AND a.n < b.n ORDER BY 1, 2, 3 LIMIT 3",
 	"SELECT b, MAX(d) FROM t WHERE k IN (SELECT k FROM u GROUP BY k HAVING MAX(m) < 2) GROUP BY b ORDER BY 2 DESC LIMIT 1",
 	// FILTER, and aggregates of DISTINCT: a value counted once per group
 	// whatever its rows, beside plain aggregates.
@@ -107,6 +115,8 @@ func TestCheckRefuses(t *testing.T) {
 		{scan, "no ORDER of its answer above its scan"},
 		{&plan.Node{Op: plan.Sort, Input: []*plan.Node{{Op: "window", Input: []*plan.Node{scan}}}}, `the plan operator "window"`},
 		{&plan.Node{Op: plan.Sort, Input: []*plan.Node{{Op: plan.Limit, N: 1, Input: []*plan.Node{scan}}}}, "no ORDER of its answer above its scan"},
+		{&plan.Node{Op: plan.Sort, Input: []*plan.Node{{Op: plan.Join, JoinType: plan.JoinLeft, Input: []*plan.Node{scan, scan}}}}, "LEFT JOIN"},
+		{&plan.Node{Op: plan.Sort, Input: []*plan.Node{{Op: plan.Join, JoinType: plan.JoinFull, Input: []*plan.Node{scan, scan}}}}, "FULL JOIN"},
 	} {
 		err := incr.Check(c.root)
 		if !errors.Is(err, incr.ErrUnsupported) || !strings.Contains(err.Error(), c.want) {

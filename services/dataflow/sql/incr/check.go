@@ -68,6 +68,9 @@ func monotone(n *plan.Node) (bool, error) {
 	if len(n.Input) != want {
 		return false, fmt.Errorf("%s node with %d inputs", n.Op, len(n.Input))
 	}
+	if err := checkJoin(n); err != nil {
+		return false, err
+	}
 	ins := make([]bool, len(n.Input))
 	for i, in := range n.Input {
 		m, err := monotone(in)

@@ -24,8 +24,9 @@
 // over rows that leave, the operators take them back (a counted
 // DISTINCT, a semi-join that keeps every row by key, a GROUP BY that
 // computes a touched group again from its rows). It refuses, wrapping
-// ErrUnsupported, a plan it does not know how to maintain (none that
-// Compile makes today).
+// ErrUnsupported, a plan it does not know how to maintain: of those
+// Compile makes, one of an outer join (join.go), whose NULL-padded rows
+// are not monotone.
 //
 // Every operator's work in an epoch is proportional to the epoch's rows
 // and to the changes, but for the few docs/standing.md lists (a LIMIT

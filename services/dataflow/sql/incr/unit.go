@@ -39,6 +39,9 @@ func NewOp(n *plan.Node, grows []bool) (*Op, error) {
 			return nil, err
 		}
 	}
+	if err := checkJoin(n); err != nil {
+		return nil, err
+	}
 	if want := len(opInputs(n)); len(grows) != want {
 		return nil, fmt.Errorf("incr: %s operator of %d inputs, told of %d", n.Op, want, len(grows))
 	}

@@ -275,10 +275,7 @@ func (pl *planner) binary(n *plan.Node) (stream, error) {
 	pl.keyed = append(pl.keyed, keyedOp{o, ls.class})
 	out := stream{at: atShard, task: o.Task, in: Input{Op: o.ID}, cols: o.Output(), part: ls.part, class: ls.class}
 	if n.Op == plan.Join {
-		out.part = slices.Clone(ls.part)
-		for _, alt := range rs.part {
-			out.part = append(out.part, shiftAll(alt, len(ls.cols)))
-		}
+		out.part = joinPart(n.JoinType, ls.part, rs.part, len(ls.cols))
 	}
 	return out, nil
 }

@@ -232,11 +232,7 @@ func checkOp(p *Plan, o *Op, ins [][]plan.Column, inParts [][][]*plan.Expr, repl
 		if !byKey(0, []*plan.Expr{n.LeftKey}) || !byKey(1, []*plan.Expr{n.RightKey}) {
 			return nil, errors.New("runs before its inputs are shuffled by its key")
 		}
-		out := slices.Clone(part(0))
-		for _, alt := range part(1) {
-			out = append(out, shiftAll(alt, len(ins[0])))
-		}
-		return out, nil
+		return joinPart(n.JoinType, part(0), part(1), len(ins[0])), nil
 	case plan.Aggregate, plan.Distinct:
 		if replicas > 1 && covering(part(0), groupKeys) == nil {
 			return nil, errors.New("runs before its input is partitioned by a part of its key")

@@ -32,7 +32,9 @@
 //     Input that is already partitioned by the key an operator needs (the
 //     output of a join on the same key, an aggregate's groups) is not
 //     shuffled again; input partitioned by another key is shuffled again,
-//     from shard to shard.
+//     from shard to shard. An outer join's output is partitioned only as
+//     the side it keeps every row of is (join.go): its NULL-padded
+//     columns are NULL on every shard.
 //   - Operators keyed by the same key in the same task share one table
 //     (Plan.Tables): the key classes are unions of the channels' keys that
 //     a join or a semi-join makes equal (match_players.match with

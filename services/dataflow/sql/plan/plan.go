@@ -51,7 +51,7 @@ const (
 	Scan      Op = "scan"      // Table's Columns, read by their Types' rules or their Read
 	Filter    Op = "filter"    // the rows of Input[0] where Cond is true
 	Project   Op = "project"   // Exprs over Input[0]
-	Join      Op = "join"      // Input[0] × Input[1] where LeftKey = RightKey; the columns of both
+	Join      Op = "join"      // Input[0] × Input[1] where LeftKey = RightKey; the columns of both; JoinType's unmatched rows
 	SemiJoin  Op = "semijoin"  // the rows of Input[0] whose LeftKey is among column 0 of Input[1]
 	Aggregate Op = "aggregate" // one row per distinct Keys: the keys, then Aggs
 	Distinct  Op = "distinct"  // the distinct rows of Input[0]
@@ -120,6 +120,9 @@ type Node struct {
 	// number before its first (the rows an OFFSET skipped: PostgreSQL
 	// numbers them before it skips them).
 	Offset int64 `json:"offset,omitempty"`
+	// JoinType is a Join's kind (join.go): "" (a plan of an older
+	// version, or an inner join), JoinLeft, JoinRight or JoinFull.
+	JoinType JoinType `json:"join_type,omitempty"`
 }
 
 // AggFunc names an aggregate function.
@@ -185,6 +188,7 @@ const (
 	FnRound    = "round"       // ROUND(x [, digits]): half away from zero; digits (Args[1], a Const whole number) 0 when absent
 	FnFloor    = "floor"       // FLOOR(x): the largest whole number <= x
 	FnCeil     = "ceil"        // CEIL(x): the smallest whole number >= x
+	FnKey      = "key"         // KEY(a, b, ...): a join's key of several columns, one value (join.go)
 )
 
 // Expr is an expression over a node's input columns. Type is its result's.
@@ -321,6 +325,9 @@ func (n *Node) write(b *strings.Builder, depth int) {
 	case Project:
 		buf = appendList(append(buf, ' '), n.Exprs)
 	case Join:
+		if n.JoinType != "" && n.JoinType != JoinInner {
+			buf = append(append(buf, ' '), n.JoinType...)
+		}
 		buf = n.LeftKey.AppendTo(append(buf, " on "...))
 		buf = n.RightKey.AppendTo(append(buf, " = "...))
 	case SemiJoin:

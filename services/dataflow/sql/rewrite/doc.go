@@ -4,7 +4,9 @@
 // them in order:
 //
 //   - filter push-down (pushFilters): the conjuncts of a filter above a
-//     join that read one side only move below the join, onto that side;
+//     join that read one side only move below the join, onto that side,
+//     on down a join of three tables, but never onto the side an outer
+//     join pads with NULLs (join.go);
 //   - column pruning and projection push-down (prune): each node computes
 //     only the columns something above it reads, so a scan reads only
 //     those, and a column only a filter over the parsed rows reads is

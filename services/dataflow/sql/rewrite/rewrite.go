@@ -32,12 +32,13 @@ func pushDown(f *plan.Node) *plan.Node {
 	j := f.Input[0]
 	nl := len(j.Input[0].Output)
 	var left, right, rest []*plan.Expr
+	toLeft, toRight := pushable(j.JoinType)
 	for _, c := range conjuncts(f.Cond) {
 		lo, hi := colRange(c)
 		switch {
-		case hi < nl:
+		case hi < nl && toLeft:
 			left = append(left, c)
-		case lo >= nl:
+		case lo >= nl && toRight:
 			right = append(right, Shift(c, -nl))
 		default:
 			rest = append(rest, c)
@@ -58,7 +59,11 @@ func filtered(n *plan.Node, conds []*plan.Expr) *plan.Node {
 	if len(conds) == 0 {
 		return n
 	}
-	return &plan.Node{Op: plan.Filter, Input: []*plan.Node{n}, Cond: andAll(conds), Output: n.Output}
+	f := &plan.Node{Op: plan.Filter, Input: []*plan.Node{n}, Cond: andAll(conds), Output: n.Output}
+	if n.Op == plan.Join && len(n.Input) == 2 { // a join of three tables: on down
+		return pushDown(f)
+	}
+	return f
 }
 
 func conjuncts(e *plan.Expr) []*plan.Expr {

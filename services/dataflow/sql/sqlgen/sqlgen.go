@@ -185,6 +185,9 @@ type gen struct {
 	subquery bool
 	// setops: the query holds a construct of Options.SetOps
 	setops bool
+	// joinItems are the columns the joins of Options.Joins add to the
+	// SELECT list (join.go).
+	joinItems []expr
 }
 
 func (g *gen) pick(xs ...string) string { return xs[g.r.IntN(len(xs))] }
@@ -206,6 +209,9 @@ func column(a, c string) expr {
 	kind := map[string]byte{"k": 't', "s": 't', "n": 'n', "m": 'n', "b": 'b'}[c]
 	name := a + "." + c
 	return expr{sql: name, kind: kind, eval: func(row map[string]val) val {
+		if row[name].null { // an outer join's NULL (join.go)
+			return val{null: true, kind: kind}
+		}
 		raw := row[name].text
 		switch kind {
 		case 'n':
@@ -383,7 +389,11 @@ func (g *gen) pred(depth int) expr {
 				sqlText = c.sql + " NOT IN ('" + strings.Join(lits, "', '") + "')"
 			}
 			return boolean(sqlText, func(row map[string]val) val {
-				return val{kind: 'b', b: slices.Contains(lits, c.eval(row).text) != not}
+				x := c.eval(row)
+				if x.null { // an outer join's NULL
+					return val{null: true, kind: 'b'}
+				}
+				return val{kind: 'b', b: slices.Contains(lits, x.text) != not}
 			})
 		case 1:
 			a, b := g.number(1), g.number(1)
@@ -400,7 +410,11 @@ func (g *gen) pred(depth int) expr {
 			c := column("t", g.pick("k", "s"))
 			lit := g.pick("a", "x", "b", "")
 			return boolean("("+c.sql+" >= '"+lit+"')", func(row map[string]val) val {
-				return val{kind: 'b', b: c.eval(row).text >= lit}
+				x := c.eval(row)
+				if x.null { // an outer join's NULL
+					return val{null: true, kind: 'b'}
+				}
+				return val{kind: 'b', b: x.text >= lit}
 			})
 		case 3:
 			c := column("t", g.pick("n", "b", "k"))
@@ -493,6 +507,11 @@ func (g *gen) query(tRows, uRows []map[string]val) (query, want string) {
 	rows := tRows
 	switch g.r.IntN(4) {
 	case 0: // an inner join on k
+		if g.opts.Joins { // or the joins of join.go
+			from, rows = g.joins(src, uRows)
+			joined = true
+			break
+		}
 		u, uJoined := g.uSource(uRows)
 		from = src.from + " JOIN " + u + " ON t.k = u.k"
 		joined = true
@@ -678,6 +697,7 @@ func (g *gen) query(tRows, uRows []map[string]val) (query, want string) {
 	items := []expr{column("t", g.pick("k", "s", "n")), g.number(2), column("t", "b")}
 	if joined {
 		items = append(items, column("u", "m"))
+		items = append(items, g.joinItems...)
 	}
 	for _, r := range filtered {
 		row := make([]val, len(items))

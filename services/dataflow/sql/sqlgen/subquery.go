@@ -19,6 +19,9 @@ type Options struct {
 	// INTERSECT and EXCEPT. Generate leaves them out (no draw is made
 	// for them then, so its cases stay the same).
 	SetOps bool
+	// Joins makes the query's join one of LEFT, RIGHT, FULL or INNER,
+	// on one or two keys or USING, of two tables or three (join.go).
+	Joins bool
 }
 
 // GenerateWith makes the case of a seed with the constructs o allows:

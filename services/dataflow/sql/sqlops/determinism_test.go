@@ -68,15 +68,7 @@ func TestOutputNeverDependsOnArrivalOrder(t *testing.T) {
 	}
 	for seed := range uint64(cases) {
 		sc := sqlgen.Generate(seed)
-		tabs := map[string]*exec.Table{}
-		for _, tab := range sc.Tables {
-			tt, err := exec.ReadCSV(strings.NewReader(tab.CSV), 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			tabs[tab.Name] = tt
-		}
-		c.check(t, fmt.Sprint("sqlgen seed ", seed), sc.Query, tabs, seed)
+		c.check(t, fmt.Sprint("sqlgen seed ", seed), sc.Query, caseTables(t, sc), seed)
 	}
 	for seed := range uint64(seeds) {
 		g := gen{rand.New(rand.NewPCG(seed, 27))}
@@ -92,6 +84,20 @@ func TestOutputNeverDependsOnArrivalOrder(t *testing.T) {
 }
 
 type arrivalCounts struct{ queries, runs, nonEmpty, respelled int }
+
+// caseTables are the tables of a sqlgen case, read.
+func caseTables(t *testing.T, sc sqlgen.Case) map[string]*exec.Table {
+	t.Helper()
+	tabs := map[string]*exec.Table{}
+	for _, tab := range sc.Tables {
+		tt, err := exec.ReadCSV(strings.NewReader(tab.CSV), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tabs[tab.Name] = tt
+	}
+	return tabs
+}
 
 // check runs query over tables respelled and in two orders, on 1 and 3
 // shards and by the oracle, and fails unless every output is the same

@@ -25,9 +25,9 @@
 // the stage runtime's names for a job and its outputs, stage.Emitter,
 // JobSpec, Edge and the like, the stage adapter's alone):
 //
-//   - The operators and their snapshots (ops.go, exchange.go,
+//   - The operators and their snapshots (ops.go, join.go, exchange.go,
 //     snapshot.go, budget.go, setop.go: UNION ALL): each plan operator over exec's batches
-//     (New), the exchange that routes rows onto a channel and what it
+//     (New; join.go the outer joins' unmatched rows), the exchange that routes rows onto a channel and what it
 //     sends (Rows, to a Sender), each operator's stage.Snapshotter, and
 //     the job's Budget and its meter. They may not touch a task, a
 //     runner or the stage runtime's jobs and emitters: an operator sees

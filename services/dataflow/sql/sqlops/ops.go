@@ -99,7 +99,7 @@ func New(o *physical.Op, inputs [][]plan.Column, table []string, shared *exec.Ke
 	case plan.Project:
 		return stateless(func(b *exec.Batch) ([]*exec.Batch, error) { return exec.Project(n.Exprs, []*exec.Batch{b}) }), nil
 	case plan.Join:
-		return newJoin(inputs[0], exec.NewJoin(shared, n.LeftKey, n.RightKey, inputs[1]), inputs[1], n.LeftKey, n.RightKey), nil
+		return newTypedJoin(n, inputs[0], exec.NewJoin(shared, n.LeftKey, n.RightKey, inputs[1]), inputs[1]), nil
 	case plan.SemiJoin:
 		return newSemiJoin(inputs[0], exec.NewKeySet(shared), n.LeftKey), nil
 	case plan.Sort:
@@ -487,6 +487,7 @@ type join struct {
 	leftKey, rightKey *plan.Expr
 	meter             *meter
 	where             string
+	keepsRight        bool // an outer join's: Finish emits the right rows no left row matched (join.go)
 }
 
 func newJoin(cols []plan.Column, j *exec.Join, right []plan.Column, leftKey, rightKey *plan.Expr) *join {
@@ -499,7 +500,13 @@ func newJoin(cols []plan.Column, j *exec.Join, right []plan.Column, leftKey, rig
 // the budget first; a bound passed (by this join, or by what a chunk
 // made the task send) stops it.
 func (j *join) probe(b *exec.Batch, slots []int32, out Out) error {
-	return j.j.ProbeChunks(b, slots, chunkRows, func(nb *exec.Batch) error {
+	return j.j.ProbeChunks(b, slots, chunkRows, j.counted(out))
+}
+
+// counted hands a chunk the join made to out, counted against the
+// budget first; a bound passed stops the join.
+func (j *join) counted(out Out) func(*exec.Batch) error {
+	return func(nb *exec.Batch) error {
 		if err := j.meter.joined(nb.N, j.where); err != nil {
 			return err
 		}
@@ -508,7 +515,7 @@ func (j *join) probe(b *exec.Batch, slots []int32, out Out) error {
 			return j.meter.err()
 		}
 		return nil
-	})
+	}
 }
 
 // stateBytes: the left rows held, and the right rows.

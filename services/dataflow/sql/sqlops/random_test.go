@@ -118,6 +118,13 @@ func TestRandomQueriesMatchExec(t *testing.T) {
 	if testing.Short() {
 		runs = 60
 	}
+	checkRandomQueries(t, runs, gen.query)
+}
+
+// checkRandomQueries is TestRandomQueriesMatchExec's check over runs
+// seeds, of the queries query makes.
+func checkRandomQueries(t *testing.T, runs int, query func(gen) (string, bool)) {
+	t.Helper()
 	nonEmpty, queries, shardToShard := 0, 0, 0
 	for seed := range runs {
 		g := gen{rand.New(rand.NewPCG(uint64(seed), 25))}
@@ -128,7 +135,7 @@ func TestRandomQueriesMatchExec(t *testing.T) {
 		want := map[string]string{}
 		ordered := map[string]bool{}
 		for i := range 1 + g.r.IntN(4) {
-			q, inOrder := g.query()
+			q, inOrder := query(g)
 			name := fmt.Sprintf("r%d", i)
 			root, err := sql.Compile(q, cat)
 			if err != nil {

@@ -186,6 +186,7 @@ func (j *join) AppendSnapshot(dst []byte) ([]byte, error) {
 	if err := w.rows(j.j.Right()); err != nil {
 		return nil, err
 	}
+	j.appendMatched(w)
 	return j.left.AppendSnapshot(w.B)
 }
 
@@ -198,6 +199,9 @@ func (j *join) Restore(state []byte) error {
 		return fmt.Errorf("restore join: %w", r.Err)
 	}
 	if err := j.j.AddRight(right); err != nil {
+		return fmt.Errorf("restore join: %w", err)
+	}
+	if err := j.restoreMatched(r); err != nil {
 		return fmt.Errorf("restore join: %w", err)
 	}
 	return j.left.Restore(r.B)

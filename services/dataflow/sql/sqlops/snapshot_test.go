@@ -129,8 +129,9 @@ func statefulOps(t testing.TB) []stateful {
 		"partial":  "SELECT u.c, AVG(t.n), MIN(t.n) FROM t JOIN u ON t.k = u.k GROUP BY u.c",
 		"semi":     "SELECT k FROM t WHERE k IN (SELECT k FROM u)",
 		"rank":     "SELECT ROW_NUMBER() OVER (ORDER BY COUNT(*) DESC, k) AS r, k FROM t GROUP BY k ORDER BY COUNT(*) DESC, k LIMIT 2",
+		"full":     "SELECT t.k, u.c FROM t FULL JOIN u ON t.k = u.k AND t.n = u.m",
 	}
-	names := []string{"agg", "join", "distinct", "partial", "semi", "rank"}
+	names := []string{"agg", "join", "distinct", "partial", "semi", "rank", "full"}
 	p := planOf(t, texts, names, tables, 2)
 	var out []stateful
 	for _, o := range p.Ops {

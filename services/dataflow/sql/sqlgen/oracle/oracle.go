@@ -60,7 +60,7 @@ func (x *executor) run(n *plan.Node) ([]*exec.Batch, error) {
 	case plan.Project:
 		return exec.Project(n.Exprs, ins[0])
 	case plan.Join:
-		return hashJoin(n.LeftKey, n.RightKey, n.Input[1].Output, ins[0], ins[1])
+		return hashJoin(n, ins[0], ins[1])
 	case plan.SemiJoin:
 		return semiJoin(n.LeftKey, ins[0], ins[1])
 	case plan.Aggregate:
@@ -119,16 +119,26 @@ func semiJoin(key *plan.Expr, in, right []*exec.Batch) ([]*exec.Batch, error) {
 	return each(in, func(b *exec.Batch) (*exec.Batch, error) { return set.Keep(key, b) })
 }
 
-// hashJoin is the inner equi-join: a hash table of the right rows by key,
-// probed with each left row.
-func hashJoin(leftKey, rightKey *plan.Expr, rightCols []plan.Column, left, right []*exec.Batch) ([]*exec.Batch, error) {
-	j := exec.NewJoin(exec.NewKeyTable(), leftKey, rightKey, rightCols)
+// hashJoin is the equi-join n: a hash table of the right rows by key,
+// probed with each left row; an outer join's unmatched right rows after
+// every left row's.
+func hashJoin(n *plan.Node, left, right []*exec.Batch) ([]*exec.Batch, error) {
+	j := exec.NewJoin(exec.NewKeyTable(), n.LeftKey, n.RightKey, n.Input[1].Output)
+	j.SetType(n.JoinType, n.Input[0].Output)
 	for _, b := range right {
 		if err := j.AddRight(b); err != nil {
 			return nil, err
 		}
 	}
-	return each(left, j.Probe)
+	out, err := each(left, j.Probe)
+	if err != nil {
+		return nil, err
+	}
+	err = j.UnmatchedRight(0, func(b *exec.Batch) error {
+		out = append(out, b)
+		return nil
+	})
+	return out, err
 }
 
 // each is what f makes of each batch, in order, but for the nil ones (a

@@ -1,0 +1,147 @@
+package exec
+
+import (
+	"fmt"
+
+	"github.com/wololo/wololo/services/dataflow/sql/plan"
+)
+
+// What an outer join adds to the inner one (plan.JoinType), and the key
+// of a join of several columns (plan.FnKey).
+
+// keyVec is KEY(args...) over n rows: each row's values as one text, the
+// concatenation of their appendKey bytes (which tell where each value
+// ends, and write equal numbers alike: 1500 and 1500.0), so that two
+// rows' keys are equal exactly when each pair of their values is; NULL
+// when any value is, for a NULL matches nothing.
+func keyVec(args []*Vec, n int) *Vec {
+	out := newBuilder(plan.Text, n)
+	var key []byte
+	for i := range n {
+		key = key[:0]
+		null := false
+		for _, a := range args {
+			j := at(a, i)
+			if a.IsNull(j) {
+				null = true
+				break
+			}
+			key = appendKey(key, a, j)
+		}
+		if null {
+			out.null()
+		} else {
+			out.text(key)
+		}
+	}
+	return out.v
+}
+
+// outer is what an outer join keeps beyond the inner one's state: which
+// unmatched rows it emits, and, when it emits the right ones, which
+// right rows have matched a left row so far.
+type outer struct {
+	left, right bool
+	leftCols    []plan.Column // the left input's, for the NULLs of an unmatched right row
+	hit         []bool        // per right row: matched (right only)
+}
+
+// matched marks right rows as matched.
+func (o *outer) matched(rows []int32) {
+	if !o.right {
+		return
+	}
+	for _, r := range rows {
+		if int(r) >= len(o.hit) {
+			o.hit = append(o.hit, make([]bool, int(r)+1-len(o.hit))...)
+		}
+		o.hit[r] = true
+	}
+}
+
+// SetType makes j a join of type t over left rows of leftCols: an outer
+// one also emits the left rows that match no right row (ProbeChunks,
+// as they are probed) or the right rows that matched no left row
+// (UnmatchedRight, once every left row has been probed), the other
+// side's columns NULL.
+func (j *Join) SetType(t plan.JoinType, leftCols []plan.Column) {
+	j.outer = outer{left: t.KeepsLeft(), right: t.KeepsRight(), leftCols: leftCols}
+}
+
+// gatherRight is the right rows at rows, -1 a row of NULLs.
+func (j *Join) gatherRight(rows []int32) *Batch {
+	all := j.Right()
+	if !j.outer.left && !j.outer.right { // an inner join's: every row is one
+		return gatherBatch(all, rows)
+	}
+	out := &Batch{N: len(rows), Cols: make([]*Vec, len(all.Cols))}
+	for c, v := range all.Cols {
+		bl := newBuilder(v.Type, len(rows))
+		for _, r := range rows {
+			if r < 0 {
+				bl.null()
+			} else {
+				bl.from(v, int(r))
+			}
+		}
+		out.Cols[c] = bl.v
+	}
+	return out
+}
+
+// UnmatchedRight hands emit the right rows that no left row probed so
+// far matched, in the order they were added, their left columns NULL,
+// at most chunk rows at a time (0: all at once); nothing unless the join
+// keeps its unmatched right rows.
+func (j *Join) UnmatchedRight(chunk int, emit func(*Batch) error) error {
+	if !j.outer.right {
+		return nil
+	}
+	var rows []int32
+	flush := func() error {
+		if len(rows) == 0 {
+			return nil
+		}
+		nb := &Batch{N: len(rows)}
+		for _, c := range j.outer.leftCols {
+			bl := newBuilder(c.Type, len(rows))
+			for range rows {
+				bl.null()
+			}
+			nb.Cols = append(nb.Cols, bl.v)
+		}
+		nb.Cols = append(nb.Cols, j.gatherRight(rows).Cols...)
+		rows = rows[:0]
+		return emit(nb)
+	}
+	for r := range int32(j.n) {
+		if int(r) < len(j.outer.hit) && j.outer.hit[r] {
+			continue
+		}
+		rows = append(rows, r)
+		if chunk > 0 && len(rows) == chunk {
+			if err := flush(); err != nil {
+				return err
+			}
+		}
+	}
+	return flush()
+}
+
+// Matched is which right rows have matched a left row (a right outer
+// join's state beside its rows, for its snapshot): per right row in the
+// order added.
+func (j *Join) Matched() []bool {
+	out := make([]bool, j.n)
+	copy(out, j.outer.hit)
+	return out
+}
+
+// SetMatched restores Matched's marks, given after the right rows.
+func (j *Join) SetMatched(hit []bool) error {
+	if len(hit) != j.n {
+		return fmt.Errorf("join: %d matched marks for %d right rows", len(hit), j.n)
+	}
+	j.outer.hit = append(j.outer.hit[:0], hit...)
+	return nil
+}

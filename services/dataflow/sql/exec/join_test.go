@@ -1,0 +1,69 @@
+package exec
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/wololo/wololo/services/dataflow/sql/plan"
+)
+
+// csvBatch reads CSV text (a header, then rows) as a batch of cols'
+// kinds.
+func csvBatch(t *testing.T, text string, cols []plan.Column) *Batch {
+	t.Helper()
+	tab, err := ReadCSV(strings.NewReader(text), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	texts := make([]plan.Column, len(tab.Columns))
+	for i := range texts {
+		texts[i].Type = plan.Text
+	}
+	in := Concat(texts, tab.Batches)
+	b := &Batch{N: in.N}
+	for i, c := range cols {
+		b.Cols = append(b.Cols, readAs(in.Cols[i], c, &ColumnStats{}))
+	}
+	return b
+}
+
+// TestJoinTypes: each join type's rows over left and right rows with a
+// key of two columns (a number's equal by value: 1 = 1.0), a NULL in a
+// key, unmatched rows on both sides; the unmatched right rows come after
+// every left row's.
+func TestJoinTypes(t *testing.T) {
+	cols := []plan.Column{{Name: "k", Type: plan.Text}, {Name: "n", Type: plan.Number}}
+	left := csvBatch(t, "k,n\na,1\na,2\nb,\nc,3\n", cols)
+	right := csvBatch(t, "k,n\na,1.0\na,1\nb,\nd,3\nc,3.00\n", cols)
+	col := func(i int) *plan.Expr { return &plan.Expr{Kind: plan.ColRef, Col: i, Type: cols[i].Type} }
+	key := &plan.Expr{Kind: plan.Call, Fn: plan.FnKey, Type: plan.Text, Args: []*plan.Expr{col(0), col(1)}}
+	pairs := "a,1,a,1.0,\na,1,a,1,\nc,3,c,3.00,\n"
+	for _, c := range []struct {
+		jt   plan.JoinType
+		want string
+	}{
+		{"", pairs},
+		{plan.JoinInner, pairs},
+		{plan.JoinLeft, "a,1,a,1.0,\na,1,a,1,\na,2,NULL,NULL,\nb,NULL,NULL,NULL,\nc,3,c,3.00,\n"},
+		{plan.JoinRight, pairs + "NULL,NULL,b,NULL,\nNULL,NULL,d,3,\n"},
+		{plan.JoinFull, "a,1,a,1.0,\na,1,a,1,\na,2,NULL,NULL,\nb,NULL,NULL,NULL,\nc,3,c,3.00,\nNULL,NULL,b,NULL,\nNULL,NULL,d,3,\n"},
+	} {
+		j := NewJoin(NewKeyTable(), key, key, cols)
+		j.SetType(c.jt, cols)
+		if err := j.AddRight(right); err != nil {
+			t.Fatal(err)
+		}
+		var got strings.Builder
+		for _, half := range []*Batch{gatherBatch(left, []int32{0, 1}), gatherBatch(left, []int32{2, 3})} {
+			if err := j.ProbeChunks(half, nil, 1, func(b *Batch) error { got.WriteString(b.String()); return nil }); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := j.UnmatchedRight(1, func(b *Batch) error { got.WriteString(b.String()); return nil }); err != nil {
+			t.Fatal(err)
+		}
+		if got.String() != c.want {
+			t.Errorf("%q join:\n%s\nwant\n%s", c.jt, got.String(), c.want)
+		}
+	}
+}
