@@ -415,5 +415,5 @@ func (t *topOp) read(r *snapcodec.Reader) {
 	if b := readRows(r, t.root.Output); r.Err == nil {
 		t.shown = b
 	}
-	t.cache = nil
+	t.cache, t.lines = nil, nil
 }
