@@ -6,6 +6,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Query is one query's version as a line shows it: its rows, and its
@@ -23,11 +24,21 @@ func Header(w io.Writer, n int) {
 
 // Line prints version k's line: "version 2: q1 12 rows (+3 -1), ...".
 func Line(w io.Writer, k int64, qs []Query) {
+	fmt.Fprintf(w, "%s\n", line(k, qs))
+}
+
+// CostLine prints version k's line and what its epoch cost the process:
+// "version 2: q1 12 rows (+3 -1), ...; cpu 0.012 s, wall 0.010 s".
+func CostLine(w io.Writer, k int64, qs []Query, cpu, wall time.Duration) {
+	fmt.Fprintf(w, "%s; cpu %.3f s, wall %.3f s\n", line(k, qs), cpu.Seconds(), wall.Seconds())
+}
+
+func line(k int64, qs []Query) string {
 	parts := make([]string, len(qs))
 	for i, q := range qs {
 		parts[i] = fmt.Sprintf("%s %d rows (+%d -%d)", q.Name, q.Rows, q.In, q.Out)
 	}
-	fmt.Fprintf(w, "version %d: %s\n", k, strings.Join(parts, ", "))
+	return fmt.Sprintf("version %d: %s", k, strings.Join(parts, ", "))
 }
 
 // ChangeSize is the rows a change's CSV (its last field each row's

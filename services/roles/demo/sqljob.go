@@ -64,7 +64,7 @@ func runSQL(ctx context.Context, job *sqljob.Job, rf runFiles, log hclog.Logger,
 	var res *sqlops.Result
 	var err error
 	if rf.epochs > 0 {
-		res, err = runEpochs(ctx, job, feeds, rf.epochs, stdout)
+		res, err = runEpochs(ctx, job, feeds, rf.epochs, rf.lastPercent, stdout)
 	} else {
 		res, err = sqlops.RunFeedsContext(ctx, job.Plan, feeds)
 	}

@@ -37,6 +37,16 @@ func RunEpochs(p *physical.Plan, epochs []map[string]*exec.Table) (*EpochResult,
 	return runEpochs(p, epochs, epochOptions{})
 }
 
+// RunEpochsEach runs the plan as RunEpochs does, but one epoch at a
+// time: epoch k's rows and markers are given once every instance is done
+// with epoch k-1's, and each is called with epoch k's versions (by query
+// name) once every instance is idle, before epoch k+1 starts: what it
+// measures between two calls is one epoch's work. The versions are not
+// kept: the result's Versions is nil.
+func RunEpochsEach(p *physical.Plan, epochs []map[string]*exec.Table, each func(epoch int64, versions map[string]Version) error) (*EpochResult, error) {
+	return runEpochs(p, epochs, epochOptions{each: each})
+}
+
 // epochOptions are how the tests run a standing plan; RunEpochs uses
 // none.
 type epochOptions struct {
@@ -56,6 +66,9 @@ type epochOptions struct {
 	// observe, when not nil, is shown each instance before it takes a
 	// message.
 	observe func(*epochInstance) error
+	// each, when not nil, runs the epochs one at a time and is given
+	// each epoch's versions, which are not kept (RunEpochsEach).
+	each func(epoch int64, versions map[string]Version) error
 }
 
 // epochMessage is what waits in an instance's queue: a table's batch,
@@ -154,6 +167,41 @@ func runEpochs(p *physical.Plan, epochs []map[string]*exec.Table, opt epochOptio
 		}
 	}
 	gw := byTask[p.Gateway.Name][0]
+	var ready []*epochInstance
+	// drain runs the instances until none has a message.
+	drain := func() error {
+		for {
+			ready = ready[:0]
+			for _, in := range all {
+				if len(in.queue) > 0 {
+					ready = append(ready, in)
+				}
+			}
+			if len(ready) == 0 {
+				return nil
+			}
+			k := len(ready) - 1
+			if opt.pick != nil {
+				k = opt.pick(len(ready))
+			}
+			in := ready[k]
+			m := in.queue[0]
+			in.queue = in.queue[1:]
+			if opt.observe != nil {
+				if err := opt.observe(in); err != nil {
+					return fmt.Errorf("run epochs: %w", err)
+				}
+			}
+			if opt.restart != nil && opt.restart() {
+				if err := in.restart(); err != nil {
+					return fmt.Errorf("run epochs: restart: %w", err)
+				}
+			}
+			if err := in.deliver(m); err != nil {
+				return fmt.Errorf("run epochs: task %s[%d]: %w", in.cfg.Task, in.cfg.Index, err)
+			}
+		}
+	}
 	for k, e := range epochs {
 		for _, name := range tables {
 			if t := e[name]; t != nil {
@@ -172,41 +220,28 @@ func runEpochs(p *physical.Plan, epochs []map[string]*exec.Table, opt epochOptio
 		for _, name := range tables {
 			gw.queue = append(gw.queue, epochMessage{table: name, epochEnd: true})
 		}
+		if opt.each == nil {
+			continue
+		}
+		if err := drain(); err != nil {
+			return nil, err
+		}
+		if v := res.Versions[k]; len(v) != len(p.Queries) {
+			return nil, fmt.Errorf("run epochs: epoch %d has versions of %d queries, of %d", k+1, len(v), len(p.Queries))
+		}
+		if err := opt.each(int64(k+1), res.Versions[k]); err != nil {
+			return nil, err
+		}
+		res.Versions[k] = nil
 	}
 	for _, name := range tables {
 		gw.queue = append(gw.queue, epochMessage{table: name, end: true})
 	}
-	var ready []*epochInstance
-	for {
-		ready = ready[:0]
-		for _, in := range all {
-			if len(in.queue) > 0 {
-				ready = append(ready, in)
-			}
-		}
-		if len(ready) == 0 {
-			break
-		}
-		k := len(ready) - 1
-		if opt.pick != nil {
-			k = opt.pick(len(ready))
-		}
-		in := ready[k]
-		m := in.queue[0]
-		in.queue = in.queue[1:]
-		if opt.observe != nil {
-			if err := opt.observe(in); err != nil {
-				return nil, fmt.Errorf("run epochs: %w", err)
-			}
-		}
-		if opt.restart != nil && opt.restart() {
-			if err := in.restart(); err != nil {
-				return nil, fmt.Errorf("run epochs: restart: %w", err)
-			}
-		}
-		if err := in.deliver(m); err != nil {
-			return nil, fmt.Errorf("run epochs: task %s[%d]: %w", in.cfg.Task, in.cfg.Index, err)
-		}
+	if err := drain(); err != nil {
+		return nil, err
+	}
+	if opt.each != nil {
+		res.Versions = nil
 	}
 	for _, in := range all {
 		if !in.t.Done() {
