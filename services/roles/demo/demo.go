@@ -67,11 +67,11 @@ table's records are cut into N contiguous runs, appended one epoch at a
 time, and after each epoch every query has a new version of its answer,
 kept up to date incrementally; a line per version gives each query's
 rows, its change (+rows in -rows out) and what the epoch cost this
-process (cpu: user and system time, its share of reading the input
-included; wall). --last-epoch-percent P makes the last epoch P% of each
-table's rows and the N-1 before it the rest: its line is the cost of a
-small append to a big standing job. The files written are the final
-answers, those of the same job run once over all the rows.
+process (cpu: user and system time, reading its rows included; wall).
+--last-epoch-percent P makes the last epoch P% of each table's rows and
+the N-1 before it the rest: its line is the cost of a small append to a
+big standing job. The files written are the final answers, those of the
+same job run once over all the rows.
 
 With --grpc the job runs as a deployment runs it, every instance a gRPC
 node on loopback, fed by the client. wololo local run and wololo client submit

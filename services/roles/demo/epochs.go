@@ -18,57 +18,57 @@ import (
 // (sqlops.RunEpochsEach) whose tables come in n appends, each table's
 // rows cut into n contiguous runs (epochsplit.RunLast: the last holding
 // lastPercent of them when above 0), the k-th run of every table in
-// epoch k. It prints a line per version as its epoch ends (each query's
-// rows, and its change from the version before: rows in, rows out; and
-// the epoch's cost, epochCost), and returns the final answers, which are
-// the batch job's.
-func runEpochs(ctx context.Context, job *sqljob.Job, feeds []sqlops.Feed, n int, lastPercent float64, stdout io.Writer) (*sqlops.Result, error) {
-	epochs := make([]map[string]*exec.Table, n)
-	for k := range epochs {
-		epochs[k] = map[string]*exec.Table{}
+// epoch k, read from its feed as the epoch starts (count is each table's
+// rows, found before the first epoch). It prints a line per version as
+// its epoch ends (each query's rows, and its change from the version
+// before: rows in, rows out; and what the epoch cost, its reading
+// included), and returns the final answers, which are the batch job's.
+func runEpochs(ctx context.Context, job *sqljob.Job, feeds []sqlops.Feed, count func(table string) (int, error), n int, lastPercent float64, stdout io.Writer) (*sqlops.Result, error) {
+	feed := sqlops.EpochFeed{Columns: map[string][]string{}, Epochs: n}
+	cutters := make([]*feedCutter, len(feeds))
+	for i, f := range feeds {
+		total, err := count(f.Table)
+		if err != nil {
+			return nil, fmt.Errorf("table %s: %w", f.Table, err)
+		}
+		feed.Columns[f.Table] = f.Columns
+		cutters[i] = &feedCutter{f: f, total: total}
 	}
-	rows := make([]int, n) // per epoch, its rows of every table
-	all := 0
-	readCPU := processCPU()
-	for _, f := range feeds {
-		var batches []*exec.Batch
-		total := 0
-		for {
+	feed.Next = func(k int) (map[string]*exec.Table, error) {
+		tables := map[string]*exec.Table{}
+		for _, c := range cutters {
 			if err := ctx.Err(); err != nil {
-				return nil, fmt.Errorf("table %s: %w", f.Table, err)
+				return nil, err
 			}
-			b, err := f.Next()
+			_, to := epochsplit.RunLast(c.total, n, k-1, lastPercent)
+			bs, err := c.upTo(to)
 			if err != nil {
-				return nil, fmt.Errorf("table %s: %w", f.Table, err)
+				return nil, fmt.Errorf("table %s: %w", c.f.Table, err)
 			}
-			if b == nil {
-				break
+			tables[c.f.Table] = &exec.Table{Columns: c.f.Columns, Batches: bs}
+			if k == n {
+				if err := c.atEnd(); err != nil {
+					return nil, fmt.Errorf("table %s: %w", c.f.Table, err)
+				}
 			}
-			batches, total = append(batches, b), total+b.N
 		}
-		for k := range n {
-			from, to := epochsplit.RunLast(total, n, k, lastPercent)
-			epochs[k][f.Table] = &exec.Table{Columns: f.Columns, Batches: rowRange(batches, from, to)}
-			rows[k] += to - from
-		}
-		all += total
+		return tables, nil
 	}
-	readCPU = processCPU() - readCPU
 	epochsplit.Header(stdout, n)
-	cost := epochCost{readCPU: readCPU, allRows: all, cpu: processCPU(), wall: time.Now()}
-	res, err := sqlops.RunEpochsEach(job.Plan, epochs, func(k int64, vs map[string]sqlops.Version) error {
+	cpu, wall := processCPU(), time.Now()
+	res, err := sqlops.RunEpochsEach(job.Plan, feed, func(k int64, vs map[string]sqlops.Version) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		cpu, wall := cost.next(rows[k-1])
+		nowCPU, now := processCPU(), time.Now()
 		var qs []epochsplit.Query
 		for _, q := range job.Logical {
 			v := vs[q.Name]
 			in, out := epochsplit.ChangeSize(v.Change)
 			qs = append(qs, epochsplit.Query{Name: q.Name, Rows: int64(bytes.Count(v.CSV, []byte("\n")) - 1), In: in, Out: out})
 		}
-		epochsplit.CostLine(stdout, k, qs, cpu, wall)
-		epochs[k-1] = nil // its rows are the runner's now, and let go when it is done with them
+		epochsplit.CostLine(stdout, k, qs, nowCPU-cpu, now.Sub(wall))
+		cpu, wall = nowCPU, now
 		return nil
 	})
 	if err != nil {
@@ -77,28 +77,57 @@ func runEpochs(ctx context.Context, job *sqljob.Job, feeds []sqlops.Feed, n int,
 	return &sqlops.Result{Files: res.Files, Stats: res.Stats}, nil
 }
 
-// epochCost is what each epoch costs the process, as a version's line
-// shows it: the CPU time (user and system) and the wall time from the
-// end of the epoch before to its own, and its share, by rows, of the
-// CPU time that reading every table took before the first epoch (the
-// demo reads the input whole, then appends it; a deployment reads each
-// append as it comes).
-type epochCost struct {
-	readCPU time.Duration
-	allRows int
-	cpu     time.Duration // at the end of the epoch before
-	wall    time.Time     // at the end of the epoch before
+// feedCutter reads a table's feed an epoch at a time.
+type feedCutter struct {
+	f     sqlops.Feed
+	total int         // the table's rows
+	read  int         // the rows handed out so far
+	carry *exec.Batch // the rest of a batch astride two epochs
 }
 
-// next is the cost of the epoch that just ended, of rows rows.
-func (c *epochCost) next(rows int) (cpu, wall time.Duration) {
-	nowCPU, now := processCPU(), time.Now()
-	cpu, wall = nowCPU-c.cpu, now.Sub(c.wall)
-	if c.allRows > 0 {
-		cpu += time.Duration(float64(c.readCPU) * float64(rows) / float64(c.allRows))
+// upTo is the rows after those handed out so far up to row to (not
+// included), read from the feed: its batches as they are, but the one
+// astride the end, whose rest is kept for the next call.
+func (c *feedCutter) upTo(to int) ([]*exec.Batch, error) {
+	var out []*exec.Batch
+	for c.read < to {
+		b := c.carry
+		c.carry = nil
+		if b == nil {
+			var err error
+			if b, err = c.f.Next(); err != nil {
+				return nil, err
+			}
+			if b == nil {
+				return nil, fmt.Errorf("%d rows, where %d were counted", c.read, c.total)
+			}
+		}
+		if c.read+b.N > to {
+			head := to - c.read
+			out = append(out, rowRange([]*exec.Batch{b}, 0, head)...)
+			c.carry = rowRange([]*exec.Batch{b}, head, b.N)[0]
+			c.read = to
+			break
+		}
+		out = append(out, b)
+		c.read += b.N
 	}
-	c.cpu, c.wall = nowCPU, now
-	return cpu, wall
+	return out, nil
+}
+
+// atEnd refuses a feed with rows after those counted.
+func (c *feedCutter) atEnd() error {
+	b := c.carry
+	if b == nil {
+		var err error
+		if b, err = c.f.Next(); err != nil {
+			return err
+		}
+	}
+	if b != nil {
+		return fmt.Errorf("more rows than the %d counted", c.total)
+	}
+	return nil
 }
 
 // processCPU is the CPU time, user and system, this process has used.

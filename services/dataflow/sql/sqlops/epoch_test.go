@@ -95,7 +95,16 @@ func checkEpochs(t *testing.T, label string, j job, tables map[string]*exec.Tabl
 	}
 	// One epoch at a time, each epoch's versions handed over: the same.
 	next := int64(1)
-	each, err := sqlops.RunEpochsEach(p, parts, func(epoch int64, vs map[string]sqlops.Version) error {
+	feed := sqlops.EpochFeed{Columns: map[string][]string{}, Epochs: len(parts), Next: func(k int) (map[string]*exec.Table, error) {
+		if k != int(next) {
+			return nil, fmt.Errorf("epoch %d's rows asked for, where %d's were due", k, next)
+		}
+		return parts[k-1], nil
+	}}
+	for name, tab := range tables {
+		feed.Columns[name] = tab.Columns
+	}
+	each, err := sqlops.RunEpochsEach(p, feed, func(epoch int64, vs map[string]sqlops.Version) error {
 		if epoch != next {
 			return fmt.Errorf("epoch %d's versions, where %d's were due", epoch, next)
 		}

@@ -37,14 +37,27 @@ func RunEpochs(p *physical.Plan, epochs []map[string]*exec.Table) (*EpochResult,
 	return runEpochs(p, epochs, epochOptions{})
 }
 
+// EpochFeed is a standing job's input as RunEpochsEach takes it, an
+// epoch at a time.
+type EpochFeed struct {
+	// Columns are each table's columns: those of its every batch.
+	Columns map[string][]string
+	// Epochs is how many epochs there are.
+	Epochs int
+	// Next is epoch k's rows of each table (k from 1; a table missing
+	// has none in it), asked for once, in order, when epoch k-1 is done.
+	Next func(k int) (map[string]*exec.Table, error)
+}
+
 // RunEpochsEach runs the plan as RunEpochs does, but one epoch at a
-// time: epoch k's rows and markers are given once every instance is done
-// with epoch k-1's, and each is called with epoch k's versions (by query
-// name) once every instance is idle, before epoch k+1 starts: what it
-// measures between two calls is one epoch's work. The versions are not
+// time: epoch k's rows are asked of the feed, and given with their
+// markers, once every instance is done with epoch k-1's, and each is
+// called with epoch k's versions (by query name) once every instance is
+// idle, before epoch k+1 starts: what it measures between two calls is
+// one epoch's work (the feed's Next included). The versions are not
 // kept: the result's Versions is nil.
-func RunEpochsEach(p *physical.Plan, epochs []map[string]*exec.Table, each func(epoch int64, versions map[string]Version) error) (*EpochResult, error) {
-	return runEpochs(p, epochs, epochOptions{each: each})
+func RunEpochsEach(p *physical.Plan, feed EpochFeed, each func(epoch int64, versions map[string]Version) error) (*EpochResult, error) {
+	return runFeed(p, feed, epochOptions{each: each})
 }
 
 // epochOptions are how the tests run a standing plan; RunEpochs uses
@@ -92,24 +105,30 @@ type epochInstance struct {
 }
 
 func runEpochs(p *physical.Plan, epochs []map[string]*exec.Table, opt epochOptions) (*EpochResult, error) {
-	if p.Gateway.Replicas != 1 {
-		return nil, fmt.Errorf("run epochs: the gateway task has %d replicas; the runner parses the files in one", p.Gateway.Replicas)
-	}
-	tables := scanOrder(p, nil)
 	columns := map[string][]string{}
 	for _, e := range epochs {
-		for _, name := range tables {
+		for _, name := range scanOrder(p, nil) {
 			if t := e[name]; t != nil && columns[name] == nil {
 				columns[name] = t.Columns
 			}
 		}
 	}
+	return runFeed(p, EpochFeed{Columns: columns, Epochs: len(epochs), Next: func(k int) (map[string]*exec.Table, error) { return epochs[k-1], nil }}, opt)
+}
+
+// runFeed runs the plan over the feed's epochs (runEpochs, RunEpochsEach).
+func runFeed(p *physical.Plan, feed EpochFeed, opt epochOptions) (*EpochResult, error) {
+	if p.Gateway.Replicas != 1 {
+		return nil, fmt.Errorf("run epochs: the gateway task has %d replicas; the runner parses the files in one", p.Gateway.Replicas)
+	}
+	tables := scanOrder(p, nil)
+	columns := feed.Columns
 	for _, name := range tables {
 		if columns[name] == nil {
 			return nil, fmt.Errorf("run epochs: no table %q", name)
 		}
 	}
-	res := &EpochResult{Versions: make([]map[string]Version, len(epochs)), Files: map[string][]byte{}}
+	res := &EpochResult{Versions: make([]map[string]Version, feed.Epochs), Files: map[string][]byte{}}
 	byTask := map[string][]*epochInstance{}
 	var all []*epochInstance
 	var w wire.Writer
@@ -202,7 +221,11 @@ func runEpochs(p *physical.Plan, epochs []map[string]*exec.Table, opt epochOptio
 			}
 		}
 	}
-	for k, e := range epochs {
+	for k := range feed.Epochs {
+		e, err := feed.Next(k + 1)
+		if err != nil {
+			return nil, fmt.Errorf("run epochs: epoch %d: %w", k+1, err)
+		}
 		for _, name := range tables {
 			if t := e[name]; t != nil {
 				if !slices.Equal(t.Columns, columns[name]) {
@@ -213,7 +236,7 @@ func runEpochs(p *physical.Plan, epochs []map[string]*exec.Table, opt epochOptio
 				}
 			}
 		}
-		if opt.unmarked && k == len(epochs)-1 {
+		if opt.unmarked && k == feed.Epochs-1 {
 			res.Versions = res.Versions[:k]
 			break
 		}
