@@ -11,19 +11,6 @@ import (
 	"github.com/wololo/wololo/services/dataflow/sql/sqlgen/oracle"
 )
 
-// sortOf is the plan's Sort node, nil when it has none.
-func sortOf(n *plan.Node) *plan.Node {
-	if n.Op == plan.Sort {
-		return n
-	}
-	for _, in := range n.Input {
-		if s := sortOf(in); s != nil {
-			return s
-		}
-	}
-	return nil
-}
-
 // TestAnswerCSVKeptInOrder steps the answers of sqlgen's random queries
 // (incr.NewAnswer) over random changes of their Sort's input, rows
 // arriving and leaving, the answer restored from its state at a random
@@ -32,7 +19,7 @@ func sortOf(n *plan.Node) *plan.Node {
 func TestAnswerCSVKeptInOrder(t *testing.T) {
 	for seed := range uint64(150) {
 		root, tables, q := seedPlan(t, seed, "")
-		sort := sortOf(root)
+		sort := nodeOf(root, plan.Sort)
 		if sort == nil {
 			continue
 		}
