@@ -3,6 +3,7 @@ package epochsplit
 import (
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,6 +17,22 @@ import (
 // and differ in length by at most one.
 func Run(total, n, k int) (from, to int) {
 	return total * k / n, total * (k + 1) / n
+}
+
+// RunLast is the k-th (from 0) of n contiguous runs of total records
+// whose last holds percent of them (rounded to a whole record), the
+// others the rest as Run cuts it into n-1: a standing job of n-1 epochs
+// then one small append, whose cost `wololo demo --last-epoch-percent`
+// shows. With percent 0 it is Run.
+func RunLast(total, n, k int, percent float64) (from, to int) {
+	if percent <= 0 || n < 2 {
+		return Run(total, n, k)
+	}
+	last := min(total, int(math.Round(float64(total)*percent/100)))
+	if k == n-1 {
+		return total - last, total
+	}
+	return Run(total-last, n-1, k)
 }
 
 // SplitCSV cuts the CSV file at path into n files in dir, NAME.K.csv

@@ -66,8 +66,12 @@ With --epochs N the job runs as a standing job (docs/standing.md): each
 table's records are cut into N contiguous runs, appended one epoch at a
 time, and after each epoch every query has a new version of its answer,
 kept up to date incrementally; a line per version gives each query's
-rows and its change (+rows in -rows out). The files written are the
-final answers, those of the same job run once over all the rows.
+rows, its change (+rows in -rows out) and what the epoch cost this
+process (cpu: user and system time, reading its rows included; wall).
+--last-epoch-percent P makes the last epoch P% of each table's rows and
+the N-1 before it the rest: its line is the cost of a small append to a
+big standing job. The files written are the final answers, those of the
+same job run once over all the rows.
 
 With --grpc the job runs as a deployment runs it, every instance a gRPC
 node on loopback, fed by the client. wololo local run and wololo client submit
@@ -91,7 +95,8 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	jobFlags := explain.RegisterJobFlags(fs)
 	explainOnly := fs.Bool("explain", false, "print the SQL job's plans and exit without running")
 	maxMalformedFlag := client.MaxMalformedFlag(fs)
-	epochs := fs.Int("epochs", 0, "if set, run the job as a standing job whose input comes in this many appends, printing each version's row counts (in memory only)")
+	epochs := fs.Int("epochs", 0, "if set, run the job as a standing job whose input comes in this many appends, printing each version's row counts and its epoch's cost (in memory only)")
+	lastPercent := fs.Float64("last-epoch-percent", 0, "with --epochs N (2 or more): the last epoch holds this percentage of each table's rows, the first N-1 the rest; its line's cpu is the cost of a small append to a big standing job")
 	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
@@ -101,6 +106,9 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	if *epochs < 0 || *epochs > 0 && *overGRPC {
 		return cli.Usagef(fs, "--epochs takes a number of appends above 0, and runs in memory: leave out --grpc")
+	}
+	if *lastPercent < 0 || *lastPercent > 100 || *lastPercent > 0 && *epochs < 2 {
+		return cli.Usagef(fs, "--last-epoch-percent takes a percentage from 0 to 100, with --epochs 2 or more")
 	}
 	if (*matches == "") != (*players == "") {
 		return cli.Usagef(fs, "give both --matches and --players, or neither for the generated dataset")
@@ -147,7 +155,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	defer stopProfile()
 	log := logFlags.Logger("wololo", stderr)
 	start := time.Now()
-	rf := runFiles{*matches, *players, *out, jobFlags.Tables(), maxMalformed, *epochs}
+	rf := runFiles{*matches, *players, *out, jobFlags.Tables(), maxMalformed, *epochs, *lastPercent}
 	var sum *client.Summary
 	switch {
 	case *overGRPC:
@@ -180,7 +188,8 @@ type runFiles struct {
 	matches, players, out string
 	tables                [][2]string // --table NAME=F
 	maxMalformed          *float64
-	epochs                int // above 0: a standing job of this many appends (--epochs)
+	epochs                int     // above 0: a standing job of this many appends (--epochs)
+	lastPercent           float64 // above 0: the last append's share of the rows (--last-epoch-percent)
 }
 
 // addFileReport puts the report of the job's i-th input, named name, in

@@ -64,7 +64,7 @@ func runSQL(ctx context.Context, job *sqljob.Job, rf runFiles, log hclog.Logger,
 	var res *sqlops.Result
 	var err error
 	if rf.epochs > 0 {
-		res, err = runEpochs(ctx, job, feeds, rf.epochs, stdout)
+		res, err = runEpochs(ctx, job, feeds, func(table string) (int, error) { return countRows(files, table) }, rf.epochs, rf.lastPercent, stdout)
 	} else {
 		res, err = sqlops.RunFeedsContext(ctx, job.Plan, feeds)
 	}
@@ -192,6 +192,34 @@ func openTable(path string, columns []string) (*tableFile, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return &tableFile{r, f}, nil
+}
+
+// countRows is the rows the table's file has (its records read whole,
+// malformed ones not counted), read through without keeping a column:
+// how a standing job's epochs are cut before the first is read.
+func countRows(files [][2]string, table string) (int, error) {
+	for _, f := range files {
+		if f[0] != table {
+			continue
+		}
+		r, err := openTable(f[1], nil)
+		if err != nil {
+			return 0, err
+		}
+		defer r.Close()
+		rows := 0
+		for {
+			b, err := r.Next()
+			if err != nil {
+				return 0, err
+			}
+			if b == nil {
+				return rows, nil
+			}
+			rows += b.N
+		}
+	}
+	return 0, fmt.Errorf("no file of table %s", table)
 }
 
 // Close stops the reading and closes the file.
