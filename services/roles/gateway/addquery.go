@@ -121,15 +121,9 @@ func (g *Gateway) addLocked(j *job, jp *jobPlan, first []*wololov1.FileRecord, q
 		}
 		return nil, err
 	}
-	if why := j.cutsEpochs(); why != "" {
-		return nil, errorf(ErrNotStanding, "job %q %s: a query added to it would replay whole appends and number its versions otherwise; add queries to a job without --epoch-every", j.name, why)
-	}
 	appends, at, err := j.queryable()
 	if err != nil {
 		return nil, err
-	}
-	if at != appends {
-		return nil, errorf(ErrNotStanding, "job %q: its epochs are not one per append", j.name)
 	}
 	parts, err := g.jobs.queryParts(j, appends, first)
 	if err != nil {

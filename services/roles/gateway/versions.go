@@ -318,5 +318,5 @@ func (j *job) versionRows(epoch int64) map[string]int64 {
 	}
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	return maps.Clone(j.standing.endRows[epoch])
+	return maps.Clone(j.standing.ends[epoch].GetRows())
 }
