@@ -218,7 +218,7 @@ func link(p, c *job) {
 func (js *jobs) followRun(c, p *job) error {
 	c.mu.Lock()
 	linked := c.follows.parent
-	records := c.standing.versions.records()
+	held := c.standing.versions.clone()
 	c.mu.Unlock()
 	if linked == p {
 		return nil
@@ -245,7 +245,7 @@ func (js *jobs) followRun(c, p *job) error {
 	}
 	link(p, c)
 	p.mu.Lock()
-	p.standing.versions.add(records)
+	p.standing.versions.merge(held)
 	p.notifyLocked()
 	p.mu.Unlock()
 	c.log.Info("the added query follows its job's new run", "run", p.id)
@@ -279,7 +279,8 @@ func (j *job) waitAdded(ctx context.Context, c *job) error {
 		ver, changed := j.standing.versions.byEpoch[c.addedAt], j.changed
 		has := ver != nil
 		for _, name := range names {
-			has = has && ver.files[name] != nil
+			_, ok := ver.files[name]
+			has = has && ok
 		}
 		j.mu.Unlock()
 		if has {
@@ -434,7 +435,7 @@ func forwardRecords(c *job, records map[string][]byte) {
 	p = p.follow()
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.standing.versions.add(records) {
+	if p.standing.versions.add(c.id, records) {
 		p.log.Info("version published", "epoch", p.standing.versions.published)
 	}
 	p.notifyLocked() // a backfilled version is new to results --epoch too
@@ -445,22 +446,30 @@ func forwardRecords(c *job, records map[string][]byte) {
 // that one is not published yet.
 func (j *job) withAdded(files map[string][]byte, epoch int64) (map[string][]byte, error) {
 	j.mu.Lock()
-	defer j.mu.Unlock()
 	v := j.standing.versions
-	if len(v.added) == 0 {
-		return files, nil
-	}
 	ver := v.byEpoch[epoch]
-	out := make(map[string][]byte, len(files)+len(v.added))
-	for name, data := range files {
-		out[name] = data
-	}
+	refs := map[string]fileRef{}
 	for name := range v.added {
-		if ver == nil || ver.files[name] == nil {
+		ref, ok := fileRef{}, false
+		if ver != nil {
+			ref, ok = ver.files[name]
+		}
+		if !ok {
+			j.mu.Unlock()
 			return nil, errorf(ErrNotDone, "job %q: its added query %s has no version of epoch %d yet", j.name, name, epoch)
 		}
-		out[name] = ver.files[name]
+		refs[name] = ref
 	}
+	j.mu.Unlock()
+	if len(refs) == 0 {
+		return files, nil
+	}
+	added, err := v.read(epoch, refs, false)
+	if err != nil {
+		return nil, err
+	}
+	out := maps.Clone(files)
+	maps.Copy(out, added)
 	return out, nil
 }
 
@@ -479,7 +488,7 @@ func (js *jobs) linkAdded() (gone []string) {
 			continue
 		}
 		link(p, c)
-		p.standing.versions.add(c.standing.versions.records())
+		p.standing.versions.merge(c.standing.versions)
 		js.following = append(js.following, c)
 	}
 	return gone

@@ -632,7 +632,7 @@ func (js *jobs) newJob(id string, rec *wololov1.JobRecord, decoded *physical.Pla
 		if len(j.plan) == 0 {
 			return nil, errorf(ErrInvalid, "job %q: standing, and no plan", id)
 		}
-		j.standing = newStanding(j.resultFiles(), rec.EpochEveryMs)
+		j.standing = newStanding(j.resultFiles(), rec.EpochEveryMs, js.store)
 	}
 	sizes := make([]int64, len(rec.Files))
 	for i, f := range rec.Files {

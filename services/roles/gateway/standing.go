@@ -35,8 +35,8 @@ import (
 //
 // The versions come back from the gateway's stage runtime as records of
 // its commits (Records: version/K/NAME.csv, change/K/NAME.csv); the
-// gateway holds them (versions.go) and reads them back from its store on
-// a restart, as it does a finished job's results.
+// gateway indexes them (versions.go: where each is, its sizes) and reads
+// a version's files from its store when a client asks.
 //
 // With --epoch-every an append is one epoch or more (cuts.go): epochs
 // are then numbered as they end, and "epoch" in what names an append's
@@ -101,8 +101,8 @@ type standing struct {
 	cutterOf int64
 }
 
-func newStanding(names []string, everyMs int64) *standing {
-	return &standing{versions: newVersions(names), ends: map[int64]*wololov1.EpochEnd{}, planned: map[int64]*wololov1.EpochEnd{}, everyMs: everyMs}
+func newStanding(names []string, everyMs int64, store transport.Store) *standing {
+	return &standing{versions: newVersions(names, store), ends: map[int64]*wololov1.EpochEnd{}, planned: map[int64]*wololov1.EpochEnd{}, everyMs: everyMs}
 }
 
 // appendCount is how many appends the job has: 1, its own files, and
@@ -564,7 +564,7 @@ func (js *jobs) recoverStanding(j *job, records map[string][]byte) error {
 	if err := s.recoverEnds(records); err != nil {
 		return err
 	}
-	s.versions.add(records)
+	s.versions.add(j.id, records)
 	return nil
 }
 
