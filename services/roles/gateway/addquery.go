@@ -44,8 +44,16 @@ import (
 // added queries: the added job follows the new run (followRun), whose
 // copies are the same, and gives it its versions so far.
 //
+// An append that --epoch-every cuts into several epochs is replayed into
+// the added job as the job's epochs cut it (replayCuts, at the rows of
+// the job's EpochEnd records), once the job has committed it: its epochs
+// are published together at its end, not while it uploads.
+//
 // What it does not do yet: take an added query away; show it to a
-// WatchAnswers already past the epoch it was added at before the next.
+// WatchAnswers already past the epoch it was added at before the next;
+// publish the epochs cut in an append while it uploads; run its job
+// again when a process loses that job's state (it has no retained input
+// of its own: it fails, and its queries' versions stop).
 
 // addedPrefix begins the name of an added query's job: a name no client
 // chooses (jobid.Valid refuses the dot), as a one-off query's.
