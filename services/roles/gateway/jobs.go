@@ -632,7 +632,7 @@ func (js *jobs) newJob(id string, rec *wololov1.JobRecord, decoded *physical.Pla
 		if len(j.plan) == 0 {
 			return nil, errorf(ErrInvalid, "job %q: standing, and no plan", id)
 		}
-		j.standing = newStanding(j.resultFiles(), rec.EpochEveryMs)
+		j.standing = newStanding(j.resultFiles(), rec.EpochEveryMs, js.store)
 	}
 	sizes := make([]int64, len(rec.Files))
 	for i, f := range rec.Files {
@@ -924,23 +924,33 @@ func (js *jobs) dropLocked(id string) error {
 	return nil
 }
 
-// idle lists the jobs without client activity for longer than retention.
-// An added query's job is not one while it runs: no client calls it, and
-// it is deleted with the job it follows (addquery.go); once over, it is
-// dropped as any finished job is.
-func (js *jobs) idle(now time.Time, retention time.Duration) []string {
+// idleJob is a job idle past its retention, and the flag that set it.
+type idleJob struct{ id, flag string }
+
+// idle lists the jobs without client activity for longer than their
+// retention: an open standing job waiting for its next append (every
+// append in) standing, any other retention (an upload abandoned, a
+// standing job's append too, and a finished job). An added query's job
+// is not one while it runs: no client calls it, and it is deleted with
+// the job it follows (addquery.go); once over, it is dropped as any
+// finished job is.
+func (js *jobs) idle(now time.Time, retention, standing time.Duration) []idleJob {
 	js.mu.Lock()
 	defer js.mu.Unlock()
-	var out []string
+	var out []idleJob
 	for id, j := range js.byID {
 		j.mu.Lock()
 		over := j.state == wololov1.JobState_JOB_STATE_DONE || j.state == wololov1.JobState_JOB_STATE_FAILED
-		if now.Sub(j.activity) > retention && (j.addedTo == "" || over) {
-			out = append(out, id)
+		keep, flag := retention, "--retention"
+		if s := j.standing; s != nil && !over && !s.closed && s.committed == s.appendCount() {
+			keep, flag = standing, "--standing-retention"
+		}
+		if now.Sub(j.activity) > keep && (j.addedTo == "" || over) {
+			out = append(out, idleJob{id, flag})
 		}
 		j.mu.Unlock()
 	}
-	sort.Strings(out)
+	slices.SortFunc(out, func(a, b idleJob) int { return strings.Compare(a.id, b.id) })
 	return out
 }
 
