@@ -16,6 +16,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
+	"github.com/wololo/wololo/services/cmdline/inputfile"
 )
 
 // scriptedUploads is a gateway whose uploads follow a script, one step
@@ -99,7 +100,11 @@ func TestUploadRetries(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
 			var stderr bytes.Buffer
-			err = uploadWithRetry(ctx, s, "job", input{path: path, file: wololov1.InputFile_INPUT_FILE_MATCHES}, 3, newProgress(&stderr, false))
+			src, err := inputfile.Open(path, nil, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = uploadWithRetry(ctx, s, "job", input{path: path, src: src, file: wololov1.InputFile_INPUT_FILE_MATCHES}, 3, newProgress(&stderr, false))
 			if (err != nil) != c.fails || (c.fails && status.Code(err) != codes.Unavailable) {
 				t.Errorf("uploadWithRetry = %v; want failure %v", err, c.fails)
 			}

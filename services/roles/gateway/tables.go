@@ -107,7 +107,7 @@ func orAbsent(h *wololov1.FileHeader) *wololov1.FileHeader {
 // (or an append) has both, or neither.
 func checkFilesGiven(matches, players *wololov1.FileHeader) error {
 	if absent(matches) != absent(players) {
-		return errorf(ErrInvalid, "%s without %s, or the other way round: give both files, or neither for a job of its tables only", schema.Matches, schema.Players)
+		return errorf(ErrInvalid, "both file headers are required, or neither for a job of its tables only: %s without %s, or the other way round", schema.Matches, schema.Players)
 	}
 	return nil
 }

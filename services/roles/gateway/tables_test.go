@@ -297,8 +297,8 @@ func TestTablesOnlyJob(t *testing.T) {
 		{"a query of matches", "this job has no matches.csv: query m", func(r *wololov1.CreateJobRequest) {
 			r.Queries = append(r.Queries, &wololov1.Query{Name: "m", Sql: "SELECT COUNT(*) AS n FROM matches"})
 		}},
-		{"matches alone", "give both files, or neither", func(r *wololov1.CreateJobRequest) { r.Matches = tMatches.header() }},
-		{"match_players alone", "give both files, or neither", func(r *wololov1.CreateJobRequest) { r.Players = tPlayers.header() }},
+		{"matches alone", "both file headers are required, or neither", func(r *wololov1.CreateJobRequest) { r.Matches = tMatches.header() }},
+		{"match_players alone", "both file headers are required, or neither", func(r *wololov1.CreateJobRequest) { r.Players = tPlayers.header() }},
 		{"no table", "no table", func(r *wololov1.CreateJobRequest) { r.Tables = nil }},
 	}
 	for _, c := range refused {
