@@ -298,3 +298,30 @@ func (p *printer) sum() []byte {
 	h.Write(last[int64(len(last))-(p.size-tail):])
 	return h.Sum(nil)
 }
+
+// SpoolStdin, for a command that hands its inputs' paths on (to another
+// package that opens them by path), replaces the one path that is "-"
+// by that of a temporary file in dir (os.TempDir() if "") holding all
+// of stdin (nil: os.Stdin), read now. It returns what removes the spool
+// (nothing to remove without "-"). More than one "-" is an error.
+func SpoolStdin(paths []*string, stdin io.Reader, dir string) (remove func(), err error) {
+	var at *string
+	for _, p := range paths {
+		if *p != Stdin {
+			continue
+		}
+		if at != nil {
+			return nil, errors.New("standard input (-) given for more than one input: it can be one of them at most")
+		}
+		at = p
+	}
+	if at == nil {
+		return func() {}, nil
+	}
+	spool, err := spoolStdin(stdin, dir)
+	if err != nil {
+		return nil, fmt.Errorf("standard input: %w", err)
+	}
+	*at = spool
+	return func() { os.Remove(spool) }, nil
+}

@@ -207,3 +207,25 @@ func FuzzOpen(f *testing.F) {
 		}
 	})
 }
+
+// SpoolStdin puts stdin in a file in place of "-", once, and refuses a
+// second "-".
+func TestSpoolStdin(t *testing.T) {
+	dir := t.TempDir()
+	a, b := "x.csv", Stdin
+	remove, err := SpoolStdin([]*string{&a, &b}, strings.NewReader("h\n1\n"), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := os.ReadFile(b); a != "x.csv" || err != nil || string(got) != "h\n1\n" {
+		t.Fatalf("paths %q %q: %q, %v", a, b, got, err)
+	}
+	remove()
+	if _, err := os.Stat(b); !os.IsNotExist(err) {
+		t.Fatalf("spool left: %v", err)
+	}
+	c, d := Stdin, Stdin
+	if _, err := SpoolStdin([]*string{&c, &d}, strings.NewReader(""), dir); err == nil {
+		t.Fatal("two - taken")
+	}
+}

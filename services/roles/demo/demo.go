@@ -103,7 +103,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return cli.Usagef(fs, "--epochs takes a number of appends above 0, and runs in memory: leave out --grpc")
 	}
 	if (*matches == "") != (*players == "") {
-		return cli.Usagef(fs, "give both --matches and --players, or neither for the generated dataset")
+		return cli.Usagef(fs, "give both --matches and --players, or neither for the generated dataset (or, with --table, a job of its tables only)")
 	}
 	top := deploy.Default()
 	if *topoPath != "" {
@@ -116,9 +116,17 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		top = top.Uniform(*replicas)
 	}
 	queryFlags, _ := jobFlags.Given()
+	remove, err := jobFlags.SpoolStdin(fs, matches, players)
+	if err != nil {
+		return err
+	}
+	defer remove()
 	if err := checkTables(fs, jobFlags.Tables()); err != nil {
 		return err
 	}
+	// With --table and neither file, the job is of its tables only (no
+	// generated dataset): sqljob.Spec.NoFiles, as explain plans it.
+	tablesOnly := *matches == "" && len(jobFlags.Tables()) > 0
 	var job *sqljob.Job
 	if !*overGRPC {
 		plans := io.Discard
@@ -134,7 +142,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	} else if *explainOnly {
 		return cli.Usagef(fs, "--explain prints the plans of the job run in memory; leave out --grpc")
 	}
-	if *matches == "" {
+	if *matches == "" && !tablesOnly {
 		if *matches, *players, err = ensureDataset(ctx, *data, *gen, stdout); err != nil {
 			return err
 		}
