@@ -178,6 +178,9 @@ func runSubmit(ctx context.Context, args []string, stdout, stderr io.Writer) (er
 	if *asJSON { // every way out from here prints one object (submitjson.go)
 		defer func() { err = writeSubmitJSON(ctx, stdout, o, sum, err) }()
 	}
+	if err := CheckPair(fs, o.Matches, o.Players); err != nil {
+		return err
+	}
 	if err := cli.Required(fs, "out"); err != nil {
 		return err
 	}

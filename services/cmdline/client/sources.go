@@ -2,6 +2,7 @@ package client
 
 import (
 	"errors"
+	"flag"
 	"fmt"
 
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
@@ -27,6 +28,19 @@ func inputPaths(o SubmitOptions) []string {
 		paths = append(paths, t.Path)
 	}
 	return paths
+}
+
+// CheckPair refuses, as a usage error of fs, one of --matches and
+// --players without the other: a job has both files, or neither (a job
+// of --table files only).
+func CheckPair(fs *flag.FlagSet, matches, players string) error {
+	switch {
+	case matches != "" && players == "":
+		return cli.Usagef(fs, "--players is required with --matches (give neither for a job of --table files only)")
+	case matches == "" && players != "":
+		return cli.Usagef(fs, "--matches is required with --players (give neither for a job of --table files only)")
+	}
+	return nil
 }
 
 // CheckInputs refuses, as usage errors, inputs no job has: one of the two

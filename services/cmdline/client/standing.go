@@ -254,6 +254,9 @@ func runAppend(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
+	if err := CheckPair(fs, o.Matches, o.Players); err != nil {
+		return err
+	}
 	if err := cli.Required(fs, "job", "out"); err != nil {
 		return err
 	}

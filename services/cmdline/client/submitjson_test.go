@@ -46,7 +46,7 @@ func TestSubmitJSONOnEveryFailure(t *testing.T) {
 		jobID    string
 		noServer bool
 	}{
-		{"a flag left out", nil, []string{"--players", players, "--out", t.TempDir()}, cli.ExitUsage, "submit -h", "give both --matches and --players", "", true},
+		{"a flag left out", nil, []string{"--players", players, "--out", t.TempDir()}, cli.ExitUsage, "submit -h", "--matches is required", "", true},
 		{"a missing file", nil, []string{"--matches", filepath.Join(dir, "nope.csv"), "--players", players, "--out", t.TempDir()}, cli.ExitError, "run the same command again", "nope.csv", "", true},
 		{"no credential", nil, append([]string{"--tls-dir", t.TempDir(), "--job", "j1"}, files...), cli.ExitError, "fix what the error names", "", "j1", true},
 		{"no gateway", nil, append([]string{"--insecure", "--connect-timeout", "300ms", "--job", "j2"}, files...), cli.ExitUnreachable, "check that a gateway runs at", "cannot reach the gateway", "j2", false},

@@ -160,6 +160,9 @@ func runJob(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if *epochs < 0 {
 		return cli.Usagef(fs, "--epochs %d: a number of appends, at least 1", *epochs)
 	}
+	if err := client.CheckPair(fs, *matches, *players); err != nil {
+		return err
+	}
 	if err := cli.Required(fs, "out"); err != nil {
 		return err
 	}
