@@ -77,6 +77,27 @@ func sameDir(t *testing.T, what, dir, want string, names []string) {
 	}
 }
 
+// tablesOnlyJob writes into dir the queries of a job of two tables,
+// regions (writeRegions) and p (a copy of the players file): their
+// --query flags, their names, and the path of regions.csv.
+func tablesOnlyJob(t *testing.T, players, dir string) (queryArgs, names []string, regions string) {
+	t.Helper()
+	regions, _ = writeRegions(t, players, dir)
+	queries := map[string]string{
+		"by_region": "SELECT r.region, COUNT(*) AS players, MAX(p.rating) AS top FROM p JOIN regions r ON p.civ = r.civ GROUP BY r.region ORDER BY r.region",
+		"civs":      "SELECT civ, winner, COUNT(*) AS n FROM p GROUP BY civ, winner ORDER BY civ, winner",
+	}
+	names = []string{"by_region", "civs"}
+	for _, name := range names {
+		path := filepath.Join(dir, name+".sql")
+		if err := os.WriteFile(path, []byte(queries[name]), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		queryArgs = append(queryArgs, "--query", name+"="+path)
+	}
+	return queryArgs, names, regions
+}
+
 // TestCLIInputs runs bin/wololo's client submit (and demo) on a cluster
 // with: a job of --table files only, the same tables gzip-compressed,
 // one of them on standard input (gzip-compressed too), and the default
@@ -94,20 +115,7 @@ func TestCLIInputs(t *testing.T) {
 	tlsDir := clientDir(t, c, "client")
 	tmp := t.TempDir()
 	spools := t.TempDir() // TMPDIR of the runs: where a spool would be left
-	regions, _ := writeRegions(t, d.players, tmp)
-	queries := map[string]string{
-		"by_region": "SELECT r.region, COUNT(*) AS players, MAX(p.rating) AS top FROM p JOIN regions r ON p.civ = r.civ GROUP BY r.region ORDER BY r.region",
-		"civs":      "SELECT civ, winner, COUNT(*) AS n FROM p GROUP BY civ, winner ORDER BY civ, winner",
-	}
-	names := []string{"by_region", "civs"}
-	var queryArgs []string
-	for _, name := range names {
-		path := filepath.Join(tmp, name+".sql")
-		if err := os.WriteFile(path, []byte(queries[name]), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		queryArgs = append(queryArgs, "--query", name+"="+path)
-	}
+	queryArgs, names, regions := tablesOnlyJob(t, d.players, tmp)
 	submit := func(stdin []byte, args ...string) ran {
 		t.Helper()
 		args = append(append([]string{"client", "submit", "--quiet", "--server", c.GatewayAddr(), "--tls-dir", tlsDir}, queryArgs...), args...)
@@ -166,4 +174,32 @@ func TestCLIInputs(t *testing.T) {
 	if left, _ := filepath.Glob(filepath.Join(spools, "wololo-stdin-*")); len(left) != 0 {
 		t.Errorf("spools of standard input left behind: %v", left)
 	}
+}
+
+// TestLocalRunTablesOnly: `wololo local run --epochs 2` of a job of
+// tables only, one gzip-compressed and the other gzip on standard input:
+// cut into two appends (the compressed files decompressed to be cut, the
+// spool of stdin read), submitted as a standing job of tables only and
+// appended to (no --matches, --players), its final answers byte-equal to
+// those of the in-memory demo of the same queries on the plain files.
+func TestLocalRunTablesOnly(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: starts a local cluster")
+	}
+	bin := testkit.WololoBinary(t)
+	d := testDatasets(t)[0]
+	tmp := t.TempDir()
+	queryArgs, names, regions := tablesOnlyJob(t, d.players, tmp)
+	plain := t.TempDir()
+	if r := runBinary(t, bin, append(append([]string{"demo"}, queryArgs...), "--matches", d.matches, "--players", d.players, "--table", "regions="+regions, "--table", "p="+d.players, "--out", plain)...); r.code != 0 {
+		t.Fatalf("demo on the plain files: exit %d\n%s", r.code, r.output())
+	}
+	gzRegions, _ := gzipped(t, regions, tmp)
+	_, gzPlayers := gzipped(t, d.players, tmp)
+	out := t.TempDir()
+	r := runWithStdin(t, bin, gzPlayers, append(append([]string{"local", "run", "--free-ports", "--log-level", "warn", "--epochs", "2"}, queryArgs...), "--table", "regions="+gzRegions, "--table", "p=-", "--out", out)...)
+	if r.code != 0 || !strings.Contains(r.stdout, "version 2:") {
+		t.Fatalf("local run --epochs 2 of tables only: exit %d\n%s", r.code, r.output())
+	}
+	sameDir(t, "local run --epochs 2 of tables only", out, plain, names)
 }
