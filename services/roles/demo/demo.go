@@ -57,7 +57,11 @@ in-process runner: each query is compiled, the job's physical plan built
 on the topology's tasks (--topology, --replicas), and every instance of
 every task run in this process on the tables: matches (--matches or the
 generated dataset), match_players (--players or the generated dataset)
-and NAME for each --table NAME=F. Each query's rows go to --out as
+and NAME for each --table NAME=F; with --table and neither --matches nor
+--players, the job is of its tables only (nothing generated, a query of
+matches or match_players refused). Any file may be gzip-compressed (read
+as it is decompressed), and one may be - (standard input, spooled to a
+temporary file removed at the end). Each query's rows go to --out as
 NAME.csv. A query the SQL engine refuses exits 2 at once, with its file
 and the construct's line:column, before any data is read. --explain
 prints the plans (as wololo explain does) and exits without running.

@@ -21,7 +21,7 @@ import (
 )
 
 const usage = `usage: wololo local [flags]            run the topology as OS processes until interrupted
-       wololo local run --matches F --players F --out DIR [--query NAME=FILE.sql ...] [--epochs N] [flags]
+       wololo local run [--matches F --players F] --out DIR [--query NAME=FILE.sql ... [--table NAME=F ...]] [--epochs N] [flags]
                                           start it, run one job, print time and memory, stop
 
 Every instance runs as its own 'wololo gateway' or 'wololo worker' process
@@ -39,7 +39,10 @@ naming the port: choose others with --base-port N or --free-ports.
 default queries (q1.csv..q4.csv), or with --query NAME=FILE.sql (repeatable)
 the job's own SQL queries (docs/sql.md), NAME.csv of each; --table NAME=F
 (repeatable) adds the CSV file F as table NAME of the queries; --explain
-prints the plans the gateway made of them before the upload.
+prints the plans the gateway made of them before the upload. Without
+--matches and --players the job is of its --table files only. Any file
+may be gzip-compressed (its decompressed CSV is uploaded), and one may be
+- (standard input, spooled to a temporary file removed at the end).
 
 With --epochs N the job is a standing one (docs/standing.md): the files
 (and tables) are cut into N contiguous runs of records, the first
