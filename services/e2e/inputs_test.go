@@ -3,9 +3,7 @@ package e2e
 import (
 	"bytes"
 	"compress/gzip"
-	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -21,20 +19,7 @@ import (
 // minutes.
 func runWithStdin(t *testing.T, bin string, stdin []byte, args ...string) ran {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, args...)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = bytes.NewReader(stdin), &stdout, &stderr
-	start := time.Now()
-	err := cmd.Run()
-	if _, exited := err.(*exec.ExitError); err != nil && !exited {
-		t.Fatalf("%q: %v", args, err)
-	}
-	if ctx.Err() != nil {
-		t.Fatalf("%q still running; stderr:\n%s", args, stderr.String())
-	}
-	return ran{stdout.String(), stderr.String(), cmd.ProcessState.ExitCode(), time.Since(start)}
+	return runWith(t, 2*time.Minute, stdin, bin, args...)
 }
 
 // gzipped writes a gzip-compressed copy of the file at path into dir,

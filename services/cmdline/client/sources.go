@@ -108,3 +108,23 @@ func (s sources) header(path string) (*wololov1.FileHeader, error) {
 	}
 	return &wololov1.FileHeader{Columns: hd.Columns, DataOffset: hd.DataOffset, Size: src.Size(), Fingerprint: src.Fingerprint()}, nil
 }
+
+// headers are the headers of o's inputs as CreateJob and AppendJob take
+// them: the two files' (nil for none) and each table's, an error naming
+// the input that cannot be read.
+func (s sources) headers(o SubmitOptions) (matches, players *wololov1.FileHeader, tables []*wololov1.Table, err error) {
+	if matches, err = s.header(o.Matches); err != nil {
+		return nil, nil, nil, fmt.Errorf("the matches file: %w", err)
+	}
+	if players, err = s.header(o.Players); err != nil {
+		return nil, nil, nil, fmt.Errorf("the players file: %w", err)
+	}
+	for _, t := range o.Tables {
+		h, err := s.header(t.Path)
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("table %s: %w", t.Name, err)
+		}
+		tables = append(tables, &wololov1.Table{Name: t.Name, Header: h})
+	}
+	return matches, players, tables, nil
+}

@@ -102,23 +102,11 @@ func AppendRequest(o SubmitOptions) (*wololov1.AppendJobRequest, error) {
 
 // appendRequest is AppendRequest of o's inputs opened as src.
 func appendRequest(o SubmitOptions, src sources) (*wololov1.AppendJobRequest, error) {
-	mh, err := src.header(o.Matches)
+	mh, ph, tables, err := src.headers(o)
 	if err != nil {
-		return nil, fmt.Errorf("the matches file: %w", err)
+		return nil, err
 	}
-	ph, err := src.header(o.Players)
-	if err != nil {
-		return nil, fmt.Errorf("the players file: %w", err)
-	}
-	req := &wololov1.AppendJobRequest{JobId: o.JobID, Matches: mh, Players: ph, EpochEveryMs: o.EpochEvery.Milliseconds()}
-	for _, t := range o.Tables {
-		h, err := src.header(t.Path)
-		if err != nil {
-			return nil, fmt.Errorf("table %s: %w", t.Name, err)
-		}
-		req.Tables = append(req.Tables, &wololov1.Table{Name: t.Name, Header: h})
-	}
-	return req, nil
+	return &wololov1.AppendJobRequest{JobId: o.JobID, Matches: mh, Players: ph, Tables: tables, EpochEveryMs: o.EpochEvery.Milliseconds()}, nil
 }
 
 // Append adds o's files as the next epoch of the standing job o.JobID,

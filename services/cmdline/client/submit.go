@@ -209,7 +209,7 @@ func explain(server string, err error) error {
 }
 
 // Request is the CreateJob a submit of o sends: the files' and tables'
-// headers read (readHeader: a file that cannot be read,
+// headers read (sources.headers: a file that cannot be read,
 // or is not CSV, is an error naming it) and fingerprinted, and o's
 // queries. Of the job's checks (sqljob.Check, which the gateway's
 // CreateJob runs, as `wololo explain` and `wololo demo` do) it runs only
@@ -231,21 +231,9 @@ func request(o SubmitOptions, src sources) (*wololov1.CreateJobRequest, error) {
 			return nil, cli.Mark(err, cli.ErrUsage)
 		}
 	}
-	mh, err := src.header(o.Matches)
+	mh, ph, tables, err := src.headers(o)
 	if err != nil {
-		return nil, fmt.Errorf("the matches file: %w", err)
-	}
-	ph, err := src.header(o.Players)
-	if err != nil {
-		return nil, fmt.Errorf("the players file: %w", err)
-	}
-	var tables []*wololov1.Table
-	for _, t := range o.Tables {
-		h, err := src.header(t.Path)
-		if err != nil {
-			return nil, fmt.Errorf("table %s: %w", t.Name, err)
-		}
-		tables = append(tables, &wololov1.Table{Name: t.Name, Header: h})
+		return nil, err
 	}
 	if err := checkLocally(o, mh, ph, tables); err != nil {
 		return nil, err
