@@ -17,9 +17,11 @@
 // modulo 2^32, of the last member only). So Open makes one counting pass
 // over a compressed file, decompressing it without keeping it: the size,
 // and the fingerprint (the first and last MiB) on the way. It costs one
-// decompression more (about a second per 100 MB of CSV on one core),
-// no disk and 2 MiB of memory; the alternative, decompressing once into a
-// temporary file, would cost the whole file's size in disk. A resume at
+// decompression more (0.7 CPU-seconds for data/tenth's two files
+// gzipped, 86 MB of CSV, where `gzip -dc` takes 0.57; 7 MB of memory at
+// most; 0.01 s for the plain files) and no disk; the alternative,
+// decompressing once into a temporary file, would cost the whole CSV's
+// size in disk. A resume at
 // offset N decompresses (and discards) the first N bytes again: the
 // stream has no index.
 //
