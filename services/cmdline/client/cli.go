@@ -399,7 +399,7 @@ func stateLine(id string, j *wololov1.Job) string {
 
 func printJob(w io.Writer, j *wololov1.Job) {
 	fmt.Fprint(w, stateLine(j.JobId, j))
-	for _, r := range []*wololov1.FileReport{j.Matches, j.Players} {
+	for _, r := range InputReports(j) { // the two files (none for a job of tables only), then the tables
 		if r != nil && r.Size > 0 {
 			fmt.Fprintf(w, ", %s %.0f%%", r.File, 100*float64(r.Offset)/float64(r.Size))
 		}
