@@ -34,13 +34,17 @@ var (
 type refusal struct {
 	kind error
 	msg  string
+	// cause is the engine's refusal it says more of, if any (errors.As
+	// finds its *sql.Error: its line:column).
+	cause error
 }
 
 func (r *refusal) Error() string        { return r.msg }
 func (r *refusal) Is(target error) bool { return target == r.kind }
+func (r *refusal) Unwrap() error        { return r.cause }
 
 func refusef(kind error, format string, args ...any) error {
-	return &refusal{kind, fmt.Sprintf(format, args...)}
+	return &refusal{kind: kind, msg: fmt.Sprintf(format, args...)}
 }
 
 // Limits are the bounds on a job's queries and tables. The gateway takes
@@ -165,7 +169,9 @@ func noFile(err error) error {
 	}
 	for _, f := range schema.Files {
 		if se.Construct == "table "+FileTable(f) {
-			return refusef(ErrTable, "this job has no %s: %v (a job of --table files only has no table %s; give --matches and --players to read it)", f, err, FileTable(f))
+			r := refusef(ErrTable, "this job has no %s: %v (a job of --table files only has no table %s; give --matches and --players to read it)", f, err, FileTable(f)).(*refusal)
+			r.cause = err
+			return r
 		}
 	}
 	return err
