@@ -46,9 +46,9 @@ type corpusJob struct {
 	// match_players.csv (Matches and Players are not read).
 	NoFiles bool
 	Repeat  int // the first query this many times, named q1..qN
-	Pad    int // a comment of this many bytes after the first query, on a line of its own
-	Want   string
-	Msg    string // the refusal's message, when given
+	Pad     int // a comment of this many bytes after the first query, on a line of its own
+	Want    string
+	Msg     string // the refusal's message, when given
 }
 
 // kind is the verdict of an error of the job's checks: "ok", or the
