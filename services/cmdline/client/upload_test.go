@@ -57,6 +57,26 @@ func (s *scriptedUploads) Upload(stream wololov1.JobService_UploadServer) error 
 	return status.Error(codes.Unavailable, "gateway restarting")
 }
 
+// serveUploads serves gw on a loopback port for the test and returns a
+// session to it.
+func serveUploads(t *testing.T, gw wololov1.JobServiceServer) *Session {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := grpc.NewServer()
+	wololov1.RegisterJobServiceServer(srv, gw)
+	go srv.Serve(l)
+	t.Cleanup(srv.Stop)
+	s, err := Open(l.Addr().String(), nil, 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
 // TestUploadRetries: an upload broken off is resumed after the policy's
 // waits, with a line on stderr for each break; a break after progress
 // counts the attempts from the start again; attempts breaks in a row
@@ -84,20 +104,8 @@ func TestUploadRetries(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			l, err := net.Listen("tcp", "127.0.0.1:0")
-			if err != nil {
-				t.Fatal(err)
-			}
 			gw := &scriptedUploads{size: 10, steps: c.steps}
-			srv := grpc.NewServer()
-			wololov1.RegisterJobServiceServer(srv, gw)
-			go srv.Serve(l)
-			defer srv.Stop()
-			s, err := Open(l.Addr().String(), nil, 10*time.Second)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer s.Close()
+			s := serveUploads(t, gw)
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 			defer cancel()
 			var stderr bytes.Buffer
@@ -197,20 +205,8 @@ func TestUploadResumesCompressed(t *testing.T) {
 		name, path string
 	}{{"a gzip file", path}, {"gzip on stdin", inputfile.Stdin}} {
 		t.Run(c.name, func(t *testing.T) {
-			l, err := net.Listen("tcp", "127.0.0.1:0")
-			if err != nil {
-				t.Fatal(err)
-			}
 			gw := &resumingGateway{cut: 1234}
-			srv := grpc.NewServer()
-			wololov1.RegisterJobServiceServer(srv, gw)
-			go srv.Serve(l)
-			defer srv.Stop()
-			s, err := Open(l.Addr().String(), nil, 10*time.Second)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer s.Close()
+			s := serveUploads(t, gw)
 			src, err := inputfile.Open(c.path, bytes.NewReader(z.Bytes()), t.TempDir())
 			if err != nil {
 				t.Fatal(err)
