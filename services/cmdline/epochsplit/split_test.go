@@ -2,6 +2,7 @@ package epochsplit
 
 import (
 	"bytes"
+	"compress/gzip"
 	"os"
 	"path/filepath"
 	"slices"
@@ -20,8 +21,21 @@ func TestSplitCSVKeepsRecordsWhole(t *testing.T) {
 	if err := os.WriteFile(path, []byte(header+strings.Join(records, "")), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	for _, n := range []int{1, 2, 3, 7} {
+	// The same file gzip-compressed is cut the same (its content).
+	var z bytes.Buffer
+	w := gzip.NewWriter(&z)
+	w.Write([]byte(header + strings.Join(records, "")))
+	w.Close()
+	gzPath := filepath.Join(dir, "t.csv.gz")
+	if err := os.WriteFile(gzPath, z.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for i, n := range []int{1, 2, 3, 7, 1, 2, 3, 7} {
 		out := t.TempDir()
+		path := path
+		if i >= 4 {
+			path = gzPath
+		}
 		parts, err := SplitCSV(path, out, n)
 		if err != nil {
 			t.Fatal(err)

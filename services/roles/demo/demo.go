@@ -57,7 +57,11 @@ in-process runner: each query is compiled, the job's physical plan built
 on the topology's tasks (--topology, --replicas), and every instance of
 every task run in this process on the tables: matches (--matches or the
 generated dataset), match_players (--players or the generated dataset)
-and NAME for each --table NAME=F. Each query's rows go to --out as
+and NAME for each --table NAME=F; with --table and neither --matches nor
+--players, the job is of its tables only (nothing generated, a query of
+matches or match_players refused). Any file may be gzip-compressed (read
+as it is decompressed), and one may be - (standard input, spooled to a
+temporary file removed at the end). Each query's rows go to --out as
 NAME.csv. A query the SQL engine refuses exits 2 at once, with its file
 and the construct's line:column, before any data is read. --explain
 prints the plans (as wololo explain does) and exits without running.
@@ -111,7 +115,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return cli.Usagef(fs, "--last-epoch-percent takes a percentage from 0 to 100, with --epochs 2 or more")
 	}
 	if (*matches == "") != (*players == "") {
-		return cli.Usagef(fs, "give both --matches and --players, or neither for the generated dataset")
+		return cli.Usagef(fs, "give both --matches and --players, or neither for the generated dataset (or, with --table, a job of its tables only)")
 	}
 	top := deploy.Default()
 	if *topoPath != "" {
@@ -124,9 +128,17 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		top = top.Uniform(*replicas)
 	}
 	queryFlags, _ := jobFlags.Given()
+	remove, err := jobFlags.SpoolStdin(fs, matches, players)
+	if err != nil {
+		return err
+	}
+	defer remove()
 	if err := checkTables(fs, jobFlags.Tables()); err != nil {
 		return err
 	}
+	// With --table and neither file, the job is of its tables only (no
+	// generated dataset): sqljob.Spec.NoFiles, as explain plans it.
+	tablesOnly := *matches == "" && len(jobFlags.Tables()) > 0
 	var job *sqljob.Job
 	if !*overGRPC {
 		plans := io.Discard
@@ -142,7 +154,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	} else if *explainOnly {
 		return cli.Usagef(fs, "--explain prints the plans of the job run in memory; leave out --grpc")
 	}
-	if *matches == "" {
+	if *matches == "" && !tablesOnly {
 		if *matches, *players, err = ensureDataset(ctx, *data, *gen, stdout); err != nil {
 			return err
 		}

@@ -30,13 +30,14 @@ func runEpochs(ctx context.Context, o client.SubmitOptions, n int, stdout io.Wri
 		return nil, err
 	}
 	defer os.RemoveAll(dir)
-	matches, err := epochsplit.SplitCSV(o.Matches, dir, n)
-	if err != nil {
-		return nil, err
-	}
-	players, err := epochsplit.SplitCSV(o.Players, dir, n)
-	if err != nil {
-		return nil, err
+	matches, players := make([]string, n), make([]string, n) // none for a job of tables only
+	if o.Matches != "" {
+		if matches, err = epochsplit.SplitCSV(o.Matches, dir, n); err != nil {
+			return nil, err
+		}
+		if players, err = epochsplit.SplitCSV(o.Players, dir, n); err != nil {
+			return nil, err
+		}
 	}
 	tables := make([][]string, len(o.Tables))
 	for i, t := range o.Tables {
