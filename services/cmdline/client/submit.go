@@ -95,6 +95,11 @@ type SubmitOptions struct {
 	// upload (--epoch-every): a large upload publishes versions before
 	// its last byte. 0: only the upload's end ends one.
 	EpochEvery time.Duration
+	// Created, if set, is called with the job's id once the gateway has
+	// created (or found) the job, before its upload: a caller may follow
+	// the job from then on (`wololo local run` prints each version as
+	// it is published). Called again when a lost job is created again.
+	Created func(jobID string)
 	// epoch is the epoch whose files are uploaded and whose version is
 	// waited for (standing.go): 1 for a standing submit, an append's.
 	epoch int64
@@ -102,6 +107,13 @@ type SubmitOptions struct {
 
 // DefaultRebuilds is how many times a lost job is submitted again.
 const DefaultRebuilds = 3
+
+// created calls o.Created, if set, with the job's id.
+func (o SubmitOptions) created(id string) {
+	if o.Created != nil {
+		o.Created(id)
+	}
+}
 
 // notice says something on o.Notices.
 func (o SubmitOptions) notice(format string, args ...any) {
@@ -359,6 +371,7 @@ func Submit(ctx context.Context, o SubmitOptions) (sum *Summary, err error) {
 		return nil, explain(o.Server, err)
 	}
 	sum = &Summary{JobID: created.JobId, Files: map[string]string{}, Explain: created.Explain}
+	o.created(sum.JobID)
 	if o.Explain != nil && created.Explain != "" {
 		if _, err := io.WriteString(o.Explain, created.Explain); err != nil {
 			return sum, fmt.Errorf("print the plans: %w", err)
@@ -436,6 +449,7 @@ func Submit(ctx context.Context, o SubmitOptions) (sum *Summary, err error) {
 		if err := recreate(ctx, gw, req); err != nil {
 			return sum, leftBehind(err)
 		}
+		o.created(sum.JobID)
 		p.restart()
 		stall.restart()
 	}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Query is one query's version as a line shows it: its rows, and its
@@ -18,16 +19,30 @@ type Query struct {
 
 // Header is the line before the versions of a job fed in n appends.
 func Header(w io.Writer, n int) {
+	if n == 1 {
+		fmt.Fprintf(w, "standing job: 1 append, a version of each query after it\n")
+		return
+	}
 	fmt.Fprintf(w, "standing job: %d appends, a version of each query after each\n", n)
 }
 
 // Line prints version k's line: "version 2: q1 12 rows (+3 -1), ...".
 func Line(w io.Writer, k int64, qs []Query) {
+	fmt.Fprintf(w, "%s\n", line(k, qs))
+}
+
+// LineAt prints version k's line and when it came out: "version 2: q1
+// 12 rows (+3 -1), ...; out at 1.52s".
+func LineAt(w io.Writer, k int64, qs []Query, at time.Duration) {
+	fmt.Fprintf(w, "%s; out at %s\n", line(k, qs), at.Round(time.Millisecond))
+}
+
+func line(k int64, qs []Query) string {
 	parts := make([]string, len(qs))
 	for i, q := range qs {
 		parts[i] = fmt.Sprintf("%s %d rows (+%d -%d)", q.Name, q.Rows, q.In, q.Out)
 	}
-	fmt.Fprintf(w, "version %d: %s\n", k, strings.Join(parts, ", "))
+	return fmt.Sprintf("version %d: %s", k, strings.Join(parts, ", "))
 }
 
 // ChangeSize is the rows a change's CSV (its last field each row's
