@@ -166,6 +166,9 @@ func otherShare(other, d time.Duration, cpus int) string {
 type LocalRun struct {
 	Startup time.Duration // local.Start until every process answers
 	Wall    time.Duration // submit start until the results are on disk
+	// FirstVersion is, for a standing job (ModeLocalStanding), when its
+	// first version was out, from the submit's start.
+	FirstVersion time.Duration `json:",omitempty"`
 	Upload  time.Duration // the client's upload of both files
 	Durable bool          // the processes kept their state in durable stores
 	Procs   []ProcStat

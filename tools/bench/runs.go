@@ -33,6 +33,24 @@ const (
 	// docs/standing.md): every version computed, the final answers the
 	// batch job's.
 	ModeDemoStanding = "demo-standing"
+	// ModeLocalStanding is local mode running the four default queries as
+	// a standing job of one upload that the gateway cuts into an epoch
+	// every StandingEpochEvery of input (`client submit --standing
+	// --epoch-every`, as `wololo local run --epoch-every` runs it), then
+	// closed: when its first version came out, and its wall time against
+	// ModeLocal's; its final answers the batch job's.
+	ModeLocalStanding = "local-standing"
+)
+
+// StandingEpochEvery is ModeLocalStanding's --epoch-every.
+const StandingEpochEvery = time.Second
+
+// Issue 40's targets for ModeLocalStanding: its first version out within
+// TargetFirstVersion of the upload's start, and its wall time at most
+// TargetEpochEveryVsBatch times ModeLocal's (medians).
+const (
+	TargetFirstVersion      = 2 * time.Second
+	TargetEpochEveryVsBatch = 1.2
 )
 
 // StandingEpochs is how many appends ModeDemoStanding feeds the input in.
@@ -60,7 +78,7 @@ var retiredModes = map[string]string{
 const TargetExamplesVsSQL = 2.0
 
 // roundModes are the modes that run in the rounds, in their order.
-var roundModes = []string{ModeDuckDBPlain, ModeDuckDB, ModeDemo, ModeDemoExamples, ModeDemoStanding, ModeLocal}
+var roundModes = []string{ModeDuckDBPlain, ModeDuckDB, ModeDemo, ModeDemoExamples, ModeDemoStanding, ModeLocal, ModeLocalStanding}
 
 // Targets against the DuckDB baselines: a mode's median wall time at most
 // this many times exact DuckDB's (ModeDuckDB), or plain DuckDB's
@@ -73,7 +91,7 @@ const (
 )
 
 // modeOrder is the order modes are listed in.
-var modeOrder = []string{ModeDuckDBPlain, ModeDuckDB, ModeReference, ModeDemo, ModeDemoExamples, ModeDemoStanding, ModeLocal}
+var modeOrder = []string{ModeDuckDBPlain, ModeDuckDB, ModeReference, ModeDemo, ModeDemoExamples, ModeDemoStanding, ModeLocal, ModeLocalStanding}
 
 // modeLabel names a mode in the report.
 func modeLabel(mode string) string {
@@ -92,6 +110,8 @@ func modeLabel(mode string) string {
 		return fmt.Sprintf("Demo: the four default queries as a standing job of %d appends (one process, in memory)", StandingEpochs)
 	case ModeLocal:
 		return "Local: the four default queries, SQL plan (separate processes, segment logs, fsync, mutual TLS)"
+	case ModeLocalStanding:
+		return fmt.Sprintf("Local: the four default queries as a standing job of one upload cut every %s (--epoch-every), then closed", StandingEpochEvery)
 	}
 	return mode
 }
@@ -112,6 +132,9 @@ type Sample struct {
 	// (the wall time; for local mode with the cluster's start).
 	OtherCPU time.Duration
 	Span     time.Duration
+	// FirstVersion is, for a standing job of local mode
+	// (ModeLocalStanding), when its first version was out.
+	FirstVersion time.Duration `json:",omitempty"`
 }
 
 // sampleOf is a single-process run as a Sample.
@@ -124,6 +147,7 @@ func sampleOf(mode string, run int, p ProcessRun) Sample {
 func localSample(mode string, run int, l LocalRun) Sample {
 	s := sampleOf(mode, run, l.processRun())
 	s.Span = l.Startup + l.Wall
+	s.FirstVersion = l.FirstVersion
 	return s
 }
 
@@ -149,6 +173,9 @@ func (r Report) SamplesOf(mode string) []Sample {
 type Median struct {
 	Runs      int
 	Wall, CPU time.Duration
+	// FirstVersion is the median of the runs' first versions (a
+	// standing job's; 0 for others).
+	FirstVersion time.Duration
 }
 
 // MedianOf is the median of a mode's runs (Runs 0 when it has none).
@@ -156,10 +183,11 @@ func (r Report) MedianOf(mode string) Median {
 	s := r.SamplesOf(mode)
 	walls := make([]time.Duration, len(s))
 	cpus := make([]time.Duration, len(s))
+	firsts := make([]time.Duration, len(s))
 	for i, x := range s {
-		walls[i], cpus[i] = x.Wall, x.CPU
+		walls[i], cpus[i], firsts[i] = x.Wall, x.CPU, x.FirstVersion
 	}
-	return Median{Runs: len(s), Wall: median(walls), CPU: median(cpus)}
+	return Median{Runs: len(s), Wall: median(walls), CPU: median(cpus), FirstVersion: median(firsts)}
 }
 
 func median(ds []time.Duration) time.Duration {

@@ -23,6 +23,18 @@ func renderSQLTargets(p func(string, ...any), r Report) {
 			StandingEpochs, ModeDemoStanding, TargetStandingVsBatch, ModeDemo, text, metIf(st.Run.Wall > 0, met))
 		p("| The standing job's process <= 512 MiB | %s | %s |\n", mib(st.Run.PeakRSS), metIf(st.Run.Wall > 0, st.Run.PeakRSS <= 512<<20))
 	}
+	if st := r.MedianOf(ModeLocalStanding); st.Runs > 0 {
+		p("| With `--epoch-every %s` on the upload of a standing job (`%s`), its first version out within %s of the upload's start (median) | %s | %s |\n",
+			StandingEpochEvery, ModeLocalStanding, TargetFirstVersion, secs(st.FirstVersion), metIf(true, st.FirstVersion <= TargetFirstVersion))
+		text, met := "not measured", false
+		if batch := r.MedianOf(ModeLocal); batch.Runs > 0 {
+			ratio := float64(st.Wall) / float64(batch.Wall)
+			text = fmt.Sprintf("%.2fx (%s against %s)", ratio, secs(st.Wall), secs(batch.Wall))
+			met = ratio <= TargetEpochEveryVsBatch
+		}
+		p("| ... and its total time (upload, versions, close, results) <= %gx the batch job's (`%s`, median wall times) | %s | %s |\n",
+			TargetEpochEveryVsBatch, ModeLocal, text, metIf(text != "not measured", met))
+	}
 	if _, ok := r.ComparedOf(ModeDemoExamples); !ok {
 		return
 	}
@@ -76,6 +88,13 @@ func renderCompared(p func(string, ...any), r Report) {
 				continue
 			}
 			queries, out = fmt.Sprintf("q1, q2, q3, q4: the defaults, a standing job of %d appends", StandingEpochs), equal(c.Run)
+		case ModeLocalStanding:
+			all := true
+			for _, s := range r.SamplesOf(mode) {
+				all = all && s.Equal
+			}
+			queries = fmt.Sprintf("q1, q2, q3, q4: the defaults, a standing job of one upload cut every %s; first version out after %s (median)", StandingEpochEvery, secs(m.FirstVersion))
+			out = equal(ProcessRun{Wall: m.Wall, Equal: all})
 		default:
 			continue
 		}
