@@ -169,10 +169,10 @@ type LocalRun struct {
 	// FirstVersion is, for a standing job (ModeLocalStanding), when its
 	// first version was out, from the submit's start.
 	FirstVersion time.Duration `json:",omitempty"`
-	Upload  time.Duration // the client's upload of both files
-	Durable bool          // the processes kept their state in durable stores
-	Procs   []ProcStat
-	Equal   bool
+	Upload       time.Duration // the client's upload of both files
+	Durable      bool          // the processes kept their state in durable stores
+	Procs        []ProcStat
+	Equal        bool
 	// CPUNote says how CPU time was measured.
 	CPUNote string
 	// ClientCPU is the bench process's CPU during the run (the client).
