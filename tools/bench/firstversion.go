@@ -7,6 +7,8 @@ import (
 	"sync"
 	"time"
 
+	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
+	"github.com/wololo/wololo/queries"
 	"github.com/wololo/wololo/services/cmdline/client"
 )
 
@@ -49,6 +51,28 @@ func followFirstVersion(ctx context.Context, so *client.SubmitOptions, start tim
 		})
 	}
 	return f
+}
+
+// addDefaultQueries adds the four default queries, as added_q1 ..
+// added_q4, to the open standing job so.JobID (`client query --job ID
+// --query NAME=F.sql`), and says how long they took to answer: the call
+// returns once their version of the job's last epoch is out.
+func addDefaultQueries(ctx context.Context, so client.SubmitOptions) (time.Duration, error) {
+	var add []*wololov1.Query
+	for _, name := range queries.Names {
+		text, _ := queries.Text(name)
+		add = append(add, &wololov1.Query{Name: "added_" + name, Sql: text})
+	}
+	gw, err := client.Open(so.Server, so.TLS, 0)
+	if err != nil {
+		return 0, err
+	}
+	defer gw.Close()
+	start := time.Now()
+	if _, err := gw.AddQueries(ctx, so.JobID, add); err != nil {
+		return 0, fmt.Errorf("add the default queries to job %s: %w", so.JobID, err)
+	}
+	return time.Since(start), nil
 }
 
 // wait is when the first version was out, once it is known.

@@ -282,12 +282,14 @@ func runLocal(ctx context.Context, o Options, bin, outDir, profDir string, insec
 	if err == nil && first != nil {
 		so.JobID = sum.JobID
 		upload := sum.Upload
-		if sum, err = client.Finish(ctx, so); err == nil {
-			sum.Upload = upload
-			lr.FirstVersion, err = first.wait(ctx)
+		if lr.AddedQueries, err = addDefaultQueries(ctx, so); err == nil {
+			if sum, err = client.Finish(ctx, so); err == nil {
+				sum.Upload = upload
+				lr.FirstVersion, err = first.wait(ctx)
+			}
 		}
 	}
-	lr.Wall = time.Since(s0)
+	lr.Wall = time.Since(s0) - lr.AddedQueries // the standing job's own
 	jobDone()
 	alongside.Wait() // what runs during the job is done with the cluster before it stops
 	peaks := <-peak
