@@ -305,6 +305,13 @@ func (b *bencher) rounds(ctx context.Context, r *Report) error {
 			locals = append(locals, local)
 			r.Samples = append(r.Samples, localSample(ModeLocal, k, local))
 		}
+		if b.runs(ModeLocalStanding) {
+			run, err := b.runLocalStandingRound(ctx, k)
+			if err != nil {
+				return err
+			}
+			r.Samples = append(r.Samples, localSample(ModeLocalStanding, k, run))
+		}
 	}
 	if i := MedianRun(r.SamplesOf(ModeDuckDB)); i >= 0 {
 		r.DuckDB = ducks[ModeDuckDB][i]
@@ -444,6 +451,24 @@ func (b *bencher) runLocalRound(ctx context.Context, k int) (LocalRun, error) {
 	return run, nil
 }
 
+// runLocalStandingRound is round k's run of ModeLocalStanding: local
+// mode's job as a standing job of one upload cut every
+// StandingEpochEvery, closed at its end; its results checked as a batch
+// job's are.
+func (b *bencher) runLocalStandingRound(ctx context.Context, k int) (LocalRun, error) {
+	b.logf("run %d/%d: local mode, a standing job cut every %s...", k, b.o.Runs, StandingEpochEvery)
+	out := filepath.Join(b.o.Work, ModeLocalStanding)
+	o := b.o
+	o.epochEvery = StandingEpochEvery
+	run, err := runLocal(ctx, o, b.bin, out, filepath.Join(b.o.Work, "profiles-"+ModeLocalStanding), false, b.logf)
+	if err != nil {
+		return run, err
+	}
+	run.Equal = b.check(fmt.Sprintf("%s (run %d)", ModeLocalStanding, k), out)
+	b.logf("run %d/%d: %s: first version after %s, %s end to end, outputs equal: %v", k, b.o.Runs, ModeLocalStanding, secs(run.FirstVersion), secs(run.Wall), run.Equal)
+	return run, nil
+}
+
 // roundProfiles is where run k's local processes write their profiles.
 func (b *bencher) roundProfiles(k int) string {
 	return filepath.Join(b.o.Work, fmt.Sprintf("profiles-run-%d", k))
@@ -528,7 +553,7 @@ func noiseNotes(r Report) []string {
 func runName(s Sample) string {
 	name := map[string]string{ModeDuckDB: "exact DuckDB", ModeDuckDBPlain: "plain DuckDB", ModeReference: "the reference evaluator",
 		ModeDemo: "demo mode (SQL)", ModeDemoExamples: "demo mode's job of example queries", ModeDemoStanding: "demo mode's standing job", ModeDemoAppend: "demo mode's 1% append",
-		ModeLocal: "local mode (SQL)"}[s.Mode]
+		ModeLocal: "local mode (SQL)", ModeLocalStanding: "local mode's standing job cut by --epoch-every"}[s.Mode]
 	if name == "" {
 		name = s.Mode
 	}

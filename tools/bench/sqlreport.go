@@ -32,6 +32,26 @@ func renderSQLTargets(p func(string, ...any), r Report) {
 		p("| Appending %d%% of the dataset to a standing job of the rest (`%s`: the last epoch of `wololo demo --epochs 2 --last-epoch-percent %d`) <= %g%% of the CPU of one batch job of it all (`%s`, medians) | %s | %s |\n",
 			AppendPercent, ModeDemoAppend, AppendPercent, 100*TargetAppendVsBatch, ModeDemo, text, metIf(ap.Run.Wall > 0, met))
 	}
+	if st := r.MedianOf(ModeLocalStanding); st.Runs > 0 {
+		p("| With `--epoch-every %s` on the upload of a standing job (`%s`), its first version out within %s of the upload's start (median) | %s | %s |\n",
+			StandingEpochEvery, ModeLocalStanding, TargetFirstVersion, secs(st.FirstVersion), metIf(true, st.FirstVersion <= TargetFirstVersion))
+		text, met := "not measured", false
+		if batch := r.MedianOf(ModeLocal); batch.Runs > 0 {
+			ratio := float64(st.Wall) / float64(batch.Wall)
+			text = fmt.Sprintf("%.2fx (%s against %s)", ratio, secs(st.Wall), secs(batch.Wall))
+			met = ratio <= TargetEpochEveryVsBatch
+		}
+		p("| ... and its total time (upload, versions, close, results) <= %gx the batch job's (`%s`, median wall times) | %s | %s |\n",
+			TargetEpochEveryVsBatch, ModeLocal, text, metIf(text != "not measured", met))
+		text, met = "not measured", false
+		if batch := r.MedianOf(ModeLocal); batch.Runs > 0 && st.AddedQueries > 0 {
+			ratio := float64(st.AddedQueries) / float64(batch.Wall)
+			text = fmt.Sprintf("%.2fx (%s against %s)", ratio, secs(st.AddedQueries), secs(batch.Wall))
+			met = ratio <= TargetAddedVsBatch
+		}
+		p("| The four default queries added to that open job (`client query --job ID --query`, before its close) answer within %gx the time of their batch job over the same rows (`%s`, median wall times) | %s | %s |\n",
+			TargetAddedVsBatch, ModeLocal, text, metIf(text != "not measured", met))
+	}
 	if _, ok := r.ComparedOf(ModeDemoExamples); !ok {
 		return
 	}
@@ -91,6 +111,13 @@ func renderCompared(p func(string, ...any), r Report) {
 				continue
 			}
 			queries, out = fmt.Sprintf("q1, q2, q3, q4: the defaults, the last %d%% of the rows appended (its epoch's wall and CPU alone)", AppendPercent), equal(c.Run)
+		case ModeLocalStanding:
+			all := true
+			for _, s := range r.SamplesOf(mode) {
+				all = all && s.Equal
+			}
+			queries = fmt.Sprintf("q1, q2, q3, q4: the defaults, a standing job of one upload cut every %s; first version out after %s (median)", StandingEpochEvery, secs(m.FirstVersion))
+			out = equal(ProcessRun{Wall: m.Wall, Equal: all})
 		default:
 			continue
 		}

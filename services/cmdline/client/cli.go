@@ -187,7 +187,7 @@ func runSubmit(ctx context.Context, args []string, stdout, stderr io.Writer) (er
 	if o.EpochEvery != 0 && !o.Standing {
 		return cli.Usagef(fs, "--epoch-every is for a standing job (--standing)")
 	}
-	if err := checkEpochEvery(o.EpochEvery); err != nil {
+	if err := CheckEpochEvery(o.EpochEvery); err != nil {
 		return cli.Usagef(fs, "%v", err)
 	}
 	if o.MaxMalformed, err = maxMalformed(); err != nil {

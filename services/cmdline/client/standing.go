@@ -248,7 +248,7 @@ func runAppend(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := cli.Required(fs, "job", "out"); err != nil {
 		return err
 	}
-	if err := checkEpochEvery(o.EpochEvery); err != nil {
+	if err := CheckEpochEvery(o.EpochEvery); err != nil {
 		return cli.Usagef(fs, "%v", err)
 	}
 	for _, kv := range tableFlags.List() {
@@ -334,9 +334,9 @@ func openStanding(ctx context.Context, gw *Session, id string) bool {
 // errNoEpoch is the usage error of a negative --epoch or --from.
 var errNoEpoch = errors.New("epochs are numbered from 1")
 
-// checkEpochEvery refuses an --epoch-every the gateway would: a negative
+// CheckEpochEvery refuses an --epoch-every the gateway would: a negative
 // one, or one under a millisecond (its unit on the wire).
-func checkEpochEvery(d time.Duration) error {
+func CheckEpochEvery(d time.Duration) error {
 	if d < 0 || (d > 0 && d < time.Millisecond) {
 		return fmt.Errorf("--epoch-every %s: 1ms or more (0: only each upload's end ends an epoch)", d)
 	}

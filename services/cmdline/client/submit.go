@@ -97,6 +97,11 @@ type SubmitOptions struct {
 	// nil for os.Stdin. It is spooled to a temporary file as it is read
 	// (a resume or a rebuild reads it again), removed at the end.
 	Stdin io.Reader
+	// Created, if set, is called with the job's id once the gateway has
+	// created (or found) the job, before its upload: a caller may follow
+	// the job from then on (`wololo local run` prints each version as
+	// it is published). Called again when a lost job is created again.
+	Created func(jobID string)
 	// epoch is the epoch whose files are uploaded and whose version is
 	// waited for (standing.go): 1 for a standing submit, an append's.
 	epoch int64
@@ -104,6 +109,13 @@ type SubmitOptions struct {
 
 // DefaultRebuilds is how many times a lost job is submitted again.
 const DefaultRebuilds = 3
+
+// created calls o.Created, if set, with the job's id.
+func (o SubmitOptions) created(id string) {
+	if o.Created != nil {
+		o.Created(id)
+	}
+}
 
 // notice says something on o.Notices.
 func (o SubmitOptions) notice(format string, args ...any) {
@@ -313,6 +325,7 @@ func Submit(ctx context.Context, o SubmitOptions) (sum *Summary, err error) {
 		return nil, explain(o.Server, err)
 	}
 	sum = &Summary{JobID: created.JobId, Files: map[string]string{}, Explain: created.Explain}
+	o.created(sum.JobID)
 	if o.Explain != nil && created.Explain != "" {
 		if _, err := io.WriteString(o.Explain, created.Explain); err != nil {
 			return sum, fmt.Errorf("print the plans: %w", err)
@@ -390,6 +403,7 @@ func Submit(ctx context.Context, o SubmitOptions) (sum *Summary, err error) {
 		if err := recreate(ctx, gw, req); err != nil {
 			return sum, leftBehind(err)
 		}
+		o.created(sum.JobID)
 		p.restart()
 		stall.restart()
 	}

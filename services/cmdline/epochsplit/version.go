@@ -19,6 +19,10 @@ type Query struct {
 
 // Header is the line before the versions of a job fed in n appends.
 func Header(w io.Writer, n int) {
+	if n == 1 {
+		fmt.Fprintf(w, "standing job: 1 append, a version of each query after it\n")
+		return
+	}
 	fmt.Fprintf(w, "standing job: %d appends, a version of each query after each\n", n)
 }
 
@@ -58,6 +62,12 @@ func LastCost(out []byte) (k int64, cpu, wall time.Duration, ok bool) {
 		k, cpu, wall, ok = v, dc, dw, true
 	}
 	return k, cpu, wall, ok
+}
+
+// LineAt prints version k's line and when it came out: "version 2: q1
+// 12 rows (+3 -1), ...; out at 1.52s".
+func LineAt(w io.Writer, k int64, qs []Query, at time.Duration) {
+	fmt.Fprintf(w, "%s; out at %s\n", line(k, qs), at.Round(time.Millisecond))
 }
 
 func line(k int64, qs []Query) string {

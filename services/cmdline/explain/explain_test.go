@@ -105,7 +105,7 @@ func TestRefused(t *testing.T) {
 		want string
 	}{
 		{[]string{"--query", "bad=" + bad}, cli.ExitUsage, "query bad (" + bad + "): 2:16: CROSS JOIN: not supported"},
-		{[]string{"--query", "u=" + unknown}, cli.ExitUsage, `matches.csv: no column "nope" (read by query u)`},
+		{[]string{"--query", "u=" + unknown}, cli.ExitUsage, `matches.csv: no column "nope" (read by query u at`},
 		{[]string{"--query", "x=" + filepath.Join(dir, "missing.sql")}, cli.ExitError, "no such file"},
 		{[]string{"--query", "nameonly"}, cli.ExitUsage, "want NAME=FILE"},
 		{[]string{"--query", "a=" + bad, "--query", "a=" + unknown}, cli.ExitUsage, "query a is named twice"},

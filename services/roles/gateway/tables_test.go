@@ -107,7 +107,7 @@ func TestTablesRefused(t *testing.T) {
 		}, codes.ResourceExhausted, "table regions: a header row of"},
 		{"past the job's bytes", func(r *wololov1.CreateJobRequest) { r.Tables[0].Header.Size = 1000 }, codes.ResourceExhausted, "--max-job-bytes"},
 		{"sizes that wrap together", func(r *wololov1.CreateJobRequest) { r.Tables[0].Header.Size = 1<<63 - 1 }, codes.ResourceExhausted, "--max-job-bytes"},
-		{"a column the table lacks", func(r *wololov1.CreateJobRequest) { r.Tables[0].Header.Columns = []string{"civ", "area"} }, codes.InvalidArgument, `table regions: no column "region" (read by query regions)`},
+		{"a column the table lacks", func(r *wololov1.CreateJobRequest) { r.Tables[0].Header.Columns = []string{"civ", "area"} }, codes.InvalidArgument, `table regions: no column "region" (read by query regions at`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -21,7 +21,7 @@ import (
 )
 
 const usage = `usage: wololo local [flags]            run the topology as OS processes until interrupted
-       wololo local run [--matches F --players F] --out DIR [--query NAME=FILE.sql ... [--table NAME=F ...]] [--epochs N] [flags]
+       wololo local run [--matches F --players F] --out DIR [--query NAME=FILE.sql ... [--table NAME=F ...]] [--epochs N] [--epoch-every D] [flags]
                                           start it, run one job, print time and memory, stop
 
 Every instance runs as its own 'wololo gateway' or 'wololo worker' process
@@ -48,8 +48,12 @@ With --epochs N the job is a standing one (docs/standing.md): the files
 (and tables) are cut into N contiguous runs of records, the first
 submitted with --standing, each next one appended; a line per version
 gives each query's rows and its change (rows in, rows out), as
-'wololo demo --epochs N' prints them; then the job is closed and its
-results, a batch job's over all the rows, written to --out.
+'wololo demo --epochs N' prints them, and when it came out (the time
+since the upload began); then the job is closed and its results, a batch
+job's over all the rows, written to --out. With --epoch-every DURATION
+the gateway also cuts an epoch every DURATION of input while a file
+uploads (client submit --epoch-every): alone, the files are one upload
+whose versions come out while it runs.
 `
 
 // common are the flags both forms take.
@@ -157,11 +161,18 @@ func runJob(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of this process (the runner and the submitting client) to this file")
 	maxMalformedFlag := client.MaxMalformedFlag(fs)
 	epochs := fs.Int("epochs", 0, "run the job as a standing job fed in N appends, printing each version's rows (0: a batch job)")
+	epochEvery := fs.Duration("epoch-every", 0, "run the job as a standing job whose uploads the gateway also cuts into an epoch every DURATION of input (client submit --epoch-every), printing each version's rows and when it came out (with --epochs: of each append)")
 	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
 	if *epochs < 0 {
 		return cli.Usagef(fs, "--epochs %d: a number of appends, at least 1", *epochs)
+	}
+	if err := client.CheckEpochEvery(*epochEvery); err != nil {
+		return cli.Usagef(fs, "%v", err)
+	}
+	if *epochEvery > 0 && *epochs == 0 {
+		*epochs = 1 // one upload, cut by the gateway
 	}
 	if err := client.CheckPair(fs, *matches, *players); err != nil {
 		return err
@@ -253,6 +264,7 @@ func runJob(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		Progress: stderr, Terminal: client.IsTerminal(stderr), MaxMalformed: maxMalformed,
 		Queries: queries, Tables: tables, Explain: plans,
 		Rebuilds: client.DefaultRebuilds, Notices: stderr, Again: again(cl),
+		EpochEvery: *epochEvery,
 	}
 	var sum *client.Summary
 	if *epochs > 0 {

@@ -120,7 +120,9 @@ func InputName(table string) string {
 //   - the queries' names (CheckNames): ErrName;
 //   - each query compiled against the inputs' header columns: a column
 //     an input lacks is ErrColumn naming the input, the column and the
-//     query (`matches.csv: no column "server" (read by query q1)`), so
+//     query, where the query reads it and the input's column nearest to
+//     it (`matches.csv: no column "severs" (read by query q1 at 1:8);
+//     did you mean server?`), so
 //     that of the two files only the columns the queries read are
 //     required; any other refusal of the engine wraps its *sql.Error;
 //   - the physical plan on shape (Plan): ErrPlanner.
@@ -249,10 +251,19 @@ func compileQuery(q Query, cat sql.Catalog) (*physical.Logical, error) {
 	var se *sql.Error
 	if errors.As(err, &se) && se.Missing != "" {
 		if table, ok := lackingTable(q.Text, cat, se); ok {
-			return nil, refusef(ErrColumn, "%s: no column %q (read by query %s)", InputName(table), se.Missing, q.Name)
+			return nil, refusef(ErrColumn, "%s: no column %q (read by query %s at %d:%d)%s", InputName(table), se.Missing, q.Name, se.Line, se.Col, hintOf(se.Message))
 		}
 	}
 	return nil, fmt.Errorf("%s: %w", q.label(), err)
+}
+
+// hintOf is the hint of an engine's message ("no such column; did you
+// mean civ?"): "; did you mean civ?", or "" when it has none.
+func hintOf(msg string) string {
+	if _, hint, ok := strings.Cut(msg, "; did you mean "); ok {
+		return "; did you mean " + hint
+	}
+	return ""
 }
 
 // lackingTable is the table of cat that the query reads the missing
