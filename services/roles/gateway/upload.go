@@ -451,7 +451,7 @@ func (p *commitPipe) run() {
 			s.release()
 			continue // drain: nothing after a failure is committed
 		}
-		if err := p.commitOne(s); err != nil {
+		if err := p.commitOne(&s); err != nil {
 			p.mu.Lock()
 			p.err = err
 			p.mu.Unlock()
@@ -460,7 +460,7 @@ func (p *commitPipe) run() {
 	}
 }
 
-func (p *commitPipe) commitOne(s pendingStep) error {
+func (p *commitPipe) commitOne(s *pendingStep) error {
 	if err := p.keep.Written(s.offset); err != nil {
 		return errorf(ErrStore, "%s: %v", p.u.in, err)
 	}
@@ -487,6 +487,10 @@ func (p *commitPipe) commitOne(s pendingStep) error {
 	if s.failure != "" {
 		return nil // the upload ends with the job's failure
 	}
+	// Committed: what waited on it (a cut's j.epochMu) is released before
+	// the client hears of it, so that the client's next step finds a cut
+	// it is due for possible, as it would had the commit been quicker.
+	s.release()
 	return p.stream.Send(&wololov1.UploadResponse{Offset: s.offset, Rows: s.report.Rows, Done: s.done})
 }
 
