@@ -42,13 +42,15 @@ func WindowColumns(in []plan.Column, funcs []*plan.WinFunc) []plan.Column {
 	return out
 }
 
-// WindowRows runs the Window node n over its input's batches: one batch,
-// its rows ordered by partition and the window's order.
+// WindowRows runs the Window node n over its input's batches (of n's
+// columns before its functions'; n's Input is not read): one batch, its
+// rows ordered by partition and the window's order.
 func WindowRows(n *plan.Node, in []*Batch) (*Batch, error) {
-	if len(n.Input) != 1 {
-		return nil, fmt.Errorf("window node with %d inputs", len(n.Input))
+	nin := len(n.Output) - len(n.WinFuncs)
+	if nin < 0 {
+		return nil, fmt.Errorf("window of %d columns and %d functions", len(n.Output), len(n.WinFuncs))
 	}
-	all := concat(types(n.Input[0].Output), in)
+	all := concat(types(n.Output[:nin]), in)
 	part, err := evalAll(n.Partition, all)
 	if err != nil {
 		return nil, fmt.Errorf("window partition: %w", err)
