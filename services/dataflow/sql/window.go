@@ -192,17 +192,30 @@ func (lv *level) windowNodes(n *plan.Node) *plan.Node {
 	if lv.wins == nil {
 		return n
 	}
+	width := rowWidth(n)
 	for _, s := range lv.wins.specs {
 		w := &plan.Node{Op: plan.Window, Input: []*plan.Node{n}, Partition: s.partition, WinOrder: s.order, WinFuncs: s.funcs}
-		w.Output = exec.WindowColumns(n.Output, s.funcs)
+		w.Output = exec.WindowColumns(n.Output, s.funcs) // made again by fixOutputs
 		for i, refs := range s.refs {
 			for _, r := range refs {
-				r.Col = len(n.Output) + i
+				r.Col = width + i
 			}
 		}
-		n = w
+		n, width = w, width+len(s.funcs)
 	}
 	return n
+}
+
+// rowWidth is the number of n's columns: a join's Output is made at the
+// end (fixOutputs), so its width is its inputs'.
+func rowWidth(n *plan.Node) int {
+	switch n.Op {
+	case plan.Join:
+		return rowWidth(n.Input[0]) + rowWidth(n.Input[1])
+	case plan.Filter, plan.SemiJoin:
+		return rowWidth(n.Input[0])
+	}
+	return len(n.Output)
 }
 
 // rowNumberIsOrder reports whether the SELECT list's ROW_NUMBER() item

@@ -71,9 +71,6 @@ func monotone(n *plan.Node) (bool, error) {
 	if err := checkJoin(n); err != nil {
 		return false, err
 	}
-	if err := checkWindow(n); err != nil { // window.go
-		return false, err
-	}
 	ins := make([]bool, len(n.Input))
 	for i, in := range n.Input {
 		m, err := monotone(in)

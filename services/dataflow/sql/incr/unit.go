@@ -42,9 +42,6 @@ func NewOp(n *plan.Node, grows []bool) (*Op, error) {
 	if err := checkJoin(n); err != nil {
 		return nil, err
 	}
-	if err := checkWindow(n); err != nil { // window.go
-		return nil, err
-	}
 	if want := len(opInputs(n)); len(grows) != want {
 		return nil, fmt.Errorf("incr: %s operator of %d inputs, told of %d", n.Op, want, len(grows))
 	}

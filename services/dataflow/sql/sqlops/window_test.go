@@ -1,13 +1,9 @@
 package sqlops_test
 
 import (
-	"errors"
 	"fmt"
-	"strings"
+	"math/rand/v2"
 	"testing"
-
-	"github.com/wololo/wololo/services/dataflow/sql/incr"
-	"github.com/wololo/wololo/services/dataflow/sql/sqlops"
 )
 
 // windowQueries are window functions over the generated dataset whose
@@ -37,12 +33,21 @@ func TestWindowOutputNeverDependsOnArrivalOrder(t *testing.T) {
 	}
 }
 
-// TestCheckStandingRefusesWindows: a standing job of a window function
-// is refused when it is created, naming it.
-func TestCheckStandingRefusesWindows(t *testing.T) {
-	_, _, tables := generated(t, 10, 1)
-	err := sqlops.CheckStanding(planOf(t, map[string]string{"q": windowQueries[0]}, []string{"q"}, tables, 3))
-	if !errors.Is(err, incr.ErrUnsupported) || !strings.Contains(err.Error(), "window function ROW_NUMBER, RANK") {
-		t.Errorf("CheckStanding = %v, want the window refused", err)
+// TestWindowsStanding: a standing job of the window queries, each
+// partition an epoch touches computed again (incr's window.go), on 1 and
+// 3 shards: every version equals the oracle's answer over the epochs so
+// far, its changes adding up to it (checkEpochs).
+func TestWindowsStanding(t *testing.T) {
+	_, _, tables := generated(t, 400, 4)
+	texts := map[string]string{}
+	var names []string
+	for i, q := range windowQueries {
+		name := fmt.Sprint("w", i)
+		texts[name], names = q, append(names, name)
+	}
+	j := newJob(t, texts, names, tables)
+	for _, shards := range []int{1, 3} {
+		parts := splitEpochs(rand.New(rand.NewPCG(uint64(shards), 47)), tables, 4)
+		checkEpochs(t, "windows", j, tables, parts, shards)
 	}
 }
