@@ -29,16 +29,7 @@ var windowQueries = []string{
 
 // TestSQLWindowsAgainstDuckDB runs windowQueries on both engines, over
 // set operations' table of ties.
-func TestSQLWindowsAgainstDuckDB(t *testing.T) {
-	d := newDiffer(t)
-	stats := &diffStats{}
-	for _, q := range windowQueries {
-		d.check(t, q, setOpsTables, q, stats)
-	}
-	if stats.compared != len(windowQueries) || stats.nonEmpty != len(windowQueries) {
-		t.Errorf("%d compared, %d with rows, of %d queries", stats.compared, stats.nonEmpty, len(windowQueries))
-	}
-}
+func TestSQLWindowsAgainstDuckDB(t *testing.T) { checkQueries(t, windowQueries, setOpsTables) }
 
 // TestSQLWindowsGeneratedAgainstDuckDB runs the seeded random cases of
 // sqlgen's Options.Windows that hold window functions; the other seeds'
