@@ -31,6 +31,8 @@ func TestWindowFunctions(t *testing.T) {
 			"y,rn\np,7\nq,6\n"},
 		{"over a join", "SELECT a.y, COUNT(*) OVER (PARTITION BY a.y) AS n, RANK() OVER (ORDER BY a.y DESC) AS r FROM t a JOIN t b ON a.g = b.g WHERE a.g = 'b' ORDER BY a.y",
 			"y,n,r\nt,2,3\nt,2,3\nu,2,1\nu,2,1\n"},
+		{"in ORDER BY only", "SELECT y FROM t ORDER BY ROW_NUMBER() OVER (ORDER BY y DESC) LIMIT 3",
+			"y\nv\nu\nt\n"},
 		{"ties numbered by every column", "SELECT g, y, ROW_NUMBER() OVER (PARTITION BY g ORDER BY g) AS rn FROM t ORDER BY y",
 			"g,y,rn\na,p,1\na,q,2\na,r,3\na,s,4\nb,t,1\nb,u,2\nc,v,1\n"},
 	}
