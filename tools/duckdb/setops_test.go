@@ -53,14 +53,19 @@ var setOpsQueries = []string{
 }
 
 // TestSQLSetOpsAgainstDuckDB runs setOpsQueries on both engines.
-func TestSQLSetOpsAgainstDuckDB(t *testing.T) {
+func TestSQLSetOpsAgainstDuckDB(t *testing.T) { checkQueries(t, setOpsQueries, setOpsTables) }
+
+// checkQueries runs queries, each one text, on both engines over tables,
+// and fails unless each is compared and returns rows.
+func checkQueries(t *testing.T, queries []string, tables []sqlgen.Table) {
+	t.Helper()
 	d := newDiffer(t)
 	stats := &diffStats{}
-	for _, q := range setOpsQueries {
-		d.check(t, q, setOpsTables, q, stats)
+	for _, q := range queries {
+		d.check(t, q, tables, q, stats)
 	}
-	if stats.compared != len(setOpsQueries) || stats.nonEmpty != len(setOpsQueries) {
-		t.Errorf("%d compared, %d with rows, of %d queries", stats.compared, stats.nonEmpty, len(setOpsQueries))
+	if stats.compared != len(queries) || stats.nonEmpty != len(queries) {
+		t.Errorf("%d compared, %d with rows, of %d queries", stats.compared, stats.nonEmpty, len(queries))
 	}
 }
 

@@ -53,6 +53,9 @@ func (lv *level) postExpr(e parse.Expr) (*plan.Expr, *tvar, error) {
 		}
 		return nil, nil, lv.err(x.Pos, "column "+x.Name, "neither grouped by nor inside an aggregate")
 	case *parse.Call:
+		if x.Over != nil {
+			return lv.window(x)
+		}
 		if isAggregate(x) {
 			return lv.aggregate(x)
 		}
@@ -547,7 +550,7 @@ func (lv *level) call(f *parse.Call) (*plan.Expr, *tvar, error) {
 	upper := strings.ToUpper(name)
 	switch {
 	case f.Over != nil:
-		return nil, nil, lv.err(f.Pos, "window function", "only ROW_NUMBER() OVER (ORDER BY ...) as a whole SELECT item")
+		return lv.window(f)
 	case f.Star || f.Distinct || f.Filter != nil:
 		return nil, nil, lv.err(f.Pos, upper, "* , DISTINCT and FILTER are for aggregates")
 	}

@@ -81,6 +81,8 @@ func fixOutputs(n *plan.Node) {
 	case plan.Scan:
 	case plan.Join:
 		n.Output = append(slices.Clone(n.Input[0].Output), n.Input[1].Output...)
+	case plan.Window:
+		n.Output = exec.WindowColumns(n.Input[0].Output, n.WinFuncs)
 	default: // filter, semijoin, distinct, sort, limit, rownumber keep their input's
 		n.Output = slices.Clone(n.Input[0].Output)
 	}

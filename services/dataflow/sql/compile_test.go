@@ -66,8 +66,16 @@ func TestRefused(t *testing.T) {
 		{"select token from matches where average_rating > 1" + strings.Repeat("0", 38), "number", 1, 50}, // 39 digits: past the bound
 		{"select token from matches where average_rating > 0." + strings.Repeat("0", 38) + "1", "number", 1, 50},
 		{"select token from\n  matches order by", "syntax", 2, 19},
-		{"select rank() over (order by token) from matches", "window function", 1, 8},
-		{"select row_number() over (order by token) r, token from matches order by token desc", "ROW_NUMBER()", 1, 21},
+		// Window functions: in the SELECT list and ORDER BY only, not
+		// nested, of the subset's functions.
+		{"select token from matches where rank() over (order by token) = 1", "RANK() OVER (...)", 1, 33},
+		{"select lag(token) over (order by token) from matches", "LAG() OVER (...)", 1, 8},
+		{"select sum(count(*) over ()) from matches", "COUNT() OVER (...)", 1, 12},
+		{"select rank() over (order by row_number() over ()) from matches", "ROW_NUMBER() OVER (...)", 1, 30},
+		{"select count(distinct token) over () from matches", "COUNT() OVER (...)", 1, 8},
+		{"select rank(token) over () from matches", "RANK() OVER (...)", 1, 8},
+		{"select sum(token) over () from matches", "SUM", 1, 8},
+		{"select token from matches group by rank() over ()", "RANK() OVER (...)", 1, 36},
 		{"select token from matches where token & 1", "operator &", 1, 39},
 		{"select duration_seconds(token || 'x') from matches", "DURATION_SECONDS", 1, 8},
 		{"select distinct token from matches order by ladder", "ORDER BY", 1, 45},

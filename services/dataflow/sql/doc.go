@@ -40,6 +40,13 @@
 // its type keyed by ON's equalities or USING's columns (several: one
 // KEY() of them per side), USING's columns resolved as PostgreSQL's.
 //
+// Window functions (window.go) are bound where the SELECT list and ORDER
+// BY call them, as references to the columns of plan.Window nodes that
+// assemble stacks between the rows the clauses read (the FROM row, or the
+// groups after HAVING) and the projection, one node per OVER clause; q4's
+// ROW_NUMBER() of the query's order stays the RowNumber node after the
+// sort and LIMIT.
+//
 // WITH and subqueries in FROM (with.go, derived.go) are bound as the
 // SELECT they are, where they are read: a CTE's body once per reference,
 // so that its plan is the inline one, a subtree per reference, placed

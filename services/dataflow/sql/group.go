@@ -116,7 +116,7 @@ func (lv *level) groupKey(g parse.Expr) error {
 func hasAggregate(sel *parse.Select) bool {
 	var found func(e parse.Expr) bool
 	found = func(e parse.Expr) bool {
-		if c, ok := e.(*parse.Call); ok && isAggregate(c) {
+		if c, ok := e.(*parse.Call); ok && isAggregate(c) && c.Over == nil {
 			return true
 		}
 		return slices.ContainsFunc(parse.Children(e), found)
@@ -156,7 +156,7 @@ func (lv *level) havingClause(sel *parse.Select, items *selectList) (*plan.Expr,
 	}
 	lv.aliases = map[string]typedExpr{}
 	for i, name := range items.names {
-		if i != items.rowNum {
+		if i != items.rowNum && !lv.hasWindow(items.exprs[i]) {
 			lv.aliases[name] = typedExpr{items.exprs[i], items.vars[i]}
 		}
 	}

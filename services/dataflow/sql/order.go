@@ -12,6 +12,13 @@ import (
 // (adding hidden ones, but with DISTINCT), and checks that the
 // ROW_NUMBER() item's window, if any, orders as the query does.
 func (lv *level) orderBy(sel *parse.Select, items *selectList) ([]plan.SortKey, error) {
+	was := lv.windowsOn(true)
+	defer lv.windowsOn(was)
+	if items.rowNum >= 0 && !lv.rowNumberIsOrder(sel) {
+		if err := lv.windowRowNumber(items); err != nil {
+			return nil, err
+		}
+	}
 	order, err := lv.orderKeys(sel.OrderBy, items, !sel.Distinct)
 	if err != nil || items.rowNum < 0 {
 		return order, err

@@ -15,6 +15,7 @@ import (
 //	where.go       WHERE: the filter and the IN (SELECT ...) semi-joins (whereClause)
 //	group.go       GROUP BY, the aggregates (groupBy), HAVING (havingClause)
 //	selectlist.go  the SELECT list, ROW_NUMBER() OVER (...) among it (selectItems)
+//	window.go      the window functions of the SELECT list and ORDER BY
 //	order.go       ORDER BY, the row number's order, LIMIT (orderBy, limitClause)
 //
 // Each binder reads its clause and the level, and returns what it bound;
@@ -45,6 +46,8 @@ type level struct {
 	joins []joinInfo // and their nodes
 
 	aggNotes []aggNote // the aggregates, for the checks of DISTINCT ones (aggdistinct.go)
+
+	wins *windowSet // the window functions (window.go), nil when none may stand yet
 }
 
 // err is an Error about construct, which starts at byte offset pos.
@@ -140,6 +143,7 @@ func (lv *level) assemble(b *bound) *plan.Node {
 	if lv.grouped {
 		n = lv.groups(n, b.having)
 	}
+	n = lv.windowNodes(n)
 	return lv.outputs(b, b.items.project(n))
 }
 

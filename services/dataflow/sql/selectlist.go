@@ -20,7 +20,8 @@ type selectList struct {
 	// none, and its window's order.
 	rowNum   int
 	rowOrder []*parse.OrderItem
-	rowPos   int // of its OVER
+	rowPos   int         // of its OVER
+	rowCall  *parse.Call // the item; a window's (window.go) if its order is not the query's
 
 	texts []string // text's cache
 }
@@ -66,6 +67,8 @@ func (s *selectList) dropHidden(c *compiler, n *plan.Node) *plan.Node {
 // (above the aggregate when the query groups), ROW_NUMBER() OVER (...).
 func (lv *level) selectItems(items []*parse.Item) (*selectList, error) {
 	s := &selectList{rowNum: -1}
+	was := lv.windowsOn(true)
+	defer lv.windowsOn(was)
 	for _, it := range items {
 		var err error
 		if it.Star {
@@ -121,7 +124,8 @@ func (lv *level) item(s *selectList, it *parse.Item) error {
 			name = lv.c.render(it.Expr)
 		}
 	}
-	if w, ok := it.Expr.(*parse.Call); ok && w.Name == "row_number" && w.Over != nil {
+	if w, ok := it.Expr.(*parse.Call); ok && w.Name == "row_number" && w.Over != nil && s.rowNum < 0 &&
+		len(w.Over.PartitionBy) == 0 && len(w.Over.OrderBy) > 0 {
 		return lv.rowNumber(s, w, name)
 	}
 	e, v, err := lv.expr(it.Expr)
@@ -132,14 +136,15 @@ func (lv *level) item(s *selectList, it *parse.Item) error {
 	return nil
 }
 
-// rowNumber binds the window function of the subset, ROW_NUMBER() OVER
-// (ORDER BY ...), once per SELECT: a column the RowNumber node fills in
-// (a NULL until then), whose window orderBy checks against the query's.
+// rowNumber binds q4's ROW_NUMBER() OVER (ORDER BY ...), the first such
+// whole item of a SELECT: a column the RowNumber node fills in (a NULL
+// until then), whose window orderBy checks against the query's (when
+// it is not the query's, the item is a window function: window.go).
 func (lv *level) rowNumber(s *selectList, w *parse.Call, name string) error {
-	if s.rowNum >= 0 || len(w.Args) > 0 || w.Star || w.Distinct || w.Filter != nil || len(w.Over.PartitionBy) > 0 || len(w.Over.OrderBy) == 0 {
-		return lv.err(w.Pos, "ROW_NUMBER()", "supported once, as OVER (ORDER BY the query's ORDER BY keys)")
+	if len(w.Args) > 0 || w.Star || w.Distinct || w.Filter != nil {
+		return lv.err(w.Pos, "ROW_NUMBER()", "takes no argument, DISTINCT or FILTER")
 	}
-	s.rowNum, s.rowOrder, s.rowPos = len(s.exprs), w.Over.OrderBy, w.Over.Pos
+	s.rowNum, s.rowOrder, s.rowPos, s.rowCall = len(s.exprs), w.Over.OrderBy, w.Over.Pos, w
 	s.add(&plan.Expr{Kind: plan.Const, Type: plan.Number, Null: true}, known(plan.Number), name)
 	return nil
 }

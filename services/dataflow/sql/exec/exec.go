@@ -23,6 +23,12 @@
 // in the normal form (value.Dec.Normal), MIN and MAX keep the larger
 // scale.
 //
+// The window functions (window.go, WindowRows) sort a Window node's rows
+// by partition, its order, then every column and scale, as Sort does, so
+// that ROW_NUMBER among peers never depends on arrival; their aggregates
+// are the aggregate's accumulators, fed a peer group at a time and read
+// after each (the default frame, up to the row's last peer).
+//
 // An aggregate of CASE WHEN c THEN x [ELSE constant] END (q2's and q3's
 // conditional counts, sums and maxima) reads x where c is true and the
 // constant (without ELSE, NULL) elsewhere, without making the CASE's

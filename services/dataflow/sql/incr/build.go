@@ -67,6 +67,8 @@ func newOp(n *plan.Node, grows []bool) op {
 		return newDistinct(n, grows[0])
 	case plan.UnionAll:
 		return unionAllOp{}
+	case plan.Window:
+		return newWindow(n) // window.go
 	}
 	return nil
 }

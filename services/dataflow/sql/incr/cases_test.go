@@ -113,7 +113,7 @@ func TestCheckRefuses(t *testing.T) {
 		want string
 	}{
 		{scan, "no ORDER of its answer above its scan"},
-		{&plan.Node{Op: plan.Sort, Input: []*plan.Node{{Op: "window", Input: []*plan.Node{scan}}}}, `the plan operator "window"`},
+		{&plan.Node{Op: plan.Sort, Input: []*plan.Node{{Op: "windowing", Input: []*plan.Node{scan}}}}, `the plan operator "windowing"`},
 		{&plan.Node{Op: plan.Sort, Input: []*plan.Node{{Op: plan.Limit, N: 1, Input: []*plan.Node{scan}}}}, "no ORDER of its answer above its scan"},
 		{&plan.Node{Op: plan.Sort, Input: []*plan.Node{{Op: plan.Join, JoinType: plan.JoinLeft, Input: []*plan.Node{scan, scan}}}}, "LEFT JOIN"},
 		{&plan.Node{Op: plan.Sort, Input: []*plan.Node{{Op: plan.Join, JoinType: plan.JoinFull, Input: []*plan.Node{scan, scan}}}}, "FULL JOIN"},

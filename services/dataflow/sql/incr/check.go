@@ -100,7 +100,7 @@ func growsOf(k plan.Op, ins []bool) (bool, error) {
 		return true, nil
 	case plan.Filter, plan.Project, plan.Sort, plan.Distinct, plan.Join, plan.SemiJoin, plan.UnionAll:
 		return len(ins) > 0 && all, nil
-	case plan.Aggregate, plan.Limit, plan.RowNumber:
+	case plan.Aggregate, plan.Limit, plan.RowNumber, plan.Window: // a window's operator is refused (window.go)
 		return false, nil
 	}
 	return false, fmt.Errorf("%w: the plan operator %q", ErrUnsupported, k)

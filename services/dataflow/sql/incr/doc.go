@@ -30,7 +30,8 @@
 // computes a touched group again from its rows). It refuses, wrapping
 // ErrUnsupported, a plan it does not know how to maintain: of those
 // Compile makes, one of an outer join (join.go), whose NULL-padded rows
-// are not monotone.
+// are not monotone. A window function (window.go) is regroupOp keyed by
+// its partition: each partition an epoch touches computed again.
 //
 // Every operator's work in an epoch is proportional to the epoch's rows
 // and to the changes, but for the few docs/standing.md lists (a LIMIT

@@ -32,6 +32,9 @@ type regroupOp struct {
 type aggregation struct {
 	fresh func() *exec.Aggregation
 	post  []*plan.Expr
+	// window, when not nil, computes the rows instead: a window
+	// function's partitions (window.go).
+	window func(*exec.Batch) (*exec.Batch, error)
 }
 
 // complete is the aggregation of the Aggregate n.
@@ -144,6 +147,9 @@ func (o *regroupOp) compute(b *exec.Batch) (*exec.Batch, error) {
 		for range w {
 			rows = append(rows, int32(i))
 		}
+	}
+	if o.agg.window != nil {
+		return o.agg.window(b.Rows(rows))
 	}
 	agg := o.agg.fresh()
 	if err := agg.Add(b.Rows(rows)); err != nil {

@@ -236,6 +236,8 @@ func (pl *planner) place(n *plan.Node) (stream, error) {
 		return pl.grouped(n)
 	case plan.UnionAll:
 		return pl.unionAll(n, nil)
+	case plan.Window:
+		return pl.window(n) // window.go
 	case plan.Sort, plan.Limit, plan.RowNumber:
 		in, err := pl.place(n.Input[0])
 		if err != nil {

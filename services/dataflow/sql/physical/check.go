@@ -247,6 +247,8 @@ func checkOp(p *Plan, o *Op, ins [][]plan.Column, inParts [][][]*plan.Expr, repl
 		return part(0), nil
 	case plan.UnionAll:
 		return checkUnionAll(ins, inParts)
+	case plan.Window:
+		return checkWindow(n, ins[0], part(0), replicas) // window.go
 	case FinalAggregate:
 		if replicas > 1 {
 			return nil, errors.New("merges partials in a task of several instances")

@@ -53,6 +53,10 @@
 //     partitioned by a part of the row, else at the shards and again at
 //     the gateway. A global aggregate (no GROUP BY) over one table runs at
 //     the gateway, where its rows are parsed.
+//   - A window function (window.go) needs its partition's rows: with
+//     PARTITION BY, its input is shuffled by that key to the shard task
+//     (unless partitioned by a part of it already) and each shard computes
+//     its partitions; without, it runs at the gateway, one partition.
 //   - Sort, LIMIT and ROW_NUMBER need every row: they run at the gateway,
 //     and each query ends in its sink there (NAME.csv). A query that needs
 //     no key (a plain filter) never leaves the gateway, but its rows still

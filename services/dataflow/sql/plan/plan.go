@@ -1,7 +1,7 @@
 // Package plan is the logical plan of a SQL query (services/dataflow/sql
 // makes it, services/dataflow/sql/exec runs it): a tree of Nodes (scan,
 // filter, project, join, semi-join, aggregate, distinct, sort, limit, row
-// number, union all) whose expressions refer to their input's columns by position.
+// number, union all, window) whose expressions refer to their input's columns by position.
 //
 // A plan is plain data: structs of exported fields, no interfaces and no
 // functions, so it serialises as it is (encoding/json, and later the
@@ -123,6 +123,12 @@ type Node struct {
 	// JoinType is a Join's kind (join.go): "" (a plan of an older
 	// version, or an inner join), JoinLeft, JoinRight or JoinFull.
 	JoinType JoinType `json:"join_type,omitempty"`
+
+	// Window (window.go): the partition's key, the order within it, and
+	// the functions, one output column each after Input[0]'s.
+	Partition []*Expr    `json:"partition,omitempty"`
+	WinOrder  []WinKey   `json:"win_order,omitempty"`
+	WinFuncs  []*WinFunc `json:"win_funcs,omitempty"`
 }
 
 // AggFunc names an aggregate function.
@@ -362,6 +368,8 @@ func (n *Node) write(b *strings.Builder, depth int) {
 		if n.Offset > 0 {
 			buf = strconv.AppendInt(append(buf, " offset "...), n.Offset, 10)
 		}
+	case Window:
+		buf = n.appendWindow(buf)
 	case RowNumber:
 		buf = strconv.AppendInt(append(buf, " into #"...), int64(n.Col), 10)
 		if n.Offset > 0 {

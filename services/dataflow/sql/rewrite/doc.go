@@ -13,6 +13,9 @@
 //     dropped by a projection right above that filter, where the rows
 //     are parsed, instead of travelling on with them.
 //
+// A Window node (window.go) stops both: no filter moves below it, and
+// its input is pruned to what is read above it and by its OVER clause.
+//
 // It is also the small algebra of expressions those rewrites are made of
 // (Columns, Shift, ColRef, And), which the physical planner uses to move
 // expressions between its operators and channels.

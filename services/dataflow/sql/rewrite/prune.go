@@ -92,6 +92,8 @@ func prune(n *plan.Node, need []bool) (*plan.Node, []int) {
 			c.Aggs = append(c.Aggs, &plan.Agg{Func: a.Func, Arg: remap(a.Arg, m)})
 		}
 		return &c, positions(len(n.Output), kept(all(len(n.Output))))
+	case plan.Window:
+		return pruneWindow(n, need) // window.go
 	}
 	// Distinct, sort, limit, row number: every column of the input.
 	c.Input = nil

@@ -30,6 +30,11 @@
 // or without LIMIT), and two SELECTs joined by UNION ALL, UNION,
 // INTERSECT or EXCEPT (t's rows of two conditions, or t's and u's).
 //
+// With Options.Windows (window.go), also window functions: RANK,
+// DENSE_RANK, ROW_NUMBER (ordered totally over the selected columns),
+// COUNT, SUM, MIN and MAX OVER ([PARTITION BY ...] [ORDER BY ...]), over
+// t's rows or over its groups by k.
+//
 // A case is a pure function of its seed. The tables are t(k, n, b, s, d) and
 // u(k, m); their values include missing ones, bytes that are not UTF-8,
 // numbers wider than a double and texts with commas and quotes. Identifiers

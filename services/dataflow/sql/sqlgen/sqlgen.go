@@ -37,6 +37,8 @@ type Case struct {
 	Subquery bool
 	// SetOps says that Query holds a construct of Options.SetOps.
 	SetOps bool
+	// Windows says that Query holds window functions (Options.Windows).
+	Windows bool
 }
 
 // Generate makes the case of a seed: the same seed, the same case.
@@ -188,6 +190,8 @@ type gen struct {
 	// joinItems are the columns the joins of Options.Joins add to the
 	// SELECT list (join.go).
 	joinItems []expr
+	// windows: the query holds window functions (Options.Windows)
+	windows bool
 }
 
 func (g *gen) pick(xs ...string) string { return xs[g.r.IntN(len(xs))] }
@@ -499,6 +503,9 @@ func (g *gen) table(alias string, cols []string) (string, []map[string]val) {
 func (g *gen) query(tRows, uRows []map[string]val) (query, want string) {
 	if g.opts.SetOps && g.r.IntN(3) == 0 {
 		return g.setOpQuery(tRows, uRows)
+	}
+	if g.opts.Windows && g.r.IntN(4) > 0 {
+		return g.windowQuery(tRows) // window.go
 	}
 	joined := false
 	src := g.tSource(tRows)

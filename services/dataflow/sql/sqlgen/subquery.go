@@ -22,6 +22,9 @@ type Options struct {
 	// Joins makes the query's join one of LEFT, RIGHT, FULL or INNER,
 	// on one or two keys or USING, of two tables or three (join.go).
 	Joins bool
+	// Windows lets the query be one of window functions (window.go).
+	// Generate leaves them out (no draw is made for them then).
+	Windows bool
 }
 
 // GenerateWith makes the case of a seed with the constructs o allows:
@@ -35,6 +38,7 @@ func GenerateWith(seed uint64, o Options) Case {
 	c.Query, c.Want = g.query(tRows, uRows)
 	c.Subquery = g.subquery
 	c.SetOps = g.setops
+	c.Windows = g.windows
 	if len(g.with) > 0 {
 		c.Query = "WITH " + strings.Join(g.with, ", ") + " " + c.Query
 	}

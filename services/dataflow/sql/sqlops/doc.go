@@ -26,7 +26,8 @@
 // JobSpec, Edge and the like, the stage adapter's alone):
 //
 //   - The operators and their snapshots (ops.go, join.go, exchange.go,
-//     snapshot.go, budget.go, setop.go: UNION ALL): each plan operator over exec's batches
+//     snapshot.go, budget.go, setop.go: UNION ALL, window.go: the window
+//     functions): each plan operator over exec's batches
 //     (New; join.go the outer joins' unmatched rows), the exchange that routes rows onto a channel and what it
 //     sends (Rows, to a Sender), each operator's stage.Snapshotter, and
 //     the job's Budget and its meter. They may not touch a task, a

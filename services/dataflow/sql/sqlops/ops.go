@@ -123,6 +123,8 @@ func New(o *physical.Op, inputs [][]plan.Column, table []string, shared *exec.Ke
 		return &rowNumber{col: n.Col, next: 1 + n.Offset}, nil
 	case plan.UnionAll:
 		return unionAll{}, nil
+	case plan.Window:
+		return newWindow(n, inputs), nil // window.go
 	}
 	return nil, fmt.Errorf("operator #%d: unknown kind %q", o.ID, o.Kind)
 }

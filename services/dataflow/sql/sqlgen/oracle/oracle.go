@@ -75,6 +75,9 @@ func (x *executor) run(n *plan.Node) ([]*exec.Batch, error) {
 		return rowNumber(n.Col, 1+n.Offset, ins[0])
 	case plan.UnionAll:
 		return append(slices.Clone(ins[0]), ins[1]...), nil
+	case plan.Window:
+		b, err := exec.WindowRows(n, ins[0])
+		return []*exec.Batch{b}, err
 	}
 	return nil, fmt.Errorf("unknown plan node %q", n.Op)
 }

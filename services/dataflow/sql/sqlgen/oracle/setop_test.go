@@ -13,6 +13,16 @@ import (
 // the naive evaluator's rows by Execute, as rewrite.Optimize rewrites
 // them, and through the physical plan on one task and on 1 and 3 shards.
 func TestSetOpsMatchNaive(t *testing.T) {
+	matchNaiveOf(t, sqlgen.Options{SetOps: true}, func(c sqlgen.Case) bool { return c.SetOps },
+		[]string{"FILTER", "DISTINCT ", "OFFSET", "UNION ALL", "UNION S", "INTERSECT", "EXCEPT"})
+}
+
+// matchNaiveOf checks the random cases of o that held says hold its
+// constructs (the others are TestExecuteMatchesNaive's) as
+// checkNaiveEverywhere does, and fails unless each construct, a text of
+// the query, is in at least one query of 40, and one in 8 returns rows.
+func matchNaiveOf(t *testing.T, o sqlgen.Options, held func(sqlgen.Case) bool, constructs []string) {
+	t.Helper()
 	runs := 600
 	if testing.Short() {
 		runs = 200
@@ -20,11 +30,11 @@ func TestSetOpsMatchNaive(t *testing.T) {
 	counts := map[string]int{}
 	nonEmpty := 0
 	for seed := range uint64(runs) {
-		c := sqlgen.GenerateWith(seed, sqlgen.Options{SetOps: true})
-		if !c.SetOps {
+		c := sqlgen.GenerateWith(seed, o)
+		if !held(c) {
 			continue // a query of Generate's kinds: TestExecuteMatchesNaive's
 		}
-		for _, k := range []string{"FILTER", "DISTINCT ", "OFFSET", "UNION ALL", "UNION S", "INTERSECT", "EXCEPT"} {
+		for _, k := range constructs {
 			if strings.Contains(c.Query, k) {
 				counts[k]++
 			}
@@ -40,7 +50,7 @@ func TestSetOpsMatchNaive(t *testing.T) {
 			t.Errorf("only %d queries with %s", n, k)
 		}
 	}
-	if len(counts) < 7 || nonEmpty < runs/8 {
+	if len(counts) < len(constructs) || nonEmpty < runs/8 {
 		t.Errorf("constructs %v, %d with rows, of %d seeds: too few to test them", counts, nonEmpty, runs)
 	}
 }
