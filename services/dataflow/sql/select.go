@@ -45,6 +45,8 @@ type level struct {
 	joins []joinInfo // and their nodes
 
 	aggNotes []aggNote // the aggregates, for the checks of DISTINCT ones (aggdistinct.go)
+
+	subs subJoins // the joins of the subqueries of expressions (subquery.go)
 }
 
 // err is an Error about construct, which starts at byte offset pos.
@@ -129,7 +131,7 @@ func (c *compiler) selectPlan(sel *parse.Select, role selectRole) (*plan.Node, e
 // semi-joins, aggregate and HAVING (groups), the projection, then
 // outputs (DISTINCT, sort, LIMIT, row number, hidden columns dropped).
 func (lv *level) assemble(b *bound) *plan.Node {
-	n := b.from
+	n := stackSubJoins(b.from, lv.fromWidth(), lv.subs.row)
 	if len(b.where.filters) > 0 {
 		n = over(plan.Filter, n)
 		n.Cond = andAll(b.where.filters)
@@ -154,6 +156,7 @@ func (lv *level) groups(n *plan.Node, having *plan.Expr) *plan.Node {
 		out = append(out, plan.Column{Name: t})
 	}
 	n = &plan.Node{Op: plan.Aggregate, Input: []*plan.Node{n}, Keys: lv.keys, Aggs: lv.aggs, Output: out}
+	n = stackSubJoins(n, len(out), lv.subs.post)
 	if having != nil {
 		n = over(plan.Filter, n)
 		n.Cond = having

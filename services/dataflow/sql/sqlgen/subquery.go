@@ -22,6 +22,11 @@ type Options struct {
 	// Joins makes the query's join one of LEFT, RIGHT, FULL or INNER,
 	// on one or two keys or USING, of two tables or three (join.go).
 	Joins bool
+	// ExprSubqueries lets the query's conditions and numbers hold
+	// uncorrelated subqueries of u (exprsubquery.go): [NOT] EXISTS,
+	// x [NOT] IN (SELECT ...) anywhere in a condition (under OR, NOT,
+	// CASE), and scalar subqueries of one aggregate.
+	ExprSubqueries bool
 }
 
 // GenerateWith makes the case of a seed with the constructs o allows:
@@ -31,8 +36,10 @@ func GenerateWith(seed uint64, o Options) Case {
 	g := &gen{r: rand.New(rand.NewPCG(seed, 7)), opts: o}
 	tText, tRows := g.table("t", tableT)
 	uText, uRows := g.table("u", tableU)
+	g.uRows = uRows
 	c := Case{Seed: seed, Tables: []Table{{"t", tableT, tText}, {"u", tableU, uText}}}
 	c.Query, c.Want = g.query(tRows, uRows)
+	c.ExprSubquery = g.exprSub
 	c.Subquery = g.subquery
 	c.SetOps = g.setops
 	if len(g.with) > 0 {
