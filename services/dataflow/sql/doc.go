@@ -40,6 +40,12 @@
 // its type keyed by ON's equalities or USING's columns (several: one
 // KEY() of them per side), USING's columns resolved as PostgreSQL's.
 //
+// The subqueries of expressions, EXISTS, scalar subqueries and
+// x [NOT] IN (SELECT ...) other than a top-level WHERE condition, are
+// bound onto joins (subquery.go says how and why): a cross product with
+// a one-row aggregate of the subquery, a mark join keyed by x. A
+// correlated subquery is refused, naming its outer query's column.
+//
 // WITH and subqueries in FROM (with.go, derived.go) are bound as the
 // SELECT they are, where they are read: a CTE's body once per reference,
 // so that its plan is the inline one, a subtree per reference, placed

@@ -26,7 +26,10 @@
 // computes a touched group again from its rows). It refuses, wrapping
 // ErrUnsupported, a plan it does not know how to maintain: of those
 // Compile makes, one of an outer join (join.go), whose NULL-padded rows
-// are not monotone.
+// are not monotone, and so the mark join of a subquery x [NOT] IN
+// (SELECT ...) that is not a top-level WHERE condition (named as that).
+// EXISTS and scalar subqueries, a cross product with a one-row
+// aggregate, are an inner join: maintained as any.
 //
 // Every operator's work in an epoch is proportional to the epoch's rows
 // and to the changes, but for the few docs/standing.md lists (a LIMIT

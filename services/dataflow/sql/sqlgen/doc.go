@@ -29,6 +29,10 @@
 // SUM and MAX, COUNT/SUM/MIN of DISTINCT, OFFSET after the ORDER BY (with
 // or without LIMIT), and two SELECTs joined by UNION ALL, UNION,
 // INTERSECT or EXCEPT (t's rows of two conditions, or t's and u's).
+// With Options.ExprSubqueries (exprsubquery.go), conditions and numbers
+// also hold uncorrelated subqueries of u: [NOT] EXISTS, x [NOT] IN
+// (SELECT ...) of texts or of numbers with u's NULLs (under AND, OR, NOT
+// and CASE), and scalar subqueries of MAX, MIN, SUM or COUNT(*).
 //
 // A case is a pure function of its seed. The tables are t(k, n, b, s, d) and
 // u(k, m); their values include missing ones, bytes that are not UTF-8,
