@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/wololo/wololo/services/dataflow/sql/exec"
 	"github.com/wololo/wololo/services/dataflow/sql/incr"
 	"github.com/wololo/wololo/services/dataflow/sql/sqlgen"
 	"github.com/wololo/wololo/services/dataflow/sql/sqlops"
@@ -30,14 +29,7 @@ func TestEpochsExprSubqueries(t *testing.T) {
 		if !c.ExprSubquery {
 			continue
 		}
-		tables := map[string]*exec.Table{}
-		for _, tab := range c.Tables {
-			tt, err := exec.ReadCSV(strings.NewReader(tab.CSV), 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			tables[tab.Name] = tt
-		}
+		tables := caseTables(t, c)
 		texts := map[string]string{"s": strings.ToValidUTF8(c.Query, "?")}
 		j := newJob(t, texts, []string{"s"}, tables)
 		shards := int(seed % 4)
