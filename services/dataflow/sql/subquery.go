@@ -26,15 +26,17 @@ import (
 //     matched, false when S is empty, NULL when x is NULL or S has a
 //     NULL, else false; NOT IN is its NOT.
 //
-// A cross product is a plan.Join on a constant key: the subquery's one
-// row meets every row of the query on the one shard the constant's hash
-// picks, without a new operator or channel kind in the layers after the
-// binder. It is not a broadcast: the rows of the query that reads the
-// subquery's value go to that shard (after the filters that do not read
-// it, which the rewrites push below the join). Each such join carries
-// the construct it was made for (plan.Node.Subquery), for the messages
-// of the layers that refuse it (a standing job refuses the mark join's
-// LEFT join).
+// A cross product is a plan.Join on a constant key, so that exec, the
+// rewrites and incr run it as any join, with no operator of its own.
+// Each such join carries the construct it was made for
+// (plan.Node.Subquery): the physical planner places a cross product by
+// it where the query's rows are, the subquery's one row broadcast to
+// every shard (physical's subquery.go) rather than every row shuffled
+// to the one shard the constant's hash picks; a standing job refuses
+// the mark join's LEFT join naming it. The one-row aggregate is
+// computed once (at the gateway, or partial on the shards and merged
+// there) and then broadcast: the alternative of a count broadcast by a
+// new operator would have been a second path for the same thing.
 //
 // A subquery in an expression over the FROM row (WHERE, the SELECT list
 // of a query that does not group, an aggregate's argument) is joined to
