@@ -171,3 +171,17 @@ func TestSQLScalarSumDiffers(t *testing.T) {
 		t.Errorf("DuckDB %q, want %q (the difference docs/sql.md describes)", theirs, want)
 	}
 }
+
+// TestSQLPlacedSubqueriesAgainstDuckDB runs sqlgen's PlacedSubqueries
+// (a subquery of an expression in ORDER BY, GROUP BY, FROM, a CTE, FILTER,
+// UNION, nested in one another) with our engine and with DuckDB.
+func TestSQLPlacedSubqueriesAgainstDuckDB(t *testing.T) {
+	d := newDiffer(t)
+	var stats diffStats
+	for i, q := range sqlgen.PlacedSubqueries {
+		d.check(t, fmt.Sprintf("placed subquery %d", i), sqlgen.PlacedSubqueryTables, q, &stats)
+	}
+	if stats.compared != len(sqlgen.PlacedSubqueries) || stats.nonEmpty < stats.compared/2 {
+		t.Errorf("%d compared, %d with rows, of %d", stats.compared, stats.nonEmpty, len(sqlgen.PlacedSubqueries))
+	}
+}

@@ -58,6 +58,7 @@ func TestRefused(t *testing.T) {
 		{"select token from matches m where exists (select 1 from match_players p where p.match = m.token)", "correlated subquery", 1, 89},
 		{"select token from matches where token = (select token, map from matches)", "subquery", 1, 42},
 		{"select token from matches m where m.map not in (select p.civ from match_players p where p.civ = m.map)", "correlated subquery", 1, 97},
+		{"select m.token from matches m join match_players p on m.token = p.match and p.rating > (select avg(rating) from match_players)", "JOIN condition", 1, 77},
 		{"select token, count(*) from matches", "column token", 1, 8},
 		{"select token from matches where count(*) > 1", "aggregate COUNT", 1, 33},
 		{"select token from matches where average_rating > 1 and average_rating = 'x'", "comparison =", 1, 71},

@@ -146,6 +146,19 @@ func (lv *level) correlated(cn *parse.Column) *Error {
 	return nil
 }
 
+// onCondition binds a condition of an inner join's ON other than its
+// keys, which filters the join inside the FROM row: a subquery there is
+// refused (its join would come after that filter), to be written in
+// WHERE, where it means the same.
+func (lv *level) onCondition(conj parse.Expr) (*plan.Expr, *tvar, error) {
+	before := len(lv.subs.row)
+	e, v, err := lv.expr(conj)
+	if err == nil && len(lv.subs.row) > before {
+		return nil, nil, lv.err(conj.Position(), "JOIN condition", "a subquery in ON is not supported: write the condition in WHERE (of an inner join, the same rows)")
+	}
+	return e, v, err
+}
+
 // subPlan compiles the subquery of an expression, of one column.
 func (lv *level) subPlan(sel *parse.Select, construct string) (*plan.Node, *tvar, error) {
 	sub, err := lv.subSelect(sel)

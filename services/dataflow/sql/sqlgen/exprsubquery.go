@@ -117,3 +117,27 @@ func inSet(x val, set []val) val {
 	}
 	return val{kind: 'b'}
 }
+
+// PlacedSubqueries are subqueries of expressions in every place a query
+// holds one: ORDER BY, a CASE grouped by, a subquery in FROM, a CTE read
+// by NOT IN, nested in one another, an aggregate's argument, FILTER,
+// under UNION, SELECT DISTINCT: the oracle's tests run them on every
+// shape, tools/duckdb holds their values to DuckDB's.
+var PlacedSubqueries = []string{
+	"SELECT t.k FROM t ORDER BY (SELECT COUNT(*) FROM u) + t.n + 0, 1",
+	"SELECT CASE WHEN t.k IN (SELECT u.k FROM u WHERE u.m + 0 > 1) THEN 'y' ELSE 'n' END AS c, COUNT(*) FROM t GROUP BY 1 ORDER BY 1",
+	"SELECT x.k FROM (SELECT t.k FROM t WHERE EXISTS (SELECT 1 FROM u WHERE u.m + 0 > 4)) x ORDER BY 1",
+	"WITH w AS (SELECT u.k FROM u WHERE u.m + 0 > 1) SELECT t.k FROM t WHERE t.k NOT IN (SELECT k FROM w) ORDER BY 1",
+	"SELECT t.k FROM t WHERE t.n + 0 > (SELECT MIN(u.m + 0) FROM u WHERE u.k IN (SELECT t.k FROM t WHERE t.n + 0 > (SELECT COUNT(*) FROM u) - 3)) ORDER BY 1",
+	"SELECT t.k, SUM(t.n + (SELECT MAX(u.m + 0) FROM u)) FROM t GROUP BY t.k ORDER BY 1",
+	"SELECT COUNT(*) FILTER (WHERE t.k IN (SELECT u.k FROM u WHERE u.m + 0 > 1)) FROM t",
+	"SELECT COUNT(*) FROM t WHERE NOT EXISTS (SELECT 1 FROM u WHERE u.m + 0 > 100)",
+	"SELECT t.k FROM t WHERE t.k IN (SELECT u.k FROM u) UNION SELECT u.k FROM u WHERE u.k NOT IN (SELECT t.k FROM t) ORDER BY 1",
+	"SELECT DISTINCT t.k IN (SELECT u.k FROM u WHERE u.m + 0 > 1) FROM t ORDER BY 1",
+}
+
+// PlacedSubqueryTables are PlacedSubqueries' tables: u's m has a NULL.
+var PlacedSubqueryTables = []Table{
+	{Name: "t", Columns: []string{"k", "n"}, CSV: "k,n\na,1\na,3\nb,2\nc,\n"},
+	{Name: "u", Columns: []string{"k", "m"}, CSV: "k,m\na,1\nb,2\nc,\n,5\n"},
+}

@@ -88,3 +88,15 @@ func TestScalarSubqueryOfRowsFails(t *testing.T) {
 		}
 	}
 }
+
+// TestPlacedSubqueriesEverywhere: sqlgen's PlacedSubqueries give Execute's rows
+// rewritten and through the physical plan on one task and on 1 and 3
+// shards (their broadcasts and mark joins placed as any).
+func TestPlacedSubqueriesEverywhere(t *testing.T) {
+	for _, q := range sqlgen.PlacedSubqueries {
+		c := sqlgen.Case{Tables: sqlgen.PlacedSubqueryTables, Query: q}
+		root, tables := load(t, c)
+		c.Want = run(t, c, root, tables)
+		checkNaiveEverywhere(t, 0, c)
+	}
+}
