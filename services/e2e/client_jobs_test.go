@@ -55,11 +55,20 @@ func runBinary(t *testing.T, bin string, args ...string) ran {
 // longer than limit or cannot be started.
 func runFor(t *testing.T, limit time.Duration, bin string, args ...string) ran {
 	t.Helper()
+	return runWith(t, limit, nil, bin, args...)
+}
+
+// runWith is runFor with stdin as the run's standard input (nil: none).
+func runWith(t *testing.T, limit time.Duration, stdin []byte, bin string, args ...string) ran {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, args...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if stdin != nil {
+		cmd.Stdin = bytes.NewReader(stdin)
+	}
 	start := time.Now()
 	err := cmd.Run()
 	took := time.Since(start)

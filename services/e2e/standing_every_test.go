@@ -14,6 +14,7 @@ import (
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 	"github.com/wololo/wololo/services/cmdline/client"
 	sqlflags "github.com/wololo/wololo/services/cmdline/explain"
+	"github.com/wololo/wololo/services/dataflow/sql/sqljob"
 	"github.com/wololo/wololo/services/roles/node"
 )
 
@@ -45,63 +46,9 @@ func TestEpochEveryVersionsBeforeTheUploadEnds(t *testing.T) {
 	if _, err := gw.Jobs.CreateJob(ctx, req); err != nil {
 		t.Fatal(err)
 	}
-	// caughtUp waits until every epoch ended is published.
-	caughtUp := func() *wololov1.Job {
-		t.Helper()
-		var j *wololov1.Job
-		testkit.WaitFor(t, "the versions of the epochs cut", time.Minute, func() bool {
-			var err error
-			j, err = gw.Get(ctx, "every")
-			return err == nil && j.EpochsPublished >= j.EpochsCommitted
-		})
-		return j
-	}
-	// upload sends a file in pieces, each once the one before is
-	// committed and its epochs' versions out; the returned finish ends
-	// it.
-	upload := func(file wololov1.InputFile, path string, pieces int) (finish func()) {
-		t.Helper()
-		data, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		stream, err := gw.Jobs.Upload(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := stream.Send(&wololov1.UploadRequest{Frame: &wololov1.UploadRequest_Start{Start: &wololov1.UploadStart{JobId: "every", File: file, Epoch: 1}}}); err != nil {
-			t.Fatal(err)
-		}
-		ack, err := stream.Recv()
-		if err != nil {
-			t.Fatal(err)
-		}
-		body := data[ack.Offset:]
-		for i := range pieces {
-			piece := body[len(body)*i/pieces : len(body)*(i+1)/pieces]
-			if err := stream.Send(&wololov1.UploadRequest{Frame: &wololov1.UploadRequest_Data{Data: piece}}); err != nil {
-				t.Fatal(err)
-			}
-			if ack, err = stream.Recv(); err != nil {
-				t.Fatal(err)
-			}
-			caughtUp()
-		}
-		return func() {
-			t.Helper()
-			if err := stream.Send(&wololov1.UploadRequest{Frame: &wololov1.UploadRequest_Finish{Finish: &wololov1.UploadFinish{Size: int64(len(data))}}}); err != nil {
-				t.Fatal(err)
-			}
-			for !ack.Done {
-				if ack, err = stream.Recv(); err != nil {
-					t.Fatal(err)
-				}
-			}
-			_ = stream.CloseSend()
-		}
-	}
-	upload(wololov1.InputFile_INPUT_FILE_MATCHES, d.matches, 3)()
-	finish := upload(wololov1.InputFile_INPUT_FILE_PLAYERS, d.players, 3)
+	caughtUp := func() *wololov1.Job { return caughtUp(ctx, t, gw, "every") }
+	uploadPieces(ctx, t, gw, "every", 1, wololov1.InputFile_INPUT_FILE_MATCHES, d.matches, 3, true)()
+	finish := uploadPieces(ctx, t, gw, "every", 1, wololov1.InputFile_INPUT_FILE_PLAYERS, d.players, 3, true)
 	before := caughtUp()
 	if before.EpochsPublished < 2 {
 		t.Fatalf("%d versions before the upload's last byte; want at least 2", before.EpochsPublished)
@@ -116,22 +63,94 @@ func TestEpochEveryVersionsBeforeTheUploadEnds(t *testing.T) {
 	if j.AppendEpochs[0] < 2 {
 		t.Fatalf("the upload ended epoch %d: no epoch was cut", j.AppendEpochs[0])
 	}
-	queries := sqlflags.DefaultQueries()
-	dir := t.TempDir()
-	var rows map[string]int64
-	for k := int64(1); k <= j.AppendEpochs[0]; k++ {
-		got, over := version(ctx, t, gw.Jobs, "every", k)
-		last := k == j.AppendEpochs[0]
-		if last && (over["matches"] != fileRows(t, d.matches) || over["match_players"] != fileRows(t, d.players)) {
-			t.Errorf("the last version is over %v rows, not the whole files", over)
+	checkVersions(ctx, t, gw, "every", 1, j.AppendEpochs[0], d.matches, d.players, sqlflags.DefaultQueries())
+	if _, over := version(ctx, t, gw.Jobs, "every", j.AppendEpochs[0]); over["matches"] != fileRows(t, d.matches) || over["match_players"] != fileRows(t, d.players) {
+		t.Errorf("the last version is over %v rows, not the whole files", over)
+	}
+	if _, err := gw.CloseJob(ctx, "every"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// caughtUp waits until every epoch of standing job id ended is
+// published, and returns the job.
+func caughtUp(ctx context.Context, t *testing.T, gw *client.Session, id string) *wololov1.Job {
+	t.Helper()
+	var j *wololov1.Job
+	testkit.WaitFor(t, "the versions of the epochs cut", time.Minute, func() bool {
+		var err error
+		j, err = gw.Get(ctx, id)
+		return err == nil && j.EpochsPublished >= j.EpochsCommitted
+	})
+	return j
+}
+
+// uploadPieces uploads file path of job id's append epoch in pieces,
+// each once the one before is committed and, with caught, its epochs'
+// versions out (caughtUp); the returned finish ends the upload.
+func uploadPieces(ctx context.Context, t *testing.T, gw *client.Session, id string, epoch int64, file wololov1.InputFile, path string, pieces int, caught bool) (finish func()) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stream, err := gw.Jobs.Upload(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := stream.Send(&wololov1.UploadRequest{Frame: &wololov1.UploadRequest_Start{Start: &wololov1.UploadStart{JobId: id, File: file, Epoch: epoch}}}); err != nil {
+		t.Fatal(err)
+	}
+	ack, err := stream.Recv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := data[ack.Offset:]
+	for i := range pieces {
+		piece := body[len(body)*i/pieces : len(body)*(i+1)/pieces]
+		if err := stream.Send(&wololov1.UploadRequest{Frame: &wololov1.UploadRequest_Data{Data: piece}}); err != nil {
+			t.Fatal(err)
 		}
+		if ack, err = stream.Recv(); err != nil {
+			t.Fatal(err)
+		}
+		if caught {
+			caughtUp(ctx, t, gw, id)
+		}
+	}
+	return func() {
+		t.Helper()
+		if err := stream.Send(&wololov1.UploadRequest{Frame: &wololov1.UploadRequest_Finish{Finish: &wololov1.UploadFinish{Size: int64(len(data))}}}); err != nil {
+			t.Fatal(err)
+		}
+		for !ack.Done {
+			if ack, err = stream.Recv(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		_ = stream.CloseSend()
+	}
+}
+
+// checkVersions checks versions from..to of standing job id: each one
+// the batch answer of queries over the rows it says it is over (the
+// first rows of matches and players, files of one record a line), and
+// over no fewer rows than the one before; it returns the versions.
+func checkVersions(ctx context.Context, t *testing.T, gw *client.Session, id string, from, to int64, matches, players string, queries []sqljob.Query) map[int64]map[string][]byte {
+	t.Helper()
+	dir := t.TempDir()
+	out := map[int64]map[string][]byte{}
+	var rows map[string]int64
+	for k := from; k <= to; k++ {
+		got, over := version(ctx, t, gw.Jobs, id, k)
+		out[k] = got
 		if over["matches"] < rows["matches"] || over["match_players"] < rows["match_players"] {
 			t.Errorf("version %d is over fewer rows than the one before: %v, then %v", k, rows, over)
 		}
 		t.Logf("version %d over %v rows", k, over)
 		rows = over
-		m := prefixFile(t, d.matches, over["matches"], filepath.Join(dir, fmt.Sprintf("matches.%d.csv", k)))
-		p := prefixFile(t, d.players, over["match_players"], filepath.Join(dir, fmt.Sprintf("players.%d.csv", k)))
+		m := prefixFile(t, matches, over["matches"], filepath.Join(dir, fmt.Sprintf("matches.%d.csv", k)))
+		p := prefixFile(t, players, over["match_players"], filepath.Join(dir, fmt.Sprintf("players.%d.csv", k)))
 		want := answerOn(t, map[string]string{"matches": m, "match_players": p}, queries)
 		for _, q := range queries {
 			if !bytes.Equal(got[q.Name+".csv"], want[q.Name]) {
@@ -139,9 +158,7 @@ func TestEpochEveryVersionsBeforeTheUploadEnds(t *testing.T) {
 			}
 		}
 	}
-	if _, err := gw.CloseJob(ctx, "every"); err != nil {
-		t.Fatal(err)
-	}
+	return out
 }
 
 // version is a standing job's version k, its files by name, and the

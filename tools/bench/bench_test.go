@@ -72,6 +72,10 @@ func TestBenchSmoke(t *testing.T) {
 		"| 2 | Demo: the four default queries, SQL plan (one process, in memory) |",
 		"## SQL plans",
 		"| 2 | Demo: a SQL job of the example user queries (one process, in memory) |",
+		"| 2 | Local: the four default queries as a standing job of one upload cut every 1s (--epoch-every), then closed |",
+		"| With `--epoch-every 1s` on the upload of a standing job (`local-standing`), its first version out within 2s of the upload's start (median) | ",
+		"| ... and its total time (upload, versions, close, results) <= 1.2x the batch job's (`local`, median wall times) | ",
+		"| The four default queries added to that open job (`client query --job ID --query`, before its close) answer within 1.5x the time of their batch job over the same rows (`local`, median wall times) | ",
 	} {
 		if !strings.Contains(report, s) {
 			t.Errorf("report lacks %q", s)

@@ -27,6 +27,16 @@
 //     ModeDemoStanding; docs/standing.md): every version computed, its
 //     final answers byte-equal to the reference's, its CPU against one
 //     batch job's (TargetStandingVsBatch) and its peak RSS;
+//   - demo mode appending AppendPercent of the rows to a standing job of
+//     the rest (`wololo demo --epochs 2 --last-epoch-percent 1`,
+//     ModeDemoAppend): the last epoch's CPU and wall time, read from its
+//     version line, its CPU against one batch job's of all the rows
+//     (TargetAppendVsBatch);
+//   - local mode on the four default queries as a standing job of one
+//     upload that the gateway cuts every StandingEpochEvery
+//     (ModeLocalStanding: `client submit --standing --epoch-every 1s`,
+//     then closed): when its first version came out (TargetFirstVersion)
+//     and its wall time against the batch job's (TargetEpochEveryVsBatch);
 //   - local mode (ModeLocal: the topology as separate OS processes with
 //     durable segment-log stores, through services/roles/local on a fresh
 //     data directory, running the job `wololo local run` submits, the SQL

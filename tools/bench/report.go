@@ -166,10 +166,18 @@ func otherShare(other, d time.Duration, cpus int) string {
 type LocalRun struct {
 	Startup time.Duration // local.Start until every process answers
 	Wall    time.Duration // submit start until the results are on disk
-	Upload  time.Duration // the client's upload of both files
-	Durable bool          // the processes kept their state in durable stores
-	Procs   []ProcStat
-	Equal   bool
+	// FirstVersion is, for a standing job (ModeLocalStanding), when its
+	// first version was out, from the submit's start.
+	FirstVersion time.Duration `json:",omitempty"`
+	// AddedQueries is, for that standing job, how long adding the four
+	// default queries again (as added_q1..added_q4) took, from the call
+	// until their first version was out: over every row so far, from
+	// the gateway's retained input, with no upload.
+	AddedQueries time.Duration `json:",omitempty"`
+	Upload       time.Duration // the client's upload of both files
+	Durable      bool          // the processes kept their state in durable stores
+	Procs        []ProcStat
+	Equal        bool
 	// CPUNote says how CPU time was measured.
 	CPUNote string
 	// ClientCPU is the bench process's CPU during the run (the client).

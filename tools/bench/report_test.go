@@ -196,6 +196,19 @@ func TestRender(t *testing.T) {
 			notWant: []string{"not exact"},
 		},
 		{
+			name: "a 1% append, against demo's 18 s of CPU",
+			edit: func(r *Report) {
+				for run, ms := range []int{500, 400, 1200} {
+					r.Samples = append(r.Samples, Sample{Mode: ModeDemoAppend, Run: run + 1, Wall: time.Duration(ms) * time.Millisecond, CPU: time.Duration(ms) * time.Millisecond, PeakRSS: 300 * mib64, Equal: true})
+				}
+				r.Compared = append(r.Compared, ComparedRun{Mode: ModeDemoAppend, Queries: []string{"q1"}, Run: ProcessRun{Wall: 500 * time.Millisecond, CPU: 500 * time.Millisecond, PeakRSS: 300 * mib64, Equal: true}})
+			},
+			want: []string{
+				"| Appending 1% of the dataset to a standing job of the rest (`demo-append`: the last epoch of `wololo demo --epochs 2 --last-epoch-percent 1`) <= 5% of the CPU of one batch job of it all (`demo`, medians) | 2.8% (0.50 s against 18.00 s of CPU) | **yes** |",
+				"costs 2.8% of the CPU of one batch job of all the rows",
+			},
+		},
+		{
 			name: "no DuckDB",
 			edit: func(r *Report) {
 				r.DuckDB, r.DuckDBPlain, r.PlainDiffs = ProcessRun{}, ProcessRun{}, nil

@@ -15,6 +15,7 @@ import (
 
 	"github.com/wololo/wololo/queries"
 	"github.com/wololo/wololo/services/cmdline/client"
+	"github.com/wololo/wololo/services/cmdline/epochsplit"
 	"github.com/wololo/wololo/services/cmdline/tlsflags"
 )
 
@@ -288,6 +289,14 @@ func (b *bencher) rounds(ctx context.Context, r *Report) error {
 			compared[ModeDemoStanding] = append(compared[ModeDemoStanding], ComparedRun{Mode: ModeDemoStanding, Queries: queries.Names, Run: run, Span: run.Wall})
 			r.Samples = append(r.Samples, sampleOf(ModeDemoStanding, k, run))
 		}
+		if b.runs(ModeDemoAppend) {
+			run, err := b.runDemoAppend(ctx, k)
+			if err != nil {
+				return err
+			}
+			compared[ModeDemoAppend] = append(compared[ModeDemoAppend], ComparedRun{Mode: ModeDemoAppend, Queries: queries.Names, Run: run, Span: run.Wall})
+			r.Samples = append(r.Samples, sampleOf(ModeDemoAppend, k, run))
+		}
 		if b.runs(ModeLocal) {
 			local, err := b.runLocalRound(ctx, k)
 			if err != nil {
@@ -295,6 +304,13 @@ func (b *bencher) rounds(ctx context.Context, r *Report) error {
 			}
 			locals = append(locals, local)
 			r.Samples = append(r.Samples, localSample(ModeLocal, k, local))
+		}
+		if b.runs(ModeLocalStanding) {
+			run, err := b.runLocalStandingRound(ctx, k)
+			if err != nil {
+				return err
+			}
+			r.Samples = append(r.Samples, localSample(ModeLocalStanding, k, run))
 		}
 	}
 	if i := MedianRun(r.SamplesOf(ModeDuckDB)); i >= 0 {
@@ -398,6 +414,29 @@ func (b *bencher) runDemo(ctx context.Context, k int, mode string, flags ...stri
 	return run, nil
 }
 
+// runDemoAppend is one run of ModeDemoAppend: demo mode's standing job
+// of all but AppendPercent of the rows, then the rest appended, its
+// outputs byte-equal to the reference's; the run's CPU and wall time are
+// the last epoch's, read from its version line (epochsplit.LastCost).
+func (b *bencher) runDemoAppend(ctx context.Context, k int) (ProcessRun, error) {
+	run, err := b.runDemo(ctx, k, ModeDemoAppend, "--epochs", "2", "--last-epoch-percent", strconv.Itoa(AppendPercent))
+	if err != nil {
+		return run, err
+	}
+	logPath := filepath.Join(b.o.Work, ModeDemoAppend+".log")
+	out, err := os.ReadFile(logPath)
+	if err != nil {
+		return run, err
+	}
+	epoch, cpu, wall, ok := epochsplit.LastCost(out)
+	if !ok || epoch != 2 {
+		return run, fmt.Errorf("%s: no cost of version 2 in %s", ModeDemoAppend, logPath)
+	}
+	b.logf("run %d/%d: %s: the %d%% append %s, CPU %s (the whole process %s of CPU)", k, b.o.Runs, ModeDemoAppend, AppendPercent, secs(wall), secs(cpu), secs(run.CPU))
+	run.CPU, run.Wall = cpu, wall
+	return run, nil
+}
+
 // runLocalRound is one run of local mode, its profiles in a directory of
 // its own until keepProfiles.
 func (b *bencher) runLocalRound(ctx context.Context, k int) (LocalRun, error) {
@@ -409,6 +448,24 @@ func (b *bencher) runLocalRound(ctx context.Context, k int) (LocalRun, error) {
 	}
 	run.Equal = b.check(fmt.Sprintf("local (run %d)", k), out)
 	b.logf("run %d/%d: local %s end to end, outputs equal: %v", k, b.o.Runs, secs(run.Wall), run.Equal)
+	return run, nil
+}
+
+// runLocalStandingRound is round k's run of ModeLocalStanding: local
+// mode's job as a standing job of one upload cut every
+// StandingEpochEvery, closed at its end; its results checked as a batch
+// job's are.
+func (b *bencher) runLocalStandingRound(ctx context.Context, k int) (LocalRun, error) {
+	b.logf("run %d/%d: local mode, a standing job cut every %s...", k, b.o.Runs, StandingEpochEvery)
+	out := filepath.Join(b.o.Work, ModeLocalStanding)
+	o := b.o
+	o.epochEvery = StandingEpochEvery
+	run, err := runLocal(ctx, o, b.bin, out, filepath.Join(b.o.Work, "profiles-"+ModeLocalStanding), false, b.logf)
+	if err != nil {
+		return run, err
+	}
+	run.Equal = b.check(fmt.Sprintf("%s (run %d)", ModeLocalStanding, k), out)
+	b.logf("run %d/%d: %s: first version after %s, %s end to end, outputs equal: %v", k, b.o.Runs, ModeLocalStanding, secs(run.FirstVersion), secs(run.Wall), run.Equal)
 	return run, nil
 }
 
@@ -495,8 +552,8 @@ func noiseNotes(r Report) []string {
 // runName names a sample in a sentence.
 func runName(s Sample) string {
 	name := map[string]string{ModeDuckDB: "exact DuckDB", ModeDuckDBPlain: "plain DuckDB", ModeReference: "the reference evaluator",
-		ModeDemo: "demo mode (SQL)", ModeDemoExamples: "demo mode's job of example queries", ModeDemoStanding: "demo mode's standing job",
-		ModeLocal: "local mode (SQL)"}[s.Mode]
+		ModeDemo: "demo mode (SQL)", ModeDemoExamples: "demo mode's job of example queries", ModeDemoStanding: "demo mode's standing job", ModeDemoAppend: "demo mode's 1% append",
+		ModeLocal: "local mode (SQL)", ModeLocalStanding: "local mode's standing job cut by --epoch-every"}[s.Mode]
 	if name == "" {
 		name = s.Mode
 	}

@@ -110,6 +110,10 @@ type Options struct {
 	Command string
 	// Progress receives what the bench is doing; nil for nothing.
 	Progress io.Writer
+	// epochEvery, set for a round of ModeLocalStanding, makes runLocal's
+	// job a standing one whose upload the gateway cuts every epochEvery,
+	// closed once its upload's last version is out.
+	epochEvery time.Duration
 }
 
 const usage = `usage: wololo bench --matches F --players F [--out BENCHMARKS.md] [--runs 3] [flags]
@@ -121,7 +125,8 @@ with --plain, and exact DuckDB, the contract's value rules), demo mode
 their SQL plan; demo-examples: a job of the example user queries, every
 --examples/*.sql) and local mode (separate processes, durable segment-log
 stores; local: the SQL plan of the four default queries, as wololo local
-run submits a job) on one dataset: each mode of --modes --runs times,
+run submits a job; local-standing: the same job as a standing job of one
+upload that the gateway cuts every second, first version and wall time) on one dataset: each mode of --modes --runs times,
 interleaved, for their medians and their ratios to plain and exact
 DuckDB's; then local mode (the SQL plan) with --insecure, once
 per kind of process SIGKILLed, and once per --scaling replica count of the
@@ -267,10 +272,24 @@ func runLocal(ctx context.Context, o Options, bin, outDir, profDir string, insec
 	for _, f := range during {
 		alongside.Go(func() { f(jobCtx, cl) })
 	}
-	sum, err := client.Submit(ctx, client.SubmitOptions{
-		Server: cl.GatewayAddr(), TLS: tlsConfig, Matches: o.Matches, Players: o.Players, Out: outDir,
-	})
-	lr.Wall = time.Since(s0)
+	so := client.SubmitOptions{Server: cl.GatewayAddr(), TLS: tlsConfig, Matches: o.Matches, Players: o.Players, Out: outDir}
+	var first *firstVersion
+	if o.epochEvery > 0 {
+		first = followFirstVersion(jobCtx, &so, s0)
+		so.Standing, so.EpochEvery = true, o.epochEvery
+	}
+	sum, err := client.Submit(ctx, so)
+	if err == nil && first != nil {
+		so.JobID = sum.JobID
+		upload := sum.Upload
+		if lr.AddedQueries, err = addDefaultQueries(ctx, so); err == nil {
+			if sum, err = client.Finish(ctx, so); err == nil {
+				sum.Upload = upload
+				lr.FirstVersion, err = first.wait(ctx)
+			}
+		}
+	}
+	lr.Wall = time.Since(s0) - lr.AddedQueries // the standing job's own
 	jobDone()
 	alongside.Wait() // what runs during the job is done with the cluster before it stops
 	peaks := <-peak

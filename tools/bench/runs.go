@@ -33,7 +33,46 @@ const (
 	// docs/standing.md): every version computed, the final answers the
 	// batch job's.
 	ModeDemoStanding = "demo-standing"
+	// ModeDemoAppend is demo mode running the four default queries as a
+	// standing job of all but AppendPercent of the rows in one epoch,
+	// then the rest appended (`wololo demo --epochs 2
+	// --last-epoch-percent 1`): its Sample's CPU and wall time are the
+	// last epoch's alone, as its version line prints them, its peak RSS
+	// the process's.
+	ModeDemoAppend = "demo-append"
+	// ModeLocalStanding is local mode running the four default queries as
+	// a standing job of one upload that the gateway cuts into an epoch
+	// every StandingEpochEvery of input (`client submit --standing
+	// --epoch-every`, as `wololo local run --epoch-every` runs it), then
+	// closed: when its first version came out, and its wall time against
+	// ModeLocal's; its final answers the batch job's.
+	ModeLocalStanding = "local-standing"
 )
+
+// AppendPercent is the share of the rows ModeDemoAppend appends last.
+const AppendPercent = 1
+
+// TargetAppendVsBatch is issue 40's target on CPU time: appending
+// AppendPercent of the dataset to a standing job of the rest against one
+// batch job of it all (demo mode, medians).
+const TargetAppendVsBatch = 0.05
+
+// StandingEpochEvery is ModeLocalStanding's --epoch-every.
+const StandingEpochEvery = time.Second
+
+// Issue 40's targets for ModeLocalStanding: its first version out within
+// TargetFirstVersion of the upload's start, and its wall time at most
+// TargetEpochEveryVsBatch times ModeLocal's (medians).
+const (
+	TargetFirstVersion      = 2 * time.Second
+	TargetEpochEveryVsBatch = 1.2
+)
+
+// TargetAddedVsBatch is issue 40's target for queries added to an open
+// standing job: answered within this many times the same queries' batch
+// job over the same rows (ModeLocalStanding's added_q1..q4 against
+// ModeLocal's wall time, medians).
+const TargetAddedVsBatch = 1.5
 
 // StandingEpochs is how many appends ModeDemoStanding feeds the input in.
 const StandingEpochs = 100
@@ -60,7 +99,7 @@ var retiredModes = map[string]string{
 const TargetExamplesVsSQL = 2.0
 
 // roundModes are the modes that run in the rounds, in their order.
-var roundModes = []string{ModeDuckDBPlain, ModeDuckDB, ModeDemo, ModeDemoExamples, ModeDemoStanding, ModeLocal}
+var roundModes = []string{ModeDuckDBPlain, ModeDuckDB, ModeDemo, ModeDemoExamples, ModeDemoStanding, ModeDemoAppend, ModeLocal, ModeLocalStanding}
 
 // Targets against the DuckDB baselines: a mode's median wall time at most
 // this many times exact DuckDB's (ModeDuckDB), or plain DuckDB's
@@ -73,7 +112,7 @@ const (
 )
 
 // modeOrder is the order modes are listed in.
-var modeOrder = []string{ModeDuckDBPlain, ModeDuckDB, ModeReference, ModeDemo, ModeDemoExamples, ModeDemoStanding, ModeLocal}
+var modeOrder = []string{ModeDuckDBPlain, ModeDuckDB, ModeReference, ModeDemo, ModeDemoExamples, ModeDemoStanding, ModeDemoAppend, ModeLocal, ModeLocalStanding}
 
 // modeLabel names a mode in the report.
 func modeLabel(mode string) string {
@@ -90,8 +129,12 @@ func modeLabel(mode string) string {
 		return "Demo: a SQL job of the example user queries (one process, in memory)"
 	case ModeDemoStanding:
 		return fmt.Sprintf("Demo: the four default queries as a standing job of %d appends (one process, in memory)", StandingEpochs)
+	case ModeDemoAppend:
+		return fmt.Sprintf("Demo: %d%% of the rows appended to a standing job of the rest, the append alone (one process, in memory)", AppendPercent)
 	case ModeLocal:
 		return "Local: the four default queries, SQL plan (separate processes, segment logs, fsync, mutual TLS)"
+	case ModeLocalStanding:
+		return fmt.Sprintf("Local: the four default queries as a standing job of one upload cut every %s (--epoch-every), then closed", StandingEpochEvery)
 	}
 	return mode
 }
@@ -112,6 +155,12 @@ type Sample struct {
 	// (the wall time; for local mode with the cluster's start).
 	OtherCPU time.Duration
 	Span     time.Duration
+	// FirstVersion is, for a standing job of local mode
+	// (ModeLocalStanding), when its first version was out.
+	FirstVersion time.Duration `json:",omitempty"`
+	// AddedQueries is, for that job, how long adding the four default
+	// queries to it took (LocalRun.AddedQueries).
+	AddedQueries time.Duration `json:",omitempty"`
 }
 
 // sampleOf is a single-process run as a Sample.
@@ -124,6 +173,7 @@ func sampleOf(mode string, run int, p ProcessRun) Sample {
 func localSample(mode string, run int, l LocalRun) Sample {
 	s := sampleOf(mode, run, l.processRun())
 	s.Span = l.Startup + l.Wall
+	s.FirstVersion, s.AddedQueries = l.FirstVersion, l.AddedQueries
 	return s
 }
 
@@ -149,6 +199,9 @@ func (r Report) SamplesOf(mode string) []Sample {
 type Median struct {
 	Runs      int
 	Wall, CPU time.Duration
+	// FirstVersion and AddedQueries are the medians of the runs' (a
+	// standing job's; 0 for others).
+	FirstVersion, AddedQueries time.Duration
 }
 
 // MedianOf is the median of a mode's runs (Runs 0 when it has none).
@@ -156,10 +209,12 @@ func (r Report) MedianOf(mode string) Median {
 	s := r.SamplesOf(mode)
 	walls := make([]time.Duration, len(s))
 	cpus := make([]time.Duration, len(s))
+	firsts := make([]time.Duration, len(s))
+	added := make([]time.Duration, len(s))
 	for i, x := range s {
-		walls[i], cpus[i] = x.Wall, x.CPU
+		walls[i], cpus[i], firsts[i], added[i] = x.Wall, x.CPU, x.FirstVersion, x.AddedQueries
 	}
-	return Median{Runs: len(s), Wall: median(walls), CPU: median(cpus)}
+	return Median{Runs: len(s), Wall: median(walls), CPU: median(cpus), FirstVersion: median(firsts), AddedQueries: median(added)}
 }
 
 func median(ds []time.Duration) time.Duration {

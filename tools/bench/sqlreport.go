@@ -23,6 +23,35 @@ func renderSQLTargets(p func(string, ...any), r Report) {
 			StandingEpochs, ModeDemoStanding, TargetStandingVsBatch, ModeDemo, text, metIf(st.Run.Wall > 0, met))
 		p("| The standing job's process <= 512 MiB | %s | %s |\n", mib(st.Run.PeakRSS), metIf(st.Run.Wall > 0, st.Run.PeakRSS <= 512<<20))
 	}
+	if ap, ok := r.ComparedOf(ModeDemoAppend); ok {
+		text, met := "not measured", false
+		if ratio, ran := r.CPURatio(ModeDemoAppend, ModeDemo); ran {
+			text = fmt.Sprintf("%.1f%% (%s against %s of CPU)", 100*ratio, secs(r.MedianOf(ModeDemoAppend).CPU), secs(r.MedianOf(ModeDemo).CPU))
+			met = ratio <= TargetAppendVsBatch
+		}
+		p("| Appending %d%% of the dataset to a standing job of the rest (`%s`: the last epoch of `wololo demo --epochs 2 --last-epoch-percent %d`) <= %g%% of the CPU of one batch job of it all (`%s`, medians) | %s | %s |\n",
+			AppendPercent, ModeDemoAppend, AppendPercent, 100*TargetAppendVsBatch, ModeDemo, text, metIf(ap.Run.Wall > 0, met))
+	}
+	if st := r.MedianOf(ModeLocalStanding); st.Runs > 0 {
+		p("| With `--epoch-every %s` on the upload of a standing job (`%s`), its first version out within %s of the upload's start (median) | %s | %s |\n",
+			StandingEpochEvery, ModeLocalStanding, TargetFirstVersion, secs(st.FirstVersion), metIf(true, st.FirstVersion <= TargetFirstVersion))
+		text, met := "not measured", false
+		if batch := r.MedianOf(ModeLocal); batch.Runs > 0 {
+			ratio := float64(st.Wall) / float64(batch.Wall)
+			text = fmt.Sprintf("%.2fx (%s against %s)", ratio, secs(st.Wall), secs(batch.Wall))
+			met = ratio <= TargetEpochEveryVsBatch
+		}
+		p("| ... and its total time (upload, versions, close, results) <= %gx the batch job's (`%s`, median wall times) | %s | %s |\n",
+			TargetEpochEveryVsBatch, ModeLocal, text, metIf(text != "not measured", met))
+		text, met = "not measured", false
+		if batch := r.MedianOf(ModeLocal); batch.Runs > 0 && st.AddedQueries > 0 {
+			ratio := float64(st.AddedQueries) / float64(batch.Wall)
+			text = fmt.Sprintf("%.2fx (%s against %s)", ratio, secs(st.AddedQueries), secs(batch.Wall))
+			met = ratio <= TargetAddedVsBatch
+		}
+		p("| The four default queries added to that open job (`client query --job ID --query`, before its close) answer within %gx the time of their batch job over the same rows (`%s`, median wall times) | %s | %s |\n",
+			TargetAddedVsBatch, ModeLocal, text, metIf(text != "not measured", met))
+	}
 	if _, ok := r.ComparedOf(ModeDemoExamples); !ok {
 		return
 	}
@@ -76,6 +105,19 @@ func renderCompared(p func(string, ...any), r Report) {
 				continue
 			}
 			queries, out = fmt.Sprintf("q1, q2, q3, q4: the defaults, a standing job of %d appends", StandingEpochs), equal(c.Run)
+		case ModeDemoAppend:
+			c, ok := r.ComparedOf(mode)
+			if !ok {
+				continue
+			}
+			queries, out = fmt.Sprintf("q1, q2, q3, q4: the defaults, the last %d%% of the rows appended (its epoch's wall and CPU alone)", AppendPercent), equal(c.Run)
+		case ModeLocalStanding:
+			all := true
+			for _, s := range r.SamplesOf(mode) {
+				all = all && s.Equal
+			}
+			queries = fmt.Sprintf("q1, q2, q3, q4: the defaults, a standing job of one upload cut every %s; first version out after %s (median)", StandingEpochEvery, secs(m.FirstVersion))
+			out = equal(ProcessRun{Wall: m.Wall, Equal: all})
 		default:
 			continue
 		}
@@ -88,6 +130,9 @@ func renderCompared(p func(string, ...any), r Report) {
 	}
 	if ratio, ok := r.CPURatio(ModeDemoStanding, ModeDemo); ok {
 		p("Fed in %d appends as a standing job (`wololo demo --epochs %d`), the four default queries cost %.2fx the CPU of one batch job of them: each epoch's version of every answer is computed and written whole, and its change from the one before (docs/standing.md); its final answers are the batch job's. ", StandingEpochs, StandingEpochs, ratio)
+	}
+	if ratio, ok := r.CPURatio(ModeDemoAppend, ModeDemo); ok {
+		p("Appending the last %d%% of the rows to a standing job of the rest (`wololo demo --epochs 2 --last-epoch-percent %d`, the cost its last version line prints, its share of reading the input included) costs %.1f%% of the CPU of one batch job of all the rows; its work is that of its rows and of the answers' changes, and writing each version whole. ", AppendPercent, AppendPercent, 100*ratio)
 	}
 	p("The example queries are `queries/examples/*.sql` (their README lists them); this bench only checks that each wrote its file: `make sql-diff-test` (tools/duckdb) holds their answers against DuckDB's on a generated dataset.\n\n")
 }

@@ -102,8 +102,7 @@ type Options struct {
 	Masters int
 
 	// Standing makes the job a standing one fed in Epochs epochs
-	// (DefaultEpochs if 0), every version checked (standing.go). It
-	// loses no disk: DiskLosses must not be positive.
+	// (DefaultEpochs if 0), every version checked (standing.go).
 	Standing bool
 	Epochs   int
 
@@ -520,10 +519,6 @@ func (o *Options) defaults() error {
 		return fmt.Errorf("chaos: kills must be at least 0, got %d", o.Kills)
 	}
 	if o.Standing {
-		if o.DiskLosses > 0 {
-			return errStandingDisks
-		}
-		o.DiskLosses = 0
 		if o.Epochs == 0 {
 			o.Epochs = DefaultEpochs
 		}

@@ -34,9 +34,11 @@
 // epochs at record boundaries (split.go), submitted --standing, appended
 // and closed through the client package, the kills during the upload
 // spread over the epochs, and every version compared byte for byte with
-// the answers over its epochs' rows (standing.go). Such a run loses no
-// disk: a gateway's lost store takes its copies of the job's epochs with
-// it, and the harness does not yet append them again as a client would.
+// the answers over its epochs' rows (standing.go). Such a run loses
+// disks too: a worker's lost store makes the gateway run the job again
+// from its copies of the epochs; a gateway's takes the copies and the job
+// with it, and the harness submits the job again and appends every epoch
+// again, as a client would (Report.Rebuilds says so).
 //
 // The schedule is seeded: the same seed kills the same instances in the
 // same order (the moments depend on timing). To make N kills fit in a job

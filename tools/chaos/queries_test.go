@@ -246,7 +246,7 @@ func TestLocalRefusedQueryStartsNothing(t *testing.T) {
 		Matches: matches, Players: players, Out: t.TempDir(), TempDir: tmp, Kills: 4, Stdout: &stdout,
 		Queries: []sqljob.Query{{Name: "bad", From: "bad.sql", Text: "SELECT nope FROM matches"}},
 	})
-	if err == nil || rep != nil || !strings.Contains(err.Error(), `matches.csv: no column "nope" (read by query bad)`) {
+	if err == nil || rep != nil || !strings.Contains(err.Error(), `matches.csv: no column "nope" (read by query bad at`) {
 		t.Fatalf("report %v, error %v", rep, err)
 	}
 	if left, _ := os.ReadDir(tmp); len(left) > 0 {

@@ -75,10 +75,11 @@ epochs (while one uploads, while its version is made, between epochs),
 the burst once the last epoch's input is whole. Besides the final results (in --out), every
 version K (client results --epoch K, into --out/versions/K) and the
 version each submit or append returned with must be byte-equal to the
-answers over the rows of epochs 1..K. No disk is lost (--disk-losses 0):
-a shard's lost store runs a standing job again from the gateway's copies
-of its epochs, but a gateway's takes the copies with it, and this harness
-does not yet append the epochs again as a client would.
+answers over the rows of epochs 1..K. Disks are lost as for a batch job
+(--disk-losses): a worker's lost store makes the gateway run the standing
+job again from its copies of the epochs; a gateway's takes the copies and
+the job with it, and the harness submits the job again and appends every
+epoch again, as a client would, once per disk lost at most.
 
 Without --matches/--players both generate a dataset into data/chaos once.
 `

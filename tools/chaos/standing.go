@@ -2,7 +2,6 @@ package chaos
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -11,10 +10,14 @@ import (
 	"strings"
 	"time"
 
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
 	"github.com/wololo/wololo/deploy"
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 	"github.com/wololo/wololo/services/cmdline/client"
 	"github.com/wololo/wololo/services/dataflow/sql/sqljob"
+	"github.com/wololo/wololo/services/wire/rpc"
 )
 
 // A --standing run's job is a standing job (docs/standing.md) fed the
@@ -32,10 +35,14 @@ import (
 // prefix files), as must the version each submit or append wrote when it
 // returned, and the final results those over the whole input.
 //
-// A --standing run loses no disk: a shard's lost store runs a standing
-// job again from the gateway's copies of its epochs, but a gateway's
-// takes the copies with it, and this harness does not yet append the
-// epochs again as a client would.
+// A --standing run loses disks as a batch run does (--disk-losses): a
+// worker's lost store makes the gateway run the job again from its copies
+// of the epochs (gateway/rebuildstanding.go), with nothing asked of the
+// client; a gateway's takes the copies with it, and the job with them,
+// so the harness does what a user would (run): it submits the job again
+// with --standing and appends every epoch again, at most once per disk
+// lost, and notes each time (Report.Rebuilds). Every version is checked
+// all the same: those the job run again published and fetched.
 
 // DefaultEpochs is how many epochs a --standing run's job has.
 const DefaultEpochs = 4
@@ -105,9 +112,60 @@ func runJob(ctx context.Context, o client.SubmitOptions, st *standingJob, out io
 // done, then fetch its results into o.Out, as a batch job's are, and
 // every version into o.Out/versions/K; the job is then released. The
 // Summary is the final fetch's, its Job the finished job.
+//
+// A job lost on the way (lost): the gateway no longer has it, or it
+// failed as lost and the gateway could not run it again, is run from
+// the start again, at most o.Rebuilds times (one per disk lost), each
+// time's why in the Summary's Rebuilds.
 func (s *standingJob) run(ctx context.Context, o client.SubmitOptions, out io.Writer, start time.Time) (*client.Summary, error) {
-	final := o.Out
-	o.Standing, o.Rebuilds = true, 0 // a standing job is not submitted again from its files
+	final, most := o.Out, o.Rebuilds
+	o.Standing, o.Rebuilds = true, 0 // client.Submit does not submit a standing job again: this does, every epoch
+	var again []string
+	for {
+		sum, err := s.runOnce(ctx, o, final, out, start)
+		if sum != nil {
+			sum.Rebuilds = again
+		}
+		if err == nil || ctx.Err() != nil || len(again) >= most {
+			return sum, err
+		}
+		why, lost := lost(ctx, o)
+		if !lost {
+			return sum, err
+		}
+		again = append(again, why)
+		fmt.Fprintf(out, "chaos: +%s job %s was lost (%s): submitting it again with --standing and appending its epochs again (%d of at most %d)\n",
+			fmtDur(time.Since(start)), o.JobID, why, len(again), most)
+	}
+}
+
+// lost says whether standing job o.JobID, whose run failed, was lost as
+// a client sees it (client.Submit's lostJob): the gateway no longer has
+// it (it lost its store), or it failed lost and the gateway did not run
+// it again; such a failed job is deleted, so that its name is free to
+// submit again.
+func lost(ctx context.Context, o client.SubmitOptions) (string, bool) {
+	gw, err := client.Open(o.Server, o.TLS, o.Reach)
+	if err != nil {
+		return "", false
+	}
+	defer gw.Close()
+	job, err := gw.Get(ctx, o.JobID)
+	switch {
+	case status.Code(err) == codes.NotFound && !rpc.IsJobDeleted(err):
+		return "the gateway no longer has it (its store lost)", true
+	case err != nil || job.GetState() != wololov1.JobState_JOB_STATE_FAILED || !job.GetStateLost():
+		return "", false
+	}
+	if err := gw.Delete(ctx, o.JobID); err != nil {
+		return "", false
+	}
+	return job.GetMessage(), true
+}
+
+// runOnce is run's one attempt: the job submitted, appended, closed,
+// followed and fetched.
+func (s *standingJob) runOnce(ctx context.Context, o client.SubmitOptions, final string, out io.Writer, start time.Time) (*client.Summary, error) {
 	o.Matches, o.Players, o.Out = s.parts[0].matches, s.parts[0].players, s.published(1)
 	sum, err := client.Submit(ctx, o)
 	if err != nil {
@@ -242,9 +300,6 @@ func printVersions(w io.Writer, prefix string, checks []VersionCheck) {
 			prefix, c.Epoch, c.Epoch, word(c.Published), c.Epoch, word(c.Fetched))
 	}
 }
-
-// errStandingDisks refuses a --standing run that would lose disks.
-var errStandingDisks = errors.New("chaos: --standing takes no --disk-losses: a gateway's lost store takes its copies of the job's epochs with it, and this harness does not yet append them again as a client would")
 
 // versionsMatch is the verdict's word on the versions when they all
 // matched ("" for a batch job).

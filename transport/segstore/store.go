@@ -1,6 +1,7 @@
 package segstore
 
 import (
+	"bytes"
 	"cmp"
 	"errors"
 	"fmt"
@@ -707,4 +708,23 @@ func (s *Store) Close() error {
 		return fmt.Errorf("segstore: close %s: %w", s.dir, err)
 	}
 	return nil
+}
+
+// Record returns a copy of a record of a job from memory, where the index
+// keeps every record's value (transport.RecordReader).
+func (s *Store) Record(job, name string) ([]byte, bool, error) {
+	if err := s.enter(); err != nil {
+		return nil, false, err
+	}
+	defer s.leave()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.failed != nil {
+		return nil, false, s.failed
+	}
+	j := s.ix.jobs[job]
+	if j == nil || j.records[name] == nil {
+		return nil, false, nil
+	}
+	return bytes.Clone(j.records[name].v), true, nil
 }

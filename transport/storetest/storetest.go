@@ -473,12 +473,25 @@ func mustLoad(t testing.TB, s transport.Store) *transport.Image {
 	return img
 }
 
-// CheckLoad fails t unless s.Load returns want.
+// CheckLoad fails t unless s.Load returns want, and each of want's
+// records reads back alone (transport.ReadRecord: the store's own Record
+// where it has one), a record it has not as absent.
 func CheckLoad(t testing.TB, s transport.Store, want *transport.Image) {
 	t.Helper()
 	got := mustLoad(t, s)
 	if d := Diff(got, want); d != "" {
 		t.Fatalf("Load differs from the expected image:\n%s", d)
+	}
+	for id, j := range want.Jobs {
+		for name, v := range j.Records {
+			r, ok, err := transport.ReadRecord(s, id, name)
+			if err != nil || !ok || !bytes.Equal(r, v) {
+				t.Fatalf("record %s of job %s read alone: %q, %v, %v; want %q", name, id, r, ok, err, v)
+			}
+		}
+		if r, ok, err := transport.ReadRecord(s, id, "no such record"); err != nil || ok {
+			t.Fatalf("a record job %s has not, read alone: %q, %v, %v", id, r, ok, err)
+		}
 	}
 }
 

@@ -16,6 +16,7 @@ import (
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 	"github.com/wololo/wololo/services/cmdline/cli"
 	sqlflags "github.com/wololo/wololo/services/cmdline/explain"
+	"github.com/wololo/wololo/services/cmdline/inputfile"
 	"github.com/wololo/wololo/services/cmdline/tlsflags"
 )
 
@@ -125,13 +126,16 @@ func IsTerminal(w io.Writer) bool {
 
 func runSubmit(ctx context.Context, args []string, stdout, stderr io.Writer) (err error) {
 	fs := cli.NewFlagSet("wololo client submit", "usage: wololo client submit --matches F --players F --out DIR\n"+
-		"                            [--query NAME=FILE.sql ... [--table NAME=F ...] [--explain]] [flags]\n\n"+
+		"                            [--query NAME=FILE.sql ... [--table NAME=F ...] [--explain]] [flags]\n"+
+		"       wololo client submit --query NAME=FILE.sql ... --table NAME=F ... --out DIR [flags]\n\n"+
 		"Creates a job (or re-attaches to --job), uploads its files, waits, and writes the\n"+
 		"results: q1.csv..q4.csv of the four default queries (the SQL of queries/),\n"+
 		"or with --query NAME=FILE.sql\n"+
 		"(repeatable) the job's own SQL queries (docs/sql.md) over the tables matches and\n"+
 		"match_players, and NAME.csv of each; --table NAME=F (repeatable) adds the CSV file F,\n"+
 		"whose header row names its columns, as table NAME, uploaded after the two files.\n"+
+		"Without --matches and --players the job is of its --table files only (a query of\n"+
+		"matches or match_players is refused). "+inputsHelp+
 		"The gateway compiles the queries; one it refuses\n"+
 		"exits 4 with its message, which names the construct and its line:column.\n"+
 		"--explain prints the plans the gateway made of the job's queries before the upload.\n"+
@@ -152,8 +156,8 @@ func runSubmit(ctx context.Context, args []string, stdout, stderr io.Writer) (er
 		"publishes versions before its last byte (the submit still returns with its last one).\n"+environment, stderr)
 	var o SubmitOptions
 	gf := registerGateway(fs)
-	fs.StringVar(&o.Matches, "matches", "", "path of matches.csv (required)")
-	fs.StringVar(&o.Players, "players", "", "path of match_players.csv (required)")
+	fs.StringVar(&o.Matches, "matches", "", "path of matches.csv (with --players; none: a job of --table files only)")
+	fs.StringVar(&o.Players, "players", "", "path of match_players.csv (with --matches)")
 	fs.StringVar(&o.Out, "out", "", "directory for the results, q1.csv..q4.csv or NAME.csv of each --query (required)")
 	queryFlags := sqlflags.RegisterQueryFlags(fs, "a SQL query of the job, NAME=FILE.sql: its rows are written to NAME.csv (repeatable; default: the four default queries)")
 	tableFlags := sqlflags.RegisterTableFlags(fs, "another table of the --query queries, NAME=F: F's header row names its columns (repeatable)")
@@ -174,13 +178,16 @@ func runSubmit(ctx context.Context, args []string, stdout, stderr io.Writer) (er
 	if *asJSON { // every way out from here prints one object (submitjson.go)
 		defer func() { err = writeSubmitJSON(ctx, stdout, o, sum, err) }()
 	}
-	if err := cli.Required(fs, "matches", "players", "out"); err != nil {
+	if err := CheckPair(fs, o.Matches, o.Players); err != nil {
+		return err
+	}
+	if err := cli.Required(fs, "out"); err != nil {
 		return err
 	}
 	if o.EpochEvery != 0 && !o.Standing {
 		return cli.Usagef(fs, "--epoch-every is for a standing job (--standing)")
 	}
-	if err := checkEpochEvery(o.EpochEvery); err != nil {
+	if err := CheckEpochEvery(o.EpochEvery); err != nil {
 		return cli.Usagef(fs, "%v", err)
 	}
 	if o.MaxMalformed, err = maxMalformed(); err != nil {
@@ -192,10 +199,14 @@ func runSubmit(ctx context.Context, args []string, stdout, stderr io.Writer) (er
 	if o.Queries, err = queryFlags.Read(); err != nil {
 		return err
 	}
-	paths := []string{o.Matches, o.Players}
 	for _, kv := range tableFlags.List() {
 		o.Tables = append(o.Tables, Table{Name: kv[0], Path: kv[1]})
-		paths = append(paths, kv[1])
+	}
+	if o.Matches == "" && o.Players == "" && len(o.Tables) == 0 {
+		return cli.Usagef(fs, "give --matches and --players, or --table files of --query queries (a job of tables only)")
+	}
+	if err := CheckInputs(o); err != nil {
+		return cli.Usagef(fs, "%v", err)
 	}
 	if *printPlans {
 		o.Explain = stdout
@@ -212,10 +223,8 @@ func runSubmit(ctx context.Context, args []string, stdout, stderr io.Writer) (er
 	o.Notices = stderr
 	// The inputs first: a missing file is the likelier mistake, and
 	// says more than a missing credential.
-	for _, path := range paths {
-		if _, err := os.Stat(path); err != nil {
-			return err
-		}
+	if err := statInputs(o); err != nil {
+		return err
 	}
 	o.Server, o.Reach = gf.server, gf.reach
 	o.Again = gf.again()
@@ -390,7 +399,7 @@ func stateLine(id string, j *wololov1.Job) string {
 
 func printJob(w io.Writer, j *wololov1.Job) {
 	fmt.Fprint(w, stateLine(j.JobId, j))
-	for _, r := range []*wololov1.FileReport{j.Matches, j.Players} {
+	for _, r := range InputReports(j) { // the two files (none for a job of tables only), then the tables
 		if r != nil && r.Size > 0 {
 			fmt.Fprintf(w, ", %s %.0f%%", r.File, 100*float64(r.Offset)/float64(r.Size))
 		}
@@ -427,4 +436,26 @@ func failingChannels(j *wololov1.Job) []*wololov1.ChannelBacklog {
 		}
 	}
 	return out
+}
+
+// inputsHelp is what the help of a command that takes input files says
+// of them.
+const inputsHelp = "Any input may be gzip-compressed (told by its first\n" +
+	"bytes, not its name: the client uploads the decompressed CSV, after one pass that\n" +
+	"counts its size), and one of them may be - for standard input, which is spooled to\n" +
+	"a temporary file as it is read (a resume or a lost job sent again reads it again;\n" +
+	"the spool is removed at the end).\n"
+
+// statInputs refuses an input file of o that is not there, naming it,
+// before anything else (standard input is there).
+func statInputs(o SubmitOptions) error {
+	for _, path := range inputPaths(o) {
+		if path == inputfile.Stdin {
+			continue
+		}
+		if _, err := os.Stat(path); err != nil {
+			return err
+		}
+	}
+	return nil
 }

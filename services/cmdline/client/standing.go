@@ -74,12 +74,17 @@ func fetchAnswers(ctx context.Context, gw *Session, sum *Summary, job *wololov1.
 	return nil
 }
 
-// jobInputs are the inputs to upload of o's job (or o's append), with
-// the sizes their headers declared, the two files then o's tables.
-func jobInputs(o SubmitOptions, matches, players *wololov1.FileHeader, tables []*wololov1.Table) []input {
-	inputs := []input{{path: o.Matches, file: wololov1.InputFile_INPUT_FILE_MATCHES, size: matches.Size, epoch: o.epoch}, {path: o.Players, file: wololov1.InputFile_INPUT_FILE_PLAYERS, size: players.Size, epoch: o.epoch}}
+// jobInputs are the inputs to upload of o's job (or o's append), read
+// from src, with the sizes their headers declared: the two files (none
+// for a job of tables only) then o's tables.
+func jobInputs(o SubmitOptions, src sources, matches, players *wololov1.FileHeader, tables []*wololov1.Table) []input {
+	var inputs []input
+	if matches != nil {
+		inputs = append(inputs, input{path: o.Matches, src: src[o.Matches], file: wololov1.InputFile_INPUT_FILE_MATCHES, size: matches.Size, epoch: o.epoch},
+			input{path: o.Players, src: src[o.Players], file: wololov1.InputFile_INPUT_FILE_PLAYERS, size: players.Size, epoch: o.epoch})
+	}
 	for i, t := range o.Tables {
-		inputs = append(inputs, input{path: t.Path, table: t.Name, size: tables[i].Header.Size, epoch: o.epoch})
+		inputs = append(inputs, input{path: t.Path, src: src[t.Path], table: t.Name, size: tables[i].Header.Size, epoch: o.epoch})
 	}
 	return inputs
 }
@@ -87,23 +92,21 @@ func jobInputs(o SubmitOptions, matches, players *wololov1.FileHeader, tables []
 // AppendRequest is the AppendJob an append of o sends: its files' and
 // tables' headers, read and fingerprinted as a submit's.
 func AppendRequest(o SubmitOptions) (*wololov1.AppendJobRequest, error) {
-	mh, err := readHeader(o.Matches)
+	src, err := openSources(o)
 	if err != nil {
-		return nil, fmt.Errorf("the matches file: %w", err)
+		return nil, err
 	}
-	ph, err := readHeader(o.Players)
+	defer src.Close()
+	return appendRequest(o, src)
+}
+
+// appendRequest is AppendRequest of o's inputs opened as src.
+func appendRequest(o SubmitOptions, src sources) (*wololov1.AppendJobRequest, error) {
+	mh, ph, tables, err := src.headers(o)
 	if err != nil {
-		return nil, fmt.Errorf("the players file: %w", err)
+		return nil, err
 	}
-	req := &wololov1.AppendJobRequest{JobId: o.JobID, Matches: mh, Players: ph, EpochEveryMs: o.EpochEvery.Milliseconds()}
-	for _, t := range o.Tables {
-		h, err := readHeader(t.Path)
-		if err != nil {
-			return nil, fmt.Errorf("table %s: %w", t.Name, err)
-		}
-		req.Tables = append(req.Tables, &wololov1.Table{Name: t.Name, Header: h})
-	}
-	return req, nil
+	return &wololov1.AppendJobRequest{JobId: o.JobID, Matches: mh, Players: ph, Tables: tables, EpochEveryMs: o.EpochEvery.Milliseconds()}, nil
 }
 
 // Append adds o's files as the next epoch of the standing job o.JobID,
@@ -119,7 +122,12 @@ func Append(ctx context.Context, o SubmitOptions) (sum *Summary, err error) {
 			sum.Total = time.Since(start)
 		}
 	}()
-	req, err := AppendRequest(o)
+	src, err := openSources(o)
+	if err != nil {
+		return nil, err
+	}
+	defer src.Close()
+	req, err := appendRequest(o, src)
 	if err != nil {
 		return nil, err
 	}
@@ -148,7 +156,7 @@ func Append(ctx context.Context, o SubmitOptions) (sum *Summary, err error) {
 	}
 	p.printf("job %s: epoch %d %s on %s\n", o.JobID, o.epoch, verb, o.Server)
 	hint := fmt.Sprintf("epoch %d of job %s stays open: resume it with the same command, or follow the job with `%s`", o.epoch, o.JobID, o.Again.command("watch", "--job", o.JobID))
-	inputs := jobInputs(o, req.Matches, req.Players, req.Tables)
+	inputs := jobInputs(o, src, req.Matches, req.Players, req.Tables)
 	for _, in := range inputs {
 		p.total += in.size
 	}
@@ -212,7 +220,7 @@ func standingLine(j *wololov1.Job) string {
 }
 
 func runAppend(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := cli.NewFlagSet("wololo client append", "usage: wololo client append --job ID --matches F --players F [--table NAME=F ...] --out DIR [flags]\n\n"+
+	fs := cli.NewFlagSet("wololo client append", "usage: wololo client append --job ID [--matches F --players F] [--table NAME=F ...] --out DIR [flags]\n\n"+
 		"Appends the rows of F to the standing job ID (made by `client submit --standing`) as its\n"+
 		"next epoch: committed whole or not at all, uploaded as a submit's files are (a break is\n"+
 		"resumed; running the same command again resumes an epoch left open). Returns once the\n"+
@@ -220,12 +228,13 @@ func runAppend(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		"are (NAME.csv of each query). The files need a header row with the columns the job's\n"+
 		"queries read; --table NAME=F appends to the job's table NAME (a table left out gets no\n"+
 		"rows in this epoch). One append at a time: another while an epoch is open is refused\n"+
-		"(exit 4), as is an append to a batch job or to a closed one.\n"+environment, stderr)
+		"(exit 4), as is an append to a batch job or to a closed one. A job of tables only (made\n"+
+		"without --matches and --players) takes appends of its tables only. "+inputsHelp+environment, stderr)
 	var o SubmitOptions
 	gf := registerGateway(fs)
 	fs.StringVar(&o.JobID, "job", "", "the standing job (required)")
-	fs.StringVar(&o.Matches, "matches", "", "rows appended to matches, a CSV file with a header row (required)")
-	fs.StringVar(&o.Players, "players", "", "rows appended to match_players, a CSV file with a header row (required)")
+	fs.StringVar(&o.Matches, "matches", "", "rows appended to matches, a CSV file with a header row (with --players; none: no rows of the two files in this epoch)")
+	fs.StringVar(&o.Players, "players", "", "rows appended to match_players, a CSV file with a header row (with --matches)")
 	fs.StringVar(&o.Out, "out", "", "directory for the epoch's version, NAME.csv of each query (required)")
 	tableFlags := sqlflags.RegisterTableFlags(fs, "rows appended to the job's table NAME, NAME=F (repeatable)")
 	fs.DurationVar(&o.EpochEvery, "epoch-every", 0, "while this append uploads, also end an epoch (a version) every DURATION of input (default: the job's --epoch-every)")
@@ -233,21 +242,26 @@ func runAppend(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
-	if err := cli.Required(fs, "job", "matches", "players", "out"); err != nil {
+	if err := CheckPair(fs, o.Matches, o.Players); err != nil {
 		return err
 	}
-	if err := checkEpochEvery(o.EpochEvery); err != nil {
+	if err := cli.Required(fs, "job", "out"); err != nil {
+		return err
+	}
+	if err := CheckEpochEvery(o.EpochEvery); err != nil {
 		return cli.Usagef(fs, "%v", err)
 	}
-	paths := []string{o.Matches, o.Players}
 	for _, kv := range tableFlags.List() {
 		o.Tables = append(o.Tables, Table{Name: kv[0], Path: kv[1]})
-		paths = append(paths, kv[1])
 	}
-	for _, path := range paths {
-		if _, err := os.Stat(path); err != nil {
-			return err
-		}
+	if o.Matches == "" && o.Players == "" && len(o.Tables) == 0 {
+		return cli.Usagef(fs, "give --matches and --players, or --table files of the job's tables")
+	}
+	if err := CheckInputs(o); err != nil {
+		return cli.Usagef(fs, "%v", err)
+	}
+	if err := statInputs(o); err != nil {
+		return err
 	}
 	if !*quiet {
 		o.Progress, o.Terminal = stderr, IsTerminal(stderr)
@@ -320,9 +334,9 @@ func openStanding(ctx context.Context, gw *Session, id string) bool {
 // errNoEpoch is the usage error of a negative --epoch or --from.
 var errNoEpoch = errors.New("epochs are numbered from 1")
 
-// checkEpochEvery refuses an --epoch-every the gateway would: a negative
+// CheckEpochEvery refuses an --epoch-every the gateway would: a negative
 // one, or one under a millisecond (its unit on the wire).
-func checkEpochEvery(d time.Duration) error {
+func CheckEpochEvery(d time.Duration) error {
 	if d < 0 || (d > 0 && d < time.Millisecond) {
 		return fmt.Errorf("--epoch-every %s: 1ms or more (0: only each upload's end ends an epoch)", d)
 	}

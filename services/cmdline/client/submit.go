@@ -2,9 +2,7 @@ package client
 
 import (
 	"context"
-	"crypto/sha256"
 	"crypto/tls"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -29,7 +27,7 @@ import (
 	"github.com/wololo/wololo/services/base/jobid"
 	"github.com/wololo/wololo/services/cmdline/cli"
 	sqlflags "github.com/wololo/wololo/services/cmdline/explain"
-	"github.com/wololo/wololo/services/dataflow/ingest"
+	"github.com/wololo/wololo/services/cmdline/inputfile"
 	"github.com/wololo/wololo/services/dataflow/schema"
 	"github.com/wololo/wololo/services/dataflow/sql/physical"
 	"github.com/wololo/wololo/services/dataflow/sql/sqljob"
@@ -95,6 +93,15 @@ type SubmitOptions struct {
 	// upload (--epoch-every): a large upload publishes versions before
 	// its last byte. 0: only the upload's end ends one.
 	EpochEvery time.Duration
+	// Stdin is what "-" as an input's path reads (at most one of them):
+	// nil for os.Stdin. It is spooled to a temporary file as it is read
+	// (a resume or a rebuild reads it again), removed at the end.
+	Stdin io.Reader
+	// Created, if set, is called with the job's id once the gateway has
+	// created (or found) the job, before its upload: a caller may follow
+	// the job from then on (`wololo local run` prints each version as
+	// it is published). Called again when a lost job is created again.
+	Created func(jobID string)
 	// epoch is the epoch whose files are uploaded and whose version is
 	// waited for (standing.go): 1 for a standing submit, an append's.
 	epoch int64
@@ -102,6 +109,13 @@ type SubmitOptions struct {
 
 // DefaultRebuilds is how many times a lost job is submitted again.
 const DefaultRebuilds = 3
+
+// created calls o.Created, if set, with the job's id.
+func (o SubmitOptions) created(id string) {
+	if o.Created != nil {
+		o.Created(id)
+	}
+}
 
 // notice says something on o.Notices.
 func (o SubmitOptions) notice(format string, args ...any) {
@@ -115,9 +129,10 @@ func (o SubmitOptions) notice(format string, args ...any) {
 type Table struct{ Name, Path string }
 
 // input is one input of a job to upload: one of the two files, or a
-// table (file unspecified).
+// table (file unspecified), read from src.
 type input struct {
 	path  string
+	src   *inputfile.File
 	file  wololov1.InputFile
 	table string
 	size  int64
@@ -135,23 +150,6 @@ func (in input) key() string {
 		return "table " + in.table
 	}
 	return in.file.String()
-}
-
-// readHeader opens a file the user named (one of the two, or a table's),
-// reads its header row (ingest.ReadHeader: no column required; the
-// gateway's checks, sqljob.Check, find those the queries read) and
-// fingerprints it for the job to remember.
-func readHeader(path string) (*wololov1.FileHeader, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	hd, err := ingest.ReadHeader(f, path)
-	if err != nil {
-		return nil, err
-	}
-	return fileHeader(f, path, hd)
 }
 
 // requestQueries are the queries as CreateJob takes them.
@@ -222,69 +220,32 @@ func explain(server string, err error) error {
 	return fmt.Errorf("gateway error (%s): %s", st.Code(), st.Message())
 }
 
-// fileHeader is a header read from f as CreateJob takes it, with the
-// file's fingerprint.
-func fileHeader(f *os.File, path string, hd ingest.Header) (*wololov1.FileHeader, error) {
-	h := &wololov1.FileHeader{Columns: hd.Columns, DataOffset: hd.DataOffset, Size: hd.Size}
-	var err error
-	if h.Fingerprint, err = Fingerprint(f, hd.Size); err != nil {
-		return nil, fmt.Errorf("read %s: %w", path, err)
-	}
-	return h, nil
-}
-
-// fingerprintSpan is how much of each end of a file its fingerprint reads.
-const fingerprintSpan = 1 << 20
-
-// Fingerprint is what a job remembers of a file's content to tell it from
-// another: SHA-256 over the size and the first and last MiB. Cheap on any
-// file, and enough to catch a resume with other files (another dataset,
-// the two files swapped, a file that grew); a file changed only in its
-// middle passes, which the size usually betrays.
-func Fingerprint(f io.ReaderAt, size int64) ([]byte, error) {
-	h := sha256.New()
-	var n [8]byte
-	binary.BigEndian.PutUint64(n[:], uint64(size))
-	h.Write(n[:])
-	head := min(size, fingerprintSpan)
-	if _, err := io.Copy(h, io.NewSectionReader(f, 0, head)); err != nil {
-		return nil, err
-	}
-	tail := max(head, size-fingerprintSpan)
-	if _, err := io.Copy(h, io.NewSectionReader(f, tail, size-tail)); err != nil {
-		return nil, err
-	}
-	return h.Sum(nil), nil
-}
-
 // Request is the CreateJob a submit of o sends: the files' and tables'
-// headers read (readHeader: a file that cannot be read,
+// headers read (sources.headers: a file that cannot be read,
 // or is not CSV, is an error naming it) and fingerprinted, and o's
 // queries. Of the job's checks (sqljob.Check, which the gateway's
 // CreateJob runs, as `wololo explain` and `wololo demo` do) it runs only
 // the queries' names' (sqljob.CheckNames, a usage error with the
 // gateway's message), which no gateway's flags change.
 func Request(o SubmitOptions) (*wololov1.CreateJobRequest, error) {
+	src, err := openSources(o)
+	if err != nil {
+		return nil, err
+	}
+	defer src.Close()
+	return request(o, src)
+}
+
+// request is Request of o's inputs opened as src.
+func request(o SubmitOptions, src sources) (*wololov1.CreateJobRequest, error) {
 	if len(o.Queries) > 0 {
 		if err := sqljob.CheckNames(o.Queries); err != nil {
 			return nil, cli.Mark(err, cli.ErrUsage)
 		}
 	}
-	mh, err := readHeader(o.Matches)
+	mh, ph, tables, err := src.headers(o)
 	if err != nil {
-		return nil, fmt.Errorf("the matches file: %w", err)
-	}
-	ph, err := readHeader(o.Players)
-	if err != nil {
-		return nil, fmt.Errorf("the players file: %w", err)
-	}
-	var tables []*wololov1.Table
-	for _, t := range o.Tables {
-		h, err := readHeader(t.Path)
-		if err != nil {
-			return nil, fmt.Errorf("table %s: %w", t.Name, err)
-		}
-		tables = append(tables, &wololov1.Table{Name: t.Name, Header: h})
+		return nil, err
 	}
 	if err := checkLocally(o, mh, ph, tables); err != nil {
 		return nil, err
@@ -310,7 +271,7 @@ func checkLocally(o SubmitOptions, mh, ph *wololov1.FileHeader, tables []*wololo
 			return fmt.Errorf("%s: the header row is longer than %d bytes, more than any gateway takes", h.name, schema.MaxHeaderBytes)
 		}
 	}
-	spec := sqljob.Spec{Matches: mh.GetColumns(), Players: ph.GetColumns(), Queries: o.Queries, Own: len(o.Queries) > 0}
+	spec := sqljob.Spec{Matches: mh.GetColumns(), Players: ph.GetColumns(), NoFiles: mh == nil, Queries: o.Queries, Own: len(o.Queries) > 0}
 	if !spec.Own {
 		spec.Queries = sqlflags.DefaultQueries()
 	}
@@ -345,7 +306,12 @@ func Submit(ctx context.Context, o SubmitOptions) (sum *Summary, err error) {
 	if o.Standing {
 		o.epoch, o.Keep = 1, true // the job stays open for its appends
 	}
-	req, err := Request(o)
+	src, err := openSources(o)
+	if err != nil {
+		return nil, err
+	}
+	defer src.Close()
+	req, err := request(o, src)
 	if err != nil {
 		return nil, err
 	}
@@ -359,6 +325,7 @@ func Submit(ctx context.Context, o SubmitOptions) (sum *Summary, err error) {
 		return nil, explain(o.Server, err)
 	}
 	sum = &Summary{JobID: created.JobId, Files: map[string]string{}, Explain: created.Explain}
+	o.created(sum.JobID)
 	if o.Explain != nil && created.Explain != "" {
 		if _, err := io.WriteString(o.Explain, created.Explain); err != nil {
 			return sum, fmt.Errorf("print the plans: %w", err)
@@ -392,7 +359,7 @@ func Submit(ctx context.Context, o SubmitOptions) (sum *Summary, err error) {
 		return cli.WithHint(explain(o.Server, err), resumeHint(o, sum.JobID))
 	}
 
-	inputs := jobInputs(o, req.Matches, req.Players, req.Tables)
+	inputs := jobInputs(o, src, req.Matches, req.Players, req.Tables)
 	for _, in := range inputs {
 		p.total += in.size
 	}
@@ -436,6 +403,7 @@ func Submit(ctx context.Context, o SubmitOptions) (sum *Summary, err error) {
 		if err := recreate(ctx, gw, req); err != nil {
 			return sum, leftBehind(err)
 		}
+		o.created(sum.JobID)
 		p.restart()
 		stall.restart()
 	}
@@ -611,7 +579,10 @@ func resumeHint(o SubmitOptions, id string) string {
 // submitArgs are the arguments of a submit of job id with o's files,
 // queries, tables and output directory.
 func submitArgs(o SubmitOptions, id string) []string {
-	args := []string{"--job", id, "--matches", o.Matches, "--players", o.Players}
+	args := []string{"--job", id}
+	if o.Matches != "" {
+		args = append(args, "--matches", o.Matches, "--players", o.Players)
+	}
 	for _, q := range o.Queries {
 		if q.From != "" {
 			args = append(args, "--query", q.Name+"="+q.From)
@@ -684,15 +655,6 @@ func uploadWithRetry(ctx context.Context, gw *Session, id string, in input, atte
 // the end.
 func upload(ctx context.Context, jobs wololov1.JobServiceClient, id string, in input, p *progress) (progressed bool, err error) {
 	path, file := in.path, in.key()
-	f, err := os.Open(path)
-	if err != nil {
-		return false, err
-	}
-	defer f.Close()
-	info, err := f.Stat()
-	if err != nil {
-		return false, err
-	}
 	var acked atomic.Bool
 	defer func() { progressed = acked.Load() }()
 	ctx, cancel := context.WithCancel(ctx)
@@ -713,9 +675,11 @@ func upload(ctx context.Context, jobs wololov1.JobServiceClient, id string, in i
 	if first.Done {
 		return false, nil
 	}
-	if _, err := f.Seek(first.Offset, io.SeekStart); err != nil {
-		return false, fmt.Errorf("seek %s to %d: %w", path, first.Offset, err)
+	f, err := in.src.Reader(first.Offset)
+	if err != nil {
+		return false, err
 	}
+	defer f.Close()
 	acks := make(chan error, 1)
 	var bufs chunkBuffers
 	go func() {
@@ -750,10 +714,10 @@ func upload(ctx context.Context, jobs wololov1.JobServiceClient, id string, in i
 			break
 		}
 		if rerr != nil {
-			return false, fmt.Errorf("read %s: %w", path, rerr)
+			return false, fmt.Errorf("read %s: %w", in.src.Name(), rerr)
 		}
 	}
-	if err := stream.Send(&wololov1.UploadRequest{Frame: &wololov1.UploadRequest_Finish{Finish: &wololov1.UploadFinish{Size: info.Size()}}}); err != nil {
+	if err := stream.Send(&wololov1.UploadRequest{Frame: &wololov1.UploadRequest_Finish{Finish: &wololov1.UploadFinish{Size: in.src.Size()}}}); err != nil {
 		return false, waitAck(acks, err)
 	}
 	if err := <-acks; err != nil {

@@ -3,10 +3,12 @@ package epochsplit
 import (
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/wololo/wololo/services/cmdline/inputfile"
 	"github.com/wololo/wololo/services/dataflow/csvio"
 	"github.com/wololo/wololo/services/dataflow/ingest"
 )
@@ -18,15 +20,40 @@ func Run(total, n, k int) (from, to int) {
 	return total * k / n, total * (k + 1) / n
 }
 
+// RunLast is the k-th (from 0) of n contiguous runs of total records
+// whose last holds percent of them (rounded to a whole record), the
+// others the rest as Run cuts it into n-1: a standing job of n-1 epochs
+// then one small append, whose cost `wololo demo --last-epoch-percent`
+// shows. With percent 0 it is Run.
+func RunLast(total, n, k int, percent float64) (from, to int) {
+	if percent <= 0 || n < 2 {
+		return Run(total, n, k)
+	}
+	last := min(total, int(math.Round(float64(total)*percent/100)))
+	if k == n-1 {
+		return total - last, total
+	}
+	return Run(total-last, n-1, k)
+}
+
 // SplitCSV cuts the CSV file at path into n files in dir, NAME.K.csv
 // (K from 1, NAME the file's without .csv), each the file's header row
 // then the K-th run (Run) of its records, byte for byte. Records are
 // delimited as the gateway's ingest delimits them (csvio: quoted line
 // ends, malformed records and blank lines included), so that the parts'
 // records together are the file's.
+//
+// A gzip-compressed file (inputfile) is decompressed into dir first, and
+// that copy cut: the cut reads the file at offsets, which a compressed
+// stream has not.
 func SplitCSV(path, dir string, n int) ([]string, error) {
 	if n < 1 {
 		return nil, fmt.Errorf("split %s into %d parts: at least one", path, n)
+	}
+	name := strings.TrimSuffix(strings.TrimSuffix(filepath.Base(path), ".gz"), ".csv")
+	path, err := plain(path, filepath.Join(dir, name+".whole.csv"))
+	if err != nil {
+		return nil, err
 	}
 	f, err := os.Open(path)
 	if err != nil {
@@ -60,7 +87,6 @@ func SplitCSV(path, dir string, n int) ([]string, error) {
 	}); err != nil {
 		return nil, err
 	}
-	name := strings.TrimSuffix(filepath.Base(path), ".csv")
 	var parts []string
 	from := hd.DataOffset
 	for k, to := range ends {
@@ -109,4 +135,34 @@ func writePart(path string, f *os.File, dataOffset, from, to int64) error {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil
+}
+
+// plain is path, or for a gzip-compressed file a decompressed copy of it
+// written to to.
+func plain(path, to string) (string, error) {
+	src, err := inputfile.Open(path, nil, "")
+	if err != nil {
+		return "", err
+	}
+	defer src.Close()
+	if !src.Gzip {
+		return path, nil
+	}
+	r, err := src.Reader(0)
+	if err != nil {
+		return "", err
+	}
+	defer r.Close()
+	out, err := os.Create(to)
+	if err != nil {
+		return "", err
+	}
+	_, err = io.Copy(out, r)
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return "", fmt.Errorf("decompress %s into %s: %w", path, to, err)
+	}
+	return to, nil
 }

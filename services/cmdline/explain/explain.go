@@ -28,6 +28,7 @@ import (
 	"github.com/wololo/wololo/queries"
 	"github.com/wololo/wololo/services/base/datagen"
 	"github.com/wololo/wololo/services/cmdline/cli"
+	"github.com/wololo/wololo/services/cmdline/inputfile"
 	"github.com/wololo/wololo/services/dataflow/ingest"
 	"github.com/wololo/wololo/services/dataflow/sql/physical"
 	"github.com/wololo/wololo/services/dataflow/sql/sqljob"
@@ -47,8 +48,11 @@ NAME.csv (repeatable); with none, the job is the four default queries (q1
 .. q4 of queries/). The tables are matches and match_players, with the
 columns of the files the generator writes unless --matches or --players
 names a file whose header row to read instead, and NAME for each --table
-NAME=F (F's header row). A query the SQL engine refuses exits 2 with the
-construct and its line:column.
+NAME=F (F's header row); with --table and neither --matches nor --players,
+the job is of its tables only, and a query of matches or match_players is
+refused. A file may be gzip-compressed, and one may be - (standard input).
+A query the SQL engine refuses exits 2 with the construct and its
+line:column.
 `
 
 // pairs is a repeatable NAME=VALUE flag, in the order given.
@@ -94,6 +98,11 @@ func Run(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	remove, err := jf.SpoolStdin(fs, matches, players)
+	if err != nil {
+		return err
+	}
+	defer remove()
 	job, err := jf.Plan(fs, *matches, *players, top, stdout)
 	if err != nil {
 		return err
@@ -204,6 +213,23 @@ func (jf *JobFlags) Plan(fs *flag.FlagSet, matches, players string, top deploy.T
 	return job, err
 }
 
+// SpoolStdin puts standard input in a temporary file in place of the
+// one input (--matches, --players or a --table) given as "-"
+// (inputfile.SpoolStdin), for a command that reads its inputs by path
+// more than once; call remove at its end. More than one "-" is a usage
+// error.
+func (jf *JobFlags) SpoolStdin(fs *flag.FlagSet, matches, players *string) (remove func(), err error) {
+	paths := []*string{matches, players}
+	for i := range jf.tables.p.list {
+		paths = append(paths, &jf.tables.p.list[i][1])
+	}
+	remove, err = inputfile.SpoolStdin(paths, nil, "")
+	if err != nil {
+		return nil, cli.Usagef(fs, "%v", err)
+	}
+	return remove, nil
+}
+
 // PrintPhysical prints the job's physical plan.
 func PrintPhysical(w io.Writer, j *sqljob.Job) error {
 	_, err := io.WriteString(w, j.PhysicalText())
@@ -230,10 +256,15 @@ func DefaultQueries() []sqljob.Query {
 }
 
 // jobSpec is the job's inputs: the two files, with the generator's
-// columns or a given file's header, and the --table ones.
+// columns or a given file's header, and the --table ones. With --table
+// files and neither --matches nor --players, the job is of its tables
+// only (sqljob.Spec.NoFiles).
 func jobSpec(matches, players string, tables [][2]string) (sqljob.Spec, error) {
 	var spec sqljob.Spec
-	spec.Matches, spec.Players = datagen.Headers()
+	spec.NoFiles = matches == "" && players == "" && len(tables) > 0
+	if !spec.NoFiles {
+		spec.Matches, spec.Players = datagen.Headers()
+	}
 	for _, f := range []struct {
 		path string
 		cols *[]string
@@ -241,14 +272,14 @@ func jobSpec(matches, players string, tables [][2]string) (sqljob.Spec, error) {
 		if f.path == "" {
 			continue
 		}
-		h, err := readHeader(f.path)
+		h, err := ReadHeader(f.path)
 		if err != nil {
 			return spec, err
 		}
 		*f.cols = h.Columns
 	}
 	for _, kv := range tables {
-		h, err := readHeader(kv[1])
+		h, err := ReadHeader(kv[1])
 		if err != nil {
 			return spec, fmt.Errorf("table %s: %w", kv[0], err)
 		}
@@ -257,12 +288,18 @@ func jobSpec(matches, players string, tables [][2]string) (sqljob.Spec, error) {
 	return spec, nil
 }
 
-// readHeader reads the header row of a CSV file (ingest.ReadHeader).
-func readHeader(path string) (ingest.Header, error) {
-	f, err := os.Open(path)
+// ReadHeader reads the header row of a CSV file (ingest.ReadHeader), a
+// plain or a gzip-compressed one (inputfile).
+func ReadHeader(path string) (ingest.Header, error) {
+	f, err := inputfile.Open(path, nil, "")
 	if err != nil {
 		return ingest.Header{}, err
 	}
 	defer f.Close()
-	return ingest.ReadHeader(f, path)
+	c, err := f.Content()
+	if err != nil {
+		return ingest.Header{}, err
+	}
+	defer c.Close()
+	return ingest.ReadHeader(c, f.Name())
 }

@@ -2,6 +2,7 @@ package explain_test
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"errors"
@@ -104,7 +105,7 @@ func TestRefused(t *testing.T) {
 		want string
 	}{
 		{[]string{"--query", "bad=" + bad}, cli.ExitUsage, "query bad (" + bad + "): 2:16: CROSS JOIN: not supported"},
-		{[]string{"--query", "u=" + unknown}, cli.ExitUsage, `matches.csv: no column "nope" (read by query u)`},
+		{[]string{"--query", "u=" + unknown}, cli.ExitUsage, `matches.csv: no column "nope" (read by query u at`},
 		{[]string{"--query", "x=" + filepath.Join(dir, "missing.sql")}, cli.ExitError, "no such file"},
 		{[]string{"--query", "nameonly"}, cli.ExitUsage, "want NAME=FILE"},
 		{[]string{"--query", "a=" + bad, "--query", "a=" + unknown}, cli.ExitUsage, "query a is named twice"},
@@ -132,5 +133,27 @@ func TestHelp(t *testing.T) {
 		if !strings.Contains(stderr, want) {
 			t.Errorf("the help lacks %q:\n%s", want, stderr)
 		}
+	}
+}
+
+// TestTablesOnly: --table files and neither --matches nor --players make
+// a job of its tables only (a gzip-compressed file's header read as
+// well), whose queries read no matches or match_players.
+func TestTablesOnly(t *testing.T) {
+	dir := t.TempDir()
+	var z bytes.Buffer
+	w := gzip.NewWriter(&z)
+	w.Write([]byte("civ,region\nAztecs,americas\n"))
+	w.Close()
+	civs := write(t, dir, "civs.data", z.String())
+	q := write(t, dir, "q.sql", "SELECT region, COUNT(*) AS n FROM civs GROUP BY region")
+	out, _, err := run(t, "--query", "regions="+q, "--table", "civs="+civs)
+	if err != nil || !strings.Contains(out, "scan civs -> (region text)") || strings.Contains(out, "match") {
+		t.Fatalf("a job of a gzip-compressed table only: %v\n%s", err, out)
+	}
+	m := write(t, dir, "m.sql", "SELECT COUNT(*) AS n FROM matches")
+	_, _, err = run(t, "--query", "regions="+q, "--query", "m="+m, "--table", "civs="+civs)
+	if cli.ExitCode(err) != cli.ExitUsage || !strings.Contains(err.Error(), "this job has no matches.csv: query m") {
+		t.Fatalf("a query of matches in a job of tables only: %v", err)
 	}
 }

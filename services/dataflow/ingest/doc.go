@@ -12,8 +12,8 @@
 //
 // What it may not touch: it is pure. It opens no file, dials nothing,
 // keeps no state beyond one file's parse, logs nothing and reads no
-// clock; it only reads the bytes it is fed and, for ReadHeader, the file
-// its caller opened. Its dependencies are the dataflow packages it builds
-// on (schema for the header's limits and the counts, csvio for the
-// records).
+// clock; it only reads the bytes it is fed and, for ReadHeader and
+// RowsEnd, the file or reader its caller opened. Its dependencies are the
+// dataflow packages it builds on (schema for the header's limits and the
+// counts, csvio for the records).
 package ingest

@@ -81,7 +81,11 @@ func (lv *level) table(t *parse.TableName) (*scanInfo, error) {
 	name := t.Name
 	cols, ok := lv.c.cat[name]
 	if !ok {
-		return nil, lv.err(t.Pos, "table "+name, "no such table")
+		msg := "no such table"
+		if near := nearest(name, lv.c.tableNames()); near != "" {
+			msg += fmt.Sprintf("; did you mean %s?", parse.Name(near))
+		}
+		return nil, lv.err(t.Pos, "table "+name, "%s", msg)
 	}
 	alias := name
 	if t.Alias != "" {
@@ -254,26 +258,39 @@ func (lv *level) noColumn(cn *parse.Column) *Error {
 }
 
 // closest is the column of the query's tables (of cn's table, when it
-// names one) nearest to cn's name: the same but for case, else at most
-// a third of its letters edited away; "" when none is.
+// names one) nearest to cn's name (nearest); "" when none is near.
 func (lv *level) closest(cn *parse.Column) (string, *scanInfo) {
-	best, bestD := "", len(cn.Name)/3+1
+	best, bestD := "", -1
 	var in *scanInfo
 	for _, s := range lv.scans {
 		if cn.Table != "" && cn.Table != s.alias {
 			continue
 		}
-		for _, c := range s.names {
-			d := editDistance(strings.ToLower(c), strings.ToLower(cn.Name))
-			if d == 0 {
-				return c, s
-			}
-			if d < bestD {
+		if c := nearest(cn.Name, s.names); c != "" {
+			if d := editDistance(strings.ToLower(c), strings.ToLower(cn.Name)); bestD < 0 || d < bestD {
 				best, bestD, in = c, d, s
 			}
 		}
 	}
 	return best, in
+}
+
+// nearest is the name of names nearest to name: the same but for case,
+// else the fewest edits, at most a third of its letters (one for a name
+// of up to five); "" when none is that near (the first of equally near
+// ones).
+func nearest(name string, names []string) string {
+	best, bestD := "", max(len(name)/3, 1)+1
+	for _, c := range names {
+		d := editDistance(strings.ToLower(c), strings.ToLower(name))
+		if d == 0 {
+			return c
+		}
+		if d < bestD {
+			best, bestD = c, d
+		}
+	}
+	return best
 }
 
 // editDistance is Levenshtein's distance between a and b, in bytes.

@@ -1,6 +1,8 @@
 package sql
 
 import (
+	"maps"
+	"slices"
 	"strconv"
 
 	"github.com/wololo/wololo/services/dataflow/sql/parse"
@@ -27,6 +29,17 @@ type cteScope struct {
 	cte    *parse.CTE
 	used   bool         // referenced: its body has been bound at least once
 	last   *derivedPlan // the last plan bound of its body (cteBody)
+}
+
+// tableNames are the names a FROM may read: the catalog's tables and
+// the CTEs in scope, sorted.
+func (c *compiler) tableNames() []string {
+	names := slices.Collect(maps.Keys(c.cat))
+	for s := c.ctes; s != nil; s = s.parent {
+		names = append(names, s.cte.Name)
+	}
+	slices.Sort(names)
+	return names
 }
 
 // lookupCTE is the CTE in scope named name, or nil.

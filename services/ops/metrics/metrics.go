@@ -166,6 +166,11 @@ type timedStore struct {
 	h prometheus.Histogram
 }
 
+// Record reads through to the store it wraps (transport.ReadRecord).
+func (s timedStore) Record(job, name string) ([]byte, bool, error) {
+	return transport.ReadRecord(s.Store, job, name)
+}
+
 func (s timedStore) Commit(c *transport.Commit) error {
 	start := time.Now()
 	err := s.Store.Commit(c)

@@ -42,10 +42,13 @@ type corpusJob struct {
 		Name, SQL string
 		Default   string // the text of this default query instead of SQL
 	}
-	Repeat int // the first query this many times, named q1..qN
-	Pad    int // a comment of this many bytes after the first query, on a line of its own
-	Want   string
-	Msg    string // the refusal's message, when given
+	// NoFiles is a job of its tables only: no matches.csv, no
+	// match_players.csv (Matches and Players are not read).
+	NoFiles bool
+	Repeat  int // the first query this many times, named q1..qN
+	Pad     int // a comment of this many bytes after the first query, on a line of its own
+	Want    string
+	Msg     string // the refusal's message, when given
 }
 
 // kind is the verdict of an error of the job's checks: "ok", or the
@@ -215,11 +218,15 @@ func writeJob(t *testing.T, j corpusJob) *jobFiles {
 		}
 		return path
 	}
-	f.matches = write("matches.csv", strings.Join(m, ",")+"\n")
-	f.players = write("match_players.csv", strings.Join(p, ",")+"\n")
 	f.headers = [][]string{m, p}
 	f.spec = sqljob.Spec{Matches: m, Players: p}
-	f.args = []string{"--matches", f.matches, "--players", f.players}
+	if j.NoFiles {
+		f.spec = sqljob.Spec{NoFiles: true}
+	} else {
+		f.matches = write("matches.csv", strings.Join(m, ",")+"\n")
+		f.players = write("match_players.csv", strings.Join(p, ",")+"\n")
+		f.args = []string{"--matches", f.matches, "--players", f.players}
+	}
 	for i, tb := range j.Tables {
 		path := write(fmt.Sprintf("table%d.csv", i), strings.Join(tb.Header, ",")+"\n")
 		f.tables = append(f.tables, [2]string{tb.Name, path})
@@ -264,13 +271,16 @@ func writeJob(t *testing.T, j corpusJob) *jobFiles {
 }
 
 // request is the job as a CreateJob of the gateway's own API: its
-// headers, its queries, its tables.
+// headers (none for a job of tables only), its queries, its tables.
 func (f *jobFiles) request(id string) *wololov1.CreateJobRequest {
 	header := func(cols []string) *wololov1.FileHeader {
 		n := int64(len(strings.Join(cols, ",")) + 1)
 		return &wololov1.FileHeader{Columns: cols, Size: n, DataOffset: n}
 	}
-	req := &wololov1.CreateJobRequest{JobId: id, Matches: header(f.headers[0]), Players: header(f.headers[1])}
+	req := &wololov1.CreateJobRequest{JobId: id}
+	if !f.spec.NoFiles {
+		req.Matches, req.Players = header(f.headers[0]), header(f.headers[1])
+	}
 	for i, tb := range f.tables {
 		req.Tables = append(req.Tables, &wololov1.Table{Name: tb[0], Header: header(f.headers[2+i])})
 	}

@@ -57,7 +57,11 @@ in-process runner: each query is compiled, the job's physical plan built
 on the topology's tasks (--topology, --replicas), and every instance of
 every task run in this process on the tables: matches (--matches or the
 generated dataset), match_players (--players or the generated dataset)
-and NAME for each --table NAME=F. Each query's rows go to --out as
+and NAME for each --table NAME=F; with --table and neither --matches nor
+--players, the job is of its tables only (nothing generated, a query of
+matches or match_players refused). Any file may be gzip-compressed (read
+as it is decompressed), and one may be - (standard input, spooled to a
+temporary file removed at the end). Each query's rows go to --out as
 NAME.csv. A query the SQL engine refuses exits 2 at once, with its file
 and the construct's line:column, before any data is read. --explain
 prints the plans (as wololo explain does) and exits without running.
@@ -66,8 +70,12 @@ With --epochs N the job runs as a standing job (docs/standing.md): each
 table's records are cut into N contiguous runs, appended one epoch at a
 time, and after each epoch every query has a new version of its answer,
 kept up to date incrementally; a line per version gives each query's
-rows and its change (+rows in -rows out). The files written are the
-final answers, those of the same job run once over all the rows.
+rows, its change (+rows in -rows out) and what the epoch cost this
+process (cpu: user and system time, reading its rows included; wall).
+--last-epoch-percent P makes the last epoch P% of each table's rows and
+the N-1 before it the rest: its line is the cost of a small append to a
+big standing job. The files written are the final answers, those of the
+same job run once over all the rows.
 
 With --grpc the job runs as a deployment runs it, every instance a gRPC
 node on loopback, fed by the client. wololo local run and wololo client submit
@@ -91,7 +99,8 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	jobFlags := explain.RegisterJobFlags(fs)
 	explainOnly := fs.Bool("explain", false, "print the SQL job's plans and exit without running")
 	maxMalformedFlag := client.MaxMalformedFlag(fs)
-	epochs := fs.Int("epochs", 0, "if set, run the job as a standing job whose input comes in this many appends, printing each version's row counts (in memory only)")
+	epochs := fs.Int("epochs", 0, "if set, run the job as a standing job whose input comes in this many appends, printing each version's row counts and its epoch's cost (in memory only)")
+	lastPercent := fs.Float64("last-epoch-percent", 0, "with --epochs N (2 or more): the last epoch holds this percentage of each table's rows, the first N-1 the rest; its line's cpu is the cost of a small append to a big standing job")
 	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
@@ -102,8 +111,11 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if *epochs < 0 || *epochs > 0 && *overGRPC {
 		return cli.Usagef(fs, "--epochs takes a number of appends above 0, and runs in memory: leave out --grpc")
 	}
+	if *lastPercent < 0 || *lastPercent > 100 || *lastPercent > 0 && *epochs < 2 {
+		return cli.Usagef(fs, "--last-epoch-percent takes a percentage from 0 to 100, with --epochs 2 or more")
+	}
 	if (*matches == "") != (*players == "") {
-		return cli.Usagef(fs, "give both --matches and --players, or neither for the generated dataset")
+		return cli.Usagef(fs, "give both --matches and --players, or neither for the generated dataset (or, with --table, a job of its tables only)")
 	}
 	top := deploy.Default()
 	if *topoPath != "" {
@@ -116,9 +128,17 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		top = top.Uniform(*replicas)
 	}
 	queryFlags, _ := jobFlags.Given()
+	remove, err := jobFlags.SpoolStdin(fs, matches, players)
+	if err != nil {
+		return err
+	}
+	defer remove()
 	if err := checkTables(fs, jobFlags.Tables()); err != nil {
 		return err
 	}
+	// With --table and neither file, the job is of its tables only (no
+	// generated dataset): sqljob.Spec.NoFiles, as explain plans it.
+	tablesOnly := *matches == "" && len(jobFlags.Tables()) > 0
 	var job *sqljob.Job
 	if !*overGRPC {
 		plans := io.Discard
@@ -134,7 +154,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	} else if *explainOnly {
 		return cli.Usagef(fs, "--explain prints the plans of the job run in memory; leave out --grpc")
 	}
-	if *matches == "" {
+	if *matches == "" && !tablesOnly {
 		if *matches, *players, err = ensureDataset(ctx, *data, *gen, stdout); err != nil {
 			return err
 		}
@@ -147,7 +167,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	defer stopProfile()
 	log := logFlags.Logger("wololo", stderr)
 	start := time.Now()
-	rf := runFiles{*matches, *players, *out, jobFlags.Tables(), maxMalformed, *epochs}
+	rf := runFiles{*matches, *players, *out, jobFlags.Tables(), maxMalformed, *epochs, *lastPercent}
 	var sum *client.Summary
 	switch {
 	case *overGRPC:
@@ -180,7 +200,8 @@ type runFiles struct {
 	matches, players, out string
 	tables                [][2]string // --table NAME=F
 	maxMalformed          *float64
-	epochs                int // above 0: a standing job of this many appends (--epochs)
+	epochs                int     // above 0: a standing job of this many appends (--epochs)
+	lastPercent           float64 // above 0: the last append's share of the rows (--last-epoch-percent)
 }
 
 // addFileReport puts the report of the job's i-th input, named name, in

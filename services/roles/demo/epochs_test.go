@@ -31,27 +31,41 @@ func TestEpochsAnswersAreTheBatchOnes(t *testing.T) {
 		return out, stdout.String()
 	}
 	batch, _ := run()
-	standing, printed := run("--epochs", "4")
-	for _, name := range queries.Names {
-		want, err := os.ReadFile(filepath.Join(batch, name+".csv"))
-		if err != nil {
-			t.Fatal(err)
+	for _, c := range []struct {
+		flags []string
+		lines []string
+	}{
+		{[]string{"--epochs", "4"}, []string{"version 1: q1 ", "version 4: q1 ", "q4 5 rows", "; cpu "}},
+		{[]string{"--epochs", "3", "--last-epoch-percent", "1"}, []string{"version 2: q1 ", "version 3: q1 ", "; cpu "}},
+	} {
+		standing, printed := run(c.flags...)
+		for _, name := range queries.Names {
+			want, err := os.ReadFile(filepath.Join(batch, name+".csv"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := os.ReadFile(filepath.Join(standing, name+".csv"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Errorf("%v: %s: the standing job's final answer is not the batch job's", c.flags, name)
+			}
 		}
-		got, err := os.ReadFile(filepath.Join(standing, name+".csv"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(got, want) {
-			t.Errorf("%s: the standing job's final answer is not the batch job's", name)
+		for _, line := range c.lines {
+			if !strings.Contains(printed, line) {
+				t.Errorf("%v: no %q in the output:\n%s", c.flags, line, printed)
+			}
 		}
 	}
-	for _, line := range []string{"version 1: q1 ", "version 4: q1 ", "q4 5 rows"} {
-		if !strings.Contains(printed, line) {
-			t.Errorf("no %q in the output:\n%s", line, printed)
+	for _, flags := range [][]string{
+		{"--epochs", "2", "--grpc"},
+		{"--epochs", "1", "--last-epoch-percent", "1"},
+		{"--epochs", "3", "--last-epoch-percent", "101"},
+	} {
+		var stderr bytes.Buffer
+		if err := Run(context.Background(), append(in, flags...), &bytes.Buffer{}, &stderr); err == nil {
+			t.Errorf("%v was not refused", flags)
 		}
-	}
-	var stderr bytes.Buffer
-	if err := Run(context.Background(), append(in, "--epochs", "2", "--grpc"), &bytes.Buffer{}, &stderr); err == nil {
-		t.Error("--epochs with --grpc was not refused")
 	}
 }

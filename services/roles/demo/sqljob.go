@@ -13,6 +13,7 @@ import (
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 	"github.com/wololo/wololo/services/cmdline/cli"
 	"github.com/wololo/wololo/services/cmdline/client"
+	"github.com/wololo/wololo/services/cmdline/inputfile"
 	"github.com/wololo/wololo/services/dataflow/schema"
 	"github.com/wololo/wololo/services/dataflow/sql/exec"
 	"github.com/wololo/wololo/services/dataflow/sql/sqljob"
@@ -40,7 +41,12 @@ func runSQL(ctx context.Context, job *sqljob.Job, rf runFiles, log hclog.Logger,
 	log = log.With("job", "demo", "stage", job.Shape.Gateway.Name, "instance", "demo")
 	fmt.Fprintf(stdout, "SQL job in this process (the SQL engine's runner): queries %s on %s and %s\n", strings.Join(queryNames(job), ", "), job.Shape.Gateway, job.Shape.Shard)
 	start := time.Now()
-	files := append([][2]string{{"matches", rf.matches}, {"match_players", rf.players}}, rf.tables...)
+	// The job's inputs, each with its index among a job's inputs (the
+	// two files, then the tables): a job of tables only has no file.
+	files, index := rf.tables, len(schema.Files)
+	if rf.matches != "" {
+		files, index = append([][2]string{{"matches", rf.matches}, {"match_players", rf.players}}, rf.tables...), 0
+	}
 	// Every table is read from the start, a few pieces ahead of the plan
 	// at most (match_players' while the plan is given matches).
 	read := job.Plan.Scanned()
@@ -64,7 +70,7 @@ func runSQL(ctx context.Context, job *sqljob.Job, rf runFiles, log hclog.Logger,
 	var res *sqlops.Result
 	var err error
 	if rf.epochs > 0 {
-		res, err = runEpochs(ctx, job, feeds, rf.epochs, stdout)
+		res, err = runEpochs(ctx, job, feeds, func(table string) (int, error) { return countRows(files, table) }, rf.epochs, rf.lastPercent, stdout)
 	} else {
 		res, err = sqlops.RunFeedsContext(ctx, job.Plan, feeds)
 	}
@@ -92,7 +98,7 @@ func runSQL(ctx context.Context, job *sqljob.Job, rf runFiles, log hclog.Logger,
 				break
 			}
 		}
-		name := inputName(i, f[0])
+		name := inputName(index+i, f[0])
 		r := schema.FileReport{Missing: nulls[f[0]]}
 		r.Rows, r.Malformed = readers[i].Counts()
 		for _, rj := range readers[i].Rejects() {
@@ -103,7 +109,7 @@ func runSQL(ctx context.Context, job *sqljob.Job, rf runFiles, log hclog.Logger,
 			log.Error("job failed", "error", err)
 			return nil, cli.Mark(err, cli.ErrJobFailed)
 		}
-		addFileReport(sum.Job, i, name, r)
+		addFileReport(sum.Job, index+i, name, r)
 	}
 	out := map[string][]byte{}
 	for _, q := range job.Logical {
@@ -174,14 +180,19 @@ func nullCounts(stats []exec.ColumnStats) map[string]map[string]int64 {
 // tableFile is a table's file being read batch by batch.
 type tableFile struct {
 	*exec.CSVReader
-	f *os.File
+	f io.Closer
 }
 
 // openTable starts reading a table's file batch by batch: the text of the
 // columns named, the others empty (none kept for a table no scan reads a
 // column of: its records are only checked and counted; exec.CSVReader).
+// A gzip-compressed file is read as it is decompressed (inputfile).
 func openTable(path string, columns []string) (*tableFile, error) {
-	f, err := os.Open(path)
+	src, err := inputfile.Open(path, nil, "")
+	if err != nil {
+		return nil, err
+	}
+	f, err := src.Reader(0)
 	if err != nil {
 		return nil, err
 	}
@@ -192,6 +203,34 @@ func openTable(path string, columns []string) (*tableFile, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return &tableFile{r, f}, nil
+}
+
+// countRows is the rows the table's file has (its records read whole,
+// malformed ones not counted), read through without keeping a column:
+// how a standing job's epochs are cut before the first is read.
+func countRows(files [][2]string, table string) (int, error) {
+	for _, f := range files {
+		if f[0] != table {
+			continue
+		}
+		r, err := openTable(f[1], nil)
+		if err != nil {
+			return 0, err
+		}
+		defer r.Close()
+		rows := 0
+		for {
+			b, err := r.Next()
+			if err != nil {
+				return 0, err
+			}
+			if b == nil {
+				return rows, nil
+			}
+			rows += b.N
+		}
+	}
+	return 0, fmt.Errorf("no file of table %s", table)
 }
 
 // Close stops the reading and closes the file.

@@ -44,8 +44,16 @@ import (
 // added queries: the added job follows the new run (followRun), whose
 // copies are the same, and gives it its versions so far.
 //
+// An append that --epoch-every cuts into several epochs is replayed into
+// the added job as the job's epochs cut it (replayCuts, at the rows of
+// the job's EpochEnd records), once the job has committed it: its epochs
+// are published together at its end, not while it uploads.
+//
 // What it does not do yet: take an added query away; show it to a
-// WatchAnswers already past the epoch it was added at before the next.
+// WatchAnswers already past the epoch it was added at before the next;
+// publish the epochs cut in an append while it uploads; run its job
+// again when a process loses that job's state (it has no retained input
+// of its own: it fails, and its queries' versions stop).
 
 // addedPrefix begins the name of an added query's job: a name no client
 // chooses (jobid.Valid refuses the dot), as a one-off query's.
@@ -121,15 +129,9 @@ func (g *Gateway) addLocked(j *job, jp *jobPlan, first []*wololov1.FileRecord, q
 		}
 		return nil, err
 	}
-	if why := j.cutsEpochs(); why != "" {
-		return nil, errorf(ErrNotStanding, "job %q %s: a query added to it would replay whole appends and number its versions otherwise; add queries to a job without --epoch-every", j.name, why)
-	}
 	appends, at, err := j.queryable()
 	if err != nil {
 		return nil, err
-	}
-	if at != appends {
-		return nil, errorf(ErrNotStanding, "job %q: its epochs are not one per append", j.name)
 	}
 	parts, err := g.jobs.queryParts(j, appends, first)
 	if err != nil {
@@ -224,7 +226,7 @@ func link(p, c *job) {
 func (js *jobs) followRun(c, p *job) error {
 	c.mu.Lock()
 	linked := c.follows.parent
-	records := c.standing.versions.records()
+	held := c.standing.versions.clone()
 	c.mu.Unlock()
 	if linked == p {
 		return nil
@@ -251,7 +253,7 @@ func (js *jobs) followRun(c, p *job) error {
 	}
 	link(p, c)
 	p.mu.Lock()
-	p.standing.versions.add(records)
+	p.standing.versions.merge(held)
 	p.notifyLocked()
 	p.mu.Unlock()
 	c.log.Info("the added query follows its job's new run", "run", p.id)
@@ -285,7 +287,8 @@ func (j *job) waitAdded(ctx context.Context, c *job) error {
 		ver, changed := j.standing.versions.byEpoch[c.addedAt], j.changed
 		has := ver != nil
 		for _, name := range names {
-			has = has && ver.files[name] != nil
+			_, ok := ver.files[name]
+			has = has && ok
 		}
 		j.mu.Unlock()
 		if has {
@@ -440,7 +443,7 @@ func forwardRecords(c *job, records map[string][]byte) {
 	p = p.follow()
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.standing.versions.add(records) {
+	if p.standing.versions.add(c.id, records) {
 		p.log.Info("version published", "epoch", p.standing.versions.published)
 	}
 	p.notifyLocked() // a backfilled version is new to results --epoch too
@@ -451,22 +454,30 @@ func forwardRecords(c *job, records map[string][]byte) {
 // that one is not published yet.
 func (j *job) withAdded(files map[string][]byte, epoch int64) (map[string][]byte, error) {
 	j.mu.Lock()
-	defer j.mu.Unlock()
 	v := j.standing.versions
-	if len(v.added) == 0 {
-		return files, nil
-	}
 	ver := v.byEpoch[epoch]
-	out := make(map[string][]byte, len(files)+len(v.added))
-	for name, data := range files {
-		out[name] = data
-	}
+	refs := map[string]fileRef{}
 	for name := range v.added {
-		if ver == nil || ver.files[name] == nil {
+		ref, ok := fileRef{}, false
+		if ver != nil {
+			ref, ok = ver.files[name]
+		}
+		if !ok {
+			j.mu.Unlock()
 			return nil, errorf(ErrNotDone, "job %q: its added query %s has no version of epoch %d yet", j.name, name, epoch)
 		}
-		out[name] = ver.files[name]
+		refs[name] = ref
 	}
+	j.mu.Unlock()
+	if len(refs) == 0 {
+		return files, nil
+	}
+	added, err := v.read(epoch, refs, false)
+	if err != nil {
+		return nil, err
+	}
+	out := maps.Clone(files)
+	maps.Copy(out, added)
 	return out, nil
 }
 
@@ -485,7 +496,7 @@ func (js *jobs) linkAdded() (gone []string) {
 			continue
 		}
 		link(p, c)
-		p.standing.versions.add(c.standing.versions.records())
+		p.standing.versions.merge(c.standing.versions)
 		js.following = append(js.following, c)
 	}
 	return gone

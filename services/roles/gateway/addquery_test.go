@@ -228,24 +228,3 @@ func TestAddedQueryLifecycle(t *testing.T) {
 		}
 	})
 }
-
-// A query is not added to a job whose appends are cut into epochs
-// (--epoch-every): its added job would replay whole appends and number
-// its versions otherwise. Nor is an append cut into epochs once a job has
-// an added query (TestAddedQueryLifecycle's job would refuse it alike).
-func TestNoQueryAddedToAJobCutIntoEpochs(t *testing.T) {
-	store, cfg := transport.NewMemStore(), retainingConfig(t)
-	g := newTestGateway(t, store, cfg, make(chan string, 8))
-	svc := g.Service()
-	ctx := context.Background()
-	if _, err := svc.CreateJob(ctx, &wololov1.CreateJobRequest{JobId: "s", Matches: tMatches.header(), Players: tPlayers.header(), Standing: true, EpochEveryMs: 3600_000}); err != nil {
-		t.Fatal(err)
-	}
-	uploadEpoch(t, svc, "s", 1, tMatches, tPlayers)
-	publish(t, g, store, "s", versionRecords(1, q1to4...))
-	_, err := addQuery(svc, "s", &wololov1.Query{Name: "extra", Sql: "SELECT civ, count(*) AS n FROM match_players GROUP BY civ"})
-	wantCode(t, "a query added to a job cut into epochs", err, codes.FailedPrecondition, "--epoch-every")
-	if c := addedOf(g); c != nil {
-		t.Fatalf("a refused add made job %s", c.id)
-	}
-}

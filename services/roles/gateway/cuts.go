@@ -116,14 +116,15 @@ func (s *standing) epochEvery(append int64) time.Duration {
 
 // tableRows are the rows of each of j's tables committed so far with
 // those of u's ingest in (not committed yet): every file of every append
-// but u's, as their uploads committed them; j.mu is held.
+// but u's, as their uploads committed them (with u nil, every file);
+// j.mu is held.
 func (j *job) tableRowsLocked(u *upload, in *ingest.Ingest) map[string]int64 {
 	out := map[string]int64{}
 	for _, fs := range j.files {
 		out[fs.table] = 0
 	}
 	for _, fs := range j.allFiles() {
-		if fs == u.fs {
+		if u != nil && fs == u.fs {
 			out[fs.table] += in.Report.Rows
 		} else {
 			out[fs.table] += fs.report.Rows
@@ -158,11 +159,29 @@ func (s *standing) nextEnd(a int64, rows map[string]int64, cut bool) epochEnd {
 // offset if one is due (cutter) and can be made now (see above); what it
 // emits and records goes into pipe's next step, which holds j.epochMu
 // until it is committed.
+//
+// A replay of epochs that ended before (a run again after a lost state,
+// an added query's job: rebuildstanding.go) cuts where they were cut,
+// not by the clock: while an end is planned for the next epoch, the
+// cutter is not asked, and the step whose rows are the planned cut's
+// cuts (the replay ends its steps there).
 func (g *Gateway) maybeCut(u *upload, cutter Cutter, plan *planUpload, in *ingest.Ingest, pipe *commitPipe) error {
-	if cutter == nil || !cutter.Due() || !u.j.epochMu.TryLock() {
+	j := u.j
+	if j.standing == nil {
+		return nil // a batch job has no epochs
+	}
+	j.mu.Lock()
+	next := j.standing.ended + 1
+	j.mu.Unlock()
+	planned := j.endPlanned(next)
+	switch {
+	case planned != nil && (!planned.Cut || planned.Append != u.epoch):
+		return nil
+	case planned != nil:
+		j.epochMu.Lock() // the replay's own cut is not put off
+	case cutter == nil || !cutter.Due() || !j.epochMu.TryLock():
 		return nil
 	}
-	j := u.j
 	j.mu.Lock()
 	others := false
 	for _, fs := range j.allFiles() {
@@ -170,9 +189,10 @@ func (g *Gateway) maybeCut(u *upload, cutter Cutter, plan *planUpload, in *inges
 	}
 	rows := j.tableRowsLocked(u, in)
 	end := j.standing.nextEnd(u.epoch, rows, true)
-	nothing := sameRows(rows, j.standing.endRows[j.standing.ended])
+	nothing := sameRows(rows, j.standing.ends[j.standing.ended].GetRows())
+	moved := end.epoch != next
 	j.mu.Unlock()
-	if others || nothing {
+	if others || nothing || moved || (planned != nil && !sameRows(rows, planned.Rows)) {
 		j.epochMu.Unlock()
 		return nil
 	}
@@ -182,7 +202,9 @@ func (g *Gateway) maybeCut(u *upload, cutter Cutter, plan *planUpload, in *inges
 		return err
 	}
 	pipe.extra, pipe.ends, pipe.after = append(pipe.extra, extra...), &end, j.epochMu.Unlock
-	cutter.Cut()
+	if cutter != nil {
+		cutter.Cut()
+	}
 	return nil
 }
 
@@ -206,14 +228,14 @@ func (j *job) epochEnded(e *epochEnd) {
 		return
 	}
 	s.ended = e.epoch
-	s.endRows[e.epoch] = e.rec.Rows
+	s.ends[e.epoch] = e.rec
 	j.log.Info("epoch ended", "epoch", e.epoch, "append", e.rec.Append, "cut", e.rec.Cut)
 	j.notifyLocked()
 }
 
 // recoverEnds reads back a standing job's epoch ends: the epochs ended,
-// the rows of each, and the last epoch of each committed append
-// (s.committed of them, known already).
+// the rows of each, the last epoch of each committed append (s.committed
+// of them, known already), and a run again's planned ends.
 func (s *standing) recoverEnds(records map[string][]byte) error {
 	last := map[int64]int64{} // append → its last epoch
 	for e := int64(1); records[epochEndKey(e)] != nil; e++ {
@@ -221,8 +243,15 @@ func (s *standing) recoverEnds(records map[string][]byte) error {
 		if err := proto.Unmarshal(records[epochEndKey(e)], &rec); err != nil {
 			return fmt.Errorf("end of epoch %d: %w", e, err)
 		}
-		s.ended, s.endRows[e] = e, rec.Rows
+		s.ended, s.ends[e] = e, &rec
 		last[rec.Append] = e
+	}
+	for e := int64(1); records[plannedEndKey(e)] != nil; e++ {
+		var rec wololov1.EpochEnd
+		if err := proto.Unmarshal(records[plannedEndKey(e)], &rec); err != nil {
+			return fmt.Errorf("planned end of epoch %d: %w", e, err)
+		}
+		s.planned[e] = &rec
 	}
 	for a := int64(1); a <= s.committed; a++ {
 		if last[a] == 0 {

@@ -30,6 +30,19 @@
 // store, the reports, the quotas and the resume checks are the same code
 // for a file and a table. The job runs once every file and table is in.
 //
+// A job of tables only (no matches.csv, no match_players.csv: the
+// CreateJob's two headers unset) keeps the list as it is: each absent
+// file is an input with no columns and no bytes (an empty FileRecord),
+// done from the job's creation, that no plan scans (its queries are
+// compiled without the file's table, sqljob.Spec.NoFiles, so one that
+// reads it is refused) and no upload may name. Rather than a list of
+// the inputs a job has, so that the indices of the inputs (the store's
+// keys, the retained copies a rebuild replays, a standing job's epochs)
+// stay those of every job, and the upload, the resume checks, the quotas
+// and the rebuild need no second case: an absent file is the table an
+// append leaves out (standing.go), complete and empty. Only the view
+// leaves it out of the job's report (tables.go).
+//
 // An upload is acknowledged by byte offset, and only at record boundaries
 // after the rows up to there are committed, so a client whose stream breaks
 // resumes by re-sending its file from the last acknowledged offset.

@@ -40,6 +40,12 @@ type Config struct {
 	// Retention is how long a job may go without any client activity
 	// before it is dropped everywhere; DefaultRetention if 0.
 	Retention time.Duration
+	// StandingRetention is how long an open standing job with every
+	// append in (waiting for the next) may go without client activity
+	// before it is dropped; DefaultStandingRetention if 0. A standing
+	// job with an append not all uploaded (an abandoned upload), or
+	// closed, or failed, has Retention as any job.
+	StandingRetention time.Duration
 	// MaxJobs is how many jobs the gateway holds at once (created and not
 	// yet dropped); stage.DefaultMaxJobs if 0.
 	MaxJobs int
@@ -146,6 +152,12 @@ const DefaultUploadIdle = 2 * time.Minute
 // DefaultRetention is how long an abandoned job is kept.
 const DefaultRetention = 24 * time.Hour
 
+// DefaultStandingRetention is how long an open standing job is kept
+// between appends without client activity: a user who appends once a
+// day, or once a week, keeps the job; one forgotten for a month is
+// dropped (its retained appends and quotas freed).
+const DefaultStandingRetention = 30 * 24 * time.Hour
+
 // WithDefaults returns the config with every unset tunable at its default.
 func (c Config) WithDefaults() Config {
 	if c.Log == nil {
@@ -153,6 +165,9 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.OutboxLimit == 0 {
 		c.OutboxLimit = stage.DefaultOutboxLimit
+	}
+	if c.StandingRetention == 0 {
+		c.StandingRetention = DefaultStandingRetention
 	}
 	if c.Retention == 0 {
 		c.Retention = DefaultRetention
@@ -229,8 +244,8 @@ func (c Config) Validate() error {
 	if c.Committer == nil {
 		return errors.New("gateway config: Committer is required")
 	}
-	if c.OutboxLimit < 0 || c.Retention < 0 || c.MaxJobs < 0 || c.UploadIdle < 0 {
-		return fmt.Errorf("gateway config: OutboxLimit %d, Retention %s, MaxJobs %d and UploadIdle %s must not be negative", c.OutboxLimit, c.Retention, c.MaxJobs, c.UploadIdle)
+	if c.OutboxLimit < 0 || c.Retention < 0 || c.StandingRetention < 0 || c.MaxJobs < 0 || c.UploadIdle < 0 {
+		return fmt.Errorf("gateway config: OutboxLimit %d, Retention %s, StandingRetention %s, MaxJobs %d and UploadIdle %s must not be negative", c.OutboxLimit, c.Retention, c.StandingRetention, c.MaxJobs, c.UploadIdle)
 	}
 	if c.MaxRecordBytes > schema.MaxRecordLimit {
 		return fmt.Errorf("gateway config: MaxRecordBytes %d: at most %d (a row must fit a batch message)", c.MaxRecordBytes, schema.MaxRecordLimit)
@@ -379,7 +394,7 @@ func (g *Gateway) Recover(img *transport.Image) error {
 func (g *Gateway) Serve(ctx context.Context) error {
 	g.resumeReplays()
 	g.resumeAdded()
-	every := min(g.cfg.Retention/10, time.Minute)
+	every := min(g.cfg.Retention/10, g.cfg.StandingRetention/10, time.Minute)
 	sweep := time.NewTicker(every)
 	defer sweep.Stop()
 	var drops sync.WaitGroup
@@ -389,9 +404,10 @@ func (g *Gateway) Serve(ctx context.Context) error {
 		case <-ctx.Done():
 			return nil
 		case <-sweep.C:
-			for _, id := range g.jobs.idle(time.Now(), g.cfg.Retention) {
-				g.cfg.Log.Info("dropping abandoned job", "job", id, "retention", g.cfg.Retention)
-				if err := g.deleteJob(id, "dropped by the gateway: no client activity for its retention (--retention)"); err != nil {
+			for _, d := range g.jobs.idle(time.Now(), g.cfg.Retention, g.cfg.StandingRetention) {
+				id, flag := d.id, d.flag
+				g.cfg.Log.Info("dropping abandoned job", "job", id, "flag", flag)
+				if err := g.deleteJob(id, "dropped by the gateway: no client activity for its retention ("+flag+")"); err != nil {
 					g.cfg.Log.Error("drop abandoned job", "job", id, "error", err)
 				}
 			}

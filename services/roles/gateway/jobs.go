@@ -118,6 +118,9 @@ type fileState struct {
 	report    schema.FileReport
 	done      bool
 	uploading bool
+	// absent is one of the two files of a job of tables only (tables.go):
+	// no columns, no bytes, done from the start.
+	absent bool
 	// more says that the input's table goes on in a later file of the
 	// job (a one-off query's, whose input is a standing job's epochs:
 	// oneoff.go): at this file's end its Source is flushed, not ended.
@@ -393,10 +396,11 @@ func sizesText(sizes []int64) string {
 // header row over MaxHeaderBytes; for a job of the built-in graph
 // A job needs of its inputs only the columns its queries read, which
 // planQueries checks (sqljob.Check); a table without a header is Check's
-// to refuse. inputs are inputsOf the request.
+// to refuse, and so is a job of neither file and no table. inputs are
+// inputsOf the request, or an append's (a file left out has none).
 func (l Limits) checkHeaders(inputs []inputHeader) error {
-	if inputs[schema.Matches].h == nil || inputs[schema.Players].h == nil {
-		return errorf(ErrInvalid, "both file headers are required")
+	if err := checkFilesGiven(inputs[schema.Matches].h, inputs[schema.Players].h); err != nil {
+		return err
 	}
 	for _, in := range inputs {
 		f, h := in.in, in.h
@@ -632,7 +636,7 @@ func (js *jobs) newJob(id string, rec *wololov1.JobRecord, decoded *physical.Pla
 		if len(j.plan) == 0 {
 			return nil, errorf(ErrInvalid, "job %q: standing, and no plan", id)
 		}
-		j.standing = newStanding(j.resultFiles(), rec.EpochEveryMs)
+		j.standing = newStanding(j.resultFiles(), rec.EpochEveryMs, js.store)
 	}
 	sizes := make([]int64, len(rec.Files))
 	for i, f := range rec.Files {
@@ -647,6 +651,8 @@ func (js *jobs) newJob(id string, rec *wololov1.JobRecord, decoded *physical.Pla
 		fs := &fileState{size: f.Size, start: f.DataOffset, print: f.Fingerprint, offset: f.DataOffset, report: schema.FileReport{Missing: map[string]int64{}}}
 		if i < len(schema.Files) {
 			fs.input = fileInput(schema.File(i))
+			fs.absent = len(f.Columns) == 0 && f.Size == 0
+			fs.done = fs.absent
 		} else {
 			name := rec.Tables[i-len(schema.Files)]
 			if err := sqljob.CheckTableName(name); err != nil || seen[strings.ToLower(name)] {
@@ -664,6 +670,9 @@ func (js *jobs) newJob(id string, rec *wololov1.JobRecord, decoded *physical.Pla
 			fs.names = scannedOnly(f.Columns, scanned[fs.table])
 		}
 		j.files = append(j.files, fs)
+	}
+	if j.files[schema.Matches].absent != j.files[schema.Players].absent || j.files[schema.Matches].absent && (len(rec.Tables) == 0 || len(j.plan) == 0) {
+		return nil, errorf(ErrInvalid, "job %q: one of its two files without the other, or neither and no table of its queries", id)
 	}
 	return j, nil
 }
@@ -924,23 +933,33 @@ func (js *jobs) dropLocked(id string) error {
 	return nil
 }
 
-// idle lists the jobs without client activity for longer than retention.
-// An added query's job is not one while it runs: no client calls it, and
-// it is deleted with the job it follows (addquery.go); once over, it is
-// dropped as any finished job is.
-func (js *jobs) idle(now time.Time, retention time.Duration) []string {
+// idleJob is a job idle past its retention, and the flag that set it.
+type idleJob struct{ id, flag string }
+
+// idle lists the jobs without client activity for longer than their
+// retention: an open standing job waiting for its next append (every
+// append in) standing, any other retention (an upload abandoned, a
+// standing job's append too, and a finished job). An added query's job
+// is not one while it runs: no client calls it, and it is deleted with
+// the job it follows (addquery.go); once over, it is dropped as any
+// finished job is.
+func (js *jobs) idle(now time.Time, retention, standing time.Duration) []idleJob {
 	js.mu.Lock()
 	defer js.mu.Unlock()
-	var out []string
+	var out []idleJob
 	for id, j := range js.byID {
 		j.mu.Lock()
 		over := j.state == wololov1.JobState_JOB_STATE_DONE || j.state == wololov1.JobState_JOB_STATE_FAILED
-		if now.Sub(j.activity) > retention && (j.addedTo == "" || over) {
-			out = append(out, id)
+		keep, flag := retention, "--retention"
+		if s := j.standing; s != nil && !over && !s.closed && s.committed == s.appendCount() {
+			keep, flag = standing, "--standing-retention"
+		}
+		if now.Sub(j.activity) > keep && (j.addedTo == "" || over) {
+			out = append(out, idleJob{id, flag})
 		}
 		j.mu.Unlock()
 	}
-	sort.Strings(out)
+	slices.SortFunc(out, func(a, b idleJob) int { return strings.Compare(a.id, b.id) })
 	return out
 }
 
@@ -1244,6 +1263,9 @@ func (j *job) view() (*wololov1.Job, <-chan struct{}) {
 	}
 	if j.standing != nil {
 		j.standingView(out)
+	}
+	if j.files[schema.Matches].absent { // a job of tables only: no file to report
+		out.Matches, out.Players = nil, nil
 	}
 	return out, j.changed
 }

@@ -95,6 +95,7 @@ type jobPlan struct {
 func (l Limits) planQueries(queries []*wololov1.Query, own bool, inputs []inputHeader, shape physical.Shape, shapeErr error) (*jobPlan, error) {
 	spec := sqljob.Spec{
 		Matches: inputs[schema.Matches].h.GetColumns(), Players: inputs[schema.Players].h.GetColumns(),
+		NoFiles: absent(inputs[schema.Matches].h),
 		Queries: queriesOf(queries), Own: own,
 	}
 	for _, in := range inputs[len(schema.Files):] {

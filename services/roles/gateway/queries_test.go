@@ -71,10 +71,10 @@ func TestQueriesRefused(t *testing.T) {
 		want    string
 	}{
 		{"unsupported construct", []*wololov1.Query{civsQuery, q("lj", "SELECT token\nFROM matches m CROSS JOIN match_players p")}, codes.InvalidArgument, "query lj: 2:16: CROSS JOIN: not supported"},
-		{"unknown column", []*wololov1.Query{q("col", "SELECT nope FROM matches")}, codes.InvalidArgument, `matches.csv: no column "nope" (read by query col)`},
+		{"unknown column", []*wololov1.Query{q("col", "SELECT nope FROM matches")}, codes.InvalidArgument, `matches.csv: no column "nope" (read by query col at`},
 		{"unknown table", []*wololov1.Query{q("tab", "SELECT civ FROM civs")}, codes.InvalidArgument, "query tab: 1:17: table civs"},
 		{"syntax error", []*wololov1.Query{q("syn", "SELECT civ FROM match_players WHERE")}, codes.InvalidArgument, "query syn: 1:"},
-		{"a column of no header", []*wololov1.Query{q("hdr", "SELECT patch FROM matches")}, codes.InvalidArgument, `matches.csv: no column "patch" (read by query hdr)`},
+		{"a column of no header", []*wololov1.Query{q("hdr", "SELECT patch FROM matches")}, codes.InvalidArgument, `matches.csv: no column "patch" (read by query hdr at`},
 		{"a name with a dot", []*wololov1.Query{q("a.b", "SELECT civ FROM match_players")}, codes.InvalidArgument, `"a.b"`},
 		{"an empty name", []*wololov1.Query{q("", "SELECT civ FROM match_players")}, codes.InvalidArgument, "query name"},
 		{"a name twice", []*wololov1.Query{civsQuery, civsQuery}, codes.InvalidArgument, "query civs is named twice"},

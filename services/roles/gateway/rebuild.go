@@ -242,12 +242,6 @@ func (g *Gateway) runAgain(old *job, f *transport.JobFailure) bool {
 		f.StateLost = false
 		return false
 	}
-	if reason := old.notReplayable(); reason != "" {
-		old.log.Error("a process lost a standing job's state, and the job cannot be run again as it ran; it fails", "why", reason, "reporter", f.Reporter)
-		f.Reason = fmt.Sprintf("a process lost this standing job's state (found by %s: %s), and it cannot be run again as it ran: %s; submit it again with --standing and append its epochs again", f.Reporter, strings.TrimSuffix(f.Reason, " and the job cannot complete"), reason)
-		f.StateLost = false
-		return false
-	}
 	claimed, taken := old.claimRebuild(func(epoch int64, file int, need int64) bool {
 		return g.jobs.inputs.Whole(old.id, retainedName(epoch, file), need)
 	})
@@ -370,10 +364,17 @@ func (g *Gateway) replay(j *job, since time.Time) {
 // upload path: a rebuilt run's own (from is j), or an added query's job
 // following its parent (addquery.go). A file whose copy is whole is
 // uploaded to its end; one whose copy is not (its client was uploading
-// it) as far as the copy goes. On a failure it returns the file whose
+// it) as far as the copy goes. An append that --epoch-every cut into
+// epochs is replayed up to each cut first (replayCuts), so that its
+// epochs end where they ended. On a failure it returns the file whose
 // replay failed.
 func (g *Gateway) replayEpochs(ctx context.Context, j *job, from string) (*fileState, error) {
 	for _, e := range j.epochs() {
+		if j.standing != nil {
+			if fs, err := g.replayCuts(ctx, j, from, e.epoch); err != nil {
+				return fs, err
+			}
+		}
 		for i, fs := range e.files {
 			name := retainedName(e.epoch, i)
 			held := g.jobs.inputs.Size(from, name)

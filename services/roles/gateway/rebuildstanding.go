@@ -3,10 +3,12 @@ package gateway
 import (
 	"context"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
+	"github.com/wololo/wololo/services/dataflow/ingest"
 )
 
 // A standing job whose state a process lost runs again from its retained
@@ -37,13 +39,23 @@ import (
 // was closed: its replay closes it.
 const recordCloseAfter = "standing/close-after-replay"
 
+// plannedEndKey is the record, in a run again, of where the run it
+// replaced ended epoch e (EpochEnd).
+func plannedEndKey(e int64) string { return "planned/" + epochEndKey(e) }
+
 // standingRebuildRecords are the records of a lost standing run that its
-// rebuild's run starts from: its appends' descriptions, and whether to
-// close it once replayed.
+// rebuild's run starts from: its appends' descriptions, where it ended
+// each epoch (its own ends, else those it was to replay: planned), and
+// whether to close it once replayed.
 func standingRebuildRecords(old map[string][]byte) map[string][]byte {
 	out := map[string][]byte{}
 	for key, v := range old {
-		if strings.HasPrefix(key, "epoch/") && strings.HasSuffix(key, "/meta") {
+		switch {
+		case strings.HasPrefix(key, "epoch/") && strings.HasSuffix(key, "/meta"):
+			out[key] = v
+		case strings.HasPrefix(key, "end/"):
+			out["planned/"+key] = v
+		case strings.HasPrefix(key, "planned/end/") && old[strings.TrimPrefix(key, "planned/")] == nil:
 			out[key] = v
 		}
 	}
@@ -85,36 +97,82 @@ func (g *Gateway) closeAfterReplay(ctx context.Context, j *job) error {
 	return err
 }
 
-// notReplayable says why a standing job cannot be run again from its
-// retained appends with the epochs it had ("" when it can, and for a
-// batch job): an epoch that --epoch-every cut where the upload's timing
-// put it (cuts.go) would not end in the same place again, and versions
-// numbered otherwise than the lost run's are not its versions.
-func (j *job) notReplayable() string {
+// endPlanned is where epoch e of j is to end when its uploads replay
+// epochs that ended before (nil when none is planned: a client's upload,
+// cut as it goes): for a run again, where the run it replaced ended it
+// (planned, copied from that run's end/E records); for an added query's
+// job, where its standing job ended it, or is to end it again.
+func (j *job) endPlanned(e int64) *wololov1.EpochEnd {
 	j.mu.Lock()
-	defer j.mu.Unlock()
-	s := j.standing
-	if s == nil || s.ended == int64(len(s.appendEnds)) {
-		return ""
+	rec, parent := j.standing.planned[e], j.follows.parent
+	j.mu.Unlock()
+	if rec != nil || parent == nil {
+		return rec
 	}
-	return fmt.Sprintf("--epoch-every cut its appends into %d epochs, where a run again would end one per append", s.ended)
+	p := parent.follow()
+	p.mu.Lock()
+	rec = p.standing.ends[e]
+	p.mu.Unlock()
+	if rec != nil {
+		return rec
+	}
+	return p.endPlanned(e)
 }
 
-// cutsEpochs says how standing job j's appends are, or may be, cut into
-// epochs ("" when each append is one epoch, and none is to be cut): a
-// query added to it replays whole appends (addquery.go).
-func (j *job) cutsEpochs() string {
-	if why := j.notReplayable(); why != "" {
-		return why
+// replayCuts replays, from job from's retained copies, append k's rows of
+// j up to each epoch that ended within it by a cut (endPlanned), each
+// input file as far as the cut's rows of its table, the cut made in the
+// step that brings the last of them (maybeCut). The offsets are found by
+// counting the copy's records as the upload counts them
+// (ingest.RowsEnd), so the replayed epochs are those that ended, each
+// over the same rows: their versions are the same, byte for byte. A cut
+// whose rows the copy does not hold, or that the replay does not make,
+// fails the replay, saying so. On a failure it returns the file.
+func (g *Gateway) replayCuts(ctx context.Context, j *job, from string, k int64) (*fileState, error) {
+	for {
+		j.mu.Lock()
+		e := j.standing.ended + 1
+		files := slices.Clone(j.epochFiles(k))
+		j.mu.Unlock()
+		cut := j.endPlanned(e)
+		if cut == nil || !cut.Cut || cut.Append != k {
+			return nil, nil
+		}
+		for i, fs := range files {
+			j.mu.Lock()
+			need := cut.Rows[fs.table] - j.tableRowsLocked(nil, nil)[fs.table]
+			at, rows, done := fs.offset, fs.report.Rows, fs.done
+			j.mu.Unlock()
+			if need <= 0 || done {
+				continue
+			}
+			end, err := g.rowsEnd(from, retainedName(k, i), fs, at, need)
+			if err != nil {
+				return fs, fmt.Errorf("epoch %d was cut after %d rows of %s (%d of this file), and its retained copy cannot say where: %w", e, cut.Rows[fs.table], fs.table, rows+need, err)
+			}
+			if err := g.replayFile(ctx, j, k, i, from, retainedName(k, i), end); err != nil {
+				return fs, err
+			}
+		}
+		j.mu.Lock()
+		ended := j.standing.ended
+		j.mu.Unlock()
+		if ended < e {
+			return files[0], fmt.Errorf("epoch %d was cut after rows %v, and the replay of its retained copies did not cut it there", e, cut.Rows)
+		}
 	}
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	s := j.standing
-	if s == nil {
-		return ""
+}
+
+// rowsEnd is the offset in the retained copy name of job from where the
+// next need records of fs, from offset at, end.
+func (g *Gateway) rowsEnd(from, name string, fs *fileState, at, need int64) (int64, error) {
+	r, err := g.jobs.inputs.Reader(from, name, fs.size)
+	if err != nil {
+		return 0, err
 	}
-	if s.everyMs > 0 || slices.ContainsFunc(s.appendEveryMs, func(ms int64) bool { return ms > 0 }) {
-		return "cuts its appends into epochs (--epoch-every)"
+	defer r.Close()
+	if _, err := r.Seek(at, io.SeekStart); err != nil {
+		return 0, err
 	}
-	return ""
+	return ingest.RowsEnd(r, at, need, g.cfg.MaxRecordBytes)
 }

@@ -196,23 +196,3 @@ func TestStandingRebuildResumesAfterARestart(t *testing.T) {
 		t.Fatalf("the retained epochs are not the new run's (old %v, new %v)", inputs.Has(oldID), inputs.Has(newID))
 	}
 }
-
-// A standing job whose appends --epoch-every cut into more epochs than
-// one each is not run again (its cuts would not fall where they fell); one
-// whose every append ended one epoch, or a batch job, is.
-func TestCutStandingJobsAreNotReplayable(t *testing.T) {
-	for _, c := range []struct {
-		s    *standing
-		want bool
-	}{
-		{nil, false},
-		{&standing{}, false},
-		{&standing{ended: 2, appendEnds: []int64{1, 2}}, false},
-		{&standing{ended: 3, appendEnds: []int64{2, 3}}, true}, // append 1 cut in two
-		{&standing{ended: 3, appendEnds: []int64{1, 2}}, true}, // the open append cut
-	} {
-		if got := (&job{standing: c.s}).notReplayable() != ""; got != c.want {
-			t.Errorf("%+v: not replayable %v, want %v", c.s, got, c.want)
-		}
-	}
-}

@@ -146,6 +146,9 @@ func (s jobService) AppendJob(ctx context.Context, req *wololov1.AppendJobReques
 	if err := j.notAdded(); err != nil {
 		return nil, toStatus(err)
 	}
+	if err := j.follow().checkAppendFiles(req); err != nil {
+		return nil, toStatus(err)
+	}
 	a, err := s.g.jobs.appendEpoch(j.follow(), req)
 	if err != nil {
 		return nil, toStatus(err)

@@ -35,8 +35,8 @@ import (
 //
 // The versions come back from the gateway's stage runtime as records of
 // its commits (Records: version/K/NAME.csv, change/K/NAME.csv); the
-// gateway holds them (versions.go) and reads them back from its store on
-// a restart, as it does a finished job's results.
+// gateway indexes them (versions.go: where each is, its sizes) and reads
+// a version's files from its store when a client asks.
 //
 // With --epoch-every an append is one epoch or more (cuts.go): epochs
 // are then numbered as they end, and "epoch" in what names an append's
@@ -81,12 +81,16 @@ type standing struct {
 	// it replaced was closed (rebuildstanding.go).
 	closeAfter bool
 	// ended is how many epochs have ended durably (cuts.go): an append
-	// ends one or more. endRows are the rows of each table of epochs
-	// 1..E together, by E (0: none), and appendEnds the last epoch of
-	// each committed append.
+	// ends one or more. ends are their records by epoch (the rows of
+	// each table of epochs 1..E together, the append, whether a cut),
+	// and appendEnds the last epoch of each committed append.
 	ended      int64
-	endRows    map[int64]map[string]int64
+	ends       map[int64]*wololov1.EpochEnd
 	appendEnds []int64
+	// planned are, for a run again after a lost state, the ends of the
+	// epochs of the run it replaced (rebuildstanding.go): its replay
+	// ends each where it ended.
+	planned map[int64]*wololov1.EpochEnd
 	// everyMs is the job's --epoch-every, appendEveryMs each append's
 	// own (0: the job's).
 	everyMs       int64
@@ -97,8 +101,8 @@ type standing struct {
 	cutterOf int64
 }
 
-func newStanding(names []string, everyMs int64) *standing {
-	return &standing{versions: newVersions(names), endRows: map[int64]map[string]int64{}, everyMs: everyMs}
+func newStanding(names []string, everyMs int64, store transport.Store) *standing {
+	return &standing{versions: newVersions(names, store), ends: map[int64]*wololov1.EpochEnd{}, planned: map[int64]*wololov1.EpochEnd{}, everyMs: everyMs}
 }
 
 // appendCount is how many appends the job has: 1, its own files, and
@@ -203,7 +207,7 @@ func (g *Gateway) endOfStandingFile(u *upload, plan *planUpload, in *ingest.Inge
 		lastAppendEnd = s.appendEnds[n-1]
 	}
 	cutSince := s.ended > lastAppendEnd // a cut of this append ended the last epoch
-	nothing := cutSince && sameRows(rows, s.endRows[s.ended])
+	nothing := cutSince && sameRows(rows, s.ends[s.ended].GetRows())
 	u.j.mu.Unlock()
 	if nothing {
 		return unlock, nil
@@ -362,9 +366,6 @@ func (js *jobs) appendEpoch(j *job, req *wololov1.AppendJobRequest) (appended, e
 		return appended{}, err
 	}
 	s := j.standing
-	if req.GetEpochEveryMs() > 0 && len(j.follows.added) > 0 {
-		return appended{}, errorf(ErrNotStanding, "job %q has added queries, whose jobs replay whole appends: an append to it is not cut into epochs (no --epoch-every)", j.name)
-	}
 	if s.committed < s.appendCount() {
 		if s.appendCount() > 1 && sameEpochFiles(j.epochFiles(s.appendCount()), inputs) {
 			return appended{epoch: s.appendCount(), resumed: true}, nil
@@ -563,7 +564,7 @@ func (js *jobs) recoverStanding(j *job, records map[string][]byte) error {
 	if err := s.recoverEnds(records); err != nil {
 		return err
 	}
-	s.versions.add(records)
+	s.versions.add(j.id, records)
 	return nil
 }
 

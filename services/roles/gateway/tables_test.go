@@ -107,7 +107,7 @@ func TestTablesRefused(t *testing.T) {
 		}, codes.ResourceExhausted, "table regions: a header row of"},
 		{"past the job's bytes", func(r *wololov1.CreateJobRequest) { r.Tables[0].Header.Size = 1000 }, codes.ResourceExhausted, "--max-job-bytes"},
 		{"sizes that wrap together", func(r *wololov1.CreateJobRequest) { r.Tables[0].Header.Size = 1<<63 - 1 }, codes.ResourceExhausted, "--max-job-bytes"},
-		{"a column the table lacks", func(r *wololov1.CreateJobRequest) { r.Tables[0].Header.Columns = []string{"civ", "area"} }, codes.InvalidArgument, `table regions: no column "region" (read by query regions)`},
+		{"a column the table lacks", func(r *wololov1.CreateJobRequest) { r.Tables[0].Header.Columns = []string{"civ", "area"} }, codes.InvalidArgument, `table regions: no column "region" (read by query regions at`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -268,5 +268,118 @@ func TestInputKeys(t *testing.T) {
 	}
 	if !slices.Equal(got, []string{"matches.csv", "match_players.csv", "table/regions"}) {
 		t.Errorf("the inputs' store keys: %q", got)
+	}
+}
+
+// salesQuery reads the table sales alone.
+var salesQuery = &wololov1.Query{Name: "by_region", Sql: "SELECT region, COUNT(*) AS n FROM sales GROUP BY region"}
+
+// tablesOnlyRequest is a job of its table sales only: no matches.csv,
+// no match_players.csv.
+func tablesOnlyRequest(id string) *wololov1.CreateJobRequest {
+	return &wololov1.CreateJobRequest{JobId: id, Queries: []*wololov1.Query{salesQuery},
+		Tables: []*wololov1.Table{{Name: "sales", Header: tRegions.header()}}}
+}
+
+// TestTablesOnlyJob: a job of tables only is created without the two
+// files, which it reports as nothing; it runs once its tables are in,
+// also after a restart; an upload of either file is refused, as is a
+// resume with the files, a query reading their tables (at creation) and
+// one file without the other.
+func TestTablesOnlyJob(t *testing.T) {
+	store := transport.NewMemStore()
+	svc := testGateway(t, store, time.Hour, make(chan string, 1))
+	tRegions := csvFile{[]string{"civ", "region"}, tRegions.body}
+	refused := []struct {
+		what, saying string
+		edit         func(*wololov1.CreateJobRequest)
+	}{
+		{"a query of matches", "this job has no matches.csv: query m", func(r *wololov1.CreateJobRequest) {
+			r.Queries = append(r.Queries, &wololov1.Query{Name: "m", Sql: "SELECT COUNT(*) AS n FROM matches"})
+		}},
+		{"matches alone", "both file headers are required, or neither", func(r *wololov1.CreateJobRequest) { r.Matches = tMatches.header() }},
+		{"match_players alone", "both file headers are required, or neither", func(r *wololov1.CreateJobRequest) { r.Players = tPlayers.header() }},
+		{"no table", "no table", func(r *wololov1.CreateJobRequest) { r.Tables = nil }},
+	}
+	for _, c := range refused {
+		req := tablesOnlyRequest("o")
+		req.Tables[0].Header = tRegions.header()
+		c.edit(req)
+		if _, err := svc.CreateJob(context.Background(), req); status.Code(err) != codes.InvalidArgument || !strings.Contains(status.Convert(err).Message(), c.saying) {
+			t.Errorf("%s: %v, want InvalidArgument saying %q", c.what, err, c.saying)
+		}
+	}
+	if img, _ := store.Load(); len(img.Jobs) != 0 {
+		t.Fatalf("refused jobs were stored: %d jobs", len(img.Jobs))
+	}
+	if _, err := svc.CreateJob(context.Background(), tablesOnlyRequest("o")); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []wololov1.InputFile{wololov1.InputFile_INPUT_FILE_MATCHES, wololov1.InputFile_INPUT_FILE_PLAYERS} {
+		if _, err := uploadInput(svc, "o", &wololov1.UploadStart{File: f}, tMatches, true); status.Code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), "a job of tables only") {
+			t.Errorf("upload of %v: %v, want InvalidArgument", f, err)
+		}
+	}
+	if job := getJob(t, svc, "o"); job.State != wololov1.JobState_JOB_STATE_UPLOADING || job.Matches != nil || job.Players != nil || len(job.Tables) != 1 {
+		t.Fatalf("before its table: %v, matches %v, players %v, tables %d", job.State, job.Matches, job.Players, len(job.Tables))
+	}
+	if _, err := uploadInput(svc, "o", &wololov1.UploadStart{Table: "sales"}, tRegions, true); err != nil {
+		t.Fatal(err)
+	}
+	for _, when := range []string{"live", "after a restart"} {
+		if when != "live" {
+			svc = testGateway(t, store, time.Hour, make(chan string, 1))
+		}
+		job := getJob(t, svc, "o")
+		if job.State != wololov1.JobState_JOB_STATE_RUNNING || job.Matches != nil || job.Players != nil || len(job.Tables) != 1 || job.Tables[0].Rows != 3 {
+			t.Fatalf("%s: %v, matches %v, players %v, tables %v", when, job.State, job.Matches, job.Players, job.Tables)
+		}
+		cj := svc.(jobService).g.ClusterJobs()
+		if len(cj) != 1 || cj[0].BytesTotal != tRegions.size() || !cj[0].InputComplete {
+			t.Fatalf("%s: ClusterJobs %v, want %d bytes, input complete", when, cj, tRegions.size())
+		}
+	}
+	if r, err := svc.CreateJob(context.Background(), tablesOnlyRequest("o")); err != nil || !r.Resumed {
+		t.Fatalf("resume: %v, %v", r, err)
+	}
+	withFiles := tablesOnlyRequest("o")
+	withFiles.Matches, withFiles.Players = tMatches.header(), tPlayers.header()
+	if _, err := svc.CreateJob(context.Background(), withFiles); status.Code(err) != codes.FailedPrecondition {
+		t.Errorf("resume with the two files: %v, want FailedPrecondition", err)
+	}
+}
+
+// TestTablesOnlyStanding: a standing job of tables only takes appends of
+// its tables, and refuses one that gives the two files (or one of them).
+func TestTablesOnlyStanding(t *testing.T) {
+	svc := testGateway(t, transport.NewMemStore(), time.Hour, make(chan string, 1))
+	ctx := context.Background()
+	req := tablesOnlyRequest("s")
+	req.Standing = true
+	if _, err := svc.CreateJob(ctx, req); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := uploadInput(svc, "s", &wololov1.UploadStart{Table: "sales", Epoch: 1}, tRegions, true); err != nil {
+		t.Fatal(err)
+	}
+	sales := []*wololov1.Table{{Name: "sales", Header: tRegions.header()}}
+	for what, a := range map[string]*wololov1.AppendJobRequest{
+		"both files":   {Matches: tMatches.header(), Players: tPlayers.header(), Tables: sales},
+		"matches only": {Matches: tMatches.header(), Tables: sales},
+	} {
+		a.JobId = "s"
+		if _, err := svc.AppendJob(ctx, a); status.Code(err) != codes.InvalidArgument || !strings.Contains(status.Convert(err).Message(), "a job of tables only") {
+			t.Errorf("an append of %s: %v, want InvalidArgument", what, err)
+		}
+	}
+	r, err := svc.AppendJob(ctx, &wololov1.AppendJobRequest{JobId: "s", Tables: sales})
+	if err != nil || r.Epoch != 2 {
+		t.Fatalf("an append of its table: %v, %v", r, err)
+	}
+	if _, err := uploadInput(svc, "s", &wololov1.UploadStart{Table: "sales", Epoch: 2}, tRegions, true); err != nil {
+		t.Fatal(err)
+	}
+	if job := getJob(t, svc, "s"); job.Matches != nil || len(job.Tables) != 1 || job.Tables[0].Rows != 6 {
+		t.Fatalf("after 2 epochs: matches %v, tables %v", job.Matches, job.Tables)
 	}
 }

@@ -41,13 +41,19 @@ func (j *job) inputOf(start *wololov1.UploadStart, epoch int64) (int, error) {
 		}
 		return 0, errorf(ErrInvalid, "job %q has no table %q", j.name, start.Table)
 	}
+	var f schema.File
 	switch start.File {
 	case wololov1.InputFile_INPUT_FILE_MATCHES:
-		return int(schema.Matches), nil
+		f = schema.Matches
 	case wololov1.InputFile_INPUT_FILE_PLAYERS:
-		return int(schema.Players), nil
+		f = schema.Players
+	default:
+		return 0, errorf(ErrInvalid, "unknown input file %v", start.File)
 	}
-	return 0, errorf(ErrInvalid, "unknown input file %v", start.File)
+	if j.files[f].absent {
+		return 0, errorf(ErrInvalid, "job %q has no %s (a job of tables only): upload its tables", j.name, f)
+	}
+	return int(f), nil
 }
 
 // upload takes one file of a job from a stream: it parses every chunk

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
+	"github.com/wololo/wololo/transport"
 )
 
 // A standing job's versions, as the gateway's stage runtime writes them
@@ -20,8 +21,9 @@ import (
 // 1..K (byte-equal to a batch job's NAME.csv over those rows), and
 // change/K/NAME.csv, its change from version K-1 (the query's columns
 // and diff). Epoch K is published when every query of the job has its
-// version/K/ record. The gateway gathers them from every commit's records
-// (Records, the runtime's OnRecords) and from its store on a restart.
+// version/K/ record. The gateway indexes them as they come in every
+// commit's records (Records, the runtime's OnRecords) and from its store
+// on a restart, and reads them from the store when a client asks.
 
 // versionPrefix and changePrefix begin the records of a version and of
 // its change.
@@ -30,11 +32,28 @@ const (
 	changePrefix  = "change/"
 )
 
-// version is one epoch's answers: each query's result file (NAME.csv)
-// and its change.
+// version is one epoch's answers, as an index of the store's records:
+// for each query's result file (NAME.csv) and its change, the job whose
+// records hold it and its sizes. The files themselves stay in the store
+// (which holds them anyway: segstore and the MemStore keep every
+// record's value in memory) and are read from it when a client asks
+// (read), so the gateway's memory per version is a few numbers per
+// query, whatever the answers' size or the number of epochs.
 type version struct {
-	files   map[string][]byte
-	changes map[string][]byte
+	files   map[string]fileRef
+	changes map[string]fileRef
+}
+
+// fileRef is where a version's file or change is, and its sizes: rows
+// of a file, rows added and removed of a change (ClusterJob.latest).
+type fileRef struct {
+	job            string // the job whose records hold it
+	rows           int64
+	added, removed int64
+	// whole marks an added query's first version's change: not a
+	// record, but the version's rows each added (wholeChange), made
+	// from the version's file when read.
+	whole bool
 }
 
 // versions are a standing job's versions, those published and those
@@ -53,10 +72,12 @@ type versions struct {
 	// latest is the size of each query's answer and change in version
 	// published, for the operators' view (ClusterJob.latest).
 	latest []*wololov1.QueryVersion
+	// store holds the records the versions index (read).
+	store transport.Store
 }
 
-func newVersions(names []string) *versions {
-	return &versions{names: names, byEpoch: map[int64]*version{}, added: map[string]int64{}}
+func newVersions(names []string, store transport.Store) *versions {
+	return &versions{names: names, byEpoch: map[int64]*version{}, added: map[string]int64{}, store: store}
 }
 
 // wants reports whether a record of name's version of epoch is one to
@@ -72,12 +93,12 @@ func (v *versions) wants(name string, epoch int64) bool {
 // it is published with.
 func (v *versions) whole(epoch int64, ver *version) bool {
 	for _, name := range v.names {
-		if ver.files[name] == nil {
+		if _, ok := ver.files[name]; !ok {
 			return false
 		}
 	}
 	for name, at := range v.added {
-		if epoch > at && ver.files[name] == nil {
+		if _, ok := ver.files[name]; epoch > at && !ok {
 			return false
 		}
 	}
@@ -89,7 +110,7 @@ func (v *versions) whole(epoch int64, ver *version) bool {
 func (v *versions) shown(ver *version) []string {
 	out := slices.Clone(v.names)
 	for _, name := range slices.Sorted(maps.Keys(v.added)) {
-		if ver.files[name] != nil {
+		if _, ok := ver.files[name]; ok {
 			out = append(out, name)
 		}
 	}
@@ -117,32 +138,85 @@ func versionKey(key string) (epoch int64, name string, change, ok bool) {
 	return epoch, name, change, true
 }
 
-// add takes the versions and changes among records (any others are
-// left) and reports whether that published an epoch.
-func (v *versions) add(records map[string][]byte) bool {
-	latest := false // a record of the latest version published: an added query's first
+// add takes the versions and changes among records of job (the job's
+// own, or an added query's job's), indexing them (any others are
+// left), and reports whether that published an epoch.
+func (v *versions) add(job string, records map[string][]byte) bool {
+	refs := map[string]fileRef{}
 	for key, data := range records {
 		epoch, name, change, ok := versionKey(key)
 		if !ok || !v.wants(name, epoch) {
 			continue
 		}
+		ref := fileRef{job: job}
+		switch {
+		case v.added[name] == epoch && change:
+			continue // an added query's first version is all new: its change is made of it
+		case change:
+			ref.added, ref.removed = csvSizes(data, true)
+		default:
+			ref.rows, _ = csvSizes(data, false)
+			if v.added[name] == epoch {
+				refs[changePrefix+strconv.FormatInt(epoch, 10)+"/"+name] = fileRef{job: job, added: ref.rows, whole: true}
+			}
+		}
+		refs[key] = ref
+	}
+	return v.index(refs)
+}
+
+// merge takes the versions another's index holds (an added query's
+// job's, into the job it follows), as add takes records, and reports
+// whether that published an epoch.
+func (v *versions) merge(from *versions) bool {
+	refs := map[string]fileRef{}
+	for epoch, ver := range from.byEpoch {
+		k := strconv.FormatInt(epoch, 10) + "/"
+		for name, ref := range ver.files {
+			if !v.wants(name, epoch) {
+				continue
+			}
+			refs[versionPrefix+k+name] = ref
+			if v.added[name] == epoch { // its first version here: all new
+				refs[changePrefix+k+name] = fileRef{job: ref.job, added: ref.rows, whole: true}
+			}
+		}
+		for name, ref := range ver.changes {
+			if v.wants(name, epoch) && v.added[name] != epoch {
+				refs[changePrefix+k+name] = ref
+			}
+		}
+	}
+	return v.index(refs)
+}
+
+// clone is a copy of v's index (its records stay where they are).
+func (v *versions) clone() *versions {
+	out := newVersions(v.names, v.store)
+	maps.Copy(out.added, v.added)
+	out.published = v.published
+	for epoch, ver := range v.byEpoch {
+		out.byEpoch[epoch] = &version{files: maps.Clone(ver.files), changes: maps.Clone(ver.changes)}
+	}
+	return out
+}
+
+// index takes refs, by their records' keys, and publishes the epochs
+// they make whole; it reports whether it published one.
+func (v *versions) index(refs map[string]fileRef) bool {
+	latest := false // a record of the latest version published: an added query's first
+	for key, ref := range refs {
+		epoch, name, change, _ := versionKey(key)
 		ver := v.byEpoch[epoch]
 		if ver == nil {
-			ver = &version{files: map[string][]byte{}, changes: map[string][]byte{}}
+			ver = &version{files: map[string]fileRef{}, changes: map[string]fileRef{}}
 			v.byEpoch[epoch] = ver
 		}
 		latest = latest || (v.published > 0 && epoch == v.published)
-		switch {
-		case v.added[name] == epoch && change:
-			// An added query's first version is all new to the job's
-			// watchers: its change is made of it (wholeChange).
-		case v.added[name] == epoch:
-			ver.files[name] = data
-			ver.changes[name] = wholeChange(data)
-		case change:
-			ver.changes[name] = data
-		default:
-			ver.files[name] = data
+		if change {
+			ver.changes[name] = ref
+		} else {
+			ver.files[name] = ref
 		}
 	}
 	was := v.published
@@ -159,11 +233,35 @@ func (v *versions) add(records map[string][]byte) bool {
 	ver := v.byEpoch[v.published]
 	v.latest = nil
 	for _, name := range v.shown(ver) {
-		rows, _ := csvSizes(ver.files[name], false)
-		added, removed := csvSizes(ver.changes[name], true)
-		v.latest = append(v.latest, &wololov1.QueryVersion{Name: name, Rows: rows, Added: added, Removed: removed})
+		f, c := ver.files[name], ver.changes[name]
+		v.latest = append(v.latest, &wololov1.QueryVersion{Name: name, Rows: f.rows, Added: c.added, Removed: c.removed})
 	}
 	return v.published != was
+}
+
+// read reads from the store the files of names in epoch's version
+// (changes: their changes), by name.
+func (v *versions) read(epoch int64, refs map[string]fileRef, changes bool) (map[string][]byte, error) {
+	out := make(map[string][]byte, len(refs))
+	k := strconv.FormatInt(epoch, 10) + "/"
+	for name, ref := range refs {
+		key := versionPrefix + k + name
+		if changes && !ref.whole {
+			key = changePrefix + k + name
+		}
+		data, ok, err := transport.ReadRecord(v.store, ref.job, key)
+		if err == nil && !ok {
+			err = fmt.Errorf("no record %s", key)
+		}
+		if err != nil {
+			return nil, errorf(ErrStore, "read version %d of %s from the store: %v", epoch, name, err)
+		}
+		if ref.whole {
+			data = wholeChange(data)
+		}
+		out[name] = data
+	}
+	return out, nil
 }
 
 // csvSizes counts the records of a result file after its header: with
@@ -197,22 +295,6 @@ func csvSizes(file []byte, weights bool) (n, minus int64) {
 	}
 }
 
-// records are the versions and changes v holds, as the records they
-// came in (an added query's job's, for the job it follows).
-func (v *versions) records() map[string][]byte {
-	out := map[string][]byte{}
-	for epoch, ver := range v.byEpoch {
-		k := strconv.FormatInt(epoch, 10) + "/"
-		for name, data := range ver.files {
-			out[versionPrefix+k+name] = data
-		}
-		for name, data := range ver.changes {
-			out[changePrefix+k+name] = data
-		}
-	}
-	return out
-}
-
 // get is a published epoch's version, nil if it is not published.
 func (v *versions) get(epoch int64) *version {
 	if epoch < 1 || epoch > v.published {
@@ -231,7 +313,7 @@ func (g *Gateway) Records(id string, records map[string][]byte) {
 		return
 	}
 	j.mu.Lock()
-	if j.standing.versions.add(records) {
+	if j.standing.versions.add(j.id, records) {
 		j.log.Info("version published", "epoch", j.standing.versions.published)
 		j.notifyLocked()
 	}
@@ -264,23 +346,28 @@ func (j *job) versionFiles(epoch int64) (map[string][]byte, int64, error) {
 		}
 		return files, epoch, err
 	}
-	defer j.mu.Unlock()
 	j.activity = time.Now()
 	if err := j.failureLocked(); err != nil {
+		j.mu.Unlock()
 		return nil, 0, err
 	}
 	published := s.versions.published
 	if epoch == 0 {
 		if published == 0 {
+			j.mu.Unlock()
 			return nil, 0, errorf(ErrNotDone, "job %q has no version yet: its epoch 1 is not done", j.name)
 		}
 		epoch = published
 	}
 	v := s.versions.get(epoch)
 	if v == nil {
+		j.mu.Unlock()
 		return nil, 0, errorf(ErrNoJob, "job %q has no version %d: %s", j.name, epoch, publishedText(published))
 	}
-	return v.files, epoch, nil
+	refs := maps.Clone(v.files)
+	j.mu.Unlock()
+	files, err := s.versions.read(epoch, refs, false)
+	return files, epoch, err
 }
 
 // publishedText says which epochs a job has published.
@@ -300,14 +387,21 @@ func publishedText(n int64) string {
 // the job's next change.
 func (j *job) change(epoch int64) (changes map[string][]byte, published bool, done bool, changed <-chan struct{}, err error) {
 	j.mu.Lock()
-	defer j.mu.Unlock()
 	if err := j.failureLocked(); err != nil {
+		j.mu.Unlock()
 		return nil, false, false, nil, err
 	}
-	if v := j.standing.versions.get(epoch); v != nil {
-		return v.changes, true, false, j.changed, nil
+	changed = j.changed
+	v := j.standing.versions.get(epoch)
+	if v == nil {
+		done := j.state == wololov1.JobState_JOB_STATE_DONE
+		j.mu.Unlock()
+		return nil, false, done, changed, nil
 	}
-	return nil, false, j.state == wololov1.JobState_JOB_STATE_DONE, j.changed, nil
+	refs := maps.Clone(v.changes)
+	j.mu.Unlock()
+	changes, err = j.standing.versions.read(epoch, refs, true)
+	return changes, err == nil, false, changed, err
 }
 
 // versionRows are the rows of each table a standing job's version epoch
@@ -318,5 +412,5 @@ func (j *job) versionRows(epoch int64) map[string]int64 {
 	}
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	return maps.Clone(j.standing.endRows[epoch])
+	return maps.Clone(j.standing.ends[epoch].GetRows())
 }

@@ -15,12 +15,13 @@ import (
 	"github.com/wololo/wololo/services/cmdline/cli"
 	"github.com/wololo/wololo/services/cmdline/client"
 	"github.com/wololo/wololo/services/cmdline/explain"
+	"github.com/wololo/wololo/services/cmdline/inputfile"
 	"github.com/wololo/wololo/services/cmdline/logflags"
 	"github.com/wololo/wololo/services/cmdline/tlsflags"
 )
 
 const usage = `usage: wololo local [flags]            run the topology as OS processes until interrupted
-       wololo local run --matches F --players F --out DIR [--query NAME=FILE.sql ...] [--epochs N] [flags]
+       wololo local run [--matches F --players F] --out DIR [--query NAME=FILE.sql ... [--table NAME=F ...]] [--epochs N] [--epoch-every D] [flags]
                                           start it, run one job, print time and memory, stop
 
 Every instance runs as its own 'wololo gateway' or 'wololo worker' process
@@ -38,14 +39,21 @@ naming the port: choose others with --base-port N or --free-ports.
 default queries (q1.csv..q4.csv), or with --query NAME=FILE.sql (repeatable)
 the job's own SQL queries (docs/sql.md), NAME.csv of each; --table NAME=F
 (repeatable) adds the CSV file F as table NAME of the queries; --explain
-prints the plans the gateway made of them before the upload.
+prints the plans the gateway made of them before the upload. Without
+--matches and --players the job is of its --table files only. Any file
+may be gzip-compressed (its decompressed CSV is uploaded), and one may be
+- (standard input, spooled to a temporary file removed at the end).
 
 With --epochs N the job is a standing one (docs/standing.md): the files
 (and tables) are cut into N contiguous runs of records, the first
 submitted with --standing, each next one appended; a line per version
 gives each query's rows and its change (rows in, rows out), as
-'wololo demo --epochs N' prints them; then the job is closed and its
-results, a batch job's over all the rows, written to --out.
+'wololo demo --epochs N' prints them, and when it came out (the time
+since the upload began); then the job is closed and its results, a batch
+job's over all the rows, written to --out. With --epoch-every DURATION
+the gateway also cuts an epoch every DURATION of input while a file
+uploads (client submit --epoch-every): alone, the files are one upload
+whose versions come out while it runs.
 `
 
 // common are the flags both forms take.
@@ -143,8 +151,8 @@ func runJob(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs := cli.NewFlagSet("wololo local run", usage, stderr)
 	var c common
 	c.register(fs, "")
-	matches := fs.String("matches", "", "path of matches.csv (required)")
-	players := fs.String("players", "", "path of match_players.csv (required)")
+	matches := fs.String("matches", "", "path of matches.csv (with --players; none: a job of --table files only)")
+	players := fs.String("players", "", "path of match_players.csv (with --matches)")
 	out := fs.String("out", "", "directory for the results, q1.csv..q4.csv or NAME.csv of each --query (required)")
 	queryFlags := explain.RegisterQueryFlags(fs, "a SQL query of the job, NAME=FILE.sql: its rows are written to NAME.csv (repeatable; default: the four default queries)")
 	tableFlags := explain.RegisterTableFlags(fs, "another table of the --query queries, NAME=F: F's header row names its columns (repeatable)")
@@ -153,13 +161,23 @@ func runJob(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of this process (the runner and the submitting client) to this file")
 	maxMalformedFlag := client.MaxMalformedFlag(fs)
 	epochs := fs.Int("epochs", 0, "run the job as a standing job fed in N appends, printing each version's rows (0: a batch job)")
+	epochEvery := fs.Duration("epoch-every", 0, "run the job as a standing job whose uploads the gateway also cuts into an epoch every DURATION of input (client submit --epoch-every), printing each version's rows and when it came out (with --epochs: of each append)")
 	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
 	if *epochs < 0 {
 		return cli.Usagef(fs, "--epochs %d: a number of appends, at least 1", *epochs)
 	}
-	if err := cli.Required(fs, "matches", "players", "out"); err != nil {
+	if err := client.CheckEpochEvery(*epochEvery); err != nil {
+		return cli.Usagef(fs, "%v", err)
+	}
+	if *epochEvery > 0 && *epochs == 0 {
+		*epochs = 1 // one upload, cut by the gateway
+	}
+	if err := client.CheckPair(fs, *matches, *players); err != nil {
+		return err
+	}
+	if err := cli.Required(fs, "out"); err != nil {
 		return err
 	}
 	maxMalformed, err := maxMalformedFlag()
@@ -175,10 +193,29 @@ func runJob(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	var tables []client.Table
 	for _, kv := range tableFlags.List() {
-		if _, err := os.Stat(kv[1]); err != nil {
-			return cli.Usagef(fs, "--table %s=%s: %v", kv[0], kv[1], err)
-		}
 		tables = append(tables, client.Table{Name: kv[0], Path: kv[1]})
+	}
+	if *matches == "" && *players == "" && len(tables) == 0 {
+		return cli.Usagef(fs, "give --matches and --players, or --table files of --query queries (a job of tables only)")
+	}
+	if err := client.CheckInputs(client.SubmitOptions{Matches: *matches, Players: *players, Tables: tables}); err != nil {
+		return cli.Usagef(fs, "%v", err)
+	}
+	// Standard input is read once, here: the job (and its --epochs
+	// split) reads the spool.
+	paths := []*string{matches, players}
+	for i := range tables {
+		paths = append(paths, &tables[i].Path)
+	}
+	removeSpool, err := inputfile.SpoolStdin(paths, nil, "")
+	if err != nil {
+		return cli.Usagef(fs, "%v", err)
+	}
+	defer removeSpool()
+	for _, t := range tables {
+		if _, err := os.Stat(t.Path); err != nil {
+			return cli.Usagef(fs, "--table %s=%s: %v", t.Name, t.Path, err)
+		}
 	}
 	var plans io.Writer
 	if *printPlans {
@@ -227,6 +264,7 @@ func runJob(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		Progress: stderr, Terminal: client.IsTerminal(stderr), MaxMalformed: maxMalformed,
 		Queries: queries, Tables: tables, Explain: plans,
 		Rebuilds: client.DefaultRebuilds, Notices: stderr, Again: again(cl),
+		EpochEvery: *epochEvery,
 	}
 	var sum *client.Summary
 	if *epochs > 0 {

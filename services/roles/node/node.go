@@ -93,8 +93,11 @@ type Config struct {
 	Log         hclog.Logger
 	OutboxLimit int
 	Retention   time.Duration // gateway: see gateway.Config.Retention
-	MaxJobs     int           // jobs held at once; see stage.Config.MaxJobs
-	UploadIdle  time.Duration // gateway: see gateway.Config.UploadIdle
+	// StandingRetention is the gateway's: see
+	// gateway.Config.StandingRetention.
+	StandingRetention time.Duration
+	MaxJobs           int           // jobs held at once; see stage.Config.MaxJobs
+	UploadIdle        time.Duration // gateway: see gateway.Config.UploadIdle
 	// Quotas per client (gateway): see gateway.Config.
 	ClientMaxJobs     int
 	ClientMaxHeldJobs int
@@ -171,8 +174,8 @@ func (c Config) Validate() error {
 	if c.Resolver == nil {
 		return errors.New("node config: Resolver is required")
 	}
-	if c.OutboxLimit < 0 || c.Retention < 0 || c.MaxJobs < 0 {
-		return fmt.Errorf("node config: OutboxLimit %d, Retention %s and MaxJobs %d must not be negative", c.OutboxLimit, c.Retention, c.MaxJobs)
+	if c.OutboxLimit < 0 || c.Retention < 0 || c.StandingRetention < 0 || c.MaxJobs < 0 {
+		return fmt.Errorf("node config: OutboxLimit %d, Retention %s, StandingRetention %s and MaxJobs %d must not be negative", c.OutboxLimit, c.Retention, c.StandingRetention, c.MaxJobs)
 	}
 	if err := c.RPCLimits.Validate(); err != nil {
 		return fmt.Errorf("node config: %w", err)
@@ -283,7 +286,7 @@ func New(cfg Config) (*Node, error) {
 		}
 		n.Gateway, err = gateway.New(gateway.Config{
 			Topology: cfg.Topology, Committer: n.committer, Inputs: inputs,
-			Log: log.Named("gateway"), OutboxLimit: cfg.OutboxLimit, Retention: cfg.Retention, MaxJobs: cfg.MaxJobs, UploadIdle: cfg.UploadIdle,
+			Log: log.Named("gateway"), OutboxLimit: cfg.OutboxLimit, Retention: cfg.Retention, StandingRetention: cfg.StandingRetention, MaxJobs: cfg.MaxJobs, UploadIdle: cfg.UploadIdle,
 			ClientMaxJobs: cfg.ClientMaxJobs, ClientMaxHeldJobs: cfg.ClientMaxHeldJobs, MaxJobBytes: cfg.MaxJobBytes, ClientMaxBytes: cfg.ClientMaxBytes,
 			MaxHeaderBytes: cfg.MaxHeaderBytes, MaxRecordBytes: cfg.MaxRecordBytes, MaxMalformed: cfg.MaxMalformed, Identify: identify(cfg.Credentials),
 			MaxQueries: cfg.MaxQueries, MaxTables: cfg.MaxTables, MaxQueryBytes: cfg.MaxQueryBytes, Counters: gatewayMetrics,

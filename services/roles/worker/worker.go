@@ -79,7 +79,8 @@ func run(ctx context.Context, cmd string, args []string, stderr io.Writer) error
 	peers := fs.String("peers", "", "peers file (JSON: instance -> host:port), re-read when it changes; overrides --hosts")
 	dataDir := fs.String("data", "", "data directory of the durable store; without it state is kept in memory and lost on exit")
 	engine := fs.String("store", StoreSegments, "the durable store's engine: "+StoreSegments+" (append-only segment files) or "+StorePebble+" (the Pebble LSM, for comparison)")
-	retention := fs.Duration("retention", 0, "gateway: drop jobs without client activity for this long (default 24h)")
+	retention := fs.Duration("retention", 0, "gateway: drop jobs without client activity for this long (default 24h); an open standing job waiting for its next append has --standing-retention")
+	standingRetention := fs.Duration("standing-retention", 0, "gateway: drop an open standing job, every append in, without client activity for this long (default 720h, 30 days); an append's upload left unfinished has --retention")
 	logFlags := logflags.Register(fs, "info")
 	uploadIdle := fs.Duration("upload-idle", 0, "gateway: end an upload that sends nothing for this long, freeing its file for a resume (default 2m)")
 	clientMaxJobs := fs.Int("client-max-jobs", 0, "gateway: unfinished jobs one client holds at once (default 16)")
@@ -188,7 +189,7 @@ func run(ctx context.Context, cmd string, args []string, stderr io.Writer) error
 		store = s
 	}
 	n, err := node.New(node.Config{
-		Topology: top, Instance: in, Listener: l, Public: pl, Credentials: creds, Resolver: resolver, Store: store, Log: log, Retention: *retention,
+		Topology: top, Instance: in, Listener: l, Public: pl, Credentials: creds, Resolver: resolver, Store: store, Log: log, Retention: *retention, StandingRetention: *standingRetention,
 		OutboxLimit: *outboxLimit, MaxJobs: *maxJobs, UploadIdle: *uploadIdle,
 		ClientMaxJobs: *clientMaxJobs, ClientMaxHeldJobs: *clientMaxHeldJobs, MaxJobBytes: *maxJobBytes, ClientMaxBytes: *clientMaxBytes,
 		MaxHeaderBytes: *maxHeaderBytes, MaxQueries: *maxQueries, MaxHeldBytes: *maxHeld, JobBudget: sqlops.Budget{StateBytes: *stateBytes, JoinRows: *joinRows, StepBytes: *stepBytes}, MaxTables: *maxTables, MaxQueryBytes: *maxQueryBytes, MaxRecordBytes: *maxRecordBytes, MaxMalformed: &limit,

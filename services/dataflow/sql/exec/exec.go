@@ -142,36 +142,45 @@ func (b *builder) read(f []byte, duration bool, st *ColumnStats) {
 // Text is written as its bytes, numbers in decimal with their scale,
 // booleans as true and false, NULL as an empty field.
 func (r *Result) CSV() []byte {
-	var out []byte
-	for i, c := range r.Columns {
+	out := AppendCSVHeader(nil, r.Columns)
+	for row := range r.Rows.N {
+		out = AppendCSVRow(out, r.Rows, row)
+	}
+	return out
+}
+
+// AppendCSVHeader appends the header line of a result of the columns,
+// as CSV writes it.
+func AppendCSVHeader(out []byte, cols []plan.Column) []byte {
+	for i, c := range cols {
 		if i > 0 {
 			out = append(out, ',')
 		}
 		out = csvio.AppendField(out, c.Name)
 	}
-	out = append(out, '\n')
-	var num []byte
-	for row := range r.Rows.N {
-		for i, v := range r.Rows.Cols {
-			if i > 0 {
-				out = append(out, ',')
-			}
-			switch {
-			case v.IsNull(row):
-			case v.Type == plan.Text:
-				out = csvio.AppendField(out, string(v.Text(row)))
-			case v.Type == plan.Number:
-				num = v.Nums[row].Append(num[:0])
-				out = append(out, num...)
-			case v.Type == plan.Bool:
-				if v.Bools[row] {
-					out = append(out, "true"...)
-				} else {
-					out = append(out, "false"...)
-				}
+	return append(out, '\n')
+}
+
+// AppendCSVRow appends row of b as a line of CSV's, every column of b.
+func AppendCSVRow(out []byte, b *Batch, row int) []byte {
+	var num [32]byte
+	for i, v := range b.Cols {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		switch {
+		case v.IsNull(row):
+		case v.Type == plan.Text:
+			out = csvio.AppendField(out, string(v.Text(row)))
+		case v.Type == plan.Number:
+			out = append(out, v.Nums[row].Append(num[:0])...)
+		case v.Type == plan.Bool:
+			if v.Bools[row] {
+				out = append(out, "true"...)
+			} else {
+				out = append(out, "false"...)
 			}
 		}
-		out = append(out, '\n')
 	}
-	return out
+	return append(out, '\n')
 }

@@ -588,29 +588,37 @@ func sortRows(n *plan.Node, in []*Batch) []*Batch {
 		perm[i] = int32(i)
 	}
 	slices.SortStableFunc(perm, func(x, y int32) int {
-		for _, k := range n.Order {
-			v := all.Cols[k.Col]
-			c := compare(v, int(x), v, int(y))
-			if k.Desc && !v.IsNull(int(x)) && !v.IsNull(int(y)) {
-				c = -c
-			}
-			if c != 0 {
-				return c
-			}
-		}
-		for _, v := range all.Cols {
-			if c := compare(v, int(x), v, int(y)); c != 0 {
-				return c
-			}
-		}
-		for _, v := range all.Cols {
-			if c := compareScales(v, int(x), v, int(y)); c != 0 {
-				return c
-			}
-		}
-		return 0
+		return compareSorted(n, all, int(x), all, int(y))
 	})
 	return []*Batch{gatherBatch(all, perm)}
+}
+
+// compareSorted orders row x of a and row y of b as sortRows does,
+// over the first len(n.Output) columns of each (a batch may have more
+// after them).
+func compareSorted(n *plan.Node, a *Batch, x int, b *Batch, y int) int {
+	for _, k := range n.Order {
+		v, w := a.Cols[k.Col], b.Cols[k.Col]
+		c := compare(v, x, w, y)
+		if k.Desc && !v.IsNull(x) && !w.IsNull(y) {
+			c = -c
+		}
+		if c != 0 {
+			return c
+		}
+	}
+	cols := len(n.Output)
+	for i := range cols {
+		if c := compare(a.Cols[i], x, b.Cols[i], y); c != 0 {
+			return c
+		}
+	}
+	for i := range cols {
+		if c := compareScales(a.Cols[i], x, b.Cols[i], y); c != 0 {
+			return c
+		}
+	}
+	return 0
 }
 
 // limit keeps the first n rows.

@@ -18,6 +18,14 @@ func Project(exprs []*plan.Expr, in []*Batch) ([]*Batch, error) { return project
 // Sort orders the rows by node n's keys, then by every column.
 func Sort(n *plan.Node, in []*Batch) []*Batch { return sortRows(n, in) }
 
+// CompareSorted orders row x of a and row y of b as Sort orders rows
+// of the Sort node n (its keys, then every column, then every column's
+// scale), over n's output columns, the first of each batch's: negative
+// when x comes first, 0 when they are equal, scales included.
+func CompareSorted(n *plan.Node, a *Batch, x int, b *Batch, y int) int {
+	return compareSorted(n, a, x, b, y)
+}
+
 // Limit keeps the first n rows.
 func Limit(n int64, in []*Batch) []*Batch { return limit(n, in) }
 

@@ -15,6 +15,10 @@
 // the semi-join whose outer rows wait for their key, the aggregate's
 // before and after rows of the groups an epoch touches, the counted
 // DISTINCT, the answer's multiset and its maintained LIMIT (topOp).
+// An answer with only projections above its Sort also keeps its rows in
+// the answer's order with their CSV lines (sortedLines, derived, not in
+// a snapshot), so that Op.AnswerCSV writes a version without sorting
+// it again: an epoch places its new rows by binary search.
 //
 // Check finds the parts of a plan whose rows only arrive (scans,
 // filters, projections, joins, semi-joins, UNION ALL and DISTINCT of

@@ -197,9 +197,9 @@ type semiOp struct {
 	cols  []plan.Column // the left columns
 	grows bool          // the subquery only grows
 	keys  *exec.KeyTable
-	count []int64 // per key's slot: the subquery's copies of it
-	rows  [][]ref // per key's slot: the left rows kept (grows: those waiting for it)
-	mark  []bool  // per key's slot: touched (step's scratch, all false between)
+	count []int64  // per key's slot: the subquery's copies of it
+	rows  refLists // per key's slot: the left rows kept (grows: those waiting for it)
+	mark  []bool   // per key's slot: touched (step's scratch, all false between)
 	st    store
 }
 
@@ -218,7 +218,7 @@ func (o *semiOp) slotsOf(kv *exec.Vec) []int32 {
 	sl := o.keys.Slots([]*exec.Vec{kv}, kv.N, modes, nil)
 	if n := o.keys.Len(); n > len(o.count) {
 		o.count = append(o.count, make([]int64, n-len(o.count))...)
-		o.rows = append(o.rows, make([][]ref, n-len(o.rows))...)
+		o.rows.grow(n)
 		o.mark = append(o.mark, make([]bool, n-len(o.mark))...)
 	}
 	return sl
@@ -251,12 +251,12 @@ func (o *semiOp) step(in []zset) (zset, error) {
 		o.mark[s] = false
 		switch was, is := before[k] > 0, o.count[s] > 0; {
 		case is && !was:
-			come = append(come, o.rows[s]...)
+			come = o.rows.appendTo(come, s)
 			if o.grows { // passed: forgotten (below, once gathered)
-				o.rows[s] = nil
+				o.rows.clear(s)
 			}
 		case was && !is:
-			gone = append(gone, o.rows[s]...)
+			gone = o.rows.appendTo(gone, s)
 		}
 	}
 	var out zset
@@ -306,7 +306,7 @@ func (o *semiOp) step(in []zset) (zset, error) {
 		if len(keep) > 0 {
 			at := o.st.add(b.Rows(keep))
 			for k, i := range keep {
-				o.rows[sl[i]] = append(o.rows[sl[i]], ref{b: at.b, r: int32(k)})
+				o.rows.add(sl[i], ref{b: at.b, r: int32(k)})
 			}
 		}
 	}

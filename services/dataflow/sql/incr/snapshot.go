@@ -89,9 +89,11 @@ func writeOp(w *snapcodec.Writer, o op) {
 		w.Bytes(exec.AppendRowsState(nil, o.left.Right()))
 	case *semiOp:
 		w.Bytes(o.keys.AppendState(nil))
+		var rs []ref
 		for s := range o.count {
 			w.Varint(o.count[s])
-			writeRefs(w, o.rows[s])
+			rs = o.rows.appendTo(rs[:0], int32(s))
+			writeRefs(w, rs)
 		}
 		o.st.write(w)
 	case *aggOp:
@@ -137,13 +139,19 @@ func readOp(r *snapcodec.Reader, o op) {
 			r.Fail(nil)
 			return
 		}
-		o.count, o.rows, o.mark = make([]int64, n), make([][]ref, n), make([]bool, n)
+		o.count, o.rows, o.mark = make([]int64, n), refLists{}, make([]bool, n)
+		o.rows.grow(n)
+		var all [][]ref
 		for s := range n {
 			o.count[s] = r.Varint()
-			o.rows[s] = readRefs(r)
+			rs := readRefs(r)
+			for _, x := range rs {
+				o.rows.add(int32(s), x)
+			}
+			all = append(all, rs)
 		}
 		o.st.read(r, withWeight(o.cols))
-		o.st.check(r, o.rows...)
+		o.st.check(r, all...)
 	case *aggOp:
 		o.first = r.Bool()
 		readState(r, o.agg.RestoreState)
@@ -415,5 +423,5 @@ func (t *topOp) read(r *snapcodec.Reader) {
 	if b := readRows(r, t.root.Output); r.Err == nil {
 		t.shown = b
 	}
-	t.cache = nil
+	t.cache, t.lines = nil, nil
 }

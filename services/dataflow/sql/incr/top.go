@@ -32,6 +32,7 @@ type topOp struct {
 	set       *rowSet      // the Sort's input rows
 	shown     *exec.Batch  // nonlinear: the last version's rendering
 	cache     *exec.Batch  // the current rendering, nil when it changed
+	lines     *sortedLines // linear: the answer's rows in order, with their CSV lines; nil until asked
 	first     bool
 }
 
@@ -62,7 +63,13 @@ func newTop(root, sort *plan.Node, upper []*plan.Node, monotone bool) *topOp {
 func (t *topOp) step(in zset) (zset, error) {
 	first := t.first
 	t.first = false
-	changed := len(t.set.apply(in)) > 0
+	changes := t.set.apply(in)
+	changed := len(changes) > 0
+	if t.lines != nil {
+		if err := t.lines.update(t, changes); err != nil {
+			return nil, err
+		}
+	}
 	t.set.release()
 	if !changed && !first {
 		return nil, nil
@@ -89,6 +96,7 @@ func (t *topOp) step(in zset) (zset, error) {
 func (t *topOp) cut() error {
 	sorted := exec.Limit(t.limit, exec.Sort(t.sort, []*exec.Batch{t.set.rows(t.limit)}))
 	t.set = newRowSet(t.sort.Output, true)
+	t.lines = nil
 	var z zset
 	for _, b := range sorted {
 		z = append(z, weighted(b, 1))

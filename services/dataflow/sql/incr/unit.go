@@ -150,6 +150,25 @@ func (o *Op) Answer() (*exec.Result, error) {
 	return &exec.Result{Columns: o.cols, Rows: rows}, nil
 }
 
+// AnswerCSV is Answer's CSV (exec.Result's), written from the answer's
+// rows kept in order with their lines when the nodes above its Sort are
+// projections alone: an epoch then sorts and formats its new rows only,
+// not the whole answer again.
+func (o *Op) AnswerCSV() ([]byte, error) {
+	if o.top == nil {
+		return nil, fmt.Errorf("incr: the answer of an operator that is not one")
+	}
+	csv, ok, err := o.top.answerCSV()
+	if err != nil || ok {
+		return csv, err
+	}
+	res, err := o.Answer()
+	if err != nil {
+		return nil, err
+	}
+	return res.CSV(), nil
+}
+
 // Diff is the change an answer's Step returned, its rows once each with
 // their weights added up, in Diff's order, as epoch's.
 func (o *Op) Diff(epoch int64, changes []*exec.Batch) *Diff {

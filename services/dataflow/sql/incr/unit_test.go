@@ -15,18 +15,22 @@ import (
 	"github.com/wololo/wololo/services/dataflow/sql/value"
 )
 
-// aggregateOf is the Aggregate node of a plan.
-func aggregateOf(n *plan.Node) *plan.Node {
-	if n.Op == plan.Aggregate {
+// nodeOf is the first node of kind op of a plan, depth first; nil when
+// it has none.
+func nodeOf(n *plan.Node, op plan.Op) *plan.Node {
+	if n.Op == op {
 		return n
 	}
 	for _, in := range n.Input {
-		if a := aggregateOf(in); a != nil {
+		if a := nodeOf(in, op); a != nil {
 			return a
 		}
 	}
 	return nil
 }
+
+// aggregateOf is the Aggregate node of a plan.
+func aggregateOf(n *plan.Node) *plan.Node { return nodeOf(n, plan.Aggregate) }
 
 // withWeights is b's rows, each with weight w.
 func withWeights(b *exec.Batch, w int64) *exec.Batch {

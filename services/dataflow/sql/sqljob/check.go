@@ -19,7 +19,9 @@ import (
 var (
 	// ErrTable is a table that is not one: tables without queries of
 	// the job's own, a name that is not an identifier, is one of the two
-	// files' or is given twice, a table without a header.
+	// files' or is given twice, a table without a header; or a query
+	// of a job without the two files (Spec.NoFiles) reading one of
+	// their tables.
 	ErrTable = errors.New("bad table")
 	// ErrColumn is a column a query reads that its input's header lacks.
 	ErrColumn = errors.New("no such column in the input")
@@ -32,13 +34,17 @@ var (
 type refusal struct {
 	kind error
 	msg  string
+	// cause is the engine's refusal it says more of, if any (errors.As
+	// finds its *sql.Error: its line:column).
+	cause error
 }
 
 func (r *refusal) Error() string        { return r.msg }
 func (r *refusal) Is(target error) bool { return target == r.kind }
+func (r *refusal) Unwrap() error        { return r.cause }
 
 func refusef(kind error, format string, args ...any) error {
-	return &refusal{kind, fmt.Sprintf(format, args...)}
+	return &refusal{kind: kind, msg: fmt.Sprintf(format, args...)}
 }
 
 // Limits are the bounds on a job's queries and tables. The gateway takes
@@ -73,7 +79,10 @@ type Table struct {
 // columns of its two files, its extra tables, and its queries.
 type Spec struct {
 	Matches, Players []string // the header columns of matches.csv and match_players.csv
-	Tables           []Table
+	// NoFiles is a job of its tables only: it has neither of the two
+	// files, and its queries have no table matches or match_players.
+	NoFiles bool
+	Tables  []Table
 	// Queries are the job's queries: its own when Own is set, else the
 	// four default ones (the callers hold them: queries/), which the
 	// limits do not bound and which read no extra table.
@@ -111,7 +120,9 @@ func InputName(table string) string {
 //   - the queries' names (CheckNames): ErrName;
 //   - each query compiled against the inputs' header columns: a column
 //     an input lacks is ErrColumn naming the input, the column and the
-//     query (`matches.csv: no column "server" (read by query q1)`), so
+//     query, where the query reads it and the input's column nearest to
+//     it (`matches.csv: no column "severs" (read by query q1 at 1:8);
+//     did you mean server?`), so
 //     that of the two files only the columns the queries read are
 //     required; any other refusal of the engine wraps its *sql.Error;
 //   - the physical plan on shape (Plan): ErrPlanner.
@@ -125,6 +136,9 @@ func Check(spec Spec, lim Limits, shape physical.Shape) (*Job, error) {
 	if err := CheckTables(spec.Tables, own, lim); err != nil {
 		return nil, err
 	}
+	if spec.NoFiles && len(spec.Tables) == 0 {
+		return nil, refusef(ErrTable, "a job of neither matches.csv nor match_players.csv and no table: give both files (--matches, --players), or --table files of its --query queries")
+	}
 	if spec.Own {
 		if len(spec.Queries) > lim.MaxQueries {
 			return nil, refusef(ErrLimit, "%d queries, more than a job may have (%d, --max-queries)", len(spec.Queries), lim.MaxQueries)
@@ -133,11 +147,36 @@ func Check(spec Spec, lim Limits, shape physical.Shape) (*Job, error) {
 			return nil, refusef(ErrLimit, "queries of %d bytes together, more than a job may have (%d, --max-query-bytes)", n, lim.MaxQueryBytes)
 		}
 	}
-	cat := sql.Catalog{FileTable(schema.Matches): spec.Matches, FileTable(schema.Players): spec.Players}
+	cat := sql.Catalog{}
+	if !spec.NoFiles {
+		cat[FileTable(schema.Matches)], cat[FileTable(schema.Players)] = spec.Matches, spec.Players
+	}
 	for _, t := range spec.Tables {
 		cat[t.Name] = t.Columns
 	}
-	return Plan(spec.Queries, cat, shape)
+	job, err := Plan(spec.Queries, cat, shape)
+	if spec.NoFiles {
+		err = noFile(err)
+	}
+	return job, err
+}
+
+// noFile is the refusal of a query of a job without the two files that
+// reads one of their tables (err, the engine's "no such table"), naming
+// the file the job lacks; err as it is otherwise.
+func noFile(err error) error {
+	var se *sql.Error
+	if !errors.As(err, &se) {
+		return err
+	}
+	for _, f := range schema.Files {
+		if se.Construct == "table "+FileTable(f) {
+			r := refusef(ErrTable, "this job has no %s: %v (a job of --table files only has no table %s; give --matches and --players to read it)", f, err, FileTable(f)).(*refusal)
+			r.cause = err
+			return r
+		}
+	}
+	return err
 }
 
 // CheckTables refuses a job's extra tables that no job may have: tables
@@ -212,10 +251,19 @@ func compileQuery(q Query, cat sql.Catalog) (*physical.Logical, error) {
 	var se *sql.Error
 	if errors.As(err, &se) && se.Missing != "" {
 		if table, ok := lackingTable(q.Text, cat, se); ok {
-			return nil, refusef(ErrColumn, "%s: no column %q (read by query %s)", InputName(table), se.Missing, q.Name)
+			return nil, refusef(ErrColumn, "%s: no column %q (read by query %s at %d:%d)%s", InputName(table), se.Missing, q.Name, se.Line, se.Col, hintOf(se.Message))
 		}
 	}
 	return nil, fmt.Errorf("%s: %w", q.label(), err)
+}
+
+// hintOf is the hint of an engine's message ("no such column; did you
+// mean civ?"): "; did you mean civ?", or "" when it has none.
+func hintOf(msg string) string {
+	if _, hint, ok := strings.Cut(msg, "; did you mean "); ok {
+		return "; did you mean " + hint
+	}
+	return ""
 }
 
 // lackingTable is the table of cat that the query reads the missing

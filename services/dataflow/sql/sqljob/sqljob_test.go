@@ -116,3 +116,19 @@ func TestTextBytes(t *testing.T) {
 		t.Errorf("TextBytes = %d, want 5", n)
 	}
 }
+
+// TestMissingColumn: a column an input lacks is ErrColumn naming the
+// input, the column, the query, where the query reads it, and the
+// input's column nearest to it when one is near.
+func TestMissingColumn(t *testing.T) {
+	for _, c := range []struct{ text, want string }{
+		{"SELECT civv FROM match_players", `match_players.csv: no column "civv" (read by query q at 1:8); did you mean civ?`},
+		{"SELECT token\nFROM matches m\nWHERE m.lader > 0", `matches.csv: no column "lader" (read by query q at 3:7); did you mean ladder?`},
+		{"SELECT zzz FROM matches", `matches.csv: no column "zzz" (read by query q at 1:8)`},
+	} {
+		_, err := sqljob.Plan([]sqljob.Query{{Name: "q", Text: c.text}}, cat, shape)
+		if !errors.Is(err, sqljob.ErrColumn) || err.Error() != c.want {
+			t.Errorf("%q: %v; want ErrColumn %q", c.text, err, c.want)
+		}
+	}
+}

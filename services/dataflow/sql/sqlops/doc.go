@@ -47,7 +47,8 @@
 //     snapshot, and the epoch's wire form (EncodeEpochRows, EncodeEpochMarker, DecodeEpoch). It uses
 //     the operators (the exchange, the meter), not the Task.
 //   - The in-process runners (run.go, answer.go, runepochs.go): Run,
-//     RunFeeds, Answer and RunEpochs, every instance of a plan's tasks in
+//     RunFeeds, Answer, RunEpochs and RunEpochsEach (an epoch at a time,
+//     from an EpochFeed), every instance of a plan's tasks in
 //     one process. They use the task, the epoch task and the operators,
 //     not the stage adapter.
 //   - The stage adapter (stage.go: StageSpec, DecodeSpec and the
@@ -146,7 +147,8 @@
 // versions are records of the commit of the step that made them
 // (Version.Records), and the gateway's upload ends each epoch on every
 // table's Source (Source.EndEpoch), which sends the markers; RunEpochs
-// runs a standing plan in one process, the channels as the same bytes.
+// runs a standing plan in one process, the channels as the same bytes
+// (RunEpochsEach an epoch at a time, each epoch's versions handed over).
 //
 // # The stage adapter, the wire and the streams
 //

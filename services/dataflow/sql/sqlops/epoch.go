@@ -749,11 +749,11 @@ func (t *EpochTask) version(u *unit, e int64, out []*exec.Batch) error {
 
 // answerCSV is a sink's answer as its NAME.csv.
 func answerCSV(u *unit) ([]byte, error) {
-	res, err := u.op.Answer()
+	csv, err := u.op.AnswerCSV()
 	if err != nil {
 		return nil, fmt.Errorf("query %s: %w", u.query, err)
 	}
-	return res.CSV(), nil
+	return csv, nil
 }
 
 // passMarker hands the marker of epoch e on: an exchange's to every

@@ -93,6 +93,35 @@ func checkEpochs(t *testing.T, label string, j job, tables map[string]*exec.Tabl
 			t.Fatalf("%s: %s: the final answer %q is not the last version %q", label, name, res.Files[name], last)
 		}
 	}
+	// One epoch at a time, each epoch's versions handed over: the same.
+	next := int64(1)
+	feed := sqlops.EpochFeed{Columns: map[string][]string{}, Epochs: len(parts), Next: func(k int) (map[string]*exec.Table, error) {
+		if k != int(next) {
+			return nil, fmt.Errorf("epoch %d's rows asked for, where %d's were due", k, next)
+		}
+		return parts[k-1], nil
+	}}
+	for name, tab := range tables {
+		feed.Columns[name] = tab.Columns
+	}
+	each, err := sqlops.RunEpochsEach(p, feed, func(epoch int64, vs map[string]sqlops.Version) error {
+		if epoch != next {
+			return fmt.Errorf("epoch %d's versions, where %d's were due", epoch, next)
+		}
+		next++
+		if !maps.EqualFunc(vs, res.Versions[epoch-1], func(a, b sqlops.Version) bool {
+			return a.Query == b.Query && a.Epoch == b.Epoch && bytes.Equal(a.CSV, b.CSV) && bytes.Equal(a.Change, b.Change)
+		}) {
+			return fmt.Errorf("epoch %d: versions not RunEpochs'", epoch)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("%s, %d shards: RunEpochsEach: %v", label, shards, err)
+	}
+	if next != int64(len(parts))+1 || each.Versions != nil || !maps.EqualFunc(each.Files, res.Files, bytes.Equal) {
+		t.Fatalf("%s, %d shards: RunEpochsEach: %d epochs' versions of %d, %d kept, final answers RunEpochs' %v", label, shards, next-1, len(parts), len(each.Versions), maps.EqualFunc(each.Files, res.Files, bytes.Equal))
+	}
 	return res
 }
 

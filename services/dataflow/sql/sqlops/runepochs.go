@@ -37,6 +37,29 @@ func RunEpochs(p *physical.Plan, epochs []map[string]*exec.Table) (*EpochResult,
 	return runEpochs(p, epochs, epochOptions{})
 }
 
+// EpochFeed is a standing job's input as RunEpochsEach takes it, an
+// epoch at a time.
+type EpochFeed struct {
+	// Columns are each table's columns: those of its every batch.
+	Columns map[string][]string
+	// Epochs is how many epochs there are.
+	Epochs int
+	// Next is epoch k's rows of each table (k from 1; a table missing
+	// has none in it), asked for once, in order, when epoch k-1 is done.
+	Next func(k int) (map[string]*exec.Table, error)
+}
+
+// RunEpochsEach runs the plan as RunEpochs does, but one epoch at a
+// time: epoch k's rows are asked of the feed, and given with their
+// markers, once every instance is done with epoch k-1's, and each is
+// called with epoch k's versions (by query name) once every instance is
+// idle, before epoch k+1 starts: what it measures between two calls is
+// one epoch's work (the feed's Next included). The versions are not
+// kept: the result's Versions is nil.
+func RunEpochsEach(p *physical.Plan, feed EpochFeed, each func(epoch int64, versions map[string]Version) error) (*EpochResult, error) {
+	return runFeed(p, feed, epochOptions{each: each})
+}
+
 // epochOptions are how the tests run a standing plan; RunEpochs uses
 // none.
 type epochOptions struct {
@@ -56,6 +79,9 @@ type epochOptions struct {
 	// observe, when not nil, is shown each instance before it takes a
 	// message.
 	observe func(*epochInstance) error
+	// each, when not nil, runs the epochs one at a time and is given
+	// each epoch's versions, which are not kept (RunEpochsEach).
+	each func(epoch int64, versions map[string]Version) error
 }
 
 // epochMessage is what waits in an instance's queue: a table's batch,
@@ -79,24 +105,30 @@ type epochInstance struct {
 }
 
 func runEpochs(p *physical.Plan, epochs []map[string]*exec.Table, opt epochOptions) (*EpochResult, error) {
-	if p.Gateway.Replicas != 1 {
-		return nil, fmt.Errorf("run epochs: the gateway task has %d replicas; the runner parses the files in one", p.Gateway.Replicas)
-	}
-	tables := scanOrder(p, nil)
 	columns := map[string][]string{}
 	for _, e := range epochs {
-		for _, name := range tables {
+		for _, name := range scanOrder(p, nil) {
 			if t := e[name]; t != nil && columns[name] == nil {
 				columns[name] = t.Columns
 			}
 		}
 	}
+	return runFeed(p, EpochFeed{Columns: columns, Epochs: len(epochs), Next: func(k int) (map[string]*exec.Table, error) { return epochs[k-1], nil }}, opt)
+}
+
+// runFeed runs the plan over the feed's epochs (runEpochs, RunEpochsEach).
+func runFeed(p *physical.Plan, feed EpochFeed, opt epochOptions) (*EpochResult, error) {
+	if p.Gateway.Replicas != 1 {
+		return nil, fmt.Errorf("run epochs: the gateway task has %d replicas; the runner parses the files in one", p.Gateway.Replicas)
+	}
+	tables := scanOrder(p, nil)
+	columns := feed.Columns
 	for _, name := range tables {
 		if columns[name] == nil {
 			return nil, fmt.Errorf("run epochs: no table %q", name)
 		}
 	}
-	res := &EpochResult{Versions: make([]map[string]Version, len(epochs)), Files: map[string][]byte{}}
+	res := &EpochResult{Versions: make([]map[string]Version, feed.Epochs), Files: map[string][]byte{}}
 	byTask := map[string][]*epochInstance{}
 	var all []*epochInstance
 	var w wire.Writer
@@ -154,7 +186,46 @@ func runEpochs(p *physical.Plan, epochs []map[string]*exec.Table, opt epochOptio
 		}
 	}
 	gw := byTask[p.Gateway.Name][0]
-	for k, e := range epochs {
+	var ready []*epochInstance
+	// drain runs the instances until none has a message.
+	drain := func() error {
+		for {
+			ready = ready[:0]
+			for _, in := range all {
+				if len(in.queue) > 0 {
+					ready = append(ready, in)
+				}
+			}
+			if len(ready) == 0 {
+				return nil
+			}
+			k := len(ready) - 1
+			if opt.pick != nil {
+				k = opt.pick(len(ready))
+			}
+			in := ready[k]
+			m := in.queue[0]
+			in.queue = in.queue[1:]
+			if opt.observe != nil {
+				if err := opt.observe(in); err != nil {
+					return fmt.Errorf("run epochs: %w", err)
+				}
+			}
+			if opt.restart != nil && opt.restart() {
+				if err := in.restart(); err != nil {
+					return fmt.Errorf("run epochs: restart: %w", err)
+				}
+			}
+			if err := in.deliver(m); err != nil {
+				return fmt.Errorf("run epochs: task %s[%d]: %w", in.cfg.Task, in.cfg.Index, err)
+			}
+		}
+	}
+	for k := range feed.Epochs {
+		e, err := feed.Next(k + 1)
+		if err != nil {
+			return nil, fmt.Errorf("run epochs: epoch %d: %w", k+1, err)
+		}
 		for _, name := range tables {
 			if t := e[name]; t != nil {
 				if !slices.Equal(t.Columns, columns[name]) {
@@ -165,48 +236,35 @@ func runEpochs(p *physical.Plan, epochs []map[string]*exec.Table, opt epochOptio
 				}
 			}
 		}
-		if opt.unmarked && k == len(epochs)-1 {
+		if opt.unmarked && k == feed.Epochs-1 {
 			res.Versions = res.Versions[:k]
 			break
 		}
 		for _, name := range tables {
 			gw.queue = append(gw.queue, epochMessage{table: name, epochEnd: true})
 		}
+		if opt.each == nil {
+			continue
+		}
+		if err := drain(); err != nil {
+			return nil, err
+		}
+		if v := res.Versions[k]; len(v) != len(p.Queries) {
+			return nil, fmt.Errorf("run epochs: epoch %d has versions of %d queries, of %d", k+1, len(v), len(p.Queries))
+		}
+		if err := opt.each(int64(k+1), res.Versions[k]); err != nil {
+			return nil, err
+		}
+		res.Versions[k] = nil
 	}
 	for _, name := range tables {
 		gw.queue = append(gw.queue, epochMessage{table: name, end: true})
 	}
-	var ready []*epochInstance
-	for {
-		ready = ready[:0]
-		for _, in := range all {
-			if len(in.queue) > 0 {
-				ready = append(ready, in)
-			}
-		}
-		if len(ready) == 0 {
-			break
-		}
-		k := len(ready) - 1
-		if opt.pick != nil {
-			k = opt.pick(len(ready))
-		}
-		in := ready[k]
-		m := in.queue[0]
-		in.queue = in.queue[1:]
-		if opt.observe != nil {
-			if err := opt.observe(in); err != nil {
-				return nil, fmt.Errorf("run epochs: %w", err)
-			}
-		}
-		if opt.restart != nil && opt.restart() {
-			if err := in.restart(); err != nil {
-				return nil, fmt.Errorf("run epochs: restart: %w", err)
-			}
-		}
-		if err := in.deliver(m); err != nil {
-			return nil, fmt.Errorf("run epochs: task %s[%d]: %w", in.cfg.Task, in.cfg.Index, err)
-		}
+	if err := drain(); err != nil {
+		return nil, err
+	}
+	if opt.each != nil {
+		res.Versions = nil
 	}
 	for _, in := range all {
 		if !in.t.Done() {
