@@ -358,9 +358,6 @@ func (lv *level) comparison(x *parse.Binary) (*plan.Expr, *tvar, error) {
 
 // inList binds x [NOT] IN (literals): x and the literals one kind.
 func (lv *level) inList(x *parse.In) (*plan.Expr, *tvar, error) {
-	if x.Sub != nil && x.Not {
-		return nil, nil, lv.err(x.Sub.Pos, "NOT IN (SELECT ...)", "not supported (an anti-join); col IN (SELECT ...) is, as a top-level WHERE condition")
-	}
 	if x.Sub != nil {
 		return lv.inSubqueryValue(x)
 	}
