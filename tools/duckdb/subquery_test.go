@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -183,5 +185,36 @@ func TestSQLPlacedSubqueriesAgainstDuckDB(t *testing.T) {
 	}
 	if stats.compared != len(sqlgen.PlacedSubqueries) || stats.nonEmpty < stats.compared/2 {
 		t.Errorf("%d compared, %d with rows, of %d", stats.compared, stats.nonEmpty, len(sqlgen.PlacedSubqueries))
+	}
+}
+
+// generatedSubqueries are subqueries of expressions over the generated
+// input files as an analyst writes them: players above the average
+// rating outside a map's matches (a scalar subquery and NOT IN), civs
+// with more games than a share of all (a scalar subquery in HAVING),
+// and IN as a value beside EXISTS.
+var generatedSubqueries = []struct{ name, query string }{
+	{"above_average_off_arabia", "SELECT civ, COUNT(*) AS n FROM match_players WHERE rating > (SELECT AVG(rating) FROM match_players) AND match NOT IN (SELECT token FROM matches WHERE map = 'arabia') GROUP BY civ ORDER BY 1"},
+	{"popular_civs", "SELECT civ, COUNT(*) AS n FROM match_players GROUP BY civ HAVING COUNT(*) * 40 > (SELECT COUNT(*) FROM match_players) ORDER BY 1"},
+	{"on_arabia", "SELECT civ, match IN (SELECT token FROM matches WHERE map = 'arabia') AS arabia, COUNT(*) AS n FROM match_players WHERE EXISTS (SELECT 1 FROM matches WHERE ladder = 'RM_TEAM') GROUP BY 1, 2 ORDER BY 1, 2"},
+}
+
+// TestSQLSubqueriesOnGeneratedAgainstDuckDB runs generatedSubqueries
+// over the generated input files (malformed records, missing and
+// invalid values) with our engine and with DuckDB: the same rows, and
+// some.
+func TestSQLSubqueriesOnGeneratedAgainstDuckDB(t *testing.T) {
+	tables, d := generatedTables(t)
+	dir := t.TempDir()
+	for _, j := range generatedSubqueries {
+		f := filepath.Join(dir, j.name+".sql")
+		if err := os.WriteFile(f, []byte(j.query+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		rows := checkFile(t, d, tables, f)
+		if len(rows) == 0 {
+			t.Errorf("%s: no rows", j.name)
+		}
+		t.Logf("%s: %d rows", j.name, len(rows))
 	}
 }
