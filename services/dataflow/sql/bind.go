@@ -222,9 +222,9 @@ func (lv *level) compound(e parse.Expr) (*plan.Expr, *tvar, error) {
 	case *parse.Cast:
 		return lv.cast(x)
 	case *parse.Subquery:
-		return nil, nil, lv.err(x.Select.Pos, "subquery", "a subquery is supported only as a top-level WHERE condition col IN (SELECT ...)")
+		return lv.scalarSubquery(x)
 	case *parse.Exists:
-		return nil, nil, lv.err(x.Pos, "EXISTS", "not supported; use col IN (SELECT ...)")
+		return lv.existsSubquery(x)
 	}
 	return nil, nil, lv.err(e.Position(), "expression", "%s is not in the supported subset", parse.String(e))
 }
@@ -361,11 +361,8 @@ func (lv *level) comparison(x *parse.Binary) (*plan.Expr, *tvar, error) {
 
 // inList binds x [NOT] IN (literals): x and the literals one kind.
 func (lv *level) inList(x *parse.In) (*plan.Expr, *tvar, error) {
-	if x.Sub != nil && x.Not {
-		return nil, nil, lv.err(x.Sub.Pos, "NOT IN (SELECT ...)", "not supported (an anti-join); col IN (SELECT ...) is, as a top-level WHERE condition")
-	}
 	if x.Sub != nil {
-		return nil, nil, lv.err(x.Sub.Pos, "subquery", "col IN (SELECT ...) is supported only as a top-level WHERE condition")
+		return lv.inSubqueryValue(x)
 	}
 	l, lvar, err := lv.expr(x.X)
 	if err != nil {

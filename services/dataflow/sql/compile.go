@@ -107,6 +107,8 @@ type compiler struct {
 	checking    int                   // > 0 while binding a CTE nothing references, to check it
 
 	distinctAggs map[*plan.Agg]bool // the aggregates of DISTINCT, split in two levels once typed (aggdistinct.go)
+
+	outer []*level // the SELECTs whose expressions' subqueries are being bound (subquery.go)
 }
 
 // outVar is the kind of the first column of a SELECT's plan.

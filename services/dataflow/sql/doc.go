@@ -46,6 +46,11 @@
 // groups after HAVING) and the projection, one node per OVER clause; q4's
 // ROW_NUMBER() of the query's order stays the RowNumber node after the
 // sort and LIMIT.
+// The subqueries of expressions, EXISTS, scalar subqueries and
+// x [NOT] IN (SELECT ...) other than a top-level WHERE condition, are
+// bound onto joins (subquery.go says how and why): a cross product with
+// a one-row aggregate of the subquery, a mark join keyed by x. A
+// correlated subquery is refused, naming its outer query's column.
 //
 // WITH and subqueries in FROM (with.go, derived.go) are bound as the
 // SELECT they are, where they are read: a CTE's body once per reference,

@@ -231,6 +231,9 @@ func (lv *level) kindOf(s *scanInfo, name string) *tvar {
 // hint: a name in double quotes that meant a text, a name in another
 // case than the table's.
 func (lv *level) noColumn(cn *parse.Column) *Error {
+	if e := lv.correlated(cn); e != nil {
+		return e
+	}
 	what := cn.Name
 	if cn.Table != "" {
 		what = cn.Table + "." + cn.Name

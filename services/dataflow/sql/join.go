@@ -130,7 +130,7 @@ func (lv *level) onKeys(t *parse.Join, kind plan.JoinType, rs *scanInfo) (lks, r
 		if kind != plan.JoinInner {
 			return nil, nil, nil, lv.err(conj.Position(), t.Kind+" condition", "ON of an outer join is equalities of a column of each table (ON a.x = b.y AND a.z = b.w): filter in WHERE, or in a subquery of a side")
 		}
-		e, v, err := lv.expr(conj)
+		e, v, err := lv.onCondition(conj)
 		if err != nil {
 			return nil, nil, nil, err
 		}

@@ -48,6 +48,7 @@ type level struct {
 	aggNotes []aggNote // the aggregates, for the checks of DISTINCT ones (aggdistinct.go)
 
 	wins *windowSet // the window functions (window.go), nil when none may stand yet
+	subs subJoins // the joins of the subqueries of expressions (subquery.go)
 }
 
 // err is an Error about construct, which starts at byte offset pos.
@@ -132,7 +133,7 @@ func (c *compiler) selectPlan(sel *parse.Select, role selectRole) (*plan.Node, e
 // semi-joins, aggregate and HAVING (groups), the projection, then
 // outputs (DISTINCT, sort, LIMIT, row number, hidden columns dropped).
 func (lv *level) assemble(b *bound) *plan.Node {
-	n := b.from
+	n := stackSubJoins(b.from, lv.fromWidth(), lv.subs.row)
 	if len(b.where.filters) > 0 {
 		n = over(plan.Filter, n)
 		n.Cond = andAll(b.where.filters)
@@ -158,6 +159,7 @@ func (lv *level) groups(n *plan.Node, having *plan.Expr) *plan.Node {
 		out = append(out, plan.Column{Name: t})
 	}
 	n = &plan.Node{Op: plan.Aggregate, Input: []*plan.Node{n}, Keys: lv.keys, Aggs: lv.aggs, Output: out}
+	n = stackSubJoins(n, len(out), lv.subs.post)
 	if having != nil {
 		n = over(plan.Filter, n)
 		n.Cond = having

@@ -53,7 +53,7 @@ func (lv *level) inSubquery(in *parse.In) (semiJoin, error) {
 	if err != nil {
 		return semiJoin{}, err
 	}
-	sub, err := lv.c.selectPlan(in.Sub, inSelect)
+	sub, err := lv.subSelect(in.Sub)
 	if err != nil {
 		return semiJoin{}, err
 	}

@@ -90,6 +90,9 @@ func evalAt(e *plan.Expr, b *Batch) (*Vec, error) {
 		if e.Fn == plan.FnKey {
 			return keyVec(args, n), nil
 		}
+		if e.Fn == plan.FnOneRow {
+			return oneRowVec(args, n)
+		}
 		switch e.Fn {
 		case plan.FnCoalesce:
 			return coalesceVec(e.Type, args, n), nil

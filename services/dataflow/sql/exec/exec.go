@@ -15,7 +15,8 @@
 // takes the slots of a batch's keys looked up once for all of them
 // (KeyTable.Slots; AddSlots, KeepSlots, ProbeSlots). An outer join's
 // unmatched rows and a key of several columns, KEY(...), one value of
-// them all, are join.go's. Sort orders by its
+// them all, are join.go's; ONE_ROW, a scalar subquery's value or its
+// error of more than one row, subquery.go's. Sort orders by its
 // keys, then by every column, equal numbers by their scale, so that the
 // output is the same whatever order the rows arrived in; where one value
 // stands for equal ones written differently (1500, 1500.0), it is the

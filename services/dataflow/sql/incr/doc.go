@@ -32,6 +32,10 @@
 // Compile makes, one of an outer join (join.go), whose NULL-padded rows
 // are not monotone. A window function (window.go) is regroupOp keyed by
 // its partition: each partition an epoch touches computed again.
+// are not monotone, and so the mark join of a subquery x [NOT] IN
+// (SELECT ...) that is not a top-level WHERE condition (named as that).
+// EXISTS and scalar subqueries, a cross product with a one-row
+// aggregate, are an inner join: maintained as any.
 //
 // Every operator's work in an epoch is proportional to the epoch's rows
 // and to the changes, but for the few docs/standing.md lists (a LIMIT

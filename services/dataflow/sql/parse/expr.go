@@ -287,7 +287,7 @@ func (p *parser) primary() Expr {
 		return p.nameExpr()
 	case Op:
 		if t.Text == "(" {
-			if n := p.peek(1); n.Kind == Ident && (n.Text == "select" || n.Text == "with") || p.selectAhead(1) {
+			if p.queryAhead() {
 				return &Subquery{Pos: t.Pos, Select: p.subselect()}
 			}
 			p.next()

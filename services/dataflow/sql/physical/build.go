@@ -266,6 +266,9 @@ func (pl *planner) binary(n *plan.Node) (stream, error) {
 	if err != nil {
 		return stream{}, err
 	}
+	if isCross(n) { // subquery.go
+		return pl.cross(n, l, r), nil
+	}
 	rk := n.RightKey
 	if n.Op == plan.SemiJoin {
 		rk = rewrite.ColRef(0, r.cols[0])

@@ -148,6 +148,9 @@ func checkInput(p *Plan, o *Op, in Input, parts [][][]*plan.Expr) ([]plan.Column
 		cols = append(cols, c.Columns[k])
 		colExprs[j] = c.Exprs[k]
 	}
+	if c.Broadcast {
+		return cols, [][]*plan.Expr{{everyInstance}}, nil
+	}
 	if len(c.Key) == 0 {
 		return cols, nil, nil
 	}
@@ -229,6 +232,12 @@ func checkOp(p *Plan, o *Op, ins [][]plan.Column, inParts [][][]*plan.Expr, repl
 	case plan.Project:
 		return rebaseAll(part(0), n.Exprs), nil
 	case plan.Join:
+		if isCross(n) { // subquery.go
+			if !byKey(1, []*plan.Expr{everyInstance}) {
+				return nil, errors.New("a subquery's cross product whose subquery's row is not on every instance")
+			}
+			return part(0), nil
+		}
 		if !byKey(0, []*plan.Expr{n.LeftKey}) || !byKey(1, []*plan.Expr{n.RightKey}) {
 			return nil, errors.New("runs before its inputs are shuffled by its key")
 		}

@@ -67,6 +67,13 @@
 //     The cost is one encoding of those rows; the gain is that a process
 //     runs one kind of thing per part of its task.
 //
+// The cross product of a subquery of an expression (subquery.go: a
+// join on a constant key that the binder made, with the subquery's
+// one-row aggregate) is not shuffled by its constant key, which would
+// gather every row on one shard: the one row is broadcast to every
+// shard instance (Channel.Broadcast) and the join runs where the
+// query's rows are.
+//
 // A UNION ALL (setop.go) moves no row of its own: under a keyed operator
 // (UNION's DISTINCT, INTERSECT's and EXCEPT's aggregate by the row) each
 // of its inputs is shuffled by that operator's key and it runs on the

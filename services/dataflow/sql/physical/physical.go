@@ -112,6 +112,10 @@ type Channel struct {
 	// Routes are the channel's consumers: a row goes once, marked with the
 	// routes whose condition it passed.
 	Routes []Route `json:"routes"`
+	// Broadcast: every row goes to every instance of the receiving task
+	// (Key is none): a subquery's one row, which a cross product reads
+	// on each shard (subquery.go).
+	Broadcast bool `json:"broadcast,omitempty"`
 }
 
 // MaxRoutes is the most routes a channel may have: a row crosses a
@@ -230,6 +234,9 @@ func (p *Plan) String() string {
 	}
 	for _, c := range p.Channels {
 		key := "gathered"
+		if c.Broadcast {
+			key = "broadcast"
+		}
 		if len(c.Key) > 0 {
 			names := make([]string, len(c.Key))
 			for i, k := range c.Key {

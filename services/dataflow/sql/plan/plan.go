@@ -129,6 +129,11 @@ type Node struct {
 	Partition []*Expr    `json:"partition,omitempty"`
 	WinOrder  []WinKey   `json:"win_order,omitempty"`
 	WinFuncs  []*WinFunc `json:"win_funcs,omitempty"`
+	// Subquery is, of a Join the binder made for a subquery of an
+	// expression (services/dataflow/sql's subquery.go), the construct it
+	// was made for ("scalar subquery", "EXISTS (SELECT ...)", "NOT IN
+	// (SELECT ...)", ...), which the layers that refuse it name.
+	Subquery string `json:"subquery,omitempty"`
 }
 
 // AggFunc names an aggregate function.
@@ -195,6 +200,7 @@ const (
 	FnFloor    = "floor"       // FLOOR(x): the largest whole number <= x
 	FnCeil     = "ceil"        // CEIL(x): the smallest whole number >= x
 	FnKey      = "key"         // KEY(a, b, ...): a join's key of several columns, one value (join.go)
+	FnOneRow   = "one_row"     // ONE_ROW(count, x): x when count <= 1, else an error (a scalar subquery's value)
 )
 
 // Expr is an expression over a node's input columns. Type is its result's.

@@ -29,6 +29,10 @@
 // SUM and MAX, COUNT/SUM/MIN of DISTINCT, OFFSET after the ORDER BY (with
 // or without LIMIT), and two SELECTs joined by UNION ALL, UNION,
 // INTERSECT or EXCEPT (t's rows of two conditions, or t's and u's).
+// With Options.ExprSubqueries (exprsubquery.go), conditions and numbers
+// also hold uncorrelated subqueries of u: [NOT] EXISTS, x [NOT] IN
+// (SELECT ...) of texts or of numbers with u's NULLs (under AND, OR, NOT
+// and CASE), and scalar subqueries of MAX, MIN, SUM or COUNT(*).
 //
 // With Options.Windows (window.go), also window functions: RANK,
 // DENSE_RANK, ROW_NUMBER (ordered totally over the selected columns),

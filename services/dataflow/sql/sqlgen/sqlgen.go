@@ -39,6 +39,9 @@ type Case struct {
 	SetOps bool
 	// Windows says that Query holds window functions (Options.Windows).
 	Windows bool
+	// ExprSubquery says that Query holds a subquery of an expression
+	// (Options.ExprSubqueries).
+	ExprSubquery bool
 }
 
 // Generate makes the case of a seed: the same seed, the same case.
@@ -187,6 +190,10 @@ type gen struct {
 	subquery bool
 	// setops: the query holds a construct of Options.SetOps
 	setops bool
+	// uRows are u's rows, which the subqueries of expressions read
+	// (exprsubquery.go); exprSub: the query holds one.
+	uRows   []map[string]val
+	exprSub bool
 	// joinItems are the columns the joins of Options.Joins add to the
 	// SELECT list (join.go).
 	joinItems []expr
@@ -256,6 +263,9 @@ const wideInt = "100000000000000000000"
 // number is a number expression over t's columns.
 func (g *gen) number(depth int) expr {
 	if depth <= 0 || g.r.IntN(3) == 0 {
+		if g.opts.ExprSubqueries && g.r.IntN(5) == 0 {
+			return g.scalarSubquery()
+		}
 		if g.r.IntN(3) == 0 {
 			lit := g.pick("2", "0.5", "10", "-1", wideInt+".0")
 			v := readNum(strings.TrimPrefix(lit, "-"))
@@ -358,6 +368,9 @@ func (g *gen) pred(depth int) expr {
 		return expr{sql: sqlText, kind: 'b', eval: f}
 	}
 	if depth <= 0 || g.r.IntN(3) == 0 {
+		if g.opts.ExprSubqueries && g.r.IntN(3) == 0 {
+			return g.subqueryPred()
+		}
 		switch g.r.IntN(7) {
 		case 6: // [NOT] BETWEEN: x >= lo AND x <= hi, or NOT of it
 			x, lo, hi := g.number(1), g.number(1), g.number(1)

@@ -25,6 +25,11 @@ type Options struct {
 	// Windows lets the query be one of window functions (window.go).
 	// Generate leaves them out (no draw is made for them then).
 	Windows bool
+	// ExprSubqueries lets the query's conditions and numbers hold
+	// uncorrelated subqueries of u (exprsubquery.go): [NOT] EXISTS,
+	// x [NOT] IN (SELECT ...) anywhere in a condition (under OR, NOT,
+	// CASE), and scalar subqueries of one aggregate.
+	ExprSubqueries bool
 }
 
 // GenerateWith makes the case of a seed with the constructs o allows:
@@ -34,8 +39,10 @@ func GenerateWith(seed uint64, o Options) Case {
 	g := &gen{r: rand.New(rand.NewPCG(seed, 7)), opts: o}
 	tText, tRows := g.table("t", tableT)
 	uText, uRows := g.table("u", tableU)
+	g.uRows = uRows
 	c := Case{Seed: seed, Tables: []Table{{"t", tableT, tText}, {"u", tableU, uText}}}
 	c.Query, c.Want = g.query(tRows, uRows)
+	c.ExprSubquery = g.exprSub
 	c.Subquery = g.subquery
 	c.SetOps = g.setops
 	c.Windows = g.windows

@@ -86,7 +86,7 @@ func TestOutputNeverDependsOnArrivalOrder(t *testing.T) {
 type arrivalCounts struct{ queries, runs, nonEmpty, respelled int }
 
 // caseTables are the tables of a sqlgen case, read.
-func caseTables(t *testing.T, sc sqlgen.Case) map[string]*exec.Table {
+func caseTables(t testing.TB, sc sqlgen.Case) map[string]*exec.Table {
 	t.Helper()
 	tabs := map[string]*exec.Table{}
 	for _, tab := range sc.Tables {

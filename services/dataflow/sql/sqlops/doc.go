@@ -92,6 +92,8 @@
 //     pass, exec.Conds), to the instance stage.Route picks by the row's
 //     key (a text key's bytes, else exec.AppendKey's, so that 2.5 and
 //     2.50 go to one instance), which is hashed for those rows alone;
+//     on a broadcast channel (a subquery's one row that a cross product
+//     reads on every shard) to every instance;
 //   - the shared tables: the keyed operators of one Plan.Tables entry on
 //     one instance keep their keys in one exec.KeyTable (the plan's
 //     MatchTable for the four default queries), each with its own state

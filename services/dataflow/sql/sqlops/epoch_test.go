@@ -131,14 +131,7 @@ func checkEpochs(t *testing.T, label string, j job, tables map[string]*exec.Tabl
 func sqlgenJob(t testing.TB, seed uint64) (job, map[string]*exec.Table) {
 	t.Helper()
 	c := sqlgen.Generate(seed)
-	tables := map[string]*exec.Table{}
-	for _, tab := range c.Tables {
-		tt, err := exec.ReadCSV(strings.NewReader(tab.CSV), 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		tables[tab.Name] = tt
-	}
+	tables := caseTables(t, c)
 	// A plan travels as JSON, which writes a column named by bytes
 	// that are not UTF-8 otherwise: such a literal is made one.
 	texts := map[string]string{"r0": strings.ToValidUTF8(c.Query, "?")}

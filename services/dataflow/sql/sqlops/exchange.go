@@ -193,6 +193,14 @@ func (x *Exchange) route(b *exec.Batch, to int, send func(to int, b *exec.Batch,
 		return err
 	}
 	out := cols[0]
+	if x.ch.Broadcast { // every row to every instance (physical's subquery.go)
+		for t := range x.to {
+			if err := send(t, out, keep, pick(masks, keep)); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	if dest == nil {
 		return send(to, out, keep, pick(masks, keep))
 	}
