@@ -2,8 +2,6 @@ package client
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"time"
 
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
@@ -46,32 +44,4 @@ func Finish(ctx context.Context, o SubmitOptions) (sum *Summary, err error) {
 		}
 	}
 	return sum, nil
-}
-
-// errGotEpoch ends a WatchAnswers once the epoch asked for is in.
-var errGotEpoch = errors.New("got the epoch")
-
-// ChangeSizes are the rows version epoch of the standing job id adds to
-// each query's answer and takes away from it (its change from the
-// version before, as `watch --answers` prints it), by query name; a
-// query the version left alone has none.
-func (s *Session) ChangeSizes(ctx context.Context, id string, epoch int64) (in, out map[string]int64, err error) {
-	in, out = map[string]int64{}, map[string]int64{}
-	err = s.WatchAnswers(ctx, id, epoch, func(got int64, rows []AnswerChange) error {
-		if got != epoch {
-			return fmt.Errorf("job %s: asked for the change of epoch %d, got epoch %d's", id, epoch, got)
-		}
-		for _, r := range rows {
-			if r.Diff > 0 {
-				in[r.Query] += r.Diff
-			} else {
-				out[r.Query] -= r.Diff
-			}
-		}
-		return errGotEpoch
-	})
-	if errors.Is(err, errGotEpoch) {
-		err = nil
-	}
-	return in, out, err
 }
