@@ -57,19 +57,9 @@ func TestDurableOutputNeverDependsOnArrival(t *testing.T) {
 	for _, f := range examples {
 		qs = append(qs, sqljob.Query{Name: "example_" + filepath.Base(f[:len(f)-len(".sql")]), Text: mustReadFile(f)})
 	}
-	files := map[string]string{"matches": d.matches, "match_players": d.players}
-	tables, cat := map[string]*exec.Table{}, sql.Catalog{}
-	for name, path := range files {
-		f, err := os.Open(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		tab, err := exec.ReadCSV(f, 1<<20)
-		f.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
-		tables[name], cat[name] = tab, tab.Columns
+	tables, cat := readTables(t, map[string]string{"matches": d.matches, "match_players": d.players}), sql.Catalog{}
+	for name, tab := range tables {
+		cat[name] = tab.Columns
 	}
 	roots := make([]*plan.Node, len(qs))
 	for i, q := range qs {

@@ -84,6 +84,21 @@ func writeRegions(t *testing.T, players, dir string) (string, int) {
 // queries on the tables of these files (sqlops.Answer), by table name.
 func answerOn(t *testing.T, files map[string]string, qs []sqljob.Query) map[string][]byte {
 	t.Helper()
+	tables := readTables(t, files)
+	shape, err := physical.ShapeOf(deploy.Default())
+	if err != nil {
+		t.Fatal(err)
+	}
+	answers, err := sqlops.Answer(qs, tables, shape)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return answers
+}
+
+// readTables reads each file as the engine's table of its name.
+func readTables(t *testing.T, files map[string]string) map[string]*exec.Table {
+	t.Helper()
 	tables := map[string]*exec.Table{}
 	for name, path := range files {
 		f, err := os.Open(path)
@@ -97,15 +112,7 @@ func answerOn(t *testing.T, files map[string]string, qs []sqljob.Query) map[stri
 		}
 		tables[name] = tab
 	}
-	shape, err := physical.ShapeOf(deploy.Default())
-	if err != nil {
-		t.Fatal(err)
-	}
-	answers, err := sqlops.Answer(qs, tables, shape)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return answers
+	return tables
 }
 
 // tableJob is a job of tableQueries on d's files and its tables, and
