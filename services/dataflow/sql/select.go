@@ -48,7 +48,7 @@ type level struct {
 	aggNotes []aggNote // the aggregates, for the checks of DISTINCT ones (aggdistinct.go)
 
 	wins *windowSet // the window functions (window.go), nil when none may stand yet
-	subs subJoins // the joins of the subqueries of expressions (subquery.go)
+	subs subJoins   // the joins of the subqueries of expressions (subquery.go)
 }
 
 // err is an Error about construct, which starts at byte offset pos.
