@@ -231,7 +231,27 @@ func (r *SwarmRuntime) Start(ctx context.Context, instance string) (bool, error)
 
 // forceUpdate bumps a service's TaskTemplate.ForceUpdate, from its current
 // spec (read again, so that the version the update names is current).
+// The swarm refuses an update whose version another change of the
+// service overtook between the read and the update ("update out of
+// sequence": the orchestrator's own, or another master's): it is read
+// and made again, a few times.
 func (r *SwarmRuntime) forceUpdate(ctx context.Context, serviceID string) error {
+	const attempts = 4
+	for attempt := 1; ; attempt++ {
+		err := r.forceUpdateOnce(ctx, serviceID)
+		if err == nil || attempt == attempts || !outOfSequence(err) {
+			return err
+		}
+	}
+}
+
+// outOfSequence says whether the swarm refused an update for naming a
+// version of the service that is no longer its current one.
+func outOfSequence(err error) bool {
+	return strings.Contains(err.Error(), "update out of sequence")
+}
+
+func (r *SwarmRuntime) forceUpdateOnce(ctx context.Context, serviceID string) error {
 	s, _, err := r.cli.ServiceInspectWithRaw(ctx, serviceID, swarm.ServiceInspectOptions{})
 	if err != nil {
 		return fmt.Errorf("inspect service: %w", err)

@@ -92,6 +92,9 @@ type fakeManager struct {
 	updates []swarm.ServiceSpec
 	kills   []string
 	killErr bool // the container is on another node
+	// outOfSequence is how many updates to refuse as the swarm refuses
+	// one whose version another change overtook.
+	outOfSequence int
 }
 
 func (f *fakeManager) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -113,6 +116,10 @@ func (f *fakeManager) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		enc.Encode(f.tasks)
 	case path == "/services/svc" && r.Method == http.MethodGet:
 		enc.Encode(f.service)
+	case path == "/services/svc/update" && r.Method == http.MethodPost && f.outOfSequence > 0:
+		f.outOfSequence--
+		w.WriteHeader(http.StatusInternalServerError)
+		w.Write([]byte(`{"message":"rpc error: code = Unknown desc = update out of sequence"}`))
 	case path == "/services/svc/update" && r.Method == http.MethodPost && r.URL.Query().Get("version") == "7":
 		var spec swarm.ServiceSpec
 		if err := json.NewDecoder(r.Body).Decode(&spec); err != nil {
@@ -186,5 +193,15 @@ func TestSwarmRuntimeStartsWithAForcedUpdateAndKills(t *testing.T) {
 	}
 	if _, err := rt.Start(ctx, "nope-0"); err == nil {
 		t.Error("Start of an unknown instance succeeded")
+	}
+	// An update another change overtook (seen on a swarm right after a
+	// pause): read and made again.
+	f.updates, f.outOfSequence = nil, 2
+	if started, err := rt.Start(ctx, "shard-0"); err != nil || !started || len(f.updates) != 1 {
+		t.Fatalf("Start refused twice out of sequence: %v %v, updates %d", started, err, len(f.updates))
+	}
+	f.updates, f.outOfSequence = nil, 100
+	if _, err := rt.Start(ctx, "shard-0"); err == nil || !strings.Contains(err.Error(), "update out of sequence") || len(f.updates) != 0 {
+		t.Fatalf("Start refused every time: %v, updates %d", err, len(f.updates))
 	}
 }
