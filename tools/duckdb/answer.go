@@ -320,11 +320,16 @@ func fieldText(v any) (string, error) {
 	case *big.Int:
 		return x.String(), nil
 	case duckdb.Decimal:
-		return new(big.Rat).SetFrac(x.Value, new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(x.Scale)), nil)).FloatString(int(x.Scale)), nil
+		return decimalText(x), nil
 	case int64, int32, int16, int8, uint64, uint32, uint16, uint8:
 		return fmt.Sprint(x), nil
 	}
 	return "", fmt.Errorf("a value of type %T, which no query here writes", v)
+}
+
+// decimalText is a DECIMAL's digits at its scale.
+func decimalText(x duckdb.Decimal) string {
+	return new(big.Rat).SetFrac(x.Value, new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(x.Scale)), nil)).FloatString(int(x.Scale))
 }
 
 // writeRow writes one CSV record ending in "\n"; a field is quoted only
