@@ -12,10 +12,14 @@ import (
 	"github.com/wololo/wololo/services/dataflow/sql/sqljob"
 )
 
-// TestAnalystJobs: the analyst queries as the fewest jobs a job's limit
-// allows, of near equal sizes, every file once in name order.
+// TestAnalystJobs: the analyst queries as the fewest jobs of perJob
+// queries (at most a job's limit), of near equal sizes, every file once
+// in name order.
 func TestAnalystJobs(t *testing.T) {
-	for _, n := range []int{1, 16, 17, 24, 33} {
+	for _, c := range []struct{ n, perJob, jobs int }{
+		{1, 16, 1}, {16, 16, 1}, {17, 16, 2}, {24, 16, 2}, {33, 16, 3}, {24, 2, 12}, {5, 2, 3}, {24, 100, 2}, {3, 0, 3},
+	} {
+		n := c.n
 		dir := t.TempDir()
 		var want []string
 		for i := range n {
@@ -25,24 +29,23 @@ func TestAnalystJobs(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		jobs, err := AnalystJobs(dir)
+		jobs, err := AnalystJobs(dir, c.perJob)
 		if err != nil {
 			t.Fatal(err)
 		}
-		wantJobs := (n + sqljob.DefaultMaxQueries - 1) / sqljob.DefaultMaxQueries
-		if len(jobs) != wantJobs || !slices.Equal(jobsNames(jobs), want) {
-			t.Errorf("%d queries: %d jobs %v, want %d of %v", n, len(jobs), jobsNames(jobs), wantJobs, want)
+		if len(jobs) != c.jobs || !slices.Equal(jobsNames(jobs), want) {
+			t.Errorf("%d queries by %d: %d jobs %v, want %d of %v", n, c.perJob, len(jobs), jobsNames(jobs), c.jobs, want)
 		}
 		for _, j := range jobs {
-			if len(j.Queries) > sqljob.DefaultMaxQueries || len(j.Queries) < n/wantJobs {
-				t.Errorf("%d queries: a job of %d", n, len(j.Queries))
+			if len(j.Queries) > sqljob.DefaultMaxQueries || len(j.Queries) < n/c.jobs || len(j.Queries) > (n+c.jobs-1)/c.jobs {
+				t.Errorf("%d queries by %d: a job of %d", n, c.perJob, len(j.Queries))
 			}
 		}
 	}
-	if _, err := AnalystJobs(t.TempDir()); err == nil {
+	if _, err := AnalystJobs(t.TempDir(), 2); err == nil {
 		t.Error("AnalystJobs of a directory without queries")
 	}
-	jobs, err := AnalystJobs("../../" + DefaultAnalyst)
+	jobs, err := AnalystJobs("../../"+DefaultAnalyst, DefaultAnalystJobQueries)
 	if err != nil || len(jobsNames(jobs)) < 20 {
 		t.Errorf("the analyst queries: %d, %v; want at least 20", len(jobsNames(jobs)), err)
 	}
@@ -81,10 +84,12 @@ func TestRenderAnalyst(t *testing.T) {
 			r.Samples = append(r.Samples, Sample{Mode: mode, Run: run + 1, Wall: sec(w), CPU: sec(w), Equal: true, Span: sec(w)})
 		}
 	}
+	r.AnalystJobs = "at most 2 queries (2 jobs)"
 	r.AnalystOutputs = []AnalystOutputs{{Mode: ModeDemoAnalyst, Equal: []string{"a"}, Close: []string{"b"}, Differs: []string{"c"}}}
 	out := renderHas(t, "", r,
-		"| The 3 analyst queries (queries/analyst, jobs of at most 16) in in-memory demo (`demo-analyst`) <= 1x DuckDB's wall time for the same texts (`duckdb-analyst`, medians) | 0.76x (32.00 s against 42.00 s) | **yes** |",
-		"| The 3 analyst queries (queries/analyst, jobs of at most 16) in durable local mode (`local-analyst`) <= 1.5x DuckDB's wall time for the same texts (`duckdb-analyst`, medians) | 1.55x (65.00 s against 42.00 s) | **no** |",
+		"| The 3 analyst queries (queries/analyst) in in-memory demo (`demo-analyst`, jobs of at most 2 queries (2 jobs)) <= 1x DuckDB's wall time for the same texts (`duckdb-analyst`: one process, medians) | 0.76x (32.00 s against 42.00 s) | **yes** |",
+		"| The 3 analyst queries (queries/analyst) in durable local mode (`local-analyst`, jobs of at most 2 queries (2 jobs)) <= 1.5x DuckDB's wall time for the same texts (`duckdb-analyst`: one process, medians) | 1.55x (65.00 s against 42.00 s) | **no** |",
+		"run them as jobs of at most 2 queries (2 jobs), one after the other",
 		"| Demo: the analyst queries (one process per job, in memory) | a, b, c (queries/analyst) | 3 | 32.00 s |",
 		"`demo-analyst`'s files against `duckdb-analyst`'s of the same round: 1 of 3 byte-equal, 1 more equal to a double's precision",
 		", 1 differ (c): DuckDB's load is a user's",

@@ -45,7 +45,7 @@ func TestBenchSmoke(t *testing.T) {
 		"--matches", filepath.Join(data, "matches.csv"), "--players", filepath.Join(data, "match_players.csv"),
 		"--out", out, "--binary", bin, "--work", filepath.Join(dir, "work"), "--local-data", filepath.Join(dir, "local"),
 		"--micro", micro, "--runs", "2", "--duckdb", filepath.Join(dir, "duckdb-queries"), "--duckdb-src", "../duckdb",
-		"--examples", "../../queries/examples", "--analyst", "../../queries/analyst",
+		"--examples", "../../queries/examples", "--analyst", "../../queries/analyst", "--analyst-job-queries", "16",
 	}, &stdout, &stderr)
 	if err != nil {
 		t.Fatalf("bench: %v\n%s", err, stderr.String())
@@ -76,11 +76,11 @@ func TestBenchSmoke(t *testing.T) {
 		"| 2 | Local: the four default queries as a standing job of one upload cut every 1s (--epoch-every), then closed |",
 		"| With `--epoch-every 1s` on the upload of a standing job (`local-standing`), its first version out within 2s of the upload's start (median) | ",
 		"| ... and its total time (upload, versions, close, results) <= 1.2x the batch job's (`local`, median wall times) | ",
-		"| 2 | DuckDB: the analyst queries on a user's load (read_csv, try_cast; one process per job) |",
+		"| 2 | DuckDB: the analyst queries on a user's load (read_csv, try_cast; one process, the files loaded once) |",
 		"| 2 | Demo: the analyst queries (one process per job, in memory) |",
 		"| 2 | Local: the analyst queries (a cluster per job: separate processes, segment logs, fsync, mutual TLS) |",
-		"in-memory demo (`demo-analyst`) <= 1x DuckDB's wall time for the same texts (`duckdb-analyst`, medians) | ",
-		"in durable local mode (`local-analyst`) <= 1.5x DuckDB's wall time for the same texts (`duckdb-analyst`, medians) | ",
+		"in-memory demo (`demo-analyst`, jobs of at most 12 queries (2 jobs)) <= 1x DuckDB's wall time for the same texts (`duckdb-analyst`: one process, medians) | ",
+		"in durable local mode (`local-analyst`, jobs of at most 12 queries (2 jobs)) <= 1.5x DuckDB's wall time for the same texts (`duckdb-analyst`: one process, medians) | ",
 		"`demo-analyst`'s files against `duckdb-analyst`'s of the same round: ",
 		"| The four default queries added to that open job (`client query --job ID --query`, before its close) answer within 1.5x the time of their batch job over the same rows (`local`, median wall times) | ",
 	} {

@@ -44,11 +44,11 @@
 //     results on disk, rows/s, and per process its peak RSS, CPU seconds
 //     and store counters (from its Status RPC); outputs byte-equal to the
 //     reference's again;
-//   - the analyst queries (queries/analyst, AnalystJobs: jobs of at most
-//     16 queries, a job's limit) run by DuckDB on a user's load of the
-//     files (duckdb-queries --query, ModeDuckDBAnalyst), demo mode
-//     (ModeDemoAnalyst) and durable local mode (ModeLocalAnalyst), the same
-//     texts: their median wall times against DuckDB's (issue 41's
+//   - the analyst queries (queries/analyst) run by DuckDB on a user's load
+//     of the files, all in one process (duckdb-queries --query,
+//     ModeDuckDBAnalyst), and the same texts as jobs of
+//     DefaultAnalystJobQueries (AnalystJobs) by demo mode (ModeDemoAnalyst)
+//     and durable local mode (ModeLocalAnalyst): their median wall times against DuckDB's (issue 41's
 //     TargetDemoAnalystVsDuckDB and TargetLocalAnalystVsDuckDB), and their
 //     files compared with DuckDB's (analyst.go);
 //   - the modes of --modes (all by default) --runs times, interleaved

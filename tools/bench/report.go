@@ -48,7 +48,10 @@ type Report struct {
 	// the last round; AnalystNote says why they were not, when DuckDB
 	// failed.
 	AnalystOutputs []AnalystOutputs `json:",omitempty"`
-	AnalystNote    string           `json:",omitempty"`
+	// AnalystJobs says how Wololo's analyst modes split the queries:
+	// "2 queries (12 jobs)".
+	AnalystJobs string `json:",omitempty"`
+	AnalystNote string `json:",omitempty"`
 	// Rounds is how many times each mode of the rounds ran,
 	// interleaved; Samples is every run of every mode, in the order they
 	// ran (the reference's one run first).

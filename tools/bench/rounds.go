@@ -50,6 +50,9 @@ func Bench(ctx context.Context, o Options) (Report, error) {
 		return Report{}, err
 	}
 	r := Report{Date: time.Now(), Command: b.o.Command, Machine: machine(), Rounds: b.o.Runs}
+	if len(b.analyst) > 0 {
+		r.AnalystJobs = fmt.Sprintf("at most %d queries (%d jobs)", len(b.analyst[0].Queries), len(b.analyst))
+	}
 	if b.o.Micro != "" {
 		m, err := os.ReadFile(b.o.Micro)
 		if err != nil {
@@ -130,10 +133,13 @@ func newBencher(o Options) (*bencher, error) {
 	if o.Analyst == "" {
 		o.Analyst = DefaultAnalyst
 	}
+	if o.AnalystJobQueries == 0 {
+		o.AnalystJobQueries = DefaultAnalystJobQueries
+	}
 	var analyst []SQLJob
 	if slices.ContainsFunc(o.Modes, isAnalystMode) {
 		var err error
-		if analyst, err = AnalystJobs(o.Analyst); err != nil {
+		if analyst, err = AnalystJobs(o.Analyst, o.AnalystJobQueries); err != nil {
 			return nil, err
 		}
 	}

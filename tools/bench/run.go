@@ -121,6 +121,9 @@ type Options struct {
 	// Analyst holds the analyst queries (the analyst modes' jobs, every
 	// *.sql); DefaultAnalyst if empty.
 	Analyst string
+	// AnalystJobQueries is how many analyst queries one job of Wololo's
+	// analyst modes holds; DefaultAnalystJobQueries if 0.
+	AnalystJobQueries int
 }
 
 const usage = `usage: wololo bench --matches F --players F [--out BENCHMARKS.md] [--runs 3] [flags]
@@ -134,9 +137,10 @@ their SQL plan; demo-examples: a job of the example user queries, every
 stores; local: the SQL plan of the four default queries, as wololo local
 run submits a job; local-standing: the same job as a standing job of one
 upload that the gateway cuts every second, first version and wall time; the
-analyst queries, every --analyst/*.sql, as jobs of at most 16 queries, by
-DuckDB on a user's load of the files (duckdb-analyst), demo (demo-analyst)
-and local mode (local-analyst), the same texts) on one dataset: each mode of --modes --runs times,
+analyst queries, every --analyst/*.sql, by DuckDB on a user's load of the
+files, all in one process (duckdb-analyst), and the same texts as jobs of
+--analyst-job-queries by demo (demo-analyst) and local mode (local-analyst))
+on one dataset: each mode of --modes --runs times,
 interleaved, for their medians and their ratios to plain and exact
 DuckDB's; then local mode (the SQL plan) with --insecure, once
 per kind of process SIGKILLed, and once per --scaling replica count of the
@@ -172,7 +176,8 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&o.DuckDBSrc, "duckdb-src", DefaultDuckDBSrc, "build --duckdb from this module first (CGO_ENABLED=1 go build); \"\" to run it as it is")
 	modes := fs.String("modes", "all", "the modes to run in the rounds, some of "+strings.Join(roundModes, ",")+" (demo and local: the four default queries through SQL, as users run them); without local, no local runs at all")
 	fs.StringVar(&o.Examples, "examples", DefaultExamples, "directory of the example queries demo-examples runs as one job (every *.sql)")
-	fs.StringVar(&o.Analyst, "analyst", DefaultAnalyst, "directory of the analyst queries duckdb-analyst, demo-analyst and local-analyst run (every *.sql, as jobs of at most 16)")
+	fs.StringVar(&o.Analyst, "analyst", DefaultAnalyst, "directory of the analyst queries duckdb-analyst (all in one process), demo-analyst and local-analyst (as jobs of --analyst-job-queries) run (every *.sql)")
+	fs.IntVar(&o.AnalystJobQueries, "analyst-job-queries", DefaultAnalystJobQueries, "analyst queries per job of demo-analyst and local-analyst (1 to 16)")
 	fs.StringVar(&o.Compose, "compose", "", "also submit the job --runs times to the compose deployment whose gateway is at this address (make up's 127.0.0.1:7100); \"\" for none")
 	fs.StringVar(&o.ComposeUp, "compose-up", "", "shell command that deploys the compose project before its runs (make up); \"\" if it is up already")
 	fs.StringVar(&o.ComposeDown, "compose-down", "", "shell command that removes it after them (make down), run even when they fail")

@@ -48,11 +48,12 @@ const (
 	// ModeLocal's; its final answers the batch job's.
 	ModeLocalStanding = "local-standing"
 	// ModeDuckDBAnalyst is DuckDB running the analyst queries
-	// (queries/analyst, AnalystJobs), the same texts, over a user's load
-	// of the two files (duckdb-queries --query: read_csv, try_cast).
+	// (queries/analyst), the same texts, all in one process over a user's
+	// load of the two files (duckdb-queries --query: read_csv, try_cast).
 	ModeDuckDBAnalyst = "duckdb-analyst"
 	// ModeDemoAnalyst is demo mode running the analyst queries
-	// (`wololo demo --query NAME=FILE ...`, one job per AnalystJobs' job).
+	// (`wololo demo --query NAME=FILE ...`, one run per job of
+	// AnalystJobs, one after the other).
 	ModeDemoAnalyst = "demo-analyst"
 	// ModeLocalAnalyst is local mode running the analyst queries (a
 	// cluster per job, as ModeLocal, the job submitted with its queries).
@@ -155,7 +156,7 @@ func modeLabel(mode string) string {
 	case ModeLocalStanding:
 		return fmt.Sprintf("Local: the four default queries as a standing job of one upload cut every %s (--epoch-every), then closed", StandingEpochEvery)
 	case ModeDuckDBAnalyst:
-		return "DuckDB: the analyst queries on a user's load (read_csv, try_cast; one process per job)"
+		return "DuckDB: the analyst queries on a user's load (read_csv, try_cast; one process, the files loaded once)"
 	case ModeDemoAnalyst:
 		return "Demo: the analyst queries (one process per job, in memory)"
 	case ModeLocalAnalyst:
