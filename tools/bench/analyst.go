@@ -67,6 +67,7 @@ func (b *bencher) runAnalyst(ctx context.Context, k int, mode string) (ProcessRu
 		return ProcessRun{}, err
 	}
 	b.logf("run %d/%d: %s (%d queries)...", k, b.o.Runs, mode, len(jobsNames(b.analyst)))
+	b.analystFailed[mode] = nil
 	var sum ProcessRun
 	sum.Equal = true
 	jobs := b.analyst
@@ -100,6 +101,16 @@ func (b *bencher) runAnalyst(ctx context.Context, k int, mode string) (ProcessRu
 		default:
 			return sum, fmt.Errorf("%s is not an analyst mode", mode)
 		}
+		if err != nil && mode != ModeDuckDBAnalyst {
+			// A job Wololo refuses or fails (over a budget) is a finding,
+			// not the end of the bench: it is reported, its time counted
+			// until it failed, and the other jobs run.
+			b.logf("%s (run %d): job %d (%s) failed: %s", mode, k, i, strings.Join(j.Names(), ", "), lastLine(err.Error()))
+			b.analystFailed[mode] = append(b.analystFailed[mode], fmt.Sprintf("%s (%s)", strings.Join(j.Names(), ", "), lastLine(err.Error())))
+			sum.Wall += run.Wall
+			sum.Equal = false
+			continue
+		}
 		if err != nil {
 			return sum, err
 		}
@@ -122,6 +133,12 @@ func (b *bencher) runAnalyst(ctx context.Context, k int, mode string) (ProcessRu
 	return sum, nil
 }
 
+// lastLine is the last line of s that is not empty.
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	return strings.TrimSpace(lines[len(lines)-1])
+}
+
 // sqlQueries are the job's queries read, as client.Submit takes them.
 func (j SQLJob) sqlQueries() ([]sqljob.Query, error) {
 	var qs []sqljob.Query
@@ -133,6 +150,13 @@ func (j SQLJob) sqlQueries() ([]sqljob.Query, error) {
 		qs = append(qs, sqljob.Query{Name: q[0], From: q[1], Text: string(text)})
 	}
 	return qs, nil
+}
+
+// AnalystFailure is the jobs of an analyst mode's last run that failed,
+// each its queries and its error's last line.
+type AnalystFailure struct {
+	Mode string
+	Jobs []string
 }
 
 // AnalystOutputs is how the files of an analyst mode's last run compare
@@ -258,4 +282,7 @@ func renderAnalystOutputs(p func(string, ...any), r Report) {
 		p("%s ", c)
 	}
 	p("\n\n")
+	for _, f := range r.AnalystFailed {
+		p("**Failed** in `%s`'s last run (its time until then counted): %s.\n\n", f.Mode, strings.Join(f.Jobs, "; "))
+	}
 }

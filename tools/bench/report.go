@@ -51,7 +51,10 @@ type Report struct {
 	// AnalystJobs says how Wololo's analyst modes split the queries:
 	// "2 queries (12 jobs)".
 	AnalystJobs string `json:",omitempty"`
-	AnalystNote string `json:",omitempty"`
+	// AnalystFailed are the jobs that failed in the analyst modes' last
+	// runs.
+	AnalystFailed []AnalystFailure `json:",omitempty"`
+	AnalystNote   string           `json:",omitempty"`
 	// Rounds is how many times each mode of the rounds ran,
 	// interleaved; Samples is every run of every mode, in the order they
 	// ran (the reference's one run first).
@@ -157,7 +160,7 @@ func outputs(mode string, p ProcessRun) string {
 		if p.Equal {
 			return "every file written (compared with DuckDB's below)"
 		}
-		return "**some file missing**"
+		return "**some job failed or file missing** (below)"
 	}
 	if mode == ModeDemoExamples && p.Wall > 0 {
 		if p.Equal {

@@ -37,6 +37,9 @@ type bencher struct {
 	examples SQLJob
 	// analyst are the analyst modes' jobs, when one runs.
 	analyst []SQLJob
+	// analystFailed are, per analyst mode, the jobs that failed in its
+	// last run.
+	analystFailed map[string][]string
 }
 
 // runs reports whether mode runs in the rounds.
@@ -165,7 +168,7 @@ func newBencher(o Options) (*bencher, error) {
 		return nil, err
 	}
 	progress := o.Progress
-	return &bencher{o: o, bin: bin, examples: examples, analyst: analyst, logf: func(format string, args ...any) {
+	return &bencher{o: o, bin: bin, examples: examples, analyst: analyst, analystFailed: map[string][]string{}, logf: func(format string, args ...any) {
 		fmt.Fprintf(progress, "bench: "+format+"\n", args...)
 	}}, nil
 }
@@ -356,6 +359,12 @@ func (b *bencher) rounds(ctx context.Context, r *Report) error {
 			}
 			compared[ModeLocalAnalyst] = append(compared[ModeLocalAnalyst], ComparedRun{Mode: ModeLocalAnalyst, Queries: jobsNames(b.analyst), Run: run, Span: run.Wall})
 			r.Samples = append(r.Samples, sampleOf(ModeLocalAnalyst, k, run))
+		}
+		r.AnalystFailed = nil
+		for _, mode := range []string{ModeDemoAnalyst, ModeLocalAnalyst} {
+			if jobs := b.analystFailed[mode]; len(jobs) > 0 {
+				r.AnalystFailed = append(r.AnalystFailed, AnalystFailure{Mode: mode, Jobs: jobs})
+			}
 		}
 		if b.runs(ModeDuckDBAnalyst) && !duckFailed[ModeDuckDBAnalyst] && b.duck != "" {
 			r.AnalystOutputs = nil
