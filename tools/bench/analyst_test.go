@@ -51,6 +51,12 @@ func TestAnalystJobs(t *testing.T) {
 	}
 }
 
+func TestLastLine(t *testing.T) {
+	if got := lastLine("wololo demo: exit status 1; the end of x.log:\nfirst\n  over its budget \n\n"); got != "over its budget" {
+		t.Errorf("lastLine = %q", got)
+	}
+}
+
 func TestCloseCSV(t *testing.T) {
 	for _, c := range []struct {
 		a, b string
@@ -85,6 +91,7 @@ func TestRenderAnalyst(t *testing.T) {
 		}
 	}
 	r.AnalystJobs = "at most 2 queries (2 jobs)"
+	r.AnalystFailed = []AnalystFailure{{Mode: ModeLocalAnalyst, Jobs: []string{"c (over its budget)"}}}
 	r.AnalystOutputs = []AnalystOutputs{{Mode: ModeDemoAnalyst, Equal: []string{"a"}, Close: []string{"b"}, Differs: []string{"c"}}}
 	out := renderHas(t, "", r,
 		"| The 3 analyst queries (queries/analyst) in in-memory demo (`demo-analyst`, jobs of at most 2 queries (2 jobs)) <= 1x DuckDB's wall time for the same texts (`duckdb-analyst`: one process, medians) | 0.76x (32.00 s against 42.00 s) | **yes** |",
@@ -93,6 +100,7 @@ func TestRenderAnalyst(t *testing.T) {
 		"| Demo: the analyst queries (one process per job, in memory) | a, b, c (queries/analyst) | 3 | 32.00 s |",
 		"`demo-analyst`'s files against `duckdb-analyst`'s of the same round: 1 of 3 byte-equal, 1 more equal to a double's precision",
 		", 1 differ (c): DuckDB's load is a user's",
+		"**Failed** in `local-analyst`'s last run (its time until then counted): c (over its budget).",
 	)
 	if t.Failed() {
 		t.Logf("report:\n%s", out)
