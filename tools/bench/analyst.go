@@ -22,8 +22,9 @@ const DefaultAnalyst = "queries/analyst"
 // modes run in one job. Not sqljob.DefaultMaxQueries (16): on the full
 // dataset a job of twelve of them went over a job's default state budget
 // (768 MiB on one instance, --job-max-state-bytes; their joins each hold
-// the players' keys of a shard), so they run in jobs of two, which hold
-// at most three joins of match_players.
+// the players' rows of a shard), so they run in jobs of two, which hold
+// at most three joins of match_players (civ_matchups_1v1 and
+// teammate_civs go over it even so: the bench reports them failed).
 const DefaultAnalystJobQueries = 2
 
 // AnalystJobs are the *.sql files of dir (queries/analyst), in name
