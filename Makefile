@@ -51,7 +51,7 @@ CHAOS_STANDING = $(if $(filter 1 yes true,$(STANDING)),--standing$(if $(EPOCHS),
 ELECTION_KILLS = $(if $(filter command line environment,$(origin KILLS)),$(KILLS),10)
 ELECTION_OUT = $(if $(filter file,$(origin OUT)),out/chaos-election,$(OUT))
 
-.PHONY: promtool test-ci test-chromium test-swarm certs images up down logs submit chaos chaos-election-docker e2e-docker swarm-up swarm-down swarm-submit swarm-chaos swarm-chaos-election e2e-swarm help build demo local chaos-local chaos-election test unit chromium lint race proto proto-check tools ci bench bench-sql bench-micro duckdb duckdb-test sql-diff sql-diff-test fuzz reference datagen clean
+.PHONY: promtool test-ci test-chromium test-swarm certs images up down logs submit chaos chaos-election-docker e2e-docker swarm-up swarm-down swarm-submit swarm-chaos swarm-chaos-election e2e-swarm help build demo local chaos-local chaos-election test unit chromium lint race proto proto-check tools ci bench bench-sql bench-analyst bench-micro duckdb duckdb-test sql-diff sql-diff-test fuzz reference datagen clean
 
 help: ## list the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -362,6 +362,10 @@ bench: build data/full/match_players.csv ## micro-benchmarks, then reference, pl
 bench-sql: build data/full/match_players.csv ## the SQL plans: demo (the four default queries; the ten examples) and durable local (the four), 3 interleaved rounds, full dataset → out/bench-sql.md
 	@mkdir -p out
 	$(BIN) bench --matches data/full/matches.csv --players data/full/match_players.csv --out out/bench-sql.md --go $(GO) --runs 3 --modes demo,demo-examples,local --kills=false --scaling "" --profile=false
+
+bench-analyst: build data/full/match_players.csv ## the analyst queries (queries/analyst) by DuckDB on the same texts, demo and durable local mode (3 interleaved rounds), full dataset → out/bench-analyst.md
+	@mkdir -p out
+	$(BIN) bench --matches data/full/matches.csv --players data/full/match_players.csv --out out/bench-analyst.md --go $(GO) --runs 3 --modes duckdb-analyst,demo-analyst,local-analyst --kills=false --scaling "" --profile=false
 
 # The DuckDB baselines of `make bench`: tools/duckdb is a Go module of its
 # own because go-duckdb needs CGO (and a C compiler), which the static

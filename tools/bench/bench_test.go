@@ -21,7 +21,8 @@ func TestMain(m *testing.M) { testkit.Main(m) }
 // DuckDB baselines (plain and exact) built from ../duckdb (CGO), two rounds of every mode
 // (demo and local mode's defaults, the SQL plan of the four default
 // queries; the same on the hand-written graph; the job of
-// ../../queries/examples), and checks the report has every section.
+// ../../queries/examples; the analyst queries of ../../queries/analyst
+// by DuckDB, demo and local mode), and checks the report has every section.
 func TestBenchSmoke(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds wololo and starts a local cluster")
@@ -37,14 +38,14 @@ func TestBenchSmoke(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := filepath.Join(dir, "BENCH.md")
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 	defer cancel()
 	var stdout, stderr bytes.Buffer
 	err := Run(ctx, []string{
 		"--matches", filepath.Join(data, "matches.csv"), "--players", filepath.Join(data, "match_players.csv"),
 		"--out", out, "--binary", bin, "--work", filepath.Join(dir, "work"), "--local-data", filepath.Join(dir, "local"),
 		"--micro", micro, "--runs", "2", "--duckdb", filepath.Join(dir, "duckdb-queries"), "--duckdb-src", "../duckdb",
-		"--examples", "../../queries/examples",
+		"--examples", "../../queries/examples", "--analyst", "../../queries/analyst", "--analyst-job-queries", "16",
 	}, &stdout, &stderr)
 	if err != nil {
 		t.Fatalf("bench: %v\n%s", err, stderr.String())
@@ -75,6 +76,12 @@ func TestBenchSmoke(t *testing.T) {
 		"| 2 | Local: the four default queries as a standing job of one upload cut every 1s (--epoch-every), then closed |",
 		"| With `--epoch-every 1s` on the upload of a standing job (`local-standing`), its first version out within 2s of the upload's start (median) | ",
 		"| ... and its total time (upload, versions, close, results) <= 1.2x the batch job's (`local`, median wall times) | ",
+		"| 2 | DuckDB: the analyst queries on a user's load (read_csv, try_cast; one process, the files loaded once) |",
+		"| 2 | Demo: the analyst queries (one process per job, in memory) |",
+		"| 2 | Local: the analyst queries (a cluster per job: separate processes, segment logs, fsync, mutual TLS) |",
+		"in-memory demo (`demo-analyst`, jobs of at most 12 queries (2 jobs)) <= 1x DuckDB's wall time for the same texts (`duckdb-analyst`: one process, medians) | ",
+		"in durable local mode (`local-analyst`, jobs of at most 12 queries (2 jobs)) <= 1.5x DuckDB's wall time for the same texts (`duckdb-analyst`: one process, medians) | ",
+		"`demo-analyst`'s files against `duckdb-analyst`'s of the same round: ",
 		"| The four default queries added to that open job (`client query --job ID --query`, before its close) answer within 1.5x the time of their batch job over the same rows (`local`, median wall times) | ",
 	} {
 		if !strings.Contains(report, s) {

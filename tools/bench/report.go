@@ -44,6 +44,17 @@ type Report struct {
 	// the job of example queries (ModeDemoExamples), its run of median
 	// wall time.
 	Compared []ComparedRun
+	// AnalystOutputs compare the analyst modes' files with DuckDB's of
+	// the last round; AnalystNote says why they were not, when DuckDB
+	// failed.
+	AnalystOutputs []AnalystOutputs `json:",omitempty"`
+	// AnalystJobs says how Wololo's analyst modes split the queries:
+	// "2 queries (12 jobs)".
+	AnalystJobs string `json:",omitempty"`
+	// AnalystFailed are the jobs that failed in the analyst modes' last
+	// runs.
+	AnalystFailed []AnalystFailure `json:",omitempty"`
+	AnalystNote   string           `json:",omitempty"`
 	// Rounds is how many times each mode of the rounds ran,
 	// interleaved; Samples is every run of every mode, in the order they
 	// ran (the reference's one run first).
@@ -144,6 +155,12 @@ func (r Report) ComparedOf(mode string) (ComparedRun, bool) {
 func outputs(mode string, p ProcessRun) string {
 	if mode == ModeDuckDBPlain && p.Wall > 0 && !p.Equal {
 		return "not exact: differs from the reference (see Against DuckDB)"
+	}
+	if isAnalystMode(mode) && p.Wall > 0 {
+		if p.Equal {
+			return "every file written (compared with DuckDB's below)"
+		}
+		return "**some job failed or file missing** (below)"
 	}
 	if mode == ModeDemoExamples && p.Wall > 0 {
 		if p.Equal {

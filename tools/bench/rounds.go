@@ -35,6 +35,11 @@ type bencher struct {
 	logf       func(format string, args ...any)
 	// examples is ModeDemoExamples's job, when it runs.
 	examples SQLJob
+	// analyst are the analyst modes' jobs, when one runs.
+	analyst []SQLJob
+	// analystFailed are, per analyst mode, the jobs that failed in its
+	// last run.
+	analystFailed map[string][]string
 }
 
 // runs reports whether mode runs in the rounds.
@@ -48,6 +53,9 @@ func Bench(ctx context.Context, o Options) (Report, error) {
 		return Report{}, err
 	}
 	r := Report{Date: time.Now(), Command: b.o.Command, Machine: machine(), Rounds: b.o.Runs}
+	if len(b.analyst) > 0 {
+		r.AnalystJobs = fmt.Sprintf("at most %d queries (%d jobs)", len(b.analyst[0].Queries), len(b.analyst))
+	}
 	if b.o.Micro != "" {
 		m, err := os.ReadFile(b.o.Micro)
 		if err != nil {
@@ -60,7 +68,7 @@ func Bench(ctx context.Context, o Options) (Report, error) {
 	}
 	b.logf("dataset: %s + %s rows, %s", count(r.Dataset.MatchRows), count(r.Dataset.PlayerRows), mb(r.Dataset.Bytes()))
 
-	if b.runs(ModeDuckDB) || b.runs(ModeDuckDBPlain) {
+	if b.runs(ModeDuckDB) || b.runs(ModeDuckDBPlain) || b.runs(ModeDuckDBAnalyst) {
 		b.duck, r.DuckDBNote = b.prepareDuckDB(ctx)
 	} else {
 		r.DuckDBNote = "its modes were not asked for (--modes)."
@@ -125,6 +133,19 @@ func newBencher(o Options) (*bencher, error) {
 	if o.Examples == "" {
 		o.Examples = DefaultExamples
 	}
+	if o.Analyst == "" {
+		o.Analyst = DefaultAnalyst
+	}
+	if o.AnalystJobQueries == 0 {
+		o.AnalystJobQueries = DefaultAnalystJobQueries
+	}
+	var analyst []SQLJob
+	if slices.ContainsFunc(o.Modes, isAnalystMode) {
+		var err error
+		if analyst, err = AnalystJobs(o.Analyst, o.AnalystJobQueries); err != nil {
+			return nil, err
+		}
+	}
 	var examples SQLJob
 	if slices.Contains(o.Modes, ModeDemoExamples) {
 		var err error
@@ -147,7 +168,7 @@ func newBencher(o Options) (*bencher, error) {
 		return nil, err
 	}
 	progress := o.Progress
-	return &bencher{o: o, bin: bin, examples: examples, logf: func(format string, args ...any) {
+	return &bencher{o: o, bin: bin, examples: examples, analyst: analyst, analystFailed: map[string][]string{}, logf: func(format string, args ...any) {
 		fmt.Fprintf(progress, "bench: "+format+"\n", args...)
 	}}, nil
 }
@@ -281,6 +302,25 @@ func (b *bencher) rounds(ctx context.Context, r *Report) error {
 			compared[ModeDemoExamples] = append(compared[ModeDemoExamples], ComparedRun{Mode: ModeDemoExamples, Queries: b.examples.Names(), Run: run, Span: run.Wall})
 			r.Samples = append(r.Samples, sampleOf(ModeDemoExamples, k, run))
 		}
+		for _, mode := range []string{ModeDuckDBAnalyst, ModeDemoAnalyst} {
+			if !b.runs(mode) || (mode == ModeDuckDBAnalyst && (b.duck == "" || duckFailed[mode])) {
+				continue
+			}
+			run, err := b.runAnalyst(ctx, k, mode)
+			if err != nil && mode == ModeDuckDBAnalyst {
+				b.logf("%s: %v; going on without it", mode, err)
+				r.AnalystNote = fmt.Sprintf("DuckDB failed in run %d (%s), so the analyst modes are not compared with it.", k, firstLine(err.Error()))
+				duckFailed[mode] = true
+				r.Samples = dropMode(r.Samples, mode)
+				delete(compared, mode)
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			compared[mode] = append(compared[mode], ComparedRun{Mode: mode, Queries: jobsNames(b.analyst), Run: run, Span: run.Wall})
+			r.Samples = append(r.Samples, sampleOf(mode, k, run))
+		}
 		if b.runs(ModeDemoStanding) {
 			run, err := b.runDemo(ctx, k, ModeDemoStanding, "--epochs", strconv.Itoa(StandingEpochs))
 			if err != nil {
@@ -311,6 +351,28 @@ func (b *bencher) rounds(ctx context.Context, r *Report) error {
 				return err
 			}
 			r.Samples = append(r.Samples, localSample(ModeLocalStanding, k, run))
+		}
+		if b.runs(ModeLocalAnalyst) {
+			run, err := b.runAnalyst(ctx, k, ModeLocalAnalyst)
+			if err != nil {
+				return err
+			}
+			compared[ModeLocalAnalyst] = append(compared[ModeLocalAnalyst], ComparedRun{Mode: ModeLocalAnalyst, Queries: jobsNames(b.analyst), Run: run, Span: run.Wall})
+			r.Samples = append(r.Samples, sampleOf(ModeLocalAnalyst, k, run))
+		}
+		r.AnalystFailed = nil
+		for _, mode := range []string{ModeDemoAnalyst, ModeLocalAnalyst} {
+			if jobs := b.analystFailed[mode]; len(jobs) > 0 {
+				r.AnalystFailed = append(r.AnalystFailed, AnalystFailure{Mode: mode, Jobs: jobs})
+			}
+		}
+		if b.runs(ModeDuckDBAnalyst) && !duckFailed[ModeDuckDBAnalyst] && b.duck != "" {
+			r.AnalystOutputs = nil
+			for _, mode := range []string{ModeDemoAnalyst, ModeLocalAnalyst} {
+				if b.runs(mode) {
+					r.AnalystOutputs = append(r.AnalystOutputs, b.compareAnalyst(mode))
+				}
+			}
 		}
 	}
 	if i := MedianRun(r.SamplesOf(ModeDuckDB)); i >= 0 {
@@ -553,7 +615,8 @@ func noiseNotes(r Report) []string {
 func runName(s Sample) string {
 	name := map[string]string{ModeDuckDB: "exact DuckDB", ModeDuckDBPlain: "plain DuckDB", ModeReference: "the reference evaluator",
 		ModeDemo: "demo mode (SQL)", ModeDemoExamples: "demo mode's job of example queries", ModeDemoStanding: "demo mode's standing job", ModeDemoAppend: "demo mode's 1% append",
-		ModeLocal: "local mode (SQL)", ModeLocalStanding: "local mode's standing job cut by --epoch-every"}[s.Mode]
+		ModeLocal: "local mode (SQL)", ModeLocalStanding: "local mode's standing job cut by --epoch-every",
+		ModeDuckDBAnalyst: "DuckDB's analyst queries", ModeDemoAnalyst: "demo mode's analyst queries", ModeLocalAnalyst: "local mode's analyst queries"}[s.Mode]
 	if name == "" {
 		name = s.Mode
 	}

@@ -29,6 +29,7 @@ import (
 	"github.com/wololo/wololo/services/cmdline/tlsflags"
 	"github.com/wololo/wololo/services/dataflow/csvio"
 	"github.com/wololo/wololo/services/dataflow/schema"
+	"github.com/wololo/wololo/services/dataflow/sql/sqljob"
 	"github.com/wololo/wololo/services/roles/local"
 	"github.com/wololo/wololo/services/wire/rpc"
 	"github.com/wololo/wololo/transport/diskuse"
@@ -114,6 +115,15 @@ type Options struct {
 	// job a standing one whose upload the gateway cuts every epochEvery,
 	// closed once its upload's last version is out.
 	epochEvery time.Duration
+	// queries, set for a round of ModeLocalAnalyst, are runLocal's job's
+	// own queries instead of the four default ones.
+	queries []sqljob.Query
+	// Analyst holds the analyst queries (the analyst modes' jobs, every
+	// *.sql); DefaultAnalyst if empty.
+	Analyst string
+	// AnalystJobQueries is how many analyst queries one job of Wololo's
+	// analyst modes holds; DefaultAnalystJobQueries if 0.
+	AnalystJobQueries int
 }
 
 const usage = `usage: wololo bench --matches F --players F [--out BENCHMARKS.md] [--runs 3] [flags]
@@ -126,7 +136,11 @@ their SQL plan; demo-examples: a job of the example user queries, every
 --examples/*.sql) and local mode (separate processes, durable segment-log
 stores; local: the SQL plan of the four default queries, as wololo local
 run submits a job; local-standing: the same job as a standing job of one
-upload that the gateway cuts every second, first version and wall time) on one dataset: each mode of --modes --runs times,
+upload that the gateway cuts every second, first version and wall time; the
+analyst queries, every --analyst/*.sql, by DuckDB on a user's load of the
+files, all in one process (duckdb-analyst), and the same texts as jobs of
+--analyst-job-queries by demo (demo-analyst) and local mode (local-analyst))
+on one dataset: each mode of --modes --runs times,
 interleaved, for their medians and their ratios to plain and exact
 DuckDB's; then local mode (the SQL plan) with --insecure, once
 per kind of process SIGKILLed, and once per --scaling replica count of the
@@ -162,6 +176,8 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&o.DuckDBSrc, "duckdb-src", DefaultDuckDBSrc, "build --duckdb from this module first (CGO_ENABLED=1 go build); \"\" to run it as it is")
 	modes := fs.String("modes", "all", "the modes to run in the rounds, some of "+strings.Join(roundModes, ",")+" (demo and local: the four default queries through SQL, as users run them); without local, no local runs at all")
 	fs.StringVar(&o.Examples, "examples", DefaultExamples, "directory of the example queries demo-examples runs as one job (every *.sql)")
+	fs.StringVar(&o.Analyst, "analyst", DefaultAnalyst, "directory of the analyst queries duckdb-analyst (all in one process), demo-analyst and local-analyst (as jobs of --analyst-job-queries) run (every *.sql)")
+	fs.IntVar(&o.AnalystJobQueries, "analyst-job-queries", DefaultAnalystJobQueries, "analyst queries per job of demo-analyst and local-analyst (1 to 16)")
 	fs.StringVar(&o.Compose, "compose", "", "also submit the job --runs times to the compose deployment whose gateway is at this address (make up's 127.0.0.1:7100); \"\" for none")
 	fs.StringVar(&o.ComposeUp, "compose-up", "", "shell command that deploys the compose project before its runs (make up); \"\" if it is up already")
 	fs.StringVar(&o.ComposeDown, "compose-down", "", "shell command that removes it after them (make down), run even when they fail")
@@ -272,7 +288,7 @@ func runLocal(ctx context.Context, o Options, bin, outDir, profDir string, insec
 	for _, f := range during {
 		alongside.Go(func() { f(jobCtx, cl) })
 	}
-	so := client.SubmitOptions{Server: cl.GatewayAddr(), TLS: tlsConfig, Matches: o.Matches, Players: o.Players, Out: outDir}
+	so := client.SubmitOptions{Server: cl.GatewayAddr(), TLS: tlsConfig, Matches: o.Matches, Players: o.Players, Out: outDir, Queries: o.queries}
 	var first *firstVersion
 	if o.epochEvery > 0 {
 		first = followFirstVersion(jobCtx, &so, s0)

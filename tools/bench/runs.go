@@ -47,6 +47,26 @@ const (
 	// closed: when its first version came out, and its wall time against
 	// ModeLocal's; its final answers the batch job's.
 	ModeLocalStanding = "local-standing"
+	// ModeDuckDBAnalyst is DuckDB running the analyst queries
+	// (queries/analyst), the same texts, all in one process over a user's
+	// load of the two files (duckdb-queries --query: read_csv, try_cast).
+	ModeDuckDBAnalyst = "duckdb-analyst"
+	// ModeDemoAnalyst is demo mode running the analyst queries
+	// (`wololo demo --query NAME=FILE ...`, one run per job of
+	// AnalystJobs, one after the other).
+	ModeDemoAnalyst = "demo-analyst"
+	// ModeLocalAnalyst is local mode running the analyst queries (a
+	// cluster per job, as ModeLocal, the job submitted with its queries).
+	ModeLocalAnalyst = "local-analyst"
+)
+
+// Issue 41's targets on the analyst queries: demo mode's median wall time
+// at most TargetDemoAnalystVsDuckDB times DuckDB's on the same texts
+// (ModeDuckDBAnalyst), durable local mode's at most
+// TargetLocalAnalystVsDuckDB times.
+const (
+	TargetDemoAnalystVsDuckDB  = 1.0
+	TargetLocalAnalystVsDuckDB = 1.5
 )
 
 // AppendPercent is the share of the rows ModeDemoAppend appends last.
@@ -99,7 +119,7 @@ var retiredModes = map[string]string{
 const TargetExamplesVsSQL = 2.0
 
 // roundModes are the modes that run in the rounds, in their order.
-var roundModes = []string{ModeDuckDBPlain, ModeDuckDB, ModeDemo, ModeDemoExamples, ModeDemoStanding, ModeDemoAppend, ModeLocal, ModeLocalStanding}
+var roundModes = []string{ModeDuckDBPlain, ModeDuckDB, ModeDemo, ModeDemoExamples, ModeDuckDBAnalyst, ModeDemoAnalyst, ModeDemoStanding, ModeDemoAppend, ModeLocal, ModeLocalStanding, ModeLocalAnalyst}
 
 // Targets against the DuckDB baselines: a mode's median wall time at most
 // this many times exact DuckDB's (ModeDuckDB), or plain DuckDB's
@@ -112,7 +132,7 @@ const (
 )
 
 // modeOrder is the order modes are listed in.
-var modeOrder = []string{ModeDuckDBPlain, ModeDuckDB, ModeReference, ModeDemo, ModeDemoExamples, ModeDemoStanding, ModeDemoAppend, ModeLocal, ModeLocalStanding}
+var modeOrder = []string{ModeDuckDBPlain, ModeDuckDB, ModeReference, ModeDemo, ModeDemoExamples, ModeDuckDBAnalyst, ModeDemoAnalyst, ModeDemoStanding, ModeDemoAppend, ModeLocal, ModeLocalStanding, ModeLocalAnalyst}
 
 // modeLabel names a mode in the report.
 func modeLabel(mode string) string {
@@ -135,6 +155,12 @@ func modeLabel(mode string) string {
 		return "Local: the four default queries, SQL plan (separate processes, segment logs, fsync, mutual TLS)"
 	case ModeLocalStanding:
 		return fmt.Sprintf("Local: the four default queries as a standing job of one upload cut every %s (--epoch-every), then closed", StandingEpochEvery)
+	case ModeDuckDBAnalyst:
+		return "DuckDB: the analyst queries on a user's load (read_csv, try_cast; one process, the files loaded once)"
+	case ModeDemoAnalyst:
+		return "Demo: the analyst queries (one process per job, in memory)"
+	case ModeLocalAnalyst:
+		return "Local: the analyst queries (a cluster per job: separate processes, segment logs, fsync, mutual TLS)"
 	}
 	return mode
 }

@@ -46,18 +46,29 @@ func (j SQLJob) Names() []string {
 // order, as one job: the user queries of the bench.
 func ExamplesJob(dir string) (SQLJob, error) {
 	j := SQLJob{Mode: ModeDemoExamples}
-	files, err := filepath.Glob(filepath.Join(dir, "*.sql"))
-	if err != nil {
-		return j, err
-	}
-	if len(files) == 0 {
-		return j, fmt.Errorf("the example queries: no *.sql in %s", dir)
-	}
-	slices.Sort(files)
-	for _, f := range files {
-		j.Queries = append(j.Queries, [2]string{strings.TrimSuffix(filepath.Base(f), ".sql"), f})
+	var err error
+	if j.Queries, err = queryFiles(dir); err != nil {
+		return j, fmt.Errorf("the example queries: %w", err)
 	}
 	return j, nil
+}
+
+// queryFiles are the *.sql files of dir in name order, NAME and FILE
+// each; at least one.
+func queryFiles(dir string) ([][2]string, error) {
+	files, err := filepath.Glob(filepath.Join(dir, "*.sql"))
+	if err != nil {
+		return nil, err
+	}
+	if len(files) == 0 {
+		return nil, fmt.Errorf("no *.sql in %s", dir)
+	}
+	slices.Sort(files)
+	var queries [][2]string
+	for _, f := range files {
+		queries = append(queries, [2]string{strings.TrimSuffix(filepath.Base(f), ".sql"), f})
+	}
+	return queries, nil
 }
 
 // checkSQLOutputs describes every output of j in dir that is missing or

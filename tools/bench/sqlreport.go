@@ -52,6 +52,7 @@ func renderSQLTargets(p func(string, ...any), r Report) {
 		p("| The four default queries added to that open job (`client query --job ID --query`, before its close) answer within %gx the time of their batch job over the same rows (`%s`, median wall times) | %s | %s |\n",
 			TargetAddedVsBatch, ModeLocal, text, metIf(text != "not measured", met))
 	}
+	renderAnalystTargets(p, r)
 	if _, ok := r.ComparedOf(ModeDemoExamples); !ok {
 		return
 	}
@@ -93,6 +94,12 @@ func renderCompared(p func(string, ...any), r Report) {
 			queries, out = "q1, q2, q3, q4: the defaults, SQL", equal(r.Demo)
 		case ModeLocal:
 			queries, out = "q1, q2, q3, q4: the defaults, SQL", equal(ProcessRun{Wall: r.Local.Wall, Equal: r.Local.Equal})
+		case ModeDuckDBAnalyst, ModeDemoAnalyst, ModeLocalAnalyst:
+			c, ok := r.ComparedOf(mode)
+			if !ok {
+				continue
+			}
+			queries, out = fmt.Sprintf("%s (queries/analyst)", queryList(c.Queries)), outputs(mode, c.Run)
 		case ModeDemoExamples:
 			c, ok := r.ComparedOf(mode)
 			if !ok {
@@ -135,6 +142,7 @@ func renderCompared(p func(string, ...any), r Report) {
 		p("Appending the last %d%% of the rows to a standing job of the rest (`wololo demo --epochs 2 --last-epoch-percent %d`, the cost its last version line prints, its share of reading the input included) costs %.1f%% of the CPU of one batch job of all the rows; its work is that of its rows and of the answers' changes, and writing each version whole. ", AppendPercent, AppendPercent, 100*ratio)
 	}
 	p("The example queries are `queries/examples/*.sql` (their README lists them); this bench only checks that each wrote its file: `make sql-diff-test` (tools/duckdb) holds their answers against DuckDB's on a generated dataset.\n\n")
+	renderAnalystOutputs(p, r)
 }
 
 // perRow is cpu over rows, in nanoseconds a row.

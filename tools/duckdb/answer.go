@@ -5,9 +5,11 @@ import (
 	"database/sql"
 	_ "embed"
 	"fmt"
+	"math/big"
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 
 	duckdb "github.com/duckdb/duckdb-go/v2"
@@ -24,6 +26,16 @@ type Options struct {
 	// of the contract's exact ones; no header check either (DuckDB's binder
 	// names a missing column).
 	Plain bool
+	// Queries, when there are any, are run instead of the four, each
+	// answering NAME.csv, over tables matches and match_players loaded as
+	// user.sql loads them (the plain load, typed by docs/queries.md's
+	// kinds; no header check).
+	Queries []Query
+}
+
+// statement is a query and the name of the file it answers.
+type statement struct {
+	file, text string
 }
 
 // Summary is what a run did.
@@ -47,7 +59,7 @@ func Answer(ctx context.Context, o Options) (Summary, error) {
 		o.MaxRecordBytes = MaxRecordBytes
 	}
 	var mh, ph header
-	if !o.Plain {
+	if !o.Plain && len(o.Queries) == 0 {
 		// Both headers are checked before any row is read.
 		var err error
 		if mh, err = readHeader(o.Matches, matchColumns); err != nil {
@@ -75,31 +87,49 @@ func Answer(ctx context.Context, o Options) (Summary, error) {
 	if err := conn.QueryRowContext(ctx, "SELECT version()").Scan(&sum.Version); err != nil {
 		return sum, fmt.Errorf("DuckDB version: %w", err)
 	}
-	var queries []string
-	if o.Plain {
-		queries, err = loadPlain(ctx, conn, o.Matches, o.Players)
-	} else {
-		queries, err = loadExact(ctx, conn, o, mh, ph)
+	var stmts []statement
+	matchTable, playerTable := "m", "p"
+	switch {
+	case len(o.Queries) > 0:
+		stmts, err = loadUser(ctx, conn, o.Matches, o.Players, o.Queries)
+		matchTable, playerTable = "matches", "match_players"
+	case o.Plain:
+		stmts, err = named(loadPlain(ctx, conn, o.Matches, o.Players))
+	default:
+		stmts, err = named(loadExact(ctx, conn, o, mh, ph))
 	}
 	if err != nil {
 		return sum, err
 	}
-	if sum.MatchRows, err = count(ctx, conn, "m"); err != nil {
+	if sum.MatchRows, err = count(ctx, conn, matchTable); err != nil {
 		return sum, fmt.Errorf("counting %s: %w", o.Matches, err)
 	}
-	if sum.PlayerRows, err = count(ctx, conn, "p"); err != nil {
+	if sum.PlayerRows, err = count(ctx, conn, playerTable); err != nil {
 		return sum, fmt.Errorf("counting %s: %w", o.Players, err)
 	}
-	for i, q := range queries {
-		name, err := outputFile(q)
-		if err != nil {
-			return sum, fmt.Errorf("query %d: %w", i+1, err)
-		}
-		if err := answerQuery(ctx, conn, q, filepath.Join(o.Out, name)); err != nil {
-			return sum, fmt.Errorf("%s: %w", name, err)
+	for _, st := range stmts {
+		if err := answerQuery(ctx, conn, st.text, filepath.Join(o.Out, st.file)); err != nil {
+			return sum, fmt.Errorf("%s: %w", st.file, err)
 		}
 	}
 	return sum, nil
+}
+
+// named pairs each statement of queries.sql or plain.sql with the file
+// its "-- NAME.csv:" line names.
+func named(queries []string, err error) ([]statement, error) {
+	if err != nil {
+		return nil, err
+	}
+	stmts := make([]statement, len(queries))
+	for i, q := range queries {
+		name, err := outputFile(q)
+		if err != nil {
+			return nil, fmt.Errorf("query %d: %w", i+1, err)
+		}
+		stmts[i] = statement{file: name, text: q}
+	}
+	return stmts, nil
 }
 
 // fileLine is the comment of a statement that names the file it answers:
@@ -246,7 +276,7 @@ func answerQuery(ctx context.Context, conn *sql.Conn, query, path string) error 
 	}
 	var b strings.Builder
 	writeRow(&b, cols)
-	vals := make([]sql.NullString, len(cols))
+	vals := make([]any, len(cols))
 	ptrs := make([]any, len(cols))
 	for i := range vals {
 		ptrs[i] = &vals[i]
@@ -257,7 +287,9 @@ func answerQuery(ctx context.Context, conn *sql.Conn, query, path string) error 
 			return err
 		}
 		for i, v := range vals {
-			fields[i] = v.String
+			if fields[i], err = fieldText(v); err != nil {
+				return fmt.Errorf("column %s: %w", cols[i], err)
+			}
 		}
 		writeRow(&b, fields)
 	}
@@ -265,6 +297,39 @@ func answerQuery(ctx context.Context, conn *sql.Conn, query, path string) error 
 		return err
 	}
 	return os.WriteFile(path, []byte(b.String()), 0o644)
+}
+
+// fieldText is a value of DuckDB as a CSV field: NULL empty, a boolean
+// true or false, a number without an exponent (a DOUBLE its shortest
+// text, a DECIMAL its digits at its scale, a HUGEINT, a SUM of integers,
+// whole).
+func fieldText(v any) (string, error) {
+	switch x := v.(type) {
+	case nil:
+		return "", nil
+	case string:
+		return x, nil
+	case []byte:
+		return string(x), nil
+	case bool:
+		return strconv.FormatBool(x), nil
+	case float64:
+		return strconv.FormatFloat(x, 'f', -1, 64), nil
+	case float32:
+		return strconv.FormatFloat(float64(x), 'f', -1, 32), nil
+	case *big.Int:
+		return x.String(), nil
+	case duckdb.Decimal:
+		return decimalText(x), nil
+	case int64, int32, int16, int8, uint64, uint32, uint16, uint8:
+		return fmt.Sprint(x), nil
+	}
+	return "", fmt.Errorf("a value of type %T, which no query here writes", v)
+}
+
+// decimalText is a DECIMAL's digits at its scale.
+func decimalText(x duckdb.Decimal) string {
+	return new(big.Rat).SetFrac(x.Value, new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(x.Scale)), nil)).FloatString(int(x.Scale))
 }
 
 // writeRow writes one CSV record ending in "\n"; a field is quoted only

@@ -17,13 +17,16 @@ import (
 // fields.
 const MaxRecordBytes = 1 << 20
 
-const usage = `usage: duckdb-queries --matches F --players F --out DIR [--max-record-bytes N | --plain]
+const usage = `usage: duckdb-queries --matches F --players F --out DIR [--max-record-bytes N | --plain | --query NAME=FILE ...]
 
 Answers the four queries of docs/queries.md with DuckDB and writes
 q1.csv..q4.csv into DIR (created if needed): exactly, with the contract's
 value rules in SQL, or with --plain as a user would write them (read_csv,
-try_cast, plain SQL; not exact on messy values). The baselines of wololo
-bench.
+try_cast, plain SQL; not exact on messy values). With --query NAME=FILE
+(repeatable) it runs those query files instead, the text as it is, over
+tables matches and match_players loaded as a user would (read_csv, the
+numbers, booleans and duration cast with try_cast), and writes NAME.csv of
+each. The baselines of wololo bench.
 
 flags:
 `
@@ -59,6 +62,13 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 	fs.StringVar(&o.Out, "out", "", "directory for q1.csv..q4.csv, created if needed (required)")
 	fs.IntVar(&o.MaxRecordBytes, "max-record-bytes", MaxRecordBytes, "a data record longer than this is malformed (not with --plain)")
 	fs.BoolVar(&o.Plain, "plain", false, "run the queries as a user would write them (plain.sql), not the contract's exact ones")
+	fs.Func("query", "run the query of FILE, answering NAME.csv, over the plain load (repeatable; instead of the four)", func(s string) error {
+		q, err := ParseQuery(s)
+		if err == nil {
+			o.Queries = append(o.Queries, q)
+		}
+		return err
+	})
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return err
@@ -67,8 +77,9 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 	}
 	maxSet := false
 	fs.Visit(func(f *flag.Flag) { maxSet = maxSet || f.Name == "max-record-bytes" })
-	if fs.NArg() > 0 || o.Matches == "" || o.Players == "" || o.Out == "" || o.MaxRecordBytes < 2 || (o.Plain && maxSet) {
-		fmt.Fprintln(stderr, "duckdb-queries: --matches, --players and --out are required, --max-record-bytes at least 2 and not with --plain, and nothing else")
+	user := len(o.Queries) > 0
+	if fs.NArg() > 0 || o.Matches == "" || o.Players == "" || o.Out == "" || o.MaxRecordBytes < 2 || ((o.Plain || user) && maxSet) || (o.Plain && user) {
+		fmt.Fprintln(stderr, "duckdb-queries: --matches, --players and --out are required, --max-record-bytes at least 2 and not with --plain or --query, --plain not with --query, and nothing else")
 		fs.Usage()
 		return errUsage
 	}
@@ -78,7 +89,10 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 		return err
 	}
 	kind := "exact"
-	if o.Plain {
+	switch {
+	case user:
+		kind = fmt.Sprintf("%d user", len(o.Queries))
+	case o.Plain:
 		kind = "plain"
 	}
 	fmt.Fprintf(stderr, "duckdb-queries: DuckDB %s, %s queries, %d match rows and %d player rows loaded, answers in %s, %.2f s\n",

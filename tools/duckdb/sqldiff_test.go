@@ -701,7 +701,7 @@ func duckField(v any, t plan.Type) (string, error) {
 		}
 		return strconv.FormatBool(x), nil
 	case duckdb.Decimal:
-		text = new(big.Rat).SetFrac(x.Value, new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(x.Scale)), nil)).FloatString(int(x.Scale))
+		text = decimalText(x)
 	case *big.Int:
 		text = x.String()
 	case int64, int32, int16, int8, uint64, uint32, uint16, uint8:
