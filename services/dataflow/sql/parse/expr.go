@@ -381,6 +381,12 @@ func (p *parser) call(name Token) Expr {
 	defer p.leave()
 	c := &Call{Pos: name.Pos, Name: name.Text}
 	upper := strings.ToUpper(name.Text)
+	if upper == "POSITION" {
+		// POSITION(sub IN s): its IN is no IN list, so its arguments
+		// would be a syntax error at s; the function is not in the
+		// subset either way.
+		p.fail(name.Pos, "function POSITION", "not supported (docs/sql.md lists the functions)")
+	}
 	p.expectOp("(")
 	switch {
 	case p.isOp("*"):

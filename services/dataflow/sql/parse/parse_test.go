@@ -113,6 +113,7 @@ func TestErrors(t *testing.T) {
 		{"with q as select a from t select a from q", "syntax", `syntax error at or near "select": expected "("`, 10},
 		{"insert into t values (1)", "INSERT statement", "only SELECT", 0},
 		{"select extract(year from d) from t", "function EXTRACT", "FROM", 7},
+		{"select position('_' in a) from t", "function POSITION", "not supported", 7},
 		{"select a from t where a = any (select b from u)", "ANY/ALL", "", 26},
 		{"select 1x from t", "number 1x", "trailing junk", 7},
 		{"select a from t where d < current_date", "function CURRENT_DATE", "not supported", 26},
