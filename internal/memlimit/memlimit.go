@@ -28,10 +28,13 @@ import (
 )
 
 // DefaultHeadroom is the share of the live heap that a heap above the
-// setting may grow by before the next collection: a collection per
-// quarter of the live heap allocated, where GOGC's default is one per
-// live heap allocated.
-const DefaultHeadroom = 0.25
+// setting may grow by before the next collection: a collection per half
+// the live heap allocated, where GOGC's default is one per live heap
+// allocated. Measured on a standing job of the full dataset cut every
+// second (2 shards, 2 CPUs): a quarter still left a third of its time
+// in collections, a half most of what no limit at all saves, at about
+// 1.5x the live heap in memory instead of 2x.
+const DefaultHeadroom = 0.5
 
 // Limit is the soft limit after a collection that left live bytes in
 // use: the setting, or the live heap and its headroom if that is more.

@@ -106,7 +106,7 @@ func run(ctx context.Context, cmd string, args []string, stderr io.Writer) error
 	outboxLimit := fs.Int("outbox-limit", 0, "unacknowledged batches per output channel before input stops (default 32)")
 	var rpcLimits rpc.Limits
 	rpcLimits.RegisterFlags(fs)
-	memLimit := fs.Int("memory-limit-mib", DefaultMemoryLimitMiB, "soft memory limit in MiB: the garbage collector works harder near it; a live heap above it raises it to a quarter over the live heap, so that the collector does not run back to back (0: none; the GOMEMLIMIT environment variable wins, fixed)")
+	memLimit := fs.Int("memory-limit-mib", DefaultMemoryLimitMiB, "soft memory limit in MiB: the garbage collector works harder near it; a live heap above it raises it to half over the live heap, so that the collector does not run back to back (0: none; the GOMEMLIMIT environment variable wins, fixed)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of this process to this file until it stops")
 	if err := cli.Parse(fs, args); err != nil {
 		return err
