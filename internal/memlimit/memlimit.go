@@ -7,11 +7,12 @@
 // keeps both sides of its joins, is larger than a batch job's), every
 // collection ends above it, so the next one starts at once: the collector
 // runs back to back, up to half the CPU (the runtime's cap), freeing
-// nothing, and the process's work waits on it. A Governor prevents that:
+// nothing, and the process's work waits on it. Start prevents that:
 // after each collection it sets the limit to the larger of the setting
-// and the live heap plus a headroom, so that a heap larger than the
-// setting is collected as often as that headroom says, and a heap under
-// it keeps the setting unchanged.
+// and the live heap plus a headroom, so that a heap near or above the
+// setting is collected as often as that headroom says, and one well
+// under it (its headroom under the setting too: a batch job's, mostly)
+// keeps the setting unchanged.
 //
 // It is a generic leaf: it imports nothing of this module
 // (imports_test.go), so that any package may use it.
