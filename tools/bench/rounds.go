@@ -527,7 +527,7 @@ func (b *bencher) runLocalStandingRound(ctx context.Context, k int) (LocalRun, e
 		return run, err
 	}
 	run.Equal = b.check(fmt.Sprintf("%s (run %d)", ModeLocalStanding, k), out)
-	b.logf("run %d/%d: %s: first version after %s, %s end to end, outputs equal: %v", k, b.o.Runs, ModeLocalStanding, secs(run.FirstVersion), secs(run.Wall), run.Equal)
+	b.logf("run %d/%d: %s: first version after %s, the four queries added to it answered after %s, %s end to end, outputs equal: %v", k, b.o.Runs, ModeLocalStanding, secs(run.FirstVersion), secs(run.AddedQueries), secs(run.Wall), run.Equal)
 	return run, nil
 }
 

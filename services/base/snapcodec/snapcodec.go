@@ -33,6 +33,32 @@ func (w *Writer) Varint(v int64) { w.B = binary.AppendVarint(w.B, v) }
 // Bytes appends p's length, then p.
 func (w *Writer) Bytes(p []byte) { w.Uvarint(uint64(len(p))); w.B = append(w.B, p...) }
 
+// AppendBytes appends what f appends as Bytes would write it (its
+// length, then it), in place: f appends to B after room for the length,
+// which is then written in front of it, so that a state of hundreds of
+// megabytes (a standing job's key tables) is neither built in a buffer
+// of its own nor copied from one. On an error B is as it was.
+func (w *Writer) AppendBytes(f func(dst []byte) ([]byte, error)) error {
+	const room = binary.MaxVarintLen64
+	start := len(w.B)
+	b, err := f(append(w.B, make([]byte, room)...))
+	if err != nil {
+		return err // w.B is as it was: its length is start
+	}
+	n := len(b) - start - room
+	var head [room]byte
+	h := binary.AppendUvarint(head[:0], uint64(n))
+	copy(b[start:], h)
+	copy(b[start+len(h):], b[start+room:])
+	w.B = b[:start+len(h)+n]
+	return nil
+}
+
+// AppendState is AppendBytes of an append that cannot fail.
+func (w *Writer) AppendState(f func(dst []byte) []byte) {
+	_ = w.AppendBytes(func(dst []byte) ([]byte, error) { return f(dst), nil })
+}
+
 // Byte appends v.
 func (w *Writer) Byte(v byte) { w.B = append(w.B, v) }
 

@@ -1,6 +1,7 @@
 package snapcodec
 
 import (
+	"bytes"
 	"errors"
 	"math"
 	"testing"
@@ -117,4 +118,31 @@ func FuzzReader(f *testing.F) {
 		}
 		r.End()
 	})
+}
+
+// TestAppendBytesIsBytes writes states of every length of a length's
+// varint in place and checks each is what Bytes writes of a copy.
+func TestAppendBytesIsBytes(t *testing.T) {
+	for _, n := range []int{0, 1, 127, 128, 300, 16383, 16384, 1 << 21} {
+		for _, prefix := range []int{0, 3} {
+			state := make([]byte, n)
+			for i := range state {
+				state[i] = byte(i * 7)
+			}
+			want := Writer{B: make([]byte, prefix)}
+			want.Bytes(state)
+			want.Byte(9)
+			got := Writer{B: make([]byte, prefix)}
+			got.AppendState(func(dst []byte) []byte { return append(dst, state...) })
+			got.Byte(9)
+			if !bytes.Equal(got.B, want.B) {
+				t.Fatalf("a state of %d bytes after %d: AppendState wrote %d bytes, Bytes %d, not the same", n, prefix, len(got.B), len(want.B))
+			}
+		}
+	}
+	w := Writer{B: []byte{1, 2}}
+	boom := errors.New("boom")
+	if err := w.AppendBytes(func(dst []byte) ([]byte, error) { return append(dst, 5, 6), boom }); err != boom || !bytes.Equal(w.B, []byte{1, 2}) {
+		t.Fatalf("a failed append: error %v, B %v; want boom and B as it was", err, w.B)
+	}
 }

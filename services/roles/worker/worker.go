@@ -13,13 +13,13 @@ import (
 	"io"
 	"net"
 	"os"
-	"runtime/debug"
 	"strconv"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/wololo/wololo/deploy"
+	"github.com/wololo/wololo/internal/memlimit"
 	"github.com/wololo/wololo/services/base/cpuprofile"
 	"github.com/wololo/wololo/services/cmdline/cli"
 	"github.com/wololo/wololo/services/cmdline/logflags"
@@ -106,7 +106,7 @@ func run(ctx context.Context, cmd string, args []string, stderr io.Writer) error
 	outboxLimit := fs.Int("outbox-limit", 0, "unacknowledged batches per output channel before input stops (default 32)")
 	var rpcLimits rpc.Limits
 	rpcLimits.RegisterFlags(fs)
-	memLimit := fs.Int("memory-limit-mib", DefaultMemoryLimitMiB, "soft memory limit in MiB: the garbage collector works harder near it (0: none; the GOMEMLIMIT environment variable wins)")
+	memLimit := fs.Int("memory-limit-mib", DefaultMemoryLimitMiB, "soft memory limit in MiB: the garbage collector works harder near it; a live heap above it raises it to half over the live heap, so that the collector does not run back to back (0: none; the GOMEMLIMIT environment variable wins, fixed)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of this process to this file until it stops")
 	if err := cli.Parse(fs, args); err != nil {
 		return err
@@ -157,7 +157,9 @@ func run(ctx context.Context, cmd string, args []string, stderr io.Writer) error
 		defer pl.Close()
 	}
 	if *memLimit > 0 && os.Getenv("GOMEMLIMIT") == "" {
-		debug.SetMemoryLimit(int64(*memLimit) << 20)
+		// Raised over a live heap larger than it (memlimit), so that
+		// the collector never runs back to back.
+		defer memlimit.Start(int64(*memLimit)<<20, memlimit.DefaultHeadroom, log)()
 	}
 	stopProfile, err := cpuprofile.Start(*cpuProfile)
 	if err != nil {

@@ -85,10 +85,10 @@ func writeOp(w *snapcodec.Writer, o op) {
 			w.Varint(st.Invalid)
 		}
 	case *joinOp:
-		w.Bytes(exec.AppendRowsState(nil, o.right.Right()))
-		w.Bytes(exec.AppendRowsState(nil, o.left.Right()))
+		w.AppendState(func(dst []byte) []byte { return exec.AppendRowsState(dst, o.right.Right()) })
+		w.AppendState(func(dst []byte) []byte { return exec.AppendRowsState(dst, o.left.Right()) })
 	case *semiOp:
-		w.Bytes(o.keys.AppendState(nil))
+		w.AppendState(o.keys.AppendState)
 		var rs []ref
 		for s := range o.count {
 			w.Varint(o.count[s])
@@ -98,19 +98,19 @@ func writeOp(w *snapcodec.Writer, o op) {
 		o.st.write(w)
 	case *aggOp:
 		w.Bool(o.first)
-		w.Bytes(o.agg.AppendState(nil))
+		w.AppendState(o.agg.AppendState)
 		writeFlags(w, o.shown)
 		o.ep.write(w, o.resultColumns())
 	case *regroupOp:
 		w.Bool(o.first)
-		w.Bytes(o.keys.AppendState(nil))
+		w.AppendState(o.keys.AppendState)
 		for _, rs := range o.rows {
 			writeRefs(w, rs)
 		}
 		o.st.write(w)
 	case *distinctOp:
 		if o.grow != nil {
-			w.Bytes(o.grow.AppendState(nil))
+			w.AppendState(o.grow.AppendState)
 		} else {
 			o.counted.write(w)
 		}
@@ -302,7 +302,7 @@ func (s *store) write(w *snapcodec.Writer) {
 		w.Bool(b != nil)
 		if b != nil {
 			w.Varint(int64(s.live[i]))
-			w.Bytes(exec.AppendRowsState(nil, b))
+			w.AppendState(func(dst []byte) []byte { return exec.AppendRowsState(dst, b) })
 		}
 	}
 }
@@ -411,7 +411,7 @@ func (s *rowSet) read(r *snapcodec.Reader) {
 func (t *topOp) write(w *snapcodec.Writer) {
 	w.Bool(t.first)
 	t.set.write(w)
-	w.Bytes(exec.AppendRowsState(nil, t.shown))
+	w.AppendState(func(dst []byte) []byte { return exec.AppendRowsState(dst, t.shown) })
 }
 
 func (t *topOp) read(r *snapcodec.Reader) {

@@ -42,16 +42,14 @@ func (t *EpochTask) AppendSnapshot(dst []byte) ([]byte, error) {
 			for _, p := range in.pending {
 				w.Varint(p.epoch)
 				w.Varint(int64(p.marks))
-				w.Bytes(exec.AppendRowsState(nil, exec.Concat(in.cols, p.rows)))
+				w.AppendState(func(dst []byte) []byte { return exec.AppendRowsState(dst, exec.Concat(in.cols, p.rows)) })
 			}
 		}
 		w.Bool(u.op != nil)
 		if u.op != nil {
-			state, err := u.op.AppendState(nil)
-			if err != nil {
+			if err := w.AppendBytes(u.op.AppendState); err != nil {
 				return nil, fmt.Errorf("operator #%d (%s): %w", u.top().ID, u.top().Kind, err)
 			}
-			w.Bytes(state)
 		}
 	}
 	return w.B, nil
