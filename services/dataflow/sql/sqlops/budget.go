@@ -3,7 +3,9 @@ package sqlops
 import (
 	"errors"
 	"fmt"
+	"strings"
 
+	"github.com/wololo/wololo/services/dataflow/sql/physical"
 	"github.com/wololo/wololo/services/dataflow/stage"
 )
 
@@ -168,6 +170,29 @@ func (m *meter) sent(n int, where string) error {
 		return m.pass(&OverBudget{What: "bytes to send from one batch", Verb: "was given", Flag: "--job-max-step-bytes", Limit: m.b.StepBytes, Spent: m.stepBytes, Where: where})
 	}
 	return m.err()
+}
+
+// checked is err, or, without one, the meter's error, or the error of
+// the state a task's operators hold past the budget: state says how
+// much, and the operator that holds the most (nil for none), asked only
+// when there is no error yet (it walks the task's operators).
+func (m *meter) checked(err error, task string, state func() (int64, *physical.Op)) error {
+	if err != nil {
+		return err
+	}
+	if err := m.err(); err != nil {
+		return err
+	}
+	n, top := state()
+	if n <= m.b.StateBytes {
+		m.mostState = max(m.mostState, n)
+		return nil
+	}
+	where := "the operators of task " + task
+	if top != nil {
+		where = fmt.Sprintf("the operators of task %s (the most, #%d %s of %s)", task, top.ID, top.Kind, strings.Join(top.Queries, ", "))
+	}
+	return m.held(n, where)
 }
 
 // held checks n bytes of state the task holds (where: the task).

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
-	"strings"
 
 	"google.golang.org/protobuf/proto"
 
@@ -862,22 +861,13 @@ func (t *EpochTask) finish(u *unit) error {
 // what the task's operators keep and the epochs' changes they hold
 // (Budget.StateBytes), or what it sent (Budget.StepBytes).
 func (t *EpochTask) checked(err error) error {
-	if err != nil {
-		return err
-	}
-	if err := t.meter.err(); err != nil {
-		return err
-	}
-	n, top := t.stateBytes()
-	if n <= t.meter.b.StateBytes {
-		t.meter.mostState = max(t.meter.mostState, n)
-		return nil
-	}
-	where := "the operators of task " + t.name
-	if top != nil {
-		where = fmt.Sprintf("the operators of task %s (the most, #%d %s of %s)", t.name, top.top().ID, top.top().Kind, strings.Join(top.top().Queries, ", "))
-	}
-	return t.meter.held(n, where)
+	return t.meter.checked(err, t.name, func() (int64, *physical.Op) {
+		n, top := t.stateBytes()
+		if top == nil {
+			return n, nil
+		}
+		return n, top.top()
+	})
 }
 
 // stateBytes is about the bytes the task's operators keep and the

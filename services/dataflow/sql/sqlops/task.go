@@ -280,22 +280,13 @@ func (t *Task) step() { t.meter.step() }
 // once the batch or end given to the task is applied: what its
 // operators hold (Budget.StateBytes), or a bound an operator passed.
 func (t *Task) checked(err error) error {
-	if err != nil {
-		return err
-	}
-	if err := t.meter.err(); err != nil {
-		return err
-	}
-	n, top := t.stateBytes()
-	if n <= t.meter.b.StateBytes {
-		t.meter.mostState = max(t.meter.mostState, n)
-		return nil
-	}
-	where := "the operators of task " + t.name
-	if top != nil {
-		where = fmt.Sprintf("the operators of task %s (the most, #%d %s of %s)", t.name, top.o.ID, top.o.Kind, strings.Join(top.o.Queries, ", "))
-	}
-	return t.meter.held(n, where)
+	return t.meter.checked(err, t.name, func() (int64, *physical.Op) {
+		n, top := t.stateBytes()
+		if top == nil {
+			return n, nil
+		}
+		return n, top.o
+	})
 }
 
 // Overflowed names the first operator of the task that was given more
