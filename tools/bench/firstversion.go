@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
@@ -15,10 +14,10 @@ import (
 // firstVersion follows a standing job from its creation until its first
 // version is out: when that was, from a start.
 type firstVersion struct {
-	start time.Time
-	at    time.Duration
-	err   error
-	done  chan struct{}
+	gw     *client.Session
+	follow *client.Follower
+	start  time.Time
+	at     time.Duration
 }
 
 // errFirstOut ends the watch once version 1 is in.
@@ -26,31 +25,18 @@ var errFirstOut = errors.New("first version out")
 
 // followFirstVersion sets so.Created to follow the job so makes, from
 // its creation on, until its first version is out (ctx ending stops it).
-func followFirstVersion(ctx context.Context, so *client.SubmitOptions, start time.Time) *firstVersion {
-	f := &firstVersion{start: start, done: make(chan struct{})}
-	var once sync.Once
-	server, tlsConfig := so.Server, so.TLS
-	so.Created = func(id string) {
-		once.Do(func() {
-			go func() {
-				defer close(f.done)
-				gw, err := client.Open(server, tlsConfig, 0)
-				if err != nil {
-					f.err = err
-					return
-				}
-				defer gw.Close()
-				err = gw.WatchAnswers(ctx, id, 1, func(epoch int64, _ []client.AnswerChange) error {
-					f.at = time.Since(f.start)
-					return errFirstOut
-				})
-				if !errors.Is(err, errFirstOut) {
-					f.err = fmt.Errorf("follow job %s to its first version: %w", id, err)
-				}
-			}()
-		})
+func followFirstVersion(ctx context.Context, so *client.SubmitOptions, start time.Time) (*firstVersion, error) {
+	gw, err := client.Open(so.Server, so.TLS, 0)
+	if err != nil {
+		return nil, err
 	}
-	return f
+	f := &firstVersion{gw: gw, start: start}
+	f.follow = client.Follow(ctx, gw, func(int64, []client.AnswerChange) error {
+		f.at = time.Since(f.start)
+		return errFirstOut
+	})
+	so.Created = f.follow.Created
+	return f, nil
 }
 
 // addDefaultQueries adds the four default queries, as added_q1 ..
@@ -77,10 +63,8 @@ func addDefaultQueries(ctx context.Context, so client.SubmitOptions) (time.Durat
 
 // wait is when the first version was out, once it is known.
 func (f *firstVersion) wait(ctx context.Context) (time.Duration, error) {
-	select {
-	case <-f.done:
-		return f.at, f.err
-	case <-ctx.Done():
-		return 0, ctx.Err()
+	if err := f.follow.Wait(ctx); !errors.Is(err, errFirstOut) {
+		return 0, fmt.Errorf("follow the job to its first version: %w", err)
 	}
+	return f.at, nil
 }

@@ -291,7 +291,12 @@ func runLocal(ctx context.Context, o Options, bin, outDir, profDir string, insec
 	so := client.SubmitOptions{Server: cl.GatewayAddr(), TLS: tlsConfig, Matches: o.Matches, Players: o.Players, Out: outDir, Queries: o.queries}
 	var first *firstVersion
 	if o.epochEvery > 0 {
-		first = followFirstVersion(jobCtx, &so, s0)
+		var err error
+		if first, err = followFirstVersion(jobCtx, &so, s0); err != nil {
+			jobDone()
+			return lr, err
+		}
+		defer first.gw.Close()
 		so.Standing, so.EpochEvery = true, o.epochEvery
 	}
 	sum, err := client.Submit(ctx, so)

@@ -8,6 +8,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"sync"
 
 	"google.golang.org/grpc"
 
@@ -152,5 +153,47 @@ func printAnswers(w io.Writer, asJSON bool) func(int64, []AnswerChange) error {
 			}
 		}
 		return nil
+	}
+}
+
+// A Follower follows a standing job's versions from the job's creation
+// on, as WatchAnswers gives them: its Created is a SubmitOptions.Created
+// (the first call starts the watch, from epoch 1), and Wait waits for
+// the watch's end (the job closed and its last version given, fn's own
+// error, or the watch's ctx ended). What `wololo local run` prints its
+// version lines with, and what `wololo bench` times a first version by.
+type Follower struct {
+	ctx  context.Context
+	gw   *Session
+	fn   func(epoch int64, rows []AnswerChange) error
+	once sync.Once
+	done chan struct{}
+	err  error // the watch's; read after done
+}
+
+// Follow is a Follower calling fn with each version's changed rows,
+// through gw, until ctx ends.
+func Follow(ctx context.Context, gw *Session, fn func(epoch int64, rows []AnswerChange) error) *Follower {
+	return &Follower{ctx: ctx, gw: gw, fn: fn, done: make(chan struct{})}
+}
+
+// Created starts following job id (the first call only: a lost job
+// created again keeps its id).
+func (f *Follower) Created(id string) {
+	f.once.Do(func() {
+		go func() {
+			defer close(f.done)
+			f.err = f.gw.WatchAnswers(f.ctx, id, 1, f.fn)
+		}()
+	})
+}
+
+// Wait returns the watch's error once it has ended, or ctx's.
+func (f *Follower) Wait(ctx context.Context) error {
+	select {
+	case <-f.done:
+		return f.err
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"sync"
 	"time"
 
 	"github.com/wololo/wololo/queries"
@@ -54,15 +53,13 @@ func runEpochs(ctx context.Context, o client.SubmitOptions, n int, stdout io.Wri
 	epochsplit.Header(stdout, n)
 	watchCtx, stopWatch := context.WithCancel(ctx)
 	defer stopWatch()
-	w := &versionWatch{out: stdout, names: names, rows: map[string]int64{}, began: time.Now(), done: make(chan struct{})}
-	var watching sync.Once
+	w := &versionWatch{out: stdout, names: names, rows: map[string]int64{}, began: time.Now()}
+	follow := client.Follow(watchCtx, gw, w.version)
 	var upload time.Duration // every epoch's
 	for k := range n {
 		e := parts.epoch(o, k)
 		e.Out = filepath.Join(dir, "version")
-		e.Created = func(id string) {
-			watching.Do(func() { go w.follow(watchCtx, gw, id) })
-		}
+		e.Created = follow.Created
 		var sum *client.Summary
 		if k == 0 {
 			e.Standing = true
@@ -82,13 +79,8 @@ func runEpochs(ctx context.Context, o client.SubmitOptions, n int, stdout io.Wri
 	if err != nil {
 		return sum, err
 	}
-	select { // the watch ends with the job's last version
-	case <-w.done:
-	case <-ctx.Done():
-		return sum, ctx.Err()
-	}
-	if w.err != nil {
-		return sum, fmt.Errorf("follow the versions of job %s: %w", o.JobID, w.err)
+	if err := follow.Wait(ctx); err != nil { // it ends with the job's last version
+		return sum, fmt.Errorf("follow the versions of job %s: %w", o.JobID, err)
 	}
 	if !keep {
 		if err := gw.Delete(ctx, o.JobID); err != nil {
@@ -161,13 +153,6 @@ type versionWatch struct {
 	began time.Time
 	first time.Duration // when version 1 came out
 	last  int64         // the last version printed
-	err   error         // why the watch ended early; read after done
-	done  chan struct{}
-}
-
-func (w *versionWatch) follow(ctx context.Context, gw *client.Session, id string) {
-	defer close(w.done)
-	w.err = gw.WatchAnswers(ctx, id, 1, w.version)
 }
 
 func (w *versionWatch) version(epoch int64, changes []client.AnswerChange) error {
