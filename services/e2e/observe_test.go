@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -66,15 +67,15 @@ func TestWatchingALocalCluster(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	submitted := make(chan error, 1)
 	started := time.Now()
-	go func() {
-		_, err := client.Submit(ctx, client.SubmitOptions{
-			Server: c.GatewayAddr(), TLS: tlsConfig, JobID: "observed", Keep: true, Out: filepath.Join(dir, "out"),
-			Matches: filepath.Join(data, "matches.csv"), Players: filepath.Join(data, "match_players.csv"),
-		})
-		submitted <- err
-	}()
+	// The job's rows flow until the page has been seen: its players file
+	// goes up a piece at a time until release, so that the page's rates
+	// are of a running job however fast the job would have run.
+	release, submitted := pacedJob(ctx, t, client.SubmitOptions{
+		Server: c.GatewayAddr(), TLS: tlsConfig, JobID: "observed",
+		Matches: filepath.Join(data, "matches.csv"), Players: filepath.Join(data, "match_players.csv"),
+	})
+	defer release()
 
 	// Wait until rows flow into the graph.
 	for {
@@ -235,6 +236,7 @@ func TestWatchingALocalCluster(t *testing.T) {
 		}
 	})
 
+	release()
 	select {
 	case err := <-submitted:
 		if err != nil {
@@ -501,4 +503,101 @@ func chromium(t *testing.T, ctx context.Context, browser string, args ...string)
 		t.Fatalf("%s: %v\n%s", browser, err, stderr.String())
 	}
 	return string(out)
+}
+
+// pacedJob creates job o (its two files, no queries of its own) and
+// uploads its matches whole, then its players a small piece every 20 ms
+// until release is called, then the rest at once; done gives the
+// upload's error, or the job's once it is done (nil).
+func pacedJob(ctx context.Context, t *testing.T, o client.SubmitOptions) (release func(), done <-chan error) {
+	t.Helper()
+	req, err := client.Request(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gw, err := client.Open(o.Server, o.TLS, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { gw.Close() })
+	if _, err := gw.Jobs.CreateJob(ctx, req); err != nil {
+		t.Fatal(err)
+	}
+	stop := make(chan struct{})
+	var once sync.Once
+	out := make(chan error, 1)
+	go func() {
+		err := pacedUpload(ctx, gw, o.JobID, wololov1.InputFile_INPUT_FILE_MATCHES, o.Matches, nil)
+		if err == nil {
+			err = pacedUpload(ctx, gw, o.JobID, wololov1.InputFile_INPUT_FILE_PLAYERS, o.Players, stop)
+		}
+		if err == nil {
+			var job *wololov1.Job
+			if job, err = gw.Watch(ctx, o.JobID, nil); err == nil && job.GetState() != wololov1.JobState_JOB_STATE_DONE {
+				err = fmt.Errorf("job %s: %s: %s", o.JobID, job.GetState(), job.GetMessage())
+			}
+		}
+		out <- err
+	}()
+	return func() { once.Do(func() { close(stop) }) }, out
+}
+
+// pacedUpload uploads file path of job id: whole when stop is nil, else
+// a piece of 16 KiB every 20 ms until stop is closed, then the rest.
+func pacedUpload(ctx context.Context, gw *client.Session, id string, file wololov1.InputFile, path string, stop <-chan struct{}) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	stream, err := gw.Jobs.Upload(ctx)
+	if err != nil {
+		return err
+	}
+	if err := stream.Send(&wololov1.UploadRequest{Frame: &wololov1.UploadRequest_Start{Start: &wololov1.UploadStart{JobId: id, File: file}}}); err != nil {
+		return err
+	}
+	ack, err := stream.Recv()
+	if err != nil {
+		return err
+	}
+	body := data[ack.Offset:]
+	send := func(piece []byte) error {
+		if err := stream.Send(&wololov1.UploadRequest{Frame: &wololov1.UploadRequest_Data{Data: piece}}); err != nil {
+			return err
+		}
+		_, err := stream.Recv()
+		return err
+	}
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for paced := stop != nil; paced && len(body) > 16<<10; {
+		select {
+		case <-stop:
+			paced = false
+			continue
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-tick.C:
+		}
+		if err := send(body[:16<<10]); err != nil {
+			return err
+		}
+		body = body[16<<10:]
+	}
+	for len(body) > 0 {
+		n := min(len(body), client.ChunkSize)
+		if err := send(body[:n]); err != nil {
+			return err
+		}
+		body = body[n:]
+	}
+	if err := stream.Send(&wololov1.UploadRequest{Frame: &wololov1.UploadRequest_Finish{Finish: &wololov1.UploadFinish{Size: int64(len(data))}}}); err != nil {
+		return err
+	}
+	for !ack.Done {
+		if ack, err = stream.Recv(); err != nil {
+			return err
+		}
+	}
+	return stream.CloseSend()
 }
