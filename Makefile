@@ -51,7 +51,7 @@ CHAOS_STANDING = $(if $(filter 1 yes true,$(STANDING)),--standing$(if $(EPOCHS),
 ELECTION_KILLS = $(if $(filter command line environment,$(origin KILLS)),$(KILLS),10)
 ELECTION_OUT = $(if $(filter file,$(origin OUT)),out/chaos-election,$(OUT))
 
-.PHONY: promtool test-ci test-chromium test-swarm certs images up down logs submit chaos chaos-election-docker e2e-docker swarm-up swarm-down swarm-submit swarm-chaos swarm-chaos-election e2e-swarm help build demo local chaos-local chaos-election test unit chromium lint race proto proto-check tools ci bench bench-sql bench-analyst bench-micro duckdb duckdb-test sql-diff sql-diff-test fuzz reference datagen clean
+.PHONY: promtool test-ci test-chromium test-swarm certs images up down logs submit chaos chaos-election-docker e2e-docker swarm-up swarm-down swarm-submit swarm-chaos swarm-chaos-election e2e-swarm help build demo local chaos-local chaos-election test unit chromium lint race proto proto-check tools ci bench bench-sql bench-analyst bench-sizes bench-micro duckdb duckdb-test sql-diff sql-diff-test fuzz reference datagen clean
 
 help: ## list the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-12s %s\n", $$1, $$2}'
@@ -352,12 +352,12 @@ e2e-swarm: ## the swarm end-to-end test (swarm-up, a job under kills, a leader k
 
 ci: test-ci ## what .ci/run runs
 
-bench: build data/full/match_players.csv ## micro-benchmarks, then reference, plain and exact DuckDB, demo (the four default queries as SQL; the ten examples) and local (the SQL plan) (3 interleaved rounds), and the compose deployment where Docker answers (make up, 3 jobs, make down), on the full dataset → BENCHMARKS.md
+bench: build data/full/match_players.csv ## micro-benchmarks, then reference, plain and exact DuckDB, demo (the four default queries as SQL; the ten examples) and local (the SQL plan) (3 interleaved rounds), the cost of more data (1x, 2x, 4x: data/x2, data/x4 generated once), and the compose deployment where Docker answers (make up, 3 jobs, make down), on the full dataset → BENCHMARKS.md
 	@mkdir -p out
 	set -o pipefail; $(MAKE) --no-print-directory bench-micro | tee out/bench-micro.txt
 	@if docker info >/dev/null 2>&1; then compose="--compose $(GATEWAY) --compose-tls $(TLS_DIR) --compose-up '$(MAKE) --no-print-directory up' --compose-down '$(MAKE) --no-print-directory down'"; \
 	  else echo "bench: no Docker engine answers: the compose deployment is not measured"; compose=; fi; \
-	  set -x; eval "$(BIN) bench --matches data/full/matches.csv --players data/full/match_players.csv --out BENCHMARKS.md --micro out/bench-micro.txt --go $(GO) --runs 3 $$compose"
+	  set -x; eval "$(BIN) bench --matches data/full/matches.csv --players data/full/match_players.csv --out BENCHMARKS.md --micro out/bench-micro.txt --go $(GO) --runs 3 --sizes 1,2,4 $$compose"
 
 bench-sql: build data/full/match_players.csv ## the SQL plans: demo (the four default queries; the ten examples) and durable local (the four), 3 interleaved rounds, full dataset → out/bench-sql.md
 	@mkdir -p out
@@ -366,6 +366,10 @@ bench-sql: build data/full/match_players.csv ## the SQL plans: demo (the four de
 bench-analyst: build data/full/match_players.csv ## the analyst queries (queries/analyst) by DuckDB on the same texts, demo and durable local mode (3 interleaved rounds), full dataset → out/bench-analyst.md
 	@mkdir -p out
 	$(BIN) bench --matches data/full/matches.csv --players data/full/match_players.csv --out out/bench-analyst.md --go $(GO) --runs 3 --modes duckdb-analyst,demo-analyst,local-analyst --kills=false --scaling "" --profile=false
+
+bench-sizes: build data/full/match_players.csv ## the cost of more data alone: plain DuckDB, demo and durable local mode at 1x, 2x and 4x the full dataset (data/x2, data/x4 generated once, 5.2 GB), 3 interleaved rounds → out/bench-sizes.md
+	@mkdir -p out
+	$(BIN) bench --matches data/full/matches.csv --players data/full/match_players.csv --out out/bench-sizes.md --go $(GO) --runs 3 --modes demo --sizes 1,2,4 --kills=false --scaling "" --profile=false
 
 # The DuckDB baselines of `make bench`: tools/duckdb is a Go module of its
 # own because go-duckdb needs CGO (and a C compiler), which the static

@@ -46,6 +46,7 @@ func TestBenchSmoke(t *testing.T) {
 		"--out", out, "--binary", bin, "--work", filepath.Join(dir, "work"), "--local-data", filepath.Join(dir, "local"),
 		"--micro", micro, "--runs", "2", "--duckdb", filepath.Join(dir, "duckdb-queries"), "--duckdb-src", "../duckdb",
 		"--examples", "../../queries/examples", "--analyst", "../../queries/analyst", "--analyst-job-queries", "16",
+		"--sizes", "1,2", "--sizes-data", filepath.Join(dir, "sizes"), "--sizes-matches", "2000",
 	}, &stdout, &stderr)
 	if err != nil {
 		t.Fatalf("bench: %v\n%s", err, stderr.String())
@@ -82,6 +83,7 @@ func TestBenchSmoke(t *testing.T) {
 		"in-memory demo (`demo-analyst`, jobs of at most 12 queries (2 jobs)) <= 1x DuckDB's wall time for the same texts (`duckdb-analyst`: one process, medians) | ",
 		"in durable local mode (`local-analyst`, jobs of at most 12 queries (2 jobs)) <= 1.5x DuckDB's wall time for the same texts (`duckdb-analyst`: one process, medians) | ",
 		"`demo-analyst`'s files against `duckdb-analyst`'s of the same round: ",
+		"## The cost of more data", "| 2x (", "| durable local |",
 		"| The four default queries added to that open job (`client query --job ID --query`, before its close) answer within 1.5x the time of their batch job over the same rows (`local`, median wall times) | ",
 	} {
 		if !strings.Contains(report, s) {

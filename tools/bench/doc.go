@@ -59,6 +59,11 @@
 //     of each mode is the one detailed; without local mode, none of its
 //     runs below (which are all of local mode, the SQL plan);
 //   - local mode once more with --insecure, for what TLS costs;
+//   - with --sizes (make bench: 1,2,4), the cost of more data: plain
+//     DuckDB, demo and durable local mode on the dataset and on datasets
+//     generated that many times as large, interleaved, with their CPU per
+//     million rows and largest process against issue 42's targets
+//     (sizes.go);
 //   - the local process that used the most CPU, with the top of its CPU
 //     profile (every process runs with --cpuprofile) and where its time
 //     goes, by group of functions;

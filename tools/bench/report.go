@@ -87,6 +87,8 @@ type Report struct {
 	Kills []LocalRun
 	// Scaling are local runs at other replica counts of the sharded task.
 	Scaling []ScalingRun
+	// Sizes are the runs at each multiple of the dataset (sizes.go).
+	Sizes []SizeResult `json:",omitempty"`
 }
 
 // Machine describes where the bench ran.
@@ -400,6 +402,7 @@ func Render(w io.Writer, r Report) error {
 	p("\n")
 	renderKills(p, r)
 	renderScaling(p, r)
+	renderSizes(p, r)
 
 	p("## Machine\n\n| | |\n|---|---|\n")
 	p("| CPUs (nproc) | %d |\n", r.Machine.CPUs)

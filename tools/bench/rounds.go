@@ -68,7 +68,7 @@ func Bench(ctx context.Context, o Options) (Report, error) {
 	}
 	b.logf("dataset: %s + %s rows, %s", count(r.Dataset.MatchRows), count(r.Dataset.PlayerRows), mb(r.Dataset.Bytes()))
 
-	if b.runs(ModeDuckDB) || b.runs(ModeDuckDBPlain) || b.runs(ModeDuckDBAnalyst) {
+	if b.runs(ModeDuckDB) || b.runs(ModeDuckDBPlain) || b.runs(ModeDuckDBAnalyst) || len(b.o.Sizes) > 0 {
 		b.duck, r.DuckDBNote = b.prepareDuckDB(ctx)
 	} else {
 		r.DuckDBNote = "its modes were not asked for (--modes)."
@@ -91,6 +91,9 @@ func Bench(ctx context.Context, o Options) (Report, error) {
 		if err := b.scaling(ctx, &r); err != nil {
 			return r, err
 		}
+	}
+	if err := b.sizes(ctx, &r); err != nil {
+		return r, err
 	}
 	if b.o.Compose != "" {
 		if err := b.compose(ctx, &r); err != nil {
@@ -135,6 +138,12 @@ func newBencher(o Options) (*bencher, error) {
 	}
 	if o.Analyst == "" {
 		o.Analyst = DefaultAnalyst
+	}
+	if o.SizesData == "" {
+		o.SizesData = "data"
+	}
+	if o.SizesMatches <= 0 {
+		o.SizesMatches = DefaultSizesMatches
 	}
 	if o.AnalystJobQueries == 0 {
 		o.AnalystJobQueries = DefaultAnalystJobQueries
