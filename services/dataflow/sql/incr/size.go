@@ -42,6 +42,10 @@ func (s *rowSet) bytes() int64 {
 	return s.st.bytes() + s.keyLen + int64(8*cap(s.counts)+8*cap(s.refs)+4*cap(s.free)+16*cap(s.keys)+48*len(s.index))
 }
 
+// storedBytes is about the memory of a stored batch: its values and its
+// weights.
+func storedBytes(b *exec.Batch, ws []int64) int64 { return batchBytes(b) + 8*int64(cap(ws)) }
+
 // batchBytes is about the memory of b's values.
 func batchBytes(b *exec.Batch) int64 {
 	var n int64

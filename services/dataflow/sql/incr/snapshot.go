@@ -294,22 +294,22 @@ func readFlags(r *snapcodec.Reader) []bool {
 	return fs
 }
 
-// write writes the stored batches (nil ones as a flag) and each one's
-// live rows.
+// write writes the stored batches (nil ones as a flag), each with its
+// weight column, and each one's live rows.
 func (s *store) write(w *snapcodec.Writer) {
 	w.Uvarint(uint64(len(s.batches)))
 	for i, b := range s.batches {
 		w.Bool(b != nil)
 		if b != nil {
 			w.Varint(int64(s.live[i]))
-			w.AppendState(func(dst []byte) []byte { return exec.AppendRowsState(dst, b) })
+			w.AppendState(func(dst []byte) []byte { return exec.AppendRowsState(dst, s.weighted(i)) })
 		}
 	}
 }
 
 func (s *store) read(r *snapcodec.Reader, cols []plan.Column) {
 	n := r.Count(1)
-	*s = store{batches: make([]*exec.Batch, n), live: make([]int32, n)}
+	*s = store{batches: make([]*exec.Batch, n), weights: make([][]int64, n), live: make([]int32, n)}
 	for i := range n {
 		if !r.Bool() {
 			continue
@@ -327,10 +327,7 @@ func (s *store) read(r *snapcodec.Reader, cols []plan.Column) {
 			r.Fail(fmt.Errorf("%w: %v", ErrSnapshot, err))
 			return
 		}
-		s.batches[i], s.live[i] = b, int32(live)
-		s.rows += b.N
-		s.size += batchBytes(b)
-		s.liveN += int(live)
+		s.put(i, b, int(live))
 	}
 }
 
