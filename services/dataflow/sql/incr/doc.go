@@ -77,13 +77,15 @@
 // committed), then each operator's state, the plan's nodes depth first:
 // a scan's NULL counts; a join's rows of both sides; a semi-join's keys
 // (exec.KeyTable's, in slot order), each key's count and rows, and the
-// rows it keeps; an aggregate's exec.Aggregation state and which groups
+// rows it keeps (without their key when it is a text column: the key
+// table has it); an aggregate's exec.Aggregation state and which groups
 // pass its HAVING (and, mid-epoch, folding: the groups the epoch touched
 // and their rows before); a regroup's keys and the rows it keeps per group; a
 // DISTINCT's exec.Distinct keys or its counted rows; each LIMIT's or
 // answer's rows with their counts and the last version shown. exec's
 // structures write their own state (AppendState); stored rows are
-// exec.AppendRowsState's, values in binary. Nothing the plan says is
+// exec.AppendRowsState's, values in binary, with their weight column
+// (held beside them, as int64s, none when all are 1). Nothing the plan says is
 // written. Restore refuses, wrapping ErrSnapshot, bytes that are not a
 // snapshot of the plan's engine (truncated, garbage, another plan's),
 // and never panics on them (FuzzRestore).

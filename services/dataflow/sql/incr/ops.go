@@ -191,20 +191,65 @@ func joined(l, r []*exec.Vec, wl, wr *exec.Vec, n int) *exec.Batch {
 // key is there passes and is forgotten, one whose key is not yet waits
 // (kept, with its weight) and passes when the key comes. Else every left
 // row is kept by key, and passes again (+) or leaves (-) whenever its key
-// comes or goes.
+// comes or goes. A left row is kept without its key when the key is
+// one of its text columns (keyCol): the key table has that text, and a
+// row kept by key is put back together when it passes.
 type semiOp struct {
-	key   *plan.Expr
-	cols  []plan.Column // the left columns
-	grows bool          // the subquery only grows
-	keys  *exec.KeyTable
-	count []int64  // per key's slot: the subquery's copies of it
-	rows  refLists // per key's slot: the left rows kept (grows: those waiting for it)
-	mark  []bool   // per key's slot: touched (step's scratch, all false between)
-	st    store
+	key    *plan.Expr
+	cols   []plan.Column // the left columns
+	keyCol int           // the left column that is the key's text, not kept; -1: none
+	kept   []plan.Column // the columns of the rows kept: cols but keyCol
+	grows  bool          // the subquery only grows
+	keys   *exec.KeyTable
+	count  []int64  // per key's slot: the subquery's copies of it
+	rows   refLists // per key's slot: the left rows kept (grows: those waiting for it)
+	mark   []bool   // per key's slot: touched (step's scratch, all false between)
+	st     store
 }
 
 func newSemi(n *plan.Node, grows bool) *semiOp {
-	return &semiOp{key: n.LeftKey, cols: n.Input[0].Output, grows: grows, keys: exec.NewKeyTable()}
+	o := &semiOp{key: n.LeftKey, cols: n.Input[0].Output, keyCol: -1, grows: grows, keys: exec.NewKeyTable()}
+	o.kept = o.cols
+	if k := n.LeftKey; k.Kind == plan.ColRef && o.cols[k.Col].Type == plan.Text {
+		o.keyCol = k.Col
+		o.kept = slices.Delete(slices.Clone(o.cols), k.Col, k.Col+1)
+	}
+	return o
+}
+
+// keep stores rows of b (a left change, with its weight) and returns
+// the ref of the first; without the key column when it is not kept.
+func (o *semiOp) keep(b *exec.Batch) ref {
+	if o.keyCol >= 0 {
+		b = &exec.Batch{N: b.N, Cols: slices.Delete(slices.Clone(b.Cols), o.keyCol, o.keyCol+1)}
+	}
+	return o.st.add(b)
+}
+
+// gather is the kept rows of refs, whose keys' slots are sl, with their
+// weights: the key column, when not kept, is put back from the key
+// table's texts.
+func (o *semiOp) gather(refs []ref, sl []int32) (*exec.Batch, error) {
+	if o.keyCol < 0 {
+		return o.st.gather(o.cols, refs, nil), nil
+	}
+	order := byRef(refs)
+	sorted, keys := make([]ref, len(order)), make([]int32, len(order))
+	for k, i := range order {
+		sorted[k], keys[k] = refs[i], sl[i]
+	}
+	b := o.st.gather(o.kept, sorted, nil) // in sorted's order
+	key := &exec.Vec{Type: plan.Text, N: b.N, Ends: make([]uint32, b.N)}
+	for i, s := range keys {
+		t, ok := o.keys.KeyText(s)
+		if !ok {
+			return nil, fmt.Errorf("semi-join: key %d is not one text value", s)
+		}
+		key.Data = append(key.Data, t...)
+		key.Ends[i] = uint32(len(key.Data))
+	}
+	b.Cols = slices.Insert(b.Cols, o.keyCol, key)
+	return b, nil
 }
 
 // slotsOf is the slot of each row's key (NULL: -1), added when new.
@@ -247,21 +292,30 @@ func (o *semiOp) step(in []zset) (zset, error) {
 		}
 	}
 	var come, gone []ref
+	var comeSl, goneSl []int32 // their keys' slots
 	for k, s := range touched {
 		o.mark[s] = false
 		switch was, is := before[k] > 0, o.count[s] > 0; {
 		case is && !was:
+			n := len(come)
 			come = o.rows.appendTo(come, s)
+			comeSl = appendN(comeSl, s, len(come)-n)
 			if o.grows { // passed: forgotten (below, once gathered)
 				o.rows.clear(s)
 			}
 		case was && !is:
+			n := len(gone)
 			gone = o.rows.appendTo(gone, s)
+			goneSl = appendN(goneSl, s, len(gone)-n)
 		}
 	}
 	var out zset
 	if len(come) > 0 {
-		out = append(out, o.st.gather(o.cols, come, nil))
+		c, err := o.gather(come, comeSl)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, c)
 		if o.grows {
 			for _, r := range come {
 				o.st.drop(r)
@@ -269,7 +323,10 @@ func (o *semiOp) step(in []zset) (zset, error) {
 		}
 	}
 	if len(gone) > 0 {
-		g := o.st.gather(o.cols, gone, nil)
+		g, err := o.gather(gone, goneSl)
+		if err != nil {
+			return nil, err
+		}
 		ws := weights(g)
 		for i := range ws {
 			ws[i] = -ws[i]
@@ -304,7 +361,7 @@ func (o *semiOp) step(in []zset) (zset, error) {
 			out = append(out, b.Rows(pass))
 		}
 		if len(keep) > 0 {
-			at := o.st.add(b.Rows(keep))
+			at := o.keep(b.Rows(keep))
 			for k, i := range keep {
 				o.rows.add(sl[i], ref{b: at.b, r: int32(k)})
 			}

@@ -20,7 +20,7 @@ import (
 // not written: Restore is given the plan.
 
 // snapshotVersion is the first number of a snapshot.
-const snapshotVersion = 2 // 2: an aggregate's open epoch (folding)
+const snapshotVersion = 3 // 2: an aggregate's open epoch (folding); 3: a semi-join's rows without their text key
 
 // ErrSnapshot is what Restore's error wraps when the bytes are not a
 // snapshot of this version of the plan's engine.
@@ -150,7 +150,7 @@ func readOp(r *snapcodec.Reader, o op) {
 			}
 			all = append(all, rs)
 		}
-		o.st.read(r, withWeight(o.cols))
+		o.st.read(r, withWeight(o.kept))
 		o.st.check(r, all...)
 	case *aggOp:
 		o.first = r.Bool()

@@ -168,6 +168,31 @@ func (s *store) drop(r ref) {
 	}
 }
 
+// byRef is the indexes of refs in the order of their refs (by batch,
+// then row): gather's order.
+func byRef(refs []ref) []int {
+	order := make([]int, len(refs))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(x, y int) int {
+		a, b := refs[x], refs[y]
+		if a.b != b.b {
+			return int(a.b - b.b)
+		}
+		return int(a.r - b.r)
+	})
+	return order
+}
+
+// appendN appends n copies of x to dst.
+func appendN(dst []int32, x int32, n int) []int32 {
+	for range n {
+		dst = append(dst, x)
+	}
+	return dst
+}
+
 // weight is stored row r's weight.
 func (s *store) weight(r ref) int64 {
 	if ws := s.weights[r.b]; ws != nil {
@@ -188,17 +213,7 @@ func (s *store) weighted(i int) *exec.Batch {
 // gather is the stored rows of refs, each with the weight of ws (nil:
 // its stored weight), in the order of refs sorted (by batch, then row).
 func (s *store) gather(cols []plan.Column, refs []ref, ws []int64) *exec.Batch {
-	order := make([]int, len(refs))
-	for i := range order {
-		order[i] = i
-	}
-	slices.SortFunc(order, func(x, y int) int {
-		a, b := refs[x], refs[y]
-		if a.b != b.b {
-			return int(a.b - b.b)
-		}
-		return int(a.r - b.r)
-	})
+	order := byRef(refs)
 	var parts []*exec.Batch
 	var rows []int32
 	for k, i := range order {
