@@ -219,11 +219,11 @@ func newSemi(n *plan.Node, grows bool) *semiOp {
 
 // keep stores rows of b (a left change, with its weight) and returns
 // the ref of the first; without the key column when it is not kept.
-func (o *semiOp) keep(b *exec.Batch) ref {
+func (o *semiOp) keep(b *exec.Batch, rows []int32) ref {
 	if o.keyCol >= 0 {
 		b = &exec.Batch{N: b.N, Cols: slices.Delete(slices.Clone(b.Cols), o.keyCol, o.keyCol+1)}
 	}
-	return o.st.add(b)
+	return o.st.add(b.Rows(rows))
 }
 
 // gather is the kept rows of refs, whose keys' slots are sl, with their
@@ -361,7 +361,7 @@ func (o *semiOp) step(in []zset) (zset, error) {
 			out = append(out, b.Rows(pass))
 		}
 		if len(keep) > 0 {
-			at := o.keep(b.Rows(keep))
+			at := o.keep(b, keep)
 			for k, i := range keep {
 				o.rows.add(sl[i], ref{b: at.b, r: int32(k)})
 			}

@@ -151,7 +151,7 @@ func (s *store) put(i int, b *exec.Batch, live int) {
 	if !slices.ContainsFunc(ws, func(w int64) bool { return w != 1 }) {
 		ws = nil
 	}
-	b = unweighted(b)
+	b = &exec.Batch{N: b.N, Cols: slices.Clone(b.Cols[:len(b.Cols)-1])} // not holding the weights' Vec
 	s.batches[i], s.weights[i], s.live[i] = b, ws, int32(live)
 	s.rows += b.N
 	s.size += storedBytes(b, ws)
