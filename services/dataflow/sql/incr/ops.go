@@ -191,54 +191,56 @@ func joined(l, r []*exec.Vec, wl, wr *exec.Vec, n int) *exec.Batch {
 // key is there passes and is forgotten, one whose key is not yet waits
 // (kept, with its weight) and passes when the key comes. Else every left
 // row is kept by key, and passes again (+) or leaves (-) whenever its key
-// comes or goes. A left row is kept without its key when the key is
-// one of its text columns (keyCol): the key table has that text, and a
-// row kept by key is put back together when it passes.
+// comes or goes. A left row is kept (keptRows) without its key when the
+// key is one of its text columns (keyCol): the key table has that text,
+// and a row kept by key is put back together when it passes.
 type semiOp struct {
 	key    *plan.Expr
 	cols   []plan.Column // the left columns
 	keyCol int           // the left column that is the key's text, not kept; -1: none
-	kept   []plan.Column // the columns of the rows kept: cols but keyCol
 	grows  bool          // the subquery only grows
 	keys   *exec.KeyTable
-	count  []int64  // per key's slot: the subquery's copies of it
-	rows   refLists // per key's slot: the left rows kept (grows: those waiting for it)
-	mark   []bool   // per key's slot: touched (step's scratch, all false between)
-	st     store
+	count  []int64   // per key's slot: the subquery's copies of it
+	rows   *keptRows // per key's slot: the left rows kept (grows: those waiting for it)
+	mark   []bool    // per key's slot: touched (step's scratch, all false between)
 }
 
 func newSemi(n *plan.Node, grows bool) *semiOp {
 	o := &semiOp{key: n.LeftKey, cols: n.Input[0].Output, keyCol: -1, grows: grows, keys: exec.NewKeyTable()}
-	o.kept = o.cols
+	kept := o.cols
 	if k := n.LeftKey; k.Kind == plan.ColRef && o.cols[k.Col].Type == plan.Text {
 		o.keyCol = k.Col
-		o.kept = slices.Delete(slices.Clone(o.cols), k.Col, k.Col+1)
+		kept = slices.Delete(slices.Clone(o.cols), k.Col, k.Col+1)
 	}
+	o.rows = newKeptRows(kept)
 	return o
 }
 
-// keep stores rows of b (a left change, with its weight) and returns
-// the ref of the first; without the key column when it is not kept.
-func (o *semiOp) keep(b *exec.Batch, rows []int32) ref {
-	if o.keyCol >= 0 {
-		b = &exec.Batch{N: b.N, Cols: slices.Delete(slices.Clone(b.Cols), o.keyCol, o.keyCol+1)}
+// keptCols is b's columns kept (all but keyCol) and its weight.
+func (o *semiOp) keptCols(b *exec.Batch) *exec.Batch {
+	if o.keyCol < 0 {
+		return b
 	}
-	return o.st.add(b.Rows(rows))
+	return &exec.Batch{N: b.N, Cols: slices.Delete(slices.Clone(b.Cols), o.keyCol, o.keyCol+1)}
 }
 
-// gather is the kept rows of refs, whose keys' slots are sl, with their
-// weights: the key column, when not kept, is put back from the key
-// table's texts.
-func (o *semiOp) gather(refs []ref, sl []int32) (*exec.Batch, error) {
-	if o.keyCol < 0 {
-		return o.st.gather(o.cols, refs, nil), nil
+// gather is the kept rows ids, whose keys' slots are sl, with their
+// weights, in the order of their ids: the key column, when not kept, is
+// put back from the key table's texts.
+func (o *semiOp) gather(ids []int32, sl []int32) (*exec.Batch, error) {
+	order := make([]int, len(ids))
+	for i := range order {
+		order[i] = i
 	}
-	order := byRef(refs)
-	sorted, keys := make([]ref, len(order)), make([]int32, len(order))
+	slices.SortFunc(order, func(x, y int) int { return int(ids[x] - ids[y]) })
+	sorted, keys := make([]int32, len(order)), make([]int32, len(order))
 	for k, i := range order {
-		sorted[k], keys[k] = refs[i], sl[i]
+		sorted[k], keys[k] = ids[i], sl[i]
 	}
-	b := o.st.gather(o.kept, sorted, nil) // in sorted's order
+	b := o.rows.gather(sorted)
+	if o.keyCol < 0 {
+		return b, nil
+	}
 	key := &exec.Vec{Type: plan.Text, N: b.N, Ends: make([]uint32, b.N)}
 	for i, s := range keys {
 		t, ok := o.keys.KeyText(s)
@@ -291,7 +293,7 @@ func (o *semiOp) step(in []zset) (zset, error) {
 			o.count[s] += ws[i]
 		}
 	}
-	var come, gone []ref
+	var come, gone []int32     // kept rows
 	var comeSl, goneSl []int32 // their keys' slots
 	for k, s := range touched {
 		o.mark[s] = false
@@ -300,9 +302,7 @@ func (o *semiOp) step(in []zset) (zset, error) {
 			n := len(come)
 			come = o.rows.appendTo(come, s)
 			comeSl = appendN(comeSl, s, len(come)-n)
-			if o.grows { // passed: forgotten (below, once gathered)
-				o.rows.clear(s)
-			}
+
 		case was && !is:
 			n := len(gone)
 			gone = o.rows.appendTo(gone, s)
@@ -316,9 +316,11 @@ func (o *semiOp) step(in []zset) (zset, error) {
 			return nil, err
 		}
 		out = append(out, c)
-		if o.grows {
-			for _, r := range come {
-				o.st.drop(r)
+		if o.grows { // passed: forgotten
+			for _, s := range touched {
+				if o.count[s] > 0 {
+					o.rows.clear(s)
+				}
 			}
 		}
 	}
@@ -361,10 +363,11 @@ func (o *semiOp) step(in []zset) (zset, error) {
 			out = append(out, b.Rows(pass))
 		}
 		if len(keep) > 0 {
-			at := o.keep(b, keep)
+			ks := make([]int32, len(keep))
 			for k, i := range keep {
-				o.rows.add(sl[i], ref{b: at.b, r: int32(k)})
+				ks[k] = sl[i]
 			}
+			o.rows.add(o.keptCols(b), keep, ks)
 		}
 	}
 	return out, nil

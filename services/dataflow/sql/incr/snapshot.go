@@ -89,13 +89,7 @@ func writeOp(w *snapcodec.Writer, o op) {
 		w.AppendState(func(dst []byte) []byte { return exec.AppendRowsState(dst, o.left.Right()) })
 	case *semiOp:
 		w.AppendState(o.keys.AppendState)
-		var rs []ref
-		for s := range o.count {
-			w.Varint(o.count[s])
-			rs = o.rows.appendTo(rs[:0], int32(s))
-			writeRefs(w, rs)
-		}
-		o.st.write(w)
+		o.rows.write(w, o.count)
 	case *aggOp:
 		w.Bool(o.first)
 		w.AppendState(o.agg.AppendState)
@@ -139,19 +133,8 @@ func readOp(r *snapcodec.Reader, o op) {
 			r.Fail(nil)
 			return
 		}
-		o.count, o.rows, o.mark = make([]int64, n), refLists{}, make([]bool, n)
-		o.rows.grow(n)
-		var all [][]ref
-		for s := range n {
-			o.count[s] = r.Varint()
-			rs := readRefs(r)
-			for _, x := range rs {
-				o.rows.add(int32(s), x)
-			}
-			all = append(all, rs)
-		}
-		o.st.read(r, withWeight(o.kept))
-		o.st.check(r, all...)
+		o.count, o.mark = make([]int64, n), make([]bool, n)
+		o.rows.read(r, o.count)
 	case *aggOp:
 		o.first = r.Bool()
 		readState(r, o.agg.RestoreState)
@@ -292,6 +275,65 @@ func readFlags(r *snapcodec.Reader) []bool {
 		fs[i] = r.Bool()
 	}
 	return fs
+}
+
+// write writes the live rows in their order, with their weights, then
+// for each slot its count (of counts) and its rows' places among them.
+func (k *keptRows) write(w *snapcodec.Writer, counts []int64) {
+	ids := k.liveIDs()
+	w.AppendState(func(dst []byte) []byte { return exec.AppendRowsState(dst, k.gather(ids)) })
+	place := make([]int32, k.rows())
+	for n, id := range ids {
+		place[id] = int32(n)
+	}
+	var list []int32
+	for s := range counts {
+		w.Varint(counts[s])
+		list = k.appendTo(list[:0], int32(s))
+		w.Uvarint(uint64(len(list)))
+		for _, id := range list {
+			w.Uvarint(uint64(place[id]))
+		}
+	}
+}
+
+// read reads write's state into k, empty and of len(counts) slots, and
+// counts; bytes that cannot be its fail r (a row in no list or in two).
+func (k *keptRows) read(r *snapcodec.Reader, counts []int64) {
+	cols := make([]plan.Column, len(k.cols), len(k.cols)+1)
+	for c := range k.cols {
+		cols[c] = plan.Column{Type: k.cols[c].typ}
+	}
+	b := readRows(r, append(cols, weightCol))
+	if r.Err != nil {
+		return
+	}
+	if err := checkWeights(b); err != nil {
+		r.Fail(fmt.Errorf("%w: %v", ErrSnapshot, err))
+		return
+	}
+	slot := make([]int32, b.N) // per row: its slot, +1
+	for s := range counts {
+		counts[s] = r.Varint()
+		for range r.Count(1) {
+			i := readInt32(r)
+			if r.Err != nil || int(i) >= b.N || slot[i] != 0 {
+				r.Fail(nil)
+				return
+			}
+			slot[i] = int32(s) + 1
+		}
+	}
+	rows := make([]int32, b.N)
+	for i := range rows {
+		if slot[i] == 0 {
+			r.Fail(nil)
+			return
+		}
+		rows[i], slot[i] = int32(i), slot[i]-1
+	}
+	k.grow(len(counts))
+	k.add(b, rows, slot)
 }
 
 // write writes the stored batches (nil ones as a flag), each with its
