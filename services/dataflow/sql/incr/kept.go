@@ -27,14 +27,51 @@ type keptRows struct {
 	live       int      // the rows in the lists
 }
 
-// column is the values of one column of the kept rows.
+// column is the values of one column of the kept rows. A text column
+// is first a dictionary's codes, two bytes a row (a civilization, a
+// map: a few distinct values in millions of rows), and its texts one
+// after the other once it has more than maxWords distinct values.
 type column struct {
 	typ   plan.Type
 	null  []bool      // per row: NULL; nil: none is
+	words *words      // Text: the dictionary of codes; nil: data and ends
+	codes []uint16    // Text, with words: row i's is words' codes[i]
 	data  []byte      // Text: row i's is data[ends[i-1]:ends[i]]
 	ends  []uint32    // Text
 	nums  []value.Dec // Number
 	bools []bool      // Bool
+}
+
+// maxWords is the most distinct values of a text column held as codes.
+const maxWords = 1 << 12
+
+// words is a text column's distinct values, each its code (its place).
+type words struct {
+	code  map[string]uint16
+	texts [][]byte
+}
+
+// codeOf is t's code, added when new; false when the dictionary is full.
+func (w *words) codeOf(t []byte) (uint16, bool) {
+	if c, ok := w.code[string(t)]; ok {
+		return c, true
+	}
+	if len(w.texts) == maxWords {
+		return 0, false
+	}
+	c := uint16(len(w.texts))
+	w.code[string(t)] = c
+	w.texts = append(w.texts, slices.Clone(t))
+	return c, true
+}
+
+// plain makes a coded text column its texts one after the other.
+func (c *column) plain() {
+	for _, x := range c.codes {
+		c.data = append(c.data, c.words.texts[x]...)
+		c.ends = append(c.ends, uint32(len(c.data)))
+	}
+	c.words, c.codes = nil, nil
 }
 
 func newKeptRows(cols []plan.Column) *keptRows {
@@ -111,7 +148,17 @@ func (c *column) add(v *exec.Vec, rows []int32, from int) {
 	}
 	switch c.typ {
 	case plan.Text:
+		if from == 0 && c.words == nil && c.ends == nil {
+			c.words = &words{code: map[string]uint16{}}
+		}
 		for _, i := range rows {
+			if c.words != nil {
+				if x, ok := c.words.codeOf(v.Text(int(i))); ok {
+					c.codes = append(c.codes, x)
+					continue
+				}
+				c.plain() // too many distinct values: the texts themselves
+			}
 			c.data = append(c.data, v.Text(int(i))...)
 			c.ends = append(c.ends, uint32(len(c.data)))
 		}
@@ -189,6 +236,13 @@ func (c *column) gathered(ids []int32) column {
 	}
 	switch c.typ {
 	case plan.Text:
+		if c.words != nil {
+			out.words, out.codes = c.words, make([]uint16, len(ids))
+			for n, id := range ids {
+				out.codes[n] = c.codes[id]
+			}
+			break
+		}
 		out.ends = make([]uint32, len(ids))
 		size := 0
 		for _, id := range ids {
@@ -215,6 +269,9 @@ func (c *column) gathered(ids []int32) column {
 
 // text is row id's text.
 func (c *column) text(id int32) []byte {
+	if c.words != nil {
+		return c.words.texts[c.codes[id]]
+	}
 	start := uint32(0)
 	if id > 0 {
 		start = c.ends[id-1]
@@ -228,6 +285,9 @@ func (k *keptRows) gather(ids []int32) *exec.Batch {
 	b := &exec.Batch{N: len(ids)}
 	for c := range k.cols {
 		g := k.cols[c].gathered(ids)
+		if g.words != nil {
+			g.plain()
+		}
 		b.Cols = append(b.Cols, &exec.Vec{Type: g.typ, N: len(ids), Null: g.null, Data: g.data, Ends: g.ends, Nums: g.nums, Bools: g.bools})
 	}
 	ws := make([]int64, len(ids))
@@ -245,7 +305,12 @@ func (k *keptRows) gather(ids []int32) *exec.Batch {
 func (k *keptRows) bytes() int64 {
 	n := 8*int64(cap(k.weights)+cap(k.dead)) + 4*int64(cap(k.next)+cap(k.head)+cap(k.tail))
 	for _, c := range k.cols {
-		n += int64(cap(c.null)+cap(c.data)+cap(c.bools)) + 4*int64(cap(c.ends)) + 24*int64(cap(c.nums))
+		n += int64(cap(c.null)+cap(c.data)+cap(c.bools)) + 2*int64(cap(c.codes)) + 4*int64(cap(c.ends)) + 24*int64(cap(c.nums))
+		if c.words != nil {
+			for _, t := range c.words.texts {
+				n += int64(len(t)) + 2*16 + 8 // the text, its two headers, the map's entry
+			}
+		}
 	}
 	return n
 }

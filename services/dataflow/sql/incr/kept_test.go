@@ -12,8 +12,10 @@ import (
 	"github.com/wololo/wololo/services/dataflow/sql/value"
 )
 
-// keptCols are TestKeptRows' columns: text, a number, a boolean.
-var keptCols = []plan.Column{{Name: "t", Type: plan.Text}, {Name: "n", Type: plan.Number}, {Name: "b", Type: plan.Bool}}
+// keptCols are TestKeptRows' columns: text of a few values (coded),
+// text of a value per row (past maxWords: the texts), a number, a
+// boolean.
+var keptCols = []plan.Column{{Name: "t", Type: plan.Text}, {Name: "u", Type: plan.Text}, {Name: "n", Type: plan.Number}, {Name: "b", Type: plan.Bool}}
 
 // keptRow is a row of keptCols and its weight, as text (NULL as "-").
 func keptRow(b *exec.Batch, i int) string {
@@ -49,16 +51,20 @@ func TestKeptRows(t *testing.T) {
 				compacted++
 			}
 		} else {
-			n := 1 + r.IntN(4)
+			n := 1 + r.IntN(8)
 			b := &exec.Batch{N: n}
 			tv := &exec.Vec{Type: plan.Text, N: n, Null: make([]bool, n)}
+			uv := &exec.Vec{Type: plan.Text, N: n, Null: make([]bool, n)}
 			nv := &exec.Vec{Type: plan.Number, N: n, Nums: make([]value.Dec, n)}
 			bv := &exec.Vec{Type: plan.Bool, N: n, Bools: make([]bool, n)}
 			ws := make([]int64, n)
 			var rows, sl []int32
 			for i := range n {
-				tv.Data = fmt.Appendf(tv.Data, "v%d", step*10+i)
+				tv.Data = fmt.Appendf(tv.Data, "civ%d", r.IntN(30))
 				tv.Ends = append(tv.Ends, uint32(len(tv.Data)))
+				uv.Data = fmt.Appendf(uv.Data, "match%d", step*10+i)
+				uv.Ends = append(uv.Ends, uint32(len(uv.Data)))
+				uv.Null[i] = r.IntN(10) == 0
 				tv.Null[i] = r.IntN(10) == 0
 				nv.Nums[i] = value.Int(int64(r.IntN(1000)))
 				bv.Bools[i] = r.IntN(2) == 0
@@ -70,7 +76,7 @@ func TestKeptRows(t *testing.T) {
 					rows, sl = append(rows, int32(i)), append(sl, int32(r.IntN(slots)))
 				}
 			}
-			b.Cols = []*exec.Vec{tv, nv, bv, weightVec(ws)}
+			b.Cols = []*exec.Vec{tv, uv, nv, bv, weightVec(ws)}
 			k.add(b, rows, sl)
 			for j, i := range rows {
 				want[sl[j]] = append(want[sl[j]], keptRow(b, int(i)))
@@ -104,5 +110,8 @@ func TestKeptRows(t *testing.T) {
 	}
 	if compacted < 10 {
 		t.Fatalf("compacted %d times, want the dead rows moved out again and again", compacted)
+	}
+	if k.cols[0].words == nil || k.cols[1].words != nil {
+		t.Fatalf("a column of %d values coded: %v, one of a value per row: %v; want coded and not", 30, k.cols[0].words != nil, k.cols[1].words != nil)
 	}
 }
