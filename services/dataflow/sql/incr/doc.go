@@ -41,7 +41,11 @@
 // and to the changes, but for the few docs/standing.md lists (a LIMIT
 // over groups sorts them all again). The state is plain data (exec's key
 // tables and accumulators, maps, counts, stored batches), never a
-// pointer into an input batch.
+// pointer into an input batch. What grows with the rows is held as
+// columns, not per row: a semi-join's kept rows (keptRows, the most a
+// standing job holds: every outer row whose key has not come) are
+// columns that grow, beside the key table that has their key, a text of
+// few values two bytes a row; stored batches keep no weight column.
 //
 // An operator over rows that only arrive (an aggregate, a join, a
 // semi-join on a subquery that only grows, a DISTINCT) also takes an
