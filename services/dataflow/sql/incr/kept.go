@@ -13,8 +13,8 @@ import (
 // waiting for its key, or every left row when its subquery retracts):
 // millions of small rows, so held as columns that grow, each row its
 // index in them (its id), with no structure of its own. A slot's rows
-// are a list linked through next, in the order they were added (their
-// ids ascending); a row let go (clear) is marked dead, its values held
+// are a list linked through next, the last added first (their ids
+// descending: one int32 per slot, no tail); a row let go (clear) is marked dead, its values held
 // until the dead rows outnumber the live ones, when the live rows are
 // moved down in their order (compact). Weights are int64s beside the
 // rows, none until one is not 1.
@@ -23,7 +23,7 @@ type keptRows struct {
 	weights    []int64  // per row: its weight; nil: all 1
 	next       []int32  // per row: the next of its slot's list, +1 (0: the last)
 	dead       []uint64 // a bit per row: let go
-	head, tail []int32  // per slot: its first and last row, +1 (0: none)
+	head       []int32  // per slot: its last row added, +1 (0: none)
 	live       int      // the rows in the lists
 }
 
@@ -89,7 +89,6 @@ func (k *keptRows) rows() int { return len(k.next) }
 func (k *keptRows) grow(n int) {
 	if d := n - len(k.head); d > 0 {
 		k.head = append(k.head, make([]int32, d)...)
-		k.tail = append(k.tail, make([]int32, d)...)
 	}
 }
 
@@ -124,15 +123,10 @@ func (k *keptRows) add(b *exec.Batch, rows []int32, sl []int32) {
 	}
 }
 
-// link appends the row id, just added, to slot s's list.
+// link puts the row id, just added, first in slot s's list.
 func (k *keptRows) link(s, id int32) {
-	k.next = append(k.next, 0)
-	if t := k.tail[s]; t != 0 {
-		k.next[t-1] = id + 1
-	} else {
-		k.head[s] = id + 1
-	}
-	k.tail[s] = id + 1
+	k.next = append(k.next, k.head[s])
+	k.head[s] = id + 1
 	k.live++
 }
 
@@ -173,7 +167,7 @@ func (c *column) add(v *exec.Vec, rows []int32, from int) {
 	}
 }
 
-// appendTo appends slot s's rows to dst, in their order.
+// appendTo appends slot s's rows to dst, the last added first.
 func (k *keptRows) appendTo(dst []int32, s int32) []int32 {
 	for x := k.head[s]; x != 0; x = k.next[x-1] {
 		dst = append(dst, x-1)
@@ -187,7 +181,7 @@ func (k *keptRows) clear(s int32) {
 		k.dead[(x-1)/64] |= 1 << ((x - 1) % 64)
 		k.live--
 	}
-	k.head[s], k.tail[s] = 0, 0
+	k.head[s] = 0
 	if dead := k.rows() - k.live; dead > k.live+compactSlack {
 		k.compact()
 	}
@@ -219,7 +213,7 @@ func (k *keptRows) compact() {
 	k.next = next
 	for s := range k.head {
 		if k.head[s] != 0 {
-			k.head[s], k.tail[s] = moved[k.head[s]-1], moved[k.tail[s]-1]
+			k.head[s] = moved[k.head[s]-1]
 		}
 	}
 	k.dead = make([]uint64, (len(ids)+63)/64)
@@ -303,7 +297,7 @@ func (k *keptRows) gather(ids []int32) *exec.Batch {
 
 // bytes is about the memory of the rows and lists.
 func (k *keptRows) bytes() int64 {
-	n := 8*int64(cap(k.weights)+cap(k.dead)) + 4*int64(cap(k.next)+cap(k.head)+cap(k.tail))
+	n := 8*int64(cap(k.weights)+cap(k.dead)) + 4*int64(cap(k.next)+cap(k.head))
 	for _, c := range k.cols {
 		n += int64(cap(c.null)+cap(c.data)+cap(c.bools)) + 2*int64(cap(c.codes)) + 4*int64(cap(c.ends)) + 24*int64(cap(c.nums))
 		if c.words != nil {
