@@ -19,12 +19,12 @@ import (
 // moved down in their order (compact). Weights are int64s beside the
 // rows, none until one is not 1.
 type keptRows struct {
-	cols       []column
-	weights    []int64  // per row: its weight; nil: all 1
-	next       []int32  // per row: the next of its slot's list, +1 (0: the last)
-	dead       []uint64 // a bit per row: let go
-	head       []int32  // per slot: its last row added, +1 (0: none)
-	live       int      // the rows in the lists
+	cols    []column
+	weights []int64  // per row: its weight; nil: all 1
+	next    []int32  // per row: the next of its slot's list, +1 (0: the last)
+	dead    []uint64 // a bit per row: let go
+	head    []int32  // per slot: its last row added, +1 (0: none)
+	live    int      // the rows in the lists
 }
 
 // column is the values of one column of the kept rows. A text column
