@@ -219,58 +219,42 @@ func (k *keptRows) compact() {
 	k.dead = make([]uint64, (len(ids)+63)/64)
 }
 
-// gathered is the column of the rows ids only, in their order.
+// gathered is the column of the rows ids only, in their order: a coded
+// text column's codes, else exec's gather of its values as a Vec (a NULL
+// flag per row when any of those is NULL).
 func (c *column) gathered(ids []int32) column {
-	out := column{typ: c.typ}
+	if c.words == nil {
+		v := &exec.Vec{Type: c.typ, N: c.rows(), Null: c.null, Data: c.data, Ends: c.ends, Nums: c.nums, Bools: c.bools}
+		g := (&exec.Batch{N: v.N, Cols: []*exec.Vec{v}}).Rows(ids).Cols[0]
+		if g.Null != nil && !slices.Contains(g.Null, true) {
+			g.Null = nil
+		}
+		return column{typ: c.typ, null: g.Null, data: g.Data, ends: g.Ends, nums: g.Nums, bools: g.Bools}
+	}
+	out := column{typ: c.typ, words: c.words, codes: make([]uint16, len(ids))}
+	for n, id := range ids {
+		out.codes[n] = c.codes[id]
+	}
 	if c.null != nil && slices.ContainsFunc(ids, func(i int32) bool { return c.null[i] }) {
 		out.null = make([]bool, len(ids))
 		for n, id := range ids {
 			out.null[n] = c.null[id]
 		}
 	}
-	switch c.typ {
-	case plan.Text:
-		if c.words != nil {
-			out.words, out.codes = c.words, make([]uint16, len(ids))
-			for n, id := range ids {
-				out.codes[n] = c.codes[id]
-			}
-			break
-		}
-		out.ends = make([]uint32, len(ids))
-		size := 0
-		for _, id := range ids {
-			size += len(c.text(id))
-		}
-		out.data = make([]byte, 0, size)
-		for n, id := range ids {
-			out.data = append(out.data, c.text(id)...)
-			out.ends[n] = uint32(len(out.data))
-		}
-	case plan.Number:
-		out.nums = make([]value.Dec, len(ids))
-		for n, id := range ids {
-			out.nums[n] = c.nums[id]
-		}
-	case plan.Bool:
-		out.bools = make([]bool, len(ids))
-		for n, id := range ids {
-			out.bools[n] = c.bools[id]
-		}
-	}
 	return out
 }
 
-// text is row id's text.
-func (c *column) text(id int32) []byte {
-	if c.words != nil {
-		return c.words.texts[c.codes[id]]
+// rows is the column's rows.
+func (c *column) rows() int {
+	switch {
+	case c.words != nil:
+		return len(c.codes)
+	case c.typ == plan.Text:
+		return len(c.ends)
+	case c.typ == plan.Number:
+		return len(c.nums)
 	}
-	start := uint32(0)
-	if id > 0 {
-		start = c.ends[id-1]
-	}
-	return c.data[start:c.ends[id]]
+	return len(c.bools)
 }
 
 // gather is the rows ids (ascending) as a batch of the kept columns and
