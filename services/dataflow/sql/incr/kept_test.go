@@ -83,7 +83,8 @@ func TestKeptRows(t *testing.T) {
 			}
 		}
 		w := &snapcodec.Writer{}
-		counts := make([]int64, slots)
+		counts := &keyCounts{}
+		counts.grow(slots)
 		k.write(w, counts)
 		back := newKeptRows(keptCols)
 		rd := &snapcodec.Reader{B: w.B, Corrupt: ErrSnapshot}

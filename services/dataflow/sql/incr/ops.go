@@ -200,13 +200,13 @@ type semiOp struct {
 	keyCol int           // the left column that is the key's text, not kept; -1: none
 	grows  bool          // the subquery only grows
 	keys   *exec.KeyTable
-	count  []int64   // per key's slot: the subquery's copies of it
+	count  keyCounts // per key's slot: the subquery's copies of it
 	rows   *keptRows // per key's slot: the left rows kept (grows: those waiting for it)
 	mark   []bool    // per key's slot: touched (step's scratch, all false between)
 }
 
 func newSemi(n *plan.Node, grows bool) *semiOp {
-	o := &semiOp{key: n.LeftKey, cols: n.Input[0].Output, keyCol: -1, grows: grows, keys: exec.NewKeyTable()}
+	o := &semiOp{key: n.LeftKey, cols: n.Input[0].Output, keyCol: -1, grows: grows, keys: exec.NewKeyTable(), count: keyCounts{grows: grows}}
 	kept := o.cols
 	if k := n.LeftKey; k.Kind == plan.ColRef && o.cols[k.Col].Type == plan.Text {
 		o.keyCol = k.Col
@@ -254,6 +254,44 @@ func (o *semiOp) gather(ids []int32, sl []int32) (*exec.Batch, error) {
 	return b, nil
 }
 
+// keyCounts are a semi-join's subquery's copies of each key, per slot:
+// an int64; or, of a subquery that only grows, whose keys are only asked
+// whether they are there, a bit (a semi-join has a slot per outer key:
+// millions).
+type keyCounts struct {
+	grows bool
+	n     []int64  // !grows
+	there []uint64 // grows: a bit per slot
+	slots int
+}
+
+func (c *keyCounts) grow(n int) {
+	c.slots = n
+	if c.grows {
+		c.there = append(c.there, make([]uint64, (n+63)/64-len(c.there))...)
+	} else {
+		c.n = append(c.n, make([]int64, n-len(c.n))...)
+	}
+}
+
+func (c *keyCounts) get(s int32) int64 {
+	if c.grows {
+		return int64(c.there[s/64] >> (s % 64) & 1)
+	}
+	return c.n[s]
+}
+
+// add adds w copies of slot s's key (of a subquery that only grows, w >= 0).
+func (c *keyCounts) add(s int32, w int64) {
+	if !c.grows {
+		c.n[s] += w
+	} else if w > 0 {
+		c.there[s/64] |= 1 << (s % 64)
+	}
+}
+
+func (c *keyCounts) bytes() int64 { return 8 * int64(cap(c.n)+cap(c.there)) }
+
 // slotsOf is the slot of each row's key (NULL: -1), added when new.
 func (o *semiOp) slotsOf(kv *exec.Vec) []int32 {
 	modes := make([]exec.KeyMode, kv.N)
@@ -263,8 +301,8 @@ func (o *semiOp) slotsOf(kv *exec.Vec) []int32 {
 		}
 	}
 	sl := o.keys.Slots([]*exec.Vec{kv}, kv.N, modes, nil)
-	if n := o.keys.Len(); n > len(o.count) {
-		o.count = append(o.count, make([]int64, n-len(o.count))...)
+	if n := o.keys.Len(); n > len(o.mark) {
+		o.count.grow(n)
 		o.rows.grow(n)
 		o.mark = append(o.mark, make([]bool, n-len(o.mark))...)
 	}
@@ -288,16 +326,16 @@ func (o *semiOp) step(in []zset) (zset, error) {
 			}
 			if !o.mark[s] {
 				o.mark[s] = true
-				touched, before = append(touched, s), append(before, o.count[s])
+				touched, before = append(touched, s), append(before, o.count.get(s))
 			}
-			o.count[s] += ws[i]
+			o.count.add(s, ws[i])
 		}
 	}
 	var come, gone []int32     // kept rows
 	var comeSl, goneSl []int32 // their keys' slots
 	for k, s := range touched {
 		o.mark[s] = false
-		switch was, is := before[k] > 0, o.count[s] > 0; {
+		switch was, is := before[k] > 0, o.count.get(s) > 0; {
 		case is && !was:
 			n := len(come)
 			come = o.rows.appendTo(come, s)
@@ -318,7 +356,7 @@ func (o *semiOp) step(in []zset) (zset, error) {
 		out = append(out, c)
 		if o.grows { // passed: forgotten
 			for _, s := range touched {
-				if o.count[s] > 0 {
+				if o.count.get(s) > 0 {
 					o.rows.clear(s)
 				}
 			}
@@ -349,7 +387,7 @@ func (o *semiOp) step(in []zset) (zset, error) {
 			if s < 0 {
 				continue
 			}
-			there := o.count[s] > 0
+			there := o.count.get(s) > 0
 			if there {
 				pass = append(pass, int32(i))
 			}

@@ -15,7 +15,7 @@ func opBytes(o op) int64 {
 	case *joinOp:
 		return o.right.Bytes() + o.left.Bytes() + o.tables[0].Bytes() + o.tables[1].Bytes()
 	case *semiOp:
-		return o.keys.Bytes() + 8*int64(cap(o.count)) + o.rows.bytes()
+		return o.keys.Bytes() + o.count.bytes() + int64(cap(o.mark)) + o.rows.bytes()
 	case *aggOp:
 		return o.agg.Bytes() + o.keys.Bytes() + int64(cap(o.shown)+cap(o.mark)) + 4*int64(cap(o.ep.ids)) + zsetBytes(o.ep.was)
 	case *regroupOp:

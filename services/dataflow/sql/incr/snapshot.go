@@ -89,7 +89,7 @@ func writeOp(w *snapcodec.Writer, o op) {
 		w.AppendState(func(dst []byte) []byte { return exec.AppendRowsState(dst, o.left.Right()) })
 	case *semiOp:
 		w.AppendState(o.keys.AppendState)
-		o.rows.write(w, o.count)
+		o.rows.write(w, &o.count)
 	case *aggOp:
 		w.Bool(o.first)
 		w.AppendState(o.agg.AppendState)
@@ -133,8 +133,9 @@ func readOp(r *snapcodec.Reader, o op) {
 			r.Fail(nil)
 			return
 		}
-		o.count, o.mark = make([]int64, n), make([]bool, n)
-		o.rows.read(r, o.count)
+		o.count.grow(n)
+		o.mark = make([]bool, n)
+		o.rows.read(r, &o.count)
 	case *aggOp:
 		o.first = r.Bool()
 		readState(r, o.agg.RestoreState)
@@ -279,7 +280,7 @@ func readFlags(r *snapcodec.Reader) []bool {
 
 // write writes the live rows in their order, with their weights, then
 // for each slot its count (of counts) and its rows' places among them.
-func (k *keptRows) write(w *snapcodec.Writer, counts []int64) {
+func (k *keptRows) write(w *snapcodec.Writer, counts *keyCounts) {
 	ids := k.liveIDs()
 	w.AppendState(func(dst []byte) []byte { return exec.AppendRowsState(dst, k.gather(ids)) })
 	place := make([]int32, k.rows())
@@ -287,9 +288,9 @@ func (k *keptRows) write(w *snapcodec.Writer, counts []int64) {
 		place[id] = int32(n)
 	}
 	var list []int32
-	for s := range counts {
-		w.Varint(counts[s])
-		list = k.appendTo(list[:0], int32(s))
+	for s := range int32(counts.slots) {
+		w.Varint(counts.get(s))
+		list = k.appendTo(list[:0], s)
 		w.Uvarint(uint64(len(list)))
 		for _, id := range list {
 			w.Uvarint(uint64(place[id]))
@@ -297,9 +298,9 @@ func (k *keptRows) write(w *snapcodec.Writer, counts []int64) {
 	}
 }
 
-// read reads write's state into k, empty and of len(counts) slots, and
-// counts; bytes that cannot be its fail r (a row in no list or in two).
-func (k *keptRows) read(r *snapcodec.Reader, counts []int64) {
+// read reads write's state into k, empty, and counts, of the slots
+// there are; bytes that cannot be its fail r (a row in no list or in two).
+func (k *keptRows) read(r *snapcodec.Reader, counts *keyCounts) {
 	cols := make([]plan.Column, len(k.cols), len(k.cols)+1)
 	for c := range k.cols {
 		cols[c] = plan.Column{Type: k.cols[c].typ}
@@ -313,8 +314,13 @@ func (k *keptRows) read(r *snapcodec.Reader, counts []int64) {
 		return
 	}
 	slot := make([]int32, b.N) // per row: its slot, +1
-	for s := range counts {
-		counts[s] = r.Varint()
+	for s := range counts.slots {
+		c := r.Varint()
+		if c < 0 && counts.grows {
+			r.Fail(nil)
+			return
+		}
+		counts.add(int32(s), c)
 		for range r.Count(1) {
 			i := readInt32(r)
 			if r.Err != nil || int(i) >= b.N || slot[i] != 0 {
@@ -332,7 +338,7 @@ func (k *keptRows) read(r *snapcodec.Reader, counts []int64) {
 		}
 		rows[i], slot[i] = int32(i), slot[i]-1
 	}
-	k.grow(len(counts))
+	k.grow(counts.slots)
 	k.add(b, rows, slot)
 }
 
