@@ -80,9 +80,10 @@
 // snapcodec's varints (a format version first, then the epochs
 // committed), then each operator's state, the plan's nodes depth first:
 // a scan's NULL counts; a join's rows of both sides; a semi-join's keys
-// (exec.KeyTable's, in slot order), each key's count and rows, and the
-// rows it keeps (without their key when it is a text column: the key
-// table has it); an aggregate's exec.Aggregation state and which groups
+// (exec.KeyTable's, in slot order), the rows it keeps (without their key
+// when it is a text column: the key table has it), then each key's count
+// (1 or 0 for a subquery that only grows) and its rows' places among
+// them; an aggregate's exec.Aggregation state and which groups
 // pass its HAVING (and, mid-epoch, folding: the groups the epoch touched
 // and their rows before); a regroup's keys and the rows it keeps per group; a
 // DISTINCT's exec.Distinct keys or its counted rows; each LIMIT's or
