@@ -27,3 +27,19 @@ func TestStart(t *testing.T) {
 		t.Fatal("Start into a missing directory: no error")
 	}
 }
+
+func TestWriteHeap(t *testing.T) {
+	if err := WriteHeap(""); err != nil {
+		t.Fatalf("WriteHeap(\"\"): %v", err)
+	}
+	path := filepath.Join(t.TempDir(), "heap.pprof")
+	if err := WriteHeap(path); err != nil {
+		t.Fatalf("WriteHeap(%s): %v", path, err)
+	}
+	if info, err := os.Stat(path); err != nil || info.Size() == 0 {
+		t.Fatalf("%s: %v (size %v), want a profile", path, err, info)
+	}
+	if err := WriteHeap(filepath.Join(t.TempDir(), "missing", "heap.pprof")); err == nil {
+		t.Fatal("WriteHeap into a missing directory: no error")
+	}
+}

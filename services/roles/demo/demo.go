@@ -94,6 +94,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	topoPath := fs.String("topology", "", "topology JSON file (default: the embedded one)")
 	replicas := fs.Int("replicas", 0, "if set, run this many replicas of every task but the gateway (the shard task)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the run to this file")
+	memProfile := fs.String("memprofile", "", "write a heap profile to this file: with --epochs as the last version is out (the standing job's state live), else at the end of the run (go tool pprof -sample_index=inuse_space)")
 	logFlags := logflags.Register(fs, "warn")
 	overGRPC := fs.Bool("grpc", false, "run every instance as a node with its own loopback gRPC server, fed by the client over gRPC (the deployment's path), instead of in memory")
 	jobFlags := explain.RegisterJobFlags(fs)
@@ -167,7 +168,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	defer stopProfile()
 	log := logFlags.Logger("wololo", stderr)
 	start := time.Now()
-	rf := runFiles{*matches, *players, *out, jobFlags.Tables(), maxMalformed, *epochs, *lastPercent}
+	rf := runFiles{*matches, *players, *out, jobFlags.Tables(), maxMalformed, *epochs, *lastPercent, *memProfile}
 	var sum *client.Summary
 	switch {
 	case *overGRPC:
@@ -181,6 +182,11 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 	default:
 		if sum, err = runSQL(ctx, job, rf, log, stdout); err != nil {
+			return err
+		}
+	}
+	if *epochs == 0 { // else written as the last version is out (runEpochs)
+		if err := cpuprofile.WriteHeap(*memProfile); err != nil {
 			return err
 		}
 	}
@@ -202,6 +208,7 @@ type runFiles struct {
 	maxMalformed          *float64
 	epochs                int     // above 0: a standing job of this many appends (--epochs)
 	lastPercent           float64 // above 0: the last append's share of the rows (--last-epoch-percent)
+	memProfile            string  // a heap profile's file (--memprofile)
 }
 
 // addFileReport puts the report of the job's i-th input, named name, in

@@ -8,6 +8,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/wololo/wololo/services/base/cpuprofile"
 	"github.com/wololo/wololo/services/cmdline/epochsplit"
 	"github.com/wololo/wololo/services/dataflow/sql/exec"
 	"github.com/wololo/wololo/services/dataflow/sql/sqljob"
@@ -23,7 +24,9 @@ import (
 // its epoch ends (each query's rows, and its change from the version
 // before: rows in, rows out; and what the epoch cost, its reading
 // included), and returns the final answers, which are the batch job's.
-func runEpochs(ctx context.Context, job *sqljob.Job, feeds []sqlops.Feed, count func(table string) (int, error), n int, lastPercent float64, stdout io.Writer) (*sqlops.Result, error) {
+// As the last version is out, with its state live, it writes a heap
+// profile to memProfile (none when empty).
+func runEpochs(ctx context.Context, job *sqljob.Job, feeds []sqlops.Feed, count func(table string) (int, error), n int, lastPercent float64, memProfile string, stdout io.Writer) (*sqlops.Result, error) {
 	feed := sqlops.EpochFeed{Columns: map[string][]string{}, Epochs: n}
 	cutters := make([]*feedCutter, len(feeds))
 	for i, f := range feeds {
@@ -68,7 +71,12 @@ func runEpochs(ctx context.Context, job *sqljob.Job, feeds []sqlops.Feed, count 
 			qs = append(qs, epochsplit.Query{Name: q.Name, Rows: int64(bytes.Count(v.CSV, []byte("\n")) - 1), In: in, Out: out})
 		}
 		epochsplit.CostLine(stdout, k, qs, nowCPU-cpu, now.Sub(wall))
-		cpu, wall = nowCPU, now
+		if k == int64(n) {
+			if err := cpuprofile.WriteHeap(memProfile); err != nil {
+				return err
+			}
+		}
+		cpu, wall = processCPU(), time.Now() // the profile's writing is no epoch's
 		return nil
 	})
 	if err != nil {

@@ -30,12 +30,13 @@ func TestEpochsAnswersAreTheBatchOnes(t *testing.T) {
 		}
 		return out, stdout.String()
 	}
+	heap := filepath.Join(t.TempDir(), "heap.prof")
 	batch, _ := run()
 	for _, c := range []struct {
 		flags []string
 		lines []string
 	}{
-		{[]string{"--epochs", "4"}, []string{"version 1: q1 ", "version 4: q1 ", "q4 5 rows", "; cpu "}},
+		{[]string{"--epochs", "4", "--memprofile", heap}, []string{"version 1: q1 ", "version 4: q1 ", "q4 5 rows", "; cpu "}},
 		{[]string{"--epochs", "3", "--last-epoch-percent", "1"}, []string{"version 2: q1 ", "version 3: q1 ", "; cpu "}},
 	} {
 		standing, printed := run(c.flags...)
@@ -57,6 +58,9 @@ func TestEpochsAnswersAreTheBatchOnes(t *testing.T) {
 				t.Errorf("%v: no %q in the output:\n%s", c.flags, line, printed)
 			}
 		}
+	}
+	if info, err := os.Stat(heap); err != nil || info.Size() == 0 {
+		t.Errorf("--memprofile %s: %v (%v), want a heap profile", heap, err, info)
 	}
 	for _, flags := range [][]string{
 		{"--epochs", "2", "--grpc"},

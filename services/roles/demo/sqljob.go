@@ -70,7 +70,7 @@ func runSQL(ctx context.Context, job *sqljob.Job, rf runFiles, log hclog.Logger,
 	var res *sqlops.Result
 	var err error
 	if rf.epochs > 0 {
-		res, err = runEpochs(ctx, job, feeds, func(table string) (int, error) { return countRows(files, table) }, rf.epochs, rf.lastPercent, stdout)
+		res, err = runEpochs(ctx, job, feeds, func(table string) (int, error) { return countRows(files, table) }, rf.epochs, rf.lastPercent, rf.memProfile, stdout)
 	} else {
 		res, err = sqlops.RunFeedsContext(ctx, job.Plan, feeds)
 	}

@@ -87,6 +87,11 @@ func (t *KeyTable) key(s int32) []byte {
 	return t.arena[start:t.ends[s]]
 }
 
+// KeyText returns the text of slot s's key when it is one text value
+// (the key of a table keyed by one text column), and whether it is: what
+// keeps rows by such a key need not keep the key's text again.
+func (t *KeyTable) KeyText(s int32) ([]byte, bool) { return textBody(t.key(s)) }
+
 // textBody returns the text of a key that is one text value (appendKey's
 // 1, the text's length as a uvarint, the text), and whether it is one.
 func textBody(key []byte) ([]byte, bool) {

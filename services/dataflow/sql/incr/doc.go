@@ -41,7 +41,11 @@
 // and to the changes, but for the few docs/standing.md lists (a LIMIT
 // over groups sorts them all again). The state is plain data (exec's key
 // tables and accumulators, maps, counts, stored batches), never a
-// pointer into an input batch.
+// pointer into an input batch. What grows with the rows is held as
+// columns, not per row: a semi-join's kept rows (keptRows, the most a
+// standing job holds: every outer row whose key has not come) are
+// columns that grow, beside the key table that has their key, a text of
+// few values two bytes a row; stored batches keep no weight column.
 //
 // An operator over rows that only arrive (an aggregate, a join, a
 // semi-join on a subquery that only grows, a DISTINCT) also takes an
@@ -76,14 +80,17 @@
 // snapcodec's varints (a format version first, then the epochs
 // committed), then each operator's state, the plan's nodes depth first:
 // a scan's NULL counts; a join's rows of both sides; a semi-join's keys
-// (exec.KeyTable's, in slot order), each key's count and rows, and the
-// rows it keeps; an aggregate's exec.Aggregation state and which groups
+// (exec.KeyTable's, in slot order), the rows it keeps (without their key
+// when it is a text column: the key table has it), then each key's count
+// (1 or 0 for a subquery that only grows) and its rows' places among
+// them; an aggregate's exec.Aggregation state and which groups
 // pass its HAVING (and, mid-epoch, folding: the groups the epoch touched
 // and their rows before); a regroup's keys and the rows it keeps per group; a
 // DISTINCT's exec.Distinct keys or its counted rows; each LIMIT's or
 // answer's rows with their counts and the last version shown. exec's
 // structures write their own state (AppendState); stored rows are
-// exec.AppendRowsState's, values in binary. Nothing the plan says is
+// exec.AppendRowsState's, values in binary, with their weight column
+// (held beside them, as int64s, none when all are 1). Nothing the plan says is
 // written. Restore refuses, wrapping ErrSnapshot, bytes that are not a
 // snapshot of the plan's engine (truncated, garbage, another plan's),
 // and never panics on them (FuzzRestore).

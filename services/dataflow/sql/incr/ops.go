@@ -191,21 +191,106 @@ func joined(l, r []*exec.Vec, wl, wr *exec.Vec, n int) *exec.Batch {
 // key is there passes and is forgotten, one whose key is not yet waits
 // (kept, with its weight) and passes when the key comes. Else every left
 // row is kept by key, and passes again (+) or leaves (-) whenever its key
-// comes or goes.
+// comes or goes. A left row is kept (keptRows) without its key when the
+// key is one of its text columns (keyCol): the key table has that text,
+// and a row kept by key is put back together when it passes.
 type semiOp struct {
-	key   *plan.Expr
-	cols  []plan.Column // the left columns
-	grows bool          // the subquery only grows
-	keys  *exec.KeyTable
-	count []int64  // per key's slot: the subquery's copies of it
-	rows  refLists // per key's slot: the left rows kept (grows: those waiting for it)
-	mark  []bool   // per key's slot: touched (step's scratch, all false between)
-	st    store
+	key    *plan.Expr
+	cols   []plan.Column // the left columns
+	keyCol int           // the left column that is the key's text, not kept; -1: none
+	grows  bool          // the subquery only grows
+	keys   *exec.KeyTable
+	count  keyCounts // per key's slot: the subquery's copies of it
+	rows   *keptRows // per key's slot: the left rows kept (grows: those waiting for it)
+	mark   []bool    // per key's slot: touched (step's scratch, all false between)
 }
 
 func newSemi(n *plan.Node, grows bool) *semiOp {
-	return &semiOp{key: n.LeftKey, cols: n.Input[0].Output, grows: grows, keys: exec.NewKeyTable()}
+	o := &semiOp{key: n.LeftKey, cols: n.Input[0].Output, keyCol: -1, grows: grows, keys: exec.NewKeyTable(), count: keyCounts{grows: grows}}
+	kept := o.cols
+	if k := n.LeftKey; k.Kind == plan.ColRef && o.cols[k.Col].Type == plan.Text {
+		o.keyCol = k.Col
+		kept = slices.Delete(slices.Clone(o.cols), k.Col, k.Col+1)
+	}
+	o.rows = newKeptRows(kept)
+	return o
 }
+
+// keptCols is b's columns kept (all but keyCol) and its weight.
+func (o *semiOp) keptCols(b *exec.Batch) *exec.Batch {
+	if o.keyCol < 0 {
+		return b
+	}
+	return &exec.Batch{N: b.N, Cols: slices.Delete(slices.Clone(b.Cols), o.keyCol, o.keyCol+1)}
+}
+
+// gather is the kept rows ids, whose keys' slots are sl, with their
+// weights, in the order of their ids: the key column, when not kept, is
+// put back from the key table's texts.
+func (o *semiOp) gather(ids []int32, sl []int32) (*exec.Batch, error) {
+	order := make([]int, len(ids))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(x, y int) int { return int(ids[x] - ids[y]) })
+	sorted, keys := make([]int32, len(order)), make([]int32, len(order))
+	for k, i := range order {
+		sorted[k], keys[k] = ids[i], sl[i]
+	}
+	b := o.rows.gather(sorted)
+	if o.keyCol < 0 {
+		return b, nil
+	}
+	key := &exec.Vec{Type: plan.Text, N: b.N, Ends: make([]uint32, b.N)}
+	for i, s := range keys {
+		t, ok := o.keys.KeyText(s)
+		if !ok {
+			return nil, fmt.Errorf("semi-join: key %d is not one text value", s)
+		}
+		key.Data = append(key.Data, t...)
+		key.Ends[i] = uint32(len(key.Data))
+	}
+	b.Cols = slices.Insert(b.Cols, o.keyCol, key)
+	return b, nil
+}
+
+// keyCounts are a semi-join's subquery's copies of each key, per slot:
+// an int64; or, of a subquery that only grows, whose keys are only asked
+// whether they are there, a bit (a semi-join has a slot per outer key:
+// millions).
+type keyCounts struct {
+	grows bool
+	n     []int64  // !grows
+	there []uint64 // grows: a bit per slot
+	slots int
+}
+
+func (c *keyCounts) grow(n int) {
+	c.slots = n
+	if c.grows {
+		c.there = append(c.there, make([]uint64, (n+63)/64-len(c.there))...)
+	} else {
+		c.n = append(c.n, make([]int64, n-len(c.n))...)
+	}
+}
+
+func (c *keyCounts) get(s int32) int64 {
+	if c.grows {
+		return int64(c.there[s/64] >> (s % 64) & 1)
+	}
+	return c.n[s]
+}
+
+// add adds w copies of slot s's key (of a subquery that only grows, w >= 0).
+func (c *keyCounts) add(s int32, w int64) {
+	if !c.grows {
+		c.n[s] += w
+	} else if w > 0 {
+		c.there[s/64] |= 1 << (s % 64)
+	}
+}
+
+func (c *keyCounts) bytes() int64 { return 8 * int64(cap(c.n)+cap(c.there)) }
 
 // slotsOf is the slot of each row's key (NULL: -1), added when new.
 func (o *semiOp) slotsOf(kv *exec.Vec) []int32 {
@@ -216,8 +301,8 @@ func (o *semiOp) slotsOf(kv *exec.Vec) []int32 {
 		}
 	}
 	sl := o.keys.Slots([]*exec.Vec{kv}, kv.N, modes, nil)
-	if n := o.keys.Len(); n > len(o.count) {
-		o.count = append(o.count, make([]int64, n-len(o.count))...)
+	if n := o.keys.Len(); n > len(o.mark) {
+		o.count.grow(n)
 		o.rows.grow(n)
 		o.mark = append(o.mark, make([]bool, n-len(o.mark))...)
 	}
@@ -241,35 +326,47 @@ func (o *semiOp) step(in []zset) (zset, error) {
 			}
 			if !o.mark[s] {
 				o.mark[s] = true
-				touched, before = append(touched, s), append(before, o.count[s])
+				touched, before = append(touched, s), append(before, o.count.get(s))
 			}
-			o.count[s] += ws[i]
+			o.count.add(s, ws[i])
 		}
 	}
-	var come, gone []ref
+	var come, gone []int32     // kept rows
+	var comeSl, goneSl []int32 // their keys' slots
 	for k, s := range touched {
 		o.mark[s] = false
-		switch was, is := before[k] > 0, o.count[s] > 0; {
+		switch was, is := before[k] > 0, o.count.get(s) > 0; {
 		case is && !was:
+			n := len(come)
 			come = o.rows.appendTo(come, s)
-			if o.grows { // passed: forgotten (below, once gathered)
-				o.rows.clear(s)
-			}
+			comeSl = appendN(comeSl, s, len(come)-n)
+
 		case was && !is:
+			n := len(gone)
 			gone = o.rows.appendTo(gone, s)
+			goneSl = appendN(goneSl, s, len(gone)-n)
 		}
 	}
 	var out zset
 	if len(come) > 0 {
-		out = append(out, o.st.gather(o.cols, come, nil))
-		if o.grows {
-			for _, r := range come {
-				o.st.drop(r)
+		c, err := o.gather(come, comeSl)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+		if o.grows { // passed: forgotten
+			for _, s := range touched {
+				if o.count.get(s) > 0 {
+					o.rows.clear(s)
+				}
 			}
 		}
 	}
 	if len(gone) > 0 {
-		g := o.st.gather(o.cols, gone, nil)
+		g, err := o.gather(gone, goneSl)
+		if err != nil {
+			return nil, err
+		}
 		ws := weights(g)
 		for i := range ws {
 			ws[i] = -ws[i]
@@ -290,7 +387,7 @@ func (o *semiOp) step(in []zset) (zset, error) {
 			if s < 0 {
 				continue
 			}
-			there := o.count[s] > 0
+			there := o.count.get(s) > 0
 			if there {
 				pass = append(pass, int32(i))
 			}
@@ -304,10 +401,11 @@ func (o *semiOp) step(in []zset) (zset, error) {
 			out = append(out, b.Rows(pass))
 		}
 		if len(keep) > 0 {
-			at := o.st.add(b.Rows(keep))
+			ks := make([]int32, len(keep))
 			for k, i := range keep {
-				o.rows.add(sl[i], ref{b: at.b, r: int32(k)})
+				ks[k] = sl[i]
 			}
+			o.rows.add(o.keptCols(b), keep, ks)
 		}
 	}
 	return out, nil

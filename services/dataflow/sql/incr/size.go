@@ -15,7 +15,7 @@ func opBytes(o op) int64 {
 	case *joinOp:
 		return o.right.Bytes() + o.left.Bytes() + o.tables[0].Bytes() + o.tables[1].Bytes()
 	case *semiOp:
-		return o.keys.Bytes() + 8*int64(cap(o.count)) + o.rows.bytes() + o.st.bytes()
+		return o.keys.Bytes() + o.count.bytes() + int64(cap(o.mark)) + o.rows.bytes()
 	case *aggOp:
 		return o.agg.Bytes() + o.keys.Bytes() + int64(cap(o.shown)+cap(o.mark)) + 4*int64(cap(o.ep.ids)) + zsetBytes(o.ep.was)
 	case *regroupOp:
@@ -41,6 +41,10 @@ func (s *store) bytes() int64 { return s.size }
 func (s *rowSet) bytes() int64 {
 	return s.st.bytes() + s.keyLen + int64(8*cap(s.counts)+8*cap(s.refs)+4*cap(s.free)+16*cap(s.keys)+48*len(s.index))
 }
+
+// storedBytes is about the memory of a stored batch: its values and its
+// weights.
+func storedBytes(b *exec.Batch, ws []int64) int64 { return batchBytes(b) + 8*int64(cap(ws)) }
 
 // batchBytes is about the memory of b's values.
 func batchBytes(b *exec.Batch) int64 {

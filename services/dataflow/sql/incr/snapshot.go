@@ -20,7 +20,7 @@ import (
 // not written: Restore is given the plan.
 
 // snapshotVersion is the first number of a snapshot.
-const snapshotVersion = 2 // 2: an aggregate's open epoch (folding)
+const snapshotVersion = 3 // 2: an aggregate's open epoch (folding); 3: a semi-join's rows without their text key
 
 // ErrSnapshot is what Restore's error wraps when the bytes are not a
 // snapshot of this version of the plan's engine.
@@ -89,13 +89,7 @@ func writeOp(w *snapcodec.Writer, o op) {
 		w.AppendState(func(dst []byte) []byte { return exec.AppendRowsState(dst, o.left.Right()) })
 	case *semiOp:
 		w.AppendState(o.keys.AppendState)
-		var rs []ref
-		for s := range o.count {
-			w.Varint(o.count[s])
-			rs = o.rows.appendTo(rs[:0], int32(s))
-			writeRefs(w, rs)
-		}
-		o.st.write(w)
+		o.rows.write(w, &o.count)
 	case *aggOp:
 		w.Bool(o.first)
 		w.AppendState(o.agg.AppendState)
@@ -139,19 +133,9 @@ func readOp(r *snapcodec.Reader, o op) {
 			r.Fail(nil)
 			return
 		}
-		o.count, o.rows, o.mark = make([]int64, n), refLists{}, make([]bool, n)
-		o.rows.grow(n)
-		var all [][]ref
-		for s := range n {
-			o.count[s] = r.Varint()
-			rs := readRefs(r)
-			for _, x := range rs {
-				o.rows.add(int32(s), x)
-			}
-			all = append(all, rs)
-		}
-		o.st.read(r, withWeight(o.cols))
-		o.st.check(r, all...)
+		o.count.grow(n)
+		o.mark = make([]bool, n)
+		o.rows.read(r, &o.count)
 	case *aggOp:
 		o.first = r.Bool()
 		readState(r, o.agg.RestoreState)
@@ -294,22 +278,86 @@ func readFlags(r *snapcodec.Reader) []bool {
 	return fs
 }
 
-// write writes the stored batches (nil ones as a flag) and each one's
-// live rows.
+// write writes the live rows in their order, with their weights, then
+// for each slot its count (of counts) and its rows' places among them.
+func (k *keptRows) write(w *snapcodec.Writer, counts *keyCounts) {
+	ids := k.liveIDs()
+	w.AppendState(func(dst []byte) []byte { return exec.AppendRowsState(dst, k.gather(ids)) })
+	place := make([]int32, k.rows())
+	for n, id := range ids {
+		place[id] = int32(n)
+	}
+	var list []int32
+	for s := range int32(counts.slots) {
+		w.Varint(counts.get(s))
+		list = k.appendTo(list[:0], s)
+		w.Uvarint(uint64(len(list)))
+		for _, id := range list {
+			w.Uvarint(uint64(place[id]))
+		}
+	}
+}
+
+// read reads write's state into k, empty, and counts, of the slots
+// there are; bytes that cannot be its fail r (a row in no list or in two).
+func (k *keptRows) read(r *snapcodec.Reader, counts *keyCounts) {
+	cols := make([]plan.Column, len(k.cols), len(k.cols)+1)
+	for c := range k.cols {
+		cols[c] = plan.Column{Type: k.cols[c].typ}
+	}
+	b := readRows(r, append(cols, weightCol))
+	if r.Err != nil {
+		return
+	}
+	if err := checkWeights(b); err != nil {
+		r.Fail(fmt.Errorf("%w: %v", ErrSnapshot, err))
+		return
+	}
+	slot := make([]int32, b.N) // per row: its slot, +1
+	for s := range counts.slots {
+		c := r.Varint()
+		if c < 0 && counts.grows {
+			r.Fail(nil)
+			return
+		}
+		counts.add(int32(s), c)
+		for range r.Count(1) {
+			i := readInt32(r)
+			if r.Err != nil || int(i) >= b.N || slot[i] != 0 {
+				r.Fail(nil)
+				return
+			}
+			slot[i] = int32(s) + 1
+		}
+	}
+	rows := make([]int32, b.N)
+	for i := range rows {
+		if slot[i] == 0 {
+			r.Fail(nil)
+			return
+		}
+		rows[i], slot[i] = int32(i), slot[i]-1
+	}
+	k.grow(counts.slots)
+	k.add(b, rows, slot)
+}
+
+// write writes the stored batches (nil ones as a flag), each with its
+// weight column, and each one's live rows.
 func (s *store) write(w *snapcodec.Writer) {
 	w.Uvarint(uint64(len(s.batches)))
 	for i, b := range s.batches {
 		w.Bool(b != nil)
 		if b != nil {
 			w.Varint(int64(s.live[i]))
-			w.AppendState(func(dst []byte) []byte { return exec.AppendRowsState(dst, b) })
+			w.AppendState(func(dst []byte) []byte { return exec.AppendRowsState(dst, s.weighted(i)) })
 		}
 	}
 }
 
 func (s *store) read(r *snapcodec.Reader, cols []plan.Column) {
 	n := r.Count(1)
-	*s = store{batches: make([]*exec.Batch, n), live: make([]int32, n)}
+	*s = store{batches: make([]*exec.Batch, n), weights: make([][]int64, n), live: make([]int32, n)}
 	for i := range n {
 		if !r.Bool() {
 			continue
@@ -327,10 +375,7 @@ func (s *store) read(r *snapcodec.Reader, cols []plan.Column) {
 			r.Fail(fmt.Errorf("%w: %v", ErrSnapshot, err))
 			return
 		}
-		s.batches[i], s.live[i] = b, int32(live)
-		s.rows += b.N
-		s.size += batchBytes(b)
-		s.liveN += int(live)
+		s.put(i, b, int(live))
 	}
 }
 

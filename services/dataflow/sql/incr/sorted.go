@@ -148,7 +148,7 @@ func (s *sortedLines) format(t *topOp, entries []int32) error {
 		for ; to < len(byRef) && t.set.refs[byRef[to]].b == b; to++ {
 			rows = append(rows, t.set.refs[byRef[to]].r)
 		}
-		bs := []*exec.Batch{unweighted(t.set.st.batches[b].Rows(rows))}
+		bs := []*exec.Batch{t.set.st.batches[b].Rows(rows)}
 		var err error
 		for _, n := range t.upper {
 			if bs, err = exec.Project(n.Exprs, bs); err != nil {

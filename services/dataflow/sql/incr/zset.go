@@ -118,28 +118,44 @@ func consolidate(z zset, cols []plan.Column) *exec.Batch {
 // ref is a stored row: its batch in a store and its row there.
 type ref struct{ b, r int32 }
 
-// store keeps rows (with their weight column) an operator must emit
-// later: the pending rows of a semi-join, the rows of a maintained set.
-// Rows are stored as the batches they were gathered into (copies, never
-// an input's batch), and a batch is let go once none of its rows is
-// live.
+// store keeps rows (with their weights) an operator must emit later: the
+// pending rows of a semi-join, the rows of a maintained set. Rows are
+// stored as the batches they were gathered into (copies, never an
+// input's batch), without their weight column: a batch's weights are
+// int64s beside it, none when they are all 1 (a row that waits mostly
+// is one copy), where a weight column's exact decimals cost 24 bytes a
+// row. A batch is let go once none of its rows is live.
 type store struct {
-	batches []*exec.Batch
-	live    []int32 // per batch: its rows still referred to
-	rows    int     // the rows of the batches held
-	liveN   int     // the live rows
-	size    int64   // about the bytes of the batches held (batchBytes)
+	batches []*exec.Batch // the rows, without their weights
+	weights [][]int64     // per batch: its rows' weights; nil: all 1
+	live    []int32       // per batch: its rows still referred to
+	rows    int           // the rows of the batches held
+	liveN   int           // the live rows
+	size    int64         // about the bytes of the batches held (storedBytes)
 }
 
-// add stores the rows of b (owned by the store from now on) and returns
-// the ref of its row 0; row i's is that with r = i.
+// add stores the rows of b (with their weight column, the rows owned by
+// the store from now on) and returns the ref of its row 0; row i's is
+// that with r = i.
 func (s *store) add(b *exec.Batch) ref {
-	s.batches = append(s.batches, b)
-	s.live = append(s.live, int32(b.N))
+	s.batches, s.weights, s.live = append(s.batches, nil), append(s.weights, nil), append(s.live, 0)
+	i := len(s.batches) - 1
+	s.put(i, b, b.N)
+	return ref{b: int32(i)}
+}
+
+// put stores the rows of b (with their weight column) as batch i, of
+// which live rows are live.
+func (s *store) put(i int, b *exec.Batch, live int) {
+	ws := weights(b)
+	if !slices.ContainsFunc(ws, func(w int64) bool { return w != 1 }) {
+		ws = nil
+	}
+	b = &exec.Batch{N: b.N, Cols: slices.Clone(b.Cols[:len(b.Cols)-1])} // not holding the weights' Vec
+	s.batches[i], s.weights[i], s.live[i] = b, ws, int32(live)
 	s.rows += b.N
-	s.size += batchBytes(b)
-	s.liveN += b.N
-	return ref{b: int32(len(s.batches) - 1)}
+	s.size += storedBytes(b, ws)
+	s.liveN += live
 }
 
 // drop lets a stored row go.
@@ -147,14 +163,14 @@ func (s *store) drop(r ref) {
 	s.liveN--
 	if s.live[r.b]--; s.live[r.b] == 0 {
 		s.rows -= s.batches[r.b].N
-		s.size -= batchBytes(s.batches[r.b])
-		s.batches[r.b] = nil
+		s.size -= storedBytes(s.batches[r.b], s.weights[r.b])
+		s.batches[r.b], s.weights[r.b] = nil, nil
 	}
 }
 
-// gather is the stored rows of refs, each with the weight of ws (nil:
-// its stored weight), in an order of its own (by ref).
-func (s *store) gather(cols []plan.Column, refs []ref, ws []int64) *exec.Batch {
+// byRef is the indexes of refs in the order of their refs (by batch,
+// then row): gather's order.
+func byRef(refs []ref) []int {
 	order := make([]int, len(refs))
 	for i := range order {
 		order[i] = i
@@ -166,6 +182,38 @@ func (s *store) gather(cols []plan.Column, refs []ref, ws []int64) *exec.Batch {
 		}
 		return int(a.r - b.r)
 	})
+	return order
+}
+
+// appendN appends n copies of x to dst.
+func appendN(dst []int32, x int32, n int) []int32 {
+	for range n {
+		dst = append(dst, x)
+	}
+	return dst
+}
+
+// weight is stored row r's weight.
+func (s *store) weight(r ref) int64 {
+	if ws := s.weights[r.b]; ws != nil {
+		return ws[r.r]
+	}
+	return 1
+}
+
+// weighted is stored batch i with its weight column, as it was added.
+func (s *store) weighted(i int) *exec.Batch {
+	b := s.batches[i]
+	if ws := s.weights[i]; ws != nil {
+		return &exec.Batch{N: b.N, Cols: append(slices.Clone(b.Cols), weightVec(ws))}
+	}
+	return weighted(b, 1)
+}
+
+// gather is the stored rows of refs, each with the weight of ws (nil:
+// its stored weight), in the order of refs sorted (by batch, then row).
+func (s *store) gather(cols []plan.Column, refs []ref, ws []int64) *exec.Batch {
+	order := byRef(refs)
 	var parts []*exec.Batch
 	var rows []int32
 	for k, i := range order {
@@ -175,13 +223,15 @@ func (s *store) gather(cols []plan.Column, refs []ref, ws []int64) *exec.Batch {
 			rows = rows[:0]
 		}
 	}
-	out := exec.Concat(withWeight(cols), parts)
-	if ws != nil {
-		sorted := make([]int64, len(order))
-		for k, i := range order {
+	out := exec.Concat(cols, parts)
+	sorted := make([]int64, len(order))
+	for k, i := range order {
+		if ws != nil {
 			sorted[k] = ws[i]
+		} else {
+			sorted[k] = s.weight(refs[i])
 		}
-		out.Cols[len(out.Cols)-1] = weightVec(sorted)
 	}
+	out.Cols = append(out.Cols, weightVec(sorted))
 	return out
 }

@@ -20,7 +20,7 @@ import (
 // would have.
 
 // epochSnapshotVersion is the first byte of an epoch task's snapshot.
-const epochSnapshotVersion = 2 // 2: incr's operators' state of version 2
+const epochSnapshotVersion = 3 // 3: incr's operators' state of version 3
 
 var errEpochSnapshot = errors.New("sqlops: corrupt epoch task snapshot")
 

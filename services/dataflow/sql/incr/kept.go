@@ -1,0 +1,307 @@
+package incr
+
+import (
+	"math/bits"
+	"slices"
+
+	"github.com/wololo/wololo/services/dataflow/sql/exec"
+	"github.com/wololo/wololo/services/dataflow/sql/plan"
+	"github.com/wololo/wololo/services/dataflow/sql/value"
+)
+
+// keptRows are the rows a semi-join keeps by key slot (a left row
+// waiting for its key, or every left row when its subquery retracts):
+// millions of small rows, so held as columns that grow, each row its
+// index in them (its id), with no structure of its own. A slot's rows
+// are a list linked through next, the last added first (their ids
+// descending: one int32 per slot, no tail); a row let go (clear) is marked dead, its values held
+// until the dead rows outnumber the live ones, when the live rows are
+// moved down in their order (compact). Weights are int64s beside the
+// rows, none until one is not 1.
+type keptRows struct {
+	cols    []column
+	weights []int64  // per row: its weight; nil: all 1
+	next    []int32  // per row: the next of its slot's list, +1 (0: the last)
+	dead    []uint64 // a bit per row: let go
+	head    []int32  // per slot: its last row added, +1 (0: none)
+	live    int      // the rows in the lists
+}
+
+// column is the values of one column of the kept rows. A text column
+// is first a dictionary's codes, two bytes a row (a civilization, a
+// map: a few distinct values in millions of rows), and its texts one
+// after the other once it has more than maxWords distinct values.
+type column struct {
+	typ   plan.Type
+	null  []bool      // per row: NULL; nil: none is
+	words *words      // Text: the dictionary of codes; nil: data and ends
+	codes []uint16    // Text, with words: row i's is words' codes[i]
+	data  []byte      // Text: row i's is data[ends[i-1]:ends[i]]
+	ends  []uint32    // Text
+	nums  []value.Dec // Number
+	bools []bool      // Bool
+}
+
+// maxWords is the most distinct values of a text column held as codes.
+const maxWords = 1 << 12
+
+// words is a text column's distinct values, each its code (its place).
+type words struct {
+	code  map[string]uint16
+	texts [][]byte
+}
+
+// codeOf is t's code, added when new; false when the dictionary is full.
+func (w *words) codeOf(t []byte) (uint16, bool) {
+	if c, ok := w.code[string(t)]; ok {
+		return c, true
+	}
+	if len(w.texts) == maxWords {
+		return 0, false
+	}
+	c := uint16(len(w.texts))
+	w.code[string(t)] = c
+	w.texts = append(w.texts, slices.Clone(t))
+	return c, true
+}
+
+// plain makes a coded text column its texts one after the other.
+func (c *column) plain() {
+	for _, x := range c.codes {
+		c.data = append(c.data, c.words.texts[x]...)
+		c.ends = append(c.ends, uint32(len(c.data)))
+	}
+	c.words, c.codes = nil, nil
+}
+
+func newKeptRows(cols []plan.Column) *keptRows {
+	k := &keptRows{cols: make([]column, len(cols))}
+	for i, c := range cols {
+		k.cols[i].typ = c.Type
+	}
+	return k
+}
+
+// rows is the rows held, live and dead.
+func (k *keptRows) rows() int { return len(k.next) }
+
+// grow makes the lists of slots up to n, empty.
+func (k *keptRows) grow(n int) {
+	if d := n - len(k.head); d > 0 {
+		k.head = append(k.head, make([]int32, d)...)
+	}
+}
+
+// add appends rows of b (of the kept columns, then the weight) to the
+// lists of their slots sl (per row of rows).
+func (k *keptRows) add(b *exec.Batch, rows []int32, sl []int32) {
+	from := k.rows()
+	for c := range k.cols {
+		k.cols[c].add(b.Cols[c], rows, from)
+	}
+	ws := b.Cols[len(b.Cols)-1]
+	for j, i := range rows {
+		x, s, ok := ws.Nums[i].Unscaled()
+		if !ok || s != 0 {
+			panic("incr: a weight that is not a whole int64")
+		}
+		if x != 1 && k.weights == nil {
+			k.weights = make([]int64, from+j, from+len(rows))
+			for w := range k.weights {
+				k.weights[w] = 1
+			}
+		}
+		if k.weights != nil {
+			k.weights = append(k.weights, x)
+		}
+	}
+	for j, s := range sl {
+		k.link(s, int32(from+j))
+	}
+	if n := (k.rows() + 63) / 64; n > len(k.dead) {
+		k.dead = append(k.dead, make([]uint64, n-len(k.dead))...)
+	}
+}
+
+// link puts the row id, just added, first in slot s's list.
+func (k *keptRows) link(s, id int32) {
+	k.next = append(k.next, k.head[s])
+	k.head[s] = id + 1
+	k.live++
+}
+
+// add appends the values of rows of v, the column's rows from on.
+func (c *column) add(v *exec.Vec, rows []int32, from int) {
+	if v.Null != nil && c.null == nil && slices.ContainsFunc(rows, func(i int32) bool { return v.Null[i] }) {
+		c.null = make([]bool, from, from+len(rows))
+	}
+	if c.null != nil {
+		for _, i := range rows {
+			c.null = append(c.null, v.IsNull(int(i)))
+		}
+	}
+	switch c.typ {
+	case plan.Text:
+		if from == 0 && c.words == nil && c.ends == nil {
+			c.words = &words{code: map[string]uint16{}}
+		}
+		for _, i := range rows {
+			if c.words != nil {
+				if x, ok := c.words.codeOf(v.Text(int(i))); ok {
+					c.codes = append(c.codes, x)
+					continue
+				}
+				c.plain() // too many distinct values: the texts themselves
+			}
+			c.data = append(c.data, v.Text(int(i))...)
+			c.ends = append(c.ends, uint32(len(c.data)))
+		}
+	case plan.Number:
+		for _, i := range rows {
+			c.nums = append(c.nums, v.Nums[i])
+		}
+	case plan.Bool:
+		for _, i := range rows {
+			c.bools = append(c.bools, v.Bools[i])
+		}
+	}
+}
+
+// appendTo appends slot s's rows to dst, the last added first.
+func (k *keptRows) appendTo(dst []int32, s int32) []int32 {
+	for x := k.head[s]; x != 0; x = k.next[x-1] {
+		dst = append(dst, x-1)
+	}
+	return dst
+}
+
+// clear empties slot s's list, its rows let go.
+func (k *keptRows) clear(s int32) {
+	for x := k.head[s]; x != 0; x = k.next[x-1] {
+		k.dead[(x-1)/64] |= 1 << ((x - 1) % 64)
+		k.live--
+	}
+	k.head[s] = 0
+	if dead := k.rows() - k.live; dead > k.live+compactSlack {
+		k.compact()
+	}
+}
+
+// compact moves the live rows down, in their order, over the dead ones.
+func (k *keptRows) compact() {
+	ids := k.liveIDs()
+	moved := make([]int32, k.rows()) // per old row: its new id, +1
+	for n, id := range ids {
+		moved[id] = int32(n) + 1
+	}
+	for c := range k.cols {
+		k.cols[c] = k.cols[c].gathered(ids)
+	}
+	if k.weights != nil {
+		ws := make([]int64, len(ids))
+		for n, id := range ids {
+			ws[n] = k.weights[id]
+		}
+		k.weights = ws
+	}
+	next := make([]int32, len(ids))
+	for n, id := range ids {
+		if x := k.next[id]; x != 0 {
+			next[n] = moved[x-1]
+		}
+	}
+	k.next = next
+	for s := range k.head {
+		if k.head[s] != 0 {
+			k.head[s] = moved[k.head[s]-1]
+		}
+	}
+	k.dead = make([]uint64, (len(ids)+63)/64)
+}
+
+// gathered is the column of the rows ids only, in their order: a coded
+// text column's codes, else exec's gather of its values as a Vec (a NULL
+// flag per row when any of those is NULL).
+func (c *column) gathered(ids []int32) column {
+	if c.words == nil {
+		v := &exec.Vec{Type: c.typ, N: c.rows(), Null: c.null, Data: c.data, Ends: c.ends, Nums: c.nums, Bools: c.bools}
+		g := (&exec.Batch{N: v.N, Cols: []*exec.Vec{v}}).Rows(ids).Cols[0]
+		if g.Null != nil && !slices.Contains(g.Null, true) {
+			g.Null = nil
+		}
+		return column{typ: c.typ, null: g.Null, data: g.Data, ends: g.Ends, nums: g.Nums, bools: g.Bools}
+	}
+	out := column{typ: c.typ, words: c.words, codes: make([]uint16, len(ids))}
+	for n, id := range ids {
+		out.codes[n] = c.codes[id]
+	}
+	if c.null != nil && slices.ContainsFunc(ids, func(i int32) bool { return c.null[i] }) {
+		out.null = make([]bool, len(ids))
+		for n, id := range ids {
+			out.null[n] = c.null[id]
+		}
+	}
+	return out
+}
+
+// rows is the column's rows.
+func (c *column) rows() int {
+	switch {
+	case c.words != nil:
+		return len(c.codes)
+	case c.typ == plan.Text:
+		return len(c.ends)
+	case c.typ == plan.Number:
+		return len(c.nums)
+	}
+	return len(c.bools)
+}
+
+// gather is the rows ids (ascending) as a batch of the kept columns and
+// their weights.
+func (k *keptRows) gather(ids []int32) *exec.Batch {
+	b := &exec.Batch{N: len(ids)}
+	for c := range k.cols {
+		g := k.cols[c].gathered(ids)
+		if g.words != nil {
+			g.plain()
+		}
+		b.Cols = append(b.Cols, &exec.Vec{Type: g.typ, N: len(ids), Null: g.null, Data: g.data, Ends: g.ends, Nums: g.nums, Bools: g.bools})
+	}
+	ws := make([]int64, len(ids))
+	for n, id := range ids {
+		ws[n] = 1
+		if k.weights != nil {
+			ws[n] = k.weights[id]
+		}
+	}
+	b.Cols = append(b.Cols, weightVec(ws))
+	return b
+}
+
+// bytes is about the memory of the rows and lists.
+func (k *keptRows) bytes() int64 {
+	n := 8*int64(cap(k.weights)+cap(k.dead)) + 4*int64(cap(k.next)+cap(k.head))
+	for _, c := range k.cols {
+		n += int64(cap(c.null)+cap(c.data)+cap(c.bools)) + 2*int64(cap(c.codes)) + 4*int64(cap(c.ends)) + 24*int64(cap(c.nums))
+		if c.words != nil {
+			for _, t := range c.words.texts {
+				n += int64(len(t)) + 2*16 + 8 // the text, its two headers, the map's entry
+			}
+		}
+	}
+	return n
+}
+
+// liveIDs is the live rows, ascending.
+func (k *keptRows) liveIDs() []int32 {
+	ids := make([]int32, 0, k.live)
+	for w, d := range k.dead {
+		for live := ^d; live != 0; live &= live - 1 {
+			if id := w*64 + bits.TrailingZeros64(live); id < k.rows() {
+				ids = append(ids, int32(id))
+			}
+		}
+	}
+	return ids
+}
