@@ -197,13 +197,14 @@ type semiOp struct {
 	cols  []plan.Column // the left columns
 	grows bool          // the subquery only grows
 	keys  *exec.KeyTable
-	// shared: keys is a table other operators keep their keys in too
-	// (shared.go), written and restored by what shares it, not here.
-	shared bool
 	count []int64  // per key's slot: the subquery's copies of it
 	rows  refLists // per key's slot: the left rows kept (grows: those waiting for it)
 	mark  []bool   // per key's slot: touched (step's scratch, all false between)
 	st    store
+
+	// shared: keys is a table other operators keep their keys in too
+	// (shared.go), written and restored by what shares it, not here.
+	shared bool
 }
 
 func newSemi(n *plan.Node, grows bool, keys *exec.KeyTable) *semiOp {

@@ -338,3 +338,46 @@ type epochRun struct {
 	plan   *physical.Plan
 	epochs []map[string]*exec.Table
 }
+
+// TestEpochsSharedTableLooksUpOnce: the shards' operators of one shared
+// table (q1's DISTINCT, q2's aggregate, the semi-joins of q3 and q4) fold
+// the changes that arrive on a channel with each row's key looked up in
+// the table once, not once per operator: at most a lookup per row of the
+// tables they read, whose rows each reach one shard.
+func TestEpochsSharedTableLooksUpOnce(t *testing.T) {
+	_, _, tables := generated(t, 500, 5)
+	p := planOf(t, defaultTexts(), queries.Names, tables, 2)
+	res, lookups, err := sqlops.RunEpochsLookups(p, splitEpochs(rand.New(rand.NewPCG(5, 42)), tables, 6))
+	if err != nil {
+		t.Fatal(err)
+	}
+	batch, err := sqlops.Run(p, tables)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range queries.Names {
+		if !bytes.Equal(res.Files[name], batch.Files[name]) {
+			t.Errorf("%s: the standing job's final answer is not the batch job's", name)
+		}
+	}
+	checked := false
+	for _, tab := range p.Tables {
+		if tab.Task != p.Shard.Name || len(tab.Ops) < 2 {
+			continue
+		}
+		rows := 0
+		for name := range channelsOf(p, tab.Ops) {
+			c := p.Channel(name)
+			for _, b := range tables[p.Ops[p.Ops[c.Producer].Inputs[0].Op].Node.Table].Batches {
+				rows += b.N // the channel's producer reads the table's scan
+			}
+		}
+		if got := lookups[tab.ID]; got == 0 || got > rows {
+			t.Errorf("table %d (%s) of %d operators: %d lookups for %d rows arrived", tab.ID, tab.Key, len(tab.Ops), got, rows)
+		}
+		checked = true
+	}
+	if !checked {
+		t.Fatal("no shared table in the shards: the test checks nothing")
+	}
+}
