@@ -238,6 +238,11 @@ func NewEpochTask(c EpochConfig) (*EpochTask, error) {
 			}
 		}
 	}
+	// A table no operator took (of a Plan.Tables entry of operators
+	// that keep their own, a final aggregate's) is not the task's.
+	t.tables = slices.DeleteFunc(t.tables, func(s sharedTable) bool {
+		return !slices.ContainsFunc(t.units, func(u *unit) bool { return u.op != nil && u.op.Shares() == s.t })
+	})
 	t.keyed = t.keyGroups()
 	return t, nil
 }
