@@ -44,9 +44,11 @@ type aggEpoch struct {
 	was    []*exec.Batch // the rows before of those of ids that were shown, in ids' order
 }
 
-func newAgg(n *plan.Node, having *plan.Expr) *aggOp {
-	t := exec.NewKeyTable()
-	return newAggOf(n, exec.NewAggregation(t, n.Keys, n.Aggs), t, having)
+func newAgg(n *plan.Node, having *plan.Expr, keys *exec.KeyTable) *aggOp {
+	if keys == nil {
+		keys = exec.NewKeyTable()
+	}
+	return newAggOf(n, exec.NewAggregation(keys, n.Keys, n.Aggs), keys, having)
 }
 
 // newAggOf is newAgg of the aggregation agg (a partial one, on a shard).
@@ -103,7 +105,11 @@ func (o *aggOp) touch(ids []int32) {
 
 // fold adds a batch of the epoch's rows to the groups. It emits nothing:
 // a group's row after is the epoch's end's.
-func (o *aggOp) fold(_ int, b *exec.Batch) (zset, error) {
+func (o *aggOp) fold(_ int, b *exec.Batch) (zset, error) { return o.foldSlots(b, nil) }
+
+// foldSlots is fold given sl, the slots of b's rows' keys (nil: looked
+// up here).
+func (o *aggOp) foldSlots(b *exec.Batch, sl []int32) (zset, error) {
 	for _, w := range weights(b) {
 		if w != 1 {
 			return nil, fmt.Errorf("aggregate: its input, said to only grow, retracted a row")
@@ -112,9 +118,11 @@ func (o *aggOp) fold(_ int, b *exec.Batch) (zset, error) {
 	if !o.ep.open {
 		o.begin()
 	}
-	sl, err := o.agg.Slots(b)
-	if err != nil {
-		return nil, fmt.Errorf("aggregate: %w", err)
+	if sl == nil {
+		var err error
+		if sl, err = o.agg.Slots(b); err != nil {
+			return nil, fmt.Errorf("aggregate: %w", err)
+		}
 	}
 	var fresh []int32 // groups of before the epoch touched first by b
 	for _, g := range o.agg.GroupsOf(sl) {

@@ -34,8 +34,9 @@ func fusesHaving(n *plan.Node) bool {
 // newOp makes the operator of n (Check has passed it) whose inputs are
 // opInputs(n), grows saying of each whether it only grows. Only the
 // inputs' Output columns are read of the nodes below n (those opInputs
-// takes in with it excepted).
-func newOp(n *plan.Node, grows []bool) op {
+// takes in with it excepted). keys, when not nil, is the table a keyed
+// operator keeps its keys in (shared.go); nil: one of its own.
+func newOp(n *plan.Node, grows []bool, keys *exec.KeyTable) op {
 	if n.Op == plan.Limit || n.Op == plan.RowNumber {
 		// A subquery's LIMIT or ROW_NUMBER: the nodes down to its Sort
 		// are one operator, as the answer's are.
@@ -43,7 +44,7 @@ func newOp(n *plan.Node, grows []bool) op {
 		return subTop{newTop(n, sort, upper, grows[0])}
 	}
 	if fusesHaving(n) {
-		return newAgg(n.Input[0], n.Cond)
+		return newAgg(n.Input[0], n.Cond, keys)
 	}
 	switch n.Op {
 	case plan.Scan:
@@ -57,14 +58,14 @@ func newOp(n *plan.Node, grows []bool) op {
 	case plan.Join:
 		return newJoin(n)
 	case plan.SemiJoin:
-		return newSemi(n, grows[1])
+		return newSemi(n, grows[1], keys)
 	case plan.Aggregate:
 		if grows[0] {
-			return newAgg(n, nil)
+			return newAgg(n, nil, keys)
 		}
 		return newRegroup(n, complete(n))
 	case plan.Distinct:
-		return newDistinct(n, grows[0])
+		return newDistinct(n, grows[0], keys)
 	case plan.UnionAll:
 		return unionAllOp{}
 	case plan.Window:

@@ -58,7 +58,9 @@
 // NewAnswer, NewPartialAggregate, NewFinalAggregate), the same code the
 // Engine runs, for what places them on the tasks of a physical plan
 // (services/dataflow/sql/sqlops's EpochTask) and moves the changes
-// between them itself. A physical plan has two kinds of its own: a
+// between them itself; the keyed ones of one key there may share one
+// key table (NewOpIn, NewHavingIn: shared.go), a batch's keys then looked
+// up once for all of them (Op.FoldSlots). A physical plan has two kinds of its own: a
 // shard's partial aggregate and the gateway's final aggregate merging
 // the shards' partials. The partial aggregate emits, at each epoch, for
 // each group the epoch touched, its partial row before (-1) and after

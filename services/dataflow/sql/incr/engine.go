@@ -53,7 +53,7 @@ func (e *Engine) build(n *plan.Node) *node {
 		x.inputs = append(x.inputs, e.build(in))
 		grows[i], _ = monotone(in)
 	}
-	x.op = newOp(n, grows)
+	x.op = newOp(n, grows, nil)
 	if s, ok := x.op.(*scanOp); ok {
 		e.scans[n.Table] = append(e.scans[n.Table], s)
 		e.order = append(e.order, s)

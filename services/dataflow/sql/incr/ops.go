@@ -203,10 +203,17 @@ type semiOp struct {
 	count  keyCounts // per key's slot: the subquery's copies of it
 	rows   *keptRows // per key's slot: the left rows kept (grows: those waiting for it)
 	mark   []bool    // per key's slot: touched (step's scratch, all false between)
+
+	// shared: keys is a table other operators keep their keys in too
+	// (shared.go), written and restored by what shares it, not here.
+	shared bool
 }
 
-func newSemi(n *plan.Node, grows bool) *semiOp {
-	o := &semiOp{key: n.LeftKey, cols: n.Input[0].Output, keyCol: -1, grows: grows, keys: exec.NewKeyTable(), count: keyCounts{grows: grows}}
+func newSemi(n *plan.Node, grows bool, keys *exec.KeyTable) *semiOp {
+	o := &semiOp{key: n.LeftKey, cols: n.Input[0].Output, keyCol: -1, grows: grows, keys: keys, shared: keys != nil, count: keyCounts{grows: grows}}
+	if keys == nil {
+		o.keys = exec.NewKeyTable()
+	}
 	kept := o.cols
 	if k := n.LeftKey; k.Kind == plan.ColRef && o.cols[k.Col].Type == plan.Text {
 		o.keyCol = k.Col
@@ -292,32 +299,64 @@ func (c *keyCounts) add(s int32, w int64) {
 
 func (c *keyCounts) bytes() int64 { return 8 * int64(cap(c.n)+cap(c.there)) }
 
-// slotsOf is the slot of each row's key (NULL: -1), added when new.
-func (o *semiOp) slotsOf(kv *exec.Vec) []int32 {
-	modes := make([]exec.KeyMode, kv.N)
-	for i := range modes {
-		if !kv.IsNull(i) {
-			modes[i] = exec.AddKey
+// slotsOf is the slot of each row's key (NULL: -1), added when new;
+// given, when not nil, are the slots already looked up (FoldSlots'), a
+// NULL's among them, which is -1 here all the same.
+func (o *semiOp) slotsOf(kv *exec.Vec, given []int32) []int32 {
+	var sl []int32
+	switch {
+	case given == nil:
+		modes := make([]exec.KeyMode, kv.N)
+		for i := range modes {
+			if !kv.IsNull(i) {
+				modes[i] = exec.AddKey
+			}
+		}
+		sl = o.keys.Slots([]*exec.Vec{kv}, kv.N, modes, nil)
+	case kv.Null == nil:
+		sl = given
+	default:
+		sl = slices.Clone(given) // given may be another operator's too
+		for i := range sl {
+			if kv.IsNull(i) {
+				sl[i] = -1
+			}
 		}
 	}
-	sl := o.keys.Slots([]*exec.Vec{kv}, kv.N, modes, nil)
-	if n := o.keys.Len(); n > len(o.mark) {
+	o.grow(o.keys.Len())
+	return sl
+}
+
+// grow makes the state per slot n slots long: those of keys another
+// operator added to a shared table are empty.
+func (o *semiOp) grow(n int) {
+	if n > o.count.slots {
 		o.count.grow(n)
 		o.rows.grow(n)
 		o.mark = append(o.mark, make([]bool, n-len(o.mark))...)
 	}
-	return sl
 }
 
-func (o *semiOp) step(in []zset) (zset, error) {
+func (o *semiOp) step(in []zset) (zset, error) { return o.stepSlots(in, nil) }
+
+// stepSlots is step given, when slots is not nil, the slots of the key
+// of each row of each input's batches (slots[k][i]: in[k][i]'s; nil:
+// looked up here).
+func (o *semiOp) stepSlots(in []zset, slots [][][]int32) (zset, error) {
 	dl, dr := in[0], in[1]
+	given := func(k, i int) []int32 {
+		if slots == nil || slots[k] == nil {
+			return nil
+		}
+		return slots[k][i]
+	}
 	// The subquery's changes: the keys that come (+) and go (-) take
 	// the left rows kept so far with them.
 	var touched []int32 // the keys the subquery's changes touch, once each
 	var before []int64  // their counts before
-	for _, b := range dr {
+	for j, b := range dr {
 		ws := weights(b)
-		for i, s := range o.slotsOf(b.Cols[0]) {
+		for i, s := range o.slotsOf(b.Cols[0], given(1, j)) {
 			if s < 0 {
 				continue
 			}
@@ -376,13 +415,13 @@ func (o *semiOp) step(in []zset) (zset, error) {
 	}
 	// The left changes: those of a key there pass; the rest (grows),
 	// or all, are kept.
-	for _, b := range dl {
+	for j, b := range dl {
 		kb, err := exec.Project([]*plan.Expr{o.key}, []*exec.Batch{b})
 		if err != nil {
 			return nil, fmt.Errorf("semi-join: %w", err)
 		}
 		var pass, keep []int32
-		sl := o.slotsOf(kb[0].Cols[0])
+		sl := o.slotsOf(kb[0].Cols[0], given(0, j))
 		for i, s := range sl {
 			if s < 0 {
 				continue
@@ -422,10 +461,12 @@ type distinctOp struct {
 	counted *rowSet        // else
 }
 
-func newDistinct(n *plan.Node, monotone bool) *distinctOp {
+func newDistinct(n *plan.Node, monotone bool, keys *exec.KeyTable) *distinctOp {
 	o := &distinctOp{cols: n.Output}
 	if monotone {
-		o.keys = exec.NewKeyTable()
+		if o.keys = keys; keys == nil {
+			o.keys = exec.NewKeyTable()
+		}
 		o.grow = exec.NewDistinct(o.keys)
 	} else {
 		o.counted = newRowSet(n.Output, false)
@@ -433,11 +474,19 @@ func newDistinct(n *plan.Node, monotone bool) *distinctOp {
 	return o
 }
 
-func (o *distinctOp) step(in []zset) (zset, error) {
+func (o *distinctOp) step(in []zset) (zset, error) { return o.stepSlots(in, nil) }
+
+// stepSlots is step given, over rows that only arrive, the slots of the
+// rows of in[0]'s batches (slots[i]: in[0][i]'s; nil: looked up here).
+func (o *distinctOp) stepSlots(in []zset, slots [][]int32) (zset, error) {
 	if o.grow != nil {
 		var out zset
-		for _, b := range in[0] {
-			if nb := o.grow.Add(b, len(o.cols)); nb != nil {
+		for i, b := range in[0] {
+			var sl []int32
+			if slots != nil {
+				sl = slots[i]
+			}
+			if nb := o.grow.AddSlots(b, len(o.cols), sl); nb != nil {
 				nb.Cols[len(o.cols)] = constWeights(nb.N, 1) // one copy, however many came
 				out = append(out, nb)
 			}

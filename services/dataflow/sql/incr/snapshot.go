@@ -88,7 +88,10 @@ func writeOp(w *snapcodec.Writer, o op) {
 		w.AppendState(func(dst []byte) []byte { return exec.AppendRowsState(dst, o.right.Right()) })
 		w.AppendState(func(dst []byte) []byte { return exec.AppendRowsState(dst, o.left.Right()) })
 	case *semiOp:
-		w.AppendState(o.keys.AppendState)
+		if !o.shared {
+			w.AppendState(o.keys.AppendState)
+		}
+		o.grow(o.keys.Len()) // a key another operator of a shared table added since
 		o.rows.write(w, &o.count)
 	case *aggOp:
 		w.Bool(o.first)
@@ -127,7 +130,9 @@ func readOp(r *snapcodec.Reader, o op) {
 		readJoin(r, o.right, o.nr)
 		readJoin(r, o.left, o.nl)
 	case *semiOp:
-		readState(r, o.keys.RestoreState)
+		if !o.shared {
+			readState(r, o.keys.RestoreState)
+		}
 		n := o.keys.Len()
 		if r.Err != nil || n > len(r.B) {
 			r.Fail(nil)

@@ -21,6 +21,9 @@ type Op struct {
 	top *topOp // an answer's (NewAnswer)
 	// cols are the output's columns: a Diff's, an answer's.
 	cols []plan.Column
+	// shared is the table it keeps its keys in with other operators
+	// (shared.go), nil: one of its own.
+	shared *exec.KeyTable
 }
 
 // NewOp returns the operator of the plan node n, whose inputs' changes
@@ -33,32 +36,13 @@ type Op struct {
 // its input is the Sort's input. The kinds are the logical plan's but
 // the answer's (NewAnswer); a HAVING over an aggregate is a Filter
 // (NewHaving is both as one).
-func NewOp(n *plan.Node, grows []bool) (*Op, error) {
-	if n.Op == plan.Limit || n.Op == plan.RowNumber {
-		if _, _, err := split(n); err != nil {
-			return nil, err
-		}
-	}
-	if err := checkJoin(n); err != nil {
-		return nil, err
-	}
-	if want := len(opInputs(n)); len(grows) != want {
-		return nil, fmt.Errorf("incr: %s operator of %d inputs, told of %d", n.Op, want, len(grows))
-	}
-	o := newOp(n, grows)
-	if o == nil {
-		return nil, fmt.Errorf("%w: the plan operator %q", ErrUnsupported, n.Op)
-	}
-	return &Op{op: o, cols: n.Output}, nil
-}
+func NewOp(n *plan.Node, grows []bool) (*Op, error) { return NewOpIn(n, grows, nil) }
 
 // NewHaving returns the aggregate agg (over an input whose rows only
 // arrive) with the HAVING having over it, as one operator: it remembers
 // which groups' rows pass, and makes the row before of a touched group
 // only when it did.
-func NewHaving(agg *plan.Node, having *plan.Expr) *Op {
-	return &Op{op: newAgg(agg, having), cols: agg.Output}
-}
+func NewHaving(agg *plan.Node, having *plan.Expr) *Op { return NewHavingIn(agg, having, nil) }
 
 // NewPartialAggregate returns a physical plan's partial aggregate of the
 // Aggregate n (its columns: the keys, then exec.PartialColumns): at each
@@ -200,4 +184,11 @@ func (o *Op) RestoreState(state []byte) error {
 
 // Bytes is about the memory the operator's state takes (Engine's
 // snapshot table lists it), for a job's budget.
-func (o *Op) Bytes() int64 { return opBytes(o.op) }
+// A shared table's keys are not counted: what shares it counts them.
+func (o *Op) Bytes() int64 {
+	n := opBytes(o.op)
+	if o.shared != nil {
+		n -= o.shared.Bytes()
+	}
+	return n
+}

@@ -100,6 +100,9 @@
 //     per slot beside it; a batch arriving on a channel has each row's
 //     key looked up in the table once for all of them that read it (the
 //     slots handed to each with its rows: Task.Receive), not once each;
+//     an EpochTask's incremental operators of one entry share one too
+//     (incr.NewOpIn), and the rows of a channel's batch that they fold
+//     as it comes have their keys looked up once for all of them;
 //   - the sink, which formats the query's NAME.csv as exec does.
 //
 // Every operator with state implements stage.Snapshotter: a version, then

@@ -56,6 +56,32 @@ type EpochTask struct {
 	byOp  map[int]*unit
 	chans map[string]*physical.Channel // the channels as they travel: with the weight column
 	meter *meter
+	// tables are the key tables of the plan's Tables entries here, by
+	// ID, that the keyed operators of each share (incr.NewOpIn); keyed,
+	// per channel into the task, its routes whose consumers fold their
+	// batches keyed by a column of the channel in one of them (keyGroups):
+	// a batch's keys are looked up once for all of them.
+	tables []sharedTable
+	keyed  map[string][]keyGroup
+}
+
+// sharedTable is the key table of a Plan.Tables entry on the task.
+type sharedTable struct {
+	id int
+	t  *exec.KeyTable
+}
+
+// keyTable is the shared key table of Plan.Tables entry id, made when new.
+func (t *EpochTask) keyTable(id int) *exec.KeyTable {
+	for _, s := range t.tables {
+		if s.id == id {
+			return s.t
+		}
+	}
+	s := sharedTable{id: id, t: exec.NewKeyTable()}
+	t.tables = append(t.tables, s)
+	slices.SortFunc(t.tables, func(a, b sharedTable) int { return a.id - b.id })
+	return s.t
 }
 
 // EpochOut is where an epoch task's outputs go.
@@ -212,7 +238,27 @@ func NewEpochTask(c EpochConfig) (*EpochTask, error) {
 			}
 		}
 	}
+	// A table no operator took (of a Plan.Tables entry of operators
+	// that keep their own, a final aggregate's) is not the task's.
+	t.tables = slices.DeleteFunc(t.tables, func(s sharedTable) bool {
+		return !slices.ContainsFunc(t.units, func(u *unit) bool { return u.op != nil && u.op.Shares() == s.t })
+	})
+	t.keyed = t.keyGroups()
 	return t, nil
+}
+
+// keyGroups finds, for each channel into the task, the routes whose
+// consumers fold what they are given keyed by a column of the channel in
+// a shared table, grouped by table and column.
+func (t *EpochTask) keyGroups() map[string][]keyGroup {
+	return keyGroupsOf(t.p, func(ch string, r int) (*exec.KeyTable, keyUse, bool) {
+		to, err := t.consumer(ch, r)
+		if err != nil || to.u.op == nil || to.u.op.Shares() == nil || !to.u.op.Folds(to.k) {
+			return nil, keyUse{}, false
+		}
+		use, ok := to.u.op.KeyOf(to.k)
+		return to.u.op.Shares(), keyUse{col: use.Col, mode: use.Mode, null: use.Null}, ok
+	})
 }
 
 // weighted is channel ch as it travels in a standing plan: its columns
@@ -236,7 +282,11 @@ func (t *EpochTask) build(up *unitPlan, columns map[string][]string) (*unit, err
 	u := &unitPlan{}
 	*u = *up
 	x := &unit{unitPlan: u, t: t}
-	op, err := newUnitOp(t.p, up)
+	var keys *exec.KeyTable
+	if id := up.bottom().Table; id != 0 {
+		keys = t.keyTable(id)
+	}
+	op, err := newUnitOp(t.p, up, keys)
 	if err != nil {
 		return nil, err
 	}
@@ -427,6 +477,7 @@ func (t *EpochTask) receive(c *physical.Channel, epoch int64, b *exec.Batch, mas
 	if err := checkWeights(b.Cols[weight], b.N); err != nil {
 		return fmt.Errorf("channel %s: %w", c.Name, err)
 	}
+	slots := routeSlots(t.keyed[c.Name], len(c.Routes), b, masks)
 	for r, rt := range c.Routes {
 		to, err := t.consumer(c.Name, r)
 		if err != nil {
@@ -436,22 +487,11 @@ func (t *EpochTask) receive(c *physical.Channel, epoch int64, b *exec.Batch, mas
 		for _, col := range rt.Cols {
 			cols = append(cols, b.Cols[col])
 		}
-		sub := &exec.Batch{N: b.N, Cols: append(cols, b.Cols[weight])}
-		if len(masks) != 0 {
-			rs := make([]int32, 0, b.N)
-			for i, m := range masks {
-				if m&(1<<r) != 0 {
-					rs = append(rs, int32(i))
-				}
-			}
-			if len(rs) == 0 {
-				continue
-			}
-			if len(rs) < b.N {
-				sub = sub.Rows(rs)
-			}
+		sub, sl, ok := routeBatch(&exec.Batch{N: b.N, Cols: append(cols, b.Cols[weight])}, slots[r], masks, r)
+		if !ok {
+			continue
 		}
-		if err := t.deliver(to.u, to.k, epoch, sub); err != nil {
+		if err := t.deliverSlots(to.u, to.k, epoch, sub, sl); err != nil {
 			return err
 		}
 	}
@@ -575,6 +615,13 @@ func (t *EpochTask) ResumeAt(n int64) error {
 // deliver hands changes of epoch e to input k of unit u: through it at
 // once when it has no state, else held until the epoch's step.
 func (t *EpochTask) deliver(u *unit, k int, e int64, b *exec.Batch) error {
+	return t.deliverSlots(u, k, e, b, nil)
+}
+
+// deliverSlots is deliver given slots, the slots of b's rows' keys in
+// u's shared table (nil: none), which a fold takes and a hold lets go
+// (the step looks them up again).
+func (t *EpochTask) deliverSlots(u *unit, k int, e int64, b *exec.Batch, slots []int32) error {
 	if u.done {
 		return fmt.Errorf("operator #%d (%s): a batch after its end", u.top().ID, u.top().Kind)
 	}
@@ -595,7 +642,7 @@ func (t *EpochTask) deliver(u *unit, k int, e int64, b *exec.Batch) error {
 		return t.forward(u, e, out)
 	}
 	if e == u.epoch+1 && u.op.Folds(k) {
-		return t.fold(u, k, e, b)
+		return t.fold(u, k, e, b, slots)
 	}
 	// Held as it is, not copied: a batch here is one the task read off
 	// a channel (wire.Read's, which aliases nothing of the bytes it
@@ -875,6 +922,9 @@ func (t *EpochTask) checked(err error) error {
 func (t *EpochTask) stateBytes() (int64, *unit) {
 	var n, most int64
 	var top *unit
+	for _, s := range t.tables {
+		n += s.t.Bytes()
+	}
 	for _, u := range t.units {
 		b := u.heldBytes
 		if u.op != nil {

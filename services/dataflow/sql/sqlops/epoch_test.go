@@ -338,3 +338,33 @@ type epochRun struct {
 	plan   *physical.Plan
 	epochs []map[string]*exec.Table
 }
+
+// TestEpochsSharedTableLooksUpOnce: the shards' operators of one shared
+// table (q1's DISTINCT, q2's aggregate, the semi-joins of q3 and q4) fold
+// the changes that arrive on a channel with each row's key looked up in
+// the table once, not once per operator: at most a lookup per row of the
+// tables they read, whose rows each reach one shard.
+func TestEpochsSharedTableLooksUpOnce(t *testing.T) {
+	_, _, tables := generated(t, 500, 5)
+	p := planOf(t, defaultTexts(), queries.Names, tables, 2)
+	res, lookups, err := sqlops.RunEpochsLookups(p, splitEpochs(rand.New(rand.NewPCG(5, 42)), tables, 6))
+	if err != nil {
+		t.Fatal(err)
+	}
+	batch, err := sqlops.Run(p, tables)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range queries.Names {
+		if !bytes.Equal(res.Files[name], batch.Files[name]) {
+			t.Errorf("%s: the standing job's final answer is not the batch job's", name)
+		}
+	}
+	checkLookups(t, p, func(ch string) int {
+		n := 0 // the channel's producer reads a table's scan, whose every row arrives
+		for _, b := range tables[p.Ops[p.Ops[p.Channel(ch).Producer].Inputs[0].Op].Node.Table].Batches {
+			n += b.N
+		}
+		return n
+	}, func(id int) int { return lookups[id] })
+}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/wololo/wololo/services/dataflow/sql/exec"
 	"github.com/wololo/wololo/services/dataflow/sql/incr"
 	"github.com/wololo/wololo/services/dataflow/sql/physical"
 	"github.com/wololo/wololo/services/dataflow/sql/plan"
@@ -63,7 +64,7 @@ func CheckStanding(p *physical.Plan) error {
 		return err
 	}
 	for _, u := range units {
-		if _, err := newUnitOp(p, u); err != nil {
+		if _, err := newUnitOp(p, u, nil); err != nil {
 			return fmt.Errorf("operator #%d (%s) of %v: %w", u.top().ID, u.top().Kind, u.top().Queries, err)
 		}
 	}
@@ -243,8 +244,9 @@ func growsAt(p *physical.Plan, in physical.Input, memo []int8) (bool, error) {
 // newUnitOp makes the incremental operator of a unit (nil for an
 // exchange: the task's own). Its nodes are the plan operators' nodes,
 // linked down to the unit's inputs, which are nodes of their columns
-// alone.
-func newUnitOp(p *physical.Plan, u *unitPlan) (*incr.Op, error) {
+// alone. keys, when not nil, is the table of its Plan.Tables entry, which
+// a keyed operator keeps its keys in (incr.NewOpIn).
+func newUnitOp(p *physical.Plan, u *unitPlan, keys *exec.KeyTable) (*incr.Op, error) {
 	if u.kind == exchanging {
 		return nil, nil
 	}
@@ -277,7 +279,7 @@ func newUnitOp(p *physical.Plan, u *unitPlan) (*incr.Op, error) {
 	case u.kind == sinking:
 		return incr.NewAnswer(node, u.grows[0])
 	case len(u.ops) == 2 && u.bottom().Kind == plan.Aggregate:
-		return incr.NewHaving(node.Input[0], node.Cond), nil
+		return incr.NewHavingIn(node.Input[0], node.Cond, keys), nil
 	}
 	switch u.top().Kind {
 	case physical.PartialAggregate:
@@ -287,5 +289,5 @@ func newUnitOp(p *physical.Plan, u *unitPlan) (*incr.Op, error) {
 	case physical.PartialDistinct:
 		node.Op = plan.Distinct
 	}
-	return incr.NewOp(node, u.grows)
+	return incr.NewOpIn(node, u.grows, keys)
 }

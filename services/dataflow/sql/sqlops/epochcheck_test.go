@@ -93,8 +93,8 @@ func TestEpochsOverBudget(t *testing.T) {
 	_, _, tables := generated(t, 2000, 3)
 	p := planOf(t, defaultTexts(), queries.Names, tables, 2)
 	parts := splitEpochs(rand.New(rand.NewPCG(1, 1)), tables, 3)
-	if _, err := sqlops.RunEpochsBudget(p, parts, sqlops.Budget{StateBytes: 200 << 10}); !errors.As(err, new(*sqlops.OverBudget)) {
-		t.Fatalf("with 200 KiB of state: %v, want OverBudget", err)
+	if _, err := sqlops.RunEpochsBudget(p, parts, sqlops.Budget{StateBytes: 100 << 10}); !errors.As(err, new(*sqlops.OverBudget)) {
+		t.Fatalf("with 100 KiB of state: %v, want OverBudget", err)
 	}
 	if _, err := sqlops.RunEpochsBudget(p, parts, sqlops.Budget{}); err != nil {
 		t.Fatalf("with the default budget: %v", err)

@@ -22,9 +22,10 @@ import (
 // batches restores exactly.
 
 // fold folds b, changes of epoch e (u's next) on input k, into u's
-// operator and hands on what it makes at once.
-func (t *EpochTask) fold(u *unit, k int, e int64, b *exec.Batch) error {
-	out, err := u.op.Fold(k, b)
+// operator and hands on what it makes at once; slots, when not nil, are
+// its rows' keys' in the operator's shared table.
+func (t *EpochTask) fold(u *unit, k int, e int64, b *exec.Batch, slots []int32) error {
+	out, err := u.op.FoldSlots(k, b, slots)
 	if err != nil {
 		return fmt.Errorf("operator #%d (%s): epoch %d: %w", u.top().ID, u.top().Kind, e, err)
 	}
@@ -47,7 +48,7 @@ func (t *EpochTask) foldNext(u *unit) error {
 		in.pending[0].rows = nil
 		for _, b := range rows {
 			u.heldBytes -= int64(batchBytes(b))
-			if err := t.fold(u, k, e, b); err != nil {
+			if err := t.fold(u, k, e, b, nil); err != nil {
 				return err
 			}
 		}

@@ -8,7 +8,10 @@ import (
 	"github.com/wololo/wololo/services/dataflow/sql/exec"
 )
 
-// An epoch task's snapshot: a version, then for each of its units (the
+// An epoch task's snapshot: a version, then its shared key tables (each
+// one's Plan.Tables ID and its keys in slot order, exec.KeyTable's
+// AppendState: restored before the operators that index their state by
+// their slots), then for each of its units (the
 // plan's order), the ID of its highest operator, the epochs it has
 // stepped, whether it has finished, for each input which senders have
 // ended it and its epochs not yet stepped (each one's number, the
@@ -20,7 +23,7 @@ import (
 // would have.
 
 // epochSnapshotVersion is the first byte of an epoch task's snapshot.
-const epochSnapshotVersion = 3 // 3: incr's operators' state of version 3
+const epochSnapshotVersion = 3 // 3: the shared key tables, and incr\'s operators\' state of version 3
 
 var errEpochSnapshot = errors.New("sqlops: corrupt epoch task snapshot")
 
@@ -28,6 +31,11 @@ var errEpochSnapshot = errors.New("sqlops: corrupt epoch task snapshot")
 func (t *EpochTask) AppendSnapshot(dst []byte) ([]byte, error) {
 	w := snapcodec.Writer{B: dst}
 	w.Byte(epochSnapshotVersion)
+	w.Uvarint(uint64(len(t.tables)))
+	for _, s := range t.tables {
+		w.Uvarint(uint64(s.id))
+		w.AppendState(s.t.AppendState)
+	}
 	w.Uvarint(uint64(len(t.units)))
 	for _, u := range t.units {
 		w.Uvarint(uint64(u.top().ID))
@@ -61,6 +69,21 @@ func (t *EpochTask) Restore(state []byte) error {
 	r := snapcodec.Reader{B: state, Corrupt: errEpochSnapshot}
 	if v := r.Byte(); r.Err == nil && v != epochSnapshotVersion {
 		return fmt.Errorf("%w: version %d, want %d", errEpochSnapshot, v, epochSnapshotVersion)
+	}
+	if n := r.Count(2); r.Err == nil && n != len(t.tables) {
+		return fmt.Errorf("%w: %d key tables, the task has %d", errEpochSnapshot, n, len(t.tables))
+	}
+	for _, s := range t.tables {
+		if id := r.Uvarint(); r.Err == nil && id != uint64(s.id) {
+			return fmt.Errorf("%w: key table %d where %d is", errEpochSnapshot, id, s.id)
+		}
+		keys := r.Bytes()
+		if r.Err != nil {
+			break
+		}
+		if err := s.t.RestoreState(keys); err != nil {
+			return fmt.Errorf("%w: key table %d: %v", errEpochSnapshot, s.id, err)
+		}
 	}
 	if n := r.Count(3); r.Err == nil && n != len(t.units) {
 		return fmt.Errorf("%w: %d operators, the task has %d", errEpochSnapshot, n, len(t.units))

@@ -60,7 +60,7 @@ func epochOut(out func() stage.Emitter, s *streams, w *wire.Writer) EpochOut {
 			if err != nil {
 				return err
 			}
-			out().Encoded(name, to, EncodeEpochRows(nil, epoch, w.Append(nil, rows.b, rows.s, rows.routes)), rows.Len())
+			out().Encoded(name, to, w.Append(EncodeEpochHead(nil, epoch), rows.b, rows.s, rows.routes), rows.Len())
 			return nil
 		},
 		Marker: func(ch *physical.Channel, to int, epoch int64) error {

@@ -33,9 +33,15 @@ var errEpochBytes = errors.New("sqlops: not a standing channel's batch")
 // travels as: its epoch, then rowBatch (a RowBatch's bytes, as
 // wire.Writer writes them).
 func EncodeEpochRows(dst []byte, epoch int64, rowBatch []byte) []byte {
+	return append(EncodeEpochHead(dst, epoch), rowBatch...)
+}
+
+// EncodeEpochHead appends to dst the epoch that a batch of changes of
+// epoch begins with, which a wire.Writer then appends the RowBatch to:
+// EncodeEpochRows, the RowBatch written in place rather than copied.
+func EncodeEpochHead(dst []byte, epoch int64) []byte {
 	dst = protowire.AppendTag(dst, epochField, protowire.VarintType)
-	dst = protowire.AppendVarint(dst, uint64(epoch))
-	return append(dst, rowBatch...)
+	return protowire.AppendVarint(dst, uint64(epoch))
 }
 
 // EncodeEpochMarker appends to dst the bytes of the marker of epoch's

@@ -2,6 +2,7 @@ package sqlops
 
 import (
 	"math/rand/v2"
+	"slices"
 
 	"github.com/wololo/wololo/services/dataflow/sql/exec"
 	"github.com/wololo/wololo/services/dataflow/sql/physical"
@@ -91,4 +92,23 @@ func RestoreEpochTask(cfg EpochConfig, snap []byte) error {
 		return err
 	}
 	return t.Restore(snap)
+}
+
+// RunEpochsLookups is RunEpochs, and the keys looked up in each shared
+// key table of its epoch tasks (by Plan.Tables ID, over every instance).
+func RunEpochsLookups(p *physical.Plan, epochs []map[string]*exec.Table) (*EpochResult, map[int]int, error) {
+	var tasks []*EpochTask
+	res, err := runEpochs(p, epochs, epochOptions{observe: func(in *epochInstance) error {
+		if !slices.Contains(tasks, in.t) {
+			tasks = append(tasks, in.t)
+		}
+		return nil
+	}})
+	lookups := map[int]int{}
+	for _, t := range tasks {
+		for _, s := range t.tables {
+			lookups[s.id] += s.t.Lookups()
+		}
+	}
+	return res, lookups, err
 }

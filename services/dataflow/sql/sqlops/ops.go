@@ -52,6 +52,127 @@ type keyUse struct {
 	mode, null exec.KeyMode
 }
 
+// keyGroup is the routes of a channel whose consumers on a task
+// instance are keyed by one column of the channel in one shared table
+// (operators of one Plan.Tables entry): a task receiving a batch of the
+// channel looks each row's key up in the table once (routeSlots), and
+// hands every one of them the slots with its rows, where each would look
+// the key up again (Task.Receive; EpochTask's, to the operators that
+// fold the batch).
+type keyGroup struct {
+	table  *exec.KeyTable
+	col    int      // the channel's column that is the key
+	routes []int    // the routes, in order
+	uses   []keyUse // how each route's consumer keys its input
+}
+
+// keyGroupsOf finds, for each channel of p, the routes whose consumers
+// key a column of the channel in a shared table, grouped by table and
+// column: keyOf says of route r of channel ch the table its consumer
+// keys in and how, ok false when it is not so keyed.
+func keyGroupsOf(p *physical.Plan, keyOf func(ch string, r int) (t *exec.KeyTable, use keyUse, ok bool)) map[string][]keyGroup {
+	out := map[string][]keyGroup{}
+	for _, c := range p.Channels {
+		var groups []keyGroup
+		for r, rt := range c.Routes {
+			table, use, ok := keyOf(c.Name, r)
+			if !ok || use.col < 0 || use.col >= len(rt.Cols) {
+				continue
+			}
+			col := rt.Cols[use.col]
+			g := slices.IndexFunc(groups, func(g keyGroup) bool { return g.table == table && g.col == col })
+			if g < 0 {
+				groups = append(groups, keyGroup{table: table, col: col})
+				g = len(groups) - 1
+			}
+			groups[g].routes = append(groups[g].routes, r)
+			groups[g].uses = append(groups[g].uses, use)
+		}
+		if len(groups) > 0 {
+			out[c.Name] = groups
+		}
+	}
+	return out
+}
+
+// routeSlots returns, per route of a channel of routes routes, the slots
+// of the keys of the rows of b (a batch of it, whose rows are for the
+// routes masks says) in the table of the route's key group, or nil for a
+// route of none: each row's key looked up once for the group's routes
+// that take it, added when one of them adds it.
+func routeSlots(groups []keyGroup, routes int, b *exec.Batch, masks []uint64) [][]int32 {
+	out := make([][]int32, routes)
+	for _, g := range groups {
+		key := b.Cols[g.col]
+		sl := g.table.Slots([]*exec.Vec{key}, b.N, g.modes(key, b.N, masks), nil)
+		for _, r := range g.routes {
+			out[r] = sl
+		}
+	}
+	return out
+}
+
+// modes is the mode of each of the n rows of key, a batch's key column, for
+// Slots: the most of the modes of the group's routes that take the row
+// (masks; none: every route); nil, every key added, when a route that
+// adds every key, NULL included, takes every row (an aggregate's).
+func (g *keyGroup) modes(key *exec.Vec, n int, masks []uint64) []exec.KeyMode {
+	for j, r := range g.routes {
+		if use := g.uses[j]; use.mode == exec.AddKey && use.null == exec.AddKey && !slices.ContainsFunc(masks, func(m uint64) bool { return m&(1<<r) == 0 }) {
+			return nil
+		}
+	}
+	modes := make([]exec.KeyMode, n)
+	for j, r := range g.routes {
+		use := g.uses[j]
+		for i := range modes {
+			if len(masks) != 0 && masks[i]&(1<<r) == 0 {
+				continue
+			}
+			m := use.mode
+			if key.IsNull(i) {
+				m = use.null
+			}
+			modes[i] = max(modes[i], m)
+		}
+	}
+	return modes
+}
+
+// routeBatch is route r's rows of b, a batch of a channel's (its rows'
+// routes masks; none: every row is the route's), with their slots (sl,
+// b's rows', or nil); ok is false when the route has none of them.
+func routeBatch(b *exec.Batch, sl []int32, masks []uint64, r int) (sub *exec.Batch, slots []int32, ok bool) {
+	if len(masks) == 0 {
+		return b, sl, true
+	}
+	rs := make([]int32, 0, b.N)
+	for i, m := range masks {
+		if m&(1<<r) != 0 {
+			rs = append(rs, int32(i))
+		}
+	}
+	switch {
+	case len(rs) == 0:
+		return nil, nil, false
+	case len(rs) == b.N:
+		return b, sl, true
+	}
+	if sl != nil {
+		sl = gatherSlots(sl, rs)
+	}
+	return b.Rows(rs), sl, true
+}
+
+// gatherSlots returns the slots at rows.
+func gatherSlots(slots, rows []int32) []int32 {
+	out := make([]int32, len(rows))
+	for k, r := range rows {
+		out[k] = slots[r]
+	}
+	return out
+}
+
 // colKey is the keyUse of key expression e when it is a column.
 func colKey(e *plan.Expr, mode, null exec.KeyMode) (keyUse, bool) {
 	if e == nil || e.Kind != plan.ColRef {

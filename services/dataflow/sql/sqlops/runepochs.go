@@ -147,7 +147,7 @@ func runFeed(p *physical.Plan, feed EpochFeed, opt epochOptions) (*EpochResult, 
 					}
 					m := epochMessage{ch: ch.Name, sender: i, end: rows == nil}
 					if rows != nil {
-						m.encoded = EncodeEpochRows(nil, epoch, w.Append(nil, rows.b, rows.s, rows.routes))
+						m.encoded = w.Append(EncodeEpochHead(nil, epoch), rows.b, rows.s, rows.routes)
 					}
 					dest[to].queue = append(dest[to].queue, m)
 					return nil

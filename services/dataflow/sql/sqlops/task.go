@@ -54,18 +54,6 @@ type Task struct {
 	keyed map[string][]keyGroup
 }
 
-// keyGroup is the routes of a channel whose consumers here are keyed by
-// one column of the channel in one shared table (slotted operators of
-// one Plan.Tables entry): Receive looks each arriving row's key up in
-// the table once, and hands every one of them the slots with its rows,
-// where each would look the key up again.
-type keyGroup struct {
-	table  *exec.KeyTable
-	col    int      // the channel's column that is the key
-	routes []int    // the routes, in order
-	uses   []keyUse // how each route's consumer keys its input
-}
-
 // instance is one operator on a task instance.
 type instance struct {
 	o  *physical.Op
@@ -125,36 +113,18 @@ func newTask(p *physical.Plan, name string, index int, columns map[string][]stri
 // consumers are slotted operators keyed by a column of the channel in a
 // shared table, grouped by table and column.
 func (t *Task) keyGroups() map[string][]keyGroup {
-	out := map[string][]keyGroup{}
-	for _, c := range t.p.Channels {
-		var groups []keyGroup
-		for r, rt := range c.Routes {
-			in, k, err := t.consumer(c.Name, r)
-			if err != nil || in.shared == nil {
-				continue
-			}
-			s, ok := in.op.(slotted)
-			if !ok {
-				continue
-			}
-			use, ok := s.keyOf(k)
-			if !ok || use.col < 0 || use.col >= len(rt.Cols) {
-				continue
-			}
-			col := rt.Cols[use.col]
-			g := slices.IndexFunc(groups, func(g keyGroup) bool { return g.table == in.shared && g.col == col })
-			if g < 0 {
-				groups = append(groups, keyGroup{table: in.shared, col: col})
-				g = len(groups) - 1
-			}
-			groups[g].routes = append(groups[g].routes, r)
-			groups[g].uses = append(groups[g].uses, use)
+	return keyGroupsOf(t.p, func(ch string, r int) (*exec.KeyTable, keyUse, bool) {
+		in, k, err := t.consumer(ch, r)
+		if err != nil || in.shared == nil {
+			return nil, keyUse{}, false
 		}
-		if len(groups) > 0 {
-			out[c.Name] = groups
+		s, ok := in.op.(slotted)
+		if !ok {
+			return nil, keyUse{}, false
 		}
-	}
-	return out
+		use, ok := s.keyOf(k)
+		return in.shared, use, ok
+	})
 }
 
 func (t *Task) replicas(task string) (int, error) { return replicasOf(t.p, task) }
@@ -437,7 +407,7 @@ func (t *Task) receive(c *physical.Channel, b *exec.Batch, masks []uint64) error
 			return fmt.Errorf("channel %s: a row for a route the channel does not have (%#x of %d routes)", ch, m, len(c.Routes))
 		}
 	}
-	slots := t.slots(ch, b, masks)
+	slots := routeSlots(t.keyed[ch], len(c.Routes), b, masks)
 	for r, rt := range c.Routes {
 		// The columns the route reads, then its rows of them: a column
 		// of the channel the route does not read is not gathered.
@@ -445,82 +415,15 @@ func (t *Task) receive(c *physical.Channel, b *exec.Batch, masks []uint64) error
 		for i, col := range rt.Cols {
 			cols[i] = b.Cols[col]
 		}
-		sub, sl := &exec.Batch{N: b.N, Cols: cols}, slots[r]
-		if len(masks) != 0 {
-			rs := make([]int32, 0, b.N)
-			for i, m := range masks {
-				if m&(1<<r) != 0 {
-					rs = append(rs, int32(i))
-				}
-			}
-			if len(rs) == 0 {
-				continue
-			}
-			if len(rs) < b.N {
-				sub = sub.Rows(rs)
-				if sl != nil {
-					sl = gatherSlots(sl, rs)
-				}
-			}
+		sub, sl, ok := routeBatch(&exec.Batch{N: b.N, Cols: cols}, slots[r], masks, r)
+		if !ok {
+			continue
 		}
 		if err := t.applyRoute(targets[r].in, targets[r].k, sub, sl); err != nil {
 			return err
 		}
 	}
 	return nil
-}
-
-// slots returns, per route of channel ch, the slots of the keys of the
-// rows of b (a batch of it, whose rows are for the routes masks says) in
-// the table of the route's key group, or nil for a route of none: each
-// row's key looked up once for the group's routes that take it, added
-// when one of them adds it.
-func (t *Task) slots(ch string, b *exec.Batch, masks []uint64) [][]int32 {
-	out := make([][]int32, len(t.p.Channel(ch).Routes))
-	for _, g := range t.keyed[ch] {
-		key := b.Cols[g.col]
-		sl := g.table.Slots([]*exec.Vec{key}, b.N, g.modes(key, b.N, masks), nil)
-		for _, r := range g.routes {
-			out[r] = sl
-		}
-	}
-	return out
-}
-
-// modes is the mode of each of the n rows of key, a batch's key column, for
-// Slots: the most of the modes of the group's routes that take the row
-// (masks; none: every route); nil, every key added, when a route that
-// adds every key, NULL included, takes every row (an aggregate's).
-func (g *keyGroup) modes(key *exec.Vec, n int, masks []uint64) []exec.KeyMode {
-	for j, r := range g.routes {
-		if use := g.uses[j]; use.mode == exec.AddKey && use.null == exec.AddKey && !slices.ContainsFunc(masks, func(m uint64) bool { return m&(1<<r) == 0 }) {
-			return nil
-		}
-	}
-	modes := make([]exec.KeyMode, n)
-	for j, r := range g.routes {
-		use := g.uses[j]
-		for i := range modes {
-			if len(masks) != 0 && masks[i]&(1<<r) == 0 {
-				continue
-			}
-			m := use.mode
-			if key.IsNull(i) {
-				m = use.null
-			}
-			modes[i] = max(modes[i], m)
-		}
-	}
-	return modes
-}
-
-// gatherSlots returns the slots at rows.
-func gatherSlots(slots, rows []int32) []int32 {
-	out := make([]int32, len(rows))
-	for k, r := range rows {
-		out[k] = slots[r]
-	}
-	return out
 }
 
 // applyRoute hands a channel route's batch to its consumer: with the

@@ -222,18 +222,26 @@ func TestSharedTableLooksUpOnce(t *testing.T) {
 	if !shard.Done() {
 		t.Fatal("the shard has not finished")
 	}
+	checkLookups(t, p, func(ch string) int { return arrived[ch] }, func(id int) int { return keyTables[id].Lookups() })
+}
+
+// checkLookups holds each shared table of more than one operator of p's
+// shard to at most a lookup per row arrived on the channels they read
+// (rows says a channel's), and more than none (lookups says a table's,
+// by ID).
+func checkLookups(t *testing.T, p *physical.Plan, rows func(ch string) int, lookups func(id int) int) {
+	t.Helper()
 	checked := false
 	for _, tab := range p.Tables {
 		if tab.Task != p.Shard.Name || len(tab.Ops) < 2 {
 			continue
 		}
-		rows := 0
+		n := 0
 		for ch := range channelsOf(p, tab.Ops) {
-			rows += arrived[ch]
+			n += rows(ch)
 		}
-		got := keyTables[tab.ID].Lookups()
-		if got == 0 || got > rows {
-			t.Errorf("table %d (%s) of %d operators: %d lookups for %d rows arrived", tab.ID, tab.Key, len(tab.Ops), got, rows)
+		if got := lookups(tab.ID); got == 0 || got > n {
+			t.Errorf("table %d (%s) of %d operators: %d lookups for %d rows arrived", tab.ID, tab.Key, len(tab.Ops), got, n)
 		}
 		checked = true
 	}
