@@ -991,6 +991,9 @@ func (r *Runtime) stateChange(j *job, journal *wololov1.Journal) ([]byte, bool, 
 	if !ok || j.logBytes < max(SnapshotMinBytes, 2*j.snapBytes) {
 		return b, false, nil
 	}
+	if d, ok := snap.(SnapshotDecliner); ok && d.NoSnapshot() {
+		return b, false, nil
+	}
 	sb, err := snapshotEntry(snap, j.snapBytes)
 	if err != nil {
 		j.log.Warn("snapshot failed; keeping the log", "error", err)

@@ -2,6 +2,7 @@ package sqlops
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -14,6 +15,7 @@ import (
 	"github.com/wololo/wololo/services/dataflow/sql/exec"
 	"github.com/wololo/wololo/services/dataflow/sql/physical"
 	"github.com/wololo/wololo/services/dataflow/sql/plan"
+	"github.com/wololo/wololo/services/dataflow/sql/sqlops/spill"
 	"github.com/wololo/wololo/services/dataflow/sql/sqlops/wire"
 	"github.com/wololo/wololo/services/dataflow/stage"
 )
@@ -98,6 +100,9 @@ func NewTask(p *physical.Plan, name string, index int, columns map[string][]stri
 // fields at their defaults; see Task.meter).
 func newTask(p *physical.Plan, name string, index int, columns map[string][]string, shared func(id int) *exec.KeyTable, send Sender, keep func(*physical.Op) bool, b Budget) (*Task, error) {
 	t := &Task{p: p, name: name, index: index, ops: map[int]*instance{}, meter: &meter{b: b.withDefaults()}}
+	if b.SpillDir != "" {
+		t.meter.space = spill.NewSpace(b.SpillDir, name+"-"+strconv.Itoa(index), t.meter.b.SpillBytes)
+	}
 	t.send = func(ch *physical.Channel, to int, rows *Rows) error {
 		if rows != nil && rows.Len() > 0 {
 			if err := t.meter.sent(rows.bytes(), "the channel "+ch.Name); err != nil {
@@ -280,13 +285,73 @@ func (t *Task) step() { t.meter.step() }
 // once the batch or end given to the task is applied: what its
 // operators hold (Budget.StateBytes), or a bound an operator passed.
 func (t *Task) checked(err error) error {
-	return t.meter.checked(err, t.name, func() (int64, *physical.Op) {
+	if err == nil {
+		err = t.spillPast()
+	}
+	err = t.meter.checked(err, t.name, func() (int64, *physical.Op) {
 		n, top := t.stateBytes()
 		if top == nil {
 			return n, nil
 		}
 		return n, top.o
 	})
+	if t.meter.space != nil && (errors.Is(err, stage.ErrFailsJob) || t.Done()) {
+		// The job fails here, or the task is over: its spill files are
+		// no longer read.
+		err = errors.Join(err, t.meter.space.Close())
+	}
+	return err
+}
+
+// spillPast moves state of the task's operators to disk while what they
+// hold is past the budget (the operator that holds the most first), when
+// the job may spill (Budget.SpillDir); past the budget still, the job
+// fails (meter.checked).
+func (t *Task) spillPast() error {
+	if t.meter.space == nil {
+		return nil
+	}
+	for {
+		n, _ := t.stateBytes()
+		if n <= t.meter.b.StateBytes {
+			return nil
+		}
+		var top spiller
+		var topIn *instance
+		for _, in := range t.order {
+			if s, ok := in.op.(spiller); ok && !in.done && (top == nil || s.stateBytes() > top.stateBytes()) {
+				top, topIn = s, in
+			}
+		}
+		if top == nil {
+			return nil
+		}
+		first := !top.spilled()
+		moved, err := top.spill(t.meter.space)
+		if err != nil {
+			return fmt.Errorf("operator #%d (%s): %w", topIn.o.ID, topIn.o.Kind, err)
+		}
+		t.meter.spilled = max(t.meter.spilled, t.meter.space.Used())
+		if first && moved && t.meter.b.Spilled != nil {
+			t.meter.b.Spilled(fmt.Sprintf("task %s[%d] #%d %s of %s", t.name, t.index, topIn.o.ID, topIn.o.Kind, strings.Join(topIn.o.Queries, ", ")), n)
+		}
+		after, _ := t.stateBytes()
+		if !moved || after >= n {
+			return nil
+		}
+	}
+}
+
+// NoSnapshot says whether an operator of the task has state on disk,
+// which its snapshot would take back into memory: the task declines to
+// write one (stage.SnapshotDecliner; spilling.go says why).
+func (t *Task) NoSnapshot() bool {
+	for _, in := range t.order {
+		if s, ok := in.op.(spiller); ok && s.spilled() {
+			return true
+		}
+	}
+	return false
 }
 
 // Overflowed names the first operator of the task that was given more
@@ -514,15 +579,6 @@ func (g *keyGroup) modes(key *exec.Vec, n int, masks []uint64) []exec.KeyMode {
 	return modes
 }
 
-// gatherSlots returns the slots at rows.
-func gatherSlots(slots, rows []int32) []int32 {
-	out := make([]int32, len(rows))
-	for k, r := range rows {
-		out[k] = slots[r]
-	}
-	return out
-}
-
 // applyRoute hands a channel route's batch to its consumer: with the
 // slots of its rows' keys (slots not nil: a slotted operator), or as
 // applyBatch does.
@@ -599,6 +655,9 @@ func (t *Task) Stats() []exec.ColumnStats {
 }
 
 func (t *Task) restartFirst(in *instance) error {
+	if s, ok := in.op.(spiller); ok && s.spilled() {
+		return nil // it declines to snapshot (NoSnapshot)
+	}
 	if _, ok := in.op.(stage.Snapshotter); ok && t.restart != nil && !in.done && t.restart(in.o.ID, t.index) {
 		return t.restore(in)
 	}
