@@ -127,13 +127,13 @@ type Config struct {
 	// SweepEvery is how often the runtime reaps the state of jobs it does
 	// not admit; DefaultSweepEvery if 0.
 	SweepEvery time.Duration
-	// Plans makes what a job runs here of its plan (a job of SQL
+	// Plans makes what job runs here of its plan (a job of SQL
 	// queries: IntroduceJobRequest.plan). A job without a plan (one of
 	// the hand-written graph an older version ran) runs nothing here: its
 	// introduction is refused, and its state in a store is unrestorable
 	// (the lost-state path: the gateway runs it again from its retained
 	// input, or its client submits it again).
-	Plans func(plan []byte) (JobSpec, error)
+	Plans func(job string, plan []byte) (JobSpec, error)
 	// PlanOf, if set, is the plan of a job Known admits (the gateway's own
 	// jobs, which it never introduces to itself); nil: none.
 	PlanOf func(job string) []byte
@@ -366,7 +366,7 @@ func (r *Runtime) IntroduceJob(id string, plan []byte) error {
 	if len(plan) == 0 {
 		return fmt.Errorf("%w: job %s: %w", transport.ErrBadPlan, id, ErrNoPlan)
 	}
-	if _, err := r.cfg.Plans(plan); err != nil {
+	if _, err := r.cfg.Plans(id, plan); err != nil {
 		return fmt.Errorf("%w: job %s: %v", transport.ErrBadPlan, id, err)
 	}
 	r.introducing.Lock()
@@ -609,7 +609,7 @@ func (r *Runtime) specLocked(id string) (JobSpec, error) {
 	if len(plan) == 0 {
 		return JobSpec{}, fmt.Errorf("%w: %w", transport.ErrBadPlan, ErrNoPlan)
 	}
-	spec, err := r.cfg.Plans(plan)
+	spec, err := r.cfg.Plans(id, plan)
 	if err != nil {
 		return JobSpec{}, fmt.Errorf("%w: %v", transport.ErrBadPlan, err)
 	}
@@ -1175,7 +1175,7 @@ func (r *Runtime) MetricStreams(id string) (map[string]string, bool) {
 	if len(plan) == 0 {
 		return nil, true
 	}
-	spec, err := r.cfg.Plans(plan)
+	spec, err := r.cfg.Plans(id, plan)
 	if err != nil {
 		return nil, true
 	}

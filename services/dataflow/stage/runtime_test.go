@@ -736,7 +736,7 @@ func TestMetricStreamsRenameEveryJobsStreams(t *testing.T) {
 	names := map[string]string{"acme_payroll-by-employee_ssn": "ch0"}
 	var made int
 	rt, _, _ := startRuntime(t, shard0, transport.NewMemStore(), func(c *stage.Config) {
-		c.Plans = func([]byte) (stage.JobSpec, error) {
+		c.Plans = func(string, []byte) (stage.JobSpec, error) {
 			made++
 			return stage.JobSpec{New: testPlans["sum"].New, MetricStreams: names}, nil
 		}

@@ -48,7 +48,8 @@ type Budget struct {
 	SpillDir string
 	// Spilled, when set, is told when an operator of the job first
 	// spills here: which (where), and the state the task held then (the
-	// process logs it).
+	// process logs it). The tasks of an in-process run call it from
+	// their goroutines.
 	Spilled func(where string, held int64)
 	// HeldBytes is about the most bytes of values an operator that holds
 	// rows until its inputs end holds at the gateway (a sort, a sink: a

@@ -6,6 +6,8 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/wololo/wololo/services/dataflow/sql/sqlops"
@@ -68,8 +70,11 @@ func TestJoinSpillsPastItsBudget(t *testing.T) {
 	const state = 100_000
 	t.Run("spilled", func(t *testing.T) {
 		dir := t.TempDir()
+		var mu sync.Mutex
 		var spilled []string
 		res, err := sqlops.RunSpilling(p, tables, sqlops.Budget{StateBytes: state, SpillDir: dir, Spilled: func(where string, held int64) {
+			mu.Lock()
+			defer mu.Unlock()
 			spilled = append(spilled, where)
 		}}, nil)
 		if err != nil {
@@ -87,8 +92,9 @@ func TestJoinSpillsPastItsBudget(t *testing.T) {
 	t.Run("restarted", func(t *testing.T) {
 		// Restored operators' key tables hold a little more than the
 		// others': a budget of half as much again.
-		n, spilled := 0, 0
-		res, err := sqlops.RunSpilling(p, tables, sqlops.Budget{StateBytes: state * 3 / 2, SpillDir: t.TempDir(), Spilled: func(string, int64) { spilled++ }}, func(op, instance int) bool {
+		var n int
+		var spilled atomic.Int64
+		res, err := sqlops.RunSpilling(p, tables, sqlops.Budget{StateBytes: state * 3 / 2, SpillDir: t.TempDir(), Spilled: func(string, int64) { spilled.Add(1) }}, func(op, instance int) bool {
 			n++
 			return n%3 == 0
 		})
@@ -96,7 +102,7 @@ func TestJoinSpillsPastItsBudget(t *testing.T) {
 			t.Fatal(err)
 		}
 		check(t, res)
-		if spilled == 0 {
+		if spilled.Load() == 0 {
 			t.Fatal("nothing spilled")
 		}
 	})

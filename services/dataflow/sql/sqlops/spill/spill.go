@@ -49,7 +49,9 @@ func (s *Space) Used() int64 { return s.used }
 // Dir is the space's directory, "" until a file has been made.
 func (s *Space) Dir() string { return s.dir }
 
-// Close closes every file of the space and removes its directory.
+// Close closes every file of the space and removes its directory, and
+// root too when that leaves it empty (a job's directory of its
+// instances').
 func (s *Space) Close() error {
 	var errs []error
 	for _, f := range s.files {
@@ -61,6 +63,7 @@ func (s *Space) Close() error {
 	if s.dir != "" {
 		errs = append(errs, os.RemoveAll(s.dir))
 		s.dir = ""
+		os.Remove(s.root) // a job's directory, when it is left empty; not an error otherwise
 	}
 	s.used = 0
 	return errors.Join(errs...)
