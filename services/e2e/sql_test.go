@@ -3,6 +3,7 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,7 +11,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
+
 	"github.com/wololo/wololo/deploy"
+	"github.com/wololo/wololo/internal/testkit"
 	"github.com/wololo/wololo/queries"
 	"github.com/wololo/wololo/services/cmdline/client"
 	"github.com/wololo/wololo/services/dataflow/sql/sqljob"
@@ -227,5 +231,42 @@ func TestAJobOverItsBudgetFailsOnlyItself(t *testing.T) {
 		if err := c.Err(shard); err != nil {
 			t.Errorf("%s after the restart: %v", shard, err)
 		}
+	}
+}
+
+// TestAJobPastItsStateBudgetSpills: with a data directory, a job whose
+// joins hold more than --job-max-state-bytes on a shard spills them to
+// DATA/spill and answers exactly what the in-process runner answers
+// within the default budget (a join of the two files, and a self-join on
+// two keys); its processes say so in their log, and no spill file is
+// left once it is done.
+func TestAJobPastItsStateBudgetSpills(t *testing.T) {
+	d := testDatasets(t)[0]
+	var logs testkit.SyncBuffer
+	data := t.TempDir()
+	c := startCluster(t, deploy.Default(), node.ClusterOptions{
+		JobBudget: sqlops.Budget{StateBytes: 400_000}, DataDir: data,
+		Log: hclog.New(&hclog.LoggerOptions{Level: hclog.Info, Output: &logs}),
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	qs := []sqljob.Query{userQueries[0], {Name: "teammates", Text: "SELECT p.civ, q.civ AS teammate, COUNT(*) AS together FROM match_players AS p JOIN match_players AS q ON q.match = p.match AND q.team = p.team WHERE p.civ < q.civ GROUP BY 1, 2 ORDER BY together DESC, 1, 2"}}
+	out := t.TempDir()
+	if _, err := client.Submit(ctx, client.SubmitOptions{Server: c.GatewayAddr(), TLS: clientTLS(t, c), Matches: d.matches, Players: d.players, Out: out, Queries: qs}); err != nil {
+		t.Fatalf("submit: %v", err)
+	}
+	compareSQL(t, d, qs, out)
+	if !strings.Contains(logs.String(), "the job spills state to disk") {
+		t.Fatal("no process logged a spill")
+	}
+	var left []string
+	filepath.WalkDir(data, func(path string, e fs.DirEntry, err error) error {
+		if err == nil && !e.IsDir() && strings.Contains(path, string(filepath.Separator)+"spill"+string(filepath.Separator)) {
+			left = append(left, path)
+		}
+		return nil
+	})
+	if len(left) != 0 {
+		t.Fatalf("spill files left: %v", left)
 	}
 }
