@@ -3,6 +3,7 @@ package sqlops
 import (
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"math/bits"
 	"slices"
 
@@ -69,23 +70,21 @@ func partitions(key *plan.Expr, b *exec.Batch) ([]uint8, error) {
 		return nil, err
 	}
 	out := make([]uint8, b.N)
+	h := fnv.New64a()
 	var buf, k []byte
 	for i := range b.N {
 		k, buf = routeKey(buf[:0], kb[0].Cols, i)
-		out[i] = partitionOf(k)
+		h.Reset()
+		h.Write(k)
+		out[i] = partitionOf(h.Sum64())
 	}
 	return out, nil
 }
 
-// partitionOf is a key's partition: FNV-1a of its bytes, mixed (the
+// partitionOf is the partition of a key's FNV-1a hash h, mixed (the
 // finalizer of MurmurHash3) so that its top bits, which pick the
-// partition, depend on all of them.
-func partitionOf(key []byte) uint8 {
-	h := uint64(14695981039346656037)
-	for _, c := range key {
-		h ^= uint64(c)
-		h *= 1099511628211
-	}
+// partition, depend on all of h's.
+func partitionOf(h uint64) uint8 {
 	h ^= h >> 33
 	h *= 0xff51afd7ed558ccd
 	h ^= h >> 33
