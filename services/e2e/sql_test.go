@@ -177,7 +177,24 @@ func TestGroupByALongCaseRuns(t *testing.T) {
 // every few kilobytes; the journal alone is sqlops' deployed-plan test's),
 // and the answers are exact.
 func TestSQLJobRestartsRecoverExactly(t *testing.T) {
-	restartDuringJob(t, 3, sqlQueries())
+	restartDuringJob(t, 3, sqlQueries(), node.ClusterOptions{})
+}
+
+// TestSpilledJobRestartsRecoverExactly is TestSQLJobRestartsRecoverExactly
+// of a job of two joins that spill to disk (a state budget of 2 MB, a
+// data directory; the default queries' groups alone hold more): a
+// restarted process starts with no spill file, its spilled tasks took
+// no snapshot, and the replay of their journal writes the files again;
+// the answers are exact.
+func TestSpilledJobRestartsRecoverExactly(t *testing.T) {
+	var logs testkit.SyncBuffer
+	restartDuringJob(t, 3, []sqljob.Query{userQueries[0], {Name: "teammates", Text: teammatesQuery}}, node.ClusterOptions{
+		JobBudget: sqlops.Budget{StateBytes: 2_000_000}, DataDir: t.TempDir(),
+		Log: hclog.New(&hclog.LoggerOptions{Level: hclog.Info, Output: &logs}),
+	})
+	if !strings.Contains(logs.String(), "the job spills state to disk") {
+		t.Fatal("no process logged a spill")
+	}
 }
 
 // TestTooLargeAnAnswerFailsOnlyItsJob: a job whose query's answer is
@@ -250,7 +267,7 @@ func TestAJobPastItsStateBudgetSpills(t *testing.T) {
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	qs := []sqljob.Query{userQueries[0], {Name: "teammates", Text: "SELECT p.civ, q.civ AS teammate, COUNT(*) AS together FROM match_players AS p JOIN match_players AS q ON q.match = p.match AND q.team = p.team WHERE p.civ < q.civ GROUP BY 1, 2 ORDER BY together DESC, 1, 2"}}
+	qs := []sqljob.Query{userQueries[0], {Name: "teammates", Text: teammatesQuery}}
 	out := t.TempDir()
 	if _, err := client.Submit(ctx, client.SubmitOptions{Server: c.GatewayAddr(), TLS: clientTLS(t, c), Matches: d.matches, Players: d.players, Out: out, Queries: qs}); err != nil {
 		t.Fatalf("submit: %v", err)
@@ -270,3 +287,7 @@ func TestAJobPastItsStateBudgetSpills(t *testing.T) {
 		t.Fatalf("spill files left: %v", left)
 	}
 }
+
+// teammatesQuery is a self-join on two keys (queries/analyst's
+// teammate_civs), whose join holds the players' rows of a shard.
+const teammatesQuery = "SELECT p.civ, q.civ AS teammate, COUNT(*) AS together FROM match_players AS p JOIN match_players AS q ON q.match = p.match AND q.team = p.team WHERE p.civ < q.civ GROUP BY 1, 2 ORDER BY together DESC, 1, 2"

@@ -2,6 +2,7 @@ package sqlops
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -316,27 +317,35 @@ func (t *Task) spillPast() error {
 		if n <= t.meter.b.StateBytes {
 			return nil
 		}
-		var top spiller
-		var topIn *instance
+		// The operators that can spill, the one holding the most first:
+		// the first that moves something does.
+		var ins []*instance
 		for _, in := range t.order {
-			if s, ok := in.op.(spiller); ok && !in.done && (top == nil || s.stateBytes() > top.stateBytes()) {
-				top, topIn = s, in
+			if _, ok := in.op.(spiller); ok && !in.done {
+				ins = append(ins, in)
 			}
 		}
-		if top == nil {
-			return nil
+		slices.SortStableFunc(ins, func(a, b *instance) int {
+			return cmp.Compare(b.op.(spiller).stateBytes(), a.op.(spiller).stateBytes())
+		})
+		moved := false
+		for _, in := range ins {
+			s := in.op.(spiller)
+			first := !s.spilled()
+			var err error
+			if moved, err = s.spill(t.meter.space); err != nil {
+				return fmt.Errorf("operator #%d (%s): %w", in.o.ID, in.o.Kind, err)
+			}
+			if !moved {
+				continue
+			}
+			t.meter.spilled = max(t.meter.spilled, t.meter.space.Used())
+			if first && t.meter.b.Spilled != nil {
+				t.meter.b.Spilled(fmt.Sprintf("task %s[%d] #%d %s of %s", t.name, t.index, in.o.ID, in.o.Kind, strings.Join(in.o.Queries, ", ")), n)
+			}
+			break
 		}
-		first := !top.spilled()
-		moved, err := top.spill(t.meter.space)
-		if err != nil {
-			return fmt.Errorf("operator #%d (%s): %w", topIn.o.ID, topIn.o.Kind, err)
-		}
-		t.meter.spilled = max(t.meter.spilled, t.meter.space.Used())
-		if first && moved && t.meter.b.Spilled != nil {
-			t.meter.b.Spilled(fmt.Sprintf("task %s[%d] #%d %s of %s", t.name, t.index, topIn.o.ID, topIn.o.Kind, strings.Join(topIn.o.Queries, ", ")), n)
-		}
-		after, _ := t.stateBytes()
-		if !moved || after >= n {
+		if after, _ := t.stateBytes(); !moved || after >= n {
 			return nil
 		}
 	}
