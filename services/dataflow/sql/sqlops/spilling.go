@@ -1,6 +1,7 @@
 package sqlops
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -138,10 +139,10 @@ func (j *join) spill(space *spill.Space) (bool, error) {
 			total += size[p]
 		}
 	}
-	if len(in) == 0 {
+	if total == 0 { // nothing in memory to move
 		return false, nil
 	}
-	slices.SortStableFunc(in, func(a, b int) int { return int(min(max(size[b]-size[a], -1), 1)) })
+	slices.SortStableFunc(in, func(a, b int) int { return cmp.Compare(size[b], size[a]) })
 	var moved int64
 	for _, p := range in {
 		if moved > 0 && 2*moved >= total {
@@ -255,6 +256,9 @@ func (j *join) finishSpilled(out Out) error {
 		return nil
 	}
 	emit := j.counted(out)
+	// The in-memory part has finished: its rows go before the spilled
+	// partitions' come.
+	j.j = exec.NewJoin(j.table, j.leftKey, j.rightKey, j.right)
 	for p := range spillParts {
 		if !j.gr.out[p] {
 			continue
