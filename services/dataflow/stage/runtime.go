@@ -134,6 +134,9 @@ type Config struct {
 	// (the lost-state path: the gateway runs it again from its retained
 	// input, or its client submits it again).
 	Plans func(job string, plan []byte) (JobSpec, error)
+	// Dropped, if set, is told of each job dropped here, once its actor
+	// has stopped (the node removes the job's spill files).
+	Dropped func(job string)
 	// PlanOf, if set, is the plan of a job Known admits (the gateway's own
 	// jobs, which it never introduces to itself); nil: none.
 	PlanOf func(job string) []byte
@@ -458,6 +461,9 @@ func (r *Runtime) DropJob(id string) error {
 		j.dropped.Store(true)
 		j.cancel()
 		<-j.stopped
+	}
+	if r.cfg.Dropped != nil {
+		r.cfg.Dropped(id)
 	}
 	if r.cfg.Links != nil {
 		r.cfg.Links.DropJob(id)

@@ -286,6 +286,15 @@ func New(cfg Config) (*Node, error) {
 			}
 			return sqlops.DecodeSpec(plan, st.Name, b)
 		},
+		// A dropped job's spill files go with it (a finished or failed
+		// job's tasks remove their own).
+		Dropped: func(job string) {
+			if spillRoot != "" && jobid.Valid(job) {
+				if err := os.RemoveAll(filepath.Join(spillRoot, job)); err != nil {
+					log.Warn("could not remove a dropped job's spill files", "job", job, "error", err)
+				}
+			}
+		},
 	}
 	var gatewayMetrics *metrics.Gateway
 	if st.Role == "gateway" {
