@@ -174,6 +174,15 @@ var importRules = []importRule{
 		testsMay: testHelpers,
 	},
 	{
+		name: "sql-ops-spill",
+		rule: "services/dataflow/sql/sqlops/spill (an operator's spill files) imports of this module only services/dataflow/sql/{exec,plan}, the wire codec (sqlops/wire) and proto/wololo/v1: not the rest of sqlops, which uses it",
+		from: func(p string) bool { return p == sqlOps+"/spill" },
+		allow: func(d string) bool {
+			return d == "services/dataflow/sql/exec" || d == "services/dataflow/sql/plan" || d == sqlOpsWire || d == "proto/wololo/v1"
+		},
+		testsMay: testHelpers,
+	},
+	{
 		name:  "sql-physical",
 		rule:  "services/dataflow/sql/physical (the physical planner) imports of this module only services/dataflow/sql/... and deploy (the cluster's tasks it places operators on)",
 		from:  func(p string) bool { return p == sqlPhysical },

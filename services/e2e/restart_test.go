@@ -25,14 +25,14 @@ import (
 // log, so that restarts restore snapshots and replay what came after them.
 func TestRestartsRecoverExactly(t *testing.T) {
 	for _, seed := range []uint64{1, 2, 3} {
-		restartDuringJob(t, seed, nil)
+		restartDuringJob(t, seed, nil, node.ClusterOptions{})
 	}
 }
 
 // restartDuringJob runs a job of queries (none: the built-in graph) on
 // dataset 2 and restarts instances at random meanwhile (seed 3:
 // snapshots every few kilobytes of state log), and checks its answers.
-func restartDuringJob(t *testing.T, seed uint64, queries []sqljob.Query) {
+func restartDuringJob(t *testing.T, seed uint64, queries []sqljob.Query, opts node.ClusterOptions) {
 	// An instance restarted again before it is back up makes no progress
 	// at all on a loaded machine, so each one gets a breath. The
 	// gateway's is longer: a client reconnects with gRPC's backoff, which
@@ -50,7 +50,8 @@ func restartDuringJob(t *testing.T, seed uint64, queries []sqljob.Query) {
 		}
 		d := testDatasets(t)[2]
 		top := deploy.Default()
-		c := startCluster(t, top, node.ClusterOptions{OutboxLimit: 4})
+		opts.OutboxLimit = 4
+		c := startCluster(t, top, opts)
 		rng := rand.New(rand.NewPCG(seed, 99))
 		instances := top.Instances()
 

@@ -3,6 +3,7 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,7 +11,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
+
 	"github.com/wololo/wololo/deploy"
+	"github.com/wololo/wololo/internal/testkit"
 	"github.com/wololo/wololo/queries"
 	"github.com/wololo/wololo/services/cmdline/client"
 	"github.com/wololo/wololo/services/dataflow/sql/sqljob"
@@ -173,7 +177,24 @@ func TestGroupByALongCaseRuns(t *testing.T) {
 // every few kilobytes; the journal alone is sqlops' deployed-plan test's),
 // and the answers are exact.
 func TestSQLJobRestartsRecoverExactly(t *testing.T) {
-	restartDuringJob(t, 3, sqlQueries())
+	restartDuringJob(t, 3, sqlQueries(), node.ClusterOptions{})
+}
+
+// TestSpilledJobRestartsRecoverExactly is TestSQLJobRestartsRecoverExactly
+// of a job of two joins that spill to disk (a state budget of 2 MB, a
+// data directory; the default queries' groups alone hold more): a
+// restarted process starts with no spill file, its spilled tasks took
+// no snapshot, and the replay of their journal writes the files again;
+// the answers are exact.
+func TestSpilledJobRestartsRecoverExactly(t *testing.T) {
+	var logs testkit.SyncBuffer
+	restartDuringJob(t, 3, []sqljob.Query{userQueries[0], {Name: "teammates", Text: teammatesQuery}}, node.ClusterOptions{
+		JobBudget: sqlops.Budget{StateBytes: 2_000_000}, DataDir: t.TempDir(),
+		Log: hclog.New(&hclog.LoggerOptions{Level: hclog.Info, Output: &logs}),
+	})
+	if !strings.Contains(logs.String(), "the job spills state to disk") {
+		t.Fatal("no process logged a spill")
+	}
 }
 
 // TestTooLargeAnAnswerFailsOnlyItsJob: a job whose query's answer is
@@ -229,3 +250,44 @@ func TestAJobOverItsBudgetFailsOnlyItself(t *testing.T) {
 		}
 	}
 }
+
+// TestAJobPastItsStateBudgetSpills: with a data directory, a job whose
+// joins hold more than --job-max-state-bytes on a shard spills them to
+// DATA/spill and answers exactly what the in-process runner answers
+// within the default budget (a join of the two files, and a self-join on
+// two keys); its processes say so in their log, and no spill file is
+// left once it is done.
+func TestAJobPastItsStateBudgetSpills(t *testing.T) {
+	d := testDatasets(t)[0]
+	var logs testkit.SyncBuffer
+	data := t.TempDir()
+	c := startCluster(t, deploy.Default(), node.ClusterOptions{
+		JobBudget: sqlops.Budget{StateBytes: 400_000}, DataDir: data,
+		Log: hclog.New(&hclog.LoggerOptions{Level: hclog.Info, Output: &logs}),
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	qs := []sqljob.Query{userQueries[0], {Name: "teammates", Text: teammatesQuery}}
+	out := t.TempDir()
+	if _, err := client.Submit(ctx, client.SubmitOptions{Server: c.GatewayAddr(), TLS: clientTLS(t, c), Matches: d.matches, Players: d.players, Out: out, Queries: qs}); err != nil {
+		t.Fatalf("submit: %v", err)
+	}
+	compareSQL(t, d, qs, out)
+	if !strings.Contains(logs.String(), "the job spills state to disk") {
+		t.Fatal("no process logged a spill")
+	}
+	var left []string
+	filepath.WalkDir(data, func(path string, e fs.DirEntry, err error) error {
+		if err == nil && !e.IsDir() && strings.Contains(path, string(filepath.Separator)+"spill"+string(filepath.Separator)) {
+			left = append(left, path)
+		}
+		return nil
+	})
+	if len(left) != 0 {
+		t.Fatalf("spill files left: %v", left)
+	}
+}
+
+// teammatesQuery is a self-join on two keys (queries/analyst's
+// teammate_civs), whose join holds the players' rows of a shard.
+const teammatesQuery = "SELECT p.civ, q.civ AS teammate, COUNT(*) AS together FROM match_players AS p JOIN match_players AS q ON q.match = p.match AND q.team = p.team WHERE p.civ < q.civ GROUP BY 1, 2 ORDER BY together DESC, 1, 2"

@@ -63,7 +63,7 @@ func (o *tallyOp) Apply(k int, b []byte, out stage.Emitter) (int, error) {
 }
 
 // plans is Config.Plans of testPlans.
-func plans(plan []byte) (stage.JobSpec, error) {
+func plans(_ string, plan []byte) (stage.JobSpec, error) {
 	spec, ok := testPlans[string(plan)]
 	if !ok {
 		return stage.JobSpec{}, fmt.Errorf("no test plan %q", plan)

@@ -76,6 +76,15 @@ type Snapshotter interface {
 	Restore(state []byte) error
 }
 
+// SnapshotDecliner is a Snapshotter that cannot write its state at
+// times without taking it back into memory (a SQL task whose join has
+// spilled rows to disk, sqlops): while NoSnapshot says so, the runtime
+// takes no snapshot and keeps the log, whose batches a restart replays
+// through a fresh operator instead.
+type SnapshotDecliner interface {
+	NoSnapshot() bool
+}
+
 // SnapshotSizer is a Snapshotter that knows about the size of its next
 // snapshot, so that the runtime makes room for it at once: a snapshot
 // that outgrows its buffer is copied into a larger one.

@@ -127,13 +127,16 @@ type Config struct {
 	// SweepEvery is how often the runtime reaps the state of jobs it does
 	// not admit; DefaultSweepEvery if 0.
 	SweepEvery time.Duration
-	// Plans makes what a job runs here of its plan (a job of SQL
+	// Plans makes what job runs here of its plan (a job of SQL
 	// queries: IntroduceJobRequest.plan). A job without a plan (one of
 	// the hand-written graph an older version ran) runs nothing here: its
 	// introduction is refused, and its state in a store is unrestorable
 	// (the lost-state path: the gateway runs it again from its retained
 	// input, or its client submits it again).
-	Plans func(plan []byte) (JobSpec, error)
+	Plans func(job string, plan []byte) (JobSpec, error)
+	// Dropped, if set, is told of each job dropped here, once its actor
+	// has stopped (the node removes the job's spill files).
+	Dropped func(job string)
 	// PlanOf, if set, is the plan of a job Known admits (the gateway's own
 	// jobs, which it never introduces to itself); nil: none.
 	PlanOf func(job string) []byte
@@ -366,7 +369,7 @@ func (r *Runtime) IntroduceJob(id string, plan []byte) error {
 	if len(plan) == 0 {
 		return fmt.Errorf("%w: job %s: %w", transport.ErrBadPlan, id, ErrNoPlan)
 	}
-	if _, err := r.cfg.Plans(plan); err != nil {
+	if _, err := r.cfg.Plans(id, plan); err != nil {
 		return fmt.Errorf("%w: job %s: %v", transport.ErrBadPlan, id, err)
 	}
 	r.introducing.Lock()
@@ -458,6 +461,9 @@ func (r *Runtime) DropJob(id string) error {
 		j.dropped.Store(true)
 		j.cancel()
 		<-j.stopped
+	}
+	if r.cfg.Dropped != nil {
+		r.cfg.Dropped(id)
 	}
 	if r.cfg.Links != nil {
 		r.cfg.Links.DropJob(id)
@@ -609,7 +615,7 @@ func (r *Runtime) specLocked(id string) (JobSpec, error) {
 	if len(plan) == 0 {
 		return JobSpec{}, fmt.Errorf("%w: %w", transport.ErrBadPlan, ErrNoPlan)
 	}
-	spec, err := r.cfg.Plans(plan)
+	spec, err := r.cfg.Plans(id, plan)
 	if err != nil {
 		return JobSpec{}, fmt.Errorf("%w: %v", transport.ErrBadPlan, err)
 	}
@@ -991,6 +997,9 @@ func (r *Runtime) stateChange(j *job, journal *wololov1.Journal) ([]byte, bool, 
 	if !ok || j.logBytes < max(SnapshotMinBytes, 2*j.snapBytes) {
 		return b, false, nil
 	}
+	if d, ok := snap.(SnapshotDecliner); ok && d.NoSnapshot() {
+		return b, false, nil
+	}
 	sb, err := snapshotEntry(snap, j.snapBytes)
 	if err != nil {
 		j.log.Warn("snapshot failed; keeping the log", "error", err)
@@ -1172,7 +1181,7 @@ func (r *Runtime) MetricStreams(id string) (map[string]string, bool) {
 	if len(plan) == 0 {
 		return nil, true
 	}
-	spec, err := r.cfg.Plans(plan)
+	spec, err := r.cfg.Plans(id, plan)
 	if err != nil {
 		return nil, true
 	}

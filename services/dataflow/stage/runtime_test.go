@@ -319,13 +319,16 @@ func TestRuntimeStopsOnCommitFailure(t *testing.T) {
 // introduced as ErrUnknownJob, whatever the channel, so that a sender
 // whose receiver lost the job with its store learns that; an introduced
 // one as ErrUnknownChannel), introductions beyond MaxJobs are refused
-// until a job is dropped, and so is one without a plan (a job of the
-// hand-written graph an older gateway would introduce: ErrNoPlan).
+// until a job is dropped (Config.Dropped told of it), and so is one
+// without a plan (a job of the hand-written graph an older gateway would
+// introduce: ErrNoPlan).
 func TestRuntimeCreatesNoJobForARefusedChannel(t *testing.T) {
 	store := transport.NewMemStore()
+	var dropped []string
 	rt, err := stage.New(stage.Config{
 		Topology: deploy.Default(), Instance: shard0, Plans: plans,
 		Committer: transport.NewCommitter(store, transport.NewOutbox(store), transport.NewInbox(), nil), MaxJobs: 1,
+		Dropped: func(job string) { dropped = append(dropped, job) },
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -373,6 +376,9 @@ func TestRuntimeCreatesNoJobForARefusedChannel(t *testing.T) {
 	}
 	if err := rt.DropJob("a"); err != nil {
 		t.Fatal(err)
+	}
+	if !slices.Equal(dropped, []string{"a"}) {
+		t.Fatalf("Config.Dropped told of %q, want the dropped job", dropped)
 	}
 	if err := rt.IntroduceJob("a", []byte("sum")); !errors.Is(err, transport.ErrJobDropped) {
 		t.Fatalf("introducing a dropped job: %v, want ErrJobDropped", err)
@@ -736,7 +742,7 @@ func TestMetricStreamsRenameEveryJobsStreams(t *testing.T) {
 	names := map[string]string{"acme_payroll-by-employee_ssn": "ch0"}
 	var made int
 	rt, _, _ := startRuntime(t, shard0, transport.NewMemStore(), func(c *stage.Config) {
-		c.Plans = func([]byte) (stage.JobSpec, error) {
+		c.Plans = func(string, []byte) (stage.JobSpec, error) {
 			made++
 			return stage.JobSpec{New: testPlans["sum"].New, MetricStreams: names}, nil
 		}

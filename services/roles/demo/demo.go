@@ -37,6 +37,7 @@ import (
 	"github.com/wololo/wololo/services/cmdline/logflags"
 	"github.com/wololo/wololo/services/dataflow/schema"
 	"github.com/wololo/wololo/services/dataflow/sql/sqljob"
+	"github.com/wololo/wololo/services/dataflow/sql/sqlops"
 	"github.com/wololo/wololo/services/roles/node"
 )
 
@@ -102,6 +103,8 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	maxMalformedFlag := client.MaxMalformedFlag(fs)
 	epochs := fs.Int("epochs", 0, "if set, run the job as a standing job whose input comes in this many appends, printing each version's row counts and its epoch's cost (in memory only)")
 	lastPercent := fs.Float64("last-epoch-percent", 0, "with --epochs N (2 or more): the last epoch holds this percentage of each table's rows, the first N-1 the rest; its line's cpu is the cost of a small append to a big standing job")
+	stateBytes := fs.Int64("job-max-state-bytes", 0, "with --query: bytes of state one instance of the job holds before its joins spill to a temporary directory (default 768 MiB, as wololo worker's)")
+	spillBytes := fs.Int64("job-max-spill-bytes", 0, "with --query: bytes of spill files one instance of the job writes; past it the job fails (default 16 GiB, as wololo worker's)")
 	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
@@ -168,7 +171,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	defer stopProfile()
 	log := logFlags.Logger("wololo", stderr)
 	start := time.Now()
-	rf := runFiles{*matches, *players, *out, jobFlags.Tables(), maxMalformed, *epochs, *lastPercent, *memProfile}
+	rf := runFiles{*matches, *players, *out, jobFlags.Tables(), maxMalformed, *epochs, *lastPercent, *memProfile, sqlops.Budget{StateBytes: *stateBytes, SpillBytes: *spillBytes}}
 	var sum *client.Summary
 	switch {
 	case *overGRPC:
@@ -206,9 +209,10 @@ type runFiles struct {
 	matches, players, out string
 	tables                [][2]string // --table NAME=F
 	maxMalformed          *float64
-	epochs                int     // above 0: a standing job of this many appends (--epochs)
-	lastPercent           float64 // above 0: the last append's share of the rows (--last-epoch-percent)
-	memProfile            string  // a heap profile's file (--memprofile)
+	epochs                int           // above 0: a standing job of this many appends (--epochs)
+	lastPercent           float64       // above 0: the last append's share of the rows (--last-epoch-percent)
+	memProfile            string        // a heap profile's file (--memprofile)
+	budget                sqlops.Budget // the job's, per instance (--job-max-state-bytes, --job-max-spill-bytes)
 }
 
 // addFileReport puts the report of the job's i-th input, named name, in

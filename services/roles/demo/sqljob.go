@@ -72,7 +72,7 @@ func runSQL(ctx context.Context, job *sqljob.Job, rf runFiles, log hclog.Logger,
 	if rf.epochs > 0 {
 		res, err = runEpochs(ctx, job, feeds, func(table string) (int, error) { return countRows(files, table) }, rf.epochs, rf.lastPercent, rf.memProfile, stdout)
 	} else {
-		res, err = sqlops.RunFeedsContext(ctx, job.Plan, feeds)
+		res, err = runSpilling(ctx, job, feeds, rf.budget, log)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("run the plan: %w", err)
@@ -252,4 +252,20 @@ func checkTables(fs *flag.FlagSet, given [][2]string) error {
 		}
 	}
 	return nil
+}
+
+// runSpilling runs the job's plan with sqlops.RunFeedsBudget, held to
+// budget b, its state past b's spilled to a temporary directory, removed
+// at the end; it logs where an operator first spills.
+func runSpilling(ctx context.Context, job *sqljob.Job, feeds []sqlops.Feed, b sqlops.Budget, log hclog.Logger) (*sqlops.Result, error) {
+	dir, err := os.MkdirTemp("", "wololo-demo-spill-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	b.SpillDir = dir
+	b.Spilled = func(where string, held int64) {
+		log.Info("the job spills state to disk", "where", where, "state-bytes", held, "dir", dir)
+	}
+	return sqlops.RunFeedsBudget(ctx, job.Plan, feeds, b)
 }

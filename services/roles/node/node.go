@@ -67,6 +67,7 @@ import (
 	"github.com/wololo/wololo/internal/lifetime"
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 	"github.com/wololo/wololo/services/base/inputlog"
+	"github.com/wololo/wololo/services/base/jobid"
 	"github.com/wololo/wololo/services/cmdline/version"
 	"github.com/wololo/wololo/services/dataflow/schema"
 	"github.com/wololo/wololo/services/dataflow/sql/sqlops"
@@ -128,9 +129,11 @@ type Config struct {
 	// sqlops.DefaultMaxHeldBytes if 0).
 	MaxHeldBytes int64
 	// JobBudget is what one job may make this instance hold and make
-	// (--job-max-state-bytes, --job-max-join-rows, --job-max-step-bytes;
-	// zero fields: sqlops.DefaultBudget's); past it the job fails here.
-	// Its HeldBytes is MaxHeldBytes's.
+	// (--job-max-state-bytes, --job-max-join-rows, --job-max-step-bytes,
+	// --job-max-spill-bytes; zero fields: sqlops.DefaultBudget's); past
+	// it the job fails here, but that with a DataDir its joins' state
+	// past --job-max-state-bytes spills to DataDir/spill/JOB first.
+	// Its HeldBytes is MaxHeldBytes's; its SpillDir the node's.
 	JobBudget sqlops.Budget
 	// RPCLimits are both gRPC servers' per-address caps and first-frame
 	// deadline (rpc.Limits; zero fields take the defaults).
@@ -251,6 +254,15 @@ func New(cfg Config) (*Node, error) {
 	if err != nil {
 		return nil, fmt.Errorf("node %s: incarnation: %w", self, err)
 	}
+	// The jobs' spill files are scratch (sqlops/spill): a start removes
+	// what the last incarnation left, and a replay writes them again.
+	var spillRoot string
+	if cfg.DataDir != "" {
+		spillRoot = filepath.Join(cfg.DataDir, "spill")
+		if err := os.RemoveAll(spillRoot); err != nil {
+			return nil, fmt.Errorf("node %s: spill files: %w", self, err)
+		}
+	}
 	n := &Node{cfg: cfg, log: log, Role: st.Role, incarnation: incarnation, store: store, pool: rpc.NewPool(cfg.Resolver, cfg.Credentials)}
 	n.recovering.Store(true)
 	n.recovered = make(chan struct{})
@@ -261,11 +273,27 @@ func New(cfg Config) (*Node, error) {
 	scfg := stage.Config{
 		Topology: cfg.Topology, Instance: cfg.Instance, Committer: n.committer, Links: n.sender,
 		Log: log.Named("stage"), OutboxLimit: cfg.OutboxLimit, MaxJobs: cfg.MaxJobs,
-		// A job runs this task's part of its plan.
-		Plans: func(plan []byte) (stage.JobSpec, error) {
+		// A job runs this task's part of its plan, its state past the
+		// budget spilled to DataDir/spill/JOB.
+		Plans: func(job string, plan []byte) (stage.JobSpec, error) {
 			b := cfg.JobBudget
 			b.HeldBytes = cfg.MaxHeldBytes
+			if spillRoot != "" && jobid.Valid(job) {
+				b.SpillDir = filepath.Join(spillRoot, job)
+				b.Spilled = func(where string, held int64) {
+					log.Info("the job spills state to disk", "job", job, "where", where, "state-bytes", held)
+				}
+			}
 			return sqlops.DecodeSpec(plan, st.Name, b)
+		},
+		// A dropped job's spill files go with it (a finished or failed
+		// job's tasks remove their own).
+		Dropped: func(job string) {
+			if spillRoot != "" && jobid.Valid(job) {
+				if err := os.RemoveAll(filepath.Join(spillRoot, job)); err != nil {
+					log.Warn("could not remove a dropped job's spill files", "job", job, "error", err)
+				}
+			}
 		},
 	}
 	var gatewayMetrics *metrics.Gateway

@@ -90,7 +90,8 @@ func run(ctx context.Context, cmd string, args []string, stderr io.Writer) error
 	maxHeld := fs.Int64("max-held-bytes", 0, "gateway: bytes of rows one operator of a job's SQL plan holds there until its inputs end, a query's answer; past it the job fails (default 256 MiB)")
 	maxAnswerBytes := fs.Int64("max-answer-bytes", 0, "gateway: bytes of one job's answers together (its result files), which the gateway holds until the job is fetched and deleted; past it the job fails (default 256 MiB)")
 	clientMaxAnswerBytes := fs.Int64("client-max-answer-bytes", 0, "gateway: bytes of the answers of one client's finished jobs held together; past it its oldest finished jobs are dropped for a new one's answers (default 1 GiB; at least --max-answer-bytes)")
-	stateBytes := fs.Int64("job-max-state-bytes", 0, "bytes of values one job's SQL plan may hold in this process: its tables' keys, a join's rows, an aggregate's groups, rows waiting for the other side of a join; past it the job fails (default 768 MiB)")
+	stateBytes := fs.Int64("job-max-state-bytes", 0, "bytes of values one job's SQL plan may hold in this process: its tables' keys, a join's rows, an aggregate's groups, rows waiting for the other side of a join; past it a join's rows spill to --data/spill (with --data), and then, or without, the job fails (default 768 MiB)")
+	spillBytes := fs.Int64("job-max-spill-bytes", 0, "bytes of spill files one job's SQL plan may write in this process (--data/spill) once its state is past --job-max-state-bytes; past it the job fails (default 16 GiB)")
 	joinRows := fs.Int64("job-max-join-rows", 0, "rows one job's joins may make in this process, in all; past it the job fails (default 67108864)")
 	stepBytes := fs.Int64("job-max-step-bytes", 0, "bytes of rows one batch given to a job's SQL plan may make this process send on (a join's rows), held until its commit; past it the job fails (default 128 MiB)")
 	maxTables := fs.Int("max-tables", 0, "gateway: extra tables of one job, --table NAME=F (default 8)")
@@ -194,7 +195,7 @@ func run(ctx context.Context, cmd string, args []string, stderr io.Writer) error
 		Topology: top, Instance: in, Listener: l, Public: pl, Credentials: creds, Resolver: resolver, Store: store, Log: log, Retention: *retention, StandingRetention: *standingRetention,
 		OutboxLimit: *outboxLimit, MaxJobs: *maxJobs, UploadIdle: *uploadIdle,
 		ClientMaxJobs: *clientMaxJobs, ClientMaxHeldJobs: *clientMaxHeldJobs, MaxJobBytes: *maxJobBytes, ClientMaxBytes: *clientMaxBytes,
-		MaxHeaderBytes: *maxHeaderBytes, MaxQueries: *maxQueries, MaxHeldBytes: *maxHeld, JobBudget: sqlops.Budget{StateBytes: *stateBytes, JoinRows: *joinRows, StepBytes: *stepBytes}, MaxTables: *maxTables, MaxQueryBytes: *maxQueryBytes, MaxRecordBytes: *maxRecordBytes, MaxMalformed: &limit,
+		MaxHeaderBytes: *maxHeaderBytes, MaxQueries: *maxQueries, MaxHeldBytes: *maxHeld, JobBudget: sqlops.Budget{StateBytes: *stateBytes, JoinRows: *joinRows, StepBytes: *stepBytes, SpillBytes: *spillBytes}, MaxTables: *maxTables, MaxQueryBytes: *maxQueryBytes, MaxRecordBytes: *maxRecordBytes, MaxMalformed: &limit,
 		ClientMaxCompiles: *clientMaxCompiles, MaxCompiles: *maxCompiles, MaxAnswerBytes: *maxAnswerBytes, ClientMaxAnswerBytes: *clientMaxAnswerBytes,
 		Admin: al, StoreTimes: times, RPCLimits: rpcLimits, DataDir: *dataDir, NoRetainedInput: !*retainInput,
 	})

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/wololo/wololo/services/dataflow/sql/physical"
+	"github.com/wololo/wololo/services/dataflow/sql/sqlops/spill"
 	"github.com/wololo/wololo/services/dataflow/stage"
 )
 
@@ -36,6 +37,20 @@ type Budget struct {
 	// task (or an input's end) may make it send on, all of which the
 	// step holds until its commit (--job-max-step-bytes).
 	StepBytes int64
+	// SpillBytes is the most bytes of spill files the job's operators
+	// write here, in all, once their state is past StateBytes
+	// (--job-max-spill-bytes).
+	SpillBytes int64
+	// SpillDir, when set, is the directory under which the job's
+	// operators spill state past StateBytes to disk (a directory per task
+	// instance: package spill), rather than fail the job; "": they do
+	// not, and the job fails past StateBytes.
+	SpillDir string
+	// Spilled, when set, is told when an operator of the job first
+	// spills here: which (where), and the state the task held then (the
+	// process logs it). The tasks of an in-process run call it from
+	// their goroutines.
+	Spilled func(where string, held int64)
 	// HeldBytes is about the most bytes of values an operator that holds
 	// rows until its inputs end holds at the gateway (a sort, a sink: a
 	// query's answer); past it the job fails at its end, its answer too
@@ -55,11 +70,14 @@ const (
 	DefaultStateBytes = 768 << 20
 	DefaultJoinRows   = 64 << 20
 	DefaultStepBytes  = 128 << 20
+	// DefaultSpillBytes bounds the disk a job's spilled state takes on
+	// one process: a few times the default state.
+	DefaultSpillBytes = 16 << 30
 )
 
 // DefaultBudget is the budget of the zero Budget's fields, but HeldBytes
 // (a task's own: StageSpec's).
-var DefaultBudget = Budget{StateBytes: DefaultStateBytes, JoinRows: DefaultJoinRows, StepBytes: DefaultStepBytes}
+var DefaultBudget = Budget{StateBytes: DefaultStateBytes, JoinRows: DefaultJoinRows, StepBytes: DefaultStepBytes, SpillBytes: DefaultSpillBytes}
 
 // withDefaults is b with each unset bound at its default.
 func (b Budget) withDefaults() Budget {
@@ -71,6 +89,9 @@ func (b Budget) withDefaults() Budget {
 	}
 	if b.StepBytes <= 0 {
 		b.StepBytes = DefaultStepBytes
+	}
+	if b.SpillBytes <= 0 {
+		b.SpillBytes = DefaultSpillBytes
 	}
 	return b
 }
@@ -110,6 +131,11 @@ type meter struct {
 	// mostState and mostStep are the most state held and the most bytes
 	// one step sent, seen so far (Usage).
 	mostState, mostStep int64
+	// space, when set (Budget.SpillDir), is where the task's operators
+	// spill state past the budget (spilling.go); spilled, the most
+	// bytes its files held.
+	space   *spill.Space
+	spilled int64
 	// interrupted, when set, says that the job was dropped while a batch
 	// is applied (stage.Interrupter): err says so, and the operator in a
 	// long loop stops at it.
@@ -122,7 +148,11 @@ var ErrInterrupted = errors.New("the job was dropped while a batch was applied")
 
 // usage is what the job has spent of each budget, as log key-values.
 func (m *meter) usage() []any {
-	return []any{"most-state-bytes", m.mostState, "join-rows", m.joinRows, "most-step-bytes", m.mostStep}
+	u := []any{"most-state-bytes", m.mostState, "join-rows", m.joinRows, "most-step-bytes", m.mostStep}
+	if m.spilled > 0 {
+		u = append(u, "most-spilled-bytes", m.spilled)
+	}
+	return u
 }
 
 // step starts the count of what one batch or end makes the task send.

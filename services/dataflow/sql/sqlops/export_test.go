@@ -112,3 +112,11 @@ func RunEpochsLookups(p *physical.Plan, epochs []map[string]*exec.Table) (*Epoch
 	}
 	return res, lookups, err
 }
+
+// RunSpilling is Run with every instance held to budget b, each instance
+// of an operator with state restarted from its snapshot before an
+// arrival when restart says so.
+func RunSpilling(p *physical.Plan, tables map[string]*exec.Table, b Budget, restart func(op, instance int) bool) (*Result, error) {
+	res, _, err := run(p, tableFeeds(p, tables, nil), options{budget: b, restart: restart})
+	return res, err
+}

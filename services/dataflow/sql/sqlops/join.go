@@ -17,18 +17,22 @@ import (
 func newTypedJoin(n *plan.Node, cols []plan.Column, j *exec.Join, right []plan.Column) *join {
 	j.SetType(n.JoinType, cols)
 	jo := newJoin(cols, j, right, n.LeftKey, n.RightKey)
-	jo.keepsRight = n.JoinType.KeepsRight()
+	jo.keepsRight, jo.typ = n.JoinType.KeepsRight(), n.JoinType
 	return jo
 }
 
 // Finish probes what is held, then emits the right rows no left row
 // matched (a right or full join's), in chunks counted against the
-// budget as the probe's are.
+// budget as the probe's are; then joins what it spilled, partition by
+// partition (spilling.go).
 func (j *join) Finish(out Out) error {
 	if err := j.probing.Finish(out); err != nil {
 		return err
 	}
-	return j.j.UnmatchedRight(chunkRows, j.counted(out))
+	if err := j.j.UnmatchedRight(chunkRows, j.counted(out)); err != nil {
+		return err
+	}
+	return j.finishSpilled(out)
 }
 
 // appendMatched writes, for a join that emits its unmatched right rows,

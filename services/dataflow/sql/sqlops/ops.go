@@ -220,7 +220,9 @@ func New(o *physical.Op, inputs [][]plan.Column, table []string, shared *exec.Ke
 	case plan.Project:
 		return stateless(func(b *exec.Batch) ([]*exec.Batch, error) { return exec.Project(n.Exprs, []*exec.Batch{b}) }), nil
 	case plan.Join:
-		return newTypedJoin(n, inputs[0], exec.NewJoin(shared, n.LeftKey, n.RightKey, inputs[1]), inputs[1]), nil
+		jo := newTypedJoin(n, inputs[0], exec.NewJoin(shared, n.LeftKey, n.RightKey, inputs[1]), inputs[1])
+		jo.id, jo.table = o.ID, shared
+		return jo, nil
 	case plan.SemiJoin:
 		return newSemiJoin(inputs[0], exec.NewKeySet(shared), n.LeftKey), nil
 	case plan.Sort:
@@ -611,6 +613,13 @@ type join struct {
 	meter             *meter
 	where             string
 	keepsRight        bool // an outer join's: Finish emits the right rows no left row matched (join.go)
+	// id is the plan operator's, table the key table j is in, typ the
+	// join's type: a spilling join's (spilling.go), which makes joins of
+	// its own; gr is its spilled state (nil: none).
+	id    int
+	table *exec.KeyTable
+	typ   plan.JoinType
+	gr    *grace
 }
 
 func newJoin(cols []plan.Column, j *exec.Join, right []plan.Column, leftKey, rightKey *plan.Expr) *join {
@@ -658,11 +667,17 @@ func (j *join) keyOf(input int) (keyUse, bool) {
 }
 
 func (j *join) applySlots(input int, b *exec.Batch, slots []int32, out Out) error {
-	switch {
-	case input == 0:
-		return j.applyLeft(b, slots, out)
-	case len(b.Cols) != len(j.right) || j.rightDone:
+	if input != 0 && (len(b.Cols) != len(j.right) || j.rightDone) {
 		return fmt.Errorf("join: a right batch of %d columns (want %d), or after the right input's end", len(b.Cols), len(j.right))
+	}
+	if j.gr != nil { // its rows of spilled partitions to disk (spilling.go)
+		var err error
+		if b, slots, err = j.spillRows(input != 0, b, slots); b == nil {
+			return err
+		}
+	}
+	if input == 0 {
+		return j.applyLeft(b, slots, out)
 	}
 	return j.j.AddRightSlots(b, slots)
 }

@@ -75,7 +75,14 @@ func RunFeeds(p *physical.Plan, feeds []Feed) (*Result, error) {
 // the batch each instance is at), an error wrapping ctx.Err() (a
 // program's Ctrl-C: see main's signal context).
 func RunFeedsContext(ctx context.Context, p *physical.Plan, feeds []Feed) (*Result, error) {
-	res, _, err := run(p, feeds, options{ctx: ctx})
+	return RunFeedsBudget(ctx, p, feeds, Budget{})
+}
+
+// RunFeedsBudget is RunFeedsContext with every instance held to budget b
+// (its zero fields at their defaults; its SpillDir, where the instances
+// spill state past b.StateBytes: `wololo demo`'s).
+func RunFeedsBudget(ctx context.Context, p *physical.Plan, feeds []Feed, b Budget) (*Result, error) {
+	res, _, err := run(p, feeds, options{ctx: ctx, budget: b})
 	return res, err
 }
 

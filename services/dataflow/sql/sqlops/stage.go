@@ -261,6 +261,10 @@ func (o *stageOp) AppendSnapshot(dst []byte) ([]byte, error) { return o.t.Append
 // SnapshotSize implements stage.SnapshotSizer.
 func (o *stageOp) SnapshotSize() int { return o.t.SnapshotSize() }
 
+// NoSnapshot implements stage.SnapshotDecliner: a task with spilled
+// state writes none.
+func (o *stageOp) NoSnapshot() bool { return o.t.NoSnapshot() }
+
 // Restore implements stage.Snapshotter.
 func (o *stageOp) Restore(state []byte) error { return o.t.Restore(state) }
 

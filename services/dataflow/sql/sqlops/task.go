@@ -2,6 +2,8 @@ package sqlops
 
 import (
 	"bytes"
+	"cmp"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -14,6 +16,7 @@ import (
 	"github.com/wololo/wololo/services/dataflow/sql/exec"
 	"github.com/wololo/wololo/services/dataflow/sql/physical"
 	"github.com/wololo/wololo/services/dataflow/sql/plan"
+	"github.com/wololo/wololo/services/dataflow/sql/sqlops/spill"
 	"github.com/wololo/wololo/services/dataflow/sql/sqlops/wire"
 	"github.com/wololo/wololo/services/dataflow/stage"
 )
@@ -86,6 +89,9 @@ func NewTask(p *physical.Plan, name string, index int, columns map[string][]stri
 // fields at their defaults; see Task.meter).
 func newTask(p *physical.Plan, name string, index int, columns map[string][]string, shared func(id int) *exec.KeyTable, send Sender, keep func(*physical.Op) bool, b Budget) (*Task, error) {
 	t := &Task{p: p, name: name, index: index, ops: map[int]*instance{}, meter: &meter{b: b.withDefaults()}}
+	if b.SpillDir != "" {
+		t.meter.space = spill.NewSpace(b.SpillDir, name+"-"+strconv.Itoa(index), t.meter.b.SpillBytes)
+	}
 	t.send = func(ch *physical.Channel, to int, rows *Rows) error {
 		if rows != nil && rows.Len() > 0 {
 			if err := t.meter.sent(rows.bytes(), "the channel "+ch.Name); err != nil {
@@ -250,13 +256,81 @@ func (t *Task) step() { t.meter.step() }
 // once the batch or end given to the task is applied: what its
 // operators hold (Budget.StateBytes), or a bound an operator passed.
 func (t *Task) checked(err error) error {
-	return t.meter.checked(err, t.name, func() (int64, *physical.Op) {
+	if err == nil {
+		err = t.spillPast()
+	}
+	err = t.meter.checked(err, t.name, func() (int64, *physical.Op) {
 		n, top := t.stateBytes()
 		if top == nil {
 			return n, nil
 		}
 		return n, top.o
 	})
+	if t.meter.space != nil && (errors.Is(err, stage.ErrFailsJob) || t.Done()) {
+		// The job fails here, or the task is over: its spill files are
+		// no longer read.
+		err = errors.Join(err, t.meter.space.Close())
+	}
+	return err
+}
+
+// spillPast moves state of the task's operators to disk while what they
+// hold is past the budget (the operator that holds the most first), when
+// the job may spill (Budget.SpillDir); past the budget still, the job
+// fails (meter.checked).
+func (t *Task) spillPast() error {
+	if t.meter.space == nil {
+		return nil
+	}
+	for {
+		n, _ := t.stateBytes()
+		if n <= t.meter.b.StateBytes {
+			return nil
+		}
+		// The operators that can spill, the one holding the most first:
+		// the first that moves something does.
+		var ins []*instance
+		for _, in := range t.order {
+			if _, ok := in.op.(spiller); ok && !in.done {
+				ins = append(ins, in)
+			}
+		}
+		slices.SortStableFunc(ins, func(a, b *instance) int {
+			return cmp.Compare(b.op.(spiller).stateBytes(), a.op.(spiller).stateBytes())
+		})
+		moved := false
+		for _, in := range ins {
+			s := in.op.(spiller)
+			first := !s.spilled()
+			var err error
+			if moved, err = s.spill(t.meter.space); err != nil {
+				return fmt.Errorf("operator #%d (%s): %w", in.o.ID, in.o.Kind, err)
+			}
+			if !moved {
+				continue
+			}
+			t.meter.spilled = max(t.meter.spilled, t.meter.space.Used())
+			if first && t.meter.b.Spilled != nil {
+				t.meter.b.Spilled(fmt.Sprintf("task %s[%d] #%d %s of %s", t.name, t.index, in.o.ID, in.o.Kind, strings.Join(in.o.Queries, ", ")), n)
+			}
+			break
+		}
+		if after, _ := t.stateBytes(); !moved || after >= n {
+			return nil
+		}
+	}
+}
+
+// NoSnapshot says whether an operator of the task has state on disk,
+// which its snapshot would take back into memory: the task declines to
+// write one (stage.SnapshotDecliner; spilling.go says why).
+func (t *Task) NoSnapshot() bool {
+	for _, in := range t.order {
+		if s, ok := in.op.(spiller); ok && s.spilled() {
+			return true
+		}
+	}
+	return false
 }
 
 // Overflowed names the first operator of the task that was given more
@@ -502,6 +576,9 @@ func (t *Task) Stats() []exec.ColumnStats {
 }
 
 func (t *Task) restartFirst(in *instance) error {
+	if s, ok := in.op.(spiller); ok && s.spilled() {
+		return nil // it declines to snapshot (NoSnapshot)
+	}
 	if _, ok := in.op.(stage.Snapshotter); ok && t.restart != nil && !in.done && t.restart(in.o.ID, t.index) {
 		return t.restore(in)
 	}

@@ -32,8 +32,15 @@ const taskSnapshotVersion = 3
 
 var errTaskSnapshot = errors.New("sqlops: corrupt task snapshot")
 
+// errSpilledSnapshot is AppendSnapshot's error of a task with state on
+// disk (NoSnapshot).
+var errSpilledSnapshot = errors.New("sqlops: a task with spilled state writes no snapshot")
+
 // AppendSnapshot appends the task's state to dst.
 func (t *Task) AppendSnapshot(dst []byte) ([]byte, error) {
+	if t.NoSnapshot() {
+		return nil, errSpilledSnapshot
+	}
 	w := snapcodec.Writer{B: slices.Grow(dst, t.SnapshotSize())}
 	w.Byte(taskSnapshotVersion)
 	w.Uvarint(uint64(len(t.order)))

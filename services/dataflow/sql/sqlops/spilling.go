@@ -1,0 +1,282 @@
+package sqlops
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"math/bits"
+	"slices"
+
+	"github.com/wololo/wololo/services/dataflow/sql/exec"
+	"github.com/wololo/wololo/services/dataflow/sql/plan"
+	"github.com/wololo/wololo/services/dataflow/sql/sqlops/spill"
+)
+
+// A join past its task's budget spills to disk (a grace hash join): its
+// rows are split into spillParts partitions by a hash of their key,
+// and the largest partitions' right rows and held left rows go to files
+// (package spill), the in-memory join keeping the others' alone. From
+// then on a row of a spilled partition, right or left, is appended to
+// its partition's file as it comes; a row of a kept one goes where it
+// went before. At the join's end, after its in-memory part has finished
+// (its unmatched right rows emitted), each spilled partition is joined
+// alone: its right rows loaded into a join of their own, its left rows
+// probed against them, its unmatched right rows emitted, in chunks
+// counted against the budget as the in-memory join's are; then its
+// files are removed. A key's rows are all in one partition, so each
+// partition's join is the whole join of its keys, outer joins' unmatched
+// rows included; what the join emits is the same rows, in another order
+// (the queries' sinks order their rows, or their order is not defined).
+//
+// A join spills only before its right input has ended: after that its
+// right rows no longer grow, and its left rows are probed as they come.
+// The partition of a row is a hash of its key (routeKey's bytes, as an
+// exchange routes it) mixed apart from stage.Route's (whose low bits
+// are the same on one instance), so that an instance's keys spread over
+// every partition, and the same batches in the same order spill the
+// same way: a restarted process's replay writes the files again. A task
+// with spilled rows declines to snapshot (NoSnapshot): a snapshot is
+// bytes in memory, and one of the spilled rows would take them back
+// there; the job's journal keeps growing instead, and a restart replays
+// it, which costs what the work cost.
+
+// spillParts is the number of partitions of a spilling join: each is
+// joined alone at the end, so a join of 32 times the budget's state
+// still fits.
+const spillParts = 32
+
+// spiller is an operator that can move state past the budget to disk.
+type spiller interface {
+	stateBytes() int64
+	// spill moves some of what the operator holds to space, and says
+	// whether it did (false: it can move nothing).
+	spill(space *spill.Space) (bool, error)
+	// spilled says whether the operator has state on disk.
+	spilled() bool
+}
+
+// grace is a join's spilled state: which partitions are on disk, and
+// their files of right and of left rows.
+type grace struct {
+	out         [spillParts]bool
+	right, left *spill.Files
+}
+
+// partitions is the partition of the key (key, evaluated over b) of
+// each row of b.
+func partitions(key *plan.Expr, b *exec.Batch) ([]uint8, error) {
+	kb, err := exec.Project([]*plan.Expr{key}, []*exec.Batch{b})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]uint8, b.N)
+	h := fnv.New64a()
+	var buf, k []byte
+	for i := range b.N {
+		k, buf = routeKey(buf[:0], kb[0].Cols, i)
+		h.Reset()
+		h.Write(k)
+		out[i] = partitionOf(h.Sum64())
+	}
+	return out, nil
+}
+
+// partitionOf is the partition of a key's FNV-1a hash h, mixed (the
+// finalizer of MurmurHash3) so that its top bits, which pick the
+// partition, depend on all of h's.
+func partitionOf(h uint64) uint8 {
+	h ^= h >> 33
+	h *= 0xff51afd7ed558ccd
+	h ^= h >> 33
+	h *= 0xc4ceb9fe1a85ec53
+	h ^= h >> 33
+	return uint8(h >> (64 - bits.Len(spillParts-1)))
+}
+
+// spilled: whether the join has rows on disk.
+func (j *join) spilled() bool { return j.gr != nil }
+
+// spill moves the largest of the join's partitions still in memory to
+// disk, until about half of what it holds is there; nothing once its
+// right input has ended, or when every partition is out already.
+func (j *join) spill(space *spill.Space) (bool, error) {
+	if j.rightDone {
+		return false, nil
+	}
+	if j.gr == nil {
+		name := fmt.Sprintf("join%d", j.id)
+		j.gr = &grace{right: space.Files(name+"-right", spillParts, j.right), left: space.Files(name+"-left", spillParts, j.left.cols[0])}
+	}
+	right := j.j.Right()
+	rp, err := partitions(j.rightKey, right)
+	if err != nil {
+		return false, err
+	}
+	// What each partition holds: its right rows' share of the join's
+	// bytes, and its left rows'.
+	var size [spillParts]int64
+	perRow := j.j.Bytes() / int64(max(right.N, 1))
+	for _, p := range rp {
+		size[p] += perRow
+	}
+	held := j.left.ins[0]
+	lps := make([][]uint8, len(held))
+	for k, b := range held {
+		if lps[k], err = partitions(j.leftKey, b); err != nil {
+			return false, err
+		}
+		perRow := int64(batchBytes(b) / max(b.N, 1))
+		for _, p := range lps[k] {
+			size[p] += perRow
+		}
+	}
+	var in []int
+	var total int64
+	for p := range spillParts {
+		if !j.gr.out[p] {
+			in = append(in, p)
+			total += size[p]
+		}
+	}
+	if total == 0 { // nothing in memory to move
+		return false, nil
+	}
+	slices.SortStableFunc(in, func(a, b int) int { return cmp.Compare(size[b], size[a]) })
+	var moved int64
+	for _, p := range in {
+		if moved > 0 && 2*moved >= total {
+			break
+		}
+		j.gr.out[p] = true
+		moved += size[p]
+	}
+	// The right rows: the spilled partitions' to their files, the kept
+	// ones' into a join of their own, which replaces the one that held
+	// them all.
+	kept, err := j.divert(j.gr.right, rp, right)
+	if err != nil {
+		return false, err
+	}
+	fresh := exec.NewJoin(j.table, j.leftKey, j.rightKey, j.right)
+	fresh.SetType(j.typ, j.left.cols[0])
+	for from := 0; from < len(kept); from += chunkRows {
+		if err := fresh.AddRight(right.Rows(kept[from:min(from+chunkRows, len(kept))])); err != nil {
+			return false, err
+		}
+	}
+	j.j = fresh
+	// The left rows held: the same.
+	j.left.ins[0], j.left.held = nil, 0
+	for k, b := range held {
+		kept, err := j.divert(j.gr.left, lps[k], b)
+		if err != nil {
+			return false, err
+		}
+		if len(kept) > 0 {
+			j.left.ins[0] = append(j.left.ins[0], keptRows(b, kept))
+			j.left.held += int64(batchBytes(j.left.ins[0][len(j.left.ins[0])-1]))
+		}
+	}
+	return true, nil
+}
+
+// divert appends the rows of b (whose partitions are ps) of spilled
+// partitions to files, and returns the others', in order.
+func (j *join) divert(files *spill.Files, ps []uint8, b *exec.Batch) ([]int32, error) {
+	var kept []int32
+	var rows [spillParts][]int32
+	for i, p := range ps {
+		if j.gr.out[p] {
+			rows[p] = append(rows[p], int32(i))
+		} else {
+			kept = append(kept, int32(i))
+		}
+	}
+	for p := range rows {
+		if len(rows[p]) == 0 {
+			continue
+		}
+		if err := files.Append(p, b, rows[p]); err != nil {
+			return nil, j.spillErr(err)
+		}
+	}
+	return kept, nil
+}
+
+// keptRows is b's rows at kept: b itself when they are all of them.
+func keptRows(b *exec.Batch, kept []int32) *exec.Batch {
+	if len(kept) == b.N {
+		return b
+	}
+	return b.Rows(kept)
+}
+
+// spillErr is err, or the job's budget error when the spill files went
+// past their bound.
+func (j *join) spillErr(err error) error {
+	var over *spill.OverLimit
+	if errors.As(err, &over) && j.meter != nil {
+		return j.meter.pass(&OverBudget{What: "bytes of spilled state", Verb: "wrote", Flag: "--job-max-spill-bytes", Limit: over.Limit, Spent: over.Spent, Where: j.where})
+	}
+	return err
+}
+
+// spillRows, for a join that has spilled, appends the rows of b (a batch
+// of the right input, else the left) of spilled partitions to their
+// files, and returns the others (nil: none) with their slots (of sl,
+// nil when sl is).
+func (j *join) spillRows(right bool, b *exec.Batch, sl []int32) (*exec.Batch, []int32, error) {
+	key, files := j.leftKey, j.gr.left
+	if right {
+		key, files = j.rightKey, j.gr.right
+	}
+	ps, err := partitions(key, b)
+	if err != nil {
+		return nil, nil, err
+	}
+	kept, err := j.divert(files, ps, b)
+	switch {
+	case err != nil:
+		return nil, nil, err
+	case len(kept) == 0:
+		return nil, nil, nil
+	case len(kept) == b.N:
+		return b, sl, nil
+	case sl != nil:
+		sl = gatherSlots(sl, kept)
+	}
+	return b.Rows(kept), sl, nil
+}
+
+// finishSpilled joins each spilled partition alone (see above), and
+// removes its files.
+func (j *join) finishSpilled(out Out) error {
+	if j.gr == nil {
+		return nil
+	}
+	emit := j.counted(out)
+	// The in-memory part has finished: its rows go before the spilled
+	// partitions' come.
+	j.j = exec.NewJoin(j.table, j.leftKey, j.rightKey, j.right)
+	for p := range spillParts {
+		if !j.gr.out[p] {
+			continue
+		}
+		pj := exec.NewJoin(exec.NewKeyTable(), j.leftKey, j.rightKey, j.right)
+		pj.SetType(j.typ, j.left.cols[0])
+		if err := j.gr.right.Read(p, pj.AddRight); err != nil {
+			return err
+		}
+		if err := j.gr.left.Read(p, func(b *exec.Batch) error { return pj.ProbeChunks(b, nil, chunkRows, emit) }); err != nil {
+			return err
+		}
+		if err := pj.UnmatchedRight(chunkRows, emit); err != nil {
+			return err
+		}
+		if err := errors.Join(j.gr.right.Drop(p), j.gr.left.Drop(p)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
