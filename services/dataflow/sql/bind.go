@@ -281,12 +281,12 @@ func (lv *level) isNull(x *parse.Is) (*plan.Expr, *tvar, error) {
 }
 
 // arithOps are the binary operators of the subset, as plan.Arith's Fn.
-var arithOps = map[string]bool{"+": true, "-": true, "*": true, "/": true}
+var arithOps = map[string]bool{"+": true, "-": true, "*": true, "/": true, "%": true}
 
-// arith binds + - * / over numbers.
+// arith binds + - * / % over numbers.
 func (lv *level) arith(x *parse.Binary) (*plan.Expr, *tvar, error) {
 	if !arithOps[x.Op] {
-		return nil, nil, lv.err(x.OpPos, "operator "+x.Op, "only + - * / are supported")
+		return nil, nil, lv.err(x.OpPos, "operator "+x.Op, "only + - * / %% are supported")
 	}
 	l, err := lv.numberArg(x.L, x.OpPos, x.Op)
 	if err != nil {
@@ -468,9 +468,12 @@ var castKinds = map[string]plan.Type{
 // is that kind. Anything else would convert a computed value, which the
 // subset does not: refused.
 func (lv *level) cast(x *parse.Cast) (*plan.Expr, *tvar, error) {
+	if conv, ok, err := lv.numberCast(x); ok || err != nil {
+		return conv, known(plan.Number), err
+	}
 	kind, ok := castKinds[x.Type]
 	if !ok {
-		return nil, nil, lv.err(x.Pos, "CAST to "+strings.ToUpper(x.Type), "not supported: a cast names numeric, text or boolean")
+		return nil, nil, lv.err(x.Pos, "CAST to "+strings.ToUpper(x.Type), "not supported: a cast names numeric, decimal(p, s), integer, bigint, smallint, text or boolean")
 	}
 	if lit, ok := x.X.(*parse.Literal); ok && lit.Kind == parse.StringLit && kind != plan.Text {
 		text := strings.TrimSpace(lit.Text)

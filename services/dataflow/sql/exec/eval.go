@@ -362,6 +362,8 @@ func arithVec(fn string, l, r *Vec, n int) (*Vec, error) {
 		op = func(a, b value.Dec) (value.Dec, bool) { return a.Mul(b), true }
 	case "/":
 		op = value.Dec.Div
+	case "%":
+		op = value.Dec.Rem
 	default:
 		return nil, fmt.Errorf("unknown operator %q", fn)
 	}
@@ -374,7 +376,7 @@ func arithVec(fn string, l, r *Vec, n int) (*Vec, error) {
 		if d, ok := op(l.Nums[li], r.Nums[ri]); ok && d.Fits() {
 			out.num(d)
 		} else {
-			out.null() // division by zero, or past value.MaxDigits
+			out.null() // division (or remainder) by zero, or past value.MaxDigits
 		}
 	}
 	return out.v, nil

@@ -181,6 +181,21 @@ func numberCall(fn string, args []*Vec, n int) (v *Vec, ok bool, err error) {
 			}
 			return d.Round(int32(digits), value.HalfAway), nil
 		}
+	case plan.FnCastInt, plan.FnCastDecimal:
+		f = func(d value.Dec, js []int) (value.Dec, error) {
+			a, _ := wholeNumber(args[1].Nums[js[1]]) // the binder's Consts
+			var ok bool
+			if fn == plan.FnCastInt {
+				d, ok = d.CastInt(int32(a))
+			} else {
+				s, _ := wholeNumber(args[2].Nums[js[2]])
+				d, ok = d.CastDecimal(int32(a), int32(s))
+			}
+			if !ok {
+				return outOfRange, nil // NULL (docs/sql.md "Casts"), as a result past 38 digits is
+			}
+			return d, nil
+		}
 	default:
 		return nil, false, nil
 	}
@@ -195,3 +210,7 @@ func numberCall(fn string, args []*Vec, n int) (v *Vec, ok bool, err error) {
 	})
 	return v, true, err
 }
+
+// outOfRange is a number that does not Fit, which numberCall makes NULL:
+// a cast's value outside its type's range.
+var outOfRange = value.FromUnscaled(1, value.MaxDigits+1)

@@ -174,7 +174,7 @@ const (
 	Not    ExprKind = "not"    // NOT Args[0]
 	IsNull ExprKind = "isnull" // Args[0] IS NULL (Fn "not": IS NOT NULL)
 	In     ExprKind = "in"     // Args[0] IN (Args[1:]...), each a Const
-	Arith  ExprKind = "arith"  // Args[0] Fn Args[1], Fn one of + - * /
+	Arith  ExprKind = "arith"  // Args[0] Fn Args[1], Fn one of + - * / %
 	Neg    ExprKind = "neg"    // -Args[0]
 	Case   ExprKind = "case"   // WHEN Args[0] THEN Args[1] ... [ELSE Args[last]] when len is odd
 	Call   ExprKind = "call"   // the function Fn of Args
@@ -182,25 +182,27 @@ const (
 
 // Functions of Call.
 const (
-	FnPercent  = "percent"     // PERCENT(part, whole): see value.Percent
-	FnCoalesce = "coalesce"    // COALESCE(a, ...): the first argument not NULL, else NULL; all of Type
-	FnNullIf   = "nullif"      // NULLIF(a, b): NULL where a = b is true, else a; a and b of one type
-	FnLike     = "like"        // Args[0] LIKE Args[1], Args[1] a text Const pattern (% _ and \ escape)
-	FnILike    = "ilike"       // FnLike, letters compared lower-cased
-	FnStarts   = "starts_with" // STARTS_WITH(s, p): s begins with the bytes of p
-	FnLower    = "lower"       // LOWER(s): letters lower-cased; bytes not UTF-8 kept
-	FnUpper    = "upper"       // UPPER(s): letters upper-cased; bytes not UTF-8 kept
-	FnLength   = "length"      // LENGTH(s): characters (UTF-8; a byte not UTF-8 is one)
-	FnTrim     = "trim"        // TRIM(s): s without its leading and trailing spaces
-	FnReplace  = "replace"     // REPLACE(s, from, to): every from in s made to; s when from is ''
-	FnSubstr   = "substr"      // SUBSTR(s, start [, len]): characters start..start+len-1, 1-based
-	FnConcat   = "||"          // Args[0] || Args[1]: the texts one after the other
-	FnAbs      = "abs"         // ABS(x): |x|, at x's scale
-	FnRound    = "round"       // ROUND(x [, digits]): half away from zero; digits (Args[1], a Const whole number) 0 when absent
-	FnFloor    = "floor"       // FLOOR(x): the largest whole number <= x
-	FnCeil     = "ceil"        // CEIL(x): the smallest whole number >= x
-	FnKey      = "key"         // KEY(a, b, ...): a join's key of several columns, one value (join.go)
-	FnOneRow   = "one_row"     // ONE_ROW(count, x): x when count <= 1, else an error (a scalar subquery's value)
+	FnPercent     = "percent"      // PERCENT(part, whole): see value.Percent
+	FnCoalesce    = "coalesce"     // COALESCE(a, ...): the first argument not NULL, else NULL; all of Type
+	FnNullIf      = "nullif"       // NULLIF(a, b): NULL where a = b is true, else a; a and b of one type
+	FnLike        = "like"         // Args[0] LIKE Args[1], Args[1] a text Const pattern (% _ and \ escape)
+	FnILike       = "ilike"        // FnLike, letters compared lower-cased
+	FnStarts      = "starts_with"  // STARTS_WITH(s, p): s begins with the bytes of p
+	FnLower       = "lower"        // LOWER(s): letters lower-cased; bytes not UTF-8 kept
+	FnUpper       = "upper"        // UPPER(s): letters upper-cased; bytes not UTF-8 kept
+	FnLength      = "length"       // LENGTH(s): characters (UTF-8; a byte not UTF-8 is one)
+	FnTrim        = "trim"         // TRIM(s): s without its leading and trailing spaces
+	FnReplace     = "replace"      // REPLACE(s, from, to): every from in s made to; s when from is ''
+	FnSubstr      = "substr"       // SUBSTR(s, start [, len]): characters start..start+len-1, 1-based
+	FnConcat      = "||"           // Args[0] || Args[1]: the texts one after the other
+	FnAbs         = "abs"          // ABS(x): |x|, at x's scale
+	FnRound       = "round"        // ROUND(x [, digits]): half away from zero; digits (Args[1], a Const whole number) 0 when absent
+	FnFloor       = "floor"        // FLOOR(x): the largest whole number <= x
+	FnCeil        = "ceil"         // CEIL(x): the smallest whole number >= x
+	FnCastInt     = "cast_int"     // CAST_INT(x, bits): x rounded half away from zero, NULL outside the signed range of bits (16, 32, 64; a Const)
+	FnCastDecimal = "cast_decimal" // CAST_DECIMAL(x, p, s): x rounded half away from zero to scale s, NULL past p digits (Consts)
+	FnKey         = "key"          // KEY(a, b, ...): a join's key of several columns, one value (join.go)
+	FnOneRow      = "one_row"      // ONE_ROW(count, x): x when count <= 1, else an error (a scalar subquery's value)
 )
 
 // Expr is an expression over a node's input columns. Type is its result's.
