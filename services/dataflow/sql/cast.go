@@ -29,7 +29,7 @@ func (lv *level) numberCast(x *parse.Cast) (e *plan.Expr, ok bool, err error) {
 	switch bits, isInt := intBits[name]; {
 	case isInt && params == "":
 		fn = plan.FnCastInt
-		args = []*plan.Expr{intConst(bits)}
+		args = []*plan.Expr{numConst(strconv.Itoa(bits))}
 	case (name == "numeric" || name == "decimal") && params != "":
 		ps := strings.Split(strings.TrimSuffix(params, ")"), ",")
 		p, err := strconv.Atoi(ps[0])
@@ -40,7 +40,7 @@ func (lv *level) numberCast(x *parse.Cast) (e *plan.Expr, ok bool, err error) {
 		if err != nil || len(ps) > 2 || p < 1 || p > 38 || s < 0 || s > p {
 			return nil, true, lv.err(x.Pos, construct, "a decimal's precision is 1 to 38 and its scale 0 to the precision")
 		}
-		args = []*plan.Expr{intConst(p), intConst(s)}
+		args = []*plan.Expr{numConst(strconv.Itoa(p)), numConst(strconv.Itoa(s))}
 	default:
 		return nil, false, nil
 	}
@@ -51,9 +51,4 @@ func (lv *level) numberCast(x *parse.Cast) (e *plan.Expr, ok bool, err error) {
 	out := &plan.Expr{Kind: plan.Call, Fn: fn, Args: append([]*plan.Expr{v}, args...)}
 	lv.typed(out, known(plan.Number))
 	return out, true, nil
-}
-
-// intConst is the whole number n as a constant.
-func intConst(n int) *plan.Expr {
-	return &plan.Expr{Kind: plan.Const, Type: plan.Number, Value: []byte(strconv.Itoa(n))}
 }

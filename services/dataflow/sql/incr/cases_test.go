@@ -84,6 +84,12 @@ var constructs = []string{
 	"SELECT k FROM t EXCEPT SELECT k FROM u",
 	"SELECT k, COUNT(*) FROM (SELECT k FROM t UNION ALL SELECT k FROM u) x GROUP BY k",
 	"SELECT k, COUNT(*) FROM t GROUP BY k EXCEPT SELECT k, COUNT(*) FROM u GROUP BY k",
+	// The constructs an analyst meets next (issue 41): a CROSS JOIN and
+	// a comma join (every pair, the new row of either side paired with
+	// all the other's), %, casts.
+	"SELECT t.k, u.k, u.m FROM t CROSS JOIN u WHERE t.n > 0",
+	"SELECT u.k, COUNT(*), SUM(t.n % 2) FROM t, u GROUP BY u.k",
+	"SELECT k, n::int, CAST(n AS numeric(10, 1)), n % 3 FROM t ORDER BY 2 LIMIT 3",
 }
 
 // TestConstructsEveryEpoch runs each construct over many of sqlgen's
