@@ -42,6 +42,8 @@ type Case struct {
 	// ExprSubquery says that Query holds a subquery of an expression
 	// (Options.ExprSubqueries).
 	ExprSubquery bool
+	// Functions says that Query holds a construct of Options.Functions.
+	Functions bool
 }
 
 // Generate makes the case of a seed: the same seed, the same case.
@@ -199,6 +201,8 @@ type gen struct {
 	joinItems []expr
 	// windows: the query holds window functions (Options.Windows)
 	windows bool
+	// functions: the query holds a construct of Options.Functions
+	functions bool
 }
 
 func (g *gen) pick(xs ...string) string { return xs[g.r.IntN(len(xs))] }
@@ -278,6 +282,9 @@ func (g *gen) number(depth int) expr {
 			return duration("t.d")
 		}
 		return column("t", "n")
+	}
+	if g.opts.Functions && g.r.IntN(4) == 0 {
+		return g.functionNumber(depth - 1) // functions.go
 	}
 	switch g.r.IntN(7) {
 	case 0: // CASE, with or without ELSE
@@ -527,6 +534,11 @@ func (g *gen) query(tRows, uRows []map[string]val) (query, want string) {
 	rows := tRows
 	switch g.r.IntN(4) {
 	case 0: // an inner join on k
+		if g.opts.Functions && g.r.IntN(2) == 0 { // or a cross join (functions.go)
+			from, rows = g.crossJoin(src, uRows)
+			joined = true
+			break
+		}
 		if g.opts.Joins { // or the joins of join.go
 			from, rows = g.joins(src, uRows)
 			joined = true
