@@ -10,7 +10,8 @@ import (
 // daily": % of exact decimals (the dividend's sign, the larger scale,
 // NULL by zero, as DuckDB's), casts to SMALLINT, INTEGER, BIGINT and
 // NUMERIC(p, s) (half away from zero, as DuckDB rounds a DECIMAL), and
-// CROSS JOIN and comma joins, compared with DuckDB on the same text over
+// CROSS JOIN and comma joins, GREATEST and LEAST, CONCAT, LEFT, RIGHT
+// and SPLIT_PART, compared with DuckDB on the same text over
 // set operations' table of ties. sqlgen's GenerateWith(Options{Functions:
 // true}) generates them at random too
 // (TestSQLFunctionsGeneratedAgainstDuckDB).
@@ -19,6 +20,8 @@ var functionQueries = []string{
 	"SELECT t.n, t.n::int, CAST(t.n AS bigint), (t.n * -1)::smallint, CAST(t.n AS numeric(5, 1)), t.n::decimal(10, 3), '2.5'::int FROM t WHERE t.n IS NOT NULL ORDER BY 1, 2, 3, 4, 5, 6",
 	"SELECT t.k, u.k, u.m FROM t CROSS JOIN u WHERE t.n > 2 ORDER BY 1, 2, 3",
 	"SELECT t.k, COUNT(*), SUM(u.m % 2) FROM t, u WHERE t.k = u.k OR u.m > 3 GROUP BY t.k ORDER BY 1, 2, 3",
+	"SELECT t.k, t.s, t.n, GREATEST(t.n, 1, -t.n), LEAST(t.n, 2.50), GREATEST(t.s, t.k), LEAST(t.s, 'x', NULL) FROM t ORDER BY 1, 2, 3, 4, 5, 6, 7",
+	"SELECT t.k, t.s, CONCAT(t.k, NULL, t.s), CONCAT(t.s), LEFT(t.s, 1), LEFT(t.k, -1), RIGHT(t.s, 2), RIGHT(t.k, -1), SPLIT_PART(t.k || ',' || t.s, ',', 2), SPLIT_PART(t.s, '', -1) FROM t ORDER BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10",
 	"SELECT x.k, y.c FROM (SELECT t.k FROM t GROUP BY t.k) x CROSS JOIN (SELECT COUNT(*) AS c FROM u) y ORDER BY 1, 2",
 }
 
@@ -30,7 +33,7 @@ func TestSQLFunctionsAgainstDuckDB(t *testing.T) { checkQueries(t, functionQueri
 // seeds' queries are TestSQLAgainstDuckDB's kinds, and skipped.
 func TestSQLFunctionsGeneratedAgainstDuckDB(t *testing.T) {
 	n, first, stats := checkGenerated(t, sqlgen.Options{Functions: true}, "functions", func(c sqlgen.Case) bool { return c.Functions })
-	t.Logf("%d seeds from %d: %d queries of %%, casts or cross joins compared (%d returned rows), %d beyond DuckDB's DECIMAL(38)", n, first, stats.compared, stats.nonEmpty, stats.overflow)
+	t.Logf("%d seeds from %d: %d queries of %%, casts, cross joins or the functions compared (%d returned rows), %d beyond DuckDB's DECIMAL(38)", n, first, stats.compared, stats.nonEmpty, stats.overflow)
 	if stats.compared < int(n)/5 || stats.nonEmpty < stats.compared/4 {
 		t.Errorf("%d compared, %d with rows, of %d seeds: too few to test them", stats.compared, stats.nonEmpty, n)
 	}

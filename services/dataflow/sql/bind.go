@@ -584,8 +584,14 @@ func (lv *level) call(f *parse.Call) (*plan.Expr, *tvar, error) {
 			out.Args = append(out.Args, x)
 		}
 		return lv.typed(out, known(plan.Number))
-	case plan.FnCoalesce, plan.FnNullIf:
+	case plan.FnCoalesce, plan.FnNullIf, plan.FnGreatest, plan.FnLeast:
 		return lv.coalesce(f, upper)
+	case plan.FnConcatAll:
+		return lv.concatAll(f, upper)
+	case plan.FnLeft, plan.FnRight:
+		return lv.typedCall(f, upper, plan.Text, plan.Text, plan.Number)
+	case plan.FnSplitPart:
+		return lv.typedCall(f, upper, plan.Text, plan.Text, plan.Text, plan.Number)
 	case plan.FnStarts:
 		return lv.typedCall(f, upper, plan.Bool, plan.Text, plan.Text)
 	case plan.FnLower, plan.FnUpper, plan.FnTrim:
@@ -607,11 +613,12 @@ func (lv *level) call(f *parse.Call) (*plan.Expr, *tvar, error) {
 	return nil, nil, lv.err(f.Pos, "function "+upper, "not supported (docs/sql.md lists the functions)")
 }
 
-// coalesce binds COALESCE(a, ...) and NULLIF(a, b): their arguments one
-// kind, as a CASE's values are, which is the result's.
+// coalesce binds COALESCE(a, ...), GREATEST(a, ...), LEAST(a, ...) and
+// NULLIF(a, b): their arguments one kind, as a CASE's values are, which
+// is the result's.
 func (lv *level) coalesce(f *parse.Call, upper string) (*plan.Expr, *tvar, error) {
 	switch {
-	case f.Name == plan.FnCoalesce && len(f.Args) == 0:
+	case f.Name != plan.FnNullIf && len(f.Args) == 0:
 		return nil, nil, lv.err(f.Pos, upper, "takes one argument or more")
 	case f.Name == plan.FnNullIf && len(f.Args) != 2:
 		return nil, nil, lv.err(f.Pos, upper, "takes two arguments: NULLIF(value, null_when)")

@@ -3,6 +3,7 @@ package exec
 import (
 	"bytes"
 	"fmt"
+	"strings"
 	"unicode"
 	"unicode/utf8"
 
@@ -89,6 +90,45 @@ func substr(s []byte, start, count int, has bool) ([]byte, error) {
 	return s[begin : begin+runeOffset(s[begin:], to-from)], nil
 }
 
+// leftRight is LEFT(s, k) (left) or RIGHT(s, k), PostgreSQL's and
+// DuckDB's: the first (last) k characters of s, all of them when it has
+// fewer; for k < 0, all but the last (first) -k.
+func leftRight(s []byte, k int, left bool) []byte {
+	n := utf8.RuneCount(s)
+	if k < 0 {
+		k = max(n+k, 0)
+	}
+	k = min(k, n)
+	if left {
+		return s[:runeOffset(s, k)]
+	}
+	return s[runeOffset(s, n-k):]
+}
+
+// splitPart is SPLIT_PART(s, d, k) as DuckDB's: field k (1-based) of s
+// split at every d, counted from the end when k < 0 (-1 the last); ”
+// when s has no such field or k is 0. An empty d splits s into its
+// characters (PostgreSQL's would keep s whole).
+func splitPart(s, d []byte, k int) []byte {
+	var fields [][]byte
+	if len(d) == 0 {
+		for off := 0; off < len(s); {
+			_, size := utf8.DecodeRune(s[off:])
+			fields = append(fields, s[off:off+size])
+			off += size
+		}
+	} else {
+		fields = bytes.Split(s, d)
+	}
+	if k < 0 {
+		k += len(fields) + 1
+	}
+	if k < 1 || k > len(fields) {
+		return nil
+	}
+	return fields[k-1]
+}
+
 // stringCall evaluates the string functions of plan, ok false when fn
 // is none of them.
 func stringCall(fn string, args []*Vec, n int) (v *Vec, ok bool, err error) {
@@ -150,6 +190,24 @@ func stringCall(fn string, args []*Vec, n int) (v *Vec, ok bool, err error) {
 				return err
 			}
 			out.text(sub)
+			return nil
+		}
+	case plan.FnLeft, plan.FnRight:
+		f = func(out *builder, js []int) error {
+			k, ok := wholeNumber(args[1].Nums[js[1]])
+			if !ok {
+				return fmt.Errorf("%s: length %s is not a whole number", strings.ToUpper(fn), args[1].Nums[js[1]])
+			}
+			out.text(leftRight(args[0].Text(js[0]), k, fn == plan.FnLeft))
+			return nil
+		}
+	case plan.FnSplitPart:
+		f = func(out *builder, js []int) error {
+			k, ok := wholeNumber(args[2].Nums[js[2]])
+			if !ok {
+				return fmt.Errorf("SPLIT_PART: field %s is not a whole number", args[2].Nums[js[2]])
+			}
+			out.text(splitPart(args[0].Text(js[0]), args[1].Text(js[1]), k))
 			return nil
 		}
 	default:

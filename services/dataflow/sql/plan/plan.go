@@ -201,6 +201,12 @@ const (
 	FnCeil        = "ceil"         // CEIL(x): the smallest whole number >= x
 	FnCastInt     = "cast_int"     // CAST_INT(x, bits): x rounded half away from zero, NULL outside the signed range of bits (16, 32, 64; a Const)
 	FnCastDecimal = "cast_decimal" // CAST_DECIMAL(x, p, s): x rounded half away from zero to scale s, NULL past p digits (Consts)
+	FnGreatest    = "greatest"     // GREATEST(a, ...): the largest argument not NULL (of equal numbers the larger scale), else NULL; all of Type
+	FnLeast       = "least"        // LEAST(a, ...): the smallest, as GREATEST
+	FnConcatAll   = "concat"       // CONCAT(a, ...): the texts one after the other, a NULL as ''; never NULL
+	FnLeft        = "left"         // LEFT(s, n): the first n characters; all but the last -n when n < 0
+	FnRight       = "right"        // RIGHT(s, n): the last n characters; all but the first -n when n < 0
+	FnSplitPart   = "split_part"   // SPLIT_PART(s, d, i): field i of s split at d (DuckDB's: i < 0 from the end, '' out of range or i = 0, d '' splits characters)
 	FnKey         = "key"          // KEY(a, b, ...): a join's key of several columns, one value (join.go)
 	FnOneRow      = "one_row"      // ONE_ROW(count, x): x when count <= 1, else an error (a scalar subquery's value)
 )

@@ -3,6 +3,7 @@ package sqlgen
 import (
 	"math/big"
 	"strconv"
+	"strings"
 )
 
 // The constructs of Options.Functions (issue 41's "refused, though
@@ -19,7 +20,27 @@ import (
 func (g *gen) functionNumber(depth int) expr {
 	g.functions = true
 	a := g.number(depth)
-	switch g.r.IntN(3) {
+	switch g.r.IntN(4) {
+	case 3: // GREATEST or LEAST of two or three: NULLs skipped
+		args := []expr{a, g.number(depth)}
+		if g.r.IntN(2) == 0 {
+			args = append(args, g.number(depth))
+		}
+		name, want := "GREATEST", 1
+		if g.r.IntN(2) == 0 {
+			name, want = "LEAST", -1
+		}
+		texts := make([]string, len(args))
+		for i, x := range args {
+			texts[i] = x.sql
+		}
+		return expr{sql: name + "(" + strings.Join(texts, ", ") + ")", kind: 'n', eval: func(row map[string]val) val {
+			vs := make([]val, len(args))
+			for i, x := range args {
+				vs[i] = x.eval(row)
+			}
+			return best(vs, want)
+		}}
 	case 0: // a % b
 		b := g.number(depth)
 		return expr{sql: "(" + a.sql + " % " + b.sql + ")", kind: 'n', eval: func(row map[string]val) val {
@@ -52,6 +73,71 @@ func (g *gen) functionNumber(depth int) expr {
 		}
 		return castRound(x.num, 0, 38)
 	}}
+}
+
+// functionPred is a condition over a text function of t's texts:
+// CONCAT (NULL as ''), LEFT, RIGHT (a negative length drops from the
+// other end) or SPLIT_PART (DuckDB's: a negative field from the end).
+// LEFT and RIGHT count characters, and the differential test's DuckDB
+// reads the tables as Latin-1 (a byte a character), so they read k,
+// whose texts are ASCII or not UTF-8 at all (a byte a character here
+// too), never s's UTF-8 "été".
+func (g *gen) functionPred() expr {
+	g.functions = true
+	c, d := column("t", g.pick("k", "s")), column("t", g.pick("k", "s"))
+	k := g.r.IntN(5) - 2
+	chars := column("t", "k") // LEFT and RIGHT count characters: see below
+	var sqlText string
+	var f func(a, b string) string
+	switch g.r.IntN(4) {
+	case 0:
+		sqlText = "CONCAT(" + c.sql + ", NULL, " + d.sql + ")"
+		f = func(a, b string) string { return a + b }
+	case 1:
+		c = chars
+		sqlText = "LEFT(" + c.sql + ", " + strconv.Itoa(k) + ")"
+		f = func(a, _ string) string { return string(leftRight([]rune(a), k, true)) }
+	case 2:
+		c = chars
+		sqlText = "RIGHT(" + c.sql + ", " + strconv.Itoa(k) + ")"
+		f = func(a, _ string) string { return string(leftRight([]rune(a), k, false)) }
+	default:
+		sqlText = "SPLIT_PART(" + c.sql + ", ',', " + strconv.Itoa(k) + ")"
+		f = func(a, _ string) string {
+			fields := strings.Split(a, ",")
+			i := k
+			if i < 0 {
+				i += len(fields) + 1
+			}
+			if i < 1 || i > len(fields) {
+				return ""
+			}
+			return fields[i-1]
+		}
+	}
+	lit := g.pick("a", "x", "", "y", "z")
+	op := g.pick("=", "<>", ">=")
+	return expr{sql: "(" + sqlText + " " + op + " '" + lit + "')", kind: 'b', eval: func(row map[string]val) val {
+		x, y := c.eval(row), d.eval(row)
+		if x.null { // an outer join's NULL
+			return val{null: true, kind: 'b'}
+		}
+		v := f(x.text, y.text)
+		return val{kind: 'b', b: map[string]bool{"=": v == lit, "<>": v != lit, ">=": v >= lit}[op]}
+	}}
+}
+
+// leftRight is LEFT (left) or RIGHT of the characters s: the first (last)
+// k, all but the last (first) -k when k < 0.
+func leftRight(s []rune, k int, left bool) []rune {
+	if k < 0 {
+		k = max(len(s)+k, 0)
+	}
+	k = min(k, len(s))
+	if left {
+		return s[:k]
+	}
+	return s[len(s)-k:]
 }
 
 // castRound is r rounded half away from zero to scale digits after the

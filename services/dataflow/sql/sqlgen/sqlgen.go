@@ -378,6 +378,9 @@ func (g *gen) pred(depth int) expr {
 		if g.opts.ExprSubqueries && g.r.IntN(3) == 0 {
 			return g.subqueryPred()
 		}
+		if g.opts.Functions && g.r.IntN(4) == 0 {
+			return g.functionPred() // functions.go
+		}
 		switch g.r.IntN(7) {
 		case 6: // [NOT] BETWEEN: x >= lo AND x <= hi, or NOT of it
 			x, lo, hi := g.number(1), g.number(1), g.number(1)
