@@ -36,7 +36,7 @@ func TestRefused(t *testing.T) {
 		{"select token from matches m join matches n using (token, token)", "USING token", 1, 29},
 		{"select token from matches m full join matches n using (token) group by m.token", "column token", 1, 8},
 		{"select m.token from matches m join match_players p on m.token < p.match", "JOIN condition", 1, 52},
-		{"select concat(token, 'x') from matches", "function CONCAT", 1, 8},
+		{"select md5(token) from matches", "function MD5", 1, 8},
 		{"select token from matches where mirror is true", "IS TRUE/FALSE", 1, 40},
 		{"select count(distinct token), count(distinct map) from matches", "COUNT(DISTINCT ...)", 1, 31},
 		{"select count(distinct token), avg(average_rating) from matches", "AVG", 1, 31},
