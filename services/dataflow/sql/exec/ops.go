@@ -600,7 +600,11 @@ func compareSorted(n *plan.Node, a *Batch, x int, b *Batch, y int) int {
 	for _, k := range n.Order {
 		v, w := a.Cols[k.Col], b.Cols[k.Col]
 		c := compare(v, x, w, y)
-		if k.Desc && !v.IsNull(x) && !w.IsNull(y) {
+		if vn, wn := v.IsNull(x), w.IsNull(y); vn || wn {
+			if k.NullsFirst {
+				c = -c
+			}
+		} else if k.Desc {
 			c = -c
 		}
 		if c != 0 {

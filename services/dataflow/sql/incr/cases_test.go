@@ -86,10 +86,12 @@ var constructs = []string{
 	"SELECT k, COUNT(*) FROM t GROUP BY k EXCEPT SELECT k, COUNT(*) FROM u GROUP BY k",
 	// The constructs an analyst meets next (issue 41): a CROSS JOIN and
 	// a comma join (every pair, the new row of either side paired with
-	// all the other's), %, casts.
+	// all the other's), %, casts, the functions, NULLS FIRST and FETCH
+	// FIRST (a NULL entering the first rows).
 	"SELECT t.k, u.k, u.m FROM t CROSS JOIN u WHERE t.n > 0",
 	"SELECT u.k, COUNT(*), SUM(t.n % 2) FROM t, u GROUP BY u.k",
 	"SELECT k, n::int, CAST(n AS numeric(10, 1)), n % 3 FROM t ORDER BY 2 LIMIT 3",
+	"SELECT k, GREATEST(n, 0), CONCAT(k, s), SPLIT_PART(s, ',', -1) FROM t ORDER BY 2 DESC NULLS FIRST, 1 NULLS FIRST FETCH FIRST 3 ROWS ONLY",
 }
 
 // TestConstructsEveryEpoch runs each construct over many of sqlgen's

@@ -159,6 +159,9 @@ type Agg struct {
 type SortKey struct {
 	Col  int  `json:"col"`
 	Desc bool `json:"desc,omitempty"`
+	// NullsFirst puts NULL before every value (NULLS FIRST); without it
+	// NULL sorts after every value, ascending or descending.
+	NullsFirst bool `json:"nulls_first,omitempty"`
 }
 
 // ExprKind names an expression's form.
@@ -369,6 +372,9 @@ func (n *Node) write(b *strings.Builder, depth int) {
 			buf = strconv.AppendInt(append(buf, '#'), int64(k.Col), 10)
 			if k.Desc {
 				buf = append(buf, " desc"...)
+			}
+			if k.NullsFirst {
+				buf = append(buf, " nulls first"...)
 			}
 			buf = append(buf, ", "...)
 		}

@@ -888,7 +888,7 @@ func minScale(r *big.Rat) int {
 // orders the expected rows by them, and writes the expected CSV.
 func (g *gen) finish(sqlText string, width int, out [][]val) (query, want string) {
 	var keys []int
-	var desc []bool
+	var desc, nullsFirst []bool
 	var order []string
 	if g.r.IntN(2) == 0 {
 		for range 1 + g.r.IntN(2) {
@@ -899,6 +899,13 @@ func (g *gen) finish(sqlText string, width int, out [][]val) (query, want string
 			if d {
 				key += " DESC"
 			}
+			first := false
+			if g.opts.Functions && g.r.IntN(3) == 0 { // NULLS FIRST, or LAST as written
+				g.functions = true
+				first = g.r.IntN(2) == 0
+				key += map[bool]string{true: " NULLS FIRST", false: " NULLS LAST"}[first]
+			}
+			nullsFirst = append(nullsFirst, first)
 			order = append(order, key)
 		}
 	}
@@ -909,7 +916,11 @@ func (g *gen) finish(sqlText string, width int, out [][]val) (query, want string
 	slices.SortStableFunc(out, func(a, b []val) int {
 		for i, k := range keys {
 			c := compareVals(a[k], b[k])
-			if desc[i] && !a[k].null && !b[k].null {
+			if a[k].null || b[k].null {
+				if nullsFirst[i] {
+					c = -c
+				}
+			} else if desc[i] {
 				c = -c
 			}
 			if c != 0 {
@@ -931,7 +942,12 @@ func (g *gen) finish(sqlText string, width int, out [][]val) (query, want string
 	limit := -1
 	if g.r.IntN(3) == 0 {
 		limit = g.r.IntN(4)
-		query += fmt.Sprintf(" LIMIT %d", limit)
+		if g.opts.Functions && g.r.IntN(2) == 0 { // the standard's LIMIT
+			g.functions = true
+			query += fmt.Sprintf(" FETCH FIRST %d ROWS ONLY", limit)
+		} else {
+			query += fmt.Sprintf(" LIMIT %d", limit)
+		}
 	}
 	if g.opts.SetOps && g.r.IntN(3) == 0 {
 		g.setops = true
