@@ -121,8 +121,13 @@ func (lv *level) aggregate(a *parse.Call) (*plan.Expr, *tvar, error) {
 		if err != nil {
 			return nil, nil, err
 		}
-		if spec.Arg == exec.NumberArg {
+		switch spec.Arg {
+		case exec.NumberArg:
 			if err := lv.unify(v, known(plan.Number), a.Pos, upper); err != nil {
+				return nil, nil, err
+			}
+		case exec.BoolArg:
+			if err := lv.unify(v, known(plan.Bool), a.Pos, upper); err != nil {
 				return nil, nil, err
 			}
 		}

@@ -147,6 +147,8 @@ const (
 	Min       AggFunc = "min"
 	Max       AggFunc = "max"
 	Avg       AggFunc = "avg"
+	BoolAnd   AggFunc = "bool_and" // true when every value not NULL is; NULL of none
+	BoolOr    AggFunc = "bool_or"  // true when some value is; NULL of none
 )
 
 // Agg is one aggregate of an Aggregate node.

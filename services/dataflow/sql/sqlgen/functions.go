@@ -140,6 +140,28 @@ func leftRight(s []rune, k int, left bool) []rune {
 	return s[len(s)-k:]
 }
 
+// boolAggs are BOOL_AND and BOOL_OR of a condition: whether every (some)
+// value that is not NULL is true, NULL when none is not NULL.
+func (g *gen) boolAggs() []aggGen {
+	cond := g.pred(1)
+	fold := func(and bool) func(rs []map[string]val) val {
+		return func(rs []map[string]val) val {
+			out := val{null: true, kind: 'b'}
+			for _, r := range rs {
+				if v := cond.eval(r); !v.null {
+					if out.null {
+						out = v
+					} else if v.b != and {
+						out.b = v.b
+					}
+				}
+			}
+			return out
+		}
+	}
+	return []aggGen{{"BOOL_AND(" + cond.sql + ")", fold(true)}, {"BOOL_OR(" + cond.sql + ")", fold(false)}}
+}
+
 // castRound is r rounded half away from zero to scale digits after the
 // point, NULL when it has more than precision digits in all.
 func castRound(r *big.Rat, scale, precision int) val {

@@ -666,7 +666,13 @@ func (g *gen) query(tRows, uRows []map[string]val) (query, want string) {
 		if g.opts.SetOps {
 			aggs = append(aggs, g.moreAggs(arg, text)...)
 		}
+		if g.opts.Functions {
+			aggs = append(aggs, g.boolAggs()...) // functions.go
+		}
 		chosen := []int{0, 1 + g.r.IntN(len(aggs)-1)}
+		if g.opts.Functions && g.r.IntN(5) == 0 { // BOOL_AND or BOOL_OR, the last two
+			chosen[1] = len(aggs) - 1 - g.r.IntN(2)
+		}
 		groups := map[string][]map[string]val{}
 		var order []string
 		for _, r := range filtered {
@@ -695,6 +701,9 @@ func (g *gen) query(tRows, uRows []map[string]val) (query, want string) {
 		}
 		if c := aggs[chosen[1]].sql; strings.Contains(c, "FILTER (") || strings.Contains(c, "(DISTINCT ") {
 			g.setops = true
+		}
+		if strings.HasPrefix(aggs[chosen[1]].sql, "BOOL_") {
+			g.functions = true
 		}
 		if strings.Contains(aggs[chosen[1]].sql, "DISTINCT") && strings.Contains(having.sql, "SUM") {
 			// A plain SUM beside a DISTINCT aggregate is NULL where a sum
