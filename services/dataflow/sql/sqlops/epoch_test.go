@@ -295,6 +295,10 @@ var placed = []string{
 	// A CROSS JOIN: u broadcast to every shard, t's rows where they
 	// are; a comma join of groups.
 	"SELECT t.k, t.n, u.m FROM t CROSS JOIN u WHERE u.m > t.n",
+	// BOOL_AND and BOOL_OR, partial and merged, over rows that arrive
+	// and rows that leave.
+	"SELECT b, BOOL_AND(n > 0), BOOL_OR(s = 'x') FROM t GROUP BY b",
+	"SELECT BOOL_AND(b), BOOL_OR(n > 1) FROM t WHERE k IN (SELECT k FROM u GROUP BY k HAVING MAX(m) < 2)",
 	"SELECT x.k, y.k, x.c * y.c FROM (SELECT k, COUNT(*) AS c FROM t GROUP BY k) x, (SELECT k, COUNT(*) AS c FROM u GROUP BY k) y",
 }
 
