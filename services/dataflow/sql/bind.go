@@ -14,6 +14,7 @@ import (
 const (
 	fnDuration = "duration_seconds"
 	fnPercent  = "percent"
+	fnDatePart = "date_part" // DATE_PART('field', d): EXTRACT(field FROM d)
 )
 
 // expr binds an expression of the current clause: above the aggregate
@@ -561,21 +562,16 @@ func (lv *level) call(f *parse.Call) (*plan.Expr, *tvar, error) {
 	}
 	switch name {
 	case fnDuration:
-		var col *parse.Column
-		ok := false
-		if len(f.Args) == 1 {
-			col, ok = f.Args[0].(*parse.Column)
-		}
-		if !ok || lv.post {
+		if len(f.Args) != 1 {
 			return nil, nil, lv.err(f.Pos, upper, "takes one column of the table (not an expression, not above GROUP BY)")
 		}
-		x, _, err := lv.castColumn(col, durationKind, f.Pos, upper)
+		x, err := lv.durationArg(f.Args[0], f.Pos, upper)
 		if err != nil {
 			return nil, nil, err
 		}
-		// The scan reads the column as seconds: the reference is the value.
-		lv.c.typed = append(lv.c.typed, typedExpr{x, known(plan.Number)})
 		return x, known(plan.Number), nil
+	case plan.FnExtract, fnDatePart:
+		return lv.extract(f, upper)
 	case fnPercent:
 		if len(f.Args) != 2 {
 			return nil, nil, lv.err(f.Pos, upper, "takes two numbers: PERCENT(part, whole)")
@@ -616,6 +612,46 @@ func (lv *level) call(f *parse.Call) (*plan.Expr, *tvar, error) {
 		return lv.typedCall(f, upper, plan.Text, plan.Text, plan.Number, plan.Number)
 	}
 	return nil, nil, lv.err(f.Pos, "function "+upper, "not supported (docs/sql.md lists the functions)")
+}
+
+// durationArg binds the argument a of construct (at pos), a duration
+// column of the table (or a text column, read as one), as its seconds.
+func (lv *level) durationArg(a parse.Expr, pos int, construct string) (*plan.Expr, error) {
+	col, ok := a.(*parse.Column)
+	if !ok || lv.post {
+		return nil, lv.err(pos, construct, "takes one column of the table (not an expression, not above GROUP BY)")
+	}
+	x, _, err := lv.castColumn(col, durationKind, pos, construct)
+	if err != nil {
+		return nil, err
+	}
+	// The scan reads the column as seconds: the reference is the value.
+	lv.c.typed = append(lv.c.typed, typedExpr{x, known(plan.Number)})
+	return x, nil
+}
+
+// extractFields are the fields EXTRACT takes of a duration.
+var extractFields = map[string]bool{"epoch": true, "day": true, "hour": true, "minute": true, "second": true}
+
+// extract binds EXTRACT(field FROM d) and DATE_PART('field', d) of a
+// duration column d: its seconds (epoch), or its days, hours (of the
+// day), minutes (of the hour) or seconds (of the minute).
+func (lv *level) extract(f *parse.Call, upper string) (*plan.Expr, *tvar, error) {
+	var field string
+	if len(f.Args) == 2 {
+		if lit, ok := f.Args[0].(*parse.Literal); ok && lit.Kind == parse.StringLit {
+			field = strings.ToLower(lit.Text)
+		}
+	}
+	if !extractFields[field] {
+		return nil, nil, lv.err(f.Pos, upper, "takes a field (epoch, day, hour, minute or second) of a duration column: EXTRACT(epoch FROM duration); dates and timestamps are not in the subset")
+	}
+	x, err := lv.durationArg(f.Args[1], f.Pos, upper)
+	if err != nil {
+		return nil, nil, err
+	}
+	fc := &plan.Expr{Kind: plan.Const, Type: plan.Text, Value: []byte(field)}
+	return lv.typed(&plan.Expr{Kind: plan.Call, Fn: plan.FnExtract, Args: []*plan.Expr{x, fc}}, known(plan.Number))
 }
 
 // coalesce binds COALESCE(a, ...), GREATEST(a, ...), LEAST(a, ...) and

@@ -239,6 +239,10 @@ func numberCall(fn string, args []*Vec, n int) (v *Vec, ok bool, err error) {
 			}
 			return d.Round(int32(digits), value.HalfAway), nil
 		}
+	case plan.FnExtract:
+		f = func(d value.Dec, js []int) (value.Dec, error) {
+			return extractField(d, string(args[1].Text(js[1])))
+		}
 	case plan.FnCastInt, plan.FnCastDecimal:
 		f = func(d value.Dec, js []int) (value.Dec, error) {
 			a, _ := wholeNumber(args[1].Nums[js[1]]) // the binder's Consts
@@ -267,6 +271,37 @@ func numberCall(fn string, args []*Vec, n int) (v *Vec, ok bool, err error) {
 		return err
 	})
 	return v, true, err
+}
+
+// extractField is EXTRACT(field FROM d) of a duration of secs seconds
+// (whole, not negative: the duration rule's): its seconds (epoch), its
+// whole days, the hours of its last day, the minutes of its last hour,
+// the seconds of its last minute.
+func extractField(secs value.Dec, field string) (value.Dec, error) {
+	// whole is a / k of a multiple a of k, exactly.
+	whole := func(a value.Dec, k int64) value.Dec {
+		q, _ := a.Div(value.Int(k))
+		return q.Round(0, value.HalfAway)
+	}
+	rem := func(a value.Dec, k int64) value.Dec {
+		r, _ := a.Rem(value.Int(k))
+		return r
+	}
+	switch field {
+	case "epoch":
+		return secs, nil
+	case "day":
+		return whole(secs.Sub(rem(secs, 86400)), 86400), nil
+	case "hour":
+		day := rem(secs, 86400)
+		return whole(day.Sub(rem(day, 3600)), 3600), nil
+	case "minute":
+		hour := rem(secs, 3600)
+		return whole(hour.Sub(rem(hour, 60)), 60), nil
+	case "second":
+		return rem(secs, 60), nil
+	}
+	return secs, fmt.Errorf("EXTRACT: no field %q of a duration", field)
 }
 
 // outOfRange is a number that does not Fit, which numberCall makes NULL:

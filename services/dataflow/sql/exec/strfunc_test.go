@@ -1,6 +1,10 @@
 package exec
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/wololo/wololo/services/dataflow/sql/value"
+)
 
 // TestSubstr pins PostgreSQL's SUBSTR: positions before 1 count towards
 // the length, a negative length is an error.
@@ -64,5 +68,23 @@ func TestLeftRightSplitPart(t *testing.T) {
 		if got := string(splitPart([]byte(c.s), []byte(c.d), c.k)); got != c.want {
 			t.Errorf("SPLIT_PART(%q, %q, %d) = %q, want %q", c.s, c.d, c.k, got, c.want)
 		}
+	}
+}
+
+// TestExtractField: EXTRACT's fields of a duration's seconds.
+func TestExtractField(t *testing.T) {
+	secs := value.Int(2*86400 + 3*3600 + 4*60 + 5) // 2 days, 3:04:05
+	for field, want := range map[string]string{"epoch": "183845", "day": "2", "hour": "3", "minute": "4", "second": "5"} {
+		if got, err := extractField(secs, field); err != nil || got.String() != want {
+			t.Errorf("EXTRACT(%s) = %s, %v; want %s", field, got, err, want)
+		}
+	}
+	for field, want := range map[string]string{"day": "0", "hour": "23", "minute": "59", "second": "59"} {
+		if got, _ := extractField(value.Int(86399), field); got.String() != want {
+			t.Errorf("EXTRACT(%s) of 23:59:59 = %s, want %s", field, got, want)
+		}
+	}
+	if _, err := extractField(secs, "year"); err == nil {
+		t.Error("EXTRACT(year): no error")
 	}
 }

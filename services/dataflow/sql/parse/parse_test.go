@@ -137,7 +137,7 @@ func TestErrors(t *testing.T) {
 		{"with recursive r(n) as (select 1 union all select n + 1 from r) select n from r", "WITH RECURSIVE", "recursive common table expressions are not supported", 5},
 		{"with q as select a from t select a from q", "syntax", `syntax error at or near "select": expected "("`, 10},
 		{"insert into t values (1)", "INSERT statement", "only SELECT", 0},
-		{"select extract(year from d) from t", "function EXTRACT", "FROM", 7},
+		{"select extract(year d) from t", "syntax", `expected FROM`, 20},
 		{"select position('_' in a) from t", "function POSITION", "not supported", 7},
 		{"select a from t fetch first 2 rows with ties", "FETCH ... WITH TIES", "not supported", 35},
 		{"select a from t limit 1 fetch first 2 rows only", "FETCH", "one LIMIT or FETCH", 24},

@@ -212,6 +212,7 @@ const (
 	FnLeft        = "left"         // LEFT(s, n): the first n characters; all but the last -n when n < 0
 	FnRight       = "right"        // RIGHT(s, n): the last n characters; all but the first -n when n < 0
 	FnSplitPart   = "split_part"   // SPLIT_PART(s, d, i): field i of s split at d (DuckDB's: i < 0 from the end, '' out of range or i = 0, d '' splits characters)
+	FnExtract     = "extract"      // EXTRACT(seconds, field): of a duration's seconds, field 'epoch' (them), 'day', 'hour' (of the day), 'minute' (of the hour), 'second' (of the minute)
 	FnKey         = "key"          // KEY(a, b, ...): a join's key of several columns, one value (join.go)
 	FnOneRow      = "one_row"      // ONE_ROW(count, x): x when count <= 1, else an error (a scalar subquery's value)
 )
