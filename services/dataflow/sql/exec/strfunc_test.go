@@ -42,7 +42,7 @@ func TestSubstr(t *testing.T) {
 // TestLeftRightSplitPart pins LEFT, RIGHT (PostgreSQL's and DuckDB's: a
 // negative length drops characters from the other end) and SPLIT_PART
 // (DuckDB's: a negative field counts from the end, 0 and fields out of
-// range are '', an empty delimiter splits characters), in characters.
+// range are ”, an empty delimiter splits characters), in characters.
 func TestLeftRightSplitPart(t *testing.T) {
 	for _, c := range []struct {
 		s           string

@@ -76,7 +76,7 @@ func (g *gen) functionNumber(depth int) expr {
 }
 
 // functionPred is a condition over a text function of t's texts:
-// CONCAT (NULL as ''), LEFT, RIGHT (a negative length drops from the
+// CONCAT (NULL as ”), LEFT, RIGHT (a negative length drops from the
 // other end) or SPLIT_PART (DuckDB's: a negative field from the end).
 // LEFT and RIGHT count characters, and the differential test's DuckDB
 // reads the tables as Latin-1 (a byte a character), so they read k,
@@ -188,18 +188,6 @@ func (g *gen) crossJoin(src source, uRows []map[string]val) (string, []map[strin
 	if g.r.IntN(2) == 0 {
 		from = src.from + ", u"
 	}
-	var rows []map[string]val
-	for _, a := range src.rows {
-		for _, b := range uRows {
-			row := map[string]val{}
-			for k, v := range a {
-				row[k] = v
-			}
-			for k, v := range b {
-				row[k] = v
-			}
-			rows = append(rows, row)
-		}
-	}
+	rows := joinRows(src.rows, uRows, nil, nil, false, false, func(_, _ map[string]val) bool { return true }) // join.go
 	return from, rows
 }
