@@ -22,6 +22,9 @@ var functionQueries = []string{
 	"SELECT t.k, COUNT(*), SUM(u.m % 2) FROM t, u WHERE t.k = u.k OR u.m > 3 GROUP BY t.k ORDER BY 1, 2, 3",
 	"SELECT t.k, t.s, t.n, GREATEST(t.n, 1, -t.n), LEAST(t.n, 2.50), GREATEST(t.s, t.k), LEAST(t.s, 'x', NULL) FROM t ORDER BY 1, 2, 3, 4, 5, 6, 7",
 	"SELECT t.k, t.s, CONCAT(t.k, NULL, t.s), CONCAT(t.s), LEFT(t.s, 1), LEFT(t.k, -1), RIGHT(t.s, 2), RIGHT(t.k, -1), SPLIT_PART(t.k || ',' || t.s, ',', 2), SPLIT_PART(t.s, '', -1) FROM t ORDER BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10",
+	"SELECT t.k, t.n, t.s FROM t ORDER BY t.n DESC NULLS FIRST, t.k NULLS LAST, t.s FETCH FIRST 6 ROWS ONLY",
+	"SELECT t.k, t.n, RANK() OVER (PARTITION BY t.k ORDER BY t.n DESC NULLS FIRST), SUM(t.n) OVER (ORDER BY t.n NULLS FIRST) FROM t ORDER BY 1, 2 NULLS FIRST, 3, 4",
+	"SELECT t.k, BOOL_AND(t.b), BOOL_OR(t.n > 2), BOOL_AND(t.n > 100) FROM t GROUP BY t.k ORDER BY 1",
 	"SELECT x.k, y.c FROM (SELECT t.k FROM t GROUP BY t.k) x CROSS JOIN (SELECT COUNT(*) AS c FROM u) y ORDER BY 1, 2",
 }
 

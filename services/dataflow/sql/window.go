@@ -131,14 +131,11 @@ func (lv *level) winSpec(w *parse.Window) (*winSpec, error) {
 		s.partition = append(s.partition, x)
 	}
 	for _, o := range w.OrderBy {
-		if o.Nulls != "" {
-			return nil, lv.err(o.Expr.Position(), "NULLS "+strings.ToUpper(o.Nulls), "not supported")
-		}
 		x, _, err := lv.expr(o.Expr)
 		if err != nil {
 			return nil, err
 		}
-		s.order = append(s.order, plan.WinKey{Expr: x, Desc: o.Desc})
+		s.order = append(s.order, plan.WinKey{Expr: x, Desc: o.Desc, NullsFirst: o.Nulls == "first"})
 	}
 	lv.wins.specs = append(lv.wins.specs, s)
 	return s, nil

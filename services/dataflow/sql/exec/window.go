@@ -112,11 +112,7 @@ func windowOrder(all *Batch, part, ord []*Vec, keys []plan.WinKey) []int32 {
 			return c
 		}
 		for i, v := range ord {
-			c := compare(v, int(x), v, int(y))
-			if keys[i].Desc && !v.IsNull(int(x)) && !v.IsNull(int(y)) {
-				c = -c
-			}
-			if c != 0 {
+			if c := compareKey(v, int(x), v, int(y), keys[i].Desc, keys[i].NullsFirst); c != 0 {
 				return c
 			}
 		}

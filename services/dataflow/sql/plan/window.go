@@ -27,6 +27,8 @@ const (
 type WinKey struct {
 	Expr *Expr `json:"expr"`
 	Desc bool  `json:"desc,omitempty"`
+	// NullsFirst: NULL before every value (NULLS FIRST), as SortKey's.
+	NullsFirst bool `json:"nulls_first,omitempty"`
 }
 
 // WinFunc is one window function: WinRowNumber, WinRank, WinDenseRank,
@@ -74,6 +76,9 @@ func (n *Node) appendWindow(buf []byte) []byte {
 			buf = k.Expr.AppendTo(buf)
 			if k.Desc {
 				buf = append(buf, " desc"...)
+			}
+			if k.NullsFirst {
+				buf = append(buf, " nulls first"...)
 			}
 		}
 	}

@@ -35,7 +35,7 @@ func pruneWindow(n *plan.Node, need []bool) (*plan.Node, []int) {
 		c.Partition = append(c.Partition, remap(p, m))
 	}
 	for _, k := range n.WinOrder {
-		c.WinOrder = append(c.WinOrder, plan.WinKey{Expr: remap(k.Expr, m), Desc: k.Desc})
+		c.WinOrder = append(c.WinOrder, plan.WinKey{Expr: remap(k.Expr, m), Desc: k.Desc, NullsFirst: k.NullsFirst})
 	}
 	for _, f := range n.WinFuncs {
 		var arg *plan.Expr
