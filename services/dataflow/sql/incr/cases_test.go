@@ -93,6 +93,7 @@ var constructs = []string{
 	"SELECT k, n::int, CAST(n AS numeric(10, 1)), n % 3 FROM t ORDER BY 2 LIMIT 3",
 	"SELECT k, BOOL_AND(b), BOOL_OR(n > 1) FROM t GROUP BY k",
 	"SELECT s, BOOL_AND(b), BOOL_OR(n > 1) FROM t WHERE k IN (SELECT k FROM u GROUP BY k HAVING COUNT(*) = 1) GROUP BY s",
+	"SELECT k, n, LAG(n) OVER (PARTITION BY k ORDER BY n, s, b, d), LEAD(s, 1, 'z') OVER (ORDER BY k, n DESC NULLS FIRST, s, b, d) FROM t",
 	"SELECT k, GREATEST(n, 0), CONCAT(k, s), SPLIT_PART(s, ',', -1) FROM t ORDER BY 2 DESC NULLS FIRST, 1 NULLS FIRST FETCH FIRST 3 ROWS ONLY",
 }
 

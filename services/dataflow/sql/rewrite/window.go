@@ -42,7 +42,7 @@ func pruneWindow(n *plan.Node, need []bool) (*plan.Node, []int) {
 		if f.Arg != nil {
 			arg = remap(f.Arg, m)
 		}
-		c.WinFuncs = append(c.WinFuncs, &plan.WinFunc{Func: f.Func, Arg: arg})
+		c.WinFuncs = append(c.WinFuncs, &plan.WinFunc{Func: f.Func, Arg: arg, Offset: f.Offset, Default: f.Default}) // Default is a Const
 	}
 	c.Output = append(slices.Clone(in.Output), n.Output[nin:]...)
 	for i := range n.WinFuncs {
