@@ -70,7 +70,10 @@ func TestRefused(t *testing.T) {
 		// Window functions: in the SELECT list and ORDER BY only, not
 		// nested, of the subset's functions.
 		{"select token from matches where rank() over (order by token) = 1", "RANK() OVER (...)", 1, 33},
-		{"select lag(token) over (order by token) from matches", "LAG() OVER (...)", 1, 8},
+		{"select ntile(2) over (order by token) from matches", "NTILE() OVER (...)", 1, 8},
+		{"select lag(token, -1) over (order by token) from matches", "LAG() OVER (...)", 1, 19},
+		{"select lead(token, 1, map) over (order by token) from matches", "LEAD() OVER (...)", 1, 23},
+		{"select lead(average_rating, 1, 'x') over (order by token) from matches", "LEAD() OVER (...)", 1, 32},
 		{"select sum(count(*) over ()) from matches", "COUNT() OVER (...)", 1, 12},
 		{"select rank() over (order by row_number() over ()) from matches", "ROW_NUMBER() OVER (...)", 1, 30},
 		{"select count(distinct token) over () from matches", "COUNT() OVER (...)", 1, 8},
