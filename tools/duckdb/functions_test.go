@@ -11,7 +11,8 @@ import (
 // NULL by zero, as DuckDB's), casts to SMALLINT, INTEGER, BIGINT and
 // NUMERIC(p, s) (half away from zero, as DuckDB rounds a DECIMAL), and
 // CROSS JOIN and comma joins, LAG and LEAD (ordered totally: peers'
-// order is the engine's), GREATEST and LEAST, CONCAT, LEFT, RIGHT
+// order is the engine's; and without d's two identical rows, which two
+// windows may number in different orders, as ROW_NUMBER's, docs/sql.md), GREATEST and LEAST, CONCAT, LEFT, RIGHT
 // and SPLIT_PART, compared with DuckDB on the same text over
 // set operations' table of ties. sqlgen's GenerateWith(Options{Functions:
 // true}) generates them at random too
@@ -25,7 +26,7 @@ var functionQueries = []string{
 	"SELECT t.k, t.s, CONCAT(t.k, NULL, t.s), CONCAT(t.s), LEFT(t.s, 1), LEFT(t.k, -1), RIGHT(t.s, 2), RIGHT(t.k, -1), SPLIT_PART(t.k || ',' || t.s, ',', 2), SPLIT_PART(t.s, '', -1) FROM t ORDER BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10",
 	"SELECT t.k, t.n, t.s FROM t ORDER BY t.n DESC NULLS FIRST, t.k NULLS LAST, t.s FETCH FIRST 6 ROWS ONLY",
 	"SELECT t.k, t.n, RANK() OVER (PARTITION BY t.k ORDER BY t.n DESC NULLS FIRST), SUM(t.n) OVER (ORDER BY t.n NULLS FIRST) FROM t ORDER BY 1, 2 NULLS FIRST, 3, 4",
-	"SELECT t.k, t.n, t.s, t.b, LAG(t.n) OVER (PARTITION BY t.k ORDER BY t.n, t.s, t.b), LEAD(t.s, 2, 'none') OVER (ORDER BY t.k, t.n DESC, t.s, t.b), LAG(t.n, 0) OVER (PARTITION BY t.k ORDER BY t.n), LEAD(t.n, 1, -1) OVER (PARTITION BY t.b ORDER BY t.k, t.n NULLS FIRST, t.s) FROM t ORDER BY 1, 2, 3, 4, 5, 6, 7, 8",
+	"SELECT t.k, t.n, t.s, t.b, LAG(t.n) OVER (PARTITION BY t.k ORDER BY t.n, t.s, t.b), LEAD(t.s, 2, 'none') OVER (ORDER BY t.k, t.n DESC, t.s, t.b), LAG(t.n, 0) OVER (PARTITION BY t.k ORDER BY t.n), LEAD(t.n, 1, -1) OVER (PARTITION BY t.b ORDER BY t.k, t.n NULLS FIRST, t.s) FROM t WHERE t.k <> 'd' ORDER BY 1, 2, 3, 4, 5, 6, 7, 8",
 	"SELECT t.k, BOOL_AND(t.b), BOOL_OR(t.n > 2), BOOL_AND(t.n > 100) FROM t GROUP BY t.k ORDER BY 1",
 	"SELECT x.k, y.c FROM (SELECT t.k FROM t GROUP BY t.k) x CROSS JOIN (SELECT COUNT(*) AS c FROM u) y ORDER BY 1, 2",
 }
