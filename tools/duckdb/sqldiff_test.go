@@ -112,6 +112,20 @@ func checkGenerated(t *testing.T, o sqlgen.Options, what string, keep func(sqlge
 	return n, first, stats
 }
 
+// checkConstructs runs the seeded random cases of o that hold the
+// constructs what (keep; the other seeds' queries are
+// TestSQLAgainstDuckDB's kinds, and skipped), and fails when fewer than
+// one seed in share was compared, or fewer than a quarter of those
+// returned rows: too few to test them.
+func checkConstructs(t *testing.T, o sqlgen.Options, what string, keep func(sqlgen.Case) bool, share int) {
+	t.Helper()
+	n, first, stats := checkGenerated(t, o, what, keep)
+	t.Logf("%d seeds from %d: %d queries of %s compared (%d returned rows), %d beyond DuckDB's DECIMAL(38)", n, first, stats.compared, what, stats.nonEmpty, stats.overflow)
+	if stats.compared < int(n)/share || stats.nonEmpty < stats.compared/4 {
+		t.Errorf("%d compared, %d with rows, of %d seeds: too few to test the %s", stats.compared, stats.nonEmpty, n, what)
+	}
+}
+
 // keptCases are the mismatches the random runs found, kept whatever the
 // generator becomes: each says which side was wrong, and want pins our
 // rows.

@@ -97,14 +97,14 @@ func TestQueriesAndTables(t *testing.T) {
 // and its line:column; a missing file exits 1; a malformed flag 2.
 func TestRefused(t *testing.T) {
 	dir := t.TempDir()
-	bad := write(t, dir, "bad.sql", "SELECT token\nFROM matches m CROSS JOIN match_players p")
+	bad := write(t, dir, "bad.sql", "SELECT token\nFROM matches m NATURAL JOIN match_players p")
 	unknown := write(t, dir, "unknown.sql", "SELECT nope FROM matches")
 	cases := []struct {
 		args []string
 		code int
 		want string
 	}{
-		{[]string{"--query", "bad=" + bad}, cli.ExitUsage, "query bad (" + bad + "): 2:16: CROSS JOIN: not supported"},
+		{[]string{"--query", "bad=" + bad}, cli.ExitUsage, "query bad (" + bad + "): 2:16: NATURAL JOIN: not supported"},
 		{[]string{"--query", "u=" + unknown}, cli.ExitUsage, `matches.csv: no column "nope" (read by query u at`},
 		{[]string{"--query", "x=" + filepath.Join(dir, "missing.sql")}, cli.ExitError, "no such file"},
 		{[]string{"--query", "nameonly"}, cli.ExitUsage, "want NAME=FILE"},

@@ -14,6 +14,7 @@ import (
 const (
 	fnDuration = "duration_seconds"
 	fnPercent  = "percent"
+	fnDatePart = "date_part" // DATE_PART('field', d): EXTRACT(field FROM d)
 )
 
 // expr binds an expression of the current clause: above the aggregate
@@ -121,8 +122,13 @@ func (lv *level) aggregate(a *parse.Call) (*plan.Expr, *tvar, error) {
 		if err != nil {
 			return nil, nil, err
 		}
-		if spec.Arg == exec.NumberArg {
+		switch spec.Arg {
+		case exec.NumberArg:
 			if err := lv.unify(v, known(plan.Number), a.Pos, upper); err != nil {
+				return nil, nil, err
+			}
+		case exec.BoolArg:
+			if err := lv.unify(v, known(plan.Bool), a.Pos, upper); err != nil {
 				return nil, nil, err
 			}
 		}
@@ -281,12 +287,12 @@ func (lv *level) isNull(x *parse.Is) (*plan.Expr, *tvar, error) {
 }
 
 // arithOps are the binary operators of the subset, as plan.Arith's Fn.
-var arithOps = map[string]bool{"+": true, "-": true, "*": true, "/": true}
+var arithOps = map[string]bool{"+": true, "-": true, "*": true, "/": true, "%": true}
 
-// arith binds + - * / over numbers.
+// arith binds + - * / % over numbers.
 func (lv *level) arith(x *parse.Binary) (*plan.Expr, *tvar, error) {
 	if !arithOps[x.Op] {
-		return nil, nil, lv.err(x.OpPos, "operator "+x.Op, "only + - * / are supported")
+		return nil, nil, lv.err(x.OpPos, "operator "+x.Op, "only + - * / %% are supported")
 	}
 	l, err := lv.numberArg(x.L, x.OpPos, x.Op)
 	if err != nil {
@@ -468,9 +474,12 @@ var castKinds = map[string]plan.Type{
 // is that kind. Anything else would convert a computed value, which the
 // subset does not: refused.
 func (lv *level) cast(x *parse.Cast) (*plan.Expr, *tvar, error) {
+	if conv, ok, err := lv.numberCast(x); ok || err != nil {
+		return conv, known(plan.Number), err
+	}
 	kind, ok := castKinds[x.Type]
 	if !ok {
-		return nil, nil, lv.err(x.Pos, "CAST to "+strings.ToUpper(x.Type), "not supported: a cast names numeric, text or boolean")
+		return nil, nil, lv.err(x.Pos, "CAST to "+strings.ToUpper(x.Type), "not supported: a cast names numeric, decimal(p, s), integer, bigint, smallint, text or boolean")
 	}
 	if lit, ok := x.X.(*parse.Literal); ok && lit.Kind == parse.StringLit && kind != plan.Text {
 		text := strings.TrimSpace(lit.Text)
@@ -553,21 +562,16 @@ func (lv *level) call(f *parse.Call) (*plan.Expr, *tvar, error) {
 	}
 	switch name {
 	case fnDuration:
-		var col *parse.Column
-		ok := false
-		if len(f.Args) == 1 {
-			col, ok = f.Args[0].(*parse.Column)
-		}
-		if !ok || lv.post {
+		if len(f.Args) != 1 {
 			return nil, nil, lv.err(f.Pos, upper, "takes one column of the table (not an expression, not above GROUP BY)")
 		}
-		x, _, err := lv.castColumn(col, durationKind, f.Pos, upper)
+		x, err := lv.durationArg(f.Args[0], f.Pos, upper)
 		if err != nil {
 			return nil, nil, err
 		}
-		// The scan reads the column as seconds: the reference is the value.
-		lv.c.typed = append(lv.c.typed, typedExpr{x, known(plan.Number)})
 		return x, known(plan.Number), nil
+	case plan.FnExtract, fnDatePart:
+		return lv.extract(f, upper)
 	case fnPercent:
 		if len(f.Args) != 2 {
 			return nil, nil, lv.err(f.Pos, upper, "takes two numbers: PERCENT(part, whole)")
@@ -581,8 +585,14 @@ func (lv *level) call(f *parse.Call) (*plan.Expr, *tvar, error) {
 			out.Args = append(out.Args, x)
 		}
 		return lv.typed(out, known(plan.Number))
-	case plan.FnCoalesce, plan.FnNullIf:
+	case plan.FnCoalesce, plan.FnNullIf, plan.FnGreatest, plan.FnLeast:
 		return lv.coalesce(f, upper)
+	case plan.FnConcatAll:
+		return lv.concatAll(f, upper)
+	case plan.FnLeft, plan.FnRight:
+		return lv.typedCall(f, upper, plan.Text, plan.Text, plan.Number)
+	case plan.FnSplitPart:
+		return lv.typedCall(f, upper, plan.Text, plan.Text, plan.Text, plan.Number)
 	case plan.FnStarts:
 		return lv.typedCall(f, upper, plan.Bool, plan.Text, plan.Text)
 	case plan.FnLower, plan.FnUpper, plan.FnTrim:
@@ -604,11 +614,52 @@ func (lv *level) call(f *parse.Call) (*plan.Expr, *tvar, error) {
 	return nil, nil, lv.err(f.Pos, "function "+upper, "not supported (docs/sql.md lists the functions)")
 }
 
-// coalesce binds COALESCE(a, ...) and NULLIF(a, b): their arguments one
-// kind, as a CASE's values are, which is the result's.
+// durationArg binds the argument a of construct (at pos), a duration
+// column of the table (or a text column, read as one), as its seconds.
+func (lv *level) durationArg(a parse.Expr, pos int, construct string) (*plan.Expr, error) {
+	col, ok := a.(*parse.Column)
+	if !ok || lv.post {
+		return nil, lv.err(pos, construct, "takes one column of the table (not an expression, not above GROUP BY)")
+	}
+	x, _, err := lv.castColumn(col, durationKind, pos, construct)
+	if err != nil {
+		return nil, err
+	}
+	// The scan reads the column as seconds: the reference is the value.
+	lv.c.typed = append(lv.c.typed, typedExpr{x, known(plan.Number)})
+	return x, nil
+}
+
+// extractFields are the fields EXTRACT takes of a duration.
+var extractFields = map[string]bool{"epoch": true, "day": true, "hour": true, "minute": true, "second": true}
+
+// extract binds EXTRACT(field FROM d) and DATE_PART('field', d) of a
+// duration column d: its seconds (epoch), or its days, hours (of the
+// day), minutes (of the hour) or seconds (of the minute).
+func (lv *level) extract(f *parse.Call, upper string) (*plan.Expr, *tvar, error) {
+	var field string
+	if len(f.Args) == 2 {
+		if lit, ok := f.Args[0].(*parse.Literal); ok && lit.Kind == parse.StringLit {
+			field = strings.ToLower(lit.Text)
+		}
+	}
+	if !extractFields[field] {
+		return nil, nil, lv.err(f.Pos, upper, "takes a field (epoch, day, hour, minute or second) of a duration column: EXTRACT(epoch FROM duration); dates and timestamps are not in the subset")
+	}
+	x, err := lv.durationArg(f.Args[1], f.Pos, upper)
+	if err != nil {
+		return nil, nil, err
+	}
+	fc := &plan.Expr{Kind: plan.Const, Type: plan.Text, Value: []byte(field)}
+	return lv.typed(&plan.Expr{Kind: plan.Call, Fn: plan.FnExtract, Args: []*plan.Expr{x, fc}}, known(plan.Number))
+}
+
+// coalesce binds COALESCE(a, ...), GREATEST(a, ...), LEAST(a, ...) and
+// NULLIF(a, b): their arguments one kind, as a CASE's values are, which
+// is the result's.
 func (lv *level) coalesce(f *parse.Call, upper string) (*plan.Expr, *tvar, error) {
 	switch {
-	case f.Name == plan.FnCoalesce && len(f.Args) == 0:
+	case f.Name != plan.FnNullIf && len(f.Args) == 0:
 		return nil, nil, lv.err(f.Pos, upper, "takes one argument or more")
 	case f.Name == plan.FnNullIf && len(f.Args) != 2:
 		return nil, nil, lv.err(f.Pos, upper, "takes two arguments: NULLIF(value, null_when)")

@@ -38,7 +38,11 @@
 // the layers after the binder run them as any other plan.
 // The joins of FROM (join.go) are bound left-deep, each a plan.Join of
 // its type keyed by ON's equalities or USING's columns (several: one
-// KEY() of them per side), USING's columns resolved as PostgreSQL's.
+// KEY() of them per side), USING's columns resolved as PostgreSQL's; a
+// CROSS JOIN (and a comma join) is a join on a constant key, planned as
+// a subquery's cross product (the right side broadcast). Casts that
+// convert a number (to an integer type, to numeric(p, s): cast.go) are
+// calls of the plan, as the functions are.
 //
 // Window functions (window.go) are bound where the SELECT list and ORDER
 // BY call them, as references to the columns of plan.Window nodes that

@@ -36,20 +36,26 @@ type slot struct {
 	cast plan.Type // the kind a cast reads the column as, "" for its own
 }
 
-// fromPlan resolves the FROM clause: one table, or an inner equi-join of
-// two on one column each.
+// fromPlan resolves the FROM clause: one table, or the joins of tables
+// (a comma join FROM a, b, c is a CROSS JOIN b CROSS JOIN c).
 func (lv *level) fromPlan(sel *parse.Select) (*plan.Node, error) {
 	from := sel.From
 	if len(from) == 0 {
 		return nil, lv.err(sel.Pos, "SELECT without FROM", "a query reads one table or a join of two")
 	}
-	if len(from) > 1 {
-		return nil, lv.err(from[1].Position(), "comma join", "join two tables with JOIN ... ON a.x = b.y")
+	for _, t := range from[1:] { // FROM a, b: a CROSS JOIN b (join.go)
+		if _, ok := t.(*parse.Join); ok {
+			return nil, lv.err(t.Position(), "comma join", "the item after a comma is a table or a subquery: write the joins one after the other, a CROSS JOIN b JOIN c ON ..")
+		}
 	}
-	if j, ok := from[0].(*parse.Join); ok {
+	item := from[0]
+	for _, t := range from[1:] {
+		item = &parse.Join{Pos: t.Position(), Kind: crossJoin, Left: item, Right: t, OnPos: -1}
+	}
+	if j, ok := item.(*parse.Join); ok {
 		return lv.join(j) // join.go
 	}
-	s, err := lv.source(from[0])
+	s, err := lv.source(item)
 	if err != nil {
 		return nil, err
 	}

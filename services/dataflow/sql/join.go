@@ -16,7 +16,12 @@ import (
 // inputs the physical plan shuffles by that key. An inner join's other
 // ON conditions are a filter right above it; an outer join's are
 // refused (they decide which rows match, not which are kept), as are
-// CROSS and NATURAL joins: a cross join has no key to shuffle by.
+// NATURAL joins. A CROSS JOIN (and a comma join, from.go) is a join on a
+// constant key, as the cross product of a subquery of an expression is
+// (subquery.go), marked plan.Node.Subquery "CROSS JOIN" so that the
+// physical planner places it as that one: its right side broadcast to
+// every shard, its left rows staying where they are; the rows it makes
+// count against the job's budget of join rows as any join's.
 
 // fromItem is a FROM clause as joined: a table (scan), or a join of two.
 type fromItem struct {
@@ -49,11 +54,12 @@ func (lv *level) join(t *parse.Join) (*plan.Node, error) {
 // joinItem is join's, with the FROM item the join makes.
 func (lv *level) joinItem(t *parse.Join) (*plan.Node, *fromItem, error) {
 	kind, ok := joinTypes[t.Kind]
+	if t.Kind == crossJoin {
+		kind, ok = plan.JoinInner, true
+	}
 	if !ok {
 		hint := "write JOIN ... ON a.x = b.y (INNER, LEFT, RIGHT or FULL)"
-		if t.Kind == "CROSS JOIN" {
-			hint = "not supported: a cross join has no key to spread its rows over the shards by; join ON an equality of a column of each table"
-		} else if strings.HasPrefix(t.Kind, "NATURAL") {
+		if strings.HasPrefix(t.Kind, "NATURAL") {
 			hint = "not supported: name the columns, JOIN ... USING (columns)"
 		}
 		return nil, nil, lv.err(t.Pos, t.Kind, "%s", hint)
@@ -82,9 +88,12 @@ func (lv *level) joinItem(t *parse.Join) (*plan.Node, *fromItem, error) {
 	item := &fromItem{left: left, right: &fromItem{scan: rs}, kind: kind, using: t.Using}
 	lv.from = item // ON reads the USING columns of the joins before it
 	var lks, rks, rest []*plan.Expr
-	if t.Using != nil {
+	switch {
+	case t.Kind == crossJoin:
+		lks, rks = []*plan.Expr{numConst("1")}, []*plan.Expr{numConst("1")}
+	case t.Using != nil:
 		lks, rks, err = lv.usingKeys(t, item)
-	} else {
+	default:
 		lks, rks, rest, err = lv.onKeys(t, kind, rs)
 	}
 	if err != nil {
@@ -94,6 +103,9 @@ func (lv *level) joinItem(t *parse.Join) (*plan.Node, *fromItem, error) {
 	if kind != plan.JoinInner {
 		n.JoinType = kind
 	}
+	if t.Kind == crossJoin {
+		n.Subquery = crossJoin // placed as a subquery's cross product (physical's subquery.go)
+	}
 	lv.joins = append(lv.joins, joinInfo{node: n, right: rs})
 	if len(rest) > 0 {
 		n = over(plan.Filter, n)
@@ -101,6 +113,10 @@ func (lv *level) joinItem(t *parse.Join) (*plan.Node, *fromItem, error) {
 	}
 	return n, item, nil
 }
+
+// crossJoin is a CROSS JOIN's parse.Join Kind, and the construct its
+// plan.Node.Subquery names.
+const crossJoin = "CROSS JOIN"
 
 // joinKey is the key of a side of a join of the equalities' expressions
 // keys: the one, or KEY() of them all (plan.FnKey).

@@ -34,7 +34,7 @@ func TestKindsByTable(t *testing.T) {
 		// issue 41: this compared texts (neither side met a number).
 		{"SELECT p.civ FROM match_players p JOIN matches m ON p.match = m.token WHERE p.rating > m.average_rating", text,
 			"match text,rating number,civ text|token text,average_rating number", ""},
-		{"SELECT rating, winner, mirror, duration FROM match_players, matches", text, "", "comma join"},
+		{"SELECT rating, winner, mirror, duration FROM match_players, matches", text, "rating number,winner bool|mirror bool,duration duration", ""},
 		{"SELECT rating, winner FROM match_players", text, "rating number,winner bool", ""},
 		{"SELECT duration, DURATION_SECONDS(duration) FROM matches", text, "duration duration", ""},
 		{"SELECT civ FROM match_players WHERE winner = 1", text, "",

@@ -39,9 +39,6 @@ func (lv *level) orderBy(sel *parse.Select, items *selectList) ([]plan.SortKey, 
 func (lv *level) orderKeys(ob []*parse.OrderItem, items *selectList, hiddenOK bool) ([]plan.SortKey, error) {
 	var keys []plan.SortKey
 	for _, o := range ob {
-		if o.Nulls != "" {
-			return nil, lv.err(o.Expr.Position(), "NULLS "+strings.ToUpper(o.Nulls), "not supported")
-		}
 		col, err := lv.orderColumn(o.Expr, items, hiddenOK)
 		if err != nil {
 			return nil, err
@@ -49,7 +46,7 @@ func (lv *level) orderKeys(ob []*parse.OrderItem, items *selectList, hiddenOK bo
 		if col == items.rowNum {
 			return nil, lv.err(o.Expr.Position(), "ORDER BY", "cannot order by the row number")
 		}
-		keys = append(keys, plan.SortKey{Col: col, Desc: o.Desc})
+		keys = append(keys, plan.SortKey{Col: col, Desc: o.Desc, NullsFirst: o.Nulls == "first"})
 	}
 	return keys, nil
 }
@@ -101,7 +98,7 @@ func sameKeys(a, b []plan.SortKey, exprText func(col int) string) bool {
 		return false
 	}
 	for i := range a {
-		if a[i].Desc != b[i].Desc || exprText(a[i].Col) != exprText(b[i].Col) {
+		if a[i].Desc != b[i].Desc || a[i].NullsFirst != b[i].NullsFirst || exprText(a[i].Col) != exprText(b[i].Col) {
 			return false
 		}
 	}

@@ -157,9 +157,6 @@ func (c *compiler) intersectExcept(intersect bool, l, r *plan.Node, vars []*tvar
 func (lv *level) setOrder(ob []*parse.OrderItem, names []string) ([]plan.SortKey, error) {
 	var keys []plan.SortKey
 	for _, o := range ob {
-		if o.Nulls != "" {
-			return nil, lv.err(o.Expr.Position(), "NULLS "+strings.ToUpper(o.Nulls), "not supported")
-		}
 		col := -1
 		switch x := o.Expr.(type) {
 		case *parse.Column:
@@ -178,7 +175,7 @@ func (lv *level) setOrder(ob []*parse.OrderItem, names []string) ([]plan.SortKey
 		if col < 0 {
 			return nil, lv.err(o.Expr.Position(), "ORDER BY", "of a UNION, INTERSECT or EXCEPT, names an output column or its position")
 		}
-		keys = append(keys, plan.SortKey{Col: col, Desc: o.Desc})
+		keys = append(keys, plan.SortKey{Col: col, Desc: o.Desc, NullsFirst: o.Nulls == "first"})
 	}
 	return keys, nil
 }

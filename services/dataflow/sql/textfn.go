@@ -73,6 +73,19 @@ func (lv *level) typedCall(f *parse.Call, upper string, result plan.Type, args .
 	return lv.typed(out, known(result))
 }
 
+// concatAll binds CONCAT(a, ...): texts, one after the other, a NULL
+// as the empty text.
+func (lv *level) concatAll(f *parse.Call, upper string) (*plan.Expr, *tvar, error) {
+	if len(f.Args) == 0 {
+		return nil, nil, lv.err(f.Pos, upper, "takes one argument or more")
+	}
+	kinds := make([]plan.Type, len(f.Args))
+	for i := range kinds {
+		kinds[i] = plan.Text
+	}
+	return lv.typedCall(f, upper, plan.Text, kinds...)
+}
+
 // concat binds a || b: two texts (PostgreSQL also writes a number or a
 // boolean as text there; the subset asks for texts).
 func (lv *level) concat(x *parse.Binary) (*plan.Expr, *tvar, error) {

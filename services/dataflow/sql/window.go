@@ -77,6 +77,11 @@ func (lv *level) window(f *parse.Call) (*plan.Expr, *tvar, error) {
 		if f.Star || len(f.Args) > 0 {
 			return nil, nil, lv.err(f.Pos, construct, "takes no argument")
 		}
+	case f.Name == plan.WinLag || f.Name == plan.WinLead:
+		var err error
+		if result, err = lv.shiftArgs(f, wf, construct); err != nil {
+			return nil, nil, err
+		}
 	case f.Name == string(plan.Count) && f.Star:
 		wf.Func = string(plan.CountStar)
 	case len(f.Args) != 1 || f.Star:
@@ -113,6 +118,51 @@ func (lv *level) window(f *parse.Call) (*plan.Expr, *tvar, error) {
 	return lv.typed(ref, result)
 }
 
+// shiftArgs binds LAG's and LEAD's arguments (x [, offset [, default]])
+// into wf: x any expression, offset a whole number literal (1 when left
+// out), default a literal of x's kind (NULL when left out). It returns
+// the result's kind, x's.
+func (lv *level) shiftArgs(f *parse.Call, wf *plan.WinFunc, construct string) (*tvar, error) {
+	if len(f.Args) < 1 || len(f.Args) > 3 || f.Star {
+		return nil, lv.err(f.Pos, construct, "takes (value [, offset [, default]])")
+	}
+	arg, v, err := lv.expr(f.Args[0])
+	if err != nil {
+		return nil, err
+	}
+	wf.Arg, wf.Offset = arg, 1
+	if len(f.Args) > 1 {
+		lit, ok := f.Args[1].(*parse.Literal)
+		n, err := strconv.ParseInt(strings.TrimSpace(litText(lit, ok)), 10, 32)
+		if !ok || lit.Kind != parse.NumberLit || err != nil || n < 0 {
+			return nil, lv.err(f.Args[1].Position(), construct, "its offset is a whole number literal, 0 or more")
+		}
+		wf.Offset = n
+	}
+	if len(f.Args) > 2 {
+		d, dv, err := lv.expr(f.Args[2])
+		if err != nil {
+			return nil, err
+		}
+		if d.Kind != plan.Const {
+			return nil, lv.err(f.Args[2].Position(), construct, "its default is a literal")
+		}
+		if err := lv.unify(v, dv, f.Args[2].Position(), construct); err != nil {
+			return nil, err
+		}
+		wf.Default = d
+	}
+	return v, nil
+}
+
+// litText is lit's text when ok, else "".
+func litText(lit *parse.Literal, ok bool) string {
+	if !ok {
+		return ""
+	}
+	return lit.Text
+}
+
 // winSpec is the bound OVER clause w, the one of the same text when an
 // earlier call has it.
 func (lv *level) winSpec(w *parse.Window) (*winSpec, error) {
@@ -131,14 +181,11 @@ func (lv *level) winSpec(w *parse.Window) (*winSpec, error) {
 		s.partition = append(s.partition, x)
 	}
 	for _, o := range w.OrderBy {
-		if o.Nulls != "" {
-			return nil, lv.err(o.Expr.Position(), "NULLS "+strings.ToUpper(o.Nulls), "not supported")
-		}
 		x, _, err := lv.expr(o.Expr)
 		if err != nil {
 			return nil, err
 		}
-		s.order = append(s.order, plan.WinKey{Expr: x, Desc: o.Desc})
+		s.order = append(s.order, plan.WinKey{Expr: x, Desc: o.Desc, NullsFirst: o.Nulls == "first"})
 	}
 	lv.wins.specs = append(lv.wins.specs, s)
 	return s, nil

@@ -203,7 +203,7 @@ func TestSQLExamples(t *testing.T) {
 func TestSQLRefused(t *testing.T) {
 	dir := t.TempDir()
 	bad := filepath.Join(dir, "bad.sql")
-	if err := os.WriteFile(bad, []byte("SELECT civ\nFROM match_players CROSS JOIN matches\n"), 0o644); err != nil {
+	if err := os.WriteFile(bad, []byte("SELECT civ\nFROM match_players NATURAL JOIN matches\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	data := filepath.Join(dir, "data")
@@ -230,8 +230,8 @@ func TestSQLRefused(t *testing.T) {
 	// The construct and its exact place.
 	err := Run(context.Background(), []string{"--data", data, "--query", "bad=" + bad}, &bytes.Buffer{}, &bytes.Buffer{})
 	var se *sql.Error
-	if !errors.As(err, &se) || se.Line != 2 || se.Col != 20 || se.Construct != "CROSS JOIN" {
-		t.Errorf("demo with a CROSS JOIN: %v, want a *sql.Error of CROSS JOIN at 2:20", err)
+	if !errors.As(err, &se) || se.Line != 2 || se.Col != 20 || se.Construct != "NATURAL JOIN" {
+		t.Errorf("demo with a NATURAL JOIN: %v, want a *sql.Error of NATURAL JOIN at 2:20", err)
 	}
 }
 

@@ -70,7 +70,7 @@ func TestQueriesRefused(t *testing.T) {
 		code    codes.Code
 		want    string
 	}{
-		{"unsupported construct", []*wololov1.Query{civsQuery, q("lj", "SELECT token\nFROM matches m CROSS JOIN match_players p")}, codes.InvalidArgument, "query lj: 2:16: CROSS JOIN: not supported"},
+		{"unsupported construct", []*wololov1.Query{civsQuery, q("lj", "SELECT token\nFROM matches m NATURAL JOIN match_players p")}, codes.InvalidArgument, "query lj: 2:16: NATURAL JOIN: not supported"},
 		{"unknown column", []*wololov1.Query{q("col", "SELECT nope FROM matches")}, codes.InvalidArgument, `matches.csv: no column "nope" (read by query col at`},
 		{"unknown table", []*wololov1.Query{q("tab", "SELECT civ FROM civs")}, codes.InvalidArgument, "query tab: 1:17: table civs"},
 		{"syntax error", []*wololov1.Query{q("syn", "SELECT civ FROM match_players WHERE")}, codes.InvalidArgument, "query syn: 1:"},

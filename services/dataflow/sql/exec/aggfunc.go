@@ -40,6 +40,7 @@ const (
 	NoArg     AggArg = iota // none: COUNT(*)
 	AnyArg                  // one value of any kind
 	NumberArg               // one number
+	BoolArg                 // one boolean
 )
 
 // aggFunc is one aggregate function.
@@ -114,6 +115,22 @@ var aggFuncs = map[plan.AggFunc]*aggFunc{
 		update: func(a *acc, ids []int32, arg *Vec, when []bool, els *Vec) { a.updateExtreme(ids, arg, when, els, 1) },
 		result: (*acc).extremeResult,
 		merge:  plan.Max,
+	},
+	// BOOL_AND and BOOL_OR are MIN and MAX of booleans (false before
+	// true), NULLs skipped: PostgreSQL's and DuckDB's.
+	plan.BoolAnd: {
+		sql: "bool_and", arg: BoolArg, sameType: true,
+		state:  accState{has: true, best: true},
+		update: func(a *acc, ids []int32, arg *Vec, when []bool, els *Vec) { a.updateExtreme(ids, arg, when, els, -1) },
+		result: (*acc).extremeResult,
+		merge:  plan.BoolAnd,
+	},
+	plan.BoolOr: {
+		sql: "bool_or", arg: BoolArg, sameType: true,
+		state:  accState{has: true, best: true},
+		update: func(a *acc, ids []int32, arg *Vec, when []bool, els *Vec) { a.updateExtreme(ids, arg, when, els, 1) },
+		result: (*acc).extremeResult,
+		merge:  plan.BoolOr,
 	},
 	stddevSamp: {
 		sql: "stddev_samp", arg: NumberArg,

@@ -96,6 +96,10 @@ func evalAt(e *plan.Expr, b *Batch) (*Vec, error) {
 		switch e.Fn {
 		case plan.FnCoalesce:
 			return coalesceVec(e.Type, args, n), nil
+		case plan.FnGreatest, plan.FnLeast:
+			return extremeVec(e.Type, args, n, e.Fn == plan.FnGreatest), nil
+		case plan.FnConcatAll:
+			return concatVec(args, n), nil
 		case plan.FnNullIf:
 			if len(args) != 2 {
 				return nil, fmt.Errorf("NULLIF of %d arguments", len(args))
@@ -362,6 +366,8 @@ func arithVec(fn string, l, r *Vec, n int) (*Vec, error) {
 		op = func(a, b value.Dec) (value.Dec, bool) { return a.Mul(b), true }
 	case "/":
 		op = value.Dec.Div
+	case "%":
+		op = value.Dec.Rem
 	default:
 		return nil, fmt.Errorf("unknown operator %q", fn)
 	}
@@ -374,7 +380,7 @@ func arithVec(fn string, l, r *Vec, n int) (*Vec, error) {
 		if d, ok := op(l.Nums[li], r.Nums[ri]); ok && d.Fits() {
 			out.num(d)
 		} else {
-			out.null() // division by zero, or past value.MaxDigits
+			out.null() // division (or remainder) by zero, or past value.MaxDigits
 		}
 	}
 	return out.v, nil
@@ -418,6 +424,59 @@ rows:
 			}
 		}
 		out.null()
+	}
+	return out.v
+}
+
+// extremeVec is GREATEST(args...) (greatest) or LEAST(args...): per
+// row, the largest (smallest) argument that is not NULL, of equal
+// numbers the one of the larger scale (as MIN and MAX keep), NULL when
+// every argument is.
+func extremeVec(t plan.Type, args []*Vec, n int, greatest bool) *Vec {
+	out := newBuilder(t, n)
+	want := -1
+	if greatest {
+		want = 1
+	}
+	for i := range n {
+		var best *Vec
+		bj := 0
+		for _, a := range args {
+			j := at(a, i)
+			if a.IsNull(j) {
+				continue
+			}
+			if best == nil {
+				best, bj = a, j
+				continue
+			}
+			c := compare(a, j, best, bj)
+			if c == want || c == 0 && compareScales(a, j, best, bj) > 0 {
+				best, bj = a, j
+			}
+		}
+		if best == nil {
+			out.null()
+		} else {
+			out.from(best, bj)
+		}
+	}
+	return out.v
+}
+
+// concatVec is CONCAT(args...): the texts one after the other, a NULL
+// as the empty text (PostgreSQL's and DuckDB's), never NULL.
+func concatVec(args []*Vec, n int) *Vec {
+	out := newBuilder(plan.Text, n)
+	var buf []byte
+	for i := range n {
+		buf = buf[:0]
+		for _, a := range args {
+			if j := at(a, i); !a.IsNull(j) {
+				buf = append(buf, a.Text(j)...)
+			}
+		}
+		out.text(buf)
 	}
 	return out.v
 }

@@ -599,11 +599,7 @@ func sortRows(n *plan.Node, in []*Batch) []*Batch {
 func compareSorted(n *plan.Node, a *Batch, x int, b *Batch, y int) int {
 	for _, k := range n.Order {
 		v, w := a.Cols[k.Col], b.Cols[k.Col]
-		c := compare(v, x, w, y)
-		if k.Desc && !v.IsNull(x) && !w.IsNull(y) {
-			c = -c
-		}
-		if c != 0 {
+		if c := compareKey(v, x, w, y, k.Desc, k.NullsFirst); c != 0 {
 			return c
 		}
 	}
@@ -619,6 +615,23 @@ func compareSorted(n *plan.Node, a *Batch, x int, b *Batch, y int) int {
 		}
 	}
 	return 0
+}
+
+// compareKey orders value x of v against value y of w as an ORDER BY
+// key does: compare's order, reversed for DESC between values; NULL
+// after every value, or before them all with NULLS FIRST.
+func compareKey(v *Vec, x int, w *Vec, y int, desc, nullsFirst bool) int {
+	c := compare(v, x, w, y)
+	if v.IsNull(x) || w.IsNull(y) {
+		if nullsFirst {
+			return -c
+		}
+		return c
+	}
+	if desc {
+		return -c
+	}
+	return c
 }
 
 // limit keeps the first n rows.

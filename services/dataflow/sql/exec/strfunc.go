@@ -3,6 +3,7 @@ package exec
 import (
 	"bytes"
 	"fmt"
+	"strings"
 	"unicode"
 	"unicode/utf8"
 
@@ -89,6 +90,45 @@ func substr(s []byte, start, count int, has bool) ([]byte, error) {
 	return s[begin : begin+runeOffset(s[begin:], to-from)], nil
 }
 
+// leftRight is LEFT(s, k) (left) or RIGHT(s, k), PostgreSQL's and
+// DuckDB's: the first (last) k characters of s, all of them when it has
+// fewer; for k < 0, all but the last (first) -k.
+func leftRight(s []byte, k int, left bool) []byte {
+	n := utf8.RuneCount(s)
+	if k < 0 {
+		k = max(n+k, 0)
+	}
+	k = min(k, n)
+	if left {
+		return s[:runeOffset(s, k)]
+	}
+	return s[runeOffset(s, n-k):]
+}
+
+// splitPart is SPLIT_PART(s, d, k) as DuckDB's: field k (1-based) of s
+// split at every d, counted from the end when k < 0 (-1 the last); ”
+// when s has no such field or k is 0. An empty d splits s into its
+// characters (PostgreSQL's would keep s whole).
+func splitPart(s, d []byte, k int) []byte {
+	var fields [][]byte
+	if len(d) == 0 {
+		for off := 0; off < len(s); {
+			_, size := utf8.DecodeRune(s[off:])
+			fields = append(fields, s[off:off+size])
+			off += size
+		}
+	} else {
+		fields = bytes.Split(s, d)
+	}
+	if k < 0 {
+		k += len(fields) + 1
+	}
+	if k < 1 || k > len(fields) {
+		return nil
+	}
+	return fields[k-1]
+}
+
 // stringCall evaluates the string functions of plan, ok false when fn
 // is none of them.
 func stringCall(fn string, args []*Vec, n int) (v *Vec, ok bool, err error) {
@@ -152,6 +192,24 @@ func stringCall(fn string, args []*Vec, n int) (v *Vec, ok bool, err error) {
 			out.text(sub)
 			return nil
 		}
+	case plan.FnLeft, plan.FnRight:
+		f = func(out *builder, js []int) error {
+			k, ok := wholeNumber(args[1].Nums[js[1]])
+			if !ok {
+				return fmt.Errorf("%s: length %s is not a whole number", strings.ToUpper(fn), args[1].Nums[js[1]])
+			}
+			out.text(leftRight(args[0].Text(js[0]), k, fn == plan.FnLeft))
+			return nil
+		}
+	case plan.FnSplitPart:
+		f = func(out *builder, js []int) error {
+			k, ok := wholeNumber(args[2].Nums[js[2]])
+			if !ok {
+				return fmt.Errorf("SPLIT_PART: field %s is not a whole number", args[2].Nums[js[2]])
+			}
+			out.text(splitPart(args[0].Text(js[0]), args[1].Text(js[1]), k))
+			return nil
+		}
 	default:
 		return numberCall(fn, args, n)
 	}
@@ -181,6 +239,25 @@ func numberCall(fn string, args []*Vec, n int) (v *Vec, ok bool, err error) {
 			}
 			return d.Round(int32(digits), value.HalfAway), nil
 		}
+	case plan.FnExtract:
+		f = func(d value.Dec, js []int) (value.Dec, error) {
+			return extractField(d, string(args[1].Text(js[1])))
+		}
+	case plan.FnCastInt, plan.FnCastDecimal:
+		f = func(d value.Dec, js []int) (value.Dec, error) {
+			a, _ := wholeNumber(args[1].Nums[js[1]]) // the binder's Consts
+			var ok bool
+			if fn == plan.FnCastInt {
+				d, ok = d.CastInt(int32(a))
+			} else {
+				s, _ := wholeNumber(args[2].Nums[js[2]])
+				d, ok = d.CastDecimal(int32(a), int32(s))
+			}
+			if !ok {
+				return outOfRange, nil // NULL (docs/sql.md "Casts"), as a result past 38 digits is
+			}
+			return d, nil
+		}
 	default:
 		return nil, false, nil
 	}
@@ -195,3 +272,38 @@ func numberCall(fn string, args []*Vec, n int) (v *Vec, ok bool, err error) {
 	})
 	return v, true, err
 }
+
+// extractField is EXTRACT(field FROM d) of a duration of secs seconds
+// (whole, not negative: the duration rule's): its seconds (epoch), its
+// whole days, the hours of its last day, the minutes of its last hour,
+// the seconds of its last minute.
+func extractField(secs value.Dec, field string) (value.Dec, error) {
+	// whole is a / k of a multiple a of k, exactly.
+	whole := func(a value.Dec, k int64) value.Dec {
+		q, _ := a.Div(value.Int(k))
+		return q.Round(0, value.HalfAway)
+	}
+	rem := func(a value.Dec, k int64) value.Dec {
+		r, _ := a.Rem(value.Int(k))
+		return r
+	}
+	switch field {
+	case "epoch":
+		return secs, nil
+	case "day":
+		return whole(secs.Sub(rem(secs, 86400)), 86400), nil
+	case "hour":
+		day := rem(secs, 86400)
+		return whole(day.Sub(rem(day, 3600)), 3600), nil
+	case "minute":
+		hour := rem(secs, 3600)
+		return whole(hour.Sub(rem(hour, 60)), 60), nil
+	case "second":
+		return rem(secs, 60), nil
+	}
+	return secs, fmt.Errorf("EXTRACT: no field %q of a duration", field)
+}
+
+// outOfRange is a number that does not Fit, which numberCall makes NULL:
+// a cast's value outside its type's range.
+var outOfRange = value.FromUnscaled(1, value.MaxDigits+1)

@@ -19,13 +19,13 @@ import (
 
 // WindowFuncs are the window functions a query may call, by their lower
 // case name; their aggregates are the AggFunc of the same name.
-var WindowFuncs = map[string]bool{plan.WinRowNumber: true, plan.WinRank: true, plan.WinDenseRank: true,
+var WindowFuncs = map[string]bool{plan.WinRowNumber: true, plan.WinRank: true, plan.WinDenseRank: true, plan.WinLag: true, plan.WinLead: true,
 	string(plan.Count): true, string(plan.Sum): true, string(plan.Avg): true, string(plan.Min): true, string(plan.Max): true}
 
 // WinResultType is the type of f's column, its argument's type resolved:
 // MIN and MAX the argument's, the others a number.
 func WinResultType(f *plan.WinFunc) plan.Type {
-	if f.Arg != nil && (f.Func == string(plan.Min) || f.Func == string(plan.Max)) {
+	if f.Arg != nil && (f.Func == string(plan.Min) || f.Func == string(plan.Max) || f.Func == plan.WinLag || f.Func == plan.WinLead) {
 		return f.Arg.Type
 	}
 	return plan.Number
@@ -112,11 +112,7 @@ func windowOrder(all *Batch, part, ord []*Vec, keys []plan.WinKey) []int32 {
 			return c
 		}
 		for i, v := range ord {
-			c := compare(v, int(x), v, int(y))
-			if keys[i].Desc && !v.IsNull(int(x)) && !v.IsNull(int(y)) {
-				c = -c
-			}
-			if c != 0 {
+			if c := compareKey(v, int(x), v, int(y), keys[i].Desc, keys[i].NullsFirst); c != 0 {
 				return c
 			}
 		}
@@ -153,6 +149,9 @@ func windowColumn(f *plan.WinFunc, sorted *Batch, part, ord []*Vec) (*Vec, error
 			return nil, fmt.Errorf("window %s: %w", f.Func, err)
 		}
 		arg = v
+	}
+	if f.Func == plan.WinLag || f.Func == plan.WinLead {
+		return shifted(f, arg, sorted, part)
 	}
 	out := newBuilder(WinResultType(f), sorted.N)
 	var a *acc
@@ -207,6 +206,44 @@ func windowColumn(f *plan.WinFunc, sorted *Batch, part, ord []*Vec) (*Vec, error
 			out.from(res, 0)
 		}
 		start = peers
+	}
+	return out.v, nil
+}
+
+// shifted is LAG (LEAD) of arg over the sorted rows, whose partition
+// values are part: per row, arg's value Offset rows before (after) it in
+// its partition, else the Default (NULL without one). The rows' order
+// among peers is the sort's total one, as ROW_NUMBER's.
+func shifted(f *plan.WinFunc, arg *Vec, sorted *Batch, part []*Vec) (*Vec, error) {
+	n := sorted.N
+	null := newBuilder(arg.Type, 1)
+	null.null()
+	def := null.v
+	if f.Default != nil {
+		v, err := evalAt(f.Default, sorted)
+		if err != nil {
+			return nil, fmt.Errorf("window %s: %w", f.Func, err)
+		}
+		def = v
+	}
+	step := int(f.Offset)
+	if f.Func == plan.WinLag {
+		step = -step
+	}
+	out := newBuilder(arg.Type, n)
+	for start := 0; start < n; {
+		end := start + 1
+		for end < n && compareRows(part, start, end) == 0 {
+			end++
+		}
+		for i := start; i < end; i++ {
+			if j := i + step; j >= start && j < end {
+				out.from(arg, j)
+			} else {
+				out.from(def, at(def, i))
+			}
+		}
+		start = end
 	}
 	return out.v, nil
 }

@@ -84,6 +84,17 @@ var constructs = []string{
 	"SELECT k FROM t EXCEPT SELECT k FROM u",
 	"SELECT k, COUNT(*) FROM (SELECT k FROM t UNION ALL SELECT k FROM u) x GROUP BY k",
 	"SELECT k, COUNT(*) FROM t GROUP BY k EXCEPT SELECT k, COUNT(*) FROM u GROUP BY k",
+	// The constructs an analyst meets next (issue 41): a CROSS JOIN and
+	// a comma join (every pair, the new row of either side paired with
+	// all the other's), %, casts, the functions, NULLS FIRST and FETCH
+	// FIRST (a NULL entering the first rows).
+	"SELECT t.k, u.k, u.m FROM t CROSS JOIN u WHERE t.n > 0",
+	"SELECT u.k, COUNT(*), SUM(t.n % 2) FROM t, u GROUP BY u.k",
+	"SELECT k, n::int, CAST(n AS numeric(10, 1)), n % 3 FROM t ORDER BY 2 LIMIT 3",
+	"SELECT k, BOOL_AND(b), BOOL_OR(n > 1) FROM t GROUP BY k",
+	"SELECT s, BOOL_AND(b), BOOL_OR(n > 1) FROM t WHERE k IN (SELECT k FROM u GROUP BY k HAVING COUNT(*) = 1) GROUP BY s",
+	"SELECT k, n, LAG(n) OVER (PARTITION BY k ORDER BY n, s, b, d), LEAD(s, 1, 'z') OVER (ORDER BY k, n DESC NULLS FIRST, s, b, d) FROM t",
+	"SELECT k, GREATEST(n, 0), CONCAT(k, s), SPLIT_PART(s, ',', -1) FROM t ORDER BY 2 DESC NULLS FIRST, 1 NULLS FIRST FETCH FIRST 3 ROWS ONLY",
 }
 
 // TestConstructsEveryEpoch runs each construct over many of sqlgen's

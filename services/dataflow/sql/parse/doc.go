@@ -14,11 +14,12 @@
 //
 // The parser reads the whole SELECT grammar the binder may meet (WITH,
 // joins of every kind, subqueries, windows, FILTER, BETWEEN, LIKE,
-// casts, UNION, INTERSECT and EXCEPT of SELECTs: setop.go) so that the
-// binder, not a syntax error, names a construct outside the subset; the
-// rest of PostgreSQL's grammar that a query might hold (WITH RECURSIVE,
-// window frames, EXTRACT(... FROM ...), ANY/ALL) is refused here by
-// name.
+// casts, EXTRACT(field FROM x) as the call extract('field', x), FETCH
+// FIRST n ROWS ONLY as a LIMIT, UNION, INTERSECT and EXCEPT of SELECTs:
+// setop.go) so that the binder, not a syntax error, names a construct
+// outside the subset; the rest of PostgreSQL's grammar that a query
+// might hold (WITH RECURSIVE, window frames, FETCH ... WITH TIES,
+// ANY/ALL) is refused here by name.
 //
 // # Why a parser of Wololo's own
 //

@@ -388,6 +388,9 @@ func (p *parser) call(name Token) Expr {
 		p.fail(name.Pos, "function POSITION", "not supported (docs/sql.md lists the functions)")
 	}
 	p.expectOp("(")
+	if upper == "EXTRACT" {
+		return p.extract(c)
+	}
 	switch {
 	case p.isOp("*"):
 		p.next()
@@ -450,6 +453,26 @@ func (p *parser) call(name Token) Expr {
 		p.expectOp(")")
 		c.Over = w
 	}
+	return c
+}
+
+// extract parses EXTRACT(field FROM x) after its "(" as the call
+// extract('field', x), date_part's form (which it reads too, as String
+// renders it).
+func (p *parser) extract(c *Call) Expr {
+	t := p.tok()
+	if t.Kind != Ident && t.Kind != QIdent && t.Kind != Str {
+		p.syntax("a field name")
+	}
+	p.next()
+	c.Args = append(c.Args, &Literal{Pos: t.Pos, Kind: StringLit, Text: strings.ToLower(t.Text)})
+	if p.isOp(",") { // extract('field', x), as String renders it
+		p.next()
+	} else {
+		p.expectKw("from")
+	}
+	c.Args = append(c.Args, p.expr())
+	p.expectOp(")")
 	return c
 }
 

@@ -63,6 +63,31 @@ func TestClauses(t *testing.T) {
 	}
 }
 
+// TestFetch: the SQL standard's FETCH {FIRST | NEXT} [n] {ROW | ROWS}
+// ONLY is a LIMIT (n 1 when left out), before or after OFFSET.
+func TestFetch(t *testing.T) {
+	for q, want := range map[string]string{
+		"select a from t fetch first 3 rows only":                       "3 <nil>",
+		"select a from t order by a nulls first fetch next row only":    "1 <nil>",
+		"select a from t offset 2 rows fetch first 10 rows only":        "10 2",
+		"select a from t fetch first 5 row only offset 1":               "5 1",
+		"select a from t order by a desc fetch first (2 + 1) rows only": "2 + 1 <nil>",
+	} {
+		s, err := Parse(q, 128)
+		if err != nil {
+			t.Errorf("%q: %v", q, err)
+			continue
+		}
+		offset := "<nil>"
+		if s.Offset != nil {
+			offset = String(s.Offset)
+		}
+		if got := String(s.Limit) + " " + offset; got != want {
+			t.Errorf("%q: LIMIT, OFFSET %q, want %q", q, got, want)
+		}
+	}
+}
+
 // TestWith: WITH's CTEs (column lists, MATERIALIZED read and dropped)
 // and subqueries in FROM with their aliases' column lists, where a
 // SELECT may stand: the statement, a CTE, a subquery.
@@ -112,8 +137,12 @@ func TestErrors(t *testing.T) {
 		{"with recursive r(n) as (select 1 union all select n + 1 from r) select n from r", "WITH RECURSIVE", "recursive common table expressions are not supported", 5},
 		{"with q as select a from t select a from q", "syntax", `syntax error at or near "select": expected "("`, 10},
 		{"insert into t values (1)", "INSERT statement", "only SELECT", 0},
-		{"select extract(year from d) from t", "function EXTRACT", "FROM", 7},
+		{"select extract(year d) from t", "syntax", `expected FROM`, 20},
 		{"select position('_' in a) from t", "function POSITION", "not supported", 7},
+		{"select a from t fetch first 2 rows with ties", "FETCH ... WITH TIES", "not supported", 35},
+		{"select a from t limit 1 fetch first 2 rows only", "FETCH", "one LIMIT or FETCH", 24},
+		{"select a from t fetch first 2 only", "syntax", "expected ROW or ROWS", 30},
+		{"select a from t fetch 2 rows only", "syntax", "expected FIRST or NEXT", 22},
 		{"select a from t where a = any (select b from u)", "ANY/ALL", "", 26},
 		{"select 1x from t", "number 1x", "trailing junk", 7},
 		{"select a from t where d < current_date", "function CURRENT_DATE", "not supported", 26},

@@ -226,13 +226,40 @@ func (p *parser) tail(s *Select) {
 				p.next()
 			}
 			continue
+		case p.isKw("fetch") && s.LimitPos < 0:
+			p.fetch(s)
+			continue
 		case p.isKw("fetch"):
-			p.fail(p.tok().Pos, "FETCH", "not supported: use LIMIT")
+			p.fail(p.tok().Pos, "FETCH", "a query has one LIMIT or FETCH")
 		case p.isKw("for"):
 			p.fail(p.tok().Pos, "locking clause", "not supported")
 		}
 		break
 	}
+}
+
+// fetch parses the SQL standard's LIMIT, FETCH {FIRST | NEXT} [n]
+// {ROW | ROWS} ONLY (n 1 when left out), as s's Limit; WITH TIES is
+// refused.
+func (p *parser) fetch(s *Select) {
+	s.LimitPos = p.next().Pos
+	if !p.isKw("first") && !p.isKw("next") {
+		p.syntax("FIRST or NEXT")
+	}
+	p.next()
+	if p.isKw("row") || p.isKw("rows") {
+		s.Limit = &Literal{Pos: p.tok().Pos, Kind: NumberLit, Text: "1"}
+	} else {
+		s.Limit = p.unaryExpr()
+	}
+	if !p.isKw("row") && !p.isKw("rows") {
+		p.syntax("ROW or ROWS")
+	}
+	p.next()
+	if p.isKw("with") {
+		p.fail(p.tok().Pos, "FETCH ... WITH TIES", "not supported")
+	}
+	p.expectKw("only")
 }
 
 // with parses WITH name [(columns)] AS [[NOT] MATERIALIZED] (SELECT ...)

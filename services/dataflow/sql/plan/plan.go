@@ -147,6 +147,8 @@ const (
 	Min       AggFunc = "min"
 	Max       AggFunc = "max"
 	Avg       AggFunc = "avg"
+	BoolAnd   AggFunc = "bool_and" // true when every value not NULL is; NULL of none
+	BoolOr    AggFunc = "bool_or"  // true when some value is; NULL of none
 )
 
 // Agg is one aggregate of an Aggregate node.
@@ -159,6 +161,9 @@ type Agg struct {
 type SortKey struct {
 	Col  int  `json:"col"`
 	Desc bool `json:"desc,omitempty"`
+	// NullsFirst puts NULL before every value (NULLS FIRST); without it
+	// NULL sorts after every value, ascending or descending.
+	NullsFirst bool `json:"nulls_first,omitempty"`
 }
 
 // ExprKind names an expression's form.
@@ -174,7 +179,7 @@ const (
 	Not    ExprKind = "not"    // NOT Args[0]
 	IsNull ExprKind = "isnull" // Args[0] IS NULL (Fn "not": IS NOT NULL)
 	In     ExprKind = "in"     // Args[0] IN (Args[1:]...), each a Const
-	Arith  ExprKind = "arith"  // Args[0] Fn Args[1], Fn one of + - * /
+	Arith  ExprKind = "arith"  // Args[0] Fn Args[1], Fn one of + - * / %
 	Neg    ExprKind = "neg"    // -Args[0]
 	Case   ExprKind = "case"   // WHEN Args[0] THEN Args[1] ... [ELSE Args[last]] when len is odd
 	Call   ExprKind = "call"   // the function Fn of Args
@@ -182,25 +187,34 @@ const (
 
 // Functions of Call.
 const (
-	FnPercent  = "percent"     // PERCENT(part, whole): see value.Percent
-	FnCoalesce = "coalesce"    // COALESCE(a, ...): the first argument not NULL, else NULL; all of Type
-	FnNullIf   = "nullif"      // NULLIF(a, b): NULL where a = b is true, else a; a and b of one type
-	FnLike     = "like"        // Args[0] LIKE Args[1], Args[1] a text Const pattern (% _ and \ escape)
-	FnILike    = "ilike"       // FnLike, letters compared lower-cased
-	FnStarts   = "starts_with" // STARTS_WITH(s, p): s begins with the bytes of p
-	FnLower    = "lower"       // LOWER(s): letters lower-cased; bytes not UTF-8 kept
-	FnUpper    = "upper"       // UPPER(s): letters upper-cased; bytes not UTF-8 kept
-	FnLength   = "length"      // LENGTH(s): characters (UTF-8; a byte not UTF-8 is one)
-	FnTrim     = "trim"        // TRIM(s): s without its leading and trailing spaces
-	FnReplace  = "replace"     // REPLACE(s, from, to): every from in s made to; s when from is ''
-	FnSubstr   = "substr"      // SUBSTR(s, start [, len]): characters start..start+len-1, 1-based
-	FnConcat   = "||"          // Args[0] || Args[1]: the texts one after the other
-	FnAbs      = "abs"         // ABS(x): |x|, at x's scale
-	FnRound    = "round"       // ROUND(x [, digits]): half away from zero; digits (Args[1], a Const whole number) 0 when absent
-	FnFloor    = "floor"       // FLOOR(x): the largest whole number <= x
-	FnCeil     = "ceil"        // CEIL(x): the smallest whole number >= x
-	FnKey      = "key"         // KEY(a, b, ...): a join's key of several columns, one value (join.go)
-	FnOneRow   = "one_row"     // ONE_ROW(count, x): x when count <= 1, else an error (a scalar subquery's value)
+	FnPercent     = "percent"      // PERCENT(part, whole): see value.Percent
+	FnCoalesce    = "coalesce"     // COALESCE(a, ...): the first argument not NULL, else NULL; all of Type
+	FnNullIf      = "nullif"       // NULLIF(a, b): NULL where a = b is true, else a; a and b of one type
+	FnLike        = "like"         // Args[0] LIKE Args[1], Args[1] a text Const pattern (% _ and \ escape)
+	FnILike       = "ilike"        // FnLike, letters compared lower-cased
+	FnStarts      = "starts_with"  // STARTS_WITH(s, p): s begins with the bytes of p
+	FnLower       = "lower"        // LOWER(s): letters lower-cased; bytes not UTF-8 kept
+	FnUpper       = "upper"        // UPPER(s): letters upper-cased; bytes not UTF-8 kept
+	FnLength      = "length"       // LENGTH(s): characters (UTF-8; a byte not UTF-8 is one)
+	FnTrim        = "trim"         // TRIM(s): s without its leading and trailing spaces
+	FnReplace     = "replace"      // REPLACE(s, from, to): every from in s made to; s when from is ''
+	FnSubstr      = "substr"       // SUBSTR(s, start [, len]): characters start..start+len-1, 1-based
+	FnConcat      = "||"           // Args[0] || Args[1]: the texts one after the other
+	FnAbs         = "abs"          // ABS(x): |x|, at x's scale
+	FnRound       = "round"        // ROUND(x [, digits]): half away from zero; digits (Args[1], a Const whole number) 0 when absent
+	FnFloor       = "floor"        // FLOOR(x): the largest whole number <= x
+	FnCeil        = "ceil"         // CEIL(x): the smallest whole number >= x
+	FnCastInt     = "cast_int"     // CAST_INT(x, bits): x rounded half away from zero, NULL outside the signed range of bits (16, 32, 64; a Const)
+	FnCastDecimal = "cast_decimal" // CAST_DECIMAL(x, p, s): x rounded half away from zero to scale s, NULL past p digits (Consts)
+	FnGreatest    = "greatest"     // GREATEST(a, ...): the largest argument not NULL (of equal numbers the larger scale), else NULL; all of Type
+	FnLeast       = "least"        // LEAST(a, ...): the smallest, as GREATEST
+	FnConcatAll   = "concat"       // CONCAT(a, ...): the texts one after the other, a NULL as ''; never NULL
+	FnLeft        = "left"         // LEFT(s, n): the first n characters; all but the last -n when n < 0
+	FnRight       = "right"        // RIGHT(s, n): the last n characters; all but the first -n when n < 0
+	FnSplitPart   = "split_part"   // SPLIT_PART(s, d, i): field i of s split at d (DuckDB's: i < 0 from the end, '' out of range or i = 0, d '' splits characters)
+	FnExtract     = "extract"      // EXTRACT(seconds, field): of a duration's seconds, field 'epoch' (them), 'day', 'hour' (of the day), 'minute' (of the hour), 'second' (of the minute)
+	FnKey         = "key"          // KEY(a, b, ...): a join's key of several columns, one value (join.go)
+	FnOneRow      = "one_row"      // ONE_ROW(count, x): x when count <= 1, else an error (a scalar subquery's value)
 )
 
 // Expr is an expression over a node's input columns. Type is its result's.
@@ -361,6 +375,9 @@ func (n *Node) write(b *strings.Builder, depth int) {
 			buf = strconv.AppendInt(append(buf, '#'), int64(k.Col), 10)
 			if k.Desc {
 				buf = append(buf, " desc"...)
+			}
+			if k.NullsFirst {
+				buf = append(buf, " nulls first"...)
 			}
 			buf = append(buf, ", "...)
 		}

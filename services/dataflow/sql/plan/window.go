@@ -1,5 +1,7 @@
 package plan
 
+import "strconv"
+
 // A Window node computes window functions (docs/sql.md "Window
 // functions"): Input[0]'s rows, each with one more column per WinFunc,
 // its value over the row's partition (the rows of equal Partition
@@ -21,12 +23,16 @@ const (
 	WinRowNumber = "row_number" // 1, 2, ... in the partition's order
 	WinRank      = "rank"       // 1 + the rows of the partition before the row's peers
 	WinDenseRank = "dense_rank" // 1 + the peer groups of the partition before the row's
+	WinLag       = "lag"        // Arg of the row Offset rows before in the partition's order, else Default (NULL when nil)
+	WinLead      = "lead"       // Arg of the row Offset rows after, else Default
 )
 
 // WinKey is one key of a Window's ORDER BY: an expression over Input[0].
 type WinKey struct {
 	Expr *Expr `json:"expr"`
 	Desc bool  `json:"desc,omitempty"`
+	// NullsFirst: NULL before every value (NULLS FIRST), as SortKey's.
+	NullsFirst bool `json:"nulls_first,omitempty"`
 }
 
 // WinFunc is one window function: WinRowNumber, WinRank, WinDenseRank,
@@ -34,6 +40,11 @@ type WinKey struct {
 type WinFunc struct {
 	Func string `json:"func"`
 	Arg  *Expr  `json:"arg,omitempty"`
+	// Offset and Default are WinLag's and WinLead's: how many rows
+	// before (after) the row, and the value (a Const; nil: NULL) where
+	// the partition has no such row.
+	Offset  int64 `json:"offset,omitempty"`
+	Default *Expr `json:"default,omitempty"`
 }
 
 // AppendTo appends the function's text (rank(), sum(x#1)) to dst.
@@ -44,6 +55,12 @@ func (f *WinFunc) AppendTo(dst []byte) []byte {
 	dst = append(append(dst, f.Func...), '(')
 	if f.Arg != nil {
 		dst = f.Arg.AppendTo(dst)
+	}
+	if f.Func == WinLag || f.Func == WinLead {
+		dst = strconv.AppendInt(append(dst, ", "...), f.Offset, 10)
+		if f.Default != nil {
+			dst = f.Default.AppendTo(append(dst, ", "...))
+		}
 	}
 	return append(dst, ')')
 }
@@ -74,6 +91,9 @@ func (n *Node) appendWindow(buf []byte) []byte {
 			buf = k.Expr.AppendTo(buf)
 			if k.Desc {
 				buf = append(buf, " desc"...)
+			}
+			if k.NullsFirst {
+				buf = append(buf, " nulls first"...)
 			}
 		}
 	}

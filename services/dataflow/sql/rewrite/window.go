@@ -35,14 +35,14 @@ func pruneWindow(n *plan.Node, need []bool) (*plan.Node, []int) {
 		c.Partition = append(c.Partition, remap(p, m))
 	}
 	for _, k := range n.WinOrder {
-		c.WinOrder = append(c.WinOrder, plan.WinKey{Expr: remap(k.Expr, m), Desc: k.Desc})
+		c.WinOrder = append(c.WinOrder, plan.WinKey{Expr: remap(k.Expr, m), Desc: k.Desc, NullsFirst: k.NullsFirst})
 	}
 	for _, f := range n.WinFuncs {
 		var arg *plan.Expr
 		if f.Arg != nil {
 			arg = remap(f.Arg, m)
 		}
-		c.WinFuncs = append(c.WinFuncs, &plan.WinFunc{Func: f.Func, Arg: arg})
+		c.WinFuncs = append(c.WinFuncs, &plan.WinFunc{Func: f.Func, Arg: arg, Offset: f.Offset, Default: f.Default}) // Default is a Const
 	}
 	c.Output = append(slices.Clone(in.Output), n.Output[nin:]...)
 	for i := range n.WinFuncs {

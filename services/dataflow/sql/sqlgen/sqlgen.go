@@ -42,6 +42,8 @@ type Case struct {
 	// ExprSubquery says that Query holds a subquery of an expression
 	// (Options.ExprSubqueries).
 	ExprSubquery bool
+	// Functions says that Query holds a construct of Options.Functions.
+	Functions bool
 }
 
 // Generate makes the case of a seed: the same seed, the same case.
@@ -199,6 +201,8 @@ type gen struct {
 	joinItems []expr
 	// windows: the query holds window functions (Options.Windows)
 	windows bool
+	// functions: the query holds a construct of Options.Functions
+	functions bool
 }
 
 func (g *gen) pick(xs ...string) string { return xs[g.r.IntN(len(xs))] }
@@ -278,6 +282,9 @@ func (g *gen) number(depth int) expr {
 			return duration("t.d")
 		}
 		return column("t", "n")
+	}
+	if g.opts.Functions && g.r.IntN(4) == 0 {
+		return g.functionNumber(depth - 1) // functions.go
 	}
 	switch g.r.IntN(7) {
 	case 0: // CASE, with or without ELSE
@@ -370,6 +377,9 @@ func (g *gen) pred(depth int) expr {
 	if depth <= 0 || g.r.IntN(3) == 0 {
 		if g.opts.ExprSubqueries && g.r.IntN(3) == 0 {
 			return g.subqueryPred()
+		}
+		if g.opts.Functions && g.r.IntN(4) == 0 {
+			return g.functionPred() // functions.go
 		}
 		switch g.r.IntN(7) {
 		case 6: // [NOT] BETWEEN: x >= lo AND x <= hi, or NOT of it
@@ -527,6 +537,11 @@ func (g *gen) query(tRows, uRows []map[string]val) (query, want string) {
 	rows := tRows
 	switch g.r.IntN(4) {
 	case 0: // an inner join on k
+		if g.opts.Functions && g.r.IntN(2) == 0 { // or a cross join (functions.go)
+			from, rows = g.crossJoin(src, uRows)
+			joined = true
+			break
+		}
 		if g.opts.Joins { // or the joins of join.go
 			from, rows = g.joins(src, uRows)
 			joined = true
@@ -651,7 +666,13 @@ func (g *gen) query(tRows, uRows []map[string]val) (query, want string) {
 		if g.opts.SetOps {
 			aggs = append(aggs, g.moreAggs(arg, text)...)
 		}
+		if g.opts.Functions {
+			aggs = append(aggs, g.boolAggs()...) // functions.go
+		}
 		chosen := []int{0, 1 + g.r.IntN(len(aggs)-1)}
+		if g.opts.Functions && g.r.IntN(5) == 0 { // BOOL_AND or BOOL_OR, the last two
+			chosen[1] = len(aggs) - 1 - g.r.IntN(2)
+		}
 		groups := map[string][]map[string]val{}
 		var order []string
 		for _, r := range filtered {
@@ -680,6 +701,9 @@ func (g *gen) query(tRows, uRows []map[string]val) (query, want string) {
 		}
 		if c := aggs[chosen[1]].sql; strings.Contains(c, "FILTER (") || strings.Contains(c, "(DISTINCT ") {
 			g.setops = true
+		}
+		if strings.HasPrefix(aggs[chosen[1]].sql, "BOOL_") {
+			g.functions = true
 		}
 		if strings.Contains(aggs[chosen[1]].sql, "DISTINCT") && strings.Contains(having.sql, "SUM") {
 			// A plain SUM beside a DISTINCT aggregate is NULL where a sum
@@ -873,7 +897,7 @@ func minScale(r *big.Rat) int {
 // orders the expected rows by them, and writes the expected CSV.
 func (g *gen) finish(sqlText string, width int, out [][]val) (query, want string) {
 	var keys []int
-	var desc []bool
+	var desc, nullsFirst []bool
 	var order []string
 	if g.r.IntN(2) == 0 {
 		for range 1 + g.r.IntN(2) {
@@ -884,6 +908,13 @@ func (g *gen) finish(sqlText string, width int, out [][]val) (query, want string
 			if d {
 				key += " DESC"
 			}
+			first := false
+			if g.opts.Functions && g.r.IntN(3) == 0 { // NULLS FIRST, or LAST as written
+				g.functions = true
+				first = g.r.IntN(2) == 0
+				key += map[bool]string{true: " NULLS FIRST", false: " NULLS LAST"}[first]
+			}
+			nullsFirst = append(nullsFirst, first)
 			order = append(order, key)
 		}
 	}
@@ -894,7 +925,11 @@ func (g *gen) finish(sqlText string, width int, out [][]val) (query, want string
 	slices.SortStableFunc(out, func(a, b []val) int {
 		for i, k := range keys {
 			c := compareVals(a[k], b[k])
-			if desc[i] && !a[k].null && !b[k].null {
+			if a[k].null || b[k].null {
+				if nullsFirst[i] {
+					c = -c
+				}
+			} else if desc[i] {
 				c = -c
 			}
 			if c != 0 {
@@ -916,7 +951,12 @@ func (g *gen) finish(sqlText string, width int, out [][]val) (query, want string
 	limit := -1
 	if g.r.IntN(3) == 0 {
 		limit = g.r.IntN(4)
-		query += fmt.Sprintf(" LIMIT %d", limit)
+		if g.opts.Functions && g.r.IntN(2) == 0 { // the standard's LIMIT
+			g.functions = true
+			query += fmt.Sprintf(" FETCH FIRST %d ROWS ONLY", limit)
+		} else {
+			query += fmt.Sprintf(" LIMIT %d", limit)
+		}
 	}
 	if g.opts.SetOps && g.r.IntN(3) == 0 {
 		g.setops = true

@@ -30,6 +30,11 @@ type Options struct {
 	// x [NOT] IN (SELECT ...) anywhere in a condition (under OR, NOT,
 	// CASE), and scalar subqueries of one aggregate.
 	ExprSubqueries bool
+	// Functions lets the query hold the constructs of functions.go:
+	// a % b, casts to INTEGER, BIGINT and NUMERIC(p, s), and a CROSS
+	// JOIN or comma join of t and u. Generate leaves them out (no draw
+	// is made for them then).
+	Functions bool
 }
 
 // GenerateWith makes the case of a seed with the constructs o allows:
@@ -46,6 +51,7 @@ func GenerateWith(seed uint64, o Options) Case {
 	c.Subquery = g.subquery
 	c.SetOps = g.setops
 	c.Windows = g.windows
+	c.Functions = g.functions
 	if len(g.with) > 0 {
 		c.Query = "WITH " + strings.Join(g.with, ", ") + " " + c.Query
 	}

@@ -85,7 +85,7 @@ func TestRefused(t *testing.T) {
 		want      string
 		construct string
 	}{
-		{"unsupported", sqljob.Query{Name: "j", Text: "SELECT token\nFROM matches m CROSS JOIN match_players p"}, "query j: 2:16: CROSS JOIN:", "CROSS JOIN"},
+		{"unsupported", sqljob.Query{Name: "j", Text: "SELECT token\nFROM matches m NATURAL JOIN match_players p"}, "query j: 2:16: NATURAL JOIN:", "NATURAL JOIN"},
 		{"a column of no table's alias", sqljob.Query{Name: "c", From: "c.sql", Text: "SELECT x.nope FROM matches"}, "query c (c.sql): 1:8: column x.nope: no such column", "column x.nope"},
 		{"unknown table", sqljob.Query{Name: "t", Text: "SELECT x FROM civs"}, "query t: 1:15:", ""},
 		{"syntax", sqljob.Query{Name: "s", Text: "SELEC token FROM matches"}, "query s: 1:", "syntax"},

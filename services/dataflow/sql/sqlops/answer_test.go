@@ -64,7 +64,7 @@ func TestAnswer(t *testing.T) {
 		job   []sqljob.Query
 		check func(error) bool
 	}{
-		{"refused", []sqljob.Query{{Name: "bad", Text: "SELECT token FROM matches CROSS JOIN match_players p"}}, func(err error) bool {
+		{"refused", []sqljob.Query{{Name: "bad", Text: "SELECT token FROM matches NATURAL JOIN match_players p"}}, func(err error) bool {
 			var se *sql.Error
 			return errors.As(err, &se) && strings.Contains(err.Error(), "query bad")
 		}},

@@ -292,6 +292,14 @@ var placed = []string{
 	"SELECT ROW_NUMBER() OVER (ORDER BY COUNT(*) DESC, k) AS r, k, COUNT(*) AS c FROM t GROUP BY k ORDER BY c DESC, k",
 	"SELECT u.m, COUNT(*), MAX(t.n) FROM t JOIN u ON t.k = u.k GROUP BY u.m HAVING MAX(t.n) > 1",
 	"SELECT COUNT(*), SUM(n) FROM t WHERE n > 1000000",
+	// A CROSS JOIN: u broadcast to every shard, t's rows where they
+	// are; a comma join of groups.
+	"SELECT t.k, t.n, u.m FROM t CROSS JOIN u WHERE u.m > t.n",
+	// BOOL_AND and BOOL_OR, partial and merged, over rows that arrive
+	// and rows that leave.
+	"SELECT b, BOOL_AND(n > 0), BOOL_OR(s = 'x') FROM t GROUP BY b",
+	"SELECT BOOL_AND(b), BOOL_OR(n > 1) FROM t WHERE k IN (SELECT k FROM u GROUP BY k HAVING MAX(m) < 2)",
+	"SELECT x.k, y.k, x.c * y.c FROM (SELECT k, COUNT(*) AS c FROM t GROUP BY k) x, (SELECT k, COUNT(*) AS c FROM u GROUP BY k) y",
 }
 
 // TestEpochsPlacedConstructs runs each of placed, alone and all together,
