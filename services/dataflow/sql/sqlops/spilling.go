@@ -29,8 +29,15 @@ import (
 // rows included; what the join emits is the same rows, in another order
 // (the queries' sinks order their rows, or their order is not defined).
 //
-// A join spills only before its right input has ended: after that its
-// right rows no longer grow, and its left rows are probed as they come.
+// A join spills before its right input has ended, and after it too
+// unless it emits its unmatched right rows (a right or full join, which
+// would have to carry which of a partition's right rows the left rows
+// probed so far have matched): its right rows no longer grow then, but
+// the task's other operators' state does (the groups its rows make), and
+// moving its partitions out makes room for them. The left rows probed
+// before have made their rows; those of a spilled partition that come
+// after are kept in its file and probed at the end against all its
+// right rows, which were complete when it went out.
 // The partition of a row is a hash of its key (routeKey's bytes, as an
 // exchange routes it) mixed apart from stage.Route's (whose low bits
 // are the same on one instance), so that an instance's keys spread over
@@ -98,10 +105,11 @@ func partitionOf(h uint64) uint8 {
 func (j *join) spilled() bool { return j.gr != nil }
 
 // spill moves the largest of the join's partitions still in memory to
-// disk, until about half of what it holds is there; nothing once its
-// right input has ended, or when every partition is out already.
+// disk, until about half of what it holds is there; nothing once the
+// right input of a join that emits its unmatched right rows has ended,
+// or when every partition is out already.
 func (j *join) spill(space *spill.Space) (bool, error) {
-	if j.rightDone {
+	if j.rightDone && j.keepsRight {
 		return false, nil
 	}
 	if j.gr == nil {
