@@ -46,17 +46,15 @@ type outer struct {
 	hit         []bool        // per right row: matched (right only)
 }
 
-// matched marks right rows as matched.
-func (o *outer) matched(rows []int32) {
+// matched marks right row r as matched.
+func (o *outer) matched(r int32) {
 	if !o.right {
 		return
 	}
-	for _, r := range rows {
-		if int(r) >= len(o.hit) {
-			o.hit = append(o.hit, make([]bool, int(r)+1-len(o.hit))...)
-		}
-		o.hit[r] = true
+	if int(r) >= len(o.hit) {
+		o.hit = append(o.hit, make([]bool, int(r)+1-len(o.hit))...)
 	}
+	o.hit[r] = true
 }
 
 // SetType makes j a join of type t over left rows of leftCols: an outer

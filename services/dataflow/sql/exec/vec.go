@@ -181,6 +181,52 @@ func (b *builder) from(src *Vec, i int) {
 	}
 }
 
+// all appends every value of src, of the builder's type: each slice
+// grown once for src's values, the texts in one copy with their offsets
+// moved (where from, a value at a time, grows and copies per value).
+func (b *builder) all(src *Vec) {
+	v := b.v
+	if v.Null == nil && src.Null != nil && slices.Contains(src.Null[:src.N], true) { // as from: Null at the first NULL
+		v.Null = make([]bool, v.N, max(v.N+src.N, cap(v.Ends), cap(v.Nums), cap(v.Bools), 8))
+	}
+	if v.Null != nil {
+		if src.Null != nil {
+			v.Null = appendDoubling(v.Null, src.Null[:src.N]...)
+		} else {
+			n := len(v.Null)
+			if n+src.N > cap(v.Null) {
+				v.Null = doubled(v.Null, src.N)
+			}
+			v.Null = v.Null[:n+src.N]
+			clear(v.Null[n:])
+		}
+	}
+	switch src.Type {
+	case plan.Text:
+		base := uint32(len(v.Data))
+		v.Data = appendDoubling(v.Data, src.Data[:textEnd(src)]...)
+		if len(v.Ends)+src.N > cap(v.Ends) {
+			v.Ends = doubled(v.Ends, src.N)
+		}
+		for _, e := range src.Ends[:src.N] {
+			v.Ends = append(v.Ends, base+e)
+		}
+	case plan.Number:
+		v.Nums = appendDoubling(v.Nums, src.Nums[:src.N]...)
+	case plan.Bool:
+		v.Bools = appendDoubling(v.Bools, src.Bools[:src.N]...)
+	}
+	v.N += src.N
+}
+
+// textEnd is the end of a text Vec's last value in its Data.
+func textEnd(v *Vec) uint32 {
+	if v.N == 0 {
+		return 0
+	}
+	return v.Ends[v.N-1]
+}
+
 // gather returns the values of v at rows, each column's memory
 // allocated once at its size.
 func gather(v *Vec, rows []int32) *Vec {
@@ -278,9 +324,7 @@ func concat(types []plan.Type, batches []*Batch) *Batch {
 	for c, t := range types {
 		bl := newBuilder(t, n)
 		for _, b := range batches {
-			for i := range b.N {
-				bl.from(b.Cols[c], i)
-			}
+			bl.all(b.Cols[c])
 		}
 		out.Cols[c] = bl.v
 	}
