@@ -500,6 +500,7 @@ type Join struct {
 	first, last, next []int32
 	n                 int
 	slots             []int32 // scratch: the slots of a batch's keys
+	lrows, rrows      []int32 // scratch: ProbeChunks' pairs of a chunk
 	outer             outer   // an outer join's (join.go)
 }
 
@@ -586,7 +587,8 @@ func (j *Join) ProbeChunks(b *Batch, sl []int32, chunk int, emit func(*Batch) er
 		j.slots = j.v.t.Slots([]*Vec{lk}, b.N, keyModes(lk, FindKey), j.slots)
 		sl = j.slots
 	}
-	var lrows, rrows []int32
+	lrows, rrows := j.lrows[:0], j.rrows[:0]
+	defer func() { j.lrows, j.rrows = lrows[:0], rrows[:0] }() // their memory for the next batch
 	flush := func() error {
 		if len(lrows) == 0 {
 			return nil

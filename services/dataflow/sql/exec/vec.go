@@ -227,14 +227,14 @@ func textEnd(v *Vec) uint32 {
 	return v.Ends[v.N-1]
 }
 
-// gather returns the values of v at rows, each column's memory
-// allocated once at its size.
+// gather returns the values of v at rows, a row of -1 a NULL, each
+// column's memory allocated once at its size.
 func gather(v *Vec, rows []int32) *Vec {
 	out := &Vec{Type: v.Type, N: len(rows)}
-	if v.Null != nil {
+	if v.Null != nil || slices.ContainsFunc(rows, func(r int32) bool { return r < 0 }) {
 		out.Null = make([]bool, len(rows))
 		for k, r := range rows {
-			out.Null[k] = v.Null[r]
+			out.Null[k] = r < 0 || v.IsNull(int(r))
 		}
 	}
 	switch v.Type {
@@ -245,13 +245,19 @@ func gather(v *Vec, rows []int32) *Vec {
 			if r > 0 {
 				end -= v.Ends[r-1]
 			}
-			end += v.Ends[r]
+			if r >= 0 {
+				end += v.Ends[r]
+			}
 			out.Ends[k] = end
 		}
 		// The text of each run of consecutive rows in one copy.
 		out.Data = make([]byte, end)
 		for k := 0; k < len(rows); {
 			j := k + 1
+			if rows[k] < 0 {
+				k = j
+				continue
+			}
 			for j < len(rows) && rows[j] == rows[j-1]+1 {
 				j++
 			}
@@ -268,12 +274,16 @@ func gather(v *Vec, rows []int32) *Vec {
 	case plan.Number:
 		out.Nums = make([]value.Dec, len(rows))
 		for k, r := range rows {
-			out.Nums[k] = v.Nums[r]
+			if r >= 0 {
+				out.Nums[k] = v.Nums[r]
+			}
 		}
 	case plan.Bool:
 		out.Bools = make([]bool, len(rows))
 		for k, r := range rows {
-			out.Bools[k] = v.Bools[r]
+			if r >= 0 {
+				out.Bools[k] = v.Bools[r]
+			}
 		}
 	}
 	return out
