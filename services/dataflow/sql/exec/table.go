@@ -542,7 +542,7 @@ func (j *Join) AddRightSlots(b *Batch, sl []int32) error {
 		if id < 0 {
 			id = int32(len(j.first))
 			j.v.set(sl[i], id)
-			j.first, j.last = appendDoubling(j.first, r), appendDoubling(j.last, r)
+			j.first, j.last = append(j.first, r), append(j.last, r)
 			continue
 		}
 		j.next[j.last[id]], j.last[id] = r, r

@@ -183,7 +183,9 @@ func (b *builder) from(src *Vec, i int) {
 
 // all appends every value of src, of the builder's type: each slice
 // grown once for src's values, the texts in one copy with their offsets
-// moved (where from, a value at a time, grows and copies per value).
+// moved (where from, a value at a time, grows and copies per value); the
+// slices grow as from grows them (the texts and offsets doubled, the
+// rest by append), so that what a join holds is no larger.
 func (b *builder) all(src *Vec) {
 	v := b.v
 	if v.Null == nil && src.Null != nil && slices.Contains(src.Null[:src.N], true) { // as from: Null at the first NULL
@@ -191,13 +193,10 @@ func (b *builder) all(src *Vec) {
 	}
 	if v.Null != nil {
 		if src.Null != nil {
-			v.Null = appendDoubling(v.Null, src.Null[:src.N]...)
+			v.Null = append(v.Null, src.Null[:src.N]...)
 		} else {
 			n := len(v.Null)
-			if n+src.N > cap(v.Null) {
-				v.Null = doubled(v.Null, src.N)
-			}
-			v.Null = v.Null[:n+src.N]
+			v.Null = slices.Grow(v.Null, src.N)[:n+src.N]
 			clear(v.Null[n:])
 		}
 	}
@@ -212,9 +211,9 @@ func (b *builder) all(src *Vec) {
 			v.Ends = append(v.Ends, base+e)
 		}
 	case plan.Number:
-		v.Nums = appendDoubling(v.Nums, src.Nums[:src.N]...)
+		v.Nums = append(v.Nums, src.Nums[:src.N]...)
 	case plan.Bool:
-		v.Bools = appendDoubling(v.Bools, src.Bools[:src.N]...)
+		v.Bools = append(v.Bools, src.Bools[:src.N]...)
 	}
 	v.N += src.N
 }
