@@ -17,7 +17,7 @@ import (
 // in name order.
 func TestAnalystJobs(t *testing.T) {
 	for _, c := range []struct{ n, perJob, jobs int }{
-		{1, 16, 1}, {16, 16, 1}, {17, 16, 2}, {24, 16, 2}, {33, 16, 3}, {24, 2, 12}, {5, 2, 3}, {24, 100, 2}, {3, 0, 3},
+		{1, 16, 1}, {16, 16, 1}, {17, 16, 2}, {24, 16, 2}, {33, 16, 3}, {24, 2, 12}, {5, 2, 3}, {24, 100, 1}, {33, 100, 2}, {3, 0, 3},
 	} {
 		n := c.n
 		dir := t.TempDir()
@@ -46,8 +46,14 @@ func TestAnalystJobs(t *testing.T) {
 		t.Error("AnalystJobs of a directory without queries")
 	}
 	jobs, err := AnalystJobs("../../"+DefaultAnalyst, DefaultAnalystJobQueries)
-	if err != nil || len(jobsNames(jobs)) < 20 {
-		t.Errorf("the analyst queries: %d, %v; want at least 20", len(jobsNames(jobs)), err)
+	if err != nil || len(jobs) != 1 || len(jobsNames(jobs)) < 20 {
+		t.Errorf("the analyst queries: %d in %d jobs, %v; want at least 20 in one job", len(jobsNames(jobs)), len(jobs), err)
+	}
+	if got := analystJobsText(jobs); got != fmt.Sprintf("one job of %d queries", len(jobsNames(jobs))) {
+		t.Errorf("analystJobsText = %q", got)
+	}
+	if jobs, _ = AnalystJobs("../../"+DefaultAnalyst, 2); analystJobsText(jobs) != fmt.Sprintf("%d jobs of at most 2 queries, one after the other", len(jobs)) {
+		t.Errorf("analystJobsText = %q", analystJobsText(jobs))
 	}
 }
 
@@ -90,13 +96,13 @@ func TestRenderAnalyst(t *testing.T) {
 			r.Samples = append(r.Samples, Sample{Mode: mode, Run: run + 1, Wall: sec(w), CPU: sec(w), Equal: true, Span: sec(w)})
 		}
 	}
-	r.AnalystJobs = "at most 2 queries (2 jobs)"
+	r.AnalystJobs = "2 jobs of at most 2 queries, one after the other"
 	r.AnalystFailed = []AnalystFailure{{Mode: ModeLocalAnalyst, Jobs: []string{"c (over its budget)"}}}
 	r.AnalystOutputs = []AnalystOutputs{{Mode: ModeDemoAnalyst, Equal: []string{"a"}, Close: []string{"b"}, Differs: []string{"c"}}}
 	out := renderHas(t, "", r,
-		"| The 3 analyst queries (queries/analyst) in in-memory demo (`demo-analyst`, jobs of at most 2 queries (2 jobs)) <= 1x DuckDB's wall time for the same texts (`duckdb-analyst`: one process, medians) | 0.76x (32.00 s against 42.00 s) | **yes** |",
-		"| The 3 analyst queries (queries/analyst) in durable local mode (`local-analyst`, jobs of at most 2 queries (2 jobs)) <= 1.5x DuckDB's wall time for the same texts (`duckdb-analyst`: one process, medians) | 1.55x (65.00 s against 42.00 s) | **no** |",
-		"run them as jobs of at most 2 queries (2 jobs), one after the other",
+		"| The 3 analyst queries (queries/analyst) in in-memory demo (`demo-analyst`, 2 jobs of at most 2 queries, one after the other) <= 1x DuckDB's wall time for the same texts (`duckdb-analyst`: one process, medians) | 0.76x (32.00 s against 42.00 s) | **yes** |",
+		"| The 3 analyst queries (queries/analyst) in durable local mode (`local-analyst`, 2 jobs of at most 2 queries, one after the other) <= 1.5x DuckDB's wall time for the same texts (`duckdb-analyst`: one process, medians) | 1.55x (65.00 s against 42.00 s) | **no** |",
+		"run them as 2 jobs of at most 2 queries, one after the other (a job has at most 32 queries",
 		"| Demo: the analyst queries (one process per job, in memory) | a, b, c (queries/analyst) | 3 | 32.00 s |",
 		"`demo-analyst`'s files against `duckdb-analyst`'s of the same round: 1 of 3 byte-equal, 1 more equal to a double's precision",
 		", 1 differ (c): DuckDB's load is a user's",

@@ -45,7 +45,7 @@ func TestBenchSmoke(t *testing.T) {
 		"--matches", filepath.Join(data, "matches.csv"), "--players", filepath.Join(data, "match_players.csv"),
 		"--out", out, "--binary", bin, "--work", filepath.Join(dir, "work"), "--local-data", filepath.Join(dir, "local"),
 		"--micro", micro, "--runs", "2", "--duckdb", filepath.Join(dir, "duckdb-queries"), "--duckdb-src", "../duckdb",
-		"--examples", "../../queries/examples", "--analyst", "../../queries/analyst", "--analyst-job-queries", "16",
+		"--examples", "../../queries/examples", "--analyst", "../../queries/analyst",
 		"--sizes", "1,2", "--sizes-data", filepath.Join(dir, "sizes"), "--sizes-matches", "2000",
 	}, &stdout, &stderr)
 	if err != nil {
@@ -80,8 +80,8 @@ func TestBenchSmoke(t *testing.T) {
 		"| 2 | DuckDB: the analyst queries on a user's load (read_csv, try_cast; one process, the files loaded once) |",
 		"| 2 | Demo: the analyst queries (one process per job, in memory) |",
 		"| 2 | Local: the analyst queries (a cluster per job: separate processes, segment logs, fsync, mutual TLS) |",
-		"in-memory demo (`demo-analyst`, jobs of at most 12 queries (2 jobs)) <= 1x DuckDB's wall time for the same texts (`duckdb-analyst`: one process, medians) | ",
-		"in durable local mode (`local-analyst`, jobs of at most 12 queries (2 jobs)) <= 1.5x DuckDB's wall time for the same texts (`duckdb-analyst`: one process, medians) | ",
+		"in-memory demo (`demo-analyst`, one job of 26 queries) <= 1x DuckDB's wall time for the same texts (`duckdb-analyst`: one process, medians) | ",
+		"in durable local mode (`local-analyst`, one job of 26 queries) <= 1.5x DuckDB's wall time for the same texts (`duckdb-analyst`: one process, medians) | ",
 		"`demo-analyst`'s files against `duckdb-analyst`'s of the same round: ",
 		"## The cost of more data", "| 2x (", "| durable local |",
 		"| The four default queries added to that open job (`client query --job ID --query`, before its close) answer within 1.5x the time of their batch job over the same rows (`local`, median wall times) | ",

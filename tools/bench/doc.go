@@ -46,8 +46,8 @@
 //     reference's again;
 //   - the analyst queries (queries/analyst) run by DuckDB on a user's load
 //     of the files, all in one process (duckdb-queries --query,
-//     ModeDuckDBAnalyst), and the same texts as jobs of
-//     DefaultAnalystJobQueries (AnalystJobs) by demo mode (ModeDemoAnalyst)
+//     ModeDuckDBAnalyst), and the same texts as one job
+//     (DefaultAnalystJobQueries, AnalystJobs) by demo mode (ModeDemoAnalyst)
 //     and durable local mode (ModeLocalAnalyst): their median wall times against DuckDB's (issue 41's
 //     TargetDemoAnalystVsDuckDB and TargetLocalAnalystVsDuckDB), and their
 //     files compared with DuckDB's (analyst.go);

@@ -48,8 +48,8 @@ type Report struct {
 	// the last round; AnalystNote says why they were not, when DuckDB
 	// failed.
 	AnalystOutputs []AnalystOutputs `json:",omitempty"`
-	// AnalystJobs says how Wololo's analyst modes split the queries:
-	// "2 queries (12 jobs)".
+	// AnalystJobs says how Wololo's analyst modes split the queries
+	// (analystJobsText): "one job of 26 queries".
 	AnalystJobs string `json:",omitempty"`
 	// AnalystFailed are the jobs that failed in the analyst modes' last
 	// runs.

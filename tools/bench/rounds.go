@@ -54,7 +54,7 @@ func Bench(ctx context.Context, o Options) (Report, error) {
 	}
 	r := Report{Date: time.Now(), Command: b.o.Command, Machine: machine(), Rounds: b.o.Runs}
 	if len(b.analyst) > 0 {
-		r.AnalystJobs = fmt.Sprintf("at most %d queries (%d jobs)", len(b.analyst[0].Queries), len(b.analyst))
+		r.AnalystJobs = analystJobsText(b.analyst)
 	}
 	if b.o.Micro != "" {
 		m, err := os.ReadFile(b.o.Micro)

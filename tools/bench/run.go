@@ -185,7 +185,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	modes := fs.String("modes", "all", "the modes to run in the rounds, some of "+strings.Join(roundModes, ",")+" (demo and local: the four default queries through SQL, as users run them); without local, no local runs at all")
 	fs.StringVar(&o.Examples, "examples", DefaultExamples, "directory of the example queries demo-examples runs as one job (every *.sql)")
 	fs.StringVar(&o.Analyst, "analyst", DefaultAnalyst, "directory of the analyst queries duckdb-analyst (all in one process), demo-analyst and local-analyst (as jobs of --analyst-job-queries) run (every *.sql)")
-	fs.IntVar(&o.AnalystJobQueries, "analyst-job-queries", DefaultAnalystJobQueries, "analyst queries per job of demo-analyst and local-analyst (1 to 16)")
+	fs.IntVar(&o.AnalystJobQueries, "analyst-job-queries", DefaultAnalystJobQueries, "analyst queries per job of demo-analyst and local-analyst (1 to 32, a job's --max-queries; all of them in one job by default)")
 	fs.StringVar(&o.Compose, "compose", "", "also submit the job --runs times to the compose deployment whose gateway is at this address (make up's 127.0.0.1:7100); \"\" for none")
 	fs.StringVar(&o.ComposeUp, "compose-up", "", "shell command that deploys the compose project before its runs (make up); \"\" if it is up already")
 	fs.StringVar(&o.ComposeDown, "compose-down", "", "shell command that removes it after them (make down), run even when they fail")

@@ -24,7 +24,7 @@ import (
 // `wololo demo` share; the plan is recorded with the job
 // (JobRecord.plan) and carried to every process by IntroduceJob.
 
-// The query quotas' defaults (sqljob's): a job of 16 queries of 4 KiB
+// The query quotas' defaults (sqljob's): a job of 32 queries of 2 KiB
 // each is far more than the four default ones (2 KiB together).
 const (
 	DefaultMaxQueries    = sqljob.DefaultMaxQueries

@@ -86,7 +86,7 @@ func run(ctx context.Context, cmd string, args []string, stderr io.Writer) error
 	clientMaxJobs := fs.Int("client-max-jobs", 0, "gateway: unfinished jobs one client holds at once (default 16)")
 	clientMaxHeldJobs := fs.Int("client-max-held-jobs", 0, "gateway: jobs one client holds at once, finished ones included; at the limit its oldest finished job is dropped for a new one (default 64, a sixteenth of --max-jobs; at least --client-max-jobs)")
 	maxHeaderBytes := fs.Int("max-header-bytes", 0, "gateway: bytes of one file's header row in a job (default 64 KiB, at most 1 MiB)")
-	maxQueries := fs.Int("max-queries", 0, "gateway: SQL queries of one job (default 16)")
+	maxQueries := fs.Int("max-queries", 0, "gateway: SQL queries of one job (default 32)")
 	maxHeld := fs.Int64("max-held-bytes", 0, "gateway: bytes of rows one operator of a job's SQL plan holds there until its inputs end, a query's answer; past it the job fails (default 256 MiB)")
 	maxAnswerBytes := fs.Int64("max-answer-bytes", 0, "gateway: bytes of one job's answers together (its result files), which the gateway holds until the job is fetched and deleted; past it the job fails (default 256 MiB)")
 	clientMaxAnswerBytes := fs.Int64("client-max-answer-bytes", 0, "gateway: bytes of the answers of one client's finished jobs held together; past it its oldest finished jobs are dropped for a new one's answers (default 1 GiB; at least --max-answer-bytes)")

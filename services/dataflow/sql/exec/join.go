@@ -46,17 +46,15 @@ type outer struct {
 	hit         []bool        // per right row: matched (right only)
 }
 
-// matched marks right rows as matched.
-func (o *outer) matched(rows []int32) {
+// matched marks right row r as matched.
+func (o *outer) matched(r int32) {
 	if !o.right {
 		return
 	}
-	for _, r := range rows {
-		if int(r) >= len(o.hit) {
-			o.hit = append(o.hit, make([]bool, int(r)+1-len(o.hit))...)
-		}
-		o.hit[r] = true
+	if int(r) >= len(o.hit) {
+		o.hit = append(o.hit, make([]bool, int(r)+1-len(o.hit))...)
 	}
+	o.hit[r] = true
 }
 
 // SetType makes j a join of type t over left rows of leftCols: an outer
@@ -68,26 +66,8 @@ func (j *Join) SetType(t plan.JoinType, leftCols []plan.Column) {
 	j.outer = outer{left: t.KeepsLeft(), right: t.KeepsRight(), leftCols: leftCols}
 }
 
-// gatherRight is the right rows at rows, -1 a row of NULLs.
-func (j *Join) gatherRight(rows []int32) *Batch {
-	all := j.Right()
-	if !j.outer.left && !j.outer.right { // an inner join's: every row is one
-		return gatherBatch(all, rows)
-	}
-	out := &Batch{N: len(rows), Cols: make([]*Vec, len(all.Cols))}
-	for c, v := range all.Cols {
-		bl := newBuilder(v.Type, len(rows))
-		for _, r := range rows {
-			if r < 0 {
-				bl.null()
-			} else {
-				bl.from(v, int(r))
-			}
-		}
-		out.Cols[c] = bl.v
-	}
-	return out
-}
+// gatherRight is the right rows at rows, -1 a row of NULLs (gather's).
+func (j *Join) gatherRight(rows []int32) *Batch { return gatherBatch(j.Right(), rows) }
 
 // UnmatchedRight hands emit the right rows that no left row probed so
 // far matched, in the order they were added, their left columns NULL,

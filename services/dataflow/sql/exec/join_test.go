@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -65,5 +66,56 @@ func TestJoinTypes(t *testing.T) {
 		if got.String() != c.want {
 			t.Errorf("%q join:\n%s\nwant\n%s", c.jt, got.String(), c.want)
 		}
+	}
+}
+
+// TestBuilderAll: builder.all appends a Vec's values as from does one at
+// a time, each type with and without NULLs, onto a builder with and
+// without NULLs of its own.
+func TestBuilderAll(t *testing.T) {
+	cols := []plan.Column{{Name: "t", Type: plan.Text}, {Name: "n", Type: plan.Number}, {Name: "b", Type: plan.Bool}}
+	full := csvBatch(t, "t,n,b\nab,1.50,true\n,,\ncde,-2,false\nf,3,true\n", cols)
+	dense := gatherBatch(full, []int32{3, 0, 2})
+	for c, col := range cols {
+		for _, pre := range []*Batch{gatherBatch(full, nil), gatherBatch(full, []int32{1}), dense} {
+			for _, srcs := range [][]*Batch{{full}, {dense}, {dense, full, dense}} {
+				want, got := newBuilder(col.Type, 0), newBuilder(col.Type, 0)
+				got.all(pre.Cols[c])
+				for i := range pre.N {
+					want.from(pre.Cols[c], i)
+				}
+				for _, src := range srcs {
+					got.all(src.Cols[c])
+					for i := range src.N {
+						want.from(src.Cols[c], i)
+					}
+				}
+				w, g := &Batch{N: want.v.N, Cols: []*Vec{want.v}}, &Batch{N: got.v.N, Cols: []*Vec{got.v}}
+				if g.String() != w.String() || (got.v.Null == nil) != (want.v.Null == nil) {
+					t.Errorf("%s after %d rows: %q, want %q", col.Name, pre.N, g.String(), w.String())
+				}
+			}
+		}
+	}
+}
+
+// TestJoinAddRightAllocs: adding right rows of distinct keys allocates
+// per batch (its columns, the table's growth), not per key.
+func TestJoinAddRightAllocs(t *testing.T) {
+	cols := []plan.Column{{Name: "k", Type: plan.Text}}
+	var text strings.Builder
+	text.WriteString("k\n")
+	for i := range 1000 {
+		fmt.Fprintf(&text, "key%d\n", i)
+	}
+	right := csvBatch(t, text.String(), cols)
+	key := &plan.Expr{Kind: plan.ColRef, Col: 0, Type: plan.Text}
+	allocs := testing.AllocsPerRun(5, func() {
+		if err := NewJoin(NewKeyTable(), key, key, cols).AddRight(right); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if allocs > 100 {
+		t.Errorf("AddRight of 1000 keys: %v allocations, want at most 100", allocs)
 	}
 }

@@ -36,9 +36,9 @@ func (s *KeySet) Bytes() int64 { return s.v.bytes() }
 func (d *Distinct) Bytes() int64 { return d.set.Bytes() }
 
 // Bytes is about the memory the join's right rows take besides its
-// table: their values, and per key the list of its rows.
+// table: their values, and the lists of each key's rows.
 func (j *Join) Bytes() int64 {
-	n := j.v.bytes() + 24*int64(cap(j.rows)) + 4*int64(j.n) + int64(cap(j.outer.hit))
+	n := j.v.bytes() + 4*int64(cap(j.first)+cap(j.last)+cap(j.next)) + int64(cap(j.outer.hit))
 	for _, b := range j.right {
 		n += b.v.Bytes()
 	}

@@ -498,9 +498,14 @@ type Join struct {
 	leftKey, rightKey *plan.Expr
 	v                 slots
 	right             []*builder // the right rows, by column
-	rows              [][]int32  // per the operator's index of a key: its right rows
+	// The right rows of each key, in the order added, as a list through
+	// the rows: first and last per the operator's index of a key, next
+	// per right row (-1: none), so that adding a row allocates nothing
+	// per key.
+	first, last, next []int32
 	n                 int
 	slots             []int32 // scratch: the slots of a batch's keys
+	lrows, rrows      []int32 // scratch: ProbeChunks' pairs of a chunk
 	outer             outer   // an outer join's (join.go)
 }
 
@@ -527,20 +532,25 @@ func (j *Join) AddRightSlots(b *Batch, sl []int32) error {
 		j.slots = j.v.t.Slots([]*Vec{rk}, b.N, keyModes(rk, AddKey), j.slots)
 		sl = j.slots
 	}
+	for c, bl := range j.right {
+		bl.all(b.Cols[c])
+	}
+	j.next = slices.Grow(j.next, b.N)
 	for i := range b.N {
-		for c, bl := range j.right {
-			bl.from(b.Cols[c], i)
-		}
-		if !rk.IsNull(i) {
-			id := j.v.get(sl[i])
-			if id < 0 {
-				id = int32(len(j.rows))
-				j.v.set(sl[i], id)
-				j.rows = append(j.rows, nil)
-			}
-			j.rows[id] = append(j.rows[id], int32(j.n))
-		}
+		r := int32(j.n)
+		j.next = append(j.next, -1)
 		j.n++
+		if rk.IsNull(i) {
+			continue
+		}
+		id := j.v.get(sl[i])
+		if id < 0 {
+			id = int32(len(j.first))
+			j.v.set(sl[i], id)
+			j.first, j.last = append(j.first, r), append(j.last, r)
+			continue
+		}
+		j.next[j.last[id]], j.last[id] = r, r
 	}
 	return nil
 }
@@ -582,7 +592,8 @@ func (j *Join) ProbeChunks(b *Batch, sl []int32, chunk int, emit func(*Batch) er
 		j.slots = j.v.t.Slots([]*Vec{lk}, b.N, keyModes(lk, FindKey), j.slots)
 		sl = j.slots
 	}
-	var lrows, rrows []int32
+	lrows, rrows := j.lrows[:0], j.rrows[:0]
+	defer func() { j.lrows, j.rrows = lrows[:0], rrows[:0] }() // their memory for the next batch
 	flush := func() error {
 		if len(lrows) == 0 {
 			return nil
@@ -608,8 +619,8 @@ func (j *Join) ProbeChunks(b *Batch, sl []int32, chunk int, emit func(*Batch) er
 			}
 			continue
 		}
-		j.outer.matched(j.rows[id])
-		for _, r := range j.rows[id] {
+		for r := j.first[id]; r >= 0; r = j.next[r] {
+			j.outer.matched(r)
 			lrows, rrows = append(lrows, int32(i)), append(rrows, r)
 			if chunk > 0 && len(lrows) == chunk {
 				if err := flush(); err != nil {

@@ -181,14 +181,59 @@ func (b *builder) from(src *Vec, i int) {
 	}
 }
 
-// gather returns the values of v at rows, each column's memory
-// allocated once at its size.
+// all appends every value of src, of the builder's type: each slice
+// grown once for src's values, the texts in one copy with their offsets
+// moved (where from, a value at a time, grows and copies per value); the
+// slices grow as from grows them (the texts and offsets doubled, the
+// rest by append), so that what a join holds is no larger.
+func (b *builder) all(src *Vec) {
+	v := b.v
+	if v.Null == nil && src.Null != nil && slices.Contains(src.Null[:src.N], true) { // as from: Null at the first NULL
+		v.Null = make([]bool, v.N, max(v.N+src.N, cap(v.Ends), cap(v.Nums), cap(v.Bools), 8))
+	}
+	if v.Null != nil {
+		if src.Null != nil {
+			v.Null = append(v.Null, src.Null[:src.N]...)
+		} else {
+			n := len(v.Null)
+			v.Null = slices.Grow(v.Null, src.N)[:n+src.N]
+			clear(v.Null[n:])
+		}
+	}
+	switch src.Type {
+	case plan.Text:
+		base := uint32(len(v.Data))
+		v.Data = appendDoubling(v.Data, src.Data[:textEnd(src)]...)
+		if len(v.Ends)+src.N > cap(v.Ends) {
+			v.Ends = doubled(v.Ends, src.N)
+		}
+		for _, e := range src.Ends[:src.N] {
+			v.Ends = append(v.Ends, base+e)
+		}
+	case plan.Number:
+		v.Nums = append(v.Nums, src.Nums[:src.N]...)
+	case plan.Bool:
+		v.Bools = append(v.Bools, src.Bools[:src.N]...)
+	}
+	v.N += src.N
+}
+
+// textEnd is the end of a text Vec's last value in its Data.
+func textEnd(v *Vec) uint32 {
+	if v.N == 0 {
+		return 0
+	}
+	return v.Ends[v.N-1]
+}
+
+// gather returns the values of v at rows, a row of -1 a NULL, each
+// column's memory allocated once at its size.
 func gather(v *Vec, rows []int32) *Vec {
 	out := &Vec{Type: v.Type, N: len(rows)}
-	if v.Null != nil {
+	if v.Null != nil || slices.ContainsFunc(rows, func(r int32) bool { return r < 0 }) {
 		out.Null = make([]bool, len(rows))
 		for k, r := range rows {
-			out.Null[k] = v.Null[r]
+			out.Null[k] = r < 0 || v.IsNull(int(r))
 		}
 	}
 	switch v.Type {
@@ -199,13 +244,19 @@ func gather(v *Vec, rows []int32) *Vec {
 			if r > 0 {
 				end -= v.Ends[r-1]
 			}
-			end += v.Ends[r]
+			if r >= 0 {
+				end += v.Ends[r]
+			}
 			out.Ends[k] = end
 		}
 		// The text of each run of consecutive rows in one copy.
 		out.Data = make([]byte, end)
 		for k := 0; k < len(rows); {
 			j := k + 1
+			if rows[k] < 0 {
+				k = j
+				continue
+			}
 			for j < len(rows) && rows[j] == rows[j-1]+1 {
 				j++
 			}
@@ -222,12 +273,16 @@ func gather(v *Vec, rows []int32) *Vec {
 	case plan.Number:
 		out.Nums = make([]value.Dec, len(rows))
 		for k, r := range rows {
-			out.Nums[k] = v.Nums[r]
+			if r >= 0 {
+				out.Nums[k] = v.Nums[r]
+			}
 		}
 	case plan.Bool:
 		out.Bools = make([]bool, len(rows))
 		for k, r := range rows {
-			out.Bools[k] = v.Bools[r]
+			if r >= 0 {
+				out.Bools[k] = v.Bools[r]
+			}
 		}
 	}
 	return out
@@ -278,9 +333,7 @@ func concat(types []plan.Type, batches []*Batch) *Batch {
 	for c, t := range types {
 		bl := newBuilder(t, n)
 		for _, b := range batches {
-			for i := range b.N {
-				bl.from(b.Cols[c], i)
-			}
+			bl.all(b.Cols[c])
 		}
 		out.Cols[c] = bl.v
 	}

@@ -57,10 +57,11 @@ type Limits struct {
 	MaxTables     int // extra tables
 }
 
-// The default limits: a job of 16 queries of 4 KiB each is far more than
-// the four default ones (2 KiB together).
+// The default limits: a job of 32 queries (the 24 analyst ones,
+// queries/analyst, fit in one) of 2 KiB each is far more than the four
+// default ones (2 KiB together).
 const (
-	DefaultMaxQueries    = 16
+	DefaultMaxQueries    = 32
 	DefaultMaxQueryBytes = 64 << 10
 	DefaultMaxTables     = 8
 )

@@ -2,6 +2,7 @@ package sqljob_test
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -108,6 +109,28 @@ func TestRefused(t *testing.T) {
 	}
 	if _, err := sqljob.Plan(nil, cat, shape); err == nil {
 		t.Error("no query planned")
+	}
+}
+
+// TestDefaultMaxQueries: a job of the default limits holds 32 queries
+// (the 24 analyst ones, queries/analyst, in one job) and is refused 33 as
+// a limit.
+func TestDefaultMaxQueries(t *testing.T) {
+	for _, c := range []struct {
+		n       int
+		refused bool
+	}{{1, false}, {24, false}, {32, false}, {33, true}} {
+		spec := sqljob.Spec{Matches: cat["matches"], Players: cat["match_players"], Own: true}
+		for i := range c.n {
+			spec.Queries = append(spec.Queries, sqljob.Query{Name: fmt.Sprintf("q%02d", i), Text: "SELECT token FROM matches"})
+		}
+		_, err := sqljob.Check(spec, sqljob.DefaultLimits, shape)
+		if refused := errors.Is(err, sqljob.ErrLimit); refused != c.refused || (!c.refused && err != nil) {
+			t.Errorf("a job of %d queries: %v, want refused %v", c.n, err, c.refused)
+		}
+		if c.refused && err != nil && !strings.Contains(err.Error(), fmt.Sprintf("%d queries, more than a job may have (32, --max-queries)", c.n)) {
+			t.Errorf("a job of %d queries: %v", c.n, err)
+		}
 	}
 }
 

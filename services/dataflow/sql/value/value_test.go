@@ -2,6 +2,7 @@ package value
 
 import (
 	"fmt"
+	"math"
 	"math/big"
 	"regexp"
 	"strings"
@@ -115,6 +116,37 @@ func TestDivAndFormat(t *testing.T) {
 		if got := num(t, in).Normal().String(); got != want {
 			t.Errorf("Normal(%s) = %s, want %s", in, got, want)
 		}
+	}
+}
+
+// TestDivInt64: Div of two int64s (div64, no math/big) equals the
+// big.Int path's quotient, value and form, at the edges of 64 bits and of
+// the rounding, and allocates nothing.
+func TestDivInt64(t *testing.T) {
+	vals := []int64{0, 1, -1, 2, 3, -3, 5, 7, 199, 200, -200, 1999, 1e4, 99999, 1e14, 1e15 - 1, 922337203685477, 922337203685478,
+		math.MaxInt64, math.MinInt64, math.MaxInt64 - 1, math.MinInt64 + 1, 1 << 62, -(1 << 62), 12345678901234567}
+	for x := int64(1); x < 1<<62; x = x*7 + 3 {
+		vals = append(vals, x, -x)
+	}
+	for _, a := range vals {
+		for _, b := range vals {
+			if b == 0 {
+				continue
+			}
+			for _, sa := range []int32{0, 1, 4} {
+				for _, sb := range []int32{0, 2, 14, 15} {
+					got, ok1 := FromUnscaled(a, sa).Div(FromUnscaled(b, sb))
+					want, ok2 := Dec{b: big.NewInt(a), s: sa}.Div(Dec{b: big.NewInt(b), s: sb})
+					if ok1 != ok2 || got.Cmp(want) != 0 || got.s != want.s || (got.b == nil) != (want.b == nil) {
+						t.Fatalf("%d/10^%d / %d/10^%d = %v (%v), want %v (%v)", a, sa, b, sb, got, got.b != nil, want, want.b != nil)
+					}
+				}
+			}
+		}
+	}
+	x, y := Int(1600), Int(200)
+	if n := testing.AllocsPerRun(100, func() { x.Div(y) }); n != 0 {
+		t.Errorf("1600 / 200: %v allocations, want 0", n)
 	}
 }
 
