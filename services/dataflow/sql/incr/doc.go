@@ -54,7 +54,7 @@
 // remembers of the epoch only its touched groups and their rows before,
 // which are part of its state (its snapshot, taken mid-epoch, has them).
 //
-// The operators are also usable one by one (Op: NewOp, NewHaving,
+// The operators are also usable one by one (Op: NewOpIn, NewHavingIn,
 // NewAnswer, NewPartialAggregate, NewFinalAggregate), the same code the
 // Engine runs, for what places them on the tasks of a physical plan
 // (services/dataflow/sql/sqlops's EpochTask) and moves the changes

@@ -20,8 +20,18 @@ import (
 // shares it writes it, and restores it before them (a semi-join indexes
 // its state by slot).
 
-// NewOpIn is NewOp whose operator, when it is one of a key that shares
-// a table (Shares), keeps its keys in keys.
+// NewOpIn returns the operator of the plan node n, whose inputs' changes
+// Step takes; grows says of each input whether its rows only arrive
+// (Grows), which decides the operator's form (an aggregate over rows
+// that leave computes a touched group again from its rows). Of the nodes
+// below n only their Output is read (a physical plan's operator has no
+// inputs: give it nodes of the input's columns), but for a LIMIT's or a
+// ROW_NUMBER's, whose nodes down to its Sort are part of the operator:
+// its input is the Sort's input. The kinds are the logical plan's but
+// the answer's (NewAnswer); a HAVING over an aggregate is a Filter
+// (NewHavingIn is both as one). When the operator is one of a key that
+// shares a table (Shares), it keeps its keys in keys (nil: a table of
+// its own).
 func NewOpIn(n *plan.Node, grows []bool, keys *exec.KeyTable) (*Op, error) {
 	if n.Op == plan.Limit || n.Op == plan.RowNumber {
 		if _, _, err := split(n); err != nil {
@@ -44,8 +54,11 @@ func NewOpIn(n *plan.Node, grows []bool, keys *exec.KeyTable) (*Op, error) {
 	return &Op{op: o, cols: n.Output, shared: keys}, nil
 }
 
-// NewHavingIn is NewHaving keeping the aggregate's keys in keys (nil: a
-// table of its own).
+// NewHavingIn returns the aggregate agg (over an input whose rows only
+// arrive) with the HAVING having over it, as one operator: it remembers
+// which groups' rows pass, and makes the row before of a touched group
+// only when it did.
+// It keeps the aggregate's keys in keys (nil: a table of its own).
 func NewHavingIn(agg *plan.Node, having *plan.Expr, keys *exec.KeyTable) *Op {
 	return &Op{op: newAgg(agg, having, keys), cols: agg.Output, shared: keys}
 }

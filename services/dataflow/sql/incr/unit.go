@@ -26,24 +26,6 @@ type Op struct {
 	shared *exec.KeyTable
 }
 
-// NewOp returns the operator of the plan node n, whose inputs' changes
-// Step takes; grows says of each input whether its rows only arrive
-// (Grows), which decides the operator's form (an aggregate over rows
-// that leave computes a touched group again from its rows). Of the nodes
-// below n only their Output is read (a physical plan's operator has no
-// inputs: give it nodes of the input's columns), but for a LIMIT's or a
-// ROW_NUMBER's, whose nodes down to its Sort are part of the operator:
-// its input is the Sort's input. The kinds are the logical plan's but
-// the answer's (NewAnswer); a HAVING over an aggregate is a Filter
-// (NewHaving is both as one).
-func NewOp(n *plan.Node, grows []bool) (*Op, error) { return NewOpIn(n, grows, nil) }
-
-// NewHaving returns the aggregate agg (over an input whose rows only
-// arrive) with the HAVING having over it, as one operator: it remembers
-// which groups' rows pass, and makes the row before of a touched group
-// only when it did.
-func NewHaving(agg *plan.Node, having *plan.Expr) *Op { return NewHavingIn(agg, having, nil) }
-
 // NewPartialAggregate returns a physical plan's partial aggregate of the
 // Aggregate n (its columns: the keys, then exec.PartialColumns): at each
 // epoch, for each group the epoch touched, its partial row before (-1)
@@ -83,7 +65,7 @@ func NewAnswer(root *plan.Node, grows bool) (*Op, error) {
 
 // Grows reports whether the output of an operator of kind k (a logical
 // plan's) only grows as rows are appended when each of its inputs' does
-// or not (ins): what NewOp's grows are told of the operators below.
+// or not (ins): what NewOpIn's grows are told of the operators below.
 func Grows(k plan.Op, ins []bool) (bool, error) { return growsOf(k, ins) }
 
 // Step takes the epoch's changes of each input (in[i]: batches of the

@@ -16,7 +16,7 @@ import (
 // filters up to its sink) is one unit, the sink, as is a subquery's
 // ORDER BY ... LIMIT (its Sort up to its LIMIT or ROW_NUMBER); an
 // aggregate over rows that only arrive and the HAVING chained after it
-// alone are one (incr.NewHaving: a group's row before is made only when
+// alone are one (incr.NewHavingIn: a group's row before is made only when
 // it passed). A unit's inputs are those of its lowest operator; its
 // output is its highest's.
 
