@@ -124,8 +124,15 @@ func (a *Aggregation) Keep(ids []int32) *Aggregation {
 	for k, g := range ids {
 		renum[g] = int32(k)
 	}
-	v := slots{t: a.g.v.t, local: make([]int32, len(a.g.v.local))}
+	// The view up to its last slot of a group kept (set grows it again).
+	end := 0
 	for s, g := range a.g.v.local {
+		if g >= 0 && renum[g] >= 0 {
+			end = s + 1
+		}
+	}
+	v := slots{t: a.g.v.t, local: make([]int32, end)}
+	for s, g := range a.g.v.local[:end] {
 		v.local[s] = -1
 		if g >= 0 {
 			v.local[s] = renum[g]

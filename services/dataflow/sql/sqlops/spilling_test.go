@@ -132,3 +132,92 @@ func sortedLines(b []byte) []byte {
 	slices.Sort(lines)
 	return []byte(strings.Join(lines, "\n"))
 }
+
+// aggSpillQueries are aggregates of many groups, each group's state
+// larger than its key: of a match and a team, of a match (COUNT
+// DISTINCT, whose distinct rows are an aggregate's groups too), with a
+// HAVING, and one whose order is not defined.
+var aggSpillQueries = map[string]string{
+	"teams":     "SELECT match, team, COUNT(*) AS n, AVG(rating) AS r, SUM(rating) AS s, MIN(civ) AS c, MAX(token) AS t, MIN(color) AS k FROM match_players GROUP BY 1, 2 ORDER BY 1, 2",
+	"distinct":  "SELECT match, COUNT(DISTINCT civ) AS civs, MIN(DISTINCT civ) AS c FROM match_players GROUP BY 1 ORDER BY 1",
+	"having":    "SELECT civ, match, COUNT(*) AS n, MIN(token) AS t, MAX(rating) AS m FROM match_players GROUP BY 1, 2 HAVING COUNT(*) > 1 ORDER BY 1, 2",
+	"unordered": "SELECT token, MIN(civ) AS c, MAX(color) AS k, AVG(rating) AS r, COUNT(rating) AS n FROM match_players GROUP BY 1",
+}
+
+// TestAggregateSpillsPastItsBudget: a job whose aggregates hold many
+// times its state budget spills their groups and gives the answers it
+// gives within the default budget, byte for byte (an unordered query's
+// rows the same); it says so of aggregates, leaves no file behind, and
+// with its operators restarted from their snapshots as it goes, the
+// same again.
+func TestAggregateSpillsPastItsBudget(t *testing.T) {
+	_, _, tables := generated(t, 3000, 7)
+	names := make([]string, 0, len(aggSpillQueries))
+	for name := range aggSpillQueries {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	p := planOf(t, aggSpillQueries, names, tables, 2)
+	want, err := sqlops.RunBudget(p, tables, sqlops.Budget{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	check := func(t *testing.T, res *sqlops.Result) {
+		t.Helper()
+		for _, name := range names {
+			got, w := res.Files[name], want.Files[name]
+			if name == "unordered" {
+				got, w = sortedLines(got), sortedLines(w)
+			}
+			if !bytes.Equal(got, w) {
+				t.Errorf("%s: %d bytes spilled, %d not", name, len(got), len(w))
+			}
+		}
+	}
+	aggregates := func(spilled []string) bool {
+		return slices.ContainsFunc(spilled, func(s string) bool { return strings.Contains(s, "aggregate of") })
+	}
+	// Within the keys of their tables (which stay), short of their groups' state.
+	const state = 1_500_000
+	t.Run("spilled", func(t *testing.T) {
+		dir := t.TempDir()
+		var mu sync.Mutex
+		var spilled []string
+		res, err := sqlops.RunSpilling(p, tables, sqlops.Budget{StateBytes: state, SpillDir: dir, Spilled: func(where string, held int64) {
+			mu.Lock()
+			defer mu.Unlock()
+			spilled = append(spilled, where)
+		}}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		check(t, res)
+		if !aggregates(spilled) {
+			t.Fatalf("no aggregate spilled: %q", spilled)
+		}
+		t.Logf("spilled: %q", spilled)
+		if left, _ := os.ReadDir(dir); len(left) != 0 {
+			t.Fatalf("left behind in the spill directory: %v", left)
+		}
+	})
+	t.Run("restarted", func(t *testing.T) {
+		var n int
+		var mu sync.Mutex
+		var spilled []string
+		res, err := sqlops.RunSpilling(p, tables, sqlops.Budget{StateBytes: state * 3 / 2, SpillDir: t.TempDir(), Spilled: func(where string, _ int64) {
+			mu.Lock()
+			defer mu.Unlock()
+			spilled = append(spilled, where)
+		}}, func(op, instance int) bool {
+			n++
+			return n%3 == 0
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		check(t, res)
+		if !aggregates(spilled) {
+			t.Fatalf("no aggregate spilled: %q", spilled)
+		}
+	})
+}
