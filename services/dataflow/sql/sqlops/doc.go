@@ -186,12 +186,12 @@
 //
 // A Task counts what its operators hold against Budget.StateBytes after
 // each batch; past it, when the job may spill (Budget.SpillDir), the
-// join that holds the most moves partitions of its rows to spill files
-// (spilling.go: a grace hash join; the files, sqlops/spill) before the
-// job is failed, and the job fails only past Budget.SpillBytes or when
-// nothing more can move (the key tables, an aggregate's groups). Why a
-// task with spilled rows declines to snapshot rather than write them
-// into its snapshot: spilling.go.
+// join or aggregate that holds the most moves partitions of its rows or
+// groups to spill files (spilling.go: a grace hash join; aggspill.go;
+// the files, sqlops/spill) before the job is failed, and the job fails
+// only past Budget.SpillBytes or when nothing more can move (the key
+// tables, a semi-join's keys). Why a task with spilled rows declines to
+// snapshot rather than write them into its snapshot: spilling.go.
 //
 // The package does no I/O but the spill files' (through sqlops/spill),
 // and no logging (Budget.Spilled tells the process).
