@@ -29,8 +29,9 @@
 //     snapshot.go, budget.go, setop.go: UNION ALL, window.go: the window
 //     functions): each plan operator over exec's batches
 //     (New; join.go the outer joins' unmatched rows), the exchange that routes rows onto a channel and what it
-//     sends (Rows, to a Sender), each operator's stage.Snapshotter, and
-//     the job's Budget and its meter. They may not touch a task, a
+//     sends (Rows, to a Sender), each operator's stage.Snapshotter, the
+//     job's Budget and its meter, and the state a join (spilling.go) or
+//     an aggregate (aggspill.go) moves to disk past the budget. They may not touch a task, a
 //     runner or the stage runtime's jobs and emitters: an operator sees
 //     its input's batches, its Out and the Sender of its exchange.
 //   - The task (task.go, tasksnap.go): one instance of one task of a
