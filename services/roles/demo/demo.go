@@ -103,7 +103,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	maxMalformedFlag := client.MaxMalformedFlag(fs)
 	epochs := fs.Int("epochs", 0, "if set, run the job as a standing job whose input comes in this many appends, printing each version's row counts and its epoch's cost (in memory only)")
 	lastPercent := fs.Float64("last-epoch-percent", 0, "with --epochs N (2 or more): the last epoch holds this percentage of each table's rows, the first N-1 the rest; its line's cpu is the cost of a small append to a big standing job")
-	stateBytes := fs.Int64("job-max-state-bytes", 0, "with --query: bytes of state one instance of the job holds before its joins spill to a temporary directory (default 768 MiB, as wololo worker's)")
+	stateBytes := fs.Int64("job-max-state-bytes", 0, "with --query: bytes of state one instance of the job holds before its joins and aggregates spill to a temporary directory (default 768 MiB, as wololo worker's)")
 	spillBytes := fs.Int64("job-max-spill-bytes", 0, "with --query: bytes of spill files one instance of the job writes; past it the job fails (default 16 GiB, as wololo worker's)")
 	if err := cli.Parse(fs, args); err != nil {
 		return err

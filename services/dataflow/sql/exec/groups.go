@@ -100,3 +100,88 @@ func pickMap[V any](m map[int32]V, ids []int32) map[int32]V {
 	}
 	return w
 }
+
+// AppendStateOf appends to dst the state of the groups ids alone (each
+// below Groups, none twice), as AppendState appends that of an
+// Aggregation holding just them, as its groups 0.. in the order of ids:
+// what RestoreState reads into an empty Aggregation of the same keys and
+// aggregates (sqlops: an aggregate's groups moved to disk).
+func (a *Aggregation) AppendStateOf(dst []byte, ids []int32) []byte {
+	return a.pick(ids, slots{t: a.g.v.t}).AppendState(dst)
+}
+
+// Keep is the Aggregation of the groups ids alone (each below Groups,
+// none twice), as its groups 0.. in the order of ids, in a's table: what
+// a becomes when its other groups move elsewhere. Their keys stay in the
+// table (another operator may share it), their state goes: a's own is
+// copied, a text minimum's or maximum's values too. a is not to be used
+// after.
+func (a *Aggregation) Keep(ids []int32) *Aggregation {
+	renum := make([]int32, a.g.n)
+	for g := range renum {
+		renum[g] = -1
+	}
+	for k, g := range ids {
+		renum[g] = int32(k)
+	}
+	// The view up to its last slot of a group kept (set grows it again).
+	end := 0
+	for s, g := range a.g.v.local {
+		if g >= 0 && renum[g] >= 0 {
+			end = s + 1
+		}
+	}
+	v := slots{t: a.g.v.t, local: make([]int32, end)}
+	for s, g := range a.g.v.local[:end] {
+		v.local[s] = -1
+		if g >= 0 {
+			v.local[s] = renum[g]
+		}
+	}
+	k := a.pick(ids, v)
+	for _, ac := range k.accs {
+		ac.compactBest()
+	}
+	return k
+}
+
+// pick is the Aggregation of the groups ids alone, as its groups 0..,
+// viewing its table as v.
+func (a *Aggregation) pick(ids []int32, v slots) *Aggregation {
+	g := &groups{v: v, n: int32(len(ids))}
+	for _, k := range a.g.keys {
+		g.keys = append(g.keys, &builder{v: gather(k.v, ids)})
+	}
+	out := &Aggregation{keys: a.keys, g: g, conds: a.conds}
+	for _, ac := range a.accs {
+		out.accs = append(out.accs, ac.pick(ids))
+	}
+	return out
+}
+
+// compactBest copies the text or booleans of a's minima or maxima that
+// its groups hold (best keeps every improvement, and pick's copy
+// another's groups' too) into a Vec of their own.
+func (a *acc) compactBest() {
+	if a.best == nil {
+		return
+	}
+	bl := newBuilder(a.best.Type, len(a.bestN))
+	for g, b := range a.bestN {
+		if b >= 0 {
+			bl.from(a.best, int(b))
+			a.bestN[g] = int32(bl.v.N - 1)
+		}
+	}
+	a.best = bl.v
+}
+
+// KeyCols is the groups' keys, a column per key of the aggregation, a row
+// per group (Groups' numbering; none without keys).
+func (a *Aggregation) KeyCols() []*Vec {
+	out := make([]*Vec, len(a.g.keys))
+	for i, k := range a.g.keys {
+		out[i] = k.v
+	}
+	return out
+}

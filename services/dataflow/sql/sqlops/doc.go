@@ -29,8 +29,9 @@
 //     snapshot.go, budget.go, setop.go: UNION ALL, window.go: the window
 //     functions): each plan operator over exec's batches
 //     (New; join.go the outer joins' unmatched rows), the exchange that routes rows onto a channel and what it
-//     sends (Rows, to a Sender), each operator's stage.Snapshotter, and
-//     the job's Budget and its meter. They may not touch a task, a
+//     sends (Rows, to a Sender), each operator's stage.Snapshotter, the
+//     job's Budget and its meter, and the state a join (spilling.go) or
+//     an aggregate (aggspill.go) moves to disk past the budget. They may not touch a task, a
 //     runner or the stage runtime's jobs and emitters: an operator sees
 //     its input's batches, its Out and the Sender of its exchange.
 //   - The task (task.go, tasksnap.go): one instance of one task of a
@@ -186,12 +187,12 @@
 //
 // A Task counts what its operators hold against Budget.StateBytes after
 // each batch; past it, when the job may spill (Budget.SpillDir), the
-// join that holds the most moves partitions of its rows to spill files
-// (spilling.go: a grace hash join; the files, sqlops/spill) before the
-// job is failed, and the job fails only past Budget.SpillBytes or when
-// nothing more can move (the key tables, an aggregate's groups). Why a
-// task with spilled rows declines to snapshot rather than write them
-// into its snapshot: spilling.go.
+// join or aggregate that holds the most moves partitions of its rows or
+// groups to spill files (spilling.go: a grace hash join; aggspill.go;
+// the files, sqlops/spill) before the job is failed, and the job fails
+// only past Budget.SpillBytes or when nothing more can move (the key
+// tables, a semi-join's keys). Why a task with spilled rows declines to
+// snapshot rather than write them into its snapshot: spilling.go.
 //
 // The package does no I/O but the spill files' (through sqlops/spill),
 // and no logging (Budget.Spilled tells the process).

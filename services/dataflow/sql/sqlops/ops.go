@@ -232,12 +232,13 @@ func New(o *physical.Op, inputs [][]plan.Column, table []string, shared *exec.Ke
 	case physical.Sink:
 		return &Sink{buffered{ins: make([][]*exec.Batch, 1), cols: inputs}}, nil
 	case plan.Aggregate:
-		return &aggregate{agg: exec.NewAggregation(shared, n.Keys, n.Aggs), keys: n.Keys}, nil
+		return newAggregate(o.ID, shared, inputs[0], n.Keys, nil, func(t *exec.KeyTable) *exec.Aggregation { return exec.NewAggregation(t, n.Keys, n.Aggs) }), nil
 	case physical.PartialAggregate:
-		return &aggregate{agg: exec.NewPartialAggregation(shared, n.Keys, exec.PartialAggs(n.Aggs)), keys: n.Keys}, nil
+		aggs := exec.PartialAggs(n.Aggs)
+		return newAggregate(o.ID, shared, inputs[0], n.Keys, nil, func(t *exec.KeyTable) *exec.Aggregation { return exec.NewPartialAggregation(t, n.Keys, aggs) }), nil
 	case physical.FinalAggregate:
 		aggs, post := exec.MergeAggs(n)
-		return &aggregate{agg: exec.NewAggregation(shared, n.Keys, aggs), keys: n.Keys, post: post}, nil
+		return newAggregate(o.ID, shared, inputs[0], n.Keys, post, func(t *exec.KeyTable) *exec.Aggregation { return exec.NewAggregation(t, n.Keys, aggs) }), nil
 	case plan.Distinct, physical.PartialDistinct:
 		return &distinct{d: exec.NewDistinct(shared), cols: len(n.Output)}, nil
 	case plan.Limit:
@@ -698,13 +699,28 @@ func (s *Sink) CSV() []byte {
 
 // aggregate is a complete, partial or final aggregate: the groups, and
 // for a final one the projection of the merged partials onto its output.
+// Past its task's budget it moves groups to disk (aggspill.go): newAgg
+// makes an empty Aggregation of its keys and aggregates, cols are its
+// input's columns, and sp its spilled groups (nil: none).
 type aggregate struct {
-	agg  *exec.Aggregation
-	keys []*plan.Expr
-	post []*plan.Expr
+	agg    *exec.Aggregation
+	keys   []*plan.Expr
+	post   []*plan.Expr
+	newAgg func(*exec.KeyTable) *exec.Aggregation
+	cols   []plan.Column
+	id     int
+	meter  *meter
+	where  string
+	sp     *aggSpill
 }
 
-func (a *aggregate) Apply(_ int, b *exec.Batch, _ Out) error { return a.agg.Add(b) }
+// newAggregate is the aggregate #id of its input's columns cols, keyed in
+// table, whose groups newAgg makes.
+func newAggregate(id int, table *exec.KeyTable, cols []plan.Column, keys, post []*plan.Expr, newAgg func(*exec.KeyTable) *exec.Aggregation) *aggregate {
+	return &aggregate{agg: newAgg(table), keys: keys, post: post, newAgg: newAgg, cols: cols, id: id}
+}
+
+func (a *aggregate) Apply(_ int, b *exec.Batch, _ Out) error { return a.applySlots(0, b, nil, nil) }
 
 // stateBytes: the groups' keys and state.
 func (a *aggregate) stateBytes() int64 { return a.agg.Bytes() }
@@ -718,6 +734,12 @@ func (a *aggregate) keyOf(int) (keyUse, bool) {
 }
 
 func (a *aggregate) applySlots(_ int, b *exec.Batch, slots []int32, _ Out) error {
+	if a.sp != nil { // its rows of spilled groups to disk (aggspill.go)
+		var err error
+		if b, slots, err = divertRows(&a.sp.out, a.sp.rows, b, slots, a.keys...); b == nil {
+			return spillErr(err, a.meter, a.where)
+		}
+	}
 	return a.agg.AddSlots(b, slots)
 }
 
@@ -727,10 +749,21 @@ func (a *aggregate) applySlots(_ int, b *exec.Batch, slots []int32, _ Out) error
 // comparison), is never held whole.
 const finishRows = 1 << 16
 
+// Finish emits the groups, finishRows at a time; then those it moved to
+// disk, partition by partition (aggspill.go).
 func (a *aggregate) Finish(out Out) error {
-	n := a.agg.Groups()
+	if err := a.emit(a.agg, out); err != nil {
+		return err
+	}
+	return a.finishSpilled(out)
+}
+
+// emit emits the result of agg, one of the aggregate's (its groups, or a
+// spilled partition's), finishRows groups at a time.
+func (a *aggregate) emit(agg *exec.Aggregation, out Out) error {
+	n := agg.Groups()
 	for from := 0; from < n; from += finishRows {
-		res := []*exec.Batch{a.agg.ResultRange(from, min(from+finishRows, n))}
+		res := []*exec.Batch{agg.ResultRange(from, min(from+finishRows, n))}
 		if a.post != nil {
 			var err error
 			if res, err = exec.Project(a.post, res); err != nil {

@@ -70,23 +70,29 @@ type grace struct {
 	right, left *spill.Files
 }
 
-// partitions is the partition of the key (key, evaluated over b) of
+// partitions is the partition of the key (keys, evaluated over b) of
 // each row of b.
-func partitions(key *plan.Expr, b *exec.Batch) ([]uint8, error) {
-	kb, err := exec.Project([]*plan.Expr{key}, []*exec.Batch{b})
+func partitions(b *exec.Batch, keys ...*plan.Expr) ([]uint8, error) {
+	kb, err := exec.Project(keys, []*exec.Batch{b})
 	if err != nil {
 		return nil, err
 	}
-	out := make([]uint8, b.N)
+	return keyPartitions(kb[0].Cols, b.N), nil
+}
+
+// keyPartitions is the partition of each of the n rows of the key
+// columns keys.
+func keyPartitions(keys []*exec.Vec, n int) []uint8 {
+	out := make([]uint8, n)
 	h := fnv.New64a()
 	var buf, k []byte
-	for i := range b.N {
-		k, buf = routeKey(buf[:0], kb[0].Cols, i)
+	for i := range n {
+		k, buf = routeKey(buf[:0], keys, i)
 		h.Reset()
 		h.Write(k)
 		out[i] = partitionOf(h.Sum64())
 	}
-	return out, nil
+	return out
 }
 
 // partitionOf is the partition of a key's FNV-1a hash h, mixed (the
@@ -117,7 +123,7 @@ func (j *join) spill(space *spill.Space) (bool, error) {
 		j.gr = &grace{right: space.Files(name+"-right", spillParts, j.right), left: space.Files(name+"-left", spillParts, j.left.cols[0])}
 	}
 	right := j.j.Right()
-	rp, err := partitions(j.rightKey, right)
+	rp, err := partitions(right, j.rightKey)
 	if err != nil {
 		return false, err
 	}
@@ -131,7 +137,7 @@ func (j *join) spill(space *spill.Space) (bool, error) {
 	held := j.left.ins[0]
 	lps := make([][]uint8, len(held))
 	for k, b := range held {
-		if lps[k], err = partitions(j.leftKey, b); err != nil {
+		if lps[k], err = partitions(b, j.leftKey); err != nil {
 			return false, err
 		}
 		perRow := int64(batchBytes(b) / max(b.N, 1))
@@ -162,9 +168,9 @@ func (j *join) spill(space *spill.Space) (bool, error) {
 	// The right rows: the spilled partitions' to their files, the kept
 	// ones' into a join of their own, which replaces the one that held
 	// them all.
-	kept, err := j.divert(j.gr.right, rp, right)
+	kept, err := divert(&j.gr.out, j.gr.right, rp, right)
 	if err != nil {
-		return false, err
+		return false, j.spillErr(err)
 	}
 	fresh := exec.NewJoin(j.table, j.leftKey, j.rightKey, j.right)
 	fresh.SetType(j.typ, j.left.cols[0])
@@ -177,9 +183,9 @@ func (j *join) spill(space *spill.Space) (bool, error) {
 	// The left rows held: the same.
 	j.left.ins[0], j.left.held = nil, 0
 	for k, b := range held {
-		kept, err := j.divert(j.gr.left, lps[k], b)
+		kept, err := divert(&j.gr.out, j.gr.left, lps[k], b)
 		if err != nil {
-			return false, err
+			return false, j.spillErr(err)
 		}
 		if len(kept) > 0 {
 			j.left.ins[0] = append(j.left.ins[0], keptRows(b, kept))
@@ -189,13 +195,14 @@ func (j *join) spill(space *spill.Space) (bool, error) {
 	return true, nil
 }
 
-// divert appends the rows of b (whose partitions are ps) of spilled
-// partitions to files, and returns the others', in order.
-func (j *join) divert(files *spill.Files, ps []uint8, b *exec.Batch) ([]int32, error) {
+// divert appends the rows of b (whose partitions are ps) of the
+// partitions out says are spilled to their files, and returns the
+// others', in order.
+func divert(out *[spillParts]bool, files *spill.Files, ps []uint8, b *exec.Batch) ([]int32, error) {
 	var kept []int32
 	var rows [spillParts][]int32
 	for i, p := range ps {
-		if j.gr.out[p] {
+		if out[p] {
 			rows[p] = append(rows[p], int32(i))
 		} else {
 			kept = append(kept, int32(i))
@@ -206,10 +213,32 @@ func (j *join) divert(files *spill.Files, ps []uint8, b *exec.Batch) ([]int32, e
 			continue
 		}
 		if err := files.Append(p, b, rows[p]); err != nil {
-			return nil, j.spillErr(err)
+			return nil, err
 		}
 	}
 	return kept, nil
+}
+
+// divertRows appends the rows of b of spilled partitions (out; a row's
+// by its key, keys) to their files, and returns the others (nil: none)
+// with their slots (of sl, nil when sl is).
+func divertRows(out *[spillParts]bool, files *spill.Files, b *exec.Batch, sl []int32, keys ...*plan.Expr) (*exec.Batch, []int32, error) {
+	ps, err := partitions(b, keys...)
+	if err != nil {
+		return nil, nil, err
+	}
+	kept, err := divert(out, files, ps, b)
+	switch {
+	case err != nil:
+		return nil, nil, err
+	case len(kept) == 0:
+		return nil, nil, nil
+	case len(kept) == b.N:
+		return b, sl, nil
+	case sl != nil:
+		sl = gatherSlots(sl, kept)
+	}
+	return b.Rows(kept), sl, nil
 }
 
 // keptRows is b's rows at kept: b itself when they are all of them.
@@ -222,10 +251,14 @@ func keptRows(b *exec.Batch, kept []int32) *exec.Batch {
 
 // spillErr is err, or the job's budget error when the spill files went
 // past their bound.
-func (j *join) spillErr(err error) error {
+func (j *join) spillErr(err error) error { return spillErr(err, j.meter, j.where) }
+
+// spillErr is err, or the job's budget error (m's, nil: none) when the
+// spill files of the operator (where) went past their bound.
+func spillErr(err error, m *meter, where string) error {
 	var over *spill.OverLimit
-	if errors.As(err, &over) && j.meter != nil {
-		return j.meter.pass(&OverBudget{What: "bytes of spilled state", Verb: "wrote", Flag: "--job-max-spill-bytes", Limit: over.Limit, Spent: over.Spent, Where: j.where})
+	if errors.As(err, &over) && m != nil {
+		return m.pass(&OverBudget{What: "bytes of spilled state", Verb: "wrote", Flag: "--job-max-spill-bytes", Limit: over.Limit, Spent: over.Spent, Where: where})
 	}
 	return err
 }
@@ -239,22 +272,8 @@ func (j *join) spillRows(right bool, b *exec.Batch, sl []int32) (*exec.Batch, []
 	if right {
 		key, files = j.rightKey, j.gr.right
 	}
-	ps, err := partitions(key, b)
-	if err != nil {
-		return nil, nil, err
-	}
-	kept, err := j.divert(files, ps, b)
-	switch {
-	case err != nil:
-		return nil, nil, err
-	case len(kept) == 0:
-		return nil, nil, nil
-	case len(kept) == b.N:
-		return b, sl, nil
-	case sl != nil:
-		sl = gatherSlots(sl, kept)
-	}
-	return b.Rows(kept), sl, nil
+	b, sl, err := divertRows(&j.gr.out, files, b, sl, key)
+	return b, sl, j.spillErr(err)
 }
 
 // finishSpilled joins each spilled partition alone (see above), and

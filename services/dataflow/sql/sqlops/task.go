@@ -216,8 +216,11 @@ func (t *Task) newOp(in *instance) (Operator, error) {
 	if l, ok := op.(heldLimiter); ok && t.meter.b.HeldBytes > 0 {
 		l.limitHeld(t.meter.b.HeldBytes)
 	}
-	if j, ok := op.(*join); ok {
-		j.meter, j.where = t.meter, "the join #"+strconv.Itoa(in.o.ID)+" of "+strings.Join(in.o.Queries, ", ")
+	switch o := op.(type) {
+	case *join:
+		o.meter, o.where = t.meter, "the join #"+strconv.Itoa(in.o.ID)+" of "+strings.Join(in.o.Queries, ", ")
+	case *aggregate:
+		o.meter, o.where = t.meter, "the aggregate #"+strconv.Itoa(in.o.ID)+" of "+strings.Join(in.o.Queries, ", ")
 	}
 	return op, nil
 }

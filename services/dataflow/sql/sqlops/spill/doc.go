@@ -1,9 +1,11 @@
 // Package spill is the scratch files of an operator whose state is past
-// its job's memory budget (sqlops: a hash join's rows): a Space, one
-// task instance's directory and disk budget, and in it Files, an
-// operator's rows of one kind of columns in P partitions, each a file
-// that batches are appended to (Append) and read back batch by batch
-// (Read), in the order they were appended.
+// its job's memory budget (sqlops: a hash join's rows, an aggregate's
+// groups and rows): a Space, one task instance's directory and disk
+// budget, and in it Files, an operator's rows of one kind of columns in
+// P partitions, each a file that batches are appended to (Append) and
+// read back batch by batch (Read), in the order they were appended, or
+// one of the operator's own bytes (AppendBytes, ReadBytes: an
+// aggregate's groups' state).
 //
 // The files are scratch, not state: the stage runtime's journal holds
 // the batches the operator was given, and a restarted process replays

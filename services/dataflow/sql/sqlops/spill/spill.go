@@ -134,7 +134,18 @@ func (f *Files) Append(p int, b *exec.Batch, rows []int32) error {
 		return nil
 	}
 	f.buf = f.w.Append(f.buf[:0], b, sel, nil)
-	n := len(f.buf)
+	return f.write(p, f.buf)
+}
+
+// AppendBytes appends data, bytes of the operator's own (an aggregate's
+// groups' state), to partition p as Append appends a batch; ReadBytes
+// reads them back. A partition's file is of batches or of bytes.
+func (f *Files) AppendBytes(p int, data []byte) error { return f.write(p, data) }
+
+// write appends data after its length to partition p's file, made at
+// its first write.
+func (f *Files) write(p int, data []byte) error {
+	n := len(data)
 	var head [binary.MaxVarintLen64]byte
 	h := binary.PutUvarint(head[:], uint64(n))
 	if f.s.limit > 0 && f.s.used+int64(h+n) > f.s.limit {
@@ -154,7 +165,7 @@ func (f *Files) Append(p int, b *exec.Batch, rows []int32) error {
 	if _, err := pt.bw.Write(head[:h]); err != nil {
 		return fmt.Errorf("spill: %w", err)
 	}
-	if _, err := pt.bw.Write(f.buf); err != nil {
+	if _, err := pt.bw.Write(data); err != nil {
 		return fmt.Errorf("spill: %w", err)
 	}
 	pt.bytes += int64(h + n)
@@ -165,6 +176,20 @@ func (f *Files) Append(p int, b *exec.Batch, rows []int32) error {
 // Read hands each to the batches appended to partition p, in the order
 // they were, and stops at its first error. Appends may follow.
 func (f *Files) Read(p int, each func(*exec.Batch) error) error {
+	return f.ReadBytes(p, func(data []byte) error {
+		b, err := f.decode(data)
+		if err != nil {
+			return fmt.Errorf("spill: %s: %w", f.path(p), err)
+		}
+		return each(b)
+	})
+}
+
+// ReadBytes hands each the bytes of each append to partition p, in the
+// order they were (AppendBytes's; for a batch's, its encoding), and
+// stops at its first error; each's bytes are not to be kept past it.
+// Appends may follow.
+func (f *Files) ReadBytes(p int, each func([]byte) error) error {
 	pt := &f.parts[p]
 	if pt.f == nil {
 		return nil
@@ -189,11 +214,7 @@ func (f *Files) Read(p int, each func(*exec.Batch) error) error {
 		if _, err := io.ReadFull(r, buf); err != nil {
 			return fmt.Errorf("spill: %s: %w", f.path(p), err)
 		}
-		b, err := f.decode(buf)
-		if err != nil {
-			return fmt.Errorf("spill: %s: %w", f.path(p), err)
-		}
-		if err := each(b); err != nil {
+		if err := each(buf); err != nil {
 			return err
 		}
 	}

@@ -1,0 +1,124 @@
+package sqlops
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/wololo/wololo/services/dataflow/sql/exec"
+	"github.com/wololo/wololo/services/dataflow/sql/sqlops/spill"
+)
+
+// An aggregate (complete, partial or final) past its task's budget
+// spills as a join does (spilling.go): its groups are split into
+// spillParts partitions by the same hash of their key, and the largest
+// partitions' groups go to disk, each partition's state written once
+// (exec.Aggregation.AppendStateOf, a file of the partition's), the
+// aggregate keeping the others' alone (Keep). From then on an input row
+// of a spilled partition is appended to the partition's file of rows as
+// it comes; a row of a kept one is added as before. At the end, after
+// the groups in memory have been emitted, each spilled partition's
+// state is restored into an Aggregation of its own, its rows added, and
+// its groups emitted as the others were (a final aggregate's projection
+// included); then its files are removed. A key's groups and rows are
+// all in one partition, so each partition's groups are whole; the
+// aggregate emits the same rows, in another order.
+//
+// The groups of a spilled partition keep their keys in the aggregate's
+// table, which other operators may share (physical.Plan.Tables), and so
+// do the keys of its rows that come after (the task looks a row's key up
+// for every operator of the table); their state is what goes. An
+// aggregate without keys, one group, does not spill. Like a join's, an
+// aggregate with spilled groups declines to snapshot.
+
+// aggSpill is an aggregate's spilled groups: which partitions are on
+// disk, their groups' state (written once, when they went), and the rows
+// of theirs that came after.
+type aggSpill struct {
+	out         [spillParts]bool
+	state, rows *spill.Files
+}
+
+// spilled: whether the aggregate has groups on disk.
+func (a *aggregate) spilled() bool { return a.sp != nil }
+
+// spill moves the groups of the partitions still in memory with the
+// most groups to disk, until about half of them are there; nothing when
+// the aggregate has no keys, or no groups in memory.
+func (a *aggregate) spill(space *spill.Space) (bool, error) {
+	n := a.agg.Groups()
+	if len(a.keys) == 0 || n == 0 {
+		return false, nil
+	}
+	ps := keyPartitions(a.agg.KeyCols(), n)
+	var ids [spillParts][]int32
+	for g, p := range ps {
+		ids[p] = append(ids[p], int32(g))
+	}
+	if a.sp == nil {
+		name := fmt.Sprintf("agg%d", a.id)
+		a.sp = &aggSpill{state: space.Files(name+"-state", spillParts, nil), rows: space.Files(name+"-rows", spillParts, a.cols)}
+	}
+	var in []int
+	for p := range spillParts {
+		if !a.sp.out[p] {
+			in = append(in, p)
+		}
+	}
+	slices.SortStableFunc(in, func(x, y int) int { return cmp.Compare(len(ids[y]), len(ids[x])) })
+	moved := 0
+	var buf []byte
+	for _, p := range in {
+		if moved > 0 && 2*moved >= n {
+			break
+		}
+		a.sp.out[p] = true
+		moved += len(ids[p])
+		if len(ids[p]) == 0 {
+			continue
+		}
+		buf = a.agg.AppendStateOf(buf[:0], ids[p])
+		if err := a.sp.state.AppendBytes(p, buf); err != nil {
+			return false, spillErr(err, a.meter, a.where)
+		}
+	}
+	kept := make([]int32, 0, n-moved)
+	for g, p := range ps {
+		if !a.sp.out[p] {
+			kept = append(kept, int32(g))
+		}
+	}
+	a.agg = a.agg.Keep(kept)
+	return true, nil
+}
+
+// finishSpilled emits each spilled partition's groups (see above), and
+// removes its files.
+func (a *aggregate) finishSpilled(out Out) error {
+	if a.sp == nil {
+		return nil
+	}
+	// The groups in memory have been emitted: their state goes before
+	// a partition's comes.
+	a.agg = a.newAgg(exec.NewKeyTable())
+	for p := range spillParts {
+		if !a.sp.out[p] {
+			continue
+		}
+		pa := a.newAgg(exec.NewKeyTable())
+		if err := a.sp.state.ReadBytes(p, pa.RestoreState); err != nil {
+			return fmt.Errorf("aggregate #%d: spilled groups: %w", a.id, err)
+		}
+		if err := a.sp.rows.Read(p, pa.Add); err != nil {
+			return fmt.Errorf("aggregate #%d: spilled rows: %w", a.id, err)
+		}
+		if err := a.emit(pa, out); err != nil {
+			return err
+		}
+		if err := errors.Join(a.sp.state.Drop(p), a.sp.rows.Drop(p)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
