@@ -64,8 +64,13 @@ type Budget struct {
 // two (their key tables and groups), make no join rows (their joins are
 // semi-joins), and one batch makes a shard send at most 0.9 MB (logged
 // where a job finishes: 'wololo local run' of data/full). A job of
-// several times that state needs more than one process's memory: that
-// is the spilling of state to the store, not a larger default.
+// several times that state spills its joins' and aggregates' largest
+// partitions to disk past StateBytes (SpillDir: a worker's or gateway's
+// data directory, the demo's temporary one; spilling.go, aggspill.go)
+// rather than take more memory: the budget is where spilling starts,
+// not a larger default. What cannot spill (key tables, semi-join and
+// distinct keys, the gateway's sorts and sinks) still fails the job
+// past it.
 const (
 	DefaultStateBytes = 768 << 20
 	DefaultJoinRows   = 64 << 20
