@@ -144,9 +144,15 @@ func TestAdminPortKeepsTenantsToTheOperator(t *testing.T) {
 				}
 			}
 		}
-		// The unauthenticated scrape still counts the job's rows, summed.
-		if _, body, _ := call(gateway+"/metrics", "", ""); !strings.Contains(body, "wololo_channel_sent_rows_total{") {
-			t.Errorf("%s: the public /metrics has no wololo_channel_sent_rows_total:\n%.1000s", when, body)
+		// The unauthenticated scrape still counts the job's rows, summed,
+		// once the gateway has sent some (the job may be seen before its
+		// first batch is out: waited for, not assumed).
+		var metrics string
+		if !testkit.Await(time.Minute, func() bool {
+			_, metrics, _ = call(gateway+"/metrics", "", "")
+			return strings.Contains(metrics, "wololo_channel_sent_rows_total{")
+		}) {
+			t.Errorf("%s: the public /metrics has no wololo_channel_sent_rows_total:\n%.1000s", when, metrics)
 		}
 	}
 	attack("while the job runs")
