@@ -1,10 +1,8 @@
 package sqlops
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
-	"slices"
 
 	"github.com/wololo/wololo/services/dataflow/sql/exec"
 	"github.com/wololo/wololo/services/dataflow/sql/sqlops/spill"
@@ -60,20 +58,13 @@ func (a *aggregate) spill(space *spill.Space) (bool, error) {
 		name := fmt.Sprintf("agg%d", a.id)
 		a.sp = &aggSpill{state: space.Files(name+"-state", spillParts, nil), rows: space.Files(name+"-rows", spillParts, a.cols)}
 	}
-	var in []int
+	var size [spillParts]int64
 	for p := range spillParts {
-		if !a.sp.out[p] {
-			in = append(in, p)
-		}
+		size[p] = int64(len(ids[p]))
 	}
-	slices.SortStableFunc(in, func(x, y int) int { return cmp.Compare(len(ids[y]), len(ids[x])) })
 	moved := 0
 	var buf []byte
-	for _, p := range in {
-		if moved > 0 && 2*moved >= n {
-			break
-		}
-		a.sp.out[p] = true
+	for _, p := range spillLargest(&a.sp.out, &size) {
 		moved += len(ids[p])
 		if len(ids[p]) == 0 {
 			continue

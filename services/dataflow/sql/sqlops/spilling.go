@@ -107,6 +107,36 @@ func partitionOf(h uint64) uint8 {
 	return uint8(h >> (64 - bits.Len(spillParts-1)))
 }
 
+// spillLargest marks out, largest first, the partitions not out yet,
+// until about half of what they hold (size: bytes, groups) is out, and
+// returns those it marked; none when they hold nothing. A join and an
+// aggregate pick what they spill by it.
+func spillLargest(out *[spillParts]bool, size *[spillParts]int64) []int {
+	var in []int
+	var total int64
+	for p := range spillParts {
+		if !out[p] {
+			in = append(in, p)
+			total += size[p]
+		}
+	}
+	if total == 0 {
+		return nil
+	}
+	slices.SortStableFunc(in, func(a, b int) int { return cmp.Compare(size[b], size[a]) })
+	var moved int64
+	var marked []int
+	for _, p := range in {
+		if moved > 0 && 2*moved >= total {
+			break
+		}
+		out[p] = true
+		moved += size[p]
+		marked = append(marked, p)
+	}
+	return marked
+}
+
 // spilled: whether the join has rows on disk.
 func (j *join) spilled() bool { return j.gr != nil }
 
@@ -145,25 +175,8 @@ func (j *join) spill(space *spill.Space) (bool, error) {
 			size[p] += perRow
 		}
 	}
-	var in []int
-	var total int64
-	for p := range spillParts {
-		if !j.gr.out[p] {
-			in = append(in, p)
-			total += size[p]
-		}
-	}
-	if total == 0 { // nothing in memory to move
+	if len(spillLargest(&j.gr.out, &size)) == 0 { // nothing in memory to move
 		return false, nil
-	}
-	slices.SortStableFunc(in, func(a, b int) int { return cmp.Compare(size[b], size[a]) })
-	var moved int64
-	for _, p := range in {
-		if moved > 0 && 2*moved >= total {
-			break
-		}
-		j.gr.out[p] = true
-		moved += size[p]
 	}
 	// The right rows: the spilled partitions' to their files, the kept
 	// ones' into a join of their own, which replaces the one that held
