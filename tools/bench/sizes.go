@@ -196,12 +196,8 @@ func (b *bencher) sizeRound(ctx context.Context, k int, s SizeResult) ([]SizeRun
 			if err != nil {
 				return nil, fmt.Errorf("%s at %dx: %w", mode, s.Factor, err)
 			}
-			run.Wall, run.CPU = lr.Wall, lr.Totals().CPU
-			for _, p := range lr.Procs {
-				if p.PeakRSS > run.PeakRSS {
-					run.PeakRSS, run.Largest = p.PeakRSS, p.Instance
-				}
-			}
+			largest := lr.Targets().MaxRSS
+			run.Wall, run.CPU, run.PeakRSS, run.Largest = lr.Wall, lr.Totals().CPU, largest.PeakRSS, largest.Instance
 		}
 		runs = append(runs, run)
 	}
