@@ -60,6 +60,12 @@ func (d Dec) CastDecimal(precision, scale int32) (Dec, bool) {
 	if q.s < scale {
 		q = q.rescale(scale)
 	}
+	if q.b == nil && int(precision) < len(pow10) { // no big.Int per row where an int64 holds both
+		if abs(q.i) >= uint64(pow10[precision]) {
+			return Dec{}, false
+		}
+		return q, true
+	}
 	limit := new(big.Int).Exp(big.NewInt(10), big.NewInt(int64(precision)), nil)
 	if q.big().CmpAbs(limit) >= 0 {
 		return Dec{}, false
