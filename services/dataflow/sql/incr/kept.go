@@ -6,7 +6,6 @@ import (
 
 	"github.com/wololo/wololo/services/dataflow/sql/exec"
 	"github.com/wololo/wololo/services/dataflow/sql/plan"
-	"github.com/wololo/wololo/services/dataflow/sql/value"
 )
 
 // keptRows are the rows a semi-join keeps by key slot (a left row
@@ -32,14 +31,12 @@ type keptRows struct {
 // map: a few distinct values in millions of rows), and its texts one
 // after the other once it has more than maxWords distinct values.
 type column struct {
-	typ   plan.Type
-	null  []bool      // per row: NULL; nil: none is
-	words *words      // Text: the dictionary of codes; nil: data and ends
-	codes []uint16    // Text, with words: row i's is words' codes[i]
-	data  []byte      // Text: row i's is data[ends[i-1]:ends[i]]
-	ends  []uint32    // Text
-	nums  []value.Dec // Number
-	bools []bool      // Bool
+	// v is the values but a coded text column's, as exec holds them (its
+	// N the rows); its Null is the NULL flags of every column (nil: none
+	// is NULL).
+	v     exec.Vec
+	words *words   // Text: the dictionary of codes; nil: v's texts
+	codes []uint16 // Text, with words: row i's is words' codes[i]
 }
 
 // maxWords is the most distinct values of a text column held as codes.
@@ -68,16 +65,22 @@ func (w *words) codeOf(t []byte) (uint16, bool) {
 // plain makes a coded text column its texts one after the other.
 func (c *column) plain() {
 	for _, x := range c.codes {
-		c.data = append(c.data, c.words.texts[x]...)
-		c.ends = append(c.ends, uint32(len(c.data)))
+		c.appendText(c.words.texts[x])
 	}
 	c.words, c.codes = nil, nil
+}
+
+// appendText appends a text to v.
+func (c *column) appendText(t []byte) {
+	c.v.Data = append(c.v.Data, t...)
+	c.v.Ends = append(c.v.Ends, uint32(len(c.v.Data)))
+	c.v.N++
 }
 
 func newKeptRows(cols []plan.Column) *keptRows {
 	k := &keptRows{cols: make([]column, len(cols))}
 	for i, c := range cols {
-		k.cols[i].typ = c.Type
+		k.cols[i].v.Type = c.Type
 	}
 	return k
 }
@@ -132,17 +135,17 @@ func (k *keptRows) link(s, id int32) {
 
 // add appends the values of rows of v, the column's rows from on.
 func (c *column) add(v *exec.Vec, rows []int32, from int) {
-	if v.Null != nil && c.null == nil && slices.ContainsFunc(rows, func(i int32) bool { return v.Null[i] }) {
-		c.null = make([]bool, from, from+len(rows))
+	if v.Null != nil && c.v.Null == nil && slices.ContainsFunc(rows, func(i int32) bool { return v.Null[i] }) {
+		c.v.Null = make([]bool, from, from+len(rows))
 	}
-	if c.null != nil {
+	if c.v.Null != nil {
 		for _, i := range rows {
-			c.null = append(c.null, v.IsNull(int(i)))
+			c.v.Null = append(c.v.Null, v.IsNull(int(i)))
 		}
 	}
-	switch c.typ {
+	switch c.v.Type {
 	case plan.Text:
-		if from == 0 && c.words == nil && c.ends == nil {
+		if from == 0 && c.words == nil && c.v.Ends == nil {
 			c.words = &words{code: map[string]uint16{}}
 		}
 		for _, i := range rows {
@@ -153,17 +156,18 @@ func (c *column) add(v *exec.Vec, rows []int32, from int) {
 				}
 				c.plain() // too many distinct values: the texts themselves
 			}
-			c.data = append(c.data, v.Text(int(i))...)
-			c.ends = append(c.ends, uint32(len(c.data)))
+			c.appendText(v.Text(int(i)))
 		}
 	case plan.Number:
 		for _, i := range rows {
-			c.nums = append(c.nums, v.Nums[i])
+			c.v.Nums = append(c.v.Nums, v.Nums[i])
 		}
+		c.v.N += len(rows)
 	case plan.Bool:
 		for _, i := range rows {
-			c.bools = append(c.bools, v.Bools[i])
+			c.v.Bools = append(c.v.Bools, v.Bools[i])
 		}
+		c.v.N += len(rows)
 	}
 }
 
@@ -224,37 +228,23 @@ func (k *keptRows) compact() {
 // flag per row when any of those is NULL).
 func (c *column) gathered(ids []int32) column {
 	if c.words == nil {
-		v := &exec.Vec{Type: c.typ, N: c.rows(), Null: c.null, Data: c.data, Ends: c.ends, Nums: c.nums, Bools: c.bools}
-		g := (&exec.Batch{N: v.N, Cols: []*exec.Vec{v}}).Rows(ids).Cols[0]
+		g := (&exec.Batch{N: c.v.N, Cols: []*exec.Vec{&c.v}}).Rows(ids).Cols[0]
 		if g.Null != nil && !slices.Contains(g.Null, true) {
 			g.Null = nil
 		}
-		return column{typ: c.typ, null: g.Null, data: g.Data, ends: g.Ends, nums: g.Nums, bools: g.Bools}
+		return column{v: *g}
 	}
-	out := column{typ: c.typ, words: c.words, codes: make([]uint16, len(ids))}
+	out := column{v: exec.Vec{Type: c.v.Type}, words: c.words, codes: make([]uint16, len(ids))}
 	for n, id := range ids {
 		out.codes[n] = c.codes[id]
 	}
-	if c.null != nil && slices.ContainsFunc(ids, func(i int32) bool { return c.null[i] }) {
-		out.null = make([]bool, len(ids))
+	if c.v.Null != nil && slices.ContainsFunc(ids, func(i int32) bool { return c.v.Null[i] }) {
+		out.v.Null = make([]bool, len(ids))
 		for n, id := range ids {
-			out.null[n] = c.null[id]
+			out.v.Null[n] = c.v.Null[id]
 		}
 	}
 	return out
-}
-
-// rows is the column's rows.
-func (c *column) rows() int {
-	switch {
-	case c.words != nil:
-		return len(c.codes)
-	case c.typ == plan.Text:
-		return len(c.ends)
-	case c.typ == plan.Number:
-		return len(c.nums)
-	}
-	return len(c.bools)
 }
 
 // gather is the rows ids (ascending) as a batch of the kept columns and
@@ -266,7 +256,7 @@ func (k *keptRows) gather(ids []int32) *exec.Batch {
 		if g.words != nil {
 			g.plain()
 		}
-		b.Cols = append(b.Cols, &exec.Vec{Type: g.typ, N: len(ids), Null: g.null, Data: g.data, Ends: g.ends, Nums: g.nums, Bools: g.bools})
+		b.Cols = append(b.Cols, &g.v)
 	}
 	ws := make([]int64, len(ids))
 	for n, id := range ids {
@@ -283,7 +273,7 @@ func (k *keptRows) gather(ids []int32) *exec.Batch {
 func (k *keptRows) bytes() int64 {
 	n := 8*int64(cap(k.weights)+cap(k.dead)) + 4*int64(cap(k.next)+cap(k.head))
 	for _, c := range k.cols {
-		n += int64(cap(c.null)+cap(c.data)+cap(c.bools)) + 2*int64(cap(c.codes)) + 4*int64(cap(c.ends)) + 24*int64(cap(c.nums))
+		n += c.v.Bytes() + 2*int64(cap(c.codes))
 		if c.words != nil {
 			for _, t := range c.words.texts {
 				n += int64(len(t)) + 2*16 + 8 // the text, its two headers, the map's entry

@@ -308,7 +308,7 @@ func (k *keptRows) write(w *snapcodec.Writer, counts *keyCounts) {
 func (k *keptRows) read(r *snapcodec.Reader, counts *keyCounts) {
 	cols := make([]plan.Column, len(k.cols), len(k.cols)+1)
 	for c := range k.cols {
-		cols[c] = plan.Column{Type: k.cols[c].typ}
+		cols[c] = plan.Column{Type: k.cols[c].v.Type}
 	}
 	b := readRows(r, append(cols, weightCol))
 	if r.Err != nil {
