@@ -161,16 +161,19 @@ type Kill struct {
 
 // Report is what a run did.
 type Report struct {
-	JobID    string
-	Kills    []Kill
-	Planned  int
-	Stages   map[string]int // kills per stage
-	Phases   map[string]int // kills per phase
-	UploadAt time.Duration  // when both files were in (0 if never seen)
-	DoneAt   time.Duration  // when the job was seen done (0 if never)
-	Elapsed  time.Duration  // submit to results on disk
-	Rate     int64          // upload pace in bytes/s (0: direct)
-	Frames   int64          // upload frames the proxy forwarded
+	JobID   string
+	Kills   []Kill
+	Planned int
+	// PlannedInUpload are the kills planned during the upload, paced with
+	// it: all of them must land (those after it race the job's end).
+	PlannedInUpload int
+	Stages          map[string]int // kills per stage
+	Phases          map[string]int // kills per phase
+	UploadAt        time.Duration  // when both files were in (0 if never seen)
+	DoneAt          time.Duration  // when the job was seen done (0 if never)
+	Elapsed         time.Duration  // submit to results on disk
+	Rate            int64          // upload pace in bytes/s (0: direct)
+	Frames          int64          // upload frames the proxy forwarded
 	// Equal reports whether every output matched what it should be (the
 	// reference's, or for a query of the user's the SQL engine's
 	// in-process answer); Diffs describes each file that did not.
@@ -233,7 +236,7 @@ func Local(ctx context.Context, o Options) (*Report, error) {
 
 	rng := newRNG(o.Seed)
 	pre, post := plan(o.Topology, o.Kills, rng)
-	rep.Planned = len(pre) + len(post)
+	rep.Planned, rep.PlannedInUpload = len(pre)+len(post), len(pre)
 	fmt.Fprintf(out, "chaos: seed %d, %d kills planned (%d during the upload, %d after it), mean interval %s; data and logs in %s\n",
 		o.Seed, rep.Planned, len(pre), len(post), o.Interval, dataDir)
 	if missing := uncovered(o.Topology, append(append([]string(nil), pre...), post...)); len(missing) > 0 {
