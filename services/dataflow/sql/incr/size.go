@@ -17,7 +17,7 @@ func opBytes(o op) int64 {
 	case *semiOp:
 		return o.keys.Bytes() + o.count.bytes() + int64(cap(o.mark)) + o.rows.bytes()
 	case *aggOp:
-		return o.agg.Bytes() + o.keys.Bytes() + int64(cap(o.shown)+cap(o.mark)) + 4*int64(cap(o.ep.ids)) + zsetBytes(o.ep.was)
+		return o.agg.Bytes() + o.keys.Bytes() + int64(cap(o.shown)+cap(o.mark)) + 4*int64(cap(o.ep.ids)) + zsetBytes(o.ep.was) + o.fin.bytes()
 	case *regroupOp:
 		return o.keys.Bytes() + 24*int64(cap(o.rows)) + o.st.bytes()
 	case *distinctOp:

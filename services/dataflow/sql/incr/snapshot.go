@@ -20,7 +20,7 @@ import (
 // not written: Restore is given the plan.
 
 // snapshotVersion is the first number of a snapshot.
-const snapshotVersion = 3 // 2: an aggregate's open epoch (folding); 3: a semi-join's rows without their text key
+const snapshotVersion = 4 // 2: an aggregate's open epoch (folding); 3: a semi-join's rows without their text key; 4: an aggregate's finished groups
 
 // ErrSnapshot is what Restore's error wraps when the bytes are not a
 // snapshot of this version of the plan's engine.
@@ -95,9 +95,15 @@ func writeOp(w *snapcodec.Writer, o op) {
 		o.rows.write(w, &o.count)
 	case *aggOp:
 		w.Bool(o.first)
+		if o.fin != nil && o.fin.own {
+			w.AppendState(o.keys.AppendState) // the dropped groups' keys are not the aggregation's
+		}
 		w.AppendState(o.agg.AppendState)
 		writeFlags(w, o.shown)
 		o.ep.write(w, o.resultColumns())
+		if o.fin != nil {
+			o.fin.write(w)
+		}
 	case *regroupOp:
 		w.Bool(o.first)
 		w.AppendState(o.keys.AppendState)
@@ -143,6 +149,9 @@ func readOp(r *snapcodec.Reader, o op) {
 		o.rows.read(r, &o.count)
 	case *aggOp:
 		o.first = r.Bool()
+		if o.fin != nil && o.fin.own {
+			readState(r, o.keys.RestoreState)
+		}
 		readState(r, o.agg.RestoreState)
 		o.mark = make([]bool, o.agg.Groups())
 		o.shown = readFlags(r)
@@ -150,6 +159,9 @@ func readOp(r *snapcodec.Reader, o op) {
 			r.Fail(nil)
 		}
 		o.ep.read(r, o)
+		if o.fin != nil && r.Err == nil {
+			o.fin.read(r, o.agg.Groups(), o.keys.Len())
+		}
 	case *regroupOp:
 		o.first = r.Bool()
 		readState(r, o.keys.RestoreState)
