@@ -21,3 +21,11 @@ func HeldGroups(e *Engine) (held, dropped int) {
 	})
 	return held, dropped
 }
+
+// SnapshotSize is the engine's operators' estimates of the bytes their
+// state takes in a snapshot (the answer's not counted).
+func SnapshotSize(e *Engine) int64 {
+	var n int64
+	e.below.walk(func(o op) { n += snapshotSize(o) })
+	return n
+}
