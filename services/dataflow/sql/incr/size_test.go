@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/wololo/wololo/services/base/datagen"
-	"github.com/wololo/wololo/services/dataflow/sql"
 	"github.com/wololo/wololo/services/dataflow/sql/incr"
 )
 
@@ -20,14 +19,7 @@ func TestSnapshotSizeEstimate(t *testing.T) {
 	tables, cat := dataset(t, datagen.Config{Matches: 20000, Seed: 5})
 	parts := epochs(rand.New(rand.NewPCG(5, 5)), tables, 4)
 	for _, name := range []string{"q2", "q3"} {
-		root, err := sql.Compile(qs[name], cat)
-		if err != nil {
-			t.Fatal(err)
-		}
-		e, err := incr.New(root)
-		if err != nil {
-			t.Fatal(err)
-		}
+		e := engineOf(t, qs[name], cat)
 		for _, p := range parts {
 			commitEpoch(t, e, p)
 			snap, err := e.Snapshot(nil)

@@ -248,11 +248,7 @@ func TestEpochsRestore(t *testing.T) {
 			t.Fatalf("%s: %v", rn.label, err)
 		}
 		restarts += n
-		if !slices.EqualFunc(got.Versions, want.Versions, func(a, b map[string]sqlops.Version) bool {
-			return maps.EqualFunc(a, b, func(x, y sqlops.Version) bool {
-				return x.Epoch == y.Epoch && bytes.Equal(x.CSV, y.CSV) && bytes.Equal(x.Change, y.Change)
-			})
-		}) {
+		if !sameVersions(got.Versions, want.Versions) {
 			t.Fatalf("%s: restarted, the versions differ", rn.label)
 		}
 		if !maps.EqualFunc(got.Files, want.Files, bytes.Equal) {
@@ -263,6 +259,16 @@ func TestEpochsRestore(t *testing.T) {
 		t.Errorf("only %d restarts: the test checks little", restarts)
 	}
 	t.Logf("%d restarts", restarts)
+}
+
+// sameVersions reports whether two runs' versions are the same, epoch,
+// CSV and change of every query.
+func sameVersions(got, want []map[string]sqlops.Version) bool {
+	return slices.EqualFunc(got, want, func(a, b map[string]sqlops.Version) bool {
+		return maps.EqualFunc(a, b, func(x, y sqlops.Version) bool {
+			return x.Epoch == y.Epoch && bytes.Equal(x.CSV, y.CSV) && bytes.Equal(x.Change, y.Change)
+		})
+	})
 }
 
 // TestEpochsRestoreDroppedGroups: the default queries over 20,000
@@ -284,11 +290,7 @@ func TestEpochsRestoreDroppedGroups(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.EqualFunc(got.Versions, want.Versions, func(a, b map[string]sqlops.Version) bool {
-		return maps.EqualFunc(a, b, func(x, y sqlops.Version) bool {
-			return x.Epoch == y.Epoch && bytes.Equal(x.CSV, y.CSV) && bytes.Equal(x.Change, y.Change)
-		})
-	}) {
+	if !sameVersions(got.Versions, want.Versions) {
 		t.Fatal("restarted, the versions differ")
 	}
 	batch, err := sqlops.Run(p, tables)
