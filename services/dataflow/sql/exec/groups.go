@@ -36,6 +36,19 @@ func (a *Aggregation) GroupsOf(sl []int32) []int32 {
 	return ids
 }
 
+// GroupSlots is the slot of each group's key in the aggregation's table,
+// by group (Groups' numbering; none without keys): what drops groups
+// (Keep) and must still know their keys names them by.
+func (a *Aggregation) GroupSlots() []int32 {
+	out := make([]int32, a.g.n)
+	for s, g := range a.g.v.local {
+		if g >= 0 {
+			out[g] = int32(s)
+		}
+	}
+	return out
+}
+
 // ResultRows is the rows of Result of the groups ids (each below
 // Groups), in their order: the groups an epoch changed, however
 // scattered, made in one batch.

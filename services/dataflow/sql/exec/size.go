@@ -63,3 +63,7 @@ func (a *Aggregation) Bytes() int64 {
 
 // bytes is the memory of a number per group.
 func (d *decs) bytes() int64 { return int64(8*cap(d.i) + 4*cap(d.s)) }
+
+// StateSize is about the bytes AppendState appends: each key's bytes
+// and its length.
+func (t *KeyTable) StateSize() int { return len(t.arena) + 2*len(t.ends) + 10 }

@@ -31,6 +31,7 @@ type aggOp struct {
 	first  bool        // no epoch yet: a keyless aggregate's one row is new
 	keys   *exec.KeyTable
 	ep     aggEpoch // the open epoch's
+	fin    *finish  // with a HAVING that bounds a count: its finished groups (finish.go); nil: none can be
 }
 
 // aggEpoch is what an aggregate remembers of the epoch it is folding:
@@ -45,10 +46,13 @@ type aggEpoch struct {
 }
 
 func newAgg(n *plan.Node, having *plan.Expr, keys *exec.KeyTable) *aggOp {
-	if keys == nil {
+	own := keys == nil
+	if own {
 		keys = exec.NewKeyTable()
 	}
-	return newAggOf(n, exec.NewAggregation(keys, n.Keys, n.Aggs), keys, having)
+	o := newAggOf(n, exec.NewAggregation(keys, n.Keys, n.Aggs), keys, having)
+	o.fin = newFinish(n, having, own)
+	return o
 }
 
 // newAggOf is newAgg of the aggregation agg (a partial one, on a shard).
@@ -124,6 +128,11 @@ func (o *aggOp) foldSlots(b *exec.Batch, sl []int32) (zset, error) {
 			return nil, fmt.Errorf("aggregate: %w", err)
 		}
 	}
+	if o.fin != nil {
+		if b, sl = o.fin.live(b, sl); b.N == 0 {
+			return nil, nil // rows of finished groups alone
+		}
+	}
 	var fresh []int32 // groups of before the epoch touched first by b
 	for _, g := range o.agg.GroupsOf(sl) {
 		if g >= 0 && int(g) < o.ep.before && !o.mark[g] {
@@ -185,8 +194,14 @@ func (o *aggOp) flush() (zset, error) {
 			for _, g := range groups[k] {
 				o.shown[g] = false
 			}
+			pass := make([]bool, now.N)
 			for _, i := range sels[0] {
 				o.shown[groups[k][i]] = true
+				pass[i] = true
+			}
+			if o.fin != nil {
+				o.fin.grow(after)
+				o.fin.note(now, groups[k], pass)
 			}
 			now = now.Rows(sels[0])
 		}
@@ -194,7 +209,25 @@ func (o *aggOp) flush() (zset, error) {
 			out = append(out, weighted(now, 1))
 		}
 	}
+	if o.fin != nil {
+		o.dropFinished()
+	}
 	return out, nil
+}
+
+// dropFinished drops the finished groups' state when there are enough
+// of them (finish.drop), between epochs: the groups kept are numbered
+// again, their flags with them.
+func (o *aggOp) dropFinished() {
+	agg, keep := o.fin.drop(o.agg)
+	if keep == nil {
+		return
+	}
+	shown := make([]bool, len(keep))
+	for n, g := range keep {
+		shown[n] = o.shown[g]
+	}
+	o.agg, o.shown, o.mark = agg, shown, make([]bool, len(keep))
 }
 
 // resultColumns are the columns of the aggregation's rows (ResultRows'):

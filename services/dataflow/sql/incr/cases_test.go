@@ -161,14 +161,7 @@ func TestVersionsOfQ2AndQ3(t *testing.T) {
 		},
 	}
 	for _, name := range []string{"q2", "q3"} {
-		root, err := sql.Compile(qs[name], cat)
-		if err != nil {
-			t.Fatal(err)
-		}
-		e, err := incr.New(root)
-		if err != nil {
-			t.Fatal(err)
-		}
+		e := engineOf(t, qs[name], cat)
 		for k, a := range appends {
 			for table, rows := range a {
 				header := map[string]string{"matches": matches, "match_players": players}[table]

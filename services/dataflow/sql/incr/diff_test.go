@@ -193,6 +193,20 @@ func defaultQueries(t testing.TB) map[string]string {
 	return out
 }
 
+// engineOf is the engine of the query q over the tables of cat.
+func engineOf(t testing.TB, q string, cat sql.Catalog) *incr.Engine {
+	t.Helper()
+	root, err := sql.Compile(q, cat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := incr.New(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
 // dataset is a generated dataset as tables, and the catalog of them.
 func dataset(t testing.TB, cfg datagen.Config) (map[string]*exec.Table, sql.Catalog) {
 	t.Helper()

@@ -47,6 +47,11 @@
 // columns that grow, beside the key table that has their key, a text of
 // few values two bytes a row; stored batches keep no weight column.
 //
+// An aggregate whose HAVING bounds a count from above (q2's COUNT(*) =
+// 2) drops the accumulators of the groups that can never pass it again,
+// keeping a bit per key of them (finish.go): q2 holds the matches that
+// may still pass, not every match.
+//
 // An operator over rows that only arrive (an aggregate, a join, a
 // semi-join on a subquery that only grows, a DISTINCT) also takes an
 // epoch's changes a batch at a time as they arrive (Op.Fold, fold.go),
@@ -83,11 +88,12 @@
 // committed), then each operator's state, the plan's nodes depth first:
 // a scan's NULL counts; a join's rows of both sides; a semi-join's keys
 // (exec.KeyTable's, in slot order), the rows it keeps (without their key
-// when it is a text column: the key table has it), then each key's count
-// (1 or 0 for a subquery that only grows) and its rows' places among
-// them; an aggregate's exec.Aggregation state and which groups
-// pass its HAVING (and, mid-epoch, folding: the groups the epoch touched
-// and their rows before); a regroup's keys and the rows it keeps per group; a
+// when it is a text column: the key table has it; in chunks), then each
+// key's count (1 or 0 for a subquery that only grows) and its rows'
+// places among them; an aggregate's exec.Aggregation state and which
+// groups pass its HAVING (and, mid-epoch, folding: the groups the epoch
+// touched and their rows before; with finished groups, the keys of those
+// dropped, its own key table before them when it has one); a regroup's keys and the rows it keeps per group; a
 // DISTINCT's exec.Distinct keys or its counted rows; each LIMIT's or
 // answer's rows with their counts and the last version shown. exec's
 // structures write their own state (AppendState); stored rows are

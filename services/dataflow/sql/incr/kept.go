@@ -283,6 +283,31 @@ func (k *keptRows) bytes() int64 {
 	return n
 }
 
+// isDead reports whether row id was let go.
+func (k *keptRows) isDead(id int32) bool { return k.dead[id/64]&(1<<(id%64)) != 0 }
+
+// liveRanks is, per word of a dead bitset, the live rows before it: a
+// live row's rank among them (of) is its word's and those below it in
+// the word.
+type liveRanks []int32
+
+// ranks is the live rows' ranks.
+func (k *keptRows) ranks() liveRanks {
+	r := make(liveRanks, len(k.dead))
+	n := int32(0)
+	for w, d := range k.dead {
+		r[w] = n
+		n += int32(bits.OnesCount64(^d))
+	}
+	return r
+}
+
+// of is live row id's rank, dead its bitset.
+func (r liveRanks) of(id int32, dead []uint64) int32 {
+	below := ^dead[id/64] & (1<<(id%64) - 1)
+	return r[id/64] + int32(bits.OnesCount64(below))
+}
+
 // liveIDs is the live rows, ascending.
 func (k *keptRows) liveIDs() []int32 {
 	ids := make([]int32, 0, k.live)

@@ -1,6 +1,9 @@
 package incr
 
-import "github.com/wololo/wololo/services/dataflow/sql/exec"
+import (
+	"github.com/wololo/wololo/services/dataflow/sql/exec"
+	"github.com/wololo/wololo/services/dataflow/sql/plan"
+)
 
 // The sizes of what the operators keep between epochs, for a job's
 // budget (Op.Bytes): about the bytes of memory, as exec's Bytes count its
@@ -17,7 +20,7 @@ func opBytes(o op) int64 {
 	case *semiOp:
 		return o.keys.Bytes() + o.count.bytes() + int64(cap(o.mark)) + o.rows.bytes()
 	case *aggOp:
-		return o.agg.Bytes() + o.keys.Bytes() + int64(cap(o.shown)+cap(o.mark)) + 4*int64(cap(o.ep.ids)) + zsetBytes(o.ep.was)
+		return o.agg.Bytes() + o.keys.Bytes() + int64(cap(o.shown)+cap(o.mark)) + 4*int64(cap(o.ep.ids)) + zsetBytes(o.ep.was) + o.fin.bytes()
 	case *regroupOp:
 		return o.keys.Bytes() + 24*int64(cap(o.rows)) + o.st.bytes()
 	case *distinctOp:
@@ -29,6 +32,62 @@ func opBytes(o op) int64 {
 		return o.t.set.bytes() + zsetBytes(zset{o.t.shown})
 	}
 	return 0
+}
+
+// snapshotSize is about the bytes writeOp writes of o: what a snapshot
+// makes room for at once. Where it is not estimated apart, it is the
+// memory o's state takes; a semi-join's kept rows and an aggregate's
+// groups are written in fewer bytes than they take (a kept row's text
+// a dictionary's code in memory, a group's accumulators in arrays grown
+// by doubling), and at full scale a snapshot made room for twice the
+// bytes it wrote.
+func snapshotSize(o op) int64 {
+	switch o := o.(type) {
+	case *semiOp:
+		n := 2*int64(o.count.slots) + o.rows.snapshotSize()
+		if !o.shared {
+			n += int64(o.keys.StateSize())
+		}
+		return n
+	case *aggOp:
+		n := int64(o.agg.StateSize()+len(o.shown)) + 4*int64(len(o.ep.ids)) + zsetBytes(o.ep.was)
+		if o.fin != nil {
+			n += 2*int64(cap(o.fin.done)) + int64(len(o.fin.over)) // the done slots' gaps, about 64 a word at most
+			if o.fin.own {
+				n += int64(o.keys.StateSize())
+			}
+		}
+		return n
+	case *distinctOp:
+		if o.grow != nil {
+			return int64(o.grow.StateSize())
+		}
+	}
+	return opBytes(o)
+}
+
+// snapshotSize is about the bytes write writes: per live row its values
+// (a text its bytes and two, a number five, a boolean two), its weight
+// (three) and its place (four).
+func (k *keptRows) snapshotSize() int64 {
+	row := int64(3 + 4)
+	for _, c := range k.cols {
+		switch {
+		case c.v.Type == plan.Text && c.words != nil && len(c.codes) > 0:
+			var text int64
+			for _, x := range c.codes[:min(len(c.codes), 1024)] { // a sample of the rows
+				text += int64(len(c.words.texts[x]))
+			}
+			row += 2 + text/int64(min(len(c.codes), 1024))
+		case c.v.Type == plan.Text && c.v.N > 0:
+			row += 2 + int64(len(c.v.Data)/c.v.N)
+		case c.v.Type == plan.Number:
+			row += 5
+		default:
+			row += 2
+		}
+	}
+	return 16 + row*int64(k.live)
 }
 
 // bytes is about the memory of the stored batches, kept as they come

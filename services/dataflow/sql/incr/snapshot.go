@@ -20,7 +20,7 @@ import (
 // not written: Restore is given the plan.
 
 // snapshotVersion is the first number of a snapshot.
-const snapshotVersion = 3 // 2: an aggregate's open epoch (folding); 3: a semi-join's rows without their text key
+const snapshotVersion = 4 // 2: an aggregate's open epoch (folding); 3: a semi-join's rows without their text key; 4: an aggregate's finished groups, a semi-join's rows in chunks
 
 // ErrSnapshot is what Restore's error wraps when the bytes are not a
 // snapshot of this version of the plan's engine.
@@ -95,9 +95,15 @@ func writeOp(w *snapcodec.Writer, o op) {
 		o.rows.write(w, &o.count)
 	case *aggOp:
 		w.Bool(o.first)
+		if o.fin != nil && o.fin.own {
+			w.AppendState(o.keys.AppendState) // the dropped groups' keys are not the aggregation's
+		}
 		w.AppendState(o.agg.AppendState)
 		writeFlags(w, o.shown)
 		o.ep.write(w, o.resultColumns())
+		if o.fin != nil {
+			o.fin.write(w)
+		}
 	case *regroupOp:
 		w.Bool(o.first)
 		w.AppendState(o.keys.AppendState)
@@ -143,6 +149,9 @@ func readOp(r *snapcodec.Reader, o op) {
 		o.rows.read(r, &o.count)
 	case *aggOp:
 		o.first = r.Bool()
+		if o.fin != nil && o.fin.own {
+			readState(r, o.keys.RestoreState)
+		}
 		readState(r, o.agg.RestoreState)
 		o.mark = make([]bool, o.agg.Groups())
 		o.shown = readFlags(r)
@@ -150,6 +159,9 @@ func readOp(r *snapcodec.Reader, o op) {
 			r.Fail(nil)
 		}
 		o.ep.read(r, o)
+		if o.fin != nil && r.Err == nil {
+			o.fin.read(r, o.agg.Groups(), o.keys.Len())
+		}
 	case *regroupOp:
 		o.first = r.Bool()
 		readState(r, o.keys.RestoreState)
@@ -283,25 +295,40 @@ func readFlags(r *snapcodec.Reader) []bool {
 	return fs
 }
 
-// write writes the live rows in their order, with their weights, then
-// for each slot its count (of counts) and its rows' places among them.
+// write writes the live rows in their order, with their weights, in
+// chunks of keptChunk rows (each gathered, written and let go: a
+// snapshot of millions of kept rows holds no copy of them whole), then
+// for each slot its count (of counts) and its rows' places among them
+// (a row's place is its rank among the live rows).
 func (k *keptRows) write(w *snapcodec.Writer, counts *keyCounts) {
-	ids := k.liveIDs()
-	w.AppendState(func(dst []byte) []byte { return exec.AppendRowsState(dst, k.gather(ids)) })
-	place := make([]int32, k.rows())
-	for n, id := range ids {
-		place[id] = int32(n)
+	w.Uvarint(uint64(k.live))
+	ids := make([]int32, 0, min(k.live, keptChunk))
+	for id := range int32(k.rows()) {
+		if k.isDead(id) {
+			continue
+		}
+		if ids = append(ids, id); len(ids) == keptChunk {
+			w.AppendState(func(dst []byte) []byte { return exec.AppendRowsState(dst, k.gather(ids)) })
+			ids = ids[:0]
+		}
 	}
+	if len(ids) > 0 {
+		w.AppendState(func(dst []byte) []byte { return exec.AppendRowsState(dst, k.gather(ids)) })
+	}
+	rank := k.ranks()
 	var list []int32
 	for s := range int32(counts.slots) {
 		w.Varint(counts.get(s))
 		list = k.appendTo(list[:0], s)
 		w.Uvarint(uint64(len(list)))
 		for _, id := range list {
-			w.Uvarint(uint64(place[id]))
+			w.Uvarint(uint64(rank.of(id, k.dead)))
 		}
 	}
 }
+
+// keptChunk is the most kept rows a snapshot gathers at once.
+const keptChunk = 1 << 16
 
 // read reads write's state into k, empty, and counts, of the slots
 // there are; bytes that cannot be its fail r (a row in no list or in two).
@@ -310,15 +337,26 @@ func (k *keptRows) read(r *snapcodec.Reader, counts *keyCounts) {
 	for c := range k.cols {
 		cols[c] = plan.Column{Type: k.cols[c].v.Type}
 	}
-	b := readRows(r, append(cols, weightCol))
-	if r.Err != nil {
-		return
+	cols = append(cols, weightCol)
+	n := r.Count(1)
+	var chunks []*exec.Batch
+	for got := 0; got < n && r.Err == nil; {
+		b := readRows(r, cols)
+		if r.Err != nil {
+			return
+		}
+		if b.N == 0 || got+b.N > n || b.N > keptChunk {
+			r.Fail(nil)
+			return
+		}
+		if err := checkWeights(b); err != nil {
+			r.Fail(fmt.Errorf("%w: %v", ErrSnapshot, err))
+			return
+		}
+		chunks = append(chunks, b)
+		got += b.N
 	}
-	if err := checkWeights(b); err != nil {
-		r.Fail(fmt.Errorf("%w: %v", ErrSnapshot, err))
-		return
-	}
-	slot := make([]int32, b.N) // per row: its slot, +1
+	slot := make([]int32, n) // per row: its slot, +1
 	for s := range counts.slots {
 		c := r.Varint()
 		if c < 0 && counts.grows {
@@ -328,23 +366,30 @@ func (k *keptRows) read(r *snapcodec.Reader, counts *keyCounts) {
 		counts.add(int32(s), c)
 		for range r.Count(1) {
 			i := readInt32(r)
-			if r.Err != nil || int(i) >= b.N || slot[i] != 0 {
+			if r.Err != nil || int(i) >= n || slot[i] != 0 {
 				r.Fail(nil)
 				return
 			}
 			slot[i] = int32(s) + 1
 		}
 	}
-	rows := make([]int32, b.N)
-	for i := range rows {
+	for i := range slot {
 		if slot[i] == 0 {
 			r.Fail(nil)
 			return
 		}
-		rows[i], slot[i] = int32(i), slot[i]-1
+		slot[i]--
 	}
 	k.grow(counts.slots)
-	k.add(b, rows, slot)
+	from := 0
+	for _, b := range chunks {
+		rows := make([]int32, b.N)
+		for i := range rows {
+			rows[i] = int32(i)
+		}
+		k.add(b, rows, slot[from:from+b.N])
+		from += b.N
+	}
 }
 
 // write writes the stored batches (nil ones as a flag), each with its

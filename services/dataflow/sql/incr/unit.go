@@ -164,6 +164,10 @@ func (o *Op) RestoreState(state []byte) error {
 	return nil
 }
 
+// SnapshotSize is about the bytes AppendState appends (a shared key
+// table's not counted: what shares it writes it).
+func (o *Op) SnapshotSize() int64 { return snapshotSize(o.op) }
+
 // Bytes is about the memory the operator's state takes (Engine's
 // snapshot table lists it), for a job's budget.
 // A shared table's keys are not counted: what shares it counts them.

@@ -937,10 +937,22 @@ func (t *EpochTask) stateBytes() (int64, *unit) {
 	return n, top
 }
 
-// SnapshotSize is about the size of the task's snapshot: what it keeps,
-// and an eighth more.
+// SnapshotSize is about the size of the task's snapshot, and an eighth
+// more: its key tables' keys, the changes its units hold and their
+// operators' state as they write it (incr.Op.SnapshotSize), less than
+// the memory they take (stateBytes), which a snapshot of a full-scale
+// standing job made room for (at twice the bytes it wrote).
 func (t *EpochTask) SnapshotSize() int {
-	n, _ := t.stateBytes()
+	var n int64
+	for _, s := range t.tables {
+		n += int64(s.t.StateSize())
+	}
+	for _, u := range t.units {
+		n += u.heldBytes
+		if u.op != nil {
+			n += u.op.SnapshotSize()
+		}
+	}
 	return int(n + n/8)
 }
 
