@@ -13,8 +13,8 @@ import (
 	"github.com/wololo/wololo/services/dataflow/ingest"
 )
 
-// Run is the k-th (from 0) of n contiguous runs of total records: the
-// records [from, to). The runs together are every record once, in order,
+// Run is the k-th (from 0) of n contiguous runs of total records (or
+// bytes): the records [from, to). The runs together are every record once, in order,
 // and differ in length by at most one.
 func Run(total, n, k int) (from, to int) {
 	return total * k / n, total * (k + 1) / n

@@ -68,12 +68,13 @@ and the construct's line:column, before any data is read. --explain
 prints the plans (as wololo explain does) and exits without running.
 
 With --epochs N the job runs as a standing job (docs/standing.md): each
-table's records are cut into N contiguous runs, appended one epoch at a
-time, and after each epoch every query has a new version of its answer,
+table's records are cut into N contiguous runs (by where they start in
+the file: the k-th run the records of its k-th N-th of the bytes, cut
+as the file is read), appended one epoch at a time, and after each epoch every query has a new version of its answer,
 kept up to date incrementally; a line per version gives each query's
 rows, its change (+rows in -rows out) and what the epoch cost this
 process (cpu: user and system time, reading its rows included; wall).
---last-epoch-percent P makes the last epoch P% of each table's rows and
+--last-epoch-percent P makes the last epoch P% of each table's bytes and
 the N-1 before it the rest: its line is the cost of a small append to a
 big standing job. The files written are the final answers, those of the
 same job run once over all the rows.

@@ -17,25 +17,21 @@ import (
 
 // runEpochs is `wololo demo --epochs N`: the job run as a standing job
 // (sqlops.RunEpochsEach) whose tables come in n appends, each table's
-// rows cut into n contiguous runs (epochsplit.RunLast: the last holding
-// lastPercent of them when above 0), the k-th run of every table in
-// epoch k, read from its feed as the epoch starts (count is each table's
-// rows, found before the first epoch). It prints a line per version as
-// its epoch ends (each query's rows, and its change from the version
-// before: rows in, rows out; and what the epoch cost, its reading
-// included), and returns the final answers, which are the batch job's.
-// As the last version is out, with its state live, it writes a heap
-// profile to memProfile (none when empty).
-func runEpochs(ctx context.Context, job *sqljob.Job, feeds []sqlops.Feed, count func(table string) (int, error), n int, lastPercent float64, memProfile string, stdout io.Writer) (*sqlops.Result, error) {
+// records cut into n contiguous runs as its file is read (epochCuts,
+// exec.NewCSVReaderCut: runs[i] is the run of the batch feeds[i] returned
+// last), the k-th run of every table in epoch k, read from its feed as
+// the epoch starts. It prints a line per version as its epoch ends (each
+// query's rows, and its change from the version before: rows in, rows
+// out; and what the epoch cost, its reading included), and returns the
+// final answers, which are the batch job's. As the last version is out,
+// with its state live, it writes a heap profile to memProfile (none when
+// empty).
+func runEpochs(ctx context.Context, job *sqljob.Job, feeds []sqlops.Feed, runs []func() int, n int, memProfile string, stdout io.Writer) (*sqlops.Result, error) {
 	feed := sqlops.EpochFeed{Columns: map[string][]string{}, Epochs: n}
 	cutters := make([]*feedCutter, len(feeds))
 	for i, f := range feeds {
-		total, err := count(f.Table)
-		if err != nil {
-			return nil, fmt.Errorf("table %s: %w", f.Table, err)
-		}
 		feed.Columns[f.Table] = f.Columns
-		cutters[i] = &feedCutter{f: f, total: total}
+		cutters[i] = &feedCutter{f: f, run: runs[i]}
 	}
 	feed.Next = func(k int) (map[string]*exec.Table, error) {
 		tables := map[string]*exec.Table{}
@@ -43,17 +39,11 @@ func runEpochs(ctx context.Context, job *sqljob.Job, feeds []sqlops.Feed, count 
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
-			_, to := epochsplit.RunLast(c.total, n, k-1, lastPercent)
-			bs, err := c.upTo(to)
+			bs, err := c.upTo(k - 1)
 			if err != nil {
 				return nil, fmt.Errorf("table %s: %w", c.f.Table, err)
 			}
 			tables[c.f.Table] = &exec.Table{Columns: c.f.Columns, Batches: bs}
-			if k == n {
-				if err := c.atEnd(); err != nil {
-					return nil, fmt.Errorf("table %s: %w", c.f.Table, err)
-				}
-			}
 		}
 		return tables, nil
 	}
@@ -85,57 +75,56 @@ func runEpochs(ctx context.Context, job *sqljob.Job, feeds []sqlops.Feed, count 
 	return &sqlops.Result{Files: res.Files, Stats: res.Stats}, nil
 }
 
+// epochCuts is where a file of size bytes is cut into the runs of n
+// epochs: the k-th run (from 0) holds the records that start in bytes
+// [from, to) of epochsplit.RunLast(size, n, k, lastPercent), the last
+// one lastPercent of the bytes when above 0. None for n of 1 or less (a
+// batch job's reading).
+func epochCuts(size int64, n int, lastPercent float64) []int64 {
+	var cuts []int64
+	for k := range n - 1 {
+		_, to := epochsplit.RunLast(int(size), n, k, lastPercent)
+		cuts = append(cuts, int64(to))
+	}
+	return cuts
+}
+
 // feedCutter reads a table's feed an epoch at a time.
 type feedCutter struct {
 	f     sqlops.Feed
-	total int         // the table's rows
-	read  int         // the rows handed out so far
-	carry *exec.Batch // the rest of a batch astride two epochs
+	run   func() int  // the run of the batch f.Next returned last
+	carry *exec.Batch // a batch of a run after those handed out
+	at    int         // carry's run
+	ended bool        // f.Next returned the end
 }
 
-// upTo is the rows after those handed out so far up to row to (not
-// included), read from the feed: its batches as they are, but the one
-// astride the end, whose rest is kept for the next call.
-func (c *feedCutter) upTo(to int) ([]*exec.Batch, error) {
+// upTo is the batches of the runs up to run (included) not handed out
+// yet, read from the feed; the first batch of a later run is kept for
+// the next call. The last epoch's call (run n-1) reads the feed to its
+// end.
+func (c *feedCutter) upTo(run int) ([]*exec.Batch, error) {
 	var out []*exec.Batch
-	for c.read < to {
-		b := c.carry
-		c.carry = nil
-		if b == nil {
-			var err error
-			if b, err = c.f.Next(); err != nil {
+	for {
+		if c.carry == nil {
+			if c.ended {
+				return out, nil
+			}
+			b, err := c.f.Next()
+			if err != nil {
 				return nil, err
 			}
 			if b == nil {
-				return nil, fmt.Errorf("%d rows, where %d were counted", c.read, c.total)
+				c.ended = true
+				return out, nil
 			}
+			c.carry, c.at = b, c.run()
 		}
-		if c.read+b.N > to {
-			head := to - c.read
-			out = append(out, rowRange([]*exec.Batch{b}, 0, head)...)
-			c.carry = rowRange([]*exec.Batch{b}, head, b.N)[0]
-			c.read = to
-			break
+		if c.at > run {
+			return out, nil
 		}
-		out = append(out, b)
-		c.read += b.N
+		out = append(out, c.carry)
+		c.carry = nil
 	}
-	return out, nil
-}
-
-// atEnd refuses a feed with rows after those counted.
-func (c *feedCutter) atEnd() error {
-	b := c.carry
-	if b == nil {
-		var err error
-		if b, err = c.f.Next(); err != nil {
-			return err
-		}
-	}
-	if b != nil {
-		return fmt.Errorf("more rows than the %d counted", c.total)
-	}
-	return nil
 }
 
 // processCPU is the CPU time, user and system, this process has used.
@@ -145,28 +134,4 @@ func processCPU() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-// rowRange is the rows [from, to) of the batches taken in order: the
-// batches wholly inside the range as they are, the rows of the others
-// copied.
-func rowRange(batches []*exec.Batch, from, to int) []*exec.Batch {
-	var out []*exec.Batch
-	at := 0 // the first row of b
-	for _, b := range batches {
-		lo, hi := max(from-at, 0), min(to-at, b.N)
-		at += b.N
-		switch {
-		case lo >= hi:
-		case lo == 0 && hi == b.N:
-			out = append(out, b)
-		default:
-			rows := make([]int32, 0, hi-lo)
-			for i := lo; i < hi; i++ {
-				rows = append(rows, int32(i))
-			}
-			out = append(out, b.Rows(rows))
-		}
-	}
-	return out
 }

@@ -59,18 +59,20 @@ func runSQL(ctx context.Context, job *sqljob.Job, rf runFiles, log hclog.Logger,
 		}
 	}()
 	var feeds []sqlops.Feed
+	var runs []func() int
 	for i, f := range files {
-		r, err := openTable(f[1], read[f[0]])
+		r, err := openTable(f[1], read[f[0]], rf.epochs, rf.lastPercent)
 		if err != nil {
 			return nil, fmt.Errorf("table %s: %w", f[0], err)
 		}
 		readers[i] = r
 		feeds = append(feeds, sqlops.Feed{Table: f[0], Columns: r.Columns, Next: r.Next})
+		runs = append(runs, r.Run)
 	}
 	var res *sqlops.Result
 	var err error
 	if rf.epochs > 0 {
-		res, err = runEpochs(ctx, job, feeds, func(table string) (int, error) { return countRows(files, table) }, rf.epochs, rf.lastPercent, rf.memProfile, stdout)
+		res, err = runEpochs(ctx, job, feeds, runs, rf.epochs, rf.memProfile, stdout)
 	} else {
 		res, err = runSpilling(ctx, job, feeds, rf.budget, log)
 	}
@@ -186,8 +188,10 @@ type tableFile struct {
 // openTable starts reading a table's file batch by batch: the text of the
 // columns named, the others empty (none kept for a table no scan reads a
 // column of: its records are only checked and counted; exec.CSVReader).
-// A gzip-compressed file is read as it is decompressed (inputfile).
-func openTable(path string, columns []string) (*tableFile, error) {
+// A gzip-compressed file is read as it is decompressed (inputfile). With
+// epochs above 0, its records are cut into that many runs as it is read
+// (exec.NewCSVReaderCut at epochCuts).
+func openTable(path string, columns []string, epochs int, lastPercent float64) (*tableFile, error) {
 	src, err := inputfile.Open(path, nil, "")
 	if err != nil {
 		return nil, err
@@ -197,40 +201,12 @@ func openTable(path string, columns []string) (*tableFile, error) {
 		return nil, err
 	}
 	keep := append([]string{}, columns...) // not nil: nil keeps every column
-	r, err := exec.NewCSVReader(f, schema.MaxRecordBytes, keep, 0)
+	r, err := exec.NewCSVReaderCut(f, schema.MaxRecordBytes, keep, 0, epochCuts(src.Size(), epochs, lastPercent))
 	if err != nil {
 		f.Close()
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return &tableFile{r, f}, nil
-}
-
-// countRows is the rows the table's file has (its records read whole,
-// malformed ones not counted), read through without keeping a column:
-// how a standing job's epochs are cut before the first is read.
-func countRows(files [][2]string, table string) (int, error) {
-	for _, f := range files {
-		if f[0] != table {
-			continue
-		}
-		r, err := openTable(f[1], nil)
-		if err != nil {
-			return 0, err
-		}
-		defer r.Close()
-		rows := 0
-		for {
-			b, err := r.Next()
-			if err != nil {
-				return 0, err
-			}
-			if b == nil {
-				return rows, nil
-			}
-			rows += b.N
-		}
-	}
-	return 0, fmt.Errorf("no file of table %s", table)
 }
 
 // Close stops the reading and closes the file.

@@ -17,7 +17,8 @@ import (
 // --epoch-every D): o's job as a standing job on the durable cluster,
 // through the client as a user would run it, its input in n appends:
 // each file and table cut into n contiguous runs of records
-// (epochsplit.SplitCSV, as `wololo demo --epochs N` cuts its tables),
+// (epochsplit.SplitCSV; `wololo demo --epochs N` cuts runs of as many
+// bytes),
 // the first runs submitted with --standing, each next one appended; with
 // o.EpochEvery the gateway also cuts epochs while each uploads. From the
 // job's creation on it follows the job's versions as `client watch

@@ -178,6 +178,8 @@ type CSVReader struct {
 	wg     sync.WaitGroup
 
 	cur             []*Batch
+	curRuns         []int // the run of each of cur (NewCSVReaderCut)
+	run             int   // the run of the batch Next returned last
 	rows, malformed int64
 	rejects         []Reject
 	err             error
@@ -212,6 +214,7 @@ const (
 // parsed is what a parser made of a piece.
 type parsed struct {
 	batches         []*Batch
+	runs            []int // the run of each batch (NewCSVReaderCut)
 	rows, malformed int64
 	rejects         []Reject // the first MaxRejects of the piece
 	err             error    // reading the piece failed
@@ -221,11 +224,23 @@ type parsed struct {
 // keeping the text of the columns keep names (every one when keep is
 // nil), with parsers goroutines parsing (0: GOMAXPROCS). Close stops it.
 func NewCSVReader(r io.Reader, maxRecordBytes int, keep []string, parsers int) (*CSVReader, error) {
-	return newCSVReader(r, maxRecordBytes, keep, parsers, pieceBytes)
+	return newCSVReader(r, maxRecordBytes, keep, parsers, pieceBytes, nil)
 }
 
-// newCSVReader is NewCSVReader reading pieces of about size bytes.
-func newCSVReader(r io.Reader, maxRecordBytes int, keep []string, parsers, size int) (*CSVReader, error) {
+// NewCSVReaderCut is NewCSVReader whose records are cut into runs by
+// their place in the file: run i is the records that start (after the
+// blank lines before them) at a byte offset in [cuts[i-1], cuts[i]), run
+// 0 those before cuts[0], run len(cuts) those from the last cut on; cuts
+// ascend. No batch holds records of two runs, and Run says each batch's.
+// A standing job fed a file in n appends (wololo demo --epochs) cuts it
+// so as it reads it, where cutting it into runs of as many records would
+// count them first, a reading of the whole file more.
+func NewCSVReaderCut(r io.Reader, maxRecordBytes int, keep []string, parsers int, cuts []int64) (*CSVReader, error) {
+	return newCSVReader(r, maxRecordBytes, keep, parsers, pieceBytes, cuts)
+}
+
+// newCSVReader is NewCSVReaderCut reading pieces of about size bytes.
+func newCSVReader(r io.Reader, maxRecordBytes int, keep []string, parsers, size int, cuts []int64) (*CSVReader, error) {
 	if parsers <= 0 {
 		parsers = runtime.GOMAXPROCS(0)
 	}
@@ -269,7 +284,7 @@ func newCSVReader(r io.Reader, maxRecordBytes int, keep []string, parsers, size 
 	})
 	for range parsers {
 		cr.wg.Go(func() {
-			p := &pieceParser{max: maxRecordBytes, width: len(header), rows: NewTextRows(kept)}
+			p := &pieceParser{max: maxRecordBytes, width: len(header), rows: NewTextRows(kept), cuts: cuts}
 			for w := range work {
 				w.res <- p.parse(w.data, w.base)
 				select {
@@ -310,13 +325,18 @@ func (cr *CSVReader) Next() (*Batch, error) {
 		cr.rows += p.rows
 		cr.malformed += p.malformed
 		cr.rejects = append(cr.rejects, p.rejects[:min(len(p.rejects), MaxRejects-len(cr.rejects))]...)
-		cr.cur = p.batches
+		cr.cur, cr.curRuns = p.batches, p.runs
 	}
 	b := cr.cur[0]
 	cr.cur[0] = nil
-	cr.cur = cr.cur[1:]
+	cr.cur, cr.run = cr.cur[1:], cr.curRuns[0]
+	cr.curRuns = cr.curRuns[1:]
 	return b, nil
 }
+
+// Run is the run (NewCSVReaderCut; 0 without cuts) of the records of the
+// batch Next returned last.
+func (cr *CSVReader) Run() int { return cr.run }
 
 // Counts are the data records read and those skipped, once Next has
 // returned the end.
@@ -345,6 +365,7 @@ type pieceParser struct {
 	max   int
 	width int
 	rows  *TextRows
+	cuts  []int64 // where the runs of records start (NewCSVReaderCut)
 }
 
 // parse parses a piece of whole records (the end of an input, as far as
@@ -352,6 +373,12 @@ type pieceParser struct {
 // full batch at each BatchRows rows, the rest in one more.
 func (p *pieceParser) parse(data []byte, base int64) parsed {
 	var out parsed
+	run := 0 // the run of the rows held
+	flush := func() {
+		if b := p.rows.Batch(); b != nil {
+			out.batches, out.runs = append(out.batches, b), append(out.runs, run)
+		}
+	}
 	span := 0 // the record's bytes, the blank lines before it included
 	for at := base; len(data) > 0; {
 		kind, fields, n := p.sp.Next(data, true)
@@ -364,6 +391,12 @@ func (p *pieceParser) parse(data []byte, base int64) parsed {
 		at += int64(n)
 		if kind == csvio.Blank {
 			continue
+		}
+		if run < len(p.cuts) && start >= p.cuts[run] {
+			flush()
+			for run < len(p.cuts) && start >= p.cuts[run] {
+				run++
+			}
 		}
 		out.rows++
 		tooLong := p.max > 0 && span > p.max
@@ -383,12 +416,10 @@ func (p *pieceParser) parse(data []byte, base int64) parsed {
 		}
 		p.rows.Add(fields)
 		if p.rows.Rows() == BatchRows {
-			out.batches = append(out.batches, p.rows.Batch())
+			flush()
 		}
 	}
-	if b := p.rows.Batch(); b != nil {
-		out.batches = append(out.batches, b)
-	}
+	flush()
 	return out
 }
 

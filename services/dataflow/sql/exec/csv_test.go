@@ -17,12 +17,13 @@ import (
 // file in order reads it: the header, each kept row's fields (the others
 // empty), the records read and those skipped, and the records skipped as
 // a CSVReader lists them: each one's start (after the blank lines before
-// it), why, and its first bytes.
-func readRejects(t *testing.T, file string, maxRecordBytes int, keep []string) (header []string, rows [][]string, read, malformed int64, rejects []Reject) {
+// it), why, and its first bytes; and where each kept row's record starts
+// (after the blank lines before it).
+func readRejects(t *testing.T, file string, maxRecordBytes int, keep []string) (header []string, rows [][]string, read, malformed int64, rejects []Reject, starts []int64) {
 	t.Helper()
 	sc := csvio.NewScanner(strings.NewReader(file))
 	if !sc.Scan() || sc.Kind() != csvio.Record {
-		return nil, nil, 0, 0, nil
+		return nil, nil, 0, 0, nil, nil
 	}
 	for _, f := range sc.Fields() {
 		header = append(header, string(f))
@@ -30,18 +31,18 @@ func readRejects(t *testing.T, file string, maxRecordBytes int, keep []string) (
 	for from := sc.Offset(); sc.Scan(); from = sc.Offset() {
 		read++
 		tooLong := maxRecordBytes > 0 && sc.Offset()-from > int64(maxRecordBytes)
+		start := from
+		for {
+			if strings.HasPrefix(file[start:], "\n") {
+				start++
+			} else if strings.HasPrefix(file[start:], "\r\n") {
+				start += 2
+			} else {
+				break
+			}
+		}
 		if tooLong || sc.Kind() != csvio.Record || len(sc.Fields()) != len(header) {
 			malformed++
-			start := from
-			for {
-				if strings.HasPrefix(file[start:], "\n") {
-					start++
-				} else if strings.HasPrefix(file[start:], "\r\n") {
-					start += 2
-				} else {
-					break
-				}
-			}
 			why := FieldCount
 			if tooLong {
 				why = TooLong
@@ -59,12 +60,12 @@ func readRejects(t *testing.T, file string, maxRecordBytes int, keep []string) (
 				row[i] = string(f)
 			}
 		}
-		rows = append(rows, row)
+		rows, starts = append(rows, row), append(starts, start)
 	}
 	if err := sc.Err(); err != nil {
 		t.Fatal(err)
 	}
-	return header, rows, read, malformed, rejects
+	return header, rows, read, malformed, rejects, starts
 }
 
 // randomCSV is a file of a header of three columns and records of every
@@ -100,7 +101,8 @@ func randomCSV(r *rand.Rand) string {
 // rows, in order, its counts and the records it skipped (where each
 // starts, why, its first bytes) are those of one reading in order; the
 // blank lines before a record count in its length whatever piece they
-// fall in.
+// fall in. Cut at random offsets (NewCSVReaderCut), each row's batch is
+// of the run its record's start falls in.
 func TestCSVReader(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
 	for i := range 1000 {
@@ -108,12 +110,23 @@ func TestCSVReader(t *testing.T) {
 		max := []int{0, 12, 20}[r.IntN(3)]
 		keep := [][]string{nil, {"b"}, {"a", "c"}}[r.IntN(3)]
 		size, parsers := 1+r.IntN(40), 1+r.IntN(3)
-		header, want, read, malformed, rejects := readRejects(t, file, max, keep)
-		cr, err := newCSVReader(iotest.HalfReader(strings.NewReader(file)), max, keep, parsers, size)
+		header, want, read, malformed, rejects, starts := readRejects(t, file, max, keep)
+		var cuts []int64
+		for range r.IntN(4) {
+			cuts = append(cuts, r.Int64N(int64(len(file))+2))
+		}
+		slices.Sort(cuts)
+		var wantRuns []int
+		for _, at := range starts {
+			run, _ := slices.BinarySearch(cuts, at+1) // the cuts at or before at
+			wantRuns = append(wantRuns, run)
+		}
+		cr, err := newCSVReader(iotest.HalfReader(strings.NewReader(file)), max, keep, parsers, size, cuts)
 		if err != nil {
 			t.Fatalf("case %d: %v\n%q", i, err, file)
 		}
 		var got [][]string
+		var runs []int
 		for {
 			b, err := cr.Next()
 			if err != nil {
@@ -123,6 +136,7 @@ func TestCSVReader(t *testing.T) {
 				break
 			}
 			for row := range b.N {
+				runs = append(runs, cr.Run())
 				var fields []string
 				for _, v := range b.Cols {
 					fields = append(fields, string(v.Text(row)))
@@ -135,6 +149,9 @@ func TestCSVReader(t *testing.T) {
 		if !slices.Equal(cr.Columns, header) || gr != read || gm != malformed || fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Fatalf("case %d (max %d, pieces of %d): header %q, %d read, %d malformed, rows\n%q\nwant %q, %d, %d,\n%q\nfile %q",
 				i, max, size, cr.Columns, gr, gm, got, header, read, malformed, want, file)
+		}
+		if !slices.Equal(runs, wantRuns) {
+			t.Fatalf("case %d (pieces of %d, cuts %v): runs %v, want %v\nfile %q", i, size, cuts, runs, wantRuns, file)
 		}
 		if fmt.Sprint(cr.Rejects()) != fmt.Sprint(rejects) {
 			t.Fatalf("case %d (max %d, pieces of %d): rejects\n%+v\nwant\n%+v\nfile %q", i, max, size, cr.Rejects(), rejects, file)
@@ -152,7 +169,7 @@ func TestCSVReaderErrors(t *testing.T) {
 		t.Error("a malformed header: no error")
 	}
 	broken := io.MultiReader(strings.NewReader("a,b\n1,2\n"), iotest.ErrReader(errors.New("disk gone")))
-	cr, err := newCSVReader(broken, 0, nil, 2, 4)
+	cr, err := newCSVReader(broken, 0, nil, 2, 4, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,7 +187,7 @@ func TestCSVReaderErrors(t *testing.T) {
 	}
 	cr.Close()
 	long := strings.Repeat("x,y\n", 100_000)
-	cr, err = newCSVReader(strings.NewReader("a,b\n"+long), 0, nil, 2, 64)
+	cr, err = newCSVReader(strings.NewReader("a,b\n"+long), 0, nil, 2, 64, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
