@@ -2,9 +2,10 @@
 // `wololo local run --epochs N` (on the durable cluster, through the
 // client) share of a standing job fed in N appends: how the input is cut
 // (each table's records into N contiguous runs, the k-th run of every
-// table in epoch k: Run, RunLast, SplitCSV) and the line printed for each
-// version (Header, Line, ChangeSize). Both print alike; the demo cuts
-// runs of as many bytes (RunLast over the file's size, cut as it reads
-// the file), local run runs of as many records (SplitCSV, which counts
-// them first): on files of rows of even widths nearly the same runs.
+// table in epoch k: Cuts, SplitCSV) and the line printed for each
+// version (Header, Line, ChangeSize). Both print alike and cut alike: the
+// k-th run is the records that start in the k-th share of the file's
+// bytes (Cuts: RunLast over the file's size), found as the demo reads the
+// file (exec.NewCSVReaderCut) and in one reading by SplitCSV, not by a
+// count of the records, which would read the file once more.
 package epochsplit

@@ -36,12 +36,30 @@ func RunLast(total, n, k int, percent float64) (from, to int) {
 	return Run(total-last, n-1, k)
 }
 
+// Cuts is where a file of size bytes is cut into the runs of n epochs:
+// the k-th run (from 0) holds the records that start (after the blank
+// lines before them) in bytes [from, to) of RunLast(size, n, k,
+// lastPercent), the last one lastPercent of the bytes when above 0. None
+// for n of 1 or less. `wololo demo --epochs` cuts each file so as it reads
+// it (exec.NewCSVReaderCut), and SplitCSV the same, so that both
+// commands' epochs hold the same records: a cut needs only the file's
+// size, not a count of its records, which would read it once more.
+func Cuts(size int64, n int, lastPercent float64) []int64 {
+	var cuts []int64
+	for k := range n - 1 {
+		_, to := RunLast(int(size), n, k, lastPercent)
+		cuts = append(cuts, int64(to))
+	}
+	return cuts
+}
+
 // SplitCSV cuts the CSV file at path into n files in dir, NAME.K.csv
 // (K from 1, NAME the file's without .csv), each the file's header row
-// then the K-th run (Run) of its records, byte for byte. Records are
-// delimited as the gateway's ingest delimits them (csvio: quoted line
-// ends, malformed records and blank lines included), so that the parts'
-// records together are the file's.
+// then the K-th run of its records as Cuts places them, byte for byte.
+// Records are delimited as the gateway's ingest delimits them (csvio:
+// quoted line ends, malformed records and blank lines included), so that
+// the parts' records together are the file's. One reading finds the
+// runs' ends: the end of the last record that starts before each cut.
 //
 // A gzip-compressed file (inputfile) is decompressed into dir first, and
 // that copy cut: the cut reads the file at offsets, which a compressed
@@ -64,29 +82,23 @@ func SplitCSV(path, dir string, n int) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	// Two passes: the records are counted, then the offsets where the
-	// runs end are found, rather than every record's offset kept.
-	total, err := scanRecords(f, hd, nil)
-	if err != nil {
-		return nil, err
-	}
-	ends := make([]int64, n)  // ends[k]: where run k ends
-	endsAt := map[int][]int{} // a count of records → the runs that end after it
-	for k := range n - 1 {
-		if _, to := Run(total, n, k); to == 0 {
-			ends[k] = hd.DataOffset
-		} else {
-			endsAt[to] = append(endsAt[to], k)
+	cuts := Cuts(hd.Size, n, 0)
+	ends := make([]int64, 0, n) // ends[k]: where run k ends
+	last := hd.DataOffset       // where the last record read ends
+	sc := csvio.NewScanner(io.NewSectionReader(f, hd.DataOffset, hd.Size-hd.DataOffset))
+	for sc.Scan() {
+		for start := hd.DataOffset + sc.Start(); len(ends) < len(cuts) && start >= cuts[len(ends)]; {
+			ends = append(ends, last)
 		}
+		last = hd.DataOffset + sc.Offset()
 	}
-	ends[n-1] = hd.Size // the last run takes whatever follows the last record
-	if _, err := scanRecords(f, hd, func(records int, end int64) {
-		for _, k := range endsAt[records] {
-			ends[k] = end
-		}
-	}); err != nil {
-		return nil, err
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
 	}
+	for len(ends) < n-1 {
+		ends = append(ends, last) // runs that no record starts in are empty
+	}
+	ends = append(ends, hd.Size) // the last run takes whatever follows the last record
 	var parts []string
 	from := hd.DataOffset
 	for k, to := range ends {
@@ -97,24 +109,6 @@ func SplitCSV(path, dir string, n int) ([]string, error) {
 		parts, from = append(parts, p), to
 	}
 	return parts, nil
-}
-
-// scanRecords reads f's records after its header, calling each (if set)
-// with how many have been read and the file offset where the last one
-// ends, and returns how many there are.
-func scanRecords(f *os.File, hd ingest.Header, each func(records int, end int64)) (int, error) {
-	sc := csvio.NewScanner(io.NewSectionReader(f, hd.DataOffset, hd.Size-hd.DataOffset))
-	n := 0
-	for sc.Scan() {
-		n++
-		if each != nil {
-			each(n, hd.DataOffset+sc.Offset())
-		}
-	}
-	if err := sc.Err(); err != nil {
-		return 0, fmt.Errorf("read %s: %w", f.Name(), err)
-	}
-	return n, nil
 }
 
 // writePart writes the file at path: f's header (its bytes before

@@ -36,6 +36,7 @@ type Scanner struct {
 	kind    Kind
 	fields  [][]byte
 	off     int64
+	start   int64 // where the current record starts (Start)
 	readErr error // from the reader, not yet reported
 	err     error
 }
@@ -85,6 +86,7 @@ func (s *Scanner) Scan() bool {
 				if kind == Blank {
 					continue
 				}
+				s.start = s.off - int64(n)
 				s.kind, s.fields = kind, fields
 				return true
 			}
@@ -162,6 +164,10 @@ func (s *Scanner) Fields() [][]byte { return s.fields }
 // byte order mark's length plus encoding/csv's InputOffset after the same
 // record. Splitting the input again from there gives the records after it.
 func (s *Scanner) Offset() int64 { return s.off }
+
+// Start returns the offset where the current record starts, after the
+// blank lines before it: Offset less the record's own bytes.
+func (s *Scanner) Start() int64 { return s.start }
 
 // Err returns the error that stopped the Scanner (a read error, wrapped
 // with its offset, or ErrRecordTooLong), or nil at a clean end of input.

@@ -17,7 +17,7 @@ import (
 
 // runEpochs is `wololo demo --epochs N`: the job run as a standing job
 // (sqlops.RunEpochsEach) whose tables come in n appends, each table's
-// records cut into n contiguous runs as its file is read (epochCuts,
+// records cut into n contiguous runs as its file is read (epochsplit.Cuts,
 // exec.NewCSVReaderCut: runs[i] is the run of the batch feeds[i] returned
 // last), the k-th run of every table in epoch k, read from its feed as
 // the epoch starts. It prints a line per version as its epoch ends (each
@@ -73,20 +73,6 @@ func runEpochs(ctx context.Context, job *sqljob.Job, feeds []sqlops.Feed, runs [
 		return nil, err
 	}
 	return &sqlops.Result{Files: res.Files, Stats: res.Stats}, nil
-}
-
-// epochCuts is where a file of size bytes is cut into the runs of n
-// epochs: the k-th run (from 0) holds the records that start in bytes
-// [from, to) of epochsplit.RunLast(size, n, k, lastPercent), the last
-// one lastPercent of the bytes when above 0. None for n of 1 or less (a
-// batch job's reading).
-func epochCuts(size int64, n int, lastPercent float64) []int64 {
-	var cuts []int64
-	for k := range n - 1 {
-		_, to := epochsplit.RunLast(int(size), n, k, lastPercent)
-		cuts = append(cuts, int64(to))
-	}
-	return cuts
 }
 
 // feedCutter reads a table's feed an epoch at a time.

@@ -13,6 +13,7 @@ import (
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 	"github.com/wololo/wololo/services/cmdline/cli"
 	"github.com/wololo/wololo/services/cmdline/client"
+	"github.com/wololo/wololo/services/cmdline/epochsplit"
 	"github.com/wololo/wololo/services/cmdline/inputfile"
 	"github.com/wololo/wololo/services/dataflow/schema"
 	"github.com/wololo/wololo/services/dataflow/sql/exec"
@@ -190,7 +191,7 @@ type tableFile struct {
 // column of: its records are only checked and counted; exec.CSVReader).
 // A gzip-compressed file is read as it is decompressed (inputfile). With
 // epochs above 0, its records are cut into that many runs as it is read
-// (exec.NewCSVReaderCut at epochCuts).
+// (exec.NewCSVReaderCut at epochsplit.Cuts).
 func openTable(path string, columns []string, epochs int, lastPercent float64) (*tableFile, error) {
 	src, err := inputfile.Open(path, nil, "")
 	if err != nil {
@@ -201,7 +202,7 @@ func openTable(path string, columns []string, epochs int, lastPercent float64) (
 		return nil, err
 	}
 	keep := append([]string{}, columns...) // not nil: nil keeps every column
-	r, err := exec.NewCSVReaderCut(f, schema.MaxRecordBytes, keep, 0, epochCuts(src.Size(), epochs, lastPercent))
+	r, err := exec.NewCSVReaderCut(f, schema.MaxRecordBytes, keep, 0, epochsplit.Cuts(src.Size(), epochs, lastPercent))
 	if err != nil {
 		f.Close()
 		return nil, fmt.Errorf("%s: %w", path, err)

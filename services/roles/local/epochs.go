@@ -17,8 +17,8 @@ import (
 // --epoch-every D): o's job as a standing job on the durable cluster,
 // through the client as a user would run it, its input in n appends:
 // each file and table cut into n contiguous runs of records
-// (epochsplit.SplitCSV; `wololo demo --epochs N` cuts runs of as many
-// bytes),
+// (epochsplit.SplitCSV, at the byte offsets where `wololo demo --epochs
+// N` cuts them too),
 // the first runs submitted with --standing, each next one appended; with
 // o.EpochEvery the gateway also cuts epochs while each uploads. From the
 // job's creation on it follows the job's versions as `client watch
