@@ -47,9 +47,16 @@ type slotted interface {
 // row's key in its table (exec.AddKey: it adds it; exec.FindKey: it
 // only looks it up), and with a NULL key (a group of its own, or
 // exec.SkipKey: a NULL matches nothing).
+//
+// out, when set, is the consumer's spilled partitions (nil: none yet;
+// partsOut): a row of one of them it diverts to disk by its key without
+// reading its slot, so the task neither adds nor looks its key up for
+// it, and the shared table stops growing with the keys of what went to
+// disk (a spilled aggregate's later rows, a spilled join's).
 type keyUse struct {
 	col        int
 	mode, null exec.KeyMode
+	out        func() *[spillParts]bool
 }
 
 // keyGroup is the routes of a channel whose consumers on a task
@@ -116,17 +123,35 @@ func routeSlots(groups []keyGroup, routes int, b *exec.Batch, masks []uint64) []
 // Slots: the most of the modes of the group's routes that take the row
 // (masks; none: every route); nil, every key added, when a route that
 // adds every key, NULL included, takes every row (an aggregate's).
+//
+// A route whose consumer has spilled partitions (keyUse.out) takes no
+// key of theirs: its rows there count as SkipKey.
 func (g *keyGroup) modes(key *exec.Vec, n int, masks []uint64) []exec.KeyMode {
+	outs := make([]*[spillParts]bool, len(g.routes))
+	spilled := false
+	for j := range g.routes {
+		if f := g.uses[j].out; f != nil {
+			outs[j] = f()
+			spilled = spilled || outs[j] != nil
+		}
+	}
 	for j, r := range g.routes {
-		if use := g.uses[j]; use.mode == exec.AddKey && use.null == exec.AddKey && !slices.ContainsFunc(masks, func(m uint64) bool { return m&(1<<r) == 0 }) {
+		if use := g.uses[j]; outs[j] == nil && use.mode == exec.AddKey && use.null == exec.AddKey && !slices.ContainsFunc(masks, func(m uint64) bool { return m&(1<<r) == 0 }) {
 			return nil
 		}
+	}
+	var parts []uint8
+	if spilled {
+		parts = keyPartitions([]*exec.Vec{key}, n)
 	}
 	modes := make([]exec.KeyMode, n)
 	for j, r := range g.routes {
 		use := g.uses[j]
 		for i := range modes {
 			if len(masks) != 0 && masks[i]&(1<<r) == 0 {
+				continue
+			}
+			if outs[j] != nil && outs[j][parts[i]] {
 				continue
 			}
 			m := use.mode

@@ -171,3 +171,30 @@ func TestAggregateSpillsPastItsBudget(t *testing.T) {
 	// groups' state.
 	j.spills(t, 1_500_000, "aggregate of")
 }
+
+// TestSpilledAggregateStopsGrowingItsTable: an aggregate of more groups
+// than its budget holds, most of its state its keys, finishes within
+// the budget, its answer byte for byte the job's within the default
+// one: once a partition of its groups is on disk, the keys of that
+// partition's later rows go to disk with them and not into the table
+// it shares (keyUse.out), so the table ends with fewer keys than there
+// are groups (without that, every key, and a table that only grows).
+func TestSpilledAggregateStopsGrowingItsTable(t *testing.T) {
+	j := newSpillJob(t, map[string]string{"matches": "SELECT match, COUNT(*) AS n FROM match_players GROUP BY 1 HAVING COUNT(*) > 7 ORDER BY 1"}, 20_000, 11)
+	_, all, err := sqlops.RunSpillingKeys(j.p, j.tables, sqlops.Budget{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const state = 600_000
+	res, keys, err := sqlops.RunSpillingKeys(j.p, j.tables, sqlops.Budget{StateBytes: state, SpillDir: t.TempDir()})
+	if err != nil {
+		t.Fatalf("within %d bytes of state: %v", state, err)
+	}
+	if !bytes.Equal(res.Files["matches"], j.want.Files["matches"]) {
+		t.Fatalf("spilled: %d bytes, not the %d of the default budget", len(res.Files["matches"]), len(j.want.Files["matches"]))
+	}
+	if keys >= all {
+		t.Fatalf("%d keys in the tables spilling, of %d without: the table grew with the spilled groups' keys", keys, all)
+	}
+	t.Logf("%d keys in the tables spilling, of %d", keys, all)
+}

@@ -129,6 +129,9 @@ func (t *Task) keyGroups() map[string][]keyGroup {
 			return nil, keyUse{}, false
 		}
 		use, ok := s.keyOf(k)
+		if p, spills := in.op.(partsOuter); spills {
+			use.out = p.partsOut
+		}
 		return in.shared, use, ok
 	})
 }
@@ -278,7 +281,8 @@ func (t *Task) checked(err error) error {
 }
 
 // spillPast moves state of the task's operators to disk while what they
-// hold is past the budget (the operator that holds the most first), when
+// hold is past the budget, or the job's share of the process's memory
+// (meter.spillAt; the operator that holds the most first), when
 // the job may spill (Budget.SpillDir); past the budget still, the job
 // fails (meter.checked).
 func (t *Task) spillPast() error {
@@ -287,7 +291,7 @@ func (t *Task) spillPast() error {
 	}
 	for {
 		n, _ := t.stateBytes()
-		if n <= t.meter.b.StateBytes {
+		if n <= t.meter.spillAt() {
 			return nil
 		}
 		// The operators that can spill, the one holding the most first:
