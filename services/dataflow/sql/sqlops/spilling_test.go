@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/wololo/wololo/services/dataflow/sql/exec"
@@ -197,4 +198,45 @@ func TestSpilledAggregateStopsGrowingItsTable(t *testing.T) {
 		t.Fatalf("%d keys in the tables spilling, of %d without: the table grew with the spilled groups' keys", keys, all)
 	}
 	t.Logf("%d keys in the tables spilling, of %d", keys, all)
+}
+
+// TestJobSpillsPastItsShareOfTheProcess: a job's aggregates spill past
+// its share of the process's state (Budget.Pool, --memory-budget) when
+// that is less than its own budget, and give the answers they give
+// within the default budget; the share is the pool over the jobs it
+// counts, each once, and all of it again once they have left.
+func TestJobSpillsPastItsShareOfTheProcess(t *testing.T) {
+	const total = 3_000_000
+	pool := sqlops.NewStatePool(total)
+	pool.Join("a")
+	pool.Join("b")
+	pool.Join("b")
+	if got := pool.Share(); got != total/2 {
+		t.Fatalf("share of two jobs: %d, want %d", got, total/2)
+	}
+	j := newSpillJob(t, aggSpillQueries, 3000, 7)
+	var spilled atomic.Bool
+	b := sqlops.Budget{Pool: pool, SpillDir: t.TempDir(), Spilled: func(string, int64) { spilled.Store(true) }}
+	res, err := sqlops.RunSpilling(j.p, j.tables, b, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !spilled.Load() {
+		t.Fatalf("nothing spilled past a share of %d bytes", pool.Share())
+	}
+	for _, name := range j.names {
+		got, want := res.Files[name], j.want.Files[name]
+		if name == "unordered" {
+			got, want = sortedLines(got), sortedLines(want)
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("%s: %d bytes spilled, %d not", name, len(got), len(want))
+		}
+	}
+	pool.Leave("a")
+	pool.Leave("b")
+	pool.Leave("b")
+	if got := pool.Share(); got != total {
+		t.Fatalf("share of no job: %d, want %d", got, total)
+	}
 }
