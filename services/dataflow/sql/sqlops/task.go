@@ -219,6 +219,11 @@ func (t *Task) newOp(in *instance) (Operator, error) {
 	if l, ok := op.(heldLimiter); ok && t.meter.b.HeldBytes > 0 {
 		l.limitHeld(t.meter.b.HeldBytes)
 	}
+	if b, ok := op.(*buffered); ok && in.o.Kind == plan.Sort {
+		if n := topOf(t.p, in.o); n > 0 {
+			b.keepTop(n)
+		}
+	}
 	switch o := op.(type) {
 	case *join:
 		o.meter, o.where = t.meter, "the join #"+strconv.Itoa(in.o.ID)+" of "+strings.Join(in.o.Queries, ", ")
@@ -719,4 +724,26 @@ func (t *Task) restore(in *instance) error {
 	}
 	in.op = fresh
 	return nil
+}
+
+// topOf is the most rows of sort o's output that the plan reads: the N
+// and OFFSET of the LIMIT that alone reads it, or 0 (all of them).
+func topOf(p *physical.Plan, o *physical.Op) int64 {
+	var top int64
+	readers := 0
+	for _, r := range p.Ops {
+		for _, in := range r.Inputs {
+			if in.Channel != "" || in.Op != o.ID || r.Task != o.Task {
+				continue
+			}
+			readers++
+			if r.Kind == plan.Limit && r.Node != nil && r.Node.N >= 0 {
+				top = r.Node.N + r.Node.Offset
+			}
+		}
+	}
+	if readers != 1 {
+		return 0
+	}
+	return top
 }
