@@ -116,15 +116,7 @@ func (j *spillJob) spills(t *testing.T, state int64, kind string) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, name := range j.names {
-			got, w := res.Files[name], j.want.Files[name]
-			if name == "unordered" {
-				got, w = sortedLines(got), sortedLines(w)
-			}
-			if !bytes.Equal(got, w) {
-				t.Errorf("%s: %d bytes spilled, %d not", name, len(got), len(w))
-			}
-		}
+		j.same(t, res)
 		if !slices.ContainsFunc(spilled, func(s string) bool { return strings.Contains(s, kind) }) {
 			t.Fatalf("no %s spilled: %q", kind, spilled)
 		}
@@ -141,6 +133,21 @@ func (j *spillJob) spills(t *testing.T, state int64, kind string) {
 			return n%3 == 0
 		})
 	})
+}
+
+// same checks that res has the job's answers within the default budget
+// (the query "unordered"'s rows the same).
+func (j *spillJob) same(t *testing.T, res *sqlops.Result) {
+	t.Helper()
+	for _, name := range j.names {
+		got, w := res.Files[name], j.want.Files[name]
+		if name == "unordered" {
+			got, w = sortedLines(got), sortedLines(w)
+		}
+		if !bytes.Equal(got, w) {
+			t.Errorf("%s: %d bytes spilled, %d not", name, len(got), len(w))
+		}
+	}
 }
 
 func sortedLines(b []byte) []byte {
@@ -224,15 +231,7 @@ func TestJobSpillsPastItsShareOfTheProcess(t *testing.T) {
 	if !spilled.Load() {
 		t.Fatalf("nothing spilled past a share of %d bytes", pool.Share())
 	}
-	for _, name := range j.names {
-		got, want := res.Files[name], j.want.Files[name]
-		if name == "unordered" {
-			got, want = sortedLines(got), sortedLines(want)
-		}
-		if !bytes.Equal(got, want) {
-			t.Errorf("%s: %d bytes spilled, %d not", name, len(got), len(want))
-		}
-	}
+	j.same(t, res)
 	pool.Leave("a")
 	pool.Leave("b")
 	pool.Leave("b")
