@@ -288,17 +288,18 @@ func New(cfg Config) (*Node, error) {
 		Plans: func(job string, plan []byte) (stage.JobSpec, error) {
 			b := cfg.JobBudget
 			b.HeldBytes = cfg.MaxHeldBytes
-			if pool != nil {
-				pool.Join(job)
-				b.Pool = pool
-			}
+			b.Pool = pool
 			if spillRoot != "" && jobid.Valid(job) {
 				b.SpillDir = filepath.Join(spillRoot, job)
 				b.Spilled = func(where string, held int64) {
 					log.Info("the job spills state to disk", "job", job, "where", where, "state-bytes", held)
 				}
 			}
-			return sqlops.DecodeSpec(plan, st.Name, b)
+			spec, err := sqlops.DecodeSpec(plan, st.Name, b)
+			if err == nil && pool != nil {
+				pool.Join(job)
+			}
+			return spec, err
 		},
 		// A dropped job's spill files go with it (a finished or failed
 		// job's tasks remove their own).
