@@ -28,6 +28,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/wololo/wololo/deploy"
+	"github.com/wololo/wololo/internal/memlimit"
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 	"github.com/wololo/wololo/services/base/cpuprofile"
 	"github.com/wololo/wololo/services/base/datagen"
@@ -105,6 +106,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	epochs := fs.Int("epochs", 0, "if set, run the job as a standing job whose input comes in this many appends, printing each version's row counts and its epoch's cost (in memory only)")
 	lastPercent := fs.Float64("last-epoch-percent", 0, "with --epochs N (2 or more): the last epoch holds this percentage of each table's rows, the first N-1 the rest; its line's cpu is the cost of a small append to a big standing job")
 	stateBytes := fs.Int64("job-max-state-bytes", 0, "with --query: bytes of state one instance of the job holds before its joins and aggregates spill to a temporary directory (default 768 MiB, as wololo worker's)")
+	memBudget := fs.Int64("memory-budget", 0, "bytes of memory the run keeps within: the process's soft memory limit three quarters of it, and the job's state half of it less 64 MiB, shared evenly among the instances the run holds (the gateway and every shard), each instance's joins and aggregates spilling to a temporary directory past its share (0: no budget, every instance within --job-max-state-bytes)")
 	spillBytes := fs.Int64("job-max-spill-bytes", 0, "with --query: bytes of spill files one instance of the job writes; past it the job fails (default 16 GiB, as wololo worker's)")
 	if err := cli.Parse(fs, args); err != nil {
 		return err
@@ -172,7 +174,15 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	defer stopProfile()
 	log := logFlags.Logger("wololo", stderr)
 	start := time.Now()
-	rf := runFiles{*matches, *players, *out, jobFlags.Tables(), maxMalformed, *epochs, *lastPercent, *memProfile, sqlops.Budget{StateBytes: *stateBytes, SpillBytes: *spillBytes}}
+	budget := sqlops.Budget{StateBytes: *stateBytes, SpillBytes: *spillBytes}
+	if *memBudget > 0 {
+		softLimit, state := sqlops.MemoryBudget(*memBudget)
+		if os.Getenv("GOMEMLIMIT") == "" {
+			defer memlimit.Start(softLimit, memlimit.DefaultHeadroom, log)()
+		}
+		budget.Pool = sqlops.NewStatePool(state)
+	}
+	rf := runFiles{*matches, *players, *out, jobFlags.Tables(), maxMalformed, *epochs, *lastPercent, *memProfile, budget}
 	var sum *client.Summary
 	switch {
 	case *overGRPC:
@@ -213,7 +223,7 @@ type runFiles struct {
 	epochs                int           // above 0: a standing job of this many appends (--epochs)
 	lastPercent           float64       // above 0: the last append's share of the rows (--last-epoch-percent)
 	memProfile            string        // a heap profile's file (--memprofile)
-	budget                sqlops.Budget // the job's, per instance (--job-max-state-bytes, --job-max-spill-bytes)
+	budget                sqlops.Budget // the job's, per instance (--job-max-state-bytes, --job-max-spill-bytes, --memory-budget's Pool)
 }
 
 // addFileReport puts the report of the job's i-th input, named name, in

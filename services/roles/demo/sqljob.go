@@ -17,6 +17,7 @@ import (
 	"github.com/wololo/wololo/services/cmdline/inputfile"
 	"github.com/wololo/wololo/services/dataflow/schema"
 	"github.com/wololo/wololo/services/dataflow/sql/exec"
+	"github.com/wololo/wololo/services/dataflow/sql/physical"
 	"github.com/wololo/wololo/services/dataflow/sql/sqljob"
 	"github.com/wololo/wololo/services/dataflow/sql/sqlops"
 )
@@ -241,6 +242,14 @@ func runSpilling(ctx context.Context, job *sqljob.Job, feeds []sqlops.Feed, b sq
 	}
 	defer os.RemoveAll(dir)
 	b.SpillDir = dir
+	if b.Pool != nil {
+		// The run holds every instance: each is one of the pool's.
+		for _, t := range []physical.Task{job.Plan.Gateway, job.Plan.Shard} {
+			for i := range t.Replicas {
+				b.Pool.Join(fmt.Sprintf("%s-%d", t.Name, i))
+			}
+		}
+	}
 	b.Spilled = func(where string, held int64) {
 		log.Info("the job spills state to disk", "where", where, "state-bytes", held, "dir", dir)
 	}

@@ -3,10 +3,13 @@ package local
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/wololo/wololo/services/cmdline/logflags"
 )
 
 // TestMasterArgsGoToMastersOnly: MasterArgs end a master's command line
@@ -88,5 +91,26 @@ func TestMarkLines(t *testing.T) {
 				t.Errorf("wrote %q", b.String())
 			}
 		})
+	}
+}
+
+// TestMemoryBudgetReachesTheGraphProcesses: local's --memory-budget is
+// passed on to the gateway and the workers as theirs, not to a master;
+// without it none of them is given one.
+func TestMemoryBudgetReachesTheGraphProcesses(t *testing.T) {
+	for _, budget := range []int64{0, 300 << 20} {
+		o, err := (&common{memBudget: budget, log: &logflags.Flags{Level: "info"}}).options(io.Discard, io.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := &Cluster{opts: o, topoPath: "T", peersPath: "P", controlAddr: "C", tlsDir: "S"}
+		for _, in := range []*instance{{name: "shard-0", cmd: "worker"}, {name: "gateway-0", cmd: "gateway"}, {name: "master-1", cmd: "master"}} {
+			args := c.argsLocked(in)
+			i := slices.Index(args, "--memory-budget")
+			given := i >= 0 && i+1 < len(args) && args[i+1] == "314572800"
+			if want := budget > 0 && in.cmd != "master"; given != want || !want && i >= 0 {
+				t.Errorf("budget %d, %s: %q", budget, in.name, args)
+			}
+		}
 	}
 }

@@ -62,6 +62,7 @@ type common struct {
 	basePort, masters           int
 	freePorts, follow, insecure bool
 	log                         *logflags.Flags
+	memBudget                   int64
 }
 
 func (c *common) register(fs *flag.FlagSet, defaultData string) {
@@ -76,12 +77,16 @@ func (c *common) register(fs *flag.FlagSet, defaultData string) {
 	fs.IntVar(&c.masters, "masters", -1, "masters to run (default: the topology's); 0: the runner restarts processes itself")
 	fs.BoolVar(&c.follow, "follow", false, "also print every process's log lines here, prefixed with its instance")
 	fs.BoolVar(&c.insecure, "insecure", false, "run every process without TLS or identity checks: for debugging only")
+	fs.Int64Var(&c.memBudget, "memory-budget", 0, "bytes of memory each gateway and worker process keeps within, passed on as its --memory-budget (default: theirs, 512 MiB)")
 }
 
 func (c *common) options(stdout, stderr io.Writer) (Options, error) {
 	runner := logflags.Flags{Level: "info", JSON: c.log.JSON}
 	o := Options{Binary: c.binary, DataDir: c.data, BasePort: c.basePort, FreePorts: c.freePorts, LogLevel: c.log.Level, LogJSON: c.log.JSON,
 		Insecure: c.insecure, Log: runner.Logger("local", stderr)}
+	if c.memBudget > 0 {
+		o.ExtraArgs = append(o.ExtraArgs, "--memory-budget", strconv.FormatInt(c.memBudget, 10))
+	}
 	if c.topology != "" {
 		top, err := deploy.Load(c.topology)
 		if err != nil {

@@ -135,6 +135,12 @@ type Config struct {
 	// past --job-max-state-bytes spills to DataDir/spill/JOB first.
 	// Its HeldBytes is MaxHeldBytes's; its SpillDir the node's.
 	JobBudget sqlops.Budget
+	// StateBytes is the state the jobs this instance runs share (the
+	// process's --memory-budget: sqlops.MemoryBudget; 0: none shared):
+	// each job's joins and aggregates spill past its share, the pool
+	// over the jobs running here (sqlops.StatePool), or past
+	// JobBudget.StateBytes if that is less.
+	StateBytes int64
 	// RPCLimits are both gRPC servers' per-address caps and first-frame
 	// deadline (rpc.Limits; zero fields take the defaults).
 	RPCLimits rpc.Limits
@@ -270,6 +276,10 @@ func New(cfg Config) (*Node, error) {
 	n.sender = transport.NewSender(self, incarnation, outbox, n.pool, log.Named("transport"))
 	n.committer = transport.NewCommitter(store, outbox, transport.NewInbox(), n.sender)
 
+	var pool *sqlops.StatePool
+	if cfg.StateBytes > 0 {
+		pool = sqlops.NewStatePool(cfg.StateBytes)
+	}
 	scfg := stage.Config{
 		Topology: cfg.Topology, Instance: cfg.Instance, Committer: n.committer, Links: n.sender,
 		Log: log.Named("stage"), OutboxLimit: cfg.OutboxLimit, MaxJobs: cfg.MaxJobs,
@@ -278,17 +288,23 @@ func New(cfg Config) (*Node, error) {
 		Plans: func(job string, plan []byte) (stage.JobSpec, error) {
 			b := cfg.JobBudget
 			b.HeldBytes = cfg.MaxHeldBytes
+			b.Pool = pool
 			if spillRoot != "" && jobid.Valid(job) {
 				b.SpillDir = filepath.Join(spillRoot, job)
 				b.Spilled = func(where string, held int64) {
 					log.Info("the job spills state to disk", "job", job, "where", where, "state-bytes", held)
 				}
 			}
-			return sqlops.DecodeSpec(plan, st.Name, b)
+			spec, err := sqlops.DecodeSpec(plan, st.Name, b)
+			if err == nil && pool != nil {
+				pool.Join(job)
+			}
+			return spec, err
 		},
 		// A dropped job's spill files go with it (a finished or failed
 		// job's tasks remove their own).
 		Dropped: func(job string) {
+			leave(pool, job)
 			if spillRoot != "" && jobid.Valid(job) {
 				if err := os.RemoveAll(filepath.Join(spillRoot, job)); err != nil {
 					log.Warn("could not remove a dropped job's spill files", "job", job, "error", err)
@@ -335,6 +351,14 @@ func New(cfg Config) (*Node, error) {
 	// its client: the gateway hears it.
 	scfg.OnFail = func(ctx context.Context, job, reason string) {
 		n.reportFailed(ctx, transport.JobFailure{Job: job, Reason: reason}, n.log.With("job", job))
+	}
+	// A job that finished or failed here holds no more state: its share
+	// goes back to the others.
+	scfg.OnFinish = leaving(pool, scfg.OnFinish)
+	onFail := scfg.OnFail
+	scfg.OnFail = func(ctx context.Context, job, reason string) {
+		leave(pool, job)
+		onFail(ctx, job, reason)
 	}
 	if n.runtime, err = stage.New(scfg); err != nil {
 		return nil, err
@@ -630,5 +654,26 @@ func identify(creds *pki.Credentials) func(context.Context) (string, error) {
 			return "", status.Error(codes.Unauthenticated, "JobService calls need a client certificate of the deployment's CA")
 		}
 		return id.Name, nil
+	}
+}
+
+// leave counts job no longer among pool's (nil: no pool).
+func leave(pool *sqlops.StatePool, job string) {
+	if pool != nil {
+		pool.Leave(job)
+	}
+}
+
+// leaving is onFinish (nil: none) that first counts the finished job no
+// longer among pool's.
+func leaving(pool *sqlops.StatePool, onFinish func(string, map[string][]byte)) func(string, map[string][]byte) {
+	if pool == nil {
+		return onFinish
+	}
+	return func(job string, records map[string][]byte) {
+		pool.Leave(job)
+		if onFinish != nil {
+			onFinish(job, records)
+		}
 	}
 }

@@ -35,13 +35,13 @@ import (
 	"github.com/wololo/wololo/transport/segstore"
 )
 
-// DefaultMemoryLimitMiB is a worker's default soft memory limit. The
-// budget is 512 MB per process; the biggest process (a shard, measured on
-// the hand-written graph of the four queries, retired since, at full
-// scale) peaks near 470 MiB without a limit and near 430 MiB with one of
-// 320 MiB, at no measurable cost in time, because most of what it frees
-// is garbage the collector would otherwise leave for later.
-const DefaultMemoryLimitMiB = 384
+// The soft memory limit's default is three quarters of --memory-budget
+// (sqlops.MemoryBudget): 384 MiB of the default 512. Measured on the
+// hand-written graph of the four queries (retired since) at full scale,
+// the biggest process, a shard, peaked near 470 MiB without a limit and
+// near 430 MiB with one of 320 MiB, at no measurable cost in time,
+// because most of what a limit frees is garbage the collector would
+// otherwise leave for later.
 
 // RunGateway is `wololo gateway`.
 func RunGateway(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -90,7 +90,7 @@ func run(ctx context.Context, cmd string, args []string, stderr io.Writer) error
 	maxHeld := fs.Int64("max-held-bytes", 0, "gateway: bytes of rows one operator of a job's SQL plan holds there until its inputs end, a query's answer; past it the job fails (default 256 MiB)")
 	maxAnswerBytes := fs.Int64("max-answer-bytes", 0, "gateway: bytes of one job's answers together (its result files), which the gateway holds until the job is fetched and deleted; past it the job fails (default 256 MiB)")
 	clientMaxAnswerBytes := fs.Int64("client-max-answer-bytes", 0, "gateway: bytes of the answers of one client's finished jobs held together; past it its oldest finished jobs are dropped for a new one's answers (default 1 GiB; at least --max-answer-bytes)")
-	stateBytes := fs.Int64("job-max-state-bytes", 0, "bytes of values one job's SQL plan may hold in this process: its tables' keys, a join's rows, an aggregate's groups, rows waiting for the other side of a join; past it a join's rows and an aggregate's groups spill to --data/spill (with --data), and then, or without, the job fails (default 768 MiB)")
+	jobStateBytes := fs.Int64("job-max-state-bytes", 0, "bytes of values one job's SQL plan may hold in this process: its tables' keys, a join's rows, an aggregate's groups, rows waiting for the other side of a join; past it a join's rows and an aggregate's groups spill to --data/spill (with --data), and then, or without, the job fails (default 768 MiB)")
 	spillBytes := fs.Int64("job-max-spill-bytes", 0, "bytes of spill files one job's SQL plan may write in this process (--data/spill) once its state is past --job-max-state-bytes; past it the job fails (default 16 GiB)")
 	joinRows := fs.Int64("job-max-join-rows", 0, "rows one job's joins may make in this process, in all; past it the job fails (default 67108864)")
 	stepBytes := fs.Int64("job-max-step-bytes", 0, "bytes of rows one batch given to a job's SQL plan may make this process send on (a join's rows), held until its commit; past it the job fails (default 128 MiB)")
@@ -107,7 +107,8 @@ func run(ctx context.Context, cmd string, args []string, stderr io.Writer) error
 	outboxLimit := fs.Int("outbox-limit", 0, "unacknowledged batches per output channel before input stops (default 32)")
 	var rpcLimits rpc.Limits
 	rpcLimits.RegisterFlags(fs)
-	memLimit := fs.Int("memory-limit-mib", DefaultMemoryLimitMiB, "soft memory limit in MiB: the garbage collector works harder near it; a live heap above it raises it to half over the live heap, so that the collector does not run back to back (0: none; the GOMEMLIMIT environment variable wins, fixed)")
+	memBudget := fs.Int64("memory-budget", 0, "bytes of memory this process keeps within (default 512 MiB): its soft memory limit is three quarters of it (unless --memory-limit-mib sets another), and the state of the jobs it runs half of it less 64 MiB, shared evenly among them; a job's joins and aggregates spill to --data/spill past its share (docs/operations.md)")
+	memLimit := fs.Int("memory-limit-mib", -1, "soft memory limit in MiB: the garbage collector works harder near it; a live heap above it raises it to half over the live heap, so that the collector does not run back to back (default: three quarters of --memory-budget; 0: none; the GOMEMLIMIT environment variable wins, fixed)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of this process to this file until it stops")
 	if err := cli.Parse(fs, args); err != nil {
 		return err
@@ -157,6 +158,10 @@ func run(ctx context.Context, cmd string, args []string, stderr io.Writer) error
 		}
 		defer pl.Close()
 	}
+	softLimit, stateBytes := sqlops.MemoryBudget(*memBudget)
+	if *memLimit < 0 {
+		*memLimit = int(softLimit >> 20)
+	}
 	if *memLimit > 0 && os.Getenv("GOMEMLIMIT") == "" {
 		// Raised over a live heap larger than it (memlimit), so that
 		// the collector never runs back to back.
@@ -195,7 +200,7 @@ func run(ctx context.Context, cmd string, args []string, stderr io.Writer) error
 		Topology: top, Instance: in, Listener: l, Public: pl, Credentials: creds, Resolver: resolver, Store: store, Log: log, Retention: *retention, StandingRetention: *standingRetention,
 		OutboxLimit: *outboxLimit, MaxJobs: *maxJobs, UploadIdle: *uploadIdle,
 		ClientMaxJobs: *clientMaxJobs, ClientMaxHeldJobs: *clientMaxHeldJobs, MaxJobBytes: *maxJobBytes, ClientMaxBytes: *clientMaxBytes,
-		MaxHeaderBytes: *maxHeaderBytes, MaxQueries: *maxQueries, MaxHeldBytes: *maxHeld, JobBudget: sqlops.Budget{StateBytes: *stateBytes, JoinRows: *joinRows, StepBytes: *stepBytes, SpillBytes: *spillBytes}, MaxTables: *maxTables, MaxQueryBytes: *maxQueryBytes, MaxRecordBytes: *maxRecordBytes, MaxMalformed: &limit,
+		MaxHeaderBytes: *maxHeaderBytes, MaxQueries: *maxQueries, MaxHeldBytes: *maxHeld, JobBudget: sqlops.Budget{StateBytes: *jobStateBytes, JoinRows: *joinRows, StepBytes: *stepBytes, SpillBytes: *spillBytes}, StateBytes: stateBytes, MaxTables: *maxTables, MaxQueryBytes: *maxQueryBytes, MaxRecordBytes: *maxRecordBytes, MaxMalformed: &limit,
 		ClientMaxCompiles: *clientMaxCompiles, MaxCompiles: *maxCompiles, MaxAnswerBytes: *maxAnswerBytes, ClientMaxAnswerBytes: *clientMaxAnswerBytes,
 		Admin: al, StoreTimes: times, RPCLimits: rpcLimits, DataDir: *dataDir, NoRetainedInput: !*retainInput,
 	})

@@ -41,6 +41,14 @@ type aggSpill struct {
 // spilled: whether the aggregate has groups on disk.
 func (a *aggregate) spilled() bool { return a.sp != nil }
 
+// partsOut: the aggregate's spilled partitions.
+func (a *aggregate) partsOut() *[spillParts]bool {
+	if a.sp == nil {
+		return nil
+	}
+	return &a.sp.out
+}
+
 // spill moves the groups of the partitions still in memory with the
 // most groups to disk, until about half of them are there; nothing when
 // the aggregate has no keys, or no groups in memory.

@@ -51,6 +51,11 @@ type Budget struct {
 	// process logs it). The tasks of an in-process run call it from
 	// their goroutines.
 	Spilled func(where string, held int64)
+	// Pool, when set, is the process's state shared among its jobs
+	// (--memory-budget): the job's joins and aggregates here spill past
+	// its share (StatePool.Share), or StateBytes if that is less; the
+	// job fails past StateBytes still.
+	Pool *StatePool
 	// HeldBytes is about the most bytes of values an operator that holds
 	// rows until its inputs end holds at the gateway (a sort, a sink: a
 	// query's answer); past it the job fails at its end, its answer too
@@ -240,4 +245,15 @@ func (m *meter) held(n int64, where string) error {
 		return m.pass(&OverBudget{What: "bytes of state", Verb: "held", Flag: "--job-max-state-bytes", Limit: m.b.StateBytes, Spent: n, Where: where})
 	}
 	return m.err()
+}
+
+// spillAt is the state past which the task's operators spill: StateBytes,
+// or the job's share of the process's pool if that is less. What cannot
+// spill (key tables, semi-join and distinct keys, a standing job's
+// state) still fails the job past StateBytes only.
+func (m *meter) spillAt() int64 {
+	if m.b.Pool == nil {
+		return m.b.StateBytes
+	}
+	return min(m.b.StateBytes, m.b.Pool.Share())
 }

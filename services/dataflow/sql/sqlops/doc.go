@@ -26,7 +26,8 @@
 // JobSpec, Edge and the like, the stage adapter's alone):
 //
 //   - The operators and their snapshots (ops.go, join.go, exchange.go,
-//     snapshot.go, budget.go, setop.go: UNION ALL, window.go: the window
+//     snapshot.go, budget.go, pool.go: the process's memory shared among
+//     its jobs, setop.go: UNION ALL, window.go: the window
 //     functions): each plan operator over exec's batches
 //     (New; join.go the outer joins' unmatched rows), the exchange that routes rows onto a channel and what it
 //     sends (Rows, to a Sender), each operator's stage.Snapshotter, the
@@ -186,12 +187,17 @@
 // # State past the budget
 //
 // A Task counts what its operators hold against Budget.StateBytes after
-// each batch; past it, when the job may spill (Budget.SpillDir), the
+// each batch; past it, or past the job's share of the process's memory
+// (Budget.Pool, a StatePool: --memory-budget), when the job may spill
+// (Budget.SpillDir), the
 // join or aggregate that holds the most moves partitions of its rows or
 // groups to spill files (spilling.go: a grace hash join; aggspill.go;
 // the files, sqlops/spill) before the job is failed, and the job fails
-// only past Budget.SpillBytes or when nothing more can move (the key
-// tables, a semi-join's keys). Why a task with spilled rows declines to
+// only past Budget.SpillBytes, or past Budget.StateBytes when nothing
+// more can move (the key tables, a semi-join's keys). A spilled
+// partition's later rows go to disk by their key without it being added
+// to the shared key table (keyUse.out), so that table stops growing
+// with what went to disk. Why a task with spilled rows declines to
 // snapshot rather than write them into its snapshot: spilling.go.
 //
 // The package does no I/O but the spill files' (through sqlops/spill),

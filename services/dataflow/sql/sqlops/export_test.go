@@ -120,3 +120,9 @@ func RunSpilling(p *physical.Plan, tables map[string]*exec.Table, b Budget, rest
 	res, _, err := run(p, tableFeeds(p, tables, nil), options{budget: b, restart: restart})
 	return res, err
 }
+
+// RunSpillingKeys is RunSpilling without restarts, and returns the
+// number of keys in its keyed operators' tables at the end too.
+func RunSpillingKeys(p *physical.Plan, tables map[string]*exec.Table, b Budget) (*Result, int, error) {
+	return run(p, tableFeeds(p, tables, nil), options{budget: b})
+}

@@ -47,9 +47,16 @@ type slotted interface {
 // row's key in its table (exec.AddKey: it adds it; exec.FindKey: it
 // only looks it up), and with a NULL key (a group of its own, or
 // exec.SkipKey: a NULL matches nothing).
+//
+// out, when set, is the consumer's spilled partitions (nil: none yet;
+// partsOut): a row of one of them it diverts to disk by its key without
+// reading its slot, so the task neither adds nor looks its key up for
+// it, and the shared table stops growing with the keys of what went to
+// disk (a spilled aggregate's later rows, a spilled join's).
 type keyUse struct {
 	col        int
 	mode, null exec.KeyMode
+	out        func() *[spillParts]bool
 }
 
 // keyGroup is the routes of a channel whose consumers on a task
@@ -116,17 +123,35 @@ func routeSlots(groups []keyGroup, routes int, b *exec.Batch, masks []uint64) []
 // Slots: the most of the modes of the group's routes that take the row
 // (masks; none: every route); nil, every key added, when a route that
 // adds every key, NULL included, takes every row (an aggregate's).
+//
+// A route whose consumer has spilled partitions (keyUse.out) takes no
+// key of theirs: its rows there count as SkipKey.
 func (g *keyGroup) modes(key *exec.Vec, n int, masks []uint64) []exec.KeyMode {
+	outs := make([]*[spillParts]bool, len(g.routes))
+	spilled := false
+	for j := range g.routes {
+		if f := g.uses[j].out; f != nil {
+			outs[j] = f()
+			spilled = spilled || outs[j] != nil
+		}
+	}
 	for j, r := range g.routes {
-		if use := g.uses[j]; use.mode == exec.AddKey && use.null == exec.AddKey && !slices.ContainsFunc(masks, func(m uint64) bool { return m&(1<<r) == 0 }) {
+		if use := g.uses[j]; outs[j] == nil && use.mode == exec.AddKey && use.null == exec.AddKey && !slices.ContainsFunc(masks, func(m uint64) bool { return m&(1<<r) == 0 }) {
 			return nil
 		}
+	}
+	var parts []uint8
+	if spilled {
+		parts = keyPartitions([]*exec.Vec{key}, n)
 	}
 	modes := make([]exec.KeyMode, n)
 	for j, r := range g.routes {
 		use := g.uses[j]
 		for i := range modes {
 			if len(masks) != 0 && masks[i]&(1<<r) == 0 {
+				continue
+			}
+			if outs[j] != nil && outs[j][parts[i]] {
 				continue
 			}
 			m := use.mode
@@ -460,14 +485,56 @@ type buffered struct {
 	// memory (Task.Overflowed). held is what it holds.
 	limit, held int64
 	over        bool
+	// top, when above 0, is the most rows of a sort's output that are
+	// read (the N and OFFSET of the LIMIT after it: keepTop): past twice
+	// that many held, and topRows, the sort keeps its first top rows
+	// alone (done, then the first top), so that it holds about that many
+	// whatever its input.
+	top int64
+}
+
+// topRows is the fewest rows a sort with a top cuts down to it: the cut
+// sorts what it holds, so it is made no more often than every so many
+// rows.
+const topRows = 1 << 12
+
+// keepTop makes the sort keep only its first n rows (its LIMIT's, with
+// the OFFSET), its output the same: its order is total (exec.Sort: its
+// keys, then every column), so the first n rows of all of them are the
+// first n of any first n's and the rows that come after.
+func (o *buffered) keepTop(n int64) { o.top = n }
+
+// cut keeps the first top rows of those held.
+func (o *buffered) cut() error {
+	bs, err := o.done(o.ins)
+	if err != nil {
+		return err
+	}
+	o.ins[0], o.held = exec.Limit(o.top, bs), 0
+	for _, b := range o.ins[0] {
+		o.held += int64(batchBytes(b))
+	}
+	return nil
+}
+
+// heldRows is the rows held of input 0.
+func (o *buffered) heldRows() int64 {
+	var n int64
+	for _, b := range o.ins[0] {
+		n += int64(b.N)
+	}
+	return n
 }
 
 // limitHeld sets the most bytes the operator holds (heldLimiter).
 func (o *buffered) limitHeld(n int64) { o.limit = n }
 
-// heldState and restoreHeld are what a task's snapshot keeps of it.
-func (o *buffered) heldState() (int64, bool)          { return o.held, o.over }
-func (o *buffered) restoreHeld(held int64, over bool) { o.held, o.over = held, over }
+// heldState and restoreHeld are what a task's snapshot keeps of it. What
+// it holds is counted again as its rows are restored (Restore): the held
+// bytes written are not added to them, which counted its rows twice
+// after a restart.
+func (o *buffered) heldState() (int64, bool)       { return o.held, o.over }
+func (o *buffered) restoreHeld(_ int64, over bool) { o.over = over }
 
 // heldLimiter is an operator that holds rows until its inputs end, and
 // can be told the most it may hold.
@@ -487,11 +554,18 @@ func (o *buffered) Apply(input int, b *exec.Batch, _ Out) error {
 	if o.over {
 		return nil
 	}
-	if o.held += int64(batchBytes(b)); o.limit > 0 && o.held > o.limit {
-		o.over = true
-		return nil
-	}
+	o.held += int64(batchBytes(b))
 	o.ins[input] = append(o.ins[input], b)
+	if o.top > 0 && o.heldRows() > max(2*o.top, topRows) {
+		if err := o.cut(); err != nil {
+			return err
+		}
+	}
+	if o.limit > 0 && o.held > o.limit {
+		// What comes from now on is let go; what it holds goes too.
+		o.over = true
+		clear(o.ins)
+	}
 	return nil
 }
 

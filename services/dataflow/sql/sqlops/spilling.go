@@ -63,6 +63,22 @@ type spiller interface {
 	spilled() bool
 }
 
+// partsOuter is a spiller whose rows of spilled partitions go to disk
+// by their key alone, before their slot is read (divertRows): the task
+// need not look their keys up in the shared table (keyUse.out).
+type partsOuter interface {
+	// partsOut is the operator's spilled partitions; nil: none.
+	partsOut() *[spillParts]bool
+}
+
+// partsOut: the join's spilled partitions.
+func (j *join) partsOut() *[spillParts]bool {
+	if j.gr == nil {
+		return nil
+	}
+	return &j.gr.out
+}
+
 // grace is a join's spilled state: which partitions are on disk, and
 // their files of right and of left rows.
 type grace struct {

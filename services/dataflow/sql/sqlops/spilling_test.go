@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/wololo/wololo/services/dataflow/sql/exec"
@@ -115,15 +116,7 @@ func (j *spillJob) spills(t *testing.T, state int64, kind string) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, name := range j.names {
-			got, w := res.Files[name], j.want.Files[name]
-			if name == "unordered" {
-				got, w = sortedLines(got), sortedLines(w)
-			}
-			if !bytes.Equal(got, w) {
-				t.Errorf("%s: %d bytes spilled, %d not", name, len(got), len(w))
-			}
-		}
+		j.same(t, res)
 		if !slices.ContainsFunc(spilled, func(s string) bool { return strings.Contains(s, kind) }) {
 			t.Fatalf("no %s spilled: %q", kind, spilled)
 		}
@@ -140,6 +133,21 @@ func (j *spillJob) spills(t *testing.T, state int64, kind string) {
 			return n%3 == 0
 		})
 	})
+}
+
+// same checks that res has the job's answers within the default budget
+// (the query "unordered"'s rows the same).
+func (j *spillJob) same(t *testing.T, res *sqlops.Result) {
+	t.Helper()
+	for _, name := range j.names {
+		got, w := res.Files[name], j.want.Files[name]
+		if name == "unordered" {
+			got, w = sortedLines(got), sortedLines(w)
+		}
+		if !bytes.Equal(got, w) {
+			t.Errorf("%s: %d bytes spilled, %d not", name, len(got), len(w))
+		}
+	}
 }
 
 func sortedLines(b []byte) []byte {
@@ -170,4 +178,64 @@ func TestAggregateSpillsPastItsBudget(t *testing.T) {
 	// Within the keys of their tables (which stay), short of their
 	// groups' state.
 	j.spills(t, 1_500_000, "aggregate of")
+}
+
+// TestSpilledAggregateStopsGrowingItsTable: an aggregate of more groups
+// than its budget holds, most of its state its keys, finishes within
+// the budget, its answer byte for byte the job's within the default
+// one: once a partition of its groups is on disk, the keys of that
+// partition's later rows go to disk with them and not into the table
+// it shares (keyUse.out), so the table ends with fewer keys than there
+// are groups (without that, every key, and a table that only grows).
+func TestSpilledAggregateStopsGrowingItsTable(t *testing.T) {
+	j := newSpillJob(t, map[string]string{"matches": "SELECT match, COUNT(*) AS n FROM match_players GROUP BY 1 HAVING COUNT(*) > 7 ORDER BY 1"}, 20_000, 11)
+	_, all, err := sqlops.RunSpillingKeys(j.p, j.tables, sqlops.Budget{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const state = 600_000
+	res, keys, err := sqlops.RunSpillingKeys(j.p, j.tables, sqlops.Budget{StateBytes: state, SpillDir: t.TempDir()})
+	if err != nil {
+		t.Fatalf("within %d bytes of state: %v", state, err)
+	}
+	if !bytes.Equal(res.Files["matches"], j.want.Files["matches"]) {
+		t.Fatalf("spilled: %d bytes, not the %d of the default budget", len(res.Files["matches"]), len(j.want.Files["matches"]))
+	}
+	if keys >= all {
+		t.Fatalf("%d keys in the tables spilling, of %d without: the table grew with the spilled groups' keys", keys, all)
+	}
+	t.Logf("%d keys in the tables spilling, of %d", keys, all)
+}
+
+// TestJobSpillsPastItsShareOfTheProcess: a job's aggregates spill past
+// its share of the process's state (Budget.Pool, --memory-budget) when
+// that is less than its own budget, and give the answers they give
+// within the default budget; the share is the pool over the jobs it
+// counts, each once, and all of it again once they have left.
+func TestJobSpillsPastItsShareOfTheProcess(t *testing.T) {
+	const total = 3_000_000
+	pool := sqlops.NewStatePool(total)
+	pool.Join("a")
+	pool.Join("b")
+	pool.Join("b")
+	if got := pool.Share(); got != total/2 {
+		t.Fatalf("share of two jobs: %d, want %d", got, total/2)
+	}
+	j := newSpillJob(t, aggSpillQueries, 3000, 7)
+	var spilled atomic.Bool
+	b := sqlops.Budget{Pool: pool, SpillDir: t.TempDir(), Spilled: func(string, int64) { spilled.Store(true) }}
+	res, err := sqlops.RunSpilling(j.p, j.tables, b, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !spilled.Load() {
+		t.Fatalf("nothing spilled past a share of %d bytes", pool.Share())
+	}
+	j.same(t, res)
+	pool.Leave("a")
+	pool.Leave("b")
+	pool.Leave("b")
+	if got := pool.Share(); got != total {
+		t.Fatalf("share of no job: %d, want %d", got, total)
+	}
 }

@@ -414,6 +414,33 @@ func TestTooLargeAnAnswerFailsTheJob(t *testing.T) {
 	}
 }
 
+// TestASortBeforeALimitHoldsItsTop: a query whose sorted rows are more
+// than the gateway may hold, but whose LIMIT reads a few, gives its
+// answer within the limit, also when the gateway restarts on the way:
+// the sort keeps its first rows alone (buffered.keepTop), its answer
+// byte for byte the in-process runner's.
+func TestASortBeforeALimitHoldsItsTop(t *testing.T) {
+	_, _, tables := generated(t, 3000, 9)
+	texts := map[string]string{"top": "SELECT token, civ, rating FROM match_players ORDER BY rating DESC, civ LIMIT 5 OFFSET 2", "few": "SELECT civ, COUNT(*) AS n FROM match_players GROUP BY civ ORDER BY civ"}
+	p := planOf(t, texts, []string{"top", "few"}, tables, 2)
+	want, err := sqlops.Run(p, tables)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, restart := range []float64{0, 0.3} {
+		d := newDeployedHolding(t, p, rand.New(rand.NewPCG(7, 8)), restart, sqlops.Budget{HeldBytes: 200_000})
+		d.upload("matches", tables["matches"])
+		d.upload("match_players", tables["match_players"])
+		d.run()
+		if reason := d.inst["gateway-0"].records[schema.FailedResultsRecord]; reason != nil {
+			t.Fatalf("restarts %v: the job failed: %s", restart, reason)
+		}
+		if !bytes.Equal(d.results["top"], want.Files["top"]) {
+			t.Errorf("restarts %v: %q, want %q", restart, d.results["top"], want.Files["top"])
+		}
+	}
+}
+
 // TestSourceRoutesEachRowByItsKey: the rows a Source routes as it reads
 // them (match_players, which q2 sends whole to the shards) each go to the
 // instance stage.Route picks for its match, every row once, whichever

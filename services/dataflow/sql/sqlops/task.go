@@ -129,6 +129,9 @@ func (t *Task) keyGroups() map[string][]keyGroup {
 			return nil, keyUse{}, false
 		}
 		use, ok := s.keyOf(k)
+		if p, spills := in.op.(partsOuter); spills {
+			use.out = p.partsOut
+		}
 		return in.shared, use, ok
 	})
 }
@@ -216,6 +219,11 @@ func (t *Task) newOp(in *instance) (Operator, error) {
 	if l, ok := op.(heldLimiter); ok && t.meter.b.HeldBytes > 0 {
 		l.limitHeld(t.meter.b.HeldBytes)
 	}
+	if b, ok := op.(*buffered); ok && in.o.Kind == plan.Sort {
+		if n := topOf(t.p, in.o); n > 0 {
+			b.keepTop(n)
+		}
+	}
 	switch o := op.(type) {
 	case *join:
 		o.meter, o.where = t.meter, "the join #"+strconv.Itoa(in.o.ID)+" of "+strings.Join(in.o.Queries, ", ")
@@ -278,7 +286,8 @@ func (t *Task) checked(err error) error {
 }
 
 // spillPast moves state of the task's operators to disk while what they
-// hold is past the budget (the operator that holds the most first), when
+// hold is past the budget, or the job's share of the process's memory
+// (meter.spillAt; the operator that holds the most first), when
 // the job may spill (Budget.SpillDir); past the budget still, the job
 // fails (meter.checked).
 func (t *Task) spillPast() error {
@@ -287,7 +296,7 @@ func (t *Task) spillPast() error {
 	}
 	for {
 		n, _ := t.stateBytes()
-		if n <= t.meter.b.StateBytes {
+		if n <= t.meter.spillAt() {
 			return nil
 		}
 		// The operators that can spill, the one holding the most first:
@@ -715,4 +724,26 @@ func (t *Task) restore(in *instance) error {
 	}
 	in.op = fresh
 	return nil
+}
+
+// topOf is the most rows of sort o's output that the plan reads: the N
+// and OFFSET of the LIMIT that alone reads it, or 0 (all of them).
+func topOf(p *physical.Plan, o *physical.Op) int64 {
+	var top int64
+	readers := 0
+	for _, r := range p.Ops {
+		for _, in := range r.Inputs {
+			if in.Channel != "" || in.Op != o.ID || r.Task != o.Task {
+				continue
+			}
+			readers++
+			if r.Kind == plan.Limit && r.Node != nil && r.Node.N >= 0 {
+				top = r.Node.N + r.Node.Offset
+			}
+		}
+	}
+	if readers != 1 {
+		return 0
+	}
+	return top
 }

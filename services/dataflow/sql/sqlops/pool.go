@@ -1,0 +1,71 @@
+package sqlops
+
+import "sync"
+
+// StatePool is the memory a process gives the state of the jobs it runs
+// (--memory-budget less a reserve: MemoryBudget), shared evenly among
+// them: each job's instance here may hold its share before its joins
+// and aggregates spill (Budget.Pool), a share that shrinks as jobs
+// start here and grows back as they end. A job counts from when its
+// plan is taken up (Join) until it finishes, fails or is dropped
+// (Leave), whichever comes first; joining or leaving twice counts once.
+type StatePool struct {
+	total int64
+	mu    sync.Mutex
+	jobs  map[string]struct{}
+}
+
+// NewStatePool is a pool of total bytes of state.
+func NewStatePool(total int64) *StatePool {
+	return &StatePool{total: total, jobs: map[string]struct{}{}}
+}
+
+// Join counts job among the pool's.
+func (p *StatePool) Join(job string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.jobs[job] = struct{}{}
+}
+
+// Leave counts job no longer.
+func (p *StatePool) Leave(job string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	delete(p.jobs, job)
+}
+
+// Share is the bytes of state each job of the pool may hold now: the
+// pool's total over the jobs it counts (all of it for one, or none).
+func (p *StatePool) Share() int64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.total / int64(max(1, len(p.jobs)))
+}
+
+// MemoryReserve is what a process's memory budget keeps for itself, not
+// for its jobs' state: the Go runtime, the gRPC buffers, the batches in
+// flight and in the outboxes, the upload's buffers at the gateway.
+const MemoryReserve = 64 << 20
+
+// DefaultMemoryBudget is a process's memory budget unless it sets
+// another (--memory-budget): its resident memory stays about within it,
+// at any input size.
+const DefaultMemoryBudget = 512 << 20
+
+// MemoryBudget is how a process's memory budget (bytes; <= 0: the
+// default) divides: the soft memory limit of its Go runtime, three
+// quarters of it (the rest for what the runtime holds beside the heap
+// and the garbage between collections), and the bytes of state its jobs
+// share (a StatePool's), half of the budget less MemoryReserve: a live
+// heap of that state and the reserve stays under two thirds of the soft
+// limit, so the collector has as much again to run without running back
+// to back (internal/memlimit). 512 MiB: a soft limit of 384 MiB, 224 MiB
+// of state; a shard of the four default queries holds about 200 MiB of
+// state at the full dataset (3.1M matches, two shards), and spills past
+// it on larger ones.
+func MemoryBudget(budget int64) (softLimit, state int64) {
+	if budget <= 0 {
+		budget = DefaultMemoryBudget
+	}
+	return budget / 4 * 3, max(budget-MemoryReserve, budget/2) / 2
+}
