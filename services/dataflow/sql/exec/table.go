@@ -497,7 +497,7 @@ func (s *KeySet) KeepSlots(key *plan.Expr, b *Batch, sl []int32) (*Batch, error)
 type Join struct {
 	leftKey, rightKey *plan.Expr
 	v                 slots
-	right             []*builder // the right rows, by column
+	right             *rowChunks // the right rows
 	// The right rows of each key, in the order added, as a list through
 	// the rows: first and last per the operator's index of a key, next
 	// per right row (-1: none), so that adding a row allocates nothing
@@ -511,11 +511,7 @@ type Join struct {
 
 // NewJoin returns an empty join in table t of right rows of rightCols.
 func NewJoin(t *KeyTable, leftKey, rightKey *plan.Expr, rightCols []plan.Column) *Join {
-	j := &Join{leftKey: leftKey, rightKey: rightKey, v: slots{t: t}}
-	for _, c := range rightCols {
-		j.right = append(j.right, newBuilder(c.Type, 0))
-	}
-	return j
+	return &Join{leftKey: leftKey, rightKey: rightKey, v: slots{t: t}, right: newRowChunks(rightCols)}
 }
 
 // AddRight adds right rows.
@@ -532,9 +528,7 @@ func (j *Join) AddRightSlots(b *Batch, sl []int32) error {
 		j.slots = j.v.t.Slots([]*Vec{rk}, b.N, keyModes(rk, AddKey), j.slots)
 		sl = j.slots
 	}
-	for c, bl := range j.right {
-		bl.all(b.Cols[c])
-	}
+	j.right.add(b)
 	j.next = slices.Grow(j.next, b.N)
 	for i := range b.N {
 		r := int32(j.n)
@@ -555,14 +549,12 @@ func (j *Join) AddRightSlots(b *Batch, sl []int32) error {
 	return nil
 }
 
-// Right is every right row added, in order.
-func (j *Join) Right() *Batch {
-	b := &Batch{N: j.n}
-	for _, bl := range j.right {
-		b.Cols = append(b.Cols, bl.v)
-	}
-	return b
-}
+// Right is every right row added, in order (a copy of them once they
+// are more than a chunk's: rowChunks).
+func (j *Join) Right() *Batch { return j.right.batch() }
+
+// RightRows is how many right rows have been added.
+func (j *Join) RightRows() int { return j.n }
 
 // Probe returns the rows of b joined with the right rows of their key,
 // the left columns then the right; nil when none matches.
