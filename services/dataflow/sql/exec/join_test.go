@@ -121,6 +121,44 @@ func TestJoinAddRightAllocs(t *testing.T) {
 	}
 }
 
+// TestJoinAddRightGrowth: a join's lists of each key's rows and its view
+// of the table double as batches of new keys come, so that a join of
+// many rows copies them a few times (append grows a large slice by a
+// quarter: the lists of every player row of a shard, copied ten times
+// over).
+func TestJoinAddRightGrowth(t *testing.T) {
+	cols := []plan.Column{{Name: "k", Type: plan.Text}}
+	var batches []*Batch
+	for b := range 200 {
+		bl := newBuilder(plan.Text, 1000)
+		for i := range 1000 {
+			bl.text(fmt.Appendf(nil, "key%d", b*1000+i))
+		}
+		batches = append(batches, &Batch{N: 1000, Cols: []*Vec{bl.v}})
+	}
+	key := &plan.Expr{Kind: plan.ColRef, Col: 0, Type: plan.Text}
+	j := NewJoin(NewKeyTable(), key, key, cols)
+	var grown int
+	next, first, local := cap(j.next), cap(j.first), cap(j.v.local)
+	for _, b := range batches {
+		if err := j.AddRight(b); err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range []struct {
+			was *int
+			now int
+		}{{&next, cap(j.next)}, {&first, cap(j.first)}, {&local, cap(j.v.local)}} {
+			if c.now != *c.was {
+				grown++
+				*c.was = c.now
+			}
+		}
+	}
+	if grown > 35 {
+		t.Errorf("200,000 right rows of as many keys: their lists and view grew %d times, want at most 35 (doubling: 23; by a quarter: 55)", grown)
+	}
+}
+
 // TestJoinRightChunks: a join's right rows past a chunk's (rowChunks)
 // are the rows added, whole (Right), gathered by row (runs of rows
 // across a chunk's end, NULL rows) and probed; and a row once held does

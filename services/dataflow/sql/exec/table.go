@@ -397,7 +397,7 @@ func (v *slots) get(s int32) int32 {
 func (v *slots) set(s, i int32) {
 	if int(s) >= len(v.local) {
 		from := len(v.local)
-		v.local = slices.Grow(v.local, max(int(s)+1, v.t.Len())-from)
+		v.local = doubled(v.local, max(int(s)+1, v.t.Len())-from)
 		v.local = v.local[:cap(v.local)]
 		for k := from; k < len(v.local); k++ {
 			v.local[k] = -1
@@ -529,7 +529,9 @@ func (j *Join) AddRightSlots(b *Batch, sl []int32) error {
 		sl = j.slots
 	}
 	j.right.add(b)
-	j.next = slices.Grow(j.next, b.N)
+	if len(j.next)+b.N > cap(j.next) {
+		j.next = doubled(j.next, b.N) // as appendDoubling: append grows a large slice by a quarter, copied each time
+	}
 	for i := range b.N {
 		r := int32(j.n)
 		j.next = append(j.next, -1)
@@ -541,7 +543,7 @@ func (j *Join) AddRightSlots(b *Batch, sl []int32) error {
 		if id < 0 {
 			id = int32(len(j.first))
 			j.v.set(sl[i], id)
-			j.first, j.last = append(j.first, r), append(j.last, r)
+			j.first, j.last = appendDoubling(j.first, r), appendDoubling(j.last, r)
 			continue
 		}
 		j.next[j.last[id]], j.last[id] = r, r
