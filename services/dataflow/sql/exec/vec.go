@@ -103,21 +103,21 @@ func (b *builder) null() {
 	if v.Null == nil {
 		v.Null = make([]bool, v.N, max(v.N+1, cap(v.Ends), cap(v.Nums), cap(v.Bools), 8))
 	}
-	v.Null = append(v.Null, true)
+	v.Null = appendOne(v.Null, true)
 	switch v.Type {
 	case plan.Text:
-		v.Ends = append(v.Ends, uint32(len(v.Data)))
+		v.Ends = appendOne(v.Ends, uint32(len(v.Data)))
 	case plan.Number:
-		v.Nums = append(v.Nums, value.Dec{})
+		v.Nums = appendOne(v.Nums, value.Dec{})
 	case plan.Bool:
-		v.Bools = append(v.Bools, false)
+		v.Bools = appendOne(v.Bools, false)
 	}
 	v.N++
 }
 
 func (b *builder) notNull() {
 	if b.v.Null != nil {
-		b.v.Null = append(b.v.Null, false)
+		b.v.Null = appendOne(b.v.Null, false)
 	}
 	b.v.N++
 }
@@ -133,10 +133,7 @@ func (b *builder) text(t []byte) {
 		v.Data = doubled(v.Data, len(t))
 	}
 	v.Data = append(v.Data, t...)
-	if len(v.Ends) == cap(v.Ends) {
-		v.Ends = doubled(v.Ends, 1)
-	}
-	v.Ends = append(v.Ends, uint32(len(v.Data)))
+	v.Ends = appendOne(v.Ends, uint32(len(v.Data)))
 	b.notNull()
 }
 
@@ -151,17 +148,27 @@ func appendDoubling[T any](dst []T, p ...T) []T {
 	return append(dst, p...)
 }
 
+// appendOne is append(dst, x), dst's capacity doubled when it must grow
+// (appendDoubling's, for a value at a time: an aggregate's groups' keys,
+// each group's added as it is met, were copied many times over).
+func appendOne[T any](dst []T, x T) []T {
+	if len(dst) == cap(dst) {
+		dst = doubled(dst, 1)
+	}
+	return append(dst, x)
+}
+
 // doubled is dst with room for n more values, its capacity at least
 // doubled.
 func doubled[T any](dst []T, n int) []T { return slices.Grow(dst, max(n, cap(dst))) }
 
 func (b *builder) num(d value.Dec) {
-	b.v.Nums = append(b.v.Nums, d)
+	b.v.Nums = appendOne(b.v.Nums, d)
 	b.notNull()
 }
 
 func (b *builder) boolean(x bool) {
-	b.v.Bools = append(b.v.Bools, x)
+	b.v.Bools = appendOne(b.v.Bools, x)
 	b.notNull()
 }
 
