@@ -67,7 +67,7 @@ func (j *Join) SetType(t plan.JoinType, leftCols []plan.Column) {
 }
 
 // gatherRight is the right rows at rows, -1 a row of NULLs (gather's).
-func (j *Join) gatherRight(rows []int32) *Batch { return gatherBatch(j.Right(), rows) }
+func (j *Join) gatherRight(rows []int32) *Batch { return j.right.gather(rows) }
 
 // UnmatchedRight hands emit the right rows that no left row probed so
 // far matched, in the order they were added, their left columns NULL,

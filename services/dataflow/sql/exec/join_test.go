@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/wololo/wololo/services/dataflow/sql/plan"
+	"github.com/wololo/wololo/services/dataflow/sql/value"
 )
 
 // csvBatch reads CSV text (a header, then rows) as a batch of cols'
@@ -117,5 +118,116 @@ func TestJoinAddRightAllocs(t *testing.T) {
 	})
 	if allocs > 100 {
 		t.Errorf("AddRight of 1000 keys: %v allocations, want at most 100", allocs)
+	}
+}
+
+// TestJoinAddRightGrowth: a join's lists of each key's rows and its view
+// of the table double as batches of new keys come, so that a join of
+// many rows copies them a few times (append grows a large slice by a
+// quarter: the lists of every player row of a shard, copied ten times
+// over).
+func TestJoinAddRightGrowth(t *testing.T) {
+	cols := []plan.Column{{Name: "k", Type: plan.Text}}
+	var batches []*Batch
+	for b := range 200 {
+		bl := newBuilder(plan.Text, 1000)
+		for i := range 1000 {
+			bl.text(fmt.Appendf(nil, "key%d", b*1000+i))
+		}
+		batches = append(batches, &Batch{N: 1000, Cols: []*Vec{bl.v}})
+	}
+	key := &plan.Expr{Kind: plan.ColRef, Col: 0, Type: plan.Text}
+	j := NewJoin(NewKeyTable(), key, key, cols)
+	var grown int
+	next, first, local := cap(j.next), cap(j.first), cap(j.v.local)
+	for _, b := range batches {
+		if err := j.AddRight(b); err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range []struct {
+			was *int
+			now int
+		}{{&next, cap(j.next)}, {&first, cap(j.first)}, {&local, cap(j.v.local)}} {
+			if c.now != *c.was {
+				grown++
+				*c.was = c.now
+			}
+		}
+	}
+	if grown > 35 {
+		t.Errorf("200,000 right rows of as many keys: their lists and view grew %d times, want at most 35 (doubling: 23; by a quarter: 55)", grown)
+	}
+}
+
+// TestJoinRightChunks: a join's right rows past a chunk's (rowChunks)
+// are the rows added, whole (Right), gathered by row (runs of rows
+// across a chunk's end, NULL rows) and probed; and a row once held does
+// not move as more come (the right rows of a large join were copied
+// whole each time their Vecs grew).
+func TestJoinRightChunks(t *testing.T) {
+	cols := []plan.Column{{Name: "k", Type: plan.Text}, {Name: "s", Type: plan.Text}, {Name: "n", Type: plan.Number}, {Name: "f", Type: plan.Bool}}
+	const n = 2*chunkRows + 777
+	var batches []*Batch
+	for from := 0; from < n; from += 1000 {
+		b := &Batch{N: min(1000, n-from)}
+		bls := make([]*builder, len(cols))
+		for c, col := range cols {
+			bls[c] = newBuilder(col.Type, b.N)
+		}
+		for i := from; i < from+b.N; i++ {
+			bls[0].text(fmt.Appendf(nil, "%d", i%5000))
+			if i%7 == 0 {
+				bls[1].null()
+			} else {
+				bls[1].text(fmt.Appendf(nil, "%s%d", strings.Repeat("x", i%13), i))
+			}
+			bls[2].num(value.Int(int64(i)))
+			bls[3].boolean(i%2 == 0)
+		}
+		for _, bl := range bls {
+			b.Cols = append(b.Cols, bl.v)
+		}
+		batches = append(batches, b)
+	}
+	all := Concat(cols, batches)
+	key := &plan.Expr{Kind: plan.ColRef, Col: 0, Type: plan.Text}
+	j := NewJoin(NewKeyTable(), key, key, cols)
+	var first *byte
+	for _, b := range batches {
+		if err := j.AddRight(b); err != nil {
+			t.Fatal(err)
+		}
+		if first == nil && j.RightRows() >= chunkRows {
+			first = &j.right.chunks[0][0].v.Data[0]
+		}
+	}
+	if got := &j.right.chunks[0][0].v.Data[0]; got != first {
+		t.Errorf("the first chunk's texts moved as rows were added")
+	}
+	if len(j.right.chunks) != 3 {
+		t.Errorf("%d chunks of %d rows, want 3", len(j.right.chunks), n)
+	}
+	if got, want := j.Right().String(), all.String(); got != want {
+		t.Errorf("Right is not the rows added")
+	}
+	rows := []int32{0, chunkRows - 2, chunkRows - 1, chunkRows, chunkRows + 1, -1, 2 * chunkRows, 5, 6, 7, n - 1, chunkRows - 1, -1}
+	if got, want := j.gatherRight(rows).String(), gatherBatch(all, rows).String(); got != want {
+		t.Errorf("gathered right rows:\n%s\nwant:\n%s", got, want)
+	}
+	var want []int32
+	for i := range n {
+		if i%5000 == 42 {
+			want = append(want, int32(i))
+		}
+	}
+	probe := csvBatch(t, "k\n42\n", cols[:1])
+	got, err := j.Probe(probe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantRows := gatherBatch(all, want)
+	wantRows.Cols = append([]*Vec{gatherBatch(probe, make([]int32, len(want))).Cols[0]}, wantRows.Cols...)
+	if got.String() != wantRows.String() {
+		t.Errorf("probed:\n%s\nwant:\n%s", got, wantRows)
 	}
 }

@@ -38,11 +38,7 @@ func (d *Distinct) Bytes() int64 { return d.set.Bytes() }
 // Bytes is about the memory the join's right rows take besides its
 // table: their values, and the lists of each key's rows.
 func (j *Join) Bytes() int64 {
-	n := j.v.bytes() + 4*int64(cap(j.first)+cap(j.last)+cap(j.next)) + int64(cap(j.outer.hit))
-	for _, b := range j.right {
-		n += b.v.Bytes()
-	}
-	return n
+	return j.v.bytes() + 4*int64(cap(j.first)+cap(j.last)+cap(j.next)) + int64(cap(j.outer.hit)) + j.right.bytes()
 }
 
 // Bytes is about the memory the groups and their aggregates' state take

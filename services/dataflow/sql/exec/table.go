@@ -397,7 +397,7 @@ func (v *slots) get(s int32) int32 {
 func (v *slots) set(s, i int32) {
 	if int(s) >= len(v.local) {
 		from := len(v.local)
-		v.local = slices.Grow(v.local, max(int(s)+1, v.t.Len())-from)
+		v.local = doubled(v.local, max(int(s)+1, v.t.Len())-from)
 		v.local = v.local[:cap(v.local)]
 		for k := from; k < len(v.local); k++ {
 			v.local[k] = -1
@@ -497,7 +497,7 @@ func (s *KeySet) KeepSlots(key *plan.Expr, b *Batch, sl []int32) (*Batch, error)
 type Join struct {
 	leftKey, rightKey *plan.Expr
 	v                 slots
-	right             []*builder // the right rows, by column
+	right             *rowChunks // the right rows
 	// The right rows of each key, in the order added, as a list through
 	// the rows: first and last per the operator's index of a key, next
 	// per right row (-1: none), so that adding a row allocates nothing
@@ -511,11 +511,7 @@ type Join struct {
 
 // NewJoin returns an empty join in table t of right rows of rightCols.
 func NewJoin(t *KeyTable, leftKey, rightKey *plan.Expr, rightCols []plan.Column) *Join {
-	j := &Join{leftKey: leftKey, rightKey: rightKey, v: slots{t: t}}
-	for _, c := range rightCols {
-		j.right = append(j.right, newBuilder(c.Type, 0))
-	}
-	return j
+	return &Join{leftKey: leftKey, rightKey: rightKey, v: slots{t: t}, right: newRowChunks(rightCols)}
 }
 
 // AddRight adds right rows.
@@ -532,10 +528,10 @@ func (j *Join) AddRightSlots(b *Batch, sl []int32) error {
 		j.slots = j.v.t.Slots([]*Vec{rk}, b.N, keyModes(rk, AddKey), j.slots)
 		sl = j.slots
 	}
-	for c, bl := range j.right {
-		bl.all(b.Cols[c])
+	j.right.add(b)
+	if len(j.next)+b.N > cap(j.next) {
+		j.next = doubled(j.next, b.N) // as appendDoubling: append grows a large slice by a quarter, copied each time
 	}
-	j.next = slices.Grow(j.next, b.N)
 	for i := range b.N {
 		r := int32(j.n)
 		j.next = append(j.next, -1)
@@ -547,7 +543,7 @@ func (j *Join) AddRightSlots(b *Batch, sl []int32) error {
 		if id < 0 {
 			id = int32(len(j.first))
 			j.v.set(sl[i], id)
-			j.first, j.last = append(j.first, r), append(j.last, r)
+			j.first, j.last = appendDoubling(j.first, r), appendDoubling(j.last, r)
 			continue
 		}
 		j.next[j.last[id]], j.last[id] = r, r
@@ -555,14 +551,12 @@ func (j *Join) AddRightSlots(b *Batch, sl []int32) error {
 	return nil
 }
 
-// Right is every right row added, in order.
-func (j *Join) Right() *Batch {
-	b := &Batch{N: j.n}
-	for _, bl := range j.right {
-		b.Cols = append(b.Cols, bl.v)
-	}
-	return b
-}
+// Right is every right row added, in order (a copy of them once they
+// are more than a chunk's: rowChunks).
+func (j *Join) Right() *Batch { return j.right.batch() }
+
+// RightRows is how many right rows have been added.
+func (j *Join) RightRows() int { return j.n }
 
 // Probe returns the rows of b joined with the right rows of their key,
 // the left columns then the right; nil when none matches.

@@ -103,21 +103,21 @@ func (b *builder) null() {
 	if v.Null == nil {
 		v.Null = make([]bool, v.N, max(v.N+1, cap(v.Ends), cap(v.Nums), cap(v.Bools), 8))
 	}
-	v.Null = append(v.Null, true)
+	v.Null = appendOne(v.Null, true)
 	switch v.Type {
 	case plan.Text:
-		v.Ends = append(v.Ends, uint32(len(v.Data)))
+		v.Ends = appendOne(v.Ends, uint32(len(v.Data)))
 	case plan.Number:
-		v.Nums = append(v.Nums, value.Dec{})
+		v.Nums = appendOne(v.Nums, value.Dec{})
 	case plan.Bool:
-		v.Bools = append(v.Bools, false)
+		v.Bools = appendOne(v.Bools, false)
 	}
 	v.N++
 }
 
 func (b *builder) notNull() {
 	if b.v.Null != nil {
-		b.v.Null = append(b.v.Null, false)
+		b.v.Null = appendOne(b.v.Null, false)
 	}
 	b.v.N++
 }
@@ -133,10 +133,7 @@ func (b *builder) text(t []byte) {
 		v.Data = doubled(v.Data, len(t))
 	}
 	v.Data = append(v.Data, t...)
-	if len(v.Ends) == cap(v.Ends) {
-		v.Ends = doubled(v.Ends, 1)
-	}
-	v.Ends = append(v.Ends, uint32(len(v.Data)))
+	v.Ends = appendOne(v.Ends, uint32(len(v.Data)))
 	b.notNull()
 }
 
@@ -151,17 +148,27 @@ func appendDoubling[T any](dst []T, p ...T) []T {
 	return append(dst, p...)
 }
 
+// appendOne is append(dst, x), dst's capacity doubled when it must grow
+// (appendDoubling's, for a value at a time: an aggregate's groups' keys,
+// each group's added as it is met, were copied many times over).
+func appendOne[T any](dst []T, x T) []T {
+	if len(dst) == cap(dst) {
+		dst = doubled(dst, 1)
+	}
+	return append(dst, x)
+}
+
 // doubled is dst with room for n more values, its capacity at least
 // doubled.
 func doubled[T any](dst []T, n int) []T { return slices.Grow(dst, max(n, cap(dst))) }
 
 func (b *builder) num(d value.Dec) {
-	b.v.Nums = append(b.v.Nums, d)
+	b.v.Nums = appendOne(b.v.Nums, d)
 	b.notNull()
 }
 
 func (b *builder) boolean(x bool) {
-	b.v.Bools = append(b.v.Bools, x)
+	b.v.Bools = appendOne(b.v.Bools, x)
 	b.notNull()
 }
 
@@ -181,41 +188,53 @@ func (b *builder) from(src *Vec, i int) {
 	}
 }
 
-// all appends every value of src, of the builder's type: each slice
-// grown once for src's values, the texts in one copy with their offsets
+// all appends every value of src, of the builder's type (rows').
+func (b *builder) all(src *Vec) { b.rows(src, 0, src.N) }
+
+// rows appends values from..to-1 of src, of the builder's type: each
+// slice grown once for them, the texts in one copy with their offsets
 // moved (where from, a value at a time, grows and copies per value); the
 // slices grow as from grows them (the texts and offsets doubled, the
 // rest by append), so that what a join holds is no larger.
-func (b *builder) all(src *Vec) {
+func (b *builder) rows(src *Vec, from, to int) {
 	v := b.v
-	if v.Null == nil && src.Null != nil && slices.Contains(src.Null[:src.N], true) { // as from: Null at the first NULL
-		v.Null = make([]bool, v.N, max(v.N+src.N, cap(v.Ends), cap(v.Nums), cap(v.Bools), 8))
+	n := to - from
+	if v.Null == nil && src.Null != nil && slices.Contains(src.Null[from:to], true) { // as from: Null at the first NULL
+		v.Null = make([]bool, v.N, max(v.N+n, cap(v.Ends), cap(v.Nums), cap(v.Bools), 8))
 	}
 	if v.Null != nil {
 		if src.Null != nil {
-			v.Null = append(v.Null, src.Null[:src.N]...)
+			v.Null = append(v.Null, src.Null[from:to]...)
 		} else {
-			n := len(v.Null)
-			v.Null = slices.Grow(v.Null, src.N)[:n+src.N]
-			clear(v.Null[n:])
+			k := len(v.Null)
+			v.Null = slices.Grow(v.Null, n)[:k+n]
+			clear(v.Null[k:])
 		}
 	}
 	switch src.Type {
 	case plan.Text:
-		base := uint32(len(v.Data))
-		v.Data = appendDoubling(v.Data, src.Data[:textEnd(src)]...)
-		if len(v.Ends)+src.N > cap(v.Ends) {
-			v.Ends = doubled(v.Ends, src.N)
+		start := uint32(0)
+		if from > 0 {
+			start = src.Ends[from-1]
 		}
-		for _, e := range src.Ends[:src.N] {
+		end := start
+		if to > from {
+			end = src.Ends[to-1]
+		}
+		base := uint32(len(v.Data)) - start
+		v.Data = appendDoubling(v.Data, src.Data[start:end]...)
+		if len(v.Ends)+n > cap(v.Ends) {
+			v.Ends = doubled(v.Ends, n)
+		}
+		for _, e := range src.Ends[from:to] {
 			v.Ends = append(v.Ends, base+e)
 		}
 	case plan.Number:
-		v.Nums = append(v.Nums, src.Nums[:src.N]...)
+		v.Nums = append(v.Nums, src.Nums[from:to]...)
 	case plan.Bool:
-		v.Bools = append(v.Bools, src.Bools[:src.N]...)
+		v.Bools = append(v.Bools, src.Bools[from:to]...)
 	}
-	v.N += src.N
+	v.N += n
 }
 
 // textEnd is the end of a text Vec's last value in its Data.
@@ -228,28 +247,35 @@ func textEnd(v *Vec) uint32 {
 
 // gather returns the values of v at rows, a row of -1 a NULL, each
 // column's memory allocated once at its size.
-func gather(v *Vec, rows []int32) *Vec {
-	out := &Vec{Type: v.Type, N: len(rows)}
-	if v.Null != nil || slices.ContainsFunc(rows, func(r int32) bool { return r < 0 }) {
+func gather(v *Vec, rows []int32) *Vec { return gatherFrom(v.Type, []*Vec{v}, 31, rows) }
+
+// gatherFrom is gather of the values of type t held in chunks, row r
+// value r&(1<<shift-1) of chunks[r>>shift] (rowChunks'; one chunk and a
+// shift of 31: a Vec's rows).
+func gatherFrom(t plan.Type, chunks []*Vec, shift uint, rows []int32) *Vec {
+	mask := int32(1)<<shift - 1
+	out := &Vec{Type: t, N: len(rows)}
+	if anyNull(chunks) || slices.ContainsFunc(rows, func(r int32) bool { return r < 0 }) {
 		out.Null = make([]bool, len(rows))
 		for k, r := range rows {
-			out.Null[k] = r < 0 || v.IsNull(int(r))
+			out.Null[k] = r < 0 || chunks[r>>shift].IsNull(int(r&mask))
 		}
 	}
-	switch v.Type {
+	switch t {
 	case plan.Text:
 		out.Ends = make([]uint32, len(rows))
 		end := uint32(0)
 		for k, r := range rows {
-			if r > 0 {
-				end -= v.Ends[r-1]
-			}
 			if r >= 0 {
-				end += v.Ends[r]
+				v, i := chunks[r>>shift], r&mask
+				if i > 0 {
+					end -= v.Ends[i-1]
+				}
+				end += v.Ends[i]
 			}
 			out.Ends[k] = end
 		}
-		// The text of each run of consecutive rows in one copy.
+		// The text of each run of consecutive rows of a chunk in one copy.
 		out.Data = make([]byte, end)
 		for k := 0; k < len(rows); {
 			j := k + 1
@@ -257,31 +283,32 @@ func gather(v *Vec, rows []int32) *Vec {
 				k = j
 				continue
 			}
-			for j < len(rows) && rows[j] == rows[j-1]+1 {
+			for j < len(rows) && rows[j] == rows[j-1]+1 && rows[j]&mask != 0 {
 				j++
 			}
+			v, i := chunks[rows[k]>>shift], rows[k]&mask
 			from, at := uint32(0), uint32(0)
-			if rows[k] > 0 {
-				from = v.Ends[rows[k]-1]
+			if i > 0 {
+				from = v.Ends[i-1]
 			}
 			if k > 0 {
 				at = out.Ends[k-1]
 			}
-			copy(out.Data[at:out.Ends[j-1]], v.Data[from:v.Ends[rows[j-1]]])
+			copy(out.Data[at:out.Ends[j-1]], v.Data[from:v.Ends[rows[j-1]&mask]])
 			k = j
 		}
 	case plan.Number:
 		out.Nums = make([]value.Dec, len(rows))
 		for k, r := range rows {
 			if r >= 0 {
-				out.Nums[k] = v.Nums[r]
+				out.Nums[k] = chunks[r>>shift].Nums[r&mask]
 			}
 		}
 	case plan.Bool:
 		out.Bools = make([]bool, len(rows))
 		for k, r := range rows {
 			if r >= 0 {
-				out.Bools[k] = v.Bools[r]
+				out.Bools[k] = chunks[r>>shift].Bools[r&mask]
 			}
 		}
 	}

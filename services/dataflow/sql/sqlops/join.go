@@ -52,7 +52,7 @@ func (j *join) restoreMatched(r *snapReader) error {
 	if !j.keepsRight || r.Err != nil {
 		return r.Err
 	}
-	hit := make([]bool, j.j.Right().N)
+	hit := make([]bool, j.j.RightRows())
 	for i := range hit {
 		hit[i] = r.Bool()
 	}
