@@ -12,10 +12,12 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/wololo/wololo/deploy"
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 	"github.com/wololo/wololo/services/base/inputlog"
 	"github.com/wololo/wololo/services/base/jobid"
 	"github.com/wololo/wololo/services/dataflow/schema"
+	"github.com/wololo/wololo/services/dataflow/sql/physical"
 	"github.com/wololo/wololo/transport"
 )
 
@@ -74,9 +76,12 @@ import (
 // at 3.76 s of a 5.37 s job: +4.07 s, `make bench`), though one shard
 // lost only its part. What follows is the design of rebuilding the lost
 // instance alone; physical.ShardLoss (services/dataflow/sql/physical)
-// is its first part, the plan's half of the decision; the rest is not
-// built yet (what blocks it is listed at the end), so every loss still
-// runs the whole job again, as above.
+// is its first part, the plan's half of the decision, and the gateway
+// takes the decision at each loss its own links find (the lost instance
+// is named: transport.LostInstance, JobFailure.Lost) and logs it
+// (aloneVerdict: the "alone" field of the "runs again" warning); the rest
+// is not built yet (what blocks it is listed at the end), so every loss
+// still runs the whole job again, as above.
 //
 // Which plans. A shard S can be rebuilt alone from the gateway's retained
 // input when everything S was sent is a function of that input, and
@@ -185,8 +190,11 @@ import (
 //
 // What blocks it today, in the order the steps need them:
 //
-//   - JobFailure (and FailJobRequest) names only the reporter and a
-//     reason: the lost instance is in the text alone (1).
+//   - FailJobRequest names only the reporter and a reason: a loss a
+//     shard reports over the wire does not name the lost instance
+//     (JobFailure.Lost is set for the gateway's own reports, which are
+//     the ones that find a shard lost in a plan without shard-to-shard
+//     channels) (1).
 //   - a run's uploads can be ended once (j.gone closes for a replaced
 //     run): there is no pause that the client resumes from (2).
 //   - channel names are the plan's: no generation per instance at either
@@ -394,7 +402,7 @@ func (g *Gateway) runAgain(old *job, f *transport.JobFailure) bool {
 		old.mu.Unlock()
 		return false
 	}
-	old.log.Warn("a process lost the job's state; the job runs again from its retained input", "reporter", f.Reporter, "reason", f.Reason, "new-run", nj.id)
+	old.log.Warn("a process lost the job's state; the job runs again from its retained input", "reporter", f.Reporter, "reason", f.Reason, "new-run", nj.id, "alone", g.aloneVerdict(old, f.Lost))
 	// The old run's uploads end (replace closed old.gone) before it is
 	// dropped: a step they commit after the drop would make the store
 	// hold the old run again.
@@ -670,4 +678,37 @@ func (s *replayStream) Recv() (*wololov1.UploadRequest, error) {
 		return &wololov1.UploadRequest{Frame: &wololov1.UploadRequest_Finish{Finish: &wololov1.UploadFinish{Size: s.size}}}, nil
 	}
 	return nil, io.EOF
+}
+
+// aloneVerdict says, for the log, whether the instance a loss names
+// could have been rebuilt alone (the design above: the plan's ShardLoss
+// and what the gateway had applied of the instance), or why not; "" when
+// the loss names no shard instance of j's plan.
+func (g *Gateway) aloneVerdict(j *job, lost string) string {
+	if lost == "" || len(j.plan) == 0 {
+		return ""
+	}
+	p, err := physical.Decode(j.plan)
+	if err != nil {
+		return ""
+	}
+	return shardAlone(p, lost, g.cfg.Committer.Inbox().Marks(j.id))
+}
+
+// shardAlone is aloneVerdict of plan p, the lost instance and the
+// gateway's inbox watermarks of the job's channels.
+func shardAlone(p *physical.Plan, lost string, marks map[transport.ChannelID]uint64) string {
+	if in, err := deploy.ParseInstance(lost); err != nil || in.Stage != p.Shard.Name {
+		return ""
+	}
+	applied := map[string]uint64{}
+	for ch, w := range marks {
+		if ch.Sender == lost {
+			applied[ch.Stream] = w
+		}
+	}
+	if why := p.ShardLoss().Exact(applied); why != "" {
+		return fmt.Sprintf("%s could not be rebuilt alone: %s", lost, why)
+	}
+	return fmt.Sprintf("%s alone could be rebuilt exactly (not built yet: rebuild.go)", lost)
 }
