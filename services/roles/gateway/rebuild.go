@@ -208,6 +208,12 @@ import (
 //   - the replay path commits whole uploads (upload records, offsets,
 //     every receiver's batches); a replay of one receiver's share, and
 //     the record that a gateway restart falls back on, are new (5, 6).
+//
+// Its test is to be services/e2e's TestLostShardIsRebuiltFromTheRetainedInput
+// with the rebuild's expectations turned round: the job keeps its id, the
+// answers are byte-equal to the reference, and shard-0 neither restarts
+// the job nor is sent a row twice (its inbox watermarks from the gateway
+// only grow across the loss), while shard-1's channels carry generation 1.
 
 // replayOwner is the context key under which a replay's upload carries
 // its job's owner, in place of a client's certificate.
