@@ -173,7 +173,9 @@ import (
 // gateway takes each row once: on a channel of which it had applied
 // nothing, every row is new; on a Follows channel it had applied the
 // first R rows of the sequence the rebuilt S sends again first, in the
-// same order (a), and it drops exactly those R. (d) No other process
+// same order (a), and it drops exactly those R
+// (sqlops.TestAFollowingOutputKeepsItsInputsOrder checks that q1's rows
+// do not depend on the batches or the interleaving). (d) No other process
 // held anything of S: with no shard-to-shard channel, the other shard
 // neither applied S's rows nor sent S any, so its state, channels and
 // counters are untouched, and its work is not done again. (e) A crash
