@@ -46,6 +46,33 @@ var (
 	ErrBadPlan = errors.New("job plan refused")
 )
 
+// LostError is an ErrStateLost that names the instance that lost the
+// state: the receiver whose watermark fell below what it acknowledged, or
+// who no longer knows the job; the sender who numbered less than its
+// receiver applied. The gateway decides from it which instance a rebuild
+// is for (services/roles/gateway/rebuild.go). Its text is the error's it
+// wraps.
+type LostError struct {
+	Instance string
+	err      error
+}
+
+func (e *LostError) Error() string { return e.err.Error() }
+func (e *LostError) Unwrap() error { return e.err }
+
+// lost is err (an ErrStateLost) naming instance as the one that lost it.
+func lost(instance string, err error) error { return &LostError{Instance: instance, err: err} }
+
+// LostInstance is the instance an ErrStateLost names (LostError), "" if
+// none.
+func LostInstance(err error) string {
+	var le *LostError
+	if errors.As(err, &le) {
+		return le.Instance
+	}
+	return ""
+}
+
 // ChannelID names one channel.
 type ChannelID struct {
 	Job      string

@@ -104,6 +104,9 @@ func TestReceiverThatLostItsStateIsReported(t *testing.T) {
 	if !errors.Is(err, transport.ErrStateLost) || !strings.Contains(err.Error(), "b-0 is at batch 0") || !strings.Contains(err.Error(), "acknowledged batch 10") {
 		t.Fatalf("reported %v", err)
 	}
+	if got := transport.LostInstance(err); got != "b-0" {
+		t.Fatalf("the loss names %q, want the receiver b-0", got)
+	}
 	t.Logf("reported: %v", err)
 	s.Wait() // the link has ended
 	wiped.mu.Lock()
@@ -179,6 +182,9 @@ func TestSenderThatLostItsStateIsReported(t *testing.T) {
 	if !errors.Is(err, transport.ErrStateLost) || !strings.Contains(err.Error(), "a-0 numbered only 2") {
 		t.Fatalf("reported %v", err)
 	}
+	if got := transport.LostInstance(err); got != "a-0" {
+		t.Fatalf("the loss names %q, want the sender a-0", got)
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.duplicates != 0 || len(r.applied) != 0 {
@@ -231,6 +237,9 @@ func TestRefusedJobsFailOrDrop(t *testing.T) {
 				}
 				if got, want := errors.Is(err, transport.ErrStateLost), tc.name == "unknown job"; got != want {
 					t.Fatalf("reported %q as lost state: %v, want %v", err, got, want)
+				}
+				if got, want := transport.LostInstance(err), map[bool]string{true: "b-0"}[tc.name == "unknown job"]; got != want {
+					t.Fatalf("reported %q as lost by %q, want %q", err, got, want)
 				}
 			}
 			s.Wait() // the link has ended: no retry

@@ -212,11 +212,11 @@ func (o *Outbox) CheckHello(ch ChannelID, watermark uint64) error {
 	var err error
 	switch {
 	case watermark < q.acked:
-		err = fmt.Errorf("%w: %s is at batch %d of %s from %s but had acknowledged batch %d, so %s lost this job's state (its store wiped or replaced?) and the job cannot complete",
-			ErrStateLost, ch.Receiver, watermark, ch.Stream, ch.Sender, q.acked, ch.Receiver)
+		err = lost(ch.Receiver, fmt.Errorf("%w: %s is at batch %d of %s from %s but had acknowledged batch %d, so %s lost this job's state (its store wiped or replaced?) and the job cannot complete",
+			ErrStateLost, ch.Receiver, watermark, ch.Stream, ch.Sender, q.acked, ch.Receiver))
 	case watermark > q.reserved:
-		err = fmt.Errorf("%w: %s has applied batch %d of %s from %s but %s numbered only %d, so %s lost this job's state (its store wiped or replaced?) and the job cannot complete",
-			ErrStateLost, ch.Receiver, watermark, ch.Stream, ch.Sender, ch.Sender, q.reserved, ch.Sender)
+		err = lost(ch.Sender, fmt.Errorf("%w: %s has applied batch %d of %s from %s but %s numbered only %d, so %s lost this job's state (its store wiped or replaced?) and the job cannot complete",
+			ErrStateLost, ch.Receiver, watermark, ch.Stream, ch.Sender, ch.Sender, q.reserved, ch.Sender))
 	}
 	if err != nil {
 		q.lost = true

@@ -288,7 +288,7 @@ func (s *Sender) run(ctx context.Context, ch ChannelID, l *link) {
 			log.Error("receiver does not know the job; the job cannot complete", "error", err)
 			// This sender holds the job, so the gateway introduced it
 			// everywhere before the first batch: the receiver lost it.
-			s.fail(ctx, ch, fmt.Errorf("%w: %w; this sender holds the job, so %s lost this job's state (its store wiped or replaced?) and the job cannot complete", ErrStateLost, refusal(ch, err), ch.Receiver))
+			s.fail(ctx, ch, lost(ch.Receiver, fmt.Errorf("%w: %w; this sender holds the job, so %s lost this job's state (its store wiped or replaced?) and the job cannot complete", ErrStateLost, refusal(ch, err), ch.Receiver)))
 			return
 		}
 		if IsChannelRefused(err) { // for what the channel is: no retry gets it through

@@ -195,6 +195,10 @@ type JobFailure struct {
 	// wiped, replaced or unreadable), not a fault of the job, which can
 	// run again from its input.
 	StateLost bool
+	// Lost is the instance that lost it, when the reporter knows
+	// (LostInstance of its error): the gateway's own reports name it;
+	// FailJob over the wire does not carry it.
+	Lost string
 }
 
 // OnFailJob makes this server take FailJob calls (the gateway's, which

@@ -105,7 +105,7 @@ func announce(ctx context.Context, top deploy.Topology, self deploy.Instance, in
 // over StageService.FailJob otherwise, retried until the gateway has it or
 // the node stops.
 func (n *Node) reportChannelFailed(ctx context.Context, ch transport.ChannelID, reason error) {
-	n.reportFailed(ctx, transport.JobFailure{Job: ch.Job, Reason: reason.Error(), StateLost: errors.Is(reason, transport.ErrStateLost)},
+	n.reportFailed(ctx, transport.JobFailure{Job: ch.Job, Reason: reason.Error(), StateLost: errors.Is(reason, transport.ErrStateLost), Lost: transport.LostInstance(reason)},
 		n.log.With("job", ch.Job, "stream", ch.Stream, "receiver", ch.Receiver))
 }
 
