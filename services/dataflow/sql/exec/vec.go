@@ -237,14 +237,6 @@ func (b *builder) rows(src *Vec, from, to int) {
 	v.N += n
 }
 
-// textEnd is the end of a text Vec's last value in its Data.
-func textEnd(v *Vec) uint32 {
-	if v.N == 0 {
-		return 0
-	}
-	return v.Ends[v.N-1]
-}
-
 // gather returns the values of v at rows, a row of -1 a NULL, each
 // column's memory allocated once at its size.
 func gather(v *Vec, rows []int32) *Vec { return gatherFrom(v.Type, []*Vec{v}, 31, rows) }
