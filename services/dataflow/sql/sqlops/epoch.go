@@ -63,6 +63,8 @@ type EpochTask struct {
 	// a batch's keys are looked up once for all of them.
 	tables []sharedTable
 	keyed  map[string][]keyGroup
+	// ones are the weights of the scanned rows, +1 (plusOnes).
+	ones []value.Dec
 }
 
 // sharedTable is the key table of a Plan.Tables entry on the task.
@@ -391,7 +393,7 @@ func (t *EpochTask) scanned(name string, to int, b *exec.Batch) error {
 		return fmt.Errorf("table %s: %d columns scanned, the scan reads %d", name, len(b.Cols), len(out))
 	}
 	t.meter.step()
-	w := &exec.Batch{N: b.N, Cols: append(slices.Clone(b.Cols), plusOnes(b.N))}
+	w := &exec.Batch{N: b.N, Cols: append(slices.Clone(b.Cols), t.plusOnes(b.N))}
 	if to < 0 {
 		return t.checked(t.forward(u, u.epoch+1, []*exec.Batch{w}))
 	}
@@ -409,13 +411,17 @@ func (t *EpochTask) ScannedTo(name string, to int, b *exec.Batch) error {
 	return t.scanned(name, to, b)
 }
 
-// plusOnes is a weight column of n rows of weight +1.
-func plusOnes(n int) *exec.Vec {
-	v := &exec.Vec{Type: plan.Number, N: n, Nums: make([]value.Dec, n)}
-	for i := range v.Nums {
-		v.Nums[i] = value.Int(1)
+// plusOnes is a weight column of n rows of weight +1: its numbers are
+// the task's ones, shared by every scanned batch (no operator modifies a
+// batch it is given), made anew only when a batch has more rows.
+func (t *EpochTask) plusOnes(n int) *exec.Vec {
+	if n > len(t.ones) {
+		t.ones = make([]value.Dec, n)
+		for i := range t.ones {
+			t.ones[i] = value.Int(1)
+		}
 	}
-	return v
+	return &exec.Vec{Type: plan.Number, N: n, Nums: t.ones[:n:n]}
 }
 
 // EndTableEpoch ends the table's open epoch: its scan passes the
