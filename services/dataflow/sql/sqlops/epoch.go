@@ -63,6 +63,8 @@ type EpochTask struct {
 	// a batch's keys are looked up once for all of them.
 	tables []sharedTable
 	keyed  map[string][]keyGroup
+	// ones are the weights of the scanned rows, +1 (plusOnes).
+	ones []value.Dec
 }
 
 // sharedTable is the key table of a Plan.Tables entry on the task.
@@ -374,6 +376,12 @@ func (t *EpochTask) table(u *unit, b *exec.Batch) error {
 // table's open epoch, on through what the scan feeds. The values read as
 // NULL are the reader's to count.
 func (t *EpochTask) Scanned(name string, b *exec.Batch) error {
+	return t.scanned(name, -1, b)
+}
+
+// scanned is Scanned, of rows that all go to receiving instance `to` of
+// the exchange after the scan when it is not -1 (ScannedTo).
+func (t *EpochTask) scanned(name string, to int, b *exec.Batch) error {
 	u, err := t.scan(name)
 	if err != nil {
 		return err
@@ -385,17 +393,35 @@ func (t *EpochTask) Scanned(name string, b *exec.Batch) error {
 		return fmt.Errorf("table %s: %d columns scanned, the scan reads %d", name, len(b.Cols), len(out))
 	}
 	t.meter.step()
-	w := &exec.Batch{N: b.N, Cols: append(slices.Clone(b.Cols), plusOnes(b.N))}
-	return t.checked(t.forward(u, u.epoch+1, []*exec.Batch{w}))
+	w := &exec.Batch{N: b.N, Cols: append(slices.Clone(b.Cols), t.plusOnes(b.N))}
+	if to < 0 {
+		return t.checked(t.forward(u, u.epoch+1, []*exec.Batch{w}))
+	}
+	if len(u.outs) != 1 || u.outs[0].u.x == nil || u.outs[0].u.done {
+		return fmt.Errorf("table %s: rows for instance %d of a scan that does not feed one exchange alone", name, to)
+	}
+	return t.checked(t.send(u.outs[0].u, u.epoch+1, w, to))
 }
 
-// plusOnes is a weight column of n rows of weight +1.
-func plusOnes(n int) *exec.Vec {
-	v := &exec.Vec{Type: plan.Number, N: n, Nums: make([]value.Dec, n)}
-	for i := range v.Nums {
-		v.Nums[i] = value.Int(1)
+// ScannedTo is Scanned of rows that all go to receiving instance `to`
+// of the one exchange the table's scan feeds: a Source that routes its
+// rows as it reads them (routedBy), each row's key hashed once, as a
+// batch job's Source does, not again by the exchange.
+func (t *EpochTask) ScannedTo(name string, to int, b *exec.Batch) error {
+	return t.scanned(name, to, b)
+}
+
+// plusOnes is a weight column of n rows of weight +1: its numbers are
+// the task's ones, shared by every scanned batch (no operator modifies a
+// batch it is given), made anew only when a batch has more rows.
+func (t *EpochTask) plusOnes(n int) *exec.Vec {
+	if n > len(t.ones) {
+		t.ones = make([]value.Dec, n)
+		for i := range t.ones {
+			t.ones[i] = value.Int(1)
+		}
 	}
-	return v
+	return &exec.Vec{Type: plan.Number, N: n, Nums: t.ones[:n:n]}
 }
 
 // EndTableEpoch ends the table's open epoch: its scan passes the
@@ -682,11 +708,7 @@ func (t *EpochTask) forward(u *unit, e int64, out []*exec.Batch) error {
 			continue
 		}
 		if u.x != nil {
-			u.sending = e
-			if err := u.x.Route(b, u.x.sendRows); err != nil {
-				return fmt.Errorf("operator #%d (%s): %w", u.top().ID, u.top().Kind, err)
-			}
-			if err := t.meter.err(); err != nil {
+			if err := t.send(u, e, b, -1); err != nil {
 				return err
 			}
 			continue
@@ -698,6 +720,17 @@ func (t *EpochTask) forward(u *unit, e int64, out []*exec.Batch) error {
 		}
 	}
 	return nil
+}
+
+// send writes changes b of epoch e onto exchange u's channel: each row
+// to the instance its key routes it to, or all to instance `to` when it
+// is not -1.
+func (t *EpochTask) send(u *unit, e int64, b *exec.Batch, to int) error {
+	u.sending = e
+	if err := u.x.route(b, to, u.x.sendRows); err != nil {
+		return fmt.Errorf("operator #%d (%s): %w", u.top().ID, u.top().Kind, err)
+	}
+	return t.meter.err()
 }
 
 // mark notes a marker of epoch e on input k of u, and steps what it

@@ -126,3 +126,7 @@ func RunSpilling(p *physical.Plan, tables map[string]*exec.Table, b Budget, rest
 func RunSpillingKeys(p *physical.Plan, tables map[string]*exec.Table, b Budget) (*Result, int, error) {
 	return run(p, tableFeeds(p, tables, nil), options{budget: b})
 }
+
+// RoutesAsRead reports whether s routes its rows for their instance as
+// it reads them (a field's hash), not through its exchange afterwards.
+func RoutesAsRead(s *Source) bool { return s.x != nil }

@@ -41,7 +41,8 @@ type Source struct {
 	out     stage.Emitter
 	wire    wire.Writer // writes the batches out takes as bytes
 	// x, when not nil, is the one exchange the rows are routed for as
-	// they are read, by field key.
+	// they are read, by field key (of a standing plan too: et's
+	// exchange, ScannedTo, is the same channel's).
 	x   *instance
 	key int
 	// et, of a standing plan, is what the scan's rows go through: its
@@ -108,7 +109,6 @@ func NewSource(p *physical.Plan, table string, header []string) (*Source, error)
 		if err != nil {
 			return nil, fmt.Errorf("table %s: %w", table, err)
 		}
-		return src, nil
 	}
 	src.x, src.key = routedBy(src.t, src.scan)
 	return src, nil
@@ -177,8 +177,11 @@ func (s *Source) Flush(out stage.Emitter) error {
 		return nil
 	}
 	s.out = out
-	if s.et != nil {
+	if s.et != nil && s.x == nil {
 		return s.et.Scanned(s.table, s.sc.take(0))
+	}
+	if s.et != nil {
+		return s.sc.flush(func(to int, b *exec.Batch) error { return s.et.ScannedTo(s.table, to, b) })
 	}
 	s.t.step() // one flush is one batch: what it sends is held to the step budget alone
 	if s.x == nil {
