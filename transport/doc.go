@@ -149,8 +149,9 @@
 // wrong clock costs a refusal, never safety.
 //
 // Durability is the Store's: Commit is atomic and synced before the batch
-// is acknowledged; Load gives a restarted process its watermarks, outbox
-// and state log back (transport/segstore, the processes' default, and
+// is acknowledged; Load gives a restarted process its watermarks and
+// outbox back, and ReadState each job's state log, an entry at a time, so
+// that a replay holds one entry of a log however long (transport/segstore, the processes' default, and
 // transport/durable, on Pebble, are the implementations; MemStore is the
 // in-memory model they are all tested against in storetest).
 // A process runs on its store through a FailStop: the first failed write

@@ -55,8 +55,18 @@ type Store interface {
 	// atLeast. It is durable before it returns.
 	NextIncarnation(atLeast uint64) (uint64, error)
 	// Load returns everything committed and not dropped, for recovery at
-	// start-up.
+	// start-up, but the state logs (JobImage.State is nil): ReadState
+	// reads those, an entry at a time.
 	Load() (*Image, error)
+	// ReadState hands each the entries of a job's state log, in commit
+	// order from the last reset, one at a time, reading each as it goes:
+	// what it holds at once is one entry (and what the store reads it
+	// with), however long the log. An entry's bytes are each's only
+	// until it returns. An error of each stops the reading and is
+	// returned as is. A job the store does not hold has no entries. The
+	// caller commits nothing to the job meanwhile (a restarted runtime
+	// reads a job's log before it takes its batches).
+	ReadState(job string, each func(entry []byte) error) error
 	// Stats returns counters, for Status and benchmarks.
 	Stats() StoreStats
 	// Close releases the store.
@@ -84,7 +94,9 @@ type JobImage struct {
 	Outbox map[ChannelID][]Entry
 	// Records are the job's records.
 	Records map[string][]byte
-	// State is the state log in commit order, starting at the last reset.
+	// State is the state log in commit order, starting at the last reset,
+	// as LoadAll reads it; Load leaves it nil (a log can outgrow memory:
+	// Store.ReadState reads it an entry at a time).
 	State [][]byte
 }
 
@@ -208,7 +220,6 @@ func (s *MemStore) Load() (*Image, error) {
 			c.Outbox[ch] = slices.Clone(q)
 		}
 		maps.Copy(c.Records, j.Records)
-		c.State = slices.Clone(j.State)
 		img.Jobs[id] = c
 	}
 	for id := range s.dropped {
@@ -216,6 +227,23 @@ func (s *MemStore) Load() (*Image, error) {
 	}
 	slices.Sort(img.Dropped)
 	return img, nil
+}
+
+// ReadState hands each the job's state entries; they stay in memory,
+// where the store keeps them anyway.
+func (s *MemStore) ReadState(job string, each func([]byte) error) error {
+	s.mu.Lock()
+	var log [][]byte
+	if j := s.jobs[job]; j != nil {
+		log = j.State // entries are never changed, the slice only appended to or replaced
+	}
+	s.mu.Unlock()
+	for _, e := range log {
+		if err := each(e); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Stats returns the counters.

@@ -14,7 +14,7 @@ import (
 	"github.com/wololo/wololo/transport"
 )
 
-// unreadableState is a store whose image holds, for one job, a state log
+// unreadableState is a store whose state log of one job ends with an
 // entry this build cannot replay: a snapshot no operator can restore, as
 // a store written by a build with another state format would.
 type unreadableState struct {
@@ -22,19 +22,15 @@ type unreadableState struct {
 	job string
 }
 
-func (s unreadableState) Load() (*transport.Image, error) {
-	img, err := s.Store.Load()
+func (s unreadableState) ReadState(job string, each func([]byte) error) error {
+	if err := s.Store.ReadState(job, each); err != nil || job != s.job {
+		return err
+	}
+	bad, err := proto.Marshal(&wololov1.Journal{Snapshot: []byte{0xff, 0xff, 0xff}})
 	if err != nil {
-		return nil, err
+		return err
 	}
-	if ji := img.Jobs[s.job]; ji != nil {
-		bad, err := proto.Marshal(&wololov1.Journal{Snapshot: []byte{0xff, 0xff, 0xff}})
-		if err != nil {
-			return nil, err
-		}
-		ji.State = append(ji.State, bad)
-	}
-	return img, nil
+	return each(bad)
 }
 
 // TestUnrestorableStateFailsTheJob: shard-0 restarts mid-job on a store
@@ -56,7 +52,7 @@ func TestUnrestorableStateFailsTheJob(t *testing.T) {
 			t.Fatalf("the job ended (%v) before shard-0 held any of its state", err)
 		case <-time.After(time.Millisecond):
 		}
-		img, err := c.Store(victim).Load()
+		img, err := transport.LoadAll(c.Store(victim))
 		if err != nil {
 			t.Fatal(err)
 		}

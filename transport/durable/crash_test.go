@@ -219,7 +219,7 @@ func TestWALTailCorruption(t *testing.T) {
 				return
 			}
 			defer s.Close()
-			img, err := s.Load()
+			img, err := transport.LoadAll(s)
 			if err != nil {
 				t.Fatalf("Load: %v", err)
 			}

@@ -186,7 +186,7 @@ func TestFullDiskFailsLoudlyAndNeverPanics(t *testing.T) {
 		t.Fatalf("reopen after the disk emptied: %v", err)
 	}
 	defer r.Close()
-	img, err := r.Load()
+	img, err := transport.LoadAll(r)
 	if err != nil {
 		t.Fatal(err)
 	}

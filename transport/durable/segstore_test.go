@@ -40,14 +40,14 @@ func TestSameImageAsSegstore(t *testing.T) {
 				storetest.Apply(t, p, []storetest.Op{op})
 				storetest.Apply(t, s, []storetest.Op{op})
 				if i%50 == 49 || i == len(ops)-1 {
-					want, err := p.Load()
+					want, err := transport.LoadAll(p)
 					if err != nil {
 						t.Fatal(err)
 					}
 					storetest.CheckLoad(t, s, want)
 				}
 			}
-			want, _ := p.Load()
+			want, _ := transport.LoadAll(p)
 			if err := p.Close(); err != nil {
 				t.Fatal(err)
 			}

@@ -609,6 +609,42 @@ func (s *Store) load() (*transport.Image, error) {
 	return img, nil
 }
 
+// ReadState hands each the job's state entries as an iterator over its
+// state keys reads them, block by block.
+func (s *Store) ReadState(job string, each func([]byte) error) error {
+	if err := s.enter(); err != nil {
+		return fmt.Errorf("durable: read state log of job %s in %s: %w", job, s.dir, err)
+	}
+	defer s.leave()
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: stateKey(job, 0), UpperBound: stateKey(job, math.MaxUint64)})
+	if err != nil {
+		return fmt.Errorf("durable: read state log of job %s in %s: %w", job, s.dir, err)
+	}
+	err = readStateIter(it, each)
+	if cerr := it.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("durable: read state log of job %s in %s: %w", job, s.dir, cerr)
+	}
+	return err
+}
+
+// readStateIter hands each the values of it; an error of each is returned
+// as is, the iterator's wrapped.
+func readStateIter(it *pebble.Iterator, each func([]byte) error) error {
+	for ok := it.First(); ok; ok = it.Next() {
+		v, err := it.ValueAndErr()
+		if err != nil {
+			return fmt.Errorf("durable: read state entry %q: %w", it.Key(), err)
+		}
+		if err := each(v); err != nil {
+			return err
+		}
+	}
+	if err := it.Error(); err != nil {
+		return fmt.Errorf("durable: read state log: %w", err)
+	}
+	return nil
+}
+
 func loadIter(it *pebble.Iterator, img *transport.Image) error {
 	var cur *transport.JobImage
 	var curJob string
@@ -671,8 +707,7 @@ func loadJobKey(j *transport.JobImage, p jobKey, v []byte) error {
 		j.Outbox[p.ch] = append(j.Outbox[p.ch], transport.Entry{Channel: p.ch, Seq: b.Seq, EOF: b.Eof, Rows: b.Rows})
 	case kindRecord:
 		j.Records[p.name] = append([]byte{}, v...)
-	case kindState:
-		j.State = append(j.State, append([]byte{}, v...))
+	case kindState: // ReadState's
 	}
 	return nil
 }

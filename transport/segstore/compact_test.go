@@ -86,7 +86,7 @@ func TestCompactionBounded(t *testing.T) {
 				return
 			default:
 			}
-			if _, err := s.Load(); err != nil {
+			if _, err := transport.LoadAll(s); err != nil {
 				t.Error(err)
 				return
 			}
@@ -113,12 +113,12 @@ func TestCompactionBounded(t *testing.T) {
 			}
 		}
 		if i%1500 == 0 {
-			want, _ := model.Load()
+			want, _ := transport.LoadAll(model)
 			storetest.CheckLoad(t, s, want)
 		}
 	}
 	stopLoads()
-	want, _ := model.Load()
+	want, _ := transport.LoadAll(model)
 	storetest.CheckLoad(t, s, want)
 	if want.Dropped[0] != "early" {
 		t.Fatalf("model dropped %v", want.Dropped)
@@ -180,7 +180,7 @@ func TestIdleShrinks(t *testing.T) {
 	storetest.Apply(t, s, ops)
 	model := transport.NewMemStore()
 	storetest.Apply(t, model, ops)
-	want, _ := model.Load()
+	want, _ := transport.LoadAll(model)
 	busy := s.Disk()
 	testkit.Await(10*time.Second, func() bool { return s.Disk().DiskBytes <= 64<<10 })
 	idle := s.Disk()
@@ -228,7 +228,7 @@ func TestCompactionConcurrent(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	img, err := s.Load()
+	img, err := transport.LoadAll(s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -255,7 +255,7 @@ func TestCompactionConcurrent(t *testing.T) {
 	s.Close()
 	s = openWith(t, dir, opts)
 	defer s.Close()
-	img, err = s.Load()
+	img, err = transport.LoadAll(s)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -254,7 +254,7 @@ func faultRun(t *testing.T, dir string, fs *faultFS, ops []storetest.Op) bool {
 			if err := s.Commit(&transport.Commit{Job: "after"}); err == nil || !errors.Is(err, fs.err) {
 				t.Errorf("a commit after the failure: %v, want the failure", err)
 			}
-			if _, err := s.Load(); err == nil || !errors.Is(err, fs.err) {
+			if _, err := transport.LoadAll(s); err == nil || !errors.Is(err, fs.err) {
 				t.Errorf("Load after the failure: %v, want the failure", err)
 			}
 			if _, err := s.NextIncarnation(0); err == nil {
@@ -272,7 +272,7 @@ func faultRun(t *testing.T, dir string, fs *faultFS, ops []storetest.Op) bool {
 	}
 
 	s = openWith(t, dir, tinyOpts(t, nil))
-	got, err := s.Load()
+	got, err := transport.LoadAll(s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -280,7 +280,7 @@ func faultRun(t *testing.T, dir string, fs *faultFS, ops []storetest.Op) bool {
 	storetest.Apply(t, model, ops[:durable])
 	k := durable
 	for ; ; k++ {
-		want, err := model.Load()
+		want, err := transport.LoadAll(model)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -297,7 +297,7 @@ func faultRun(t *testing.T, dir string, fs *faultFS, ops []storetest.Op) bool {
 	// It goes on from there, and keeps it across a reopen.
 	storetest.Apply(t, s, ops[k:])
 	storetest.Apply(t, model, ops[k:])
-	want, _ := model.Load()
+	want, _ := transport.LoadAll(model)
 	storetest.CheckLoad(t, s, want)
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
@@ -346,7 +346,7 @@ func TestFaultsAtOpen(t *testing.T) {
 			}
 			model := transport.NewMemStore()
 			storetest.Apply(t, model, ops)
-			want, _ := model.Load()
+			want, _ := transport.LoadAll(model)
 			s = openWith(t, dir, tinyOpts(t, nil))
 			defer s.Close()
 			storetest.CheckLoad(t, s, want)

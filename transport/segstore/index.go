@@ -392,6 +392,20 @@ func (ix *index) putState(j *jobState, s *stateItem, a at, size int64) {
 // a trim of a job it does not hold.
 func (ix *index) trimmable(ch transport.ChannelID) bool { return ix.jobs[ch.Job] != nil }
 
+// stateAfter returns where the job's first state entry of index n or
+// more lies, and its index; false when it has none.
+func (ix *index) stateAfter(job string, n uint64) (*stateItem, bool) {
+	j := ix.jobs[job]
+	if j == nil {
+		return nil, false
+	}
+	i, _ := slices.BinarySearchFunc(j.state, n, func(x *stateItem, n uint64) int { return cmp.Compare(x.n, n) })
+	if i == len(j.state) {
+		return nil, false
+	}
+	return j.state[i], true
+}
+
 // nextState returns the job's next state-log index.
 func (ix *index) nextState(job string) uint64 {
 	if j := ix.jobs[job]; j != nil {
@@ -404,12 +418,11 @@ func (ix *index) nextState(job string) uint64 {
 type read struct {
 	seg   uint64
 	ext   extent
-	entry *transport.Entry // rows go here, or
-	state *[]byte          // the state entry goes here
+	entry *transport.Entry // rows go here
 }
 
-// image returns the image of everything but the bytes of entries and
-// state entries, and where to read those.
+// image returns the image of everything but the bytes of entries, and
+// where to read those, and the state logs (read by ReadState).
 func (ix *index) image() (*transport.Image, []read) {
 	img := &transport.Image{Jobs: map[string]*transport.JobImage{}}
 	var reads []read
@@ -442,12 +455,6 @@ func (ix *index) image() (*transport.Image, []read) {
 				}
 			}
 			ji.Outbox[ch] = es
-		}
-		if len(j.state) > 0 {
-			ji.State = make([][]byte, len(j.state))
-			for i, s := range j.state {
-				reads = append(reads, read{seg: s.seg, ext: s.ext, state: &ji.State[i]})
-			}
 		}
 		img.Jobs[id] = ji
 	}

@@ -570,8 +570,67 @@ func (s *Store) load() (*transport.Image, error) {
 	return img, nil
 }
 
-// readBack fills the image's entries and state entries, reading each
-// record that holds some once.
+// ReadState hands each the job's state entries one at a time: for each
+// it finds where the index has the entry now (a compaction may have moved
+// it since the one before), reads its record back, checksum verified, and
+// calls each outside every lock. What it holds is the record of one entry.
+func (s *Store) ReadState(job string, each func([]byte) error) error {
+	rd := extentReader{files: map[uint64]File{}}
+	var next uint64
+	for {
+		data, n, ok, err := s.readState(&rd, job, next)
+		if err != nil {
+			return fmt.Errorf("segstore: read state log of job %s in %s: %w", job, s.dir, err)
+		}
+		if !ok {
+			return nil
+		}
+		if err := each(data); err != nil {
+			return err
+		}
+		next = n + 1
+	}
+}
+
+// readState reads the job's first state entry of index from or more
+// with rd, and returns it and its index; false when there is none.
+func (s *Store) readState(rd *extentReader, job string, from uint64) ([]byte, uint64, bool, error) {
+	if err := s.enter(); err != nil {
+		return nil, 0, false, err
+	}
+	defer s.leave()
+	s.deleteMu.RLock() // its segment does not go while we read
+	defer s.deleteMu.RUnlock()
+	s.mu.Lock()
+	if s.failed != nil {
+		s.mu.Unlock()
+		return nil, 0, false, s.failed
+	}
+	st, ok := s.ix.stateAfter(job, from)
+	if !ok {
+		s.mu.Unlock()
+		return nil, 0, false, nil
+	}
+	// The entry may be queued: in the file before its bytes are read.
+	s.loading++
+	err := s.drainLocked()
+	s.loading--
+	s.cond.Broadcast()
+	seg, ext, n := st.seg, st.ext, st.n
+	rd.files[seg] = s.files[seg]
+	s.mu.Unlock()
+	if err != nil {
+		return nil, 0, false, err
+	}
+	data, err := rd.read(seg, ext)
+	if err != nil {
+		return nil, 0, false, err
+	}
+	return data, n, true, nil
+}
+
+// readBack fills the image's entries, reading each record that holds
+// some once.
 func readBack(files map[uint64]File, reads []read) error {
 	slices.SortFunc(reads, func(a, b read) int {
 		if a.seg != b.seg {
@@ -585,12 +644,7 @@ func readBack(files map[uint64]File, reads []read) error {
 		if err != nil {
 			return err
 		}
-		switch {
-		case r.entry != nil:
-			r.entry.Rows = append([]byte{}, data...)
-		default:
-			*r.state = append([]byte{}, data...)
-		}
+		r.entry.Rows = append([]byte{}, data...)
 	}
 	return nil
 }

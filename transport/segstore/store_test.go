@@ -164,7 +164,7 @@ func TestNULInNames(t *testing.T) {
 	storetest.Apply(t, s, ops)
 	model := transport.NewMemStore()
 	storetest.Apply(t, model, ops)
-	want, _ := model.Load()
+	want, _ := transport.LoadAll(model)
 	storetest.CheckLoad(t, s, want)
 	s.Close()
 	s = openWith(t, dir, Options{})

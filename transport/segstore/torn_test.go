@@ -45,7 +45,7 @@ func tornFixture(t *testing.T, dir string, opts Options, commits int) (before, a
 	model := transport.NewMemStore()
 	for i := 1; i <= commits; i++ {
 		if i == commits {
-			before, _ = model.Load()
+			before, _ = transport.LoadAll(model)
 		}
 		c := storetest.CrashCommit("torn", uint64(i))
 		if i == commits { // a small last record: it is cut at every offset
@@ -60,7 +60,7 @@ func tornFixture(t *testing.T, dir string, opts Options, commits int) (before, a
 			storetest.Apply(t, model, []storetest.Op{tr})
 		}
 	}
-	after, _ = model.Load()
+	after, _ = transport.LoadAll(model)
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +100,7 @@ func TestTornTail(t *testing.T) {
 		if err != nil {
 			t.Fatalf("cut at %d: Open: %v", cut, err)
 		}
-		img, err := s.Load()
+		img, err := transport.LoadAll(s)
 		if err != nil {
 			t.Fatalf("cut at %d: Load: %v", cut, err)
 		}
@@ -127,7 +127,7 @@ func TestTornTail(t *testing.T) {
 	s.Close()
 	s = openWith(t, dir, opts)
 	defer s.Close()
-	img, _ := s.Load()
+	img, _ := transport.LoadAll(s)
 	j := img.Jobs["torn"]
 	q := j.Outbox[storetest.CrashOutput("torn", 1)]
 	if j.Watermarks[storetest.CrashInput("torn", 0)] != 40 || len(q) == 0 || q[len(q)-1].Seq != 40 {

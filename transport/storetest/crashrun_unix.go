@@ -88,7 +88,7 @@ func (c CrashTest) Run(t *testing.T) {
 		if err != nil {
 			t.Fatalf("round %d: reopen after kill: %v", round, err)
 		}
-		img, err := s.Load()
+		img, err := transport.LoadAll(s)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -320,6 +320,7 @@ func Run(t *testing.T, open func(t *testing.T, dir string) transport.Store) {
 		}
 	})
 	t.Run("concurrent commits", func(t *testing.T) { testConcurrent(t, open) })
+	t.Run("state read an entry at a time", func(t *testing.T) { testReadState(t, open) })
 }
 
 // RunReopen runs the cases with a Close and a fresh open of the same
@@ -464,20 +465,32 @@ func Apply(t testing.TB, s transport.Store, ops []Op) {
 	}
 }
 
+// mustLoad is transport.LoadAll of s: its state logs too, as ReadState
+// reads them.
 func mustLoad(t testing.TB, s transport.Store) *transport.Image {
 	t.Helper()
-	img, err := s.Load()
+	img, err := transport.LoadAll(s)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return img
 }
 
-// CheckLoad fails t unless s.Load returns want, and each of want's
+// CheckLoad fails t unless s.Load returns want (its state logs read by
+// ReadState, Load's own none), and each of want's
 // records reads back alone (transport.ReadRecord: the store's own Record
 // where it has one), a record it has not as absent.
 func CheckLoad(t testing.TB, s transport.Store, want *transport.Image) {
 	t.Helper()
+	loaded, err := s.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for id, j := range loaded.Jobs {
+		if j.State != nil {
+			t.Fatalf("Load returned job %s's state log (%d entries): ReadState reads it", id, len(j.State))
+		}
+	}
 	got := mustLoad(t, s)
 	if d := Diff(got, want); d != "" {
 		t.Fatalf("Load differs from the expected image:\n%s", d)
@@ -704,6 +717,62 @@ func testConcurrent(t *testing.T, open func(t *testing.T, dir string) transport.
 	}
 	if st := s.Stats(); st.Commits != 2*goroutines*commits {
 		t.Fatalf("stats: %+v, want %d commits", st, 2*goroutines*commits)
+	}
+}
+
+// testReadState reads a long state log with ReadState: its entries in
+// commit order from the last reset, whatever their sizes; an error of
+// each stops the reading and comes back as is; a job dropped or never
+// committed has no entries.
+func testReadState(t *testing.T, open func(t *testing.T, dir string) transport.Store) {
+	s := open(t, t.TempDir())
+	defer s.Close()
+	entry := func(i int) []byte {
+		return bytes.Repeat(fmt.Appendf(nil, "entry %d;", i), 1+i%7*200)
+	}
+	var want [][]byte
+	for i := range 300 {
+		c := &transport.Commit{Job: "long", State: entry(i), ResetState: i == 20}
+		if i%3 == 0 {
+			c.Outputs = []transport.Entry{E(out1, uint64(i+1), false, fmt.Sprint(i))}
+		}
+		if err := s.Commit(c); err != nil {
+			t.Fatal(err)
+		}
+		if c.ResetState {
+			want = nil
+		}
+		want = append(want, c.State)
+		if err := s.Commit(&transport.Commit{Job: "other", State: []byte("x")}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Commit(&transport.Commit{Job: "gone", State: []byte("g")}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DropJob("gone"); err != nil {
+		t.Fatal(err)
+	}
+	i := 0
+	err := s.ReadState("long", func(e []byte) error {
+		if i >= len(want) || !bytes.Equal(e, want[i]) {
+			return fmt.Errorf("entry %d: %d bytes %.20q, want the %d of %.20q", i, len(e), e, len(want[min(i, len(want)-1)]), want[min(i, len(want)-1)])
+		}
+		i++
+		return nil
+	})
+	if err != nil || i != len(want) {
+		t.Fatalf("ReadState: %d entries, %v; want %d", i, err, len(want))
+	}
+	stop := errors.New("stop")
+	calls := 0
+	if err := s.ReadState("long", func([]byte) error { calls++; return stop }); err != stop || calls != 1 {
+		t.Fatalf("an error of each: %d calls, ReadState returned %v; want 1 call and the error as is", calls, err)
+	}
+	for _, job := range []string{"gone", "never"} {
+		if err := s.ReadState(job, func(e []byte) error { return fmt.Errorf("entry %q", e) }); err != nil {
+			t.Fatalf("job %s: %v, want no entries", job, err)
+		}
 	}
 }
 

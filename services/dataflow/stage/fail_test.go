@@ -86,7 +86,7 @@ func TestAnOperatorThatFailsTheJobFailsItOnce(t *testing.T) {
 	if err := stop(); err != nil {
 		t.Fatal(err)
 	}
-	img, err := store.Load()
+	img, err := transport.LoadAll(store)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,8 +26,8 @@ var (
 // except that the rows of its batches and its snapshot are not copied:
 // they alias raw. A restarted stage reads its whole state log this way
 // (tens of megabytes at full scale, each byte then read once by the
-// operator), so raw must not change while jr is in use; the store's image
-// of the log is not changed by anyone. An entry in another form than
+// operator), so raw must not change while jr is in use: replay reads
+// each entry from a copy of the store's bytes. An entry in another form than
 // proto.Marshal writes (protoscan) is read by proto.Unmarshal.
 func readJournal(raw []byte, jr *wololov1.Journal) error {
 	jr.Reset()

@@ -1,6 +1,7 @@
 package stage
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -699,6 +700,7 @@ func (r *Runtime) Recover(img *transport.Image) error {
 		}
 		start := time.Now()
 		var restore time.Duration // of the snapshot the state log starts with, if any
+		entries := 0              // of the state log replayed
 		if reason := ji.Records[recordFailed]; reason != nil {
 			// Failed here before: nothing to replay, the failure to
 			// report again.
@@ -713,7 +715,7 @@ func (r *Runtime) Recover(img *transport.Image) error {
 		} else if !j.spec.Stateless {
 			err := r.endsBeforeLog(j, ji)
 			if err == nil {
-				restore, err = r.replay(j, ji.State)
+				restore, entries, err = r.replay(j)
 			}
 			if err != nil {
 				// Its state is gone for good (the log is read, it does not
@@ -747,7 +749,7 @@ func (r *Runtime) Recover(img *transport.Image) error {
 			return errStopping
 		}
 		j.log.Info("job recovered", "finished", j.finished, "open-inputs", open,
-			"state-log-entries", len(ji.State), "replay", time.Since(start).Round(time.Millisecond),
+			"state-log-entries", entries, "replay", time.Since(start).Round(time.Millisecond),
 			"snapshot-bytes", j.snapBytes, "restore", restore.Round(time.Millisecond), "log-bytes", j.logBytes)
 	}
 	return nil
@@ -777,26 +779,35 @@ func (r *Runtime) Unrestorable() map[string]error {
 // Without it, the EOF of a stream's last sender replayed from the log
 // would not be the stream's end (its other senders' ends noted only after
 // the replay), and the operator would never hear that the stream ended. A
-// log without a snapshot holds every EOF applied: nothing to note.
+// log without a snapshot holds every EOF applied: nothing to note, and
+// nothing read past its first entry.
 func (r *Runtime) endsBeforeLog(j *job, ji *transport.JobImage) error {
-	if len(ji.State) == 0 {
-		return nil
-	}
-	var first wololov1.Journal
-	if err := readJournal(ji.State[0], &first); err != nil || len(first.Snapshot) == 0 {
-		return err
-	}
 	logged := map[[2]string]bool{}
+	snapshot := false
 	var jr wololov1.Journal
-	for _, raw := range ji.State[1:] {
+	err := r.cfg.Committer.Store().ReadState(j.id, func(raw []byte) error {
 		if err := readJournal(raw, &jr); err != nil {
 			return err
+		}
+		if !snapshot {
+			if len(jr.Snapshot) == 0 {
+				return errNoSnapshot
+			}
+			snapshot = true
+			return nil
 		}
 		for _, a := range jr.Applied {
 			if a.Eof {
 				logged[[2]string{a.Stream, a.Sender}] = true
 			}
 		}
+		return nil
+	})
+	if errors.Is(err, errNoSnapshot) {
+		return nil
+	}
+	if err != nil || !snapshot {
+		return err
 	}
 	for ch, in := range j.inputs {
 		if ji.Records[transport.EndedRecord(ch)] != nil && !logged[[2]string{ch.Stream, ch.Sender}] {
@@ -806,40 +817,53 @@ func (r *Runtime) endsBeforeLog(j *job, ji *transport.JobImage) error {
 	return nil
 }
 
-// replay rebuilds a job's operator from its state log. What the operator
-// emits is dropped: it is already in the outbox, or acknowledged. It
-// returns how long restoring the snapshot the log starts with took.
-func (r *Runtime) replay(j *job, log [][]byte) (restore time.Duration, err error) {
+// errNoSnapshot stops endsBeforeLog's reading at a log's first entry
+// when it is not a snapshot.
+var errNoSnapshot = errors.New("the state log starts without a snapshot")
+
+// replay rebuilds a job's operator from its state log, read from the
+// store an entry at a time: each is applied and let go before the next is
+// read, so that what replay holds is the operator and one entry, however
+// long the log. What the operator emits is dropped: it is already in the
+// outbox, or acknowledged. It returns how long restoring the snapshot the
+// log starts with took, and the entries replayed.
+func (r *Runtime) replay(j *job) (restore time.Duration, entries int, err error) {
 	var jr wololov1.Journal
-	for _, raw := range log {
+	err = r.cfg.Committer.Store().ReadState(j.id, func(entry []byte) error {
+		entries++
+		// The store's bytes are ours until we return; the operator may
+		// keep what it is given (readJournal aliases it), as it keeps a
+		// live batch's.
+		raw := bytes.Clone(entry)
 		if err := readJournal(raw, &jr); err != nil {
-			return 0, err
+			return err
 		}
 		if len(jr.Snapshot) > 0 {
 			start := time.Now()
 			op := j.spec.New()
 			snap, ok := op.(Snapshotter)
 			if !ok {
-				return 0, fmt.Errorf("log holds a snapshot but operator %T cannot restore one", op)
+				return fmt.Errorf("log holds a snapshot but operator %T cannot restore one", op)
 			}
 			if err := snap.Restore(jr.Snapshot); err != nil {
-				return 0, fmt.Errorf("restore snapshot: %w", err)
+				return fmt.Errorf("restore snapshot: %w", err)
 			}
 			restore += time.Since(start)
 			j.drive.op = op
 			j.snapBytes, j.logBytes = len(jr.Snapshot), 0
-			continue
+			return nil
 		}
 		j.logBytes += len(raw)
 		for _, a := range jr.Applied {
 			ch := transport.ChannelID{Job: j.id, Stream: a.Stream, Sender: a.Sender, Receiver: r.self}
 			if _, ok := j.inputs[ch]; !ok {
-				return 0, fmt.Errorf("log names unknown channel %s", ch)
+				return fmt.Errorf("log names unknown channel %s", ch)
 			}
 			r.step(j, ch, a.Eof, a.Rows, discard{})
 		}
-	}
-	return restore, nil
+		return nil
+	})
+	return restore, entries, err
 }
 
 // actor applies a job's deliveries, up to MaxGroup of them per commit: it

@@ -844,3 +844,80 @@ func TestOnRecordsSeesEveryCommitWithRecords(t *testing.T) {
 	default:
 	}
 }
+
+// entryAtATime is a store whose ReadState hands each state entry in one
+// buffer, which it overwrites once each returns: a runtime that kept an
+// entry's bytes past it would find them changed. It counts the entries
+// it hands out.
+type entryAtATime struct {
+	*transport.MemStore
+	read int
+}
+
+func (s *entryAtATime) ReadState(job string, each func([]byte) error) error {
+	var buf []byte
+	return s.MemStore.ReadState(job, func(e []byte) error {
+		buf = append(buf[:0], e...)
+		err := each(buf)
+		for i := range buf {
+			buf[i] = 0xff
+		}
+		s.read++
+		return err
+	})
+}
+
+// TestRecoverReadsTheStateLogAnEntryAtATime: a restarted runtime
+// replays a job's state log through the store's ReadState, an entry at a
+// time in a buffer the store reuses, and the operator it rebuilds is the
+// one that ran: with a log of deltas alone, and with one that starts
+// with a snapshot.
+func TestRecoverReadsTheStateLogAnEntryAtATime(t *testing.T) {
+	for _, snapshotAt := range []int{stage.SnapshotMinBytes, 1} {
+		t.Run(fmt.Sprint("snapshot at ", snapshotAt), func(t *testing.T) {
+			old := stage.SnapshotMinBytes
+			stage.SnapshotMinBytes = snapshotAt
+			t.Cleanup(func() { stage.SnapshotMinBytes = old })
+			store := &entryAtATime{MemStore: transport.NewMemStore()}
+			rt, _, stop := startRuntime(t, shard0, store)
+			introduce(t, rt, "j")
+			const batches = 40
+			for i := range batches {
+				if err := deliver(t, rt, fromShard("j", i%2), &wololov1.Batch{Seq: uint64(i/2 + 1), Rows: rowsOf("Aztecs 1", fmt.Sprintf("civ%d 2", i%5))}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := deliver(t, rt, fromShard("j", 0), &wololov1.Batch{Seq: batches/2 + 1, Eof: true}); err != nil {
+				t.Fatal(err)
+			}
+			if err := stop(); err != nil {
+				t.Fatal(err)
+			}
+			logged, err := transport.LoadAll(store.MemStore)
+			if err != nil {
+				t.Fatal(err)
+			}
+			entries := len(logged.Jobs["j"].State)
+			if entries == 0 {
+				t.Fatal("the job logged no state")
+			}
+
+			store.read = 0
+			rt, outbox, _ := startRuntime(t, shard0, store)
+			if store.read < entries {
+				t.Fatalf("recovery read %d entries through ReadState, the log holds %d", store.read, entries)
+			}
+			if err := deliver(t, rt, fromShard("j", 1), &wololov1.Batch{Seq: batches/2 + 1, Eof: true}); err != nil {
+				t.Fatal(err)
+			}
+			pending, err := outbox.Pending(context.Background(), toGateway("j"), 0)
+			if err != nil || len(pending) != 2 {
+				t.Fatalf("outbox = %+v, %v; want totals then EOF", pending, err)
+			}
+			want := rowsOf("Aztecs 40", "civ0 16", "civ1 16", "civ2 16", "civ3 16", "civ4 16")
+			if got := string(pending[0].Rows); got != string(want) {
+				t.Fatalf("totals after the restart %q, want %q", got, want)
+			}
+		})
+	}
+}
