@@ -296,7 +296,7 @@ func New(cfg Config) (*Node, error) {
 				}
 			}
 			spec, err := sqlops.DecodeSpec(plan, st.Name, b)
-			if err == nil && pool != nil {
+			if err == nil {
 				pool.Join(job)
 			}
 			return spec, err
@@ -304,7 +304,7 @@ func New(cfg Config) (*Node, error) {
 		// A dropped job's spill files go with it (a finished or failed
 		// job's tasks remove their own).
 		Dropped: func(job string) {
-			leave(pool, job)
+			pool.Leave(job)
 			if spillRoot != "" && jobid.Valid(job) {
 				if err := os.RemoveAll(filepath.Join(spillRoot, job)); err != nil {
 					log.Warn("could not remove a dropped job's spill files", "job", job, "error", err)
@@ -348,17 +348,19 @@ func New(cfg Config) (*Node, error) {
 		scfg.PlanOf = func(job string) []byte { plan, _ := n.Gateway.PlanOf(job); return plan }
 	}
 	// A job that an operator here failed (its budget spent) fails for
-	// its client: the gateway hears it.
+	// its client: the gateway hears it. A job that finished or failed
+	// here holds no more state: its share of the pool goes back to the
+	// others.
 	scfg.OnFail = func(ctx context.Context, job, reason string) {
+		pool.Leave(job)
 		n.reportFailed(ctx, transport.JobFailure{Job: job, Reason: reason}, n.log.With("job", job))
 	}
-	// A job that finished or failed here holds no more state: its share
-	// goes back to the others.
-	scfg.OnFinish = leaving(pool, scfg.OnFinish)
-	onFail := scfg.OnFail
-	scfg.OnFail = func(ctx context.Context, job, reason string) {
-		leave(pool, job)
-		onFail(ctx, job, reason)
+	finished := scfg.OnFinish
+	scfg.OnFinish = func(job string, records map[string][]byte) {
+		pool.Leave(job)
+		if finished != nil {
+			finished(job, records)
+		}
 	}
 	if n.runtime, err = stage.New(scfg); err != nil {
 		return nil, err
@@ -654,26 +656,5 @@ func identify(creds *pki.Credentials) func(context.Context) (string, error) {
 			return "", status.Error(codes.Unauthenticated, "JobService calls need a client certificate of the deployment's CA")
 		}
 		return id.Name, nil
-	}
-}
-
-// leave counts job no longer among pool's (nil: no pool).
-func leave(pool *sqlops.StatePool, job string) {
-	if pool != nil {
-		pool.Leave(job)
-	}
-}
-
-// leaving is onFinish (nil: none) that first counts the finished job no
-// longer among pool's.
-func leaving(pool *sqlops.StatePool, onFinish func(string, map[string][]byte)) func(string, map[string][]byte) {
-	if pool == nil {
-		return onFinish
-	}
-	return func(job string, records map[string][]byte) {
-		pool.Leave(job)
-		if onFinish != nil {
-			onFinish(job, records)
-		}
 	}
 }

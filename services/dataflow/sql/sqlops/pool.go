@@ -9,6 +9,8 @@ import "sync"
 // start here and grows back as they end. A job counts from when its
 // plan is taken up (Join) until it finishes, fails or is dropped
 // (Leave), whichever comes first; joining or leaving twice counts once.
+// A nil pool (a process without a budget) counts nothing: Join and Leave
+// do nothing on it.
 type StatePool struct {
 	total int64
 	mu    sync.Mutex
@@ -22,6 +24,9 @@ func NewStatePool(total int64) *StatePool {
 
 // Join counts job among the pool's.
 func (p *StatePool) Join(job string) {
+	if p == nil {
+		return
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.jobs[job] = struct{}{}
@@ -29,6 +34,9 @@ func (p *StatePool) Join(job string) {
 
 // Leave counts job no longer.
 func (p *StatePool) Leave(job string) {
+	if p == nil {
+		return
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	delete(p.jobs, job)
