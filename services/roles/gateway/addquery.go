@@ -313,12 +313,18 @@ type followed struct {
 	closed            bool
 	err               error // its failure or deletion
 	changed           <-chan struct{}
+	// replaced: a run that took p over (rebuild.go) holds the job now,
+	// and p changes no more: the follower follows that run instead. It
+	// is read with the rest, under p's lock, so that a follower that
+	// read c.parentRun() just before the replacement and this just
+	// after does not wait on p for ever.
+	replaced bool
 }
 
 func (p *job) followed() followed {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return followed{committed: p.standing.committed, epochs: p.standing.appendCount(), closed: p.standing.closed, err: p.failureLocked(), changed: p.changed}
+	return followed{committed: p.standing.committed, epochs: p.standing.appendCount(), closed: p.standing.closed, err: p.failureLocked(), changed: p.changed, replaced: p.replaced != nil}
 }
 
 // keepUp feeds the added query's job c its parent's epochs: what it has
@@ -338,6 +344,9 @@ func (g *Gateway) keepUp(c *job) {
 			return
 		}
 		st := p.followed()
+		if st.replaced {
+			continue // follow the run that replaced p
+		}
 		if st.err != nil {
 			if err := g.deleteJob(c.id, "its standing job is over: "+st.err.Error()); err != nil {
 				c.log.Error("delete an added query's job with its standing job", "error", err)

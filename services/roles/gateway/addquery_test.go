@@ -228,3 +228,36 @@ func TestAddedQueryLifecycle(t *testing.T) {
 		}
 	})
 }
+
+// TestFollowedSeesTheRunThatReplacedIt: where a standing job stands, as
+// an added query's job follows it (keepUp), says when a run replaced it,
+// read under the same lock as the rest. A follower that read the run
+// just before a rebuild replaced it, and its state just after, would
+// otherwise wait for a change of a run that changes no more (the
+// added query of a job rebuilt after a lost state never followed the
+// new run: TestAddedQueryLifecycle's rare time-out).
+func TestFollowedSeesTheRunThatReplacedIt(t *testing.T) {
+	store, cfg := transport.NewMemStore(), retainingConfig(t)
+	g := newTestGateway(t, store, cfg, make(chan string, 8))
+	svc := g.Service()
+	if _, err := svc.CreateJob(context.Background(), &wololov1.CreateJobRequest{JobId: "s", Matches: tMatches.header(), Players: tPlayers.header(), Standing: true}); err != nil {
+		t.Fatal(err)
+	}
+	old, err := g.jobs.lookup("", "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := old.followed(); st.replaced {
+		t.Fatal("a run no other replaced says it was replaced")
+	}
+	nj, err := g.jobs.replace(old, "state lost in a test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := old.followed(); !st.replaced {
+		t.Fatalf("the run %s replaced says it was not", nj.id)
+	}
+	if st := nj.followed(); st.replaced {
+		t.Fatal("the new run says it was replaced")
+	}
+}
