@@ -13,21 +13,27 @@ import (
 func TestLimit(t *testing.T) {
 	const mib = 1 << 20
 	for _, c := range []struct {
-		name          string
-		setting, live int64
-		headroom      float64
-		want          int64
+		name                   string
+		setting, ceiling, live int64
+		headroom               float64
+		want                   int64
 	}{
-		{"live well under the setting", 384 * mib, 100 * mib, 0.25, 384 * mib},
-		{"live plus headroom just under", 400 * mib, 320 * mib, 0.25, 400 * mib},
-		{"live above the setting", 384 * mib, 600 * mib, 0.25, 750 * mib},
-		{"live plus headroom above", 384 * mib, 320 * mib, 0.5, 480 * mib},
-		{"no headroom", 384 * mib, 500 * mib, 0, 500 * mib},
-		{"no overflow", 1, math.MaxInt64, 1, math.MaxInt64},
+		{"live well under the setting", 384 * mib, 0, 100 * mib, 0.25, 384 * mib},
+		{"live plus headroom just under", 400 * mib, 0, 320 * mib, 0.25, 400 * mib},
+		{"live above the setting", 384 * mib, 0, 600 * mib, 0.25, 750 * mib},
+		{"live plus headroom above", 384 * mib, 0, 320 * mib, 0.5, 480 * mib},
+		{"no headroom", 384 * mib, 0, 500 * mib, 0, 500 * mib},
+		{"no overflow", 1, 0, math.MaxInt64, 1, math.MaxInt64},
+		{"under the ceiling", 384 * mib, 480 * mib, 300 * mib, 0.5, 450 * mib},
+		{"stopped at the ceiling", 384 * mib, 480 * mib, 380 * mib, 0.5, 480 * mib},
+		{"the ceiling too close: the least headroom", 384 * mib, 480 * mib, 440 * mib, 0.5, 495 * mib},
+		{"the least headroom is no more than the headroom", 384 * mib, 480 * mib, 500 * mib, 0.05, 525 * mib},
+		{"live under the setting, the ceiling no matter", 384 * mib, 400 * mib, 100 * mib, 0.5, 384 * mib},
+		{"no overflow under a ceiling", 1, 1 << 40, math.MaxInt64, 1, math.MaxInt64},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			if got := Limit(c.setting, c.live, c.headroom); got != c.want {
-				t.Fatalf("Limit(%d, %d, %v) = %d, want %d", c.setting, c.live, c.headroom, got, c.want)
+			if got := Limit(c.setting, c.ceiling, c.live, c.headroom); got != c.want {
+				t.Fatalf("Limit(%d, %d, %d, %v) = %d, want %d", c.setting, c.ceiling, c.live, c.headroom, got, c.want)
 			}
 		})
 	}
@@ -40,7 +46,7 @@ func TestStartRaisesOverLiveHeap(t *testing.T) {
 	before := debug.SetMemoryLimit(-1)
 	t.Cleanup(func() { debug.SetMemoryLimit(before) })
 	const setting = 8 << 20
-	stop := Start(setting, DefaultHeadroom, hclog.NewNullLogger())
+	stop := Start(setting, 0, DefaultHeadroom, hclog.NewNullLogger())
 	defer stop()
 
 	live := make([]byte, 64<<20)

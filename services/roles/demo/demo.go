@@ -176,9 +176,9 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	start := time.Now()
 	budget := sqlops.Budget{StateBytes: *stateBytes, SpillBytes: *spillBytes}
 	if *memBudget > 0 {
-		softLimit, state := sqlops.MemoryBudget(*memBudget)
+		softLimit, ceiling, state := sqlops.MemoryBudget(*memBudget)
 		if os.Getenv("GOMEMLIMIT") == "" {
-			defer memlimit.Start(softLimit, memlimit.DefaultHeadroom, log)()
+			defer memlimit.Start(softLimit, ceiling, memlimit.DefaultHeadroom, log)()
 		}
 		budget.Pool = sqlops.NewStatePool(state)
 	}

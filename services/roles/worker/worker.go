@@ -108,7 +108,7 @@ func run(ctx context.Context, cmd string, args []string, stderr io.Writer) error
 	var rpcLimits rpc.Limits
 	rpcLimits.RegisterFlags(fs)
 	memBudget := fs.Int64("memory-budget", 0, "bytes of memory this process keeps within (default 512 MiB): its soft memory limit is three quarters of it (unless --memory-limit-mib sets another), and the state of the jobs it runs half of it less 64 MiB, shared evenly among them; a job's joins and aggregates spill to --data/spill past its share (docs/operations.md)")
-	memLimit := fs.Int("memory-limit-mib", -1, "soft memory limit in MiB: the garbage collector works harder near it; a live heap above it raises it to half over the live heap, so that the collector does not run back to back (default: three quarters of --memory-budget; 0: none; the GOMEMLIMIT environment variable wins, fixed)")
+	memLimit := fs.Int("memory-limit-mib", -1, "soft memory limit in MiB: the garbage collector works harder near it; a live heap above it raises it to half over the live heap, up to fifteen sixteenths of --memory-budget while that leaves the live heap an eighth more, so that the collector does not run back to back (default: three quarters of --memory-budget; 0: none; the GOMEMLIMIT environment variable wins, fixed)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of this process to this file until it stops")
 	if err := cli.Parse(fs, args); err != nil {
 		return err
@@ -158,14 +158,14 @@ func run(ctx context.Context, cmd string, args []string, stderr io.Writer) error
 		}
 		defer pl.Close()
 	}
-	softLimit, stateBytes := sqlops.MemoryBudget(*memBudget)
+	softLimit, ceiling, stateBytes := sqlops.MemoryBudget(*memBudget)
 	if *memLimit < 0 {
 		*memLimit = int(softLimit >> 20)
 	}
 	if *memLimit > 0 && os.Getenv("GOMEMLIMIT") == "" {
 		// Raised over a live heap larger than it (memlimit), so that
 		// the collector never runs back to back.
-		defer memlimit.Start(int64(*memLimit)<<20, memlimit.DefaultHeadroom, log)()
+		defer memlimit.Start(int64(*memLimit)<<20, max(ceiling, int64(*memLimit)<<20), memlimit.DefaultHeadroom, log)()
 	}
 	stopProfile, err := cpuprofile.Start(*cpuProfile)
 	if err != nil {

@@ -70,10 +70,14 @@ const DefaultMemoryBudget = 512 << 20
 // to back (internal/memlimit). 512 MiB: a soft limit of 384 MiB, 224 MiB
 // of state; a shard of the four default queries holds about 200 MiB of
 // state at the full dataset (3.1M matches, two shards), and spills past
-// it on larger ones.
-func MemoryBudget(budget int64) (softLimit, state int64) {
+// it on larger ones. The ceiling is where memlimit stops raising the soft
+// limit over a live heap larger than it (state that does not spill: a
+// standing job's), fifteen sixteenths of the budget, the rest for what
+// the runtime holds beside the heap (about 28 MiB measured at 480 MiB of
+// heap): 480 MiB of 512.
+func MemoryBudget(budget int64) (softLimit, ceiling, state int64) {
 	if budget <= 0 {
 		budget = DefaultMemoryBudget
 	}
-	return budget / 4 * 3, max(budget-MemoryReserve, budget/2) / 2
+	return budget / 4 * 3, budget / 16 * 15, max(budget-MemoryReserve, budget/2) / 2
 }
