@@ -3,7 +3,6 @@ package demo
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"io"
 	"syscall"
 	"time"
@@ -28,24 +27,22 @@ import (
 // empty).
 func runEpochs(ctx context.Context, job *sqljob.Job, feeds []sqlops.Feed, runs []func() int, n int, memProfile string, stdout io.Writer) (*sqlops.Result, error) {
 	feed := sqlops.EpochFeed{Columns: map[string][]string{}, Epochs: n}
-	cutters := make([]*feedCutter, len(feeds))
+	cutters := map[string]*feedCutter{}
 	for i, f := range feeds {
 		feed.Columns[f.Table] = f.Columns
-		cutters[i] = &feedCutter{f: f, run: runs[i]}
+		cutters[f.Table] = &feedCutter{f: f, run: runs[i]}
 	}
-	feed.Next = func(k int) (map[string]*exec.Table, error) {
-		tables := map[string]*exec.Table{}
-		for _, c := range cutters {
-			if err := ctx.Err(); err != nil {
-				return nil, err
-			}
-			bs, err := c.upTo(k - 1)
-			if err != nil {
-				return nil, fmt.Errorf("table %s: %w", c.f.Table, err)
-			}
-			tables[c.f.Table] = &exec.Table{Columns: c.f.Columns, Batches: bs}
+	feed.Next = func(k int, table string, yield func(*exec.Batch) error) error {
+		c := cutters[table]
+		if c == nil {
+			return nil
 		}
-		return tables, nil
+		return c.upTo(k-1, func(b *exec.Batch) error {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			return yield(b)
+		})
 	}
 	epochsplit.Header(stdout, n)
 	cpu, wall := processCPU(), time.Now()
@@ -84,32 +81,34 @@ type feedCutter struct {
 	ended bool        // f.Next returned the end
 }
 
-// upTo is the batches of the runs up to run (included) not handed out
-// yet, read from the feed; the first batch of a later run is kept for
-// the next call. The last epoch's call (run n-1) reads the feed to its
-// end.
-func (c *feedCutter) upTo(run int) ([]*exec.Batch, error) {
-	var out []*exec.Batch
+// upTo yields the batches of the runs up to run (included) not handed
+// out yet, read from the feed as they are yielded; the first batch of a
+// later run is kept for the next call. The last epoch's call (run n-1)
+// reads the feed to its end.
+func (c *feedCutter) upTo(run int, yield func(*exec.Batch) error) error {
 	for {
 		if c.carry == nil {
 			if c.ended {
-				return out, nil
+				return nil
 			}
 			b, err := c.f.Next()
 			if err != nil {
-				return nil, err
+				return err
 			}
 			if b == nil {
 				c.ended = true
-				return out, nil
+				return nil
 			}
 			c.carry, c.at = b, c.run()
 		}
 		if c.at > run {
-			return out, nil
+			return nil
 		}
-		out = append(out, c.carry)
+		b := c.carry
 		c.carry = nil
+		if err := yield(b); err != nil {
+			return err
+		}
 	}
 }
 

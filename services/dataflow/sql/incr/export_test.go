@@ -29,3 +29,20 @@ func SnapshotSize(e *Engine) int64 {
 	e.below.walk(func(o op) { n += snapshotSize(o) })
 	return n
 }
+
+// SetFlushChunk makes an aggregate make its groups' rows at an epoch's
+// end n at a time (agg.go), until the returned func restores it.
+func SetFlushChunk(n int) (restore func()) {
+	was := flushChunk
+	flushChunk = n
+	return func() { flushChunk = was }
+}
+
+// SetNewGroupsLag makes an aggregate look at the groups new in an epoch
+// for finished ones mid-epoch once n more came after them (agg.go),
+// until the returned func restores it.
+func SetNewGroupsLag(n int) (restore func()) {
+	was := newGroupsLag
+	newGroupsLag = n
+	return func() { newGroupsLag = was }
+}

@@ -168,19 +168,35 @@ func (f *finish) note(now *exec.Batch, groups []int32, pass []bool) {
 // and the groups kept (in their new order: their old numbers), or agg
 // and nil.
 func (f *finish) drop(agg *exec.Aggregation) (*exec.Aggregation, []int32) {
-	if f.n == 0 || f.n <= len(f.over)-f.n+dropSlack {
+	return f.dropFrom(agg, 0)
+}
+
+// dropFrom is drop of the groups numbered from on alone, counted among
+// those: the groups below from keep their numbers, and their flags.
+func (f *finish) dropFrom(agg *exec.Aggregation, from int) (*exec.Aggregation, []int32) {
+	n := 0
+	for _, over := range f.over[min(from, len(f.over)):] {
+		if over {
+			n++
+		}
+	}
+	if n == 0 || n <= len(f.over)-from-n+dropSlack {
 		return agg, nil
 	}
 	slots := agg.GroupSlots()
-	keep := make([]int32, 0, len(f.over)-f.n)
+	keep := make([]int32, 0, len(f.over)-n)
 	for g, over := range f.over {
-		if over {
+		if over && g >= from {
 			f.setDone(slots[g])
 		} else {
 			keep = append(keep, int32(g))
 		}
 	}
-	f.over, f.n = make([]bool, len(keep)), 0
+	was := f.over
+	f.over, f.n = make([]bool, len(keep)), f.n-n
+	for i, g := range keep {
+		f.over[i] = was[g]
+	}
 	return agg.Keep(keep), keep
 }
 

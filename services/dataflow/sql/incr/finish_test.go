@@ -17,9 +17,20 @@ import (
 // never pass it again, keeping their keys done, and its versions stay
 // those of oracle.Execute, epoch after epoch, restored from snapshots
 // too; one whose HAVING does not bound a count drops none. Here every
-// epoch drops what finished (a slack below any count).
+// epoch drops what finished (a slack below any count); and again with
+// the groups new in an epoch looked at and dropped mid-epoch as soon as
+// one more came after them (dropNew).
 func TestFinishedGroupsDropped(t *testing.T) {
 	defer incr.SetDropSlack(-1 << 30)()
+	for _, lag := range []int{1 << 16, 1} {
+		t.Run(fmt.Sprintf("lag %d", lag), func(t *testing.T) {
+			defer incr.SetNewGroupsLag(lag)()
+			finishedGroupsDropped(t)
+		})
+	}
+}
+
+func finishedGroupsDropped(t *testing.T) {
 	qs := defaultQueries(t)
 	cases := []struct {
 		q     string

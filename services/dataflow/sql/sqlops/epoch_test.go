@@ -95,11 +95,18 @@ func checkEpochs(t *testing.T, label string, j job, tables map[string]*exec.Tabl
 	}
 	// One epoch at a time, each epoch's versions handed over: the same.
 	next := int64(1)
-	feed := sqlops.EpochFeed{Columns: map[string][]string{}, Epochs: len(parts), Next: func(k int) (map[string]*exec.Table, error) {
+	feed := sqlops.EpochFeed{Columns: map[string][]string{}, Epochs: len(parts), Next: func(k int, table string, yield func(*exec.Batch) error) error {
 		if k != int(next) {
-			return nil, fmt.Errorf("epoch %d's rows asked for, where %d's were due", k, next)
+			return fmt.Errorf("epoch %d's rows asked for, where %d's were due", k, next)
 		}
-		return parts[k-1], nil
+		if t := parts[k-1][table]; t != nil {
+			for _, b := range t.Batches {
+				if err := yield(b); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
 	}}
 	for name, tab := range tables {
 		feed.Columns[name] = tab.Columns
