@@ -5,7 +5,6 @@ import (
 	"cmp"
 	"encoding/binary"
 	"slices"
-	"unsafe"
 
 	"github.com/wololo/wololo/services/dataflow/sql/plan"
 	"github.com/wololo/wololo/services/dataflow/sql/value"
@@ -160,22 +159,8 @@ func appendOne[T any](dst []T, x T) []T {
 }
 
 // doubled is dst with room for n more values, its capacity at least
-// doubled while it is small, and grown by a quarter once it holds
-// largeGrowth bytes: a standing job's state lives in a few such slices
-// (a key table's arena, an aggregate's slots, the rows a semi-join
-// keeps), for which doubling left up to half of each unused, and made
-// each growth hold the old slice and one twice its size at once.
-func doubled[T any](dst []T, n int) []T {
-	grow := cap(dst)
-	var zero T
-	if size := int(unsafe.Sizeof(zero)); size > 0 && cap(dst) >= largeGrowth/size {
-		grow = cap(dst) / 4
-	}
-	return slices.Grow(dst, max(n, grow))
-}
-
-// largeGrowth is the size from which doubled grows a slice by a quarter.
-const largeGrowth = 8 << 20
+// doubled.
+func doubled[T any](dst []T, n int) []T { return slices.Grow(dst, max(n, cap(dst))) }
 
 func (b *builder) num(d value.Dec) {
 	b.v.Nums = appendOne(b.v.Nums, d)
