@@ -171,27 +171,19 @@ func (o *aggOp) dropNew() error {
 	after := o.agg.Groups()
 	from := max(o.ep.checked, o.ep.before)
 	to := after - newGroupsLag
-	if o.fin == nil || o.having == nil || to-from < newGroupsLag {
+	if o.fin == nil || to-from < newGroupsLag { // a finish is of a HAVING
 		return nil
 	}
 	o.fin.grow(after)
-	groups := make([]int32, 0, min(to-from, flushChunk))
-	for lo := from; lo < to; lo += flushChunk {
-		hi := min(lo+flushChunk, to)
-		now := o.agg.ResultRange(lo, hi)
-		sels, err := o.having.TrueRows(now)
-		if err != nil {
-			return fmt.Errorf("having: %w", err)
+	err := o.eachRange(from, to, func(now *exec.Batch, groups []int32) error {
+		_, pass, err := o.passing(now)
+		if err == nil {
+			o.fin.note(now, groups, pass)
 		}
-		pass := make([]bool, now.N)
-		for _, i := range sels[0] {
-			pass[i] = true
-		}
-		groups = groups[:0]
-		for g := lo; g < hi; g++ {
-			groups = append(groups, int32(g))
-		}
-		o.fin.note(now, groups, pass)
+		return err
+	})
+	if err != nil {
+		return err
 	}
 	o.ep.checked = to
 	agg, keep := o.fin.dropFrom(o.agg, o.ep.before)
@@ -242,22 +234,17 @@ func (o *aggOp) flush() (zset, error) {
 	// The rows after of groups (now), those that pass the HAVING kept.
 	emit := func(now *exec.Batch, groups []int32) error {
 		if o.having != nil {
-			sels, err := o.having.TrueRows(now)
+			sel, pass, err := o.passing(now)
 			if err != nil {
-				return fmt.Errorf("having: %w", err)
+				return err
 			}
-			for _, g := range groups {
-				o.shown[g] = false
-			}
-			pass := make([]bool, now.N)
-			for _, i := range sels[0] {
-				o.shown[groups[i]] = true
-				pass[i] = true
+			for i, g := range groups {
+				o.shown[g] = pass[i]
 			}
 			if o.fin != nil {
 				o.fin.note(now, groups, pass)
 			}
-			now = now.Rows(sels[0])
+			now = now.Rows(sel)
 		}
 		if now.N > 0 {
 			out = append(out, weighted(now, 1))
@@ -274,16 +261,8 @@ func (o *aggOp) flush() (zset, error) {
 			return nil, err
 		}
 	}
-	fresh := make([]int32, 0, min(after-ep.before, flushChunk))
-	for lo := ep.before; lo < after; lo += flushChunk {
-		hi := min(lo+flushChunk, after)
-		fresh = fresh[:0]
-		for g := lo; g < hi; g++ {
-			fresh = append(fresh, int32(g))
-		}
-		if err := emit(o.agg.ResultRange(lo, hi), fresh); err != nil {
-			return nil, err
-		}
+	if err := o.eachRange(ep.before, after, emit); err != nil {
+		return nil, err
 	}
 	if o.fin != nil {
 		o.dropFinished()
@@ -291,8 +270,39 @@ func (o *aggOp) flush() (zset, error) {
 	return out, nil
 }
 
-// flushChunk is how many groups' rows flush makes at a time.
+// flushChunk is how many groups' rows flush and dropNew make at a time.
 var flushChunk = 1 << 16
+
+// eachRange hands fn the rows after of the groups numbered lo to hi-1
+// and their numbers, flushChunk groups at a time.
+func (o *aggOp) eachRange(lo, hi int, fn func(now *exec.Batch, groups []int32) error) error {
+	groups := make([]int32, 0, min(max(hi-lo, 0), flushChunk))
+	for from := lo; from < hi; from += flushChunk {
+		to := min(from+flushChunk, hi)
+		groups = groups[:0]
+		for g := from; g < to; g++ {
+			groups = append(groups, int32(g))
+		}
+		if err := fn(o.agg.ResultRange(from, to), groups); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// passing is which of the groups' rows now pass the HAVING: their
+// indices, and a flag per row.
+func (o *aggOp) passing(now *exec.Batch) ([]int32, []bool, error) {
+	sels, err := o.having.TrueRows(now)
+	if err != nil {
+		return nil, nil, fmt.Errorf("having: %w", err)
+	}
+	pass := make([]bool, now.N)
+	for _, i := range sels[0] {
+		pass[i] = true
+	}
+	return sels[0], pass, nil
+}
 
 // dropFinished drops the finished groups' state when there are enough
 // of them (finish.drop), between epochs: the groups kept are numbered
