@@ -168,8 +168,7 @@ func TestRandomQueriesEveryEpoch(t *testing.T) {
 		parts := epochs(r, tables, 1+r.IntN(6))
 		restore := func() {}
 		if seed%2 == 1 { // as TestDefaultQueriesEveryEpoch's
-			chunk, lag, slack := incr.SetFlushChunk(3), incr.SetNewGroupsLag(2), incr.SetDropSlack(0)
-			restore = func() { chunk(); lag(); slack() }
+			restore = incr.SetSmallSteps(3, 2)
 		}
 		versions += runEpochs(t, fmt.Sprintf("seed %d: %s", seed, q), root, parts)
 		restore()
@@ -243,8 +242,7 @@ func TestDefaultQueriesEveryEpoch(t *testing.T) {
 			// An aggregate's rows at an epoch's end made a few groups at
 			// a time, and its finished groups dropped mid-epoch, as
 			// millions of them are at full scale.
-			chunk, lag, slack := incr.SetFlushChunk(7), incr.SetNewGroupsLag(1), incr.SetDropSlack(0)
-			restore = func() { chunk(); lag(); slack() }
+			restore = incr.SetSmallSteps(7, 1)
 		}
 		tables, cat := dataset(t, datagen.Config{Matches: 2000, Seed: seed})
 		r := rand.New(rand.NewPCG(uint64(seed), 40))

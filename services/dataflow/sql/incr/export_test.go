@@ -1,12 +1,15 @@
 package incr
 
+// setKnob sets *knob to n until the returned func restores it.
+func setKnob(knob *int, n int) (restore func()) {
+	was := *knob
+	*knob = n
+	return func() { *knob = was }
+}
+
 // SetDropSlack makes the slack of finished groups an aggregate holds
 // before it drops them n (finish.go), until the returned func restores it.
-func SetDropSlack(n int) (restore func()) {
-	was := dropSlack
-	dropSlack = n
-	return func() { dropSlack = was }
-}
+func SetDropSlack(n int) (restore func()) { return setKnob(&dropSlack, n) }
 
 // HeldGroups is the groups whose state the engine's aggregates over rows
 // that only arrive hold, and the keys of the groups they dropped.
@@ -30,19 +33,16 @@ func SnapshotSize(e *Engine) int64 {
 	return n
 }
 
-// SetFlushChunk makes an aggregate make its groups' rows at an epoch's
-// end n at a time (agg.go), until the returned func restores it.
-func SetFlushChunk(n int) (restore func()) {
-	was := flushChunk
-	flushChunk = n
-	return func() { flushChunk = was }
-}
-
 // SetNewGroupsLag makes an aggregate look at the groups new in an epoch
 // for finished ones mid-epoch once n more came after them (agg.go),
 // until the returned func restores it.
-func SetNewGroupsLag(n int) (restore func()) {
-	was := newGroupsLag
-	newGroupsLag = n
-	return func() { newGroupsLag = was }
+func SetNewGroupsLag(n int) (restore func()) { return setKnob(&newGroupsLag, n) }
+
+// SetSmallSteps makes an aggregate make its groups' rows chunk at a time
+// (agg.go's flushChunk), look at new groups mid-epoch lag after them,
+// and drop finished groups with no slack, as it does with millions of
+// groups at full scale, until the returned func restores all three.
+func SetSmallSteps(chunk, lag int) (restore func()) {
+	c, l, s := setKnob(&flushChunk, chunk), SetNewGroupsLag(lag), SetDropSlack(0)
+	return func() { c(); l(); s() }
 }
