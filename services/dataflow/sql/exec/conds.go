@@ -195,6 +195,20 @@ func compileConjunct(e *plan.Expr) conjunct {
 	return c
 }
 
+// PassFlags is the rows of b where c's first condition is true (TrueRows'
+// slice), and a flag per row of b: whether it is one of them.
+func PassFlags(c *Conds, b *Batch) ([]int32, []bool, error) {
+	sels, err := c.TrueRows(b)
+	if err != nil {
+		return nil, nil, err
+	}
+	pass := make([]bool, b.N)
+	for _, i := range sels[0] {
+		pass[i] = true
+	}
+	return sels[0], pass, nil
+}
+
 // TrueRows is, for each condition, the rows of b where it is true, in
 // order: slices to read only, which conditions may share, and which the
 // next call of TrueRows overwrites.

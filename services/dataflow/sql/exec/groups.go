@@ -12,6 +12,20 @@ func (a *Aggregation) Slots(b *Batch) ([]int32, error) {
 	return a.g.v.t.Slots(keys, b.N, nil, nil), nil
 }
 
+// FindSlots is Slots without adding a key: -1 for a key the table has
+// not.
+func (a *Aggregation) FindSlots(b *Batch) ([]int32, error) {
+	keys, err := a.keyVecs(b)
+	if err != nil {
+		return nil, err
+	}
+	modes := make([]KeyMode, b.N)
+	for i := range modes {
+		modes[i] = FindKey
+	}
+	return a.g.v.t.Slots(keys, b.N, modes, nil), nil
+}
+
 // keyVecs is the group key's columns over b.
 func (a *Aggregation) keyVecs(b *Batch) ([]*Vec, error) {
 	keys := make([]*Vec, len(a.keys))

@@ -174,11 +174,11 @@ func (o *aggOp) dropNew() error {
 	if o.fin == nil || to-from < newGroupsLag { // a finish is of a HAVING
 		return nil
 	}
-	o.fin.grow(after)
+	o.fin.Grow(after)
 	err := o.eachRange(from, to, func(now *exec.Batch, groups []int32) error {
 		_, pass, err := o.passing(now)
 		if err == nil {
-			o.fin.note(now, groups, pass)
+			o.fin.Note(now, groups, pass)
 		}
 		return err
 	})
@@ -228,7 +228,7 @@ func (o *aggOp) flush() (zset, error) {
 	if o.having != nil {
 		o.shown = append(o.shown, make([]bool, after-len(o.shown))...)
 		if o.fin != nil {
-			o.fin.grow(after)
+			o.fin.Grow(after)
 		}
 	}
 	// The rows after of groups (now), those that pass the HAVING kept.
@@ -242,7 +242,7 @@ func (o *aggOp) flush() (zset, error) {
 				o.shown[g] = pass[i]
 			}
 			if o.fin != nil {
-				o.fin.note(now, groups, pass)
+				o.fin.Note(now, groups, pass)
 			}
 			now = now.Rows(sel)
 		}
@@ -293,15 +293,11 @@ func (o *aggOp) eachRange(lo, hi int, fn func(now *exec.Batch, groups []int32) e
 // passing is which of the groups' rows now pass the HAVING: their
 // indices, and a flag per row.
 func (o *aggOp) passing(now *exec.Batch) ([]int32, []bool, error) {
-	sels, err := o.having.TrueRows(now)
+	sel, pass, err := exec.PassFlags(o.having, now)
 	if err != nil {
 		return nil, nil, fmt.Errorf("having: %w", err)
 	}
-	pass := make([]bool, now.N)
-	for _, i := range sels[0] {
-		pass[i] = true
-	}
-	return sels[0], pass, nil
+	return sel, pass, nil
 }
 
 // dropFinished drops the finished groups' state when there are enough

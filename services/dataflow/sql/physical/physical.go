@@ -171,6 +171,21 @@ func (p *Plan) Source(o *Op) bool {
 	return false
 }
 
+// Readers is the operators that read o's rows chained (o's task's; an
+// exchange among them sends them on).
+func (p *Plan) Readers(o *Op) []*Op {
+	var rs []*Op
+	for _, r := range p.Ops {
+		for _, in := range r.Inputs {
+			if in.Channel == "" && in.Op == o.ID && r != o {
+				rs = append(rs, r)
+				break
+			}
+		}
+	}
+	return rs
+}
+
 // Scanned is the columns the plan's scans read, by table, each table's
 // in the order the scans name them.
 func (p *Plan) Scanned() map[string][]string {

@@ -89,6 +89,7 @@ func (a *aggregate) spill(space *spill.Space) (bool, error) {
 		}
 	}
 	a.agg = a.agg.Keep(kept)
+	a.fin.renumbered()
 	return true, nil
 }
 

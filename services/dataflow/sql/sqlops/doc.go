@@ -32,7 +32,9 @@
 //     (New; join.go the outer joins' unmatched rows), the exchange that routes rows onto a channel and what it
 //     sends (Rows, to a Sender), each operator's stage.Snapshotter, the
 //     job's Budget and its meter, and the state a join (spilling.go) or
-//     an aggregate (aggspill.go) moves to disk past the budget. They may not touch a task, a
+//     an aggregate (aggspill.go) moves to disk past the budget, and the
+//     finished groups an aggregate under a HAVING lets go (aggfinish.go).
+//     They may not touch a task, a
 //     runner or the stage runtime's jobs and emitters: an operator sees
 //     its input's batches, its Out and the Sender of its exchange.
 //   - The task (task.go, tasksnap.go): one instance of one task of a

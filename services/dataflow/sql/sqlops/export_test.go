@@ -130,3 +130,12 @@ func RunSpillingKeys(p *physical.Plan, tables map[string]*exec.Table, b Budget) 
 // RoutesAsRead reports whether s routes its rows for their instance as
 // it reads them (a field's hash), not through its exchange afterwards.
 func RoutesAsRead(s *Source) bool { return s.x != nil }
+
+// SetFinishSteps sets how many groups come after one before an aggregate
+// looks whether it is finished, and the slack of its drops
+// (aggfinish.go), until the returned func restores them.
+func SetFinishSteps(lag, slack int) (restore func()) {
+	l, s := finishLag, finishSlack
+	finishLag, finishSlack = lag, slack
+	return func() { finishLag, finishSlack = l, s }
+}

@@ -57,6 +57,7 @@ type keyUse struct {
 	col        int
 	mode, null exec.KeyMode
 	out        func() *[spillParts]bool
+	find       bool // the rows of spilled partitions are looked up (FindKey), not skipped: an aggregate's done keys are found (aggfinish.go)
 }
 
 // keyGroup is the routes of a channel whose consumers on a task
@@ -125,7 +126,7 @@ func routeSlots(groups []keyGroup, routes int, b *exec.Batch, masks []uint64) []
 // adds every key, NULL included, takes every row (an aggregate's).
 //
 // A route whose consumer has spilled partitions (keyUse.out) takes no
-// key of theirs: its rows there count as SkipKey.
+// key of theirs: its rows there count as SkipKey, or FindKey (keyUse.find).
 func (g *keyGroup) modes(key *exec.Vec, n int, masks []uint64) []exec.KeyMode {
 	outs := make([]*[spillParts]bool, len(g.routes))
 	spilled := false
@@ -152,6 +153,9 @@ func (g *keyGroup) modes(key *exec.Vec, n int, masks []uint64) []exec.KeyMode {
 				continue
 			}
 			if outs[j] != nil && outs[j][parts[i]] {
+				if use.find {
+					modes[i] = max(modes[i], exec.FindKey)
+				}
 				continue
 			}
 			m := use.mode
@@ -775,7 +779,9 @@ func (s *Sink) CSV() []byte {
 // for a final one the projection of the merged partials onto its output.
 // Past its task's budget it moves groups to disk (aggspill.go): newAgg
 // makes an empty Aggregation of its keys and aggregates, cols are its
-// input's columns, and sp its spilled groups (nil: none).
+// input's columns, and sp its spilled groups (nil: none). Under a HAVING
+// that bounds a count it drops its finished groups (aggfinish.go; fin,
+// nil: it cannot).
 type aggregate struct {
 	agg    *exec.Aggregation
 	keys   []*plan.Expr
@@ -786,6 +792,7 @@ type aggregate struct {
 	meter  *meter
 	where  string
 	sp     *aggSpill
+	fin    *aggFinish
 }
 
 // newAggregate is the aggregate #id of its input's columns cols, keyed in
@@ -797,24 +804,35 @@ func newAggregate(id int, table *exec.KeyTable, cols []plan.Column, keys, post [
 func (a *aggregate) Apply(_ int, b *exec.Batch, _ Out) error { return a.applySlots(0, b, nil, nil) }
 
 // stateBytes: the groups' keys and state.
-func (a *aggregate) stateBytes() int64 { return a.agg.Bytes() }
+func (a *aggregate) stateBytes() int64 { return a.agg.Bytes() + a.fin.bytes() }
 
 // keyOf: a key of one column, added, NULL a group of its own.
 func (a *aggregate) keyOf(int) (keyUse, bool) {
 	if len(a.keys) != 1 {
 		return keyUse{}, false
 	}
-	return colKey(a.keys[0], exec.AddKey, exec.AddKey)
+	use, ok := colKey(a.keys[0], exec.AddKey, exec.AddKey)
+	use.find = a.fin != nil
+	return use, ok
 }
 
 func (a *aggregate) applySlots(_ int, b *exec.Batch, slots []int32, _ Out) error {
+	if a.fin != nil { // the rows of finished groups go unread
+		var err error
+		if b, slots, err = a.live(b, slots); err != nil || b.N == 0 {
+			return err
+		}
+	}
 	if a.sp != nil { // its rows of spilled groups to disk (aggspill.go)
 		var err error
 		if b, slots, err = divertRows(&a.sp.out, a.sp.rows, b, slots, a.keys...); b == nil {
 			return spillErr(err, a.meter, a.where)
 		}
 	}
-	return a.agg.AddSlots(b, slots)
+	if err := a.agg.AddSlots(b, slots); err != nil || a.fin == nil {
+		return err
+	}
+	return a.dropFinished()
 }
 
 // finishRows is the most groups of an aggregate's result that Finish

@@ -153,7 +153,7 @@ func (o *buffered) Restore(state []byte) error {
 type stateSizer interface{ stateSize() int }
 
 func (s *semiJoin) stateSize() int  { return s.set.StateSize() }
-func (a *aggregate) stateSize() int { return a.agg.StateSize() }
+func (a *aggregate) stateSize() int { return a.agg.StateSize() + a.fin.stateSize() }
 func (d *distinct) stateSize() int  { return d.d.StateSize() }
 
 // A semi-join's state is whether its right input has ended, its set of
@@ -207,10 +207,11 @@ func (j *join) Restore(state []byte) error {
 	return j.left.Restore(r.B)
 }
 
-// An aggregate's state is its groups (exec.Aggregation's), appended in
+// An aggregate's state is the keys of its finished groups, when it drops
+// them (aggfinish.go), then its groups (exec.Aggregation's), appended in
 // place: tens of megabytes at full scale, not copied.
 func (a *aggregate) AppendSnapshot(dst []byte) ([]byte, error) {
-	return a.agg.AppendState(start(dst).B), nil
+	return a.agg.AppendState(a.fin.appendDone(start(dst).B)), nil
 }
 
 func (a *aggregate) Restore(state []byte) error {
@@ -219,7 +220,11 @@ func (a *aggregate) Restore(state []byte) error {
 	if r.Err != nil {
 		return fmt.Errorf("restore aggregate: %w", r.Err)
 	}
-	if err := a.agg.RestoreState(r.B); err != nil {
+	groups, err := a.fin.restoreDone(r.B)
+	if err != nil {
+		return fmt.Errorf("restore aggregate: %w", err)
+	}
+	if err := a.agg.RestoreState(groups); err != nil {
 		return fmt.Errorf("restore aggregate: %w", err)
 	}
 	return nil

@@ -229,6 +229,7 @@ func (t *Task) newOp(in *instance) (Operator, error) {
 		o.meter, o.where = t.meter, "the join #"+strconv.Itoa(in.o.ID)+" of "+strings.Join(in.o.Queries, ", ")
 	case *aggregate:
 		o.meter, o.where = t.meter, "the aggregate #"+strconv.Itoa(in.o.ID)+" of "+strings.Join(in.o.Queries, ", ")
+		o.finishIn(in.o.Node, havingOf(t.p, in.o), in.keys)
 	}
 	return op, nil
 }
