@@ -288,7 +288,7 @@ func New(cfg Config) (*Node, error) {
 		Plans: func(job string, plan []byte) (stage.JobSpec, error) {
 			b := cfg.JobBudget
 			b.HeldBytes = cfg.MaxHeldBytes
-			b.Pool = pool
+			b.Pool, b.PoolJob = pool, job
 			if spillRoot != "" && jobid.Valid(job) {
 				b.SpillDir = filepath.Join(spillRoot, job)
 				b.Spilled = func(where string, held int64) {

@@ -107,7 +107,7 @@ func run(ctx context.Context, cmd string, args []string, stderr io.Writer) error
 	outboxLimit := fs.Int("outbox-limit", 0, "unacknowledged batches per output channel before input stops (default 32)")
 	var rpcLimits rpc.Limits
 	rpcLimits.RegisterFlags(fs)
-	memBudget := fs.Int64("memory-budget", 0, "bytes of memory this process keeps within (default 512 MiB): its soft memory limit is three quarters of it (unless --memory-limit-mib sets another), and the state of the jobs it runs half of it less 64 MiB, shared evenly among them; a job's joins and aggregates spill to --data/spill past its share (docs/operations.md)")
+	memBudget := fs.Int64("memory-budget", 0, "bytes of memory this process keeps within (default 512 MiB): its soft memory limit is three quarters of it (unless --memory-limit-mib sets another), and the state of the jobs it runs half of it less 64 MiB, shared among them (an even share each, or what the others leave when that is more); a job's joins and aggregates spill to --data/spill past its share (docs/operations.md)")
 	memLimit := fs.Int("memory-limit-mib", -1, "soft memory limit in MiB: the garbage collector works harder near it; a live heap above it raises it to half over the live heap, up to fifteen sixteenths of --memory-budget while that leaves the live heap an eighth more, so that the collector does not run back to back (default: three quarters of --memory-budget; 0: none; the GOMEMLIMIT environment variable wins, fixed)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of this process to this file until it stops")
 	if err := cli.Parse(fs, args); err != nil {

@@ -3,6 +3,7 @@ package sqlops
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/wololo/wololo/services/dataflow/sql/physical"
@@ -54,8 +55,11 @@ type Budget struct {
 	// Pool, when set, is the process's state shared among its jobs
 	// (--memory-budget): the job's joins and aggregates here spill past
 	// its share (StatePool.Share), or StateBytes if that is less; the
-	// job fails past StateBytes still.
-	Pool *StatePool
+	// job fails past StateBytes still. PoolJob is the job's name in the
+	// pool (StatePool.Join's); "": each task instance is a member of its
+	// own, named TASK-INDEX (the demo's).
+	Pool    *StatePool
+	PoolJob string
 	// HeldBytes is about the most bytes of values an operator that holds
 	// rows until its inputs end holds at the gateway (a sort, a sink: a
 	// query's answer); past it the job fails at its end, its answer too
@@ -150,6 +154,19 @@ type meter struct {
 	// is applied (stage.Interrupter): err says so, and the operator in a
 	// long loop stops at it.
 	interrupted func() bool
+	// holder is the task instance's name in the pool (TASK-INDEX, after
+	// the job's: Budget.PoolJob).
+	holder string
+}
+
+// newMeter is the meter of the task instance name-index of a job held to
+// budget b.
+func newMeter(b Budget, name string, index int) *meter {
+	holder := name + "-" + strconv.Itoa(index)
+	if b.PoolJob != "" {
+		holder = b.PoolJob + "/" + holder
+	}
+	return &meter{b: b.withDefaults(), holder: holder}
 }
 
 // ErrInterrupted is what an operator stopped in the middle of a batch
@@ -255,5 +272,16 @@ func (m *meter) spillAt() int64 {
 	if m.b.Pool == nil {
 		return m.b.StateBytes
 	}
-	return min(m.b.StateBytes, m.b.Pool.Share())
+	return min(m.b.StateBytes, m.b.Pool.Share(m.holder))
+}
+
+// holds tells the pool, if any, the state the task holds now (n bytes).
+func (m *meter) holds(n int64) {
+	if m.b.Pool != nil {
+		job := m.b.PoolJob
+		if job == "" {
+			job = m.holder
+		}
+		m.b.Pool.Hold(job, m.holder, n)
+	}
 }

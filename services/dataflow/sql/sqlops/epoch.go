@@ -209,7 +209,7 @@ func NewEpochTask(c EpochConfig) (*EpochTask, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := &EpochTask{p: p, name: c.Task, index: c.Index, out: c.Out, byOp: map[int]*unit{}, chans: map[string]*physical.Channel{}, meter: &meter{b: c.Budget.withDefaults()}}
+	t := &EpochTask{p: p, name: c.Task, index: c.Index, out: c.Out, byOp: map[int]*unit{}, chans: map[string]*physical.Channel{}, meter: newMeter(c.Budget, c.Task, c.Index)}
 	for _, ch := range p.Channels {
 		w, err := weighted(p, ch)
 		if err != nil {

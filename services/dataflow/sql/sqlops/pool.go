@@ -3,23 +3,42 @@ package sqlops
 import "sync"
 
 // StatePool is the memory a process gives the state of the jobs it runs
-// (--memory-budget less a reserve: MemoryBudget), shared evenly among
-// them: each job's instance here may hold its share before its joins
-// and aggregates spill (Budget.Pool), a share that shrinks as jobs
-// start here and grows back as they end. A job counts from when its
-// plan is taken up (Join) until it finishes, fails or is dropped
-// (Leave), whichever comes first; joining or leaving twice counts once.
-// A nil pool (a process without a budget) counts nothing: Join and Leave
-// do nothing on it.
+// (--memory-budget less a reserve: MemoryBudget), shared among them:
+// each job's instance here may hold its even share before its joins and
+// aggregates spill (Budget.Pool), a share that shrinks as jobs start
+// here and grows back as they end, and more while the others hold less
+// than theirs: what the pool's other holders leave of its total
+// (Share). A job counts from when its plan is taken up (Join) until it
+// finishes, fails or is dropped (Leave), whichever comes first; joining
+// or leaving twice counts once. A nil pool (a process without a budget)
+// counts nothing: Join and Leave do nothing on it.
+//
+// Why borrow: an even share is what every member may always hold, but
+// the members seldom need the same. The demo runs the gateway and every
+// shard of one job in one process, each a member: the gateway holds a
+// few megabytes, and the shards' tables of keys alone (which do not
+// spill) passed a third of the pool at the full dataset, so that q2's
+// aggregate spilled, a fifth of the run's CPU, with two thirds of the
+// pool free. The total still bounds them together: a holder over what
+// the others leave spills at its next batch, down to its even share at
+// least, so the pool is over its total by one batch's growth of each
+// holder at most, and only until then.
 type StatePool struct {
 	total int64
 	mu    sync.Mutex
 	jobs  map[string]struct{}
+	held  map[string]holding // by holder: what it said it holds (Hold)
+}
+
+// holding is what a holder of a job holds.
+type holding struct {
+	job   string
+	bytes int64
 }
 
 // NewStatePool is a pool of total bytes of state.
 func NewStatePool(total int64) *StatePool {
-	return &StatePool{total: total, jobs: map[string]struct{}{}}
+	return &StatePool{total: total, jobs: map[string]struct{}{}, held: map[string]holding{}}
 }
 
 // Join counts job among the pool's.
@@ -32,7 +51,7 @@ func (p *StatePool) Join(job string) {
 	p.jobs[job] = struct{}{}
 }
 
-// Leave counts job no longer.
+// Leave counts job no longer, nor what its holders hold.
 func (p *StatePool) Leave(job string) {
 	if p == nil {
 		return
@@ -40,14 +59,34 @@ func (p *StatePool) Leave(job string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	delete(p.jobs, job)
+	for h, hd := range p.held {
+		if hd.job == job {
+			delete(p.held, h)
+		}
+	}
 }
 
-// Share is the bytes of state each job of the pool may hold now: the
-// pool's total over the jobs it counts (all of it for one, or none).
-func (p *StatePool) Share() int64 {
+// Hold says that holder (one of job's task instances here) holds bytes
+// of state now.
+func (p *StatePool) Hold(job, holder string, bytes int64) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.total / int64(max(1, len(p.jobs)))
+	p.held[holder] = holding{job: job, bytes: bytes}
+}
+
+// Share is the bytes of state holder may hold now: the pool's total over
+// the jobs it counts (all of it for one, or none), or what the other
+// holders leave of the total, if that is more.
+func (p *StatePool) Share(holder string) int64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	left := p.total
+	for h, hd := range p.held {
+		if h != holder {
+			left -= hd.bytes
+		}
+	}
+	return max(p.total/int64(max(1, len(p.jobs))), left)
 }
 
 // MemoryReserve is what a process's memory budget keeps for itself, not

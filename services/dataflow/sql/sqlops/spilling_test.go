@@ -211,31 +211,67 @@ func TestSpilledAggregateStopsGrowingItsTable(t *testing.T) {
 // its share of the process's state (Budget.Pool, --memory-budget) when
 // that is less than its own budget, and give the answers they give
 // within the default budget; the share is the pool over the jobs it
-// counts, each once, and all of it again once they have left.
+// counts, each once, and all of it again once they have left; while
+// the others hold less than theirs, a holder may hold what they leave.
 func TestJobSpillsPastItsShareOfTheProcess(t *testing.T) {
 	const total = 3_000_000
 	pool := sqlops.NewStatePool(total)
 	pool.Join("a")
 	pool.Join("b")
 	pool.Join("b")
-	if got := pool.Share(); got != total/2 {
-		t.Fatalf("share of two jobs: %d, want %d", got, total/2)
+	if got := pool.Share("a/x"); got != total {
+		t.Fatalf("share of two jobs, neither holding any: %d, want all %d", got, total)
+	}
+	pool.Hold("b", "b/shard-0", total/2+1)
+	if got := pool.Share("a/x"); got != total/2 {
+		t.Fatalf("share of two jobs, the other holding its half: %d, want %d", got, total/2)
 	}
 	j := newSpillJob(t, aggSpillQueries, 3000, 7)
 	var spilled atomic.Bool
-	b := sqlops.Budget{Pool: pool, SpillDir: t.TempDir(), Spilled: func(string, int64) { spilled.Store(true) }}
+	b := sqlops.Budget{Pool: pool, PoolJob: "a", SpillDir: t.TempDir(), Spilled: func(string, int64) { spilled.Store(true) }}
 	res, err := sqlops.RunSpilling(j.p, j.tables, b, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !spilled.Load() {
-		t.Fatalf("nothing spilled past a share of %d bytes", pool.Share())
+		t.Fatalf("nothing spilled past a share of %d bytes", pool.Share("a/x"))
 	}
 	j.same(t, res)
 	pool.Leave("a")
 	pool.Leave("b")
 	pool.Leave("b")
-	if got := pool.Share(); got != total {
+	if got := pool.Share("a/x"); got != total {
 		t.Fatalf("share of no job: %d, want %d", got, total)
+	}
+}
+
+// TestStatePoolLends: a holder's share is the pool's total over its jobs,
+// or what the other holders leave of the total when that is more (the
+// holder's own holding not counted); a job that leaves takes its
+// holders' holdings with it.
+func TestStatePoolLends(t *testing.T) {
+	pool := sqlops.NewStatePool(900)
+	for _, job := range []string{"a", "b", "c"} {
+		pool.Join(job)
+	}
+	steps := []struct {
+		do     func()
+		holder string
+		want   int64
+	}{
+		{func() {}, "a/0", 900},
+		{func() { pool.Hold("a", "a/0", 500) }, "a/0", 900},
+		{func() {}, "b/0", 400},
+		{func() { pool.Hold("b", "b/0", 100); pool.Hold("b", "b/1", 100) }, "c/0", 300},
+		{func() {}, "a/0", 700},
+		{func() { pool.Hold("c", "c/0", 800) }, "a/0", 300},
+		{func() { pool.Leave("c") }, "a/0", 700},
+		{func() { pool.Leave("c") }, "b/0", 450},
+	}
+	for i, s := range steps {
+		s.do()
+		if got := pool.Share(s.holder); got != s.want {
+			t.Errorf("step %d: %s's share %d, want %d", i, s.holder, got, s.want)
+		}
 	}
 }

@@ -88,7 +88,7 @@ func NewTask(p *physical.Plan, name string, index int, columns map[string][]stri
 // operators, or all but them), the job held to budget b (its zero
 // fields at their defaults; see Task.meter).
 func newTask(p *physical.Plan, name string, index int, columns map[string][]string, shared func(id int) *exec.KeyTable, send Sender, keep func(*physical.Op) bool, b Budget) (*Task, error) {
-	t := &Task{p: p, name: name, index: index, ops: map[int]*instance{}, meter: &meter{b: b.withDefaults()}}
+	t := &Task{p: p, name: name, index: index, ops: map[int]*instance{}, meter: newMeter(b, name, index)}
 	if b.SpillDir != "" {
 		t.meter.space = spill.NewSpace(b.SpillDir, name+"-"+strconv.Itoa(index), t.meter.b.SpillBytes)
 	}
@@ -292,12 +292,10 @@ func (t *Task) checked(err error) error {
 // the job may spill (Budget.SpillDir); past the budget still, the job
 // fails (meter.checked).
 func (t *Task) spillPast() error {
-	if t.meter.space == nil {
-		return nil
-	}
 	for {
 		n, _ := t.stateBytes()
-		if n <= t.meter.spillAt() {
+		t.meter.holds(n)
+		if t.meter.space == nil || n <= t.meter.spillAt() {
 			return nil
 		}
 		// The operators that can spill, the one holding the most first:
