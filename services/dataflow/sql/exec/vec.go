@@ -158,9 +158,20 @@ func appendOne[T any](dst []T, x T) []T {
 	return append(dst, x)
 }
 
-// doubled is dst with room for n more values, its capacity at least
-// doubled.
-func doubled[T any](dst []T, n int) []T { return slices.Grow(dst, max(n, cap(dst))) }
+// doubled is dst with room for n more values, its capacity doubled (or
+// len+n, if more). Exactly: slices.Grow(dst, cap) asks for about twice
+// the capacity, which append's rule for a large slice reaches by
+// quarters, 1.25 at a time, and passes: 2.44 times it (a table's arena
+// of 45.8 MB of keys had 108 MB).
+func doubled[T any](dst []T, n int) []T { return grownTo(dst, max(len(dst)+n, 2*cap(dst))) }
+
+// grownTo is dst with a capacity of c values (at least its length),
+// its values copied.
+func grownTo[T any](dst []T, c int) []T {
+	out := make([]T, len(dst), max(c, len(dst)))
+	copy(out, dst)
+	return out
+}
 
 func (b *builder) num(d value.Dec) {
 	b.v.Nums = appendOne(b.v.Nums, d)
