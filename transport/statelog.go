@@ -1,13 +1,10 @@
 package transport
 
-import (
-	"bytes"
-	"fmt"
-)
+import "fmt"
 
 // LoadAll is Load with every job's state log read into JobImage.State
-// (ReadState's entries, copied): the whole content at once, for tests and
-// tools that compare stores. Recovery reads a log with ReadState instead,
+// (ReadState's entries, the caller's to keep): the whole content at
+// once, for tests and tools that compare stores. Recovery reads a log with ReadState instead,
 // an entry at a time, since a log can outgrow memory.
 func LoadAll(s Store) (*Image, error) {
 	img, err := s.Load()
@@ -17,7 +14,7 @@ func LoadAll(s Store) (*Image, error) {
 	for id, ji := range img.Jobs {
 		ji.State = nil
 		if err := s.ReadState(id, func(e []byte) error {
-			ji.State = append(ji.State, bytes.Clone(e))
+			ji.State = append(ji.State, e)
 			return nil
 		}); err != nil {
 			return nil, fmt.Errorf("read state log of job %s: %w", id, err)

@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"bytes"
 	"fmt"
 	"maps"
 	"slices"
@@ -61,9 +62,11 @@ type Store interface {
 	// ReadState hands each the entries of a job's state log, in commit
 	// order from the last reset, one at a time, reading each as it goes:
 	// what it holds at once is one entry (and what the store reads it
-	// with), however long the log. An entry's bytes are each's only
-	// until it returns. An error of each stops the reading and is
-	// returned as is. A job the store does not hold has no entries. The
+	// with), however long the log. An entry's bytes are the caller's:
+	// the store neither reuses nor changes them once handed over, so
+	// each may keep them, and write to them, without a copy (a restarted
+	// runtime's operator keeps much of the snapshot it restores from).
+	// An error of each stops the reading and is returned as is. A job the store does not hold has no entries. The
 	// caller commits nothing to the job meanwhile (a restarted runtime
 	// reads a job's log before it takes its batches).
 	ReadState(job string, each func(entry []byte) error) error
@@ -229,8 +232,8 @@ func (s *MemStore) Load() (*Image, error) {
 	return img, nil
 }
 
-// ReadState hands each the job's state entries; they stay in memory,
-// where the store keeps them anyway.
+// ReadState hands each the job's state entries, each a copy of the one
+// the store keeps in memory: the caller may write to what it is given.
 func (s *MemStore) ReadState(job string, each func([]byte) error) error {
 	s.mu.Lock()
 	var log [][]byte
@@ -239,7 +242,7 @@ func (s *MemStore) ReadState(job string, each func([]byte) error) error {
 	}
 	s.mu.Unlock()
 	for _, e := range log {
-		if err := each(e); err != nil {
+		if err := each(bytes.Clone(e)); err != nil {
 			return err
 		}
 	}

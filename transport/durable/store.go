@@ -1,6 +1,7 @@
 package durable
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -610,7 +611,8 @@ func (s *Store) load() (*transport.Image, error) {
 }
 
 // ReadState hands each the job's state entries as an iterator over its
-// state keys reads them, block by block.
+// state keys reads them, block by block, each entry copied out of the
+// iterator's memory (valid only until it moves) to be the caller's.
 func (s *Store) ReadState(job string, each func([]byte) error) error {
 	if err := s.enter(); err != nil {
 		return fmt.Errorf("durable: read state log of job %s in %s: %w", job, s.dir, err)
@@ -627,15 +629,15 @@ func (s *Store) ReadState(job string, each func([]byte) error) error {
 	return err
 }
 
-// readStateIter hands each the values of it; an error of each is returned
-// as is, the iterator's wrapped.
+// readStateIter hands each a copy of every value of it; an error of each
+// is returned as is, the iterator's wrapped.
 func readStateIter(it *pebble.Iterator, each func([]byte) error) error {
 	for ok := it.First(); ok; ok = it.Next() {
 		v, err := it.ValueAndErr()
 		if err != nil {
 			return fmt.Errorf("durable: read state entry %q: %w", it.Key(), err)
 		}
-		if err := each(v); err != nil {
+		if err := each(bytes.Clone(v)); err != nil {
 			return err
 		}
 	}

@@ -279,3 +279,44 @@ func dirBytes(t testing.TB, dir string) int64 {
 	}
 	return n
 }
+
+// TestCompactedStateEntriesOwned: a compaction copies a job's state
+// entries into shared copy records, several entries a record; ReadState
+// still hands each entry over as the caller's (storetest.
+// StateEntriesOwned), the small ones of a larger record and the large
+// ones alike, before and after a reopen.
+func TestCompactedStateEntriesOwned(t *testing.T) {
+	dir := t.TempDir()
+	opts := Options{SegmentSize: 4 << 10, IdleAfter: -1}
+	s := openWith(t, dir, opts)
+	var want [][]byte
+	for i := range 60 {
+		state := fmt.Appendf(nil, "entry %d", i)
+		if i%10 == 0 {
+			state = bytes.Repeat(state, 300) // larger than the rest of its copy record
+		}
+		if err := s.Commit(&transport.Commit{Job: "kept", State: state}); err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, state)
+		if err := s.Commit(&transport.Commit{Job: "garbage", State: bytes.Repeat([]byte("g"), 900)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.DropJob("garbage"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Compact(); err != nil {
+		t.Fatal(err)
+	}
+	if d := s.Disk(); d.Compactions == 0 || d.CopiedBytes == 0 {
+		t.Fatalf("no compaction copied the entries: %+v", d)
+	}
+	storetest.StateEntriesOwned(t, s, "kept", want)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s = openWith(t, dir, opts)
+	defer s.Close()
+	storetest.StateEntriesOwned(t, s, "kept", want)
+}

@@ -574,6 +574,8 @@ func (s *Store) load() (*transport.Image, error) {
 // it finds where the index has the entry now (a compaction may have moved
 // it since the one before), reads its record back, checksum verified, and
 // calls each outside every lock. What it holds is the record of one entry.
+// Each entry is the caller's (ownEntry): a record handed over is never
+// read into again.
 func (s *Store) ReadState(job string, each func([]byte) error) error {
 	rd := extentReader{files: map[uint64]File{}}
 	var next uint64
@@ -585,7 +587,7 @@ func (s *Store) ReadState(job string, each func([]byte) error) error {
 		if !ok {
 			return nil
 		}
-		if err := each(data); err != nil {
+		if err := each(rd.own(data)); err != nil {
 			return err
 		}
 		next = n + 1
@@ -658,14 +660,19 @@ type extentReader struct {
 	seg   uint64
 	rec   int64 // the record in buf, when held
 	held  bool
+	lent  bool // buf is the caller's (own): the next record is read into a new one
 }
 
 // read returns the bytes of extent e of segment seg, the checksum of its
 // record verified.
 func (x *extentReader) read(seg uint64, e extent) ([]byte, error) {
 	if !x.held || seg != x.seg || e.rec != x.rec {
+		if x.lent {
+			x.buf, x.lent = nil, false
+		}
 		var err error
 		if x.buf, err = readRecord(x.files[seg], seg, e.rec, e.recLen, x.buf); err != nil {
+			x.held = false
 			return nil, err
 		}
 		x.seg, x.rec, x.held = seg, e.rec, true
@@ -688,6 +695,22 @@ func readRecord(f File, seg uint64, off, n int64, buf []byte) ([]byte, error) {
 		return nil, fmt.Errorf("%w: %s: record at offset %d no longer matches its checksum", ErrCorrupt, segName(seg), off)
 	}
 	return buf, nil
+}
+
+// own hands data, the extent read last, over to the caller of read: the
+// reader reads its next record into a new buffer. An extent that is most
+// of its record is handed in the record's buffer (a snapshot's entry,
+// megabytes, is not copied), its capacity cut at its end so that an
+// append to it cannot write over the record's other extents, which a
+// next read of the same record hands out. A small one of a larger record
+// is copied, so that what the caller keeps does not hold the rest of the
+// record in memory (a commit's outbox entries beside its state entry).
+func (x *extentReader) own(data []byte) []byte {
+	if 2*int64(len(data)) < int64(len(x.buf)) {
+		return bytes.Clone(data)
+	}
+	x.lent = true // the record stays held: its other extents are still right
+	return data[:len(data):len(data)]
 }
 
 // readBuffer is a buffer of n bytes to read a record into: buf when it

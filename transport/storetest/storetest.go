@@ -321,6 +321,7 @@ func Run(t *testing.T, open func(t *testing.T, dir string) transport.Store) {
 	})
 	t.Run("concurrent commits", func(t *testing.T) { testConcurrent(t, open) })
 	t.Run("state read an entry at a time", func(t *testing.T) { testReadState(t, open) })
+	t.Run("state entries are the caller's", func(t *testing.T) { testStateEntriesOwned(t, open) })
 }
 
 // RunReopen runs the cases with a Close and a fresh open of the same
@@ -772,6 +773,97 @@ func testReadState(t *testing.T, open func(t *testing.T, dir string) transport.S
 	for _, job := range []string{"gone", "never"} {
 		if err := s.ReadState(job, func(e []byte) error { return fmt.Errorf("entry %q", e) }); err != nil {
 			t.Fatalf("job %s: %v, want no entries", job, err)
+		}
+	}
+}
+
+// testStateEntriesOwned commits state logs whose entries lie in their
+// records in different ways (alone, beside larger outbox entries, many
+// of them small) and checks with StateEntriesOwned that what ReadState
+// hands over is the caller's.
+func testStateEntriesOwned(t *testing.T, open func(t *testing.T, dir string) transport.Store) {
+	big := strings.Repeat("rows of the step ", 4096)
+	cases := []struct {
+		name    string
+		entries int
+		state   func(i int) []byte
+		outputs string // the rows each commit also emits; "" for none
+	}{
+		{"alone", 6, func(i int) []byte { return bytes.Repeat([]byte{byte('a' + i)}, 3000+i) }, ""},
+		{"beside larger outbox entries", 6, func(i int) []byte { return fmt.Appendf(nil, "delta %d", i) }, big},
+		{"larger than the outbox entries", 6, func(i int) []byte { return bytes.Repeat([]byte{byte('k' + i)}, 70000) }, "x"},
+		{"many small ones", 200, func(i int) []byte { return fmt.Appendf(nil, "s%d", i) }, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s := open(t, t.TempDir())
+			defer s.Close()
+			ch := Ch("owned", "out", "a", "b")
+			var want [][]byte
+			for i := range c.entries {
+				cm := &transport.Commit{Job: "owned", State: c.state(i)}
+				if c.outputs != "" {
+					cm.Outputs = []transport.Entry{E(ch, uint64(i+1), false, c.outputs)}
+				}
+				if err := s.Commit(cm); err != nil {
+					t.Fatal(err)
+				}
+				want = append(want, cm.State)
+			}
+			StateEntriesOwned(t, s, "owned", want)
+		})
+	}
+}
+
+// StateEntriesOwned reads job's state log, which must be want, with
+// ReadState and checks that its entries are the caller's: every entry
+// kept without a copy still holds its bytes once the reading is over
+// (the store did not read the next ones into it), appending to one as it
+// is handed over (writing its capacity past its end) changes none of the
+// others, and writing over the kept
+// entries changes nothing the store holds (a second ReadState reads want
+// again). For the suite and for a store's own tests that lay entries out
+// in other ways (after a compaction, say).
+func StateEntriesOwned(t *testing.T, s transport.Store, job string, want [][]byte) {
+	t.Helper()
+	var kept [][]byte
+	err := s.ReadState(job, func(e []byte) error {
+		kept = append(kept, e)
+		room := e[len(e):cap(e)] // where an append to e writes
+		for i := range room {
+			room[i] = 0xee
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("ReadState: %v", err)
+	}
+	checkEntries(t, "the entries kept from the first read", kept, want)
+	for _, e := range kept {
+		for i := range e {
+			e[i] = 0xff
+		}
+	}
+	var again [][]byte
+	err = s.ReadState(job, func(e []byte) error {
+		again = append(again, bytes.Clone(e))
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("ReadState again: %v", err)
+	}
+	checkEntries(t, "a second read, after the first one's entries were written over", again, want)
+}
+
+// checkEntries fails unless got is want, entry by entry.
+func checkEntries(t *testing.T, what string, got, want [][]byte) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("%s: %d entries, want %d", what, len(got), len(want))
+	}
+	for i := range want {
+		if !bytes.Equal(got[i], want[i]) {
+			t.Fatalf("%s: entry %d is %d bytes %.20q, want %d bytes %.20q", what, i, len(got[i]), got[i], len(want[i]), want[i])
 		}
 	}
 }

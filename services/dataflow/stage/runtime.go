@@ -1,7 +1,6 @@
 package stage
 
 import (
-	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -831,11 +830,10 @@ func (r *Runtime) replay(j *job) (restore time.Duration, entries int, err error)
 	var jr wololov1.Journal
 	err = r.cfg.Committer.Store().ReadState(j.id, func(entry []byte) error {
 		entries++
-		// The store's bytes are ours until we return; the operator may
+		// The entry is ours to keep (Store.ReadState): the operator may
 		// keep what it is given (readJournal aliases it), as it keeps a
-		// live batch's.
-		raw := bytes.Clone(entry)
-		if err := readJournal(raw, &jr); err != nil {
+		// live batch's, with no copy of every entry made here.
+		if err := readJournal(entry, &jr); err != nil {
 			return err
 		}
 		if len(jr.Snapshot) > 0 {
@@ -853,7 +851,7 @@ func (r *Runtime) replay(j *job) (restore time.Duration, entries int, err error)
 			j.snapBytes, j.logBytes = len(jr.Snapshot), 0
 			return nil
 		}
-		j.logBytes += len(raw)
+		j.logBytes += len(entry)
 		for _, a := range jr.Applied {
 			ch := transport.ChannelID{Job: j.id, Stream: a.Stream, Sender: a.Sender, Receiver: r.self}
 			if _, ok := j.inputs[ch]; !ok {

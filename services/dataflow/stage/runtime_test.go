@@ -845,31 +845,25 @@ func TestOnRecordsSeesEveryCommitWithRecords(t *testing.T) {
 	}
 }
 
-// entryAtATime is a store whose ReadState hands each state entry in one
-// buffer, which it overwrites once each returns: a runtime that kept an
-// entry's bytes past it would find them changed. It counts the entries
-// it hands out.
+// entryAtATime is a store whose ReadState hands each state entry over
+// in a buffer of its own, as Store.ReadState promises (the runtime keeps
+// them without a copy), one at a time. It counts the entries it hands
+// out.
 type entryAtATime struct {
 	*transport.MemStore
 	read int
 }
 
 func (s *entryAtATime) ReadState(job string, each func([]byte) error) error {
-	var buf []byte
 	return s.MemStore.ReadState(job, func(e []byte) error {
-		buf = append(buf[:0], e...)
-		err := each(buf)
-		for i := range buf {
-			buf[i] = 0xff
-		}
 		s.read++
-		return err
+		return each(bytes.Clone(e))
 	})
 }
 
 // TestRecoverReadsTheStateLogAnEntryAtATime: a restarted runtime
 // replays a job's state log through the store's ReadState, an entry at a
-// time in a buffer the store reuses, and the operator it rebuilds is the
+// time, each the runtime's to keep, and the operator it rebuilds is the
 // one that ran: with a log of deltas alone, and with one that starts
 // with a snapshot.
 func TestRecoverReadsTheStateLogAnEntryAtATime(t *testing.T) {

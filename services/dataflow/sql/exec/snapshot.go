@@ -215,6 +215,7 @@ func (s *KeySet) RestoreState(state []byte) error {
 	r := newStateReader(state)
 	n := r.Count(1)
 	s.v.t.reserve(n, len(state))
+	s.v.reserve(n)
 	for range n {
 		sl := s.v.t.slot(r.Bytes())
 		if s.v.get(sl) >= 0 {
@@ -280,11 +281,15 @@ func (a *Aggregation) StateSize() int {
 }
 
 // RestoreState reads what AppendState wrote into an empty Aggregation of
-// the same keys and aggregates.
+// the same keys and aggregates. Every slice of n groups is made at its
+// size at once, from the count the state starts with: grown by doubling
+// as values come, a restore of 1.5M groups cleared and copied each some
+// twenty times.
 func (a *Aggregation) RestoreState(state []byte) error {
 	r := newStateReader(state)
 	n := r.Count(1)
 	for _, k := range a.g.keys {
+		k.reserve(n)
 		for range n {
 			r.value(k)
 		}
@@ -309,6 +314,9 @@ func (a *Aggregation) RestoreState(state []byte) error {
 	for _, ac := range a.accs {
 		ac.grow(n)
 		u := ac.u
+		if u.best && ac.best == nil {
+			ac.best = newBuilder(ac.agg.Arg.Type, n).v // a value per group at most
+		}
 		for g := range n {
 			if c := r.Varint(); u.count {
 				ac.count.set(g, c)
@@ -334,6 +342,24 @@ func (a *Aggregation) RestoreState(state []byte) error {
 		}
 	}
 	return r.End()
+}
+
+// reserve makes room for n more values (not for a text's bytes, which
+// the count does not tell): of the values, and of their NULL flags once
+// there are some.
+func (b *builder) reserve(n int) {
+	v := b.v
+	switch v.Type {
+	case plan.Text:
+		v.Ends = slices.Grow(v.Ends, n)
+	case plan.Number:
+		v.Nums = slices.Grow(v.Nums, n)
+	case plan.Bool:
+		v.Bools = slices.Grow(v.Bools, n)
+	}
+	if v.Null != nil {
+		v.Null = slices.Grow(v.Null, n)
+	}
 }
 
 // writeBest writes group g's minimum or maximum as stateWriter.value
