@@ -165,12 +165,12 @@ func appendOne[T any](dst []T, x T) []T {
 // of 45.8 MB of keys had 108 MB).
 func doubled[T any](dst []T, n int) []T { return grownTo(dst, max(len(dst)+n, 2*cap(dst))) }
 
-// grownTo is dst with a capacity of c values (at least its length),
-// its values copied.
+// grownTo is dst with a capacity of c values (at least its length;
+// rounded up to the allocation's size, as append does), its values
+// copied: one slice made for c values, which append's rule for growing
+// one does not give.
 func grownTo[T any](dst []T, c int) []T {
-	out := make([]T, len(dst), max(c, len(dst)))
-	copy(out, dst)
-	return out
+	return append(slices.Grow([]T(nil), max(c, len(dst))), dst...)
 }
 
 func (b *builder) num(d value.Dec) {
