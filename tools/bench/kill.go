@@ -38,10 +38,13 @@ const (
 // median local run's wall time; then with the last of those (a shard)
 // SIGKILLed there and its data directory deleted before its restart
 // (LocalRun.DiskLost), as a node that does not come back. Each case runs
-// Options.Runs times, interleaved with the others, and reports its median
-// run: one kill's cost varies by a few tenths of a second with where in
-// the victim's snapshot cycle it lands, more than a target should be
-// judged on.
+// Options.Runs times, interleaved with the others, and reports its run
+// of median cost: one kill's cost varies by a few tenths of a second with
+// where in the victim's snapshot cycle it lands, more than a target
+// should be judged on. Each round begins with a run without a kill, the
+// reference of that round's kills (LocalRun.Reference): the median local
+// run was made minutes before, and a machine busier since then was
+// counted as the kills' cost.
 func (b *bencher) kills(ctx context.Context, r *Report) error {
 	if r.Local.Wall <= 0 {
 		return nil
@@ -51,11 +54,17 @@ func (b *bencher) kills(ctx context.Context, r *Report) error {
 	cases := append(victims, victims[len(victims)-1])
 	runs := make([][]LocalRun, len(cases))
 	for round := range max(1, b.o.Runs) {
+		b.logf("local mode without a kill, the reference of round %d...", round+1)
+		ref, err := runLocal(ctx, b.o, b.bin, filepath.Join(b.o.Work, "local-kill-reference"), filepath.Join(b.o.Work, "profiles-kill"), false, b.logf)
+		if err != nil {
+			return fmt.Errorf("local mode, the reference of round %d: %w", round+1, err)
+		}
 		for i, victim := range cases {
 			run, err := b.kill(ctx, victim, i == len(victims), at, round)
 			if err != nil {
 				return err
 			}
+			run.Reference = ref.Wall
 			runs[i] = append(runs[i], run)
 		}
 	}
@@ -104,11 +113,11 @@ func (b *bencher) kill(ctx context.Context, victim string, lose bool, at time.Du
 	return run, nil
 }
 
-// medianKill is the run of median wall time among one case's runs, with
-// every run's wall time (KillWalls) and its outputs equal only if every
-// run's were.
+// medianKill is the run of median cost (its wall time less its
+// reference's) among one case's runs, with every run's wall time
+// (KillWalls) and its outputs equal only if every run's were.
 func medianKill(runs []LocalRun) LocalRun {
-	m, equal := medianOfRuns(runs, func(l LocalRun) (time.Duration, bool) { return l.Wall, l.Equal })
+	m, equal := medianOfRuns(runs, func(l LocalRun) (time.Duration, bool) { return l.Wall - l.Reference, l.Equal })
 	m.Equal = equal
 	if len(runs) > 1 {
 		for _, run := range runs {
@@ -140,10 +149,15 @@ func killVictims(procs []ProcStat) []string {
 	return out
 }
 
-// KillCost is what killing the victim added to the job against the median
-// run, and whether that is within TargetKillCost (and the outputs exact).
+// KillCost is what killing the victim added to the job against its
+// round's run without a kill (the median local run, without one), and
+// whether that is within TargetKillCost (and the outputs exact).
 func (r Report) KillCost(k LocalRun) (time.Duration, bool) {
-	d := k.Wall - r.Local.Wall
+	ref := r.Local.Wall
+	if k.Reference > 0 {
+		ref = k.Reference
+	}
+	d := k.Wall - ref
 	if k.DiskLost {
 		return d, k.Equal && d <= k.KilledAt+TargetDiskLossSlack
 	}

@@ -223,6 +223,10 @@ type LocalRun struct {
 	// order they ran, when it ran more than once (the LocalRun is the
 	// median one's).
 	KillWalls []time.Duration `json:",omitempty"`
+	// Reference is, for a kill run, the wall time of the run without a
+	// kill that its round made just before its kills (0: none; the
+	// median local run is its reference).
+	Reference time.Duration `json:",omitempty"`
 }
 
 // stageOf is an instance's stage: "shard-1" → "shard".
@@ -833,8 +837,8 @@ func renderKills(p func(string, ...any), r Report) {
 		return
 	}
 	p("## A SIGKILL at %.0f%% of the job\n\n", KillAt*100)
-	p("Local mode again, once per kind of process, with that process SIGKILLed at %.0f%% of the median local run's wall time (%s); the runner restarts it (local mode without masters, as above), it recovers from its store, and the job goes on. The last row's victim also loses its data directory before the restart, as a node that does not come back: the job runs again from its input (the gateway replays it when its upload was over, else the client submits it again). Each case ran as many times as the rounds above, interleaved; a row is its median run, and the wall time of every run is beside it.\n\n", KillAt*100, secs(r.Local.Wall))
-	p("| Killed | At | Job wall time | Added to the median run | Every run | Restarts | Outputs |\n|---|---:|---:|---:|---|---:|---|\n")
+	p("Local mode again, once per kind of process, with that process SIGKILLed at %.0f%% of the median local run's wall time (%s); the runner restarts it (local mode without masters, as above), it recovers from its store, and the job goes on. The last row's victim also loses its data directory before the restart, as a node that does not come back: the job runs again from its input (the gateway replays it when its upload was over, else the client submits it again). Each case ran as many times as the rounds above, interleaved, and each round began with a run without a kill: what a kill adds is against its own round's run, so that a machine busier in one round than in another is not counted as the kill's. A row is the run of the median cost, and the wall time of every run is beside it.\n\n", KillAt*100, secs(r.Local.Wall))
+	p("| Killed | At | Job wall time | Added to its round's run without a kill | Every run | Restarts | Outputs |\n|---|---:|---:|---:|---|---:|---|\n")
 	for _, k := range r.Kills {
 		d, _ := r.KillCost(k)
 		restarts := 0

@@ -843,6 +843,29 @@ func TestMedianKill(t *testing.T) {
 	}
 }
 
+// TestKillCostAgainstItsRound: a kill run's cost is its wall time less
+// its round's run without a kill, and the median case is the run of
+// median cost, not of median wall time; a run without a reference is
+// against the median local run.
+func TestKillCostAgainstItsRound(t *testing.T) {
+	runs := []LocalRun{
+		{Wall: 30 * time.Second, Reference: 29 * time.Second, Equal: true, KilledAt: 1}, // +1 s
+		{Wall: 24 * time.Second, Reference: 20 * time.Second, Equal: true, KilledAt: 2}, // +4 s
+		{Wall: 27 * time.Second, Reference: 25 * time.Second, Equal: true, KilledAt: 3}, // +2 s
+	}
+	m := medianKill(runs)
+	if m.KilledAt != 3 {
+		t.Fatalf("median cost of +1, +4, +2 s: the run killed at %d", m.KilledAt)
+	}
+	r := Report{Local: LocalRun{Wall: 26 * time.Second}}
+	if d, ok := r.KillCost(m); d != 2*time.Second || ok {
+		t.Fatalf("cost %v (within the target: %v), want +2 s, over", d, ok)
+	}
+	if d, _ := r.KillCost(LocalRun{Wall: 27 * time.Second}); d != time.Second {
+		t.Fatalf("without a reference: %v, want +1 s against the median local run", d)
+	}
+}
+
 // TestRenderCompose: the compose deployment's runs give a summary row of
 // their median run and every run's wall time; one run that differs from
 // the reference makes the row say so.
