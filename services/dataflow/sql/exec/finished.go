@@ -1,7 +1,11 @@
 package exec
 
 import (
+	"fmt"
+	"math/bits"
 	"slices"
+
+	"github.com/wololo/wololo/services/base/snapcodec"
 
 	"github.com/wololo/wololo/services/dataflow/sql/plan"
 	"github.com/wololo/wololo/services/dataflow/sql/value"
@@ -195,4 +199,80 @@ func LiveRows(b *Batch, sl []int32, done func(slot int32) bool) (*Batch, []int32
 		return b, sl
 	}
 	return b.Rows(rows), kept
+}
+
+// DoneKeys is the keys of an aggregate's dropped (finished) groups: a
+// bit per slot of the aggregate's table, a 32nd of a KeySet's view of
+// it. Its state names the keys (their bytes, in the order of their
+// slots), so that it restores into a table whose slots are others (a
+// task's shared table, whose keys its operators put back in their order).
+type DoneKeys struct {
+	t    *KeyTable
+	bits []uint64
+	n    int
+}
+
+// NewDoneKeys is an empty set of done keys of table t.
+func NewDoneKeys(t *KeyTable) *DoneKeys { return &DoneKeys{t: t} }
+
+// Has reports whether slot s's key is done (s -1, no key: not).
+func (d *DoneKeys) Has(s int32) bool {
+	return s >= 0 && int(s/64) < len(d.bits) && d.bits[s/64]&(1<<(s%64)) != 0
+}
+
+// Add marks slot s's key done.
+func (d *DoneKeys) Add(s int32) {
+	if w := int(s/64) + 1; w > len(d.bits) {
+		d.bits = append(d.bits, make([]uint64, w-len(d.bits))...)
+	}
+	if !d.Has(s) {
+		d.bits[s/64] |= 1 << (s % 64)
+		d.n++
+	}
+}
+
+// Len is the number of done keys.
+func (d *DoneKeys) Len() int { return d.n }
+
+// Slots is the done keys' slots, ascending.
+func (d *DoneKeys) Slots() []int32 {
+	slots := make([]int32, 0, d.n)
+	for i, w := range d.bits {
+		for ; w != 0; w &= w - 1 {
+			slots = append(slots, int32(i*64+bits.TrailingZeros64(w)))
+		}
+	}
+	return slots
+}
+
+// Bytes is about the memory of the bits.
+func (d *DoneKeys) Bytes() int64 { return 8 * int64(cap(d.bits)) }
+
+// StateSize is about the bytes AppendState appends.
+func (d *DoneKeys) StateSize() int { return d.n * (2 + d.t.meanKey()) }
+
+// AppendState appends the done keys to dst, in the order of their slots.
+func (d *DoneKeys) AppendState(dst []byte) []byte {
+	w := stateWriter{snapcodec.Writer{B: slices.Grow(dst, d.StateSize())}}
+	w.Uvarint(uint64(d.n))
+	for _, s := range d.Slots() {
+		w.Bytes(d.t.key(s))
+	}
+	return w.B
+}
+
+// RestoreState reads what AppendState wrote into an empty set, the keys
+// added to its table when it has them not.
+func (d *DoneKeys) RestoreState(state []byte) error {
+	r := newStateReader(state)
+	n := r.Count(1)
+	d.t.reserve(n, len(state))
+	for range n {
+		s := d.t.slot(r.Bytes())
+		if d.Has(s) {
+			r.Fail(fmt.Errorf("%w: a key twice", errState))
+		}
+		d.Add(s)
+	}
+	return r.End()
 }

@@ -506,20 +506,6 @@ func (s *KeySet) AddSlots(b *Batch, sl []int32) {
 	}
 }
 
-// AddSlot adds the key of slot s (of the set's table).
-func (s *KeySet) AddSlot(sl int32) {
-	if s.v.get(sl) < 0 {
-		s.v.set(sl, s.n)
-		s.n++
-	}
-}
-
-// HasSlot reports whether the key of slot s is in the set.
-func (s *KeySet) HasSlot(sl int32) bool { return s.v.get(sl) >= 0 }
-
-// Len is the number of keys in the set.
-func (s *KeySet) Len() int { return int(s.n) }
-
 // Keep returns the rows of b whose key (over b) is in the set: each row
 // once, however many times its key was added; nil when none is.
 func (s *KeySet) Keep(key *plan.Expr, b *Batch) (*Batch, error) { return s.KeepSlots(key, b, nil) }

@@ -56,7 +56,7 @@ func newAgg(n *plan.Node, having *plan.Expr, keys *exec.KeyTable) *aggOp {
 		keys = exec.NewKeyTable()
 	}
 	o := newAggOf(n, exec.NewAggregation(keys, n.Keys, n.Aggs), keys, having)
-	o.fin = newFinish(n, having, own)
+	o.fin = newFinish(n, having, keys, own)
 	return o
 }
 

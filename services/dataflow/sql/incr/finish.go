@@ -1,7 +1,6 @@
 package incr
 
 import (
-	"math/bits"
 
 	"github.com/wololo/wololo/services/base/snapcodec"
 	"github.com/wololo/wololo/services/dataflow/sql/exec"
@@ -23,42 +22,29 @@ import (
 // holds, and the keys of those it dropped.
 type finish struct {
 	*exec.Finished
-	own  bool     // the key table is the aggregate's own: its snapshot writes it (the dropped keys are not the aggregation's)
-	done []uint64 // a bit per slot of the key table: its group was dropped
+	own  bool           // the key table is the aggregate's own: its snapshot writes it (the dropped keys are not the aggregation's)
+	done *exec.DoneKeys // a bit per slot of the key table: its group was dropped
 }
 
 // dropSlack is how many more finished groups than others an aggregate
 // holds before it drops them: a few epochs of a small job drop none.
 var dropSlack = 1 << 12
 
-func newFinish(n *plan.Node, having *plan.Expr, own bool) *finish {
+func newFinish(n *plan.Node, having *plan.Expr, keys *exec.KeyTable, own bool) *finish {
 	f := exec.NewFinished(n, having)
 	if f == nil {
 		return nil
 	}
-	return &finish{Finished: f, own: own}
-}
-
-// isDone reports whether slot s's group was dropped.
-func (f *finish) isDone(s int32) bool {
-	return int(s/64) < len(f.done) && f.done[s/64]&(1<<(s%64)) != 0
-}
-
-// setDone marks slot s's group dropped.
-func (f *finish) setDone(s int32) {
-	if w := int(s/64) + 1; w > len(f.done) {
-		f.done = append(f.done, make([]uint64, w-len(f.done))...)
-	}
-	f.done[s/64] |= 1 << (s % 64)
+	return &finish{Finished: f, own: own, done: exec.NewDoneKeys(keys)}
 }
 
 // live is b's rows whose keys (their slots sl) are not done, and their
 // slots: b and sl themselves when none is.
 func (f *finish) live(b *exec.Batch, sl []int32) (*exec.Batch, []int32) {
-	if len(f.done) == 0 {
+	if f.done.Len() == 0 {
 		return b, sl
 	}
-	return exec.LiveRows(b, sl, f.isDone)
+	return exec.LiveRows(b, sl, f.done.Has)
 }
 
 // drop moves the finished groups out of agg (their keys done), when they
@@ -72,7 +58,7 @@ func (f *finish) drop(agg *exec.Aggregation) (*exec.Aggregation, []int32) {
 // dropFrom is drop of the groups numbered from on alone, counted among
 // those: the groups below from keep their numbers, and their flags.
 func (f *finish) dropFrom(agg *exec.Aggregation, from int) (*exec.Aggregation, []int32) {
-	return f.Drop(agg, from, dropSlack, f.setDone)
+	return f.Drop(agg, from, dropSlack, f.done.Add)
 }
 
 // bytes is about the memory of the done keys and the finished flags.
@@ -80,24 +66,13 @@ func (f *finish) bytes() int64 {
 	if f == nil {
 		return 0
 	}
-	return 8*int64(cap(f.done)) + f.Finished.Bytes()
-}
-
-// doneSlots is the done slots, ascending.
-func (f *finish) doneSlots() []int32 {
-	var slots []int32
-	for i, d := range f.done {
-		for ; d != 0; d &= d - 1 {
-			slots = append(slots, int32(i*64+bits.TrailingZeros64(d)))
-		}
-	}
-	return slots
+	return f.done.Bytes() + f.Finished.Bytes()
 }
 
 // write writes the done slots (ascending, as their gaps) and the groups
 // finished.
 func (f *finish) write(w *snapcodec.Writer) {
-	slots := f.doneSlots()
+	slots := f.done.Slots()
 	w.Uvarint(uint64(len(slots)))
 	prev := int32(-1)
 	for _, s := range slots {
@@ -112,14 +87,13 @@ func (f *finish) write(w *snapcodec.Writer) {
 func (f *finish) read(r *snapcodec.Reader, groups, slots int) {
 	n := r.Count(1)
 	prev := int64(-1)
-	f.done = nil
 	for range n {
 		s := prev + int64(r.Uvarint())
 		if r.Err != nil || s <= prev || s >= int64(slots) {
 			r.Fail(nil)
 			return
 		}
-		f.setDone(int32(s))
+		f.done.Add(int32(s))
 		prev = s
 	}
 	over := readFlags(r)

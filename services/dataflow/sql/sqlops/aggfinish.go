@@ -31,8 +31,8 @@ import (
 // which it does not add (keyUse.find), so that a done key's rows do not
 // go to disk with its partition's, to make a group again at the end.
 //
-// A snapshot holds the done keys (an exec.KeySet of the task's table,
-// which names keys, not slots: the task's restore puts them back in
+// A snapshot holds the done keys (an exec.DoneKeys of the task's table,
+// a bit per slot, whose state names keys, not slots: the task's restore puts them back in
 // another order) and the groups; the flags of groups found finished but
 // not dropped are not in it, and a restored aggregate looks at every
 // group again, which finds what it found. A spill renumbers the groups
@@ -50,7 +50,7 @@ var finishSlack = 1 << 12
 type aggFinish struct {
 	*exec.Finished
 	having  *exec.Conds
-	done    *exec.KeySet // the keys of the groups dropped, in the aggregate's table
+	done    *exec.DoneKeys // the keys of the groups dropped, in the aggregate's table
 	checked int          // the groups below it have been looked at
 }
 
@@ -74,7 +74,7 @@ func (a *aggregate) finishIn(n *plan.Node, having *plan.Expr, keys *exec.KeyTabl
 	if f == nil {
 		return
 	}
-	a.fin = &aggFinish{Finished: f, having: exec.NewConds([]*plan.Expr{having}), done: exec.NewKeySet(keys)}
+	a.fin = &aggFinish{Finished: f, having: exec.NewConds([]*plan.Expr{having}), done: exec.NewDoneKeys(keys)}
 }
 
 // live is b's rows of keys not done, and their slots (sl; nil: none
@@ -89,10 +89,10 @@ func (a *aggregate) live(b *exec.Batch, sl []int32) (*exec.Batch, []int32, error
 		if err != nil {
 			return nil, nil, err
 		}
-		b, _ = exec.LiveRows(b, found, a.fin.done.HasSlot)
+		b, _ = exec.LiveRows(b, found, a.fin.done.Has)
 		return b, nil, nil
 	}
-	b, sl = exec.LiveRows(b, sl, a.fin.done.HasSlot)
+	b, sl = exec.LiveRows(b, sl, a.fin.done.Has)
 	return b, sl, nil
 }
 
@@ -122,7 +122,7 @@ func (a *aggregate) dropFinished() error {
 		f.Note(now, groups, pass)
 	}
 	f.checked = to
-	agg, keep := f.Drop(a.agg, 0, finishSlack, f.done.AddSlot)
+	agg, keep := f.Drop(a.agg, 0, finishSlack, f.done.Add)
 	if keep != nil {
 		a.agg = agg
 		f.checked, _ = slices.BinarySearch(keep, int32(to))
