@@ -519,6 +519,7 @@ type Join struct {
 	slots             []int32 // scratch: the slots of a batch's keys
 	lrows, rrows      []int32 // scratch: ProbeChunks' pairs of a chunk
 	outer             outer   // an outer join's (join.go)
+	read              []bool  // the output columns read (SetRead; nil: all)
 }
 
 // NewJoin returns an empty join in table t of right rows of rightCols.
@@ -604,8 +605,8 @@ func (j *Join) ProbeChunks(b *Batch, sl []int32, chunk int, emit func(*Batch) er
 		if len(lrows) == 0 {
 			return nil
 		}
-		nb := &Batch{N: len(lrows)}
-		nb.Cols = append(gatherBatch(b, lrows).Cols, j.gatherRight(rrows).Cols...)
+		nb := j.gatherLeft(b, lrows)
+		nb.Cols = append(nb.Cols, j.gatherRight(rrows).Cols...)
 		lrows, rrows = lrows[:0], rrows[:0] // gathered: the chunk holds copies
 		return emit(nb)
 	}

@@ -130,3 +130,6 @@ func RunSpillingKeys(p *physical.Plan, tables map[string]*exec.Table, b Budget) 
 // RoutesAsRead reports whether s routes its rows for their instance as
 // it reads them (a field's hash), not through its exchange afterwards.
 func RoutesAsRead(s *Source) bool { return s.x != nil }
+
+// ReadCols is readCols: which of o's output columns its readers read.
+func ReadCols(p *physical.Plan, o *physical.Op) []bool { return readCols(p, o) }
