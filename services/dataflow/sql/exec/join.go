@@ -37,6 +37,40 @@ func keyVec(args []*Vec, n int) *Vec {
 	return out.v
 }
 
+// keyNulls is, for a join given its rows' slots (a task looked them up
+// from its channel's key column), what it still reads of its key over b:
+// which rows' keys are NULL, as the Vecs a row's key is NULL when any of
+// whose values is, only those with NULLs. A key of several columns,
+// KEY(match, team), is not made for it (its text per row, a copy of
+// both values, was made again for each batch only for its NULLs).
+func keyNulls(key *plan.Expr, b *Batch) ([]*Vec, error) {
+	parts := []*plan.Expr{key}
+	if key.Kind == plan.Call && key.Fn == plan.FnKey {
+		parts = key.Args
+	}
+	var out []*Vec
+	for _, e := range parts {
+		v, err := evalAt(e, b)
+		if err != nil {
+			return nil, err
+		}
+		if v.Null != nil {
+			out = append(out, v)
+		}
+	}
+	return out, nil
+}
+
+// anyNullAt says whether row i's value is NULL in any of vs (keyNulls').
+func anyNullAt(vs []*Vec, i int) bool {
+	for _, v := range vs {
+		if v.IsNull(at(v, i)) {
+			return true
+		}
+	}
+	return false
+}
+
 // outer is what an outer join keeps beyond the inner one's state: which
 // unmatched rows it emits, and, when it emits the right ones, which
 // right rows have matched a left row so far.
