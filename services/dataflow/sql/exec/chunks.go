@@ -73,11 +73,16 @@ func (c *rowChunks) fresh() []*builder {
 	return out
 }
 
-// gather returns the rows at rows, -1 a row of NULLs (gather's).
-func (c *rowChunks) gather(rows []int32) *Batch {
+// gather returns the rows at rows, -1 a row of NULLs (gather's); of
+// the columns read does not mark (nil: every one read), unread Vecs.
+func (c *rowChunks) gather(rows []int32, read []bool) *Batch {
 	out := &Batch{N: len(rows), Cols: make([]*Vec, len(c.types))}
 	vs := make([]*Vec, len(c.chunks))
 	for k, t := range c.types {
+		if read != nil && !read[k] {
+			out.Cols[k] = unread(t, len(rows))
+			continue
+		}
 		for i, ch := range c.chunks {
 			vs[i] = ch[k].v
 		}

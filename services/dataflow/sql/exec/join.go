@@ -37,6 +37,40 @@ func keyVec(args []*Vec, n int) *Vec {
 	return out.v
 }
 
+// keyNulls is, for a join given its rows' slots (a task looked them up
+// from its channel's key column), what it still reads of its key over b:
+// which rows' keys are NULL, as the Vecs a row's key is NULL when any of
+// whose values is, only those with NULLs. A key of several columns,
+// KEY(match, team), is not made for it (its text per row, a copy of
+// both values, was made again for each batch only for its NULLs).
+func keyNulls(key *plan.Expr, b *Batch) ([]*Vec, error) {
+	parts := []*plan.Expr{key}
+	if key.Kind == plan.Call && key.Fn == plan.FnKey {
+		parts = key.Args
+	}
+	var out []*Vec
+	for _, e := range parts {
+		v, err := evalAt(e, b)
+		if err != nil {
+			return nil, err
+		}
+		if v.Null != nil {
+			out = append(out, v)
+		}
+	}
+	return out, nil
+}
+
+// anyNullAt says whether row i's value is NULL in any of vs (keyNulls').
+func anyNullAt(vs []*Vec, i int) bool {
+	for _, v := range vs {
+		if v.IsNull(at(v, i)) {
+			return true
+		}
+	}
+	return false
+}
+
 // outer is what an outer join keeps beyond the inner one's state: which
 // unmatched rows it emits, and, when it emits the right ones, which
 // right rows have matched a left row so far.
@@ -66,8 +100,34 @@ func (j *Join) SetType(t plan.JoinType, leftCols []plan.Column) {
 	j.outer = outer{left: t.KeepsLeft(), right: t.KeepsRight(), leftCols: leftCols}
 }
 
-// gatherRight is the right rows at rows, -1 a row of NULLs (gather's).
-func (j *Join) gatherRight(rows []int32) *Batch { return j.right.gather(rows) }
+// gatherRight is the right rows at rows, -1 a row of NULLs (gather's),
+// the columns not read unread.
+func (j *Join) gatherRight(rows []int32) *Batch {
+	var read []bool
+	if j.read != nil {
+		read = j.read[len(j.read)-len(j.right.types):]
+	}
+	return j.right.gather(rows, read)
+}
+
+// gatherLeft is the rows of b (a left batch) at rows, the columns not
+// read unread.
+func (j *Join) gatherLeft(b *Batch, rows []int32) *Batch {
+	out := &Batch{N: len(rows), Cols: make([]*Vec, len(b.Cols), len(b.Cols)+len(j.right.types))}
+	for k, v := range b.Cols {
+		if j.read != nil && !j.read[k] {
+			out.Cols[k] = unread(v.Type, len(rows))
+		} else {
+			out.Cols[k] = gather(v, rows)
+		}
+	}
+	return out
+}
+
+// SetRead says which of the join's output columns (the left input's,
+// then the right's) the operators after it read: the others it makes
+// unread Vecs (unread.go), their rows not gathered. nil: every one.
+func (j *Join) SetRead(read []bool) { j.read = read }
 
 // UnmatchedRight hands emit the right rows that no left row probed so
 // far matched, in the order they were added, their left columns NULL,
@@ -84,11 +144,7 @@ func (j *Join) UnmatchedRight(chunk int, emit func(*Batch) error) error {
 		}
 		nb := &Batch{N: len(rows)}
 		for _, c := range j.outer.leftCols {
-			bl := newBuilder(c.Type, len(rows))
-			for range rows {
-				bl.null()
-			}
-			nb.Cols = append(nb.Cols, bl.v)
+			nb.Cols = append(nb.Cols, unread(c.Type, len(rows))) // NULLs
 		}
 		nb.Cols = append(nb.Cols, j.gatherRight(rows).Cols...)
 		rows = rows[:0]

@@ -231,3 +231,54 @@ func TestJoinRightChunks(t *testing.T) {
 		t.Errorf("probed:\n%s\nwant:\n%s", got, wantRows)
 	}
 }
+
+// TestJoinGivenSlotsKeyNulls: a join given its rows' slots (looked up by
+// a task for every operator of its table, a NULL key's slot among them
+// when another operator adds it) adds no right row and probes no left
+// row whose key of several columns has a NULL, as one that looks its
+// keys up itself; and it reads their NULLs without making the key.
+func TestJoinGivenSlotsKeyNulls(t *testing.T) {
+	cols := []plan.Column{{Name: "k", Type: plan.Text}, {Name: "n", Type: plan.Number}}
+	left := csvBatch(t, "k,n\na,1\nb,\nc,3\n,3\n", cols) // "": a text, not a NULL
+	right := csvBatch(t, "k,n\na,1\nb,\n,3\nc,3\n", cols)
+	col := func(i int) *plan.Expr { return &plan.Expr{Kind: plan.ColRef, Col: i, Type: cols[i].Type} }
+	key := &plan.Expr{Kind: plan.Call, Fn: plan.FnKey, Type: plan.Text, Args: []*plan.Expr{col(0), col(1)}}
+	rows := func(given bool) string {
+		table := NewKeyTable()
+		j := NewJoin(table, key, key, cols)
+		j.SetType(plan.JoinFull, cols)
+		var lsl, rsl []int32
+		if given { // every key added, a NULL's too: another operator's slots
+			lk, _ := eval(key, left)
+			rk, _ := eval(key, right)
+			lsl = table.Slots([]*Vec{lk}, left.N, nil, nil)
+			rsl = table.Slots([]*Vec{rk}, right.N, nil, nil)
+		}
+		if err := j.AddRightSlots(right, rsl); err != nil {
+			t.Fatal(err)
+		}
+		var got strings.Builder
+		each := func(b *Batch) error { got.WriteString(b.String()); return nil }
+		if err := j.ProbeChunks(left, lsl, 0, each); err != nil {
+			t.Fatal(err)
+		}
+		if err := j.UnmatchedRight(0, each); err != nil {
+			t.Fatal(err)
+		}
+		return got.String()
+	}
+	want := "a,1,a,1,\nb,NULL,NULL,NULL,\nc,3,c,3,\n,3,,3,\nNULL,NULL,b,NULL,\n"
+	for _, given := range []bool{false, true} {
+		if got := rows(given); got != want {
+			t.Errorf("slots given %v:\n%s\nwant\n%s", given, got, want)
+		}
+	}
+	dense := csvBatch(t, "k,n\na,1\nb,2\n", cols)
+	if allocs := testing.AllocsPerRun(10, func() {
+		if _, err := keyNulls(key, dense); err != nil {
+			t.Fatal(err)
+		}
+	}); allocs > 1 {
+		t.Errorf("keyNulls of KEY(k, n) without NULLs: %v allocations, want at most 1", allocs)
+	}
+}

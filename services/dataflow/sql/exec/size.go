@@ -14,7 +14,7 @@ const decBytes = 24
 
 // Bytes is about the memory v's values take.
 func (v *Vec) Bytes() int64 {
-	if v == nil {
+	if v == nil || isUnread(v) { // an unread Vec's memory is shared
 		return 0
 	}
 	return int64(cap(v.Null) + cap(v.Data) + 4*cap(v.Ends) + decBytes*cap(v.Nums) + cap(v.Bools))

@@ -553,6 +553,7 @@ type Join struct {
 	slots             []int32 // scratch: the slots of a batch's keys
 	lrows, rrows      []int32 // scratch: ProbeChunks' pairs of a chunk
 	outer             outer   // an outer join's (join.go)
+	read              []bool  // the output columns read (SetRead; nil: all)
 }
 
 // NewJoin returns an empty join in table t of right rows of rightCols.
@@ -566,12 +567,11 @@ func (j *Join) AddRight(b *Batch) error { return j.AddRightSlots(b, nil) }
 // AddRightSlots is AddRight given the slots of the rows' right keys
 // (Slots, every non-NULL one added; nil: looked up here).
 func (j *Join) AddRightSlots(b *Batch, sl []int32) error {
-	rk, err := eval(j.rightKey, b)
+	nulls, err := j.keyNulls(j.rightKey, b, sl, AddKey)
 	if err != nil {
 		return err
 	}
 	if sl == nil {
-		j.slots = j.v.t.Slots([]*Vec{rk}, b.N, keyModes(rk, AddKey), j.slots)
 		sl = j.slots
 	}
 	j.right.add(b)
@@ -582,7 +582,7 @@ func (j *Join) AddRightSlots(b *Batch, sl []int32) error {
 		r := int32(j.n)
 		j.next = append(j.next, -1)
 		j.n++
-		if rk.IsNull(i) {
+		if anyNullAt(nulls, i) {
 			continue
 		}
 		id := j.v.get(sl[i])
@@ -595,6 +595,24 @@ func (j *Join) AddRightSlots(b *Batch, sl []int32) error {
 		j.next[j.last[id]], j.last[id] = r, r
 	}
 	return nil
+}
+
+// keyNulls is, for the rows of b, the Vecs that say whose key (over b)
+// is NULL (keyNulls'); and when sl is nil, the key's slots looked up in
+// j.slots first, as mode says (a NULL skipped).
+func (j *Join) keyNulls(key *plan.Expr, b *Batch, sl []int32, mode KeyMode) ([]*Vec, error) {
+	if sl != nil {
+		return keyNulls(key, b)
+	}
+	k, err := eval(key, b)
+	if err != nil {
+		return nil, err
+	}
+	j.slots = j.v.t.Slots([]*Vec{k}, b.N, keyModes(k, mode), j.slots)
+	if k.Null == nil {
+		return nil, nil
+	}
+	return []*Vec{k}, nil
 }
 
 // Right is every right row added, in order (a copy of them once they
@@ -624,12 +642,11 @@ func (j *Join) Probe(b *Batch) (*Batch, error) {
 // so it is never made whole, and emit's error (a budget spent) stops it
 // between two chunks.
 func (j *Join) ProbeChunks(b *Batch, sl []int32, chunk int, emit func(*Batch) error) error {
-	lk, err := eval(j.leftKey, b)
+	nulls, err := j.keyNulls(j.leftKey, b, sl, FindKey)
 	if err != nil {
 		return err
 	}
 	if sl == nil {
-		j.slots = j.v.t.Slots([]*Vec{lk}, b.N, keyModes(lk, FindKey), j.slots)
 		sl = j.slots
 	}
 	lrows, rrows := j.lrows[:0], j.rrows[:0]
@@ -638,14 +655,14 @@ func (j *Join) ProbeChunks(b *Batch, sl []int32, chunk int, emit func(*Batch) er
 		if len(lrows) == 0 {
 			return nil
 		}
-		nb := &Batch{N: len(lrows)}
-		nb.Cols = append(gatherBatch(b, lrows).Cols, j.gatherRight(rrows).Cols...)
+		nb := j.gatherLeft(b, lrows)
+		nb.Cols = append(nb.Cols, j.gatherRight(rrows).Cols...)
 		lrows, rrows = lrows[:0], rrows[:0] // gathered: the chunk holds copies
 		return emit(nb)
 	}
 	for i := range b.N {
 		id := int32(-1)
-		if !lk.IsNull(i) {
+		if !anyNullAt(nulls, i) {
 			id = j.v.get(sl[i])
 		}
 		if id < 0 {

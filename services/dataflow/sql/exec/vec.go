@@ -256,6 +256,9 @@ func gather(v *Vec, rows []int32) *Vec { return gatherFrom(v.Type, []*Vec{v}, 31
 // value r&(1<<shift-1) of chunks[r>>shift] (rowChunks'; one chunk and a
 // shift of 31: a Vec's rows).
 func gatherFrom(t plan.Type, chunks []*Vec, shift uint, rows []int32) *Vec {
+	if len(chunks) == 1 && isUnread(chunks[0]) { // NULLs, gathered or not
+		return unread(t, len(rows))
+	}
 	mask := int32(uint32(1)<<shift - 1) // 31: every bit of a row (no int32 wraps)
 	out := &Vec{Type: t, N: len(rows)}
 	if anyNull(chunks) || slices.ContainsFunc(rows, func(r int32) bool { return r < 0 }) {

@@ -24,7 +24,7 @@ var concerns = []struct {
 	files  []string
 	mayUse []string // the other concerns it may use
 }{
-	{"the operators and their snapshots", []string{"ops.go", "join.go", "spilling.go", "aggspill.go", "aggfinish.go", "exchange.go", "snapshot.go", "budget.go", "pool.go", "setop.go", "window.go"}, nil},
+	{"the operators and their snapshots", []string{"ops.go", "join.go", "reads.go", "spilling.go", "aggspill.go", "aggfinish.go", "exchange.go", "snapshot.go", "budget.go", "pool.go", "setop.go", "window.go"}, nil},
 	{"the task", []string{"task.go", "tasksnap.go"}, []string{"the operators and their snapshots"}},
 	{"the epoch task", []string{"epoch.go", "epochbuild.go", "epochfold.go", "epochsnap.go", "epochwire.go"}, []string{"the operators and their snapshots"}},
 	{"the in-process runners", []string{"run.go", "answer.go", "runepochs.go"}, []string{"the operators and their snapshots", "the task", "the epoch task"}},

@@ -29,7 +29,8 @@
 //     snapshot.go, budget.go, pool.go: the process's memory shared among
 //     its jobs, setop.go: UNION ALL, window.go: the window
 //     functions): each plan operator over exec's batches
-//     (New; join.go the outer joins' unmatched rows), the exchange that routes rows onto a channel and what it
+//     (New; join.go the outer joins' unmatched rows; reads.go the
+//     columns of a join that its readers read), the exchange that routes rows onto a channel and what it
 //     sends (Rows, to a Sender), each operator's stage.Snapshotter, the
 //     job's Budget and its meter, and the state a join (spilling.go) or
 //     an aggregate (aggspill.go) moves to disk past the budget, and the

@@ -181,18 +181,16 @@ func (x *Exchange) route(b *exec.Batch, to int, send func(to int, b *exec.Batch,
 		b, masks = b.Rows(keep), pick(masks, keep)
 		keep = nil
 	}
-	var dest []int32
-	if to < 0 {
-		to = 0
-		if dest, err = x.destinations(b, keep); err != nil {
-			return err
-		}
-	}
 	cols, err := exec.Project(x.ch.Exprs, []*exec.Batch{b})
 	if err != nil {
 		return err
 	}
 	out := cols[0]
+	var dest []int32
+	if to < 0 {
+		to = 0
+		dest = x.destinations(out, keep)
+	}
 	if x.ch.Broadcast { // every row to every instance (physical's subquery.go)
 		for t := range x.to {
 			if err := send(t, out, keep, pick(masks, keep)); err != nil {
@@ -215,36 +213,34 @@ func (x *Exchange) route(b *exec.Batch, to int, send func(to int, b *exec.Batch,
 }
 
 // destinations is each row's receiving instance (stage.Route of its key),
-// computed for the rows of keep alone (nil: all rows); nil when every
-// row goes to instance 0.
-func (x *Exchange) destinations(b *exec.Batch, keep []int32) ([]int32, error) {
+// computed for the rows of keep alone (nil: all rows) from out, the
+// rows as the channel's columns (its key's among them: computed once,
+// where they were computed again here for the key alone, a KEY(match,
+// team) of every player row); nil when every row goes to instance 0.
+func (x *Exchange) destinations(out *exec.Batch, keep []int32) []int32 {
 	if len(x.ch.Key) == 0 || x.to <= 1 {
-		return nil, nil
+		return nil
 	}
-	keys := make([]*plan.Expr, len(x.ch.Key))
+	keys := make([]*exec.Vec, len(x.ch.Key))
 	for i, c := range x.ch.Key {
-		keys[i] = x.ch.Exprs[c]
+		keys[i] = out.Cols[c]
 	}
-	kb, err := exec.Project(keys, []*exec.Batch{b})
-	if err != nil {
-		return nil, err
-	}
-	dest := make([]int32, b.N)
+	dest := make([]int32, out.N)
 	var buf []byte
 	route := func(i int) {
 		var key []byte
-		key, buf = routeKey(buf[:0], kb[0].Cols, i)
+		key, buf = routeKey(buf[:0], keys, i)
 		dest[i] = int32(stage.Route(key, x.to))
 	}
 	if keep == nil {
-		for i := range b.N {
+		for i := range out.N {
 			route(i)
 		}
 	}
 	for _, i := range keep {
 		route(int(i))
 	}
-	return dest, nil
+	return dest
 }
 
 // routes is which routes each row of b is for (masks, bit r for route r;

@@ -139,3 +139,6 @@ func SetFinishSteps(lag, slack int) (restore func()) {
 	finishLag, finishSlack = lag, slack
 	return func() { finishLag, finishSlack = l, s }
 }
+
+// ReadCols is readCols: which of o's output columns its readers read.
+func ReadCols(p *physical.Plan, o *physical.Op) []bool { return readCols(p, o) }

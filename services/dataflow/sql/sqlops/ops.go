@@ -699,6 +699,25 @@ type join struct {
 	table *exec.KeyTable
 	typ   plan.JoinType
 	gr    *grace
+	// read is which of its output columns its readers read (readCols;
+	// nil: all), what every exec.Join it makes is told.
+	read []bool
+}
+
+// setRead tells the join, and the exec.Joins it makes, which of its
+// output columns are read.
+func (j *join) setRead(read []bool) {
+	j.read = read
+	j.j.SetRead(read)
+}
+
+// execJoin is a new exec.Join of j's in table t: of its keys, right
+// columns, type and reads.
+func (j *join) execJoin(t *exec.KeyTable) *exec.Join {
+	x := exec.NewJoin(t, j.leftKey, j.rightKey, j.right)
+	x.SetType(j.typ, j.left.cols[0])
+	x.SetRead(j.read)
+	return x
 }
 
 func newJoin(cols []plan.Column, j *exec.Join, right []plan.Column, leftKey, rightKey *plan.Expr) *join {

@@ -201,8 +201,7 @@ func (j *join) spill(space *spill.Space) (bool, error) {
 	if err != nil {
 		return false, j.spillErr(err)
 	}
-	fresh := exec.NewJoin(j.table, j.leftKey, j.rightKey, j.right)
-	fresh.SetType(j.typ, j.left.cols[0])
+	fresh := j.execJoin(j.table)
 	for from := 0; from < len(kept); from += chunkRows {
 		if err := fresh.AddRight(right.Rows(kept[from:min(from+chunkRows, len(kept))])); err != nil {
 			return false, err
@@ -319,8 +318,7 @@ func (j *join) finishSpilled(out Out) error {
 		if !j.gr.out[p] {
 			continue
 		}
-		pj := exec.NewJoin(exec.NewKeyTable(), j.leftKey, j.rightKey, j.right)
-		pj.SetType(j.typ, j.left.cols[0])
+		pj := j.execJoin(exec.NewKeyTable())
 		if err := j.gr.right.Read(p, pj.AddRight); err != nil {
 			return err
 		}

@@ -227,6 +227,7 @@ func (t *Task) newOp(in *instance) (Operator, error) {
 	switch o := op.(type) {
 	case *join:
 		o.meter, o.where = t.meter, "the join #"+strconv.Itoa(in.o.ID)+" of "+strings.Join(in.o.Queries, ", ")
+		o.setRead(readCols(t.p, in.o))
 	case *aggregate:
 		o.meter, o.where = t.meter, "the aggregate #"+strconv.Itoa(in.o.ID)+" of "+strings.Join(in.o.Queries, ", ")
 		o.finishIn(in.o.Node, havingOf(t.p, in.o), in.keys)
