@@ -51,7 +51,7 @@ type aggFinish struct {
 	*exec.Finished
 	having  *exec.Conds
 	done    *exec.DoneKeys // the keys of the groups dropped, in the aggregate's table
-	checked int          // the groups below it have been looked at
+	checked int            // the groups below it have been looked at
 }
 
 // havingOf is the condition of the HAVING over the complete aggregate o:
