@@ -158,12 +158,16 @@ func appendOne[T any](dst []T, x T) []T {
 	return append(dst, x)
 }
 
-// doubled is dst with room for n more values, its capacity doubled (or
-// len+n, if more). Exactly: slices.Grow(dst, cap) asks for about twice
-// the capacity, which append's rule for a large slice reaches by
-// quarters, 1.25 at a time, and passes: 2.44 times it (a table's arena
-// of 45.8 MB of keys had 108 MB).
-func doubled[T any](dst []T, n int) []T { return grownTo(dst, max(len(dst)+n, 2*cap(dst))) }
+// doubled is dst with room for n more values, its capacity at least
+// doubled: slices.Grow(dst, cap) asks for twice the capacity, which
+// append's rule for a large slice reaches by quarters, 1.25 at a time,
+// and passes, 2.44 times it in all. That is the rule, not an accident:
+// growing exactly twice cost the 26 analyst queries as one demo job 8 to
+// 12% more CPU (80.6 against 88.1 s, 148 against 166 CPU-s, one pair on
+// a quiet machine), their joins' and aggregates' builders growing and
+// copying more often. What lives long and only grows keeps its own rule
+// (a key table's arena and ends: appendKeys).
+func doubled[T any](dst []T, n int) []T { return slices.Grow(dst, max(n, cap(dst))) }
 
 // grownTo is dst with a capacity of c values (at least its length;
 // rounded up to the allocation's size, as append does), its values
