@@ -83,20 +83,35 @@ func countBounds(n *plan.Node, having *plan.Expr) []countBound {
 }
 
 // Finished is an aggregate's groups found finished whose state it still
-// holds (a flag per group), and the rule that finds them.
+// holds (a flag per group), the keys of those it dropped, and the rule
+// that finds them.
 type Finished struct {
 	bounds []countBound
-	over   []bool // per group: finished, its state not dropped yet
+	over   []bool    // per group: finished, its state not dropped yet
+	done   *DoneKeys // the keys of the groups dropped, in the aggregate's table
 }
 
-// NewFinished is the finished groups of the aggregate n under the HAVING
-// having (over n's rows), or nil when having bounds no count from above.
-func NewFinished(n *plan.Node, having *plan.Expr) *Finished {
+// NewFinished is the finished groups of the aggregate n, keyed in table
+// keys, under the HAVING having (over n's rows), or nil when having
+// bounds no count from above.
+func NewFinished(n *plan.Node, having *plan.Expr, keys *KeyTable) *Finished {
 	bs := countBounds(n, having)
 	if len(bs) == 0 {
 		return nil
 	}
-	return &Finished{bounds: bs}
+	return &Finished{bounds: bs, done: NewDoneKeys(keys)}
+}
+
+// Done is the keys of the groups dropped.
+func (f *Finished) Done() *DoneKeys { return f.done }
+
+// Live is b's rows whose keys (their slots sl) are not done, and their
+// slots: b and sl themselves when none is.
+func (f *Finished) Live(b *Batch, sl []int32) (*Batch, []int32) {
+	if f.done.Len() == 0 {
+		return b, sl
+	}
+	return liveRows(b, sl, f.done.Has)
 }
 
 // Grow makes the flags n groups long (before Note: the groups an
@@ -126,12 +141,12 @@ func (f *Finished) Note(now *Batch, groups []int32, pass []bool) {
 }
 
 // Drop moves the finished groups numbered from on out of agg when they
-// outnumber the others from on by slack: done is told each one's slot,
-// and Drop returns the aggregation kept and the groups kept (in their
-// new order: their old numbers), or agg and nil. The groups below from
-// keep their numbers, and their flags. Each group kept is copied, so
-// that a drop costs no more than the groups it drops, with the slack.
-func (f *Finished) Drop(agg *Aggregation, from, slack int, done func(slot int32)) (*Aggregation, []int32) {
+// outnumber the others from on by slack, their keys done, and returns
+// the aggregation kept and the groups kept (in their new order: their
+// old numbers), or agg and nil. The groups below from keep their
+// numbers, and their flags. Each group kept is copied, so that a drop
+// costs no more than the groups it drops, with the slack.
+func (f *Finished) Drop(agg *Aggregation, from, slack int) (*Aggregation, []int32) {
 	n := 0
 	for _, over := range f.over[min(from, len(f.over)):] {
 		if over {
@@ -145,7 +160,7 @@ func (f *Finished) Drop(agg *Aggregation, from, slack int, done func(slot int32)
 	keep := make([]int32, 0, len(f.over)-n)
 	for g, over := range f.over {
 		if over && g >= from {
-			done(slots[g])
+			f.done.Add(slots[g])
 		} else {
 			keep = append(keep, int32(g))
 		}
@@ -168,17 +183,17 @@ func (f *Finished) SetFlags(over []bool) { f.over = over }
 // change of their numbers that Drop did not make).
 func (f *Finished) Reset() { f.over = nil }
 
-// Bytes is about the memory of the flags.
+// Bytes is about the memory of the flags and the done keys.
 func (f *Finished) Bytes() int64 {
 	if f == nil {
 		return 0
 	}
-	return int64(cap(f.over))
+	return int64(cap(f.over)) + f.done.Bytes()
 }
 
-// LiveRows is b's rows whose keys (their slots sl) are not done, and
+// liveRows is b's rows whose keys (their slots sl) are not done, and
 // their slots: b and sl themselves when none is done.
-func LiveRows(b *Batch, sl []int32, done func(slot int32) bool) (*Batch, []int32) {
+func liveRows(b *Batch, sl []int32, done func(slot int32) bool) (*Batch, []int32) {
 	var rows, kept []int32
 	for i, s := range sl {
 		if done(s) {

@@ -2,7 +2,6 @@ package exec
 
 import (
 	"sync"
-	"sync/atomic"
 
 	"github.com/wololo/wololo/services/dataflow/sql/plan"
 	"github.com/wololo/wololo/services/dataflow/sql/value"
@@ -27,19 +26,14 @@ import (
 const unreadRows = chunkRows
 
 // unreadBacking is the shared backing: NULL marks, text ends, numbers and
-// booleans, unreadRows of each, made at the first unread Vec; and its
-// first NULL mark, by which isUnread knows it (nil until then).
-var (
-	unreadBacking = sync.OnceValue(func() *Vec {
-		b := &Vec{Null: make([]bool, unreadRows), Ends: make([]uint32, unreadRows), Nums: make([]value.Dec, unreadRows), Bools: make([]bool, unreadRows)}
-		for i := range b.Null {
-			b.Null[i] = true
-		}
-		unreadMark.Store(&b.Null[0])
-		return b
-	})
-	unreadMark atomic.Pointer[bool]
-)
+// booleans, unreadRows of each, made at the first use.
+var unreadBacking = sync.OnceValue(func() *Vec {
+	b := &Vec{Null: make([]bool, unreadRows), Ends: make([]uint32, unreadRows), Nums: make([]value.Dec, unreadRows), Bools: make([]bool, unreadRows)}
+	for i := range b.Null {
+		b.Null[i] = true
+	}
+	return b
+})
 
 // unread returns an unread Vec of type t of n rows: every row NULL.
 func unread(t plan.Type, n int) *Vec {
@@ -66,6 +60,5 @@ func unread(t plan.Type, n int) *Vec {
 // isUnread says whether v is an unread Vec on the shared backing: one
 // that holds no memory of its own, and whose rows' gather is another.
 func isUnread(v *Vec) bool {
-	mark := unreadMark.Load()
-	return mark != nil && len(v.Null) > 0 && &v.Null[0] == mark
+	return len(v.Null) > 0 && &v.Null[0] == &unreadBacking().Null[0]
 }

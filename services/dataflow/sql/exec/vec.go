@@ -169,14 +169,6 @@ func appendOne[T any](dst []T, x T) []T {
 // (a key table's arena and ends: appendKeys).
 func doubled[T any](dst []T, n int) []T { return slices.Grow(dst, max(n, cap(dst))) }
 
-// grownTo is dst with a capacity of c values (at least its length;
-// rounded up to the allocation's size, as append does), its values
-// copied: one slice made for c values, which append's rule for growing
-// one does not give.
-func grownTo[T any](dst []T, c int) []T {
-	return append(slices.Grow([]T(nil), max(c, len(dst))), dst...)
-}
-
 func (b *builder) num(d value.Dec) {
 	b.v.Nums = appendOne(b.v.Nums, d)
 	b.notNull()

@@ -134,7 +134,7 @@ func (o *aggOp) foldSlots(b *exec.Batch, sl []int32) (zset, error) {
 		}
 	}
 	if o.fin != nil {
-		if b, sl = o.fin.live(b, sl); b.N == 0 {
+		if b, sl = o.fin.Live(b, sl); b.N == 0 {
 			return nil, nil // rows of finished groups alone
 		}
 	}

@@ -18,7 +18,7 @@ func HeldGroups(e *Engine) (held, dropped int) {
 		if a, ok := o.(*aggOp); ok {
 			held += a.agg.Groups()
 			if a.fin != nil {
-				dropped += a.fin.done.Len()
+				dropped += a.fin.Done().Len()
 			}
 		}
 	})

@@ -18,11 +18,10 @@ import (
 // copying is paid once per group.
 
 // finish is an aggregate's finished groups: those whose state it still
-// holds, and the keys of those it dropped.
+// holds, and the keys of those it dropped (a bit per slot of its table).
 type finish struct {
 	*exec.Finished
-	own  bool           // the key table is the aggregate's own: its snapshot writes it (the dropped keys are not the aggregation's)
-	done *exec.DoneKeys // a bit per slot of the key table: its group was dropped
+	own bool // the key table is the aggregate's own: its snapshot writes it (the dropped keys are not the aggregation's)
 }
 
 // dropSlack is how many more finished groups than others an aggregate
@@ -30,20 +29,11 @@ type finish struct {
 var dropSlack = 1 << 12
 
 func newFinish(n *plan.Node, having *plan.Expr, keys *exec.KeyTable, own bool) *finish {
-	f := exec.NewFinished(n, having)
+	f := exec.NewFinished(n, having, keys)
 	if f == nil {
 		return nil
 	}
-	return &finish{Finished: f, own: own, done: exec.NewDoneKeys(keys)}
-}
-
-// live is b's rows whose keys (their slots sl) are not done, and their
-// slots: b and sl themselves when none is.
-func (f *finish) live(b *exec.Batch, sl []int32) (*exec.Batch, []int32) {
-	if f.done.Len() == 0 {
-		return b, sl
-	}
-	return exec.LiveRows(b, sl, f.done.Has)
+	return &finish{Finished: f, own: own}
 }
 
 // drop moves the finished groups out of agg (their keys done), when they
@@ -57,7 +47,7 @@ func (f *finish) drop(agg *exec.Aggregation) (*exec.Aggregation, []int32) {
 // dropFrom is drop of the groups numbered from on alone, counted among
 // those: the groups below from keep their numbers, and their flags.
 func (f *finish) dropFrom(agg *exec.Aggregation, from int) (*exec.Aggregation, []int32) {
-	return f.Drop(agg, from, dropSlack, f.done.Add)
+	return f.Drop(agg, from, dropSlack)
 }
 
 // bytes is about the memory of the done keys and the finished flags.
@@ -65,13 +55,13 @@ func (f *finish) bytes() int64 {
 	if f == nil {
 		return 0
 	}
-	return f.done.Bytes() + f.Finished.Bytes()
+	return f.Bytes()
 }
 
 // write writes the done slots (ascending, as their gaps) and the groups
 // finished.
 func (f *finish) write(w *snapcodec.Writer) {
-	slots := f.done.Slots()
+	slots := f.Done().Slots()
 	w.Uvarint(uint64(len(slots)))
 	prev := int32(-1)
 	for _, s := range slots {
@@ -92,7 +82,7 @@ func (f *finish) read(r *snapcodec.Reader, groups, slots int) {
 			r.Fail(nil)
 			return
 		}
-		f.done.Add(int32(s))
+		f.Done().Add(int32(s))
 		prev = s
 	}
 	over := readFlags(r)

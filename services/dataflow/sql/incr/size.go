@@ -52,7 +52,7 @@ func snapshotSize(o op) int64 {
 	case *aggOp:
 		n := int64(o.agg.StateSize()+len(o.shown)) + 4*int64(len(o.ep.ids)) + zsetBytes(o.ep.was)
 		if o.fin != nil {
-			n += o.fin.done.Bytes()/4 + int64(len(o.fin.Flags())) // the done slots' gaps, about 64 a word at most
+			n += o.fin.Done().Bytes()/4 + int64(len(o.fin.Flags())) // the done slots' gaps, about 64 a word at most
 			if o.fin.own {
 				n += int64(o.keys.StateSize())
 			}

@@ -171,15 +171,22 @@ func (p *Plan) Source(o *Op) bool {
 	return false
 }
 
-// Readers is the operators that read o's rows chained (o's task's; an
-// exchange among them sends them on).
-func (p *Plan) Readers(o *Op) []*Op {
-	var rs []*Op
+// Reader is an operator that reads another's rows chained, and which of
+// its inputs they are.
+type Reader struct {
+	Op    *Op
+	Input int
+}
+
+// Readers is the inputs that read o's rows chained (of operators of o's
+// task; an exchange among them sends them on), an operator once per input
+// that does.
+func (p *Plan) Readers(o *Op) []Reader {
+	var rs []Reader
 	for _, r := range p.Ops {
-		for _, in := range r.Inputs {
+		for k, in := range r.Inputs {
 			if in.Channel == "" && in.Op == o.ID && r != o {
-				rs = append(rs, r)
-				break
+				rs = append(rs, Reader{Op: r, Input: k})
 			}
 		}
 	}

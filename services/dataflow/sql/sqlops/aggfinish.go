@@ -1,7 +1,6 @@
 package sqlops
 
 import (
-	"encoding/binary"
 	"fmt"
 	"slices"
 
@@ -50,8 +49,7 @@ var finishSlack = 1 << 12
 type aggFinish struct {
 	*exec.Finished
 	having  *exec.Conds
-	done    *exec.DoneKeys // the keys of the groups dropped, in the aggregate's table
-	checked int            // the groups below it have been looked at
+	checked int // the groups below it have been looked at
 }
 
 // havingOf is the condition of the HAVING over the complete aggregate o:
@@ -61,39 +59,36 @@ func havingOf(p *physical.Plan, o *physical.Op) *plan.Expr {
 		return nil // a partial aggregate's counts are a part of its groups'; a final one's rows are projected
 	}
 	rs := p.Readers(o)
-	if len(rs) != 1 || rs[0].Kind != plan.Filter || rs[0].Node == nil {
+	if len(rs) != 1 || rs[0].Op.Kind != plan.Filter || rs[0].Op.Node == nil {
 		return nil
 	}
-	return rs[0].Node.Cond
+	return rs[0].Op.Node.Cond
 }
 
 // finishIn gives the aggregate, of the node n in the table keys, its
 // finished groups under having (nil: none).
 func (a *aggregate) finishIn(n *plan.Node, having *plan.Expr, keys *exec.KeyTable) {
-	f := exec.NewFinished(n, having)
+	f := exec.NewFinished(n, having, keys)
 	if f == nil {
 		return
 	}
-	a.fin = &aggFinish{Finished: f, having: exec.NewConds([]*plan.Expr{having}), done: exec.NewDoneKeys(keys)}
+	a.fin = &aggFinish{Finished: f, having: exec.NewConds([]*plan.Expr{having})}
 }
 
 // live is b's rows of keys not done, and their slots (sl; nil: none
 // given, and none returned: the keys are looked up here, not added, the
 // rows' partitions on disk may not add theirs).
 func (a *aggregate) live(b *exec.Batch, sl []int32) (*exec.Batch, []int32, error) {
-	if a.fin.done.Len() == 0 {
+	if sl != nil || a.fin.Done().Len() == 0 {
+		b, sl = a.fin.Live(b, sl)
 		return b, sl, nil
 	}
-	if sl == nil {
-		found, err := a.agg.FindSlots(b)
-		if err != nil {
-			return nil, nil, err
-		}
-		b, _ = exec.LiveRows(b, found, a.fin.done.Has)
-		return b, nil, nil
+	found, err := a.agg.FindSlots(b)
+	if err != nil {
+		return nil, nil, err
 	}
-	b, sl = exec.LiveRows(b, sl, a.fin.done.Has)
-	return b, sl, nil
+	b, _ = a.fin.Live(b, found)
+	return b, nil, nil
 }
 
 // dropFinished looks at the groups finishLag groups old (their rows
@@ -122,7 +117,7 @@ func (a *aggregate) dropFinished() error {
 		f.Note(now, groups, pass)
 	}
 	f.checked = to
-	agg, keep := f.Drop(a.agg, 0, finishSlack, f.done.Add)
+	agg, keep := f.Drop(a.agg, 0, finishSlack)
 	if keep != nil {
 		a.agg = agg
 		f.checked, _ = slices.BinarySearch(keep, int32(to))
@@ -139,49 +134,10 @@ func (f *aggFinish) renumbered() {
 	}
 }
 
-// bytes is about the memory of the done keys and the flags.
-func (f *aggFinish) bytes() int64 {
-	if f == nil {
-		return 0
+// finished is the aggregate's finished groups, or nil.
+func (a *aggregate) finished() *exec.Finished {
+	if a.fin == nil {
+		return nil
 	}
-	return f.done.Bytes() + f.Finished.Bytes()
-}
-
-// stateSize is about the bytes appendDone appends.
-func (f *aggFinish) stateSize() int {
-	if f == nil {
-		return 0
-	}
-	return 8 + f.done.StateSize()
-}
-
-// appendDone appends the done keys (their length first, 8 bytes, then
-// their state in place) to a snapshot.
-func (f *aggFinish) appendDone(dst []byte) []byte {
-	if f == nil {
-		return dst
-	}
-	at := len(dst)
-	dst = f.done.AppendState(append(dst, make([]byte, 8)...))
-	binary.LittleEndian.PutUint64(dst[at:], uint64(len(dst)-at-8))
-	return dst
-}
-
-// restoreDone reads what appendDone wrote at the start of state, and
-// returns the rest.
-func (f *aggFinish) restoreDone(state []byte) ([]byte, error) {
-	if f == nil {
-		return state, nil
-	}
-	if len(state) < 8 {
-		return nil, errSnapshot
-	}
-	n := binary.LittleEndian.Uint64(state)
-	if n > uint64(len(state)-8) {
-		return nil, errSnapshot
-	}
-	if err := f.done.RestoreState(state[8 : 8+n]); err != nil {
-		return nil, fmt.Errorf("done keys: %w", err)
-	}
-	return state[8+n:], nil
+	return a.fin.Finished
 }

@@ -154,19 +154,21 @@ type meter struct {
 	// is applied (stage.Interrupter): err says so, and the operator in a
 	// long loop stops at it.
 	interrupted func() bool
-	// holder is the task instance's name in the pool (TASK-INDEX, after
-	// the job's: Budget.PoolJob).
-	holder string
+	// poolJob and holder are the job's and the task instance's names in
+	// the pool (Budget.PoolJob, or TASK-INDEX for both; JOB/TASK-INDEX).
+	poolJob, holder string
 }
 
 // newMeter is the meter of the task instance name-index of a job held to
 // budget b.
 func newMeter(b Budget, name string, index int) *meter {
-	holder := name + "-" + strconv.Itoa(index)
-	if b.PoolJob != "" {
-		holder = b.PoolJob + "/" + holder
+	m := &meter{b: b.withDefaults(), poolJob: b.PoolJob, holder: name + "-" + strconv.Itoa(index)}
+	if m.poolJob == "" {
+		m.poolJob = m.holder
+	} else {
+		m.holder = m.poolJob + "/" + m.holder
 	}
-	return &meter{b: b.withDefaults(), holder: holder}
+	return m
 }
 
 // ErrInterrupted is what an operator stopped in the middle of a batch
@@ -241,6 +243,7 @@ func (m *meter) checked(err error, task string, state func() (int64, *physical.O
 		return err
 	}
 	n, top := state()
+	m.holds(n)
 	if n <= m.b.StateBytes {
 		m.mostState = max(m.mostState, n)
 		return nil
@@ -275,13 +278,10 @@ func (m *meter) spillAt() int64 {
 	return min(m.b.StateBytes, m.b.Pool.Share(m.holder))
 }
 
-// holds tells the pool, if any, the state the task holds now (n bytes).
+// holds tells the pool, if any, the state the task holds now (n bytes),
+// as each batch's check measures it.
 func (m *meter) holds(n int64) {
 	if m.b.Pool != nil {
-		job := m.b.PoolJob
-		if job == "" {
-			job = m.holder
-		}
-		m.b.Pool.Hold(job, m.holder, n)
+		m.b.Pool.Hold(m.poolJob, m.holder, n)
 	}
 }

@@ -823,7 +823,7 @@ func newAggregate(id int, table *exec.KeyTable, cols []plan.Column, keys, post [
 func (a *aggregate) Apply(_ int, b *exec.Batch, _ Out) error { return a.applySlots(0, b, nil, nil) }
 
 // stateBytes: the groups' keys and state.
-func (a *aggregate) stateBytes() int64 { return a.agg.Bytes() + a.fin.bytes() }
+func (a *aggregate) stateBytes() int64 { return a.agg.Bytes() + a.finished().Bytes() }
 
 // keyOf: a key of one column, added, NULL a group of its own.
 func (a *aggregate) keyOf(int) (keyUse, bool) {

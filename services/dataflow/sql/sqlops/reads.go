@@ -30,14 +30,9 @@ func readCols(p *physical.Plan, o *physical.Op) []bool {
 // chained to it read, and says whether it could tell (false: one may
 // read any).
 func markReads(p *physical.Plan, o *physical.Op, read []bool) bool {
-	for _, r := range p.Ops {
-		for k, in := range r.Inputs {
-			if in.Channel != "" || in.Op != o.ID || r.Task != o.Task {
-				continue
-			}
-			if !markReader(p, r, k, read) {
-				return false
-			}
+	for _, r := range p.Readers(o) {
+		if !markReader(p, r.Op, r.Input, read) {
+			return false
 		}
 	}
 	return true

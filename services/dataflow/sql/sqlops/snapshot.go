@@ -1,6 +1,7 @@
 package sqlops
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 
@@ -152,9 +153,14 @@ func (o *buffered) Restore(state []byte) error {
 // (Task.AppendSnapshot) rather than grow, copied, as it is written.
 type stateSizer interface{ stateSize() int }
 
-func (s *semiJoin) stateSize() int  { return s.set.StateSize() }
-func (a *aggregate) stateSize() int { return a.agg.StateSize() + a.fin.stateSize() }
-func (d *distinct) stateSize() int  { return d.d.StateSize() }
+func (s *semiJoin) stateSize() int { return s.set.StateSize() }
+func (a *aggregate) stateSize() int {
+	if a.fin != nil {
+		return a.agg.StateSize() + binary.MaxVarintLen64 + a.fin.Done().StateSize()
+	}
+	return a.agg.StateSize()
+}
+func (d *distinct) stateSize() int { return d.d.StateSize() }
 
 // A semi-join's state is whether its right input has ended, its set of
 // keys, then its left rows held.
@@ -211,20 +217,27 @@ func (j *join) Restore(state []byte) error {
 // them (aggfinish.go), then its groups (exec.Aggregation's), appended in
 // place: tens of megabytes at full scale, not copied.
 func (a *aggregate) AppendSnapshot(dst []byte) ([]byte, error) {
-	return a.agg.AppendState(a.fin.appendDone(start(dst).B)), nil
+	w := start(dst)
+	if a.fin != nil {
+		w.AppendState(a.fin.Done().AppendState)
+	}
+	return a.agg.AppendState(w.B), nil
 }
 
 func (a *aggregate) Restore(state []byte) error {
 	r := newSnapReader(state)
 	r.version("aggregate")
+	if a.fin != nil {
+		if done := r.Bytes(); r.Err == nil {
+			if err := a.fin.Done().RestoreState(done); err != nil {
+				return fmt.Errorf("restore aggregate: done keys: %w", err)
+			}
+		}
+	}
 	if r.Err != nil {
 		return fmt.Errorf("restore aggregate: %w", r.Err)
 	}
-	groups, err := a.fin.restoreDone(r.B)
-	if err != nil {
-		return fmt.Errorf("restore aggregate: %w", err)
-	}
-	if err := a.agg.RestoreState(groups); err != nil {
+	if err := a.agg.RestoreState(r.B); err != nil {
 		return fmt.Errorf("restore aggregate: %w", err)
 	}
 	return nil

@@ -293,10 +293,12 @@ func (t *Task) checked(err error) error {
 // the job may spill (Budget.SpillDir); past the budget still, the job
 // fails (meter.checked).
 func (t *Task) spillPast() error {
+	if t.meter.space == nil {
+		return nil
+	}
 	for {
 		n, _ := t.stateBytes()
-		t.meter.holds(n)
-		if t.meter.space == nil || n <= t.meter.spillAt() {
+		if n <= t.meter.spillAt() {
 			return nil
 		}
 		// The operators that can spill, the one holding the most first:
