@@ -49,6 +49,10 @@ const (
 	DefaultOut     = "out/demo"
 )
 
+// peakEvery is how often --memprofile looks at the live heap for a new
+// peak to write the profile of.
+const peakEvery = 200 * time.Millisecond
+
 const usage = `usage: wololo demo [flags]
        wololo demo --query NAME=FILE.sql ... [--table NAME=F ...] [--explain] [flags]
 
@@ -97,7 +101,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	topoPath := fs.String("topology", "", "topology JSON file (default: the embedded one)")
 	replicas := fs.Int("replicas", 0, "if set, run this many replicas of every task but the gateway (the shard task)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the run to this file")
-	memProfile := fs.String("memprofile", "", "write a heap profile to this file: with --epochs as the last version is out (the standing job's state live), else at the end of the run (go tool pprof -sample_index=inuse_space)")
+	memProfile := fs.String("memprofile", "", "write a heap profile to this file: with --epochs as the last version is out (the standing job's state live), else at the run's largest live heap (go tool pprof -sample_index=inuse_space)")
 	logFlags := logflags.Register(fs, "warn")
 	overGRPC := fs.Bool("grpc", false, "run every instance as a node with its own loopback gRPC server, fed by the client over gRPC (the deployment's path), instead of in memory")
 	jobFlags := explain.RegisterJobFlags(fs)
@@ -183,6 +187,10 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		budget.Pool = sqlops.NewStatePool(state)
 	}
 	rf := runFiles{*matches, *players, *out, jobFlags.Tables(), maxMalformed, *epochs, *lastPercent, *memProfile, budget}
+	stopPeak := func() error { return nil }
+	if *epochs == 0 { // else written as the last version is out (runEpochs)
+		stopPeak = cpuprofile.WatchPeak(*memProfile, peakEvery)
+	}
 	var sum *client.Summary
 	switch {
 	case *overGRPC:
@@ -199,10 +207,8 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
-	if *epochs == 0 { // else written as the last version is out (runEpochs)
-		if err := cpuprofile.WriteHeap(*memProfile); err != nil {
-			return err
-		}
+	if err := stopPeak(); err != nil {
+		return err
 	}
 	client.PrintSummary(stdout, sum)
 	for _, name := range client.ResultFiles(sum.Job) {

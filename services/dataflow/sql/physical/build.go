@@ -20,8 +20,8 @@ type Logical struct {
 }
 
 // Build places the logical plans of one job's queries on shape's tasks
-// (see the package doc), each as rewrite.Optimize rewrites it once it is
-// checked to be well formed. The plans given are not changed.
+// (see the package doc), each as rewrite.OptimizeFor rewrites it for
+// shape.Arrival once it is checked to be well formed. The plans given are not changed.
 func Build(queries []Logical, shape Shape) (*Plan, error) {
 	if shape.Gateway.Name == "" || shape.Shard.Name == "" || shape.Gateway.Replicas < 1 || shape.Shard.Replicas < 1 {
 		return nil, fmt.Errorf("physical: shape %v, %v: want a gateway and a shard task with replicas", shape.Gateway, shape.Shard)
@@ -48,7 +48,7 @@ func Build(queries []Logical, shape Shape) (*Plan, error) {
 		if err := wellFormed(q.Plan); err != nil {
 			return nil, fmt.Errorf("physical: query %s: %w", q.Name, err)
 		}
-		queries[i].Plan = rewrite.Optimize(q.Plan)
+		queries[i].Plan = rewrite.OptimizeFor(q.Plan, shape.Arrival)
 		pl.query = q.Name
 		pl.registerScans(queries[i].Plan)
 	}
@@ -214,11 +214,11 @@ func (pl *planner) place(n *plan.Node) (stream, error) {
 		}
 		if in.at == atSource { // runs where the rows are parsed, as their route's condition and columns
 			if n.Op == plan.Filter {
-				in.cond = rewrite.And(in.cond, subst(n.Cond, in.exprs))
+				in.cond = rewrite.And(in.cond, rewrite.Subst(n.Cond, in.exprs))
 			} else {
 				exprs := make([]*plan.Expr, len(n.Exprs))
 				for i, e := range n.Exprs {
-					exprs[i] = subst(e, in.exprs)
+					exprs[i] = rewrite.Subst(e, in.exprs)
 				}
 				in.exprs = exprs
 			}
@@ -391,7 +391,7 @@ func (pl *planner) shuffle(s stream, key []*plan.Expr) stream {
 func (pl *planner) route(s stream, key []*plan.Expr, to Task) stream {
 	skey := make([]*plan.Expr, len(key))
 	for i, k := range key {
-		skey[i] = subst(k, s.exprs)
+		skey[i] = rewrite.Subst(k, s.exprs)
 	}
 	id := s.table + "|" + to.Name + "|" + keyString(skey)
 	ch := pl.shuffles[id]
@@ -546,11 +546,6 @@ func (pl *planner) assignTables() {
 		t.Ops = append(t.Ops, k.op.ID)
 		k.op.Table = t.ID
 	}
-}
-
-// subst is a copy of e with each column i replaced by a copy of exprs[i].
-func subst(e *plan.Expr, exprs []*plan.Expr) *plan.Expr {
-	return rewrite.Columns(e, func(c *plan.Expr) *plan.Expr { return rewrite.Columns(exprs[c.Col], nil) })
 }
 
 func shiftAll(es []*plan.Expr, d int) []*plan.Expr {

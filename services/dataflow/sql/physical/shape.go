@@ -9,10 +9,16 @@ import (
 
 // Shape is what the planner needs of the cluster: the gateway task, where
 // the files are parsed and the results gathered, and the shard task, where
-// the keyed operators run, one instance per key's hash.
+// the keyed operators run, one instance per key's hash; and the job's
+// tables in the order their uploads end (Arrival), which decides the side
+// of a join that it holds (rewrite.OptimizeFor).
 type Shape struct {
 	Gateway Task
 	Shard   Task
+	// Arrival is the job's tables in the order their inputs are uploaded
+	// (sqljob.Check: matches, match_players, then each --table); nil:
+	// every join as its query writes it.
+	Arrival []string
 }
 
 // ShapeOf reads the shape of a topology: its gateway task, and its shard

@@ -7,6 +7,10 @@
 //     join that read one side only move below the join, onto that side,
 //     on down a join of three tables, but never onto the side an outer
 //     join pads with NULLs (join.go);
+//   - the build side of each join (sides, OptimizeFor): a join whose
+//     left input ends first in the order of the job's uploads has its
+//     inputs swapped, so that it holds the input it has all of first
+//     and streams the other through it (sides.go);
 //   - column pruning and projection push-down (prune): each node computes
 //     only the columns something above it reads, so a scan reads only
 //     those, and a column only a filter over the parsed rows reads is

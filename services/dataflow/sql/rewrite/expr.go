@@ -30,6 +30,24 @@ func Columns(e *plan.Expr, col func(*plan.Expr) *plan.Expr) *plan.Expr {
 	return &c
 }
 
+// Subst is a copy of e with each column i replaced by a copy of
+// exprs[i].
+func Subst(e *plan.Expr, exprs []*plan.Expr) *plan.Expr {
+	return Columns(e, func(c *plan.Expr) *plan.Expr { return Columns(exprs[c.Col], nil) })
+}
+
+// columnsOnly says whether every expression of exprs is a column
+// reference: a projection of them picks and orders columns, and computes
+// nothing that substituting it would compute twice.
+func columnsOnly(exprs []*plan.Expr) bool {
+	for _, e := range exprs {
+		if e.Kind != plan.ColRef {
+			return false
+		}
+	}
+	return true
+}
+
 // ColRef is a reference to column col, c, as an expression.
 func ColRef(col int, c plan.Column) *plan.Expr {
 	return &plan.Expr{Kind: plan.ColRef, Col: col, Type: c.Type, Name: c.Name}

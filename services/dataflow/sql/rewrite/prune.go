@@ -51,6 +51,14 @@ func prune(n *plan.Node, need []bool) (*plan.Node, []int) {
 		for _, i := range keep {
 			c.Exprs = append(c.Exprs, remap(n.Exprs[i], m))
 		}
+		if in.Op == plan.Project && columnsOnly(in.Exprs) {
+			// A projection that only picks columns (a swapped join's,
+			// sides.go) is one with the projection above it.
+			for i, e := range c.Exprs {
+				c.Exprs[i] = Subst(e, in.Exprs)
+			}
+			c.Input = in.Input
+		}
 		return &c, positions(len(n.Output), keep)
 	case plan.Join, plan.SemiJoin:
 		nl := len(n.Input[0].Output)

@@ -6,9 +6,15 @@ import (
 
 // Optimize is n rewritten: the filters above joins pushed down, then the
 // columns nothing reads pruned. The plan's answer is the same
-// (exec's TestOptimizeKeepsAnswers); n is not modified.
-func Optimize(n *plan.Node) *plan.Node {
-	p, _ := prune(pushFilters(n), nil)
+// (oracle's TestOptimizeKeepsAnswers); n is not modified.
+func Optimize(n *plan.Node) *plan.Node { return OptimizeFor(n, nil) }
+
+// OptimizeFor is Optimize for a job whose tables' uploads end in order:
+// after the filters are pushed down, each join whose left input ends
+// first has its inputs swapped, so that it holds the input it has all of
+// first (sides.go).
+func OptimizeFor(n *plan.Node, order []string) *plan.Node {
+	p, _ := prune(sides(pushFilters(n), order), nil)
 	return p
 }
 

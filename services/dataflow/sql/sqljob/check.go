@@ -149,11 +149,16 @@ func Check(spec Spec, lim Limits, shape physical.Shape) (*Job, error) {
 		}
 	}
 	cat := sql.Catalog{}
+	shape.Arrival = nil
 	if !spec.NoFiles {
 		cat[FileTable(schema.Matches)], cat[FileTable(schema.Players)] = spec.Matches, spec.Players
+		for _, f := range schema.Files {
+			shape.Arrival = append(shape.Arrival, FileTable(f))
+		}
 	}
 	for _, t := range spec.Tables {
 		cat[t.Name] = t.Columns
+		shape.Arrival = append(shape.Arrival, t.Name)
 	}
 	job, err := Plan(spec.Queries, cat, shape)
 	if spec.NoFiles {
