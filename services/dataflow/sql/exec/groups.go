@@ -172,6 +172,24 @@ func (a *Aggregation) Keep(ids []int32) *Aggregation {
 	return k
 }
 
+// CompactTable lets the keys of a's table go that none of its groups
+// has (KeyTable.Compact): for an Aggregation that alone keys in its
+// table, once Keep has let groups go. Its groups' slots are then 0.. in
+// the groups' order.
+func (a *Aggregation) CompactTable() {
+	keep := make([]int32, a.g.n)
+	for s, g := range a.g.v.local {
+		if g >= 0 {
+			keep[g] = int32(s)
+		}
+	}
+	a.g.v.t.Compact(keep)
+	a.g.v.local = make([]int32, len(keep))
+	for g := range a.g.v.local {
+		a.g.v.local[g] = int32(g)
+	}
+}
+
 // pick is the Aggregation of the groups ids alone, as its groups 0..,
 // viewing its table as v.
 func (a *Aggregation) pick(ids []int32, v slots) *Aggregation {

@@ -13,8 +13,16 @@ import (
 // the rest of the input of its own groups, make between them the groups
 // and values of the aggregation given it all; the kept part stays in its
 // (shared) table, its other keys there too; a second split of the kept
-// part splits again.
+// part splits again. The same with the kept part's table compacted after
+// each split (CompactTable: an aggregation alone in its table), which
+// then holds the kept groups' keys alone.
 func TestAggregationSplits(t *testing.T) {
+	for _, compact := range []bool{false, true} {
+		t.Run(map[bool]string{false: "shared table", true: "compacted table"}[compact], func(t *testing.T) { testAggregationSplits(t, compact) })
+	}
+}
+
+func testAggregationSplits(t *testing.T, compact bool) {
 	in := batchOf(t,
 		column{plan.Text, []string{"a", "b", "a", "", "c", "b", "c", "d", "e", "d"}},
 		column{plan.Number, []string{"1523.0", "-0.50", "123456789012345678901234.5", "7", "", "2.000", "-98765432109876543210.25", "3", "4", "5"}},
@@ -47,11 +55,13 @@ func TestAggregationSplits(t *testing.T) {
 	}
 	out := a.AppendStateOf(nil, []int32{0, 2, 3})
 	a = a.Keep([]int32{1})
+	compacted(t, compact, table, a)
 	if err := a.Add(in.Rows([]int32{7})); err != nil { // d: a new group, 1
 		t.Fatal(err)
 	}
 	out2 := a.AppendStateOf(nil, []int32{1})
 	a = a.Keep([]int32{0})
+	compacted(t, compact, table, a)
 	if err := a.Add(in.Rows([]int32{8})); err != nil { // e
 		t.Fatal(err)
 	}
@@ -91,5 +101,22 @@ func TestAggregationSplits(t *testing.T) {
 	}
 	if a.Groups() != 2 {
 		t.Errorf("kept %d groups, want 2 (b, e)", a.Groups())
+	}
+}
+
+// compacted compacts a's table when compact says to, and checks that it
+// then holds a's groups' keys alone.
+func compacted(t *testing.T, compact bool, table *exec.KeyTable, a *exec.Aggregation) {
+	t.Helper()
+	if !compact {
+		return
+	}
+	before := a.Result().String()
+	a.CompactTable()
+	if table.Len() != a.Groups() {
+		t.Errorf("the compacted table holds %d keys, want the %d groups'", table.Len(), a.Groups())
+	}
+	if after := a.Result().String(); after != before {
+		t.Errorf("compacting the table changed the groups: %q, was %q", after, before)
 	}
 }

@@ -219,6 +219,34 @@ func (t *KeyTable) reserve(n, keyBytes int) {
 	t.arena = slices.Grow(t.arena, keyBytes)
 }
 
+// Compact keeps the keys of slots keep alone (each a slot of the table,
+// none twice), as slots 0.. in keep's order, and lets the others' memory
+// go: what an operator that alone keys in the table does when it moves
+// the others' state elsewhere (an aggregate's spilled groups). Any other
+// slot number held of the table names another key after it.
+func (t *KeyTable) Compact(keep []int32) {
+	size := 0
+	for _, s := range keep {
+		size += len(t.key(s))
+	}
+	arena, ends := make([]byte, 0, size), make([]uint32, 0, len(keep))
+	for _, s := range keep {
+		arena = append(arena, t.key(s)...)
+		ends = append(ends, uint32(len(arena)))
+	}
+	n := 64
+	for 4*len(keep) >= 3*n {
+		n *= 2
+	}
+	t.arena, t.ends = arena, ends
+	t.index, t.shift = make([]entry, n), uint8(33-bits.Len(uint(n)))
+	for s := range ends {
+		key := t.key(int32(s))
+		h := t.hashKey(key)
+		t.index[t.find(h, key)] = entry{slot: int32(s) + 1, hash: uint32(h >> 32)}
+	}
+}
+
 // grow doubles the index.
 func (t *KeyTable) grow() { t.resize(2 * len(t.index)) }
 

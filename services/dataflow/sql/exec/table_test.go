@@ -77,6 +77,41 @@ func TestKeyTableReserve(t *testing.T) {
 	}
 }
 
+// TestKeyTableCompact: a table compacted to some of its keys, in another
+// order, holds those alone, at slots 0.. in that order, with its arena
+// and index sized for them; the others are absent, and keys added after
+// take the next slots.
+func TestKeyTableCompact(t *testing.T) {
+	for _, n := range []int{0, 1, 100, 100_000} {
+		tab := NewKeyTable()
+		for i := range n {
+			tab.slot(fmt.Appendf(nil, "key-%d", i))
+		}
+		var keep []int32
+		for s := n - 1; s >= 0; s -= 3 { // every third, from the last
+			keep = append(keep, int32(s))
+		}
+		tab.Compact(keep)
+		if tab.Len() != len(keep) || 4*tab.Len() >= 3*len(tab.index) || len(tab.index) > 64 && 8*tab.Len() < 3*len(tab.index) {
+			t.Fatalf("n=%d: %d keys in an index of %d, want %d", n, tab.Len(), len(tab.index), len(keep))
+		}
+		for s, old := range keep {
+			k := fmt.Appendf(nil, "key-%d", old)
+			if got, ok := tab.lookup(k); !ok || got != int32(s) || string(tab.key(got)) != string(k) {
+				t.Fatalf("n=%d: key %q at slot %d, %v, want %d", n, k, got, ok, s)
+			}
+		}
+		if n > 1 {
+			if _, ok := tab.lookup(fmt.Appendf(nil, "key-%d", n-2)); ok {
+				t.Errorf("n=%d: a key not kept is there", n)
+			}
+		}
+		if s := tab.slot([]byte("new")); s != int32(len(keep)) {
+			t.Errorf("n=%d: a new key at slot %d, want %d", n, s, len(keep))
+		}
+	}
+}
+
 // TestReadCSVColumns: the columns not kept read as empty text, the kept
 // ones as ReadCSV reads them, and records are counted the same.
 func TestReadCSVColumns(t *testing.T) {

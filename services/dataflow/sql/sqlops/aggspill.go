@@ -24,9 +24,14 @@ import (
 // aggregate emits the same rows, in another order.
 //
 // The groups of a spilled partition keep their keys in the aggregate's
-// table, which other operators may share (physical.Plan.Tables), and so
-// do the keys of its rows that come after (the task looks a row's key up
-// for every operator of the table); their state is what goes. An
+// table when other operators share it (physical.Plan.Tables); their state
+// is what goes. An aggregate alone in its table (the aggregate by group
+// and argument of a COUNT(DISTINCT x), keyed by millions of match
+// tokens) compacts it to its kept groups' keys (exec.KeyTable.Compact),
+// so its spilled groups' keys go too, and the spill ranks it by its
+// state and its table's keys together (movable); not one that drops its
+// finished groups, whose done keys are slots of the table. The keys of a
+// spilled partition's later rows are not added (keyUse.out). An
 // aggregate without keys, one group, does not spill. Like a join's, an
 // aggregate with spilled groups declines to snapshot.
 
@@ -90,6 +95,9 @@ func (a *aggregate) spill(space *spill.Space) (bool, error) {
 	}
 	a.agg = a.agg.Keep(kept)
 	a.fin.renumbered()
+	if a.alone && a.fin == nil {
+		a.agg.CompactTable()
+	}
 	return true, nil
 }
 

@@ -157,6 +157,12 @@ type meter struct {
 	// poolJob and holder are the job's and the task instance's names in
 	// the pool (Budget.PoolJob, or TASK-INDEX for both; JOB/TASK-INDEX).
 	poolJob, holder string
+	// between, when set (a Task's spillPast), runs between two chunks an
+	// operator emits in one step (a join's, counted): a join that probes
+	// its spilled partitions at its end emits all its rows in one step,
+	// and what the operators after it hold grows with them, past the
+	// budget, before the step's own check.
+	between func() error
 }
 
 // newMeter is the meter of the task instance name-index of a job held to

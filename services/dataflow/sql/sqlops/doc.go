@@ -197,7 +197,11 @@
 // groups to spill files (spilling.go: a grace hash join; aggspill.go;
 // the files, sqlops/spill) before the job is failed, and the job fails
 // only past Budget.SpillBytes, or past Budget.StateBytes when nothing
-// more can move (the key tables, a semi-join's keys). A spilled
+// more can move (the key tables other operators share, a semi-join's
+// keys; an aggregate alone in its table lets its spilled groups' keys go
+// with them). A join's probe of its spilled partitions at its end, one
+// step that emits every row it held, is checked between its chunks too
+// (meter.between), so that what it feeds spills as it grows. A spilled
 // partition's later rows go to disk by their key without it being added
 // to the shared key table (keyUse.out), so that table stops growing
 // with what went to disk. Why a task with spilled rows declines to

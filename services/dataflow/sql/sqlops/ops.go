@@ -734,17 +734,22 @@ func (j *join) probe(b *exec.Batch, slots []int32, out Out) error {
 }
 
 // counted hands a chunk the join made to out, counted against the
-// budget first; a bound passed stops the join.
+// budget first; a bound passed stops the join. After it, what the task
+// holds is checked as after a step (meter.between), so that the
+// operators the chunks go to spill as they grow.
 func (j *join) counted(out Out) func(*exec.Batch) error {
 	return func(nb *exec.Batch) error {
 		if err := j.meter.joined(nb.N, j.where); err != nil {
 			return err
 		}
 		out(nb)
-		if j.meter != nil {
-			return j.meter.err()
+		if j.meter == nil {
+			return nil
 		}
-		return nil
+		if err := j.meter.err(); err != nil || j.meter.between == nil {
+			return err
+		}
+		return j.meter.between()
 	}
 }
 
@@ -812,6 +817,9 @@ type aggregate struct {
 	where  string
 	sp     *aggSpill
 	fin    *aggFinish
+	// alone: no other operator keys in the aggregate's table, so that a
+	// spill lets its spilled groups' keys go too (aggspill.go).
+	alone bool
 }
 
 // newAggregate is the aggregate #id of its input's columns cols, keyed in

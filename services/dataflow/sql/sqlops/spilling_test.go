@@ -207,6 +207,20 @@ func TestSpilledAggregateStopsGrowingItsTable(t *testing.T) {
 	t.Logf("%d keys in the tables spilling, of %d", keys, all)
 }
 
+// TestJoinEndSpillsWhatItFeeds: a join emits the rows it held for its
+// right input's end in one step, and those of its spilled partitions at
+// its end in another; the aggregate they go to, alone in its table (by
+// map and player token: the players' COUNT(DISTINCT) per map) spills
+// between the chunks (meter.between), its table's keys with its groups
+// (exec.KeyTable.Compact), and the job finishes within a budget that the
+// aggregate's keys alone pass many times, its answer byte for byte the
+// default budget's. Without either, the step's own check finds the
+// aggregate past the budget and fails the job.
+func TestJoinEndSpillsWhatItFeeds(t *testing.T) {
+	j := newSpillJob(t, map[string]string{"tokens": "SELECT m.map, COUNT(DISTINCT p.token) AS players FROM matches m JOIN match_players p ON p.match = m.token GROUP BY 1 ORDER BY 1"}, 4000, 13)
+	j.spills(t, 250_000, "aggregate of")
+}
+
 // TestJobSpillsPastItsShareOfTheProcess: a job's aggregates spill past
 // its share of the process's state (Budget.Pool, --memory-budget) when
 // that is less than its own budget, and give the answers they give

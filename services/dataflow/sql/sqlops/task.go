@@ -72,6 +72,10 @@ type instance struct {
 	// table it keys in (shared, or one of its own), for its size.
 	shared, keys *exec.KeyTable
 	done         bool // finished, its outputs ended
+	// busy counts the calls into the operator under way (Apply,
+	// EndInput, Finish): a spill between two chunks another operator
+	// emits (meter.between) leaves it alone.
+	busy int
 }
 
 // NewTask returns instance index of the named task of p. columns are the
@@ -89,6 +93,7 @@ func NewTask(p *physical.Plan, name string, index int, columns map[string][]stri
 // fields at their defaults; see Task.meter).
 func newTask(p *physical.Plan, name string, index int, columns map[string][]string, shared func(id int) *exec.KeyTable, send Sender, keep func(*physical.Op) bool, b Budget) (*Task, error) {
 	t := &Task{p: p, name: name, index: index, ops: map[int]*instance{}, meter: newMeter(b, name, index)}
+	t.meter.between = t.spillPast
 	if b.SpillDir != "" {
 		t.meter.space = spill.NewSpace(b.SpillDir, name+"-"+strconv.Itoa(index), t.meter.b.SpillBytes)
 	}
@@ -230,6 +235,7 @@ func (t *Task) newOp(in *instance) (Operator, error) {
 		o.setRead(readCols(t.p, in.o))
 	case *aggregate:
 		o.meter, o.where = t.meter, "the aggregate #"+strconv.Itoa(in.o.ID)+" of "+strings.Join(in.o.Queries, ", ")
+		o.alone = in.shared == nil || tableAlone(t.p, in.o)
 		o.finishIn(in.o.Node, havingOf(t.p, in.o), in.keys)
 	}
 	return op, nil
@@ -305,12 +311,12 @@ func (t *Task) spillPast() error {
 		// the first that moves something does.
 		var ins []*instance
 		for _, in := range t.order {
-			if _, ok := in.op.(spiller); ok && !in.done {
+			if _, ok := in.op.(spiller); ok && !in.done && in.busy == 0 {
 				ins = append(ins, in)
 			}
 		}
 		slices.SortStableFunc(ins, func(a, b *instance) int {
-			return cmp.Compare(b.op.(spiller).stateBytes(), a.op.(spiller).stateBytes())
+			return cmp.Compare(movable(b), movable(a))
 		})
 		moved := false
 		for _, in := range ins {
@@ -333,6 +339,28 @@ func (t *Task) spillPast() error {
 			return nil
 		}
 	}
+}
+
+// movable is what spilling in's operator lets go: its state, and its
+// table's keys when it alone keys in the table (an aggregate's,
+// aggspill.go).
+func movable(in *instance) int64 {
+	n := in.op.(spiller).stateBytes()
+	if a, ok := in.op.(*aggregate); ok && a.alone && a.fin == nil {
+		n += in.keys.Bytes()
+	}
+	return n
+}
+
+// tableAlone says whether o is the only operator of its Plan.Tables
+// entry.
+func tableAlone(p *physical.Plan, o *physical.Op) bool {
+	for _, tb := range p.Tables {
+		if tb.ID == o.Table {
+			return len(tb.Ops) == 1
+		}
+	}
+	return true
 }
 
 // NoSnapshot says whether an operator of the task has state on disk,
@@ -610,7 +638,10 @@ func (t *Task) applyBatch(in *instance, k int, b *exec.Batch) error {
 	if err := t.restartFirst(in); err != nil {
 		return err
 	}
-	if err := in.op.Apply(k, b, in.out); err != nil {
+	in.busy++
+	err := in.op.Apply(k, b, in.out)
+	in.busy--
+	if err != nil {
 		return fmt.Errorf("operator #%d (%s): %w", in.o.ID, in.o.Kind, err)
 	}
 	return t.chainErr()
@@ -635,7 +666,10 @@ func (t *Task) end(in *instance, k, sender int) error {
 		return nil
 	}
 	if e, ok := in.op.(InputEnder); ok {
-		if err := e.EndInput(k, in.out); err != nil {
+		in.busy++
+		err := e.EndInput(k, in.out)
+		in.busy--
+		if err != nil {
 			return fmt.Errorf("operator #%d (%s): %w", in.o.ID, in.o.Kind, err)
 		}
 		if err := t.chainErr(); err != nil {
@@ -654,7 +688,10 @@ func (t *Task) finish(in *instance) error {
 	if in.done {
 		return nil
 	}
-	if err := in.op.Finish(in.out); err != nil {
+	in.busy++
+	err := in.op.Finish(in.out)
+	in.busy--
+	if err != nil {
 		return fmt.Errorf("operator #%d (%s): %w", in.o.ID, in.o.Kind, err)
 	}
 	if err := t.chainErr(); err != nil {
