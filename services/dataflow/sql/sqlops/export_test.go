@@ -142,3 +142,11 @@ func SetFinishSteps(lag, slack int) (restore func()) {
 
 // ReadCols is readCols: which of o's output columns its readers read.
 func ReadCols(p *physical.Plan, o *physical.Op) []bool { return readCols(p, o) }
+
+// SetBetweenRows sets how many rows a join emits in one step between two
+// of its task's checks (betweenRows), and returns what restores it.
+func SetBetweenRows(n int) (restore func()) {
+	was := betweenRows
+	betweenRows = n
+	return func() { betweenRows = was }
+}

@@ -746,10 +746,10 @@ func (j *join) counted(out Out) func(*exec.Batch) error {
 		if j.meter == nil {
 			return nil
 		}
-		if err := j.meter.err(); err != nil || j.meter.between == nil {
+		if err := j.meter.err(); err != nil {
 			return err
 		}
-		return j.meter.between()
+		return j.meter.emitted(nb.N)
 	}
 }
 

@@ -215,8 +215,10 @@ func TestSpilledAggregateStopsGrowingItsTable(t *testing.T) {
 // (exec.KeyTable.Compact), and the job finishes within a budget that the
 // aggregate's keys alone pass many times, its answer byte for byte the
 // default budget's. Without either, the step's own check finds the
-// aggregate past the budget and fails the job.
+// aggregate past the budget and fails the job. (A check every 512 rows
+// here, where a job's is every 65536: these tables are small.)
 func TestJoinEndSpillsWhatItFeeds(t *testing.T) {
+	defer sqlops.SetBetweenRows(512)()
 	j := newSpillJob(t, map[string]string{"tokens": "SELECT m.map, COUNT(DISTINCT p.token) AS players FROM matches m JOIN match_players p ON p.match = m.token GROUP BY 1 ORDER BY 1"}, 4000, 13)
 	j.spills(t, 250_000, "aggregate of")
 }

@@ -55,6 +55,8 @@ type Task struct {
 	// are keyed by a column of the channel in a shared table, by table
 	// and column (keyGroups).
 	keyed map[string][]keyGroup
+	// tables are the key tables of the task's operators, each once.
+	tables []*exec.KeyTable
 }
 
 // instance is one operator on a task instance.
@@ -115,6 +117,9 @@ func newTask(p *physical.Plan, name string, index int, columns map[string][]stri
 		}
 		t.ops[o.ID] = in
 		t.order = append(t.order, in)
+		if in.keys != nil && !slices.Contains(t.tables, in.keys) {
+			t.tables = append(t.tables, in.keys)
+		}
 	}
 	t.keyed = t.keyGroups()
 	return t, nil
@@ -251,12 +256,10 @@ type holder interface{ stateBytes() int64 }
 func (t *Task) stateBytes() (int64, *instance) {
 	var n, most int64
 	var top *instance
-	var tables []*exec.KeyTable
+	for _, k := range t.tables {
+		n += k.Bytes()
+	}
 	for _, in := range t.order {
-		if in.keys != nil && !slices.Contains(tables, in.keys) {
-			tables = append(tables, in.keys)
-			n += in.keys.Bytes()
-		}
 		if s, ok := in.op.(holder); ok && !in.done {
 			b := s.stateBytes()
 			if n += b; top == nil || b > most {
