@@ -1,5 +1,7 @@
 package exec
 
+import "slices"
+
 // Slots is the slot of each row of b's key in the aggregation's table,
 // the key added when new: what AddSlots takes, and GroupsOf reads, so
 // that the incremental engine (services/dataflow/sql/incr) looks a row's
@@ -68,8 +70,8 @@ func (a *Aggregation) GroupSlots() []int32 {
 // scattered, made in one batch.
 func (a *Aggregation) ResultRows(ids []int32) *Batch {
 	out := &Batch{N: len(ids)}
-	for _, k := range a.g.keys {
-		out.Cols = append(out.Cols, gather(k.v, ids))
+	for c := range a.g.keys {
+		out.Cols = append(out.Cols, a.g.keyRows(c, ids))
 	}
 	for _, ac := range a.accs {
 		out.Cols = append(out.Cols, ac.pick(ids).result(len(ids)))
@@ -188,14 +190,24 @@ func (a *Aggregation) CompactTable() {
 	for g := range a.g.v.local {
 		a.g.v.local[g] = int32(g)
 	}
+	if a.g.inTable {
+		a.g.keySlots = slices.Clone(a.g.v.local)
+	}
 }
 
 // pick is the Aggregation of the groups ids alone, as its groups 0..,
 // viewing its table as v.
 func (a *Aggregation) pick(ids []int32, v slots) *Aggregation {
-	g := &groups{v: v, n: int32(len(ids))}
+	g := &groups{v: v, n: int32(len(ids)), inTable: a.g.inTable}
 	for _, k := range a.g.keys {
+		if g.inTable {
+			g.keys = append(g.keys, newBuilder(k.v.Type, 0))
+			continue
+		}
 		g.keys = append(g.keys, &builder{v: gather(k.v, ids)})
+	}
+	if g.inTable {
+		g.keySlots = pickAt(a.g.keySlots, ids)
 	}
 	out := &Aggregation{keys: a.keys, g: g, conds: a.conds}
 	for _, ac := range a.accs {
@@ -225,8 +237,8 @@ func (a *acc) compactBest() {
 // per group (Groups' numbering; none without keys).
 func (a *Aggregation) KeyCols() []*Vec {
 	out := make([]*Vec, len(a.g.keys))
-	for i, k := range a.g.keys {
-		out[i] = k.v
+	for c := range a.g.keys {
+		out[c] = a.g.keyRange(c, 0, int(a.g.n))
 	}
 	return out
 }

@@ -86,6 +86,15 @@ type groups struct {
 	n     int32
 	keys  []*builder
 	slots []int32 // scratch: the slots of a batch's keys
+	// keySlots, of groups of one text key (inTable), is each group's
+	// slot, whose key in the table is the group's text (KeyText; NULL: a
+	// key that is not one): keys[0] holds nothing, and its values are
+	// made from the table when they are read (keyRows, keyRange). A group's text is
+	// held once, in the table, 4 bytes for its slot where it took its
+	// length again and its 4 bytes of end (the 1.5M match tokens of q2
+	// on a shard: 24 MB).
+	keySlots []int32
+	inTable  bool
 }
 
 func newGroups(t *KeyTable, keyTypes []plan.Type) *groups {
@@ -93,7 +102,42 @@ func newGroups(t *KeyTable, keyTypes []plan.Type) *groups {
 	for _, t := range keyTypes {
 		g.keys = append(g.keys, newBuilder(t, 0))
 	}
+	g.inTable = len(keyTypes) == 1 && keyTypes[0] == plan.Text
 	return g
+}
+
+// keyRows is key column c of the groups rows, made from the table when
+// the groups' text is held there.
+func (g *groups) keyRows(c int, rows []int32) *Vec {
+	if !g.inTable {
+		return gather(g.keys[c].v, rows)
+	}
+	return g.tableText(len(rows), func(i int) int32 { return g.keySlots[rows[i]] })
+}
+
+// keyRange is key column c of groups from..to-1, as keyRows.
+func (g *groups) keyRange(c int, from, to int) *Vec {
+	if v := g.keys[c].v; !g.inTable {
+		if from > 0 || to < v.N {
+			v = slice(v, from, to)
+		}
+		return v
+	}
+	return g.tableText(to-from, func(i int) int32 { return g.keySlots[from+i] })
+}
+
+// tableText is the text keys of n slots (slot(i) the i-th), NULL where a
+// key is not a text value.
+func (g *groups) tableText(n int, slot func(i int) int32) *Vec {
+	bl := newBuilder(plan.Text, n)
+	for i := range n {
+		if t, ok := g.v.t.KeyText(slot(i)); ok {
+			bl.text(t)
+		} else {
+			bl.null()
+		}
+	}
+	return bl.v
 }
 
 // ids returns the group of each row of the key columns, adding new ones:
@@ -110,10 +154,15 @@ func (g *groups) ids(keys []*Vec, n int, sl []int32) []int32 {
 			id = g.n
 			g.n++
 			g.v.set(s, id)
+			if g.inTable {
+				g.keySlots = appendDoubling(g.keySlots, s)
+			}
 			for c, kv := range keys {
-				if kv.Type == plan.Number && !kv.IsNull(i) {
+				switch {
+				case g.inTable:
+				case kv.Type == plan.Number && !kv.IsNull(i):
 					g.keys[c].num(kv.Nums[i].Normal())
-				} else {
+				default:
 					g.keys[c].from(kv, i)
 				}
 			}

@@ -30,8 +30,8 @@ func restoreRows(n int) *Batch {
 
 // TestRestoreMakesItsSlicesAtOnce: an aggregation and a key set restored
 // from their state hold what was written, and every slice of one value a
-// group (a key column's values, a minimum's or maximum's text, the
-// groups' view of their table) was made at its size at once from the
+// group (a key column's values, or a text key's slots, a minimum's or
+// maximum's text, the groups' view of their table) was made at its size at once from the
 // count the state starts with, not grown by doubling: its capacity is
 // that of a slice made for as many values (make's, or slices.Grow's at
 // the allocator's size class), where doubling would leave up to twice
@@ -64,7 +64,15 @@ func TestRestoreMakesItsSlicesAtOnce(t *testing.T) {
 					t.Fatalf("restored %d groups differ", back.Groups())
 				}
 				groups := back.Groups()
+				if back.g.inTable { // a text key's values are the table's
+					if got, want := cap(back.g.keySlots), made[int32](groups); got != want || back.g.keys[0].v.N != 0 {
+						t.Errorf("the key's slots: room for %d, for %d groups (%d made at once); %d values held besides", got, groups, want, back.g.keys[0].v.N)
+					}
+				}
 				for i, k := range back.g.keys {
+					if back.g.inTable {
+						break
+					}
 					if got, want := valuesCap(k.v), atOnce(k.v.Type, groups); got != want {
 						t.Errorf("key %d: room for %d values, for %d groups (%d made at once)", i, got, groups, want)
 					}

@@ -44,7 +44,7 @@ func (j *Join) Bytes() int64 {
 // Bytes is about the memory the groups and their aggregates' state take
 // besides their table.
 func (a *Aggregation) Bytes() int64 {
-	n := a.g.v.bytes()
+	n := a.g.v.bytes() + 4*int64(cap(a.g.keySlots))
 	for _, k := range a.g.keys {
 		n += k.v.Bytes()
 	}

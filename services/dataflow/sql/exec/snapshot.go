@@ -242,9 +242,15 @@ func (a *Aggregation) AppendState(dst []byte) []byte {
 	w := stateWriter{snapcodec.Writer{B: slices.Grow(dst, a.StateSize())}}
 	n := int(a.g.n)
 	w.Uvarint(uint64(n))
-	for _, k := range a.g.keys {
-		for i := range n {
-			w.value(k.v, i)
+	for c := range a.g.keys {
+		// A key held in the table is written as a key column is, made
+		// a chunk at a time.
+		for from := 0; from < n; from += chunkRows {
+			to := min(from+chunkRows, n)
+			v := a.g.keyRange(c, from, to)
+			for i := range to - from {
+				w.value(v, i)
+			}
 		}
 	}
 	for _, ac := range a.accs {
@@ -277,6 +283,9 @@ func (a *Aggregation) StateSize() int {
 	for _, k := range a.g.keys {
 		size += len(k.v.Data) + n*4
 	}
+	if a.g.inTable {
+		size += n * a.g.v.t.meanKey()
+	}
 	return size
 }
 
@@ -304,11 +313,16 @@ func (a *Aggregation) RestoreState(state []byte) error {
 		keyBytes += len(k.v.Data) + n // a text key's bytes, a value's tag
 	}
 	a.g.v.t.reserve(n, keyBytes)
-	for i, sl := range a.g.v.t.Slots(keys, n, nil, nil) {
+	sls := a.g.v.t.Slots(keys, n, nil, nil)
+	for i, sl := range sls {
 		if a.g.v.get(sl) >= 0 {
 			return fmt.Errorf("%w: a group twice", errState)
 		}
 		a.g.v.set(sl, int32(i))
+	}
+	if a.g.inTable { // the keys' text is the table's now
+		a.g.keySlots = slices.Clone(sls[:n])
+		a.g.keys[0] = newBuilder(plan.Text, 0)
 	}
 	a.g.n = int32(n)
 	for _, ac := range a.accs {

@@ -200,12 +200,8 @@ func (a *Aggregation) Result() *Batch { return a.ResultRange(0, a.Groups()) }
 // held, at once.
 func (a *Aggregation) ResultRange(from, to int) *Batch {
 	out := &Batch{N: to - from}
-	for _, k := range a.g.keys {
-		v := k.v
-		if from > 0 || to < v.N {
-			v = slice(v, from, to)
-		}
-		out.Cols = append(out.Cols, v)
+	for c := range a.g.keys {
+		out.Cols = append(out.Cols, a.g.keyRange(c, from, to))
 	}
 	for _, ac := range a.accs {
 		out.Cols = append(out.Cols, ac.window(from, to).result(to-from))
