@@ -21,6 +21,9 @@ type rowChunks struct {
 	types  []plan.Type
 	chunks [][]*builder // per chunk, per column
 	n      int
+	// skip, when set, marks the columns not kept: nothing of them is
+	// held (a chunk's builder of one is nil), and they read as NULL.
+	skip []bool
 }
 
 const (
@@ -46,7 +49,9 @@ func (c *rowChunks) add(b *Batch) {
 		last := c.chunks[len(c.chunks)-1]
 		to := min(b.N, from+(chunkRows-c.n&chunkMask))
 		for k, bl := range last {
-			bl.rows(b.Cols[k], from, to)
+			if bl != nil {
+				bl.rows(b.Cols[k], from, to)
+			}
 		}
 		c.n += to - from
 		from = to
@@ -64,6 +69,9 @@ func (c *rowChunks) fresh() []*builder {
 		prev, capacity = c.chunks[len(c.chunks)-1], chunkRows
 	}
 	for k, t := range c.types {
+		if c.skipped(k) {
+			continue
+		}
 		out[k] = newBuilder(t, capacity)
 		if t == plan.Text && prev != nil {
 			n := len(prev[k].v.Data)
@@ -79,7 +87,7 @@ func (c *rowChunks) gather(rows []int32, read []bool) *Batch {
 	out := &Batch{N: len(rows), Cols: make([]*Vec, len(c.types))}
 	vs := make([]*Vec, len(c.chunks))
 	for k, t := range c.types {
-		if read != nil && !read[k] {
+		if read != nil && !read[k] || c.skipped(k) {
 			out.Cols[k] = unread(t, len(rows))
 			continue
 		}
@@ -92,20 +100,19 @@ func (c *rowChunks) gather(rows []int32, read []bool) *Batch {
 }
 
 // batch is every row, in order, as one Batch (a snapshot's, a spill's):
-// the one chunk's Vecs as they are, else a copy.
+// the one chunk's Vecs as they are, else a copy; a column not kept, NULLs
+// (unread's).
 func (c *rowChunks) batch() *Batch {
 	b := &Batch{N: c.n, Cols: make([]*Vec, len(c.types))}
-	switch len(c.chunks) {
-	case 0:
-		for k, t := range c.types {
+	for k, t := range c.types {
+		switch {
+		case c.skipped(k):
+			b.Cols[k] = unread(t, c.n)
+		case len(c.chunks) == 0:
 			b.Cols[k] = &Vec{Type: t}
-		}
-	case 1:
-		for k, bl := range c.chunks[0] {
-			b.Cols[k] = bl.v
-		}
-	default:
-		for k, t := range c.types {
+		case len(c.chunks) == 1:
+			b.Cols[k] = c.chunks[0][k].v
+		default:
 			bl := newBuilder(t, c.n)
 			for _, ch := range c.chunks {
 				bl.all(ch[k].v)
@@ -121,11 +128,17 @@ func (c *rowChunks) bytes() int64 {
 	var n int64
 	for _, ch := range c.chunks {
 		for _, bl := range ch {
-			n += bl.v.Bytes()
+			if bl != nil {
+				n += bl.v.Bytes()
+			}
 		}
 	}
 	return n
 }
+
+// skipped says whether column k is not kept.
+func (c *rowChunks) skipped(k int) bool { return c.skip != nil && c.skip[k] }
+
 
 // anyNull says whether any of vs has NULLs.
 func anyNull(vs []*Vec) bool {

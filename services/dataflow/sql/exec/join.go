@@ -2,6 +2,7 @@ package exec
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/wololo/wololo/services/dataflow/sql/plan"
 )
@@ -126,8 +127,45 @@ func (j *Join) gatherLeft(b *Batch, rows []int32) *Batch {
 
 // SetRead says which of the join's output columns (the left input's,
 // then the right's) the operators after it read: the others it makes
-// unread Vecs (unread.go), their rows not gathered. nil: every one.
-func (j *Join) SetRead(read []bool) { j.read = read }
+// unread Vecs (unread.go), their rows not gathered. nil: every one. Of a
+// join that holds no right row yet, the right columns not read are not
+// held either (rowChunks.skip): a join of the players to the matches on
+// their token held each match's 16-byte token again, the key its table
+// holds. What needs every right column (a snapshot's rows, a spill's,
+// Right) reads those as NULL, but the right key's column when it is
+// one text column, which Right makes from the table.
+func (j *Join) SetRead(read []bool) {
+	j.read = read
+	if read == nil || j.n > 0 {
+		return
+	}
+	right := read[len(read)-len(j.right.types):]
+	skip := make([]bool, len(right))
+	for k, r := range right {
+		skip[k] = !r
+	}
+	// The columns of the right key are kept, which Right's rows are keyed
+	// by again, but one text column's, which Right makes.
+	if k := j.rightKey; k == nil || k.Kind != plan.ColRef || k.Type != plan.Text {
+		keep(skip, k)
+	}
+	if slices.Contains(skip, true) {
+		j.right.skip = skip
+	}
+}
+
+// keep marks the columns e reads as not skipped.
+func keep(skip []bool, e *plan.Expr) {
+	if e == nil {
+		return
+	}
+	if e.Kind == plan.ColRef && e.Col < len(skip) {
+		skip[e.Col] = false
+	}
+	for _, a := range e.Args {
+		keep(skip, a)
+	}
+}
 
 // UnmatchedRight hands emit the right rows that no left row probed so
 // far matched, in the order they were added, their left columns NULL,

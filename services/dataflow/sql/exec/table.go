@@ -642,7 +642,42 @@ func (j *Join) keyNulls(key *plan.Expr, b *Batch, sl []int32, mode KeyMode) ([]*
 
 // Right is every right row added, in order (a copy of them once they
 // are more than a chunk's: rowChunks).
-func (j *Join) Right() *Batch { return j.right.batch() }
+func (j *Join) Right() *Batch {
+	b := j.right.batch()
+	if k := j.rightKey; k != nil && k.Kind == plan.ColRef && k.Type == plan.Text && j.right.skipped(k.Col) {
+		b.Cols[k.Col] = j.keyColumn()
+	}
+	return b
+}
+
+// keyColumn is the right rows' key, when it is one text column the join
+// does not hold (SetRead): each row's key's text in the table, NULL for a
+// row of none (a NULL key).
+func (j *Join) keyColumn() *Vec {
+	slot := make([]int32, j.n)
+	for r := range slot {
+		slot[r] = -1
+	}
+	for s, id := range j.v.local {
+		if id < 0 {
+			continue
+		}
+		for r := j.first[id]; r >= 0; r = j.next[r] {
+			slot[r] = int32(s)
+		}
+	}
+	bl := newBuilder(plan.Text, j.n)
+	for _, s := range slot {
+		if s >= 0 {
+			if t, ok := j.v.t.KeyText(s); ok {
+				bl.text(t)
+				continue
+			}
+		}
+		bl.null()
+	}
+	return bl.v
+}
 
 // RightRows is how many right rows have been added.
 func (j *Join) RightRows() int { return j.n }
