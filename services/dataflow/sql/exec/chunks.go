@@ -139,7 +139,6 @@ func (c *rowChunks) bytes() int64 {
 // skipped says whether column k is not kept.
 func (c *rowChunks) skipped(k int) bool { return c.skip != nil && c.skip[k] }
 
-
 // anyNull says whether any of vs has NULLs.
 func anyNull(vs []*Vec) bool {
 	return slices.ContainsFunc(vs, func(v *Vec) bool { return v.Null != nil })
