@@ -52,6 +52,7 @@ func Build(queries []Logical, shape Shape) (*Plan, error) {
 		pl.query = q.Name
 		pl.registerScans(queries[i].Plan)
 	}
+	pl.findShared(queries) // share.go
 	for _, q := range queries {
 		pl.query = q.Name
 		out, err := pl.place(q.Plan)
@@ -74,6 +75,7 @@ type planner struct {
 	classes  map[string]string   // key classes, union-find: class -> parent
 	keyed    []keyedOp
 	names    map[string]bool // channel names taken
+	shared   map[string]*sharedJoin // the shared joins, by signature (share.go)
 }
 
 // keyedOp is a keyed operator and the class of the key its state is by.
@@ -268,6 +270,9 @@ func (pl *planner) binary(n *plan.Node) (stream, error) {
 	}
 	if isCross(n) { // subquery.go
 		return pl.cross(n, l, r), nil
+	}
+	if out, ok := pl.placeShared(n, l, r); ok { // share.go
+		return out, nil
 	}
 	rk := n.RightKey
 	if n.Op == plan.SemiJoin {

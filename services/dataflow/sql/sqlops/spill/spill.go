@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sync"
 
 	"google.golang.org/protobuf/proto"
 
@@ -61,13 +62,22 @@ func (s *Space) Close() error {
 	}
 	s.files = nil
 	if s.dir != "" {
+		roots.Lock()
 		errs = append(errs, os.RemoveAll(s.dir))
 		s.dir = ""
 		os.Remove(s.root) // a job's directory, when it is left empty; not an error otherwise
+		roots.Unlock()
 	}
 	s.used = 0
 	return errors.Join(errs...)
 }
+
+// roots orders the making and the removing of the spaces' roots: the
+// task instances of a job share one (a job's directory), which the last
+// to close removes, and one that makes its directory meanwhile must not
+// find the root gone between making it and making its own in it (the
+// demo's job failed so once, "spill: stat ...: no such file").
+var roots sync.Mutex
 
 // mkdir makes the space's directory, a new one under root (what another
 // incarnation of the task left under root is another directory's).
@@ -75,6 +85,8 @@ func (s *Space) mkdir() error {
 	if s.dir != "" {
 		return nil
 	}
+	roots.Lock()
+	defer roots.Unlock()
 	if err := os.MkdirAll(s.root, 0o755); err != nil {
 		return fmt.Errorf("spill: %w", err)
 	}

@@ -1,0 +1,283 @@
+package physical
+
+import (
+	"slices"
+
+	"github.com/wololo/wololo/services/dataflow/sql/plan"
+	"github.com/wololo/wololo/services/dataflow/sql/rewrite"
+)
+
+// Shared joins. The queries of a job often join the same two tables on
+// the same key, each with filters of its own on either side (13 of the
+// 26 analyst queries, queries/analyst, join match_players to matches on
+// the match's token): placed one by one, each join holds its own copy of
+// its right side's rows and probes its own left rows, and past the
+// job's memory each spills both (the analyst job wrote 4.3 GB of spill
+// files, the players once per join). An inner join of two inputs that
+// are being parsed (filters and projections over a scan: routes of the
+// tables' channels) is one relation whatever its conditions: σl(L) ⋈
+// σr(R) is σ(l ∧ r)(L ⋈ R), since l reads a left row alone and r a right
+// one. So the inner joins of a job over the same two tables and keys are
+// one join operator (a shared join): its routes carry the rows any of
+// them takes (the OR of their conditions) with the columns any of them
+// reads (the scans' columns themselves, which each query's projection
+// computes from after the join), and each query reads it through a
+// filter of its own conditions, and the projection of its columns, on
+// the shard. Each query's rows are its own join's, in the same order: a
+// left row is probed once, in the order it came, against the right rows
+// of its key in the order they came, and the filter keeps what the
+// query's own join would have emitted.
+//
+// What it costs: the shared join emits the pairs any query's conditions
+// let through on each side, which a query's filter then drops when they
+// are another query's; for a join on a key one side holds once (a
+// match's token), at most one pair per left row. An outer join is not
+// shared (its unmatched rows depend on its own conditions), nor a join
+// of an input that is not being parsed (another join's, an aggregate's),
+// nor the cross product of a subquery's row.
+
+// sharedJoin is the one join of a set of queries' inner joins over the
+// same two tables and keys: its two inputs being parsed (the scans'
+// columns any member reads, where any member's conditions hold), its
+// keys over them, and its operator and rows once placed.
+type sharedJoin struct {
+	left, right       stream
+	leftKey, rightKey *plan.Expr
+	// leftCol and rightCol give each column of the table's scan its
+	// column of the join's output (-1: not read).
+	leftCol, rightCol []int
+	members           int
+	placed            bool
+	out               stream
+	op                *Op
+}
+
+// shareable says whether join n may be one of a shared join's queries:
+// an inner equi-join (not a subquery's cross product) of two inputs that
+// are filters and projections over scans.
+func shareable(n *plan.Node) bool {
+	return n.Op == plan.Join && !n.JoinType.Outer() && n.Subquery == "" && !isCross(n) &&
+		parsedOnly(n.Input[0]) && parsedOnly(n.Input[1])
+}
+
+// parsedOnly says whether n is filters and projections over a scan: rows
+// placed where they are parsed, as a route.
+func parsedOnly(n *plan.Node) bool {
+	for n.Op == plan.Filter || n.Op == plan.Project {
+		n = n.Input[0]
+	}
+	return n.Op == plan.Scan
+}
+
+// side is one input of a shareable join: its rows being parsed, and its
+// key over its scan's columns.
+type side struct {
+	s   stream
+	key *plan.Expr
+}
+
+// label names a side by its table and key.
+func (d side) label() string { return d.s.table + "|" + keyString([]*plan.Expr{d.key}) }
+
+// sides is the inputs of shareable join n, placed as l and r, in the
+// order of their labels (an inner join is one relation whichever side is
+// whose: the shared join's columns are each query's again after it), and
+// whether that swaps them.
+func sides(n *plan.Node, l, r stream) (a, b side, swapped bool) {
+	a, b = side{l, rewrite.Subst(n.LeftKey, l.exprs)}, side{r, rewrite.Subst(n.RightKey, r.exprs)}
+	if a.label() > b.label() {
+		return b, a, true
+	}
+	return a, b, false
+}
+
+// findShared finds the shareable joins of every query (their scans
+// registered), and makes a sharedJoin of each set of two or more with
+// one signature.
+func (pl *planner) findShared(queries []Logical) {
+	type member struct{ a, b side }
+	sets := map[string][]member{}
+	var order []string
+	for _, q := range queries {
+		walk(q.Plan, func(n *plan.Node) {
+			if !shareable(n) {
+				return
+			}
+			// Placing a parsed input adds no operator: it is its
+			// route's condition and columns (place).
+			l, lerr := pl.place(n.Input[0])
+			r, rerr := pl.place(n.Input[1])
+			if lerr != nil || rerr != nil || l.at != atSource || r.at != atSource {
+				return
+			}
+			a, b, _ := sides(n, l, r)
+			sig := a.label() + "|" + b.label()
+			if sets[sig] == nil {
+				order = append(order, sig)
+			}
+			sets[sig] = append(sets[sig], member{a, b})
+		})
+	}
+	pl.shared = map[string]*sharedJoin{}
+	for _, sig := range order {
+		ms := sets[sig]
+		if len(ms) < 2 {
+			continue
+		}
+		lt, rt := ms[0].a.s.table, ms[0].b.s.table
+		lread := make([]bool, len(pl.scans[lt].Node.Output))
+		rread := make([]bool, len(pl.scans[rt].Node.Output))
+		var lconds, rconds []*plan.Expr
+		for _, m := range ms {
+			for _, e := range append(slices.Clone(m.a.s.exprs), m.a.s.cond, m.a.key) {
+				marks(lread, e)
+			}
+			for _, e := range append(slices.Clone(m.b.s.exprs), m.b.s.cond, m.b.key) {
+				marks(rread, e)
+			}
+			lconds, rconds = append(lconds, m.a.s.cond), append(rconds, m.b.s.cond)
+		}
+		s := &sharedJoin{members: len(ms)}
+		s.left, s.leftCol = pl.parsedCols(lt, lread, anyOf(lconds))
+		s.right, s.rightCol = pl.parsedCols(rt, rread, anyOf(rconds))
+		for i := range s.rightCol {
+			if s.rightCol[i] >= 0 {
+				s.rightCol[i] += len(s.left.cols)
+			}
+		}
+		s.leftKey = rewrite.Subst(ms[0].a.key, colMap(s.leftCol, pl.scans[lt].Node.Output, 0))
+		s.rightKey = rewrite.Subst(ms[0].b.key, colMap(s.rightCol, pl.scans[rt].Node.Output, len(s.left.cols)))
+		pl.shared[sig] = s
+	}
+}
+
+// parsedCols is the input being parsed of table's scan columns read, where
+// cond holds, and the column of it each scan column is (-1: none).
+func (pl *planner) parsedCols(table string, read []bool, cond *plan.Expr) (stream, []int) {
+	scan := pl.scans[table].Node.Output
+	s := stream{at: atSource, table: table, cond: cond}
+	at := make([]int, len(scan))
+	for i, c := range scan {
+		at[i] = -1
+		if read[i] {
+			at[i] = len(s.cols)
+			s.cols = append(s.cols, c)
+			s.exprs = append(s.exprs, rewrite.ColRef(i, c))
+		}
+	}
+	return s, at
+}
+
+// colMap is, for each column of a scan (cols), a reference to the shared
+// join's output column at[i] less base: an expression over the scan's
+// columns read over the join's left (base 0) or right (base the left's
+// width) input instead.
+func colMap(at []int, cols []plan.Column, base int) []*plan.Expr {
+	out := make([]*plan.Expr, len(at))
+	for i, c := range cols {
+		if at[i] >= 0 {
+			out[i] = rewrite.ColRef(at[i]-base, c)
+		}
+	}
+	return out
+}
+
+// outMap is colMap over the join's output: the left's and the right's
+// columns together.
+func outMap(at []int, cols []plan.Column) []*plan.Expr { return colMap(at, cols, 0) }
+
+// placeShared places join n of the query being placed, whose inputs are
+// being parsed as l and r, through its shared join if it has one: the
+// shared join (placed at its first query), then the query's conditions
+// and its columns over the join's output. ok is false when n has none.
+func (pl *planner) placeShared(n *plan.Node, l, r stream) (stream, bool) {
+	if !shareable(n) || l.at != atSource || r.at != atSource {
+		return stream{}, false
+	}
+	a, b, swapped := sides(n, l, r)
+	s := pl.shared[a.label()+"|"+b.label()]
+	if s == nil {
+		return stream{}, false
+	}
+	if !s.placed {
+		s.placed = true
+		ls := pl.colocate(s.left, []*plan.Expr{s.leftKey})
+		rs := pl.colocate(s.right, []*plan.Expr{s.rightKey})
+		node := &plan.Node{Op: plan.Join, JoinType: plan.JoinInner, LeftKey: s.leftKey, RightKey: s.rightKey, Output: append(slices.Clone(ls.cols), rs.cols...)}
+		s.op = pl.addOp(pl.p.Shard.Name, plan.Join, node, ls.in, rs.in)
+		pl.union(ls.class, rs.class)
+		pl.keyed = append(pl.keyed, keyedOp{s.op, ls.class})
+		s.out = stream{at: atShard, task: s.op.Task, in: Input{Op: s.op.ID}, cols: s.op.Output(), class: ls.class,
+			part: joinPart(plan.JoinInner, ls.part, rs.part, len(ls.cols))}
+	}
+	pl.serve(s.op)
+	lm := outMap(s.leftCol, pl.scans[a.s.table].Node.Output)
+	rm := outMap(s.rightCol, pl.scans[b.s.table].Node.Output)
+	if swapped { // the query's left input is the shared join's right
+		lm, rm = rm, lm
+	}
+	out := s.out
+	if cond := both(substOrNil(l.cond, lm), substOrNil(r.cond, rm)); cond != nil {
+		out = pl.chain(out, plan.Filter, &plan.Node{Op: plan.Filter, Cond: cond, Output: out.cols})
+	}
+	exprs := make([]*plan.Expr, 0, len(l.exprs)+len(r.exprs))
+	for _, e := range l.exprs {
+		exprs = append(exprs, rewrite.Subst(e, lm))
+	}
+	for _, e := range r.exprs {
+		exprs = append(exprs, rewrite.Subst(e, rm))
+	}
+	proj := pl.chain(out, plan.Project, &plan.Node{Op: plan.Project, Exprs: exprs, Output: n.Output})
+	proj.part = rebaseAll(out.part, exprs)
+	return proj, true
+}
+
+// substOrNil is rewrite.Subst of e, nil when e is.
+func substOrNil(e *plan.Expr, exprs []*plan.Expr) *plan.Expr {
+	if e == nil {
+		return nil
+	}
+	return rewrite.Subst(e, exprs)
+}
+
+// both is a AND b, or the one that is not nil (nil: neither is).
+func both(a, b *plan.Expr) *plan.Expr {
+	if b == nil {
+		return a
+	}
+	return rewrite.And(a, b)
+}
+
+// anyOf is the OR of conds: nil (every row) when one of them is.
+func anyOf(conds []*plan.Expr) *plan.Expr {
+	var out *plan.Expr
+	for i, c := range conds {
+		if c == nil {
+			return nil
+		}
+		if i == 0 {
+			out = c
+			continue
+		}
+		if out.String() != c.String() {
+			out = &plan.Expr{Kind: plan.Or, Type: plan.Bool, Args: []*plan.Expr{out, c}}
+		}
+	}
+	return out
+}
+
+// marks marks the columns e reads.
+func marks(read []bool, e *plan.Expr) {
+	rewrite.Columns(e, func(c *plan.Expr) *plan.Expr {
+		read[c.Col] = true
+		return c
+	})
+}
+
+// walk calls f on n and every node under it.
+func walk(n *plan.Node, f func(*plan.Node)) {
+	f(n)
+	for _, in := range n.Input {
+		walk(in, f)
+	}
+}

@@ -1,0 +1,94 @@
+package sqlops_test
+
+import (
+	"bytes"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/wololo/wololo/services/dataflow/sql/physical"
+	"github.com/wololo/wololo/services/dataflow/sql/plan"
+	"github.com/wololo/wololo/services/dataflow/sql/sqlops"
+)
+
+// sharedQueries are inner joins of the players to their matches, each
+// with conditions of its own on either side (NULL ratings and averages
+// among them), a condition over both sides above the join, computed
+// columns, a derived table and a join of a join: physical.Build makes
+// the joins of the parsed inputs one shared join (share.go); the outer
+// one and the self-join stay joins of their own.
+var sharedQueries = map[string]string{
+	"rated":  "SELECT p.civ, COUNT(*) AS n, MAX(m.average_rating) AS top FROM match_players AS p JOIN matches AS m ON m.token = p.match WHERE p.rating > 1500 GROUP BY 1 ORDER BY 1",
+	"ladder": "SELECT m.ladder, p.color, COUNT(*) AS n FROM matches AS m JOIN match_players AS p ON p.match = m.token WHERE m.ladder = 'RM_1v1' AND p.civ <> '' GROUP BY 1, 2 ORDER BY 1, 2",
+	"above":  "SELECT UPPER(m.map) AS map, p.rating - m.average_rating AS over FROM match_players AS p JOIN matches AS m ON m.token = p.match WHERE p.rating > m.average_rating AND m.map LIKE 'a%' ORDER BY 1, 2 LIMIT 50",
+	"all":    "SELECT COUNT(*) AS n, COUNT(p.rating) AS rated, SUM(CASE WHEN p.winner THEN 1 ELSE 0 END) AS wins FROM match_players AS p JOIN matches AS m ON m.token = p.match",
+	"team":   "SELECT t.map, COUNT(*) AS n FROM match_players AS p JOIN (SELECT token AS match, map FROM matches WHERE ladder = 'RM_TEAM') AS t USING (match) GROUP BY 1 ORDER BY 1",
+	"pairs":  "SELECT a.civ, b.civ AS other, COUNT(*) AS n FROM matches AS m JOIN match_players AS a ON a.match = m.token JOIN match_players AS b ON b.match = m.token WHERE m.ladder = 'RM_1v1' AND a.civ < b.civ GROUP BY 1, 2 ORDER BY 3 DESC, 1, 2 LIMIT 20",
+	"outer":  "SELECT m.ladder, COUNT(p.match) AS players FROM matches AS m LEFT JOIN (SELECT match FROM match_players WHERE rating > 2000) AS p ON p.match = m.token GROUP BY 1 ORDER BY 1",
+}
+
+// TestSharedJoinAnswersAsItsQueriesAlone: a job of queries whose inner
+// joins of the players to their matches are one shared join gives each
+// query the file that query gives alone (its join its own), byte for
+// byte, on one shard and three; spilling past a small budget, and with
+// its operators restarted from their snapshots, the same again. The plan
+// holds one join serving the six queries whose joins read parsed inputs
+// (pairs's first), and the outer join and pairs's second are their own.
+func TestSharedJoinAnswersAsItsQueriesAlone(t *testing.T) {
+	_, _, tables := generated(t, 1500, 21)
+	names := make([]string, 0, len(sharedQueries))
+	for name := range sharedQueries {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, shards := range []int{1, 3} {
+		p := planOf(t, sharedQueries, names, tables, shards)
+		var shared []*physical.Op
+		joins := 0
+		for _, o := range p.Ops {
+			if o.Kind == plan.Join {
+				joins++
+				if len(o.Queries) > 1 {
+					shared = append(shared, o)
+				}
+			}
+		}
+		if len(shared) != 1 || len(shared[0].Queries) != 6 || joins != 3 {
+			t.Fatalf("%d shards: %d joins, shared %v: want 3, one of six queries\n%s", shards, joins, shared, p)
+		}
+		all, err := sqlops.RunBudget(p, tables, sqlops.Budget{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, name := range names {
+			alone, err := sqlops.RunBudget(planOf(t, sharedQueries, []string{name}, tables, shards), tables, sqlops.Budget{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(all.Files[name], alone.Files[name]) {
+				t.Errorf("%d shards: %s: in the job\n%s\nalone\n%s", shards, name, all.Files[name], alone.Files[name])
+			}
+			if strings.Count(string(alone.Files[name]), "\n") < 2 {
+				t.Errorf("%s: %q: too few rows to compare", name, alone.Files[name])
+			}
+		}
+	}
+	j := &spillJob{p: planOf(t, sharedQueries, names, tables, 2), tables: tables, names: names}
+	var err error
+	if j.want, err = sqlops.RunBudget(j.p, tables, sqlops.Budget{}); err != nil {
+		t.Fatal(err)
+	}
+	j.spills(t, 60_000, "join of above, all, ladder, pairs, rated, team")
+}
+
+// TestSharedJoinTablesAlone: without a second query of the same tables
+// and keys, a join is its own (nothing to share).
+func TestSharedJoinTablesAlone(t *testing.T) {
+	_, _, tables := generated(t, 50, 3)
+	p := planOf(t, sharedQueries, []string{"rated"}, tables, 2)
+	for _, o := range p.Ops {
+		if o.Kind == plan.Join && (len(o.Queries) != 1 || o.Node.LeftKey.String() != "match#0") {
+			t.Errorf("a join alone: %v, %s", o.Queries, o.Node.LeftKey)
+		}
+	}
+}
