@@ -74,7 +74,7 @@ type planner struct {
 	shuffles map[string]*Channel // table and key -> the one channel shuffling it by that key
 	classes  map[string]string   // key classes, union-find: class -> parent
 	keyed    []keyedOp
-	names    map[string]bool // channel names taken
+	names    map[string]bool        // channel names taken
 	shared   map[string]*sharedJoin // the shared joins, by signature (share.go)
 }
 
