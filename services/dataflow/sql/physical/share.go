@@ -46,10 +46,9 @@ type sharedJoin struct {
 	// leftCol and rightCol give each column of the table's scan its
 	// column of the join's output (-1: not read).
 	leftCol, rightCol []int
-	members           int
-	placed            bool
-	out               stream
-	op                *Op
+	// op is the join, once placed (at its first query), and out its rows.
+	op  *Op
+	out stream
 }
 
 // shareable says whether join n may be one of a shared join's queries:
@@ -137,7 +136,7 @@ func (pl *planner) findShared(queries []Logical) {
 			}
 			lconds, rconds = append(lconds, m.a.s.cond), append(rconds, m.b.s.cond)
 		}
-		s := &sharedJoin{members: len(ms)}
+		s := &sharedJoin{}
 		s.left, s.leftCol = pl.parsedCols(lt, lread, anyOf(lconds))
 		s.right, s.rightCol = pl.parsedCols(rt, rread, anyOf(rconds))
 		for i := range s.rightCol {
@@ -199,8 +198,7 @@ func (pl *planner) placeShared(n *plan.Node, l, r stream) (stream, bool) {
 	if s == nil {
 		return stream{}, false
 	}
-	if !s.placed {
-		s.placed = true
+	if s.op == nil {
 		ls := pl.colocate(s.left, []*plan.Expr{s.leftKey})
 		rs := pl.colocate(s.right, []*plan.Expr{s.rightKey})
 		node := &plan.Node{Op: plan.Join, JoinType: plan.JoinInner, LeftKey: s.leftKey, RightKey: s.rightKey, Output: append(slices.Clone(ls.cols), rs.cols...)}
