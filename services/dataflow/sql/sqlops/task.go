@@ -74,9 +74,10 @@ type instance struct {
 	// table it keys in (shared, or one of its own), for its size.
 	shared, keys *exec.KeyTable
 	done         bool // finished, its outputs ended
-	// busy counts the calls into the operator under way (Apply,
-	// EndInput, Finish): a spill between two chunks another operator
-	// emits (meter.between) leaves it alone.
+	// busy counts the calls into the operator under way (call: Apply,
+	// applySlots, EndInput, Finish): a spill between two chunks an
+	// operator emits (meter.between) leaves it, and every operator that
+	// called it, alone.
 	busy int
 }
 
@@ -558,10 +559,22 @@ func (t *Task) applyRoute(in *instance, k int, b *exec.Batch, slots []int32) err
 	if err := t.restartFirst(in); err != nil {
 		return err
 	}
-	if err := in.op.(slotted).applySlots(k, b, slots, in.out); err != nil {
-		return fmt.Errorf("operator #%d (%s): %w", in.o.ID, in.o.Kind, err)
+	if err := in.call(func() error { return in.op.(slotted).applySlots(k, b, slots, in.out) }); err != nil {
+		return err
 	}
 	return t.chainErr()
+}
+
+// call calls into in's operator (f), busy meanwhile, and wraps its
+// error with the operator.
+func (in *instance) call(f func() error) error {
+	in.busy++
+	err := f()
+	in.busy--
+	if err != nil {
+		return fmt.Errorf("operator #%d (%s): %w", in.o.ID, in.o.Kind, err)
+	}
+	return nil
 }
 
 // End notes that sending instance sender has ended channel ch: every
@@ -641,11 +654,8 @@ func (t *Task) applyBatch(in *instance, k int, b *exec.Batch) error {
 	if err := t.restartFirst(in); err != nil {
 		return err
 	}
-	in.busy++
-	err := in.op.Apply(k, b, in.out)
-	in.busy--
-	if err != nil {
-		return fmt.Errorf("operator #%d (%s): %w", in.o.ID, in.o.Kind, err)
+	if err := in.call(func() error { return in.op.Apply(k, b, in.out) }); err != nil {
+		return err
 	}
 	return t.chainErr()
 }
@@ -669,11 +679,8 @@ func (t *Task) end(in *instance, k, sender int) error {
 		return nil
 	}
 	if e, ok := in.op.(InputEnder); ok {
-		in.busy++
-		err := e.EndInput(k, in.out)
-		in.busy--
-		if err != nil {
-			return fmt.Errorf("operator #%d (%s): %w", in.o.ID, in.o.Kind, err)
+		if err := in.call(func() error { return e.EndInput(k, in.out) }); err != nil {
+			return err
 		}
 		if err := t.chainErr(); err != nil {
 			return err
@@ -691,11 +698,8 @@ func (t *Task) finish(in *instance) error {
 	if in.done {
 		return nil
 	}
-	in.busy++
-	err := in.op.Finish(in.out)
-	in.busy--
-	if err != nil {
-		return fmt.Errorf("operator #%d (%s): %w", in.o.ID, in.o.Kind, err)
+	if err := in.call(func() error { return in.op.Finish(in.out) }); err != nil {
+		return err
 	}
 	if err := t.chainErr(); err != nil {
 		return err
