@@ -38,9 +38,10 @@
 //   - The inner joins of a job's queries over the same two tables and
 //     keys, their inputs being parsed, are one join operator (share.go):
 //     its routes carry the rows any of them takes, and each query reads
-//     it through its own conditions and columns, on the shard. The
-//     analyst queries' seven joins of the players to their matches held
-//     seven copies of the matches and spilled seven of the players.
+//     it through its own conditions and columns, on the shard. The eight
+//     inner joins of the players to their matches in seven analyst
+//     queries held eight copies of the matches and spilled eight of the
+//     players.
 //   - Operators keyed by the same key in the same task share one table
 //     (Plan.Tables): the key classes are unions of the channels' keys that
 //     a join or a semi-join makes equal (match_players.match with
