@@ -80,7 +80,7 @@ func TestQueriesAndTables(t *testing.T) {
 		"scan civs -> (civ text, region text)",
 		"match_players-by-civ: gateway -> shard, by civ",
 		"route 0 -> #4 [regions] where (elo#1 > 1500), reads (civ)",
-		"partial-aggregate by [region#2]",
+		"partial-aggregate by [region#0]",
 		"final-aggregate by [region#0]",
 		"sink regions.csv",
 	} {
