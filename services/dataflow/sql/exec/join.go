@@ -147,23 +147,12 @@ func (j *Join) SetRead(read []bool) {
 	// The columns of the right key are kept, which Right's rows are keyed
 	// by again, but one text column's, which Right makes.
 	if k := j.rightKey; k == nil || k.Kind != plan.ColRef || k.Type != plan.Text {
-		keep(skip, k)
+		for c, r := range plan.MarkCols(make([]bool, len(skip)), k) {
+			skip[c] = skip[c] && !r
+		}
 	}
 	if slices.Contains(skip, true) {
 		j.right.skip = skip
-	}
-}
-
-// keep marks the columns e reads as not skipped.
-func keep(skip []bool, e *plan.Expr) {
-	if e == nil {
-		return
-	}
-	if e.Kind == plan.ColRef && e.Col < len(skip) {
-		skip[e.Col] = false
-	}
-	for _, a := range e.Args {
-		keep(skip, a)
 	}
 }
 

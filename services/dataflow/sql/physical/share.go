@@ -128,12 +128,8 @@ func (pl *planner) findShared(queries []Logical) {
 		rread := make([]bool, len(pl.scans[rt].Node.Output))
 		var lconds, rconds []*plan.Expr
 		for _, m := range ms {
-			for _, e := range append(slices.Clone(m.a.s.exprs), m.a.s.cond, m.a.key) {
-				marks(lread, e)
-			}
-			for _, e := range append(slices.Clone(m.b.s.exprs), m.b.s.cond, m.b.key) {
-				marks(rread, e)
-			}
+			plan.MarkCols(lread, append(slices.Clone(m.a.s.exprs), m.a.s.cond, m.a.key)...)
+			plan.MarkCols(rread, append(slices.Clone(m.b.s.exprs), m.b.s.cond, m.b.key)...)
 			lconds, rconds = append(lconds, m.a.s.cond), append(rconds, m.b.s.cond)
 		}
 		s := &sharedJoin{}
@@ -262,14 +258,6 @@ func anyOf(conds []*plan.Expr) *plan.Expr {
 		}
 	}
 	return out
-}
-
-// marks marks the columns e reads.
-func marks(read []bool, e *plan.Expr) {
-	rewrite.Columns(e, func(c *plan.Expr) *plan.Expr {
-		read[c.Col] = true
-		return c
-	})
 }
 
 // walk calls f on n and every node under it.

@@ -136,6 +136,28 @@ type Node struct {
 	Subquery string `json:"subquery,omitempty"`
 }
 
+// MarkCols marks in cols each column the expressions es read, and
+// returns cols; a column past its end (an expression not over these
+// columns) marks every one, the safe answer of what it may read.
+func MarkCols(cols []bool, es ...*Expr) []bool {
+	for _, e := range es {
+		if e == nil {
+			continue
+		}
+		if e.Kind == ColRef {
+			if e.Col < 0 || e.Col >= len(cols) {
+				for i := range cols {
+					cols[i] = true
+				}
+				continue
+			}
+			cols[e.Col] = true
+		}
+		MarkCols(cols, e.Args...)
+	}
+	return cols
+}
+
 // AggFunc names an aggregate function.
 type AggFunc string
 

@@ -24,7 +24,7 @@ func prune(n *plan.Node, need []bool) (*plan.Node, []int) {
 		c.Output = pick(n.Output, keep)
 		return &c, positions(len(n.Output), keep)
 	case plan.Filter:
-		in, m := prune(n.Input[0], uses(slices.Clone(need), n.Cond))
+		in, m := prune(n.Input[0], plan.MarkCols(slices.Clone(need), n.Cond))
 		c.Input, c.Cond, c.Output = []*plan.Node{in}, remap(n.Cond, m), in.Output
 		// The columns only the condition read go no further than where
 		// rows are parsed (above, a projection would cost a pass).
@@ -44,7 +44,7 @@ func prune(n *plan.Node, need []bool) (*plan.Node, []int) {
 		keep := kept(need)
 		inNeed := make([]bool, len(n.Input[0].Output))
 		for _, i := range keep {
-			uses(inNeed, n.Exprs[i])
+			plan.MarkCols(inNeed, n.Exprs[i])
 		}
 		in, m := prune(n.Input[0], inNeed)
 		c.Input, c.Exprs, c.Output = []*plan.Node{in}, nil, pick(n.Output, keep)
@@ -62,11 +62,11 @@ func prune(n *plan.Node, need []bool) (*plan.Node, []int) {
 		return &c, positions(len(n.Output), keep)
 	case plan.Join, plan.SemiJoin:
 		nl := len(n.Input[0].Output)
-		l, ml := prune(n.Input[0], uses(slices.Clone(need[:nl]), n.LeftKey))
+		l, ml := prune(n.Input[0], plan.MarkCols(slices.Clone(need[:nl]), n.LeftKey))
 		rNeed := make([]bool, len(n.Input[1].Output))
 		if n.Op == plan.Join {
 			copy(rNeed, need[nl:])
-			uses(rNeed, n.RightKey)
+			plan.MarkCols(rNeed, n.RightKey)
 		} else {
 			rNeed[0] = true // the semi-join's set: its first column
 		}
@@ -86,10 +86,10 @@ func prune(n *plan.Node, need []bool) (*plan.Node, []int) {
 	case plan.Aggregate:
 		inNeed := make([]bool, len(n.Input[0].Output))
 		for _, k := range n.Keys {
-			uses(inNeed, k)
+			plan.MarkCols(inNeed, k)
 		}
 		for _, a := range n.Aggs {
-			uses(inNeed, a.Arg)
+			plan.MarkCols(inNeed, a.Arg)
 		}
 		in, m := prune(n.Input[0], inNeed)
 		c.Input, c.Keys, c.Aggs = []*plan.Node{in}, nil, nil
@@ -162,20 +162,6 @@ func positions(n int, keep []int) []int {
 		m[i] = slices.Index(keep, i)
 	}
 	return m
-}
-
-// uses marks the columns e reads in need, and returns need.
-func uses(need []bool, e *plan.Expr) []bool {
-	if e == nil {
-		return need
-	}
-	if e.Kind == plan.ColRef {
-		need[e.Col] = true
-	}
-	for _, a := range e.Args {
-		uses(need, a)
-	}
-	return need
 }
 
 // remap is a copy of e reading column m[i] for each column i.

@@ -20,13 +20,13 @@ func pruneWindow(n *plan.Node, need []bool) (*plan.Node, []int) {
 	nin := len(n.Input[0].Output)
 	inNeed := slices.Clone(need[:nin])
 	for _, p := range n.Partition {
-		uses(inNeed, p)
+		plan.MarkCols(inNeed, p)
 	}
 	for _, k := range n.WinOrder {
-		uses(inNeed, k.Expr)
+		plan.MarkCols(inNeed, k.Expr)
 	}
 	for _, f := range n.WinFuncs {
-		uses(inNeed, f.Arg)
+		plan.MarkCols(inNeed, f.Arg)
 	}
 	in, m := prune(n.Input[0], inNeed)
 	c := *n

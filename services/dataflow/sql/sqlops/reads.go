@@ -48,28 +48,28 @@ func markReader(p *physical.Plan, r *physical.Op, k int, read []bool) bool {
 		if ch == nil {
 			return false
 		}
-		exprReads(read, ch.Exprs...)
+		plan.MarkCols(read, ch.Exprs...)
 		for _, rt := range ch.Routes {
-			exprReads(read, rt.Cond)
+			plan.MarkCols(read, rt.Cond)
 		}
 		return true
 	case plan.Filter: // its columns are its input's
-		exprReads(read, n.Cond)
+		plan.MarkCols(read, n.Cond)
 		return markReads(p, r, read)
 	case plan.Project:
-		exprReads(read, n.Exprs...)
+		plan.MarkCols(read, n.Exprs...)
 		return true
 	case plan.Aggregate, physical.PartialAggregate:
-		exprReads(read, n.Keys...)
+		plan.MarkCols(read, n.Keys...)
 		for _, a := range n.Aggs {
-			exprReads(read, a.Arg)
+			plan.MarkCols(read, a.Arg)
 		}
 		return true
 	case plan.Join:
 		return markJoinReads(p, r, k, read)
 	case plan.SemiJoin: // its columns are its left input's; the right's first is its set
 		if k == 0 {
-			exprReads(read, n.LeftKey)
+			plan.MarkCols(read, n.LeftKey)
 			return markReads(p, r, read)
 		}
 		read[0] = true
@@ -87,9 +87,9 @@ func markJoinReads(p *physical.Plan, r *physical.Op, k int, read []bool) bool {
 	}
 	at := 0 // where input k's columns are in r's
 	if k == 0 {
-		exprReads(read, r.Node.LeftKey)
+		plan.MarkCols(read, r.Node.LeftKey)
 	} else {
-		exprReads(read, r.Node.RightKey)
+		plan.MarkCols(read, r.Node.RightKey)
 		at = len(out) - len(read)
 	}
 	if at < 0 || at+len(read) > len(out) {
@@ -99,23 +99,4 @@ func markJoinReads(p *physical.Plan, r *physical.Op, k int, read []bool) bool {
 		read[i] = read[i] || o
 	}
 	return true
-}
-
-// exprReads marks in read the columns es name.
-func exprReads(read []bool, es ...*plan.Expr) {
-	for _, e := range es {
-		if e == nil {
-			continue
-		}
-		if e.Kind == plan.ColRef {
-			if e.Col < 0 || e.Col >= len(read) { // not a plan of these columns: every one read
-				for i := range read {
-					read[i] = true
-				}
-				continue
-			}
-			read[e.Col] = true
-		}
-		exprReads(read, e.Args...)
-	}
 }
