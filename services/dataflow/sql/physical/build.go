@@ -278,7 +278,15 @@ func (pl *planner) binary(n *plan.Node) (stream, error) {
 	if n.Op == plan.SemiJoin {
 		rk = rewrite.ColRef(0, r.cols[0])
 	}
-	ls := pl.colocate(l, []*plan.Expr{n.LeftKey})
+	_, out := pl.pair(n, l, r, n.LeftKey, rk)
+	return out, nil
+}
+
+// pair places n, a join or a semi-join, in the shard task over l and r,
+// each shuffled by its key (lk, rk) unless partitioned by it already,
+// and returns its operator and rows.
+func (pl *planner) pair(n *plan.Node, l, r stream, lk, rk *plan.Expr) (*Op, stream) {
+	ls := pl.colocate(l, []*plan.Expr{lk})
 	rs := pl.colocate(r, []*plan.Expr{rk})
 	o := pl.addOp(pl.p.Shard.Name, n.Op, n, ls.in, rs.in)
 	pl.union(ls.class, rs.class)
@@ -287,7 +295,7 @@ func (pl *planner) binary(n *plan.Node) (stream, error) {
 	if n.Op == plan.Join {
 		out.part = joinPart(n.JoinType, ls.part, rs.part, len(ls.cols))
 	}
-	return out, nil
+	return o, out
 }
 
 // grouped places an aggregate or a DISTINCT: complete where its input is

@@ -44,7 +44,7 @@ type sharedJoin struct {
 	left, right       stream
 	leftKey, rightKey *plan.Expr
 	// leftCol and rightCol give each column of the table's scan its
-	// column of the join's output (-1: not read).
+	// column of the join's input (-1: not read).
 	leftCol, rightCol []int
 	// op is the join, once placed (at its first query), and out its rows.
 	op  *Op
@@ -78,6 +78,9 @@ type side struct {
 // label names a side by its table and key.
 func (d side) label() string { return d.s.table + "|" + keyString([]*plan.Expr{d.key}) }
 
+// sig names the shared join of sides a and b (sides' order).
+func sig(a, b side) string { return a.label() + "|" + b.label() }
+
 // sides is the inputs of shareable join n, placed as l and r, in the
 // order of their labels (an inner join is one relation whichever side is
 // whose: the shared join's columns are each query's again after it), and
@@ -110,16 +113,16 @@ func (pl *planner) findShared(queries []Logical) {
 				return
 			}
 			a, b, _ := sides(n, l, r)
-			sig := a.label() + "|" + b.label()
-			if sets[sig] == nil {
-				order = append(order, sig)
+			k := sig(a, b)
+			if sets[k] == nil {
+				order = append(order, k)
 			}
-			sets[sig] = append(sets[sig], member{a, b})
+			sets[k] = append(sets[k], member{a, b})
 		})
 	}
 	pl.shared = map[string]*sharedJoin{}
-	for _, sig := range order {
-		ms := sets[sig]
+	for _, k := range order {
+		ms := sets[k]
 		if len(ms) < 2 {
 			continue
 		}
@@ -135,14 +138,9 @@ func (pl *planner) findShared(queries []Logical) {
 		s := &sharedJoin{}
 		s.left, s.leftCol = pl.parsedCols(lt, lread, anyOf(lconds))
 		s.right, s.rightCol = pl.parsedCols(rt, rread, anyOf(rconds))
-		for i := range s.rightCol {
-			if s.rightCol[i] >= 0 {
-				s.rightCol[i] += len(s.left.cols)
-			}
-		}
 		s.leftKey = rewrite.Subst(ms[0].a.key, colMap(s.leftCol, pl.scans[lt].Node.Output, 0))
-		s.rightKey = rewrite.Subst(ms[0].b.key, colMap(s.rightCol, pl.scans[rt].Node.Output, len(s.left.cols)))
-		pl.shared[sig] = s
+		s.rightKey = rewrite.Subst(ms[0].b.key, colMap(s.rightCol, pl.scans[rt].Node.Output, 0))
+		pl.shared[k] = s
 	}
 }
 
@@ -163,23 +161,19 @@ func (pl *planner) parsedCols(table string, read []bool, cond *plan.Expr) (strea
 	return s, at
 }
 
-// colMap is, for each column of a scan (cols), a reference to the shared
-// join's output column at[i] less base: an expression over the scan's
-// columns read over the join's left (base 0) or right (base the left's
-// width) input instead.
-func colMap(at []int, cols []plan.Column, base int) []*plan.Expr {
+// colMap is, for each column of a scan (cols), a reference to column
+// at[i] + offset of the shared join (its left input's, offset 0; its
+// output's right columns, offset the left's width): an expression over
+// the scan's columns read over the join's instead.
+func colMap(at []int, cols []plan.Column, offset int) []*plan.Expr {
 	out := make([]*plan.Expr, len(at))
 	for i, c := range cols {
 		if at[i] >= 0 {
-			out[i] = rewrite.ColRef(at[i]-base, c)
+			out[i] = rewrite.ColRef(at[i]+offset, c)
 		}
 	}
 	return out
 }
-
-// outMap is colMap over the join's output: the left's and the right's
-// columns together.
-func outMap(at []int, cols []plan.Column) []*plan.Expr { return colMap(at, cols, 0) }
 
 // placeShared places join n of the query being placed, whose inputs are
 // being parsed as l and r, through its shared join if it has one: the
@@ -190,28 +184,22 @@ func (pl *planner) placeShared(n *plan.Node, l, r stream) (stream, bool) {
 		return stream{}, false
 	}
 	a, b, swapped := sides(n, l, r)
-	s := pl.shared[a.label()+"|"+b.label()]
+	s := pl.shared[sig(a, b)]
 	if s == nil {
 		return stream{}, false
 	}
 	if s.op == nil {
-		ls := pl.colocate(s.left, []*plan.Expr{s.leftKey})
-		rs := pl.colocate(s.right, []*plan.Expr{s.rightKey})
-		node := &plan.Node{Op: plan.Join, JoinType: plan.JoinInner, LeftKey: s.leftKey, RightKey: s.rightKey, Output: append(slices.Clone(ls.cols), rs.cols...)}
-		s.op = pl.addOp(pl.p.Shard.Name, plan.Join, node, ls.in, rs.in)
-		pl.union(ls.class, rs.class)
-		pl.keyed = append(pl.keyed, keyedOp{s.op, ls.class})
-		s.out = stream{at: atShard, task: s.op.Task, in: Input{Op: s.op.ID}, cols: s.op.Output(), class: ls.class,
-			part: joinPart(plan.JoinInner, ls.part, rs.part, len(ls.cols))}
+		node := &plan.Node{Op: plan.Join, JoinType: plan.JoinInner, LeftKey: s.leftKey, RightKey: s.rightKey, Output: append(slices.Clone(s.left.cols), s.right.cols...)}
+		s.op, s.out = pl.pair(node, s.left, s.right, s.leftKey, s.rightKey)
 	}
 	pl.serve(s.op)
-	lm := outMap(s.leftCol, pl.scans[a.s.table].Node.Output)
-	rm := outMap(s.rightCol, pl.scans[b.s.table].Node.Output)
+	lm := colMap(s.leftCol, pl.scans[a.s.table].Node.Output, 0)
+	rm := colMap(s.rightCol, pl.scans[b.s.table].Node.Output, len(s.left.cols))
 	if swapped { // the query's left input is the shared join's right
 		lm, rm = rm, lm
 	}
 	out := s.out
-	if cond := both(substOrNil(l.cond, lm), substOrNil(r.cond, rm)); cond != nil {
+	if cond := rewrite.And(rewrite.Subst(l.cond, lm), rewrite.Subst(r.cond, rm)); cond != nil {
 		out = pl.chain(out, plan.Filter, &plan.Node{Op: plan.Filter, Cond: cond, Output: out.cols})
 	}
 	exprs := make([]*plan.Expr, 0, len(l.exprs)+len(r.exprs))
@@ -224,22 +212,6 @@ func (pl *planner) placeShared(n *plan.Node, l, r stream) (stream, bool) {
 	proj := pl.chain(out, plan.Project, &plan.Node{Op: plan.Project, Exprs: exprs, Output: n.Output})
 	proj.part = rebaseAll(out.part, exprs)
 	return proj, true
-}
-
-// substOrNil is rewrite.Subst of e, nil when e is.
-func substOrNil(e *plan.Expr, exprs []*plan.Expr) *plan.Expr {
-	if e == nil {
-		return nil
-	}
-	return rewrite.Subst(e, exprs)
-}
-
-// both is a AND b, or the one that is not nil (nil: neither is).
-func both(a, b *plan.Expr) *plan.Expr {
-	if b == nil {
-		return a
-	}
-	return rewrite.And(a, b)
 }
 
 // anyOf is the OR of conds: nil (every row) when one of them is.

@@ -87,10 +87,13 @@ func andAll(es []*plan.Expr) *plan.Expr {
 	return out
 }
 
-// And is a AND b; b when a is nil.
+// And is a AND b; the other when one is nil (no condition).
 func And(a, b *plan.Expr) *plan.Expr {
 	if a == nil {
 		return b
+	}
+	if b == nil {
+		return a
 	}
 	return &plan.Expr{Kind: plan.And, Type: plan.Bool, Args: []*plan.Expr{a, b}}
 }
