@@ -225,25 +225,20 @@ func (t *KeyTable) reserve(n, keyBytes int) {
 // the others' state elsewhere (an aggregate's spilled groups). Any other
 // slot number held of the table names another key after it.
 func (t *KeyTable) Compact(keep []int32) {
+	old := *t
 	size := 0
 	for _, s := range keep {
-		size += len(t.key(s))
+		size += len(old.key(s))
 	}
-	arena, ends := make([]byte, 0, size), make([]uint32, 0, len(keep))
+	empty := NewKeyTable()
+	t.arena, t.ends, t.index, t.shift = nil, nil, empty.index, empty.shift
+	t.reserve(len(keep), size)
 	for _, s := range keep {
-		arena = append(arena, t.key(s)...)
-		ends = append(ends, uint32(len(arena)))
-	}
-	n := 64
-	for 4*len(keep) >= 3*n {
-		n *= 2
-	}
-	t.arena, t.ends = arena, ends
-	t.index, t.shift = make([]entry, n), uint8(33-bits.Len(uint(n)))
-	for s := range ends {
-		key := t.key(int32(s))
+		key := old.key(s)
 		h := t.hashKey(key)
-		t.index[t.find(h, key)] = entry{slot: int32(s) + 1, hash: uint32(h >> 32)}
+		i := t.find(h, key)
+		t.arena = append(t.arena, key...)
+		t.added(i, h)
 	}
 }
 

@@ -54,6 +54,11 @@ func (a *aggregate) partsOut() *[spillParts]bool {
 	return &a.sp.out
 }
 
+// compacts says whether the aggregate's spill lets its spilled groups'
+// keys go from its table: when no other operator keys in it, and no
+// finished group's done key names one of its slots.
+func (a *aggregate) compacts() bool { return a.alone && a.fin == nil }
+
 // spill moves the groups of the partitions still in memory with the
 // most groups to disk, until about half of them are there; nothing when
 // the aggregate has no keys, or no groups in memory.
@@ -95,7 +100,7 @@ func (a *aggregate) spill(space *spill.Space) (bool, error) {
 	}
 	a.agg = a.agg.Keep(kept)
 	a.fin.renumbered()
-	if a.alone && a.fin == nil {
+	if a.compacts() {
 		a.agg.CompactTable()
 	}
 	return true, nil

@@ -350,7 +350,7 @@ func (t *Task) spillPast() error {
 // aggspill.go).
 func movable(in *instance) int64 {
 	n := in.op.(spiller).stateBytes()
-	if a, ok := in.op.(*aggregate); ok && a.alone && a.fin == nil {
+	if a, ok := in.op.(*aggregate); ok && a.compacts() {
 		n += in.keys.Bytes()
 	}
 	return n
