@@ -146,13 +146,14 @@ func TestSpaceStopsAtItsLimit(t *testing.T) {
 // 3 runs of 3: "spill: stat .../job: no such file or directory".)
 func TestSpacesShareTheirRoot(t *testing.T) {
 	root := filepath.Join(t.TempDir(), "job")
+	rows := batch(t, 0, 3) // made here: a test's helpers fail it from its own goroutine only
 	errs := make(chan error, 4)
 	for w := range 4 {
 		go func() {
 			for i := range 300 {
 				s := spill.NewSpace(root, fmt.Sprintf("task-%d-%d", w, i), 0)
 				f := s.Files("rows", 1, cols)
-				if err := f.Append(0, batch(t, 0, 3), nil); err != nil {
+				if err := f.Append(0, rows, nil); err != nil {
 					errs <- err
 					return
 				}
