@@ -32,6 +32,7 @@ func Build(queries []Logical, shape Shape) (*Plan, error) {
 		shuffles: map[string]*Channel{},
 		classes:  map[string]string{},
 		names:    map[string]bool{},
+		order:    shape.Arrival,
 	}
 	seen := map[string]bool{}
 	queries = slices.Clone(queries)
@@ -76,6 +77,7 @@ type planner struct {
 	keyed    []keyedOp
 	names    map[string]bool        // channel names taken
 	shared   map[string]*sharedJoin // the shared joins, by signature (share.go)
+	order    []string               // the tables in the order their uploads end (Shape.Arrival)
 }
 
 // keyedOp is a keyed operator and the class of the key its state is by.
@@ -278,14 +280,14 @@ func (pl *planner) binary(n *plan.Node) (stream, error) {
 	if n.Op == plan.SemiJoin {
 		rk = rewrite.ColRef(0, r.cols[0])
 	}
-	_, out := pl.pair(n, l, r, n.LeftKey, rk)
+	_, out, _ := pl.pair(n, l, r, n.LeftKey, rk)
 	return out, nil
 }
 
 // pair places n, a join or a semi-join, in the shard task over l and r,
 // each shuffled by its key (lk, rk) unless partitioned by it already,
-// and returns its operator and rows.
-func (pl *planner) pair(n *plan.Node, l, r stream, lk, rk *plan.Expr) (*Op, stream) {
+// and returns its operator and rows, and its inputs' partitionings.
+func (pl *planner) pair(n *plan.Node, l, r stream, lk, rk *plan.Expr) (*Op, stream, [2][][]*plan.Expr) {
 	ls := pl.colocate(l, []*plan.Expr{lk})
 	rs := pl.colocate(r, []*plan.Expr{rk})
 	o := pl.addOp(pl.p.Shard.Name, n.Op, n, ls.in, rs.in)
@@ -295,7 +297,7 @@ func (pl *planner) pair(n *plan.Node, l, r stream, lk, rk *plan.Expr) (*Op, stre
 	if n.Op == plan.Join {
 		out.part = joinPart(n.JoinType, ls.part, rs.part, len(ls.cols))
 	}
-	return o, out
+	return o, out, [2][][]*plan.Expr{ls.part, rs.part}
 }
 
 // grouped places an aggregate or a DISTINCT: complete where its input is

@@ -36,6 +36,7 @@ func Check(p *Plan) error {
 	replicas := map[string]int{p.Gateway.Name: p.Gateway.Replicas, p.Shard.Name: p.Shard.Replicas}
 	read := map[int]bool{}
 	parts := make([][][]*plan.Expr, len(p.Ops)) // each operator's output partitioning
+	joinIns := map[int]joinInputs{}             // each join's inputs
 	for i, o := range p.Ops {
 		if o.ID != i {
 			bad("operator %d is numbered #%d", i, o.ID)
@@ -66,6 +67,14 @@ func Check(p *Plan) error {
 		part, err := checkOp(p, o, ins, inParts, replicas[o.Task])
 		if err != nil {
 			bad("#%d %s: %w", o.ID, o.Kind, err)
+		}
+		switch {
+		case o.Kind == plan.Join:
+			joinIns[o.ID] = joinInputs{inParts, len(ins[0])}
+		case o.Kind == plan.Filter && o.Inputs[0].Channel == "":
+			if j, ok := joinIns[o.Inputs[0].Op]; ok {
+				part = j.present(p.Ops[o.Inputs[0].Op].Node.JoinType, o.Node.Cond)
+			}
 		}
 		parts[i] = part
 	}
@@ -166,6 +175,29 @@ func checkInput(p *Plan, o *Op, in Input, parts [][][]*plan.Expr) ([]plan.Column
 		key = append(key, e)
 	}
 	return cols, [][]*plan.Expr{key}, nil
+}
+
+// joinInputs is a join's inputs: how each is partitioned, and the left
+// one's columns.
+type joinInputs struct {
+	parts [][][]*plan.Expr
+	nl    int
+}
+
+// present is how the rows of a join of type t over the inputs j that
+// cond keeps are partitioned: as a join that pads neither side whose
+// columns a conjunct of cond requires (IS NOT NULL), since the rows the
+// join padded have all that side's columns NULL (a shared outer join's
+// member reads it so: share.go).
+func (j joinInputs) present(t plan.JoinType, cond *plan.Expr) [][]*plan.Expr {
+	var left, right bool // a left column required, a right one
+	for _, c := range rewrite.Conjuncts(cond) {
+		if c.Kind == plan.IsNull && c.Fn == "not" && len(c.Args) == 1 && c.Args[0].Kind == plan.ColRef {
+			left, right = left || c.Args[0].Col < j.nl, right || c.Args[0].Col >= j.nl
+		}
+	}
+	kept := plan.JoinKeeping(t.KeepsLeft() && !right, t.KeepsRight() && !left)
+	return joinPart(kept, j.parts[0], j.parts[1], j.nl)
 }
 
 // checkOp checks what o computes over its inputs and returns how its

@@ -136,3 +136,48 @@ func TestBuildRefusesMalformedPlans(t *testing.T) {
 		t.Error("two queries named x: no error")
 	}
 }
+
+// TestCheckKnowsASharedOuterJoinsMembers: a LEFT and a FULL join of the
+// same tables and keys are one FULL join (share.go), and the LEFT
+// query's rows, which its filter keeps by the marker of the side it
+// preserves, are partitioned by that side's key again: its aggregate by
+// the key runs where it is, and Check agrees. Without the marker the
+// filter keeps the FULL join's rows, partitioned by no key, and Check
+// says the aggregate runs before its shuffle.
+func TestCheckKnowsASharedOuterJoinsMembers(t *testing.T) {
+	texts := map[string]string{
+		"left": "SELECT m.token, COUNT(p.match) AS n FROM matches AS m LEFT JOIN match_players AS p ON p.match = m.token GROUP BY m.token",
+		"full": "SELECT COUNT(*) AS n FROM matches AS m FULL JOIN match_players AS p ON p.match = m.token",
+	}
+	var job []physical.Logical
+	for _, name := range []string{"left", "full"} {
+		root, err := sql.Compile(texts[name], catalog())
+		if err != nil {
+			t.Fatal(err)
+		}
+		job = append(job, physical.Logical{Name: name, Plan: root})
+	}
+	p, err := physical.Build(job, shape(t, deploy.Default()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := physical.Check(p); err != nil {
+		t.Fatalf("the plan: %v\n%s", err, p)
+	}
+	var marked *physical.Op
+	for _, o := range p.Ops {
+		if o.Kind == plan.Join && o.Node.JoinType != plan.JoinFull {
+			t.Fatalf("#%d: a %s join, want one FULL join\n%s", o.ID, o.Node.JoinType, p)
+		}
+		if o.Kind == plan.Filter && strings.Contains(o.Node.Cond.String(), "present") {
+			marked = o
+		}
+	}
+	if marked == nil {
+		t.Fatalf("no filter of the LEFT query by a marker\n%s", p)
+	}
+	marked.Node.Cond = &plan.Expr{Kind: plan.Const, Type: plan.Bool, Value: []byte("true")}
+	if err := physical.Check(p); err == nil || !strings.Contains(err.Error(), "runs before its input is partitioned") {
+		t.Errorf("Check = %v, want the aggregate run before its shuffle", err)
+	}
+}

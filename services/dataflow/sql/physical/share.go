@@ -31,31 +31,55 @@ import (
 // What it costs: the shared join emits the pairs any query's conditions
 // let through on each side, which a query's filter then drops when they
 // are another query's; for a join on a key one side holds once (a
-// match's token), at most one pair per left row. An outer join is not
-// shared (its unmatched rows depend on its own conditions), nor a join
-// of an input that is not being parsed (another join's, an aggregate's),
-// nor the cross product of a subquery's row.
+// match's token), at most one pair per left row. A join of an input that is
+// not being parsed (another join's, an aggregate's) is not shared, nor
+// the cross product of a subquery's row.
 
-// sharedJoin is the one join of a set of queries' inner joins over the
-// same two tables and keys: its two inputs being parsed (the scans'
-// columns any member reads, where any member's conditions hold), its
-// keys over them, and its operator and rows once placed.
+// Outer joins share it too, when the side whose rows they pad with NULLs
+// (the non-preserved side: a LEFT join's right, a FULL join's both) takes
+// every row of its table: then a row of the other side matches in the
+// shared join exactly the rows it matches in the query's own, and is
+// unmatched in one exactly when in the other. The shared join keeps the
+// unmatched rows of each side that any member keeps (a FULL join when a
+// LEFT and a RIGHT member meet), and each of its inputs carries a
+// marker, a column TRUE on every row, when the other side's unmatched
+// rows are kept: NULL in a row the join padded, it tells a member which
+// rows are not its own (a key cannot: a left row whose key is NULL is
+// unmatched too). A member reads the rows where both markers hold, or
+// one for an outer member (a LEFT member's rows are those with a left
+// row, the pairs and the unmatched left rows alike), and its own
+// conditions, which an outer member has on its preserved side alone: a
+// preserved row that fails them is none of its rows, matched or not.
+// The shared join's rows are partitioned as its type says (joinPart); a
+// member's as its own join's would be: its rows are the ones its own
+// join would have placed on each instance.
+
+// sharedJoin is the one join of a set of queries' joins over the same
+// two tables and keys: its two inputs being parsed (the scans' columns
+// any member reads, where any member's conditions hold, and the
+// markers), its keys over them, its type, and its operator and rows once
+// placed.
 type sharedJoin struct {
 	left, right       stream
 	leftKey, rightKey *plan.Expr
+	kind              plan.JoinType
 	// leftCol and rightCol give each column of the table's scan its
 	// column of the join's input (-1: not read).
 	leftCol, rightCol []int
-	// op is the join, once placed (at its first query), and out its rows.
-	op  *Op
-	out stream
+	// leftMark and rightMark are the input's marker column (-1: none).
+	leftMark, rightMark int
+	// op is the join, once placed (at its first query), out its rows,
+	// and parts its inputs' partitionings.
+	op    *Op
+	out   stream
+	parts [2][][]*plan.Expr
 }
 
 // shareable says whether join n may be one of a shared join's queries:
-// an inner equi-join (not a subquery's cross product) of two inputs that
-// are filters and projections over scans.
+// an equi-join (not a subquery's cross product) of two inputs that are
+// filters and projections over scans.
 func shareable(n *plan.Node) bool {
-	return n.Op == plan.Join && !n.JoinType.Outer() && n.Subquery == "" && !isCross(n) &&
+	return n.Op == plan.Join && n.Subquery == "" && !isCross(n) &&
 		parsedOnly(n.Input[0]) && parsedOnly(n.Input[1])
 }
 
@@ -81,23 +105,44 @@ func (d side) label() string { return d.s.table + "|" + keyString([]*plan.Expr{d
 // sig names the shared join of sides a and b (sides' order).
 func sig(a, b side) string { return a.label() + "|" + b.label() }
 
-// sides is the inputs of shareable join n, placed as l and r, in the
-// order of their labels (an inner join is one relation whichever side is
-// whose: the shared join's columns are each query's again after it), and
-// whether that swaps them.
-func sides(n *plan.Node, l, r stream) (a, b side, swapped bool) {
-	a, b = side{l, rewrite.Subst(n.LeftKey, l.exprs)}, side{r, rewrite.Subst(n.RightKey, r.exprs)}
-	if a.label() > b.label() {
-		return b, a, true
+// member is one query's join as a member of a shared join: its inputs in
+// the shared join's order, and its type in that order.
+type member struct {
+	a, b side
+	kind plan.JoinType
+}
+
+// memberOf is join n, placed over l and r, as a member of a shared
+// join, and whether that swaps its inputs; ok is false when n cannot be
+// one (not shareable, an input not being parsed, or an outer join whose
+// padded side takes only some of its table's rows). The inputs are in
+// the order the tables' uploads end, the first to end on the right, the
+// side a join holds (a self-join's, or tables the arrival does not
+// order, in their labels' order): an inner join is one relation
+// whichever side is whose, and the shared join's columns are each
+// query's again after it.
+func (pl *planner) memberOf(n *plan.Node, l, r stream) (m member, swapped, ok bool) {
+	if !shareable(n) || l.at != atSource || r.at != atSource {
+		return member{}, false, false
 	}
-	return a, b, false
+	m = member{side{l, rewrite.Subst(n.LeftKey, l.exprs)}, side{r, rewrite.Subst(n.RightKey, r.exprs)}, n.JoinType}
+	if m.kind == "" {
+		m.kind = plan.JoinInner
+	}
+	la, ra := pl.arrival(l.table), pl.arrival(r.table)
+	if la < ra || la == ra && m.a.label() > m.b.label() {
+		m.a, m.b, m.kind, swapped = m.b, m.a, m.kind.Mirrored(), true
+	}
+	if m.kind.KeepsLeft() && m.b.s.cond != nil || m.kind.KeepsRight() && m.a.s.cond != nil {
+		return member{}, false, false
+	}
+	return m, swapped, true
 }
 
 // findShared finds the shareable joins of every query (their scans
 // registered), and makes a sharedJoin of each set of two or more with
 // one signature.
 func (pl *planner) findShared(queries []Logical) {
-	type member struct{ a, b side }
 	sets := map[string][]member{}
 	var order []string
 	for _, q := range queries {
@@ -109,15 +154,18 @@ func (pl *planner) findShared(queries []Logical) {
 			// route's condition and columns (place).
 			l, lerr := pl.place(n.Input[0])
 			r, rerr := pl.place(n.Input[1])
-			if lerr != nil || rerr != nil || l.at != atSource || r.at != atSource {
+			if lerr != nil || rerr != nil {
 				return
 			}
-			a, b, _ := sides(n, l, r)
-			k := sig(a, b)
+			m, _, ok := pl.memberOf(n, l, r)
+			if !ok {
+				return
+			}
+			k := sig(m.a, m.b)
 			if sets[k] == nil {
 				order = append(order, k)
 			}
-			sets[k] = append(sets[k], member{a, b})
+			sets[k] = append(sets[k], m)
 		})
 	}
 	pl.shared = map[string]*sharedJoin{}
@@ -130,23 +178,26 @@ func (pl *planner) findShared(queries []Logical) {
 		lread := make([]bool, len(pl.scans[lt].Node.Output))
 		rread := make([]bool, len(pl.scans[rt].Node.Output))
 		var lconds, rconds []*plan.Expr
+		keepsLeft, keepsRight := false, false
 		for _, m := range ms {
 			plan.MarkCols(lread, append(slices.Clone(m.a.s.exprs), m.a.s.cond, m.a.key)...)
 			plan.MarkCols(rread, append(slices.Clone(m.b.s.exprs), m.b.s.cond, m.b.key)...)
 			lconds, rconds = append(lconds, m.a.s.cond), append(rconds, m.b.s.cond)
+			keepsLeft, keepsRight = keepsLeft || m.kind.KeepsLeft(), keepsRight || m.kind.KeepsRight()
 		}
-		s := &sharedJoin{}
-		s.left, s.leftCol = pl.parsedCols(lt, lread, anyOf(lconds))
-		s.right, s.rightCol = pl.parsedCols(rt, rread, anyOf(rconds))
+		s := &sharedJoin{kind: plan.JoinKeeping(keepsLeft, keepsRight)}
+		s.left, s.leftCol, s.leftMark = pl.parsedCols(lt, lread, anyOf(lconds), keepsRight)
+		s.right, s.rightCol, s.rightMark = pl.parsedCols(rt, rread, anyOf(rconds), keepsLeft)
 		s.leftKey = rewrite.Subst(ms[0].a.key, colMap(s.leftCol, pl.scans[lt].Node.Output, 0))
 		s.rightKey = rewrite.Subst(ms[0].b.key, colMap(s.rightCol, pl.scans[rt].Node.Output, 0))
 		pl.shared[k] = s
 	}
 }
 
-// parsedCols is the input being parsed of table's scan columns read, where
-// cond holds, and the column of it each scan column is (-1: none).
-func (pl *planner) parsedCols(table string, read []bool, cond *plan.Expr) (stream, []int) {
+// parsedCols is the input being parsed of table's scan columns read,
+// where cond holds, and the column of it each scan column is (-1: none);
+// with a marker column after them when marked (its column; -1: none).
+func (pl *planner) parsedCols(table string, read []bool, cond *plan.Expr, marked bool) (stream, []int, int) {
 	scan := pl.scans[table].Node.Output
 	s := stream{at: atSource, table: table, cond: cond}
 	at := make([]int, len(scan))
@@ -158,7 +209,13 @@ func (pl *planner) parsedCols(table string, read []bool, cond *plan.Expr) (strea
 			s.exprs = append(s.exprs, rewrite.ColRef(i, c))
 		}
 	}
-	return s, at
+	mark := -1
+	if marked {
+		mark = len(s.cols)
+		s.cols = append(s.cols, plan.Column{Name: table + ".present", Type: plan.Bool})
+		s.exprs = append(s.exprs, &plan.Expr{Kind: plan.Const, Type: plan.Bool, Value: []byte("true")})
+	}
+	return s, at, mark
 }
 
 // colMap is, for each column of a scan (cols), a reference to column
@@ -175,31 +232,53 @@ func colMap(at []int, cols []plan.Column, offset int) []*plan.Expr {
 	return out
 }
 
+// present is the condition that a row of the shared join has a row of
+// the side whose marker is column mark of its output (cols); nil (every
+// row has) when that side has no marker (mark < 0).
+func present(mark int, cols []plan.Column) *plan.Expr {
+	if mark < 0 {
+		return nil
+	}
+	return &plan.Expr{Kind: plan.IsNull, Fn: "not", Type: plan.Bool, Args: []*plan.Expr{rewrite.ColRef(mark, cols[mark])}}
+}
+
 // placeShared places join n of the query being placed, whose inputs are
 // being parsed as l and r, through its shared join if it has one: the
 // shared join (placed at its first query), then the query's conditions
 // and its columns over the join's output. ok is false when n has none.
 func (pl *planner) placeShared(n *plan.Node, l, r stream) (stream, bool) {
-	if !shareable(n) || l.at != atSource || r.at != atSource {
+	m, swapped, ok := pl.memberOf(n, l, r)
+	if !ok {
 		return stream{}, false
 	}
-	a, b, swapped := sides(n, l, r)
-	s := pl.shared[sig(a, b)]
+	s := pl.shared[sig(m.a, m.b)]
 	if s == nil {
 		return stream{}, false
 	}
 	if s.op == nil {
-		node := &plan.Node{Op: plan.Join, JoinType: plan.JoinInner, LeftKey: s.leftKey, RightKey: s.rightKey, Output: append(slices.Clone(s.left.cols), s.right.cols...)}
-		s.op, s.out = pl.pair(node, s.left, s.right, s.leftKey, s.rightKey)
+		node := &plan.Node{Op: plan.Join, JoinType: s.kind, LeftKey: s.leftKey, RightKey: s.rightKey, Output: append(slices.Clone(s.left.cols), s.right.cols...)}
+		s.op, s.out, s.parts = pl.pair(node, s.left, s.right, s.leftKey, s.rightKey)
 	}
 	pl.serve(s.op)
-	lm := colMap(s.leftCol, pl.scans[a.s.table].Node.Output, 0)
-	rm := colMap(s.rightCol, pl.scans[b.s.table].Node.Output, len(s.left.cols))
+	nl := len(s.left.cols)
+	lm := colMap(s.leftCol, pl.scans[m.a.s.table].Node.Output, 0)
+	rm := colMap(s.rightCol, pl.scans[m.b.s.table].Node.Output, nl)
+	// The member's rows: those with a row of each side its join does not
+	// pad, where its conditions hold.
+	var cond *plan.Expr
+	if !m.kind.KeepsRight() {
+		cond = present(s.leftMark, s.out.cols)
+	}
+	if !m.kind.KeepsLeft() && s.rightMark >= 0 {
+		cond = rewrite.And(cond, present(nl+s.rightMark, s.out.cols))
+	}
+	cond = rewrite.And(cond, rewrite.And(rewrite.Subst(m.a.s.cond, lm), rewrite.Subst(m.b.s.cond, rm)))
 	if swapped { // the query's left input is the shared join's right
 		lm, rm = rm, lm
 	}
 	out := s.out
-	if cond := rewrite.And(rewrite.Subst(l.cond, lm), rewrite.Subst(r.cond, rm)); cond != nil {
+	out.part = joinPart(m.kind, s.parts[0], s.parts[1], nl)
+	if cond != nil {
 		out = pl.chain(out, plan.Filter, &plan.Node{Op: plan.Filter, Cond: cond, Output: out.cols})
 	}
 	exprs := make([]*plan.Expr, 0, len(l.exprs)+len(r.exprs))
@@ -238,4 +317,13 @@ func walk(n *plan.Node, f func(*plan.Node)) {
 	for _, in := range n.Input {
 		walk(in, f)
 	}
+}
+
+// arrival is table's place in the order the job's tables' uploads end
+// (Shape.Arrival); len(Arrival) when it has none.
+func (pl *planner) arrival(table string) int {
+	if i := slices.Index(pl.order, table); i >= 0 {
+		return i
+	}
+	return len(pl.order)
 }

@@ -32,3 +32,21 @@ func (t JoinType) KeepsRight() bool { return t == JoinRight || t == JoinFull }
 
 // Outer says whether a join of type t emits unmatched rows.
 func (t JoinType) Outer() bool { return t.KeepsLeft() || t.KeepsRight() }
+
+// Mirrored is the type of the join of t's inputs swapped: a LEFT join's
+// is RIGHT, a RIGHT join's LEFT, and an inner or full join is its own.
+func (t JoinType) Mirrored() JoinType { return JoinKeeping(t.KeepsRight(), t.KeepsLeft()) }
+
+// JoinKeeping is the join type that keeps the unmatched left rows when
+// left does, and the right ones when right does.
+func JoinKeeping(left, right bool) JoinType {
+	switch {
+	case left && right:
+		return JoinFull
+	case left:
+		return JoinLeft
+	case right:
+		return JoinRight
+	}
+	return JoinInner
+}

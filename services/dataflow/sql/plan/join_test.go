@@ -48,3 +48,13 @@ func TestJoinTypeJSON(t *testing.T) {
 		t.Error("the join types keep the wrong unmatched rows")
 	}
 }
+
+// TestJoinTypeMirrored: swapping a join's inputs swaps which unmatched
+// rows it keeps.
+func TestJoinTypeMirrored(t *testing.T) {
+	for t0, want := range map[plan.JoinType]plan.JoinType{plan.JoinInner: plan.JoinInner, "": plan.JoinInner, plan.JoinLeft: plan.JoinRight, plan.JoinRight: plan.JoinLeft, plan.JoinFull: plan.JoinFull} {
+		if got := t0.Mirrored(); got != want {
+			t.Errorf("%q.Mirrored() = %q, want %q", t0, got, want)
+		}
+	}
+}

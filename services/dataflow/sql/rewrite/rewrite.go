@@ -39,7 +39,7 @@ func pushDown(f *plan.Node) *plan.Node {
 	nl := len(j.Input[0].Output)
 	var left, right, rest []*plan.Expr
 	toLeft, toRight := pushable(j.JoinType)
-	for _, c := range conjuncts(f.Cond) {
+	for _, c := range Conjuncts(f.Cond) {
 		lo, hi := colRange(c)
 		switch {
 		case hi < nl && toLeft:
@@ -72,9 +72,14 @@ func filtered(n *plan.Node, conds []*plan.Expr) *plan.Node {
 	return f
 }
 
-func conjuncts(e *plan.Expr) []*plan.Expr {
-	if e.Kind == plan.And {
-		return append(conjuncts(e.Args[0]), conjuncts(e.Args[1])...)
+// Conjuncts is the conditions e is the AND of (e itself when it is no
+// AND); none when e is nil.
+func Conjuncts(e *plan.Expr) []*plan.Expr {
+	switch {
+	case e == nil:
+		return nil
+	case e.Kind == plan.And:
+		return append(Conjuncts(e.Args[0]), Conjuncts(e.Args[1])...)
 	}
 	return []*plan.Expr{e}
 }

@@ -79,11 +79,8 @@ func swapped(j *plan.Node) *plan.Node {
 	s.Input = []*plan.Node{r, l}
 	s.LeftKey, s.RightKey = j.RightKey, j.LeftKey
 	s.Output = append(slices.Clone(r.Output), l.Output...)
-	switch j.JoinType {
-	case plan.JoinLeft:
-		s.JoinType = plan.JoinRight
-	case plan.JoinRight:
-		s.JoinType = plan.JoinLeft
+	if j.JoinType.Outer() {
+		s.JoinType = j.JoinType.Mirrored()
 	}
 	nl, nr := len(l.Output), len(r.Output)
 	exprs := make([]*plan.Expr, 0, nl+nr)

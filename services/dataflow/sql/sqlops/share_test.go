@@ -14,17 +14,23 @@ import (
 // sharedQueries are inner joins of the players to their matches, each
 // with conditions of its own on either side (NULL ratings and averages
 // among them), a condition over both sides above the join, computed
-// columns, a derived table and a join of a join: physical.Build makes
-// the joins of the parsed inputs one shared join (share.go); the outer
-// one and the self-join stay joins of their own.
+// columns, a derived table and a join of a join, and outer joins, LEFT,
+// RIGHT and FULL, with conditions on the side they keep: physical.Build
+// makes the joins of the parsed inputs one shared join (share.go), a
+// FULL one; the outer join whose padded side is filtered (outer) and the
+// self-join stay joins of their own.
 var sharedQueries = map[string]string{
-	"rated":  "SELECT p.civ, COUNT(*) AS n, MAX(m.average_rating) AS top FROM match_players AS p JOIN matches AS m ON m.token = p.match WHERE p.rating > 1500 GROUP BY 1 ORDER BY 1",
-	"ladder": "SELECT m.ladder, p.color, COUNT(*) AS n FROM matches AS m JOIN match_players AS p ON p.match = m.token WHERE m.ladder = 'RM_1v1' AND p.civ <> '' GROUP BY 1, 2 ORDER BY 1, 2",
-	"above":  "SELECT UPPER(m.map) AS map, p.rating - m.average_rating AS over FROM match_players AS p JOIN matches AS m ON m.token = p.match WHERE p.rating > m.average_rating AND m.map LIKE 'a%' ORDER BY 1, 2 LIMIT 50",
-	"all":    "SELECT COUNT(*) AS n, COUNT(p.rating) AS rated, SUM(CASE WHEN p.winner THEN 1 ELSE 0 END) AS wins FROM match_players AS p JOIN matches AS m ON m.token = p.match",
-	"team":   "SELECT t.map, COUNT(*) AS n FROM match_players AS p JOIN (SELECT token AS match, map FROM matches WHERE ladder = 'RM_TEAM') AS t USING (match) GROUP BY 1 ORDER BY 1",
-	"pairs":  "SELECT a.civ, b.civ AS other, COUNT(*) AS n FROM matches AS m JOIN match_players AS a ON a.match = m.token JOIN match_players AS b ON b.match = m.token WHERE m.ladder = 'RM_1v1' AND a.civ < b.civ GROUP BY 1, 2 ORDER BY 3 DESC, 1, 2 LIMIT 20",
-	"outer":  "SELECT m.ladder, COUNT(p.match) AS players FROM matches AS m LEFT JOIN (SELECT match FROM match_players WHERE rating > 2000) AS p ON p.match = m.token GROUP BY 1 ORDER BY 1",
+	"rated":   "SELECT p.civ, COUNT(*) AS n, MAX(m.average_rating) AS top FROM match_players AS p JOIN matches AS m ON m.token = p.match WHERE p.rating > 1500 GROUP BY 1 ORDER BY 1",
+	"ladder":  "SELECT m.ladder, p.color, COUNT(*) AS n FROM matches AS m JOIN match_players AS p ON p.match = m.token WHERE m.ladder = 'RM_1v1' AND p.civ <> '' GROUP BY 1, 2 ORDER BY 1, 2",
+	"above":   "SELECT UPPER(m.map) AS map, p.rating - m.average_rating AS over FROM match_players AS p JOIN matches AS m ON m.token = p.match WHERE p.rating > m.average_rating AND m.map LIKE 'a%' ORDER BY 1, 2 LIMIT 50",
+	"all":     "SELECT COUNT(*) AS n, COUNT(p.rating) AS rated, SUM(CASE WHEN p.winner THEN 1 ELSE 0 END) AS wins FROM match_players AS p JOIN matches AS m ON m.token = p.match",
+	"team":    "SELECT t.map, COUNT(*) AS n FROM match_players AS p JOIN (SELECT token AS match, map FROM matches WHERE ladder = 'RM_TEAM') AS t USING (match) GROUP BY 1 ORDER BY 1",
+	"pairs":   "SELECT a.civ, b.civ AS other, COUNT(*) AS n FROM matches AS m JOIN match_players AS a ON a.match = m.token JOIN match_players AS b ON b.match = m.token WHERE m.ladder = 'RM_1v1' AND a.civ < b.civ GROUP BY 1, 2 ORDER BY 3 DESC, 1, 2 LIMIT 20",
+	"outer":   "SELECT m.ladder, COUNT(p.match) AS players FROM matches AS m LEFT JOIN (SELECT match FROM match_players WHERE rating > 2000) AS p ON p.match = m.token GROUP BY 1 ORDER BY 1",
+	"seen":    "SELECT m.ladder, COUNT(*) AS n, COUNT(p.match) AS players, COUNT(*) FILTER (WHERE p.rating IS NULL) AS unrated FROM matches AS m LEFT JOIN match_players AS p ON p.match = m.token WHERE m.map <> 'arena' GROUP BY 1 ORDER BY 1",
+	"orphans": "SELECT p.civ, COUNT(*) AS n, COUNT(m.token) AS matched FROM matches AS m RIGHT JOIN match_players AS p ON p.match = m.token WHERE p.winner GROUP BY 1 ORDER BY 1",
+	"padded":  "SELECT p.match, COUNT(*) AS n FROM matches AS m LEFT JOIN match_players AS p ON p.match = m.token GROUP BY p.match ORDER BY 2 DESC, 1 LIMIT 5",
+	"full":    "SELECT COALESCE(m.ladder, '-') AS ladder, COUNT(*) AS n, COUNT(m.token) AS m, COUNT(p.match) AS p, COUNT(*) FILTER (WHERE p.match IS NULL) AS alone FROM matches AS m FULL JOIN match_players AS p ON p.match = m.token GROUP BY 1 ORDER BY 1",
 }
 
 // TestSharedJoinAnswersAsItsQueriesAlone: a job of queries whose inner
@@ -32,8 +38,8 @@ var sharedQueries = map[string]string{
 // query the file that query gives alone (its join its own), byte for
 // byte, on one shard and three; spilling past a small budget, and with
 // its operators restarted from their snapshots, the same again. The plan
-// holds one join serving the six queries whose joins read parsed inputs
-// (pairs's first), and the outer join and pairs's second are their own.
+// holds one join serving the ten queries whose joins read parsed inputs
+// (pairs's first), and outer's join and pairs's second are their own.
 func TestSharedJoinAnswersAsItsQueriesAlone(t *testing.T) {
 	_, _, tables := generated(t, 1500, 21)
 	names := make([]string, 0, len(sharedQueries))
@@ -53,8 +59,8 @@ func TestSharedJoinAnswersAsItsQueriesAlone(t *testing.T) {
 				}
 			}
 		}
-		if len(shared) != 1 || len(shared[0].Queries) != 6 || joins != 3 {
-			t.Fatalf("%d shards: %d joins, shared %v: want 3, one of six queries\n%s", shards, joins, shared, p)
+		if len(shared) != 1 || len(shared[0].Queries) != 10 || joins != 3 || shared[0].Node.JoinType != plan.JoinFull {
+			t.Fatalf("%d shards: %d joins, shared %v: want 3, one FULL join of ten queries\n%s", shards, joins, shared, p)
 		}
 		all, err := sqlops.RunBudget(p, tables, sqlops.Budget{})
 		if err != nil {
@@ -78,7 +84,7 @@ func TestSharedJoinAnswersAsItsQueriesAlone(t *testing.T) {
 	if j.want, err = sqlops.RunBudget(j.p, tables, sqlops.Budget{}); err != nil {
 		t.Fatal(err)
 	}
-	j.spills(t, 60_000, "join of above, all, ladder, pairs, rated, team")
+	j.spills(t, 90_000, "join of above, all, full, ladder, orphans, padded, pairs, rated, seen, team")
 }
 
 // TestSharedJoinTablesAlone: without a second query of the same tables
