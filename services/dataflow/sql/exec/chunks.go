@@ -123,6 +123,21 @@ func (c *rowChunks) batch() *Batch {
 	return b
 }
 
+// chunkBatch is chunk i's rows as a Batch, its Vecs as they are; a
+// column not kept, NULLs.
+func (c *rowChunks) chunkBatch(i int) *Batch {
+	n := min(chunkRows, c.n-i*chunkRows)
+	b := &Batch{N: n, Cols: make([]*Vec, len(c.types))}
+	for k, t := range c.types {
+		if c.skipped(k) {
+			b.Cols[k] = unread(t, n)
+			continue
+		}
+		b.Cols[k] = c.chunks[i][k].v
+	}
+	return b
+}
+
 // bytes is about the memory the rows take.
 func (c *rowChunks) bytes() int64 {
 	var n int64

@@ -648,7 +648,11 @@ func (j *Join) Right() *Batch {
 // keyColumn is the right rows' key, when it is one text column the join
 // does not hold (SetRead): each row's key's text in the table, NULL for a
 // row of none (a NULL key).
-func (j *Join) keyColumn() *Vec {
+func (j *Join) keyColumn() *Vec { return j.keyText(j.keySlots(), 0, j.n) }
+
+// keySlots is the slot of each right row's key in the table, -1 for a
+// row of none (a NULL key).
+func (j *Join) keySlots() []int32 {
 	slot := make([]int32, j.n)
 	for r := range slot {
 		slot[r] = -1
@@ -661,8 +665,14 @@ func (j *Join) keyColumn() *Vec {
 			slot[r] = int32(s)
 		}
 	}
-	bl := newBuilder(plan.Text, j.n)
-	for _, s := range slot {
+	return slot
+}
+
+// keyText is the text of the keys of the right rows from to to, by
+// their slots (keySlots), NULL for a row of none.
+func (j *Join) keyText(slot []int32, from, to int) *Vec {
+	bl := newBuilder(plan.Text, to-from)
+	for _, s := range slot[from:to] {
 		if s >= 0 {
 			if t, ok := j.v.t.KeyText(s); ok {
 				bl.text(t)
@@ -672,6 +682,42 @@ func (j *Join) keyColumn() *Vec {
 		bl.null()
 	}
 	return bl.v
+}
+
+// EachRight hands the right rows to f in order, a chunk of them at a
+// time (Right's rows without their copy into one Batch).
+func (j *Join) EachRight(f func(*Batch) error) error { return j.eachRight(false, f) }
+
+// DrainRight hands the right rows to f in order, a chunk of them at a
+// time, each chunk let go once f has it (a spill's: the rows it keeps go
+// to a join of their own, and the join they leave holds none of them at
+// the end but its keys' lists); the join is spent then, good for nothing
+// more. The key column it does not hold comes from the table, as
+// Right's.
+func (j *Join) DrainRight(f func(*Batch) error) error { return j.eachRight(true, f) }
+
+// eachRight is EachRight, or DrainRight when drain is set.
+func (j *Join) eachRight(drain bool, f func(*Batch) error) error {
+	var slot []int32
+	k := j.rightKey
+	fromTable := k != nil && k.Kind == plan.ColRef && k.Type == plan.Text && j.right.skipped(k.Col)
+	if fromTable {
+		slot = j.keySlots()
+	}
+	for i := range j.right.chunks {
+		b := j.right.chunkBatch(i)
+		from := i * chunkRows
+		if fromTable {
+			b.Cols[k.Col] = j.keyText(slot, from, from+b.N)
+		}
+		if drain {
+			j.right.chunks[i] = nil
+		}
+		if err := f(b); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // RightRows is how many right rows have been added.

@@ -38,8 +38,11 @@ func keyed(side string, from, n int) *exec.Batch {
 // has ended can still move its partitions to disk (its left rows are
 // probed as they come then, and the task's other operators grow); the
 // left rows of a spilled partition that come after are probed at its
-// end against all its right rows. Its rows are the unspilled join's.
-// A right join cannot (it would carry which right rows have matched).
+// end against all its right rows. Its rows are the unspilled join's. A
+// right join too: its partitions take which right rows have matched, and
+// the right rows no left row matched, before the spill or after, come
+// out unmatched once (keys k0..k99 are matched before the spill, k100..
+// k199 after, k200..k299 never).
 func TestJoinSpillsAfterItsRightInputEnded(t *testing.T) {
 	cols := []plan.Column{{Name: "k", Type: plan.Text}, {Name: "v", Type: plan.Text}}
 	key := &plan.Expr{Kind: plan.ColRef, Col: 0, Type: plan.Text}
@@ -50,7 +53,7 @@ func TestJoinSpillsAfterItsRightInputEnded(t *testing.T) {
 		jo.id, jo.table = 1, table
 		return jo
 	}
-	run := func(jo *join, space *spill.Space) (rows []string, spilled bool) {
+	run := func(jo *join, space *spill.Space, before, after *exec.Batch) (rows []string, spilled bool) {
 		out := func(b *exec.Batch) {
 			for i := range b.N {
 				var r string
@@ -68,7 +71,7 @@ func TestJoinSpillsAfterItsRightInputEnded(t *testing.T) {
 		if err := jo.EndInput(1, out); err != nil {
 			t.Fatal(err)
 		}
-		if err := jo.Apply(0, keyed("l", 0, 400), out); err != nil {
+		if err := jo.Apply(0, before, out); err != nil {
 			t.Fatal(err)
 		}
 		if space != nil {
@@ -77,7 +80,7 @@ func TestJoinSpillsAfterItsRightInputEnded(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if err := jo.Apply(0, keyed("l", 400, 500), out); err != nil {
+		if err := jo.Apply(0, after, out); err != nil {
 			t.Fatal(err)
 		}
 		if err := jo.Finish(out); err != nil {
@@ -86,20 +89,64 @@ func TestJoinSpillsAfterItsRightInputEnded(t *testing.T) {
 		slices.Sort(rows)
 		return rows, spilled
 	}
-	want, _ := run(newJ(plan.JoinInner), nil)
-	if len(want) != 900*2 {
-		t.Fatalf("the unspilled join made %d rows, want %d", len(want), 900*2)
-	}
 	space := spill.NewSpace(t.TempDir(), "job", 1<<30)
 	defer space.Close()
-	got, spilled := run(newJ(plan.JoinInner), space)
-	if !spilled {
-		t.Fatal("an inner join whose right input has ended did not spill")
+	for _, c := range []struct {
+		typ           plan.JoinType
+		before, after *exec.Batch
+		rows          int
+	}{
+		{plan.JoinInner, keyed("l", 0, 400), keyed("l", 400, 500), 900 * 2},
+		// 200 left rows of 2 right rows each, and 100 keys' right rows
+		// unmatched.
+		{plan.JoinRight, keyed("l", 0, 100), keyed("l", 100, 100), 200*2 + 100*2},
+	} {
+		want, _ := run(newJ(c.typ), nil, c.before, c.after)
+		if len(want) != c.rows {
+			t.Fatalf("%s: the unspilled join made %d rows, want %d", c.typ, len(want), c.rows)
+		}
+		got, spilled := run(newJ(c.typ), space, c.before, c.after)
+		if !spilled {
+			t.Fatalf("a %s join whose right input has ended did not spill", c.typ)
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("%s: spilled after the right input's end: %d rows, the unspilled join's %d", c.typ, len(got), len(want))
+		}
 	}
-	if !slices.Equal(got, want) {
-		t.Fatalf("spilled after the right input's end: %d rows, the unspilled join's %d", len(got), len(want))
+}
+
+// TestSpillLargestMovesHalf: a spill marks the largest partitions still
+// in memory until about half of what they hold is out, one at least, and
+// none when they hold nothing.
+func TestSpillLargestMovesHalf(t *testing.T) {
+	even := func(n int64) (s [spillParts]int64) {
+		for p := range s {
+			s[p] = n
+		}
+		return s
 	}
-	if _, spilled := run(newJ(plan.JoinRight), space); spilled {
-		t.Fatal("a right join spilled after its right input's end")
+	var largest [spillParts]int64
+	largest[7], largest[3] = 100, 50
+	for _, c := range []struct {
+		name string
+		out  [spillParts]bool
+		size [spillParts]int64
+		want []int // partitions marked
+	}{
+		{"half", [spillParts]bool{}, even(10), []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15}},
+		{"of what is still in", [spillParts]bool{0: true, 1: true, 2: true, 3: true}, even(10), []int{4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17}},
+		{"the largest first, one at least", [spillParts]bool{}, largest, []int{7}},
+		{"nothing held", [spillParts]bool{}, even(0), nil},
+	} {
+		out := c.out
+		marked := spillLargest(&out, &c.size)
+		if !slices.Equal(marked, c.want) {
+			t.Errorf("%s: marked %v, want %v", c.name, marked, c.want)
+		}
+		for _, p := range marked {
+			if c.out[p] || !out[p] {
+				t.Errorf("%s: partition %d marked wrong (out before %v, after %v)", c.name, p, c.out[p], out[p])
+			}
+		}
 	}
 }
