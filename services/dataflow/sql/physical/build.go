@@ -262,6 +262,9 @@ func (pl *planner) chain(in stream, kind plan.Op, node *plan.Node) stream {
 // binary places a join or a semi-join in the shard task, each input
 // shuffled by its key unless it is partitioned by it already.
 func (pl *planner) binary(n *plan.Node) (stream, error) {
+	if out, ok := pl.placeShared(n); ok { // share.go
+		return out, nil
+	}
 	l, err := pl.place(n.Input[0])
 	if err != nil {
 		return stream{}, err
@@ -272,9 +275,6 @@ func (pl *planner) binary(n *plan.Node) (stream, error) {
 	}
 	if isCross(n) { // subquery.go
 		return pl.cross(n, l, r), nil
-	}
-	if out, ok := pl.placeShared(n, l, r); ok { // share.go
-		return out, nil
 	}
 	rk := n.RightKey
 	if n.Op == plan.SemiJoin {

@@ -106,67 +106,114 @@ func (d side) label() string { return d.s.table + "|" + keyString([]*plan.Expr{d
 func sig(a, b side) string { return a.label() + "|" + b.label() }
 
 // member is one query's join as a member of a shared join: its inputs in
-// the shared join's order, and its type in that order.
+// the shared join's order, its type in that order, and, of a join on
+// several keys sharing a join on one of them, the equalities of the
+// others (each a's expression and b's, over their scans' columns), which
+// it keeps its rows by after the shared join.
 type member struct {
 	a, b side
 	kind plan.JoinType
+	eqs  [][2]*plan.Expr
 }
 
-// memberOf is join n, placed over l and r, as a member of a shared
-// join, and whether that swaps its inputs; ok is false when n cannot be
-// one (not shareable, an input not being parsed, or an outer join whose
-// padded side takes only some of its table's rows). The inputs are in
-// the order the tables' uploads end, the first to end on the right, the
-// side a join holds (a self-join's, or tables the arrival does not
-// order, in their labels' order): an inner join is one relation
-// whichever side is whose, and the shared join's columns are each
-// query's again after it.
-func (pl *planner) memberOf(n *plan.Node, l, r stream) (m member, swapped, ok bool) {
-	if !shareable(n) || l.at != atSource || r.at != atSource {
-		return member{}, false, false
+// candidates is join n, placed over l and r, as each member of a shared
+// join it could be, in the order it takes them, and whether each swaps
+// its inputs; none when it can be none (not shareable, an input not
+// being parsed, or an outer join whose padded side takes only some of
+// its table's rows). Its first is n on its own key; an inner join on
+// several keys (KEY(a, b) = KEY(x, y)) could also be a member of the
+// shared join on any one of them, the others' equalities kept after
+// it: a join on a key one side holds once (a match's token) makes no
+// more pairs for being joined on it alone. The inputs are in the order
+// the tables' uploads end, the first to end on the right, the side a
+// join holds (a self-join's, or tables the arrival does not order, in
+// their labels' order): an inner join is one relation whichever side
+// is whose, and the shared join's columns are each query's again after
+// it.
+func (pl *planner) candidates(n *plan.Node) (ms []member, swapped []bool, l, r stream) {
+	if !shareable(n) {
+		return nil, nil, l, r
 	}
-	m = member{side{l, rewrite.Subst(n.LeftKey, l.exprs)}, side{r, rewrite.Subst(n.RightKey, r.exprs)}, n.JoinType}
-	if m.kind == "" {
-		m.kind = plan.JoinInner
+	var lerr, rerr error
+	// Placing a parsed input adds no operator: it is its route's
+	// condition and columns (place).
+	l, lerr = pl.place(n.Input[0])
+	r, rerr = pl.place(n.Input[1])
+	if lerr != nil || rerr != nil || l.at != atSource || r.at != atSource {
+		return nil, nil, l, r
 	}
-	la, ra := pl.arrival(l.table), pl.arrival(r.table)
-	if la < ra || la == ra && m.a.label() > m.b.label() {
-		m.a, m.b, m.kind, swapped = m.b, m.a, m.kind.Mirrored(), true
+	kind := n.JoinType
+	if kind == "" {
+		kind = plan.JoinInner
 	}
-	if m.kind.KeepsLeft() && m.b.s.cond != nil || m.kind.KeepsRight() && m.a.s.cond != nil {
-		return member{}, false, false
+	lk, rk := rewrite.Subst(n.LeftKey, l.exprs), rewrite.Subst(n.RightKey, r.exprs)
+	add := func(m member) {
+		if pl.arrival(l.table) < pl.arrival(r.table) || pl.arrival(l.table) == pl.arrival(r.table) && m.a.label() > m.b.label() {
+			m.a, m.b, m.kind = m.b, m.a, m.kind.Mirrored()
+			for i, e := range m.eqs {
+				m.eqs[i] = [2]*plan.Expr{e[1], e[0]}
+			}
+			swapped = append(swapped, true)
+		} else {
+			swapped = append(swapped, false)
+		}
+		if m.kind.KeepsLeft() && m.b.s.cond != nil || m.kind.KeepsRight() && m.a.s.cond != nil {
+			swapped = swapped[:len(swapped)-1]
+			return
+		}
+		ms = append(ms, m)
 	}
-	return m, swapped, true
+	add(member{a: side{l, lk}, b: side{r, rk}, kind: kind})
+	if kind != plan.JoinInner || lk.Kind != plan.Call || lk.Fn != plan.FnKey || rk.Kind != plan.Call || rk.Fn != plan.FnKey || len(lk.Args) != len(rk.Args) {
+		return ms, swapped, l, r
+	}
+	for i := range lk.Args {
+		m := member{a: side{l, lk.Args[i]}, b: side{r, rk.Args[i]}, kind: kind}
+		for j := range lk.Args {
+			if j != i {
+				m.eqs = append(m.eqs, [2]*plan.Expr{lk.Args[j], rk.Args[j]})
+			}
+		}
+		add(m)
+	}
+	return ms, swapped, l, r
 }
 
 // findShared finds the shareable joins of every query (their scans
 // registered), and makes a sharedJoin of each set of two or more with
-// one signature.
+// one signature: each join on its own key, then each join on several
+// keys that no other join shares whole in the first set on one of its
+// keys that other joins have (the order placeShared looks them up in).
 func (pl *planner) findShared(queries []Logical) {
 	sets := map[string][]member{}
 	var order []string
+	var several [][]member // the joins on several keys' candidates
 	for _, q := range queries {
 		walk(q.Plan, func(n *plan.Node) {
-			if !shareable(n) {
+			ms, _, _, _ := pl.candidates(n)
+			if len(ms) == 0 {
 				return
 			}
-			// Placing a parsed input adds no operator: it is its
-			// route's condition and columns (place).
-			l, lerr := pl.place(n.Input[0])
-			r, rerr := pl.place(n.Input[1])
-			if lerr != nil || rerr != nil {
-				return
-			}
-			m, _, ok := pl.memberOf(n, l, r)
-			if !ok {
-				return
-			}
-			k := sig(m.a, m.b)
+			k := sig(ms[0].a, ms[0].b)
 			if sets[k] == nil {
 				order = append(order, k)
 			}
-			sets[k] = append(sets[k], m)
+			sets[k] = append(sets[k], ms[0])
+			if len(ms) > 1 {
+				several = append(several, ms)
+			}
 		})
+	}
+	for _, ms := range several {
+		if whole := sig(ms[0].a, ms[0].b); len(sets[whole]) == 1 {
+			for _, m := range ms[1:] {
+				if k := sig(m.a, m.b); len(sets[k]) > 0 {
+					sets[whole] = nil
+					sets[k] = append(sets[k], m)
+					break
+				}
+			}
+		}
 	}
 	pl.shared = map[string]*sharedJoin{}
 	for _, k := range order {
@@ -182,6 +229,10 @@ func (pl *planner) findShared(queries []Logical) {
 		for _, m := range ms {
 			plan.MarkCols(lread, append(slices.Clone(m.a.s.exprs), m.a.s.cond, m.a.key)...)
 			plan.MarkCols(rread, append(slices.Clone(m.b.s.exprs), m.b.s.cond, m.b.key)...)
+			for _, e := range m.eqs {
+				plan.MarkCols(lread, e[0])
+				plan.MarkCols(rread, e[1])
+			}
 			lconds, rconds = append(lconds, m.a.s.cond), append(rconds, m.b.s.cond)
 			keepsLeft, keepsRight = keepsLeft || m.kind.KeepsLeft(), keepsRight || m.kind.KeepsRight()
 		}
@@ -243,15 +294,21 @@ func present(mark int, cols []plan.Column) *plan.Expr {
 }
 
 // placeShared places join n of the query being placed, whose inputs are
-// being parsed as l and r, through its shared join if it has one: the
-// shared join (placed at its first query), then the query's conditions
-// and its columns over the join's output. ok is false when n has none.
-func (pl *planner) placeShared(n *plan.Node, l, r stream) (stream, bool) {
-	m, swapped, ok := pl.memberOf(n, l, r)
-	if !ok {
-		return stream{}, false
+// being parsed, through its shared join if it has one (the first of its
+// candidates that is one): the shared join (placed at its first query),
+// then the query's conditions and its columns over the join's output.
+// ok is false when n has none.
+func (pl *planner) placeShared(n *plan.Node) (stream, bool) {
+	ms, swaps, l, r := pl.candidates(n)
+	var s *sharedJoin
+	var m member
+	swapped := false
+	for i, c := range ms {
+		if s = pl.shared[sig(c.a, c.b)]; s != nil {
+			m, swapped = c, swaps[i]
+			break
+		}
 	}
-	s := pl.shared[sig(m.a, m.b)]
 	if s == nil {
 		return stream{}, false
 	}
@@ -264,7 +321,7 @@ func (pl *planner) placeShared(n *plan.Node, l, r stream) (stream, bool) {
 	lm := colMap(s.leftCol, pl.scans[m.a.s.table].Node.Output, 0)
 	rm := colMap(s.rightCol, pl.scans[m.b.s.table].Node.Output, nl)
 	// The member's rows: those with a row of each side its join does not
-	// pad, where its conditions hold.
+	// pad, where its conditions and its other keys' equalities hold.
 	var cond *plan.Expr
 	if !m.kind.KeepsRight() {
 		cond = present(s.leftMark, s.out.cols)
@@ -273,6 +330,9 @@ func (pl *planner) placeShared(n *plan.Node, l, r stream) (stream, bool) {
 		cond = rewrite.And(cond, present(nl+s.rightMark, s.out.cols))
 	}
 	cond = rewrite.And(cond, rewrite.And(rewrite.Subst(m.a.s.cond, lm), rewrite.Subst(m.b.s.cond, rm)))
+	for _, e := range m.eqs {
+		cond = rewrite.And(cond, &plan.Expr{Kind: plan.Cmp, Fn: "=", Type: plan.Bool, Args: []*plan.Expr{rewrite.Subst(e[0], lm), rewrite.Subst(e[1], rm)}})
+	}
 	if swapped { // the query's left input is the shared join's right
 		lm, rm = rm, lm
 	}

@@ -14,7 +14,9 @@ import (
 // sharedQueries are inner joins of the players to their matches, each
 // with conditions of its own on either side (NULL ratings and averages
 // among them), a condition over both sides above the join, computed
-// columns, a derived table and a join of a join, and outer joins, LEFT,
+// columns, a derived table, a join of a join, a join on two keys (which
+// shares the join on one of them, the other's equality kept after it),
+// and outer joins, LEFT,
 // RIGHT and FULL, with conditions on the side they keep: physical.Build
 // makes the joins of the parsed inputs one shared join (share.go), a
 // FULL one; the outer join whose padded side is filtered (outer) and the
@@ -30,6 +32,7 @@ var sharedQueries = map[string]string{
 	"seen":    "SELECT m.ladder, COUNT(*) AS n, COUNT(p.match) AS players, COUNT(*) FILTER (WHERE p.rating IS NULL) AS unrated FROM matches AS m LEFT JOIN match_players AS p ON p.match = m.token WHERE m.map <> 'arena' GROUP BY 1 ORDER BY 1",
 	"orphans": "SELECT p.civ, COUNT(*) AS n, COUNT(m.token) AS matched FROM matches AS m RIGHT JOIN match_players AS p ON p.match = m.token WHERE p.winner GROUP BY 1 ORDER BY 1",
 	"padded":  "SELECT p.match, COUNT(*) AS n FROM matches AS m LEFT JOIN match_players AS p ON p.match = m.token GROUP BY p.match ORDER BY 2 DESC, 1 LIMIT 5",
+	"winners": "SELECT m.ladder, COUNT(*) AS n, COUNT(*) FILTER (WHERE p.winner) AS flagged FROM match_players AS p JOIN matches AS m ON m.token = p.match AND m.winning_team = p.team GROUP BY 1 ORDER BY 1",
 	"full":    "SELECT COALESCE(m.ladder, '-') AS ladder, COUNT(*) AS n, COUNT(m.token) AS m, COUNT(p.match) AS p, COUNT(*) FILTER (WHERE p.match IS NULL) AS alone FROM matches AS m FULL JOIN match_players AS p ON p.match = m.token GROUP BY 1 ORDER BY 1",
 }
 
@@ -38,7 +41,7 @@ var sharedQueries = map[string]string{
 // query the file that query gives alone (its join its own), byte for
 // byte, on one shard and three; spilling past a small budget, and with
 // its operators restarted from their snapshots, the same again. The plan
-// holds one join serving the ten queries whose joins read parsed inputs
+// holds one join serving the eleven queries whose joins read parsed inputs
 // (pairs's first), and outer's join and pairs's second are their own.
 func TestSharedJoinAnswersAsItsQueriesAlone(t *testing.T) {
 	_, _, tables := generated(t, 1500, 21)
@@ -59,8 +62,8 @@ func TestSharedJoinAnswersAsItsQueriesAlone(t *testing.T) {
 				}
 			}
 		}
-		if len(shared) != 1 || len(shared[0].Queries) != 10 || joins != 3 || shared[0].Node.JoinType != plan.JoinFull {
-			t.Fatalf("%d shards: %d joins, shared %v: want 3, one FULL join of ten queries\n%s", shards, joins, shared, p)
+		if len(shared) != 1 || len(shared[0].Queries) != 11 || joins != 3 || shared[0].Node.JoinType != plan.JoinFull {
+			t.Fatalf("%d shards: %d joins, shared %v: want 3, one FULL join of eleven queries\n%s", shards, joins, shared, p)
 		}
 		all, err := sqlops.RunBudget(p, tables, sqlops.Budget{})
 		if err != nil {
@@ -84,7 +87,7 @@ func TestSharedJoinAnswersAsItsQueriesAlone(t *testing.T) {
 	if j.want, err = sqlops.RunBudget(j.p, tables, sqlops.Budget{}); err != nil {
 		t.Fatal(err)
 	}
-	j.spills(t, 90_000, "join of above, all, full, ladder, orphans, padded, pairs, rated, seen, team")
+	j.spills(t, 90_000, "join of above, all, full, ladder, orphans, padded, pairs, rated, seen, team, winners")
 }
 
 // TestSharedJoinTablesAlone: without a second query of the same tables
