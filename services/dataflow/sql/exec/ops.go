@@ -20,10 +20,22 @@ func types(cols []plan.Column) []plan.Type {
 // RowFilter keeps the rows of batch after batch where a condition is
 // true: compiled once (NewConds), its memory reused from one batch to the
 // next.
-type RowFilter struct{ c *Conds }
+type RowFilter struct {
+	c    *Conds
+	read []bool // the columns read after it (SetRead; nil: all)
+}
+
+// SetRead says which of the filter's columns the operators after it
+// read: the others it makes unread Vecs (unread.go), their rows not
+// gathered, as a join's (Join.SetRead). nil: every one. A job's queries
+// that read one shared join each keep their rows with a filter over all
+// its columns, and read few of them.
+func (f *RowFilter) SetRead(read []bool) { f.read = read }
 
 // NewRowFilter compiles cond.
-func NewRowFilter(cond *plan.Expr) *RowFilter { return &RowFilter{NewConds([]*plan.Expr{cond})} }
+func NewRowFilter(cond *plan.Expr) *RowFilter {
+	return &RowFilter{c: NewConds([]*plan.Expr{cond})}
+}
 
 // Apply is the rows of b where the condition is true: b itself when they
 // all are (a Vec is not modified once built), nil when none is, else a
@@ -39,7 +51,18 @@ func (f *RowFilter) Apply(b *Batch) (*Batch, error) {
 	case b.N:
 		return b, nil
 	default:
-		return gatherBatch(b, rows), nil
+		if f.read == nil {
+			return gatherBatch(b, rows), nil
+		}
+		out := &Batch{N: len(rows), Cols: make([]*Vec, len(b.Cols))}
+		for k, v := range b.Cols {
+			if k < len(f.read) && !f.read[k] {
+				out.Cols[k] = unread(v.Type, len(rows))
+			} else {
+				out.Cols[k] = gather(v, rows)
+			}
+		}
+		return out, nil
 	}
 }
 

@@ -96,3 +96,35 @@ func TestUnread(t *testing.T) {
 		t.Errorf("unread text: %q", got)
 	}
 }
+
+// TestRowFilterSetRead: a filter told which of its columns are read
+// keeps the same rows, the read columns as it made them before and the
+// others unread; all its rows kept, the batch is its input itself.
+func TestRowFilterSetRead(t *testing.T) {
+	cols := []plan.Column{{Name: "k", Type: plan.Text}, {Name: "n", Type: plan.Number}, {Name: "b", Type: plan.Bool}}
+	in := csvBatch(t, "k,n,b\na,1,true\nb,2,false\nc,,true\nd,3,\n", cols)
+	cond := &plan.Expr{Kind: plan.ColRef, Col: 2, Type: plan.Bool}
+	all, err := NewRowFilter(cond).Apply(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := NewRowFilter(cond)
+	f.SetRead([]bool{true, false, true})
+	got, err := f.Apply(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.N != 2 || all.N != 2 || !isUnread(got.Cols[1]) || isUnread(got.Cols[0]) || isUnread(got.Cols[2]) {
+		t.Fatalf("%d rows (%d unread), unread: %v %v %v", got.N, all.N, isUnread(got.Cols[0]), isUnread(got.Cols[1]), isUnread(got.Cols[2]))
+	}
+	for _, k := range []int{0, 2} {
+		if a, b := (&Batch{N: 2, Cols: []*Vec{got.Cols[k]}}).String(), (&Batch{N: 2, Cols: []*Vec{all.Cols[k]}}).String(); a != b {
+			t.Errorf("column %d: %q, want %q", k, a, b)
+		}
+	}
+	every := NewRowFilter(&plan.Expr{Kind: plan.Const, Type: plan.Bool, Value: []byte("true")})
+	every.SetRead([]bool{false, false, false})
+	if b, err := every.Apply(in); err != nil || b != in {
+		t.Errorf("every row kept: %v, %v", b == in, err)
+	}
+}

@@ -238,14 +238,7 @@ func New(o *physical.Op, inputs [][]plan.Column, table []string, shared *exec.Ke
 	case plan.Scan:
 		return newScan(n, table)
 	case plan.Filter:
-		f := exec.NewRowFilter(n.Cond)
-		return stateless(func(b *exec.Batch) ([]*exec.Batch, error) {
-			kept, err := f.Apply(b)
-			if kept == nil {
-				return nil, err
-			}
-			return []*exec.Batch{kept}, err
-		}), nil
+		return &filter{exec.NewRowFilter(n.Cond)}, nil
 	case plan.Project:
 		return stateless(func(b *exec.Batch) ([]*exec.Batch, error) { return exec.Project(n.Exprs, []*exec.Batch{b}) }), nil
 	case plan.Join:
@@ -322,6 +315,23 @@ func replicasOf(p *physical.Plan, task string) (int, error) {
 }
 
 // stateless is a filter or a projection: each batch on its own.
+// filter keeps the rows where its condition holds, gathering the
+// columns its readers read (readCols).
+type filter struct{ f *exec.RowFilter }
+
+func (f *filter) Apply(_ int, b *exec.Batch, out Out) error {
+	kept, err := f.f.Apply(b)
+	if err != nil {
+		return err
+	}
+	if kept != nil && kept.N > 0 {
+		out(kept)
+	}
+	return nil
+}
+
+func (*filter) Finish(Out) error { return nil }
+
 type stateless func(*exec.Batch) ([]*exec.Batch, error)
 
 func (f stateless) Apply(_ int, b *exec.Batch, out Out) error {

@@ -239,6 +239,8 @@ func (t *Task) newOp(in *instance) (Operator, error) {
 	case *join:
 		o.meter, o.where = t.meter, "the join #"+strconv.Itoa(in.o.ID)+" of "+strings.Join(in.o.Queries, ", ")
 		o.setRead(readCols(t.p, in.o))
+	case *filter:
+		o.f.SetRead(readCols(t.p, in.o))
 	case *aggregate:
 		o.meter, o.where = t.meter, "the aggregate #"+strconv.Itoa(in.o.ID)+" of "+strings.Join(in.o.Queries, ", ")
 		o.alone = in.shared == nil || tableAlone(t.p, in.o)
