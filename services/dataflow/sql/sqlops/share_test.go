@@ -2,6 +2,8 @@ package sqlops_test
 
 import (
 	"bytes"
+	"fmt"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -99,5 +101,57 @@ func TestSharedJoinTablesAlone(t *testing.T) {
 		if o.Kind == plan.Join && (len(o.Queries) != 1 || o.Node.LeftKey.String() != "match#0") {
 			t.Errorf("a join alone: %v, %s", o.Queries, o.Node.LeftKey)
 		}
+	}
+}
+
+// TestSharedJoinsOfRandomJobs: jobs of the generator's random joins over
+// the same two tables (inner, LEFT, RIGHT and FULL, on one key or two,
+// USING, self-joins, three tables, conditions on either side), planned
+// together, share what they can (physical's share.go); each query's
+// file is the file it gives alone, byte for byte, on 1, 2 and 3 shards.
+// (TestSharedJoinAnswersAsItsQueriesAlone spills a shared FULL join.)
+func TestSharedJoinsOfRandomJobs(t *testing.T) {
+	seeds := 60
+	if testing.Short() {
+		seeds = 20
+	}
+	sharing, outer := 0, 0
+	for seed := range uint64(seeds) {
+		g := gen{rand.New(rand.NewPCG(seed, 43))}
+		tables := g.tables(t)
+		texts := map[string]string{}
+		var names []string
+		for i := range 8 {
+			name := fmt.Sprint("j", i)
+			texts[name], _ = g.joinQuery()
+			names = append(names, name)
+		}
+		shards := 1 + int(seed%3)
+		p := planOf(t, texts, names, tables, shards)
+		for _, o := range p.Ops {
+			if o.Kind == plan.Join && len(o.Queries) > 1 {
+				sharing++
+				if o.Node.JoinType.Outer() {
+					outer++
+				}
+			}
+		}
+		all, err := sqlops.RunBudget(p, tables, sqlops.Budget{})
+		if err != nil {
+			t.Fatalf("seed %d: %v", seed, err)
+		}
+		for _, name := range names {
+			alone, err := sqlops.RunBudget(planOf(t, texts, []string{name}, tables, shards), tables, sqlops.Budget{})
+			if err != nil {
+				t.Fatalf("seed %d: %s alone: %v", seed, name, err)
+			}
+			if !bytes.Equal(all.Files[name], alone.Files[name]) {
+				t.Errorf("seed %d, %d shards: %s (%s): in the job\n%s\nalone\n%s", seed, shards, name, texts[name], all.Files[name], alone.Files[name])
+			}
+		}
+	}
+	t.Logf("%d shared joins, %d of them outer, in %d jobs", sharing, outer, seeds)
+	if sharing < seeds/2 || outer == 0 {
+		t.Errorf("%d shared joins (%d outer) in %d jobs: the test checks little", sharing, outer, seeds)
 	}
 }
