@@ -120,13 +120,22 @@ func TestMinMaxOfLongNumbers(t *testing.T) {
 	}
 }
 
-// TestCountsPast32Bits: a count is exact past 2^32-1, in a result made
-// a few groups at a time and in a snapshot; counts set to any int64
-// read back as set.
+// TestCountsPast32Bits: a count is exact past its low byte and past
+// 2^32-1, counted up one by one, in a result made a few groups at a time
+// and in a snapshot; counts set to any int64 read back as set.
 func TestCountsPast32Bits(t *testing.T) {
 	var c counts
 	c.lo = extend(c.lo, 3)
-	for _, n := range []int64{0, 1, 1<<32 - 1, 1 << 32, 5<<32 + 7, -1, -1 << 40, math.MaxInt64, math.MinInt64} {
+	for i := range 70_000 {
+		if got := c.get(1); got != int64(i) {
+			t.Fatalf("after %d incs: %d", i, got)
+		}
+		c.inc(1)
+	}
+	if len(c.hi) != 1 || c.get(0) != 0 || c.get(2) != 0 {
+		t.Errorf("70000 counted: hi %v, beside it %d, %d", c.hi, c.get(0), c.get(2))
+	}
+	for _, n := range []int64{0, 1, 255, 256, 257, 1<<32 - 1, 1 << 32, 5<<32 + 7, -1, -256, -1 << 40, math.MaxInt64, math.MinInt64} {
 		c.set(1, n)
 		if got := c.get(1); got != n || c.get(0) != 0 || c.get(2) != 0 {
 			t.Errorf("set %d: get %d (beside it %d, %d)", n, got, c.get(0), c.get(2))
@@ -199,8 +208,30 @@ func TestDecsAddIsDecAdd(t *testing.T) {
 		if d.get(0).Cmp(value.Dec{}) != 0 || d.get(2).Cmp(value.Dec{}) != 0 {
 			t.Errorf("%q: the other groups moved: %s, %s", seq, d.get(0), d.get(2))
 		}
-		if _, _, fits := want.Unscaled(); fits && (d.s[1] < 0 || len(d.big) != 0) {
+		if _, scale, fits := want.Unscaled(); fits && scale <= math.MaxInt8 && (d.s[1] < 0 || len(d.big) != 0) {
 			t.Errorf("%q: a sum that fits is kept apart (scale %d, %d apart)", seq, d.s[1], len(d.big))
 		}
+	}
+}
+
+// TestDecsKeepAScalePastAByteApart: a number whose scale does not fit
+// decs' byte (a product's scale adds its factors') is kept apart, as a
+// wide one, and read back as set; sums onto it are Dec.Add's.
+func TestDecsKeepAScalePastAByteApart(t *testing.T) {
+	var d decs
+	d.grow(2)
+	tiny := value.FromUnscaled(7, 200)
+	d.set(1, tiny)
+	if got := d.get(1); got.Cmp(tiny) != 0 || got.Scale() != 200 || d.s[1] != -1 || len(d.big) != 1 {
+		t.Fatalf("set scale 200: %s (scale %d), s %d, %d apart", got, got.Scale(), d.s[1], len(d.big))
+	}
+	one := value.FromUnscaled(1, 0)
+	d.add(1, one)
+	if want := tiny.Add(one); d.get(1).Cmp(want) != 0 || d.get(1).Scale() != want.Scale() {
+		t.Errorf("added 1: %s, want %s", d.get(1), want)
+	}
+	d.set(1, one)
+	if d.s[1] != 0 || len(d.big) != 0 || d.get(0).Cmp(value.Dec{}) != 0 {
+		t.Errorf("set back to 1: s %d, %d apart, group 0 %s", d.s[1], len(d.big), d.get(0))
 	}
 }

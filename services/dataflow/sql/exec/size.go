@@ -49,7 +49,7 @@ func (a *Aggregation) Bytes() int64 {
 		n += k.v.Bytes()
 	}
 	for _, ac := range a.accs {
-		n += int64(4*cap(ac.count.lo)+cap(ac.has)+4*cap(ac.bestN)) + ac.nums.bytes() + ac.best.Bytes()
+		n += int64(cap(ac.count.lo)+cap(ac.has)+4*cap(ac.bestN)+mapBytes*len(ac.count.hi)) + ac.nums.bytes() + ac.best.Bytes()
 		for _, s := range ac.sums {
 			n += s.bytes()
 		}
@@ -58,7 +58,11 @@ func (a *Aggregation) Bytes() int64 {
 }
 
 // bytes is the memory of a number per group.
-func (d *decs) bytes() int64 { return int64(8*cap(d.i) + 4*cap(d.s)) }
+func (d *decs) bytes() int64 { return int64(8*cap(d.i)+cap(d.s)) + mapBytes*int64(len(d.big)) }
+
+// mapBytes is about the bytes an entry of a small map of a group's
+// state takes (count.hi, decs.big: the key, the value, the map's share).
+const mapBytes = 48
 
 // StateSize is about the bytes AppendState appends: each key's bytes
 // and its length.
