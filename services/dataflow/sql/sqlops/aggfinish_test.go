@@ -53,7 +53,7 @@ func TestFinishedGroupsLetGo(t *testing.T) {
 	t.Run("within a budget", func(t *testing.T) {
 		_, _, tables := generated(t, 20_000, 4)
 		p := planOf(t, finishQueries, []string{"q2"}, tables, 1)
-		const state = 2_400_000
+		const state = 1_800_000
 		keepAll := sqlops.SetFinishSteps(1<<30, 0)
 		_, err := sqlops.RunBudget(p, tables, sqlops.Budget{StateBytes: state})
 		keepAll()

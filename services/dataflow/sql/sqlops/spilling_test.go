@@ -193,7 +193,7 @@ func TestSpilledAggregateStopsGrowingItsTable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const state = 600_000
+	const state = 500_000
 	res, keys, err := sqlops.RunSpillingKeys(j.p, j.tables, sqlops.Budget{StateBytes: state, SpillDir: t.TempDir()})
 	if err != nil {
 		t.Fatalf("within %d bytes of state: %v", state, err)
