@@ -15,10 +15,19 @@ import (
 // topology.
 func defaultPlan(t *testing.T) *physical.Plan {
 	t.Helper()
-	var job []physical.Logical
-	for _, name := range queries.Names {
+	return checkedPlan(t, queries.Names, func(name string) string {
 		text, _ := queries.Text(name)
-		root, err := sql.Compile(text, catalog())
+		return text
+	})
+}
+
+// checkedPlan is the plan of a job of the named queries (text gives
+// each one's) on the default topology, which Check must pass.
+func checkedPlan(t *testing.T, names []string, text func(name string) string) *physical.Plan {
+	t.Helper()
+	var job []physical.Logical
+	for _, name := range names {
+		root, err := sql.Compile(text(name), catalog())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -29,7 +38,7 @@ func defaultPlan(t *testing.T) *physical.Plan {
 		t.Fatal(err)
 	}
 	if err := physical.Check(p); err != nil {
-		t.Fatalf("the default plan: %v", err)
+		t.Fatalf("the plan of %v: %v\n%s", names, err, p)
 	}
 	return p
 }
@@ -149,21 +158,7 @@ func TestCheckKnowsASharedOuterJoinsMembers(t *testing.T) {
 		"left": "SELECT m.token, COUNT(p.match) AS n FROM matches AS m LEFT JOIN match_players AS p ON p.match = m.token GROUP BY m.token",
 		"full": "SELECT COUNT(*) AS n FROM matches AS m FULL JOIN match_players AS p ON p.match = m.token",
 	}
-	var job []physical.Logical
-	for _, name := range []string{"left", "full"} {
-		root, err := sql.Compile(texts[name], catalog())
-		if err != nil {
-			t.Fatal(err)
-		}
-		job = append(job, physical.Logical{Name: name, Plan: root})
-	}
-	p, err := physical.Build(job, shape(t, deploy.Default()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := physical.Check(p); err != nil {
-		t.Fatalf("the plan: %v\n%s", err, p)
-	}
+	p := checkedPlan(t, []string{"left", "full"}, func(name string) string { return texts[name] })
 	var marked *physical.Op
 	for _, o := range p.Ops {
 		if o.Kind == plan.Join && o.Node.JoinType != plan.JoinFull {

@@ -375,12 +375,16 @@ func placedQueries() (map[string]string, []string) {
 }
 
 // queries are n of the generator's random queries, named g0, g1, ...
-func (g gen) queries(n int) (map[string]string, []string) {
+func (g gen) queries(n int) (map[string]string, []string) { return g.queriesOf(n, gen.query) }
+
+// queriesOf are n random queries of the generator's kind q, named g0,
+// g1, ...
+func (g gen) queriesOf(n int, q func(gen) (string, bool)) (map[string]string, []string) {
 	texts := map[string]string{}
 	var names []string
 	for i := range n {
 		name := fmt.Sprintf("g%d", i)
-		texts[name], _ = g.query()
+		texts[name], _ = q(g)
 		names = append(names, name)
 	}
 	return texts, names

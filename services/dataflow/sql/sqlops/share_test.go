@@ -2,7 +2,6 @@ package sqlops_test
 
 import (
 	"bytes"
-	"fmt"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -119,13 +118,7 @@ func TestSharedJoinsOfRandomJobs(t *testing.T) {
 	for seed := range uint64(seeds) {
 		g := gen{rand.New(rand.NewPCG(seed, 43))}
 		tables := g.tables(t)
-		texts := map[string]string{}
-		var names []string
-		for i := range 8 {
-			name := fmt.Sprint("j", i)
-			texts[name], _ = g.joinQuery()
-			names = append(names, name)
-		}
+		texts, names := g.queriesOf(8, gen.joinQuery)
 		shards := 1 + int(seed%3)
 		p := planOf(t, texts, names, tables, shards)
 		for _, o := range p.Ops {
