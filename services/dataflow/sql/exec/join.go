@@ -114,15 +114,7 @@ func (j *Join) gatherRight(rows []int32) *Batch {
 // gatherLeft is the rows of b (a left batch) at rows, the columns not
 // read unread.
 func (j *Join) gatherLeft(b *Batch, rows []int32) *Batch {
-	out := &Batch{N: len(rows), Cols: make([]*Vec, len(b.Cols), len(b.Cols)+len(j.right.types))}
-	for k, v := range b.Cols {
-		if j.read != nil && !j.read[k] {
-			out.Cols[k] = unread(v.Type, len(rows))
-		} else {
-			out.Cols[k] = gather(v, rows)
-		}
-	}
-	return out
+	return gatherReadCols(b, rows, j.read, len(j.right.types))
 }
 
 // SetRead says which of the join's output columns (the left input's,

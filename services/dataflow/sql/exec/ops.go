@@ -52,18 +52,7 @@ func (f *RowFilter) Apply(b *Batch) (*Batch, error) {
 	case b.N:
 		return b, nil
 	default:
-		if f.read == nil {
-			return gatherBatch(b, rows), nil
-		}
-		out := &Batch{N: len(rows), Cols: make([]*Vec, len(b.Cols))}
-		for k, v := range b.Cols {
-			if k < len(f.read) && !f.read[k] {
-				out.Cols[k] = unread(v.Type, len(rows))
-			} else {
-				out.Cols[k] = gather(v, rows)
-			}
-		}
-		return out, nil
+		return gatherReadCols(b, rows, f.read, 0), nil
 	}
 }
 

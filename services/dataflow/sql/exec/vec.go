@@ -344,10 +344,19 @@ func slice(v *Vec, from, to int) *Vec {
 }
 
 // gatherBatch returns the rows of b at rows.
-func gatherBatch(b *Batch, rows []int32) *Batch {
-	out := &Batch{N: len(rows), Cols: make([]*Vec, len(b.Cols))}
-	for i, c := range b.Cols {
-		out.Cols[i] = gather(c, rows)
+func gatherBatch(b *Batch, rows []int32) *Batch { return gatherReadCols(b, rows, nil, 0) }
+
+// gatherReadCols is gatherBatch with the columns read does not mark (nil:
+// every one read) made unread Vecs (unread.go), their rows not
+// gathered, and room for extra more columns (a join's right ones).
+func gatherReadCols(b *Batch, rows []int32, read []bool, extra int) *Batch {
+	out := &Batch{N: len(rows), Cols: make([]*Vec, len(b.Cols), len(b.Cols)+extra)}
+	for k, v := range b.Cols {
+		if k < len(read) && !read[k] {
+			out.Cols[k] = unread(v.Type, len(rows))
+		} else {
+			out.Cols[k] = gather(v, rows)
+		}
 	}
 	return out
 }
