@@ -639,16 +639,22 @@ func (j *Join) keyNulls(key *plan.Expr, b *Batch, sl []int32, mode KeyMode) ([]*
 // are more than a chunk's: rowChunks).
 func (j *Join) Right() *Batch {
 	b := j.right.batch()
-	if k := j.rightKey; k != nil && k.Kind == plan.ColRef && k.Type == plan.Text && j.right.skipped(k.Col) {
-		b.Cols[k.Col] = j.keyColumn()
+	if k, ok := j.keyFromTable(); ok {
+		b.Cols[k] = j.keyText(j.keySlots(), 0, j.n)
 	}
 	return b
 }
 
-// keyColumn is the right rows' key, when it is one text column the join
-// does not hold (SetRead): each row's key's text in the table, NULL for a
-// row of none (a NULL key).
-func (j *Join) keyColumn() *Vec { return j.keyText(j.keySlots(), 0, j.n) }
+// keyFromTable is the right rows' key column when it is one text column
+// the join does not hold (SetRead): what reads the rows whole has each
+// row's key's text from the table (keySlots, keyText).
+func (j *Join) keyFromTable() (int, bool) {
+	k := j.rightKey
+	if k != nil && k.Kind == plan.ColRef && k.Type == plan.Text && j.right.skipped(k.Col) {
+		return k.Col, true
+	}
+	return 0, false
+}
 
 // keySlots is the slot of each right row's key in the table, -1 for a
 // row of none (a NULL key).
@@ -699,16 +705,15 @@ func (j *Join) DrainRight(f func(*Batch) error) error { return j.eachRight(true,
 // eachRight is EachRight, or DrainRight when drain is set.
 func (j *Join) eachRight(drain bool, f func(*Batch) error) error {
 	var slot []int32
-	k := j.rightKey
-	fromTable := k != nil && k.Kind == plan.ColRef && k.Type == plan.Text && j.right.skipped(k.Col)
+	k, fromTable := j.keyFromTable()
 	if fromTable {
 		slot = j.keySlots()
 	}
 	for i := range j.right.chunks {
 		b := j.right.chunkBatch(i)
-		from := i * chunkRows
 		if fromTable {
-			b.Cols[k.Col] = j.keyText(slot, from, from+b.N)
+			from := i * chunkRows
+			b.Cols[k] = j.keyText(slot, from, from+b.N)
 		}
 		if drain {
 			j.right.chunks[i] = nil
