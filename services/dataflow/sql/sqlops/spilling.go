@@ -8,6 +8,7 @@ import (
 	"math/bits"
 	"slices"
 
+	"github.com/wololo/wololo/services/base/snapcodec"
 	"github.com/wololo/wololo/services/dataflow/sql/exec"
 	"github.com/wololo/wololo/services/dataflow/sql/plan"
 	"github.com/wololo/wololo/services/dataflow/sql/sqlops/spill"
@@ -83,11 +84,12 @@ func (j *join) partsOut() *[spillParts]bool {
 }
 
 // grace is a join's spilled state: which partitions are on disk, and
-// their files of right and of left rows; and of a join that emits its
-// unmatched right rows, of which right rows had matched a left row when
-// their partition went, once its right input had ended (a byte per row,
-// in the order of the partition's right rows; none for a partition that
-// went before: no left row is probed before the right input ends).
+// their files of right and of left rows; and of which right rows had
+// matched a left row when their partition went, written by a join that
+// emits its unmatched right rows once its right input had ended (a
+// snapcodec Bool per row, in the order of the partition's right rows;
+// none for a partition that went before: no left row is probed before
+// the right input ends).
 type grace struct {
 	out               [spillParts]bool
 	right, left, hits *spill.Files
@@ -174,10 +176,7 @@ func (j *join) spilled() bool { return j.gr != nil }
 func (j *join) spill(space *spill.Space) (bool, error) {
 	if j.gr == nil {
 		name := fmt.Sprintf("join%d", j.id)
-		j.gr = &grace{right: space.Files(name+"-right", spillParts, j.right), left: space.Files(name+"-left", spillParts, j.left.cols[0])}
-		if j.keepsRight {
-			j.gr.hits = space.Files(name+"-hits", spillParts, nil)
-		}
+		j.gr = &grace{right: space.Files(name+"-right", spillParts, j.right), left: space.Files(name+"-left", spillParts, j.left.cols[0]), hits: space.Files(name+"-hits", spillParts, nil)}
 	}
 	// What each partition holds: its right rows' share of the join's
 	// bytes, and its left rows'.
@@ -218,7 +217,7 @@ func (j *join) spill(space *spill.Space) (bool, error) {
 	}
 	var kept []bool // the kept rows' marks, in the fresh join's order
 	fresh, from := j.execJoin(j.table), 0
-	var hitBytes [spillParts][]byte
+	var marks [spillParts]snapcodec.Writer
 	err := j.j.DrainRight(func(b *exec.Batch) error {
 		ps := rps[0]
 		rps = rps[1:]
@@ -229,7 +228,7 @@ func (j *join) spill(space *spill.Space) (bool, error) {
 		if hits != nil {
 			for i, p := range ps {
 				if j.gr.out[p] {
-					hitBytes[p] = append(hitBytes[p], boolByte(hits[from+i]))
+					marks[p].Bool(hits[from+i])
 				}
 			}
 			for _, r := range rows {
@@ -242,9 +241,9 @@ func (j *join) spill(space *spill.Space) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	for p, bs := range hitBytes {
-		if len(bs) > 0 {
-			if err := j.gr.hits.AppendBytes(p, bs); err != nil {
+	for p, w := range marks {
+		if len(w.B) > 0 {
+			if err := j.gr.hits.AppendBytes(p, w.B); err != nil {
 				return false, j.spillErr(err)
 			}
 		}
@@ -274,32 +273,21 @@ func (j *join) spill(space *spill.Space) (bool, error) {
 // pj, that had matched a left row when p went (grace.hits); none when p
 // went before the right input ended.
 func (j *join) restoreHits(p int, pj *exec.Join) error {
-	if j.gr.hits == nil {
-		return nil
-	}
-	var marks []byte
+	var r snapcodec.Reader
 	if err := j.gr.hits.ReadBytes(p, func(b []byte) error {
-		marks = append(marks, b...)
+		r.B = append(r.B, b...)
 		return nil
-	}); err != nil {
-		return fmt.Errorf("join #%d: spilled matches: %w", j.id, err)
+	}); err != nil || len(r.B) == 0 {
+		return err
 	}
-	if len(marks) == 0 {
-		return nil
+	hit := make([]bool, pj.RightRows())
+	for i := range hit {
+		hit[i] = r.Bool()
 	}
-	hit := make([]bool, len(marks))
-	for i, m := range marks {
-		hit[i] = m == 1
+	if err := r.End(); err != nil {
+		return fmt.Errorf("join #%d: spilled partition %d's matched marks: %w", j.id, p, err)
 	}
 	return pj.SetMatched(hit)
-}
-
-// boolByte is b as a byte, 1 for true.
-func boolByte(b bool) byte {
-	if b {
-		return 1
-	}
-	return 0
 }
 
 // divert appends the rows of b (whose partitions are ps) of the
@@ -410,11 +398,7 @@ func (j *join) finishSpilled(out Out) error {
 		if err := pj.UnmatchedRight(chunkRows, emit); err != nil {
 			return err
 		}
-		drops := []error{j.gr.right.Drop(p), j.gr.left.Drop(p)}
-		if j.gr.hits != nil {
-			drops = append(drops, j.gr.hits.Drop(p))
-		}
-		if err := errors.Join(drops...); err != nil {
+		if err := errors.Join(j.gr.right.Drop(p), j.gr.left.Drop(p), j.gr.hits.Drop(p)); err != nil {
 			return err
 		}
 	}
