@@ -106,33 +106,46 @@ func (d side) label() string { return d.s.table + "|" + keyString([]*plan.Expr{d
 func sig(a, b side) string { return a.label() + "|" + b.label() }
 
 // member is one query's join as a member of a shared join: its inputs in
-// the shared join's order, its type in that order, and, of a join on
-// several keys sharing a join on one of them, the equalities of the
-// others (each a's expression and b's, over their scans' columns), which
-// it keeps its rows by after the shared join.
+// the shared join's order (swapped: the query's left input is b), its
+// type in that order, and, of a join on several keys sharing a join on
+// one of them, the equalities of the others (each a's expression and
+// b's, over their scans' columns), which it keeps its rows by after the
+// shared join.
 type member struct {
-	a, b side
-	kind plan.JoinType
-	eqs  [][2]*plan.Expr
+	a, b    side
+	kind    plan.JoinType
+	eqs     [][2]*plan.Expr
+	swapped bool
+}
+
+// memberOf is a join of type kind of l and r on lk = rk (and eqs) as a
+// member, its inputs in the order the tables' uploads end, the first to
+// end on the right, the side a join holds (a self-join's, or tables the
+// arrival does not order, in their labels' order); ok is false for an
+// outer join whose padded side takes only some of its table's rows.
+func (pl *planner) memberOf(kind plan.JoinType, l, r stream, lk, rk *plan.Expr, eqs [][2]*plan.Expr) (m member, ok bool) {
+	m = member{a: side{l, lk}, b: side{r, rk}, kind: kind, eqs: eqs}
+	if la, ra := pl.arrival(l.table), pl.arrival(r.table); la < ra || la == ra && m.a.label() > m.b.label() {
+		m.a, m.b, m.kind, m.swapped = m.b, m.a, m.kind.Mirrored(), true
+		for i, e := range m.eqs {
+			m.eqs[i] = [2]*plan.Expr{e[1], e[0]}
+		}
+	}
+	return m, !(m.kind.KeepsLeft() && m.b.s.cond != nil || m.kind.KeepsRight() && m.a.s.cond != nil)
 }
 
 // candidates is join n, placed over l and r, as each member of a shared
-// join it could be, in the order it takes them, and whether each swaps
-// its inputs; none when it can be none (not shareable, an input not
-// being parsed, or an outer join whose padded side takes only some of
-// its table's rows). Its first is n on its own key; an inner join on
-// several keys (KEY(a, b) = KEY(x, y)) could also be a member of the
-// shared join on any one of them, the others' equalities kept after
-// it: a join on a key one side holds once (a match's token) makes no
-// more pairs for being joined on it alone. The inputs are in the order
-// the tables' uploads end, the first to end on the right, the side a
-// join holds (a self-join's, or tables the arrival does not order, in
-// their labels' order): an inner join is one relation whichever side
-// is whose, and the shared join's columns are each query's again after
-// it.
-func (pl *planner) candidates(n *plan.Node) (ms []member, swapped []bool, l, r stream) {
+// join it could be (memberOf), in the order it takes them; none when it
+// can be none (not shareable, or an input not being parsed). Its first
+// is n on its own key; an inner join on several keys (KEY(a, b) =
+// KEY(x, y)) could also be a member of the shared join on any one of
+// them, the others' equalities kept after it: a join on a key one side
+// holds once (a match's token) makes no more pairs for being joined on
+// it alone. An inner join is one relation whichever side is whose, and
+// the shared join's columns are each query's again after it.
+func (pl *planner) candidates(n *plan.Node) (ms []member, l, r stream) {
 	if !shareable(n) {
-		return nil, nil, l, r
+		return nil, l, r
 	}
 	var lerr, rerr error
 	// Placing a parsed input adds no operator: it is its route's
@@ -140,43 +153,30 @@ func (pl *planner) candidates(n *plan.Node) (ms []member, swapped []bool, l, r s
 	l, lerr = pl.place(n.Input[0])
 	r, rerr = pl.place(n.Input[1])
 	if lerr != nil || rerr != nil || l.at != atSource || r.at != atSource {
-		return nil, nil, l, r
+		return nil, l, r
 	}
 	kind := n.JoinType
 	if kind == "" {
 		kind = plan.JoinInner
 	}
 	lk, rk := rewrite.Subst(n.LeftKey, l.exprs), rewrite.Subst(n.RightKey, r.exprs)
-	add := func(m member) {
-		if pl.arrival(l.table) < pl.arrival(r.table) || pl.arrival(l.table) == pl.arrival(r.table) && m.a.label() > m.b.label() {
-			m.a, m.b, m.kind = m.b, m.a, m.kind.Mirrored()
-			for i, e := range m.eqs {
-				m.eqs[i] = [2]*plan.Expr{e[1], e[0]}
-			}
-			swapped = append(swapped, true)
-		} else {
-			swapped = append(swapped, false)
-		}
-		if m.kind.KeepsLeft() && m.b.s.cond != nil || m.kind.KeepsRight() && m.a.s.cond != nil {
-			swapped = swapped[:len(swapped)-1]
-			return
-		}
+	if m, ok := pl.memberOf(kind, l, r, lk, rk, nil); ok {
 		ms = append(ms, m)
 	}
-	add(member{a: side{l, lk}, b: side{r, rk}, kind: kind})
 	if kind != plan.JoinInner || lk.Kind != plan.Call || lk.Fn != plan.FnKey || rk.Kind != plan.Call || rk.Fn != plan.FnKey || len(lk.Args) != len(rk.Args) {
-		return ms, swapped, l, r
+		return ms, l, r
 	}
 	for i := range lk.Args {
-		m := member{a: side{l, lk.Args[i]}, b: side{r, rk.Args[i]}, kind: kind}
+		var eqs [][2]*plan.Expr
 		for j := range lk.Args {
 			if j != i {
-				m.eqs = append(m.eqs, [2]*plan.Expr{lk.Args[j], rk.Args[j]})
+				eqs = append(eqs, [2]*plan.Expr{lk.Args[j], rk.Args[j]})
 			}
 		}
-		add(m)
+		m, _ := pl.memberOf(kind, l, r, lk.Args[i], rk.Args[i], eqs) // an inner join's: always one
+		ms = append(ms, m)
 	}
-	return ms, swapped, l, r
+	return ms, l, r
 }
 
 // findShared finds the shareable joins of every query (their scans
@@ -190,7 +190,7 @@ func (pl *planner) findShared(queries []Logical) {
 	var several [][]member // the joins on several keys' candidates
 	for _, q := range queries {
 		walk(q.Plan, func(n *plan.Node) {
-			ms, _, _, _ := pl.candidates(n)
+			ms, _, _ := pl.candidates(n)
 			if len(ms) == 0 {
 				return
 			}
@@ -284,13 +284,14 @@ func colMap(at []int, cols []plan.Column, offset int) []*plan.Expr {
 }
 
 // present is the condition that a row of the shared join has a row of
-// the side whose marker is column mark of its output (cols); nil (every
-// row has) when that side has no marker (mark < 0).
-func present(mark int, cols []plan.Column) *plan.Expr {
+// the side whose marker is column mark of its input, the input's columns
+// at offset of the join's output (cols); nil (every row has) when that
+// side has no marker (mark < 0).
+func present(mark, offset int, cols []plan.Column) *plan.Expr {
 	if mark < 0 {
 		return nil
 	}
-	return &plan.Expr{Kind: plan.IsNull, Fn: "not", Type: plan.Bool, Args: []*plan.Expr{rewrite.ColRef(mark, cols[mark])}}
+	return &plan.Expr{Kind: plan.IsNull, Fn: "not", Type: plan.Bool, Args: []*plan.Expr{rewrite.ColRef(offset+mark, cols[offset+mark])}}
 }
 
 // placeShared places join n of the query being placed, whose inputs are
@@ -299,13 +300,12 @@ func present(mark int, cols []plan.Column) *plan.Expr {
 // then the query's conditions and its columns over the join's output.
 // ok is false when n has none.
 func (pl *planner) placeShared(n *plan.Node) (stream, bool) {
-	ms, swaps, l, r := pl.candidates(n)
+	ms, l, r := pl.candidates(n)
 	var s *sharedJoin
 	var m member
-	swapped := false
-	for i, c := range ms {
+	for _, c := range ms {
 		if s = pl.shared[sig(c.a, c.b)]; s != nil {
-			m, swapped = c, swaps[i]
+			m = c
 			break
 		}
 	}
@@ -324,16 +324,16 @@ func (pl *planner) placeShared(n *plan.Node) (stream, bool) {
 	// pad, where its conditions and its other keys' equalities hold.
 	var cond *plan.Expr
 	if !m.kind.KeepsRight() {
-		cond = present(s.leftMark, s.out.cols)
+		cond = present(s.leftMark, 0, s.out.cols)
 	}
-	if !m.kind.KeepsLeft() && s.rightMark >= 0 {
-		cond = rewrite.And(cond, present(nl+s.rightMark, s.out.cols))
+	if !m.kind.KeepsLeft() {
+		cond = rewrite.And(cond, present(s.rightMark, nl, s.out.cols))
 	}
 	cond = rewrite.And(cond, rewrite.And(rewrite.Subst(m.a.s.cond, lm), rewrite.Subst(m.b.s.cond, rm)))
 	for _, e := range m.eqs {
 		cond = rewrite.And(cond, &plan.Expr{Kind: plan.Cmp, Fn: "=", Type: plan.Bool, Args: []*plan.Expr{rewrite.Subst(e[0], lm), rewrite.Subst(e[1], rm)}})
 	}
-	if swapped { // the query's left input is the shared join's right
+	if m.swapped { // the query's left input is the shared join's right
 		lm, rm = rm, lm
 	}
 	out := s.out
