@@ -7,7 +7,6 @@ import (
 	"sync"
 	"sync/atomic"
 
-	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 	"github.com/wololo/wololo/services/dataflow/sql/exec"
 	"github.com/wololo/wololo/services/dataflow/sql/physical"
 	"github.com/wololo/wololo/services/dataflow/sql/plan"
@@ -153,8 +152,8 @@ type message struct {
 	table  string // a table's batch; else a channel's
 	ch     string
 	sender int
-	batch  *exec.Batch        // a table's
-	rows   *wololov1.RowBatch // a channel's
+	batch  *exec.Batch // a table's or a channel's
+	routes []uint64    // of a channel's batch: the routes each row is for
 	end    bool
 }
 
@@ -300,7 +299,8 @@ func (in *instances) sender(i int) Sender {
 			return fmt.Errorf("channel %s: no instance %d of %s", ch.Name, to, ch.To)
 		}
 		in.pending.Add(1)
-		dest[to].push(message{ch: ch.Name, sender: i, rows: rows.RowBatch(), end: rows == nil})
+		b, routes := rows.Batch()
+		dest[to].push(message{ch: ch.Name, sender: i, batch: b, routes: routes, end: rows == nil})
 		return nil
 	}
 }
@@ -586,5 +586,5 @@ func deliver(t *Task, m message) error {
 	case m.end:
 		return t.End(m.ch, m.sender)
 	}
-	return t.Receive(m.ch, m.sender, m.rows)
+	return t.ReceiveBatch(m.ch, m.sender, m.batch, m.routes)
 }

@@ -474,8 +474,22 @@ func (t *Task) Receive(ch string, sender int, rows *wololov1.RowBatch) error {
 	if err != nil {
 		return fmt.Errorf("channel %s: %w", ch, err)
 	}
+	return t.ReceiveBatch(ch, sender, b, rows.GetColumns().GetRoutes())
+}
+
+// ReceiveBatch is Receive of a batch as the in-process runner hands it
+// on (Rows.Batch): its rows, of the channel's columns, and the routes
+// each is for (nil: the channel's one route).
+func (t *Task) ReceiveBatch(ch string, sender int, b *exec.Batch, routes []uint64) error {
+	c := t.p.Channel(ch)
+	if c == nil {
+		return fmt.Errorf("task %s[%d]: no channel %q", t.name, t.index, ch)
+	}
+	if len(b.Cols) != len(c.Columns) {
+		return fmt.Errorf("channel %s: %w: %d columns, want %d", ch, batch.ErrBadBatch, len(b.Cols), len(c.Columns))
+	}
 	t.step()
-	return t.checked(t.receive(c, b, rows.GetColumns().GetRoutes()))
+	return t.checked(t.receive(c, b, routes))
 }
 
 // ReceiveEncoded is Receive of a batch as it travels (a RowBatch's

@@ -34,6 +34,18 @@ func Picked(rows []int32) Selection { return Selection{rows: rows, n: len(rows)}
 // Len is the number of rows selected.
 func (s Selection) Len() int { return s.n }
 
+// Rows is the batch's rows selected, in their order.
+func (s Selection) Rows() []int32 {
+	if s.rows != nil {
+		return s.rows
+	}
+	rows := make([]int32, s.n)
+	for k := range rows {
+		rows[k] = int32(s.start + k)
+	}
+	return rows
+}
+
 // at is the batch's row of the Selection's k-th.
 func (s Selection) at(k int) int {
 	if s.rows != nil {
