@@ -196,8 +196,8 @@ type JobFailure struct {
 	// run again from its input.
 	StateLost bool
 	// Lost is the instance that lost it, when the reporter knows
-	// (LostInstance of its error): the gateway's own reports name it;
-	// FailJob over the wire does not carry it.
+	// (LostInstance of its error): the gateway's own reports name it, and
+	// a report over the wire carries it (FailJobRequest.lost).
 	Lost string
 }
 
@@ -216,13 +216,13 @@ func (s *Server) FailJob(ctx context.Context, req *wololov1.FailJobRequest) (*wo
 	if err := s.caller(ctx, req.GetReporter()); err != nil {
 		return nil, toStatus(err)
 	}
-	if req.GetReporter() == "" || len(req.GetReporter()) > MaxNameLen || !ValidJob(req.GetJobId()) {
-		return nil, toStatus(fmt.Errorf("%w: reporter %q, job id %q", ErrInvalid, req.GetReporter(), req.GetJobId()))
+	if req.GetReporter() == "" || len(req.GetReporter()) > MaxNameLen || len(req.GetLost()) > MaxNameLen || !ValidJob(req.GetJobId()) {
+		return nil, toStatus(fmt.Errorf("%w: reporter %q, lost %q, job id %q", ErrInvalid, req.GetReporter(), req.GetLost(), req.GetJobId()))
 	}
 	if s.failJob == nil {
 		return nil, status.Errorf(codes.FailedPrecondition, "%s does not take job failures; the gateway does", s.self)
 	}
-	if err := s.failJob(JobFailure{Job: req.JobId, Reporter: req.Reporter, Reason: CleanReason(req.GetReason()), StateLost: req.StateLost}); err != nil {
+	if err := s.failJob(JobFailure{Job: req.JobId, Reporter: req.Reporter, Reason: CleanReason(req.GetReason()), StateLost: req.StateLost, Lost: req.GetLost()}); err != nil {
 		return nil, toStatus(err)
 	}
 	return &wololov1.FailJobResponse{}, nil

@@ -188,7 +188,7 @@ func TestServerBindsClaimsToTheCaller(t *testing.T) {
 	s.SetPeers(func(instance string) bool { return instance == "a-0" || instance == "a-1" })
 	s.RequireIdentity("gw-0", identify)
 	var failed []string
-	s.OnFailJob(func(f JobFailure) error { failed = append(failed, f.Reporter); return nil })
+	s.OnFailJob(func(f JobFailure) error { failed = append(failed, f.Reporter+" lost "+f.Lost); return nil })
 	var (
 		a0      = as(caller{"a-0", `instance "a-0"`})
 		a1      = as(caller{"a-1", `instance "a-1"`})
@@ -212,7 +212,7 @@ func TestServerBindsClaimsToTheCaller(t *testing.T) {
 		return err
 	}
 	fail := func(ctx context.Context, reporter string) error {
-		_, err := s.FailJob(ctx, &wololov1.FailJobRequest{JobId: "j", Reporter: reporter})
+		_, err := s.FailJob(ctx, &wololov1.FailJobRequest{JobId: "j", Reporter: reporter, StateLost: true, Lost: "b-0"})
 		return err
 	}
 	refused := []struct {
@@ -229,6 +229,10 @@ func TestServerBindsClaimsToTheCaller(t *testing.T) {
 		{"introduction without a certificate", introduce(unknown), codes.Unauthenticated},
 		{"drop by an instance but the gateway", drop(a0), codes.PermissionDenied},
 		{"failure reported for another instance", fail(a1, "a-0"), codes.PermissionDenied},
+		{"failure naming a lost instance past a name's length", func() error {
+			_, err := s.FailJob(a0, &wololov1.FailJobRequest{JobId: "j", Reporter: "a-0", StateLost: true, Lost: strings.Repeat("x", MaxNameLen+1)})
+			return err
+		}(), codes.InvalidArgument},
 	}
 	for _, c := range refused {
 		if got := status.Code(c.err); got != c.want {
@@ -249,7 +253,7 @@ func TestServerBindsClaimsToTheCaller(t *testing.T) {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
-	if h.opens != 1 || h.drops != 1 || h.introductions != 1 || len(failed) != 1 {
-		t.Fatalf("the handler saw %d opens, %d drops, %d introductions, failures %v; want one each", h.opens, h.drops, h.introductions, failed)
+	if h.opens != 1 || h.drops != 1 || h.introductions != 1 || len(failed) != 1 || failed[0] != "a-1 lost b-0" {
+		t.Fatalf("the handler saw %d opens, %d drops, %d introductions, failures %q; want one each, a-1's naming b-0 lost", h.opens, h.drops, h.introductions, failed)
 	}
 }

@@ -420,7 +420,12 @@ type FailJobRequest struct {
 	// (its store wiped or replaced, or unreadable): nothing is wrong with
 	// the job itself, and running it again from the same input gives its
 	// answers (Job.state_lost).
-	StateLost     bool `protobuf:"varint,4,opt,name=state_lost,json=stateLost,proto3" json:"state_lost,omitempty"`
+	StateLost bool `protobuf:"varint,4,opt,name=state_lost,json=stateLost,proto3" json:"state_lost,omitempty"`
+	// With state_lost, the instance that lost it when the reporter knows
+	// (the receiver of a channel whose Hello is below what it acknowledged,
+	// or the sender that no longer knows the job); empty when it does not.
+	// An instance of the topology (any other is INVALID_ARGUMENT).
+	Lost          string `protobuf:"bytes,5,opt,name=lost,proto3" json:"lost,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -481,6 +486,13 @@ func (x *FailJobRequest) GetStateLost() bool {
 		return x.StateLost
 	}
 	return false
+}
+
+func (x *FailJobRequest) GetLost() string {
+	if x != nil {
+		return x.Lost
+	}
+	return ""
 }
 
 // FailJobResponse answers FailJob.
@@ -968,13 +980,14 @@ const file_wololo_v1_stage_proto_rawDesc = "" +
 	"\vincarnation\x18\x01 \x01(\x04R\vincarnation\"'\n" +
 	"\x0eDropJobRequest\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\"\x11\n" +
-	"\x0fDropJobResponse\"z\n" +
+	"\x0fDropJobResponse\"\x8e\x01\n" +
 	"\x0eFailJobRequest\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\tR\x05jobId\x12\x1a\n" +
 	"\breporter\x18\x02 \x01(\tR\breporter\x12\x16\n" +
 	"\x06reason\x18\x03 \x01(\tR\x06reason\x12\x1d\n" +
 	"\n" +
-	"state_lost\x18\x04 \x01(\bR\tstateLost\"\x11\n" +
+	"state_lost\x18\x04 \x01(\bR\tstateLost\x12\x12\n" +
+	"\x04lost\x18\x05 \x01(\tR\x04lost\"\x11\n" +
 	"\x0fFailJobResponse\"k\n" +
 	"\x0fExchangeRequest\x12%\n" +
 	"\x04open\x18\x01 \x01(\v2\x0f.wololo.v1.OpenH\x00R\x04open\x12(\n" +

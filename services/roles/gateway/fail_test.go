@@ -137,7 +137,8 @@ func TestFinishTimeSurvivesRestart(t *testing.T) {
 // TestFailJobOnlyFromTheJobsInstances: a FailJob whose reporter runs no
 // job of the topology (an instance certificate outside it, a master) is
 // refused with PermissionDenied and changes nothing: the job runs on, the
-// store holds no failure, and no rebuild is made of a "lost" report. An
+// store holds no failure, and no rebuild is made of a "lost" report; nor
+// of a report that names as lost an instance that is not one. An
 // instance of the topology fails the job, and the reason its client sees
 // (GetJob, ListJobs, an upload's refusal, after a restart too) has no
 // control characters left: no terminal escape, no carriage return, no
@@ -176,6 +177,15 @@ func TestFailJobOnlyFromTheJobsInstances(t *testing.T) {
 	}
 	if rec := img.Jobs[id].Records[recordFailed]; rec != nil {
 		t.Fatalf("the store holds a failure after refused reports: %q", rec)
+	}
+
+	// An instance of the topology that names as lost one that is not.
+	_, err = server.FailJob(ctx, &wololov1.FailJobRequest{JobId: id, Reporter: "shard-1", Reason: forged, StateLost: true, Lost: "evil-9"})
+	if status.Code(err) != codes.InvalidArgument {
+		t.Fatalf("a failure naming evil-9 lost: %v; want InvalidArgument", err)
+	}
+	if img, err = store.Load(); err != nil || img.Jobs[id].Records[recordFailed] != nil || internalID(t, g, "j") != id {
+		t.Fatalf("after a report naming evil-9 lost, the job was failed or run again (%v)", err)
 	}
 
 	if _, err := server.FailJob(ctx, &wololov1.FailJobRequest{JobId: id, Reporter: "shard-1", Reason: forged}); err != nil {

@@ -518,6 +518,10 @@ func (g *Gateway) FailJob(f transport.JobFailure) error {
 		g.cfg.Log.Warn("refused a job failure from an instance that runs no job of this topology", "job", f.Job, "reporter", f.Reporter, "reason", f.Reason)
 		return fmt.Errorf("%w: %q runs no job of this gateway's topology, and only an instance that runs a job may fail it", transport.ErrNotPeer, f.Reporter)
 	}
+	if f.Lost != "" && !g.reporters[f.Lost] {
+		g.cfg.Log.Warn("refused a job failure naming as lost an instance that runs no job of this topology", "job", f.Job, "reporter", f.Reporter, "lost", f.Lost)
+		return fmt.Errorf("%w: the lost instance %q runs no job of this gateway's topology", transport.ErrInvalid, f.Lost)
+	}
 	return g.failJob(f, nil)
 }
 

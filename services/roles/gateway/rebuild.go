@@ -77,8 +77,8 @@ import (
 // lost only its part. What follows is the design of rebuilding the lost
 // instance alone; physical.ShardLoss (services/dataflow/sql/physical)
 // is its first part, the plan's half of the decision, and the gateway
-// takes the decision at each loss its own links find (the lost instance
-// is named: transport.LostInstance, JobFailure.Lost) and logs it
+// takes the decision at each loss reported to it (the lost instance is
+// named: transport.LostInstance, JobFailure.Lost) and logs it
 // (aloneVerdict: the "alone" field of the "runs again" warning); the rest
 // is not built yet (what blocks it is listed at the end), so every loss
 // still runs the whole job again, as above.
@@ -121,10 +121,13 @@ import (
 // channel of job J (its Hello below what S acknowledged, or S no longer
 // knowing J):
 //
-//  1. Decide: S is named by the failure (JobFailure must carry the lost
-//     instance, the channel's receiver or sender, not only the reason's
-//     text); the plan's ShardLoss().Exact with applied = the gateway's
-//     inbox watermarks of J's channels from S (Committer.Inbox().Marks).
+//  1. Decide: S is named by the failure (JobFailure.Lost: the channel's
+//     receiver or sender, or the reporter itself when its own recovery
+//     found its store lost; a report over the wire carries it,
+//     FailJobRequest.lost, and the gateway refuses one naming an instance
+//     that is not of its topology); the plan's ShardLoss().Exact with
+//     applied = the gateway's inbox watermarks of J's channels from S
+//     (Committer.Inbox().Marks).
 //  2. Fence the upload: J's uploads end (as replace ends them with
 //     j.gone, but resumably: the client resumes once the rebuild is
 //     over, waiting on j.replayed) and the gateway waits until they are
@@ -192,11 +195,6 @@ import (
 //
 // What blocks it today, in the order the steps need them:
 //
-//   - FailJobRequest names only the reporter and a reason: a loss a
-//     shard reports over the wire does not name the lost instance
-//     (JobFailure.Lost is set for the gateway's own reports, which are
-//     the ones that find a shard lost in a plan without shard-to-shard
-//     channels) (1).
 //   - a run's uploads can be ended once (j.gone closes for a replaced
 //     run): there is no pause that the client resumes from (2).
 //   - channel names are the plan's: no generation per instance at either

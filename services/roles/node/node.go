@@ -572,7 +572,7 @@ func (n *Node) Serve(ctx context.Context) error {
 		}
 		for job, err := range n.runtime.Unrestorable() {
 			life.Go(func(ctx context.Context) {
-				n.reportFailed(ctx, transport.JobFailure{Job: job, Reason: err.Error(), StateLost: true}, n.log.With("job", job))
+				n.reportFailed(ctx, transport.JobFailure{Job: job, Reason: err.Error(), StateLost: true, Lost: self}, n.log.With("job", job))
 			})
 		}
 		// Fence older incarnations of this instance at every receiver

@@ -129,7 +129,7 @@ func (n *Node) reportFailed(ctx context.Context, f transport.JobFailure, log hcl
 		if err != nil {
 			return status.Error(codes.Unavailable, err.Error())
 		}
-		_, err = wololov1.NewStageServiceClient(conn).FailJob(ctx, &wololov1.FailJobRequest{JobId: f.Job, Reporter: self, Reason: f.Reason, StateLost: f.StateLost})
+		_, err = wololov1.NewStageServiceClient(conn).FailJob(ctx, &wololov1.FailJobRequest{JobId: f.Job, Reporter: self, Reason: f.Reason, StateLost: f.StateLost, Lost: f.Lost})
 		return err
 	})
 	switch {
