@@ -170,8 +170,11 @@
 // RowBatch message in between; the bytes are protobuf's,
 // read field by field in place (services/base/protoscan, which the stage
 // runtime reads its state log with too), and whatever the codec does not
-// read is read the long way (wire.FromRows). The
-// in-process runners keep the RowBatch path: it has no bytes to write.
+// read is read the long way (wire.FromRows). The in-process batch
+// runner (Run) has no bytes to write: it hands the receiver a copy of
+// the rows sent as a Batch (Rows.Batch, Task.ReceiveBatch), which costs
+// less than encoding them and decoding them again; RunEpochs sends the
+// bytes, as a deployment does.
 //
 // A channel travels on a stream of the transport named by its index in
 // the plan and the beginning of its name (ChannelStream: "c3-" and at
