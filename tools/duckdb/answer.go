@@ -31,6 +31,10 @@ type Options struct {
 	// user.sql loads them (the plain load, typed by docs/queries.md's
 	// kinds; no header check).
 	Queries []Query
+	// MemoryLimit, when not "", is DuckDB's memory_limit ("512MB"): past
+	// it its operators spill to the temporary directory, as Wololo's
+	// past its budget. Unset, DuckDB takes 80% of the machine's memory.
+	MemoryLimit string
 }
 
 // statement is a query and the name of the file it answers.
@@ -78,7 +82,7 @@ func Answer(ctx context.Context, o Options) (Summary, error) {
 	}
 	defer os.RemoveAll(tmp)
 
-	conn, closeDB, err := open(ctx, tmp)
+	conn, closeDB, err := open(ctx, tmp, o.MemoryLimit)
 	if err != nil {
 		return Summary{}, err
 	}
@@ -161,9 +165,9 @@ func loadExact(ctx context.Context, conn *sql.Conn, o Options, mh, ph header) ([
 	return strings.Split(queriesSQL, "\n-- next\n"), nil
 }
 
-// open starts an in-memory database spilling into tmp and returns its one
-// connection.
-func open(ctx context.Context, tmp string) (*sql.Conn, func(), error) {
+// open starts an in-memory database spilling into tmp, within memory
+// ("": DuckDB's default), and returns its one connection.
+func open(ctx context.Context, tmp, memory string) (*sql.Conn, func(), error) {
 	db, err := sql.Open("duckdb", "")
 	if err != nil {
 		return nil, nil, fmt.Errorf("opening DuckDB: %w", err)
@@ -180,6 +184,12 @@ func open(ctx context.Context, tmp string) (*sql.Conn, func(), error) {
 	if _, err := conn.ExecContext(ctx, "SET temp_directory = "+sqlString(tmp)); err != nil {
 		closeAll()
 		return nil, nil, fmt.Errorf("setting DuckDB's temp_directory: %w", err)
+	}
+	if memory != "" {
+		if _, err := conn.ExecContext(ctx, "SET memory_limit = "+sqlString(memory)); err != nil {
+			closeAll()
+			return nil, nil, fmt.Errorf("setting DuckDB's memory_limit to %q: %w", memory, err)
+		}
 	}
 	return conn, closeAll, nil
 }

@@ -17,7 +17,7 @@ import (
 // fields.
 const MaxRecordBytes = 1 << 20
 
-const usage = `usage: duckdb-queries --matches F --players F --out DIR [--max-record-bytes N | --plain | --query NAME=FILE ...]
+const usage = `usage: duckdb-queries --matches F --players F --out DIR [--max-record-bytes N | --plain | --query NAME=FILE ...] [--memory-limit M]
 
 Answers the four queries of docs/queries.md with DuckDB and writes
 q1.csv..q4.csv into DIR (created if needed): exactly, with the contract's
@@ -26,7 +26,9 @@ try_cast, plain SQL; not exact on messy values). With --query NAME=FILE
 (repeatable) it runs those query files instead, the text as it is, over
 tables matches and match_players loaded as a user would (read_csv, the
 numbers, booleans and duration cast with try_cast), and writes NAME.csv of
-each. The baselines of wololo bench.
+each. With --memory-limit M (DuckDB's memory_limit, such as 512MB) its
+operators spill to a temporary directory past M, as Wololo's processes
+do past their budget. The baselines of wololo bench.
 
 flags:
 `
@@ -61,6 +63,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) error {
 	fs.StringVar(&o.Players, "players", "", "path of match_players.csv (required)")
 	fs.StringVar(&o.Out, "out", "", "directory for q1.csv..q4.csv, created if needed (required)")
 	fs.IntVar(&o.MaxRecordBytes, "max-record-bytes", MaxRecordBytes, "a data record longer than this is malformed (not with --plain)")
+	fs.StringVar(&o.MemoryLimit, "memory-limit", "", "DuckDB's memory_limit, such as 512MB: past it its operators spill to a temporary directory (default: DuckDB's, 80% of the machine's memory)")
 	fs.BoolVar(&o.Plain, "plain", false, "run the queries as a user would write them (plain.sql), not the contract's exact ones")
 	fs.Func("query", "run the query of FILE, answering NAME.csv, over the plain load (repeatable; instead of the four)", func(s string) error {
 		q, err := ParseQuery(s)

@@ -353,7 +353,7 @@ type differ struct {
 func newDiffer(t *testing.T) *differ {
 	t.Helper()
 	dir := t.TempDir()
-	conn, closeDB, err := open(context.Background(), dir)
+	conn, closeDB, err := open(context.Background(), dir, "")
 	if err != nil {
 		t.Fatal(err)
 	}

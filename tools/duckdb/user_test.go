@@ -70,3 +70,28 @@ func TestAnswerQueryFiles(t *testing.T) {
 		}
 	}
 }
+
+// TestAnswerWithinAMemoryLimit: --memory-limit sets DuckDB's memory_limit
+// (a query past it reads it back as set), and one DuckDB does not take is
+// refused, naming it.
+func TestAnswerWithinAMemoryLimit(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := datagen.WriteDir(datagen.Config{Matches: 200, Seed: 3}, dir); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "limit.sql")
+	if err := os.WriteFile(path, []byte("SELECT current_setting('memory_limit') AS m"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	o := Options{Matches: filepath.Join(dir, "matches.csv"), Players: filepath.Join(dir, "match_players.csv"), Out: filepath.Join(dir, "out"), Queries: []Query{{Name: "limit", Path: path}}, MemoryLimit: "256MB"}
+	if _, err := Answer(context.Background(), o); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(filepath.Join(o.Out, "limit.csv")); err != nil || !strings.HasPrefix(string(b), "m\n244.1 MiB") {
+		t.Errorf("limit.csv = %q, %v; want DuckDB's memory_limit 256MB (244.1 MiB)", b, err)
+	}
+	o.MemoryLimit = "a lot"
+	if _, err := Answer(context.Background(), o); err == nil || !strings.Contains(err.Error(), `memory_limit to "a lot"`) {
+		t.Errorf("a memory limit of %q: %v; want it refused, named", o.MemoryLimit, err)
+	}
+}
