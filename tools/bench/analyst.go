@@ -88,7 +88,7 @@ func (b *bencher) runAnalyst(ctx context.Context, k int, mode string) (ProcessRu
 	var sum ProcessRun
 	sum.Equal = true
 	jobs := b.analyst
-	if mode == ModeDuckDBAnalyst {
+	if isDuckDBAnalyst(mode) {
 		all := SQLJob{Mode: mode}
 		for _, j := range jobs {
 			all.Queries = append(all.Queries, j.Queries...)
@@ -100,8 +100,11 @@ func (b *bencher) runAnalyst(ctx context.Context, k int, mode string) (ProcessRu
 		var run ProcessRun
 		var err error
 		switch mode {
-		case ModeDuckDBAnalyst:
+		case ModeDuckDBAnalyst, ModeDuckDBAnalystBounded:
 			args := append([]string{"--matches", b.o.Matches, "--players", b.o.Players, "--out", dir}, j.Args()...)
+			if mode == ModeDuckDBAnalystBounded {
+				args = append(args, "--memory-limit", BoundedDuckDBMemory)
+			}
 			run, err = runChild(ctx, "duckdb-queries --query", b.duck, filepath.Join(b.o.Work, fmt.Sprintf("%s-%d.log", mode, i)), args...)
 		case ModeDemoAnalyst:
 			args := append([]string{"demo", "--matches", b.o.Matches, "--players", b.o.Players, "--out", dir, "--log-level", "warn"}, j.Args()...)
@@ -118,7 +121,7 @@ func (b *bencher) runAnalyst(ctx context.Context, k int, mode string) (ProcessRu
 		default:
 			return sum, fmt.Errorf("%s is not an analyst mode", mode)
 		}
-		if err != nil && mode != ModeDuckDBAnalyst {
+		if err != nil && !isDuckDBAnalyst(mode) {
 			// A job Wololo refuses or fails (over a budget) is a finding,
 			// not the end of the bench: it is reported, its time counted
 			// until it failed, and the other jobs run.
@@ -255,7 +258,13 @@ func (c AnalystOutputs) String() string {
 
 // isAnalystMode reports whether mode runs the analyst queries.
 func isAnalystMode(mode string) bool {
-	return mode == ModeDuckDBAnalyst || mode == ModeDemoAnalyst || mode == ModeLocalAnalyst
+	return isDuckDBAnalyst(mode) || mode == ModeDemoAnalyst || mode == ModeLocalAnalyst
+}
+
+// isDuckDBAnalyst reports whether mode is DuckDB running the analyst
+// queries, within a memory limit or not.
+func isDuckDBAnalyst(mode string) bool {
+	return mode == ModeDuckDBAnalyst || mode == ModeDuckDBAnalystBounded
 }
 
 // renderAnalystTargets writes the rows of issue 41's targets on the
@@ -299,7 +308,25 @@ func renderAnalystOutputs(p func(string, ...any), r Report) {
 		p("%s ", c)
 	}
 	p("\n\n")
+	renderBoundedDuckDB(p, r)
 	for _, f := range r.AnalystFailed {
 		p("**Failed** in `%s`'s last run (its time until then counted): %s.\n\n", f.Mode, strings.Join(f.Jobs, "; "))
 	}
+}
+
+// renderBoundedDuckDB says how the analyst modes compare with DuckDB
+// within a Wololo process's memory (ModeDuckDBAnalystBounded), when it
+// ran: not a target, the same texts under the same bound.
+func renderBoundedDuckDB(p func(string, ...any), r Report) {
+	bounded := r.MedianOf(ModeDuckDBAnalystBounded)
+	if bounded.Runs == 0 {
+		return
+	}
+	p("Within memory_limit %s (`%s`), DuckDB took %s (median; its processes' peak RSS is in the summary above: the limit bounds its buffer manager, not the process)", BoundedDuckDBMemory, ModeDuckDBAnalystBounded, secs(bounded.Wall))
+	for _, m := range []struct{ mode, label string }{{ModeDemoAnalyst, "the in-memory demo"}, {ModeLocalAnalyst, "durable local mode"}} {
+		if ratio := r.RatioTo(m.mode, ModeDuckDBAnalystBounded); ratio.ok {
+			p("; %s %.2fx that", m.label, ratio.Wall)
+		}
+	}
+	p(". The targets are against DuckDB as a user runs it, with no limit.\n\n")
 }

@@ -68,7 +68,7 @@ func Bench(ctx context.Context, o Options) (Report, error) {
 	}
 	b.logf("dataset: %s + %s rows, %s", count(r.Dataset.MatchRows), count(r.Dataset.PlayerRows), mb(r.Dataset.Bytes()))
 
-	if b.runs(ModeDuckDB) || b.runs(ModeDuckDBPlain) || b.runs(ModeDuckDBAnalyst) || len(b.o.Sizes) > 0 {
+	if b.runs(ModeDuckDB) || b.runs(ModeDuckDBPlain) || b.runs(ModeDuckDBAnalyst) || b.runs(ModeDuckDBAnalystBounded) || len(b.o.Sizes) > 0 {
 		b.duck, r.DuckDBNote = b.prepareDuckDB(ctx)
 	} else {
 		r.DuckDBNote = "its modes were not asked for (--modes)."
@@ -311,11 +311,18 @@ func (b *bencher) rounds(ctx context.Context, r *Report) error {
 			compared[ModeDemoExamples] = append(compared[ModeDemoExamples], ComparedRun{Mode: ModeDemoExamples, Queries: b.examples.Names(), Run: run, Span: run.Wall})
 			r.Samples = append(r.Samples, sampleOf(ModeDemoExamples, k, run))
 		}
-		for _, mode := range []string{ModeDuckDBAnalyst, ModeDemoAnalyst} {
-			if !b.runs(mode) || (mode == ModeDuckDBAnalyst && (b.duck == "" || duckFailed[mode])) {
+		for _, mode := range []string{ModeDuckDBAnalyst, ModeDuckDBAnalystBounded, ModeDemoAnalyst} {
+			if !b.runs(mode) || (isDuckDBAnalyst(mode) && (b.duck == "" || duckFailed[mode])) {
 				continue
 			}
 			run, err := b.runAnalyst(ctx, k, mode)
+			if err != nil && mode == ModeDuckDBAnalystBounded {
+				b.logf("%s: %v; going on without it", mode, err)
+				duckFailed[mode] = true
+				r.Samples = dropMode(r.Samples, mode)
+				delete(compared, mode)
+				continue
+			}
 			if err != nil && mode == ModeDuckDBAnalyst {
 				b.logf("%s: %v; going on without it", mode, err)
 				r.AnalystNote = fmt.Sprintf("DuckDB failed in run %d (%s), so the analyst modes are not compared with it.", k, firstLine(err.Error()))
@@ -625,7 +632,7 @@ func runName(s Sample) string {
 	name := map[string]string{ModeDuckDB: "exact DuckDB", ModeDuckDBPlain: "plain DuckDB", ModeReference: "the reference evaluator",
 		ModeDemo: "demo mode (SQL)", ModeDemoExamples: "demo mode's job of example queries", ModeDemoStanding: "demo mode's standing job", ModeDemoAppend: "demo mode's 1% append",
 		ModeLocal: "local mode (SQL)", ModeLocalStanding: "local mode's standing job cut by --epoch-every",
-		ModeDuckDBAnalyst: "DuckDB's analyst queries", ModeDemoAnalyst: "demo mode's analyst queries", ModeLocalAnalyst: "local mode's analyst queries"}[s.Mode]
+		ModeDuckDBAnalyst: "DuckDB's analyst queries", ModeDuckDBAnalystBounded: "DuckDB's analyst queries within " + BoundedDuckDBMemory, ModeDemoAnalyst: "demo mode's analyst queries", ModeLocalAnalyst: "local mode's analyst queries"}[s.Mode]
 	if name == "" {
 		name = s.Mode
 	}

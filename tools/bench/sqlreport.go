@@ -94,7 +94,7 @@ func renderCompared(p func(string, ...any), r Report) {
 			queries, out = "q1, q2, q3, q4: the defaults, SQL", equal(r.Demo)
 		case ModeLocal:
 			queries, out = "q1, q2, q3, q4: the defaults, SQL", equal(ProcessRun{Wall: r.Local.Wall, Equal: r.Local.Equal})
-		case ModeDuckDBAnalyst, ModeDemoAnalyst, ModeLocalAnalyst:
+		case ModeDuckDBAnalyst, ModeDuckDBAnalystBounded, ModeDemoAnalyst, ModeLocalAnalyst:
 			c, ok := r.ComparedOf(mode)
 			if !ok {
 				continue
