@@ -39,13 +39,14 @@ type KeyTable struct {
 	shift uint8 // 32 - log2(len(index)): home's shift
 	arena []byte
 	ends  []uint32 // per slot, where its key ends in arena (at most maxArena)
-	// rowKey and hashes are Slots' scratch: a row's key, the rows'
-	// hashes.
-	rowKey []byte
-	hashes []uint64
-	from   []int // touch's: per hash, where its probe may start
-	sink   int32 // what touch read, kept so that its loads are made
-	looked int   // the keys Slots has looked up (Lookups)
+	// rowKeys, keyEnds and hashes are Slots' scratch: the rows' keys one
+	// after the other (keyEnds: where each ends), the rows' hashes.
+	rowKeys []byte
+	keyEnds []int
+	hashes  []uint64
+	from    []int // touch's: per hash, where its probe may start
+	sink    int32 // what touch read, kept so that its loads are made
+	looked  int   // the keys Slots has looked up (Lookups)
 }
 
 // entry is a position of the index: a slot + 1 (0: empty), and the top
@@ -123,10 +124,14 @@ func (t *KeyTable) hashKey(key []byte) uint64 {
 
 // find returns the position of the index that holds key, of hash h, or
 // the empty one where it would go.
-func (t *KeyTable) find(h uint64, key []byte) int {
+func (t *KeyTable) find(h uint64, key []byte) int { return t.findFrom(h, t.home(h), key) }
+
+// findFrom is find with the probe starting at position from, its home or
+// a later one of its probe before which none holds it (touch's).
+func (t *KeyTable) findFrom(h uint64, from int, key []byte) int {
 	mask := len(t.index) - 1
 	top := uint32(h >> 32)
-	for i := t.home(h); ; i = (i + 1) & mask {
+	for i := from; ; i = (i + 1) & mask {
 		e := t.index[i]
 		if e.slot == 0 || e.hash == top && bytes.Equal(t.key(e.slot-1), key) {
 			return i
@@ -304,24 +309,62 @@ func (t *KeyTable) Slots(keys []*Vec, n int, mode []KeyMode, dst []int32) []int3
 		t.textSlots(keys[0], mode, dst)
 		return dst
 	}
+	t.keysSlots(keys, mode, dst)
+	return dst
+}
+
+// keysSlots is Slots of keys written out (rowKey's: of several columns,
+// or of one that is not text), as textSlots looks up a text column's:
+// every row's key written and hashed first, in one loop, then each row's
+// position, in blocks of touchRows rows touched first. One row at a
+// time, each probe waited on its position, then on its key, and the
+// aggregates of several keys spent most of their time so (the analyst
+// queries' groups by match and team, by civ and rating, ...).
+func (t *KeyTable) keysSlots(keys []*Vec, mode []KeyMode, dst []int32) {
+	n := len(dst)
+	t.rowKeys = t.rowKeys[:0]
+	t.keyEnds = slices.Grow(t.keyEnds[:0], n)[:n]
+	t.hashes = slices.Grow(t.hashes[:0], n)[:n]
+	start := 0
 	for i := range n {
+		if mode == nil || mode[i] != SkipKey {
+			t.rowKeys = rowKey(t.rowKeys, keys, i)
+		}
+		t.keyEnds[i] = len(t.rowKeys)
+		t.hashes[i] = t.hashKey(t.rowKeys[start:])
+		start = len(t.rowKeys)
+	}
+	start = 0
+	touched := 0 // the index's length when touch ran
+	for i, h := range t.hashes {
+		if i%touchRows == 0 {
+			t.touch(t.hashes[i:min(i+touchRows, n)])
+			touched = len(t.index)
+		}
+		key := t.rowKeys[start:t.keyEnds[i]]
+		start = t.keyEnds[i]
 		m := AddKey
 		if mode != nil {
 			m = mode[i]
 		}
 		dst[i] = -1
-		switch m {
-		case AddKey:
-			t.rowKey = rowKey(t.rowKey[:0], keys, i)
-			dst[i] = t.slot(t.rowKey)
-		case FindKey:
-			t.rowKey = rowKey(t.rowKey[:0], keys, i)
-			if s, ok := t.lookup(t.rowKey); ok {
-				dst[i] = s
-			}
+		if m == SkipKey {
+			continue
+		}
+		from := t.home(h)
+		if len(t.index) == touched { // not grown since: the positions hold
+			from = t.from[i%touchRows]
+		}
+		p := t.findFrom(h, from, key)
+		if e := t.index[p]; e.slot != 0 {
+			dst[i] = e.slot - 1
+			continue
+		}
+		if m == AddKey {
+			t.arena = appendKeys(t.arena, key...)
+			dst[i] = t.added(p, h)
 		}
 	}
-	return dst
 }
 
 // touchRows is how many rows' keys textSlots touches before it probes
@@ -420,7 +463,7 @@ func (t *KeyTable) touch(hashes []uint64) {
 		}
 	}
 	for _, i := range t.from {
-		if e := t.index[i]; e.slot != 0 {
+		if e := t.index[i]; e.slot != 0 && t.ends[e.slot-1] > 0 { // an empty key (no columns) ends at 0
 			sink ^= int32(t.arena[t.ends[e.slot-1]-1])
 		}
 	}

@@ -181,6 +181,41 @@ func BenchmarkKeyTableSlots(b *testing.B) {
 	b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N*batch), "cpu-ns/key")
 }
 
+// BenchmarkKeyTableSlotsOfTwoColumns is BenchmarkKeyTableSlots of keys
+// of two columns (a text and a number, as an aggregate by match and team
+// has), written out for the table (rowKey) where a text column's are read
+// from its bytes.
+func BenchmarkKeyTableSlotsOfTwoColumns(b *testing.B) {
+	const keys, batch = 1 << 20, BatchRows
+	r := rand.New(rand.NewPCG(1, 2))
+	tab := NewKeyTable()
+	pair := func(perm []int) []*Vec {
+		num := newBuilder(plan.Number, len(perm))
+		for _, k := range perm {
+			num.num(value.Int(int64(k % 3)))
+		}
+		return []*Vec{textKeys(perm), num.v}
+	}
+	all := pair(r.Perm(keys))
+	tab.Slots(all, keys, nil, nil)
+	var batches [][]*Vec
+	for range 64 {
+		perm := make([]int, batch)
+		for i := range perm {
+			perm[i] = r.IntN(keys)
+		}
+		batches = append(batches, pair(perm))
+	}
+	var dst []int32
+	cpu0 := cpuTime()
+	b.ResetTimer()
+	for i := range b.N {
+		dst = tab.Slots(batches[i%len(batches)], batch, nil, dst)
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N*batch), "cpu-ns/key")
+}
+
 // cpuTime is the CPU time the process has used, in nanoseconds.
 func cpuTime() int64 {
 	var ru syscall.Rusage
