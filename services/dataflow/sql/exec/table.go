@@ -316,10 +316,10 @@ func (t *KeyTable) Slots(keys []*Vec, n int, mode []KeyMode, dst []int32) []int3
 // keysSlots is Slots of keys written out (rowKey's: of several columns,
 // or of one that is not text), as textSlots looks up a text column's:
 // every row's key written and hashed first, in one loop, then each row's
-// position, in blocks of touchRows rows touched first. One row at a
-// time, each probe waited on its position, then on its key, and the
-// aggregates of several keys spent most of their time so (the analyst
-// queries' groups by match and team, by civ and rating, ...).
+// position (probeRows). One row at a time, each probe waited on its
+// position, then on its key, and the aggregates of several keys spent
+// most of their time so (the analyst queries' groups by match and team,
+// by civ and rating, ...).
 func (t *KeyTable) keysSlots(keys []*Vec, mode []KeyMode, dst []int32) {
 	n := len(dst)
 	t.rowKeys = t.rowKeys[:0]
@@ -334,47 +334,26 @@ func (t *KeyTable) keysSlots(keys []*Vec, mode []KeyMode, dst []int32) {
 		t.hashes[i] = t.hashKey(t.rowKeys[start:])
 		start = len(t.rowKeys)
 	}
-	start = 0
-	touched := 0 // the index's length when touch ran
-	for i, h := range t.hashes {
-		if i%touchRows == 0 {
-			t.touch(t.hashes[i:min(i+touchRows, n)])
-			touched = len(t.index)
+	key := func(i int) []byte {
+		start := 0
+		if i > 0 {
+			start = t.keyEnds[i-1]
 		}
-		key := t.rowKeys[start:t.keyEnds[i]]
-		start = t.keyEnds[i]
-		m := AddKey
-		if mode != nil {
-			m = mode[i]
-		}
-		dst[i] = -1
-		if m == SkipKey {
-			continue
-		}
-		from := t.home(h)
-		if len(t.index) == touched { // not grown since: the positions hold
-			from = t.from[i%touchRows]
-		}
-		p := t.findFrom(h, from, key)
-		if e := t.index[p]; e.slot != 0 {
-			dst[i] = e.slot - 1
-			continue
-		}
-		if m == AddKey {
-			t.arena = appendKeys(t.arena, key...)
-			dst[i] = t.added(p, h)
-		}
+		return t.rowKeys[start:t.keyEnds[i]]
 	}
+	t.probeRows(mode, dst,
+		func(i int, h uint64, from int) int { return t.findFrom(h, from, key(i)) },
+		func(i int) { t.arena = appendKeys(t.arena, key(i)...) })
 }
 
-// touchRows is how many rows' keys textSlots touches before it probes
+// touchRows is how many rows' keys probeRows touches before it probes
 // for them: few enough that what touch fetched is still in the caches
 // when the probes read it.
 const touchRows = 64
 
 // textSlots is Slots of one text column, its keys read from v's bytes:
-// every row's hash first, in one loop, then each row's position, in
-// blocks of touchRows rows touched first.
+// every row's hash first, in one loop, then each row's position
+// (probeRows).
 func (t *KeyTable) textSlots(v *Vec, mode []KeyMode, dst []int32) {
 	n := len(dst)
 	t.hashes = slices.Grow(t.hashes[:0], n)[:n]
@@ -389,16 +368,40 @@ func (t *KeyTable) textSlots(v *Vec, mode []KeyMode, dst []int32) {
 		start = end
 	}
 	var lenBytes [binary.MaxVarintLen64]byte
-	start = 0
+	var lb []byte // the row's text's length, as its key writes it
+	t.probeRows(mode, dst,
+		func(i int, h uint64, from int) int {
+			if v.IsNull(i) {
+				return t.findFrom(h, from, nullKey)
+			}
+			text := v.Text(i)
+			lb = lenBytes[:binary.PutUvarint(lenBytes[:], uint64(len(text)))]
+			return t.findText(h, from, text, lb)
+		},
+		func(i int) {
+			if v.IsNull(i) {
+				t.arena = appendKeys(t.arena, nullKey...)
+				return
+			}
+			t.arena = appendKeys(appendKeys(appendKeys(t.arena, 1), lb...), v.Text(i)...)
+		})
+}
+
+// probeRows gives each row of a batch, whose keys' hashes are t.hashes,
+// its slot in dst by its mode (AddKey for every row when mode is nil; -1
+// for none), in blocks of touchRows rows touched first (touch): find(i,
+// h, from) is the position of row i's key, its probe starting at from
+// (touch's, or its home when the index has grown since), and add(i)
+// appends its key to the arena, to be placed at the empty position find
+// gave.
+func (t *KeyTable) probeRows(mode []KeyMode, dst []int32, find func(i int, h uint64, from int) int, add func(i int)) {
+	n := len(dst)
 	touched := 0 // the index's length when touch ran
-	for i, h := range t.hashes {
+	for i, h := range t.hashes[:n] {
 		if i%touchRows == 0 {
 			t.touch(t.hashes[i:min(i+touchRows, n)])
 			touched = len(t.index)
 		}
-		end := v.Ends[i]
-		text := v.Data[start:end]
-		start = end
 		m := AddKey
 		if mode != nil {
 			m = mode[i]
@@ -407,26 +410,17 @@ func (t *KeyTable) textSlots(v *Vec, mode []KeyMode, dst []int32) {
 		if m == SkipKey {
 			continue
 		}
-		if v.IsNull(i) {
-			if m == AddKey {
-				dst[i] = t.slot(nullKey)
-			} else if s, ok := t.lookup(nullKey); ok {
-				dst[i] = s
-			}
-			continue
-		}
-		lb := lenBytes[:binary.PutUvarint(lenBytes[:], uint64(len(text)))]
 		from := t.home(h)
 		if len(t.index) == touched { // not grown since: the positions hold
 			from = t.from[i%touchRows]
 		}
-		p := t.findText(h, from, text, lb)
+		p := find(i, h, from)
 		if e := t.index[p]; e.slot != 0 {
 			dst[i] = e.slot - 1
 			continue
 		}
 		if m == AddKey {
-			t.arena = appendKeys(appendKeys(appendKeys(t.arena, 1), lb...), text...)
+			add(i)
 			dst[i] = t.added(p, h)
 		}
 	}

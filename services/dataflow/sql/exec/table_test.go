@@ -155,30 +155,7 @@ func textKeys(perm []int) *Vec {
 // is): Slots of one column, as Task.Receive does for the operators of a
 // shared table.
 func BenchmarkKeyTableSlots(b *testing.B) {
-	const keys, batch = 1 << 20, BatchRows
-	r := rand.New(rand.NewPCG(1, 2))
-	tab := NewKeyTable()
-	all := textKeys(r.Perm(keys))
-	tab.Slots([]*Vec{all}, all.N, nil, nil)
-	var batches []*Vec
-	for range 64 {
-		perm := make([]int, batch)
-		for i := range perm {
-			perm[i] = r.IntN(keys)
-		}
-		batches = append(batches, textKeys(perm))
-	}
-	var dst []int32
-	cpu0 := cpuTime()
-	b.ResetTimer()
-	for i := range b.N {
-		v := batches[i%len(batches)]
-		dst = tab.Slots([]*Vec{v}, v.N, nil, dst)
-	}
-	b.StopTimer()
-	// CPU time, not the wall's: on a busy machine the wall counts the
-	// other processes' turns.
-	b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N*batch), "cpu-ns/key")
+	benchSlots(b, func(perm []int) []*Vec { return []*Vec{textKeys(perm)} })
 }
 
 // BenchmarkKeyTableSlotsOfTwoColumns is BenchmarkKeyTableSlots of keys
@@ -186,25 +163,29 @@ func BenchmarkKeyTableSlots(b *testing.B) {
 // has), written out for the table (rowKey) where a text column's are read
 // from its bytes.
 func BenchmarkKeyTableSlotsOfTwoColumns(b *testing.B) {
-	const keys, batch = 1 << 20, BatchRows
-	r := rand.New(rand.NewPCG(1, 2))
-	tab := NewKeyTable()
-	pair := func(perm []int) []*Vec {
+	benchSlots(b, func(perm []int) []*Vec {
 		num := newBuilder(plan.Number, len(perm))
 		for _, k := range perm {
 			num.num(value.Int(int64(k % 3)))
 		}
 		return []*Vec{textKeys(perm), num.v}
-	}
-	all := pair(r.Perm(keys))
-	tab.Slots(all, keys, nil, nil)
+	})
+}
+
+// benchSlots looks up batches of random keys of a table of a million
+// (key i's columns keysOf(i)), reporting the CPU time a key.
+func benchSlots(b *testing.B, keysOf func(perm []int) []*Vec) {
+	const keys, batch = 1 << 20, BatchRows
+	r := rand.New(rand.NewPCG(1, 2))
+	tab := NewKeyTable()
+	tab.Slots(keysOf(r.Perm(keys)), keys, nil, nil)
 	var batches [][]*Vec
 	for range 64 {
 		perm := make([]int, batch)
 		for i := range perm {
 			perm[i] = r.IntN(keys)
 		}
-		batches = append(batches, pair(perm))
+		batches = append(batches, keysOf(perm))
 	}
 	var dst []int32
 	cpu0 := cpuTime()
@@ -213,6 +194,8 @@ func BenchmarkKeyTableSlotsOfTwoColumns(b *testing.B) {
 		dst = tab.Slots(batches[i%len(batches)], batch, nil, dst)
 	}
 	b.StopTimer()
+	// CPU time, not the wall's: on a busy machine the wall counts the
+	// other processes' turns.
 	b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N*batch), "cpu-ns/key")
 }
 
