@@ -7,6 +7,12 @@ func Route(key []byte, n int) int {
 	if n <= 1 {
 		return 0
 	}
+	return int(FNV1a(key) % uint64(n))
+}
+
+// FNV1a is the 64-bit FNV-1a hash of key (hash/fnv's New64a, without its
+// interface: a call per key, not per write).
+func FNV1a(key []byte) uint64 {
 	const (
 		offset64 = 14695981039346656037
 		prime64  = 1099511628211
@@ -16,5 +22,5 @@ func Route(key []byte, n int) int {
 		h ^= uint64(c)
 		h *= prime64
 	}
-	return int(h % uint64(n))
+	return h
 }

@@ -237,6 +237,9 @@ func TestRouteIsStableAndSpreads(t *testing.T) {
 		if got, want := stage.Route(key, 5), int(h.Sum64()%5); got != want {
 			t.Fatalf("Route(%v, 5) = %d, FNV-1a says %d", key, got, want)
 		}
+		if got, want := stage.FNV1a(key), h.Sum64(); got != want {
+			t.Fatalf("FNV1a(%v) = %#x, hash/fnv says %#x", key, got, want)
+		}
 	}
 	counts := make([]int, 4)
 	for i := 0; i < 4000; i++ {

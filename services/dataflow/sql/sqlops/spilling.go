@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"math/bits"
 	"slices"
 
@@ -12,6 +11,7 @@ import (
 	"github.com/wololo/wololo/services/dataflow/sql/exec"
 	"github.com/wololo/wololo/services/dataflow/sql/plan"
 	"github.com/wololo/wololo/services/dataflow/sql/sqlops/spill"
+	"github.com/wololo/wololo/services/dataflow/stage"
 )
 
 // A join past its task's budget spills to disk (a grace hash join): its
@@ -109,13 +109,10 @@ func partitions(b *exec.Batch, keys ...*plan.Expr) ([]uint8, error) {
 // columns keys.
 func keyPartitions(keys []*exec.Vec, n int) []uint8 {
 	out := make([]uint8, n)
-	h := fnv.New64a()
 	var buf, k []byte
 	for i := range n {
 		k, buf = routeKey(buf[:0], keys, i)
-		h.Reset()
-		h.Write(k)
-		out[i] = partitionOf(h.Sum64())
+		out[i] = partitionOf(stage.FNV1a(k))
 	}
 	return out
 }
