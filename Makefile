@@ -365,7 +365,7 @@ bench-sql: build data/full/match_players.csv ## the SQL plans: demo (the four de
 
 bench-analyst: build data/full/match_players.csv ## the analyst queries (queries/analyst) by DuckDB on the same texts (and within 512 MiB), demo and durable local mode (3 interleaved rounds), full dataset → out/bench-analyst.md
 	@mkdir -p out
-	$(BIN) bench --matches data/full/matches.csv --players data/full/match_players.csv --out out/bench-analyst.md --go $(GO) --runs 3 --modes duckdb-analyst,duckdb-analyst-512,demo-analyst,local-analyst --kills=false --scaling "" --profile=false
+	$(BIN) bench --matches data/full/matches.csv --players data/full/match_players.csv --out out/bench-analyst.md --go $(GO) --runs 3 --modes duckdb-analyst,duckdb-analyst-bounded,demo-analyst,local-analyst --kills=false --scaling "" --profile=false
 
 bench-sizes: build data/full/match_players.csv ## the cost of more data alone: plain DuckDB, demo and durable local mode at 1x, 2x and 4x the full dataset (data/x2, data/x4 generated once, 5.2 GB), 3 interleaved rounds → out/bench-sizes.md
 	@mkdir -p out

@@ -107,7 +107,7 @@ func TestRenderAnalyst(t *testing.T) {
 		"`demo-analyst`'s files against `duckdb-analyst`'s of the same round: 1 of 3 byte-equal, 1 more equal to a double's precision",
 		", 1 differ (c): DuckDB's load is a user's",
 		"**Failed** in `local-analyst`'s last run (its time until then counted): c (over its budget).",
-		"Within memory_limit 512MiB (`duckdb-analyst-512`), DuckDB took 62.00 s (median;",
+		"Within memory_limit 512MiB (`duckdb-analyst-bounded`), DuckDB took 62.00 s (median;",
 		"; the in-memory demo 0.52x that; durable local mode 1.05x that. The targets are against DuckDB as a user runs it, with no limit.",
 		"| DuckDB: the analyst queries as duckdb-analyst, within memory_limit 512MiB (a Wololo process's budget; not a bound on its RSS) | a, b, c (queries/analyst) | 3 | 62.00 s |",
 	)

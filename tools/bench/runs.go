@@ -56,7 +56,7 @@ const (
 	// BoundedDuckDBMemory, its operators spilling past it): not the
 	// baseline of a target (that is DuckDB as a user runs it), but what
 	// DuckDB does under the bound Wololo holds itself to.
-	ModeDuckDBAnalystBounded = "duckdb-analyst-512"
+	ModeDuckDBAnalystBounded = "duckdb-analyst-bounded"
 	// ModeDemoAnalyst is demo mode running the analyst queries
 	// (`wololo demo --query NAME=FILE ...`, one run per job of
 	// AnalystJobs, one after the other).
