@@ -34,9 +34,7 @@ type RowFilter struct {
 func (f *RowFilter) SetRead(read []bool) { f.read = read }
 
 // NewRowFilter compiles cond.
-func NewRowFilter(cond *plan.Expr) *RowFilter {
-	return &RowFilter{c: NewConds([]*plan.Expr{cond})}
-}
+func NewRowFilter(cond *plan.Expr) *RowFilter { return &RowFilter{c: NewConds([]*plan.Expr{cond})} }
 
 // Apply is the rows of b where the condition is true: b itself when they
 // all are (a Vec is not modified once built), nil when none is, else a

@@ -368,22 +368,23 @@ func (t *KeyTable) textSlots(v *Vec, mode []KeyMode, dst []int32) {
 		start = end
 	}
 	var lenBytes [binary.MaxVarintLen64]byte
-	var lb []byte // the row's text's length, as its key writes it
+	// lenOf is a text's length as its key writes it (appendKey's).
+	lenOf := func(text []byte) []byte { return lenBytes[:binary.PutUvarint(lenBytes[:], uint64(len(text)))] }
 	t.probeRows(mode, dst,
 		func(i int, h uint64, from int) int {
 			if v.IsNull(i) {
 				return t.findFrom(h, from, nullKey)
 			}
 			text := v.Text(i)
-			lb = lenBytes[:binary.PutUvarint(lenBytes[:], uint64(len(text)))]
-			return t.findText(h, from, text, lb)
+			return t.findText(h, from, text, lenOf(text))
 		},
 		func(i int) {
 			if v.IsNull(i) {
 				t.arena = appendKeys(t.arena, nullKey...)
 				return
 			}
-			t.arena = appendKeys(appendKeys(appendKeys(t.arena, 1), lb...), v.Text(i)...)
+			text := v.Text(i)
+			t.arena = appendKeys(appendKeys(appendKeys(t.arena, 1), lenOf(text)...), text...)
 		})
 }
 

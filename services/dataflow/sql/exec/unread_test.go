@@ -115,7 +115,7 @@ func TestRowFilterSetRead(t *testing.T) {
 		t.Fatal(err)
 	}
 	if got.N != 2 || all.N != 2 || !isUnread(got.Cols[1]) || isUnread(got.Cols[0]) || isUnread(got.Cols[2]) {
-		t.Fatalf("%d rows (%d unread), unread: %v %v %v", got.N, all.N, isUnread(got.Cols[0]), isUnread(got.Cols[1]), isUnread(got.Cols[2]))
+		t.Fatalf("%d rows (%d with every column read), unread: %v %v %v; want 2, only n unread", got.N, all.N, isUnread(got.Cols[0]), isUnread(got.Cols[1]), isUnread(got.Cols[2]))
 	}
 	for _, k := range []int{0, 2} {
 		if a, b := (&Batch{N: 2, Cols: []*Vec{got.Cols[k]}}).String(), (&Batch{N: 2, Cols: []*Vec{all.Cols[k]}}).String(); a != b {

@@ -314,7 +314,6 @@ func replicasOf(p *physical.Plan, task string) (int, error) {
 	return 0, fmt.Errorf("no task %q", task)
 }
 
-// stateless is a filter or a projection: each batch on its own.
 // filter keeps the rows where its condition holds, gathering the
 // columns its readers read (readCols).
 type filter struct{ f *exec.RowFilter }
@@ -332,6 +331,7 @@ func (f *filter) Apply(_ int, b *exec.Batch, out Out) error {
 
 func (*filter) Finish(Out) error { return nil }
 
+// stateless is an operator of each batch on its own (a projection).
 type stateless func(*exec.Batch) ([]*exec.Batch, error)
 
 func (f stateless) Apply(_ int, b *exec.Batch, out Out) error {

@@ -17,11 +17,10 @@ import (
 // among them), a condition over both sides above the join, computed
 // columns, a derived table, a join of a join, a join on two keys (which
 // shares the join on one of them, the other's equality kept after it),
-// and outer joins, LEFT,
-// RIGHT and FULL, with conditions on the side they keep: physical.Build
-// makes the joins of the parsed inputs one shared join (share.go), a
-// FULL one; the outer join whose padded side is filtered (outer) and the
-// self-join stay joins of their own.
+// and outer joins, LEFT, RIGHT and FULL, with conditions on the side
+// they keep: physical.Build makes the joins of the parsed inputs one
+// shared join (share.go), a FULL one; the outer join whose padded side
+// is filtered (outer) and the self-join stay joins of their own.
 var sharedQueries = map[string]string{
 	"rated":   "SELECT p.civ, COUNT(*) AS n, MAX(m.average_rating) AS top FROM match_players AS p JOIN matches AS m ON m.token = p.match WHERE p.rating > 1500 GROUP BY 1 ORDER BY 1",
 	"ladder":  "SELECT m.ladder, p.color, COUNT(*) AS n FROM matches AS m JOIN match_players AS p ON p.match = m.token WHERE m.ladder = 'RM_1v1' AND p.civ <> '' GROUP BY 1, 2 ORDER BY 1, 2",

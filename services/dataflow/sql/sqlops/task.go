@@ -466,39 +466,38 @@ func (t *Task) consumer(ch string, route int) (*instance, int, error) {
 // whose columns are not the channel's, or whose routes are not, is
 // refused before any consumer has any of it.
 func (t *Task) Receive(ch string, sender int, rows *wololov1.RowBatch) error {
-	c := t.p.Channel(ch)
-	if c == nil {
-		return fmt.Errorf("task %s[%d]: no channel %q", t.name, t.index, ch)
+	c, err := t.channel(ch)
+	if err != nil {
+		return err
 	}
 	b, err := wire.FromRows(rows, c.Columns)
 	if err != nil {
 		return fmt.Errorf("channel %s: %w", ch, err)
 	}
-	return t.ReceiveBatch(ch, sender, b, rows.GetColumns().GetRoutes())
+	return t.apply(c, b, rows.GetColumns().GetRoutes())
 }
 
 // ReceiveBatch is Receive of a batch as the in-process runner hands it
 // on (Rows.Batch): its rows, of the channel's columns, and the routes
 // each is for (nil: the channel's one route).
 func (t *Task) ReceiveBatch(ch string, sender int, b *exec.Batch, routes []uint64) error {
-	c := t.p.Channel(ch)
-	if c == nil {
-		return fmt.Errorf("task %s[%d]: no channel %q", t.name, t.index, ch)
+	c, err := t.channel(ch)
+	if err != nil {
+		return err
 	}
 	if len(b.Cols) != len(c.Columns) {
 		return fmt.Errorf("channel %s: %w: %d columns, want %d", ch, batch.ErrBadBatch, len(b.Cols), len(c.Columns))
 	}
-	t.step()
-	return t.checked(t.receive(c, b, routes))
+	return t.apply(c, b, routes)
 }
 
 // ReceiveEncoded is Receive of a batch as it travels (a RowBatch's
 // bytes), read with the wire codec (wire.Read) where it is in the codec's
 // form, else by way of the RowBatch; it returns the batch's rows.
 func (t *Task) ReceiveEncoded(ch string, sender int, encoded []byte) (int, error) {
-	c := t.p.Channel(ch)
-	if c == nil {
-		return 0, fmt.Errorf("task %s[%d]: no channel %q", t.name, t.index, ch)
+	c, err := t.channel(ch)
+	if err != nil {
+		return 0, err
 	}
 	b, masks, ok := wire.Read(encoded, c.Columns)
 	if !ok {
@@ -506,14 +505,26 @@ func (t *Task) ReceiveEncoded(ch string, sender int, encoded []byte) (int, error
 		if err := proto.Unmarshal(encoded, rows); err != nil {
 			return 0, fmt.Errorf("channel %s: %w: %v", ch, batch.ErrBadBatch, err)
 		}
-		var err error
 		if b, err = wire.FromRows(rows, c.Columns); err != nil {
 			return 0, fmt.Errorf("channel %s: %w", ch, err)
 		}
 		masks = rows.GetColumns().GetRoutes()
 	}
+	return b.N, t.apply(c, b, masks)
+}
+
+// channel is the plan's channel ch, which this task must read.
+func (t *Task) channel(ch string) (*physical.Channel, error) {
+	if c := t.p.Channel(ch); c != nil {
+		return c, nil
+	}
+	return nil, fmt.Errorf("task %s[%d]: no channel %q", t.name, t.index, ch)
+}
+
+// apply is a step of the task: a batch of channel c, read (receive).
+func (t *Task) apply(c *physical.Channel, b *exec.Batch, masks []uint64) error {
 	t.step()
-	return b.N, t.checked(t.receive(c, b, masks))
+	return t.checked(t.receive(c, b, masks))
 }
 
 // receive is Receive of a batch b of channel c read, with the routes of
@@ -597,9 +608,9 @@ func (in *instance) call(f func() error) error {
 // route's consumer hears it; an operator finishes once all its inputs
 // have ended on every sender, and ends what it feeds.
 func (t *Task) End(ch string, sender int) error {
-	c := t.p.Channel(ch)
-	if c == nil {
-		return fmt.Errorf("task %s[%d]: no channel %q", t.name, t.index, ch)
+	c, err := t.channel(ch)
+	if err != nil {
+		return err
 	}
 	t.step()
 	for r := range c.Routes {
