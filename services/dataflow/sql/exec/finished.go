@@ -2,7 +2,6 @@ package exec
 
 import (
 	"fmt"
-	"math/bits"
 	"slices"
 
 	"github.com/wololo/wololo/services/base/snapcodec"
@@ -217,51 +216,32 @@ func liveRows(b *Batch, sl []int32, done func(slot int32) bool) (*Batch, []int32
 }
 
 // DoneKeys is the keys of an aggregate's dropped (finished) groups: a
-// bit per slot of the aggregate's table, a 32nd of a KeySet's view of
-// it. Its state names the keys (their bytes, in the order of their
-// slots), so that it restores into a table whose slots are others (a
-// task's shared table, whose keys its operators put back in their order).
+// bit per slot of the aggregate's table (slotBits). Its state names the
+// keys (their bytes, in the order of their slots), so that it restores
+// into a table whose slots are others (a task's shared table, whose keys
+// its operators put back in their order).
 type DoneKeys struct {
-	t    *KeyTable
-	bits []uint64
-	n    int
+	t *KeyTable
+	slotBits
 }
 
 // NewDoneKeys is an empty set of done keys of table t.
 func NewDoneKeys(t *KeyTable) *DoneKeys { return &DoneKeys{t: t} }
 
 // Has reports whether slot s's key is done (s -1, no key: not).
-func (d *DoneKeys) Has(s int32) bool {
-	return s >= 0 && int(s/64) < len(d.bits) && d.bits[s/64]&(1<<(s%64)) != 0
-}
+func (d *DoneKeys) Has(s int32) bool { return d.has(s) }
 
 // Add marks slot s's key done.
-func (d *DoneKeys) Add(s int32) {
-	if w := int(s/64) + 1; w > len(d.bits) {
-		d.bits = append(d.bits, make([]uint64, w-len(d.bits))...)
-	}
-	if !d.Has(s) {
-		d.bits[s/64] |= 1 << (s % 64)
-		d.n++
-	}
-}
+func (d *DoneKeys) Add(s int32) { d.add(s) }
 
 // Len is the number of done keys.
 func (d *DoneKeys) Len() int { return d.n }
 
 // Slots is the done keys' slots, ascending.
-func (d *DoneKeys) Slots() []int32 {
-	slots := make([]int32, 0, d.n)
-	for i, w := range d.bits {
-		for ; w != 0; w &= w - 1 {
-			slots = append(slots, int32(i*64+bits.TrailingZeros64(w)))
-		}
-	}
-	return slots
-}
+func (d *DoneKeys) Slots() []int32 { return d.slots() }
 
 // Bytes is about the memory of the bits.
-func (d *DoneKeys) Bytes() int64 { return 8 * int64(cap(d.bits)) }
+func (d *DoneKeys) Bytes() int64 { return d.bytes() }
 
 // StateSize is about the bytes AppendState appends.
 func (d *DoneKeys) StateSize() int { return d.n * (2 + d.t.meanKey()) }
@@ -281,7 +261,7 @@ func (d *DoneKeys) AppendState(dst []byte) []byte {
 func (d *DoneKeys) RestoreState(state []byte) error {
 	r := newStateReader(state)
 	n := r.Count(1)
-	d.t.reserve(n, len(state))
+	d.t.reserve(n)
 	for range n {
 		s := d.t.slot(r.Bytes())
 		if d.Has(s) {

@@ -105,8 +105,8 @@ func TestRestoreMakesItsSlicesAtOnce(t *testing.T) {
 			if again := back.AppendState(nil); !bytes.Equal(again, state) {
 				t.Fatal("the restored set writes another state")
 			}
-			if l := back.v.local; cap(l) != made[int32](shared.Len()) {
-				t.Errorf("the set's view: room for %d slots, of a table of %d (%d made at once)", cap(l), shared.Len(), made[int32](shared.Len()))
+			if o := back.order; cap(o) != made[int32](len(o)) {
+				t.Errorf("the set's order: room for %d slots, for %d keys (%d made at once)", cap(o), len(o), made[int32](len(o)))
 			}
 		})
 	}

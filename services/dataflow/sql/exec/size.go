@@ -23,14 +23,14 @@ func (v *Vec) Bytes() int64 {
 // Bytes is about the memory the table takes: its index, its keys' bytes
 // and their offsets.
 func (t *KeyTable) Bytes() int64 {
-	return int64(8*cap(t.index) + cap(t.arena) + 4*cap(t.ends))
+	return int64(8*cap(t.index)+4*cap(t.ends)) + t.arena.bytes()
 }
 
 // bytes is the memory of an operator's view of a table.
 func (v *slots) bytes() int64 { return int64(4 * cap(v.local)) }
 
 // Bytes is about the memory the set takes besides its table.
-func (s *KeySet) Bytes() int64 { return s.v.bytes() }
+func (s *KeySet) Bytes() int64 { return s.in.bytes() + 4*int64(cap(s.order)) }
 
 // Bytes is about the memory the distinct takes besides its table.
 func (d *Distinct) Bytes() int64 { return d.set.Bytes() }
@@ -66,4 +66,4 @@ const mapBytes = 48
 
 // StateSize is about the bytes AppendState appends: each key's bytes
 // and its length.
-func (t *KeyTable) StateSize() int { return len(t.arena) + 2*len(t.ends) + 10 }
+func (t *KeyTable) StateSize() int { return int(t.arena.end) + 2*len(t.ends) + 10 }

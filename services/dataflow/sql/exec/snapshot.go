@@ -190,16 +190,10 @@ func (r *stateReader) dec() value.Dec {
 // bytes, whatever the slots of the table it shares (other operators'
 // keys in it); RestoreState adds them again in that order.
 func (s *KeySet) AppendState(dst []byte) []byte {
-	slotOf := make([]int32, s.n) // the slot of each id
-	for sl, id := range s.v.local {
-		if id >= 0 {
-			slotOf[id] = int32(sl)
-		}
-	}
 	w := stateWriter{snapcodec.Writer{B: slices.Grow(dst, s.StateSize())}}
-	w.Uvarint(uint64(s.n))
-	for _, sl := range slotOf {
-		w.Bytes(s.v.t.key(sl))
+	w.Uvarint(uint64(len(s.order)))
+	for _, sl := range s.order {
+		w.Bytes(s.t.key(sl))
 	}
 	return w.B
 }
@@ -207,22 +201,19 @@ func (s *KeySet) AppendState(dst []byte) []byte {
 // StateSize is about the bytes AppendState appends, to make room for
 // them at once: the state of many keys is not grown piece by piece.
 func (s *KeySet) StateSize() int {
-	return int(s.n) * (2 + s.v.t.meanKey())
+	return len(s.order) * (2 + s.t.meanKey())
 }
 
 // RestoreState reads what AppendState wrote into an empty set.
 func (s *KeySet) RestoreState(state []byte) error {
 	r := newStateReader(state)
 	n := r.Count(1)
-	s.v.t.reserve(n, len(state))
-	s.v.reserve(n)
+	s.t.reserve(n)
+	s.order = slices.Grow(s.order, n)
 	for range n {
-		sl := s.v.t.slot(r.Bytes())
-		if s.v.get(sl) >= 0 {
+		if !s.add(s.t.slot(r.Bytes())) {
 			r.Fail(fmt.Errorf("%w: a key twice", errState))
 		}
-		s.v.set(sl, s.n)
-		s.n++
 	}
 	return r.End()
 }
@@ -307,12 +298,10 @@ func (a *Aggregation) RestoreState(state []byte) error {
 		return r.Err
 	}
 	keys := make([]*Vec, len(a.g.keys))
-	keyBytes := 0
 	for c, k := range a.g.keys {
 		keys[c] = k.v
-		keyBytes += len(k.v.Data) + n // a text key's bytes, a value's tag
 	}
-	a.g.v.t.reserve(n, keyBytes)
+	a.g.v.t.reserve(n)
 	sls := a.g.v.t.Slots(keys, n, nil, nil)
 	for i, sl := range sls {
 		if a.g.v.get(sl) >= 0 {
@@ -418,7 +407,7 @@ func (a *acc) readBest(r *stateReader, g int) {
 // that every key has its slot again (an operator indexing its state by
 // slot, services/dataflow/sql/incr's, keeps its indices).
 func (t *KeyTable) AppendState(dst []byte) []byte {
-	w := snapcodec.Writer{B: slices.Grow(dst, len(t.arena)+2*len(t.ends))}
+	w := snapcodec.Writer{B: slices.Grow(dst, int(t.arena.end)+2*len(t.ends))}
 	w.Uvarint(uint64(len(t.ends)))
 	for s := range int32(len(t.ends)) {
 		w.Bytes(t.key(s))
@@ -430,7 +419,7 @@ func (t *KeyTable) AppendState(dst []byte) []byte {
 func (t *KeyTable) RestoreState(state []byte) error {
 	r := newStateReader(state)
 	n := r.Count(1)
-	t.reserve(n, len(state))
+	t.reserve(n)
 	for s := range n {
 		if t.slot(r.Bytes()) != int32(s) && r.Err == nil {
 			r.Fail(fmt.Errorf("%w: a key twice", errState))

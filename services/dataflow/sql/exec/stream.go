@@ -90,13 +90,11 @@ func (d *Distinct) AddSlots(b *Batch, cols int, sl []int32) *Batch {
 	var rows []int32
 	s := d.set
 	if sl == nil {
-		d.slots = s.v.t.Slots(b.Cols[:cols], b.N, nil, d.slots)
+		d.slots = s.t.Slots(b.Cols[:cols], b.N, nil, d.slots)
 		sl = d.slots
 	}
 	for i := range b.N {
-		if s.v.get(sl[i]) < 0 {
-			s.v.set(sl[i], s.n)
-			s.n++
+		if s.add(sl[i]) {
 			rows = append(rows, int32(i))
 		}
 	}

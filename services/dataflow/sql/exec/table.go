@@ -3,7 +3,6 @@ package exec
 import (
 	"bytes"
 	"encoding/binary"
-	"fmt"
 	"hash/maphash"
 	"math"
 	"math/bits"
@@ -23,7 +22,8 @@ import (
 // slots with its rows.
 //
 // It is open addressing over one arena: the keys' bytes are appended to
-// arena (slot s's is arena[ends[s-1]:ends[s]]), and index, a power of two
+// arena (slot s's ends where ends[s] says, and starts where slot s-1's
+// ends, or at the next of the arena's blocks: keyArena), and index, a power of two
 // long, holds at each position a slot + 1 (0: empty) with its hash's top
 // 32 bits beside it, probed linearly from the position those bits' top
 // ones name (home). A key costs its bytes and about 20 bytes of index and
@@ -37,7 +37,7 @@ type KeyTable struct {
 	seed  maphash.Seed
 	index []entry
 	shift uint8 // 32 - log2(len(index)): home's shift
-	arena []byte
+	arena keyArena
 	ends  []uint32 // per slot, where its key ends in arena (at most maxArena)
 	// rowKeys, keyEnds and hashes are Slots' scratch: the rows' keys one
 	// after the other (keyEnds: where each ends), the rows' hashes.
@@ -79,7 +79,7 @@ func (t *KeyTable) meanKey() int {
 	if len(t.ends) == 0 {
 		return 0
 	}
-	return len(t.arena) / len(t.ends)
+	return int(t.arena.end) / len(t.ends)
 }
 
 // Lookups is how many keys Slots has looked up or added: a row's key
@@ -88,11 +88,15 @@ func (t *KeyTable) Lookups() int { return t.looked }
 
 // key is slot s's key.
 func (t *KeyTable) key(s int32) []byte {
-	start := uint32(0)
+	from, end := uint32(0), t.ends[s]
 	if s > 0 {
-		start = t.ends[s-1]
+		from = t.ends[s-1]
 	}
-	return t.arena[start:t.ends[s]]
+	if from/arenaBlock != (end-1)/arenaBlock { // not within one block from where the key before ends
+		return t.arena.bytesAt(keyStart(from, end), end)
+	}
+	off := from % arenaBlock
+	return t.arena.blocks[from/arenaBlock][off : off+end-from]
 }
 
 // KeyText returns the text of slot s's key when it is one text value
@@ -168,18 +172,23 @@ func (t *KeyTable) slot(key []byte) int32 {
 	if e := t.index[i]; e.slot != 0 {
 		return e.slot - 1
 	}
-	t.arena = appendKeys(t.arena, key...)
+	t.addKey(key)
 	return t.added(i, h)
 }
 
-// appendKeys is append(dst, p...) for a table's arena and ends: their
-// capacity doubles while they are small (tableQuarter values), then grows
-// as append grows a large slice, by about a quarter. A table lives as
-// long as its job and only grows, so what its room past its keys costs
-// is paid the whole job (and counts against the job's state, which
-// spills past its share), where the copies a quarter makes more than a
-// doubling are 4 of each byte in all, once: at twice the full dataset, a
-// shard's table held 46 MB of keys in 108 MB of arena.
+// addKey appends key to the arena, to be given a slot (added).
+func (t *KeyTable) addKey(key []byte) {
+	b, _ := t.arena.add(len(key))
+	copy(b, key)
+}
+
+// appendKeys is append(dst, p...) for a table's ends: their capacity
+// doubles while they are small (tableQuarter values), then grows as
+// append grows a large slice, by about a quarter. A table lives as long
+// as its job and only grows, so what its room past its keys costs is
+// paid the whole job (and counts against the job's state, which spills
+// past its share), where the copies a quarter makes more than a doubling
+// are 4 of each value in all, once.
 func appendKeys[T any](dst []T, p ...T) []T {
 	if cap(dst) < tableQuarter {
 		return appendDoubling(dst, p...)
@@ -187,20 +196,15 @@ func appendKeys[T any](dst []T, p ...T) []T {
 	return append(dst, p...)
 }
 
-// tableQuarter is the capacity from which a table's arena and ends grow
-// by a quarter.
+// tableQuarter is the capacity from which a table's ends grow by a
+// quarter.
 const tableQuarter = 1 << 20
 
 // added gives the key just appended to the arena the next slot, at
 // position i of the index (its hash h), and returns the slot.
 func (t *KeyTable) added(i int, h uint64) int32 {
 	s := int32(len(t.ends))
-	if len(t.arena) > maxArena {
-		// Far past a process's memory (4 GiB of keys in one table,
-		// where a budget of 512 MiB is the default).
-		panic(fmt.Sprintf("exec: a key table past %d bytes of keys", maxArena))
-	}
-	t.ends = appendKeys(t.ends, uint32(len(t.arena)))
+	t.ends = appendKeys(t.ends, t.arena.end)
 	t.index[i] = entry{slot: s + 1, hash: uint32(h >> 32)}
 	if 4*len(t.ends) >= 3*len(t.index) { // at most three quarters full
 		t.grow()
@@ -208,11 +212,12 @@ func (t *KeyTable) added(i int, h uint64) int32 {
 	return s
 }
 
-// reserve makes room for n more keys of about keyBytes bytes in all, so
-// that adding them grows nothing on the way: a restore adds a snapshot's
-// keys at once, and the index doubled some twenty times for 1.5M keys,
-// placing every entry again each time; here it is placed once.
-func (t *KeyTable) reserve(n, keyBytes int) {
+// reserve makes room for n more keys, so that adding them grows nothing
+// on the way (the arena's blocks never move): a restore adds a
+// snapshot's keys at once, and the index doubled some twenty times for
+// 1.5M keys, placing every entry again each time; here it is placed
+// once.
+func (t *KeyTable) reserve(n int) {
 	size := len(t.index)
 	for 4*(len(t.ends)+n) >= 3*size {
 		size *= 2
@@ -221,7 +226,6 @@ func (t *KeyTable) reserve(n, keyBytes int) {
 		t.resize(size)
 	}
 	t.ends = slices.Grow(t.ends, n)
-	t.arena = slices.Grow(t.arena, keyBytes)
 }
 
 // Compact keeps the keys of slots keep alone (each a slot of the table,
@@ -231,18 +235,14 @@ func (t *KeyTable) reserve(n, keyBytes int) {
 // slot number held of the table names another key after it.
 func (t *KeyTable) Compact(keep []int32) {
 	old := *t
-	size := 0
-	for _, s := range keep {
-		size += len(old.key(s))
-	}
 	empty := NewKeyTable()
-	t.arena, t.ends, t.index, t.shift = nil, nil, empty.index, empty.shift
-	t.reserve(len(keep), size)
+	t.arena, t.ends, t.index, t.shift = keyArena{}, nil, empty.index, empty.shift
+	t.reserve(len(keep))
 	for _, s := range keep {
 		key := old.key(s)
 		h := t.hashKey(key)
 		i := t.find(h, key)
-		t.arena = append(t.arena, key...)
+		t.addKey(key)
 		t.added(i, h)
 	}
 }
@@ -343,7 +343,7 @@ func (t *KeyTable) keysSlots(keys []*Vec, mode []KeyMode, dst []int32) {
 	}
 	t.probeRows(mode, dst,
 		func(i int, h uint64, from int) int { return t.findFrom(h, from, key(i)) },
-		func(i int) { t.arena = appendKeys(t.arena, key(i)...) })
+		func(i int) { t.addKey(key(i)) })
 }
 
 // touchRows is how many rows' keys probeRows touches before it probes
@@ -380,11 +380,14 @@ func (t *KeyTable) textSlots(v *Vec, mode []KeyMode, dst []int32) {
 		},
 		func(i int) {
 			if v.IsNull(i) {
-				t.arena = appendKeys(t.arena, nullKey...)
+				t.addKey(nullKey)
 				return
 			}
 			text := v.Text(i)
-			t.arena = appendKeys(appendKeys(appendKeys(t.arena, 1), lenOf(text)...), text...)
+			l := lenOf(text)
+			b, _ := t.arena.add(1 + len(l) + len(text))
+			b[0] = 1
+			copy(b[1+copy(b[1:], l):], text)
 		})
 }
 
@@ -458,8 +461,8 @@ func (t *KeyTable) touch(hashes []uint64) {
 		}
 	}
 	for _, i := range t.from {
-		if e := t.index[i]; e.slot != 0 && t.ends[e.slot-1] > 0 { // an empty key (no columns) ends at 0
-			sink ^= int32(t.arena[t.ends[e.slot-1]-1])
+		if e := t.index[i]; e.slot != 0 {
+			sink ^= int32(t.arena.lastByte(t.ends[e.slot-1]))
 		}
 	}
 	t.sink = sink ^ int32(at)
@@ -510,6 +513,45 @@ func (v *slots) reserve(n int) {
 	}
 }
 
+// slotBits is a set of slots of a table: a bit per slot, up to the
+// largest in it.
+type slotBits struct {
+	bits []uint64
+	n    int
+}
+
+// has reports whether slot s is in the set (s -1, no key: not).
+func (b *slotBits) has(s int32) bool {
+	return s >= 0 && int(s/64) < len(b.bits) && b.bits[s/64]&(1<<(s%64)) != 0
+}
+
+// add adds slot s, and reports whether it was not in the set.
+func (b *slotBits) add(s int32) bool {
+	if w := int(s/64) + 1; w > len(b.bits) {
+		b.bits = append(b.bits, make([]uint64, w-len(b.bits))...)
+	}
+	if b.bits[s/64]&(1<<(s%64)) != 0 {
+		return false
+	}
+	b.bits[s/64] |= 1 << (s % 64)
+	b.n++
+	return true
+}
+
+// slots is the set's slots, ascending.
+func (b *slotBits) slots() []int32 {
+	slots := make([]int32, 0, b.n)
+	for i, w := range b.bits {
+		for ; w != 0; w &= w - 1 {
+			slots = append(slots, int32(i*64+bits.TrailingZeros64(w)))
+		}
+	}
+	return slots
+}
+
+// bytes is about the memory of the bits.
+func (b *slotBits) bytes() int64 { return 8 * int64(cap(b.bits)) }
+
 // rowKey appends the key of row i over the key columns.
 func rowKey(dst []byte, keys []*Vec, i int) []byte {
 	for _, kv := range keys {
@@ -535,15 +577,30 @@ func keyModes(v *Vec, m KeyMode) []KeyMode {
 }
 
 // KeySet is the build side of a semi-join: the distinct non-NULL values
-// of column 0 of its right input, as slots of a (shared) KeyTable.
+// of column 0 of its right input, as slots of a (shared) KeyTable: a bit
+// per slot of the table (slotBits), and its slots in the order they were
+// added (its state's order). A set of a few of its table's keys costs
+// little: q3's and q4's semi-joins hold the tokens of a few matches in
+// the table of every match q2 groups by, where a view (slots) of 4 bytes
+// per slot of the table cost them 12 MB each at twice the full dataset.
 type KeySet struct {
-	v     slots
-	n     int32
+	t     *KeyTable
+	in    slotBits
+	order []int32 // the slots, in the order added
 	slots []int32 // scratch: the slots of a batch's keys
 }
 
 // NewKeySet returns an empty set in table t.
-func NewKeySet(t *KeyTable) *KeySet { return &KeySet{v: slots{t: t}} }
+func NewKeySet(t *KeyTable) *KeySet { return &KeySet{t: t} }
+
+// add adds slot sl's key, and reports whether it was not in the set.
+func (s *KeySet) add(sl int32) bool {
+	if !s.in.add(sl) {
+		return false
+	}
+	s.order = append(s.order, sl)
+	return true
+}
 
 // Add adds the values of column 0 of b.
 func (s *KeySet) Add(b *Batch) { s.AddSlots(b, nil) }
@@ -553,13 +610,12 @@ func (s *KeySet) Add(b *Batch) { s.AddSlots(b, nil) }
 func (s *KeySet) AddSlots(b *Batch, sl []int32) {
 	kv := b.Cols[0]
 	if sl == nil {
-		s.slots = s.v.t.Slots(b.Cols[:1], b.N, keyModes(kv, AddKey), s.slots)
+		s.slots = s.t.Slots(b.Cols[:1], b.N, keyModes(kv, AddKey), s.slots)
 		sl = s.slots
 	}
 	for i := range b.N {
-		if !kv.IsNull(i) && s.v.get(sl[i]) < 0 {
-			s.v.set(sl[i], s.n)
-			s.n++
+		if !kv.IsNull(i) {
+			s.add(sl[i])
 		}
 	}
 }
@@ -577,12 +633,12 @@ func (s *KeySet) KeepSlots(key *plan.Expr, b *Batch, sl []int32) (*Batch, error)
 		return nil, err
 	}
 	if sl == nil {
-		s.slots = s.v.t.Slots([]*Vec{kv}, b.N, keyModes(kv, FindKey), s.slots)
+		s.slots = s.t.Slots([]*Vec{kv}, b.N, keyModes(kv, FindKey), s.slots)
 		sl = s.slots
 	}
 	rows := make([]int32, 0, b.N)
 	for i := range b.N {
-		if !kv.IsNull(i) && s.v.get(sl[i]) >= 0 {
+		if !kv.IsNull(i) && s.in.has(sl[i]) {
 			rows = append(rows, int32(i))
 		}
 	}

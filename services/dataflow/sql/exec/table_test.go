@@ -56,7 +56,7 @@ func TestKeyTableReserve(t *testing.T) {
 			tab.slot(fmt.Appendf(nil, "held-%d", i))
 		}
 		const more = 100_000
-		tab.reserve(more, 12*more)
+		tab.reserve(more)
 		size := len(tab.index)
 		for i := range more {
 			tab.slot(fmt.Appendf(nil, "more-%d", i))

@@ -34,7 +34,7 @@ func TestJobOverItsBudgetFails(t *testing.T) {
 		{"join rows", "square", sqlops.Budget{JoinRows: 5_000}, nil, "--job-max-join-rows"},
 		{"a cross join's rows", "cross", sqlops.Budget{JoinRows: 5_000}, nil, "--job-max-join-rows"},
 		{"one batch's rows", "square", sqlops.Budget{StepBytes: 1 << 20}, nil, "--job-max-step-bytes"},
-		{"players held before their matches", "joined", sqlops.Budget{StateBytes: 30_000}, []string{"match_players", "matches"}, "--job-max-state-bytes"},
+		{"players held before their matches", "joined", sqlops.Budget{StateBytes: 20_000}, []string{"match_players", "matches"}, "--job-max-state-bytes"},
 		{"the right rows", "joined", sqlops.Budget{StateBytes: 5_000}, []string{"matches", "match_players"}, "--job-max-state-bytes"},
 		{"square within the defaults", "square", sqlops.Budget{}, nil, ""},
 		{"cross within the defaults", "cross", sqlops.Budget{}, nil, ""},

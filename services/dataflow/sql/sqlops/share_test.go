@@ -87,7 +87,7 @@ func TestSharedJoinAnswersAsItsQueriesAlone(t *testing.T) {
 	if j.want, err = sqlops.RunBudget(j.p, tables, sqlops.Budget{}); err != nil {
 		t.Fatal(err)
 	}
-	j.spills(t, 90_000, "join of above, all, full, ladder, orphans, padded, pairs, rated, seen, team, winners")
+	j.spills(t, 100_000, "join of above, all, full, ladder, orphans, padded, pairs, rated, seen, team, winners")
 }
 
 // TestSharedJoinTablesAlone: without a second query of the same tables
