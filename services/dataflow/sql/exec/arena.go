@@ -80,7 +80,7 @@ func (a *keyArena) add(n int) ([]byte, uint32) {
 		panic("exec: a key table past 4 GiB of keys")
 	}
 	i, off := at/arenaBlock, at%arenaBlock
-	for len(a.blocks) <= i {
+	for len(a.blocks) <= (at+n-1)/arenaBlock { // a long key's blocks past its first are nil
 		a.blocks = append(a.blocks, nil)
 	}
 	b := a.blocks[i]

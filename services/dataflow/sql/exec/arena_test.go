@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/wololo/wololo/services/dataflow/sql/plan"
 )
 
 // TestKeyArena: keys of every length (none, a few bytes, one that just
@@ -59,6 +61,10 @@ func TestKeyArena(t *testing.T) {
 		if got := a.bytesAt(from, end); !bytes.Equal(got, keys[k]) {
 			t.Fatalf("key %d (%d bytes, ends at %d after %d): read %d bytes, not the key", k, len(keys[k]), end, prev, len(got))
 		}
+		if n := len(keys[k]); n > 0 && n <= arenaBlock && a.lastByte(end) != keys[k][n-1] {
+			t.Errorf("key %d: last byte %d, want %d", k, a.lastByte(end), keys[k][n-1])
+		}
+		a.lastByte(end) // a long key's too: in no block, not read
 		prev = end
 	}
 }
@@ -82,6 +88,20 @@ func TestKeyTableKeysAcrossBlocks(t *testing.T) {
 		if s, ok := tab.lookup(key(i)); !ok || s != int32(i) || !bytes.Equal(tab.key(s), key(i)) {
 			t.Fatalf("key %d: slot %d %v, %q", i, s, ok, tab.key(s))
 		}
+	}
+	// Keys longer than a block, looked up and added among others: the
+	// probe's touch reads no block past the ones a long key starts.
+	long := NewKeyTable()
+	for _, n := range []int{10, arenaBlock + 5, 3, 2*arenaBlock + 1, 7} {
+		k := newBuilder(plan.Text, 1)
+		k.text(bytes.Repeat([]byte{byte(n)}, n))
+		col := k.v
+		for range 2 {
+			long.Slots([]*Vec{col}, 1, nil, nil)
+		}
+	}
+	if long.Len() != 5 {
+		t.Fatalf("%d long keys, want 5", long.Len())
 	}
 	back := NewKeyTable()
 	if err := back.RestoreState(tab.AppendState(nil)); err != nil {
