@@ -501,18 +501,6 @@ func (v *slots) set(s, i int32) {
 	v.local[s] = i
 }
 
-// reserve makes room in the view for the slots of n more keys of the
-// table at once (a restore's, which would grow it by doubling as each
-// key is added), the new ones without an index.
-func (v *slots) reserve(n int) {
-	from := len(v.local)
-	to := max(from, v.t.Len()+n)
-	v.local = slices.Grow(v.local, to-from)[:to]
-	for k := from; k < to; k++ {
-		v.local[k] = -1
-	}
-}
-
 // slotBits is a set of slots of a table: a bit per slot, up to the
 // largest in it.
 type slotBits struct {
