@@ -488,15 +488,18 @@ func (v *slots) get(s int32) int32 {
 }
 
 // set gives slot s the operator's index i, the view grown at once to
-// the table's size when s is past its end.
+// the table's room for keys (its ends' capacity) when s is past its end,
+// so that it grows as the table does: grown by doubling, it had room for
+// 2.3 times the table's keys, 20 of q2's 33 MB of state per shard when
+// it first spilled at twice the full dataset.
 func (v *slots) set(s, i int32) {
 	if int(s) >= len(v.local) {
-		from := len(v.local)
-		v.local = doubled(v.local, max(int(s)+1, v.t.Len())-from)
-		v.local = v.local[:cap(v.local)]
-		for k := from; k < len(v.local); k++ {
-			v.local[k] = -1
+		local := make([]int32, max(int(s)+1, cap(v.t.ends)))
+		copy(local, v.local)
+		for k := len(v.local); k < len(local); k++ {
+			local[k] = -1
 		}
+		v.local = local
 	}
 	v.local[s] = i
 }
