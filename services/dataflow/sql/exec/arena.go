@@ -40,10 +40,15 @@ func keyStart(prev, end uint32) uint32 {
 	return (prev/arenaBlock + 1) * arenaBlock
 }
 
-// bytesAt is the key of offsets [from, end) (keyStart's from).
-func (a *keyArena) bytesAt(from, end uint32) []byte {
-	if from == end {
+// key is the key that ends at end, after a key that ends at prev (a
+// table's ends of the slots s-1 and s).
+func (a *keyArena) key(prev, end uint32) []byte {
+	if end == prev {
 		return nil
+	}
+	from := prev
+	if prev/arenaBlock != (end-1)/arenaBlock { // not in the block where the key before ends
+		from = keyStart(prev, end)
 	}
 	off := from % arenaBlock
 	return a.blocks[from/arenaBlock][off : off+end-from]
@@ -63,12 +68,11 @@ func (a *keyArena) lastByte(end uint32) byte {
 	return 0
 }
 
-// add appends a key of n bytes, and returns its bytes, to be written,
-// and the offset where it ends. It panics past maxArena bytes of
-// offsets.
-func (a *keyArena) add(n int) ([]byte, uint32) {
+// add appends a key of n bytes, and returns its bytes, to be written;
+// it ends at a.end then. It panics past maxArena bytes of offsets.
+func (a *keyArena) add(n int) []byte {
 	if n == 0 { // an empty key (no columns) takes no room, wherever the last ends
-		return nil, a.end
+		return nil
 	}
 	at := int(a.end)
 	if i := at / arenaBlock; at%arenaBlock != 0 && (i >= len(a.blocks) || a.blocks[i] == nil || at%arenaBlock+n > arenaBlock) {
@@ -100,7 +104,7 @@ func (a *keyArena) add(n int) ([]byte, uint32) {
 	b = b[:off+n]
 	a.blocks[i] = b
 	a.end = uint32(at + n)
-	return b[off:], a.end
+	return b[off:]
 }
 
 // bytes is the memory the blocks take.

@@ -30,24 +30,19 @@ func TestKeyArena(t *testing.T) {
 		for i := range key {
 			key[i] = byte(k + i)
 		}
-		b, end := a.add(n)
+		b := a.add(n)
 		if len(b) != n {
 			t.Fatalf("key %d: %d bytes to write, want %d", k, len(b), n)
 		}
 		copy(b, key)
-		keys, ends = append(keys, key), append(ends, end)
+		keys, ends = append(keys, key), append(ends, a.end)
 	}
 	var blocks int64
 	for i, b := range a.blocks {
-		switch {
-		case b == nil:
-		case i == 0 || cap(b) == arenaBlock:
-			blocks += int64(cap(b))
-		case cap(b) > arenaBlock:
-			blocks += int64(cap(b))
-		default:
+		if b != nil && i > 0 && cap(b) < arenaBlock {
 			t.Errorf("block %d of %d bytes", i, cap(b))
 		}
+		blocks += int64(cap(b))
 	}
 	if blocks != a.bytes() {
 		t.Errorf("bytes %d, the blocks' %d", a.bytes(), blocks)
@@ -58,7 +53,7 @@ func TestKeyArena(t *testing.T) {
 		if n := len(keys[k]); n > 0 && n <= arenaBlock && from/arenaBlock != (end-1)/arenaBlock {
 			t.Errorf("key %d of %d bytes crosses a block's end: [%d, %d)", k, n, from, end)
 		}
-		if got := a.bytesAt(from, end); !bytes.Equal(got, keys[k]) {
+		if got := a.key(prev, end); !bytes.Equal(got, keys[k]) {
 			t.Fatalf("key %d (%d bytes, ends at %d after %d): read %d bytes, not the key", k, len(keys[k]), end, prev, len(got))
 		}
 		if n := len(keys[k]); n > 0 && n <= arenaBlock && a.lastByte(end) != keys[k][n-1] {

@@ -88,15 +88,11 @@ func (t *KeyTable) Lookups() int { return t.looked }
 
 // key is slot s's key.
 func (t *KeyTable) key(s int32) []byte {
-	from, end := uint32(0), t.ends[s]
+	prev := uint32(0)
 	if s > 0 {
-		from = t.ends[s-1]
+		prev = t.ends[s-1]
 	}
-	if from/arenaBlock != (end-1)/arenaBlock { // not within one block from where the key before ends
-		return t.arena.bytesAt(keyStart(from, end), end)
-	}
-	off := from % arenaBlock
-	return t.arena.blocks[from/arenaBlock][off : off+end-from]
+	return t.arena.key(prev, t.ends[s])
 }
 
 // KeyText returns the text of slot s's key when it is one text value
@@ -178,8 +174,7 @@ func (t *KeyTable) slot(key []byte) int32 {
 
 // addKey appends key to the arena, to be given a slot (added).
 func (t *KeyTable) addKey(key []byte) {
-	b, _ := t.arena.add(len(key))
-	copy(b, key)
+	copy(t.arena.add(len(key)), key)
 }
 
 // appendKeys is append(dst, p...) for a table's ends: their capacity
@@ -385,7 +380,7 @@ func (t *KeyTable) textSlots(v *Vec, mode []KeyMode, dst []int32) {
 			}
 			text := v.Text(i)
 			l := lenOf(text)
-			b, _ := t.arena.add(1 + len(l) + len(text))
+			b := t.arena.add(1 + len(l) + len(text))
 			b[0] = 1
 			copy(b[1+copy(b[1:], l):], text)
 		})
