@@ -54,9 +54,10 @@ func (a *keyArena) key(prev, end uint32) []byte {
 	return a.blocks[from/arenaBlock][off : off+end-from]
 }
 
-// lastByte is the byte before offset end, the last of the key that ends
-// there, when it is in a block (0 when it is not: an empty key, a long
-// key's past its first block), found from end alone for touch.
+// lastByte is the byte before offset end, found from end alone for
+// touch: the last of the key that ends there (of a key before it, for an
+// empty key), or 0 when it is in no block (a long key's, past its first)
+// or there is none.
 func (a *keyArena) lastByte(end uint32) byte {
 	if end == 0 {
 		return 0

@@ -49,17 +49,20 @@ func TestKeyArena(t *testing.T) {
 	}
 	prev := uint32(0)
 	for k, end := range ends {
-		from := keyStart(prev, end)
-		if n := len(keys[k]); n > 0 && n <= arenaBlock && from/arenaBlock != (end-1)/arenaBlock {
+		n, from := len(keys[k]), keyStart(prev, end)
+		if n > 0 && n <= arenaBlock && from/arenaBlock != (end-1)/arenaBlock {
 			t.Errorf("key %d of %d bytes crosses a block's end: [%d, %d)", k, n, from, end)
 		}
 		if got := a.key(prev, end); !bytes.Equal(got, keys[k]) {
-			t.Fatalf("key %d (%d bytes, ends at %d after %d): read %d bytes, not the key", k, len(keys[k]), end, prev, len(got))
+			t.Fatalf("key %d (%d bytes, ends at %d after %d): read %d bytes, not the key", k, n, end, prev, len(got))
 		}
-		if n := len(keys[k]); n > 0 && n <= arenaBlock && a.lastByte(end) != keys[k][n-1] {
-			t.Errorf("key %d: last byte %d, want %d", k, a.lastByte(end), keys[k][n-1])
+		want := byte(0) // a long key's last byte is in no block: not read
+		if n > 0 && n <= arenaBlock {
+			want = keys[k][n-1]
 		}
-		a.lastByte(end) // a long key's too: in no block, not read
+		if got := a.lastByte(end); n > 0 && got != want { // an empty key's is the key before's
+			t.Errorf("key %d: last byte %d, want %d", k, got, want)
+		}
 		prev = end
 	}
 }
@@ -84,15 +87,17 @@ func TestKeyTableKeysAcrossBlocks(t *testing.T) {
 			t.Fatalf("key %d: slot %d %v, %q", i, s, ok, tab.key(s))
 		}
 	}
-	// Keys longer than a block, looked up and added among others: the
-	// probe's touch reads no block past the ones a long key starts.
+	// Keys longer than a block, added among others and looked up again:
+	// each found at its slot with its bytes, the probe's touch reading no
+	// block past the ones a long key starts.
 	long := NewKeyTable()
 	for _, n := range []int{10, arenaBlock + 5, 3, 2*arenaBlock + 1, 7} {
 		k := newBuilder(plan.Text, 1)
 		k.text(bytes.Repeat([]byte{byte(n)}, n))
 		col := k.v
-		for range 2 {
-			long.Slots([]*Vec{col}, 1, nil, nil)
+		first := long.Slots([]*Vec{col}, 1, nil, nil)[0]
+		if again := long.Slots([]*Vec{col}, 1, nil, nil)[0]; again != first || !bytes.Equal(long.key(first), appendKey(nil, col, 0)) {
+			t.Fatalf("a key of %d bytes: slot %d, then %d", n, first, again)
 		}
 	}
 	if long.Len() != 5 {
