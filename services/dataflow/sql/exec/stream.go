@@ -196,13 +196,25 @@ func (a *Aggregation) Result() *Batch { return a.ResultRange(0, a.Groups()) }
 // ResultRange is rows from..to-1 of Result (0 <= from < to <= Groups),
 // made alone: the result of 1.5M groups need not be made, its values
 // held, at once.
-func (a *Aggregation) ResultRange(from, to int) *Batch {
-	out := &Batch{N: to - from}
-	for c := range a.g.keys {
-		out.Cols = append(out.Cols, a.g.keyRange(c, from, to))
-	}
-	for _, ac := range a.accs {
-		out.Cols = append(out.Cols, ac.window(from, to).result(to-from))
+func (a *Aggregation) ResultRange(from, to int) *Batch { return a.ResultRangeOf(from, to, nil, nil) }
+
+// ResultRangeOf is ResultRange with only the columns read marks made
+// (nil: every one); the others are unread Vecs (unread.go) of their
+// types. It is what a HAVING looks at of the groups it may let go
+// (sqlops' dropFinished): q2's reads its counts and maxima, not its key,
+// whose text was copied out of the table for every group looked at.
+func (a *Aggregation) ResultRangeOf(from, to int, read []bool, types []plan.Type) *Batch {
+	n := to - from
+	out := &Batch{N: n}
+	for c := range len(a.g.keys) + len(a.accs) {
+		switch k := c - len(a.g.keys); {
+		case c < len(read) && !read[c]:
+			out.Cols = append(out.Cols, unread(types[c], n))
+		case k < 0:
+			out.Cols = append(out.Cols, a.g.keyRange(c, from, to))
+		default:
+			out.Cols = append(out.Cols, a.accs[k].window(from, to).result(n))
+		}
 	}
 	return out
 }

@@ -50,6 +50,11 @@ type aggFinish struct {
 	*exec.Finished
 	having  *exec.Conds
 	checked int // the groups below it have been looked at
+	// read and types: the aggregate's columns the HAVING reads, and the
+	// types of all, for the rows of the groups looked at
+	// (ResultRangeOf): the others are not made.
+	read  []bool
+	types []plan.Type
 }
 
 // havingOf is the condition of the HAVING over the complete aggregate o:
@@ -72,7 +77,11 @@ func (a *aggregate) finishIn(n *plan.Node, having *plan.Expr, keys *exec.KeyTabl
 	if f == nil {
 		return
 	}
-	a.fin = &aggFinish{Finished: f, having: exec.NewConds([]*plan.Expr{having})}
+	fin := &aggFinish{Finished: f, having: exec.NewConds([]*plan.Expr{having}), read: plan.MarkCols(make([]bool, len(n.Output)), having)}
+	for _, c := range n.Output {
+		fin.types = append(fin.types, c.Type)
+	}
+	a.fin = fin
 }
 
 // live is b's rows of keys not done, and their slots (sl; nil: none
@@ -105,7 +114,7 @@ func (a *aggregate) dropFinished() error {
 	groups := make([]int32, 0, min(to-f.checked, finishRows))
 	for from := f.checked; from < to; from += finishRows {
 		end := min(from+finishRows, to)
-		now := a.agg.ResultRange(from, end)
+		now := a.agg.ResultRangeOf(from, end, f.read, f.types)
 		_, pass, err := exec.PassFlags(f.having, now)
 		if err != nil {
 			return fmt.Errorf("aggregate #%d: having: %w", a.id, err)
