@@ -23,7 +23,7 @@ func (v *Vec) Bytes() int64 {
 // Bytes is about the memory the table takes: its index, its keys' bytes
 // and their offsets.
 func (t *KeyTable) Bytes() int64 {
-	return int64(8*cap(t.index)+4*cap(t.ends)) + t.arena.bytes()
+	return int64(4*cap(t.index)+4*cap(t.ends)) + t.arena.bytes()
 }
 
 // bytes is the memory of an operator's view of a table.

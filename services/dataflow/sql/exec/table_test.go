@@ -278,3 +278,27 @@ func TestSlots(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkKeyTableAddsKeys builds a table of two million text keys, a
+// batch at a time, as a shard's match table grows: the lookups of new
+// keys, their bytes appended, and the index doubling on the way
+// (reporting the CPU time a key).
+func BenchmarkKeyTableAddsKeys(b *testing.B) {
+	const keys, batch = 1 << 21, BatchRows
+	perm := rand.New(rand.NewPCG(1, 2)).Perm(keys)
+	var batches [][]*Vec
+	for from := 0; from < keys; from += batch {
+		batches = append(batches, []*Vec{textKeys(perm[from : from+batch])})
+	}
+	var dst []int32
+	cpu0 := cpuTime()
+	b.ResetTimer()
+	for range b.N {
+		tab := NewKeyTable()
+		for _, keys := range batches {
+			dst = tab.Slots(keys, batch, nil, dst)
+		}
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(cpuTime()-cpu0)/float64(b.N*keys), "cpu-ns/key")
+}
