@@ -63,12 +63,20 @@ func runSQL(ctx context.Context, job *sqljob.Job, rf runFiles, log hclog.Logger,
 	var feeds []sqlops.Feed
 	var runs []func() int
 	for i, f := range files {
-		r, err := openTable(f[1], read[f[0]], rf.epochs, rf.lastPercent)
+		var route func(header []string) (exec.PartBy, bool, error)
+		if rf.epochs == 0 { // a batch job: its rows parted by receiver as they are parsed
+			route = func(header []string) (exec.PartBy, bool, error) { return sqlops.RouteOf(job.Plan, f[0], header) }
+		}
+		r, err := openTable(f[1], read[f[0]], rf.epochs, rf.lastPercent, route)
 		if err != nil {
 			return nil, fmt.Errorf("table %s: %w", f[0], err)
 		}
 		readers[i] = r
-		feeds = append(feeds, sqlops.Feed{Table: f[0], Columns: r.Columns, Next: r.Next})
+		feed := sqlops.Feed{Table: f[0], Columns: r.Columns, Next: r.Next}
+		if r.parted {
+			feed.Part = r.Part
+		}
+		feeds = append(feeds, feed)
 		runs = append(runs, r.Run)
 	}
 	var res *sqlops.Result
@@ -184,7 +192,8 @@ func nullCounts(stats []exec.ColumnStats) map[string]map[string]int64 {
 // tableFile is a table's file being read batch by batch.
 type tableFile struct {
 	*exec.CSVReader
-	f io.Closer
+	f      io.Closer
+	parted bool // its batches are parted by receiver (route)
 }
 
 // openTable starts reading a table's file batch by batch: the text of the
@@ -192,8 +201,10 @@ type tableFile struct {
 // column of: its records are only checked and counted; exec.CSVReader).
 // A gzip-compressed file is read as it is decompressed (inputfile). With
 // epochs above 0, its records are cut into that many runs as it is read
-// (exec.NewCSVReaderCut at epochsplit.Cuts).
-func openTable(path string, columns []string, epochs int, lastPercent float64) (*tableFile, error) {
+// (exec.NewCSVReaderCut at epochsplit.Cuts). Else, when route (nil:
+// none) says how, from the header, its records are parted by the
+// receiving instance of their rows (exec.NewCSVReaderParted).
+func openTable(path string, columns []string, epochs int, lastPercent float64, route func(header []string) (exec.PartBy, bool, error)) (*tableFile, error) {
 	src, err := inputfile.Open(path, nil, "")
 	if err != nil {
 		return nil, err
@@ -203,12 +214,22 @@ func openTable(path string, columns []string, epochs int, lastPercent float64) (
 		return nil, err
 	}
 	keep := append([]string{}, columns...) // not nil: nil keeps every column
-	r, err := exec.NewCSVReaderCut(f, schema.MaxRecordBytes, keep, 0, epochsplit.Cuts(src.Size(), epochs, lastPercent))
+	var r *exec.CSVReader
+	parted := false
+	if cuts := epochsplit.Cuts(src.Size(), epochs, lastPercent); cuts != nil || route == nil {
+		r, err = exec.NewCSVReaderCut(f, schema.MaxRecordBytes, keep, 0, cuts)
+	} else {
+		r, err = exec.NewCSVReaderParted(f, schema.MaxRecordBytes, keep, 0, func(header []string) (exec.PartBy, error) {
+			by, ok, err := route(header)
+			parted = ok
+			return by, err
+		})
+	}
 	if err != nil {
 		f.Close()
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	return &tableFile{r, f}, nil
+	return &tableFile{r, f, parted}, nil
 }
 
 // Close stops the reading and closes the file.

@@ -102,7 +102,8 @@ func randomCSV(r *rand.Rand) string {
 // starts, why, its first bytes) are those of one reading in order; the
 // blank lines before a record count in its length whatever piece they
 // fall in. Cut at random offsets (NewCSVReaderCut), each row's batch is
-// of the run its record's start falls in.
+// of the run its record's start falls in. Parted (NewCSVReaderParted),
+// each row's batch is of its part, and each part's rows are in order.
 func TestCSVReader(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
 	for i := range 1000 {
@@ -110,9 +111,13 @@ func TestCSVReader(t *testing.T) {
 		max := []int{0, 12, 20}[r.IntN(3)]
 		keep := [][]string{nil, {"b"}, {"a", "c"}}[r.IntN(3)]
 		size, parsers := 1+r.IntN(40), 1+r.IntN(3)
+		var by PartBy
+		if r.IntN(2) == 0 { // parted by the first field's length: 3 parts
+			keep, by = nil, PartBy{Parts: 3, Of: func(fields [][]byte) int { return len(fields[0]) % 3 }}
+		}
 		header, want, read, malformed, rejects, starts := readRejects(t, file, max, keep)
 		var cuts []int64
-		for range r.IntN(4) {
+		for range r.IntN(4) * (1 - by.Parts/3) { // cut or parted, not both
 			cuts = append(cuts, r.Int64N(int64(len(file))+2))
 		}
 		slices.Sort(cuts)
@@ -121,12 +126,13 @@ func TestCSVReader(t *testing.T) {
 			run, _ := slices.BinarySearch(cuts, at+1) // the cuts at or before at
 			wantRuns = append(wantRuns, run)
 		}
-		cr, err := newCSVReader(iotest.HalfReader(strings.NewReader(file)), max, keep, parsers, size, cuts)
+		cr, err := newCSVReader(iotest.HalfReader(strings.NewReader(file)), max, keep, parsers, size, cuts, func([]string) (PartBy, error) { return by, nil })
 		if err != nil {
 			t.Fatalf("case %d: %v\n%q", i, err, file)
 		}
 		var got [][]string
 		var runs []int
+		parts := make([][][]string, 3)
 		for {
 			b, err := cr.Next()
 			if err != nil {
@@ -142,9 +148,24 @@ func TestCSVReader(t *testing.T) {
 					fields = append(fields, string(v.Text(row)))
 				}
 				got = append(got, fields)
+				parts[cr.Part()] = append(parts[cr.Part()], fields)
 			}
 		}
 		cr.Close()
+		if by.Parts > 0 { // each part's rows in order, of that part
+			wantParts := make([][][]string, by.Parts)
+			for _, row := range want {
+				k := by.Of([][]byte{[]byte(row[0])})
+				wantParts[k] = append(wantParts[k], row)
+			}
+			if fmt.Sprint(parts) != fmt.Sprint(wantParts) {
+				t.Fatalf("case %d (pieces of %d): parts\n%q\nwant %q\nfile %q", i, size, parts, wantParts, file)
+			}
+			got = want // the order across parts is the reader's
+			if len(parts[0])+len(parts[1])+len(parts[2]) != len(want) {
+				t.Fatalf("case %d: %d rows in parts, want %d", i, len(parts[0])+len(parts[1])+len(parts[2]), len(want))
+			}
+		}
 		gr, gm := cr.Counts()
 		if !slices.Equal(cr.Columns, header) || gr != read || gm != malformed || fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Fatalf("case %d (max %d, pieces of %d): header %q, %d read, %d malformed, rows\n%q\nwant %q, %d, %d,\n%q\nfile %q",
@@ -169,7 +190,7 @@ func TestCSVReaderErrors(t *testing.T) {
 		t.Error("a malformed header: no error")
 	}
 	broken := io.MultiReader(strings.NewReader("a,b\n1,2\n"), iotest.ErrReader(errors.New("disk gone")))
-	cr, err := newCSVReader(broken, 0, nil, 2, 4, nil)
+	cr, err := newCSVReader(broken, 0, nil, 2, 4, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,7 +208,7 @@ func TestCSVReaderErrors(t *testing.T) {
 	}
 	cr.Close()
 	long := strings.Repeat("x,y\n", 100_000)
-	cr, err = newCSVReader(strings.NewReader("a,b\n"+long), 0, nil, 2, 64, nil)
+	cr, err = newCSVReader(strings.NewReader("a,b\n"+long), 0, nil, 2, 64, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -50,9 +50,27 @@ func (x *Exchange) ApplyTo(to int, b *exec.Batch) error {
 	return x.route(b, to, x.sendRows)
 }
 
+// applyOwned is ApplyTo of a batch that is the exchange's to hand on:
+// no one writes it or reads it after (Task.TableTo's, read from a
+// CSVReader's fresh batch), so that the rows sent of it whole are not
+// copied (Rows.Batch).
+func (x *Exchange) applyOwned(to int, b *exec.Batch) error {
+	if x.send == nil {
+		return fmt.Errorf("exchange to %s: nowhere to send", x.ch.Name)
+	}
+	return x.route(b, to, func(to int, b *exec.Batch, rows []int32, routes []uint64) error {
+		return x.sendChunks(to, b, rows, routes, true)
+	})
+}
+
 // sendRows sends the rows of b (nil: all of them) to instance to, in
 // chunks, as Apply does.
 func (x *Exchange) sendRows(to int, b *exec.Batch, rows []int32, routes []uint64) error {
+	return x.sendChunks(to, b, rows, routes, false)
+}
+
+// sendChunks is sendRows, of a batch owned (applyOwned) or not.
+func (x *Exchange) sendChunks(to int, b *exec.Batch, rows []int32, routes []uint64, owned bool) error {
 	n := b.N
 	if rows != nil {
 		n = len(rows)
@@ -66,7 +84,7 @@ func (x *Exchange) sendRows(to int, b *exec.Batch, rows []int32, routes []uint64
 		if rs != nil {
 			rs = rs[r[0]:r[1]]
 		}
-		if err := x.send(x.ch, to, &Rows{b: b, s: s, routes: rs}); err != nil {
+		if err := x.send(x.ch, to, &Rows{b: b, s: s, routes: rs, owned: owned}); err != nil {
 			return err
 		}
 	}
@@ -386,6 +404,7 @@ type Rows struct {
 	b      *exec.Batch
 	s      wire.Selection
 	routes []uint64
+	owned  bool // b is the receiver's to keep (Exchange.applyOwned)
 }
 
 // Len is the number of rows.
@@ -409,6 +428,9 @@ func (r *Rows) bytes() int {
 func (r *Rows) Batch() (*exec.Batch, []uint64) {
 	if r == nil {
 		return nil, nil
+	}
+	if r.owned && r.s.Whole(r.b.N) {
+		return r.b, r.routes
 	}
 	return r.b.Rows(r.s.Rows()), r.routes
 }

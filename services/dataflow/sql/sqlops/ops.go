@@ -393,17 +393,23 @@ func newScan(n *plan.Node, table []string) (*scan, error) {
 }
 
 func (s *scan) Apply(_ int, b *exec.Batch, out Out) error {
+	nb, err := s.read(b)
+	if err == nil && nb.N > 0 {
+		out(nb)
+	}
+	return err
+}
+
+// read is b, the text of the table's columns, as the scan's columns.
+func (s *scan) read(b *exec.Batch) (*exec.Batch, error) {
 	if slices.ContainsFunc(s.idx, func(j int) bool { return j >= len(b.Cols) }) {
-		return fmt.Errorf("scan of %s: a batch of %d columns", s.n.Table, len(b.Cols))
+		return nil, fmt.Errorf("scan of %s: a batch of %d columns", s.n.Table, len(b.Cols))
 	}
 	nb := &exec.Batch{N: b.N, Cols: make([]*exec.Vec, len(s.idx))}
 	for i, j := range s.idx {
 		nb.Cols[i] = exec.ReadAs(b.Cols[j], s.n.Output[i], &s.stats[i])
 	}
-	if nb.N > 0 {
-		out(nb)
-	}
-	return nil
+	return nb, nil
 }
 
 func (*scan) Finish(Out) error { return nil }

@@ -57,6 +57,19 @@ type Feed struct {
 	Table   string
 	Columns []string
 	Next    func() (*exec.Batch, error)
+	// Part, when not nil, is the part of the batch Next returned last,
+	// its records parted as RouteOf says (exec.CSVReader.Part): the
+	// receiving instance of them all.
+	Part func() int
+}
+
+// partOf is a message's part of batch b, the batch Next returned last:
+// its Part + 1, or 0 for a feed not parted or its end.
+func (f Feed) partOf(b *exec.Batch) int {
+	if f.Part == nil || b == nil {
+		return 0
+	}
+	return f.Part() + 1
 }
 
 // RunFeeds is Run over tables given batch by batch, in the order of
@@ -155,6 +168,7 @@ type message struct {
 	batch  *exec.Batch // a table's or a channel's
 	routes []uint64    // of a channel's batch: the routes each row is for
 	end    bool
+	part   int // of a table's batch of a parted feed (Feed.Part): its part + 1; 0: not parted
 }
 
 type queued struct {
@@ -323,7 +337,7 @@ func queueFeeds(gw *queued, feeds []Feed) error {
 			if err != nil {
 				return fmt.Errorf("run: table %s: %w", f.Table, err)
 			}
-			gw.queue = append(gw.queue, message{table: f.Table, batch: b, end: b == nil})
+			gw.queue = append(gw.queue, message{table: f.Table, batch: b, end: b == nil, part: f.partOf(b)})
 			if b == nil {
 				break
 			}
@@ -523,7 +537,7 @@ func (r *parallel) feed(feeds []Feed) {
 				}
 			}
 			r.pending.Add(1)
-			r.gw.push(message{table: f.Table, batch: b, end: b == nil})
+			r.gw.push(message{table: f.Table, batch: b, end: b == nil, part: f.partOf(b)})
 			if b == nil {
 				break
 			}
@@ -581,6 +595,8 @@ func deliver(t *Task, m message) error {
 	switch {
 	case m.table != "" && m.end:
 		return t.EndTable(m.table)
+	case m.table != "" && m.part > 0:
+		return t.TableTo(m.table, m.part-1, m.batch)
 	case m.table != "":
 		return t.Table(m.table, m.batch)
 	case m.end:

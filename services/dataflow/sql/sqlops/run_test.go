@@ -57,6 +57,56 @@ func TestRunFeeds(t *testing.T) {
 	}
 }
 
+// TestRunFeedsParted: a table whose records are parted by the instance
+// their rows go to as they are parsed (RouteOf, exec.NewCSVReaderParted:
+// match_players, which one exchange routes by match to the shards) gives
+// Run's answers, its batches handed on without a copy (Task.TableTo);
+// matches, read by an exchange whose every route has a condition, is not
+// parted; and a feed parted for a table whose rows are not routed so is
+// refused.
+func TestRunFeedsParted(t *testing.T) {
+	m, pl, tables := generated(t, 3000, 9)
+	p := planOf(t, defaultTexts(), queries.Names, tables, 2)
+	want, err := sqlops.Run(p, tables, "matches", "match_players")
+	if err != nil {
+		t.Fatal(err)
+	}
+	feed := func(name string, file []byte, parted bool) sqlops.Feed {
+		var routed bool
+		r, err := exec.NewCSVReaderParted(bytes.NewReader(file), reference.MaxRecordBytes, nil, 3, func(header []string) (exec.PartBy, error) {
+			by, ok, err := sqlops.RouteOf(p, name, header)
+			routed = ok
+			return by, err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(r.Close)
+		if routed != parted {
+			t.Fatalf("%s: routed %v, want %v", name, routed, parted)
+		}
+		f := sqlops.Feed{Table: name, Columns: r.Columns, Next: r.Next}
+		if routed {
+			f.Part = r.Part
+		}
+		return f
+	}
+	got, err := sqlops.RunFeeds(p, []sqlops.Feed{feed("matches", m, false), feed("match_players", pl, true)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range queries.Names {
+		if !bytes.Equal(got.Files[name], want.Files[name]) {
+			t.Errorf("%s differs from Run's:\n got %.300q\nwant %.300q", name, got.Files[name], want.Files[name])
+		}
+	}
+	wrong := feed("matches", m, false)
+	wrong.Part = func() int { return 0 }
+	if _, err := sqlops.RunFeeds(p, []sqlops.Feed{wrong, feed("match_players", pl, true)}); err == nil || !strings.Contains(err.Error(), "not routed by a field") {
+		t.Errorf("a parted feed of a table not routed so: %v", err)
+	}
+}
+
 // TestRunFeedsContextStops: a run whose context is cancelled (a demo's
 // Ctrl-C) ends with the context's error, reading no more of its feeds:
 // here a matches table that never ends, which a runner deaf to its

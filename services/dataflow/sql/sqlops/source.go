@@ -114,36 +114,19 @@ func NewSource(p *physical.Plan, table string, header []string) (*Source, error)
 	return src, nil
 }
 
-// routedBy returns the exchange of t that a Source routes its rows for
-// as it reads them, and the field of the table that is its key: when it
-// is the one exchange, it reads the scan sc, sends to several instances
-// every row (a route of the channel has no condition: where every route
-// has one, the exchange routes only the rows some condition keeps, often
-// few), and is keyed by one column of the scan's read as text (whose
-// value is the field, never NULL: the bytes the exchange routes it by).
-// Else nil.
-func routedBy(t *Task, sc *instance) (*instance, int) {
-	var x *instance
-	for _, in := range t.order {
-		if in.x != nil {
-			if x != nil {
-				return nil, 0
-			}
-			x = in
-		}
+// RouteOf is how the gateway's records of table (whose header is header)
+// part by the instance their rows go to, when a Source would route each
+// as it reads it (routedBy): the key's field, hashed as the exchange
+// routes it. A CSVReader parted so (exec.NewCSVReaderParted), its
+// batches given to Task.TableTo, saves the exchange a copy of each row
+// into its receiver's batch. false when the rows are not routed so.
+func RouteOf(p *physical.Plan, table string, header []string) (exec.PartBy, bool, error) {
+	src, err := NewSource(p, table, header)
+	if err != nil || src.x == nil {
+		return exec.PartBy{}, false, err
 	}
-	if x == nil || x.o.Inputs[0].Op != sc.o.ID || x.x.to <= 1 || len(x.x.ch.Key) != 1 {
-		return nil, 0
-	}
-	if !slices.ContainsFunc(x.x.ch.Routes, func(r physical.Route) bool { return r.Cond == nil }) {
-		return nil, 0
-	}
-	s := sc.op.(*scan)
-	e := x.x.ch.Exprs[x.x.ch.Key[0]]
-	if e.Kind != plan.ColRef || e.Col < 0 || e.Col >= len(s.idx) || s.n.Output[e.Col].Type != plan.Text {
-		return nil, 0
-	}
-	return x, s.idx[e.Col]
+	key, n := src.key, src.x.x.to
+	return exec.PartBy{Parts: n, Of: func(fields [][]byte) int { return stage.Route(fields[key], n) }}, true, nil
 }
 
 // Outputs are the streams the Source writes: the routes of its table's

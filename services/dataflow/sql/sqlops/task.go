@@ -408,6 +408,64 @@ func (t *Task) Table(name string, b *exec.Batch) error {
 	return t.checked(t.applyBatch(in, 0, b))
 }
 
+// TableTo is Table of a batch of the table's records that all go to
+// receiving instance to of the one exchange its scan feeds (RouteOf
+// parted them so): the scan reads them, and the exchange sends them
+// there as they are, not routed again nor copied into a batch of that
+// instance's rows.
+func (t *Task) TableTo(name string, to int, b *exec.Batch) error {
+	in, err := t.scan(name)
+	if err != nil {
+		return err
+	}
+	x, _ := routedBy(t, in)
+	if x == nil {
+		return fmt.Errorf("table %s: its rows are not routed by a field", name)
+	}
+	if in.done {
+		return fmt.Errorf("operator #%d (%s): a batch after its end", in.o.ID, in.o.Kind)
+	}
+	t.step()
+	nb, err := in.op.(*scan).read(b)
+	if err != nil || nb.N == 0 {
+		return t.checked(err)
+	}
+	return t.checked(x.call(func() error { return x.x.applyOwned(to, nb) }))
+}
+
+// routedBy returns the exchange of t that a Source routes its rows for
+// as it reads them, and the field of the table that is its key: when it
+// is the one operator that reads the scan sc, sends to several instances
+// every row (a route of the channel has no condition: where every route
+// has one, the exchange routes only the rows some condition keeps, often
+// few), and is keyed by one column of the scan's read as text (whose
+// value is the field, never NULL: the bytes the exchange routes it by).
+// Else nil.
+func routedBy(t *Task, sc *instance) (*instance, int) {
+	rs := t.p.Readers(sc.o)
+	if len(rs) != 1 {
+		return nil, 0
+	}
+	var x *instance
+	for _, in := range t.order {
+		if in.o == rs[0].Op && in.x != nil {
+			x = in
+		}
+	}
+	if x == nil || x.x.to <= 1 || len(x.x.ch.Key) != 1 {
+		return nil, 0
+	}
+	if !slices.ContainsFunc(x.x.ch.Routes, func(r physical.Route) bool { return r.Cond == nil }) {
+		return nil, 0
+	}
+	s := sc.op.(*scan)
+	e := x.x.ch.Exprs[x.x.ch.Key[0]]
+	if e.Kind != plan.ColRef || e.Col < 0 || e.Col >= len(s.idx) || s.n.Output[e.Col].Type != plan.Text {
+		return nil, 0
+	}
+	return x, s.idx[e.Col]
+}
+
 // flushScan applies the rows a table's scan has read a record at a time
 // (scan.row) since its last flush, as one batch, on through the chain;
 // the caller (Source.Flush) has started the step.

@@ -34,6 +34,9 @@ func Picked(rows []int32) Selection { return Selection{rows: rows, n: len(rows)}
 // Len is the number of rows selected.
 func (s Selection) Len() int { return s.n }
 
+// Whole reports whether s is every row of a batch of n rows, in order.
+func (s Selection) Whole(n int) bool { return s.rows == nil && s.start == 0 && s.n == n }
+
 // Rows is the batch's rows selected, in their order.
 func (s Selection) Rows() []int32 {
 	if s.rows != nil {
