@@ -237,6 +237,14 @@ func TestRouteIsStableAndSpreads(t *testing.T) {
 		if got, want := stage.Route(key, 5), int(h.Sum64()%5); got != want {
 			t.Fatalf("Route(%v, 5) = %d, FNV-1a says %d", key, got, want)
 		}
+		// Among two, of keys of every length up to 40 (read eight bytes
+		// at a time, then one): FNV-1a's parity.
+		long := bytes.Repeat(key, 10)[:i%41]
+		hl := fnv.New64a()
+		hl.Write(long)
+		if got, want := stage.Route(long, 2), int(hl.Sum64()%2); got != want {
+			t.Fatalf("Route(%v, 2) = %d, FNV-1a says %d", long, got, want)
+		}
 		if got, want := stage.FNV1a(key), h.Sum64(); got != want {
 			t.Fatalf("FNV1a(%v) = %#x, hash/fnv says %#x", key, got, want)
 		}
@@ -914,6 +922,24 @@ func TestRecoverReadsTheStateLogAnEntryAtATime(t *testing.T) {
 			want := rowsOf("Aztecs 40", "civ0 16", "civ1 16", "civ2 16", "civ3 16", "civ4 16")
 			if got := string(pending[0].Rows); got != string(want) {
 				t.Fatalf("totals after the restart %q, want %q", got, want)
+			}
+		})
+	}
+}
+
+// BenchmarkRoute routes 16-byte keys (match tokens) among two instances
+// (the parity of the bytes' lowest bits) and among three (the hash).
+func BenchmarkRoute(b *testing.B) {
+	key := []byte("-0ZDtxkFJRBzxhLf")
+	for _, n := range []int{2, 3} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			sum := 0
+			for i := range b.N {
+				key[i%16]++
+				sum += stage.Route(key, n)
+			}
+			if sum < 0 {
+				b.Fatal(sum)
 			}
 		})
 	}
