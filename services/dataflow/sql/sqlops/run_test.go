@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -63,10 +64,17 @@ func TestRunFeeds(t *testing.T) {
 // Run's answers, its batches handed on without a copy (Task.TableTo);
 // matches, read by an exchange whose every route has a condition, is not
 // parted; and a feed parted for a table whose rows are not routed so is
-// refused.
+// refused. With two shards and with three (Route's parity, and its
+// hash).
 func TestRunFeedsParted(t *testing.T) {
+	for _, shards := range []int{2, 3} {
+		t.Run(fmt.Sprint(shards, " shards"), func(t *testing.T) { testRunFeedsParted(t, shards) })
+	}
+}
+
+func testRunFeedsParted(t *testing.T, shards int) {
 	m, pl, tables := generated(t, 3000, 9)
-	p := planOf(t, defaultTexts(), queries.Names, tables, 2)
+	p := planOf(t, defaultTexts(), queries.Names, tables, shards)
 	want, err := sqlops.Run(p, tables, "matches", "match_players")
 	if err != nil {
 		t.Fatal(err)
