@@ -63,9 +63,9 @@ func runSQL(ctx context.Context, job *sqljob.Job, rf runFiles, log hclog.Logger,
 	var feeds []sqlops.Feed
 	var runs []func() int
 	for i, f := range files {
-		var route func(header []string) (exec.PartBy, bool, error)
+		var route func(header []string) (exec.PartBy, error)
 		if rf.epochs == 0 { // a batch job: its rows parted by receiver as they are parsed
-			route = func(header []string) (exec.PartBy, bool, error) { return sqlops.RouteOf(job.Plan, f[0], header) }
+			route = func(header []string) (exec.PartBy, error) { return sqlops.RouteOf(job.Plan, f[0], header) }
 		}
 		r, err := openTable(f[1], read[f[0]], rf.epochs, rf.lastPercent, route)
 		if err != nil {
@@ -73,7 +73,7 @@ func runSQL(ctx context.Context, job *sqljob.Job, rf runFiles, log hclog.Logger,
 		}
 		readers[i] = r
 		feed := sqlops.Feed{Table: f[0], Columns: r.Columns, Next: r.Next}
-		if r.parted {
+		if r.Parted() {
 			feed.Part = r.Part
 		}
 		feeds = append(feeds, feed)
@@ -192,8 +192,7 @@ func nullCounts(stats []exec.ColumnStats) map[string]map[string]int64 {
 // tableFile is a table's file being read batch by batch.
 type tableFile struct {
 	*exec.CSVReader
-	f      io.Closer
-	parted bool // its batches are parted by receiver (route)
+	f io.Closer
 }
 
 // openTable starts reading a table's file batch by batch: the text of the
@@ -204,7 +203,7 @@ type tableFile struct {
 // (exec.NewCSVReaderCut at epochsplit.Cuts). Else, when route (nil:
 // none) says how, from the header, its records are parted by the
 // receiving instance of their rows (exec.NewCSVReaderParted).
-func openTable(path string, columns []string, epochs int, lastPercent float64, route func(header []string) (exec.PartBy, bool, error)) (*tableFile, error) {
+func openTable(path string, columns []string, epochs int, lastPercent float64, route func(header []string) (exec.PartBy, error)) (*tableFile, error) {
 	src, err := inputfile.Open(path, nil, "")
 	if err != nil {
 		return nil, err
@@ -215,21 +214,16 @@ func openTable(path string, columns []string, epochs int, lastPercent float64, r
 	}
 	keep := append([]string{}, columns...) // not nil: nil keeps every column
 	var r *exec.CSVReader
-	parted := false
 	if cuts := epochsplit.Cuts(src.Size(), epochs, lastPercent); cuts != nil || route == nil {
 		r, err = exec.NewCSVReaderCut(f, schema.MaxRecordBytes, keep, 0, cuts)
 	} else {
-		r, err = exec.NewCSVReaderParted(f, schema.MaxRecordBytes, keep, 0, func(header []string) (exec.PartBy, error) {
-			by, ok, err := route(header)
-			parted = ok
-			return by, err
-		})
+		r, err = exec.NewCSVReaderParted(f, schema.MaxRecordBytes, keep, 0, route)
 	}
 	if err != nil {
 		f.Close()
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	return &tableFile{r, f, parted}, nil
+	return &tableFile{r, f}, nil
 }
 
 // Close stops the reading and closes the file.

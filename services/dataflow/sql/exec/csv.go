@@ -182,6 +182,7 @@ type CSVReader struct {
 	curParts        []int // the part of each of cur (NewCSVReaderParted)
 	run             int   // the run of the batch Next returned last
 	part            int   // the part of the batch Next returned last
+	parted          bool  // its records are parted (NewCSVReaderParted)
 	rows, malformed int64
 	rejects         []Reject
 	err             error
@@ -243,7 +244,8 @@ func NewCSVReaderCut(r io.Reader, maxRecordBytes int, keep []string, parsers int
 }
 
 // PartBy parts the records of a CSVReader: Of is the part of a record's
-// fields, below Parts. A zero PartBy puts every record in part 0.
+// fields, below Parts. The zero PartBy parts nothing: every record is in
+// part 0.
 type PartBy struct {
 	Parts int
 	Of    func(fields [][]byte) int
@@ -251,13 +253,13 @@ type PartBy struct {
 
 // NewCSVReaderParted is NewCSVReader whose records are parted by what by
 // makes of the header: no batch holds records of two parts, and Part
-// says each batch's. The
-// records are parted as the parsers read them, so that a plan that
-// routes each row by a field to one of its receivers (sqlops.RouteOf:
-// wololo demo's match_players by match, to two shards) is given the
-// rows of each receiver in batches of their own, where it copied each
-// row out of a batch of every receiver's rows into one of its
-// receiver's (a tenth of the demo's CPU at the full dataset).
+// says each batch's (Parted: whether by parted them at all). The records
+// are parted as the parsers read them, so that a plan that routes each
+// row by a field to one of its receivers (sqlops.RouteOf: wololo demo's
+// match_players by match, to two shards) is given the rows of each
+// receiver in batches of their own, where it copied each row out of a
+// batch of every receiver's rows into one of its receiver's (a tenth of
+// the demo's CPU at the full dataset).
 func NewCSVReaderParted(r io.Reader, maxRecordBytes int, keep []string, parsers int, by func(header []string) (PartBy, error)) (*CSVReader, error) {
 	return newCSVReader(r, maxRecordBytes, keep, parsers, pieceBytes, nil, by)
 }
@@ -285,7 +287,7 @@ func newCSVReader(r io.Reader, maxRecordBytes int, keep []string, parsers, size 
 	}
 	pieces := make(chan chan parsed, readAhead)
 	work := make(chan piece)
-	cr := &CSVReader{Columns: header, pieces: pieces, stop: make(chan struct{})}
+	cr := &CSVReader{Columns: header, pieces: pieces, stop: make(chan struct{}), parted: by.Of != nil}
 	cr.wg.Go(func() {
 		defer close(work)
 		defer close(pieces)
@@ -374,6 +376,9 @@ func (cr *CSVReader) Run() int { return cr.run }
 // Part is the part (NewCSVReaderParted; 0 without) of the records of the
 // batch Next returned last.
 func (cr *CSVReader) Part() int { return cr.part }
+
+// Parted reports whether the reader parts its records (a PartBy with Of).
+func (cr *CSVReader) Parted() bool { return cr.parted }
 
 // Counts are the data records read and those skipped, once Next has
 // returned the end.

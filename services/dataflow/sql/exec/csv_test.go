@@ -130,6 +130,9 @@ func TestCSVReader(t *testing.T) {
 		if err != nil {
 			t.Fatalf("case %d: %v\n%q", i, err, file)
 		}
+		if cr.Parted() != (by.Parts > 0) {
+			t.Fatalf("case %d: Parted %v, parted by %d parts", i, cr.Parted(), by.Parts)
+		}
 		var got [][]string
 		var runs []int
 		parts := make([][][]string, 3)

@@ -80,21 +80,18 @@ func testRunFeedsParted(t *testing.T, shards int) {
 		t.Fatal(err)
 	}
 	feed := func(name string, file []byte, parted bool) sqlops.Feed {
-		var routed bool
 		r, err := exec.NewCSVReaderParted(bytes.NewReader(file), reference.MaxRecordBytes, nil, 3, func(header []string) (exec.PartBy, error) {
-			by, ok, err := sqlops.RouteOf(p, name, header)
-			routed = ok
-			return by, err
+			return sqlops.RouteOf(p, name, header)
 		})
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(r.Close)
-		if routed != parted {
-			t.Fatalf("%s: routed %v, want %v", name, routed, parted)
+		if r.Parted() != parted {
+			t.Fatalf("%s: parted %v, want %v", name, r.Parted(), parted)
 		}
 		f := sqlops.Feed{Table: name, Columns: r.Columns, Next: r.Next}
-		if routed {
+		if parted {
 			f.Part = r.Part
 		}
 		return f

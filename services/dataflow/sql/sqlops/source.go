@@ -119,14 +119,15 @@ func NewSource(p *physical.Plan, table string, header []string) (*Source, error)
 // as it reads it (routedBy): the key's field, hashed as the exchange
 // routes it. A CSVReader parted so (exec.NewCSVReaderParted), its
 // batches given to Task.TableTo, saves the exchange a copy of each row
-// into its receiver's batch. false when the rows are not routed so.
-func RouteOf(p *physical.Plan, table string, header []string) (exec.PartBy, bool, error) {
+// into its receiver's batch. The zero PartBy (nothing parted) when the
+// rows are not routed so.
+func RouteOf(p *physical.Plan, table string, header []string) (exec.PartBy, error) {
 	src, err := NewSource(p, table, header)
 	if err != nil || src.x == nil {
-		return exec.PartBy{}, false, err
+		return exec.PartBy{}, err
 	}
 	key, n := src.key, src.x.x.to
-	return exec.PartBy{Parts: n, Of: func(fields [][]byte) int { return stage.Route(fields[key], n) }}, true, nil
+	return exec.PartBy{Parts: n, Of: func(fields [][]byte) int { return stage.Route(fields[key], n) }}, nil
 }
 
 // Outputs are the streams the Source writes: the routes of its table's
