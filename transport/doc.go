@@ -67,6 +67,21 @@
 //     normal while an older stream's batches are still queued. Incarnation
 //     fencing comes first, so a zombie's stale watermark is refused before
 //     it is checked.
+//   - A lost receiver can be sent its channels again where the sender
+//     kept them. An Outbox that retains (Retain: the gateway's, when it
+//     keeps its jobs' input) records acknowledgements with
+//     Store.Acknowledge instead of Trim: the batches stay on disk, out of
+//     memory and of Load, until their job is released (Release).
+//     Sender.Rewind then sends a receiver's channels of a job again from
+//     batch 1, read back from the store a few at a time, each from where
+//     the receiver's Hello says; a link that reported the loss goes on if
+//     its channel was rewound while the report was taken. The other way
+//     round, a receiver may vouch for a sender rebuilt from nothing that
+//     numbers the same batches again from 1 (Server.SenderRebuilt, which
+//     sets Hello.sender_rebuilt): the sender takes a watermark above what
+//     it numbered as acknowledged instead of finding its own state lost.
+//     Both are mechanisms; when they are exact is the caller's to decide
+//     (services/roles/gateway/rebuild.go, "A lost shard alone").
 //   - A job a client has finished with is dropped everywhere (DropJob): the
 //     Store keeps a tombstone, and a late stream of the job is refused with
 //     ErrJobDropped, on which the sender drops the channel too.

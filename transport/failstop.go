@@ -11,7 +11,7 @@ import (
 var ErrStoreFailed = errors.New("an earlier write to the store failed")
 
 // FailStop is a Store that fails for good at its first failed write
-// (Commit, Trim, DropJob, NextIncarnation): the error is kept, Failed is
+// (Commit, Trim, Acknowledge, DropJob, NextIncarnation): the error is kept, Failed is
 // closed, and every later write is refused with ErrStoreFailed without
 // reaching the store. A process runs on one and stops when Failed closes.
 //
@@ -25,7 +25,7 @@ var ErrStoreFailed = errors.New("an earlier write to the store failed")
 // if the disk is still full the restart fails again, the masters' crash-
 // loop backoff spaces the attempts, and the job goes on once there is room.
 //
-// Reads (Load, Stats) and Close pass through.
+// Reads (Load, ReadState, ReadOutbox, Stats) and Close pass through.
 type FailStop struct {
 	Store
 	once   sync.Once
@@ -84,6 +84,14 @@ func (f *FailStop) Trim(ch ChannelID, seq uint64) error {
 		return err
 	}
 	return f.check(f.Store.Trim(ch, seq))
+}
+
+// Acknowledge implements Store.
+func (f *FailStop) Acknowledge(ch ChannelID, seq uint64) error {
+	if err := f.refuse(); err != nil {
+		return err
+	}
+	return f.check(f.Store.Acknowledge(ch, seq))
 }
 
 // DropJob implements Store.

@@ -2,6 +2,7 @@ package transport
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"sync"
@@ -13,12 +14,18 @@ import (
 // channel's sender (Publish, after the commit), trims them on acknowledgement
 // (Ack) and tells the stage runtime when a job has room for more (WaitRoom).
 type Outbox struct {
-	mu      sync.Mutex
-	store   Store
-	jobs    map[string]map[ChannelID]*queue
-	stalls  map[string]*stall // backpressure per job, for metrics
-	changed chan struct{}     // closed and replaced on every change
-	now     func() time.Time  // the clock the stalls are timed by (tests set theirs)
+	mu    sync.Mutex
+	store Store
+	jobs  map[string]map[ChannelID]*queue
+	// retain: acknowledged batches stay in the store (Store.Acknowledge,
+	// not Trim) until their job is released, so that a receiver rebuilt
+	// from nothing can be sent them again (Rewind). released lists the
+	// jobs released since (Release), whose acknowledgements trim again.
+	retain   bool
+	released map[string]bool
+	stalls   map[string]*stall // backpressure per job, for metrics
+	changed  chan struct{}     // closed and replaced on every change
+	now      func() time.Time  // the clock the stalls are timed by (tests set theirs)
 }
 
 // Stall is how often and how long a job's emitters waited for room in the
@@ -67,6 +74,10 @@ type queue struct {
 	// unacknowledged is stuck on, for Status.
 	lastErr string
 	lost    bool // a Hello showed the channel's state lost (CheckHello)
+	// resend is, after a Rewind, the last batch to be read back from the
+	// store (batches acked+1..resend are there, not in entries): the
+	// receiver had acknowledged it before it lost its state.
+	resend uint64
 	// What this process committed to the channel since it started
 	// (Publish; restored entries are not counted again): for Status and
 	// metrics, counted once per batch.
@@ -91,7 +102,140 @@ type ChannelState struct {
 
 // NewOutbox returns an empty outbox that trims through store.
 func NewOutbox(store Store) *Outbox {
-	return &Outbox{store: store, jobs: map[string]map[ChannelID]*queue{}, stalls: map[string]*stall{}, changed: make(chan struct{}), now: time.Now}
+	return &Outbox{store: store, jobs: map[string]map[ChannelID]*queue{}, stalls: map[string]*stall{}, released: map[string]bool{}, changed: make(chan struct{}), now: time.Now}
+}
+
+// Retain makes the outbox keep acknowledged batches in the store, until
+// their job is released (Release), so that a receiver that loses its
+// state can be sent its channels again from the start (Rewind). Call it
+// before the first acknowledgement: the gateway's process does, when it
+// retains its jobs' input. What it costs is the disk the batches take
+// until their job ends; memory holds only what is not acknowledged, as
+// without it.
+func (o *Outbox) Retain() {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.retain = true
+}
+
+// Release lets a job's acknowledged batches go (they are trimmed from
+// the store now, and from then on on acknowledgement): nothing will ask
+// for them again (the job is over).
+func (o *Outbox) Release(job string) error {
+	o.mu.Lock()
+	if !o.retain || o.released[job] {
+		o.mu.Unlock()
+		return nil
+	}
+	o.released[job] = true
+	trim := map[ChannelID]uint64{}
+	for ch, q := range o.jobs[job] {
+		q.resend = 0
+		trim[ch] = q.acked
+	}
+	o.mu.Unlock()
+	for ch, seq := range trim {
+		if err := o.store.Trim(ch, seq); err != nil {
+			return fmt.Errorf("release outbox %s to %d: %w", ch, seq, err)
+		}
+	}
+	return nil
+}
+
+// retainsLocked reports whether job's acknowledged batches stay in the
+// store.
+func (o *Outbox) retainsLocked(job string) bool { return o.retain && !o.released[job] }
+
+// Rewind makes every channel of job to receiver send again from its
+// first batch, read back from the store: the receiver lost its state and
+// starts from nothing (or from what its Hello says it holds), and the
+// channels are no longer marked lost. It needs the outbox to retain the
+// job's batches (Retain, not Released) and the store to hold each
+// channel's batches from 1 (CanRewind); it returns the channels it
+// rewound, whose links the Sender starts again (Sender.Rewind).
+func (o *Outbox) Rewind(job, receiver string) ([]ChannelID, error) {
+	if err := o.CanRewind(job, receiver); err != nil {
+		return nil, err
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	var out []ChannelID
+	for ch, q := range o.jobs[job] {
+		if ch.Receiver != receiver {
+			continue
+		}
+		q.resend = max(q.resend, q.acked)
+		q.acked, q.lost = 0, false
+		out = append(out, ch)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].String() < out[j].String() })
+	o.notifyLocked()
+	return out, nil
+}
+
+// CanRewind says why job's channels to receiver could not be sent again
+// from their first batch (Rewind), nil if they can: the outbox retains
+// the job's batches and the store holds each channel's from 1 (a job
+// whose batches were trimmed, under a version or a configuration that
+// did not retain them, cannot).
+func (o *Outbox) CanRewind(job, receiver string) error {
+	o.mu.Lock()
+	if !o.retainsLocked(job) {
+		o.mu.Unlock()
+		return fmt.Errorf("the outbox does not keep job %s's acknowledged batches", job)
+	}
+	var check []ChannelID
+	for ch, q := range o.jobs[job] {
+		if ch.Receiver == receiver && q.reserved > 0 {
+			check = append(check, ch)
+		}
+	}
+	o.mu.Unlock()
+	for _, ch := range check {
+		first := uint64(0)
+		err := o.store.ReadOutbox(ch, 1, func(e Entry) error {
+			first = e.Seq
+			return errStopReading
+		})
+		if err != nil && !errors.Is(err, errStopReading) {
+			return fmt.Errorf("read back %s: %w", ch, err)
+		}
+		if first != 1 {
+			return fmt.Errorf("the store no longer holds the first batch of %s", ch)
+		}
+	}
+	return nil
+}
+
+// errStopReading ends a ReadOutbox early.
+var errStopReading = errors.New("enough read")
+
+// resendWindow is how many batches read back from the store (after a
+// Rewind) a link holds at once.
+const resendWindow = 8
+
+// readBack reads the channel's batches after after, up to resend, at most
+// resendWindow of them, from the store.
+func (o *Outbox) readBack(ch ChannelID, after, resend uint64) ([]Entry, error) {
+	var out []Entry
+	err := o.store.ReadOutbox(ch, after+1, func(e Entry) error {
+		if e.Seq > resend || len(out) == resendWindow {
+			return errStopReading
+		}
+		if want := after + 1 + uint64(len(out)); e.Seq != want {
+			return fmt.Errorf("batch %d is missing (found %d)", want, e.Seq)
+		}
+		e.Channel = ch
+		out = append(out, e)
+		return nil
+	})
+	if err != nil && !errors.Is(err, errStopReading) {
+		return nil, fmt.Errorf("%w: read back the batches of %s after %d: %w", ErrStateLost, ch, after, err)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%w: batch %d of %s is missing from the store", ErrStateLost, after+1, ch)
+	}
+	return out, nil
 }
 
 func (o *Outbox) queueLocked(ch ChannelID) *queue {
@@ -204,8 +348,12 @@ func (o *Outbox) DropChannel(ch ChannelID) error {
 // replaced) nor above the last one this sender numbered (this sender lost
 // batches it sent: its own store was). Either is ErrStateLost, and the
 // channel is marked lost; a process restarted on the same store never
-// trips it, since both ends keep those numbers durably.
-func (o *Outbox) CheckHello(ch ChannelID, watermark uint64) error {
+// trips it, since both ends keep those numbers durably. A receiver that
+// vouches that this sender was rebuilt (senderRebuilt:
+// Hello.sender_rebuilt) may be above what it numbered: the sender
+// numbers the same batches again, and those up to the watermark count as
+// acknowledged.
+func (o *Outbox) CheckHello(ch ChannelID, watermark uint64, senderRebuilt bool) error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	q := o.queueLocked(ch)
@@ -214,7 +362,7 @@ func (o *Outbox) CheckHello(ch ChannelID, watermark uint64) error {
 	case watermark < q.acked:
 		err = lost(ch.Receiver, fmt.Errorf("%w: %s is at batch %d of %s from %s but had acknowledged batch %d, so %s lost this job's state (its store wiped or replaced?) and the job cannot complete",
 			ErrStateLost, ch.Receiver, watermark, ch.Stream, ch.Sender, q.acked, ch.Receiver))
-	case watermark > q.reserved:
+	case watermark > q.reserved && !senderRebuilt:
 		err = lost(ch.Sender, fmt.Errorf("%w: %s has applied batch %d of %s from %s but %s numbered only %d, so %s lost this job's state (its store wiped or replaced?) and the job cannot complete",
 			ErrStateLost, ch.Receiver, watermark, ch.Stream, ch.Sender, ch.Sender, q.reserved, ch.Sender))
 	}
@@ -229,7 +377,23 @@ func (o *Outbox) idle(ch ChannelID) bool {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	q := o.jobs[ch.Job][ch]
-	return q == nil || len(q.entries) == 0
+	return q == nil || (len(q.entries) == 0 && q.acked >= q.resend)
+}
+
+// markLost marks a channel lost (its receiver does not know the job).
+func (o *Outbox) markLost(ch ChannelID) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.queueLocked(ch).lost = true
+}
+
+// isLost reports whether a channel is marked lost still: a Rewind clears
+// the mark.
+func (o *Outbox) isLost(ch ChannelID) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	q := o.jobs[ch.Job][ch]
+	return q != nil && q.lost
 }
 
 // channelsTo lists the channels to a receiver instance that are not lost.
@@ -291,8 +455,15 @@ func (o *Outbox) Ack(ch ChannelID, seq uint64) (done bool, err error) {
 	}
 	q.entries = q.entries[i:]
 	done = q.eofSeq != 0 && q.acked >= q.eofSeq
+	retain := o.retainsLocked(ch.Job)
 	o.notifyLocked()
 	o.mu.Unlock()
+	if retain {
+		if err := o.store.Acknowledge(ch, seq); err != nil {
+			return done, fmt.Errorf("acknowledge outbox %s to %d: %w", ch, seq, err)
+		}
+		return done, nil
+	}
 	if err := o.store.Trim(ch, seq); err != nil {
 		return done, fmt.Errorf("trim outbox %s to %d: %w", ch, seq, err)
 	}
@@ -300,11 +471,23 @@ func (o *Outbox) Ack(ch ChannelID, seq uint64) (done bool, err error) {
 }
 
 // Pending blocks until the channel has entries above after, and returns
-// them (the slice must not be modified).
+// them (the slice must not be modified). After a Rewind the first ones
+// are read back from the store, a few at a time. It returns
+// errChannelDone once the channel's EOF is acknowledged (by a Hello that
+// vouched for a rebuilt sender, say, before the sender numbered it).
 func (o *Outbox) Pending(ctx context.Context, ch ChannelID, after uint64) ([]Entry, error) {
 	for {
 		o.mu.Lock()
 		q := o.queueLocked(ch)
+		if after < q.resend {
+			resend := q.resend
+			o.mu.Unlock()
+			return o.readBack(ch, after, resend)
+		}
+		if q.eofSeq != 0 && q.acked >= q.eofSeq {
+			o.mu.Unlock()
+			return nil, errChannelDone
+		}
 		i := sort.Search(len(q.entries), func(i int) bool { return q.entries[i].Seq > after })
 		if i < len(q.entries) {
 			out := q.entries[i:len(q.entries):len(q.entries)]
@@ -440,8 +623,12 @@ func (o *Outbox) Channels(job string) []ChannelState {
 	defer o.mu.Unlock()
 	var out []ChannelState
 	for ch, q := range o.jobs[job] {
+		depth := len(q.entries)
+		if q.resend > q.acked {
+			depth += int(q.resend - q.acked) // to be read back from the store
+		}
 		out = append(out, ChannelState{
-			Channel: ch, LastSeq: q.reserved, Acked: q.acked, Depth: len(q.entries),
+			Channel: ch, LastSeq: q.reserved, Acked: q.acked, Depth: depth,
 			Connected: q.connected, Done: q.eofSeq != 0 && q.acked >= q.eofSeq, LastError: q.lastErr,
 			Batches: q.batches, Rows: q.rows, Bytes: q.bytes,
 		})
@@ -456,5 +643,6 @@ func (o *Outbox) DropJob(job string) {
 	defer o.mu.Unlock()
 	delete(o.jobs, job)
 	delete(o.stalls, job)
+	delete(o.released, job)
 	o.notifyLocked()
 }

@@ -281,15 +281,23 @@ func (s *Sender) run(ctx context.Context, ch ChannelID, l *link) {
 			log.Debug("channel checked")
 			return
 		case errors.Is(err, ErrStateLost):
-			log.Error("channel state lost; the job cannot complete", "error", err)
-			s.fail(ctx, ch, err)
-			return
+			log.Error("channel state lost; the job cannot complete unless the process rebuilds what was lost", "error", err)
+			if s.lostAndReported(ctx, ch, err) {
+				return
+			}
+			log.Info("the receiver is rebuilt: sending the channel again from where its Hello says")
+			delay = firstBackoff
+			continue
 		case IsUnknownJob(err):
-			log.Error("receiver does not know the job; the job cannot complete", "error", err)
+			log.Error("receiver does not know the job; the job cannot complete unless the process rebuilds what was lost", "error", err)
 			// This sender holds the job, so the gateway introduced it
 			// everywhere before the first batch: the receiver lost it.
-			s.fail(ctx, ch, lost(ch.Receiver, fmt.Errorf("%w: %w; this sender holds the job, so %s lost this job's state (its store wiped or replaced?) and the job cannot complete", ErrStateLost, refusal(ch, err), ch.Receiver)))
-			return
+			if s.lostAndReported(ctx, ch, lost(ch.Receiver, fmt.Errorf("%w: %w; this sender holds the job, so %s lost this job's state (its store wiped or replaced?) and the job cannot complete", ErrStateLost, refusal(ch, err), ch.Receiver))) {
+				return
+			}
+			log.Info("the receiver is rebuilt: sending the channel again from where its Hello says")
+			delay = firstBackoff
+			continue
 		}
 		if IsChannelRefused(err) { // for what the channel is: no retry gets it through
 			log.Error("receiver refused the channel; the job cannot complete", "error", err)
@@ -389,6 +397,42 @@ func (s *Sender) fail(ctx context.Context, ch ChannelID, err error) {
 	}
 }
 
+// lostAndReported marks a channel whose state was lost, reports it
+// (OnFailed) and reports whether it stays lost: the process may have
+// rebuilt the receiver meanwhile and sent the channel back to its start
+// (Rewind, while the report was taken), and then the link goes on.
+func (s *Sender) lostAndReported(ctx context.Context, ch ChannelID, err error) bool {
+	s.outbox.markLost(ch)
+	s.fail(ctx, ch, err)
+	return s.outbox.isLost(ch) || ctx.Err() != nil
+}
+
+// Rewind sends every channel of job to receiver again from its first
+// batch (Outbox.Rewind), each from where the receiver's Hello says it
+// is: the process rebuilds a receiver that lost its state. The links of
+// the channels are started again; one still ending for the loss (its
+// report being taken) goes on by itself.
+func (s *Sender) Rewind(job, receiver string) ([]ChannelID, error) {
+	channels, err := s.outbox.Rewind(job, receiver)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, ch := range channels {
+		s.startLocked(ch, false)
+	}
+	return channels, nil
+}
+
+// Incarnation is the newest incarnation this sender has seen of a
+// receiver instance (announced, or in a Hello), 0 if none.
+func (s *Sender) Incarnation(instance string) uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.receivers[instance]
+}
+
 // session runs one gRPC stream of a channel. progressed reports whether the
 // receiver acknowledged anything during it.
 func (s *Sender) session(ctx context.Context, ch ChannelID, l *link) (bool, error) {
@@ -424,7 +468,7 @@ func (s *Sender) stream(ctx context.Context, ch ChannelID, l *link, progressed *
 	if err := s.seeReceiver(ch.Receiver, hello.Incarnation); err != nil {
 		return err
 	}
-	if err := s.outbox.CheckHello(ch, hello.Watermark); err != nil {
+	if err := s.outbox.CheckHello(ch, hello.Watermark, hello.SenderRebuilt); err != nil {
 		_ = stream.CloseSend()
 		return err
 	}

@@ -2,6 +2,7 @@ package transport
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"maps"
 	"slices"
@@ -43,10 +44,20 @@ type Store interface {
 	// Commit writes one application step.
 	Commit(c *Commit) error
 	// Trim drops a channel's outbox entries up to seq (they are
-	// acknowledged) and records seq as the channel's acked mark. It need not
-	// be durable at once: a lost trim only causes a resend, which the
-	// receiver drops.
+	// acknowledged), those an Acknowledge kept included, and records seq as
+	// the channel's acked mark (the mark only grows: a lower seq changes
+	// nothing). It need not be durable at once: a lost trim only causes a
+	// resend, which the receiver drops.
 	Trim(ch ChannelID, seq uint64) error
+	// Acknowledge records seq as the channel's acked mark, as Trim does (the
+	// mark only grows: a lower seq changes nothing), but keeps the channel's
+	// entries: Load leaves out every entry at or below the acked mark, and
+	// ReadOutbox still reads them, until a Trim drops them or DropJob the job.
+	// A process that may have to send a channel's batches again from the
+	// start (the gateway, to a shard rebuilt from nothing) acknowledges
+	// instead of trimming. Like Trim it need not be durable at once: a lost
+	// acknowledgement only causes a resend, which the receiver drops.
+	Acknowledge(ch ChannelID, seq uint64) error
 	// DropJob deletes everything of a job and remembers that it was dropped
 	// (Load reports it), so a late stream for it can be refused.
 	DropJob(job string) error
@@ -56,8 +67,9 @@ type Store interface {
 	// atLeast. It is durable before it returns.
 	NextIncarnation(atLeast uint64) (uint64, error)
 	// Load returns everything committed and not dropped, for recovery at
-	// start-up, but the state logs (JobImage.State is nil): ReadState
-	// reads those, an entry at a time.
+	// start-up, but the state logs (JobImage.State is nil: ReadState
+	// reads those, an entry at a time) and the outbox entries at or below
+	// their channel's acked mark (ReadOutbox reads those).
 	Load() (*Image, error)
 	// ReadState hands each the entries of a job's state log, in commit
 	// order from the last reset, one at a time, reading each as it goes:
@@ -70,6 +82,13 @@ type Store interface {
 	// caller commits nothing to the job meanwhile (a restarted runtime
 	// reads a job's log before it takes its batches).
 	ReadState(job string, each func(entry []byte) error) error
+	// ReadOutbox hands each, in seq order and one at a time, the channel's
+	// entries with a sequence number at or above from that are not trimmed,
+	// acknowledged or not (reading each as it goes: what it holds at once is
+	// one entry, however many there are). An entry's Rows are the caller's
+	// (not reused by the store). An error of each stops the reading and is
+	// returned as is. A channel or job the store does not hold has no entries.
+	ReadOutbox(ch ChannelID, from uint64, each func(Entry) error) error
 	// Stats returns counters, for Status and benchmarks.
 	Stats() StoreStats
 	// Close releases the store.
@@ -90,10 +109,14 @@ type JobImage struct {
 	// Reserved is, per output channel, the highest sequence number ever
 	// committed (acknowledged entries included): numbering goes on from it.
 	Reserved map[ChannelID]uint64
-	// Acked is, per output channel, the highest trimmed sequence number.
+	// Acked is, per output channel, the highest sequence number trimmed
+	// or acknowledged.
 	Acked map[ChannelID]uint64
-	// Outbox holds the committed, untrimmed entries per output channel, in
-	// sequence order.
+	// Outbox holds the committed entries above the acked mark per output
+	// channel, in sequence order; a channel without any has no key. The
+	// entries at or below it that Acknowledge kept, or that were
+	// committed at or below it, are left out: Store.ReadOutbox reads
+	// them.
 	Outbox map[ChannelID][]Entry
 	// Records are the job's records.
 	Records map[string][]byte
@@ -166,7 +189,7 @@ func (s *MemStore) Commit(c *Commit) error {
 	return nil
 }
 
-// Trim drops acknowledged entries.
+// Trim drops acknowledged entries and raises the acked mark.
 func (s *MemStore) Trim(ch ChannelID, seq uint64) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -174,17 +197,24 @@ func (s *MemStore) Trim(ch ChannelID, seq uint64) error {
 	if !ok {
 		return nil
 	}
-	q := j.Outbox[ch]
-	i := 0
-	for i < len(q) && q[i].Seq <= seq {
-		i++
-	}
-	if i == len(q) {
+	q := slices.DeleteFunc(j.Outbox[ch], func(e Entry) bool { return e.Seq <= seq })
+	if len(q) == 0 {
 		delete(j.Outbox, ch)
 	} else {
-		j.Outbox[ch] = q[i:]
+		j.Outbox[ch] = q
 	}
 	j.Acked[ch] = max(j.Acked[ch], seq)
+	return nil
+}
+
+// Acknowledge raises the acked mark and keeps the entries (j.Outbox holds
+// every untrimmed entry; Load leaves out those at or below the mark).
+func (s *MemStore) Acknowledge(ch ChannelID, seq uint64) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if j, ok := s.jobs[ch.Job]; ok {
+		j.Acked[ch] = max(j.Acked[ch], seq)
+	}
 	return nil
 }
 
@@ -220,7 +250,10 @@ func (s *MemStore) Load() (*Image, error) {
 		maps.Copy(c.Reserved, j.Reserved)
 		maps.Copy(c.Acked, j.Acked)
 		for ch, q := range j.Outbox {
-			c.Outbox[ch] = slices.Clone(q)
+			above := slices.DeleteFunc(slices.Clone(q), func(e Entry) bool { return e.Seq <= j.Acked[ch] })
+			if len(above) > 0 {
+				c.Outbox[ch] = above
+			}
 		}
 		maps.Copy(c.Records, j.Records)
 		img.Jobs[id] = c
@@ -249,6 +282,30 @@ func (s *MemStore) ReadState(job string, each func([]byte) error) error {
 	return nil
 }
 
+// ReadOutbox hands each the channel's untrimmed entries from from on, in
+// seq order (those committed under one seq in commit order), each with a
+// copy of the rows the store keeps: the caller may write to them.
+func (s *MemStore) ReadOutbox(ch ChannelID, from uint64, each func(Entry) error) error {
+	s.mu.Lock()
+	var q []Entry
+	if j := s.jobs[ch.Job]; j != nil {
+		for _, e := range j.Outbox[ch] {
+			if e.Seq >= from {
+				q = append(q, e)
+			}
+		}
+	}
+	s.mu.Unlock()
+	slices.SortStableFunc(q, func(a, b Entry) int { return cmp.Compare(a.Seq, b.Seq) })
+	for _, e := range q {
+		e.Rows = bytes.Clone(e.Rows)
+		if err := each(e); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // Stats returns the counters.
 func (s *MemStore) Stats() StoreStats {
 	s.mu.Lock()
@@ -269,7 +326,8 @@ func (s *MemStore) Watermark(ch ChannelID) uint64 {
 	return 0
 }
 
-// OutboxLen returns the number of committed, untrimmed entries of a channel.
+// OutboxLen returns the number of committed, untrimmed entries of a
+// channel, acknowledged ones included.
 func (s *MemStore) OutboxLen(ch ChannelID) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -14,6 +14,7 @@ import (
 	"github.com/wololo/wololo/internal/testkit"
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 	"github.com/wololo/wololo/services/cmdline/client"
+	"github.com/wololo/wololo/services/dataflow/sql/sqljob"
 	"github.com/wololo/wololo/services/roles/node"
 	"github.com/wololo/wololo/transport"
 	"github.com/wololo/wololo/transport/transporttest"
@@ -143,19 +144,25 @@ func TestLostStoresRebuildTheJob(t *testing.T) {
 }
 
 // TestLostShardIsRebuiltFromTheRetainedInput: when a shard's store is
-// wiped, the gateway runs the job again from the input it retained
-// (gateway/rebuild.go): after the whole input is in (the shards cannot
+// wiped, the gateway rebuilds it alone from the batches its outbox kept
+// (gateway/alone.go): after the whole input is in (the shards cannot
 // reach the gateway meanwhile, so the job cannot end first), with some of
 // it still unacknowledged by the shard or with every batch of it, EOFs
 // included, acknowledged (the gateway then runs no link to the shard: only
 // the wiped shard's announcement of a newer incarnation makes it look),
-// and while the client still uploads (it resumes into the new run once the
-// replay is over). The client sees no failure and submits nothing again,
-// the job's report and the client's notices say what happened, the four
-// answers are byte-equal to the reference, and nothing of the lost run or
-// of the retained input stays behind.
+// and while the client still uploads, the gateway having applied some of
+// the shard's q1 rows. The job keeps its id, the other shard's channels
+// go on where they were (nothing of the job is sent it again: the
+// gateway's batches to it are each committed once), the client sees no
+// failure and submits nothing again, the job's report and the client's
+// notices say what happened, the four answers are byte-equal to the
+// reference, and nothing of the job, its retained input or the batches
+// the gateway kept stays behind. A job whose plan has a shuffle between
+// the shards (a peer applied what the lost shard sent it) cannot be
+// rebuilt alone: it runs again whole from the retained input, under a new
+// id, its answers exact too.
 func TestLostShardIsRebuiltFromTheRetainedInput(t *testing.T) {
-	for _, when := range []string{"after the upload", "after shard-1 acknowledged it all", "during the upload"} {
+	for _, when := range []string{"after the upload", "after shard-1 acknowledged it all", "during the upload", "with a shuffle between the shards"} {
 		t.Run(strings.ReplaceAll(when, " ", "-"), func(t *testing.T) {
 			d := testDatasets(t)[2]
 			proxies := map[string]*transporttest.Proxy{}
@@ -173,9 +180,14 @@ func TestLostShardIsRebuiltFromTheRetainedInput(t *testing.T) {
 			}
 			data := t.TempDir()
 			opts := node.ClusterOptions{Route: route, OutboxLimit: 4, DataDir: data}
-			after := when != "during the upload"
+			after := when == "after the upload" || when == "after shard-1 acknowledged it all"
+			whole := when == "with a shuffle between the shards"
 			if after {
 				opts.OutboxLimit = 1 << 20 // the shards' results wait in outboxes that hold them all
+			}
+			var qs []sqljob.Query
+			if whole {
+				qs = append(sqlQueries()[:4:4], userQueries[1]) // "twice": a shuffle from shard to shard
 			}
 			c := startCluster(t, deploy.Default(), opts)
 			toGateway, toShard1 := proxies["gateway-0"], proxies["shard-1"]
@@ -183,7 +195,7 @@ func TestLostShardIsRebuiltFromTheRetainedInput(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 			defer cancel()
 			out := t.TempDir()
-			a := submitAttached(ctx, t, c, d, out, "replayed")
+			a := submitAttachedKept(ctx, t, c, d, out, "kept", qs)
 			waitAcked(t, c, "shard-1", a.submitted)
 			jobs := c.Nodes["gateway-0"].Gateway.ClusterJobs()
 			if len(jobs) != 1 {
@@ -214,22 +226,98 @@ func TestLostShardIsRebuiltFromTheRetainedInput(t *testing.T) {
 			toGateway.Refuse(false)
 			toShard1.Refuse(false)
 			sum := a.wait(ctx, t, c, "shard-1 lost its store")
-			compareOutputs(t, d, out)
+			if whole {
+				compareSQL(t, d, qs, out)
+			} else {
+				compareOutputs(t, d, out)
+			}
 			if len(sum.Rebuilds) != 0 {
 				t.Errorf("the client submitted the job again (%q); the gateway should have rebuilt it", sum.Rebuilds)
 			}
-			if rb := sum.Job.GetRebuilds(); len(rb) != 1 || !strings.Contains(rb[0], "shard-1 lost this job's state") || !strings.Contains(rb[0], "replayed its input in") {
-				t.Errorf("the job's report says %q; want one rebuild, naming shard-1 and the replay's time", rb)
+			rb := sum.Job.GetRebuilds()
+			said := "shard-1 alone was rebuilt from the batches the gateway kept"
+			if whole {
+				said = "replayed its input in"
 			}
-			if !strings.Contains(a.notices.String(), "the gateway runs it again from the input it kept") {
-				t.Errorf("the client did not say the job was run again; its notices:\n%s", a.notices.String())
+			if len(rb) != 1 || !strings.Contains(rb[0], "shard-1 lost this job's state") || !strings.Contains(rb[0], said) {
+				t.Errorf("the job's report says %q; want one rebuild, naming shard-1 and saying %q", rb, said)
 			}
-			t.Logf("the job's report: %q; the client's notices:\n%s", sum.Job.GetRebuilds(), a.notices.String())
-			waitDropped(t, c, lostID, "shard-0", "shard-1", "gateway-0")
+			if !strings.Contains(a.notices.String(), "the gateway rebuilds what was lost from what it kept") {
+				t.Errorf("the client did not say the job was rebuilt; its notices:\n%s", a.notices.String())
+			}
+			t.Logf("the job's report: %q; the client's notices:\n%s", rb, a.notices.String())
+			finalID := ""
+			for _, j := range c.Nodes["gateway-0"].Gateway.ClusterJobs() {
+				finalID = j.JobId
+			}
+			if whole == (finalID == lostID) {
+				t.Errorf("the job ran as %q after the loss, as %q before; want the same run unless it ran again whole", finalID, lostID)
+			}
+			checkSentOnce(t, c, finalID, "shard-0")
+			checkReleased(t, c, finalID)
+			conn, err := client.Dial(c.GatewayAddr(), clientTLS(t, c))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			if _, err := wololov1.NewJobServiceClient(conn).DeleteJob(ctx, &wololov1.DeleteJobRequest{JobId: "kept"}); err != nil {
+				t.Fatal(err)
+			}
+			waitDropped(t, c, finalID, "shard-0", "shard-1", "gateway-0")
 			if ents, err := os.ReadDir(filepath.Join(data, "gateway-0", "input")); err != nil || len(ents) != 0 {
 				t.Errorf("retained input left after the job ended: %v, %v", ents, err)
 			}
 		})
+	}
+}
+
+// checkReleased checks that the gateway's store no longer holds any
+// batch of job the gateway sent (done, the job lets them go: Outbox.Release).
+func checkReleased(t *testing.T, c *node.Cluster, job string) {
+	t.Helper()
+	store := c.Store("gateway-0")
+	seen := 0
+	for _, j := range statusOf(t, c, "gateway-0").GetJobs() {
+		if j.GetJobId() != job {
+			continue
+		}
+		for _, out := range j.GetOutputs() {
+			ch := transport.ChannelID{Job: job, Stream: out.GetStream(), Sender: "gateway-0", Receiver: out.GetReceiver()}
+			n := 0
+			if err := store.ReadOutbox(ch, 1, func(transport.Entry) error { n++; return nil }); err != nil || n != 0 {
+				t.Errorf("the gateway's store holds %d batches of %s (%v) after the job ended", n, ch, err)
+			}
+			seen++
+		}
+	}
+	if seen == 0 {
+		t.Errorf("the gateway's status shows no channel of job %s", job)
+	}
+}
+
+// checkSentOnce checks that the gateway committed each batch of job to
+// receiver once (no channel to it was sent again from its start): its
+// outbox counts as many batches committed by this process as the last
+// number it handed out.
+func checkSentOnce(t *testing.T, c *node.Cluster, job, receiver string) {
+	t.Helper()
+	seen := false
+	for _, j := range statusOf(t, c, "gateway-0").GetJobs() {
+		if j.GetJobId() != job {
+			continue
+		}
+		for _, out := range j.GetOutputs() {
+			if out.GetReceiver() != receiver {
+				continue
+			}
+			seen = true
+			if out.GetBatches() != int64(out.GetLastSeq()) || out.GetAcked() != out.GetLastSeq() {
+				t.Errorf("%s to %s: %d batches committed, last %d, acknowledged %d; want each once, all acknowledged", out.GetStream(), receiver, out.GetBatches(), out.GetLastSeq(), out.GetAcked())
+			}
+		}
+	}
+	if !seen {
+		t.Errorf("the gateway's status shows no channel of job %s to %s", job, receiver)
 	}
 }
 
@@ -309,11 +397,20 @@ type attachedResult struct {
 
 func submitAttached(ctx context.Context, t *testing.T, c *node.Cluster, d *dataset, out, job string) *attached {
 	t.Helper()
+	return submitAttachedKept(ctx, t, c, d, out, job, nil)
+}
+
+// submitAttachedKept is submitAttached of a job of the given SQL
+// queries (none: the four default queries) that the client leaves at the
+// gateway once it has the answers (--keep), for the test to look at and
+// delete.
+func submitAttachedKept(ctx context.Context, t *testing.T, c *node.Cluster, d *dataset, out, job string, qs []sqljob.Query) *attached {
+	t.Helper()
 	a := &attached{done: make(chan attachedResult, 1), submitted: make(chan error, 1)}
 	tlsConfig := clientTLS(t, c)
 	go func() {
 		sum, err := client.Submit(ctx, client.SubmitOptions{Server: c.GatewayAddr(), TLS: tlsConfig, Matches: d.matches, Players: d.players,
-			Out: out, JobID: job, Rebuilds: 2, Notices: &a.notices})
+			Out: out, JobID: job, Rebuilds: 2, Notices: &a.notices, Queries: qs, Keep: qs != nil || strings.HasPrefix(job, "kept")})
 		a.done <- attachedResult{sum, err}
 		a.submitted <- err
 	}()

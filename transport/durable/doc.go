@@ -47,8 +47,12 @@
 // holding the mutex per job across Batch.Commit is the fallback.
 //
 // Trim is a DeleteRange of the channel's entries up to seq plus the acked
-// mark, applied without sync: a lost trim only causes a resend. DropJob is
-// a DeleteRange of all the job's keys plus a tombstone, synced.
+// mark, applied without sync: a lost trim only causes a resend.
+// Acknowledge is the acked mark alone, applied the same way: the entries
+// stay, Load skips those at or below the mark (one seek past them, their
+// values unread), and ReadOutbox reads them with an iterator over the
+// channel's outbox keys from the seq asked for. DropJob is a DeleteRange
+// of all the job's keys plus a tombstone, synced.
 // NextIncarnation reads the last number handed out and writes the next,
 // one above it or the floor passed (the start's clock) if higher, synced
 // (also under Options.NoSync).
@@ -128,11 +132,11 @@
 // Pebble's commit pipeline does not come back from a failed WAL write or
 // sync (a full disk, an I/O error): the next write panics inside it, and
 // so does the flush Close used to do. So the first write that fails
-// (Commit, Trim, DropJob, NextIncarnation) fails the store: it is logged
-// and kept, every later write returns ErrFailed naming it without reaching
-// Pebble, and Close skips the flush and closes the database (or, if a
-// write racing the failure made Pebble panic, which may leave its pipeline
-// locked, leaves it alone: the process is exiting). A panic of Pebble's in
+// (Commit, Trim, Acknowledge, DropJob, NextIncarnation) fails the store:
+// it is logged and kept, every later write returns ErrFailed naming it
+// without reaching Pebble, and Close skips the flush and closes the
+// database (or, if a write racing the failure made Pebble panic, which
+// may leave its pipeline locked, leaves it alone: the process is exiting). A panic of Pebble's in
 // a write or in Close becomes an error. The process restarts from what
 // the WAL holds, as after a crash. TestFullDiskFailsLoudlyAndNeverPanics
 // fills the disk under four committing goroutines: one commit fails with

@@ -9,7 +9,8 @@ import (
 )
 
 // The segment store (transport/segstore) is meant to replace this one:
-// for the same calls both must Load the same image, also where both
+// for the same calls both must Load the same image and read the same
+// outboxes with ReadOutbox (the entries Load leaves out too), also where both
 // differ from MemStore (an entry committed twice under one seq is kept
 // once, the later; entries committed out of order come back in seq
 // order), and after a reopen. segstore runs with 1 KiB segments, so that
@@ -45,6 +46,7 @@ func TestSameImageAsSegstore(t *testing.T) {
 						t.Fatal(err)
 					}
 					storetest.CheckLoad(t, s, want)
+					storetest.CheckOutboxes(t, s, p)
 				}
 			}
 			want, _ := transport.LoadAll(p)
@@ -59,6 +61,9 @@ func TestSameImageAsSegstore(t *testing.T) {
 			}
 			defer s.Close()
 			storetest.CheckLoad(t, s, want)
+			p = openTest(t, pdir)
+			defer p.Close()
+			storetest.CheckOutboxes(t, s, p)
 		})
 	}
 }

@@ -3,6 +3,7 @@ package durable
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -437,13 +438,25 @@ func (s *Store) commitLocked(b *pebble.Batch, c *transport.Commit, j *jobCache, 
 // Trim deletes the channel's outbox entries up to seq and records the
 // acked mark, without waiting for a sync.
 func (s *Store) Trim(ch transport.ChannelID, seq uint64) error {
-	if err := s.trim(ch, seq); err != nil {
+	if err := s.mark(ch, seq, true); err != nil {
 		return fmt.Errorf("durable: trim %s to %d: %w", ch, seq, err)
 	}
 	return nil
 }
 
-func (s *Store) trim(ch transport.ChannelID, seq uint64) error {
+// Acknowledge records the acked mark and keeps the channel's entries,
+// without waiting for a sync: Load skips the entries at or below the
+// mark, ReadOutbox reads them.
+func (s *Store) Acknowledge(ch transport.ChannelID, seq uint64) error {
+	if err := s.mark(ch, seq, false); err != nil {
+		return fmt.Errorf("durable: acknowledge %s to %d: %w", ch, seq, err)
+	}
+	return nil
+}
+
+// mark raises the channel's acked mark to seq, deleting its entries up
+// to it when trim is set (Trim) and keeping them when not (Acknowledge).
+func (s *Store) mark(ch transport.ChannelID, seq uint64, trim bool) error {
 	if err := checkChannel(ch); err != nil {
 		return err
 	}
@@ -453,9 +466,18 @@ func (s *Store) trim(ch transport.ChannelID, seq uint64) error {
 	defer s.leave()
 	b := s.db.NewBatch()
 	defer b.Close()
-	if err := b.DeleteRange(outboxKey(ch.Job, ch, 0), outboxEnd(ch.Job, ch, seq), nil); err != nil {
-		return err
+	if trim {
+		if err := b.DeleteRange(outboxKey(ch.Job, ch, 0), outboxEnd(ch.Job, ch, seq), nil); err != nil {
+			return err
+		}
 	}
+	return s.applyAcked(b, ch, seq)
+}
+
+// applyAcked completes b (a Trim's or an Acknowledge's) with the
+// channel's acked mark raised to seq and applies it, without sync; it
+// applies nothing for a job the store does not hold, as MemStore.
+func (s *Store) applyAcked(b *pebble.Batch, ch transport.ChannelID, seq uint64) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	j, err := s.jobLocked(ch.Job)
@@ -463,7 +485,7 @@ func (s *Store) trim(ch transport.ChannelID, seq uint64) error {
 		return err
 	}
 	if !j.exists {
-		return nil // as MemStore: a trim of an unknown job does nothing
+		return nil
 	}
 	acked, err := s.ackedLocked(j, ch)
 	if err != nil {
@@ -629,6 +651,58 @@ func (s *Store) ReadState(job string, each func([]byte) error) error {
 	return err
 }
 
+// ReadOutbox hands each the channel's entries from from on as an
+// iterator over the channel's outbox keys reads them, each decoded out of
+// the iterator's memory (proto.Unmarshal copies the rows) to be the
+// caller's.
+func (s *Store) ReadOutbox(ch transport.ChannelID, from uint64, each func(transport.Entry) error) error {
+	wrap := func(err error) error {
+		return fmt.Errorf("durable: read outbox of %s from %d in %s: %w", ch, from, s.dir, err)
+	}
+	if checkChannel(ch) != nil {
+		return nil // no write takes such a channel: the store holds none of it
+	}
+	if err := s.enter(); err != nil {
+		return wrap(err)
+	}
+	defer s.leave()
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: outboxKey(ch.Job, ch, from), UpperBound: outboxEnd(ch.Job, ch, math.MaxUint64)})
+	if err != nil {
+		return wrap(err)
+	}
+	err = readOutboxIter(it, ch, each)
+	if cerr := it.Close(); err == nil && cerr != nil {
+		err = wrap(cerr)
+	}
+	return err
+}
+
+// readOutboxIter hands each the entries of ch that it iterates over; an
+// error of each is returned as is, the iterator's and the decoder's
+// wrapped.
+func readOutboxIter(it *pebble.Iterator, ch transport.ChannelID, each func(transport.Entry) error) error {
+	for ok := it.First(); ok; ok = it.Next() {
+		v, err := it.ValueAndErr()
+		if err != nil {
+			return fmt.Errorf("durable: read outbox entry %q: %w", it.Key(), err)
+		}
+		var b wololov1.Batch
+		if err := proto.Unmarshal(v, &b); err != nil {
+			return fmt.Errorf("durable: decode outbox entry %q: %w", it.Key(), err)
+		}
+		if k := it.Key(); binary.BigEndian.Uint64(k[len(k)-8:]) != b.Seq {
+			return fmt.Errorf("durable: outbox entry %q holds seq %d", k, b.Seq)
+		}
+		if err := each(transport.Entry{Channel: ch, Seq: b.Seq, EOF: b.Eof, Rows: b.Rows}); err != nil {
+			return err
+		}
+	}
+	if err := it.Error(); err != nil {
+		return fmt.Errorf("durable: read outbox of %s: %w", ch, err)
+	}
+	return nil
+}
+
 // readStateIter hands each a copy of every value of it; an error of each
 // is returned as is, the iterator's wrapped.
 func readStateIter(it *pebble.Iterator, each func([]byte) error) error {
@@ -647,40 +721,69 @@ func readStateIter(it *pebble.Iterator, each func([]byte) error) error {
 	return nil
 }
 
+// loadIter reads the image from it. A job's acked marks ("a") sort
+// before its outbox entries ("o"), so a channel's mark is known when its
+// entries come: those at or below it are skipped with one seek, unread.
 func loadIter(it *pebble.Iterator, img *transport.Image) error {
-	var cur *transport.JobImage
-	var curJob string
-	for ok := it.First(); ok; ok = it.Next() {
-		k := it.Key()
-		v, err := it.ValueAndErr()
+	l := loader{img: img}
+	for ok := it.First(); ok; {
+		skipTo, err := l.key(it)
 		if err != nil {
 			return err
 		}
-		switch {
-		case len(k) == 2 && k[0] == spaceMeta && k[1] == metaIncarnation:
-		case len(k) >= 2 && k[0] == spaceMeta && k[1] == metaTombstone:
-			img.Dropped = append(img.Dropped, string(k[2:])) // sorted by key order
-		case len(k) >= 1 && k[0] == spaceJob:
-			p, err := parseJobKey(k)
-			if err != nil {
-				return err
-			}
-			if p.kind == 0 {
-				cur, curJob = newJobImage(), p.job
-				img.Jobs[p.job] = cur
-				continue
-			}
-			if cur == nil || curJob != p.job {
-				return fmt.Errorf("key %q of job %q without its job marker", k, p.job)
-			}
-			if err := loadJobKey(cur, p, v); err != nil {
-				return fmt.Errorf("key %q: %w", k, err)
-			}
-		default:
-			return fmt.Errorf("unknown key %q", k)
+		if skipTo != nil {
+			ok = it.SeekGE(skipTo)
+		} else {
+			ok = it.Next()
 		}
 	}
 	return it.Error()
+}
+
+// loader builds an image from the keys in order.
+type loader struct {
+	img    *transport.Image
+	cur    *transport.JobImage
+	curJob string
+}
+
+// key loads the iterator's key. It returns where to seek when the keys
+// before that are to be skipped (the entries of a channel at or below its
+// acked mark, kept by Acknowledge or committed at or below the mark:
+// ReadOutbox's), else nil.
+func (l *loader) key(it *pebble.Iterator) ([]byte, error) {
+	k := it.Key()
+	switch {
+	case len(k) == 2 && k[0] == spaceMeta && k[1] == metaIncarnation:
+	case len(k) >= 2 && k[0] == spaceMeta && k[1] == metaTombstone:
+		l.img.Dropped = append(l.img.Dropped, string(k[2:])) // sorted by key order
+	case len(k) >= 1 && k[0] == spaceJob:
+		p, err := parseJobKey(k)
+		if err != nil {
+			return nil, err
+		}
+		if p.kind == 0 {
+			l.cur, l.curJob = newJobImage(), p.job
+			l.img.Jobs[p.job] = l.cur
+			return nil, nil
+		}
+		if l.cur == nil || l.curJob != p.job {
+			return nil, fmt.Errorf("key %q of job %q without its job marker", k, p.job)
+		}
+		if acked := l.cur.Acked[p.ch]; p.kind == kindOutbox && p.n <= acked {
+			return outboxEnd(p.job, p.ch, acked), nil
+		}
+		v, err := it.ValueAndErr()
+		if err != nil {
+			return nil, err
+		}
+		if err := loadJobKey(l.cur, p, v); err != nil {
+			return nil, fmt.Errorf("key %q: %w", k, err)
+		}
+	default:
+		return nil, fmt.Errorf("unknown key %q", k)
+	}
+	return nil, nil
 }
 
 func loadJobKey(j *transport.JobImage, p jobKey, v []byte) error {

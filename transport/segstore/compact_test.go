@@ -320,3 +320,62 @@ func TestCompactedStateEntriesOwned(t *testing.T) {
 	defer s.Close()
 	storetest.StateEntriesOwned(t, s, "kept", want)
 }
+
+// TestCompactedAckedEntriesKept: entries acknowledged, not trimmed, are
+// live: compactions copy them forward like any untrimmed entry, and once
+// the segments they were committed in are deleted ReadOutbox still reads
+// them, rows and all, as Load still leaves them out (storetest.
+// AckedOutbox), before and after a reopen.
+func TestCompactedAckedEntriesKept(t *testing.T) {
+	dir := t.TempDir()
+	opts := Options{SegmentSize: 4 << 10, IdleAfter: -1}
+	s := &placing{Store: openWith(t, dir, opts), at: map[placed]uint64{}}
+	a := storetest.CommitAcked(t, s)
+	if err := s.Compact(); err != nil {
+		t.Fatal(err)
+	}
+	s.mu.Lock()
+	moved := 0
+	for _, e := range s.ix.jobs[a.Ch.Job].outbox[a.Ch] {
+		if seg, ok := s.at[placed{a.Ch, e.seq}]; ok && e.seq <= a.Acked && s.files[seg] == nil {
+			moved++
+		}
+	}
+	s.mu.Unlock()
+	if moved == 0 {
+		t.Fatalf("no acknowledged entry was copied out of a deleted segment: %+v", s.Disk())
+	}
+	t.Logf("%d acknowledged entries copied; %+v", moved, s.Disk())
+	a.Check(t, s)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	r := openWith(t, dir, opts)
+	defer r.Close()
+	a.Check(t, r)
+}
+
+// placing is a Store that remembers the segment each entry went to.
+type placing struct {
+	*Store
+	at map[placed]uint64
+}
+
+type placed struct {
+	ch  transport.ChannelID
+	seq uint64
+}
+
+func (p *placing) Commit(c *transport.Commit) error {
+	if err := p.Store.Commit(c); err != nil {
+		return err
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, e := range c.Outputs {
+		if it, ok := p.ix.entryFrom(e.Channel, e.Seq); ok && it.seq == e.Seq {
+			p.at[placed{e.Channel, e.Seq}] = it.seg
+		}
+	}
+	return nil
+}

@@ -12,14 +12,14 @@
 // more than its live values.
 //
 // It implements transport.Store with the semantics of transport.MemStore,
-// the model: for the same calls Load returns the same Image (the
-// conformance suite in transport/storetest runs against it, also with
-// 2 KiB segments that rotate, compact and delete all the time). Like the
-// Pebble store, an entry committed twice under the same channel and seq
-// is kept once (the later) and entries come back in seq order. Unlike it,
-// names are length-prefixed, so job ids and channel components may hold
-// NUL bytes, and an output numbered 0 sets a reserved mark of 0 as the
-// model does.
+// the model: for the same calls Load returns the same Image and
+// ReadOutbox the same entries (the conformance suite in transport/storetest
+// runs against it, also with 2 KiB segments that rotate, compact and
+// delete all the time). Like the Pebble store, an entry committed twice
+// under the same channel and seq is kept once (the later) and entries
+// come back in seq order. Unlike it, names are length-prefixed, so job
+// ids and channel components may hold NUL bytes, and an output numbered
+// 0 sets a reserved mark of 0 as the model does.
 //
 // # What it may touch
 //
@@ -72,6 +72,19 @@
 //	6 copy         items, each a tag and its fields (compaction's puts):
 //	               job marker, watermark, reserved, acked, record, entry,
 //	               state entry (with its index), tombstone, incarnation
+//	7 ack          job, channel, seq: the layout of a trim, which raises
+//	               the acked mark and drops no entry (Acknowledge)
+//
+// The format version stays 1 with the ack record. A build from before it
+// does not misread a store that holds one: the record's checksum is
+// valid, so it is no torn tail, and its unknown kind fails Open with an
+// error that names the file and the offset (IsCorruption). Once compacted,
+// an ack is an acked item and the entries it kept are entry items, which
+// such a build reads (its Load then hands back the entries at or below
+// the mark, which the Outbox's Restore skips). A version 2 in the header
+// would add nothing: a store goes on appending to the last segment it
+// opened, so ack records would still land under that segment's version 1
+// header, and only a new segment at every Open would change that.
 //
 // Rows are the bytes the entry holds (a RowBatch's encoding), never split:
 // one entry is a few bytes of header and its rows however large.
@@ -91,10 +104,11 @@
 // Commit returns once its record is on stable storage. Commit bodies are
 // recycled once written (a 1 MiB commit allocates no fresh megabyte).
 //
-// Trim queues its record and returns; a background flush writes it soon
-// without a sync, and the next sync makes it durable: a lost trim only
-// causes a resend. DropJob and NextIncarnation wait for a sync (a dropped
-// job must stay dropped, a number must never be handed out twice);
+// Trim and Acknowledge queue their record and return; a background
+// flush writes it soon without a sync, and the next sync makes it
+// durable: a lost trim or ack only causes a resend. DropJob and
+// NextIncarnation wait for a sync (a dropped job must stay dropped, a
+// number must never be handed out twice);
 // Options.NoSync (benchmarks) skips the sync of Commit and DropJob, never
 // that of NextIncarnation. A segment is synced whole before the first
 // write to the next one, and a new segment's directory entry is synced
@@ -111,9 +125,15 @@
 // The same apply functions build it from the records replayed at Open and
 // from the records appended since, so both agree. Each value is an item
 // living in one segment: a job's marker (its newest commit), its
-// watermarks, reserved and acked marks, records, entries not trimmed,
-// state entries since the last reset, the tombstones of dropped jobs, the
-// newest incarnation. Replacing or deleting a value kills its item; each
+// watermarks, reserved and acked marks, records, entries not trimmed
+// (acknowledged ones too: Load leaves out the entries at or below their
+// channel's acked mark, ReadOutbox reads them), state entries since the
+// last reset, the tombstones of dropped jobs, the newest incarnation.
+// ReadState and ReadOutbox read their entries one at a time: each is
+// looked up in the index under the lock (a compaction may have moved it
+// since the one before) and its record read back outside it, its segment
+// kept until the read is done. Replacing or deleting a value kills its
+// item; each
 // segment counts its live items and their encoded bytes, and remembers
 // the end of the newest record that killed one of its items.
 //
@@ -152,7 +172,9 @@
 // what was written. Waiting for a full segment of garbage keeps a
 // compaction from running for a few kilobytes of it. In the common case
 // nothing is copied at all: entries are trimmed in commit order, so the
-// oldest segments die whole and go. The idle rule is what gets a store
+// oldest segments die whole and go. Entries acknowledged instead (the
+// gateway's, kept to be sent again) stay live until trimmed or dropped,
+// and are copied forward like any other live item. The idle rule is what gets a store
 // back to its live bytes (a few kilobytes once a job is trimmed) instead
 // of keeping its last, mostly dead segment.
 //
@@ -184,10 +206,12 @@
 // retries as said above, and reopened on the real file system it holds a
 // prefix of the calls made that includes every one acknowledged durable,
 // and goes on matching the model; TestFaultsAtOpen fails each step of
-// Open in turn.
-// FuzzDecode feeds arbitrary bytes to the decoder and the replay;
-// FuzzCommitRoundTrip checks that what the encoder lays out is what the
-// decoder finds.
+// Open in turn. TestCompactedAckedEntriesKept checks that acknowledged
+// entries are copied out of the segments they were committed in and read
+// back from the copies, across a reopen.
+// FuzzDecode feeds arbitrary bytes (and every kind of record) to the
+// decoder and the replay; FuzzCommitRoundTrip checks that what the
+// encoder lays out is what the decoder finds.
 //
 // # Measured
 //

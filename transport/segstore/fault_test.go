@@ -149,18 +149,6 @@ func tinyOpts(t *testing.T, fs FS) Options {
 	return Options{SegmentSize: 2 << 10, IdleAfter: -1, FS: fs, Log: testkit.Logger(t, hclog.Warn)}
 }
 
-// apply makes one call of the suite's sequences.
-func apply(s transport.Store, op storetest.Op) error {
-	switch {
-	case op.Commit != nil:
-		return s.Commit(op.Commit)
-	case op.Trim != nil:
-		return s.Trim(op.Trim.Ch, op.Trim.Seq)
-	default:
-		return s.DropJob(op.Drop)
-	}
-}
-
 // outcome is what a fault must do to the store.
 type outcome int
 
@@ -173,7 +161,7 @@ const (
 // TestFaults injects one fault into the calls the store makes on its file
 // system (a failed or short write, a failed sync, segment creation,
 // directory sync, removal; once, or from then on with ENOSPC as on a full
-// disk) while it runs a random sequence of commits, trims and drops. A
+// disk) while it runs a random sequence of commits, trims, acks and drops. A
 // fault in a write, a sync or a segment's creation fail-stops the store,
 // as its doc says: the call returns the error, and every later one too. A
 // fault in deleting a dead segment is logged and retried: nothing fails.
@@ -242,10 +230,10 @@ func faultRun(t *testing.T, dir string, fs *faultFS, ops []storetest.Op) bool {
 	} else {
 		for _, op := range ops {
 			made++
-			if failure = apply(s, op); failure != nil {
+			if failure = op.Call(s); failure != nil {
 				break
 			}
-			if op.Trim == nil { // a trim is durable once a later sync is
+			if op.Trim == nil && op.Ack == nil { // a trim or ack is durable once a later sync is
 				durable = made
 			}
 		}
@@ -305,6 +293,7 @@ func faultRun(t *testing.T, dir string, fs *faultFS, ops []storetest.Op) bool {
 	s = openWith(t, dir, tinyOpts(t, nil))
 	defer s.Close()
 	storetest.CheckLoad(t, s, want)
+	storetest.CheckOutboxes(t, s, model)
 	return failure != nil
 }
 

@@ -35,7 +35,8 @@ func seedRecords(t testing.TB) [][]byte {
 	return [][]byte{
 		frameRecord(headerPayload(1)),
 		frameRecord(commit),
-		frameRecord(trimPayload(ch, 4, 99)),
+		frameRecord(markPayload(kindTrim, ch, 4, 99)),
+		frameRecord(markPayload(kindAck, ch, 6, 99)),
 		frameRecord(dropPayload("j", 5)),
 		frameRecord(incarnationPayload(3, 0)),
 		frameRecord(appendTrailer(ce.b, 1)),

@@ -171,6 +171,8 @@ func (ix *index) apply(r *record, a at, payload []byte) {
 		ix.applyCommit(r.commit, a)
 	case kindTrim:
 		ix.applyTrim(r.trimCh, r.trimTo, a)
+	case kindAck:
+		ix.raiseAcked(ix.job(r.trimCh.Job), r.trimCh, r.trimTo, a)
 	case kindDrop:
 		ix.applyDrop(r.job, a)
 	case kindIncarnation:
@@ -227,7 +229,7 @@ func (ix *index) applyCommit(c *commitRec, a at) {
 
 // applyTrim applies a trim. The store writes one only for a job that
 // exists; on replay the job may have its marker in a later record (a copy
-// made by compaction), so the trim creates the job.
+// made by compaction), so the trim creates the job. An ack likewise.
 func (ix *index) applyTrim(ch transport.ChannelID, seq uint64, a at) {
 	by := a.end()
 	j := ix.job(ch.Job)
@@ -242,6 +244,14 @@ func (ix *index) applyTrim(ch transport.ChannelID, seq uint64, a at) {
 	} else if i > 0 {
 		j.outbox[ch] = slices.Delete(q, 0, i)
 	}
+	ix.raiseAcked(j, ch, seq, a)
+}
+
+// raiseAcked makes seq the channel's acked mark if it is higher, the
+// record at a (a trim or an ack, nothing else) its item. An ack applies
+// it alone: the entries at or below the mark stay live items, in the
+// outbox, copied by compaction like any other; image leaves them out.
+func (ix *index) raiseAcked(j *jobState, ch transport.ChannelID, seq uint64, a at) {
 	if old := j.acked[ch]; old == nil || seq > old.v {
 		ix.putVal(j.acked, ch, seq, a, a.len, false)
 	}
@@ -360,13 +370,19 @@ func (ix *index) putEntry(j *jobState, ch transport.ChannelID, e *entryItem, a a
 		j.outbox[ch] = append(q, e)
 		return
 	}
-	i, found := slices.BinarySearchFunc(q, e.seq, func(x *entryItem, seq uint64) int { return cmp.Compare(x.seq, seq) })
+	i, found := searchSeq(q, e.seq)
 	if found {
 		ix.kill(&q[i].item, a.end())
 		q[i] = e
 		return
 	}
 	j.outbox[ch] = slices.Insert(q, i, e)
+}
+
+// searchSeq returns where seq is or would be in q, a channel's entries
+// (sorted by seq, each seq once), and whether it is there.
+func searchSeq(q []*entryItem, seq uint64) (int, bool) {
+	return slices.BinarySearchFunc(q, seq, func(x *entryItem, seq uint64) int { return cmp.Compare(x.seq, seq) })
 }
 
 // putState inserts s in index order; an entry of the same index is
@@ -388,8 +404,8 @@ func (ix *index) putState(j *jobState, s *stateItem, a at, size int64) {
 	j.state = slices.Insert(q, i, s)
 }
 
-// trimmable reports whether a Trim of ch does anything: MemStore ignores
-// a trim of a job it does not hold.
+// trimmable reports whether a Trim or an Acknowledge of ch does
+// anything: MemStore ignores them for a job it does not hold.
 func (ix *index) trimmable(ch transport.ChannelID) bool { return ix.jobs[ch.Job] != nil }
 
 // stateAfter returns where the job's first state entry of index n or
@@ -404,6 +420,21 @@ func (ix *index) stateAfter(job string, n uint64) (*stateItem, bool) {
 		return nil, false
 	}
 	return j.state[i], true
+}
+
+// entryFrom returns the channel's first untrimmed entry of seq from or
+// more; false when it has none.
+func (ix *index) entryFrom(ch transport.ChannelID, from uint64) (*entryItem, bool) {
+	j := ix.jobs[ch.Job]
+	if j == nil {
+		return nil, false
+	}
+	q := j.outbox[ch]
+	i, _ := searchSeq(q, from)
+	if i == len(q) {
+		return nil, false
+	}
+	return q[i], true
 }
 
 // nextState returns the job's next state-log index.
@@ -422,7 +453,8 @@ type read struct {
 }
 
 // image returns the image of everything but the bytes of entries, and
-// where to read those, and the state logs (read by ReadState).
+// where to read those, the state logs (read by ReadState) and the entries
+// at or below their channel's acked mark (read by ReadOutbox).
 func (ix *index) image() (*transport.Image, []read) {
 	img := &transport.Image{Jobs: map[string]*transport.JobImage{}}
 	var reads []read
@@ -447,6 +479,16 @@ func (ix *index) image() (*transport.Image, []read) {
 			ji.Records[name] = bytes.Clone(r.v)
 		}
 		for ch, q := range j.outbox {
+			if m := j.acked[ch]; m != nil {
+				i, found := searchSeq(q, m.v)
+				if found {
+					i++
+				}
+				q = q[i:]
+			}
+			if len(q) == 0 {
+				continue
+			}
 			es := make([]transport.Entry, len(q))
 			for i, e := range q {
 				es[i] = transport.Entry{Channel: ch, Seq: e.seq, EOF: e.eof}

@@ -252,7 +252,7 @@ func durableAfter(rest []byte, base int64) (int64, bool) {
 			continue
 		}
 		p := rest[i+frameLen : i+frameLen+int(plen)]
-		if p[0] < kindHeader || p[0] > kindCopy {
+		if p[0] < kindHeader || p[0] > lastKind {
 			continue
 		}
 		o := base + int64(i)

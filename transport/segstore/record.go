@@ -40,6 +40,9 @@ const (
 	kindDrop        byte = 4 // one DropJob, the job's tombstone
 	kindIncarnation byte = 5 // one NextIncarnation
 	kindCopy        byte = 6 // live items copied forward by compaction
+	kindAck         byte = 7 // one Acknowledge: a trim's layout, no entry dropped
+
+	lastKind = kindAck
 )
 
 // Tags of the items of a copy record.
@@ -222,7 +225,7 @@ type record struct {
 
 	segno  uint64 // header
 	commit *commitRec
-	trimCh transport.ChannelID // trim
+	trimCh transport.ChannelID // trim, ack
 	trimTo uint64
 	job    string     // drop
 	inc    uint64     // incarnation
@@ -303,7 +306,7 @@ func decodePayload(p []byte) (*record, error) {
 		r.segno = d.uvarint()
 	case kindCommit:
 		r.commit = decodeCommit(d)
-	case kindTrim:
+	case kindTrim, kindAck:
 		job := d.str()
 		r.trimCh = d.channel(job)
 		r.trimTo = d.uvarint()
@@ -516,7 +519,7 @@ func commitTail(n uint64, synced int64) []byte {
 	return appendTrailer(binary.AppendUvarint(b, n), synced)
 }
 
-// headerPayload, trimPayload, dropPayload and incarnationPayload are the
+// headerPayload, markPayload, dropPayload and incarnationPayload are the
 // payloads of the small records, made whole under the lock.
 func headerPayload(segno uint64) []byte {
 	b := []byte{kindHeader}
@@ -526,8 +529,10 @@ func headerPayload(segno uint64) []byte {
 	return appendTrailer(b, 0)
 }
 
-func trimPayload(ch transport.ChannelID, seq uint64, synced int64) []byte {
-	b := []byte{kindTrim}
+// markPayload is a trim's (kind kindTrim) or an ack's (kindAck): the
+// channel and the seq of its acked mark.
+func markPayload(kind byte, ch transport.ChannelID, seq uint64, synced int64) []byte {
+	b := []byte{kind}
 	b = appendString(b, ch.Job)
 	b = appendChannel(b, ch.Job, ch)
 	b = binary.AppendUvarint(b, seq)

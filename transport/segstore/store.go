@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -433,13 +434,24 @@ func (s *Store) commit(c *transport.Commit) error {
 // Trim drops the channel's outbox entries up to seq and records the acked
 // mark. Its record is written soon after, without waiting for a sync.
 func (s *Store) Trim(ch transport.ChannelID, seq uint64) error {
-	if err := s.trim(ch, seq); err != nil {
+	if err := s.mark(kindTrim, ch, seq); err != nil {
 		return fmt.Errorf("segstore: trim %s to %d: %w", ch, seq, err)
 	}
 	return nil
 }
 
-func (s *Store) trim(ch transport.ChannelID, seq uint64) error {
+// Acknowledge records the acked mark and keeps the channel's entries
+// (live, copied by compaction, read by ReadOutbox; Load leaves them out).
+// Its record is written soon after, without waiting for a sync.
+func (s *Store) Acknowledge(ch transport.ChannelID, seq uint64) error {
+	if err := s.mark(kindAck, ch, seq); err != nil {
+		return fmt.Errorf("segstore: acknowledge %s to %d: %w", ch, seq, err)
+	}
+	return nil
+}
+
+// mark queues a trim or an ack (kind) and has it flushed soon.
+func (s *Store) mark(kind byte, ch transport.ChannelID, seq uint64) error {
 	if err := s.enter(); err != nil {
 		return err
 	}
@@ -451,10 +463,10 @@ func (s *Store) trim(ch transport.ChannelID, seq uint64) error {
 		return s.failed
 	}
 	if !s.ix.trimmable(ch) {
-		return nil // as MemStore: a trim of an unknown job does nothing
+		return nil // as MemStore: a trim or ack of an unknown job does nothing
 	}
-	a := s.appendSmallLocked(trimPayload(ch, seq, 0))
-	s.ix.apply(&record{kind: kindTrim, trimCh: ch, trimTo: seq}, a, nil)
+	a := s.appendSmallLocked(markPayload(kind, ch, seq, 0))
+	s.ix.apply(&record{kind: kind, trimCh: ch, trimTo: seq}, a, nil)
 	if !s.writing && s.pending.waiters == 0 {
 		s.flushLaterLocked()
 	}
@@ -580,7 +592,15 @@ func (s *Store) ReadState(job string, each func([]byte) error) error {
 	rd := extentReader{files: map[uint64]File{}}
 	var next uint64
 	for {
-		data, n, ok, err := s.readState(&rd, job, next)
+		var n uint64
+		data, ok, err := s.readItem(&rd, func(ix *index) (uint64, extent, bool, bool) {
+			st, ok := ix.stateAfter(job, next)
+			if !ok {
+				return 0, extent{}, false, false
+			}
+			n = st.n
+			return st.seg, st.ext, true, true
+		})
 		if err != nil {
 			return fmt.Errorf("segstore: read state log of job %s in %s: %w", job, s.dir, err)
 		}
@@ -594,11 +614,49 @@ func (s *Store) ReadState(job string, each func([]byte) error) error {
 	}
 }
 
-// readState reads the job's first state entry of index from or more
-// with rd, and returns it and its index; false when there is none.
-func (s *Store) readState(rd *extentReader, job string, from uint64) ([]byte, uint64, bool, error) {
+// ReadOutbox hands each the channel's untrimmed entries from seq from on,
+// one at a time, as ReadState does: each found in the index as it is now,
+// its rows read back from their record (checksum verified) and handed
+// over as the caller's, each called outside every lock.
+func (s *Store) ReadOutbox(ch transport.ChannelID, from uint64, each func(transport.Entry) error) error {
+	rd := extentReader{files: map[uint64]File{}}
+	next, more := from, true
+	for more {
+		var e transport.Entry
+		var hasRows bool
+		data, ok, err := s.readItem(&rd, func(ix *index) (uint64, extent, bool, bool) {
+			it, ok := ix.entryFrom(ch, next)
+			if !ok {
+				return 0, extent{}, false, false
+			}
+			e, hasRows = transport.Entry{Channel: ch, Seq: it.seq, EOF: it.eof}, it.hasRows
+			return it.seg, it.ext, true, hasRows
+		})
+		if err != nil {
+			return fmt.Errorf("segstore: read outbox of %s from %d in %s: %w", ch, next, s.dir, err)
+		}
+		if !ok {
+			return nil
+		}
+		if hasRows {
+			e.Rows = rd.own(data)
+		}
+		if err := each(e); err != nil {
+			return err
+		}
+		next, more = e.Seq+1, e.Seq < math.MaxUint64
+	}
+	return nil
+}
+
+// readItem looks an item up in the index with find, under mu, and reads
+// its bytes with rd, outside mu but holding off the deletion of its
+// segment. find returns where the item lies, whether there is one, and
+// whether it has bytes to read (an entry without rows has none: readItem
+// then returns nil bytes). ok is whether find found one.
+func (s *Store) readItem(rd *extentReader, find func(*index) (seg uint64, ext extent, found, hasBytes bool)) (data []byte, ok bool, err error) {
 	if err := s.enter(); err != nil {
-		return nil, 0, false, err
+		return nil, false, err
 	}
 	defer s.leave()
 	s.deleteMu.RLock() // its segment does not go while we read
@@ -606,29 +664,27 @@ func (s *Store) readState(rd *extentReader, job string, from uint64) ([]byte, ui
 	s.mu.Lock()
 	if s.failed != nil {
 		s.mu.Unlock()
-		return nil, 0, false, s.failed
+		return nil, false, s.failed
 	}
-	st, ok := s.ix.stateAfter(job, from)
-	if !ok {
+	seg, ext, found, hasBytes := find(s.ix)
+	if !found || !hasBytes {
 		s.mu.Unlock()
-		return nil, 0, false, nil
+		return nil, found, nil
 	}
-	// The entry may be queued: in the file before its bytes are read.
+	// The item may be queued: in the file before its bytes are read.
 	s.loading++
-	err := s.drainLocked()
+	err = s.drainLocked()
 	s.loading--
 	s.cond.Broadcast()
-	seg, ext, n := st.seg, st.ext, st.n
 	rd.files[seg] = s.files[seg]
 	s.mu.Unlock()
 	if err != nil {
-		return nil, 0, false, err
+		return nil, false, err
 	}
-	data, err := rd.read(seg, ext)
-	if err != nil {
-		return nil, 0, false, err
+	if data, err = rd.read(seg, ext); err != nil {
+		return nil, false, err
 	}
-	return data, n, true, nil
+	return data, true, nil
 }
 
 // readBack fills the image's entries, reading each record that holds

@@ -1,16 +1,18 @@
 // Package storetest is a conformance suite for transport.Store
 // implementations: it drives a store through sequences of Commit, Trim,
-// DropJob and NextIncarnation and checks Load against hand-written
-// expectations and against transport.MemStore, the model, and the numbers
-// NextIncarnation hands out (above every one before, across reopens, and
-// at least the floor passed, the clock, even when it goes back) against
-// exact expectations.
+// Acknowledge, DropJob and NextIncarnation and checks Load, and what
+// ReadOutbox reads, against hand-written expectations and against
+// transport.MemStore, the model, and the numbers NextIncarnation hands
+// out (above every one before, across reopens, and at least the floor
+// passed, the clock, even when it goes back) against exact expectations.
 package storetest
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -30,21 +32,41 @@ import (
 type Op struct {
 	Commit *transport.Commit
 	Trim   *TrimOp
-	Drop   string // DropJob(Drop) when set
+	Ack    *TrimOp // Acknowledge(Ack.Ch, Ack.Seq) when set
+	Drop   string  // DropJob(Drop) when set
 }
 
-// TrimOp is a Trim call.
+// TrimOp is a Trim call, or an Acknowledge: a channel and its new acked
+// mark.
 type TrimOp struct {
 	Ch  transport.ChannelID
 	Seq uint64
 }
 
-// Case is a named sequence of calls and the image Load must return after
-// them.
+// Call makes the call op is on s.
+func (op Op) Call(s transport.Store) error {
+	switch {
+	case op.Commit != nil:
+		return s.Commit(op.Commit)
+	case op.Trim != nil:
+		return s.Trim(op.Trim.Ch, op.Trim.Seq)
+	case op.Ack != nil:
+		return s.Acknowledge(op.Ack.Ch, op.Ack.Seq)
+	default:
+		return s.DropJob(op.Drop)
+	}
+}
+
+// Case is a named sequence of calls, the image Load must return after
+// them and what ReadOutbox must read of some channels.
 type Case struct {
 	Name string
 	Ops  []Op
 	Want *transport.Image
+	// Read is, for each channel listed, the entries ReadOutbox reads from
+	// seq 1: those Load leaves out (at or below the acked mark) and those
+	// it returns.
+	Read map[transport.ChannelID][]transport.Entry
 }
 
 // TextRows is a RowBatch of one text column, col: a row of each of its
@@ -108,6 +130,9 @@ func commit(c transport.Commit) Op { return Op{Commit: &c} }
 func trim(ch transport.ChannelID, seq uint64) Op {
 	return Op{Trim: &TrimOp{Ch: ch, Seq: seq}}
 }
+func ack(ch transport.ChannelID, seq uint64) Op {
+	return Op{Ack: &TrimOp{Ch: ch, Seq: seq}}
+}
 
 func img(dropped []string, jobs map[string]*transport.JobImage) *transport.Image {
 	if jobs == nil {
@@ -122,6 +147,8 @@ func Cases() []Case {
 	add := func(name string, want *transport.Image, ops ...Op) {
 		cases = append(cases, Case{Name: name, Ops: ops, Want: want})
 	}
+	// reads sets what ReadOutbox reads in the case added last.
+	reads := func(read map[transport.ChannelID][]transport.Entry) { cases[len(cases)-1].Read = read }
 
 	add("empty", img(nil, nil))
 
@@ -244,6 +271,82 @@ func Cases() []Case {
 		trim(c2, 256),
 	)
 
+	j = Job()
+	j.Reserved[out1], j.Reserved[out2] = 4, 2
+	j.Acked[out1], j.Acked[out2] = 2, 2
+	j.Outbox[out1] = []transport.Entry{E(out1, 3, false, "c"), E(out1, 4, true, "")}
+	add("acknowledge keeps the entries out of Load", img(nil, map[string]*transport.JobImage{"j1": j}),
+		commit(transport.Commit{Job: "j1", Outputs: []transport.Entry{E(out1, 1, false, "a"), E(out1, 2, false, "b"), E(out2, 1, false, "x")}}),
+		commit(transport.Commit{Job: "j1", Outputs: []transport.Entry{E(out1, 3, false, "c"), E(out1, 4, true, ""), E(out2, 2, true, "y")}}),
+		ack(out1, 2),
+		ack(out2, 2), // every entry: no Outbox key
+	)
+	reads(map[transport.ChannelID][]transport.Entry{
+		out1: {E(out1, 1, false, "a"), E(out1, 2, false, "b"), E(out1, 3, false, "c"), E(out1, 4, true, "")},
+		out2: {E(out2, 1, false, "x"), E(out2, 2, true, "y")},
+	})
+
+	j = Job()
+	j.Reserved[out1], j.Reserved[out2] = 5, 4
+	j.Acked[out1], j.Acked[out2] = 4, 3
+	j.Outbox[out1] = []transport.Entry{E(out1, 5, true, "e")}
+	j.Outbox[out2] = []transport.Entry{E(out2, 4, false, "w")}
+	add("acknowledge lower keeps the max; trim after acknowledge drops up to its seq",
+		img(nil, map[string]*transport.JobImage{"j1": j}),
+		commit(transport.Commit{Job: "j1", Outputs: []transport.Entry{E(out1, 1, false, "a"), E(out1, 2, false, "b"), E(out1, 3, false, "c"),
+			E(out2, 1, false, "x"), E(out2, 2, false, "y")}}),
+		commit(transport.Commit{Job: "j1", Outputs: []transport.Entry{E(out1, 4, false, ""), E(out1, 5, true, "e"), E(out2, 3, false, "z"), E(out2, 4, false, "w")}}),
+		ack(out1, 4),
+		ack(out1, 2), // lower: nothing
+		trim(out1, 2),
+		trim(out1, 1), // lower: nothing
+		ack(out2, 1),
+		trim(out2, 3), // above the acked mark: raises it
+		ack(out2, 2),
+	)
+	reads(map[transport.ChannelID][]transport.Entry{
+		out1: {E(out1, 3, false, "c"), E(out1, 4, false, ""), E(out1, 5, true, "e")},
+		out2: {E(out2, 4, false, "w")},
+	})
+
+	nojob := Ch("nojob", "s", "a", "b")
+	j = Job()
+	j.Reserved[out1] = 6
+	j.Acked[out1], j.Acked[out2] = 5, 3
+	j.Outbox[out1] = []transport.Entry{E(out1, 6, false, "f")}
+	add("entries committed at or below the acked mark are kept, not loaded; acknowledge of an unknown job does nothing",
+		img(nil, map[string]*transport.JobImage{"j1": j}),
+		ack(nojob, 3),
+		commit(transport.Commit{Job: "j1", Outputs: []transport.Entry{E(out1, 1, false, "a"), E(out1, 2, false, "b")}}),
+		ack(out1, 5),
+		ack(out2, 3), // a channel without entries: the mark alone
+		commit(transport.Commit{Job: "j1", Outputs: []transport.Entry{E(out1, 3, false, "c"), E(out1, 4, false, "")}}),
+		commit(transport.Commit{Job: "j1", Outputs: []transport.Entry{E(out1, 5, false, "e"), E(out1, 6, false, "f")}}),
+	)
+	reads(map[transport.ChannelID][]transport.Entry{
+		out1:  {E(out1, 1, false, "a"), E(out1, 2, false, "b"), E(out1, 3, false, "c"), E(out1, 4, false, ""), E(out1, 5, false, "e"), E(out1, 6, false, "f")},
+		out2:  nil,
+		nojob: nil,
+	})
+
+	gone := Ch("gone", "out", "f0", "a0")
+	j = Job()
+	j.Reserved[out1] = 1
+	j.Outbox[out1] = []transport.Entry{E(out1, 1, false, "new")}
+	add("drop job drops acknowledged entries", img([]string{"gone", "j1"}, map[string]*transport.JobImage{"j1": j}),
+		commit(transport.Commit{Job: "j1", Outputs: []transport.Entry{E(out1, 1, false, "old"), E(out1, 2, false, "old"), E(out1, 3, true, "old")}}),
+		commit(transport.Commit{Job: "gone", Outputs: []transport.Entry{E(gone, 1, false, "g"), E(gone, 2, true, "")}}),
+		ack(out1, 2),
+		ack(gone, 2),
+		Op{Drop: "j1"},
+		Op{Drop: "gone"},
+		commit(transport.Commit{Job: "j1", Outputs: []transport.Entry{E(out1, 1, false, "new")}}),
+	)
+	reads(map[transport.ChannelID][]transport.Entry{
+		out1: {E(out1, 1, false, "new")},
+		gone: nil,
+	})
+
 	return cases
 }
 
@@ -257,9 +360,11 @@ func Run(t *testing.T, open func(t *testing.T, dir string) transport.Store) {
 				defer s.Close()
 				Apply(t, s, c.Ops)
 				CheckLoad(t, s, c.Want)
+				checkReads(t, s, c.Read)
 				model := transport.NewMemStore()
 				Apply(t, model, c.Ops)
 				CheckLoad(t, s, mustLoad(t, model))
+				CheckOutboxes(t, s, model)
 			})
 		}
 	})
@@ -275,6 +380,7 @@ func Run(t *testing.T, open func(t *testing.T, dir string) transport.Store) {
 					Apply(t, model, []Op{op})
 					if i%25 == 24 || i == len(ops)-1 {
 						CheckLoad(t, s, mustLoad(t, model))
+						CheckOutboxes(t, s, model)
 					}
 				}
 			})
@@ -322,6 +428,11 @@ func Run(t *testing.T, open func(t *testing.T, dir string) transport.Store) {
 	t.Run("concurrent commits", func(t *testing.T) { testConcurrent(t, open) })
 	t.Run("state read an entry at a time", func(t *testing.T) { testReadState(t, open) })
 	t.Run("state entries are the caller's", func(t *testing.T) { testStateEntriesOwned(t, open) })
+	t.Run("outbox read an entry at a time", func(t *testing.T) {
+		s := open(t, t.TempDir())
+		defer s.Close()
+		CommitAcked(t, s).Check(t, s)
+	})
 }
 
 // RunReopen runs the cases with a Close and a fresh open of the same
@@ -340,8 +451,23 @@ func RunReopen(t *testing.T, open func(t *testing.T, dir string) transport.Store
 			defer s.Close()
 			CheckLoad(t, s, c.Want)
 			CheckLoad(t, s, before)
+			checkReads(t, s, c.Read)
+			model := transport.NewMemStore()
+			Apply(t, model, c.Ops)
+			CheckOutboxes(t, s, model)
 		})
 	}
+	t.Run("outbox read across a reopen", func(t *testing.T) {
+		dir := t.TempDir()
+		s := open(t, dir)
+		a := CommitAcked(t, s)
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+		s = open(t, dir)
+		defer s.Close()
+		a.Check(t, s)
+	})
 	t.Run("incarnations across reopens", func(t *testing.T) {
 		// Three per open, four opens: 1..12, each above the one before.
 		dir := t.TempDir()
@@ -390,6 +516,7 @@ func RunReopen(t *testing.T, open func(t *testing.T, dir string) transport.Store
 			Apply(t, model, ops[:k])
 			ops = ops[k:]
 			CheckLoad(t, s, mustLoad(t, model))
+			CheckOutboxes(t, s, model)
 			if err := s.Close(); err != nil {
 				t.Fatal(err)
 			}
@@ -451,16 +578,7 @@ func incarnations(t *testing.T, s transport.Store, n int, last uint64) uint64 {
 func Apply(t testing.TB, s transport.Store, ops []Op) {
 	t.Helper()
 	for i, op := range ops {
-		var err error
-		switch {
-		case op.Commit != nil:
-			err = s.Commit(op.Commit)
-		case op.Trim != nil:
-			err = s.Trim(op.Trim.Ch, op.Trim.Seq)
-		default:
-			err = s.DropJob(op.Drop)
-		}
-		if err != nil {
+		if err := op.Call(s); err != nil {
 			t.Fatalf("op %d: %v", i, err)
 		}
 	}
@@ -478,7 +596,8 @@ func mustLoad(t testing.TB, s transport.Store) *transport.Image {
 }
 
 // CheckLoad fails t unless s.Load returns want (its state logs read by
-// ReadState, Load's own none), and each of want's
+// ReadState, Load's own none), each channel's outbox in it is what
+// ReadOutbox reads above the channel's acked mark, and each of want's
 // records reads back alone (transport.ReadRecord: the store's own Record
 // where it has one), a record it has not as absent.
 func CheckLoad(t testing.TB, s transport.Store, want *transport.Image) {
@@ -490,6 +609,25 @@ func CheckLoad(t testing.TB, s transport.Store, want *transport.Image) {
 	for id, j := range loaded.Jobs {
 		if j.State != nil {
 			t.Fatalf("Load returned job %s's state log (%d entries): ReadState reads it", id, len(j.State))
+		}
+		// Every channel given an entry has a reserved mark; one whose
+		// entries are all at or below its acked mark has no Outbox key.
+		chans := slices.Collect(maps.Keys(j.Reserved))
+		for ch := range j.Outbox {
+			if _, ok := j.Reserved[ch]; !ok {
+				chans = append(chans, ch)
+			}
+		}
+		for _, ch := range chans {
+			if j.Acked[ch] == math.MaxUint64 {
+				continue // nothing is above it
+			}
+			// MemStore loads entries in commit order, the others in seq order.
+			q := slices.Clone(j.Outbox[ch])
+			slices.SortStableFunc(q, func(a, b transport.Entry) int { return cmp.Compare(a.Seq, b.Seq) })
+			if d := entriesDiff(ReadOutbox(t, s, ch, j.Acked[ch]+1), q); d != "" {
+				t.Fatalf("job %s: ReadOutbox of %s above its acked mark %d differs from Load's outbox: %s", id, ch, j.Acked[ch], d)
+			}
 		}
 	}
 	got := mustLoad(t, s)
@@ -510,8 +648,9 @@ func CheckLoad(t testing.TB, s transport.Store, want *transport.Image) {
 }
 
 // Diff describes the differences between two images, "" if they are
-// equal. Nil and empty maps, slices and values are equal; Rows compare with
-// proto.Equal.
+// equal. Nil and empty maps, slices and values are equal, but for the
+// outbox: a channel without entries above its acked mark must have no
+// key in either. Rows compare byte for byte.
 func Diff(got, want *transport.Image) string {
 	var d []string
 	add := func(format string, args ...any) { d = append(d, fmt.Sprintf(format, args...)) }
@@ -548,19 +687,93 @@ func Diff(got, want *transport.Image) string {
 			}
 		}
 		for _, ch := range unionKeys(g.Outbox, w.Outbox) {
-			ge, we := g.Outbox[ch], w.Outbox[ch]
-			if len(ge) != len(we) {
-				add("job %q outbox %s: got %d entries %v, want %d %v", id, ch, len(ge), seqs(ge), len(we), seqs(we))
-				continue
+			_, gok := g.Outbox[ch]
+			_, wok := w.Outbox[ch]
+			if gok != wok {
+				add("job %q outbox %s: key present %v, want %v", id, ch, gok, wok)
 			}
-			for i := range ge {
-				if ge[i].Channel != we[i].Channel || ge[i].Seq != we[i].Seq || ge[i].EOF != we[i].EOF || !bytes.Equal(ge[i].Rows, we[i].Rows) {
-					add("job %q outbox %s entry %d: got %+v, want %+v", id, ch, i, ge[i], we[i])
-				}
+			if ed := entriesDiff(g.Outbox[ch], w.Outbox[ch]); ed != "" {
+				add("job %q outbox %s: %s", id, ch, ed)
 			}
 		}
 	}
 	return strings.Join(d, "\n")
+}
+
+// entriesDiff describes how the entries got differ from want, "" if they
+// do not: Channel, Seq, EOF and Rows compared, nil and empty Rows equal.
+// Count is not: the stores on disk do not keep it (transport.Entry).
+func entriesDiff(got, want []transport.Entry) string {
+	if len(got) != len(want) {
+		return fmt.Sprintf("got %d entries %v, want %d %v", len(got), seqs(got), len(want), seqs(want))
+	}
+	var d []string
+	for i := range got {
+		g, w := got[i], want[i]
+		if g.Channel != w.Channel || g.Seq != w.Seq || g.EOF != w.EOF || !bytes.Equal(g.Rows, w.Rows) {
+			d = append(d, fmt.Sprintf("entry %d: got %s, want %s", i, entryString(g), entryString(w)))
+		}
+	}
+	return strings.Join(d, "; ")
+}
+
+// entryString shows an entry in a few words, its rows cut short.
+func entryString(e transport.Entry) string {
+	return fmt.Sprintf("{%s #%d eof %v, %d bytes of rows %.24q}", e.Channel, e.Seq, e.EOF, len(e.Rows), e.Rows)
+}
+
+// ReadOutbox returns what s.ReadOutbox(ch, from) hands over, failing t on
+// an error.
+func ReadOutbox(t testing.TB, s transport.Store, ch transport.ChannelID, from uint64) []transport.Entry {
+	t.Helper()
+	var got []transport.Entry
+	if err := s.ReadOutbox(ch, from, func(e transport.Entry) error {
+		got = append(got, e)
+		return nil
+	}); err != nil {
+		t.Fatalf("ReadOutbox(%s, %d): %v", ch, from, err)
+	}
+	return got
+}
+
+// CheckOutboxes fails t unless s reads with ReadOutbox, from seq 1, what
+// model reads, on every channel that has a reserved mark in either (every
+// channel given an entry and not dropped since): the entries Load leaves
+// out as well as those it returns.
+func CheckOutboxes(t testing.TB, s, model transport.Store) {
+	t.Helper()
+	got, err := s.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := model.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	chans := map[transport.ChannelID]bool{}
+	for _, img := range []*transport.Image{got, want} {
+		for _, j := range img.Jobs {
+			for ch := range j.Reserved {
+				chans[ch] = true
+			}
+		}
+	}
+	for ch := range chans {
+		if d := entriesDiff(ReadOutbox(t, s, ch, 1), ReadOutbox(t, model, ch, 1)); d != "" {
+			t.Fatalf("ReadOutbox of %s differs from the model's: %s", ch, d)
+		}
+	}
+}
+
+// checkReads fails t unless ReadOutbox reads, from seq 1, the entries
+// read lists for each of its channels.
+func checkReads(t testing.TB, s transport.Store, read map[transport.ChannelID][]transport.Entry) {
+	t.Helper()
+	for ch, want := range read {
+		if d := entriesDiff(ReadOutbox(t, s, ch, 1), want); d != "" {
+			t.Fatalf("ReadOutbox of %s: %s", ch, d)
+		}
+	}
 }
 
 func seqs(es []transport.Entry) []uint64 {
@@ -596,8 +809,9 @@ func unionKeys[K comparable, V any](a, b map[K]V) []K {
 }
 
 // RandomOps returns n calls as a runtime would make them: per output
-// channel, entries numbered on from the highest reserved; trims at or
-// below it; occasional resets and drops.
+// channel, entries numbered on from the highest reserved; trims and
+// acknowledgements at or below it (or one above, so that the next entry
+// is committed at the acked mark); occasional resets and drops.
 func RandomOps(seed uint64, n int) []Op {
 	r := rand.New(rand.NewPCG(seed, seed^0x5eed))
 	jobs := []string{"q1", "q2", "q2x"}
@@ -619,7 +833,12 @@ func RandomOps(seed uint64, n int) []Op {
 			}
 		case p < 25:
 			ch := cs[r.IntN(len(cs))]
-			ops = append(ops, Op{Trim: &TrimOp{Ch: ch, Seq: uint64(r.IntN(int(reserved[ch]) + 2))}})
+			op := &TrimOp{Ch: ch, Seq: uint64(r.IntN(int(reserved[ch]) + 2))}
+			if p < 16 {
+				ops = append(ops, Op{Trim: op})
+			} else {
+				ops = append(ops, Op{Ack: op})
+			}
 		default:
 			c := &transport.Commit{Job: job, Inputs: map[transport.ChannelID]uint64{}, Records: map[string][]byte{}}
 			for range r.IntN(3) {
@@ -950,11 +1169,13 @@ func StatsAndClosed(t *testing.T, s transport.Store, closed error) {
 		t.Fatalf("second Close: %v", err)
 	}
 	for name, err := range map[string]error{
-		"Commit": s.Commit(&transport.Commit{Job: "j"}),
-		"Trim":   s.Trim(ch, 1),
-		"Drop":   s.DropJob("j"),
-		"Load":   func() error { _, err := s.Load(); return err }(),
-		"Inc":    func() error { _, err := s.NextIncarnation(0); return err }(),
+		"Commit":      s.Commit(&transport.Commit{Job: "j"}),
+		"Trim":        s.Trim(ch, 1),
+		"Acknowledge": s.Acknowledge(ch, 1),
+		"Drop":        s.DropJob("j"),
+		"Load":        func() error { _, err := s.Load(); return err }(),
+		"ReadOutbox":  s.ReadOutbox(ch, 1, func(transport.Entry) error { return nil }),
+		"Inc":         func() error { _, err := s.NextIncarnation(0); return err }(),
 	} {
 		if !errors.Is(err, closed) {
 			t.Errorf("%s after Close: %v, want %v", name, err, closed)

@@ -7,8 +7,9 @@ import (
 )
 
 // FailingStore is a transport.Store whose disk fills up: after After
-// successful Commits (a few more when commits race) every Commit, Trim and
-// DropJob fails with Err and does nothing, until Free. Reads pass through.
+// successful Commits (a few more when commits race) every Commit, Trim,
+// Acknowledge and DropJob fails with Err and does nothing, until Free.
+// Reads pass through.
 type FailingStore struct {
 	transport.Store
 	After   int
@@ -37,6 +38,14 @@ func (s *FailingStore) Trim(ch transport.ChannelID, seq uint64) error {
 		return s.Err
 	}
 	return s.Store.Trim(ch, seq)
+}
+
+// Acknowledge implements transport.Store.
+func (s *FailingStore) Acknowledge(ch transport.ChannelID, seq uint64) error {
+	if s.full() {
+		return s.Err
+	}
+	return s.Store.Acknowledge(ch, seq)
 }
 
 // DropJob implements transport.Store.

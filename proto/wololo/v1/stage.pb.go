@@ -797,7 +797,15 @@ type Hello struct {
 	// The receiver's incarnation (see AnnounceRequest.incarnation); a sender
 	// refuses a receiver older than one it has already talked to (a zombie
 	// that woke up), or one above its bound.
-	Incarnation   uint64 `protobuf:"varint,2,opt,name=incarnation,proto3" json:"incarnation,omitempty"`
+	Incarnation uint64 `protobuf:"varint,2,opt,name=incarnation,proto3" json:"incarnation,omitempty"`
+	// The receiver vouches that the sender was rebuilt from nothing and
+	// sends this channel's batches again from 1, the same batches as the
+	// ones its lost store had numbered (the gateway rebuilding a lost shard
+	// alone: services/roles/gateway/rebuild.go): the sender takes
+	// everything up to the watermark as acknowledged, though it has not
+	// numbered that far yet, where it would otherwise find its own state
+	// lost.
+	SenderRebuilt bool `protobuf:"varint,3,opt,name=sender_rebuilt,json=senderRebuilt,proto3" json:"sender_rebuilt,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -844,6 +852,13 @@ func (x *Hello) GetIncarnation() uint64 {
 		return x.Incarnation
 	}
 	return 0
+}
+
+func (x *Hello) GetSenderRebuilt() bool {
+	if x != nil {
+		return x.SenderRebuilt
+	}
+	return false
 }
 
 // Batch is one numbered batch. The last batch of a channel has eof set.
@@ -1002,10 +1017,11 @@ const file_wololo_v1_stage_proto_rawDesc = "" +
 	"\x06stream\x18\x02 \x01(\tR\x06stream\x12\x16\n" +
 	"\x06sender\x18\x03 \x01(\tR\x06sender\x12\x1a\n" +
 	"\breceiver\x18\x04 \x01(\tR\breceiver\x12 \n" +
-	"\vincarnation\x18\x05 \x01(\x04R\vincarnation\"G\n" +
+	"\vincarnation\x18\x05 \x01(\x04R\vincarnation\"n\n" +
 	"\x05Hello\x12\x1c\n" +
 	"\twatermark\x18\x01 \x01(\x04R\twatermark\x12 \n" +
-	"\vincarnation\x18\x02 \x01(\x04R\vincarnation\"?\n" +
+	"\vincarnation\x18\x02 \x01(\x04R\vincarnation\x12%\n" +
+	"\x0esender_rebuilt\x18\x03 \x01(\bR\rsenderRebuilt\"?\n" +
 	"\x05Batch\x12\x10\n" +
 	"\x03seq\x18\x01 \x01(\x04R\x03seq\x12\x10\n" +
 	"\x03eof\x18\x02 \x01(\bR\x03eof\x12\x12\n" +

@@ -369,7 +369,7 @@ func Submit(ctx context.Context, o SubmitOptions) (sum *Summary, err error) {
 	saw := func(j *wololov1.Job) {
 		stall.saw(j)
 		for ; rebuildsSeen < len(j.GetRebuilds()); rebuildsSeen++ {
-			o.notice("job %s: %s (the gateway runs it again from the input it kept; nothing to do here)\n", sum.JobID, j.GetRebuilds()[rebuildsSeen])
+			o.notice("job %s: %s (the gateway rebuilds what was lost from what it kept; nothing to do here)\n", sum.JobID, j.GetRebuilds()[rebuildsSeen])
 		}
 	}
 	var job *wololov1.Job

@@ -14,7 +14,6 @@ import (
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 	"github.com/wololo/wololo/services/base/jobid"
 	"github.com/wololo/wololo/services/dataflow/sql/physical"
-	"github.com/wololo/wololo/transport"
 )
 
 // Added queries (QueryJobRequest.add, `wololo client query --job ID
@@ -231,25 +230,8 @@ func (js *jobs) followRun(c, p *job) error {
 	if linked == p {
 		return nil
 	}
-	img, err := js.store.Load()
-	if err != nil {
-		return errorf(ErrStore, "read job %q back to follow the new run of its job: %v", c.name, err)
-	}
-	ji := img.Jobs[c.id]
-	if ji == nil || ji.Records[recordMeta] == nil {
-		return errorf(ErrStore, "job %q: no description in the store", c.name)
-	}
-	rec, err := decodeJobRecord(ji.Records[recordMeta])
-	if err != nil {
-		return err
-	}
-	rec.AddedTo = p.id
-	b, err := proto.Marshal(rec)
-	if err != nil {
-		return err
-	}
-	if err := js.store.Commit(&transport.Commit{Job: c.id, Records: map[string][]byte{recordMeta: b}}); err != nil {
-		return errorf(ErrStore, "job %q: follow the new run of its job: %v", c.name, err)
+	if err := js.updateRecord(c.id, c.name, func(rec *wololov1.JobRecord) { rec.AddedTo = p.id }); err != nil {
+		return fmt.Errorf("job %q: follow the new run of its job: %w", c.name, err)
 	}
 	link(p, c)
 	p.mu.Lock()

@@ -11,7 +11,7 @@ import (
 )
 
 // TestAloneVerdict: the gateway's verdict on a lost shard of a job of
-// the four default queries (rebuild.go's design): it could be rebuilt
+// the four default queries (rebuild.go, "A lost shard alone"): it can be rebuilt
 // alone while the gateway applied nothing of its aggregates' channels
 // (q1's may have been applied: its rows follow the matches it is sent),
 // not once it applied one of q3's batches; the other shard's batches do
@@ -27,6 +27,10 @@ func TestAloneVerdict(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	p, err := physical.Decode(j.plan)
+	if err != nil {
+		t.Fatal(err)
+	}
 	from := func(stream, sender string) transport.ChannelID {
 		return transport.ChannelID{Job: j.id, Stream: stream, Sender: sender, Receiver: "gateway-0"}
 	}
@@ -35,25 +39,20 @@ func TestAloneVerdict(t *testing.T) {
 		marks map[transport.ChannelID]uint64
 		want  string
 	}{
-		{"shard-1", nil, "shard-1 alone could be rebuilt exactly"},
-		{"shard-1", map[transport.ChannelID]uint64{from("q1-to-gateway", "shard-1"): 4}, "shard-1 alone could be rebuilt exactly"},
+		{"shard-1", nil, "shard-1 alone can be rebuilt exactly"},
+		{"shard-1", map[transport.ChannelID]uint64{from("q1-to-gateway", "shard-1"): 4}, "shard-1 alone can be rebuilt exactly"},
 		{"shard-1", map[transport.ChannelID]uint64{from("q3-to-gateway", "shard-1"): 1}, "shard-1 could not be rebuilt alone: its receiver applied 1 batches of channel q3-to-gateway"},
-		{"shard-1", map[transport.ChannelID]uint64{from("q3-to-gateway", "shard-0"): 2}, "shard-1 alone could be rebuilt exactly"},
+		{"shard-1", map[transport.ChannelID]uint64{from("q3-to-gateway", "shard-0"): 2}, "shard-1 alone can be rebuilt exactly"},
 		{"gateway-0", nil, ""},
 		{"", nil, ""},
 	} {
-		got := ""
-		if c.marks == nil {
-			got = g.aloneVerdict(j, c.lost) // the gateway's own inbox: nothing applied
-		} else {
-			p, err := physical.Decode(j.plan)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got = shardAlone(p, c.lost, c.marks)
+		marks := c.marks
+		if marks == nil {
+			marks = g.cfg.Committer.Inbox().Marks(j.id) // the gateway's own inbox: nothing applied
 		}
-		if (c.want == "") != (got == "") || !strings.HasPrefix(got, c.want) {
-			t.Errorf("lost %q, applied %v: %q, want %q...", c.lost, c.marks, got, c.want)
+		got, ok := shardAlone(p, c.lost, marks)
+		if (c.want == "") != (got == "") || !strings.HasPrefix(got, c.want) || ok != strings.Contains(c.want, "alone can") {
+			t.Errorf("lost %q, applied %v: %q (alone: %v), want %q...", c.lost, c.marks, got, ok, c.want)
 		}
 	}
 }

@@ -315,6 +315,10 @@ type Gateway struct {
 	// reporters are the instances that run every job (the topology's),
 	// the only ones whose reports fail a job (FailJob).
 	reporters map[string]bool
+	// links is the process's transport, for rebuilding a lost shard
+	// alone (SetLinks, alone.go), and alone what those rebuilds were.
+	links *Links
+	alone alone
 
 	mu            sync.Mutex
 	pending       []pendingDrop // jobs to drop everywhere, for Serve
@@ -333,7 +337,7 @@ func New(cfg Config) (*Gateway, error) {
 	for _, in := range cfg.Topology.Instances() {
 		reporters[in.Name()] = true
 	}
-	return &Gateway{
+	g := &Gateway{
 		cfg: cfg, self: deploy.Instance{Stage: cfg.Topology.Gateway().Name}, epochs: *cfg.Epochs,
 		reporters:  reporters,
 		drop:       func(context.Context, string, bool) error { return nil },
@@ -346,7 +350,9 @@ func New(cfg Config) (*Gateway, error) {
 		compiles:      newCompileSlots(cfg.ClientMaxCompiles, cfg.MaxCompiles),
 		wake:          make(chan struct{}, 1),
 		introductions: map[string]*introduction{},
-	}, nil
+	}
+	g.jobs.over = g.letGo
+	return g, nil
 }
 
 // Service is the gateway's JobService, to register on a gRPC server.

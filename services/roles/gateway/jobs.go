@@ -40,6 +40,10 @@ import (
 // client may see a job.
 type jobs struct {
 	store transport.Store
+	// over lets go of what else the process keeps of a job that is over
+	// to run it again (dropInput): the batches the outbox kept, the
+	// shards rebuilt alone (alone.go).
+	over func(id string)
 	// inputs keeps every job's uploaded input until the job is over, to
 	// run it again from (rebuild.go); nil where the gateway keeps none
 	// (no data directory: nothing outlives the process anyway).

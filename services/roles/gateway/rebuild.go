@@ -12,12 +12,10 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
-	"github.com/wololo/wololo/deploy"
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 	"github.com/wololo/wololo/services/base/inputlog"
 	"github.com/wololo/wololo/services/base/jobid"
 	"github.com/wololo/wololo/services/dataflow/schema"
-	"github.com/wololo/wololo/services/dataflow/sql/physical"
 	"github.com/wololo/wololo/transport"
 )
 
@@ -70,150 +68,83 @@ import (
 // topology's instances may report a loss at all (FailJob), but one of them
 // could report it again and again, each report a new run of the job.
 //
-// # A lost disk should cost its share (issue 42 item 3): the design
+// # A lost shard alone (alone.go)
 //
-// Running the whole job again costs the whole job so far (a shard wiped
-// at 3.76 s of a 5.37 s job: +4.07 s, `make bench`), though one shard
-// lost only its part. What follows is the design of rebuilding the lost
-// instance alone; physical.ShardLoss (services/dataflow/sql/physical)
-// is its first part, the plan's half of the decision, and the gateway
-// takes the decision at each loss reported to it (the lost instance is
-// named: transport.LostInstance, JobFailure.Lost) and logs it
-// (aloneVerdict: the "alone" field of the "runs again" warning); the rest
-// is not built yet (what blocks it is listed at the end), so every loss
-// still runs the whole job again, as above.
+// Running the whole job again costs the whole job so far, though one
+// shard lost only its part. So before it runs a job again, the gateway
+// tries to rebuild the lost shard alone, and keeps the job's id: every
+// other process keeps its state, channels and counters, and goes on.
 //
-// Which plans. A shard S can be rebuilt alone from the gateway's retained
-// input when everything S was sent is a function of that input, and
-// everything S sent was taken by a receiver that can tell what it
-// already applied:
+// What makes it possible is the gateway's outbox. A gateway that retains
+// input also keeps every batch it sent after the receiver acknowledged it
+// (transport.Outbox.Retain: Store.Acknowledge in place of Trim), on disk
+// and out of memory, until the job is over (Outbox.Release, from
+// dropInput). A shard rebuilt from nothing is sent its channels again
+// from batch 1, read back from the store a few at a time
+// (transport.Sender.Rewind): the very batches, with the same numbers,
+// that its lost store had applied. Nothing is parsed again; the upload
+// does not pause (its new batches for the shard wait behind the resent
+// ones, and its outbox limit holds it back while the shard catches up).
 //
-//   - every channel into the shard task is produced as the gateway
-//     parses a file (physical.Plan.Source), so the retained input holds
-//     it; and no channel goes from shard to shard (a peer applied what S
-//     sent it and holds no copy of what it sent S; rebuilding that would
-//     take the peer's state back too). Else ShardLoss.Whole says why.
-//     The four default queries qualify: their channels go gateway to
-//     shard (matches-by-token, match_players-by-match) and shard to
-//     gateway (q1..q4-to-gateway), nothing between the shards.
-//   - for each channel ch from S to the gateway, either the gateway has
-//     applied none of S's batches on it (its inbox watermark is 0: the
-//     aggregates of q2, q3 and q4 send only once S's inputs have ended,
-//     so at 70% of a job nothing of them was sent), or ch follows one
-//     input channel (ShardOutput.Follows: only filters, projections and
-//     distincts between them, each of one input, each keeping its
-//     input's order: q1's distinct of the matches S is sent). Then the
-//     rows S sent on ch are a prefix of a sequence fixed by the rows S
-//     was sent on that input, in their order, whatever batches carried
-//     them; an S fed the same rows in the same order sends the same
-//     prefix first. ShardLoss.Exact(applied) decides this at the loss.
-//   - a batch job, not a standing one (its epochs and weights have their
-//     own rebuild, rebuildstanding.go), nor one with added queries or
-//     one-off queries of its own, and the gateway retains the input up
-//     to what the job committed of each file.
+// Which losses. The gateway's own link to the shard finds the loss (the
+// shard refuses the job as never introduced: its store is empty), and
+// the plan and what the gateway applied allow it (physical.ShardLoss,
+// shardAlone):
 //
-// Anything else (S had finished and the gateway applied its partial
-// aggregates; a plan with a shard-to-shard shuffle, a broadcast of a
-// subquery's row computed at the gateway; the gateway's own store lost)
-// runs the whole job again, as today.
+//   - every channel into the shard comes from the gateway (so the
+//     gateway's outbox holds all of it) and no channel goes from shard to
+//     shard (a peer applied what the lost shard sent it, and holds no
+//     copy of what it sent the shard); not a standing job (its epochs
+//     have their own rebuild, rebuildstanding.go), nor a query added to
+//     one;
+//   - of each channel from the shard to the gateway, the gateway applied
+//     nothing (the aggregates of q2, q3 and q4 send once their inputs
+//     have ended, so at 70% of a job nothing of them), or the channel
+//     follows one input channel (ShardOutput.Follows: only filters,
+//     projections and distincts between them, q1's);
+//   - the store still holds each channel's batches from 1
+//     (Outbox.CanRewind: a job begun under a gateway that did not keep
+//     them cannot).
 //
-// The steps, at the gateway, once a sender of its own finds S lost on a
-// channel of job J (its Hello below what S acknowledged, or S no longer
-// knowing J):
+// Anything else (a report by the shard itself of its own loss, a gateway
+// restarted in the middle, the gateway's own store lost) runs the whole
+// job again, as above.
 //
-//  1. Decide: S is named by the failure (JobFailure.Lost: the channel's
-//     receiver or sender, or the reporter itself when its own recovery
-//     found its store lost; a report over the wire carries it,
-//     FailJobRequest.lost, and the gateway refuses one naming an instance
-//     that is not of its topology); the plan's ShardLoss().Exact with
-//     applied = the gateway's inbox watermarks of J's channels from S
-//     (Committer.Inbox().Marks).
-//  2. Fence the upload: J's uploads end (as replace ends them with
-//     j.gone, but resumably: the client resumes once the rebuild is
-//     over, waiting on j.replayed) and the gateway waits until they are
-//     over, so each file's committed offset is fixed and nothing else
-//     numbers a batch of J.
-//  3. New channels to and from S: J's record gains S's generation g
-//     (1 for the first rebuild of S), committed with the committed
-//     offsets and the skip counts below, and every channel of J with S
-//     at one end is from then on the stream name with "@g" (both ends
-//     derive names from the plan and the generations, which S learns
-//     from its introduction). Fresh channels are numbered from 1 without
-//     lowering anything: the stores keep reserved, acked and watermark
-//     marks as maxima (segstore's index, Inbox.advance), so the old
-//     channels cannot be reset in place; the old ones are dropped at the
-//     gateway (Outbox.DropChannel; the inbox forgets their marks), and a
-//     zombie of the old S, already fenced by incarnation, also speaks
-//     only on channels nobody reads. The other shard's channels keep
-//     their names, numbers and state: nothing of it changes.
-//  4. Skip counts: for each channel ch from S whose watermark was above
-//     0 (a Follows channel, by 1), R(ch) is the rows the gateway applied
-//     of S on ch. The gateway's stage runtime, applying S's batches on
-//     ch@g, drops their first R(ch) rows, counting R down in each commit.
-//  5. Introduce J to S again (forgetIntroduction, introduce): S records J
-//     and its plan, with its generation.
-//  6. Replay S's share: each file of J, in order, from its start to its
-//     committed offset, read from the retained copy and parsed by the
-//     same ingest and the plan's Source, its Outputs keeping only the
-//     batches to S (the others dropped), each step committed through the
-//     Committer (no upload records: the files' offsets and reports do
-//     not change); a file whose upload was over ends with its EOFs to S.
-//     The last step deletes S's rebuild record, and the uploads resume
-//     (j.replayed closes) from the offsets they had.
+// The steps (rebuildAlone), under one lock: the gateway's Server vouches
+// for the shard (transport.Server.SenderRebuilt: its Hellos on the job's
+// channels from the shard say Hello.sender_rebuilt), the job is
+// introduced again (the other processes have it already and take that as
+// done), the shard's channels are rewound and their links started again
+// (Sender.Rewind), and a line is added to the job's rebuilds, durably
+// (Job.rebuilds; it counts towards MaxRebuilds). Every channel to the
+// shard reports the loss on its own link; the first does the steps, the
+// others find the shard's incarnation rebuilt already and only rewind
+// their own channel again, which is harmless (the link sends from where
+// the shard's Hello says).
 //
-// Why the answers stay exact. (a) S is sent each row of J's input routed
-// to it exactly once: the rows before each file's committed offset by the
-// replay, the rows after it by the resumed upload, and the two ranges
-// split the file. The replay routes as the upload did: the same bytes,
-// the same ingest (malformed records are a function of the bytes), the
-// same filters and the same key hash (FNV-1a modulo the replicas), so
-// the rows are the ones the old S was sent, in file order on each
-// channel, which is also the order the old S applied them in (a channel's
-// batches apply in sequence). (b) S's state is then what the old S's
-// would have been: the shard operators' results do not depend on how
-// their inputs' batches interleave (docs/sql.md, "Output";
-// sqlops.TestOutputNeverDependsOnArrivalOrder). (c) Of what S sends, the
-// gateway takes each row once: on a channel of which it had applied
-// nothing, every row is new; on a Follows channel it had applied the
-// first R rows of the sequence the rebuilt S sends again first, in the
-// same order (a), and it drops exactly those R
-// (sqlops.TestAFollowingOutputKeepsItsInputsOrder checks that q1's rows
-// do not depend on the batches or the interleaving). (d) No other process
-// held anything of S: with no shard-to-shard channel, the other shard
-// neither applied S's rows nor sent S any, so its state, channels and
-// counters are untouched, and its work is not done again. (e) A crash
-// in the middle: a gateway that restarts with S's rebuild record and no
-// end of it does not know how far S got and runs the whole job again
-// (runAgain: a fresh id, exact as above); a shard lost again during its
-// rebuild is a new loss, and counts towards MaxRebuilds.
+// Why the answers stay exact. (a) The shard is sent each batch of its
+// channels once more, from 1, in order, the same bytes under the same
+// numbers: its inbox applies each once (it starts at 0), so its state is
+// what the lost store's was at each number, and then goes on past it as
+// the lost store would have. (b) What it sends: the stage runtime applies
+// a channel's batches in order and drains its outputs after each one
+// (stage.Runtime.build), so the batches of an output that follows one
+// input are a function of that input's batches, the same ones again, and
+// the shard numbers them again from 1; the gateway, which applied some
+// of them, vouches in its Hello, so the shard takes the batches up to the
+// gateway's watermark as acknowledged (Outbox.CheckHello) and sends only
+// what comes after. An output of which the gateway applied nothing is
+// taken whole. (c) No other process held anything of the shard's: the
+// other shard neither applied its rows nor sent it any, and the gateway's
+// inbox from it only moves on. (d) The old shard, if it wakes up, is
+// fenced by its incarnation as any zombie is.
 //
-// What it costs: the gateway parses again the input committed so far (it
-// must route every row to find S's), with one shard receiving and the
-// other idle while the upload waits; S applies its share again. For a
-// shard wiped at 70% of a job that is about 70% of the gateway's parse
-// plus half the shards' work so far, against the whole job so far today.
-//
-// What blocks it today, in the order the steps need them:
-//
-//   - a run's uploads can be ended once (j.gone closes for a replaced
-//     run): there is no pause that the client resumes from (2).
-//   - channel names are the plan's: no generation per instance at either
-//     end (3), and the Inbox and both stores keep marks as maxima, so a
-//     channel cannot be renumbered in place.
-//   - the gateway's stage runtime counts what it applied per channel in
-//     batches (the watermark), not rows: R(ch) is not known (4). Without
-//     it, a Follows channel with something applied falls back, and q1's
-//     channel has had rows applied at 70% of any full-scale job, so the
-//     default job would always fall back.
-//   - the replay path commits whole uploads (upload records, offsets,
-//     every receiver's batches); a replay of one receiver's share, and
-//     the record that a gateway restart falls back on, are new (5, 6).
-//
-// Its test is to be services/e2e's TestLostShardIsRebuiltFromTheRetainedInput
-// with the rebuild's expectations turned round: the job keeps its id, the
-// answers are byte-equal to the reference, and shard-0 neither restarts
-// the job nor is sent a row twice (its inbox watermarks from the gateway
-// only grow across the loss), while shard-1's channels carry generation 1.
+// What it costs: the shard applies its share of the job so far again,
+// and the gateway reads back what it sent the shard (from the page cache
+// or the disk); the other shard goes on, or waits for the upload that
+// waits for the rebuilt shard. And the disk the kept batches take until
+// the job is over: about a third of the input's size on the gateway (the
+// columns the queries read, encoded), beside the 1.0x of the input copy.
 
 // replayOwner is the context key under which a replay's upload carries
 // its job's owner, in place of a client's certificate.
@@ -280,14 +211,47 @@ func (j *job) follow() *job {
 	}
 }
 
-// dropInput deletes a job's retained input, if the gateway keeps any.
+// dropInput lets go of what the gateway keeps of a job that is over
+// only to run it again: its retained input, if the gateway keeps any,
+// and the batches it sent (js.over: the outbox's, alone.go).
 func (js *jobs) dropInput(id string) {
+	if js.over != nil {
+		js.over(id)
+	}
 	if js.inputs == nil {
 		return
 	}
 	if err := js.inputs.Drop(id); err != nil {
 		js.log.Error("could not delete a job's retained input", "job", id, "error", err)
 	}
+}
+
+// updateRecord changes the job's description (JobRecord) in the store,
+// durably; name is the job's, for the error. The description is read
+// back from the store: a job keeps no header names in memory (see the
+// package doc), and a change is rare.
+func (js *jobs) updateRecord(id, name string, change func(*wololov1.JobRecord)) error {
+	img, err := js.store.Load()
+	if err != nil {
+		return errorf(ErrStore, "read job %q back: %v", name, err)
+	}
+	ji := img.Jobs[id]
+	if ji == nil || ji.Records[recordMeta] == nil {
+		return errorf(ErrStore, "job %q: no description in the store", name)
+	}
+	rec, err := decodeJobRecord(ji.Records[recordMeta])
+	if err != nil {
+		return err
+	}
+	change(rec)
+	b, err := proto.Marshal(rec)
+	if err != nil {
+		return err
+	}
+	if err := js.store.Commit(&transport.Commit{Job: id, Records: map[string][]byte{recordMeta: b}}); err != nil {
+		return errorf(ErrStore, "store job %q: %v", name, err)
+	}
+	return nil
 }
 
 // replace makes the run that takes old over: old's description under a
@@ -359,7 +323,7 @@ func (js *jobs) replace(old *job, line string) (*job, error) {
 // reports whether the failure is handled (rebuilt, now or by another
 // report). When it is not, f's reason may say why no rebuild was made.
 func (g *Gateway) rebuild(old *job, f *transport.JobFailure) bool {
-	if g.runAgain(old, f) {
+	if g.rebuildAlone(old, f) || g.runAgain(old, f) {
 		return true
 	}
 	if old.standing != nil && f.StateLost {
@@ -408,7 +372,7 @@ func (g *Gateway) runAgain(old *job, f *transport.JobFailure) bool {
 		old.mu.Unlock()
 		return false
 	}
-	old.log.Warn("a process lost the job's state; the job runs again from its retained input", "reporter", f.Reporter, "reason", f.Reason, "new-run", nj.id, "alone", g.aloneVerdict(old, f.Lost))
+	old.log.Warn("a process lost the job's state; the job runs again from its retained input", "reporter", f.Reporter, "reason", f.Reason, "new-run", nj.id)
 	// The old run's uploads end (replace closed old.gone) before it is
 	// dropped: a step they commit after the drop would make the store
 	// hold the old run again.
@@ -684,37 +648,4 @@ func (s *replayStream) Recv() (*wololov1.UploadRequest, error) {
 		return &wololov1.UploadRequest{Frame: &wololov1.UploadRequest_Finish{Finish: &wololov1.UploadFinish{Size: s.size}}}, nil
 	}
 	return nil, io.EOF
-}
-
-// aloneVerdict says, for the log, whether the instance a loss names
-// could have been rebuilt alone (the design above: the plan's ShardLoss
-// and what the gateway had applied of the instance), or why not; "" when
-// the loss names no shard instance of j's plan.
-func (g *Gateway) aloneVerdict(j *job, lost string) string {
-	if lost == "" || len(j.plan) == 0 {
-		return ""
-	}
-	p, err := physical.Decode(j.plan)
-	if err != nil {
-		return ""
-	}
-	return shardAlone(p, lost, g.cfg.Committer.Inbox().Marks(j.id))
-}
-
-// shardAlone is aloneVerdict of plan p, the lost instance and the
-// gateway's inbox watermarks of the job's channels.
-func shardAlone(p *physical.Plan, lost string, marks map[transport.ChannelID]uint64) string {
-	if in, err := deploy.ParseInstance(lost); err != nil || in.Stage != p.Shard.Name {
-		return ""
-	}
-	applied := map[string]uint64{}
-	for ch, w := range marks {
-		if ch.Sender == lost {
-			applied[ch.Stream] = w
-		}
-	}
-	if why := p.ShardLoss().Exact(applied); why != "" {
-		return fmt.Sprintf("%s could not be rebuilt alone: %s", lost, why)
-	}
-	return fmt.Sprintf("%s alone could be rebuilt exactly (not built yet: rebuild.go)", lost)
 }

@@ -8,7 +8,7 @@ import (
 
 // What a plan allows when one shard instance loses its state (its store
 // wiped in the middle of a job): whether that instance alone can be
-// rebuilt, exactly, from the rows the gateway sent it, while the other
+// rebuilt, exactly, from the batches the gateway sent it (and kept), while the other
 // instances keep theirs; services/roles/gateway/rebuild.go holds the
 // design and the argument. The plan decides half of it (ShardLoss); the
 // other half is what the lost instance's receivers had applied of it when

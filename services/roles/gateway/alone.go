@@ -1,0 +1,165 @@
+package gateway
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/wololo/wololo/deploy"
+	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
+	"github.com/wololo/wololo/services/dataflow/sql/physical"
+	"github.com/wololo/wololo/transport"
+)
+
+// Links is what the gateway needs of its process's transport to rebuild
+// a lost shard alone (rebuildAlone): the Sender that sends its channels
+// again, and the Server whose Hellos vouch for the rebuilt shard.
+type Links struct {
+	Sender *transport.Sender
+	Server *transport.Server
+}
+
+// SetLinks gives the gateway its process's transport, for rebuilding a
+// lost shard alone. Without it (and without retained input) every loss
+// runs the whole job again. Call it before serving.
+func (g *Gateway) SetLinks(l Links) { g.links = &l }
+
+// alone is what the gateway remembers of the shards it rebuilt alone:
+// per job and lost instance, the incarnation of the instance that was
+// rebuilt, so that the other channels' reports of the same loss (every
+// channel to the instance finds it, each on its own link) rebuild
+// nothing again. A loss of the rebuilt instance comes with a newer
+// incarnation (its restart).
+type alone struct {
+	mu      sync.Mutex // one rebuild at a time: they are rare
+	rebuilt map[aloneKey]uint64
+}
+
+type aloneKey struct{ job, instance string }
+
+// letGo lets go of what the gateway kept of a job that is over to
+// rebuild a lost shard alone: the batches it sent (Outbox.Release), and
+// what it remembers of the shards it rebuilt.
+func (g *Gateway) letGo(id string) {
+	if err := g.cfg.Committer.Outbox().Release(id); err != nil {
+		g.cfg.Log.Error("could not let go of the batches a job sent", "job", id, "error", err)
+	}
+	g.alone.forget(id)
+	if g.links != nil {
+		g.links.Server.ForgetRebuilt(id)
+	}
+}
+
+// forget drops what is remembered of a job (it is over).
+func (a *alone) forget(job string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for k := range a.rebuilt {
+		if k.job == job {
+			delete(a.rebuilt, k)
+		}
+	}
+}
+
+// rebuildAlone rebuilds the shard instance that lost a job's state alone,
+// from the batches the gateway's outbox kept, when it can; it reports
+// whether it did (or another report of the same loss did), in which case
+// the loss is handled and the job goes on with its id. rebuild.go says
+// why the answers stay exact and when it cannot (then the whole job runs
+// again, runAgain).
+func (g *Gateway) rebuildAlone(j *job, f *transport.JobFailure) bool {
+	if g.links == nil || f.Lost == "" || f.Reporter != g.self.Name() || len(j.plan) == 0 || j.standing != nil || j.addedTo != "" {
+		return false
+	}
+	p, err := physical.Decode(j.plan)
+	if err != nil {
+		return false
+	}
+	verdict, ok := shardAlone(p, f.Lost, g.cfg.Committer.Inbox().Marks(j.id))
+	if !ok {
+		if verdict != "" {
+			j.log.Info("the lost shard cannot be rebuilt alone; the whole job runs again", "lost", f.Lost, "why", verdict)
+		}
+		return false
+	}
+	g.alone.mu.Lock()
+	defer g.alone.mu.Unlock()
+	key := aloneKey{j.id, f.Lost}
+	inc := g.links.Sender.Incarnation(f.Lost)
+	if done, seen := g.alone.rebuilt[key]; seen && done == inc {
+		// Another channel's report of the loss rebuilt it already. Its
+		// own channel was rewound with the others, unless the report
+		// raced the rewind: sending it again from where the shard's
+		// Hello says is harmless either way.
+		if _, err := g.links.Sender.Rewind(j.id, f.Lost); err != nil {
+			j.log.Error("could not send a channel to the rebuilt shard again", "lost", f.Lost, "error", err)
+			return false
+		}
+		return true
+	}
+	if n, running := j.rebuildCount(); !running || n >= g.cfg.MaxRebuilds {
+		return false // over, or lost too often: runAgain says so
+	}
+	if err := g.cfg.Committer.Outbox().CanRewind(j.id, f.Lost); err != nil {
+		j.log.Info("the lost shard cannot be rebuilt alone; the whole job runs again", "lost", f.Lost, "why", err)
+		return false
+	}
+	at := time.Now()
+	// The shard's Hellos are vouched for before it holds the job again:
+	// it numbers its batches from 1, which the gateway may have applied.
+	g.links.Server.SenderRebuilt(j.id, f.Lost)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := g.introducer(ctx, j.id, j.plan); err != nil {
+		j.log.Error("could not introduce the job again to the shard that lost it; the whole job runs again", "lost", f.Lost, "error", err)
+		return false
+	}
+	channels, err := g.links.Sender.Rewind(j.id, f.Lost)
+	if err != nil {
+		j.log.Error("could not send the shard's channels again; the whole job runs again", "lost", f.Lost, "error", err)
+		return false
+	}
+	if g.alone.rebuilt == nil {
+		g.alone.rebuilt = map[aloneKey]uint64{}
+	}
+	g.alone.rebuilt[key] = inc
+	line := fmt.Sprintf("state lost at %s UTC, found by %s: %s; %s alone was rebuilt from the batches the gateway kept", at.UTC().Format("15:04:05"), f.Reporter, strings.TrimSuffix(f.Reason, " and the job cannot complete"), f.Lost)
+	if err := g.jobs.noteRebuild(j, line); err != nil {
+		j.log.Error("could not record the shard's rebuild", "error", err)
+	}
+	j.log.Warn("a shard lost the job's state; it alone is rebuilt from the batches the gateway kept, the job goes on", "lost", f.Lost, "incarnation", inc, "channels", len(channels), "reason", f.Reason)
+	return true
+}
+
+// noteRebuild adds a line to the job's rebuilds (Job.rebuilds), durably:
+// a shard rebuilt alone counts towards Config.MaxRebuilds as a run of the
+// whole job does.
+func (js *jobs) noteRebuild(j *job, line string) error {
+	j.mu.Lock()
+	j.rebuilds = append(j.rebuilds, line)
+	j.notifyLocked()
+	j.mu.Unlock()
+	return js.updateRecord(j.id, j.name, func(rec *wololov1.JobRecord) { rec.Rebuilds = append(rec.Rebuilds, line) })
+}
+
+// shardAlone is the verdict on a lost instance of plan p, given the
+// gateway's inbox watermarks of the job's channels: whether it alone can
+// be rebuilt exactly (ok), and the verdict in words ("" when the lost
+// instance is no shard of the plan).
+func shardAlone(p *physical.Plan, lost string, marks map[transport.ChannelID]uint64) (verdict string, ok bool) {
+	if in, err := deploy.ParseInstance(lost); err != nil || in.Stage != p.Shard.Name {
+		return "", false
+	}
+	applied := map[string]uint64{}
+	for ch, w := range marks {
+		if ch.Sender == lost {
+			applied[ch.Stream] = w
+		}
+	}
+	if why := p.ShardLoss().Exact(applied); why != "" {
+		return fmt.Sprintf("%s could not be rebuilt alone: %s", lost, why), false
+	}
+	return fmt.Sprintf("%s alone can be rebuilt exactly", lost), true
+}

@@ -1,0 +1,171 @@
+package transport_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+
+	"github.com/wololo/wololo/internal/testkit"
+	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
+	"github.com/wololo/wololo/transport"
+)
+
+// committed commits entries from..to of ch to store, each with one byte of
+// rows (its seq), and publishes them through s: a step's output, as the
+// Committer writes and publishes it.
+func committed(t *testing.T, store transport.Store, s *transport.Sender, ch transport.ChannelID, from, to uint64, eof bool) {
+	t.Helper()
+	es := entries(ch, from, to, eof)
+	for i := range es {
+		es[i].Rows, es[i].Count = []byte{byte(es[i].Seq)}, 1
+	}
+	if err := store.Commit(&transport.Commit{Job: ch.Job, Outputs: es}); err != nil {
+		t.Fatal(err)
+	}
+	s.Publish(es)
+}
+
+// TestRebuiltReceiverIsSentItsChannelAgain: an outbox that retains
+// (Retain) keeps acknowledged batches in its store, out of memory and of
+// Load. When the receiver comes back with nothing and the process, told
+// of the loss, rewinds the receiver's channels (Sender.Rewind, from the
+// link's own report), the link goes on: it sends the channel again from
+// batch 1, read back from the store, then what was not yet sent, and the
+// receiver applies each batch once, in order. Released, the batches are
+// gone from the store; without retaining, a channel cannot be rewound.
+func TestRebuiltReceiverIsSentItsChannelAgain(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	network := testkit.NewBufNet(t)
+	srv := serveAs(t, network, newReceiver(), 1)
+	store := transport.NewMemStore()
+	o := transport.NewOutbox(store)
+	o.Retain()
+	s := transport.NewSender("a-0", 1, o, bufConns{network}, nil)
+	go s.Serve(ctx)
+	ch := transport.ChannelID{Job: "j", Stream: "s", Sender: "a-0", Receiver: "b-0"}
+	rewound := make(chan error, 4)
+	s.OnFailed(func(_ context.Context, failed transport.ChannelID, err error) {
+		if !errors.Is(err, transport.ErrStateLost) || transport.LostInstance(err) != "b-0" {
+			rewound <- err
+			return
+		}
+		_, rerr := s.Rewind(failed.Job, failed.Receiver) // on the failing link's goroutine, as the gateway does
+		rewound <- rerr
+	})
+	committed(t, store, s, ch, 1, 20, false)
+	waitAcked(t, o, "j", 20)
+	img, err := store.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ji := img.Jobs["j"]; len(ji.Outbox[ch]) != 0 || ji.Acked[ch] != 20 {
+		t.Fatalf("after the acknowledgements Load holds %d entries, acked %d; want none, 20", len(ji.Outbox[ch]), ji.Acked[ch])
+	}
+
+	srv.Stop()
+	wiped := newReceiver()
+	serveAs(t, network, wiped, 2)
+	committed(t, store, s, ch, 21, 22, false)
+	select {
+	case err := <-rewound:
+		if err != nil {
+			t.Fatalf("the loss was reported as %v, or could not be rewound", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the loss was never reported")
+	}
+	committed(t, store, s, ch, 23, 23, true)
+	waitEOF(t, wiped)
+	checkExactlyOnce(t, wiped, 23)
+	s.Wait() // the link ends with the channel complete
+	if len(rewound) != 0 {
+		t.Fatalf("more reports: %v", <-rewound)
+	}
+
+	if err := o.Release("j"); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	if err := store.ReadOutbox(ch, 1, func(transport.Entry) error { n++; return nil }); err != nil || n != 0 {
+		t.Fatalf("after the release the store holds %d batches (%v), want none", n, err)
+	}
+
+	plain := transport.NewOutbox(transport.NewMemStore())
+	if _, err := plain.Rewind("j", "b-0"); err == nil {
+		t.Fatal("an outbox that does not retain rewound a channel")
+	}
+}
+
+// serveVouching serves h as receiver b-0 like serveAs, its Server
+// vouching for a rebuilt a-0 on job j (SenderRebuilt).
+func serveVouching(t *testing.T, n *testkit.BufNet, h transport.Handler, incarnation uint64) {
+	t.Helper()
+	s := grpc.NewServer(grpc.WaitForHandlers(true))
+	srv := transport.NewServer("b-0", incarnation, h, nil)
+	srv.SenderRebuilt("j", "a-0")
+	wololov1.RegisterStageServiceServer(s, srv)
+	go s.Serve(n.Listen(receiverAddr))
+	t.Cleanup(s.Stop)
+}
+
+// TestHelloVouchesForARebuiltSender: a sender rebuilt from nothing
+// numbers its batches from 1 again, the same ones its lost store had
+// sent. Its receiver, which applied up to 7 and vouches for it
+// (Server.SenderRebuilt), takes 8 and 9 and nothing twice, where
+// without the vouching the sender reports its own state lost
+// (TestSenderThatLostItsStateIsReported); and once the receiver holds the
+// channel's EOF the rebuilt sender's link ends as soon as it numbers it.
+func TestHelloVouchesForARebuiltSender(t *testing.T) {
+	ch := transport.ChannelID{Job: "j", Stream: "s", Sender: "a-0", Receiver: "b-0"}
+	for _, c := range []struct {
+		name    string
+		applied uint64 // by the receiver before
+		ended   bool
+		want    []uint64
+	}{
+		{"behind", 7, false, []uint64{8, 9}},
+		{"ended", 9, true, nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			r := newReceiver()
+			r.watermarks[ch], r.ended[ch] = c.applied, c.ended
+			network := testkit.NewBufNet(t)
+			serveVouching(t, network, r, 1)
+			store := transport.NewMemStore()
+			o := transport.NewOutbox(store)
+			s := transport.NewSender("a-0", 2, o, bufConns{network}, nil)
+			lost := watchLost(s)
+			go s.Serve(ctx)
+			// The receiver's Hello comes while the sender has numbered
+			// only its first batches, below the receiver's watermark.
+			committed(t, store, s, ch, 1, 2, false)
+			if !testkit.Await(10*time.Second, func() bool { cs := o.Channels("j"); return len(cs) == 1 && cs[0].Acked >= c.applied }) {
+				t.Fatalf("the receiver's Hello was not taken: %+v, %d reports", o.Channels("j"), lost.count())
+			}
+			committed(t, store, s, ch, 3, 9, true)
+			done := make(chan struct{})
+			go func() { s.Wait(); close(done) }()
+			select {
+			case <-done:
+			case <-time.After(10 * time.Second):
+				t.Fatalf("the rebuilt sender's link did not end: %+v", o.Channels("j"))
+			}
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			if lost.count() != 0 || r.duplicates != 0 || len(r.applied) != len(c.want) {
+				t.Fatalf("%d reports, %d duplicates, applied %v; want none, none, %v", lost.count(), r.duplicates, r.applied, c.want)
+			}
+			for i, seq := range c.want {
+				if r.applied[i] != seq {
+					t.Fatalf("applied %v, want %v", r.applied, c.want)
+				}
+			}
+		})
+	}
+}
