@@ -68,10 +68,11 @@
 //     fencing comes first, so a zombie's stale watermark is refused before
 //     it is checked.
 //   - A lost receiver can be sent its channels again where the sender
-//     kept them. An Outbox that retains (Retain: the gateway's, when it
-//     keeps its jobs' input) records acknowledgements with
-//     Store.Acknowledge instead of Trim: the batches stay on disk, out of
-//     memory and of Load, until their job is released (Release).
+//     kept them. An Outbox records the acknowledgements of a job it
+//     retains (Retain: the gateway's batch jobs, where it keeps their
+//     input) with Store.Acknowledge instead of Trim: the batches stay on
+//     disk, out of memory and of Load, until the job is released
+//     (Release).
 //     Sender.Rewind then sends a receiver's channels of a job again from
 //     batch 1, read back from the store a few at a time, each from where
 //     the receiver's Hello says; a link that reported the loss goes on if

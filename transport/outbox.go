@@ -17,12 +17,10 @@ type Outbox struct {
 	mu    sync.Mutex
 	store Store
 	jobs  map[string]map[ChannelID]*queue
-	// retain: acknowledged batches stay in the store (Store.Acknowledge,
-	// not Trim) until their job is released, so that a receiver rebuilt
-	// from nothing can be sent them again (Rewind). released lists the
-	// jobs released since (Release), whose acknowledgements trim again.
-	retain   bool
-	released map[string]bool
+	// retained are the jobs whose acknowledged batches stay in the store
+	// (Store.Acknowledge, not Trim) until they are released, so that a
+	// receiver rebuilt from nothing can be sent them again (Rewind).
+	retained map[string]bool
 	stalls   map[string]*stall // backpressure per job, for metrics
 	changed  chan struct{}     // closed and replaced on every change
 	now      func() time.Time  // the clock the stalls are timed by (tests set theirs)
@@ -102,32 +100,34 @@ type ChannelState struct {
 
 // NewOutbox returns an empty outbox that trims through store.
 func NewOutbox(store Store) *Outbox {
-	return &Outbox{store: store, jobs: map[string]map[ChannelID]*queue{}, stalls: map[string]*stall{}, released: map[string]bool{}, changed: make(chan struct{}), now: time.Now}
+	return &Outbox{store: store, jobs: map[string]map[ChannelID]*queue{}, stalls: map[string]*stall{}, retained: map[string]bool{}, changed: make(chan struct{}), now: time.Now}
 }
 
-// Retain makes the outbox keep acknowledged batches in the store, until
-// their job is released (Release), so that a receiver that loses its
-// state can be sent its channels again from the start (Rewind). Call it
-// before the first acknowledgement: the gateway's process does, when it
-// retains its jobs' input. What it costs is the disk the batches take
-// until their job ends; memory holds only what is not acknowledged, as
-// without it.
-func (o *Outbox) Retain() {
+// Retain makes the outbox keep a job's acknowledged batches in the
+// store, until the job is released (Release), so that a receiver that
+// loses its state can be sent its channels again from the start
+// (Rewind). Call it before the job's first acknowledgement: the gateway
+// does, for the jobs it could rebuild a lost shard of, when it creates
+// them and when it recovers them. What it costs is the disk the batches
+// take until their job ends; memory holds only what is not acknowledged,
+// as without it.
+func (o *Outbox) Retain(job string) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	o.retain = true
+	o.retained[job] = true
 }
 
 // Release lets a job's acknowledged batches go (they are trimmed from
 // the store now, and from then on on acknowledgement): nothing will ask
-// for them again (the job is over).
+// for them again (the job is over). A job that was not retained has
+// nothing to let go.
 func (o *Outbox) Release(job string) error {
 	o.mu.Lock()
-	if !o.retain || o.released[job] {
+	if !o.retained[job] {
 		o.mu.Unlock()
 		return nil
 	}
-	o.released[job] = true
+	delete(o.retained, job)
 	trim := map[ChannelID]uint64{}
 	for ch, q := range o.jobs[job] {
 		q.resend = 0
@@ -144,13 +144,13 @@ func (o *Outbox) Release(job string) error {
 
 // retainsLocked reports whether job's acknowledged batches stay in the
 // store.
-func (o *Outbox) retainsLocked(job string) bool { return o.retain && !o.released[job] }
+func (o *Outbox) retainsLocked(job string) bool { return o.retained[job] }
 
 // Rewind makes every channel of job to receiver send again from its
 // first batch, read back from the store: the receiver lost its state and
 // starts from nothing (or from what its Hello says it holds), and the
 // channels are no longer marked lost. It needs the outbox to retain the
-// job's batches (Retain, not Released) and the store to hold each
+// job's batches (Retain, not released since) and the store to hold each
 // channel's batches from 1 (CanRewind); it returns the channels it
 // rewound, whose links the Sender starts again (Sender.Rewind).
 func (o *Outbox) Rewind(job, receiver string) ([]ChannelID, error) {
@@ -643,6 +643,6 @@ func (o *Outbox) DropJob(job string) {
 	defer o.mu.Unlock()
 	delete(o.jobs, job)
 	delete(o.stalls, job)
-	delete(o.released, job)
+	delete(o.retained, job)
 	o.notifyLocked()
 }

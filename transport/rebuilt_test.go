@@ -43,7 +43,7 @@ func TestRebuiltReceiverIsSentItsChannelAgain(t *testing.T) {
 	srv := serveAs(t, network, newReceiver(), 1)
 	store := transport.NewMemStore()
 	o := transport.NewOutbox(store)
-	o.Retain()
+	o.Retain("j")
 	s := transport.NewSender("a-0", 1, o, bufConns{network}, nil)
 	go s.Serve(ctx)
 	ch := transport.ChannelID{Job: "j", Stream: "s", Sender: "a-0", Receiver: "b-0"}

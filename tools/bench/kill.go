@@ -22,10 +22,11 @@ const (
 	// would start the job over).
 	TargetKillCost = 1 * time.Second
 	// TargetDiskLossSlack bounds what a SIGKILL that also loses the
-	// victim's data directory adds to the job beyond the time to replay
-	// the input up to the kill (taken as the time to the kill: the input
-	// came in at that pace).
-	TargetDiskLossSlack = 2 * time.Second
+	// victim's data directory adds to the job beyond the victim's share
+	// of the work so far (LocalRun.Share: the time to the kill, split
+	// evenly among the instances of the victim's task): a lost disk costs
+	// its share, as the gateway rebuilds the lost shard alone.
+	TargetDiskLossSlack = 1 * time.Second
 	// TargetIdleDisk bounds what an idle cluster's stores hold, per store.
 	TargetIdleDisk = 16 << 20
 	// TargetDiskRatio bounds the stores' peak during a job, as a multiple
@@ -52,6 +53,10 @@ func (b *bencher) kills(ctx context.Context, r *Report) error {
 	at := time.Duration(float64(r.Local.Wall) * KillAt)
 	victims := killVictims(r.Local.Procs)
 	cases := append(victims, victims[len(victims)-1])
+	peers := map[string]int{} // instances per task
+	for _, p := range r.Local.Procs {
+		peers[stageOf(p.Instance)]++
+	}
 	runs := make([][]LocalRun, len(cases))
 	for round := range max(1, b.o.Runs) {
 		b.logf("local mode without a kill, the reference of round %d...", round+1)
@@ -63,6 +68,9 @@ func (b *bencher) kills(ctx context.Context, r *Report) error {
 			run, err := b.kill(ctx, victim, i == len(victims), at, round)
 			if err != nil {
 				return err
+			}
+			if run.DiskLost {
+				run.Share = run.KilledAt / time.Duration(max(1, peers[stageOf(victim)]))
 			}
 			run.Reference = ref.Wall
 			runs[i] = append(runs[i], run)
@@ -159,7 +167,7 @@ func (r Report) KillCost(k LocalRun) (time.Duration, bool) {
 	}
 	d := k.Wall - ref
 	if k.DiskLost {
-		return d, k.Equal && d <= k.KilledAt+TargetDiskLossSlack
+		return d, k.Equal && d <= k.Share+TargetDiskLossSlack
 	}
 	return d, k.Equal && d <= TargetKillCost
 }

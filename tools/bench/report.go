@@ -217,8 +217,11 @@ type LocalRun struct {
 	Killed   string
 	KilledAt time.Duration
 	// DiskLost: the killed instance's data directory was deleted before
-	// its restart (local.Cluster.LoseDisk).
-	DiskLost bool `json:",omitempty"`
+	// its restart (local.Cluster.LoseDisk); Share is then its share of
+	// the work up to the kill: KilledAt split evenly among the instances
+	// of its task.
+	DiskLost bool          `json:",omitempty"`
+	Share    time.Duration `json:",omitempty"`
 	// KillWalls are the wall times of every run of a kill case, in the
 	// order they ran, when it ran more than once (the LocalRun is the
 	// median one's).
@@ -824,8 +827,8 @@ func renderStorageTargets(p func(string, ...any), r Report) {
 		for _, k := range r.Kills {
 			if k.DiskLost {
 				d, ok := r.KillCost(k)
-				p("| %s SIGKILLed at %.0f%% of the job with its data directory deleted adds <= the time to that point + %g s | %+.2f s (killed at %s) | %s |\n",
-					k.Killed, KillAt*100, TargetDiskLossSlack.Seconds(), d.Seconds(), secs(k.KilledAt), yesNo(ok))
+				p("| %s SIGKILLed at %.0f%% of the job with its data directory deleted adds <= its share of the work so far + %g s | %+.2f s (killed at %s; its share %s) | %s |\n",
+					k.Killed, KillAt*100, TargetDiskLossSlack.Seconds(), d.Seconds(), secs(k.KilledAt), secs(k.Share), yesNo(ok))
 			}
 		}
 	}
@@ -837,7 +840,7 @@ func renderKills(p func(string, ...any), r Report) {
 		return
 	}
 	p("## A SIGKILL at %.0f%% of the job\n\n", KillAt*100)
-	p("Local mode again, once per kind of process, with that process SIGKILLed at %.0f%% of the median local run's wall time (%s); the runner restarts it (local mode without masters, as above), it recovers from its store, and the job goes on. The last row's victim also loses its data directory before the restart, as a node that does not come back: the job runs again from its input (the gateway replays it when its upload was over, else the client submits it again). Each case ran as many times as the rounds above, interleaved, and each round began with a run without a kill: what a kill adds is against its own round's run, so that a machine busier in one round than in another is not counted as the kill's. A row is the run of the median cost, and the wall time of every run is beside it.\n\n", KillAt*100, secs(r.Local.Wall))
+	p("Local mode again, once per kind of process, with that process SIGKILLed at %.0f%% of the median local run's wall time (%s); the runner restarts it (local mode without masters, as above), it recovers from its store, and the job goes on. The last row's victim also loses its data directory before the restart, as a node that does not come back: the gateway sends it again the batches it kept and the shard alone is rebuilt, the job keeping its id (where the plan allows it: else the job runs again from the gateway's copy of its input); its share of the work so far is the time to the kill split evenly among its task's instances. Each case ran as many times as the rounds above, interleaved, and each round began with a run without a kill: what a kill adds is against its own round's run, so that a machine busier in one round than in another is not counted as the kill's. A row is the run of the median cost, and the wall time of every run is beside it.\n\n", KillAt*100, secs(r.Local.Wall))
 	p("| Killed | At | Job wall time | Added to its round's run without a kill | Every run | Restarts | Outputs |\n|---|---:|---:|---:|---|---:|---|\n")
 	for _, k := range r.Kills {
 		d, _ := r.KillCost(k)

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -38,6 +39,48 @@ type alone struct {
 }
 
 type aloneKey struct{ job, instance string }
+
+// keepBatches has the outbox keep the batches j sends until it is over
+// (Outbox.Retain), if a lost shard of it could be rebuilt alone from
+// them: the gateway retains input (its disk is there), and j is a batch
+// job, not a standing one (its epochs have their own rebuild, and it may
+// run for ever) nor a query added to one. A job over already (found so
+// by a restarted gateway) lets go of what it kept instead. js.add calls
+// it, as the job is created and as it is recovered, before any of its
+// batches can be acknowledged.
+func (js *jobs) keepBatches(j *job) {
+	if js.inputs == nil || j.standing != nil || j.addedTo != "" || j.over() {
+		return
+	}
+	js.outbox.Retain(j.id)
+}
+
+// over reports whether the job is done or failed.
+func (j *job) over() bool {
+	return j.state == wololov1.JobState_JOB_STATE_DONE || j.state == wololov1.JobState_JOB_STATE_FAILED
+}
+
+// dropKept trims the batches a job that a restarted gateway finds over
+// had kept (ji: what the store holds of it): a gateway stopped between
+// the job's end and its letting go of them (dropInput) would otherwise
+// keep them until the job is dropped.
+func (js *jobs) dropKept(ji *transport.JobImage) {
+	for ch, acked := range ji.Acked {
+		kept := false
+		_ = js.store.ReadOutbox(ch, 1, func(e transport.Entry) error {
+			kept = e.Seq <= acked
+			return errFound
+		})
+		if kept {
+			if err := js.store.Trim(ch, acked); err != nil {
+				js.log.Error("could not let go of the batches a job sent", "job", ch.Job, "channel", ch.String(), "error", err)
+			}
+		}
+	}
+}
+
+// errFound ends a store's reading once it found what it looked for.
+var errFound = errors.New("found")
 
 // letGo lets go of what the gateway kept of a job that is over to
 // rebuild a lost shard alone: the batches it sent (Outbox.Release), and

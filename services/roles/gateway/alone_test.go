@@ -56,3 +56,70 @@ func TestAloneVerdict(t *testing.T) {
 		}
 	}
 }
+
+// TestBatchJobsKeepTheirBatchesUntilOver: where the gateway retains
+// input, the batches a batch job sends stay in the store once
+// acknowledged (a lost shard of it is sent them again), until the job is
+// over and lets them go; a standing job's are trimmed as they are
+// acknowledged (its epochs have their own rebuild, and it may run for
+// ever). A gateway restarted after a job ended and before it let go of
+// them trims them as it recovers the job.
+func TestBatchJobsKeepTheirBatchesUntilOver(t *testing.T) {
+	ctx := context.Background()
+	store := transport.NewMemStore()
+	cfg := retainingConfig(t)
+	svc := testGatewayWith(t, store, cfg, make(chan string, 4))
+	g := svc.(jobService).g
+	if _, err := svc.CreateJob(ctx, createRequest("batch")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.CreateJob(ctx, standingRequest("standing")); err != nil {
+		t.Fatal(err)
+	}
+	// One batch sent to shard-1 and acknowledged, for each job.
+	sent := func(name string) transport.ChannelID {
+		t.Helper()
+		ch := transport.ChannelID{Job: internalID(t, g, name), Stream: "c0-matches-by-token", Sender: "gateway-0", Receiver: "shard-1"}
+		if _, err := g.cfg.Committer.Commit(&transport.Step{Commit: transport.Commit{Job: ch.Job}, Emit: []transport.Output{{Channel: ch, Rows: []byte("rows"), Count: 1}}}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := g.cfg.Committer.Outbox().Ack(ch, 1); err != nil {
+			t.Fatal(err)
+		}
+		return ch
+	}
+	held := func(ch transport.ChannelID) int {
+		n := 0
+		if err := store.ReadOutbox(ch, 1, func(transport.Entry) error { n++; return nil }); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	batch, standing := sent("batch"), sent("standing")
+	if held(batch) != 1 || held(standing) != 0 {
+		t.Fatalf("after the acknowledgements the store holds %d batches of the batch job and %d of the standing one; want 1 and 0", held(batch), held(standing))
+	}
+	if err := g.cfg.Committer.Outbox().CanRewind(batch.Job, "shard-1"); err != nil {
+		t.Fatalf("the batch job's channel to shard-1 cannot be sent again: %v", err)
+	}
+	g.jobs.dropInput(batch.Job) // the job is over
+	if held(batch) != 0 {
+		t.Fatal("the batch job's batches are kept after it is over")
+	}
+
+	// A restart after a job's end, before it let go of its batches.
+	if _, err := svc.CreateJob(ctx, createRequest("ended")); err != nil {
+		t.Fatal(err)
+	}
+	ended := sent("ended")
+	if err := store.Commit(&transport.Commit{Job: ended.Job, Records: map[string][]byte{recordFailed: []byte("it failed"), recordFailedAt: failedRecord(time.Now())}}); err != nil {
+		t.Fatal(err)
+	}
+	if held(ended) != 1 {
+		t.Fatal("the batch was not kept")
+	}
+	testGatewayWith(t, store, cfg, make(chan string, 4))
+	if held(ended) != 0 {
+		t.Fatal("a restarted gateway kept the batches of a job that is over")
+	}
+}

@@ -342,7 +342,7 @@ func New(cfg Config) (*Gateway, error) {
 		reporters:  reporters,
 		drop:       func(context.Context, string, bool) error { return nil },
 		introducer: func(context.Context, string, []byte) error { return nil },
-		jobs: &jobs{store: cfg.Committer.Store(), inputs: cfg.Inputs, log: cfg.Log, byID: map[string]*job{}, byName: map[ownedName]*job{}, limits: Limits{
+		jobs: &jobs{store: cfg.Committer.Store(), outbox: cfg.Committer.Outbox(), inputs: cfg.Inputs, log: cfg.Log, byID: map[string]*job{}, byName: map[ownedName]*job{}, limits: Limits{
 			MaxJobs: cfg.MaxJobs, ClientMaxJobs: cfg.ClientMaxJobs, ClientMaxHeldJobs: cfg.ClientMaxHeldJobs,
 			MaxJobBytes: cfg.MaxJobBytes, ClientMaxBytes: cfg.ClientMaxBytes, MaxHeaderBytes: cfg.MaxHeaderBytes,
 			MaxMalformed: *cfg.MaxMalformed, MaxQueries: cfg.MaxQueries, MaxQueryBytes: cfg.MaxQueryBytes, MaxTables: cfg.MaxTables,

@@ -40,6 +40,10 @@ import (
 // client may see a job.
 type jobs struct {
 	store transport.Store
+	// outbox is the process's: where the gateway retains input, it keeps
+	// the batches of the jobs whose lost shards it could rebuild alone
+	// until they are over (add, alone.go).
+	outbox *transport.Outbox
 	// over lets go of what else the process keeps of a job that is over
 	// to run it again (dropInput): the batches the outbox kept, the
 	// shards rebuilt alone (alone.go).
@@ -751,6 +755,9 @@ func (js *jobs) recover(img *transport.Image) (unreadable []string, err error) {
 			j.failLocked(string(reason), finishTime(failedAt(ji.Records[recordFailedAt])))
 			j.lost = ji.Records[recordFailedLost] != nil
 		}
+		if j.over() {
+			js.dropKept(ji)
+		}
 		if js.inputs != nil && j.replayPending() {
 			// A rebuild's replay to go on with (resumeReplays); the
 			// client's upload waits for it.
@@ -898,6 +905,7 @@ func (js *jobs) add(j *job) {
 	js.byID[j.id] = j
 	js.byName[ownedName{j.owner, j.name}] = j
 	js.deleted.forget(ownedName{j.owner, j.name})
+	js.keepBatches(j)
 }
 
 // drop forgets a job and tombstones it in the store (durably), which

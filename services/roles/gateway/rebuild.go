@@ -76,10 +76,11 @@ import (
 // other process keeps its state, channels and counters, and goes on.
 //
 // What makes it possible is the gateway's outbox. A gateway that retains
-// input also keeps every batch it sent after the receiver acknowledged it
-// (transport.Outbox.Retain: Store.Acknowledge in place of Trim), on disk
-// and out of memory, until the job is over (Outbox.Release, from
-// dropInput). A shard rebuilt from nothing is sent its channels again
+// input also keeps every batch a batch job sent after the receiver
+// acknowledged it (keepBatches, transport.Outbox.Retain: Store.Acknowledge
+// in place of Trim), on disk and out of memory, until the job is over
+// (Outbox.Release, from dropInput; dropKept for a job a restarted gateway
+// finds over). A shard rebuilt from nothing is sent its channels again
 // from batch 1, read back from the store a few at a time
 // (transport.Sender.Rewind): the very batches, with the same numbers,
 // that its lost store had applied. Nothing is parsed again; the upload

@@ -327,11 +327,6 @@ func New(cfg Config) (*Node, error) {
 			if inputs, err = inputlog.Open(filepath.Join(cfg.DataDir, "input")); err != nil {
 				return nil, err
 			}
-			// And the batches it sent stay until their job is over: a
-			// shard that loses its store is sent them again, alone
-			// (gateway/alone.go), where the input would run the whole
-			// job again.
-			outbox.Retain()
 		}
 		n.Gateway, err = gateway.New(gateway.Config{
 			Topology: cfg.Topology, Committer: n.committer, Inputs: inputs,
