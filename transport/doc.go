@@ -75,8 +75,10 @@
 //     (Release).
 //     Sender.Rewind then sends a receiver's channels of a job again from
 //     batch 1, read back from the store a few at a time, each from where
-//     the receiver's Hello says; a link that reported the loss goes on if
-//     its channel was rewound while the report was taken. The other way
+//     the receiver's Hello says, and the batches committed while the
+//     receiver catches up are read back too (they take no room: what
+//     feeds the channel does not wait); a link that reported the loss
+//     goes on if its channel was rewound while the report was taken. The other way
 //     round, a receiver may vouch for a sender rebuilt from nothing that
 //     numbers the same batches again from 1 (Server.SenderRebuilt, which
 //     sets Hello.sender_rebuilt): the sender takes a watermark above what

@@ -74,7 +74,7 @@ type queue struct {
 	lost    bool // a Hello showed the channel's state lost (CheckHello)
 	// resend is, after a Rewind, the last batch to be read back from the
 	// store (batches acked+1..resend are there, not in entries): the
-	// receiver had acknowledged it before it lost its state.
+	// last one committed, while the receiver catches up.
 	resend uint64
 	// What this process committed to the channel since it started
 	// (Publish; restored entries are not counted again): for Status and
@@ -164,7 +164,14 @@ func (o *Outbox) Rewind(job, receiver string) ([]ChannelID, error) {
 		if ch.Receiver != receiver {
 			continue
 		}
+		// Everything committed so far is read back from the store, the
+		// batches not yet acknowledged too: memory holds none of the
+		// channel's while the receiver catches up (Publish).
 		q.resend = max(q.resend, q.acked)
+		if n := len(q.entries); n > 0 {
+			q.resend = max(q.resend, q.entries[n-1].Seq)
+		}
+		q.entries = nil
 		q.acked, q.lost = 0, false
 		out = append(out, ch)
 	}
@@ -430,6 +437,14 @@ func (o *Outbox) Publish(entries []Entry) {
 		}
 		if e.Seq <= q.acked {
 			continue // the receiver already has it (it told us in Hello)
+		}
+		if q.resend > q.acked {
+			// The receiver catches up after a Rewind: the batch is read
+			// back from the store with the others (it is there: published
+			// once committed), and takes no room here, so that what
+			// feeds the channel does not wait for the catching up.
+			q.resend = max(q.resend, e.Seq)
+			continue
 		}
 		q.entries = append(q.entries, e)
 	}

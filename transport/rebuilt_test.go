@@ -28,14 +28,31 @@ func committed(t *testing.T, store transport.Store, s *transport.Sender, ch tran
 	s.Publish(es)
 }
 
-// TestRebuiltReceiverIsSentItsChannelAgain: an outbox that retains
-// (Retain) keeps acknowledged batches in its store, out of memory and of
-// Load. When the receiver comes back with nothing and the process, told
-// of the loss, rewinds the receiver's channels (Sender.Rewind, from the
-// link's own report), the link goes on: it sends the channel again from
-// batch 1, read back from the store, then what was not yet sent, and the
-// receiver applies each batch once, in order. Released, the batches are
-// gone from the store; without retaining, a channel cannot be rewound.
+// gated is a receiver that applies nothing until its gate opens.
+type gated struct {
+	*receiver
+	gate chan struct{}
+}
+
+func (g gated) Deliver(ctx context.Context, ch transport.ChannelID, b *wololov1.Batch, done func(error)) error {
+	select {
+	case <-g.gate:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	return g.receiver.Deliver(ctx, ch, b, done)
+}
+
+// TestRebuiltReceiverIsSentItsChannelAgain: an outbox that retains a job
+// (Retain) keeps its acknowledged batches in its store, out of memory and
+// of Load. When the receiver comes back with nothing and the process,
+// told of the loss, rewinds the receiver's channels (Sender.Rewind, from
+// the link's own report), the link goes on: it sends the channel again
+// from batch 1, read back from the store, then what was not yet sent, and
+// the receiver applies each batch once, in order. While it catches up,
+// the batches committed meanwhile wait in the store too, taking no room
+// (what feeds the channel goes on). Released, the batches are gone from
+// the store; without retaining, a channel cannot be rewound.
 func TestRebuiltReceiverIsSentItsChannelAgain(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -68,7 +85,8 @@ func TestRebuiltReceiverIsSentItsChannelAgain(t *testing.T) {
 
 	srv.Stop()
 	wiped := newReceiver()
-	serveAs(t, network, wiped, 2)
+	gate := make(chan struct{})
+	serveAs(t, network, gated{wiped, gate}, 2)
 	committed(t, store, s, ch, 21, 22, false)
 	select {
 	case err := <-rewound:
@@ -78,9 +96,17 @@ func TestRebuiltReceiverIsSentItsChannelAgain(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the loss was never reported")
 	}
-	committed(t, store, s, ch, 23, 23, true)
+	committed(t, store, s, ch, 23, 60, false)
+	if !o.HasRoom([]transport.ChannelID{ch}, 4) {
+		t.Fatalf("the channel catching up holds its new batches in memory: %+v", o.Channels("j"))
+	}
+	if cs := o.Channels("j"); len(cs) != 1 || cs[0].Depth != 60 {
+		t.Fatalf("channel while the receiver catches up: %+v, want 60 batches to send", cs)
+	}
+	close(gate)
+	committed(t, store, s, ch, 61, 61, true)
 	waitEOF(t, wiped)
-	checkExactlyOnce(t, wiped, 23)
+	checkExactlyOnce(t, wiped, 61)
 	s.Wait() // the link ends with the channel complete
 	if len(rewound) != 0 {
 		t.Fatalf("more reports: %v", <-rewound)

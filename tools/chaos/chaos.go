@@ -366,7 +366,7 @@ func drive(ctx context.Context, o Options, want *answers, tgt target, gateway st
 	if _, ok := tgt.(diskLoser); ok && o.DiskLosses > 0 && !o.DryRun {
 		// A generator of its own: the kills' schedule stays the seed's.
 		k.lose = pickDiskLosses(o.Topology, append(append([]string(nil), pre...), post...), o.DiskLosses, newRNG(o.Seed^0x6469736b))
-		fmt.Fprintf(out, "chaos: %d of the kills also lose their victim's disk (kills %s): the gateway runs the lost job again from its retained input, or the client submits it again\n", len(k.lose), killNumbers(k.lose))
+		fmt.Fprintf(out, "chaos: %d of the kills also lose their victim's disk (kills %s): the gateway rebuilds a lost shard alone from the batches it kept, or runs the lost job again from its retained input, or the client submits it again\n", len(k.lose), killNumbers(k.lose))
 	} else if o.DiskLosses > 0 && !o.DryRun {
 		fmt.Fprintf(out, "chaos: note: this harness cannot lose a disk; --disk-losses ignored\n")
 	}

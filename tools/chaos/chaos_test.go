@@ -26,8 +26,8 @@ func TestMain(m *testing.M) { testkit.Main(m) }
 // SIGKILLs each across every kind of process, the leading master among
 // them, some after the upload, with the 3 masters doing every restart (in
 // the second seed's, two of them lose their victim's disk, and the gateway
-// or the client runs the lost job again); the four outputs must be byte-equal to the
-// reference.
+// rebuilds a lost shard alone, or it or the client runs the lost job
+// again); the four outputs must be byte-equal to the reference.
 func TestChaosLocal(t *testing.T) {
 	if testing.Short() {
 		t.Skip("chaos: skipped with -short (builds the binary and runs two 24-kill jobs on OS processes)")

@@ -138,7 +138,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var project, host *string
 	var portBase *int
 	var tlsFlags *tlsflags.Flags
-	fs.IntVar(&o.DiskLosses, "disk-losses", -1, "how many of the kills also delete the victim's data directory (a container's: its volume, through its directory on this machine) before its restart (a gateway or worker; the gateway runs the lost job again from its retained input, or the client submits it again); -1: a tenth of --kills")
+	fs.IntVar(&o.DiskLosses, "disk-losses", -1, "how many of the kills also delete the victim's data directory (a container's: its volume, through its directory on this machine) before its restart (a gateway or worker; the gateway rebuilds a lost shard alone from the batches it kept, or runs the lost job again from its retained input, or the client submits it again); -1: a tenth of --kills")
 	if mode == "local" {
 		fs.StringVar(&o.Binary, "binary", "", "wololo binary for the processes (default: this one)")
 		fs.IntVar(&o.Masters, "masters", -1, "masters doing the restarts, the leading one among the victims (default: the topology's); 0: the local runner restarts")

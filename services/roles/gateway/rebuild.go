@@ -83,9 +83,10 @@ import (
 // finds over). A shard rebuilt from nothing is sent its channels again
 // from batch 1, read back from the store a few at a time
 // (transport.Sender.Rewind): the very batches, with the same numbers,
-// that its lost store had applied. Nothing is parsed again; the upload
-// does not pause (its new batches for the shard wait behind the resent
-// ones, and its outbox limit holds it back while the shard catches up).
+// that its lost store had applied. Nothing is parsed again, and the
+// upload does not wait for the shard: while it catches up, the batches
+// committed for it wait in the store as well, taking no room in the
+// outbox's memory, so the other shard goes on with its part.
 //
 // Which losses. The gateway's own link to the shard finds the loss (the
 // shard refuses the job as never introduced: its store is empty), and
@@ -142,8 +143,8 @@ import (
 //
 // What it costs: the shard applies its share of the job so far again,
 // and the gateway reads back what it sent the shard (from the page cache
-// or the disk); the other shard goes on, or waits for the upload that
-// waits for the rebuilt shard. And the disk the kept batches take until
+// or the disk); the upload and the other shard go on meanwhile. And the
+// disk the kept batches take until
 // the job is over: about a third of the input's size on the gateway (the
 // columns the queries read, encoded), beside the 1.0x of the input copy.
 
