@@ -285,9 +285,6 @@ func (s *Sender) run(ctx context.Context, ch ChannelID, l *link) {
 			if s.lostAndReported(ctx, ch, err) {
 				return
 			}
-			log.Info("the receiver is rebuilt: sending the channel again from where its Hello says")
-			delay = firstBackoff
-			continue
 		case IsUnknownJob(err):
 			log.Error("receiver does not know the job; the job cannot complete unless the process rebuilds what was lost", "error", err)
 			// This sender holds the job, so the gateway introduced it
@@ -295,8 +292,20 @@ func (s *Sender) run(ctx context.Context, ch ChannelID, l *link) {
 			if s.lostAndReported(ctx, ch, lost(ch.Receiver, fmt.Errorf("%w: %w; this sender holds the job, so %s lost this job's state (its store wiped or replaced?) and the job cannot complete", ErrStateLost, refusal(ch, err), ch.Receiver))) {
 				return
 			}
-			log.Info("the receiver is rebuilt: sending the channel again from where its Hello says")
-			delay = firstBackoff
+		}
+		if errors.Is(err, ErrStateLost) || IsUnknownJob(err) {
+			// The process rebuilt the receiver while the report was taken:
+			// the link goes on, from where the receiver's Hello says, after
+			// the backoff (a loss found again at once, a batch missing from
+			// the store, is not retried in a tight loop).
+			var wait time.Duration
+			wait, delay = backoff(delay, false, false)
+			log.Info("the receiver is being rebuilt: sending the channel again from where its Hello says", "backoff", wait)
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(wait):
+			}
 			continue
 		}
 		if IsChannelRefused(err) { // for what the channel is: no retry gets it through

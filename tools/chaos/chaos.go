@@ -1190,7 +1190,7 @@ func printSummary(w io.Writer, o Options, rep *Report) {
 	if disks > 0 {
 		fmt.Fprintf(w, "chaos: %d kills lost their victim's disk; the gateway ran the job again from its retained input %d times, the client submitted it again %d times\n", disks, len(rep.Replays), len(rep.Rebuilds))
 		for _, r := range rep.Replays {
-			fmt.Fprintf(w, "chaos:   run again by the gateway: %s\n", r)
+			fmt.Fprintf(w, "chaos:   rebuilt by the gateway: %s\n", r)
 		}
 	}
 	if rep.Frozen != "" {

@@ -303,7 +303,7 @@ func PrintReport(w io.Writer, job *wololov1.Job) {
 		fmt.Fprintln(w)
 	}
 	for _, line := range job.GetRebuilds() {
-		fmt.Fprintf(w, "  run again by the gateway: %s\n", line)
+		fmt.Fprintf(w, "  rebuilt by the gateway: %s\n", line)
 	}
 }
 
@@ -419,7 +419,7 @@ func printJob(w io.Writer, j *wololov1.Job) {
 		fmt.Fprintf(w, "  not acknowledged: %s\n", backlogLine(b))
 	}
 	for _, line := range j.GetRebuilds() { // a standing job runs for long
-		fmt.Fprintf(w, "  run again by the gateway: %s\n", line)
+		fmt.Fprintf(w, "  rebuilt by the gateway: %s\n", line)
 	}
 }
 
