@@ -142,6 +142,23 @@ func (o *Outbox) Release(job string) error {
 	return nil
 }
 
+// RetainedChannels lists the channels of the jobs the outbox retains,
+// sorted: after a restart they are checked (Sender.Check), since a
+// receiver being sent one again when the process stopped (a Rewind, which
+// memory alone held) would otherwise wait for it for ever.
+func (o *Outbox) RetainedChannels() []ChannelID {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	var out []ChannelID
+	for job := range o.retained {
+		for ch := range o.jobs[job] {
+			out = append(out, ch)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].String() < out[j].String() })
+	return out
+}
+
 // retainsLocked reports whether job's acknowledged batches stay in the
 // store.
 func (o *Outbox) retainsLocked(job string) bool { return o.retained[job] }

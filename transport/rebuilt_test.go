@@ -195,3 +195,50 @@ func TestHelloVouchesForARebuiltSender(t *testing.T) {
 		})
 	}
 }
+
+// TestRestartedSenderChecksItsRetainedChannels: a process restarted with
+// a retained job whose channel was complete runs no link on it; its
+// receiver, behind what the store says it acknowledged (it was being sent
+// the channel again when the process stopped), would wait for ever.
+// Checking the retained channels (Sender.Check) finds it and reports the
+// loss.
+func TestRestartedSenderChecksItsRetainedChannels(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	network := testkit.NewBufNet(t)
+	kept := newReceiver()
+	srv := serveAs(t, network, kept, 1)
+	store := transport.NewMemStore()
+	o := transport.NewOutbox(store)
+	o.Retain("j")
+	s := transport.NewSender("a-0", 1, o, bufConns{network}, nil)
+	go s.Serve(ctx)
+	ch := transport.ChannelID{Job: "j", Stream: "s", Sender: "a-0", Receiver: "b-0"}
+	committed(t, store, s, ch, 1, 5, true)
+	waitEOF(t, kept)
+	s.Wait()
+
+	// The receiver behind; the sender restarted on its store.
+	srv.Stop()
+	serveAs(t, network, newReceiver(), 2)
+	img, err := store.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	o2 := transport.NewOutbox(store)
+	o2.Retain("j")
+	c := transport.NewCommitter(store, o2, transport.NewInbox(), nil)
+	if work := c.Restore(img); len(work) != 0 {
+		t.Fatalf("the restored outbox has work on %v; the channel was complete", work)
+	}
+	s2 := transport.NewSender("a-0", 2, o2, bufConns{network}, nil)
+	lost := watchLost(s2)
+	go s2.Serve(ctx)
+	if got := o2.RetainedChannels(); len(got) != 1 || got[0] != ch {
+		t.Fatalf("retained channels %v, want %v", got, ch)
+	}
+	s2.Check(o2.RetainedChannels())
+	if err := lost.wait(t, 10*time.Second); !errors.Is(err, transport.ErrStateLost) {
+		t.Fatalf("reported %v", err)
+	}
+}

@@ -154,6 +154,18 @@ func (s *Sender) Resume(channels []ChannelID) {
 	}
 }
 
+// Check starts a check link on each channel that has no link running:
+// one Hello, which shows whether the receiver holds what the channel's
+// marks say it acknowledged (the loss is reported if not), then the link
+// ends if there is nothing to send.
+func (s *Sender) Check(channels []ChannelID) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, ch := range channels {
+		s.startLocked(ch, true)
+	}
+}
+
 // startLocked starts a channel's link unless one runs. The link forgets
 // itself when it ends, so that the channel can get another.
 func (s *Sender) startLocked(ch ChannelID, check bool) {

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"google.golang.org/protobuf/proto"
+
 	"github.com/wololo/wololo/deploy"
 	"github.com/wololo/wololo/internal/testkit"
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
@@ -456,4 +458,50 @@ func waitDropped(t *testing.T, c *node.Cluster, id string, instances ...string) 
 		_, held := img.Jobs[id]
 		return !held
 	})
+}
+
+// TestGatewayRestartedWhileAShardIsRebuiltAlone: the gateway stops and
+// starts again while a shard it rebuilds alone catches up, losing what it
+// held in memory of the rebuild (the shard's rewound channels, its
+// vouching for the shard). Its links find the shard behind what its store
+// says was acknowledged and report it again: the shard is rebuilt alone
+// again from where it is, or (when the shard finds itself behind what the
+// gateway applied first) the job runs again whole. Either way the client
+// submits nothing again and the four answers are byte-equal to the
+// reference.
+func TestGatewayRestartedWhileAShardIsRebuiltAlone(t *testing.T) {
+	d := testDatasets(t)[2]
+	data := t.TempDir()
+	c := startCluster(t, deploy.Default(), node.ClusterOptions{OutboxLimit: 4, DataDir: data})
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	out := t.TempDir()
+	a := submitAttached(ctx, t, c, d, out, "restarted")
+	waitAcked(t, c, "shard-1", a.submitted)
+	jobs := c.Nodes["gateway-0"].Gateway.ClusterJobs()
+	if len(jobs) != 1 {
+		t.Fatalf("the gateway holds %d jobs, want the one submitted", len(jobs))
+	}
+	id := jobs[0].JobId
+	c.SetStore("shard-1", transport.NewMemStore())
+	if err := c.Restart("shard-1"); err != nil {
+		t.Fatal(err)
+	}
+	waitStores(t, c, "the gateway to record shard-1's rebuild", time.Minute, []string{"gateway-0"}, func(img *transport.Image) bool {
+		rec := &wololov1.JobRecord{}
+		ji := img.Jobs[id]
+		return ji != nil && proto.Unmarshal(ji.Records["job/meta"], rec) == nil && len(rec.Rebuilds) > 0
+	})
+	if err := c.Restart("gateway-0"); err != nil {
+		t.Fatal(err)
+	}
+	sum := a.wait(ctx, t, c, "the gateway restarted during shard-1's rebuild")
+	compareOutputs(t, d, out)
+	if len(sum.Rebuilds) != 0 {
+		t.Errorf("the client submitted the job again (%q); the gateway should have rebuilt it", sum.Rebuilds)
+	}
+	if rb := sum.Job.GetRebuilds(); len(rb) < 1 || !strings.Contains(rb[0], "shard-1 alone was rebuilt") {
+		t.Errorf("the job's report says %q; want shard-1's rebuild alone first", rb)
+	}
+	t.Logf("the job's report: %q", sum.Job.GetRebuilds())
 }

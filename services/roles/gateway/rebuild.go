@@ -108,9 +108,16 @@ import (
 //     (Outbox.CanRewind: a job begun under a gateway that did not keep
 //     them cannot).
 //
-// Anything else (a report by the shard itself of its own loss, a gateway
-// restarted in the middle, the gateway's own store lost) runs the whole
-// job again, as above.
+// Anything else (a report by the shard itself of its own loss, the
+// gateway's own store lost) runs the whole job again, as above. A gateway
+// restarted while a shard catches up has lost the rewind and the vouching
+// (memory held them): it checks every channel of the jobs whose batches
+// it keeps as it starts (transport.Sender.Check, from the node), finds the
+// shard behind what its store says was acknowledged and rebuilds it alone
+// again from where it is; unless the shard, no longer vouched for, finds
+// itself behind what the gateway applied of it first and reports its own
+// loss, and then the whole job runs again
+// (TestGatewayRestartedWhileAShardIsRebuiltAlone).
 //
 // The steps (rebuildAlone), under one lock: the gateway's Server vouches
 // for the shard (transport.Server.SenderRebuilt: its Hellos on the job's

@@ -583,6 +583,12 @@ func (n *Node) Serve(ctx context.Context) error {
 				n.announced.Store(true)
 			}
 			n.sender.Resume(n.resume)
+			if n.Gateway != nil {
+				// A shard the gateway was sending its channels again
+				// (a rebuild alone, which memory alone held) is found
+				// behind and rebuilt again, not waited for.
+				n.sender.Check(n.committer.Outbox().RetainedChannels())
+			}
 		})
 		n.recovering.Store(false)
 		n.server.Recovered()
