@@ -116,17 +116,6 @@ func (g *Gateway) rebuildAlone(j *job, f *transport.JobFailure) bool {
 	if g.links == nil || f.Lost == "" || f.Reporter != g.self.Name() || len(j.plan) == 0 || j.standing != nil || j.addedTo != "" {
 		return false
 	}
-	p, err := physical.Decode(j.plan)
-	if err != nil {
-		return false
-	}
-	verdict, ok := shardAlone(p, f.Lost, g.cfg.Committer.Inbox().Marks(j.id))
-	if !ok {
-		if verdict != "" {
-			j.log.Info("the lost shard cannot be rebuilt alone; the whole job runs again", "lost", f.Lost, "why", verdict)
-		}
-		return false
-	}
 	g.alone.mu.Lock()
 	defer g.alone.mu.Unlock()
 	key := aloneKey{j.id, f.Lost}
@@ -141,6 +130,17 @@ func (g *Gateway) rebuildAlone(j *job, f *transport.JobFailure) bool {
 			return false
 		}
 		return true
+	}
+	p, err := physical.Decode(j.plan)
+	if err != nil {
+		return false
+	}
+	verdict, ok := shardAlone(p, f.Lost, g.cfg.Committer.Inbox().Marks(j.id))
+	if !ok {
+		if verdict != "" {
+			j.log.Info("the lost shard cannot be rebuilt alone; the whole job runs again", "lost", f.Lost, "why", verdict)
+		}
+		return false
 	}
 	if n, running := j.rebuildCount(); !running || n >= g.cfg.MaxRebuilds {
 		return false // over, or lost too often: runAgain says so
