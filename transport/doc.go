@@ -78,11 +78,12 @@
 //     the receiver's Hello says, and the batches committed while the
 //     receiver catches up are read back too (they take no room: what
 //     feeds the channel does not wait); a link that reported the loss
-//     goes on if its channel was rewound while the report was taken. The other way
-//     round, a receiver may vouch for a sender rebuilt from nothing that
-//     numbers the same batches again from 1 (Server.SenderRebuilt, which
-//     sets Hello.sender_rebuilt): the sender takes a watermark above what
-//     it numbered as acknowledged instead of finding its own state lost.
+//     goes on if its channel was rewound while the report was taken. The
+//     other way round, a receiver may vouch for a sender rebuilt from
+//     nothing that numbers the same batches again from 1 (its Server
+//     asks VouchFor's function, and sets Hello.sender_rebuilt): the sender
+//     takes a watermark above what it numbered as acknowledged instead of
+//     finding its own state lost.
 //     Both are mechanisms; when they are exact is the caller's to decide
 //     (services/roles/gateway/rebuild.go, "A lost shard alone").
 //   - A job a client has finished with is dropped everywhere (DropJob): the

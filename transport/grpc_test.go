@@ -128,7 +128,13 @@ func (c bufConns) Resolve(string) (string, error) { return receiverAddr, nil }
 // b-0 on n, until ctx ends.
 func startSender(t *testing.T, ctx context.Context, n *testkit.BufNet, incarnation uint64) (*transport.Outbox, *transport.Sender) {
 	t.Helper()
-	o := transport.NewOutbox(transport.NewMemStore())
+	return startSenderOn(t, ctx, n, transport.NewMemStore(), incarnation)
+}
+
+// startSenderOn is startSender with its outbox on store.
+func startSenderOn(t *testing.T, ctx context.Context, n *testkit.BufNet, store transport.Store, incarnation uint64) (*transport.Outbox, *transport.Sender) {
+	t.Helper()
+	o := transport.NewOutbox(store)
 	s := transport.NewSender("a-0", incarnation, o, bufConns{n}, nil)
 	go s.Serve(ctx)
 	return o, s

@@ -3,6 +3,7 @@ package transport_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -59,10 +60,8 @@ func TestRebuiltReceiverIsSentItsChannelAgain(t *testing.T) {
 	network := testkit.NewBufNet(t)
 	srv := serveAs(t, network, newReceiver(), 1)
 	store := transport.NewMemStore()
-	o := transport.NewOutbox(store)
+	o, s := startSenderOn(t, ctx, network, store, 1)
 	o.Retain("j")
-	s := transport.NewSender("a-0", 1, o, bufConns{network}, nil)
-	go s.Serve(ctx)
 	ch := transport.ChannelID{Job: "j", Stream: "s", Sender: "a-0", Receiver: "b-0"}
 	rewound := make(chan error, 4)
 	s.OnFailed(func(_ context.Context, failed transport.ChannelID, err error) {
@@ -127,12 +126,12 @@ func TestRebuiltReceiverIsSentItsChannelAgain(t *testing.T) {
 }
 
 // serveVouching serves h as receiver b-0 like serveAs, its Server
-// vouching for a rebuilt a-0 on job j (SenderRebuilt).
+// vouching for a rebuilt a-0 on job j (VouchFor).
 func serveVouching(t *testing.T, n *testkit.BufNet, h transport.Handler, incarnation uint64) {
 	t.Helper()
 	s := grpc.NewServer(grpc.WaitForHandlers(true))
 	srv := transport.NewServer("b-0", incarnation, h, nil)
-	srv.SenderRebuilt("j", "a-0")
+	srv.VouchFor(func(ch transport.ChannelID) bool { return ch.Job == "j" && ch.Sender == "a-0" })
 	wololov1.RegisterStageServiceServer(s, srv)
 	go s.Serve(n.Listen(receiverAddr))
 	t.Cleanup(s.Stop)
@@ -141,7 +140,7 @@ func serveVouching(t *testing.T, n *testkit.BufNet, h transport.Handler, incarna
 // TestHelloVouchesForARebuiltSender: a sender rebuilt from nothing
 // numbers its batches from 1 again, the same ones its lost store had
 // sent. Its receiver, which applied up to 7 and vouches for it
-// (Server.SenderRebuilt), takes 8 and 9 and nothing twice, where
+// (Server.VouchFor), takes 8 and 9 and nothing twice, where
 // without the vouching the sender reports its own state lost
 // (TestSenderThatLostItsStateIsReported); and once the receiver holds the
 // channel's EOF the rebuilt sender's link ends as soon as it numbers it.
@@ -164,10 +163,8 @@ func TestHelloVouchesForARebuiltSender(t *testing.T) {
 			network := testkit.NewBufNet(t)
 			serveVouching(t, network, r, 1)
 			store := transport.NewMemStore()
-			o := transport.NewOutbox(store)
-			s := transport.NewSender("a-0", 2, o, bufConns{network}, nil)
+			o, s := startSenderOn(t, ctx, network, store, 2)
 			lost := watchLost(s)
-			go s.Serve(ctx)
 			// The receiver's Hello comes while the sender has numbered
 			// only its first batches, below the receiver's watermark.
 			committed(t, store, s, ch, 1, 2, false)
@@ -209,10 +206,8 @@ func TestRestartedSenderChecksItsRetainedChannels(t *testing.T) {
 	kept := newReceiver()
 	srv := serveAs(t, network, kept, 1)
 	store := transport.NewMemStore()
-	o := transport.NewOutbox(store)
+	o, s := startSenderOn(t, ctx, network, store, 1)
 	o.Retain("j")
-	s := transport.NewSender("a-0", 1, o, bufConns{network}, nil)
-	go s.Serve(ctx)
 	ch := transport.ChannelID{Job: "j", Stream: "s", Sender: "a-0", Receiver: "b-0"}
 	committed(t, store, s, ch, 1, 5, true)
 	waitEOF(t, kept)
@@ -225,20 +220,17 @@ func TestRestartedSenderChecksItsRetainedChannels(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	o2 := transport.NewOutbox(store)
+	o2, s2 := startSenderOn(t, ctx, network, store, 2)
 	o2.Retain("j")
-	c := transport.NewCommitter(store, o2, transport.NewInbox(), nil)
-	if work := c.Restore(img); len(work) != 0 {
+	lost := watchLost(s2)
+	if work := transport.NewCommitter(store, o2, transport.NewInbox(), nil).Restore(img); len(work) != 0 {
 		t.Fatalf("the restored outbox has work on %v; the channel was complete", work)
 	}
-	s2 := transport.NewSender("a-0", 2, o2, bufConns{network}, nil)
-	lost := watchLost(s2)
-	go s2.Serve(ctx)
 	if got := o2.RetainedChannels(); len(got) != 1 || got[0] != ch {
 		t.Fatalf("retained channels %v, want %v", got, ch)
 	}
 	s2.Check(o2.RetainedChannels())
-	if err := lost.wait(t, 10*time.Second); !errors.Is(err, transport.ErrStateLost) {
+	if err := lost.wait(t, 10*time.Second); !errors.Is(err, transport.ErrStateLost) || !strings.Contains(err.Error(), "b-0 is at batch 0") || !strings.Contains(err.Error(), "acknowledged batch 5") {
 		t.Fatalf("reported %v", err)
 	}
 }

@@ -292,20 +292,16 @@ func (s *Sender) run(ctx context.Context, ch ChannelID, l *link) {
 		case errors.Is(err, errChecked):
 			log.Debug("channel checked")
 			return
-		case errors.Is(err, ErrStateLost):
+		case errors.Is(err, ErrStateLost) || IsUnknownJob(err):
+			if IsUnknownJob(err) {
+				// This sender holds the job, so the gateway introduced it
+				// everywhere before the first batch: the receiver lost it.
+				err = lost(ch.Receiver, fmt.Errorf("%w: %w; this sender holds the job, so %s lost this job's state (its store wiped or replaced?) and the job cannot complete", ErrStateLost, refusal(ch, err), ch.Receiver))
+			}
 			log.Error("channel state lost; the job cannot complete unless the process rebuilds what was lost", "error", err)
 			if s.lostAndReported(ctx, ch, err) {
 				return
 			}
-		case IsUnknownJob(err):
-			log.Error("receiver does not know the job; the job cannot complete unless the process rebuilds what was lost", "error", err)
-			// This sender holds the job, so the gateway introduced it
-			// everywhere before the first batch: the receiver lost it.
-			if s.lostAndReported(ctx, ch, lost(ch.Receiver, fmt.Errorf("%w: %w; this sender holds the job, so %s lost this job's state (its store wiped or replaced?) and the job cannot complete", ErrStateLost, refusal(ch, err), ch.Receiver))) {
-				return
-			}
-		}
-		if errors.Is(err, ErrStateLost) || IsUnknownJob(err) {
 			// The process rebuilt the receiver while the report was taken:
 			// the link goes on, from where the receiver's Hello says, after
 			// the backoff (a loss found again at once, a batch missing from

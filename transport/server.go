@@ -58,6 +58,9 @@ type Server struct {
 	// warns rate-limits the warnings a peer repeats on every call (a
 	// fenced incarnation's opens), per peer, on the clock now.
 	warns *ratelog.Limiter
+	// vouch says which channels' Hellos vouch for a rebuilt sender
+	// (VouchFor); nil: none.
+	vouch func(ChannelID) bool
 
 	mu           sync.Mutex
 	incarnations map[string]uint64 // newest incarnation seen per sender instance
@@ -68,47 +71,20 @@ type Server struct {
 	// instances (names that passed checkPeer: neighbours, in a process).
 	fenced map[string]*Fenced
 	ahead  map[string]bool
-	// rebuilt holds the (job, sender) pairs whose Hellos vouch for a
-	// rebuilt sender (SenderRebuilt).
-	rebuilt map[rebuiltSender]bool
 }
 
-// rebuiltSender is a sender of a job that was rebuilt from nothing.
-type rebuiltSender struct{ job, sender string }
+// VouchFor sets which channels this server's Hellos vouch for a sender
+// rebuilt from nothing, that numbers the same batches again from 1
+// (Hello.sender_rebuilt): the sender takes its batches up to the
+// watermark as acknowledged, though it has not numbered them yet. The
+// process that decides a rebuild answers it (the gateway, rebuilding a
+// lost shard alone), and says so before the sender is given the job
+// again. f is called on every Open and must not block. Set it before
+// serving.
+func (s *Server) VouchFor(f func(ChannelID) bool) { s.vouch = f }
 
-// SenderRebuilt makes this server's Hellos to sender on job's channels
-// vouch that the sender was rebuilt from nothing and sends the same
-// batches again from 1 (Hello.sender_rebuilt): its batches up to the
-// watermark count as acknowledged, though it has not numbered them yet.
-// The process that decided the rebuild says so (the gateway, rebuilding
-// a lost shard alone), before the sender is given the job again; it
-// holds until ForgetRebuilt.
-func (s *Server) SenderRebuilt(job, sender string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.rebuilt == nil {
-		s.rebuilt = map[rebuiltSender]bool{}
-	}
-	s.rebuilt[rebuiltSender{job, sender}] = true
-}
-
-// ForgetRebuilt forgets the rebuilt senders of a job (it is over).
-func (s *Server) ForgetRebuilt(job string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for k := range s.rebuilt {
-		if k.job == job {
-			delete(s.rebuilt, k)
-		}
-	}
-}
-
-// senderRebuilt reports whether Hellos on ch vouch for its sender.
-func (s *Server) senderRebuilt(ch ChannelID) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.rebuilt[rebuiltSender{ch.Job, ch.Sender}]
-}
+// vouches reports whether Hellos on ch vouch for its sender.
+func (s *Server) vouches(ch ChannelID) bool { return s.vouch != nil && s.vouch(ch) }
 
 // maxTracked bounds the instances a Server remembers as fenced or as
 // having claimed ahead of its clock: far more than a topology's
@@ -465,7 +441,7 @@ func (s *Server) Exchange(stream wololov1.StageService_ExchangeServer) error {
 		}
 		return stream.Send(r)
 	}
-	if err := send(&wololov1.ExchangeResponse{Frame: &wololov1.ExchangeResponse_Hello{Hello: &wololov1.Hello{Watermark: wm, Incarnation: s.incarnation, SenderRebuilt: s.senderRebuilt(ch)}}}); err != nil {
+	if err := send(&wololov1.ExchangeResponse{Frame: &wololov1.ExchangeResponse_Hello{Hello: &wololov1.Hello{Watermark: wm, Incarnation: s.incarnation, SenderRebuilt: s.vouches(ch)}}}); err != nil {
 		return err
 	}
 

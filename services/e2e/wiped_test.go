@@ -399,7 +399,7 @@ type attachedResult struct {
 
 func submitAttached(ctx context.Context, t *testing.T, c *node.Cluster, d *dataset, out, job string) *attached {
 	t.Helper()
-	return submitAttachedKept(ctx, t, c, d, out, job, nil)
+	return submitAttachedWith(ctx, t, c, d, out, client.SubmitOptions{JobID: job})
 }
 
 // submitAttachedKept is submitAttached of a job of the given SQL
@@ -408,11 +408,18 @@ func submitAttached(ctx context.Context, t *testing.T, c *node.Cluster, d *datas
 // delete.
 func submitAttachedKept(ctx context.Context, t *testing.T, c *node.Cluster, d *dataset, out, job string, qs []sqljob.Query) *attached {
 	t.Helper()
+	return submitAttachedWith(ctx, t, c, d, out, client.SubmitOptions{JobID: job, Queries: qs, Keep: true})
+}
+
+// submitAttachedWith is submitAttached with opts's job, queries and
+// --keep.
+func submitAttachedWith(ctx context.Context, t *testing.T, c *node.Cluster, d *dataset, out string, opts client.SubmitOptions) *attached {
+	t.Helper()
 	a := &attached{done: make(chan attachedResult, 1), submitted: make(chan error, 1)}
-	tlsConfig := clientTLS(t, c)
+	opts.Server, opts.TLS, opts.Matches, opts.Players = c.GatewayAddr(), clientTLS(t, c), d.matches, d.players
+	opts.Out, opts.Rebuilds, opts.Notices = out, 2, &a.notices
 	go func() {
-		sum, err := client.Submit(ctx, client.SubmitOptions{Server: c.GatewayAddr(), TLS: tlsConfig, Matches: d.matches, Players: d.players,
-			Out: out, JobID: job, Rebuilds: 2, Notices: &a.notices, Queries: qs, Keep: qs != nil || strings.HasPrefix(job, "kept")})
+		sum, err := client.Submit(ctx, opts)
 		a.done <- attachedResult{sum, err}
 		a.submitted <- err
 	}()

@@ -2,7 +2,6 @@ package gateway
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -14,28 +13,55 @@ import (
 	"github.com/wololo/wololo/transport"
 )
 
-// Links is what the gateway needs of its process's transport to rebuild
-// a lost shard alone (rebuildAlone): the Sender that sends its channels
-// again, and the Server whose Hellos vouch for the rebuilt shard.
-type Links struct {
-	Sender *transport.Sender
-	Server *transport.Server
-}
+// SetSender gives the gateway its process's Sender, which sends a lost
+// shard's channels again when the gateway rebuilds it alone. Without it
+// (and without retained input) every loss runs the whole job again. Call
+// it before serving.
+func (g *Gateway) SetSender(s *transport.Sender) { g.sender = s }
 
-// SetLinks gives the gateway its process's transport, for rebuilding a
-// lost shard alone. Without it (and without retained input) every loss
-// runs the whole job again. Call it before serving.
-func (g *Gateway) SetLinks(l Links) { g.links = &l }
+// Vouches reports whether the gateway's Hellos on ch vouch for its sender
+// (transport.Server.VouchFor): a shard the gateway rebuilt alone, which
+// numbers its batches from 1 again.
+func (g *Gateway) Vouches(ch transport.ChannelID) bool {
+	g.alone.mu.Lock()
+	defer g.alone.mu.Unlock()
+	_, ok := g.alone.rebuilt[aloneKey{ch.Job, ch.Sender}]
+	return ok
+}
 
 // alone is what the gateway remembers of the shards it rebuilt alone:
 // per job and lost instance, the incarnation of the instance that was
-// rebuilt, so that the other channels' reports of the same loss (every
-// channel to the instance finds it, each on its own link) rebuild
-// nothing again. A loss of the rebuilt instance comes with a newer
-// incarnation (its restart).
+// rebuilt. The gateway's Hellos vouch for those (Vouches), and the other
+// channels' reports of the same loss (every channel to the instance finds
+// it, each on its own link) rebuild nothing again; a loss of the rebuilt
+// instance comes with a newer incarnation (its restart).
 type alone struct {
-	mu      sync.Mutex // one rebuild at a time: they are rare
-	rebuilt map[aloneKey]uint64
+	rebuilding sync.Mutex // one rebuild at a time: they are rare
+	mu         sync.Mutex // guards rebuilt, which every Hello reads
+	rebuilt    map[aloneKey]uint64
+}
+
+// at is the incarnation rebuilt of a job's instance, and whether there
+// is one.
+func (a *alone) at(k aloneKey) (uint64, bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	inc, ok := a.rebuilt[k]
+	return inc, ok
+}
+
+// set records (inc > 0) or forgets (inc 0) a job's instance rebuilt.
+func (a *alone) set(k aloneKey, inc uint64) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if inc == 0 {
+		delete(a.rebuilt, k)
+		return
+	}
+	if a.rebuilt == nil {
+		a.rebuilt = map[aloneKey]uint64{}
+	}
+	a.rebuilt[k] = inc
 }
 
 type aloneKey struct{ job, instance string }
@@ -44,10 +70,9 @@ type aloneKey struct{ job, instance string }
 // (Outbox.Retain), if a lost shard of it could be rebuilt alone from
 // them: the gateway retains input (its disk is there), and j is a batch
 // job, not a standing one (its epochs have their own rebuild, and it may
-// run for ever) nor a query added to one. A job over already (found so
-// by a restarted gateway) lets go of what it kept instead. js.add calls
-// it, as the job is created and as it is recovered, before any of its
-// batches can be acknowledged.
+// run for ever) nor a query added to one, nor over already (a restarted
+// gateway's: dropKept). js.add calls it, as the job is created and as it
+// is recovered, before any of its batches can be acknowledged.
 func (js *jobs) keepBatches(j *job) {
 	if js.inputs == nil || j.standing != nil || j.addedTo != "" || j.over() {
 		return
@@ -61,26 +86,17 @@ func (j *job) over() bool {
 }
 
 // dropKept trims the batches a job that a restarted gateway finds over
-// had kept (ji: what the store holds of it): a gateway stopped between
-// the job's end and its letting go of them (dropInput) would otherwise
-// keep them until the job is dropped.
+// may have kept (ji: what the store holds of it): a gateway stopped
+// between the job's end and its letting go of them (dropInput) would
+// otherwise keep them until the job is dropped. A trim of what is gone
+// already is a small record, written without a sync.
 func (js *jobs) dropKept(ji *transport.JobImage) {
 	for ch, acked := range ji.Acked {
-		kept := false
-		_ = js.store.ReadOutbox(ch, 1, func(e transport.Entry) error {
-			kept = e.Seq <= acked
-			return errFound
-		})
-		if kept {
-			if err := js.store.Trim(ch, acked); err != nil {
-				js.log.Error("could not let go of the batches a job sent", "job", ch.Job, "channel", ch.String(), "error", err)
-			}
+		if err := js.store.Trim(ch, acked); err != nil {
+			js.log.Error("could not let go of the batches a job sent", "job", ch.Job, "channel", ch.String(), "error", err)
 		}
 	}
 }
-
-// errFound ends a store's reading once it found what it looked for.
-var errFound = errors.New("found")
 
 // letGo lets go of what the gateway kept of a job that is over to
 // rebuild a lost shard alone: the batches it sent (Outbox.Release), and
@@ -90,9 +106,6 @@ func (g *Gateway) letGo(id string) {
 		g.cfg.Log.Error("could not let go of the batches a job sent", "job", id, "error", err)
 	}
 	g.alone.forget(id)
-	if g.links != nil {
-		g.links.Server.ForgetRebuilt(id)
-	}
 }
 
 // forget drops what is remembered of a job (it is over).
@@ -113,19 +126,19 @@ func (a *alone) forget(job string) {
 // why the answers stay exact and when it cannot (then the whole job runs
 // again, runAgain).
 func (g *Gateway) rebuildAlone(j *job, f *transport.JobFailure) bool {
-	if g.links == nil || f.Lost == "" || f.Reporter != g.self.Name() || len(j.plan) == 0 || j.standing != nil || j.addedTo != "" {
+	if g.sender == nil || f.Lost == "" || f.Reporter != g.self.Name() || len(j.plan) == 0 || j.standing != nil || j.addedTo != "" {
 		return false
 	}
-	g.alone.mu.Lock()
-	defer g.alone.mu.Unlock()
+	g.alone.rebuilding.Lock()
+	defer g.alone.rebuilding.Unlock()
 	key := aloneKey{j.id, f.Lost}
-	inc := g.links.Sender.Incarnation(f.Lost)
-	if done, seen := g.alone.rebuilt[key]; seen && done == inc {
+	inc := g.sender.Incarnation(f.Lost)
+	if done, seen := g.alone.at(key); seen && done == inc {
 		// Another channel's report of the loss rebuilt it already. Its
 		// own channel was rewound with the others, unless the report
 		// raced the rewind: sending it again from where the shard's
 		// Hello says is harmless either way.
-		if _, err := g.links.Sender.Rewind(j.id, f.Lost); err != nil {
+		if _, err := g.sender.Rewind(j.id, f.Lost); err != nil {
 			j.log.Error("could not send a channel to the rebuilt shard again", "lost", f.Lost, "error", err)
 			return false
 		}
@@ -150,24 +163,24 @@ func (g *Gateway) rebuildAlone(j *job, f *transport.JobFailure) bool {
 		return false
 	}
 	at := time.Now()
-	// The shard's Hellos are vouched for before it holds the job again:
-	// it numbers its batches from 1, which the gateway may have applied.
-	g.links.Server.SenderRebuilt(j.id, f.Lost)
+	// The shard's Hellos are vouched for (Vouches) before it holds the
+	// job again: it numbers its batches from 1, which the gateway may
+	// have applied.
+	prev, _ := g.alone.at(key)
+	g.alone.set(key, inc)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	if err := g.introducer(ctx, j.id, j.plan); err != nil {
+		g.alone.set(key, prev)
 		j.log.Error("could not introduce the job again to the shard that lost it; the whole job runs again", "lost", f.Lost, "error", err)
 		return false
 	}
-	channels, err := g.links.Sender.Rewind(j.id, f.Lost)
+	channels, err := g.sender.Rewind(j.id, f.Lost)
 	if err != nil {
+		g.alone.set(key, prev)
 		j.log.Error("could not send the shard's channels again; the whole job runs again", "lost", f.Lost, "error", err)
 		return false
 	}
-	if g.alone.rebuilt == nil {
-		g.alone.rebuilt = map[aloneKey]uint64{}
-	}
-	g.alone.rebuilt[key] = inc
 	line := fmt.Sprintf("state lost at %s UTC, found by %s: %s; %s alone was rebuilt from the batches the gateway kept", at.UTC().Format("15:04:05"), f.Reporter, strings.TrimSuffix(f.Reason, " and the job cannot complete"), f.Lost)
 	if err := g.jobs.noteRebuild(j, line); err != nil {
 		j.log.Error("could not record the shard's rebuild", "error", err)

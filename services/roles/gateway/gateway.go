@@ -315,10 +315,10 @@ type Gateway struct {
 	// reporters are the instances that run every job (the topology's),
 	// the only ones whose reports fail a job (FailJob).
 	reporters map[string]bool
-	// links is the process's transport, for rebuilding a lost shard
-	// alone (SetLinks, alone.go), and alone what those rebuilds were.
-	links *Links
-	alone alone
+	// sender is the process's, for rebuilding a lost shard alone
+	// (SetSender, alone.go), and alone what those rebuilds were.
+	sender *transport.Sender
+	alone  alone
 
 	mu            sync.Mutex
 	pending       []pendingDrop // jobs to drop everywhere, for Serve

@@ -119,9 +119,10 @@ import (
 // loss, and then the whole job runs again
 // (TestGatewayRestartedWhileAShardIsRebuiltAlone).
 //
-// The steps (rebuildAlone), under one lock: the gateway's Server vouches
-// for the shard (transport.Server.SenderRebuilt: its Hellos on the job's
-// channels from the shard say Hello.sender_rebuilt), the job is
+// The steps (rebuildAlone), one rebuild at a time: the gateway vouches
+// for the shard (Vouches, which its transport.Server asks through
+// VouchFor: its Hellos on the job's channels from the shard say
+// Hello.sender_rebuilt), the job is
 // introduced again (the other processes have it already and take that as
 // done), the shard's channels are rewound and their links started again
 // (Sender.Rewind), and a line is added to the job's rebuilds, durably
@@ -235,20 +236,31 @@ func (js *jobs) dropInput(id string) {
 	}
 }
 
-// updateRecord changes the job's description (JobRecord) in the store,
-// durably; name is the job's, for the error. The description is read
-// back from the store: a job keeps no header names in memory (see the
-// package doc), and a change is rare.
-func (js *jobs) updateRecord(id, name string, change func(*wololov1.JobRecord)) error {
+// readRecord reads a job's description (JobRecord) back from the store,
+// with the rest of what the store holds of it; name is the job's, for the
+// error. A job keeps no header names in memory (see the package doc),
+// and what reads its description back (a rebuild, a change of it) is
+// rare.
+func (js *jobs) readRecord(id, name string) (*wololov1.JobRecord, *transport.JobImage, error) {
 	img, err := js.store.Load()
 	if err != nil {
-		return errorf(ErrStore, "read job %q back: %v", name, err)
+		return nil, nil, errorf(ErrStore, "read job %q back: %v", name, err)
 	}
 	ji := img.Jobs[id]
 	if ji == nil || ji.Records[recordMeta] == nil {
-		return errorf(ErrStore, "job %q: no description in the store", name)
+		return nil, nil, errorf(ErrStore, "job %q: no description in the store", name)
 	}
 	rec, err := decodeJobRecord(ji.Records[recordMeta])
+	if err != nil {
+		return nil, nil, err
+	}
+	return rec, ji, nil
+}
+
+// updateRecord changes the job's description (JobRecord) in the store,
+// durably; name is the job's, for the error.
+func (js *jobs) updateRecord(id, name string, change func(*wololov1.JobRecord)) error {
+	rec, _, err := js.readRecord(id, name)
 	if err != nil {
 		return err
 	}
@@ -268,17 +280,7 @@ func (js *jobs) updateRecord(id, name string, change func(*wololov1.JobRecord)) 
 // run is known; the job's name then names it, and old's watchers follow
 // it. The caller drops old.
 func (js *jobs) replace(old *job, line string) (*job, error) {
-	// The description is read back from the store: a job keeps no header
-	// names in memory (see the package doc), and a rebuild is rare.
-	img, err := js.store.Load()
-	if err != nil {
-		return nil, errorf(ErrStore, "read job %q back for its rebuild: %v", old.name, err)
-	}
-	ji := img.Jobs[old.id]
-	if ji == nil || ji.Records[recordMeta] == nil {
-		return nil, errorf(ErrStore, "job %q: no description in the store to rebuild it from", old.name)
-	}
-	rec, err := decodeJobRecord(ji.Records[recordMeta])
+	rec, ji, err := js.readRecord(old.id, old.name)
 	if err != nil {
 		return nil, err
 	}

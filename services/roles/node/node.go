@@ -409,7 +409,8 @@ func New(cfg Config) (*Node, error) {
 	n.sender.OnFailed(n.reportChannelFailed)
 	n.sender.RetrySoon(rpc.IsRecovering)
 	if n.Gateway != nil {
-		n.Gateway.SetLinks(gateway.Links{Sender: n.sender, Server: stageServer})
+		n.Gateway.SetSender(n.sender)
+		stageServer.VouchFor(n.Gateway.Vouches)
 		stageServer.OnFailJob(n.Gateway.FailJob)
 		stageServer.OnHeldJobs(n.Gateway.HeldJobs)
 	}
