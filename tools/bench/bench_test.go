@@ -3,6 +3,7 @@ package bench
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -56,6 +57,11 @@ func TestBenchSmoke(t *testing.T) {
 		t.Fatal(err)
 	}
 	report := string(b)
+	analyst, err := filepath.Glob("../../queries/analyst/*.sql")
+	if err != nil || len(analyst) < 20 {
+		t.Fatalf("the analyst queries: %d, %v", len(analyst), err)
+	}
+	oneJob := fmt.Sprintf("one job of %d queries", len(analyst))
 	for _, s := range []string{
 		"## Targets", "## Machine", "## Dataset", "## Summary", "## Local mode, per process", "## Slowest stage",
 		"## Micro-benchmarks", "## Reproduce", "BenchmarkX-2",
@@ -80,8 +86,8 @@ func TestBenchSmoke(t *testing.T) {
 		"| 2 | DuckDB: the analyst queries on a user's load (read_csv, try_cast; one process, the files loaded once) |",
 		"| 2 | Demo: the analyst queries (one process per job, in memory) |",
 		"| 2 | Local: the analyst queries (a cluster per job: separate processes, segment logs, fsync, mutual TLS) |",
-		"in-memory demo (`demo-analyst`, one job of 26 queries) <= 1x DuckDB's wall time for the same texts (`duckdb-analyst`: one process, medians) | ",
-		"in durable local mode (`local-analyst`, one job of 26 queries) <= 1.5x DuckDB's wall time for the same texts (`duckdb-analyst`: one process, medians) | ",
+		"in-memory demo (`demo-analyst`, " + oneJob + ") <= 1x DuckDB's wall time for the same texts (`duckdb-analyst`: one process, medians) | ",
+		"in durable local mode (`local-analyst`, " + oneJob + ") <= 1.5x DuckDB's wall time for the same texts (`duckdb-analyst`: one process, medians) | ",
 		"`demo-analyst`'s files against `duckdb-analyst`'s of the same round: ",
 		"## The cost of more data", "| 2x (", "| durable local |",
 		"| The four default queries added to that open job (`client query --job ID --query`, before its close) answer within 1.5x the time of their batch job over the same rows (`local`, median wall times) | ",

@@ -11,8 +11,8 @@ const analystDir = "../../queries/analyst"
 // TestSQLAnalystQueriesAgainstDuckDB runs every query of queries/analyst
 // (issue 41's "at least 20 more" queries an analyst writes: outer joins,
 // joins of three tables and on two keys, USING, set operations, FILTER,
-// aggregates of DISTINCT, OFFSET, CTEs, subqueries in FROM, the string
-// and number functions) with Wololo's engine and with DuckDB over the
+// aggregates of DISTINCT, OFFSET, CTEs, subqueries in FROM, EXISTS and
+// scalar subqueries, window functions, the string and number functions) with Wololo's engine and with DuckDB over the
 // generated dataset, the same text for both, as
 // TestSQLExamplesAgainstDuckDB runs the examples: the same rows, and some.
 func TestSQLAnalystQueriesAgainstDuckDB(t *testing.T) {
