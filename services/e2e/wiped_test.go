@@ -159,12 +159,15 @@ func TestLostStoresRebuildTheJob(t *testing.T) {
 // failure and submits nothing again, the job's report and the client's
 // notices say what happened, the four answers are byte-equal to the
 // reference, and nothing of the job, its retained input or the batches
-// the gateway kept stays behind. A job whose plan has a shuffle between
+// the gateway kept stays behind. So too with a row the gateway computed
+// and broadcast to the shards (a subquery's, of the matches it parsed),
+// which shard-1 had applied: it is sent again from the outbox with the
+// input. A job whose plan has a shuffle between
 // the shards (a peer applied what the lost shard sent it) cannot be
 // rebuilt alone: it runs again whole from the retained input, under a new
 // id, its answers exact too.
 func TestLostShardIsRebuiltFromTheRetainedInput(t *testing.T) {
-	for _, when := range []string{"after the upload", "after shard-1 acknowledged it all", "during the upload", "with a shuffle between the shards"} {
+	for _, when := range []string{"after the upload", "after shard-1 acknowledged it all", "during the upload", "with a shuffle between the shards", "with a row the gateway computed"} {
 		t.Run(strings.ReplaceAll(when, " ", "-"), func(t *testing.T) {
 			d := testDatasets(t)[2]
 			proxies := map[string]*transporttest.Proxy{}
@@ -182,14 +185,22 @@ func TestLostShardIsRebuiltFromTheRetainedInput(t *testing.T) {
 			}
 			data := t.TempDir()
 			opts := node.ClusterOptions{Route: route, OutboxLimit: 4, DataDir: data}
-			after := when == "after the upload" || when == "after shard-1 acknowledged it all"
+			computed := when == "with a row the gateway computed"
+			acknowledged := when == "after shard-1 acknowledged it all" || computed
+			after := when == "after the upload" || acknowledged
 			whole := when == "with a shuffle between the shards"
 			if after {
 				opts.OutboxLimit = 1 << 20 // the shards' results wait in outboxes that hold them all
 			}
 			var qs []sqljob.Query
-			if whole {
+			switch {
+			case whole:
 				qs = append(sqlQueries()[:4:4], userQueries[1]) // "twice": a shuffle from shard to shard
+			case computed:
+				// A subquery's row, computed by the gateway from the
+				// matches it parsed and broadcast to the shards: sent
+				// again from the gateway's outbox, as the input is.
+				qs = append(sqlQueries()[:4:4], sqljob.Query{Name: "above", Text: "SELECT civ, COUNT(*) AS n FROM match_players WHERE rating > (SELECT AVG(average_rating) FROM matches) GROUP BY civ ORDER BY civ"})
 			}
 			c := startCluster(t, deploy.Default(), opts)
 			toGateway, toShard1 := proxies["gateway-0"], proxies["shard-1"]
@@ -214,11 +225,14 @@ func TestLostShardIsRebuiltFromTheRetainedInput(t *testing.T) {
 				}
 				// Every byte in: the gateway holds the whole input.
 				testkit.WaitFor(t, "the gateway to hold every byte of the input", time.Minute, func() bool { return uploaded(c, lostID) })
-				if when == "after shard-1 acknowledged it all" {
+				if acknowledged {
 					// Nothing left to send shard-1: the wiped one is found
 					// only because its start is a newer incarnation (see
 					// transport, "Incarnations").
 					waitAllAcknowledged(t, c, lostID, "shard-1")
+				}
+				if computed && !acknowledgedOn(statusOf(t, c, "gateway-0"), lostID, "shard-1", "above-to-shard") {
+					t.Fatal("shard-1 had not acknowledged the subquery's row before it lost its store: the case proves nothing")
 				}
 			}
 			c.SetStore("shard-1", transport.NewMemStore())
@@ -228,7 +242,7 @@ func TestLostShardIsRebuiltFromTheRetainedInput(t *testing.T) {
 			toGateway.Refuse(false)
 			toShard1.Refuse(false)
 			sum := a.wait(ctx, t, c, "shard-1 lost its store")
-			if whole {
+			if qs != nil {
 				compareSQL(t, d, qs, out)
 			} else {
 				compareOutputs(t, d, out)
@@ -358,6 +372,20 @@ func allInputEnded(st *wololov1.GetResponse, job string) bool {
 			}
 		}
 		return true
+	}
+	return false
+}
+
+// acknowledgedOn reports whether st (the gateway's status) shows job's
+// channel of the plan's channel name (its stream, after the stream's
+// number: c5-name) to receiver with a batch acknowledged.
+func acknowledgedOn(st *wololov1.GetResponse, job, receiver, name string) bool {
+	for _, j := range st.GetJobs() {
+		for _, out := range j.GetOutputs() {
+			if j.GetJobId() == job && out.GetReceiver() == receiver && strings.HasSuffix(out.GetStream(), "-"+name) && out.GetAcked() > 0 {
+				return true
+			}
+		}
 	}
 	return false
 }

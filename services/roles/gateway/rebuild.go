@@ -94,14 +94,17 @@ import (
 // shardAlone):
 //
 //   - every channel into the shard comes from the gateway (so the
-//     gateway's outbox holds all of it) and no channel goes from shard to
-//     shard (a peer applied what the lost shard sent it, and holds no
+//     gateway's outbox holds all of it: the input it parsed, and the rows
+//     it computed, such as a subquery's row broadcast to the shards) and
+//     no channel goes from shard to shard (a peer applied what the lost shard sent it, and holds no
 //     copy of what it sent the shard); not a standing job (its epochs
 //     have their own rebuild, rebuildstanding.go), nor a query added to
 //     one;
 //   - of each channel from the shard to the gateway, the gateway applied
 //     nothing (the aggregates of q2, q3 and q4 send once their inputs
-//     have ended, so at 70% of a job nothing of them), or the channel
+//     have ended, so at 70% of a job nothing of them; nor, then, has it
+//     computed from them a row it broadcast, which the rebuilt shard
+//     might make otherwise), or the channel
 //     follows one input channel (ShardOutput.Follows: only filters,
 //     projections and distincts between them, q1's);
 //   - the store still holds each channel's batches from 1

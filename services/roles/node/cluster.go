@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"fmt"
+	"maps"
 	"net"
 	"path/filepath"
 	"time"
@@ -34,11 +35,11 @@ type Cluster struct {
 	// instance, with ClusterOptions.Admin; nil without.
 	AdminAddrs map[string]string
 
-	opts     ClusterOptions
-	resolver rpc.Resolver
-	stores   map[string]transport.Store
-	running  map[string]serving // by instance
-	public   net.Listener
+	opts    ClusterOptions
+	dial    map[string]string // the address each instance is dialled at (Route's)
+	stores  map[string]transport.Store
+	running map[string]serving // by instance
+	public  net.Listener
 }
 
 // serving is one node's Serve call in the background.
@@ -53,7 +54,9 @@ type ClusterOptions struct {
 	Log         hclog.Logger
 	OutboxLimit int
 	// Route, if set, may replace the address other instances dial to reach
-	// an instance (tests put a connection-cutting proxy there).
+	// an instance (tests put a connection-cutting proxy there); an
+	// instance sending to itself (the gateway's channels of the rows it
+	// gathers) dials its own address.
 	Route func(instance, addr string) string
 	// Insecure runs plain TCP without certificates or identity checks.
 	Insecure bool
@@ -122,7 +125,7 @@ func StartCluster(top deploy.Topology, opts ClusterOptions) (*Cluster, error) {
 			dial[name] = opts.Route(name, addr)
 		}
 	}
-	c.opts, c.resolver = opts, rpc.StaticResolver(dial)
+	c.opts, c.dial = opts, dial
 	c.stores = map[string]transport.Store{}
 	for _, in := range top.Instances() {
 		c.stores[in.Name()] = transport.NewMemStore()
@@ -149,12 +152,20 @@ func StartCluster(top deploy.Topology, opts ClusterOptions) (*Cluster, error) {
 	return c, nil
 }
 
+// resolverFor is the addresses instance self dials: the others' as
+// Route gave them, its own where it listens.
+func (c *Cluster) resolverFor(self string) rpc.Resolver {
+	dial := maps.Clone(c.dial)
+	dial[self] = c.Addrs[self]
+	return rpc.StaticResolver(dial)
+}
+
 // startTimeout bounds how long StartCluster waits for its nodes to serve.
 const startTimeout = time.Minute
 
 func (c *Cluster) start(in deploy.Instance, l net.Listener) error {
 	cfg := Config{
-		Topology: c.Topology, Instance: in, Listener: l, Resolver: c.resolver, Store: c.stores[in.Name()],
+		Topology: c.Topology, Instance: in, Listener: l, Resolver: c.resolverFor(in.Name()), Store: c.stores[in.Name()],
 		Log: c.opts.Log, OutboxLimit: c.opts.OutboxLimit, MaxJobs: c.opts.MaxJobs[in.Name()], MaxHeldBytes: c.opts.MaxHeldBytes,
 		JobBudget: c.opts.JobBudget, RPCLimits: c.opts.RPCLimits,
 	}

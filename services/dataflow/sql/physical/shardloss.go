@@ -18,9 +18,8 @@ import (
 // state.
 type ShardLoss struct {
 	// Whole says why a loss needs the whole job run again whatever was
-	// applied of the lost instance (a channel into the shard task whose
-	// rows are not the gateway's retained input, or one from shard to
-	// shard); "" when a shard can be rebuilt alone.
+	// applied of the lost instance (a channel from shard to shard, or a
+	// standing job's plan); "" when a shard can be rebuilt alone.
 	Whole string
 	// Outputs are the shard task's channels (all to the gateway when
 	// Whole is ""), in the plan's order.
@@ -50,16 +49,16 @@ func (p *Plan) ShardLoss() ShardLoss {
 	if p.Standing {
 		l.Whole = "a standing job's plan (its epochs are rebuilt whole, rebuildstanding.go)"
 	}
+	// Every other channel into the shards is the gateway's, whose outbox
+	// keeps what it sent: the input it parsed, and the rows it computed
+	// (a subquery's broadcast row, from its own input or from the shards'
+	// answers). Those computed from what the lost instance sent are
+	// the gateway's to send again only if it applied nothing of the
+	// instance that the rebuilt one would send otherwise: Exact's
+	// question, the same as for the rows it keeps.
 	for _, c := range p.Channels {
-		switch {
-		case c.To == p.Shard.Name && c.From == p.Shard.Name:
-			if l.Whole == "" {
-				l.Whole = fmt.Sprintf("channel %s goes from shard to shard: the lost instance's peers applied what it sent them and hold no copy of what they sent it", c.Name)
-			}
-		case c.To == p.Shard.Name && !p.sourced(c):
-			if l.Whole == "" {
-				l.Whole = fmt.Sprintf("channel %s carries rows the gateway computed from the shards' answers, not input it retained", c.Name)
-			}
+		if c.To == p.Shard.Name && c.From == p.Shard.Name && l.Whole == "" {
+			l.Whole = fmt.Sprintf("channel %s goes from shard to shard: the lost instance's peers applied what it sent them and hold no copy of what they sent it", c.Name)
 		}
 		if c.From == p.Shard.Name {
 			l.Outputs = append(l.Outputs, ShardOutput{Channel: c.Name, Follows: p.follows(c)})
@@ -85,12 +84,6 @@ func (l ShardLoss) Exact(applied map[string]uint64) string {
 		}
 	}
 	return ""
-}
-
-// sourced reports whether a channel's producer runs as the gateway
-// parses a file (Source): its rows are a function of the input alone.
-func (p *Plan) sourced(c *Channel) bool {
-	return c.Producer >= 0 && c.Producer < len(p.Ops) && p.Source(p.Ops[c.Producer])
 }
 
 // follows is the channel whose rows c's rows follow in order (see

@@ -61,21 +61,16 @@ func TestShardLossOfTheDefaultQueries(t *testing.T) {
 }
 
 // TestShardLossNeedsTheWholeJob: a channel from shard to shard (a second
-// shuffle by another key), one into the shards that the gateway computes
-// from the shards' answers (a subquery's broadcast row), and a standing
-// job's plan each need the whole job run again, whatever was applied.
+// shuffle by another key) and a standing job's plan each need the whole
+// job run again, whatever was applied.
 func TestShardLossNeedsTheWholeJob(t *testing.T) {
-	for _, c := range []struct{ q, want string }{
-		{"SELECT token FROM match_players WHERE match IN (SELECT token FROM matches WHERE map = 'arena') AND civ IN (SELECT civ FROM match_players WHERE rating > 2500)", "from shard to shard"},
-		{"SELECT civ, COUNT(*) FROM match_players WHERE rating > (SELECT AVG(rating) FROM match_players) GROUP BY civ ORDER BY 1", "computed from the shards' answers"},
-	} {
-		l := planOf(t, c.q).ShardLoss()
-		if !strings.Contains(l.Whole, c.want) {
-			t.Errorf("%s: Whole = %q, want it to say %q", c.q, l.Whole, c.want)
-		}
-		if why := l.Exact(nil); why != l.Whole {
-			t.Errorf("%s: Exact(nil) = %q, want Whole", c.q, why)
-		}
+	q := "SELECT token FROM match_players WHERE match IN (SELECT token FROM matches WHERE map = 'arena') AND civ IN (SELECT civ FROM match_players WHERE rating > 2500)"
+	l := planOf(t, q).ShardLoss()
+	if !strings.Contains(l.Whole, "from shard to shard") {
+		t.Errorf("%s: Whole = %q, want it to say from shard to shard", q, l.Whole)
+	}
+	if why := l.Exact(nil); why != l.Whole {
+		t.Errorf("%s: Exact(nil) = %q, want Whole", q, why)
 	}
 	p := defaultPlan(t)
 	p.Standing = true
@@ -108,6 +103,44 @@ func TestShardLossFollowsOnlyOrderKeepingChains(t *testing.T) {
 			if (o.Follows != "") != c.follows {
 				t.Errorf("%s: %s follows %q, want following %v\n%s", c.q, o.Channel, o.Follows, c.follows, p)
 			}
+		}
+	}
+}
+
+// TestShardLossOfABroadcast: a subquery's row the gateway broadcasts to
+// the shards is in its outbox, as the input it parses is, so a shard may
+// be rebuilt alone whether the gateway computed the row from its own
+// input (a subquery over a table, aggregated at the gateway) or from the
+// shards' answers (an aggregate of their groups); in the second case only
+// while the gateway has applied nothing of the lost shard's answer, from
+// which it made the row (an aggregate's: it follows no input).
+func TestShardLossOfABroadcast(t *testing.T) {
+	for _, c := range []struct {
+		q, subquery string // subquery: the channel of the shards' answers the row is made of, if any
+	}{
+		{"SELECT civ, COUNT(*) FROM match_players WHERE rating > (SELECT AVG(rating) FROM match_players) GROUP BY civ ORDER BY 1", ""},
+		{"SELECT civ, COUNT(*) FROM match_players WHERE rating > (SELECT MAX(n) FROM (SELECT match, COUNT(*) AS n FROM match_players GROUP BY match) AS t) GROUP BY civ ORDER BY 1", "q-to-gateway"},
+	} {
+		p := planOf(t, c.q)
+		broadcast := false
+		for _, ch := range p.Channels {
+			broadcast = broadcast || (ch.Broadcast && ch.To == p.Shard.Name)
+		}
+		if !broadcast {
+			t.Fatalf("%s: no broadcast into the shards\n%s", c.q, p)
+		}
+		l := p.ShardLoss()
+		if l.Whole != "" {
+			t.Errorf("%s: Whole = %q, want a shard rebuilt alone", c.q, l.Whole)
+		}
+		if why := l.Exact(nil); why != "" {
+			t.Errorf("%s: Exact(nil) = %q, want exact", c.q, why)
+		}
+		if c.subquery == "" {
+			continue
+		}
+		if why := l.Exact(map[string]uint64{c.subquery: 1}); !strings.Contains(why, c.subquery) {
+			t.Errorf("%s: Exact with the subquery's answer applied = %q, want a refusal naming %s", c.q, why, c.subquery)
 		}
 	}
 }
