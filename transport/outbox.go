@@ -22,8 +22,29 @@ type Outbox struct {
 	// receiver rebuilt from nothing can be sent them again (Rewind).
 	retained map[string]bool
 	stalls   map[string]*stall // backpressure per job, for metrics
-	changed  chan struct{}     // closed and replaced on every change
-	now      func() time.Time  // the clock the stalls are timed by (tests set theirs)
+	// behind are, per job and receiver rewound (Rewind), the batches each
+	// of its channels had committed then and the receiver has not yet
+	// acknowledged again; caughtUp hears of a receiver once it has them
+	// all (NotifyCaughtUp).
+	behind   map[rewound]map[ChannelID]uint64
+	caughtUp func(job, receiver string)
+	changed  chan struct{}    // closed and replaced on every change
+	now      func() time.Time // the clock the stalls are timed by (tests set theirs)
+}
+
+// rewound is a job's receiver sent its channels again (Rewind).
+type rewound struct{ job, receiver string }
+
+// NotifyCaughtUp has f told, on the goroutine of the acknowledgement that
+// did it (a link's: f may block it a while, never on the link itself),
+// when a receiver whose channels were rewound (Rewind) has acknowledged
+// again every batch they had committed then: it holds what it held
+// before it lost its state. A receiver rewound when nothing had been
+// committed to it is not told of. Call it before Rewind.
+func (o *Outbox) NotifyCaughtUp(f func(job, receiver string)) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.caughtUp = f
 }
 
 // Stall is how often and how long a job's emitters waited for room in the
@@ -100,7 +121,7 @@ type ChannelState struct {
 
 // NewOutbox returns an empty outbox that trims through store.
 func NewOutbox(store Store) *Outbox {
-	return &Outbox{store: store, jobs: map[string]map[ChannelID]*queue{}, stalls: map[string]*stall{}, retained: map[string]bool{}, changed: make(chan struct{}), now: time.Now}
+	return &Outbox{store: store, jobs: map[string]map[ChannelID]*queue{}, stalls: map[string]*stall{}, retained: map[string]bool{}, behind: map[rewound]map[ChannelID]uint64{}, changed: make(chan struct{}), now: time.Now}
 }
 
 // Retain makes the outbox keep a job's acknowledged batches in the
@@ -128,6 +149,7 @@ func (o *Outbox) Release(job string) error {
 		return nil
 	}
 	delete(o.retained, job)
+	o.forgetBehindLocked(job)
 	trim := map[ChannelID]uint64{}
 	for ch, q := range o.jobs[job] {
 		q.resend = 0
@@ -175,8 +197,12 @@ func (o *Outbox) Rewind(job, receiver string) ([]ChannelID, error) {
 		return nil, err
 	}
 	o.mu.Lock()
-	defer o.mu.Unlock()
 	var out []ChannelID
+	key := rewound{job, receiver}
+	behind := o.behind[key]
+	if behind == nil {
+		behind = map[ChannelID]uint64{}
+	}
 	for ch, q := range o.jobs[job] {
 		if ch.Receiver != receiver {
 			continue
@@ -188,13 +214,34 @@ func (o *Outbox) Rewind(job, receiver string) ([]ChannelID, error) {
 		if n := len(q.entries); n > 0 {
 			q.resend = max(q.resend, q.entries[n-1].Seq)
 		}
+		if q.resend > 0 {
+			behind[ch] = max(behind[ch], q.resend)
+		}
 		q.entries = nil
 		q.acked, q.lost = 0, false
 		out = append(out, ch)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].String() < out[j].String() })
+	if len(behind) > 0 { // else it lost nothing it was sent: nothing to say
+		o.behind[key] = behind
+	}
 	o.notifyLocked()
+	o.mu.Unlock()
 	return out, nil
+}
+
+// caughtUpLocked forgets a rewound receiver once it has acknowledged
+// again everything it was behind, and returns what tells caughtUp of it
+// (to call once the lock is let go; nothing when it is still behind).
+func (o *Outbox) caughtUpLocked(key rewound) func() {
+	if b, ok := o.behind[key]; !ok || len(b) > 0 {
+		return func() {}
+	}
+	delete(o.behind, key)
+	if f := o.caughtUp; f != nil {
+		return func() { f(key.job, key.receiver) }
+	}
+	return func() {}
 }
 
 // CanRewind says why job's channels to receiver could not be sent again
@@ -488,8 +535,15 @@ func (o *Outbox) Ack(ch ChannelID, seq uint64) (done bool, err error) {
 	q.entries = q.entries[i:]
 	done = q.eofSeq != 0 && q.acked >= q.eofSeq
 	retain := o.retainsLocked(ch.Job)
+	told := func() {}
+	key := rewound{ch.Job, ch.Receiver}
+	if b := o.behind[key]; b != nil && b[ch] != 0 && seq >= b[ch] {
+		delete(b, ch)
+		told = o.caughtUpLocked(key)
+	}
 	o.notifyLocked()
 	o.mu.Unlock()
+	told()
 	if retain {
 		if err := o.store.Acknowledge(ch, seq); err != nil {
 			return done, fmt.Errorf("acknowledge outbox %s to %d: %w", ch, seq, err)
@@ -676,5 +730,16 @@ func (o *Outbox) DropJob(job string) {
 	delete(o.jobs, job)
 	delete(o.stalls, job)
 	delete(o.retained, job)
+	o.forgetBehindLocked(job)
 	o.notifyLocked()
+}
+
+// forgetBehindLocked forgets the rewound receivers of job (nothing will
+// send it again).
+func (o *Outbox) forgetBehindLocked(job string) {
+	for k := range o.behind {
+		if k.job == job {
+			delete(o.behind, k)
+		}
+	}
 }

@@ -234,3 +234,71 @@ func TestRestartedSenderChecksItsRetainedChannels(t *testing.T) {
 		t.Fatalf("reported %v", err)
 	}
 }
+
+// TestRewoundReceiverIsToldCaughtUp: once a rewound receiver has
+// acknowledged again every batch its channels had committed when they
+// were rewound (the second channel's too), the outbox says so, once; not
+// before, and the batches committed after the rewind do not hold it back.
+// A receiver that had been sent nothing is not told of.
+func TestRewoundReceiverIsToldCaughtUp(t *testing.T) {
+	store := transport.NewMemStore()
+	o := transport.NewOutbox(store)
+	var told []string
+	o.NotifyCaughtUp(func(job, receiver string) { told = append(told, job+"/"+receiver) })
+	o.Retain("j")
+	a := transport.ChannelID{Job: "j", Stream: "a", Sender: "g-0", Receiver: "s-1"}
+	b := transport.ChannelID{Job: "j", Stream: "b", Sender: "g-0", Receiver: "s-1"}
+	other := transport.ChannelID{Job: "j", Stream: "a", Sender: "g-0", Receiver: "s-0"}
+	commit := func(ch transport.ChannelID, from, to uint64) {
+		t.Helper()
+		es := entries(ch, from, to, false)
+		if err := store.Commit(&transport.Commit{Job: "j", Outputs: es}); err != nil {
+			t.Fatal(err)
+		}
+		o.Publish(es)
+	}
+	ack := func(ch transport.ChannelID, seq uint64) {
+		t.Helper()
+		if _, err := o.Ack(ch, seq); err != nil {
+			t.Fatal(err)
+		}
+	}
+	commit(a, 1, 5)
+	commit(b, 1, 2)
+	commit(other, 1, 3)
+	ack(a, 4) // batch 5 not yet acknowledged when s-1 is lost
+	ack(b, 2)
+	ack(other, 3)
+	if _, err := o.Rewind("j", "s-1"); err != nil {
+		t.Fatal(err)
+	}
+	commit(a, 6, 7) // after the rewind: not what s-1 is behind
+	ack(a, 5)
+	ack(other, 3)
+	if len(told) != 0 {
+		t.Fatalf("told %v before channel b was acknowledged again", told)
+	}
+	ack(b, 1)
+	if len(told) != 0 {
+		t.Fatalf("told %v with batch 2 of b to acknowledge again", told)
+	}
+	ack(b, 2)
+	if len(told) != 1 || told[0] != "j/s-1" {
+		t.Fatalf("told %v, want j/s-1 once", told)
+	}
+	ack(a, 7)
+	if _, err := o.Rewind("j", "s-0"); err != nil { // nothing but batches acknowledged: behind them all
+		t.Fatal(err)
+	}
+	ack(other, 3)
+	if len(told) != 2 || told[1] != "j/s-0" {
+		t.Fatalf("told %v, want j/s-0 next", told)
+	}
+	if _, err := o.Rewind("j", "s-2"); err != nil { // sent nothing: lost nothing of it
+		t.Fatal(err)
+	}
+	ack(other, 3)
+	if len(told) != 2 {
+		t.Fatalf("told %v of a receiver that had been sent nothing", told)
+	}
+}

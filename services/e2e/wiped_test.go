@@ -276,7 +276,17 @@ func TestLostShardIsRebuiltFromTheRetainedInput(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer conn.Close()
-			if _, err := wololov1.NewJobServiceClient(conn).DeleteJob(ctx, &wololov1.DeleteJobRequest{JobId: "kept"}); err != nil {
+			jobsAPI := wololov1.NewJobServiceClient(conn)
+			if !whole {
+				// The line gets how long shard-1 took to hold again what
+				// it had been sent, once it has (the job may end first).
+				testkit.WaitFor(t, "the job's line of the rebuild to say when shard-1 caught up", 10*time.Second, func() bool {
+					r, err := jobsAPI.GetJob(ctx, &wololov1.GetJobRequest{JobId: "kept"})
+					rb := r.GetJob().GetRebuilds()
+					return err == nil && len(rb) == 1 && strings.Contains(rb[0], said+", and caught up in ")
+				})
+			}
+			if _, err := jobsAPI.DeleteJob(ctx, &wololov1.DeleteJobRequest{JobId: "kept"}); err != nil {
 				t.Fatal(err)
 			}
 			waitDropped(t, c, finalID, "shard-0", "shard-1", "gateway-0")

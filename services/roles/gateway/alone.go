@@ -38,30 +38,35 @@ func (g *Gateway) Vouches(ch transport.ChannelID) bool {
 type alone struct {
 	rebuilding sync.Mutex // one rebuild at a time: they are rare
 	mu         sync.Mutex // guards rebuilt, which every Hello reads
-	rebuilt    map[aloneKey]uint64
+	rebuilt    map[aloneKey]rebuiltAt
 }
 
-// at is the incarnation rebuilt of a job's instance, and whether there
-// is one.
-func (a *alone) at(k aloneKey) (uint64, bool) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	inc, ok := a.rebuilt[k]
-	return inc, ok
+// rebuiltAt is the incarnation of an instance rebuilt alone, and when.
+type rebuiltAt struct {
+	inc uint64
+	at  time.Time
 }
 
-// set records (inc > 0) or forgets (inc 0) a job's instance rebuilt.
-func (a *alone) set(k aloneKey, inc uint64) {
+// at is the rebuild of a job's instance, and whether there is one.
+func (a *alone) at(k aloneKey) (rebuiltAt, bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if inc == 0 {
+	r, ok := a.rebuilt[k]
+	return r, ok
+}
+
+// set records (r.inc > 0) or forgets (r.inc 0) a job's instance rebuilt.
+func (a *alone) set(k aloneKey, r rebuiltAt) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if r.inc == 0 {
 		delete(a.rebuilt, k)
 		return
 	}
 	if a.rebuilt == nil {
-		a.rebuilt = map[aloneKey]uint64{}
+		a.rebuilt = map[aloneKey]rebuiltAt{}
 	}
-	a.rebuilt[k] = inc
+	a.rebuilt[k] = r
 }
 
 type aloneKey struct{ job, instance string }
@@ -133,7 +138,7 @@ func (g *Gateway) rebuildAlone(j *job, f *transport.JobFailure) bool {
 	defer g.alone.rebuilding.Unlock()
 	key := aloneKey{j.id, f.Lost}
 	inc := g.sender.Incarnation(f.Lost)
-	if done, seen := g.alone.at(key); seen && done == inc {
+	if done, seen := g.alone.at(key); seen && done.inc == inc {
 		// Another channel's report of the loss rebuilt it already. Its
 		// own channel was rewound with the others, unless the report
 		// raced the rewind: sending it again from where the shard's
@@ -167,7 +172,7 @@ func (g *Gateway) rebuildAlone(j *job, f *transport.JobFailure) bool {
 	// job again: it numbers its batches from 1, which the gateway may
 	// have applied.
 	prev, _ := g.alone.at(key)
-	g.alone.set(key, inc)
+	g.alone.set(key, rebuiltAt{inc, at})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	if err := g.introducer(ctx, j.id, j.plan); err != nil {
@@ -181,12 +186,61 @@ func (g *Gateway) rebuildAlone(j *job, f *transport.JobFailure) bool {
 		j.log.Error("could not send the shard's channels again; the whole job runs again", "lost", f.Lost, "error", err)
 		return false
 	}
-	line := fmt.Sprintf("state lost at %s UTC, found by %s: %s; %s alone was rebuilt from the batches the gateway kept", at.UTC().Format("15:04:05"), f.Reporter, strings.TrimSuffix(f.Reason, " and the job cannot complete"), f.Lost)
+	line := fmt.Sprintf("state lost at %s UTC, found by %s: %s; %s", at.UTC().Format("15:04:05"), f.Reporter, strings.TrimSuffix(f.Reason, " and the job cannot complete"), aloneSays(f.Lost))
 	if err := g.jobs.noteRebuild(j, line); err != nil {
 		j.log.Error("could not record the shard's rebuild", "error", err)
 	}
 	j.log.Warn("a shard lost the job's state; it alone is rebuilt from the batches the gateway kept, the job goes on", "lost", f.Lost, "incarnation", inc, "channels", len(channels), "reason", f.Reason)
 	return true
+}
+
+// shardCaughtUp hears from the outbox, on the link whose acknowledgement
+// did it, that a job's instance it rewound has acknowledged again every
+// batch it had been sent before it lost its state: the shard rebuilt
+// alone holds what it held. It adds how long that took to the job's line
+// of the rebuild, durably, and logs it. An instance the gateway no longer
+// remembers (the job is over, or the gateway restarted meanwhile and
+// checked it again: Sender.Check) is left unsaid. It waits for a rebuild
+// under way (whose line it may be, and which writes the job's record
+// too); a rebuild waits for no acknowledgement.
+func (g *Gateway) shardCaughtUp(id, instance string) {
+	g.alone.rebuilding.Lock()
+	defer g.alone.rebuilding.Unlock()
+	r, ok := g.alone.at(aloneKey{id, instance})
+	j, err := g.jobs.get(id)
+	if !ok || err != nil {
+		return
+	}
+	took := time.Since(r.at).Round(time.Millisecond)
+	if err := g.jobs.noteCaughtUp(j, instance, took); err != nil {
+		j.log.Error("could not record the rebuilt shard's catch-up", "error", err)
+	}
+	j.log.Info("the shard rebuilt alone has caught up: it holds what it held before it lost the job's state", "lost", instance, "took", took)
+}
+
+// noteCaughtUp adds to the last line of the job's rebuilds that says
+// instance was rebuilt alone how long it took to catch up, durably.
+func (js *jobs) noteCaughtUp(j *job, instance string, took time.Duration) error {
+	said := aloneSays(instance)
+	catchUp := func(lines []string) {
+		for i := len(lines) - 1; i >= 0; i-- {
+			if strings.HasSuffix(lines[i], said) {
+				lines[i] += fmt.Sprintf(", and caught up in %s", took)
+				return
+			}
+		}
+	}
+	j.mu.Lock()
+	catchUp(j.rebuilds)
+	j.notifyLocked()
+	j.mu.Unlock()
+	return js.updateRecord(j.id, j.name, func(rec *wololov1.JobRecord) { catchUp(rec.Rebuilds) })
+}
+
+// aloneSays is how a job's line of a rebuild ends when instance alone was
+// rebuilt (before it caught up).
+func aloneSays(instance string) string {
+	return instance + " alone was rebuilt from the batches the gateway kept"
 }
 
 // noteRebuild adds a line to the job's rebuilds (Job.rebuilds), durably:

@@ -352,6 +352,7 @@ func New(cfg Config) (*Gateway, error) {
 		introductions: map[string]*introduction{},
 	}
 	g.jobs.over = g.letGo
+	cfg.Committer.Outbox().NotifyCaughtUp(g.shardCaughtUp)
 	return g, nil
 }
 

@@ -133,7 +133,10 @@ import (
 // shard reports the loss on its own link; the first does the steps, the
 // others find the shard's incarnation rebuilt already and only rewind
 // their own channel again, which is harmless (the link sends from where
-// the shard's Hello says).
+// the shard's Hello says). Once the shard has acknowledged again every
+// batch its channels had been sent before the loss, the outbox says so
+// (Outbox.NotifyCaughtUp) and the line gets how long that took
+// (shardCaughtUp).
 //
 // Why the answers stay exact. (a) The shard is sent each batch of its
 // channels once more, from 1, in order, the same bytes under the same
