@@ -222,6 +222,9 @@ type LocalRun struct {
 	// of its task.
 	DiskLost bool          `json:",omitempty"`
 	Share    time.Duration `json:",omitempty"`
+	// Rebuilds are the job's report of what it rebuilt (Job.rebuilds),
+	// one line per loss: a lost disk's says how.
+	Rebuilds []string `json:",omitempty"`
 	// KillWalls are the wall times of every run of a kill case, in the
 	// order they ran, when it ran more than once (the LocalRun is the
 	// median one's).
@@ -865,6 +868,15 @@ func renderKills(p func(string, ...any), r Report) {
 		p("| %s | %s | %s | %+.2f s | %s | %d | %s |\n", killed, secs(k.KilledAt), secs(k.Wall), d.Seconds(), every, restarts, equal(ProcessRun{Wall: k.Wall, Equal: k.Equal}))
 	}
 	p("\n")
+	for _, k := range r.Kills {
+		if k.DiskLost && len(k.Rebuilds) > 0 {
+			line := k.Rebuilds[len(k.Rebuilds)-1]
+			if i := strings.LastIndex(line, "; "); i >= 0 {
+				line = line[i+2:]
+			}
+			p("What the job's report said of that row's run, after the loss's cause: %s.\n\n", line)
+		}
+	}
 }
 
 // roundModeNames names the modes that ran in the rounds, in the order

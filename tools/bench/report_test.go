@@ -768,7 +768,8 @@ func TestRenderStorageAndKills(t *testing.T) {
 		{Killed: "q3-joiner-0", KilledAt: 17 * time.Second, Wall: 28 * time.Second, Equal: true},
 		// The disk loss: allowed its share of the time to the kill and
 		// 1 s more, and left out of the plain kills' worst.
-		{Killed: "shard-1", KilledAt: 17 * time.Second, Wall: 34 * time.Second, Equal: true, DiskLost: true, Share: 8500 * time.Millisecond},
+		{Killed: "shard-1", KilledAt: 17 * time.Second, Wall: 34 * time.Second, Equal: true, DiskLost: true, Share: 8500 * time.Millisecond,
+			Rebuilds: []string{"state lost at 10:00:00 UTC, found by gateway-0: channel state lost: ...; shard-1 alone was rebuilt from the batches the gateway kept, and caught up in 3.2s"}},
 	}
 	var b strings.Builder
 	if err := Render(&b, r); err != nil {
@@ -782,6 +783,7 @@ func TestRenderStorageAndKills(t *testing.T) {
 		"| gateway-0 | 17.00 s | 25.00 s | +1.00 s | 26.00 s, 25.00 s, 24.00 s | 1 | byte-equal to the reference |",
 		"| shard-1, data directory deleted | 17.00 s | 34.00 s | +10.00 s | 34.00 s | 0 | byte-equal to the reference |",
 		"| shard-1 SIGKILLed at 70% of the job with its data directory deleted adds <= its share of the work so far + 1 s | +10.00 s (killed at 17.00 s; its share 8.50 s) | **no** |",
+		"What the job's report said of that row's run, after the loss's cause: shard-1 alone was rebuilt from the batches the gateway kept, and caught up in 3.2s.",
 	} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("report lacks %q", want)

@@ -332,7 +332,7 @@ func runLocal(ctx context.Context, o Options, bin, outDir, profDir string, insec
 	if err != nil {
 		return lr, fmt.Errorf("local mode: %w (logs in %s/*.log)", err, cl.DataDir())
 	}
-	lr.Upload = sum.Upload
+	lr.Upload, lr.Rebuilds = sum.Upload, sum.Job.GetRebuilds()
 
 	// While the processes are alive: their store counters and CPU time.
 	stats := map[string]*ProcStat{}
