@@ -22,18 +22,12 @@ type Outbox struct {
 	// receiver rebuilt from nothing can be sent them again (Rewind).
 	retained map[string]bool
 	stalls   map[string]*stall // backpressure per job, for metrics
-	// behind are, per job and receiver rewound (Rewind), the batches each
-	// of its channels had committed then and the receiver has not yet
-	// acknowledged again; caughtUp hears of a receiver once it has them
-	// all (NotifyCaughtUp).
-	behind   map[rewound]map[ChannelID]uint64
+	// caughtUp hears of a rewound receiver once it has acknowledged again
+	// what it was behind (NotifyCaughtUp, queue.behind).
 	caughtUp func(job, receiver string)
 	changed  chan struct{}    // closed and replaced on every change
 	now      func() time.Time // the clock the stalls are timed by (tests set theirs)
 }
-
-// rewound is a job's receiver sent its channels again (Rewind).
-type rewound struct{ job, receiver string }
 
 // NotifyCaughtUp has f told, on the goroutine of the acknowledgement that
 // did it (a link's: f may block it a while, never on the link itself),
@@ -97,6 +91,10 @@ type queue struct {
 	// store (batches acked+1..resend are there, not in entries): the
 	// last one committed, while the receiver catches up.
 	resend uint64
+	// behind is, after a Rewind, the last batch the channel had committed
+	// then, until the receiver acknowledges it again (0: nothing to catch
+	// up on); NotifyCaughtUp's.
+	behind uint64
 	// What this process committed to the channel since it started
 	// (Publish; restored entries are not counted again): for Status and
 	// metrics, counted once per batch.
@@ -121,7 +119,7 @@ type ChannelState struct {
 
 // NewOutbox returns an empty outbox that trims through store.
 func NewOutbox(store Store) *Outbox {
-	return &Outbox{store: store, jobs: map[string]map[ChannelID]*queue{}, stalls: map[string]*stall{}, retained: map[string]bool{}, behind: map[rewound]map[ChannelID]uint64{}, changed: make(chan struct{}), now: time.Now}
+	return &Outbox{store: store, jobs: map[string]map[ChannelID]*queue{}, stalls: map[string]*stall{}, retained: map[string]bool{}, changed: make(chan struct{}), now: time.Now}
 }
 
 // Retain makes the outbox keep a job's acknowledged batches in the
@@ -149,10 +147,9 @@ func (o *Outbox) Release(job string) error {
 		return nil
 	}
 	delete(o.retained, job)
-	o.forgetBehindLocked(job)
 	trim := map[ChannelID]uint64{}
 	for ch, q := range o.jobs[job] {
-		q.resend = 0
+		q.resend, q.behind = 0, 0
 		trim[ch] = q.acked
 	}
 	o.mu.Unlock()
@@ -181,10 +178,6 @@ func (o *Outbox) RetainedChannels() []ChannelID {
 	return out
 }
 
-// retainsLocked reports whether job's acknowledged batches stay in the
-// store.
-func (o *Outbox) retainsLocked(job string) bool { return o.retained[job] }
-
 // Rewind makes every channel of job to receiver send again from its
 // first batch, read back from the store: the receiver lost its state and
 // starts from nothing (or from what its Hello says it holds), and the
@@ -197,12 +190,8 @@ func (o *Outbox) Rewind(job, receiver string) ([]ChannelID, error) {
 		return nil, err
 	}
 	o.mu.Lock()
+	defer o.mu.Unlock()
 	var out []ChannelID
-	key := rewound{job, receiver}
-	behind := o.behind[key]
-	if behind == nil {
-		behind = map[ChannelID]uint64{}
-	}
 	for ch, q := range o.jobs[job] {
 		if ch.Receiver != receiver {
 			continue
@@ -214,34 +203,25 @@ func (o *Outbox) Rewind(job, receiver string) ([]ChannelID, error) {
 		if n := len(q.entries); n > 0 {
 			q.resend = max(q.resend, q.entries[n-1].Seq)
 		}
-		if q.resend > 0 {
-			behind[ch] = max(behind[ch], q.resend)
-		}
+		q.behind = max(q.behind, q.resend)
 		q.entries = nil
 		q.acked, q.lost = 0, false
 		out = append(out, ch)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].String() < out[j].String() })
-	if len(behind) > 0 { // else it lost nothing it was sent: nothing to say
-		o.behind[key] = behind
-	}
 	o.notifyLocked()
-	o.mu.Unlock()
 	return out, nil
 }
 
-// caughtUpLocked forgets a rewound receiver once it has acknowledged
-// again everything it was behind, and returns what tells caughtUp of it
-// (to call once the lock is let go; nothing when it is still behind).
-func (o *Outbox) caughtUpLocked(key rewound) func() {
-	if b, ok := o.behind[key]; !ok || len(b) > 0 {
-		return func() {}
+// behindLocked reports whether a channel of job to receiver has batches
+// it was behind at a Rewind still to acknowledge again.
+func (o *Outbox) behindLocked(job, receiver string) bool {
+	for ch, q := range o.jobs[job] {
+		if ch.Receiver == receiver && q.behind != 0 {
+			return true
+		}
 	}
-	delete(o.behind, key)
-	if f := o.caughtUp; f != nil {
-		return func() { f(key.job, key.receiver) }
-	}
-	return func() {}
+	return false
 }
 
 // CanRewind says why job's channels to receiver could not be sent again
@@ -251,7 +231,7 @@ func (o *Outbox) caughtUpLocked(key rewound) func() {
 // did not retain them, cannot).
 func (o *Outbox) CanRewind(job, receiver string) error {
 	o.mu.Lock()
-	if !o.retainsLocked(job) {
+	if !o.retained[job] {
 		o.mu.Unlock()
 		return fmt.Errorf("the outbox does not keep job %s's acknowledged batches", job)
 	}
@@ -534,16 +514,19 @@ func (o *Outbox) Ack(ch ChannelID, seq uint64) (done bool, err error) {
 	}
 	q.entries = q.entries[i:]
 	done = q.eofSeq != 0 && q.acked >= q.eofSeq
-	retain := o.retainsLocked(ch.Job)
-	told := func() {}
-	key := rewound{ch.Job, ch.Receiver}
-	if b := o.behind[key]; b != nil && b[ch] != 0 && seq >= b[ch] {
-		delete(b, ch)
-		told = o.caughtUpLocked(key)
+	retain := o.retained[ch.Job]
+	var told func(job, receiver string)
+	if q.behind != 0 && seq >= q.behind {
+		q.behind = 0
+		if !o.behindLocked(ch.Job, ch.Receiver) {
+			told = o.caughtUp
+		}
 	}
 	o.notifyLocked()
 	o.mu.Unlock()
-	told()
+	if told != nil {
+		told(ch.Job, ch.Receiver)
+	}
 	if retain {
 		if err := o.store.Acknowledge(ch, seq); err != nil {
 			return done, fmt.Errorf("acknowledge outbox %s to %d: %w", ch, seq, err)
@@ -730,16 +713,5 @@ func (o *Outbox) DropJob(job string) {
 	delete(o.jobs, job)
 	delete(o.stalls, job)
 	delete(o.retained, job)
-	o.forgetBehindLocked(job)
 	o.notifyLocked()
-}
-
-// forgetBehindLocked forgets the rewound receivers of job (nothing will
-// send it again).
-func (o *Outbox) forgetBehindLocked(job string) {
-	for k := range o.behind {
-		if k.job == job {
-			delete(o.behind, k)
-		}
-	}
 }
