@@ -686,14 +686,12 @@ func readOutboxIter(it *pebble.Iterator, ch transport.ChannelID, each func(trans
 		if err != nil {
 			return fmt.Errorf("durable: read outbox entry %q: %w", it.Key(), err)
 		}
-		var b wololov1.Batch
-		if err := proto.Unmarshal(v, &b); err != nil {
-			return fmt.Errorf("durable: decode outbox entry %q: %w", it.Key(), err)
+		k := it.Key()
+		e, err := decodeEntry(ch, binary.BigEndian.Uint64(k[len(k)-8:]), v)
+		if err != nil {
+			return fmt.Errorf("durable: outbox entry %q: %w", k, err)
 		}
-		if k := it.Key(); binary.BigEndian.Uint64(k[len(k)-8:]) != b.Seq {
-			return fmt.Errorf("durable: outbox entry %q holds seq %d", k, b.Seq)
-		}
-		if err := each(transport.Entry{Channel: ch, Seq: b.Seq, EOF: b.Eof, Rows: b.Rows}); err != nil {
+		if err := each(e); err != nil {
 			return err
 		}
 	}
@@ -802,19 +800,30 @@ func loadJobKey(j *transport.JobImage, p jobKey, v []byte) error {
 			j.Acked[p.ch] = n
 		}
 	case kindOutbox:
-		var b wololov1.Batch
-		if err := proto.Unmarshal(v, &b); err != nil {
-			return fmt.Errorf("decode outbox entry: %w", err)
+		e, err := decodeEntry(p.ch, p.n, v)
+		if err != nil {
+			return err
 		}
-		if b.Seq != p.n {
-			return fmt.Errorf("outbox entry holds seq %d", b.Seq)
-		}
-		j.Outbox[p.ch] = append(j.Outbox[p.ch], transport.Entry{Channel: p.ch, Seq: b.Seq, EOF: b.Eof, Rows: b.Rows})
+		j.Outbox[p.ch] = append(j.Outbox[p.ch], e)
 	case kindRecord:
 		j.Records[p.name] = append([]byte{}, v...)
 	case kindState: // ReadState's
 	}
 	return nil
+}
+
+// decodeEntry decodes the value of ch's outbox key of seq (a Batch,
+// whose rows proto.Unmarshal copies: the caller's), checking that it
+// holds that seq.
+func decodeEntry(ch transport.ChannelID, seq uint64, v []byte) (transport.Entry, error) {
+	var b wololov1.Batch
+	if err := proto.Unmarshal(v, &b); err != nil {
+		return transport.Entry{}, fmt.Errorf("decode outbox entry: %w", err)
+	}
+	if b.Seq != seq {
+		return transport.Entry{}, fmt.Errorf("outbox entry holds seq %d", b.Seq)
+	}
+	return transport.Entry{Channel: ch, Seq: b.Seq, EOF: b.Eof, Rows: b.Rows}, nil
 }
 
 func newJobImage() *transport.JobImage {
