@@ -222,19 +222,15 @@ func (g *Gateway) shardCaughtUp(id, instance string) {
 // instance was rebuilt alone how long it took to catch up, durably.
 func (js *jobs) noteCaughtUp(j *job, instance string, took time.Duration) error {
 	said := aloneSays(instance)
-	catchUp := func(lines []string) {
+	return js.editRebuilds(j, func(lines []string) []string {
 		for i := len(lines) - 1; i >= 0; i-- {
 			if strings.HasSuffix(lines[i], said) {
 				lines[i] += fmt.Sprintf(", and caught up in %s", took)
-				return
+				break
 			}
 		}
-	}
-	j.mu.Lock()
-	catchUp(j.rebuilds)
-	j.notifyLocked()
-	j.mu.Unlock()
-	return js.updateRecord(j.id, j.name, func(rec *wololov1.JobRecord) { catchUp(rec.Rebuilds) })
+		return lines
+	})
 }
 
 // aloneSays is how a job's line of a rebuild ends when instance alone was
@@ -247,11 +243,18 @@ func aloneSays(instance string) string {
 // a shard rebuilt alone counts towards Config.MaxRebuilds as a run of the
 // whole job does.
 func (js *jobs) noteRebuild(j *job, line string) error {
+	return js.editRebuilds(j, func(lines []string) []string { return append(lines, line) })
+}
+
+// editRebuilds changes the job's rebuilds (Job.rebuilds) by edit, in
+// memory (its watchers told) and in its record, durably. The callers
+// hold alone.rebuilding: the record is read and written again.
+func (js *jobs) editRebuilds(j *job, edit func([]string) []string) error {
 	j.mu.Lock()
-	j.rebuilds = append(j.rebuilds, line)
+	j.rebuilds = edit(j.rebuilds)
 	j.notifyLocked()
 	j.mu.Unlock()
-	return js.updateRecord(j.id, j.name, func(rec *wololov1.JobRecord) { rec.Rebuilds = append(rec.Rebuilds, line) })
+	return js.updateRecord(j.id, j.name, func(rec *wololov1.JobRecord) { rec.Rebuilds = edit(rec.Rebuilds) })
 }
 
 // shardAlone is the verdict on a lost instance of plan p, given the
