@@ -188,8 +188,9 @@ type Report struct {
 	Restarts  int
 	JobLost   bool // the gateway stopped knowing the job after a restart
 	// Rebuilds are why the job was lost (a disk lost) and submitted
-	// again by the client, each time; Replays the gateway's runs of the
-	// (last) job again from its retained input (Job.rebuilds).
+	// again by the client, each time; Replays the gateway's rebuilds of
+	// the (last) job (Job.rebuilds): a lost shard alone from the batches
+	// it kept, or the whole job again from its retained input.
 	Rebuilds []string
 	Replays  []string
 	RefDir   string
@@ -1188,7 +1189,7 @@ func printSummary(w io.Writer, o Options, rep *Report) {
 		}
 	}
 	if disks > 0 {
-		fmt.Fprintf(w, "chaos: %d kills lost their victim's disk; the gateway ran the job again from its retained input %d times, the client submitted it again %d times\n", disks, len(rep.Replays), len(rep.Rebuilds))
+		fmt.Fprintf(w, "chaos: %d kills lost their victim's disk; the gateway rebuilt the job %d times (a lost shard alone, or the whole job from its retained input), the client submitted it again %d times\n", disks, len(rep.Replays), len(rep.Rebuilds))
 		for _, r := range rep.Replays {
 			fmt.Fprintf(w, "chaos:   rebuilt by the gateway: %s\n", r)
 		}

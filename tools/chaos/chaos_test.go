@@ -86,7 +86,7 @@ func TestChaosLocal(t *testing.T) {
 			if seed == 2 && disks == 0 {
 				t.Errorf("no kill lost its victim's disk")
 			}
-			t.Logf("seed %d: %d disks lost; the gateway ran the job again %d times, the client submitted it again %d times", seed, disks, len(rep.Replays), len(rep.Rebuilds))
+			t.Logf("seed %d: %d disks lost; the gateway rebuilt the job %d times, the client submitted it again %d times", seed, disks, len(rep.Replays), len(rep.Rebuilds))
 		})
 	}
 }

@@ -12,8 +12,9 @@
 // dockerTarget.LoseDisk, which empties the volume through its directory on
 // this machine): a gateway or worker is SIGKILLed and restarted on an
 // empty data directory, as a process brought back on a new node would be.
-// A job whose input was all in is then run again by the gateway from the
-// input it kept (Job.rebuilds, Report.Replays); otherwise it is lost
+// The gateway then rebuilds a lost shard alone from the batches it kept,
+// or runs a job whose input was all in again from the input it kept
+// (Job.rebuilds, Report.Replays); otherwise the job is lost
 // (Job.state_lost, or gone from a gateway that lost its store), and the
 // client submits it again from its files (client.SubmitOptions.Rebuilds,
 // one per lost disk at most); the outputs are still compared byte for

@@ -73,7 +73,7 @@ func TestChaosLocalStanding(t *testing.T) {
 	if disks == 0 {
 		t.Errorf("no kill lost its victim's disk: %+v", rep.Kills)
 	}
-	t.Logf("%d disks lost; the gateway ran the job again %d times, the harness submitted it again %d times", disks, len(rep.Replays), len(rep.Rebuilds))
+	t.Logf("%d disks lost; the gateway rebuilt the job %d times, the harness submitted it again %d times", disks, len(rep.Replays), len(rep.Rebuilds))
 	for e := int64(1); e <= epochs; e++ {
 		if !during[e] {
 			t.Errorf("no kill landed while epoch %d was open or its version published: %+v", e, rep.Kills)
