@@ -14,7 +14,6 @@ import (
 	sqlflags "github.com/wololo/wololo/services/cmdline/explain"
 	"github.com/wololo/wololo/services/dataflow/sql/sqljob"
 	"github.com/wololo/wololo/services/roles/node"
-	"github.com/wololo/wololo/transport"
 )
 
 // TestCutJobRunAgainAndQueried: a standing job whose first append
@@ -60,10 +59,7 @@ func TestCutJobRunAgainAndQueried(t *testing.T) {
 	lost := checkVersions(ctx, t, gw, "cut", 1, n, matchesUpTo[0], playersUpTo[0], queries)
 
 	old := c.Nodes["gateway-0"].Gateway.ClusterJobs()
-	c.SetStore("shard-1", transport.NewMemStore())
-	if err := c.Restart("shard-1"); err != nil {
-		t.Fatal(err)
-	}
+	wipe(t, c, "shard-1")
 	testkit.WaitFor(t, "the job run again and its versions published again", 2*time.Minute, func() bool {
 		j, err := gw.Get(ctx, "cut")
 		return err == nil && len(j.Rebuilds) == 1 && j.EpochsPublished >= n

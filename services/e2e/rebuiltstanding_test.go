@@ -11,7 +11,6 @@ import (
 
 	"github.com/wololo/wololo/internal/testkit"
 	sqlflags "github.com/wololo/wololo/services/cmdline/explain"
-	"github.com/wololo/wololo/transport"
 )
 
 // TestStandingJobRebuiltAfterALostStore: a standing job of two epochs
@@ -40,16 +39,9 @@ func TestStandingJobRebuiltAfterALostStore(t *testing.T) {
 
 	run("submit", "--standing", "--quiet", "--job", "s", "--matches", matches[0], "--players", players[0], "--out", t.TempDir())
 	run("append", "--quiet", "--job", "s", "--matches", matches[1], "--players", players[1], "--out", t.TempDir())
-	jobs := c.Nodes["gateway-0"].Gateway.ClusterJobs()
-	if len(jobs) != 1 {
-		t.Fatalf("the gateway holds %d jobs, want the standing one", len(jobs))
-	}
-	lost := jobs[0].JobId
+	lost := onlyJobID(t, c)
 
-	c.SetStore("shard-1", transport.NewMemStore())
-	if err := c.Restart("shard-1"); err != nil {
-		t.Fatal(err)
-	}
+	wipe(t, c, "shard-1")
 	testkit.WaitFor(t, "the job run again under a new id", time.Minute, func() bool {
 		jobs := c.Nodes["gateway-0"].Gateway.ClusterJobs()
 		return len(jobs) == 1 && jobs[0].JobId != lost

@@ -38,11 +38,8 @@ func TestWipedStoreFailsTheJob(t *testing.T) {
 	submitted := submitInBackground(ctx, t, c, d, t.TempDir(), job)
 
 	waitAcked(t, c, victim, submitted)
-	c.SetStore(victim, transport.NewMemStore())
 	wiped := time.Now()
-	if err := c.Restart(victim); err != nil {
-		t.Fatal(err)
-	}
+	wipe(t, c, victim)
 	var err error
 	select {
 	case err = <-submitted:
@@ -101,6 +98,26 @@ func waitAcked(t *testing.T, c *node.Cluster, victim string, submitted <-chan er
 	}
 }
 
+// wipe restarts instance on an empty store, as a process brought back
+// on a new node would be.
+func wipe(t *testing.T, c *node.Cluster, instance string) {
+	t.Helper()
+	c.SetStore(instance, transport.NewMemStore())
+	if err := c.Restart(instance); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// onlyJobID is the internal id of the one job the gateway holds.
+func onlyJobID(t *testing.T, c *node.Cluster) string {
+	t.Helper()
+	jobs := c.Nodes["gateway-0"].Gateway.ClusterJobs()
+	if len(jobs) != 1 {
+		t.Fatalf("the gateway holds %d jobs, want one", len(jobs))
+	}
+	return jobs[0].JobId
+}
+
 // TestLostStoresRebuildTheJob: a process whose store is wiped in the
 // middle of a job (a shard's, after the gateway trimmed batches it
 // acknowledged, or the gateway's own, losing the job) fails the job as
@@ -125,10 +142,7 @@ func TestLostStoresRebuildTheJob(t *testing.T) {
 			for id := range img.Jobs {
 				lostIDs = append(lostIDs, id)
 			}
-			c.SetStore(victim, transport.NewMemStore())
-			if err := c.Restart(victim); err != nil {
-				t.Fatal(err)
-			}
+			wipe(t, c, victim)
 			sum := a.wait(ctx, t, c, victim+" lost its store")
 			compareOutputs(t, d, out)
 			if len(sum.Rebuilds) != 1 || !strings.Contains(a.notices.String(), "submitting it again from your files") {
@@ -210,11 +224,7 @@ func TestLostShardIsRebuiltFromTheRetainedInput(t *testing.T) {
 			out := t.TempDir()
 			a := submitAttachedKept(ctx, t, c, d, out, "kept", qs)
 			waitAcked(t, c, "shard-1", a.submitted)
-			jobs := c.Nodes["gateway-0"].Gateway.ClusterJobs()
-			if len(jobs) != 1 {
-				t.Fatalf("the gateway holds %d jobs, want the one submitted", len(jobs))
-			}
-			lostID := jobs[0].JobId
+			lostID := onlyJobID(t, c)
 			if after {
 				if when == "after the upload" {
 					// Once shard-1 has some of the job, it is cut off: the
@@ -235,10 +245,7 @@ func TestLostShardIsRebuiltFromTheRetainedInput(t *testing.T) {
 					t.Fatal("shard-1 had not acknowledged the subquery's row before it lost its store: the case proves nothing")
 				}
 			}
-			c.SetStore("shard-1", transport.NewMemStore())
-			if err := c.Restart("shard-1"); err != nil {
-				t.Fatal(err)
-			}
+			wipe(t, c, "shard-1")
 			toGateway.Refuse(false)
 			toShard1.Refuse(false)
 			sum := a.wait(ctx, t, c, "shard-1 lost its store")
@@ -523,15 +530,8 @@ func TestGatewayRestartedWhileAShardIsRebuiltAlone(t *testing.T) {
 	out := t.TempDir()
 	a := submitAttached(ctx, t, c, d, out, "restarted")
 	waitAcked(t, c, "shard-1", a.submitted)
-	jobs := c.Nodes["gateway-0"].Gateway.ClusterJobs()
-	if len(jobs) != 1 {
-		t.Fatalf("the gateway holds %d jobs, want the one submitted", len(jobs))
-	}
-	id := jobs[0].JobId
-	c.SetStore("shard-1", transport.NewMemStore())
-	if err := c.Restart("shard-1"); err != nil {
-		t.Fatal(err)
-	}
+	id := onlyJobID(t, c)
+	wipe(t, c, "shard-1")
 	waitStores(t, c, "the gateway to record shard-1's rebuild", time.Minute, []string{"gateway-0"}, func(img *transport.Image) bool {
 		rec := &wololov1.JobRecord{}
 		ji := img.Jobs[id]
