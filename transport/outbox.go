@@ -34,7 +34,9 @@ type Outbox struct {
 // when a receiver whose channels were rewound (Rewind) has acknowledged
 // again every batch they had committed then: it holds what it held
 // before it lost its state. A receiver rewound when nothing had been
-// committed to it is not told of. Call it before Rewind.
+// committed to it is not told of. A Release leaves the count going: a
+// job can end while its acknowledgements are on their way (they come on
+// other streams than its results). Call it before Rewind.
 func (o *Outbox) NotifyCaughtUp(f func(job, receiver string)) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
@@ -149,7 +151,7 @@ func (o *Outbox) Release(job string) error {
 	delete(o.retained, job)
 	trim := map[ChannelID]uint64{}
 	for ch, q := range o.jobs[job] {
-		q.resend, q.behind = 0, 0
+		q.resend = 0 // behind stays: the receiver's acknowledgements still come (NotifyCaughtUp)
 		trim[ch] = q.acked
 	}
 	o.mu.Unlock()

@@ -239,7 +239,8 @@ func TestRestartedSenderChecksItsRetainedChannels(t *testing.T) {
 // acknowledged again every batch its channels had committed when they
 // were rewound (the second channel's too), the outbox says so, once; not
 // before, and the batches committed after the rewind do not hold it back.
-// A receiver that had been sent nothing is not told of.
+// A receiver that had been sent nothing is not told of; one whose job
+// ends before its acknowledgements come is told as they come.
 func TestRewoundReceiverIsToldCaughtUp(t *testing.T) {
 	store := transport.NewMemStore()
 	o := transport.NewOutbox(store)
@@ -300,5 +301,20 @@ func TestRewoundReceiverIsToldCaughtUp(t *testing.T) {
 	ack(other, 3)
 	if len(told) != 2 {
 		t.Fatalf("told %v of a receiver that had been sent nothing", told)
+	}
+	// The job ends (Release) before the rewound receiver's last
+	// acknowledgement comes: it is still told.
+	late := transport.ChannelID{Job: "j", Stream: "a", Sender: "g-0", Receiver: "s-3"}
+	commit(late, 1, 2)
+	ack(late, 2)
+	if _, err := o.Rewind("j", "s-3"); err != nil {
+		t.Fatal(err)
+	}
+	if err := o.Release("j"); err != nil {
+		t.Fatal(err)
+	}
+	ack(late, 2)
+	if len(told) != 3 || told[2] != "j/s-3" {
+		t.Fatalf("told %v, want j/s-3 after the job's release", told)
 	}
 }

@@ -103,17 +103,17 @@ func (js *jobs) dropKept(ji *transport.JobImage) {
 	}
 }
 
-// letGo lets go of what the gateway kept of a job that is over to
-// rebuild a lost shard alone: the batches it sent (Outbox.Release), and
-// what it remembers of the shards it rebuilt.
+// letGo lets go of the batches the gateway kept of a job that is over to
+// rebuild a lost shard alone (Outbox.Release). What it remembers of the
+// shards it rebuilt goes with the job (jobs.dropped: alone.forget): a
+// shard's catch-up may be acknowledged after the job's end.
 func (g *Gateway) letGo(id string) {
-	if err := g.cfg.Committer.Outbox().Release(id); err != nil {
+	if err := g.jobs.outbox.Release(id); err != nil {
 		g.cfg.Log.Error("could not let go of the batches a job sent", "job", id, "error", err)
 	}
-	g.alone.forget(id)
 }
 
-// forget drops what is remembered of a job (it is over).
+// forget drops what is remembered of a job (it is dropped).
 func (a *alone) forget(job string) {
 	a.mu.Lock()
 	defer a.mu.Unlock()

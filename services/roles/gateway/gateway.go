@@ -351,7 +351,7 @@ func New(cfg Config) (*Gateway, error) {
 		wake:          make(chan struct{}, 1),
 		introductions: map[string]*introduction{},
 	}
-	g.jobs.over = g.letGo
+	g.jobs.over, g.jobs.dropped = g.letGo, g.alone.forget
 	cfg.Committer.Outbox().NotifyCaughtUp(g.shardCaughtUp)
 	return g, nil
 }

@@ -45,9 +45,10 @@ type jobs struct {
 	// until they are over (add, alone.go).
 	outbox *transport.Outbox
 	// over lets go of what else the process keeps of a job that is over
-	// to run it again (dropInput): the batches the outbox kept, the
-	// shards rebuilt alone (alone.go).
-	over func(id string)
+	// to run it again (dropInput): the batches the outbox kept
+	// (alone.go); dropped forgets what else the gateway remembers of a
+	// job dropped (dropLocked): the shards it rebuilt alone.
+	over, dropped func(id string)
 	// inputs keeps every job's uploaded input until the job is over, to
 	// run it again from (rebuild.go); nil where the gateway keeps none
 	// (no data directory: nothing outlives the process anyway).
@@ -942,6 +943,9 @@ func (js *jobs) dropLocked(id string) error {
 		return errorf(ErrStore, "drop job %q: %v", id, err)
 	}
 	js.dropInput(id)
+	if js.dropped != nil {
+		js.dropped(id)
+	}
 	return nil
 }
 
