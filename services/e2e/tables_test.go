@@ -20,6 +20,7 @@ import (
 	"github.com/wololo/wololo/services/dataflow/sql/sqljob"
 	"github.com/wololo/wololo/services/dataflow/sql/sqlops"
 	"github.com/wololo/wololo/services/roles/node"
+	"github.com/wololo/wololo/transport/transporttest"
 )
 
 // tableQueries read the extra tables regions (civ, region) and again (a
@@ -188,13 +189,22 @@ func TestSQLJobWithTables(t *testing.T) {
 // TestSQLJobTablesSurviveGatewayRestart restarts the gateway while the
 // table again is being uploaded (the two files and regions in, part of
 // again committed): the client resumes the table's upload from what the
-// gateway committed, and the answers are exact.
+// gateway committed, and the answers are exact. The client reaches the
+// gateway through a proxy that paces its upload, so that the test sees
+// the table's upload in its middle however fast the machine is.
 func TestSQLJobTablesSurviveGatewayRestart(t *testing.T) {
 	d := testDatasets(t)[2]
 	top := deploy.Default()
 	c := startCluster(t, top, node.ClusterOptions{OutboxLimit: 4})
 	tj := newTableJob(t, c, d)
 	tj.opts.JobID = "tables-restart"
+	slow, err := transporttest.NewProxy(c.GatewayAddr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer slow.Close()
+	slow.Pace(4 << 20)
+	tj.opts.Server = slow.Addr()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	type result struct {
@@ -227,6 +237,7 @@ func TestSQLJobTablesSurviveGatewayRestart(t *testing.T) {
 		if err := c.Restart(top.Gateway().Name + "-0"); err != nil {
 			t.Fatal(err)
 		}
+		slow.Pace(0)
 		restarted = true
 		t.Logf("gateway restarted with the tables at %d and %d of %d and %d bytes", job.Tables[0].Offset, job.Tables[1].Offset, job.Tables[0].Size, job.Tables[1].Size)
 	}

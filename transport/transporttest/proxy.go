@@ -1,12 +1,15 @@
 // Package transporttest holds test helpers for the channel protocol: a TCP
 // proxy whose connections a test can cut at will, to break gRPC streams
-// mid-job the way a failing network does.
+// mid-job the way a failing network does, or slow to a pace, the way a
+// thin link does.
 package transporttest
 
 import (
 	"io"
 	"net"
 	"sync"
+	"sync/atomic"
+	"time"
 )
 
 // Proxy forwards TCP connections from its own loopback address to a target.
@@ -18,6 +21,8 @@ type Proxy struct {
 	conns  map[net.Conn]bool
 	cuts   int
 	refuse bool
+
+	pace atomic.Int64 // bytes per second towards the target; 0 for no limit
 }
 
 // NewProxy listens on a free loopback port and forwards to target.
@@ -75,17 +80,42 @@ func (p *Proxy) serve(in net.Conn) {
 	}
 	p.track(out, true)
 	done := make(chan struct{}, 2)
-	pipe := func(dst, src net.Conn) {
+	pipe := func(dst io.Writer, src io.Reader) {
 		_, _ = io.Copy(dst, src)
 		done <- struct{}{}
 	}
-	go pipe(out, in)
+	go pipe(out, paced{in, &p.pace})
 	go pipe(in, out)
 	<-done
 	in.Close()
 	out.Close()
 	p.track(in, false)
 	p.track(out, false)
+}
+
+// Pace slows what the proxy forwards towards its target to about
+// bytesPerSecond (0: no limit), from the next read on, on every
+// connection: a test that must catch an upload in the middle makes the
+// middle long.
+func (p *Proxy) Pace(bytesPerSecond int64) { p.pace.Store(bytesPerSecond) }
+
+// paced reads from a connection in pieces of at most 16 KiB, sleeping
+// after each as long as its bytes take at the pace.
+type paced struct {
+	r    io.Reader
+	pace *atomic.Int64
+}
+
+func (p paced) Read(b []byte) (int, error) {
+	rate := p.pace.Load()
+	if rate > 0 && len(b) > 16<<10 {
+		b = b[:16<<10]
+	}
+	n, err := p.r.Read(b)
+	if rate > 0 && n > 0 {
+		time.Sleep(time.Duration(int64(n) * int64(time.Second) / rate))
+	}
+	return n, err
 }
 
 // Cut closes every open connection; new ones are still accepted.
