@@ -39,6 +39,67 @@ func TestLimit(t *testing.T) {
 	}
 }
 
+func TestPercent(t *testing.T) {
+	const mib = 1 << 20
+	for _, c := range []struct {
+		name        string
+		base        int
+		limit, live int64
+		want        int
+	}{
+		{"well under the limit: GOGC's pace", 100, 384 * mib, 100 * mib, 100},
+		{"a goal Margin under the limit", 100, 480 * mib, 300 * mib, 40},
+		{"never past the least headroom", 100, 480 * mib, 420 * mib, 13},
+		{"the live heap over the limit", 100, 384 * mib, 500 * mib, 13},
+		{"GOGC's own pace is lower", 20, 480 * mib, 100 * mib, 20},
+		{"a GOGC under the least headroom is kept", 5, 480 * mib, 420 * mib, 5},
+		{"GOGC=off is kept", -1, 480 * mib, 420 * mib, -1},
+		{"no live heap yet", 100, 480 * mib, 0, 100},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if got := Percent(c.base, c.limit, c.live); got != c.want {
+				t.Fatalf("Percent(%d, %d, %d) = %d, want %d", c.base, c.limit, c.live, got, c.want)
+			}
+		})
+	}
+}
+
+// TestStartPacesUnderTheSoftLimit holds a live heap whose GOGC goal
+// passes the soft limit: after a collection the pace keeps the goal
+// Margin under it, the runtime's limit is at the ceiling, and stop puts
+// GOGC's pace back.
+func TestStartPacesUnderTheSoftLimit(t *testing.T) {
+	before := debug.SetMemoryLimit(-1)
+	t.Cleanup(func() { debug.SetMemoryLimit(before) })
+	const setting, ceiling = 96 << 20, 512 << 20
+	stop := Start(setting, ceiling, DefaultHeadroom, hclog.NewNullLogger())
+	live := make([]byte, 64<<20)
+	for i := range live {
+		live[i] = byte(i)
+	}
+	waitLimit(t, func(l int64) bool { return l == ceiling })
+	deadline := time.Now().Add(10 * time.Second)
+	for pace := gcPercent(); pace >= 100 || pace < 13; pace = gcPercent() {
+		if time.Now().After(deadline) {
+			t.Fatalf("pace %d after collections with a 64 MiB live heap under a 96 MiB soft limit", pace)
+		}
+		runtime.GC()
+		runtime.Gosched()
+	}
+	runtime.KeepAlive(live)
+	stop()
+	if pace := gcPercent(); pace != 100 {
+		t.Fatalf("pace %d after stop, want GOGC's 100", pace)
+	}
+}
+
+// gcPercent is the collector's pace now.
+func gcPercent() int {
+	p := debug.SetGCPercent(100)
+	debug.SetGCPercent(p)
+	return p
+}
+
 // TestStartRaisesOverLiveHeap holds a live heap larger than the setting
 // and waits until a collection has raised the limit over it; once the
 // heap is freed, a collection puts the setting back.
