@@ -309,7 +309,7 @@ func (s *Sender) run(ctx context.Context, ch ChannelID, l *link) {
 			var wait time.Duration
 			wait, delay = backoff(delay, false, false)
 			log.Info("the receiver is being rebuilt: sending the channel again from where its Hello says", "backoff", wait)
-			if !pause(ctx, wait) {
+			if lifetime.Sleep(ctx, wait) != nil {
 				return
 			}
 			continue
@@ -357,21 +357,9 @@ func (s *Sender) run(ctx context.Context, ch ChannelID, l *link) {
 			log.Log(level, "stream to receiver broken, reconnecting", "error", err, "attempt", attempt, "backoff", wait)
 		}
 		jitter := time.Duration(rand.Int64N(int64(wait)/2 + 1))
-		if !pause(ctx, wait+jitter) {
+		if lifetime.Sleep(ctx, wait+jitter) != nil {
 			return
 		}
-	}
-}
-
-// pause waits d, and reports whether ctx lasted through it.
-func pause(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
 	}
 }
 

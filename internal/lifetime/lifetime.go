@@ -1,6 +1,7 @@
 // Package lifetime runs the goroutines of a Serve(ctx) unit that start on
 // demand (a stage's job actors, a sender's links, a node's and a master's
-// helpers) and ends them together: see Lifetime.
+// helpers) and ends them together: see Lifetime. Sleep is the wait such
+// a goroutine makes that its context cuts short.
 //
 // It is a generic leaf: it imports nothing of this module and knows
 // nothing of what the goroutines do, so that any package may use it

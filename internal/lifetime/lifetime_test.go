@@ -58,3 +58,16 @@ func TestLifetime(t *testing.T) {
 		l.Wait()
 	})
 }
+
+// TestSleep: Sleep waits its time out under a live context, and returns
+// the context's error as soon as it ends.
+func TestSleep(t *testing.T) {
+	if err := Sleep(context.Background(), time.Millisecond); err != nil {
+		t.Fatalf("Sleep under a live context: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := Sleep(ctx, time.Hour); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Sleep under an ended context: %v, want context.Canceled", err)
+	}
+}

@@ -26,7 +26,6 @@ import (
 
 	"github.com/wololo/wololo/deploy"
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
-	"github.com/wololo/wololo/services/base/backoff"
 	"github.com/wololo/wololo/services/cmdline/client"
 	"github.com/wololo/wololo/services/dataflow/sql/sqljob"
 	"github.com/wololo/wololo/services/roles/local"
@@ -882,7 +881,7 @@ func (k *killer) freezeOne(ctx context.Context) {
 			}
 			workers = append(workers, p.Instance)
 		}
-		if len(workers) == 0 && (time.Now().After(deadline) || !k.sleep(ctx, 100*time.Millisecond)) {
+		if len(workers) == 0 && (time.Now().After(deadline) || !sleepCtx(ctx, 100*time.Millisecond)) {
 			return
 		}
 	}
@@ -946,7 +945,7 @@ func (k *killer) run(ctx context.Context, pre, post []string) {
 			if !k.await(ctx, count, e) {
 				return
 			}
-		} else if !k.await(ctx, &k.mon.epochs, k.epochOf(i, len(pre))) || !k.sleep(ctx, k.gaps[i]) {
+		} else if !k.await(ctx, &k.mon.epochs, k.epochOf(i, len(pre))) || !sleepCtx(ctx, k.gaps[i]) {
 			return
 		}
 		if !k.kill(ctx, target, total, false) {
@@ -958,14 +957,14 @@ func (k *killer) run(ctx context.Context, pre, post []string) {
 	// that takes a fraction of a second), and once the job is done, while
 	// the client fetches the results, without pause.
 	for k.mon.phase.Load() < phaseRunning {
-		if !k.sleep(ctx, 10*time.Millisecond) {
+		if !sleepCtx(ctx, 10*time.Millisecond) {
 			return
 		}
 	}
 	for i, target := range post {
 		if i > 0 && k.mon.phase.Load() < phaseDone {
 			lo, hi := k.interval/20, k.interval/5
-			if !k.sleep(ctx, lo+time.Duration(k.rng.Float64()*float64(hi-lo))) {
+			if !sleepCtx(ctx, lo+time.Duration(k.rng.Float64()*float64(hi-lo))) {
 				return
 			}
 		}
@@ -988,7 +987,7 @@ func (k *killer) epochOf(i, n int) int64 {
 // closed; true at once for a batch job. False if ctx ended.
 func (k *killer) await(ctx context.Context, count *atomic.Int64, epoch int64) bool {
 	for k.epochs > 0 && count.Load() < epoch && k.mon.phase.Load() <= phaseUpload {
-		if !k.sleep(ctx, 5*time.Millisecond) {
+		if !sleepCtx(ctx, 5*time.Millisecond) {
 			return false
 		}
 	}
@@ -1000,10 +999,6 @@ func (k *killer) await(ctx context.Context, count *atomic.Int64, epoch int64) bo
 func gap(rng *rand.Rand, mean time.Duration) time.Duration {
 	d := time.Duration(rng.ExpFloat64() * float64(mean))
 	return min(max(d, mean/4), 3*mean)
-}
-
-func (k *killer) sleep(ctx context.Context, d time.Duration) bool {
-	return backoff.Sleep(ctx, d) == nil
 }
 
 // kill SIGKILLs target's current process. If it is down (being
@@ -1023,7 +1018,7 @@ func (k *killer) kill(ctx context.Context, target string, total int, late bool) 
 				target = alt
 			} else if alt := k.live(target, true); alt != "" {
 				target = alt
-			} else if !k.sleep(ctx, 100*time.Millisecond) {
+			} else if !sleepCtx(ctx, 100*time.Millisecond) {
 				return false
 			}
 			continue
@@ -1062,11 +1057,11 @@ func (k *killer) kill(ctx context.Context, target string, total int, late bool) 
 			continue
 		}
 		for !k.alive(target) {
-			if !k.sleep(ctx, 10*time.Millisecond) {
+			if !sleepCtx(ctx, 10*time.Millisecond) {
 				return false
 			}
 		}
-		if !k.sleep(ctx, time.Duration(k.rng.Float64()*float64(k.interval/2))) {
+		if !sleepCtx(ctx, time.Duration(k.rng.Float64()*float64(k.interval/2))) {
 			return false
 		}
 	}
@@ -1109,7 +1104,7 @@ func (k *killer) leader(ctx context.Context) string {
 				return deploy.Instance{Stage: deploy.MasterStage, Index: id}.Name()
 			}
 		}
-		if !k.sleep(ctx, 20*time.Millisecond) {
+		if !sleepCtx(ctx, 20*time.Millisecond) {
 			return ""
 		}
 	}

@@ -20,7 +20,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/wololo/wololo/deploy"
-	"github.com/wololo/wololo/services/base/backoff"
+	"github.com/wololo/wololo/internal/lifetime"
 	"github.com/wololo/wololo/services/cmdline/client"
 	"github.com/wololo/wololo/services/dataflow/sql/sqljob"
 	"github.com/wololo/wololo/services/roles/local"
@@ -871,7 +871,7 @@ func masterName(id int) string {
 
 // sleepCtx waits d unless ctx ends first (then it returns false).
 func sleepCtx(ctx context.Context, d time.Duration) bool {
-	return backoff.Sleep(ctx, d) == nil
+	return lifetime.Sleep(ctx, d) == nil
 }
 
 // percentile is the nearest-rank p-th percentile (0 < p <= 100) of ds;

@@ -15,8 +15,8 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/wololo/wololo/internal/lifetime"
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
-	"github.com/wololo/wololo/services/base/backoff"
 	"github.com/wololo/wololo/services/cmdline/client"
 )
 
@@ -181,7 +181,7 @@ func (p *pacer) wait(ctx context.Context, n int) error {
 	p.next = p.next.Add(time.Duration(float64(n) / p.rate * float64(time.Second)))
 	p.mu.Unlock()
 	if d := time.Until(at); d > 0 {
-		return backoff.Sleep(ctx, d)
+		return lifetime.Sleep(ctx, d)
 	}
 	return nil
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"math/rand/v2"
 	"time"
+
+	"github.com/wololo/wololo/internal/lifetime"
 )
 
 // Retry is the policy of a call that is tried again while it fails for a
@@ -58,7 +60,7 @@ func (p progressed) Unwrap() error { return p.err }
 func (r Retry) Do(ctx context.Context, retryable func(error) bool, f func(ctx context.Context) error) error {
 	sleep, random := r.sleep, r.random
 	if sleep == nil {
-		sleep = Sleep
+		sleep = lifetime.Sleep
 	}
 	if random == nil {
 		random = rand.Float64
@@ -87,17 +89,5 @@ func (r Retry) Do(ctx context.Context, retryable func(error) bool, f func(ctx co
 			return err
 		}
 		wait = min(2*wait, r.Max)
-	}
-}
-
-// Sleep waits d, or until ctx ends (its error then).
-func Sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
 	}
 }

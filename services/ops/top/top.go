@@ -18,6 +18,7 @@ import (
 
 	"google.golang.org/grpc"
 
+	"github.com/wololo/wololo/internal/lifetime"
 	wololov1 "github.com/wololo/wololo/proto/wololo/v1"
 	"github.com/wololo/wololo/services/cmdline/certs"
 	"github.com/wololo/wololo/services/cmdline/cli"
@@ -80,7 +81,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if *asJSON {
 		snap, err := get()
 		if err == nil && snap.GetIntervalSeconds() == 0 {
-			if err := sleep(ctx, *interval); err != nil {
+			if err := lifetime.Sleep(ctx, *interval); err != nil {
 				return err
 			}
 			snap, err = get()
@@ -108,20 +109,11 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if !terminal {
 			fmt.Fprintln(stdout)
 		}
-		if err := sleep(ctx, *interval); err != nil {
+		if err := lifetime.Sleep(ctx, *interval); err != nil {
 			// Ctrl-C is how top ends, and it is still an interruption:
 			// main exits 130, as for any command (cli.ExitCodes).
 			return err
 		}
-	}
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-time.After(d):
-		return nil
 	}
 }
 
