@@ -112,6 +112,24 @@ func Percent(base int, limit, live int64) int {
 	return min(base, max(int(room), int(math.Ceil(MinHeadroom*100))))
 }
 
+// gcPercent is the collector's pace now (GOGC's, or the last set):
+// debug.SetGCPercent sets it to read it, and it is put back at once.
+func gcPercent() int {
+	p := debug.SetGCPercent(100)
+	debug.SetGCPercent(p)
+	return p
+}
+
+// liveHeap is the heap bytes the last collection marked live
+// (liveMetric), and whether this runtime measures it.
+func liveHeap(sample []metrics.Sample) (int64, bool) {
+	metrics.Read(sample)
+	if sample[0].Value.Kind() != metrics.KindUint64 {
+		return 0, false
+	}
+	return int64(min(sample[0].Value.Uint64(), math.MaxInt64)), true
+}
+
 // liveMetric is the runtime's count of the heap bytes the last
 // collection marked live.
 const liveMetric = "/gc/heap/live:bytes"
@@ -126,8 +144,7 @@ const liveMetric = "/gc/heap/live:bytes"
 // is first raised above the setting, and when it is back to it.
 func Start(setting, ceiling int64, headroom float64, log hclog.Logger) (stop func()) {
 	debug.SetMemoryLimit(max(setting, ceiling))
-	base := debug.SetGCPercent(100)
-	debug.SetGCPercent(base)
+	base := gcPercent()
 	g := &governor{setting: setting, ceiling: ceiling, headroom: headroom, base: base, log: log, sample: []metrics.Sample{{Name: liveMetric}}}
 	g.arm()
 	return func() {
@@ -161,11 +178,10 @@ func (g *governor) afterGC() {
 		return
 	}
 	defer g.arm()
-	metrics.Read(g.sample)
-	if g.sample[0].Value.Kind() != metrics.KindUint64 {
+	live, ok := liveHeap(g.sample)
+	if !ok {
 		return // not measured by this runtime: leave the setting
 	}
-	live := int64(min(g.sample[0].Value.Uint64(), math.MaxInt64))
 	limit := Limit(g.setting, g.ceiling, live, g.headroom)
 	debug.SetGCPercent(Percent(g.base, limit, live))
 	debug.SetMemoryLimit(max(limit, g.ceiling))

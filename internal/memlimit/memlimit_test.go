@@ -4,6 +4,7 @@ import (
 	"math"
 	"runtime"
 	"runtime/debug"
+	"runtime/metrics"
 	"testing"
 	"time"
 
@@ -65,9 +66,10 @@ func TestPercent(t *testing.T) {
 }
 
 // TestStartPacesUnderTheSoftLimit holds a live heap whose GOGC goal
-// passes the soft limit: after a collection the pace keeps the goal
-// Margin under it, the runtime's limit is at the ceiling, and stop puts
-// GOGC's pace back.
+// passes the soft limit: after a collection the pace is Percent's of
+// GOGC's, the limit Limit gives and the live heap the collection left
+// (under 100: the goal Margin under the soft limit), the runtime's limit
+// is at the ceiling, and stop puts GOGC's pace back.
 func TestStartPacesUnderTheSoftLimit(t *testing.T) {
 	before := debug.SetMemoryLimit(-1)
 	t.Cleanup(func() { debug.SetMemoryLimit(before) })
@@ -78,10 +80,18 @@ func TestStartPacesUnderTheSoftLimit(t *testing.T) {
 		live[i] = byte(i)
 	}
 	waitLimit(t, func(l int64) bool { return l == ceiling })
+	sample := []metrics.Sample{{Name: liveMetric}}
+	want := func() int {
+		heap, ok := liveHeap(sample)
+		if !ok {
+			t.Skip("this runtime does not measure the live heap")
+		}
+		return Percent(100, Limit(setting, ceiling, heap, DefaultHeadroom), heap)
+	}
 	deadline := time.Now().Add(10 * time.Second)
-	for pace := gcPercent(); pace >= 100 || pace < 13; pace = gcPercent() {
+	for pace, w := gcPercent(), want(); pace != w || w >= 100; pace, w = gcPercent(), want() {
 		if time.Now().After(deadline) {
-			t.Fatalf("pace %d after collections with a 64 MiB live heap under a 96 MiB soft limit", pace)
+			t.Fatalf("pace %d after collections with a 64 MiB live heap under a 96 MiB soft limit, want %d (under 100)", pace, w)
 		}
 		runtime.GC()
 		runtime.Gosched()
@@ -91,13 +101,6 @@ func TestStartPacesUnderTheSoftLimit(t *testing.T) {
 	if pace := gcPercent(); pace != 100 {
 		t.Fatalf("pace %d after stop, want GOGC's 100", pace)
 	}
-}
-
-// gcPercent is the collector's pace now.
-func gcPercent() int {
-	p := debug.SetGCPercent(100)
-	debug.SetGCPercent(p)
-	return p
 }
 
 // TestStartRaisesOverLiveHeap holds a live heap larger than the setting
