@@ -870,11 +870,7 @@ func renderKills(p func(string, ...any), r Report) {
 	p("\n")
 	for _, k := range r.Kills {
 		if k.DiskLost && len(k.Rebuilds) > 0 {
-			line := k.Rebuilds[len(k.Rebuilds)-1]
-			if i := strings.LastIndex(line, "; "); i >= 0 {
-				line = line[i+2:]
-			}
-			p("What the job's report said of that row's run, after the loss's cause: %s.\n\n", line)
+			p("What the job's report said of that row's run: %s.\n\n", k.Rebuilds[len(k.Rebuilds)-1])
 		}
 	}
 }

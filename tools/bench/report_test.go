@@ -783,7 +783,7 @@ func TestRenderStorageAndKills(t *testing.T) {
 		"| gateway-0 | 17.00 s | 25.00 s | +1.00 s | 26.00 s, 25.00 s, 24.00 s | 1 | byte-equal to the reference |",
 		"| shard-1, data directory deleted | 17.00 s | 34.00 s | +10.00 s | 34.00 s | 0 | byte-equal to the reference |",
 		"| shard-1 SIGKILLed at 70% of the job with its data directory deleted adds <= its share of the work so far + 1 s | +10.00 s (killed at 17.00 s; its share 8.50 s) | **no** |",
-		"What the job's report said of that row's run, after the loss's cause: shard-1 alone was rebuilt from the batches the gateway kept, and caught up in 3.2s.",
+		"What the job's report said of that row's run: state lost at 10:00:00 UTC, found by gateway-0: channel state lost: ...; shard-1 alone was rebuilt from the batches the gateway kept, and caught up in 3.2s.",
 	} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("report lacks %q", want)
