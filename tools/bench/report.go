@@ -640,6 +640,7 @@ func renderVsDuckDBTargets(p func(string, ...any), r Report) {
 		}
 		p("| %s <= %gx %s's wall time (median of %d) | %s | %s |\n", t.Label, t.Max, baseName(t.Base), max(m.Runs, r.Rounds), text, metIf(m.Runs > 0, met))
 	}
+	renderVsPlainAtSizes(p, r)
 }
 
 // renderVsDuckDB writes every mode's median against DuckDB's and every

@@ -134,13 +134,21 @@ var roundModes = []string{ModeDuckDBPlain, ModeDuckDB, ModeDemo, ModeDemoExample
 
 // Targets against the DuckDB baselines: a mode's median wall time at most
 // this many times exact DuckDB's (ModeDuckDB), or plain DuckDB's
-// (ModeDuckDBPlain, issue 27's).
+// (ModeDuckDBPlain). The targets against plain DuckDB are issue 42's,
+// which holds them at 1x and at 2x the dataset (the 2x rows come from
+// the sizes table: VsPlainAtSizes); issue 27 had asked 0.7x and 0.4x and
+// ended blocked on them.
 const (
 	TargetLocalVsDuckDB = 0.8
 	TargetDemoVsDuckDB  = 0.5
-	TargetLocalVsPlain  = 0.7
-	TargetDemoVsPlain   = 0.4
+	TargetLocalVsPlain  = 1.0
+	TargetDemoVsPlain   = 0.6
 )
+
+// VsPlainAtSizes are the multiples of the dataset, besides the rounds'
+// own 1x, at which the targets against plain DuckDB are held too, on the
+// sizes table's medians (issue 42: at 1x and 2x).
+var VsPlainAtSizes = []int{2}
 
 // modeOrder is the order modes are listed in.
 var modeOrder = []string{ModeDuckDBPlain, ModeDuckDB, ModeReference, ModeDemo, ModeDemoExamples, ModeDuckDBAnalyst, ModeDuckDBAnalystBounded, ModeDemoAnalyst, ModeDemoStanding, ModeDemoAppend, ModeLocal, ModeLocalStanding, ModeLocalAnalyst}

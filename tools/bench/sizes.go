@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -79,6 +80,39 @@ func (s SizeResult) Median(mode string) (SizeRun, bool) {
 	run, equal := medianOfRuns(runs, func(r SizeRun) (time.Duration, bool) { return r.Wall, r.Equal })
 	run.Equal = equal
 	return run, true
+}
+
+// VsPlain is mode's median wall time at this size over plain DuckDB's
+// (ok false when either did not run).
+func (s SizeResult) VsPlain(mode string) (ratio float64, run, plain SizeRun, ok bool) {
+	run, okRun := s.Median(mode)
+	plain, okPlain := s.Median(ModeDuckDBPlain)
+	if !okRun || !okPlain || run.Wall <= 0 || plain.Wall <= 0 {
+		return 0, run, plain, false
+	}
+	return float64(run.Wall) / float64(plain.Wall), run, plain, true
+}
+
+// renderVsPlainAtSizes writes the rows of the targets against plain
+// DuckDB at the larger sizes of VsPlainAtSizes that the sizes table
+// measured: each mode's median against plain DuckDB's at that size.
+func renderVsPlainAtSizes(p func(string, ...any), r Report) {
+	for _, s := range r.Sizes {
+		if !slices.Contains(VsPlainAtSizes, s.Factor) {
+			continue
+		}
+		for _, t := range vsDuckDBTargets {
+			if t.Base != ModeDuckDBPlain {
+				continue
+			}
+			ratio, run, plain, ok := s.VsPlain(t.Mode)
+			text := "not measured: it or plain DuckDB did not run at this size"
+			if ok {
+				text = fmt.Sprintf("%.2fx (%s against %s)", ratio, secs(run.Wall), secs(plain.Wall))
+			}
+			p("| %s at %dx the data <= %gx plain DuckDB's wall time there (median of the sizes table's rounds) | %s | %s |\n", t.Label, s.Factor, t.Max, text, metIf(ok, ok && ratio <= t.Max))
+		}
+	}
 }
 
 // ParseSizes reads a list of dataset multiples such as "1,2,4"; the

@@ -72,3 +72,54 @@ func TestRenderSizes(t *testing.T) {
 		t.Errorf("a mode that did not run has rows:\n%s", out)
 	}
 }
+
+// TestVsPlainAtSizes holds issue 42's targets against plain DuckDB at 2x
+// the data to the sizes table's medians at that size: a mode within its
+// target there is met, one past it is not, a size the targets are not
+// held at has no rows, and a mode without plain DuckDB beside it is not
+// run.
+func TestVsPlainAtSizes(t *testing.T) {
+	run := func(mode string, wall float64) SizeRun {
+		return SizeRun{Mode: mode, Wall: time.Duration(wall * float64(time.Second)), CPU: time.Second, Equal: true}
+	}
+	r := Report{Sizes: []SizeResult{
+		{Factor: 1, Runs: []SizeRun{run(ModeDuckDBPlain, 5), run(ModeDemo, 2), run(ModeLocal, 5)}},
+		{Factor: 2, Runs: []SizeRun{
+			run(ModeDuckDBPlain, 10), run(ModeDemo, 5.5), run(ModeLocal, 12),
+			run(ModeDuckDBPlain, 11), run(ModeDemo, 6.5), run(ModeLocal, 9),
+			run(ModeDuckDBPlain, 9), run(ModeDemo, 7), run(ModeLocal, 11),
+		}},
+		{Factor: 4, Runs: []SizeRun{run(ModeDemo, 1), run(ModeLocal, 1)}},
+	}}
+	render := func(r Report) string {
+		var b bytes.Buffer
+		renderVsPlainAtSizes(func(f string, a ...any) { fmt.Fprintf(&b, f, a...) }, r)
+		return b.String()
+	}
+	out := render(r)
+	// Medians at 2x: plain 10 s, the demo 6.5 s (0.65x: over 0.6x), local
+	// 11 s (1.10x: over 1.0x).
+	for _, want := range []string{
+		"| Durable local mode at 2x the data <= 1x plain DuckDB's wall time there (median of the sizes table's rounds) | 1.10x (11.00 s against 10.00 s) | **no** |",
+		"| In-memory demo at 2x the data <= 0.6x plain DuckDB's wall time there (median of the sizes table's rounds) | 0.65x (6.50 s against 10.00 s) | **no** |",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("rows lack %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "at 1x") || strings.Contains(out, "at 4x") {
+		t.Errorf("rows at a size the targets are not held at:\n%s", out)
+	}
+	r.Sizes[1].Runs[4].Wall = 5 * time.Second // the demo's medians 5, 5.5, 7: 0.55x
+	r.Sizes[1].Runs[2].Wall = 10 * time.Second // local's 9, 10, 11: 1.00x
+	out = render(r)
+	for _, want := range []string{"| 1.00x (10.00 s against 10.00 s) | **yes** |", "| 0.55x (5.50 s against 10.00 s) | **yes** |"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("rows lack %q:\n%s", want, out)
+		}
+	}
+	r.Sizes[1].Runs = slices.DeleteFunc(r.Sizes[1].Runs, func(s SizeRun) bool { return s.Mode == ModeDuckDBPlain })
+	if out := render(r); strings.Count(out, "| not measured: it or plain DuckDB did not run at this size | not run |") != 2 {
+		t.Errorf("without plain DuckDB at 2x:\n%s", out)
+	}
+}
