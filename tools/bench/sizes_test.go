@@ -110,7 +110,7 @@ func TestVsPlainAtSizes(t *testing.T) {
 	if strings.Contains(out, "at 1x") || strings.Contains(out, "at 4x") {
 		t.Errorf("rows at a size the targets are not held at:\n%s", out)
 	}
-	r.Sizes[1].Runs[4].Wall = 5 * time.Second // the demo's medians 5, 5.5, 7: 0.55x
+	r.Sizes[1].Runs[4].Wall = 5 * time.Second  // the demo's medians 5, 5.5, 7: 0.55x
 	r.Sizes[1].Runs[2].Wall = 10 * time.Second // local's 9, 10, 11: 1.00x
 	out = render(r)
 	for _, want := range []string{"| 1.00x (10.00 s against 10.00 s) | **yes** |", "| 0.55x (5.50 s against 10.00 s) | **yes** |"} {
