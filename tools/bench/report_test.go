@@ -115,10 +115,10 @@ func TestRender(t *testing.T) {
 				"make bench-micro", "```\nBenchmarkSplit-2   100  1000 ns/op\nPASS\n```",
 				// Against DuckDB: medians plain 36 s, exact 40 s, demo 10 s,
 				// local 24 s; the reference's one run 20 s.
-				"| Durable local mode <= 1x plain DuckDB's wall time (median of 3) | 0.67x (24.00 s against 36.00 s); plain DuckDB's answers not exact | **yes** |",
-				"| In-memory demo <= 0.6x plain DuckDB's wall time (median of 3) | 0.28x (10.00 s against 36.00 s); plain DuckDB's answers not exact | **yes** |",
-				"| Durable local mode <= 0.8x exact DuckDB's wall time (median of 3) | 0.60x (24.00 s against 40.00 s) | **yes** |",
-				"| In-memory demo <= 0.5x exact DuckDB's wall time (median of 3) | 0.25x (10.00 s against 40.00 s) | **yes** |",
+				"| Durable local mode <= 1x plain DuckDB's wall time (median of 3) | 0.67x (24.00 s against 36.00 s; CPU 0.44x); plain DuckDB's answers not exact | **yes** |",
+				"| In-memory demo <= 0.6x plain DuckDB's wall time (median of 3) | 0.28x (10.00 s against 36.00 s; CPU 0.35x); plain DuckDB's answers not exact | **yes** |",
+				"| Durable local mode <= 0.8x exact DuckDB's wall time (median of 3) | 0.60x (24.00 s against 40.00 s; CPU 0.35x) | **yes** |",
+				"| In-memory demo <= 0.5x exact DuckDB's wall time (median of 3) | 0.25x (10.00 s against 40.00 s; CPU 0.28x) | **yes** |",
 				"| Plain DuckDB (SQL as a user writes it, one process; the baseline) | 36.00 s | 333 k | 800 MiB | 52.00 s | not exact: differs from the reference (see Against DuckDB) | 0% |",
 				"| Exact DuckDB (the value rules in SQL, one process) | 40.00 s | 300 k | 900 MiB | 65.00 s | byte-equal to the reference | 10% |",
 				"## Against DuckDB\n\nDuckDB answers the same four queries in SQL",
@@ -186,10 +186,10 @@ func TestRender(t *testing.T) {
 				r.DuckDBPlain.Equal, r.PlainDiffs = true, nil
 			},
 			want: []string{
-				"| Durable local mode <= 1x plain DuckDB's wall time (median of 3) | 1.33x (24.00 s against 18.00 s) | **no** |",
-				"| In-memory demo <= 0.6x plain DuckDB's wall time (median of 3) | 0.56x (10.00 s against 18.00 s) | **yes** |",
-				"| Durable local mode <= 0.8x exact DuckDB's wall time (median of 3) | 2.40x (24.00 s against 10.00 s) | **no** |",
-				"| In-memory demo <= 0.5x exact DuckDB's wall time (median of 3) | 1.00x (10.00 s against 10.00 s) | **no** |",
+				"| Durable local mode <= 1x plain DuckDB's wall time (median of 3) | 1.33x (24.00 s against 18.00 s; CPU 0.44x) | **no** |",
+				"| In-memory demo <= 0.6x plain DuckDB's wall time (median of 3) | 0.56x (10.00 s against 18.00 s; CPU 0.35x) | **yes** |",
+				"| Durable local mode <= 0.8x exact DuckDB's wall time (median of 3) | 2.40x (24.00 s against 10.00 s; CPU 0.35x) | **no** |",
+				"| In-memory demo <= 0.5x exact DuckDB's wall time (median of 3) | 1.00x (10.00 s against 10.00 s; CPU 0.28x) | **no** |",
 				"| Local: the four default queries, SQL plan (separate processes, segment logs, fsync, mutual TLS) | 3 | 24.00 s | 1.33x | 2.40x | 23.00 s | 0.44x | 0.35x |",
 				"Plain DuckDB's answers were byte-equal to the reference's on this dataset.",
 			},
@@ -236,7 +236,7 @@ func TestRender(t *testing.T) {
 			},
 			want: []string{
 				"| Durable local mode <= 1x plain DuckDB's wall time (median of 3) | not measured: plain DuckDB did not run | **no** |",
-				"| Durable local mode <= 0.8x exact DuckDB's wall time (median of 3) | 0.60x (24.00 s against 40.00 s) | **yes** |",
+				"| Durable local mode <= 0.8x exact DuckDB's wall time (median of 3) | 0.60x (24.00 s against 40.00 s; CPU 0.35x) | **yes** |",
 				" **No plain DuckDB in this run**: it failed in run 1 (exit status 1), so the bench went on without it; its log is data/bench/duckdb-plain.log.\n",
 				"| Local: the four default queries, SQL plan (separate processes, segment logs, fsync, mutual TLS) | 3 | 24.00 s | — | 0.60x | 23.00 s | — | 0.35x |",
 			},

@@ -108,7 +108,11 @@ func renderVsPlainAtSizes(p func(string, ...any), r Report) {
 			ratio, run, plain, ok := s.VsPlain(t.Mode)
 			text := "not measured: it or plain DuckDB did not run at this size"
 			if ok {
-				text = fmt.Sprintf("%.2fx (%s against %s)", ratio, secs(run.Wall), secs(plain.Wall))
+				cpu := 0.0
+				if plain.CPU > 0 {
+					cpu = float64(run.CPU) / float64(plain.CPU)
+				}
+				text = fmt.Sprintf("%.2fx (%s against %s%s)", ratio, secs(run.Wall), secs(plain.Wall), cpuRatio(cpu))
 			}
 			p("| %s at %dx the data <= %gx plain DuckDB's wall time there (median of the sizes table's rounds) | %s | %s |\n", t.Label, s.Factor, t.Max, text, metIf(ok, ok && ratio <= t.Max))
 		}

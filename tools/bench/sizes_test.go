@@ -80,7 +80,7 @@ func TestRenderSizes(t *testing.T) {
 // run.
 func TestVsPlainAtSizes(t *testing.T) {
 	run := func(mode string, wall float64) SizeRun {
-		return SizeRun{Mode: mode, Wall: time.Duration(wall * float64(time.Second)), CPU: time.Second, Equal: true}
+		return SizeRun{Mode: mode, Wall: time.Duration(wall * float64(time.Second)), CPU: 2 * time.Duration(wall*float64(time.Second)), Equal: true}
 	}
 	r := Report{Sizes: []SizeResult{
 		{Factor: 1, Runs: []SizeRun{run(ModeDuckDBPlain, 5), run(ModeDemo, 2), run(ModeLocal, 5)}},
@@ -98,10 +98,10 @@ func TestVsPlainAtSizes(t *testing.T) {
 	}
 	out := render(r)
 	// Medians at 2x: plain 10 s, the demo 6.5 s (0.65x: over 0.6x), local
-	// 11 s (1.10x: over 1.0x).
+	// 11 s (1.10x: over 1.0x); each run's CPU twice its wall time.
 	for _, want := range []string{
-		"| Durable local mode at 2x the data <= 1x plain DuckDB's wall time there (median of the sizes table's rounds) | 1.10x (11.00 s against 10.00 s) | **no** |",
-		"| In-memory demo at 2x the data <= 0.6x plain DuckDB's wall time there (median of the sizes table's rounds) | 0.65x (6.50 s against 10.00 s) | **no** |",
+		"| Durable local mode at 2x the data <= 1x plain DuckDB's wall time there (median of the sizes table's rounds) | 1.10x (11.00 s against 10.00 s; CPU 1.10x) | **no** |",
+		"| In-memory demo at 2x the data <= 0.6x plain DuckDB's wall time there (median of the sizes table's rounds) | 0.65x (6.50 s against 10.00 s; CPU 0.65x) | **no** |",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("rows lack %q:\n%s", want, out)
@@ -111,9 +111,9 @@ func TestVsPlainAtSizes(t *testing.T) {
 		t.Errorf("rows at a size the targets are not held at:\n%s", out)
 	}
 	r.Sizes[1].Runs[4].Wall = 5 * time.Second  // the demo's medians 5, 5.5, 7: 0.55x
-	r.Sizes[1].Runs[2].Wall = 10 * time.Second // local's 9, 10, 11: 1.00x
+	r.Sizes[1].Runs[2].Wall = 10 * time.Second // local's 9, 10, 11: 1.00x (its CPU still 24 s)
 	out = render(r)
-	for _, want := range []string{"| 1.00x (10.00 s against 10.00 s) | **yes** |", "| 0.55x (5.50 s against 10.00 s) | **yes** |"} {
+	for _, want := range []string{"| 1.00x (10.00 s against 10.00 s; CPU 1.20x) | **yes** |", "| 0.55x (5.50 s against 10.00 s; CPU 0.55x) | **yes** |"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("rows lack %q:\n%s", want, out)
 		}
