@@ -112,13 +112,21 @@ func Percent(base int, limit, live int64) int {
 	return min(base, max(int(room), int(math.Ceil(MinHeadroom*100))))
 }
 
-// gcPercent is the collector's pace now (GOGC's, or the last set):
-// debug.SetGCPercent sets it to read it, and it is put back at once.
+// gcPercent is the collector's pace now (GOGC's, or the last set; -1
+// for off), read from the runtime's metric (gogcMetric) rather than by
+// setting it, which would change the pace for a moment; GOGC's default,
+// 100, where this runtime does not measure it.
 func gcPercent() int {
-	p := debug.SetGCPercent(100)
-	debug.SetGCPercent(p)
-	return p
+	sample := []metrics.Sample{{Name: gogcMetric}}
+	metrics.Read(sample)
+	if sample[0].Value.Kind() != metrics.KindUint64 {
+		return 100
+	}
+	return int(int64(sample[0].Value.Uint64())) // -1, off, is held as its two's complement
 }
+
+// gogcMetric is the runtime's collector pace, GOGC's percent.
+const gogcMetric = "/gc/gogc:percent"
 
 // liveHeap is the heap bytes the last collection marked live
 // (liveMetric), and whether this runtime measures it.

@@ -136,3 +136,19 @@ func waitLimit(t *testing.T, ok func(int64) bool) {
 		runtime.Gosched()
 	}
 }
+
+// TestGCPercentReadsThePace: gcPercent gives the pace last set, GOGC=off
+// (-1) included, and reading it leaves it as it was.
+func TestGCPercentReadsThePace(t *testing.T) {
+	before := debug.SetGCPercent(100)
+	t.Cleanup(func() { debug.SetGCPercent(before) })
+	for _, pace := range []int{100, 37, 13, -1} {
+		debug.SetGCPercent(pace)
+		if got := gcPercent(); got != pace {
+			t.Fatalf("gcPercent() = %d after SetGCPercent(%d)", got, pace)
+		}
+		if got := debug.SetGCPercent(pace); got != pace {
+			t.Fatalf("the pace %d after gcPercent read it, want %d", got, pace)
+		}
+	}
+}
